@@ -1,0 +1,249 @@
+"""Dtypes: ``ember.float32`` and friends, PyTorch's type promotion, the default dtype."""
+
+from __future__ import annotations
+
+import builtins as _b
+
+import numpy as np
+
+__all__ = [
+    "dtype", "bool", "uint8", "int8", "int16", "int32", "int64", "float16", "float32",
+    "float64", "half", "float", "double", "short", "int", "long",
+    "get_default_dtype", "set_default_dtype", "promote_types", "result_type", "can_cast",
+    "finfo", "iinfo",
+]
+
+
+
+class dtype:
+    """A tensor element type. Wraps a NumPy dtype; compares by identity like PyTorch's."""
+
+    __slots__ = ("name", "np", "itemsize", "is_floating_point", "is_signed", "is_complex",
+                 "_category")
+
+    def __init__(self, name: str, np_dtype, category: int):
+        self.name = name
+        self.np = np.dtype(np_dtype)
+        self.itemsize = self.np.itemsize
+        self.is_floating_point = category == 2
+        self.is_complex = False
+        self.is_signed = self.np.kind in "if"
+        self._category = category  # 0 bool, 1 integer, 2 floating
+
+    def __repr__(self) -> str:
+        return f"ember.{self.name}"
+
+    def __reduce__(self):
+        return (_dtype_from_name, (self.name,))
+
+    def to_real(self) -> dtype:
+        return self
+
+    def to_complex(self) -> dtype:
+        raise RuntimeError(f"complex dtypes are not supported by ember (got {self})")
+
+
+def _dtype_from_name(name: str) -> dtype:
+    return _BY_NAME[name]
+
+
+bool = dtype("bool", np.bool_, 0)  # noqa: A001 - PyTorch's name
+uint8 = dtype("uint8", np.uint8, 1)
+int8 = dtype("int8", np.int8, 1)
+int16 = dtype("int16", np.int16, 1)
+int32 = dtype("int32", np.int32, 1)
+int64 = dtype("int64", np.int64, 1)
+float16 = dtype("float16", np.float16, 2)
+float32 = dtype("float32", np.float32, 2)
+float64 = dtype("float64", np.float64, 2)
+half, float, double = float16, float32, float64  # noqa: A001
+short, int, long = int16, int32, int64  # noqa: A001
+
+ALL_DTYPES = (bool, uint8, int8, int16, int32, int64, float16, float32, float64)
+_BY_NAME = {d.name: d for d in ALL_DTYPES}
+_BY_NAME.update(half=half, float=float32, double=float64, short=int16, int=int32, long=int64)
+#: NumPy dtype -> ember dtype (NumPy's builtin dtypes are singletons, so lookups are cheap).
+FROM_NP: dict = {d.np: d for d in ALL_DTYPES}
+FROM_NP[np.dtype(np.intc)] = int32
+
+
+def from_numpy_dtype(np_dtype) -> dtype:
+    try:
+        return FROM_NP[np_dtype]
+    except KeyError:
+        try:
+            return FROM_NP[np.dtype(np_dtype)]
+        except (KeyError, TypeError):
+            raise TypeError(
+                f"can't convert np.ndarray of type {np.dtype(np_dtype)}. The only supported types "
+                "are: float64, float32, float16, int64, int32, int16, int8, uint8, and bool."
+            ) from None
+
+
+def to_dtype(d) -> dtype:
+    """Normalise a dtype argument (ember dtype, NumPy dtype, Python type or name)."""
+    if d.__class__ is dtype:
+        return d
+    if d is _b.bool:
+        return bool
+    if d is _b.float:
+        return _default[0]
+    if d is _b.int:
+        return int64
+    if isinstance(d, str) and d in _BY_NAME:
+        return _BY_NAME[d]
+    if hasattr(d, "dtype") and not isinstance(d, type):
+        raise TypeError(f"expected a dtype, got {type(d).__name__}")
+    return from_numpy_dtype(d)
+
+
+# -- default dtype -------------------------------------------------------------------------
+
+_default = [float32]
+
+
+def get_default_dtype() -> dtype:
+    """The floating dtype of factories and of Python floats (``ember.float32`` at start)."""
+    return _default[0]
+
+
+def set_default_dtype(d) -> None:
+    d = to_dtype(d)
+    if not d.is_floating_point:
+        raise TypeError("only floating-point types are supported as the default type")
+    _default[0] = d
+    _PROMOTE_CACHE.clear()
+
+
+# -- promotion -----------------------------------------------------------------------------
+
+def promote_types(type1: dtype, type2: dtype) -> dtype:
+    """PyTorch's ``promote_types``: the category wins, then NumPy's lattice inside it."""
+    if type1 is type2:
+        return type1
+    c1, c2 = type1._category, type2._category
+    if c1 != c2:
+        if c1 == 0:
+            return type2
+        if c2 == 0:
+            return type1
+        return type1 if c1 > c2 else type2  # integer meets float: the float type
+    return FROM_NP[np.promote_types(type1.np, type2.np)]
+
+
+def _combine_categories(higher: dtype | None, lower: dtype | None) -> dtype | None:
+    # c10's combine_categories: a lower-priority operand only matters if it is of a higher
+    # category (a float scalar on an int tensor), or if the higher one is bool.
+    if higher is None:
+        return lower
+    if lower is None or higher.is_floating_point:
+        return higher
+    if higher is bool or lower.is_floating_point:
+        return promote_types(higher, lower)
+    return higher
+
+
+_PROMOTE_CACHE: dict = {}
+
+
+def _scalar_dtype(x) -> dtype:
+    if isinstance(x, _b.bool):
+        return bool
+    if isinstance(x, _b.int):
+        return int64
+    if isinstance(x, np.generic):
+        return from_numpy_dtype(x.dtype) if x.dtype.kind != "f" else _default[0]
+    return _default[0]
+
+
+def result_type(*operands) -> dtype:
+    """PyTorch's ``result_type`` over tensors and Python scalars."""
+    dim_t = zero_t = scalar_t = None
+    for x in operands:
+        data = getattr(x, "_data", None)
+        if data is None:
+            scalar_t = promote_types(scalar_t, _scalar_dtype(x)) if scalar_t else _scalar_dtype(x)
+            continue
+        d = FROM_NP[data.dtype]
+        if data.ndim:
+            dim_t = promote_types(dim_t, d) if dim_t else d
+        else:
+            zero_t = promote_types(zero_t, d) if zero_t else d
+    return _combine_categories(dim_t, _combine_categories(zero_t, scalar_t))
+
+
+def binary_result_np(a: np.ndarray, b) -> np.dtype:
+    """Result NumPy dtype of a binary op on array ``a`` and array-or-scalar ``b`` (cached)."""
+    if b.__class__ is _b.float:
+        key = (a.dtype, "f")
+    else:
+        key = (a.dtype, b.dtype, a.ndim == 0, b.ndim == 0)
+    r = _PROMOTE_CACHE.get(key)
+    if r is None:
+        r = _PROMOTE_CACHE[key] = _binary_result_uncached(key).np
+    return r
+
+
+def _binary_result_uncached(key) -> dtype:
+    if key[1] == "f":
+        ta = FROM_NP[key[0]]
+        return _combine_categories(ta, _default[0])
+    ta, tb = FROM_NP[key[0]], FROM_NP[key[1]]
+    a0, b0 = key[2], key[3]
+    if a0 == b0:
+        return promote_types(ta, tb)
+    if a0:  # a is zero-dim, b dimensioned
+        return _combine_categories(tb, ta)
+    return _combine_categories(ta, tb)
+
+
+def can_cast(from_: dtype, to: dtype) -> _b.bool:
+    """PyTorch's ``can_cast``: no casting to a lower category."""
+    return from_._category <= to._category
+
+
+class finfo:
+    """Machine limits of a floating dtype, like ``torch.finfo``."""
+
+    def __init__(self, type: dtype | None = None):  # noqa: A002
+        type = to_dtype(type) if type is not None else _default[0]
+        if not type.is_floating_point:
+            raise TypeError(f"finfo() requires a floating point input type, got {type}")
+        fi = np.finfo(type.np)
+        self.dtype = type.name
+        self.bits = fi.bits
+        self.eps = _pyfloat(fi.eps)
+        self.max = _pyfloat(fi.max)
+        self.min = _pyfloat(fi.min)
+        self.tiny = self.smallest_normal = _pyfloat(fi.smallest_normal)
+        self.resolution = _pyfloat(fi.resolution)
+
+    def __repr__(self):
+        return (f"finfo(resolution={self.resolution}, min={self.min:g}, max={self.max:g}, "
+                f"eps={self.eps:g}, smallest_normal={self.tiny:g}, tiny={self.tiny:g}, "
+                f"dtype={self.dtype})")
+
+
+class iinfo:
+    """Machine limits of an integer dtype, like ``torch.iinfo``."""
+
+    def __init__(self, type: dtype):  # noqa: A002
+        type = to_dtype(type)
+        if type.is_floating_point:
+            raise TypeError(f"iinfo() requires an integer input type, got {type}")
+        info = np.iinfo(type.np) if type is not bool else None
+        self.dtype = type.name
+        self.bits = type.itemsize * 8
+        self.min = 0 if info is None else _b.int(info.min)
+        self.max = 1 if info is None else _pyint(info.max)
+
+    def __repr__(self):
+        return f"iinfo(min={self.min}, max={self.max}, dtype={self.dtype})"
+
+
+def _pyfloat(x):
+    return np.float64(x).item()
+
+
+def _pyint(x):
+    return np.int64(x).item() if x <= np.iinfo(np.int64).max else np.uint64(x).item()

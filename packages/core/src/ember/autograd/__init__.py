@@ -1,0 +1,116 @@
+"""``ember.autograd``: reverse-mode automatic differentiation on the recorded graph."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from .engine import run_backward
+from .graph import Node, edge
+from .grad_mode import (enable_grad, inference_mode, is_grad_enabled, no_grad,
+                        set_grad_enabled)
+
+__all__ = ["backward", "grad", "Node", "no_grad", "enable_grad", "set_grad_enabled",
+           "inference_mode", "is_grad_enabled"]
+
+
+def _as_tuple(x):
+    from .._tensor import Tensor
+
+    if x is None:
+        return None
+    if isinstance(x, Tensor):
+        return (x,)
+    return tuple(x)
+
+
+def _make_root_grads(outputs, grad_outputs, create_graph):
+    from .. import _factory
+    from .._tensor import Tensor
+
+    grads = []
+    for i, out in enumerate(outputs):
+        g = grad_outputs[i] if grad_outputs is not None else None
+        if g is None:
+            if not out.requires_grad:
+                grads.append(None)
+                continue
+            if out._data.size != 1:
+                raise RuntimeError("grad can be implicitly created only for scalar outputs")
+            if out._data.dtype.kind != "f":
+                raise RuntimeError("grad can be implicitly created only for real scalar outputs "
+                                   f"but got {out.dtype}")
+            g = _factory.ones_like(out)
+        elif not isinstance(g, Tensor):
+            g = _factory.tensor(g, dtype=out.dtype, device=out._device)
+        else:
+            if g._data.shape != out._data.shape:
+                raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of "
+                                   f"{g.shape} and output[{i}] has a shape of {out.shape}.")
+            if g._device is not out._device:
+                raise RuntimeError(f"invalid gradient at index {i} - expected device "
+                                   f"{out._device} but got {g._device}")
+        grads.append(g)
+    return grads
+
+
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
+             grad_variables=None, inputs=None) -> None:
+    """Accumulate gradients of ``tensors`` into the ``.grad`` of the leaves of the graph."""
+    tensors = _as_tuple(tensors)
+    grad_tensors = _as_tuple(grad_tensors if grad_tensors is not None else grad_variables)
+    if grad_tensors is not None and len(grad_tensors) != len(tensors):
+        raise RuntimeError(f"got {len(grad_tensors)} tensors and {len(tensors)} gradients")
+    for t in tensors:
+        if not t.requires_grad:
+            raise RuntimeError("element 0 of tensors does not require grad and does not have a "
+                               "grad_fn")
+    if retain_graph is None:
+        retain_graph = create_graph
+    roots = [edge(t) for t in tensors]
+    grads = _make_root_grads(tensors, grad_tensors, create_graph)
+    inp = None
+    if inputs is not None:
+        inputs = _as_tuple(inputs)
+        if not inputs:
+            raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+        inp = [edge(t) for t in inputs]
+    run_backward(roots, grads, retain_graph, create_graph, inputs=inp, accumulate=True)
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
+         only_inputs=True, allow_unused=None, is_grads_batched=False, materialize_grads=False):
+    """The gradients of ``outputs`` with respect to ``inputs`` (nothing is accumulated)."""
+    outputs = _as_tuple(outputs)
+    inputs = _as_tuple(inputs)
+    grad_outputs = _as_tuple(grad_outputs)
+    if allow_unused is None:
+        allow_unused = materialize_grads
+    if retain_graph is None:
+        retain_graph = create_graph
+    for i, t in enumerate(inputs):
+        if not t.requires_grad:
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
+    for o in outputs:
+        if not o.requires_grad:
+            raise RuntimeError("element 0 of tensors does not require grad and does not have a "
+                               "grad_fn")
+    roots = [edge(t) for t in outputs]
+    grads = _make_root_grads(outputs, grad_outputs, create_graph)
+    inp = [edge(t) for t in inputs]
+    result = run_backward(roots, grads, retain_graph, create_graph, inputs=inp,
+                          accumulate=False)
+    out = []
+    for t, g in zip(inputs, result):
+        if g is None:
+            if materialize_grads:
+                from .. import _factory
+
+                g = _factory.zeros_like(t)
+            elif not allow_unused:
+                raise RuntimeError("One of the differentiated Tensors appears to not have been "
+                                   "used in the graph. Set allow_unused=True if this is the "
+                                   "desired behavior.")
+        elif not create_graph:
+            g = g.detach()
+        out.append(g)
+    return tuple(out)

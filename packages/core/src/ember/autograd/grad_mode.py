@@ -1,0 +1,138 @@
+"""Grad mode: ``no_grad``, ``enable_grad``, ``set_grad_enabled``, ``inference_mode``.
+
+The state is one process-wide flag read on every op (``GRAD.enabled``); keeping it a plain
+attribute of a slotted object is what lets the no-grad path stay close to raw NumPy.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+
+__all__ = ["no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled",
+           "is_inference_mode_enabled"]
+
+
+class _GradState:
+    __slots__ = ("enabled", "inference")
+
+    def __init__(self):
+        self.enabled = True
+        self.inference = False
+
+
+GRAD = _GradState()
+
+
+def is_grad_enabled() -> bool:
+    return GRAD.enabled
+
+
+def is_inference_mode_enabled() -> bool:
+    return GRAD.inference
+
+
+class _DecoratorContextManager:
+    """A context manager that also decorates functions (and generator functions)."""
+
+    def __call__(self, func):
+        if inspect.isclass(func):
+            raise RuntimeError("cannot decorate a class with a grad-mode context manager")
+        if inspect.isgeneratorfunction(func):
+            @functools.wraps(func)
+            def gen_wrapper(*args, **kwargs):
+                gen = func(*args, **kwargs)
+                with self.clone():
+                    response = gen.send(None)
+                while True:
+                    try:
+                        request = yield response
+                    except GeneratorExit:
+                        gen.close()
+                        raise
+                    except BaseException as exc:
+                        with self.clone():
+                            response = gen.throw(exc)
+                    else:
+                        with self.clone():
+                            response = gen.send(request)
+            return gen_wrapper
+
+        @functools.wraps(func)
+        def wrapper(*args, **kwargs):
+            with self.clone():
+                return func(*args, **kwargs)
+        return wrapper
+
+    def clone(self):
+        return self.__class__()
+
+
+class no_grad(_DecoratorContextManager):
+    """Disable gradient recording inside the block (or the decorated function)."""
+
+    def __init__(self):
+        self.prev = False
+
+    def __enter__(self):
+        self.prev = GRAD.enabled
+        GRAD.enabled = False
+
+    def __exit__(self, *exc):
+        GRAD.enabled = self.prev
+        return False
+
+
+class enable_grad(_DecoratorContextManager):
+    """Enable gradient recording inside the block, even within ``no_grad``."""
+
+    def __init__(self):
+        self.prev = True
+
+    def __enter__(self):
+        self.prev = GRAD.enabled
+        GRAD.enabled = True
+
+    def __exit__(self, *exc):
+        GRAD.enabled = self.prev
+        return False
+
+
+class set_grad_enabled(_DecoratorContextManager):
+    """Set grad mode on or off; works as a function call, a context manager or a decorator."""
+
+    def __init__(self, mode: bool):
+        self.prev = GRAD.enabled
+        self.mode = bool(mode)
+        GRAD.enabled = self.mode
+
+    def __enter__(self):
+        GRAD.enabled = self.mode
+
+    def __exit__(self, *exc):
+        GRAD.enabled = self.prev
+        return False
+
+    def clone(self):
+        return self.__class__(self.mode)
+
+
+class inference_mode(_DecoratorContextManager):
+    """Like ``no_grad``; tensors made inside are inference tensors in PyTorch (here: plain)."""
+
+    def __init__(self, mode: bool = True):
+        self.mode = bool(mode)
+        self.prev = (True, False)
+
+    def __enter__(self):
+        self.prev = (GRAD.enabled, GRAD.inference)
+        if self.mode:
+            GRAD.enabled = False
+            GRAD.inference = True
+
+    def __exit__(self, *exc):
+        GRAD.enabled, GRAD.inference = self.prev
+        return False
+
+    def clone(self):
+        return self.__class__(self.mode)

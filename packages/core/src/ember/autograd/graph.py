@@ -1,0 +1,213 @@
+"""The recorded graph: ``Node`` (a grad_fn), ``AccumulateGrad`` and the recording helpers.
+
+Every differentiable op owns a ``Node`` subclass named like PyTorch's (``MulBackward0``)
+whose ``backward(node, grad)`` is written with Tensor ops, so that running it with grad mode
+on (``create_graph=True``) records the graph of the gradient itself.
+"""
+
+from __future__ import annotations
+
+import weakref
+
+from .grad_mode import GRAD
+
+__all__ = ["Node", "AccumulateGrad", "make_node_class", "record", "RemovableHandle"]
+
+
+class RemovableHandle:
+    """Returned by ``register_hook``; ``remove()`` takes the hook out again."""
+
+    _next_id = 0
+
+    def __init__(self, hooks_dict: dict):
+        self._hooks = weakref.ref(hooks_dict) if hooks_dict is not None else None
+        self.id = RemovableHandle._next_id
+        RemovableHandle._next_id += 1
+
+    def remove(self) -> None:
+        hooks = self._hooks() if self._hooks is not None else None
+        if hooks is not None:
+            hooks.pop(self.id, None)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+
+
+class _HookDict(dict):
+    """A dict that ``weakref.ref`` accepts."""
+
+    __slots__ = ("__weakref__",)
+
+
+class Node:
+    """A node of the backward graph (``tensor.grad_fn``)."""
+
+    __slots__ = ("next_functions", "saved", "versions", "ctx", "out_data", "out_vc",
+                 "_pre_hooks", "_hooks", "_retain", "_anomaly_trace", "metadata", "device",
+                 "__weakref__")
+    _n_out = 1
+    _freed_msg = ("Trying to backward through the graph a second time (or directly access saved "
+                  "tensors after they have already been freed). Saved intermediate values of the "
+                  "graph are freed when you call .backward() or autograd.grad(). Specify "
+                  "retain_graph=True if you need to backward through the graph a second time or "
+                  "if you need to access saved tensors after calling backward.")
+
+    def backward(self, grad):  # pragma: no cover - every op overrides it
+        raise NotImplementedError
+
+    def name(self) -> str:
+        return type(self).__name__
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} object at {id(self):#x}>"
+
+    def __call__(self, *grads):
+        return self.backward(grads[0] if self._n_out == 1 else list(grads))
+
+    # -- saved values ----------------------------------------------------------------
+    @property
+    def saved_tensors(self):
+        saved = getattr(self, "saved", None)
+        if saved is None:
+            raise RuntimeError(self._freed_msg)
+        return saved
+
+    def output(self, requires_grad_graph: bool = True):
+        """The op's (single) output, rebuilt from the saved array during backward."""
+        data = getattr(self, "out_data", None)
+        if data is None:
+            raise RuntimeError(self._freed_msg)
+        from .._tensor import _make
+
+        t = _make(data, self.device)
+        if GRAD.enabled and requires_grad_graph:
+            t.requires_grad = True
+            t.grad_fn = self
+        return t
+
+    def release(self) -> None:
+        self.saved = None
+        self.out_data = None
+
+    def _check_versions(self) -> None:
+        saved = self.saved
+        if saved is None:
+            raise RuntimeError(self._freed_msg)
+        versions = self.versions
+        if versions:
+            for t, v in zip(saved, versions):
+                if t is not None and v is not None and t._version != v:
+                    raise RuntimeError(_modified_msg(t, v, self))
+        out_vc = getattr(self, "out_vc", None)
+        if out_vc is not None and out_vc[1] != out_vc[0][0]:
+            raise RuntimeError(
+                "one of the variables needed for gradient computation has been modified by an "
+                f"inplace operation: [{self.name()} output] is at version {out_vc[0][0]}; "
+                f"expected version {out_vc[1]} instead. Hint: enable anomaly detection to find "
+                "the operation that failed to compute its gradient, with "
+                "ember.autograd.set_detect_anomaly(True).")
+
+    # -- hooks -----------------------------------------------------------------------
+    def register_hook(self, fn):
+        """``fn(grad_inputs, grad_outputs)`` runs after this node's backward."""
+        hooks = getattr(self, "_hooks", None)
+        if hooks is None:
+            hooks = self._hooks = _HookDict()
+        handle = RemovableHandle(hooks)
+        hooks[handle.id] = fn
+        return handle
+
+    def register_prehook(self, fn):
+        """``fn(grad_outputs)`` runs before this node's backward; may return new grads."""
+        return self._add_pre_hook(-1, fn)
+
+    def _add_pre_hook(self, nr: int, fn):
+        pre = getattr(self, "_pre_hooks", None)
+        if pre is None:
+            pre = self._pre_hooks = _HookDict()
+        handle = RemovableHandle(pre)
+        pre[handle.id] = (nr, fn)
+        return handle
+
+
+def _modified_msg(t, expected, node) -> str:
+    shape = "[" + ", ".join(str(s) for s in t.shape) + "]"
+    return ("one of the variables needed for gradient computation has been modified by an "
+            f"inplace operation: [{t.type_name()} {shape}] is at version {t._version}; expected "
+            f"version {expected} instead. Hint: enable anomaly detection to find the operation "
+            "that failed to compute its gradient, with ember.autograd.set_detect_anomaly(True).")
+
+
+class AccumulateGrad(Node):
+    """The sink of a leaf tensor: adds the incoming gradient into ``variable.grad``."""
+
+    __slots__ = ("_variable",)
+
+    def __init__(self, variable):
+        self._variable = weakref.ref(variable)
+        self.next_functions = ()
+        self.saved = ()
+        self.versions = None
+
+    @property
+    def variable(self):
+        return self._variable()
+
+    def backward(self, grad):
+        raise RuntimeError("AccumulateGrad is run by the engine")
+
+
+def accumulate_node(t) -> AccumulateGrad:
+    """The (cached) AccumulateGrad node of a leaf that requires grad."""
+    node = getattr(t, "_accum", None)
+    if node is None:
+        node = t._accum = AccumulateGrad(t)
+    return node
+
+
+def edge(t):
+    """The graph edge a tensor input contributes: ``(grad_fn, output_nr)`` or ``(None, 0)``."""
+    if t is None or not t.requires_grad:
+        return (None, 0)
+    gf = t.grad_fn
+    if gf is not None:
+        return (gf, getattr(t, "_nr", 0))
+    return (accumulate_node(t), 0)
+
+
+def make_node_class(name: str, backward, n_out: int = 1) -> type:
+    """A Node subclass ``<name>`` whose backward is ``backward(node, grad)``."""
+    return type(name, (Node,), {"__slots__": (), "backward": backward, "_n_out": n_out})
+
+
+_ANOMALY = [False]
+
+
+def record(node_cls, out, inputs, saved=(), ctx=None, save_output: bool = False):
+    """Attach a new ``node_cls`` node as ``out.grad_fn`` with edges to ``inputs``.
+
+    ``saved`` are tensors the backward reads (their versions are checked at backward);
+    ``save_output`` keeps the output's array for ``node.output()`` without a reference cycle.
+    """
+    node = object.__new__(node_cls)
+    node.next_functions = tuple([edge(t) for t in inputs])
+    node.saved = saved
+    node.versions = tuple([None if s is None else s._version for s in saved]) if saved else None
+    node.ctx = ctx
+    node.device = out._device
+    if save_output:
+        node.out_data = out._data
+        vc = getattr(out, "_vc", None)
+        if vc is None:
+            vc = out._vc = [0]
+        node.out_vc = (vc, vc[0])
+    if _ANOMALY[0]:
+        import traceback
+
+        node._anomaly_trace = "".join(traceback.format_stack()[:-2])
+    out.requires_grad = True
+    out.grad_fn = node
+    return out

@@ -1,0 +1,107 @@
+"""Device backends: one registry maps a device type to its array module and kernels.
+
+A backend names its device type, its array module (``numpy``, ``cupy``) and optional fused
+kernels. Nothing else in ember branches on the device: ops take the array module from the
+tensor's backend (``xp``) and moves go through ``to_device``/``to_host``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["Backend", "register_backend", "get_backend", "backend_of", "available_types"]
+
+
+class Backend:
+    """Base backend: NumPy arrays in host memory (the CPU)."""
+
+    type = "cpu"
+    xp = np
+    kernels: dict = {}
+
+    def is_available(self) -> bool:
+        return True
+
+    def device_count(self) -> int:
+        return 1
+
+    def to_device(self, array, index: int | None):
+        """A copy of ``array`` (a NumPy array, or another backend's) on this device."""
+        return np.array(array, copy=True)
+
+    def to_host(self, array) -> np.ndarray:
+        """``array`` as a NumPy array (no copy where it already is one)."""
+        return array
+
+    def synchronize(self, index: int | None = None) -> None:
+        pass
+
+    def default_index(self, index: int | None) -> int | None:
+        return None
+
+    def manual_seed(self, seed: int) -> None:
+        pass
+
+
+class CPUBackend(Backend):
+    type = "cpu"
+
+
+_REGISTRY: dict[str, Backend] = {}
+_KNOWN = {"cpu", "cuda", "meta"}
+
+
+def register_backend(backend: Backend) -> Backend:
+    """Register ``backend`` under ``backend.type`` (replacing any backend of that type)."""
+    from .._device import device
+
+    _REGISTRY[backend.type] = backend
+    _KNOWN.add(backend.type)
+    for dev in list(device._cache.values()):
+        if dev.type == backend.type:
+            dev._backend = None
+    return backend
+
+
+def unregister_backend(type: str) -> None:  # noqa: A002
+    from .._device import device
+
+    _REGISTRY.pop(type, None)
+    for dev in list(device._cache.values()):
+        if dev.type == type:
+            dev._backend = None
+
+
+def _known_type(type: str) -> bool:  # noqa: A002
+    return type in _KNOWN
+
+
+def available_types() -> list[str]:
+    return list(_REGISTRY)
+
+
+def get_backend(type: str) -> Backend:  # noqa: A002
+    be = _REGISTRY.get(type)
+    if be is None:
+        if type == "cuda":
+            from . import cuda as _cuda  # registers itself when CuPy imports
+
+            be = _REGISTRY.get("cuda")
+            if be is None:
+                raise AssertionError(
+                    "Ember not compiled with CUDA enabled: install the CuPy extra "
+                    f"(pip install 'ember-core[cuda]') on a machine with a GPU ({_cuda.reason()})")
+            return be
+        raise RuntimeError(f"no backend is registered for device type '{type}'")
+    return be
+
+
+def backend_of(dev) -> Backend:
+    """The backend of an interned ``ember.device`` (cached on the device object)."""
+    be = dev._backend
+    if be is None:
+        be = dev._backend = get_backend(dev.type)
+    return be
+
+
+register_backend(CPUBackend())
