@@ -114,3 +114,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
             g = g.detach()
         out.append(g)
     return tuple(out)
+
+
+from .gradcheck import gradcheck, gradgradcheck  # noqa: E402
+
+__all__ += ["gradcheck", "gradgradcheck"]
