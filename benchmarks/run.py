@@ -1,0 +1,3 @@
+"""Side-by-side benchmarks of Ember and PyTorch (placeholder; run with `nox -s bench`)."""
+
+print("no benchmarks yet")
