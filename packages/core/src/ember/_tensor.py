@@ -44,9 +44,16 @@ def _as_array(data):
 class Tensor:
     """A multi-dimensional array with autograd, like ``torch.Tensor``."""
 
-    __slots__ = ("_data", "_device", "requires_grad", "grad_fn", "_grad", "_vc", "_base",
-                 "_accum", "_nr", "_extra", "__weakref__", "__dict__")
+    __slots__ = ("_data", "_device", "requires_grad", "grad_fn", "__weakref__", "__dict__")
     __array_priority__ = 1000  # NumPy defers to our reflected operators
+    # Rare fields are class-level defaults; an instance that sets one gets it in its __dict__
+    # (made on first use). Reading a default costs a dict miss, not a slot AttributeError.
+    _grad = None  # the .grad tensor
+    _vc = None  # version counter: a one-element list shared with views
+    _base = None  # the tensor this one is a view of
+    _accum = None  # the AccumulateGrad node of a leaf
+    _nr = 0  # output index in a multi-output grad_fn
+    _extra = None  # hooks, retains_grad, view replay function
 
     def __new__(cls, *args, device=None, dtype=None):
         # ``ember.Tensor(2, 3)`` (uninitialised float) or ``ember.Tensor([1, 2])`` (data)
@@ -324,6 +331,14 @@ class Tensor:
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         """Accumulate the gradient of this tensor into the ``.grad`` of the graph's leaves."""
+        if (gradient is None and inputs is None and not create_graph and self.grad_fn is not None
+                and self._data.size == 1 and self._data.dtype.kind == "f"):
+            # the common ``loss.backward()``: skip argument normalisation
+            ones = self._data.copy()
+            ones.fill(1)
+            _engine.run_backward([(self.grad_fn, self._nr)], [_make(ones, self._device)],
+                                 bool(retain_graph), False)
+            return
         from .autograd import backward
 
         backward(self, gradient, retain_graph=retain_graph, create_graph=create_graph,
@@ -476,6 +491,14 @@ class Tensor:
         if self._data.ndim == 0:
             return self.item().__format__(spec)
         return object.__format__(self, spec)
+
+
+from .autograd import graph as _graph  # noqa: E402
+
+_graph._Tensor = Tensor
+from .autograd import engine as _engine  # noqa: E402
+
+_engine._make = _make
 
 
 def _shared_vc(t):

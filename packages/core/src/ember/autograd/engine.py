@@ -7,24 +7,25 @@ functions run with grad mode on, so the gradients carry a graph of their own.
 
 from __future__ import annotations
 
-from .graph import AccumulateGrad, _ANOMALY, accumulate_node
+from .graph import _ANOMALY, AccumulateGrad, Node, accumulate_node
 from .grad_mode import GRAD
+
+_make = None  # ember._tensor._make, bound at import of ember._tensor (import cycle)
 
 __all__ = ["run_backward"]
 
 
 def _collect_dependencies(roots):
+    """How many edges lead into each node reachable from ``roots``."""
     deps: dict = {}
-    seen = set()
     stack = [n for n in roots if n is not None]
-    for n in stack:
-        seen.add(n)
+    seen = set(stack)
+    get = deps.get
     while stack:
-        node = stack.pop()
-        for nxt, _ in node.next_functions:
+        for nxt, _ in stack.pop().next_functions:
             if nxt is None:
                 continue
-            deps[nxt] = deps.get(nxt, 0) + 1
+            deps[nxt] = get(nxt, 0) + 1
             if nxt not in seen:
                 seen.add(nxt)
                 stack.append(nxt)
@@ -95,37 +96,42 @@ def _apply_pre_hooks(node, grad):
     return grad
 
 
-def _accumulate_leaf(node: AccumulateGrad, grad, create_graph: bool) -> None:
+def _accumulate_leaf(node: AccumulateGrad, grad, create_graph: bool, taken: set) -> None:
+    """Add ``grad`` into the leaf's ``.grad``.
+
+    A fresh gradient array is adopted without a copy when it is owned, writable and
+    contiguous and no other leaf or caller holds it (``taken``); otherwise it is copied, so
+    that later in-place accumulation never writes into a shared buffer.
+    """
     var = node._variable()
     if var is None or grad is None:
         return
-    from .._tensor import _make
-
     gd = grad._data
-    if gd.dtype is not var._data.dtype:
-        gd = gd.astype(var._data.dtype)
-    if gd.shape != var._data.shape:
+    vd = var._data
+    if gd.dtype is not vd.dtype:
+        gd = gd.astype(vd.dtype)
+    if gd.shape != vd.shape:
         raise RuntimeError(f"Function AccumulateGrad returned an invalid gradient - got "
                            f"{list(gd.shape)} but expected shape compatible with "
-                           f"{list(var._data.shape)}")
-    old = getattr(var, "_grad", None)
+                           f"{list(vd.shape)}")
+    old = var._grad
     if create_graph:
-        new = grad if old is None else old + grad
+        if grad._data is not gd:
+            grad = grad.to(var.dtype)
+        var._grad = grad if old is None else old + grad
     elif old is None:
-        # own a fresh, writable, contiguous buffer: grads may be broadcast views or shared
-        if grad.grad_fn is not None or grad.requires_grad:
-            grad = grad.detach()
-        new = _make(gd.copy() if not _owned(gd) else gd, var._device)
+        if id(gd) in taken or not _owned(gd):
+            gd = gd.copy()
+        taken.add(id(gd))
+        var._grad = _make(gd, var._device)
+    elif old.requires_grad or not old._data.flags.writeable:
+        var._grad = _make(old._data + gd, var._device)
     else:
-        if old.requires_grad or not old._data.flags.writeable:
-            new = _make(old._data + gd, var._device)
-        else:
-            old._data += gd
-            new = old
-    var._grad = new
-    post = getattr(var, "_extra", None)
-    if post and post.get("post_hooks"):
-        for fn in list(post["post_hooks"].values()):
+        od = old._data
+        od += gd
+    extra = var._extra
+    if extra and extra.get("post_hooks"):
+        for fn in list(extra["post_hooks"].values()):
             fn(var)
 
 
@@ -155,62 +161,66 @@ def run_backward(roots, root_grads, retain_graph: bool, create_graph: bool,
                 buf = buffers[node] = [None] * node._n_out
             buf[nr] = _add(buf[nr], g)
 
-    capture = None
-    needed = None
+    capture = needed = None
     if inputs is not None:
-        capture = {}
         targets = {n for n, _ in inputs if n is not None}
         needed = _needed_nodes(root_nodes, targets)
-        for n, _ in inputs:
-            if n is not None:
-                needed.add(n)
-        capture = {edge: None for edge in inputs}
+        needed.update(targets)
+        capture = {e: None for e in inputs}
 
-    ready = [n for n in dict.fromkeys(root_nodes) if n is not None and deps.get(n, 0) == 0]
+    ready = [n for n in dict.fromkeys(root_nodes) if n is not None and n not in deps]
+    taken = {id(g._data) for g in root_grads if g is not None}
     prev_mode = GRAD.enabled
     GRAD.enabled = create_graph
+    anomaly = _ANOMALY[0]
     try:
         while ready:
             node = ready.pop()
             grad = buffers.pop(node, None)
+            single = node._n_out == 1
             if needed is not None and node not in needed:
-                _release_children(node, deps, ready, needed)
+                _release_children(node, deps, ready)
                 continue
-            if getattr(node, "_pre_hooks", None):
+            if node._pre_hooks:
                 grad = _apply_pre_hooks(node, grad)
-            retain = getattr(node, "_retain", None)
-            if retain:
-                _retain_grads(node, grad, retain)
+            if node._retain:
+                _retain_grads(node, grad, node._retain)
             if capture is not None:
                 for e in capture:
                     if e[0] is node:
-                        g = grad[e[1]] if node._n_out != 1 else grad
-                        capture[e] = g
+                        capture[e] = grad if single else grad[e[1]]
             if node.__class__ is AccumulateGrad:
-                if accumulate and (inputs is None or node in needed):
-                    _accumulate_leaf(node, grad, create_graph)
+                if accumulate:
+                    _accumulate_leaf(node, grad, create_graph, taken)
                 continue
             if capture is not None and not _leads_further(node, needed):
-                _release_children(node, deps, ready, needed)
+                _release_children(node, deps, ready)
                 continue
-            if node.saved is None:
-                raise RuntimeError(Node_freed_msg)
-            if node.versions is not None or getattr(node, "out_vc", None) is not None:
+            if node.versions is not None or node.out_vc is not None:
                 node._check_versions()
-            if grad is None or (node._n_out != 1 and all(g is None for g in grad)):
+            elif node.saved is None:
+                raise RuntimeError(Node._freed_msg)
+            if grad is None or (not single and all(g is None for g in grad)):
                 grads_in = (None,) * len(node.next_functions)
             else:
-                if node._n_out != 1:
+                if not single:
                     grad = _fill_missing(node, grad)
-                grads_in = _call_backward(node, grad)
-            if getattr(node, "_hooks", None):
-                gout = tuple(grad) if node._n_out != 1 else (grad,)
+                if anomaly:
+                    grads_in = _call_backward_anomaly(node, grad)
+                else:
+                    grads_in = node.backward(grad)
+                    if grads_in.__class__ is not tuple:
+                        grads_in = (grads_in,)
+            if node._hooks:
+                gout = (grad,) if single else tuple(grad)
                 for fn in list(node._hooks.values()):
                     res = fn(tuple(grads_in), gout)
                     if res is not None:
                         grads_in = tuple(res)
             if not retain_graph:
-                node.release()
+                node.saved = None
+                if node.out_data is not None:
+                    node.out_data = None
             for (nxt, nr), g in zip(node.next_functions, grads_in):
                 if nxt is None:
                     continue
@@ -224,8 +234,10 @@ def run_backward(roots, root_grads, retain_graph: bool, create_graph: bool,
                             buf = buffers[nxt] = [None] * nxt._n_out
                         buf[nr] = g if buf[nr] is None else buf[nr] + g
                 left = deps[nxt] - 1
-                deps[nxt] = left
-                if left == 0:
+                if left:
+                    deps[nxt] = left
+                else:
+                    del deps[nxt]
                     ready.append(nxt)
     finally:
         GRAD.enabled = prev_mode
@@ -234,20 +246,21 @@ def run_backward(roots, root_grads, retain_graph: bool, create_graph: bool,
     return None
 
 
-Node_freed_msg = AccumulateGrad._freed_msg
 
 
 def _leads_further(node, needed) -> bool:
     return any(n is not None and n in needed for n, _ in node.next_functions)
 
 
-def _release_children(node, deps, ready, needed):
+def _release_children(node, deps, ready):
     for nxt, _ in node.next_functions:
         if nxt is None:
             continue
         left = deps[nxt] - 1
-        deps[nxt] = left
-        if left == 0:
+        if left:
+            deps[nxt] = left
+        else:
+            del deps[nxt]
             ready.append(nxt)
 
 
@@ -265,7 +278,7 @@ def _fill_missing(node, grads):
             for i, g in enumerate(grads)]
 
 
-def _call_backward(node, grad):
+def _call_backward_anomaly(node, grad):
     try:
         out = node.backward(grad)
     except Exception as exc:
@@ -278,8 +291,7 @@ def _call_backward(node, grad):
         raise exc
     if not isinstance(out, tuple):
         out = (out,)
-    if _ANOMALY[0]:
-        _check_nan(node, out)
+    _check_nan(node, out)
     return out
 
 

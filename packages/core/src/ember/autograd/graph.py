@@ -45,10 +45,17 @@ class _HookDict(dict):
 class Node:
     """A node of the backward graph (``tensor.grad_fn``)."""
 
-    __slots__ = ("next_functions", "saved", "versions", "ctx", "out_data", "out_vc",
-                 "_pre_hooks", "_hooks", "_retain", "_anomaly_trace", "metadata", "device",
-                 "__weakref__")
+    __slots__ = ("next_functions", "saved", "versions", "ctx", "device", "__weakref__",
+                 "__dict__")
     _n_out = 1
+    # rare fields: class-level defaults, set per instance (in __dict__) only when used
+    out_data = None  # the op's output array, for ``output()``
+    out_vc = None  # (version counter of the output, version at save)
+    _pre_hooks = None
+    _hooks = None
+    _retain = None
+    _anomaly_trace = None
+    metadata: dict = {}
     _freed_msg = ("Trying to backward through the graph a second time (or directly access saved "
                   "tensors after they have already been freed). Saved intermediate values of the "
                   "graph are freed when you call .backward() or autograd.grad(). Specify "
@@ -67,17 +74,20 @@ class Node:
     def __call__(self, *grads):
         return self.backward(grads[0] if self._n_out == 1 else list(grads))
 
+    def needs_grad(self, i: int) -> bool:
+        """Whether input ``i`` of this op takes a gradient (skip computing it otherwise)."""
+        return self.next_functions[i][0] is not None
+
     # -- saved values ----------------------------------------------------------------
     @property
     def saved_tensors(self):
-        saved = getattr(self, "saved", None)
-        if saved is None:
+        if self.saved is None:
             raise RuntimeError(self._freed_msg)
-        return saved
+        return self.saved
 
     def output(self, requires_grad_graph: bool = True):
         """The op's (single) output, rebuilt from the saved array during backward."""
-        data = getattr(self, "out_data", None)
+        data = self.out_data
         if data is None:
             raise RuntimeError(self._freed_msg)
         from .._tensor import _make
@@ -101,7 +111,7 @@ class Node:
             for t, v in zip(saved, versions):
                 if t is not None and v is not None and t._version != v:
                     raise RuntimeError(_modified_msg(t, v, self))
-        out_vc = getattr(self, "out_vc", None)
+        out_vc = self.out_vc
         if out_vc is not None and out_vc[1] != out_vc[0][0]:
             raise RuntimeError(
                 "one of the variables needed for gradient computation has been modified by an "
@@ -113,7 +123,7 @@ class Node:
     # -- hooks -----------------------------------------------------------------------
     def register_hook(self, fn):
         """``fn(grad_inputs, grad_outputs)`` runs after this node's backward."""
-        hooks = getattr(self, "_hooks", None)
+        hooks = self._hooks
         if hooks is None:
             hooks = self._hooks = _HookDict()
         handle = RemovableHandle(hooks)
@@ -125,7 +135,7 @@ class Node:
         return self._add_pre_hook(-1, fn)
 
     def _add_pre_hook(self, nr: int, fn):
-        pre = getattr(self, "_pre_hooks", None)
+        pre = self._pre_hooks
         if pre is None:
             pre = self._pre_hooks = _HookDict()
         handle = RemovableHandle(pre)
@@ -162,7 +172,7 @@ class AccumulateGrad(Node):
 
 def accumulate_node(t) -> AccumulateGrad:
     """The (cached) AccumulateGrad node of a leaf that requires grad."""
-    node = getattr(t, "_accum", None)
+    node = t._accum
     if node is None:
         node = t._accum = AccumulateGrad(t)
     return node
@@ -174,7 +184,7 @@ def edge(t):
         return (None, 0)
     gf = t.grad_fn
     if gf is not None:
-        return (gf, getattr(t, "_nr", 0))
+        return (gf, t._nr)
     return (accumulate_node(t), 0)
 
 
@@ -184,6 +194,8 @@ def make_node_class(name: str, backward, n_out: int = 1) -> type:
 
 
 _ANOMALY = [False]
+_new = object.__new__
+_Tensor = None  # set by ember._tensor at import (graph.py must not import it: cycle)
 
 
 def record(node_cls, out, inputs, saved=(), ctx=None, save_output: bool = False):
@@ -192,15 +204,16 @@ def record(node_cls, out, inputs, saved=(), ctx=None, save_output: bool = False)
     ``saved`` are tensors the backward reads (their versions are checked at backward);
     ``save_output`` keeps the output's array for ``node.output()`` without a reference cycle.
     """
-    node = object.__new__(node_cls)
+    node = _new(node_cls)
     node.next_functions = tuple([edge(t) for t in inputs])
     node.saved = saved
-    node.versions = tuple([None if s is None else s._version for s in saved]) if saved else None
+    node.versions = tuple([s._version if isinstance(s, _Tensor) else None for s in saved]) \
+        if saved else None
     node.ctx = ctx
     node.device = out._device
     if save_output:
         node.out_data = out._data
-        vc = getattr(out, "_vc", None)
+        vc = out._vc
         if vc is None:
             vc = out._vc = [0]
         node.out_vc = (vc, vc[0])

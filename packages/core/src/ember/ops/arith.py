@@ -25,15 +25,13 @@ def _sub_bw(node, g):
 
 def _mul_bw(node, g):
     a, b = node.saved
-    return g * b, g * a
+    return (g * b if node.needs_grad(0) else None), (g * a if node.needs_grad(1) else None)
 
 
 def _div_bw(node, g):
     a, b = node.saved
-    gb = None
-    if isinstance(b, Tensor) and b.requires_grad:
-        gb = -g * a / (b * b)
-    return g / b, gb
+    gb = -g * a / (b * b) if node.needs_grad(1) else None
+    return (g / b if node.needs_grad(0) else None), gb
 
 
 def _pow_bw(node, g):
