@@ -1,3 +1,56 @@
-"""Side-by-side benchmarks of Ember and PyTorch (placeholder; run with `nox -s bench`)."""
+"""Run every benchmark, side by side with PyTorch when it is installed (``nox -s bench``).
 
-print("no benchmarks yet")
+Prints a Markdown table of times and Ember/PyTorch ratios, plus the machine, the date and
+the BLAS kernel that ran (threadpoolctl), ready to paste into RESULTS.md.
+"""
+
+from __future__ import annotations
+
+import datetime
+import os
+import platform
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from harness import table  # noqa: E402
+
+
+def blas_info() -> str:
+    try:
+        from threadpoolctl import threadpool_info
+    except ImportError:
+        return "threadpoolctl not installed"
+    rows = []
+    for pool in threadpool_info():
+        if pool.get("user_api") == "blas":
+            rows.append(f"{pool.get('internal_api')} {pool.get('version')} "
+                        f"({pool.get('architecture')}, {pool.get('num_threads')} threads, "
+                        f"{os.path.basename(pool.get('filepath', ''))})")
+    return "; ".join(rows) or "no BLAS found"
+
+
+def main() -> None:
+    try:
+        import torch
+
+        torch.set_num_threads(os.cpu_count() or 1)
+    except ImportError:
+        torch = None
+    import numpy as np
+
+    import bench_core
+
+    results = bench_core.workloads(torch)
+    print(f"date: {datetime.date.today()}  machine: {platform.machine()}, {os.cpu_count()} "
+          f"cores, {platform.python_implementation()} {platform.python_version()}")
+    print(f"numpy {np.__version__}; torch {getattr(torch, '__version__', 'absent')}")
+    print(f"OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE')} "
+          f"OPENBLAS_L2_SIZE={os.environ.get('OPENBLAS_L2_SIZE')}")
+    print(f"BLAS: {blas_info()}")
+    print()
+    print(table(results))
+
+
+if __name__ == "__main__":
+    main()

@@ -18,17 +18,18 @@ __all__ = ["run_backward"]
 def _collect_dependencies(roots):
     """How many edges lead into each node reachable from ``roots``."""
     deps: dict = {}
-    stack = [n for n in roots if n is not None]
-    seen = set(stack)
-    get = deps.get
+    stack = list(dict.fromkeys(n for n in roots if n is not None))
+    expanded = set(stack)  # roots are walked from the start; reached again, only counted
     while stack:
         for nxt, _ in stack.pop().next_functions:
             if nxt is None:
                 continue
-            deps[nxt] = get(nxt, 0) + 1
-            if nxt not in seen:
-                seen.add(nxt)
-                stack.append(nxt)
+            if nxt in deps:
+                deps[nxt] += 1
+            else:
+                deps[nxt] = 1
+                if nxt not in expanded:
+                    stack.append(nxt)
     return deps
 
 

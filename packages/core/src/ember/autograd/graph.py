@@ -109,8 +109,10 @@ class Node:
         versions = self.versions
         if versions:
             for t, v in zip(saved, versions):
-                if t is not None and v is not None and t._version != v:
-                    raise RuntimeError(_modified_msg(t, v, self))
+                if v is not None:
+                    vc = t._vc
+                    if (vc[0] if vc is not None else 0) != v:
+                        raise RuntimeError(_modified_msg(t, v, self))
         out_vc = self.out_vc
         if out_vc is not None and out_vc[1] != out_vc[0][0]:
             raise RuntimeError(
@@ -198,17 +200,39 @@ _new = object.__new__
 _Tensor = None  # set by ember._tensor at import (graph.py must not import it: cycle)
 
 
+_NO_EDGE = (None, 0)
+
+
 def record(node_cls, out, inputs, saved=(), ctx=None, save_output: bool = False):
     """Attach a new ``node_cls`` node as ``out.grad_fn`` with edges to ``inputs``.
 
-    ``saved`` are tensors the backward reads (their versions are checked at backward);
-    ``save_output`` keeps the output's array for ``node.output()`` without a reference cycle.
+    ``saved`` are tensors (or scalars) the backward reads; tensors' versions are checked at
+    backward. ``save_output`` keeps the output's array for ``node.output()`` without a
+    reference cycle. This runs once per recorded op, so edges are built inline.
     """
     node = _new(node_cls)
-    node.next_functions = tuple([edge(t) for t in inputs])
+    edges = []
+    for t in inputs:
+        if t is None or not t.requires_grad:
+            edges.append(_NO_EDGE)
+        elif t.grad_fn is not None:
+            edges.append((t.grad_fn, t._nr))
+        else:
+            acc = t._accum
+            edges.append((acc if acc is not None else accumulate_node(t), 0))
+    node.next_functions = tuple(edges)
     node.saved = saved
-    node.versions = tuple([s._version if isinstance(s, _Tensor) else None for s in saved]) \
-        if saved else None
+    if saved:
+        versions = []
+        for s in saved:
+            if isinstance(s, _Tensor):
+                vc = s._vc
+                versions.append(vc[0] if vc is not None else 0)
+            else:
+                versions.append(None)
+        node.versions = versions
+    else:
+        node.versions = None
     node.ctx = ctx
     node.device = out._device
     if save_output:
