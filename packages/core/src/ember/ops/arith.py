@@ -149,19 +149,14 @@ def div(input, other, *, rounding_mode=None, out=None):
     if rounding_mode == "floor":
         return _out(floor_divide(input, other), out)
     if rounding_mode == "trunc":
-        q = _true_div(input, other)
-        r = q.trunc()
-        ref = input if isinstance(input, Tensor) else other
-        if not isinstance(input, Tensor) or not isinstance(other, Tensor):
-            rt = coerce(input, other)
-            res_dt = (rt[2] if rt[0] is not None else rt[3]).dtype
-        else:
-            res_dt = _dtype.binary_result_np(input._data, other._data)
-        if res_dt.kind != "f":
+        ta, tb, ad, bd, dev = coerce(input, other)
+        res = ad if ta is not None else bd
+        if res.dtype.kind in "biu":  # exact integer division rounded toward zero
             _int_div_zero_check(other)
-            r = r.to(_dtype.FROM_NP[res_dt])
-        del ref
-        return _out(r, out)
+            q = np.floor_divide(ad, bd)
+            fix = (np.remainder(ad, bd) != 0) & ((np.asarray(ad) < 0) != (np.asarray(bd) < 0))
+            return _out(_make(q + fix.astype(q.dtype), dev), out)
+        return _out(_true_div(input, other).trunc(), out)
     raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but "
                        f"found '{rounding_mode}'")
 
