@@ -144,6 +144,7 @@ def _combine_categories(higher: dtype | None, lower: dtype | None) -> dtype | No
 
 
 _PROMOTE_CACHE: dict = {}
+_PY_FLOAT = object()  # cache-key marker for a Python float operand (a dtype == "f" is True!)
 
 
 def _scalar_dtype(x) -> dtype:
@@ -175,7 +176,7 @@ def result_type(*operands) -> dtype:
 def binary_result_np(a: np.ndarray, b) -> np.dtype:
     """Result NumPy dtype of a binary op on array ``a`` and array-or-scalar ``b`` (cached)."""
     if b.__class__ is _b.float:
-        key = (a.dtype, "f")
+        key = (a.dtype, _PY_FLOAT)
     else:
         key = (a.dtype, b.dtype, a.ndim == 0, b.ndim == 0)
     r = _PROMOTE_CACHE.get(key)
@@ -185,7 +186,7 @@ def binary_result_np(a: np.ndarray, b) -> np.dtype:
 
 
 def _binary_result_uncached(key) -> dtype:
-    if key[1] == "f":
+    if key[1] is _PY_FLOAT:
         ta = FROM_NP[key[0]]
         return _combine_categories(ta, _default[0])
     ta, tb = FROM_NP[key[0]], FROM_NP[key[1]]

@@ -411,9 +411,12 @@ class Tensor:
         return id(self)
 
     def __reduce_ex__(self, protocol):
-        from .serialization import _reduce_tensor
-
-        return _reduce_tensor(self)
+        # plain pickling (copy.deepcopy, multiprocessing): the host array plus where it lived
+        if self.grad_fn is not None:
+            raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) "
+                               "support the pickle protocol; call .detach() first.")
+        return (_rebuild_tensor, (type(self), self._host(), str(self._device),
+                                  self.requires_grad))
 
     def __deepcopy__(self, memo):
         if self.grad_fn is not None:
@@ -499,6 +502,17 @@ _graph._Tensor = Tensor
 from .autograd import engine as _engine  # noqa: E402
 
 _engine._make = _make
+
+
+def _rebuild_tensor(cls, array, device, requires_grad):
+    from ._factory import place, resolve_device
+
+    t = place(np.array(array, copy=True), resolve_device(device))
+    if cls is not Tensor:
+        t = cls._make_subclass(cls, t, requires_grad)
+    elif requires_grad:
+        t.requires_grad = True
+    return t
 
 
 def _shared_vc(t):

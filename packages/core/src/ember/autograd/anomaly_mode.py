@@ -1,0 +1,89 @@
+"""Anomaly detection: ``detect_anomaly`` and ``set_detect_anomaly``, as in PyTorch.
+
+When enabled, every recorded node keeps the traceback of the forward call that created it
+(``graph.record``); the engine raises when a backward function returns NaN and warns with
+that traceback when a backward function fails.
+"""
+
+from __future__ import annotations
+
+import functools
+import warnings
+
+from .graph import _ANOMALY
+
+__all__ = ["detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled",
+           "is_anomaly_check_nan_enabled"]
+
+# ``graph._ANOMALY`` is ``[enabled]``; the nan-check flag rides along as a second entry
+if len(_ANOMALY) < 2:
+    _ANOMALY.append(True)
+
+
+def is_anomaly_enabled() -> bool:
+    """Whether anomaly detection is on."""
+    return bool(_ANOMALY[0])
+
+
+def is_anomaly_check_nan_enabled() -> bool:
+    """Whether anomaly detection also checks backward outputs for NaN."""
+    return bool(_ANOMALY[1])
+
+
+def _set_anomaly_enabled(mode: bool, check_nan: bool = True) -> None:
+    _ANOMALY[0] = bool(mode)
+    _ANOMALY[1] = bool(check_nan)
+
+
+class detect_anomaly:
+    """Context manager (or decorator) that turns anomaly detection on inside its block.
+
+    Backward then raises ``Function 'XBackward0' returned nan values in its 0th output.``
+    (with ``check_nan=True``) and, on any error, warns with the forward traceback of the
+    node that failed. It slows everything down: use it for debugging only.
+    """
+
+    def __init__(self, check_nan: bool = True) -> None:
+        self.prev = is_anomaly_enabled()
+        self.check_nan = check_nan
+        self.prev_check_nan = is_anomaly_check_nan_enabled()
+        warnings.warn("Anomaly Detection has been enabled. This mode will increase the runtime "
+                      "and should only be enabled for debugging.", stacklevel=2)
+
+    def __enter__(self) -> None:
+        self.prev = is_anomaly_enabled()
+        self.prev_check_nan = is_anomaly_check_nan_enabled()
+        _set_anomaly_enabled(True, self.check_nan)
+
+    def __exit__(self, *args) -> None:
+        _set_anomaly_enabled(self.prev, self.prev_check_nan)
+
+    def __call__(self, func):
+        @functools.wraps(func)
+        def wrapper(*args, **kwargs):
+            with _clone(self):
+                return func(*args, **kwargs)
+
+        return wrapper
+
+
+def _clone(cm: detect_anomaly) -> detect_anomaly:
+    new = detect_anomaly.__new__(detect_anomaly)
+    new.check_nan = cm.check_nan
+    return new
+
+
+class set_detect_anomaly:
+    """Turn anomaly detection on or off; as a context manager it restores the previous
+    setting on exit."""
+
+    def __init__(self, mode: bool, check_nan: bool = True) -> None:
+        self.prev = is_anomaly_enabled()
+        self.prev_check_nan = is_anomaly_check_nan_enabled()
+        _set_anomaly_enabled(mode, check_nan)
+
+    def __enter__(self) -> None:
+        pass
+
+    def __exit__(self, *args) -> None:
+        _set_anomaly_enabled(self.prev, self.prev_check_nan)

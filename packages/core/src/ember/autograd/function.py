@@ -1,0 +1,396 @@
+"""Custom differentiable operations: ``ember.autograd.Function``, as ``torch.autograd.Function``.
+
+A subclass writes a static ``forward`` and ``backward``::
+
+    class Exp(Function):
+        @staticmethod
+        def forward(ctx, x):
+            y = x.exp()
+            ctx.save_for_backward(y)
+            return y
+
+        @staticmethod
+        def backward(ctx, grad):
+            (y,) = ctx.saved_tensors
+            return grad * y
+
+    y = Exp.apply(x)
+
+As in PyTorch, the ``ctx`` handed to ``forward``/``backward`` *is* the graph node
+(``y.grad_fn``, an instance of ``ExpBackward``), so attributes set on it are visible there.
+``forward`` runs under ``no_grad``; ``backward`` runs with grad mode on only for
+``create_graph=True``, so a backward written with ember ops is itself differentiable.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import warnings
+
+import numpy as np
+
+from .._tensor import Tensor
+from .grad_mode import GRAD
+from .graph import _ANOMALY, Node, edge, make_node_class, record
+
+__all__ = ["Function", "FunctionCtx", "BackwardCFunction", "InplaceFunction",
+           "once_differentiable"]
+
+_new = object.__new__
+
+
+class FunctionCtx:
+    """The methods ``forward``/``setup_context`` call on ``ctx``."""
+
+    # defaults read by ``Function.apply``; set per call only when used
+    to_save = ()
+    dirty_tensors = ()
+    non_differentiable = ()
+    materialize_grads = True
+
+    def save_for_backward(self, *tensors) -> None:
+        """Save tensors (or None) for ``backward``, where ``ctx.saved_tensors`` returns them.
+
+        They are checked for in-place modification when read back.
+        """
+        for i, t in enumerate(tensors):
+            if t is not None and not isinstance(t, Tensor):
+                raise TypeError(f"save_for_backward can only save variables, but argument {i} "
+                                f"is of type {type(t).__name__}")
+        self.to_save = tensors
+
+    def save_for_forward(self, *tensors) -> None:
+        """Kept for API compatibility: ember has no forward-mode AD."""
+        self.saved_for_forward = tensors
+
+    def mark_dirty(self, *args) -> None:
+        """Mark inputs that ``forward`` modified in place (they must be returned)."""
+        self.dirty_tensors = args
+
+    def mark_non_differentiable(self, *args) -> None:
+        """Mark outputs that do not require grad (their gradient arrives as zeros)."""
+        self.non_differentiable = args
+
+    def set_materialize_grads(self, value: bool) -> None:
+        """Whether undefined output gradients reach ``backward`` as zeros (default) or None."""
+        self.materialize_grads = bool(value)
+
+    def mark_shared_storage(self, *pairs) -> None:
+        warnings.warn("`mark_shared_storage` is deprecated. Tensors with shared storages are "
+                      "automatically tracked. Note that calls to `set_()` are not tracked",
+                      FutureWarning, stacklevel=2)
+
+
+class BackwardCFunction(Node, FunctionCtx):
+    """The node of one ``Function.apply`` call (also the ``ctx`` its methods receive)."""
+
+    _forward_cls = None
+
+    def __repr__(self) -> str:
+        return f"<ember.autograd.function.{type(self).__name__} object at {id(self):#x}>"
+
+    @property
+    def saved_tensors(self) -> tuple:
+        """The tensors given to ``save_for_backward``, checked for in-place modification."""
+        saved = self.saved
+        if saved is None:
+            raise RuntimeError(Node._freed_msg)
+        if self.versions is not None:
+            self._check_versions()
+        return saved
+
+    def release(self) -> None:
+        # a node that saved nothing can be run again, as in PyTorch
+        if self.saved:
+            self.saved = None
+
+    def apply(self, *grads):
+        """Run the user's backward on ``grads`` (one per output), as the engine does."""
+        return self._forward_cls._user_backward()(self, *grads)
+
+    def backward(self, grad):
+        """Engine entry: ``grad`` is one tensor, or a list for a multi-output call."""
+        if self._n_out == 1:
+            grads = (grad,)
+        elif self.materialize_grads:
+            grads = _materialize(grad, self._out_meta)
+        else:
+            grads = grad
+        res = self._forward_cls._user_backward()(self, *grads)
+        return _check_grads(self, res if isinstance(res, tuple) else (res,))
+
+
+def _materialize(grads, out_meta):
+    from .._factory import zeros
+
+    return [zeros(m[0], dtype=m[1], device=m[2]) if g is None and m is not None else g
+            for g, m in zip(grads, out_meta)]
+
+
+def _check_grads(node, res):
+    """PyTorch's checks on what ``backward`` returned; one gradient per tensor input."""
+    n_args = len(node.needs_input_grad)
+    if len(res) != n_args:
+        if len(res) > n_args and all(r is None for r in res[n_args:]):
+            res = res[:n_args]
+        else:
+            raise RuntimeError(f"function {node.name()} returned an incorrect number of "
+                               f"gradients (expected {n_args}, got {len(res)})")
+    grads = []
+    meta = node._in_meta
+    k = 0
+    for i, g in enumerate(res):
+        m = meta[i]
+        if m is None:
+            if g is not None:
+                raise RuntimeError(f"function {node.name()} returned a gradient different "
+                                   f"than None at position {i + 1}, but the corresponding "
+                                   "forward input was not a Variable")
+            continue
+        if g is not None and node.next_functions[k][0] is not None:
+            g = _validate_grad(node, k, g, m)
+        else:
+            g = None
+        grads.append(g)
+        k += 1
+    return tuple(grads)
+
+
+def _validate_grad(node, index, g, meta):
+    shape, dtype, device = meta
+    if not isinstance(g, Tensor):
+        raise TypeError(f"function {node.name()} returned a gradient of type "
+                        f"{type(g).__name__} at position {index + 1}; expected a Tensor or None")
+    gd = g._data
+    if gd.shape != shape:
+        if np.broadcast_shapes(shape, gd.shape) != gd.shape:
+            raise RuntimeError(f"Function {node.name()} returned an invalid gradient at index "
+                               f"{index} - got {list(gd.shape)} but expected shape compatible "
+                               f"with {list(shape)}")
+        from ..ops._core import sum_to_size
+
+        g = sum_to_size(g, shape)
+    if g._device is not device:
+        raise RuntimeError(f"Function {node.name()} returned an invalid gradient at index "
+                           f"{index} - expected device {device} but got {g._device}")
+    if g._data.dtype is not dtype:
+        from .._dtype import FROM_NP
+
+        g = g.to(FROM_NP[dtype])
+    return g
+
+
+class _SingleLevelFunction(FunctionCtx):
+    @staticmethod
+    def forward(*args, **kwargs):
+        """Compute the outputs (runs under ``no_grad``). Old style: ``forward(ctx, *args)``;
+        new style: ``forward(*args)`` together with ``setup_context``."""
+        raise NotImplementedError("You must implement the forward function for custom "
+                                  "autograd.Function.")
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        """New style: save what ``backward`` needs from ``inputs`` and ``output`` on ``ctx``."""
+        raise NotImplementedError("setup_context is not implemented.")
+
+    @staticmethod
+    def backward(ctx, *grad_outputs):
+        """Gradients with respect to each input of ``forward`` (None where not needed)."""
+        raise NotImplementedError("You must implement either the backward or vjp method for "
+                                  "your custom autograd.Function to use it with backward mode "
+                                  "AD.")
+
+    vjp = backward
+
+    @staticmethod
+    def jvp(ctx, *grad_inputs):
+        raise NotImplementedError("You must implement the jvp function for custom "
+                                  "autograd.Function to use it with forward mode AD.")
+
+
+class Function(_SingleLevelFunction):
+    """Base class of custom differentiable operations, used through ``MyFn.apply(*args)``."""
+
+    _backward_cls = BackwardCFunction
+    _setup_ctx = False
+    _signature = None
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        name = cls.__name__ + "Backward"
+        cls._backward_cls = type(name, (BackwardCFunction,), {
+            "_forward_cls": cls, "__module__": __name__, "__qualname__": name})
+        cls._setup_ctx = cls.setup_context is not _SingleLevelFunction.setup_context
+        cls._signature = None
+
+    def __init__(self, *args, **kwargs):
+        warnings.warn(f"{self.__class__} should not be instantiated. Methods on autograd "
+                      "functions are all static, so you should invoke them on the class "
+                      "itself. Instantiating an autograd function will raise an error in a "
+                      "future version of PyTorch.", DeprecationWarning, stacklevel=2)
+
+    def __call__(self, *args, **kwargs):
+        raise RuntimeError("Legacy autograd function with non-static forward method is "
+                           "deprecated. Please use new-style autograd function with static "
+                           "forward method. (Example: "
+                           "https://pytorch.org/docs/stable/autograd.html#torch.autograd.Function)")
+
+    @classmethod
+    def _user_backward(cls):
+        bw, vjp = cls.backward, cls.vjp
+        if vjp is not _SingleLevelFunction.vjp:
+            if bw is not _SingleLevelFunction.backward:
+                raise RuntimeError("Implementing both 'backward' and 'vjp' for a custom "
+                                   "Function is not allowed. You should only implement one "
+                                   "of them.")
+            return vjp
+        return bw
+
+    @classmethod
+    def _bind(cls, args, kwargs):
+        """Keyword arguments of ``forward`` as positional ones (defaults applied with
+        ``setup_context``, as PyTorch does); keyword-only ones stay keywords."""
+        sig = cls._signature
+        if sig is None:
+            sig = cls._signature = inspect.signature(cls.forward)
+        if cls._setup_ctx:
+            bound = sig.bind(*args, **kwargs)
+            bound.apply_defaults()
+            return bound.args, bound.kwargs
+        bound = sig.bind(None, *args, **kwargs)
+        return bound.args[1:], bound.kwargs
+
+    @classmethod
+    def apply(cls, *args, **kwargs):
+        """Run ``forward`` on ``args`` and record one node for the call."""
+        if kwargs or cls._setup_ctx:
+            args, kwargs = cls._bind(args, kwargs)
+        ctx = _new(cls._backward_cls)
+        requires = False
+        needs = []
+        for a in args:
+            r = isinstance(a, Tensor) and a.requires_grad
+            requires = requires or r
+            needs.append(r)
+        ctx.needs_input_grad = tuple(needs)
+        prev = GRAD.enabled
+        GRAD.enabled = False
+        try:
+            if cls._setup_ctx:
+                out = cls.forward(*args, **kwargs)
+                cls.setup_context(ctx, args, out)
+            else:
+                out = cls.forward(ctx, *args, **kwargs)
+        finally:
+            GRAD.enabled = prev
+        if requires and prev:
+            return _wrap_outputs(ctx, args, out)
+        for t in ctx.dirty_tensors:
+            t._bump_version()
+        return out
+
+
+def _wrap_outputs(ctx, args, out):
+    """Connect the outputs of ``forward`` to the node ``ctx`` (PyTorch's ``_wrap_outputs``)."""
+    edges = []
+    in_meta = []
+    for a in args:
+        if isinstance(a, Tensor):
+            edges.append(edge(a))
+            in_meta.append((a._data.shape, a._data.dtype, a._device))
+        else:
+            in_meta.append(None)
+    ctx.next_functions = tuple(edges)
+    ctx._in_meta = in_meta
+    ctx.ctx = None
+    is_tuple = isinstance(out, tuple)
+    outs = out if is_tuple else (out,)
+    dirty = ctx.dirty_tensors
+    non_diff = ctx.non_differentiable
+    result = []
+    for k, o in enumerate(outs):
+        if isinstance(o, Tensor):
+            o = _wrap_one(ctx, args, o, k, dirty, non_diff)
+        result.append(o)
+    for t in dirty:
+        if not any(t is o for o in outs):
+            raise RuntimeError("Some elements marked as dirty during the forward method were "
+                               "not returned as output. The inputs that are modified inplace "
+                               "must all be outputs of the Function.")
+    ctx._n_out = len(outs) if is_tuple else 1
+    if is_tuple and len(outs) > 1:
+        ctx._out_meta = [(o._data.shape, o._data.dtype, o._device)
+                         if isinstance(o, Tensor) else None for o in outs]
+    to_save = ctx.to_save
+    ctx.saved = to_save
+    ctx.versions = tuple([None if t is None else t._version for t in to_save]) \
+        if to_save else None
+    if _ANOMALY[0]:
+        import traceback
+
+        ctx._anomaly_trace = "".join(traceback.format_stack()[:-2])
+    return tuple(result) if is_tuple else result[0]
+
+
+def _wrap_one(ctx, args, o, k, dirty, non_diff):
+    if any(o is t for t in dirty):
+        if o.requires_grad and o.grad_fn is None:
+            raise RuntimeError("a leaf Variable that requires grad has been used in an "
+                               "in-place operation.")
+        o._bump_version()
+    elif any(o is a for a in args):
+        o = o.detach()  # an input returned as-is: a new tensor sharing its memory
+    if any(o is t for t in non_diff) or o._data.dtype.kind != "f":
+        o.requires_grad = False
+        o.grad_fn = None
+        return o
+    o.requires_grad = True
+    o.grad_fn = ctx
+    if k or getattr(o, "_nr", 0):
+        o._nr = k
+    return o
+
+
+class InplaceFunction(Function):
+    """A Function that may modify its input in place (``inplace`` flag, as in PyTorch)."""
+
+    def __init__(self, inplace: bool = False):
+        super().__init__()
+        self.inplace = inplace
+
+
+# -- once_differentiable -------------------------------------------------------------------
+
+def _delayed_error_bw(node, grad):
+    raise RuntimeError("trying to differentiate twice a function that was marked with "
+                       "@once_differentiable")
+
+
+DelayedError = make_node_class("DelayedError", _delayed_error_bw)
+
+
+def once_differentiable(fn):
+    """Decorate ``backward`` of a Function whose backward is not itself differentiable.
+
+    The backward runs under ``no_grad``; differentiating its result raises an error.
+    """
+
+    @functools.wraps(fn)
+    def wrapper(ctx, *args, **kwargs):
+        prev = GRAD.enabled
+        GRAD.enabled = False
+        try:
+            outputs = fn(ctx, *args, **kwargs)
+        finally:
+            GRAD.enabled = prev
+        if not prev:
+            return outputs
+        if not any(isinstance(a, Tensor) and a.requires_grad for a in args):
+            return outputs
+        is_tuple = isinstance(outputs, tuple)
+        wrapped = tuple(None if v is None else record(DelayedError, v.detach(), ())
+                        for v in (outputs if is_tuple else (outputs,)))
+        return wrapped if is_tuple else wrapped[0]
+
+    return wrapper

@@ -1,0 +1,1 @@
+"""``ember.utils``: PyTorch's ``torch.utils`` import paths."""
