@@ -1,3 +1,4 @@
+# ruff: noqa: I001 - imports follow the core's dependency order
 """Ember: a deep-learning framework in the PyTorch mould, over NumPy (CPU) and CuPy (GPU).
 
 ``import ember as torch`` runs PyTorch programs that use the names Ember provides.
@@ -13,6 +14,7 @@ __path__ = extend_path(__path__, __name__)
 
 __version__ = "0.1.0"
 
+# The order below is the dependency order of the core (not alphabetical): keep it.
 from . import _dtype  # noqa: E402
 from ._device import device  # noqa: E402
 from ._dtype import (  # noqa: E402,F401
@@ -62,6 +64,7 @@ def __getattr__(name: str):
 
 
 def _install_missing_hint() -> None:
+    import builtins  # ``any`` here is ``ember.any`` (installed above)
     import importlib.abc
     import importlib.machinery
     import sys
@@ -86,7 +89,7 @@ def _install_missing_hint() -> None:
                     f"distribution (pip install {_SUBPACKAGES[parts[1]]})", name=fullname)
             return None
 
-    if not any(type(f).__name__ == "_HintFinder" for f in sys.meta_path):
+    if not builtins.any(type(f).__name__ == "_HintFinder" for f in sys.meta_path):
         sys.meta_path.append(_HintFinder())
 
 

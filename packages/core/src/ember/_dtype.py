@@ -87,7 +87,7 @@ def to_dtype(d) -> dtype:
     if d is _b.bool:
         return bool
     if d is _b.float:
-        return _default[0]
+        return float64  # PyTorch maps the Python type to double, not the default dtype
     if d is _b.int:
         return int64
     if isinstance(d, str) and d in _BY_NAME:

@@ -1,9 +1,18 @@
-"""Tensor factories: tensor, as_tensor, from_numpy, zeros/ones/full/empty (and ``_like``),
-arange, linspace, logspace, eye. Random factories live in ``_random.py``."""
+"""Tensor factories: tensor, as_tensor/asarray, from_numpy, zeros/ones/full/empty (and
+``_like``), arange, range, linspace, logspace, eye, empty_strided, and the ``Tensor.new_*``
+methods. Random factories live in ``_random.py``.
+
+Every factory takes PyTorch's arguments (``dtype``, ``device``, ``requires_grad``, ``out``)
+and infers dtypes as PyTorch does: bool, int64 for integers, the default float for floats.
+"""
 
 from __future__ import annotations
 
+import builtins
+import math
 import numbers
+import warnings
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -11,19 +20,32 @@ from . import _dtype
 from ._device import device as _device_cls
 from ._tensor import CPU, Tensor, _canonical_device, _make
 from .backends import backend_of
+from .ops.registry import register_method
 
-__all__ = ["tensor", "as_tensor", "from_numpy", "zeros", "ones", "full", "empty",
-           "zeros_like", "ones_like", "full_like", "empty_like"]
+__all__ = ["tensor", "as_tensor", "asarray", "from_numpy", "zeros", "ones", "full", "empty",
+           "zeros_like", "ones_like", "full_like", "empty_like", "empty_strided", "arange",
+           "range", "linspace", "logspace", "eye", "set_printoptions"]
 
 #: devices pushed by ``with ember.device(...)``
 _device_stack: list = []
 
 
+# -- shared helpers ---------------------------------------------------------------------------
+
 def resolve_device(device) -> _device_cls:
+    """``device`` as an interned device with its index filled in; ``None`` is the current one
+    (the innermost ``with ember.device(...)``, else the CPU)."""
     if device is None:
-        return _device_stack[-1] if _device_stack else CPU
+        if not _device_stack:
+            return CPU
+        device = _device_stack[-1]
     dev = device if device.__class__ is _device_cls else _device_cls(device)
     return _canonical_device(dev)
+
+
+def xp_for(dev):
+    """The array module (numpy, cupy) of device ``dev``."""
+    return np if dev is CPU else backend_of(dev).xp
 
 
 def place(host_array: np.ndarray, dev) -> Tensor:
@@ -33,196 +55,747 @@ def place(host_array: np.ndarray, dev) -> Tensor:
     return _make(backend_of(dev).to_device(host_array, dev.index), dev)
 
 
-def _infer_np_dtype(data):
-    """PyTorch's inference: bool, int64 for integers, default float for floats."""
-    flat = data
-    while isinstance(flat, (list, tuple)) and flat:
-        flat = flat[0]
-    return None if flat is None else flat
+def finish(t: Tensor, requires_grad: bool, out: Tensor | None = None) -> Tensor:
+    """Apply a factory's ``requires_grad=`` and ``out=`` to its freshly made result."""
+    if requires_grad:
+        if t._data.dtype.kind != "f":
+            raise RuntimeError("Only Tensors of floating point and complex dtype can require "
+                               "gradients")
+        t.requires_grad = True
+    if out is not None:
+        return write_out(out, t)
+    return t
 
 
-def _sequence_to_array(data, dt):
-    try:
-        arr = np.array(data)
-    except ValueError as exc:
-        raise ValueError(f"expected sequence of equal-length lists: {exc}") from None
-    if arr.dtype == object:
-        # lists of tensors (0-dim) or mixed
-        try:
-            arr = np.array([_to_host_scalar(x) for x in np.asarray(data, dtype=object).flat],
-                           ).reshape(np.shape(data))
-        except Exception:
-            raise TypeError(f"Could not infer dtype of {type(data).__name__}") from None
-    if dt is None:
-        kind = arr.dtype.kind
-        if kind == "f":
-            arr = arr.astype(_dtype.get_default_dtype().np)
-        elif kind in "iu":
-            arr = arr.astype(np.int64)
-        elif kind == "b":
-            pass
-        elif kind == "c":
-            raise TypeError("complex tensors are not supported by ember")
+def write_out(out: Tensor, result: Tensor) -> Tensor:
+    """Copy ``result`` into ``out`` (resized when its shape differs), as ``out=`` does."""
+    if not isinstance(out, Tensor):
+        raise TypeError(f"argument 'out' must be Tensor, not {type(out).__name__}")
+    if out._device is not result._device:
+        raise RuntimeError(f"Expected out tensor to have device {result._device}, but got "
+                           f"{out._device} instead")
+    data = result._data
+    if data.dtype != out._data.dtype:
+        data = data.astype(out._data.dtype)
+    if out._data.shape == data.shape:
+        out._data[...] = data
+    else:
+        out._data = data.copy() if data is result._data else data
+    out._bump_version()
+    return out
+
+
+def check_size(size, name: str = "") -> tuple:
+    """A size given as varargs, one tuple/list/``ember.Size``, or ints/0-dim tensors."""
+    if len(size) == 1 and isinstance(size[0], (Sequence, np.ndarray)) \
+            and not isinstance(size[0], str):
+        size = size[0]
+    out = []
+    for i, s in enumerate(size):
+        if isinstance(s, (builtins.bool, np.bool_)) or not _is_index(s):
+            what = f"{name}(): argument 'size'" if name else "argument 'size'"
+            raise TypeError(f"{what} failed to unpack the object at pos {i + 1} with error "
+                            f"\"type must be tuple of ints,but got {type(s).__name__}\"")
+        out.append(int(s))
+    for s in out:
+        if s < 0:
+            if name == "zeros":
+                raise RuntimeError("zeros: Dimension size must be non-negative.")
+            raise RuntimeError(f"Trying to create tensor with negative dimension {s}: "
+                               f"[{', '.join(map(str, out))}]")
+    return tuple(out)
+
+
+def _is_index(s) -> builtins.bool:
+    if isinstance(s, (numbers.Integral, np.integer)):
+        return True
+    return isinstance(s, Tensor) and s._data.size == 1 and s._data.dtype.kind in "iu"
+
+
+def _dtype_or_default(dtype) -> _dtype.dtype:
+    return _dtype.get_default_dtype() if dtype is None else _dtype.to_dtype(dtype)
+
+
+#: C++ type names in PyTorch's "cannot be converted ... without overflow" errors
+_C_NAMES = {"uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int",
+            "int64": "int64_t", "float16": "c10::Half", "float32": "float", "float64": "double",
+            "bool": "bool"}
+
+
+def _check_fill(value, dt: _dtype.dtype) -> None:
+    """PyTorch's overflow check when a Python scalar is converted to ``dt``."""
+    if dt is _dtype.bool or isinstance(value, (builtins.bool, np.bool_)):
+        return
+    if dt.is_floating_point:
+        if math.isfinite(value) and abs(value) > float(np.finfo(dt.np).max):
+            raise RuntimeError(f"value cannot be converted to type {_C_NAMES[dt.name]} without "
+                               "overflow")
+        return
+    info = np.iinfo(dt.np)
+    lo = -info.max if info.min == 0 else info.min  # unsigned types accept wrapped negatives
+    if not (math.isfinite(value) and lo <= value <= info.max):
+        raise RuntimeError(f"value cannot be converted to type {_C_NAMES[dt.name]} without "
+                           "overflow")
+
+
+def _scalar_value(x):
+    """A Python number from a Python/NumPy scalar or a one-element tensor."""
+    if isinstance(x, Tensor):
+        return x.item()
+    if isinstance(x, np.generic):
+        return x.item()
+    return x
+
+
+def _scalar_dtype(x) -> _dtype.dtype:
+    """The dtype PyTorch gives a fill value: bool, int64, or the default float."""
+    x = _scalar_value(x)
+    if isinstance(x, builtins.bool):
+        return _dtype.bool
+    if isinstance(x, numbers.Integral):
+        return _dtype.int64
+    if isinstance(x, numbers.Real):
+        return _dtype.get_default_dtype()
+    raise TypeError(f"expected a number, got {type(x).__name__}")
+
+
+# -- tensor(): data to array, with PyTorch's dtype inference -------------------------------
+
+_PY_SCALARS = {builtins.bool: 0, builtins.int: 1, builtins.float: 2}
+_NP_NAMES = ("float64, float32, float16, int64, int32, int16, int8, uint8, and bool")
+
+
+def _np_to_dtype(arr: np.ndarray) -> _dtype.dtype:
+    """The ember dtype of a NumPy array (PyTorch's errors for unsupported ones)."""
+    d = _dtype.FROM_NP.get(arr.dtype)
+    if d is not None:
+        return d
+    if not arr.dtype.isnative:
+        raise ValueError("given numpy array has byte order different from the native byte "
+                         "order. Conversion between byte orders is currently not supported.")
+    raise TypeError(f"can't convert np.ndarray of type numpy.{arr.dtype.type.__name__}. The "
+                    f"only supported types are: {_NP_NAMES}.")
+
+
+def _is_sequence(x) -> builtins.bool:
+    return isinstance(x, (Sequence, np.ndarray)) and not isinstance(x, (bytes, bytearray))
+
+
+def _sequence_sizes(data) -> list:
+    """The shape implied by following the first element down (PyTorch's compute_sizes)."""
+    sizes = []
+    seq = data
+    while _is_sequence(seq):
+        if isinstance(seq, np.ndarray) and seq.ndim == 0:
+            raise TypeError("len() of unsized object")
+        n = len(seq)
+        sizes.append(n)
+        if len(sizes) > 64:
+            raise ValueError(f"too many dimensions '{type(seq).__name__}'")
+        if n == 0:
+            break
+        seq = seq[0]
+    return sizes
+
+
+def _leaf_dtype(x) -> _dtype.dtype:
+    """PyTorch's infer_scalar_type for one element."""
+    if isinstance(x, np.generic):
+        return _np_to_dtype(np.asarray(x))
+    cat = _PY_SCALARS.get(type(x))
+    if cat is None:
+        if isinstance(x, builtins.bool):
+            cat = 0
+        elif isinstance(x, numbers.Integral):
+            cat = 1
+        elif isinstance(x, numbers.Real):
+            cat = 2
+    if cat is not None:
+        return (_dtype.bool, _dtype.int64, _dtype.get_default_dtype())[cat]
+    if isinstance(x, Tensor):
+        return x.dtype
+    if isinstance(x, str):
+        raise TypeError(f"new(): invalid data type '{type(x).__name__}'")
+    if isinstance(x, complex):
+        raise TypeError("complex tensors are not supported by ember")
+    if _is_sequence(x):
+        if isinstance(x, np.ndarray):
+            return _np_to_dtype(x)
+        if len(x) == 0:
+            return _dtype.get_default_dtype()
+        return _promote_all(_leaf_dtype(v) for v in x)
+    raise RuntimeError(f"Could not infer dtype of {type(x).__name__}")
+
+
+def _promote_all(dtypes) -> _dtype.dtype | None:
+    out = None
+    for d in dtypes:
+        out = d if out is None else _dtype.promote_types(out, d)
+    return out
+
+
+class _Gather:
+    """Walks nested sequences: checks the shape, infers the dtype, collects the elements."""
+
+    def __init__(self, sizes):
+        self.sizes = sizes
+        self.last = len(sizes) - 1
+        self.flat: list = []
+        self.dtype = None
+        self.stray = None       # first element that is a sequence where a number belongs
+        self.tensors = []       # (index in flat, tensor) of tensor elements
+
+    def walk(self, seq, dim: int) -> None:
+        if not _is_sequence(seq):
+            raise TypeError("not a sequence")
+        n = len(seq)
+        if n != self.sizes[dim]:
+            raise ValueError(f"expected sequence of length {self.sizes[dim]} at dim {dim} "
+                             f"(got {n})")
+        if isinstance(seq, np.ndarray) and seq.shape == tuple(self.sizes[dim:]):
+            self._add_dtype(_np_to_dtype(seq))
+            self.flat.extend(seq.ravel().tolist())
+            return
+        if dim == self.last - 1 and self._rows_of_numbers(seq):
+            return
+        if dim < self.last:
+            for item in seq:
+                self.walk(item, dim + 1)
+            return
+        types = set(map(type, seq))
+        if types.issubset(_PY_SCALARS):
+            for t in types:
+                self._add_dtype((_dtype.bool, _dtype.int64,
+                                 _dtype.get_default_dtype())[_PY_SCALARS[t]])
+            self.flat.extend(seq)
+            return
+        for x in seq:
+            self._add_leaf(x)
+
+    def _rows_of_numbers(self, rows) -> builtins.bool:
+        """Fast path for the last two dims: rows (lists/tuples) of Python numbers only."""
+        n = self.sizes[-1]
+        start = len(self.flat)
+        types = set()
+        for row in rows:
+            if row.__class__ not in (list, tuple) or len(row) != n:
+                del self.flat[start:]
+                return False
+            types.update(map(type, row))
+            self.flat.extend(row)
+        if not types.issubset(_PY_SCALARS):
+            del self.flat[start:]
+            return False
+        for t in types:
+            self._add_dtype((_dtype.bool, _dtype.int64,
+                             _dtype.get_default_dtype())[_PY_SCALARS[t]])
+        return True
+
+    def _add_dtype(self, d) -> None:
+        self.dtype = d if self.dtype is None else _dtype.promote_types(self.dtype, d)
+
+    def _add_leaf(self, x) -> None:
+        self._add_dtype(_leaf_dtype(x))
+        if isinstance(x, Tensor):
+            self.tensors.append((len(self.flat), x))
+            self.flat.append(0)
+        elif isinstance(x, np.generic):
+            self.flat.append(x.item())
         else:
-            raise TypeError(f"Could not infer dtype of {arr.dtype}")
+            if _is_sequence(x) and self.stray is None:
+                self.stray = x
+            self.flat.append(x)
+
+    def array(self, dt: _dtype.dtype) -> np.ndarray:
+        if self.stray is not None:
+            name = type(self.stray).__name__
+            if dt.is_floating_point:
+                raise TypeError(f"must be real number, not {name}")
+            raise TypeError(f"'{name}' object cannot be interpreted as an integer")
+        for i, t in self.tensors:
+            if t._data.size != 1:
+                if dt.is_floating_point:
+                    raise ValueError("only one element tensors can be converted to Python "
+                                     "scalars")
+                raise TypeError("only integer tensors of a single element can be converted "
+                                "to an index")
+            self.flat[i] = t.item()
+        return _values_to_array(self.flat, dt).reshape(self.sizes)
+
+
+def _values_to_array(values, dt: _dtype.dtype) -> np.ndarray:
+    """Python numbers as an array of ``dt`` with PyTorch's overflow errors."""
+    if dt.is_floating_point or dt is _dtype.bool:
+        with np.errstate(over="ignore"):
+            return np.array(values, dtype=dt.np)
+    try:
+        arr = np.array(values, dtype=np.int64)
+    except OverflowError:
+        raise ValueError("Overflow when unpacking long long") from None
+    if dt is not _dtype.int64 and arr.size:
+        info = np.iinfo(dt.np)
+        lo = -info.max if info.min == 0 else info.min
+        if arr.min() < lo or arr.max() > info.max:
+            raise RuntimeError(f"value cannot be converted to type {dt.name} without overflow")
+        arr = arr.astype(dt.np)
     return arr
 
 
-def _to_host_scalar(x):
-    if isinstance(x, Tensor):
-        return x._host()
-    return x
+def _data_to_array(data, dt: _dtype.dtype | None) -> np.ndarray:
+    """Host array for ``tensor(data)``; ``dt`` None infers the dtype as PyTorch does."""
+    if isinstance(data, np.ndarray):
+        src = _np_to_dtype(data)
+        return np.array(data, dtype=(dt or src).np, copy=True)
+    if isinstance(data, np.generic):
+        src = _np_to_dtype(np.asarray(data))
+        return np.array(data, dtype=(dt or src).np)
+    if isinstance(data, str):
+        raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
+    if _is_sequence(data):
+        sizes = _sequence_sizes(data)
+        gather = _Gather(sizes)
+        gather.walk(data, 0)
+        target = dt or gather.dtype or _dtype.get_default_dtype()
+        if not gather.flat:
+            return np.zeros(sizes, dtype=target.np)
+        return gather.array(target)
+    if hasattr(data, "__array__") and not isinstance(data, numbers.Number):
+        return _data_to_array(np.asarray(data), dt)
+    target = dt or _leaf_dtype(data)
+    return _values_to_array(data, target)
 
 
 def tensor(data, *, dtype=None, device=None, requires_grad: bool = False,
            pin_memory: bool = False) -> Tensor:
-    """A new tensor copying ``data`` (number, nested sequence, array or tensor)."""
+    """A new tensor copying ``data`` (number, nested sequence, array or tensor).
+
+    The dtype is inferred as PyTorch does: bool, int64 for Python ints, the default float for
+    Python floats, the array's or tensor's own dtype otherwise.
+    """
     dt = None if dtype is None else _dtype.to_dtype(dtype)
-    dev = resolve_device(device)
     if isinstance(data, Tensor):
-        arr = data._host().copy()
-        if dt is not None:
-            arr = arr.astype(dt.np)
-        if device is None:
-            dev = data._device
-    elif isinstance(data, np.ndarray):
-        arr = np.array(data, copy=True)
-        if arr.dtype.kind == "f" and arr.dtype not in _dtype.FROM_NP:
-            arr = arr.astype(np.float64)
-        if dt is None:
-            _dtype.from_numpy_dtype(arr.dtype)
-    elif isinstance(data, (bool, np.bool_)):
-        arr = np.array(bool(data))
-    elif isinstance(data, numbers.Integral):
-        arr = np.array(int(data), dtype=np.int64)
-    elif isinstance(data, numbers.Real):
-        arr = np.array(float(data), dtype=_dtype.get_default_dtype().np)
-    elif isinstance(data, (list, tuple)):
-        arr = _sequence_to_array(data, dt)
-    elif isinstance(data, complex):
-        raise TypeError("complex tensors are not supported by ember")
-    elif hasattr(data, "__array__") or hasattr(data, "__dlpack__"):
-        arr = np.array(data, copy=True)
-    else:
-        raise TypeError(f"Could not infer dtype of {type(data).__name__}")
-    if dt is not None and arr.dtype != dt.np:
-        arr = arr.astype(dt.np)
-    t = place(arr, dev)
-    if requires_grad:
-        t.requires_grad_(True)
-    return t
+        warnings.warn("To copy construct from a tensor, it is recommended to use "
+                      "sourceTensor.detach().clone() or sourceTensor.detach().clone()."
+                      "requires_grad_(True), rather than ember.tensor(sourceTensor).",
+                      UserWarning, stacklevel=2)
+        return finish(_copy_tensor(data, dt, device), requires_grad)
+    on_device = _wrap_device_array(data)
+    if on_device is not None:
+        return finish(_copy_tensor(on_device, dt, device), requires_grad)
+    arr = _data_to_array(data, dt)
+    return finish(place(arr, resolve_device(device)), requires_grad)
+
+
+def _copy_tensor(src: Tensor, dt, device) -> Tensor:
+    """A detached copy of ``src``, converted to ``dt`` and moved to ``device`` (None: keep)."""
+    dev = src._device if device is None else resolve_device(device)
+    data = src._data
+    if dev is src._device:
+        return _make(data.astype(data.dtype if dt is None else dt.np, copy=True), dev)
+    host = backend_of(src._device).to_host(data)
+    return place(host if dt is None else host.astype(dt.np), dev)
+
+
+def _wrap_device_array(data) -> Tensor | None:
+    """A CuPy array (``__cuda_array_interface__``) as a tensor sharing its memory on its
+    CUDA device; None for anything else."""
+    if not hasattr(data, "__cuda_array_interface__"):
+        return None
+    dev = _canonical_device(_device_cls("cuda", int(data.device.id)))
+    backend_of(dev)  # PyTorch-style error naming the CUDA extra when it is missing
+    if data.dtype not in _dtype.FROM_NP:
+        _np_to_dtype(np.empty(0, dtype=data.dtype))
+    return _make(data, dev)
 
 
 def as_tensor(data, dtype=None, device=None) -> Tensor:
-    """``data`` as a tensor, sharing memory with a tensor or NumPy array where possible."""
+    """``data`` as a tensor, sharing memory with a tensor, NumPy or CuPy array where possible."""
     dt = None if dtype is None else _dtype.to_dtype(dtype)
+    wrapped = _wrap_device_array(data)
+    if wrapped is not None:
+        data = wrapped
     if isinstance(data, Tensor):
-        return data.to(device=device, dtype=dt) if (device is not None or dt is not None) \
-            else data
-    if isinstance(data, np.ndarray) and data.dtype in _dtype.FROM_NP:
+        if device is None and dt is None:
+            return data
+        return data.to(device=resolve_device(device) if device is not None else None, dtype=dt)
+    if isinstance(data, np.ndarray):
+        src = _np_to_dtype(data)
         dev = resolve_device(device)
-        if dev is CPU and (dt is None or dt.np == data.dtype):
+        if dev is CPU and (dt is None or dt is src):
             return _make(data, CPU)
-        return place(data if dt is None else data.astype(dt.np), dev)
+        return place(data if dt is None or dt is src else data.astype(dt.np), dev)
     return tensor(data, dtype=dt, device=device)
 
 
-asarray = as_tensor
+def asarray(obj, *, dtype=None, device=None, copy: bool | None = None,
+            requires_grad: bool = False) -> Tensor:
+    """``obj`` as a tensor; shares memory unless ``copy=True`` or a conversion needs one."""
+    t = as_tensor(obj, dtype=dtype, device=device)
+    shares = (isinstance(obj, Tensor) and t._data is obj._data) or \
+        (isinstance(obj, np.ndarray) and t._data is obj)
+    if copy is False and not shares and isinstance(obj, (Tensor, np.ndarray)):
+        raise ValueError("can't alias tensor since a copy is required")
+    if copy and shares:
+        t = _make(t._data.copy(), t._device)
+    elif shares and isinstance(obj, Tensor) and requires_grad:
+        t = t.detach()
+    return finish(t, requires_grad)
 
 
 def from_numpy(ndarray: np.ndarray) -> Tensor:
     """A CPU tensor sharing ``ndarray``'s memory (writes go both ways)."""
     if not isinstance(ndarray, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
-    _dtype.from_numpy_dtype(ndarray.dtype)
+    _np_to_dtype(ndarray)
     return _make(ndarray, CPU)
 
 
-def _size(size):
-    if len(size) == 1 and isinstance(size[0], (tuple, list)):
-        size = size[0]
-    out = []
-    for s in size:
-        if isinstance(s, Tensor):
-            s = s.item()
-        if not isinstance(s, (int, np.integer)) or isinstance(s, bool):
-            raise TypeError(f"size must be a tuple of ints, but got {type(s).__name__}")
-        if s < 0:
-            raise RuntimeError(f"Trying to create tensor with negative dimension {s}: "
-                               f"[{', '.join(str(int(v)) for v in size)}]")
-        out.append(int(s))
-    return tuple(out)
+# -- filled tensors ---------------------------------------------------------------------------
+
+_ZERO, _ONE = object(), object()
 
 
-def _new(fill, size, dtype, device, requires_grad, kind: str = "f"):
-    dt = _dtype.to_dtype(dtype) if dtype is not None else _dtype.get_default_dtype()
-    dev = resolve_device(device)
-    shape = _size(size)
-    xp = np if dev is CPU else backend_of(dev).xp
+def size_args(args, size, name: str) -> tuple:
+    """A factory's size from varargs or the ``size=`` keyword (an error when neither)."""
+    if not args and size is None:
+        raise TypeError(f'{name}() missing 1 required positional arguments: "size"')
+    return check_size(args or (size,), name)
+
+
+def _filled(fill, shape: tuple, dt: _dtype.dtype, dev, requires_grad, out=None) -> Tensor:
+    xp = xp_for(dev)
     if fill is None:
         arr = xp.empty(shape, dtype=dt.np)
-    elif fill == 0:
+    elif fill is _ZERO:
         arr = xp.zeros(shape, dtype=dt.np)
-    elif fill == 1:
+    elif fill is _ONE:
         arr = xp.ones(shape, dtype=dt.np)
-    else:
-        arr = xp.full(shape, fill, dtype=dt.np)
-    t = _make(arr, dev)
-    if requires_grad:
-        t.requires_grad_(True)
-    return t
+    else:  # through NumPy's cast: PyTorch wraps -1 into uint8 and truncates 1.5 into ints
+        with np.errstate(over="ignore", invalid="ignore"):
+            arr = xp.full(shape, np.array(fill).astype(dt.np), dtype=dt.np)
+    return finish(_make(arr, dev), requires_grad, out)
 
 
-def zeros(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False) -> Tensor:
-    return _new(0, size, dtype, device, requires_grad)
+def zeros(*args, size=None, out=None, dtype=None, layout=None, device=None,
+          requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
+    """A tensor of zeros of the given size (varargs, a tuple/list, or ``ember.Size``)."""
+    return _filled(_ZERO, size_args(args, size, "zeros"), _dtype_or_default(dtype),
+                   resolve_device(device), requires_grad, out)
 
 
-def ones(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False) -> Tensor:
-    return _new(1, size, dtype, device, requires_grad)
+def ones(*args, size=None, out=None, dtype=None, layout=None, device=None,
+         requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
+    """A tensor of ones of the given size."""
+    return _filled(_ONE, size_args(args, size, "ones"), _dtype_or_default(dtype),
+                   resolve_device(device), requires_grad, out)
 
 
-def empty(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False,
-          pin_memory=False, memory_format=None) -> Tensor:
-    return _new(None, size, dtype, device, requires_grad)
+def empty(*args, size=None, out=None, dtype=None, layout=None, device=None,
+          requires_grad: bool = False, pin_memory: bool = False, memory_format=None) -> Tensor:
+    """An uninitialised tensor of the given size."""
+    return _filled(None, size_args(args, size, "empty"), _dtype_or_default(dtype),
+                   resolve_device(device), requires_grad, out)
 
 
 def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None,
-         requires_grad=False) -> Tensor:
-    if dtype is None:
-        if isinstance(fill_value, (bool, np.bool_)):
-            dtype = _dtype.bool
-        elif isinstance(fill_value, numbers.Integral):
-            dtype = _dtype.int64
-    if isinstance(fill_value, Tensor):
-        fill_value = fill_value.item()
-    return _new(fill_value, (size,) if not isinstance(size, (tuple, list)) else size, dtype,
-                device, requires_grad)
+         requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
+    """A tensor of ``size`` filled with ``fill_value``; the dtype follows the value (bool,
+    int64, or the default float) unless given."""
+    if not isinstance(size, (Sequence, np.ndarray)):
+        raise TypeError("full(): argument 'size' (position 1) must be tuple of ints, not "
+                        f"{type(size).__name__}")
+    dt = _scalar_dtype(fill_value) if dtype is None else _dtype.to_dtype(dtype)
+    value = _scalar_value(fill_value)
+    _check_fill(value, dt)
+    return _filled(value, check_size((size,), "full"), dt, resolve_device(device),
+                   requires_grad, out)
 
 
-def _like(t, dtype, device):
-    return (dtype if dtype is not None else t.dtype,
-            device if device is not None else t._device)
+def empty_strided(size, stride, *, dtype=None, layout=None, device=None,
+                  requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
+    """An uninitialised tensor with the given ``size`` and ``stride`` (in elements)."""
+    shape = check_size((size,), "empty_strided")
+    strides = tuple(int(s) for s in stride)
+    if len(strides) != len(shape):
+        raise RuntimeError("mismatch in length of strides and shape")
+    dt = _dtype_or_default(dtype)
+    dev = resolve_device(device)
+    xp = xp_for(dev)
+    extent = 1 + builtins.sum((n - 1) * s for n, s in zip(shape, strides)) \
+        if all(shape) else 0
+    buf = xp.empty(extent, dtype=dt.np)
+    arr = xp.lib.stride_tricks.as_strided(
+        buf, shape, tuple(s * dt.itemsize for s in strides))
+    return finish(_make(arr, dev), requires_grad)
 
 
-def zeros_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
+def _like(input, dtype, device):
+    return (input.dtype if dtype is None else _dtype.to_dtype(dtype),
+            input._device if device is None else resolve_device(device))
+
+
+def zeros_like(input, *, dtype=None, layout=None, device=None, requires_grad: bool = False,
                memory_format=None) -> Tensor:
-    dt, dev = _like(input, dtype, device)
-    return _new(0, input._data.shape, dt, dev, requires_grad)
+    """Zeros with ``input``'s shape (and dtype/device unless given)."""
+    return _filled(_ZERO, input._data.shape, *_like(input, dtype, device), requires_grad)
 
 
-def ones_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
+def ones_like(input, *, dtype=None, layout=None, device=None, requires_grad: bool = False,
               memory_format=None) -> Tensor:
-    dt, dev = _like(input, dtype, device)
-    return _new(1, input._data.shape, dt, dev, requires_grad)
+    """Ones with ``input``'s shape (and dtype/device unless given)."""
+    return _filled(_ONE, input._data.shape, *_like(input, dtype, device), requires_grad)
 
 
-def empty_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
+def empty_like(input, *, dtype=None, layout=None, device=None, requires_grad: bool = False,
                memory_format=None) -> Tensor:
-    dt, dev = _like(input, dtype, device)
-    return _new(None, input._data.shape, dt, dev, requires_grad)
+    """An uninitialised tensor with ``input``'s shape (and dtype/device unless given)."""
+    return _filled(None, input._data.shape, *_like(input, dtype, device), requires_grad)
 
 
-def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False,
-              memory_format=None) -> Tensor:
+def full_like(input, fill_value, *, dtype=None, layout=None, device=None,
+              requires_grad: bool = False, memory_format=None) -> Tensor:
+    """``fill_value`` with ``input``'s shape (and dtype/device unless given)."""
     dt, dev = _like(input, dtype, device)
-    return _new(fill_value, input._data.shape, dt, dev, requires_grad)
+    value = _scalar_value(fill_value)
+    _check_fill(value, dt)
+    return _filled(value, input._data.shape, dt, dev, requires_grad)
+
+
+# -- ranges -----------------------------------------------------------------------------------
+
+def _range_args(args, start, end, step, name: str):
+    """``(end)``, ``(start, end)`` or ``(start, end, step)`` as Python numbers."""
+    if len(args) > 3:
+        raise TypeError(f"{name}() takes at most 3 positional arguments ({len(args)} given)")
+    if len(args) == 1 and end is None:
+        end = args[0]
+    elif args:
+        start, end, step = (*args, *(start, end, step)[len(args):])[:3]
+    if end is None:
+        raise TypeError(f"{name}() missing required argument 'end'")
+    start, end, step = (_scalar_value(v) for v in (0 if start is None else start, end,
+                                                   1 if step is None else step))
+    return start, end, step
+
+
+def _fmt_num(x) -> str:
+    """A number as C++'s ostream prints it (PyTorch's error messages)."""
+    return f"{x:g}" if isinstance(x, float) else str(x)
+
+
+def _check_range(start, end, step) -> None:
+    if step == 0:
+        raise RuntimeError("step must be nonzero")
+    for v in (start, end):
+        if not math.isfinite(v):
+            raise RuntimeError(f"unsupported range: {_fmt_num(start)} -> {_fmt_num(end)}")
+    if not ((step > 0 and end >= start) or (step < 0 and end <= start)):
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
+
+
+def _range_dtype(dtype, values) -> _dtype.dtype:
+    if dtype is not None:
+        return _dtype.to_dtype(dtype)
+    if any(isinstance(v, float) for v in values):
+        return _dtype.get_default_dtype()
+    return _dtype.int64
+
+
+def arange(*args, start=None, end=None, step=None, out=None, dtype=None, layout=None,
+           device=None, requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
+    """Values from ``start`` to ``end`` (exclusive) by ``step``: ``arange(end)``,
+    ``arange(start, end)``, ``arange(start, end, step)``.
+
+    int64 when every argument is an integer, else the default float. The length is
+    ``ceil((end - start) / step)`` computed in double, as PyTorch does.
+    """
+    start, end, step = _range_args(args, start, end, step, "arange")
+    dt = _range_dtype(dtype, (start, end, step))
+    if dt is _dtype.bool:
+        raise NotImplementedError("\"arange_cpu\" not implemented for 'Bool'")
+    if dt.is_floating_point:
+        acc_start, acc_end, acc_step = float(start), float(end), float(step)
+        _check_range(acc_start, acc_end, acc_step)
+    else:  # integer types accumulate in int64 from truncated arguments
+        _check_range(start, end, step)
+        acc_start, acc_end, acc_step = int(start), int(end), int(step)
+        if dt is _dtype.int64:  # checked again after truncation, as PyTorch does
+            if acc_step == 0:
+                raise ValueError("step must be nonzero")
+            _check_range(acc_start, acc_end, acc_step)
+    if dt is _dtype.int64:  # exact integer length, as PyTorch computes it for int64
+        sgn = 1 if acc_step > 0 else -1
+        n = abs(acc_end - acc_start + acc_step - sgn) // abs(acc_step)
+    else:
+        n = math.ceil((float(end) - float(start)) / float(step))
+    n = max(int(n), 0)
+    dev = resolve_device(device)
+    xp = xp_for(dev)
+    acc = np.float64 if dt.is_floating_point else np.int64
+    arr = (acc_start + xp.arange(n, dtype=acc) * acc(acc_step)).astype(dt.np, copy=False)
+    return finish(_make(arr, dev), requires_grad, out)
+
+
+def range(*args, start=None, end=None, step=None, out=None, dtype=None, layout=None,
+          device=None, requires_grad: bool = False) -> Tensor:
+    """Deprecated: values from ``start`` to ``end`` *inclusive* by ``step`` (default float)."""
+    warnings.warn("ember.range is deprecated and will be removed in a future release because "
+                  "its behavior is inconsistent with Python's range builtin. Instead, use "
+                  "ember.arange, which produces values in [start, end).", UserWarning,
+                  stacklevel=2)
+    start, end, step = _range_args(args, start, end, step, "range")
+    dt = _dtype_or_default(dtype)
+    _check_range(start, end, step)
+    n = math.floor((float(end) - float(start)) / float(step)) + 1
+    dev = resolve_device(device)
+    xp = xp_for(dev)
+    acc = np.float64 if dt.is_floating_point else np.int64
+    arr = (acc(start) + xp.arange(n, dtype=acc) * acc(step)).astype(dt.np, copy=False)
+    return finish(_make(arr, dev), requires_grad, out)
+
+
+def _check_steps(steps) -> int:
+    if isinstance(steps, Tensor):
+        steps = steps.item()
+    if not isinstance(steps, (numbers.Integral, np.integer)) or isinstance(steps, builtins.bool):
+        raise TypeError(f"argument 'steps' must be int, not {type(steps).__name__}")
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
+    return int(steps)
+
+
+def _spaced(start, end, steps: int, dt: _dtype.dtype, xp):
+    """PyTorch's symmetric linspace: the first half counts up from ``start``, the second
+    half down from ``end``. Floats compute in their own precision, integer types in double
+    from truncated ends."""
+    if dt.is_floating_point:
+        ct = dt.np.type
+        s, e = ct(start), ct(end)
+    else:
+        ct = np.float64
+        s, e = ct(int(start)), ct(int(end))
+    step = (e - s) / ct(steps - 1)
+    idx = xp.arange(steps)
+    up = s + step * idx.astype(ct)
+    down = e - step * (steps - 1 - idx).astype(ct)
+    return xp.where(idx < steps // 2, up, down)
+
+
+def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=None,
+             requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
+    """``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
+    steps = _check_steps(steps)
+    start, end = _scalar_value(start), _scalar_value(end)
+    dt = _dtype_or_default(dtype)
+    dev = resolve_device(device)
+    xp = xp_for(dev)
+    if steps == 1:
+        arr = xp.full((1,), start, dtype=dt.np)
+    elif steps == 0:
+        arr = xp.empty((0,), dtype=dt.np)
+    else:
+        arr = _spaced(start, end, steps, dt, xp).astype(dt.np)
+    return finish(_make(arr, dev), requires_grad, out)
+
+
+def logspace(start, end, steps, base: float = 10.0, *, out=None, dtype=None, layout=None,
+             device=None, requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
+    """``steps`` values ``base ** linspace(start, end, steps)``."""
+    steps = _check_steps(steps)
+    start, end = _scalar_value(start), _scalar_value(end)
+    dt = _dtype_or_default(dtype)
+    dev = resolve_device(device)
+    xp = xp_for(dev)
+    if steps == 0:
+        arr = xp.empty((0,), dtype=dt.np)
+    elif steps == 1:
+        arr = xp.full((1,), float(base) ** float(start)).astype(dt.np)
+    else:
+        if dt.is_floating_point:
+            s, e = (float(np.asarray(v).astype(dt.np)) for v in (start, end))
+            b = float(base)
+        else:
+            s, e = float(int(start)), float(int(end))
+            b = float(np.float32(base))
+        step = (e - s) / (steps - 1)
+        idx = xp.arange(steps, dtype=np.float64)
+        expo = xp.where(idx < steps // 2, s + step * idx, e - step * (steps - 1 - idx))
+        with np.errstate(over="ignore", invalid="ignore"):
+            arr = (b ** expo).astype(dt.np)
+    return finish(_make(arr, dev), requires_grad, out)
+
+
+def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None,
+        requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
+    """A 2-D tensor with ones on the diagonal (``n`` rows, ``m`` columns, default ``n``)."""
+    n = int(_scalar_value(n))
+    if n < 0:
+        raise RuntimeError(f"n must be greater or equal to 0, got {n}")
+    m = n if m is None else int(_scalar_value(m))
+    if m < 0:
+        raise RuntimeError(f"m must be greater or equal to 0, got {m}")
+    dt = _dtype_or_default(dtype)
+    dev = resolve_device(device)
+    return finish(_make(xp_for(dev).eye(n, m, dtype=dt.np), dev), requires_grad, out)
+
+
+# -- Tensor.new_* -----------------------------------------------------------------------------
+
+def _new_opts(self, dtype, device):
+    return (self.dtype if dtype is None else _dtype.to_dtype(dtype),
+            self._device if device is None else resolve_device(device))
+
+
+def new_tensor(self, data, *, dtype=None, device=None, requires_grad: bool = False,
+               layout=None, pin_memory: bool = False) -> Tensor:
+    """A new tensor copying ``data``, with this tensor's dtype and device unless given."""
+    dt, dev = _new_opts(self, dtype, device)
+    if isinstance(data, Tensor):
+        warnings.warn("To copy construct from a tensor, it is recommended to use "
+                      "sourceTensor.detach().clone() or sourceTensor.detach().clone()."
+                      "requires_grad_(True), rather than tensor.new_tensor(sourceTensor).",
+                      UserWarning, stacklevel=2)
+        return finish(_copy_tensor(data, dt, dev), requires_grad)
+    return finish(place(_data_to_array(data, dt), dev), requires_grad)
+
+
+def new_zeros(self, *size, dtype=None, device=None, requires_grad: bool = False,
+              layout=None, pin_memory: bool = False) -> Tensor:
+    """Zeros of ``size`` with this tensor's dtype and device unless given."""
+    return _filled(_ZERO, check_size(size, "new_zeros"), *_new_opts(self, dtype, device),
+                   requires_grad)
+
+
+def new_ones(self, *size, dtype=None, device=None, requires_grad: bool = False,
+             layout=None, pin_memory: bool = False) -> Tensor:
+    """Ones of ``size`` with this tensor's dtype and device unless given."""
+    return _filled(_ONE, check_size(size, "new_ones"), *_new_opts(self, dtype, device),
+                   requires_grad)
+
+
+def new_empty(self, *size, dtype=None, device=None, requires_grad: bool = False,
+              layout=None, pin_memory: bool = False) -> Tensor:
+    """An uninitialised tensor of ``size`` with this tensor's dtype and device unless given."""
+    return _filled(None, check_size(size, "new_empty"), *_new_opts(self, dtype, device),
+                   requires_grad)
+
+
+def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad: bool = False,
+             layout=None, pin_memory: bool = False) -> Tensor:
+    """``fill_value`` in a tensor of ``size`` with this tensor's dtype and device unless
+    given."""
+    dt, dev = _new_opts(self, dtype, device)
+    value = _scalar_value(fill_value)
+    _check_fill(value, dt)
+    return _filled(value, check_size((size,), "new_full"), dt, dev, requires_grad)
+
+
+for _name, _fn in (("new_tensor", new_tensor), ("new_zeros", new_zeros),
+                   ("new_ones", new_ones), ("new_empty", new_empty), ("new_full", new_full)):
+    register_method(_name, _fn)
+
+# The random factories register Tensor methods (``uniform_``...); they must be registered
+# before ``ember`` installs the op registry, which happens right after this module loads.
+# ``ember.set_printoptions`` lives with the printing code and is re-exported from here.
+from . import _random  # noqa: E402,F401
+from ._tensor_str import set_printoptions  # noqa: E402

@@ -12,8 +12,8 @@ from __future__ import annotations
 import numpy as np
 
 from . import _dtype
-from ._device import device as _device_cls, to_device
-from .autograd.grad_mode import GRAD
+from ._device import device as _device_cls
+from ._device import to_device
 from .backends import backend_of
 
 __all__ = ["Tensor"]
@@ -62,7 +62,7 @@ class Tensor:
         if len(args) == 1 and not isinstance(args[0], int):
             t = _factory.tensor(args[0], dtype=dtype or _dtype.get_default_dtype(), device=device)
         else:
-            t = _factory.empty(*args, dtype=dtype, device=device)
+            t = _factory.empty(*(args or (0,)), dtype=dtype, device=device)
         if cls is not Tensor:
             t = cls._make_subclass(cls, t)
         return t
@@ -254,8 +254,7 @@ class Tensor:
                                "you want to use a computed variable in a subgraph that doesn't "
                                "require differentiation use var_no_grad = var.detach().")
         if requires_grad and self._data.dtype.kind not in "fc":
-            raise RuntimeError("only Tensors of floating point and complex dtype can require "
-                               "gradients")
+            raise RuntimeError("only Tensors of floating point dtype can require gradients")
         self.requires_grad = bool(requires_grad)
         return self
 
@@ -389,7 +388,7 @@ class Tensor:
 
     def __bool__(self) -> bool:
         if self._data.size != 1:
-            raise RuntimeError(f"Boolean value of Tensor with more than one value is ambiguous")
+            raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
         return bool(self._host().reshape(()))
 
     def __float__(self) -> float:

@@ -4,13 +4,30 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from . import graph
+from .anomaly_mode import (
+    detect_anomaly,
+    is_anomaly_check_nan_enabled,
+    is_anomaly_enabled,
+    set_detect_anomaly,
+)
 from .engine import run_backward
+from .function import Function, FunctionCtx, InplaceFunction, once_differentiable
+from .grad_mode import (
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    is_inference_mode_enabled,
+    no_grad,
+    set_grad_enabled,
+)
 from .graph import Node, edge
-from .grad_mode import (enable_grad, inference_mode, is_grad_enabled, no_grad,
-                        set_grad_enabled)
 
-__all__ = ["backward", "grad", "Node", "no_grad", "enable_grad", "set_grad_enabled",
-           "inference_mode", "is_grad_enabled"]
+__all__ = ["backward", "grad", "Node", "Function", "FunctionCtx", "InplaceFunction",
+           "once_differentiable", "functional", "graph", "no_grad", "enable_grad",
+           "set_grad_enabled", "inference_mode", "is_grad_enabled", "is_inference_mode_enabled",
+           "detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled",
+           "is_anomaly_check_nan_enabled", "gradcheck", "gradgradcheck"]
 
 
 def _as_tuple(x):
@@ -49,6 +66,8 @@ def _make_root_grads(outputs, grad_outputs, create_graph):
             if g._device is not out._device:
                 raise RuntimeError(f"invalid gradient at index {i} - expected device "
                                    f"{out._device} but got {g._device}")
+            if g._data.dtype is not out._data.dtype and out._data.dtype.kind == "f":
+                g = g.to(out.dtype)  # the gradient of a float output is of its dtype
         grads.append(g)
     return grads
 
@@ -60,10 +79,10 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
     grad_tensors = _as_tuple(grad_tensors if grad_tensors is not None else grad_variables)
     if grad_tensors is not None and len(grad_tensors) != len(tensors):
         raise RuntimeError(f"got {len(grad_tensors)} tensors and {len(tensors)} gradients")
-    for t in tensors:
+    for i, t in enumerate(tensors):
         if not t.requires_grad:
-            raise RuntimeError("element 0 of tensors does not require grad and does not have a "
-                               "grad_fn")
+            raise RuntimeError(f"element {i} of tensors does not require grad and does not "
+                               "have a grad_fn")
     if retain_graph is None:
         retain_graph = create_graph
     roots = [edge(t) for t in tensors]
@@ -83,32 +102,38 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     outputs = _as_tuple(outputs)
     inputs = _as_tuple(inputs)
     grad_outputs = _as_tuple(grad_outputs)
+    if materialize_grads and allow_unused is False:
+        raise ValueError("Expected allow_unused to be True or not passed when materialize_grads="
+                         "True, but got: allow_unused=False.")
     if allow_unused is None:
         allow_unused = materialize_grads
+    if is_grads_batched:
+        return _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph,
+                             allow_unused, materialize_grads)
     if retain_graph is None:
         retain_graph = create_graph
-    for i, t in enumerate(inputs):
+    for t in inputs:
         if not t.requires_grad:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
-    for o in outputs:
+    for i, o in enumerate(outputs):
         if not o.requires_grad:
-            raise RuntimeError("element 0 of tensors does not require grad and does not have a "
-                               "grad_fn")
+            raise RuntimeError(f"element {i} of tensors does not require grad and does not "
+                               "have a grad_fn")
     roots = [edge(t) for t in outputs]
     grads = _make_root_grads(outputs, grad_outputs, create_graph)
     inp = [edge(t) for t in inputs]
     result = run_backward(roots, grads, retain_graph, create_graph, inputs=inp,
                           accumulate=False)
     out = []
-    for t, g in zip(inputs, result):
+    for i, (t, g) in enumerate(zip(inputs, result)):
         if g is None:
             if materialize_grads:
                 from .. import _factory
 
                 g = _factory.zeros_like(t)
             elif not allow_unused:
-                raise RuntimeError("One of the differentiated Tensors appears to not have been "
-                                   "used in the graph. Set allow_unused=True if this is the "
+                raise RuntimeError(f"The differentiated Tensor at index {i} appears to not have "
+                                   "been used in the graph. Set allow_unused=True if this is the "
                                    "desired behavior.")
         elif not create_graph:
             g = g.detach()
@@ -116,6 +141,36 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     return tuple(out)
 
 
-from .gradcheck import gradcheck, gradgradcheck  # noqa: E402
+def _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused,
+                  materialize_grads):
+    """``is_grads_batched=True``: one ``grad`` per slice of the grad_outputs' first dim,
+    stacked (PyTorch vmaps this; the gradients do not flow back into grad_outputs)."""
+    from .._tensor import _make
 
-__all__ += ["gradcheck", "gradgradcheck"]
+    if grad_outputs is None:
+        raise RuntimeError("grad_outputs must be given when is_grads_batched=True")
+    n = grad_outputs[0].shape[0]
+    per_batch = []
+    for b in range(n):
+        go = [None if g is None else _make(g._data[b], g._device) for g in grad_outputs]
+        per_batch.append(grad(outputs, inputs, go, retain_graph=True if b < n - 1 else
+                              retain_graph, create_graph=create_graph, allow_unused=allow_unused,
+                              materialize_grads=materialize_grads))
+    result = []
+    for k in range(len(inputs)):
+        rows = [r[k] for r in per_batch]
+        if any(r is None for r in rows):
+            result.append(None)
+        elif create_graph:
+            from .. import stack
+
+            result.append(stack(rows))
+        else:
+            from ..ops._core import xp_of
+
+            result.append(_make(xp_of(rows[0]).stack([r._data for r in rows]), rows[0]._device))
+    return tuple(result)
+
+
+from . import functional  # noqa: E402
+from .gradcheck import gradcheck, gradgradcheck  # noqa: E402

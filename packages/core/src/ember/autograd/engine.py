@@ -7,8 +7,8 @@ functions run with grad mode on, so the gradients carry a graph of their own.
 
 from __future__ import annotations
 
-from .graph import _ANOMALY, AccumulateGrad, Node, accumulate_node
 from .grad_mode import GRAD
+from .graph import _ANOMALY, AccumulateGrad, Node, accumulate_node
 
 _make = None  # ember._tensor._make, bound at import of ember._tensor (import cycle)
 
@@ -218,10 +218,10 @@ def run_backward(roots, root_grads, retain_graph: bool, create_graph: bool,
                     res = fn(tuple(grads_in), gout)
                     if res is not None:
                         grads_in = tuple(res)
-            if not retain_graph:
+            if not retain_graph and (node.saved or node.out_data is not None):
+                # only what was saved is freed: a node that saved nothing can run again
                 node.saved = None
-                if node.out_data is not None:
-                    node.out_data = None
+                node.out_data = None
             for (nxt, nr), g in zip(node.next_functions, grads_in):
                 if nxt is None:
                     continue
@@ -292,7 +292,8 @@ def _call_backward_anomaly(node, grad):
         raise exc
     if not isinstance(out, tuple):
         out = (out,)
-    _check_nan(node, out)
+    if _ANOMALY[1]:
+        _check_nan(node, out)
     return out
 
 

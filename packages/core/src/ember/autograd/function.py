@@ -28,9 +28,7 @@ import functools
 import inspect
 import warnings
 
-import numpy as np
-
-from .._tensor import Tensor
+from .. import _tensor
 from .grad_mode import GRAD
 from .graph import _ANOMALY, Node, edge, make_node_class, record
 
@@ -55,7 +53,7 @@ class FunctionCtx:
         They are checked for in-place modification when read back.
         """
         for i, t in enumerate(tensors):
-            if t is not None and not isinstance(t, Tensor):
+            if t is not None and not isinstance(t, _tensor.Tensor):
                 raise TypeError(f"save_for_backward can only save variables, but argument {i} "
                                 f"is of type {type(t).__name__}")
         self.to_save = tensors
@@ -100,11 +98,6 @@ class BackwardCFunction(Node, FunctionCtx):
             self._check_versions()
         return saved
 
-    def release(self) -> None:
-        # a node that saved nothing can be run again, as in PyTorch
-        if self.saved:
-            self.saved = None
-
     def apply(self, *grads):
         """Run the user's backward on ``grads`` (one per output), as the engine does."""
         return self._forward_cls._user_backward()(self, *grads)
@@ -122,10 +115,18 @@ class BackwardCFunction(Node, FunctionCtx):
 
 
 def _materialize(grads, out_meta):
+    from .._dtype import FROM_NP
     from .._factory import zeros
 
-    return [zeros(m[0], dtype=m[1], device=m[2]) if g is None and m is not None else g
-            for g, m in zip(grads, out_meta)]
+    return [zeros(m[0], dtype=FROM_NP[m[1]], device=m[2]) if g is None and m is not None
+            else g for g, m in zip(grads, out_meta)]
+
+
+def _expandable(shape, to) -> bool:
+    """Whether ``shape`` broadcasts to ``to`` (a gradient of shape ``to`` can be summed back)."""
+    if len(shape) > len(to):
+        return False
+    return all(s == t or s == 1 for s, t in zip(shape[::-1], to[::-1]))
 
 
 def _check_grads(node, res):
@@ -159,12 +160,11 @@ def _check_grads(node, res):
 
 def _validate_grad(node, index, g, meta):
     shape, dtype, device = meta
-    if not isinstance(g, Tensor):
-        raise TypeError(f"function {node.name()} returned a gradient of type "
-                        f"{type(g).__name__} at position {index + 1}; expected a Tensor or None")
+    if not isinstance(g, _tensor.Tensor):
+        raise RuntimeError(f"expected Variable or None (got {type(g).__name__})")
     gd = g._data
     if gd.shape != shape:
-        if np.broadcast_shapes(shape, gd.shape) != gd.shape:
+        if not _expandable(shape, gd.shape):
             raise RuntimeError(f"Function {node.name()} returned an invalid gradient at index "
                                f"{index} - got {list(gd.shape)} but expected shape compatible "
                                f"with {list(shape)}")
@@ -255,6 +255,8 @@ class Function(_SingleLevelFunction):
         if sig is None:
             sig = cls._signature = inspect.signature(cls.forward)
         if cls._setup_ctx:
+            if not kwargs and len(args) >= _n_positional(cls, sig):
+                return args, kwargs  # nothing to bind (the common call)
             bound = sig.bind(*args, **kwargs)
             bound.apply_defaults()
             return bound.args, bound.kwargs
@@ -267,13 +269,9 @@ class Function(_SingleLevelFunction):
         if kwargs or cls._setup_ctx:
             args, kwargs = cls._bind(args, kwargs)
         ctx = _new(cls._backward_cls)
-        requires = False
-        needs = []
-        for a in args:
-            r = isinstance(a, Tensor) and a.requires_grad
-            requires = requires or r
-            needs.append(r)
-        ctx.needs_input_grad = tuple(needs)
+        Tensor = _tensor.Tensor
+        needs = ctx.needs_input_grad = tuple([isinstance(a, Tensor) and a.requires_grad
+                                              for a in args])
         prev = GRAD.enabled
         GRAD.enabled = False
         try:
@@ -284,15 +282,28 @@ class Function(_SingleLevelFunction):
                 out = cls.forward(ctx, *args, **kwargs)
         finally:
             GRAD.enabled = prev
-        if requires and prev:
+        if prev and True in needs:
             return _wrap_outputs(ctx, args, out)
         for t in ctx.dirty_tensors:
             t._bump_version()
         return out
 
 
+def _n_positional(cls, sig) -> int:
+    """How many positional parameters ``forward`` has (a large number with ``*args``)."""
+    n = cls.__dict__.get("_n_pos")
+    if n is None:
+        kinds = [p.kind for p in sig.parameters.values()]
+        n = 1 << 30 if inspect.Parameter.VAR_POSITIONAL in kinds else sum(
+            k in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+            for k in kinds)
+        cls._n_pos = n
+    return n
+
+
 def _wrap_outputs(ctx, args, out):
     """Connect the outputs of ``forward`` to the node ``ctx`` (PyTorch's ``_wrap_outputs``)."""
+    Tensor = _tensor.Tensor
     edges = []
     in_meta = []
     for a in args:
@@ -304,50 +315,69 @@ def _wrap_outputs(ctx, args, out):
     ctx.next_functions = tuple(edges)
     ctx._in_meta = in_meta
     ctx.ctx = None
-    is_tuple = isinstance(out, tuple)
-    outs = out if is_tuple else (out,)
     dirty = ctx.dirty_tensors
     non_diff = ctx.non_differentiable
-    result = []
-    for k, o in enumerate(outs):
-        if isinstance(o, Tensor):
-            o = _wrap_one(ctx, args, o, k, dirty, non_diff)
-        result.append(o)
+    if out.__class__ is tuple:
+        outs = tuple([_wrap_one(ctx, args, o, k, dirty, non_diff) if isinstance(o, Tensor)
+                      else o for k, o in enumerate(out)])
+        if len(outs) != 1:
+            ctx._n_out = len(outs)
+            ctx._out_meta = [(o._data.shape, o._data.dtype, o._device)
+                             if isinstance(o, Tensor) else None for o in outs]
+        result = outs
+    else:
+        result = _wrap_one(ctx, args, out, 0, dirty, non_diff) if isinstance(out, Tensor) \
+            else out
+        outs = (result,)
     for t in dirty:
-        if not any(t is o for o in outs):
+        if not _contains(outs, t):
             raise RuntimeError("Some elements marked as dirty during the forward method were "
                                "not returned as output. The inputs that are modified inplace "
                                "must all be outputs of the Function.")
-    ctx._n_out = len(outs) if is_tuple else 1
-    if is_tuple and len(outs) > 1:
-        ctx._out_meta = [(o._data.shape, o._data.dtype, o._device)
-                         if isinstance(o, Tensor) else None for o in outs]
     to_save = ctx.to_save
-    ctx.saved = to_save
-    ctx.versions = tuple([None if t is None else t._version for t in to_save]) \
-        if to_save else None
+    if to_save:
+        ctx.saved = to_save
+        ctx.versions = tuple([None if t is None else t._version for t in to_save])
+    else:
+        ctx.saved = ()
+        ctx.versions = None
     if _ANOMALY[0]:
         import traceback
 
         ctx._anomaly_trace = "".join(traceback.format_stack()[:-2])
-    return tuple(result) if is_tuple else result[0]
+    return result
+
+
+def _contains(seq, obj) -> bool:
+    """``obj in seq`` by identity (``==`` on tensors is elementwise)."""
+    for x in seq:
+        if x is obj:
+            return True
+    return False
 
 
 def _wrap_one(ctx, args, o, k, dirty, non_diff):
-    if any(o is t for t in dirty):
+    if dirty and _contains(dirty, o):
         if o.requires_grad and o.grad_fn is None:
             raise RuntimeError("a leaf Variable that requires grad has been used in an "
                                "in-place operation.")
         o._bump_version()
-    elif any(o is a for a in args):
-        o = o.detach()  # an input returned as-is: a new tensor sharing its memory
-    if any(o is t for t in non_diff) or o._data.dtype.kind != "f":
+    elif _contains(args, o):
+        # an input returned as-is: a new tensor sharing its memory, a view of the input
+        base = o if o._base is None else o._base
+        o = o.detach()
+        o._base = base
+    if (non_diff and _contains(non_diff, o)) or o._data.dtype.kind != "f":
         o.requires_grad = False
         o.grad_fn = None
         return o
+    if o._base is not None and o._extra and "view_fn" in o._extra:
+        # a view made inside forward: without its replay function an in-place op on it
+        # raises instead of rewriting history around the custom backward (PyTorch forbids it)
+        o._extra = {k: v for k, v in o._extra.items() if k != "view_fn"}
     o.requires_grad = True
     o.grad_fn = ctx
-    if k or getattr(o, "_nr", 0):
+    if k or o._nr:
         o._nr = k
     return o
 
@@ -386,7 +416,7 @@ def once_differentiable(fn):
             GRAD.enabled = prev
         if not prev:
             return outputs
-        if not any(isinstance(a, Tensor) and a.requires_grad for a in args):
+        if not any(isinstance(a, _tensor.Tensor) and a.requires_grad for a in args):
             return outputs
         is_tuple = isinstance(outputs, tuple)
         wrapped = tuple(None if v is None else record(DelayedError, v.detach(), ())

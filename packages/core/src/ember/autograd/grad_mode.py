@@ -42,20 +42,23 @@ class _DecoratorContextManager:
             @functools.wraps(func)
             def gen_wrapper(*args, **kwargs):
                 gen = func(*args, **kwargs)
-                with self.clone():
-                    response = gen.send(None)
-                while True:
-                    try:
-                        request = yield response
-                    except GeneratorExit:
-                        gen.close()
-                        raise
-                    except BaseException as exc:
-                        with self.clone():
-                            response = gen.throw(exc)
-                    else:
-                        with self.clone():
-                            response = gen.send(request)
+                try:  # the wrapped generator's end (StopIteration) ends this one too
+                    with self.clone():
+                        response = gen.send(None)
+                    while True:
+                        try:
+                            request = yield response
+                        except GeneratorExit:
+                            gen.close()
+                            raise
+                        except BaseException as exc:
+                            with self.clone():
+                                response = gen.throw(exc)
+                        else:
+                            with self.clone():
+                                response = gen.send(request)
+                except StopIteration as stop:
+                    return stop.value
             return gen_wrapper
 
         @functools.wraps(func)
@@ -105,6 +108,10 @@ class set_grad_enabled(_DecoratorContextManager):
         self.prev = GRAD.enabled
         self.mode = bool(mode)
         GRAD.enabled = self.mode
+
+    def __call__(self, func):
+        GRAD.enabled = self.prev  # used as a decorator: the mode applies inside func only
+        return super().__call__(func)
 
     def __enter__(self):
         GRAD.enabled = self.mode

@@ -1,6 +1,18 @@
-"""``gradcheck`` / ``gradgradcheck``: compare analytical gradients with central differences."""
+"""``gradcheck`` / ``gradgradcheck``: compare analytical gradients with central differences.
+
+The checks and their messages are PyTorch's (slow mode): the Jacobian of every
+differentiable output with respect to every input that requires grad, computed twice to
+detect non-determinism (``nondet_tol``); gradients must be zero for zero ``grad_output``;
+backward functions must accept undefined (None) output gradients (``check_undefined_grad``).
+``fast_mode`` runs the full (slow) check. There is no forward-mode AD, vmap or sparse
+layout in ember: ``check_forward_ad`` compares the reverse-mode Jacobian, and
+``check_batched_grad``, ``check_batched_forward_grad`` and ``masked`` are accepted and
+ignored.
+"""
 
 from __future__ import annotations
+
+import warnings
 
 import numpy as np
 
@@ -8,132 +20,380 @@ __all__ = ["gradcheck", "gradgradcheck", "GradcheckError"]
 
 
 class GradcheckError(RuntimeError):
-    """Raised by ``gradcheck`` when analytical and numerical gradients differ."""
+    """Raised by ``gradcheck`` and ``gradgradcheck`` when a check fails."""
+
+
+FAILED_NONDET_MSG = """\n
+NOTE: If your op relies on non-deterministic operations i.e., it is listed here:
+https://pytorch.org/docs/stable/generated/torch.use_deterministic_algorithms.html
+this failure might be expected.
+
+If you are adding a new operator, please file an issue and then use one of the
+workarounds. The workaround depends on how your test invokes gradcheck/gradgradcheck.
+If the test
+- manually invokes gradcheck/gradgradcheck, then call gradcheck/gradgradcheck
+  with `nondet_tol=<tol>` as a keyword argument.
+- is OpInfo-based (e.g., in test_ops_gradients.py), then modify the OpInfo for the test
+  to have `gradcheck_nondet_tol=<tol>`.
+- is a Module test (e.g., in common_nn.py), then modify the corresponding
+  module_test entry to have `gradcheck_nondet_tol=<tol>`
+"""
+
+_UNDEFINED_NOTE = 'Please look at "Notes about undefined output gradients" in ' \
+    '"tools/autograd/derivatives.yaml"'
+
+
+def _tensor_cls():
+    from .._tensor import Tensor
+
+    return Tensor
 
 
 def _as_tuple(x):
-    from .._tensor import Tensor
+    if isinstance(x, tuple):
+        return x
+    if isinstance(x, list):
+        return tuple(x)
+    return (x,)
 
-    return (x,) if isinstance(x, Tensor) else tuple(x)
+
+def _tensors(outs):
+    """The tensor outputs of ``func`` (other values are passed over)."""
+    Tensor = _tensor_cls()
+    return [o for o in _as_tuple(outs) if isinstance(o, Tensor)]
 
 
-def _differentiable_inputs(inputs):
-    from .._tensor import Tensor
+def _differentiable_outputs(outs):
+    return [o for o in _tensors(outs) if o.requires_grad]
 
+
+def _diff_input_indices(inputs):
+    Tensor = _tensor_cls()
     return [i for i, t in enumerate(inputs) if isinstance(t, Tensor) and t.requires_grad]
 
 
-def _outputs(func, inputs):
-    from .._tensor import Tensor
-
-    out = func(*inputs)
-    outs = _as_tuple(out)
-    return [o for o in outs if isinstance(o, Tensor) and o._data.dtype.kind == "f"]
+def _host64(t) -> np.ndarray:
+    """A float64 copy (outputs may share memory with the perturbed inputs)."""
+    return np.array(t._host(), dtype=np.float64).reshape(-1)
 
 
-def _numerical_jacobian(func, inputs, idx, out_sizes, eps):
-    """d(all outputs flattened) / d(input idx flattened), by central differences."""
-    x = inputs[idx]
-    flat = x._data.reshape(-1) if x._data.flags.c_contiguous else None
-    if flat is None:
-        raise GradcheckError("gradcheck needs contiguous inputs")
-    jac = np.zeros((x._data.size, sum(out_sizes)), dtype=np.float64)
-    if True:  # outputs are computed with grad mode as the caller has it (gradgradcheck)
-        for k in range(flat.size):
-            orig = flat[k].item()
-            flat[k] = orig + eps
-            plus = np.concatenate([o._host().reshape(-1).astype(np.float64)
-                                   for o in _outputs(func, inputs)]) if out_sizes else []
-            flat[k] = orig - eps
-            minus = np.concatenate([o._host().reshape(-1).astype(np.float64)
-                                    for o in _outputs(func, inputs)]) if out_sizes else []
-            flat[k] = orig
-            if out_sizes:
-                jac[k] = (plus - minus) / (2 * eps)
-    return jac
+def _as_display(arr: np.ndarray):
+    """A Jacobian as an ember tensor, so that messages print like PyTorch's."""
+    from .._tensor import CPU, _make
+
+    return _make(arr, CPU)
 
 
-def _analytical_jacobian(func, inputs, diff_idx, outs):
+# -- checks on the inputs -----------------------------------------------------------------
+
+def _check_inputs(inputs) -> None:
+    idx = _diff_input_indices(inputs)
+    for i in idx:
+        t = inputs[i]
+        if t._data.dtype != np.float64:
+            warnings.warn(f"Input #{i} requires gradient and is not a double precision floating "
+                          "point or complex. This check will likely fail if all the inputs are "
+                          "not of double precision floating point or complex. ", stacklevel=3)
+        if not all(st > 0 or sz <= 1 for st, sz in zip(t._data.strides, t._data.shape)):
+            raise RuntimeError(f"The {i}th input has a dimension with stride 0. gradcheck only "
+                               "supports inputs that are non-overlapping to be able to compute "
+                               "the numerical gradients correctly. You should call .contiguous "
+                               "on the input before passing it to gradcheck.")
+    if not idx:
+        raise ValueError("gradcheck expects at least one input tensor to require gradient, but "
+                         "none of them have requires_grad=True.")
+
+
+# -- numerical Jacobian -------------------------------------------------------------------
+
+def _numerical_jacobians(func, inputs, eps):
+    """``jac[i][k]``: d(tensor output k, flattened) / d(differentiable input i, flattened),
+    by central differences, shape ``(input numel, output numel)``."""
+    result = []
+    for i in _diff_input_indices(inputs):
+        data = inputs[i]._data
+        if not data.flags.writeable:
+            raise GradcheckError(f"gradcheck cannot perturb input {i}: its memory is read-only")
+        per_output = None
+        for row, idx in enumerate(np.ndindex(*data.shape)):
+            orig = data[idx].item()
+            data[idx] = orig - eps
+            minus = [_host64(o) for o in _tensors(func(*inputs))]
+            data[idx] = orig + eps
+            plus = [_host64(o) for o in _tensors(func(*inputs))]
+            data[idx] = orig
+            if per_output is None:
+                per_output = [np.zeros((data.size, m.size)) for m in minus]
+            for jac, a, b in zip(per_output, minus, plus):
+                jac[row] = (b - a) / (2 * eps)
+        result.append(per_output if per_output is not None else [])
+    return result
+
+
+# -- analytical Jacobian ------------------------------------------------------------------
+
+def _analytical_jacobian(output, diff_inputs, check_grad_dtypes, nondet_tol):
+    """The Jacobian of one output, row by row through ``autograd.grad``, computed twice."""
     from .. import _factory
     from . import grad as autograd_grad
 
-    sizes = [o._data.size for o in outs]
-    jacs = [np.zeros((inputs[i]._data.size, sum(sizes)), dtype=np.float64) for i in diff_idx]
-    col = 0
-    for o in outs:
-        for j in range(o._data.size):
-            g = _factory.zeros_like(o)
-            g._data.reshape(-1)[j] = 1
-            grads = autograd_grad([o], [inputs[i] for i in diff_idx], [g], retain_graph=True,
-                                  allow_unused=True) if o.requires_grad else \
-                [None] * len(diff_idx)
-            for k, gr in enumerate(grads):
-                if gr is not None:
-                    jacs[k][:, col] = gr._host().reshape(-1)
-            col += 1
-    return jacs
+    def rows():
+        jacs = [np.zeros((t._data.size, output._data.size)) for t in diff_inputs]
+        sizes_ok = types_ok = True
+        basis = _factory.zeros_like(output)
+        flat = basis._data.reshape(-1)
+        for j in range(output._data.size):
+            flat[:] = 0
+            flat[j] = 1
+            grads = autograd_grad([output], diff_inputs, [basis], retain_graph=True,
+                                  allow_unused=True)
+            for k, (g, t) in enumerate(zip(grads, diff_inputs)):
+                if g is None:
+                    continue
+                if g._data.shape != t._data.shape:
+                    sizes_ok = False
+                    continue
+                if g._data.dtype != t._data.dtype:
+                    types_ok = False
+                jacs[k][:, j] = _host64(g)
+        return jacs, sizes_ok, types_ok
 
+    jac1, sizes_ok, types_ok = rows()
+    jac2, _, _ = rows()
+    if not types_ok and check_grad_dtypes:
+        raise GradcheckError("Gradient has dtype mismatch")
+    if not sizes_ok:
+        raise GradcheckError("Analytical gradient has incorrect size")
+    for a, b in zip(jac1, jac2):
+        if a.size and np.abs(a - b).max() > nondet_tol:
+            raise GradcheckError("Backward is not reentrant, i.e., running backward with same "
+                                 "input and grad_output multiple times gives different values, "
+                                 "although analytical gradient matches numerical gradient."
+                                 f"The tolerance for nondeterminism was {nondet_tol}."
+                                 + FAILED_NONDET_MSG)
+    return jac1
+
+
+def _slow_gradcheck(func, func_out, inputs, outputs, eps, rtol, atol, check_grad_dtypes,
+                    nondet_tol):
+    numerical = _numerical_jacobians(func, inputs, eps)
+    tensor_outs = _tensors(func_out)
+    if not outputs:
+        for per_input in numerical:
+            for jac in per_input:
+                if np.any(jac != 0):
+                    raise GradcheckError("Numerical gradient for function expected to be zero")
+        return
+    keep = [k for k, o in enumerate(tensor_outs) if o.requires_grad]
+    diff_inputs = [inputs[i] for i in _diff_input_indices(inputs)]
+    for i, o in enumerate(outputs):
+        analytical = _analytical_jacobian(o, diff_inputs, check_grad_dtypes, nondet_tol)
+        for j, a in enumerate(analytical):
+            n = numerical[j][keep[i]]
+            if not np.allclose(a, n, rtol=rtol, atol=atol):
+                raise GradcheckError(
+                    f"Jacobian mismatch for output {i:d} with respect to input {j:d},\n"
+                    f"numerical:{_as_display(n)}\nanalytical:{_as_display(a)}\n")
+
+
+# -- the other backward checks ---------------------------------------------------------
+
+def _test_backward_mul_by_grad_output(outputs, inputs) -> None:
+    from .. import _factory
+    from . import grad as autograd_grad
+
+    diff_inputs = [inputs[i] for i in _diff_input_indices(inputs)]
+    grads = autograd_grad(outputs, diff_inputs, [_factory.zeros_like(o) for o in outputs],
+                          allow_unused=True)
+    for gi, di in zip(grads, diff_inputs):
+        if gi is None:
+            continue
+        if np.any(gi._host() != 0):
+            raise GradcheckError("backward not multiplied by grad_output")
+        if gi._data.dtype != di._data.dtype:
+            raise GradcheckError("grad is incorrect type")
+        if gi._device != di._device:
+            raise GradcheckError("grad is incorrect device")
+        if gi._data.shape != di._data.shape:
+            raise GradcheckError("grad is incorrect size")
+
+
+def _undefined_grad_bw(node, grad):
+    return (None,)
+
+
+def _undefined_grad_node():
+    from .graph import make_node_class
+
+    global _UndefinedGrad
+    if _UndefinedGrad is None:
+        _UndefinedGrad = make_node_class("UndefinedGradBackward", _undefined_grad_bw)
+    return _UndefinedGrad
+
+
+_UndefinedGrad = None
+
+
+def _undefined(o):
+    """An alias of ``o`` whose gradient reaches ``o``'s backward as undefined (None)."""
+    from .._tensor import _make
+    from .graph import record
+
+    return record(_undefined_grad_node(), _make(o._data, o._device), (o,))
+
+
+def _test_undefined_backward_mode(func, outputs, inputs) -> None:
+    from .. import _factory
+    from . import grad as autograd_grad
+
+    diff_inputs = [inputs[i] for i in _diff_input_indices(inputs)]
+
+    def warn_bc_breaking():
+        warnings.warn("Backwards compatibility: New undefined gradient support checking feature "
+                      "is enabled by default, but it may break existing callers of this "
+                      "function. If this is true for you, you can call this function with "
+                      '"check_undefined_grad=False" to disable the feature', stacklevel=4)
+
+    def check(outs):
+        try:
+            grads = autograd_grad(outs, diff_inputs, [_factory.zeros_like(o) for o in outs],
+                                  allow_unused=True)
+        except RuntimeError as e:
+            warn_bc_breaking()
+            raise GradcheckError("Expected backward function to handle undefined output grads. "
+                                 + _UNDEFINED_NOTE) from e
+        for gi in grads:
+            if gi is not None and np.any(gi._host() != 0):
+                warn_bc_breaking()
+                raise GradcheckError("Expected all input grads to be undefined or zero when all "
+                                     "output grads are undefined or zero. " + _UNDEFINED_NOTE)
+
+    # every output undefined, then (with several outputs) one undefined at a time
+    check([_undefined(o) for o in _differentiable_outputs(func(*inputs))])
+    if len(outputs) > 1:
+        for k in range(len(outputs)):
+            outs = _differentiable_outputs(func(*inputs))
+            check([_undefined(o) if i == k else o for i, o in enumerate(outs)])
+
+
+# -- entry points ------------------------------------------------------------------------
 
 def gradcheck(func, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: float = 1e-3,
               raise_exception: bool = True, nondet_tol: float = 0.0,
-              check_undefined_grad: bool = True, fast_mode: bool = False, **_ignored) -> bool:
-    """Check ``func``'s gradients against finite differences (use float64 inputs)."""
-    inputs = _as_tuple(inputs)
-    diff_idx = _differentiable_inputs(inputs)
-    if not diff_idx:
-        raise ValueError("gradcheck expects at least one input tensor to require gradient, but "
-                         "none of the them have requires_grad=True.")
-    for i in diff_idx:
-        if inputs[i]._data.dtype != np.float64:
-            import warnings
+              check_undefined_grad: bool = True, check_grad_dtypes: bool = False,
+              check_batched_grad: bool = False, check_batched_forward_grad: bool = False,
+              check_forward_ad: bool = False, check_backward_ad: bool = True,
+              fast_mode: bool = False, masked: bool | None = None) -> bool:
+    """Check the gradients of ``func`` at ``inputs`` against finite differences.
 
-            warnings.warn(f"Input #{i} requires gradient and is not a double precision floating "
-                          "point. This check will likely fail if all the inputs are not of "
-                          "double precision floating point. ", UserWarning, stacklevel=2)
-    outs = _outputs(func, inputs)
-    sizes = [o._data.size for o in outs]
-    analytical = _analytical_jacobian(func, inputs, diff_idx, outs)
-    for k, i in enumerate(diff_idx):
-        numerical = _numerical_jacobian(func, inputs, i, sizes, eps)
-        if not np.allclose(analytical[k], numerical, rtol=rtol, atol=atol):
-            if not raise_exception:
-                return False
-            raise GradcheckError(
-                f"Jacobian mismatch for output 0 with respect to input {i},\n"
-                f"numerical:{numerical}\nanalytical:{analytical[k]}\n")
+    Use float64 inputs; those with ``requires_grad=True`` are checked, against every output
+    that requires grad. Returns True, or raises ``GradcheckError`` (returns False with
+    ``raise_exception=False``).
+    """
+    if not (check_forward_ad or check_backward_ad):
+        raise AssertionError("Expected at least one of check_forward_ad or check_backward_ad "
+                             "to be True")
+    if check_batched_grad and not check_backward_ad:
+        raise AssertionError("Setting check_batched_grad=True requires check_backward_ad to be "
+                             "True")
+    if check_batched_forward_grad and not check_forward_ad:
+        raise AssertionError("Setting check_batched_forward_grad=True requires check_forward_ad "
+                             "to be True")
+    try:
+        _gradcheck_helper(func, inputs, eps, atol, rtol, nondet_tol, check_undefined_grad,
+                          check_grad_dtypes, check_backward_ad)
+    except GradcheckError:
+        if raise_exception:
+            raise
+        return False
     return True
+
+
+def _gradcheck_helper(func, inputs, eps, atol, rtol, nondet_tol, check_undefined_grad,
+                      check_grad_dtypes, check_backward_ad) -> None:
+    inputs = _as_tuple(inputs)
+    _check_inputs(inputs)
+    func_out = func(*inputs)
+    outputs = _differentiable_outputs(func_out)
+    _slow_gradcheck(func, func_out, inputs, outputs, eps, rtol, atol, check_grad_dtypes,
+                    nondet_tol)
+    if not check_backward_ad or not outputs:
+        return
+    _test_backward_mul_by_grad_output(outputs, inputs)
+    if check_undefined_grad:
+        _test_undefined_backward_mode(func, outputs, inputs)
+
+
+def _random_grad_output(x, noncontiguous: bool, rng):
+    """A ``make_tensor(low=-1, high=1, requires_grad=True)`` like ``x``."""
+    from .. import _dtype, _factory
+    from .._tensor import _make
+
+    np_dt = x._data.dtype if x._data.dtype.kind == "f" else np.dtype(np.float64)
+    values = rng.uniform(-1, 1, size=x._data.shape).astype(np_dt)
+    if noncontiguous and values.size > 1:
+        wide = np.empty(values.shape + (2,), dtype=np_dt)
+        wide[..., 0] = values
+        values = wide[..., 0]
+    if x._device.type == "cpu":
+        g = _make(values, x._device)
+    else:
+        g = _factory.tensor(values, dtype=_dtype.FROM_NP[np_dt], device=x._device)
+    g.requires_grad = True
+    return g
 
 
 def gradgradcheck(func, inputs, grad_outputs=None, *, eps: float = 1e-6, atol: float = 1e-5,
                   rtol: float = 1e-3, gen_non_contig_grad_outputs: bool = False,
-                  raise_exception: bool = True, **_ignored) -> bool:
-    """Check second derivatives: gradcheck of the first-order gradient function."""
-    from .. import _factory
+                  raise_exception: bool = True, nondet_tol: float = 0.0,
+                  check_undefined_grad: bool = True, check_grad_dtypes: bool = False,
+                  check_batched_grad: bool = False, check_fwd_over_rev: bool = False,
+                  check_rev_over_rev: bool = True, fast_mode: bool = False,
+                  masked: bool = False) -> bool:
+    """Check second derivatives: ``gradcheck`` of the first-order gradient function.
+
+    ``grad_outputs`` default to random tensors (uniform in [-1, 1]) that require grad.
+    """
     from . import grad as autograd_grad
 
-    inputs = _as_tuple(inputs)
-    diff_idx = _differentiable_inputs(inputs)
-    outs = _outputs(func, inputs)
+    if not (check_fwd_over_rev or check_rev_over_rev):
+        raise AssertionError("Expected at least one of check_fwd_over_rev or "
+                             "check_rev_over_rev to be True")
+    if check_undefined_grad and not check_rev_over_rev:
+        raise AssertionError("Setting check_undefined_grad=True requires check_rev_over_rev to "
+                             "be True")
+    if check_batched_grad and not check_rev_over_rev:
+        raise AssertionError("Setting check_batched_grad=True requires check_rev_over_rev to be "
+                             "True")
+    tupled_inputs = _as_tuple(inputs)
     if grad_outputs is None:
         rng = np.random.default_rng(0)
-        grad_outputs = []
-        for o in outs:
-            g = _factory.tensor(rng.standard_normal(o._data.shape), dtype=o.dtype,
-                                device=o.device)
-            g.requires_grad_(True)
-            grad_outputs.append(g)
-    grad_outputs = list(_as_tuple(grad_outputs))
-    n_in = len(inputs)
+        tupled_grad_outputs = tuple(
+            _random_grad_output(x, gen_non_contig_grad_outputs, rng)
+            for x in _differentiable_outputs(func(*tupled_inputs)))
+    else:
+        tupled_grad_outputs = _as_tuple(grad_outputs)
+    num_outputs = len(tupled_grad_outputs)
+    Tensor = _tensor_cls()
+    diff_input_args_indices = {i for i, x in enumerate(tupled_inputs)
+                               if isinstance(x, Tensor) and x.requires_grad}
+    diff_grad_output_indices = {i for i, x in enumerate(tupled_grad_outputs) if x.requires_grad}
 
-    def first_order(*args):
-        ins, gos = args[:n_in], args[n_in:]
-        os_ = _outputs(func, ins)
-        return autograd_grad(os_, [ins[i] for i in diff_idx], list(gos), create_graph=True,
-                             allow_unused=True)
+    def new_func(*args):
+        input_args = tuple(x.requires_grad_() if i in diff_input_args_indices else x
+                           for i, x in enumerate(args[:len(args) - num_outputs]))
+        outputs = _differentiable_outputs(func(*input_args))
+        grad_outputs = tuple(x.requires_grad_() if i in diff_grad_output_indices else x
+                             for i, x in enumerate(args[len(args) - num_outputs:]))
+        diff_input_args = tuple(x for i, x in enumerate(input_args)
+                                if i in diff_input_args_indices)
+        grad_inputs = autograd_grad(outputs, diff_input_args, grad_outputs, create_graph=True,
+                                    allow_unused=True)
+        return tuple(g for g in grad_inputs if g is not None)
 
-    def wrapped(*args):
-        res = first_order(*args)
-        return tuple(r for r in res if r is not None)
-
-    return gradcheck(wrapped, (*inputs, *grad_outputs), eps=eps, atol=atol, rtol=rtol,
-                     raise_exception=raise_exception)
+    return gradcheck(new_func, tupled_inputs + tupled_grad_outputs, eps=eps, atol=atol,
+                     rtol=rtol, raise_exception=raise_exception, nondet_tol=nondet_tol,
+                     check_undefined_grad=check_undefined_grad,
+                     check_grad_dtypes=check_grad_dtypes, check_batched_grad=check_batched_grad,
+                     fast_mode=fast_mode, check_forward_ad=check_fwd_over_rev,
+                     check_backward_ad=check_rev_over_rev, masked=masked)

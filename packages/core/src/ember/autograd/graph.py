@@ -7,6 +7,7 @@ on (``create_graph=True``) records the graph of the gradient itself.
 
 from __future__ import annotations
 
+import re
 import weakref
 
 from .grad_mode import GRAD
@@ -55,7 +56,6 @@ class Node:
     _hooks = None
     _retain = None
     _anomaly_trace = None
-    metadata: dict = {}
     _freed_msg = ("Trying to backward through the graph a second time (or directly access saved "
                   "tensors after they have already been freed). Saved intermediate values of the "
                   "graph are freed when you call .backward() or autograd.grad(). Specify "
@@ -67,6 +67,14 @@ class Node:
 
     def name(self) -> str:
         return type(self).__name__
+
+    @property
+    def metadata(self) -> dict:
+        """A dict of this node's own (``grad_fn.metadata``, as in PyTorch)."""
+        d = self.__dict__.get("_metadata")
+        if d is None:
+            d = self.__dict__["_metadata"] = {}
+        return d
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} object at {id(self):#x}>"
@@ -115,12 +123,9 @@ class Node:
                         raise RuntimeError(_modified_msg(t, v, self))
         out_vc = self.out_vc
         if out_vc is not None and out_vc[1] != out_vc[0][0]:
-            raise RuntimeError(
-                "one of the variables needed for gradient computation has been modified by an "
-                f"inplace operation: [{self.name()} output] is at version {out_vc[0][0]}; "
-                f"expected version {out_vc[1]} instead. Hint: enable anomaly detection to find "
-                "the operation that failed to compute its gradient, with "
-                "ember.autograd.set_detect_anomaly(True).")
+            d = self.out_data
+            raise RuntimeError(_modified_text(_describe(d.dtype, d.shape, self, 0),
+                                              out_vc[0][0], out_vc[1]))
 
     # -- hooks -----------------------------------------------------------------------
     def register_hook(self, fn):
@@ -146,11 +151,27 @@ class Node:
 
 
 def _modified_msg(t, expected, node) -> str:
-    shape = "[" + ", ".join(str(s) for s in t.shape) + "]"
+    return _modified_text(_describe(t._data.dtype, t._data.shape, t.grad_fn, t._nr),
+                          t._version, expected)
+
+
+def _describe(np_dtype, shape, grad_fn, nr) -> str:
+    """``[ember.FloatTensor [2, 3]], which is output 0 of Mul,`` as PyTorch names a tensor."""
+    from .._tensor import _TYPE_NAMES
+
+    text = f"[ember.{_TYPE_NAMES.get(np_dtype, 'Tensor')} [{', '.join(map(str, shape))}]]"
+    if grad_fn is not None:
+        op = re.sub(r"Backward\d*$", "", grad_fn.name())
+        text += f", which is output {nr} of {op},"
+    return text
+
+
+def _modified_text(described, version, expected) -> str:
     return ("one of the variables needed for gradient computation has been modified by an "
-            f"inplace operation: [{t.type_name()} {shape}] is at version {t._version}; expected "
-            f"version {expected} instead. Hint: enable anomaly detection to find the operation "
-            "that failed to compute its gradient, with ember.autograd.set_detect_anomaly(True).")
+            f"inplace operation: {described} is at version {version}; expected version "
+            f"{expected} instead. Hint: enable anomaly detection to find the operation that "
+            "failed to compute its gradient, with ember.autograd.set_detect_anomaly(True, "
+            "check_nan=False).")
 
 
 class AccumulateGrad(Node):
@@ -195,7 +216,7 @@ def make_node_class(name: str, backward, n_out: int = 1) -> type:
     return type(name, (Node,), {"__slots__": (), "backward": backward, "_n_out": n_out})
 
 
-_ANOMALY = [False]
+_ANOMALY = [False, True]  # [enabled, check_nan]
 _new = object.__new__
 _Tensor = None  # set by ember._tensor at import (graph.py must not import it: cycle)
 

@@ -1,4 +1,9 @@
-"""The CUDA backend: CuPy arrays, thin. Registered only when CuPy imports and sees a GPU."""
+"""The CUDA backend: CuPy arrays, thin. Registered only when CuPy imports and sees a GPU.
+
+This module imports without CuPy (``reason()`` then says why there is no backend). Everything
+CUDA-specific that ``ember.cuda`` offers (devices, memory pool, streams) goes through the
+``CUDABackend`` methods below, so CuPy is touched in this one file.
+"""
 
 from __future__ import annotations
 
@@ -13,8 +18,12 @@ except Exception as exc:  # ImportError, or a CUDA runtime that fails to load
     _why_not = f"CuPy is not importable: {exc}"
 
 
+_registered = False
+
+
 def reason() -> str:
-    return _why_not or "CuPy found no CUDA device"
+    """Why the CUDA backend is not registered ("" when it is)."""
+    return "" if _registered else (_why_not or "CuPy found no CUDA device")
 
 
 class CUDABackend(Backend):
@@ -52,14 +61,64 @@ class CUDABackend(Backend):
     def manual_seed(self, seed):
         self.xp.random.seed(seed)
 
+    # -- what ember.cuda exposes ------------------------------------------------------------
+    def set_device(self, index: int) -> None:
+        self.xp.cuda.Device(index).use()
+
+    def device_name(self, index: int) -> str:
+        name = self.xp.cuda.runtime.getDeviceProperties(index)["name"]
+        return name.decode() if isinstance(name, bytes) else str(name)
+
+    def capability(self, index: int) -> tuple:
+        props = self.xp.cuda.runtime.getDeviceProperties(index)
+        return (int(props["major"]), int(props["minor"]))
+
+    def memory_allocated(self, index: int) -> int:
+        """Bytes held by tensors (CuPy's memory pool in use)."""
+        with self.xp.cuda.Device(index):
+            return int(self.xp.get_default_memory_pool().used_bytes())
+
+    def memory_reserved(self, index: int) -> int:
+        """Bytes the memory pool holds from the driver, in use or cached."""
+        with self.xp.cuda.Device(index):
+            return int(self.xp.get_default_memory_pool().total_bytes())
+
+    def empty_cache(self) -> None:
+        self.xp.get_default_memory_pool().free_all_blocks()
+        self.xp.get_default_pinned_memory_pool().free_all_blocks()
+
+    def mem_get_info(self, index: int) -> tuple:
+        with self.xp.cuda.Device(index):
+            free, total = self.xp.cuda.runtime.memGetInfo()
+        return int(free), int(total)
+
+    def new_stream(self, index: int, priority: int = 0):
+        with self.xp.cuda.Device(index):
+            return self.xp.cuda.Stream(non_blocking=True, priority=priority)
+
+    def current_stream(self, index: int):
+        with self.xp.cuda.Device(index):
+            return self.xp.cuda.get_current_stream()
+
+    def null_stream(self, index: int):
+        with self.xp.cuda.Device(index):
+            return self.xp.cuda.Stream.null
+
+    def new_event(self, enable_timing: bool, blocking: bool):
+        return self.xp.cuda.Event(block=blocking, disable_timing=not enable_timing)
+
+    def elapsed_ms(self, start, end) -> float:
+        return float(self.xp.cuda.get_elapsed_time(start, end))
+
 
 def _register() -> None:
-    global _why_not
+    global _why_not, _registered
     if _cupy is None:
         return
     backend = CUDABackend(_cupy)
     if backend.device_count() > 0:
         register_backend(backend)
+        _registered = True
     else:
         _why_not = "CuPy found no CUDA device"
 

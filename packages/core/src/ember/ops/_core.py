@@ -13,7 +13,7 @@ import numbers
 import numpy as np
 
 from .. import _dtype
-from .._tensor import Tensor, _make, _canonical_device
+from .._tensor import Tensor, _canonical_device, _make
 from ..autograd.grad_mode import GRAD
 from ..autograd.graph import make_node_class, record
 from ..backends import backend_of
@@ -208,7 +208,11 @@ def binary_op(name: str, fwd, backward=None, *, kind: str = "arith", saves: str 
                 ft = default().np
                 ad = ad.astype(ft) if ta is not None else ad
                 bd = bd.astype(ft) if tb is not None else bd
-        r = fwd(ad, bd)
+        try:
+            r = fwd(ad, bd)
+        except ValueError:
+            _broadcast_shape(getattr(ad, "shape", ()), getattr(bd, "shape", ()))
+            raise
         if (Node is not None and GRAD.enabled and
                 ((ta is not None and ta.requires_grad) or (tb is not None and tb.requires_grad))):
             out = _make(r, dev)
@@ -267,21 +271,41 @@ def write_inplace(self: Tensor, result, name: str) -> None:
     """Copy ``result`` (array) into ``self``'s memory with PyTorch's shape and dtype checks."""
     sd = self._data
     if result.shape != sd.shape:
-        if np.broadcast_shapes(result.shape, sd.shape) != sd.shape:
-            raise RuntimeError(f"output with shape [{', '.join(map(str, sd.shape))}] doesn't "
-                               "match the broadcast shape "
-                               f"[{', '.join(map(str, np.broadcast_shapes(result.shape, sd.shape)))}]")
+        target = _broadcast_shape(result.shape, sd.shape)
+        if target != sd.shape:
+            raise RuntimeError(f"output with shape [{_dims_str(sd.shape)}] doesn't match the "
+                               f"broadcast shape [{_dims_str(target)}]")
     if result.dtype is not sd.dtype:
         if _dtype_category(result.dtype) > _dtype_category(sd.dtype):
             raise RuntimeError(f"result type {_pretty(result.dtype)} can't be cast to the "
                                f"desired output type {_pretty(sd.dtype)}")
-    if not sd.flags.writeable:
+    flags = getattr(sd, "flags", None)  # CuPy arrays have no writeable flag
+    if flags is not None and not getattr(flags, "writeable", True):
         raise RuntimeError(f"{name}: unsupported operation: the tensor is a read-only view "
                            "(e.g. of expand()); clone it first")
     if sd.ndim:
         sd[...] = result
     else:
         sd[()] = result
+
+
+def _dims_str(shape) -> str:
+    return ", ".join(map(str, shape))
+
+
+def _broadcast_shape(a, b):
+    """``np.broadcast_shapes`` with PyTorch's error text."""
+    try:
+        return np.broadcast_shapes(a, b)
+    except ValueError:
+        pass
+    n = max(len(a), len(b))
+    pa, pb = (1,) * (n - len(a)) + tuple(a), (1,) * (n - len(b)) + tuple(b)
+    for i in range(n - 1, -1, -1):
+        if pa[i] != pb[i] and pa[i] != 1 and pb[i] != 1:
+            raise RuntimeError(f"The size of tensor a ({pa[i]}) must match the size of tensor b "
+                               f"({pb[i]}) at non-singleton dimension {i}")
+    raise RuntimeError(f"shapes {tuple(a)} and {tuple(b)} are not broadcastable")
 
 
 def _dtype_category(np_dtype) -> int:
@@ -298,6 +322,10 @@ def check_inplace_autograd(self: Tensor, name: str) -> None:
     if self.requires_grad and self.grad_fn is None and GRAD.enabled:
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
                            "operation.")
+    base = getattr(self, "_base", None)  # checked before the write, not after it
+    if base is not None and base.requires_grad and base.grad_fn is None and GRAD.enabled:
+        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
+                           "in-place operation.")
 
 
 def make_inplace(fn, name: str):

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import _dtype
 from .._tensor import Tensor, _make
 from ..autograd.grad_mode import GRAD
 from ._core import binary_op, coerce, make_inplace, write_inplace

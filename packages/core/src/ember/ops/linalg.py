@@ -1,51 +1,162 @@
-"""Products: matmul (PyTorch's batching and 1-D rules), mm, bmm, mv, dot, outer, einsum,
-tensordot, addmm, baddbmm."""
+"""Products: matmul (PyTorch's batching and 1-D rules), mm, bmm, mv, dot, vdot, inner, outer,
+addmm, addmv, addbmm, baddbmm, einsum, tensordot, kron, trace, cross, matrix_power,
+chain_matmul; and the ``torch.<name>`` / ``Tensor.<name>`` spellings of ``ember.linalg``'s
+decompositions (inverse, det, logdet, slogdet, cholesky, pinverse, svd, qr)."""
 
 from __future__ import annotations
+
+import string
+import warnings
 
 import numpy as np
 
 from .._tensor import Tensor, _make
 from ..autograd.grad_mode import GRAD
 from ..autograd.graph import make_node_class, record
-from ._core import coerce, sum_to_size
+from ._core import _pretty, check_same_device, sum_to_size, wrap_dim, xp_of
 from .registry import register
 
-__all__ = ["matmul"]
+__all__ = ["matmul", "mm", "bmm", "mv", "dot", "vdot", "inner", "outer", "addmm", "addmv",
+           "addbmm", "baddbmm", "einsum", "tensordot", "kron", "trace", "cross",
+           "matrix_power", "chain_matmul", "broadcast_shapes_or_raise"]
 
+
+# -- messages ----------------------------------------------------------------------------------
 
 def _shape_str(shape) -> str:
     return "x".join(str(s) for s in shape)
 
 
-def _matmul_bw(node, g):
-    a, b = node.saved
-    ad, bd = a._data, b._data
-    ga = gb = None
-    if ad.ndim == 1 and bd.ndim == 1:
-        return (g * b if a.requires_grad else None, g * a if b.requires_grad else None)
-    a2 = a.unsqueeze(0) if ad.ndim == 1 else a
-    b2 = b.unsqueeze(-1) if bd.ndim == 1 else b
+def _list_str(shape) -> str:
+    return "[" + ", ".join(str(s) for s in shape) + "]"
+
+
+def _tname(a) -> str:
+    """The C type name PyTorch's kernels print (``float``, ``double``)."""
+    return {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long int",
+            "int32": "int", "int16": "short int", "int8": "signed char",
+            "uint8": "unsigned char", "bool": "bool"}.get(a.dtype.name, a.dtype.name)
+
+
+def _prod(shape) -> int:
+    n = 1
+    for s in shape:
+        n *= s
+    return n
+
+
+def broadcast_shapes_or_raise(sa, sb) -> tuple:
+    """``np.broadcast_shapes`` with PyTorch's error ("The size of tensor a ... b ...")."""
+    n = max(len(sa), len(sb))
+    out = []
+    for i in range(n):
+        a = sa[i - n + len(sa)] if i - n + len(sa) >= 0 else 1
+        b = sb[i - n + len(sb)] if i - n + len(sb) >= 0 else 1
+        if a != b and a != 1 and b != 1:
+            raise RuntimeError(f"The size of tensor a ({a}) must match the size of tensor b ({b}) "
+                               f"at non-singleton dimension {i}")
+        out.append(b if a == 1 else a)
+    return tuple(out)
+
+
+def _matmul_error(ad, bd):
+    """PyTorch's error for ``ad @ bd`` (the kernel matmul would dispatch to picks the
+    wording), or None when the product is valid."""
+    na, nb = ad.ndim, bd.ndim
+    if na == 0 or nb == 0:
+        return RuntimeError(f"both arguments to matmul need to be at least 1D, but they are "
+                            f"{na}D and {nb}D")
+    same = ad.dtype == bd.dtype
+    ka = ad.shape[-1]
+    kb = bd.shape[-2] if nb > 1 else bd.shape[0]
+    if na == 1 and nb == 1:
+        return _dot_error(ad, bd)
+    if nb == 1:  # mv
+        rows = _prod(ad.shape[:-1])
+        if ka != kb:
+            return RuntimeError(f"size mismatch, got input ({rows}), mat ({rows}x{ka}), vec "
+                                f"({kb})")
+        if not same:
+            return RuntimeError(f"addmv input tensors must have the same dtype, but got "
+                                f"{_pretty(bd.dtype)}, {_pretty(ad.dtype)}, and "
+                                f"{_pretty(bd.dtype)}")
+    elif nb == 2:  # mm, batches of the first operand folded into its rows
+        rows = _prod(ad.shape[:-1]) if na > 1 else 1
+        if ka != kb:
+            return RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({rows}x{ka} and "
+                                f"{_shape_str(bd.shape)})")
+        if not same:
+            return RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
+                                f"{_tname(ad)} != {_tname(bd)}")
+    else:  # bmm over broadcast batches
+        batch = broadcast_shapes_or_raise(ad.shape[:-2], bd.shape[:-2])
+        if ka != kb:
+            return RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
+                                f"[{_prod(batch)}, {ka}] but got: [{_prod(batch)}, {kb}].")
+        if not same:
+            return RuntimeError(f"expected scalar type {_pretty(ad.dtype)} but found "
+                                f"{_pretty(bd.dtype)}")
+    if ad.dtype.kind == "b":
+        return NotImplementedError('"addmm_impl_cpu_" not implemented for \'Bool\'')
+    return None
+
+
+def _dot_error(ad, bd, name="dot"):
+    if ad.ndim != 1 or bd.ndim != 1:
+        return RuntimeError(f"1D tensors expected, but got {ad.ndim}D and {bd.ndim}D tensors")
+    if ad.dtype != bd.dtype:
+        return RuntimeError(f"{name} : expected both vectors to have same dtype, but found "
+                            f"{_pretty(ad.dtype)} and {_pretty(bd.dtype)}")
+    if ad.shape[0] != bd.shape[0]:
+        return RuntimeError(f"inconsistent tensor size, expected tensor [{ad.shape[0]}] and src "
+                            f"[{bd.shape[0]}] to have the same number of elements, but got "
+                            f"{ad.shape[0]} and {bd.shape[0]} elements respectively")
+    if ad.dtype.kind == "b":
+        return NotImplementedError(f'"{name}" not implemented for \'Bool\'')
+    return None
+
+
+# -- matmul and its kernels -----------------------------------------------------------------
+
+def matmul_grads(a, b, g, need_a=True, need_b=True):
+    """Gradients of ``a @ b`` for the output gradient ``g`` (1-D rules, broadcast batches)."""
+    na, nb = a._data.ndim, b._data.ndim
+    if na == 1 and nb == 1:
+        return (g * b if need_a else None, g * a if need_b else None)
+    a2 = a.unsqueeze(0) if na == 1 else a
+    b2 = b.unsqueeze(-1) if nb == 1 else b
     g2 = g
-    if ad.ndim == 1:
+    if na == 1:
         g2 = g2.unsqueeze(-2)
-    if bd.ndim == 1:
+    if nb == 1:
         g2 = g2.unsqueeze(-1)
-    if a.requires_grad:
-        ga = g2.matmul(b2.transpose(-1, -2))
-        ga = sum_to_size(ga, a2._data.shape)
-        if ad.ndim == 1:
-            ga = ga.squeeze(0)
-    if b.requires_grad:
-        gb = a2.transpose(-1, -2).matmul(g2)
-        gb = sum_to_size(gb, b2._data.shape)
-        if bd.ndim == 1:
-            gb = gb.squeeze(-1)
+    ga = gb = None
+    if need_a:
+        ga = sum_to_size(g2.matmul(b2.mT), a2._data.shape)
+        if na == 1:
+            ga = ga.reshape(a._data.shape)
+    if need_b:
+        gb = sum_to_size(a2.mT.matmul(g2), b2._data.shape)
+        if nb == 1:
+            gb = gb.reshape(b._data.shape)
     return ga, gb
 
 
-MmBackward0 = make_node_class("MmBackward0", _matmul_bw)
-MatmulBackward0 = make_node_class("MatmulBackward0", _matmul_bw)
+def _matmul_bw(node, g):
+    a, b = node.saved
+    return matmul_grads(a, b, g, a.requires_grad, b.requires_grad)
+
+
+(MmBackward0, MatmulBackward0, BmmBackward0, MvBackward0, DotBackward0) = (
+    make_node_class(n, _matmul_bw) for n in
+    ("MmBackward0", "MatmulBackward0", "BmmBackward0", "MvBackward0", "DotBackward0"))
+
+
+def _product(node_cls, a, b, r):
+    out = _make(r, a._device)
+    if GRAD.enabled and (a.requires_grad or b.requires_grad):
+        record(node_cls, out, (a, b), (a, b))
+    return out
 
 
 @register("matmul")
@@ -56,31 +167,17 @@ def matmul(input, other):
                         f"{type(other).__name__}")
     ad, bd = input._data, other._data
     dev = input._device
-    if dev is not other._device or ad.dtype is not bd.dtype:
-        if ad.dtype is not bd.dtype and dev is other._device:
-            raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
-                               f"{_tname(ad)} != {_tname(bd)}")
-        input, other, ad, bd, dev = coerce(input, other)
-    if ad.ndim == 0 or bd.ndim == 0:
-        raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are "
-                           f"{ad.ndim}D and {bd.ndim}D")
-    ka = ad.shape[-1]
-    kb = bd.shape[-2] if bd.ndim > 1 else bd.shape[0]
-    if ka != kb:
-        if ad.ndim == 1 and bd.ndim == 1:
-            raise RuntimeError(f"inconsistent tensor size, expected tensor [{ad.shape[0]}] and "
-                               f"src [{bd.shape[0]}] to have the same number of elements, but "
-                               "got {ad.shape[0]} and {bd.shape[0]} elements respectively")
-        sa = ad.shape if ad.ndim > 1 else (1,) + ad.shape
-        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({_shape_str(sa[-2:])} "
-                           f"and {_shape_str(bd.shape[-2:] if bd.ndim > 1 else bd.shape)})"
-                           if ad.ndim <= 2 and bd.ndim <= 2 else
-                           f"Expected size for first two dimensions of batch2 tensor to be: "
-                           f"[{_shape_str(ad.shape[:-2]) or 1}, {ka}] but got: "
-                           f"[{_shape_str(bd.shape[:-2]) or 1}, {kb}].")
-    if ad.dtype.kind == "b":
-        raise RuntimeError('"addmm_impl_cpu_" not implemented for \'Bool\'')
-    r = ad @ bd
+    if dev is not other._device:
+        check_same_device(input, other)
+    if ad.dtype is not bd.dtype or not ad.ndim or not bd.ndim or ad.dtype.kind == "b" or \
+            ad.shape[-1] != (bd.shape[-2] if bd.ndim > 1 else bd.shape[0]):
+        err = _matmul_error(ad, bd)
+        if err is not None:
+            raise err
+    try:
+        r = ad @ bd
+    except ValueError:  # batch shapes that do not broadcast
+        raise _matmul_error(ad, bd) from None
     out = _make(r, dev)
     if GRAD.enabled and (input.requires_grad or other.requires_grad):
         node = MmBackward0 if ad.ndim == 2 and bd.ndim == 2 else MatmulBackward0
@@ -88,6 +185,596 @@ def matmul(input, other):
     return out
 
 
-def _tname(a) -> str:
-    return {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long int",
-            "int32": "int"}.get(a.dtype.name, a.dtype.name)
+def _same_dtype(ad, bd, message):
+    if ad.dtype != bd.dtype:
+        raise RuntimeError(message)
+
+
+@register("mm")
+def mm(input, mat2):
+    """Product of two matrices (2-D only; see ``matmul`` for broadcasting)."""
+    ad, bd = input._data, mat2._data
+    if ad.ndim != 2:
+        raise RuntimeError("self must be a matrix")
+    if bd.ndim != 2:
+        raise RuntimeError("mat2 must be a matrix")
+    check_same_device(input, mat2)
+    err = _matmul_error(ad, bd)
+    if err is not None:
+        raise err
+    return _product(MmBackward0, input, mat2, ad @ bd)
+
+
+def _check_bmm(ad, bd):
+    if ad.ndim != 3:
+        raise RuntimeError("batch1 must be a 3D tensor")
+    if bd.ndim != 3:
+        raise RuntimeError("batch2 must be a 3D tensor")
+    if bd.shape[0] != ad.shape[0] or bd.shape[1] != ad.shape[2]:
+        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
+                           f"[{ad.shape[0]}, {ad.shape[2]}] but got: [{bd.shape[0]}, "
+                           f"{bd.shape[1]}].")
+
+
+@register("bmm")
+def bmm(input, mat2):
+    """Batched matrix product of two 3-D tensors with equal batch sizes."""
+    ad, bd = input._data, mat2._data
+    _check_bmm(ad, bd)
+    check_same_device(input, mat2)
+    _same_dtype(ad, bd, f"expected scalar type {_pretty(ad.dtype)} but found {_pretty(bd.dtype)}")
+    return _product(BmmBackward0, input, mat2, ad @ bd)
+
+
+def _check_mv(ad, bd, in_ndim=1):
+    if ad.ndim != 2 or bd.ndim != 1:
+        raise RuntimeError(f"vector + matrix @ vector expected, got {in_ndim}, {ad.ndim}, "
+                           f"{bd.ndim}")
+
+
+@register("mv")
+def mv(input, vec):
+    """Matrix-vector product."""
+    ad, bd = input._data, vec._data
+    _check_mv(ad, bd)
+    check_same_device(input, vec)
+    err = _matmul_error(ad, bd)
+    if err is not None:
+        raise err
+    return _product(MvBackward0, input, vec, ad @ bd)
+
+
+@register("dot")
+def dot(input, tensor):
+    """Inner product of two 1-D tensors of one dtype."""
+    ad, bd = input._data, tensor._data
+    err = _dot_error(ad, bd)
+    if err is not None:
+        raise err
+    check_same_device(input, tensor)
+    return _product(DotBackward0, input, tensor, ad @ bd)
+
+
+@register("vdot")
+def vdot(input, other):
+    """``dot`` with the first argument conjugated (the same for real tensors)."""
+    ad, bd = input._data, other._data
+    err = _dot_error(ad, bd, "vdot")
+    if err is not None:
+        raise err
+    check_same_device(input, other)
+    return _product(DotBackward0, input, other, ad @ bd)
+
+
+@register("inner")
+def inner(input, other):
+    """Sum-product over the last dimension of both tensors (a product with a 0-dim one)."""
+    ad, bd = input._data, other._data
+    if ad.ndim == 0 or bd.ndim == 0:
+        return input * other
+    if ad.shape[-1] != bd.shape[-1]:
+        raise RuntimeError(f"inner() the last dimension must match on both input tensors but got "
+                           f"shapes {_list_str(ad.shape)} and {_list_str(bd.shape)}")
+    return tensordot(input, other, ([-1], [-1]))
+
+
+@register("outer", aliases=("ger",))
+def outer(input, vec2):
+    """Outer product of two 1-D tensors (PyTorch's type promotion)."""
+    for t, name in ((input, "self"), (vec2, "vec2")):
+        if t._data.ndim != 1:
+            raise RuntimeError(f"outer: Expected 1-D argument {name}, but got {t._data.ndim}-D")
+    return input.reshape(-1, 1) * vec2
+
+
+# -- input + product: addmm, addmv, baddbmm, addbmm -----------------------------------------
+
+def _add_product_bw(node, g):
+    m1, m2 = node.saved
+    beta, alpha, in_shape, in_grad, summed = node.ctx
+    gi = sum_to_size(g * beta if beta != 1 else g, in_shape) if in_grad else None
+    gp = g * alpha if alpha != 1 else g
+    if summed:  # addbmm: the product was summed over the batch
+        gp = gp.unsqueeze(0)
+    ga, gb = matmul_grads(m1, m2, gp, m1.requires_grad, m2.requires_grad)
+    return gi, ga, gb
+
+
+AddmmBackward0, AddmvBackward0, BaddbmmBackward0, AddbmmBackward0 = (
+    make_node_class(n, _add_product_bw) for n in
+    ("AddmmBackward0", "AddmvBackward0", "BaddbmmBackward0", "AddbmmBackward0"))
+
+
+def _add_product(node_cls, input, m1, m2, r, beta, alpha, summed=False):
+    """``beta * input + alpha * r`` (``r`` the fresh product array of ``m1`` and ``m2``)."""
+    idata = input._data
+    if idata.shape != r.shape:
+        try:
+            idata = xp_of(input).broadcast_to(idata, r.shape)
+        except ValueError:
+            input.expand(*r.shape)  # raises PyTorch's expand error
+            raise
+    if alpha != 1:
+        r = r * alpha
+    if beta != 0:  # beta == 0 ignores input, nan and inf included
+        r += idata if beta == 1 else beta * idata
+    out = _make(r, m1._device)
+    if GRAD.enabled and (input.requires_grad or m1.requires_grad or m2.requires_grad):
+        record(node_cls, out, (input, m1, m2), (m1, m2),
+               (beta, alpha, input._data.shape, input.requires_grad, summed))
+    return out
+
+
+@register("addmm", inplace=True)
+def addmm(input, mat1, mat2, *, beta=1, alpha=1):
+    """``beta * input + alpha * (mat1 @ mat2)``."""
+    check_same_device(input, mat1, mat2)
+    ad, bd = mat1._data, mat2._data
+    for d, name in ((ad, "mat1"), (bd, "mat2")):
+        if d.ndim != 2:
+            raise RuntimeError(f"{name} must be a matrix, got {d.ndim}-D tensor")
+    if ad.shape[1] != bd.shape[0]:
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({_shape_str(ad.shape)} "
+                           f"and {_shape_str(bd.shape)})")
+    _same_dtype(ad, bd, f"mat1 and mat2 must have the same dtype, but got {_pretty(ad.dtype)} "
+                f"and {_pretty(bd.dtype)}")
+    _same_dtype(input._data, bd, f"self and mat2 must have the same dtype, but got "
+                f"{_pretty(input._data.dtype)} and {_pretty(bd.dtype)}")
+    return _add_product(AddmmBackward0, input, mat1, mat2, ad @ bd, beta, alpha)
+
+
+@register("addmv", inplace=True)
+def addmv(input, mat, vec, *, beta=1, alpha=1):
+    """``beta * input + alpha * (mat @ vec)``."""
+    check_same_device(input, mat, vec)
+    ad, bd, idata = mat._data, vec._data, input._data
+    _check_mv(ad, bd, idata.ndim)
+    n, k = ad.shape
+    if k != bd.shape[0] or (idata.ndim and idata.shape[-1] not in (1, n)) or idata.ndim > 1:
+        raise RuntimeError(f"size mismatch, got input ({_shape_str(idata.shape)}), mat "
+                           f"({n}x{k}), vec ({bd.shape[0]})")
+    if ad.dtype != bd.dtype or idata.dtype != ad.dtype:
+        raise RuntimeError(f"addmv input tensors must have the same dtype, but got "
+                           f"{_pretty(idata.dtype)}, {_pretty(ad.dtype)}, and "
+                           f"{_pretty(bd.dtype)}")
+    return _add_product(AddmvBackward0, input, mat, vec, ad @ bd, beta, alpha)
+
+
+@register("baddbmm", inplace=True)
+def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
+    """``beta * input + alpha * bmm(batch1, batch2)``."""
+    check_same_device(input, batch1, batch2)
+    ad, bd, idata = batch1._data, batch2._data, input._data
+    _check_bmm(ad, bd)
+    if not ad.dtype == bd.dtype == idata.dtype:
+        raise RuntimeError(f"Input dtypes must be the same, got: input {_tname(idata)}, batch1: "
+                           f"{_tname(ad)}, batch2: {_tname(bd)}")
+    return _add_product(BaddbmmBackward0, input, batch1, batch2, ad @ bd, beta, alpha)
+
+
+@register("addbmm", inplace=True)
+def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
+    """``beta * input + alpha * sum_b batch1[b] @ batch2[b]``."""
+    check_same_device(input, batch1, batch2)
+    ad, bd, idata = batch1._data, batch2._data, input._data
+    if ad.ndim != 3:
+        raise RuntimeError("batch1 must be a 3D tensor")
+    if bd.ndim != 3:
+        raise RuntimeError("batch2 must be a 3D tensor")
+    if ad.shape[0] != bd.shape[0]:
+        raise RuntimeError(f"batch1 and batch2 must have same number of batches, got "
+                           f"{ad.shape[0]} and {bd.shape[0]}")
+    b, n, k = ad.shape
+    if bd.shape[1] != k:
+        raise RuntimeError(f"Incompatible matrix sizes for bmm ({n}x{k} and "
+                           f"{_shape_str(bd.shape[1:])})")
+    _same_dtype(ad, bd, f"mat1 and mat2 must have the same dtype, but got {_pretty(ad.dtype)} "
+                f"and {_pretty(bd.dtype)}")
+    _same_dtype(idata, bd, f"self and mat2 must have the same dtype, but got "
+                f"{_pretty(idata.dtype)} and {_pretty(bd.dtype)}")
+    # one GEMM: (n, b*k) @ (b*k, p)
+    r = ad.transpose(1, 0, 2).reshape(n, b * k) @ bd.reshape(b * k, bd.shape[2])
+    return _add_product(AddbmmBackward0, input, batch1, batch2, r, beta, alpha, summed=True)
+
+
+# -- einsum ---------------------------------------------------------------------------------
+
+_LABELS = string.ascii_uppercase + string.ascii_lowercase  # PyTorch's label order
+
+
+def _einsum_error(msg):
+    return RuntimeError(f"einsum(): {msg}")
+
+
+def _split_equation(equation: str):
+    """Operand terms and the output term (None when implicit), PyTorch's syntax errors."""
+    arrow = equation.find("->")
+    for i, c in enumerate(equation):
+        if c in _LABELS or c in ". " or (c == "," and (arrow < 0 or i < arrow)) or \
+                (arrow >= 0 and i in (arrow, arrow + 1)):
+            continue
+        raise _einsum_error(f"invalid subscript given at index {i} in the equation string, "
+                            "subscripts must be in [a-zA-Z]")
+    eq = equation.replace(" ", "")
+    lhs, _, rhs = eq.partition("->")
+    return lhs.split(","), (rhs if "->" in eq else None)
+
+
+def parse_einsum(equation: str, shapes):
+    """``equation`` spelled out for operands of ``shapes``: per-operand labels (ellipses
+    replaced by letters), the output labels, and each label's broadcast size."""
+    terms, rhs = _split_equation(equation)
+    if len(terms) > len(shapes):
+        raise _einsum_error("fewer operands were provided than specified in the equation")
+    if len(terms) < len(shapes):
+        raise _einsum_error("more operands were provided than specified in the equation")
+    used = set("".join(terms) + (rhs or "")) - {"."}
+    free = [c for c in _LABELS if c not in used]
+    n_ell = 0
+    for i, (term, shape) in enumerate(zip(terms, shapes)):
+        named = len(term) - (3 if "..." in term else 0)
+        if "..." in term:
+            if named > len(shape):
+                raise _einsum_error(f"the number of subscripts in the equation ({named}) is more "
+                                    f"than the number of dimensions ({len(shape)}) for operand "
+                                    f"{i}")
+            n_ell = max(n_ell, len(shape) - named)
+        elif named != len(shape):
+            raise _einsum_error(f"the number of subscripts in the equation ({named}) does not "
+                                f"match the number of dimensions ({len(shape)}) for operand {i} "
+                                "and no ellipsis was given")
+    ell = "".join(free[:n_ell])
+    subs = []
+    sizes: dict = {}
+    for i, (term, shape) in enumerate(zip(terms, shapes)):
+        if "..." in term:
+            k = len(shape) - (len(term) - 3)
+            term = term.replace("...", ell[n_ell - k:])
+        own: dict = {}
+        for c, s in zip(term, shape):
+            if c in own and own[c] != s:
+                raise _einsum_error(f"subscript {c} is repeated for operand {i} but the sizes "
+                                    f"don't match, {s} != {own[c]}")
+            own[c] = s
+        for j, (c, s) in enumerate(zip(term, shape)):
+            seen = sizes.get(c)
+            if seen is not None and seen != s and seen != 1 and s != 1:
+                if c in ell:
+                    raise _einsum_error(f"dimension {j} covered by ellipsis in operand {i}has "
+                                        f"size {s} which does not broadcast with previously seen "
+                                        f"ellipsis with size {seen} for the respective dimension")
+                raise _einsum_error(f"subscript {c} has size {s} for operand {i} which does not "
+                                    f"broadcast with previously seen size {seen}")
+            sizes[c] = s if seen is None or seen == 1 else seen
+        subs.append(term)
+    if rhs is None:
+        lhs = "".join(subs)
+        out = ell + "".join(sorted(c for c in set(lhs) if lhs.count(c) == 1 and c not in ell))
+    else:
+        if "." in rhs.replace("...", ""):
+            raise _einsum_error("found '.' for output that is not part of any ellipsis (...)")
+        out = rhs.replace("...", ell)
+        for c in out:
+            if c not in sizes:
+                raise _einsum_error(f"output subscript {c} does not appear in the equation for "
+                                    "any input operand")
+            if out.count(c) > 1:
+                raise _einsum_error(f"output subscript {c} appears more than once in the output")
+    return subs, out, sizes
+
+
+def _einsum_bw(node, g):
+    subs, out, sizes = node.ctx
+    operands = [_expand_to(t, s, sizes) for t, s in zip(node.saved, subs)]
+    xp = xp_of(g)
+    dt = g._data.dtype
+    free = [c for c in _LABELS if c not in sizes]
+    grads = []
+    for i, t in enumerate(node.saved):
+        if not t.requires_grad:
+            grads.append(None)
+            continue
+        terms = [out] + [s for j, s in enumerate(subs) if j != i]
+        tensors = [g] + [o for j, o in enumerate(operands) if j != i]
+        target = ""
+        for c in subs[i]:
+            if c in target:  # a repeated label (a diagonal): pair a fresh label with it
+                f = free.pop()
+                terms.append(c + f)
+                tensors.append(_make(xp.eye(sizes[c], dtype=dt), g._device))
+                c = f
+            target += c
+        have = set("".join(terms))
+        for c in target:
+            if c not in have:  # summed out of the forward: broadcast back
+                terms.append(c)
+                tensors.append(_make(xp.ones(sizes[c], dtype=dt), g._device))
+                have.add(c)
+        gi = einsum(",".join(terms) + "->" + target, *tensors)
+        grads.append(sum_to_size(gi, t._data.shape))
+    return tuple(grads)
+
+
+EinsumBackward0 = make_node_class("EinsumBackward0", _einsum_bw)
+
+
+def _expand_to(t, sub, sizes):
+    shape = tuple(sizes[c] for c in sub)
+    return t if t._data.shape == shape else t.expand(*shape)
+
+
+@register("einsum", method=False)
+def einsum(equation, *operands):
+    """Einstein summation, PyTorch's syntax: ellipses, implicit output, size-1 broadcasting."""
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = tuple(operands[0])
+    subs, out, sizes = parse_einsum(equation, [t._data.shape for t in operands])
+    check_same_device(*operands)
+    first = operands[0]._data.dtype
+    xp = xp_of(operands[0])
+    arrays = []
+    for t, s in zip(operands, subs):
+        d = t._data
+        if d.dtype != first:
+            raise RuntimeError(f"expected scalar type {_pretty(first)} but found "
+                               f"{_pretty(d.dtype)}")
+        shape = tuple(sizes[c] for c in s)
+        arrays.append(d if d.shape == shape else xp.broadcast_to(d, shape))
+    # the contraction-path search (and with it BLAS) pays off beyond tiny operands
+    optimize = len(arrays) > 2 or (len(arrays) == 2 and max(a.size for a in arrays) > 256)
+    r = xp.einsum(",".join(subs) + "->" + out, *arrays, optimize=optimize)
+    if getattr(r, "base", None) is not None and any(xp.may_share_memory(r, a) for a in arrays):
+        r = r.copy()  # np.einsum may return a view of its input ('ij->ji', 'ii->i')
+    res = _make(r, operands[0]._device)
+    if GRAD.enabled and any(t.requires_grad for t in operands):
+        record(EinsumBackward0, res, operands, tuple(operands), (subs, out, sizes))
+    return res
+
+
+# -- tensordot, kron, trace, cross ----------------------------------------------------------
+
+def _tensordot_bw(node, g):
+    a, b = node.saved
+    ca, cb = node.ctx
+    na, nb = a._data.ndim, b._data.ndim
+    free_a = [i for i in range(na) if i not in ca]
+    free_b = [i for i in range(nb) if i not in cb]
+    ga = gb = None
+    if a.requires_grad:  # axes of the result: free_a, then a's partners of sorted(cb)
+        r = tensordot(g, b, (list(range(len(free_a), g._data.ndim)), free_b))
+        cur = free_a + [ca[cb.index(x)] for x in sorted(cb)]
+        ga = r.permute(*[cur.index(k) for k in range(na)])
+    if b.requires_grad:  # axes of the result: b's partners of sorted(ca), then free_b
+        r = tensordot(a, g, (free_a, list(range(len(free_a)))))
+        cur = [cb[ca.index(x)] for x in sorted(ca)] + free_b
+        gb = r.permute(*[cur.index(k) for k in range(nb)])
+    return ga, gb
+
+
+TensordotBackward0 = make_node_class("TensordotBackward0", _tensordot_bw)
+
+
+@register("tensordot", method=False)
+def tensordot(a, b, dims=2, out=None):
+    """Contract ``dims`` (an int: last of ``a`` with first of ``b``; or two lists of dims)."""
+    ad, bd = a._data, b._data
+    if isinstance(dims, (int, np.integer)):
+        if dims < 0:
+            raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
+        given_a, given_b = list(range(-int(dims), 0)), list(range(int(dims)))
+    else:
+        given_a, given_b = ([d] if isinstance(d, (int, np.integer)) else list(d) for d in dims)
+    if len(given_a) != len(given_b):
+        raise RuntimeError("both dimension lists should have same length")
+    if ad.dtype != bd.dtype:
+        raise RuntimeError("both inputs should have same dtype")
+    check_same_device(a, b)
+    ca = [wrap_dim(int(d), ad.ndim) for d in given_a]
+    cb = [wrap_dim(int(d), bd.ndim) for d in given_b]
+    for i, (x, y) in enumerate(zip(ca, cb)):
+        if ad.shape[x] != bd.shape[y]:
+            raise RuntimeError(f"contracted dimensions need to match, but first has size "
+                               f"{ad.shape[x]} in dim {given_a[i]} and second has size "
+                               f"{bd.shape[y]} in dim {given_b[i]}")
+    r = xp_of(a).tensordot(ad, bd, axes=(ca, cb))
+    res = _make(r, a._device)
+    if GRAD.enabled and (a.requires_grad or b.requires_grad):
+        record(TensordotBackward0, res, (a, b), (a, b), (ca, cb))
+    return res
+
+
+@register("kron")
+def kron(input, other):
+    """Kronecker product (PyTorch's type promotion), built from a broadcast product."""
+    nd = max(input._data.ndim, other._data.ndim)
+    sa = (1,) * (nd - input._data.ndim) + input._data.shape
+    sb = (1,) * (nd - other._data.ndim) + other._data.shape
+    a = input.reshape(*[x for s in sa for x in (s, 1)])
+    b = other.reshape(*[x for s in sb for x in (1, s)])
+    return (a * b).reshape(*[x * y for x, y in zip(sa, sb)])
+
+
+def _trace_bw(node, g):
+    shape = node.ctx
+    eye = _make(xp_of(g).eye(*shape, dtype=g._data.dtype), g._device)
+    return (g * eye,)
+
+
+TraceBackward0 = make_node_class("TraceBackward0", _trace_bw)
+
+
+@register("trace")
+def trace(input):
+    """Sum of the main diagonal of a matrix (integers sum as int64)."""
+    d = input._data
+    if d.ndim != 2:
+        raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {d.ndim}")
+    if d.dtype.kind == "b":
+        raise NotImplementedError('"trace" not implemented for \'Bool\'')
+    r = d.trace(dtype=np.int64 if d.dtype.kind in "iu" else None)
+    out = _make(r, input._device)
+    if GRAD.enabled and input.requires_grad:
+        record(TraceBackward0, out, (input,), (), d.shape)
+    return out
+
+
+def _cross_bw(node, g):
+    a, b = node.saved
+    dim = node.ctx
+    ga = sum_to_size(_cross(b, g, dim), a._data.shape) if a.requires_grad else None
+    gb = sum_to_size(_cross(g, a, dim), b._data.shape) if b.requires_grad else None
+    return ga, gb
+
+
+LinalgCrossBackward0 = make_node_class("LinalgCrossBackward0", _cross_bw)
+
+
+def _cross(input, other, dim):
+    ad, bd = input._data, other._data
+    if ad.ndim != bd.ndim:
+        raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
+    if ad.shape[dim] != 3 or bd.shape[dim] != 3:
+        raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got "
+                           f"{ad.shape[dim]} and {bd.shape[dim]}")
+    if ad.dtype != bd.dtype:
+        raise RuntimeError(f"expected scalar type {_pretty(ad.dtype)} but found "
+                           f"{_pretty(bd.dtype)}")
+    check_same_device(input, other)
+    broadcast_shapes_or_raise(ad.shape, bd.shape)
+    axis = wrap_dim(dim, ad.ndim)
+    r = xp_of(input).cross(ad, bd, axis=axis)
+    out = _make(r, input._device)
+    if GRAD.enabled and (input.requires_grad or other.requires_grad):
+        record(LinalgCrossBackward0, out, (input, other), (input, other), axis)
+    return out
+
+
+@register("cross")
+def cross(input, other, dim=None):
+    """Cross product of 3-vectors along ``dim`` (default: the first dimension of size 3)."""
+    if dim is None:
+        warnings.warn("Using torch.cross without specifying the dim arg is deprecated.\nPlease "
+                      "either pass the dim explicitly or simply use torch.linalg.cross.\nThe "
+                      "default value of dim will change to agree with that of linalg.cross in a "
+                      "future release.", UserWarning, stacklevel=2)
+        shape = broadcast_shapes_or_raise(input._data.shape, other._data.shape)
+        dim = next((i for i, s in enumerate(shape) if s == 3), None)
+        if dim is None:
+            raise RuntimeError("no dimension of size 3 in input")
+    return _cross(input, other, dim)
+
+
+@register("chain_matmul", method=False)
+def chain_matmul(*matrices):
+    """Deprecated product of 2-D matrices (``ember.linalg.multi_dot``)."""
+    warnings.warn("torch.chain_matmul is deprecated and will be removed in a future PyTorch "
+                  "release. Use torch.linalg.multi_dot instead, which accepts a list of two or "
+                  "more tensors rather than multiple parameters.", UserWarning, stacklevel=2)
+    if len(matrices) == 1 and isinstance(matrices[0], (list, tuple)):
+        matrices = tuple(matrices[0])
+    for m in matrices:
+        if m._data.ndim != 2:
+            raise RuntimeError(f"Tensor dimension is {m._data.ndim}, expected 2 instead.")
+    if len(matrices) == 1:
+        return matrices[0].clone()
+    from .. import linalg
+
+    return linalg.multi_dot(matrices)
+
+
+# -- torch.<name> / Tensor.<name> spellings of ember.linalg ---------------------------------
+
+def _la():
+    from .. import linalg
+
+    return linalg
+
+
+@register("matrix_power")
+def matrix_power(input, n):
+    """``input`` (a batch of square matrices) to the integer power ``n``."""
+    return _la().matrix_power(input, n)
+
+
+@register("inverse")
+def inverse(input):
+    """Inverse of a (batch of) square matrix (``ember.linalg.inv``)."""
+    return _la().inv(input)
+
+
+@register("det")
+def det(input):
+    """Determinant (``ember.linalg.det``)."""
+    return _la().det(input)
+
+
+@register("logdet")
+def logdet(input):
+    """Log-determinant: nan for a negative determinant, -inf for a zero one."""
+    sign, logabsdet = _la().slogdet(input)
+    offset = xp_of(sign).where(sign._data < 0, np.nan, 0).astype(logabsdet._data.dtype)
+    return logabsdet + _make(offset, sign._device)
+
+
+@register("slogdet")
+def slogdet(input):
+    """Sign and log-absolute-determinant (``ember.linalg.slogdet``)."""
+    r = _la().slogdet(input)
+    return _la().SlogdetResult(r.sign, r.logabsdet)
+
+
+@register("cholesky")
+def cholesky(input, upper=False):
+    """Deprecated ``torch.cholesky`` (``ember.linalg.cholesky``)."""
+    return _la().cholesky(input, upper=upper, _name="cholesky")
+
+
+@register("pinverse")
+def pinverse(input, rcond=1e-15):
+    """Pseudo-inverse with singular values below ``rcond * max`` cut (``linalg.pinv``)."""
+    return _la().pinv(input, rtol=rcond)
+
+
+@register("svd")
+def svd(input, some=True, compute_uv=True):
+    """``torch.svd``: ``(U, S, V)`` with ``V`` (not ``Vh``); ``some`` picks the reduced SVD."""
+    la = _la()
+    if not compute_uv:
+        s = la.svdvals(input)
+        d = input._data
+        xp = xp_of(input)
+        m, n = d.shape[-2:]
+        zu = _make(xp.zeros(d.shape[:-2] + ((m, m) if not some else (m, min(m, n))), d.dtype),
+                   input._device)
+        zv = _make(xp.zeros(d.shape[:-2] + ((n, n) if not some else (n, min(m, n))), d.dtype),
+                   input._device)
+        return la.SvdResult(zu, s, zv)
+    u, s, vh = la.svd(input, full_matrices=not some)
+    return la.SvdResult(u, s, vh.mT)
+
+
+@register("qr")
+def qr(input, some=True):
+    """``torch.qr``: the reduced (``some=True``) or complete QR decomposition."""
+    r = _la().qr(input, mode="reduced" if some else "complete")
+    return _la().QrResult(r.Q, r.R)

@@ -1,59 +1,1402 @@
-"""Unary math and other elementwise ops: exp/log families, trig, activations' kernels,
-rounding, clamp, comparisons, logical ops, where."""
+"""Elementwise ops: the exp/log, trig and hyperbolic families, special functions (erf, erfc,
+erfinv, lgamma, digamma), sigmoid/logit, rounding, clamp, where, maximum/minimum, lerp,
+closeness and finiteness tests, comparisons, logical and bitwise ops with their Python
+operators, and the copying ops clone, copy_, fill_ and zero_.
+
+Most ops are built by ``unary_op``/``binary_op`` (``_core``) from a forward on arrays and a
+backward written with Tensor ops, so that gradients are themselves differentiable. Special
+functions are rational approximations evaluated in float64 (no SciPy).
+"""
 
 from __future__ import annotations
 
+import math
+import warnings
+
 import numpy as np
 
-from ._core import unary_op
-from .registry import register
+from .. import _dtype
+from .._tensor import Tensor, _make
+from ..autograd.grad_mode import GRAD
+from ..autograd.graph import make_node_class, record
+from ._core import (
+    _device_error,
+    _fit,
+    _pretty,
+    binary_op,
+    cast_to,
+    check_same_device,
+    make_inplace,
+    unary_op,
+    write_inplace,
+    xp_of,
+    xp_of_array,
+)
+from .registry import register, register_method
 
-__all__ = ["neg", "exp", "log", "relu"]
+__all__ = [
+    "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "reciprocal",
+    "square", "abs", "sign", "sgn", "signbit", "neg", "positive",
+    "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh",
+    "atanh", "atan2", "hypot",
+    "erf", "erfc", "erfinv", "sigmoid", "logit", "xlogy", "lgamma", "digamma",
+    "lerp", "nan_to_num", "copysign",
+    "round", "floor", "ceil", "trunc", "frac",
+    "clamp", "clamp_min", "clamp_max", "where", "maximum", "minimum", "fmax", "fmin",
+    "isclose", "allclose", "equal", "isnan", "isinf", "isfinite", "isposinf", "isneginf",
+    "isreal", "relu", "gt", "lt", "ge", "le", "eq", "ne",
+    "logical_and", "logical_or", "logical_xor", "logical_not",
+    "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "bitwise_left_shift",
+    "bitwise_right_shift", "clone", "copy_", "fill_", "zero_",
+]
+
+_LN2 = math.log(2.0)
+_LN10 = math.log(10.0)
+_TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
+_SQRT_PI_OVER_TWO = math.sqrt(math.pi) / 2.0
+_INV_SQRT_PI = 1.0 / math.sqrt(math.pi)
+_NAN = float("nan")
+
+# C++ type names in PyTorch's overflow messages
+_C_TYPES = {"bool": "bool", "uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t",
+            "int32": "int", "int64": "int64_t", "float16": "c10::Half", "float32": "float",
+            "float64": "double"}
 
 
-def _neg_bw(node, g):
-    return (-g,)
+# -- helpers ------------------------------------------------------------------------------------
 
+def _zeros(g: Tensor) -> Tensor:
+    """An identically-zero gradient shaped like ``g`` (a constant: no graph)."""
+    return _make(xp_of(g).zeros_like(g._data), g._device)
+
+
+def _unsupported(kernel: str, arr) -> NotImplementedError:
+    """PyTorch's error for a dtype a kernel does not cover (``"abs_cpu" not implemented...``)."""
+    suffix = "cpu" if isinstance(arr, np.ndarray) else "cuda"
+    return NotImplementedError(f'"{kernel}_{suffix}" not implemented for '
+                               f"'{_pretty(arr.dtype)}'")
+
+
+def _opmath(fn):
+    """Run ``fn`` on float16 arrays in float32 (PyTorch's opmath type) and round back once."""
+
+    def run(a, *args):
+        if a.dtype == np.float16:
+            return fn(a.astype(np.float32), *args).astype(np.float16)
+        return fn(a, *args)
+
+    return run
+
+
+def _in_float64(fn):
+    """Evaluate ``fn`` in float64 (on at least 1-d arrays, so that it may work in place) and
+    round to the input's dtype: the special functions."""
+
+    def run(a):
+        with np.errstate(all="ignore"):
+            r = fn(a.reshape(a.shape or (1,)).astype(np.float64, copy=False))
+        return r.reshape(a.shape).astype(a.dtype, copy=False)
+
+    return run
+
+
+def _value_range(np_dtype):
+    """The Python numbers a scalar of ``np_dtype`` accepts: unsigned types take negative
+    values down to ``-max`` (wrapping modulo 2**bits), as PyTorch's overflow check does."""
+    if np_dtype.kind == "f":
+        big = float(np.finfo(np_dtype).max)
+        return -big, big
+    info = np.iinfo(np_dtype)
+    return (-int(info.max) if np_dtype.kind == "u" else int(info.min)), int(info.max)
+
+
+_VALUE_RANGES = {d.np: _value_range(d.np) for d in _dtype.ALL_DTYPES if d.np.kind != "b"}
+
+
+def _scalar_as(value, np_dtype):
+    """A Python number as a NumPy scalar of ``np_dtype``, with PyTorch's overflow check."""
+    kind = np_dtype.kind
+    if kind == "b":
+        return np.bool_(value)
+    v = float(value)
+    if kind != "f" and math.isfinite(v):
+        v = int(value)
+    low, high = _VALUE_RANGES[np_dtype]
+    if not low <= v <= high and (kind != "f" or math.isfinite(v)):
+        raise RuntimeError(f"value cannot be converted to type {_C_TYPES[np_dtype.name]} "
+                           "without overflow")
+    if kind == "u" and v < 0:
+        v += high + 1
+    return np_dtype.type(v)
+
+
+def _common_device(values):
+    """The device of the tensors among ``values``; 0-dim CPU tensors follow the others."""
+    dev = None
+    fallback = None
+    for v in values:
+        if not isinstance(v, Tensor):
+            continue
+        fallback = fallback or v._device
+        if v._data.ndim == 0 and v._device.type == "cpu":
+            continue
+        if dev is None:
+            dev = v._device
+        elif v._device is not dev:
+            raise _device_error(dev, v._device)
+    return dev or fallback
+
+
+def _prepare(values, np_dtype, dev=None):
+    """Tensors and Python numbers of an n-ary op as arrays/scalars of ``np_dtype`` on one
+    device. Returns ``(tensors, arrays, device)``; a number's slot in ``tensors`` is None."""
+    dev = dev or _common_device(values)
+    tensors, arrays = [], []
+    for v in values:
+        if isinstance(v, Tensor):
+            if v._device is not dev:
+                v = cast_to(v, dev, None, False)
+            d = v._data
+            arrays.append(d if d.dtype is np_dtype else d.astype(np_dtype))
+            tensors.append(v)
+        else:
+            arrays.append(None if v is None else _scalar_as(v, np_dtype))
+            tensors.append(None)
+    return tensors, arrays, dev
+
+
+def _meta(t):
+    """What a gradient is reduced to for input ``t`` (shape and dtype), None for numbers."""
+    return (t._data.shape, t._data.dtype) if isinstance(t, Tensor) else None
+
+
+def _finish(r, dev, node_cls, inputs, saved=(), ctx=None, save_output=False):
+    """Wrap the result array; record ``node_cls`` when grad mode is on and an input needs it."""
+    out = _make(r, dev)
+    if GRAD.enabled:
+        for t in inputs:
+            if t is not None and t.requires_grad:
+                return record(node_cls, out, inputs, saved, ctx, save_output)
+    return out
+
+
+def _broadcast_error(sa, sb) -> RuntimeError | None:
+    """PyTorch's error for two shapes that do not broadcast (None if they do)."""
+    n = len(sa) if len(sa) > len(sb) else len(sb)
+    for i in range(1, n + 1):
+        a = sa[-i] if i <= len(sa) else 1
+        b = sb[-i] if i <= len(sb) else 1
+        if a != b and a != 1 and b != 1:
+            return RuntimeError(f"The size of tensor a ({a}) must match the size of tensor b "
+                                f"({b}) at non-singleton dimension {n - i}")
+    return None
+
+
+def _tensor_args(op, name):
+    """``op`` that, like PyTorch's overload, takes tensors only (no Python numbers)."""
+
+    def checked(input, other):
+        for pos, (arg, value) in enumerate((("input", input), ("other", other)), 1):
+            if not isinstance(value, Tensor):
+                raise TypeError(f"{name}(): argument '{arg}' (position {pos}) must be Tensor, "
+                                f"not {type(value).__name__}")
+        return op(input, other)
+
+    checked.__name__ = checked.__qualname__ = name
+    checked._node = op._node
+    return checked
+
+
+def _rejecting(op, kinds, kernel):
+    """``op`` raising PyTorch's NotImplementedError for inputs whose dtype kind is in ``kinds``."""
+
+    def checked(input):
+        if input._data.dtype.kind in kinds:
+            raise _unsupported(kernel, input._data)
+        return op(input)
+
+    checked.__name__ = checked.__qualname__ = op.__name__
+    checked._node = op._node
+    return checked
+
+
+def _unary(name, fwd, backward=None, *, doc, to_float=True, saves="", node_name=None,
+           reject="", kernel=None, aliases=(), inplace=True):
+    """Build and register a unary op (``to_float``: integers and bools compute in float)."""
+    op = unary_op(name, fwd, backward, to_float=to_float, saves=saves, node_name=node_name)
+    if reject:
+        op = _rejecting(op, reject, kernel or name)
+    op.__doc__ = doc
+    return register(name, inplace=inplace, aliases=aliases,
+                    differentiable=backward is not None)(op)
+
+
+def _binary(name, fwd, backward=None, *, doc, kind="arith", saves="", node_name=None,
+            tensors_only=False, aliases=(), inplace=True):
+    """Build and register a binary op with PyTorch's broadcasting and promotion."""
+    op = binary_op(name, fwd, backward, kind=kind, saves=saves, node_name=node_name)
+    if tensors_only:
+        op = _tensor_args(op, name)
+    op.__doc__ = doc
+    return register(name, inplace=inplace, aliases=aliases,
+                    differentiable=backward is not None)(op)
+
+
+# -- exp / log / powers ---------------------------------------------------------------------
 
 def _exp_bw(node, g):
     return (g * node.output(),)
+
+
+def _exp2_bw(node, g):
+    return (g * node.output() * _LN2,)
+
+
+def _expm1_bw(node, g):
+    return (g * (node.output() + 1),)
 
 
 def _log_bw(node, g):
     return (g / node.saved[0],)
 
 
-def _relu_bw(node, g):
-    return (g * (node.output(False) > 0),)
+def _log2_bw(node, g):
+    return (g / (node.saved[0] * _LN2),)
 
 
+def _log10_bw(node, g):
+    return (g / (node.saved[0] * _LN10),)
+
+
+def _log1p_bw(node, g):
+    return (g / (node.saved[0] + 1),)
+
+
+def _sqrt_bw(node, g):
+    return (g / (node.output() * 2),)
+
+
+def _rsqrt_bw(node, g):
+    return (g * node.output() ** 3 * -0.5,)
+
+
+def _reciprocal_bw(node, g):
+    o = node.output()
+    return (-(g * o * o),)
+
+
+def _square_bw(node, g):
+    return (g * node.saved[0] * 2,)
+
+
+def _rsqrt_np(a):
+    return 1 / np.sqrt(a)
+
+
+def _square_np(a):
+    return a.astype(np.int64) if a.dtype.kind == "b" else np.square(a)
+
+
+exp = _unary("exp", np.exp, _exp_bw, saves="o", doc="``e ** input`` elementwise.")
+exp2 = _unary("exp2", np.exp2, _exp2_bw, saves="o", doc="``2 ** input`` elementwise.")
+expm1 = _unary("expm1", np.expm1, _expm1_bw, saves="o",
+               doc="``exp(input) - 1``, accurate for small inputs.")
+log = _unary("log", np.log, _log_bw, saves="a", doc="Natural logarithm.")
+log2 = _unary("log2", np.log2, _log2_bw, saves="a", doc="Base-2 logarithm.")
+log10 = _unary("log10", np.log10, _log10_bw, saves="a", doc="Base-10 logarithm.")
+log1p = _unary("log1p", np.log1p, _log1p_bw, saves="a", node_name="Log1PBackward0",
+               doc="``log(1 + input)``, accurate for small inputs.")
+sqrt = _unary("sqrt", np.sqrt, _sqrt_bw, saves="o", doc="Square root.")
+rsqrt = _unary("rsqrt", _rsqrt_np, _rsqrt_bw, saves="o", doc="``1 / sqrt(input)``.")
+reciprocal = _unary("reciprocal", np.reciprocal, _reciprocal_bw, saves="o",
+                    doc="``1 / input`` (integers give floats).")
+square = _unary("square", _square_np, _square_bw, to_float=False, saves="a",
+                node_name="PowBackward0", doc="``input ** 2`` (bools give int64).")
+
+
+# -- sign family ----------------------------------------------------------------------------
+
+def _zero_bw(node, g):
+    return (_zeros(g),)
+
+
+def _abs_bw(node, g):
+    return (g * node.saved[0].sign(),)
+
+
+def _neg_bw(node, g):
+    return (-g,)
+
+
+def _sign_np(a):
+    # (x > 0) - (x < 0): 0 for NaN and -0.0, as PyTorch (np.sign keeps NaN)
+    if a.dtype.kind == "b":
+        return a.copy()
+    return (a > 0).astype(a.dtype) - (a < 0).astype(a.dtype)
+
+
+def _signbit_np(a):
+    return np.signbit(a) if a.dtype.kind == "f" else a < 0
+
+
+abs = _unary("abs", np.abs, _abs_bw, to_float=False, saves="a", reject="b",  # noqa: A001
+             aliases=("absolute",), doc="Absolute value (bool tensors are an error).")
+sign = _unary("sign", _sign_np, _zero_bw, to_float=False,
+              doc="-1, 0 or 1 by the sign of each element (0 for NaN).")
+sgn = _unary("sgn", _sign_np, _zero_bw, to_float=False, doc="``sign`` (real tensors).")
+signbit = _unary("signbit", _signbit_np, to_float=False, inplace=False,
+                 doc="True where the sign bit is set (``-0.0`` included).")
 neg = register("neg", inplace=True, aliases=("negative",))(
     unary_op("neg", np.negative, _neg_bw, no_bool=True))
-exp = register("exp", inplace=True)(unary_op("exp", np.exp, _exp_bw, to_float=True, saves="o"))
-log = register("log", inplace=True)(unary_op("log", np.log, _log_bw, to_float=True, saves="a"))
+neg.__doc__ = "``-input`` (bool tensors are an error)."
+
+
+@register("positive")
+def positive(input):
+    """``+input``: returns ``input`` itself (bool tensors are an error)."""
+    if input._data.dtype.kind == "b":
+        raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
+    return input
+
+
+# -- trigonometric and hyperbolic -----------------------------------------------------------
+
+def _sin_bw(node, g):
+    return (g * node.saved[0].cos(),)
+
+
+def _cos_bw(node, g):
+    return (-(g * node.saved[0].sin()),)
+
+
+def _tan_bw(node, g):
+    o = node.output()
+    return (g * (o * o + 1),)
+
+
+def _asin_bw(node, g):
+    x = node.saved[0]
+    return (g * (1 - x * x).rsqrt(),)
+
+
+def _acos_bw(node, g):
+    x = node.saved[0]
+    return (-(g * (1 - x * x).rsqrt()),)
+
+
+def _atan_bw(node, g):
+    x = node.saved[0]
+    return (g / (x * x + 1),)
+
+
+def _sinh_bw(node, g):
+    return (g * node.saved[0].cosh(),)
+
+
+def _cosh_bw(node, g):
+    return (g * node.saved[0].sinh(),)
+
+
+def _tanh_bw(node, g):
+    o = node.output()
+    return (g * (1 - o * o),)
+
+
+def _asinh_bw(node, g):
+    x = node.saved[0]
+    return (g * (x * x + 1).rsqrt(),)
+
+
+def _acosh_bw(node, g):
+    x = node.saved[0]
+    return (g * (x * x - 1).rsqrt(),)
+
+
+def _atanh_bw(node, g):
+    x = node.saved[0]
+    return (g / (1 - x * x),)
+
+
+sin = _unary("sin", np.sin, _sin_bw, saves="a", doc="Sine (radians).")
+cos = _unary("cos", np.cos, _cos_bw, saves="a", doc="Cosine (radians).")
+tan = _unary("tan", np.tan, _tan_bw, saves="o", doc="Tangent (radians).")
+asin = _unary("asin", np.arcsin, _asin_bw, saves="a", aliases=("arcsin",), doc="Arcsine.")
+acos = _unary("acos", np.arccos, _acos_bw, saves="a", aliases=("arccos",), doc="Arccosine.")
+atan = _unary("atan", np.arctan, _atan_bw, saves="a", aliases=("arctan",), doc="Arctangent.")
+sinh = _unary("sinh", np.sinh, _sinh_bw, saves="a", doc="Hyperbolic sine.")
+cosh = _unary("cosh", np.cosh, _cosh_bw, saves="a", doc="Hyperbolic cosine.")
+tanh = _unary("tanh", np.tanh, _tanh_bw, saves="o", doc="Hyperbolic tangent.")
+asinh = _unary("asinh", np.arcsinh, _asinh_bw, saves="a", aliases=("arcsinh",),
+               doc="Inverse hyperbolic sine.")
+acosh = _unary("acosh", np.arccosh, _acosh_bw, saves="a", aliases=("arccosh",),
+               doc="Inverse hyperbolic cosine.")
+atanh = _unary("atanh", np.arctanh, _atanh_bw, saves="a", aliases=("arctanh",),
+               doc="Inverse hyperbolic tangent.")
+
+
+def _atan2_bw(node, g):
+    a, b = node.saved
+    denom = a * a + b * b
+    at_origin = denom == 0
+    recip = where(at_origin, 0.0, 1 / where(at_origin, 1.0, denom))  # 0 at (0, 0), as PyTorch
+    return g * b * recip, -(g * a * recip)
+
+
+def _hypot_np(a, b):
+    if a.dtype.kind != "f":
+        raise _unsupported("hypot", a)
+    return np.hypot(a, b)
+
+
+def _hypot_bw(node, g):
+    a, b = node.saved
+    o = node.output()
+    return g * a / o, g * b / o
+
+
+atan2 = _binary("atan2", np.arctan2, _atan2_bw, kind="float", saves="ab", tensors_only=True,
+                aliases=("arctan2",), doc="Angle of ``(other, input)`` in ``(-pi, pi]``.")
+hypot = _binary("hypot", _hypot_np, _hypot_bw, saves="abo", tensors_only=True,
+                doc="``sqrt(input ** 2 + other ** 2)`` without overflow (floats only).")
+
+
+# -- special functions ------------------------------------------------------------------------
+# W. J. Cody, "Rational Chebyshev approximations for the error function", Math. Comp. 23
+# (1969): the coefficients of SPECFUN's CALERF, ~1e-16 relative error in float64.
+
+# highest power first; a leading 1.0 is the monic denominators' leading coefficient
+_ERF_A = (1.85777706184603153e-1, 3.16112374387056560e00, 1.13864154151050156e02,
+          3.77485237685302021e02, 3.20937758913846947e03)
+_ERF_B = (1.0, 2.36012909523441209e01, 2.44024637934444173e02, 1.28261652607737228e03,
+          2.84423683343917062e03)
+_ERF_C = (2.15311535474403846e-8, 5.64188496988670089e-1, 8.88314979438837594e00,
+          6.61191906371416295e01, 2.98635138197400131e02, 8.81952221241769090e02,
+          1.71204761263407058e03, 2.05107837782607147e03, 1.23033935479799725e03)
+_ERF_D = (1.0, 1.57449261107098347e01, 1.17693950891312499e02, 5.37181101862009858e02,
+          1.62138957456669019e03, 3.29079923573345963e03, 4.36261909014324716e03,
+          3.43936767414372164e03, 1.23033935480374942e03)
+_ERF_P = (1.63153871373020978e-2, 3.05326634961232344e-1, 3.60344899949804439e-1,
+          1.25781726111229246e-1, 1.60837851487422766e-2, 6.58749161529837803e-4)
+_ERF_Q = (1.0, 2.56852019228982242e00, 1.87295284992346047e00, 5.27905102951428412e-1,
+          6.05183413124413191e-2, 2.33520497626869185e-3)
+_ERF_INNER = 0.46875
+
+
+def _poly(z, coeffs):
+    """Horner's rule, in place on one buffer (``coeffs`` highest power first)."""
+    r = z * coeffs[0]
+    r += coeffs[1]
+    for c in coeffs[2:]:
+        r *= z
+        r += c
+    return r
+
+
+# Every range is evaluated on all elements (inputs clipped into it) and the right one picked
+# with ``where``: boolean-mask indexing would cost a device synchronisation on a GPU.
+
+def _erf_inner(x):
+    """erf on ``|x| <= 0.46875``: ``x * R(x^2)``."""
+    x = np.clip(x, -_ERF_INNER, _ERF_INNER)
+    z = x * x
+    r = _poly(z, _ERF_A)
+    r *= x
+    r /= _poly(z, _ERF_B)
+    return r
+
+
+def _erfc_outer(y):
+    """erfc on ``y > 0.46875`` (NaN passes through): a rational in ``y`` up to 4, an
+    asymptotic rational in ``1/y^2`` beyond, times ``exp(-y^2)``."""
+    yc = np.minimum(y, 40.0)  # erfc underflows long before 40; keeps inf out of the sums
+    ym = np.minimum(yc, 4.0)
+    middle = _poly(ym, _ERF_C)
+    middle /= _poly(ym, _ERF_D)
+    yt = np.maximum(yc, 4.0)
+    z = yt * yt
+    np.reciprocal(z, out=z)
+    tail = _poly(z, _ERF_P)
+    tail /= _poly(z, _ERF_Q)
+    tail *= z
+    np.subtract(_INV_SQRT_PI, tail, out=tail)
+    tail /= yt
+    out = np.where(yc <= 4.0, middle, tail)
+    # exp(-y*y) as exp(-s*s) * exp(-(y - s)(y + s)), s = y rounded down to 1/16: exact split
+    s = yc * 16
+    np.trunc(s, out=s)
+    s /= 16
+    rest = yc - s
+    rest *= yc + s
+    out *= np.exp(-rest)
+    s *= s
+    out *= np.exp(-s)
+    return out
+
+
+def _erf_f64(x):
+    y = np.abs(x)
+    outer = np.copysign((0.5 - _erfc_outer(y)) + 0.5, x)
+    return np.where(y <= _ERF_INNER, _erf_inner(x), outer)
+
+
+def _erfc_f64(x):
+    erfc_y = _erfc_outer(np.abs(x))
+    outer = np.where(x < 0, 2.0 - erfc_y, erfc_y)
+    inner = 0.5 - _erf_inner(x)
+    inner += 0.5
+    return np.where(np.abs(x) <= _ERF_INNER, inner, outer)
+
+
+# PyTorch's starting point for erfinv (calc_erfinv), refined here by Newton steps
+_ERFINV_A = (-0.140543331, 0.914624893, -1.645349621, 0.886226899)
+_ERFINV_B = (0.012229801, -0.329097515, 1.442710462, -2.118377725, 1.0)
+_ERFINV_C = (1.641345311, 3.429567803, -1.624906493, -1.970840454)
+_ERFINV_D = (1.637067800, 3.543889200, 1.0)
+
+
+def _erfinv_central(y):
+    """erfinv on ``|y| <= 0.7``: Newton on ``erf(x) = y``."""
+    z = y * y
+    x = y * _poly(z, _ERFINV_A) / _poly(z, _ERFINV_B)
+    for _ in range(2):
+        x -= (_erf_f64(x) - y) / (_TWO_OVER_SQRT_PI * np.exp(-x * x))
+    return x
+
+
+def _erfinv_tail(a):
+    """erfinv on ``0.7 <= a <= 1``: Newton on ``log(erfc(x)) = log(1 - a)``, where ``1 - a``
+    is exact and the logarithm makes the equation nearly linear."""
+    target = 1 - a
+    t = np.sqrt(-np.log(target / 2))
+    x = _poly(t, _ERFINV_C) / _poly(t, _ERFINV_D)
+    for _ in range(2):
+        erfc_x = _erfc_outer(x)
+        x += np.log(erfc_x / target) * erfc_x / (_TWO_OVER_SQRT_PI * np.exp(-x * x))
+    return np.where(a == 1, np.inf, x)
+
+
+def _erfinv_f64(y):
+    a = np.abs(y)
+    central = _erfinv_central(np.clip(y, -0.7, 0.7))
+    tail = np.copysign(_erfinv_tail(np.clip(a, 0.7, 1.0)), y)
+    return np.where(a > 1, np.nan, np.where(a <= 0.7, central, tail))  # NaN stays NaN
+
+
+# Lanczos (g = 7, n = 9) for lgamma on x >= 0.5, the reflection formula below
+_LANCZOS = (0.99999999999980993, 676.5203681218851, -1259.1392167224028, 771.32342877765313,
+            -176.61502916214059, 12.507343278686905, -0.13857109526572012,
+            9.9843695780195716e-6, 1.5056327351493116e-7)
+_HALF_LOG_2PI = 0.5 * math.log(2 * math.pi)
+
+
+def _sinpi(x):
+    """``sin(pi * x)`` with the argument reduced exactly first."""
+    return np.sin(np.pi * np.remainder(x, 2.0))
+
+
+def _lgamma_positive(x):
+    xm = x - 1
+    acc = _LANCZOS[0]
+    for i in range(1, 9):
+        acc = acc + _LANCZOS[i] / (xm + i)
+    t = xm + 7.5
+    return _HALF_LOG_2PI + (xm + 0.5) * np.log(t) - t + np.log(acc)
+
+
+def _lgamma_f64(x):
+    reflect = x < 0.5
+    xr = np.where(reflect, 1 - x, x)
+    pos = _lgamma_positive(xr)
+    refl = np.log(np.pi / np.abs(_sinpi(x))) - pos
+    r = np.where(reflect, refl, pos)
+    poles = (x <= 0) & (x == np.floor(x))
+    return np.where(poles | np.isinf(x), np.inf, r)
+
+
+def _shift_up(x, terms):
+    """Recurrence ``f(x) = f(x + 1) + term(x)`` until ``x >= 10``: ``(shifted x, sum of terms)``."""
+    acc = np.zeros_like(x)
+    for _ in range(10):
+        small = x < 10
+        acc = acc + np.where(small, terms(x), 0.0)
+        x = np.where(small, x + 1, x)
+    return x, acc
+
+
+def _digamma_f64(x):
+    negative = x < 0
+    xr = np.where(negative, 1 - x, x)
+    xs, acc = _shift_up(xr, lambda v: -1 / v)
+    z = 1 / (xs * xs)
+    series = z * (1 / 12 - z * (1 / 120 - z * (1 / 252 - z * (1 / 240 - z * (
+        1 / 132 - z * (691 / 32760 - z / 12))))))
+    psi = np.log(xs) - 0.5 / xs - series + acc
+    frac_part = x - np.floor(x)
+    psi = np.where(negative, psi - np.pi / np.tan(np.pi * frac_part), psi)
+    psi = np.where(negative & (frac_part == 0), np.nan, psi)
+    return np.where(x == 0, np.copysign(np.inf, -x), psi)
+
+
+def _trigamma_f64(x):
+    negative = x < 0
+    xr = np.where(negative, 1 - x, x)
+    xs, acc = _shift_up(xr, lambda v: 1 / (v * v))
+    z = 1 / (xs * xs)
+    series = (1 + (0.5 + (1 / 6 - z * (1 / 30 - z * (1 / 42 - z * (
+        1 / 30 - z * (5 / 66 - z * (691 / 2730 - z * 7 / 6)))))) / xs) / xs) / xs
+    r = series + acc
+    s = _sinpi(x)
+    r = np.where(negative, np.pi * np.pi / (s * s) - r, r)
+    return np.where((x <= 0) & (x == np.floor(x)), np.inf, r)
+
+
+def _erf_bw(node, g):
+    x = node.saved[0]
+    return (g * ((-(x * x)).exp() * _TWO_OVER_SQRT_PI),)
+
+
+def _erfc_bw(node, g):
+    x = node.saved[0]
+    return (g * ((-(x * x)).exp() * -_TWO_OVER_SQRT_PI),)
+
+
+def _erfinv_bw(node, g):
+    o = node.output()
+    return (g * ((o * o).exp() * _SQRT_PI_OVER_TWO),)
+
+
+def _lgamma_bw(node, g):
+    return (g * node.saved[0].digamma(),)
+
+
+def _digamma_bw(node, g):
+    # polygamma(1, x); a constant here, so third derivatives of lgamma are not available
+    return (g * _trigamma(node.saved[0]),)
+
+
+erf = _unary("erf", _in_float64(_erf_f64), _erf_bw, saves="a", doc="The error function.")
+erfc = _unary("erfc", _in_float64(_erfc_f64), _erfc_bw, saves="a",
+              doc="``1 - erf(input)``, accurate where erf is close to 1.")
+erfinv = _unary("erfinv", _in_float64(_erfinv_f64), _erfinv_bw, saves="o",
+                doc="Inverse error function on ``[-1, 1]`` (NaN outside).")
+lgamma = _unary("lgamma", _in_float64(_lgamma_f64), _lgamma_bw, saves="a",
+                doc="``log(|gamma(input)|)``.")
+digamma = _unary("digamma", _in_float64(_digamma_f64), _digamma_bw, saves="a",
+                 doc="Logarithmic derivative of the gamma function.")
+_trigamma = unary_op("trigamma", _in_float64(_trigamma_f64), to_float=True)
+
+
+# -- sigmoid, logit, xlogy ------------------------------------------------------------------
+
+def _sigmoid_np(a):
+    e = np.exp(-np.abs(a))
+    return np.where(a >= 0, 1 / (1 + e), e / (1 + e))
+
+
+def _sigmoid_bw(node, g):
+    o = node.output()
+    return (g * o * (1 - o),)
+
+
+sigmoid = _unary("sigmoid", _opmath(_sigmoid_np), _sigmoid_bw, saves="o",
+                 doc="``1 / (1 + exp(-input))``, stable for large ``|input|``.")
+
+
+def _logit_np(a, eps):
+    if eps is not None:
+        a = np.clip(a, eps, 1 - eps)
+    return np.log(a / (1 - a))
+
+
+def _logit_bw(node, g):
+    x = node.saved[0]
+    eps = node.ctx
+    dx = g / (x * (1 - x))
+    if eps is None:
+        return (where((x < 0) | (x > 1), _NAN, dx),)
+    return (where((x < eps) | (x > 1 - eps), 0.0, dx),)
+
+
+LogitBackward0 = make_node_class("LogitBackward0", _logit_bw)
+
+
+@register("logit", inplace=True)
+def logit(input, eps=None):
+    """``log(p / (1 - p))``; with ``eps``, ``p`` is clamped to ``[eps, 1 - eps]`` first."""
+    d = input._data
+    if d.dtype.kind != "f":
+        d = d.astype(_dtype.get_default_dtype().np)
+    r = _opmath(_logit_np)(d, eps)
+    return _finish(r, input._device, LogitBackward0, (input,), (input,), eps)
+
+
+def _same_dtype_operands(a, b):
+    """A Python-number operand as a NumPy scalar of the other operand's dtype."""
+    if not hasattr(a, "dtype"):
+        a = b.dtype.type(a)
+    elif not hasattr(b, "dtype"):
+        b = a.dtype.type(b)
+    return a, b
+
+
+def _xlogy_np(a, b):
+    a, b = _same_dtype_operands(a, b)
+    with np.errstate(all="ignore"):
+        r = np.where(a == 0, 0, a * np.log(b))
+    return np.where(np.isnan(b), b, r)
+
+
+def _xlogy_bw(node, g):
+    a, b = node.saved
+    ga = gb = None
+    if isinstance(a, Tensor):
+        ga = where((a == 0) & (b <= 0), 0.0, xlogy(g, b))
+    if isinstance(b, Tensor):
+        gb = g * a / b
+    return ga, gb
+
+
+_xlogy = {variant: binary_op("xlogy", _xlogy_np, _xlogy_bw, kind="float", saves="ab",
+                             node_name=f"XlogyBackward{variant}") for variant in range(3)}
+
+
+@register("xlogy", inplace=True)
+def xlogy(input, other):
+    """``input * log(other)``, 0 where ``input == 0`` (unless ``other`` is NaN)."""
+    variant = 0 if isinstance(input, Tensor) and isinstance(other, Tensor) else \
+        1 if isinstance(other, Tensor) else 2
+    return _xlogy[variant](input, other)
+
+
+# -- lerp, nan_to_num, copysign -------------------------------------------------------------
+
+def _lerp_np(start, end, weight):
+    diff = end - start
+    return np.where(np.abs(weight) < 0.5, start + weight * diff, end - diff * (1 - weight))
+
+
+def _lerp_bw(node, g):
+    start, end, weight = node.saved
+    metas = node.ctx
+    grads = (g * (1 - weight), g * weight)
+    if isinstance(weight, Tensor):
+        grads += (g * (end - start),)
+    return tuple(_fit(gr, *m) for gr, m in zip(grads, metas))
+
+
+LerpBackward0 = make_node_class("LerpBackward0", _lerp_bw)
+LerpBackward1 = make_node_class("LerpBackward1", _lerp_bw)
+_TYPE_WORDS = {"float16": "c10::Half", "float32": "float", "float64": "double",
+               "int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
+               "uint8": "unsigned char", "bool": "bool"}
+
+
+@register("lerp", inplace=True)
+def lerp(input, end, weight):
+    """``input + weight * (end - input)``; ``weight`` is a number or a tensor."""
+    if not isinstance(end, Tensor):
+        raise TypeError(f"lerp(): argument 'end' (position 2) must be Tensor, not "
+                        f"{type(end).__name__}")
+    dt = input._data.dtype
+    tensor_weight = isinstance(weight, Tensor)
+    for label, t in (("end", end), ("weight", weight)):
+        if label == "end" or (tensor_weight and t._data.ndim):
+            if t._data.dtype is not dt:
+                raise RuntimeError(f"expected dtype {_TYPE_WORDS[dt.name]} for `{label}` but got "
+                                   f"dtype {_TYPE_WORDS[t._data.dtype.name]}")
+    if dt.kind != "f":
+        kernel = "lerp_kernel_tensor" if tensor_weight else "lerp_kernel_scalar"
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{_pretty(dt)}\'')
+    (ts, te, tw), (s, e, w), dev = _prepare((input, end, weight), dt)
+    shape = s.shape
+    for t in (te, tw):
+        if t is not None:
+            err = _broadcast_error(shape, t._data.shape)
+            if err is not None:
+                raise err
+            shape = np.broadcast_shapes(shape, t._data.shape)
+    r = _opmath(_lerp_np)(s, e, w)
+    if tensor_weight:
+        return _finish(r, dev, LerpBackward1, (ts, te, tw), (ts, te, tw),
+                       (_meta(ts), _meta(te), _meta(tw)))
+    return _finish(r, dev, LerpBackward0, (ts, te), (ts, te, w), (_meta(ts), _meta(te)))
+
+
+def _nan_to_num_bw(node, g):
+    return (where(node.saved[0].isfinite(), g, 0.0),)
+
+
+NanToNumBackward0 = make_node_class("NanToNumBackward0", _nan_to_num_bw)
+
+
+@register("nan_to_num", inplace=True)
+def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
+    """Replace NaN by ``nan`` and infinities by ``posinf``/``neginf`` (default: the dtype's
+    largest and smallest finite values). Integer and bool tensors are returned as copies."""
+    d = input._data
+    if d.dtype.kind != "f":
+        return _make(d.copy(), input._device)
+    with np.errstate(over="ignore"):
+        r = np.nan_to_num(d, nan=nan, posinf=posinf, neginf=neginf)
+    return _finish(r, input._device, NanToNumBackward0, (input,), (input,))
+
+
+def _copysign_bw(node, g):
+    a, b = node.saved
+    # d/da copysign(a, b) = sign(a) * sign(result): +-1, and 0 where a == 0 (PyTorch)
+    ga = g * (a.sign() * node.output().sign()) if isinstance(a, Tensor) else None
+    gb = _zeros(g) if isinstance(b, Tensor) else None
+    return ga, gb
+
+
+copysign = _binary("copysign", np.copysign, _copysign_bw, kind="float", saves="abo",
+                   doc="``|input|`` with the sign of ``other`` (integers give floats).")
+
+
+# -- rounding ---------------------------------------------------------------------------------
+
+def _keep_integers(fn):
+    """A rounding forward: integer tensors come back unchanged (as a copy), as in PyTorch."""
+
+    def run(a):
+        return a.copy() if a.dtype.kind in "iu" else fn(a)
+
+    return run
+
+
+def _frac_np(a):
+    return a - np.trunc(a)
+
+
+def _identity_bw(node, g):
+    return (g,)
+
+
+floor = _unary("floor", _keep_integers(np.floor), _zero_bw, to_float=False, reject="b",
+               kernel="floor_vml", doc="Largest integer not greater than each element.")
+ceil = _unary("ceil", _keep_integers(np.ceil), _zero_bw, to_float=False, reject="b",
+              kernel="ceil_vml", doc="Smallest integer not less than each element.")
+trunc = _unary("trunc", _keep_integers(np.trunc), _zero_bw, to_float=False, reject="b",
+               kernel="trunc_vml", aliases=("fix",), doc="Round toward zero.")
+frac = _unary("frac", _frac_np, _identity_bw, to_float=False, reject="biu",
+              doc="Fractional part: ``input - trunc(input)``.")
+
+
+def _round_np(a, decimals):
+    if decimals == 0:
+        return np.rint(a)
+    if decimals > 0:
+        scale = 10.0 ** decimals
+        return np.rint(a * scale) / scale
+    scale = 10.0 ** -decimals
+    return np.rint(a / scale) * scale
+
+
+RoundBackward0 = make_node_class("RoundBackward0", _zero_bw)
+RoundBackward1 = make_node_class("RoundBackward1", _zero_bw)
+
+
+@register("round", inplace=True)
+def round(input, *, decimals=0):  # noqa: A001 - PyTorch's name
+    """Round half to even; ``decimals`` rounds to that many decimal places."""
+    d = input._data
+    if d.dtype.kind in "biu":
+        if d.dtype.kind == "b" or decimals != 0:
+            raise _unsupported("round" if decimals else "round_vml", d)
+        return _make(d.copy(), input._device)
+    r = _opmath(_round_np)(d, decimals)
+    node = RoundBackward0 if decimals == 0 else RoundBackward1
+    return _finish(r, input._device, node, (input,))
+
+
+# -- clamp --------------------------------------------------------------------------------------
+
+def _clamp_scalar_bw(node, g):
+    x = node.saved[0]
+    low, high = node.ctx
+    if low is not None and high is not None:
+        mask = (x >= low) & (x <= high)
+    elif low is not None:
+        mask = x >= low
+    else:
+        mask = x <= high
+    return (where(mask, g, 0.0),)
+
+
+def _clamp_tensor_bw(node, g):
+    # PyTorch's clamp_backward_min_max: a bound gets the gradient where it is the result
+    x, low, high = node.saved
+    g_low = g_high = None
+    if low is not None and high is not None:
+        g_x = where((x >= low) & (x <= high), g, 0.0)
+        if isinstance(low, Tensor):
+            g_low = where((x < low) & (low < high), g, 0.0)
+        if isinstance(high, Tensor):
+            g_high = where((x > high) | (high < low), g, 0.0)
+    elif low is not None:
+        g_x = where(x >= low, g, 0.0)
+        g_low = where(x < low, g, 0.0)
+    else:
+        g_x = where(x <= high, g, 0.0)
+        g_high = where(x > high, g, 0.0)
+    return tuple(_fit(gr, *m) if m is not None and gr is not None else None
+                 for gr, m in zip((g_x, g_low, g_high), node.ctx))
+
+
+# (number bounds, tensor bounds) node classes of clamp, clamp_min, clamp_max
+_CLAMP_NODES = {
+    name: (make_node_class(f"{stem}Backward{n_scalar}", _clamp_scalar_bw),
+           make_node_class(f"{stem}Backward{n_tensor}", _clamp_tensor_bw))
+    for name, stem, n_scalar, n_tensor in (("clamp", "Clamp", 1, 0),
+                                           ("clamp_min", "ClampMin", 0, 1),
+                                           ("clamp_max", "ClampMax", 0, 1))
+}
+
+
+_NUMBER_TYPES = (int, float, type(None))
+
+
+def _clamp(input, low, high, name):
+    d = input._data
+    if d.dtype.kind == "f" and type(low) in _NUMBER_TYPES and type(high) in _NUMBER_TYPES \
+            and (low is not None or high is not None):
+        # fast path: Python numbers are weak scalars for NumPy too, so the dtype is kept
+        r = d if low is None else np.maximum(d, low)
+        if high is not None:
+            r = np.minimum(r, high)
+        return _finish(r, input._device, _CLAMP_NODES[name][0], (input,), (input,),
+                       (low, high))
+    if low is None and high is None:
+        raise RuntimeError("ember.clamp: At least one of 'min' or 'max' must not be None")
+    operands = [v for v in (input, low, high) if v is not None]
+    rt = _dtype.result_type(*operands).np
+    if rt.kind == "b":
+        kernel = "clamp" + ("_max" if low is None else "_min" if high is None else "")
+        if not isinstance(low, Tensor) and not isinstance(high, Tensor):
+            kernel += "_scalar"
+        raise _unsupported(kernel, input._data)
+    (tx, tlow, thigh), (x, lo, hi), dev = _prepare((input, low, high), rt)
+    r = x if lo is None else np.maximum(x, lo)
+    if hi is not None:
+        r = np.minimum(r, hi)
+    scalar_node, tensor_node = _CLAMP_NODES[name]
+    if tlow is None and thigh is None:
+        return _finish(r, dev, scalar_node, (tx,), (tx,), (low, high))
+    saved = (tx, low if tlow is None else tlow, high if thigh is None else thigh)
+    return _finish(r, dev, tensor_node, (tx, tlow, thigh), saved,
+                   (_meta(tx), _meta(tlow), _meta(thigh)))
+
+
+@register("clamp", inplace=True, aliases=("clip",))
+def clamp(input, min=None, max=None):  # noqa: A002 - PyTorch's names
+    """Limit ``input`` to ``[min, max]`` (numbers or tensors; either may be None).
+    Where ``min > max`` the result is ``max``."""
+    return _clamp(input, min, max, "clamp")
+
+
+@register("clamp_min", inplace=True)
+def clamp_min(input, min):  # noqa: A002
+    """``clamp(input, min=min)``."""
+    return _clamp(input, min, None, "clamp_min")
+
+
+@register("clamp_max", inplace=True)
+def clamp_max(input, max):  # noqa: A002
+    """``clamp(input, max=max)``."""
+    return _clamp(input, None, max, "clamp_max")
+
+
+# -- where, maximum / minimum -----------------------------------------------------------------
+
+def _where_bw(node, g):
+    cond = node.saved[0]
+    meta_a, meta_b = node.ctx
+    ga = _fit(where(cond, g, 0.0), *meta_a) if meta_a is not None else None
+    gb = _fit(where(cond, 0.0, g), *meta_b) if meta_b is not None else None
+    return ga, gb
+
+
+WhereBackward0 = make_node_class("WhereBackward0", _where_bw)
+
+
+@register("where", method=False)
+def where(condition, input=None, other=None):
+    """``input`` where ``condition`` holds, else ``other`` (tensors or numbers, promoted as
+    PyTorch does). ``where(condition)`` is ``nonzero(condition, as_tuple=True)``."""
+    if input is None and other is None:
+        return condition.nonzero(as_tuple=True)
+    if input is None or other is None:
+        raise TypeError("where() takes a condition and both of input and other")
+    if isinstance(input, Tensor) and isinstance(other, Tensor):
+        cond, a, b = condition._data, input._data, other._data
+        dev = condition._device
+        if cond.dtype.kind == "b" and a.dtype is b.dtype and input._device is dev \
+                and other._device is dev:
+            return _finish(xp_of(condition).where(cond, a, b), dev, WhereBackward0,
+                           (input, other), (condition,), (_meta(input), _meta(other)))
+    dev = _common_device((condition, input, other))
+    if condition._device is not dev:
+        condition = cast_to(condition, dev, None, False)
+    cond = condition._data
+    if cond.dtype.kind != "b":
+        if cond.dtype != np.uint8:
+            raise RuntimeError("where expected condition to be a boolean tensor, but got a "
+                               f"tensor with dtype {_pretty(cond.dtype)}")
+        warnings.warn("where received a uint8 condition tensor. This behavior is deprecated "
+                      "and will be removed in a future version of PyTorch. Use a boolean "
+                      "condition instead.", UserWarning, stacklevel=2)
+        cond = cond.astype(np.bool_)
+        condition = _make(cond, dev)
+    rt = _dtype.result_type(input, other).np
+    (ta, tb), (a, b), dev = _prepare((input, other), rt, dev)
+    r = xp_of(condition).where(cond, a, b)
+    return _finish(r, dev, WhereBackward0, (ta, tb), (condition,), (_meta(ta), _meta(tb)))
+
+
+def _where_method(self, condition, y):
+    """``Tensor.where(condition, y)``: ``where(condition, self, y)``."""
+    return where(condition, self, y)
+
+
+register_method("where", _where_method)
+
+
+def _maximum_bw(node, g):
+    # ties split the gradient evenly; NaN comparisons fall through to ``g`` (PyTorch)
+    a, b = node.saved
+    even = where(a == b, g * 0.5, g)
+    return where(a < b, 0.0, even), where(a > b, 0.0, even)
+
+
+def _minimum_bw(node, g):
+    a, b = node.saved
+    even = where(a == b, g * 0.5, g)
+    return where(a > b, 0.0, even), where(a < b, 0.0, even)
+
+
+def _fmax_bw(node, g):
+    a, b = node.saved
+    to_a = (a >= b) | b.isnan()
+    return where(to_a, g, 0.0), where(to_a, 0.0, g)
+
+
+def _fmin_bw(node, g):
+    a, b = node.saved
+    to_a = (a <= b) | b.isnan()
+    return where(to_a, g, 0.0), where(to_a, 0.0, g)
+
+
+maximum = _binary("maximum", np.maximum, _maximum_bw, saves="ab", tensors_only=True,
+                  inplace=False, doc="Elementwise maximum (NaN propagates).")
+minimum = _binary("minimum", np.minimum, _minimum_bw, saves="ab", tensors_only=True,
+                  inplace=False, doc="Elementwise minimum (NaN propagates).")
+fmax = _binary("fmax", np.fmax, _fmax_bw, saves="ab", tensors_only=True, inplace=False,
+               doc="Elementwise maximum ignoring NaN.")
+fmin = _binary("fmin", np.fmin, _fmin_bw, saves="ab", tensors_only=True, inplace=False,
+               doc="Elementwise minimum ignoring NaN.")
+
+
+# -- closeness and finiteness -----------------------------------------------------------------
+
+@register("isclose", differentiable=False)
+def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """``|input - other| <= atol + rtol * |other|`` elementwise (same dtypes required)."""
+    for pos, (arg, value) in enumerate((("input", input), ("other", other)), 1):
+        if not isinstance(value, Tensor):
+            raise TypeError(f"isclose(): argument '{arg}' (position {pos}) must be Tensor, not "
+                            f"{type(value).__name__}")
+    a, b = input._data, other._data
+    if a.dtype is not b.dtype:
+        raise RuntimeError(f"{_pretty(a.dtype)} did not match {_pretty(b.dtype)}")
+    for label, value in (("rtol", rtol), ("atol", atol)):
+        if value < 0:
+            raise RuntimeError(f"{label} must be greater than or equal to zero, but got {value}")
+    dev = check_same_device(input, other)
+    close = a == b
+    if equal_nan and a.dtype.kind == "f":
+        close = close | (np.isnan(a) & np.isnan(b))
+    if rtol or atol:
+        if a.dtype.kind != "f":
+            ft = _dtype.get_default_dtype().np
+            a, b = a.astype(ft), b.astype(ft)
+        with np.errstate(all="ignore"):
+            allowed = atol + np.abs(rtol * b)
+            actual = np.abs(a - b)
+            close = close | (np.isfinite(actual) & (actual <= allowed))
+    return _make(close, dev)
+
+
+@register("allclose", differentiable=False)
+def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
+    """True if ``isclose`` holds everywhere (a Python bool)."""
+    return bool(isclose(input, other, rtol, atol, equal_nan)._data.all())
+
+
+@register("equal", differentiable=False)
+def equal(input, other) -> bool:
+    """True if both tensors have the same shape and the same values (a Python bool)."""
+    check_same_device(input, other)
+    a, b = input._data, other._data
+    return a.shape == b.shape and bool((a == b).all())
+
+
+def _isposinf_np(a):
+    return np.isinf(a) & (a > 0)
+
+
+def _isneginf_np(a):
+    return np.isinf(a) & (a < 0)
+
+
+def _isreal_np(a):
+    return xp_of_array(a).ones(a.shape, dtype=np.bool_)
+
+
+isnan = _unary("isnan", np.isnan, to_float=False, inplace=False, doc="True where NaN.")
+isinf = _unary("isinf", np.isinf, to_float=False, inplace=False, doc="True where +-inf.")
+isfinite = _unary("isfinite", np.isfinite, to_float=False, inplace=False,
+                  doc="True where neither NaN nor infinite.")
+isposinf = _unary("isposinf", _isposinf_np, to_float=False, inplace=False,
+                  doc="True where +inf.")
+isneginf = _unary("isneginf", _isneginf_np, to_float=False, inplace=False,
+                  doc="True where -inf.")
+isreal = _unary("isreal", _isreal_np, to_float=False, inplace=False,
+                doc="True everywhere (ember tensors are real).")
+
+
+# -- activations' kernels -----------------------------------------------------------------------
+
+def _threshold_backward_bw(node, gg):
+    # d/d(grad) of mask * grad is the same mask; the mask itself is flat almost everywhere
+    return threshold_backward(gg, node.saved[0], node.ctx), None
+
+
+ThresholdBackwardBackward0 = make_node_class("ThresholdBackwardBackward0", _threshold_backward_bw)
+
+
+@register("threshold_backward", method=False)
+def threshold_backward(grad_output, input, threshold):
+    """``grad_output`` where ``input > threshold``, else 0: the backward kernel of relu and
+    threshold, itself differentiable (one fused NumPy expression instead of two ops)."""
+    gd = grad_output._data
+    r = gd * (input._data > threshold)
+    if r.dtype is not gd.dtype:
+        r = r.astype(gd.dtype)
+    out = _make(r, grad_output._device)
+    if GRAD.enabled and grad_output.requires_grad:
+        record(ThresholdBackwardBackward0, out, (grad_output, None), (input,), threshold)
+    return out
+
+
+def _relu_bw(node, g):
+    return (threshold_backward(g, node.output(False), 0),)
 
 
 def _relu_np(a):
-    return np.maximum(a, 0) if a.dtype.kind != "b" else a
+    if a.dtype.kind == "b":
+        raise RuntimeError("Boolean inputs not supported for relu")
+    return np.maximum(a, 0)
 
 
-relu = register("relu", inplace=True)(unary_op("relu", _relu_np, _relu_bw, saves="o"))
+relu = _unary("relu", _relu_np, _relu_bw, to_float=False, saves="o",
+              doc="``max(input, 0)``.")
 
-from .registry import register_method  # noqa: E402
 
+# -- comparisons --------------------------------------------------------------------------------
+
+def _comparison(name, fwd, aliases=()):
+    return _binary(name, fwd, kind="bool", aliases=aliases, doc=f"Elementwise ``{name}`` "
+                   "comparison (bool result, PyTorch's promotion).")
+
+
+gt = _comparison("gt", np.greater, ("greater",))
+lt = _comparison("lt", np.less, ("less",))
+ge = _comparison("ge", np.greater_equal, ("greater_equal",))
+le = _comparison("le", np.less_equal, ("less_equal",))
+eq = _comparison("eq", np.equal)
+ne = _comparison("ne", np.not_equal, ("not_equal",))
+
+
+# -- logical and bitwise ----------------------------------------------------------------------
+
+def _integral(kernel, fwd, allow_bool=True):
+    """A bitwise forward: floats (and bools, unless allowed) are PyTorch's NotImplementedError."""
+
+    def run(a, b):
+        arr = a if hasattr(a, "dtype") else b
+        if arr.dtype.kind == "f" or (not allow_bool and arr.dtype.kind == "b"):
+            raise _unsupported(kernel, arr)
+        return fwd(a, b)
+
+    return run
+
+
+def _bitwise_not_np(a):
+    if a.dtype.kind == "f":
+        raise _unsupported("bitwise_not", a)
+    return np.logical_not(a) if a.dtype.kind == "b" else np.invert(a)
+
+
+logical_and = _binary("logical_and", np.logical_and, kind="bool", tensors_only=True,
+                      doc="Elementwise logical AND (nonzero is True).")
+logical_or = _binary("logical_or", np.logical_or, kind="bool", tensors_only=True,
+                     doc="Elementwise logical OR (nonzero is True).")
+logical_xor = _binary("logical_xor", np.logical_xor, kind="bool", tensors_only=True,
+                      doc="Elementwise logical XOR (nonzero is True).")
+logical_not = _unary("logical_not", np.logical_not, to_float=False,
+                     doc="Elementwise logical NOT (bool result).")
+bitwise_and = _binary("bitwise_and", _integral("bitwise_and", np.bitwise_and),
+                      doc="Bitwise AND of integers (logical AND of bools).")
+bitwise_or = _binary("bitwise_or", _integral("bitwise_or", np.bitwise_or),
+                     doc="Bitwise OR of integers (logical OR of bools).")
+bitwise_xor = _binary("bitwise_xor", _integral("bitwise_xor", np.bitwise_xor),
+                      doc="Bitwise XOR of integers (logical XOR of bools).")
+bitwise_not = _unary("bitwise_not", _bitwise_not_np, to_float=False,
+                     doc="Bitwise NOT of integers (logical NOT of bools).")
+bitwise_left_shift = _binary("bitwise_left_shift",
+                             _integral("lshift", np.left_shift, allow_bool=False),
+                             doc="``input << other`` (0 once the shift reaches the width).")
+bitwise_right_shift = _binary("bitwise_right_shift",
+                              _integral("rshift", np.right_shift, allow_bool=False),
+                              doc="Arithmetic ``input >> other``.")
+
+
+def _invert(self):
+    """``~self``: logical NOT of bools, bitwise NOT of integers."""
+    if self._data.dtype.kind == "f":
+        raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type "
+                        "tensors")
+    return bitwise_not(self)
+
+
+def _reflected(op, name):
+    """``other <op> self`` for a Python number on the left."""
+
+    def reflected(self, other):
+        return op(other, self)
+
+    reflected.__name__ = reflected.__qualname__ = name
+    return reflected
+
+
+for _dunder, _op in (("and", bitwise_and), ("or", bitwise_or), ("xor", bitwise_xor),
+                     ("lshift", bitwise_left_shift), ("rshift", bitwise_right_shift)):
+    register_method(f"__{_dunder}__", _op)
+    register_method(f"__r{_dunder}__", _reflected(_op, f"__r{_dunder}__"))
+    register_method(f"__i{_dunder}__", make_inplace(_op, _op.__name__ + "_"))
+for _dunder, _op in (("gt", gt), ("lt", lt), ("ge", ge), ("le", le), ("eq", eq), ("ne", ne)):
+    register_method(f"__{_dunder}__", _op)
+register_method("__invert__", _invert)
 register_method("__neg__", neg)
+register_method("__abs__", abs)
+register_method("__pos__", positive)
 
-from ._core import binary_op  # noqa: E402
 
-gt = register("gt", inplace=True, aliases=("greater",))(binary_op("gt", np.greater, kind="bool"))
-lt = register("lt", inplace=True, aliases=("less",))(binary_op("lt", np.less, kind="bool"))
-ge = register("ge", inplace=True, aliases=("greater_equal",))(
-    binary_op("ge", np.greater_equal, kind="bool"))
-le = register("le", inplace=True, aliases=("less_equal",))(
-    binary_op("le", np.less_equal, kind="bool"))
-eq = register("eq", inplace=True)(binary_op("eq", np.equal, kind="bool"))
-ne = register("ne", inplace=True, aliases=("not_equal",))(binary_op("ne", np.not_equal,
-                                                                    kind="bool"))
-for _name, _fn in (("__gt__", gt), ("__lt__", lt), ("__ge__", ge), ("__le__", le),
-                   ("__eq__", eq), ("__ne__", ne)):
-    register_method(_name, _fn)
+# -- clone, copy_, fill_, zero_ ---------------------------------------------------------------
+
+def _clone_bw(node, g):
+    return (g,)
+
+
+CloneBackward0 = make_node_class("CloneBackward0", _clone_bw)
+
+
+@register("clone")
+def clone(input, *, memory_format=None):
+    """A copy of ``input`` with its own memory (``memory_format`` is accepted and ignored)."""
+    return _finish(input._data.copy(), input._device, CloneBackward0, (input,))
+
+
+def _copy_bw(node, g):
+    return _zeros(g), g
+
+
+CopyBackwards = make_node_class("CopyBackwards", _copy_bw)
+
+
+def _copy_value(self, src, non_blocking=False):
+    """``src`` as ``self``'s new value: ``self``'s dtype, device and shape (cast, moved and
+    broadcast with a graph, so the gradient returns to ``src``'s dtype, device and shape)."""
+    if not isinstance(src, Tensor):
+        src = _make(xp_of(self).asarray(src), self._device)
+    shape = self._data.shape
+    if src._data.shape != shape:
+        err = _broadcast_error(shape, src._data.shape)
+        if err is not None:
+            raise err
+        full = np.broadcast_shapes(shape, src._data.shape)
+        if full != shape:
+            raise RuntimeError(f"output with shape [{', '.join(map(str, shape))}] doesn't match "
+                               f"the broadcast shape [{', '.join(map(str, full))}]")
+    value = cast_to(src, self._device, self.dtype, False)
+    if value._data.shape != shape:
+        value = value.expand(shape)
+    return _finish(value._data, self._device, CopyBackwards, (self, value))
+
+
+copy_ = make_inplace(_copy_value, "copy_")
+copy_.__doc__ = ("Copy ``src`` into ``self`` in place (broadcast, cast to ``self``'s dtype, "
+                 "moved across devices); the gradient flows to ``src``.")
+register_method("copy_", copy_)
+
+
+def _fill_bw(node, g):
+    grads = (_zeros(g),)
+    if len(node.next_functions) == 2:
+        grads += (g.sum(),)
+    return grads
+
+
+FillBackward2 = make_node_class("FillBackward2", _fill_bw)
+FillBackward3 = make_node_class("FillBackward3", _fill_bw)
+ZeroBackward0 = make_node_class("ZeroBackward0", _fill_bw)
+
+
+def _filled(self, value, node_cls=None):
+    """The tensor ``self`` becomes under ``fill_(value)``, recorded for autograd."""
+    xp = xp_of(self)
+    shape = self._data.shape
+    if isinstance(value, Tensor):
+        v = cast_to(value, self._device, self.dtype, False)
+        return _finish(xp.broadcast_to(v._data, shape), self._device,
+                       node_cls or FillBackward3, (self, v))
+    data = xp.broadcast_to(xp.asarray(_scalar_as(value, self._data.dtype)), shape)
+    return _finish(data, self._device, node_cls or FillBackward2, (self,))
+
+
+_fill_with_grad = make_inplace(_filled, "fill_")
+_zero_with_grad = make_inplace(lambda self: _filled(self, 0, ZeroBackward0), "zero_")
+
+
+def fill_(self, value):
+    """Fill ``self`` in place with ``value`` (a number or a 0-dim tensor)."""
+    if isinstance(value, Tensor):
+        if value._data.ndim:
+            raise RuntimeError("fill_ only supports 0-dimension value tensor but got tensor "
+                               f"with {value._data.ndim} dimensions.")
+        if GRAD.enabled and (self.requires_grad or value.requires_grad):
+            return _fill_with_grad(self, value)
+        value = value.item()
+    elif GRAD.enabled and self.requires_grad:
+        return _fill_with_grad(self, value)
+    return _fill_array(self, _scalar_as(value, self._data.dtype), "fill_")
+
+
+def zero_(self):
+    """Fill ``self`` with zeros in place."""
+    if GRAD.enabled and self.requires_grad:
+        return _zero_with_grad(self)
+    return _fill_array(self, 0, "zero_")
+
+
+def _fill_array(self, scalar, name):
+    data = self._data
+    if not getattr(data.flags, "writeable", True):
+        write_inplace(self, data, name)  # raises PyTorch's error for a read-only view
+    data.fill(scalar)
+    self._bump_version()
+    return self
+
+
+register_method("fill_", fill_)
+register_method("zero_", zero_)

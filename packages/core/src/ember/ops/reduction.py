@@ -1,27 +1,190 @@
-"""Reductions: sum, mean, var/std, prod, max/min, argmax, logsumexp, norm, all/any,
-cumulative ops, sort/topk, median, unique, count_nonzero."""
+"""Reductions: sum, mean, nansum/nanmean, prod, var/std, max/min and friends, logsumexp, norm,
+all/any, count_nonzero, cumulative ops, sorting and selection (sort, topk, kthvalue, median,
+mode, quantile), unique.
+
+Forwards are array code on ``input._data``; backwards are Tensor ops, so they are themselves
+differentiable. Ops that pick elements (max with a dim, sort, topk, median, cummax, ...)
+route the gradient back to the picked indices with ``scatter``; full-tensor max/min/median
+share the gradient evenly among tied elements, as PyTorch does.
+"""
 
 from __future__ import annotations
 
+import math
+import warnings
+from collections import namedtuple
+from types import SimpleNamespace
+
 import numpy as np
 
-from .. import _dtype
-from .._tensor import _make
+from .. import _dtype, _factory
+from .._tensor import Tensor, _make
 from ..autograd.grad_mode import GRAD
 from ..autograd.graph import make_node_class, record
-from ._core import normalize_dims
+from ._core import _pretty, broadcast_array, cast_to, normalize_dims, wrap_dim, xp_of
 from .registry import register
 
-__all__ = ["sum", "mean"]
+__all__ = ["sum", "mean", "nansum", "nanmean", "prod", "var", "std", "var_mean", "std_mean",
+           "max", "min", "amax", "amin", "aminmax", "argmax", "argmin", "logsumexp", "norm",
+           "all", "any", "count_nonzero", "cumsum", "cumprod", "cummax", "cummin",
+           "logcumsumexp", "sort", "argsort", "msort", "topk", "kthvalue", "median",
+           "nanmedian", "mode", "quantile", "nanquantile", "unique", "unique_consecutive",
+           "return_types"]
+
+
+# -- named-tuple results (``torch.return_types.max`` and friends) -------------------------------
+
+def _return_type(name: str, fields=("values", "indices")) -> type:
+    cls = namedtuple(name, fields)
+
+    def __repr__(self):
+        body = ",\n".join(f"{f}={v!r}" for f, v in zip(self._fields, self))
+        return f"ember.return_types.{name}(\n{body})"
+
+    cls.__repr__ = __repr__
+    cls.__module__ = __name__
+    cls.__qualname__ = f"return_types.{name}"  # picklable through ``return_types``
+    return cls
+
+
+#: the result types of the multi-output reductions, like ``torch.return_types``
+return_types = SimpleNamespace(
+    **{n: _return_type(n) for n in ("max", "min", "sort", "topk", "kthvalue", "median",
+                                    "nanmedian", "mode", "cummax", "cummin")},
+    aminmax=_return_type("aminmax", ("min", "max")))
+
+
+# -- shared helpers -----------------------------------------------------------------------------
+
+def _dims_of(dim, ndim: int):
+    """Reduced axes as a sorted tuple, or None for all; an empty list means all (PyTorch)."""
+    if dim is None:
+        return None
+    dims = normalize_dims(dim, ndim)
+    return None if not dims and ndim and not isinstance(dim, (int, np.integer)) else dims
+
+
+def _count(shape, dims) -> int:
+    """Number of elements reduced into each output element."""
+    return math.prod(shape if dims is None else [shape[i] for i in dims])
+
+
+def _keep_shape(shape, dims):
+    if dims is None:
+        return (1,) * len(shape)
+    return tuple(1 if i in dims else s for i, s in enumerate(shape))
+
+
+def _keep(t: Tensor, shape, dims, keepdim: bool = False) -> Tensor:
+    """``t`` (reduced over ``dims`` of ``shape``) with the reduced dims back as size one."""
+    if keepdim:
+        return t
+    ks = _keep_shape(shape, dims)
+    return t if t._data.shape == ks else t.reshape(ks)
 
 
 def _expand_back(g, shape, dims, keepdim):
-    """Broadcast a reduced gradient back to the input's ``shape``."""
-    if not keepdim and dims is not None and len(shape):
-        for d in dims:
-            g = g.unsqueeze(d)
-    return g.expand(shape)
+    """Broadcast a reduced gradient back to the input's ``shape``.
 
+    Without ``create_graph`` nothing is recorded, so the broadcast view is made directly
+    (every sum/mean backward passes here; ``expand``'s checks cost more than the view).
+    """
+    if not GRAD.enabled:
+        gd = g._data
+        if not keepdim and gd.ndim != len(shape):
+            gd = gd.reshape(_keep_shape(shape, dims))
+        return _make(broadcast_array(gd, shape), g._device)
+    return _keep(g, shape, dims, keepdim).expand(shape)
+
+
+def _finish(input, r, node_cls, ctx=None, saved=(), save_output=False):
+    """Wrap the result array; record ``node_cls`` when ``input`` takes part in autograd."""
+    out = _make(r, input._device)
+    if input.requires_grad and GRAD.enabled:
+        record(node_cls, out, (input,), saved, ctx, save_output)
+    return out
+
+
+def _const(arr, like: Tensor) -> Tensor:
+    """An array computed from ``like`` as a tensor outside the graph (masks, counts)."""
+    return _make(arr, like._device)
+
+
+def _with_dtype(input, dtype):
+    """``input`` cast to ``dtype`` first (``sum(x, dtype=...)``); the grad casts back."""
+    if dtype is None:
+        return input
+    return cast_to(input, None, _dtype.to_dtype(dtype), False)
+
+
+def _int64_if_integral(d):
+    """Integer and bool sums/products accumulate in int64, as in PyTorch."""
+    return np.int64 if d.dtype.kind in "bui" and d.dtype != np.int64 else None
+
+
+def _floating_input(input, message: str):
+    """PyTorch's error for an integer/bool input; ``{dtype}`` in ``message`` names it."""
+    if input._data.dtype.kind != "f":
+        raise RuntimeError(message.format(dtype=_pretty(input._data.dtype)))
+
+
+def _mean_array(d, dims, keepdim, n):
+    """``d.mean`` without NumPy's Python-level overhead (float16 accumulates in float32)."""
+    half = d.dtype == np.float16
+    r = d.sum(axis=dims, dtype=np.float32 if half else None, keepdims=keepdim)
+    r = r / n if n else r * np.nan  # the mean of nothing is NaN (without NumPy's warning)
+    return r.astype(np.float16) if half else r
+
+
+def _as_float(input):
+    """Integer/bool inputs promoted to the default float (``logsumexp`` of an int tensor)."""
+    if input._data.dtype.kind == "f":
+        return input
+    return cast_to(input, None, _dtype.get_default_dtype(), False)
+
+
+def _not_implemented_for_bool(input, kernel):
+    """PyTorch has no bool kernel for some selections; it says so in these words."""
+    if input._data.dtype.kind == "b":
+        raise NotImplementedError(f'"{kernel}" not implemented for \'Bool\'')
+
+
+def _nonempty(name, d, axis):
+    if d.ndim and d.shape[axis] == 0:
+        raise IndexError(f"{name}(): Expected reduction dim {axis} to have non-zero size.")
+
+
+def _same_nan(a, b, xp):
+    """``a == b`` where NaN equals NaN (the mask of the elements a reduction picked)."""
+    mask = a == b
+    if a.dtype.kind == "f":
+        mask |= xp.isnan(a) & xp.isnan(b)
+    return mask
+
+
+def _along(d, dim):
+    """``(array, axis, restore)``: a 0-dim array seen as 1-D for along-a-dim ops."""
+    if d.ndim:
+        return d, wrap_dim(dim, d.ndim), lambda a: a
+    wrap_dim(dim, 0)
+    return d.reshape(1), 0, lambda a: a.reshape(())
+
+
+def _route_back(g, indices, dim, shape, keepdim=True):
+    """The gradient of picking ``indices`` along ``dim``: ``g`` scattered into zeros."""
+    if not shape:
+        return g.reshape(())
+    if not keepdim:
+        g = g.unsqueeze(dim)
+        indices = indices.unsqueeze(dim)
+    return _factory.zeros(shape, dtype=g.dtype, device=g.device).scatter(dim, indices, g)
+
+
+def _reverse_cumsum(t, dim):
+    return t.flip(dim).cumsum(dim).flip(dim)
+
+
+# -- sum, mean, nansum, nanmean -----------------------------------------------------------------
 
 def _sum_bw(node, g):
     shape, dims, keepdim = node.ctx
@@ -32,27 +195,15 @@ SumBackward0 = make_node_class("SumBackward0", _sum_bw)
 SumBackward1 = make_node_class("SumBackward1", _sum_bw)
 
 
-def _sum_dtype(d, dtype):
-    if dtype is not None:
-        return _dtype.to_dtype(dtype).np
-    if d.dtype.kind in "bui" and d.dtype != np.int64:
-        return np.int64
-    return None
-
-
 @register("sum")
 def sum(input, dim=None, keepdim=False, *, dtype=None):  # noqa: A001 - PyTorch's name
     """Sum over ``dim`` (all dims when None); integers and bools sum as int64."""
+    input = _with_dtype(input, dtype)
     d = input._data
-    dims = normalize_dims(dim, d.ndim) if dim is not None else None
-    if dims == () and dim is not None and not isinstance(dim, int) and d.ndim:
-        dims = None  # sum(x, dim=[]) reduces everything, as in PyTorch
-    r = d.sum(axis=dims, dtype=_sum_dtype(d, dtype), keepdims=keepdim)
-    if input.requires_grad and GRAD.enabled:
-        out = _make(r, input._device)
-        node = SumBackward0 if dim is None else SumBackward1
-        return record(node, out, (input,), (), (d.shape, dims, keepdim))
-    return _make(r, input._device)
+    dims = _dims_of(dim, d.ndim)
+    r = d.sum(axis=dims, dtype=_int64_if_integral(d), keepdims=keepdim)
+    return _finish(input, r, SumBackward0 if dim is None else SumBackward1,
+                   (d.shape, dims, keepdim))
 
 
 def _mean_bw(node, g):
@@ -67,24 +218,855 @@ MeanBackward1 = make_node_class("MeanBackward1", _mean_bw)
 @register("mean")
 def mean(input, dim=None, keepdim=False, *, dtype=None):
     """Mean over ``dim``; integer inputs are an error unless ``dtype`` is floating."""
+    input = _with_dtype(input, dtype)
     d = input._data
-    if dtype is not None:
-        d = d.astype(_dtype.to_dtype(dtype).np)
-    elif d.dtype.kind not in "f":
-        raise RuntimeError("mean(): could not infer output dtype. Input dtype must be either a "
-                           "floating point or complex dtype. Got: "
-                           f"{_TORCH_NAMES.get(d.dtype.name, d.dtype.name)}")
-    dims = normalize_dims(dim, d.ndim) if dim is not None else None
-    if dims == () and dim is not None and d.ndim:
-        dims = None
-    r = d.mean(axis=dims, keepdims=keepdim)
+    _floating_input(input, "mean(): could not infer output dtype. Input dtype must be either a "
+                           "floating point or complex dtype. Got: {dtype}")
+    dims = _dims_of(dim, d.ndim)
+    n = _count(d.shape, dims)
+    r = _mean_array(d, dims, keepdim, n)
+    return _finish(input, r, MeanBackward0 if dim is None else MeanBackward1,
+                   (d.shape, dims, keepdim, n))
+
+
+def _nansum_bw(node, g):
+    shape, dims, keepdim, not_nan = node.ctx
+    return (_expand_back(g, shape, dims, keepdim) * not_nan,)
+
+
+NansumBackward0 = make_node_class("NansumBackward0", _nansum_bw)
+
+
+@register("nansum")
+def nansum(input, dim=None, keepdim=False, *, dtype=None):
+    """``sum`` treating NaN as zero."""
+    input = _with_dtype(input, dtype)
+    d = input._data
+    dims = _dims_of(dim, d.ndim)
+    xp = xp_of(input)
+    r = xp.nansum(d, axis=dims, dtype=_int64_if_integral(d), keepdims=keepdim)
+    ctx = None
     if input.requires_grad and GRAD.enabled:
-        n = d.size if dims is None else int(np.prod([d.shape[i] for i in dims]))
-        out = _make(r, input._device)
-        return record(MeanBackward0 if dim is None else MeanBackward1, out, (input,), (),
-                      (d.shape, dims, keepdim, n))
-    return _make(r, input._device)
+        ctx = (d.shape, dims, keepdim, _const(~xp.isnan(d), input))
+    return _finish(input, r, NansumBackward0, ctx)
 
 
-_TORCH_NAMES = {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char",
-                "uint8": "Byte", "bool": "Bool"}
+@register("nanmean")
+def nanmean(input, dim=None, keepdim=False, *, dtype=None):
+    """``mean`` of the elements that are not NaN."""
+    input = _with_dtype(input, dtype)
+    d = input._data
+    _floating_input(input, "nanmean(): expected input to have floating point or complex dtype "
+                           "but got {dtype}")
+    dims = _dims_of(dim, d.ndim)
+    counted = (~xp_of(input).isnan(d)).sum(axis=dims, keepdims=keepdim)
+    with np.errstate(divide="ignore", invalid="ignore"):  # an all-NaN slice gives NaN
+        return nansum(input, dim, keepdim) / _const(counted, input)
+
+
+# -- prod ---------------------------------------------------------------------------------------
+
+def _exclusive_prods(x, dim):
+    """``prod_{j != k} x_j`` along ``dim`` for every ``k``: zeros allowed, differentiable."""
+    from .. import cat
+
+    n = x._data.shape[dim]
+    ones = _factory.ones(_keep_shape(x._data.shape, (dim,)), dtype=x.dtype, device=x.device)
+    before = cat([ones, x.narrow(dim, 0, n - 1)], dim).cumprod(dim)
+    after = cat([ones, x.narrow(dim, 1, n - 1).flip(dim)], dim).cumprod(dim).flip(dim)
+    return before * after
+
+
+def _prod_grad(g, x, out, dim):
+    """Gradient of ``prod`` along ``dim`` (``g`` and ``out`` keep the dim as size one)."""
+    if not bool((x._data == 0).any()):
+        return g * (out / x)
+    return g * _exclusive_prods(x, dim)
+
+
+def _prod_bw(node, g):
+    (x,) = node.saved
+    dim, keepdim = node.ctx
+    shape = x._data.shape
+    if not shape:
+        return (g,)
+    if not x._data.size:
+        return (_factory.zeros(shape, dtype=g.dtype, device=g.device),)
+    out = node.output()
+    if dim is None:
+        grad = _prod_grad(g.reshape(1), x.reshape(-1), out.reshape(1), 0)
+        return (grad.reshape(shape),)
+    dims = (dim,)
+    return (_prod_grad(_keep(g, shape, dims, keepdim), x, _keep(out, shape, dims, keepdim),
+                       dim),)
+
+
+ProdBackward0 = make_node_class("ProdBackward0", _prod_bw)
+ProdBackward1 = make_node_class("ProdBackward1", _prod_bw)
+
+
+@register("prod")
+def prod(input, dim=None, keepdim=False, *, dtype=None):
+    """Product over one ``dim`` (an int) or of all elements; integers multiply as int64."""
+    if dim is not None and not isinstance(dim, (int, np.integer)):
+        raise TypeError(f"prod() received an invalid combination of arguments - got (Tensor, "
+                        f"{type(dim).__name__}), but expected one of:\n"
+                        " * (Tensor input, *, torch.dtype dtype = None)\n"
+                        " * (Tensor input, int dim, bool keepdim = False, *, torch.dtype dtype "
+                        "= None, Tensor out = None)")
+    input = _with_dtype(input, dtype)
+    d = input._data
+    axis = None if dim is None else wrap_dim(dim, d.ndim)
+    r = d.prod(axis=axis if d.ndim else None, dtype=_int64_if_integral(d),
+               keepdims=keepdim and d.ndim > 0)
+    node = ProdBackward0 if dim is None else ProdBackward1
+    return _finish(input, r, node, (axis if d.ndim else None, keepdim), (input,), True)
+
+
+# -- var, std -----------------------------------------------------------------------------------
+
+def _correction(name, dim, unbiased, correction):
+    """PyTorch's two spellings: ``unbiased`` (positional, old) and ``correction=`` (new)."""
+    if isinstance(dim, bool):  # var(x, True): the old (input, unbiased) overload
+        dim, unbiased = None, dim
+    if unbiased is not None and correction is not None:
+        raise TypeError(f"{name}() received an invalid combination of arguments - got both "
+                        "'unbiased' and 'correction'")
+    if correction is None:
+        correction = 1 if unbiased is None or unbiased else 0
+    return dim, correction
+
+
+def _var_array(d, dims, correction, keepdim, name):
+    n = _count(d.shape, dims)
+    dof = n - correction
+    if dof <= 0:
+        warnings.warn(f"{name}(): degrees of freedom is <= 0. Correction should be strictly "
+                      "less than the reduction factor (input numel divided by output numel).",
+                      UserWarning, stacklevel=4)
+    if not n:
+        return d.sum(axis=dims, keepdims=keepdim) * np.nan, dof
+    centered = d - _mean_array(d, dims, True, n)
+    ss = (centered * centered).sum(axis=dims, keepdims=keepdim)
+    if dof > 0:
+        return ss / dof, dof
+    with np.errstate(divide="ignore", invalid="ignore"):  # PyTorch: inf or NaN, no error
+        return ss / 0, dof
+
+
+def _var_grad(g_keep, x, dims, dof):
+    """d var / d x times ``g_keep`` (the gradient with the reduced dims kept)."""
+    scale = 2.0 / dof if dof > 0 else math.inf
+    return g_keep * (x - x.mean(dims, keepdim=True)) * scale
+
+
+def _var_bw(node, g):
+    (x,) = node.saved
+    dims, keepdim, dof = node.ctx
+    return (_var_grad(_keep(g, x._data.shape, dims, keepdim), x, dims, dof),)
+
+
+def _std_bw(node, g):
+    (x,) = node.saved
+    dims, keepdim, dof = node.ctx
+    shape = x._data.shape
+    std = _keep(node.output(), shape, dims, keepdim)
+    with np.errstate(divide="ignore", invalid="ignore"):  # masked out where std == 0
+        g_var = (_keep(g, shape, dims, keepdim) / (std * 2)).masked_fill(std == 0, 0)
+    return (_var_grad(g_var, x, dims, dof),)
+
+
+VarBackward0 = make_node_class("VarBackward0", _var_bw)
+StdBackward0 = make_node_class("StdBackward0", _std_bw)
+
+
+def _var_std(input, dim, keepdim, correction, name, take_sqrt, label):
+    _floating_input(input, f"{label} only support floating point and complex dtypes")
+    d = input._data
+    dims = _dims_of(dim, d.ndim)
+    r, dof = _var_array(d, dims, correction, keepdim, name)
+    if take_sqrt:
+        r = xp_of(input).sqrt(r)
+    return _finish(input, r, StdBackward0 if take_sqrt else VarBackward0,
+                   (dims, keepdim, dof), (input,), take_sqrt)
+
+
+@register("var")
+def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """Variance over ``dim`` with Bessel's ``correction`` (``unbiased=False`` means 0)."""
+    dim, correction = _correction("var", dim, unbiased, correction)
+    return _var_std(input, dim, keepdim, correction, "var", False, "std and var")
+
+
+@register("std")
+def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """Standard deviation over ``dim`` (see ``var`` for ``unbiased`` / ``correction``)."""
+    dim, correction = _correction("std", dim, unbiased, correction)
+    return _var_std(input, dim, keepdim, correction, "std", True, "std and var")
+
+
+@register("var_mean", method=False)
+def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """``(var, mean)`` over ``dim``."""
+    dim, correction = _correction("var_mean", dim, unbiased, correction)
+    return (_var_std(input, dim, keepdim, correction, "var_mean", False, "var_mean"),
+            mean(input, dim, keepdim))
+
+
+@register("std_mean", method=False)
+def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """``(std, mean)`` over ``dim``."""
+    dim, correction = _correction("std_mean", dim, unbiased, correction)
+    return (_var_std(input, dim, keepdim, correction, "std_mean", True, "std_mean"),
+            mean(input, dim, keepdim))
+
+
+# -- max, min, amax, amin, aminmax, argmax, argmin --------------------------------------------
+
+def _evenly_bw(node, g):
+    """Full max/min/median and amax/amin: the gradient is shared evenly by the tied maxima."""
+    (x,) = node.saved
+    dims, keepdim = node.ctx
+    xd = x._data
+    shape = xd.shape
+    picked = _same_nan(xd, node.output(False)._data.reshape(_keep_shape(shape, dims)), xp_of(x))
+    count = picked.sum(axis=dims, keepdims=True)
+    return (_keep(g, shape, dims, keepdim) / _const(count, x) * _const(picked, x),)
+
+
+def _select_bw(node, g):
+    """Ops that pick one element per slice: the gradient goes to the returned index."""
+    (indices,) = node.saved
+    dim, keepdim, shape = node.ctx
+    return (_route_back(g, indices, dim, shape, keepdim),)
+
+
+def _scatter_add_bw(node, g):
+    """cummax/cummin: one input element can feed several outputs."""
+    (indices,) = node.saved
+    dim, shape = node.ctx
+    if not shape:
+        return (g,)
+    return (_factory.zeros(shape, dtype=g.dtype, device=g.device).scatter_add(dim, indices, g),)
+
+
+MaxBackward1 = make_node_class("MaxBackward1", _evenly_bw)
+MinBackward1 = make_node_class("MinBackward1", _evenly_bw)
+AmaxBackward0 = make_node_class("AmaxBackward0", _evenly_bw)
+AminBackward0 = make_node_class("AminBackward0", _evenly_bw)
+MedianBackward0 = make_node_class("MedianBackward0", _evenly_bw)
+NanmedianBackward0 = make_node_class("NanmedianBackward0", _evenly_bw)
+MaxBackward0 = make_node_class("MaxBackward0", _select_bw)
+MinBackward0 = make_node_class("MinBackward0", _select_bw)
+SortBackward0 = make_node_class("SortBackward0", _select_bw)
+TopkBackward0 = make_node_class("TopkBackward0", _select_bw)
+KthvalueBackward0 = make_node_class("KthvalueBackward0", _select_bw)
+MedianBackward1 = make_node_class("MedianBackward1", _select_bw)
+NanmedianBackward1 = make_node_class("NanmedianBackward1", _select_bw)
+ModeBackward0 = make_node_class("ModeBackward0", _select_bw)
+CummaxBackward0 = make_node_class("CummaxBackward0", _scatter_add_bw)
+CumminBackward0 = make_node_class("CumminBackward0", _scatter_add_bw)
+
+
+def _picked(input, values, indices, name, node_cls, ctx):
+    """The ``(values, indices)`` named tuple of a selecting op, values recorded for autograd
+    (the backward reads the indices, saved with a version check like PyTorch's)."""
+    dev = input._device
+    vals, idx = _make(values, dev), _make(indices, dev)
+    if input.requires_grad and GRAD.enabled:
+        record(node_cls, vals, (input,), (idx,), ctx)
+    return getattr(return_types, name)(vals, idx)
+
+
+def _pick_along(input, dim, keepdim, name, index_of, node_cls):
+    """Select one element per slice along ``dim``; ``index_of(a, axis, xp)`` returns the
+    chosen positions with the axis kept as size one."""
+    d = input._data
+    xp = xp_of(input)
+    a, axis, restore = _along(d, dim)
+    _nonempty(name, a, axis)
+    idx = index_of(a, axis, xp).astype(np.int64, copy=False)
+    values = xp.take_along_axis(a, idx, axis)
+    if not keepdim:
+        idx, values = idx.squeeze(axis), values.squeeze(axis)
+    return _picked(input, restore(values), restore(idx), name, node_cls,
+                   (axis, keepdim, d.shape))
+
+
+def _empty_full_reduction(name):
+    return RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() == "
+                        "0. Specify the reduction dim with the 'dim' argument.")
+
+
+def _extreme(input, dims, keepdim, name, node_cls):
+    """max/min/amax/amin over ``dims`` (None: all); NaN propagates."""
+    d = input._data
+    if not d.size and (dims is None or not _count(d.shape, dims)):
+        if dims is None or not d.ndim:
+            raise _empty_full_reduction(name)
+        _nonempty(name, d, next(i for i in dims if not d.shape[i]))
+    r = (d.max if name.endswith("max") else d.min)(axis=dims, keepdims=keepdim)
+    return _finish(input, r, node_cls, (dims, keepdim), (input,), True)
+
+
+def _argmax_keep(a, axis, xp):
+    return a.argmax(axis=axis, keepdims=True)
+
+
+def _argmin_keep(a, axis, xp):
+    return a.argmin(axis=axis, keepdims=True)
+
+
+def _max_or_min(input, dim, keepdim, other, name):
+    if isinstance(dim, Tensor) or other is not None:
+        other = dim if other is None else other
+        return input.maximum(other) if name == "max" else input.minimum(other)
+    if dim is None:
+        return _extreme(input, None, False, name, MaxBackward1 if name == "max" else MinBackward1)
+    if name == "max":
+        return _pick_along(input, dim, keepdim, "max", _argmax_keep, MaxBackward0)
+    return _pick_along(input, dim, keepdim, "min", _argmin_keep, MinBackward0)
+
+
+@register("max")
+def max(input, dim=None, keepdim=False, *, other=None):  # noqa: A001 - PyTorch's name
+    """``max(input)``: the largest element; ``max(input, dim)``: ``(values, indices)``;
+    ``max(input, other)``: the elementwise ``maximum``."""
+    return _max_or_min(input, dim, keepdim, other, "max")
+
+
+@register("min")
+def min(input, dim=None, keepdim=False, *, other=None):  # noqa: A001 - PyTorch's name
+    """``min(input)``, ``min(input, dim)`` -> ``(values, indices)``, or ``minimum``."""
+    return _max_or_min(input, dim, keepdim, other, "min")
+
+
+@register("amax")
+def amax(input, dim=(), keepdim=False):
+    """Largest values over ``dim`` (all dims by default); ties share the gradient evenly."""
+    return _extreme(input, _dims_of(dim, input._data.ndim), keepdim, "amax", AmaxBackward0)
+
+
+@register("amin")
+def amin(input, dim=(), keepdim=False):
+    """Smallest values over ``dim`` (all dims by default); ties share the gradient evenly."""
+    return _extreme(input, _dims_of(dim, input._data.ndim), keepdim, "amin", AminBackward0)
+
+
+@register("aminmax")
+def aminmax(input, *, dim=None, keepdim=False):
+    """``(min, max)`` over ``dim`` (all dims when None)."""
+    d = input._data
+    if not d.size and (dim is None or not d.shape[wrap_dim(dim, d.ndim)]):
+        raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the "
+                           "operation has no identity.")
+    dims = () if dim is None else dim
+    return return_types.aminmax(amin(input, dims, keepdim), amax(input, dims, keepdim))
+
+
+def _arg_extreme(input, dim, keepdim, name):
+    d = input._data
+    if d.dtype.kind == "b":
+        raise RuntimeError(f"{name}(): does not support bool input")
+    if dim is None:
+        if not d.size:
+            raise IndexError(f"{name}(): Expected reduction dim to be specified for "
+                             "input.numel() == 0.")
+        r = getattr(d, name)().astype(np.int64)
+        return _make(r.reshape((1,) * d.ndim) if keepdim else r, input._device)
+    a, axis, restore = _along(d, dim)
+    _nonempty(name, a, axis)
+    r = getattr(a, name)(axis=axis, keepdims=keepdim).astype(np.int64, copy=False)
+    return _make(restore(r), input._device)
+
+
+@register("argmax", differentiable=False)
+def argmax(input, dim=None, keepdim=False):
+    """Index of the (first) largest element, of the flattened input when ``dim`` is None."""
+    return _arg_extreme(input, dim, keepdim, "argmax")
+
+
+@register("argmin", differentiable=False)
+def argmin(input, dim=None, keepdim=False):
+    """Index of the (first) smallest element, of the flattened input when ``dim`` is None."""
+    return _arg_extreme(input, dim, keepdim, "argmin")
+
+
+# -- logsumexp, norm ----------------------------------------------------------------------------
+
+def _squeeze_dims(r, dims):
+    return r.reshape(()) if dims is None else r.squeeze(axis=dims)
+
+
+def _logsumexp_bw(node, g):
+    (x,) = node.saved
+    dims, keepdim = node.ctx
+    shape = x._data.shape
+    out = _keep(node.output(), shape, dims, keepdim)
+    return (_keep(g, shape, dims, keepdim) * (x - out).exp(),)
+
+
+LogsumexpBackward0 = make_node_class("LogsumexpBackward0", _logsumexp_bw)
+
+
+@register("logsumexp")
+def logsumexp(input, dim, keepdim=False):
+    """``log(sum(exp(input), dim))``, computed without overflow (shifted by the max)."""
+    input = _as_float(input)
+    d = input._data
+    xp = xp_of(input)
+    dims = _dims_of(dim, d.ndim)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if _count(d.shape, dims):
+            m = d.max(axis=dims, keepdims=True)
+            m = xp.where(xp.isfinite(m), m, 0)
+            r = xp.log(xp.exp(d - m).sum(axis=dims, keepdims=True)) + m
+        else:  # an empty sum: log(0) = -inf
+            r = xp.log(xp.exp(d).sum(axis=dims, keepdims=True))
+    if not keepdim:
+        r = _squeeze_dims(r, dims)
+    return _finish(input, r, LogsumexpBackward0, (dims, keepdim), (input,), True)
+
+
+@register("norm")
+def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
+    """``torch.norm``: the vector ``p``-norm over ``dim`` (all elements when None), with
+    ``'fro'`` the 2-norm; ``'nuc'`` is the matrix nuclear norm. Computed by
+    ``ember.linalg.vector_norm`` / ``matrix_norm``."""
+    from ..linalg import matrix_norm, vector_norm
+
+    if isinstance(p, str):
+        if p == "fro" and (dim is None or isinstance(dim, (int, np.integer)) or len(dim) <= 2):
+            return vector_norm(input, 2, dim, keepdim, dtype=dtype, out=out)
+        dims = tuple(range(input._data.ndim)) if dim is None else dim
+        return matrix_norm(input, p, dims, keepdim, dtype=dtype, out=out)
+    return vector_norm(input, 2.0 if p is None else p, dim, keepdim, dtype=dtype, out=out)
+
+
+# -- all, any, count_nonzero --------------------------------------------------------------------
+
+def _truth_reduction(input, dim, keepdim, how):
+    d = input._data
+    r = getattr(d, how)(axis=_dims_of(dim, d.ndim), keepdims=keepdim)
+    return _make(r.astype(np.uint8) if d.dtype == np.uint8 else r, input._device)
+
+
+@register("all", differentiable=False)
+def all(input, dim=None, keepdim=False):  # noqa: A001 - PyTorch's name
+    """Whether every element (over ``dim``) is non-zero; bool (uint8 for uint8 input)."""
+    return _truth_reduction(input, dim, keepdim, "all")
+
+
+@register("any", differentiable=False)
+def any(input, dim=None, keepdim=False):  # noqa: A001 - PyTorch's name
+    """Whether some element (over ``dim``) is non-zero; bool (uint8 for uint8 input)."""
+    return _truth_reduction(input, dim, keepdim, "any")
+
+
+@register("count_nonzero", differentiable=False)
+def count_nonzero(input, dim=None):
+    """Number of non-zero elements over ``dim`` (int64)."""
+    d = input._data
+    return _make((d != 0).sum(axis=_dims_of(dim, d.ndim), dtype=np.int64), input._device)
+
+
+# -- cumulative ops -----------------------------------------------------------------------------
+
+def _cumsum_bw(node, g):
+    dim = node.ctx
+    return (_reverse_cumsum(g, dim) if g._data.ndim else g,)
+
+
+CumsumBackward0 = make_node_class("CumsumBackward0", _cumsum_bw)
+
+
+@register("cumsum", inplace=True)
+def cumsum(input, dim, *, dtype=None):
+    """Running sums along ``dim``; integers accumulate as int64."""
+    input = _with_dtype(input, dtype)
+    a, axis, restore = _along(input._data, dim)
+    r = restore(a.cumsum(axis=axis, dtype=_int64_if_integral(a)))
+    return _finish(input, r, CumsumBackward0, axis)
+
+
+def _cumprod_grad_with_zeros(g, x, out, dim):
+    """First-order gradient of cumprod when ``x`` has zeros, in O(n).
+
+    With ``z`` the first zero of a slice: inputs before ``z`` get the usual
+    ``reverse_cumsum(g * out) / x``; the input at ``z`` gets ``prod(x[:z]) *
+    sum_{i>=z} g_i prod(x[z+1:i+1])``; inputs after ``z`` only feed zeros.
+    """
+    zero = x._data == 0
+    zeros_so_far = zero.cumsum(axis=dim)
+    before = zeros_so_far == 0
+    after = zeros_so_far - zero > 0
+    grad = _reverse_cumsum(g * out, dim) / (x + _const(zero, x)) * _const(before, x)
+    head = (x * _const(before, x) + _const(~before, x)).prod(dim, keepdim=True)
+    tail = (x * _const(after, x) + _const(~after, x)).cumprod(dim)
+    first_zero = _const(zero & (zeros_so_far == 1), x)
+    return grad + first_zero * head * (g * tail * _const(~before, x)).sum(dim, keepdim=True)
+
+
+def _cumprod_grad_quadratic(g, x, dim):
+    """Gradient of cumprod as Tensor ops valid at zeros (for higher-order gradients).
+
+    ``P[..., k, j]`` is ``x_j`` with ``x_k`` replaced by one; its cumprod along ``j`` holds
+    ``prod_{j<=i, j!=k} x_j``, the derivative of ``out_i`` by ``x_k`` (for ``i >= k``).
+    """
+    xp = xp_of(x)
+    n = x._data.shape[dim]
+    eye = xp.eye(n, dtype=bool)
+    upper = _const(xp.triu(xp.ones((n, n), dtype=bool)), x)
+    xt = x.transpose(dim, -1).unsqueeze(-2)
+    partial = (xt * _const(~eye, x) + _const(eye, x)).cumprod(-1)
+    grad = (partial * upper * g.transpose(dim, -1).unsqueeze(-2)).sum(-1)
+    return grad.transpose(dim, -1)
+
+
+def _cumprod_bw(node, g):
+    (x,) = node.saved
+    dim = node.ctx
+    if x._data.size <= 1 or not x._data.ndim or x._data.shape[dim] == 1:
+        return (g,)
+    out = node.output()
+    if not bool((x._data == 0).any()):
+        return (_reverse_cumsum(g * out, dim) / x,)
+    if GRAD.enabled:  # create_graph: every path must stay differentiable
+        return (_cumprod_grad_quadratic(g, x, dim),)
+    return (_cumprod_grad_with_zeros(g, x, out, dim),)
+
+
+CumprodBackward0 = make_node_class("CumprodBackward0", _cumprod_bw)
+
+
+@register("cumprod", inplace=True)
+def cumprod(input, dim, *, dtype=None):
+    """Running products along ``dim``; integers accumulate as int64."""
+    input = _with_dtype(input, dtype)
+    a, axis, restore = _along(input._data, dim)
+    r = restore(a.cumprod(axis=axis, dtype=_int64_if_integral(a)))
+    return _finish(input, r, CumprodBackward0, axis, (input,), True)
+
+
+def _cum_extreme(input, dim, name, node_cls):
+    d = input._data
+    xp = xp_of(input)
+    a, axis, restore = _along(d, dim)
+    values = (xp.maximum if name == "cummax" else xp.minimum).accumulate(a, axis=axis)
+    # the index moves to every element that equals the running value (ties: the last one)
+    pos = xp.arange(a.shape[axis]).reshape([-1 if i == axis else 1 for i in range(a.ndim)])
+    hit = _same_nan(a, values, xp)
+    idx = xp.maximum.accumulate(xp.where(hit, pos, 0), axis=axis).astype(np.int64)
+    return _picked(input, restore(values), restore(idx), name, node_cls, (axis, d.shape))
+
+
+@register("cummax")
+def cummax(input, dim):
+    """Running maximum along ``dim``: ``(values, indices)``."""
+    return _cum_extreme(input, dim, "cummax", CummaxBackward0)
+
+
+@register("cummin")
+def cummin(input, dim):
+    """Running minimum along ``dim``: ``(values, indices)``."""
+    return _cum_extreme(input, dim, "cummin", CumminBackward0)
+
+
+def _reverse_logcumsumexp(t, dim):
+    return t.flip(dim).logcumsumexp(dim).flip(dim)
+
+
+def _logcumsumexp_bw(node, g):
+    (x,) = node.saved
+    dim = node.ctx
+    if not g._data.ndim:
+        return (g,)
+    out = node.output()
+    # sum_{i>=k} g_i exp(x_k - out_i), in log space for the positive and negative parts of g
+    with np.errstate(divide="ignore"):
+        log_pos = (g * (g > 0)).log()
+        log_neg = (-g * (g < 0)).log()
+    pos = (_reverse_logcumsumexp(log_pos - out, dim) + x).exp()
+    neg = (_reverse_logcumsumexp(log_neg - out, dim) + x).exp()
+    return (pos - neg,)
+
+
+LogcumsumexpBackward0 = make_node_class("LogcumsumexpBackward0", _logcumsumexp_bw)
+
+
+@register("logcumsumexp")
+def logcumsumexp(input, dim):
+    """``log(cumsum(exp(input), dim))`` computed stably."""
+    if input._data.dtype.kind != "f":
+        raise NotImplementedError('"logcumsumexp_out_cpu" not implemented for '
+                                  f"'{_pretty(input._data.dtype)}'")
+    a, axis, restore = _along(input._data, dim)
+    r = restore(xp_of(input).logaddexp.accumulate(a, axis=axis))
+    return _finish(input, r, LogcumsumexpBackward0, axis, (input,), True)
+
+
+# -- sorting and selection ----------------------------------------------------------------------
+
+def _sort_order(a, axis, descending, xp):
+    """Stable argsort; descending keeps equal elements in their original order too."""
+    if not descending:
+        return xp.argsort(a, axis=axis, kind="stable")
+    flipped = xp.argsort(xp.flip(a, axis), axis=axis, kind="stable")
+    return (a.shape[axis] - 1) - xp.flip(flipped, axis)
+
+
+def _slice_along(a, start, stop, axis):
+    return a[(slice(None),) * axis + (slice(start, stop),)]
+
+
+@register("sort")
+def sort(input, dim=-1, descending=False, stable=False):
+    """Sorted values along ``dim`` and their indices; the sort is always stable."""
+    d = input._data
+    xp = xp_of(input)
+    a, axis, restore = _along(d, dim)
+    idx = _sort_order(a, axis, descending, xp).astype(np.int64, copy=False)
+    values = xp.take_along_axis(a, idx, axis)
+    return _picked(input, restore(values), restore(idx), "sort", SortBackward0,
+                   (axis, True, d.shape))
+
+
+@register("argsort", differentiable=False)
+def argsort(input, dim=-1, descending=False, stable=False):
+    """Indices that sort ``input`` along ``dim`` (stable)."""
+    a, axis, restore = _along(input._data, dim)
+    idx = _sort_order(a, axis, descending, xp_of(input)).astype(np.int64, copy=False)
+    return _make(restore(idx), input._device)
+
+
+@register("msort")
+def msort(input):
+    """``sort(input, dim=0).values``."""
+    return sort(input, 0).values
+
+
+@register("topk")
+def topk(input, k, dim=-1, largest=True, sorted=True):  # noqa: A002 - PyTorch's name
+    """The ``k`` largest (or smallest) elements along ``dim``: ``(values, indices)``."""
+    d = input._data
+    if d.dtype.kind == "b":
+        raise RuntimeError("topk does not support bool dtypes on CPU")
+    xp = xp_of(input)
+    a, axis, restore = _along(d, dim)
+    if not 0 <= k <= a.shape[axis]:
+        raise RuntimeError("selected index k out of range")
+    idx = _slice_along(_sort_order(a, axis, largest, xp), 0, k, axis).astype(np.int64,
+                                                                              copy=False)
+    values = xp.take_along_axis(a, idx, axis)
+    return _picked(input, restore(values), restore(idx), "topk", TopkBackward0,
+                   (axis, True, d.shape))
+
+
+@register("kthvalue")
+def kthvalue(input, k, dim=-1, keepdim=False):
+    """The ``k``-th smallest element along ``dim`` (1-based): ``(values, indices)``."""
+    _not_implemented_for_bool(input, "kthvalue_cpu")
+
+    def index_of(a, axis, xp):
+        if not 1 <= k <= a.shape[axis]:
+            raise RuntimeError(f"kthvalue(): selected number k out of range for dimension "
+                               f"{axis}")
+        return _slice_along(_sort_order(a, axis, False, xp), k - 1, k, axis)
+
+    return _pick_along(input, dim, keepdim, "kthvalue", index_of, KthvalueBackward0)
+
+
+def _nan_count(a, axis, xp):
+    if a.dtype.kind != "f":
+        return xp.zeros(_keep_shape(a.shape, (axis,)), dtype=np.int64)
+    return xp.isnan(a).sum(axis=axis, keepdims=True)
+
+
+def _median_index(ignore_nan):
+    """Lower median position; NaN wins (its first occurrence) unless ``ignore_nan``."""
+
+    def index_of(a, axis, xp):
+        order = xp.argsort(a, axis=axis, kind="stable")  # NaN sorts last
+        n = a.shape[axis]
+        nans = _nan_count(a, axis, xp)
+        if ignore_nan:
+            pos = xp.maximum(n - nans - 1, 0) // 2
+        else:
+            pos = xp.where(nans > 0, n - nans, (n - 1) // 2)
+        return xp.take_along_axis(order, pos, axis)
+
+    return index_of
+
+
+def _full_median(input, ignore_nan, node_cls):
+    d = input._data
+    xp = xp_of(input)
+    flat = d.reshape(-1)
+    if d.dtype.kind == "f":
+        nan = xp.isnan(flat)
+        if ignore_nan:
+            flat = flat[~nan]
+        elif nan.any():
+            flat = flat[:0]
+    if flat.size:
+        r = xp.partition(flat, (flat.size - 1) // 2)[(flat.size - 1) // 2]
+    else:  # empty (or a NaN): NaN, like PyTorch; integers have no NaN
+        r = xp.asarray(np.nan if d.dtype.kind == "f" else np.iinfo(d.dtype).min, dtype=d.dtype)
+    return _finish(input, r, node_cls, (None, False), (input,), True)
+
+
+@register("median")
+def median(input, dim=None, keepdim=False):
+    """``median(input)``: the lower median of all elements (NaN if any is NaN);
+    ``median(input, dim)``: ``(values, indices)`` of the lower median along ``dim``."""
+    _not_implemented_for_bool(input, "median_cpu" if dim is None else "median_out")
+    if dim is None:
+        return _full_median(input, False, MedianBackward0)
+    return _pick_along(input, dim, keepdim, "median", _median_index(False), MedianBackward1)
+
+
+@register("nanmedian")
+def nanmedian(input, dim=None, keepdim=False):
+    """``median`` ignoring NaN (NaN only where a slice is all NaN)."""
+    _not_implemented_for_bool(input, "median_cpu" if dim is None else "median_out")
+    if dim is None:
+        return _full_median(input, True, NanmedianBackward0)
+    return _pick_along(input, dim, keepdim, "nanmedian", _median_index(True),
+                       NanmedianBackward1)
+
+
+def _mode_index(a, axis, xp):
+    """Position of the most frequent value (the smallest among equally frequent ones; its
+    last occurrence, like PyTorch)."""
+    rows = xp.moveaxis(a, axis, -1)
+    lead, n = rows.shape[:-1], rows.shape[-1]
+    rows = rows.reshape(-1, n)
+    s = xp.sort(rows, axis=-1)
+    starts = xp.ones(s.shape, dtype=bool)
+    starts[:, 1:] = s[:, 1:] != s[:, :-1]
+    run = xp.cumsum(starts, axis=-1) - 1
+    offsets = xp.arange(rows.shape[0])[:, None] * n
+    counts = xp.bincount((run + offsets).reshape(-1), minlength=rows.size).reshape(-1, n)
+    best = counts.argmax(axis=-1)[:, None]
+    value = xp.take_along_axis(s, (run == best).argmax(axis=-1)[:, None], -1)
+    last = (n - 1) - xp.flip(rows == value, -1).argmax(axis=-1)
+    return xp.moveaxis(last.reshape(lead + (1,)), -1, axis)
+
+
+@register("mode")
+def mode(input, dim=-1, keepdim=False):
+    """The most frequent value along ``dim`` and the index of its last occurrence."""
+    return _pick_along(input, dim, keepdim, "mode", _mode_index, ModeBackward0)
+
+
+_INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
+
+
+def _quantile(input, q, dim, keepdim, interpolation, name, ignore_nan):
+    d = input._data
+    xp = xp_of(input)
+    if d.dtype.kind != "f":
+        raise RuntimeError(f"{name}() input tensor must be either float or double dtype")
+    if interpolation not in _INTERPOLATIONS:
+        raise RuntimeError(f"{name}() interpolation must be one of linear, lower, higher, "
+                           f"midpoint or nearest, but got {interpolation}")
+    qd = q._data if isinstance(q, Tensor) else xp.asarray(q, dtype=np.float64)
+    if qd.ndim > 1:
+        raise RuntimeError(f"{name}() q must be a scalar or 1D tensor")
+    if not isinstance(q, Tensor) and not 0 <= q <= 1:
+        raise RuntimeError(f"{name}() q must be in the range [0, 1] but got {q}")
+    if bool(((qd < 0) | (qd > 1)).any()):
+        raise RuntimeError(f"{name}() q values must be in the range [0, 1]")
+    if not d.size:
+        raise RuntimeError(f"{name}() input tensor must be non-empty")
+    flat = dim is None or not d.ndim
+    x = input.reshape(-1) if flat else input
+    axis = 0 if flat else wrap_dim(dim, d.ndim)
+    xd = x._data
+    xs = x.sort(axis).values.unsqueeze(0)  # a leading dim of size one meets the q's
+    nans = _nan_count(xd, axis, xp)[None]
+    n = xd.shape[axis]
+    valid = n - nans if ignore_nan else xp.full(nans.shape, n)
+    ranks = qd.reshape((qd.size,) + (1,) * xd.ndim).astype(np.float64) * xp.maximum(valid - 1, 0)
+    if interpolation == "nearest":
+        ranks = xp.round(ranks)  # half to even, as PyTorch
+    lo = xp.floor(ranks).astype(np.int64)
+    hi = lo if interpolation in ("lower", "nearest") else xp.ceil(ranks).astype(np.int64)
+    if interpolation == "higher":
+        lo = hi
+    picks = xs.expand((qd.size,) + xd.shape)
+    r = picks.gather(axis + 1, _const(lo, input))
+    if interpolation in ("linear", "midpoint"):
+        weight = 0.5 if interpolation == "midpoint" else _const((ranks - lo).astype(d.dtype),
+                                                                input)
+        r = r + (picks.gather(axis + 1, _const(hi, input)) - r) * weight
+    undefined = valid == 0 if ignore_nan else nans > 0
+    if bool(undefined.any()):
+        r = r.masked_fill(_const(undefined, input), np.nan)
+    if dim is None:
+        shape = (1,) * d.ndim if keepdim else ()
+    else:
+        shape = _keep_shape(d.shape, (axis,)) if keepdim else \
+            tuple(s for i, s in enumerate(d.shape) if i != axis)
+    return r.reshape(((qd.size,) if qd.ndim else ()) + shape)
+
+
+@register("quantile")
+def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
+    """The ``q``-quantiles (a float or 1-D tensor in [0, 1]) along ``dim`` (all when None);
+    any NaN in a slice makes its quantiles NaN."""
+    return _quantile(input, q, dim, keepdim, interpolation, "quantile", False)
+
+
+@register("nanquantile")
+def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
+    """``quantile`` ignoring NaN."""
+    return _quantile(input, q, dim, keepdim, interpolation, "nanquantile", True)
+
+
+# -- unique -------------------------------------------------------------------------------------
+
+def _unique_result(input, values, inverse, counts, return_inverse, return_counts):
+    dev = input._device
+    out = [_make(values, dev)]
+    if return_inverse:
+        out.append(_make(inverse.astype(np.int64, copy=False), dev))
+    if return_counts:
+        out.append(_make(counts.astype(np.int64, copy=False), dev))
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+@register("unique", differentiable=False)
+def unique(input, sorted=True, return_inverse=False, return_counts=False,  # noqa: A002
+           dim=None):
+    """The distinct elements (or slices along ``dim``), sorted; optionally the inverse
+    indices and the counts. Every NaN counts as distinct, as in PyTorch."""
+    d = input._data
+    xp = xp_of(input)
+    if dim is None:
+        values, inverse, counts = xp.unique(d.reshape(-1), return_inverse=True,
+                                            return_counts=True, equal_nan=False)
+        inverse = inverse.reshape(d.shape)
+    else:
+        values, inverse, counts = xp.unique(d, return_inverse=True, return_counts=True,
+                                            axis=wrap_dim(dim, d.ndim), equal_nan=False)
+        inverse = inverse.reshape(-1)
+    return _unique_result(input, values, inverse, counts, return_inverse, return_counts)
+
+
+@register("unique_consecutive", differentiable=False)
+def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
+    """Collapse runs of equal consecutive elements (or slices along ``dim``)."""
+    d = input._data
+    xp = xp_of(input)
+    axis = None if dim is None else wrap_dim(dim, d.ndim)
+    rows = d.reshape(-1, 1) if axis is None else xp.moveaxis(d, axis, 0).reshape(d.shape[axis], -1)
+    n = rows.shape[0]
+    starts = xp.ones(n, dtype=bool)
+    starts[1:] = (rows[1:] != rows[:-1]).any(axis=1)
+    values = d.reshape(-1)[starts] if axis is None else xp.compress(starts, d, axis=axis)
+    inverse = xp.cumsum(starts) - 1
+    if axis is None:
+        inverse = inverse.reshape(d.shape)
+    counts = xp.diff(xp.append(xp.flatnonzero(starts), n))
+    return _unique_result(input, values, inverse, counts, return_inverse, return_counts)

@@ -12,8 +12,8 @@ functions into the ``ember`` namespace.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 __all__ = ["OpInfo", "OPS", "register", "register_method", "install"]
 

@@ -1,24 +1,52 @@
-"""Shape ops: view, reshape, expand, permute/transpose, squeeze/unsqueeze, flatten, and the
-joins and splits (cat, stack, split, chunk, ...)."""
+"""Shape ops: views (view, reshape, expand, permute/transpose, squeeze/unsqueeze, flatten,
+narrow, select, split, diagonal, ...), the joins (cat, stack and their variants), and the
+copying rearrangements (repeat, tile, flip, roll, rot90, tril/triu, diag, diag_embed).
+
+Views go through ``make_view`` with a ``view_fn`` that replays them on the base, so that an
+in-place op on a view writes through and rewrites the base's history. Selections (narrow,
+select, split, unbind) are basic indexing (``indexing.basic_view``); their backward, and that
+of diagonal, scatters the gradient into zeros (``indexing.scatter_by``).
+"""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
+from .. import _dtype
+from .._size import Size
 from .._tensor import Tensor, _make
 from ..autograd.grad_mode import GRAD
 from ..autograd.graph import make_node_class, record
-from ._core import sum_to_size, wrap_dim
+from ._core import _pretty, cast_to, check_same_device, normalize_dims, sum_to_size, wrap_dim, xp_of
+from .indexing import (
+    BasicIndex,
+    SelectBackward0,
+    SliceBackward0,
+    _scatter_bw,
+    basic_view,
+    scatter_by,
+)
 from .registry import register, register_method
 from .views import make_view
 
-__all__ = ["reshape", "view", "expand", "unsqueeze", "transpose", "t", "permute"]
+__all__ = ["reshape", "view", "expand", "unsqueeze", "squeeze", "transpose", "t", "permute",
+           "flatten", "unflatten", "ravel", "contiguous", "repeat", "tile", "broadcast_to",
+           "broadcast_tensors", "broadcast_shapes", "cat", "stack", "hstack", "vstack",
+           "dstack", "column_stack", "split", "tensor_split", "chunk", "narrow", "select",
+           "unbind", "flip", "fliplr", "flipud", "roll", "rot90", "tril", "triu", "movedim",
+           "diagonal", "diag", "diag_embed", "atleast_1d", "atleast_2d", "atleast_3d"]
 
 
 def _shape_arg(shape):
     if len(shape) == 1 and not isinstance(shape[0], (int, np.integer)):
         shape = shape[0]
     return tuple(int(s) for s in shape)
+
+
+def _lst(shape) -> str:
+    return "[" + ", ".join(str(s) for s in shape) + "]"
 
 
 def _infer_shape(shape, numel):
@@ -28,8 +56,7 @@ def _infer_shape(shape, numel):
         for s in shape:
             n *= s
         if n != numel:
-            raise RuntimeError(f"shape '[{', '.join(map(str, shape))}]' is invalid for input of "
-                               f"size {numel}")
+            raise RuntimeError(f"shape '{_lst(shape)}' is invalid for input of size {numel}")
         return shape
     if shape.count(-1) > 1:
         raise RuntimeError("only one dimension can be inferred")
@@ -38,8 +65,7 @@ def _infer_shape(shape, numel):
         if s != -1:
             known *= s
     if known == 0 or numel % known:
-        raise RuntimeError(f"shape '[{', '.join(map(str, shape))}]' is invalid for input of "
-                           f"size {numel}")
+        raise RuntimeError(f"shape '{_lst(shape)}' is invalid for input of size {numel}")
     return tuple(numel // known if s == -1 else s for s in shape)
 
 
@@ -48,29 +74,61 @@ def _reshape_bw(node, g):
 
 
 ViewBackward0 = make_node_class("ViewBackward0", _reshape_bw)
-ReshapeAliasBackward0 = make_node_class("ReshapeAliasBackward0", _reshape_bw)
 UnsafeViewBackward0 = make_node_class("UnsafeViewBackward0", _reshape_bw)
 
 
-def view(input, *shape):
-    """A view with a new shape; an error where the strides do not allow one (use reshape)."""
-    if len(shape) == 1 and not isinstance(shape[0], (int, np.integer, tuple, list)):
-        from .. import _dtype
-
-        return input.view_as_dtype(_dtype.to_dtype(shape[0]))
-    shape = _infer_shape(_shape_arg(shape), input._data.size)
-    arr = input._data.view()
+def _view_array(d, shape):
+    """``d`` reshaped without a copy, or None when its strides do not allow it."""
+    arr = d.view()
     try:
         arr.shape = shape
     except AttributeError:
+        return None
+    return arr
+
+
+def _view_dtype(input, dtype):
+    """The same memory read as ``dtype`` (the last dim rescales with the element size); not
+    differentiable."""
+    dt = _dtype.to_dtype(dtype)
+    d = input._data
+    old, new = d.itemsize, dt.np.itemsize
+    if old != new:
+        names = f"{_pretty(d.dtype)} as {_pretty(dt.np)} (different element sizes)"
+        if d.ndim == 0:
+            raise RuntimeError(f"self.dim() cannot be 0 to view {names}")
+        if d.strides[-1] != old:
+            raise RuntimeError(f"self.stride(-1) must be 1 to view {names}, but got "
+                               f"{d.strides[-1] // old}")
+        if new > old and d.shape[-1] % (new // old):
+            raise RuntimeError(f"self.size(-1) must be divisible by {new // old} to view "
+                               f"{names}, but got {d.shape[-1]}")
+    # a non-differentiable view, as in PyTorch: no ``_base``, the version counter shared
+    out = _make(d.view(dt.np), input._device)
+    vc = getattr(input, "_vc", None)
+    if vc is None:
+        vc = input._vc = [0]
+    out._vc = vc
+    return out
+
+
+def view(input, *shape):
+    """A view with a new shape (an error where the strides do not allow one: use reshape),
+    or ``view(dtype)``: the same memory read as another dtype."""
+    if len(shape) == 1 and not isinstance(shape[0], (int, np.integer, tuple, list)):
+        return _view_dtype(input, shape[0])
+    shape = _infer_shape(_shape_arg(shape), input._data.size)
+    arr = _view_array(input._data, shape)
+    if arr is None:
         raise RuntimeError("view size is not compatible with input tensor's size and stride (at "
                            "least one dimension spans across two contiguous subspaces). Use "
-                           ".reshape(...) instead.") from None
+                           ".reshape(...) instead.")
     return make_view(input, arr, ViewBackward0, input._data.shape,
                      lambda b, s=shape: b.view(s))
 
 
 register_method("view", view)
+register_method("view_as", lambda self, other: view(self, other._data.shape))
 
 
 @register("reshape")
@@ -78,16 +136,85 @@ def reshape(input, *shape):
     """A tensor of the new shape: a view when the strides allow, a copy otherwise."""
     shape = _infer_shape(_shape_arg(shape), input._data.size)
     d = input._data
-    if d.shape == shape:
-        return make_view(input, d.view(), ViewBackward0, d.shape, lambda b: b)
-    arr = d.reshape(shape)
-    if np.shares_memory(arr, d) if arr.size and d.size else False:
+    arr = _view_array(d, shape)
+    if arr is not None:
         return make_view(input, arr, ViewBackward0, d.shape, lambda b, s=shape: b.reshape(s))
-    out = _make(arr, input._device)
+    out = _make(d.reshape(shape), input._device)
     if input.requires_grad and GRAD.enabled:
         record(UnsafeViewBackward0, out, (input,), (), d.shape)
     return out
 
+
+register_method("reshape_as", lambda self, other: reshape(self, other._data.shape))
+
+
+@register("ravel")
+def ravel(input):
+    """The elements as a 1-D tensor (a view when contiguous)."""
+    return reshape(input, -1)
+
+
+@register("flatten")
+def flatten(input, start_dim=0, end_dim=-1):
+    """Merge dims ``start_dim..end_dim`` into one (a view when the strides allow)."""
+    d = input._data
+    if d.ndim == 0:
+        return reshape(input, 1)
+    s = wrap_dim(start_dim, d.ndim)
+    e = wrap_dim(end_dim, d.ndim)
+    if s > e:
+        raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+    if s == e:
+        return input
+    n = 1
+    for k in range(s, e + 1):
+        n *= d.shape[k]
+    return reshape(input, d.shape[:s] + (n,) + d.shape[e + 1:])
+
+
+@register("unflatten")
+def unflatten(input, dim, sizes):
+    """Split dim ``dim`` into ``sizes`` (one of them may be -1)."""
+    d = input._data
+    dim = wrap_dim(dim, d.ndim)
+    sizes = tuple(int(s) for s in sizes)
+    if not sizes:
+        raise RuntimeError("unflatten: sizes must be non-empty")
+    if sizes.count(-1) > 1:
+        raise RuntimeError("only one dimension can be inferred")
+    size = d.shape[dim] if d.ndim else 1
+    known = math.prod(s for s in sizes if s != -1)
+    if (-1 in sizes and (known == 0 or size % known)) or (-1 not in sizes and known != size):
+        raise RuntimeError(f"unflatten: Provided sizes {_lst(sizes)} don't multiply up to the "
+                           f"size of dim {dim} ({size}) in the input tensor")
+    sizes = tuple(size // known if s == -1 else s for s in sizes)
+    return view(input, d.shape[:dim] + sizes + d.shape[dim + 1:])
+
+
+def _clone_bw(node, g):
+    return (g,)
+
+
+CloneBackward0 = make_node_class("CloneBackward0", _clone_bw)
+
+
+def contiguous(self, memory_format=None):
+    """``self`` if it is C-contiguous, else a contiguous copy."""
+    return self if self._data.flags.c_contiguous else _copy(self)
+
+
+def _copy(input):
+    """A C-contiguous copy (``CloneBackward0``)."""
+    out = _make(input._data.copy(), input._device)
+    if input.requires_grad and GRAD.enabled:
+        record(CloneBackward0, out, (input,), ())
+    return out
+
+
+register_method("contiguous", contiguous)
+
+
+# -- expand / broadcast --------------------------------------------------------------------
 
 def _expand_bw(node, g):
     return (sum_to_size(g, node.ctx),)
@@ -101,16 +228,16 @@ def expand(input, *sizes):
     sizes = _shape_arg(sizes)
     d = input._data
     if len(sizes) < d.ndim:
-        raise RuntimeError(f"expand(torch.{input.type_name()}{{[{', '.join(map(str, d.shape))}]}}"
-                           f", size=[{', '.join(map(str, sizes))}]): the number of sizes provided "
-                           f"({len(sizes)}) must be greater or equal to the number of dimensions "
-                           f"in the tensor ({d.ndim})")
+        raise RuntimeError(f"expand(ember.{input.type_name()}{{{_lst(d.shape)}}}, "
+                           f"size={_lst(sizes)}): the number of sizes provided ({len(sizes)}) "
+                           "must be greater or equal to the number of dimensions in the tensor "
+                           f"({d.ndim})")
     lead = len(sizes) - d.ndim
     target = []
     for i, s in enumerate(sizes):
         if i < lead:
             if s < 0:
-                raise RuntimeError(f"The expanded size of the tensor (-1) isn't allowed in a "
+                raise RuntimeError(f"The expanded size of the tensor ({s}) isn't allowed in a "
                                    f"leading, non-existing dimension {i}")
             target.append(s)
             continue
@@ -120,26 +247,73 @@ def expand(input, *sizes):
         elif cur != 1 and s != cur:
             raise RuntimeError(f"The expanded size of the tensor ({s}) must match the existing "
                                f"size ({cur}) at non-singleton dimension {i}.  Target sizes: "
-                               f"[{', '.join(map(str, sizes))}].  Tensor sizes: "
-                               f"[{', '.join(map(str, d.shape))}]")
+                               f"{_lst(sizes)}.  Tensor sizes: {_lst(d.shape)}")
         target.append(s)
     target = tuple(target)
     if target == d.shape:
         return make_view(input, d.view(), ViewBackward0, d.shape, lambda b: b)
-    arr = np.broadcast_to(d, target) if isinstance(d, np.ndarray) else \
-        _xp(input).broadcast_to(d, target)
+    arr = xp_of(input).broadcast_to(d, target)
     return make_view(input, arr, ExpandBackward0, d.shape, lambda b, s=target: b.expand(s))
-
-
-def _xp(t):
-    from ._core import xp_of
-
-    return xp_of(t)
 
 
 register_method("expand", expand)
 register_method("expand_as", lambda self, other: expand(self, other._data.shape))
 
+
+@register("broadcast_to", method=True)
+def broadcast_to(input, size):
+    """``input.expand(size)``."""
+    return expand(input, tuple(size))
+
+
+def broadcast_shapes(*shapes):
+    """The shape all ``shapes`` broadcast to (PyTorch's error when they do not)."""
+    shapes = [(s,) if isinstance(s, (int, np.integer)) else tuple(s) for s in shapes
+              if s is not None]
+    if not shapes:
+        return Size(())
+    common = [1] * max(len(s) for s in shapes)
+    for k, shape in enumerate(shapes):
+        for i in range(-1, -1 - len(shape), -1):
+            if shape[i] == common[i]:
+                continue
+            if common[i] == 1:
+                if shape[i] < 0:
+                    raise ValueError("Attempting to broadcast a dimension with negative length!")
+                common[i] = shape[i]
+                continue
+            if shape[i] != 1:
+                raise RuntimeError(f"Attempting to broadcast a dimension of length {shape[i]} "
+                                   f"at {i}! Mismatching argument at index {k} had {shape}; but "
+                                   f"expected shape should be broadcastable to {common}")
+    return Size(common)
+
+
+register("broadcast_shapes", method=False, differentiable=False)(broadcast_shapes)
+
+
+@register("broadcast_tensors", method=False)
+def broadcast_tensors(*tensors):
+    """``tensors`` expanded (as views) to their common broadcast shape."""
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    shape = ()
+    for t in tensors:
+        s = t._data.shape
+        try:
+            shape = np.broadcast_shapes(shape, s)
+        except ValueError:
+            a, b = (shape, s) if len(shape) >= len(s) else (s, shape)
+            for i in range(1, len(b) + 1):
+                if a[-i] != b[-i] and a[-i] != 1 and b[-i] != 1:
+                    raise RuntimeError(f"The size of tensor a ({shape[-i]}) must match the size "
+                                       f"of tensor b ({s[-i]}) at non-singleton dimension "
+                                       f"{max(len(shape), len(s)) - i}") from None
+            raise
+    return tuple(expand(t, shape) for t in tensors)
+
+
+# -- unsqueeze / squeeze / transpose / permute ---------------------------------------------
 
 def _unsqueeze_bw(node, g):
     return (g.squeeze(node.ctx),)
@@ -153,8 +327,32 @@ def unsqueeze(input, dim):
     """Insert a size-one dimension at ``dim``."""
     d = input._data
     dim = wrap_dim(dim, d.ndim + 1)
-    arr = d.reshape(d.shape[:dim] + (1,) + d.shape[dim:])
+    arr = xp_of(input).expand_dims(d, dim)
     return make_view(input, arr, UnsqueezeBackward0, dim, lambda b, k=dim: b.unsqueeze(k))
+
+
+def _squeeze_bw(node, g):
+    return (g.reshape(node.ctx),)
+
+
+SqueezeBackward0 = make_node_class("SqueezeBackward0", _squeeze_bw)
+SqueezeBackward1 = make_node_class("SqueezeBackward1", _squeeze_bw)
+SqueezeBackward2 = make_node_class("SqueezeBackward2", _squeeze_bw)
+
+
+@register("squeeze")
+def squeeze(input, dim=None):
+    """Remove size-one dims: all of them, or those in ``dim`` (an int or a tuple) that have
+    size one (PyTorch 2: other dims in ``dim`` are left alone)."""
+    d = input._data
+    if dim is None:
+        node = SqueezeBackward0
+        axes = tuple(k for k, s in enumerate(d.shape) if s == 1)
+    else:
+        node = SqueezeBackward1 if isinstance(dim, (int, np.integer)) else SqueezeBackward2
+        axes = tuple(k for k in normalize_dims(dim, d.ndim) if d.shape[k] == 1)
+    arr = d.squeeze(axes) if axes else d.view()
+    return make_view(input, arr, node, d.shape, lambda b, a=dim: b.squeeze(a))
 
 
 def _transpose_bw(node, g):
@@ -211,5 +409,692 @@ def permute(input, *dims):
     return make_view(input, arr, PermuteBackward0, dims, lambda b, p=dims: b.permute(*p))
 
 
+def _matrix_transpose(self):
+    if self._data.ndim < 2:
+        raise RuntimeError("tensor.mT is only supported on matrices or batches of matrices. "
+                           f"Got {self._data.ndim}-D tensor.")
+    return transpose(self, -2, -1)
+
+
 register_method("T", property(lambda self: permute(self, *reversed(range(self._data.ndim)))))
-register_method("mT", property(lambda self: transpose(self, -2, -1)))
+register_method("mT", property(_matrix_transpose))
+register_method("H", property(lambda self: permute(self, *reversed(range(self._data.ndim)))))
+register_method("mH", property(_matrix_transpose))
+
+
+@register("movedim", aliases=("moveaxis",))
+def movedim(input, source, destination):
+    """Move dims ``source`` to positions ``destination`` (a view)."""
+    n = input._data.ndim
+    src = (source,) if isinstance(source, (int, np.integer)) else tuple(source)
+    dst = (destination,) if isinstance(destination, (int, np.integer)) else tuple(destination)
+    if len(src) != len(dst):
+        raise RuntimeError(f"movedim: Invalid source or destination dims: source ({list(src)} "
+                           f"dims) should contain the same number of dims as destination "
+                           f"({list(dst)} dims)")
+    src = tuple(wrap_dim(s, n) for s in src)
+    dst = tuple(wrap_dim(s, n) for s in dst)
+    if len(set(src)) != len(src):
+        raise RuntimeError(f"movedim: repeated dim in `source` ({list(src)})")
+    if len(set(dst)) != len(dst):
+        raise RuntimeError(f"movedim: repeated dim in `destination` ({list(dst)})")
+    order = [None] * n
+    for s, d in zip(src, dst):
+        order[d] = s
+    rest = iter(k for k in range(n) if k not in src)
+    order = [next(rest) if o is None else o for o in order]
+    return permute(input, *order)
+
+
+# -- selections: narrow, select, unbind, split, chunk --------------------------------------
+
+@register("narrow")
+def narrow(input, dim, start, length):
+    """The view of ``length`` elements from ``start`` along ``dim``."""
+    d = input._data
+    dim = wrap_dim(dim, d.ndim)
+    size = d.shape[dim] if d.ndim else 1
+    start, length = int(start), int(length)
+    if not -size <= start <= size:
+        raise IndexError(f"start out of range (expected to be in range of [{-size}, {size}], "
+                         f"but got {start})")
+    if start < 0:
+        start += size
+    if length < 0:
+        raise RuntimeError("narrow(): length must be non-negative.")
+    if start + length > size:
+        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size "
+                           f"({size}).")
+    return basic_view(input, (slice(None),) * dim + (slice(start, start + length), Ellipsis),
+                      SliceBackward0)
+
+
+@register("select")
+def select(input, dim, index):
+    """The view at ``index`` along ``dim`` (that dimension removed)."""
+    d = input._data
+    if d.ndim == 0:
+        raise IndexError("select() cannot be applied to a 0-dim tensor.")
+    dim = wrap_dim(dim, d.ndim)
+    index = int(index)
+    size = d.shape[dim]
+    if not -size <= index < size:
+        raise IndexError(f"select(): index {index} out of range for tensor of size "
+                         f"{_lst(d.shape)} at dimension {dim}")
+    return basic_view(input, (slice(None),) * dim + (index, Ellipsis), SelectBackward0)
+
+
+@register("unbind")
+def unbind(input, dim=0):
+    """The views ``select(dim, i)`` for every ``i``."""
+    d = input._data
+    if d.ndim == 0:
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
+    dim = wrap_dim(dim, d.ndim)
+    return tuple(select(input, dim, i) for i in range(d.shape[dim]))
+
+
+def _split_at(input, dim, bounds):
+    """Views along ``dim`` between consecutive ``bounds``."""
+    lead = (slice(None),) * dim
+    return tuple(basic_view(input, lead + (slice(a, b), Ellipsis), SliceBackward0)
+                 for a, b in zip(bounds[:-1], bounds[1:]))
+
+
+@register("split")
+def split(tensor, split_size_or_sections, dim=0):
+    """Views of ``split_size`` along ``dim`` (the last may be smaller), or of the sizes in a
+    list."""
+    d = tensor._data
+    dim = wrap_dim(dim, d.ndim)
+    size = d.shape[dim] if d.ndim else 1
+    if isinstance(split_size_or_sections, (int, np.integer)):
+        step = int(split_size_or_sections)
+        if step < 0:
+            raise RuntimeError(f"split expects split_size be non-negative, but got split_size="
+                               f"{step}")
+        if step == 0:
+            if size:
+                raise RuntimeError("split_size can only be 0 if dimension size is 0, but got "
+                                   f"dimension size of {size}")
+            return _split_at(tensor, dim, [0, 0])
+        bounds = list(range(0, size, step)) + [size]
+        if size == 0:
+            bounds = [0, 0]
+        return _split_at(tensor, dim, bounds)
+    sizes = [int(s) for s in split_size_or_sections]
+    if sum(sizes) != size or any(s < 0 for s in sizes):
+        raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {size} "
+                           f"(input tensor's size at dimension {dim}), but got split_sizes="
+                           f"{sizes}")
+    return _split_at(tensor, dim, [0, *np.cumsum(sizes).tolist()])
+
+
+@register("split_with_sizes")
+def split_with_sizes(input, split_sizes, dim=0):
+    """Views of the sizes in ``split_sizes`` along ``dim``."""
+    return split(input, list(split_sizes), dim)
+
+
+@register("tensor_split")
+def tensor_split(input, indices_or_sections, dim=0):
+    """Views split into ``sections`` near-equal parts or at the ``indices`` along ``dim``."""
+    d = input._data
+    dim = wrap_dim(dim, d.ndim)
+    size = d.shape[dim]
+    spec = indices_or_sections
+    if isinstance(spec, Tensor):
+        spec = spec.tolist()
+    if isinstance(spec, (int, np.integer)):
+        n = int(spec)
+        if n <= 0:
+            raise RuntimeError(f"number of sections must be larger than 0, got {n}")
+        q, r = divmod(size, n)
+        sizes = [q + 1] * r + [q] * (n - r)
+        return _split_at(input, dim, [0, *np.cumsum(sizes).tolist()])
+    cuts = [min(max(int(i) + (size if int(i) < 0 else 0), 0), size) for i in spec]
+    bounds = [0, *cuts, size]
+    bounds = [bounds[0]] + [max(b, a) for a, b in zip(bounds[:-1], bounds[1:])]
+    return _split_at(input, dim, bounds)
+
+
+@register("chunk")
+def chunk(input, chunks, dim=0):
+    """At most ``chunks`` views of ``ceil(size / chunks)`` along ``dim``."""
+    if chunks <= 0:
+        raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
+    d = input._data
+    dim = wrap_dim(dim, d.ndim)
+    size = d.shape[dim]
+    if size == 0:
+        return _split_at(input, dim, [0] * (chunks + 1))
+    return split(input, -(-size // chunks), dim)
+
+
+def _sections(name, input, spec, dim, min_dim):
+    if input._data.ndim < min_dim:
+        raise RuntimeError(f"torch.{name} requires a tensor with at least {min_dim} dimension, "
+                           f"but got a tensor with {input._data.ndim} dimensions!")
+    if isinstance(spec, (int, np.integer)) and spec and input._data.shape[dim] % spec:
+        raise RuntimeError(f"torch.{name} attempted to split along dimension {dim}, but the size "
+                           f"of the dimension {input._data.shape[dim]} is not divisible by the "
+                           f"split_size {spec}!")
+    return tensor_split(input, spec, dim)
+
+
+@register("hsplit")
+def hsplit(input, indices_or_sections):
+    """``tensor_split`` along dim 1 (dim 0 for 1-D tensors)."""
+    return _sections("hsplit", input, indices_or_sections, 1 if input._data.ndim > 1 else 0, 1)
+
+
+@register("vsplit")
+def vsplit(input, indices_or_sections):
+    """``tensor_split`` along dim 0 of a tensor of at least 2 dims."""
+    return _sections("vsplit", input, indices_or_sections, 0, 2)
+
+
+@register("dsplit")
+def dsplit(input, indices_or_sections):
+    """``tensor_split`` along dim 2 of a tensor of at least 3 dims."""
+    return _sections("dsplit", input, indices_or_sections, 2, 3)
+
+
+# -- joins ---------------------------------------------------------------------------------
+
+def _tensor_list(name, tensors, empty_msg, exc=RuntimeError):
+    if isinstance(tensors, Tensor):
+        raise TypeError(f"{name}(): argument 'tensors' (position 1) must be tuple of Tensors, "
+                        "not Tensor")
+    tensors = list(tensors)
+    if not tensors:
+        raise exc(empty_msg)
+    check_same_device(*tensors)
+    return tensors
+
+
+def _common_dtype(tensors):
+    """PyTorch's promotion over all ``tensors`` (every one counts as dimensioned)."""
+    dt = _dtype.FROM_NP[tensors[0]._data.dtype]
+    for t in tensors[1:]:
+        if t._data.dtype is not dt.np:
+            dt = _dtype.promote_types(dt, _dtype.FROM_NP[t._data.dtype])
+    return dt
+
+
+def _arrays_as(tensors, dt):
+    return [t._data if t._data.dtype is dt.np else t._data.astype(dt.np) for t in tensors]
+
+
+def _cat_bw(node, g):
+    dim, metas = node.ctx
+    grads = []
+    offset = 0
+    for shape, dtype, skipped, needed in metas:
+        if skipped:
+            grads.append(_make(xp_of(g).zeros(shape, dtype=dtype.np), g._device)
+                         if needed else None)
+            continue
+        n = shape[dim]
+        if needed:
+            gi = basic_view(g, (slice(None),) * dim + (slice(offset, offset + n), Ellipsis),
+                            SliceBackward0)
+            if gi._data.dtype is not dtype.np:
+                gi = cast_to(gi, None, dtype, False)
+            grads.append(gi)
+        else:
+            grads.append(None)
+        offset += n
+    return tuple(grads)
+
+
+CatBackward0 = make_node_class("CatBackward0", _cat_bw)
+
+
+@register("cat", aliases=("concat", "concatenate"), method=False)
+def cat(tensors, dim=0, *, axis=None, out=None):
+    """Join ``tensors`` along an existing ``dim`` (dtypes promote; 1-D empty tensors are
+    skipped, as PyTorch's legacy rule says)."""
+    tensors = _tensor_list("cat", tensors, "ember.cat(): expected a non-empty list of Tensors",
+                           ValueError)
+    if axis is not None:
+        dim = axis
+    for i, t in enumerate(tensors):
+        if t._data.ndim == 0:
+            raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be "
+                               "concatenated")
+    skipped = [t._data.ndim == 1 and t._data.size == 0 for t in tensors]
+    kept = [t for t, s in zip(tensors, skipped) if not s]
+    dt = _common_dtype(tensors)
+    if not kept:
+        r = xp_of(tensors[0]).zeros((0,), dtype=dt.np)
+        return _finish_join(_make(r, tensors[0]._device), out)
+    ref = kept[0]._data
+    dim = wrap_dim(dim, ref.ndim)
+    for i, t in enumerate(tensors):
+        if skipped[i]:
+            continue
+        s = t._data.shape
+        if len(s) != ref.ndim:
+            raise RuntimeError(f"Tensors must have same number of dimensions: got {ref.ndim} "
+                               f"and {len(s)}")
+        for k in range(ref.ndim):
+            if k != dim and s[k] != ref.shape[k]:
+                raise RuntimeError(f"Sizes of tensors must match except in dimension {dim}. "
+                                   f"Expected size {ref.shape[k]} but got size {s[k]} for "
+                                   f"tensor number {i} in the list.")
+    xp = xp_of(kept[0])
+    r = xp.concatenate(_arrays_as(kept, dt), axis=dim)
+    res = _make(r, kept[0]._device)
+    if GRAD.enabled and any(t.requires_grad for t in tensors):
+        metas = tuple((t._data.shape, t.dtype, s, t.requires_grad)
+                      for t, s in zip(tensors, skipped))
+        record(CatBackward0, res, tensors, (), (dim, metas))
+    return _finish_join(res, out)
+
+
+def _finish_join(res, out):
+    if out is None:
+        return res
+    from .._factory import write_out
+
+    if out.requires_grad and GRAD.enabled:
+        raise RuntimeError("cat(): functions with out=... arguments don't support automatic "
+                           "differentiation, but one of the arguments requires grad.")
+    return write_out(out, res)
+
+
+def _stack_bw(node, g):
+    dim, metas = node.ctx
+    grads = []
+    for i, (dtype, needed) in enumerate(metas):
+        if not needed:
+            grads.append(None)
+            continue
+        gi = select(g, dim, i)
+        if gi._data.dtype is not dtype.np:
+            gi = cast_to(gi, None, dtype, False)
+        grads.append(gi)
+    return tuple(grads)
+
+
+StackBackward0 = make_node_class("StackBackward0", _stack_bw)
+
+
+@register("stack", method=False)
+def stack(tensors, dim=0, *, out=None):
+    """Join equally shaped ``tensors`` along a new dimension ``dim``."""
+    tensors = _tensor_list("stack", tensors, "stack expects a non-empty TensorList")
+    shape = tensors[0]._data.shape
+    for i, t in enumerate(tensors[1:], 1):
+        if t._data.shape != shape:
+            raise RuntimeError(f"stack expects each tensor to be equal size, but got "
+                               f"{_lst(shape)} at entry 0 and {_lst(t._data.shape)} at entry {i}")
+    dim = wrap_dim(dim, len(shape) + 1)
+    dt = _common_dtype(tensors)
+    r = xp_of(tensors[0]).stack(_arrays_as(tensors, dt), axis=dim)
+    res = _make(r, tensors[0]._device)
+    if GRAD.enabled and any(t.requires_grad for t in tensors):
+        record(StackBackward0, res, tensors, (), (dim, tuple((t.dtype, t.requires_grad)
+                                                             for t in tensors)))
+    return _finish_join(res, out)
+
+
+@register("hstack", method=False)
+def hstack(tensors, *, out=None):
+    """Join along dim 1 (dim 0 for 1-D tensors)."""
+    ts = atleast_1d(*_tensor_list("hstack", tensors, "hstack expects a non-empty TensorList"))
+    ts = ts if isinstance(ts, tuple) else (ts,)
+    return cat(ts, 0 if ts[0]._data.ndim == 1 else 1, out=out)
+
+
+@register("vstack", aliases=("row_stack",), method=False)
+def vstack(tensors, *, out=None):
+    """Join along dim 0 after making every tensor at least 2-D."""
+    ts = atleast_2d(*_tensor_list("vstack", tensors, "vstack expects a non-empty TensorList"))
+    return cat(ts if isinstance(ts, tuple) else (ts,), 0, out=out)
+
+
+@register("dstack", method=False)
+def dstack(tensors, *, out=None):
+    """Join along dim 2 after making every tensor at least 3-D."""
+    ts = atleast_3d(*_tensor_list("dstack", tensors, "dstack expects a non-empty TensorList"))
+    return cat(ts if isinstance(ts, tuple) else (ts,), 2, out=out)
+
+
+@register("column_stack", method=False)
+def column_stack(tensors, *, out=None):
+    """Join along dim 1, 0-D and 1-D tensors becoming columns."""
+    ts = _tensor_list("column_stack", tensors, "column_stack expects a non-empty TensorList")
+    ts = [reshape(t, t._data.size, 1) if t._data.ndim <= 1 else t for t in ts]
+    return cat(ts, 1, out=out)
+
+
+def _atleast(tensors, fix):
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        return tuple(fix(t) for t in tensors[0])
+    if len(tensors) == 1:
+        return fix(tensors[0])
+    return tuple(fix(t) for t in tensors)
+
+
+@register("atleast_1d", method=False)
+def atleast_1d(*tensors):
+    """Each tensor with at least one dimension (0-D becomes shape ``[1]``)."""
+    return _atleast(tensors, lambda t: reshape(t, 1) if t._data.ndim == 0 else t)
+
+
+@register("atleast_2d", method=False)
+def atleast_2d(*tensors):
+    """Each tensor with at least two dimensions (new dims in front)."""
+    def fix(t):
+        n = t._data.ndim
+        return reshape(t, 1, 1) if n == 0 else unsqueeze(t, 0) if n == 1 else t
+    return _atleast(tensors, fix)
+
+
+@register("atleast_3d", method=False)
+def atleast_3d(*tensors):
+    """Each tensor with at least three dimensions (``[n]`` becomes ``[1, n, 1]``, ``[m, n]``
+    becomes ``[m, n, 1]``)."""
+    def fix(t):
+        n = t._data.ndim
+        if n == 0:
+            return reshape(t, 1, 1, 1)
+        if n == 1:
+            return unsqueeze(unsqueeze(t, 0), 2)
+        return unsqueeze(t, 2) if n == 2 else t
+    return _atleast(tensors, fix)
+
+
+# -- copying rearrangements ----------------------------------------------------------------
+
+def _repeat_bw(node, g):
+    in_shape, reps = node.ctx
+    padded = (1,) * (len(reps) - len(in_shape)) + tuple(in_shape)
+    pairs = []
+    for r, s in zip(reps, padded):
+        pairs += [r, s]
+    gs = g.reshape(pairs).sum(tuple(range(0, 2 * len(reps), 2)))
+    return (gs.reshape(in_shape),)
+
+
+RepeatBackward0 = make_node_class("RepeatBackward0", _repeat_bw)
+
+
+def repeat(input, *sizes):
+    """The tensor tiled ``sizes[i]`` times along dim ``i`` (``sizes`` may add leading
+    dims)."""
+    reps = _shape_arg(sizes)
+    d = input._data
+    if len(reps) < d.ndim:
+        raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number "
+                           "of dimensions of tensor")
+    if any(r < 0 for r in reps):
+        raise RuntimeError(f"Trying to create tensor with negative dimension {min(reps)}: "
+                           f"{_lst(reps)}")
+    r = xp_of(input).tile(d, reps)
+    out = _make(r, input._device)
+    if input.requires_grad and GRAD.enabled:
+        record(RepeatBackward0, out, (input,), (), (d.shape, reps))
+    return out
+
+
+register_method("repeat", repeat)
+
+
+@register("tile")
+def tile(input, dims):
+    """``repeat`` with ``dims`` padded with leading ones to the tensor's rank."""
+    dims = (dims,) if isinstance(dims, (int, np.integer)) else tuple(dims)
+    n = input._data.ndim
+    if len(dims) < n:
+        dims = (1,) * (n - len(dims)) + dims
+    return repeat(input, dims)
+
+
+def _flip_bw(node, g):
+    return (flip(g, node.ctx),)
+
+
+FlipBackward0 = make_node_class("FlipBackward0", _flip_bw)
+
+
+@register("flip")
+def flip(input, dims):
+    """A copy with the order of elements reversed along ``dims``."""
+    d = input._data
+    axes = normalize_dims(dims, d.ndim)
+    idx = tuple(slice(None, None, -1) if k in axes else slice(None) for k in range(d.ndim))
+    out = _make(d[idx].copy(), input._device)
+    if input.requires_grad and GRAD.enabled:
+        record(FlipBackward0, out, (input,), (), axes)
+    return out
+
+
+@register("fliplr")
+def fliplr(input):
+    """Flip along dim 1 (needs at least 2 dims)."""
+    if input._data.ndim < 2:
+        raise RuntimeError("Input must be >= 2-d.")
+    return flip(input, (1,))
+
+
+@register("flipud")
+def flipud(input):
+    """Flip along dim 0 (needs at least 1 dim)."""
+    if input._data.ndim < 1:
+        raise RuntimeError("Input must be >= 1-d.")
+    return flip(input, (0,))
+
+
+def _roll_bw(node, g):
+    shifts, dims = node.ctx
+    return (roll(g, tuple(-s for s in shifts), dims),)
+
+
+RollBackward0 = make_node_class("RollBackward0", _roll_bw)
+
+
+@register("roll")
+def roll(input, shifts, dims=None):
+    """A copy with elements shifted circularly by ``shifts`` along ``dims`` (the flattened
+    tensor when ``dims`` is None)."""
+    shifts = (int(shifts),) if isinstance(shifts, (int, np.integer)) else \
+        tuple(int(s) for s in shifts)
+    d = input._data
+    if dims is None:
+        if len(shifts) != 1:
+            raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:0")
+        axes = None
+    else:
+        dims = (dims,) if isinstance(dims, (int, np.integer)) else tuple(dims)
+        if len(shifts) != len(dims):
+            raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:"
+                               f"{len(dims)}")
+        dims = axes = tuple(wrap_dim(k, d.ndim) for k in dims)
+    out = _make(xp_of(input).roll(d, shifts if axes is not None else shifts[0], axes),
+                input._device)
+    if input.requires_grad and GRAD.enabled:
+        record(RollBackward0, out, (input,), (), (shifts, dims))
+    return out
+
+
+def _rot90_bw(node, g):
+    k, dims = node.ctx
+    return (rot90(g, -k, dims),)
+
+
+Rot90Backward0 = make_node_class("Rot90Backward0", _rot90_bw)
+
+
+@register("rot90")
+def rot90(input, k=1, dims=(0, 1)):
+    """A copy rotated by 90 degrees ``k`` times in the plane of ``dims`` (from the first
+    toward the second)."""
+    dims = tuple(dims)
+    n = input._data.ndim
+    if len(dims) != 2:
+        raise RuntimeError(f"expected total rotation dims == 2, but got dims = {len(dims)}")
+    if n < 2:
+        raise RuntimeError(f"expected total dims >= 2, but got total dims = {n}")
+    d0, d1 = wrap_dim(dims[0], n), wrap_dim(dims[1], n)
+    if d0 == d1:
+        raise RuntimeError(f"expected rotation dims to be different, but got dim0 = {d0} and "
+                           f"dim1 = {d1}")
+    k %= 4
+    out = _make(xp_of(input).rot90(input._data, k, (d0, d1)).copy(), input._device)
+    if input.requires_grad and GRAD.enabled:
+        record(Rot90Backward0, out, (input,), (), (k, (d0, d1)))
+    return out
+
+
+def _tri_op(name, xp_name):
+    def bw(node, g):
+        return (getattr(g, name)(node.ctx),)
+
+    node_cls = make_node_class(name.capitalize() + "Backward0", bw)
+
+    def op(input, diagonal=0):
+        d = input._data
+        if d.ndim < 2:
+            raise RuntimeError(f"{name}: input tensor must have at least 2 dimensions")
+        out = _make(getattr(xp_of(input), xp_name)(d, diagonal), input._device)
+        if input.requires_grad and GRAD.enabled:
+            record(node_cls, out, (input,), (), diagonal)
+        return out
+
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = (f"The {'lower' if name == 'tril' else 'upper'} triangle of the last two dims "
+                  "(on and " + ("below" if name == "tril" else "above") +
+                  " diagonal ``diagonal``), the rest zeroed.")
+    return register(name, inplace=True)(op)
+
+
+tril = _tri_op("tril", "tril")
+triu = _tri_op("triu", "triu")
+
+
+# -- diagonals -----------------------------------------------------------------------------
+
+class DiagonalIndex:
+    """Index spec for ``indexing.scatter_by``: the diagonal ``offset`` of dims ``dim1`` and
+    ``dim2``, a strided view with those dims removed and the diagonal last."""
+
+    __slots__ = ("offset", "dim1", "dim2")
+
+    def __init__(self, offset, dim1, dim2):
+        self.offset, self.dim1, self.dim2 = offset, dim1, dim2
+
+    def get(self, a):
+        return _diagonal_array(a, self.offset, self.dim1, self.dim2)
+
+    def set(self, a, v, xp):
+        self.get(a)[...] = v
+
+    def add(self, a, v, xp):
+        view = self.get(a)
+        view += v
+
+    def tget(self, t):
+        return diagonal(t, self.offset, self.dim1, self.dim2)
+
+
+def _diagonal_array(a, offset, d1, d2):
+    n1, n2 = a.shape[d1], a.shape[d2]
+    if offset >= 0:
+        length = max(min(n1, n2 - offset), 0)
+        start = [0, offset]
+    else:
+        length = max(min(n1 + offset, n2), 0)
+        start = [-offset, 0]
+    if length:
+        idx = [slice(None)] * a.ndim
+        idx[d1], idx[d2] = slice(start[0], None), slice(start[1], None)
+        a = a[tuple(idx)]
+    keep = [k for k in range(a.ndim) if k != d1 and k != d2]
+    shape = tuple(a.shape[k] for k in keep) + (length,)
+    strides = tuple(a.strides[k] for k in keep) + (a.strides[d1] + a.strides[d2],)
+    xp = a.__array_namespace__()
+    if xp is np:
+        return np.lib.stride_tricks.as_strided(a, shape, strides, writeable=a.flags.writeable)
+    return xp.lib.stride_tricks.as_strided(a, shape, strides)
+
+
+def _diag_dims(n, offset, dim1, dim2):
+    d1, d2 = wrap_dim(dim1, n), wrap_dim(dim2, n)
+    if d1 == d2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    return d1, d2
+
+
+def _diagonal_bw(node, g):
+    shape, spec = node.ctx
+    return (scatter_by(None, spec, g, False, shape=shape),)
+
+
+DiagonalBackward0 = make_node_class("DiagonalBackward0", _diagonal_bw)
+
+
+@register("diagonal")
+def diagonal(input, offset=0, dim1=0, dim2=1):
+    """The view of the diagonal ``offset`` of dims ``dim1``/``dim2``, appended as the last
+    dim."""
+    d = input._data
+    d1, d2 = _diag_dims(d.ndim, offset, dim1, dim2)
+    spec = DiagonalIndex(int(offset), d1, d2)
+    return make_view(input, spec.get(d), DiagonalBackward0, (d.shape, spec),
+                     lambda b: diagonal(b, offset, d1, d2))
+
+
+DiagEmbedBackward0 = make_node_class("DiagEmbedBackward0", _scatter_bw)
+
+
+@register("diag_embed")
+def diag_embed(input, offset=0, dim1=-2, dim2=-1):
+    """A tensor whose diagonals (``offset`` of ``dim1``/``dim2``) hold ``input``'s last dim,
+    zeros elsewhere."""
+    d = input._data
+    n = d.ndim + 1
+    d1, d2 = _diag_dims(n, offset, dim1, dim2)
+    m = (d.shape[-1] if d.ndim else 1) + abs(int(offset))
+    batch = iter(d.shape[:-1])
+    shape = tuple(m if k in (d1, d2) else next(batch) for k in range(n))
+    return scatter_by(None, DiagonalIndex(int(offset), d1, d2), input, False,
+                      DiagEmbedBackward0, shape=shape)
+
+
+@register("diag")
+def diag(input, diagonal=0):
+    """1-D input: a square matrix with it on diagonal ``diagonal``; 2-D input: that diagonal
+    (a copy)."""
+    n = input._data.ndim
+    if n == 1:
+        return diag_embed(input, diagonal, 0, 1)
+    if n == 2:
+        return _copy(input.diagonal(diagonal))
+    raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {n}D")
+
+
+@register("diagonal_scatter")
+def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):
+    """``input`` with its diagonal (as ``diagonal(offset, dim1, dim2)`` selects) set to
+    ``src``."""
+    d1, d2 = _diag_dims(input._data.ndim, offset, dim1, dim2)
+    return scatter_by(input, DiagonalIndex(int(offset), d1, d2), src, False)
+
+
+@register("select_scatter")
+def select_scatter(input, src, dim, index):
+    """``input`` with ``select(dim, index)`` set to ``src``."""
+    dim = wrap_dim(dim, input._data.ndim)
+    return scatter_by(input, BasicIndex((slice(None),) * dim + (int(index), Ellipsis)), src,
+                      False)
+
+
+@register("slice_scatter")
+def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
+    """``input`` with the slice ``start:end:step`` of ``dim`` set to ``src``."""
+    dim = wrap_dim(dim, input._data.ndim)
+    return scatter_by(input, BasicIndex((slice(None),) * dim + (slice(start, end, step),
+                                                                Ellipsis)), src, False)

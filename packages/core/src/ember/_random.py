@@ -1,0 +1,649 @@
+"""Random numbers: ``ember.Generator``, the default generators and seeding, the random
+factories (rand, randn, randint, randperm, normal, bernoulli, multinomial, poisson and the
+``*_like`` variants) and the in-place samplers (``uniform_``, ``normal_``, ``random_``...).
+
+A Generator wraps NumPy's PCG64. Samples are drawn on the host by the generator of the
+output's device and moved there by the device's backend (``place``), so every device is
+deterministic under ``manual_seed`` (the streams are not bit-identical to PyTorch's).
+"""
+
+from __future__ import annotations
+
+import numbers
+import secrets
+
+import numpy as np
+
+from . import _dtype
+from ._device import to_device
+from ._factory import (
+    _dtype_or_default,
+    check_size,
+    finish,
+    place,
+    resolve_device,
+    size_args,
+    write_out,
+    zeros,
+)
+from ._tensor import CPU, Tensor, _canonical_device, _make
+from .autograd.grad_mode import GRAD
+from .autograd.graph import make_node_class, record
+from .ops._core import _pretty, check_same_device, make_inplace
+from .ops.registry import register, register_method
+
+__all__ = ["Generator", "default_generator", "manual_seed", "seed", "initial_seed",
+           "get_rng_state", "set_rng_state", "rand", "randn", "randint", "randperm", "normal",
+           "poisson", "rand_like", "randn_like", "randint_like"]
+
+#: PyTorch's default seed of a fresh generator
+DEFAULT_SEED = 67280421310721
+_U64 = 1 << 64
+_STATE_SIZE = 56  # PCG64 state and increment (16 bytes each), uint32 cache (16), seed (8)
+
+
+def _check_seed(seed) -> int:
+    if not isinstance(seed, (numbers.Integral, np.integer)):
+        raise RuntimeError(f"manual_seed expected a long, but got {type(seed).__name__}")
+    seed = int(seed)
+    if not -(1 << 63) <= seed < _U64:
+        raise ValueError("Overflow when unpacking long long")
+    return seed % _U64
+
+
+class Generator:
+    """A pseudo-random number generator (NumPy's PCG64), like ``torch.Generator``.
+
+    ``manual_seed`` makes it deterministic; ``get_state``/``set_state`` save and restore it
+    as a uint8 tensor. Pass it as ``generator=`` to any random function of its device type.
+    """
+
+    def __init__(self, device="cpu"):
+        self.device = _canonical_device(to_device(device))
+        self.manual_seed(DEFAULT_SEED)
+
+    def manual_seed(self, seed) -> Generator:
+        """Seed the generator; returns it."""
+        self._seed = _check_seed(seed)
+        self._np = np.random.Generator(np.random.PCG64(self._seed))
+        return self
+
+    def seed(self) -> int:
+        """Seed from a non-deterministic source; returns the seed used."""
+        s = secrets.randbits(63)
+        self.manual_seed(s)
+        return s
+
+    def initial_seed(self) -> int:
+        """The seed the generator was last seeded with."""
+        return self._seed
+
+    def get_state(self) -> Tensor:
+        """The generator's state as a uint8 CPU tensor."""
+        st = self._np.bit_generator.state
+        buf = (st["state"]["state"].to_bytes(16, "little")
+               + st["state"]["inc"].to_bytes(16, "little")
+               + int(st["has_uint32"]).to_bytes(8, "little")
+               + int(st["uinteger"]).to_bytes(8, "little")
+               + self._seed.to_bytes(8, "little"))
+        return _make(np.frombuffer(buf, dtype=np.uint8).copy(), CPU)
+
+    def set_state(self, new_state) -> Generator:
+        """Restore a state from ``get_state``; returns the generator."""
+        if not isinstance(new_state, Tensor):
+            raise TypeError(f"expected a ember.ByteTensor, but got {type(new_state).__name__}")
+        if new_state._data.dtype != np.uint8:
+            raise TypeError("RNG state must be a ember.ByteTensor")
+        buf = np.ascontiguousarray(new_state._host()).tobytes()
+        if len(buf) != _STATE_SIZE:
+            raise RuntimeError(f"Expected a PCG64 generator state of size {_STATE_SIZE} but "
+                               f"found the input RNG state size to be {len(buf)}")
+
+        def word(lo, hi):
+            return int.from_bytes(buf[lo:hi], "little")
+
+        bitgen = np.random.PCG64()
+        bitgen.state = {"bit_generator": "PCG64",
+                        "state": {"state": word(0, 16), "inc": word(16, 32)},
+                        "has_uint32": word(32, 40), "uinteger": word(40, 48)}
+        self._np = np.random.Generator(bitgen)
+        self._seed = word(48, 56)
+        return self
+
+    def __repr__(self) -> str:
+        return f"<ember.Generator object at {id(self):#x}>"
+
+
+default_generator = Generator("cpu")
+
+#: default generators of the non-CPU devices, made on first use
+_device_generators: dict = {}
+#: seeds for default generators made later: by device type, ``None`` for every type
+_later_seeds: dict = {}
+
+
+def default_generator_for(dev) -> Generator:
+    """The default generator of device ``dev`` (an interned, canonical device)."""
+    if dev is CPU:
+        return default_generator
+    gen = _device_generators.get(dev)
+    if gen is None:
+        gen = Generator(dev)
+        later = _later_seeds.get(dev.type, _later_seeds.get(None))
+        if later is not None:
+            gen.manual_seed(later)
+        _device_generators[dev] = gen
+    return gen
+
+
+def seed_devices(seed: int, type: str | None = None) -> None:  # noqa: A002
+    """Seed the default generators of every non-CPU device (of ``type`` if given), including
+    those not made yet."""
+    if type is None:
+        _later_seeds.clear()
+    _later_seeds[type] = seed
+    for dev, gen in _device_generators.items():
+        if type is None or dev.type == type:
+            gen.manual_seed(seed)
+
+
+def manual_seed(seed) -> Generator:
+    """Seed the default generators of every device; returns ``ember.default_generator``."""
+    seed = int(seed)
+    default_generator.manual_seed(seed)
+    seed_devices(default_generator.initial_seed())
+    return default_generator
+
+
+def seed() -> int:
+    """Seed every default generator non-deterministically; returns the seed."""
+    s = default_generator.seed()
+    seed_devices(s)
+    return s
+
+
+def initial_seed() -> int:
+    """The initial seed of ``ember.default_generator``."""
+    return default_generator.initial_seed()
+
+
+def get_rng_state() -> Tensor:
+    """The state of ``ember.default_generator`` as a uint8 tensor."""
+    return default_generator.get_state()
+
+
+def set_rng_state(new_state) -> None:
+    """Restore ``ember.default_generator`` from ``get_rng_state()``."""
+    default_generator.set_state(new_state)
+
+
+def _rng(generator, dev) -> np.random.Generator:
+    """The NumPy generator to draw with for an output on ``dev``."""
+    if generator is None:
+        return default_generator_for(dev)._np
+    if not isinstance(generator, Generator):
+        raise TypeError(f"generator must be a ember.Generator, not {type(generator).__name__}")
+    if generator.device.type != dev.type:
+        raise RuntimeError(f"Expected a '{dev.type}' device type for generator but found "
+                           f"'{generator.device.type}'")
+    return generator._np
+
+
+# -- host samplers ----------------------------------------------------------------------------
+
+def _require_float(dt: _dtype.dtype, kernel: str) -> None:
+    if not dt.is_floating_point:
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{_pretty(dt.np)}'")
+
+
+def _uniform(g, shape, np_dt) -> np.ndarray:
+    """Uniform samples in [0, 1) of a float dtype (half from 11 random bits, never 1.0)."""
+    if np_dt == np.float16:
+        return (g.integers(0, 1 << 11, shape) * 2.0 ** -11).astype(np.float16)
+    return g.random(shape, dtype=np_dt)
+
+
+def _float_draw(fn, g, shape, np_dt, *args) -> np.ndarray:
+    """``fn`` (a NumPy Generator method with ``dtype=``) in float32/64; half via float32."""
+    work = np.float32 if np_dt == np.float16 else np_dt
+    return getattr(g, fn)(*args, size=shape, dtype=work).astype(np_dt, copy=False)
+
+
+def _zeros_backward(node, grad):
+    """Random outputs carry no gradient to their inputs (PyTorch returns zeros)."""
+    return tuple(None if meta is None else zeros(meta[0], dtype=meta[1], device=node.device)
+                 for meta in node.ctx)
+
+
+_NODES = {name: make_node_class(name, _zeros_backward) for name in (
+    "NormalBackward0", "NormalBackward1", "NormalBackward2", "NormalBackward3",
+    "UniformBackward0", "RandomBackward2", "BernoulliBackward0", "BernoulliBackward2",
+    "ExponentialBackward0", "GeometricBackward0", "CauchyBackward0", "LogNormalBackward0",
+    "PoissonBackward0")}
+
+
+def _with_graph(out: Tensor, node_name: str, inputs) -> Tensor:
+    """Record a zero-gradient node when an input requires grad."""
+    if GRAD.enabled and any(isinstance(t, Tensor) and t.requires_grad for t in inputs):
+        tensors = tuple(t if isinstance(t, Tensor) else None for t in inputs)
+        ctx = tuple(None if t is None else (t._data.shape, t.dtype) for t in tensors)
+        record(_NODES[node_name], out, tensors, (), ctx)
+    return out
+
+
+# -- factories --------------------------------------------------------------------------------
+
+def rand(*args, size=None, generator=None, out=None, dtype=None, layout=None, device=None,
+         requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
+    """Uniform samples in [0, 1) of the given size (default float dtype)."""
+    shape = size_args(args, size, "rand")
+    dt = _dtype_or_default(dtype)
+    _require_float(dt, "check_uniform_bounds")
+    dev = resolve_device(device)
+    return finish(place(_uniform(_rng(generator, dev), shape, dt.np), dev), requires_grad, out)
+
+
+def randn(*args, size=None, generator=None, out=None, dtype=None, layout=None, device=None,
+          requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
+    """Standard normal samples of the given size (default float dtype)."""
+    shape = size_args(args, size, "randn")
+    dt = _dtype_or_default(dtype)
+    _require_float(dt, "normal_kernel_cpu")
+    dev = resolve_device(device)
+    arr = _float_draw("standard_normal", _rng(generator, dev), shape, dt.np)
+    return finish(place(arr, dev), requires_grad, out)
+
+
+#: C++ type names in PyTorch's random_/randint bound errors
+_RANDOM_C_NAMES = {"uint8": "unsigned char", "int8": "signed char", "int16": "short",
+                   "int32": "int", "int64": "long", "bool": "bool", "float16": "c10::Half",
+                   "float32": "float", "float64": "double"}
+
+
+def _random_bounds(dt: _dtype.dtype) -> tuple:
+    """Inclusive bounds of ``random_`` for ``dt`` (floats: the exactly representable ints)."""
+    if dt is _dtype.bool:
+        return 0, 1
+    if dt.is_floating_point:
+        digits = np.finfo(dt.np).nmant + 1
+        return -(1 << digits), 1 << digits
+    info = np.iinfo(dt.np)
+    return int(info.min), int(info.max)
+
+
+def _integers(g, shape, dt: _dtype.dtype, low, high) -> np.ndarray:
+    """Integers in [low, high) as ``dt``, with PyTorch's range checks (``high`` None: up to
+    the dtype's own bound, inclusive)."""
+    lo_bound, hi_bound = _random_bounds(dt)
+    name = _RANDOM_C_NAMES[dt.name]
+    if high is None:
+        if not lo_bound <= low <= hi_bound:
+            raise RuntimeError(f"from is out of bounds for {name}")
+        high = hi_bound + 1
+    else:
+        if low >= high:
+            raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got "
+                               f"from={low} >= to={high}")
+        if dt.is_floating_point:
+            _warn_float_bounds(low, high, lo_bound, hi_bound, name)
+        else:
+            if not lo_bound <= low <= hi_bound:
+                raise RuntimeError(f"from is out of bounds for {name}")
+            if not lo_bound <= high - 1 <= hi_bound:
+                raise RuntimeError(f"to - 1 is out of bounds for {name}")
+    return g.integers(low, high, shape, dtype=np.int64).astype(dt.np, copy=False)
+
+
+def _warn_float_bounds(low, high, lo_bound, hi_bound, name) -> None:
+    import warnings
+
+    digits = hi_bound.bit_length() - 1
+    for what, v in (("from", low), ("to - 1", high - 1)):
+        if not lo_bound <= v <= hi_bound:
+            warnings.warn(f"{what} is out of bounds [-(2^{digits}), 2^{digits}]. Due to "
+                          f"precision limitations {name} can support discrete uniform "
+                          "distribution only within this range.", UserWarning, stacklevel=4)
+
+
+def _int_arg(x, what: str) -> int:
+    if isinstance(x, Tensor):
+        x = x.item()
+    if not isinstance(x, (numbers.Integral, np.integer)) or isinstance(x, bool):
+        raise TypeError(f"randint(): argument '{what}' must be int, not {type(x).__name__}")
+    return int(x)
+
+
+def randint(*args, size=None, low=None, high=None, generator=None, out=None, dtype=None,
+            layout=None, device=None, requires_grad: bool = False,
+            pin_memory: bool = False) -> Tensor:
+    """Integers uniform in [low, high): ``randint(high, size)`` or ``randint(low, high, size)``
+    (int64 unless ``dtype`` is given)."""
+    if len(args) == 3:
+        low, high, size = args
+    elif len(args) == 2:
+        if size is None and high is None:
+            high, size = args
+        else:
+            low, high = args
+    elif len(args) == 1:
+        if high is None:
+            high = args[0]
+        else:
+            low = args[0]
+    elif len(args) > 3:
+        raise TypeError(f"randint() takes at most 3 positional arguments ({len(args)} given)")
+    if high is None or size is None:
+        raise TypeError("randint() received an invalid combination of arguments: expected "
+                        "(int high, tuple of ints size) or (int low, int high, tuple of ints "
+                        "size)")
+    if not isinstance(size, (tuple, list)):
+        raise TypeError(f"randint(): argument 'size' (position {min(len(args), 3)}) must be "
+                        f"tuple of ints, not {type(size).__name__}")
+    low = 0 if low is None else _int_arg(low, "low")
+    high = _int_arg(high, "high")
+    shape = check_size((size,), "randint")
+    dt = _dtype.int64 if dtype is None else _dtype.to_dtype(dtype)
+    dev = resolve_device(device)
+    return finish(place(_integers(_rng(generator, dev), shape, dt, low, high), dev),
+                  requires_grad, out)
+
+
+def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=None,
+             requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
+    """A random permutation of ``0 .. n-1`` (int64 unless ``dtype`` is given)."""
+    n = _int_arg(n, "n")
+    check_size((n,), "randperm")
+    dt = _dtype.int64 if dtype is None else _dtype.to_dtype(dtype)
+    dev = resolve_device(device)
+    arr = _rng(generator, dev).permutation(n).astype(dt.np, copy=False)
+    return finish(place(arr, dev), requires_grad, out)
+
+
+def _check_std(std) -> None:
+    if std < 0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {std:g}")
+
+
+def _broadcast_shape(a: tuple, b: tuple) -> tuple:
+    try:
+        return np.broadcast_shapes(a, b)
+    except ValueError:
+        n = max(len(a), len(b))
+        pa, pb = (1,) * (n - len(a)) + a, (1,) * (n - len(b)) + b
+        dim = next(i for i in range(n) if pa[i] != pb[i] and 1 not in (pa[i], pb[i]))
+        raise RuntimeError(f"The size of tensor a ({pa[dim]}) must match the size of tensor b "
+                           f"({pb[dim]}) at non-singleton dimension {dim}") from None
+
+
+def normal(mean, std=1.0, size=None, *, generator=None, out=None, dtype=None, layout=None,
+           device=None, pin_memory: bool = False, requires_grad: bool = False) -> Tensor:
+    """Normal samples: ``normal(mean_tensor, std_tensor)``, ``normal(mean_tensor, std=1.0)``,
+    ``normal(mean, std_tensor)``, or ``normal(mean, std, size)`` with Python floats."""
+    mean_t, std_t = isinstance(mean, Tensor), isinstance(std, Tensor)
+    if not (mean_t or std_t):
+        if size is None:
+            raise TypeError("normal() received an invalid combination of arguments - got "
+                            f"({type(mean).__name__}, {type(std).__name__}), but expected one "
+                            "of: (Tensor mean, Tensor std), (Tensor mean, float std), (float "
+                            "mean, Tensor std), (float mean, float std, tuple of ints size)")
+        _check_std(std)
+        shape = check_size((size,), "normal")
+        dt = _dtype_or_default(dtype)
+        _require_float(dt, "normal_kernel_cpu")
+        dev = resolve_device(device)
+        z = _float_draw("standard_normal", _rng(generator, dev), shape, dt.np)
+        arr = (z * dt.np.type(std) + dt.np.type(mean)).astype(dt.np, copy=False)
+        return finish(place(arr, dev), requires_grad, out)
+    tensors = [t for t in (mean, std) if isinstance(t, Tensor)]
+    dev = check_same_device(*tensors)
+    dt = mean.dtype if mean_t else std.dtype  # the output is shaped and typed like mean
+    _require_float(dt, "normal_kernel_cpu")
+    if std_t:
+        if std._data.size and bool((std._data < 0).any()):
+            raise RuntimeError("normal expects all elements of std >= 0.0")
+    else:
+        _check_std(std)
+    shape = _broadcast_shape(mean._data.shape if mean_t else (), std._data.shape if std_t else ())
+    z = place(_float_draw("standard_normal", _rng(generator, dev), shape, dt.np), dev)._data
+    m = mean._data.astype(dt.np, copy=False) if mean_t else mean
+    s = std._data.astype(dt.np, copy=False) if std_t else std
+    res = _make((z * s + m).astype(dt.np, copy=False), dev)
+    node = "NormalBackward3" if mean_t and std_t else \
+        ("NormalBackward1" if mean_t else "NormalBackward2")
+    res = _with_graph(res, node, (mean, std))
+    return write_out(out, res) if out is not None else res
+
+
+def _check_probs(p: np.ndarray) -> None:
+    if p.size and not bool(((p >= 0) & (p <= 1)).all()):
+        raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could "
+                           "this error message be improved?  If so, please report an "
+                           "enhancement request to PyTorch.)")
+
+
+def _check_p(p) -> None:
+    if not 0 <= p <= 1:
+        raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p:g}")
+
+
+@register("bernoulli")
+def bernoulli(input, p=None, *, generator=None, out=None) -> Tensor:
+    """0/1 samples: with probabilities ``input`` (float), or with probability ``p`` everywhere
+    (``input`` then gives only the shape and dtype)."""
+    dev = input._device
+    g = _rng(generator, dev)
+    if p is None:
+        _require_float(input.dtype, "bernoulli_tensor_cpu_p_")
+        probs = input._host()
+        _check_probs(probs)
+        sample = (g.random(probs.shape) < probs).astype(probs.dtype)
+        res = _with_graph(place(sample, dev), "BernoulliBackward0", (input,))
+    else:
+        p = float(p)
+        _check_p(p)
+        res = place((g.random(input._data.shape) < p).astype(input._data.dtype), dev)
+    return write_out(out, res) if out is not None else res
+
+
+def _multinomial_indices(g, p: np.ndarray, n: int, replacement: bool) -> np.ndarray:
+    """``n`` category indices per row of the 2-D float64 ``p``."""
+    rows, cats = p.shape
+    if not replacement or n == 1:
+        if not (bool(p.max() < np.inf) and bool(p.min() >= 0)):
+            raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+        if bool((p.sum(1) == 0).any()):
+            raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+        # Gumbel-max in exponential form: argmax / top-k of p / q with q ~ Exp(1)
+        keys = p / g.standard_exponential((rows, cats))
+        if n == 1:
+            return np.argmax(keys, axis=-1)[:, None]
+        return np.argsort(-keys, axis=-1, kind="stable")[:, :n]
+    for row in p:
+        bad = np.flatnonzero((row < 0) | ~np.isfinite(row))
+        if bad.size:
+            what = "< 0" if row[bad[0]] < 0 else "= infinity or NaN"
+            raise RuntimeError(f"invalid multinomial distribution (encountering probability "
+                               f"entry {what})")
+        if not row.sum() > 0:
+            raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+    cum = np.cumsum(p, axis=1)
+    cum /= cum[:, -1:]
+    u = g.random((rows, n))
+    idx = np.stack([np.searchsorted(cum[r], u[r], side="left") for r in range(rows)])
+    return np.minimum(idx, cats - 1)
+
+
+@register("multinomial", differentiable=False)
+def multinomial(input, num_samples: int, replacement: bool = False, *, generator=None,
+                out=None) -> Tensor:
+    """Category indices sampled from the (unnormalised) probability rows of ``input``."""
+    if input._data.ndim not in (1, 2):
+        raise RuntimeError("prob_dist must be 1 or 2 dim")
+    if not input.dtype.is_floating_point:
+        raise RuntimeError("multinomial only supports floating-point dtypes for input, got: "
+                           f"{_pretty(input._data.dtype)}")
+    n = int(num_samples)
+    if n <= 0:
+        raise RuntimeError("cannot sample n_sample <= 0 samples")
+    cats = input._data.shape[-1]
+    if not replacement and n > cats:
+        raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without "
+                           "replacement")
+    if cats > 1 << 24:
+        raise RuntimeError("number of categories cannot exceed 2^24")
+    dev = input._device
+    p = input._host().astype(np.float64)
+    idx = _multinomial_indices(_rng(generator, dev), p.reshape(-1, cats), n, bool(replacement))
+    res = place(idx.reshape(input._data.shape[:-1] + (n,)).astype(np.int64, copy=False), dev)
+    return write_out(out, res) if out is not None else res
+
+
+def poisson(input, generator=None) -> Tensor:
+    """Poisson samples with the rates in ``input`` (same shape and dtype)."""
+    _require_float(input.dtype, "poisson_cpu")
+    rates = input._host()
+    if rates.size and bool((rates < 0).any()):
+        raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
+    sample = _rng(generator, input._device).poisson(rates).astype(rates.dtype)
+    return _with_graph(place(sample, input._device), "PoissonBackward0", (input,))
+
+
+def _like(input, dtype, device):
+    return (input.dtype if dtype is None else dtype,
+            input._device if device is None else device)
+
+
+def rand_like(input, *, dtype=None, layout=None, device=None, requires_grad: bool = False,
+              memory_format=None) -> Tensor:
+    """``rand`` with ``input``'s shape (and dtype/device unless given)."""
+    dt, dev = _like(input, dtype, device)
+    return rand(input._data.shape, dtype=dt, device=dev, requires_grad=requires_grad)
+
+
+def randn_like(input, *, dtype=None, layout=None, device=None, requires_grad: bool = False,
+               memory_format=None) -> Tensor:
+    """``randn`` with ``input``'s shape (and dtype/device unless given)."""
+    dt, dev = _like(input, dtype, device)
+    return randn(input._data.shape, dtype=dt, device=dev, requires_grad=requires_grad)
+
+
+def randint_like(input, low=0, high=None, *, dtype=None, layout=None, device=None,
+                 requires_grad: bool = False, memory_format=None) -> Tensor:
+    """``randint`` with ``input``'s shape: ``randint_like(input, high)`` or
+    ``randint_like(input, low, high)`` (``input``'s dtype/device unless given)."""
+    if high is None:
+        low, high = 0, low
+    dt, dev = _like(input, dtype, device)
+    return randint(low, high, tuple(input._data.shape), dtype=dt, device=dev,
+                   requires_grad=requires_grad)
+
+
+# -- in-place samplers: ``Tensor.uniform_`` & co. ---------------------------------------------
+# Each draw function returns a host array of ``t``'s shape and dtype; ``make_inplace`` does
+# the write, the version bump and the autograd bookkeeping (a leaf that requires grad raises).
+
+def _draw_uniform(t, g, from_=0.0, to=1.0, **kwargs):
+    from_ = kwargs.pop("from", from_)  # PyTorch's keyword is ``from``
+    _require_float(t.dtype, "check_uniform_bounds")
+    if from_ > to:
+        raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found "
+                           f"from={from_:g} > to={to:g}")
+    u = _uniform(g, t._data.shape, t._data.dtype)
+    return (u * (to - from_) + from_).astype(t._data.dtype, copy=False)
+
+
+def _draw_normal(t, g, mean=0.0, std=1.0):
+    _require_float(t.dtype, "normal_kernel_cpu")
+    _check_std(std)
+    z = _float_draw("standard_normal", g, t._data.shape, t._data.dtype)
+    return (z * std + mean).astype(t._data.dtype, copy=False)
+
+
+def _draw_random(t, g, *args, **kwargs):
+    low, high = 0, None
+    if len(args) == 1:
+        high = args[0]
+    elif len(args) == 2:
+        low, high = args
+    low = kwargs.pop("from", low)
+    high = kwargs.pop("to", high)
+    if kwargs:
+        raise TypeError(f"random_() got an unexpected keyword argument '{next(iter(kwargs))}'")
+    dt = t.dtype
+    if high is None and low == 0 and dt.is_floating_point:
+        return _integers(g, t._data.shape, dt, 0, _random_bounds(dt)[1] + 1)
+    return _integers(g, t._data.shape, dt, int(low), None if high is None else int(high))
+
+
+def _draw_bernoulli(t, g, p=0.5):
+    u = g.random(t._data.shape)
+    if isinstance(p, Tensor):
+        probs = p._host()
+        _check_probs(probs)
+        probs = np.broadcast_to(probs, t._data.shape)
+    else:
+        _check_p(p)
+        probs = p
+    return (u < probs).astype(t._data.dtype)
+
+
+def _draw_exponential(t, g, lambd=1.0):
+    if not t.dtype.is_floating_point:
+        raise RuntimeError("Exponential distribution is a continuous probability distribution. "
+                           f"dtype must be a floating point but you specified "
+                           f"{_pretty(t._data.dtype)}")
+    if not lambd > 0:
+        raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd:g}")
+    e = _float_draw("standard_exponential", g, t._data.shape, t._data.dtype)
+    return (e / lambd).astype(t._data.dtype, copy=False)
+
+
+def _draw_geometric(t, g, p):
+    if not 0 < p < 1:
+        raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p:g}")
+    return g.geometric(p, t._data.shape).astype(t._data.dtype)
+
+
+_CAUCHY_C_NAMES = {"uint8": "unsigned char", "int8": "signed char", "int16": "short int",
+                   "int32": "int", "int64": "long int", "bool": "bool"}
+
+
+def _draw_cauchy(t, g, median=0.0, sigma=1.0):
+    if not t.dtype.is_floating_point:
+        raise RuntimeError("Cauchy distribution is a continuous probability distribution. dtype "
+                           f"must be a floating point but you specified "
+                           f"{_CAUCHY_C_NAMES[t.dtype.name]}")
+    if not sigma > 0:
+        raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={sigma:g}")
+    c = g.standard_cauchy(t._data.shape)
+    return (median + sigma * c).astype(t._data.dtype)
+
+
+def _draw_log_normal(t, g, mean=1.0, std=2.0):
+    _require_float(t.dtype, "log_normal_cpu")
+    if not std > 0:
+        raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={std:g}")
+    return g.lognormal(mean, std, t._data.shape).astype(t._data.dtype)
+
+
+def _sampler(name: str, node_name: str, draw):
+    """``Tensor.<name>``: fill the tensor in place with ``draw``'s samples."""
+
+    def sample(input, *args, generator=None, **kwargs):
+        arr = draw(input, _rng(generator, input._device), *args, **kwargs)
+        return _with_graph(place(arr, input._device), node_name, (input,))
+
+    return make_inplace(sample, name)
+
+
+for _name, _node, _draw in (
+        ("uniform_", "UniformBackward0", _draw_uniform),
+        ("normal_", "NormalBackward0", _draw_normal),
+        ("random_", "RandomBackward2", _draw_random),
+        ("bernoulli_", "BernoulliBackward2", _draw_bernoulli),
+        ("exponential_", "ExponentialBackward0", _draw_exponential),
+        ("geometric_", "GeometricBackward0", _draw_geometric),
+        ("cauchy_", "CauchyBackward0", _draw_cauchy),
+        ("log_normal_", "LogNormalBackward0", _draw_log_normal)):
+    register_method(_name, _sampler(_name, _node, _draw))
+del _name, _node, _draw

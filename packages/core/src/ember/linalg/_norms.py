@@ -1,0 +1,183 @@
+"""Norms: ``vector_norm`` (one op with PyTorch's backward per order), and ``matrix_norm``
+and ``norm`` composed from it and ``svdvals`` (so their gradients come for free)."""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+
+from .. import _dtype
+from .._tensor import _make
+from ..autograd.grad_mode import GRAD
+from ..autograd.graph import make_node_class, record
+from ..ops._core import _pretty, normalize_dims, xp_of
+from ._common import const
+from ._decompositions import svdvals
+
+__all__ = ["vector_norm", "matrix_norm", "norm"]
+
+_INF = math.inf
+
+
+def _ord_str(ord) -> str:
+    return f"{ord:g}" if isinstance(ord, float) else str(ord)
+
+
+def _vector_norm_array(xp, d, ord, axis, keepdim):
+    if ord == 2:
+        return xp.sqrt(xp.sum(d * d, axis=axis, keepdims=keepdim))
+    a = xp.abs(d)
+    if ord == _INF:
+        return xp.max(a, axis=axis, keepdims=keepdim)
+    if ord == -_INF:
+        return xp.min(a, axis=axis, keepdims=keepdim)
+    if ord == 0:
+        return xp.sum(d != 0, axis=axis, keepdims=keepdim).astype(d.dtype)
+    if ord == 1:
+        return xp.sum(a, axis=axis, keepdims=keepdim)
+    with np.errstate(divide="ignore"):
+        return xp.sum(a ** ord, axis=axis, keepdims=keepdim) ** (1.0 / ord)
+
+
+def _vector_norm_bw(node, g):
+    # PyTorch's norm_backward, with masks as constants
+    (x,) = node.saved
+    ord, dims, keepdim = node.ctx
+    norm = node.output()
+    if not keepdim and dims is not None:
+        for d in dims:
+            g, norm = g.unsqueeze(d), norm.unsqueeze(d)
+    xd, nd = x._data, norm._data
+    xp = xp_of(x)
+    dt = xd.dtype
+    if ord == 0:  # piecewise constant: no gradient (None, as PyTorch's undefined grad)
+        return (None,)
+    sgn = const(x, xp.sign(xd))
+    if ord == 1:
+        return (sgn * g,)
+    norm_zero = const(x, (nd == 0).astype(dt))
+    if ord == 2:
+        return (x * (g / (norm + norm_zero)),)
+    if math.isinf(ord):
+        mask = (xp.abs(xd) == nd) | xp.isnan(xd)
+        count = mask.sum(axis=dims, keepdims=True).astype(dt)
+        return (sgn * const(x, mask.astype(dt) / count) * g,)
+    x_abs = x.abs()
+    if ord < 1:
+        x_zero = const(x, (xd == 0).astype(dt))
+        scaled = sgn * (x_abs + x_zero) ** (ord - 1) * (1 - x_zero)
+        return (scaled * g * norm ** (1 - ord),)
+    scaled = sgn * x_abs ** (ord - 1) if ord < 2 else x * x_abs ** (ord - 2)
+    scale = g / (norm + norm_zero) ** (ord - 1) * (1 - norm_zero)
+    return (scaled * scale,)
+
+
+LinalgVectorNormBackward0 = make_node_class("LinalgVectorNormBackward0", _vector_norm_bw)
+
+
+def _cast_for_norm(x, dtype, fn):
+    d = x._data
+    if d.dtype.kind != "f":
+        raise RuntimeError(f"{fn}: Expected a floating point or complex tensor as input. Got "
+                           f"{_pretty(d.dtype)}")
+    if dtype is None:
+        return x
+    dt = _dtype.to_dtype(dtype)
+    if np.promote_types(d.dtype, dt.np) != dt.np:
+        raise RuntimeError(f"{fn}: the dtype of the input ({_pretty(d.dtype)}) should be "
+                           f"convertible without narrowing to the specified dtype "
+                           f"({_pretty(dt.np)})")
+    return x.to(dt)
+
+
+def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
+    """The ``ord``-norm of ``x`` over ``dim`` (all dims when None) as a vector:
+    ``sum(|x|^ord)^(1/ord)``, max/min of ``|x|`` for +-inf, count of nonzeros for 0."""
+    if not isinstance(ord, numbers.Number) or isinstance(ord, bool):
+        raise TypeError(f"linalg_vector_norm(): argument 'ord' (position 2) must be Number, not "
+                        f"{type(ord).__name__}")
+    x = _cast_for_norm(x, dtype, "linalg.vector_norm")
+    d = x._data
+    dims = normalize_dims(dim, d.ndim)
+    if dims is not None and not dims and d.ndim:
+        dims = None  # dim=() reduces every dim, as in PyTorch
+    if dims is None and keepdim:
+        dims = tuple(range(d.ndim))
+    reduced = d.size if dims is None else math.prod(d.shape[i] for i in dims)
+    if reduced == 0 and (ord < 0 or ord == _INF):
+        raise RuntimeError(f"linalg.vector_norm cannot compute the {_ord_str(ord)} norm on an "
+                           "empty tensor because the operation does not have an identity")
+    r = _vector_norm_array(xp_of(x), d, ord, dims, keepdim)
+    out_ = _make(r, x._device)
+    if GRAD.enabled and x.requires_grad:
+        record(LinalgVectorNormBackward0, out_, (x,), (x,), (ord, dims, keepdim), True)
+    return out_
+
+
+_MATRIX_ORDS = ("fro", "nuc", _INF, -_INF, 1, -1, 2, -2)
+
+
+def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=None):
+    """Matrix norm over the two dims ``dim``: 'fro', 'nuc' (sum of singular values), 2 / -2
+    (largest / smallest singular value), 1 / -1 (max / min column abs-sum), inf / -inf
+    (max / min row abs-sum)."""
+    d = A._data
+    if d.ndim < 2:
+        raise RuntimeError("linalg.matrix_norm: The input tensor A must have at least 2 "
+                           "dimensions.")
+    dims = (dim,) if isinstance(dim, int) else tuple(dim)
+    if len(dims) != 2:
+        raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got "
+                           f"{' '.join(map(str, dims))}")
+    d0, d1 = normalize_dims(dims[:1], d.ndim)[0], normalize_dims(dims[1:], d.ndim)[0]
+    if d0 == d1:
+        raise RuntimeError(f"linalg.matrix_norm: dims must be different. Got ({dims[0]}, "
+                           f"{dims[1]})")
+    if ord not in _MATRIX_ORDS or isinstance(ord, bool):
+        raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
+    A = _cast_for_norm(A, dtype, "linalg.matrix_norm")
+    if ord == "fro":
+        return vector_norm(A, 2, (d0, d1), keepdim)
+    if d.shape[d0] == 0 or d.shape[d1] == 0:
+        shape = tuple(1 if i in (d0, d1) else s for i, s in enumerate(d.shape) if keepdim or
+                      i not in (d0, d1))
+        return _make(xp_of(A).zeros(shape, dtype=A._data.dtype), A._device)
+    if ord in ("nuc", 2, -2):
+        rest = [i for i in range(d.ndim) if i not in (d0, d1)]
+        s = svdvals(A.permute(*rest, d0, d1))
+        r = vector_norm(s, {"nuc": 1, 2: _INF, -2: -_INF}[ord], -1)
+    else:  # abs-sums over one dim, then their max or min over the other
+        sum_dim, max_dim = (d0, d1) if abs(ord) == 1 else (d1, d0)
+        sums = vector_norm(A, 1, sum_dim, keepdim=True)
+        r = vector_norm(sums, _INF if ord > 0 else -_INF, max_dim, keepdim=True)
+        if keepdim:
+            return r
+        return r.reshape(*[s for i, s in enumerate(r._data.shape) if i not in (d0, d1)])
+    if keepdim:
+        for i in sorted((d0, d1)):
+            r = r.unsqueeze(i)
+    return r
+
+
+def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None, out=None):
+    """``vector_norm`` or ``matrix_norm`` as ``ord`` and ``dim`` say (``torch.linalg.norm``):
+    a matrix norm for a string ``ord``, two dims, or a 2-D input with ``ord`` and no dim."""
+    ndim = A._data.ndim
+    if dim is not None:
+        dims = (dim,) if isinstance(dim, int) else tuple(dim)
+        if len(dims) not in (1, 2):
+            raise RuntimeError(f"linalg.norm: If dim is specified, it must be of length 1 or 2. "
+                               f"Got [{', '.join(map(str, dims))}]")
+    else:
+        dims = None
+        if ord is not None and ndim not in (1, 2):
+            raise RuntimeError(f"linalg.norm: If dim is not specified but ord is, the input must "
+                               f"be 1D or 2D. Got {ndim}D.")
+    if ord is None:
+        return vector_norm(A, 2, dims, keepdim, dtype=dtype)
+    if isinstance(ord, str) or (dims is not None and len(dims) == 2) or \
+            (dims is None and ndim == 2):
+        return matrix_norm(A, ord, dims if dims is not None else (-2, -1), keepdim, dtype=dtype)
+    return vector_norm(A, ord, dims, keepdim, dtype=dtype)

@@ -1,0 +1,1153 @@
+"""Indexing: ``Tensor.__getitem__`` / ``__setitem__`` and the index ops (index_put, gather,
+scatter, scatter_add, scatter_reduce, index_select/add/copy/fill, masked_fill/select/scatter,
+take, take_along_dim, put, nonzero, argwhere).
+
+Every op here is one of two primitives over an *index spec*, an object that selects a region
+of an array (``get``, ``set``, ``add`` on arrays; ``tget`` on tensors, differentiably):
+
+- ``gather_by(input, spec)``: a copy of the region. Its backward scatters the gradient into
+  zeros with accumulation (repeated indices sum, through ``xp.add.at``).
+- ``scatter_by(input, spec, values, accumulate)``: ``input`` with the region overwritten (or
+  incremented) by ``values``. Its backward: for ``input`` the gradient with the region zeroed
+  (untouched when accumulating), for ``values`` the gradient's region.
+
+Each is the other's backward, so gradients of any order come for free. The specs are
+``BasicIndex`` (ints, slices, None, Ellipsis: a view) and ``AdvancedIndex`` (a basic view
+followed by NumPy advanced indexing with integer arrays, bool masks and full slices).
+
+PyTorch and NumPy differ in one place: PyTorch applies integers as ``select`` before the
+advanced indices, so ``x[0, :, [1, 2]]`` keeps the sliced dimension first. ``_parse`` splits
+such an index into a basic view and an advanced part to get PyTorch's placement.
+"""
+
+from __future__ import annotations
+
+import numbers
+import warnings
+
+import numpy as np
+
+from .._tensor import Tensor, _make
+from ..autograd.grad_mode import GRAD
+from ..autograd.graph import make_node_class, record
+from ._core import (
+    _pretty,
+    cast_to,
+    check_inplace_autograd,
+    check_same_device,
+    rebase_history,
+    sum_to_size,
+    wrap_dim,
+    xp_of,
+)
+from .registry import register, register_method
+from .views import make_view
+
+__all__ = ["BasicIndex", "AdvancedIndex", "gather_by", "scatter_by", "scatter_inplace",
+           "basic_view", "index_put", "gather", "scatter", "scatter_add", "scatter_reduce",
+           "index_select", "index_add", "index_copy", "index_fill", "masked_fill",
+           "masked_select", "masked_scatter", "take", "take_along_dim", "put", "nonzero",
+           "argwhere"]
+
+
+# -- index specs ---------------------------------------------------------------------------
+
+class BasicIndex:
+    """A NumPy basic index (ints, slices, None, Ellipsis): the region is a view."""
+
+    __slots__ = ("idx",)
+
+    def __init__(self, idx):
+        self.idx = idx
+
+    def get(self, a):
+        return a[self.idx]
+
+    def set(self, a, v, xp):
+        a[self.idx] = v
+
+    def add(self, a, v, xp):
+        a[self.idx] += v
+
+    def tget(self, t):
+        return t[self.idx]
+
+
+class AdvancedIndex:
+    """``basic`` (a view; ``()`` for none) then ``adv``: integer arrays, bool masks and full
+    slices, with NumPy's (and, after the split, PyTorch's) placement of the indexed dims."""
+
+    __slots__ = ("basic", "adv")
+
+    def __init__(self, basic, adv):
+        self.basic = basic
+        self.adv = adv
+
+    def _view(self, a):
+        return a[self.basic] if self.basic else a
+
+    def get(self, a):
+        return self._view(a)[self.adv]
+
+    def set(self, a, v, xp):
+        self._view(a)[self.adv] = v
+
+    def add(self, a, v, xp):
+        xp.add.at(self._view(a), self.adv, v)  # repeated indices accumulate
+
+    def tget(self, t):
+        if self.basic:
+            t = basic_view(t, self.basic)
+        return gather_by(t, AdvancedIndex((), self.adv), IndexBackward0)
+
+
+# -- the two primitives --------------------------------------------------------------------
+
+def gather_by(input: Tensor, spec, node_cls=None) -> Tensor:
+    """A copy of ``spec``'s region of ``input``; backward scatters with accumulation."""
+    d = input._data
+    try:
+        r = spec.get(d)
+    except IndexError as exc:
+        raise _index_error(exc, d.ndim) from None
+    out = _make(r, input._device)
+    if node_cls is not None and input.requires_grad and GRAD.enabled:
+        record(node_cls, out, (input,), (), (d.shape, spec))
+    return out
+
+
+def _gather_bw(node, g):
+    shape, spec = node.ctx
+    return (scatter_by(None, spec, g, True, shape=shape),)
+
+
+IndexBackward0 = make_node_class("IndexBackward0", _gather_bw)
+
+
+def _strip_leading_ones(v):
+    shape = v.shape
+    k = 0
+    while k < len(shape) and shape[k] == 1:
+        k += 1
+    return v.reshape(shape[k:]) if k else v
+
+
+def _write(spec, arr, v, accumulate, xp):
+    """``arr[spec] = v`` (or ``+= v`` with repeated indices summing), PyTorch's errors."""
+    try:
+        if accumulate:
+            if hasattr(v, "shape"):
+                v = _strip_leading_ones(v)
+            spec.add(arr, v, xp)
+        else:
+            spec.set(arr, v, xp)
+    except IndexError as exc:
+        raise _index_error(exc, arr.ndim) from None
+    except ValueError as exc:
+        msg = str(exc)
+        if "read-only" in msg:
+            raise RuntimeError("unsupported operation: more than one element of the written-to "
+                               "tensor refers to a single memory location. Please clone() the "
+                               "tensor before performing the operation.") from None
+        if "broadcast" in msg:
+            region = spec.get(arr).shape
+            if spec.__class__ is BasicIndex:  # PyTorch copies into the view: expand's error
+                from .._tensor import CPU
+
+                _make(np.broadcast_to(np.zeros((), arr.dtype), np.shape(v)), CPU).expand(region)
+            raise RuntimeError(f"shape mismatch: value tensor of shape {_lst(np.shape(v))} "
+                               "cannot be broadcast to indexing result of shape "
+                               f"{_lst(region)}") from None
+        raise
+
+
+def _values_array(self: Tensor, values):
+    """``values`` (a tensor or a scalar) as an array or scalar for ``self``'s memory."""
+    if isinstance(values, Tensor):
+        v = values._data
+        if values._device is not self._device:
+            if values._device.type == "cpu" and v.ndim == 0:
+                v = cast_to(values, self._device, None, False)._data
+            else:
+                check_same_device(self, values)
+        if v.dtype is not self._data.dtype:
+            v = v.astype(self._data.dtype)
+        return v
+    if isinstance(values, (bool, numbers.Number, np.generic)):
+        return values
+    raise TypeError(f"can't assign a {type(values).__name__} to a ember.{self.type_name()}")
+
+
+def scatter_by(input, spec, values, accumulate: bool, node_cls=None, shape=None) -> Tensor:
+    """``input`` with ``spec``'s region set to (or, ``accumulate``, incremented by)
+    ``values``; ``input=None`` scatters into zeros of ``shape`` (values' dtype/device)."""
+    vt = values if isinstance(values, Tensor) else None
+    if input is None:
+        xp = xp_of(vt)
+        out_arr = xp.zeros(shape, dtype=vt._data.dtype)
+        dev = vt._device
+        _write(spec, out_arr, vt._data, accumulate, xp)
+    else:
+        xp = xp_of(input)
+        dev = input._device
+        out_arr = input._data.copy()
+        _write(spec, out_arr, _values_array(input, values), accumulate, xp)
+    out = _make(out_arr, dev)
+    if GRAD.enabled and ((input is not None and input.requires_grad) or
+                         (vt is not None and vt.requires_grad)):
+        vmeta = (vt._data.shape, vt.dtype) if vt is not None else None
+        record(node_cls or IndexPutBackward0, out, (input, vt), (), (spec, accumulate, vmeta))
+    return out
+
+
+def _scatter_bw(node, g):
+    spec, accumulate, vmeta = node.ctx
+    if spec.__class__ is _LegacyReduce:
+        raise RuntimeError("derivative for aten::scatter is not implemented")
+    gi = gv = None
+    if node.next_functions[0][0] is not None:
+        gi = g if accumulate else scatter_by(g, spec, 0, False)
+    if vmeta is not None and node.next_functions[1][0] is not None:
+        gv = _fit_values(spec.tget(g), *vmeta)
+    return gi, gv
+
+
+def _fit_values(g, shape, dtype):
+    """A region's gradient summed back to the shape of the values broadcast into it."""
+    if g._data.shape != shape:
+        stripped = shape
+        while stripped and stripped[0] == 1 and len(stripped) > g._data.ndim:
+            stripped = stripped[1:]
+        g = sum_to_size(g, stripped)
+        if stripped != shape:
+            g = g.reshape(shape)
+    if g._data.dtype is not dtype.np:
+        g = cast_to(g, None, dtype, False)
+    return g
+
+
+IndexPutBackward0 = make_node_class("IndexPutBackward0", _scatter_bw)
+
+
+def scatter_inplace(self: Tensor, spec, values, accumulate: bool, node_cls=None,
+                    name: str = "index_put_") -> Tensor:
+    """The in-place ``scatter_by``: writes ``self``'s memory, bumps its version and, under
+    autograd, rebases its history (through ``copy_slices`` when ``self`` is a view)."""
+    vt = values if isinstance(values, Tensor) else None
+    v = _values_array(self, values)
+    xp = xp_of(self)
+    if not (GRAD.enabled and (self.requires_grad or (vt is not None and vt.requires_grad))):
+        _write(spec, self._data, v, accumulate, xp)
+        self._bump_version()
+        return self
+    if self.requires_grad and self.grad_fn is None and spec.__class__ is BasicIndex:
+        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
+                           "in-place operation.")  # PyTorch's setitem writes through a view
+    check_inplace_autograd(self, name)
+    old = _make(self._data, self._device)  # stands for self's old value in the graph
+    old.requires_grad = self.requires_grad
+    old.grad_fn = self.grad_fn
+    nr = getattr(self, "_nr", 0)
+    if nr:
+        old._nr = nr
+    _write(spec, self._data, v, accumulate, xp)
+    self._bump_version()
+    result = _make(self._data, self._device)
+    vmeta = (vt._data.shape, vt.dtype) if vt is not None else None
+    record(node_cls or IndexPutBackward0, result, (old, vt), (), (spec, accumulate, vmeta))
+    rebase_history(self, result)
+    return self
+
+
+# -- parsing an index ----------------------------------------------------------------------
+
+def _lst(shape) -> str:
+    return "[" + ", ".join(str(s) for s in shape) + "]"
+
+
+def _index_error(exc, ndim: int) -> IndexError:
+    """NumPy's IndexError in PyTorch's words."""
+    msg = str(exc)
+    if "out of bounds for axis" in msg:
+        return IndexError(msg.replace("for axis", "for dimension"))
+    if msg.startswith("too many indices"):
+        return IndexError(f"too many indices for tensor of dimension {ndim}")
+    if msg.startswith("shape mismatch"):
+        shapes = msg.split("shapes", 1)[1].strip().split(") (")
+        dims = [s.strip("() ").rstrip(",") for s in shapes]
+        return IndexError("shape mismatch: indexing tensors could not be broadcast together "
+                          "with shapes " + ", ".join(f"[{d}]" for d in dims))
+    return IndexError(msg)
+
+
+def _check_slice(s: slice) -> slice:
+    step = s.step
+    if step is not None and int(step) <= 0:
+        raise ValueError("step must be greater than zero" if int(step) < 0 else
+                         "slice step cannot be zero")
+    return s
+
+
+def _as_device_array(t: Tensor, host):
+    if t._device.type == "cpu":
+        return host
+    from ..backends import backend_of
+
+    return backend_of(t._device).to_device(host, t._device.index)
+
+
+def _index_array(t: Tensor, it):
+    """An index tensor / ndarray / list as an integer or bool array on ``t``'s device."""
+    if isinstance(it, Tensor):
+        a = it._data
+        if it._device is not t._device:
+            if it._device.type != "cpu":
+                raise RuntimeError("indices should be either on cpu or on the same device as "
+                                   f"the indexed tensor ({t._device})")
+            a = _as_device_array(t, a)
+    elif isinstance(it, np.ndarray):
+        a = _as_device_array(t, it)
+    else:
+        a = np.asarray(it)
+        if a.size == 0 and a.dtype.kind == "f":
+            a = a.astype(np.int64)
+        a = _as_device_array(t, a)
+    kind = a.dtype.kind
+    if kind == "b" or kind == "i":
+        return a
+    if a.dtype == np.uint8:
+        warnings.warn("indexing with dtype ember.uint8 is now deprecated, please use a dtype "
+                      "ember.bool instead.", UserWarning, stacklevel=4)
+        return a.astype(bool)
+    if kind == "u":
+        return a
+    raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+
+
+def _sequence_as_tuple(index) -> bool:
+    """PyTorch's legacy rule: a short list holding tensors, sequences, slices, None or
+    Ellipsis indexes like a tuple (``x[[0, slice(None)]]`` is ``x[0, :]``)."""
+    if not isinstance(index, (list,)) or len(index) >= 32:
+        return False
+    for it in index:
+        if isinstance(it, (Tensor, list, tuple, slice, np.ndarray)) or it is None or \
+                it is Ellipsis:
+            return True
+    return False
+
+
+def _parse(t: Tensor, index):
+    """``(basic, adv)``: a basic index tuple (applied as a view) and an advanced index tuple
+    (None when the index is basic only)."""
+    if index.__class__ is not tuple:
+        index = tuple(index) if _sequence_as_tuple(index) else (index,)
+    items = []
+    has_int = has_adv = False
+    for it in index:
+        c = it.__class__
+        if c is int or it is None or it is Ellipsis:
+            has_int = has_int or it is None or c is int
+        elif c is slice:
+            _check_slice(it)
+        elif c is bool or c is np.bool_:
+            it = np.bool_(it)
+            has_adv = True
+        elif isinstance(it, (Tensor, np.ndarray)):
+            a = it._data if isinstance(it, Tensor) else it
+            if a.ndim == 0 and a.dtype.kind in "iu" and a.dtype != np.uint8:
+                it = int(a)
+                has_int = True
+            else:
+                it = _index_array(t, it)
+                has_adv = True
+        elif isinstance(it, (list, tuple)):
+            it = _index_array(t, it)
+            has_adv = True
+        elif isinstance(it, np.integer) or (hasattr(it, "__index__") and
+                                            not isinstance(it, float)):
+            it = int(it.__index__())
+            has_int = True
+        else:
+            raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or "
+                             f"byte Variables are valid indices (got {type(it).__name__})")
+        items.append(it)
+    if not has_adv:
+        return _with_ellipsis(tuple(items)), None
+    if not has_int:  # no ints or None: NumPy's placement is PyTorch's
+        adv = tuple(items)
+        _check_masks(t._data.shape, adv)
+        return (), adv
+    # PyTorch applies integers (selects) and None first: view with them, then index the rest
+    basic, adv = [], []
+    for it in items:
+        if it.__class__ is int:
+            basic.append(it)
+        elif isinstance(it, (np.ndarray, np.bool_)) or hasattr(it, "dtype"):
+            basic.extend([slice(None)] * (it.ndim if it.dtype.kind == "b" else 1))
+            adv.append(it)
+        elif it is None:
+            basic.append(None)
+            adv.append(slice(None))
+        else:
+            basic.append(it)
+            adv.append(slice(None) if it is not Ellipsis else it)
+    basic = _with_ellipsis(tuple(basic))
+    try:
+        view_shape = t._data[basic].shape
+    except IndexError as exc:
+        raise _index_error(exc, t._data.ndim) from None
+    adv = tuple(adv)
+    _check_masks(view_shape, adv)
+    return basic, adv
+
+
+def _check_masks(shape, adv):
+    """PyTorch's error for a bool mask whose shape does not match the dims it indexes."""
+    if not any(getattr(it, "dtype", None) is not None and it.dtype.kind == "b" and it.ndim
+               for it in adv):
+        return
+    consumed = [(it.ndim if it.dtype.kind == "b" else 1) if hasattr(it, "dtype") else
+                (0 if it is Ellipsis or it is None else 1) for it in adv]
+    ndim = len(shape)
+    pos = 0
+    for k, it in enumerate(adv):
+        if it is Ellipsis:
+            pos = ndim - sum(consumed[k + 1:])
+            continue
+        if hasattr(it, "dtype") and it.dtype.kind == "b" and it.ndim:
+            for j, s in enumerate(it.shape):
+                if pos + j >= ndim:
+                    raise IndexError(f"too many indices for tensor of dimension {ndim}")
+                if s != shape[pos + j]:
+                    raise IndexError(f"The shape of the mask {_lst(it.shape)} at index {j} does "
+                                     f"not match the shape of the indexed tensor {_lst(shape)} "
+                                     f"at index {pos + j}")
+        pos += consumed[k]
+
+
+def _with_ellipsis(idx: tuple) -> tuple:
+    # a trailing Ellipsis makes NumPy return a 0-dim view instead of a scalar copy
+    for it in idx:
+        if it is Ellipsis:
+            return idx
+    return idx + (Ellipsis,)
+
+
+# -- __getitem__ ---------------------------------------------------------------------------
+
+def _basic_bw(node, g):
+    shape, idx = node.ctx
+    return (scatter_by(None, BasicIndex(idx), g, False, shape=shape),)
+
+
+SelectBackward0 = make_node_class("SelectBackward0", _basic_bw)
+SliceBackward0 = make_node_class("SliceBackward0", _basic_bw)
+_UnsqueezeIndexBackward0 = make_node_class("UnsqueezeBackward0", _basic_bw)
+AliasBackward0 = make_node_class("AliasBackward0", _basic_bw)
+
+
+def _basic_node(idx):
+    """The node PyTorch reports for a basic index: that of its last non-trivial item."""
+    only_full = False
+    for it in reversed(idx):
+        if it is Ellipsis:
+            continue
+        if it is None:
+            return _UnsqueezeIndexBackward0
+        if it.__class__ is slice:
+            if it.start is None and it.stop is None and it.step is None:
+                only_full = True
+                continue
+            return SliceBackward0
+        return SelectBackward0
+    return SliceBackward0 if only_full else AliasBackward0
+
+
+def basic_view(input: Tensor, idx: tuple, node_cls=None) -> Tensor:
+    """The view ``input[idx]`` for a basic index tuple (ending in Ellipsis for 0-dim views)."""
+    d = input._data
+    try:
+        arr = d[idx]
+    except IndexError as exc:
+        if d.ndim == 0 and str(exc).startswith("too many indices"):
+            raise IndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
+                             "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number"
+                             ) from None
+        raise _index_error(exc, d.ndim) from None
+    if input.requires_grad and GRAD.enabled:
+        return make_view(input, arr, node_cls or _basic_node(idx), (d.shape, idx),
+                         lambda b: b[idx])
+    return make_view(input, arr, None, None, lambda b: b[idx])
+
+
+def getitem(self: Tensor, index) -> Tensor:
+    """``self[index]``: basic indices give a view, advanced ones a copy (PyTorch's rules)."""
+    c = index.__class__
+    if c is int:
+        return basic_view(self, (index, Ellipsis), SelectBackward0)
+    if c is slice:
+        if index.step is not None:
+            _check_slice(index)
+        return basic_view(self, (index, Ellipsis), SliceBackward0)
+    if c is tuple:
+        ell = False
+        for it in index:
+            ci = it.__class__
+            if ci is slice:
+                if it.step is not None:
+                    _check_slice(it)
+            elif ci is not int and it is not None:
+                if it is Ellipsis:
+                    ell = True
+                    continue
+                break
+        else:
+            return basic_view(self, index if ell else index + (Ellipsis,))
+    basic, adv = _parse(self, index)
+    view = basic_view(self, basic) if basic else self
+    if adv is None:
+        return view
+    return gather_by(view, AdvancedIndex((), adv), IndexBackward0)
+
+
+def _spec_of(self: Tensor, index):
+    c = index.__class__
+    if c is int or c is slice:
+        if c is slice and index.step is not None:
+            _check_slice(index)
+        return BasicIndex((index, Ellipsis))
+    basic, adv = _parse(self, index)
+    if adv is None:
+        return BasicIndex(basic)
+    return AdvancedIndex(basic, adv)
+
+
+def setitem(self: Tensor, index, value) -> None:
+    """``self[index] = value``: a copy into the view for a basic index (``value`` is cast),
+    ``index_put_`` for an advanced one (a tensor ``value`` must have ``self``'s dtype)."""
+    spec = _spec_of(self, index)
+    if spec.__class__ is BasicIndex:
+        scatter_inplace(self, spec, value, False, CopySlicesBackward, "__setitem__")
+        return
+    if isinstance(value, Tensor) and value._data.dtype is not self._data.dtype:
+        raise RuntimeError("Index put requires the source and destination dtypes match, got "
+                           f"{_pretty(self._data.dtype)} for the destination and "
+                           f"{_pretty(value._data.dtype)} for the source.")
+    scatter_inplace(self, spec, value, False, CopySlicesBackward if spec.basic else None,
+                    "__setitem__")
+
+
+# PyTorch's setitem writes through a view for a basic index (or the integers of a mixed one),
+# so the base's node is a CopySlices
+CopySlicesBackward = make_node_class("CopySlices", _scatter_bw)
+
+
+register_method("__getitem__", getitem)
+register_method("__setitem__", setitem)
+
+
+# -- ops built on the primitives -----------------------------------------------------------
+
+def _index_vector(name: str, index: Tensor, expected="int32/int64"):
+    a = index._data
+    if a.dtype.kind != "i" or a.dtype.itemsize < 4:
+        raise RuntimeError(f"{name}(): Expected dtype {expected} for index")
+    return a
+
+
+def _check_bounds(a, size: int, dim: int, negative_ok: bool, exc=RuntimeError, fmt=None):
+    """Raise ``exc`` naming the first index outside ``[0, size)`` (``[-size, size)``)."""
+    if not a.size:
+        return
+    lo = -size if negative_ok else 0
+    if int(a.min()) < lo or int(a.max()) >= size:
+        bad = a.reshape(-1)[((a < lo) | (a >= size)).reshape(-1)]
+        first = int(bad[0])
+        raise exc(fmt.format(first=first, size=size, dim=dim) if fmt else
+                  f"index {first} is out of bounds for dimension {dim} with size {size}")
+
+
+def _along_dim(shape, dim: int, idx, xp):
+    """The advanced index that picks ``idx[i][j][k]`` along ``dim`` (gather's addressing)."""
+    n = len(shape)
+    items = []
+    for k in range(n):
+        if k == dim:
+            items.append(idx)
+        else:
+            r = xp.arange(idx.shape[k]).reshape((1,) * k + (idx.shape[k],) + (1,) * (n - k - 1))
+            items.append(r)
+    return AdvancedIndex((), tuple(items))
+
+
+def _dim_slice(dim: int, idx):
+    return AdvancedIndex((), (slice(None),) * dim + (idx,))
+
+
+def _scatter_op(name: str, plan, node_name: str, aliases=()):
+    """Register ``name`` (out of place) and ``name_`` (in place) from ``plan(input, ...) ->
+    (input, spec, values, accumulate)``."""
+    node = make_node_class(node_name, _scatter_bw)
+
+    def op(input, *args, **kwargs):
+        input, spec, values, accumulate = plan(input, *args, **kwargs)
+        return scatter_by(input, spec, values, accumulate, node)
+
+    def op_(self, *args, **kwargs):
+        target, spec, values, accumulate = plan(self, *args, inplace=True, **kwargs)
+        return scatter_inplace(self, spec, values, accumulate, node, name + "_")
+
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = plan.__doc__
+    op_.__name__ = op_.__qualname__ = name + "_"
+    op_.__doc__ = f"In-place version of :func:`{name}`."
+    op._node = node
+    register(name, inplace=op_, aliases=aliases)(op)
+    return op, op_
+
+
+# index_put --------------------------------------------------------------------------------
+
+def _index_put_plan(input, indices, values, accumulate=False, inplace=False):
+    """``input`` with ``input[indices] = values`` (``+=`` with ``accumulate``, where repeated
+    indices sum). ``indices`` is a tuple of index tensors (None for a full slice)."""
+    if not isinstance(values, Tensor):
+        raise TypeError(f"index_put(): argument 'values' must be Tensor, not "
+                        f"{type(values).__name__}")
+    if values._data.dtype is not input._data.dtype:
+        raise RuntimeError("Index put requires the source and destination dtypes match, got "
+                           f"{_pretty(input._data.dtype)} for the destination and "
+                           f"{_pretty(values._data.dtype)} for the source.")
+    adv = tuple(slice(None) if i is None else _index_array(input, i) for i in indices)
+    _check_masks(input._data.shape, adv)
+    return input, AdvancedIndex((), adv), values, accumulate
+
+
+index_put, index_put_ = _scatter_op("index_put", _index_put_plan, "IndexPutBackward0")
+
+
+# gather / scatter -------------------------------------------------------------------------
+
+def _gather_checks(input, dim, index, name="gather"):
+    a = _index_vector(name, index)
+    d = input._data
+    if max(a.ndim, 1) != max(d.ndim, 1):
+        raise RuntimeError("Index tensor must have the same number of dimensions as input "
+                           "tensor")
+    dim = wrap_dim(dim, d.ndim)
+    return dim, a
+
+
+def _as_1d(t):
+    return t.reshape(1) if t._data.ndim == 0 else t
+
+
+@register("gather")
+def gather(input, dim, index, *, sparse_grad=False):
+    """Values along ``dim`` at ``index``: ``out[i][j] = input[index[i][j]][j]`` (dim 0)."""
+    check_same_device(input, index)
+    dim, a = _gather_checks(input, dim, index)
+    if input._data.ndim == 0 or a.ndim == 0:
+        return gather(_as_1d(input), 0, _as_1d(index)).reshape(index._data.shape)
+    d = input._data
+    for k in range(d.ndim):
+        if k != dim and a.shape[k] > d.shape[k]:
+            raise RuntimeError(f"Size does not match at dimension {k} expected index "
+                               f"{_lst(a.shape)} to be no larger than self {_lst(d.shape)} "
+                               f"apart from dimension {dim}")
+    _check_bounds(a, d.shape[dim], dim, False)
+    return gather_by(input, _along_dim(d.shape, dim, a, xp_of(input)), GatherBackward0)
+
+
+GatherBackward0 = make_node_class("GatherBackward0", _gather_bw)
+
+
+def _scatter_spec(name, input, dim, index, src):
+    check_same_device(input, index, src if isinstance(src, Tensor) else None)
+    a = index._data
+    if a.dtype.kind != "i" or a.dtype.itemsize < 4:
+        raise RuntimeError("scatter(): Expected dtype int32/int64 for index")
+    d = input._data
+    if max(a.ndim, 1) != max(d.ndim, 1):
+        raise RuntimeError("Index tensor must have the same number of dimensions as self "
+                           "tensor")
+    dim = wrap_dim(dim, d.ndim)
+    if d.ndim == 0 or a.ndim == 0:
+        a = a.reshape(1)
+    shape = d.shape if d.ndim else (1,)
+    src_shape = None
+    if isinstance(src, Tensor):
+        if src._data.dtype is not d.dtype:
+            raise RuntimeError(f"{name}(): Expected self.dtype to be equal to src.dtype")
+        src_shape = src._data.shape or (1,)
+    for k in range(len(shape)):
+        if (k != dim and a.shape[k] > shape[k]) or (src_shape is not None and
+                                                     a.shape[k] > src_shape[k]):
+            raise RuntimeError(f"Expected index {_lst(a.shape)} to be no larger than self "
+                               f"{_lst(shape)} apart from dimension {dim}" +
+                               (f" and to be no larger size than src {_lst(src_shape)}"
+                                if src_shape is not None else ""))
+    _check_bounds(a, shape[dim], dim, False)
+    spec = _along_dim(shape, dim, a, xp_of(input))
+    if d.ndim == 0:
+        spec = _ZeroDim(spec)
+    values = src
+    if isinstance(src, Tensor):
+        if src._data.ndim == 0:
+            values = src.reshape(1)
+        if values._data.shape != a.shape:
+            values = basic_view(values, tuple(slice(0, n) for n in a.shape) + (Ellipsis,))
+    return spec, values
+
+
+class _ZeroDim:
+    """A spec over a 0-dim tensor seen as shape ``(1,)``."""
+
+    __slots__ = ("inner",)
+
+    def __init__(self, inner):
+        self.inner = inner
+
+    def get(self, a):
+        return self.inner.get(a.reshape(1))
+
+    def set(self, a, v, xp):
+        self.inner.set(a.reshape(1), v, xp)
+
+    def add(self, a, v, xp):
+        self.inner.add(a.reshape(1), v, xp)
+
+    def tget(self, t):
+        return self.inner.tget(t.reshape(1))
+
+
+def _scatter_plan(input, dim, index, src=None, value=None, *, reduce=None, inplace=False):
+    """``input`` with ``src`` (or the scalar ``value``) written along ``dim`` at ``index``:
+    ``out[index[i][j]][j] = src[i][j]`` (dim 0); ``reduce='add'`` accumulates."""
+    if src is not None and not isinstance(src, Tensor):
+        src, value = None, src
+    if src is None and value is None:
+        raise TypeError("scatter() missing required argument 'src' or 'value'")
+    spec, values = _scatter_spec("scatter", input, dim, index, src if src is not None else None)
+    if src is None:
+        values = value.item() if isinstance(value, Tensor) else value
+    if reduce is None:
+        return input, spec, values, False
+    if reduce in ("add", "multiply"):
+        return input, _LegacyReduce(spec, reduce), values, False
+    raise RuntimeError("reduce argument must be either add or multiply.")
+
+
+class _LegacyReduce:
+    """``scatter(reduce='add'|'multiply')``: the region is combined with the values through
+    ``ufunc.at``; like PyTorch, its derivative is not implemented."""
+
+    __slots__ = ("inner", "ufunc")
+
+    def __init__(self, inner, reduce):
+        self.inner = inner
+        self.ufunc = "add" if reduce == "add" else "multiply"
+
+    def get(self, a):
+        return self.inner.get(a)
+
+    def set(self, a, v, xp):
+        v = _strip_leading_ones(v) if hasattr(v, "shape") else v
+        getattr(xp, self.ufunc).at(self.inner._view(a), self.inner.adv, v)
+
+
+scatter, scatter_ = _scatter_op("scatter", _scatter_plan, "ScatterBackward0")
+
+
+def _scatter_add_plan(input, dim, index, src, inplace=False):
+    """``input`` plus ``src`` added along ``dim`` at ``index`` (repeated indices sum)."""
+    spec, values = _scatter_spec("scatter_add", input, dim, index, src)
+    return input, spec, values, True
+
+
+scatter_add, scatter_add_ = _scatter_op("scatter_add", _scatter_add_plan, "ScatterAddBackward0")
+
+
+# scatter_reduce ---------------------------------------------------------------------------
+
+_REDUCE_UFUNC = {"sum": "add", "prod": "multiply", "mean": "add", "amax": "maximum",
+                 "amin": "minimum"}
+
+
+def _reduce_identity(reduce, dtype):
+    if reduce in ("sum", "mean"):
+        return 0
+    if reduce == "prod":
+        return 1
+    if dtype.kind == "f":
+        return -np.inf if reduce == "amax" else np.inf
+    info = np.iinfo(dtype) if dtype.kind in "iu" else None
+    if info is None:
+        return reduce == "amin"
+    return info.min if reduce == "amax" else info.max
+
+
+def _scatter_reduce_arrays(d, spec, v, reduce, include_self, xp):
+    out = d.copy()
+    if not include_self:
+        spec.set(out, _reduce_identity(reduce, d.dtype), xp)
+    ufunc = getattr(xp, _REDUCE_UFUNC[reduce])
+    ufunc.at(spec._view(out), spec.adv, v)
+    if reduce == "mean":
+        counts = xp.zeros(d.shape, dtype=np.int64)
+        xp.add.at(counts, spec.adv, 1)
+        if include_self:
+            counts += 1
+        counts = xp.maximum(counts, 1)
+        out = out / counts if d.dtype.kind == "f" else out // counts
+        out = out.astype(d.dtype, copy=False)
+    return out
+
+
+@register("scatter_reduce", inplace=True)
+def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
+    """Reduce ``src`` into ``input`` along ``dim`` at ``index`` with ``reduce`` ('sum',
+    'prod', 'mean', 'amax', 'amin'); ``include_self`` counts ``input``'s own values."""
+    if reduce not in _REDUCE_UFUNC:
+        raise RuntimeError("reduce argument must be either sum, prod, mean, amax or amin, got "
+                           f"{reduce}")
+    spec, values = _scatter_spec("scatter_reduce", input, dim, index, src)
+    if input._data.ndim == 0:
+        raise RuntimeError("scatter_reduce(): 0-dim tensors are not supported")
+    out = _make(_scatter_reduce_arrays(input._data, spec, values._data, reduce, include_self,
+                                       xp_of(input)), input._device)
+    if GRAD.enabled and (input.requires_grad or src.requires_grad):
+        record(ScatterReduceBackward0, out, (input, values), (input, values),
+               (wrap_dim(dim, input._data.ndim), index, reduce, include_self, spec),
+               save_output=True)
+    return out
+
+
+def _scatter_reduce_bw(node, g):
+    # PyTorch's scatter_reduce_backward; masks are constants, built on arrays
+    self, src = node.saved
+    dim, index, reduce, include_self, spec = node.ctx
+    xp = xp_of(self)
+    sd, srd = self._data, src._data
+
+    def const(a):
+        return _make(a, self._device)
+
+    if reduce == "sum":
+        gs, gsrc = g, g.gather(dim, index)
+    elif reduce == "mean":
+        n = (xp.ones if include_self else xp.zeros)(sd.shape, dtype=sd.dtype)
+        xp.add.at(n, spec.adv, 1)
+        n[n == 0] = 1
+        gs = g / const(n)
+        gsrc = gs.gather(dim, index)
+    elif reduce in ("amax", "amin"):
+        rd = node.out_data
+        self_is = (sd == rd).astype(sd.dtype)
+        src_is = (srd == spec.get(rd)).astype(sd.dtype)
+        n = self_is.copy()
+        xp.add.at(n, spec.adv, src_is)
+        distributed = g / const(n)
+        gs = distributed * const(self_is)
+        gsrc = distributed.gather(dim, index) * const(src_is)
+    else:  # prod: exclusive products, with single zeros handled as PyTorch does
+        result = node.output()
+        masked_self = self.masked_fill(const(sd == 0), 1)
+        gs = g * masked_self.scatter_reduce(dim, index, src, "prod",
+                                            include_self=include_self) / masked_self
+        src_zero = srd == 0
+        zeros = xp.zeros(sd.shape, dtype=np.int64)
+        xp.add.at(zeros, spec.adv, src_zero)
+        single = src_zero & (spec.get(zeros) == 1)
+        masked_src_result = self.scatter_reduce(dim, index, src.masked_fill(const(single), 1),
+                                                "prod", include_self=include_self)
+        one_zero = (g * masked_src_result).gather(dim, index)
+        others = (g * result).gather(dim, index) / src.masked_fill(const(src_zero), 1)
+        gsrc = one_zero.masked_fill(const(~single), 0) + others.masked_fill(const(single), 0)
+    if not include_self:
+        gs = scatter_by(gs, spec, 0, False)
+    return gs, gsrc
+
+
+ScatterReduceBackward0 = make_node_class("ScatterReduceBackward0", _scatter_reduce_bw)
+
+
+# index_select / index_add / index_copy / index_fill ---------------------------------------
+
+def _dim_index(name, input, dim, index, exc=RuntimeError, expected="int32/int64",
+               negative_ok=False, fmt=None):
+    check_same_device(input, index)
+    a = _index_vector(name, index, expected)
+    if a.ndim > 1:
+        raise IndexError(f"{name}(): Index is supposed to be a vector")
+    d = input._data
+    dim = wrap_dim(dim, d.ndim)
+    size = d.shape[dim] if d.ndim else 1
+    _check_bounds(a, size, dim, negative_ok, exc, fmt)
+    return dim, a.reshape(-1)
+
+
+@register("index_select")
+def index_select(input, dim, index):
+    """The slices of ``input`` along ``dim`` at the positions in the vector ``index``."""
+    dim, a = _dim_index("index_select", input, dim, index, IndexError, "int32 or int64",
+                        fmt="index out of range in self")
+    if input._data.ndim == 0:
+        return gather_by(input.reshape(1), _dim_slice(0, a), IndexSelectBackward0).reshape(
+            index._data.shape)
+    r = xp_of(input).take(input._data, a, axis=dim)
+    out = _make(r, input._device)
+    if input.requires_grad and GRAD.enabled:
+        record(IndexSelectBackward0, out, (input,), (), (input._data.shape, _dim_slice(dim, a)))
+    return out
+
+
+IndexSelectBackward0 = make_node_class("IndexSelectBackward0", _gather_bw)
+
+
+def _index_add_plan(input, dim, index, source, *, alpha=1, inplace=False):
+    """``input`` with ``alpha * source`` added to the slices along ``dim`` at ``index``
+    (repeated indices sum)."""
+    check_same_device(input, source)
+    a = index._data
+    if a.dtype.kind != "i" or a.dtype.itemsize < 4:
+        raise RuntimeError("index_add_(): Expected dtype int32/int64 for index but got: "
+                           f"{_pretty(a.dtype) if a.dtype.name in _PRETTY_OK else a.dtype}")
+    if source._data.dtype is not input._data.dtype:
+        raise RuntimeError(f"index_add_(): self ({_pretty(input._data.dtype)}) and source "
+                           f"({_pretty(source._data.dtype)}) must have the same scalar type")
+    dim, a = _dim_index("index_add_", input, dim, index)
+    _check_source_shape(input, source, dim, a, "index_add_")
+    values = source if alpha == 1 else source * alpha
+    return input, _dim_slice(dim, a), _source_for(values, input), True
+
+
+_PRETTY_OK = {"float32", "float64", "float16", "int64", "int32", "int16", "int8", "uint8", "bool"}
+
+
+def _source_for(source, input):
+    return source.reshape(1) if source._data.ndim == 0 and input._data.ndim else source
+
+
+def _check_source_shape(input, source, dim, a, name):
+    d, s = input._data.shape, source._data.shape
+    n = s[dim] if len(s) else 1
+    if a.size != n:
+        raise RuntimeError(f"{name}(): Number of indices ({a.size}) should be equal to "
+                           f"source.size(dim): ({n}), for dim: {dim}")
+    if len(s) and len(d) and (len(s) != len(d) or
+                              any(s[k] != d[k] for k in range(len(d)) if k != dim)):
+        raise RuntimeError("source tensor shape must match self tensor shape, excluding the "
+                           f"specified dimension. Got self.shape = {_lst(d)} source.shape = "
+                           f"{_lst(s)}")
+
+
+index_add, index_add_ = _scatter_op("index_add", _index_add_plan, "IndexAddBackward0")
+
+
+def _index_copy_plan(input, dim, index, source, inplace=False):
+    """``input`` with the slices along ``dim`` at ``index`` replaced by ``source``'s."""
+    check_same_device(input, source)
+    if source._data.dtype is not input._data.dtype:
+        raise RuntimeError("index_copy_(): self and source expected to have the same dtype, but "
+                           f"got (self) {_pretty(input._data.dtype)} and (source) "
+                           f"{_pretty(source._data.dtype)}")
+    dim, a = _dim_index("index_copy_", input, dim, index, IndexError, "int64",
+                        fmt="index_copy_(): index {first} is out of bounds for dimension {dim} "
+                            "with size {size}")
+    _check_source_shape(input, source, dim, a, "index_copy_")
+    return input, _dim_slice(dim, a), _source_for(source, input), False
+
+
+index_copy, index_copy_ = _scatter_op("index_copy", _index_copy_plan, "IndexCopyBackward0")
+
+
+def _scalar_value(name, value):
+    if isinstance(value, Tensor) and value._data.ndim:
+        raise RuntimeError(f"{name} only supports a 0-dimensional value tensor, but got tensor "
+                           f"with {value._data.ndim} dimension(s).")
+    return value
+
+
+def _index_fill_plan(input, dim, index, value, inplace=False):
+    """``input`` with the slices along ``dim`` at ``index`` set to the scalar ``value``."""
+    dim, a = _dim_index("index_fill_", input, dim, index, IndexError, "int64",
+                        negative_ok=True)
+    return input, _dim_slice(dim, a), _scalar_value("index_fill_", value), False
+
+
+index_fill, index_fill_ = _scatter_op("index_fill", _index_fill_plan, "IndexFillBackward0")
+
+
+# masked ops -------------------------------------------------------------------------------
+
+_CPP_NAMES = {"int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
+              "uint8": "unsigned char", "float32": "float", "float64": "double",
+              "float16": "c10::Half"}
+
+
+def _mask_array(name, input, mask):
+    if not isinstance(mask, Tensor):
+        raise TypeError(f"{name}(): argument 'mask' must be Tensor, not {type(mask).__name__}")
+    m = mask._data
+    if m.dtype.kind != "b":
+        raise RuntimeError(f"{name} only supports boolean masks, but got mask with dtype "
+                           f"{_CPP_NAMES.get(m.dtype.name, m.dtype.name)}")
+    if mask._device is not input._device:
+        if mask._device.type == "cpu" and m.ndim == 0:
+            m = cast_to(mask, input._device, None, False)._data
+        else:
+            check_same_device(input, mask)
+    return m
+
+
+def _broadcast_input(input, mask, inplace):
+    """``input`` expanded to the broadcast shape with ``mask`` (in place: mask must fit)."""
+    shape = input._data.shape
+    bshape = np.broadcast_shapes(shape, mask.shape)
+    if bshape != shape:
+        if inplace:
+            raise RuntimeError(f"output with shape {_lst(shape)} doesn't match the broadcast "
+                               f"shape {_lst(bshape)}")
+        input = input.expand(bshape)
+    if mask.shape != bshape:
+        mask = xp_of(input).broadcast_to(mask, bshape)
+    return input, mask
+
+
+def _masked_fill_plan(input, mask, value, inplace=False):
+    """``input`` with the elements where ``mask`` is True set to ``value`` (a scalar or a
+    0-dim tensor); ``mask`` broadcasts."""
+    m = _mask_array("masked_fill_", input, mask)
+    value = _scalar_value("masked_fill_", value)
+    input, m = _broadcast_input(input, m, inplace)
+    return input, AdvancedIndex((), (m,)), value, False
+
+
+masked_fill, masked_fill_ = _scatter_op("masked_fill", _masked_fill_plan, "MaskedFillBackward0")
+
+
+def _masked_scatter_plan(input, mask, source, inplace=False):
+    """``input`` with the elements where ``mask`` is True taken, in order, from ``source``."""
+    m = _mask_array("masked_scatter_", input, mask)
+    check_same_device(input, source)
+    if source._data.dtype is not input._data.dtype:
+        raise RuntimeError("masked_scatter: expected self and source to have same dtypes but "
+                           f"got{_pretty(input._data.dtype)} and {_pretty(source._data.dtype)}")
+    input, m = _broadcast_input(input, m, inplace)
+    count = int(m.sum())
+    if source._data.size < count:
+        raise RuntimeError("Number of elements of source < number of ones in mask")
+    values = source.reshape(-1)
+    if values._data.size != count:
+        values = basic_view(values, (slice(0, count), Ellipsis))
+    return input, AdvancedIndex((), (m,)), values, False
+
+
+masked_scatter, masked_scatter_ = _scatter_op("masked_scatter", _masked_scatter_plan,
+                                              "MaskedScatterBackward0")
+
+
+@register("masked_select")
+def masked_select(input, mask):
+    """The elements of ``input`` where ``mask`` is True, as a 1-D tensor (both broadcast)."""
+    if not isinstance(mask, Tensor) or mask._data.dtype.kind != "b":
+        raise RuntimeError("masked_select: expected BoolTensor for mask")
+    check_same_device(input, mask)
+    m = mask._data
+    input, m = _broadcast_input(input, m, False)
+    return gather_by(input, AdvancedIndex((), (m,)), MaskedSelectBackward0)
+
+
+MaskedSelectBackward0 = make_node_class("MaskedSelectBackward0", _gather_bw)
+
+
+# take / put / take_along_dim --------------------------------------------------------------
+
+def _flat_spec(name, input, index):
+    check_same_device(input, index)
+    a = index._data
+    if a.dtype.kind != "i":
+        raise RuntimeError(f"{name}(): Expected a long tensor for index, but got "
+                           f"{_pretty(a.dtype) if a.dtype.name in _PRETTY_OK else a.dtype}")
+    n = input._data.size
+    _check_bounds(a, n, 0, True, IndexError,
+                  "out of range: tried to access index {first} on a tensor of {size} elements.")
+    xp = xp_of(input)
+    shape = input._data.shape
+    if not shape:
+        return _ZeroDim(AdvancedIndex((), (a,)))
+    flat = xp.where(a < 0, a + n, a) if a.size else a
+    return AdvancedIndex((), xp.unravel_index(flat, shape))
+
+
+@register("take")
+def take(input, index):
+    """``input`` seen as 1-D, indexed by ``index`` (result has ``index``'s shape)."""
+    return gather_by(input, _flat_spec("take", input, index), TakeBackward0)
+
+
+TakeBackward0 = make_node_class("TakeBackward0", _gather_bw)
+
+
+def _put_plan(input, index, source, accumulate=False, inplace=False):
+    """``input`` seen as 1-D with ``source`` written at ``index`` (summed with
+    ``accumulate``)."""
+    if source._data.size != index._data.size:
+        raise IndexError("put_(): Expected source and index to have the same number of "
+                         f"elements, but got source.numel() = {source._data.size}, "
+                         f"index.numel() = {index._data.size}")
+    if source._data.dtype is not input._data.dtype:
+        raise RuntimeError("put_(): self and source expected to have the same dtype, but got "
+                           f"self.dtype = {_pretty(input._data.dtype)} and source.dtype = "
+                           f"{_pretty(source._data.dtype)}")
+    spec = _flat_spec("put_", input, index)
+    values = source.reshape(index._data.shape) if source._data.shape != index._data.shape \
+        else source
+    return input, spec, values, accumulate
+
+
+put, put_ = _scatter_op("put", _put_plan, "PutBackward0")
+
+
+@register("take_along_dim")
+def take_along_dim(input, indices, dim=None):
+    """``gather`` along ``dim`` with ``input`` and ``indices`` broadcast against each other
+    (``dim=None``: over the flattened input)."""
+    if indices._data.dtype != np.int64:
+        raise RuntimeError("torch.take_along_dim(): dtype of indices should be Long but got "
+                           f"{_pretty(indices._data.dtype)}")
+    if dim is None:
+        return gather(input.reshape(-1), 0, indices.reshape(-1))
+    if input._data.ndim != indices._data.ndim:
+        raise RuntimeError("torch.take_along_dim(): input and indices should have the same "
+                           f"number of dimensions, but got {input._data.ndim} dimensions for "
+                           f"input, and {indices._data.ndim} dimensions for indices")
+    dim = wrap_dim(dim, input._data.ndim)
+    s_in, s_idx = list(input._data.shape), list(indices._data.shape)
+    n_in, n_idx = s_in[dim], s_idx[dim]
+    s_in[dim] = s_idx[dim] = 1
+    b = list(np.broadcast_shapes(tuple(s_in), tuple(s_idx)))
+    b_in, b_idx = list(b), list(b)
+    b_in[dim], b_idx[dim] = n_in, n_idx
+    return gather(input.expand(b_in), dim, indices.expand(b_idx))
+
+
+# nonzero ----------------------------------------------------------------------------------
+
+@register("nonzero")
+def nonzero(input, *, as_tuple=False):
+    """Indices of the non-zero elements: an ``(n, ndim)`` int64 tensor, or with ``as_tuple``
+    one 1-D tensor per dimension."""
+    d = input._data
+    xp = xp_of(input)
+    if as_tuple:
+        return tuple(_make(a.astype(np.int64, copy=False), input._device)
+                     for a in xp.nonzero(d if d.ndim else d.reshape(1)))
+    return _make(xp.argwhere(d).astype(np.int64, copy=False), input._device)
+
+
+@register("argwhere")
+def argwhere(input):
+    """``nonzero(input)``: an ``(n, ndim)`` tensor of the indices of non-zero elements."""
+    return nonzero(input)

@@ -1,0 +1,780 @@
+"""Reductions: values against NumPy, dtypes, shapes, PyTorch's errors, gradients (gradcheck)."""
+
+import math
+import pickle
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import ember
+from ember.autograd import gradcheck, gradgradcheck
+from ember.ops.reduction import return_types
+
+RNG = np.random.default_rng(0)
+NAN = float("nan")
+
+
+def t64(a, requires_grad=True):
+    return ember.tensor(np.asarray(a, dtype=np.float64), requires_grad=requires_grad)
+
+
+def rand(*shape, requires_grad=True):
+    return t64(RNG.standard_normal(shape), requires_grad)
+
+
+def distinct(*shape, requires_grad=True):
+    """float64 values without ties (selection gradients are well defined)."""
+    n = math.prod(shape)
+    return t64((RNG.permutation(n) + RNG.uniform(0.1, 0.9, n)).reshape(shape) - n / 2,
+               requires_grad)
+
+
+def npv(t):
+    return t.detach().numpy()
+
+
+def grad_of(fn, x):
+    x = x.detach().requires_grad_(True)
+    fn(x).sum().backward()
+    return npv(x.grad)
+
+
+# -- sum, mean, nansum, nanmean -----------------------------------------------------------------
+
+@pytest.mark.parametrize("dim", [None, 0, -1, (0, 2), [1], (2, 0, 1)])
+@pytest.mark.parametrize("keepdim", [False, True])
+def test_sum_mean_match_numpy(dim, keepdim):
+    x = rand(2, 3, 4)
+    axis = tuple(dim) if isinstance(dim, list) else dim
+    for name in ("sum", "mean"):
+        kwargs = {} if dim is None else {"dim": dim, "keepdim": keepdim}
+        out = getattr(ember, name)(x, **kwargs)
+        ref = getattr(np, name)(npv(x), axis=axis, keepdims=keepdim and dim is not None)
+        np.testing.assert_allclose(npv(out), ref, rtol=1e-12)
+        assert out.shape == ref.shape
+
+
+def test_sum_empty_dim_list_reduces_everything():
+    x = rand(2, 3)
+    assert ember.sum(x, []).shape == ()
+    np.testing.assert_allclose(npv(x.mean(dim=[])), npv(x).mean())
+
+
+def test_sum_dtypes():
+    assert ember.tensor([1, 2, 3], dtype=ember.int32).sum().dtype is ember.int64
+    assert ember.tensor([True, True, False]).sum().item() == 2
+    assert ember.tensor([True]).sum().dtype is ember.int64
+    assert ember.tensor([1.0, 2.0]).sum().dtype is ember.float32
+    s = ember.tensor([1, 2], dtype=ember.int32).sum(dtype=ember.float64)
+    assert s.dtype is ember.float64 and s.item() == 3.0
+
+
+def test_sum_with_dtype_gives_input_dtype_gradient():
+    x = ember.tensor([1.0, 2.0], requires_grad=True)
+    x.sum(dtype=ember.float64).backward()
+    assert x.grad.dtype is ember.float32
+    np.testing.assert_array_equal(npv(x.grad), [1.0, 1.0])
+
+
+def test_empty_sum_prod_mean():
+    e = ember.zeros(0)
+    assert e.sum().item() == 0.0 and e.sum().shape == ()
+    assert e.prod().item() == 1.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no NumPy warning leaks
+        assert math.isnan(e.mean().item())
+    assert ember.zeros(0, 3).sum(0).shape == (3,)
+
+
+def test_mean_of_integers_is_pytorch_error():
+    with pytest.raises(RuntimeError, match=r"mean\(\): could not infer output dtype. Input "
+                                           r"dtype must be either a floating point or complex "
+                                           r"dtype. Got: Long"):
+        ember.tensor([1, 2]).mean()
+    with pytest.raises(RuntimeError, match="Got: Bool"):
+        ember.tensor([True]).mean()
+    m = ember.tensor([1, 2]).mean(dtype=ember.float32)
+    assert m.dtype is ember.float32 and m.item() == 1.5
+
+
+def test_dim_out_of_range_and_repeated():
+    x = rand(2, 3)
+    with pytest.raises(IndexError, match=r"Dimension out of range \(expected to be in range of "
+                                         r"\[-2, 1\], but got 2\)"):
+        x.sum(2)
+    with pytest.raises(RuntimeError, match="dim 0 appears multiple times in the list of dims"):
+        x.sum((0, 0))
+
+
+@pytest.mark.parametrize("fn", [
+    lambda x: x.sum(), lambda x: x.sum((0, 2)), lambda x: x.sum(1, keepdim=True),
+    lambda x: x.mean(), lambda x: x.mean(-1), lambda x: x.mean((0, 1), keepdim=True),
+])
+def test_sum_mean_gradcheck(fn):
+    x = rand(2, 3, 4)
+    assert gradcheck(fn, (x,))
+    assert gradgradcheck(fn, (x,))
+
+
+def test_grad_fn_names():
+    x = rand(2, 3)
+    assert x.sum().grad_fn.name() == "SumBackward0"
+    assert x.sum(0).grad_fn.name() == "SumBackward1"
+    assert x.mean().grad_fn.name() == "MeanBackward0"
+    assert x.mean(0).grad_fn.name() == "MeanBackward1"
+    assert x.prod().grad_fn.name() == "ProdBackward0"
+    assert x.prod(0).grad_fn.name() == "ProdBackward1"
+    assert x.var(0).grad_fn.name() == "VarBackward0"
+    assert x.std().grad_fn.name() == "StdBackward0"
+    assert x.max().grad_fn.name() == "MaxBackward1"
+    assert x.max(0).values.grad_fn.name() == "MaxBackward0"
+    assert x.max(0).indices.grad_fn is None and not x.max(0).indices.requires_grad
+    assert x.amax(0).grad_fn.name() == "AmaxBackward0"
+    assert x.logsumexp(0).grad_fn.name() == "LogsumexpBackward0"
+    assert x.norm().grad_fn.name() == "LinalgVectorNormBackward0"
+    assert x.cumsum(0).grad_fn.name() == "CumsumBackward0"
+    assert x.sort().values.grad_fn.name() == "SortBackward0"
+    assert x.topk(1).values.grad_fn.name() == "TopkBackward0"
+    assert x.median().grad_fn.name() == "MedianBackward0"
+    assert x.median(0).values.grad_fn.name() == "MedianBackward1"
+
+
+def test_no_graph_without_grad():
+    x = rand(2, 3, requires_grad=False)
+    assert x.sum().grad_fn is None
+    y = rand(2, 3)
+    with ember.no_grad():
+        assert y.var(0).grad_fn is None and not y.max(1).values.requires_grad
+
+
+def test_nansum_nanmean():
+    a = np.array([[1.0, NAN, 3.0], [NAN, NAN, 2.0]])
+    x = t64(a)
+    np.testing.assert_allclose(npv(x.nansum()), np.nansum(a))
+    np.testing.assert_allclose(npv(x.nansum(1)), np.nansum(a, 1))
+    np.testing.assert_allclose(npv(x.nanmean(0, keepdim=True)), [[1.0, NAN, 2.5]])
+    np.testing.assert_allclose(npv(ember.nanmean(x)), np.nanmean(a))
+    np.testing.assert_array_equal(grad_of(lambda v: v.nansum(), x), ~np.isnan(a))
+    np.testing.assert_allclose(grad_of(lambda v: v.nanmean(1), x),
+                               [[0.5, 0, 0.5], [0, 0, 1.0]])
+    assert ember.tensor([1, 2], dtype=ember.int32).nansum().dtype is ember.int64
+    with pytest.raises(RuntimeError, match=r"nanmean\(\): expected input to have floating "
+                                           r"point or complex dtype but got Long"):
+        ember.tensor([1, 2]).nanmean()
+    y = rand(3, 4)
+    assert gradcheck(lambda v: v.nansum(0), (y,))
+    assert gradcheck(lambda v: v.nanmean(1), (y,))
+
+
+# -- prod ---------------------------------------------------------------------------------------
+
+def test_prod_values_and_dtypes():
+    a = RNG.standard_normal((3, 4))
+    x = t64(a)
+    np.testing.assert_allclose(npv(x.prod()), a.prod())
+    np.testing.assert_allclose(npv(x.prod(1, keepdim=True)), a.prod(1, keepdims=True))
+    assert ember.tensor([1, 2], dtype=ember.int32).prod().dtype is ember.int64
+    assert ember.tensor([True, False]).prod().item() == 0
+    assert ember.tensor([2, 3]).prod(dtype=ember.float64).dtype is ember.float64
+    assert ember.tensor(3.0).prod(0).item() == 3.0
+    with pytest.raises(TypeError, match=r"prod\(\) received an invalid combination of "
+                                        r"arguments"):
+        x.prod((0, 1))
+
+
+@pytest.mark.parametrize("values", [
+    [[1.5, -2.0, 0.5], [3.0, 0.7, -1.2]],      # no zero
+    [[1.5, 0.0, 0.5], [3.0, 0.7, -1.2]],       # one zero
+    [[0.0, 0.0, 0.5], [3.0, 0.0, -1.2]],       # several zeros
+])
+def test_prod_gradient_with_zeros(values):
+    x = t64(values)
+    for fn in (lambda v: v.prod(), lambda v: v.prod(1), lambda v: v.prod(0, keepdim=True)):
+        assert gradcheck(fn, (x,))
+        assert gradgradcheck(fn, (x,))
+    g = grad_of(lambda v: v.prod(1), x)
+    a = np.asarray(values)
+    ref = [[np.prod(np.delete(a[i], j)) for j in range(3)] for i in range(2)]
+    np.testing.assert_allclose(g, ref)
+    assert np.isfinite(g).all()
+
+
+def test_prod_gradient_one_zero_full():
+    x = t64([2.0, 0.0, 3.0, 4.0])
+    np.testing.assert_allclose(grad_of(lambda v: v.prod(), x), [0.0, 24.0, 0.0, 0.0])
+    x = t64([2.0, 0.0, 3.0, 0.0])
+    np.testing.assert_allclose(grad_of(lambda v: v.prod(), x), [0.0, 0.0, 0.0, 0.0])
+
+
+# -- var, std -----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", ["var", "std"])
+def test_var_std_match_numpy(name):
+    a = RNG.standard_normal((3, 4, 5))
+    x = t64(a)
+    f, ref = getattr(ember, name), getattr(np, name)
+    np.testing.assert_allclose(npv(f(x)), ref(a, ddof=1))
+    np.testing.assert_allclose(npv(f(x, False)), ref(a, ddof=0))          # (input, unbiased)
+    np.testing.assert_allclose(npv(f(x, 1)), ref(a, axis=1, ddof=1))
+    np.testing.assert_allclose(npv(f(x, 1, False, True)), ref(a, axis=1, ddof=0, keepdims=True))
+    np.testing.assert_allclose(npv(f(x, dim=(0, 2), unbiased=False)), ref(a, (0, 2)))
+    np.testing.assert_allclose(npv(f(x, dim=2, correction=2, keepdim=True)),
+                               ref(a, 2, ddof=2, keepdims=True))
+    np.testing.assert_allclose(npv(getattr(x, name)(correction=0)), ref(a))
+
+
+def test_var_errors_and_edge_cases():
+    with pytest.raises(RuntimeError, match="std and var only support floating point and "
+                                           "complex dtypes"):
+        ember.tensor([1, 2]).var()
+    with pytest.raises(RuntimeError, match="std and var only support"):
+        ember.tensor([1, 2]).std()
+    with pytest.raises(RuntimeError, match="var_mean only support floating point"):
+        ember.var_mean(ember.tensor([1, 2]))
+    with pytest.raises(TypeError):
+        ember.var(rand(3), unbiased=False, correction=1)
+    with pytest.warns(UserWarning, match="degrees of freedom is <= 0"):
+        assert math.isnan(ember.ones(1).var().item())
+    with pytest.warns(UserWarning):
+        assert math.isinf(ember.tensor([1.0, 2.0]).var(correction=3).item())
+
+
+@pytest.mark.parametrize("fn", [
+    lambda x: x.var(), lambda x: x.var(1), lambda x: x.var((0, 1), keepdim=True),
+    lambda x: x.var(0, correction=0), lambda x: x.std(), lambda x: x.std(1, keepdim=True),
+    lambda x: x.std(0, False),
+])
+def test_var_std_gradcheck(fn):
+    x = rand(3, 4)
+    assert gradcheck(fn, (x,))
+    assert gradgradcheck(fn, (x,))
+
+
+def test_std_gradient_of_constant_is_zero_not_nan():
+    x = t64([[2.0, 2.0, 2.0], [1.0, 2.0, 3.0]])
+    g = grad_of(lambda v: v.std(1), x)
+    assert np.isfinite(g).all()
+    np.testing.assert_array_equal(g[0], [0.0, 0.0, 0.0])
+
+
+def test_var_mean_std_mean():
+    a = RNG.standard_normal((3, 4))
+    x = t64(a)
+    v, m = ember.var_mean(x, 1)
+    np.testing.assert_allclose(npv(v), a.var(1, ddof=1))
+    np.testing.assert_allclose(npv(m), a.mean(1))
+    s, m = ember.std_mean(x, dim=0, correction=0, keepdim=True)
+    np.testing.assert_allclose(npv(s), a.std(0, keepdims=True))
+    assert m.shape == (1, 4)
+    assert gradcheck(lambda v: ember.std_mean(v, 1), (x,))
+
+
+# -- max, min, amax, amin, argmax, argmin -------------------------------------------------------
+
+def test_max_min_full_and_empty():
+    a = RNG.standard_normal((3, 4))
+    x = t64(a)
+    assert x.max().shape == () and x.max().item() == a.max()
+    assert ember.min(x).item() == a.min()
+    msg = ("max(): Expected reduction dim to be specified for input.numel() == 0. Specify the "
+           "reduction dim with the 'dim' argument.")
+    with pytest.raises(RuntimeError, match=msg.replace("(", r"\(").replace(")", r"\)")
+                       .replace(".", r"\.")):
+        ember.zeros(0).max()
+    with pytest.raises(RuntimeError, match=r"min\(\): Expected reduction dim to be specified"):
+        ember.zeros(2, 0).min()
+    with pytest.raises(IndexError, match=r"max\(\): Expected reduction dim 0 to have non-zero "
+                                         r"size\."):
+        ember.zeros(0, 3).max(0)
+    r = ember.zeros(0, 3).max(1)
+    assert r.values.shape == (0,) and r.indices.dtype is ember.int64
+
+
+def test_max_with_dim_is_a_named_tuple():
+    x = t64([[1.0, 3.0, 3.0], [2.0, 2.0, 0.0]])
+    r = x.max(1)
+    assert isinstance(r, tuple) and isinstance(r, return_types.max) and len(r) == 2
+    assert type(r).__name__ == "max" and r._fields == ("values", "indices")
+    values, indices = r
+    assert values is r.values and indices is r[1] and r[0] is r.values
+    np.testing.assert_array_equal(npv(values), [3.0, 2.0])
+    np.testing.assert_array_equal(indices.numpy(), [1, 0])  # the first of the ties
+    assert indices.dtype is ember.int64
+    assert repr(r).startswith("ember.return_types.max(\nvalues=")
+    k = ember.min(x, 0, keepdim=True)
+    assert type(k).__name__ == "min" and k.values.shape == (1, 3)
+    np.testing.assert_array_equal(k.indices.numpy(), [[0, 1, 1]])
+    s = ember.tensor(3.0).max(0)
+    assert s.values.shape == () and s.indices.item() == 0
+    back = pickle.loads(pickle.dumps(x.detach().max(1)))
+    assert type(back) is return_types.max and back.indices.tolist() == [1, 0]
+
+
+def test_max_two_tensors_is_maximum():
+    a, b = ember.tensor([1.0, 5.0]), ember.tensor([3.0, 2.0])
+    np.testing.assert_array_equal(ember.max(a, b).numpy(), [3.0, 5.0])
+    np.testing.assert_array_equal(a.min(b).numpy(), [1.0, 2.0])
+    np.testing.assert_array_equal(ember.max(a, other=b).numpy(), [3.0, 5.0])
+
+
+def test_max_propagates_nan_and_int_bool():
+    x = ember.tensor([[1.0, NAN, 3.0], [4.0, 5.0, 6.0]])
+    assert math.isnan(x.max().item()) and math.isnan(x.amin().item())
+    r = x.max(1)
+    assert math.isnan(r.values[0].item()) and r.indices.tolist() == [1, 2]
+    i = ember.tensor([[3, 7], [9, 1]])
+    assert i.max().dtype is ember.int64 and i.max().item() == 9
+    assert i.min(1).values.tolist() == [3, 1]
+    assert ember.tensor([True, False]).amax().item() is True
+
+
+def test_full_max_gradient_is_split_among_ties():
+    x = t64([[1.0, 3.0, 3.0], [3.0, 0.0, 2.0]])
+    np.testing.assert_allclose(grad_of(lambda v: v.max(), x), [[0, 1 / 3, 1 / 3], [1 / 3, 0, 0]])
+    np.testing.assert_allclose(grad_of(lambda v: v.amax(1), x), [[0, 0.5, 0.5], [1, 0, 0]])
+    np.testing.assert_allclose(grad_of(lambda v: v.amin(), t64([1.0, 1.0, 2.0])), [0.5, 0.5, 0])
+    # with a dim the gradient goes to the returned index only
+    np.testing.assert_allclose(grad_of(lambda v: v.max(1).values, x), [[0, 1, 0], [1, 0, 0]])
+
+
+@pytest.mark.parametrize("fn", [
+    lambda x: x.max(), lambda x: x.min(), lambda x: x.max(1).values,
+    lambda x: x.min(0, keepdim=True).values, lambda x: x.amax((0, 2)),
+    lambda x: x.amin(-1, keepdim=True), lambda x: ember.amax(x),
+])
+def test_max_min_gradcheck(fn):
+    x = distinct(2, 3, 4)
+    assert gradcheck(fn, (x,))
+    assert gradgradcheck(fn, (x,))
+
+
+def test_amax_amin_dims():
+    a = RNG.standard_normal((2, 3, 4))
+    x = t64(a)
+    np.testing.assert_array_equal(npv(x.amax((0, 2))), a.max((0, 2)))
+    np.testing.assert_array_equal(npv(ember.amin(x, -1, True)), a.min(-1, keepdims=True))
+    np.testing.assert_array_equal(npv(x.amax(dim=())), a.max())
+    with pytest.raises(RuntimeError, match=r"amax\(\): Expected reduction dim to be "
+                                           r"specified for input\.numel\(\) == 0"):
+        ember.zeros(0).amax()
+    with pytest.raises(IndexError, match=r"amin\(\): Expected reduction dim 0 to have non-zero"):
+        ember.zeros(0, 2).amin(0)
+    assert ember.zeros(0, 2).amax(1).shape == (0,)
+
+
+def test_aminmax():
+    x = t64([[1.0, 5.0, -2.0], [0.0, 4.0, 9.0]])
+    r = ember.aminmax(x)
+    assert r._fields == ("min", "max") and r.min.item() == -2.0 and r.max.item() == 9.0
+    r = x.aminmax(dim=1, keepdim=True)
+    np.testing.assert_array_equal(npv(r.min), [[-2.0], [0.0]])
+    mn, mx = r
+    assert mx.shape == (2, 1)
+    with pytest.raises(RuntimeError, match="cannot compute aminmax over an empty dimension"):
+        ember.aminmax(ember.zeros(0))
+
+
+def test_argmax_argmin():
+    x = ember.tensor([[1.0, 7.0, 7.0], [9.0, 2.0, 9.0]])
+    assert x.argmax().item() == 3 and x.argmax().shape == () and x.argmax().dtype is ember.int64
+    assert x.argmin().item() == 0
+    assert x.argmax(1).tolist() == [1, 0]  # the first among ties
+    assert x.argmin(0, keepdim=True).tolist() == [[0, 1, 0]]
+    assert x.argmax(keepdim=True).shape == (1, 1)
+    assert ember.tensor(5.0).argmax(0).item() == 0
+    assert ember.tensor([1.0, NAN, 3.0]).argmax().item() == 1
+    with pytest.raises(IndexError, match=r"argmax\(\): Expected reduction dim to be specified "
+                                         r"for input\.numel\(\) == 0\."):
+        ember.zeros(0).argmax()
+    with pytest.raises(IndexError, match=r"argmin\(\): Expected reduction dim 0 to have "
+                                         r"non-zero size\."):
+        ember.zeros(0, 3).argmin(0)
+
+
+# -- logsumexp, norm ----------------------------------------------------------------------------
+
+def test_logsumexp_values_and_stability():
+    a = RNG.standard_normal((3, 4))
+    x = t64(a)
+    np.testing.assert_allclose(npv(x.logsumexp(1)), np.log(np.exp(a).sum(1)))
+    np.testing.assert_allclose(npv(ember.logsumexp(x, (0, 1), keepdim=True)),
+                               np.log(np.exp(a).sum(keepdims=True)))
+    big = ember.tensor([1000.0, 1000.0])
+    assert ember.logsumexp(big, 0).item() == pytest.approx(1000 + math.log(2))
+    assert ember.tensor([-math.inf, -math.inf]).logsumexp(0).item() == -math.inf
+    assert ember.tensor([math.inf, 1.0]).logsumexp(0).item() == math.inf
+    assert ember.zeros(0, 2).logsumexp(0).tolist() == [-math.inf, -math.inf]
+    i = ember.tensor([1, 2]).logsumexp(0)
+    assert i.dtype is ember.float32 and i.item() == pytest.approx(math.log(math.e + math.e ** 2))
+    with pytest.raises(TypeError):
+        ember.logsumexp(x)  # dim is required, as in PyTorch
+
+
+@pytest.mark.parametrize("dim", [0, 1, (0, 1)])
+def test_logsumexp_gradcheck(dim):
+    x = rand(3, 4)
+    assert gradcheck(lambda v: v.logsumexp(dim), (x,))
+    assert gradgradcheck(lambda v: v.logsumexp(dim, keepdim=True), (x,))
+
+
+@pytest.mark.parametrize("p", [2, 1, 3, 1.5, 0.5, math.inf, -math.inf, 0, -1])
+def test_vector_norm_values(p):
+    a = RNG.standard_normal((3, 4))
+    x = t64(a)
+    absx = np.abs(a)
+    if p == 0:
+        ref = (a != 0).sum(1).astype(float)
+    elif math.isinf(p):
+        ref = absx.max(1) if p > 0 else absx.min(1)
+    else:
+        ref = (absx ** p).sum(1) ** (1 / p)
+    np.testing.assert_allclose(npv(x.norm(p, 1)), ref)
+    np.testing.assert_allclose(npv(ember.norm(x, p=p, dim=1, keepdim=True)), ref[:, None])
+
+
+def test_norm_defaults_and_errors():
+    a = RNG.standard_normal((2, 3, 4))
+    x = t64(a)
+    np.testing.assert_allclose(npv(x.norm()), np.sqrt((a ** 2).sum()))
+    np.testing.assert_allclose(npv(x.norm("fro", (1, 2))), np.sqrt((a ** 2).sum((1, 2))))
+    np.testing.assert_allclose(npv(x.norm(dim=0)), np.sqrt((a ** 2).sum(0)))
+    assert ember.zeros(0).norm().item() == 0.0
+    with pytest.raises(RuntimeError, match="linalg.vector_norm: Expected a floating point or "
+                                           "complex tensor as input. Got Long"):
+        ember.tensor([3, 4]).norm()
+    with pytest.raises(RuntimeError, match="cannot compute the inf norm on an empty tensor"):
+        ember.zeros(0).norm(math.inf)
+    assert ember.tensor([3.0, 4.0]).norm(dtype=ember.float64).dtype is ember.float64
+    np.testing.assert_allclose(npv(ember.norm(x[0], "nuc")), np.linalg.norm(a[0], "nuc"))
+
+
+@pytest.mark.parametrize("p", [2, 3, 1.5, 0.5, 1, math.inf, -math.inf])
+def test_norm_gradcheck(p):
+    x = distinct(3, 4)
+    assert gradcheck(lambda v: v.norm(p, 1), (x,))
+    assert gradcheck(lambda v: v.norm(p), (x,))
+    if p in (2, 3):
+        assert gradgradcheck(lambda v: v.norm(p, 0), (x,))
+
+
+def test_norm_gradient_at_zero_is_zero():
+    for p in (2, 3, 1.5):
+        x = ember.zeros(3, dtype=ember.float64, requires_grad=True)
+        x.norm(p).backward()
+        np.testing.assert_array_equal(npv(x.grad), [0.0, 0.0, 0.0])
+    x = t64([[0.0, 0.0], [3.0, 4.0]])
+    np.testing.assert_allclose(grad_of(lambda v: v.norm(dim=1), x), [[0, 0], [0.6, 0.8]])
+    x = t64([1.0, 2.0])
+    x.norm(0).backward()
+    assert x.grad is None or not x.grad.numpy().any()  # PyTorch leaves it undefined
+
+
+# -- all, any, count_nonzero --------------------------------------------------------------------
+
+def test_all_any_count_nonzero():
+    a = np.array([[1.0, 0.0, 2.0], [3.0, 4.0, 5.0]])
+    x = ember.tensor(a)
+    assert x.all().dtype is ember.bool and x.all().item() is False and x.any().item() is True
+    assert x.all(1).tolist() == [False, True]
+    assert ember.any(x, (0, 1), keepdim=True).shape == (1, 1)
+    assert x.all(dim=0, keepdim=True).tolist() == [[True, False, True]]
+    u = ember.tensor([1, 2], dtype=ember.uint8)
+    assert u.all().dtype is ember.uint8 and u.any(0).item() == 1
+    assert ember.zeros(0).all().item() is True and ember.zeros(0).any().item() is False
+    c = x.count_nonzero()
+    assert c.dtype is ember.int64 and c.item() == 5
+    assert ember.count_nonzero(x, 1).tolist() == [2, 3]
+    assert x.count_nonzero((0, 1)).item() == 5
+
+
+# -- cumulative ops -----------------------------------------------------------------------------
+
+def test_cumsum_cumprod_values_and_dtypes():
+    a = RNG.standard_normal((3, 4))
+    x = t64(a)
+    np.testing.assert_allclose(npv(x.cumsum(1)), a.cumsum(1))
+    np.testing.assert_allclose(npv(ember.cumprod(x, 0)), a.cumprod(0))
+    np.testing.assert_allclose(npv(x.cumsum(-1)), a.cumsum(-1))
+    assert ember.tensor([1, 2], dtype=ember.int32).cumsum(0).dtype is ember.int64
+    assert ember.tensor([True, True]).cumprod(0).dtype is ember.int64
+    assert ember.tensor([1, 2]).cumsum(0, dtype=ember.float32).dtype is ember.float32
+    assert ember.tensor(3.0).cumsum(0).item() == 3.0
+    with pytest.raises(TypeError):
+        ember.cumsum(x)  # dim is required
+    y = ember.tensor([1.0, 2.0, 3.0])
+    y.cumsum_(0)
+    assert y.tolist() == [1.0, 3.0, 6.0]
+
+
+@pytest.mark.parametrize("values", [
+    [[1.5, -2.0, 0.5, 0.9], [3.0, 0.7, -1.2, 1.1]],
+    [[1.5, 0.0, 0.5, 0.9], [0.0, 0.7, -1.2, 1.1]],
+    [[1.5, 0.0, 0.5, 0.0], [0.3, 0.7, 0.0, 0.0]],
+])
+def test_cumsum_cumprod_gradcheck(values):
+    x = t64(values)
+    for fn in (lambda v: v.cumprod(1), lambda v: v.cumprod(0), lambda v: v.cumsum(1)):
+        assert gradcheck(fn, (x,))
+        assert gradgradcheck(fn, (x,))
+
+
+def test_cumprod_gradient_with_zero_matches_formula():
+    x = t64([2.0, 0.0, 3.0, 4.0])
+    # out = [2, 0, 0, 0]; d sum(out) / dx = [1, 2 + 6 + 24, 0, 0]
+    np.testing.assert_allclose(grad_of(lambda v: v.cumprod(0), x), [1.0, 32.0, 0.0, 0.0])
+
+
+def test_cummax_cummin():
+    x = ember.tensor([1.0, 1.0, 0.0, 2.0, 2.0, 1.0])
+    r = x.cummax(0)
+    assert type(r).__name__ == "cummax" and r._fields == ("values", "indices")
+    assert r.values.tolist() == [1.0, 1.0, 1.0, 2.0, 2.0, 2.0]
+    assert r.indices.tolist() == [0, 1, 1, 3, 4, 4]  # ties move the index forward
+    m = ember.cummin(x, 0)
+    assert m.values.tolist() == [1.0, 1.0, 0.0, 0.0, 0.0, 0.0]
+    assert m.indices.tolist() == [0, 1, 2, 2, 2, 2]
+    n = ember.tensor([1.0, 1.0, NAN, 2.0, NAN, 1.0]).cummax(0)
+    assert n.indices.tolist() == [0, 1, 2, 2, 4, 4]
+    assert ember.tensor([[3, 1], [2, 5]]).cummax(0).values.tolist() == [[3, 1], [3, 5]]
+    np.testing.assert_allclose(grad_of(lambda v: v.cummax(0).values, t64([3.0, 1.0, 4.0])),
+                               [2.0, 0.0, 1.0])
+    y = distinct(3, 4)
+    assert gradcheck(lambda v: v.cummax(1).values, (y,))
+    assert gradcheck(lambda v: v.cummin(0).values, (y,))
+
+
+def test_logcumsumexp():
+    a = RNG.standard_normal((3, 4))
+    x = t64(a)
+    np.testing.assert_allclose(npv(x.logcumsumexp(1)), np.log(np.exp(a).cumsum(1)))
+    big = ember.tensor([1000.0, 1000.0]).logcumsumexp(0)
+    assert big.tolist() == pytest.approx([1000.0, 1000 + math.log(2)])
+    assert gradcheck(lambda v: v.logcumsumexp(1), (x,))
+    assert gradcheck(lambda v: v.logcumsumexp(0), (x,))
+
+
+# -- sorting and selection ----------------------------------------------------------------------
+
+def test_sort_is_stable_and_named():
+    x = ember.tensor([2.0, 1.0, 2.0, 1.0, NAN, 0.5])
+    r = x.sort()
+    assert type(r).__name__ == "sort" and r._fields == ("values", "indices")
+    assert r.indices.tolist() == [5, 1, 3, 0, 2, 4]  # NaN sorts last
+    d = ember.sort(x, descending=True, stable=True)
+    assert d.indices.tolist() == [4, 0, 2, 1, 3, 5]  # NaN first, ties keep their order
+    assert x.argsort(descending=True).tolist() == [4, 0, 2, 1, 3, 5]
+    m = ember.tensor([[3.0, 1.0], [1.0, 2.0]])
+    assert m.sort(0).values.tolist() == [[1.0, 1.0], [3.0, 2.0]]
+    assert ember.msort(m).tolist() == [[1.0, 1.0], [3.0, 2.0]]
+    assert ember.tensor([True, False, True]).sort().indices.tolist() == [1, 0, 2]
+    s = ember.tensor(3.0).sort()
+    assert s.values.shape == () and s.indices.item() == 0
+
+
+def test_sort_matches_numpy():
+    a = RNG.standard_normal((4, 5))
+    x = t64(a)
+    np.testing.assert_array_equal(npv(x.sort(1).values), np.sort(a, 1))
+    np.testing.assert_array_equal(x.argsort(0).numpy(), np.argsort(a, 0, kind="stable"))
+    np.testing.assert_array_equal(npv(x.sort(0, descending=True).values), -np.sort(-a, 0))
+
+
+def test_topk_kthvalue():
+    x = ember.tensor([[1.0, 5.0, 3.0, 4.0], [8.0, 6.0, 7.0, 0.0]])
+    r = x.topk(2)
+    assert type(r).__name__ == "topk"
+    assert r.values.tolist() == [[5.0, 4.0], [8.0, 7.0]] and r.indices.tolist() == [[1, 3], [0, 2]]
+    s = ember.topk(x, 3, dim=1, largest=False)
+    assert s.values.tolist() == [[1.0, 3.0, 4.0], [0.0, 6.0, 7.0]]
+    assert x.topk(1, 0).indices.tolist() == [[1, 1, 1, 0]]
+    with pytest.raises(RuntimeError, match="selected index k out of range"):
+        x.topk(5)
+    k = x.kthvalue(2)
+    assert type(k).__name__ == "kthvalue"
+    assert k.values.tolist() == [3.0, 6.0] and k.indices.tolist() == [2, 1]
+    assert ember.kthvalue(x, 1, 0, keepdim=True).values.shape == (1, 4)
+    with pytest.raises(RuntimeError, match=r"kthvalue\(\): selected number k out of range for "
+                                           r"dimension 1"):
+        x.kthvalue(5)
+    with pytest.raises(IndexError, match=r"kthvalue\(\): Expected reduction dim 1 to have "
+                                         r"non-zero size"):
+        ember.zeros(2, 0).kthvalue(1, 1)
+
+
+@pytest.mark.parametrize("fn", [
+    lambda x: x.sort(1).values, lambda x: x.sort(0, descending=True).values,
+    lambda x: x.topk(2).values, lambda x: x.topk(2, 0, largest=False).values,
+    lambda x: x.kthvalue(2, 1).values, lambda x: x.median(1).values, lambda x: x.median(),
+    lambda x: x.nanmedian(0, keepdim=True).values, lambda x: x.msort(),
+])
+def test_selection_gradcheck(fn):
+    x = distinct(3, 4)
+    assert gradcheck(fn, (x,))
+    assert gradgradcheck(fn, (x,))
+
+
+def test_topk_gradient_scatters_to_indices():
+    x = t64([[1.0, 5.0, 3.0, 4.0]])
+    np.testing.assert_array_equal(grad_of(lambda v: v.topk(2).values * ember.tensor(
+        [[10.0, 1.0]], dtype=ember.float64), x), [[0, 10, 0, 1]])
+
+
+def test_median():
+    a = np.array([[4.0, 1.0, 3.0, 2.0], [9.0, 7.0, 8.0, 6.0]])
+    x = ember.tensor(a)
+    assert x.median().shape == () and x.median().item() == 4.0  # lower median of 8 values
+    r = x.median(1)
+    assert type(r).__name__ == "median"
+    assert r.values.tolist() == [2.0, 7.0] and r.indices.tolist() == [3, 1]
+    assert ember.median(x, 0, keepdim=True).values.shape == (1, 4)
+    n = ember.tensor([[1.0, NAN, 3.0, NAN], [1.0, 2.0, 3.0, 4.0]])
+    assert math.isnan(n.median().item())
+    m = n.median(1)
+    assert math.isnan(m.values[0].item()) and m.indices.tolist() == [1, 1]
+    assert math.isnan(ember.zeros(0).median().item())
+    assert ember.tensor([3, 1, 2, 5]).median().item() == 2
+    with pytest.raises(IndexError, match=r"median\(\): Expected reduction dim 0 to have "
+                                         r"non-zero size"):
+        ember.zeros(0, 3).median(0)
+    # full median: ties share the gradient; with a dim it goes to the index
+    np.testing.assert_allclose(grad_of(lambda v: v.median(), t64([1.0, 2.0, 2.0, 5.0])),
+                               [0, 0.5, 0.5, 0])
+
+
+def test_nanmedian():
+    x = ember.tensor([[NAN, 1.0, NAN, 2.0, 3.0], [5.0, 4.0, 3.0, 2.0, 1.0]])
+    assert x.nanmedian().item() == 2.0
+    r = x.nanmedian(1)
+    assert type(r).__name__ == "nanmedian"
+    assert r.values.tolist() == [2.0, 3.0] and r.indices.tolist() == [3, 2]
+    assert math.isnan(ember.tensor([NAN, NAN]).nanmedian().item())
+    assert math.isnan(ember.full((1, 3), NAN).nanmedian(1).values.item())
+
+
+def test_mode():
+    x = ember.tensor([[1.0, 3.0, 2.0, 3.0, 2.0, 0.0], [5.0, 5.0, 1.0, 5.0, 1.0, 1.0]])
+    r = x.mode()
+    assert type(r).__name__ == "mode"
+    assert r.values.tolist() == [2.0, 1.0]     # the smallest of the most frequent
+    assert r.indices.tolist() == [4, 5]        # its last occurrence
+    assert ember.mode(x, 0, keepdim=True).values.shape == (1, 6)
+    assert ember.tensor(2.0).mode().indices.item() == 0
+    assert ember.tensor([4, 4, 1]).mode(0).values.item() == 4
+    np.testing.assert_array_equal(grad_of(lambda v: v.mode(1).values, t64(npv(x))),
+                                  [[0, 0, 0, 0, 1, 0], [0, 0, 0, 0, 0, 1]])
+
+
+@pytest.mark.parametrize("interpolation", ["linear", "lower", "higher", "midpoint", "nearest"])
+def test_quantile_matches_numpy(interpolation):
+    a = RNG.standard_normal((4, 7))
+    x = t64(a)
+    q = [0.0, 0.25, 0.5, 0.9, 1.0]
+    method = interpolation
+    out = ember.quantile(x, ember.tensor(q, dtype=ember.float64), dim=1,
+                         interpolation=interpolation)
+    np.testing.assert_allclose(npv(out), np.quantile(a, q, axis=1, method=method))
+    assert out.shape == (5, 4)
+    np.testing.assert_allclose(npv(x.quantile(0.3, interpolation=interpolation)),
+                               np.quantile(a, 0.3, method=method))
+
+
+def test_quantile_shapes_nan_and_errors():
+    x = rand(2, 3)
+    assert x.quantile(0.5, keepdim=True).shape == (1, 1)
+    assert x.quantile(ember.tensor([0.5, 0.2]), dim=1, keepdim=True).shape == (2, 2, 1)
+    assert x.quantile(ember.tensor(0.5), dim=0).shape == (3,)
+    n = ember.tensor([[1.0, NAN, 2.0], [NAN, NAN, NAN], [1.0, 2.0, 4.0]])
+    assert math.isnan(n.quantile(0.5, dim=1)[0].item())
+    r = n.nanquantile(0.5, dim=1)
+    assert r[0].item() == 1.5 and math.isnan(r[1].item()) and r[2].item() == 2.0
+    with pytest.raises(RuntimeError, match=r"quantile\(\) q must be in the range \[0, 1\] but "
+                                           r"got 1.5"):
+        x.quantile(1.5)
+    with pytest.raises(RuntimeError, match=r"quantile\(\) input tensor must be either float "
+                                           r"or double dtype"):
+        ember.tensor([1, 2]).quantile(0.5)
+    with pytest.raises(RuntimeError, match=r"quantile\(\) interpolation must be one of"):
+        x.quantile(0.5, interpolation="bad")
+    with pytest.raises(RuntimeError, match=r"quantile\(\) input tensor must be non-empty"):
+        ember.zeros(0).quantile(0.5)
+
+
+def test_quantile_gradcheck():
+    x = distinct(3, 5)
+    q = ember.tensor([0.1, 0.5, 0.8], dtype=ember.float64)
+    assert gradcheck(lambda v: v.quantile(q, dim=1), (x,))
+    assert gradcheck(lambda v: v.quantile(0.4), (x,))
+
+
+# -- unique -------------------------------------------------------------------------------------
+
+def test_unique():
+    x = ember.tensor([[3, 1, 3], [2, 1, 1]])
+    u = x.unique()
+    assert u.tolist() == [1, 2, 3] and u.dtype is ember.int64
+    u, inv, cnt = ember.unique(x, return_inverse=True, return_counts=True)
+    assert inv.tolist() == [[2, 0, 2], [1, 0, 0]] and cnt.tolist() == [3, 1, 2]
+    assert inv.dtype is ember.int64 and cnt.dtype is ember.int64
+    u, cnt = x.unique(return_counts=True)
+    assert cnt.tolist() == [3, 1, 2]
+    rows = ember.tensor([[1, 2], [1, 2], [0, 5]])
+    u, inv, cnt = rows.unique(dim=0, return_inverse=True, return_counts=True)
+    assert u.tolist() == [[0, 5], [1, 2]] and inv.tolist() == [1, 1, 0] and cnt.tolist() == [1, 2]
+    f = ember.tensor([3.0, NAN, 1.0, NAN])
+    assert len(f.unique()) == 4  # every NaN is distinct
+
+
+def test_unique_consecutive():
+    x = ember.tensor([1, 1, 2, 2, 3, 1, 1, 2])
+    assert x.unique_consecutive().tolist() == [1, 2, 3, 1, 2]
+    u, inv, cnt = ember.unique_consecutive(x, return_inverse=True, return_counts=True)
+    assert inv.tolist() == [0, 0, 1, 1, 2, 3, 3, 4] and cnt.tolist() == [2, 2, 1, 2, 1]
+    m = ember.tensor([[1, 1], [1, 1], [2, 2]])
+    u, inv, cnt = m.unique_consecutive(dim=0, return_inverse=True, return_counts=True)
+    assert u.tolist() == [[1, 1], [2, 2]] and inv.tolist() == [0, 0, 1] and cnt.tolist() == [2, 1]
+    u, inv = ember.unique_consecutive(m, return_inverse=True)
+    assert inv.shape == (3, 2)
+
+
+# -- devices ------------------------------------------------------------------------------------
+
+def test_reductions_keep_the_device(testdev):
+    x = ember.tensor([[1.0, 4.0, 2.0], [3.0, 0.0, 5.0]], device=testdev, requires_grad=True)
+    outs = [x.sum(), x.mean(0), x.var(1), x.prod(1), x.amax(0), x.logsumexp(1), x.norm(),
+            x.cumsum(1), x.cumprod(0), x.max(1).values, x.max(1).indices, x.sort(1).values,
+            x.topk(1).indices, x.median(), x.argmax(), x.all(), x.count_nonzero(),
+            x.unique(), x.quantile(0.5)]
+    for o in outs:
+        assert o.device == testdev
+    x.max(1).values.sum().backward()
+    assert x.grad.device == testdev and x.grad.tolist() == [[0, 1, 0], [0, 0, 1]]
+
+
+def test_two_tensor_max_on_mixed_devices_raises(testdev):
+    a = ember.tensor([1.0, 2.0])
+    b = ember.tensor([3.0, 0.0], device=testdev)
+    with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device"):
+        ember.max(a, b)
+
+
+# -- properties ---------------------------------------------------------------------------------
+
+@settings(max_examples=30, deadline=None)
+@given(shape=st.lists(st.integers(1, 4), min_size=1, max_size=3), seed=st.integers(0, 2**16),
+       data=st.data())
+def test_reductions_agree_with_numpy(shape, seed, data):
+    a = np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
+    x = ember.tensor(a)
+    dims = data.draw(st.lists(st.integers(0, len(shape) - 1), unique=True, max_size=len(shape)))
+    keepdim = data.draw(st.booleans())
+    axis = tuple(dims) if dims else None
+    np.testing.assert_allclose(npv(x.sum(dims, keepdim)), a.sum(axis, keepdims=keepdim),
+                               rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(npv(x.amax(dims, keepdim)), a.max(axis, keepdims=keepdim))
+    np.testing.assert_allclose(npv(x.logsumexp(dims, keepdim)),
+                               np.log(np.exp(a).sum(axis, keepdims=keepdim)), rtol=1e-5,
+                               atol=1e-6)
+    assert x.sum(dims, keepdim).dtype is ember.float32

@@ -1,0 +1,315 @@
+"""Shape ops: NumPy references, float64 gradcheck, view-ness, PyTorch's errors, devices."""
+
+import numpy as np
+import pytest
+
+import ember
+from ember.autograd import gradcheck, gradgradcheck
+
+RNG = np.random.default_rng(0)
+
+
+def rnd(*shape, grad=True):
+    return ember.tensor(RNG.standard_normal(shape), dtype=ember.float64, requires_grad=grad)
+
+
+def np_of(t):
+    return t.detach().numpy()
+
+
+# -- forward values against NumPy, and gradcheck ------------------------------------------------
+
+CASES = {
+    "reshape": ((2, 3, 4), lambda t: t.reshape(4, -1), lambda a: a.reshape(4, -1)),
+    "view": ((2, 3, 4), lambda t: t.view(6, 4), lambda a: a.reshape(6, 4)),
+    "reshape_noncontig": ((3, 4), lambda t: t.t().reshape(-1), lambda a: a.T.reshape(-1)),
+    "squeeze_all": ((1, 3, 1, 2), lambda t: t.squeeze(), lambda a: a.squeeze()),
+    "squeeze_dim": ((1, 3, 1, 2), lambda t: t.squeeze(2), lambda a: a.squeeze(2)),
+    "squeeze_dims": ((1, 3, 1, 2), lambda t: t.squeeze((0, 1, 2)), lambda a: a.squeeze((0, 2))),
+    "squeeze_noop": ((3, 2), lambda t: t.squeeze(0), lambda a: a),
+    "unsqueeze": ((3, 2), lambda t: t.unsqueeze(-1), lambda a: a[..., None]),
+    "flatten": ((2, 3, 4), lambda t: t.flatten(1), lambda a: a.reshape(2, 12)),
+    "flatten_mid": ((2, 3, 4, 5), lambda t: t.flatten(1, 2), lambda a: a.reshape(2, 12, 5)),
+    "flatten_noncontig": ((3, 4), lambda t: t.t().flatten(), lambda a: a.T.reshape(-1)),
+    "unflatten": ((2, 12), lambda t: t.unflatten(1, (3, -1)), lambda a: a.reshape(2, 3, 4)),
+    "ravel": ((3, 4), lambda t: t.t().ravel(), lambda a: a.T.ravel()),
+    "transpose": ((2, 3, 4), lambda t: t.transpose(0, 2), lambda a: a.swapaxes(0, 2)),
+    "permute": ((2, 3, 4), lambda t: t.permute(2, 0, 1), lambda a: a.transpose(2, 0, 1)),
+    "movedim": ((2, 3, 4), lambda t: t.movedim(0, -1), lambda a: np.moveaxis(a, 0, -1)),
+    "movedim_multi": ((2, 3, 4, 5), lambda t: ember.moveaxis(t, (0, 1), (3, 0)),
+                      lambda a: np.moveaxis(a, (0, 1), (3, 0))),
+    "mT": ((2, 3, 4), lambda t: t.mT, lambda a: a.swapaxes(-1, -2)),
+    "T": ((3, 4), lambda t: t.T, lambda a: a.T),
+    "expand": ((3, 1), lambda t: t.expand(2, 3, 4), lambda a: np.broadcast_to(a, (2, 3, 4))),
+    "broadcast_to": ((1, 4), lambda t: ember.broadcast_to(t, (3, 4)),
+                     lambda a: np.broadcast_to(a, (3, 4))),
+    "repeat": ((2, 3), lambda t: t.repeat(2, 1, 3), lambda a: np.tile(a, (2, 1, 3))),
+    "tile": ((2, 3), lambda t: t.tile((2,)), lambda a: np.tile(a, (1, 2))),
+    "flip": ((2, 3, 4), lambda t: t.flip((0, 2)), lambda a: a[::-1, :, ::-1]),
+    "fliplr": ((2, 3), lambda t: t.fliplr(), lambda a: np.fliplr(a)),
+    "flipud": ((2, 3), lambda t: t.flipud(), lambda a: np.flipud(a)),
+    "roll": ((3, 4), lambda t: t.roll((1, -1), (0, 1)), lambda a: np.roll(a, (1, -1), (0, 1))),
+    "roll_flat": ((3, 4), lambda t: t.roll(5), lambda a: np.roll(a, 5)),
+    "rot90": ((2, 3), lambda t: t.rot90(1, (0, 1)), lambda a: np.rot90(a, 1, (0, 1))),
+    "rot90_k3": ((2, 3, 2), lambda t: t.rot90(-1, (1, 2)), lambda a: np.rot90(a, -1, (1, 2))),
+    "rot90_k2": ((2, 3), lambda t: t.rot90(2), lambda a: np.rot90(a, 2)),
+    "tril": ((2, 3, 4), lambda t: t.tril(1), lambda a: np.tril(a, 1)),
+    "triu": ((3, 4), lambda t: t.triu(-1), lambda a: np.triu(a, -1)),
+    "diagonal": ((3, 4), lambda t: t.diagonal(), lambda a: np.diagonal(a)),
+    "diagonal_off": ((2, 3, 4), lambda t: t.diagonal(-1, 2, 1),
+                     lambda a: np.diagonal(a, -1, 2, 1)),
+    "diag_1d": ((3,), lambda t: ember.diag(t, 1), lambda a: np.diag(a, 1)),
+    "diag_2d": ((3, 4), lambda t: ember.diag(t, -1), lambda a: np.diag(a, -1)),
+    "diag_embed": ((2, 3), lambda t: ember.diag_embed(t), lambda a: np.stack([np.diag(r)
+                                                                               for r in a])),
+    "narrow": ((4, 5), lambda t: t.narrow(1, -3, 2), lambda a: a[:, 2:4]),
+    "select": ((4, 5), lambda t: t.select(1, -1), lambda a: a[:, -1]),
+    "unbind": ((3, 2), lambda t: t.unbind(1)[1], lambda a: a[:, 1]),
+    "split": ((5, 2), lambda t: t.split(2)[2], lambda a: a[4:]),
+    "split_sizes": ((5, 2), lambda t: t.split([1, 4])[1], lambda a: a[1:]),
+    "chunk": ((5, 2), lambda t: t.chunk(3)[1], lambda a: a[2:4]),
+    "tensor_split": ((7,), lambda t: t.tensor_split(3)[0], lambda a: a[:3]),
+    "tensor_split_idx": ((7,), lambda t: t.tensor_split([2, 5])[1], lambda a: a[2:5]),
+    "atleast_3d": ((3,), lambda t: ember.atleast_3d(t), lambda a: np.atleast_3d(a)),
+    "contiguous": ((3, 4), lambda t: t.t().contiguous(), lambda a: a.T),
+}
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_forward_matches_numpy(name):
+    shape, fn, ref = CASES[name]
+    x = rnd(*shape)
+    out = fn(x)
+    expected = ref(x.detach().numpy())
+    assert out.shape == expected.shape
+    assert out.dtype == ember.float64
+    np.testing.assert_array_equal(np_of(out), expected)
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_gradcheck(name):
+    shape, fn, _ = CASES[name]
+    assert gradcheck(fn, (rnd(*shape),))
+
+
+@pytest.mark.parametrize("name", ["flip", "repeat", "diagonal", "tril", "diag_embed", "roll"])
+def test_gradgradcheck(name):
+    shape, fn, _ = CASES[name]
+    assert gradgradcheck(fn, (rnd(*shape),))
+
+
+def test_squeeze_keeps_non_unit_dims_pytorch2():
+    x = ember.zeros(1, 3, 1)
+    assert x.squeeze(1).shape == (1, 3, 1)
+    assert x.squeeze((0, 1)).shape == (3, 1)
+    assert ember.zeros(()).squeeze(0).shape == ()
+    assert x.squeeze(-1).grad_fn is None
+
+
+def test_flatten_same_dim_returns_self():
+    x = ember.zeros(3)
+    assert x.flatten() is x
+    assert ember.tensor(1.0).flatten().shape == (1,)
+
+
+def test_contiguous_returns_self_when_contiguous():
+    x = rnd(3, 4)
+    assert x.contiguous() is x
+    y = x.t().contiguous()
+    assert y.is_contiguous() and y.grad_fn.name() == "CloneBackward0"
+
+
+def test_view_as_reshape_as():
+    x = rnd(2, 6)
+    assert x.view_as(ember.zeros(3, 4)).shape == (3, 4)
+    assert x.t().reshape_as(ember.zeros(4, 3)).shape == (4, 3)
+
+
+def test_broadcast_tensors_and_shapes():
+    a, b = ember.zeros(3, 1), ember.zeros(4)
+    ea, eb = ember.broadcast_tensors(a, b)
+    assert ea.shape == eb.shape == (3, 4)
+    assert ember.broadcast_shapes((2,), (3, 1), (1, 1, 1)) == ember.Size([1, 3, 2])
+    assert ember.broadcast_shapes(5, (1,)) == (5,)
+    with pytest.raises(RuntimeError, match="Attempting to broadcast a dimension of length 3"):
+        ember.broadcast_shapes((2, 3), (3, 3))
+    with pytest.raises(RuntimeError, match=r"The size of tensor a \(2\) must match the size of "
+                                           r"tensor b \(3\) at non-singleton dimension 0"):
+        ember.broadcast_tensors(ember.zeros(2), ember.zeros(3))
+
+
+def test_split_chunk_counts():
+    x = ember.arange(5)
+    assert [len(c) for c in x.split(2)] == [2, 2, 1]
+    assert [len(c) for c in x.chunk(3)] == [2, 2, 1]
+    assert [len(c) for c in ember.arange(6).chunk(4)] == [2, 2, 2]
+    assert [len(c) for c in ember.zeros(0).chunk(3)] == [0, 0, 0]
+    assert [len(c) for c in x.tensor_split(3)] == [2, 2, 1]
+    assert [len(c) for c in x.tensor_split([1, 4])] == [1, 3, 1]
+    assert [c.shape for c in ember.hsplit(ember.zeros(2, 4), 2)] == [(2, 2), (2, 2)]
+    assert [c.shape for c in ember.vsplit(ember.zeros(4, 2), [1])] == [(1, 2), (3, 2)]
+
+
+def test_atleast_nd():
+    s, v, m = ember.tensor(1.0), ember.zeros(2), ember.zeros(2, 3)
+    assert ember.atleast_1d(s).shape == (1,)
+    assert ember.atleast_1d(v) is v
+    assert [t.shape for t in ember.atleast_2d(s, v)] == [(1, 1), (1, 2)]
+    assert [t.shape for t in ember.atleast_3d([v])] == [(1, 2, 1)]
+    assert ember.atleast_3d(m).shape == (2, 3, 1)
+
+
+# -- joins ----------------------------------------------------------------------------------------
+
+def test_cat_values_and_dtype_promotion():
+    a = ember.tensor([[1, 2]], dtype=ember.int32)
+    b = ember.tensor([[0.5, 1.5]], dtype=ember.float32)
+    out = ember.cat([a, b])
+    assert out.dtype == ember.float32
+    np.testing.assert_array_equal(out.numpy(), [[1, 2], [0.5, 1.5]])
+    assert ember.concat([a, a], dim=1).shape == (1, 4)
+    assert ember.concatenate([a, a], axis=1).shape == (1, 4)
+    assert ember.cat([ember.zeros(2, 3), ember.zeros(2, 3, dtype=ember.float64)]).dtype == \
+        ember.float64
+
+
+def test_cat_skips_legacy_empty_1d():
+    x = ember.ones(2, 3)
+    out = ember.cat([ember.zeros(0), x, ember.zeros(0)], 1)
+    np.testing.assert_array_equal(out.numpy(), x.numpy())
+    assert ember.cat([ember.zeros(0), ember.zeros(0, dtype=ember.float64)]).shape == (0,)
+
+
+def test_cat_gradients_reach_each_input_with_its_dtype():
+    a = rnd(2, 3)
+    b = ember.tensor(RNG.standard_normal((2, 1)), dtype=ember.float32, requires_grad=True)
+    out = ember.cat([a, b], 1)
+    (out * ember.arange(4.0, dtype=ember.float64)).sum().backward()
+    np.testing.assert_array_equal(a.grad.numpy(), np.tile([0.0, 1, 2], (2, 1)))
+    assert b.grad.dtype == ember.float32
+    np.testing.assert_array_equal(b.grad.numpy(), [[3.0], [3.0]])
+
+
+def test_cat_stack_gradcheck_and_gradgradcheck():
+    a, b = rnd(2, 3), rnd(2, 3)
+    assert gradcheck(lambda x, y: ember.cat([x, y, x], -1), (a, b))
+    assert gradgradcheck(lambda x, y: ember.cat([x, y * y], 0), (a, b))
+    assert gradcheck(lambda x, y: ember.stack([x, y], 1), (a, b))
+    assert gradcheck(lambda x, y: ember.vstack([x, y]), (a, b))
+    assert gradcheck(lambda x, y: ember.dstack([x, y]), (a, b))
+
+
+def test_stack_family_matches_numpy():
+    a, b = np.arange(6.0).reshape(2, 3), np.arange(6.0, 12).reshape(2, 3)
+    ea, eb = ember.tensor(a), ember.tensor(b)
+    for efn, nfn in ((ember.stack, np.stack), (ember.hstack, np.hstack),
+                     (ember.vstack, np.vstack), (ember.row_stack, np.vstack),
+                     (ember.dstack, np.dstack), (ember.column_stack, np.column_stack)):
+        np.testing.assert_array_equal(efn([ea, eb]).numpy(), nfn([a, b]))
+    np.testing.assert_array_equal(ember.stack([ea, eb], dim=-1).numpy(), np.stack([a, b], -1))
+    v = ember.tensor([1.0, 2.0])
+    np.testing.assert_array_equal(ember.column_stack([v, v]).numpy(), [[1, 1], [2, 2]])
+    np.testing.assert_array_equal(ember.hstack([v, v]).numpy(), [1, 2, 1, 2])
+
+
+def test_cat_out():
+    out = ember.empty(0)
+    r = ember.cat([ember.ones(2), ember.zeros(1)], out=out)
+    assert r is out and out.tolist() == [1.0, 1.0, 0.0]
+
+
+# -- errors (PyTorch's words) --------------------------------------------------------------------
+
+ERRORS = [
+    (lambda: ember.cat([]), ValueError, "expected a non-empty list of Tensors"),
+    (lambda: ember.cat(ember.zeros(2)), TypeError, "must be tuple of Tensors, not Tensor"),
+    (lambda: ember.cat([ember.zeros(3, 4), ember.zeros(2, 3)], 1), RuntimeError,
+     r"Sizes of tensors must match except in dimension 1. Expected size 3 but got size 2 for "
+     r"tensor number 1 in the list."),
+    (lambda: ember.cat([ember.zeros(3, 4), ember.zeros(3)], 1), RuntimeError,
+     "Tensors must have same number of dimensions: got 2 and 1"),
+    (lambda: ember.cat([ember.tensor(1.0)]), RuntimeError,
+     r"zero-dimensional tensor \(at position 0\) cannot be concatenated"),
+    (lambda: ember.cat([ember.zeros(3, 4)], 2), IndexError,
+     r"Dimension out of range \(expected to be in range of \[-2, 1\], but got 2\)"),
+    (lambda: ember.stack([ember.zeros(2), ember.zeros(3)]), RuntimeError,
+     r"stack expects each tensor to be equal size, but got \[2\] at entry 0 and \[3\] at "
+     r"entry 1"),
+    (lambda: ember.stack([]), RuntimeError, "stack expects a non-empty TensorList"),
+    (lambda: ember.zeros(2, 3).view(-1, -1), RuntimeError, "only one dimension can be inferred"),
+    (lambda: ember.zeros(2, 3).view(4), RuntimeError, r"shape '\[4\]' is invalid for input of "
+                                                      "size 6"),
+    (lambda: ember.zeros(2, 3).t().view(6), RuntimeError, "view size is not compatible"),
+    (lambda: ember.zeros(3).expand(2, 2), RuntimeError,
+     r"The expanded size of the tensor \(2\) must match the existing size \(3\) at "
+     r"non-singleton dimension 1"),
+    (lambda: ember.zeros(3, 4).squeeze(2), IndexError, "Dimension out of range"),
+    (lambda: ember.zeros(3, 4).flatten(1, 0), RuntimeError,
+     "flatten\\(\\) has invalid args: start_dim cannot come after end_dim"),
+    (lambda: ember.zeros(3, 4).unflatten(1, (3, 2)), RuntimeError,
+     r"unflatten: Provided sizes \[3, 2\] don't multiply up to the size of dim 1 \(4\)"),
+    (lambda: ember.zeros(3, 4).narrow(0, 2, 2), RuntimeError,
+     r"start \(2\) \+ length \(2\) exceeds dimension size \(3\)."),
+    (lambda: ember.zeros(3, 4).narrow(0, 5, 0), IndexError, "start out of range"),
+    (lambda: ember.zeros(3, 4).select(0, 5), IndexError,
+     r"select\(\): index 5 out of range for tensor of size \[3, 4\] at dimension 0"),
+    (lambda: ember.tensor(1.0).select(0, 0), IndexError, "select\\(\\) cannot be applied"),
+    (lambda: ember.zeros(3, 4).repeat(2), RuntimeError,
+     "Number of dimensions of repeat dims can not be smaller"),
+    (lambda: ember.zeros(3).fliplr(), RuntimeError, "Input must be >= 2-d."),
+    (lambda: ember.zeros(3, 4).flip((0, 0)), RuntimeError, "dim 0 appears multiple times"),
+    (lambda: ember.zeros(3, 4).roll((1, 2), (0,)), RuntimeError,
+     "shifts and dimensions must align. shifts: 2, dims:1"),
+    (lambda: ember.zeros(3).tril(), RuntimeError,
+     "tril: input tensor must have at least 2 dimensions"),
+    (lambda: ember.zeros(3, 4).diagonal(0, 0, 0), RuntimeError,
+     "diagonal dimensions cannot be identical 0, 0"),
+    (lambda: ember.diag(ember.zeros(2, 3, 3)), RuntimeError, "Supports 1D or 2D tensors. Got 3D"),
+    (lambda: ember.zeros(3, 4).chunk(0), RuntimeError, "chunk expects `chunks` to be greater"),
+    (lambda: ember.zeros(3, 4).split(0), RuntimeError, "split_size can only be 0"),
+    (lambda: ember.zeros(3, 4).split([1, 1]), RuntimeError,
+     "split_with_sizes expects split_sizes to sum exactly to 3"),
+    (lambda: ember.zeros(3, 4).movedim((0, 1), (0,)), RuntimeError,
+     "movedim: Invalid source or destination dims"),
+    (lambda: ember.zeros(3, 4).movedim((0, 0), (0, 1)), RuntimeError,
+     r"movedim: repeated dim in `source` \(\[0, 0\]\)"),
+    (lambda: ember.zeros(3, 4).rot90(1, (0, 0)), RuntimeError,
+     "expected rotation dims to be different"),
+    (lambda: ember.zeros(3).rot90(), RuntimeError, "expected total dims >= 2"),
+    (lambda: ember.zeros(2).mT, RuntimeError, "tensor.mT is only supported on matrices"),
+    (lambda: ember.zeros(3, 4).permute(0), RuntimeError, "number of dimensions in the tensor"),
+    (lambda: ember.zeros(3, 4).transpose(0, 2), IndexError, "Dimension out of range"),
+    (lambda: ember.zeros(5).tensor_split(0), RuntimeError,
+     "number of sections must be larger than 0"),
+]
+
+
+@pytest.mark.parametrize("fn,exc,msg", ERRORS)
+def test_errors(fn, exc, msg):
+    with pytest.raises(exc, match=msg):
+        fn()
+
+
+# -- devices -------------------------------------------------------------------------------------
+
+def test_ops_keep_device(testdev):
+    x = ember.arange(12.0).reshape(3, 4).to(testdev)
+    outs = [x.t(), x.reshape(-1), x.flip(0), x.roll(1, 0), x.repeat(2, 1), x.diagonal(),
+            ember.cat([x, x]), ember.stack([x, x]), x.tril(), ember.diag(x), x.split(2)[0],
+            x.squeeze(), x.unsqueeze(0), x.t().contiguous()]
+    for o in outs:
+        assert o.device == testdev
+
+
+def test_joins_reject_mixed_devices(testdev):
+    with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device"):
+        ember.cat([ember.zeros(2), ember.zeros(2, device=testdev)])
+    with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device"):
+        ember.stack([ember.zeros(2), ember.zeros(2, device=testdev)])
+
+
+def test_grad_on_device(testdev):
+    x = ember.arange(6.0).reshape(2, 3).to(testdev).requires_grad_()
+    ember.cat([x.flip(1), x.t().reshape(2, 3)]).sum().backward()
+    assert x.grad.device == testdev
+    np.testing.assert_array_equal(x.grad._host(), np.full((2, 3), 2.0))
