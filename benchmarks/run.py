@@ -37,9 +37,8 @@ def main() -> None:
         torch.set_num_threads(os.cpu_count() or 1)
     except ImportError:
         torch = None
-    import numpy as np
-
     import bench_core
+    import numpy as np
 
     results = bench_core.workloads(torch)
     print(f"date: {datetime.date.today()}  machine: {platform.machine()}, {os.cpu_count()} "
