@@ -1,11 +1,13 @@
 """The backward engine: walks the recorded graph from the outputs to the leaves.
 
-``run_backward`` counts each node's consumers, then runs nodes when all their gradients
-have arrived, summing gradients that meet at a node. With ``create_graph`` the backward
+``run_backward`` runs nodes in reverse creation order (a node's consumers are always newer
+than it), summing gradients that meet at a node. With ``create_graph`` the backward
 functions run with grad mode on, so the gradients carry a graph of their own.
 """
 
 from __future__ import annotations
+
+import heapq
 
 from .grad_mode import GRAD
 from .graph import _ANOMALY, AccumulateGrad, Node, accumulate_node
@@ -13,24 +15,6 @@ from .graph import _ANOMALY, AccumulateGrad, Node, accumulate_node
 _make = None  # ember._tensor._make, bound at import of ember._tensor (import cycle)
 
 __all__ = ["run_backward"]
-
-
-def _collect_dependencies(roots):
-    """How many edges lead into each node reachable from ``roots``."""
-    deps: dict = {}
-    stack = list(dict.fromkeys(n for n in roots if n is not None))
-    expanded = set(stack)  # roots are walked from the start; reached again, only counted
-    while stack:
-        for nxt, _ in stack.pop().next_functions:
-            if nxt is None:
-                continue
-            if nxt in deps:
-                deps[nxt] += 1
-            else:
-                deps[nxt] = 1
-                if nxt not in expanded:
-                    stack.append(nxt)
-    return deps
 
 
 def _needed_nodes(roots, targets):
@@ -145,15 +129,20 @@ def run_backward(roots, root_grads, retain_graph: bool, create_graph: bool,
                  inputs=None, accumulate: bool = True, allow_unused: bool = True):
     """Backpropagate ``root_grads`` from the ``roots`` edges.
 
+    Inner nodes run from a heap in decreasing creation order (``seq``): every consumer of a
+    node was created after it, so when a node is popped all its gradients have arrived and
+    no dependency-counting pass is needed. Leaves (AccumulateGrad) are sinks and run last.
     ``inputs`` (edges) restrict the run; with ``accumulate=False`` their gradients are
     returned instead of accumulated into ``.grad`` (``autograd.grad``).
     """
-    root_nodes = [n for n, _ in roots]
-    deps = _collect_dependencies(root_nodes)
     buffers: dict = {}
+    heap: list = []
+    leaves: list = []
     for (node, nr), g in zip(roots, root_grads):
         if node is None:
             continue
+        if node not in buffers:
+            _discover(node, heap, leaves)
         if node._n_out == 1:
             buffers[node] = _add(buffers.get(node), g)
         else:
@@ -161,42 +150,37 @@ def run_backward(roots, root_grads, retain_graph: bool, create_graph: bool,
             if buf is None:
                 buf = buffers[node] = [None] * node._n_out
             buf[nr] = _add(buf[nr], g)
+        buffers.setdefault(node, None)
 
     capture = needed = None
     if inputs is not None:
+        root_nodes = [n for n, _ in roots]
         targets = {n for n, _ in inputs if n is not None}
         needed = _needed_nodes(root_nodes, targets)
         needed.update(targets)
         capture = {e: None for e in inputs}
 
-    ready = [n for n in dict.fromkeys(root_nodes) if n is not None and n not in deps]
     taken = {id(g._data) for g in root_grads if g is not None}
     prev_mode = GRAD.enabled
     GRAD.enabled = create_graph
     anomaly = _ANOMALY[0]
+    pop = heapq.heappop
+    push = heapq.heappush
     try:
-        while ready:
-            node = ready.pop()
-            grad = buffers.pop(node, None)
+        while heap:
+            node = pop(heap)[1]
+            grad = buffers.pop(node)
             single = node._n_out == 1
-            if needed is not None and node not in needed:
-                _release_children(node, deps, ready)
+            if needed is not None and (node not in needed or not _leads_further(node, needed)):
+                if node in needed:
+                    _capture(capture, node, grad, single)
                 continue
             if node._pre_hooks:
                 grad = _apply_pre_hooks(node, grad)
             if node._retain:
                 _retain_grads(node, grad, node._retain)
             if capture is not None:
-                for e in capture:
-                    if e[0] is node:
-                        capture[e] = grad if single else grad[e[1]]
-            if node.__class__ is AccumulateGrad:
-                if accumulate:
-                    _accumulate_leaf(node, grad, create_graph, taken)
-                continue
-            if capture is not None and not _leads_further(node, needed):
-                _release_children(node, deps, ready)
-                continue
+                _capture(capture, node, grad, single)
             if node.versions is not None or node.out_vc is not None:
                 node._check_versions()
             elif node.saved is None:
@@ -225,21 +209,35 @@ def run_backward(roots, root_grads, retain_graph: bool, create_graph: bool,
             for (nxt, nr), g in zip(node.next_functions, grads_in):
                 if nxt is None:
                     continue
-                if g is not None:
+                if nxt in buffers:
+                    if g is None:
+                        continue
                     if nxt._n_out == 1:
-                        prev = buffers.get(nxt)
+                        prev = buffers[nxt]
                         buffers[nxt] = g if prev is None else prev + g
-                    else:
-                        buf = buffers.get(nxt)
-                        if buf is None:
-                            buf = buffers[nxt] = [None] * nxt._n_out
-                        buf[nr] = g if buf[nr] is None else buf[nr] + g
-                left = deps[nxt] - 1
-                if left:
-                    deps[nxt] = left
+                        continue
+                    buf = buffers[nxt]
                 else:
-                    del deps[nxt]
-                    ready.append(nxt)
+                    if nxt.seq:
+                        push(heap, (-nxt.seq, nxt))
+                    else:
+                        leaves.append(nxt)
+                    if nxt._n_out == 1:
+                        buffers[nxt] = g
+                        continue
+                    buf = buffers[nxt] = [None] * nxt._n_out
+                if g is not None:
+                    buf[nr] = g if buf[nr] is None else buf[nr] + g
+        for node in leaves:
+            grad = buffers.pop(node)
+            if needed is not None and node not in needed:
+                continue
+            if node._pre_hooks:
+                grad = _apply_pre_hooks(node, grad)
+            if capture is not None:
+                _capture(capture, node, grad, True)
+            if accumulate:
+                _accumulate_leaf(node, grad, create_graph, taken)
     finally:
         GRAD.enabled = prev_mode
     if capture is not None:
@@ -247,22 +245,21 @@ def run_backward(roots, root_grads, retain_graph: bool, create_graph: bool,
     return None
 
 
+def _discover(node, heap, leaves) -> None:
+    if node.seq:
+        heapq.heappush(heap, (-node.seq, node))
+    else:
+        leaves.append(node)
+
+
+def _capture(capture, node, grad, single) -> None:
+    for e in capture:
+        if e[0] is node:
+            capture[e] = grad if single else grad[e[1]]
 
 
 def _leads_further(node, needed) -> bool:
     return any(n is not None and n in needed for n, _ in node.next_functions)
-
-
-def _release_children(node, deps, ready):
-    for nxt, _ in node.next_functions:
-        if nxt is None:
-            continue
-        left = deps[nxt] - 1
-        if left:
-            deps[nxt] = left
-        else:
-            del deps[nxt]
-            ready.append(nxt)
 
 
 def _fill_missing(node, grads):

@@ -30,7 +30,7 @@ import warnings
 
 from .. import _tensor
 from .grad_mode import GRAD
-from .graph import _ANOMALY, Node, edge, make_node_class, record
+from .graph import _ANOMALY, Node, edge, make_node_class, new_node, record
 
 __all__ = ["Function", "FunctionCtx", "BackwardCFunction", "InplaceFunction",
            "once_differentiable"]
@@ -268,7 +268,7 @@ class Function(_SingleLevelFunction):
         """Run ``forward`` on ``args`` and record one node for the call."""
         if kwargs or cls._setup_ctx:
             args, kwargs = cls._bind(args, kwargs)
-        ctx = _new(cls._backward_cls)
+        ctx = new_node(cls._backward_cls)
         Tensor = _tensor.Tensor
         needs = ctx.needs_input_grad = tuple([isinstance(a, Tensor) and a.requires_grad
                                               for a in args])

@@ -7,6 +7,7 @@ on (``create_graph=True``) records the graph of the gradient itself.
 
 from __future__ import annotations
 
+import itertools
 import re
 import weakref
 
@@ -46,7 +47,7 @@ class _HookDict(dict):
 class Node:
     """A node of the backward graph (``tensor.grad_fn``)."""
 
-    __slots__ = ("next_functions", "saved", "versions", "ctx", "device", "__weakref__",
+    __slots__ = ("next_functions", "saved", "versions", "ctx", "device", "seq", "__weakref__",
                  "__dict__")
     _n_out = 1
     # rare fields: class-level defaults, set per instance (in __dict__) only when used
@@ -181,6 +182,7 @@ class AccumulateGrad(Node):
 
     def __init__(self, variable):
         self._variable = weakref.ref(variable)
+        self.seq = 0  # a sink: the engine runs leaves after the heap of inner nodes
         self.next_functions = ()
         self.saved = ()
         self.versions = None
@@ -216,6 +218,18 @@ def make_node_class(name: str, backward, n_out: int = 1) -> type:
     return type(name, (Node,), {"__slots__": (), "backward": backward, "_n_out": n_out})
 
 
+#: creation order of nodes: a node is always made after the nodes of its inputs, so the
+#: engine runs nodes in decreasing ``seq`` and needs no dependency-counting pass
+_SEQ = itertools.count(1)
+
+
+def new_node(node_cls):
+    """An empty node of ``node_cls`` stamped with its creation order (every node is made so)."""
+    node = _new(node_cls)
+    node.seq = next(_SEQ)
+    return node
+
+
 _ANOMALY = [False, True]  # [enabled, check_nan]
 _new = object.__new__
 _Tensor = None  # set by ember._tensor at import (graph.py must not import it: cycle)
@@ -232,6 +246,7 @@ def record(node_cls, out, inputs, saved=(), ctx=None, save_output: bool = False)
     reference cycle. This runs once per recorded op, so edges are built inline.
     """
     node = _new(node_cls)
+    node.seq = next(_SEQ)
     edges = []
     for t in inputs:
         if t is None or not t.requires_grad:

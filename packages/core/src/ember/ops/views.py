@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from .._tensor import Tensor, _make
 from ..autograd.grad_mode import GRAD
-from ..autograd.graph import edge, make_node_class, record
+from ..autograd.graph import edge, make_node_class, new_node, record
 
 __all__ = ["make_view", "copy_slices", "view_fn_of"]
 
@@ -122,7 +122,7 @@ def copy_slices(base: Tensor, view: Tensor, result: Tensor) -> None:
     nr = getattr(base, "_nr", 0)
     if nr:
         old_base._nr = nr
-    node = object.__new__(CopySlices)
+    node = new_node(CopySlices)
     others = rnode.next_functions[1:] if rnode is not None else ()
     node.next_functions = (edge(old_base), *others)
     node.saved = ()
