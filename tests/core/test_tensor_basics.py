@@ -160,3 +160,22 @@ def test_matmul_rules_and_errors():
     assert (ember.ones(5, 2, 3) @ ember.ones(3)).shape == (5, 2)
     assert (ember.ones(3) @ ember.ones(5, 3, 2)).shape == (5, 2)
     assert (ember.ones(4, 1, 2, 3) @ ember.ones(5, 3, 2)).shape == (4, 5, 2, 2)
+
+
+def test_out_argument_writes_and_refuses_autograd():
+    a = ember.eye(3) * 2
+    o = ember.empty(0)
+    assert ember.linalg.inv(a, out=o) is o
+    np.testing.assert_allclose(o.numpy(), np.eye(3) / 2)
+    q, r = ember.empty(0), ember.empty(0)
+    res = ember.linalg.qr(a, out=(q, r))
+    assert res.Q is q and res.R is r
+    np.testing.assert_allclose((q @ r).numpy(), a.numpy(), atol=1e-6)
+    dst = ember.empty(2)
+    assert ember.add(ember.ones(2), 1, out=dst) is dst and dst.tolist() == [2.0, 2.0]
+    x = ember.ones(2, requires_grad=True)
+    with pytest.raises(RuntimeError, match=r"add\(\): functions with out=\.\.\. arguments don't "
+                       "support automatic differentiation"):
+        ember.add(x, x, out=ember.empty(2))
+    with pytest.raises(TypeError, match="tuple of 2 Tensors"):
+        ember.linalg.qr(a, out=q)

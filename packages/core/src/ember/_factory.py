@@ -20,6 +20,7 @@ from . import _dtype
 from ._device import device as _device_cls
 from ._tensor import CPU, Tensor, _canonical_device, _make
 from .backends import backend_of
+from .ops._core import accepts_out, write_out  # noqa: F401 - re-exported for ops
 from .ops.registry import register_method
 
 __all__ = ["tensor", "as_tensor", "asarray", "from_numpy", "zeros", "ones", "full", "empty",
@@ -65,24 +66,6 @@ def finish(t: Tensor, requires_grad: bool, out: Tensor | None = None) -> Tensor:
     if out is not None:
         return write_out(out, t)
     return t
-
-
-def write_out(out: Tensor, result: Tensor) -> Tensor:
-    """Copy ``result`` into ``out`` (resized when its shape differs), as ``out=`` does."""
-    if not isinstance(out, Tensor):
-        raise TypeError(f"argument 'out' must be Tensor, not {type(out).__name__}")
-    if out._device is not result._device:
-        raise RuntimeError(f"Expected out tensor to have device {result._device}, but got "
-                           f"{out._device} instead")
-    data = result._data
-    if data.dtype != out._data.dtype:
-        data = data.astype(out._data.dtype)
-    if out._data.shape == data.shape:
-        out._data[...] = data
-    else:
-        out._data = data.copy() if data is result._data else data
-    out._bump_version()
-    return out
 
 
 def check_size(size, name: str = "") -> tuple:

@@ -8,7 +8,7 @@ Every function is differentiable (float64 gradchecks in the tests); the gradient
 
 from __future__ import annotations
 
-from ..ops._core import _pretty
+from ..ops._core import _pretty, accepts_out
 from ..ops.linalg import _cross, _tname, matmul
 from ._common import (
     LinalgCholeskyExResult,
@@ -49,11 +49,13 @@ __all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cross", "det", "eigh", "ei
            "vector_norm"]
 
 
+@accepts_out
 def cross(input, other, *, dim=-1, out=None):
     """Cross product of 3-vectors along ``dim``, batches broadcast."""
     return _cross(input, other, dim)
 
 
+@accepts_out
 def vecdot(x, y, *, dim=-1, out=None):
     """Dot product of vectors along ``dim`` (batches broadcast)."""
     for t in (x, y):
@@ -84,6 +86,7 @@ def _chain_order(dims):
     return split
 
 
+@accepts_out
 def multi_dot(tensors, *, out=None):
     """The product of a chain of matrices in the cheapest order; the first may be a row
     vector (1-D) and the last a column vector (1-D)."""

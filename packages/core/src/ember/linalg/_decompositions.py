@@ -8,7 +8,7 @@ import numpy as np
 from .._tensor import _make
 from ..autograd.grad_mode import GRAD
 from ..autograd.graph import make_node_class, record
-from ..ops._core import _pretty, check_same_device, sum_to_size, xp_of
+from ..ops._core import _pretty, accepts_out, check_same_device, sum_to_size, xp_of
 from ..ops.linalg import broadcast_shapes_or_raise
 from ._common import (
     LinalgCholeskyExResult,
@@ -57,6 +57,7 @@ def _inv_bw(node, g):
 LinalgInvExBackward0 = make_node_class("LinalgInvExBackward0", _inv_bw)
 
 
+@accepts_out
 def inv(A, *, out=None):
     """Inverse of a square matrix (or batch); ``LinAlgError`` when it is singular."""
     check_matrix(A, "linalg.inv", square=True)
@@ -70,6 +71,7 @@ def inv(A, *, out=None):
     return res
 
 
+@accepts_out
 def inv_ex(A, *, check_errors=False, out=None):
     """``(inverse, info)``; ``info`` is the LAPACK status (0: success)."""
     try:
@@ -114,6 +116,7 @@ def _singular_det_grad(A, g):
 LinalgDetBackward0 = make_node_class("LinalgDetBackward0", _det_bw)
 
 
+@accepts_out
 def det(A, *, out=None):
     """Determinant of a square matrix (or batch)."""
     check_matrix(A, "linalg.det", square=True)
@@ -134,6 +137,7 @@ def _slogdet_bw(node, grads):
 LinalgSlogdetBackward0 = make_node_class("LinalgSlogdetBackward0", _slogdet_bw, n_out=2)
 
 
+@accepts_out
 def slogdet(A, *, out=None):
     """``(sign, logabsdet)`` of the determinant; only ``logabsdet`` has a gradient."""
     check_matrix(A, "linalg.slogdet", square=True)
@@ -167,6 +171,7 @@ def _solve_bw(node, g):
 LinalgSolveExBackward0 = make_node_class("LinalgSolveExBackward0", _solve_bw)
 
 
+@accepts_out
 def solve(A, B, *, left=True, out=None):
     """The solution ``X`` of ``A X = B`` (``X A = B`` with ``left=False``), batches broadcast;
     ``B`` of ``A``'s shape without the last dim (or 1-D) is a vector right-hand side."""
@@ -248,6 +253,7 @@ def _not_pd_order(a) -> int:
     return 0
 
 
+@accepts_out
 def cholesky(A, *, upper=False, out=None, _name="linalg.cholesky"):
     """Cholesky factor ``L`` (``A = L L^T``, lower triangle of ``A`` read); ``upper=True``
     gives ``L^T``. ``LinAlgError`` when ``A`` is not positive-definite."""
@@ -267,6 +273,7 @@ def cholesky(A, *, upper=False, out=None, _name="linalg.cholesky"):
     return res
 
 
+@accepts_out
 def cholesky_ex(A, *, upper=False, check_errors=False, out=None):
     """``(L, info)``; ``info`` is the order of the failing leading minor (0: success)."""
     try:
@@ -331,6 +338,7 @@ def _cat_last(a, b):
 LinalgQrBackward0 = make_node_class("LinalgQrBackward0", _qr_bw, n_out=2)
 
 
+@accepts_out
 def qr(A, mode="reduced", *, out=None):
     """QR decomposition ``A = Q R``; ``mode``: 'reduced', 'complete' or 'r' (R only)."""
     if mode not in ("reduced", "complete", "r"):
@@ -383,6 +391,7 @@ def _check_eigh(A, UPLO):
     check_matrix(A, "linalg.eigh", square=True)
 
 
+@accepts_out
 def eigh(A, UPLO="L", *, out=None):
     """Eigenvalues (ascending) and eigenvectors of a symmetric matrix, of which only the
     ``UPLO`` triangle is read. Gradients assume distinct eigenvalues."""
@@ -394,6 +403,7 @@ def eigh(A, UPLO="L", *, out=None):
     return LinalgEighResult(L, V)
 
 
+@accepts_out
 def eigvalsh(A, UPLO="L", *, out=None):
     """Eigenvalues (ascending) of a symmetric matrix."""
     if _needs_grad(A):
@@ -452,6 +462,7 @@ def _svd_bw(node, grads):
 LinalgSvdBackward0 = make_node_class("LinalgSvdBackward0", _svd_bw, n_out=3)
 
 
+@accepts_out
 def svd(A, full_matrices=True, *, driver=None, out=None):
     """Singular value decomposition ``A = U diag(S) Vh`` (``S`` descending). Gradients
     assume distinct singular values and, like PyTorch's, do not depend on the sign
@@ -477,6 +488,7 @@ def svd(A, full_matrices=True, *, driver=None, out=None):
     return LinalgSvdResult(U, S, Vh)
 
 
+@accepts_out
 def svdvals(A, *, driver=None, out=None):
     """Singular values, descending."""
     if _needs_grad(A):
@@ -518,6 +530,7 @@ def _pinv_bw(node, g):
 LinalgPinvBackward0 = make_node_class("LinalgPinvBackward0", _pinv_bw)
 
 
+@accepts_out
 def pinv(A, *, atol=None, rtol=None, hermitian=False, rcond=None, out=None):
     """Moore-Penrose pseudo-inverse (through the SVD; ``hermitian`` uses ``eigh``).
     Singular values below ``max(atol, rtol * s_max)`` are treated as zero."""
@@ -547,6 +560,7 @@ def pinv(A, *, atol=None, rtol=None, hermitian=False, rcond=None, out=None):
     return res
 
 
+@accepts_out
 def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, tol=None, out=None):
     """Number of singular values above ``max(atol, rtol * s_max)`` (an int64 tensor)."""
     d = A._data
@@ -602,6 +616,7 @@ def lstsq(A, B, rcond=None, *, driver=None):
 
 # -- matrix_power ---------------------------------------------------------------------------
 
+@accepts_out
 def matrix_power(A, n: int, *, out=None):
     """``A`` to the integer power ``n`` by repeated squaring (``n < 0`` inverts first)."""
     d = A._data

@@ -12,7 +12,7 @@ from .. import _dtype
 from .._tensor import _make
 from ..autograd.grad_mode import GRAD
 from ..autograd.graph import make_node_class, record
-from ..ops._core import _pretty, normalize_dims, xp_of
+from ..ops._core import _pretty, accepts_out, normalize_dims, xp_of
 from ._common import const
 from ._decompositions import svdvals
 
@@ -92,6 +92,7 @@ def _cast_for_norm(x, dtype, fn):
     return x.to(dt)
 
 
+@accepts_out
 def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
     """The ``ord``-norm of ``x`` over ``dim`` (all dims when None) as a vector:
     ``sum(|x|^ord)^(1/ord)``, max/min of ``|x|`` for +-inf, count of nonzeros for 0."""
@@ -119,6 +120,7 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
 _MATRIX_ORDS = ("fro", "nuc", _INF, -_INF, 1, -1, 2, -2)
 
 
+@accepts_out
 def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=None):
     """Matrix norm over the two dims ``dim``: 'fro', 'nuc' (sum of singular values), 2 / -2
     (largest / smallest singular value), 1 / -1 (max / min column abs-sum), inf / -inf
@@ -161,6 +163,7 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=No
     return r
 
 
+@accepts_out
 def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None, out=None):
     """``vector_norm`` or ``matrix_norm`` as ``ord`` and ``dim`` say (``torch.linalg.norm``):
     a matrix norm for a string ``ord``, two dims, or a 2-D input with ``ord`` and no dim."""

@@ -461,3 +461,49 @@ def broadcast_array(arr, shape):
 
 def xp_of_array(arr):
     return np if isinstance(arr, np.ndarray) else __import__("cupy")
+
+
+# -- out= ------------------------------------------------------------------------------------
+
+def write_out(out: Tensor, result: Tensor) -> Tensor:
+    """Copy ``result`` into ``out`` (resized when its shape differs), as ``out=`` does."""
+    if not isinstance(out, Tensor):
+        raise TypeError(f"argument 'out' must be Tensor, not {type(out).__name__}")
+    if result.requires_grad and GRAD.enabled:
+        name = result.grad_fn.name().rstrip("0123456789").removesuffix("Backward") \
+            if result.grad_fn is not None else "op"
+        raise RuntimeError(f"{name.lower()}(): functions with out=... arguments don't support "
+                           "automatic differentiation, but one of the arguments requires grad.")
+    if out._device is not result._device:
+        raise RuntimeError(f"Expected out tensor to have device {result._device}, but got "
+                           f"{out._device} instead")
+    data = result._data
+    if data.dtype != out._data.dtype:
+        data = data.astype(out._data.dtype)
+    if out._data.shape == data.shape:
+        out._data[...] = data
+    else:
+        out._data = data.copy() if data is result._data else data
+    out._bump_version()
+    return out
+
+
+def accepts_out(fn):
+    """Give ``fn`` PyTorch's ``out=`` keyword: the result (or each of a tuple of results) is
+    written into the given tensor(s), which are returned."""
+    import functools
+
+    @functools.wraps(fn)
+    def wrapper(*args, out=None, **kwargs):
+        result = fn(*args, **kwargs)
+        if out is None:
+            return result
+        if isinstance(result, tuple):
+            if not isinstance(out, (tuple, list)) or len(out) != len(result):
+                raise TypeError(f"{fn.__name__}(): argument 'out' must be a tuple of "
+                                f"{len(result)} Tensors")
+            written = [write_out(o, r) for o, r in zip(out, result)]
+            return type(result)(*written) if hasattr(result, "_fields") else tuple(written)
+        return write_out(out, result)
+
+    return wrapper

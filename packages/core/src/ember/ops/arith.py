@@ -6,8 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._tensor import Tensor, _make
-from ..autograd.grad_mode import GRAD
-from ._core import binary_op, coerce, make_inplace, write_inplace
+from ._core import binary_op, coerce, make_inplace
 from .registry import register, register_method
 
 __all__ = ["add", "sub", "mul", "div", "true_divide", "floor_divide", "remainder", "fmod",
@@ -204,18 +203,9 @@ def float_power(input, exponent):
 def _out(r, out):
     if out is None:
         return r
-    if not isinstance(out, Tensor):
-        raise TypeError(f"out must be a Tensor, not {type(out).__name__}")
-    if out.requires_grad and GRAD.enabled:
-        raise RuntimeError(f"{r.grad_fn.name() if r.grad_fn else 'op'}(): functions with "
-                           "out=... arguments don't support automatic differentiation, but one "
-                           "of the arguments requires grad.")
-    if out._data.shape != r._data.shape:
-        out._data = np.empty_like(r._data, dtype=out._data.dtype) if out._data.size == 0 \
-            else out._data
-    write_inplace(out, r._data, "out")
-    out._bump_version()
-    return out
+    from .._factory import write_out
+
+    return write_out(out, r)
 
 
 # -- Python operators -------------------------------------------------------------------------

@@ -13,7 +13,7 @@ import numpy as np
 from .._tensor import Tensor, _make
 from ..autograd.grad_mode import GRAD
 from ..autograd.graph import make_node_class, record
-from ._core import _pretty, check_same_device, sum_to_size, wrap_dim, xp_of
+from ._core import _pretty, accepts_out, check_same_device, sum_to_size, wrap_dim, xp_of
 from .registry import register
 
 __all__ = ["matmul", "mm", "bmm", "mv", "dot", "vdot", "inner", "outer", "addmm", "addmv",
@@ -575,6 +575,7 @@ TensordotBackward0 = make_node_class("TensordotBackward0", _tensordot_bw)
 
 
 @register("tensordot", method=False)
+@accepts_out
 def tensordot(a, b, dims=2, out=None):
     """Contract ``dims`` (an int: last of ``a`` with first of ``b``; or two lists of dims)."""
     ad, bd = a._data, b._data
