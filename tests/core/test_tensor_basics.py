@@ -179,3 +179,10 @@ def test_out_argument_writes_and_refuses_autograd():
         ember.add(x, x, out=ember.empty(2))
     with pytest.raises(TypeError, match="tuple of 2 Tensors"):
         ember.linalg.qr(a, out=q)
+
+
+def test_inf_and_nan_are_silent_like_pytorch(recwarn):
+    assert ember.log(ember.tensor([0.0])).tolist() == [float("-inf")]
+    assert np.isnan(ember.sqrt(ember.tensor(-1.0)).item())
+    assert (ember.tensor([1.0]) / 0).tolist() == [float("inf")]
+    assert not [w for w in recwarn if issubclass(w.category, RuntimeWarning)]

@@ -14,6 +14,13 @@ __path__ = extend_path(__path__, __name__)
 
 __version__ = "0.1.0"
 
+import warnings as _warnings  # noqa: E402
+
+# PyTorch computes inf/nan silently; NumPy warns from inside our kernels. The filter matches
+# only warnings attributed to ember's own modules, so NumPy keeps warning in user code.
+_warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"ember(\.|$)",
+                         message=r"(divide by zero|invalid value|overflow|underflow) encountered")
+
 # The order below is the dependency order of the core (not alphabetical): keep it.
 from . import _dtype  # noqa: E402
 from ._device import device  # noqa: E402
