@@ -181,8 +181,15 @@ def test_out_argument_writes_and_refuses_autograd():
         ember.linalg.qr(a, out=q)
 
 
-def test_inf_and_nan_are_silent_like_pytorch(recwarn):
-    assert ember.log(ember.tensor([0.0])).tolist() == [float("-inf")]
-    assert np.isnan(ember.sqrt(ember.tensor(-1.0)).item())
-    assert (ember.tensor([1.0]) / 0).tolist() == [float("inf")]
-    assert not [w for w in recwarn if issubclass(w.category, RuntimeWarning)]
+def test_inf_and_nan_are_silent_like_pytorch():
+    # in a fresh interpreter: pytest resets warning filters installed at collection time
+    import subprocess
+    import sys
+
+    code = ("import ember, numpy as np\n"
+            "ember.log(ember.tensor([0.0])); ember.sqrt(ember.tensor(-1.0))\n"
+            "ember.tensor([1.0]) / 0\n"
+            "np.log(np.zeros(1))  # NumPy in user code still warns\n")
+    res = subprocess.run([sys.executable, "-W", "default", "-c", code], capture_output=True,
+                         text=True, check=True)
+    assert res.stderr.count("RuntimeWarning") == 1 and "<string>" in res.stderr
