@@ -37,6 +37,10 @@ from .autograd.grad_mode import (  # noqa: E402,F401
     set_grad_enabled,
 )
 from . import autograd  # noqa: E402
+from .autograd.anomaly_mode import (  # noqa: E402,F401
+    _set_anomaly_enabled as set_anomaly_enabled, is_anomaly_check_nan_enabled,
+    is_anomaly_enabled,
+)
 from ._factory import *  # noqa: E402,F401,F403
 from ._factory import asarray  # noqa: E402,F401
 from . import ops as _ops  # noqa: E402

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import importlib
 
-_CORE_MODULES = ("linalg", "cuda", "_random", "testing")
+_CORE_MODULES = ("linalg", "cuda", "_random", "testing", "return_types", "data", "utils")
 
 
 def import_optional_submodules(namespace: dict) -> None:

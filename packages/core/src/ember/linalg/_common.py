@@ -3,10 +3,9 @@ result types, and the recording of ops with several differentiable outputs."""
 
 from __future__ import annotations
 
-from collections import namedtuple
-
 import numpy as np
 
+from .. import return_types as _rt
 from .._tensor import _make
 from ..autograd.grad_mode import GRAD
 from ..autograd.graph import record
@@ -18,17 +17,16 @@ class LinAlgError(RuntimeError):
 
 
 # PyTorch's ``torch.return_types``: named tuples with PyTorch's type names and fields
-SlogdetResult = namedtuple("slogdet", ["sign", "logabsdet"])
-LinalgSlogdetResult = namedtuple("linalg_slogdet", ["sign", "logabsdet"])
-SvdResult = namedtuple("svd", ["U", "S", "V"])
-LinalgSvdResult = namedtuple("linalg_svd", ["U", "S", "Vh"])
-QrResult = namedtuple("qr", ["Q", "R"])
-LinalgQrResult = namedtuple("linalg_qr", ["Q", "R"])
-LinalgEighResult = namedtuple("linalg_eigh", ["eigenvalues", "eigenvectors"])
-LinalgLstsqResult = namedtuple("linalg_lstsq", ["solution", "residuals", "rank",
-                                                "singular_values"])
-LinalgInvExResult = namedtuple("linalg_inv_ex", ["inverse", "info"])
-LinalgCholeskyExResult = namedtuple("linalg_cholesky_ex", ["L", "info"])
+SlogdetResult = _rt.slogdet
+LinalgSlogdetResult = _rt.linalg_slogdet
+SvdResult = _rt.svd
+LinalgSvdResult = _rt.linalg_svd
+QrResult = _rt.qr
+LinalgQrResult = _rt.linalg_qr
+LinalgEighResult = _rt.linalg_eigh
+LinalgLstsqResult = _rt.linalg_lstsq
+LinalgInvExResult = _rt.linalg_inv_ex
+LinalgCholeskyExResult = _rt.linalg_cholesky_ex
 
 
 def check_float(A, fn: str) -> None:

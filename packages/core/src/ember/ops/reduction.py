@@ -12,12 +12,11 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections import namedtuple
-from types import SimpleNamespace
 
 import numpy as np
 
 from .. import _dtype, _factory
+from .. import return_types as _return_types
 from .._tensor import Tensor, _make
 from ..autograd.grad_mode import GRAD
 from ..autograd.graph import make_node_class, record
@@ -34,24 +33,8 @@ __all__ = ["sum", "mean", "nansum", "nanmean", "prod", "var", "std", "var_mean",
 
 # -- named-tuple results (``torch.return_types.max`` and friends) -------------------------------
 
-def _return_type(name: str, fields=("values", "indices")) -> type:
-    cls = namedtuple(name, fields)
-
-    def __repr__(self):
-        body = ",\n".join(f"{f}={v!r}" for f, v in zip(self._fields, self))
-        return f"ember.return_types.{name}(\n{body})"
-
-    cls.__repr__ = __repr__
-    cls.__module__ = __name__
-    cls.__qualname__ = f"return_types.{name}"  # picklable through ``return_types``
-    return cls
-
-
 #: the result types of the multi-output reductions, like ``torch.return_types``
-return_types = SimpleNamespace(
-    **{n: _return_type(n) for n in ("max", "min", "sort", "topk", "kthvalue", "median",
-                                    "nanmedian", "mode", "cummax", "cummin")},
-    aminmax=_return_type("aminmax", ("min", "max")))
+return_types = _return_types
 
 
 # -- shared helpers -----------------------------------------------------------------------------
