@@ -183,10 +183,16 @@ def sum(input, dim=None, keepdim=False, *, dtype=None):  # noqa: A001 - PyTorch'
     """Sum over ``dim`` (all dims when None); integers and bools sum as int64."""
     input = _with_dtype(input, dtype)
     d = input._data
-    dims = _dims_of(dim, d.ndim)
-    r = d.sum(axis=dims, dtype=_int64_if_integral(d), keepdims=keepdim)
+    dims = None if dim is None else _dims_of(dim, d.ndim)
+    if d.__class__ is np.ndarray:  # the ufunc's reduce skips ndarray.sum's Python wrapper
+        r = _add_reduce(d, dims, _int64_if_integral(d), None, keepdim)
+    else:
+        r = d.sum(axis=dims, dtype=_int64_if_integral(d), keepdims=keepdim)
     return _finish(input, r, SumBackward0 if dim is None else SumBackward1,
                    (d.shape, dims, keepdim))
+
+
+_add_reduce = np.add.reduce
 
 
 def _mean_bw(node, g):
