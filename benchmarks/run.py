@@ -30,26 +30,43 @@ def blas_info() -> str:
     return "; ".join(rows) or "no BLAS found"
 
 
-def main() -> None:
+MODULES = ["bench_core", "bench_nn", "bench_serialization"]
+
+
+def main(argv: list[str]) -> int:
+    """Run the benchmark modules named in ``argv`` (all of them by default)."""
+    import importlib
+    import traceback
+
     try:
         import torch
 
         torch.set_num_threads(os.cpu_count() or 1)
     except ImportError:
         torch = None
-    import bench_core
     import numpy as np
 
-    results = bench_core.workloads(torch)
     print(f"date: {datetime.date.today()}  machine: {platform.machine()}, {os.cpu_count()} "
           f"cores, {platform.python_implementation()} {platform.python_version()}")
     print(f"numpy {np.__version__}; torch {getattr(torch, '__version__', 'absent')}")
     print(f"OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE')} "
           f"OPENBLAS_L2_SIZE={os.environ.get('OPENBLAS_L2_SIZE')}")
     print(f"BLAS: {blas_info()}")
-    print()
-    print(table(results))
+    failed = []
+    for name in argv or MODULES:
+        print(f"\n## {name}\n")
+        try:
+            module = importlib.import_module(name)
+            results = module.workloads(torch)
+        except Exception:  # report and go on: one broken workload must not hide the others
+            failed.append(name)
+            traceback.print_exc()
+            continue
+        print(table(results), flush=True)
+    if failed:
+        print(f"\nfailed: {', '.join(failed)}")
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main(sys.argv[1:]))

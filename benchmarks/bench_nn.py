@@ -1,0 +1,157 @@
+"""Training-step workloads of ember-nn (issue: nn/optim/data), side by side with PyTorch.
+
+Every workload is one function written against the PyTorch API and run twice: with ``lib``
+bound to ember and to torch. Both start from the same weights (copied through NumPy).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from harness import compare
+
+
+def _copy_weights(src, dst) -> None:
+    """Load ``src``'s (torch) parameters and buffers into ``dst`` (ember) by name."""
+    import ember
+
+    state = {k: ember.tensor(v.detach().numpy()) for k, v in src.state_dict().items()}
+    dst.load_state_dict(state)
+
+
+def _mlp(lib):
+    nn = lib.nn
+    return nn.Sequential(nn.Linear(784, 512), nn.ReLU(), nn.Linear(512, 256), nn.ReLU(),
+                         nn.Linear(256, 10))
+
+
+def _lenet(lib):
+    nn = lib.nn
+    return nn.Sequential(
+        nn.Conv2d(1, 6, 5, padding=2), nn.ReLU(), nn.MaxPool2d(2),
+        nn.Conv2d(6, 16, 5), nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(),
+        nn.Linear(16 * 5 * 5, 120), nn.ReLU(), nn.Linear(120, 84), nn.ReLU(), nn.Linear(84, 10))
+
+
+def _basic_block(lib, channels):
+    nn = lib.nn
+
+    class BasicBlock(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv1 = nn.Conv2d(channels, channels, 3, padding=1, bias=False)
+            self.bn1 = nn.BatchNorm2d(channels)
+            self.conv2 = nn.Conv2d(channels, channels, 3, padding=1, bias=False)
+            self.bn2 = nn.BatchNorm2d(channels)
+
+        def forward(self, x):
+            out = self.bn1(self.conv1(x)).relu()
+            out = self.bn2(self.conv2(out))
+            return (out + x).relu()
+
+    return BasicBlock()
+
+
+def _resnet_blocks(lib):
+    nn = lib.nn
+    return nn.Sequential(nn.Conv2d(3, 16, 3, padding=1, bias=False), nn.BatchNorm2d(16),
+                         nn.ReLU(), _basic_block(lib, 16), _basic_block(lib, 16),
+                         nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(16, 10))
+
+
+class _Tagger:
+    """A module factory for the LSTM workload: LSTM then a linear read-out of the last step."""
+
+    def __init__(self, lib):
+        nn = lib.nn
+
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lstm = nn.LSTM(64, 128, batch_first=True)
+                self.head = nn.Linear(128, 10)
+
+            def forward(self, x):
+                out, _ = self.lstm(x)
+                return self.head(out[:, -1])
+
+        self.model = Model()
+
+
+def _step_fn(lib, model, opt, x, y):
+    loss_fn = lib.nn.CrossEntropyLoss()
+
+    def step():
+        opt.zero_grad()
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        opt.step()
+
+    return step
+
+
+def _pair(torch, build, make_opt, x_np, y_np):
+    import ember
+
+    e_model = build(ember)
+    fns = []
+    if torch is not None:
+        t_model = build(torch)
+        _copy_weights(t_model, e_model)
+        fns.append(_step_fn(torch, t_model, make_opt(torch, t_model), torch.from_numpy(x_np),
+                            torch.from_numpy(y_np)))
+    e_step = _step_fn(ember, e_model, make_opt(ember, e_model), ember.from_numpy(x_np),
+                      ember.from_numpy(y_np))
+    return e_step, (fns[0] if fns else None)
+
+
+def workloads(torch):
+    rng = np.random.default_rng(0)
+    results = []
+
+    def sgd(lib, m):
+        return lib.optim.SGD(m.parameters(), lr=0.01, momentum=0.9)
+
+    def adam(lib, m):
+        return lib.optim.Adam(m.parameters(), lr=1e-3)
+
+    x = rng.standard_normal((128, 784)).astype(np.float32)
+    y = rng.integers(0, 10, 128)
+    e, t = _pair(torch, _mlp, sgd, x, y)
+    results.append(compare("MLP 784-512-256-10 step (b128, SGD momentum)", e, t, number=50))
+
+    x = rng.standard_normal((64, 1, 28, 28)).astype(np.float32)
+    y = rng.integers(0, 10, 64)
+    e, t = _pair(torch, _lenet, sgd, x, y)
+    results.append(compare("LeNet-5 step (b64, 28x28)", e, t, number=20))
+
+    x = rng.standard_normal((32, 3, 32, 32)).astype(np.float32)
+    y = rng.integers(0, 10, 32)
+    e, t = _pair(torch, _resnet_blocks, sgd, x, y)
+    results.append(compare("2 ResNet basic blocks step (b32, 32x32)", e, t, number=10))
+
+    def encoder(lib):
+        nn = lib.nn
+
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.layer = nn.TransformerEncoderLayer(128, 4, dim_feedforward=256,
+                                                        dropout=0.0, batch_first=True)
+                self.head = nn.Linear(128, 10)
+
+            def forward(self, x):
+                return self.head(self.layer(x).mean(1))
+
+        return Model()
+
+    x = rng.standard_normal((8, 64, 128)).astype(np.float32)
+    y = rng.integers(0, 10, 8)
+    e, t = _pair(torch, encoder, adam, x, y)
+    results.append(compare("TransformerEncoderLayer step (d128, 4 heads, seq64, b8, Adam)",
+                           e, t, number=20))
+
+    x = rng.standard_normal((16, 32, 64)).astype(np.float32)
+    y = rng.integers(0, 10, 16)
+    e, t = _pair(torch, lambda lib: _Tagger(lib).model, adam, x, y)
+    results.append(compare("LSTM 64->128 step (seq32, b16, Adam)", e, t, number=20))
+    return results
