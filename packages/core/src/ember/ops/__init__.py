@@ -1,4 +1,4 @@
 """All differentiable ops, registered once in ``ops.registry`` (see its docstring)."""
 
-from . import arith, indexing, linalg, pointwise, reduction, shape  # noqa: F401
+from . import arith, indexing, linalg, linear_op, pointwise, reduction, shape  # noqa: F401
 from .registry import OPS  # noqa: F401

@@ -1,0 +1,952 @@
+"""``Module``: the base class of every layer and model (``torch.nn.Module``).
+
+Parameters, buffers and submodules are registered by assignment (``__setattr__``) into three
+ordered dicts; everything else (traversal, ``state_dict``, moves, hooks, ``repr``) walks them.
+Calling a module without hooks is one dict check and ``forward`` (the hot path of every layer).
+"""
+
+from __future__ import annotations
+
+import itertools
+import warnings
+from collections import OrderedDict, namedtuple
+
+import ember
+from ember import Tensor
+from ember.autograd.function import Function
+from ember.autograd.graph import RemovableHandle as _GraphHandle
+
+from ..parameter import Buffer, Parameter
+
+__all__ = ["Module", "RemovableHandle", "register_module_forward_pre_hook",
+           "register_module_forward_hook"]
+
+_EXTRA_STATE_KEY_SUFFIX = "_extra_state"
+
+#: hooks that run for every module (``register_module_forward_pre_hook`` and friends)
+_global_forward_pre_hooks: OrderedDict = OrderedDict()
+_global_forward_hooks: OrderedDict = OrderedDict()
+
+
+class RemovableHandle(_GraphHandle):
+    """A handle that removes a hook from its dict (and from ``extra_dict`` ones) on ``remove()``."""
+
+    def __init__(self, hooks_dict, *, extra_dict=None):
+        super().__init__(hooks_dict)
+        if extra_dict is None:
+            extra_dict = ()
+        elif isinstance(extra_dict, dict):
+            extra_dict = (extra_dict,)
+        import weakref
+
+        self._extra = tuple(weakref.ref(d) for d in extra_dict)
+
+    def remove(self) -> None:
+        super().remove()
+        for ref in self._extra:
+            d = ref()
+            if d is not None:
+                d.pop(self.id, None)
+
+
+def _typename(obj) -> str:
+    if isinstance(obj, Tensor):
+        return obj.type()
+    module = type(obj).__module__
+    name = type(obj).__qualname__
+    return name if module in ("builtins", "__builtin__") else f"{module}.{name}"
+
+
+def _addindent(s: str, num_spaces: int) -> str:
+    lines = s.split("\n")
+    if len(lines) == 1:
+        return s
+    first = lines.pop(0)
+    rest = [(num_spaces * " ") + line if line.strip() else "" for line in lines]
+    return first + "\n" + "\n".join(rest)
+
+
+class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        if not self.missing_keys and not self.unexpected_keys:
+            return "<All keys matched successfully>"
+        return super().__repr__()
+
+    __str__ = __repr__
+
+
+def register_module_forward_pre_hook(hook) -> RemovableHandle:
+    """A forward pre-hook ``hook(module, args)`` run before every module's ``forward``."""
+    handle = RemovableHandle(_global_forward_pre_hooks)
+    _global_forward_pre_hooks[handle.id] = hook
+    return handle
+
+
+def register_module_forward_hook(hook) -> RemovableHandle:
+    """A forward hook ``hook(module, args, output)`` run after every module's ``forward``."""
+    handle = RemovableHandle(_global_forward_hooks)
+    _global_forward_hooks[handle.id] = hook
+    return handle
+
+
+def _forward_unimplemented(self, *input):
+    """The forward of a module that did not define one."""
+    raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required '
+                              '"forward" function')
+
+
+class Module:
+    """Base class for all neural-network modules (``torch.nn.Module``)."""
+
+    dump_patches: bool = False
+    _version: int = 1
+    training: bool
+    call_super_init: bool = False
+
+    forward = _forward_unimplemented
+
+    def __init__(self, *args, **kwargs) -> None:
+        if self.call_super_init is False and bool(kwargs):
+            raise TypeError(f"{type(self).__name__}.__init__() got an unexpected keyword "
+                            f"argument '{next(iter(kwargs))}'")
+        if self.call_super_init is False and bool(args):
+            raise TypeError(f"{type(self).__name__}.__init__() takes 1 positional argument but "
+                            f"{len(args) + 1} were given")
+        setattr_ = object.__setattr__
+        setattr_(self, "training", True)
+        setattr_(self, "_parameters", {})
+        setattr_(self, "_buffers", {})
+        setattr_(self, "_non_persistent_buffers_set", set())
+        setattr_(self, "_backward_pre_hooks", OrderedDict())
+        setattr_(self, "_backward_hooks", OrderedDict())
+        setattr_(self, "_is_full_backward_hook", None)
+        setattr_(self, "_forward_hooks", OrderedDict())
+        setattr_(self, "_forward_hooks_with_kwargs", OrderedDict())
+        setattr_(self, "_forward_hooks_always_called", OrderedDict())
+        setattr_(self, "_forward_pre_hooks", OrderedDict())
+        setattr_(self, "_forward_pre_hooks_with_kwargs", OrderedDict())
+        setattr_(self, "_state_dict_hooks", OrderedDict())
+        setattr_(self, "_state_dict_pre_hooks", OrderedDict())
+        setattr_(self, "_load_state_dict_pre_hooks", OrderedDict())
+        setattr_(self, "_load_state_dict_post_hooks", OrderedDict())
+        setattr_(self, "_modules", {})
+        if self.call_super_init:
+            super().__init__(*args, **kwargs)
+
+    # -- registration ---------------------------------------------------------------------
+    def register_buffer(self, name: str, tensor, persistent: bool = True) -> None:
+        """Add a buffer (state that is not a parameter, e.g. running statistics).
+
+        A non-persistent buffer is left out of ``state_dict``.
+        """
+        if "_buffers" not in self.__dict__:
+            raise AttributeError("cannot assign buffer before Module.__init__() call")
+        if not isinstance(name, str):
+            raise TypeError(f"buffer name should be a string. Got {_typename(name)}")
+        if "." in name:
+            raise KeyError('buffer name can\'t contain "."')
+        if name == "":
+            raise KeyError('buffer name can\'t be empty string ""')
+        if hasattr(self, name) and name not in self._buffers:
+            raise KeyError(f"attribute '{name}' already exists")
+        if tensor is not None and not isinstance(tensor, Tensor):
+            raise TypeError(f"cannot assign '{_typename(tensor)}' object to buffer '{name}' "
+                            "(ember Tensor or None required)")
+        if isinstance(tensor, Tensor) and getattr(tensor, "_is_buffer", False):
+            persistent = tensor.persistent
+        self._buffers[name] = tensor
+        if persistent:
+            self._non_persistent_buffers_set.discard(name)
+        else:
+            self._non_persistent_buffers_set.add(name)
+
+    def register_parameter(self, name: str, param) -> None:
+        """Add a parameter (``None`` registers the name with no value, like a missing bias)."""
+        if "_parameters" not in self.__dict__:
+            raise AttributeError("cannot assign parameter before Module.__init__() call")
+        if not isinstance(name, str):
+            raise TypeError(f"parameter name should be a string. Got {_typename(name)}")
+        if "." in name:
+            raise KeyError('parameter name can\'t contain "."')
+        if name == "":
+            raise KeyError('parameter name can\'t be empty string ""')
+        if hasattr(self, name) and name not in self._parameters:
+            raise KeyError(f"attribute '{name}' already exists")
+        if param is None:
+            self._parameters[name] = None
+            return
+        if not isinstance(param, Parameter):
+            raise TypeError(f"cannot assign '{_typename(param)}' object to parameter '{name}' "
+                            "(ember.nn.Parameter or None required)")
+        if param.grad_fn is not None:
+            raise ValueError(f"Cannot assign non-leaf Tensor to parameter '{name}'. Model "
+                             f"parameters must be created explicitly. To express '{name}' as a "
+                             "function of another Tensor, compute the value in the forward() "
+                             "method.")
+        self._parameters[name] = param
+
+    def add_module(self, name: str, module) -> None:
+        """Add a child module, reachable as the attribute ``name``."""
+        if not isinstance(module, Module) and module is not None:
+            raise TypeError(f"{_typename(module)} is not a Module subclass")
+        if not isinstance(name, str):
+            raise TypeError(f"module name should be a string. Got {_typename(name)}")
+        if hasattr(self, name) and name not in self._modules:
+            raise KeyError(f"attribute '{name}' already exists")
+        if "." in name:
+            raise KeyError(f'module name can\'t contain ".", got: {name}')
+        if name == "":
+            raise KeyError('module name can\'t be empty string ""')
+        self._modules[name] = module
+
+    def register_module(self, name: str, module) -> None:
+        """Alias for ``add_module``."""
+        self.add_module(name, module)
+
+    def get_submodule(self, target: str) -> Module:
+        """The submodule at the dotted path ``target`` (``""`` is this module)."""
+        if target == "":
+            return self
+        mod = self
+        for item in target.split("."):
+            if not hasattr(mod, item):
+                raise AttributeError(mod._get_name() + " has no attribute `" + item + "`")
+            mod = getattr(mod, item)
+            if not isinstance(mod, Module):
+                raise AttributeError("`" + item + "` is not an nn.Module")
+        return mod
+
+    def get_parameter(self, target: str) -> Parameter:
+        """The parameter at the dotted path ``target``."""
+        module_path, _, param_name = target.rpartition(".")
+        mod = self.get_submodule(module_path)
+        if not hasattr(mod, param_name):
+            raise AttributeError(mod._get_name() + " has no attribute `" + param_name + "`")
+        param = getattr(mod, param_name)
+        if not isinstance(param, Parameter):
+            raise AttributeError("`" + param_name + "` is not an nn.Parameter")
+        return param
+
+    def get_buffer(self, target: str) -> Tensor:
+        """The buffer at the dotted path ``target``."""
+        module_path, _, buffer_name = target.rpartition(".")
+        mod = self.get_submodule(module_path)
+        if not hasattr(mod, buffer_name):
+            raise AttributeError(mod._get_name() + " has no attribute `" + buffer_name + "`")
+        buffer = getattr(mod, buffer_name)
+        if buffer_name not in mod._buffers:
+            raise AttributeError("`" + buffer_name + "` is not a buffer")
+        return buffer
+
+    def get_extra_state(self):
+        """Extra state to save in ``state_dict`` (override with ``set_extra_state``)."""
+        raise RuntimeError("Reached a code path in Module.get_extra_state() that should never "
+                           "be called.")
+
+    def set_extra_state(self, state) -> None:
+        """Restore the extra state saved by ``get_extra_state``."""
+        raise RuntimeError("Reached a code path in Module.set_extra_state() that should never "
+                           "be called.")
+
+    # -- attribute access -----------------------------------------------------------------
+    def __getattr__(self, name: str):
+        d = self.__dict__
+        if "_parameters" in d:
+            params = d["_parameters"]
+            if name in params:
+                return params[name]
+        if "_buffers" in d:
+            buffers = d["_buffers"]
+            if name in buffers:
+                return buffers[name]
+        if "_modules" in d:
+            modules = d["_modules"]
+            if name in modules:
+                return modules[name]
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+    def __setattr__(self, name: str, value) -> None:
+        d = self.__dict__
+
+        def remove_from(*dicts_or_sets):
+            for c in dicts_or_sets:
+                if name in c:
+                    if isinstance(c, dict):
+                        del c[name]
+                    else:
+                        c.discard(name)
+
+        params = d.get("_parameters")
+        if isinstance(value, Parameter):
+            if params is None:
+                raise AttributeError("cannot assign parameters before Module.__init__() call")
+            remove_from(d, self._buffers, self._modules, self._non_persistent_buffers_set)
+            self.register_parameter(name, value)
+        elif params is not None and name in params:
+            if value is not None:
+                raise TypeError(f"cannot assign '{_typename(value)}' as parameter '{name}' "
+                                "(ember.nn.Parameter or None expected)")
+            self.register_parameter(name, value)
+        else:
+            modules = d.get("_modules")
+            if isinstance(value, Module):
+                if modules is None:
+                    raise AttributeError("cannot assign module before Module.__init__() call")
+                remove_from(d, self._parameters, self._buffers,
+                            self._non_persistent_buffers_set)
+                modules[name] = value
+            elif modules is not None and name in modules:
+                if value is not None:
+                    raise TypeError(f"cannot assign '{_typename(value)}' as child module "
+                                    f"'{name}' (ember.nn.Module or None expected)")
+                modules[name] = value
+            else:
+                buffers = d.get("_buffers")
+                if isinstance(value, Buffer) or (buffers is not None and name in buffers):
+                    if value is not None and not isinstance(value, Tensor):
+                        raise TypeError(f"cannot assign '{_typename(value)}' as buffer '{name}' "
+                                        "(ember.nn.Buffer, ember.Tensor or None expected)")
+                    if isinstance(value, Buffer):
+                        persistent = value.persistent
+                    else:
+                        persistent = name not in self._non_persistent_buffers_set
+                    remove_from(d, self._parameters, self._modules)
+                    self.register_buffer(name, value, persistent)
+                else:
+                    object.__setattr__(self, name, value)
+
+    def __delattr__(self, name: str) -> None:
+        if name in self._parameters:
+            del self._parameters[name]
+        elif name in self._buffers:
+            del self._buffers[name]
+            self._non_persistent_buffers_set.discard(name)
+        elif name in self._modules:
+            del self._modules[name]
+        else:
+            object.__delattr__(self, name)
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        for attr in ("_forward_pre_hooks_with_kwargs", "_forward_hooks_with_kwargs",
+                     "_forward_hooks_always_called", "_state_dict_pre_hooks",
+                     "_load_state_dict_post_hooks", "_backward_pre_hooks"):
+            if attr not in self.__dict__:
+                self.__dict__[attr] = OrderedDict()
+        self.__dict__.setdefault("_non_persistent_buffers_set", set())
+
+    def __dir__(self):
+        keys = (dir(self.__class__) + list(self.__dict__) + list(self._parameters)
+                + list(self._modules) + list(self._buffers))
+        return sorted(k for k in keys if not k[0].isdigit())
+
+    # -- traversal ------------------------------------------------------------------------
+    def _named_members(self, get_members_fn, prefix: str = "", recurse: bool = True,
+                       remove_duplicate: bool = True):
+        memo = set()
+        modules = (self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate)
+                   if recurse else [(prefix, self)])
+        for module_prefix, module in modules:
+            for k, v in get_members_fn(module):
+                if v is None or v in memo:
+                    continue
+                if remove_duplicate:
+                    memo.add(v)
+                name = module_prefix + ("." if module_prefix else "") + k
+                yield name, v
+
+    def parameters(self, recurse: bool = True):
+        """An iterator over module parameters (each once)."""
+        for _, param in self.named_parameters(recurse=recurse):
+            yield param
+
+    def named_parameters(self, prefix: str = "", recurse: bool = True,
+                         remove_duplicate: bool = True):
+        """An iterator over ``(name, parameter)`` pairs with dotted names."""
+        yield from self._named_members(lambda m: m._parameters.items(), prefix=prefix,
+                                       recurse=recurse, remove_duplicate=remove_duplicate)
+
+    def buffers(self, recurse: bool = True):
+        """An iterator over module buffers."""
+        for _, buf in self.named_buffers(recurse=recurse):
+            yield buf
+
+    def named_buffers(self, prefix: str = "", recurse: bool = True,
+                      remove_duplicate: bool = True):
+        """An iterator over ``(name, buffer)`` pairs with dotted names."""
+        yield from self._named_members(lambda m: m._buffers.items(), prefix=prefix,
+                                       recurse=recurse, remove_duplicate=remove_duplicate)
+
+    def children(self):
+        """An iterator over immediate child modules."""
+        for _, module in self.named_children():
+            yield module
+
+    def named_children(self):
+        """An iterator over ``(name, module)`` of immediate children (each once)."""
+        memo = set()
+        for name, module in self._modules.items():
+            if module is not None and module not in memo:
+                memo.add(module)
+                yield name, module
+
+    def modules(self):
+        """An iterator over all modules of the tree, this one first."""
+        for _, module in self.named_modules():
+            yield module
+
+    def named_modules(self, memo: set | None = None, prefix: str = "",
+                      remove_duplicate: bool = True):
+        """An iterator over ``(dotted name, module)`` of the tree, this one first (``""``)."""
+        if memo is None:
+            memo = set()
+        if self not in memo:
+            if remove_duplicate:
+                memo.add(self)
+            yield prefix, self
+            for name, module in self._modules.items():
+                if module is None:
+                    continue
+                submodule_prefix = prefix + ("." if prefix else "") + name
+                yield from module.named_modules(memo, submodule_prefix, remove_duplicate)
+
+    __hash__ = object.__hash__
+
+    # -- modes ----------------------------------------------------------------------------
+    def train(self, mode: bool = True) -> Module:
+        """Set training mode on this module and its descendants."""
+        if not isinstance(mode, bool):
+            raise ValueError("training mode is expected to be boolean")
+        self.training = mode
+        for module in self.children():
+            module.train(mode)
+        return self
+
+    def eval(self) -> Module:
+        """Set evaluation mode (``train(False)``)."""
+        return self.train(False)
+
+    def requires_grad_(self, requires_grad: bool = True) -> Module:
+        """Set ``requires_grad`` on every parameter."""
+        for p in self.parameters():
+            p.requires_grad_(requires_grad)
+        return self
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Reset the gradients of all parameters (to ``None`` by default)."""
+        for p in self.parameters():
+            g = p._grad
+            if g is None:
+                continue
+            if set_to_none:
+                p.grad = None
+            else:
+                if g.grad_fn is not None:
+                    g.detach_()
+                else:
+                    g.requires_grad_(False)
+                g.zero_()
+
+    def share_memory(self) -> Module:
+        """No-op kept for API compatibility (tensors live in this process)."""
+        return self
+
+    # -- moves and casts ------------------------------------------------------------------
+    def _apply(self, fn, recurse: bool = True) -> Module:
+        if recurse:
+            for module in self.children():
+                module._apply(fn)
+        for param in self._parameters.values():
+            if param is None:
+                continue
+            with ember.no_grad():
+                param_applied = fn(param)
+            # keep the Parameter object (optimizers hold references): swap its data
+            param.data = param_applied
+            g = param._grad
+            if g is not None:
+                with ember.no_grad():
+                    grad_applied = fn(g)
+                if grad_applied is not g:
+                    g.data = grad_applied
+        for key, buf in self._buffers.items():
+            if buf is not None:
+                self._buffers[key] = fn(buf)
+        return self
+
+    def apply(self, fn) -> Module:
+        """Call ``fn`` on every submodule (children first) and on this module."""
+        for module in self.children():
+            module.apply(fn)
+        fn(self)
+        return self
+
+    def to(self, *args, **kwargs) -> Module:
+        """Move and/or cast parameters and buffers: ``to(device)``, ``to(dtype)``,
+        ``to(device, dtype)``, ``to(tensor)``. Only floating tensors change dtype."""
+        from ember._tensor import _parse_to
+
+        device, dtype, _ = _parse_to(None, *args, **kwargs)
+        if dtype is not None and not (dtype.is_floating_point or dtype.is_complex):
+            raise TypeError("nn.Module.to only accepts floating point or complex dtypes, but "
+                            f"got desired dtype={dtype}")
+
+        def convert(t):
+            if t.is_floating_point() or t.is_complex():
+                return t.to(device, dtype)
+            return t.to(device)
+
+        return self._apply(convert)
+
+    def cuda(self, device=None) -> Module:
+        """Move all parameters and buffers to a CUDA device."""
+        return self._apply(lambda t: t.cuda(device))
+
+    def cpu(self) -> Module:
+        """Move all parameters and buffers to the CPU."""
+        return self._apply(lambda t: t.cpu())
+
+    def type(self, dst_type) -> Module:  # noqa: A003
+        """Cast all parameters and buffers to ``dst_type``."""
+        return self._apply(lambda t: t.type(dst_type))
+
+    def _cast_floating(self, dtype) -> Module:
+        return self._apply(lambda t: t.to(dtype) if t.is_floating_point() else t)
+
+    def float(self) -> Module:  # noqa: A003
+        """Cast floating parameters and buffers to ``float32``."""
+        return self._cast_floating(ember.float32)
+
+    def double(self) -> Module:
+        """Cast floating parameters and buffers to ``float64``."""
+        return self._cast_floating(ember.float64)
+
+    def half(self) -> Module:
+        """Cast floating parameters and buffers to ``float16``."""
+        return self._cast_floating(ember.float16)
+
+    # -- state dict -----------------------------------------------------------------------
+    def _save_to_state_dict(self, destination, prefix: str, keep_vars: bool) -> None:
+        for name, param in self._parameters.items():
+            if param is not None:
+                destination[prefix + name] = param if keep_vars else param.detach()
+        for name, buf in self._buffers.items():
+            if buf is not None and name not in self._non_persistent_buffers_set:
+                destination[prefix + name] = buf if keep_vars else buf.detach()
+        if type(self).get_extra_state is not Module.get_extra_state:
+            destination[prefix + _EXTRA_STATE_KEY_SUFFIX] = self.get_extra_state()
+
+    def state_dict(self, *args, destination=None, prefix: str = "", keep_vars: bool = False):
+        """An ``OrderedDict`` of every parameter and persistent buffer by dotted name."""
+        if args:
+            warnings.warn("Positional args are being deprecated, use kwargs instead.",
+                          FutureWarning, stacklevel=2)
+            if destination is None:
+                destination = args[0]
+            if len(args) > 1 and prefix == "":
+                prefix = args[1]
+            if len(args) > 2 and keep_vars is False:
+                keep_vars = args[2]
+        if destination is None:
+            destination = OrderedDict()
+            destination._metadata = OrderedDict()
+        local_metadata = dict(version=self._version)
+        if hasattr(destination, "_metadata"):
+            destination._metadata[prefix[:-1]] = local_metadata
+        for hook in self._state_dict_pre_hooks.values():
+            hook(self, prefix, keep_vars)
+        self._save_to_state_dict(destination, prefix, keep_vars)
+        for name, module in self._modules.items():
+            if module is not None:
+                module.state_dict(destination=destination, prefix=prefix + name + ".",
+                                  keep_vars=keep_vars)
+        for hook in self._state_dict_hooks.values():
+            result = hook(self, destination, prefix, local_metadata)
+            if result is not None:
+                destination = result
+        return destination
+
+    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys,
+                              unexpected_keys, error_msgs) -> None:
+        for hook in self._load_state_dict_pre_hooks.values():
+            hook(self, state_dict, prefix, local_metadata, strict, missing_keys,
+                 unexpected_keys, error_msgs)
+        persistent = {k: v for k, v in self._buffers.items()
+                      if k not in self._non_persistent_buffers_set}
+        local_state = {k: v for k, v in itertools.chain(self._parameters.items(),
+                                                        persistent.items()) if v is not None}
+        assign = local_metadata.get("assign_to_params_buffers", False)
+        for name, param in local_state.items():
+            key = prefix + name
+            if key not in state_dict:
+                if strict:
+                    missing_keys.append(key)
+                continue
+            input_param = state_dict[key]
+            if not isinstance(input_param, Tensor):
+                error_msgs.append(f'While copying the parameter named "{key}", expected '
+                                  "ember.Tensor or Tensor-like object from checkpoint but "
+                                  f"received {type(input_param)}")
+                continue
+            if param.dim() == 0 and input_param.shape == (1,):
+                input_param = input_param[0]
+            if input_param.shape != param.shape:
+                error_msgs.append(f"size mismatch for {key}: copying a param with shape "
+                                  f"{input_param.shape} from checkpoint, the shape in current "
+                                  f"model is {param.shape}.")
+                continue
+            try:
+                with ember.no_grad():
+                    if assign:
+                        if isinstance(param, Parameter):
+                            if not isinstance(input_param, Parameter):
+                                input_param = Parameter(input_param,
+                                                        requires_grad=param.requires_grad)
+                            else:
+                                input_param.requires_grad_(param.requires_grad)
+                        setattr(self, name, input_param)
+                    else:
+                        param.copy_(input_param)
+            except Exception as ex:
+                error_msgs.append(f'While copying the parameter named "{key}", whose dimensions '
+                                  f"in the model are {param.size()} and whose dimensions in the "
+                                  f"checkpoint are {input_param.size()}, an exception occurred "
+                                  f": {ex.args}.")
+        extra_state_key = prefix + _EXTRA_STATE_KEY_SUFFIX
+        if type(self).set_extra_state is not Module.set_extra_state:
+            if extra_state_key in state_dict:
+                self.set_extra_state(state_dict[extra_state_key])
+            elif strict:
+                missing_keys.append(extra_state_key)
+        elif strict and extra_state_key in state_dict:
+            unexpected_keys.append(extra_state_key)
+        if strict:
+            for key in state_dict:
+                if key.startswith(prefix) and key != extra_state_key:
+                    input_name = key[len(prefix):].split(".", 1)
+                    if len(input_name) > 1:
+                        if input_name[0] not in self._modules:
+                            unexpected_keys.append(key)
+                    elif input_name[0] not in local_state:
+                        unexpected_keys.append(key)
+
+    def load_state_dict(self, state_dict, strict: bool = True, assign: bool = False):
+        """Copy parameters and buffers from ``state_dict`` into this module tree.
+
+        Returns ``_IncompatibleKeys(missing_keys, unexpected_keys)``; with ``strict=True``
+        any mismatch raises. ``assign=True`` assigns the checkpoint's tensors instead of
+        copying into the existing ones.
+        """
+        if not isinstance(state_dict, dict):
+            raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
+        missing_keys: list = []
+        unexpected_keys: list = []
+        error_msgs: list = []
+        metadata = getattr(state_dict, "_metadata", None)
+        state_dict = OrderedDict(state_dict)
+        if metadata is not None:
+            state_dict._metadata = metadata
+
+        def load(module, local_state_dict, prefix=""):
+            local_metadata = {} if metadata is None else metadata.get(prefix[:-1], {})
+            if assign:
+                local_metadata = dict(local_metadata, assign_to_params_buffers=assign)
+            module._load_from_state_dict(local_state_dict, prefix, local_metadata, True,
+                                         missing_keys, unexpected_keys, error_msgs)
+            for name, child in module._modules.items():
+                if child is not None:
+                    child_prefix = prefix + name + "."
+                    child_state = {k: v for k, v in local_state_dict.items()
+                                   if k.startswith(child_prefix)}
+                    load(child, child_state, child_prefix)
+            incompatible = _IncompatibleKeys(missing_keys, unexpected_keys)
+            for hook in module._load_state_dict_post_hooks.values():
+                out = hook(module, incompatible)
+                if out is not None:
+                    raise AssertionError("Hooks registered with "
+                                         "``register_load_state_dict_post_hook`` are not "
+                                         "expected to return new values, if incompatible_keys "
+                                         "need to be modified, it should be done inplace.")
+
+        load(self, state_dict)
+        if strict:
+            if unexpected_keys:
+                error_msgs.insert(0, "Unexpected key(s) in state_dict: {}. ".format(
+                    ", ".join(f'"{k}"' for k in unexpected_keys)))
+            if missing_keys:
+                error_msgs.insert(0, "Missing key(s) in state_dict: {}. ".format(
+                    ", ".join(f'"{k}"' for k in missing_keys)))
+        if error_msgs:
+            raise RuntimeError("Error(s) in loading state_dict for {}:\n\t{}".format(
+                type(self).__name__, "\n\t".join(error_msgs)))
+        return _IncompatibleKeys(missing_keys, unexpected_keys)
+
+    # -- hooks ----------------------------------------------------------------------------
+    @staticmethod
+    def _add_hook(hooks, hook, prepend=False, extra=None):
+        handle = RemovableHandle(hooks, extra_dict=extra)
+        hooks[handle.id] = hook
+        if prepend:
+            hooks.move_to_end(handle.id, last=False)
+        return handle
+
+    def register_forward_pre_hook(self, hook, *, prepend: bool = False,
+                                  with_kwargs: bool = False) -> RemovableHandle:
+        """``hook(module, args)`` (or ``hook(module, args, kwargs)`` with ``with_kwargs``)
+        runs before ``forward``; a non-None result replaces the arguments."""
+        handle = self._add_hook(self._forward_pre_hooks, hook, prepend,
+                                self._forward_pre_hooks_with_kwargs)
+        if with_kwargs:
+            self._forward_pre_hooks_with_kwargs[handle.id] = True
+        return handle
+
+    def register_forward_hook(self, hook, *, prepend: bool = False, with_kwargs: bool = False,
+                              always_call: bool = False) -> RemovableHandle:
+        """``hook(module, args, output)`` (or ``hook(module, args, kwargs, output)``) runs
+        after ``forward``; a non-None result replaces the output."""
+        handle = self._add_hook(self._forward_hooks, hook, prepend,
+                                [self._forward_hooks_with_kwargs,
+                                 self._forward_hooks_always_called])
+        if with_kwargs:
+            self._forward_hooks_with_kwargs[handle.id] = True
+        if always_call:
+            self._forward_hooks_always_called[handle.id] = True
+        return handle
+
+    def register_full_backward_pre_hook(self, hook, prepend: bool = False) -> RemovableHandle:
+        """``hook(module, grad_output)`` runs when the gradients of the outputs are known;
+        a non-None result replaces ``grad_output``."""
+        return self._add_hook(self._backward_pre_hooks, hook, prepend)
+
+    def register_full_backward_hook(self, hook, prepend: bool = False) -> RemovableHandle:
+        """``hook(module, grad_input, grad_output)`` runs when the gradients of the inputs
+        are computed; a non-None result replaces ``grad_input``."""
+        if self._is_full_backward_hook is False:
+            raise RuntimeError("Cannot use both regular backward hooks and full backward hooks "
+                               "on a single Module. Please use only one of them.")
+        self._is_full_backward_hook = True
+        return self._add_hook(self._backward_hooks, hook, prepend)
+
+    def register_state_dict_pre_hook(self, hook) -> RemovableHandle:
+        """``hook(module, prefix, keep_vars)`` runs before ``state_dict`` saves this module."""
+        return self._add_hook(self._state_dict_pre_hooks, hook)
+
+    def register_state_dict_post_hook(self, hook) -> RemovableHandle:
+        """``hook(module, state_dict, prefix, local_metadata)`` runs after ``state_dict``."""
+        return self._add_hook(self._state_dict_hooks, hook)
+
+    _register_state_dict_hook = register_state_dict_post_hook
+
+    def register_load_state_dict_pre_hook(self, hook) -> RemovableHandle:
+        """``hook(module, state_dict, prefix, local_metadata, strict, missing_keys,
+        unexpected_keys, error_msgs)`` runs before this module loads its entries."""
+        return self._add_hook(self._load_state_dict_pre_hooks, hook)
+
+    _register_load_state_dict_pre_hook = register_load_state_dict_pre_hook
+
+    def register_load_state_dict_post_hook(self, hook) -> RemovableHandle:
+        """``hook(module, incompatible_keys)`` runs after ``load_state_dict``."""
+        return self._add_hook(self._load_state_dict_post_hooks, hook)
+
+    # -- calling --------------------------------------------------------------------------
+    def _call_impl(self, *args, **kwargs):
+        if not (self._forward_hooks or self._forward_pre_hooks or self._backward_hooks
+                or self._backward_pre_hooks or _global_forward_hooks
+                or _global_forward_pre_hooks):
+            return self.forward(*args, **kwargs)
+        return self._call_with_hooks(args, kwargs)
+
+    __call__ = _call_impl
+
+    def _call_with_hooks(self, args, kwargs):
+        for hook_id, hook in itertools.chain(_global_forward_pre_hooks.items(),
+                                             self._forward_pre_hooks.items()):
+            if hook_id in self._forward_pre_hooks_with_kwargs:
+                result = hook(self, args, kwargs)
+                if result is not None:
+                    if isinstance(result, tuple) and len(result) == 2:
+                        args, kwargs = result
+                    else:
+                        raise RuntimeError("forward pre-hook must return None or a tuple of "
+                                           f"(new_args, new_kwargs), but got {result}.")
+            else:
+                result = hook(self, args)
+                if result is not None:
+                    args = result if isinstance(result, tuple) else (result,)
+        bw_hook = None
+        if self._backward_hooks or self._backward_pre_hooks:
+            bw_hook = _BackwardHook(self, list(self._backward_hooks.values()),
+                                    list(self._backward_pre_hooks.values()))
+            args = bw_hook.setup_input_hook(args)
+        called = set()
+        try:
+            result = self.forward(*args, **kwargs)
+            for hook_id, hook in itertools.chain(_global_forward_hooks.items(),
+                                                 self._forward_hooks.items()):
+                called.add(hook_id)
+                if hook_id in self._forward_hooks_with_kwargs:
+                    hook_result = hook(self, args, kwargs, result)
+                else:
+                    hook_result = hook(self, args, result)
+                if hook_result is not None:
+                    result = hook_result
+        except Exception:
+            for hook_id, hook in self._forward_hooks.items():
+                if hook_id in self._forward_hooks_always_called and hook_id not in called:
+                    try:
+                        if hook_id in self._forward_hooks_with_kwargs:
+                            hook(self, args, kwargs, None)
+                        else:
+                            hook(self, args, None)
+                    except Exception as e:
+                        warnings.warn("forward hook with ``always_call=True`` raised an "
+                                      f"exception that was silenced as another error was "
+                                      f"raised in forward: {e}", stacklevel=2)
+            raise
+        if bw_hook is not None:
+            result = bw_hook.setup_output_hook(result)
+        return result
+
+    # -- repr -----------------------------------------------------------------------------
+    def _get_name(self) -> str:
+        return type(self).__name__
+
+    def extra_repr(self) -> str:
+        """The module-specific part of ``repr`` (override in layers)."""
+        return ""
+
+    def __repr__(self) -> str:
+        extra = self.extra_repr()
+        extra_lines = extra.split("\n") if extra else []
+        child_lines = ["(" + key + "): " + _addindent(repr(module), 2)
+                       for key, module in self._modules.items()]
+        lines = extra_lines + child_lines
+        main = self._get_name() + "("
+        if lines:
+            if len(extra_lines) == 1 and not child_lines:
+                main += extra_lines[0]
+            else:
+                main += "\n  " + "\n  ".join(lines) + "\n"
+        return main + ")"
+
+
+# -- full backward hooks -----------------------------------------------------------------------
+
+class _BackwardHookFunction(Function):
+    """Identity on tensors whose backward hands the gradients to a ``_BackwardHook``."""
+
+    @staticmethod
+    def forward(ctx, callback, *tensors):
+        ctx.callback = callback
+        return tensors
+
+    @staticmethod
+    def backward(ctx, *grads):
+        return (None, *ctx.callback(grads))
+
+
+def _wrap_requiring_grad(values, callback):
+    """Pass the tensors of ``values`` that require grad through one identity Function whose
+    backward calls ``callback(grads)``. Returns the new values and the wrapped positions."""
+    positions = [i for i, v in enumerate(values) if isinstance(v, Tensor) and v.requires_grad]
+    if not positions:
+        return values, positions
+    outs = _BackwardHookFunction.apply(callback, *[values[i] for i in positions])
+    values = list(values)
+    for i, o in zip(positions, outs):
+        values[i] = o
+    return values, positions
+
+
+def _spread(grads, positions, n):
+    """Gradients of the wrapped positions laid out over all ``n`` values (None elsewhere)."""
+    full = [None] * n
+    for i, g in zip(positions, grads):
+        full[i] = g
+    return tuple(full)
+
+
+class _BackwardHook:
+    """Runs a module's full backward (pre-)hooks by wrapping its inputs and outputs in
+    identity Functions (PyTorch's ``torch.utils.hooks.BackwardHook``)."""
+
+    def __init__(self, module, user_hooks, user_pre_hooks):
+        self.module = module
+        self.user_hooks = user_hooks
+        self.user_pre_hooks = user_pre_hooks
+        self.grad_outputs = None
+        self.in_positions = []
+        self.out_positions = []
+        self.n_inputs = 0
+        self.n_outputs = 0
+
+    def setup_input_hook(self, args):
+        tensor_idx = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
+        self.n_inputs = len(tensor_idx)
+        if not ember.is_grad_enabled():
+            return args
+        tensors = [args[i] for i in tensor_idx]
+        wrapped, self.in_positions = _wrap_requiring_grad(tensors, self._input_callback)
+        if not self.in_positions:
+            return args
+        args = list(args)
+        for i, t in zip(tensor_idx, wrapped):
+            args[i] = t
+        return tuple(args)
+
+    def setup_output_hook(self, result):
+        if not ember.is_grad_enabled():
+            return result
+        single = isinstance(result, Tensor)
+        if not single and not isinstance(result, (tuple, list)):
+            return result
+        values = [result] if single else list(result)
+        self.n_outputs = len(values)
+        wrapped, self.out_positions = _wrap_requiring_grad(values, self._output_callback)
+        if not self.out_positions:
+            return result
+        if single:
+            return wrapped[0]
+        return type(result)(wrapped) if isinstance(result, list) else tuple(wrapped)
+
+    def _output_callback(self, grads):
+        full = _spread(grads, self.out_positions, self.n_outputs)
+        for hook in self.user_pre_hooks:
+            out = hook(self.module, full)
+            if out is not None:
+                out = tuple(out) if isinstance(out, (tuple, list)) else (out,)
+                if len(out) != len(full):
+                    raise RuntimeError(f"Backward pre hook returned an invalid number of "
+                                       f"grad_output, got {len(out)}, but expected {len(full)}")
+                full = out
+        self.grad_outputs = full
+        if not self.in_positions:
+            # no input takes a gradient: the hooks run now, with grad_input all None
+            grad_inputs = (None,) * self.n_inputs
+            if self.user_hooks:
+                warnings.warn("Full backward hook is firing when gradients are computed with "
+                              "respect to module outputs since no inputs require gradients. "
+                              "See https://docs.pytorch.org/docs/main/generated/torch.nn."
+                              "Module.html#torch.nn.Module.register_full_backward_hook for "
+                              "more details.", stacklevel=2)
+            for hook in self.user_hooks:
+                if hook(self.module, grad_inputs, full) is not None:
+                    raise RuntimeError("Backward hook for Modules where no input requires "
+                                       "gradient should always return None or None for all "
+                                       "gradients.")
+        return tuple(full[i] for i in self.out_positions)
+
+    def _input_callback(self, grads):
+        full = _spread(grads, self.in_positions, self.n_inputs)
+        for hook in self.user_hooks:
+            out = hook(self.module, full, self.grad_outputs)
+            if out is None:
+                continue
+            out = tuple(out) if isinstance(out, (tuple, list)) else (out,)
+            if len(out) != len(full):
+                raise RuntimeError(f"Backward hook returned an invalid number of grad_input, "
+                                   f"got {len(out)}, but expected {len(full)}")
+            full = out
+        return tuple(full[i] for i in self.in_positions)

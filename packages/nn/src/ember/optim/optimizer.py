@@ -1,0 +1,404 @@
+"""The ``Optimizer`` base class, like ``torch.optim.Optimizer``.
+
+The base class walks the parameter groups, owns ``state`` and keeps PyTorch's ``state_dict``
+layout exactly (integer parameter ids, ``step`` as a float32 0-dim CPU tensor), so
+checkpoints move between Ember and PyTorch. A concrete optimizer writes only
+
+* ``_init_state(p, state, group)``: the per-parameter state, made on the first step, and
+* ``_update(d, g, state, group)``: the update, on the parameter's array ``d`` and the gradient
+  array ``g``, done in place with array ufuncs (``out=``).
+
+``foreach``, ``fused``, ``capturable`` and ``differentiable`` are accepted for compatibility and
+stored in the groups (so state dicts match PyTorch's), but they do not change the computation:
+every update is the single-tensor algorithm on the parameter's array, outside autograd.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections import OrderedDict, defaultdict
+from collections.abc import Iterable
+from copy import deepcopy
+from itertools import chain
+from typing import Any
+
+import numpy as np
+
+import ember
+from ember import Tensor
+from ember.autograd.graph import RemovableHandle
+
+__all__ = ["Optimizer", "required"]
+
+
+class _RequiredParameter:
+    """Singleton marking a hyper-parameter that has no default (like ``torch.optim.required``)."""
+
+    def __repr__(self) -> str:
+        return "<required parameter>"
+
+
+required = _RequiredParameter()
+
+
+def _typename(obj) -> str:
+    if isinstance(obj, Tensor):
+        return obj.type()
+    module = type(obj).__module__
+    name = type(obj).__qualname__
+    return name if module in (None, "builtins") else f"{module}.{name}"
+
+
+def _scalar(value):
+    """A Python number from a float or a one-element tensor (``lr`` may be a tensor)."""
+    return value.item() if isinstance(value, Tensor) else value
+
+
+def _with_step_hooks(step):
+    """Wrap a subclass's ``step`` so the registered pre/post hooks run around it."""
+    if getattr(step, "_ember_hooked", False):
+        return step
+
+    @functools.wraps(step)
+    def wrapper(self, *args, **kwargs):
+        pre = self._optimizer_step_pre_hooks
+        if pre:
+            for hook in list(pre.values()):
+                result = hook(self, args, kwargs)
+                if result is not None:
+                    if not (isinstance(result, tuple) and len(result) == 2):
+                        raise RuntimeError(
+                            f"{hook} must return None or a tuple of (new_args, new_kwargs), "
+                            f"but got {result}.")
+                    args, kwargs = result
+        out = step(self, *args, **kwargs)
+        for hook in list(self._optimizer_step_post_hooks.values()):
+            hook(self, args, kwargs)
+        return out
+
+    wrapper._ember_hooked = True
+    return wrapper
+
+
+class Optimizer:
+    """Base class for all optimizers.
+
+    Args:
+        params: an iterable of tensors, or of dicts defining parameter groups.
+        defaults: default values of the optimization options, used when a parameter group
+            does not specify them.
+    """
+
+    def __init__(self, params, defaults: dict[str, Any]) -> None:
+        self.defaults = defaults
+        self._optimizer_step_pre_hooks: OrderedDict = OrderedDict()
+        self._optimizer_step_post_hooks: OrderedDict = OrderedDict()
+        self._optimizer_state_dict_pre_hooks: OrderedDict = OrderedDict()
+        self._optimizer_state_dict_post_hooks: OrderedDict = OrderedDict()
+        self._optimizer_load_state_dict_pre_hooks: OrderedDict = OrderedDict()
+        self._optimizer_load_state_dict_post_hooks: OrderedDict = OrderedDict()
+        self._scratch: dict = {}
+        if isinstance(params, Tensor):
+            raise TypeError("params argument given to the optimizer should be an iterable of "
+                            "Tensors or dicts, but got " + _typename(params))
+        self.state: defaultdict = defaultdict(dict)
+        self.param_groups: list[dict[str, Any]] = []
+        param_groups = list(params)
+        if len(param_groups) == 0:
+            raise ValueError("optimizer got an empty parameter list")
+        if not isinstance(param_groups[0], dict):
+            param_groups = [{"params": param_groups}]
+        for param_group in param_groups:
+            self.add_param_group(param_group)
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if "step" in cls.__dict__:
+            cls.step = _with_step_hooks(cls.__dict__["step"])
+
+    # -- pickling and repr ----------------------------------------------------------------
+    def __getstate__(self) -> dict[str, Any]:
+        return {"defaults": self.defaults, "state": self.state, "param_groups": self.param_groups}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        for name in ("_optimizer_step_pre_hooks", "_optimizer_step_post_hooks",
+                     "_optimizer_state_dict_pre_hooks", "_optimizer_state_dict_post_hooks",
+                     "_optimizer_load_state_dict_pre_hooks",
+                     "_optimizer_load_state_dict_post_hooks"):
+            if name not in self.__dict__:
+                setattr(self, name, OrderedDict())
+        self.__dict__.setdefault("_scratch", {})
+        for group in self.param_groups:  # groups saved by older versions lack newer keys
+            for key, value in self.defaults.items():
+                if value is not required:
+                    group.setdefault(key, value)
+
+    def __repr__(self) -> str:
+        text = self.__class__.__name__ + " ("
+        for i, group in enumerate(self.param_groups):
+            text += "\n"
+            text += f"Parameter Group {i}\n"
+            for key in sorted(group.keys()):
+                if key != "params":
+                    text += f"    {key}: {group[key]}\n"
+        text += ")"
+        return text
+
+    # -- parameter groups -----------------------------------------------------------------
+    def add_param_group(self, param_group: dict[str, Any]) -> None:
+        """Add a parameter group (a dict with ``params`` and optional options) to the optimizer."""
+        if not isinstance(param_group, dict):
+            raise TypeError(f"param_group must be a dict, but got {type(param_group)}")
+        params = param_group["params"]
+        if isinstance(params, Tensor):
+            param_group["params"] = [params]
+        elif isinstance(params, set):
+            raise TypeError("optimizer parameters need to be organized in ordered collections, "
+                            "but the ordering of tensors in sets will change between runs. "
+                            "Please use a list instead.")
+        else:
+            param_group["params"] = list(params)
+        tensors, names = [], []
+        for param in param_group["params"]:
+            if isinstance(param, tuple):
+                names.append(param[0])
+                tensors.append(param[1])
+            else:
+                tensors.append(param)
+        param_group["params"] = tensors
+        if names:
+            if len(names) != len(tensors):
+                raise ValueError("all optimizer params should be with/without names. Some param "
+                                 "names are missing")
+            param_group["param_names"] = names
+        for param in tensors:
+            if not isinstance(param, Tensor):
+                raise TypeError("optimizer can only optimize Tensors, but one of the params is "
+                                + _typename(param))
+            if not self.defaults.get("differentiable", None) and not (
+                    param.is_leaf or param.retains_grad):
+                raise ValueError("can't optimize a non-leaf Tensor")
+        for name, default in self.defaults.items():
+            if default is required and name not in param_group:
+                raise ValueError("parameter group didn't specify a value of required "
+                                 f"optimization parameter {name}")
+            param_group.setdefault(name, default)
+        if len(tensors) != len({id(p) for p in tensors}):
+            import warnings
+
+            warnings.warn("optimizer contains a parameter group with duplicate parameters; in "
+                          "future, this will cause an error; see "
+                          "github.com/pytorch/pytorch/issues/40967 for more information",
+                          stacklevel=3)
+        seen = set()
+        for group in self.param_groups:
+            seen.update(id(p) for p in group["params"])
+            if ("param_names" in param_group) != ("param_names" in group):
+                which = "with names" if "param_names" in param_group else "without names"
+                raise ValueError("all optimizer param groups should be with/without names. "
+                                 f"cannot add param group {which} to the optimizer")
+        if not seen.isdisjoint(id(p) for p in tensors):
+            raise ValueError("some parameters appear in more than one parameter group")
+        self.param_groups.append(param_group)
+
+    # -- gradients and steps --------------------------------------------------------------
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Reset the gradients of all optimized tensors (to ``None`` by default)."""
+        for group in self.param_groups:
+            for p in group["params"]:
+                g = p._grad
+                if g is None:
+                    continue
+                if set_to_none:
+                    p._grad = None
+                else:
+                    if g.grad_fn is not None:
+                        g.detach_()
+                    else:
+                        g.requires_grad_(False)
+                    g._data[...] = 0
+                    g._bump_version()
+
+    def step(self, closure=None):
+        """Perform a single optimization step; ``closure`` re-evaluates the model and returns
+        the loss."""
+        loss = None
+        if closure is not None:
+            with ember.enable_grad():
+                loss = closure()
+        for group in self.param_groups:
+            self._step_group(group)
+        return loss
+
+    def _step_group(self, group: dict[str, Any]) -> None:
+        state_of = self.state
+        init, update = self._init_state, self._update
+        for p in group["params"]:
+            g = p._grad
+            if g is None:
+                continue
+            state = state_of[p]
+            if not state:
+                init(p, state, group)
+            update(p._data, g._data, state, group)
+            p._bump_version()
+
+    def _init_state(self, p: Tensor, state: dict, group: dict) -> None:
+        raise NotImplementedError
+
+    def _update(self, d, g, state: dict, group: dict) -> None:
+        raise NotImplementedError
+
+    # -- helpers for the updates ----------------------------------------------------------
+    def _buffer(self, like, slot: int = 0):
+        """A scratch array shaped like ``like``, reused across steps (not part of the state)."""
+        key = (like.shape, like.dtype, type(like), slot)
+        buf = self._scratch.get(key)
+        if buf is None:
+            buf = self._scratch[key] = like.copy()
+        return buf
+
+    @staticmethod
+    def _grad_with_decay(d, g, group: dict):
+        """The gradient after ``maximize`` and coupled (L2) weight decay, as in PyTorch."""
+        if group["maximize"]:
+            g = -g
+        wd = _scalar(group["weight_decay"])
+        if wd != 0 and not group.get("decoupled_weight_decay", False):
+            g = g + wd * d
+        return g
+
+    @staticmethod
+    def _step_tensor() -> Tensor:
+        """The ``step`` state: a float32 0-dim CPU tensor, like PyTorch >= 1.12."""
+        return ember.tensor(0.0, dtype=ember.float32)
+
+    @staticmethod
+    def _lerp_(out, end, weight: float, tmp) -> None:
+        """``out.lerp_(end, weight)`` with PyTorch's formula (``tmp`` is scratch)."""
+        np.subtract(end, out, out=tmp)
+        if weight < 0.5:
+            tmp *= weight
+            out += tmp
+        else:
+            tmp *= 1 - weight
+            np.subtract(end, tmp, out=out)
+
+    # -- state dict -----------------------------------------------------------------------
+    def state_dict(self) -> dict[str, Any]:
+        """The optimizer state as ``{'state': {id: {...}}, 'param_groups': [...]}`` (PyTorch's
+        layout: parameters are replaced by integer ids)."""
+        for hook in self._optimizer_state_dict_pre_hooks.values():
+            hook(self)
+        mapping: dict[int, int] = {}
+        start = 0
+
+        def pack_group(group):
+            nonlocal start
+            packed = {k: v for k, v in group.items() if k != "params"}
+            for i, p in enumerate(group["params"], start):
+                mapping.setdefault(id(p), i)
+            packed["params"] = [mapping[id(p)] for p in group["params"]]
+            start += len(packed["params"])
+            return packed
+
+        param_groups = [pack_group(g) for g in self.param_groups]
+        packed_state = {(mapping[id(k)] if isinstance(k, Tensor) else k): v
+                        for k, v in self.state.items()}
+        state_dict = {"state": packed_state, "param_groups": param_groups}
+        for hook in self._optimizer_state_dict_post_hooks.values():
+            result = hook(self, state_dict)
+            if result is not None:
+                state_dict = result
+        return state_dict
+
+    @staticmethod
+    def _cast_state_value(param: Tensor, value: Tensor, key) -> Tensor:
+        if key == "step":
+            return value  # stays a float32 CPU tensor, as PyTorch keeps it
+        if param.is_floating_point():
+            return value.to(dtype=param.dtype, device=param.device)
+        return value.to(device=param.device)
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Load a state made by :meth:`state_dict` (PyTorch's too, tensors converted)."""
+        state_dict = state_dict.copy()
+        for hook in self._optimizer_load_state_dict_pre_hooks.values():
+            result = hook(self, state_dict)
+            if result is not None:
+                state_dict = result
+        groups = self.param_groups
+        saved_groups = deepcopy(state_dict["param_groups"])
+        if len(groups) != len(saved_groups):
+            raise ValueError("loaded state dict has a different number of parameter groups")
+        if any(len(g["params"]) != len(s["params"]) for g, s in zip(groups, saved_groups)):
+            raise ValueError("loaded state dict contains a parameter group that doesn't match "
+                             "the size of optimizer's group")
+        id_map = dict(zip(chain.from_iterable(g["params"] for g in saved_groups),
+                          chain.from_iterable(g["params"] for g in groups)))
+
+        def cast(param, value, key=None):
+            if isinstance(value, Tensor):
+                return self._cast_state_value(param, value, key)
+            if isinstance(value, dict):
+                return {k: cast(param, v, key=k) for k, v in value.items()}
+            if isinstance(value, Iterable) and not isinstance(value, str):
+                return type(value)(cast(param, v) for v in value)
+            return value
+
+        state: defaultdict = defaultdict(dict)
+        for k, v in state_dict["state"].items():
+            if k in id_map:
+                param = id_map[k]
+                state[param] = cast(param, v)
+            else:
+                state[k] = v
+
+        def update_group(group, new_group):
+            new_group["params"] = group["params"]
+            if "param_names" in group and "param_names" not in new_group:
+                new_group["param_names"] = group["param_names"]
+            return new_group
+
+        param_groups = [update_group(g, ng) for g, ng in zip(groups, saved_groups)]
+        self.__setstate__({"state": state, "param_groups": param_groups})
+        for hook in self._optimizer_load_state_dict_post_hooks.values():
+            hook(self)
+
+    # -- hooks ----------------------------------------------------------------------------
+    @staticmethod
+    def _register(hooks: OrderedDict, hook, prepend: bool = False) -> RemovableHandle:
+        handle = RemovableHandle(hooks)
+        hooks[handle.id] = hook
+        if prepend:
+            hooks.move_to_end(handle.id, last=False)
+        return handle
+
+    def register_step_pre_hook(self, hook) -> RemovableHandle:
+        """``hook(optimizer, args, kwargs)`` runs before ``step``; it may return new
+        ``(args, kwargs)``."""
+        return self._register(self._optimizer_step_pre_hooks, hook)
+
+    def register_step_post_hook(self, hook) -> RemovableHandle:
+        """``hook(optimizer, args, kwargs)`` runs after ``step``."""
+        return self._register(self._optimizer_step_post_hooks, hook)
+
+    def register_state_dict_pre_hook(self, hook, prepend: bool = False) -> RemovableHandle:
+        """``hook(optimizer)`` runs before ``state_dict``."""
+        return self._register(self._optimizer_state_dict_pre_hooks, hook, prepend)
+
+    def register_state_dict_post_hook(self, hook, prepend: bool = False) -> RemovableHandle:
+        """``hook(optimizer, state_dict)`` runs after ``state_dict``; may return a new dict."""
+        return self._register(self._optimizer_state_dict_post_hooks, hook, prepend)
+
+    def register_load_state_dict_pre_hook(self, hook, prepend: bool = False) -> RemovableHandle:
+        """``hook(optimizer, state_dict)`` runs before ``load_state_dict``."""
+        return self._register(self._optimizer_load_state_dict_pre_hooks, hook, prepend)
+
+    def register_load_state_dict_post_hook(self, hook, prepend: bool = False) -> RemovableHandle:
+        """``hook(optimizer)`` runs after ``load_state_dict``."""
+        return self._register(self._optimizer_load_state_dict_post_hooks, hook, prepend)
+
+
+Optimizer.step = _with_step_hooks(Optimizer.step)
