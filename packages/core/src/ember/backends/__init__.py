@@ -105,3 +105,8 @@ def backend_of(dev) -> Backend:
 
 
 register_backend(CPUBackend())
+
+from ._malloc import malloc_tuned, restore_malloc_defaults, tune_malloc  # noqa: E402
+
+tune_malloc()
+__all__ += ["tune_malloc", "restore_malloc_defaults", "malloc_tuned"]

@@ -1,4 +1,35 @@
-"""``ember.data`` (also ``ember.utils.data``): datasets, samplers and the DataLoader.
+"""``ember.data`` (also ``ember.utils.data``): datasets, samplers and the DataLoader, as in
+``torch.utils.data``."""
 
-Reserved by the foundation issue; the data-loading classes arrive with the nn/data issue.
-"""
+from . import _utils  # noqa: F401
+from ._utils.collate import default_collate, default_convert
+from ._utils.worker import get_worker_info
+from .dataloader import DataLoader
+from .dataset import (
+    ChainDataset,
+    ConcatDataset,
+    Dataset,
+    IterableDataset,
+    StackDataset,
+    Subset,
+    TensorDataset,
+    random_split,
+)
+from .distributed import DistributedSampler
+from .sampler import (
+    BatchSampler,
+    RandomSampler,
+    Sampler,
+    SequentialSampler,
+    SubsetRandomSampler,
+    WeightedRandomSampler,
+)
+
+__all__ = ["BatchSampler", "ChainDataset", "ConcatDataset", "DataLoader", "Dataset",
+           "DistributedSampler", "IterableDataset", "RandomSampler", "Sampler",
+           "SequentialSampler", "StackDataset", "Subset", "SubsetRandomSampler",
+           "TensorDataset", "WeightedRandomSampler", "default_collate", "default_convert",
+           "get_worker_info", "random_split"]
+
+# PyTorch's path: importing ember.data also makes ``ember.utils.data`` (and its submodules)
+import ember.utils.data  # noqa: E402,F401
