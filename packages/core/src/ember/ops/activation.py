@@ -1,0 +1,671 @@
+"""Activation kernels of ``torch.nn.functional``: each is one fused NumPy expression forward
+and one recorded node whose backward is written with Tensor ops (so it differentiates again).
+
+``relu`` and ``threshold_backward`` live in ``pointwise.py``; ``sigmoid``/``tanh`` too. Ops that
+PyTorch exposes only as ``F.<name>`` are registered with ``function=False, method=False`` and
+imported from here by ``ember.nn.functional``.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+
+from .. import _dtype
+from .._tensor import Tensor, _make
+from ..autograd.grad_mode import GRAD
+from ..autograd.graph import make_node_class, record
+from ._core import _pretty, cast_to, check_same_device, make_inplace, sum_to_size, wrap_dim
+from .pointwise import _erf_f64, _in_float64, _opmath, threshold_backward
+from .registry import register
+
+__all__ = ["relu6", "leaky_relu", "leaky_relu_", "elu", "elu_", "selu", "selu_", "celu",
+           "celu_", "gelu", "silu", "mish", "softplus", "hardswish", "hardsigmoid", "hardtanh",
+           "hardtanh_", "prelu", "rrelu", "rrelu_", "glu", "logsigmoid", "softsign",
+           "tanhshrink", "softshrink", "hardshrink", "threshold", "threshold_", "softmax",
+           "log_softmax", "softmin"]
+
+_SQRT1_2 = 1.0 / math.sqrt(2.0)
+_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+_GELU_K = math.sqrt(2.0 / math.pi)
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+_erf_np = _in_float64(_erf_f64)
+
+
+# Branch-free kernels: ``np.where`` over a data-dependent mask is an order of magnitude slower
+# than arithmetic here (branch mispredictions), so masks are blended arithmetically.
+
+def _sigmoid_np(a):
+    """Stable sigmoid without a mask: ``exp(min(a, 0)) / (1 + exp(-|a|))``."""
+    r = np.exp(-np.abs(a))
+    r += 1
+    return np.exp(np.minimum(a, 0)) / r
+
+
+def _softplus_core(z):
+    """``log(1 + exp(z))`` stably: ``max(z, 0) + log1p(exp(-|z|))``."""
+    r = np.exp(-np.abs(z))
+    np.log1p(r, out=r)
+    r += np.maximum(z, 0)
+    return r
+
+
+def _leaky_np(a, slope):
+    # max(a, s*a) is a where a > 0 and s*a below for s <= 1; min for steeper slopes
+    return np.maximum(a, a * slope) if slope <= 1 else np.minimum(a, a * slope)
+
+
+def _erf_as(x):
+    """erf to 1.5e-7 (Abramowitz-Stegun 7.1.26, PyTorch's vectorised float erf) for float32
+    inputs; float64 takes the exact-to-rounding ``_erf_np``."""
+    ax = np.abs(x)
+    t = 1 / (1 + np.float32(0.3275911) * ax)
+    poly = t * np.float32(1.061405429)
+    for c in (-1.453152027, 1.421413741, -0.284496736, 0.254829592):
+        poly += np.float32(c)
+        poly *= t
+    poly *= np.exp(-ax * ax)
+    return np.copysign(1 - poly, x)
+
+
+def _erf_any(x):
+    return _erf_np(x) if x.dtype == np.float64 else _erf_as(x)
+
+
+def _float_input(input: Tensor, kernel: str, ints: bool = False):
+    """``input``'s array; PyTorch's NotImplementedError for integer inputs unless ``ints``."""
+    d = input._data
+    if d.dtype.kind != "f" and not ints:
+        suffix = "cpu" if isinstance(d, np.ndarray) else "cuda"
+        name = kernel if kernel.endswith(("Impl", "check")) else f"{kernel}_{suffix}"
+        raise NotImplementedError(f'"{name}" not implemented for \'{_pretty(d.dtype)}\'')
+    return d
+
+
+def _finish(r, input, node_cls, ctx):
+    """Wrap ``r`` in ``input``'s dtype; record ``node_cls`` (saving the input) if needed."""
+    out = _make(r.astype(input._data.dtype, copy=False), input._device)
+    if GRAD.enabled and input.requires_grad:
+        record(node_cls, out, (input,), (input,), ctx)
+    return out
+
+
+def _const(arr, like: Tensor) -> Tensor:
+    """A mask/coefficient array as a graph-free tensor of ``like``'s dtype."""
+    return _make(arr.astype(like._data.dtype, copy=False), like._device)
+
+
+def _activation(name, kernel, fwd, backward, node_name, *, ints=False, grad_np=None):
+    """An elementwise activation ``op(input, *params)``: ``fwd(array, *params)`` forward and
+    ``backward(node, grad)`` reading the input from ``node.saved[0]`` and params ``node.ctx``.
+
+    ``grad_np(array, *params)``, if given, is the derivative as one array expression: the
+    first-order backward (grad mode off) uses it; ``create_graph`` takes the Tensor-op form.
+    float16 computes in float32 and rounds once (PyTorch's opmath).
+    """
+    fwd = _opmath(fwd)
+    if grad_np is not None:
+        grad_np = _opmath(grad_np)
+
+        def backward(node, g, _tensor_form=backward):
+            if GRAD.enabled:
+                return _tensor_form(node, g)
+            with np.errstate(over="ignore", invalid="ignore"):
+                return (g * _const(grad_np(node.saved[0]._data, *node.ctx), g),)
+
+    Node = make_node_class(node_name, backward)
+
+    def op(input, *params):
+        d = _float_input(input, kernel, ints)
+        with np.errstate(over="ignore", invalid="ignore"):
+            r = fwd(d, *params)
+        return _finish(r, input, Node, params)
+
+    op.__name__ = op.__qualname__ = name
+    op._node = Node
+    return op
+
+
+def _inplace_variant(fn, name):
+    inplace = make_inplace(fn, name)
+    inplace.__doc__ = f"In-place ``{fn.__name__}``."
+    return inplace
+
+
+# -- hardtanh / relu6 / leaky_relu / threshold -------------------------------------------------
+
+def _hardtanh_bw(node, g):
+    x = node.saved[0]
+    lo, hi = node.ctx
+    return (g * _const((x._data > lo) & (x._data < hi), g),)
+
+
+_hardtanh = _activation("hardtanh", "hardtanh", lambda a, lo, hi: np.clip(a, lo, hi),
+                        _hardtanh_bw, "HardtanhBackward0", ints=True)
+
+
+@register("hardtanh", function=False, method=False)
+def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
+    """``clamp(input, min_val, max_val)``."""
+    if min_val > max_val:
+        raise ValueError("min_val cannot be greater than max_val")
+    if inplace:
+        return hardtanh_(input, min_val, max_val)
+    return _hardtanh(input, min_val, max_val)
+
+
+hardtanh_ = _inplace_variant(hardtanh, "hardtanh_")
+
+
+@register("relu6", function=False, method=False)
+def relu6(input, inplace=False):
+    """``min(max(input, 0), 6)``."""
+    return hardtanh(input, 0.0, 6.0, inplace)
+
+
+def _leaky_bw(node, g):
+    x = node.saved[0]
+    slope = node.ctx[0]
+    return (g * _const(slope + (1 - slope) * (x._data > 0), g),)
+
+
+_leaky = _activation("leaky_relu", "leaky_relu", _leaky_np,
+                     _leaky_bw, "LeakyReluBackward0")
+
+
+@register("leaky_relu", function=False, method=False)
+def leaky_relu(input, negative_slope=0.01, inplace=False):
+    """``input`` where positive, else ``negative_slope * input``."""
+    if inplace:
+        return leaky_relu_(input, negative_slope)
+    return _leaky(input, negative_slope)
+
+
+leaky_relu_ = _inplace_variant(leaky_relu, "leaky_relu_")
+
+
+def _threshold_bw(node, g):
+    return (threshold_backward(g, node.saved[0], node.ctx[0]),)
+
+
+_threshold = _activation("threshold", "threshold", lambda a, t, v: np.where(a > t, a, v),
+                         _threshold_bw, "ThresholdBackward0", ints=True)
+
+
+@register("threshold", method=False)
+def threshold(input, threshold, value, inplace=False):
+    """``input`` where ``input > threshold``, else ``value``."""
+    if inplace:
+        return threshold_(input, threshold, value)
+    return _threshold(input, threshold, value)
+
+
+threshold_ = register("threshold_", method=False)(_inplace_variant(threshold, "threshold_"))
+
+
+# -- elu family --------------------------------------------------------------------------------
+
+def _elu_np(a, alpha, scale, input_scale):
+    return np.maximum(a, 0) * scale + np.expm1(np.minimum(a, 0) * input_scale) * (alpha * scale)
+
+
+def _elu_bw(node, g):
+    x = node.saved[0]
+    alpha, scale, input_scale = node.ctx
+    pos = _const(x._data > 0, g)
+    # exp of the clamped input: no overflow on the positive side, where it is masked out
+    neg = (x * input_scale).clamp(max=0).exp() * (alpha * scale * input_scale)
+    return (g * (pos * scale + (1 - pos) * neg),)
+
+
+def _elu_grad_np(a, alpha, scale, input_scale):
+    pos = a > 0
+    return pos * scale + ~pos * (np.exp(np.minimum(a, 0) * input_scale)
+                                 * (alpha * scale * input_scale))
+
+
+_elu = _activation("elu", "elu", _elu_np, _elu_bw, "EluBackward0", grad_np=_elu_grad_np)
+_celu = _activation("celu", "elu", _elu_np, _elu_bw, "CeluBackward0", grad_np=_elu_grad_np)
+
+
+@register("elu", function=False, method=False)
+def elu(input, alpha=1.0, inplace=False):
+    """``input`` where positive, else ``alpha * (exp(input) - 1)``."""
+    if inplace:
+        return elu_(input, alpha)
+    return _elu(input, alpha, 1.0, 1.0)
+
+
+elu_ = _inplace_variant(elu, "elu_")
+
+
+@register("selu", method=False)
+def selu(input, inplace=False):
+    """``scale * elu(input, alpha)`` with the self-normalising constants."""
+    if inplace:
+        return selu_(input)
+    return _elu(input, _SELU_ALPHA, _SELU_SCALE, 1.0)
+
+
+selu_ = register("selu_", method=False)(_inplace_variant(selu, "selu_"))
+
+
+@register("celu", method=False)
+def celu(input, alpha=1.0, inplace=False):
+    """``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``."""
+    if alpha == 0:
+        raise RuntimeError("ZeroDivisionError")
+    if inplace:
+        return celu_(input, alpha)
+    return _celu(input, alpha, 1.0, 1.0 / alpha)
+
+
+celu_ = register("celu_", method=False)(_inplace_variant(celu, "celu_"))
+
+
+# -- smooth activations ------------------------------------------------------------------------
+
+def _gelu_np(a, approximate):
+    if approximate == "tanh":
+        return 0.5 * a * (1 + np.tanh(_GELU_K * (a + 0.044715 * a * a * a)))
+    return 0.5 * a * (1 + _erf_any(a * _SQRT1_2))
+
+
+def _gelu_bw(node, g):
+    x = node.saved[0]
+    if node.ctx[0] == "tanh":
+        inner = _GELU_K * (x + 0.044715 * x * x * x)
+        t = inner.tanh()
+        d_inner = _GELU_K * (1 + 3 * 0.044715 * x * x)
+        return (g * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * d_inner),)
+    cdf = 0.5 * (1 + (x * _SQRT1_2).erf())
+    pdf = (x * x * -0.5).exp() * _INV_SQRT_2PI
+    return (g * (cdf + x * pdf),)
+
+
+def _gelu_grad_np(a, approximate):
+    if approximate == "tanh":
+        t = np.tanh(_GELU_K * (a + 0.044715 * a * a * a))
+        return 0.5 * (1 + t) + 0.5 * a * (1 - t * t) * (_GELU_K * (1 + 3 * 0.044715 * a * a))
+    return 0.5 * (1 + _erf_any(a * _SQRT1_2)) + a * np.exp(a * a * -0.5) * _INV_SQRT_2PI
+
+
+_gelu = _activation("gelu", "GeluKernelImpl", _gelu_np, _gelu_bw, "GeluBackward0",
+                    grad_np=_gelu_grad_np)
+
+
+@register("gelu", function=False, method=False)
+def gelu(input, approximate="none"):
+    """Gaussian error linear unit, ``x * Phi(x)`` (``approximate='tanh'``: tanh formula)."""
+    if approximate not in ("none", "tanh"):
+        raise RuntimeError("approximate argument must be either none or tanh.")
+    return _gelu(input, approximate)
+
+
+def _silu_np(a):
+    return a * _sigmoid_np(a)
+
+
+def _silu_grad_np(a):
+    s = _sigmoid_np(a)
+    return s * (1 + a * (1 - s))
+
+
+def _silu_bw(node, g):
+    x = node.saved[0]
+    s = x.sigmoid()
+    return (g * s * (1 + x * (1 - s)),)
+
+
+silu = register("silu", function=False, method=False)(
+    _activation("silu", "silu", _silu_np, _silu_bw, "SiluBackward0", grad_np=_silu_grad_np))
+silu.__doc__ = "``input * sigmoid(input)``."
+
+
+def _softplus_np(a, beta, threshold):
+    z = a * beta
+    r = _softplus_core(z)
+    r /= beta
+    linear = z > threshold
+    return np.where(linear, a, r)  # mostly one way: predictable, so fast
+
+
+def _softplus_bw(node, g):
+    x = node.saved[0]
+    beta, thr = node.ctx
+    z = x * beta
+    linear = _const(z._data > thr, g)
+    return (g * (linear + (1 - linear) * z.sigmoid()),)
+
+
+def _softplus_grad_np(a, beta, threshold):
+    z = a * beta
+    return np.where(z > threshold, 1.0, _sigmoid_np(z))
+
+
+_softplus = _activation("softplus", "softplus", _softplus_np, _softplus_bw, "SoftplusBackward0",
+                        grad_np=_softplus_grad_np)
+
+
+@register("softplus", function=False, method=False)
+def softplus(input, beta=1.0, threshold=20.0):
+    """``log(1 + exp(beta * x)) / beta``, linear where ``beta * x > threshold``."""
+    return _softplus(input, beta, threshold)
+
+
+def _mish_np(a):
+    return a * np.tanh(_softplus_core(a))
+
+
+def _mish_grad_np(a):
+    t = np.tanh(_softplus_core(a))
+    return t + a * _sigmoid_np(a) * (1 - t * t)
+
+
+def _mish_bw(node, g):
+    x = node.saved[0]
+    t = softplus(x).tanh()
+    return (g * (t + x * x.sigmoid() * (1 - t * t)),)
+
+
+mish = register("mish", function=False, method=False)(
+    _activation("mish", "mish", _mish_np, _mish_bw, "MishBackward0", grad_np=_mish_grad_np))
+mish.__doc__ = "``input * tanh(softplus(input))``."
+
+
+def _logsigmoid_np(a):
+    return np.minimum(a, 0) - np.log1p(np.exp(-np.abs(a)))
+
+
+def _logsigmoid_bw(node, g):
+    return (g * (-node.saved[0]).sigmoid(),)
+
+
+logsigmoid = register("logsigmoid", function=False, method=False)(
+    _activation("logsigmoid", "log_sigmoid", _logsigmoid_np, _logsigmoid_bw,
+                "LogSigmoidBackward0", grad_np=lambda a: _sigmoid_np(-a)))
+logsigmoid.__doc__ = "``log(sigmoid(input))``, stable for large ``|input|``."
+
+
+# -- piecewise-linear ones ---------------------------------------------------------------------
+
+def _hardswish_bw(node, g):
+    x = node.saved[0]
+    xd = x._data
+    mid = _const((xd >= -3) & (xd <= 3), g)  # the quadratic piece: differentiable in x
+    return (g * (_const(xd > 3, g) + mid * (x / 3 + 0.5)),)
+
+
+hardswish = register("hardswish", function=False, method=False)(
+    _activation("hardswish", "hardswish", lambda a: a * np.clip(a + 3, 0, 6) / 6,
+                _hardswish_bw, "HardswishBackward0"))
+hardswish.__doc__ = "``x * relu6(x + 3) / 6``."
+
+
+def _hardsigmoid_bw(node, g):
+    x = node.saved[0]._data
+    return (g * _const(((x > -3) & (x < 3)) / 6.0, g),)
+
+
+hardsigmoid = register("hardsigmoid", function=False, method=False)(
+    _activation("hardsigmoid", "hardsigmoid", lambda a: np.clip(a + 3, 0, 6) / 6,
+                _hardsigmoid_bw, "HardsigmoidBackward0"))
+hardsigmoid.__doc__ = "``relu6(x + 3) / 6``."
+
+
+def _shrink_mask_bw(node, g):
+    return (g * _const(np.abs(node.saved[0]._data) > node.ctx[0], g),)
+
+
+def _softshrink_np(a, lambd):
+    return a - np.clip(a, -lambd, lambd)
+
+
+_softshrink = _activation("softshrink", "softshrink_check", _softshrink_np, _shrink_mask_bw,
+                          "SoftshrinkBackward0")
+_hardshrink = _activation("hardshrink", "hardshrink",
+                          lambda a, lambd: a * (np.abs(a) > lambd),
+                          _shrink_mask_bw, "HardshrinkBackward0")
+
+
+@register("softshrink", function=False, method=False)
+def softshrink(input, lambd=0.5):
+    """Shrink towards 0 by ``lambd``; 0 inside ``[-lambd, lambd]``."""
+    if lambd < 0:
+        raise RuntimeError(f"lambda must be greater or equal to 0, but found to be {lambd}.")
+    return _softshrink(input, lambd)
+
+
+@register("hardshrink")
+def hardshrink(input, lambd=0.5):
+    """``input`` where ``|input| > lambd``, else 0."""
+    return _hardshrink(input, lambd)
+
+
+def _to_float(input):
+    """softsign and tanhshrink are composites in PyTorch: integer inputs compute in float."""
+    if input._data.dtype.kind != "f":
+        return cast_to(input, None, _dtype.get_default_dtype(), False)
+    return input
+
+
+def _softsign_bw(node, g):
+    d = 1 + node.saved[0].abs()
+    return (g / (d * d),)
+
+
+_softsign = _activation("softsign", "softsign", lambda a: a / (1 + np.abs(a)), _softsign_bw,
+                        "SoftsignBackward0")
+
+
+@register("softsign", function=False, method=False)
+def softsign(input):
+    """``input / (1 + |input|)``."""
+    return _softsign(_to_float(input))
+
+
+def _tanhshrink_bw(node, g):
+    t = node.saved[0].tanh()
+    return (g * t * t,)
+
+
+_tanhshrink = _activation("tanhshrink", "tanhshrink", lambda a: a - np.tanh(a), _tanhshrink_bw,
+                          "TanhshrinkBackward0")
+
+
+@register("tanhshrink", function=False, method=False)
+def tanhshrink(input):
+    """``input - tanh(input)``."""
+    return _tanhshrink(_to_float(input))
+
+
+# -- prelu / rrelu / glu -----------------------------------------------------------------------
+
+def _prelu_weight_shape(input, weight):
+    nw = weight._data.size
+    channels = input._data.shape[1] if input._data.ndim >= 2 else 1
+    if nw != 1 and nw != channels:
+        raise RuntimeError("Mismatch of parameter numbers and input channel size. Found "
+                           f"parameter numbers = {nw} and channel size = {channels}.")
+    if nw == 1 or input._data.ndim < 2:
+        return ()
+    return (nw,) + (1,) * (input._data.ndim - 2)
+
+
+def _prelu_bw(node, g):
+    x, w = node.saved
+    wshape = node.ctx
+    pos = _const(x._data > 0, g)
+    wb = w.reshape(wshape) if wshape else w.reshape(())
+    gx = g * (pos + (1 - pos) * wb) if node.needs_grad(0) else None
+    gw = None
+    if node.needs_grad(1):
+        gw = sum_to_size(g * x * (1 - pos), wshape if wshape else (1,) * x.dim())
+        gw = gw.reshape(w._data.shape)
+    return gx, gw
+
+
+PreluKernelBackward0 = make_node_class("PreluKernelBackward0", _prelu_bw)
+
+
+@register("prelu")
+def prelu(input, weight):
+    """``input`` where positive, else ``weight * input`` (``weight`` per channel, dim 1)."""
+    d = _float_input(input, "prelu")
+    dev = check_same_device(input, weight)
+    wshape = _prelu_weight_shape(input, weight)
+    w = weight._data.reshape(wshape) if wshape else weight._data.reshape(())
+    r = (np.maximum(d, 0) + np.minimum(d, 0) * w).astype(d.dtype, copy=False)
+    out = _make(r, dev)
+    if GRAD.enabled and (input.requires_grad or weight.requires_grad):
+        record(PreluKernelBackward0, out, (input, weight), (input, weight), wshape)
+    return out
+
+
+def _rrelu_bw(node, g):
+    return (g * node.ctx,)
+
+
+RreluWithNoiseBackward0 = make_node_class("RreluWithNoiseBackward0", _rrelu_bw)
+
+
+@register("rrelu", method=False)
+def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
+    """Leaky relu with a slope drawn from ``U(lower, upper)`` per element when training (the
+    mean slope otherwise)."""
+    if inplace:
+        return rrelu_(input, lower, upper, training)
+    if not training:
+        return leaky_relu(input, (lower + upper) / 2)
+    d = _float_input(input, "rrelu_with_noise")
+    from .._factory import place
+    from .._random import _rng
+
+    slopes = _rng(None, input._device).uniform(lower, upper, d.shape).astype(d.dtype)
+    noise = place(np.where(input._host() >= 0, 1.0, slopes).astype(d.dtype), input._device)
+    out = _make(d * noise._data, input._device)
+    if GRAD.enabled and input.requires_grad:
+        record(RreluWithNoiseBackward0, out, (input,), (), noise)
+    return out
+
+
+rrelu_ = register("rrelu_", method=False)(_inplace_variant(rrelu, "rrelu_"))
+
+
+def _glu_bw(node, g):
+    x = node.saved[0]
+    dim = node.ctx
+    a, b = x.chunk(2, dim)
+    s = b.sigmoid()
+    from .shape import cat
+
+    return (cat([g * s, g * a * s * (1 - s)], dim),)
+
+
+GluBackward0 = make_node_class("GluBackward0", _glu_bw)
+
+
+@register("glu", function=False, method=False)
+def glu(input, dim=-1):
+    """``a * sigmoid(b)`` where ``a, b`` are the halves of ``input`` along ``dim``."""
+    d = _float_input(input, "glu")
+    if d.ndim == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
+    dim = wrap_dim(dim, d.ndim)
+    n = d.shape[dim]
+    if n % 2:
+        raise RuntimeError(f"Halving dimension must be even, but dimension {dim} is size {n}")
+    a, b = np.split(d, 2, axis=dim)
+    with np.errstate(over="ignore"):
+        r = a * _sigmoid_np(b)
+    return _finish(r, input, GluBackward0, dim)
+
+
+# -- softmax family ----------------------------------------------------------------------------
+
+def _get_softmax_dim(name: str, ndim: int, stacklevel: int) -> int:
+    warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call "
+                  "to include dim=X as an argument.", stacklevel=stacklevel)
+    return 0 if ndim in (0, 1, 3) else 1
+
+
+def _softmax_input(name, input, dim, dtype, stacklevel):
+    if dim is None:
+        dim = _get_softmax_dim(name, input._data.ndim, stacklevel + 2)  # two frames deeper
+    if dtype is not None:
+        input = cast_to(input, None, dtype, False)
+    d = input._data
+    if d.dtype.kind != "f":
+        kernel = "softmax_lastdim_kernel_impl" if name != "log_softmax" else \
+            "log_softmax_lastdim_kernel_impl"
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{_pretty(d.dtype)}\'')
+    return input, d, wrap_dim(dim, d.ndim)
+
+
+def _softmax_np(d, axis, log):
+    if d.ndim == 0:
+        return np.zeros_like(d) if log else np.ones_like(d)
+    if d.size == 0:
+        return d.copy()
+    s = d - d.max(axis, keepdims=True)
+    if log:
+        s -= np.log(np.exp(s).sum(axis, keepdims=True))
+        return s
+    np.exp(s, out=s)
+    s /= s.sum(axis, keepdims=True)
+    return s
+
+
+def _softmax_bw(node, g):
+    y = node.output()
+    dim = node.ctx
+    return (y * (g - (g * y).sum(dim, keepdim=True)),)
+
+
+def _log_softmax_bw(node, g):
+    y = node.output()
+    dim = node.ctx
+    return (g - y.exp() * g.sum(dim, keepdim=True),)
+
+
+SoftmaxBackward0 = make_node_class("SoftmaxBackward0", _softmax_bw)
+LogSoftmaxBackward0 = make_node_class("LogSoftmaxBackward0", _log_softmax_bw)
+
+
+def _softmax_op(name, log, node_cls, input, dim, dtype, stacklevel):
+    if isinstance(stacklevel, _dtype.dtype):  # ``torch.softmax(x, dim, dtype)`` positionally
+        stacklevel, dtype = 3, stacklevel
+    input, d, axis = _softmax_input(name, input, dim, dtype, stacklevel)
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        r = _softmax_np(d, axis if d.ndim else 0, log)
+    out = _make(r, input._device)
+    if GRAD.enabled and input.requires_grad:
+        record(node_cls, out, (input,), (), axis if d.ndim else None, True)
+    return out
+
+
+@register("softmax")
+def softmax(input, dim=None, _stacklevel=3, dtype=None):
+    """``exp(x) / exp(x).sum(dim)``, numerically stable; ``dtype`` casts the input first."""
+    return _softmax_op("softmax", False, SoftmaxBackward0, input, dim, dtype, _stacklevel)
+
+
+@register("log_softmax")
+def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
+    """``log(softmax(x, dim))`` computed stably."""
+    return _softmax_op("log_softmax", True, LogSoftmaxBackward0, input, dim, dtype,
+                       _stacklevel)
+
+
+@register("softmin", function=False, method=False)
+def softmin(input, dim=None, _stacklevel=3, dtype=None):
+    """``softmax(-input, dim)``."""
+    if dim is None:
+        dim = _get_softmax_dim("softmin", input._data.ndim, _stacklevel)
+    if dtype is not None:
+        input = cast_to(input, None, dtype, False)
+    return softmax(-input, dim)
+

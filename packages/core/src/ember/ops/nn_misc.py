@@ -1,0 +1,772 @@
+"""Miscellaneous ``torch.nn.functional`` kernels: dropout family, embedding, one_hot, pad,
+interpolate/upsample, pixel_(un)shuffle, cosine_similarity, pairwise_distance, normalize.
+
+Masks are drawn by the default generator of the input's device (``ember._random``), so
+``ember.manual_seed`` makes them deterministic. Resampling (``pad``'s non-constant modes,
+``interpolate``) is written as per-axis gathers forward and ``index_add`` backward: no Python
+loop over elements, and the backward is made of differentiable ops.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+
+from .. import _dtype
+from .._tensor import Tensor, _make
+from ..autograd.grad_mode import GRAD, no_grad
+from ..autograd.graph import make_node_class, record
+from ._core import _pretty, cast_to, check_same_device, make_inplace, wrap_dim, xp_of
+from .registry import register
+
+__all__ = ["dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout",
+           "feature_alpha_dropout", "feature_dropout", "embedding", "embedding_bag", "one_hot",
+           "pad",
+           "interpolate", "upsample", "upsample_nearest", "upsample_bilinear", "pixel_shuffle",
+           "pixel_unshuffle", "cosine_similarity", "pairwise_distance", "normalize", "cdist"]
+
+_ALPHA = 1.7580993408473766  # -selu's negative saturation value (scale * alpha)
+
+
+# -- dropout family --------------------------------------------------------------------------
+
+def _mask_bw(node, g):
+    return (g * node.ctx,)
+
+
+NativeDropoutBackward0 = make_node_class("NativeDropoutBackward0", _mask_bw)
+AlphaDropoutBackward0 = make_node_class("MulBackward0", _mask_bw)
+
+
+def _check_p(p):
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+
+
+def _keep_mask(input: Tensor, shape, p) -> Tensor:
+    """A host-drawn 0/1 keep mask of ``shape`` (float, input's dtype) on input's device."""
+    from .._factory import place
+    from .._random import _rng
+
+    keep = _rng(None, input._device).random(shape, dtype=np.float32) >= p
+    return place(keep.astype(input._data.dtype), input._device)
+
+
+def _dropout_impl(input, p, feature, alpha):
+    """``input * mask * scale`` (alpha: plus the affine shift keeping mean and variance)."""
+    d = input._data
+    if d.dtype.kind != "f":
+        raise RuntimeError(f"result type Float can't be cast to the desired output type "
+                           f"{_pretty(d.dtype)}")
+    if p == 1:
+        return input * 0.0
+    shape = d.shape
+    if feature:
+        shape = shape[:2] + (1,) * (d.ndim - 2)
+    keep = _keep_mask(input, shape, p)._data
+    if alpha:
+        a = 1.0 / math.sqrt((_ALPHA * _ALPHA * p + 1) * (1 - p))
+        scale = keep * a
+        r = d * scale + ((keep - 1) * (_ALPHA * a) + _ALPHA * a * p).astype(d.dtype)
+        node = AlphaDropoutBackward0
+    else:
+        scale = keep * (1.0 / (1.0 - p)) if p < 1 else keep
+        r = d * scale
+        node = NativeDropoutBackward0
+    out = _make(r.astype(d.dtype, copy=False), input._device)
+    if GRAD.enabled and input.requires_grad:
+        record(node, out, (input,), (), _make(scale.astype(d.dtype, copy=False), input._device))
+    return out
+
+
+def _dropout_entry(input, p, training, inplace, feature, alpha):
+    _check_p(p)
+    if not training or p == 0:
+        return input
+    if inplace:
+        return _dropout_inplace(input, p, feature, alpha)
+    return _dropout_impl(input, p, feature, alpha)
+
+
+_dropout_inplace = make_inplace(_dropout_impl, "dropout_")
+
+
+@register("dropout", method=False)
+def dropout(input, p=0.5, training=True, inplace=False):
+    """Zero each element with probability ``p`` and scale the rest by ``1 / (1 - p)``."""
+    return _dropout_entry(input, p, training, inplace, False, False)
+
+
+@register("alpha_dropout", method=False)
+def alpha_dropout(input, p=0.5, training=False, inplace=False):
+    """Dropout that keeps the mean and variance of selu activations."""
+    return _dropout_entry(input, p, training, inplace, False, True)
+
+
+@register("feature_dropout", method=False)
+def feature_dropout(input, p=0.5, training=True, inplace=False):
+    """Channel-wise dropout on ``(N, C, *)`` inputs (whole ``input[n, c]`` slices)."""
+    return _dropout_entry(input, p, training, inplace, True, False)
+
+
+@register("feature_alpha_dropout", method=False)
+def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):
+    """Channel-wise alpha dropout on ``(N, C, *)`` inputs."""
+    return _dropout_entry(input, p, training, inplace, True, True)
+
+
+def _register_inplace_dropouts():
+    """``torch.dropout_`` and friends: ``(input, p, train)``, writing into ``input``."""
+    for name, feature, alpha in (("dropout_", False, False), ("alpha_dropout_", False, True),
+                                 ("feature_dropout_", True, False),
+                                 ("feature_alpha_dropout_", True, True)):
+        def fn(input, p, train, _feature=feature, _alpha=alpha):
+            return _dropout_entry(input, p, train, True, _feature, _alpha)
+
+        fn.__name__ = fn.__qualname__ = name
+        fn.__doc__ = f"In-place ``{name[:-1]}``."
+        register(name, method=False)(fn)
+
+
+_register_inplace_dropouts()
+
+
+def _channel_dropout(name, spatial, input, p, training, inplace):
+    _check_p(p)
+    nd = input._data.ndim
+    if nd not in (spatial + 1, spatial + 2):
+        lo, hi = spatial + 1, spatial + 2
+        if spatial == 1:
+            raise RuntimeError(
+                f"dropout1d: Expected 2D or 3D input, but received a {nd}D input. Note that "
+                "dropout1d exists to provide channel-wise dropout on inputs with 1 spatial "
+                "dimension, a channel dimension, and an optional batch dimension (i.e. 2D or "
+                "3D inputs).")
+        warnings.warn(
+            f"{name}: Received a {nd}-D input to {name}, which is deprecated and will result in "
+            "an error in a future release. To retain the behavior and silence this warning, "
+            f"please use dropout instead. Note that {name} exists to provide channel-wise "
+            f"dropout on inputs with {spatial} spatial dimensions, a channel dimension, and an "
+            f"optional batch dimension (i.e. {lo}D or {hi}D inputs).", stacklevel=3)
+    if spatial == 2 and nd == 3:
+        warnings.warn(
+            "dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D "
+            "dropout behavior is desired - input is interpreted as shape (N, C, L), where C is "
+            "the channel dim. This behavior will change in a future release to interpret the "
+            "input as one without a batch dimension, i.e. shape (C, H, W). To maintain the 1D "
+            "channel-wise dropout behavior, please switch to using dropout1d instead.",
+            stacklevel=3)
+    unbatched = spatial != 2 and nd == spatial + 1
+    if not unbatched:
+        return feature_dropout(input, p, training, inplace)
+    if inplace:  # through a view: the write lands in ``input``
+        feature_dropout(input.unsqueeze(0), p, training, True)
+        return input
+    return feature_dropout(input.unsqueeze(0), p, training, False).squeeze(0)
+
+
+def dropout1d(input, p=0.5, training=True, inplace=False):
+    """Zero whole channels of ``(N, C, L)`` or ``(C, L)`` inputs with probability ``p``."""
+    return _channel_dropout("dropout1d", 1, input, p, training, inplace)
+
+
+def dropout2d(input, p=0.5, training=True, inplace=False):
+    """Zero whole channels of ``(N, C, H, W)`` inputs with probability ``p``."""
+    return _channel_dropout("dropout2d", 2, input, p, training, inplace)
+
+
+def dropout3d(input, p=0.5, training=True, inplace=False):
+    """Zero whole channels of ``(N, C, D, H, W)`` or ``(C, D, H, W)`` inputs."""
+    return _channel_dropout("dropout3d", 3, input, p, training, inplace)
+
+
+# -- embedding, one_hot ----------------------------------------------------------------------
+
+def _embedding_bw(node, g):
+    indices = node.saved[0]
+    num, padding_idx, scale_by_freq = node.ctx
+    from .._factory import zeros
+
+    dim = g._data.shape[-1]
+    flat = indices.reshape(-1)
+    src = g.reshape(-1, dim)
+    idx = flat._data
+    coef = None
+    if padding_idx >= 0:
+        coef = (idx != padding_idx).astype(g._data.dtype)
+    if scale_by_freq:
+        counts = xp_of(flat).bincount(idx, minlength=num)[idx].astype(g._data.dtype)
+        coef = (1.0 / counts) if coef is None else coef / counts
+    if coef is not None:
+        src = src * _make(coef.reshape(-1, 1), g._device)
+    gw = zeros(num, dim, dtype=g.dtype, device=g._device).index_add(0, flat, src)
+    return None, gw
+
+
+EmbeddingBackward0 = make_node_class("EmbeddingBackward0", _embedding_bw)
+
+
+def _embedding_renorm(weight: Tensor, idx, max_norm, norm_type):
+    """Rescale in place the rows of ``weight`` at ``idx`` whose norm exceeds ``max_norm``."""
+    w = weight._data
+    xp = xp_of(weight)
+    rows = xp.unique(idx.reshape(-1))
+    sub = w[rows]
+    norms = (xp.abs(sub) ** norm_type).sum(-1) ** (1.0 / norm_type)
+    scale = xp.where(norms > max_norm, max_norm / (norms + 1e-7), 1.0).astype(w.dtype)
+    w[rows] = sub * scale[:, None]
+    weight._bump_version()
+
+
+def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
+              scale_grad_by_freq=False, sparse=False):
+    """Rows of ``weight`` at the integer ``input``; ``padding_idx``'s row gets no gradient,
+    ``max_norm`` renormalises the looked-up rows of ``weight`` in place."""
+    if input._data.dtype.kind not in "iu":
+        raise RuntimeError("Expected tensor for argument #1 'indices' to have one of the "
+                           "following scalar types: Long, Int; but got "
+                           f"ember.{type_name(input)} instead (while checking arguments for "
+                           "embedding)")
+    if sparse:
+        raise NotImplementedError("ember: sparse embedding gradients are not supported")
+    num = weight._data.shape[0]
+    if padding_idx is not None:
+        if padding_idx > 0:
+            assert padding_idx < num, "Padding_idx must be within num_embeddings"
+        elif padding_idx < 0:
+            assert padding_idx >= -num, "Padding_idx must be within num_embeddings"
+            padding_idx = num + padding_idx
+    else:
+        padding_idx = -1
+    dev = check_same_device(input, weight)
+    idx = input._data
+    if idx.size and (idx.min() < 0 or idx.max() >= num):
+        raise IndexError("index out of range in self")
+    if max_norm is not None:
+        with no_grad():
+            _embedding_renorm(weight, idx, max_norm, norm_type)
+    out = _make(weight._data[idx], dev)
+    if GRAD.enabled and weight.requires_grad:
+        record(EmbeddingBackward0, out, (None, weight), (input,),
+               (num, padding_idx, scale_grad_by_freq))
+    return out
+
+
+@register("embedding", method=False)
+def _embedding_aten(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
+    """``torch.embedding``: ``F.embedding`` with the weight first (``padding_idx=-1``: none)."""
+    return embedding(indices, weight, None if padding_idx == -1 else padding_idx, None, 2.0,
+                     scale_grad_by_freq, sparse)
+
+
+def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale_grad_by_freq=False,
+                  mode="mean", sparse=False, per_sample_weights=None, include_last_offset=False,
+                  padding_idx=None):
+    """Sums, means or maxima of bags of embeddings: the rows of a 2-D ``input``, or the runs
+    of a 1-D ``input`` starting at ``offsets``. ``padding_idx`` entries are left out."""
+    from .._factory import zeros
+
+    if input._data.ndim == 2:
+        if offsets is not None:
+            raise ValueError("if input is 2D, then offsets has to be None, as input is treated "
+                             "is a mini-batch of fixed length sequences. However, found offsets "
+                             f"of type {type(offsets)}")
+        bags, length = input._data.shape
+        bag_of = np.repeat(np.arange(bags), length)
+    elif input._data.ndim == 1:
+        if offsets is None or offsets._data.ndim != 1:
+            raise ValueError(f"offsets has to be a 1D Tensor but got {offsets}")
+        starts = offsets._host()
+        if starts.size and starts[0] != 0:
+            raise RuntimeError("offsets[0] has to be 0, i.e., the first sequence in the "
+                               "mini-batch has to start from position 0. However, got "
+                               f"{int(starts[0])}")
+        bags = starts.size - 1 if include_last_offset else starts.size
+        bag_of = np.searchsorted(starts[:bags], np.arange(input._data.size), side="right") - 1
+    else:
+        raise ValueError(f"input has to be 1D or 2D Tensor, but got Tensor of dimension "
+                         f"{input._data.ndim}")
+    if mode not in ("sum", "mean", "max"):
+        raise ValueError(f"mode has to be one of sum, mean or max, but got {mode}")
+    if per_sample_weights is not None and mode != "sum":
+        raise NotImplementedError("embedding_bag: per_sample_weights was not None. "
+                                  "per_sample_weights is only supported for mode='sum' (got "
+                                  f"mode='{mode}'). Please open a feature request on GitHub.")
+    flat = input.reshape(-1)
+    host_idx = flat._host()
+    keep = np.ones(host_idx.shape, bool)
+    if padding_idx is not None:
+        num = weight._data.shape[0]
+        keep = host_idx != (padding_idx % num if padding_idx < 0 else padding_idx)
+    positions = _make(xp_of(flat).asarray(np.nonzero(keep)[0]), flat._device)
+    rows = embedding(flat.index_select(0, positions), weight, None, max_norm, norm_type,
+                     scale_grad_by_freq)
+    if per_sample_weights is not None:
+        rows = rows * per_sample_weights.reshape(-1).index_select(0, positions).unsqueeze(1)
+    bag_t = _make(xp_of(flat).asarray(bag_of[keep]), flat._device)
+    dim = weight._data.shape[1]
+    out = zeros(bags, dim, dtype=weight.dtype, device=weight._device)
+    if mode == "max":
+        index = bag_t.unsqueeze(1).expand(-1, dim)
+        return out.scatter_reduce(0, index, rows, "amax", include_self=False)
+    out = out.index_add(0, bag_t, rows)
+    if mode == "mean":
+        counts = np.maximum(np.bincount(bag_of[keep], minlength=bags), 1)
+        out = out / _make(xp_of(flat).asarray(counts.astype(out._data.dtype))[:, None],
+                          out._device)
+    return out
+
+
+def type_name(t: Tensor) -> str:
+    return {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
+            "bool": "BoolTensor", "uint8": "ByteTensor"}.get(t._data.dtype.name, "Tensor")
+
+
+@register("one_hot", function=False, method=False, differentiable=False)
+def one_hot(tensor, num_classes=-1):
+    """``int64`` one-hot encoding along a new last dim (``num_classes=-1`` infers it)."""
+    d = tensor._data
+    if d.dtype != np.int64:
+        raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
+    if num_classes == -1:
+        if d.size == 0:
+            raise RuntimeError("Can not infer total number of classes from empty tensor.")
+        num_classes = int(d.max()) + 1
+    elif num_classes < -1:
+        raise RuntimeError("num_classes should be positive")
+    if d.size:
+        if d.min() < 0:
+            raise RuntimeError("Class values must be non-negative.")
+        if d.max() >= num_classes:
+            raise RuntimeError("Class values must be smaller than num_classes.")
+    xp = xp_of(tensor)
+    r = (d[..., None] == xp.arange(num_classes)).astype(np.int64)
+    return _make(r, tensor._device)
+
+
+# -- per-axis resampling (pad's non-constant modes, interpolate) -------------------------------
+
+def _resample_bw(node, g):
+    axis, taps, in_size = node.ctx
+    return (_resample_t(g, axis, taps, in_size),)
+
+
+ResampleBackward = make_node_class("ResampleBackward0", _resample_bw)
+
+
+def _tap_weight(w, axis, ndim, like):
+    return _make(w.reshape((-1,) + (1,) * (ndim - axis - 1)).astype(like._data.dtype),
+                 like._device)
+
+
+def _resample_t(g, axis, taps, in_size):
+    """The transpose of ``_resample``: ``index_add`` of the weighted gradient slices."""
+    from .._factory import zeros
+
+    shape = list(g._data.shape)
+    shape[axis] = in_size
+    out = zeros(*shape, dtype=g.dtype, device=g._device)
+    for idx, w in taps:
+        src = g if w is None else g * _tap_weight(w, axis, g._data.ndim, g)
+        out = out.index_add(axis, _make(idx, g._device), src)
+    return out
+
+
+def _resample(x: Tensor, axis: int, taps, node_cls=ResampleBackward) -> Tensor:
+    """``sum_k take(x, idx_k, axis) * w_k`` (``w_k`` None means 1): one node per axis."""
+    d = x._data
+    r = None
+    for idx, w in taps:
+        v = d.take(idx, axis)
+        if w is not None:
+            v = v * w.reshape((-1,) + (1,) * (d.ndim - axis - 1)).astype(d.dtype)
+        r = v if r is None else r + v
+    out = _make(r, x._device)
+    if GRAD.enabled and x.requires_grad:
+        record(node_cls, out, (x,), (), (axis, taps, d.shape[axis]))
+    return out
+
+
+def _node_for(name, cache={}):  # noqa: B006 - a per-name cache of node classes
+    cls = cache.get(name)
+    if cls is None:
+        cls = cache[name] = make_node_class(name, _resample_bw)
+    return cls
+
+
+# -- pad -------------------------------------------------------------------------------------
+
+def _constant_pad_bw(node, g):
+    return (_constant_pad(g, tuple(-p for p in node.ctx), 0),)
+
+
+ConstantPadNdBackward0 = make_node_class("ConstantPadNdBackward0", _constant_pad_bw)
+
+
+def _constant_pad(input, pad, value):
+    d = input._data
+    nd = d.ndim
+    k = len(pad) // 2
+    out_shape = list(d.shape)
+    src, dst = [slice(None)] * nd, [slice(None)] * nd
+    for i in range(k):
+        ax = nd - 1 - i
+        lo, hi = pad[2 * i], pad[2 * i + 1]
+        n = d.shape[ax]
+        size = n + lo + hi
+        if size < 0:
+            raise RuntimeError(f"The input size {n}, plus negative padding {lo} and {hi} "
+                               f"resulted in a negative output size, which is invalid. Check "
+                               f"dimension {ax} of your input.")
+        out_shape[ax] = size
+        src[ax] = slice(max(-lo, 0), n - max(-hi, 0))
+        dst[ax] = slice(max(lo, 0), max(lo, 0) + max(n - max(-lo, 0) - max(-hi, 0), 0))
+    xp = xp_of(input)
+    r = xp.full(out_shape, value, dtype=d.dtype)
+    r[tuple(dst)] = d[tuple(src)]
+    out = _make(r, input._device)
+    if GRAD.enabled and input.requires_grad:
+        record(ConstantPadNdBackward0, out, (input,), (), tuple(pad))
+    return out
+
+
+def _pad_index(mode, n, lo, hi):
+    o = np.arange(-lo, n + hi)
+    if mode == "reflect":
+        o = np.abs(o)
+        o = np.where(o >= n, 2 * (n - 1) - o, o)
+    elif mode == "replicate":
+        o = np.clip(o, 0, n - 1)
+    else:  # circular: crop first, then wrap around within what is left
+        start, m = max(-lo, 0), n - max(-lo, 0) - max(-hi, 0)
+        o = start + np.arange(-max(lo, 0), m + max(hi, 0)) % m
+    return o
+
+
+_PAD_NAMES = {"reflect": "ReflectionPad", "replicate": "ReplicationPad", "circular": "Pad"}
+
+
+@register("pad", function=False, method=False)
+def pad(input, pad, mode="constant", value=None):
+    """Pad the last ``len(pad) // 2`` dims (pairs from the last dim backwards; negative
+    values crop). Modes: constant, reflect, replicate, circular."""
+    pad = tuple(int(p) for p in pad)
+    nd = input._data.ndim
+    if len(pad) % 2:
+        raise RuntimeError("Padding length must be divisible by 2")
+    if len(pad) // 2 > nd:
+        raise RuntimeError("Padding length should be less than or equal to two times the "
+                           f"input dimension but got padding length {len(pad)} and input of "
+                           f"dimension {nd}")
+    if mode == "constant":
+        return _constant_pad(input, pad, 0 if value is None else value)
+    if mode not in _PAD_NAMES:
+        raise NotImplementedError(f"Unrecognised padding mode {mode}")
+    if value is not None and value != 0:
+        raise RuntimeError(f'Padding mode "{mode}" doesn\'t take in value argument.')
+    k = len(pad) // 2
+    if k > 3 or nd not in (k + 1, k + 2):
+        raise NotImplementedError(
+            f"Padding size {len(pad)} is not supported for {nd}D input tensor.\nSupported "
+            "combinations for non-constant padding:\n"
+            "  - 2D or 3D input: padding size = 2 (pads last dimension)\n"
+            "  - 3D or 4D input: padding size = 4 (pads last 2 dimensions)\n"
+            "  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)")
+    out = input
+    shape = input._data.shape
+    for i in range(k):
+        ax = nd - 1 - i
+        lo, hi = pad[2 * i], pad[2 * i + 1]
+        n = shape[ax]
+        if mode == "reflect" and (lo >= n or hi >= n):
+            raise RuntimeError("Argument #4: Padding size should be less than the corresponding "
+                               f"input dimension, but got: padding ({lo}, {hi}) at dimension "
+                               f"{ax} of input {list(shape)}")
+        if mode == "circular" and (lo > n or hi > n):
+            raise RuntimeError("Padding value causes wrapping around more than once.")
+        idx = xp_of(input).asarray(_pad_index(mode, n, lo, hi))
+        node = _node_for(f"{_PAD_NAMES[mode]}{k}DBackward0" if mode != "circular"
+                         else "CircularPadBackward0")
+        out = _resample(out, ax, ((idx, None),), node)
+    return out
+
+
+# -- interpolate -----------------------------------------------------------------------------
+
+_MODE_DIMS = {"linear": 1, "bilinear": 2, "bicubic": 2, "trilinear": 3}
+
+
+def _source_scale(in_size, out_size, align_corners, scale):
+    if align_corners:
+        return (in_size - 1) / (out_size - 1) if out_size > 1 else 0.0
+    return 1.0 / scale if scale is not None and scale > 0 else in_size / out_size
+
+
+def _linear_taps(in_size, out_size, align_corners, scale, xp):
+    s = _source_scale(in_size, out_size, align_corners, scale)
+    dst = np.arange(out_size, dtype=np.float64)
+    src = dst * s if align_corners else np.maximum((dst + 0.5) * s - 0.5, 0.0)
+    i0 = np.minimum(np.floor(src).astype(np.int64), in_size - 1)
+    i1 = np.minimum(i0 + 1, in_size - 1)
+    lam = src - i0
+    return ((xp.asarray(i0), xp.asarray(1.0 - lam)), (xp.asarray(i1), xp.asarray(lam)))
+
+
+def _cubic_taps(in_size, out_size, align_corners, scale, xp):
+    s = _source_scale(in_size, out_size, align_corners, scale)
+    dst = np.arange(out_size, dtype=np.float64)
+    src = dst * s if align_corners else (dst + 0.5) * s - 0.5
+    i = np.floor(src).astype(np.int64)
+    t = src - i
+    a = -0.75
+
+    def near(x):  # |x| <= 1
+        return ((a + 2) * x - (a + 3)) * x * x + 1
+
+    def far(x):  # 1 < |x| < 2
+        return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+
+    weights = (far(t + 1), near(t), near(1 - t), far(2 - t))
+    return tuple((xp.asarray(np.clip(i + k - 1, 0, in_size - 1)), xp.asarray(w))
+                 for k, w in enumerate(weights))
+
+
+def _nearest_taps(in_size, out_size, scale, exact, xp):
+    s = _source_scale(in_size, out_size, False, scale)
+    dst = np.arange(out_size, dtype=np.float64)
+    src = np.floor((dst + 0.5) * s) if exact else np.floor(dst * s)
+    idx = np.minimum(src.astype(np.int64), in_size - 1)
+    return ((xp.asarray(idx), None),)
+
+
+_NODE_NAMES = {"nearest": "UpsampleNearest{}DBackward0", "nearest-exact":
+               "UpsampleNearestExact{}DBackward0", "linear": "UpsampleLinear1DBackward0",
+               "bilinear": "UpsampleBilinear2DBackward0", "bicubic": "UpsampleBicubic2DBackward0",
+               "trilinear": "UpsampleTrilinear3DBackward0"}
+
+
+def _output_sizes(input, size, scale_factor, recompute_scale_factor, k):
+    spatial = input._data.shape[2:]
+    if size is not None and scale_factor is not None:
+        raise ValueError("only one of size or scale_factor should be defined")
+    if size is not None:
+        if isinstance(size, (list, tuple)):
+            if len(size) != k:
+                raise ValueError("Input and output must have the same number of spatial "
+                                 f"dimensions, but got input with spatial dimensions of "
+                                 f"{list(spatial)} and output size of {list(size)}. Please "
+                                 "provide input tensor in (N, C, d1, d2, ...,dK) format and "
+                                 "output size in (o1, o2, ...,oK) format.")
+            sizes = [int(s) for s in size]
+        else:
+            sizes = [int(size)] * k
+        return sizes, [None] * k
+    if scale_factor is None:
+        raise ValueError("either size or scale_factor should be defined")
+    if isinstance(scale_factor, (list, tuple)):
+        if len(scale_factor) != k:
+            raise ValueError("Input and scale_factor must have the same number of spatial "
+                             f"dimensions, but got input with spatial dimensions of "
+                             f"{list(spatial)} and scale_factor of shape {list(scale_factor)}. "
+                             "Please provide input tensor in (N, C, d1, d2, ...,dK) format and "
+                             "scale_factor in (s1, s2, ...,sK) format.")
+        scales = [float(s) for s in scale_factor]
+    else:
+        scales = [float(scale_factor)] * k
+    sizes = [int(math.floor(n * s)) for n, s in zip(spatial, scales)]
+    return sizes, ([None] * k if recompute_scale_factor else scales)
+
+
+@register("interpolate", function=False, method=False)
+def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
+                recompute_scale_factor=None, antialias=False):
+    """Resize the spatial dims of ``(N, C, *)`` input (PyTorch's source-coordinate rules:
+    ``align_corners`` maps corner pixel centres, otherwise half-pixel offsets)."""
+    nd = input._data.ndim
+    k = nd - 2
+    if mode in ("nearest", "area", "nearest-exact"):
+        if align_corners is not None:
+            raise ValueError("align_corners option can only be set with the interpolating "
+                             "modes: linear | bilinear | bicubic | trilinear")
+    elif align_corners is None:
+        align_corners = False
+    if antialias:
+        raise NotImplementedError("ember: antialias=True is not supported")
+    if mode == "area":
+        raise NotImplementedError("ember: interpolate(mode='area') is not supported; use "
+                                  "adaptive_avg_pool")
+    if mode not in ("nearest", "nearest-exact", *_MODE_DIMS):
+        raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported "
+                                  f"(got {nd}D) for the modes: nearest | linear | bilinear | "
+                                  f"bicubic | trilinear | area | nearest-exact (got {mode})")
+    want = _MODE_DIMS.get(mode)
+    if k < 1 or k > 3 or (want is not None and k != want):
+        dims = {1: "3D", 2: "4D", 3: "5D"}.get(want, "3D, 4D and 5D")
+        if want is None or k < 1 or k > 3:
+            raise NotImplementedError(
+                f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {nd}D) for the "
+                f"modes: nearest | linear | bilinear | bicubic | trilinear | area | "
+                f"nearest-exact (got {mode})")
+        raise NotImplementedError(f"Got {nd}D input, but {mode} mode needs {dims} input")
+    if input._data.dtype.kind != "f" and mode not in ("nearest", "nearest-exact"):
+        raise NotImplementedError(f'"upsample_{mode}{k}d_out_frame" not implemented for '
+                                  f"'{_pretty(input._data.dtype)}'")
+    sizes, scales = _output_sizes(input, size, scale_factor, recompute_scale_factor, k)
+    xp = xp_of(input)
+    node = _node_for(_NODE_NAMES[mode].format(k))
+    out = input
+    for i in range(k):
+        ax = 2 + i
+        n, m, sc = input._data.shape[ax], sizes[i], scales[i]
+        if m <= 0 or n <= 0:
+            raise RuntimeError(f"Input and output sizes should be greater than 0, but got "
+                               f"input ({', '.join(map(str, input._data.shape[2:]))}) and "
+                               f"output ({', '.join(map(str, sizes))})")
+        if mode in ("nearest", "nearest-exact"):
+            taps = _nearest_taps(n, m, sc, mode == "nearest-exact", xp)
+        elif mode == "bicubic":
+            taps = _cubic_taps(n, m, align_corners, sc, xp)
+        else:
+            taps = _linear_taps(n, m, align_corners, sc, xp)
+        out = _resample(out, ax, taps, node)
+    return out
+
+
+def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
+    """Deprecated alias of ``interpolate``."""
+    warnings.warn("nn.functional.upsample is deprecated. Use nn.functional.interpolate "
+                  "instead.", stacklevel=2)
+    return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+def upsample_nearest(input, size=None, scale_factor=None):
+    """Deprecated: ``interpolate(..., mode='nearest')``."""
+    warnings.warn("nn.functional.upsample_nearest is deprecated. Use "
+                  "nn.functional.interpolate instead.", stacklevel=2)
+    return interpolate(input, size, scale_factor, mode="nearest")
+
+
+def upsample_bilinear(input, size=None, scale_factor=None):
+    """Deprecated: ``interpolate(..., mode='bilinear', align_corners=True)``."""
+    warnings.warn("nn.functional.upsample_bilinear is deprecated. Use "
+                  "nn.functional.interpolate instead.", stacklevel=2)
+    return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
+
+
+# -- pixel shuffle ---------------------------------------------------------------------------
+
+@register("pixel_shuffle", method=False)
+def pixel_shuffle(input, upscale_factor):
+    """``(*, C * r**2, H, W)`` to ``(*, C, H * r, W * r)``."""
+    shape = input._data.shape
+    if len(shape) < 3:
+        raise RuntimeError(f"pixel_shuffle expects input to have at least 3 dimensions, but "
+                           f"got input with {len(shape)} dimension(s)")
+    r = int(upscale_factor)
+    if r <= 0:
+        raise RuntimeError(f"pixel_shuffle expects a positive upscale_factor, but got {r}")
+    *lead, c, h, w = shape
+    if c % (r * r):
+        raise RuntimeError("pixel_shuffle expects its input's 'channel' dimension to be "
+                           f"divisible by the square of upscale_factor, but input.size(-3)={c} "
+                           f"is not divisible by {r * r}")
+    n = len(lead)
+    x = input.reshape(*lead, c // (r * r), r, r, h, w)
+    x = x.permute(*range(n), n, n + 3, n + 1, n + 4, n + 2)
+    return x.reshape(*lead, c // (r * r), h * r, w * r)
+
+
+@register("pixel_unshuffle", method=False)
+def pixel_unshuffle(input, downscale_factor):
+    """``(*, C, H * r, W * r)`` to ``(*, C * r**2, H, W)``."""
+    shape = input._data.shape
+    if len(shape) < 3:
+        raise RuntimeError(f"pixel_unshuffle expects input to have at least 3 dimensions, but "
+                           f"got input with {len(shape)} dimension(s)")
+    r = int(downscale_factor)
+    if r <= 0:
+        raise RuntimeError(f"pixel_unshuffle expects a positive downscale_factor, but got {r}")
+    *lead, c, h, w = shape
+    if h % r:
+        raise RuntimeError("pixel_unshuffle expects height to be divisible by "
+                           f"downscale_factor, but input.size(-2)={h} is not divisible by {r}")
+    if w % r:
+        raise RuntimeError("pixel_unshuffle expects width to be divisible by "
+                           f"downscale_factor, but input.size(-1)={w} is not divisible by {r}")
+    n = len(lead)
+    x = input.reshape(*lead, c, h // r, r, w // r, r)
+    x = x.permute(*range(n), n, n + 2, n + 4, n + 1, n + 3)
+    return x.reshape(*lead, c * r * r, h // r, w // r)
+
+
+# -- distances -------------------------------------------------------------------------------
+
+def _float_like(t):
+    if t._data.dtype.kind != "f":
+        return t.to(_dtype.get_default_dtype())
+    return t
+
+
+@register("cosine_similarity", method=False)
+def cosine_similarity(x1, x2, dim=1, eps=1e-8):
+    """``sum(x1/|x1| * x2/|x2|, dim)`` with each norm clamped to ``eps`` (PyTorch 2)."""
+    check_same_device(x1, x2)
+    x1, x2 = _float_like(x1), _float_like(x2)
+    if x1._data.dtype is not x2._data.dtype:
+        common = _dtype.FROM_NP[np.result_type(x1._data.dtype, x2._data.dtype)]
+        x1, x2 = cast_to(x1, None, common, False), cast_to(x2, None, common, False)
+    from .shape import broadcast_tensors
+
+    x1, x2 = broadcast_tensors(x1, x2)
+    dim = wrap_dim(dim, x1._data.ndim)
+    n1 = x1.norm(2, dim, True).clone()
+    n2 = x2.norm(2, dim, True).clone()
+    # clamped without a graph: the gradient flows as if unclamped, as in PyTorch
+    n1._data = np.maximum(n1._data, eps).astype(n1._data.dtype, copy=False)
+    n2._data = np.maximum(n2._data, eps).astype(n2._data.dtype, copy=False)
+    return ((x1 / n1) * (x2 / n2)).sum(dim)
+
+
+@register("pairwise_distance", method=False)
+def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
+    """``norm(x1 - x2 + eps, p, dim=-1)``."""
+    check_same_device(x1, x2)
+    nd = max(x1._data.ndim, x2._data.ndim)
+    diff = x1 - x2 + eps
+    if nd == 0:
+        return diff.abs()
+    return diff.norm(p, nd - 1, keepdim)
+
+
+@register("cdist", method=False)
+def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
+    """p-norm distances between the rows of ``x1`` (``*, P, M``) and ``x2`` (``*, R, M``).
+
+    Computed from the broadcast differences (exact for every ``p``; ``O(P * R * M)`` memory)."""
+    for name, t in (("X1", x1), ("X2", x2)):
+        if t._data.ndim < 2:
+            raise RuntimeError(f"cdist only supports at least 2D tensors, {name} got: "
+                               f"{t._data.ndim}D")
+    if x1._data.shape[-1] != x2._data.shape[-1]:
+        raise RuntimeError("X1 and X2 must have the same number of columns. X1: "
+                           f"{x1._data.shape[-1]} X2: {x2._data.shape[-1]}")
+    if p < 0:
+        raise RuntimeError("cdist only supports non-negative p values")
+    if x1._data.dtype.kind != "f" or x2._data.dtype.kind != "f":
+        raise RuntimeError("cdist only supports floating-point dtypes, X1 got: "
+                           f"{_pretty(x1._data.dtype)}")
+    check_same_device(x1, x2)
+    diff = x1.unsqueeze(-2) - x2.unsqueeze(-3)
+    if p == 0:  # a count: zero gradient, as in PyTorch
+        return (diff.ne(0).to(diff.dtype) + diff * 0).sum(-1)
+    return diff.norm(p, -1)
+
+
+def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
+    """``input / max(||input||_p, eps)`` along ``dim``."""
+    denom = input.norm(p, dim, keepdim=True).clamp_min(eps).expand_as(input)
+    if out is not None:
+        return input.div(denom, out=out)
+    return input / denom

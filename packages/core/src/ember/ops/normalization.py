@@ -1,0 +1,447 @@
+"""Normalization kernels: batch, layer, group, instance, RMS and local response norms.
+
+Batch, layer, group and instance norm share one kernel: normalize over some axes of the
+input (statistics ``mean``/``invstd`` kept with ``keepdims``), then scale and shift by an
+affine weight/bias that broadcasts against the input. Its forward is a handful of NumPy
+reductions; its backward (``_norm_backward``) is the fused formula written with Tensor ops.
+With ``create_graph`` the statistics are recomputed from the input with Tensor ops, so the
+double backward sees their dependence on the input.
+
+``ember.batch_norm`` and ``ember.instance_norm`` take ``torch.batch_norm``'s argument order
+(weight and bias before the running statistics); this module's ``batch_norm`` and
+``instance_norm`` are the ``torch.nn.functional`` ones, which ``ember.nn.functional``
+re-exports.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+
+from .._tensor import _make
+from ..autograd.grad_mode import GRAD
+from ..autograd.graph import make_node_class, record
+from ._core import _pretty, check_same_device, sum_to_size, xp_of_array
+from .registry import register
+
+__all__ = ["batch_norm", "instance_norm", "layer_norm", "group_norm", "rms_norm",
+           "local_response_norm"]
+
+
+# -- the shared kernel --------------------------------------------------------------------------
+
+def _moments(d, axes):
+    """Mean and biased variance of ``d`` over ``axes`` (keepdims), in ``d``'s dtype."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        if d.size:
+            mean = d.mean(axis=axes, keepdims=True)
+        else:  # empty: NaN statistics without NumPy's "Mean of empty slice" warning
+            mean = d.sum(axis=axes, keepdims=True) / 0
+        xc = d - mean
+        var = _sum_of_squares(xc, axes) / (d.size // mean.size) if d.size else mean.copy()
+    return mean, var, xc
+
+
+def _sum_of_squares(a, axes):
+    """``(a * a).sum(axes, keepdims=True)`` by einsum, without a full-size temporary."""
+    letters = "abcdefghijklmnopqrstuvwxyz"[:a.ndim]
+    kept = "".join(c for i, c in enumerate(letters) if i not in axes)
+    keep_shape = tuple(1 if i in axes else s for i, s in enumerate(a.shape))
+    xp = np if isinstance(a, np.ndarray) else xp_of_array(a)
+    return xp.einsum(f"{letters},{letters}->{kept}", a, a).reshape(keep_shape)
+
+
+def _tensor_stats(xs, axes, eps):
+    """``mean`` and ``invstd`` of ``xs`` as differentiable functions of it (double backward)."""
+    mean = xs.mean(axes, keepdim=True)
+    xc = xs - mean
+    return mean, ((xc * xc).mean(axes, keepdim=True) + eps).rsqrt()
+
+
+def _norm_backward(node, g):
+    """Gradients of ``y = xhat * w + b`` where ``xhat = (x - mean) * invstd`` over ``axes``.
+
+    The input gradient is written as ``A * g + B * x + C`` with per-group ``A, B, C`` built
+    from a few reductions, so backward makes few full-size temporaries.
+    """
+    x, w = node.saved
+    axes, wshape, eps, gshape, mean, invstd, batch_stats, bshape, disjoint = node.ctx
+    xs = x if gshape is None else x.reshape(gshape)
+    if batch_stats and GRAD.enabled:
+        mean_t, invstd_t = _tensor_stats(xs, axes, eps)
+    else:
+        mean_t, invstd_t = _make(mean, x._device), _make(invstd, x._device)
+    n = math.prod(xs._data.shape[a] for a in axes)
+    wb = None if w is None else w.reshape(wshape)
+    need_x, need_w = node.needs_grad(0), w is not None and node.needs_grad(1)
+    need_b = bshape is not None and node.needs_grad(2)
+    gx = gw = gb = None
+    if disjoint:  # each statistics group sees one weight (batch norm, instance norm)
+        sg = g.sum(axes, keepdim=True)
+        ghat = invstd_t * ((g * x).sum(axes, keepdim=True) - mean_t * sg)  # sum(g * xhat)
+        if need_x:
+            a = invstd_t if wb is None else wb * invstd_t
+            gx = g * a
+            if batch_stats:
+                b = -a * invstd_t * ghat / n
+                gx = gx + (x * b + (-a * sg / n - b * mean_t))
+        if need_w:
+            gw = sum_to_size(ghat, wshape).reshape(w._data.shape)
+        if need_b:
+            gb = sum_to_size(sg, wshape).reshape(bshape)
+        return gx, gw, gb
+    if need_x:  # layer norm, group norm: the weight varies inside a group
+        gxh = g if wb is None else g * wb
+        if gshape is not None:
+            gxh = gxh.reshape(gshape)
+        s1 = gxh.sum(axes, keepdim=True)
+        k = invstd_t * ((gxh * xs).sum(axes, keepdim=True) - mean_t * s1)  # sum(gxh * xhat)
+        b = -invstd_t * invstd_t * k / n
+        gx = gxh * invstd_t + (xs * b + (-invstd_t * s1 / n - b * mean_t))
+        if gshape is not None:
+            gx = gx.reshape(x._data.shape)
+    if need_w:
+        xhat = (xs - mean_t) * invstd_t
+        if gshape is not None:
+            xhat = xhat.reshape(x._data.shape)
+        gw = sum_to_size(g * xhat, wshape).reshape(w._data.shape)
+    if need_b:
+        gb = sum_to_size(g, wshape).reshape(bshape)
+    return gx, gw, gb
+
+
+def _make_norm_node(name):
+    return make_node_class(name, _norm_backward)
+
+
+NativeBatchNormBackward0 = _make_norm_node("NativeBatchNormBackward0")
+NativeLayerNormBackward0 = _make_norm_node("NativeLayerNormBackward0")
+NativeGroupNormBackward0 = _make_norm_node("NativeGroupNormBackward0")
+
+
+def _normalize(input, axes, weight, bias, wshape, eps, node_cls, *, gshape=None, stats=None):
+    """``(x - mean) * invstd * weight + bias``; ``stats`` (mean, invstd) given = fixed stats.
+
+    Returns the output and the batch ``(mean, biased var)`` arrays (None for fixed stats).
+    """
+    d = input._data
+    ds = d if gshape is None else d.reshape(gshape)
+    moments = None
+    if stats is None:
+        mean, var, xc = _moments(ds, axes)
+        invstd = 1.0 / np.sqrt(var + eps)
+        moments = (mean, var)
+        y = xc
+    else:
+        mean, invstd = stats
+        y = ds - mean
+    w = None if weight is None else weight._data.reshape(wshape)
+    if gshape is None and w is not None and invstd.ndim == w.ndim:
+        y *= invstd * w  # one pass: the weight folded into the per-group scale
+    else:
+        y *= invstd
+        if gshape is not None:
+            y = y.reshape(d.shape)
+        if w is not None:
+            y *= w
+    if bias is not None:
+        y += bias._data.reshape(wshape)
+    out = _make(y, input._device)
+    inputs = (input, weight, bias)
+    if GRAD.enabled and any(t is not None and t.requires_grad for t in inputs):
+        wpad = (1,) * (d.ndim - len(wshape)) + tuple(wshape)
+        disjoint = gshape is None and all(wpad[a] == 1 for a in axes)
+        ctx = (axes, wshape, eps, gshape, mean, invstd, stats is None,
+               None if bias is None else bias._data.shape, disjoint)
+        record(node_cls, out, inputs, (input, weight), ctx)
+    return out, moments
+
+
+def _check_float(input, kernel):
+    if input._data.dtype.kind != "f":
+        dt = _pretty(input._data.dtype)
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{dt}'")
+
+
+def _check_params(input, params):
+    """PyTorch's CPU rule: parameters share the input's dtype."""
+    dt = input._data.dtype
+    for p in params:
+        if p is not None and p._data.dtype != dt:
+            if dt == np.float32:
+                raise RuntimeError("mixed dtype (CPU): expect parameter to have scalar type of "
+                                   f"{_pretty(dt)}")
+            raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
+
+
+def _check_numel(name, t, n):
+    if t is not None and t._data.size != n:
+        raise RuntimeError(f"{name} should contain {n} elements not {t._data.size}")
+
+
+def _update_running(running, batch_value, momentum):
+    """``running = (1 - momentum) * running + momentum * batch_value``, in place."""
+    rd = running._data
+    rd[...] = ((1.0 - momentum) * rd.astype(np.float64) +
+               momentum * batch_value.astype(np.float64)).astype(rd.dtype)
+    running._bump_version()
+
+
+def _check_momentum(momentum, name):
+    if not isinstance(momentum, numbers.Real):
+        raise TypeError(f"{name}(): argument 'momentum' (position 7) must be float, not "
+                        f"{type(momentum).__name__}")
+    return float(momentum)
+
+
+# -- batch norm ---------------------------------------------------------------------------------
+
+def _batch_norm_impl(input, weight, bias, running_mean, running_var, training, momentum, eps):
+    _check_float(input, "batch_norm")
+    momentum = _check_momentum(momentum, "batch_norm")
+    d = input._data
+    nd = d.ndim
+    c = d.shape[1] if nd > 1 else 0
+    for name, t in (("running_mean", running_mean), ("running_var", running_var),
+                    ("weight", weight), ("bias", bias)):
+        _check_numel(name, t, c)
+    check_same_device(input, weight, bias, running_mean, running_var)
+    _check_params(input, (weight, bias, running_mean, running_var))
+    axes = (0,) + tuple(range(2, nd))
+    wshape = (1, c) + (1,) * (nd - 2)
+    if not training:
+        if running_mean is None or running_var is None:
+            raise RuntimeError(f"running_{'mean' if running_mean is None else 'var'} must be "
+                               "defined in evaluation mode")
+        mean = running_mean._data.reshape(wshape).copy()  # later updates must not leak in
+        invstd = 1.0 / np.sqrt(running_var._data.reshape(wshape) + eps)
+        out, _ = _normalize(input, axes, weight, bias, wshape, eps, NativeBatchNormBackward0,
+                            stats=(mean, invstd))
+        return out
+    out, (mean, var) = _normalize(input, axes, weight, bias, wshape, eps,
+                                  NativeBatchNormBackward0)
+    n = d.size // c if c else 0
+    if running_mean is not None and n:
+        _update_running(running_mean, mean.reshape(c), momentum)
+    if running_var is not None and n:
+        unbiased = var.reshape(c) * (n / (n - 1) if n > 1 else np.nan)
+        _update_running(running_var, unbiased, momentum)
+    return out
+
+
+def _verify_batch_size(size):
+    n = size[0]
+    for s in size[2:]:
+        n *= s
+    if n == 1:
+        raise ValueError("Expected more than 1 value per channel when training, got input size "
+                         f"{_torch_size(size)}")
+
+
+def _torch_size(size) -> str:
+    """PyTorch's wording of a size in these messages (``torch.Size([1, 3])``)."""
+    return "torch.Size([" + ", ".join(map(str, size)) + "])"
+
+
+def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,
+               momentum=0.1, eps=1e-5):
+    """Batch normalization over (N, C, *) inputs, as ``torch.nn.functional.batch_norm``.
+
+    In training mode the batch statistics normalize the input and update ``running_mean``
+    and ``running_var`` (unbiased) in place with ``momentum``; otherwise the running
+    statistics are used.
+    """
+    if training:
+        _verify_batch_size(input._data.shape)
+    return _batch_norm_impl(input, weight, bias, running_mean, running_var, training, momentum,
+                            eps)
+
+
+@register("batch_norm", method=False)
+def aten_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps,
+                    cudnn_enabled=True):
+    """``torch.batch_norm``: batch normalization, with weight and bias before the stats."""
+    return _batch_norm_impl(input, weight, bias, running_mean, running_var, training, momentum,
+                            eps)
+
+
+# -- instance norm ------------------------------------------------------------------------------
+
+def _instance_norm_impl(input, weight, bias, running_mean, running_var, use_input_stats,
+                        momentum, eps):
+    _check_float(input, "batch_norm")
+    d = input._data
+    nd = d.ndim
+    c = d.shape[1] if nd > 1 else 0
+    _check_numel("weight", weight, c)
+    _check_numel("bias", bias, c)
+    nc = d.shape[0] * c
+    for name, t in (("running_mean", running_mean), ("running_var", running_var)):
+        if t is not None and t._data.size * d.shape[0] != nc:
+            raise RuntimeError(f"{name} should contain {nc} elements not "
+                               f"{t._data.size * d.shape[0]}")
+    check_same_device(input, weight, bias, running_mean, running_var)
+    _check_params(input, (weight, bias, running_mean, running_var))
+    wshape = (1, c) + (1,) * (nd - 2)
+    axes = tuple(range(2, nd))
+    if not use_input_stats:
+        if running_mean is None or running_var is None:
+            raise RuntimeError("Expected running_mean and running_var to be defined when "
+                               "use_input_stats is false")
+        return _batch_norm_impl(input, weight, bias, running_mean, running_var, False, momentum,
+                                eps)
+    momentum = _check_momentum(momentum, "instance_norm")
+    out, (mean, var) = _normalize(input, axes, weight, bias, wshape, eps,
+                                  NativeBatchNormBackward0)
+    n = math.prod(d.shape[2:])
+    if running_mean is not None and d.size:
+        _update_running(running_mean, mean.reshape(d.shape[:2]).mean(0), momentum)
+    if running_var is not None and d.size:
+        unbiased = var * (n / (n - 1) if n > 1 else np.nan)
+        _update_running(running_var, unbiased.reshape(d.shape[:2]).mean(0), momentum)
+    return out
+
+
+def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None,
+                  use_input_stats=True, momentum=0.1, eps=1e-5):
+    """Instance normalization (each sample and channel over its spatial dims), as
+    ``torch.nn.functional.instance_norm``; running stats average the batch's statistics."""
+    shape = input._data.shape
+    if use_input_stats and math.prod(shape[2:]) == 1:
+        raise ValueError("Expected more than 1 spatial element when training, got input "
+                         f"size {_torch_size(shape)}")
+    return _instance_norm_impl(input, weight, bias, running_mean, running_var, use_input_stats,
+                               momentum, eps)
+
+
+@register("instance_norm", method=False)
+def aten_instance_norm(input, weight, bias, running_mean, running_var, use_input_stats,
+                       momentum, eps, cudnn_enabled=True):
+    """``torch.instance_norm``: instance normalization, weight and bias before the stats."""
+    return _instance_norm_impl(input, weight, bias, running_mean, running_var, use_input_stats,
+                               momentum, eps)
+
+
+# -- layer norm, group norm, RMS norm -----------------------------------------------------------
+
+def _normalized_shape(normalized_shape, fn):
+    if isinstance(normalized_shape, (int, np.integer)):
+        if fn == "layer_norm":
+            raise TypeError("layer_norm(): argument 'normalized_shape' (position 2) must be "
+                            "tuple of ints, not int")
+        return (int(normalized_shape),)
+    return tuple(int(s) for s in normalized_shape)
+
+
+def _check_normalized(input, shape, weight, bias, star):
+    if not shape:
+        raise RuntimeError("Expected normalized_shape to be at least 1-dimensional, i.e., "
+                           "containing at least one element, but got normalized_shape = []")
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and t._data.shape != shape:
+            raise RuntimeError(f"Expected {name} to be of same shape as normalized_shape, but "
+                               f"got {name} of shape {_lst(t._data.shape)} and normalized_shape "
+                               f"= {_lst(shape)}")
+    d = input._data
+    if d.ndim < len(shape) or d.shape[d.ndim - len(shape):] != shape:
+        raise RuntimeError(f"Given normalized_shape={_lst(shape)}, expected input with shape "
+                           f"[*{star}{', '.join(map(str, shape))}], but got input of size"
+                           f"{_lst(d.shape)}")
+
+
+def _lst(shape) -> str:
+    return "[" + ", ".join(map(str, shape)) + "]"
+
+
+@register("layer_norm", method=False)
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5, cudnn_enable=True):
+    """Layer normalization over the trailing ``normalized_shape`` dims of ``input``."""
+    shape = _normalized_shape(normalized_shape, "layer_norm")
+    _check_normalized(input, shape, weight, bias, ", ")
+    _check_float(input, "LayerNormKernelImpl")
+    check_same_device(input, weight, bias)
+    _check_params(input, (weight, bias))
+    nd = input._data.ndim
+    axes = tuple(range(nd - len(shape), nd))
+    out, _ = _normalize(input, axes, weight, bias, shape, eps, NativeLayerNormBackward0)
+    return out
+
+
+@register("group_norm", method=False)
+def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5, cudnn_enabled=True):
+    """Group normalization: channels split into ``num_groups`` groups, each normalized over
+    its channels and spatial dims per sample."""
+    d = input._data
+    if d.ndim < 2:
+        raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received "
+                           f"{d.ndim}")
+    n, c = d.shape[:2]
+    if num_groups == 0 or c % num_groups:
+        if num_groups == 0:
+            raise ZeroDivisionError("integer division or modulo by zero")
+        raise RuntimeError("Expected number of channels in input to be divisible by "
+                           f"num_groups, but got input of shape {_lst(d.shape)} and "
+                           f"num_groups={num_groups}")
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and (t._data.ndim != 1 or t._data.size != c):
+            raise RuntimeError(f"Expected {name} to be a vector of size equal to the number of "
+                               f"channels in input, but got {name} of shape "
+                               f"{_lst(t._data.shape)} and input of shape {_lst(d.shape)}")
+    _check_float(input, "group_norm")
+    check_same_device(input, weight, bias)
+    _check_params(input, (weight, bias))
+    wshape = (1, c) + (1,) * (d.ndim - 2)
+    gshape = (n, num_groups, d.size // (n * num_groups) if n * num_groups else 0)
+    out, _ = _normalize(input, (2,), weight, bias, wshape, eps, NativeGroupNormBackward0,
+                        gshape=gshape)
+    return out
+
+
+@register("rms_norm", method=False)
+def rms_norm(input, normalized_shape, weight=None, eps=None):
+    """Root-mean-square normalization over the trailing ``normalized_shape`` dims (composed
+    of Tensor ops, like PyTorch's)."""
+    shape = _normalized_shape(normalized_shape, "rms_norm")
+    _check_normalized(input, shape, weight, None, "")
+    if eps is None:
+        eps = float(np.finfo(input._data.dtype).eps) if input._data.dtype.kind == "f" else 0.0
+    dims = tuple(range(-len(shape), 0))
+    out = input * (input.pow(2).mean(dims, keepdim=True) + eps).rsqrt()
+    return out if weight is None else out * weight
+
+
+# -- local response norm ------------------------------------------------------------------------
+
+@register("local_response_norm", function=False, method=False)
+def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
+    """Local response normalization across channels, as
+    ``torch.nn.functional.local_response_norm``: ``x / (k + alpha * avg(x^2))^beta`` with
+    the average over a window of ``size`` channels (zero-padded, divided by ``size``)."""
+    from .._factory import zeros
+
+    d = input._data
+    if d.ndim < 3:
+        raise ValueError("Expected 3D or higher dimensionality                          input "
+                         f"(got {d.ndim} dimensions)")
+    if input.numel() == 0:
+        return input
+    c = d.shape[1]
+    sq = input * input
+    pre, post = size // 2, (size - 1) // 2
+    parts = [sq]
+    if pre:
+        parts.insert(0, zeros((d.shape[0], pre) + d.shape[2:], dtype=input.dtype,
+                              device=input.device))
+    if post:
+        parts.append(zeros((d.shape[0], post) + d.shape[2:], dtype=input.dtype,
+                           device=input.device))
+    from .shape import cat
+
+    padded = cat(parts, 1) if len(parts) > 1 else sq
+    window = padded.narrow(1, 0, c)
+    for i in range(1, size):  # a loop over the window's offsets, not over elements
+        window = window + padded.narrow(1, i, c)
+    div = (window * (alpha / size) + k).pow(beta)
+    return input / div

@@ -1,0 +1,157 @@
+"""scaled_dot_product_attention: values, masks, causal, dropout, GQA, gradients, errors."""
+
+import math
+
+import numpy as np
+import pytest
+
+import ember
+from ember.autograd import gradcheck, gradgradcheck
+from ember.ops.attention import scaled_dot_product_attention as sdpa
+
+
+def _rand(*shape, seed=0, requires_grad=False, dtype=np.float64):
+    arr = np.random.default_rng(seed).standard_normal(shape).astype(dtype)
+    return ember.tensor(arr, requires_grad=requires_grad)
+
+
+def _ref(q, k, v, bias=None, scale=None):
+    s = q @ np.swapaxes(k, -1, -2) * (scale if scale is not None else 1 / math.sqrt(q.shape[-1]))
+    if bias is not None:
+        s = s + bias
+    m = s.max(-1, keepdims=True)
+    m = np.where(np.isfinite(m), m, 0)
+    e = np.exp(s - m)
+    tot = e.sum(-1, keepdims=True)
+    w = np.divide(e, tot, out=np.zeros_like(e), where=tot > 0)
+    return w @ v
+
+
+@pytest.mark.parametrize("lead", [(), (2,), (2, 3)])
+def test_values_batched(lead):
+    q, k, v = _rand(*lead, 4, 8), _rand(*lead, 6, 8, seed=1), _rand(*lead, 6, 5, seed=2)
+    out = sdpa(q, k, v)
+    assert out.shape == ember.Size([*lead, 4, 5])
+    np.testing.assert_allclose(out.numpy(), _ref(q.numpy(), k.numpy(), v.numpy()), rtol=1e-12)
+
+
+def test_scale_and_float32():
+    q, k, v = (_rand(2, 3, 4, seed=i, dtype=np.float32) for i in range(3))
+    out = sdpa(q, k, v, scale=0.3)
+    assert out.dtype == ember.float32
+    np.testing.assert_allclose(out.numpy(), _ref(q.numpy(), k.numpy(), v.numpy(), scale=0.3),
+                               rtol=1e-5)
+
+
+def test_bool_and_float_masks():
+    q, k, v = _rand(2, 3, 4), _rand(2, 5, 4, seed=1), _rand(2, 5, 4, seed=2)
+    mask = np.random.default_rng(3).random((3, 5)) > 0.4
+    mask[:, 0] = True
+    out = sdpa(q, k, v, attn_mask=ember.tensor(mask))
+    bias = np.where(mask, 0.0, -np.inf)
+    np.testing.assert_allclose(out.numpy(), _ref(q.numpy(), k.numpy(), v.numpy(), bias),
+                               rtol=1e-12)
+    fbias = np.random.default_rng(4).standard_normal((2, 1, 5))
+    out = sdpa(q, k, v, attn_mask=ember.tensor(fbias))
+    np.testing.assert_allclose(out.numpy(), _ref(q.numpy(), k.numpy(), v.numpy(), fbias),
+                               rtol=1e-12)
+
+
+@pytest.mark.parametrize("L,S", [(4, 4), (5, 3), (3, 5)])
+def test_causal_is_top_left(L, S):
+    q, k, v = _rand(2, L, 4), _rand(2, S, 4, seed=1), _rand(2, S, 4, seed=2)
+    bias = np.where(np.tril(np.ones((L, S), bool)), 0.0, -np.inf)
+    np.testing.assert_allclose(sdpa(q, k, v, is_causal=True).numpy(),
+                               _ref(q.numpy(), k.numpy(), v.numpy(), bias), rtol=1e-12)
+
+
+def test_fully_masked_rows_are_zero_with_zero_grads():
+    q, k, v = (_rand(1, 3, 4, seed=i, requires_grad=True) for i in range(3))
+    mask = np.ones((3, 3), bool)
+    mask[1] = False
+    out = sdpa(q, k, v, attn_mask=ember.tensor(mask))
+    assert not np.isnan(out.detach().numpy()).any()
+    np.testing.assert_array_equal(out.detach().numpy()[0, 1], 0.0)
+    out.sum().backward()
+    np.testing.assert_array_equal(q.grad.numpy()[0, 1], 0.0)
+    assert np.isfinite(k.grad.numpy()).all()
+    assert gradcheck(lambda q, k, v: sdpa(q, k, v, attn_mask=ember.tensor(mask)), (q, k, v))
+
+
+@pytest.mark.parametrize("kw", [{}, {"is_causal": True}, {"scale": 0.5}])
+def test_gradcheck_and_gradgradcheck(kw):
+    q, k, v = _rand(2, 3, 4, requires_grad=True), _rand(2, 3, 4, seed=1, requires_grad=True), \
+        _rand(2, 3, 2, seed=2, requires_grad=True)
+    assert gradcheck(lambda q, k, v: sdpa(q, k, v, **kw), (q, k, v))
+    assert gradgradcheck(lambda q, k, v: sdpa(q, k, v, **kw), (q, k, v))
+
+
+def test_gradcheck_float_mask_takes_gradient():
+    q, k, v = (_rand(2, 3, 4, seed=i, requires_grad=True) for i in range(3))
+    m = _rand(3, 3, seed=5, requires_grad=True)
+    assert gradcheck(lambda q, k, v, m: sdpa(q, k, v, attn_mask=m), (q, k, v, m))
+
+
+def test_dropout_uses_default_generator():
+    q, k, v = _rand(2, 4, 4), _rand(2, 6, 4, seed=1), _rand(2, 6, 3, seed=2)
+    ember.manual_seed(0)
+    a = sdpa(q, k, v, dropout_p=0.5)
+    ember.manual_seed(0)
+    b = sdpa(q, k, v, dropout_p=0.5)
+    np.testing.assert_array_equal(a.numpy(), b.numpy())
+    assert not np.allclose(a.numpy(), sdpa(q, k, v).numpy())
+    np.testing.assert_array_equal(sdpa(q, k, v, dropout_p=1.0).numpy(), 0.0)
+    # the kept weights are scaled by 1 / (1 - p): with v = ones every output row is
+    # (kept weight mass) / (1 - p), a multiple of nothing smaller than 0 and at most 1 / (1 - p)
+    ones = ember.ones(2, 6, 3, dtype=ember.float64)
+    r = sdpa(q, k, ones, dropout_p=0.25).numpy()
+    assert (r >= 0).all() and (r <= 1 / 0.75 + 1e-12).all()
+
+
+def test_gqa():
+    q, k, v = _rand(1, 4, 3, 2), _rand(1, 2, 5, 2, seed=1), _rand(1, 2, 5, 2, seed=2)
+    out = sdpa(q, k, v, enable_gqa=True)
+    kr, vr = np.repeat(k.numpy(), 2, axis=1), np.repeat(v.numpy(), 2, axis=1)
+    np.testing.assert_allclose(out.numpy(), _ref(q.numpy(), kr, vr), rtol=1e-12)
+    with pytest.raises(RuntimeError, match="Number of heads in key and value must divide"):
+        sdpa(q, _rand(1, 3, 5, 2), _rand(1, 3, 5, 2), enable_gqa=True)
+
+
+def test_errors():
+    q, k, v = _rand(2, 3, 4), _rand(2, 5, 4), _rand(2, 5, 6)
+    with pytest.raises(RuntimeError, match="Explicit attn_mask should not be set when "
+                                           "is_causal=True"):
+        sdpa(q, k, v, attn_mask=ember.ones(3, 5, dtype=ember.bool), is_causal=True)
+    with pytest.raises(RuntimeError, match=r"Expected size for first two dimensions of batch2 "
+                                           r"tensor to be: \[2, 4\] but got: \[2, 3\]"):
+        sdpa(q, _rand(2, 5, 3), v)
+    with pytest.raises(RuntimeError, match="Expected attn_mask dtype to be bool or float"):
+        sdpa(q, k, v, attn_mask=ember.ones(3, 5, dtype=ember.int64))
+    with pytest.raises(RuntimeError, match="Expected query, key, and value to have the same "
+                                           "dtype"):
+        sdpa(q, k.float(), v)
+    with pytest.raises(RuntimeError, match="at least 2 dimensional"):
+        sdpa(_rand(4), _rand(4), _rand(4))
+    with pytest.raises(RuntimeError, match="dropout probability has to be between 0 and 1"):
+        sdpa(q, k, v, dropout_p=1.5)
+
+
+def test_device(testdev):
+    q, k, v = (_rand(2, 3, 4, seed=i).to(testdev).requires_grad_() for i in range(3))
+    out = sdpa(q, k, v, is_causal=True)
+    assert out.device == testdev
+    out.sum().backward()
+    assert q.grad.device == testdev
+    with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device"):
+        sdpa(q, _rand(2, 3, 4), v)
+
+
+def test_dropout_backward_follows_the_mask():
+    q, k, v = (_rand(2, 3, 4, seed=i, requires_grad=True) for i in range(3))
+    sdpa(q, k, v, dropout_p=1.0).sum().backward()
+    for t in (q, k, v):
+        np.testing.assert_array_equal(t.grad.numpy(), 0.0)
+    q.grad = None
+    ember.manual_seed(1)
+    sdpa(q, k, v, dropout_p=0.3).sum().backward()
+    assert np.abs(q.grad.numpy()).sum() > 0

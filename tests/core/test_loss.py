@@ -1,0 +1,474 @@
+"""Loss kernels (ember.ops.loss): values against NumPy, gradcheck for every loss and reduction,
+gradgradcheck for the main ones, PyTorch's errors and warnings, the device path."""
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+
+import ember
+from ember.autograd import gradcheck, gradgradcheck
+from ember.ops import loss as L
+
+RNG = np.random.default_rng(0)
+REDUCTIONS = ["mean", "sum", "none"]
+
+
+def t64(a, requires_grad=True):
+    return ember.tensor(np.asarray(a, dtype=np.float64), requires_grad=requires_grad)
+
+
+def npv(t):
+    return t.detach().numpy()
+
+
+def np_reduce(loss, reduction):
+    return {"mean": np.mean, "sum": np.sum, "none": lambda a: a}[reduction](loss)
+
+
+def np_log_softmax(x, axis):
+    s = x - x.max(axis=axis, keepdims=True)
+    return s - np.log(np.exp(s).sum(axis=axis, keepdims=True))
+
+
+def softplus_np(x):
+    return np.logaddexp(0, x)
+
+
+X = RNG.standard_normal((4, 5))
+Y = RNG.standard_normal((4, 5))
+PROB = RNG.uniform(0.05, 0.95, (4, 5))
+SIGNS = np.where(RNG.standard_normal((4, 5)) > 0, 1.0, -1.0)
+ROW_SIGNS = np.array([1.0, -1.0, -1.0, 1.0])
+IDX = np.array([1, 0, 4, 2])
+
+# name -> (ember call on float64 leaves, numpy reference of the unreduced loss, arrays)
+ELEMENTWISE = {
+    "mse_loss": (lambda a, b, r: L.mse_loss(a, b, reduction=r), lambda a, b: (a - b) ** 2,
+                 (X, Y)),
+    "l1_loss": (lambda a, b, r: L.l1_loss(a, b, reduction=r), lambda a, b: abs(a - b), (X, Y)),
+    "smooth_l1_loss": (lambda a, b, r: L.smooth_l1_loss(a, b, reduction=r, beta=0.7),
+                       lambda a, b: np.where(abs(a - b) < 0.7, 0.5 * (a - b) ** 2 / 0.7,
+                                             abs(a - b) - 0.35), (X, Y)),
+    "huber_loss": (lambda a, b, r: L.huber_loss(a, b, reduction=r, delta=0.7),
+                   lambda a, b: np.where(abs(a - b) < 0.7, 0.5 * (a - b) ** 2,
+                                         0.7 * (abs(a - b) - 0.35)), (X, Y)),
+    "binary_cross_entropy": (lambda a, b, r: L.binary_cross_entropy(a, b, reduction=r),
+                             lambda a, b: -(b * np.log(a) + (1 - b) * np.log(1 - a)),
+                             (PROB, PROB[::-1].copy())),
+    "binary_cross_entropy_with_logits": (
+        lambda a, b, r: L.binary_cross_entropy_with_logits(a, b, reduction=r),
+        lambda a, b: b * softplus_np(-a) + (1 - b) * softplus_np(a),
+        (X, PROB)),
+    "kl_div": (lambda a, b, r: L.kl_div(a, b, reduction=r), lambda a, b: b * (np.log(b) - a),
+               (X, PROB)),
+    "kl_div_log_target": (lambda a, b, r: L.kl_div(a, b, reduction=r, log_target=True),
+                          lambda a, b: np.exp(b) * (b - a), (X, Y)),
+    "poisson_nll_loss": (lambda a, b, r: L.poisson_nll_loss(a, b, reduction=r),
+                         lambda a, b: np.exp(a) - b * a, (X, PROB * 4)),
+    "poisson_nll_loss_full": (
+        lambda a, b, r: L.poisson_nll_loss(a, b, log_input=False, full=True, reduction=r),
+        lambda a, b: a - b * np.log(a + 1e-8) + np.where(
+            b > 1, b * np.log(b) - b + 0.5 * np.log(2 * np.pi * b), 0), (PROB + 0.5, PROB * 4)),
+    "soft_margin_loss": (lambda a, b, r: L.soft_margin_loss(a, b, reduction=r),
+                         lambda a, b: np.log1p(np.exp(-a * b)), (X, SIGNS)),
+    "hinge_embedding_loss": (lambda a, b, r: L.hinge_embedding_loss(a, b, margin=0.5,
+                                                                     reduction=r),
+                             lambda a, b: np.where(b == 1, a, np.maximum(0, 0.5 - a)),
+                             (X, SIGNS)),
+}
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@pytest.mark.parametrize("name", sorted(ELEMENTWISE))
+def test_elementwise_losses_match_numpy_and_gradcheck(name, reduction):
+    call, ref, arrays = ELEMENTWISE[name]
+    a, b = t64(arrays[0]), t64(arrays[1], requires_grad=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        out = call(a, b, reduction)
+        expected = np_reduce(ref(*arrays), reduction)
+        np.testing.assert_allclose(npv(out), expected, rtol=1e-10, atol=1e-12)
+        assert out.dtype == ember.float64 and out.shape == np.shape(expected)
+        assert gradcheck(lambda u: call(u, b, reduction), (a,))
+
+
+@pytest.mark.parametrize("name", ["mse_loss", "binary_cross_entropy_with_logits", "kl_div",
+                                  "kl_div_log_target", "smooth_l1_loss"])
+def test_gradgradcheck_elementwise(name):
+    call, _, arrays = ELEMENTWISE[name]
+    a, b = t64(arrays[0]), t64(arrays[1])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert gradgradcheck(lambda u, v: call(u, v, "sum"), (a, b))
+
+
+def test_targets_take_gradients_too():
+    b = t64(PROB)
+    for fn in (L.mse_loss, L.l1_loss, L.binary_cross_entropy_with_logits):
+        assert gradcheck(lambda u, v, f=fn: f(u, v), (t64(X), b))
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+def test_mse_fused_node_and_broadcast_path(reduction):
+    a, b = t64(X), t64(Y)
+    assert L.mse_loss(a, b).grad_fn.name() == "MseLossBackward0"
+    assert gradgradcheck(lambda u, v: L.mse_loss(u, v, reduction=reduction), (a, b))
+    col = t64(Y[:, :1])
+    with pytest.warns(UserWarning, match="Using a target size"):
+        out = L.mse_loss(a, col, reduction=reduction)
+    np.testing.assert_allclose(npv(out), np_reduce((X - Y[:, :1]) ** 2, reduction), rtol=1e-12)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert gradcheck(lambda u, v: L.mse_loss(u, v, reduction=reduction), (a, col))
+
+
+# -- cross_entropy / nll_loss -------------------------------------------------------------------
+
+def np_cross_entropy(x, t, w, ignore, reduction, eps, ca=1):
+    logp = np_log_softmax(x, ca)
+    C = x.shape[ca]
+    lp = np.moveaxis(logp, ca, -1)
+    w = np.ones(C) if w is None else w
+    valid = t != ignore
+    tc = np.where(valid, t, 0)
+    picked = np.take_along_axis(lp, tc[..., None], -1)[..., 0]
+    wr = w[tc] * valid
+    row = (1 - eps) * -(picked * wr) + eps / C * -(lp * w).sum(-1) * valid
+    if reduction == "mean":
+        return row.sum() / wr.sum()
+    return np_reduce(row, reduction)
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@pytest.mark.parametrize("eps", [0.0, 0.25])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_cross_entropy_indices(reduction, eps, weighted):
+    x = t64(X)
+    t = np.array([1, -100, 4, 2])
+    w = RNG.uniform(0.5, 2, 5) if weighted else None
+    out = L.cross_entropy(x, ember.tensor(t), weight=None if w is None else t64(w, False),
+                          reduction=reduction, label_smoothing=eps)
+    np.testing.assert_allclose(npv(out), np_cross_entropy(X, t, w, -100, reduction, eps),
+                               rtol=1e-10)
+    assert out.grad_fn.name() == "CrossEntropyLossBackward0"
+    wt = None if w is None else t64(w, False)
+    fn = lambda u: L.cross_entropy(u, ember.tensor(t), weight=wt, reduction=reduction,  # noqa: E731
+                                   label_smoothing=eps)
+    assert gradcheck(fn, (x,))
+    assert gradgradcheck(fn, (x,))
+
+
+def test_cross_entropy_backward_is_softmax_minus_one_hot():
+    x = t64(X)
+    L.cross_entropy(x, ember.tensor(IDX), reduction="sum").backward()
+    expected = np.exp(np_log_softmax(X, 1))
+    expected[np.arange(4), IDX] -= 1
+    np.testing.assert_allclose(npv(x.grad), expected, rtol=1e-12)
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+def test_cross_entropy_probabilities(reduction):
+    x, p = t64(X), t64(RNG.dirichlet(np.ones(5), 4))
+    w = t64(RNG.uniform(0.5, 2, 5), False)
+    out = L.cross_entropy(x, p, weight=w, reduction=reduction, label_smoothing=0.1)
+    tp = npv(p) * 0.9 + 0.1 / 5
+    row = -(np_log_softmax(X, 1) * tp * npv(w)).sum(1)
+    np.testing.assert_allclose(npv(out), np_reduce(row, reduction), rtol=1e-10)
+    fn = lambda u, v: L.cross_entropy(u, v, weight=w, reduction=reduction,  # noqa: E731
+                                      label_smoothing=0.1)
+    assert gradcheck(fn, (x, p))
+    assert gradgradcheck(fn, (x, p))
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+def test_cross_entropy_k_dim_and_unbatched(reduction):
+    x = t64(RNG.standard_normal((2, 5, 3, 2)))
+    t = RNG.integers(0, 5, (2, 3, 2))
+    t[0, 0, 0] = -100
+    out = L.cross_entropy(x, ember.tensor(t), reduction=reduction, label_smoothing=0.1)
+    np.testing.assert_allclose(npv(out), np_cross_entropy(npv(x), t, None, -100, reduction, 0.1),
+                               rtol=1e-10)
+    assert gradcheck(lambda u: L.cross_entropy(u, ember.tensor(t), reduction=reduction), (x,))
+    v = t64(X[0])
+    out = L.cross_entropy(v, ember.tensor(3), reduction=reduction)
+    assert out.shape == ()
+    np.testing.assert_allclose(npv(out), -np_log_softmax(X[0], 0)[3], rtol=1e-12)
+    assert gradcheck(lambda u: L.cross_entropy(u, ember.tensor(3), reduction=reduction), (v,))
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+def test_nll_loss(reduction):
+    x = t64(X)
+    t = np.array([1, -100, 4, 2])
+    w = RNG.uniform(0.5, 2, 5)
+    out = L.nll_loss(x, ember.tensor(t), weight=t64(w, False), reduction=reduction)
+    row = -X[np.arange(4), np.where(t < 0, 0, t)] * w[np.where(t < 0, 0, t)] * (t >= 0)
+    expected = row.sum() / (w[t[t >= 0]]).sum() if reduction == "mean" else \
+        np_reduce(row, reduction)
+    np.testing.assert_allclose(npv(out), expected, rtol=1e-12)
+    assert out.grad_fn.name() == "NllLossBackward0"
+    fn = lambda u: L.nll_loss(u, ember.tensor(t), weight=t64(w, False),  # noqa: E731
+                              reduction=reduction)
+    assert gradcheck(fn, (x,))
+    assert gradgradcheck(fn, (x,))
+
+
+def test_all_ignored_mean_is_nan_and_float32_stays_float32():
+    out = L.cross_entropy(t64(X), ember.tensor([-100] * 4))
+    assert math.isnan(out.item())
+    x = ember.tensor(X.astype(np.float32), requires_grad=True)
+    out = L.cross_entropy(x, ember.tensor(IDX))
+    assert out.dtype == ember.float32
+    out.backward()
+    assert x.grad.dtype == ember.float32
+
+
+def test_cross_entropy_errors():
+    x = t64(X)
+    with pytest.raises(ValueError, match=r"Expected input batch_size \(4\) to match target "
+                                         r"batch_size \(3\)\."):
+        L.cross_entropy(x, ember.tensor([1, 2, 3]))
+    with pytest.raises(IndexError, match="Target 5 is out of bounds."):
+        L.cross_entropy(x, ember.tensor([1, 2, 5, 0]))
+    with pytest.raises(RuntimeError, match="expected target dtype to be Long or Byte, but got "
+                                           "Int"):
+        L.cross_entropy(x, ember.tensor([1, 2, 3, 0], dtype=ember.int32))
+    with pytest.raises(RuntimeError, match=r"Expected target size \[2, 4\], got \[2, 3\]"):
+        L.cross_entropy(t64(np.zeros((2, 5, 4))), ember.zeros((2, 3), dtype=ember.int64))
+    with pytest.raises(RuntimeError, match="ignore_index is not supported for floating point"):
+        L.cross_entropy(x, t64(PROB), ignore_index=1)
+    with pytest.raises(ValueError, match="foo is not a valid value for reduction"):
+        L.cross_entropy(x, ember.tensor(IDX), reduction="foo")
+    with pytest.raises(RuntimeError, match="label_smoothing must be between 0.0 and 1.0. Got: "
+                                           "1.5"):
+        L.cross_entropy(x, ember.tensor(IDX), label_smoothing=1.5)
+    with pytest.raises(RuntimeError, match=r"weight tensor should be defined either for all 5 "
+                                           r"classes or no classes but got weight tensor of "
+                                           r"shape: \[4\]"):
+        L.cross_entropy(x, ember.tensor(IDX), weight=ember.ones(4, dtype=ember.float64))
+    with pytest.raises(NotImplementedError, match="not implemented for 'Long'"):
+        L.cross_entropy(ember.zeros((4, 5), dtype=ember.int64), ember.tensor(IDX))
+
+
+# -- the other losses ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+def test_embedding_and_margin_losses(reduction):
+    a, b, c = t64(X), t64(Y), t64(PROB)
+    s = ember.tensor(ROW_SIGNS)
+    cases = {
+        "margin_ranking": (lambda u, v: L.margin_ranking_loss(u[:, 0], v[:, 0], s, margin=0.1,
+                                                              reduction=reduction),
+                           np.maximum(0, -ROW_SIGNS * (X[:, 0] - Y[:, 0]) + 0.1)),
+        "cosine_embedding": (
+            lambda u, v: L.cosine_embedding_loss(u, v, s, margin=0.1, reduction=reduction),
+            (lambda cos: np.where(ROW_SIGNS == 1, 1 - cos, np.maximum(0, cos - 0.1)))(
+                (X * Y).sum(1) / np.sqrt(((X * X).sum(1) + 1e-12) * ((Y * Y).sum(1) + 1e-12)))),
+        "multilabel_soft_margin": (
+            lambda u, v: L.multilabel_soft_margin_loss(u, PROB_T, reduction=reduction),
+            (PROB * softplus_np(-X) + (1 - PROB) * softplus_np(X)).mean(1)),
+        "multi_margin": (
+            lambda u, v: L.multi_margin_loss(u, ember.tensor(IDX), p=2, margin=0.8,
+                                             reduction=reduction),
+            ((np.maximum(0, 0.8 - X[np.arange(4), IDX][:, None] + X) ** 2) *
+             (np.arange(5) != IDX[:, None])).sum(1) / 5),
+    }
+    for name, (fn, ref) in cases.items():
+        np.testing.assert_allclose(npv(fn(a, b)), np_reduce(ref, reduction), rtol=1e-10,
+                                   err_msg=name)
+        assert gradcheck(fn, (a, b)), name
+    d = lambda u, v: np.linalg.norm(u - v + 1e-6, axis=-1)  # noqa: E731
+    out = L.triplet_margin_loss(a, b, c, reduction=reduction, swap=True)
+    ref = np.maximum(1.0 + d(X, Y) - np.minimum(d(X, PROB), d(Y, PROB)), 0)
+    np.testing.assert_allclose(npv(out), np_reduce(ref, reduction), rtol=1e-10)
+    assert gradcheck(lambda u, v, w: L.triplet_margin_loss(u, v, w, p=1.5, reduction=reduction),
+                     (a, b, c))
+
+
+PROB_T = ember.tensor(PROB)
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+def test_gaussian_nll_loss(reduction):
+    a, b, v = t64(X), t64(Y), t64(PROB[:, :1])
+    out = L.gaussian_nll_loss(a, b, v, full=True, reduction=reduction)
+    ref = 0.5 * (np.log(PROB[:, :1]) + (X - Y) ** 2 / PROB[:, :1]) + 0.5 * math.log(2 * math.pi)
+    np.testing.assert_allclose(npv(out), np_reduce(ref, reduction), rtol=1e-10)
+    assert gradcheck(lambda x, y, z: L.gaussian_nll_loss(x, y, z, reduction=reduction),
+                     (a, b, v))
+    with pytest.raises(ValueError, match="var is of incorrect size"):
+        L.gaussian_nll_loss(a, b, t64(np.ones((3, 2))))
+
+
+def test_weighted_variants():
+    a, b = t64(X), t64(Y, False)
+    w = t64(PROB, False)
+    np.testing.assert_allclose(npv(L.mse_loss(a, b, weight=w)),
+                               ((X - Y) ** 2 * PROB).sum() / PROB.sum(), rtol=1e-12)
+    np.testing.assert_allclose(npv(L.l1_loss(a, b, weight=w, reduction="sum")),
+                               (abs(X - Y) * PROB).sum(), rtol=1e-12)
+    with pytest.raises(ValueError, match="Weights and input must have the same size."):
+        L.mse_loss(a, b, weight=w[0])
+    pw = t64(RNG.uniform(0.5, 3, 5))
+    out = L.binary_cross_entropy_with_logits(a, PROB_T, weight=w, pos_weight=pw,
+                                             reduction="none")
+    sig = 1 / (1 + np.exp(-X))
+    ref = -PROB * (PROB * npv(pw) * np.log(sig) + (1 - PROB) * np.log(1 - sig))
+    np.testing.assert_allclose(npv(out), ref, rtol=1e-10)
+    assert gradcheck(lambda u, p: L.binary_cross_entropy_with_logits(
+        u, PROB_T, weight=w, pos_weight=p), (a, pw))
+    assert gradgradcheck(lambda u, p: L.binary_cross_entropy_with_logits(
+        u, PROB_T, pos_weight=p), (a, pw))
+
+
+def test_bce_with_logits_is_stable_and_smooth_at_zero():
+    x = t64([-1000.0, 0.0, 1000.0])
+    t = ember.tensor([1.0, 1.0, 0.0], dtype=ember.float64)
+    out = L.binary_cross_entropy_with_logits(x, t, reduction="none")
+    np.testing.assert_allclose(npv(out), [1000.0, math.log(2), 1000.0])
+    out.sum().backward()
+    np.testing.assert_allclose(npv(x.grad), [-1.0, -0.5, 1.0])
+
+
+def test_bce_clamps_log_at_minus_100():
+    out = L.binary_cross_entropy(t64([0.0, 1.0]), ember.tensor([1.0, 0.0],
+                                                               dtype=ember.float64),
+                                 reduction="none")
+    np.testing.assert_allclose(npv(out), [100.0, 100.0])
+    with pytest.raises(RuntimeError, match="all elements of input should be between 0 and 1"):
+        L.binary_cross_entropy(t64([1.5]), t64([1.0]))
+
+
+def test_kl_div_batchmean_and_mean_warning():
+    a, b = t64(X), t64(PROB, False)
+    np.testing.assert_allclose(npv(L.kl_div(a, b, reduction="batchmean")),
+                               (PROB * (np.log(PROB) - X)).sum() / 4, rtol=1e-12)
+    with pytest.warns(UserWarning, match="'batchmean' divides only by the batch size"):
+        L.kl_div(a, b)
+    assert gradcheck(lambda u, v: L.kl_div(u, v, reduction="batchmean"), (a, t64(PROB)))
+
+
+def test_size_mismatch_warnings_and_errors():
+    a = t64(np.zeros((3, 1)))
+    b = t64(np.zeros(3))
+    with pytest.warns(UserWarning, match=r"Using a target size \(ember.Size\(\[3\]\)\) that is "
+                                         r"different to the input size \(ember.Size\(\[3, 1\]\)"
+                                         r"\)"):
+        out = L.mse_loss(a, b, reduction="none")
+    assert out.shape == (3, 3)
+    with pytest.raises(ValueError, match="Target size"):
+        L.binary_cross_entropy_with_logits(b, a)
+    with pytest.raises(ValueError, match="is deprecated. Please ensure they have the same size"):
+        L.binary_cross_entropy(b, a)
+    with pytest.raises(RuntimeError, match="margin_ranking_loss : All input tensors should have "
+                                           "same dimension"):
+        L.margin_ranking_loss(b, a, b)
+    with pytest.raises(NotImplementedError, match="\"mse_cpu\" not implemented for 'Long'"):
+        L.mse_loss(ember.zeros(3, dtype=ember.int64), ember.zeros(3, dtype=ember.int64))
+    with pytest.warns(UserWarning, match="size_average and reduce args will be deprecated, "
+                                         "please use reduction='sum' instead."):
+        out = L.l1_loss(b, b, size_average=False)
+    assert out.shape == ()
+
+
+# -- ctc_loss -----------------------------------------------------------------------------------
+
+def np_ctc(lp, target, blank=0):
+    """Brute force: log-sum of the probabilities of every path that collapses to target."""
+    import itertools
+
+    T, C = lp.shape
+    total = -np.inf
+    for path in itertools.product(range(C), repeat=T):
+        collapsed = [c for i, c in enumerate(path) if c != blank and (i == 0 or
+                                                                      path[i - 1] != c)]
+        if collapsed == list(target):
+            total = np.logaddexp(total, sum(lp[t, c] for t, c in enumerate(path)))
+    return -total
+
+
+def ctc_inputs(T=5, N=3, C=4):
+    return t64(np_log_softmax(RNG.standard_normal((T, N, C)), 2))
+
+
+def test_ctc_matches_brute_force():
+    lp = ctc_inputs()
+    targets = ember.tensor([[1, 1, 2], [3, 0, 0], [2, 3, 0]])
+    il, tl = [5, 4, 3], [3, 1, 2]
+    out = L.ctc_loss(lp, targets, il, tl, reduction="none")
+    arr = npv(lp)
+    ref = [np_ctc(arr[:il[n], n], npv(targets)[n, :tl[n]]) for n in range(3)]
+    np.testing.assert_allclose(npv(out), ref, rtol=1e-10)
+    mean = L.ctc_loss(lp, targets, il, tl)
+    np.testing.assert_allclose(npv(mean), np.mean(np.array(ref) / np.array(tl)), rtol=1e-10)
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+def test_ctc_gradcheck_padded_concatenated_unbatched(reduction):
+    lp = ctc_inputs(6, 2, 4)
+    padded, flat = ember.tensor([[1, 2, 2], [3, 1, 0]]), ember.tensor([1, 2, 2, 3, 1])
+    for tg in (padded, flat):
+        assert gradcheck(lambda u, tg=tg: L.ctc_loss(u, tg, [6, 5], [3, 2], reduction=reduction),
+                         (lp,))
+    assert gradcheck(lambda u: L.ctc_loss(u[:, 0], ember.tensor([1, 2]), 6, 2,
+                                          reduction=reduction), (lp,))
+    a = L.ctc_loss(lp, padded, [6, 5], [3, 2], reduction=reduction)
+    b = L.ctc_loss(lp, flat, ember.tensor([6, 5]), ember.tensor([3, 2]), reduction=reduction)
+    np.testing.assert_allclose(npv(a), npv(b))
+
+
+def test_ctc_zero_infinity_and_errors():
+    lp = ctc_inputs(3, 2, 4)
+    targets = ember.tensor([[1, 1, 1], [1, 2, 0]])  # 1,1,1 needs 5 frames: impossible in 3
+    out = L.ctc_loss(lp, targets, [3, 3], [3, 2], reduction="none")
+    assert math.isinf(out[0].item()) and math.isfinite(out[1].item())
+    out = L.ctc_loss(lp, targets, [3, 3], [3, 2], reduction="sum", zero_infinity=True)
+    out.backward()
+    assert np.isfinite(out.item())
+    np.testing.assert_array_equal(npv(lp.grad)[:, 0], 0)
+    assert np.abs(npv(lp.grad)[:, 1]).sum() > 0
+    with pytest.raises(RuntimeError, match="Expected input_lengths to have value at most 3, "
+                                           "but got value 4"):
+        L.ctc_loss(lp, targets, [4, 3], [3, 2])
+    with pytest.raises(RuntimeError, match="Expected tensor to have size at least 4 at "
+                                           "dimension 1, but got size 3"):
+        L.ctc_loss(lp, targets, [3, 3], [4, 2])
+
+
+# -- registry and devices -----------------------------------------------------------------------
+
+def test_registered_like_torch():
+    assert ember.binary_cross_entropy_with_logits is L.binary_cross_entropy_with_logits
+    assert ember.ctc_loss is L.ctc_loss and ember.kl_div is L.kl_div
+    assert not hasattr(ember, "cross_entropy") and not hasattr(ember.Tensor, "cross_entropy")
+    from ember.ops.registry import OPS
+
+    assert {"cross_entropy", "nll_loss", "mse_loss", "ctc_loss"} <= set(OPS)
+
+
+def test_device_path(testdev):
+    x = ember.tensor(X, requires_grad=True)
+    xd = x.detach().to(testdev).requires_grad_()
+    t = ember.tensor(IDX)
+    out = L.cross_entropy(xd, t.to(testdev), label_smoothing=0.1)
+    assert out.device == testdev
+    out.backward()
+    assert xd.grad.device == testdev
+    L.cross_entropy(x, t, label_smoothing=0.1).backward()
+    np.testing.assert_allclose(xd.grad.cpu().numpy(), npv(x.grad))
+    y = ember.tensor(Y).to(testdev)
+    for fn in (L.mse_loss, L.binary_cross_entropy_with_logits, L.smooth_l1_loss):
+        assert fn(xd, y).device == testdev
+    lp = ctc_inputs().to(testdev)
+    assert L.ctc_loss(lp, ember.tensor([[1, 2], [1, 1], [3, 3]]).to(testdev), [5, 5, 5],
+                      [2, 2, 1]).device == testdev
+    cpu_targets = L.ctc_loss(lp, ember.tensor([[1, 2], [1, 1], [3, 3]]), [5, 5, 5], [2, 2, 1])
+    assert cpu_targets.device == testdev  # CPU targets and lengths are accepted, as in PyTorch
+    with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device"):
+        L.cross_entropy(xd, t)
+    with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device"):
+        L.ctc_loss(lp.cpu(), ember.tensor([[1, 2]] * 3).to(testdev), [5] * 3, [2] * 3)
+    with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device"):
+        L.mse_loss(xd, ember.tensor(Y))

@@ -1,0 +1,418 @@
+"""Dropout, embedding, one_hot, pad, interpolate, pixel shuffle and distances
+(ember.ops.nn_misc): NumPy references, gradcheck, statistics, errors and devices."""
+
+import numpy as np
+import pytest
+
+import ember
+from ember.autograd import gradcheck, gradgradcheck
+from ember.ops import nn_misc as M
+
+
+def _f64(*shape, seed=0, requires_grad=True):
+    x = np.random.default_rng(seed).normal(size=shape)
+    return ember.tensor(x, dtype=ember.float64, requires_grad=requires_grad)
+
+
+# -- dropout -----------------------------------------------------------------------------------
+
+def test_dropout_statistics_and_scaling():
+    ember.manual_seed(0)
+    y = M.dropout(ember.ones(400, 250), 0.3).numpy()
+    assert abs((y == 0).mean() - 0.3) < 0.01
+    assert set(np.unique(y)) <= {0.0, np.float32(1 / 0.7)}
+    assert abs(y.mean() - 1.0) < 0.02
+
+
+def test_dropout_determinism_under_manual_seed():
+    x = ember.randn(50, 20)
+    ember.manual_seed(7)
+    a = M.dropout(x, 0.5)
+    ember.manual_seed(7)
+    b = M.dropout(x, 0.5)
+    c = M.dropout(x, 0.5)
+    assert ember.equal(a, b) and not ember.equal(b, c)
+
+
+def test_dropout_eval_and_edge_probabilities():
+    x = ember.randn(4, 5)
+    assert M.dropout(x, 0.5, training=False) is x
+    assert M.dropout(x, 0.0) is x
+    assert (M.dropout(x, 1.0) == 0).all()
+    for bad in (-0.1, 1.5):
+        with pytest.raises(ValueError, match="dropout probability has to be between 0 and 1"):
+            M.dropout(x, bad)
+
+
+def test_dropout_gradient_is_the_mask():
+    x = _f64(6, 7)
+    ember.manual_seed(3)
+    y = M.dropout(x, 0.4)
+    y.sum().backward()
+    mask = (y.detach() != 0).numpy()
+    np.testing.assert_allclose(x.grad.numpy(), mask / 0.6)
+    assert type(y.grad_fn).__name__ == "NativeDropoutBackward0"
+
+    def fn(t):
+        ember.manual_seed(11)
+        return M.dropout(t, 0.4)
+
+    assert gradcheck(fn, (_f64(3, 4),))
+    assert gradgradcheck(fn, (_f64(3, 4),))
+
+
+def test_dropout_inplace():
+    x = ember.ones(100)
+    ember.manual_seed(1)
+    out = M.dropout(x, 0.5, inplace=True)
+    assert out is x and ((x == 0) | (x == 2)).all() and (x == 0).any()
+
+
+@pytest.mark.parametrize("fn,shape", [(M.dropout1d, (6, 8, 5)), (M.dropout1d, (8, 5)),
+                                      (M.dropout2d, (6, 8, 3, 3)),
+                                      (M.dropout3d, (6, 8, 2, 2, 2)),
+                                      (M.dropout3d, (8, 2, 2, 2))])
+def test_channel_dropout_zeroes_whole_channels(fn, shape):
+    ember.manual_seed(2)
+    y = fn(ember.ones(*shape), 0.5).numpy()
+    per_channel = y.reshape(y.shape[: y.ndim - _spatial(fn)] + (-1,))
+    assert ((per_channel == 0).all(-1) | (per_channel == 2).all(-1)).all()
+    assert (per_channel == 0).any() and (per_channel == 2).any()
+
+
+def _spatial(fn):
+    return {M.dropout1d: 1, M.dropout2d: 2, M.dropout3d: 3}[fn]
+
+
+def test_channel_dropout_errors_and_warnings():
+    with pytest.raises(RuntimeError, match="dropout1d: Expected 2D or 3D input"):
+        M.dropout1d(ember.randn(2, 3, 4, 5))
+    with pytest.warns(UserWarning, match="Received a 3D input to dropout2d"):
+        M.dropout2d(ember.randn(2, 3, 4))
+    with pytest.warns(UserWarning, match="Received a 2-D input to dropout3d"):
+        M.dropout3d(ember.randn(2, 3))
+
+
+def test_channel_dropout_inplace_unbatched():
+    x = ember.ones(8, 5)
+    ember.manual_seed(4)
+    assert M.dropout1d(x, 0.5, inplace=True) is x
+    rows = x.numpy()
+    assert ((rows == 0).all(1) | (rows == 2).all(1)).all()
+
+
+def test_alpha_dropout_keeps_mean_and_variance():
+    ember.manual_seed(0)
+    x = ember.randn(500, 400)
+    y = M.alpha_dropout(x, 0.2, training=True)
+    assert abs(float(y.mean())) < 0.02 and abs(float(y.std()) - 1) < 0.02
+    assert M.alpha_dropout(x, 0.2) is x  # training defaults to False
+    z = M.feature_alpha_dropout(ember.randn(20, 30, 4), 0.5, training=True).numpy()
+    dropped = z == z[..., :1]  # a dropped channel is constant
+    assert dropped.all(-1).any()
+
+
+def test_alpha_dropout_gradcheck():
+    def fn(t):
+        ember.manual_seed(5)
+        return M.alpha_dropout(t, 0.3, training=True)
+
+    assert gradcheck(fn, (_f64(4, 5),))
+
+
+# -- embedding ---------------------------------------------------------------------------------
+
+def test_embedding_values_and_shape():
+    w = _f64(10, 3)
+    idx = ember.tensor([[1, 2, 2], [0, 9, 1]])
+    out = M.embedding(idx, w)
+    assert out.shape == (2, 3, 3)
+    np.testing.assert_array_equal(out.detach().numpy(), w.detach().numpy()[idx.numpy()])
+    assert type(out.grad_fn).__name__ == "EmbeddingBackward0"
+
+
+def test_embedding_gradcheck_and_gradgradcheck():
+    idx = ember.tensor([[1, 2, 2], [0, 9, 1]])
+    w = _f64(10, 3)
+    assert gradcheck(lambda t: M.embedding(idx, t), (w,))
+    assert gradgradcheck(lambda t: M.embedding(idx, t), (w,))
+
+
+def test_embedding_gradient_counts_and_padding():
+    idx = ember.tensor([1, 2, 2, 0])
+    w = _f64(4, 2)
+    M.embedding(idx, w, padding_idx=0).sum().backward()
+    np.testing.assert_array_equal(w.grad.numpy(), [[0, 0], [1, 1], [2, 2], [0, 0]])
+    w.grad = None
+    M.embedding(idx, w, padding_idx=-4, scale_grad_by_freq=True).sum().backward()
+    np.testing.assert_array_equal(w.grad.numpy(), [[0, 0], [1, 1], [1, 1], [0, 0]])
+
+
+def test_embedding_max_norm_renormalises_in_place():
+    w = ember.tensor([[3.0, 4.0], [0.3, 0.4], [6.0, 8.0]])
+    out = M.embedding(ember.tensor([0, 1]), w, max_norm=1.0)
+    norms = np.linalg.norm(w.numpy(), axis=1)
+    np.testing.assert_allclose(norms[:2], [1.0, 0.5], rtol=1e-5)
+    assert norms[2] == pytest.approx(10.0)  # not looked up: untouched
+    np.testing.assert_allclose(out.numpy(), w.numpy()[:2])
+
+
+def test_embedding_errors():
+    w = ember.randn(5, 2)
+    with pytest.raises(RuntimeError, match="Expected tensor for argument #1 'indices'"):
+        M.embedding(ember.tensor([0.0]), w)
+    with pytest.raises(IndexError, match="index out of range in self"):
+        M.embedding(ember.tensor([5]), w)
+    with pytest.raises(AssertionError, match="Padding_idx must be within num_embeddings"):
+        M.embedding(ember.tensor([0]), w, padding_idx=5)
+
+
+# -- one_hot -----------------------------------------------------------------------------------
+
+def test_one_hot():
+    out = M.one_hot(ember.tensor([[0, 2], [1, 0]]))
+    assert out.dtype == ember.int64 and out.shape == (2, 2, 3)
+    np.testing.assert_array_equal(out.numpy(), np.eye(3, dtype=np.int64)[[[0, 2], [1, 0]]])
+    assert M.one_hot(ember.tensor([1]), 4).tolist() == [[0, 1, 0, 0]]
+    with pytest.raises(RuntimeError, match="one_hot is only applicable to index tensor"):
+        M.one_hot(ember.tensor([1.0]))
+    with pytest.raises(RuntimeError, match="Class values must be smaller than num_classes"):
+        M.one_hot(ember.tensor([3]), 3)
+    with pytest.raises(RuntimeError, match="Class values must be non-negative"):
+        M.one_hot(ember.tensor([-1]))
+    with pytest.raises(RuntimeError, match="Can not infer total number of classes"):
+        M.one_hot(ember.tensor([], dtype=ember.int64))
+
+
+# -- pad ---------------------------------------------------------------------------------------
+
+def test_constant_pad_matches_numpy_and_crops():
+    x = np.arange(24.0).reshape(2, 3, 4)
+    out = M.pad(ember.tensor(x), (1, 2, 0, 1), value=-1.0).numpy()
+    np.testing.assert_array_equal(out, np.pad(x, ((0, 0), (0, 1), (1, 2)),
+                                              constant_values=-1.0))
+    out = M.pad(ember.tensor(x), (-1, 1, 1, -2)).numpy()
+    np.testing.assert_array_equal(out, np.pad(x[:, :1, 1:], ((0, 0), (1, 0), (0, 1))))
+
+
+@pytest.mark.parametrize("mode,np_mode", [("reflect", "reflect"), ("replicate", "edge"),
+                                          ("circular", "wrap")])
+def test_non_constant_pad_matches_numpy(mode, np_mode):
+    x = np.arange(2 * 3 * 4 * 5.0).reshape(2, 3, 4, 5)
+    out = M.pad(ember.tensor(x), (2, 1, 3, 0), mode).numpy()
+    np.testing.assert_array_equal(out, np.pad(x, ((0, 0), (0, 0), (3, 0), (2, 1)), np_mode))
+
+
+@pytest.mark.parametrize("mode", ["constant", "reflect", "replicate", "circular"])
+def test_pad_gradcheck(mode):
+    x = _f64(1, 2, 4, 5)
+    pads = (2, 1, -1, 3) if mode != "reflect" else (2, 1, 1, 3)
+    assert gradcheck(lambda t: M.pad(t, pads, mode), (x,))
+    assert gradgradcheck(lambda t: M.pad(t, pads, mode), (x,))
+
+
+def test_pad_errors():
+    x = ember.randn(1, 2, 3)
+    with pytest.raises(RuntimeError, match="Padding length must be divisible by 2"):
+        M.pad(x, (1,))
+    with pytest.raises(RuntimeError, match="Padding length should be less than or equal"):
+        M.pad(x, (1,) * 8)
+    with pytest.raises(RuntimeError, match="Padding size should be less than the corresponding"):
+        M.pad(x, (3, 3), "reflect")
+    with pytest.raises(RuntimeError, match="wrapping around more than once"):
+        M.pad(x, (4, 4), "circular")
+    with pytest.raises(NotImplementedError, match="Padding size 6 is not supported for 3D"):
+        M.pad(x, (1,) * 6, "reflect")
+    with pytest.raises(RuntimeError, match="resulted in a negative output size"):
+        M.pad(x, (-2, -2))
+
+
+# -- interpolate -------------------------------------------------------------------------------
+
+def _np_linear_1d(x, out, align_corners):
+    n = x.shape[-1]
+    dst = np.arange(out)
+    if align_corners:
+        src = dst * ((n - 1) / (out - 1) if out > 1 else 0)
+    else:
+        src = np.maximum((dst + 0.5) * n / out - 0.5, 0)
+    i0 = np.minimum(np.floor(src).astype(int), n - 1)
+    i1 = np.minimum(i0 + 1, n - 1)
+    lam = src - i0
+    return x[..., i0] * (1 - lam) + x[..., i1] * lam
+
+
+@pytest.mark.parametrize("align_corners", [False, True])
+def test_linear_matches_reference(align_corners):
+    x = np.random.default_rng(0).normal(size=(2, 3, 5))
+    out = M.interpolate(ember.tensor(x), size=8, mode="linear", align_corners=align_corners)
+    np.testing.assert_allclose(out.numpy(), _np_linear_1d(x, 8, align_corners))
+
+
+def test_nearest_conventions():
+    x = ember.arange(4.0).reshape(1, 1, 4)
+    assert M.interpolate(x, size=6).flatten().tolist() == [0, 0, 1, 2, 2, 3]
+    assert M.interpolate(x, size=6, mode="nearest-exact").flatten().tolist() == \
+        [0, 1, 1, 2, 3, 3]
+    assert M.interpolate(x, scale_factor=0.5).flatten().tolist() == [0, 2]
+
+
+def test_bilinear_is_separable_linear():
+    x = np.random.default_rng(1).normal(size=(1, 2, 3, 4))
+    out = M.interpolate(ember.tensor(x), size=(5, 7), mode="bilinear").numpy()
+    ref = _np_linear_1d(_np_linear_1d(x, 7, False).swapaxes(-1, -2), 5, False).swapaxes(-1, -2)
+    np.testing.assert_allclose(out, ref)
+
+
+@pytest.mark.parametrize("mode,shape", [("nearest", (1, 2, 3, 4)), ("linear", (2, 2, 5)),
+                                        ("bilinear", (1, 2, 3, 4)), ("bicubic", (1, 1, 4, 4)),
+                                        ("trilinear", (1, 1, 2, 3, 3))])
+def test_interpolate_gradcheck(mode, shape):
+    x = _f64(*shape)
+    kw = {} if mode == "nearest" else {"align_corners": False}
+    assert gradcheck(lambda t: M.interpolate(t, scale_factor=1.5, mode=mode, **kw), (x,))
+    if mode == "bilinear":
+        assert gradgradcheck(lambda t: M.interpolate(t, size=(5, 2), mode=mode,
+                                                     align_corners=True), (x,))
+
+
+def test_interpolate_node_name_and_errors():
+    x = ember.randn(1, 1, 3, 3, requires_grad=True)
+    out = M.interpolate(x, scale_factor=2, mode="bilinear")
+    assert out.shape == (1, 1, 6, 6)
+    assert type(out.grad_fn).__name__ == "UpsampleBilinear2DBackward0"
+    with pytest.raises(ValueError, match="only one of size or scale_factor should be defined"):
+        M.interpolate(x, size=4, scale_factor=2)
+    with pytest.raises(ValueError, match="either size or scale_factor should be defined"):
+        M.interpolate(x)
+    with pytest.raises(ValueError, match="align_corners option can only be set"):
+        M.interpolate(x, size=4, align_corners=True)
+    with pytest.raises(NotImplementedError, match="Got 4D input, but linear mode needs 3D"):
+        M.interpolate(x, size=4, mode="linear")
+    with pytest.warns(UserWarning, match="upsample is deprecated"):
+        assert M.upsample(x, scale_factor=2).shape == (1, 1, 6, 6)
+    with pytest.raises(NotImplementedError, match="area"):
+        M.interpolate(x, size=2, mode="area")
+    small = ember.tensor([[[0, 1, 2]]], dtype=ember.uint8)
+    assert M.interpolate(small, size=6).tolist() == [[[0, 0, 1, 1, 2, 2]]]
+
+
+# -- pixel shuffle and distances ---------------------------------------------------------------
+
+def test_pixel_shuffle_round_trip_and_reference():
+    x = np.arange(2 * 8 * 2 * 3.0).reshape(2, 8, 2, 3)
+    out = M.pixel_shuffle(ember.tensor(x), 2).numpy()
+    ref = x.reshape(2, 2, 2, 2, 2, 3).transpose(0, 1, 4, 2, 5, 3).reshape(2, 2, 4, 6)
+    np.testing.assert_array_equal(out, ref)
+    back = M.pixel_unshuffle(ember.tensor(out), 2).numpy()
+    np.testing.assert_array_equal(back, x)
+    t = _f64(1, 4, 2, 2)
+    assert gradcheck(lambda a: M.pixel_shuffle(a, 2), (t,))
+    with pytest.raises(RuntimeError, match="divisible by the square of upscale_factor"):
+        M.pixel_shuffle(ember.randn(1, 5, 2, 2), 2)
+    with pytest.raises(RuntimeError, match="expects height to be divisible"):
+        M.pixel_unshuffle(ember.randn(1, 1, 3, 4), 2)
+
+
+def test_distances_against_numpy():
+    a, b = _f64(4, 5, seed=1), _f64(4, 5, seed=2)
+    an, bn = a.detach().numpy(), b.detach().numpy()
+    cos = (an * bn).sum(1) / (np.linalg.norm(an, axis=1) * np.linalg.norm(bn, axis=1))
+    np.testing.assert_allclose(M.cosine_similarity(a, b).detach().numpy(), cos)
+    np.testing.assert_allclose(M.pairwise_distance(a, b).detach().numpy(),
+                               np.linalg.norm(an - bn + 1e-6, axis=-1))
+    np.testing.assert_allclose(M.normalize(a, dim=0).detach().numpy(),
+                               an / np.linalg.norm(an, axis=0, keepdims=True))
+    assert gradcheck(M.cosine_similarity, (a, b))
+    assert gradcheck(lambda x, y: M.pairwise_distance(x, y, p=3.0, keepdim=True), (a, b))
+    assert gradcheck(lambda x: M.normalize(x, p=1.0, dim=1), (a,))
+
+
+def test_cosine_similarity_clamps_each_norm():
+    zero = ember.zeros(1, 3)
+    assert M.cosine_similarity(zero, ember.ones(1, 3)).item() == 0.0
+    x = ember.tensor([[1e-10, 0.0]], dtype=ember.float64)
+    # PyTorch 2: each norm is clamped to eps separately
+    assert M.cosine_similarity(x, x).item() == pytest.approx(1e-20 / 1e-16)
+    assert M.cosine_similarity(ember.randn(2, 3), ember.randn(1, 3)).shape == (2,)
+
+
+# -- devices -----------------------------------------------------------------------------------
+
+def test_ops_keep_the_device(testdev):
+    x = ember.randn(2, 4, 3, 3, device=testdev, requires_grad=True)
+    outs = [M.dropout(x, 0.5), M.dropout2d(x, 0.5), M.pad(x, (1, 1, 2, 0), "reflect"),
+            M.pad(x, (1, 2)), M.interpolate(x, scale_factor=2, mode="bilinear"),
+            M.interpolate(x, size=(2, 5)), M.pixel_shuffle(x, 2), M.normalize(x),
+            M.cosine_similarity(x, x)]
+    for out in outs:
+        assert out.device == testdev
+        out.sum().backward()
+        assert x.grad.device == testdev
+    w = ember.randn(5, 3, device=testdev, requires_grad=True)
+    e = M.embedding(ember.tensor([0, 4], device=testdev), w, padding_idx=0)
+    e.sum().backward()
+    assert e.device == testdev and w.grad.device == testdev
+    assert M.one_hot(ember.tensor([0, 2], device=testdev)).device == testdev
+
+
+def test_mixing_devices_raises(testdev):
+    w = ember.randn(5, 3, device=testdev)
+    with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device"):
+        M.embedding(ember.tensor([0, 1]), w)
+    with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device"):
+        M.cosine_similarity(ember.randn(2, 3), ember.randn(2, 3, device=testdev))
+
+
+# -- embedding_bag and cdist -------------------------------------------------------------------
+
+def test_embedding_bag_against_numpy():
+    w = _f64(6, 3, seed=3)
+    wn = w.detach().numpy()
+    idx = ember.tensor([0, 1, 2, 3, 4, 5])
+    offsets = ember.tensor([0, 2, 2])
+    out = M.embedding_bag(idx, w, offsets, mode="sum").detach().numpy()
+    np.testing.assert_allclose(out, [wn[:2].sum(0), np.zeros(3), wn[2:].sum(0)])
+    out = M.embedding_bag(idx, w, offsets, mode="max").detach().numpy()
+    np.testing.assert_allclose(out, [wn[:2].max(0), np.zeros(3), wn[2:].max(0)])
+    out = M.embedding_bag(ember.tensor([[0, 1, 1], [4, 5, 1]]), w, padding_idx=1).detach().numpy()
+    np.testing.assert_allclose(out, [wn[0], wn[4:].mean(0)])
+
+
+@pytest.mark.parametrize("mode", ["sum", "mean", "max"])
+def test_embedding_bag_gradcheck(mode):
+    idx = ember.tensor([0, 1, 2, 3, 1])
+    offsets = ember.tensor([0, 2])
+    assert gradcheck(lambda t: M.embedding_bag(idx, t, offsets, mode=mode), (_f64(4, 3),))
+
+
+def test_embedding_bag_errors():
+    w = ember.randn(4, 2)
+    with pytest.raises(ValueError, match="if input is 2D, then offsets has to be None"):
+        M.embedding_bag(ember.tensor([[0, 1]]), w, ember.tensor([0]))
+    with pytest.raises(ValueError, match="offsets has to be a 1D Tensor"):
+        M.embedding_bag(ember.tensor([0, 1]), w)
+    with pytest.raises(RuntimeError, match="offsets\\[0\\] has to be 0"):
+        M.embedding_bag(ember.tensor([0, 1]), w, ember.tensor([1]))
+    with pytest.raises(NotImplementedError, match="per_sample_weights is only supported"):
+        M.embedding_bag(ember.tensor([0, 1]), w, ember.tensor([0]), mode="max",
+                        per_sample_weights=ember.ones(2))
+
+
+@pytest.mark.parametrize("p", [2.0, 1.0, 3.0, float("inf")])
+def test_cdist_against_numpy_and_gradcheck(p):
+    a, b = _f64(2, 4, 3, seed=4), _f64(5, 3, seed=5)
+    diff = a.detach().numpy()[:, :, None, :] - b.detach().numpy()[None, None]
+    np.testing.assert_allclose(ember.cdist(a, b, p).detach().numpy(),
+                               np.linalg.norm(diff, ord=p, axis=-1) if p != 3.0 else
+                               (np.abs(diff) ** 3).sum(-1) ** (1 / 3))
+    assert gradcheck(lambda x, y: ember.cdist(x, y, p), (a, b))
+
+
+def test_cdist_errors():
+    with pytest.raises(RuntimeError, match="cdist only supports at least 2D tensors"):
+        ember.cdist(ember.randn(3), ember.randn(3, 3))
+    with pytest.raises(RuntimeError, match="X1 and X2 must have the same number of columns"):
+        ember.cdist(ember.randn(2, 3), ember.randn(2, 4))
+    with pytest.raises(RuntimeError, match="cdist only supports non-negative p values"):
+        ember.cdist(ember.randn(2, 3), ember.randn(2, 3), -1.0)

@@ -1,0 +1,350 @@
+"""Normalization kernels: batch/instance/layer/group/RMS/local-response norm."""
+
+import numpy as np
+import pytest
+
+import ember
+from ember.autograd import gradcheck, gradgradcheck
+from ember.ops.normalization import (
+    batch_norm,
+    group_norm,
+    instance_norm,
+    layer_norm,
+    local_response_norm,
+    rms_norm,
+)
+
+SHAPES = [(4, 3), (4, 3, 5), (2, 3, 4, 5), (2, 3, 2, 3, 2)]
+
+
+def _rand(*shape, seed=0, requires_grad=False, dtype=np.float64):
+    arr = np.random.default_rng(seed).standard_normal(shape).astype(dtype)
+    return ember.tensor(arr, requires_grad=requires_grad)
+
+
+def _ref_norm(x, axes, eps, w=None, b=None, wshape=None):
+    mean = x.mean(axis=axes, keepdims=True)
+    var = x.var(axis=axes, keepdims=True)
+    y = (x - mean) / np.sqrt(var + eps)
+    if w is not None:
+        y = y * w.reshape(wshape)
+    if b is not None:
+        y = y + b.reshape(wshape)
+    return y
+
+
+def _chan(shape):
+    return (1, shape[1]) + (1,) * (len(shape) - 2)
+
+
+# -- batch norm ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("shape", SHAPES)
+def test_batch_norm_training_values_and_running_stats(shape):
+    x = _rand(*shape)
+    w, b = _rand(3, seed=1), _rand(3, seed=2)
+    rm = ember.tensor([0.5, -1.0, 2.0], dtype=ember.float64)
+    rv = ember.tensor([1.0, 2.0, 3.0], dtype=ember.float64)
+    v0, rm0, rv0 = rm._version, rm.numpy().copy(), rv.numpy().copy()
+    y = batch_norm(x, rm, rv, w, b, training=True, momentum=0.3, eps=1e-3)
+    xd = x.numpy()
+    axes = (0,) + tuple(range(2, len(shape)))
+    ref = _ref_norm(xd, axes, 1e-3, w.numpy(), b.numpy(), _chan(shape))
+    np.testing.assert_allclose(y.numpy(), ref, rtol=1e-12, atol=1e-12)
+    n = xd.size // 3
+    np.testing.assert_allclose(rm.numpy(), 0.7 * rm0 + 0.3 * xd.mean(axis=axes))
+    np.testing.assert_allclose(rv.numpy(), 0.7 * rv0 + 0.3 * xd.var(axis=axes) * n / (n - 1))
+    assert rm._version > v0
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+def test_batch_norm_eval_uses_running_stats(shape):
+    x = _rand(*shape)
+    rm = ember.tensor([0.5, -1.0, 2.0], dtype=ember.float64)
+    rv = ember.tensor([1.0, 2.0, 3.0], dtype=ember.float64)
+    y = batch_norm(x, rm, rv, training=False, eps=1e-5)
+    ref = (x.numpy() - rm.numpy().reshape(_chan(shape))) / np.sqrt(
+        rv.numpy().reshape(_chan(shape)) + 1e-5)
+    np.testing.assert_allclose(y.numpy(), ref, rtol=1e-12)
+    np.testing.assert_array_equal(rm.numpy(), [0.5, -1.0, 2.0])
+
+
+def test_batch_norm_float32_keeps_dtype_and_no_graph():
+    x = _rand(8, 3, 4, dtype=np.float32)
+    y = batch_norm(x, ember.zeros(3), ember.ones(3), training=True)
+    assert y.dtype == ember.float32 and y.shape == ember.Size([8, 3, 4])
+    assert y.grad_fn is None and not y.requires_grad
+
+
+def test_batch_norm_torch_signature():
+    x = _rand(4, 3, 5)
+    w, b = _rand(3, seed=1), _rand(3, seed=2)
+    a = ember.batch_norm(x, w, b, None, None, True, 0.1, 1e-5, False)
+    f = batch_norm(x, None, None, w, b, True)
+    np.testing.assert_array_equal(a.numpy(), f.numpy())
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("training", [True, False])
+@pytest.mark.parametrize("affine", [True, False])
+def test_batch_norm_gradcheck(shape, training, affine):
+    x = _rand(*shape, requires_grad=True)
+    params = (_rand(3, seed=1, requires_grad=True), _rand(3, seed=2, requires_grad=True)) \
+        if affine else ()
+    rm = ember.tensor([0.5, -1.0, 2.0], dtype=ember.float64)
+    rv = ember.tensor([1.0, 2.0, 3.0], dtype=ember.float64)
+
+    def fn(x, *p):
+        return batch_norm(x, rm.clone(), rv.clone(), *p, training=training)
+
+    assert gradcheck(fn, (x, *params))
+
+
+@pytest.mark.parametrize("shape", [(4, 3), (2, 3, 2, 3)])
+def test_batch_norm_gradgradcheck_training(shape):
+    x = _rand(*shape, requires_grad=True)
+    w, b = _rand(3, seed=1, requires_grad=True), _rand(3, seed=2, requires_grad=True)
+    assert gradgradcheck(lambda x, w, b: batch_norm(x, None, None, w, b, training=True),
+                         (x, w, b))
+
+
+def test_batch_norm_grad_fn_name():
+    x = _rand(4, 3, requires_grad=True)
+    assert batch_norm(x, None, None, training=True).grad_fn.name() == "NativeBatchNormBackward0"
+
+
+def test_batch_norm_errors():
+    with pytest.raises(ValueError, match=r"Expected more than 1 value per channel when "
+                                         r"training, got input size torch.Size\(\[1, 3\]\)"):
+        batch_norm(_rand(1, 3), ember.zeros(3), ember.ones(3), training=True)
+    x = _rand(4, 3, 5)
+    with pytest.raises(RuntimeError, match="running_mean should contain 3 elements not 4"):
+        batch_norm(x, ember.zeros(4, dtype=ember.float64), None, training=True)
+    with pytest.raises(RuntimeError, match="weight should contain 3 elements not 4"):
+        batch_norm(x, None, None, _rand(4), training=True)
+    with pytest.raises(RuntimeError, match="running_mean must be defined in evaluation mode"):
+        batch_norm(x, None, None, training=False)
+    with pytest.raises(NotImplementedError, match="\"batch_norm\" not implemented for 'Long'"):
+        batch_norm(ember.ones(4, 3, dtype=ember.int64), None, None, training=True)
+    with pytest.raises(RuntimeError, match="mixed dtype"):
+        batch_norm(x, ember.zeros(3), ember.ones(3), training=True)
+    with pytest.raises(TypeError, match="must be float, not NoneType"):
+        batch_norm(x, None, None, training=True, momentum=None)
+
+
+def test_batch_norm_saved_input_modified_raises():
+    x = _rand(4, 3, requires_grad=True)
+    h = x * 1
+    y = batch_norm(h, None, None, training=True)
+    h.add_(1)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.sum().backward()
+
+
+def test_batch_norm_device(testdev):
+    x = _rand(4, 3, 5).to(testdev)
+    rm, rv = ember.zeros(3, dtype=ember.float64, device=testdev), \
+        ember.ones(3, dtype=ember.float64, device=testdev)
+    x.requires_grad_()
+    y = batch_norm(x, rm, rv, training=True)
+    assert y.device == testdev and rm.device == testdev
+    y.sum().backward()
+    assert x.grad.device == testdev
+    with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device"):
+        batch_norm(x, ember.zeros(3, dtype=ember.float64), None, training=True)
+
+
+# -- instance norm ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("shape", SHAPES[1:])
+def test_instance_norm_values_and_running_stats(shape):
+    x = _rand(*shape)
+    w, b = _rand(3, seed=1), _rand(3, seed=2)
+    rm = ember.zeros(3, dtype=ember.float64)
+    rv = ember.ones(3, dtype=ember.float64)
+    y = instance_norm(x, rm, rv, w, b, momentum=0.2)
+    axes = tuple(range(2, len(shape)))
+    xd = x.numpy()
+    np.testing.assert_allclose(y.numpy(), _ref_norm(xd, axes, 1e-5, w.numpy(), b.numpy(),
+                                                    _chan(shape)), atol=1e-12)
+    n = int(np.prod(shape[2:]))
+    np.testing.assert_allclose(rm.numpy(), 0.2 * xd.mean(axis=axes).mean(0))
+    np.testing.assert_allclose(rv.numpy(), 0.8 + 0.2 * (xd.var(axis=axes) * n / (n - 1)).mean(0))
+
+
+@pytest.mark.parametrize("shape", SHAPES[1:])
+@pytest.mark.parametrize("use_input_stats", [True, False])
+@pytest.mark.parametrize("affine", [True, False])
+def test_instance_norm_gradcheck(shape, use_input_stats, affine):
+    x = _rand(*shape, requires_grad=True)
+    params = (_rand(3, seed=1, requires_grad=True), _rand(3, seed=2, requires_grad=True)) \
+        if affine else ()
+    rm = ember.tensor([0.5, -1.0, 2.0], dtype=ember.float64)
+    rv = ember.tensor([1.0, 2.0, 3.0], dtype=ember.float64)
+
+    def fn(x, *p):
+        return instance_norm(x, rm.clone(), rv.clone(), *p, use_input_stats=use_input_stats)
+
+    assert gradcheck(fn, (x, *params))
+
+
+def test_instance_norm_gradgradcheck():
+    x = _rand(2, 3, 4, requires_grad=True)
+    w = _rand(3, seed=1, requires_grad=True)
+    assert gradgradcheck(lambda x, w: instance_norm(x, weight=w), (x, w))
+
+
+def test_instance_norm_errors():
+    with pytest.raises(ValueError, match="Expected more than 1 spatial element when training"):
+        instance_norm(_rand(2, 3, 1))
+    with pytest.raises(RuntimeError, match="running_mean should contain 6 elements not 8"):
+        instance_norm(_rand(2, 3, 4), ember.zeros(4, dtype=ember.float64),
+                      ember.ones(4, dtype=ember.float64))
+    with pytest.raises(RuntimeError, match="Expected running_mean and running_var to be defined"):
+        instance_norm(_rand(2, 3, 4), use_input_stats=False)
+
+
+# -- layer norm ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("shape,normalized", [((5,), (5,)), ((4, 5), (5,)), ((2, 3, 4), (3, 4)),
+                                              ((2, 3, 2, 3), (2, 3))])
+@pytest.mark.parametrize("affine", [True, False])
+def test_layer_norm_values_and_gradcheck(shape, normalized, affine):
+    x = _rand(*shape, requires_grad=True)
+    params = (_rand(*normalized, seed=1, requires_grad=True),
+              _rand(*normalized, seed=2, requires_grad=True)) if affine else ()
+    y = layer_norm(x, normalized, *params, eps=1e-4)
+    axes = tuple(range(len(shape) - len(normalized), len(shape)))
+    ref = _ref_norm(x.detach().numpy(), axes, 1e-4, *(p.detach().numpy() for p in params),
+                    wshape=normalized)
+    np.testing.assert_allclose(y.detach().numpy(), ref, atol=1e-12)
+    assert y.grad_fn.name() == "NativeLayerNormBackward0"
+    assert gradcheck(lambda x, *p: layer_norm(x, normalized, *p), (x, *params))
+
+
+def test_layer_norm_gradgradcheck():
+    x = _rand(3, 2, 4, requires_grad=True)
+    w, b = _rand(2, 4, seed=1, requires_grad=True), _rand(2, 4, seed=2, requires_grad=True)
+    assert gradgradcheck(lambda x, w, b: layer_norm(x, (2, 4), w, b), (x, w, b))
+
+
+def test_layer_norm_float32_and_errors():
+    x = _rand(4, 3, 5, dtype=np.float32)
+    assert ember.layer_norm(x, [5]).dtype == ember.float32
+    with pytest.raises(RuntimeError, match=r"Given normalized_shape=\[4\], expected input with "
+                                           r"shape \[\*, 4\], but got input of size\[4, 3, 5\]"):
+        layer_norm(x, (4,))
+    with pytest.raises(RuntimeError, match=r"Expected weight to be of same shape as "
+                                           r"normalized_shape, but got weight of shape \[4\]"):
+        layer_norm(x, (5,), ember.ones(4))
+    with pytest.raises(RuntimeError, match="at least 1-dimensional"):
+        layer_norm(x, ())
+    with pytest.raises(TypeError, match="must be tuple of ints, not int"):
+        layer_norm(x, 5)
+    with pytest.raises(NotImplementedError, match="not implemented for 'Long'"):
+        layer_norm(ember.ones(2, 5, dtype=ember.int64), (5,))
+
+
+def test_layer_norm_device(testdev):
+    x = _rand(2, 5).to(testdev).requires_grad_()
+    w = ember.ones(5, dtype=ember.float64, device=testdev, requires_grad=True)
+    y = layer_norm(x, (5,), w)
+    assert y.device == testdev
+    (y * y).sum().backward()
+    assert w.grad.device == testdev
+    with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device"):
+        layer_norm(x, (5,), ember.ones(5, dtype=ember.float64))
+
+
+# -- group norm ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("shape,groups", [((2, 6), 3), ((2, 6, 4), 2), ((3, 4, 2, 3), 4),
+                                          ((2, 4, 2, 2, 2), 1)])
+@pytest.mark.parametrize("affine", [True, False])
+def test_group_norm_values_and_gradcheck(shape, groups, affine):
+    x = _rand(*shape, requires_grad=True)
+    c = shape[1]
+    params = (_rand(c, seed=1, requires_grad=True), _rand(c, seed=2, requires_grad=True)) \
+        if affine else ()
+    y = group_norm(x, groups, *params, eps=1e-4)
+    xd = x.detach().numpy()
+    ref = _ref_norm(xd.reshape(shape[0], groups, -1), (2,), 1e-4).reshape(shape)
+    if affine:
+        ref = ref * params[0].detach().numpy().reshape(_chan(shape)) + \
+            params[1].detach().numpy().reshape(_chan(shape))
+    np.testing.assert_allclose(y.detach().numpy(), ref, atol=1e-12)
+    assert y.grad_fn.name() == "NativeGroupNormBackward0"
+    assert gradcheck(lambda x, *p: group_norm(x, groups, *p), (x, *params))
+
+
+def test_group_norm_gradgradcheck():
+    x = _rand(2, 4, 3, requires_grad=True)
+    w, b = _rand(4, seed=1, requires_grad=True), _rand(4, seed=2, requires_grad=True)
+    assert gradgradcheck(lambda x, w, b: group_norm(x, 2, w, b), (x, w, b))
+
+
+def test_group_norm_errors():
+    x = _rand(4, 3, 5)
+    with pytest.raises(RuntimeError, match="Expected number of channels in input to be "
+                                           "divisible by num_groups"):
+        group_norm(x, 2)
+    with pytest.raises(RuntimeError, match=r"Expected weight to be a vector of size equal to the "
+                                           r"number of channels in input, but got weight of "
+                                           r"shape \[4\] and input of shape \[4, 3, 5\]"):
+        group_norm(x, 3, ember.ones(4))
+    with pytest.raises(RuntimeError, match="Expected at least 2 dimensions for input tensor"):
+        group_norm(_rand(3), 3)
+
+
+# -- RMS norm, local response norm --------------------------------------------------------------
+
+def test_rms_norm_values_and_grads():
+    x = _rand(3, 4, requires_grad=True)
+    w = _rand(4, seed=1, requires_grad=True)
+    y = rms_norm(x, (4,), w, eps=1e-6)
+    xd = x.detach().numpy()
+    ref = xd / np.sqrt((xd ** 2).mean(-1, keepdims=True) + 1e-6) * w.detach().numpy()
+    np.testing.assert_allclose(y.detach().numpy(), ref, rtol=1e-12)
+    assert gradgradcheck(lambda x, w: rms_norm(x, (4,), w), (x, w))
+    with pytest.raises(RuntimeError, match=r"Given normalized_shape=\[3\], expected input"):
+        rms_norm(x, (3,))
+
+
+def _ref_lrn(x, size, alpha, beta, k):
+    sq = x ** 2
+    c = x.shape[1]
+    pad = [(0, 0)] * x.ndim
+    pad[1] = (size // 2, (size - 1) // 2)
+    sp = np.pad(sq, pad)
+    window = sum(sp[:, i:i + c] for i in range(size))
+    return x / (k + alpha * window / size) ** beta
+
+
+@pytest.mark.parametrize("shape,size", [((2, 5, 3), 3), ((2, 4, 3, 2), 2), ((1, 3, 2, 2, 2), 5)])
+def test_local_response_norm(shape, size):
+    x = _rand(*shape, requires_grad=True)
+    y = local_response_norm(x, size, alpha=0.1, beta=0.6, k=2.0)
+    np.testing.assert_allclose(y.detach().numpy(),
+                               _ref_lrn(x.detach().numpy(), size, 0.1, 0.6, 2.0), rtol=1e-12)
+    assert gradcheck(lambda x: local_response_norm(x, size, 0.1, 0.6, 2.0), (x,))
+    with pytest.raises(ValueError, match="Expected 3D or higher dimensionality"):
+        local_response_norm(_rand(2, 3), 2)
+
+
+def test_empty_inputs_keep_shape_and_running_stats():
+    rm, rv = ember.zeros(3), ember.ones(3)
+    y = batch_norm(ember.zeros(0, 3, 4), rm, rv, training=True)
+    assert y.shape == ember.Size([0, 3, 4])
+    np.testing.assert_array_equal(rm.numpy(), 0.0)
+    np.testing.assert_array_equal(rv.numpy(), 1.0)
+    assert layer_norm(ember.zeros(0, 5), (5,)).shape == ember.Size([0, 5])
+    assert group_norm(ember.zeros(0, 4, 2), 2).shape == ember.Size([0, 4, 2])
+
+
+def test_rms_norm_default_eps_is_dtype_eps():
+    x = ember.zeros(2, 3)
+    np.testing.assert_array_equal(rms_norm(x, (3,)).numpy(), 0.0)
+    x = _rand(2, 3, dtype=np.float32)
+    ref = x.numpy() / np.sqrt((x.numpy() ** 2).mean(-1, keepdims=True) +
+                              np.finfo(np.float32).eps)
+    np.testing.assert_allclose(rms_norm(x, [3]).numpy(), ref, rtol=1e-6)
