@@ -51,6 +51,7 @@ _registry.install(globals(), Tensor)
 from ._optional import import_optional_submodules as _import_optional  # noqa: E402
 
 _import_optional(globals())
+from .serialization import load, save  # noqa: E402,F401
 
 # -- sub-distributions: ``ember.nn`` etc. as attributes, with an install hint when missing ----
 _SUBPACKAGES = {

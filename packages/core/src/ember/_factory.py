@@ -25,7 +25,7 @@ from .ops.registry import register_method
 
 __all__ = ["tensor", "as_tensor", "asarray", "from_numpy", "zeros", "ones", "full", "empty",
            "zeros_like", "ones_like", "full_like", "empty_like", "empty_strided", "arange",
-           "range", "linspace", "logspace", "eye", "set_printoptions"]
+           "range", "linspace", "logspace", "eye", "set_printoptions", "from_dlpack"]
 
 #: devices pushed by ``with ember.device(...)``
 _device_stack: list = []
@@ -431,6 +431,40 @@ def from_numpy(ndarray: np.ndarray) -> Tensor:
         raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
     _np_to_dtype(ndarray)
     return _make(ndarray, CPU)
+
+
+class _Capsule:
+    """Adapts a bare DLPack capsule (host memory) to the ``__dlpack__`` protocol."""
+
+    def __init__(self, capsule):
+        self.capsule = capsule
+
+    def __dlpack__(self, **kwargs):
+        return self.capsule
+
+    def __dlpack_device__(self) -> tuple:
+        return (1, 0)
+
+
+def from_dlpack(ext_tensor) -> Tensor:
+    """A tensor sharing the memory of ``ext_tensor`` (any ``__dlpack__`` object, e.g. a NumPy
+    array, a torch tensor or a CuPy array, or a DLPack capsule) without a copy."""
+    if isinstance(ext_tensor, Tensor):
+        return ext_tensor
+    if not hasattr(ext_tensor, "__dlpack__"):
+        ext_tensor = _Capsule(ext_tensor)
+    kind, index = ext_tensor.__dlpack_device__()
+    if kind == 1:  # kDLCPU
+        arr = np.from_dlpack(ext_tensor)
+        _np_to_dtype(arr)
+        return _make(arr, CPU)
+    if kind in (2, 13):  # kDLCUDA, kDLCUDAManaged: through the CUDA backend (CuPy)
+        dev = _canonical_device(_device_cls("cuda", int(index)))
+        arr = backend_of(dev).xp.from_dlpack(ext_tensor)
+        if arr.dtype not in _dtype.FROM_NP:
+            _np_to_dtype(np.empty(0, dtype=arr.dtype))
+        return _make(arr, dev)
+    raise RuntimeError(f"from_dlpack: unsupported DLPack device type {kind}")
 
 
 # -- filled tensors ---------------------------------------------------------------------------

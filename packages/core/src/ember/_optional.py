@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import importlib
 
-_CORE_MODULES = ("linalg", "cuda", "_random", "testing", "return_types", "data", "utils")
+_CORE_MODULES = ("linalg", "cuda", "_random", "testing", "return_types", "data", "utils",
+                 "serialization", "safetensors")
 
 
 def import_optional_submodules(namespace: dict) -> None:

@@ -370,6 +370,20 @@ class Tensor:
     def tolist(self):
         return self._host().tolist()
 
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        """A DLPack capsule sharing this tensor's memory (``np.from_dlpack``,
+        ``torch.from_dlpack``, ``ember.from_dlpack``)."""
+        if self.requires_grad:
+            raise RuntimeError("Can't export tensors that require gradient, use "
+                               "tensor.detach()")
+        kwargs = {k: v for k, v in (("stream", stream), ("max_version", max_version),
+                                    ("dl_device", dl_device), ("copy", copy)) if v is not None}
+        return self._data.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self) -> tuple:
+        """``(device type, index)`` in DLPack's numbering (1: CPU, 2: CUDA)."""
+        return self._data.__dlpack_device__()
+
     def __array__(self, dtype=None, copy=None):
         arr = self._data if self._device.type == "cpu" else self._host()
         if dtype is not None and arr.dtype != dtype:

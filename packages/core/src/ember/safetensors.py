@@ -1,0 +1,230 @@
+"""``ember.safetensors``: the safetensors format, mirroring ``safetensors.torch``.
+
+Built on the ``safetensors`` package's NumPy layer (``safetensors.numpy`` and the lazy,
+memory-mapped ``safe_open``): ember converts tensors to and from NumPy arrays (zero-copy on
+the CPU) and leaves the format itself to the package. Files round-trip with
+``safetensors.torch``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import defaultdict
+
+import numpy as np
+
+from ._tensor import CPU, Tensor, _address, _make
+
+__all__ = ["save_file", "load_file", "save", "load", "safe_open", "save_model", "load_model"]
+
+
+def _st_numpy():
+    import safetensors.numpy  # imported lazily: ``import ember`` must not need it
+
+    return safetensors.numpy
+
+
+def _place(arr: np.ndarray, device) -> Tensor:
+    from ._factory import place, resolve_device
+
+    dev = resolve_device(device)
+    return _make(arr, CPU) if dev is CPU else place(arr, dev)
+
+
+def _owner(arr: np.ndarray) -> np.ndarray:
+    while isinstance(arr.base, np.ndarray):
+        arr = arr.base
+    return arr
+
+
+def _find_shared_tensors(state_dict: dict) -> list[set]:
+    """Groups of names whose tensors share memory (more than one name per group)."""
+    groups: dict = defaultdict(set)
+    for name, t in state_dict.items():
+        arr = t._host()
+        if arr.size:
+            groups[id(_owner(arr))].add(name)
+    return [names for names in groups.values() if len(names) > 1]
+
+
+def _to_numpy(tensors: dict) -> dict:
+    if not isinstance(tensors, dict):
+        raise ValueError(f"Expected a dict of [str, ember.Tensor] but received "
+                         f"{type(tensors)}")
+    shared = _find_shared_tensors(tensors)
+    if shared:
+        raise RuntimeError(
+            f"Some tensors share memory, this will lead to duplicate memory on disk and "
+            f"potential differences when loading them again: {shared}.\nA potential way to "
+            "correctly save your model is to use `save_model`.\nMore information at "
+            "https://huggingface.co/docs/safetensors/torch_shared_tensors")
+    out = {}
+    for name, t in tensors.items():
+        if not isinstance(t, Tensor):
+            raise ValueError(f"Key `{name}` is invalid, expected ember.Tensor but received "
+                             f"{type(t)}")
+        if not t.is_contiguous():
+            raise ValueError(
+                f"You are trying to save a non contiguous tensor: `{name}` which is not "
+                "allowed. It either means you are trying to save tensors which are reference "
+                "of each other in which case it's recommended to save only the full tensors, "
+                "and reslice at load time, or simply call `.contiguous()` on your tensor to "
+                "pack it before saving.")
+        out[name] = t._host()
+    return out
+
+
+def save(tensors: dict, metadata: dict | None = None) -> bytes:
+    """The safetensors bytes of ``tensors`` (a dict of name -> tensor)."""
+    return _st_numpy().save(_to_numpy(tensors), metadata=metadata)
+
+
+def save_file(tensors: dict, filename, metadata: dict | None = None) -> None:
+    """Write ``tensors`` to ``filename`` in the safetensors format, atomically."""
+    from .serialization import atomic_path
+
+    arrays = _to_numpy(tensors)
+    with atomic_path(filename) as tmp:
+        _st_numpy().save_file(arrays, tmp, metadata=metadata)
+
+
+def load(data: bytes) -> dict:
+    """The tensors of safetensors ``data`` (bytes), on the CPU."""
+    return {k: _make(np.asarray(v), CPU) for k, v in _st_numpy().load(data).items()}
+
+
+def load_file(filename, device="cpu") -> dict:
+    """The tensors of the safetensors file ``filename``, on ``device``."""
+    with safe_open(filename, framework="pt", device=device) as f:
+        return {k: f.get_tensor(k) for k in f.keys()}
+
+
+class _Slice:
+    """A lazily read tensor of a safetensors file: index it to read a part."""
+
+    def __init__(self, inner, convert):
+        self._inner, self._convert = inner, convert
+
+    def get_shape(self) -> list:
+        return self._inner.get_shape()
+
+    def get_dtype(self) -> str:
+        return self._inner.get_dtype()
+
+    def __getitem__(self, index):
+        return self._convert(np.asarray(self._inner[index]))
+
+
+class safe_open:  # noqa: N801 - the safetensors API's name
+    """Open a safetensors file lazily (memory-mapped); tensors are read one by one with
+    ``get_tensor``/``get_slice``. ``framework`` is "pt" or "ember" (ember tensors) or "np"."""
+
+    def __init__(self, filename, framework: str = "pt", device="cpu"):
+        from safetensors import safe_open as _safe_open
+
+        if framework not in ("pt", "torch", "ember", "np", "numpy"):
+            raise ValueError(f"framework {framework!r} is not supported: use 'pt', 'ember' or "
+                             "'np'")
+        self._numpy = framework in ("np", "numpy")
+        self._device = device
+        self._file = _safe_open(os.fspath(filename), framework="np")
+
+    def _convert(self, arr: np.ndarray):
+        return arr if self._numpy else _place(arr, self._device)
+
+    def keys(self) -> list:
+        return list(self._file.keys())
+
+    def offset_keys(self) -> list:
+        return list(self._file.offset_keys()) if hasattr(self._file, "offset_keys") \
+            else self.keys()
+
+    def metadata(self) -> dict | None:
+        return self._file.metadata()
+
+    def get_tensor(self, name: str):
+        return self._convert(self._file.get_tensor(name))
+
+    def get_slice(self, name: str) -> _Slice:
+        return _Slice(self._file.get_slice(name), self._convert)
+
+    def __enter__(self):
+        self._file.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        return self._file.__exit__(*exc)
+
+
+def _covers_storage(t: Tensor) -> bool:
+    arr = t._host()
+    owner = _owner(arr)
+    return _address(arr) == _address(owner) and arr.nbytes == owner.nbytes
+
+
+def _remove_duplicate_names(state_dict: dict, *, preferred_names=None,
+                            discard_names=None) -> dict:
+    """For each group of shared tensors, the names to drop -> the name kept (which covers
+    the whole storage), as ``safetensors.torch`` chooses them."""
+    preferred_names = set(preferred_names or ())
+    discard_names = set(discard_names or ())
+    to_remove: dict = defaultdict(list)
+    for shared in _find_shared_tensors(state_dict):
+        complete = {name for name in shared if _covers_storage(state_dict[name])}
+        if not complete:
+            raise RuntimeError(
+                "Error while trying to find names to remove to save state dict, but found no "
+                f"suitable name to keep for saving amongst: {shared}. None is covering the "
+                "entire storage.Refusing to save/load the model since you could be storing "
+                "much more memory than needed. Please refer to "
+                "https://huggingface.co/docs/safetensors/torch_shared_tensors for more "
+                "information. Or open an issue.")
+        keep_name = sorted(complete)[0]
+        preferred = (complete - discard_names) & preferred_names or complete - discard_names
+        if preferred:
+            keep_name = sorted(preferred)[0]
+        for name in sorted(shared):
+            if name != keep_name:
+                to_remove[keep_name].append(name)
+    return to_remove
+
+
+def save_model(model, filename, metadata: dict | None = None,
+               force_contiguous: bool = False) -> None:
+    """Save ``model.state_dict()`` to ``filename``, writing shared tensors once (the dropped
+    names are recorded in the metadata, as ``safetensors.torch.save_model`` does)."""
+    state_dict = model.state_dict()
+    to_removes = _remove_duplicate_names(state_dict)
+    metadata = dict(metadata or {})
+    for kept_name, to_remove_group in to_removes.items():
+        for to_remove in to_remove_group:
+            metadata.setdefault(to_remove, kept_name)
+            del state_dict[to_remove]
+    if force_contiguous:
+        state_dict = {k: v.contiguous() for k, v in state_dict.items()}
+    try:
+        save_file(state_dict, filename, metadata=metadata or None)
+    except ValueError as exc:
+        raise ValueError(f"{exc}\nYou can try setting `force_contiguous=True`") from exc
+
+
+def load_model(model, filename, strict: bool = True, device="cpu") -> tuple[list, list]:
+    """Load a safetensors file into ``model`` (names dropped by ``save_model`` for shared
+    tensors are not reported missing). Returns ``(missing, unexpected)`` names."""
+    state_dict = load_file(filename, device=device)
+    model_state_dict = model.state_dict()
+    to_removes = _remove_duplicate_names(model_state_dict, preferred_names=state_dict.keys())
+    missing, unexpected = model.load_state_dict(state_dict, strict=False)
+    missing = set(missing)
+    for to_remove_group in to_removes.values():
+        missing -= set(to_remove_group)
+    if strict and (missing or unexpected):
+        missing_keys = ", ".join(f'"{k}"' for k in sorted(missing))
+        unexpected_keys = ", ".join(f'"{k}"' for k in sorted(unexpected))
+        error = f"Error(s) in loading state_dict for {model.__class__.__name__}:"
+        if missing:
+            error += f"\n    Missing key(s) in state_dict: {missing_keys}"
+        if unexpected:
+            error += f"\n    Unexpected key(s) in state_dict: {unexpected_keys}"
+        raise RuntimeError(error)
+    return sorted(missing), list(unexpected)

@@ -1,0 +1,341 @@
+"""ember.save / ember.load (PyTorch's checkpoint format), atomic writes, and zero-copy interop
+(DLPack, NumPy)."""
+
+import collections
+import io
+import os
+import pickle
+import zipfile
+
+import numpy as np
+import pytest
+
+import ember
+from ember.serialization import _pickle
+
+ALL_DTYPES = [ember.bool, ember.uint8, ember.int8, ember.int16, ember.int32, ember.int64,
+              ember.float16, ember.float32, ember.float64]
+
+
+def _sample(dtype, shape=(2, 3)):
+    data = np.arange(int(np.prod(shape))).reshape(shape) % 5
+    return ember.tensor(data.astype(dtype.np))
+
+
+def _roundtrip(obj, **load_kwargs):
+    buf = io.BytesIO()
+    ember.save(obj, buf)
+    buf.seek(0)
+    return ember.load(buf, **load_kwargs)
+
+
+def _same(a, b):
+    assert a.dtype is b.dtype and a.shape == b.shape
+    np.testing.assert_array_equal(a.numpy(), b.numpy())
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES, ids=str)
+def test_roundtrip_every_dtype(dtype):
+    t = _sample(dtype)
+    _same(_roundtrip(t), t)
+    _same(_roundtrip(t[:, 1]), t[:, 1])
+    _same(_roundtrip(t.t()), t.t())
+
+
+def test_roundtrip_scalars_and_empty():
+    for t in (ember.tensor(3.5), ember.zeros(0, 3), ember.ones(1, 1, 1, dtype=ember.int64)):
+        _same(_roundtrip(t), t)
+
+
+def test_paths_pathlike_and_file_objects(tmp_path):
+    t = _sample(ember.float32)
+    ember.save(t, str(tmp_path / "a.pt"))
+    ember.save(t, tmp_path / "b.pt")
+    with open(tmp_path / "c.pt", "wb") as fh:
+        ember.save(t, fh)
+    for name in ("a.pt", "b.pt", "c.pt"):
+        _same(ember.load(tmp_path / name), t)
+        _same(ember.load(str(tmp_path / name)), t)
+        with open(tmp_path / name, "rb") as fh:
+            _same(ember.load(fh), t)
+
+
+def test_archive_layout_is_pytorchs(tmp_path):
+    path = tmp_path / "model.pt"
+    ember.save({"w": _sample(ember.float32), "b": _sample(ember.int64)}, path)
+    with zipfile.ZipFile(path) as zf:
+        names = zf.namelist()
+        assert names[0] == "model/data.pkl"
+        assert {"model/byteorder", "model/version", "model/.data/serialization_id",
+                "model/data/0", "model/data/1", "model/.format_version",
+                "model/.storage_alignment"} <= set(names)
+        assert zf.read("model/byteorder") == b"little"
+        assert zf.read("model/version") == b"3\n"
+        assert len(zf.read("model/.data/serialization_id")) == 40
+        raw = path.read_bytes()
+        for info in zf.infolist():
+            extra_len = int.from_bytes(raw[info.header_offset + 28:info.header_offset + 30],
+                                       "little")
+            start = info.header_offset + 30 + len(info.filename) + extra_len
+            assert start % 64 == 0, info.filename
+            assert info.compress_type == zipfile.ZIP_STORED
+        assert zf.read("model/data/0") == _sample(ember.float32).numpy().tobytes() or \
+            zf.read("model/data/1") == _sample(ember.float32).numpy().tobytes()
+    pickled = zipfile.ZipFile(path).read("model/data.pkl")
+    assert b"ctorch._utils\n_rebuild_tensor_v2\n" in pickled
+    assert b"ctorch\nFloatStorage\n" in pickled and b"ctorch\nLongStorage\n" in pickled
+    assert b"ember" not in pickled
+
+
+def test_nested_state_dict_with_metadata():
+    sd = collections.OrderedDict(weight=_sample(ember.float32), bias=ember.zeros(3))
+    sd._metadata = collections.OrderedDict({"": {"version": 1}, "fc": {"version": 2}})
+    obj = {"model": sd, "epoch": 7, "lr": 0.5, "name": "run", "none": None, "flag": True,
+           "list": [1, (2, 3.0), [ember.ones(2)]], "set": {1, 2}, "dtype": ember.float16,
+           "device": ember.device("cpu"), "size": ember.Size([2, 3]), "bytes": b"\x00\xff"}
+    out = _roundtrip(obj)
+    assert isinstance(out["model"], collections.OrderedDict)
+    assert list(out["model"]) == ["weight", "bias"]
+    assert out["model"]._metadata == sd._metadata
+    _same(out["model"]["weight"], sd["weight"])
+    assert out["epoch"] == 7 and out["lr"] == 0.5 and out["name"] == "run"
+    assert out["none"] is None and out["flag"] is True and out["set"] == {1, 2}
+    assert out["list"][1] == (2, 3.0)
+    _same(out["list"][2][0], ember.ones(2))
+    assert out["dtype"] is ember.float16 and out["device"] == ember.device("cpu")
+    assert out["size"] == (2, 3) and isinstance(out["size"], ember.Size)
+    assert out["bytes"] == b"\x00\xff"
+
+
+def test_optimizer_state_dict():
+    state = {"state": {0: {"step": ember.tensor(3.0), "exp_avg": ember.ones(2, 2),
+                           "exp_avg_sq": ember.zeros(2, 2)}},
+             "param_groups": [{"lr": 1e-3, "betas": (0.9, 0.999), "params": [0]}]}
+    out = _roundtrip(state)
+    step = out["state"][0]["step"]
+    assert step.dim() == 0 and step.dtype is ember.float32 and step.item() == 3.0
+    assert out["param_groups"] == state["param_groups"]
+
+
+def test_views_share_one_storage_and_memory():
+    base = ember.arange(12.0).reshape(3, 4)
+    view = base[1:, ::2]
+    col = base[:, 1]
+    buf = io.BytesIO()
+    ember.save({"base": base, "view": view, "col": col}, buf)
+    with zipfile.ZipFile(io.BytesIO(buf.getvalue())) as zf:
+        assert [n for n in zf.namelist() if "/data/" in n] == ["archive/data/0"]
+    buf.seek(0)
+    out = ember.load(buf)
+    _same(out["view"], view)
+    _same(out["col"], col)
+    assert out["view"].stride() == view.stride()
+    assert np.shares_memory(out["base"].numpy(), out["view"].numpy())
+    out["base"][2, 2] = -1.0
+    assert out["view"][1, 1].item() == -1.0 and out["col"].shape == (3,)
+
+
+def test_different_arrays_get_their_own_storages():
+    a, b = ember.ones(3), ember.ones(3)
+    out = _roundtrip([a, b, a])
+    assert not np.shares_memory(out[0].numpy(), out[1].numpy())
+    assert out[0] is out[2]
+
+
+def test_requires_grad_and_parameter():
+    t = ember.ones(2, requires_grad=True)
+    out = _roundtrip(t)
+    assert out.requires_grad and out.is_leaf
+    nn = pytest.importorskip("ember.nn")
+    p = nn.Parameter(ember.arange(3.0))
+    q = _roundtrip({"p": p})["p"]
+    assert isinstance(q, nn.Parameter) and q.requires_grad
+    _same(q.detach(), p.detach())
+
+
+def test_map_location_forms(testdev):
+    t = _sample(ember.float32)
+    for loc in ("testdev:0", testdev, {"cpu": "testdev:0"}):
+        out = _roundtrip({"t": t}, map_location=loc)["t"]
+        assert out.device == testdev
+        np.testing.assert_array_equal(out.cpu().numpy(), t.numpy())
+    seen = []
+
+    def keep(storage, location):
+        seen.append(location)
+        return storage
+
+    assert _roundtrip(t, map_location=keep).device == ember.device("cpu") and seen == ["cpu"]
+    out = _roundtrip(t, map_location=lambda s, loc: s.to(testdev))
+    assert out.device == testdev
+    assert _roundtrip(t, map_location=lambda s, loc: None).device == ember.device("cpu")
+
+
+def test_saved_device_is_restored(testdev):
+    t = _sample(ember.int32).to(testdev)
+    out = _roundtrip(t)
+    assert out.device == testdev and out.dtype is ember.int32
+    np.testing.assert_array_equal(out.cpu().numpy(), t.cpu().numpy())
+    assert _roundtrip(t, map_location="cpu").device == ember.device("cpu")
+
+
+def test_cuda_checkpoint_without_gpu_names_map_location():
+    buf = io.BytesIO()
+    pickler = _pickle.TorchPickler(buf, 2)
+    pickler.dump(ember.ones(2))
+    data = buf.getvalue().replace(b"X\x03\x00\x00\x00cpu", b"X\x06\x00\x00\x00cuda:0")
+    out = io.BytesIO()
+    from ember.serialization import _zip
+
+    _zip.write_archive(out, "archive", data, pickler.storages)
+    if ember.cuda.is_available():
+        pytest.skip("a GPU is present")
+    out.seek(0)
+    with pytest.raises(RuntimeError, match="map_location"):
+        ember.load(out)
+    out.seek(0)
+    assert ember.load(out, map_location={"cuda:0": "cpu"}).device == ember.device("cpu")
+
+
+def test_mmap_loading(tmp_path):
+    path = tmp_path / "m.pt"
+    sd = {"a": ember.arange(1000.0), "b": _sample(ember.int16)}
+    ember.save(sd, path)
+    out = ember.load(path, mmap=True)
+    _same(out["a"], sd["a"])
+    _same(out["b"], sd["b"])
+    out["a"][0] = 5.0  # copy-on-write: the file is unchanged
+    assert ember.load(path)["a"][0].item() == 0.0
+    with pytest.raises(ValueError, match="file path"):
+        ember.load(io.BytesIO(path.read_bytes()), mmap=True)
+
+
+def test_legacy_format_roundtrip(tmp_path):
+    base = ember.arange(6.0)
+    obj = {"a": base, "v": base[2:], "i": _sample(ember.int8)}
+    path = tmp_path / "legacy.pt"
+    ember.save(obj, path, _use_new_zipfile_serialization=False)
+    assert not path.read_bytes().startswith(b"PK")
+    out = ember.load(path)
+    _same(out["v"], obj["v"])
+    _same(out["i"], obj["i"])
+    assert np.shares_memory(out["a"].numpy(), out["v"].numpy())
+    with pytest.raises(RuntimeError, match="mmap can only be used"):
+        ember.load(path, mmap=True)
+
+
+# -- safety ----------------------------------------------------------------------------------
+
+def _zip_with_pickle(data: bytes) -> io.BytesIO:
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:
+        zf.writestr("archive/data.pkl", data)
+    buf.seek(0)
+    return buf
+
+
+@pytest.mark.parametrize("func", [b"os\nsystem", b"builtins\nexec", b"posix\nsystem",
+                                  b"subprocess\ncall"])
+def test_malicious_global_never_runs(tmp_path, monkeypatch, func):
+    monkeypatch.chdir(tmp_path)
+    payload = ("touch ember_marker" if b"system" in func or b"call" in func
+               else "open('ember_marker', 'w').write('x')")
+    data = b"\x80\x02c" + func + b"\nX" + len(payload).to_bytes(4, "little") + \
+        payload.encode() + b"\x85R."
+    name = func.decode().replace("\n", ".")
+    with pytest.raises(pickle.UnpicklingError,
+                       match=rf"(?s)Weights only load failed.*Unsupported global: GLOBAL {name}"):
+        ember.load(_zip_with_pickle(data))
+    assert not (tmp_path / "ember_marker").exists()
+
+
+def test_weights_only_false_is_explicit_and_warns():
+    import fractions
+
+    obj = {"f": fractions.Fraction(1, 3), "t": ember.ones(2)}
+    buf = io.BytesIO()
+    ember.save(obj, buf)
+    buf.seek(0)
+    with pytest.raises(pickle.UnpicklingError, match="GLOBAL fractions.Fraction"):
+        ember.load(buf)
+    buf.seek(0)
+    with pytest.warns(UserWarning, match="trusted"):
+        out = ember.load(buf, weights_only=False)
+    assert out["f"] == fractions.Fraction(1, 3)
+    _same(out["t"], ember.ones(2))
+    with pytest.raises(RuntimeError, match="explicit pickle_module"):
+        ember.load(buf, pickle_module=pickle)
+
+
+def test_bytearray_and_encode_are_restricted():
+    with pytest.raises(pickle.UnpicklingError, match="bytearray"):
+        ember.load(_zip_with_pickle(b"\x80\x02cbuiltins\nbytearray\nJ\x00\x00\x00\x40\x85R."))
+    with pytest.raises(pickle.UnpicklingError, match="_codecs.encode"):
+        ember.load(_zip_with_pickle(b"\x80\x02c_codecs\nencode\nX\x01\x00\x00\x00aX\x04\x00"
+                                    b"\x00\x00zlib\x86R."))
+
+
+# -- atomic writes -------------------------------------------------------------------------
+
+class _Unpicklable:
+    def __reduce__(self):
+        raise RuntimeError("boom while pickling")
+
+
+def test_failed_save_leaves_no_file(tmp_path):
+    target = tmp_path / "ckpt.pt"
+    with pytest.raises(RuntimeError, match="boom"):
+        ember.save({"a": ember.ones(2), "bad": _Unpicklable()}, target)
+    assert os.listdir(tmp_path) == []
+    ember.save({"a": ember.ones(2)}, target)
+    with pytest.raises(RuntimeError, match="boom"):
+        ember.save({"bad": _Unpicklable()}, target)
+    assert os.listdir(tmp_path) == ["ckpt.pt"]
+    _same(ember.load(target)["a"], ember.ones(2))
+
+
+def test_failed_write_midway_leaves_no_file(tmp_path, monkeypatch):
+    from ember.serialization import _zip
+
+    def broken(self, name, data):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(_zip.ZipWriter, "write_record", broken)
+    with pytest.raises(OSError, match="disk full"):
+        ember.save(ember.ones(3), tmp_path / "x.pt")
+    assert os.listdir(tmp_path) == []
+
+
+# -- interop ---------------------------------------------------------------------------------
+
+def test_numpy_interop_is_zero_copy():
+    a = np.arange(6.0).reshape(2, 3)
+    t = ember.from_numpy(a)
+    assert np.shares_memory(np.asarray(t), a)
+    assert np.shares_memory(ember.as_tensor(a).numpy(), a)
+    a[0, 0] = 9.0
+    assert t[0, 0].item() == 9.0
+    e = ember.ones(4)
+    np.asarray(e)[1] = 3.0
+    assert e[1].item() == 3.0
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES, ids=str)
+def test_dlpack_with_numpy_shares_memory(dtype):
+    t = _sample(dtype)
+    assert t.__dlpack_device__() == (1, 0)
+    arr = np.from_dlpack(t)
+    assert arr.dtype == dtype.np and np.shares_memory(arr, t.numpy())
+    back = ember.from_dlpack(arr)
+    assert back.dtype is dtype and np.shares_memory(back.numpy(), arr)
+    src = np.ones(3, dtype=dtype.np)
+    e = ember.from_dlpack(src)
+    src[1] = 0
+    assert not e[1].item()
+    assert ember.from_dlpack(src.__dlpack__()).shape == (3,)
+
+
+def test_dlpack_refuses_tensors_requiring_grad():
+    with pytest.raises(RuntimeError, match="require gradient"):
+        ember.ones(2, requires_grad=True).__dlpack__()
+    assert ember.from_dlpack(ember.ones(2)).shape == (2,)
