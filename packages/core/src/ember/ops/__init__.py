@@ -4,6 +4,7 @@ from . import (  # noqa: F401
     activation,
     arith,
     attention,
+    conv,
     indexing,
     linalg,
     linear_op,
@@ -11,6 +12,7 @@ from . import (  # noqa: F401
     nn_misc,
     normalization,
     pointwise,
+    pooling,
     reduction,
     shape,
 )

@@ -1,0 +1,559 @@
+"""Convolutions (``conv1d/2d/3d``, ``conv_transpose1d/2d``) and ``unfold``/``fold``.
+
+One N-d core serves them all. A convolution's geometry (``Geom``) relates a "wide" side of
+spatial size ``x`` to a "narrow" side of size ``y``: the narrow position ``o`` reads the wide
+positions ``o * stride - lo + j * dilation`` for kernel offsets ``j``. Two array kernels do
+the work:
+
+* ``windows``: a strided view (no copy) of the padded wide side, shape ``(*lead, *y, *k)``;
+  im2col is one reshape-copy of it, and a convolution is then one batched matmul.
+* ``scatter_windows``: the adjoint, looping over the kernel offsets (``prod(k)`` iterations)
+  and adding strided slices into a zero buffer (col2im) -- never ``np.add.at``.
+
+Three differentiable ops are built on them, each other's adjoints (as in Chainer, where a
+convolution's backward is a deconvolution plus a gradient-of-weight node), so gradients of
+any order come for free: ``_conv`` (wide -> narrow), ``_conv_transpose`` (narrow -> wide)
+and ``_weight_grad``. ``_im2col``/``_col2im`` are the weight-free pair behind
+``unfold``/``fold``.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import math
+from typing import NamedTuple
+
+import numpy as np
+
+from .._tensor import _make
+from ..autograd.grad_mode import GRAD
+from ..autograd.graph import make_node_class, record
+from ._core import _pretty, check_same_device, xp_of, xp_of_array
+from .registry import register
+
+__all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
+           "conv_transpose3d", "unfold", "fold", "Geom", "windows", "scatter_windows",
+           "ntuple"]
+
+
+class Geom(NamedTuple):
+    """Per-dim kernel ``k``, stride ``s``, dilation ``d``, low padding ``lo`` and the sizes of
+    the wide (``x``) and narrow (``y``) sides, plus ``groups``."""
+    k: tuple
+    s: tuple
+    d: tuple
+    lo: tuple
+    x: tuple
+    y: tuple
+    groups: int = 1
+
+
+def ntuple(value, n: int, name: str, op: str = "convolution") -> tuple:
+    """``value`` (int or sequence) as a tuple of ``n`` ints, with PyTorch's error."""
+    if isinstance(value, (int, np.integer)):
+        return (int(value),) * n
+    vals = tuple(int(v) for v in value)
+    if len(vals) == 1:
+        return vals * n
+    if len(vals) != n:
+        raise RuntimeError(f"expected {name} to be a single integer value or a list of {n} "
+                           f"values to match the {op} dimensions, but got "
+                           f"{name}=[{', '.join(map(str, vals))}]")
+    return vals
+
+
+def out_size(x: int, k: int, s: int, d: int, lo: int, hi: int) -> int:
+    return (x + lo + hi - d * (k - 1) - 1) // s + 1
+
+
+def _span(g: Geom, i: int) -> int:
+    """Wide-side extent (from the padded origin) that the windows touch along dim ``i``."""
+    return (g.y[i] - 1) * g.s[i] + g.d[i] * (g.k[i] - 1) + 1
+
+
+def windows(xd, g: Geom, fill=0):
+    """Strided view ``(*lead, *y, *k)`` of ``xd`` padded with ``fill`` (one copy if padded)."""
+    n = len(g.k)
+    lead = xd.shape[:-n]
+    need = [_span(g, i) for i in range(n)]
+    hi = [max(0, need[i] - g.lo[i] - g.x[i]) for i in range(n)]
+    if any(g.lo) or any(hi):
+        xp = xp_of_array(xd)
+        buf = xp.full(lead + tuple(g.lo[i] + g.x[i] + hi[i] for i in range(n)), fill,
+                      dtype=xd.dtype)
+        buf[(Ellipsis,) + tuple(slice(g.lo[i], g.lo[i] + g.x[i]) for i in range(n))] = xd
+        xd = buf
+    xp = xp_of_array(xd)
+    st = xd.strides
+    sp = st[-n:]
+    strides = st[:-n] + tuple(sp[i] * g.s[i] for i in range(n)) + \
+        tuple(sp[i] * g.d[i] for i in range(n))
+    return xp.lib.stride_tricks.as_strided(xd, lead + g.y + g.k, strides)
+
+
+def scatter_windows(lead, g: Geom, dtype, xp, piece):
+    """The adjoint of ``windows``: a zero wide-side buffer ``(*lead, *x)`` into which
+    ``piece(offset)`` (narrow-side shaped, for kernel offset tuple ``offset``) is added at
+    every window position; padding is cropped off."""
+    n = len(g.k)
+    size = tuple(max(g.lo[i] + g.x[i], _span(g, i)) for i in range(n))
+    buf = xp.zeros(tuple(lead) + size, dtype=dtype)
+    for off in itertools.product(*(range(k) for k in g.k)):
+        sl = tuple(slice(off[i] * g.d[i], off[i] * g.d[i] + (g.y[i] - 1) * g.s[i] + 1, g.s[i])
+                   for i in range(n))
+        buf[(Ellipsis,) + sl] += piece(off)
+    if any(g.lo) or size != g.x:
+        buf = buf[(Ellipsis,) + tuple(slice(g.lo[i], g.lo[i] + g.x[i]) for i in range(n))]
+    return buf
+
+
+# -- array kernels ------------------------------------------------------------------------------
+
+def _cols_plain(xd, g: Geom):
+    """im2col: ``(N, groups, C/groups * K, L)``, the one copy a convolution makes."""
+    n = len(g.k)
+    v = windows(xd, g)
+    nd = v.ndim
+    order = (0, 1) + tuple(range(2 + n, nd)) + tuple(range(2, 2 + n))  # (N, C, *k, *y)
+    return v.transpose(order).reshape(xd.shape[0], g.groups,
+                                      xd.shape[1] // g.groups * math.prod(g.k), math.prod(g.y))
+
+
+@functools.lru_cache(maxsize=512)
+def _flat_plan(g: Geom):
+    """The "flat" layout of a stride-1 geometry of 2+ dims, or None.
+
+    The padded wide side (sizes ``P``) is seen as one flat row per plane, and the narrow side
+    is embedded in the same grid (``(y[0], *P[1:])``, the extra columns are junk or zeros).
+    Kernel offset ``j`` is then a plain shift ``offs[j]`` of that row, so im2col copies and
+    col2im adds contiguous runs of ``Lq`` elements instead of short image rows.
+    """
+    n = len(g.k)
+    if n < 2 or any(s != 1 for s in g.s):
+        return None
+    P = tuple(max(g.lo[i] + g.x[i], _span(g, i)) for i in range(n))
+    R = tuple(math.prod(P[i + 1:]) for i in range(n))
+    Lq = g.y[0] * R[0]
+    offs = tuple(sum(o[i] * g.d[i] * R[i] for i in range(n))
+                 for o in itertools.product(*(range(k) for k in g.k)))
+    return P, R, Lq, offs, max(math.prod(P), offs[-1] + Lq)
+
+
+def _crop(g: Geom, sizes, start):
+    return (Ellipsis,) + tuple(slice(start[i], start[i] + sizes[i]) for i in range(len(sizes)))
+
+
+def _cols(xd, g: Geom, plan):
+    """im2col in the layout of ``plan``: ``(N, groups, C/groups * K, L or Lq)``."""
+    if plan is None:
+        return _cols_plain(xd, g)
+    P, R, Lq, offs, F = plan
+    N, C = xd.shape[:2]
+    buf = xp_of_array(xd).zeros((N, C, F), dtype=xd.dtype)
+    buf[:, :, :math.prod(P)].reshape((N, C) + P)[_crop(g, g.x, g.lo)] = xd
+    it = buf.itemsize
+    v = xp_of_array(xd).lib.stride_tricks.as_strided(
+        buf, (N, C) + g.k + (Lq,), buf.strides[:2] + tuple(g.d[i] * R[i] * it
+                                                           for i in range(len(g.k))) + (it,))
+    return v.reshape(N, g.groups, C // g.groups * math.prod(g.k), Lq)
+
+
+def _narrow_in(ad, g: Geom, plan):
+    """A narrow-side array ``(N, C, *y)`` as ``(N, C, L or Lq)`` (zero junk columns)."""
+    N, C = ad.shape[:2]
+    if plan is None:
+        return ad.reshape(N, C, math.prod(g.y))
+    P = plan[0]
+    buf = xp_of_array(ad).zeros((N, C, g.y[0]) + P[1:], dtype=ad.dtype)
+    buf[_crop(g, g.y, (0,) * len(g.y))] = ad
+    return buf.reshape(N, C, plan[2])
+
+
+def _narrow_out(r, g: Geom, plan):
+    """``(N, C, L or Lq)`` back to a contiguous ``(N, C, *y)``."""
+    N, C = r.shape[:2]
+    if plan is None:
+        return r.reshape((N, C) + g.y)
+    r = r.reshape((N, C, g.y[0]) + plan[0][1:])[_crop(g, g.y, (0,) * len(g.y))]
+    return xp_of_array(r).ascontiguousarray(r)
+
+
+def _conv_array(xd, wd, g: Geom, cols=None):
+    plan = _flat_plan(g)
+    if cols is None:
+        cols = _cols(xd, g, plan)
+    O = wd.shape[0]
+    out = np.matmul(wd.reshape(g.groups, O // g.groups, -1), cols)
+    return _narrow_out(out.reshape(xd.shape[0], O, cols.shape[-1]), g, plan), cols
+
+
+def _conv_transpose_array(ud, wd, g: Geom):
+    plan = _flat_plan(g)
+    N, Cin = ud.shape[0], ud.shape[1]
+    G = g.groups
+    wt = wd.reshape(G, Cin // G, -1).swapaxes(1, 2)
+    u2 = _narrow_in(ud, g, plan)
+    cols = np.matmul(wt, u2.reshape(N, G, Cin // G, u2.shape[-1]))
+    Cout = wd.shape[1] * G
+    xp = xp_of_array(cols)
+    if plan is None:
+        cols = cols.reshape((N, Cout) + g.k + g.y)
+        n = len(g.k)
+        r = scatter_windows((N, Cout), g, cols.dtype, xp,
+                            lambda off: cols[(Ellipsis,) + off + (slice(None),) * n])
+    else:
+        P, R, Lq, offs, F = plan
+        cols = cols.reshape(N, Cout, len(offs), Lq)
+        buf = xp.zeros((N, Cout, F), dtype=cols.dtype)
+        for j, o in enumerate(offs):
+            buf[:, :, o:o + Lq] += cols[:, :, j]
+        r = buf[:, :, :math.prod(P)].reshape((N, Cout) + P)[_crop(g, g.x, g.lo)]
+    return xp.ascontiguousarray(r)
+
+
+def _weight_grad_array(xd, gd, g: Geom, wshape, cols=None):
+    plan = _flat_plan(g)
+    if cols is None:
+        cols = _cols(xd, g, plan)
+    N, O = gd.shape[0], gd.shape[1]
+    G = g.groups
+    g2 = _narrow_in(gd, g, plan)
+    g2 = g2.reshape(N, G, O // G, g2.shape[-1])
+    if N == 1:
+        gw = np.matmul(g2[0], cols[0].swapaxes(-1, -2))
+    else:
+        gw = np.matmul(g2, cols.swapaxes(-1, -2)).sum(0)
+    return gw.reshape(wshape)
+
+
+# -- differentiable ops -------------------------------------------------------------------------
+
+def _bias_shape(O: int, n: int):
+    return (1, O) + (1,) * n
+
+
+def _finish(r, dev, node_cls, inputs, saved, ctx):
+    out = _make(r, dev)
+    if GRAD.enabled and any(t is not None and t.requires_grad for t in inputs):
+        record(node_cls, out, inputs, saved, ctx)
+    return out
+
+
+def _conv(x, w, b, g: Geom):
+    """Convolution of ``x`` (N, C, *x) with ``w`` (O, C/groups, *k): (N, O, *y)."""
+    need_grad = GRAD.enabled and (x.requires_grad or w.requires_grad or
+                                  (b is not None and b.requires_grad))
+    r, cols = _conv_array(x._data, w._data, g)
+    if b is not None:
+        r += b._data.reshape(_bias_shape(r.shape[1], len(g.k)))
+    # the im2col buffer is saved (and freed with the graph's saved values) for grad_weight
+    return _finish(r, x._device, ConvolutionBackward0, (x, w, b),
+                   (x, w, cols if need_grad and w.requires_grad else None), (g, False))
+
+
+def _conv_transpose(u, w, b, g: Geom):
+    """Transposed convolution of ``u`` (N, Cin, *y) with ``w`` (Cin, Cout/groups, *k)."""
+    r = _conv_transpose_array(u._data, w._data, g)
+    if b is not None:
+        r += b._data.reshape(_bias_shape(r.shape[1], len(g.k)))
+    return _finish(r, u._device, ConvolutionBackward0, (u, w, b), (u, w, None), (g, True))
+
+
+def _weight_grad(x, gy, g: Geom, wshape, cols=None):
+    """Gradient of a convolution's weight for input ``x`` and output gradient ``gy``."""
+    r = _weight_grad_array(x._data, gy._data, g, wshape, cols)
+    return _finish(r, x._device, ConvolutionBackwardBackward0, (x, gy), (x, gy), g)
+
+
+def _conv_bw(node, gy):
+    a, w, cols = node.saved
+    g, transposed = node.ctx
+    ga = gw = gb = None
+    if transposed:  # a is the narrow side u; the output lives on the wide side
+        if node.needs_grad(0):
+            ga = _conv(gy, w, None, g)
+        if node.needs_grad(1):
+            gw = _weight_grad(gy, a, g, w._data.shape)
+    else:
+        if node.needs_grad(0):
+            ga = _conv_transpose(gy, w, None, g)
+        if node.needs_grad(1):
+            gw = _weight_grad(a, gy, g, w._data.shape, cols)
+    if node.needs_grad(2):
+        gb = gy.sum((0,) + tuple(range(2, gy._data.ndim)))
+    return ga, gw, gb
+
+
+def _weight_grad_bw(node, ggw):
+    x, gy = node.saved
+    g = node.ctx
+    gx = ggy = None
+    if node.needs_grad(0):
+        gx = _conv_transpose(gy, ggw, None, g)
+    if node.needs_grad(1):
+        ggy = _conv(x, ggw, None, g)
+    return gx, ggy
+
+
+ConvolutionBackward0 = make_node_class("ConvolutionBackward0", _conv_bw)
+ConvolutionBackwardBackward0 = make_node_class("ConvolutionBackwardBackward0", _weight_grad_bw)
+
+
+def _im2col(x, g: Geom):
+    """``(N, C, *x)`` -> ``(N, C * K, L)`` (``F.unfold``)."""
+    N, C = x._data.shape[:2]
+    r = _cols_plain(x._data, g._replace(groups=1)).reshape(N, C * math.prod(g.k),
+                                                           math.prod(g.y))
+    return _finish(r, x._device, Im2ColBackward0, (x,), (), g)
+
+
+def _col2im(c, g: Geom):
+    """``(N, C * K, L)`` -> ``(N, C, *x)``, overlapping values summed (``F.fold``)."""
+    cd = c._data
+    N = cd.shape[0]
+    C = cd.shape[1] // math.prod(g.k)
+    cols = cd.reshape((N, C) + g.k + g.y)
+    n = len(g.k)
+    r = scatter_windows((N, C), g, cd.dtype, xp_of(c),
+                        lambda off: cols[(Ellipsis,) + off + (slice(None),) * n])
+    return _finish(r, c._device, Col2ImBackward0, (c,), (), g)
+
+
+Im2ColBackward0 = make_node_class("Im2ColBackward0", lambda node, g: (_col2im(g, node.ctx),))
+Col2ImBackward0 = make_node_class("Col2ImBackward0", lambda node, g: (_im2col(g, node.ctx),))
+
+
+# -- argument checks ----------------------------------------------------------------------------
+
+def _shape_str(shape) -> str:
+    return ", ".join(map(str, shape))
+
+
+def _check_dtypes(x, w, b):
+    if x._data.dtype != w._data.dtype:
+        raise RuntimeError(f"expected scalar type {_pretty(x._data.dtype)} but found "
+                           f"{_pretty(w._data.dtype)}")
+    if b is not None and b._data.dtype != x._data.dtype:
+        raise RuntimeError(f"Input type ({_c_name(x)}) and bias type ({_c_name(b)}) should be "
+                           "the same")
+
+
+def _c_name(t) -> str:
+    name = t._data.dtype.name
+    return {"float32": "float", "float64": "double", "float16": "c10::Half"}.get(name, name)
+
+
+def _batched(input, n: int, name: str):
+    nd = input._data.ndim
+    if nd not in (n + 1, n + 2):
+        raise RuntimeError(f"Expected {n + 1}D (unbatched) or {n + 2}D (batched) input to "
+                           f"{name}, but got input of size: [{_shape_str(input._data.shape)}]")
+    return (input.unsqueeze(0), True) if nd == n + 1 else (input, False)
+
+
+def _common_args(weight, stride, dilation, groups):
+    nw = weight._data.ndim - 2
+    stride = ntuple(stride, nw, "stride")
+    dilation = ntuple(dilation, nw, "dilation")
+    if any(s <= 0 for s in stride):
+        raise RuntimeError("non-positive stride is not supported")
+    if any(d <= 0 for d in dilation):
+        raise RuntimeError(f"dilation should be greater than zero, but got "
+                           f"[{_shape_str(dilation)}]")
+    if groups <= 0:
+        raise RuntimeError("non-positive groups is not supported")
+    if weight._data.shape[0] % groups:
+        raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by {groups} "
+                           f"at dimension 0, but got weight of size "
+                           f"[[{_shape_str(weight._data.shape)}]] instead")
+    return stride, dilation
+
+
+def _check_bias(weight, bias, channels):
+    if bias is not None and (bias._data.ndim != 1 or bias._data.shape[0] != channels):
+        raise RuntimeError(f"Given weight of size [{_shape_str(weight._data.shape)}], expected "
+                           f"bias to be 1-dimensional with {channels} elements, but got bias "
+                           f"of size [{_shape_str(bias._data.shape)}] instead")
+
+
+def _convnd(n, input, weight, bias, stride, padding, dilation, groups):
+    check_same_device(input, weight, bias)
+    x, unbatched = _batched(input, n, f"conv{n}d")
+    stride, dilation = _common_args(weight, stride, dilation, groups)
+    wshape, xshape = weight._data.shape, x._data.shape
+    if xshape[1] != wshape[1] * groups:
+        raise RuntimeError(f"Given groups={groups}, weight of size [{_shape_str(wshape)}], "
+                           f"expected input[{_shape_str(xshape)}] to have {wshape[1] * groups} "
+                           f"channels, but got {xshape[1]} channels instead")
+    _check_bias(weight, bias, wshape[0])
+    _check_dtypes(x, weight, bias)
+    k = tuple(wshape[2:])
+    if isinstance(padding, str):
+        if padding == "valid":
+            lo = hi = (0,) * n
+        elif padding == "same":
+            if any(s != 1 for s in stride):
+                raise RuntimeError("padding='same' is not supported for strided convolutions")
+            total = [dilation[i] * (k[i] - 1) for i in range(n)]
+            lo = tuple(t // 2 for t in total)
+            hi = tuple(t - t // 2 for t in total)
+        else:
+            raise RuntimeError(f"Invalid padding string: '{padding}'")
+    else:
+        lo = hi = ntuple(padding, n, "padding")
+        if any(p < 0 for p in lo):
+            raise RuntimeError("negative padding is not supported")
+    xs = tuple(xshape[2:])
+    ek = tuple(dilation[i] * (k[i] - 1) + 1 for i in range(n))
+    padded = tuple(xs[i] + lo[i] + hi[i] for i in range(n))
+    if any(padded[i] < ek[i] for i in range(n)):
+        raise RuntimeError(f"Calculated padded input size per channel: "
+                           f"({' x '.join(map(str, padded))}). Kernel size: "
+                           f"({' x '.join(map(str, ek))}). Kernel size can't be greater than "
+                           "actual input size")
+    y = tuple(out_size(xs[i], k[i], stride[i], dilation[i], lo[i], hi[i]) for i in range(n))
+    out = _conv(x, weight, bias, Geom(k, stride, dilation, lo, xs, y, groups))
+    return out.squeeze(0) if unbatched else out
+
+
+_DIM_NAMES = {1: ("height", "width"), 2: ("height", "width"), 3: ("depth", "height", "width")}
+
+
+def _conv_transposend(n, input, weight, bias, stride, padding, output_padding, groups,
+                      dilation):
+    check_same_device(input, weight, bias)
+    u, unbatched = _batched(input, n, f"conv_transpose{n}d")
+    stride, dilation = _common_args(weight, stride, dilation, groups)
+    padding = ntuple(padding, n, "padding")
+    output_padding = ntuple(output_padding, n, "output_padding")
+    if any(p < 0 for p in padding):
+        raise RuntimeError("negative padding is not supported")
+    if any(p < 0 for p in output_padding):
+        raise RuntimeError("negative output_padding is not supported")
+    wshape, ushape = weight._data.shape, u._data.shape
+    if ushape[1] != wshape[0]:
+        raise RuntimeError(f"Given transposed=1, weight of size [{_shape_str(wshape)}], "
+                           f"expected input[{_shape_str(ushape)}] to have {wshape[0]} "
+                           f"channels, but got {ushape[1]} channels instead")
+    if any(output_padding[i] >= max(stride[i], dilation[i]) for i in range(n)):
+        names = _DIM_NAMES[n]
+        pad = (0,) * (len(names) - n)
+        parts = [f"output_padding_{nm}: {v}" for nm, v in zip(names, pad + output_padding)]
+        parts += [f"stride_{nm}: {v}" for nm, v in zip(names, (1,) * len(pad) + stride)]
+        parts += [f"dilation_{nm}: {v}" for nm, v in zip(names, (1,) * len(pad) + dilation)]
+        raise RuntimeError("output padding must be smaller than either stride or dilation, "
+                           "but got " + " ".join(parts))
+    _check_bias(weight, bias, wshape[1] * groups)
+    _check_dtypes(u, weight, bias)
+    k = tuple(wshape[2:])
+    ys = tuple(ushape[2:])
+    xs = tuple((ys[i] - 1) * stride[i] - 2 * padding[i] + dilation[i] * (k[i] - 1) +
+               output_padding[i] + 1 for i in range(n))
+    if any(v <= 0 for v in xs):
+        lead = (1,) * (n == 1)  # conv_transpose1d runs as a 2-D one in PyTorch
+        raise RuntimeError(f"Given input size per channel: ({' x '.join(map(str, lead + ys))}"
+                           f"). Calculated output size per channel: "
+                           f"({' x '.join(map(str, lead + xs))}). Output size is too small")
+    out = _conv_transpose(u, weight, bias, Geom(k, stride, dilation, padding, xs, ys, groups))
+    return out.squeeze(0) if unbatched else out
+
+
+# -- public functions ---------------------------------------------------------------------------
+
+@register("conv1d", method=False)
+def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """1-D convolution over ``(N, C, L)`` (or unbatched ``(C, L)``) input."""
+    return _convnd(1, input, weight, bias, stride, padding, dilation, groups)
+
+
+@register("conv2d", method=False)
+def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """2-D convolution over ``(N, C, H, W)`` (or unbatched ``(C, H, W)``) input."""
+    return _convnd(2, input, weight, bias, stride, padding, dilation, groups)
+
+
+@register("conv3d", method=False)
+def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """3-D convolution over ``(N, C, D, H, W)`` (or unbatched ``(C, D, H, W)``) input."""
+    return _convnd(3, input, weight, bias, stride, padding, dilation, groups)
+
+
+@register("conv_transpose1d", method=False)
+def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0,
+                     groups=1, dilation=1):
+    """1-D transposed convolution ("deconvolution"); weight is ``(Cin, Cout/groups, k)``."""
+    return _conv_transposend(1, input, weight, bias, stride, padding, output_padding, groups,
+                             dilation)
+
+
+@register("conv_transpose2d", method=False)
+def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0,
+                     groups=1, dilation=1):
+    """2-D transposed convolution; weight is ``(Cin, Cout/groups, kH, kW)``."""
+    return _conv_transposend(2, input, weight, bias, stride, padding, output_padding, groups,
+                             dilation)
+
+
+@register("conv_transpose3d", method=False)
+def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0,
+                     groups=1, dilation=1):
+    """3-D transposed convolution; weight is ``(Cin, Cout/groups, kD, kH, kW)``."""
+    return _conv_transposend(3, input, weight, bias, stride, padding, output_padding, groups,
+                             dilation)
+
+
+def _fold_geom(kernel_size, dilation, padding, stride, xs):
+    k = ntuple(kernel_size, 2, "kernel_size")
+    d = ntuple(dilation, 2, "dilation")
+    p = ntuple(padding, 2, "padding")
+    s = ntuple(stride, 2, "stride")
+    y = tuple(out_size(xs[i], k[i], s[i], d[i], p[i], p[i]) for i in range(2))
+    return Geom(k, s, d, p, tuple(xs), y)
+
+
+@register("im2col", function=False, method=False)
+def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
+    """Extract sliding blocks (``F.unfold``): ``(N, C, H, W)`` -> ``(N, C*kH*kW, L)``."""
+    nd = input._data.ndim
+    if nd not in (3, 4):
+        raise RuntimeError(f"Input Error: Only 3D or 4D input Tensors are supported (got "
+                           f"{nd}D)")
+    x = input.unsqueeze(0) if nd == 3 else input
+    g = _fold_geom(kernel_size, dilation, padding, stride, x._data.shape[2:])
+    if any(v <= 0 for v in g.y):
+        raise RuntimeError(f"Given input with spatial size ({', '.join(map(str, g.x))}), "
+                           f"kernel_size={g.k}, dilation={g.d}, padding={g.lo}, calculated "
+                           f"shape of the array of sliding blocks as "
+                           f"({', '.join(map(str, g.y))}), but its components must be at "
+                           "least one.")
+    out = _im2col(x, g)
+    return out.squeeze(0) if nd == 3 else out
+
+
+@register("col2im", function=False, method=False)
+def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
+    """Combine sliding blocks into a tensor, summing overlaps (``F.fold``)."""
+    nd = input._data.ndim
+    if nd not in (2, 3):
+        raise RuntimeError(f"Expected 2D or 3D (batch mode) tensor for input with possibly 0 "
+                           f"batch size and non-zero dimensions for input, but got: "
+                           f"[{_shape_str(input._data.shape)}]")
+    c = input.unsqueeze(0) if nd == 2 else input
+    g = _fold_geom(kernel_size, dilation, padding, stride, ntuple(output_size, 2,
+                                                                  "output_size"))
+    K = math.prod(g.k)
+    if c._data.shape[1] % K:
+        raise RuntimeError(f"Expected size of input's dimension 1 to be divisible by the "
+                           f"product of kernel_size, but got input.size(1)={c._data.shape[1]} "
+                           f"and kernel_size={g.k}")
+    L = math.prod(g.y)
+    if c._data.shape[2] != L:
+        raise RuntimeError(f"Given output_size={g.x}, kernel_size={g.k}, dilation={g.d}, "
+                           f"padding={g.lo}, stride={g.s}, expected size of input's dimension "
+                           f"2 to match the calculated number of sliding blocks "
+                           f"{g.y[0]} * {g.y[1]} = {L}, but got input.size(2)="
+                           f"{c._data.shape[2]}.")
+    out = _col2im(c, g)
+    return out.squeeze(0) if nd == 2 else out
+

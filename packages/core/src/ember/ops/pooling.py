@@ -1,0 +1,527 @@
+"""Pooling: ``max_pool1d/2d``, ``avg_pool1d/2d``, adaptive average/max pooling,
+``max_unpool1d/2d`` and ``lp_pool2d``, on the N-d window machinery of ``ops.conv``.
+
+Max pooling picks each window's argmax on a strided view, turns it into PyTorch's indices
+(flat positions in each input plane) and gathers the values through ``_plane_gather``, whose
+backward scatters to those positions (``_plane_scatter``) and whose double backward gathers
+again. Average pooling is a window sum scaled by the divisor; its backward is the window sum's
+adjoint (``scatter_windows``), which is differentiable in turn.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+
+from .. import _dtype
+from .._tensor import _make
+from ..autograd.grad_mode import GRAD
+from ..autograd.graph import make_node_class, record
+from ._core import xp_of, xp_of_array
+from .conv import Geom, ntuple, scatter_windows, windows
+from .registry import register
+
+__all__: list = []  # filled by _define below
+
+
+def _shape_str(shape, sep=", ") -> str:
+    return sep.join(map(str, shape))
+
+
+# -- gather / scatter in input planes ---------------------------------------------------------
+
+def _flat_rows(shape_lead, P, xp):
+    M = math.prod(shape_lead)
+    return M, xp.arange(M, dtype=np.int64).reshape(shape_lead + (1,)) * P
+
+
+def _plane_gather(x, idx, n, node_cls, unique=False, values=None):
+    """``out[..., o] = x[..., plane][idx[..., o]]`` for flat indices into the last ``n``
+    dims of ``x``; backward scatters to the same positions (accumulating unless the indices
+    are known to be ``unique``). ``values``: the gathered array when already at hand."""
+    xd, id_ = x._data, idx._data
+    r = values
+    if r is None:
+        lead = xd.shape[:-n]
+        flat = xd.reshape(lead + (math.prod(xd.shape[-n:]),))
+        r = xp_of(x).take_along_axis(flat, id_.reshape(lead + (math.prod(id_.shape[len(lead):]),)),
+                                     -1).reshape(id_.shape)
+    out = _make(r, x._device)
+    if GRAD.enabled and x.requires_grad:
+        record(node_cls, out, (x,), (), (idx, xd.shape[-n:], n, unique))
+    return out
+
+
+def _plane_scatter(v, idx, plane, accumulate, node_cls):
+    """Zeros of ``(*lead, *plane)`` with ``v`` added (or written) at flat plane indices."""
+    vd, id_ = v._data, idx._data
+    xp = xp_of(v)
+    n = len(plane)
+    lead = vd.shape[:vd.ndim - n]
+    P = math.prod(plane)
+    M, base = _flat_rows(lead, P, xp)
+    gidx = (id_.reshape(lead + (math.prod(id_.shape[len(lead):]),)) + base).ravel()
+    if accumulate:
+        r = xp.bincount(gidx, weights=vd.ravel(), minlength=M * P).astype(vd.dtype, copy=False)
+    else:
+        r = xp.zeros(M * P, dtype=vd.dtype)
+        r[gidx] = vd.ravel()
+    out = _make(r.reshape(lead + tuple(plane)), v._device)
+    if GRAD.enabled and v.requires_grad:
+        record(node_cls, out, (v,), (), (idx, n, accumulate))
+    return out
+
+
+def _gather_bw(node, g):
+    idx, plane, n, unique = node.ctx
+    return (_plane_scatter(g, idx, plane, not unique, PlaneScatterBackward0),)
+
+
+def _scatter_bw(node, g):
+    idx, n, accumulate = node.ctx
+    return (_plane_gather(g, idx, n, PlaneGatherBackward0, not accumulate),)
+
+
+PlaneGatherBackward0 = make_node_class("MaxPoolBackwardBackward0", _gather_bw)
+PlaneScatterBackward0 = make_node_class("MaxPoolBackwardBackward1", _scatter_bw)
+_MAX_NODES = {name: make_node_class(name, _gather_bw) for n in (1, 2, 3) for name in
+              (f"MaxPool{n}DWithIndicesBackward0", f"AdaptiveMaxPool{n}DBackward0")}
+_UNPOOL_NODES = {n: make_node_class(f"MaxUnpool{n}DBackward0", _scatter_bw) for n in (1, 2, 3)}
+
+
+# -- argument handling ------------------------------------------------------------------------
+
+def _batched(input, n, message):
+    nd = input._data.ndim
+    if nd not in (n + 1, n + 2) or 0 in input._data.shape[1:]:
+        raise RuntimeError(message)
+    return (input.unsqueeze(0), True) if nd == n + 1 else (input, False)
+
+
+def _pool_geom(x, n, kernel_size, stride, padding, dilation, ceil_mode, avg=False,
+               with_indices=False):
+    k = ntuple(kernel_size, n, "kernel_size", "pooling")
+    s = k if stride is None or (not isinstance(stride, int) and len(stride) == 0) else \
+        ntuple(stride, n, "stride", "pooling")
+    p = ntuple(padding, n, "padding", "pooling")
+    d = ntuple(dilation, n, "dilation", "pooling")
+    if any(v == 0 for v in s):
+        raise RuntimeError("stride should not be zero")
+    if any(v <= 0 for v in k):
+        raise RuntimeError(f"kernel size should be greater than zero, but got {k}")
+    if any(v <= 0 for v in d):
+        raise RuntimeError(f"dilation should be greater than zero, but got {d}")
+    if any(v < 0 for v in p):
+        raise RuntimeError(f"pad must be non-negative, but got pad: {min(p)}")
+    xs = tuple(x._data.shape[2:])
+    if n == 3:  # PyTorch's 3-D kernels have checks of their own
+        if avg and any(xs[i] < k[i] for i in range(3)):
+            raise RuntimeError(f"input image (T: {xs[0]} H: {xs[1]} W: {xs[2]}) smaller than "
+                               f"kernel size (kT: {k[0]} kH: {k[1]} kW: {k[2]})")
+        if any(p[i] > k[i] // 2 for i in range(3)):
+            raise RuntimeError(f"pad should be smaller than or equal to half of kernel size, "
+                               f"but got kT: {k[0]} kW: {k[2]} kH: {k[1]} padT: {p[0]} "
+                               f"padW: {p[2]} padH: {p[1]}")
+    elif n == 1 and not with_indices and not avg and p[0] > k[0] // 2:
+        raise RuntimeError(f"max_pool1d() padding should be at most half of kernel size, but "
+                           f"got padding={p[0]} and kernel_size={k[0]}")
+    for i in range(n):
+        if p[i] > (d[i] * (k[i] - 1) + 1) // 2:
+            raise RuntimeError(f"pad should be at most half of effective kernel size, but got "
+                               f"pad={p[i]}, kernel_size={k[i]} and dilation={d[i]}")
+    if n < 3 and not avg and any(p[i] > k[i] // 2 for i in range(n)):
+        # then PyTorch's 2-D max pooling kernel checks the kernel without dilation
+        kw, kh = (k[-1], k[0] if n == 2 else 1)
+        pw, ph = (p[-1], p[0] if n == 2 else 0)
+        raise RuntimeError(f"pad should be smaller than or equal to half of kernel size, but "
+                           f"got padW = {pw}, padH = {ph}, kW = {kw}, kH = {kh}")
+    ys = []
+    for i in range(n):
+        num = xs[i] + 2 * p[i] - d[i] * (k[i] - 1) - 1 + (s[i] - 1 if ceil_mode else 0)
+        y = num // s[i] + 1
+        if ceil_mode and (y - 1) * s[i] >= xs[i] + p[i]:
+            y -= 1
+        ys.append(y)
+    if any(y < 1 for y in ys):
+        C = x._data.shape[1]
+        raise RuntimeError(f"Given input size: ({_shape_str((C,) + xs, 'x')}). Calculated "
+                           f"output size: ({_shape_str((C,) + tuple(ys), 'x')}). Output size "
+                           "is too small")
+    return Geom(k, s, d, p, xs, tuple(ys))
+
+
+def _lowest(dtype):
+    return -np.inf if dtype.kind == "f" else np.iinfo(dtype).min
+
+
+def _indices_from_argmax(kf, tables, xs, xp):
+    """Flat plane indices from window-local argmaxes ``kf`` (``(*lead, *y)``) and per-dim
+    position tables ``tables[i][o, j]`` (input position of kernel offset ``j`` at ``o``)."""
+    n = len(tables)
+    ks = tuple(t.shape[1] for t in tables)
+    rest = kf
+    flat = 0
+    for i in range(n - 1, -1, -1):
+        j = rest % ks[i]
+        rest = rest // ks[i]
+        shape = [1] * kf.ndim
+        shape[kf.ndim - n + i] = tables[i].shape[0]
+        o = xp.arange(tables[i].shape[0]).reshape(shape)
+        flat = flat + xp.asarray(tables[i])[o, j] * math.prod(xs[i + 1:])
+    return flat.astype(np.int64, copy=False)
+
+
+def _max_over(x, win, tables, xs, n, node_name, return_indices, unbatched):
+    """Max over the windows ``win`` (``(*lead, *y, K)``) of ``x``, PyTorch's indices."""
+    xp = xp_of(x)
+    kf = win.argmax(-1)
+    need_grad = GRAD.enabled and x.requires_grad
+    if need_grad or return_indices:
+        idx = _make(_indices_from_argmax(kf, tables, xs, xp), x._device)
+    if need_grad:
+        out = _plane_gather(x, idx, n, _MAX_NODES[node_name])
+    else:
+        out = _make(xp.take_along_axis(win, kf[..., None], -1)[..., 0], x._device)
+    if unbatched:
+        out = out.squeeze(0)
+        if return_indices:
+            idx = idx.squeeze(0)
+    return (out, idx) if return_indices else out
+
+
+def _window_max(win, g, want_index, nan_aware=True):
+    """Max over the kernel offsets of ``win`` (``windows()``: ``(*lead, *y, *k)``), one
+    strided slice per offset (no im2col copy). With ``want_index`` also the flat offset
+    (``sum k_i * d_i * R_i``) of the winner: the first maximum, or, like PyTorch, the last
+    NaN (``nan_aware``: the input has NaNs)."""
+    n = len(g.k)
+    R = [math.prod(g.x[i + 1:]) for i in range(n)]
+    offs = list(itertools.product(*(range(k) for k in g.k)))
+    flat = [sum(off[i] * g.d[i] * R[i] for i in range(n)) for off in offs]
+    best = win[(Ellipsis,) + offs[0]].copy()
+    xp = xp_of_array(best)
+    if nan_aware and want_index:
+        where = xp.full(best.shape, flat[0], dtype=np.int64)
+        for off, f in zip(offs[1:], flat[1:]):
+            cand = win[(Ellipsis,) + off]
+            mask = (cand > best) | (cand != cand)
+            xp.copyto(best, cand, where=mask)
+            xp.copyto(where, f, where=mask)
+        return best, where
+    for off in offs[1:]:
+        np.maximum(best, win[(Ellipsis,) + off], out=best)
+    if not want_index:
+        return best, None
+    where = xp.full(best.shape, flat[-1], dtype=np.int64)
+    for off, f in zip(offs[-2::-1], flat[-2::-1]):  # backwards: the first maximum wins
+        where = xp.where(win[(Ellipsis,) + off] == best, f, where)
+    return best, where
+
+
+def _fix_all_lowest(where, best, g, xp):
+    """Where a window's maximum is -inf, PyTorch keeps its first in-bounds position (our
+    search may have stopped on padding); windows with no in-bounds element at all get their
+    position clipped into the plane."""
+    low = best == -np.inf
+    if not bool(low.any()):
+        return where
+    first = 0
+    for i in range(len(g.k)):
+        start = np.arange(g.y[i]) * g.s[i] - g.lo[i]
+        f = np.where(start < 0, start + g.d[i] * (-(start // g.d[i])), start)
+        f = np.minimum(f, g.x[i] - 1) * math.prod(g.x[i + 1:])
+        first = np.add.outer(first, f) if i else f
+    return xp.where(low, xp.asarray(first), where)
+
+
+def _max_poolnd(n, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices):
+    dims = "2D or 3D" if n == 1 else "3D or 4D"
+    x, unbatched = _batched(input, n, f"max_pool{n}d: Expected {dims} (batch mode) tensor with "
+                                      f"optional 0 dim batch size for input, but got:"
+                                      f"[{_shape_str(input._data.shape)}]" if n == 1 else
+                            f"non-empty {n + 1}D or {n + 2}D (batch mode) tensor expected for "
+                            "input")
+    need_grad = GRAD.enabled and x.requires_grad
+    g = _pool_geom(x, n, kernel_size, stride, padding, dilation, ceil_mode,
+                   with_indices=return_indices)
+    xd = x._data
+    want = need_grad or return_indices
+    best, where = _window_max(windows(xd, g, _lowest(xd.dtype)), g, want,
+                              want and xd.dtype.kind == "f" and bool(xp_of(x).isnan(xd).any()))
+    if where is None:
+        out = _make(best, x._device)
+    else:
+        base = 0  # flat index of each window's origin: sum (o_i * s_i - p_i) * R_i
+        for i in range(n):
+            o = np.arange(g.y[i]) * g.s[i] - g.lo[i]
+            base = np.add.outer(base, o * math.prod(g.x[i + 1:])) if i else o * math.prod(
+                g.x[1:])
+        xp = xp_of(x)
+        where += xp.asarray(base)
+        if xd.dtype.kind == "f":
+            where = _fix_all_lowest(where, best, g, xp)
+        idx = _make(where, x._device)
+        unique = all(g.s[i] >= g.d[i] * (g.k[i] - 1) + 1 for i in range(n))
+        out = _plane_gather(x, idx, n, _MAX_NODES[f"MaxPool{n}DWithIndicesBackward0"],
+                            unique, best) if need_grad else _make(best, x._device)
+    if unbatched:
+        out = out.squeeze(0)
+        if return_indices:
+            idx = idx.squeeze(0)
+    return (out, idx) if return_indices else out
+
+
+# -- average pooling --------------------------------------------------------------------------
+
+def _window_sum(x, g, div, node_cls):
+    """Sum over each window (zero padding) divided by ``div``; a linear op."""
+    xd = x._data
+    win = windows(xd, g, 0)
+    offs = list(itertools.product(*(range(k) for k in g.k)))
+    r = win[(Ellipsis,) + offs[0]].astype(xd.dtype if xd.dtype.kind == "f" else np.int64)
+    for off in offs[1:]:  # one strided slice per kernel offset: no im2col copy
+        r += win[(Ellipsis,) + off]
+    if xd.dtype.kind == "f":
+        r /= xp_of(x).asarray(div) if isinstance(div, np.ndarray) else div
+    else:  # integer average truncates toward zero, as PyTorch's kernel
+        r = (r / div).astype(xd.dtype)
+    out = _make(r, x._device)
+    if GRAD.enabled and x.requires_grad:
+        record(node_cls, out, (x,), (), (g, div, node_cls))
+    return out
+
+
+def _window_sum_t(gy, g, div, fwd_cls):
+    """The adjoint of ``_window_sum``: spread ``gy / div`` over each window."""
+    gd = gy._data
+    xp = xp_of(gy)
+    gs = gd / (xp.asarray(div) if isinstance(div, np.ndarray) else div)
+    n = len(g.k)
+    r = scatter_windows(gd.shape[:-n], g, gd.dtype, xp, lambda off: gs)
+    out = _make(r, gy._device)
+    if GRAD.enabled and gy.requires_grad:
+        record(WindowSumTBackward0, out, (gy,), (), (g, div, fwd_cls))
+    return out
+
+
+def _window_sum_bw(node, gy):
+    g, div, cls = node.ctx
+    return (_window_sum_t(gy, g, div, cls),)
+
+
+def _window_sum_t_bw(node, gg):
+    g, div, cls = node.ctx
+    return (_window_sum(gg, g, div, cls),)
+
+
+WindowSumTBackward0 = make_node_class("AvgPoolBackwardBackward0", _window_sum_t_bw)
+_AVG_NODES = {n: make_node_class(f"AvgPool{n}DBackward0", _window_sum_bw) for n in (1, 2, 3)}
+
+
+def _divisor(g, count_include_pad):
+    """Per-output divisor (outer product over dims) for average pooling."""
+    div = None
+    for i in range(len(g.k)):
+        start = np.arange(g.y[i]) * g.s[i] - g.lo[i]
+        end = np.minimum(start + g.k[i], g.x[i] + g.lo[i])
+        if count_include_pad:
+            size = end - start
+        else:
+            size = np.minimum(end, g.x[i]) - np.maximum(start, 0)
+        div = size if div is None else np.multiply.outer(div, size)
+    return div
+
+
+def _avg_poolnd(n, input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                divisor_override):
+    nd = input._data.ndim
+    if nd not in (n + 1, n + 2):
+        if n == 1:
+            raise RuntimeError(f"Expected 2 to 3 dimensions, but got {nd}-dimensional tensor "
+                               "for argument #1 'self' (while checking arguments for "
+                               "avg_pool1d)")
+        raise RuntimeError(f"non-empty {n + 1}D or {n + 2}D (batch mode) tensor expected for "
+                           "input")
+    x, unbatched = (input.unsqueeze(0), True) if nd == n + 1 else (input, False)
+    g = _pool_geom(x, n, kernel_size, stride, padding, 1, ceil_mode, avg=True)
+    if divisor_override is not None:
+        if divisor_override == 0:
+            raise RuntimeError("divisor must be not zero")
+        div = divisor_override
+    else:
+        div = _divisor(g, count_include_pad)
+        if x._data.dtype.kind == "f":
+            div = div.astype(x._data.dtype)
+    out = _window_sum(x, g, div, _AVG_NODES[n])
+    return out.squeeze(0) if unbatched else out
+
+
+# -- adaptive pooling -------------------------------------------------------------------------
+
+def _adaptive_sizes(x, n, output_size):
+    xs = tuple(x._data.shape[2:])
+    if isinstance(output_size, (int, np.integer)) or output_size is None:
+        output_size = (output_size,) * n
+    out = tuple(xs[i] if output_size[i] is None else int(output_size[i]) for i in range(n))
+    if len(out) != n:
+        raise RuntimeError(f"adaptive_pool{n}d: output_size must be {n}")
+    return xs, out
+
+
+def _bounds(X, Y):
+    i = np.arange(Y)
+    return (i * X) // Y, -((-(i + 1) * X) // Y)
+
+
+def _adaptive_input(input, n, name):
+    nd = input._data.ndim
+    if nd not in (n + 1, n + 2):
+        if n == 1:
+            raise RuntimeError(f"Expected 2 to 3 dimensions, but got {nd}-dimensional tensor "
+                               f"for argument #1 'self' (while checking arguments for {name})")
+        sep = ": " if "max" in name else " "
+        raise RuntimeError(f"{name}(): Expected {n + 1}D or {n + 2}D tensor, but got{sep}"
+                           f"[{_shape_str(input._data.shape)}]")
+    return (input.unsqueeze(0), True) if nd == n + 1 else (input, False)
+
+
+def _adaptive_avg(n, input, output_size):
+    name = f"adaptive_avg_pool{n}d"
+    x, unbatched = _adaptive_input(input, n, name)
+    if x._data.dtype.kind != "f":
+        raise NotImplementedError(f"\"{name}\" not implemented for "
+                                  f"'{_dtype.FROM_NP[x._data.dtype]}'")
+    xs, ys = _adaptive_sizes(x, n, output_size)
+    out = x
+    for i in range(n):  # separable: one averaging matrix per spatial dim
+        start, end = _bounds(xs[i], ys[i])
+        cols = np.arange(xs[i])
+        a = ((cols >= start[:, None]) & (cols < end[:, None])) / (end - start)[:, None]
+        m = _make(xp_of(x).asarray(a.T.astype(x._data.dtype)), x._device)
+        out = out.transpose(2 + i, -1).matmul(m).transpose(2 + i, -1)
+    return out.squeeze(0) if unbatched else out
+
+
+def _adaptive_max(n, input, output_size, return_indices):
+    name = f"adaptive_max_pool{n}d"
+    x, unbatched = _adaptive_input(input, n, name)
+    xs, ys = _adaptive_sizes(x, n, output_size)
+    xd = x._data
+    xp = xp_of(x)
+    tables, index = [], []
+    lead = xd.ndim - n
+    for i in range(n):
+        start, end = _bounds(xs[i], ys[i])
+        kmax = int((end - start).max())
+        t = np.minimum(start[:, None] + np.arange(kmax), end[:, None] - 1)
+        tables.append(t)
+        shape = [1] * (2 * n)
+        shape[i], shape[n + i] = ys[i], kmax
+        index.append(xp.asarray(t.reshape(shape)))
+    win = xd[(Ellipsis,) + tuple(index)]  # (*lead, *y, *k): repeats of a window's last element
+    win = win.reshape(xd.shape[:lead] + ys + (math.prod(win.shape[xd.ndim:]),))
+    return _max_over(x, win, tables, xs, n, f"AdaptiveMaxPool{n}DBackward0", return_indices,
+                     unbatched)
+
+
+# -- unpooling and power-average pooling ------------------------------------------------------
+
+def _max_unpoolnd(n, input, indices, kernel_size, stride, padding, output_size):
+    k = ntuple(kernel_size, n, "kernel_size", "pooling")
+    s = k if stride is None else ntuple(stride, n, "stride", "pooling")
+    p = ntuple(padding, n, "padding", "pooling")
+    if input._data.shape != indices._data.shape:
+        raise RuntimeError(f"Expected shape of indices to be same as that of the input tensor "
+                           f"({_shape_str(input._data.shape)}) but got indices tensor with "
+                           f"shape: ({_shape_str(indices._data.shape)})")
+    ys = input._data.shape[-n:]
+    if output_size is None:
+        xs = tuple((ys[i] - 1) * s[i] - 2 * p[i] + k[i] for i in range(n))
+    else:
+        xs = tuple(int(v) for v in tuple(output_size)[-n:])
+    P = math.prod(xs)
+    idd = indices._data
+    if idd.size and (int(idd.min()) < 0 or int(idd.max()) >= P):
+        bad = int(idd.max()) if int(idd.max()) >= P else int(idd.min())
+        raise RuntimeError(f"Found an invalid max index: {bad} (output volumes are of size "
+                           f"{_shape_str(xs + (1,) * (n == 1), 'x')})")
+    return _plane_scatter(input, indices, xs, False, _UNPOOL_NODES[n])
+
+
+def _lp_pool(n, input, norm_type, kernel_size, stride, ceil_mode):
+    k = ntuple(kernel_size, n, "kernel_size", "pooling")
+    out = _avg_poolnd(n, input.pow(norm_type), k, stride, 0, ceil_mode, True, None)
+    return (out.sign() * out.abs().relu()).mul(math.prod(k)).pow(1.0 / norm_type)
+
+
+# -- the public functions, one family per dimensionality ---------------------------------------
+
+#: the ones PyTorch also has as ``torch.<name>`` (the rest live in ``nn.functional`` only)
+_TORCH_FUNCTIONS = {"max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d",
+                    "adaptive_avg_pool1d", "adaptive_max_pool1d", "max_pool1d_with_indices"}
+
+
+def _publish(fn, name: str, doc: str) -> None:
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = doc
+    fn.__module__ = __name__
+    register(name, function=name in _TORCH_FUNCTIONS, method=False)(fn)
+    globals()[name] = fn
+    __all__.append(name)
+
+
+def _define(n: int) -> None:
+    d = f"{n}d"
+
+    def max_pool(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+                 return_indices=False):
+        return _max_poolnd(n, input, kernel_size, stride, padding, dilation, ceil_mode,
+                           return_indices)
+
+    def max_pool_with_indices(input, kernel_size, stride=None, padding=0, dilation=1,
+                              ceil_mode=False, return_indices=False):
+        return _max_poolnd(n, input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+    def avg_pool(input, kernel_size, stride=None, padding=0, ceil_mode=False,
+                 count_include_pad=True, divisor_override=None):
+        return _avg_poolnd(n, input, kernel_size, stride, padding, ceil_mode,
+                           count_include_pad, divisor_override)
+
+    def adaptive_avg_pool(input, output_size):
+        return _adaptive_avg(n, input, output_size)
+
+    def adaptive_max_pool(input, output_size, return_indices=False):
+        return _adaptive_max(n, input, output_size, return_indices)
+
+    def adaptive_max_pool_with_indices(input, output_size, return_indices=False):
+        return _adaptive_max(n, input, output_size, True)
+
+    def max_unpool(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+        return _max_unpoolnd(n, input, indices, kernel_size, stride, padding, output_size)
+
+    def lp_pool(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+        return _lp_pool(n, input, norm_type, kernel_size, stride, ceil_mode)
+
+    for fn, name, doc in (
+            (max_pool, f"max_pool{d}", f"{n}-D max pooling; ``return_indices`` also gives "
+                                       "each maximum's flat index in its input plane."),
+            (max_pool_with_indices, f"max_pool{d}_with_indices",
+             f"{n}-D max pooling returning ``(values, indices)``."),
+            (avg_pool, f"avg_pool{d}", f"{n}-D average pooling."),
+            (adaptive_avg_pool, f"adaptive_avg_pool{d}",
+             f"{n}-D adaptive average pooling to ``output_size`` (None keeps a size)."),
+            (adaptive_max_pool, f"adaptive_max_pool{d}", f"{n}-D adaptive max pooling."),
+            (adaptive_max_pool_with_indices, f"adaptive_max_pool{d}_with_indices",
+             f"{n}-D adaptive max pooling returning ``(values, indices)``."),
+            (max_unpool, f"max_unpool{d}", f"Partial inverse of ``max_pool{d}``: values "
+                                           "put back at ``indices``, zeros elsewhere."),
+            (lp_pool, f"lp_pool{d}", f"{n}-D power-average pooling: ``(sum x**p)**(1/p)`` "
+                                     "over each window.")):
+        _publish(fn, name, doc)
+
+
+for _n in (1, 2, 3):
+    _define(_n)
+del _n

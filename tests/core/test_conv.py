@@ -1,0 +1,332 @@
+"""Convolutions and unfold/fold: NumPy loop references, gradcheck, errors, devices."""
+
+import itertools
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import ember
+from ember.autograd import gradcheck, gradgradcheck
+from ember.ops.conv import fold, unfold
+
+RNG = np.random.default_rng(1234)
+
+
+def t64(*shape, grad=True):
+    return ember.tensor(RNG.standard_normal(shape), requires_grad=grad)
+
+
+def _tuple(v, n):
+    return (v,) * n if isinstance(v, int) else tuple(v)
+
+
+def ref_conv(x, w, b=None, stride=1, padding=0, dilation=1, groups=1):
+    """Direct loops over output positions (tiny inputs only)."""
+    n = w.ndim - 2
+    s, d = _tuple(stride, n), _tuple(dilation, n)
+    if padding == "same":
+        tot = [d[i] * (w.shape[2 + i] - 1) for i in range(n)]
+        pads = [(t // 2, t - t // 2) for t in tot]
+    else:
+        pads = [(p, p) for p in _tuple(0 if padding == "valid" else padding, n)]
+    xp = np.pad(x, [(0, 0), (0, 0)] + pads)
+    N, C = x.shape[:2]
+    O = w.shape[0]
+    k = w.shape[2:]
+    ys = [(xp.shape[2 + i] - d[i] * (k[i] - 1) - 1) // s[i] + 1 for i in range(n)]
+    out = np.zeros((N, O, *ys))
+    cg, og = C // groups, O // groups
+    for o in range(O):
+        grp = o // og
+        for pos in itertools.product(*map(range, ys)):
+            acc = np.zeros(N)
+            for off in itertools.product(*map(range, k)):
+                idx = tuple(pos[i] * s[i] + off[i] * d[i] for i in range(n))
+                acc += (xp[(slice(None), slice(grp * cg, (grp + 1) * cg)) + idx] *
+                        w[(o, slice(None)) + off]).sum(1)
+            out[(slice(None), o) + pos] = acc
+    if b is not None:
+        out += b.reshape((1, O) + (1,) * n)
+    return out
+
+
+def ref_conv_transpose(u, w, b=None, stride=1, padding=0, output_padding=0, groups=1,
+                       dilation=1):
+    """Scatter loops: every input element adds its weighted kernel into the output."""
+    n = w.ndim - 2
+    s, p, op, d = (_tuple(v, n) for v in (stride, padding, output_padding, dilation))
+    N, Cin = u.shape[:2]
+    cog = w.shape[1]
+    k = w.shape[2:]
+    xs = [(u.shape[2 + i] - 1) * s[i] + d[i] * (k[i] - 1) + 1 + op[i] for i in range(n)]
+    full = np.zeros((N, cog * groups, *xs))
+    cig = Cin // groups
+    for ci in range(Cin):
+        grp = ci // cig
+        for pos in itertools.product(*map(range, u.shape[2:])):
+            for off in itertools.product(*map(range, k)):
+                idx = tuple(pos[i] * s[i] + off[i] * d[i] for i in range(n))
+                full[(slice(None), slice(grp * cog, (grp + 1) * cog)) + idx] += \
+                    u[(slice(None), ci) + pos][:, None] * w[(ci, slice(None)) + off]
+    out = full[(Ellipsis,) + tuple(slice(p[i], xs[i] - p[i]) for i in range(n))]
+    if b is not None:
+        out = out + b.reshape((1, -1) + (1,) * n)
+    return out
+
+
+CONV2D_CASES = [
+    dict(),
+    dict(stride=2),
+    dict(stride=(2, 1), padding=(1, 2)),
+    dict(padding=1, dilation=2),
+    dict(padding="same"),
+    dict(padding="same", dilation=(1, 2)),
+    dict(padding="valid"),
+    dict(groups=2, padding=1),
+    dict(stride=2, padding=1, dilation=(2, 1), groups=2),
+]
+
+
+@pytest.mark.parametrize("kw", CONV2D_CASES)
+def test_conv2d_values_and_gradcheck(kw):
+    x = t64(2, 4, 6, 5)
+    w = t64(4, 4 // kw.get("groups", 1), 2, 3)  # even kernel: asymmetric 'same' padding
+    b = t64(4)
+    out = ember.conv2d(x, w, b, **kw)
+    ref = ref_conv(x.detach().numpy(), w.detach().numpy(), b.detach().numpy(), **kw)
+    assert out.shape == ref.shape
+    np.testing.assert_allclose(out.detach().numpy(), ref, rtol=1e-10, atol=1e-12)
+    assert out.grad_fn.name() == "ConvolutionBackward0"
+    assert gradcheck(lambda a, c, e: ember.conv2d(a, c, e, **kw), (x, w, b))
+
+
+def test_conv2d_depthwise():
+    x, w = t64(1, 3, 5, 5), t64(6, 1, 3, 3)
+    out = ember.conv2d(x, w, None, padding=1, groups=3)
+    np.testing.assert_allclose(out.detach().numpy(),
+                               ref_conv(x.detach().numpy(), w.detach().numpy(), padding=1,
+                                        groups=3), atol=1e-12)
+    assert gradcheck(lambda a, c: ember.conv2d(a, c, padding=1, groups=3), (x, w))
+
+
+@pytest.mark.parametrize("kw", [dict(), dict(stride=2, padding=1), dict(padding="same"),
+                                dict(dilation=2, groups=2, padding=2)])
+def test_conv1d(kw):
+    x, w, b = t64(2, 4, 9), t64(4, 4 // kw.get("groups", 1), 4), t64(4)
+    out = ember.conv1d(x, w, b, **kw)
+    np.testing.assert_allclose(out.detach().numpy(), ref_conv(
+        x.detach().numpy(), w.detach().numpy(), b.detach().numpy(), **kw), atol=1e-12)
+    assert gradcheck(lambda a, c, e: ember.conv1d(a, c, e, **kw), (x, w, b))
+
+
+@pytest.mark.parametrize("kw", [dict(), dict(stride=(2, 1, 2), padding=1),
+                                dict(padding="same", groups=2)])
+def test_conv3d(kw):
+    x, w, b = t64(1, 2, 4, 5, 4), t64(2, 2 // kw.get("groups", 1), 2, 3, 2), t64(2)
+    out = ember.conv3d(x, w, b, **kw)
+    np.testing.assert_allclose(out.detach().numpy(), ref_conv(
+        x.detach().numpy(), w.detach().numpy(), b.detach().numpy(), **kw), atol=1e-12)
+    assert gradcheck(lambda a, c, e: ember.conv3d(a, c, e, **kw), (x, w, b))
+
+
+def test_conv2d_unbatched():
+    x, w = t64(3, 5, 5), t64(2, 3, 3, 3)
+    out = ember.conv2d(x, w, padding=1)
+    assert out.shape == (2, 5, 5)
+    np.testing.assert_allclose(out.detach().numpy(), ember.conv2d(
+        x.unsqueeze(0), w, padding=1)[0].detach().numpy())
+    assert gradcheck(lambda a, c: ember.conv2d(a, c), (x, w))
+
+
+def test_conv2d_float32_stays_float32():
+    x = ember.randn(2, 3, 6, 6, requires_grad=True)
+    w = ember.randn(4, 3, 3, 3, requires_grad=True)
+    out = ember.conv2d(x, w, ember.zeros(4))
+    assert out.dtype == ember.float32
+    out.sum().backward()
+    assert x.grad.dtype == ember.float32 and w.grad.dtype == ember.float32
+
+
+def test_conv2d_gradgradcheck():
+    x, w, b = t64(2, 2, 5, 4), t64(4, 1, 2, 3), t64(4)
+    assert gradgradcheck(lambda a, c, e: ember.conv2d(a, c, e, stride=(2, 1), padding=1,
+                                                      dilation=(1, 2), groups=2), (x, w, b))
+
+
+def test_conv2d_no_graph_without_grad():
+    x, w = t64(1, 2, 4, 4, grad=False), t64(3, 2, 3, 3, grad=False)
+    assert ember.conv2d(x, w).grad_fn is None
+    with ember.no_grad():
+        assert ember.conv2d(x.requires_grad_(), w).grad_fn is None
+
+
+TRANSPOSE_CASES = [
+    dict(),
+    dict(stride=2),
+    dict(stride=2, padding=1, output_padding=1),
+    dict(stride=(3, 2), padding=(2, 0), output_padding=(2, 1), dilation=(1, 2)),
+    dict(groups=2, stride=2, dilation=2, output_padding=1),
+]
+
+
+@pytest.mark.parametrize("kw", TRANSPOSE_CASES)
+def test_conv_transpose2d(kw):
+    g = kw.get("groups", 1)
+    u, w, b = t64(2, 4, 3, 4), t64(4, 3, 3, 2), t64(3 * g)
+    out = ember.conv_transpose2d(u, w, b, **kw)
+    ref = ref_conv_transpose(u.detach().numpy(), w.detach().numpy(), b.detach().numpy(), **kw)
+    assert out.shape == ref.shape
+    np.testing.assert_allclose(out.detach().numpy(), ref, atol=1e-12)
+    assert gradcheck(lambda a, c, e: ember.conv_transpose2d(a, c, e, **kw), (u, w, b))
+
+
+@pytest.mark.parametrize("kw", [dict(), dict(stride=3, padding=1, output_padding=2),
+                                dict(groups=2, dilation=2)])
+def test_conv_transpose1d(kw):
+    g = kw.get("groups", 1)
+    u, w, b = t64(2, 4, 5), t64(4, 2, 3), t64(2 * g)
+    out = ember.conv_transpose1d(u, w, b, **kw)
+    np.testing.assert_allclose(out.detach().numpy(), ref_conv_transpose(
+        u.detach().numpy(), w.detach().numpy(), b.detach().numpy(), **kw), atol=1e-12)
+    assert gradcheck(lambda a, c, e: ember.conv_transpose1d(a, c, e, **kw), (u, w, b))
+
+
+def test_conv_transpose2d_gradgradcheck():
+    u, w = t64(1, 2, 3, 3), t64(2, 2, 2, 3)
+    assert gradgradcheck(lambda a, c: ember.conv_transpose2d(a, c, stride=2, padding=1,
+                                                             output_padding=1), (u, w))
+
+
+def test_conv_transpose_is_adjoint_of_conv():
+    x, w = t64(2, 3, 7, 6, grad=False), t64(4, 3, 3, 3, grad=False)
+    y = ember.randn(2, 4, 4, 3, dtype=ember.float64)
+    lhs = (ember.conv2d(x, w, stride=2, padding=1) * y).sum()
+    rhs = (x * ember.conv_transpose2d(y, w, stride=2, padding=1, output_padding=(0, 1))).sum()
+    assert abs(lhs.item() - rhs.item()) < 1e-9
+
+
+def test_unfold_fold_values_and_grads():
+    x = t64(2, 3, 5, 6)
+    kw = dict(dilation=(1, 2), padding=1, stride=(2, 1))
+    cols = unfold(x, (2, 3), **kw)
+    xp = np.pad(x.detach().numpy(), [(0, 0), (0, 0), (1, 1), (1, 1)])
+    ref = []
+    for i in range(0, xp.shape[2] - 1, 2):
+        for j in range(0, xp.shape[3] - 4):
+            ref.append(xp[:, :, i:i + 2, j:j + 5:2].reshape(2, -1))
+    np.testing.assert_allclose(cols.detach().numpy(), np.stack(ref, -1))
+    assert cols.grad_fn.name() == "Im2ColBackward0"
+    back = fold(cols, (5, 6), (2, 3), **kw)  # fold(unfold(x)) counts each pixel's windows
+    ones = fold(unfold(ember.ones_like(x), (2, 3), **kw), (5, 6), (2, 3), **kw)
+    np.testing.assert_allclose(back.detach().numpy(), (x * ones).detach().numpy(), atol=1e-12)
+    assert gradcheck(lambda a: unfold(a, (2, 3), **kw), (x,))
+    c = t64(1, 8, 8)
+    assert gradcheck(lambda a: fold(a, (4, 5), 2, stride=(2, 1)), (c,))
+    assert gradgradcheck(lambda a: fold(a, (4, 5), 2, stride=(2, 1)), (c,))
+
+
+def test_unfold_unbatched():
+    x = t64(3, 4, 4)
+    assert unfold(x, 2).shape == (12, 9)
+    assert fold(unfold(x, 2), (4, 4), 2).shape == (3, 4, 4)
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: ember.conv2d(ember.randn(1, 4, 5, 5), ember.randn(8, 3, 3, 3)),
+     r"Given groups=1, weight of size \[8, 3, 3, 3\], expected input\[1, 4, 5, 5\] to have 3 "
+     r"channels, but got 4 channels instead"),
+    (lambda: ember.conv2d(ember.randn(4, 5), ember.randn(8, 4, 3, 3)),
+     r"Expected 3D \(unbatched\) or 4D \(batched\) input to conv2d, but got input of size: "
+     r"\[4, 5\]"),
+    (lambda: ember.conv2d(ember.randn(1, 4, 2, 2), ember.randn(8, 4, 3, 3)),
+     r"Calculated padded input size per channel: \(2 x 2\). Kernel size: \(3 x 3\)"),
+    (lambda: ember.conv2d(ember.randn(1, 4, 5, 5), ember.randn(8, 2, 3, 3), groups=3),
+     r"expected weight to be divisible by 3 at dimension 0"),
+    (lambda: ember.conv2d(ember.randn(1, 4, 5, 5), ember.randn(8, 4, 3, 3), ember.randn(3)),
+     r"expected bias to be 1-dimensional with 8 elements, but got bias of size \[3\]"),
+    (lambda: ember.conv2d(ember.randn(1, 4, 5, 5), ember.randn(8, 4, 3, 3), stride=0),
+     "non-positive stride is not supported"),
+    (lambda: ember.conv2d(ember.randn(1, 4, 5, 5), ember.randn(8, 4, 3, 3), padding=-1),
+     "negative padding is not supported"),
+    (lambda: ember.conv2d(ember.randn(1, 4, 5, 5), ember.randn(8, 4, 3, 3), padding="same",
+                          stride=2), "padding='same' is not supported for strided"),
+    (lambda: ember.conv2d(ember.randn(1, 4, 5, 5), ember.randn(8, 4, 3, 3), padding="foo"),
+     "Invalid padding string: 'foo'"),
+    (lambda: ember.conv2d(ember.randn(1, 4, 5, 5), ember.randn(8, 4, 3, 3), stride=(1, 1, 1)),
+     r"expected stride to be a single integer value or a list of 2 values"),
+    (lambda: ember.conv2d(ember.randn(1, 4, 5, 5), ember.randn(8, 4, 3, 3), groups=0),
+     "non-positive groups is not supported"),
+    (lambda: ember.conv2d(ember.randn(1, 4, 5, 5, dtype=ember.float64),
+                          ember.randn(8, 4, 3, 3)),
+     "expected scalar type Double but found Float"),
+    (lambda: ember.conv_transpose2d(ember.randn(1, 4, 5, 5), ember.randn(3, 4, 3, 3)),
+     r"Given transposed=1, weight of size \[3, 4, 3, 3\], expected input\[1, 4, 5, 5\] to "
+     r"have 3 channels, but got 4 channels instead"),
+    (lambda: ember.conv_transpose2d(ember.randn(1, 4, 5, 5), ember.randn(4, 4, 3, 3),
+                                    output_padding=1),
+     "output padding must be smaller than either stride or dilation"),
+    (lambda: fold(ember.randn(1, 4, 5), (4, 4), 2),
+     "expected size of input's dimension 2 to match the calculated number of sliding blocks "
+     r"3 \* 3 = 9, but got input.size\(2\)=5"),
+])
+def test_errors(call, message):
+    with pytest.raises(RuntimeError, match=message):
+        call()
+
+
+def test_device_kept_and_mixing_raises(testdev):
+    x = ember.randn(1, 2, 5, 5).to(testdev).requires_grad_()
+    w = ember.randn(3, 2, 3, 3).to(testdev).requires_grad_()
+    out = ember.conv2d(x, w, padding=1)
+    assert out.device == testdev
+    out.sum().backward()
+    assert x.grad.device == testdev and w.grad.device == testdev
+    np.testing.assert_allclose(out.detach().to("cpu").numpy(), ember.conv2d(
+        x.detach().to("cpu"), w.detach().to("cpu"), padding=1).numpy(), rtol=1e-6)
+    u = ember.conv_transpose2d(out.detach(), w.detach(), stride=2)
+    assert u.device == testdev
+    assert unfold(x.detach(), 2).device == testdev
+    with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device"):
+        ember.conv2d(ember.randn(1, 2, 5, 5), w)
+
+
+def test_saved_buffers_freed_after_backward():
+    x, w = t64(1, 2, 5, 5), t64(3, 2, 3, 3)
+    out = ember.conv2d(x, w, padding=1).sum()
+    out.backward(retain_graph=True)
+    first = w.grad.clone()
+    out.backward()
+    np.testing.assert_allclose(w.grad.numpy(), 2 * first.numpy())
+    with pytest.raises(RuntimeError, match="Trying to backward through the graph a second"):
+        out.backward()
+
+
+def test_conv_transpose3d_gradcheck():
+    u, w, b = t64(1, 2, 2, 3, 2), t64(2, 2, 2, 2, 3), t64(2)
+    assert gradcheck(lambda a, c, e: ember.conv_transpose3d(a, c, e, stride=(1, 2, 2),
+                                                            padding=(0, 1, 1)), (u, w, b))
+
+
+@settings(max_examples=15, deadline=None)
+@given(n=st.integers(1, 2), c=st.integers(1, 3), groups=st.sampled_from([1, 2]),
+       k=st.tuples(st.integers(1, 3), st.integers(1, 3)), s=st.tuples(st.integers(1, 3),
+                                                                   st.integers(1, 3)),
+       p=st.tuples(st.integers(0, 2), st.integers(0, 2)),
+       d=st.tuples(st.integers(1, 2), st.integers(1, 2)),
+       size=st.tuples(st.integers(5, 8), st.integers(5, 8)))
+def test_conv2d_matches_loops_property(n, c, groups, k, s, p, d, size):
+    x = RNG.standard_normal((n, c * groups, *size))
+    w = RNG.standard_normal((2 * groups, c, *k))
+    out = ember.conv2d(ember.tensor(x), ember.tensor(w), stride=s, padding=p, dilation=d,
+                       groups=groups)
+    np.testing.assert_allclose(out.numpy(), ref_conv(x, w, None, s, p, d, groups), atol=1e-10)
+    # the transposed convolution is its adjoint
+    y = RNG.standard_normal(tuple(out.shape))
+    op = tuple(size[i] + 2 * p[i] - d[i] * (k[i] - 1) - 1 - (out.shape[2 + i] - 1) * s[i]
+               for i in range(2))
+    if all(op[i] < max(s[i], d[i]) for i in range(2)):
+        back = ember.conv_transpose2d(ember.tensor(y), ember.tensor(w), stride=s, padding=p,
+                                      output_padding=op, groups=groups, dilation=d)
+        assert abs((out.numpy() * y).sum() - (x * back.numpy()).sum()) < 1e-8

@@ -1,0 +1,341 @@
+"""Pooling: NumPy loop references, PyTorch's index convention, gradcheck, errors, devices."""
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+
+import ember
+from ember.autograd import gradcheck, gradgradcheck
+from ember.ops.pooling import (
+    adaptive_avg_pool1d,
+    adaptive_avg_pool2d,
+    adaptive_max_pool1d,
+    adaptive_max_pool2d,
+    avg_pool1d,
+    avg_pool2d,
+    lp_pool2d,
+    max_pool1d,
+    max_pool2d,
+    max_unpool1d,
+    max_unpool2d,
+)
+
+RNG = np.random.default_rng(99)
+
+
+def t64(*shape, grad=True):
+    # distinct values: finite differences never cross a tie of the max
+    a = RNG.permutation(math.prod(shape)).reshape(shape) / 7.0 + RNG.uniform(0, .01, shape)
+    return ember.tensor(a, requires_grad=grad)
+
+
+def _tup(v, n):
+    return (v,) * n if isinstance(v, int) else tuple(v)
+
+
+def _out(x, k, s, p, d, ceil):
+    num = x + 2 * p - d * (k - 1) - 1
+    y = (num + (s - 1 if ceil else 0)) // s + 1
+    if ceil and (y - 1) * s >= x + p:
+        y -= 1
+    return y
+
+
+def ref_max_pool(x, k, s=None, p=0, d=1, ceil=False):
+    """Loops over output positions: values and flat plane indices."""
+    n = x.ndim - 2
+    k, p, d = _tup(k, n), _tup(p, n), _tup(d, n)
+    s = k if s is None else _tup(s, n)
+    xs = x.shape[2:]
+    ys = [_out(xs[i], k[i], s[i], p[i], d[i], ceil) for i in range(n)]
+    vals = np.zeros(x.shape[:2] + tuple(ys))
+    idx = np.zeros(x.shape[:2] + tuple(ys), dtype=np.int64)
+    for nc in itertools.product(*map(range, x.shape[:2])):
+        for pos in itertools.product(*map(range, ys)):
+            best, where = -np.inf, -1
+            for off in itertools.product(*map(range, k)):
+                q = [pos[i] * s[i] - p[i] + off[i] * d[i] for i in range(n)]
+                if all(0 <= q[i] < xs[i] for i in range(n)) and x[nc + tuple(q)] > best:
+                    best, where = x[nc + tuple(q)], int(np.ravel_multi_index(q, xs))
+            vals[nc + pos], idx[nc + pos] = best, where
+    return vals, idx
+
+
+def ref_avg_pool(x, k, s=None, p=0, ceil=False, count_include_pad=True, divisor=None):
+    n = x.ndim - 2
+    k, p = _tup(k, n), _tup(p, n)
+    s = k if s is None else _tup(s, n)
+    xs = x.shape[2:]
+    ys = [_out(xs[i], k[i], s[i], p[i], 1, ceil) for i in range(n)]
+    out = np.zeros(x.shape[:2] + tuple(ys))
+    for pos in itertools.product(*map(range, ys)):
+        start = [pos[i] * s[i] - p[i] for i in range(n)]
+        end = [min(start[i] + k[i], xs[i] + p[i]) for i in range(n)]
+        region = tuple(slice(max(start[i], 0), min(end[i], xs[i])) for i in range(n))
+        total = x[(Ellipsis,) + region].sum(tuple(range(2, 2 + n)))
+        if divisor is not None:
+            div = divisor
+        elif count_include_pad:
+            div = math.prod(end[i] - start[i] for i in range(n))
+        else:
+            div = math.prod(r.stop - r.start for r in region)
+        out[(Ellipsis,) + pos] = total / div
+    return out
+
+
+def ref_adaptive(x, out_size, reduce):
+    n = x.ndim - 2
+    xs = x.shape[2:]
+    res = np.zeros(x.shape[:2] + tuple(out_size))
+    for pos in itertools.product(*map(range, out_size)):
+        region = tuple(slice(pos[i] * xs[i] // out_size[i],
+                             -(-(pos[i] + 1) * xs[i] // out_size[i])) for i in range(n))
+        res[(Ellipsis,) + pos] = reduce(x[(Ellipsis,) + region], tuple(range(2, 2 + n)))
+    return res
+
+
+MAX2D_CASES = [
+    dict(kernel_size=2),
+    dict(kernel_size=3, stride=2, padding=1),
+    dict(kernel_size=(3, 2), stride=(2, 1), padding=(1, 0), dilation=(1, 2)),
+    dict(kernel_size=3, stride=2, ceil_mode=True),
+    dict(kernel_size=2, stride=1),  # overlapping windows: gradients accumulate
+    dict(kernel_size=(2, 3), stride=2, padding=1, dilation=2, ceil_mode=True),
+]
+
+
+@pytest.mark.parametrize("kw", MAX2D_CASES)
+def test_max_pool2d(kw):
+    x = t64(2, 2, 7, 6)
+    out, idx = max_pool2d(x, return_indices=True, **kw)
+    ref_v, ref_i = ref_max_pool(x.detach().numpy(), kw["kernel_size"], kw.get("stride"),
+                                kw.get("padding", 0), kw.get("dilation", 1),
+                                kw.get("ceil_mode", False))
+    np.testing.assert_array_equal(out.detach().numpy(), ref_v)
+    np.testing.assert_array_equal(idx.numpy(), ref_i)
+    assert idx.dtype == ember.int64
+    assert out.grad_fn.name() == "MaxPool2DWithIndicesBackward0"
+    assert gradcheck(lambda a: max_pool2d(a, **kw), (x,))
+
+
+def test_max_pool2d_gradgradcheck():
+    x = t64(1, 2, 5, 5)
+    assert gradgradcheck(lambda a: max_pool2d(a, 3, 1, 1), (x,))
+
+
+@pytest.mark.parametrize("kw", [dict(kernel_size=2), dict(kernel_size=3, stride=2, padding=1,
+                                                          ceil_mode=True, dilation=2)])
+def test_max_pool1d(kw):
+    x = t64(2, 3, 9)
+    out, idx = max_pool1d(x, return_indices=True, **kw)
+    ref_v, ref_i = ref_max_pool(x.detach().numpy(), kw["kernel_size"], kw.get("stride"),
+                                kw.get("padding", 0), kw.get("dilation", 1),
+                                kw.get("ceil_mode", False))
+    np.testing.assert_array_equal(out.detach().numpy(), ref_v)
+    np.testing.assert_array_equal(idx.numpy(), ref_i)
+    assert gradcheck(lambda a: max_pool1d(a, **kw), (x,))
+    assert ember.max_pool1d is max_pool1d
+
+
+def test_max_pool_unbatched_and_float32():
+    x = ember.randn(3, 6, 6)
+    out, idx = max_pool2d(x, 2, return_indices=True)
+    assert out.shape == (3, 3, 3) and idx.shape == (3, 3, 3)
+    assert out.dtype == ember.float32
+    np.testing.assert_array_equal(out.numpy(), max_pool2d(x.unsqueeze(0), 2)[0].numpy())
+
+
+AVG2D_CASES = [
+    dict(kernel_size=2),
+    dict(kernel_size=3, stride=2, padding=1),
+    dict(kernel_size=3, stride=2, padding=1, count_include_pad=False),
+    dict(kernel_size=(3, 2), stride=2, padding=1, ceil_mode=True),
+    dict(kernel_size=(3, 2), stride=2, padding=1, ceil_mode=True, count_include_pad=False),
+    dict(kernel_size=2, stride=1, divisor_override=3),
+]
+
+
+@pytest.mark.parametrize("kw", AVG2D_CASES)
+def test_avg_pool2d(kw):
+    x = t64(2, 2, 7, 6)
+    out = avg_pool2d(x, **kw)
+    ref = ref_avg_pool(x.detach().numpy(), kw["kernel_size"], kw.get("stride"),
+                       kw.get("padding", 0), kw.get("ceil_mode", False),
+                       kw.get("count_include_pad", True), kw.get("divisor_override"))
+    np.testing.assert_allclose(out.detach().numpy(), ref, rtol=1e-12)
+    assert out.grad_fn.name() == "AvgPool2DBackward0"
+    assert gradcheck(lambda a: avg_pool2d(a, **kw), (x,))
+
+
+def test_avg_pool2d_gradgradcheck():
+    x = t64(1, 2, 5, 4)
+    assert gradgradcheck(lambda a: avg_pool2d(a, 3, 2, 1, ceil_mode=True,
+                                              count_include_pad=False), (x,))
+
+
+def test_avg_pool1d():
+    x = t64(2, 3, 8)
+    out = avg_pool1d(x, 3, 2, 1, ceil_mode=True)
+    np.testing.assert_allclose(out.detach().numpy(),
+                               ref_avg_pool(x.detach().numpy(), 3, 2, 1, True), rtol=1e-12)
+    assert gradcheck(lambda a: avg_pool1d(a, 3, 2, 1, count_include_pad=False), (x,))
+
+
+def test_avg_pool_integer_truncates():
+    x = ember.arange(16).reshape(1, 1, 4, 4) * 3 - 20
+    out = avg_pool2d(x, 3, 1)
+    assert out.dtype == ember.int64
+    assert out.tolist() == [[[[-5, -2], [7, 10]]]]
+
+
+@pytest.mark.parametrize("size", [(3, 4), (1, 1), (7, 6), (None, 2), 4])
+def test_adaptive_avg_pool2d(size):
+    x = t64(2, 2, 7, 6)
+    out = adaptive_avg_pool2d(x, size)
+    full = tuple(x.shape[2 + i] if v is None else v
+                 for i, v in enumerate(size if isinstance(size, tuple) else (size, size)))
+    np.testing.assert_allclose(out.detach().numpy(),
+                               ref_adaptive(x.detach().numpy(), full, np.mean), rtol=1e-12)
+    assert gradcheck(lambda a: adaptive_avg_pool2d(a, size), (x,))
+
+
+def test_adaptive_avg_pool1d():
+    x = t64(2, 3, 7)
+    np.testing.assert_allclose(adaptive_avg_pool1d(x, 3).detach().numpy(),
+                               ref_adaptive(x.detach().numpy(), (3,), np.mean), rtol=1e-12)
+    assert gradcheck(lambda a: adaptive_avg_pool1d(a, 3), (x,))
+
+
+@pytest.mark.parametrize("size", [(3, 4), (1, 1), (5, 5), 2])
+def test_adaptive_max_pool2d(size):
+    x = t64(2, 2, 7, 6)
+    out, idx = adaptive_max_pool2d(x, size, return_indices=True)
+    full = size if isinstance(size, tuple) else (size, size)
+    np.testing.assert_array_equal(out.detach().numpy(),
+                                  ref_adaptive(x.detach().numpy(), full, np.max))
+    flat = x.detach().numpy().reshape(2, 2, -1)
+    np.testing.assert_array_equal(np.take_along_axis(flat, idx.numpy().reshape(2, 2, -1), -1),
+                                  out.detach().numpy().reshape(2, 2, -1))
+    assert out.grad_fn.name() == "AdaptiveMaxPool2DBackward0"
+    assert gradcheck(lambda a: adaptive_max_pool2d(a, size), (x,))
+
+
+def test_adaptive_max_pool1d():
+    x = t64(2, 3, 7)
+    out, idx = adaptive_max_pool1d(x, 3, return_indices=True)
+    np.testing.assert_array_equal(out.detach().numpy(),
+                                  ref_adaptive(x.detach().numpy(), (3,), np.max))
+    assert gradcheck(lambda a: adaptive_max_pool1d(a, 3), (x,))
+
+
+def test_max_unpool2d_inverts_pool():
+    x = t64(2, 2, 6, 5)
+    out, idx = max_pool2d(x, 2, return_indices=True)
+    up = max_unpool2d(out, idx, 2, output_size=(6, 5))
+    assert up.shape == (2, 2, 6, 5)
+    ref = np.zeros((2, 2, 30))
+    np.put_along_axis(ref, idx.numpy().reshape(2, 2, -1), out.detach().numpy().reshape(2, 2, -1),
+                      -1)
+    np.testing.assert_array_equal(up.detach().numpy(), ref.reshape(2, 2, 6, 5))
+    assert up.grad_fn.name() == "MaxUnpool2DBackward0"
+    v = t64(2, 2, 3, 2)
+    assert gradcheck(lambda a: max_unpool2d(a, idx, 2, output_size=(6, 5)), (v,))
+    assert max_unpool2d(out[..., :2], idx[..., :2] % 4, 2).shape == (2, 2, 6, 4)
+    with pytest.raises(RuntimeError, match="Found an invalid max index: 99"):
+        max_unpool2d(out, idx * 0 + 99, 2)
+
+
+def test_max_unpool1d():
+    x = t64(1, 2, 8)
+    out, idx = max_pool1d(x, 2, return_indices=True)
+    up = max_unpool1d(out, idx, 2)
+    np.testing.assert_array_equal((up != 0).numpy().sum(-1), [[4, 4]])
+    assert gradcheck(lambda a: max_unpool1d(a, idx, 2), (out.detach().requires_grad_(),))
+
+
+def test_lp_pool2d():
+    x = t64(1, 2, 6, 6)
+    out = lp_pool2d(x, 2, 3, 2)
+    ref = np.sqrt(ref_avg_pool(x.detach().numpy() ** 2, 3, 2) * 9)
+    np.testing.assert_allclose(out.detach().numpy(), ref, rtol=1e-10)
+    assert gradcheck(lambda a: lp_pool2d(a, 2, 2), (x,))
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: max_pool2d(ember.randn(1, 4, 5, 5), 3, padding=2),
+     "pad should be at most half of effective kernel size, but got pad=2, kernel_size=3 and "
+     "dilation=1"),
+    (lambda: max_pool2d(ember.randn(1, 4, 2, 2), 3),
+     r"Given input size: \(4x2x2\). Calculated output size: \(4x0x0\). Output size is too "
+     "small"),
+    (lambda: max_pool2d(ember.randn(4, 2), 1),
+     r"non-empty 3D or 4D \(batch mode\) tensor expected for input"),
+    (lambda: max_pool2d(ember.randn(1, 4, 5, 5), 2, stride=0), "stride should not be zero"),
+    (lambda: avg_pool2d(ember.randn(1, 4, 5, 5), 3, padding=2),
+     "pad should be at most half of effective kernel size"),
+    (lambda: avg_pool1d(ember.randn(4, 5, 5, 5), 3),
+     "Expected 2 to 3 dimensions, but got 4-dimensional tensor"),
+    (lambda: adaptive_avg_pool2d(ember.randn(4, 5), 3),
+     r"adaptive_avg_pool2d\(\): Expected 3D or 4D tensor, but got \[4, 5\]"),
+    (lambda: adaptive_max_pool2d(ember.randn(1, 2, 5, 5, 5), 2),
+     r"adaptive_max_pool2d\(\): Expected 3D or 4D tensor, but got: \[1, 2, 5, 5, 5\]"),
+])
+def test_errors(call, message):
+    with pytest.raises(RuntimeError, match=message):
+        call()
+
+
+def test_device_kept(testdev):
+    x = ember.randn(1, 2, 6, 6).to(testdev).requires_grad_()
+    for fn in (lambda a: max_pool2d(a, 2), lambda a: avg_pool2d(a, 3, 1, 1),
+               lambda a: adaptive_avg_pool2d(a, 3), lambda a: adaptive_max_pool2d(a, 4)):
+        out = fn(x)
+        assert out.device == testdev
+        out.sum().backward()
+        assert x.grad.device == testdev
+        x.grad = None
+    out, idx = max_pool2d(x, 2, return_indices=True)
+    assert idx.device == testdev
+    assert max_unpool2d(out, idx, 2).device == testdev
+
+
+def test_three_d_family():
+    from ember.ops.pooling import (
+        adaptive_avg_pool3d,
+        adaptive_max_pool3d,
+        avg_pool3d,
+        max_pool3d,
+        max_unpool3d,
+    )
+
+    x = t64(1, 2, 5, 4, 5)
+    out, idx = max_pool3d(x, 2, (2, 1, 2), (1, 0, 1), return_indices=True)
+    ref_v, ref_i = ref_max_pool(x.detach().numpy(), 2, (2, 1, 2), (1, 0, 1))
+    np.testing.assert_array_equal(out.detach().numpy(), ref_v)
+    np.testing.assert_array_equal(idx.numpy(), ref_i)
+    assert out.grad_fn.name() == "MaxPool3DWithIndicesBackward0"
+    assert gradcheck(lambda a: max_pool3d(a, 2, 1), (x,))
+    np.testing.assert_allclose(avg_pool3d(x, 3, 2, 1, ceil_mode=True).detach().numpy(),
+                               ref_avg_pool(x.detach().numpy(), 3, 2, 1, True), rtol=1e-12)
+    assert gradcheck(lambda a: avg_pool3d(a, 2, 1, 1, count_include_pad=False), (x,))
+    np.testing.assert_allclose(adaptive_avg_pool3d(x, (2, 3, 2)).detach().numpy(),
+                               ref_adaptive(x.detach().numpy(), (2, 3, 2), np.mean),
+                               rtol=1e-12)
+    np.testing.assert_array_equal(adaptive_max_pool3d(x, (2, 3, 2)).detach().numpy(),
+                                  ref_adaptive(x.detach().numpy(), (2, 3, 2), np.max))
+    assert gradcheck(lambda a: adaptive_max_pool3d(a, (2, 3, 2)), (x,))
+    assert max_unpool3d(out, idx, 2, (2, 1, 2), (1, 0, 1), output_size=(5, 4, 5)).shape == \
+        x.shape
+
+
+def test_with_indices_variants():
+    from ember.ops.pooling import adaptive_max_pool2d_with_indices, max_pool2d_with_indices
+
+    x = t64(1, 2, 6, 6)
+    v, i = max_pool2d_with_indices(x, 2)
+    np.testing.assert_array_equal(i.numpy(), max_pool2d(x, 2, return_indices=True)[1].numpy())
+    v, i = adaptive_max_pool2d_with_indices(x, 3)
+    assert i.shape == (1, 2, 3, 3)
+    assert ember.max_pool1d_with_indices(t64(1, 2, 6), 2)[1].dtype == ember.int64
