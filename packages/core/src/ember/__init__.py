@@ -48,9 +48,10 @@ from .ops import registry as _registry  # noqa: E402
 
 _registry.install(globals(), Tensor)
 
-from ._optional import import_optional_submodules as _import_optional  # noqa: E402
-
-_import_optional(globals())
+from ._random import *  # noqa: E402,F401,F403
+from . import (  # noqa: E402,F401
+    cuda, data, linalg, return_types, safetensors, serialization, testing, utils,
+)
 from .serialization import load, save  # noqa: E402,F401
 
 # -- sub-distributions: ``ember.nn`` etc. as attributes, with an install hint when missing ----
