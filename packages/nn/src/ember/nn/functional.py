@@ -1,14 +1,21 @@
 """The functional API (``torch.nn.functional``).
 
 ``linear`` and ``bilinear`` live here; every other name of ``torch.nn.functional`` is
-re-exported from ember-core's op registry when the core provides it (kernels such as conv,
-pooling, losses are registered there), so this module never holds placeholders.
+re-exported from ember-core when the core provides it: first from the kernel modules'
+``__all__`` (``ember.ops.normalization``, ``conv``, ``pooling``, ... hold the functions with
+``torch.nn.functional``'s signatures, e.g. ``batch_norm(input, running_mean, running_var, ...)``),
+then from the ``ember`` namespace (``relu``, ``sigmoid``, ``tanh``...). This module never holds
+placeholders.
 """
 
 from __future__ import annotations
 
+import inspect
+
 import ember
 from ember import Tensor
+from ember.ops import activation, attention, conv, loss, nn_misc, normalization, pooling
+from ember.ops._core import make_inplace
 
 #: the kernel names of ``torch.nn.functional`` that come from ember-core when it has them
 _CORE_KERNELS = (
@@ -61,9 +68,38 @@ def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None
 
 
 __all__ = ["linear", "bilinear"]
+_KERNEL_MODULES = (normalization, nn_misc, conv, pooling, activation, loss, attention)
+
+
+def _core_kernel(name: str):
+    """The ember-core function with ``torch.nn.functional``'s signature for ``name``."""
+    for mod in _KERNEL_MODULES:
+        if name in getattr(mod, "__all__", ()) and hasattr(mod, name):
+            return getattr(mod, name)
+    return getattr(ember, name, None)
+
+
+def _with_inplace(fn, name: str):
+    """``torch.nn.functional``'s ``name(input, inplace=False)`` over a core op without it."""
+    fn_ = make_inplace(fn, name + "_")
+
+    def op(input: Tensor, inplace: bool = False) -> Tensor:
+        return fn_(input) if inplace else fn(input)
+
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = fn.__doc__
+    return op
+
+
+#: activations that ``torch.nn.functional`` gives an ``inplace`` flag
+_INPLACE_FLAG = ("relu", "silu", "mish", "hardswish", "hardsigmoid")
+
 for _name in _CORE_KERNELS:
-    _fn = getattr(ember, _name, None)
+    _fn = _core_kernel(_name)
     if _fn is not None:
+        if _name in _INPLACE_FLAG and "inplace" not in inspect.signature(_fn).parameters:
+            _fn = _with_inplace(_fn, _name)
         globals()[_name] = _fn
         __all__.append(_name)
 del _name, _fn
+from ._mha import multi_head_attention_forward  # noqa: E402,F401

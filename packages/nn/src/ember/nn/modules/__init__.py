@@ -4,6 +4,52 @@ from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Seq
 from .flatten import Flatten, Unflatten
 from .linear import Bilinear, Identity, Linear
 from .module import Module
+from .transformer import (
+    MultiheadAttention,
+    Transformer,
+    TransformerDecoder,
+    TransformerDecoderLayer,
+    TransformerEncoder,
+    TransformerEncoderLayer,
+)
 
 __all__ = ["Module", "Sequential", "ModuleList", "ModuleDict", "ParameterList",
            "ParameterDict", "Identity", "Linear", "Bilinear", "Flatten", "Unflatten"]
+__all__ += ["MultiheadAttention", "Transformer", "TransformerEncoder", "TransformerDecoder",
+            "TransformerEncoderLayer", "TransformerDecoderLayer"]
+from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase  # noqa: E402
+
+__all__ += ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
+
+# layers over ember-core's kernels (conv, pooling, norms, activations, losses, ...)
+from . import (  # noqa: E402
+    activation,
+    conv,
+    distance,
+    dropout,
+    fold,
+    loss,
+    normalization,
+    padding,
+    pixelshuffle,
+    pooling,
+    sparse,
+    upsampling,
+)
+from .activation import *  # noqa: E402,F401,F403
+from .conv import *  # noqa: E402,F401,F403
+from .distance import *  # noqa: E402,F401,F403
+from .dropout import *  # noqa: E402,F401,F403
+from .fold import *  # noqa: E402,F401,F403
+from .loss import *  # noqa: E402,F401,F403
+from .normalization import *  # noqa: E402,F401,F403
+from .padding import *  # noqa: E402,F401,F403
+from .pixelshuffle import *  # noqa: E402,F401,F403
+from .pooling import *  # noqa: E402,F401,F403
+from .sparse import *  # noqa: E402,F401,F403
+from .upsampling import *  # noqa: E402,F401,F403
+
+for _m in (activation, conv, distance, dropout, fold, loss, normalization, padding,
+           pixelshuffle, pooling, sparse, upsampling):
+    __all__ += _m.__all__
+del _m

@@ -1,0 +1,841 @@
+"""Recurrent layers (``torch.nn.modules.rnn``): ``RNN``, ``LSTM``, ``GRU`` and their cells.
+
+A layer and direction runs as ONE recorded op (``_recurrent_layer``): its input projection
+``x @ W_ih.T + b_ih`` for all time steps is one ``linear`` before it; the op itself loops over
+time steps in array code (one matrix product ``h @ W_hh.T`` plus a handful of ufuncs per
+step) and its backward is the same loop run backwards (BPTT), with the weight gradients as
+one matrix product over all steps. Time steps follow packed ``batch_sizes``: at step ``t``
+only the first ``batch_sizes[t]`` sequences advance, so padded and packed inputs share the
+code (padded input is the packed case with equal batch sizes).
+
+For higher-order gradients (``create_graph=True``) the backward recomputes the layer with
+differentiable Tensor ops (``_reference_layer``) and differentiates that, so double
+backward works without a hand-written second derivative.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import warnings
+
+import numpy as np
+
+import ember
+from ember import Tensor
+from ember._tensor import _make
+from ember.autograd.grad_mode import GRAD
+from ember.autograd.graph import make_node_class, record
+from ember.ops._core import check_same_device, xp_of
+
+from .. import functional as F
+from .. import init
+from ..parameter import Parameter
+from ..utils.rnn import PackedSequence
+from .module import Module
+
+__all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
+
+_GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
+
+
+# -- array kernels ---------------------------------------------------------------------------
+
+def _steps(batch_sizes, reverse: bool) -> list:
+    """``(offset, batch)`` of every time step in packed data, in processing order."""
+    steps = []
+    off = 0
+    for bs in batch_sizes:
+        steps.append((off, bs))
+        off += bs
+    return steps[::-1] if reverse else steps
+
+
+def _prev(Y, init, steps, s):
+    """The state entering step ``s``: the previous step's rows, topped up from ``init``."""
+    bs = steps[s][1]
+    if s == 0:
+        return init[:bs]
+    poff, pbs = steps[s - 1]
+    if bs <= pbs:
+        return Y[poff:poff + bs]
+    return np.concatenate([Y[poff:poff + pbs], init[pbs:bs]])
+
+
+def _all_prev(xp, Y, init, steps):
+    """The states entering every step, laid out like the packed data (for ``dW_hh``)."""
+    out = xp.empty(Y.shape[:1] + init.shape[1:], dtype=Y.dtype)
+    for s, (off, bs) in enumerate(steps):
+        out[off:off + bs] = _prev(Y, init, steps, s)
+    return out
+
+
+def _final(xp, Y, steps, B):
+    """The last state of every sequence (each row finishes at its own last step)."""
+    out = xp.empty((B,) + Y.shape[1:], dtype=Y.dtype)
+    for s, (off, bs) in enumerate(steps):
+        nxt = steps[s + 1][1] if s + 1 < len(steps) else 0
+        if nxt < bs:
+            out[nxt:bs] = Y[off + nxt:off + bs]
+    return out
+
+
+def _sigmoid_scale(xp, G, H, dtype, tanh_gate):
+    """0.5 on the sigmoid gates, 1 on the tanh gate: ``sigmoid(z) = 0.5 * tanh(z / 2) + 0.5``."""
+    scale = xp.full(G, 0.5, dtype=dtype)
+    scale[tanh_gate * H:(tanh_gate + 1) * H] = 1
+    return scale
+
+
+# Kernels, one pair per mode (table ``_KERNELS``), on arrays in packed layout:
+#   fwd(xp, mode, x, h0, c0, w_hh, b_hh, w_hr, steps) -> (Y, C or None, saved arrays)
+#   bwd(xp, mode, saved, dY, dh, dc, w_hh, w_hr, steps) -> (dx, d(h @ W_hh.T + b_hh), dW_hr, dc0)
+# where ``x`` is the input projection (bias b_ih included) and ``bwd`` leaves dh0 in ``dh``.
+
+def _rnn_fwd(xp, mode, x, h0, c0, w, b, w_hr, steps):
+    Y = xp.empty((x.shape[0], w.shape[0]), dtype=x.dtype)
+    x = x + b if b is not None else x
+    wT = xp.ascontiguousarray(w.T)  # BLAS runs h @ wT fastest with wT row-major
+    relu = mode == "RNN_RELU"
+    for s, (off, bs) in enumerate(steps):
+        y = Y[off:off + bs]
+        np.add(x[off:off + bs], _prev(Y, h0, steps, s) @ wT, out=y)
+        if relu:
+            np.maximum(y, 0, out=y)
+        else:
+            np.tanh(y, out=y)
+    return Y, None, {"Y": Y}
+
+
+def _rnn_bwd(xp, mode, a, dY, dh, dc, w, w_hr, steps):
+    Y = a["Y"]
+    D = (Y > 0).astype(Y.dtype) if mode == "RNN_RELU" else 1 - Y * Y
+    dG = xp.empty_like(Y)
+    for off, bs in reversed(steps):
+        g = dG[off:off + bs]
+        if dY is not None:
+            np.add(dh[:bs], dY[off:off + bs], out=g)
+            g *= D[off:off + bs]
+        else:
+            np.multiply(dh[:bs], D[off:off + bs], out=g)
+        dh[:bs] = g @ w
+    return dG, dG, None, None
+
+
+def _lstm_fwd(xp, mode, x, h0, c0, w, b, w_hr, steps):
+    N, G = x.shape
+    H = G // 4
+    scale = _sigmoid_scale(xp, G, H, x.dtype, 2)
+    wT = xp.ascontiguousarray((w * scale[:, None]).T)
+    x = (x + b) if b is not None else x.copy()
+    x *= scale
+    Y = xp.empty((N, w.shape[1]), dtype=x.dtype)
+    C = xp.empty((N, H), dtype=x.dtype)
+    A = xp.empty((N, G), dtype=x.dtype)
+    TC = xp.empty((N, H), dtype=x.dtype)
+    M = xp.empty((N, H), dtype=x.dtype) if w_hr is not None else Y
+    offset = xp.full(G, 0.5, dtype=x.dtype)  # 0.5 * tanh(z / 2) + 0.5 on sigmoid gates
+    offset[2 * H:3 * H] = 0
+    for s, (off, bs) in enumerate(steps):
+        a = A[off:off + bs]
+        np.add(x[off:off + bs], _prev(Y, h0, steps, s) @ wT, out=a)
+        np.tanh(a, out=a)
+        a *= scale
+        a += offset
+        c = C[off:off + bs]
+        np.multiply(a[:, H:2 * H], _prev(C, c0, steps, s), out=c)
+        c += a[:, :H] * a[:, 2 * H:3 * H]
+        tc = TC[off:off + bs]
+        np.tanh(c, out=tc)
+        m = M[off:off + bs]
+        np.multiply(a[:, 3 * H:], tc, out=m)
+        if w_hr is not None:
+            Y[off:off + bs] = m @ w_hr.T
+    return Y, C, {"Y": Y, "C": C, "A": A, "TC": TC, "M": M}
+
+
+def _lstm_bwd(xp, mode, a, dY, dh, dc, w, w_hr, steps):
+    A, TC, C = a["A"], a["TC"], a["C"]
+    N, H = TC.shape
+    i_, f_, g_, o_ = (A[:, k * H:(k + 1) * H] for k in range(4))
+    # per-row factors of the gate gradients, computed once for all steps
+    F3 = xp.empty((N, 3, H), dtype=A.dtype)  # d(i, f, g pre-activation) / dc
+    np.multiply(g_, i_ * (1 - i_), out=F3[:, 0])
+    np.multiply(_all_prev(xp, C, a["c0"], steps), f_ * (1 - f_), out=F3[:, 1])
+    np.multiply(i_, 1 - g_ * g_, out=F3[:, 2])
+    OD = o_ * (1 - TC * TC)  # dc / dh
+    TCD = TC * o_ * (1 - o_)  # d(o pre-activation) / dh
+    dG = xp.empty((N, 4, H), dtype=A.dtype)
+    DH = xp.empty((N, w.shape[1]), dtype=A.dtype) if w_hr is not None else None
+    for off, bs in reversed(steps):
+        sl = slice(off, off + bs)
+        dm = dh[:bs] + dY[sl] if dY is not None else dh[:bs].copy()
+        if w_hr is not None:
+            DH[sl] = dm
+            dm = dm @ w_hr
+        g = dG[sl]
+        dcs = dm * OD[sl]
+        dcs += dc[:bs]
+        np.multiply(dcs[:, None, :], F3[sl], out=g[:, :3])
+        np.multiply(dm, TCD[sl], out=g[:, 3])
+        np.multiply(dcs, f_[sl], out=dc[:bs])
+        dh[:bs] = g.reshape(bs, 4 * H) @ w
+    dG = dG.reshape(N, 4 * H)
+    dW_hr = None if w_hr is None else DH.T @ a["M"]
+    return dG, dG, dW_hr, dc
+
+
+def _gru_fwd(xp, mode, x, h0, c0, w, b, w_hr, steps):
+    N, G = x.shape
+    H = G // 3
+    scale = _sigmoid_scale(xp, G, H, x.dtype, 2)
+    wT = xp.ascontiguousarray((w * scale[:, None]).T)
+    bsc = b * scale if b is not None else None
+    x = x * scale
+    Y = xp.empty((N, H), dtype=x.dtype)
+    A = xp.empty((N, G), dtype=x.dtype)
+    GN = xp.empty((N, H), dtype=x.dtype)
+    for s, (off, bs) in enumerate(steps):
+        hp = _prev(Y, h0, steps, s)
+        gh = hp @ wT
+        if bsc is not None:
+            gh += bsc
+        a, xs = A[off:off + bs], x[off:off + bs]
+        rz = a[:, :2 * H]
+        np.add(xs[:, :2 * H], gh[:, :2 * H], out=rz)
+        np.tanh(rz, out=rz)
+        rz *= 0.5
+        rz += 0.5
+        GN[off:off + bs] = gh[:, 2 * H:]
+        n = a[:, 2 * H:]
+        np.multiply(a[:, :H], gh[:, 2 * H:], out=n)
+        n += xs[:, 2 * H:]
+        np.tanh(n, out=n)
+        y = Y[off:off + bs]
+        np.subtract(hp, n, out=y)
+        y *= a[:, H:2 * H]
+        y += n
+    return Y, None, {"Y": Y, "A": A, "GN": GN}
+
+
+def _gru_bwd(xp, mode, a, dY, dh, dc, w, w_hr, steps):
+    A, GN, Y, h0 = a["A"], a["GN"], a["Y"], a["h0"]
+    H = GN.shape[1]
+    DRZ = A[:, :2 * H] * (1 - A[:, :2 * H])
+    n_ = A[:, 2 * H:]
+    DN = 1 - n_ * n_
+    dX = xp.empty_like(A)
+    dGh = xp.empty_like(A)
+    for s in range(len(steps) - 1, -1, -1):
+        off, bs = steps[s]
+        sl = slice(off, off + bs)
+        d = dh[:bs] + dY[sl] if dY is not None else dh[:bs].copy()
+        act, dx, dg = A[sl], dX[sl], dGh[sl]
+        z, n = act[:, H:2 * H], act[:, 2 * H:]
+        dn = dx[:, 2 * H:]
+        np.subtract(1, z, out=dn)
+        dn *= d
+        dn *= DN[sl]
+        dz = dx[:, H:2 * H]
+        np.subtract(_prev(Y, h0, steps, s), n, out=dz)
+        dz *= d
+        np.multiply(dn, GN[sl], out=dx[:, :H])
+        dx[:, :2 * H] *= DRZ[sl]
+        dg[:, :2 * H] = dx[:, :2 * H]
+        np.multiply(dn, act[:, :H], out=dg[:, 2 * H:])
+        d *= z
+        d += dg @ w
+        dh[:bs] = d
+    return dX, dGh, None, None
+
+
+_KERNELS = {"RNN_TANH": (_rnn_fwd, _rnn_bwd), "RNN_RELU": (_rnn_fwd, _rnn_bwd),
+            "LSTM": (_lstm_fwd, _lstm_bwd), "GRU": (_gru_fwd, _gru_bwd)}
+
+
+# -- the recorded op -------------------------------------------------------------------------
+
+def _layer_backward(node, grads):
+    xw, h0, c0, w, b, w_hr, arrays = node.saved
+    mode, steps, B = node.ctx
+    if GRAD.enabled:  # create_graph: differentiate the Tensor-op recomputation
+        return _reference_backward(node, grads)
+    gY, gh, gc = (list(grads) + [None])[:3]
+    wd = w._data
+    xp = xp_of(w)
+    Y = arrays["Y"]
+    dY = None if gY is None else gY._data.reshape(Y.shape)
+    dh = xp.zeros((B, wd.shape[1]), dtype=wd.dtype) if gh is None else gh._data.copy()
+    dc = None
+    if mode == "LSTM":
+        H = wd.shape[0] // 4
+        dc = xp.zeros((B, H), dtype=wd.dtype) if gc is None else gc._data.copy()
+    dxw, dgh, dW_hr, dc = _KERNELS[mode][1](xp, mode, arrays, dY, dh, dc, wd,
+                                            None if w_hr is None else w_hr._data, steps)
+    dev = node.device
+    out = [None] * 6
+    if node.needs_grad(0):
+        out[0] = _make(dxw.reshape(xw._data.shape), dev)
+    if node.needs_grad(1):
+        out[1] = _make(dh, dev)
+    if node.needs_grad(2):
+        out[2] = _make(dc, dev)
+    if node.needs_grad(3):
+        out[3] = _make(dgh.T @ _all_prev(xp, Y, arrays["h0"], steps), dev)
+    if node.needs_grad(4):
+        out[4] = _make(dgh.sum(0), dev)
+    if node.needs_grad(5):
+        out[5] = _make(dW_hr, dev)
+    return tuple(out)
+
+
+def _reference_backward(node, grads):
+    """Gradients with a graph: recompute the layer with Tensor ops and differentiate it."""
+    xw, h0, c0, w, b, w_hr, _ = node.saved
+    mode, steps, B = node.ctx
+    inputs = (xw, h0, c0, w, b, w_hr)
+    outs = _reference_layer(mode, xw, h0, c0, w, b, w_hr, steps, B)
+    pairs = [(o, g) for o, g in zip(outs, grads) if o is not None and g is not None]
+    wanted = [i for i in range(6) if node.needs_grad(i)]
+    res = ember.autograd.grad([o for o, _ in pairs], [inputs[i] for i in wanted],
+                              [g.reshape(o.shape) for o, g in pairs], create_graph=True,
+                              allow_unused=True)
+    out = [None] * 6
+    for i, r in zip(wanted, res):
+        out[i] = r
+    return tuple(out)
+
+
+def _reference_layer(mode, xw, h0, c0, w, b, w_hr, steps, B):
+    """The layer written with differentiable Tensor ops (used for higher-order gradients)."""
+    G = w.shape[0]
+    x = xw.reshape(-1, G)
+    P = w.shape[1]
+    h = h0 if h0 is not None else ember.zeros((B, P), dtype=x.dtype, device=x.device)
+    c = None
+    if mode == "LSTM":
+        c = c0 if c0 is not None else ember.zeros((B, G // 4), dtype=x.dtype, device=x.device)
+    outs = {}
+    for off, bs in steps:
+        hp = h[:bs]
+        gh = hp.matmul(w.mT)
+        if b is not None:
+            gh = gh + b
+        xs = x[off:off + bs]
+        if mode == "LSTM":
+            i, f, g, o = (xs + gh).chunk(4, 1)
+            cn = f.sigmoid() * c[:bs] + i.sigmoid() * g.tanh()
+            y = o.sigmoid() * cn.tanh()
+            if w_hr is not None:
+                y = y.matmul(w_hr.mT)
+            c = cn if bs == B else ember.cat([cn, c[bs:]], 0)
+        elif mode == "GRU":
+            xr, xz, xn = xs.chunk(3, 1)
+            hr, hz, hn = gh.chunk(3, 1)
+            r, z = (xr + hr).sigmoid(), (xz + hz).sigmoid()
+            n = (xn + r * hn).tanh()
+            y = n + z * (hp - n)
+        else:
+            pre = xs + gh
+            y = pre.tanh() if mode == "RNN_TANH" else pre.relu()
+        h = y if bs == B else ember.cat([y, h[bs:]], 0)
+        outs[off] = y
+    Y = ember.cat([outs[k] for k in sorted(outs)], 0)
+    return Y, h, c
+
+
+_NODES = {m: make_node_class(n, _layer_backward, n_out=3) for m, n in (
+    ("RNN_TANH", "RnnTanhBackward0"), ("RNN_RELU", "RnnReluBackward0"),
+    ("LSTM", "LstmBackward0"), ("GRU", "GruBackward0"))}
+
+
+def _recurrent_layer(mode, xw, h0, c0, w, b, w_hr, batch_sizes, reverse, lead=None):
+    """One layer and direction over all time steps: ``(output, h_n, c_n)``.
+
+    ``xw`` is the input projection of the packed steps (``N x G``); ``h0``/``c0`` may be None
+    (zeros). The output is ``N x P``, or ``lead + (P,)`` when ``lead`` (``(T, B)``) is given.
+    """
+    tensors = (xw, h0, c0, w, b, w_hr)
+    dev = xw._device
+    for t in tensors:
+        if t is not None and t._device is not dev:
+            check_same_device(*[t for t in tensors if t is not None])
+    xp = xp_of(xw)
+    steps = _steps(batch_sizes, reverse)
+    B = batch_sizes[0]
+    wd = w._data
+    G, P = wd.shape
+    x = xw._data.reshape(-1, G)
+    h0d = xp.zeros((B, P), dtype=x.dtype) if h0 is None else h0._data
+    c0d = None
+    if mode == "LSTM":
+        c0d = xp.zeros((B, G // 4), dtype=x.dtype) if c0 is None else c0._data
+    Y, C, arrays = _KERNELS[mode][0](xp, mode, x, h0d, c0d, wd,
+                                     None if b is None else b._data,
+                                     None if w_hr is None else w_hr._data, steps)
+    out = _make(Y if lead is None else Y.reshape(tuple(lead) + (Y.shape[1],)), dev)
+    h_n = _make(_final(xp, Y, steps, B), dev)
+    c_n = None if C is None else _make(_final(xp, C, steps, B), dev)
+    if GRAD.enabled and any(t is not None and t.requires_grad for t in tensors):
+        arrays["h0"], arrays["c0"] = h0d, c0d
+        node_cls = _NODES[mode]
+        record(node_cls, out, tensors, tensors + (arrays,), (mode, steps, B),
+               save_output=True)  # the backward reads the output's array: guard its version
+        for nr, t in ((1, h_n), (2, c_n)):
+            if t is not None:
+                t.requires_grad = True
+                t.grad_fn = out.grad_fn
+                t._nr = nr
+    return out, h_n, c_n
+
+
+# -- modules ---------------------------------------------------------------------------------
+
+def _apply_permutation(tensor: Tensor, permutation: Tensor, dim: int = 1) -> Tensor:
+    return tensor.index_select(dim, permutation)
+
+
+class RNNBase(Module):
+    """Base class of ``RNN``, ``LSTM`` and ``GRU``: parameters, checks and the layer loop."""
+
+    __constants__ = ["mode", "input_size", "hidden_size", "num_layers", "bias", "batch_first",
+                     "dropout", "bidirectional", "proj_size"]
+
+    def __init__(self, mode: str, input_size: int, hidden_size: int, num_layers: int = 1,
+                 bias: bool = True, batch_first: bool = False, dropout: float = 0.0,
+                 bidirectional: bool = False, proj_size: int = 0, device=None,
+                 dtype=None) -> None:
+        super().__init__()
+        self.mode = mode
+        self.input_size = input_size
+        self.hidden_size = hidden_size
+        self.num_layers = num_layers
+        self.bias = bias
+        self.batch_first = batch_first
+        self.dropout = float(dropout)
+        self.bidirectional = bidirectional
+        self.proj_size = proj_size
+        num_directions = 2 if bidirectional else 1
+        if not isinstance(dropout, numbers.Number) or not 0 <= dropout <= 1 \
+                or isinstance(dropout, bool):
+            raise ValueError("dropout should be a number in range [0, 1] representing the "
+                             "probability of an element being zeroed")
+        if dropout > 0 and num_layers == 1:
+            warnings.warn("dropout option adds dropout after all but last recurrent layer, so "
+                          "non-zero dropout expects num_layers greater than 1, but got "
+                          f"dropout={dropout} and num_layers={num_layers}", stacklevel=2)
+        for name, value, typ in (("bias", bias, bool), ("batch_first", batch_first, bool),
+                                 ("input_size", input_size, int),
+                                 ("hidden_size", hidden_size, int)):
+            if not isinstance(value, typ):
+                raise TypeError(f"{name} should be of type {typ.__name__}, got: "
+                                f"{type(value).__name__}")
+            if typ is int and value <= 0:
+                raise ValueError(f"{name} must be greater than zero")
+        if num_layers <= 0:
+            raise ValueError("num_layers must be greater than zero")
+        if proj_size < 0:
+            raise ValueError("proj_size should be a positive integer or zero to disable "
+                             "projections")
+        if proj_size >= hidden_size:
+            raise ValueError("proj_size has to be smaller than hidden_size")
+        if mode not in _GATES:
+            raise ValueError("Unrecognized RNN mode: " + mode)
+        gate_size = _GATES[mode] * hidden_size
+        real_hidden_size = proj_size if proj_size > 0 else hidden_size
+        kw = {"device": device, "dtype": dtype}
+        self._flat_weights_names = []
+        self._all_weights = []
+        for layer in range(num_layers):
+            for direction in range(num_directions):
+                layer_input = input_size if layer == 0 else real_hidden_size * num_directions
+                shapes = [(gate_size, layer_input), (gate_size, real_hidden_size)]
+                names = ["weight_ih_l{}{}", "weight_hh_l{}{}"]
+                if bias:
+                    shapes += [(gate_size,), (gate_size,)]
+                    names += ["bias_ih_l{}{}", "bias_hh_l{}{}"]
+                if proj_size > 0:
+                    shapes.append((proj_size, hidden_size))
+                    names.append("weight_hr_l{}{}")
+                suffix = "_reverse" if direction == 1 else ""
+                names = [n.format(layer, suffix) for n in names]
+                for name, shape in zip(names, shapes):
+                    setattr(self, name, Parameter(ember.empty(shape, **kw)))
+                self._flat_weights_names.extend(names)
+                self._all_weights.append(names)
+        self.reset_parameters()
+
+    @property
+    def _flat_weights(self) -> list:
+        return [getattr(self, n, None) for n in self._flat_weights_names]
+
+    def flatten_parameters(self) -> None:
+        """A no-op (PyTorch compacts weights for cuDNN here)."""
+
+    def reset_parameters(self) -> None:
+        """Every weight and bias from ``U(-1/sqrt(hidden_size), 1/sqrt(hidden_size))``."""
+        stdv = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0
+        for weight in self.parameters():
+            init.uniform_(weight, -stdv, stdv)
+
+    @property
+    def all_weights(self) -> list:
+        return [[getattr(self, w) for w in ws] for ws in self._all_weights]
+
+    def check_input(self, input: Tensor, batch_sizes) -> None:
+        w0 = self._flat_weights[0]
+        if input.dtype != w0.dtype:
+            raise ValueError(f"RNN input dtype ({input.dtype}) does not match weight dtype "
+                             f"({w0.dtype}). Convert input: input.to({w0.dtype}), or convert "
+                             f"model: model.to({input.dtype})")
+        expected = 2 if batch_sizes is not None else 3
+        if input.dim() != expected:
+            raise RuntimeError(f"input must have {expected} dimensions, got {input.dim()}")
+        if self.input_size != input.size(-1):
+            raise RuntimeError(f"input.size(-1) must be equal to input_size. Expected "
+                               f"{self.input_size}, got {input.size(-1)}")
+
+    def _mini_batch(self, input, batch_sizes) -> int:
+        if batch_sizes is not None:
+            return int(batch_sizes[0])
+        return input.size(0) if self.batch_first else input.size(1)
+
+    def get_expected_hidden_size(self, input: Tensor, batch_sizes) -> tuple:
+        num_directions = 2 if self.bidirectional else 1
+        size = self.proj_size if self.proj_size > 0 else self.hidden_size
+        return (self.num_layers * num_directions, self._mini_batch(input, batch_sizes), size)
+
+    def check_hidden_size(self, hx: Tensor, expected_hidden_size: tuple,
+                          msg: str = "Expected hidden size {}, got {}") -> None:
+        if tuple(hx.size()) != tuple(expected_hidden_size):
+            raise RuntimeError(msg.format(expected_hidden_size, list(hx.size())))
+
+    def check_forward_args(self, input: Tensor, hidden: Tensor, batch_sizes) -> None:
+        self.check_input(input, batch_sizes)
+        self.check_hidden_size(hidden, self.get_expected_hidden_size(input, batch_sizes))
+
+    def permute_hidden(self, hx: Tensor, permutation: Tensor | None):
+        if permutation is None:
+            return hx
+        return _apply_permutation(hx, permutation)
+
+    def extra_repr(self) -> str:
+        s = "{input_size}, {hidden_size}"
+        if self.proj_size != 0:
+            s += ", proj_size={proj_size}"
+        if self.num_layers != 1:
+            s += ", num_layers={num_layers}"
+        if self.bias is not True:
+            s += ", bias={bias}"
+        if self.batch_first is not False:
+            s += ", batch_first={batch_first}"
+        if self.dropout != 0:
+            s += ", dropout={dropout}"
+        if self.bidirectional is not False:
+            s += ", bidirectional={bidirectional}"
+        return s.format(**self.__dict__)
+
+    # -- the layer loop ------------------------------------------------------------------------
+    def _run(self, x: Tensor, h0: Tensor | None, c0: Tensor | None, batch_sizes):
+        """All layers over ``x`` (``T x B x I`` or packed ``N x I``): ``(out, h_n, c_n)``."""
+        mode = self.mode
+        num_directions = 2 if self.bidirectional else 1
+        lead = None if x.dim() == 2 else tuple(x.shape[:2])
+        hs, cs = [], []
+        for layer in range(self.num_layers):
+            if layer and self.dropout and self.training:
+                x = F.dropout(x, self.dropout, True)
+            outs = []
+            for direction in range(num_directions):
+                k = layer * num_directions + direction
+                ws = [getattr(self, n) for n in self._all_weights[k]]
+                w_ih, w_hh = ws[0], ws[1]
+                b_ih = b_hh = w_hr = None
+                if self.bias:
+                    b_ih, b_hh = ws[2], ws[3]
+                if self.proj_size > 0:
+                    w_hr = ws[-1]
+                # one 2-D product for all steps (NumPy runs a 3-D one as a batch of small ones)
+                xw = F.linear(x if x.dim() == 2 else x.reshape(-1, x.shape[-1]), w_ih, b_ih)
+                y, h_n, c_n = _recurrent_layer(mode, xw, None if h0 is None else h0[k],
+                                               None if c0 is None else c0[k], w_hh, b_hh,
+                                               w_hr, batch_sizes, direction == 1, lead)
+                outs.append(y)
+                hs.append(h_n)
+                cs.append(c_n)
+            x = outs[0] if num_directions == 1 else ember.cat(outs, -1)
+        h_n = hs[0].unsqueeze(0) if len(hs) == 1 else ember.stack(hs, 0)
+        c_n = None
+        if mode == "LSTM":
+            c_n = cs[0].unsqueeze(0) if len(cs) == 1 else ember.stack(cs, 0)
+        return x, h_n, c_n
+
+    def _forward(self, input, hx):
+        """Shared ``forward``: unpacks, checks, runs and repacks like PyTorch."""
+        is_lstm = self.mode == "LSTM"
+        name = "LSTM" if is_lstm else ("GRU" if self.mode == "GRU" else "RNN")
+        orig_input = input
+        batch_sizes = sorted_indices = unsorted_indices = None
+        is_batched = True
+        batch_dim = 0 if self.batch_first else 1
+        if isinstance(orig_input, PackedSequence):
+            input, batch_sizes, sorted_indices, unsorted_indices = input
+            if hx is not None:
+                hx = self.permute_hidden(hx, sorted_indices)
+        else:
+            if input.dim() not in (2, 3):
+                got = f"{input.dim()}D tensor" if name == "RNN" else f"{input.dim()}D"
+                raise ValueError(f"{name}: Expected input to be 2D or 3D, got {got} instead")
+            is_batched = input.dim() == 3
+            if not is_batched:
+                input = input.unsqueeze(batch_dim)
+            if hx is not None:
+                hx = self._batch_hidden(hx, is_batched)
+        if hx is not None:
+            self.check_forward_args(input, hx, batch_sizes)
+        else:
+            self.check_input(input, batch_sizes)
+        h0, c0 = (hx if hx is not None else (None, None)) if is_lstm else (hx, None)
+        if batch_sizes is None:
+            x = input.transpose(0, 1) if self.batch_first else input
+            steps = [x.shape[1]] * x.shape[0]
+        else:
+            x = input
+            steps = batch_sizes.tolist()
+        output, h_n, c_n = self._run(x, h0, c0, steps)
+        hidden = (h_n, c_n) if is_lstm else h_n
+        if batch_sizes is not None:
+            return (PackedSequence(output, batch_sizes, sorted_indices, unsorted_indices),
+                    self.permute_hidden(hidden, unsorted_indices))
+        if self.batch_first:
+            output = output.transpose(0, 1)
+        if not is_batched:
+            output = output.squeeze(batch_dim)
+            hidden = (h_n.squeeze(1), c_n.squeeze(1)) if is_lstm else h_n.squeeze(1)
+        return output, hidden
+
+    def _batch_hidden(self, hx, is_batched):
+        if is_batched and hx.dim() != 3:
+            raise RuntimeError(f"For batched 3-D input, hx should also be 3-D but got "
+                               f"{hx.dim()}-D tensor")
+        if not is_batched:
+            if hx.dim() != 2:
+                raise RuntimeError(f"For unbatched 2-D input, hx should also be 2-D but got "
+                                   f"{hx.dim()}-D tensor")
+            hx = hx.unsqueeze(1)
+        return hx
+
+
+class RNN(RNNBase):
+    """Elman RNN: ``h_t = tanh(x_t W_ih^T + b_ih + h_{t-1} W_hh^T + b_hh)`` (or ReLU)."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        if "proj_size" in kwargs:
+            raise ValueError("proj_size argument is only supported for LSTM, not RNN or GRU")
+        if len(args) > 3:
+            self.nonlinearity = args[3]
+            args = args[:3] + args[4:]
+        else:
+            self.nonlinearity = kwargs.pop("nonlinearity", "tanh")
+        if self.nonlinearity == "tanh":
+            mode = "RNN_TANH"
+        elif self.nonlinearity == "relu":
+            mode = "RNN_RELU"
+        else:
+            raise ValueError(f"Unknown nonlinearity '{self.nonlinearity}'. Select from 'tanh' "
+                             "or 'relu'.")
+        super().__init__(mode, *args, **kwargs)
+
+    def forward(self, input, hx=None):
+        """``(output, h_n)`` for a padded, unbatched or packed ``input``."""
+        return self._forward(input, hx)
+
+
+class LSTM(RNNBase):
+    """Long short-term memory (gates i, f, g, o; optional projection ``proj_size``)."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__("LSTM", *args, **kwargs)
+
+    def get_expected_cell_size(self, input: Tensor, batch_sizes) -> tuple:
+        num_directions = 2 if self.bidirectional else 1
+        return (self.num_layers * num_directions, self._mini_batch(input, batch_sizes),
+                self.hidden_size)
+
+    def check_forward_args(self, input: Tensor, hidden, batch_sizes) -> None:
+        self.check_input(input, batch_sizes)
+        self.check_hidden_size(hidden[0], self.get_expected_hidden_size(input, batch_sizes),
+                               "Expected hidden[0] size {}, got {}")
+        self.check_hidden_size(hidden[1], self.get_expected_cell_size(input, batch_sizes),
+                               "Expected hidden[1] size {}, got {}")
+
+    def permute_hidden(self, hx, permutation: Tensor | None):
+        if permutation is None:
+            return hx
+        return _apply_permutation(hx[0], permutation), _apply_permutation(hx[1], permutation)
+
+    def _batch_hidden(self, hx, is_batched):
+        if is_batched:
+            if hx[0].dim() != 3 or hx[1].dim() != 3:
+                raise RuntimeError(f"For batched 3-D input, hx and cx should also be 3-D but "
+                                   f"got ({hx[0].dim()}-D, {hx[1].dim()}-D) tensors")
+            return hx
+        if hx[0].dim() != 2 or hx[1].dim() != 2:
+            raise RuntimeError(f"For unbatched 2-D input, hx and cx should also be 2-D but got "
+                               f"({hx[0].dim()}-D, {hx[1].dim()}-D) tensors")
+        return hx[0].unsqueeze(1), hx[1].unsqueeze(1)
+
+    def forward(self, input, hx=None):
+        """``(output, (h_n, c_n))`` for a padded, unbatched or packed ``input``."""
+        return self._forward(input, hx)
+
+
+class GRU(RNNBase):
+    """Gated recurrent unit (gates r, z, n)."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        if "proj_size" in kwargs:
+            raise ValueError("proj_size argument is only supported for LSTM, not RNN or GRU")
+        super().__init__("GRU", *args, **kwargs)
+
+    def forward(self, input, hx=None):
+        """``(output, h_n)`` for a padded, unbatched or packed ``input``."""
+        return self._forward(input, hx)
+
+
+# -- cells -----------------------------------------------------------------------------------
+
+class RNNCellBase(Module):
+    """Base class of the single-step cells: ``weight_ih``, ``weight_hh``, ``bias_ih/hh``."""
+
+    __constants__ = ["input_size", "hidden_size", "bias"]
+
+    def __init__(self, input_size: int, hidden_size: int, bias: bool, num_chunks: int,
+                 device=None, dtype=None) -> None:
+        super().__init__()
+        kw = {"device": device, "dtype": dtype}
+        self.input_size = input_size
+        self.hidden_size = hidden_size
+        self.bias = bias
+        self.weight_ih = Parameter(ember.empty((num_chunks * hidden_size, input_size), **kw))
+        self.weight_hh = Parameter(ember.empty((num_chunks * hidden_size, hidden_size), **kw))
+        if bias:
+            self.bias_ih = Parameter(ember.empty(num_chunks * hidden_size, **kw))
+            self.bias_hh = Parameter(ember.empty(num_chunks * hidden_size, **kw))
+        else:
+            self.register_parameter("bias_ih", None)
+            self.register_parameter("bias_hh", None)
+        self.reset_parameters()
+
+    def extra_repr(self) -> str:
+        s = "{input_size}, {hidden_size}"
+        if "bias" in self.__dict__ and self.bias is not True:
+            s += ", bias={bias}"
+        if "nonlinearity" in self.__dict__ and self.nonlinearity != "tanh":
+            s += ", nonlinearity={nonlinearity}"
+        return s.format(**self.__dict__)
+
+    def reset_parameters(self) -> None:
+        """Every weight and bias from ``U(-1/sqrt(hidden_size), 1/sqrt(hidden_size))``."""
+        stdv = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0
+        for weight in self.parameters():
+            init.uniform_(weight, -stdv, stdv)
+
+    def _step(self, mode, input, hx, cx):
+        """One time step through the shared layer op: ``(h', c')`` (batched)."""
+        _check_cell(input, hx, cx, self.input_size, self.hidden_size)
+        xw = F.linear(input, self.weight_ih, self.bias_ih)
+        _, h, c = _recurrent_layer(mode, xw, hx, cx, self.weight_hh, self.bias_hh, None,
+                                   [input.shape[0]], False)
+        return h, c
+
+
+def _check_cell(input, hx, cx, input_size, hidden_size):
+    if input.size(1) != input_size:
+        raise RuntimeError(f"input has inconsistent input_size: got {input.size(1)} expected "
+                           f"{input_size}")
+    for i, h in enumerate((hx, cx)):
+        if h is None:
+            continue
+        if input.size(0) != h.size(0):
+            raise RuntimeError(f"Input batch size {input.size(0)} doesn't match hidden{i} "
+                               f"batch size {h.size(0)}")
+        if h.size(1) != hidden_size:
+            raise RuntimeError(f"hidden{i} has inconsistent hidden_size: got {h.size(1)}, "
+                               f"expected {hidden_size}")
+
+
+def _cell_dims(name, input, hxs):
+    if input.dim() not in (1, 2):
+        raise ValueError(f"{name}: Expected input to be 1D or 2D, got {input.dim()}D instead")
+    for label, h in hxs:
+        if h is not None and h.dim() not in (1, 2):
+            raise ValueError(f"{name}: Expected {label} to be 1D or 2D, got {h.dim()}D instead")
+    return input.dim() == 2
+
+
+class RNNCell(RNNCellBase):
+    """One Elman RNN step: ``h' = tanh(x W_ih^T + b_ih + h W_hh^T + b_hh)`` (or ReLU)."""
+
+    __constants__ = ["input_size", "hidden_size", "bias", "nonlinearity"]
+
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True,
+                 nonlinearity: str = "tanh", device=None, dtype=None) -> None:
+        super().__init__(input_size, hidden_size, bias, num_chunks=1, device=device,
+                         dtype=dtype)
+        self.nonlinearity = nonlinearity
+
+    def forward(self, input: Tensor, hx: Tensor | None = None) -> Tensor:
+        batched = _cell_dims("RNNCell", input, (("hidden", hx),))
+        if self.nonlinearity not in ("tanh", "relu"):
+            raise RuntimeError(f"Unknown nonlinearity: {self.nonlinearity}")
+        if not batched:
+            input = input.unsqueeze(0)
+            hx = None if hx is None else hx.unsqueeze(0)
+        h, _ = self._step("RNN_TANH" if self.nonlinearity == "tanh" else "RNN_RELU", input,
+                          hx, None)
+        return h if batched else h.squeeze(0)
+
+
+class LSTMCell(RNNCellBase):
+    """One LSTM step: ``(h', c')`` from ``input`` and ``(h, c)``."""
+
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True, device=None,
+                 dtype=None) -> None:
+        super().__init__(input_size, hidden_size, bias, num_chunks=4, device=device,
+                         dtype=dtype)
+
+    def forward(self, input: Tensor, hx=None) -> tuple:
+        if input.dim() not in (1, 2):
+            raise ValueError(f"LSTMCell: Expected input to be 1D or 2D, got {input.dim()}D "
+                             "instead")
+        if hx is not None:
+            for idx, value in enumerate(hx):
+                if value.dim() not in (1, 2):
+                    raise ValueError(f"LSTMCell: Expected hx[{idx}] to be 1D or 2D, got "
+                                     f"{value.dim()}D instead")
+        batched = input.dim() == 2
+        h0, c0 = (None, None) if hx is None else hx
+        if not batched:
+            input = input.unsqueeze(0)
+            if hx is not None:
+                h0, c0 = h0.unsqueeze(0), c0.unsqueeze(0)
+        h, c = self._step("LSTM", input, h0, c0)
+        return (h, c) if batched else (h.squeeze(0), c.squeeze(0))
+
+
+class GRUCell(RNNCellBase):
+    """One GRU step: ``h'`` from ``input`` and ``h``."""
+
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True, device=None,
+                 dtype=None) -> None:
+        super().__init__(input_size, hidden_size, bias, num_chunks=3, device=device,
+                         dtype=dtype)
+
+    def forward(self, input: Tensor, hx: Tensor | None = None) -> Tensor:
+        batched = _cell_dims("GRUCell", input, (("hidden", hx),))
+        if not batched:
+            input = input.unsqueeze(0)
+            hx = None if hx is None else hx.unsqueeze(0)
+        h, _ = self._step("GRU", input, hx, None)
+        return h if batched else h.squeeze(0)
