@@ -330,3 +330,19 @@ def test_conv2d_matches_loops_property(n, c, groups, k, s, p, d, size):
         back = ember.conv_transpose2d(ember.tensor(y), ember.tensor(w), stride=s, padding=p,
                                       output_padding=op, groups=groups, dilation=d)
         assert abs((out.numpy() * y).sum() - (x * back.numpy()).sum()) < 1e-8
+
+
+@pytest.mark.parametrize("cin,cout,padding,dilation,groups", [
+    (4, 4, 1, 1, 1),   # forward-conv form (flipped kernel)
+    (6, 2, 0, 1, 1),   # col2im form: the forward form would copy 3x more
+    (4, 6, 2, 2, 2),   # dilation and groups through the forward form
+    (3, 3, 3, 1, 1),   # padding larger than the kernel span: col2im form
+])
+def test_stride_one_transposed_conv_both_forms(cin, cout, padding, dilation, groups):
+    u = t64(2, cin, 5, 6)
+    w = t64(cin, cout // groups, 3, 3)
+    kw = dict(padding=padding, dilation=dilation, groups=groups)
+    got = ember.conv_transpose2d(u, w, **kw).detach().numpy()
+    want = ref_conv_transpose(u.detach().numpy(), w.detach().numpy(), **kw)
+    np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-10)
+    assert gradcheck(lambda a, c: ember.conv_transpose2d(a, c, **kw), (u, w))
