@@ -98,7 +98,7 @@ def main() -> int:
             optimizer.step()
             total += loss.item() * len(y)
             if hasattr(bar, "set_postfix"):
-                bar.set_postfix(loss=f"{loss.item():.3f}")
+                bar.set_postfix(loss=f"{loss.item():.3f}", refresh=False)
         scheduler.step()
         accuracy, _ = evaluate(model, test_loader)
         print(f"epoch {epoch:2d}  loss {total / len(train_set):.4f}  "
