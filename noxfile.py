@@ -80,6 +80,19 @@ def tests(session: nox.Session) -> None:
     session.run("pytest", "-q", "--timeout=900", *(session.posargs or ["tests/"]))
 
 
+# torchvision is an oracle too, for ember-vision's parity tests, in its own venv: it needs a
+# torch release of its own (2.14.1, a CUDA build of several GB that lies on these machines).
+TORCHVISION_ORACLE = ("torch==2.14.1", "torchvision==0.29.1")
+
+
+@nox.session
+def vision_parity(session: nox.Session) -> None:
+    """ember-vision against torchvision (tests/parity/vision), in a venv with torchvision."""
+    _install_once(session, *_editable(*PYTHON_PACKAGES), "pytest", "pytest-timeout",
+                  *TORCHVISION_ORACLE)
+    session.run("pytest", "-q", "--timeout=900", *(session.posargs or ["tests/parity/vision"]))
+
+
 @nox.session
 def lint(session: nox.Session) -> None:
     """ruff check (configuration in ruff.toml)."""

@@ -549,14 +549,19 @@ def _draw_uniform(t, g, from_=0.0, to=1.0, **kwargs):
         raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found "
                            f"from={from_:g} > to={to:g}")
     u = _uniform(g, t._data.shape, t._data.dtype)
-    return (u * (to - from_) + from_).astype(t._data.dtype, copy=False)
+    # in place on the fresh draw: no temporaries (a 100M-element init was 2.3 s of page faults)
+    u *= to - from_
+    u += from_
+    return u
 
 
 def _draw_normal(t, g, mean=0.0, std=1.0):
     _require_float(t.dtype, "normal_kernel_cpu")
     _check_std(std)
     z = _float_draw("standard_normal", g, t._data.shape, t._data.dtype)
-    return (z * std + mean).astype(t._data.dtype, copy=False)
+    z *= std
+    z += mean
+    return z
 
 
 def _draw_random(t, g, *args, **kwargs):

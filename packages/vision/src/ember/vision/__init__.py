@@ -6,3 +6,11 @@ distribution.
 """
 
 __version__ = "0.1.0"
+from . import (  # noqa: E402,F401
+    datasets,
+    io,
+    models,  # noqa: E402,F401
+    ops,
+    transforms,  # noqa: E402,F401
+    utils,
+)

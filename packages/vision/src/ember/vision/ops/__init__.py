@@ -1,0 +1,28 @@
+"""Detection operators, mirroring ``torchvision.ops``."""
+
+from .boxes import (
+    batched_nms,
+    box_area,
+    box_convert,
+    box_iou,
+    clip_boxes_to_image,
+    generalized_box_iou,
+    nms,
+    remove_small_boxes,
+)
+from .focal_loss import sigmoid_focal_loss
+from .roi_align import RoIAlign, roi_align
+
+__all__ = [
+    "batched_nms",
+    "box_area",
+    "box_convert",
+    "box_iou",
+    "clip_boxes_to_image",
+    "generalized_box_iou",
+    "nms",
+    "remove_small_boxes",
+    "sigmoid_focal_loss",
+    "RoIAlign",
+    "roi_align",
+]

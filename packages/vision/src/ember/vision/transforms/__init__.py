@@ -1,0 +1,17 @@
+"""Image transforms, like ``torchvision.transforms`` (v1)."""
+
+from . import functional
+from ._presets import ImageClassification
+from .autoaugment import AutoAugment, AutoAugmentPolicy, RandAugment, TrivialAugmentWide
+from .transforms import *  # noqa: F403
+from .transforms import __all__ as _transforms_all
+
+__all__ = [
+    "functional",
+    "ImageClassification",
+    "AutoAugment",
+    "AutoAugmentPolicy",
+    "RandAugment",
+    "TrivialAugmentWide",
+    *_transforms_all,
+]

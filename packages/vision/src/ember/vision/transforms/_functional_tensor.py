@@ -1,0 +1,776 @@
+"""Tensor kernels of ``ember.vision.transforms.functional`` (torchvision's ``_functional_tensor``).
+
+Images are ember tensors of shape ``(..., C, H, W)``. The kernels work on the tensor's array
+(NumPy, or CuPy on a GPU) and return a new tensor on the same device; integer images are
+computed in float32 and rounded back, as torchvision does.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+import ember
+from ember._tensor import Tensor, _make
+from ember.ops._core import xp_of
+
+_MAX_VALUE = {
+    "uint8": 255,
+    "int8": 127,
+    "int16": 32767,
+    "int32": 2147483647,
+    "int64": 9223372036854775807,
+}
+
+
+def _wrap(arr, like: Tensor) -> Tensor:
+    return _make(arr, like._device)
+
+
+def _is_float(dt) -> bool:
+    return np.dtype(dt).kind == "f"
+
+
+def _assert_image_tensor(img: Tensor) -> None:
+    if img.ndim < 2:
+        raise TypeError("Tensor is not a torch image.")
+
+
+def get_dimensions(img: Tensor) -> list[int]:
+    _assert_image_tensor(img)
+    channels = 1 if img.ndim == 2 else img.shape[-3]
+    height, width = img.shape[-2:]
+    return [channels, height, width]
+
+
+def get_image_size(img: Tensor) -> list[int]:
+    _assert_image_tensor(img)
+    return [img.shape[-1], img.shape[-2]]
+
+
+def get_image_num_channels(img: Tensor) -> int:
+    _assert_image_tensor(img)
+    return 1 if img.ndim == 2 else img.shape[-3]
+
+
+def _max_value(np_dtype) -> int:
+    return _MAX_VALUE.get(np.dtype(np_dtype).name, 1)
+
+
+def _assert_channels(img: Tensor, permitted: list[int]) -> None:
+    c = get_dimensions(img)[0]
+    if c not in permitted:
+        raise TypeError(
+            f"Input image tensor permitted channel values are {permitted}, but found {c}"
+        )
+
+
+# -- dtype conversion ---------------------------------------------------------------------
+
+
+def _convert_array(a, np_dtype):
+    """``convert_image_dtype`` on an array: rescale between integer ranges and [0, 1]."""
+    np_dtype = np.dtype(np_dtype)
+    if a.dtype == np_dtype:
+        return a
+    if _is_float(a.dtype):
+        if _is_float(np_dtype):
+            return a.astype(np_dtype)
+        if (a.dtype == np.float32 and np_dtype in (np.int32, np.int64)) or (
+            a.dtype == np.float64 and np_dtype == np.int64
+        ):
+            raise RuntimeError(
+                f"The cast from {ember._dtype.from_numpy_dtype(a.dtype)} to "
+                f"{ember._dtype.from_numpy_dtype(np_dtype)} cannot be performed safely."
+            )
+        eps = 1e-3
+        max_val = float(_max_value(np_dtype))
+        return (a * a.dtype.type(max_val + 1.0 - eps)).astype(np_dtype)
+    input_max = float(_max_value(a.dtype))
+    if _is_float(np_dtype):
+        return (a.astype(np_dtype) / np_dtype.type(input_max)).astype(np_dtype)
+    output_max = float(_max_value(np_dtype))
+    if input_max > output_max:
+        factor = int((input_max + 1) // (output_max + 1))
+        return (a // factor).astype(np_dtype)
+    factor = int((output_max + 1) // (input_max + 1))
+    return a.astype(np_dtype) * np_dtype.type(factor)
+
+
+def convert_image_dtype(image: Tensor, dtype=None) -> Tensor:
+    dtype = ember.float32 if dtype is None else dtype
+    if image.dtype == dtype:
+        return image
+    return _wrap(_convert_array(image._data, dtype.np), image)
+
+
+# -- geometry -----------------------------------------------------------------------------
+
+
+def vflip(img: Tensor) -> Tensor:
+    _assert_image_tensor(img)
+    return _wrap(img._data[..., ::-1, :].copy(), img)
+
+
+def hflip(img: Tensor) -> Tensor:
+    _assert_image_tensor(img)
+    return _wrap(img._data[..., ::-1].copy(), img)
+
+
+def crop(img: Tensor, top: int, left: int, height: int, width: int) -> Tensor:
+    _assert_image_tensor(img)
+    _, h, w = get_dimensions(img)
+    right = left + width
+    bottom = top + height
+    if left < 0 or top < 0 or right > w or bottom > h:
+        padding_ltrb = [
+            max(-left + min(0, right), 0),
+            max(-top + min(0, bottom), 0),
+            max(right - max(w, left), 0),
+            max(bottom - max(h, top), 0),
+        ]
+        inner = _wrap(img._data[..., max(top, 0) : bottom, max(left, 0) : right], img)
+        return pad(inner, padding_ltrb, fill=0)
+    return _wrap(img._data[..., top:bottom, left:right], img)
+
+
+def _parse_pad_padding(padding) -> list[int]:
+    """Padding as ``[left, right, top, bottom]``."""
+    if isinstance(padding, int):
+        return [padding] * 4
+    if len(padding) == 1:
+        return [padding[0]] * 4
+    if len(padding) == 2:
+        return [padding[0], padding[0], padding[1], padding[1]]
+    return [padding[0], padding[2], padding[1], padding[3]]
+
+
+def _pad_array(a, p: list[int], mode: str, fill=0.0):
+    """Pad the last two dims of ``a`` by ``p = [left, right, top, bottom]`` (negative crops)."""
+    xp = np if isinstance(a, np.ndarray) else __import__("cupy")
+    crop_l, crop_r, crop_t, crop_b = (-min(x, 0) for x in p)
+    a = a[..., crop_t : a.shape[-2] - crop_b, crop_l : a.shape[-1] - crop_r]
+    left, right, top, bottom = (max(x, 0) for x in p)
+    widths = [(0, 0)] * (a.ndim - 2) + [(top, bottom), (left, right)]
+    if mode == "constant":
+        return xp.pad(a, widths, mode="constant", constant_values=fill)
+    return xp.pad(a, widths, mode=mode)
+
+
+def pad(img: Tensor, padding, fill=0, padding_mode: str = "constant") -> Tensor:
+    _assert_image_tensor(img)
+    if fill is None:
+        fill = 0
+    if not isinstance(padding, (int, tuple, list)):
+        raise TypeError("Got inappropriate padding arg")
+    if not isinstance(fill, (int, float)):
+        raise TypeError("Got inappropriate fill arg")
+    if not isinstance(padding_mode, str):
+        raise TypeError("Got inappropriate padding_mode arg")
+    if isinstance(padding, (tuple, list)) and len(padding) not in [1, 2, 4]:
+        raise ValueError(
+            "Padding must be an int or a 1, 2, or 4 element tuple, not a "
+            f"{len(padding)} element tuple"
+        )
+    if padding_mode not in ["constant", "edge", "reflect", "symmetric"]:
+        raise ValueError("Padding mode should be either constant, edge, reflect or symmetric")
+    p = _parse_pad_padding(padding)
+    a = img._data
+    if padding_mode == "constant":
+        value = float(fill)
+        if not _is_float(a.dtype):
+            value = int(value)  # torch casts the fill value to the integer dtype
+        return _wrap(_pad_array(a, p, "constant", value), img)
+    return _wrap(_pad_array(a, p, padding_mode), img)
+
+
+# -- resize -------------------------------------------------------------------------------
+
+
+def _aa_filter(kind: str):
+    if kind == "bilinear":
+        return lambda x: np.clip(1.0 - np.abs(x), 0.0, None)
+
+    def cubic(x, a=-0.5):
+        x = np.abs(x)
+        near = ((a + 2) * x - (a + 3)) * x * x + 1
+        far = (((x - 5) * x + 8) * x - 4) * a
+        return np.where(x < 1, near, np.where(x < 2, far, 0.0))
+
+    return cubic
+
+
+def _aa_weights(in_size: int, out_size: int, kind: str) -> np.ndarray:
+    """Antialiased (PIL / torch ``antialias=True``) resampling matrix ``(out_size, in_size)``."""
+    scale = in_size / out_size
+    support = (1.0 if kind == "bilinear" else 2.0) * max(scale, 1.0)
+    invscale = 1.0 / scale if scale >= 1.0 else 1.0
+    center = scale * (np.arange(out_size) + 0.5)
+    xmin = np.maximum((center - support + 0.5).astype(np.int64), 0)
+    xmax = np.minimum((center + support + 0.5).astype(np.int64), in_size)
+    j = np.arange(in_size)
+    inside = (j[None, :] >= xmin[:, None]) & (j[None, :] < xmax[:, None])
+    w = _aa_filter(kind)((j[None, :] - center[:, None] + 0.5) * invscale) * inside
+    total = w.sum(axis=1, keepdims=True)
+    return w / np.where(total == 0, 1.0, total)
+
+
+def _interp_weights(in_size: int, out_size: int, kind: str) -> np.ndarray:
+    """Plain (``antialias=False``) bilinear / bicubic matrix, align_corners=False, clamped edges."""
+    scale = np.float32(in_size / out_size)
+    src = (np.arange(out_size, dtype=np.float32) + np.float32(0.5)) * scale - np.float32(0.5)
+    w = np.zeros((out_size, in_size))
+    rows = np.arange(out_size)
+    if kind == "bilinear":
+        src = np.maximum(src, 0).astype(np.float64)
+        i0 = np.floor(src).astype(np.int64)
+        lam = src - i0
+        i1 = np.minimum(i0 + 1, in_size - 1)
+        np.add.at(w, (rows, i0), 1.0 - lam)
+        np.add.at(w, (rows, i1), lam)
+        return w
+    a = -0.75
+    src = src.astype(np.float64)
+    i0 = np.floor(src).astype(np.int64)
+    t = src - i0
+
+    def near(x):
+        return ((a + 2) * x - (a + 3)) * x * x + 1
+
+    def far(x):
+        return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+
+    coeffs = [far(t + 1), near(t), near(1 - t), far(2 - t)]
+    for k, c in enumerate(coeffs):
+        np.add.at(w, (rows, np.clip(i0 - 1 + k, 0, in_size - 1)), c)
+    return w
+
+
+def _nearest_index(in_size: int, out_size: int, exact: bool) -> np.ndarray:
+    scale = np.float32(in_size) / np.float32(out_size)
+    idx = np.arange(out_size, dtype=np.float32)
+    if exact:
+        idx = idx + np.float32(0.5)
+    return np.minimum(np.floor(idx * scale).astype(np.int64), in_size - 1)
+
+
+def _cast_in(a, req=(np.float32, np.float64)):
+    if a.dtype in [np.dtype(r) for r in req]:
+        return a, False
+    return a.astype(req[0]), True
+
+
+def _cast_out(a, out_dtype, need_cast: bool):
+    if need_cast:
+        if not _is_float(out_dtype):
+            a = np.round(a)
+        a = a.astype(out_dtype)
+    return a
+
+
+def _resize_array(a, size: list[int], interpolation: str, antialias: bool):
+    out_h, out_w = size
+    in_h, in_w = a.shape[-2:]
+    if interpolation in ("nearest", "nearest-exact"):
+        exact = interpolation == "nearest-exact"
+        rows = _nearest_index(in_h, out_h, exact)
+        cols = _nearest_index(in_w, out_w, exact)
+        return a[..., rows[:, None], cols[None, :]]
+    out_dtype = a.dtype
+    a, need_cast = _cast_in(a)
+    weights = _aa_weights if antialias else _interp_weights
+    xp = np if isinstance(a, np.ndarray) else __import__("cupy")
+    wh = xp.asarray(weights(in_h, out_h, interpolation), dtype=a.dtype)
+    ww = xp.asarray(weights(in_w, out_w, interpolation), dtype=a.dtype)
+    out = xp.matmul(wh, xp.matmul(a, ww.T))
+    if interpolation == "bicubic" and out_dtype == np.uint8:
+        out = out.clip(0, 255)
+    return _cast_out(out, out_dtype, need_cast)
+
+
+def resize(img: Tensor, size: list[int], interpolation: str = "bilinear", antialias=True) -> Tensor:
+    _assert_image_tensor(img)
+    if antialias is None:
+        antialias = False
+    if antialias and interpolation not in ["bilinear", "bicubic"]:
+        antialias = False
+    if interpolation not in ("nearest", "nearest-exact", "bilinear", "bicubic"):
+        raise ValueError(f"Interpolation mode '{interpolation}' is unsupported with Tensor input")
+    return _wrap(_resize_array(img._data, list(size), interpolation, antialias), img)
+
+
+# -- affine warps via grid sampling -------------------------------------------------------
+
+
+def _assert_grid_transform_inputs(img, matrix, interpolation, fill, supported) -> None:
+    if not isinstance(img, Tensor):
+        raise TypeError("Input img should be Tensor")
+    _assert_image_tensor(img)
+    if matrix is not None and not isinstance(matrix, list):
+        raise TypeError("Argument matrix should be a list")
+    if matrix is not None and len(matrix) != 6:
+        raise ValueError("Argument matrix should have 6 float values")
+    num_channels = get_dimensions(img)[0]
+    if (
+        fill is not None
+        and isinstance(fill, (tuple, list))
+        and len(fill) > 1
+        and len(fill) != num_channels
+    ):
+        raise ValueError(
+            "The number of elements in 'fill' cannot broadcast to match the number of "
+            f"channels of the image ({len(fill)} != {num_channels})"
+        )
+    if interpolation not in supported:
+        raise ValueError(f"Interpolation mode '{interpolation}' is unsupported with Tensor input")
+
+
+def _linspace(start: float, end: float, steps: int, dtype) -> np.ndarray:
+    """``torch.linspace`` in ``dtype``: stepping from the start for the first half, from the end
+    for the second, each value rounded once (torch's kernel uses fused multiply-adds)."""
+    t = np.dtype(dtype).type
+    if steps == 1:
+        return np.array([start], dtype=dtype)
+    s, e = t(start), t(end)
+    step = np.float64((e - s) / t(steps - 1))
+    i = np.arange(steps)
+    ahead = np.float64(s) + step * i
+    behind = np.float64(e) - step * (steps - 1 - i)
+    return np.where(i < steps // 2, ahead, behind).astype(dtype)
+
+
+def _gen_affine_grid(theta: np.ndarray, w: int, h: int, ow: int, oh: int) -> np.ndarray:
+    """Sampling grid ``(oh, ow, 2)`` in normalised [-1, 1] coordinates, like torchvision's."""
+    dt = theta.dtype
+    d = 0.5
+    xs = _linspace(-ow * 0.5 + d, ow * 0.5 + d - 1, ow, dt)[None, :]
+    ys = _linspace(-oh * 0.5 + d, oh * 0.5 + d - 1, oh, dt)[:, None]
+    rescaled = theta / np.array([[0.5 * w], [0.5 * h]], dtype=dt)
+    gx = xs * rescaled[0, 0] + ys * rescaled[0, 1] + rescaled[0, 2]
+    gy = xs * rescaled[1, 0] + ys * rescaled[1, 1] + rescaled[1, 2]
+    return np.stack([gx, gy], axis=-1).astype(dt)
+
+
+def _grid_sample(a, grid, mode: str):
+    """``grid_sample`` (zeros padding, align_corners=False): a (N, C, H, W), grid (oh, ow, 2)."""
+    xp = np if isinstance(a, np.ndarray) else __import__("cupy")
+    grid = xp.asarray(grid)
+    n, c, h, w = a.shape
+    ix = ((grid[..., 0] + 1) * w - 1) / 2
+    iy = ((grid[..., 1] + 1) * h - 1) / 2
+    flat = a.reshape(n, c, h * w)
+
+    def gather(yy, xx):
+        valid = (xx >= 0) & (xx < w) & (yy >= 0) & (yy < h)
+        idx = xp.clip(yy, 0, h - 1) * w + xp.clip(xx, 0, w - 1)
+        return flat[:, :, idx] * valid.astype(a.dtype)
+
+    if mode == "nearest":
+        return gather(xp.rint(iy).astype(np.int64), xp.rint(ix).astype(np.int64))
+    x0 = xp.floor(ix)
+    y0 = xp.floor(iy)
+    wx1 = (ix - x0).astype(a.dtype)
+    wy1 = (iy - y0).astype(a.dtype)
+    wx0 = 1 - wx1
+    wy0 = 1 - wy1
+    x0 = x0.astype(np.int64)
+    y0 = y0.astype(np.int64)
+    return (
+        gather(y0, x0) * (wy0 * wx0)
+        + gather(y0, x0 + 1) * (wy0 * wx1)
+        + gather(y0 + 1, x0) * (wy1 * wx0)
+        + gather(y0 + 1, x0 + 1) * (wy1 * wx1)
+    )
+
+
+def _apply_grid_transform(img: Tensor, grid: np.ndarray, mode: str, fill) -> Tensor:
+    a = img._data
+    out_dtype = a.dtype
+    squeeze = a.ndim < 4
+    if squeeze:
+        a = a[None]
+    lead = a.shape[:-3]
+    a = a.reshape((-1,) + a.shape[-3:])
+    a, need_cast = _cast_in(a, (grid.dtype,))
+    xp = np if isinstance(a, np.ndarray) else __import__("cupy")
+    if fill is not None:
+        a = xp.concatenate([a, xp.ones_like(a[:, :1])], axis=1)
+    out = _grid_sample(a, grid, mode)
+    if fill is not None:
+        mask = out[:, -1:]
+        out = out[:, :-1]
+        fills = [float(fill)] if not isinstance(fill, (tuple, list)) else list(fill)
+        fill_img = xp.asarray(fills, dtype=out.dtype).reshape(1, len(fills), 1, 1)
+        if mode == "nearest":
+            out = xp.where(mask < 0.5, fill_img, out)
+        else:
+            out = out * mask + (1.0 - mask) * fill_img
+    out = out.reshape(lead + out.shape[1:])
+    if squeeze:
+        out = out[0]
+    return _wrap(_cast_out(out, out_dtype, need_cast), img)
+
+
+def _theta(img: Tensor, matrix: list[float]) -> np.ndarray:
+    dt = img._data.dtype if _is_float(img._data.dtype) else np.float32
+    return np.asarray(matrix, dtype=dt).reshape(2, 3)
+
+
+def affine(img: Tensor, matrix: list[float], interpolation: str = "nearest", fill=None) -> Tensor:
+    _assert_grid_transform_inputs(img, matrix, interpolation, fill, ["nearest", "bilinear"])
+    h, w = img.shape[-2:]
+    grid = _gen_affine_grid(_theta(img, matrix), w=w, h=h, ow=w, oh=h)
+    return _apply_grid_transform(img, grid, interpolation, fill)
+
+
+def _compute_affine_output_size(matrix: list[float], w: int, h: int) -> tuple[int, int]:
+    pts = np.array(
+        [
+            [-0.5 * w, -0.5 * h, 1.0],
+            [-0.5 * w, 0.5 * h, 1.0],
+            [0.5 * w, 0.5 * h, 1.0],
+            [0.5 * w, -0.5 * h, 1.0],
+        ],
+        dtype=np.float32,
+    )
+    theta = np.asarray(matrix, dtype=np.float32).reshape(2, 3)
+    new_pts = pts @ theta.T
+    min_vals = new_pts.min(axis=0) + np.array([w * 0.5, h * 0.5], dtype=np.float32)
+    max_vals = new_pts.max(axis=0) + np.array([w * 0.5, h * 0.5], dtype=np.float32)
+    tol = np.float32(1e-4)
+    cmax = np.ceil(np.trunc(max_vals / tol) * tol)
+    cmin = np.floor(np.trunc(min_vals / tol) * tol)
+    size = cmax - cmin
+    return int(size[0]), int(size[1])
+
+
+def rotate(
+    img: Tensor,
+    matrix: list[float],
+    interpolation: str = "nearest",
+    expand: bool = False,
+    fill=None,
+) -> Tensor:
+    _assert_grid_transform_inputs(img, matrix, interpolation, fill, ["nearest", "bilinear"])
+    h, w = img.shape[-2:]
+    ow, oh = _compute_affine_output_size(matrix, w, h) if expand else (w, h)
+    grid = _gen_affine_grid(_theta(img, matrix), w=w, h=h, ow=ow, oh=oh)
+    return _apply_grid_transform(img, grid, interpolation, fill)
+
+
+# -- colour -------------------------------------------------------------------------------
+
+
+def _work(a):
+    """The array in float32 (or its own float dtype), the dtype torchvision computes in."""
+    return a if _is_float(a.dtype) else a.astype(np.float32)
+
+
+def _blend_array(a1, a2, ratio: float):
+    bound = _max_value(a1.dtype)
+    w1 = _work(a1)
+    r = w1.dtype.type(ratio)
+    out = (r * w1 + (w1.dtype.type(1.0) - r) * _work(a2)).clip(0, bound)
+    return out.astype(a1.dtype)
+
+
+def _gray_array(a):
+    """Luma (ITU-R 601-2) of an RGB array ``(..., 3, H, W)``, kept as ``(..., 1, H, W)``."""
+    w = _work(a)
+    r, g, b = w[..., 0, :, :], w[..., 1, :, :], w[..., 2, :, :]
+    t = w.dtype.type
+    return (t(0.2989) * r + t(0.587) * g + t(0.114) * b).astype(a.dtype)[..., None, :, :]
+
+
+def rgb_to_grayscale(img: Tensor, num_output_channels: int = 1) -> Tensor:
+    if img.ndim < 3:
+        raise TypeError(
+            f"Input image tensor should have at least 3 dimensions, but found {img.ndim}"
+        )
+    _assert_channels(img, [1, 3])
+    if num_output_channels not in (1, 3):
+        raise ValueError("num_output_channels should be either 1 or 3")
+    a = img._data
+    gray = _gray_array(a) if a.shape[-3] == 3 else a.copy()
+    if num_output_channels == 3:
+        xp = xp_of(img)
+        gray = xp.broadcast_to(gray, a.shape).copy()
+    return _wrap(gray, img)
+
+
+def adjust_brightness(img: Tensor, brightness_factor: float) -> Tensor:
+    if brightness_factor < 0:
+        raise ValueError(f"brightness_factor ({brightness_factor}) is not non-negative.")
+    _assert_image_tensor(img)
+    _assert_channels(img, [1, 3])
+    a = img._data
+    return _wrap(_blend_array(a, xp_of(img).zeros_like(a), brightness_factor), img)
+
+
+def adjust_contrast(img: Tensor, contrast_factor: float) -> Tensor:
+    if contrast_factor < 0:
+        raise ValueError(f"contrast_factor ({contrast_factor}) is not non-negative.")
+    _assert_image_tensor(img)
+    _assert_channels(img, [3, 1])
+    a = img._data
+    gray = _gray_array(a) if a.shape[-3] == 3 else a
+    mean = (
+        _work(gray).mean(axis=(-3, -2, -1), keepdims=True, dtype=np.float64).astype(_work(a).dtype)
+    )
+    return _wrap(_blend_array(a, mean, contrast_factor), img)
+
+
+def adjust_saturation(img: Tensor, saturation_factor: float) -> Tensor:
+    if saturation_factor < 0:
+        raise ValueError(f"saturation_factor ({saturation_factor}) is not non-negative.")
+    _assert_image_tensor(img)
+    _assert_channels(img, [1, 3])
+    if get_dimensions(img)[0] == 1:
+        return img
+    a = img._data
+    return _wrap(_blend_array(a, _gray_array(a), saturation_factor), img)
+
+
+def _rgb2hsv(a):
+    xp = np if isinstance(a, np.ndarray) else __import__("cupy")
+    r, g, b = a[..., 0, :, :], a[..., 1, :, :], a[..., 2, :, :]
+    maxc = a.max(axis=-3)
+    minc = a.min(axis=-3)
+    eqc = maxc == minc
+    cr = maxc - minc
+    one = a.dtype.type(1.0)
+    s = cr / xp.where(eqc, one, maxc)
+    cr_div = xp.where(eqc, one, cr)
+    rc = (maxc - r) / cr_div
+    gc = (maxc - g) / cr_div
+    bc = (maxc - b) / cr_div
+    hr = (maxc == r) * (bc - gc)
+    hg = ((maxc == g) & (maxc != r)) * (a.dtype.type(2.0) + rc - bc)
+    hb = ((maxc != g) & (maxc != r)) * (a.dtype.type(4.0) + gc - rc)
+    h = (hr + hg + hb).astype(a.dtype)
+    h = xp.fmod(h / a.dtype.type(6.0) + one, one)
+    return h, s, maxc
+
+
+def _hsv2rgb(h, s, v):
+    xp = np if isinstance(h, np.ndarray) else __import__("cupy")
+    t_ = h.dtype.type
+    i = xp.floor(h * t_(6.0))
+    f = h * t_(6.0) - i
+    i = i.astype(np.int32) % 6
+    p = xp.clip(v * (t_(1.0) - s), 0.0, 1.0)
+    q = xp.clip(v * (t_(1.0) - s * f), 0.0, 1.0)
+    t = xp.clip(v * (t_(1.0) - s * (t_(1.0) - f)), 0.0, 1.0)
+    table = [(v, t, p), (q, v, p), (p, v, t), (p, q, v), (t, p, v), (v, p, q)]
+    out = [xp.select([i == k for k in range(6)], [row[ch] for row in table]) for ch in range(3)]
+    return xp.stack(out, axis=-3).astype(h.dtype)
+
+
+def adjust_hue(img: Tensor, hue_factor: float) -> Tensor:
+    if not (-0.5 <= hue_factor <= 0.5):
+        raise ValueError(f"hue_factor ({hue_factor}) is not in [-0.5, 0.5].")
+    if not isinstance(img, Tensor):
+        raise TypeError("Input img should be Tensor image")
+    _assert_image_tensor(img)
+    _assert_channels(img, [1, 3])
+    if get_dimensions(img)[0] == 1:
+        return img
+    a = img._data
+    f = _convert_array(a, np.float32)
+    h, s, v = _rgb2hsv(f)
+    h = ((h + np.float32(hue_factor)) % np.float32(1.0)).astype(np.float32)
+    return _wrap(_convert_array(_hsv2rgb(h, s, v), a.dtype), img)
+
+
+def adjust_gamma(img: Tensor, gamma: float, gain: float = 1) -> Tensor:
+    if not isinstance(img, Tensor):
+        raise TypeError("Input img should be a Tensor.")
+    _assert_channels(img, [1, 3])
+    if gamma < 0:
+        raise ValueError("Gamma should be a non-negative real number")
+    a = img._data
+    f = a if _is_float(a.dtype) else _convert_array(a, np.float32)
+    out = (f.dtype.type(gain) * f ** f.dtype.type(gamma)).clip(0, 1)
+    return _wrap(_convert_array(out, a.dtype), img)
+
+
+def invert(img: Tensor) -> Tensor:
+    _assert_image_tensor(img)
+    if img.ndim < 3:
+        raise TypeError(
+            f"Input image tensor should have at least 3 dimensions, but found {img.ndim}"
+        )
+    _assert_channels(img, [1, 3])
+    a = img._data
+    return _wrap((a.dtype.type(_max_value(a.dtype)) - a).astype(a.dtype), img)
+
+
+def posterize(img: Tensor, bits: int) -> Tensor:
+    _assert_image_tensor(img)
+    if img.ndim < 3:
+        raise TypeError(
+            f"Input image tensor should have at least 3 dimensions, but found {img.ndim}"
+        )
+    if img.dtype != ember.uint8:
+        raise TypeError(f"Only torch.uint8 image tensors are supported, but found {img.dtype}")
+    _assert_channels(img, [1, 3])
+    mask = np.uint8((-int(2 ** (8 - bits))) & 0xFF)
+    return _wrap(img._data & mask, img)
+
+
+def solarize(img: Tensor, threshold: float) -> Tensor:
+    _assert_image_tensor(img)
+    if img.ndim < 3:
+        raise TypeError(
+            f"Input image tensor should have at least 3 dimensions, but found {img.ndim}"
+        )
+    _assert_channels(img, [1, 3])
+    a = img._data
+    if threshold > _max_value(a.dtype):
+        raise TypeError("Threshold should be less than bound of img.")
+    inverted = invert(img)._data
+    return _wrap(xp_of(img).where(a >= threshold, inverted, a), img)
+
+
+def _assert_image_3d(img: Tensor) -> None:
+    _assert_image_tensor(img)
+    if img.ndim < 3:
+        raise TypeError(
+            f"Input image tensor should have at least 3 dimensions, but found {img.ndim}"
+        )
+    _assert_channels(img, [1, 3])
+
+
+def _blurred_degenerate(a):
+    """PIL's SMOOTH filter (3x3 ones with centre 5, /13) inside a one-pixel border."""
+    from numpy.lib.stride_tricks import sliding_window_view
+
+    kernel = np.ones((3, 3), dtype=np.float32)
+    kernel[1, 1] = 5.0
+    kernel /= kernel.sum()
+    w = _work(a)
+    kernel = kernel.astype(w.dtype)
+    smooth = np.einsum("...ijkl,kl->...ij", sliding_window_view(w, (3, 3), axis=(-2, -1)), kernel)
+    if not _is_float(a.dtype):
+        smooth = np.round(smooth)
+    out = a.copy()
+    out[..., 1:-1, 1:-1] = smooth.astype(a.dtype)
+    return out
+
+
+def adjust_sharpness(img: Tensor, sharpness_factor: float) -> Tensor:
+    if sharpness_factor < 0:
+        raise ValueError(f"sharpness_factor ({sharpness_factor}) is not non-negative.")
+    _assert_image_tensor(img)
+    _assert_channels(img, [1, 3])
+    if img.shape[-1] <= 2 or img.shape[-2] <= 2:
+        return img
+    a = img._data
+    return _wrap(_blend_array(a, _blurred_degenerate(a), sharpness_factor), img)
+
+
+def autocontrast(img: Tensor) -> Tensor:
+    _assert_image_3d(img)
+    a = img._data
+    bound = _max_value(a.dtype)
+    w = _work(a)
+    minimum = w.min(axis=(-2, -1), keepdims=True)
+    maximum = w.max(axis=(-2, -1), keepdims=True)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        scale = w.dtype.type(bound) / (maximum - minimum)
+    degenerate = ~np.isfinite(scale)
+    minimum = np.where(degenerate, 0, minimum).astype(w.dtype)
+    scale = np.where(degenerate, 1, scale).astype(w.dtype)
+    return _wrap(((w - minimum) * scale).clip(0, bound).astype(a.dtype), img)
+
+
+def _equalize_channel(chan: np.ndarray) -> np.ndarray:
+    hist = np.bincount(chan.reshape(-1), minlength=256)
+    nonzero = hist[hist != 0]
+    step = nonzero[:-1].sum() // 255
+    if step == 0:
+        return chan
+    lut = (np.cumsum(hist) + step // 2) // step
+    lut = np.concatenate([[0], lut[:-1]]).clip(0, 255)
+    return lut[chan].astype(np.uint8)
+
+
+def equalize(img: Tensor) -> Tensor:
+    _assert_image_tensor(img)
+    if not (3 <= img.ndim <= 4):
+        raise TypeError(f"Input image tensor should have 3 or 4 dimensions, but found {img.ndim}")
+    if img.dtype != ember.uint8:
+        raise TypeError(f"Only torch.uint8 image tensors are supported, but found {img.dtype}")
+    _assert_channels(img, [1, 3])
+    a = img._data
+    flat = a.reshape((-1,) + a.shape[-2:])
+    out = np.stack([_equalize_channel(c) for c in flat])  # one histogram per image channel
+    return _wrap(out.reshape(a.shape), img)
+
+
+# -- filters ------------------------------------------------------------------------------
+
+
+def _gaussian_kernel1d(kernel_size: int, sigma: float, dtype) -> np.ndarray:
+    half = (kernel_size - 1) * 0.5
+    x = np.linspace(-half, half, kernel_size).astype(dtype)
+    pdf = np.exp(-0.5 * (x / dtype.type(sigma)) ** 2)
+    return pdf / pdf.sum()
+
+
+def _correlate_separable(a, kx, ky):
+    """Valid 2-D correlation of the last two dims with the outer product ``ky x kx``."""
+    from numpy.lib.stride_tricks import sliding_window_view
+
+    out = sliding_window_view(a, len(kx), axis=-1) @ kx
+    return sliding_window_view(out, len(ky), axis=-2) @ ky
+
+
+def gaussian_blur(img: Tensor, kernel_size: list[int], sigma: list[float]) -> Tensor:
+    if not isinstance(img, Tensor):
+        raise TypeError(f"img should be Tensor. Got {type(img)}")
+    _assert_image_tensor(img)
+    a = img._data
+    out_dtype = a.dtype
+    a, need_cast = _cast_in(a, (a.dtype,) if _is_float(a.dtype) else (np.float32,))
+    kx = _gaussian_kernel1d(kernel_size[0], sigma[0], a.dtype)
+    ky = _gaussian_kernel1d(kernel_size[1], sigma[1], a.dtype)
+    p = [kernel_size[0] // 2, kernel_size[0] // 2, kernel_size[1] // 2, kernel_size[1] // 2]
+    padded = np.asarray(_pad_array(a, p, "reflect"))
+    out = _correlate_separable(padded, kx, ky)
+    return _wrap(_cast_out(out.astype(a.dtype), out_dtype, need_cast), img)
+
+
+# -- normalise / erase --------------------------------------------------------------------
+
+
+def normalize(tensor: Tensor, mean, std, inplace: bool = False) -> Tensor:
+    _assert_image_tensor(tensor)
+    if not tensor.is_floating_point():
+        raise TypeError(f"Input tensor should be a float tensor. Got {tensor.dtype}.")
+    if tensor.ndim < 3:
+        raise ValueError(
+            "Expected tensor to be a tensor image of size (..., C, H, W). Got "
+            f"tensor.size() = {tensor.size()}"
+        )
+    if not inplace:
+        tensor = tensor.clone()
+    dtype = tensor.dtype
+    mean = ember.as_tensor(mean, dtype=dtype, device=tensor.device)
+    std = ember.as_tensor(std, dtype=dtype, device=tensor.device)
+    if (std == 0).any():
+        raise ValueError(
+            f"std evaluated to zero after conversion to {dtype}, leading to division by zero."
+        )
+    if mean.ndim == 1:
+        mean = mean.view(-1, 1, 1)
+    if std.ndim == 1:
+        std = std.view(-1, 1, 1)
+    return tensor.sub_(mean).div_(std)
+
+
+def erase(img: Tensor, i: int, j: int, h: int, w: int, v, inplace: bool = False) -> Tensor:
+    _assert_image_tensor(img)
+    if not inplace:
+        img = img.clone()
+    img[..., i : i + h, j : j + w] = v
+    return img
