@@ -30,7 +30,7 @@ def blas_info() -> str:
     return "; ".join(rows) or "no BLAS found"
 
 
-MODULES = ["bench_core", "bench_nn", "bench_serialization"]
+MODULES = ["bench_core", "bench_nn", "bench_serialization", "bench_vision"]
 
 
 def main(argv: list[str]) -> int:

@@ -346,3 +346,14 @@ def test_stride_one_transposed_conv_both_forms(cin, cout, padding, dilation, gro
     want = ref_conv_transpose(u.detach().numpy(), w.detach().numpy(), **kw)
     np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-10)
     assert gradcheck(lambda a, c: ember.conv_transpose2d(a, c, **kw), (u, w))
+
+
+@pytest.mark.parametrize("channels,size,groups", [(8, 3, 1), (6, 2, 2), (12, 12, 3)])
+def test_folded_batch_gemm_paths(channels, size, groups):
+    # deep-layer shapes (few output positions, many channels) take the batch-folded GEMMs
+    x = t64(3, channels, size, size)
+    w = t64(channels, channels // groups, 3, 3)
+    got = ember.conv2d(x, w, padding=1, groups=groups).detach().numpy()
+    want = ref_conv(x.detach().numpy(), w.detach().numpy(), padding=1, groups=groups)
+    np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-10)
+    assert gradcheck(lambda a, c: ember.conv2d(a, c, padding=1, groups=groups), (x, w))
