@@ -69,10 +69,6 @@ def check_same_device(*tensors):
     return dev
 
 
-def _scalar_array(x, like, xp):
-    return x
-
-
 def coerce(input, other):
     """Slow path of a binary op: scalars, mixed dtypes, 0-dim CPU tensors on another device.
 
@@ -460,7 +456,15 @@ def broadcast_array(arr, shape):
 
 
 def xp_of_array(arr):
-    return np if isinstance(arr, np.ndarray) else __import__("cupy")
+    """The array module of a bare array: NumPy's, else the backend whose ``xp`` made it."""
+    if isinstance(arr, np.ndarray):
+        return np
+    from ..backends import _REGISTRY
+
+    for backend in _REGISTRY.values():
+        if isinstance(arr, getattr(backend.xp, "ndarray", ())):
+            return backend.xp
+    raise TypeError(f"no registered backend owns arrays of type {type(arr).__name__}")
 
 
 # -- out= ------------------------------------------------------------------------------------
