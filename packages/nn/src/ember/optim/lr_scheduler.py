@@ -455,7 +455,30 @@ class ExponentialLR(LRScheduler):
         return [base_lr * self.gamma**self.last_epoch for base_lr in self.base_lrs]
 
 
-class SequentialLR(LRScheduler):
+class _NestedSchedulers:
+    """state_dict of a scheduler made of others (SequentialLR, ChainedScheduler): its own
+    attributes plus each inner scheduler's state_dict, in PyTorch's layout."""
+
+    def state_dict(self):
+        state_dict = {
+            key: value
+            for key, value in self.__dict__.items()
+            if key not in ("optimizer", "_schedulers")
+        }
+        state_dict["_schedulers"] = [None] * len(self._schedulers)
+        for idx, s in enumerate(self._schedulers):
+            state_dict["_schedulers"][idx] = s.state_dict()
+        return state_dict
+
+    def load_state_dict(self, state_dict):
+        _schedulers = state_dict.pop("_schedulers")
+        self.__dict__.update(state_dict)
+        state_dict["_schedulers"] = _schedulers
+        for idx, s in enumerate(_schedulers):
+            self._schedulers[idx].load_state_dict(s)
+
+
+class SequentialLR(_NestedSchedulers, LRScheduler):
     """Runs ``schedulers`` one after another, switching at the ``milestones``."""
 
     def __init__(self, optimizer, schedulers, milestones, last_epoch=-1):
@@ -516,24 +539,6 @@ class SequentialLR(LRScheduler):
         else:
             scheduler.step()
         self._last_lr = scheduler.get_last_lr()
-
-    def state_dict(self):
-        state_dict = {
-            key: value
-            for key, value in self.__dict__.items()
-            if key not in ("optimizer", "_schedulers")
-        }
-        state_dict["_schedulers"] = [None] * len(self._schedulers)
-        for idx, s in enumerate(self._schedulers):
-            state_dict["_schedulers"][idx] = s.state_dict()
-        return state_dict
-
-    def load_state_dict(self, state_dict):
-        _schedulers = state_dict.pop("_schedulers")
-        self.__dict__.update(state_dict)
-        state_dict["_schedulers"] = _schedulers
-        for idx, s in enumerate(_schedulers):
-            self._schedulers[idx].load_state_dict(s)
 
 
 class PolynomialLR(LRScheduler):
@@ -604,7 +609,7 @@ class CosineAnnealingLR(LRScheduler):
         ]
 
 
-class ChainedScheduler(LRScheduler):
+class ChainedScheduler(_NestedSchedulers, LRScheduler):
     """Steps all ``schedulers`` together, each one applying its change in turn."""
 
     def __init__(self, schedulers, optimizer=None):
@@ -641,24 +646,6 @@ class ChainedScheduler(LRScheduler):
         for scheduler in self._schedulers:
             scheduler.step()
         self._last_lr = _param_groups_val_list(self._schedulers[-1].optimizer, "lr")
-
-    def state_dict(self):
-        state_dict = {
-            key: value
-            for key, value in self.__dict__.items()
-            if key not in ("optimizer", "_schedulers")
-        }
-        state_dict["_schedulers"] = [None] * len(self._schedulers)
-        for idx, s in enumerate(self._schedulers):
-            state_dict["_schedulers"][idx] = s.state_dict()
-        return state_dict
-
-    def load_state_dict(self, state_dict):
-        _schedulers = state_dict.pop("_schedulers")
-        self.__dict__.update(state_dict)
-        state_dict["_schedulers"] = _schedulers
-        for idx, s in enumerate(_schedulers):
-            self._schedulers[idx].load_state_dict(s)
 
 
 class ReduceLROnPlateau(LRScheduler):
