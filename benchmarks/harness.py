@@ -8,6 +8,7 @@ spinning BLAS threads do not slow the other; the best of several rounds is kept.
 from __future__ import annotations
 
 import gc
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -45,8 +46,15 @@ def best_time(fn: Callable[[], object], number: int, repeat: int) -> float:
 
 
 def compare(name: str, ember_fn, torch_fn=None, numpy_fn=None, *, number: int = 1000,
-            repeat: int = 7, pause: float = 0.3) -> Result:
-    """Time the callables turn by turn (Ember, pause, PyTorch, pause, ...)."""
+            repeat: int = 7, pause: float = 0.3) -> Result | None:
+    """Time the callables turn by turn (Ember, pause, PyTorch, pause, ...).
+
+    With ``BENCH_ONLY=text`` in the environment, workloads whose name does not contain
+    ``text`` (case-insensitive) are skipped (None), to time one workload quickly.
+    """
+    only = os.environ.get("BENCH_ONLY", "").lower()
+    if only and only not in name.lower():
+        return None
     times: dict[str, float] = {}
     fns = [("ember", ember_fn), ("torch", torch_fn), ("numpy", numpy_fn)]
     for _ in range(3):
@@ -73,6 +81,8 @@ def table(results: list[Result]) -> str:
     lines = ["| workload | Ember | PyTorch | Ember / PyTorch | NumPy |",
              "|---|---|---|---|---|"]
     for r in results:
+        if r is None:
+            continue
         ratio = "-" if r.ratio is None else f"{r.ratio:.2f}x"
         lines.append(f"| {r.name} | {fmt_time(r.ember_s)} | {fmt_time(r.torch_s)} | {ratio} | "
                      f"{fmt_time(r.numpy_s)} |")

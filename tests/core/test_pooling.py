@@ -125,6 +125,45 @@ def test_max_pool2d_gradgradcheck():
     assert gradgradcheck(lambda a: max_pool2d(a, 3, 1, 1), (x,))
 
 
+FAST_CASES = [  # unpadded: training without return_indices keeps uint8 window offsets
+    dict(kernel_size=2),
+    dict(kernel_size=2, stride=1),  # overlapping windows
+    dict(kernel_size=3, stride=2, ceil_mode=False),
+    dict(kernel_size=(2, 3), dilation=(2, 1)),
+]
+
+
+@pytest.mark.parametrize("kw", FAST_CASES)
+@pytest.mark.parametrize("ties", [False, True])
+def test_max_pool2d_offset_path_matches_index_path(kw, ties):
+    # ReLU before a pool makes all-zero windows: the gradient must go to the first maximum
+    a = RNG.standard_normal((2, 3, 7, 8))
+    if ties:
+        a = np.round(np.maximum(a, 0), 1)
+    gy = RNG.standard_normal(max_pool2d(ember.from_numpy(a), **kw).shape)
+    grads = []
+    for with_idx in (False, True):
+        x = ember.from_numpy(a.copy()).requires_grad_()
+        out = max_pool2d(x, return_indices=with_idx, **kw)
+        out = out[0] if with_idx else out
+        assert out.grad_fn.name() == "MaxPool2DWithIndicesBackward0"
+        out.backward(ember.from_numpy(gy))
+        grads.append((out.detach().numpy(), x.grad.numpy()))
+    np.testing.assert_array_equal(grads[0][0], grads[1][0])
+    # overlapping windows sum in another order: equal to rounding
+    np.testing.assert_allclose(grads[0][1], grads[1][1], rtol=1e-14, atol=1e-15)
+
+
+def test_max_pool2d_offset_path_gradgradcheck_and_inf_gradient():
+    x = t64(1, 2, 6, 6)
+    assert gradgradcheck(lambda a: max_pool2d(a, 2, 1), (x,))
+    assert gradgradcheck(lambda a: max_pool2d(a, 2), (x,))
+    x = ember.tensor([[[[1.0, 3.0], [2.0, 0.0]]]], requires_grad=True)
+    max_pool2d(x, 2).backward(ember.tensor([[[[float("inf")]]]]))
+    # inf lands on the maximum only (a product with a 0/1 mask would leave NaN elsewhere)
+    np.testing.assert_array_equal(x.grad.numpy(), [[[[0.0, np.inf], [0.0, 0.0]]]])
+
+
 @pytest.mark.parametrize("kw", [dict(kernel_size=2), dict(kernel_size=3, stride=2, padding=1,
                                                           ceil_mode=True, dilation=2)])
 def test_max_pool1d(kw):

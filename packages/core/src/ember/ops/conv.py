@@ -144,19 +144,41 @@ def _crop(g: Geom, sizes, start):
     return (Ellipsis,) + tuple(slice(start[i], start[i] + sizes[i]) for i in range(len(sizes)))
 
 
-def _cols(xd, g: Geom, plan):
-    """im2col in the layout of ``plan``: ``(N, groups, C/groups * K, L or Lq)``."""
-    if plan is None:
-        return _cols_plain(xd, g)
+def _flat_padded(xd, g: Geom, plan):
+    """``xd`` zero-padded into the flat rows of ``plan``, ``(N, C, F)``, and the strides
+    (bytes) of the kernel offsets along such a row."""
     P, R, Lq, offs, F = plan
     N, C = xd.shape[:2]
     buf = xp_of_array(xd).zeros((N, C, F), dtype=xd.dtype)
     buf[:, :, :math.prod(P)].reshape((N, C) + P)[_crop(g, g.x, g.lo)] = xd
-    it = buf.itemsize
+    return buf, tuple(g.d[i] * R[i] * buf.itemsize for i in range(len(g.k)))
+
+
+def _cols(xd, g: Geom, plan):
+    """im2col in the layout of ``plan``: ``(N, groups, C/groups * K, L or Lq)``."""
+    if plan is None:
+        return _cols_plain(xd, g)
+    buf, kst = _flat_padded(xd, g, plan)
+    N, C = xd.shape[:2]
     v = xp_of_array(xd).lib.stride_tricks.as_strided(
-        buf, (N, C) + g.k + (Lq,), buf.strides[:2] + tuple(g.d[i] * R[i] * it
-                                                           for i in range(len(g.k))) + (it,))
-    return v.reshape(N, g.groups, C // g.groups * math.prod(g.k), Lq)
+        buf, (N, C) + g.k + (plan[2],), buf.strides[:2] + kst + (buf.itemsize,))
+    return v.reshape(N, g.groups, C // g.groups * math.prod(g.k), plan[2])
+
+
+def _cols_folded(xd, g: Geom, plan):
+    """im2col with the batch folded into the columns: ``(groups, C/groups * K, N * L)``
+    (``N * Lq`` in the layout of ``plan``)."""
+    N, C = xd.shape[:2]
+    n = len(g.k)
+    rows = C // g.groups * math.prod(g.k)
+    if plan is None:
+        v = windows(xd, g)  # (N, C, *y, *k) -> (C, *k, N, *y)
+        v = v.transpose((1,) + tuple(range(2 + n, 2 + 2 * n)) + (0,) + tuple(range(2, 2 + n)))
+        return v.reshape(g.groups, rows, N * math.prod(g.y))
+    buf, kst = _flat_padded(xd, g, plan)
+    v = xp_of_array(xd).lib.stride_tricks.as_strided(
+        buf, (C,) + g.k + (N, plan[2]), (buf.strides[1],) + kst + (buf.strides[0], buf.itemsize))
+    return v.reshape(g.groups, rows, N * plan[2])
 
 
 def _narrow_in(ad, g: Geom, plan):
@@ -170,6 +192,20 @@ def _narrow_in(ad, g: Geom, plan):
     return buf.reshape(N, C, plan[2])
 
 
+def _narrow_in_t(ad, g: Geom, plan):
+    """A narrow-side array ``(N, C, *y)`` as ``(N * L or N * Lq, C)``: positions major (zero
+    junk columns), the right-hand side of the weight gradient's product."""
+    N, C = ad.shape[:2]
+    n = len(g.y)
+    moved = ad.transpose((0,) + tuple(range(2, 2 + n)) + (1,))  # (N, *y, C)
+    xp = xp_of_array(ad)
+    if plan is None:
+        return xp.ascontiguousarray(moved).reshape(N * math.prod(g.y), C)
+    buf = xp.zeros((N, g.y[0]) + plan[0][1:] + (C,), dtype=ad.dtype)
+    buf[(slice(None),) + tuple(slice(0, y) for y in g.y)] = moved
+    return buf.reshape(N * plan[2], C)
+
+
 def _narrow_out(r, g: Geom, plan):
     """``(N, C, L or Lq)`` back to a contiguous ``(N, C, *y)``."""
     N, C = r.shape[:2]
@@ -179,27 +215,45 @@ def _narrow_out(r, g: Geom, plan):
     return xp_of_array(r).ascontiguousarray(r)
 
 
-def _conv_array(xd, wd, g: Geom, cols=None):
-    plan = _flat_plan(g)
-    if cols is None:
-        cols = _cols(xd, g, plan)
-    O = wd.shape[0]
-    G = g.groups
-    N, L = xd.shape[0], cols.shape[-1]
-    w2 = wd.reshape(G, O // G, -1)
-    if N > 1 and L < _FOLD_BELOW:
-        # few output positions (deep layers): one GEMM over (K, N*L) instead of N tiny ones
-        folded = cols.transpose(1, 2, 0, 3).reshape(G, cols.shape[2], N * L)
-        out = np.matmul(w2, folded).reshape(G, O // G, N, L).transpose(2, 0, 1, 3)
-    else:
-        out = np.matmul(w2, cols)
-    return _narrow_out(out.reshape(N, O, L), g, plan), cols
-
+#: im2col bytes per chunk of samples: a chunk's columns are written and then multiplied while
+#: they are still in cache (the whole batch's columns are 9x the input and went through main
+#: memory twice; 16-channel 3x3 conv on 32x32x32: 2.2 ms -> 1.3 ms forward)
+_CHUNK_BYTES = 4 << 20
 
 #: below this many output positions per sample the batch is folded into one GEMM: NumPy runs
 #: a stacked matmul as one small GEMM per sample (resnet18's 512-channel layers on 32x32
 #: input have L = 1..4: per-sample products were 9-58 ms, folded 1-14 ms)
 _FOLD_BELOW = 64
+
+
+def _chunks(xd, g: Geom, L: int):
+    """Sample ranges ``(n0, n1)`` whose im2col columns take about ``_CHUNK_BYTES``."""
+    N, C = xd.shape[:2]
+    per = max(1, C * math.prod(g.k) * L * xd.itemsize)
+    nb = max(1, min(N, _CHUNK_BYTES // per))
+    return [(n0, min(N, n0 + nb)) for n0 in range(0, N, nb)]
+
+
+def _positions(g: Geom, plan) -> int:
+    return math.prod(g.y) if plan is None else plan[2]
+
+
+def _conv_array(xd, wd, g: Geom):
+    plan = _flat_plan(g)
+    O = wd.shape[0]
+    G = g.groups
+    N, L = xd.shape[0], _positions(g, plan)
+    w2 = wd.reshape(G, O // G, -1)
+    if N > 1 and L < _FOLD_BELOW:
+        # few output positions (deep layers): one GEMM over (K, N*L) instead of N tiny ones
+        cols = _cols(xd, g, plan)
+        folded = cols.transpose(1, 2, 0, 3).reshape(G, cols.shape[2], N * L)
+        out = np.matmul(w2, folded).reshape(G, O // G, N, L).transpose(2, 0, 1, 3)
+    else:
+        out = xp_of_array(xd).empty((N, G, O // G, L), dtype=np.result_type(xd, wd))
+        for n0, n1 in _chunks(xd, g, L):
+            np.matmul(w2, _cols(xd[n0:n1], g, plan), out=out[n0:n1])
+    return _narrow_out(out.reshape(N, O, L), g, plan)
 
 
 def _as_forward_conv(g: Geom):
@@ -230,7 +284,7 @@ def _conv_transpose_array(ud, wd, g: Geom):
     # C*prod(y): take the forward form unless it copies much more (LeNet's 6->16 conv: 5x)
     if g_fwd is not None and ud.shape[1] * math.prod(g.x) <= 2 * wd.shape[1] * g.groups * \
             math.prod(g.y):
-        return _conv_array(ud, _flipped_weight(wd, g.groups), g_fwd)[0]
+        return _conv_array(ud, _flipped_weight(wd, g.groups), g_fwd)
     plan = _flat_plan(g)
     N, Cin = ud.shape[0], ud.shape[1]
     G = g.groups
@@ -254,26 +308,38 @@ def _conv_transpose_array(ud, wd, g: Geom):
     return xp.ascontiguousarray(r)
 
 
-def _weight_grad_array(xd, gd, g: Geom, wshape, cols=None):
+def _weight_grad_array(xd, gd, g: Geom, wshape):
+    """``sum_n gy[n] @ cols[n]^T``. Columns are rebuilt chunk by chunk rather than kept from
+    the forward pass: the copy is cheap next to a product that reads them from cache, and a
+    step holds no im2col buffers.
+
+    With enough rows per group (``C/groups * K``) the sum is computed transposed, as
+    ``cols_folded @ gy^T``: one GEMM whose reduction runs over batch and positions, both
+    operands row-major (16-channel 3x3 conv on 32x32x32: 4.0 ms -> 2.6 ms; 64->128 channels
+    on 8x8: 3.1 -> 1.8 ms). With few rows (a first layer's 1-3 input channels) that GEMM is
+    too thin for BLAS and per-sample products win (LeNet's first conv: 0.38 ms vs 1.4 ms)."""
     plan = _flat_plan(g)
-    if cols is None:
-        cols = _cols(xd, g, plan)
-    N, O = gd.shape[0], gd.shape[1]
+    N, O = gd.shape[:2]
     G = g.groups
-    g2 = _narrow_in(gd, g, plan)
-    g2 = g2.reshape(N, G, O // G, g2.shape[-1])
-    if N == 1:
-        gw = np.matmul(g2[0], cols[0].swapaxes(-1, -2))
-    elif g2.shape[2] > g2.shape[3] or cols.shape[-1] < _FOLD_BELOW:
-        # the per-sample products (N, O, K) would outweigh cols (N, K, L): fold the batch into
-        # the reduction of one GEMM (resnet18's last layer: 334 ms -> 24 ms)
-        L = g2.shape[3]
-        ga = g2.transpose(1, 2, 0, 3).reshape(G, O // G, N * L)
-        cb = cols.transpose(1, 0, 3, 2).reshape(G, N * L, cols.shape[2])
-        gw = np.matmul(ga, cb)
-    else:
-        gw = np.matmul(g2, cols.swapaxes(-1, -2)).sum(0)
+    L = _positions(g, plan)
+    chunks = _chunks(xd, g, L)
+    gw = None
+    if xd.shape[1] // G * math.prod(g.k) >= _THIN_ROWS:
+        gt = _narrow_in_t(gd, g, plan).reshape(N * L, G, O // G)
+        for n0, n1 in chunks:
+            part = np.matmul(_cols_folded(xd[n0:n1], g, plan),
+                             gt[n0 * L:n1 * L].transpose(1, 0, 2))
+            gw = part if gw is None else gw.__iadd__(part)
+        return gw.transpose(0, 2, 1).reshape(wshape)
+    g2 = _narrow_in(gd, g, plan).reshape(N, G, O // G, L)
+    for n0, n1 in chunks:
+        part = np.matmul(g2[n0:n1], _cols(xd[n0:n1], g, plan).swapaxes(-1, -2)).sum(0)
+        gw = part if gw is None else gw.__iadd__(part)
     return gw.reshape(wshape)
+
+
+#: below this many im2col rows per group the weight gradient uses per-sample products
+_THIN_ROWS = 64
 
 
 # -- differentiable ops -------------------------------------------------------------------------
@@ -291,14 +357,10 @@ def _finish(r, dev, node_cls, inputs, saved, ctx):
 
 def _conv(x, w, b, g: Geom):
     """Convolution of ``x`` (N, C, *x) with ``w`` (O, C/groups, *k): (N, O, *y)."""
-    need_grad = GRAD.enabled and (x.requires_grad or w.requires_grad or
-                                  (b is not None and b.requires_grad))
-    r, cols = _conv_array(x._data, w._data, g)
+    r = _conv_array(x._data, w._data, g)
     if b is not None:
         r += b._data.reshape(_bias_shape(r.shape[1], len(g.k)))
-    # the im2col buffer is saved (and freed with the graph's saved values) for grad_weight
-    return _finish(r, x._device, ConvolutionBackward0, (x, w, b),
-                   (x, w, cols if need_grad and w.requires_grad else None), (g, False))
+    return _finish(r, x._device, ConvolutionBackward0, (x, w, b), (x, w), (g, False))
 
 
 def _conv_transpose(u, w, b, g: Geom):
@@ -306,17 +368,17 @@ def _conv_transpose(u, w, b, g: Geom):
     r = _conv_transpose_array(u._data, w._data, g)
     if b is not None:
         r += b._data.reshape(_bias_shape(r.shape[1], len(g.k)))
-    return _finish(r, u._device, ConvolutionBackward0, (u, w, b), (u, w, None), (g, True))
+    return _finish(r, u._device, ConvolutionBackward0, (u, w, b), (u, w), (g, True))
 
 
-def _weight_grad(x, gy, g: Geom, wshape, cols=None):
+def _weight_grad(x, gy, g: Geom, wshape):
     """Gradient of a convolution's weight for input ``x`` and output gradient ``gy``."""
-    r = _weight_grad_array(x._data, gy._data, g, wshape, cols)
+    r = _weight_grad_array(x._data, gy._data, g, wshape)
     return _finish(r, x._device, ConvolutionBackwardBackward0, (x, gy), (x, gy), g)
 
 
 def _conv_bw(node, gy):
-    a, w, cols = node.saved
+    a, w = node.saved
     g, transposed = node.ctx
     ga = gw = gb = None
     if transposed:  # a is the narrow side u; the output lives on the wide side
@@ -328,7 +390,7 @@ def _conv_bw(node, gy):
         if node.needs_grad(0):
             ga = _conv_transpose(gy, w, None, g)
         if node.needs_grad(1):
-            gw = _weight_grad(a, gy, g, w._data.shape, cols)
+            gw = _weight_grad(a, gy, g, w._data.shape)
     if node.needs_grad(2):
         gb = gy.sum((0,) + tuple(range(2, gy._data.ndim)))
     return ga, gw, gb

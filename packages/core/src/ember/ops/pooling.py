@@ -20,7 +20,7 @@ from .._tensor import _make
 from ..autograd.grad_mode import GRAD
 from ..autograd.graph import make_node_class, record
 from ._core import xp_of, xp_of_array
-from .conv import Geom, ntuple, scatter_windows, windows
+from .conv import Geom, _span, ntuple, scatter_windows, windows
 from .registry import register
 
 __all__: list = []  # filled by _define below
@@ -220,6 +220,75 @@ def _window_max(win, g, want_index, nan_aware=True):
     return best, where
 
 
+# -- window argmax by kernel offset (the training fast path) ------------------------------------
+
+def _offsets(g: Geom):
+    return list(itertools.product(*(range(k) for k in g.k)))
+
+
+def _window_argmax(win, g: Geom):
+    """Max over the kernel offsets of ``win`` and, per window, the index (uint8) of the first
+    offset that holds it. Arithmetic on uint8 (wrapping), not masked writes: NumPy's
+    ``where=`` loops run element by element (10x slower here)."""
+    offs = _offsets(g)
+    best = win[(Ellipsis,) + offs[0]].copy()
+    for off in offs[1:]:
+        np.maximum(best, win[(Ellipsis,) + off], out=best)
+    which = xp_of_array(best).zeros(best.shape, dtype=np.uint8)
+    for j in range(len(offs) - 1, -1, -1):  # backwards: the first maximum wins
+        hit = (win[(Ellipsis,) + offs[j]] == best).view(np.uint8)
+        which += hit * (j - which)  # j where hit, else unchanged
+    return best, which
+
+
+def _window_scatter(gy, which, g: Geom):
+    """The adjoint of picking offset ``which`` in each window: zeros of the input's shape with
+    ``gy`` added at each window's picked position, one strided product per kernel offset (a
+    fixed offset maps windows to distinct positions, so overlapping windows sum right)."""
+    gd = gy._data
+    xp = xp_of(gy)
+    n = len(g.k)
+    buf = xp.zeros(gd.shape[:-n] + g.x, dtype=gd.dtype)
+    win = windows(buf, g)  # unpadded geometry: a writable view of buf
+    disjoint = all(g.s[i] >= g.d[i] * (g.k[i] - 1) + 1 for i in range(n))
+    finite = bool(xp.isfinite(gd).all())  # inf * 0 would leak NaN into other positions
+    for j, off in enumerate(_offsets(g)):
+        view = win[(Ellipsis,) + off]
+        if not finite:
+            view += xp.where(which == j, gd, 0)
+        elif disjoint:
+            np.multiply(gd, which == j, out=view)
+        else:
+            view += gd * (which == j)
+    out = _make(buf, gy._device)
+    if GRAD.enabled and gy.requires_grad:
+        record(WindowScatterBackward0, out, (gy,), (), (which, g))
+    return out
+
+
+def _window_pick(x, which, g: Geom):
+    """Each window's value at offset ``which``: the adjoint of ``_window_scatter``."""
+    win = windows(x._data, g)
+    offs = _offsets(g)
+    xp = xp_of(x)
+    r = win[(Ellipsis,) + offs[0]]
+    for j in range(1, len(offs)):
+        r = xp.where(which == j, win[(Ellipsis,) + offs[j]], r)
+    out = _make(xp.ascontiguousarray(r), x._device)
+    if GRAD.enabled and x.requires_grad:
+        record(WindowPickBackward0, out, (x,), (), (which, g))
+    return out
+
+
+WindowScatterBackward0 = make_node_class(
+    "MaxPoolBackwardBackward0", lambda node, g: (_window_pick(g, *node.ctx),))
+WindowPickBackward0 = make_node_class(
+    "MaxPoolBackwardBackward1", lambda node, g: (_window_scatter(g, *node.ctx),))
+_PICK_NODES = {n: make_node_class(f"MaxPool{n}DWithIndicesBackward0",
+                                  lambda node, g: (_window_scatter(g, *node.ctx),))
+               for n in (1, 2, 3)}
+
+
 def _fix_all_lowest(where, best, g, xp):
     """Where a window's maximum is -inf, PyTorch keeps its first in-bounds position (our
     search may have stopped on padding); windows with no in-bounds element at all get their
@@ -247,6 +316,15 @@ def _max_poolnd(n, input, kernel_size, stride, padding, dilation, ceil_mode, ret
     g = _pool_geom(x, n, kernel_size, stride, padding, dilation, ceil_mode,
                    with_indices=return_indices)
     xd = x._data
+    if need_grad and not return_indices and xd.dtype.kind == "f" and math.prod(g.k) < 256 and \
+            all(_span(g, i) <= g.x[i] for i in range(n)) and not any(g.lo) and \
+            not bool(xp_of(x).isnan(xd).any()):
+        # training without indices, no padding, no NaN: keep each window's offset (uint8)
+        # instead of PyTorch's int64 flat indices (LeNet's pools: 0.9 ms -> 0.2 ms forward)
+        best, which = _window_argmax(windows(xd, g), g)
+        out = _make(best, x._device)
+        record(_PICK_NODES[n], out, (x,), (), (which, g))
+        return out.squeeze(0) if unbatched else out
     want = need_grad or return_indices
     best, where = _window_max(windows(xd, g, _lowest(xd.dtype)), g, want,
                               want and xd.dtype.kind == "f" and bool(xp_of(x).isnan(xd).any()))
