@@ -125,6 +125,23 @@ def test_max_pool2d_gradgradcheck():
     assert gradgradcheck(lambda a: max_pool2d(a, 3, 1, 1), (x,))
 
 
+@pytest.mark.parametrize("kw", MAX2D_CASES)
+def test_max_pool2d_without_indices_separable(kw):
+    # no indices wanted: maxima one spatial dim at a time; same values as the reference,
+    # NaN propagating like PyTorch's kernel
+    a = RNG.standard_normal((2, 3, 9, 8)).astype(np.float32)
+    a[0, 1, 4, 4] = np.nan
+    # a NaN wins its windows (PyTorch: `val > maxval || isnan(val)`): +inf in the reference
+    ref_v, _ = ref_max_pool(np.nan_to_num(a, nan=np.inf), kw["kernel_size"], kw.get("stride"),
+                            kw.get("padding", 0), kw.get("dilation", 1),
+                            kw.get("ceil_mode", False))
+    ref_v[ref_v == np.inf] = np.nan
+    with ember.no_grad():
+        out = max_pool2d(ember.from_numpy(a), **kw)
+    np.testing.assert_array_equal(out.numpy(), ref_v)
+    assert out.dtype == ember.float32
+
+
 FAST_CASES = [  # unpadded: training without return_indices keeps uint8 window offsets
     dict(kernel_size=2),
     dict(kernel_size=2, stride=1),  # overlapping windows

@@ -33,7 +33,7 @@ from ._core import _pretty, check_same_device, xp_of, xp_of_array
 from .registry import register
 
 __all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
-           "conv_transpose3d", "unfold", "fold", "Geom", "windows", "scatter_windows",
+           "conv_transpose3d", "unfold", "fold", "Geom", "windows", "padded", "scatter_windows",
            "ntuple"]
 
 
@@ -72,18 +72,25 @@ def _span(g: Geom, i: int) -> int:
     return (g.y[i] - 1) * g.s[i] + g.d[i] * (g.k[i] - 1) + 1
 
 
+def padded(xd, g: Geom, fill=0):
+    """``xd`` padded with ``fill`` to cover every window of ``g`` (itself when no padding
+    is needed, else one copy)."""
+    n = len(g.k)
+    lead = xd.shape[:-n]
+    hi = [max(0, _span(g, i) - g.lo[i] - g.x[i]) for i in range(n)]
+    if not any(g.lo) and not any(hi):
+        return xd
+    buf = xp_of_array(xd).full(lead + tuple(g.lo[i] + g.x[i] + hi[i] for i in range(n)), fill,
+                               dtype=xd.dtype)
+    buf[(Ellipsis,) + tuple(slice(g.lo[i], g.lo[i] + g.x[i]) for i in range(n))] = xd
+    return buf
+
+
 def windows(xd, g: Geom, fill=0):
     """Strided view ``(*lead, *y, *k)`` of ``xd`` padded with ``fill`` (one copy if padded)."""
     n = len(g.k)
     lead = xd.shape[:-n]
-    need = [_span(g, i) for i in range(n)]
-    hi = [max(0, need[i] - g.lo[i] - g.x[i]) for i in range(n)]
-    if any(g.lo) or any(hi):
-        xp = xp_of_array(xd)
-        buf = xp.full(lead + tuple(g.lo[i] + g.x[i] + hi[i] for i in range(n)), fill,
-                      dtype=xd.dtype)
-        buf[(Ellipsis,) + tuple(slice(g.lo[i], g.lo[i] + g.x[i]) for i in range(n))] = xd
-        xd = buf
+    xd = padded(xd, g, fill)
     xp = xp_of_array(xd)
     st = xd.strides
     sp = st[-n:]
