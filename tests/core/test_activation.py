@@ -278,3 +278,19 @@ def test_prelu_mixing_devices_raises(testdev):
     x = ember.randn(2, 4, device=testdev)
     with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device"):
         A.prelu(x, ember.randn(4))
+
+
+@pytest.mark.parametrize("shape", [(4, 64), (3, 5), (2, 16, 32, 32), (8192 * 3,)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_relu_values_on_every_size(shape, dtype):
+    # sizes that divide into zero rows take the broadcast path, others the scalar one
+    a = np.random.default_rng(1).standard_normal(shape).astype(dtype)
+    flat = a.reshape(-1)
+    flat[:4] = [np.nan, -np.inf, np.inf, -0.0]
+    out = ember.relu(ember.from_numpy(a)).numpy()
+    assert out.dtype == dtype and out.shape == a.shape
+    np.testing.assert_array_equal(out, np.maximum(a, 0))
+    assert np.isnan(out.reshape(-1)[0]) and out.reshape(-1)[1] == 0
+    x = ember.from_numpy(a.copy())
+    x.relu_()
+    np.testing.assert_array_equal(x.numpy(), out)

@@ -182,6 +182,18 @@ def _normalize(input, axes, weight, bias, wshape, eps, node_cls, *, gshape=None,
         invstd = 1.0 / np.sqrt(var + eps)
         moments = (mean, var)
         y = xc
+    elif gshape is None:
+        # fixed statistics (batch norm in eval): x * alpha + beta with per-channel alpha,
+        # beta, two passes -- PyTorch's CPU inference kernel computes the same
+        mean, invstd = stats
+        alpha = invstd if weight is None else invstd * weight._data.reshape(wshape)
+        beta = -mean * alpha
+        if bias is not None:
+            beta = beta + bias._data.reshape(wshape)
+        y = ds * alpha.astype(ds.dtype, copy=False)
+        y += beta.astype(ds.dtype, copy=False)
+        return _finish_norm(y, input, weight, bias, axes, wshape, eps, gshape, mean, invstd,
+                            stats, node_cls), None
     else:
         mean, invstd = stats
         y = ds - mean
@@ -196,15 +208,21 @@ def _normalize(input, axes, weight, bias, wshape, eps, node_cls, *, gshape=None,
             y *= w
     if bias is not None:
         y += bias._data.reshape(wshape)
+    return _finish_norm(y, input, weight, bias, axes, wshape, eps, gshape, mean, invstd, stats,
+                        node_cls), moments
+
+
+def _finish_norm(y, input, weight, bias, axes, wshape, eps, gshape, mean, invstd, stats,
+                 node_cls):
     out = _make(y, input._device)
     inputs = (input, weight, bias)
     if GRAD.enabled and any(t is not None and t.requires_grad for t in inputs):
-        wpad = (1,) * (d.ndim - len(wshape)) + tuple(wshape)
+        wpad = (1,) * (y.ndim - len(wshape)) + tuple(wshape)
         disjoint = gshape is None and all(wpad[a] == 1 for a in axes)
         ctx = (axes, wshape, eps, gshape, mean, invstd, stats is None,
                None if bias is None else bias._data.shape, disjoint)
         record(node_cls, out, inputs, (input, weight), ctx)
-    return out, moments
+    return out
 
 
 def _check_float(input, kernel):
