@@ -357,3 +357,37 @@ def test_folded_batch_gemm_paths(channels, size, groups):
     want = ref_conv(x.detach().numpy(), w.detach().numpy(), padding=1, groups=groups)
     np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-10)
     assert gradcheck(lambda a, c: ember.conv2d(a, c, padding=1, groups=groups), (x, w))
+
+
+TRIM_CASES = [  # planes so small that some kernel taps read only padding
+    ((1, 1), 3, dict(padding=1)),  # only the centre tap: a 1x1 conv
+    ((2, 2), 3, dict(stride=2, padding=1)),  # the first row/column of taps falls off
+    ((1, 3), 3, dict(padding=(1, 1))),  # trimmed along one dim only
+    ((2, 1), 3, dict(padding=2, dilation=2)),
+    ((1, 1), 5, dict(padding=2, groups=2)),
+]
+
+
+@pytest.mark.parametrize("size,k,kw", TRIM_CASES)
+@pytest.mark.parametrize("batch", [1, 3])
+def test_conv_taps_over_padding_only(size, k, kw, batch):
+    # values, input/weight/bias gradients (the dropped taps' weight gradient is zero) and
+    # the transposed conv on the same geometry, against the loop references
+    x = t64(batch, 4, *size)
+    w = t64(6, 4 // kw.get("groups", 1), k, k)
+    b = t64(6)
+    out = ember.conv2d(x, w, b, **kw)
+    np.testing.assert_allclose(out.detach().numpy(),
+                               ref_conv(x.detach().numpy(), w.detach().numpy(),
+                                        b.detach().numpy(), **kw), rtol=1e-12, atol=1e-12)
+    assert gradcheck(lambda *a: ember.conv2d(*a, **kw), (x, w, b))
+    tw = t64(4, 6 // kw.get("groups", 1), k, k)
+    u = t64(batch, 4, *out.shape[2:])
+    tkw = {key: v for key, v in kw.items() if key != "dilation"}
+    res = ember.conv_transpose2d(u, tw, None, dilation=kw.get("dilation", 1), **tkw)
+    np.testing.assert_allclose(res.detach().numpy(),
+                               ref_conv_transpose(u.detach().numpy(), tw.detach().numpy(),
+                                                  dilation=kw.get("dilation", 1), **tkw),
+                               rtol=1e-12, atol=1e-12)
+    assert gradcheck(lambda a, c: ember.conv_transpose2d(
+        a, c, None, dilation=kw.get("dilation", 1), **tkw), (u, tw))

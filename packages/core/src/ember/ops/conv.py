@@ -245,17 +245,49 @@ def _positions(g: Geom, plan) -> int:
     return math.prod(g.y) if plan is None else plan[2]
 
 
+def _layout(g: Geom, N: int):
+    """The im2col layout for a batch of ``N``: the flat plan, except where the batch is
+    folded into one GEMM (few output positions), whose junk columns would cost up to 3x
+    (a 1x1 output in a 3x3 plane)."""
+    return None if N > 1 and math.prod(g.y) < _FOLD_BELOW else _flat_plan(g)
+
+
+@functools.lru_cache(maxsize=512)
+def _trim(g: Geom):
+    """``(Geom, weight slices)`` without the kernel taps that read only padding for every
+    output position, or None when every tap reads input. On small planes whole taps fall
+    off: resnet18's 3x3 convs on its 1x1 deepest maps become 1x1 convs (9x fewer products)."""
+    lo_taps, hi_taps = [], []
+    for i in range(len(g.k)):
+        s, d, lo, x, y = g.s[i], g.d[i], g.lo[i], g.x[i], g.y[i]
+        valid = [j for j in range(g.k[i])
+                 if max(0, -((j * d - lo) // s)) <= min(y - 1, (x - 1 + lo - j * d) // s)]
+        if not valid:
+            return None  # an all-padding output: the general path gives its zeros
+        lo_taps.append(valid[0])
+        hi_taps.append(valid[-1] + 1)
+    if all(a == 0 for a in lo_taps) and tuple(hi_taps) == g.k:
+        return None
+    k = tuple(h - a for a, h in zip(lo_taps, hi_taps))
+    lo = tuple(g.lo[i] - lo_taps[i] * g.d[i] for i in range(len(g.k)))
+    sl = (slice(None), slice(None)) + tuple(slice(a, h) for a, h in zip(lo_taps, hi_taps))
+    return g._replace(k=k, lo=lo), sl
+
+
 def _conv_array(xd, wd, g: Geom):
-    plan = _flat_plan(g)
+    trimmed = _trim(g)
+    if trimmed is not None:
+        g, sl = trimmed
+        wd = wd[sl]
+    plan = _layout(g, xd.shape[0])
     O = wd.shape[0]
     G = g.groups
     N, L = xd.shape[0], _positions(g, plan)
     w2 = wd.reshape(G, O // G, -1)
     if N > 1 and L < _FOLD_BELOW:
         # few output positions (deep layers): one GEMM over (K, N*L) instead of N tiny ones
-        cols = _cols(xd, g, plan)
-        folded = cols.transpose(1, 2, 0, 3).reshape(G, cols.shape[2], N * L)
-        out = np.matmul(w2, folded).reshape(G, O // G, N, L).transpose(2, 0, 1, 3)
+        out = np.matmul(w2, _cols_folded(xd, g, plan))
+        out = out.reshape(G, O // G, N, L).transpose(2, 0, 1, 3)
     else:
         out = xp_of_array(xd).empty((N, G, O // G, L), dtype=np.result_type(xd, wd))
         for n0, n1 in _chunks(xd, g, L):
@@ -286,13 +318,17 @@ def _flipped_weight(wd, groups: int):
 
 
 def _conv_transpose_array(ud, wd, g: Geom):
+    trimmed = _trim(g)
+    if trimmed is not None:
+        g, sl = trimmed
+        wd = wd[sl]
     g_fwd = _as_forward_conv(g)
     # the forward form's im2col holds O*prod(x) rows-by-columns per sample, col2im's product
     # C*prod(y): take the forward form unless it copies much more (LeNet's 6->16 conv: 5x)
     if g_fwd is not None and ud.shape[1] * math.prod(g.x) <= 2 * wd.shape[1] * g.groups * \
             math.prod(g.y):
         return _conv_array(ud, _flipped_weight(wd, g.groups), g_fwd)
-    plan = _flat_plan(g)
+    plan = _layout(g, ud.shape[0])
     N, Cin = ud.shape[0], ud.shape[1]
     G = g.groups
     wt = wd.reshape(G, Cin // G, -1).swapaxes(1, 2)
@@ -325,7 +361,13 @@ def _weight_grad_array(xd, gd, g: Geom, wshape):
     operands row-major (16-channel 3x3 conv on 32x32x32: 4.0 ms -> 2.6 ms; 64->128 channels
     on 8x8: 3.1 -> 1.8 ms). With few rows (a first layer's 1-3 input channels) that GEMM is
     too thin for BLAS and per-sample products win (LeNet's first conv: 0.38 ms vs 1.4 ms)."""
-    plan = _flat_plan(g)
+    trimmed = _trim(g)
+    if trimmed is not None:
+        g, sl = trimmed
+        full = xp_of_array(xd).zeros(wshape, dtype=np.result_type(xd, gd))
+        full[sl] = _weight_grad_array(xd, gd, g, full[sl].shape)
+        return full
+    plan = _layout(g, xd.shape[0])
     N, O = gd.shape[:2]
     G = g.groups
     L = _positions(g, plan)
