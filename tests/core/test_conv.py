@@ -391,3 +391,41 @@ def test_conv_taps_over_padding_only(size, k, kw, batch):
                                rtol=1e-12, atol=1e-12)
     assert gradcheck(lambda a, c: ember.conv_transpose2d(
         a, c, None, dilation=kw.get("dilation", 1), **tkw), (u, tw))
+
+
+DEPTHWISE_CASES = [
+    dict(padding=1),
+    dict(stride=2, padding=1),
+    dict(stride=(2, 1), padding=(0, 2), dilation=(1, 2)),
+    dict(padding="same", dilation=2),
+]
+
+
+@pytest.mark.parametrize("kw", DEPTHWISE_CASES)
+@pytest.mark.parametrize("batch", [1, 2])
+def test_depthwise_conv_tap_sums(kw, batch):
+    # one channel per group: sums over kernel taps instead of im2col + per-channel GEMMs
+    x, w, b = t64(batch, 4, 7, 6), t64(4, 1, 3, 3), t64(4)
+    out = ember.conv2d(x, w, b, groups=4, **kw)
+    np.testing.assert_allclose(out.detach().numpy(),
+                               ref_conv(x.detach().numpy(), w.detach().numpy(),
+                                        b.detach().numpy(), groups=4, **kw), atol=1e-12)
+    assert gradcheck(lambda *a: ember.conv2d(*a, groups=4, **kw), (x, w, b))
+    assert gradgradcheck(lambda a, c: ember.conv2d(a, c, groups=4, **kw), (x, w))
+
+
+@pytest.mark.parametrize("stride", [1, 2])
+def test_depthwise_conv_transpose_and_1d(stride):
+    u, w = t64(2, 3, 4, 5), t64(3, 1, 3, 2)
+    out = ember.conv_transpose2d(u, w, None, stride=stride, padding=1, groups=3)
+    np.testing.assert_allclose(out.detach().numpy(),
+                               ref_conv_transpose(u.detach().numpy(), w.detach().numpy(),
+                                                  stride=stride, padding=1, groups=3),
+                               atol=1e-12)
+    assert gradcheck(lambda a, c: ember.conv_transpose2d(a, c, None, stride=stride, padding=1,
+                                                         groups=3), (u, w))
+    x1, w1 = t64(2, 5, 9), t64(5, 1, 3)
+    np.testing.assert_allclose(ember.conv1d(x1, w1, stride=stride, groups=5).detach().numpy(),
+                               ref_conv(x1.detach().numpy(), w1.detach().numpy(),
+                                        stride=stride, groups=5), atol=1e-12)
+    assert gradcheck(lambda a, c: ember.conv1d(a, c, stride=stride, groups=5), (x1, w1))
