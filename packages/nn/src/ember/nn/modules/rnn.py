@@ -87,6 +87,19 @@ def _sigmoid_scale(xp, G, H, dtype, tanh_gate):
     return scale
 
 
+def _right(w, flipped: bool):
+    """The right-hand operand for ``_times``: ``w.T`` row-major, or ``w`` itself (row-major)
+    when the product is to be computed flipped."""
+    return w if flipped else w.T.copy()
+
+
+def _times(h, wr, flipped: bool):
+    """``h @ w.T`` for the few rows of a time step. ``flipped``: computed as ``(w @ h.T).T``
+    (a transposed view), which OpenBLAS runs faster when ``h`` has fewer rows than ``w``
+    has columns: 16x128 by 128x512 took 20 us as ``h @ w.T``, 12 us flipped."""
+    return (wr @ h.T).T if flipped else h @ wr
+
+
 # Kernels, one pair per mode (table ``_KERNELS``), on arrays in packed layout:
 #   fwd(xp, mode, x, h0, c0, w_hh, b_hh, w_hr, steps) -> (Y, C or None, saved arrays)
 #   bwd(xp, mode, saved, dY, dh, dc, w_hh, w_hr, steps) -> (dx, d(h @ W_hh.T + b_hh), dW_hr, dc0)
@@ -95,11 +108,12 @@ def _sigmoid_scale(xp, G, H, dtype, tanh_gate):
 def _rnn_fwd(xp, mode, x, h0, c0, w, b, w_hr, steps):
     Y = xp.empty((x.shape[0], w.shape[0]), dtype=x.dtype)
     x = x + b if b is not None else x
-    wT = xp.ascontiguousarray(w.T)  # BLAS runs h @ wT fastest with wT row-major
+    flip = h0.shape[0] <= w.shape[1]
+    wr = _right(xp.ascontiguousarray(w), flip)
     relu = mode == "RNN_RELU"
     for s, (off, bs) in enumerate(steps):
         y = Y[off:off + bs]
-        np.add(x[off:off + bs], _prev(Y, h0, steps, s) @ wT, out=y)
+        np.add(x[off:off + bs], _times(_prev(Y, h0, steps, s), wr, flip), out=y)
         if relu:
             np.maximum(y, 0, out=y)
         else:
@@ -111,6 +125,8 @@ def _rnn_bwd(xp, mode, a, dY, dh, dc, w, w_hr, steps):
     Y = a["Y"]
     D = (Y > 0).astype(Y.dtype) if mode == "RNN_RELU" else 1 - Y * Y
     dG = xp.empty_like(Y)
+    flip = 8 * dh.shape[0] <= w.shape[1]
+    wr = _right(xp.ascontiguousarray(w.T), flip)
     for off, bs in reversed(steps):
         g = dG[off:off + bs]
         if dY is not None:
@@ -118,7 +134,7 @@ def _rnn_bwd(xp, mode, a, dY, dh, dc, w, w_hr, steps):
             g *= D[off:off + bs]
         else:
             np.multiply(dh[:bs], D[off:off + bs], out=g)
-        dh[:bs] = g @ w
+        dh[:bs] = _times(g, wr, flip)
     return dG, dG, None, None
 
 
@@ -126,7 +142,8 @@ def _lstm_fwd(xp, mode, x, h0, c0, w, b, w_hr, steps):
     N, G = x.shape
     H = G // 4
     scale = _sigmoid_scale(xp, G, H, x.dtype, 2)
-    wT = xp.ascontiguousarray((w * scale[:, None]).T)
+    flip = h0.shape[0] <= w.shape[1]
+    wr = _right(w * scale[:, None], flip)
     x = (x + b) if b is not None else x.copy()
     x *= scale
     Y = xp.empty((N, w.shape[1]), dtype=x.dtype)
@@ -138,7 +155,7 @@ def _lstm_fwd(xp, mode, x, h0, c0, w, b, w_hr, steps):
     offset[2 * H:3 * H] = 0
     for s, (off, bs) in enumerate(steps):
         a = A[off:off + bs]
-        np.add(x[off:off + bs], _prev(Y, h0, steps, s) @ wT, out=a)
+        np.add(x[off:off + bs], _times(_prev(Y, h0, steps, s), wr, flip), out=a)
         np.tanh(a, out=a)
         a *= scale
         a += offset
@@ -167,6 +184,8 @@ def _lstm_bwd(xp, mode, a, dY, dh, dc, w, w_hr, steps):
     TCD = TC * o_ * (1 - o_)  # d(o pre-activation) / dh
     dG = xp.empty((N, 4, H), dtype=A.dtype)
     DH = xp.empty((N, w.shape[1]), dtype=A.dtype) if w_hr is not None else None
+    flip = 8 * dh.shape[0] <= w.shape[1]
+    wr = _right(xp.ascontiguousarray(w.T), flip)
     for off, bs in reversed(steps):
         sl = slice(off, off + bs)
         dm = dh[:bs] + dY[sl] if dY is not None else dh[:bs].copy()
@@ -179,7 +198,7 @@ def _lstm_bwd(xp, mode, a, dY, dh, dc, w, w_hr, steps):
         np.multiply(dcs[:, None, :], F3[sl], out=g[:, :3])
         np.multiply(dm, TCD[sl], out=g[:, 3])
         np.multiply(dcs, f_[sl], out=dc[:bs])
-        dh[:bs] = g.reshape(bs, 4 * H) @ w
+        dh[:bs] = _times(g.reshape(bs, 4 * H), wr, flip)
     dG = dG.reshape(N, 4 * H)
     dW_hr = None if w_hr is None else DH.T @ a["M"]
     return dG, dG, dW_hr, dc
@@ -189,7 +208,8 @@ def _gru_fwd(xp, mode, x, h0, c0, w, b, w_hr, steps):
     N, G = x.shape
     H = G // 3
     scale = _sigmoid_scale(xp, G, H, x.dtype, 2)
-    wT = xp.ascontiguousarray((w * scale[:, None]).T)
+    flip = h0.shape[0] <= w.shape[1]
+    wr = _right(w * scale[:, None], flip)
     bsc = b * scale if b is not None else None
     x = x * scale
     Y = xp.empty((N, H), dtype=x.dtype)
@@ -197,7 +217,7 @@ def _gru_fwd(xp, mode, x, h0, c0, w, b, w_hr, steps):
     GN = xp.empty((N, H), dtype=x.dtype)
     for s, (off, bs) in enumerate(steps):
         hp = _prev(Y, h0, steps, s)
-        gh = hp @ wT
+        gh = _times(hp, wr, flip)
         if bsc is not None:
             gh += bsc
         a, xs = A[off:off + bs], x[off:off + bs]
@@ -226,6 +246,8 @@ def _gru_bwd(xp, mode, a, dY, dh, dc, w, w_hr, steps):
     DN = 1 - n_ * n_
     dX = xp.empty_like(A)
     dGh = xp.empty_like(A)
+    flip = 8 * dh.shape[0] <= w.shape[1]
+    wr = _right(xp.ascontiguousarray(w.T), flip)
     for s in range(len(steps) - 1, -1, -1):
         off, bs = steps[s]
         sl = slice(off, off + bs)
@@ -244,7 +266,7 @@ def _gru_bwd(xp, mode, a, dY, dh, dc, w, w_hr, steps):
         dg[:, :2 * H] = dx[:, :2 * H]
         np.multiply(dn, act[:, :H], out=dg[:, 2 * H:])
         d *= z
-        d += dg @ w
+        d += _times(dg, wr, flip)
         dh[:bs] = d
     return dX, dGh, None, None
 
