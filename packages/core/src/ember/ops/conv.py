@@ -127,6 +127,18 @@ def _cols_plain(xd, g: Geom):
                                       xd.shape[1] // g.groups * math.prod(g.k), math.prod(g.y))
 
 
+class _Plan(NamedTuple):
+    """A flat layout (see ``_flat_plan``)."""
+    P: tuple  # grid sizes: the padded wide side (the last dim unpadded when it wraps)
+    R: tuple  # row strides of the grid
+    Lq: int  # narrow-side positions per plane in the grid's layout
+    offs: tuple  # flat shift of each kernel offset
+    F: int  # buffer length per plane
+    base: int  # where the grid starts in the buffer
+    wrap: bool  # the last dim is unpadded: shifts wrap into the neighbouring rows
+    cuts: tuple  # (last-dim tap, start, stop): wrapped positions of that tap, zeroed
+
+
 @functools.lru_cache(maxsize=512)
 def _flat_plan(g: Geom):
     """The "flat" layout of a stride-1 geometry of 2+ dims, or None.
@@ -135,30 +147,67 @@ def _flat_plan(g: Geom):
     is embedded in the same grid (``(y[0], *P[1:])``, the extra columns are junk or zeros).
     Kernel offset ``j`` is then a plain shift ``offs[j]`` of that row, so im2col copies and
     col2im adds contiguous runs of ``Lq`` elements instead of short image rows.
+
+    When the last dim keeps its size ("same" padding along it, as in a 3x3 conv with padding
+    1) it is not padded at all: a shift past a row's end reads the neighbouring row, and those
+    wrapped positions (``cuts``) are zeroed in the columns instead. The input is then copied
+    in whole planes and the narrow side has no junk columns (no crop of the output).
     """
     n = len(g.k)
     if n < 2 or any(s != 1 for s in g.s):
         return None
+    wrap = g.y[-1] == g.x[-1]
     P = tuple(max(g.lo[i] + g.x[i], _span(g, i)) for i in range(n))
+    if wrap:
+        P = P[:-1] + (g.x[-1],)
     R = tuple(math.prod(P[i + 1:]) for i in range(n))
     Lq = g.y[0] * R[0]
     offs = tuple(sum(o[i] * g.d[i] * R[i] for i in range(n))
                  for o in itertools.product(*(range(k) for k in g.k)))
-    return P, R, Lq, offs, max(math.prod(P), offs[-1] + Lq)
+    base = g.lo[-1] if wrap else 0
+    cuts = []
+    if wrap:
+        W = g.x[-1]
+        for j in range(g.k[-1]):
+            dx = j * g.d[-1] - g.lo[-1]
+            if dx:
+                cuts.append((j, 0, min(W, -dx)) if dx < 0 else (j, max(0, W - dx), W))
+    return _Plan(P, R, Lq, offs, max(base + math.prod(P), offs[-1] + Lq), base, wrap,
+                 tuple(cuts))
 
 
 def _crop(g: Geom, sizes, start):
     return (Ellipsis,) + tuple(slice(start[i], start[i] + sizes[i]) for i in range(len(sizes)))
 
 
+def _grid(buf, g: Geom, plan):
+    """The grid of ``plan`` in a ``(N, C, F)`` buffer, and the index of the wide side in it."""
+    N, C = buf.shape[:2]
+    grid = buf[:, :, plan.base:plan.base + math.prod(plan.P)].reshape((N, C) + plan.P)
+    start = g.lo[:-1] + (0,) if plan.wrap else g.lo
+    return grid, _crop(g, g.x, start)
+
+
 def _flat_padded(xd, g: Geom, plan):
     """``xd`` zero-padded into the flat rows of ``plan``, ``(N, C, F)``, and the strides
     (bytes) of the kernel offsets along such a row."""
-    P, R, Lq, offs, F = plan
     N, C = xd.shape[:2]
-    buf = xp_of_array(xd).zeros((N, C, F), dtype=xd.dtype)
-    buf[:, :, :math.prod(P)].reshape((N, C) + P)[_crop(g, g.x, g.lo)] = xd
-    return buf, tuple(g.d[i] * R[i] * buf.itemsize for i in range(len(g.k)))
+    buf = xp_of_array(xd).zeros((N, C, plan.F), dtype=xd.dtype)
+    grid, where = _grid(buf, g, plan)
+    grid[where] = xd
+    return buf, tuple(g.d[i] * plan.R[i] * buf.itemsize for i in range(len(g.k)))
+
+
+def _cut(cols, g: Geom, plan, inner: int):
+    """Zero the wrapped positions in columns laid out ``(..., *k, <inner axes>, Lq)``."""
+    if not plan.cuts:
+        return cols
+    W = g.x[-1]
+    v = cols.reshape(cols.shape[:cols.ndim - 1 - inner - len(g.k)] + g.k +
+                     cols.shape[cols.ndim - 1 - inner:-1] + (plan.Lq // W, W))
+    for j, a, b in plan.cuts:
+        v[(Ellipsis, j) + (slice(None),) * (inner + 1) + (slice(a, b),)] = 0
+    return cols
 
 
 def _cols(xd, g: Geom, plan):
@@ -168,8 +217,9 @@ def _cols(xd, g: Geom, plan):
     buf, kst = _flat_padded(xd, g, plan)
     N, C = xd.shape[:2]
     v = xp_of_array(xd).lib.stride_tricks.as_strided(
-        buf, (N, C) + g.k + (plan[2],), buf.strides[:2] + kst + (buf.itemsize,))
-    return v.reshape(N, g.groups, C // g.groups * math.prod(g.k), plan[2])
+        buf, (N, C) + g.k + (plan.Lq,), buf.strides[:2] + kst + (buf.itemsize,))
+    cols = _cut(v.copy(), g, plan, 0)  # the copy is the im2col (cuts must not touch buf)
+    return cols.reshape(N, g.groups, C // g.groups * math.prod(g.k), plan.Lq)
 
 
 def _cols_folded(xd, g: Geom, plan):
@@ -184,19 +234,19 @@ def _cols_folded(xd, g: Geom, plan):
         return v.reshape(g.groups, rows, N * math.prod(g.y))
     buf, kst = _flat_padded(xd, g, plan)
     v = xp_of_array(xd).lib.stride_tricks.as_strided(
-        buf, (C,) + g.k + (N, plan[2]), (buf.strides[1],) + kst + (buf.strides[0], buf.itemsize))
-    return v.reshape(g.groups, rows, N * plan[2])
+        buf, (C,) + g.k + (N, plan.Lq), (buf.strides[1],) + kst + (buf.strides[0], buf.itemsize))
+    cols = _cut(v.copy(), g, plan, 1)
+    return cols.reshape(g.groups, rows, N * plan.Lq)
 
 
 def _narrow_in(ad, g: Geom, plan):
     """A narrow-side array ``(N, C, *y)`` as ``(N, C, L or Lq)`` (zero junk columns)."""
     N, C = ad.shape[:2]
-    if plan is None:
+    if plan is None or (g.y[0],) + plan.P[1:] == g.y:  # no junk columns
         return ad.reshape(N, C, math.prod(g.y))
-    P = plan[0]
-    buf = xp_of_array(ad).zeros((N, C, g.y[0]) + P[1:], dtype=ad.dtype)
+    buf = xp_of_array(ad).zeros((N, C, g.y[0]) + plan.P[1:], dtype=ad.dtype)
     buf[_crop(g, g.y, (0,) * len(g.y))] = ad
-    return buf.reshape(N, C, plan[2])
+    return buf.reshape(N, C, plan.Lq)
 
 
 def _narrow_in_t(ad, g: Geom, plan):
@@ -206,19 +256,19 @@ def _narrow_in_t(ad, g: Geom, plan):
     n = len(g.y)
     moved = ad.transpose((0,) + tuple(range(2, 2 + n)) + (1,))  # (N, *y, C)
     xp = xp_of_array(ad)
-    if plan is None:
+    if plan is None or (g.y[0],) + plan.P[1:] == g.y:
         return xp.ascontiguousarray(moved).reshape(N * math.prod(g.y), C)
-    buf = xp.zeros((N, g.y[0]) + plan[0][1:] + (C,), dtype=ad.dtype)
+    buf = xp.zeros((N, g.y[0]) + plan.P[1:] + (C,), dtype=ad.dtype)
     buf[(slice(None),) + tuple(slice(0, y) for y in g.y)] = moved
-    return buf.reshape(N * plan[2], C)
+    return buf.reshape(N * plan.Lq, C)
 
 
 def _narrow_out(r, g: Geom, plan):
     """``(N, C, L or Lq)`` back to a contiguous ``(N, C, *y)``."""
     N, C = r.shape[:2]
-    if plan is None:
+    if plan is None or (g.y[0],) + plan.P[1:] == g.y:
         return r.reshape((N, C) + g.y)
-    r = r.reshape((N, C, g.y[0]) + plan[0][1:])[_crop(g, g.y, (0,) * len(g.y))]
+    r = r.reshape((N, C, g.y[0]) + plan.P[1:])[_crop(g, g.y, (0,) * len(g.y))]
     return xp_of_array(r).ascontiguousarray(r)
 
 
@@ -242,7 +292,7 @@ def _chunks(xd, g: Geom, L: int):
 
 
 def _positions(g: Geom, plan) -> int:
-    return math.prod(g.y) if plan is None else plan[2]
+    return math.prod(g.y) if plan is None else plan.Lq
 
 
 def _layout(g: Geom, N: int, outs_per_group: int):
@@ -347,12 +397,14 @@ def _conv_transpose_array(ud, wd, g: Geom):
         r = scatter_windows((N, Cout), g, cols.dtype, xp,
                             lambda off: cols[(Ellipsis,) + off + (slice(None),) * n])
     else:
-        P, R, Lq, offs, F = plan
-        cols = cols.reshape(N, Cout, len(offs), Lq)
-        buf = xp.zeros((N, Cout, F), dtype=cols.dtype)
-        for j, o in enumerate(offs):
+        Lq = plan.Lq
+        cols = _cut(cols.reshape((N, Cout) + g.k + (Lq,)), g, plan, 0)
+        cols = cols.reshape(N, Cout, len(plan.offs), Lq)
+        buf = xp.zeros((N, Cout, plan.F), dtype=cols.dtype)
+        for j, o in enumerate(plan.offs):
             buf[:, :, o:o + Lq] += cols[:, :, j]
-        r = buf[:, :, :math.prod(P)].reshape((N, Cout) + P)[_crop(g, g.x, g.lo)]
+        grid, where = _grid(buf, g, plan)
+        r = grid[where]
     return xp.ascontiguousarray(r)
 
 
