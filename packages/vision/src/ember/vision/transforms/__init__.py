@@ -2,7 +2,7 @@
 
 from . import functional
 from ._presets import ImageClassification
-from .autoaugment import AutoAugment, AutoAugmentPolicy, RandAugment, TrivialAugmentWide
+from .autoaugment import AugMix, AutoAugment, AutoAugmentPolicy, RandAugment, TrivialAugmentWide
 from .transforms import *  # noqa: F403
 from .transforms import __all__ as _transforms_all
 
@@ -13,5 +13,6 @@ __all__ = [
     "AutoAugmentPolicy",
     "RandAugment",
     "TrivialAugmentWide",
+    "AugMix",
     *_transforms_all,
 ]

@@ -301,7 +301,7 @@ def resize(img: Tensor, size: list[int], interpolation: str = "bilinear", antial
 # -- affine warps via grid sampling -------------------------------------------------------
 
 
-def _assert_grid_transform_inputs(img, matrix, interpolation, fill, supported) -> None:
+def _assert_grid_transform_inputs(img, matrix, interpolation, fill, supported, coeffs=None) -> None:
     if not isinstance(img, Tensor):
         raise TypeError("Input img should be Tensor")
     _assert_image_tensor(img)
@@ -309,6 +309,8 @@ def _assert_grid_transform_inputs(img, matrix, interpolation, fill, supported) -
         raise TypeError("Argument matrix should be a list")
     if matrix is not None and len(matrix) != 6:
         raise ValueError("Argument matrix should have 6 float values")
+    if coeffs is not None and len(coeffs) != 8:
+        raise ValueError("Argument coeffs should have 8 float values")
     num_channels = get_dimensions(img)[0]
     if (
         fill is not None
@@ -350,13 +352,23 @@ def _gen_affine_grid(theta: np.ndarray, w: int, h: int, ow: int, oh: int) -> np.
     return np.stack([gx, gy], axis=-1).astype(dt)
 
 
+def _fma(a, b, c):
+    """``a * b + c`` rounded once, as the fused multiply-adds of torch's vectorised CPU kernels
+    (exact for float32 through float64; float64 is left unfused)."""
+    if a.dtype == np.float32:
+        return (a.astype(np.float64) * b + c).astype(np.float32)
+    return a * b + c
+
+
 def _grid_sample(a, grid, mode: str):
-    """``grid_sample`` (zeros padding, align_corners=False): a (N, C, H, W), grid (oh, ow, 2)."""
+    """``grid_sample`` (zeros padding, align_corners=False): a (N, C, H, W), grid (oh, ow, 2),
+    both of one float dtype; rounding as in torch's CPU kernel (float32 bit-identical)."""
     xp = np if isinstance(a, np.ndarray) else __import__("cupy")
     grid = xp.asarray(grid)
     n, c, h, w = a.shape
-    ix = ((grid[..., 0] + 1) * w - 1) / 2
-    iy = ((grid[..., 1] + 1) * h - 1) / 2
+    t = grid.dtype.type  # unnormalise: (g + 1) * (size / 2) - 0.5
+    ix = _fma(grid[..., 0] + t(1), t(w / 2), t(-0.5))
+    iy = _fma(grid[..., 1] + t(1), t(h / 2), t(-0.5))
     flat = a.reshape(n, c, h * w)
 
     def gather(yy, xx):
@@ -368,18 +380,16 @@ def _grid_sample(a, grid, mode: str):
         return gather(xp.rint(iy).astype(np.int64), xp.rint(ix).astype(np.int64))
     x0 = xp.floor(ix)
     y0 = xp.floor(iy)
-    wx1 = (ix - x0).astype(a.dtype)
-    wy1 = (iy - y0).astype(a.dtype)
-    wx0 = 1 - wx1
-    wy0 = 1 - wy1
+    wx1 = ix - x0
+    wy1 = iy - y0
+    wx0 = t(1) - wx1
+    wy0 = t(1) - wy1
     x0 = x0.astype(np.int64)
     y0 = y0.astype(np.int64)
-    return (
-        gather(y0, x0) * (wy0 * wx0)
-        + gather(y0, x0 + 1) * (wy0 * wx1)
-        + gather(y0 + 1, x0) * (wy1 * wx0)
-        + gather(y0 + 1, x0 + 1) * (wy1 * wx1)
-    )
+    out = gather(y0, x0) * (wy0 * wx0)
+    out = _fma(gather(y0, x0 + 1), wy0 * wx1, out)
+    out = _fma(gather(y0 + 1, x0), wy1 * wx0, out)
+    return _fma(gather(y0 + 1, x0 + 1), wy1 * wx1, out)
 
 
 def _apply_grid_transform(img: Tensor, grid: np.ndarray, mode: str, fill) -> Tensor:
@@ -457,6 +467,56 @@ def rotate(
     return _apply_grid_transform(img, grid, interpolation, fill)
 
 
+def _perspective_grid(coeffs: list[float], ow: int, oh: int, dtype) -> np.ndarray:
+    """Sampling grid ``(oh, ow, 2)`` of the perspective map (PIL's ``PERSPECTIVE`` transform):
+    ``x' = (a x + b y + c) / (g x + h y + 1)``, ``y' = (d x + e y + f) / (g x + h y + 1)``.
+    Each row is evaluated as ``(x k0 + y k1) + k2`` in ``dtype``, the order of torch's bmm."""
+    t = dtype.type
+    d = 0.5
+    x = _linspace(d, ow * 1.0 + d - 1.0, ow, np.float32).astype(dtype)[None, :]
+    y = _linspace(d, oh * 1.0 + d - 1.0, oh, np.float32).astype(dtype)[:, None]
+    theta1 = np.array([coeffs[:3], coeffs[3:6]], dtype=dtype)
+    rescaled = theta1 / np.array([[0.5 * ow], [0.5 * oh]], dtype=dtype)
+    g, h = t(coeffs[6]), t(coeffs[7])
+    den = (x * g + y * h) + t(1.0)
+    gx = (x * rescaled[0, 0] + y * rescaled[0, 1]) + rescaled[0, 2]
+    gy = (x * rescaled[1, 0] + y * rescaled[1, 1]) + rescaled[1, 2]
+    return np.stack([gx / den, gy / den], axis=-1) - t(1.0)
+
+
+def _grid_dtype(img: Tensor):
+    return np.dtype(img._data.dtype if _is_float(img._data.dtype) else np.float32)
+
+
+def perspective(
+    img: Tensor, perspective_coeffs: list[float], interpolation: str = "bilinear", fill=None
+) -> Tensor:
+    if not isinstance(img, Tensor):
+        raise TypeError("Input img should be Tensor.")
+    _assert_image_tensor(img)
+    _assert_grid_transform_inputs(
+        img, None, interpolation, fill, ["nearest", "bilinear"], coeffs=perspective_coeffs
+    )
+    oh, ow = img.shape[-2:]
+    grid = _perspective_grid(perspective_coeffs, ow=ow, oh=oh, dtype=_grid_dtype(img))
+    return _apply_grid_transform(img, grid, interpolation, fill)
+
+
+def _create_identity_grid(size: list[int]) -> np.ndarray:
+    """``(H, W, 2)`` float32 grid of the pixel centres in normalised coordinates."""
+    gy, gx = (_linspace((-s + 1) / s, (s - 1) / s, s, np.float32) for s in size)
+    return np.stack(np.broadcast_arrays(gx[None, :], gy[:, None]), axis=-1)
+
+
+def elastic_transform(
+    img: Tensor, displacement: Tensor, interpolation: str = "bilinear", fill=None
+) -> Tensor:
+    if not isinstance(img, Tensor):
+        raise TypeError(f"img should be Tensor. Got {type(img)}")
+    grid = _create_identity_grid(list(img.shape[-2:])) + np.asarray(displacement._host())[0]
+    return _apply_grid_transform(img, grid, interpolation, fill)
+
+
 # -- colour -------------------------------------------------------------------------------
 
 
@@ -468,8 +528,8 @@ def _work(a):
 def _blend_array(a1, a2, ratio: float):
     bound = _max_value(a1.dtype)
     w1 = _work(a1)
-    r = w1.dtype.type(ratio)
-    out = (r * w1 + (w1.dtype.type(1.0) - r) * _work(a2)).clip(0, bound)
+    t = w1.dtype.type  # torch casts each Python-float factor once: 1 - ratio in double
+    out = (t(ratio) * w1 + t(1.0 - ratio) * _work(a2)).clip(0, bound)
     return out.astype(a1.dtype)
 
 
@@ -676,7 +736,8 @@ def autocontrast(img: Tensor) -> Tensor:
     minimum = w.min(axis=(-2, -1), keepdims=True)
     maximum = w.max(axis=(-2, -1), keepdims=True)
     with np.errstate(divide="ignore", invalid="ignore"):
-        scale = w.dtype.type(bound) / (maximum - minimum)
+        # torch's ``bound / t`` is ``t.reciprocal() * bound``: two roundings
+        scale = (w.dtype.type(1) / (maximum - minimum)) * w.dtype.type(bound)
     degenerate = ~np.isfinite(scale)
     minimum = np.where(degenerate, 0, minimum).astype(w.dtype)
     scale = np.where(degenerate, 1, scale).astype(w.dtype)

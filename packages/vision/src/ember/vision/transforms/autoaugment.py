@@ -1,5 +1,5 @@
 """Learned augmentation policies, like ``torchvision.transforms.autoaugment``:
-``AutoAugment`` (Cubuk et al., 2019), ``RandAugment`` and ``TrivialAugmentWide``.
+``AutoAugment`` (Cubuk et al., 2019), ``RandAugment``, ``TrivialAugmentWide`` and ``AugMix``.
 
 Draws come from ember's default generator where torchvision uses torch's.
 """
@@ -12,6 +12,7 @@ from enum import Enum
 import numpy as np
 
 import ember
+from ember._random import _rng
 from ember._tensor import Tensor
 from ember.nn import Module
 
@@ -19,7 +20,7 @@ from . import functional as F
 from ._functional_tensor import _linspace
 from .functional import InterpolationMode
 
-__all__ = ["AutoAugmentPolicy", "AutoAugment", "RandAugment", "TrivialAugmentWide"]
+__all__ = ["AutoAugmentPolicy", "AutoAugment", "RandAugment", "TrivialAugmentWide", "AugMix"]
 
 
 def _shear(img, magnitude, interpolation, fill, axis):
@@ -330,3 +331,110 @@ class TrivialAugmentWide(Module):
         if signed and bool(_randint(2).item()):
             magnitude *= -1.0
         return _apply_op(img, op_name, magnitude, self.interpolation, fill)
+
+
+class AugMix(Module):
+    """AugMix (Hendrycks et al., 2020): a Beta-weighted mix of the image with a
+    Dirichlet-weighted sum of ``mixture_width`` chains of random ops."""
+
+    _PARAMETER_MAX = 10
+
+    def __init__(
+        self,
+        severity: int = 3,
+        mixture_width: int = 3,
+        chain_depth: int = -1,
+        alpha: float = 1.0,
+        all_ops: bool = True,
+        interpolation: InterpolationMode = InterpolationMode.BILINEAR,
+        fill=None,
+    ) -> None:
+        super().__init__()
+        if not (1 <= severity <= self._PARAMETER_MAX):
+            raise ValueError(
+                f"The severity must be between [1, {self._PARAMETER_MAX}]. Got {severity} instead."
+            )
+        self.severity = severity
+        self.mixture_width = mixture_width
+        self.chain_depth = chain_depth
+        self.alpha = alpha
+        self.all_ops = all_ops
+        self.interpolation = interpolation
+        self.fill = fill
+
+    def _augmentation_space(self, num_bins: int, image_size) -> dict:
+        """op name -> (magnitudes as float32 array, or None; signed), in torchvision's order."""
+
+        def lin(hi, lo=0.0):
+            return _linspace(lo, hi, num_bins, np.float32)
+
+        bits = 4 - np.round(np.arange(num_bins) / np.float32((num_bins - 1) / 4))
+        s = {
+            "ShearX": (lin(0.3), True),
+            "ShearY": (lin(0.3), True),
+            "TranslateX": (lin(image_size[1] / 3.0), True),
+            "TranslateY": (lin(image_size[0] / 3.0), True),
+            "Rotate": (lin(30.0), True),
+            "Posterize": (bits.astype(np.int32), False),
+            "Solarize": (lin(0.0, 255.0), False),
+            "AutoContrast": (None, False),
+            "Equalize": (None, False),
+        }
+        if self.all_ops:
+            for name in ("Brightness", "Color", "Contrast", "Sharpness"):
+                s[name] = (lin(0.9), True)
+        return s
+
+    def _sample_dirichlet(self, params: Tensor) -> Tensor:
+        """One Dirichlet draw per row of ``params`` (normalised Gamma draws, like
+        ``torch._sample_dirichlet``); a separate method so tests can fix the weights."""
+        gamma = _rng(None, params._device).standard_gamma(params._host().astype(np.float64))
+        out = gamma / gamma.sum(-1, keepdims=True)
+        return ember.as_tensor(out.astype(params._host().dtype), device=params.device)
+
+    def forward(self, orig_img):
+        fill = self.fill
+        channels, height, width = F.get_dimensions(orig_img)
+        if isinstance(orig_img, Tensor):
+            img = orig_img
+            fill = _fill_for(img, fill)
+        else:
+            img = F.pil_to_tensor(orig_img)
+        op_meta = self._augmentation_space(self._PARAMETER_MAX, (height, width))
+        names = list(op_meta)
+        orig_dims = list(img.shape)
+        batch = img.view([1] * max(4 - img.ndim, 0) + orig_dims)
+        n = batch.shape[0]
+        batch_dims = [n] + [1] * (batch.ndim - 1)
+        alpha = ember.tensor([self.alpha, self.alpha], device=batch.device).expand(n, -1)
+        m = self._sample_dirichlet(alpha)
+        weights = ember.tensor([self.alpha] * self.mixture_width, device=batch.device)
+        combined_weights = self._sample_dirichlet(weights.expand(n, -1)) * m[:, 1].view([n, -1])
+        mix = m[:, 0].view(batch_dims) * batch
+        for i in range(self.mixture_width):
+            aug = batch
+            depth = self.chain_depth
+            if depth <= 0:
+                depth = int(ember.randint(1, 4, (1,)).item())
+            for _ in range(depth):
+                op_name = names[int(_randint(len(op_meta)).item())]
+                magnitudes, signed = op_meta[op_name]
+                magnitude = 0.0
+                if magnitudes is not None:
+                    magnitude = float(magnitudes[int(_randint(self.severity).item())])
+                if signed and bool(_randint(2).item()):
+                    magnitude *= -1.0
+                aug = _apply_op(aug, op_name, magnitude, self.interpolation, fill)
+            mix.add_(combined_weights[:, i].view(batch_dims) * aug)
+        mix = mix.view(orig_dims).to(dtype=img.dtype)
+        if not isinstance(orig_img, Tensor):
+            return F.to_pil_image(mix)
+        return mix
+
+    def __repr__(self) -> str:
+        return (
+            f"{self.__class__.__name__}(severity={self.severity}, "
+            f"mixture_width={self.mixture_width}, chain_depth={self.chain_depth}, "
+            f"alpha={self.alpha}, all_ops={self.all_ops}, "
+            f"interpolation={self.interpolation}, fill={self.fill})"
+        )

@@ -456,6 +456,66 @@ def affine(
     return F_t.affine(img, matrix=matrix, interpolation=interpolation.value, fill=fill)
 
 
+def _get_perspective_coeffs(startpoints, endpoints) -> list[float]:
+    """The coefficients ``(a, b, c, d, e, f, g, h)`` mapping each output pixel ``(x, y)`` to
+    ``((ax + by + c) / (gx + hy + 1), (dx + ey + f) / (gx + hy + 1))`` in the input, solved by
+    least squares in float64 and rounded to float32 like torchvision."""
+    if len(startpoints) != 4 or len(endpoints) != 4:
+        raise ValueError(
+            f"Please provide exactly four corners, got {len(startpoints)} startpoints and "
+            f"{len(endpoints)} endpoints."
+        )
+    a_matrix = np.zeros((8, 8), dtype=np.float64)
+    for i, (p1, p2) in enumerate(zip(endpoints, startpoints)):
+        a_matrix[2 * i] = [p1[0], p1[1], 1, 0, 0, 0, -p2[0] * p1[0], -p2[0] * p1[1]]
+        a_matrix[2 * i + 1] = [0, 0, 0, p1[0], p1[1], 1, -p2[1] * p1[0], -p2[1] * p1[1]]
+    b_matrix = np.asarray(startpoints, dtype=np.float64).reshape(8)
+    res = np.linalg.lstsq(a_matrix, b_matrix, rcond=None)[0].astype(np.float32)
+    return res.tolist()
+
+
+def perspective(img, startpoints, endpoints, interpolation=InterpolationMode.BILINEAR, fill=None):
+    """Perspective transform mapping the four ``startpoints`` corners onto ``endpoints``."""
+    coeffs = _get_perspective_coeffs(startpoints, endpoints)
+    interpolation = _check_interpolation(interpolation)
+    if not _is_tensor(img):
+        return F_pil.perspective(
+            img, coeffs, interpolation=pil_modes_mapping[interpolation], fill=fill
+        )
+    return F_t.perspective(img, coeffs, interpolation=interpolation.value, fill=fill)
+
+
+def elastic_transform(img, displacement, interpolation=InterpolationMode.BILINEAR, fill=None):
+    """Warp by a displacement field ``(1, H, W, 2)`` (normalised coordinates) added to the
+    identity sampling grid; PIL images go through the tensor kernel."""
+    if isinstance(interpolation, int):
+        warnings.warn(
+            "Argument interpolation should be of type InterpolationMode instead of int. "
+            "Please, use InterpolationMode enum.",
+            stacklevel=2,
+        )
+        interpolation = _interpolation_modes_from_int(interpolation)
+    if not _is_tensor(displacement):
+        raise TypeError("Argument displacement should be a Tensor")
+    t_img = img
+    if not _is_tensor(img):
+        if not _is_pil_image(img):
+            raise TypeError(f"img should be PIL Image or Tensor. Got {type(img)}")
+        t_img = pil_to_tensor(img)
+    shape = (1,) + tuple(t_img.shape[-2:]) + (2,)
+    if shape != tuple(displacement.shape):
+        raise ValueError(
+            f"Argument displacement shape should be {ember.Size(shape)}, but given "
+            f"{displacement.shape}"
+        )
+    output = F_t.elastic_transform(
+        t_img, displacement, interpolation=interpolation.value, fill=fill
+    )
+    if not _is_tensor(img):
+        output = to_pil_image(output, mode=img.mode)
+    return output
+
+
 # -- colour -------------------------------------------------------------------------------
 
 

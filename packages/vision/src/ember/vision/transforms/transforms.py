@@ -44,6 +44,8 @@ __all__ = [
     "ColorJitter",
     "RandomRotation",
     "RandomAffine",
+    "RandomPerspective",
+    "ElasticTransform",
     "Grayscale",
     "RandomGrayscale",
     "RandomErasing",
@@ -655,6 +657,110 @@ class RandomAffine(Module):
         fill = _tensor_fill(img, self.fill, channels)
         ret = self.get_params(self.degrees, self.translate, self.scale, self.shear, [width, height])
         return F.affine(img, *ret, interpolation=self.interpolation, fill=fill, center=self.center)
+
+
+class RandomPerspective(Module):
+    """Random perspective warp of the four corners, applied with probability ``p``."""
+
+    def __init__(
+        self, distortion_scale=0.5, p=0.5, interpolation=InterpolationMode.BILINEAR, fill=0
+    ):
+        super().__init__()
+        self.p = p
+        self.interpolation = _interp(interpolation)
+        self.distortion_scale = distortion_scale
+        self.fill = _setup_fill(fill)
+
+    def forward(self, img):
+        channels, height, width = F.get_dimensions(img)
+        fill = _tensor_fill(img, self.fill, channels)
+        if _coin(self.p):
+            startpoints, endpoints = self.get_params(width, height, self.distortion_scale)
+            return F.perspective(img, startpoints, endpoints, self.interpolation, fill)
+        return img
+
+    @staticmethod
+    def get_params(width: int, height: int, distortion_scale: float):
+        """(startpoints, endpoints): the image corners and each moved inwards at random by up
+        to ``distortion_scale`` of the half size, [top-left, top-right, bottom-right,
+        bottom-left]."""
+        dx = int(distortion_scale * (width // 2))
+        dy = int(distortion_scale * (height // 2))
+
+        def near(d):
+            return _randint(0, d + 1)
+
+        def far(size, d):
+            return _randint(size - d - 1, size)
+
+        topleft = [near(dx), near(dy)]
+        topright = [far(width, dx), near(dy)]
+        botright = [far(width, dx), far(height, dy)]
+        botleft = [near(dx), far(height, dy)]
+        startpoints = [[0, 0], [width - 1, 0], [width - 1, height - 1], [0, height - 1]]
+        return startpoints, [topleft, topright, botright, botleft]
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__name__}(p={self.p})"
+
+
+def _float_pair(x, name: str) -> list:
+    if not isinstance(x, (float, Sequence)):
+        raise TypeError(f"{name} should be float or a sequence of floats. Got {type(x)}")
+    if isinstance(x, Sequence) and len(x) != 2:
+        raise ValueError(f"If {name} is a sequence its length should be 2. Got {len(x)}")
+    if isinstance(x, Sequence):
+        for element in x:
+            if not isinstance(element, float):
+                raise TypeError(f"{name} should be a sequence of floats. Got {type(element)}")
+    if isinstance(x, float):
+        x = [float(x), float(x)]
+    return x
+
+
+class ElasticTransform(Module):
+    """Elastic warp by a random displacement field: uniform noise in [-1, 1] smoothed with a
+    Gaussian of std ``sigma`` and scaled by ``alpha`` (Simard et al., 2003)."""
+
+    def __init__(self, alpha=50.0, sigma=5.0, interpolation=InterpolationMode.BILINEAR, fill=0):
+        super().__init__()
+        self.alpha = _float_pair(alpha, "alpha")
+        self.sigma = _float_pair(sigma, "sigma")
+        self.interpolation = _interp(interpolation)
+        if isinstance(fill, (int, float)):
+            fill = [float(fill)]
+        elif isinstance(fill, (list, tuple)):
+            fill = [float(f) for f in fill]
+        else:
+            raise TypeError(
+                f"fill should be int or float or a list or tuple of them. Got {type(fill)}"
+            )
+        self.fill = fill
+
+    @staticmethod
+    def get_params(alpha, sigma, size):
+        """Displacement field ``(1, H, W, 2)`` for ``size = [H, W]``."""
+
+        def component(i):
+            d = ember.rand([1, 1] + list(size)) * 2 - 1
+            if sigma[i] > 0.0:
+                k = int(8 * sigma[i] + 1)
+                k += 1 - k % 2  # an odd kernel size
+                d = F.gaussian_blur(d, [k, k], sigma)
+            return d * alpha[i] / size[1 - i]
+
+        return ember.cat([component(0), component(1)], 1).permute([0, 2, 3, 1])
+
+    def forward(self, tensor):
+        _, height, width = F.get_dimensions(tensor)
+        displacement = self.get_params(self.alpha, self.sigma, [height, width])
+        return F.elastic_transform(tensor, displacement, self.interpolation, self.fill)
+
+    def __repr__(self):
+        return (
+            f"{self.__class__.__name__}(alpha={self.alpha}, sigma={self.sigma}, "
+            f"interpolation={self.interpolation}, fill={self.fill})"
+        )
 
 
 class Grayscale(Module):
