@@ -11,7 +11,13 @@ import ember
 from ember import Tensor
 from ember.nn import functional as F
 
-__all__ = ["make_grid", "save_image", "draw_bounding_boxes", "draw_segmentation_masks"]
+__all__ = [
+    "make_grid",
+    "save_image",
+    "draw_bounding_boxes",
+    "draw_segmentation_masks",
+    "draw_keypoints",
+]
 
 
 def _normalize(tensor: Tensor, value_range, scale_each: bool) -> Tensor:
@@ -277,3 +283,59 @@ def draw_segmentation_masks(
     compute = np.float32 if src.dtype == np.uint8 else src.dtype.type
     out = src.astype(compute) * compute(1 - alpha) + painted.astype(compute) * compute(alpha)
     return ember.from_numpy(np.ascontiguousarray(out.astype(src.dtype))).to(image.device)
+
+
+def draw_keypoints(
+    image: Tensor,
+    keypoints: Tensor,
+    connectivity: list[tuple[int, int]] | None = None,
+    colors=None,
+    radius: int = 2,
+    width: int = 3,
+    visibility: Tensor | None = None,
+) -> Tensor:
+    """Draw ``keypoints`` ``(num_instances, K, 2)`` (``[x, y]``) as filled circles of ``radius``
+    on an RGB ``(3, H, W)`` uint8 or float image, joining the pairs in ``connectivity`` with
+    lines of ``width``; keypoints whose ``visibility`` ``(num_instances, K)`` is False, and
+    their connections, are skipped. Returns a new image of the same dtype."""
+    from PIL import Image, ImageDraw
+
+    if not isinstance(image, Tensor):
+        raise TypeError(f"The image must be a tensor, got {type(image)}")
+    _check_image(image)
+    if image.size()[0] != 3:
+        raise ValueError("Pass an RGB image. Other Image formats are not supported")
+    if keypoints.ndim != 3:
+        raise ValueError("keypoints must be of shape (num_instances, K, 2)")
+    if visibility is None:
+        visibility = ember.ones(tuple(keypoints.shape[:-1]), dtype=ember.bool)
+    if visibility.ndim == 3:
+        visibility = visibility.squeeze(-1)
+    if visibility.ndim != 2:
+        raise ValueError(
+            f"visibility must be of shape (num_instances, K). Got ndim={visibility.ndim}"
+        )
+    if visibility.shape != keypoints.shape[:-1]:
+        raise ValueError(
+            "keypoints and visibility must have the same dimensionality for num_instances and K. "
+            f"Got visibility.shape={visibility.shape!r} and keypoints.shape={keypoints.shape!r}"
+        )
+    arr = image.detach().cpu().numpy()
+    dtype, floating = arr.dtype, image.is_floating_point()
+    if floating:
+        arr = (arr * dtype.type(255 + 1.0 - 1e-3)).astype(np.uint8)
+    canvas = Image.fromarray(np.ascontiguousarray(arr.transpose(1, 2, 0)))
+    draw = ImageDraw.Draw(canvas)
+    points = keypoints.to(ember.int64).tolist()
+    shown = visibility.cpu().bool().tolist()
+    for kpts, vis in zip(points, shown):
+        for (x, y), visible in zip(kpts, vis):
+            if visible:
+                draw.ellipse([x - radius, y - radius, x + radius, y + radius], fill=colors, width=0)
+        for a, b in connectivity or ():
+            if vis[a] and vis[b]:
+                draw.line((tuple(kpts[a]), tuple(kpts[b])), width=width)
+    out = np.asarray(canvas).transpose(2, 0, 1)
+    if floating:
+        out = out.astype(dtype) * dtype.type(1.0 / 255)
+    return ember.from_numpy(np.ascontiguousarray(out)).to(image.device)

@@ -11,7 +11,9 @@ from .boxes import (
     remove_small_boxes,
 )
 from .focal_loss import sigmoid_focal_loss
+from .ps_roi import PSRoIAlign, PSRoIPool, ps_roi_align, ps_roi_pool
 from .roi_align import RoIAlign, roi_align
+from .roi_pool import RoIPool, roi_pool
 
 __all__ = [
     "batched_nms",
@@ -25,4 +27,10 @@ __all__ = [
     "sigmoid_focal_loss",
     "RoIAlign",
     "roi_align",
+    "RoIPool",
+    "roi_pool",
+    "PSRoIAlign",
+    "ps_roi_align",
+    "PSRoIPool",
+    "ps_roi_pool",
 ]

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-import math
+import functools
+from typing import NamedTuple
 
 import numpy as np
 
@@ -50,9 +51,14 @@ def _axis_plan(xp, start, bin_size, grid, n_bins, size, dtype):
     return idx, w
 
 
-def _sampling_plan(rois, spatial_scale, out_hw, sampling_ratio, aligned, in_hw, dtype, xp):
+def _sampling_plan(
+    rois, spatial_scale, out_hw, sampling_ratio, aligned, in_hw, dtype, xp, clamp_count=True
+):
     """Flat gather indices into an ``(N*H*W, C)`` view of the input and weights for ``rois``;
-    both ``(K, PH, PW, S)`` with ``S`` the samples of a bin times their four neighbours."""
+    both ``(K, PH, PW, S)`` with ``S`` the samples of a bin times their four neighbours.
+
+    ``clamp_count=False`` is ``ps_roi_align``'s forward: a bin without samples divides by a
+    zero count (NaN, as in torchvision's kernel)."""
     (ph, pw), (height, width) = out_hw, in_hw
     rois = rois.astype(dtype, copy=False)
     offset = dtype.type(0.5 if aligned else 0.0)
@@ -67,7 +73,9 @@ def _sampling_plan(rois, spatial_scale, out_hw, sampling_ratio, aligned, in_hw, 
         grid_h = grid_w = xp.full(k, sampling_ratio, dtype=np.int64)
     else:
         grid_h, grid_w = xp.ceil(roi_h / ph).astype(np.int64), xp.ceil(roi_w / pw).astype(np.int64)
-    count = xp.maximum(grid_h * grid_w, 1).astype(dtype)
+    count = (grid_h * grid_w).astype(dtype)
+    if clamp_count:
+        count = xp.maximum(count, 1)
     iy, wy = _axis_plan(xp, y0, bin_h, grid_h, ph, height, dtype)
     ix, wx = _axis_plan(xp, x0, bin_w, grid_w, pw, width, dtype)
     base = rois[:, 0].astype(np.int64) * (height * width)
@@ -78,58 +86,133 @@ def _sampling_plan(rois, spatial_scale, out_hw, sampling_ratio, aligned, in_hw, 
         + ix[:, None, :, None, None, :, :]
     )
     w = wy[:, :, None, :, :, None, None] * wx[:, None, :, None, None, :, :]
-    w = w / count[:, None, None, None, None, None, None]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        w = w / count[:, None, None, None, None, None, None]
     return idx.reshape(k, ph, pw, -1), w.reshape(k, ph, pw, -1)
 
 
-def _roi_blocks(rois, spatial_scale, out_hw, sampling_ratio, channels):
-    """Slices of rois processed together so one gathered block stays near ``_BLOCK_ELEMENTS``."""
-    k = rois.shape[0]
-    if sampling_ratio > 0 or k == 0:
-        grid = max(sampling_ratio, 1) ** 2
-    else:  # the largest adaptive grid among these rois
-        size = (rois[:, 3:5] - rois[:, 1:3]) * spatial_scale
-        grid = (math.ceil(float(size[:, 1].max()) / out_hw[0]) + 1) * (
-            math.ceil(float(size[:, 0].max()) / out_hw[1]) + 1
+class Bilinear(NamedTuple):
+    """RoIAlign's sampler: bilinear samples on a regular grid in each bin, averaged."""
+
+    spatial_scale: float
+    out_hw: tuple[int, int]
+    sampling_ratio: int
+    aligned: bool
+    clamp_count: bool = True
+
+    def plan(self, rois, in_hw, dtype, xp):
+        """Gather indices and weights ``(K, PH, PW, S)`` (see :func:`_sampling_plan`)."""
+        return _sampling_plan(
+            rois, self.spatial_scale, self.out_hw, self.sampling_ratio, self.aligned, in_hw,
+            dtype, xp, self.clamp_count,
         )
-    per_roi = out_hw[0] * out_hw[1] * max(grid, 1) * 4 * max(channels, 1)
-    step = max(1, _BLOCK_ELEMENTS // per_roi)
-    return [slice(s, min(s + step, k)) for s in range(0, k, step)]
+
+    def samples(self, rois, xp):
+        """Upper bounds ``(K,)`` on the gathered entries of one bin of each roi."""
+        if self.sampling_ratio > 0:
+            return xp.full(rois.shape[0], self.sampling_ratio**2 * 4)
+        size = (rois[:, 3:5] - rois[:, 1:3]) * self.spatial_scale
+        grid_h = xp.maximum(xp.ceil(size[:, 1] / self.out_hw[0]) + 1, 1)
+        grid_w = xp.maximum(xp.ceil(size[:, 0] / self.out_hw[1]) + 1, 1)
+        return grid_h * grid_w * 4
 
 
-def _pool(x: Tensor, plan) -> Tensor:
-    """``roi_align``'s forward on ``x`` ``(N, C, H, W)`` for the rois and settings in ``plan``."""
-    rois, shape, spatial_scale, out_hw, sampling_ratio, aligned = plan
-    n, c, h, w = shape
+class Plan(NamedTuple):
+    """Everything a roi pooling forward or backward needs besides the data.
+
+    ``name`` names the autograd nodes (``f"{name}Backward0"``); ``sampler`` has
+    ``plan(rois, in_hw, dtype, xp) -> (idx, weights)`` and ``samples(rois, xp)``; with
+    ``position_sensitive`` output bin ``(i, j)`` of output channel ``c`` reads input channel
+    ``(c * PH + i) * PW + j``. ``adjoint`` (when not None) is the sampler the input gradient
+    scatters with, where torchvision's backward kernel differs from its forward."""
+
+    name: str
+    sampler: object
+    rois: object
+    shape: tuple
+    position_sensitive: bool = False
+    adjoint: object = None
+
+
+def roi_blocks(plan: Plan, channels: int, xp):
+    """Index arrays of rois processed together: rois of one size class (samples per bin within
+    a factor of two, so little padding), few enough that a gathered block stays near
+    ``_BLOCK_ELEMENTS``."""
+    rois, (ph, pw) = plan.rois, plan.sampler.out_hw
+    if rois.shape[0] == 0:
+        return []
+    size_class = xp.ceil(xp.log2(xp.maximum(plan.sampler.samples(rois, xp), 1))).astype(np.int64)
+    blocks = []
+    for cls in range(int(size_class.max()) + 1):
+        members = xp.flatnonzero(size_class == cls)
+        step = max(1, _BLOCK_ELEMENTS // (ph * pw * (1 << cls) * max(channels, 1)))
+        blocks += [members[s : s + step] for s in range(0, int(members.size), step)]
+    return blocks
+
+
+def gather_table(data, plan: Plan):
+    """``data`` ``(N, C, H, W)`` as the 2-D table the sampler's indices address: rows are
+    pixels (times bins when position-sensitive), columns the (output) channels."""
+    n, c, h, w = data.shape
+    if not plan.position_sensitive:
+        return data.transpose(0, 2, 3, 1).reshape(n * h * w, c)
+    bins = plan.sampler.out_hw[0] * plan.sampler.out_hw[1]
+    return data.reshape(n, c // bins, bins, h, w).transpose(0, 3, 4, 2, 1).reshape(-1, c // bins)
+
+
+def table_to_input(table, plan: Plan, xp):
+    """The inverse of :func:`gather_table`: ``(N, C, H, W)`` from the table layout."""
+    n, c, h, w = plan.shape
+    if not plan.position_sensitive:
+        out = table.reshape(n, h, w, c).transpose(0, 3, 1, 2)
+    else:
+        bins = plan.sampler.out_hw[0] * plan.sampler.out_hw[1]
+        out = table.reshape(n, h, w, bins, c // bins).transpose(0, 4, 3, 1, 2).reshape(n, c, h, w)
+    return xp.ascontiguousarray(out)
+
+
+def sample_plan(plan: Plan, blk, dtype, xp):
+    """The sampler's ``(idx, weights)`` for the rois in ``blk``, indices into the table of
+    :func:`gather_table` (position-sensitive rows pick each bin's own channel group)."""
+    idx, wt = plan.sampler.plan(plan.rois[blk], plan.shape[2:], dtype, xp)
+    if plan.position_sensitive:
+        ph, pw = plan.sampler.out_hw
+        idx = idx * (ph * pw) + xp.arange(ph * pw).reshape(1, ph, pw, 1)
+    return idx, wt
+
+
+def _pool(x: Tensor, plan: Plan) -> Tensor:
+    """Weighted sums of the sampled pixels of ``x`` ``(N, C, H, W)`` in each bin of each roi:
+    ``(K, C', PH, PW)`` (the forward of ``roi_align``, ``ps_roi_align`` and ``ps_roi_pool``)."""
     xp, xd = xp_of(x), x._data
     dtype = np.dtype(xd.dtype)
-    table = xd.transpose(0, 2, 3, 1).reshape(n * h * w, c)
-    out = xp.zeros((rois.shape[0], out_hw[0], out_hw[1], c), dtype=dtype)
-    for blk in _roi_blocks(rois, spatial_scale, out_hw, sampling_ratio, c):
-        idx, wt = _sampling_plan(
-            rois[blk], spatial_scale, out_hw, sampling_ratio, aligned, (h, w), dtype, xp
-        )
+    table = gather_table(xd, plan)
+    c = table.shape[1]
+    ph, pw = plan.sampler.out_hw
+    out = xp.zeros((plan.rois.shape[0], ph, pw, c), dtype=dtype)
+    for blk in roi_blocks(plan, c, xp):
+        idx, wt = sample_plan(plan, blk, dtype, xp)
         if idx.size:
             out[blk] = (wt[..., None, :] @ table[idx])[..., 0, :]
     result = _make(xp.ascontiguousarray(out.transpose(0, 3, 1, 2)), x._device)
     if GRAD.enabled and x.requires_grad:
-        record(RoiAlignBackward0, result, (x, None), (), plan)
+        record(_linear_nodes(plan.name)[0], result, (x, None), (), plan)
     return result
 
 
-def _unpool(g: Tensor, plan) -> Tensor:
-    """The adjoint of :func:`_pool`: scatter ``g`` ``(K, C, PH, PW)`` back onto ``(N, C, H, W)``
-    with the same bilinear weights (``roi_align``'s input gradient)."""
-    rois, shape, spatial_scale, out_hw, sampling_ratio, aligned = plan
-    n, c, h, w = shape
+def _unpool(g: Tensor, plan: Plan) -> Tensor:
+    """The adjoint of :func:`_pool`: scatter ``g`` ``(K, C', PH, PW)`` back onto
+    ``(N, C, H, W)`` with the same weights (the input gradient)."""
+    if plan.adjoint is not None:
+        plan = plan._replace(sampler=plan.adjoint, adjoint=None)
     xp, gd = xp_of(g), g._data
     dtype = np.dtype(gd.dtype)
-    gt = gd.transpose(0, 2, 3, 1)  # (K, PH, PW, C)
-    flat = xp.zeros((n * h * w, c), dtype=dtype)
-    for blk in _roi_blocks(rois, spatial_scale, out_hw, sampling_ratio, c):
-        idx, wt = _sampling_plan(
-            rois[blk], spatial_scale, out_hw, sampling_ratio, aligned, (h, w), dtype, xp
-        )
+    gt = gd.transpose(0, 2, 3, 1)  # (K, PH, PW, C')
+    c = gt.shape[-1]
+    rows = plan.shape[0] * plan.shape[2] * plan.shape[3] * (plan.shape[1] // c)
+    flat = xp.zeros((rows, c), dtype=dtype)
+    for blk in roi_blocks(plan, c, xp):
+        idx, wt = sample_plan(plan, blk, dtype, xp)
         if idx.size == 0:
             continue
         # segment sums: sort the (sample, neighbour) slots by target pixel, add runs at once
@@ -138,22 +221,45 @@ def _unpool(g: Tensor, plan) -> Tensor:
         order = xp.argsort(target, kind="stable")
         target = target[order]
         starts = xp.flatnonzero(xp.concatenate((xp.ones(1, dtype=bool), target[1:] != target[:-1])))
-        rows = gt[blk].reshape(-1, c)[order // slots]
-        rows *= wt.reshape(-1)[order][:, None]
-        flat[target[starts]] += np.add.reduceat(rows, starts, axis=0)
-    out = flat.reshape(n, h, w, c).transpose(0, 3, 1, 2)
-    result = _make(xp.ascontiguousarray(out), g._device)
+        vals = gt[blk].reshape(-1, c)[order // slots]
+        vals *= wt.reshape(-1)[order][:, None]
+        flat[target[starts]] += np.add.reduceat(vals, starts, axis=0)
+    result = _make(table_to_input(flat, plan, xp), g._device)
     if GRAD.enabled and g.requires_grad:
-        record(RoiAlignBackwardBackward0, result, (g,), (), plan)
+        record(_linear_nodes(plan.name)[1], result, (g,), (), plan)
     return result
 
 
-RoiAlignBackward0 = make_node_class(
-    "RoiAlignBackward0", lambda node, g: (_unpool(g, node.ctx), None)
-)
-RoiAlignBackwardBackward0 = make_node_class(
-    "RoiAlignBackwardBackward0", lambda node, g: (_pool(g, node.ctx),)
-)
+@functools.cache
+def _linear_nodes(name: str):
+    """The backward node classes of a linear roi pooling op and of its backward."""
+    return (
+        make_node_class(f"{name}Backward0", lambda node, g: (_unpool(g, node.ctx), None)),
+        make_node_class(f"{name}BackwardBackward0", lambda node, g: (_pool(g, node.ctx),)),
+    )
+
+
+def check_rois(input: Tensor, rois: Tensor, op: str, position_sensitive=False, out_hw=None):
+    """torchvision's kernel checks: same device, same dtype, 4-d input, channel groups."""
+    if input.device != rois.device:
+        raise RuntimeError(
+            f"Expected all tensors to be on the same device, but found at least two devices, "
+            f"{input.device} and {rois.device}!"
+        )
+    if input.dtype != rois.dtype:
+        raise RuntimeError(f"{op}_forward_kernel: input should have the same type as rois")
+    if input.dim() < 4:
+        raise RuntimeError(
+            f"Dimension out of range (expected to be in range of "
+            f"[{-input.dim()}, {input.dim() - 1}], but got 3)"
+        )
+    if input.dim() > 4:
+        raise RuntimeError(f"{op}: expected a 4-D input (N, C, H, W), got {input.dim()}-D")
+    if position_sensitive and input.shape[1] % (out_hw[0] * out_hw[1]):
+        raise RuntimeError(
+            f"{op}_forward_kernel: input channels must be a multiple of pooling height * "
+            "pooling width"
+        )
 
 
 def _rois_from(boxes) -> Tensor:
@@ -193,18 +299,13 @@ def roi_align(
     samples per bin adaptively. Differentiable with respect to ``input``.
     """
     rois = _rois_from(boxes)
-    if input.device != rois.device:
-        raise RuntimeError(
-            f"Expected all tensors to be on the same device, but found at least two devices, "
-            f"{input.device} and {rois.device}!"
-        )
-    plan = (
+    check_rois(input, rois, "roi_align")
+    out_hw = _pair(output_size)
+    plan = Plan(
+        "RoiAlign",
+        Bilinear(spatial_scale, out_hw, sampling_ratio, bool(aligned)),
         rois._data,
         tuple(input.shape),
-        spatial_scale,
-        _pair(output_size),
-        sampling_ratio,
-        aligned,
     )
     return _pool(input, plan)
 

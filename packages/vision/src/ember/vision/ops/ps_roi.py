@@ -1,0 +1,86 @@
+"""Position-sensitive RoI pooling (R-FCN, Light-Head R-CNN), as in ``torchvision.ops``'s
+``ps_roi_align`` and ``ps_roi_pool``: output bin ``(i, j)`` of output channel ``c`` reads
+input channel ``(c * PH + i) * PW + j``, so the input has ``C_out * PH * PW`` channels."""
+
+from __future__ import annotations
+
+from ember import Tensor, nn
+
+from .roi_align import Bilinear, Plan, _pair, _pool, _rois_from, check_rois
+from .roi_pool import QuantizedBins
+
+__all__ = ["ps_roi_align", "PSRoIAlign", "ps_roi_pool", "PSRoIPool"]
+
+
+def _ps_pool(input: Tensor, boxes, op: str, name: str, sampler, adjoint) -> Tensor:
+    rois = _rois_from(boxes)
+    check_rois(input, rois, op, position_sensitive=True, out_hw=sampler.out_hw)
+    return _pool(input, Plan(name, sampler, rois._data, tuple(input.shape), True, adjoint))
+
+
+def ps_roi_align(
+    input: Tensor,
+    boxes,
+    output_size,
+    spatial_scale: float = 1.0,
+    sampling_ratio: int = -1,
+) -> Tensor:
+    """Position-sensitive RoIAlign: each bin averages bilinear samples of its own channel group
+    (half-pixel aligned). Returns ``Tensor[K, C / (PH * PW), PH, PW]``; differentiable.
+
+    As in torchvision, a bin without samples (an empty roi) is NaN and passes no gradient."""
+    sampler = Bilinear(spatial_scale, _pair(output_size), sampling_ratio, True)
+    forward = sampler._replace(clamp_count=False)
+    return _ps_pool(input, boxes, "ps_roi_align", "PsRoiAlign", forward, sampler)
+
+
+def ps_roi_pool(input: Tensor, boxes, output_size, spatial_scale: float = 1.0) -> Tensor:
+    """Position-sensitive RoI average pooling over quantized bins of each roi, each bin reading
+    its own channel group; empty bins give 0. Returns ``Tensor[K, C / (PH * PW), PH, PW]``.
+
+    As torchvision's kernels do, the forward clips bins to ``[0, H - 1)`` x ``[0, W - 1)`` but
+    the gradient spreads each bin over its extent clipped to ``[0, H)`` x ``[0, W)``: for bins
+    reaching the last row or column the gradient is not the forward's exact derivative."""
+    sampler = QuantizedBins(spatial_scale, _pair(output_size), 0, 1)
+    return _ps_pool(
+        input, boxes, "ps_roi_pool", "PsRoiPool", sampler, sampler._replace(last=0)
+    )
+
+
+class PSRoIAlign(nn.Module):
+    """Module form of :func:`ps_roi_align`."""
+
+    def __init__(self, output_size, spatial_scale: float, sampling_ratio: int):
+        super().__init__()
+        self.output_size = output_size
+        self.spatial_scale = spatial_scale
+        self.sampling_ratio = sampling_ratio
+
+    def forward(self, input: Tensor, rois) -> Tensor:
+        return ps_roi_align(
+            input, rois, self.output_size, self.spatial_scale, self.sampling_ratio
+        )
+
+    def __repr__(self) -> str:
+        return (
+            f"{self.__class__.__name__}(output_size={self.output_size}, "
+            f"spatial_scale={self.spatial_scale}, sampling_ratio={self.sampling_ratio})"
+        )
+
+
+class PSRoIPool(nn.Module):
+    """Module form of :func:`ps_roi_pool`."""
+
+    def __init__(self, output_size, spatial_scale: float):
+        super().__init__()
+        self.output_size = output_size
+        self.spatial_scale = spatial_scale
+
+    def forward(self, input: Tensor, rois) -> Tensor:
+        return ps_roi_pool(input, rois, self.output_size, self.spatial_scale)
+
+    def __repr__(self) -> str:
+        return (
+            f"{self.__class__.__name__}(output_size={self.output_size}, "
+            f"spatial_scale={self.spatial_scale})"
+        )
