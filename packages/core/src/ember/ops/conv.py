@@ -302,9 +302,11 @@ def _layout(g: Geom, N: int, outs_per_group: int):
     plane). With few outputs per group (depthwise) the copy outweighs the product, and the
     flat layout copies long contiguous runs: EfficientNet's 5x5 depthwise conv on
     8x1152x7x7 took 11.4 ms with plain folded columns, 3.9 ms flat."""
-    if N > 1 and math.prod(g.y) < _FOLD_BELOW and outs_per_group > 4:
+    plan = _flat_plan(g)
+    if N > 1 and math.prod(g.y) < _FOLD_BELOW and outs_per_group > 4 and \
+            (plan is None or plan.Lq != math.prod(g.y)):
         return None
-    return _flat_plan(g)
+    return plan
 
 
 @functools.lru_cache(maxsize=512)
