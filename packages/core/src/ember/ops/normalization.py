@@ -130,22 +130,15 @@ def _disjoint_backward_arrays(node, g, n, need_x, need_w, need_b):
             t += c.astype(xd.dtype, copy=False)
             gx += t
         gx = _make(gx, x._device)
+    # per-statistics-group values summed down to the affine parameters (instance norm: over
+    # the batch); no graph is recorded here, so the Tensor reducer costs no nodes
     if need_w:
-        gw = _make(_sum_to(ghat, wshape).astype(w._data.dtype, copy=False)
-                   .reshape(w._data.shape), x._device)
+        gw = sum_to_size(_make(ghat.astype(w._data.dtype, copy=False), x._device),
+                         wshape).reshape(w._data.shape)
     if need_b:
-        gb = _make(_sum_to(sg, wshape).astype(gd.dtype, copy=False).reshape(bshape),
-                   x._device)
+        gb = sum_to_size(_make(sg.astype(gd.dtype, copy=False), x._device),
+                         wshape).reshape(bshape)
     return gx, gw, gb
-
-
-def _sum_to(a, shape):
-    """Per-statistics-group values summed down to the affine parameters' broadcast shape
-    (instance norm: over the batch)."""
-    lead = a.ndim - len(shape)
-    axes = tuple(range(lead)) + tuple(lead + i for i, s in enumerate(shape)
-                                      if s == 1 and a.shape[lead + i] != 1)
-    return a.sum(axes).reshape(shape) if axes else a.reshape(shape)
 
 
 def _reduce_over(a, b, axes):

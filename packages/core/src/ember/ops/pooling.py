@@ -198,7 +198,7 @@ def _window_max(win, g, want_index, nan_aware=True):
     NaN (``nan_aware``: the input has NaNs)."""
     n = len(g.k)
     R = [math.prod(g.x[i + 1:]) for i in range(n)]
-    offs = list(itertools.product(*(range(k) for k in g.k)))
+    offs = _offsets(g)
     flat = [sum(off[i] * g.d[i] * R[i] for i in range(n)) for off in offs]
     best = win[(Ellipsis,) + offs[0]].copy()
     xp = xp_of_array(best)
@@ -378,7 +378,7 @@ def _window_sum(x, g, div, node_cls):
     """Sum over each window (zero padding) divided by ``div``; a linear op."""
     xd = x._data
     win = windows(xd, g, 0)
-    offs = list(itertools.product(*(range(k) for k in g.k)))
+    offs = _offsets(g)
     r = win[(Ellipsis,) + offs[0]].astype(xd.dtype if xd.dtype.kind == "f" else np.int64)
     for off in offs[1:]:  # one strided slice per kernel offset: no im2col copy
         r += win[(Ellipsis,) + off]
