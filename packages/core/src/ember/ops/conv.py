@@ -322,7 +322,9 @@ def _trim(g: Geom):
                  if max(0, -((j * d - lo) // s)) <= min(y - 1, (x - 1 + lo - j * d) // s)]
         if not valid:
             return None  # an all-padding output: the general path gives its zeros
-        lo_taps.append(valid[0])
+        # a dropped leading tap moves the window origin by d: never past the padding (with
+        # dilation > padding, the origin would land inside the input)
+        lo_taps.append(min(valid[0], lo // d))
         hi_taps.append(valid[-1] + 1)
     if all(a == 0 for a in lo_taps) and tuple(hi_taps) == g.k:
         return None
