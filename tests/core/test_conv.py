@@ -433,3 +433,44 @@ def test_depthwise_conv_transpose_and_1d(stride):
                                ref_conv(x1.detach().numpy(), w1.detach().numpy(),
                                         stride=stride, groups=5), atol=1e-12)
     assert gradcheck(lambda a, c: ember.conv1d(a, c, stride=stride, groups=5), (x1, w1))
+
+
+ROW_CASES = [  # geometries that take the one-GEMM-per-leading-tap path (_conv_rows); 64+
+    # output positions, else the batch is folded into one GEMM instead
+    ((8, 9), 3, dict(padding=1)),  # "same" along the last dim: wrapped shifts, cut columns
+    ((8, 10), 3, dict(padding=(1, 2), dilation=(1, 2))),
+    ((9, 8), (2, 4), dict(padding="same")),  # even kernel: asymmetric padding
+    ((11, 10), 3, dict(padding=0)),  # narrow side with junk columns
+    ((8, 9), 3, dict(padding=1, groups=2)),
+]
+
+
+@pytest.mark.parametrize("size,k,kw", ROW_CASES)
+def test_conv_by_leading_taps(size, k, kw, monkeypatch):
+    from ember.ops import conv as conv_mod
+    calls = []
+    real = conv_mod._conv_rows
+    monkeypatch.setattr(conv_mod, "_conv_rows", lambda *a: calls.append(1) or real(*a))
+    groups = kw.get("groups", 1)
+    ks = (k, k) if isinstance(k, int) else k
+    x, w, b = t64(2, 12 * groups, *size), t64(6 * groups, 12, *ks), t64(6 * groups)
+    out = ember.conv2d(x, w, b, **kw)
+    assert calls  # the path under test
+    np.testing.assert_allclose(out.detach().numpy(),
+                               ref_conv(x.detach().numpy(), w.detach().numpy(),
+                                        b.detach().numpy(), **kw), rtol=1e-12, atol=1e-12)
+    assert gradcheck(lambda *a: ember.conv2d(*a, **kw), (x, w, b))
+
+
+def test_conv3d_by_leading_taps(monkeypatch):
+    from ember.ops import conv as conv_mod
+    calls = []
+    real = conv_mod._conv_rows
+    monkeypatch.setattr(conv_mod, "_conv_rows", lambda *a: calls.append(1) or real(*a))
+    x, w = t64(2, 12, 3, 5, 6), t64(6, 12, 3, 3, 3)
+    out = ember.conv3d(x, w, padding=1)
+    assert calls
+    np.testing.assert_allclose(out.detach().numpy(),
+                               ref_conv(x.detach().numpy(), w.detach().numpy(), None, padding=1),
+                               rtol=1e-12, atol=1e-12)
+    assert gradcheck(lambda a, c: ember.conv3d(a, c, padding=1), (x, w))
