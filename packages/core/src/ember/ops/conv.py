@@ -389,6 +389,34 @@ def _row_taps(xd, g: Geom, plan):
     return rows, lead
 
 
+def _row_chunks(xd, g: Geom, plan):
+    """Sample ranges whose ``_row_taps`` take about ``_CHUNK_BYTES``."""
+    N, C = xd.shape[:2]
+    per = max(1, C * g.k[-1] * (plan.Lq + plan.offs[-g.k[-1]]) * xd.itemsize)
+    nb = max(1, min(N, _CHUNK_BYTES // per))
+    return [(n0, min(N, n0 + nb)) for n0 in range(0, N, nb)]
+
+
+def _weight_grad_rows(xd, gd, g: Geom, plan, wshape):
+    """The weight gradient from ``_row_taps``: per leading tap, ``sum_n rows_n @ gy_n^T`` on
+    the shifted view (16-channel 3x3 conv on 32x16x32x32: 1.35 -> 1.17 ms; gy is read in
+    place, no transposed copy)."""
+    N, C = xd.shape[:2]
+    O, G = gd.shape[1], g.groups
+    kl, Lq = g.k[-1], plan.Lq
+    nl = len(plan.offs) // kl
+    g2 = _narrow_in(gd, g, plan).reshape(N, G, O // G, Lq)
+    gw = xp_of_array(xd).zeros((nl, G, C // G * kl, O // G), dtype=np.result_type(xd, gd))
+    for n0, n1 in _row_chunks(xd, g, plan):
+        rows, lead = _row_taps(xd[n0:n1], g, plan)
+        rows = rows.reshape(n1 - n0, G, C // G * kl, rows.shape[-1])
+        gt = g2[n0:n1].swapaxes(-1, -2)
+        for t in range(nl):
+            gw[t] += np.matmul(rows[..., lead[t]:lead[t] + Lq], gt).sum(0)
+    gw = gw.reshape(nl, G, C // G, kl, O // G).transpose(1, 4, 2, 0, 3)
+    return gw.reshape(wshape)
+
+
 def _conv_rows(xd, wd, g: Geom, plan):
     """The flat-layout convolution as one GEMM per leading kernel tap (K = C/G * k[-1]) on
     shifted views of ``_row_taps``, summed: a third of the copying of full im2col for a
@@ -401,12 +429,8 @@ def _conv_rows(xd, wd, g: Geom, plan):
     wl = xp.ascontiguousarray(wd.reshape(G, O // G, C // G, nl, kl).transpose(3, 0, 1, 2, 4))
     wl = wl.reshape(nl, G, O // G, C // G * kl)
     out = xp.empty((N, G, O // G, Lq), dtype=np.result_type(xd, wd))
-    Lx = Lq + plan.offs[-kl]
-    per = max(1, C * kl * Lx * xd.itemsize)
-    nb = max(1, min(N, _CHUNK_BYTES // per))
     tmp = None
-    for n0 in range(0, N, nb):
-        n1 = min(N, n0 + nb)
+    for n0, n1 in _row_chunks(xd, g, plan):
         rows, lead = _row_taps(xd[n0:n1], g, plan)
         rows = rows.reshape(n1 - n0, G, C // G * kl, rows.shape[-1])
         o = out[n0:n1]
@@ -497,6 +521,9 @@ def _weight_grad_array(xd, gd, g: Geom, wshape):
     N, O = gd.shape[:2]
     G = g.groups
     L = _positions(g, plan)
+    if _ROW_TAPS and (N == 1 or L >= _FOLD_BELOW) and \
+            _by_rows(g, plan, O // G, xd.shape[1] // G):
+        return _weight_grad_rows(xd, gd, g, plan, wshape)
     chunks = _chunks(xd, g, L)
     gw = None
     if xd.shape[1] // G * math.prod(g.k) >= _THIN_ROWS:
