@@ -474,3 +474,34 @@ def test_conv3d_by_leading_taps(monkeypatch):
                                ref_conv(x.detach().numpy(), w.detach().numpy(), None, padding=1),
                                rtol=1e-12, atol=1e-12)
     assert gradcheck(lambda a, c: ember.conv3d(a, c, padding=1), (x, w))
+
+
+CL_CASES = [  # batch-folded small maps that run channels last (_conv_cl and friends)
+    ((4, 4), 3, dict(padding=1)),
+    ((5, 4), 3, dict(stride=2, padding=1)),
+    ((6, 5), (2, 3), dict(stride=(2, 1), padding=(0, 1), dilation=(2, 1))),
+    ((7,), 3, dict(stride=2, padding=2, dilation=2)),
+    ((3, 3, 4), 3, dict(padding=1, stride=(1, 2, 1))),
+]
+
+
+@pytest.mark.parametrize("size,k,kw", CL_CASES)
+def test_conv_channels_last_folded(size, k, kw, monkeypatch):
+    from ember.ops import conv as conv_mod
+    calls = set()
+    for name in ("_conv_cl", "_weight_grad_cl", "_conv_transpose_cl"):
+        real = getattr(conv_mod, name)
+        monkeypatch.setattr(conv_mod, name,
+                            lambda *a, _r=real, _n=name: calls.add(_n) or _r(*a))
+    n = len(size)
+    ks = (k,) * n if isinstance(k, int) else k
+    op = {1: ember.conv1d, 2: ember.conv2d, 3: ember.conv3d}[n]
+    x, w, b = t64(3, 5, *size), t64(4, 5, *ks), t64(4)
+    out = op(x, w, b, **kw)
+    np.testing.assert_allclose(out.detach().numpy(),
+                               ref_conv(x.detach().numpy(), w.detach().numpy(),
+                                        b.detach().numpy(), **kw), rtol=1e-12, atol=1e-12)
+    assert gradcheck(lambda *a: op(*a, **kw), (x, w, b))
+    assert calls >= {"_conv_cl", "_weight_grad_cl"}
+    if any(v != 1 for v in np.broadcast_to(kw.get("stride", 1), (n,))):
+        assert "_conv_transpose_cl" in calls  # strided input gradient: col2im channels last

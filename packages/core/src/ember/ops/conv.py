@@ -344,6 +344,8 @@ def _conv_array(xd, wd, g: Geom):
     G = g.groups
     N, L = xd.shape[0], _positions(g, plan)
     w2 = wd.reshape(G, O // G, -1)
+    if _by_cl(xd, O, g, math.prod(g.y)):
+        return _conv_cl(xd, wd, g)
     if N > 1 and L < _FOLD_BELOW:
         # few output positions (deep layers): one GEMM over (K, N*L) instead of N tiny ones
         out = np.matmul(w2, _cols_folded(xd, g, plan))
@@ -357,6 +359,89 @@ def _conv_array(xd, wd, g: Geom):
     return _narrow_out(out.reshape(N, O, L), g, plan)
 
 _ROW_TAPS = True
+_CHANNELS_LAST = True
+#: channels-last products serve up to this many positions per sample (resnet18's 8x8 maps:
+#: 64 channels, batch 32, forward 1.18 -> 0.99 ms); on 28x28 maps they lost (2.0 -> 2.4 ms)
+_CL_BELOW = 65
+
+
+def _cols_cl(xd, g: Geom):
+    """im2col with the batch folded in, channels last: ``(N * L, K)``, a row per output
+    position, columns ordered ``(*k, C)``. The input is first copied channels last (and
+    padded), so the im2col copies runs of ``C`` elements."""
+    n = len(g.k)
+    N, C = xd.shape[:2]
+    xp = xp_of_array(xd)
+    xt = xd.transpose((0,) + tuple(range(2, 2 + n)) + (1,))
+    hi = [max(0, _span(g, i) - g.lo[i] - g.x[i]) for i in range(n)]
+    if any(g.lo) or any(hi):
+        buf = xp.zeros((N,) + tuple(g.lo[i] + g.x[i] + hi[i] for i in range(n)) + (C,),
+                       dtype=xd.dtype)
+        buf[(slice(None),) + tuple(slice(g.lo[i], g.lo[i] + g.x[i]) for i in range(n))] = xt
+    else:
+        buf = xp.ascontiguousarray(xt)
+    st = buf.strides
+    v = xp.lib.stride_tricks.as_strided(
+        buf, (N,) + g.y + g.k + (C,),
+        (st[0],) + tuple(st[1 + i] * g.s[i] for i in range(n)) +
+        tuple(st[1 + i] * g.d[i] for i in range(n)) + (st[-1],))
+    return v.reshape(N * math.prod(g.y), math.prod(g.k) * C)
+
+
+def _by_cl(xd, O: int, g: Geom, L: int) -> bool:
+    """Whether a batch-folded convolution (``L`` positions per sample) runs channels last:
+    one group, and not far more outputs than folded positions (256 -> 512 channels on 1x1
+    outputs, batch 32: 1.12 ms channels last, 1.34 ms folded)."""
+    return _CHANNELS_LAST and g.groups == 1 and xd.shape[0] > 1 and L < _CL_BELOW and \
+        4 * xd.shape[0] * L >= O
+
+
+def _conv_cl(xd, wd, g: Geom):
+    """A batch-folded convolution (few positions per sample) on channels-last columns.
+    OpenBLAS runs the product faster with the long side as its rows: 64 channels on 8x8
+    (batch 32): 0.75 -> 0.58 ms; 128 on 4x4: 1.06 -> 0.80 ms."""
+    n = len(g.k)
+    N, O = xd.shape[0], wd.shape[0]
+    cols = _cols_cl(xd, g)
+    wt = xp_of_array(wd).ascontiguousarray(
+        wd.transpose((0,) + tuple(range(2, 2 + n)) + (1,))).reshape(O, -1)
+    L = math.prod(g.y)
+    if N * L >= O:
+        out = (cols @ wt.T).reshape(N, L, O).transpose(0, 2, 1)
+    else:
+        out = (wt @ cols.T).reshape(O, N, L).transpose(1, 0, 2)
+    return xp_of_array(out).ascontiguousarray(out).reshape((N, O) + g.y)
+
+
+def _conv_transpose_cl(ud, wd, g: Geom):
+    """col2im channels last, one group: ``cols = u @ w`` as one GEMM over the folded batch
+    (per-sample products had 4-position right-hand sides), then one strided add per
+    kernel tap into a channels-last buffer (runs of C elements). The input gradient of
+    resnet18's 128 -> 256 stride-2 conv on 4x4 maps: 2.1 -> 0.6 ms."""
+    n = len(g.k)
+    N, Cin = ud.shape[:2]
+    Cout = wd.shape[1]
+    xp = xp_of_array(ud)
+    K = math.prod(g.k)
+    wr = wd.transpose((0,) + tuple(range(2, 2 + n)) + (1,)).reshape(Cin, K * Cout)
+    cols = (_narrow_in_t(ud, g, None) @ wr).reshape((N,) + g.y + (K, Cout))
+    size = tuple(max(g.lo[i] + g.x[i], _span(g, i)) for i in range(n))
+    buf = xp.zeros((N,) + size + (Cout,), dtype=cols.dtype)
+    for t, off in enumerate(itertools.product(*(range(k) for k in g.k))):
+        sl = tuple(slice(off[i] * g.d[i], off[i] * g.d[i] + (g.y[i] - 1) * g.s[i] + 1, g.s[i])
+                   for i in range(n))
+        buf[(slice(None),) + sl] += cols[(Ellipsis, t, slice(None))]
+    r = buf[(slice(None),) + tuple(slice(g.lo[i], g.lo[i] + g.x[i]) for i in range(n))]
+    return xp.ascontiguousarray(r.transpose((0, n + 1) + tuple(range(1, n + 1))))
+
+
+def _weight_grad_cl(xd, gd, g: Geom, wshape):
+    """The weight gradient of ``_conv_cl``: ``cols^T @ gy`` with both channels last."""
+    n = len(g.k)
+    cols = _cols_cl(xd, g)
+    gw = cols.T @ _narrow_in_t(gd, g, None)  # (*k * C, O)
+    gw = gw.reshape(g.k + (xd.shape[1], gd.shape[1]))
+    return gw.transpose((n + 1, n) + tuple(range(n))).reshape(wshape)
 
 
 def _by_rows(g: Geom, plan, outs_per_group: int, ins_per_group: int) -> bool:
@@ -476,6 +561,8 @@ def _conv_transpose_array(ud, wd, g: Geom):
     if g_fwd is not None and ud.shape[1] * math.prod(g.x) <= 2 * wd.shape[1] * g.groups * \
             math.prod(g.y):
         return _conv_array(ud, _flipped_weight(wd, g.groups), g_fwd)
+    if _by_cl(ud, 0, g, math.prod(g.y)):  # its GEMM is never narrower than per-sample ones
+        return _conv_transpose_cl(ud, wd, g)
     plan = _layout(g, ud.shape[0], wd.shape[1])
     N, Cin = ud.shape[0], ud.shape[1]
     G = g.groups
@@ -521,6 +608,8 @@ def _weight_grad_array(xd, gd, g: Geom, wshape):
     N, O = gd.shape[:2]
     G = g.groups
     L = _positions(g, plan)
+    if _by_cl(xd, O, g, math.prod(g.y)):
+        return _weight_grad_cl(xd, gd, g, wshape)
     if _ROW_TAPS and (N == 1 or L >= _FOLD_BELOW) and \
             _by_rows(g, plan, O // G, xd.shape[1] // G):
         return _weight_grad_rows(xd, gd, g, plan, wshape)
