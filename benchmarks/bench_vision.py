@@ -269,7 +269,7 @@ def workloads(torch):
     e = _inference_fn(ember, e_model, ember.from_numpy(x))
     t = None if torch is None else _inference_fn(torch, t_model, torch.from_numpy(x))
     results.append(compare("resnet18 inference (b8, 3x224x224, eval, no_grad)", e, t,
-                           number=1, repeat=3))
+                           number=1, repeat=6))
 
     x = rng.standard_normal((32, 3, 32, 32)).astype(np.float32)
     y = rng.integers(0, 1000, 32)
@@ -277,7 +277,7 @@ def workloads(torch):
     t = None if torch is None else _train_fn(torch, t_model, torch.from_numpy(x),
                                              torch.from_numpy(y))
     results.append(compare("resnet18 training step (b32, 3x32x32, SGD momentum)", e, t,
-                           number=2, repeat=3))
+                           number=3, repeat=6))  # 2 rounds of 3 steps per turn, 3 turns
 
     random.seed(0)
     e, t = _loader_pair(torch, _image_dir())
