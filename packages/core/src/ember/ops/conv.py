@@ -284,6 +284,16 @@ _CHUNK_BYTES = 4 << 20
 _FOLD_BELOW = 64
 
 
+#: the row-tap and channels-last products (``_by_rows``, ``_by_cl``) can be switched off, to
+#: time them against the plain im2col paths in one process
+_ROW_TAPS = True
+_CHANNELS_LAST = True
+
+#: channels-last products serve up to this many positions per sample (resnet18's 8x8 maps:
+#: 64 channels, batch 32, forward 1.18 -> 0.99 ms); on 28x28 maps they lost (2.0 -> 2.4 ms)
+_CL_BELOW = 65
+
+
 def _chunks(xd, g: Geom, L: int):
     """Sample ranges ``(n0, n1)`` whose im2col columns take about ``_CHUNK_BYTES``."""
     N, C = xd.shape[:2]
@@ -343,26 +353,20 @@ def _conv_array(xd, wd, g: Geom):
     O = wd.shape[0]
     G = g.groups
     N, L = xd.shape[0], _positions(g, plan)
-    w2 = wd.reshape(G, O // G, -1)
     if _by_cl(xd, O, g, math.prod(g.y), "forward"):
         return _conv_cl(xd, wd, g)
     if N > 1 and L < _FOLD_BELOW:
         # few output positions (deep layers): one GEMM over (K, N*L) instead of N tiny ones
-        out = np.matmul(w2, _cols_folded(xd, g, plan))
+        out = np.matmul(wd.reshape(G, O // G, -1), _cols_folded(xd, g, plan))
         out = out.reshape(G, O // G, N, L).transpose(2, 0, 1, 3)
     elif _ROW_TAPS and _by_rows(g, plan, O // G, xd.shape[1] // G):
         out = _conv_rows(xd, wd, g, plan)
     else:
+        w2 = wd.reshape(G, O // G, -1)
         out = xp_of_array(xd).empty((N, G, O // G, L), dtype=np.result_type(xd, wd))
         for n0, n1 in _chunks(xd, g, L):
             np.matmul(w2, _cols(xd[n0:n1], g, plan), out=out[n0:n1])
     return _narrow_out(out.reshape(N, O, L), g, plan)
-
-_ROW_TAPS = True
-_CHANNELS_LAST = True
-#: channels-last products serve up to this many positions per sample (resnet18's 8x8 maps:
-#: 64 channels, batch 32, forward 1.18 -> 0.99 ms); on 28x28 maps they lost (2.0 -> 2.4 ms)
-_CL_BELOW = 65
 
 
 def _cols_cl(xd, g: Geom):
