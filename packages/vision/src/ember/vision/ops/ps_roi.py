@@ -4,9 +4,9 @@ input channel ``(c * PH + i) * PW + j``, so the input has ``C_out * PH * PW`` ch
 
 from __future__ import annotations
 
-from ember import Tensor, nn
+from ember import Tensor
 
-from .roi_align import Bilinear, Plan, _pair, _pool, _rois_from, check_rois
+from .roi_align import Bilinear, Plan, _pair, _pool, _RoIModule, _rois_from, check_rois
 from .roi_pool import QuantizedBins
 
 __all__ = ["ps_roi_align", "PSRoIAlign", "ps_roi_pool", "PSRoIPool"]
@@ -47,8 +47,11 @@ def ps_roi_pool(input: Tensor, boxes, output_size, spatial_scale: float = 1.0) -
     )
 
 
-class PSRoIAlign(nn.Module):
+class PSRoIAlign(_RoIModule):
     """Module form of :func:`ps_roi_align`."""
+
+    _args = ("output_size", "spatial_scale", "sampling_ratio")
+    _op = staticmethod(ps_roi_align)
 
     def __init__(self, output_size, spatial_scale: float, sampling_ratio: int):
         super().__init__()
@@ -56,31 +59,14 @@ class PSRoIAlign(nn.Module):
         self.spatial_scale = spatial_scale
         self.sampling_ratio = sampling_ratio
 
-    def forward(self, input: Tensor, rois) -> Tensor:
-        return ps_roi_align(
-            input, rois, self.output_size, self.spatial_scale, self.sampling_ratio
-        )
 
-    def __repr__(self) -> str:
-        return (
-            f"{self.__class__.__name__}(output_size={self.output_size}, "
-            f"spatial_scale={self.spatial_scale}, sampling_ratio={self.sampling_ratio})"
-        )
-
-
-class PSRoIPool(nn.Module):
+class PSRoIPool(_RoIModule):
     """Module form of :func:`ps_roi_pool`."""
+
+    _args = ("output_size", "spatial_scale")
+    _op = staticmethod(ps_roi_pool)
 
     def __init__(self, output_size, spatial_scale: float):
         super().__init__()
         self.output_size = output_size
         self.spatial_scale = spatial_scale
-
-    def forward(self, input: Tensor, rois) -> Tensor:
-        return ps_roi_pool(input, rois, self.output_size, self.spatial_scale)
-
-    def __repr__(self) -> str:
-        return (
-            f"{self.__class__.__name__}(output_size={self.output_size}, "
-            f"spatial_scale={self.spatial_scale})"
-        )

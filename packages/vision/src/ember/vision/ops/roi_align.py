@@ -310,8 +310,25 @@ def roi_align(
     return _pool(input, plan)
 
 
-class RoIAlign(nn.Module):
+class _RoIModule(nn.Module):
+    """The module form of a roi op: the op's arguments after ``(input, rois)`` are attributes
+    named by ``_args``, passed in that order; the repr lists them as torchvision's does."""
+
+    _args: tuple = ()
+
+    def forward(self, input: Tensor, rois) -> Tensor:
+        return type(self)._op(input, rois, *(getattr(self, a) for a in self._args))
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{a}={getattr(self, a)}" for a in self._args)
+        return f"{self.__class__.__name__}({args})"
+
+
+class RoIAlign(_RoIModule):
     """Module form of :func:`roi_align`."""
+
+    _args = ("output_size", "spatial_scale", "sampling_ratio", "aligned")
+    _op = staticmethod(roi_align)
 
     def __init__(
         self, output_size, spatial_scale: float, sampling_ratio: int, aligned: bool = False
@@ -321,15 +338,3 @@ class RoIAlign(nn.Module):
         self.spatial_scale = spatial_scale
         self.sampling_ratio = sampling_ratio
         self.aligned = aligned
-
-    def forward(self, input: Tensor, rois) -> Tensor:
-        return roi_align(
-            input, rois, self.output_size, self.spatial_scale, self.sampling_ratio, self.aligned
-        )
-
-    def __repr__(self) -> str:
-        return (
-            f"{self.__class__.__name__}(output_size={self.output_size}, "
-            f"spatial_scale={self.spatial_scale}, "
-            f"sampling_ratio={self.sampling_ratio}, aligned={self.aligned})"
-        )

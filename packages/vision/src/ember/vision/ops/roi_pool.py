@@ -7,7 +7,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ember import Tensor, nn
+from ember import Tensor
 from ember._tensor import _make
 from ember.autograd.grad_mode import GRAD
 from ember.autograd.graph import make_node_class, record
@@ -16,6 +16,7 @@ from ember.ops._core import xp_of
 from .roi_align import (
     Plan,
     _pair,
+    _RoIModule,
     _rois_from,
     check_rois,
     gather_table,
@@ -192,19 +193,13 @@ def roi_pool(input: Tensor, boxes, output_size, spatial_scale: float = 1.0) -> T
     return _max_pool(input, plan)
 
 
-class RoIPool(nn.Module):
+class RoIPool(_RoIModule):
     """Module form of :func:`roi_pool`."""
+
+    _args = ("output_size", "spatial_scale")
+    _op = staticmethod(roi_pool)
 
     def __init__(self, output_size, spatial_scale: float):
         super().__init__()
         self.output_size = output_size
         self.spatial_scale = spatial_scale
-
-    def forward(self, input: Tensor, rois) -> Tensor:
-        return roi_pool(input, rois, self.output_size, self.spatial_scale)
-
-    def __repr__(self) -> str:
-        return (
-            f"{self.__class__.__name__}(output_size={self.output_size}, "
-            f"spatial_scale={self.spatial_scale})"
-        )
