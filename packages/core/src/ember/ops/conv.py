@@ -200,12 +200,12 @@ def _flat_padded(xd, g: Geom, plan):
 
 
 def _cut(cols, g: Geom, plan, inner: int):
-    """Zero the wrapped positions in columns laid out ``(..., *k, <inner axes>, Lq)``."""
+    """Zero the wrapped positions in columns laid out ``(..., k[-1], <inner axes>, L)``,
+    ``L`` a whole number of rows (``Lq``, or ``_row_taps``'s longer rows)."""
     if not plan.cuts:
         return cols
     W = g.x[-1]
-    v = cols.reshape(cols.shape[:cols.ndim - 1 - inner - len(g.k)] + g.k +
-                     cols.shape[cols.ndim - 1 - inner:-1] + (plan.Lq // W, W))
+    v = cols.reshape(cols.shape[:-1] + (cols.shape[-1] // W, W))
     for j, a, b in plan.cuts:
         v[(Ellipsis, j) + (slice(None),) * (inner + 1) + (slice(a, b),)] = 0
     return cols
@@ -493,13 +493,8 @@ def _row_taps(xd, g: Geom, plan):
     Lx = plan.Lq + lead[-1]
     v = xp_of_array(xd).lib.stride_tricks.as_strided(
         buf, (N, C, kl, Lx), buf.strides[:2] + (kst[-1], buf.itemsize))
-    rows = v.copy()
-    if plan.cuts:  # the shifts along the leading dims are whole rows: the cuts carry over
-        W = g.x[-1]
-        r = rows.reshape(N, C, kl, Lx // W, W)
-        for j, a, b in plan.cuts:
-            r[:, :, j, :, a:b] = 0
-    return rows, lead
+    # the shifts along the leading dims are whole rows: the cuts carry over to every tap
+    return _cut(v.copy(), g, plan, 0), lead
 
 
 def _row_chunks(xd, g: Geom, plan):
