@@ -493,7 +493,6 @@ def perspective(
 ) -> Tensor:
     if not isinstance(img, Tensor):
         raise TypeError("Input img should be Tensor.")
-    _assert_image_tensor(img)
     _assert_grid_transform_inputs(
         img, None, interpolation, fill, ["nearest", "bilinear"], coeffs=perspective_coeffs
     )
