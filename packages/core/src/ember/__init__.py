@@ -23,7 +23,7 @@ _warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"ember(\.|$)
 
 # The order below is the dependency order of the core (not alphabetical): keep it.
 from . import _dtype  # noqa: E402
-from ._device import device  # noqa: E402
+from ._device import device, get_default_device, set_default_device  # noqa: E402,F401
 from ._dtype import (  # noqa: E402,F401
     bool, can_cast, double, dtype, finfo, float, float16, float32, float64, get_default_dtype,
     half, iinfo, int, int8, int16, int32, int64, long, promote_types, result_type,

@@ -1,8 +1,17 @@
-"""``ember.device``: a device type plus an optional index, interned so ops compare by identity."""
+"""``ember.device``: a device type plus an optional index, interned so ops compare by identity.
+
+Also the per-thread current device: ``with ember.device(...)`` and ``set_default_device``
+apply to the calling thread only, as in PyTorch.
+"""
 
 from __future__ import annotations
 
-__all__ = ["device"]
+import threading
+
+__all__ = ["device", "set_default_device", "get_default_device"]
+
+#: interning must not make two objects for one device when threads race to create it
+_INTERN_LOCK = threading.Lock()
 
 
 class device:
@@ -45,14 +54,15 @@ class device:
                 f"Expected one of cpu, cuda, meta device type at start of device string: {type}")
         if kind == "cpu" and idx not in (None, 0):
             raise RuntimeError(f"CPU device index must be -1 or zero, got {idx}")
-        dev = cls._cache.get((kind, idx))
-        if dev is None:
-            dev = object.__new__(cls)
-            dev.type = kind
-            dev.index = idx
-            dev._backend = None
-            cls._cache[(kind, idx)] = dev
-        cls._cache[key] = dev
+        with _INTERN_LOCK:
+            dev = cls._cache.get((kind, idx))
+            if dev is None:
+                dev = object.__new__(cls)
+                dev.type = kind
+                dev.index = idx
+                dev._backend = None
+                cls._cache[(kind, idx)] = dev
+            cls._cache[key] = dev
         return dev
 
     def __repr__(self) -> str:
@@ -78,16 +88,50 @@ class device:
         return (device, (self.type, self.index))
 
     def __enter__(self):
-        from . import _factory
-
-        _factory._device_stack.append(self)
+        st = _CURRENT
+        st.stack = st.stack + (self,)
+        st.device = self
         return self
 
     def __exit__(self, *exc):
-        from . import _factory
-
-        _factory._device_stack.pop()
+        st = _CURRENT
+        st.stack = st.stack[:-1]
+        st.device = st.stack[-1] if st.stack else st.default
         return False
+
+
+class _CurrentDevice(threading.local):
+    """This thread's device for factories called without ``device=``: the innermost
+    ``with ember.device(...)``, else ``set_default_device``'s, else None (the CPU)."""
+
+    device = None
+    stack: tuple = ()  # devices entered with ``with``, innermost last
+    default = None  # set_default_device
+
+
+_CURRENT = _CurrentDevice()
+
+
+def set_default_device(device) -> None:
+    """Make ``device`` the default for factories called without ``device=`` in this thread
+    (``None`` restores the CPU). As in PyTorch, it is per thread; ``with ember.device(...)``
+    still takes precedence inside its block."""
+    st = _CURRENT
+    st.default = None if device is None else to_device(device)
+    if not st.stack:
+        st.device = st.default
+
+
+def get_default_device():
+    """The device that ``ember.empty(2)`` would use in this thread (e.g. ``device(type='cpu')``)."""
+    dev = _CURRENT.device
+    return device("cpu") if dev is None else _canonical(dev)
+
+
+def _canonical(d) -> device:
+    from ._tensor import _canonical_device
+
+    return _canonical_device(to_device(d))
 
 
 def to_device(d) -> device:

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from . import _dtype
+from ._device import _CURRENT
 from ._device import device as _device_cls
 from ._tensor import CPU, Tensor, _canonical_device, _make
 from .backends import backend_of
@@ -27,8 +28,6 @@ __all__ = ["tensor", "as_tensor", "asarray", "from_numpy", "zeros", "ones", "ful
            "zeros_like", "ones_like", "full_like", "empty_like", "empty_strided", "arange",
            "range", "linspace", "logspace", "eye", "set_printoptions", "from_dlpack"]
 
-#: devices pushed by ``with ember.device(...)``
-_device_stack: list = []
 
 
 # -- shared helpers ---------------------------------------------------------------------------
@@ -37,9 +36,9 @@ def resolve_device(device) -> _device_cls:
     """``device`` as an interned device with its index filled in; ``None`` is the current one
     (the innermost ``with ember.device(...)``, else the CPU)."""
     if device is None:
-        if not _device_stack:
+        device = _CURRENT.device
+        if device is None:
             return CPU
-        device = _device_stack[-1]
     dev = device if device.__class__ is _device_cls else _device_cls(device)
     return _canonical_device(dev)
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numbers
 import secrets
+import threading
 
 import numpy as np
 
@@ -120,6 +121,7 @@ default_generator = Generator("cpu")
 _device_generators: dict = {}
 #: seeds for default generators made later: by device type, ``None`` for every type
 _later_seeds: dict = {}
+_DEVICE_GENERATORS_LOCK = threading.Lock()
 
 
 def default_generator_for(dev) -> Generator:
@@ -128,11 +130,14 @@ def default_generator_for(dev) -> Generator:
         return default_generator
     gen = _device_generators.get(dev)
     if gen is None:
-        gen = Generator(dev)
-        later = _later_seeds.get(dev.type, _later_seeds.get(None))
-        if later is not None:
-            gen.manual_seed(later)
-        _device_generators[dev] = gen
+        with _DEVICE_GENERATORS_LOCK:  # threads racing here must share one generator
+            gen = _device_generators.get(dev)
+            if gen is None:
+                gen = Generator(dev)
+                later = _later_seeds.get(dev.type, _later_seeds.get(None))
+                if later is not None:
+                    gen.manual_seed(later)
+                _device_generators[dev] = gen
     return gen
 
 

@@ -10,29 +10,25 @@ from __future__ import annotations
 import functools
 import warnings
 
-from .graph import _ANOMALY
+from .grad_mode import GRAD
 
 __all__ = ["detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled",
            "is_anomaly_check_nan_enabled"]
 
-# ``graph._ANOMALY`` is ``[enabled]``; the nan-check flag rides along as a second entry
-if len(_ANOMALY) < 2:
-    _ANOMALY.append(True)
-
 
 def is_anomaly_enabled() -> bool:
-    """Whether anomaly detection is on."""
-    return bool(_ANOMALY[0])
+    """Whether anomaly detection is on in this thread."""
+    return GRAD.anomaly
 
 
 def is_anomaly_check_nan_enabled() -> bool:
-    """Whether anomaly detection also checks backward outputs for NaN."""
-    return bool(_ANOMALY[1])
+    """Whether anomaly detection also checks backward outputs for NaN (in this thread)."""
+    return GRAD.anomaly_check_nan
 
 
 def _set_anomaly_enabled(mode: bool, check_nan: bool = True) -> None:
-    _ANOMALY[0] = bool(mode)
-    _ANOMALY[1] = bool(check_nan)
+    GRAD.anomaly = bool(mode)
+    GRAD.anomaly_check_nan = bool(check_nan)
 
 
 class detect_anomaly:

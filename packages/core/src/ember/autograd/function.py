@@ -30,7 +30,7 @@ import warnings
 
 from .. import _tensor
 from .grad_mode import GRAD
-from .graph import _ANOMALY, Node, edge, make_node_class, new_node, record
+from .graph import Node, edge, make_node_class, new_node, record
 
 __all__ = ["Function", "FunctionCtx", "BackwardCFunction", "InplaceFunction",
            "once_differentiable"]
@@ -341,7 +341,7 @@ def _wrap_outputs(ctx, args, out):
     else:
         ctx.saved = ()
         ctx.versions = None
-    if _ANOMALY[0]:
+    if GRAD.anomaly:
         import traceback
 
         ctx._anomaly_trace = "".join(traceback.format_stack()[:-2])

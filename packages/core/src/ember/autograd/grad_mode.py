@@ -1,24 +1,30 @@
 """Grad mode: ``no_grad``, ``enable_grad``, ``set_grad_enabled``, ``inference_mode``.
 
-The state is one process-wide flag read on every op (``GRAD.enabled``); keeping it a plain
-attribute of a slotted object is what lets the no-grad path stay close to raw NumPy.
+Autograd's modes are per thread, as in PyTorch: ``GRAD`` is a ``threading.local`` whose class
+attributes are the values every thread starts with (grad on, inference and anomaly off), so
+one thread's ``no_grad`` or ``backward()`` never changes what another thread records.
+Every recorded op reads ``GRAD.enabled``; a ``threading.local`` attribute was the cheapest
+correct per-thread read measured (benchmarks/RESULTS.md, "Thread-local grad mode"), and ops
+test ``requires_grad`` first so that the no-grad path mostly skips it.
 """
 
 from __future__ import annotations
 
 import functools
 import inspect
+import threading
 
 __all__ = ["no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled",
            "is_inference_mode_enabled"]
 
 
-class _GradState:
-    __slots__ = ("enabled", "inference")
+class _GradState(threading.local):
+    """Autograd's per-thread modes; the class attributes are a new thread's values."""
 
-    def __init__(self):
-        self.enabled = True
-        self.inference = False
+    enabled = True  # grad mode
+    inference = False  # inference mode
+    anomaly = False  # anomaly detection (autograd.detect_anomaly)
+    anomaly_check_nan = True
 
 
 GRAD = _GradState()

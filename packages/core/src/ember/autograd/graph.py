@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 import re
+import threading
 import weakref
 
 from .grad_mode import GRAD
@@ -19,12 +20,11 @@ __all__ = ["Node", "AccumulateGrad", "make_node_class", "record", "RemovableHand
 class RemovableHandle:
     """Returned by ``register_hook``; ``remove()`` takes the hook out again."""
 
-    _next_id = 0
+    _ids = itertools.count()  # next() on a count is atomic: threads never share an id
 
     def __init__(self, hooks_dict: dict):
         self._hooks = weakref.ref(hooks_dict) if hooks_dict is not None else None
-        self.id = RemovableHandle._next_id
-        RemovableHandle._next_id += 1
+        self.id = next(RemovableHandle._ids)
 
     def remove(self) -> None:
         hooks = self._hooks() if self._hooks is not None else None
@@ -196,11 +196,20 @@ class AccumulateGrad(Node):
 
 
 def accumulate_node(t) -> AccumulateGrad:
-    """The (cached) AccumulateGrad node of a leaf that requires grad."""
+    """The (cached) AccumulateGrad node of a leaf that requires grad.
+
+    Made under a lock the first time, so that threads recording through the same leaf at
+    once share one node (and the hooks registered on it)."""
     node = t._accum
     if node is None:
-        node = t._accum = AccumulateGrad(t)
+        with _ACCUM_LOCK:
+            node = t._accum
+            if node is None:
+                node = t._accum = AccumulateGrad(t)
     return node
+
+
+_ACCUM_LOCK = threading.Lock()
 
 
 def edge(t):
@@ -230,7 +239,6 @@ def new_node(node_cls):
     return node
 
 
-_ANOMALY = [False, True]  # [enabled, check_nan]
 _new = object.__new__
 _Tensor = None  # set by ember._tensor at import (graph.py must not import it: cycle)
 
@@ -277,7 +285,7 @@ def record(node_cls, out, inputs, saved=(), ctx=None, save_output: bool = False)
         if vc is None:
             vc = out._vc = [0]
         node.out_vc = (vc, vc[0])
-    if _ANOMALY[0]:
+    if GRAD.anomaly:
         import traceback
 
         node._anomaly_trace = "".join(traceback.format_stack()[:-2])

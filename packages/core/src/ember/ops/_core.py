@@ -209,8 +209,9 @@ def binary_op(name: str, fwd, backward=None, *, kind: str = "arith", saves: str 
         except ValueError:
             _broadcast_shape(getattr(ad, "shape", ()), getattr(bd, "shape", ()))
             raise
-        if (Node is not None and GRAD.enabled and
-                ((ta is not None and ta.requires_grad) or (tb is not None and tb.requires_grad))):
+        if (Node is not None and
+                ((ta is not None and ta.requires_grad) or (tb is not None and tb.requires_grad))
+                and GRAD.enabled):
             out = _make(r, dev)
             saved = (input if ta is None else ta, other if tb is None else tb) \
                 if save_inputs else ()
@@ -411,7 +412,7 @@ def cast_to(t: Tensor, device, dtype, copy: bool) -> Tensor:
     else:
         out_data = data.astype(np_dt, copy=True)
     out = _make(out_data, dev)
-    if GRAD.enabled and t.requires_grad:
+    if t.requires_grad and GRAD.enabled:
         if out_data.dtype.kind != "f":
             return out
         record(ToCopyBackward0, out, (t,), (), (src_dev, _FROM_NP[data.dtype]))

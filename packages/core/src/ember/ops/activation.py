@@ -88,7 +88,7 @@ def _float_input(input: Tensor, kernel: str, ints: bool = False):
 def _finish(r, input, node_cls, ctx):
     """Wrap ``r`` in ``input``'s dtype; record ``node_cls`` (saving the input) if needed."""
     out = _make(r.astype(input._data.dtype, copy=False), input._device)
-    if GRAD.enabled and input.requires_grad:
+    if input.requires_grad and GRAD.enabled:
         record(node_cls, out, (input,), (input,), ctx)
     return out
 
@@ -520,7 +520,7 @@ def prelu(input, weight):
     w = weight._data.reshape(wshape) if wshape else weight._data.reshape(())
     r = (np.maximum(d, 0) + np.minimum(d, 0) * w).astype(d.dtype, copy=False)
     out = _make(r, dev)
-    if GRAD.enabled and (input.requires_grad or weight.requires_grad):
+    if (input.requires_grad or weight.requires_grad) and GRAD.enabled:
         record(PreluKernelBackward0, out, (input, weight), (input, weight), wshape)
     return out
 
@@ -547,7 +547,7 @@ def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
     slopes = _rng(None, input._device).uniform(lower, upper, d.shape).astype(d.dtype)
     noise = place(np.where(input._host() >= 0, 1.0, slopes).astype(d.dtype), input._device)
     out = _make(d * noise._data, input._device)
-    if GRAD.enabled and input.requires_grad:
+    if input.requires_grad and GRAD.enabled:
         record(RreluWithNoiseBackward0, out, (input,), (), noise)
     return out
 
@@ -642,7 +642,7 @@ def _softmax_op(name, log, node_cls, input, dim, dtype, stacklevel):
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         r = _softmax_np(d, axis if d.ndim else 0, log)
     out = _make(r, input._device)
-    if GRAD.enabled and input.requires_grad:
+    if input.requires_grad and GRAD.enabled:
         record(node_cls, out, (input,), (), axis if d.ndim else None, True)
     return out
 

@@ -96,8 +96,8 @@ def linear(input, weight, bias=None):
                 f"Target sizes: [{', '.join(map(str, r.shape))}].  Tensor sizes: "
                 f"[{', '.join(map(str, bd.shape))}]") from None
     out = _make(r, dev)
-    if GRAD.enabled and (input.requires_grad or weight.requires_grad
-                         or (bias is not None and bias.requires_grad)):
+    if (input.requires_grad or weight.requires_grad
+            or (bias is not None and bias.requires_grad)) and GRAD.enabled:
         if xd.ndim == 2:
             node_cls = MmBackward0 if bias is None else AddmmBackward0
         else:
