@@ -29,12 +29,12 @@ __all__ = ["tensor", "as_tensor", "asarray", "from_numpy", "zeros", "ones", "ful
            "range", "linspace", "logspace", "eye", "set_printoptions", "from_dlpack"]
 
 
-
 # -- shared helpers ---------------------------------------------------------------------------
 
 def resolve_device(device) -> _device_cls:
     """``device`` as an interned device with its index filled in; ``None`` is the current one
-    (the innermost ``with ember.device(...)``, else the CPU)."""
+    in this thread (the innermost ``with ember.device(...)``, else ``set_default_device``'s,
+    else the CPU)."""
     if device is None:
         device = _CURRENT.device
         if device is None:
