@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import warnings
 
-from .grad_mode import GRAD
+from .grad_mode import GRAD, set_anomaly
 
 __all__ = ["detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled",
            "is_anomaly_check_nan_enabled"]
@@ -27,8 +27,7 @@ def is_anomaly_check_nan_enabled() -> bool:
 
 
 def _set_anomaly_enabled(mode: bool, check_nan: bool = True) -> None:
-    GRAD.anomaly = bool(mode)
-    GRAD.anomaly_check_nan = bool(check_nan)
+    set_anomaly(mode, check_nan)
 
 
 class detect_anomaly:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import heapq
 import threading
 
-from .grad_mode import GRAD
+from .grad_mode import ANOMALY_THREADS, GRAD
 from .graph import AccumulateGrad, Node, accumulate_node
 
 _make = None  # ember._tensor._make, bound at import of ember._tensor (import cycle)
@@ -101,7 +101,7 @@ def _accumulate_leaf(node: AccumulateGrad, grad, create_graph: bool, taken: set)
         raise RuntimeError(f"Function AccumulateGrad returned an invalid gradient - got "
                            f"{list(gd.shape)} but expected shape compatible with "
                            f"{list(vd.shape)}")
-    with _leaf_lock(var):
+    with _LEAF_LOCKS[(id(var) >> 4) & 63]:
         _add_into_grad(var, grad, gd, create_graph, taken)
     extra = var._extra
     if extra and extra.get("post_hooks"):
@@ -127,13 +127,9 @@ def _add_into_grad(var, grad, gd, create_graph: bool, taken: set) -> None:
         od += gd
 
 
-#: leaves hash onto a fixed set of locks: uncontended, taking one costs about 50 ns, and
-#: threads accumulating into different leaves rarely wait for each other
+#: a leaf's lock is ``_LEAF_LOCKS[(id(leaf) >> 4) & 63]``: uncontended, taking one costs
+#: about 50 ns, and threads accumulating into different leaves rarely wait for each other
 _LEAF_LOCKS = tuple(threading.Lock() for _ in range(64))
-
-
-def _leaf_lock(var) -> threading.Lock:
-    return _LEAF_LOCKS[(id(var) >> 4) & 63]
 
 
 def _owned(a) -> bool:
@@ -179,7 +175,7 @@ def run_backward(roots, root_grads, retain_graph: bool, create_graph: bool,
     taken = {id(g._data) for g in root_grads if g is not None}
     prev_mode = GRAD.enabled
     GRAD.enabled = create_graph
-    anomaly = GRAD.anomaly
+    anomaly = ANOMALY_THREADS[0] and GRAD.anomaly
     pop = heapq.heappop
     push = heapq.heappush
     try:

@@ -29,7 +29,7 @@ import inspect
 import warnings
 
 from .. import _tensor
-from .grad_mode import GRAD
+from .grad_mode import ANOMALY_THREADS, GRAD
 from .graph import Node, edge, make_node_class, new_node, record
 
 __all__ = ["Function", "FunctionCtx", "BackwardCFunction", "InplaceFunction",
@@ -341,7 +341,7 @@ def _wrap_outputs(ctx, args, out):
     else:
         ctx.saved = ()
         ctx.versions = None
-    if GRAD.anomaly:
+    if ANOMALY_THREADS[0] and GRAD.anomaly:
         import traceback
 
         ctx._anomaly_trace = "".join(traceback.format_stack()[:-2])

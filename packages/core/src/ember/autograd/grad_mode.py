@@ -29,6 +29,20 @@ class _GradState(threading.local):
 
 GRAD = _GradState()
 
+#: how many threads have anomaly mode on (``[n]``): recording reads it before the thread's
+#: own flag, so that the common case, no thread at all, costs no thread-local read per op
+ANOMALY_THREADS = [0]
+_ANOMALY_LOCK = threading.Lock()
+
+
+def set_anomaly(mode: bool, check_nan: bool) -> None:
+    """Turn anomaly detection on or off in this thread (``autograd.set_detect_anomaly``)."""
+    mode = bool(mode)
+    with _ANOMALY_LOCK:
+        ANOMALY_THREADS[0] += mode - GRAD.anomaly
+        GRAD.anomaly = mode
+        GRAD.anomaly_check_nan = bool(check_nan)
+
 
 def is_grad_enabled() -> bool:
     return GRAD.enabled

@@ -12,7 +12,7 @@ import re
 import threading
 import weakref
 
-from .grad_mode import GRAD
+from .grad_mode import ANOMALY_THREADS, GRAD
 
 __all__ = ["Node", "AccumulateGrad", "make_node_class", "record", "RemovableHandle"]
 
@@ -285,7 +285,7 @@ def record(node_cls, out, inputs, saved=(), ctx=None, save_output: bool = False)
         if vc is None:
             vc = out._vc = [0]
         node.out_vc = (vc, vc[0])
-    if GRAD.anomaly:
+    if ANOMALY_THREADS[0] and GRAD.anomaly:
         import traceback
 
         node._anomaly_trace = "".join(traceback.format_stack()[:-2])
