@@ -12,8 +12,6 @@ from pkgutil import extend_path
 
 __path__ = extend_path(__path__, __name__)
 
-__version__ = "0.1.0"
-
 import warnings as _warnings  # noqa: E402
 
 # PyTorch computes inf/nan silently; NumPy warns from inside our kernels. The filter matches
@@ -31,6 +29,7 @@ from ._dtype import (  # noqa: E402,F401
 )
 from ._size import Size  # noqa: E402
 from ._tensor import Tensor  # noqa: E402
+from ._settings import *  # noqa: E402,F401,F403 - threads, matmul precision, determinism
 from . import backends  # noqa: E402
 from .autograd.grad_mode import (  # noqa: E402,F401
     enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad,
@@ -52,6 +51,7 @@ from ._random import *  # noqa: E402,F401,F403
 from . import (  # noqa: E402,F401
     cuda, data, linalg, return_types, safetensors, serialization, testing, utils,
 )
+from . import accelerator, mps, version, xpu  # noqa: E402,F401
 from .serialization import load, save  # noqa: E402,F401
 
 # -- sub-distributions: ``ember.nn`` etc. as attributes, with an install hint when missing ----
@@ -64,6 +64,8 @@ _SUBPACKAGES = {
 def __getattr__(name: str):
     import importlib
 
+    if name == "__version__":  # ember-core's installed version, read on first use
+        return version.__version__
     if name in _SUBPACKAGES:
         try:
             return importlib.import_module(f"ember.{name}")

@@ -173,6 +173,24 @@ class Tensor:
         return False
 
     @property
+    def is_xpu(self) -> bool:
+        return self._device.type == "xpu"
+
+    @property
+    def is_mps(self) -> bool:
+        return self._device.type == "mps"
+
+    @property
+    def is_sparse(self) -> bool:
+        """False: Ember's tensors are all strided (dense)."""
+        return False
+
+    @property
+    def is_quantized(self) -> bool:
+        """False: Ember has no quantized dtypes."""
+        return False
+
+    @property
     def layout(self):
         return "strided"
 

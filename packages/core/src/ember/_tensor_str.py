@@ -50,9 +50,9 @@ def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=N
         profile: ``"default"``, ``"short"`` or ``"full"``; the options above override it.
         sci_mode: force scientific notation on (True) or off (False); None decides per tensor.
     """
-    if profile is not None:
-        for key, value in _PROFILES[profile].items():
-            setattr(PRINT_OPTS, key, value)
+    # an unknown profile changes nothing, as in PyTorch
+    for key, value in _PROFILES.get(profile, {}).items():
+        setattr(PRINT_OPTS, key, value)
     for key, value in (("precision", precision), ("threshold", threshold),
                        ("edgeitems", edgeitems), ("linewidth", linewidth)):
         if value is not None:

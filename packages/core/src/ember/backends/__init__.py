@@ -3,6 +3,10 @@
 A backend names its device type, its array module (``numpy``, ``cupy``) and optional fused
 kernels. Nothing else in ember branches on the device: ops take the array module from the
 tensor's backend (``xp``) and moves go through ``to_device``/``to_host``.
+
+The submodules are also PyTorch's ``torch.backends.*`` for programs that ask about them:
+``cuda`` (imported on first use, since it imports CuPy), ``cudnn``, ``mps``, ``openmp``,
+``mkl`` and ``mkldnn``, each answering for this machine and for what Ember uses.
 """
 
 from __future__ import annotations
@@ -41,6 +45,10 @@ class Backend:
 
     def manual_seed(self, seed: int) -> None:
         pass
+
+    def allow_tf32_matmul(self, allowed: bool) -> None:
+        """Whether float32 products may use TF32 (``set_float32_matmul_precision``); a
+        backend without TF32 (NumPy: float32 products are always float32) ignores it."""
 
 
 class CPUBackend(Backend):
@@ -110,3 +118,13 @@ from ._malloc import malloc_tuned, restore_malloc_defaults, tune_malloc  # noqa:
 
 tune_malloc()
 __all__ += ["tune_malloc", "restore_malloc_defaults", "malloc_tuned"]
+
+from . import cudnn, mkl, mkldnn, mps, openmp  # noqa: E402
+
+
+def __getattr__(name: str):
+    if name == "cuda":  # imported on first use: importing it imports CuPy
+        import importlib
+
+        return importlib.import_module(f"{__name__}.cuda")
+    raise AttributeError(f"module '{__name__}' has no attribute '{name}'")

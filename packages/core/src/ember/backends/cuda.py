@@ -3,11 +3,18 @@
 This module imports without CuPy (``reason()`` then says why there is no backend). Everything
 CUDA-specific that ``ember.cuda`` offers (devices, memory pool, streams) goes through the
 ``CUDABackend`` methods below, so CuPy is touched in this one file.
+
+It is also ``torch.backends.cuda`` for PyTorch programs: ``is_built()`` and the cuBLAS flags
+``matmul.allow_tf32`` & co.
 """
 
 from __future__ import annotations
 
+import functools
+
+from .. import _settings
 from . import Backend, register_backend
+from ._flags import CuBLASFlags
 
 _why_not = ""
 
@@ -110,6 +117,13 @@ class CUDABackend(Backend):
     def elapsed_ms(self, start, end) -> float:
         return float(self.xp.cuda.get_elapsed_time(start, end))
 
+    def allow_tf32_matmul(self, allowed: bool) -> None:
+        """Let CuPy's float32 products use TF32 tensor cores (CuPy warns below sm_80)."""
+        from cupy._core import _routines_linalg as linalg
+
+        kind = linalg.COMPUTE_TYPE_TF32 if allowed else linalg.COMPUTE_TYPE_DEFAULT
+        linalg.set_compute_type(self.xp.float32, kind)
+
 
 def _register() -> None:
     global _why_not, _registered
@@ -119,8 +133,44 @@ def _register() -> None:
     if backend.device_count() > 0:
         register_backend(backend)
         _registered = True
+        # Left alone at 'highest', so that CuPy's own CUPY_TF32 switch still works.
+        if _settings.get_float32_matmul_precision() != "highest":
+            backend.allow_tf32_matmul(True)
     else:
         _why_not = "CuPy found no CUDA device"
 
 
 _register()
+
+
+# -- torch.backends.cuda -----------------------------------------------------------------------
+
+matmul = CuBLASFlags()
+
+
+def is_built() -> bool:
+    """Whether Ember can use CUDA here: CuPy imports (a GPU may still be missing)."""
+    return _cupy is not None
+
+
+def cuda_version() -> str | None:
+    """CuPy's CUDA runtime version, e.g. '12.4' (``ember.version.cuda``); None without CuPy."""
+    if _cupy is None:
+        return None
+    try:
+        version = _cupy.cuda.runtime.runtimeGetVersion()
+    except Exception:  # CuPy without a loadable CUDA runtime
+        return None
+    return f"{version // 1000}.{version % 1000 // 10}"
+
+
+@functools.cache
+def cudnn_version() -> int | None:
+    """cuDNN's version as an int (e.g. 90100) when CuPy's cuDNN loads and a GPU is there."""
+    if not _registered:
+        return None
+    try:
+        from cupy.cuda import cudnn
+    except Exception:  # not installed (``pip install nvidia-cudnn-cu12``) or fails to load
+        return None
+    return int(cudnn.getVersion())
