@@ -305,3 +305,15 @@ def test_typename_matches_torch_under_ember_names():
     for obj in (1, int, "s", threading.Thread, threading.Thread.run):
         assert ember.typename(obj) == torch.typename(obj)
     assert ember.typename(ember.Tensor) == "ember._tensor.Tensor"
+
+
+@pytest.mark.parametrize("bad", [float, "float"])
+def test_set_default_dtype_takes_a_dtype_object(bad):
+    with pytest.raises(TypeError, match="invalid dtype object"):
+        ember.set_default_dtype(bad)
+    assert ember.get_default_dtype() is ember.float32
+
+
+def test_bool_of_an_empty_tensor():
+    with pytest.raises(RuntimeError, match="with no values is ambiguous"):
+        bool(ember.tensor([]))

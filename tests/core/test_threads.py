@@ -371,3 +371,9 @@ def test_tensor_dataset_loader_with_shuffle_from_threads():
             assert sorted(out) == [float(i) for i in range(40)]
 
     _run_threads([consume] * 3)
+
+
+def test_set_grad_enabled_takes_a_bool_only():
+    with pytest.raises(TypeError, match="must be bool, not int"):
+        ember.set_grad_enabled(1)
+    assert ember.is_grad_enabled()

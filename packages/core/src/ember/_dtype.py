@@ -108,7 +108,10 @@ def get_default_dtype() -> dtype:
 
 
 def set_default_dtype(d) -> None:
-    d = to_dtype(d)
+    """Set the floating dtype of factories and of Python floats (process-wide, as in PyTorch)."""
+    if not isinstance(d, dtype):
+        raise TypeError("invalid dtype object: only floating-point types are supported as the "
+                        "default type")
     if not d.is_floating_point:
         raise TypeError("only floating-point types are supported as the default type")
     _default[0] = d

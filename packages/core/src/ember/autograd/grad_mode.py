@@ -125,8 +125,11 @@ class set_grad_enabled(_DecoratorContextManager):
     """Set grad mode on or off; works as a function call, a context manager or a decorator."""
 
     def __init__(self, mode: bool):
+        if not isinstance(mode, bool):
+            raise TypeError("set_grad_enabled(): argument 'enabled' (position 1) must be bool, "
+                            f"not {type(mode).__name__}")
         self.prev = GRAD.enabled
-        self.mode = bool(mode)
+        self.mode = mode
         GRAD.enabled = self.mode
 
     def __call__(self, func):
