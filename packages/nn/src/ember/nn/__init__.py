@@ -7,13 +7,15 @@ distribution.
 
 import ember  # noqa: F401  (ember.nn builds on ember-core)
 
-from . import functional, init, utils  # noqa: F401
+from . import functional, init, parallel, utils  # noqa: F401
 from .modules import *  # noqa: F401,F403
 from .modules import __all__ as _modules_all
 from .modules.module import register_module_forward_hook, register_module_forward_pre_hook
-from .parameter import Buffer, Parameter
+from .parallel import DataParallel
+from .parameter import Buffer, Parameter, UninitializedBuffer, UninitializedParameter
 
 __version__ = "0.1.0"
 
-__all__ = ["Parameter", "Buffer", "functional", "init", "utils",
+__all__ = ["Parameter", "Buffer", "UninitializedParameter", "UninitializedBuffer", "functional",
+           "init", "parallel", "utils", "DataParallel",
            "register_module_forward_hook", "register_module_forward_pre_hook", *_modules_all]

@@ -5,7 +5,8 @@ from __future__ import annotations
 import ember
 from ember import Tensor
 
-__all__ = ["Parameter", "Buffer"]
+__all__ = ["Parameter", "Buffer", "UninitializedParameter", "UninitializedBuffer",
+           "UninitializedTensorMixin", "is_lazy"]
 
 
 class Parameter(Tensor):
@@ -66,4 +67,149 @@ class Buffer(metaclass=_BufferMeta):
         t.requires_grad = data.requires_grad
         t._is_buffer = True
         t.persistent = persistent
+        return t
+
+
+# -- lazy (uninitialized) parameters and buffers -----------------------------------------------
+
+#: the slot of ``Tensor`` that holds its array; an uninitialized tensor shadows it (below)
+_ARRAY_SLOT = Tensor.__dict__["_data"]
+
+
+def _uninitialized_use_error(cls) -> ValueError:
+    return ValueError(
+        f"Attempted to use an uninitialized parameter in an ember operation. This error happens "
+        "when you are using a `LazyModule` or explicitly manipulating "
+        f"`ember.nn.parameter.{cls.__name__}` objects. When using LazyModules Call `forward` "
+        "with a dummy batch to initialize the parameters before calling ember functions")
+
+
+class UninitializedTensorMixin:
+    """What uninitialized parameters and buffers share (``torch.nn.parameter``'s mixin).
+
+    The tensor's array is hidden: every op reads ``_data``, which raises PyTorch's
+    ``ValueError``. Only its dtype and device are known; the methods that change those
+    (``to``, ``cuda``, ``cpu``, ``float``, ...) are allowed and return a plain empty tensor,
+    which ``Module._apply`` stores back through ``data``.
+    """
+
+    __slots__ = ()
+    cls_to_become: type
+
+    @property
+    def _data(self):
+        raise _uninitialized_use_error(type(self))
+
+    @_data.setter
+    def _data(self, array) -> None:
+        _ARRAY_SLOT.__set__(self, array)
+
+    def materialize(self, shape, device=None, dtype=None) -> None:
+        """Give the tensor ``shape`` (uninitialized memory) and turn it into a
+        ``cls_to_become`` (``Parameter`` or ``Tensor``); dtype and device are kept unless
+        given."""
+        placeholder = self._placeholder
+        device = placeholder.device if device is None else device
+        dtype = placeholder.dtype if dtype is None else dtype
+        Tensor.data.fset(self, ember.empty(shape, device=device, dtype=dtype))
+        del self._placeholder
+        self.__class__ = self.cls_to_become
+
+    # -- what may be asked of an uninitialized tensor -------------------------------------
+    @property
+    def data(self) -> Tensor:
+        return self._placeholder.detach()
+
+    @data.setter
+    def data(self, value: Tensor) -> None:
+        self._placeholder = value.detach()
+        Tensor.data.fset(self, value)
+
+    @property
+    def dtype(self):
+        return self._placeholder.dtype
+
+    @property
+    def shape(self):
+        raise RuntimeError(
+            "Can't access the shape of an uninitialized parameter or buffer. This error usually "
+            "happens in `load_state_dict` when trying to load an uninitialized parameter into an "
+            "initialized one. Call `forward` to initialize the parameters before accessing their "
+            "attributes.")
+
+    def share_memory_(self):
+        raise RuntimeError(
+            "Can't share memory on an uninitialized parameter or buffer. Call `forward` to "
+            "initialize the parameters before calling `module.share_memory()`.")
+
+    def __repr__(self) -> str:
+        return f"<{self.__class__.__name__}>"
+
+    def __reduce_ex__(self, protocol):
+        return (self.__class__, (self.requires_grad,))
+
+    def __deepcopy__(self, memo):
+        if id(self) not in memo:
+            memo[id(self)] = type(self)(self.requires_grad, self.device, self.dtype)
+        return memo[id(self)]
+
+
+#: PyTorch's allowed methods of an uninitialized tensor: they need only its dtype and device,
+#: so they run on the empty placeholder tensor (moves and casts return a plain tensor)
+_PLACEHOLDER_METHODS = ("size", "is_floating_point", "is_complex", "get_device", "to", "cuda",
+                        "cpu", "type", "half", "float", "double")
+
+
+def _on_placeholder(name: str):
+    def method(self, *args, **kwargs):
+        return getattr(self._placeholder, name)(*args, **kwargs)
+
+    method.__name__ = method.__qualname__ = name
+    return method
+
+
+for _name in _PLACEHOLDER_METHODS:
+    setattr(UninitializedTensorMixin, _name, _on_placeholder(_name))
+del _name
+
+
+def _make_uninitialized(cls, requires_grad, device, dtype):
+    placeholder = ember.empty(0, device=device, dtype=dtype)
+    t = Tensor._make_subclass(cls, placeholder, requires_grad)
+    t._placeholder = placeholder
+    return t
+
+
+def is_lazy(param) -> bool:
+    """Whether ``param`` is an ``UninitializedParameter`` or ``UninitializedBuffer``."""
+    return isinstance(param, UninitializedTensorMixin)
+
+
+class UninitializedParameter(UninitializedTensorMixin, Parameter):
+    """A parameter whose shape is not known yet (the parameters of lazy modules).
+
+    It holds no data: only moving it to a device, changing its dtype and ``materialize``
+    are allowed; using it in an op raises ``ValueError``. ``device`` and ``dtype`` set the
+    defaults for the materialized parameter.
+    """
+
+    cls_to_become = Parameter
+
+    def __new__(cls, requires_grad: bool = True, device=None, dtype=None):
+        return _make_uninitialized(cls, requires_grad, device, dtype)
+
+
+class UninitializedBuffer(UninitializedTensorMixin, Tensor):
+    """A buffer whose shape is not known yet (the buffers of lazy modules).
+
+    Like ``UninitializedParameter`` but materializes into a plain ``Tensor``.
+    """
+
+    cls_to_become = Tensor
+
+    def __new__(cls, requires_grad: bool = False, device=None, dtype=None,
+                persistent: bool = True):
+        t = _make_uninitialized(cls, requires_grad, device, dtype)
+        t.persistent = persistent
+        t._is_buffer = True
         return t

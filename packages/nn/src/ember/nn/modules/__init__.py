@@ -2,7 +2,7 @@
 
 from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from .flatten import Flatten, Unflatten
-from .linear import Bilinear, Identity, Linear
+from .linear import Bilinear, Identity, LazyLinear, Linear
 from .module import Module
 from .transformer import (
     MultiheadAttention,
@@ -14,12 +14,23 @@ from .transformer import (
 )
 
 __all__ = ["Module", "Sequential", "ModuleList", "ModuleDict", "ParameterList",
-           "ParameterDict", "Identity", "Linear", "Bilinear", "Flatten", "Unflatten"]
+           "ParameterDict", "Identity", "Linear", "LazyLinear", "Bilinear", "Flatten", "Unflatten"]
 __all__ += ["MultiheadAttention", "Transformer", "TransformerEncoder", "TransformerDecoder",
             "TransformerEncoderLayer", "TransformerDecoderLayer"]
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase  # noqa: E402
 
 __all__ += ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
+from .lazy import (  # noqa: E402
+    LazyBatchNorm1d,
+    LazyBatchNorm2d,
+    LazyBatchNorm3d,
+    LazyInstanceNorm1d,
+    LazyInstanceNorm2d,
+    LazyInstanceNorm3d,
+)
+
+__all__ += ["LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d", "LazyInstanceNorm1d",
+            "LazyInstanceNorm2d", "LazyInstanceNorm3d"]
 
 # layers over ember-core's kernels (conv, pooling, norms, activations, losses, ...)
 from . import (  # noqa: E402

@@ -10,12 +10,14 @@ from ember import Tensor
 
 from .. import functional as F
 from .. import init
-from ..parameter import Parameter
+from ..parameter import Parameter, UninitializedParameter
+from .lazy import LazyModuleMixin
 from .module import Module
 from .utils import _pair, _reverse_repeat_tuple, _single, _triple
 
 __all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d",
-           "ConvTranspose3d"]
+           "ConvTranspose3d", "LazyConv1d", "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d",
+           "LazyConvTranspose2d", "LazyConvTranspose3d"]
 
 _VALID_PADDING_STRINGS = {"same", "valid"}
 _VALID_PADDING_MODES = {"zeros", "reflect", "replicate", "circular"}
@@ -232,3 +234,100 @@ class ConvTranspose3d(_ConvTransposeNd):
     _tuple = staticmethod(_triple)
     _fn = staticmethod(F.conv_transpose3d)
     _nd = 3
+
+
+# -- lazy convolutions: in_channels comes from the first input ---------------------------------
+
+class _LazyConvXdMixin(LazyModuleMixin):
+    """What every lazy convolution shares: uninitialized ``weight``/``bias`` replaced, on the
+    first ``forward``, by parameters of the shapes the input's channels give."""
+
+    def _make_lazy(self, out_channels: int, bias: bool, device, dtype) -> None:
+        self.weight = UninitializedParameter(device=device, dtype=dtype)
+        self.out_channels = out_channels
+        if bias:
+            self.bias = UninitializedParameter(device=device, dtype=dtype)
+
+    def reset_parameters(self) -> None:
+        if not self.has_uninitialized_params() and self.in_channels != 0:
+            super().reset_parameters()
+
+    def initialize_parameters(self, input: Tensor, *args, **kwargs) -> None:
+        """Materialize ``weight`` and ``bias`` from the input's channel count and initialize."""
+        if not self.has_uninitialized_params():
+            return
+        self.in_channels = self._get_in_channels(input)
+        if self.in_channels % self.groups != 0:
+            raise ValueError("in_channels must be divisible by groups")
+        if self.transposed:
+            shape = (self.in_channels, self.out_channels // self.groups, *self.kernel_size)
+        else:
+            shape = (self.out_channels, self.in_channels // self.groups, *self.kernel_size)
+        with ember.no_grad():
+            self.weight.materialize(shape)
+            if self.bias is not None:
+                self.bias.materialize((self.out_channels,))
+            self.reset_parameters()
+
+    def _get_in_channels(self, input: Tensor) -> int:
+        num_dims_no_batch = len(self.kernel_size) + 1
+        num_dims_batch = num_dims_no_batch + 1
+        if input.dim() not in (num_dims_no_batch, num_dims_batch):
+            raise RuntimeError(f"Expected {num_dims_no_batch}D (unbatched) or {num_dims_batch}D "
+                               f"(batched) input to {self.__class__.__name__}, but got input of "
+                               f"size: {input.shape}")
+        return input.shape[1] if input.dim() == num_dims_batch else input.shape[0]
+
+
+class _LazyConv(_LazyConvXdMixin):
+    def __init__(self, out_channels: int, kernel_size, stride=1, padding=0, dilation=1,
+                 groups: int = 1, bias: bool = True, padding_mode: str = "zeros", device=None,
+                 dtype=None) -> None:
+        super().__init__(0, 0, kernel_size, stride, padding, dilation, groups, False,
+                         padding_mode, device, dtype)
+        self._make_lazy(out_channels, bias, device, dtype)
+
+
+class _LazyConvTranspose(_LazyConvXdMixin):
+    def __init__(self, out_channels: int, kernel_size, stride=1, padding=0, output_padding=0,
+                 groups: int = 1, bias: bool = True, dilation=1, padding_mode: str = "zeros",
+                 device=None, dtype=None) -> None:
+        super().__init__(0, 0, kernel_size, stride, padding, output_padding, groups, False,
+                         dilation, padding_mode, device, dtype)
+        self._make_lazy(out_channels, bias, device, dtype)
+
+
+class LazyConv1d(_LazyConv, Conv1d):
+    """A ``Conv1d`` whose ``in_channels`` is inferred from the first input."""
+
+    cls_to_become = Conv1d
+
+
+class LazyConv2d(_LazyConv, Conv2d):
+    """A ``Conv2d`` whose ``in_channels`` is inferred from the first input."""
+
+    cls_to_become = Conv2d
+
+
+class LazyConv3d(_LazyConv, Conv3d):
+    """A ``Conv3d`` whose ``in_channels`` is inferred from the first input."""
+
+    cls_to_become = Conv3d
+
+
+class LazyConvTranspose1d(_LazyConvTranspose, ConvTranspose1d):
+    """A ``ConvTranspose1d`` whose ``in_channels`` is inferred from the first input."""
+
+    cls_to_become = ConvTranspose1d
+
+
+class LazyConvTranspose2d(_LazyConvTranspose, ConvTranspose2d):
+    """A ``ConvTranspose2d`` whose ``in_channels`` is inferred from the first input."""
+
+    cls_to_become = ConvTranspose2d
+
+
+class LazyConvTranspose3d(_LazyConvTranspose, ConvTranspose3d):
+    """A ``ConvTranspose3d`` whose ``in_channels`` is inferred from the first input."""
+
+    cls_to_become = ConvTranspose3d

@@ -9,10 +9,11 @@ from ember import Tensor
 
 from .. import functional as F
 from .. import init
-from ..parameter import Parameter
+from ..parameter import Parameter, UninitializedParameter
+from .lazy import LazyModuleMixin
 from .module import Module
 
-__all__ = ["Identity", "Linear", "Bilinear"]
+__all__ = ["Identity", "Linear", "Bilinear", "LazyLinear"]
 
 
 class Identity(Module):
@@ -94,3 +95,41 @@ class Bilinear(Module):
     def extra_repr(self) -> str:
         return (f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
                 f"out_features={self.out_features}, bias={self.bias is not None}")
+
+
+class LazyLinear(LazyModuleMixin, Linear):
+    """A ``Linear`` whose ``in_features`` is inferred from the first input.
+
+    ``weight`` and ``bias`` are ``UninitializedParameter`` s until the first ``forward``, which
+    materializes and initializes them; the module then becomes a ``Linear``.
+    """
+
+    cls_to_become = Linear
+
+    def __init__(self, out_features: int, bias: bool = True, device=None, dtype=None) -> None:
+        super().__init__(0, 0, False)
+        self.weight = UninitializedParameter(device=device, dtype=dtype)
+        self.out_features = out_features
+        if bias:
+            self.bias = UninitializedParameter(device=device, dtype=dtype)
+
+    def reset_parameters(self) -> None:
+        """``Linear``'s initialization, once the parameters have their shapes."""
+        if not self.has_uninitialized_params() and self.in_features != 0:
+            super().reset_parameters()
+
+    def initialize_parameters(self, input: Tensor) -> None:
+        """Materialize ``weight`` as ``(out_features, input.shape[-1])`` and initialize."""
+        if self.has_uninitialized_params():
+            with ember.no_grad():
+                self.in_features = input.shape[-1]
+                self.weight.materialize((self.out_features, self.in_features))
+                if self.bias is not None:
+                    self.bias.materialize((self.out_features,))
+                self.reset_parameters()
+        if self.in_features == 0:  # parameters loaded from a state dict
+            if input.shape[-1] != self.weight.shape[-1]:
+                raise AssertionError(f"The in_features inferred from input: {input.shape[-1]} "
+                                     "is not equal to in_features from self.weight: "
+                                     f"{self.weight.shape[-1]}")
+            self.in_features = input.shape[-1]

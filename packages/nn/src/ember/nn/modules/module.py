@@ -16,7 +16,7 @@ from ember import Tensor
 from ember.autograd.function import Function
 from ember.autograd.graph import RemovableHandle as _GraphHandle
 
-from ..parameter import Buffer, Parameter
+from ..parameter import Buffer, Parameter, is_lazy
 
 __all__ = ["Module", "RemovableHandle", "register_module_forward_pre_hook",
            "register_module_forward_hook"]
@@ -47,6 +47,19 @@ class RemovableHandle(_GraphHandle):
             d = ref()
             if d is not None:
                 d.pop(self.id, None)
+
+    # a deep-copied module's handles must point at the copy's hook dicts (lazy modules keep
+    # theirs), so the dicts themselves are the state; the weak references are rebuilt
+    def __getstate__(self):
+        hooks = self._hooks() if self._hooks is not None else None
+        return hooks, self.id, tuple(ref() for ref in self._extra)
+
+    def __setstate__(self, state) -> None:
+        import weakref
+
+        hooks, self.id, extra = state
+        self._hooks = weakref.ref(hooks) if hooks is not None else None
+        self._extra = tuple(weakref.ref(d) for d in extra if d is not None)
 
 
 def _typename(obj) -> str:
@@ -217,6 +230,23 @@ class Module:
             if not isinstance(mod, Module):
                 raise AttributeError("`" + item + "` is not an nn.Module")
         return mod
+
+    def set_submodule(self, target: str, module: Module, strict: bool = False) -> None:
+        """Set the submodule at the dotted path ``target`` to ``module``; its parent must exist.
+
+        With ``strict=True`` only an existing submodule may be replaced.
+        """
+        if target == "":
+            raise ValueError("Cannot set the submodule without a target name!")
+        if not isinstance(module, Module):
+            raise ValueError(f"`module` is not an nn.Module, found {type(module)}")
+        parent_path, _, name = target.rpartition(".")
+        parent = self.get_submodule(parent_path)
+        if strict and not hasattr(parent, name):
+            raise AttributeError(parent._get_name() + " has no attribute `" + name + "`")
+        if hasattr(parent, name) and not isinstance(getattr(parent, name), Module):
+            raise AttributeError("`" + name + "` is not an nn.Module")
+        setattr(parent, name, module)
 
     def get_parameter(self, target: str) -> Parameter:
         """The parameter at the dotted path ``target``."""
@@ -500,6 +530,11 @@ class Module:
 
         return self._apply(convert)
 
+    def to_empty(self, *, device, recurse: bool = True) -> Module:
+        """Move parameters and buffers to ``device`` without copying their values: they
+        hold uninitialized memory afterwards."""
+        return self._apply(lambda t: ember.empty_like(t, device=device), recurse=recurse)
+
     def cuda(self, device=None) -> Module:
         """Move all parameters and buffers to a CUDA device."""
         return self._apply(lambda t: t.cuda(device))
@@ -585,6 +620,8 @@ class Module:
                     missing_keys.append(key)
                 continue
             input_param = state_dict[key]
+            if is_lazy(param):
+                continue  # still uninitialized: the state dict's tensor is uninitialized too
             if not isinstance(input_param, Tensor):
                 error_msgs.append(f'While copying the parameter named "{key}", expected '
                                   "ember.Tensor or Tensor-like object from checkpoint but "
