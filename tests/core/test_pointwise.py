@@ -141,6 +141,16 @@ def test_unary_dtype_rules():
         assert getattr(ember, name)(i).dtype is ember.bool
 
 
+def test_sigmoid_of_0_dim_tensors():
+    # NumPy's ufuncs return a 0-dim array's result as a scalar, which takes no out=
+    for x in (ember.tensor(0.0), ember.tensor(0), ember.tensor(True)):
+        out = ember.sigmoid(x)
+        assert out.shape == () and out.dtype is ember.float32
+        assert out.item() == pytest.approx(1 / (1 + math.exp(-float(x.item()))))
+    assert ember.tensor(2.0, dtype=ember.float64).sigmoid().item() == pytest.approx(
+        1 / (1 + math.exp(-2.0)), rel=1e-15)
+
+
 def test_finiteness_tests():
     x = ember.tensor([1.0, np.nan, np.inf, -np.inf, -0.0])
     assert ember.isnan(x).tolist() == [False, True, False, False, False]

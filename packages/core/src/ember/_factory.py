@@ -75,10 +75,12 @@ def check_size(size, name: str = "") -> tuple:
     out = []
     for i, s in enumerate(size):
         if isinstance(s, (builtins.bool, np.bool_)) or not _is_index(s):
-            what = f"{name}(): argument 'size'" if name else "argument 'size'"
-            raise TypeError(f"{what} failed to unpack the object at pos {i + 1} with error "
-                            f"\"type must be tuple of ints,but got {type(s).__name__}\"")
-        out.append(int(s))
+            raise _size_type_error(name, i, f"type must be tuple of ints,but got "
+                                            f"{type(s).__name__}")
+        s = int(s)
+        if not _INT64_MIN <= s <= _INT64_MAX:
+            raise _size_type_error(name, i, "Overflow when unpacking long long")
+        out.append(s)
     for s in out:
         if s < 0:
             if name == "zeros":
@@ -86,6 +88,40 @@ def check_size(size, name: str = "") -> tuple:
             raise RuntimeError(f"Trying to create tensor with negative dimension {s}: "
                                f"[{', '.join(map(str, out))}]")
     return tuple(out)
+
+
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+
+
+def _size_type_error(name: str, i: int, why: str) -> TypeError:
+    what = f"{name}(): argument 'size'" if name else "argument 'size'"
+    return TypeError(f"{what} failed to unpack the object at pos {i + 1} with error \"{why}\"")
+
+
+def storage_nbytes(shape, itemsize: int) -> int:
+    """The bytes of a new contiguous tensor of ``shape``, with PyTorch's error when the count
+    overflows: its element count in unsigned 64 bits at any step, or its bytes in int64."""
+    numel, overflowed = 1, False
+    for s in shape:
+        numel *= s
+        overflowed = overflowed or numel >= 2**64
+    nbytes = numel * itemsize
+    if overflowed or nbytes > _INT64_MAX:
+        raise RuntimeError("Storage size calculation overflowed with sizes=["
+                           f"{', '.join(map(str, shape))}]")
+    return nbytes
+
+
+def raise_allocation_error(exc: Exception, shape, itemsize: int, dev) -> None:
+    """Re-word a failed allocation of ``shape`` as PyTorch does: an overflowing size, or
+    memory that runs out, is a RuntimeError naming the sizes or the bytes. Returns when
+    ``exc`` (NumPy's or CuPy's ValueError/MemoryError) has another cause; the caller then
+    re-raises it."""
+    nbytes = storage_nbytes(shape, itemsize)
+    if isinstance(exc, MemoryError):
+        where = "DefaultCPUAllocator" if dev.type == "cpu" else f"{dev} allocator"
+        raise RuntimeError(f"{where}: can't allocate memory: you tried to allocate {nbytes} "
+                           "bytes.") from None
 
 
 def _is_index(s) -> builtins.bool:
@@ -480,15 +516,19 @@ def size_args(args, size, name: str) -> tuple:
 
 def _filled(fill, shape: tuple, dt: _dtype.dtype, dev, requires_grad, out=None) -> Tensor:
     xp = xp_for(dev)
-    if fill is None:
-        arr = xp.empty(shape, dtype=dt.np)
-    elif fill is _ZERO:
-        arr = xp.zeros(shape, dtype=dt.np)
-    elif fill is _ONE:
-        arr = xp.ones(shape, dtype=dt.np)
-    else:  # through NumPy's cast: PyTorch wraps -1 into uint8 and truncates 1.5 into ints
-        with np.errstate(over="ignore", invalid="ignore"):
-            arr = xp.full(shape, np.array(fill).astype(dt.np), dtype=dt.np)
+    try:
+        if fill is None:
+            arr = xp.empty(shape, dtype=dt.np)
+        elif fill is _ZERO:
+            arr = xp.zeros(shape, dtype=dt.np)
+        elif fill is _ONE:
+            arr = xp.ones(shape, dtype=dt.np)
+        else:  # through NumPy's cast: PyTorch wraps -1 into uint8 and truncates 1.5 into ints
+            with np.errstate(over="ignore", invalid="ignore"):
+                arr = xp.full(shape, np.array(fill).astype(dt.np), dtype=dt.np)
+    except (MemoryError, ValueError) as exc:
+        raise_allocation_error(exc, shape, dt.itemsize, dev)
+        raise
     return finish(_make(arr, dev), requires_grad, out)
 
 
@@ -539,7 +579,11 @@ def empty_strided(size, stride, *, dtype=None, layout=None, device=None,
     xp = xp_for(dev)
     extent = 1 + builtins.sum((n - 1) * s for n, s in zip(shape, strides)) \
         if all(shape) else 0
-    buf = xp.empty(extent, dtype=dt.np)
+    try:
+        buf = xp.empty(extent, dtype=dt.np)
+    except (MemoryError, ValueError) as exc:
+        raise_allocation_error(exc, (extent,), dt.itemsize, dev)
+        raise
     arr = xp.lib.stride_tricks.as_strided(
         buf, shape, tuple(s * dt.itemsize for s in strides))
     return finish(_make(arr, dev), requires_grad)
@@ -648,7 +692,11 @@ def arange(*args, start=None, end=None, step=None, out=None, dtype=None, layout=
     dev = resolve_device(device)
     xp = xp_for(dev)
     acc = np.float64 if dt.is_floating_point else np.int64
-    arr = (acc_start + xp.arange(n, dtype=acc) * acc(acc_step)).astype(dt.np, copy=False)
+    try:
+        arr = (acc_start + xp.arange(n, dtype=acc) * acc(acc_step)).astype(dt.np, copy=False)
+    except (MemoryError, ValueError) as exc:
+        raise_allocation_error(exc, (n,), dt.itemsize, dev)
+        raise
     return finish(_make(arr, dev), requires_grad, out)
 
 
@@ -752,7 +800,12 @@ def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None,
         raise RuntimeError(f"m must be greater or equal to 0, got {m}")
     dt = _dtype_or_default(dtype)
     dev = resolve_device(device)
-    return finish(_make(xp_for(dev).eye(n, m, dtype=dt.np), dev), requires_grad, out)
+    try:
+        arr = xp_for(dev).eye(n, m, dtype=dt.np)
+    except (MemoryError, ValueError) as exc:
+        raise_allocation_error(exc, (n, m), dt.itemsize, dev)
+        raise
+    return finish(_make(arr, dev), requires_grad, out)
 
 
 # -- Tensor.new_* -----------------------------------------------------------------------------

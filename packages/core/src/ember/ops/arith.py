@@ -3,10 +3,13 @@ the Python operators (including reflected and in-place forms)."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
+from .. import _dtype
 from .._tensor import Tensor, _make
-from ._core import binary_op, coerce, make_inplace
+from ._core import _broadcast_shape, binary_op, make_inplace
 from .registry import register, register_method
 
 __all__ = ["add", "sub", "mul", "div", "true_divide", "floor_divide", "remainder", "fmod",
@@ -74,26 +77,86 @@ def _fmod_bw(node, g):
     return g, gb
 
 
-def _np_floor_divide(a, b):
-    return np.floor_divide(a, b)
+def _check_integer_division(a, b, kernel: str) -> None:
+    """PyTorch's errors for an integer division (``//``, ``%``, ``fmod``, ``div`` with a
+    rounding mode) of ``a`` by ``b``, arrays or scalars already of the result dtype.
+
+    Bool has no such kernel (``NotImplementedError``); a zero divisor raises PyTorch's
+    ``RuntimeError: ZeroDivisionError``, unless the result is empty (no element divides by
+    it) or the shapes do not broadcast (that error comes first, as in PyTorch).
+    """
+    b_is_array = hasattr(b, "dtype")
+    if (b if b_is_array else a).dtype.kind == "b":
+        _result_shape(a, b)
+        raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
+    if np.count_nonzero(b) == b.size if b_is_array else b != 0:  # 3x cheaper than b.all()
+        return
+    if math.prod(_result_shape(a, b)):
+        raise RuntimeError("ZeroDivisionError")
 
 
-def _remainder_np(a, b):
-    return np.remainder(a, b)
+def _result_shape(a, b) -> tuple:
+    """The broadcast shape of two operands (arrays or scalars), PyTorch's error if none."""
+    return _broadcast_shape(getattr(a, "shape", ()), getattr(b, "shape", ()))
 
 
-def _fmod_np(a, b):
-    return np.fmod(a, b)
+def _integer_checked(fwd, kernel: str):
+    """``fwd(a, b)`` guarded by ``_check_integer_division`` for non-float results; a float
+    division (inf/nan by zero, as in PyTorch) pays one dtype read."""
+
+    def checked(a, b):
+        try:
+            kind = a.dtype.kind
+        except AttributeError:  # a Python scalar dividend: ``7 % t``
+            kind = b.dtype.kind
+        if kind != "f":
+            _check_integer_division(a, b, kernel)
+        return fwd(a, b)
+
+    checked.__name__ = checked.__qualname__ = getattr(fwd, "__name__", kernel)
+    return checked
 
 
-def _int_pow(a, b):
-    if isinstance(b, (int, np.integer)) and b < 0 and a.dtype.kind in "iu":
-        raise RuntimeError("Integers to negative integer powers are not allowed.")
-    if isinstance(b, np.ndarray) and b.dtype.kind in "iu" and a.dtype.kind in "iu" if \
-            isinstance(a, np.ndarray) else False:
-        if (b < 0).any():
-            raise RuntimeError("Integers to negative integer powers are not allowed.")
-    return np.power(a, b)
+def _trunc_divide_int(a, b):
+    """Integer division rounded toward zero, exactly (no round trip through floats)."""
+    q = np.floor_divide(a, b)
+    return q + ((np.remainder(a, b) != 0) & ((a < 0) != (b < 0)))
+
+
+_np_floor_divide = _integer_checked(np.floor_divide, "div_floor_cpu")
+_np_trunc_divide = _integer_checked(_trunc_divide_int, "div_trunc_cpu")
+_remainder_np = _integer_checked(np.remainder, "remainder_cpu")
+_fmod_np = _integer_checked(np.fmod, "fmod_cpu")
+
+
+def _pow_np(a, b):
+    """``a ** b``; integer and bool powers follow PyTorch (``_integer_pow``)."""
+    try:
+        kind = a.dtype.kind
+    except AttributeError:  # a Python scalar base: ``2 ** t``
+        kind = b.dtype.kind
+    if kind == "f":
+        return np.power(a, b)
+    return _integer_pow(a, b)
+
+
+def _integer_pow(a, b):
+    """PyTorch's integer power: a tensor of negative exponents gives ``1 ** b == 1``,
+    ``(-1) ** b == ±1`` and 0 for other bases (``pow`` rejects a negative Python int before
+    it gets here); a bool base takes only a Python bool exponent, which keeps it bool."""
+    if not hasattr(b, "dtype"):
+        if a.dtype.kind == "b":
+            return np.logical_or(a, not b)  # a ** True is a, a ** False all True
+        return np.power(a, b)
+    if b.dtype.kind == "b":
+        _result_shape(a, b)
+        raise NotImplementedError("\"pow\" not implemented for 'Bool'")
+    negative = b < 0
+    if not negative.any():
+        return np.power(a, b)
+    r = np.power(a, np.where(negative, 0, b))
+    inverse = np.where(a == 1, 1, np.where(a == -1, 1 - 2 * (b & 1), 0))
+    return np.where(negative, inverse, r).astype(r.dtype, copy=False)
 
 
 _add = binary_op("add", np.add, _add_bw)
@@ -101,11 +164,14 @@ _sub = binary_op("sub", np.subtract, _sub_bw)
 mul = register("mul", inplace=True, aliases=("multiply",))(
     binary_op("mul", np.multiply, _mul_bw, saves="ab"))
 _true_div = binary_op("div", np.true_divide, _div_bw, kind="float", saves="ab")
-_floor_div = binary_op("floor_divide", _np_floor_divide, None)
+floor_divide = register("floor_divide", inplace=True)(
+    binary_op("floor_divide", _np_floor_divide, None))
+floor_divide.__doc__ = "Division rounded toward negative infinity (PyTorch >= 1.13 semantics)."
+_trunc_div = binary_op("div_trunc", _np_trunc_divide, None)
 remainder = register("remainder", inplace=True)(
     binary_op("remainder", _remainder_np, _remainder_bw, saves="ab"))
 fmod = register("fmod", inplace=True)(binary_op("fmod", _fmod_np, _fmod_bw, saves="ab"))
-_pow = binary_op("pow", _int_pow, _pow_bw, saves="ab")
+_pow = binary_op("pow", _pow_np, _pow_bw, saves="ab")
 
 
 @register("add", inplace=True)
@@ -136,7 +202,10 @@ def rsub(input, other, *, alpha=1):
 
 
 def _is_bool(x) -> bool:
-    return isinstance(x, Tensor) and x._data.dtype.kind == "b"
+    """A bool tensor or a Python/NumPy bool."""
+    if isinstance(x, Tensor):
+        return x._data.dtype.kind == "b"
+    return isinstance(x, (bool, np.bool_))
 
 
 @register("div", inplace=True, aliases=("divide",))
@@ -147,24 +216,11 @@ def div(input, other, *, rounding_mode=None, out=None):
     if rounding_mode == "floor":
         return _out(floor_divide(input, other), out)
     if rounding_mode == "trunc":
-        ta, tb, ad, bd, dev = coerce(input, other)
-        res = ad if ta is not None else bd
-        if res.dtype.kind in "biu":  # exact integer division rounded toward zero
-            _int_div_zero_check(other)
-            q = np.floor_divide(ad, bd)
-            fix = (np.remainder(ad, bd) != 0) & ((np.asarray(ad) < 0) != (np.asarray(bd) < 0))
-            return _out(_make(q + fix.astype(q.dtype), dev), out)
-        return _out(_true_div(input, other).trunc(), out)
+        if _dtype.result_type(input, other).is_floating_point:
+            return _out(_true_div(input, other).trunc(), out)
+        return _out(_trunc_div(input, other), out)
     raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but "
                        f"found '{rounding_mode}'")
-
-
-def _int_div_zero_check(other):
-    if isinstance(other, Tensor):
-        if other._data.dtype.kind in "biu" and not other._data.all():
-            raise RuntimeError("ZeroDivisionError")
-    elif other == 0:
-        raise RuntimeError("ZeroDivisionError")
 
 
 @register("true_divide", inplace=True)
@@ -172,24 +228,27 @@ def true_divide(input, other):
     return _true_div(input, other)
 
 
-@register("floor_divide", inplace=True)
-def floor_divide(input, other):
-    """Division rounded toward negative infinity (PyTorch >= 1.13 semantics)."""
-    ta, tb, ad, bd, _ = coerce(input, other) if not (
-        isinstance(input, Tensor) and isinstance(other, Tensor)) else (
-        input, other, input._data, other._data, None)
-    if isinstance(bd, np.ndarray) and bd.dtype.kind in "biu" and not np.all(bd):
-        raise RuntimeError("ZeroDivisionError")
-    if not isinstance(bd, np.ndarray) and isinstance(bd, int) and bd == 0 and \
-            isinstance(ad, np.ndarray) and ad.dtype.kind in "biu":
-        raise RuntimeError("ZeroDivisionError")
-    return _floor_div(input, other)
-
-
 @register("pow", inplace=True)
 def pow(input, exponent):  # noqa: A001 - PyTorch's name
     """``input ** exponent`` (tensor or scalar on either side)."""
+    # checked before coerce wraps the exponent into the dtype; 0..127 fits every integer dtype
+    if exponent.__class__ is int and not 0 <= exponent <= 127 and isinstance(input, Tensor) \
+            and input._data.dtype.kind in "biu":
+        _check_integer_exponent(input._data.dtype, exponent)
     return _pow(input, exponent)
+
+
+def _check_integer_exponent(np_dtype, exponent: int) -> None:
+    """PyTorch's errors for a Python int power of an integer or bool tensor: no negative
+    exponent, and none beyond the result dtype (int64 for bool)."""
+    if exponent < 0:
+        raise RuntimeError("Integers to negative integer powers are not allowed.")
+    result = np.dtype(np.int64) if np_dtype.kind == "b" else np_dtype
+    if exponent > np.iinfo(result).max:
+        from .pointwise import _C_TYPES
+
+        raise RuntimeError(f"value cannot be converted to type {_C_TYPES[result.name]} "
+                           "without overflow")
 
 
 @register("float_power", inplace=True)
@@ -256,7 +315,7 @@ register_method("__ifloordiv__", make_inplace(floor_divide, "floor_divide_"))
 register_method("__mod__", remainder)
 register_method("__rmod__", _rmod)
 register_method("__imod__", make_inplace(remainder, "remainder_"))
-register_method("__pow__", _pow)
+register_method("__pow__", pow)
 register_method("__rpow__", _rpow)
 register_method("__ipow__", make_inplace(pow, "pow_"))
 register_method("__matmul__", lambda a, b: a.matmul(b))

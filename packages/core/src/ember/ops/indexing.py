@@ -550,9 +550,20 @@ register_method("__setitem__", setitem)
 
 def _index_vector(name: str, index: Tensor, expected="int32/int64"):
     a = index._data
-    if a.dtype.kind != "i" or a.dtype.itemsize < 4:
+    if expected == "int64":
+        if a.dtype != np.int64:
+            raise _LONG_INDEX_ERRORS[name](a.dtype)
+    elif a.dtype.kind != "i" or a.dtype.itemsize < 4:
         raise RuntimeError(f"{name}(): Expected dtype {expected} for index")
     return a
+
+
+# the ops that take int64 indices only, each with PyTorch's words for another dtype
+_LONG_INDEX_ERRORS = {
+    "index_copy_": lambda dt: RuntimeError("index_copy_(): Expected a long tensor for index, "
+                                           f"but got {_pretty(dt)}"),
+    "index_fill_": lambda dt: IndexError("index_fill_(): Expected dtype int64 for index."),
+}
 
 
 def _check_bounds(a, size: int, dim: int, negative_ok: bool, exc=RuntimeError, fmt=None):
@@ -890,8 +901,12 @@ def _dim_index(name, input, dim, index, exc=RuntimeError, expected="int32/int64"
 @register("index_select")
 def index_select(input, dim, index):
     """The slices of ``input`` along ``dim`` at the positions in the vector ``index``."""
-    dim, a = _dim_index("index_select", input, dim, index, IndexError, "int32 or int64",
-                        fmt="index out of range in self")
+    ndim = input._data.ndim
+    dim = wrap_dim(dim, ndim)
+    # PyTorch's dim-1 kernel (inputs of two or more dims) words its bounds error its own way
+    exc, fmt = (RuntimeError, "INDICES element is out of DATA bounds, id={first} axis_dim={size}"
+                ) if dim == 1 and ndim > 1 else (IndexError, "index out of range in self")
+    dim, a = _dim_index("index_select", input, dim, index, exc, "int32 or int64", fmt=fmt)
     if input._data.ndim == 0:
         return gather_by(input.reshape(1), _dim_slice(0, a), IndexSelectBackward0).reshape(
             index._data.shape)
@@ -916,10 +931,24 @@ def _index_add_plan(input, dim, index, source, *, alpha=1, inplace=False):
     if source._data.dtype is not input._data.dtype:
         raise RuntimeError(f"index_add_(): self ({_pretty(input._data.dtype)}) and source "
                            f"({_pretty(source._data.dtype)}) must have the same scalar type")
-    dim, a = _dim_index("index_add_", input, dim, index)
+    exc, fmt = _index_add_bounds_error(input._data.ndim, dim, a.dtype, alpha)
+    dim, a = _dim_index("index_add_", input, dim, index, exc, fmt=fmt)
     _check_source_shape(input, source, dim, a, "index_add_")
     values = source if alpha == 1 else source * alpha
     return input, _dim_slice(dim, a), _source_for(values, input), True
+
+
+def _index_add_bounds_error(ndim: int, dim: int, index_dtype, alpha):
+    """The exception type and message PyTorch gives an out-of-range ``index_add_`` index.
+
+    PyTorch runs ``index_add_`` as ``scatter_add_`` (a RuntimeError in scatter's words) when
+    the input has two or more dims, ``dim`` is its first or last, the index is int64 and
+    ``alpha`` is 1; its general loop raises IndexError.
+    """
+    dim = wrap_dim(dim, ndim)
+    if ndim > 1 and dim in (0, ndim - 1) and index_dtype == np.int64 and alpha == 1:
+        return RuntimeError, None
+    return IndexError, "index out of range in self"
 
 
 _PRETTY_OK = {"float32", "float64", "float16", "int64", "int32", "int16", "int8", "uint8", "bool"}

@@ -20,6 +20,7 @@ from .._tensor import Tensor, _make
 from ..autograd.grad_mode import GRAD
 from ..autograd.graph import make_node_class, record
 from ._core import (
+    _broadcast_shape,
     _device_error,
     _fit,
     _pretty,
@@ -178,18 +179,6 @@ def _finish(r, dev, node_cls, inputs, saved=(), ctx=None, save_output=False):
             if t is not None and t.requires_grad:
                 return record(node_cls, out, inputs, saved, ctx, save_output)
     return out
-
-
-def _broadcast_error(sa, sb) -> RuntimeError | None:
-    """PyTorch's error for two shapes that do not broadcast (None if they do)."""
-    n = len(sa) if len(sa) > len(sb) else len(sb)
-    for i in range(1, n + 1):
-        a = sa[-i] if i <= len(sa) else 1
-        b = sb[-i] if i <= len(sb) else 1
-        if a != b and a != 1 and b != 1:
-            return RuntimeError(f"The size of tensor a ({a}) must match the size of tensor b "
-                                f"({b}) at non-singleton dimension {n - i}")
-    return None
 
 
 def _tensor_args(op, name):
@@ -691,6 +680,8 @@ _trigamma = unary_op("trigamma", _in_float64(_trigamma_f64), to_float=True)
 def _sigmoid_np(a):
     # 1 / (1 + exp(-a)) in place: exp overflowing to inf gives exactly 0, tiny values keep
     # their relative precision, and no data-dependent np.where (18x faster on 64k floats)
+    if not a.ndim:  # NumPy's ufuncs return a 0-dim array's result as a scalar: no out=
+        return _sigmoid_np(a.reshape(1)).reshape(())
     r = np.negative(a)
     np.exp(r, out=r)
     r += 1
@@ -815,10 +806,7 @@ def lerp(input, end, weight):
     shape = s.shape
     for t in (te, tw):
         if t is not None:
-            err = _broadcast_error(shape, t._data.shape)
-            if err is not None:
-                raise err
-            shape = np.broadcast_shapes(shape, t._data.shape)
+            shape = _broadcast_shape(shape, t._data.shape)
     r = _opmath(_lerp_np)(s, e, w)
     if tensor_weight:
         return _finish(r, dev, LerpBackward1, (ts, te, tw), (ts, te, tw),
@@ -975,20 +963,34 @@ def _clamp(input, low, high, name):
     operands = [v for v in (input, low, high) if v is not None]
     rt = _dtype.result_type(*operands).np
     if rt.kind == "b":
-        kernel = "clamp" + ("_max" if low is None else "_min" if high is None else "")
-        if not isinstance(low, Tensor) and not isinstance(high, Tensor):
-            kernel += "_scalar"
-        raise _unsupported(kernel, input._data)
+        _check_bool_clamp(input, low, high)
     (tx, tlow, thigh), (x, lo, hi), dev = _prepare((input, low, high), rt)
-    r = x if lo is None else np.maximum(x, lo)
-    if hi is not None:
-        r = np.minimum(r, hi)
+    try:
+        r = x if lo is None else np.maximum(x, lo)
+        if hi is not None:
+            r = np.minimum(r, hi)
+    except ValueError:
+        _broadcast_all(x, lo, hi)
+        raise
     scalar_node, tensor_node = _CLAMP_NODES[name]
     if tlow is None and thigh is None:
         return _finish(r, dev, scalar_node, (tx,), (tx,), (low, high))
     saved = (tx, low if tlow is None else tlow, high if thigh is None else thigh)
     return _finish(r, dev, tensor_node, (tx, tlow, thigh), saved,
                    (_meta(tx), _meta(tlow), _meta(thigh)))
+
+
+def _check_bool_clamp(input, low, high) -> None:
+    """PyTorch clamps bools only against a single tensor bound (its clamp_min/clamp_max
+    tensor kernels are maximum/minimum); other forms are NotImplementedError."""
+    one_bound = high if low is None else low if high is None else None
+    if isinstance(one_bound, Tensor):
+        return
+    _broadcast_all(input, low, high)  # PyTorch checks shapes before the dtype
+    kernel = "clamp" + ("_max" if low is None else "_min" if high is None else "")
+    if not isinstance(low, Tensor) and not isinstance(high, Tensor):
+        kernel += "_scalar"
+    raise _unsupported(kernel, input._data)
 
 
 @register("clamp", inplace=True, aliases=("clip",))
@@ -1036,8 +1038,13 @@ def where(condition, input=None, other=None):
         dev = condition._device
         if cond.dtype.kind == "b" and a.dtype is b.dtype and input._device is dev \
                 and other._device is dev:
-            return _finish(xp_of(condition).where(cond, a, b), dev, WhereBackward0,
-                           (input, other), (condition,), (_meta(input), _meta(other)))
+            try:  # inline, not a helper: many backwards mask their gradients with where
+                r = xp_of(condition).where(cond, a, b)
+            except ValueError:  # PyTorch broadcasts the condition with input, then other
+                _broadcast_all(cond, a, b)
+                raise
+            return _finish(r, dev, WhereBackward0, (input, other), (condition,),
+                           (_meta(input), _meta(other)))
     dev = _common_device((condition, input, other))
     if condition._device is not dev:
         condition = cast_to(condition, dev, None, False)
@@ -1053,8 +1060,21 @@ def where(condition, input=None, other=None):
         condition = _make(cond, dev)
     rt = _dtype.result_type(input, other).np
     (ta, tb), (a, b), dev = _prepare((input, other), rt, dev)
-    r = xp_of(condition).where(cond, a, b)
+    try:
+        r = xp_of(condition).where(cond, a, b)
+    except ValueError:
+        _broadcast_all(cond, a, b)
+        raise
     return _finish(r, dev, WhereBackward0, (ta, tb), (condition,), (_meta(ta), _meta(tb)))
+
+
+def _broadcast_all(*operands) -> tuple:
+    """The broadcast shape of ``operands`` (arrays, scalars or None), folded left to right
+    as PyTorch does, with its error for the first pair that does not broadcast."""
+    shape = ()
+    for x in operands:
+        shape = _broadcast_shape(shape, getattr(x, "shape", ()))
+    return shape
 
 
 def _where_method(self, condition, y):
@@ -1251,6 +1271,7 @@ def _integral(kernel, fwd, allow_bool=True):
     def run(a, b):
         arr = a if hasattr(a, "dtype") else b
         if arr.dtype.kind == "f" or (not allow_bool and arr.dtype.kind == "b"):
+            _broadcast_all(a, b)  # PyTorch checks shapes before the dtype
             raise _unsupported(kernel, arr)
         return fwd(a, b)
 
@@ -1347,10 +1368,7 @@ def _copy_value(self, src, non_blocking=False):
         src = _make(xp_of(self).asarray(src), self._device)
     shape = self._data.shape
     if src._data.shape != shape:
-        err = _broadcast_error(shape, src._data.shape)
-        if err is not None:
-            raise err
-        full = np.broadcast_shapes(shape, src._data.shape)
+        full = _broadcast_shape(shape, src._data.shape)
         if full != shape:
             raise RuntimeError(f"output with shape [{', '.join(map(str, shape))}] doesn't match "
                                f"the broadcast shape [{', '.join(map(str, full))}]")

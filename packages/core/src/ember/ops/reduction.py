@@ -43,6 +43,8 @@ def _dims_of(dim, ndim: int):
     """Reduced axes as a sorted tuple, or None for all; an empty list means all (PyTorch)."""
     if dim is None:
         return None
+    if not ndim and isinstance(dim, (int, np.integer)):
+        wrap_dim(int(dim), 0)  # range-checked: normalize_dims maps any int to () on 0-dim
     dims = normalize_dims(dim, ndim)
     return None if not dims and ndim and not isinstance(dim, (int, np.integer)) else dims
 

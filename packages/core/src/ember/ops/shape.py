@@ -19,7 +19,16 @@ from .._size import Size
 from .._tensor import Tensor, _make
 from ..autograd.grad_mode import GRAD
 from ..autograd.graph import make_node_class, record
-from ._core import _pretty, cast_to, check_same_device, normalize_dims, sum_to_size, wrap_dim, xp_of
+from ._core import (
+    _broadcast_shape,
+    _pretty,
+    cast_to,
+    check_same_device,
+    normalize_dims,
+    sum_to_size,
+    wrap_dim,
+    xp_of,
+)
 from .indexing import (
     BasicIndex,
     SelectBackward0,
@@ -299,17 +308,7 @@ def broadcast_tensors(*tensors):
         tensors = tuple(tensors[0])
     shape = ()
     for t in tensors:
-        s = t._data.shape
-        try:
-            shape = np.broadcast_shapes(shape, s)
-        except ValueError:
-            a, b = (shape, s) if len(shape) >= len(s) else (s, shape)
-            for i in range(1, len(b) + 1):
-                if a[-i] != b[-i] and a[-i] != 1 and b[-i] != 1:
-                    raise RuntimeError(f"The size of tensor a ({shape[-i]}) must match the size "
-                                       f"of tensor b ({s[-i]}) at non-singleton dimension "
-                                       f"{max(len(shape), len(s)) - i}") from None
-            raise
+        shape = _broadcast_shape(shape, t._data.shape)
     return tuple(expand(t, shape) for t in tensors)
 
 
@@ -833,7 +832,14 @@ def repeat(input, *sizes):
     if any(r < 0 for r in reps):
         raise RuntimeError(f"Trying to create tensor with negative dimension {min(reps)}: "
                            f"{_lst(reps)}")
-    r = xp_of(input).tile(d, reps)
+    try:
+        r = xp_of(input).tile(d, reps)
+    except (MemoryError, ValueError) as exc:
+        from .._factory import raise_allocation_error
+
+        shape = tuple(math.prod(p) for p in zip((1,) * (len(reps) - d.ndim) + d.shape, reps))
+        raise_allocation_error(exc, shape, d.itemsize, input._device)
+        raise
     out = _make(r, input._device)
     if input.requires_grad and GRAD.enabled:
         record(RepeatBackward0, out, (input,), (), (d.shape, reps))
