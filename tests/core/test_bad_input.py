@@ -367,9 +367,24 @@ def test_reduction_dims_of_a_0_dim_tensor_are_range_checked(name):
     assert getattr(ember, name)(x, 0).shape == ()
 
 
-# -- a difference left to ops/_core.py -------------------------------------------------------
-
-@pytest.mark.xfail(strict=True, reason="coerce (ops/_core.py) wraps an out-of-range int into "
-                                       "the integer dtype before true division turns to floats")
 def test_true_division_by_an_int_outside_the_dtype():
     assert (ember.tensor([1, 2], dtype=ember.uint8) / -1).tolist() == [-1.0, -2.0]
+    big = ember.tensor(2**31 - 1)
+    assert (big / ember.tensor([1], dtype=ember.uint8)).tolist() == [2147483648.0]
+    assert (ember.tensor([3], dtype=ember.uint8) / ember.tensor(-3)).tolist() == [-1.0]
+
+
+@pytest.mark.parametrize("draw", [
+    lambda: ember.rand(2**62), lambda: ember.randn(2**40, 2**30),
+    lambda: ember.randint(0, 5, (2**62,)), lambda: ember.randperm(2**62),
+    lambda: ember.normal(0.0, 1.0, (2**62,)),
+])
+def test_random_factories_with_absurd_sizes(draw):
+    with pytest.raises(RuntimeError, match="Storage size calculation overflowed"):
+        draw()
+
+
+def test_batched_matmul_names_the_rightmost_mismatch():
+    with pytest.raises(RuntimeError, match=r"a \(3\) must match the size of tensor b \(2\) at "
+                                           r"non-singleton dimension 1"):
+        ember.zeros(2, 3, 2, 3).matmul(ember.zeros(3, 2, 3, 2))

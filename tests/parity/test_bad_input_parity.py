@@ -128,24 +128,6 @@ def _dtype_min_over_minus_one(a, b) -> bool:
 INTEGER_DIVISIONS = {"floor_divide", "//", "div_floor", "div_trunc", "remainder", "%", "fmod"}
 
 
-def _wrapped_before_true_division(a, b) -> bool:
-    """True division of integers where a value does not fit the promoted integer dtype
-    (``int32(2**31 - 1) / uint8``, ``uint8 / -1``): Ember casts to that dtype, wrapping the
-    value, before the division turns to floats (``coerce`` in ops/_core.py, to be fixed
-    there); PyTorch casts each operand straight to float."""
-    rt = torch.result_type(*(torch.tensor(x) if isinstance(x, np.ndarray) else x
-                             for x in (a, b)))
-    if rt.is_floating_point or rt == torch.bool:
-        return False
-    info = torch.iinfo(rt)
-    for x in (a, b):
-        values = np.asarray(x)
-        if values.dtype.kind in "iu" and values.size and \
-                (values.min() < info.min or values.max() > info.max):
-            return True
-    return False
-
-
 # -- binary ops ----------------------------------------------------------------------------
 
 BINARY = {
@@ -184,8 +166,6 @@ def test_binary_ops_match_torch(name, pair):
     if name in INTEGER_DIVISIONS and _dtype_min_over_minus_one(a, b):
         return
     if name in TENSOR_INPUT_ONLY and not isinstance(a, np.ndarray):
-        return
-    if name == "div" and _wrapped_before_true_division(a, b):
         return
     run_both(BINARY[name], a, b)
 

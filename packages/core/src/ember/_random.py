@@ -22,6 +22,7 @@ from ._factory import (
     check_size,
     finish,
     place,
+    raise_allocation_error,
     resolve_device,
     size_args,
     write_out,
@@ -30,7 +31,7 @@ from ._factory import (
 from ._tensor import CPU, Tensor, _canonical_device, _make
 from .autograd.grad_mode import GRAD
 from .autograd.graph import make_node_class, record
-from .ops._core import _pretty, check_same_device, make_inplace
+from .ops._core import _broadcast_shape, _pretty, check_same_device, make_inplace
 from .ops.registry import register, register_method
 
 __all__ = ["Generator", "default_generator", "manual_seed", "seed", "initial_seed",
@@ -236,6 +237,15 @@ def _with_graph(out: Tensor, node_name: str, inputs) -> Tensor:
     return out
 
 
+def _allocating(draw, shape, dt, dev, *args):
+    """``draw(*args)``, with a failed allocation of ``shape`` reported as PyTorch does."""
+    try:
+        return draw(*args)
+    except (MemoryError, ValueError) as exc:
+        raise_allocation_error(exc, shape, dt.itemsize, dev)
+        raise
+
+
 # -- factories --------------------------------------------------------------------------------
 
 def rand(*args, size=None, generator=None, out=None, dtype=None, layout=None, device=None,
@@ -245,7 +255,8 @@ def rand(*args, size=None, generator=None, out=None, dtype=None, layout=None, de
     dt = _dtype_or_default(dtype)
     _require_float(dt, "check_uniform_bounds")
     dev = resolve_device(device)
-    return finish(place(_uniform(_rng(generator, dev), shape, dt.np), dev), requires_grad, out)
+    arr = _allocating(_uniform, shape, dt, dev, _rng(generator, dev), shape, dt.np)
+    return finish(place(arr, dev), requires_grad, out)
 
 
 def randn(*args, size=None, generator=None, out=None, dtype=None, layout=None, device=None,
@@ -255,7 +266,8 @@ def randn(*args, size=None, generator=None, out=None, dtype=None, layout=None, d
     dt = _dtype_or_default(dtype)
     _require_float(dt, "normal_kernel_cpu")
     dev = resolve_device(device)
-    arr = _float_draw("standard_normal", _rng(generator, dev), shape, dt.np)
+    arr = _allocating(_float_draw, shape, dt, dev, "standard_normal", _rng(generator, dev),
+                      shape, dt.np)
     return finish(place(arr, dev), requires_grad, out)
 
 
@@ -349,8 +361,8 @@ def randint(*args, size=None, low=None, high=None, generator=None, out=None, dty
     shape = check_size((size,), "randint")
     dt = _dtype.int64 if dtype is None else _dtype.to_dtype(dtype)
     dev = resolve_device(device)
-    return finish(place(_integers(_rng(generator, dev), shape, dt, low, high), dev),
-                  requires_grad, out)
+    arr = _allocating(_integers, shape, dt, dev, _rng(generator, dev), shape, dt, low, high)
+    return finish(place(arr, dev), requires_grad, out)
 
 
 def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=None,
@@ -360,24 +372,14 @@ def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=Non
     check_size((n,), "randperm")
     dt = _dtype.int64 if dtype is None else _dtype.to_dtype(dtype)
     dev = resolve_device(device)
-    arr = _rng(generator, dev).permutation(n).astype(dt.np, copy=False)
+    arr = _allocating(_rng(generator, dev).permutation, (n,), _dtype.int64, dev, n)
+    arr = arr.astype(dt.np, copy=False)
     return finish(place(arr, dev), requires_grad, out)
 
 
 def _check_std(std) -> None:
     if std < 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std:g}")
-
-
-def _broadcast_shape(a: tuple, b: tuple) -> tuple:
-    try:
-        return np.broadcast_shapes(a, b)
-    except ValueError:
-        n = max(len(a), len(b))
-        pa, pb = (1,) * (n - len(a)) + a, (1,) * (n - len(b)) + b
-        dim = next(i for i in range(n) if pa[i] != pb[i] and 1 not in (pa[i], pb[i]))
-        raise RuntimeError(f"The size of tensor a ({pa[dim]}) must match the size of tensor b "
-                           f"({pb[dim]}) at non-singleton dimension {dim}") from None
 
 
 def normal(mean, std=1.0, size=None, *, generator=None, out=None, dtype=None, layout=None,
@@ -396,7 +398,8 @@ def normal(mean, std=1.0, size=None, *, generator=None, out=None, dtype=None, la
         dt = _dtype_or_default(dtype)
         _require_float(dt, "normal_kernel_cpu")
         dev = resolve_device(device)
-        z = _float_draw("standard_normal", _rng(generator, dev), shape, dt.np)
+        z = _allocating(_float_draw, shape, dt, dev, "standard_normal", _rng(generator, dev),
+                        shape, dt.np)
         arr = (z * dt.np.type(std) + dt.np.type(mean)).astype(dt.np, copy=False)
         return finish(place(arr, dev), requires_grad, out)
     tensors = [t for t in (mean, std) if isinstance(t, Tensor)]

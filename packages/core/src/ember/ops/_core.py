@@ -44,7 +44,8 @@ def normalize_dims(dim, ndim: int):
     if dim is None:
         return None
     if isinstance(dim, (int, np.integer)):
-        return (wrap_dim(int(dim), ndim),) if ndim else ()
+        d = wrap_dim(int(dim), ndim)  # range-checked on 0-dim tensors too ([-1, 0])
+        return (d,) if ndim else ()
     dims = tuple(wrap_dim(int(d), ndim) for d in dim)
     if len(set(dims)) != len(dims):
         raise RuntimeError(f"dim {dims[0]} appears multiple times in the list of dims")
@@ -69,11 +70,13 @@ def check_same_device(*tensors):
     return dev
 
 
-def coerce(input, other):
+def coerce(input, other, to_float: bool = False):
     """Slow path of a binary op: scalars, mixed dtypes, 0-dim CPU tensors on another device.
 
     Returns ``(tensor_or_None, tensor_or_None, array_or_scalar, array_or_scalar, device)``
-    with arrays already cast to PyTorch's result dtype.
+    with arrays already cast to PyTorch's result dtype. ``to_float`` (true division) turns an
+    integer tensor paired with an int scalar into the default float dtype first, so that a
+    scalar outside the integer dtype's range keeps its value instead of wrapping.
     """
     ta = input if isinstance(input, Tensor) else None
     tb = other if isinstance(other, Tensor) else None
@@ -96,6 +99,8 @@ def coerce(input, other):
         ad, bd = ta._data, tb._data
         if ad.dtype is not bd.dtype:
             rt = _result_np(ad, bd)
+            if to_float and rt.kind != "f":  # a 0-dim operand may not fit the integer type
+                rt = _dtype.get_default_dtype().np
             if ad.dtype is not rt:
                 ad = ad.astype(rt)
             if bd.dtype is not rt:
@@ -112,7 +117,9 @@ def coerce(input, other):
         if data.dtype.kind in "biu":
             data = data.astype(_dtype.get_default_dtype().np)
     elif isinstance(s, int):
-        if data.dtype.kind == "b":
+        if to_float and data.dtype.kind in "biu":
+            data = data.astype(_dtype.get_default_dtype().np)
+        elif data.dtype.kind == "b":
             data = data.astype(np.int64)
         elif data.dtype.kind in "iu":
             info = np.iinfo(data.dtype)
@@ -195,9 +202,9 @@ def binary_op(name: str, fwd, backward=None, *, kind: str = "arith", saves: str 
             bd = other._data
             dev = input._device
             if dev is not other._device or ad.dtype is not bd.dtype:
-                ta, tb, ad, bd, dev = coerce(input, other)
+                ta, tb, ad, bd, dev = coerce(input, other, to_float)
         else:
-            ta, tb, ad, bd, dev = coerce(input, other)
+            ta, tb, ad, bd, dev = coerce(input, other, to_float)
         if to_float:
             a_arr = ad if ta is not None else bd
             if a_arr.dtype.kind != "f":

@@ -13,7 +13,15 @@ import numpy as np
 from .._tensor import Tensor, _make
 from ..autograd.grad_mode import GRAD
 from ..autograd.graph import make_node_class, record
-from ._core import _pretty, accepts_out, check_same_device, sum_to_size, wrap_dim, xp_of
+from ._core import (
+    _broadcast_shape,
+    _pretty,
+    accepts_out,
+    check_same_device,
+    sum_to_size,
+    wrap_dim,
+    xp_of,
+)
 from .registry import register
 
 __all__ = ["matmul", "mm", "bmm", "mv", "dot", "vdot", "inner", "outer", "addmm", "addmv",
@@ -53,8 +61,7 @@ def broadcast_shapes_or_raise(sa, sb) -> tuple:
         a = sa[i - n + len(sa)] if i - n + len(sa) >= 0 else 1
         b = sb[i - n + len(sb)] if i - n + len(sb) >= 0 else 1
         if a != b and a != 1 and b != 1:
-            raise RuntimeError(f"The size of tensor a ({a}) must match the size of tensor b ({b}) "
-                               f"at non-singleton dimension {i}")
+            _broadcast_shape(sa, sb)  # raises, naming the rightmost mismatch as PyTorch does
         out.append(b if a == 1 else a)
     return tuple(out)
 

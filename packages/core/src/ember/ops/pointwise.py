@@ -1207,7 +1207,7 @@ def threshold_backward(grad_output, input, threshold):
     if r.dtype is not gd.dtype:
         r = r.astype(gd.dtype)
     out = _make(r, grad_output._device)
-    if GRAD.enabled and grad_output.requires_grad:
+    if grad_output.requires_grad and GRAD.enabled:
         record(ThresholdBackwardBackward0, out, (grad_output, None), (input,), threshold)
     return out
 

@@ -43,8 +43,6 @@ def _dims_of(dim, ndim: int):
     """Reduced axes as a sorted tuple, or None for all; an empty list means all (PyTorch)."""
     if dim is None:
         return None
-    if not ndim and isinstance(dim, (int, np.integer)):
-        wrap_dim(int(dim), 0)  # range-checked: normalize_dims maps any int to () on 0-dim
     dims = normalize_dims(dim, ndim)
     return None if not dims and ndim and not isinstance(dim, (int, np.integer)) else dims
 
@@ -74,7 +72,7 @@ def _expand_back(g, shape, dims, keepdim):
     Without ``create_graph`` nothing is recorded, so the broadcast view is made directly
     (every sum/mean backward passes here; ``expand``'s checks cost more than the view).
     """
-    if not GRAD.enabled:
+    if not (g.requires_grad and GRAD.enabled):
         gd = g._data
         if not keepdim and gd.ndim != len(shape):
             gd = gd.reshape(_keep_shape(shape, dims))
