@@ -4,7 +4,8 @@ With ``num_workers > 0`` each worker is a real process (``multiprocessing``; for
 on Linux, any start method through ``multiprocessing_context``) with its own index queue;
 all share one result queue. ``prefetch_factor`` tasks per worker are kept in flight and
 results are put back in sampler order. While waiting, the main process polls its workers'
-liveness, so a worker killed by a signal raises an error instead of hanging.
+liveness, so a worker killed by a signal raises an error instead of hanging; the workers in
+turn die with the main process, however it ends (see ``_utils/worker.py``).
 """
 
 from __future__ import annotations
@@ -19,7 +20,12 @@ from . import _utils
 from ._utils import ExceptionWrapper
 from ._utils.collate import default_collate, default_convert
 from ._utils.fetch import create_fetcher
-from ._utils.worker import _IterableDatasetStopIteration, _ResumeIteration, _worker_loop
+from ._utils.worker import (
+    _IterableDatasetStopIteration,
+    _Manager,
+    _ResumeIteration,
+    _worker_loop,
+)
 from .dataset import IterableDataset
 from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
 
@@ -300,6 +306,7 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
         self._workers = []
         self._workers_status = [True] * self._num_workers
         self._shutdown = False
+        manager = _Manager.current(ctx)
         for i in range(self._num_workers):
             index_queue = ctx.Queue()
             index_queue.cancel_join_thread()
@@ -307,7 +314,7 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
                 self._is_iterable, self._dataset, index_queue, self._worker_result_queue,
                 self._workers_done_event, self._auto_collation, self._collate_fn,
                 self._drop_last, self._base_seed, loader.worker_init_fn, i, self._num_workers,
-                self._persistent_workers))
+                self._persistent_workers, manager))
             w.daemon = True
             w.start()
             self._index_queues.append(index_queue)

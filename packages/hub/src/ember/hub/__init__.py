@@ -17,11 +17,12 @@ from urllib.parse import urlparse
 
 from . import _installed, _repo
 from ._cache import get_dir, is_offline, set_dir
-from .download import OfflineError, download_url_to_file, fetch
+from .download import DownloadTimeoutError, OfflineError, download_url_to_file, fetch
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "DownloadTimeoutError",
     "OfflineError",
     "download_url_to_file",
     "fetch",

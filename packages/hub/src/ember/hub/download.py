@@ -7,6 +7,10 @@ HTTP 5xx are retried with exponential backoff; an interrupted transfer resumes
 with an HTTP ``Range`` request when the server answers 206 and restarts cleanly
 when it answers 200. A ``<dst>.lock`` file (``fcntl.flock``) serialises processes
 downloading the same file: the one that waited reuses the finished file.
+A transfer that stays below ``min_rate`` bytes/s over a ``rate_window`` is aborted and
+retried (resuming); one that runs past its ``deadline`` is aborted for good, both with
+``DownloadTimeoutError``. A ``.partial`` of the same target older than a day (left by a
+killed download) is removed when a new download of that target starts.
 ``EMBER_HUB_OFFLINE=1`` never touches the network: a cached file is used (after its
 checksum, when one is known), anything else fails at once naming URL and path.
 """
@@ -16,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import re
 import time
 import uuid
 from collections.abc import Iterator
@@ -31,19 +36,102 @@ try:
 except ImportError:  # pragma: no cover - not POSIX: no inter-process lock
     fcntl = None
 
-__all__ = ["OfflineError", "download_url_to_file", "fetch", "file_digest", "verify_file"]
+__all__ = ["DownloadTimeoutError", "OfflineError", "download_url_to_file", "fetch",
+           "file_digest", "verify_file"]
 
 READ_DATA_CHUNK = 128 * 1024
+#: seconds a connection attempt or a single read may wait (``requests``' timeout)
 DEFAULT_TIMEOUT = 30.0
 USER_AGENT = "ember.hub"
+
+# The defaults below are read when a download starts, so a program may change them for
+# every download, including those made for it by ``load_state_dict_from_url`` or datasets.
+#: bytes/s a transfer must average over every ``DEFAULT_RATE_WINDOW`` seconds (0: no minimum)
+DEFAULT_MIN_RATE = 1024.0
+#: seconds over which the transfer rate is averaged before it is compared with the minimum
+DEFAULT_RATE_WINDOW = 30.0
+#: seconds a whole download may take, retries included (None: no limit)
+DEFAULT_DEADLINE: float | None = None
+#: seconds after which a ``<dst>.<hex>.partial`` is taken for the leftover of a killed download
+STALE_PARTIAL_AGE = 24 * 3600.0
 
 
 class OfflineError(RuntimeError):
     """A file is needed that is not in the cache while ``EMBER_HUB_OFFLINE`` is set."""
 
 
+class DownloadTimeoutError(requests.ConnectionError, requests.Timeout, TimeoutError):
+    """A download ran past its deadline, or stayed below its minimum rate on every attempt.
+
+    A ``requests.ConnectionError`` (what a download that fails after its retries raises), a
+    ``requests.Timeout`` and a builtin ``TimeoutError``; the message names the URL, the bytes
+    received and the rule broken.
+    """
+
+
 class _Transient(Exception):
     """A failure worth retrying (5xx answer, dropped connection, timeout)."""
+
+
+class _TooSlow(_Transient):
+    """The transfer stayed below its minimum rate: retried, resuming from the bytes received."""
+
+
+class _Limits:
+    """The deadline and the minimum-rate rule of one download (``time.monotonic`` clock)."""
+
+    def __init__(self, url: str, deadline: float | None, min_rate: float,
+                 rate_window: float) -> None:
+        self.url, self.deadline = url, deadline
+        self.min_rate, self.rate_window = min_rate, rate_window
+        now = time.monotonic()
+        self.deadline_at = None if deadline is None else now + deadline
+        self.window_start, self.window_received = now, 0
+
+    def remaining(self) -> float | None:
+        """Seconds left before the deadline (None: no deadline)."""
+        if self.deadline_at is None:
+            return None
+        return self.deadline_at - time.monotonic()
+
+    def expired(self) -> bool:
+        remaining = self.remaining()
+        return remaining is not None and remaining <= 0
+
+    def deadline_error(self, received: int) -> DownloadTimeoutError:
+        return DownloadTimeoutError(f"download of {self.url} ran past its deadline of "
+                                    f"{self.deadline:g} s ({received} bytes received)")
+
+    def check_deadline(self, received: int) -> None:
+        if self.expired():
+            raise self.deadline_error(received)
+
+    def start_window(self, received: int) -> None:
+        """Measure the rate afresh from now, ``received`` bytes being on disk already."""
+        self.window_start, self.window_received = time.monotonic(), received
+
+    def check(self, received: int) -> None:
+        """Raise when the deadline passed or the last window was below the minimum rate."""
+        self.check_deadline(received)
+        elapsed = time.monotonic() - self.window_start
+        if not self.min_rate or elapsed < self.rate_window:
+            return
+        got = received - self.window_received
+        if got < self.min_rate * elapsed:
+            raise _TooSlow(f"download of {self.url} too slow: {got} bytes in {elapsed:.1f} s, "
+                           f"below min_rate={self.min_rate:g} bytes/s averaged over "
+                           f"rate_window={self.rate_window:g} s ({received} bytes received)")
+        self.start_window(received)
+
+    def capped(self, timeout):
+        """``requests``' ``timeout`` (a number or a (connect, read) pair), cut to the deadline."""
+        remaining = self.remaining()
+        if remaining is None:
+            return timeout
+        remaining = max(remaining, 0.001)
+        if isinstance(timeout, tuple):
+            return tuple(remaining if t is None else min(t, remaining) for t in timeout)
+        return remaining if timeout is None else min(timeout, remaining)
 
 
 class _Checksum:
@@ -148,10 +236,28 @@ def _content_start(response: requests.Response) -> int | None:
         return None
 
 
-def _blocks(response: requests.Response) -> Iterator[bytes]:
+def _read_timeout(timeout) -> float | None:
+    return timeout[1] if isinstance(timeout, tuple) else timeout
+
+
+def _cap_read(response: requests.Response, timeout, limits: _Limits) -> None:
+    """Let the next socket read wait no longer than the deadline allows (a silent server
+    would otherwise hold the transfer for a whole read timeout past it)."""
+    remaining = limits.remaining()
+    if remaining is None:
+        return
+    sock = getattr(getattr(response.raw, "connection", None), "sock", None)
+    if sock is not None:  # urllib3 keeps the connection of a streamed response
+        read_timeout = _read_timeout(timeout)
+        cap = remaining if read_timeout is None else min(read_timeout, remaining)
+        sock.settimeout(max(cap, 0.001))
+
+
+def _blocks(response: requests.Response, timeout, limits: _Limits) -> Iterator[bytes]:
     """The body as it arrives (``read1``), so a dropped connection loses no received byte."""
     read1 = getattr(response.raw, "read1", None)
     while True:
+        _cap_read(response, timeout, limits)
         try:
             if read1 is not None:
                 block = read1(READ_DATA_CHUNK, decode_content=True)
@@ -164,14 +270,15 @@ def _blocks(response: requests.Response) -> Iterator[bytes]:
         yield block
 
 
-def _attempt(url: str, transfer: _Transfer, timeout) -> None:
+def _attempt(url: str, transfer: _Transfer, timeout, limits: _Limits) -> None:
     """One request: appends to ``transfer`` (resuming from its size when possible)."""
     headers = {"User-Agent": USER_AGENT, "Accept-Encoding": "identity"}
     resume_from = transfer.written
     if resume_from:
         headers["Range"] = f"bytes={resume_from}-"
     try:
-        response = requests.get(url, headers=headers, stream=True, timeout=timeout)
+        response = requests.get(url, headers=headers, stream=True,
+                                timeout=limits.capped(timeout))
     except (requests.ConnectionError, requests.Timeout) as exc:
         raise _Transient(str(exc)) from exc
     with response:
@@ -192,8 +299,10 @@ def _attempt(url: str, transfer: _Transfer, timeout) -> None:
         expected_end = transfer.written + int(length) if length and length.isdigit() else None
         if expected_end is not None:
             transfer.pbar.total = expected_end
-        for block in _blocks(response):
+        limits.start_window(transfer.written)
+        for block in _blocks(response, timeout, limits):
             transfer.write(block)
+            limits.check(transfer.written)
         if expected_end is not None and transfer.written < expected_end:
             raise _Transient(f"connection closed after {transfer.written} of {expected_end} "
                              "bytes")
@@ -219,7 +328,8 @@ def _reusable(dst: str, checksum: _Checksum, kwargs: dict) -> bool:
 def fetch(url: str, dst: str | os.PathLike, *, sha256: str | None = None,
           md5: str | None = None, hash_prefix: str | None = None, progress: bool = True,
           retries: int = 3, backoff: float = 0.5, timeout: float | tuple = DEFAULT_TIMEOUT,
-          force: bool = False) -> str:
+          force: bool = False, deadline: float | None = None, min_rate: float | None = None,
+          rate_window: float | None = None) -> str:
     """Download ``url`` to ``dst`` unless a verified copy is already there; return ``dst``.
 
     ``sha256``/``md5`` are full hex digests, ``hash_prefix`` a prefix of the sha256 (as in
@@ -228,6 +338,14 @@ def fetch(url: str, dst: str | os.PathLike, *, sha256: str | None = None,
     Connection errors, timeouts and 5xx answers are retried ``retries`` times with a
     ``backoff * 2**n`` seconds pause; 4xx answers raise ``requests.HTTPError`` at once.
     On a checksum mismatch the partial file is removed and ``RuntimeError`` raised.
+
+    ``timeout`` bounds each connection attempt and each read. ``min_rate`` (bytes/s, 0 for
+    none) is the least average rate over every ``rate_window`` seconds of a transfer: a
+    slower attempt is aborted and retried, resuming where it stopped, and
+    ``DownloadTimeoutError`` is raised when the last attempt is too slow too. ``deadline``
+    (seconds, from the start of the download, retries and pauses included) aborts the
+    download with ``DownloadTimeoutError`` at once. Left as None they take the module's
+    ``DEFAULT_MIN_RATE``, ``DEFAULT_RATE_WINDOW`` and ``DEFAULT_DEADLINE``.
     """
     dst = os.path.abspath(os.path.expanduser(os.fspath(dst)))
     kwargs = {"sha256": sha256, "md5": md5, "hash_prefix": hash_prefix}
@@ -241,27 +359,55 @@ def fetch(url: str, dst: str | os.PathLike, *, sha256: str | None = None,
         # Another process finished this file while we waited for the lock: use its result.
         if (waited or not force) and _reusable(dst, checksum, kwargs):
             return dst
-        _download(url, dst, checksum, progress, retries, backoff, timeout)
+        limits = _Limits(url, DEFAULT_DEADLINE if deadline is None else deadline,
+                         DEFAULT_MIN_RATE if min_rate is None else min_rate,
+                         DEFAULT_RATE_WINDOW if rate_window is None else rate_window)
+        _download(url, dst, checksum, progress, retries, backoff, timeout, limits)
     return dst
 
 
-def _download(url, dst, checksum, progress, retries, backoff, timeout) -> None:
+def _remove_stale_partials(dst: str, max_age: float) -> None:
+    """Remove the ``<dst>.<hex>.partial`` files older than ``max_age`` seconds: leftovers of
+    killed downloads. A younger one may be the file of a download running elsewhere."""
+    directory, name = os.path.split(dst)
+    pattern = re.compile(re.escape(name) + r"\.[0-9a-f]{32}\.partial")
+    cutoff = time.time() - max_age
+    for entry in os.scandir(directory):
+        if pattern.fullmatch(entry.name):
+            with contextlib.suppress(OSError):  # gone already, or not ours to remove
+                if entry.stat().st_mtime < cutoff:
+                    os.remove(entry.path)
+
+
+def _transfer_with_retries(url, dst, transfer, retries, backoff, timeout, limits) -> None:
+    """Attempt the transfer until it completes, resuming after each transient failure."""
+    for attempt in range(retries + 1):
+        limits.check_deadline(transfer.written)
+        try:
+            _attempt(url, transfer, timeout, limits)
+            return
+        except _Transient as exc:
+            if limits.expired():  # e.g. a read cut short by the deadline
+                raise limits.deadline_error(transfer.written) from exc
+            if attempt == retries:
+                slow = isinstance(exc, _TooSlow)
+                error = DownloadTimeoutError if slow else requests.ConnectionError
+                raise error(f"failed to download {url} to {dst} after {retries + 1} "
+                            f"attempts: {exc}") from exc
+            pause = backoff * 2 ** attempt
+            remaining = limits.remaining()
+            time.sleep(pause if remaining is None else max(0.0, min(pause, remaining)))
+
+
+def _download(url, dst, checksum, progress, retries, backoff, timeout, limits) -> None:
+    _remove_stale_partials(dst, STALE_PARTIAL_AGE)
     tmp = f"{dst}.{uuid.uuid4().hex}.partial"
     pbar = tqdm(total=None, disable=not progress, unit="B", unit_scale=True,
                 unit_divisor=1024, desc=os.path.basename(dst))
     transfer = None
     try:
         transfer = _Transfer(tmp, checksum, pbar)
-        for attempt in range(retries + 1):
-            try:
-                _attempt(url, transfer, timeout)
-                break
-            except _Transient as exc:
-                if attempt == retries:
-                    raise requests.ConnectionError(
-                        f"failed to download {url} to {dst} after {retries + 1} attempts: "
-                        f"{exc}") from exc
-                time.sleep(backoff * 2 ** attempt)
+        _transfer_with_retries(url, dst, transfer, retries, backoff, timeout, limits)
         transfer.file.flush()
         os.fsync(transfer.file.fileno())
         transfer.file.close()
@@ -278,11 +424,15 @@ def _download(url, dst, checksum, progress, retries, backoff, timeout) -> None:
 
 
 def download_url_to_file(url: str, dst: str | os.PathLike, hash_prefix: str | None = None,
-                         progress: bool = True) -> None:
+                         progress: bool = True, *, deadline: float | None = None,
+                         min_rate: float | None = None,
+                         rate_window: float | None = None) -> None:
     """Download the object at ``url`` to the local path ``dst`` (as ``torch.hub``).
 
     ``hash_prefix``, when given, must be a prefix of the file's sha256. The file is
     written to a temporary name beside ``dst`` and renamed once complete and verified.
     With ``EMBER_HUB_OFFLINE=1`` an existing ``dst`` is used and nothing is fetched.
+    ``deadline``, ``min_rate`` and ``rate_window`` bound the transfer as in :func:`fetch`.
     """
-    fetch(url, dst, hash_prefix=hash_prefix, progress=progress, force=True)
+    fetch(url, dst, hash_prefix=hash_prefix, progress=progress, force=True,
+          deadline=deadline, min_rate=min_rate, rate_window=rate_window)

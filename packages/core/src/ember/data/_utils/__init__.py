@@ -11,6 +11,9 @@ MP_STATUS_CHECK_INTERVAL = 5.0
 #: seconds between checks while waiting on a queue: the main process on the result queue
 #: (are the workers alive?), a worker on its index queue (is the loader shutting down?)
 WORKER_POLL_INTERVAL = 0.25
+#: seconds between a worker's checks that the main process is alive, made by a thread of its
+#: own so that they go on while the worker is stuck in the dataset
+WATCHDOG_INTERVAL = 1.0
 
 #: True once the interpreter is exiting: iterators then skip the orderly worker shutdown
 python_exit_status = False

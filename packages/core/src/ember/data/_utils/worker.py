@@ -1,16 +1,38 @@
-"""What runs inside a DataLoader worker process: seeding, ``get_worker_info`` and the loop
-that fetches the indices the main process sends and sends the data back."""
+"""What runs inside a DataLoader worker process: seeding, ``get_worker_info``, dying with
+the main process, and the loop that fetches the indices the main process sends and sends
+the data back.
+
+A worker must not outlive the process that started it, even when stuck in the dataset's
+``__getitem__`` (in Python or in C) and even when that process was killed with SIGKILL, so
+two mechanisms end it:
+
+* on Linux, ``prctl(PR_SET_PDEATHSIG, SIGKILL)``: the kernel kills the worker the moment its
+  parent dies. The "parent" is the *thread* that created the worker, so it is used only
+  when that thread is the main thread, which lives as long as the process: a loader
+  iterated first from a short-lived thread must keep its workers. Not for ``forkserver``
+  workers either: their parent is the fork server, which outlives the main process as long
+  as any of its children holds the pipe it watches (every worker does).
+* everywhere, a daemon thread in the worker that checks every ``WATCHDOG_INTERVAL`` seconds
+  whether the main process is alive and ends the worker with ``os._exit`` if not. It runs
+  beside a dataset busy in pure Python (the GIL is handed over every few milliseconds) or
+  blocked in C that releases the GIL (``time.sleep``, I/O).
+"""
 
 from __future__ import annotations
 
+import ctypes
 import os
 import queue
 import random
+import signal
+import sys
+import threading
+import time
 from dataclasses import dataclass
 
 import numpy as np
 
-from . import WORKER_POLL_INTERVAL, ExceptionWrapper
+from . import WATCHDOG_INTERVAL, WORKER_POLL_INTERVAL, ExceptionWrapper
 from .fetch import create_fetcher
 
 __all__ = ["WorkerInfo", "get_worker_info"]
@@ -64,17 +86,105 @@ class _ResumeIteration:
     """Sent to persistent workers at the start of a new epoch (and echoed back)."""
 
 
-class ManagerWatchdog:
-    """Tells a worker whether the process that started it is still alive."""
+@dataclass(frozen=True)
+class _Manager:
+    """The process that starts a worker (the one iterating the DataLoader), as the worker
+    needs to know it to die with it."""
 
-    def __init__(self) -> None:
-        self.manager_pid = os.getppid()
+    pid: int
+    #: the worker is its direct child (fork, spawn), not the fork server's
+    is_parent: bool
+    #: use PR_SET_PDEATHSIG: a direct child, started by the main thread (which lives as long
+    #: as the process)
+    death_signal: bool
+
+    @classmethod
+    def current(cls, ctx) -> _Manager:
+        """This process, about to start workers from the current thread through ``ctx``."""
+        is_parent = ctx.get_start_method() != "forkserver"
+        main_thread = threading.current_thread() is threading.main_thread()
+        return cls(os.getpid(), is_parent, is_parent and main_thread)
+
+
+_PROCFS = os.path.exists("/proc/self/stat")
+
+
+def _pid_alive(pid: int) -> bool:
+    """The process exists and is not a zombie (a killed process stays one until reaped).
+    POSIX only: a forkserver worker's check (there is no fork server on Windows)."""
+    if _PROCFS:
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as f:
+                return f.read().rsplit(b")", 1)[1].split()[0] not in (b"Z", b"X")
+        except FileNotFoundError:
+            return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # alive, someone else's
+        pass
+    return True
+
+
+class ManagerWatchdog:
+    """Tells a worker whether the process that started it is still alive.
+
+    A direct child (fork, spawn) checks that its parent is still the manager: an orphan is
+    re-parented the moment its parent dies, however it died. A fork server's child checks
+    that its parent (the server) is unchanged and that the manager's pid is alive.
+    """
+
+    def __init__(self, manager: _Manager | None = None) -> None:
+        direct = manager is None or manager.is_parent
+        self.parent_pid = manager.pid if manager is not None and direct else os.getppid()
+        self.manager_pid = None if direct else manager.pid
         self.manager_dead = False
+
+    def _check(self) -> bool:
+        if os.getppid() != self.parent_pid:
+            return False
+        return self.manager_pid is None or _pid_alive(self.manager_pid)
 
     def is_alive(self) -> bool:
         if not self.manager_dead:
-            self.manager_dead = os.getppid() != self.manager_pid
+            self.manager_dead = not self._check()
         return not self.manager_dead
+
+
+PR_SET_PDEATHSIG = 1
+
+
+def _set_parent_death_signal(signum: int) -> bool:
+    """Linux: have the kernel send ``signum`` to this process when its parent thread exits.
+    False where that is not available."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return False
+    prctl.argtypes = [ctypes.c_int] + [ctypes.c_ulong] * 4
+    return prctl(PR_SET_PDEATHSIG, signum, 0, 0, 0) == 0
+
+
+def _watch_manager(watchdog: ManagerWatchdog) -> None:
+    while watchdog.is_alive():
+        time.sleep(WATCHDOG_INTERVAL)
+    os._exit(1)  # nobody is left to send work or read results
+
+
+def _die_with_manager(manager: _Manager | None) -> ManagerWatchdog:
+    """Make this worker end when ``manager`` does (see the module docstring); exit at once if
+    it already has (it may die before the death signal is set)."""
+    if manager is not None and manager.death_signal:
+        _set_parent_death_signal(signal.SIGKILL)
+    watchdog = ManagerWatchdog(manager)
+    if not watchdog.is_alive():
+        os._exit(1)
+    threading.Thread(target=_watch_manager, args=(watchdog,), name="ember-manager-watchdog",
+                     daemon=True).start()
+    return watchdog
 
 
 def _numpy_seed(base_seed: int, worker_id: int) -> np.ndarray:
@@ -97,10 +207,12 @@ def _seed_worker(base_seed: int, worker_id: int) -> int:
 
 def _worker_loop(iterable, dataset, index_queue, data_queue, done_event, auto_collation,
                  collate_fn, drop_last, base_seed, init_fn, worker_id, num_workers,
-                 persistent_workers) -> None:
+                 persistent_workers, manager: _Manager | None = None) -> None:
     """Fetch ``(task_idx, index)`` from ``index_queue``, put ``(task_idx, data)`` on
-    ``data_queue``; errors travel as ``ExceptionWrapper``. ``None`` ends the loop."""
+    ``data_queue``; errors travel as ``ExceptionWrapper``. ``None`` ends the loop. The
+    worker ends when ``manager`` does (see the module docstring)."""
     global _worker_info
+    watchdog = _die_with_manager(manager)
     try:
         seed = _seed_worker(base_seed, worker_id)
         _worker_info = WorkerInfo(id=worker_id, num_workers=num_workers, seed=seed,
@@ -114,7 +226,6 @@ def _worker_loop(iterable, dataset, index_queue, data_queue, done_event, auto_co
         except Exception:
             init_exception = ExceptionWrapper(where=where)
         iteration_end = False
-        watchdog = ManagerWatchdog()
         while watchdog.is_alive():
             try:
                 r = index_queue.get(timeout=WORKER_POLL_INTERVAL)
