@@ -104,6 +104,34 @@ def _pair(torch, build, make_opt, x_np, y_np):
     return e_step, (fns[0] if fns else None)
 
 
+def _small_mlp_inference(torch, rng):
+    """Eager overhead of a served model: three small layers under no_grad (issue 10 measured
+    the thread-local grad-mode read on it)."""
+    import ember
+
+    def make(lib):
+        nn = lib.nn
+        return nn.Sequential(nn.Linear(32, 64), nn.ReLU(), nn.Linear(64, 10)).eval()
+
+    x_np = rng.standard_normal((8, 32)).astype(np.float32)
+    e_model, ex = make(ember), ember.from_numpy(x_np)
+
+    def e_infer():
+        with ember.no_grad():
+            e_model(ex)
+
+    t_infer = None
+    if torch is not None:
+        t_model, tx = make(torch), torch.from_numpy(x_np)
+        _copy_weights(t_model, e_model)
+
+        def t_infer():
+            with torch.no_grad():
+                t_model(tx)
+
+    return compare("MLP 32-64-10 inference (b8, no_grad)", e_infer, t_infer, number=5000)
+
+
 def workloads(torch):
     rng = np.random.default_rng(0)
     results = []
@@ -118,6 +146,8 @@ def workloads(torch):
     y = rng.integers(0, 10, 128)
     e, t = _pair(torch, _mlp, sgd, x, y)
     results.append(compare("MLP 784-512-256-10 step (b128, SGD momentum)", e, t, number=50))
+
+    results.append(_small_mlp_inference(torch, rng))
 
     x = rng.standard_normal((64, 1, 28, 28)).astype(np.float32)
     y = rng.integers(0, 10, 64)

@@ -1,0 +1,357 @@
+"""Why Ember lacks each PyTorch name that ``tools/compat_report.py`` finds missing.
+
+:data:`GAPS` maps a namespace of the report (``"torch.nn"``, ``"torch.Tensor"``,
+``"torch.nn.modules.*"``...) to reasons, and each reason to the names it explains. A name
+may be an ``fnmatch`` glob (``"cudnn_*"``) for a family; an exact name wins over a glob.
+``tests/integration/test_compat_report.py`` fails when a missing name has no entry here
+(a new gap cannot hide) and when an entry no longer matches a missing name (it is stale:
+delete it when the name lands).
+
+"Not yet" is an honest reason, not a waiver: those names are work to do.
+"""
+
+from __future__ import annotations
+
+# The releases this list was written against (the oracles that noxfile.py pins): under other
+# releases the names differ, and the test checks only the rows whose oracle matches.
+ORACLES = {"torch": "2.13.", "torchvision": "0.29."}
+
+# -- reasons ---------------------------------------------------------------------------------
+NOT_YET = "issue 18: not yet"
+VISION_NOT_YET = "ember-vision: not yet (no open issue)"
+GRAPH_MODE = "open issue 14: graph mode (jit, export, onnx, compile, fx, symbolic shapes)"
+DISTRIBUTED = "open issue 15: distributed and multiprocessing"
+MIXED_PRECISION = "open issue 16: mixed precision (autocast, GradScaler, bfloat16), profiler"
+COMPLEX = "open issue 17: complex dtypes, fft and spectral ops"
+SPECIAL = "open issue 17: special functions (torch.special)"
+SPARSE = "open issue 17: sparse tensors"
+FUNC = "open issue 17: torch.func, vmap, forward-mode AD, distributions"
+QUANTIZATION = "quantization: not planned"
+LOW_BITS = "sub-byte and float8 dtypes: no NumPy/CuPy array type to hold them"
+BACKEND_KERNELS = ("backend-specific kernels and devices (cuDNN, MIOpen, MKL-DNN, Vulkan, XLA, "
+                   "IPU, MTIA, MAIA): not API for a NumPy/CuPy framework")
+CUDA_ONLY = "CUDA-only internals (tensor-core float8/grouped GEMMs, multi-GPU comm, streams)"
+ATEN_INTERNALS = ("ATen kernels that torch exports without an underscore (native_*, RNN cells, "
+                  "SyncBatchNorm's reductions): called by PyTorch's layers, not by users")
+TORCH_C_INTERNALS = ("torch._C bindings that torch.__all__ exports (TorchScript IR and types, "
+                     "dispatcher keys, benchmark/logging helpers): no user-facing role")
+DEPRECATED = "deprecated in PyTorch"
+REMOVED = "removed from PyTorch: the name only raises an error pointing elsewhere"
+DATAPIPES = "DataPipes: deprecated in PyTorch (moved to torchdata, then dropped there)"
+PROTOTYPE = "prototype API in PyTorch (nested, named, masked tensors): not planned"
+TYPE_HINTS = "type-hint-only modules and aliases: nothing to run"
+UNDOCUMENTED = "undocumented internal helper that PyTorch names without an underscore"
+VIDEO = "video decoding (torchvision.io video, video datasets/models): not planned"
+
+# -- gaps: namespace -> reason -> names (globs allowed) ------------------------------------
+GAPS: dict[str, dict[str, list[str]]] = {
+    "torch": {
+        NOT_YET: [
+            "AcceleratorError", "OutOfMemoryError", "Event", "Stream", "layout", "memory_format",
+            "BoolTensor", "ByteTensor", "CharTensor", "DoubleTensor", "FloatTensor", "IntTensor",
+            "LongTensor", "ShortTensor", "UntypedStorage", "uint16", "uint32", "uint64",
+            "e", "pi", "inf", "nan", "newaxis", "has_lapack", "has_mkl", "has_openmp",
+            "has_spectral", "get_device_module", "is_warn_always_enabled", "set_warn_always",
+            "set_flush_denormal", "thread_safe_generator", "init_num_threads",
+            "addcdiv", "addcmul", "addr", "adjoint", "as_strided", "as_strided_",
+            "as_strided_scatter", "bilinear", "bincount", "binomial", "block_diag", "bucketize",
+            "cartesian_prod", "channel_shuffle", "cholesky_inverse", "cholesky_solve",
+            "combinations", "conv_tbc", "corrcoef", "cov", "cumulative_trapezoid", "deg2rad",
+            "deg2rad_", "detach", "detach_", "diagflat", "diff", "dist", "embedding_bag",
+            "empty_permuted", "fill", "fill_", "frexp", "from_file", "frombuffer", "gcd", "gcd_",
+            "geqrf", "get_device", "gradient", "hash_tensor", "heaviside", "histc", "histogram",
+            "histogramdd", "index_reduce", "is_inference", "is_same_size", "is_signed", "isin",
+            "lcm", "lcm_", "ldexp", "ldexp_", "lobpcg", "logaddexp", "logaddexp2", "lu_solve",
+            "lu_unpack", "matrix_exp", "meshgrid", "narrow_copy", "nextafter", "nonzero_static",
+            "orgqr", "ormqr", "pdist", "rad2deg", "rad2deg_", "renorm", "repeat_interleave",
+            "resize_as_", "scalar_tensor", "searchsorted", "trapezoid", "trapz", "tril_indices",
+            "triu_indices", "unravel_index", "vander", "zero_",
+        ],
+        DEPRECATED: ["*Storage", "TypedStorage", "set_default_tensor_type", "triangular_solve",
+                     "frobenius_norm", "nuclear_norm"],
+        GRAPH_MODE: ["compile", "export", "cond", "fork", "wait", "Future", "JITException",
+                     "CompilationUnit", "ScriptFunction", "Sym*", "sym_*", "*_copy",
+                     "slice_inverse"],
+        TORCH_C_INTERNALS: [
+            "AVG", "SUM", "AggregationType", "AliasDb", "AnyType", "Argument", "ArgumentSpec",
+            "AwaitType", "BenchmarkConfig", "BenchmarkExecutionStats", "Block", "BoolType",
+            "BufferDict", "CallStack", "Capsule", "ClassType", "Code", "CompleteArgumentSpec",
+            "ComplexType", "ConcreteModuleType", "ConcreteModuleTypeBuilder",
+            "DeepCopyMemoTable", "DeserializationStorageContext", "DeviceObjType", "DictType",
+            "DisableTorchFunction", "DisableTorchFunctionSubclass", "DispatchKey",
+            "DispatchKeySet", "EnumType", "ErrorReport", "ExcludeDispatchKeyGuard",
+            "ExecutionPlan", "FatalError", "FileCheck", "FloatType", "FunctionSchema",
+            "FutureType", "Gradient", "Graph", "GraphExecutorState", "IODescriptor",
+            "InferredType", "IntType", "InterfaceType", "ListType", "LiteScriptModule",
+            "LockingLogger", "ModuleDict", "Node", "NoneType", "NoopLogger", "NumberType",
+            "OperatorInfo", "OptionalType", "ParameterDict", "PyObjectType", "PyTorchFileReader",
+            "PyTorchFileWriter", "RRefType", "Script*", "SerializationStorageContext",
+            "StaticModule", "StreamObjType", "StringType", "Tag", "TensorType",
+            "ThroughputBenchmark", "TracingState", "TupleType", "Type", "UnionType", "Use",
+            "Value", "import_ir_module", "import_ir_module_from_buffer",
+            "merge_type_from_type_comment", "parse_ir", "parse_schema", "parse_type_comment",
+            "unify_type_list",
+        ],
+        ATEN_INTERNALS: [
+            "native_*", "batch_norm_backward_*", "batch_norm_elemt", "batch_norm_gather_stats*",
+            "batch_norm_stats", "batch_norm_update_stats", "constant_pad_nd", "convolution",
+            "affine_grid_generator", "grid_sampler", "grid_sampler_2d", "grid_sampler_3d",
+            "embedding_renorm_", "norm_except_dim", "gru", "gru_cell", "lstm", "lstm_cell",
+            "rnn_relu", "rnn_relu_cell", "rnn_tanh", "rnn_tanh_cell", "unsafe_chunk",
+            "unsafe_split", "unsafe_split_with_sizes",
+        ],
+        MIXED_PRECISION: ["autocast", "GradScaler", "*autocast*", "bfloat16"],
+        DISTRIBUTED: ["is_distributed"],
+        COMPLEX: ["complex", "complex32", "complex64", "complex128", "cfloat", "cdouble",
+                  "chalf", "conj", "conj_physical", "conj_physical_", "is_conj", "is_neg",
+                  "resolve_conj", "resolve_neg", "real", "imag", "angle", "polar",
+                  "view_as_complex", "view_as_real", "stft", "istft", "bartlett_window",
+                  "blackman_window", "hamming_window", "hann_window", "kaiser_window"],
+        SPECIAL: ["i0", "i0_", "igamma", "igammac", "mvlgamma", "polygamma", "sinc", "sinc_"],
+        SPARSE: ["sparse_*", "spmm", "smm", "hsmm", "dsmm", "hspmm", "saddmm", "sspaddmm",
+                 "resize_as_sparse_"],
+        FUNC: ["vmap"],
+        QUANTIZATION: ["q_*", "qint8", "qint32", "quint8", "quint2x4", "quint4x2", "qscheme",
+                       "quantize_*", "quantized_*", "dequantize", "int_repr", "empty_quantized",
+                       "fake_quantize_*", "fused_moving_avg_obs_fake_quant",
+                       "choose_qparams_optimized", "fbgemm_*"],
+        LOW_BITS: ["bit", "bits*", "float4_*", "float8_*", "int1", "int2", "int3", "int4",
+                   "int5", "int6", "int7", "uint1", "uint2", "uint3", "uint4", "uint5", "uint6",
+                   "uint7"],
+        BACKEND_KERNELS: ["cudnn_*", "miopen_*", "mkldnn_*", "is_vulkan_available"],
+    },
+    "torch.Tensor": {
+        NOT_YET: [
+            "__contains__", "__reversed__", "__setstate__", "__torch_function__",
+            "addcdiv", "addcdiv_", "addcmul", "addcmul_", "addr", "addr_", "adjoint", "apply_",
+            "map_", "map2_", "as_strided", "as_strided_", "as_strided_scatter", "as_subclass",
+            "bincount", "cholesky_inverse", "cholesky_solve", "const_data_ptr", "corrcoef",
+            "cov", "deg2rad", "deg2rad_", "diagflat", "diff", "dim_order", "dist",
+            "fill_diagonal_", "frexp", "gcd", "gcd_", "geqrf", "grad_dtype", "hash_tensor",
+            "heaviside", "heaviside_", "histc", "histogram", "index", "index_reduce",
+            "index_reduce_", "is_inference", "is_nonzero", "is_pinned", "pin_memory",
+            "is_same_size", "is_set_to", "set_", "lcm", "lcm_", "ldexp", "ldexp_", "logaddexp",
+            "logaddexp2", "lu", "lu_solve", "matrix_exp", "module_load", "narrow_copy",
+            "new_empty_strided", "nextafter", "nextafter_", "nonzero_static", "orgqr", "ormqr",
+            "rad2deg", "rad2deg_", "record_stream", "renorm", "renorm_", "repeat_interleave",
+            "resize_", "resize_as_", "squeeze_", "unsqueeze_", "t_", "transpose_", "swapaxes_",
+            "swapdims_", "sum_to_size", "type_as", "unfold", "untyped_storage", "xpu",
+        ],
+        DEPRECATED: ["resize", "resize_as", "storage", "storage_type", "volatile", "new",
+                     "triangular_solve"],
+        REMOVED: ["eig", "symeig", "lstsq", "solve", "reinforce"],
+        DISTRIBUTED: ["is_shared", "share_memory_", "is_distributed"],
+        MIXED_PRECISION: ["bfloat16"],
+        COMPLEX: ["cfloat", "cdouble", "chalf", "conj", "conj_physical", "conj_physical_",
+                  "is_conj", "is_neg", "resolve_conj", "resolve_neg", "real", "imag", "angle",
+                  "stft", "istft"],
+        SPECIAL: ["i0", "i0_", "igamma", "igamma_", "igammac", "igammac_", "mvlgamma",
+                  "mvlgamma_", "polygamma", "polygamma_", "sinc", "sinc_"],
+        SPARSE: ["ccol_indices", "col_indices", "crow_indices", "row_indices", "coalesce",
+                 "is_coalesced", "dense_dim", "sparse_dim", "indices", "values", "sparse_mask",
+                 "sparse_resize_", "sparse_resize_and_clear_", "to_dense", "to_sparse*",
+                 "is_sparse_csr", "smm", "sspaddmm", "resize_as_sparse_"],
+        QUANTIZATION: ["q_*", "qscheme", "dequantize", "int_repr"],
+        PROTOTYPE: ["is_nested", "to_padded_tensor", "name"],
+        BACKEND_KERNELS: ["ipu", "is_ipu", "is_maia", "is_mkldnn", "to_mkldnn", "mtia",
+                          "is_mtia", "is_vulkan", "is_xla"],
+        GRAPH_MODE: ["slice_inverse"],
+        ATEN_INTERNALS: ["unsafe_chunk", "unsafe_split", "unsafe_split_with_sizes"],
+    },
+    "torch.nn": {
+        NOT_YET: ["AdaptiveAvgPool3d", "AdaptiveMaxPool3d", "AvgPool3d", "MaxPool3d",
+                  "MaxUnpool3d", "LPPool3d", "FractionalMaxPool2d", "FractionalMaxPool3d",
+                  "AdaptiveLogSoftmaxWithLoss", "ChannelShuffle", "CrossMapLRN2d",
+                  "MultiLabelMarginLoss", "TripletMarginWithDistanceLoss",
+                  "LinearCrossEntropyLoss", "LinearCrossEntropyOptions", "attention", "grad",
+                  "factory_kwargs"],
+        DEPRECATED: ["Container", "NLLLoss2d"],
+        DISTRIBUTED: ["SyncBatchNorm"],
+        QUANTIZATION: ["intrinsic", "qat", "quantizable", "quantized"],
+        TYPE_HINTS: ["common_types"],
+    },
+    "torch.nn.functional": {
+        NOT_YET: ["affine_grid", "grid_sample", "channel_shuffle", "native_channel_shuffle",
+                  "conv_tbc", "fractional_max_pool2d", "fractional_max_pool2d_with_indices",
+                  "fractional_max_pool3d", "fractional_max_pool3d_with_indices",
+                  "gumbel_softmax", "linear_cross_entropy", "multilabel_margin_loss", "pdist",
+                  "triplet_margin_with_distance_loss"],
+        CUDA_ONLY: ["ScalingType", "SwizzleType", "scaled_mm", "scaled_grouped_mm",
+                    "grouped_mm"],
+        UNDOCUMENTED: ["assert_int_or_pair"],
+    },
+    "torch.nn.utils": {
+        NOT_YET: ["convert_conv2d_weight_memory_format", "convert_conv3d_weight_memory_format"],
+    },
+    "torch.optim": {
+        NOT_YET: ["ASGD", "Rprop", "Adafactor", "Muon", "swa_utils",
+                  "swap_in_optimizer_params_and_state"],
+        SPARSE: ["SparseAdam"],
+    },
+    "torch.utils.data": {
+        NOT_YET: ["_DatasetKind"],
+        DATAPIPES: ["DFIterDataPipe", "DataChunk", "IterDataPipe", "MapDataPipe",
+                    "functional_datapipe", "argument_validation",
+                    "guaranteed_datapipes_determinism", "non_deterministic",
+                    "runtime_validation", "runtime_validation_disabled"],
+    },
+    "torch.linalg": {
+        NOT_YET: ["cond", "diagonal", "householder_product", "ldl_factor", "ldl_factor_ex",
+                  "ldl_solve", "lu", "lu_factor", "lu_factor_ex", "lu_solve", "matrix_exp",
+                  "solve_ex", "solve_triangular", "tensorinv", "tensorsolve", "vander"],
+        COMPLEX: ["eig", "eigvals"],
+    },
+    "torch.autograd": {
+        NOT_YET: ["enforce_grad_layout_policy", "set_multithreading_enabled"],
+        DEPRECATED: ["Variable", "variable", "NestedIOFunction"],
+    },
+    "torch.* modules": {
+        NOT_YET: ["cpu", "functional", "library", "overrides", "quasirandom", "random",
+                  "storage", "torch_version"],
+        GRAPH_MODE: ["compiler", "export", "fx", "jit", "onnx", "futures", "nativert",
+                     "package"],
+        DISTRIBUTED: ["distributed", "multiprocessing"],
+        MIXED_PRECISION: ["amp", "profiler"],
+        COMPLEX: ["fft", "signal"],
+        SPECIAL: ["special"],
+        SPARSE: ["sparse"],
+        FUNC: ["func", "distributions"],
+        QUANTIZATION: ["ao", "quantization"],
+        PROTOTYPE: ["masked", "nested"],
+        BACKEND_KERNELS: ["mtia"],
+        UNDOCUMENTED: ["contrib", "monitor", "numa"],
+        TYPE_HINTS: ["types"],
+    },
+    "torch.nn.modules.*": {
+        NOT_YET: [
+            "activation.MultiheadAttention", "adaptive.AdaptiveLogSoftmaxWithLoss",
+            "channelshuffle.ChannelShuffle", "linear.NonDynamicallyQuantizableLinear",
+            "linear_cross_entropy_options.LinearCrossEntropyOptions",
+            "loss.LinearCrossEntropyLoss", "loss.MultiLabelMarginLoss",
+            "loss.TripletMarginWithDistanceLoss", "module.register_module_*",
+            "normalization.CrossMapLRN2d", "pooling.AdaptiveAvgPool3d",
+            "pooling.AdaptiveMaxPool3d", "pooling.AvgPool3d", "pooling.FractionalMaxPool2d",
+            "pooling.FractionalMaxPool3d", "pooling.LPPool3d", "pooling.MaxPool3d",
+            "pooling.MaxUnpool3d", "pooling._AdaptiveAvgPoolNd", "rnn.apply_permutation",
+            "utils.consume_prefix_in_state_dict_if_present",
+        ],
+        DEPRECATED: ["container.Container", "loss.NLLLoss2d"],
+        DISTRIBUTED: ["batchnorm.SyncBatchNorm"],
+    },
+    "torch.nn.parallel.*": {
+        NOT_YET: ["parallel_apply.*", "replicate.replicate", "scatter_gather.*"],
+        CUDA_ONLY: ["comm.*"],
+        DISTRIBUTED: ["distributed.DistributedDataParallel"],
+    },
+    "torch.nn.utils.*": {
+        NOT_YET: ["memory_format.convert_conv2d_weight_memory_format",
+                  "memory_format.convert_conv3d_weight_memory_format"],
+        UNDOCUMENTED: ["rnn.PackedSequence_", "rnn.bind"],
+    },
+    "torch.optim.*": {
+        NOT_YET: ["adadelta.adadelta", "adagrad.adagrad", "adam.adam", "adamax.adamax",
+                  "adamw.adamw", "nadam.nadam", "radam.radam", "rmsprop.rmsprop", "sgd.sgd",
+                  "asgd.*", "rprop.*", "swa_utils.*", "optimizer.register_optimizer_step_*"],
+        SPARSE: ["sparse_adam.SparseAdam"],
+    },
+    "torch.utils.data.*": {
+        NOT_YET: ["dataloader.get_worker_info"],
+        DEPRECATED: ["backward_compatibility.worker_init_fn"],
+        DATAPIPES: ["graph.*", "graph_settings.*"],
+    },
+    "torch.autograd.*": {
+        NOT_YET: ["function.FunctionMeta", "grad_mode.enforce_grad_layout_policy",
+                  "grad_mode.set_multithreading_enabled", "graph.GradientEdge",
+                  "graph.get_gradient_edge", "graph.allow_mutation_on_saved_tensors",
+                  "graph.disable_saved_tensors_hooks", "graph.saved_tensors_hooks",
+                  "graph.save_on_cpu", "graph.increment_version",
+                  "graph.register_multi_grad_hook"],
+        DEPRECATED: ["function.NestedIOFunction", "variable.*", "gradcheck.get_*_jacobian*"],
+        FUNC: ["forward_ad.*"],
+        MIXED_PRECISION: ["profiler.*", "profiler_legacy.*", "profiler_util.*"],
+        GRAPH_MODE: ["graph.region_activation_memory_budget"],
+        CUDA_ONLY: ["graph.set_override_stale_capture_stream",
+                    "graph.set_warn_on_accumulate_grad_stream_mismatch"],
+    },
+    "submodules as attributes": {
+        # batchnorm and instancenorm exist (ember/nn/modules/); ember.nn.modules must import them.
+        NOT_YET: ["nn.modules.batchnorm", "nn.modules.instancenorm", "nn.modules.adaptive",
+                  "nn.modules.channelshuffle", "nn.modules.linear_cross_entropy_options",
+                  "nn.parallel.parallel_apply", "nn.parallel.replicate",
+                  "nn.parallel.scatter_gather", "nn.utils.memory_format", "optim.swa_utils"],
+        CUDA_ONLY: ["nn.parallel.comm"],
+        DISTRIBUTED: ["nn.parallel.distributed"],
+        DATAPIPES: ["utils.data.datapipes", "utils.data.graph", "utils.data.graph_settings"],
+        FUNC: ["autograd.forward_ad"],
+        MIXED_PRECISION: ["autograd.profiler*"],
+        DEPRECATED: ["autograd.variable"],
+    },
+    # torchvision's rows run only where torchvision is installed (nox -s vision_parity).
+    "torchvision.models": {
+        VISION_NOT_YET: [
+            "GoogLeNet", "GoogLeNetOutputs", "GoogLeNet_Weights", "googlenet", "Inception3",
+            "InceptionOutputs", "Inception_V3_Weights", "inception", "inception_v3", "MNASNet",
+            "MNASNet*_Weights", "mnasnet", "mnasnet*", "MaxVit", "MaxVit_T_Weights", "maxvit",
+            "maxvit_t", "RegNet", "RegNet_*_Weights", "regnet", "regnet_*", "ShuffleNetV2",
+            "ShuffleNet_V2_*_Weights", "shufflenetv2", "shufflenet_v2_*", "SwinTransformer",
+            "Swin_*_Weights", "swin_transformer", "swin_*", "mobilenet", "detection",
+            "segmentation", "optical_flow",
+        ],
+        QUANTIZATION: ["quantization"],
+        VIDEO: ["video"],
+    },
+    "torchvision.transforms": {
+        VISION_NOT_YET: ["LinearTransformation"],
+    },
+    "torchvision.transforms.v2": {
+        VISION_NOT_YET: ["*"],  # ember.vision.transforms.v2 does not exist yet: every name
+    },
+    "torchvision.ops": {
+        VISION_NOT_YET: [
+            "Conv2dNormActivation", "Conv3dNormActivation", "DeformConv2d", "deform_conv2d",
+            "DropBlock2d", "DropBlock3d", "drop_block2d", "drop_block3d",
+            "FeaturePyramidNetwork", "FrozenBatchNorm2d", "MLP", "MultiScaleRoIAlign",
+            "Permute", "SqueezeExcitation", "StochasticDepth", "stochastic_depth",
+            "complete_box_iou", "complete_box_iou_loss", "distance_box_iou",
+            "distance_box_iou_loss", "generalized_box_iou_loss", "masks_to_boxes",
+        ],
+    },
+    "torchvision.datasets": {
+        VISION_NOT_YET: [
+            "CLEVRClassification", "CREStereo", "Caltech101", "Caltech256", "CarlaStereo",
+            "CelebA", "Cityscapes", "CocoCaptions", "CocoDetection", "Country211", "DTD",
+            "EMNIST", "ETH3DStereo", "EuroSAT", "FER2013", "FGVCAircraft",
+            "FallingThingsStereo", "Flickr30k", "Flickr8k", "Flowers102", "FlyingChairs",
+            "FlyingThings3D", "Food101", "GTSRB", "HD1K", "INaturalist", "ImageNet",
+            "Imagenette", "InStereo2k", "Kitti", "Kitti2012Stereo", "Kitti2015Stereo",
+            "KittiFlow", "LFWPairs", "LFWPeople", "LSUN", "LSUNClass",
+            "Middlebury2014Stereo", "Omniglot", "OxfordIIITPet", "PCAM", "PhotoTour",
+            "Places365", "QMNIST", "RenderedSST2", "SBDataset", "SBU", "SEMEION", "STL10",
+            "SUN397", "SVHN", "SceneFlowStereo", "Sintel", "SintelStereo", "StanfordCars",
+            "USPS", "VOCDetection", "VOCSegmentation", "WIDERFace",
+            "wrap_dataset_for_transforms_v2",
+        ],
+        VIDEO: ["HMDB51", "Kinetics", "UCF101", "MovingMNIST"],
+    },
+    "torchvision.io": {
+        VISION_NOT_YET: ["decode_avif", "decode_gif", "decode_heic", "decode_webp"],
+    },
+    "torchvision.utils": {
+        VISION_NOT_YET: ["flow_to_image"],
+        UNDOCUMENTED: ["_Image_fromarray"],
+    },
+}
+
+
+def entries() -> dict[str, dict[str, str]]:
+    """namespace -> {name or glob: reason}; a name listed twice in a namespace is an error."""
+    flat: dict[str, dict[str, str]] = {}
+    for namespace, groups in GAPS.items():
+        names = flat.setdefault(namespace, {})
+        for reason, listed in groups.items():
+            for name in listed:
+                if name in names:
+                    raise ValueError(f"{namespace}: {name!r} is listed twice "
+                                     f"({names[name]!r} and {reason!r})")
+                names[name] = reason
+    return flat
