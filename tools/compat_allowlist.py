@@ -224,15 +224,15 @@ GAPS: dict[str, dict[str, list[str]]] = {
     },
     "torch.nn.modules.*": {
         NOT_YET: [
-            "activation.MultiheadAttention", "adaptive.AdaptiveLogSoftmaxWithLoss",
-            "channelshuffle.ChannelShuffle", "linear.NonDynamicallyQuantizableLinear",
+            "adaptive.AdaptiveLogSoftmaxWithLoss",
+            "channelshuffle.ChannelShuffle",
             "linear_cross_entropy_options.LinearCrossEntropyOptions",
             "loss.LinearCrossEntropyLoss", "loss.MultiLabelMarginLoss",
             "loss.TripletMarginWithDistanceLoss", "module.register_module_*",
             "normalization.CrossMapLRN2d", "pooling.AdaptiveAvgPool3d",
             "pooling.AdaptiveMaxPool3d", "pooling.AvgPool3d", "pooling.FractionalMaxPool2d",
             "pooling.FractionalMaxPool3d", "pooling.LPPool3d", "pooling.MaxPool3d",
-            "pooling.MaxUnpool3d", "pooling._AdaptiveAvgPoolNd", "rnn.apply_permutation",
+            "pooling.MaxUnpool3d", "rnn.apply_permutation",
             "utils.consume_prefix_in_state_dict_if_present",
         ],
         DEPRECATED: ["container.Container", "loss.NLLLoss2d"],
@@ -255,7 +255,7 @@ GAPS: dict[str, dict[str, list[str]]] = {
         SPARSE: ["sparse_adam.SparseAdam"],
     },
     "torch.utils.data.*": {
-        NOT_YET: ["dataloader.get_worker_info"],
+        NOT_YET: [],
         DEPRECATED: ["backward_compatibility.worker_init_fn"],
         DATAPIPES: ["graph.*", "graph_settings.*"],
     },
@@ -274,8 +274,7 @@ GAPS: dict[str, dict[str, list[str]]] = {
                     "graph.set_warn_on_accumulate_grad_stream_mismatch"],
     },
     "submodules as attributes": {
-        # batchnorm and instancenorm exist (ember/nn/modules/); ember.nn.modules must import them.
-        NOT_YET: ["nn.modules.batchnorm", "nn.modules.instancenorm", "nn.modules.adaptive",
+        NOT_YET: ["nn.modules.adaptive",
                   "nn.modules.channelshuffle", "nn.modules.linear_cross_entropy_options",
                   "nn.parallel.parallel_apply", "nn.parallel.replicate",
                   "nn.parallel.scatter_gather", "nn.utils.memory_format", "optim.swa_utils"],

@@ -42,6 +42,7 @@ import importlib.util
 import inspect
 import json
 import pkgutil
+import re
 import subprocess
 import sys
 import types
@@ -318,11 +319,13 @@ def ember_has(ember: str, name: str) -> bool:
 
 # -- the report -----------------------------------------------------------------------------
 
-@functools.cache
+ALLOWLIST_PATH = Path(__file__).with_name("compat_allowlist.py")
+
+
 def _allowlist_module() -> types.ModuleType:
-    """tools/compat_allowlist.py, loaded by path: tools/ is not a package."""
-    path = Path(__file__).with_name("compat_allowlist.py")
-    spec = importlib.util.spec_from_file_location("compat_allowlist", path)
+    """tools/compat_allowlist.py, loaded by path (tools/ is not a package), afresh each time
+    so that a pruned list is what the next report reads."""
+    spec = importlib.util.spec_from_file_location("compat_allowlist", ALLOWLIST_PATH)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -412,6 +415,27 @@ def stale_entries(rows: list[Coverage]) -> dict[str, list[str]]:
     return stale
 
 
+def prune_allowlist(stale: dict[str, list[str]], path: Path = ALLOWLIST_PATH) -> int:
+    """Delete the stale entries from the allow-list's source; returns how many went.
+
+    Each entry is a string literal inside its namespace's block, so the block is found by its
+    key and the literal (with the separator after it) removed there; a list left empty stays
+    (an empty list is valid) for a reader to delete with its reason."""
+    text = path.read_text()
+    removed = 0
+    for namespace, names in stale.items():
+        start = text.index(f'    "{namespace}": {{')
+        end = text.index("\n    },", start)
+        block = text[start:end]
+        for name in names:
+            block, n = re.subn(rf'"{re.escape(name)}",? ?', "", block, count=1)
+            removed += n
+        block = "\n".join(line for line in block.split("\n") if line.strip())
+        text = text[:start] + block + text[end:]
+    path.write_text(text)
+    return removed
+
+
 def format_table(rows: list[Coverage]) -> str:
     """Covered/total and % per namespace; "not yet" counts the gaps that are work to do."""
     width = max(len(row.namespace) for row in rows)
@@ -454,11 +478,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.add_argument("--markdown", action="store_true", help="print the table in Markdown")
     parser.add_argument("--missing", action="store_true", help="list the missing names")
+    parser.add_argument("--prune", action="store_true",
+                        help="delete allow-list entries for names Ember now has")
     args = parser.parse_args(argv)
     if not _module_exists("torch"):
         print("PyTorch is not installed: nothing to compare against.", file=sys.stderr)
         return 0
     rows = collect()
+    if args.prune:
+        print(f"pruned {prune_allowlist(stale_entries(rows))} allow-list entries")
+        rows = collect()
     if args.json:
         print(json.dumps({"namespaces": [row.as_dict() for row in rows],
                           "stale_allowlist": stale_entries(rows)}, indent=2))

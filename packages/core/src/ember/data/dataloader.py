@@ -25,6 +25,7 @@ from ._utils.worker import (
     _Manager,
     _ResumeIteration,
     _worker_loop,
+    get_worker_info,  # noqa: F401 - at torch.utils.data.dataloader too
 )
 from .dataset import IterableDataset
 from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler

@@ -35,10 +35,12 @@ __all__ += ["LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d", "LazyInstan
 # layers over ember-core's kernels (conv, pooling, norms, activations, losses, ...)
 from . import (  # noqa: E402
     activation,
+    batchnorm,
     conv,
     distance,
     dropout,
     fold,
+    instancenorm,
     loss,
     normalization,
     padding,

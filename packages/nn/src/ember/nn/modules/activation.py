@@ -1,5 +1,5 @@
-"""Activation layers (``torch.nn.modules.activation``, without ``MultiheadAttention``, which
-lives in ``transformer.py``)."""
+"""Activation layers (``torch.nn.modules.activation``, ``MultiheadAttention`` included, as in
+PyTorch, so that pickled class paths and isinstance checks written against it work)."""
 
 from __future__ import annotations
 
@@ -10,13 +10,15 @@ from ember import Tensor
 
 from .. import functional as F
 from .. import init
+from .._mha import _run
 from ..parameter import Parameter
+from .linear import NonDynamicallyQuantizableLinear
 from .module import Module
 
 __all__ = ["Threshold", "ReLU", "RReLU", "Hardtanh", "ReLU6", "Sigmoid", "Hardsigmoid", "Tanh",
            "SiLU", "Mish", "Hardswish", "ELU", "CELU", "SELU", "GLU", "GELU", "Hardshrink",
            "LeakyReLU", "LogSigmoid", "Softplus", "Softshrink", "PReLU", "Softsign",
-           "Tanhshrink", "Softmin", "Softmax", "Softmax2d", "LogSoftmax"]
+           "Tanhshrink", "Softmin", "Softmax", "Softmax2d", "LogSoftmax", "MultiheadAttention"]
 
 
 def _inplace_str(inplace: bool) -> str:
@@ -397,3 +399,110 @@ class Softmax2d(Module):
             raise ValueError(f"Softmax2d: expected input to be 3D or 4D, got {input.dim()}D "
                              "instead")
         return F.softmax(input, -3, _stacklevel=5)
+
+
+class MultiheadAttention(Module):
+    """Multi-head attention ``Concat(head_1, ..., head_h) W^O`` with
+    ``head_i = Attention(Q W_i^Q, K W_i^K, V W_i^V)`` (``torch.nn.MultiheadAttention``).
+
+    Returns ``(attn_output, attn_weights)``; the weights are averaged over heads unless
+    ``average_attn_weights=False``, and ``None`` when ``need_weights=False`` (which uses
+    ``scaled_dot_product_attention``).
+    """
+
+    __constants__ = ["batch_first"]
+
+    def __init__(self, embed_dim, num_heads, dropout=0.0, bias=True, add_bias_kv=False,
+                 add_zero_attn=False, kdim=None, vdim=None, batch_first=False, device=None,
+                 dtype=None) -> None:
+        if embed_dim <= 0 or num_heads <= 0:
+            raise ValueError(f"embed_dim and num_heads must be greater than 0, got embed_dim="
+                             f"{embed_dim} and num_heads={num_heads} instead")
+        factory = {"device": device, "dtype": dtype}
+        super().__init__()
+        self.embed_dim = embed_dim
+        self.kdim = kdim if kdim is not None else embed_dim
+        self.vdim = vdim if vdim is not None else embed_dim
+        self._qkv_same_embed_dim = self.kdim == embed_dim and self.vdim == embed_dim
+        self.num_heads = num_heads
+        self.dropout = dropout
+        self.batch_first = batch_first
+        self.head_dim = embed_dim // num_heads
+        if self.head_dim * num_heads != self.embed_dim:
+            raise AssertionError("embed_dim must be divisible by num_heads")
+        if not self._qkv_same_embed_dim:
+            self.q_proj_weight = Parameter(ember.empty((embed_dim, embed_dim), **factory))
+            self.k_proj_weight = Parameter(ember.empty((embed_dim, self.kdim), **factory))
+            self.v_proj_weight = Parameter(ember.empty((embed_dim, self.vdim), **factory))
+            self.register_parameter("in_proj_weight", None)
+        else:
+            self.in_proj_weight = Parameter(ember.empty((3 * embed_dim, embed_dim), **factory))
+            self.register_parameter("q_proj_weight", None)
+            self.register_parameter("k_proj_weight", None)
+            self.register_parameter("v_proj_weight", None)
+        if bias:
+            self.in_proj_bias = Parameter(ember.empty(3 * embed_dim, **factory))
+        else:
+            self.register_parameter("in_proj_bias", None)
+        self.out_proj = NonDynamicallyQuantizableLinear(embed_dim, embed_dim, bias=bias,
+                                                        **factory)
+        if add_bias_kv:
+            self.bias_k = Parameter(ember.empty((1, 1, embed_dim), **factory))
+            self.bias_v = Parameter(ember.empty((1, 1, embed_dim), **factory))
+        else:
+            self.bias_k = self.bias_v = None
+        self.add_zero_attn = add_zero_attn
+        self._reset_parameters()
+
+    def _reset_parameters(self) -> None:
+        if self._qkv_same_embed_dim:
+            init.xavier_uniform_(self.in_proj_weight)
+        else:
+            init.xavier_uniform_(self.q_proj_weight)
+            init.xavier_uniform_(self.k_proj_weight)
+            init.xavier_uniform_(self.v_proj_weight)
+        if self.in_proj_bias is not None:
+            init.constant_(self.in_proj_bias, 0.0)
+            init.constant_(self.out_proj.bias, 0.0)
+        if self.bias_k is not None:
+            init.xavier_normal_(self.bias_k)
+        if self.bias_v is not None:
+            init.xavier_normal_(self.bias_v)
+
+    def __setstate__(self, state):
+        state.setdefault("_qkv_same_embed_dim", True)
+        super().__setstate__(state)
+
+    def forward(self, query: Tensor, key: Tensor, value: Tensor,
+                key_padding_mask: Tensor | None = None, need_weights: bool = True,
+                attn_mask: Tensor | None = None, average_attn_weights: bool = True,
+                is_causal: bool = False) -> tuple[Tensor, Tensor | None]:
+        """Attend ``query`` to ``key``/``value``; see the class docstring."""
+        separate = not self._qkv_same_embed_dim
+        return _run(query, key, value, self.embed_dim, self.num_heads, self.in_proj_weight,
+                    self.in_proj_bias, self.bias_k, self.bias_v, self.add_zero_attn,
+                    self.dropout, self.out_proj.weight, self.out_proj.bias, self.training,
+                    key_padding_mask, need_weights, attn_mask, separate,
+                    self.q_proj_weight if separate else None,
+                    self.k_proj_weight if separate else None,
+                    self.v_proj_weight if separate else None, None, None,
+                    average_attn_weights, is_causal, self.batch_first)
+
+    def merge_masks(self, attn_mask, key_padding_mask, query):
+        """Combine ``attn_mask`` and ``key_padding_mask`` into one ``(N, H, L, L)`` mask and
+        its type (0 = attn_mask, 1 = key_padding_mask, 2 = both/merged), as torch does."""
+        mask_type = merged = None
+        if key_padding_mask is not None:
+            mask_type, merged = 1, key_padding_mask
+        if attn_mask is not None:
+            batch_size, seq_len, _ = query.shape
+            mask_type = 2
+            if attn_mask.dim() == 3:
+                merged = attn_mask.view(batch_size, -1, seq_len, seq_len)
+            else:
+                merged = attn_mask.view(1, 1, seq_len, seq_len).expand(
+                    batch_size, self.num_heads, -1, -1)
+            if key_padding_mask is not None:
+                merged = merged + key_padding_mask.view(batch_size, 1, 1, seq_len).expand(
+                    -1, self.num_heads, -1, -1)
+        return merged, mask_type

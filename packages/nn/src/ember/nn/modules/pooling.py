@@ -104,14 +104,18 @@ class _AdaptivePoolNd(Module):
         return f"output_size={self.output_size}"
 
 
-class AdaptiveAvgPool1d(_AdaptivePoolNd):
+class _AdaptiveAvgPoolNd(_AdaptivePoolNd):
+    """Base of the adaptive average pools (``torch.nn.modules.pooling._AdaptiveAvgPoolNd``)."""
+
+
+class AdaptiveAvgPool1d(_AdaptiveAvgPoolNd):
     """Average pooling to a fixed output length."""
 
     def forward(self, input: Tensor) -> Tensor:
         return F.adaptive_avg_pool1d(input, self.output_size)
 
 
-class AdaptiveAvgPool2d(_AdaptivePoolNd):
+class AdaptiveAvgPool2d(_AdaptiveAvgPoolNd):
     """Average pooling to a fixed ``(H, W)`` (``None`` keeps that input size)."""
 
     def forward(self, input: Tensor) -> Tensor:
