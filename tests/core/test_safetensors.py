@@ -114,3 +114,58 @@ def test_save_model_with_tied_weights(tmp_path):
         st.load_model(nn.Sequential(nn.Linear(3, 3)), path)
     missing, unexpected = st.load_model(nn.Sequential(nn.Linear(3, 3)), path, strict=False)
     assert missing == ["0.bias", "0.weight"] and len(unexpected) == 3
+
+
+def _file(header: dict, data: bytes) -> bytes:
+    import json
+    import struct
+
+    raw = json.dumps(header).encode()
+    return struct.pack("<Q", len(raw)) + raw + data
+
+
+@pytest.mark.parametrize("dtype, itemsize, advice", [
+    ("BF16", 2, "mixed-precision support.*ember.load, which widens bfloat16"),
+    ("F8_E4M3", 1, "no floats narrower"), ("C64", 8, "no complex dtypes.*view_as_real"),
+    ("U16", 2, "only unsigned integer dtype is uint8"), ("U64", 8, "only unsigned"),
+])
+def test_unsupported_dtypes_are_named_with_what_to_do(tmp_path, dtype, itemsize, advice):
+    shape = [16 // itemsize]
+    data = _file({"w": {"dtype": dtype, "shape": shape, "data_offsets": [0, 16]},
+                  "ok": {"dtype": "F32", "shape": [2], "data_offsets": [16, 24]}},
+                 bytes(16) + np.array([1, 2], np.float32).tobytes())
+    path = tmp_path / "x.safetensors"
+    path.write_bytes(data)
+    message = rf"safetensors: tensor 'w' has dtype {dtype}, which Ember does not support yet"
+    for load in (lambda: st.load_file(path), lambda: st.load(data)):
+        with pytest.raises(TypeError, match=rf"(?s){message}.*{advice}"):
+            load()
+    with st.safe_open(path, framework="pt") as f:
+        np.testing.assert_array_equal(f.get_tensor("ok").numpy(), [1, 2])
+        sl = f.get_slice("w")  # its header can still be read
+        assert sl.get_dtype() == dtype and sl.get_shape() == shape
+        with pytest.raises(TypeError, match=message):
+            sl[:1]
+        with pytest.raises(TypeError, match=message):
+            f.get_tensor("w")
+
+
+@pytest.mark.parametrize("data", [
+    b"\x00\x00\x10\x00\x00\x00\x00\x00{}",  # a header longer than the file
+    b"\xff" * 8 + b"{}",  # an absurd header length
+    _file([1, 2], b""), _file({"w": {"dtype": "F32", "shape": [4], "data_offsets": [0, 99]}},
+                              bytes(16)),
+    _file({"w": {"dtype": "F32", "shape": [-4], "data_offsets": [0, 16]}}, bytes(16)),
+    _file({"a": {"dtype": "F32", "shape": [4], "data_offsets": [0, 16]},
+           "b": {"dtype": "F32", "shape": [2], "data_offsets": [8, 16]}}, bytes(16)),
+    _file({"w": {"dtype": "F32", "shape": [3], "data_offsets": [0, 16]}}, bytes(16)),
+])
+def test_malformed_headers_raise_safetensors_error(tmp_path, data):
+    from safetensors import SafetensorError
+
+    path = tmp_path / "bad.safetensors"
+    path.write_bytes(data)
+    with pytest.raises(SafetensorError):
+        st.load_file(path)
+    with pytest.raises(SafetensorError):
+        st.load(data)

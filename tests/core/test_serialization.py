@@ -339,3 +339,233 @@ def test_dlpack_refuses_tensors_requiring_grad():
     with pytest.raises(RuntimeError, match="require gradient"):
         ember.ones(2, requires_grad=True).__dlpack__()
     assert ember.from_dlpack(ember.ones(2)).shape == (2,)
+
+
+# -- hostile pickles: state, calls, opcodes ----------------------------------------------------
+
+def _maker():
+    """tests/core/data/make_bad_checkpoints.py: its pickle assembler and zip writer."""
+    import importlib.util
+    import sys
+
+    path = os.path.join(os.path.dirname(__file__), "data", "make_bad_checkpoints.py")
+    spec = importlib.util.spec_from_file_location("ember_test_data_make_bad_checkpoints", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+M = _maker()
+
+
+def _load_pickle(body: bytes, proto: int = 2, **kwargs):
+    return ember.load(io.BytesIO(M._checkpoint(M.pkl(body, proto))), **kwargs)
+
+
+def _param_with_state(*pairs):
+    return M.call(M.glob("torch._utils", "_rebuild_parameter_with_state"), M.tensor(),
+                  pickle.NEWTRUE, M.odict(), M.dct(*pairs))
+
+
+def test_pickled_state_adds_attributes_but_never_replaces_internals():
+    nn = pytest.importorskip("ember.nn")
+    hostile = [(M.text(k), M.text("pwned")) for k in
+               ("_data", "_grad", "_vc", "_base", "_extra", "_device", "grad_fn", "data",
+                "__class__", "_backward_hooks")]
+    p = _load_pickle(_param_with_state(*hostile, (M.text("tag"), M.text("kept"))))
+    assert isinstance(p, nn.Parameter) and p.requires_grad and p.grad is None
+    assert isinstance(p._data, np.ndarray) and p.tag == "kept"
+    np.testing.assert_array_equal(p.detach().numpy(), [0, 1, 2, 3])
+    assert set(vars(p)) == {"_vc", "tag"}
+    (p * 2).sum().backward()
+    np.testing.assert_array_equal(p.grad.numpy(), [2, 2, 2, 2])
+
+
+def test_pickled_requires_grad_is_checked_as_pytorch_checks_it():
+    assert not _load_pickle(_param_with_state((M.text("requires_grad"),
+                                               pickle.NEWFALSE))).requires_grad
+    with pytest.raises(RuntimeError, match="requires_grad must be a bool"):
+        _load_pickle(_param_with_state((M.text("requires_grad"), M.text("yes"))))
+    frozen = M.call(M.glob("torch._utils", "_rebuild_parameter"), M.tensor(), pickle.NEWTRUE,
+                    M.odict()) + M.tup(pickle.NEWFALSE, pickle.NONE, M.odict()) + pickle.BUILD
+    assert not _load_pickle(frozen).requires_grad
+
+
+@pytest.mark.parametrize("target", [
+    M.glob("torch", "float32"), M.glob("torch", "FloatStorage"), M.glob("torch", "Tensor"),
+    M.glob("torch._utils", "_rebuild_tensor_v2"), M.call(M.glob("torch", "device"),
+                                                         M.text("cpu")),
+])
+def test_build_on_shared_objects_is_refused(target):
+    state = M.tup(pickle.NONE, M.dct((M.text("dtype"), M.glob("torch", "int64")),
+                                     (M.text("type"), M.text("cuda")),
+                                     (M.text("numpy"), pickle.NONE)))
+    with pytest.raises(pickle.UnpicklingError, match="Can only build"):
+        _load_pickle(target + state + pickle.BUILD)
+    out = _load_pickle(M.tensor())  # nothing process-wide was changed
+    assert out.dtype is ember.float32 and out.device.type == "cpu"
+    assert _pickle.ALLOWED_GLOBALS["torch.FloatStorage"].dtype is ember.float32
+    assert ember.Tensor.numpy is not None
+
+
+def test_only_rebuild_functions_and_containers_are_called():
+    tensor_class = M.glob("torch", "Tensor")
+    with pytest.raises(pickle.UnpicklingError, match="unrecognized function"):
+        _load_pickle(M.call(tensor_class, M.num(10**5), M.num(10**5)))
+    with pytest.raises(pickle.UnpicklingError, match="Can only create new object"):
+        _load_pickle(tensor_class + M.tup(M.num(10**5)) + pickle.NEWOBJ)
+    with pytest.raises(pickle.UnpicklingError, match="Can only APPEND"):
+        _load_pickle(M.odict() + M.num(1) + pickle.APPEND)
+
+
+@pytest.mark.parametrize("noop", [pickle.MARK + pickle.POP, pickle.NONE + pickle.POP,
+                                  pickle.MARK + pickle.POP_MARK, pickle.NONE + pickle.DUP,
+                                  pickle.EMPTY_LIST + pickle.MARK + pickle.APPENDS,
+                                  pickle.NONE + pickle.BINPUT + b"\0" + pickle.BINPUT + b"\1",
+                                  pickle.FRAME + bytes(8)])
+def test_noop_opcodes_are_refused_at_the_first_one(noop):
+    # what follows the no-op would fail differently (0xff is no opcode): the error must be
+    # about the no-op, so nothing after it was read
+    with pytest.raises(pickle.UnpicklingError, match="Unsupported operand") as info:
+        _load_pickle(noop + b"\xff" * 1000, proto=4)
+    assert "not a pickle opcode" not in str(info.value)
+
+
+def test_opcode_limits():
+    with pytest.raises(pickle.UnpicklingError, match="nesting is too deep"):
+        _load_pickle(pickle.MARK * 20_000 + pickle.NONE)
+    with pytest.raises(pickle.UnpicklingError, match="memo index"):
+        _load_pickle(pickle.EMPTY_LIST + pickle.LONG_BINPUT + b"\xf0\xff\xff\xff")
+    with pytest.raises(pickle.UnpicklingError, match="INST|calls a class"):
+        _load_pickle(pickle.MARK + b"ibuiltins\nlist\n")
+    with pytest.raises(pickle.UnpicklingError, match="1099511627776 bytes declared"):
+        _load_pickle(pickle.BYTEARRAY8 + (1 << 40).to_bytes(8, "little"), proto=5)
+    with pytest.raises(EOFError):  # a pickle that ends before its STOP, as in PyTorch
+        ember.load(io.BytesIO(M._checkpoint(M.pkl(pickle.NONE)[:-1])))
+
+
+@pytest.mark.parametrize("protocol", [1, 2, 3, 4, 5])
+def test_every_pickle_protocol_round_trips(protocol):
+    sd = collections.OrderedDict(w=_sample(ember.float32))
+    sd._metadata = {"": {"version": 1}}
+    obj = {"sd": sd, "set": {1, 2}, "frozen": frozenset({3}), "bytes": b"\x00\xff",
+           "tuple": (1, 2.5, "x", None, True), "big": 2**70, "list": list(range(2500)),
+           "complex": 1 + 2j, "slice": slice(1, 5), "bytearrays": [bytearray(b"ab"),
+                                                                  bytearray()]}
+    buf = io.BytesIO()
+    ember.save(obj, buf, pickle_protocol=protocol)
+    buf.seek(0)
+    out = ember.load(buf)
+    _same(out["sd"]["w"], sd["w"])
+    assert out["sd"]._metadata == sd._metadata
+    assert {k: v for k, v in out.items() if k != "sd"} == {k: v for k, v in obj.items()
+                                                           if k != "sd"}
+
+
+def test_legacy_format_is_checked_like_the_zip_format(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    bomb = M.pkl(pickle.NONE + (pickle.NONE + pickle.POP) * 100_000 + pickle.NONE)
+    with pytest.raises(pickle.UnpicklingError, match="Unsupported operand"):
+        ember.load(io.BytesIO(M._legacy_file(main=bomb)))
+    for part in ("magic", "sys_info", "main", "keys"):
+        with pytest.raises(pickle.UnpicklingError, match="Unsupported global"):
+            ember.load(io.BytesIO(M._legacy_file(**{part: M.pkl(M.shell("os", "system"))})))
+    assert os.listdir(tmp_path) == []
+    t = _sample(ember.float32)
+    ember.save({"t": t, "v": t[1]}, tmp_path / "l.pt", _use_new_zipfile_serialization=False)
+    with pytest.warns(UserWarning, match="trusted"):
+        out = ember.load(tmp_path / "l.pt", weights_only=False)
+    _same(out["v"], t[1])
+    os.remove(tmp_path / "l.pt")
+
+
+# -- checksums, sizes, compression ---------------------------------------------------------
+
+@pytest.mark.parametrize("numel", [1000, 1 << 19, (3 << 20) + 5])  # 1, 1 or 4 CRC pieces
+def test_bit_flip_in_tensor_data_is_refused(tmp_path, numel):
+    path = tmp_path / "c.pt"
+    ember.save({"w": ember.arange(float(numel))}, path)
+    raw = bytearray(path.read_bytes())
+    lo, hi = M.storage_ranges(bytes(raw))[0]
+    raw[(lo + hi) // 2] ^= 0x10
+    path.write_bytes(raw)
+    for kwargs in ({}, {"mmap": True}):
+        with pytest.raises(RuntimeError, match="CRC-32 mismatch"):
+            ember.load(path, **kwargs)
+        out = ember.load(path, check_crc32=False, **kwargs)["w"]  # the documented opt-out
+        assert (out.numpy() != np.arange(numel, dtype=np.float32)).sum() == 1
+
+
+def test_crc32_combine_matches_zlib():
+    import zlib
+
+    from ember.serialization._zip import CRC_PIECE, crc32_combine
+
+    rng = np.random.default_rng(0)
+    for la, lb in [(0, 0), (5, 0), (0, 7), (1000, 777), (3, CRC_PIECE), (CRC_PIECE, 1)]:
+        a, b = rng.bytes(la), rng.bytes(lb)
+        assert crc32_combine(zlib.crc32(a), zlib.crc32(b), lb) == zlib.crc32(a + b)
+
+
+def test_recorded_crc_of_zero_means_none_was_computed():
+    # torch.save under torch.serialization.set_crc32_options(False) records 0 for every CRC
+    records = [("archive/data.pkl", M.pkl(M.dct((M.text("w"), M.tensor())))),
+               ("archive/byteorder", b"little"), ("archive/data/0", M.ARANGE4)]
+    raw = M.raw_zip([M.member(name, data, crc=0) for name, data in records])
+    np.testing.assert_array_equal(ember.load(io.BytesIO(raw))["w"].numpy(), [0, 1, 2, 3])
+
+
+def test_deflated_records_load_and_cannot_expand_beyond_their_size():
+    pkl4 = M.pkl(M.dct((M.text("w"), M.tensor())))
+    head = [M.member("archive/data.pkl", pkl4, zipfile.ZIP_DEFLATED),
+            M.member("archive/byteorder", b"little")]
+    ok = M.raw_zip(head + [M.member("archive/data/0", M.ARANGE4, zipfile.ZIP_DEFLATED)])
+    np.testing.assert_array_equal(ember.load(io.BytesIO(ok))["w"].numpy(), [0, 1, 2, 3])
+    stream = M.deflate_zeros(8 << 20)
+    small_claim = M.member("archive/data/0", b"", zipfile.ZIP_DEFLATED, data=stream,
+                           usize=16, csize=len(stream), crc=0)
+    with pytest.raises(RuntimeError, match="inflates to more than its declared 16 bytes"):
+        ember.load(io.BytesIO(M.raw_zip(head + [small_claim])))
+    huge = 1 << 40
+    huge_pkl = M.pkl(M.dct((M.text("w"), M.tensor(numel=huge, size=(huge,)))))
+    huge_claim = M.member("archive/data/0", b"", zipfile.ZIP_DEFLATED, data=stream,
+                          usize=4 * huge, csize=len(stream), crc=0)
+    with pytest.raises(RuntimeError, match="more than deflate can produce"):
+        ember.load(io.BytesIO(M.raw_zip([M.member("archive/data.pkl", huge_pkl), head[1],
+                                         huge_claim])))
+
+
+PKL4 = M.pkl(M.dct((M.text("w"), M.tensor())))
+
+
+@pytest.mark.parametrize("members, message", [  # after data.pkl: at=1 is data/0's header
+    ([M.member("archive/data/0", M.ARANGE4), M.member("archive/data/1", M.ARANGE4, at=1)],
+     "another name"),
+    (M.nested_members([M.member("archive/data.pkl", PKL4)], "archive/data/0",
+                      "archive/data/1", M.ARANGE4), "'archive/data/0' overlaps"),
+    ([M.member("archive/data/0", M.ARANGE4, csize=10**6, usize=10**6)], "overlaps the central"),
+    ([M.member("archive/data/0", M.ARANGE4, flags=1)], "unsupported encryption"),
+    ([M.member("archive/data/0", M.ARANGE4, method=zipfile.ZIP_BZIP2)], "compression method"),
+    ([M.member("archive/../evil", b"x")], "unsafe record name"),
+])
+def test_zip_structure_is_checked_before_reading(members, message):
+    with pytest.raises(RuntimeError, match=message):
+        ember.load(io.BytesIO(M.raw_zip([M.member("archive/data.pkl", PKL4), *members])))
+
+
+@pytest.mark.parity
+def test_pytorch_files_with_state_or_without_checksums_load(tmp_path):
+    torch = pytest.importorskip("torch")
+    nn = pytest.importorskip("ember.nn")
+    p = torch.nn.Parameter(torch.arange(4.0))
+    p.tag = "kept"  # saved through _rebuild_parameter_with_state
+    torch.save({"p": p}, tmp_path / "s.pt")
+    q = ember.load(tmp_path / "s.pt")["p"]
+    assert isinstance(q, nn.Parameter) and q.tag == "kept" and q.requires_grad
+    torch.serialization.set_crc32_options(False)
+    try:
+        torch.save({"w": torch.arange(6.0)}, tmp_path / "n.pt")
+    finally:
+        torch.serialization.set_crc32_options(True)
+    np.testing.assert_array_equal(ember.load(tmp_path / "n.pt")["w"].numpy(), np.arange(6.0))

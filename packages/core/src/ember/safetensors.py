@@ -2,8 +2,11 @@
 
 Built on the ``safetensors`` package's NumPy layer (``safetensors.numpy`` and the lazy,
 memory-mapped ``safe_open``): ember converts tensors to and from NumPy arrays (zero-copy on
-the CPU) and leaves the format itself to the package. Files round-trip with
-``safetensors.torch``.
+the CPU) and leaves the format itself to the package, whose parser checks the header (length,
+JSON, dtypes, shapes, offsets that must tile the data exactly) and raises
+``safetensors.SafetensorError``, as ``safetensors.torch`` does. A tensor of a dtype Ember
+lacks (BF16, F8_*, C64, U16...) raises ``TypeError`` naming it when it is read. Files
+round-trip with ``safetensors.torch``; ``save_file`` writes atomically and durably.
 """
 
 from __future__ import annotations
@@ -22,6 +25,36 @@ def _st_numpy():
     import safetensors.numpy  # imported lazily: ``import ember`` must not need it
 
     return safetensors.numpy
+
+
+#: the safetensors dtypes Ember has, as NumPy dtypes
+_NUMPY_DTYPES = {"BOOL": np.dtype(np.bool_), "U8": np.dtype(np.uint8), "I8": np.dtype(np.int8),
+                 "I16": np.dtype(np.int16), "I32": np.dtype(np.int32),
+                 "I64": np.dtype(np.int64), "F16": np.dtype(np.float16),
+                 "F32": np.dtype(np.float32), "F64": np.dtype(np.float64)}
+
+_CONVERT = ("convert it first, e.g. with safetensors.torch: save_file({{k: {} for k, v in "
+            "load_file(path).items()}}, new_path)")
+_DTYPE_ADVICE = {  # by the dtype name's first letters
+    "BF16": "bfloat16 arrives with Ember's mixed-precision support; "
+            + _CONVERT.format("v.float()") + ", or torch.save the tensors and read them with "
+            "ember.load, which widens bfloat16 to float32 exactly",
+    "F": "Ember has no floats narrower than 16 bits; " + _CONVERT.format("v.float()"),
+    "C": "Ember has no complex dtypes; " + _CONVERT.format("torch.view_as_real(v)"),
+    "U": "Ember's only unsigned integer dtype is uint8; " + _CONVERT.format("v.long()"),
+}
+
+
+def _numpy_dtype(name: str, st_dtype: str) -> np.dtype:
+    """The NumPy dtype of tensor ``name``'s safetensors dtype, or a TypeError saying what to
+    do when Ember lacks it."""
+    dtype = _NUMPY_DTYPES.get(st_dtype)
+    if dtype is None:
+        advice = next((text for prefix, text in _DTYPE_ADVICE.items()
+                       if st_dtype.startswith(prefix)), "convert it to a dtype Ember has")
+        raise TypeError(f"safetensors: tensor {name!r} has dtype {st_dtype}, which Ember does "
+                        f"not support yet ({advice})")
+    return dtype
 
 
 def _place(arr: np.ndarray, device) -> Tensor:
@@ -80,7 +113,9 @@ def save(tensors: dict, metadata: dict | None = None) -> bytes:
 
 
 def save_file(tensors: dict, filename, metadata: dict | None = None) -> None:
-    """Write ``tensors`` to ``filename`` in the safetensors format, atomically."""
+    """Write ``tensors`` to ``filename`` in the safetensors format, atomically and durably
+    (``ember.serialization.atomic_path``: fsync, rename, and removal of the temporaries
+    killed saves left)."""
     from .serialization import atomic_path
 
     arrays = _to_numpy(tensors)
@@ -90,7 +125,13 @@ def save_file(tensors: dict, filename, metadata: dict | None = None) -> None:
 
 def load(data: bytes) -> dict:
     """The tensors of safetensors ``data`` (bytes), on the CPU."""
-    return {k: _make(np.asarray(v), CPU) for k, v in _st_numpy().load(data).items()}
+    from safetensors import deserialize
+
+    out = {}
+    for name, view in deserialize(data):
+        arr = np.frombuffer(view["data"], _numpy_dtype(name, view["dtype"]))
+        out[name] = _make(arr.reshape(view["shape"]), CPU)
+    return out
 
 
 def load_file(filename, device="cpu") -> dict:
@@ -102,8 +143,8 @@ def load_file(filename, device="cpu") -> dict:
 class _Slice:
     """A lazily read tensor of a safetensors file: index it to read a part."""
 
-    def __init__(self, inner, convert):
-        self._inner, self._convert = inner, convert
+    def __init__(self, name: str, inner, convert):
+        self._name, self._inner, self._convert = name, inner, convert
 
     def get_shape(self) -> list:
         return self._inner.get_shape()
@@ -112,6 +153,7 @@ class _Slice:
         return self._inner.get_dtype()
 
     def __getitem__(self, index):
+        _numpy_dtype(self._name, self.get_dtype())
         return self._convert(np.asarray(self._inner[index]))
 
 
@@ -143,10 +185,11 @@ class safe_open:  # noqa: N801 - the safetensors API's name
         return self._file.metadata()
 
     def get_tensor(self, name: str):
+        _numpy_dtype(name, self._file.get_slice(name).get_dtype())
         return self._convert(self._file.get_tensor(name))
 
     def get_slice(self, name: str) -> _Slice:
-        return _Slice(self._file.get_slice(name), self._convert)
+        return _Slice(name, self._file.get_slice(name), self._convert)
 
     def __enter__(self):
         self._file.__enter__()

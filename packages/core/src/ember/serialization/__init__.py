@@ -11,8 +11,11 @@ import contextlib
 import io
 import os
 import pickle
+import re
+import secrets
+import socket
 import struct
-import tempfile
+import time
 import warnings
 import zipfile
 import zlib
@@ -23,7 +26,7 @@ from .. import _dtype
 from .._device import device as _device_cls
 from .._tensor import CPU
 from ..backends import backend_of
-from . import _legacy, _pickle, _zip
+from . import _legacy, _pickle, _unpickler, _zip
 from ._pickle import ALLOWED_GLOBALS, Storage, StorageType
 
 __all__ = ["save", "load", "Storage", "StorageType", "ALLOWED_GLOBALS", "atomic_write",
@@ -31,28 +34,114 @@ __all__ = ["save", "load", "Storage", "StorageType", "ALLOWED_GLOBALS", "atomic_
 
 DEFAULT_PROTOCOL = 2
 
-# Errors from parsing a malformed file that are turned into a RuntimeError naming the cause.
-_PARSE_ERRORS = (EOFError, KeyError, TypeError, IndexError, AttributeError, struct.error,
+# Errors of a malformed file outside the unpickler (which reports its own as
+# UnpicklingError), turned into a RuntimeError naming the cause, as PyTorch's reader does;
+# MemoryError too: PyTorch reports a failed allocation as a RuntimeError.
+_PARSE_ERRORS = (KeyError, TypeError, IndexError, AttributeError, struct.error,
                  zipfile.BadZipFile, zlib.error, OverflowError, UnicodeError, MemoryError,
-                 RecursionError, NotImplementedError)
+                 NotImplementedError)
+
+
+# -- atomic, durable writes -------------------------------------------------------------------
+
+def _host() -> str:
+    """This machine in temporary names: a pid only means something on its own host (and in
+    its own container), so saves on a shared filesystem never judge each other's."""
+    return re.sub(r"[^A-Za-z0-9-]", "-", socket.gethostname())[:40] or "host"
+
+
+def _temporary_pattern(name: str) -> re.Pattern:
+    """Temporary files of this host's saves to ``name``: ``.{name}.{host}.{pid}.{random}.tmp``."""
+    return re.compile(rf"\.{re.escape(name)}\.{re.escape(_host())}\.(\d+)\.[0-9a-f]+\.tmp\Z")
+
+
+def _create_temporary(directory: str, name: str) -> str:
+    while True:
+        tmp = os.path.join(directory, f".{name}.{_host()}.{os.getpid()}."
+                                      f"{secrets.token_hex(4)}.tmp")
+        try:  # mode 0o666 less the umask, as open(path, "wb") would give the target
+            os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL
+                             | getattr(os, "O_BINARY", 0), 0o666))
+            return tmp
+        except FileExistsError:
+            continue
+
+
+def _pid_alive(pid: int) -> bool:
+    if os.name != "posix" or pid <= 0:
+        return True  # no cheap, harmless liveness check: assume alive, remove nothing
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # PermissionError: it exists, under another user
+        return True
+    return True
+
+
+def remove_stale_temporaries(path, before: float) -> list[str]:
+    """Remove the temporary files that killed saves to ``path`` left behind: those named
+    like this module's temporaries for that exact file and this host, last modified before
+    ``before`` (a ``time.time()``), whose writing process is gone. A save running in another
+    live process, or on another host, is never touched. Returns the removed paths (POSIX
+    only; elsewhere none)."""
+    path = os.fspath(path)
+    directory = os.path.dirname(os.path.abspath(path))
+    pattern = _temporary_pattern(os.path.basename(path))
+    removed = []
+    with os.scandir(directory) as entries:
+        for entry in entries:
+            match = pattern.match(entry.name)
+            if match is None or _pid_alive(int(match.group(1))):
+                continue
+            with contextlib.suppress(FileNotFoundError):  # another save may remove it first
+                if entry.stat(follow_symlinks=False).st_mtime < before:
+                    os.unlink(entry.path)
+                    removed.append(entry.path)
+    return removed
+
+
+def _fsync_file(path: str) -> None:
+    fd = os.open(path, os.O_RDWR | getattr(os, "O_BINARY", 0))
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _fsync_directory(directory: str) -> None:
+    if os.name != "posix":
+        return  # directories cannot be opened for fsync there
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    except OSError:  # some filesystems refuse fsync on directories (EINVAL): the data is safe
+        pass
+    finally:
+        os.close(fd)
 
 
 @contextlib.contextmanager
 def atomic_path(path):
-    """Yield a temporary file name beside ``path``; on success the file replaces ``path``
-    (``os.replace``), on an exception it is removed and ``path`` is left untouched."""
+    """Yield a temporary file name beside ``path`` (``.{name}.{host}.{pid}.{random}.tmp``); on
+    success the file is flushed to disk (fsync) and replaces ``path`` (``os.replace``,
+    then an fsync of the directory on POSIX), so that ``path`` holds either the old or the
+    whole new contents even after a crash or a power loss. On an exception the temporary is
+    removed and ``path`` is left untouched. Temporaries that earlier killed saves to
+    ``path`` left behind are removed first (``remove_stale_temporaries``)."""
     path = os.fspath(path)
     directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp",
-                               dir=directory)
-    os.close(fd)
+    remove_stale_temporaries(path, before=time.time())
+    tmp = _create_temporary(directory, os.path.basename(path))
     try:
         yield tmp
+        _fsync_file(tmp)
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+    _fsync_directory(directory)
 
 
 @contextlib.contextmanager
@@ -151,15 +240,24 @@ def _placer(map_location):
 
 
 def load(f, map_location=None, pickle_module=None, *, weights_only: bool | None = True,
-         mmap: bool | None = None, **pickle_load_args):
+         mmap: bool | None = None, check_crc32: bool = True, **pickle_load_args):
     """Load an object saved with ``ember.save`` or ``torch.save``.
 
     ``weights_only=True`` (the default) resolves only an allow-list of globals (tensors,
-    storages, dtypes, devices, ``OrderedDict``...); anything else raises
-    ``pickle.UnpicklingError`` without being imported or run. ``weights_only=False`` is full
-    pickle, for trusted files only. ``mmap=True`` maps the storages of a file path instead of
-    reading them. ``map_location`` is a device, a str, a dict of location renames, or a
-    callable ``(storage, location) -> storage or None``.
+    storages, dtypes, devices, ``OrderedDict``...), calls only the rebuild functions and
+    containers among them, and lets a pickled state set only the fields an object's class
+    allows; anything else raises ``pickle.UnpicklingError`` without being imported or run,
+    and so do opcodes a checkpoint never holds (see ``ember.serialization._unpickler``).
+    ``weights_only=False`` is full pickle, for trusted files only. ``map_location`` is a
+    device, a str, a dict of location renames, or a callable
+    ``(storage, location) -> storage or None``.
+
+    A zip checkpoint's records are checked against its directory before they are read, and
+    their CRC-32s are verified (``check_crc32=True``, the default, for ``mmap`` loads too): a
+    damaged file raises ``RuntimeError`` instead of loading other numbers. ``mmap=True`` maps
+    the storages of a file path instead of reading them; verifying their CRCs reads every
+    page once, so pass ``check_crc32=False`` to keep an mmap load lazy (or to load a file
+    whose checksums are wrong). Legacy (pre-1.6) files have no checksums.
     """
     if weights_only is None:
         weights_only = True
@@ -181,27 +279,31 @@ def load(f, map_location=None, pickle_module=None, *, weights_only: bool | None 
         fileobj = stack.enter_context(open(path, "rb")) if path is not None else f
         try:
             return _load(fileobj, path, place, weights_only, pickle_module, encoding,
-                         bool(mmap))
+                         bool(mmap), check_crc32)
         except _PARSE_ERRORS as exc:
             raise RuntimeError(f"failed to load checkpoint: {type(exc).__name__}: "
                                f"{exc}") from exc
 
 
-def _load(fileobj, path, place, weights_only, pickle_module, encoding, use_mmap):
+def _load(fileobj, path, place, weights_only, pickle_module, encoding, use_mmap, check_crc32):
     start = fileobj.tell()
     head = fileobj.read(4)
     fileobj.seek(start)
-    if head[:4] != b"PK\x03\x04":
-        if _legacy.is_legacy(head):
-            if use_mmap:
-                raise RuntimeError("mmap can only be used with files saved with "
-                                   "`ember.save(_use_new_zipfile_serialization=True)`, please "
-                                   "torch.save your checkpoint with this option in order to "
-                                   "use mmap.")
-            return _legacy.load_legacy(fileobj, place, weights_only, pickle_module, encoding)
-        if not head:
-            raise EOFError("Ran out of input")
-    reader = _zip.ZipReader(fileobj, path, use_mmap)
+    if head != b"PK\x03\x04":  # not a zip: the legacy format, as PyTorch decides
+        if use_mmap:
+            raise RuntimeError("mmap can only be used with files saved with "
+                               "`ember.save(_use_new_zipfile_serialization=True)`, please "
+                               "torch.save your checkpoint with this option in order to "
+                               "use mmap.")
+        return _legacy.load_legacy(fileobj, place, weights_only, pickle_module, encoding)
+    reader = _zip.ZipReader(fileobj, path, use_mmap, check_crc32)
+    try:
+        return _load_zip(reader, place, weights_only, pickle_module, encoding)
+    finally:
+        reader.close()
+
+
+def _load_zip(reader, place, weights_only, pickle_module, encoding):
     loaded: dict[str, Storage] = {}
 
     def load_storage(dtype, key, location, numel, view):
@@ -213,4 +315,6 @@ def _load(fileobj, path, place, weights_only, pickle_module, encoding, use_mmap)
         return storage
 
     data = reader.read_record("data.pkl")
-    return _pickle.unpickle(data, load_storage, weights_only, pickle_module, encoding)
+    result = _unpickler.unpickle(data, load_storage, weights_only, pickle_module, encoding)
+    reader.verify()
+    return result

@@ -9,48 +9,50 @@ from __future__ import annotations
 
 import io
 import pickle
-import pickletools
 import sys
 
 import numpy as np
 
-from . import _pickle
+from . import _pickle, _unpickler
 
 MAGIC_NUMBER = 0x1950A86A20F9469CFC6C
 PROTOCOL_VERSION = 1001
 
 
-def is_legacy(head: bytes) -> bool:
-    """Whether ``head`` (the first bytes of a file) starts a legacy checkpoint: a pickle whose
-    first value is the magic number."""
-    return head[:2] in (b"\x80\x02", b"\x80\x03", b"\x80\x04", b"\x80\x05") and \
-        head[2:3] == pickle.LONG1
-
-
-def _next_pickle(data: memoryview, pos: int) -> tuple[bytes, int]:
-    buf = io.BytesIO(data[pos:])
-    try:
-        for op, _arg, _p in pickletools.genops(buf):
-            if op.name == "STOP":
-                break
-        else:
-            raise pickle.UnpicklingError("pickle data was truncated")
-    except ValueError as exc:
-        raise pickle.UnpicklingError(f"malformed pickle: {exc}") from None
-    end = pos + buf.tell()
-    return bytes(data[pos:end]), end
-
-
-def _plain(blob: bytes):
-    return _pickle.unpickle(blob, _no_storage, weights_only=True)
+def _load_plain(stream):
+    """One of the header pickles (magic number, protocol, sys_info, storage keys)."""
+    return _unpickler.WeightsUnpickler(stream, _no_storage).load()
 
 
 def _no_storage(*args):
     raise pickle.UnpicklingError("unexpected storage in a checkpoint header")
 
 
+class _Placeholder:
+    """Stands for a tensor while the first pass only collects the storages."""
+
+
+_PLACEHOLDER = _Placeholder()
+_TENSOR_BUILDERS = frozenset(id(_pickle.ALLOWED_GLOBALS[name]) for name in (
+    "torch._utils._rebuild_tensor_v2", "torch._utils._rebuild_tensor",
+    "torch._utils._rebuild_parameter", "torch._utils._rebuild_parameter_with_state",
+    "torch._tensor._rebuild_from_type_v2", "torch.nn.parameter.Parameter"))
+
+
+class _StorageRecorder(_unpickler.WeightsUnpickler):
+    """Pass 1 over the object pickle (``weights_only=True``): every check of the real pass,
+    but tensors are placeholders, so the storages' data (stored after it) is not needed."""
+
+    def call(self, func, args):
+        return _PLACEHOLDER if id(func) in _TENSOR_BUILDERS else super().call(func, args)
+
+    def build(self, inst, state) -> None:
+        if inst is not _PLACEHOLDER:
+            super().build(inst, state)
+
+
 class _Anything:
-    """Stands for every object while the first pass only collects the storages."""
+    """Stands for every object while the trusted first pass only collects the storages."""
 
     def __new__(cls, *args, **kwargs):
         return object.__new__(cls)
@@ -71,13 +73,13 @@ class _Anything:
         pass
 
 
-class _RecordingUnpickler(_pickle.RestrictedUnpickler):
+class _TrustedRecorder(_unpickler.FullUnpickler):
+    """Pass 1 for ``weights_only=False``: only storage types and dtypes are resolved."""
+
     def find_class(self, module, name):
-        found = _pickle.ALLOWED_GLOBALS.get(f"{module}.{name}")
-        if found is None and self.weights_only:
-            super().find_class(module, name)  # raises, naming the global
-        if isinstance(found, (_pickle.StorageType, _pickle._dtype.dtype)) or found == \
-                _pickle.BFLOAT16:
+        found = _unpickler.resolve(module, name)[1]
+        if isinstance(found, (_pickle.StorageType, _pickle._dtype.dtype)) or \
+                found is _pickle.BFLOAT16:
             return found
         return _Anything
 
@@ -86,64 +88,69 @@ def load_legacy(fileobj, make_storage, weights_only: bool, pickle_module, encodi
     """Load a legacy checkpoint; ``make_storage(host_array, dtype, location)`` places each
     storage (it applies ``map_location``)."""
     raw = bytearray(fileobj.read())
-    data = memoryview(raw)
-    blob, pos = _next_pickle(data, 0)
-    if _plain(blob) != MAGIC_NUMBER:
+    stream = io.BytesIO(raw)
+    magic = _load_plain(stream)
+    if type(magic) is not int or magic != MAGIC_NUMBER:
         raise RuntimeError("Invalid magic number; corrupt file?")
-    blob, pos = _next_pickle(data, pos)
-    protocol = _plain(blob)
-    if protocol != PROTOCOL_VERSION:
-        raise RuntimeError(f"Invalid protocol version: {protocol}")
-    blob, pos = _next_pickle(data, pos)
-    sys_info = _plain(blob)
+    protocol = _load_plain(stream)
+    if type(protocol) is not int or protocol != PROTOCOL_VERSION:
+        raise RuntimeError(f"Invalid protocol version: {protocol!r:.80}")
+    sys_info = _load_plain(stream)
     little = sys_info.get("little_endian", True) if isinstance(sys_info, dict) else True
-    main, pos = _next_pickle(data, pos)
-
-    # pass 1: which storages (dtype, numel, location) the object declares
+    main_start = stream.tell()
     declared: dict[str, tuple] = {}
 
     def record(dtype, key, location, numel, view):
         declared.setdefault(key, (dtype, numel, location))
         return None
 
-    _pickle.check_pickle(main)
-    recorder = _RecordingUnpickler(io.BytesIO(main), record, encoding=encoding)
-    recorder.weights_only = weights_only
-    try:
-        recorder.load()
-    except RecursionError:
-        raise pickle.UnpicklingError("pickle nesting is too deep") from None
-    blob, pos = _next_pickle(data, pos)
-    keys = _plain(blob)
+    # pass 1: which storages (dtype, numel, location) the object declares
+    if weights_only:
+        _StorageRecorder(stream, record, encoding).load()
+    else:
+        _TrustedRecorder(stream, record, encoding=encoding).load()
+    main = bytes(raw[main_start:stream.tell()])
+    keys = _load_plain(stream)
     if not isinstance(keys, list):
         raise pickle.UnpicklingError("invalid storage key list")
+    storages = _read_storages(memoryview(raw), stream.tell(), keys, declared, little,
+                              make_storage)
+    return _unpickler.unpickle(main, _view_loader(storages), weights_only, pickle_module,
+                               encoding)
 
+
+def _read_storages(data: memoryview, pos: int, keys: list, declared: dict, little: bool,
+                   make_storage) -> dict:
+    """Each storage's element count and raw bytes, in ``keys`` order from ``pos``."""
     storages: dict[str, _pickle.Storage] = {}
     for key in keys:
         key = key.decode("ascii") if isinstance(key, bytes) else str(key)
         if key not in declared or key in storages:
-            raise ValueError(f"storage key {key!r} is not declared once by the checkpoint")
+            raise RuntimeError(f"storage key {key!r} is not declared once by the checkpoint")
         dtype, numel, location = declared[key]
         np_dtype = np.dtype(np.uint16) if dtype == _pickle.BFLOAT16 else dtype.np
-        if pos + 8 > len(raw):
-            raise ValueError(f"storage {key!r} is truncated")
+        if pos + 8 > len(data):
+            raise RuntimeError(f"unexpected EOF: storage {key!r} is truncated")
         count = int.from_bytes(data[pos:pos + 8], "little" if little else "big", signed=True)
         nbytes = numel * np_dtype.itemsize
         if count != numel:
-            raise ValueError(f"storage {key!r} declares {numel} elements but its data record "
-                             f"holds {count}")
-        if pos + 8 + nbytes > len(raw):
-            raise ValueError(f"storage {key!r} is truncated: {nbytes} bytes declared, "
-                             f"{len(raw) - pos - 8} left in the file")
-        arr = np.frombuffer(raw, np_dtype, count=numel, offset=pos + 8)
+            raise RuntimeError(f"storage has wrong byte size: storage {key!r} declares {numel} "
+                               f"elements but its data record holds {count}")
+        if pos + 8 + nbytes > len(data):
+            raise RuntimeError(f"unexpected EOF: storage {key!r} is truncated, {nbytes} bytes "
+                               f"declared, {len(data) - pos - 8} left in the file")
+        arr = np.frombuffer(data.obj, np_dtype, count=numel, offset=pos + 8)
         if little != (sys.byteorder == "little"):
             arr = arr.byteswap()
         pos += 8 + nbytes
         storages[key] = make_storage(arr, dtype, location)
     missing = set(declared) - set(storages)
     if missing:
-        raise ValueError(f"storages {sorted(missing)} have no data in the checkpoint")
+        raise RuntimeError(f"storages {sorted(missing)} have no data in the checkpoint")
+    return storages
 
+
+def _view_loader(storages: dict):
     views: dict[str, _pickle.Storage] = {}
 
     def load_storage(dtype, key, location, numel, view):
@@ -156,12 +163,12 @@ def load_legacy(fileobj, make_storage, weights_only: bool, pickle_module, encodi
         if view_key not in views:
             if not (isinstance(offset, int) and isinstance(size, int) and 0 <= offset
                     and 0 <= size and offset + size <= len(storage)):
-                raise ValueError(f"storage view {view!r:.80} is out of bounds")
+                raise RuntimeError(f"storage view {view!r:.80} is out of bounds")
             views[view_key] = _pickle.Storage(storage.array[offset:offset + size],
                                               storage.device, storage.dtype)
         return views[view_key]
 
-    return _pickle.unpickle(main, load_storage, weights_only, pickle_module, encoding)
+    return load_storage
 
 
 def write_legacy(fileobj, pickled: bytes, storages: dict, protocol: int) -> None:

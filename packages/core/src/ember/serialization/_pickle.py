@@ -3,18 +3,16 @@
 Saving writes the ``torch.*`` globals PyTorch writes (``torch._utils._rebuild_tensor_v2``,
 ``torch.FloatStorage``, ``torch.float32``...) without importing torch: a small pure-Python
 pickler writes those names for marker objects. Loading maps the same names back to ember
-objects through an allow-list; any other global is refused and never imported or called.
+objects through an allow-list (``ALLOWED_GLOBALS``, of which only ``CALLABLE_GLOBALS`` may be
+called); the unpickler that enforces it is in ``_unpickler.py``.
 """
 
 from __future__ import annotations
 
-import _compat_pickle
 import codecs
 import collections
 import importlib
-import io
 import pickle
-import pickletools
 import types
 
 import numpy as np
@@ -35,8 +33,6 @@ STORAGE_NAMES = {
     _dtype.bool: "BoolStorage",
 }
 BFLOAT16 = "bfloat16"  # read (upcast to float32), never written: ember has no bfloat16
-MAX_PICKLE_OPS = 50_000_000
-MAX_MARK_DEPTH = 10_000
 
 _GLOBAL_PATHS: dict[int, tuple[str, str]] = {}  # id(marker) -> (module, name) to write
 
@@ -245,15 +241,15 @@ def rebuild_tensor(storage, storage_offset, size, stride, requires_grad=False,
     if len(size) != len(stride):
         raise pickle.UnpicklingError(f"tensor size {size} and stride {stride} differ in length")
     numel = len(storage)
-    if 0 not in size:
+    if 0 not in size:  # RuntimeError, as PyTorch's set_() raises
         extent = offset + sum((n - 1) * s for n, s in zip(size, stride))
         if extent >= numel:
-            raise ValueError(f"tensor of size {list(size)}, stride {list(stride)} and storage "
-                             f"offset {offset} is out of bounds for a storage of {numel} "
-                             "elements")
+            raise RuntimeError(f"tensor of size {list(size)}, stride {list(stride)} and storage "
+                               f"offset {offset} is out of bounds for a storage of {numel} "
+                               "elements")
     elif offset > numel:
-        raise ValueError(f"storage offset {offset} is past the end of a storage of {numel} "
-                         "elements")
+        raise RuntimeError(f"storage offset {offset} is past the end of a storage of {numel} "
+                           "elements")
     arr = storage.array
     item = arr.itemsize
     strides = tuple(s * item for s in stride)
@@ -276,8 +272,9 @@ def _rebuild_tensor_v1(storage, storage_offset, size, stride) -> Tensor:
 
 
 def rebuild_parameter(data, requires_grad=True, backward_hooks=None, state=None):
-    """``torch._utils._rebuild_parameter``: an ``ember.nn.Parameter`` when ember-nn is
-    installed, else a tensor with ``requires_grad``."""
+    """``torch._utils._rebuild_parameter`` (and ``_rebuild_parameter_with_state``): an
+    ``ember.nn.Parameter`` when ember-nn is installed, else a tensor with ``requires_grad``.
+    ``backward_hooks`` are ignored: PyTorch never serializes hooks."""
     if not isinstance(data, Tensor):
         raise pickle.UnpicklingError(f"expected a tensor, got {type(data).__name__}")
     cls = _parameter_class()
@@ -288,36 +285,78 @@ def rebuild_parameter(data, requires_grad=True, backward_hooks=None, state=None)
         p = data
         p.requires_grad = requires_grad
     if state:
-        _set_state(p, state)
+        set_state(p, state)
     return p
 
 
-def _set_state(obj, state) -> None:
-    if isinstance(state, tuple) and len(state) == 2:  # (dict state, slots state)
-        state = {**(state[0] or {}), **(state[1] or {})}
-    if not isinstance(state, dict):
+#: state keys accepted and dropped: PyTorch writes hooks there but never serializes them
+_DROPPED_STATE = frozenset({"_backward_hooks"})
+
+
+def set_state(obj, state) -> None:
+    """Apply a pickled object state (a dict, or PyTorch's ``(dict_state, slots_state)``) the
+    way ``torch._utils._set_obj_state`` does, within what the object's class allows: a
+    tensor's ``requires_grad``, and attributes its class does not define. Names the class
+    defines (slots like ``_data``, properties like ``grad_fn``, class-level fields like
+    ``_grad`` or ``_vc``, methods) are ignored, as PyTorch ignores fields it does not have:
+    a checkpoint can add attributes but never replace the object's internals."""
+    for key, value in _state_items(state):
+        if key == "requires_grad" and isinstance(obj, Tensor):
+            set_requires_grad(obj, value)
+        elif key not in _DROPPED_STATE and not hasattr(type(obj), key):
+            obj.__dict__[key] = value
+
+
+def _state_items(state):
+    parts = state if isinstance(state, tuple) else (state,)
+    if len(parts) > 2 or not all(p is None or isinstance(p, dict) for p in parts):
         raise pickle.UnpicklingError(f"invalid object state of type {type(state).__name__}")
-    for k, v in state.items():
-        if not isinstance(k, str):
-            raise pickle.UnpicklingError("invalid object state key")
-        setattr(obj, k, v)
+    for part in parts:
+        for key, value in (part or {}).items():
+            if type(key) is not str:
+                raise pickle.UnpicklingError(f"invalid object state key {key!r:.80}")
+            yield key, value
+
+
+def set_requires_grad(t: Tensor, value) -> None:
+    """``requires_grad`` from a checkpoint, checked as PyTorch checks it."""
+    if type(value) is not bool:
+        raise RuntimeError("requires_grad must be a bool")
+    if value and t._data.dtype.kind != "f":
+        raise RuntimeError("only Tensors of floating point dtype can require gradients")
+    t.requires_grad = value
+
+
+def build_tensor(t: Tensor, state) -> None:
+    """The BUILD opcode on a tensor: PyTorch's ``Tensor.__setstate__`` form
+    ``(requires_grad, _, backward_hooks)``; legacy (pre-0.4) states are not supported."""
+    if not (isinstance(state, tuple) and len(state) == 3):
+        raise pickle.UnpicklingError(
+            f"invalid tensor state of type {type(state).__name__} (a tensor's pickled state "
+            "is (requires_grad, None, backward_hooks))")
+    set_requires_grad(t, state[0])
 
 
 class _ParameterType:
-    """``torch.nn.parameter.Parameter`` as read: rebuilt as ember's Parameter."""
+    """``torch.nn.parameter.Parameter`` as read: calling it (REDUCE, NEWOBJ) makes ember's
+    Parameter, and it names the type in ``_rebuild_from_type_v2``."""
+
+    def __new__(cls, data=None, requires_grad=True):
+        return rebuild_parameter(data, requires_grad)
 
 
 def rebuild_from_type_v2(func, new_type, args, state):
     """``torch._tensor._rebuild_from_type_v2`` for plain tensors and parameters."""
-    if not isinstance(args, tuple):
+    if not isinstance(args, tuple) or (func is not rebuild_tensor
+                                       and func is not _rebuild_tensor_v1):
         raise pickle.UnpicklingError("invalid _rebuild_from_type_v2 arguments")
     ret = func(*args)
-    if new_type is _ParameterType and isinstance(ret, Tensor):
+    if new_type is _ParameterType:
         ret = rebuild_parameter(ret, ret.requires_grad)
     elif new_type is not Tensor:
-        raise pickle.UnpicklingError(f"unsupported tensor type {new_type!r}")
+        raise pickle.UnpicklingError(f"unsupported tensor type {new_type!r:.80}")
     if state:
-        _set_state(ret, state)
+        set_state(ret, state)
     return ret
 
 
@@ -360,95 +399,18 @@ def _make_allowed() -> dict:
 
 ALLOWED_GLOBALS = _make_allowed()
 
+#: the allowed globals a pickle may call (REDUCE); the others are values (dtypes, storage
+#: types, ``torch.Tensor`` as a type argument) that are never called
+CALLABLE_GLOBALS = frozenset({
+    "collections.OrderedDict", "collections.Counter", "builtins.set", "builtins.frozenset",
+    "builtins.complex", "builtins.slice", "builtins.bytearray", "_codecs.encode",
+    "torch._utils._rebuild_tensor_v2", "torch._utils._rebuild_tensor",
+    "torch._utils._rebuild_parameter", "torch._utils._rebuild_parameter_with_state",
+    "torch._tensor._rebuild_from_type_v2", "torch.device", "torch.Size",
+    "torch.nn.parameter.Parameter",
+})
+
 UNSAFE_MESSAGE = (
     "Re-running `ember.load` with `weights_only` set to `False` will likely succeed, but it can "
     "result in arbitrary code execution. Do it only if you got the file from a trusted source."
 )
-
-
-def check_pickle(data: bytes) -> None:
-    """Refuse pickles that would make the unpickler allocate absurdly or nest without bound
-    (a memo index far beyond the pickle's own size, too many marks) before running them."""
-    ops = depth = 0
-    try:
-        for op, arg, _pos in pickletools.genops(io.BytesIO(data)):
-            ops += 1
-            name = op.name
-            if name in ("PUT", "BINPUT", "LONG_BINPUT"):
-                if not isinstance(arg, int) or arg < 0 or arg > ops:
-                    raise pickle.UnpicklingError(f"invalid pickle memo index {arg!r}")
-            elif name == "MARK":
-                depth += 1
-                if depth > MAX_MARK_DEPTH:
-                    raise pickle.UnpicklingError("pickle nesting is too deep")
-            elif op.stack_before and pickletools.markobject in op.stack_before:
-                depth = max(depth - 1, 0)
-            if ops > MAX_PICKLE_OPS:
-                raise pickle.UnpicklingError("pickle is too long")
-    except ValueError as exc:
-        raise pickle.UnpicklingError(f"malformed pickle: {exc}") from None
-
-
-class RestrictedUnpickler(pickle.Unpickler):
-    """An unpickler resolving only allow-listed globals (``weights_only=True``); with
-    ``weights_only=False`` other globals are imported, ``torch.*`` ones mapped to ember."""
-
-    weights_only = True
-
-    def __init__(self, file, storage_loader, **kwargs):
-        super().__init__(file, **kwargs)
-        self._storage_loader = storage_loader
-
-    def find_class(self, module, name):
-        # protocol 2 pickles name Python 2's modules (``__builtin__.set``)
-        if (module, name) in _compat_pickle.NAME_MAPPING:
-            module, name = _compat_pickle.NAME_MAPPING[(module, name)]
-        module = _compat_pickle.IMPORT_MAPPING.get(module, module)
-        full = f"{module}.{name}"
-        found = ALLOWED_GLOBALS.get(full)
-        if found is not None:
-            return found
-        if self.weights_only:
-            raise pickle.UnpicklingError(
-                f"Weights only load failed. {UNSAFE_MESSAGE}\nWeightsUnpickler error: "
-                f"Unsupported global: GLOBAL {full} was not an allowed global by default.")
-        if module == "torch" or module.startswith("torch."):
-            module = "ember" + module[len("torch"):]
-        return super().find_class(module, name)
-
-    def persistent_load(self, pid):
-        if not isinstance(pid, tuple) or len(pid) not in (5, 6) or pid[0] not in (
-                "storage", b"storage"):
-            raise pickle.UnpicklingError(f"Unknown saved id: {pid!r:.100}")
-        storage_type, key, location, numel = pid[1:5]
-        if isinstance(storage_type, StorageType):
-            dtype = storage_type.dtype
-        elif isinstance(storage_type, _dtype.dtype) or storage_type == BFLOAT16:
-            dtype = storage_type
-        else:
-            raise pickle.UnpicklingError(f"invalid storage type {storage_type!r:.80}")
-        if isinstance(location, bytes):
-            location = location.decode("ascii")
-        if isinstance(key, bytes):
-            key = key.decode("ascii")
-        if not isinstance(key, (str, int)) or not isinstance(location, str) \
-                or not isinstance(numel, int) or numel < 0:
-            raise pickle.UnpicklingError(f"invalid storage record {pid!r:.100}")
-        view = pid[5] if len(pid) == 6 else None
-        return self._storage_loader(dtype, str(key), location, numel, view)
-
-
-def unpickle(data: bytes, storage_loader, weights_only: bool, pickle_module=None,
-             encoding: str = "utf-8"):
-    """Unpickle ``data`` (after ``check_pickle``) resolving storages through
-    ``storage_loader(dtype, key, location, numel, view)``."""
-    check_pickle(data)
-    base = RestrictedUnpickler
-    if not weights_only and pickle_module is not None and pickle_module is not pickle:
-        base = type("Unpickler", (RestrictedUnpickler, pickle_module.Unpickler), {})
-    unpickler = base(io.BytesIO(data), storage_loader, encoding=encoding)
-    unpickler.weights_only = weights_only
-    try:
-        return unpickler.load()
-    except RecursionError:
-        raise pickle.UnpicklingError("pickle nesting is too deep") from None

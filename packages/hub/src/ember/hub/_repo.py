@@ -13,6 +13,7 @@ import importlib.util
 import os
 import shutil
 import stat
+import struct
 import sys
 import warnings
 import zipfile
@@ -62,20 +63,79 @@ def parse_repo_info(github: str) -> tuple[str, str, str | None]:
 
 # --- safe extraction -----------------------------------------------------------------
 
+MAX_NAME_BYTES = 4096  # PATH_MAX: a longer name cannot be extracted anyway
+MAX_DEFLATE_RATIO = 1032  # deflate never turns one byte into more than 1032
+_METHODS = (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED, zipfile.ZIP_BZIP2, zipfile.ZIP_LZMA)
+_LOCAL_HEADER = struct.Struct("<4s2B4HL2L2H")
+
+
 def _check_member(member: zipfile.ZipInfo) -> None:
+    """Refuse a member that could write outside the target, or is not a plain file or
+    directory, or claims more data than its compressed bytes can hold."""
     name = member.filename
+    if "\0" in member.orig_filename:
+        raise ValueError(f"Archive entry name contains a NUL byte: {member.orig_filename!r}")
     if name.startswith(("/", "\\")) or (len(name) >= 2 and name[1] == ":"):
         raise ValueError(f"Archive entry has absolute path: {name}")
-    if ".." in name.replace("\\", "/").split("/"):
+    parts = name.replace("\\", "/").split("/")
+    if ".." in parts:
         raise ValueError(f"Archive entry contains directory traversal: {name}")
+    if len(name.encode()) > MAX_NAME_BYTES or any(len(p.encode()) > 255 for p in parts):
+        raise ValueError(f"Archive entry name is too long: {name[:100]}...")
     mode = member.external_attr >> 16
     if stat.S_ISLNK(mode):
         raise ValueError(f"Archive entry is a symbolic link: {name}")
+    if member.create_system == 3 and stat.S_IFMT(mode) not in (0, stat.S_IFREG, stat.S_IFDIR):
+        raise ValueError(f"Archive entry is not a regular file or directory: {name}")
+    if member.flag_bits & 0x1:
+        raise ValueError(f"Archive entry is encrypted: {name}")
+    if member.compress_type not in _METHODS:
+        raise ValueError(f"Archive entry uses unsupported compression "
+                         f"{member.compress_type}: {name}")
+    if member.compress_type == zipfile.ZIP_DEFLATED and \
+            member.file_size > MAX_DEFLATE_RATIO * member.compress_size + 1024:
+        raise ValueError(f"Archive entry {name} declares {member.file_size} bytes from "
+                         f"{member.compress_size} compressed bytes, more than deflate can give")
+
+
+def _check_layout(zf: zipfile.ZipFile, members: list) -> None:
+    """Refuse duplicate names, a name that is both a file and a directory, and members
+    whose data overlap (a zip bomb's trick to inflate the same bytes many times)."""
+    names: set[str] = set()
+    parents: set[str] = set()
+    for member in members:
+        name = member.filename.rstrip("/")
+        if name in names:
+            raise ValueError(f"Archive has duplicate entry: {name}")
+        names.add(name)
+        parts = name.split("/")
+        parents.update("/".join(parts[:i]) for i in range(1, len(parts)))
+    files = {m.filename for m in members if not m.is_dir()}
+    both = sorted(files & parents)
+    if both:
+        raise ValueError(f"Archive entry is both a file and a directory: {both[0]}")
+    spans = sorted((m.header_offset, _data_end(zf, m), m.filename) for m in members)
+    for (_, end, name), (start, _, other) in zip(spans, spans[1:]):
+        if end > start:
+            raise ValueError(f"Archive entries overlap: {name} and {other}")
+
+
+def _data_end(zf: zipfile.ZipFile, member: zipfile.ZipInfo) -> int:
+    zf.fp.seek(member.header_offset)
+    header = zf.fp.read(_LOCAL_HEADER.size)
+    if len(header) != _LOCAL_HEADER.size or header[:4] != b"PK\003\004":
+        raise zipfile.BadZipFile(f"Bad local header for archive entry {member.filename}")
+    fields = _LOCAL_HEADER.unpack(header)
+    return member.header_offset + len(header) + fields[10] + fields[11] + member.compress_size
 
 
 def safe_extract_zip(zf: zipfile.ZipFile, extract_to: str | os.PathLike) -> None:
-    """Extract ``zf`` into ``extract_to``, refusing absolute paths, ``..``, symlinks and
-    archives above ``MAX_ARCHIVE_MEMBERS`` entries or ``MAX_ARCHIVE_BYTES`` uncompressed."""
+    """Extract ``zf`` into ``extract_to``. Everything is checked before anything is written:
+    absolute paths, ``..``, NUL bytes and overlong names, symlinks and special files,
+    encryption, duplicate names, files that are also directories, overlapping members, a
+    member claiming more than deflate can produce, and archives above
+    ``MAX_ARCHIVE_MEMBERS`` entries or ``MAX_ARCHIVE_BYTES`` uncompressed (:mod:`zipfile`
+    then never writes more than a member declares, and checks its CRC-32)."""
     root = Path(extract_to).resolve()
     members = zf.infolist()
     if len(members) > MAX_ARCHIVE_MEMBERS:
@@ -85,10 +145,11 @@ def safe_extract_zip(zf: zipfile.ZipFile, extract_to: str | os.PathLike) -> None
     if total > MAX_ARCHIVE_BYTES:
         raise ValueError(f"Archive unpacks to {total} bytes, more than the limit "
                          f"{MAX_ARCHIVE_BYTES}")
-    for member in members:  # check everything before writing anything
+    for member in members:
         _check_member(member)
         if not (root / member.filename).resolve().is_relative_to(root):
             raise ValueError(f"Archive entry escapes target directory: {member.filename}")
+    _check_layout(zf, members)
     for member in members:
         zf.extract(member, root)
 
