@@ -2,12 +2,15 @@
 
 Files written here load with ``torch.load(weights_only=True)`` and files written by
 ``torch.save`` (zip format, and the legacy pre-1.6 format) load here, without importing torch.
-Loading is safe by default: only an allow-list of globals is resolved.
+Loading is safe by default: only an allow-list of globals is resolved, which the user may
+extend (``add_safe_globals``, ``safe_globals``); ``get_unsafe_globals_in_checkpoint`` lists
+what a file needs beyond it without loading anything.
 """
 
 from __future__ import annotations
 
 import contextlib
+import enum
 import io
 import os
 import pickle
@@ -15,22 +18,26 @@ import re
 import secrets
 import socket
 import struct
+import sys
 import time
 import warnings
 import zipfile
 import zlib
+from collections.abc import Callable
+from typing import NamedTuple
 
 import numpy as np
 
-from .. import _dtype
-from .._device import device as _device_cls
-from .._tensor import CPU
-from ..backends import backend_of
-from . import _legacy, _pickle, _unpickler, _zip
-from ._pickle import ALLOWED_GLOBALS, Storage, StorageType
+from . import _legacy, _location, _pickle, _safe_globals, _scan, _unpickler, _zip
+from ._location import restore_location as default_restore_location
+from ._pickle import ALLOWED_GLOBALS, UNSAFE_MESSAGE, Storage, StorageType
+from ._safe_globals import add_safe_globals, clear_safe_globals, get_safe_globals, safe_globals
 
-__all__ = ["save", "load", "Storage", "StorageType", "ALLOWED_GLOBALS", "atomic_write",
-           "atomic_path"]
+__all__ = ["save", "load", "Storage", "StorageType", "ALLOWED_GLOBALS", "DEFAULT_PROTOCOL",
+           "UNSAFE_MESSAGE", "add_safe_globals", "clear_safe_globals", "get_safe_globals",
+           "safe_globals", "get_unsafe_globals_in_checkpoint", "LoadEndianness",
+           "get_default_load_endianness", "set_default_load_endianness",
+           "default_restore_location", "atomic_write", "atomic_path"]
 
 DEFAULT_PROTOCOL = 2
 
@@ -181,140 +188,201 @@ def save(obj, f, pickle_module=pickle, pickle_protocol: int = DEFAULT_PROTOCOL,
         write(f)
 
 
-# -- map_location -----------------------------------------------------------------------------
+# -- loading ----------------------------------------------------------------------------------
 
-def _to_device(name: str):
-    dev = _device_cls(name)
-    if dev.type == "cpu":
-        return CPU
-    try:
-        backend = backend_of(dev)
-        available = backend.is_available()
-    except (RuntimeError, ImportError, AssertionError):  # no backend for it here
-        available = False
-    if not available:
-        if dev.type == "cuda":
-            raise RuntimeError(
-                "Attempting to deserialize object on a CUDA device but "
-                "ember.cuda.is_available() is False. If you are running on a CPU-only machine, "
-                "please use ember.load with map_location=ember.device('cpu') to map your "
-                "storages to the CPU.")
-        raise RuntimeError(f"Attempting to deserialize object on device {name!r}, which is "
-                           "not available")
-    from .._factory import resolve_device
+class LoadEndianness(enum.Enum):
+    """The byte order assumed for a zip checkpoint without a ``byteorder`` record."""
 
-    return resolve_device(dev)
+    NATIVE = 1
+    LITTLE = 2
+    BIG = 3
 
 
-def _placer(map_location):
-    """``place(host_array, dtype, location) -> Storage`` applying ``map_location``."""
+_load_endianness: LoadEndianness | None = None
 
-    def default(array, dtype, location):
-        dev = _to_device(location)
-        if dev is not CPU:
-            array = backend_of(dev).to_device(array, dev.index)
-        return Storage(array, dev, dtype)
 
-    def place(array, dtype, location):
-        if dtype == _pickle.BFLOAT16:  # ember has no bfloat16: widen exactly to float32
-            array = (array.astype(np.uint32) << 16).view(np.float32)
-            dtype = _dtype.float32
-        if map_location is None:
-            return default(array, dtype, location)
-        if isinstance(map_location, (str, _device_cls)):
-            return default(array, dtype, str(map_location))
-        if isinstance(map_location, dict):
-            return default(array, dtype, str(map_location.get(location, location)))
-        if callable(map_location):
-            result = map_location(Storage(array, CPU, dtype), location)
-            if result is None:
-                return default(array, dtype, location)
-            if not isinstance(result, Storage):
-                raise TypeError(f"map_location should return a storage or None, not "
-                                f"{type(result).__name__}")
-            return result
-        raise ValueError(f"map_location should be a str, a device, a dict or a callable, not "
-                         f"{type(map_location).__name__}")
+def get_default_load_endianness() -> LoadEndianness | None:
+    """The byte order assumed for zip checkpoints without a byteorder record (None, the
+    default, means little-endian, as PyTorch writes)."""
+    return _load_endianness
 
-    return place
+
+def set_default_load_endianness(endianness: LoadEndianness | None) -> None:
+    """Set the byte order assumed for zip checkpoints without a byteorder record."""
+    global _load_endianness
+    if not isinstance(endianness, LoadEndianness) and endianness is not None:
+        raise TypeError("Invalid argument type in function set_default_load_endianness")
+    _load_endianness = endianness
+
+
+def _fallback_byteorder() -> str:
+    if _load_endianness is LoadEndianness.BIG:
+        return "big"
+    return sys.byteorder if _load_endianness is LoadEndianness.NATIVE else "little"
+
+
+_UNPICKLER_ARGS = frozenset({"encoding", "errors", "fix_imports", "buffers"})
+
+
+class _Options(NamedTuple):
+    """What one ``ember.load`` call was asked for."""
+
+    place: Callable  # (host_array, dtype, location) -> Storage, applying map_location
+    weights_only: bool
+    pickle_module: object
+    load_args: dict
+    mmap: bool
+    check_crc32: bool
+
+
+def _options(map_location, pickle_module, weights_only, mmap, check_crc32,
+             pickle_load_args: dict) -> _Options:
+    if weights_only is None:
+        weights_only = True
+    if weights_only and pickle_module is not None:
+        raise RuntimeError("Can not safely load weights when explicit pickle_module is "
+                           "specified")
+    if weights_only and pickle_load_args:
+        warnings.warn("pickle_load_args only works if `weights_only=False`.", stacklevel=3)
+        unexpected = [key for key in pickle_load_args if key != "encoding"]
+        if unexpected:
+            raise TypeError(f"load() got an unexpected keyword argument '{unexpected[0]}'")
+    elif pickle_module in (None, pickle):
+        unexpected = [key for key in pickle_load_args if key not in _UNPICKLER_ARGS]
+        if unexpected:
+            raise TypeError(f"'{unexpected[0]}' is an invalid keyword argument for Unpickler()")
+    return _Options(_location.placer(map_location), bool(weights_only), pickle_module,
+                    {"encoding": "utf-8", **pickle_load_args}, bool(mmap), check_crc32)
 
 
 def load(f, map_location=None, pickle_module=None, *, weights_only: bool | None = True,
          mmap: bool | None = None, check_crc32: bool = True, **pickle_load_args):
     """Load an object saved with ``ember.save`` or ``torch.save``.
 
-    ``weights_only=True`` (the default) resolves only an allow-list of globals (tensors,
-    storages, dtypes, devices, ``OrderedDict``...), calls only the rebuild functions and
-    containers among them, and lets a pickled state set only the fields an object's class
-    allows; anything else raises ``pickle.UnpicklingError`` without being imported or run,
-    and so do opcodes a checkpoint never holds (see ``ember.serialization._unpickler``).
-    ``weights_only=False`` is full pickle, for trusted files only. ``map_location`` is a
-    device, a str, a dict of location renames, or a callable
-    ``(storage, location) -> storage or None``.
+    ``weights_only=True`` (the default; None means True too) resolves only an allow-list of
+    globals (tensors, storages, dtypes, devices, ``OrderedDict``...) and the user's
+    (``add_safe_globals``, ``safe_globals``), calls only the rebuild functions, containers
+    and user globals among them, and lets a pickled state set only the fields an object's
+    class allows; anything else raises ``pickle.UnpicklingError`` without being imported or
+    run, and so do opcodes a checkpoint never holds (see ``ember.serialization._unpickler``).
+
+    ``weights_only=False`` is full pickle: it imports and runs whatever the file names, so
+    a malicious file runs its code. Use it only for files from a trusted source; it is never
+    chosen for you (passing ``pickle_module`` alone raises). ``pickle_load_args``
+    (``encoding``, ``errors``...) go to the unpickler (only ``encoding`` with
+    ``weights_only``).
+
+    ``map_location`` is None (storages go back to where they were saved), a device or a
+    str (everything goes there), a dict renaming saved locations (``{"cuda:0": "cpu"}``),
+    or a callable ``(storage, location) -> storage or None`` (None: the default placement).
 
     A zip checkpoint's records are checked against its directory before they are read, and
     their CRC-32s are verified (``check_crc32=True``, the default, for ``mmap`` loads too): a
     damaged file raises ``RuntimeError`` instead of loading other numbers. ``mmap=True`` maps
-    the storages of a file path instead of reading them; verifying their CRCs reads every
-    page once, so pass ``check_crc32=False`` to keep an mmap load lazy (or to load a file
-    whose checksums are wrong). Legacy (pre-1.6) files have no checksums.
+    the storages of a file path (copy-on-write) instead of reading them; verifying their
+    CRCs reads every page once, so pass ``check_crc32=False`` to keep an mmap load lazy (or
+    to load a file whose checksums are wrong). Legacy (pre-1.6) files have no checksums and
+    cannot be mapped.
     """
-    if weights_only is None:
-        weights_only = True
-    if weights_only and pickle_module is not None:
-        raise RuntimeError("Can not safely load weights when explicit pickle_module is "
-                           "specified")
-    if not weights_only:
-        warnings.warn("ember.load(weights_only=False) runs arbitrary pickle code: use it only "
-                      "for files from a trusted source", UserWarning, stacklevel=2)
-    encoding = pickle_load_args.pop("encoding", "utf-8")
-    if pickle_load_args:
-        raise TypeError(f"load() got an unexpected keyword argument "
-                        f"'{next(iter(pickle_load_args))}'")
-    path = os.fspath(f) if isinstance(f, (str, os.PathLike)) else None
-    if mmap and path is None:
-        raise ValueError("f must be a file path in order to use the mmap argument")
-    place = _placer(map_location)
+    opts = _options(map_location, pickle_module, weights_only, mmap, check_crc32,
+                    pickle_load_args)
     with contextlib.ExitStack() as stack:
-        fileobj = stack.enter_context(open(path, "rb")) if path is not None else f
+        fileobj, path = _opened(f, stack)
         try:
-            return _load(fileobj, path, place, weights_only, pickle_module, encoding,
-                         bool(mmap), check_crc32)
+            return _load(fileobj, f, path, opts)
+        except _location.MapLocationError as wrapped:  # raised by map_location: as it is
+            raise wrapped.error from None
+        except pickle.UnpicklingError as exc:
+            if not opts.weights_only:
+                raise
+            raise pickle.UnpicklingError(_unpickler.weights_only_message(str(exc))) from None
         except _PARSE_ERRORS as exc:
             raise RuntimeError(f"failed to load checkpoint: {type(exc).__name__}: "
                                f"{exc}") from exc
 
 
-def _load(fileobj, path, place, weights_only, pickle_module, encoding, use_mmap, check_crc32):
+def _opened(f, stack: contextlib.ExitStack):
+    """``(binary file object, path or None)`` of ``f``, a path (opened in ``stack``) or a
+    file object."""
+    if isinstance(f, (str, os.PathLike)):
+        path = os.fspath(f)
+        return stack.enter_context(open(path, "rb")), path
+    return f, None
+
+
+def _is_zip(fileobj) -> bool:
+    """Whether ``fileobj`` starts with a zip record (PyTorch's test), leaving it in place."""
     start = fileobj.tell()
     head = fileobj.read(4)
     fileobj.seek(start)
-    if head != b"PK\x03\x04":  # not a zip: the legacy format, as PyTorch decides
-        if use_mmap:
+    return head == b"PK\x03\x04"
+
+
+def _load(fileobj, f, path, opts: _Options):
+    if not _is_zip(fileobj):  # the legacy format, as PyTorch decides
+        if opts.mmap:
+            name = f"{f}, " if isinstance(f, str) else ""
             raise RuntimeError("mmap can only be used with files saved with "
-                               "`ember.save(_use_new_zipfile_serialization=True)`, please "
-                               "torch.save your checkpoint with this option in order to "
-                               "use mmap.")
-        return _legacy.load_legacy(fileobj, place, weights_only, pickle_module, encoding)
-    reader = _zip.ZipReader(fileobj, path, use_mmap, check_crc32)
+                               f"`ember.save({name}_use_new_zipfile_serialization=True), please "
+                               "ember.save your checkpoint with this option in order to use "
+                               "mmap.")
+        return _legacy.load_legacy(fileobj, opts.place, opts.weights_only, opts.pickle_module,
+                                   opts.load_args)
+    if opts.mmap and path is None:
+        raise ValueError("f must be a file path in order to use the mmap argument")
+    reader = _zip.ZipReader(fileobj, path, opts.mmap, opts.check_crc32, _fallback_byteorder())
     try:
-        return _load_zip(reader, place, weights_only, pickle_module, encoding)
+        return _load_zip(reader, opts)
     finally:
         reader.close()
 
 
-def _load_zip(reader, place, weights_only, pickle_module, encoding):
+def _is_torchscript(reader) -> bool:
+    return reader.record_name("constants.pkl") in reader.entries
+
+
+def _load_zip(reader, opts: _Options):
+    if _is_torchscript(reader):
+        if opts.weights_only:
+            raise RuntimeError("Cannot use ``weights_only=True`` with TorchScript archives "
+                               f"passed to ``ember.load``. {UNSAFE_MESSAGE}")
+        raise RuntimeError("ember.load cannot load TorchScript archives: Ember has no "
+                           "TorchScript runtime")
     loaded: dict[str, Storage] = {}
 
     def load_storage(dtype, key, location, numel, view):
         storage = loaded.get(key)
         if storage is None:
             np_dtype = np.dtype(np.uint16) if dtype == _pickle.BFLOAT16 else dtype.np
-            storage = loaded[key] = place(reader.read_storage(key, np_dtype, numel), dtype,
-                                          location)
+            storage = loaded[key] = opts.place(reader.read_storage(key, np_dtype, numel),
+                                               dtype, location)
         return storage
 
     data = reader.read_record("data.pkl")
-    result = _unpickler.unpickle(data, load_storage, weights_only, pickle_module, encoding)
+    result = _unpickler.unpickle(data, load_storage, opts.weights_only, opts.pickle_module,
+                                 opts.load_args)
     reader.verify()
     return result
+
+
+def get_unsafe_globals_in_checkpoint(f) -> list[str]:
+    """The globals (``"module.qualname"``) a zip checkpoint's pickle names that a
+    ``weights_only`` load would refuse: those neither allow-listed by default nor added with
+    ``add_safe_globals``/``safe_globals`` (a ``torch.X`` name counts as added when the
+    ``ember.X`` object is), and those of blocked modules. The pickle is read statically:
+    nothing is imported or run. ``f`` is a path or a binary file object."""
+    with contextlib.ExitStack() as stack:
+        fileobj, path = _opened(f, stack)
+        if not _is_zip(fileobj):
+            raise ValueError("Expected input to be a checkpoint returned by ember.save")
+        reader = _zip.ZipReader(fileobj, path)
+        stack.callback(reader.close)
+        if _is_torchscript(reader):
+            raise ValueError("Expected input to be a checkpoint returned by ember.save but got "
+                             "a torchscript checkpoint")
+        data = reader.read_record("data.pkl")
+        reader.verify()
+    user = _safe_globals.UserGlobals()
+    return sorted(name for name in _scan.globals_in_pickle(data)
+                  if name.rsplit(".", 1)[0] in _safe_globals.BLOCKED_MODULES
+                  or (name not in ALLOWED_GLOBALS and user.find(name) is None))

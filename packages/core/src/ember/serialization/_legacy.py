@@ -84,9 +84,10 @@ class _TrustedRecorder(_unpickler.FullUnpickler):
         return _Anything
 
 
-def load_legacy(fileobj, make_storage, weights_only: bool, pickle_module, encoding: str):
+def load_legacy(fileobj, make_storage, weights_only: bool, pickle_module, load_args: dict):
     """Load a legacy checkpoint; ``make_storage(host_array, dtype, location)`` places each
-    storage (it applies ``map_location``)."""
+    storage (it applies ``map_location``); ``load_args`` are the unpickler's keyword
+    arguments."""
     raw = bytearray(fileobj.read())
     stream = io.BytesIO(raw)
     magic = _load_plain(stream)
@@ -106,9 +107,9 @@ def load_legacy(fileobj, make_storage, weights_only: bool, pickle_module, encodi
 
     # pass 1: which storages (dtype, numel, location) the object declares
     if weights_only:
-        _StorageRecorder(stream, record, encoding).load()
+        _StorageRecorder(stream, record, load_args.get("encoding", "utf-8")).load()
     else:
-        _TrustedRecorder(stream, record, encoding=encoding).load()
+        _TrustedRecorder(stream, record, **load_args).load()
     main = bytes(raw[main_start:stream.tell()])
     keys = _load_plain(stream)
     if not isinstance(keys, list):
@@ -116,7 +117,7 @@ def load_legacy(fileobj, make_storage, weights_only: bool, pickle_module, encodi
     storages = _read_storages(memoryview(raw), stream.tell(), keys, declared, little,
                               make_storage)
     return _unpickler.unpickle(main, _view_loader(storages), weights_only, pickle_module,
-                               encoding)
+                               load_args)
 
 
 def _read_storages(data: memoryview, pos: int, keys: list, declared: dict, little: bool,

@@ -4,11 +4,15 @@
 in Python, as PyTorch's ``torch/_weights_only_unpickler.py`` does, so that every effect is
 checked where it happens:
 
-- only allow-listed globals resolve (``_pickle.ALLOWED_GLOBALS``), and only
-  ``_pickle.CALLABLE_GLOBALS`` may be called (REDUCE, NEWOBJ);
+- only allow-listed globals resolve (``_pickle.ALLOWED_GLOBALS``, and the user's
+  ``add_safe_globals``/``safe_globals`` entries, ``_safe_globals``), never one of a blocked
+  module (``os``, ``sys``...); only ``_pickle.CALLABLE_GLOBALS`` and the user's globals may
+  be called (REDUCE), only containers, ``Parameter`` and the user's classes constructed
+  (NEWOBJ);
 - BUILD applies a state only to tensors, parameters, ``OrderedDict`` and ``Counter``, and
-  only to the fields their class allows (``_pickle.set_state``): never to a shared object
-  such as a dtype, a device, a storage type or a function;
+  only to the fields their class allows (``_pickle.set_state``), or to instances of the
+  user's classes (their ``__setstate__``, else their ``__dict__`` and slots, as PyTorch
+  does): never to a shared object such as a dtype, a device, a storage type or a function;
 - APPEND/SETITEM/ADDITEMS only fill lists, dicts and sets;
 - opcodes a checkpoint writer never emits are refused at once, before anything else is
   read: those that run code by other routes (INST, OBJ, EXT*, NEWOBJ_EX, out-of-band
@@ -18,22 +22,25 @@ checked where it happens:
   ``MAX_OPS`` opcodes or nest ``MAX_MARK_DEPTH`` marks.
 
 Malformed data ends in ``pickle.UnpicklingError`` (or ``EOFError`` when the pickle stops
-before its STOP opcode, as in PyTorch). ``FullUnpickler`` (``weights_only=False``) is the
-C unpickler, for trusted files only.
+before its STOP opcode, as in PyTorch); ``ember.load`` words it as ``torch.load`` does
+(``weights_only_message``). ``FullUnpickler`` (``weights_only=False``) is the C unpickler,
+which imports and runs whatever the file names: for trusted files only.
 """
 
 from __future__ import annotations
 
 import _compat_pickle
 import collections
+import enum
 import io
 import pickle
+import re
 import struct
 
 from .. import _dtype
 from .._size import Size
 from .._tensor import Tensor
-from . import _pickle
+from . import _pickle, _safe_globals
 from ._pickle import ALLOWED_GLOBALS, BFLOAT16, CALLABLE_GLOBALS, StorageType
 
 MAX_OPS = 50_000_000
@@ -56,6 +63,11 @@ _CALLABLE_IDS = frozenset(id(ALLOWED_GLOBALS[name]) for name in CALLABLE_GLOBALS
 _FILLABLE = {pickle.APPEND: (list,), pickle.APPENDS: (list,), pickle.ADDITEMS: (set,),
              pickle.SETITEM: (dict, collections.OrderedDict, collections.Counter),
              pickle.SETITEMS: (dict, collections.OrderedDict, collections.Counter)}
+_FILL_WORDS = {  # PyTorch's wording of what each opcode fills
+    pickle.APPEND: "append to lists", pickle.APPENDS: "extend lists",
+    pickle.ADDITEMS: "ADDITEMS for set",
+    pickle.SETITEM: "SETITEM for dict, collections.OrderedDict, collections.Counter",
+    pickle.SETITEMS: "SETITEMS for dict, collections.OrderedDict, collections.Counter"}
 _NEW_OBJECT_TYPES = (collections.OrderedDict, collections.Counter, set, frozenset, complex,
                      Size)
 _NOTHING = object()
@@ -77,30 +89,65 @@ class _Passthrough(Exception):
 
 
 def unsafe_global(full: str) -> pickle.UnpicklingError:
+    """PyTorch's error for a global that is not allowed (``builtins.`` left out of the name)."""
+    shown = full[len("builtins."):] if full.startswith("builtins.") else full
     return pickle.UnpicklingError(
-        f"Weights only load failed. {_pickle.UNSAFE_MESSAGE}\nWeightsUnpickler error: "
-        f"Unsupported global: GLOBAL {full} was not an allowed global by default.")
+        f"Unsupported global: GLOBAL {shown} was not an allowed global by default. Please use "
+        f"`ember.serialization.add_safe_globals([{shown}])` or the "
+        f"`ember.serialization.safe_globals([{shown}])` context manager to allowlist this "
+        "global if you trust this class/function.")
+
+
+def _blocked(module: str, full: str) -> pickle.UnpicklingError:
+    return pickle.UnpicklingError(f"Trying to load unsupported GLOBAL {full} whose module "
+                                  f"{module} is blocked.")
 
 
 def _refuse(opcode: bytes, why: str) -> pickle.UnpicklingError:
-    return pickle.UnpicklingError(
-        f"Weights only load failed. {_pickle.UNSAFE_MESSAGE}\nWeightsUnpickler error: "
-        f"Unsupported operand {opcode[0]} ({why})")
+    return pickle.UnpicklingError(f"Unsupported operand {opcode[0]} ({why})")
+
+
+_DOCS_MESSAGE = ("\n\nCheck the documentation of ember.load (docs/serialization.md) to learn "
+                 "more about types accepted by default with weights_only.")
+
+
+def weights_only_message(message: str) -> str:
+    """An error of the ``weights_only`` unpickler as ``ember.load`` reports it: the layout of
+    ``torch.load``'s messages, with Ember's names."""
+    if re.search(r"GLOBAL (\S+) was not an allowed global by default.", message):
+        return ("Weights only load failed. This file can still be loaded, to do so you have two "
+                "options, \033[1mdo those steps only if you trust the source of the "
+                f"checkpoint\033[0m. \n\t(1) {_pickle.UNSAFE_MESSAGE}\n\t(2) Alternatively, to "
+                "load with `weights_only=True` please check the recommended steps in the "
+                f"following error message.\n\tWeightsUnpickler error: {message}{_DOCS_MESSAGE}")
+    text = f"Weights only load failed. {_pickle.UNSAFE_MESSAGE}\n"
+    if not re.search(r"whose module (\S+) is blocked", message):
+        text += ("Please file an issue with the following so that we can make "
+                 "`weights_only=True` compatible with your use case: WeightsUnpickler error: ")
+    return f"{text}\n\n{message}{_DOCS_MESSAGE}"
+
+
+def compat_name(module: str, name: str) -> tuple[str, str]:
+    """``(module, name)`` of a pickled global under Python 3's names: protocol 2 pickles name
+    Python 2's modules (``__builtin__.set``)."""
+    if (module, name) in _compat_pickle.NAME_MAPPING:
+        return _compat_pickle.NAME_MAPPING[(module, name)]
+    return _compat_pickle.IMPORT_MAPPING.get(module, module), name
 
 
 def resolve(module: str, name: str) -> tuple[str, object]:
-    # protocol 2 pickles name Python 2's modules (``__builtin__.set``)
-    if (module, name) in _compat_pickle.NAME_MAPPING:
-        module, name = _compat_pickle.NAME_MAPPING[(module, name)]
-    module = _compat_pickle.IMPORT_MAPPING.get(module, module)
+    """``(full name, default allow-listed object or None)`` of a pickled global."""
+    module, name = compat_name(module, name)
     full = f"{module}.{name}"
     return full, ALLOWED_GLOBALS.get(full)
 
 
 def _storage_record(pid) -> tuple:
     """(dtype, key, location, numel, view) of a pickled storage id, checked."""
-    if not isinstance(pid, tuple) or len(pid) not in (5, 6) or pid[0] not in (
-            "storage", b"storage"):
+    if isinstance(pid, tuple) and pid and pid[0] not in ("storage", b"storage"):
+        raise pickle.UnpicklingError(f"Only persistent_load of storage is allowed, but got "
+                                     f"{type(pid[0])}")
+    if not isinstance(pid, tuple) or len(pid) not in (5, 6):
         raise pickle.UnpicklingError(f"Unknown saved id: {pid!r:.100}")
     storage_type, key, location, numel = pid[1:5]
     if isinstance(storage_type, StorageType):
@@ -129,6 +176,8 @@ class WeightsUnpickler(pickle._Unpickler):
         super().__init__(file, encoding=encoding)
         self._file = file
         self._storage_loader = storage_loader
+        self._user = _safe_globals.UserGlobals()  # as this load began
+        self._user_ids = self._user.ids
         start = file.tell()
         self._end = file.seek(0, io.SEEK_END)
         file.seek(start)
@@ -171,7 +220,13 @@ class WeightsUnpickler(pickle._Unpickler):
     # -- globals, calls and state ------------------------------------------------------------
 
     def find_class(self, module, name):
-        full, found = resolve(module, name)
+        module, name = compat_name(module, name)
+        full = f"{module}.{name}"
+        if module in _safe_globals.BLOCKED_MODULES:
+            raise _blocked(module, full)
+        found = ALLOWED_GLOBALS.get(full)
+        if found is None:
+            found = self._user.find(full)
         if found is None:
             raise unsafe_global(full)
         return found
@@ -184,8 +239,8 @@ class WeightsUnpickler(pickle._Unpickler):
             raise _Passthrough(exc) from None
 
     def call(self, func, args):
-        """REDUCE: ``func(*args)`` for an allow-listed callable only."""
-        if id(func) not in _CALLABLE_IDS:
+        """REDUCE: ``func(*args)`` for an allow-listed callable or a user's safe global only."""
+        if id(func) not in _CALLABLE_IDS and id(func) not in self._user_ids:
             raise pickle.UnpicklingError(f"Trying to call reduce for unrecognized function "
                                          f"{func!r:.80}")
         if type(args) is not tuple:
@@ -198,9 +253,12 @@ class WeightsUnpickler(pickle._Unpickler):
             _pickle.build_tensor(inst, state)
         elif type(inst) in (collections.OrderedDict, collections.Counter):
             _pickle.set_state(inst, state)
+        elif id(type(inst)) in self._user_ids:
+            _build_allowed(inst, state)
         else:
             raise pickle.UnpicklingError(f"Can only build Tensor, Parameter, OrderedDict or "
-                                         f"Counter, but got {type(inst).__name__}")
+                                         f"types allowlisted via `add_safe_globals`, but got "
+                                         f"{type(inst)}")
 
     def _load_reduce(self):
         args = self.stack.pop()
@@ -211,11 +269,13 @@ class WeightsUnpickler(pickle._Unpickler):
         cls = self.stack.pop()
         if cls is _pickle._ParameterType:
             self.append(self.call(cls, args))
-        elif cls in _NEW_OBJECT_TYPES and type(args) is tuple:
+        elif type(args) is tuple and (cls in _NEW_OBJECT_TYPES or (
+                id(cls) in self._user_ids and isinstance(cls, type))):
             self.append(cls.__new__(cls, *args))
         else:
-            raise pickle.UnpicklingError(f"Can only create new object for Parameter or "
-                                         f"containers, but got {cls!r:.80}")
+            raise pickle.UnpicklingError(f"Can only create new object for nn.Parameter or "
+                                         f"classes allowlisted via `add_safe_globals` but got "
+                                         f"{cls!r:.80}")
 
     def _load_build(self):
         state = self.stack.pop()
@@ -225,9 +285,8 @@ class WeightsUnpickler(pickle._Unpickler):
 
     def _check_target(self, opcode: bytes, target) -> None:
         if type(target) not in _FILLABLE[opcode]:
-            raise pickle.UnpicklingError(f"Can only {pickle_name(opcode)} to "
-                                         f"{'/'.join(t.__name__ for t in _FILLABLE[opcode])}, "
-                                         f"but got {type(target).__name__}")
+            raise pickle.UnpicklingError(f"Can only {_FILL_WORDS[opcode]}, but got "
+                                         f"{type(target)}")
 
     def _load_append(self):
         self._check_target(pickle.APPEND, self.stack[-2])
@@ -301,13 +360,24 @@ class WeightsUnpickler(pickle._Unpickler):
         raise _Stop(self.stack.pop())
 
 
-def pickle_name(opcode: bytes) -> str:
-    return _OPCODE_NAMES.get(opcode, repr(opcode))
-
-
-_OPCODE_NAMES = {getattr(pickle, n): n for n in dir(pickle)
-                 if n.isupper() and isinstance(getattr(pickle, n), bytes) and
-                 len(getattr(pickle, n)) == 1}
+def _build_allowed(inst, state) -> None:
+    """BUILD on an instance of a user-allowed class, as PyTorch (and pickle) does it: its
+    ``__setstate__``, else an update of its ``__dict__`` and slots. Enum members are
+    process-wide singletons that pickle never builds: refused."""
+    if isinstance(inst, enum.Enum):
+        raise pickle.UnpicklingError(f"Can not build the enum member {inst!r:.80}")
+    setstate = getattr(inst, "__setstate__", None)
+    if setstate is not None:
+        setstate(state)
+        return
+    slotstate = None
+    if isinstance(state, tuple) and len(state) == 2:
+        state, slotstate = state
+    if state:
+        inst.__dict__.update(state)
+    if slotstate:
+        for key, value in slotstate.items():
+            setattr(inst, key, value)
 
 
 def _make_dispatch() -> list:
@@ -354,16 +424,20 @@ class FullUnpickler(pickle.Unpickler):
         return super().find_class(module, name)
 
     def persistent_load(self, pid):
+        if isinstance(pid, tuple) and len(pid) == 4 and pid[0] in ("module", b"module"):
+            return pid[1]  # a legacy file's module class (PyTorch checks its source: not here)
         return self._storage_loader(*_storage_record(pid))
 
 
 def unpickle(data: bytes, storage_loader, weights_only: bool, pickle_module=None,
-             encoding: str = "utf-8"):
+             load_args: dict | None = None):
     """Unpickle ``data`` resolving storages through
-    ``storage_loader(dtype, key, location, numel, view)``."""
+    ``storage_loader(dtype, key, location, numel, view)``; ``load_args`` are the unpickler's
+    keyword arguments (only ``encoding`` with ``weights_only``)."""
+    load_args = {"encoding": "utf-8", **(load_args or {})}
     if weights_only:
-        return WeightsUnpickler(data, storage_loader, encoding).load()
+        return WeightsUnpickler(data, storage_loader, load_args["encoding"]).load()
     base = FullUnpickler
     if pickle_module is not None and pickle_module is not pickle:
         base = type("Unpickler", (FullUnpickler, pickle_module.Unpickler), {})
-    return base(io.BytesIO(data), storage_loader, encoding=encoding).load()
+    return base(io.BytesIO(data), storage_loader, **load_args).load()

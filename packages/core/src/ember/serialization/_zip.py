@@ -131,10 +131,11 @@ class ZipReader:
     its declared size, and its CRC-32 is checked unless ``check_crc32`` is False (a recorded
     CRC of 0 means none was computed, as ``torch.save`` writes under
     ``set_crc32_options(False)``). Large CRCs run on worker threads: call ``verify()``
-    before trusting what was read, and ``close()`` at the end."""
+    before trusting what was read, and ``close()`` at the end. Storages are read in the
+    archive's ``byteorder``, or ``default_byteorder`` when it has no such record."""
 
     def __init__(self, fileobj, path: str | None = None, use_mmap: bool = False,
-                 check_crc32: bool = True):
+                 check_crc32: bool = True, default_byteorder: str = "little"):
         try:
             self.zip = zipfile.ZipFile(fileobj)
         except (zipfile.BadZipFile, EOFError, OSError, ValueError, struct.error) as exc:
@@ -148,7 +149,7 @@ class ZipReader:
         if use_mmap:
             with open(path, "rb") as fh:
                 self.mmap = _mmap.mmap(fh.fileno(), 0, access=_mmap.ACCESS_COPY)
-        order = self.read_text("byteorder", "little")
+        order = self.read_text("byteorder", default_byteorder)
         if order not in ("little", "big"):
             raise _corrupt(f"invalid byteorder record {order!r}")
         self.swap = order != sys.byteorder
