@@ -7,6 +7,7 @@ device. The markers themselves are registered in ``pytest.ini``.
 from __future__ import annotations
 
 import functools
+import sys
 
 import pytest
 
@@ -31,3 +32,13 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     skip_gpu = pytest.mark.skip(reason="needs a CUDA GPU (CuPy with a visible device)")
     for item in gpu_items:
         item.add_marker(skip_gpu)
+
+
+@pytest.fixture(autouse=True)
+def _torch_function_dispatch_off():
+    """A test that defines a Tensor subclass turns ``__torch_function__`` dispatch on for the
+    process (ember.overrides); turn it off again so later tests see plain functions."""
+    yield
+    overrides = sys.modules.get("ember.overrides")
+    if overrides is not None and overrides.is_active():
+        overrides._deactivate()

@@ -47,23 +47,22 @@ VIDEO = "video decoding (torchvision.io video, video datasets/models): not plann
 GAPS: dict[str, dict[str, list[str]]] = {
     "torch": {
         NOT_YET: [
-            "AcceleratorError", "OutOfMemoryError", "Event", "Stream", "layout", "memory_format",
-            "BoolTensor", "ByteTensor", "CharTensor", "DoubleTensor", "FloatTensor", "IntTensor",
-            "LongTensor", "ShortTensor", "UntypedStorage", "uint16", "uint32", "uint64",
+            "AcceleratorError", "OutOfMemoryError", "Event", "Stream", "layout",
+            "UntypedStorage", "uint16", "uint32", "uint64",
             "e", "pi", "inf", "nan", "newaxis", "has_lapack", "has_mkl", "has_openmp",
             "has_spectral", "get_device_module", "is_warn_always_enabled", "set_warn_always",
             "set_flush_denormal", "thread_safe_generator", "init_num_threads",
             "addcdiv", "addcmul", "addr", "adjoint", "as_strided", "as_strided_",
             "as_strided_scatter", "bilinear", "bincount", "binomial", "block_diag", "bucketize",
-            "cartesian_prod", "channel_shuffle", "cholesky_inverse", "cholesky_solve",
-            "combinations", "conv_tbc", "corrcoef", "cov", "cumulative_trapezoid", "deg2rad",
+            "cartesian_prod", "cholesky_inverse", "cholesky_solve",
+            "combinations", "corrcoef", "cov", "cumulative_trapezoid", "deg2rad",
             "deg2rad_", "detach", "detach_", "diagflat", "diff", "dist", "embedding_bag",
             "empty_permuted", "fill", "fill_", "frexp", "from_file", "frombuffer", "gcd", "gcd_",
             "geqrf", "get_device", "gradient", "hash_tensor", "heaviside", "histc", "histogram",
             "histogramdd", "index_reduce", "is_inference", "is_same_size", "is_signed", "isin",
             "lcm", "lcm_", "ldexp", "ldexp_", "lobpcg", "logaddexp", "logaddexp2", "lu_solve",
             "lu_unpack", "matrix_exp", "meshgrid", "narrow_copy", "nextafter", "nonzero_static",
-            "orgqr", "ormqr", "pdist", "rad2deg", "rad2deg_", "renorm", "repeat_interleave",
+            "orgqr", "ormqr", "rad2deg", "rad2deg_", "renorm", "repeat_interleave",
             "resize_as_", "scalar_tensor", "searchsorted", "trapezoid", "trapz", "tril_indices",
             "triu_indices", "unravel_index", "vander", "zero_",
         ],
@@ -95,7 +94,6 @@ GAPS: dict[str, dict[str, list[str]]] = {
         ATEN_INTERNALS: [
             "native_*", "batch_norm_backward_*", "batch_norm_elemt", "batch_norm_gather_stats*",
             "batch_norm_stats", "batch_norm_update_stats", "constant_pad_nd", "convolution",
-            "affine_grid_generator", "grid_sampler", "grid_sampler_2d", "grid_sampler_3d",
             "embedding_renorm_", "norm_except_dim", "gru", "gru_cell", "lstm", "lstm_cell",
             "rnn_relu", "rnn_relu_cell", "rnn_tanh", "rnn_tanh_cell", "unsafe_chunk",
             "unsafe_split", "unsafe_split_with_sizes",
@@ -122,9 +120,9 @@ GAPS: dict[str, dict[str, list[str]]] = {
     },
     "torch.Tensor": {
         NOT_YET: [
-            "__contains__", "__reversed__", "__setstate__", "__torch_function__",
+            "__contains__", "__reversed__", "__setstate__",
             "addcdiv", "addcdiv_", "addcmul", "addcmul_", "addr", "addr_", "adjoint", "apply_",
-            "map_", "map2_", "as_strided", "as_strided_", "as_strided_scatter", "as_subclass",
+            "map_", "map2_", "as_strided", "as_strided_", "as_strided_scatter",
             "bincount", "cholesky_inverse", "cholesky_solve", "const_data_ptr", "corrcoef",
             "cov", "deg2rad", "deg2rad_", "diagflat", "diff", "dim_order", "dist",
             "fill_diagonal_", "frexp", "gcd", "gcd_", "geqrf", "grad_dtype", "hash_tensor",
@@ -134,8 +132,8 @@ GAPS: dict[str, dict[str, list[str]]] = {
             "logaddexp2", "lu", "lu_solve", "matrix_exp", "module_load", "narrow_copy",
             "new_empty_strided", "nextafter", "nextafter_", "nonzero_static", "orgqr", "ormqr",
             "rad2deg", "rad2deg_", "record_stream", "renorm", "renorm_", "repeat_interleave",
-            "resize_", "resize_as_", "squeeze_", "unsqueeze_", "t_", "transpose_", "swapaxes_",
-            "swapdims_", "sum_to_size", "type_as", "unfold", "untyped_storage", "xpu",
+            "resize_as_", "squeeze_", "unsqueeze_", "t_", "transpose_", "swapaxes_",
+            "swapdims_", "type_as", "unfold", "untyped_storage", "xpu",
         ],
         DEPRECATED: ["resize", "resize_as", "storage", "storage_type", "volatile", "new",
                      "triangular_solve"],
@@ -159,9 +157,7 @@ GAPS: dict[str, dict[str, list[str]]] = {
         ATEN_INTERNALS: ["unsafe_chunk", "unsafe_split", "unsafe_split_with_sizes"],
     },
     "torch.nn": {
-        NOT_YET: ["AdaptiveAvgPool3d", "AdaptiveMaxPool3d", "AvgPool3d", "MaxPool3d",
-                  "MaxUnpool3d", "LPPool3d", "FractionalMaxPool2d", "FractionalMaxPool3d",
-                  "AdaptiveLogSoftmaxWithLoss", "ChannelShuffle", "CrossMapLRN2d",
+        NOT_YET: [
                   "MultiLabelMarginLoss", "TripletMarginWithDistanceLoss",
                   "LinearCrossEntropyLoss", "LinearCrossEntropyOptions", "attention", "grad",
                   "factory_kwargs"],
@@ -171,10 +167,8 @@ GAPS: dict[str, dict[str, list[str]]] = {
         TYPE_HINTS: ["common_types"],
     },
     "torch.nn.functional": {
-        NOT_YET: ["affine_grid", "grid_sample", "channel_shuffle", "native_channel_shuffle",
-                  "conv_tbc", "fractional_max_pool2d", "fractional_max_pool2d_with_indices",
-                  "fractional_max_pool3d", "fractional_max_pool3d_with_indices",
-                  "gumbel_softmax", "linear_cross_entropy", "multilabel_margin_loss", "pdist",
+        NOT_YET: [
+                  "linear_cross_entropy", "multilabel_margin_loss",
                   "triplet_margin_with_distance_loss"],
         CUDA_ONLY: ["ScalingType", "SwizzleType", "scaled_mm", "scaled_grouped_mm",
                     "grouped_mm"],
@@ -203,10 +197,10 @@ GAPS: dict[str, dict[str, list[str]]] = {
     },
     "torch.autograd": {
         NOT_YET: ["enforce_grad_layout_policy", "set_multithreading_enabled"],
-        DEPRECATED: ["Variable", "variable", "NestedIOFunction"],
+        DEPRECATED: ["NestedIOFunction"],
     },
     "torch.* modules": {
-        NOT_YET: ["cpu", "functional", "library", "overrides", "quasirandom", "random",
+        NOT_YET: ["cpu", "functional", "library", "quasirandom", "random",
                   "storage", "torch_version"],
         GRAPH_MODE: ["compiler", "export", "fx", "jit", "onnx", "futures", "nativert",
                      "package"],
@@ -224,15 +218,10 @@ GAPS: dict[str, dict[str, list[str]]] = {
     },
     "torch.nn.modules.*": {
         NOT_YET: [
-            "adaptive.AdaptiveLogSoftmaxWithLoss",
-            "channelshuffle.ChannelShuffle",
             "linear_cross_entropy_options.LinearCrossEntropyOptions",
             "loss.LinearCrossEntropyLoss", "loss.MultiLabelMarginLoss",
             "loss.TripletMarginWithDistanceLoss", "module.register_module_*",
-            "normalization.CrossMapLRN2d", "pooling.AdaptiveAvgPool3d",
-            "pooling.AdaptiveMaxPool3d", "pooling.AvgPool3d", "pooling.FractionalMaxPool2d",
-            "pooling.FractionalMaxPool3d", "pooling.LPPool3d", "pooling.MaxPool3d",
-            "pooling.MaxUnpool3d", "rnn.apply_permutation",
+            "rnn.apply_permutation",
             "utils.consume_prefix_in_state_dict_if_present",
         ],
         DEPRECATED: ["container.Container", "loss.NLLLoss2d"],
@@ -274,8 +263,8 @@ GAPS: dict[str, dict[str, list[str]]] = {
                     "graph.set_warn_on_accumulate_grad_stream_mismatch"],
     },
     "submodules as attributes": {
-        NOT_YET: ["nn.modules.adaptive",
-                  "nn.modules.channelshuffle", "nn.modules.linear_cross_entropy_options",
+        NOT_YET: [
+                  "nn.modules.linear_cross_entropy_options",
                   "nn.parallel.parallel_apply", "nn.parallel.replicate",
                   "nn.parallel.scatter_gather", "nn.utils.memory_format", "optim.swa_utils"],
         CUDA_ONLY: ["nn.parallel.comm"],
@@ -283,7 +272,7 @@ GAPS: dict[str, dict[str, list[str]]] = {
         DATAPIPES: ["utils.data.datapipes", "utils.data.graph", "utils.data.graph_settings"],
         FUNC: ["autograd.forward_ad"],
         MIXED_PRECISION: ["autograd.profiler*"],
-        DEPRECATED: ["autograd.variable"],
+        DEPRECATED: [],
     },
     # torchvision's rows run only where torchvision is installed (nox -s vision_parity).
     "torchvision.models": {

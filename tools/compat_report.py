@@ -430,7 +430,8 @@ def prune_allowlist(stale: dict[str, list[str]], path: Path = ALLOWLIST_PATH) ->
         for name in names:
             block, n = re.subn(rf'"{re.escape(name)}",? ?', "", block, count=1)
             removed += n
-        block = "\n".join(line for line in block.split("\n") if line.strip())
+        block = "\n".join(line.rstrip() for line in block.split("\n") if line.strip())
+        block = re.sub(r",\s*\]", "]", block)
         text = text[:start] + block + text[end:]
     path.write_text(text)
     return removed

@@ -91,6 +91,52 @@ def test_index_with_tensor_scalars_lists_and_bools():
     np.testing.assert_array_equal(out.numpy(), A[[True, False]])
 
 
+# an index that PyTorch reads as a sequence: converted to int64 (floats truncated), bool and
+# uint8 data kept; a tuple (``ember.Size`` too) is a tuple of indices
+SEQUENCES = [
+    (range(0, 2), [0, 1]), (range(1, -1, -1), [1, 0]), (range(0), []),
+    ((slice(None), range(0, 3, 2)), (slice(None), [0, 2])),
+    ((range(2), range(1, 3)), ([0, 1], [1, 2])), ([range(2)], ([0, 1],)),
+    ([0.7, 1.9], [0, 1]), (np.array([1.9, 0.2]), [1, 0]), ([True, 1], [1, 1]),
+    (np.array([0, 1], dtype=np.int32), [0, 1]), (np.array([True, False]), [True, False]),
+    ([[True, False], [False, True, False]], ([True, False], [False, True, False])),
+    (ember.Size([1, 2]), (1, 2)), ([np.array([0, 1]), [1, 2]], ([0, 1], [1, 2])),
+]
+
+
+@pytest.mark.parametrize("index, ref", SEQUENCES, ids=repr)
+def test_sequence_indices(index, ref):
+    x = ember.tensor(A)
+    np.testing.assert_array_equal(x[index].numpy(), A[ref])
+    y = ember.tensor(A)
+    y[index] = -1.0
+    expected = A.copy()
+    expected[ref] = -1.0
+    np.testing.assert_array_equal(y.numpy(), expected)
+
+
+def test_range_index_gradient():
+    x = rnd(4, 3)
+    assert gradcheck(lambda u: u[range(0, 4, 2)], (x,))
+    assert gradcheck(lambda u: u[:, range(3)] * 1, (x,))
+
+
+@pytest.mark.parametrize("index, exc, msg", [
+    ({0, 1}, IndexError, r"valid indices \(got set\)"),
+    ({0: 1}, IndexError, r"valid indices \(got dict\)"),
+    (1.0, IndexError, r"valid indices \(got float\)"),
+    (np.float64(1.0), IndexError, r"valid indices \(got numpy.float64\)"),
+    (np.bool_(True), IndexError, r"valid indices \(got numpy.bool\)"),
+    ((i for i in range(2)), IndexError, r"valid indices \(got generator\)"),
+    ("ab", TypeError, "new\\(\\): invalid data type 'str'"),
+    ([object()], RuntimeError, "Could not infer dtype of object"),
+    (([[0, 1], [2]],), ValueError, r"expected sequence of length 2 at dim 1 \(got 1\)"),
+])
+def test_rejected_indices_raise_pytorchs_errors(index, exc, msg):
+    with pytest.raises(exc, match=msg):
+        ember.tensor(A)[index]
+
+
 def test_getitem_node_names():
     x = rnd(3, 4)
     assert x[0].grad_fn.name() == "SelectBackward0"

@@ -152,7 +152,8 @@ def test_cross_entropy_indices(reduction, eps, weighted):
                           reduction=reduction, label_smoothing=eps)
     np.testing.assert_allclose(npv(out), np_cross_entropy(X, t, w, -100, reduction, eps),
                                rtol=1e-10)
-    assert out.grad_fn.name() == "CrossEntropyLossBackward0"
+    # PyTorch's graph: nll_loss(log_softmax(x)), label smoothing added to it
+    assert out.grad_fn.name() == ("AddBackward0" if eps else "NllLossBackward0")
     wt = None if w is None else t64(w, False)
     fn = lambda u: L.cross_entropy(u, ember.tensor(t), weight=wt, reduction=reduction,  # noqa: E731
                                    label_smoothing=eps)
@@ -311,16 +312,20 @@ def test_weighted_variants():
                                (abs(X - Y) * PROB).sum(), rtol=1e-12)
     with pytest.raises(ValueError, match="Weights and input must have the same size."):
         L.mse_loss(a, b, weight=w[0])
-    pw = t64(RNG.uniform(0.5, 3, 5))
+    pw = t64(RNG.uniform(0.5, 3, 5), False)
     out = L.binary_cross_entropy_with_logits(a, PROB_T, weight=w, pos_weight=pw,
                                              reduction="none")
     sig = 1 / (1 + np.exp(-X))
     ref = -PROB * (PROB * npv(pw) * np.log(sig) + (1 - PROB) * np.log(1 - sig))
     np.testing.assert_allclose(npv(out), ref, rtol=1e-10)
-    assert gradcheck(lambda u, p: L.binary_cross_entropy_with_logits(
-        u, PROB_T, weight=w, pos_weight=p), (a, pw))
-    assert gradgradcheck(lambda u, p: L.binary_cross_entropy_with_logits(
-        u, PROB_T, pos_weight=p), (a, pw))
+    assert gradcheck(lambda u, v: L.binary_cross_entropy_with_logits(
+        u, v, weight=w, pos_weight=pw), (a, t64(PROB)))
+    assert gradgradcheck(lambda u, v: L.binary_cross_entropy_with_logits(
+        u, v, pos_weight=pw), (a, t64(PROB)))
+    # as in PyTorch, weight and pos_weight take no gradient
+    with pytest.raises(RuntimeError, match="not differentiable with respect to argument "
+                                           "'pos_weight'"):
+        L.binary_cross_entropy_with_logits(a, PROB_T, pos_weight=t64(npv(pw)))
 
 
 def test_bce_with_logits_is_stable_and_smooth_at_zero():
@@ -339,6 +344,55 @@ def test_bce_clamps_log_at_minus_100():
     np.testing.assert_allclose(npv(out), [100.0, 100.0])
     with pytest.raises(RuntimeError, match="all elements of input should be between 0 and 1"):
         L.binary_cross_entropy(t64([1.5]), t64([1.0]))
+
+
+def np_bce_grad(p, t, w=1.0):
+    """PyTorch's gradient of the summed loss: ``w (p - t) / max(p (1 - p), 1e-12)``."""
+    return w * (p - t) / np.maximum(p * (1 - p), 1e-12)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+def test_bce_is_finite_at_saturated_probabilities(dtype, reduction):
+    p = np.array([0.0, 1.0, 0.0, 1.0, 0.5, 1e-7], dtype=dtype)
+    t = np.array([1.0, 0.0, 0.0, 1.0, 0.25, 1.0], dtype=dtype)
+    w = np.arange(1.0, 7.0, dtype=dtype)
+    x = ember.tensor(p, requires_grad=True)
+    out = L.binary_cross_entropy(x, ember.tensor(t), weight=ember.tensor(w),
+                                 reduction=reduction)
+    with np.errstate(divide="ignore"):
+        loss = -w * (t * np.maximum(np.log(p.astype(np.float64)), -100)
+                     + (1 - t) * np.maximum(np.log1p(-p.astype(np.float64)), -100))
+    np.testing.assert_allclose(npv(out), np_reduce(loss, reduction), rtol=1e-6)
+    assert out.dtype == x.dtype
+    out.sum().backward()
+    scale = 1 / p.size if reduction == "mean" else 1
+    grad = npv(x.grad)
+    assert np.isfinite(grad).all()
+    np.testing.assert_allclose(grad, np_bce_grad(p.astype(np.float64), t, w) * scale,
+                               rtol=1e-5)
+
+
+def test_bce_training_step_at_saturation_stays_finite():
+    # a sigmoid that saturates to exactly 1.0 in float32 used to give NaN gradients
+    w = ember.tensor([[40.0]], requires_grad=True)
+    p = ember.sigmoid(ember.linear(ember.ones(2, 1), w))
+    assert p.detach().numpy().max() == 1.0
+    L.binary_cross_entropy(p, ember.tensor([[0.0], [1.0]])).backward()
+    assert np.isfinite(npv(w.grad)).all()
+
+
+def test_bce_gradgradcheck_and_target_gradient():
+    a, b = t64(PROB), t64(PROB[::-1].copy())
+    assert gradgradcheck(lambda u, v: L.binary_cross_entropy(u, v, weight=t64(Y, False)),
+                         (a, b))
+    with pytest.raises(RuntimeError, match="all elements of target should be between 0 and 1"):
+        L.binary_cross_entropy(a, t64(PROB * 2))
+    with pytest.raises(RuntimeError, match="Found dtype Float but expected Double"):
+        L.binary_cross_entropy(a, ember.tensor(PROB, dtype=ember.float32))
+    with pytest.raises(RuntimeError, match="not differentiable with respect to argument "
+                                           "'weight'"):
+        L.binary_cross_entropy(a, b, weight=t64(PROB))
 
 
 def test_kl_div_batchmean_and_mean_warning():

@@ -12,6 +12,7 @@ from pkgutil import extend_path
 
 __path__ = extend_path(__path__, __name__)
 
+import sys as _sys  # noqa: E402
 import warnings as _warnings  # noqa: E402
 
 # PyTorch computes inf/nan silently; NumPy warns from inside our kernels. The filter matches
@@ -28,6 +29,9 @@ from ._dtype import (  # noqa: E402,F401
     set_default_dtype, short, uint8,
 )
 from ._size import Size  # noqa: E402
+from ._memory_format import (  # noqa: E402,F401
+    channels_last, channels_last_3d, contiguous_format, memory_format, preserve_format,
+)
 from ._tensor import Tensor  # noqa: E402
 from ._settings import *  # noqa: E402,F401,F403 - threads, matmul precision, determinism
 from . import backends  # noqa: E402
@@ -43,6 +47,10 @@ from .autograd.anomaly_mode import (  # noqa: E402,F401
 from ._factory import *  # noqa: E402,F401,F403
 from ._factory import asarray  # noqa: E402,F401
 from . import ops as _ops  # noqa: E402
+from ._tensor_types import (  # noqa: E402,F401 - the legacy types
+    BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor, HalfTensor, IntTensor,
+    LongTensor, ShortTensor,
+)
 from .ops import registry as _registry  # noqa: E402
 
 _registry.install(globals(), Tensor)
@@ -52,6 +60,11 @@ from . import (  # noqa: E402,F401
     cuda, data, linalg, return_types, safetensors, serialization, testing, utils,
 )
 from . import accelerator, mps, version, xpu  # noqa: E402,F401
+from . import overrides  # noqa: E402
+
+# __torch_function__ (ember.overrides): these namespaces dispatch once a subclass overrides it
+overrides.register_namespace(_sys.modules[__name__])
+overrides.register_namespace(linalg)
 from .serialization import load, save  # noqa: E402,F401
 
 # -- sub-distributions: ``ember.nn`` etc. as attributes, with an install hint when missing ----

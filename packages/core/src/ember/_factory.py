@@ -17,6 +17,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from . import _dtype
+from . import _memory_format as _mf
 from ._device import _CURRENT
 from ._device import device as _device_cls
 from ._tensor import CPU, Tensor, _canonical_device, _make
@@ -514,21 +515,27 @@ def size_args(args, size, name: str) -> tuple:
     return check_size(args or (size,), name)
 
 
-def _filled(fill, shape: tuple, dt: _dtype.dtype, dev, requires_grad, out=None) -> Tensor:
+def _filled(fill, shape: tuple, dt: _dtype.dtype, dev, requires_grad, out=None,
+            order=None) -> Tensor:
+    """A new tensor of ``shape`` holding ``fill``; laid out in ``order`` (a memory format's
+    axes, outermost first) when given, else C-contiguous."""
     xp = xp_for(dev)
+    alloc_shape = shape if order is None else tuple(shape[d] for d in order)
     try:
         if fill is None:
-            arr = xp.empty(shape, dtype=dt.np)
+            arr = xp.empty(alloc_shape, dtype=dt.np)
         elif fill is _ZERO:
-            arr = xp.zeros(shape, dtype=dt.np)
+            arr = xp.zeros(alloc_shape, dtype=dt.np)
         elif fill is _ONE:
-            arr = xp.ones(shape, dtype=dt.np)
+            arr = xp.ones(alloc_shape, dtype=dt.np)
         else:  # through NumPy's cast: PyTorch wraps -1 into uint8 and truncates 1.5 into ints
             with np.errstate(over="ignore", invalid="ignore"):
-                arr = xp.full(shape, np.array(fill).astype(dt.np), dtype=dt.np)
+                arr = xp.full(alloc_shape, np.array(fill).astype(dt.np), dtype=dt.np)
     except (MemoryError, ValueError) as exc:
         raise_allocation_error(exc, shape, dt.itemsize, dev)
         raise
+    if order is not None:
+        arr = arr.transpose(_mf.inverse(order))
     return finish(_make(arr, dev), requires_grad, out)
 
 
@@ -548,9 +555,13 @@ def ones(*args, size=None, out=None, dtype=None, layout=None, device=None,
 
 def empty(*args, size=None, out=None, dtype=None, layout=None, device=None,
           requires_grad: bool = False, pin_memory: bool = False, memory_format=None) -> Tensor:
-    """An uninitialised tensor of the given size."""
-    return _filled(None, size_args(args, size, "empty"), _dtype_or_default(dtype),
-                   resolve_device(device), requires_grad, out)
+    """An uninitialised tensor of the given size; ``memory_format=ember.channels_last`` lays
+    a 4-d one out NHWC in memory (``channels_last_3d``: 5-d, NDHWC)."""
+    shape = size_args(args, size, "empty")
+    order = None if memory_format is None else \
+        _mf.format_order(_mf.check(memory_format, "empty"), len(shape))
+    return _filled(None, shape, _dtype_or_default(dtype), resolve_device(device), requires_grad,
+                   out, order)
 
 
 def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None,
@@ -594,31 +605,43 @@ def _like(input, dtype, device):
             input._device if device is None else resolve_device(device))
 
 
+# The ``*_like`` factories lay their result out as ``memory_format`` says; the default,
+# ``ember.preserve_format``, keeps ``input``'s layout (a channels-last input gives a
+# channels-last result), as PyTorch does.
+
 def zeros_like(input, *, dtype=None, layout=None, device=None, requires_grad: bool = False,
-               memory_format=None) -> Tensor:
-    """Zeros with ``input``'s shape (and dtype/device unless given)."""
-    return _filled(_ZERO, input._data.shape, *_like(input, dtype, device), requires_grad)
+               memory_format=_mf.preserve_format) -> Tensor:
+    """Zeros with ``input``'s shape and layout (and dtype/device unless given)."""
+    dt, dev = _like(input, dtype, device)
+    order = _mf.like_order(input._data, memory_format, "zeros_like")
+    return _filled(_ZERO, input._data.shape, dt, dev, requires_grad, None, order)
 
 
 def ones_like(input, *, dtype=None, layout=None, device=None, requires_grad: bool = False,
-              memory_format=None) -> Tensor:
-    """Ones with ``input``'s shape (and dtype/device unless given)."""
-    return _filled(_ONE, input._data.shape, *_like(input, dtype, device), requires_grad)
+              memory_format=_mf.preserve_format) -> Tensor:
+    """Ones with ``input``'s shape and layout (and dtype/device unless given)."""
+    dt, dev = _like(input, dtype, device)
+    order = _mf.like_order(input._data, memory_format, "ones_like")
+    return _filled(_ONE, input._data.shape, dt, dev, requires_grad, None, order)
 
 
 def empty_like(input, *, dtype=None, layout=None, device=None, requires_grad: bool = False,
-               memory_format=None) -> Tensor:
-    """An uninitialised tensor with ``input``'s shape (and dtype/device unless given)."""
-    return _filled(None, input._data.shape, *_like(input, dtype, device), requires_grad)
+               memory_format=_mf.preserve_format) -> Tensor:
+    """An uninitialised tensor with ``input``'s shape and layout (and dtype/device unless
+    given)."""
+    dt, dev = _like(input, dtype, device)
+    order = _mf.like_order(input._data, memory_format, "empty_like")
+    return _filled(None, input._data.shape, dt, dev, requires_grad, None, order)
 
 
 def full_like(input, fill_value, *, dtype=None, layout=None, device=None,
-              requires_grad: bool = False, memory_format=None) -> Tensor:
-    """``fill_value`` with ``input``'s shape (and dtype/device unless given)."""
+              requires_grad: bool = False, memory_format=_mf.preserve_format) -> Tensor:
+    """``fill_value`` with ``input``'s shape and layout (and dtype/device unless given)."""
     dt, dev = _like(input, dtype, device)
     value = _scalar_value(fill_value)
     _check_fill(value, dt)
-    return _filled(value, input._data.shape, dt, dev, requires_grad)
+    order = _mf.like_order(input._data, memory_format, "full_like")
+    return _filled(value, input._data.shape, dt, dev, requires_grad, None, order)
 
 
 # -- ranges -----------------------------------------------------------------------------------

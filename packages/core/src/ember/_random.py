@@ -16,6 +16,7 @@ import threading
 import numpy as np
 
 from . import _dtype
+from . import _memory_format as _mf
 from ._device import to_device
 from ._factory import (
     _dtype_or_default,
@@ -521,29 +522,42 @@ def _like(input, dtype, device):
             input._device if device is None else device)
 
 
+def _laid_out_like(out: Tensor, input, memory_format, fname: str) -> Tensor:
+    """``out`` (C-ordered, fresh) laid out as ``memory_format`` says for a tensor like
+    ``input`` (the default keeps ``input``'s layout)."""
+    order = _mf.like_order(input._data, memory_format, fname)
+    if order is None:
+        return out
+    out._data = _mf.copy_as(out._data, order)
+    return out
+
+
 def rand_like(input, *, dtype=None, layout=None, device=None, requires_grad: bool = False,
-              memory_format=None) -> Tensor:
+              memory_format=_mf.preserve_format) -> Tensor:
     """``rand`` with ``input``'s shape (and dtype/device unless given)."""
     dt, dev = _like(input, dtype, device)
-    return rand(input._data.shape, dtype=dt, device=dev, requires_grad=requires_grad)
+    out = rand(input._data.shape, dtype=dt, device=dev, requires_grad=requires_grad)
+    return _laid_out_like(out, input, memory_format, "rand_like")
 
 
 def randn_like(input, *, dtype=None, layout=None, device=None, requires_grad: bool = False,
-               memory_format=None) -> Tensor:
+               memory_format=_mf.preserve_format) -> Tensor:
     """``randn`` with ``input``'s shape (and dtype/device unless given)."""
     dt, dev = _like(input, dtype, device)
-    return randn(input._data.shape, dtype=dt, device=dev, requires_grad=requires_grad)
+    out = randn(input._data.shape, dtype=dt, device=dev, requires_grad=requires_grad)
+    return _laid_out_like(out, input, memory_format, "randn_like")
 
 
 def randint_like(input, low=0, high=None, *, dtype=None, layout=None, device=None,
-                 requires_grad: bool = False, memory_format=None) -> Tensor:
+                 requires_grad: bool = False, memory_format=_mf.preserve_format) -> Tensor:
     """``randint`` with ``input``'s shape: ``randint_like(input, high)`` or
     ``randint_like(input, low, high)`` (``input``'s dtype/device unless given)."""
     if high is None:
         low, high = 0, low
     dt, dev = _like(input, dtype, device)
-    return randint(low, high, tuple(input._data.shape), dtype=dt, device=dev,
-                   requires_grad=requires_grad)
+    out = randint(low, high, tuple(input._data.shape), dtype=dt, device=dev,
+                  requires_grad=requires_grad)
+    return _laid_out_like(out, input, memory_format, "randint_like")
 
 
 # -- in-place samplers: ``Tensor.uniform_`` & co. ---------------------------------------------

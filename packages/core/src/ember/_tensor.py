@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _dtype
+from . import _memory_format as _mf
 from ._device import device as _device_cls
 from ._device import to_device
 from .backends import backend_of
@@ -21,6 +22,8 @@ __all__ = ["Tensor"]
 _new = object.__new__
 _ndarray = np.ndarray
 CPU = _device_cls("cpu")
+_CONTIGUOUS = _mf.contiguous_format
+_PRESERVE = _mf.preserve_format
 
 
 def _make(data, device):
@@ -33,6 +36,25 @@ def _make(data, device):
     t.requires_grad = False
     t.grad_fn = None
     return t
+
+
+def _as_cls(result, cls):
+    """Tensor results (also inside tuples and lists) as ``cls`` instances."""
+    if isinstance(result, Tensor):
+        return result if isinstance(result, cls) else result.as_subclass(cls)
+    if type(result) in (tuple, list):
+        return type(result)(_as_cls(r, cls) for r in result)
+    if isinstance(result, tuple) and hasattr(result, "_fields"):  # return_types.max, ...
+        return type(result)(*(_as_cls(r, cls) for r in result))
+    return result
+
+
+def _identity(t):
+    return t
+
+
+def _alias_backward(node, grad):
+    return (grad,)
 
 
 def _as_array(data):
@@ -56,16 +78,46 @@ class Tensor:
     _extra = None  # hooks, retains_grad, view replay function
 
     def __new__(cls, *args, device=None, dtype=None):
-        # ``ember.Tensor(2, 3)`` (uninitialised float) or ``ember.Tensor([1, 2])`` (data)
-        from . import _factory
+        # the legacy constructor: ``ember.Tensor(2, 3)`` (uninitialised, of the default dtype),
+        # ``ember.Tensor([1, 2])`` (data), ``ember.Tensor(t)`` (an alias of ``t``)
+        from ._tensor_types import legacy_new
 
-        if len(args) == 1 and not isinstance(args[0], int):
-            t = _factory.tensor(args[0], dtype=dtype or _dtype.get_default_dtype(), device=device)
-        else:
-            t = _factory.empty(*(args or (0,)), dtype=dtype, device=device)
+        t = legacy_new(args, dtype or _dtype.get_default_dtype(), device, keep_dtype=dtype is None)
         if cls is not Tensor:
             t = cls._make_subclass(cls, t)
         return t
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        from . import overrides
+
+        overrides.on_subclass(cls)  # an overriding subclass turns dispatch on (overrides.py)
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        """The default: run ``func`` without subclass dispatch and return Tensor results as
+        ``cls`` (``MyTensor + 1`` is a ``MyTensor``), as PyTorch does. Subclasses override
+        it and usually end with ``super().__torch_function__(func, types, args, kwargs)``."""
+        from .overrides import DisableTorchFunctionSubclass
+
+        if not all(issubclass(cls, t) for t in types):
+            return NotImplemented
+        with DisableTorchFunctionSubclass():
+            return _as_cls(func(*args, **(kwargs or {})), cls)
+
+    def as_subclass(self, cls):
+        """This tensor as a ``cls`` instance sharing its memory, version counter and autograd
+        history (``AliasBackward0`` when it requires grad)."""
+        if not (isinstance(cls, type) and issubclass(cls, Tensor)):
+            raise TypeError("Creating a Tensor subclass from a class that does not inherit "
+                            "from Tensor is not possible. Make sure your class inherits from "
+                            "Tensor.")
+        from .ops.views import make_view
+
+        out = make_view(self, self._data, _AliasBackward0, None, _identity)
+        if cls is not Tensor:
+            out.__class__ = cls
+        return out
 
     @staticmethod
     def _make_subclass(cls, data, require_grad: bool = False):
@@ -129,8 +181,13 @@ class Tensor:
         return self._data.nbytes
 
     def stride(self, dim: int | None = None):
-        item = self._data.itemsize
-        strides = tuple(s // item for s in self._data.strides)
+        """Element strides of the memory layout (``(H*W*C, 1, W*C, C)`` for channels-last).
+        A new tensor without elements reports PyTorch's contiguous strides, where NumPy
+        gives zeros."""
+        arr = self._data
+        strides = tuple(s // arr.itemsize for s in arr.strides)
+        if not arr.size and not any(strides):
+            strides = _contiguous_strides(arr.shape)
         if dim is None:
             return strides
         return strides[_wrap_dim(dim, self._data.ndim)]
@@ -144,8 +201,24 @@ class Tensor:
     def data_ptr(self) -> int:
         return _address(self._data)
 
-    def is_contiguous(self, memory_format=None) -> bool:
-        return bool(self._data.flags.c_contiguous)
+    def is_contiguous(self, *, memory_format=_CONTIGUOUS) -> bool:
+        """Whether the elements lie densely in ``memory_format``'s order (C order by default;
+        ``ember.channels_last``: NHWC memory under the NCHW shape)."""
+        if memory_format is _CONTIGUOUS:
+            return bool(self._data.flags.c_contiguous)
+        return _mf.is_contiguous(self._data, _mf.check(memory_format, "is_contiguous"))
+
+    def contiguous(self, *, memory_format=_CONTIGUOUS):
+        """``self`` if it is laid out in ``memory_format`` already, else a copy that is
+        (``CloneBackward0``): ``x.contiguous(memory_format=ember.channels_last)`` keeps the
+        shape ``(N, C, H, W)`` over NHWC memory, with PyTorch's strides."""
+        if memory_format is _CONTIGUOUS and self._data.flags.c_contiguous:
+            return self
+        if _mf.is_contiguous(self._data, _mf.check(memory_format, "contiguous")):
+            return self
+        if memory_format is _PRESERVE:
+            raise RuntimeError("preserve memory format is unsupported by the contiguous operator")
+        return _copy_as(self, _mf.format_order(memory_format, self._data.ndim))
 
     def is_floating_point(self) -> bool:
         return self._data.dtype.kind == "f"
@@ -201,17 +274,23 @@ class Tensor:
         return _TYPE_NAMES.get(self._data.dtype, "Tensor")
 
     def type(self, dtype=None, non_blocking: bool = False):
+        """With no argument, the legacy type's name: ``'ember.FloatTensor'``,
+        ``'ember.cuda.FloatTensor'``. Else this tensor as ``dtype`` (no copy when it already
+        is): an ``ember.dtype``, a legacy type (``ember.DoubleTensor``) or its name, spelt
+        ``'ember.DoubleTensor'`` or, for ported scripts, ``'torch.DoubleTensor'``; a type of
+        another device moves the tensor there."""
         if dtype is None:
             name = self.type_name()
             return f"ember.{name}" if self._device.type == "cpu" else \
                 f"ember.{self._device.type}.{name}"
-        if isinstance(dtype, str):
-            name = dtype.rsplit(".", 1)[-1]
-            for np_dt, tn in _TYPE_NAMES.items():
-                if tn == name:
-                    return self.to(_dtype.FROM_NP[np_dt])
-            raise ValueError(f"invalid type: '{dtype}'")
-        return self.to(dtype)
+        if isinstance(dtype, _dtype.dtype):
+            return self.to(dtype)
+        from ._tensor_types import parse_type
+
+        device_type, dt = parse_type(dtype)
+        if device_type == self._device.type:
+            return self.to(dt)
+        return self.to(device_type, dt)
 
     # -- autograd fields ----------------------------------------------------------------
     @property
@@ -458,7 +537,7 @@ class Tensor:
         if id(self) in memo:
             return memo[id(self)]
         t = _new(type(self))
-        t._data = self._data.copy()
+        t._data = _mf.copy_as(self._data, _mf.preserve_order(self._data))
         t._device = self._device
         t.requires_grad = self.requires_grad
         t.grad_fn = None
@@ -474,22 +553,27 @@ class Tensor:
         return t
 
     # -- moves ---------------------------------------------------------------------------
-    def to(self, *args, **kwargs):
-        """``to(dtype)``, ``to(device, dtype=None)``, ``to(other)``; copy only when needed."""
+    def to(self, *args, memory_format=_PRESERVE, **kwargs):
+        """``to(dtype)``, ``to(device, dtype=None)``, ``to(other)``; copy only when needed.
+        ``memory_format=ember.channels_last`` (or another format) also lays the result out
+        so, as ``contiguous`` does; the default keeps this tensor's layout."""
         dev, dt, copy = _parse_to(self, *args, **kwargs)
         from .ops._core import cast_to
 
-        return cast_to(self, dev, dt, copy)
+        out = cast_to(self, dev, dt, copy)
+        if memory_format is _PRESERVE or memory_format is None:
+            return out
+        return out.contiguous(memory_format=_mf.check(memory_format, "to"))
 
-    def cpu(self, memory_format=None):
-        return self.to(CPU)
+    def cpu(self, memory_format=_PRESERVE):
+        return self.to(CPU, memory_format=memory_format)
 
-    def cuda(self, device=None, non_blocking: bool = False, memory_format=None):
+    def cuda(self, device=None, non_blocking: bool = False, memory_format=_PRESERVE):
         if device is None:
             device = "cuda"
         elif isinstance(device, int):
             device = f"cuda:{device}"
-        return self.to(device)
+        return self.to(device, memory_format=memory_format)
 
     def double(self):
         return self.to(_dtype.float64)
@@ -535,6 +619,7 @@ _graph._Tensor = Tensor
 from .autograd import engine as _engine  # noqa: E402
 
 _engine._make = _make
+_AliasBackward0 = _graph.make_node_class("AliasBackward0", _alias_backward)
 
 
 def _rebuild_tensor(cls, array, device, requires_grad):
@@ -548,11 +633,34 @@ def _rebuild_tensor(cls, array, device, requires_grad):
     return t
 
 
+def _copy_as(t, order):
+    """A copy of ``t`` laid out in ``order`` (a ``_memory_format`` order), in the graph as
+    ``CloneBackward0``."""
+    from .autograd.grad_mode import GRAD
+
+    out = _make(_mf.copy_as(t._data, order), t._device)
+    if t.requires_grad and GRAD.enabled:
+        from .autograd.graph import record
+        from .ops.shape import CloneBackward0
+
+        record(CloneBackward0, out, (t,), ())
+    return out
+
+
 def _shared_vc(t):
     vc = getattr(t, "_vc", None)
     if vc is None:
         vc = t._vc = [0]
     return vc
+
+
+def _contiguous_strides(shape) -> tuple:
+    """PyTorch's strides for a C-contiguous ``shape`` (a dim of size 0 counts as 1)."""
+    strides, step = [], 1
+    for n in reversed(shape):
+        strides.append(step)
+        step *= max(n, 1)
+    return tuple(reversed(strides))
 
 
 def _address(arr) -> int:
@@ -598,7 +706,9 @@ def _parse_to(self, *args, **kwargs):
     dt = kwargs.pop("dtype", None)
     copy = kwargs.pop("copy", False)
     kwargs.pop("non_blocking", None)
-    kwargs.pop("memory_format", None)
+    fmt = kwargs.pop("memory_format", None)
+    if fmt is not None:
+        _mf.check(fmt, "to")
     if kwargs:
         raise TypeError(f"to() got an unexpected keyword argument '{next(iter(kwargs))}'")
     for a in args:

@@ -22,8 +22,9 @@ from .grad_mode import (
     set_grad_enabled,
 )
 from .graph import Node, edge
+from .variable import Variable
 
-__all__ = ["backward", "grad", "Node", "Function", "FunctionCtx", "InplaceFunction",
+__all__ = ["backward", "grad", "Variable", "Node", "Function", "FunctionCtx", "InplaceFunction",
            "once_differentiable", "functional", "graph", "no_grad", "enable_grad",
            "set_grad_enabled", "inference_mode", "is_grad_enabled", "is_inference_mode_enabled",
            "detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled",

@@ -258,8 +258,9 @@ def _stack_rows(rows, shape, create_graph):
 def _basis(t, j):
     """A tensor like ``t``, zero but for a one at flat index ``j``."""
     from .._factory import zeros_like
+    from .._memory_format import contiguous_format
 
-    e = zeros_like(t)
+    e = zeros_like(t, memory_format=contiguous_format)
     e._data.reshape(-1)[j] = 1
     return e
 

@@ -135,12 +135,13 @@ def _numerical_jacobians(func, inputs, eps):
 def _analytical_jacobian(output, diff_inputs, check_grad_dtypes, nondet_tol):
     """The Jacobian of one output, row by row through ``autograd.grad``, computed twice."""
     from .. import _factory
+    from .._memory_format import contiguous_format
     from . import grad as autograd_grad
 
     def rows():
         jacs = [np.zeros((t._data.size, output._data.size)) for t in diff_inputs]
         sizes_ok = types_ok = True
-        basis = _factory.zeros_like(output)
+        basis = _factory.zeros_like(output, memory_format=contiguous_format)
         flat = basis._data.reshape(-1)
         for j in range(output._data.size):
             flat[:] = 0

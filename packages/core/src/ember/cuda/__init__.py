@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import secrets
 
-from .. import _random
+from .. import _random, _tensor_types
 from .._device import device as _device_cls
 from ..backends import get_backend
 
@@ -204,6 +204,10 @@ def set_rng_state_all(new_states) -> None:
     """Restore every CUDA device's generator."""
     for i, state in enumerate(new_states):
         set_rng_state(state, i)
+
+
+# the legacy CUDA tensor types: ember.cuda.FloatTensor, ... (isinstance checks dtype + device)
+globals().update(_tensor_types.make_types("cuda", __name__))
 
 
 def __getattr__(name: str):

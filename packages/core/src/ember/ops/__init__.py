@@ -5,6 +5,7 @@ from . import (  # noqa: F401
     arith,
     attention,
     conv,
+    grid,
     indexing,
     linalg,
     linear_op,

@@ -23,7 +23,9 @@ such an index into a basic view and an advanced part to get PyTorch's placement.
 from __future__ import annotations
 
 import numbers
+import operator
 import warnings
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -296,8 +298,37 @@ def _as_device_array(t: Tensor, host):
     return backend_of(t._device).to_device(host, t._device.index)
 
 
+def _is_sequence(obj) -> bool:
+    """Whether PyTorch's indexing reads ``obj`` as a sequence of indices (lists, tuples,
+    ranges, ``ember.Size``, NumPy arrays, and strings, which it then rejects)."""
+    if isinstance(obj, (list, tuple, range, np.ndarray)):
+        return True
+    if isinstance(obj, (int, Tensor)) or obj is None:  # common, and quicker than the ABC
+        return False
+    return isinstance(obj, Sequence)
+
+
+def _sequence_array(seq):
+    """A sequence index as PyTorch converts it: bool and uint8 data keep their dtype, any
+    other numbers become int64 (floats truncated); other data raise ``ember.tensor``'s
+    errors."""
+    a = seq if isinstance(seq, np.ndarray) else None
+    if a is None:
+        try:
+            a = np.asarray(seq)
+        except ValueError:  # ragged: ember.tensor names the bad length below
+            pass
+    if a is None or a.dtype.kind not in "biuf":
+        from .._factory import tensor
+
+        a = tensor(seq)._data
+    if a.dtype.kind == "f":
+        a = a.astype(np.int64)
+    return a
+
+
 def _index_array(t: Tensor, it):
-    """An index tensor / ndarray / list as an integer or bool array on ``t``'s device."""
+    """An index tensor / ndarray / sequence as an integer or bool array on ``t``'s device."""
     if isinstance(it, Tensor):
         a = it._data
         if it._device is not t._device:
@@ -305,13 +336,8 @@ def _index_array(t: Tensor, it):
                 raise RuntimeError("indices should be either on cpu or on the same device as "
                                    f"the indexed tensor ({t._device})")
             a = _as_device_array(t, a)
-    elif isinstance(it, np.ndarray):
-        a = _as_device_array(t, it)
     else:
-        a = np.asarray(it)
-        if a.size == 0 and a.dtype.kind == "f":
-            a = a.astype(np.int64)
-        a = _as_device_array(t, a)
+        a = _as_device_array(t, _sequence_array(it))
     kind = a.dtype.kind
     if kind == "b" or kind == "i":
         return a
@@ -325,15 +351,36 @@ def _index_array(t: Tensor, it):
 
 
 def _sequence_as_tuple(index) -> bool:
-    """PyTorch's legacy rule: a short list holding tensors, sequences, slices, None or
-    Ellipsis indexes like a tuple (``x[[0, slice(None)]]`` is ``x[0, :]``)."""
-    if not isinstance(index, (list,)) or len(index) >= 32:
+    """PyTorch's rule: a tuple (``ember.Size`` too) is a tuple of indices, and so is, for
+    legacy's sake, a short non-array sequence holding tensors, sequences, slices, None or
+    Ellipsis (``x[[0, slice(None)]]`` is ``x[0, :]``)."""
+    if isinstance(index, tuple):
+        return True
+    if isinstance(index, np.ndarray) or not _is_sequence(index) or len(index) >= 32:
         return False
     for it in index:
-        if isinstance(it, (Tensor, list, tuple, slice, np.ndarray)) or it is None or \
-                it is Ellipsis:
+        if isinstance(it, (Tensor, slice)) or it is None or it is Ellipsis or \
+                _is_sequence(it):
             return True
     return False
+
+
+def _type_name(obj) -> str:
+    """The type's name as CPython's ``tp_name`` gives it (``numpy.float64``, ``float``)."""
+    cls = type(obj)
+    heap_type = cls.__flags__ & (1 << 9)
+    if heap_type or cls.__module__ == "builtins":
+        return cls.__name__
+    return f"{cls.__module__}.{cls.__name__}"
+
+
+def _as_int(it) -> int:
+    """An index that is not an int, slice, tensor or sequence, through ``__index__``."""
+    try:
+        return operator.index(it)
+    except TypeError:
+        raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or byte "
+                         f"Variables are valid indices (got {_type_name(it)})") from None
 
 
 def _parse(t: Tensor, index):
@@ -349,7 +396,7 @@ def _parse(t: Tensor, index):
             has_int = has_int or it is None or c is int
         elif c is slice:
             _check_slice(it)
-        elif c is bool or c is np.bool_:
+        elif c is bool:
             it = np.bool_(it)
             has_adv = True
         elif isinstance(it, (Tensor, np.ndarray)):
@@ -360,16 +407,12 @@ def _parse(t: Tensor, index):
             else:
                 it = _index_array(t, it)
                 has_adv = True
-        elif isinstance(it, (list, tuple)):
+        elif _is_sequence(it):
             it = _index_array(t, it)
             has_adv = True
-        elif isinstance(it, np.integer) or (hasattr(it, "__index__") and
-                                            not isinstance(it, float)):
-            it = int(it.__index__())
-            has_int = True
         else:
-            raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or "
-                             f"byte Variables are valid indices (got {type(it).__name__})")
+            it = _as_int(it)
+            has_int = True
         items.append(it)
     if not has_adv:
         return _with_ellipsis(tuple(items)), None

@@ -1,11 +1,18 @@
-"""``linear(input, weight, bias)``: ``input @ weight.T + bias`` as one recorded op.
+"""``linear(input, weight, bias)``: ``input @ weight.T + bias``, recorded as PyTorch does.
 
 This is the hot path of every MLP: the forward is one matrix product with the bias added
 in place into its fresh result; the backward is two matrix products and one sum, written
 with Tensor ops so that double backward works.
+
+The graph is PyTorch's, since tutorials print it: a 2-D input gives ``AddmmBackward0``
+(``MmBackward0`` without bias) whose inputs are ``(bias, input, weight.t())``, the last
+through a ``TBackward0`` node; other inputs are folded to 2-D around it (``ViewBackward0``
+or ``UnsafeViewBackward0``), one matrix product rather than many small ones.
 """
 
 from __future__ import annotations
+
+import math
 
 from .._tensor import Tensor, _make
 from ..autograd.grad_mode import GRAD
@@ -13,36 +20,51 @@ from ..autograd.graph import make_node_class, record
 from ._core import check_same_device, sum_to_size
 from .linalg import _shape_str, _tname
 from .registry import register
+from .shape import TBackward0, UnsafeViewBackward0, ViewBackward0, reshape
 
 __all__ = ["linear"]
 
 
 def _linear_backward(node, grad):
-    """Gradients of ``x @ w.T + b``: ``g @ w``, ``g.T @ x`` (batches folded), ``sum(g)``."""
+    """Gradients of ``b + x @ wt`` for ``(b, x, wt)``: ``sum(g)``, ``g @ wt.T`` and
+    ``(g.T @ x).T``, the weight's product laid out as the weight (see ``_weight_t_bw``)."""
     x, w = node.saved
-    bias_shape = node.ctx
-    gx = gw = gb = None
-    if grad._data.ndim == 2:
-        g2, x2 = grad, x
-    else:
-        out_f, in_f = w._data.shape
-        g2, x2 = grad.reshape(-1, out_f), x.reshape(-1, in_f)
-    if node.needs_grad(0):
-        gx = g2.matmul(w)  # folded to 2-D like the forward: one product, not many small ones
-        if gx._data.shape != x._data.shape:
-            gx = gx.reshape(x._data.shape)
-    if node.needs_grad(1):
-        gw = g2.mT.matmul(x2)
-    if bias_shape is not None and node.needs_grad(2):
-        gb = g2.sum(0)
+    bias_shape, handoff = node.ctx
+    k = 0 if bias_shape is None else 1  # MmBackward0 has no bias input
+    gb = gx = gwt = None
+    if k and node.needs_grad(0):
+        gb = grad.sum(0)
         if gb._data.shape != bias_shape:
             gb = sum_to_size(gb, bias_shape)
-    return gx, gw, gb
+    if node.needs_grad(k):
+        gx = grad.matmul(w)
+    if node.needs_grad(k + 1):
+        gw = grad.mT.matmul(x)
+        if GRAD.enabled:
+            gwt = gw.mT
+        else:  # for weight.t()'s node, which then gives the weight ``gw`` itself
+            handoff[0] = gw._data
+            gwt = _make(gw._data.T, grad._device)
+    return (gb, gx, gwt) if k else (gx, gwt)
 
 
-AddmmBackward0, MmBackward0, LinearBackward0 = (
-    make_node_class(n, _linear_backward)
-    for n in ("AddmmBackward0", "MmBackward0", "LinearBackward0"))
+AddmmBackward0, MmBackward0 = (make_node_class(n, _linear_backward)
+                               for n in ("AddmmBackward0", "MmBackward0"))
+
+
+def _weight_t_bw(node, grad):
+    """``weight.t()``'s backward: the transpose back. When the gradient is the transposed
+    view of the fresh ``(out, in)`` product that linear's backward has just handed over, that
+    product itself is the weight's gradient: the leaf then adopts it without a copy."""
+    handoff = node.ctx
+    fresh = handoff[0]
+    handoff[0] = None
+    if fresh is not None and grad._data.base is fresh and not GRAD.enabled:
+        return (_make(fresh, grad._device),)
+    return (grad.t(),)
+
+
+_WeightTBackward0 = make_node_class(TBackward0.__name__, _weight_t_bw)
 
 
 def _check(xd, wd, bd):
@@ -53,9 +75,7 @@ def _check(xd, wd, bd):
         raise RuntimeError("both arguments to linear need to be at least 1D, but they are 0D "
                            "and 2D")
     if xd.shape[-1] != wd.shape[1]:
-        rows = 1
-        for s in xd.shape[:-1]:
-            rows *= s
+        rows = math.prod(xd.shape[:-1])
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({rows}x{xd.shape[-1]} "
                            f"and {_shape_str(wd.shape[::-1])})")
     if xd.dtype != wd.dtype:
@@ -64,6 +84,65 @@ def _check(xd, wd, bd):
     if bd is not None and bd.dtype != xd.dtype:
         raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {_tname(bd)} "
                            f"!= {_tname(xd)}")
+
+
+def _product(xd, wd, bd):
+    """``xd @ wd.T + bd`` as arrays."""
+    if xd.ndim > 2 and xd.flags.c_contiguous:
+        # one (N*L, in) @ (in, out) product: NumPy runs a batched 3-D matmul as many small
+        # ones (measured 1.6x slower on sequence-shaped input)
+        r = (xd.reshape(-1, xd.shape[-1]) @ wd.T).reshape(xd.shape[:-1] + (wd.shape[0],))
+    else:
+        r = xd @ wd.T
+    if bd is not None:
+        try:
+            r += bd
+        except ValueError:
+            raise RuntimeError(
+                f"The expanded size of the tensor ({r.shape[-1]}) must match the existing size "
+                f"({bd.shape[-1] if bd.ndim else 1}) at non-singleton dimension {r.ndim - 1}.  "
+                f"Target sizes: [{', '.join(map(str, r.shape))}].  Tensor sizes: "
+                f"[{', '.join(map(str, bd.shape))}]") from None
+    return r
+
+
+def _linear_2d(input, weight, bias):
+    """The recorded product of a 2-D ``input``: ``AddmmBackward0`` (or ``MmBackward0``) over
+    ``(bias, input, weight.t())``."""
+    wd = weight._data
+    out = _make(_product(input._data, wd, None if bias is None else bias._data),
+                input._device)
+    handoff = [None]
+    wt = weight
+    if weight.requires_grad:
+        wt = _make(wd.T, weight._device)
+        record(_WeightTBackward0, wt, (weight,), (), handoff)
+    if bias is None:
+        return record(MmBackward0, out, (input, wt), (input, weight), (None, handoff))
+    return record(AddmmBackward0, out, (bias, input, wt), (input, weight),
+                  (bias._data.shape, handoff))
+
+
+def _reshaped(input, shape, node_cls):
+    """``input``'s data in ``shape``, recorded as ``node_cls`` (a reshape's node) without
+    making it a view: the output of linear is a fresh tensor for in-place ops."""
+    out = _make(input._data.reshape(shape), input._device)
+    if input.requires_grad:
+        record(node_cls, out, (input,), (), input._data.shape)
+    return out
+
+
+def _linear_nd(input, weight, bias):
+    """A 1-D or N-D ``input`` folded to 2-D: PyTorch's ``_flatten_nd_linear`` for a
+    contiguous input with a bias, else its ``matmul`` fold and an added bias."""
+    xd = input._data
+    lead = xd.shape[:-1]
+    x2 = reshape(input, (math.prod(lead), xd.shape[-1]))
+    out_shape = lead + (weight._data.shape[0],)
+    if bias is not None and xd.flags.c_contiguous:
+        return _reshaped(_linear_2d(x2, weight, bias), out_shape, ViewBackward0)
+    out = _reshaped(_linear_2d(x2, weight, None), out_shape, UnsafeViewBackward0)
+    return out if bias is None else out + bias
 
 
 @register("linear", method=False)
@@ -80,28 +159,9 @@ def linear(input, weight, bias=None):
     if wd.ndim != 2 or not xd.ndim or xd.shape[-1] != wd.shape[1] or xd.dtype is not wd.dtype \
             or (bd is not None and bd.dtype is not xd.dtype):
         _check(xd, wd, bd)
-    if xd.ndim > 2 and xd.flags.c_contiguous:
-        # one (N*L, in) @ (in, out) product: NumPy runs a batched 3-D matmul as many small
-        # ones (measured 1.6x slower on sequence-shaped input)
-        r = (xd.reshape(-1, xd.shape[-1]) @ wd.T).reshape(xd.shape[:-1] + (wd.shape[0],))
-    else:
-        r = xd @ wd.T
-    if bd is not None:
-        try:
-            r += bd
-        except ValueError:
-            raise RuntimeError(
-                f"The expanded size of the tensor ({r.shape[-1]}) must match the existing size "
-                f"({bd.shape[-1] if bd.ndim else 1}) at non-singleton dimension {r.ndim - 1}.  "
-                f"Target sizes: [{', '.join(map(str, r.shape))}].  Tensor sizes: "
-                f"[{', '.join(map(str, bd.shape))}]") from None
-    out = _make(r, dev)
-    if (input.requires_grad or weight.requires_grad
-            or (bias is not None and bias.requires_grad)) and GRAD.enabled:
-        if xd.ndim == 2:
-            node_cls = MmBackward0 if bias is None else AddmmBackward0
-        else:
-            node_cls = LinearBackward0
-        record(node_cls, out, (input, weight, bias), (input, weight),
-               None if bias is None else bd.shape)
-    return out
+    if not (GRAD.enabled and (input.requires_grad or weight.requires_grad
+                              or (bias is not None and bias.requires_grad))):
+        return _make(_product(xd, wd, bd), dev)
+    if xd.ndim == 2:
+        return _linear_2d(input, weight, bias)
+    return _linear_nd(input, weight, bias)

@@ -1,8 +1,9 @@
 """Loss kernels: the ``torch.nn.functional`` losses (the loss modules build on these).
 
-``cross_entropy`` and ``nll_loss`` are one recorded node each: the forward is array code
-(log-softmax once, the target entries picked by fancy indexing) and the backward is
-``(softmax - one_hot) * scale`` written with Tensor ops, so it is itself differentiable.
+Where PyTorch has a loss node of its own (``NllLossBackward0``, ``MseLossBackward0``,
+``BinaryCrossEntropyBackward0``, ...) the loss is one recorded node of that name: array code
+forward, a backward written with Tensor ops so that it is itself differentiable.
+``cross_entropy`` is ``nll_loss(log_softmax(input))``, as in PyTorch.
 ``ctc_loss`` runs the alpha/beta recursions vectorised over the batch and the extended label
 axis (a Python loop over time only). The other losses are short compositions of
 differentiable ops, so their gradients (and double gradients) come from those ops.
@@ -15,13 +16,16 @@ import warnings
 
 import numpy as np
 
+from .. import _dtype
 from .._tensor import Tensor, _make
 from ..autograd.grad_mode import GRAD, no_grad
 from ..autograd.graph import make_node_class, record
-from ._core import _pretty, check_same_device, xp_of
-from .activation import softplus
+from ._core import _broadcast_shape, _pretty, as_tensor_like, cast_to, check_same_device, xp_of
+from .activation import log_softmax, logsigmoid, softplus
+from .indexing import AdvancedIndex, scatter_by
 from .pointwise import where
 from .registry import register
+from .shape import expand
 
 __all__ = ["cross_entropy", "nll_loss", "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss",
            "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div",
@@ -58,6 +62,16 @@ def _reduce(loss: Tensor, reduction: str) -> Tensor:
     return loss
 
 
+def _not_differentiable(fn_name: str, **tensors) -> None:
+    """PyTorch's error for a loss argument that takes no gradient but requires one."""
+    if not GRAD.enabled:
+        return
+    for name, t in tensors.items():
+        if t is not None and t.requires_grad:
+            raise RuntimeError(f"The function '{fn_name}' is not differentiable with respect to "
+                               f"argument '{name}'. This input cannot have requires_grad True.")
+
+
 def _float_kernel(input, kernel):
     if input._data.dtype.kind != "f":
         raise NotImplementedError(f'"{kernel}" not implemented for '
@@ -84,15 +98,10 @@ def _weighted_reduce(loss, weight, input, reduction, mean_by_weight=True):
     return _reduce(loss, reduction)
 
 
-# -- cross_entropy / nll_loss: one node each ------------------------------------------------------
+# -- cross_entropy / nll_loss -------------------------------------------------------------------
 
 def _class_axis(d) -> int:
     return 0 if d.ndim == 1 else 1
-
-
-def _along(arr, ca, ndim):
-    """``arr`` (shaped like the target) with the class axis put back as size one."""
-    return arr.reshape(arr.shape[:ca] + (1,) + arr.shape[ca:]) if arr.ndim < ndim else arr
 
 
 def _class_shape(C, ca, ndim):
@@ -127,182 +136,63 @@ def _check_weight(weight, C):
 
 
 def _target_index(tc, ca, xp):
-    """Fancy index of the target entries in an array whose class axis was moved last."""
+    """The advanced index of every row's target entry: ``tc`` at the class axis."""
     n = tc.ndim
     grids = tuple(xp.arange(s).reshape((1,) * i + (s,) + (1,) * (n - i - 1))
                   for i, s in enumerate(tc.shape))
-    return grids + (tc,)
-
-
-def _classes_last(arr, ca):
-    """A view of ``arr`` with the class axis last (fancy indexing by ``_target_index``)."""
-    return arr if ca == arr.ndim - 1 else arr.swapaxes(ca, -1) if arr.ndim == 2 else \
-        arr.transpose((0,) + tuple(range(2, arr.ndim)) + (1,))
+    return grids[:ca] + (tc,) + grids[ca:]
 
 
 def _index_weights(t, weight, ignore_index, C, dtype, xp):
-    """``(tc, valid, w_row)``: targets with ignored entries as 0, the mask of kept entries,
-    and each entry's class weight (0 where ignored)."""
+    """``(tc, w_row)``: targets with ignored entries as 0, and each entry's class weight (0
+    where ignored)."""
     valid = t != ignore_index
     tc = xp.where(valid, t, 0).astype(np.int64, copy=False)
     bad = (tc < 0) | (tc >= C)
     if bad.any():
         raise IndexError(f"Target {int(t[bad].ravel()[0])} is out of bounds.")
     if weight is None:
-        w_row = valid.astype(dtype)
-    else:
-        w_row = weight._data.astype(dtype, copy=False)[tc] * valid
-    return tc, valid, w_row
+        return tc, valid.astype(dtype)
+    return tc, weight._data.astype(dtype, copy=False)[tc] * valid
 
 
-def _scale_array(g, reduction, denom):
-    """The incoming gradient as the factor of each row's loss (shaped like the target)."""
-    return g / denom if reduction == "mean" else g
+def _nll_bw(node, g):
+    """``-weight[target] * scale`` at every row's target entry, zeros elsewhere (a scatter,
+    so that the gradient is itself differentiable)."""
+    shape, spec, w_row, denom, reduction = node.ctx
+    scale = g / denom if reduction == "mean" else g
+    return (scatter_by(None, spec, scale * _make(-w_row, g._device), False, shape=shape),)
 
 
-def _index_grad_array(node, g):
-    """The first-order gradient of the index-target kernels in array code (no graph):
-    ``(softmax * A.sum(class) - A) * scale`` with ``A`` the (smoothed, weighted) one-hot,
-    the one-hot part subtracted at the target entries instead of materialised."""
-    kind, ca, probs, tc, valid, w_row, eps, wb, denom, reduction = node.ctx
-    xp = xp_of(g)
-    scale = _scale_array(g._data, reduction, denom)
-    ndim = node.saved[0]._data.ndim
-    picked = w_row * scale  # the one-hot coefficient of each row
-    if eps:
-        picked = picked * (1 - eps)
-    if kind == "nll":
-        grad = xp.zeros(node.saved[0]._data.shape, dtype=w_row.dtype)
-    elif eps:
-        C = probs.shape[ca]
-        smooth = valid * (scale * (eps / C))
-        row_total = picked + smooth * (C if wb is None else wb.sum())
-        grad = probs * _along(xp.asarray(row_total), ca, ndim)
-        grad -= _along(xp.asarray(smooth), ca, ndim) * (1 if wb is None else wb)
-    else:
-        grad = probs * _along(xp.asarray(picked), ca, ndim)
-    _classes_last(grad, ca)[_target_index(tc, ca, xp)] -= picked
-    return _make(grad, g._device)
+NllLossBackward0 = make_node_class("NllLossBackward0", _nll_bw)
 
 
-def _class_loss_bw(node, g):
-    """Gradient of ``-(A * logp).sum(class)`` (scaled per the reduction) w.r.t. the logits,
-    ``(softmax * A.sum(class) - A) * scale``, and, for probability targets, the target.
-    Written with Tensor ops when a graph is recorded (create_graph), so it is differentiable;
-    without one the same formula runs in array code."""
-    x, target = node.saved
-    kind, ca, probs, tc, valid, w_row, eps, wb, denom, reduction = node.ctx
-    if kind != "prob" and not GRAD.enabled:
-        return (_index_grad_array(node, g) if node.needs_grad(0) else None), None
-    ndim = x._data.ndim
-    dev = g._device
-    C = x._data.shape[ca]
-    if reduction == "none":
-        scale = g.reshape(_along(g._data, ca, ndim).shape)
-    else:
-        scale = g / denom if reduction == "mean" else g
-    wbt = None if wb is None else _make(wb, dev)
-    if kind == "prob":  # A depends on the target, which may take part in autograd
-        A = target * (1 - eps) + eps / C if eps else target
-        if wbt is not None:
-            A = A * wbt
-        rowsum = A.sum(ca, keepdim=True)
-    else:
-        xp = xp_of(x)
-        onehot = _along(tc, ca, ndim) == xp.arange(C).reshape(_class_shape(C, ca, ndim))
-        wr = _along(w_row, ca, ndim)
-        A = onehot * (wr * (1 - eps))
-        rowsum = wr * (1 - eps)
-        if eps:
-            vw = _along(valid.astype(w_row.dtype), ca, ndim) * (eps / C)
-            A = A + vw * (1 if wb is None else wb)
-            rowsum = rowsum + vw * (C if wb is None else wb.sum())
-        A, rowsum = _make(A, dev), _make(xp.asarray(rowsum), dev)
-    if GRAD.enabled:  # create_graph: softmax / log_softmax as functions of x
-        lp = x - x.logsumexp(ca, keepdim=True)
-    else:
-        lp = _make(probs, dev)  # kind == 'prob' keeps log-probabilities
-    gx = gt = None
-    if node.needs_grad(0):
-        gx = -(A * scale) if kind == "nll" else (lp.exp() * rowsum - A) * scale
-    if kind == "prob" and node.needs_grad(1):
-        w = lp if wbt is None else lp * wbt
-        gt = -(w * scale) * (1 - eps)
-    return gx, gt
-
-
-CrossEntropyLossBackward0 = make_node_class("CrossEntropyLossBackward0", _class_loss_bw)
-NllLossBackward0 = make_node_class("NllLossBackward0", _class_loss_bw)
-
-
-def _class_loss(input, target, weight, ignore_index, reduction, eps, kind):
-    """The shared kernel of ``cross_entropy`` (``kind`` 'index'/'prob') and ``nll_loss``:
-    every row's loss is ``-(A * log_softmax(input)).sum(class)`` for a constant ``A``."""
-    d = input._data
-    t = target._data
-    xp = xp_of(input)
+@register("nll_loss", function=False, method=False)
+def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
+             reduction="mean"):
+    """Negative log likelihood of class-index ``target`` given log-probabilities ``input``
+    (``(N, C)``, ``(N, C, d1, ...)`` or ``(C,)``): one node, ``NllLossBackward0``."""
+    reduction = _reduction(reduction, size_average, reduce)
+    d, t = input._data, target._data
     check_same_device(input, target, weight)
     ca = _class_axis(d)
     C = d.shape[ca]
-    if kind == "prob":
-        if t.dtype.kind != "f":
-            raise RuntimeError("Expected floating point type for target with class "
-                               f"probabilities, got {_pretty(t.dtype)}")
-        if ignore_index >= 0:
-            raise RuntimeError("ignore_index is not supported for floating point target")
-        _check_weight(weight, C)
-    else:
-        _check_index_target(d, t, weight, C, ca)
+    _check_index_target(d, t, weight, C, ca)
     if d.dtype.kind != "f":
-        raise NotImplementedError('"log_softmax_lastdim_kernel_impl" not implemented for '
+        raise NotImplementedError(f'"nll_loss_out_frame" not implemented for '
                                   f"'{_pretty(d.dtype)}'")
-    dt = d.dtype
-    wb = None if weight is None else \
-        weight._data.astype(dt, copy=False).reshape(_class_shape(C, ca, d.ndim))
-    tgrad = kind == "prob" and target.requires_grad
-    need_grad = GRAD.enabled and (input.requires_grad or tgrad)
-    tc = valid = w_row = probs = None
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        if kind == "nll":
-            shifted, lse = d, 0
-        else:  # log_softmax = shifted - lse, computed once
-            shifted = d - d.max(axis=ca, keepdims=True)
-            e = xp.exp(shifted)
-            total = e.sum(axis=ca, keepdims=True)
-            lse = xp.log(total)
-        if kind == "prob":
-            logp = shifted - lse
-            tp = t.astype(dt, copy=False)
-            if eps:
-                tp = tp * (1 - eps) + eps / C
-            row = -(logp * (tp if wb is None else tp * wb)).sum(axis=ca)
-            denom = row.size
-            probs = logp
-        else:
-            tc, valid, w_row = _index_weights(t, weight, ignore_index, C, dt, xp)
-            idx = _target_index(tc, ca, xp)
-            picked = _classes_last(shifted, ca)[idx] - (lse if kind == "nll" else
-                                                        _classes_last(lse, ca)[..., 0])
-            row = -(picked * w_row)
-            if eps:
-                logp = shifted - lse
-                smooth = -(logp if wb is None else logp * wb).sum(axis=ca) * valid
-                row = row * (1 - eps) + smooth * (eps / C)
-            denom = w_row.sum()
-            if need_grad and kind != "nll":
-                e /= total
-                probs = e
-        if reduction == "none":
-            r = row
-        elif reduction == "sum":
-            r = row.sum()
-        else:
-            r = row.sum() / denom
-    out = _make(r.astype(dt, copy=False), input._device)
-    if need_grad:
-        node_cls = NllLossBackward0 if kind == "nll" else CrossEntropyLossBackward0
-        ctx = (kind, ca, probs, tc, valid, w_row, eps, wb, denom, reduction)
-        record(node_cls, out, (input, target if tgrad else None), (input, target), ctx)
+    _not_differentiable("nll_loss_forward", weight=weight)
+    xp = xp_of(input)
+    tc, w_row = _index_weights(t, weight, ignore_index, C, d.dtype, xp)
+    spec = AdvancedIndex((), _target_index(tc, ca, xp))
+    row = -(spec.get(d) * w_row)
+    denom = w_row.sum()
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = row if reduction == "none" else row.sum() if reduction == "sum" else \
+            row.sum() / denom
+    out = _make(xp.asarray(r, dtype=d.dtype), input._device)
+    if input.requires_grad and GRAD.enabled:
+        record(NllLossBackward0, out, (input,), (), (d.shape, spec, w_row, denom, reduction))
     return out
 
 
@@ -310,23 +200,137 @@ def _class_loss(input, target, weight, ignore_index, reduction, eps, kind):
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100,
                   reduce=None, reduction="mean", label_smoothing=0.0):
     """Cross entropy between ``input`` logits (``(N, C)``, ``(N, C, d1, ...)`` or ``(C,)``)
-    and ``target`` class indices or class probabilities, as ``torch.nn.functional``."""
+    and ``target`` class indices or class probabilities, as ``torch.nn.functional``:
+    ``nll_loss(log_softmax(input))``, label smoothing and probabilities composed as PyTorch
+    composes them (so the graph, ``NllLossBackward0`` first, is PyTorch's)."""
     reduction = _reduction(reduction, size_average, reduce)
     if not 0.0 <= label_smoothing <= 1.0:
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: "
                            f"{label_smoothing:g}")
-    kind = "prob" if target._data.shape == input._data.shape and \
-        target._data.dtype.kind == "f" else "index"
-    return _class_loss(input, target, weight, ignore_index, reduction, float(label_smoothing),
-                       kind)
+    eps = float(label_smoothing)
+    ca = _class_axis(input._data)
+    probabilities = target._data.shape == input._data.shape
+    if probabilities:
+        if target._data.dtype.kind != "f":
+            raise RuntimeError("Expected floating point type for target with class "
+                               f"probabilities, got {_pretty(target._data.dtype)}")
+        if ignore_index >= 0:
+            raise RuntimeError("ignore_index is not supported for floating point target")
+        _check_weight(weight, input._data.shape[ca])
+    logp = log_softmax(input, ca)
+    if weight is not None:
+        weight = cast_to(weight, None, logp.dtype, False)
+    if probabilities:
+        return _probability_loss(logp, target, weight, reduction, eps, ca)
+    nll = nll_loss(logp, target, weight, ignore_index=ignore_index, reduction=reduction)
+    if not eps:
+        return nll
+    return _smoothed(nll, logp, target, weight, ignore_index, reduction, eps, ca)
 
 
-@register("nll_loss", function=False, method=False)
-def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
-             reduction="mean"):
-    """Negative log likelihood of class-index ``target`` given log-probabilities ``input``."""
-    reduction = _reduction(reduction, size_average, reduce)
-    return _class_loss(input, target, weight, ignore_index, reduction, 0.0, "nll")
+def _class_weight(weight, logp, ca):
+    """``weight`` shaped to multiply ``logp`` along the class axis."""
+    return weight.reshape(_class_shape(weight._data.shape[0], ca, logp._data.ndim))
+
+
+def _probability_loss(logp, target, weight, reduction, eps, ca):
+    """``-(logp * target * weight)`` summed over classes (PyTorch's
+    ``cross_entropy_loss_prob_target``)."""
+    C = logp._data.shape[ca]
+    if eps:
+        target = target * (1 - eps) + eps / C
+    prod = logp * target
+    if weight is not None:
+        prod = prod * _class_weight(weight, logp, ca)
+    if reduction == "none":
+        return -prod.sum(ca)
+    total = -prod.sum()
+    if reduction == "sum":
+        return total
+    n = logp._data.size // C if C else 0
+    return total / n if n else total * math.nan
+
+
+def _smoothed(nll, logp, target, weight, ignore_index, reduction, eps, ca):
+    """``(1 - eps) * nll + eps / C * smooth``, ``smooth`` the loss of a uniform target
+    (PyTorch's ``cross_entropy_loss_label_smoothing``)."""
+    C = logp._data.shape[ca]
+    w_logp = logp if weight is None else logp * _class_weight(weight, logp, ca)
+    ignored = target == ignore_index
+    smooth = (-w_logp.sum(ca)).masked_fill(ignored, 0.0)
+    if reduction == "mean":
+        kept = ~ignored
+        denom = kept.sum() if weight is None else \
+            weight.gather(0, target.masked_select(kept).flatten()).sum()
+        smooth = smooth.sum() / denom
+    elif reduction == "sum":
+        smooth = smooth.sum()
+    return (1 - eps) * nll + smooth * (eps / C)
+
+
+# -- one node per loss: the shared pieces -------------------------------------------------------
+
+def _reduce_array(loss, reduction: str):
+    if reduction == "none":
+        return loss
+    if reduction == "sum":
+        return loss.sum()
+    return loss.sum() / loss.size if loss.size else loss.mean()  # the mean of nothing is NaN
+
+
+def _loss_node(node_cls, loss, reduction, inputs, saved, ctx=None) -> Tensor:
+    """The unreduced ``loss`` array reduced, as a tensor recorded as ``node_cls`` over
+    ``inputs`` (its ``ctx``: ``(reduction, number of elements, ctx)``)."""
+    out = _make(_reduce_array(loss, reduction), inputs[0]._device)
+    if GRAD.enabled and any(t.requires_grad for t in inputs):
+        record(node_cls, out, inputs, saved, (reduction, loss.size, ctx))
+    return out
+
+
+def _grad_scale(node, g, factor=1.0):
+    """The incoming gradient as the factor of every element's loss (times ``factor``)."""
+    reduction, n, _ = node.ctx
+    if reduction == "mean":
+        return g * (factor / n)
+    return g * factor if factor != 1.0 else g
+
+
+def _loss_pair(input, target, kernel, warn=True, promote=True):
+    """``input`` and ``target`` as a pointwise loss kernel sees them: float, on one device,
+    broadcast to one shape (``warn``: PyTorch's size warning), of one dtype (``promote``:
+    the promoted one, else ``input``'s)."""
+    _float_kernel(input, kernel)
+    if not isinstance(target, Tensor):
+        target = as_tensor_like(target, input)
+    check_same_device(input, target)
+    if target._data.shape != input._data.shape:
+        if warn:
+            _warn_size(input, target)
+        input, target = (_expanded(t, _broadcast_shape(input._data.shape, target._data.shape))
+                         for t in (input, target))
+    dt = input._data.dtype
+    if target._data.dtype is not dt:
+        if promote:
+            dt = _dtype.binary_result_np(input._data, target._data)
+            input = cast_to(input, None, _dtype.FROM_NP[dt], False)
+        target = cast_to(target, None, _dtype.FROM_NP[dt], False)
+    return input, target
+
+
+def _expanded(t, shape):
+    return t if t._data.shape == shape else expand(t, shape)
+
+
+def _loss_weight(weight, like: Tensor, loss):
+    """``weight`` in ``like``'s dtype; PyTorch's error when it would broadcast ``loss`` to a
+    larger shape."""
+    if weight is None:
+        return None
+    shape = _broadcast_shape(loss.shape, weight._data.shape)
+    if shape != loss.shape:
+        raise RuntimeError(f"output with shape [{', '.join(map(str, loss.shape))}] doesn't "
+                           f"match the broadcast shape [{', '.join(map(str, shape))}]")
+    return cast_to(weight, None, like.dtype, False)
 
 
 # -- regression losses --------------------------------------------------------------------------
@@ -337,41 +341,27 @@ def _difference(input, target, kernel):
     return input - target
 
 
-@register("mse_loss", function=False, method=False)
-def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
-    """Mean squared error (``weight``: a weighted mean divided by ``weight.sum()``)."""
-    reduction = _reduction(reduction, size_average, reduce)
-    if weight is None and isinstance(target, Tensor) and target._data.shape == input._data.shape \
-            and target._data.dtype == input._data.dtype:
-        return _mse_fused(input, target, reduction)
-    diff = _difference(input, target, "mse_cpu")
-    return _weighted_reduce(diff * diff, weight, input, reduction)
-
-
 def _mse_bw(node, g):
     """``2 (input - target) * scale`` for the input and its negation for the target."""
     x, y = node.saved
-    reduction = node.ctx
-    scale = g * (2.0 / x._data.size) if reduction == "mean" else g * 2.0
-    gx = (x - y) * scale
+    gx = (x - y) * _grad_scale(node, g, 2.0)
     return gx, (-gx if node.needs_grad(1) else None)
 
 
 MseLossBackward0 = make_node_class("MseLossBackward0", _mse_bw)
 
 
-def _mse_fused(input, target, reduction):
-    """``mse_loss`` of same-shape, same-dtype tensors as one node (the common case)."""
-    _float_kernel(input, "mse_cpu")
-    check_same_device(input, target)
+@register("mse_loss", function=False, method=False)
+def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    """Mean squared error (``weight``: a weighted mean divided by ``weight.sum()``)."""
+    reduction = _reduction(reduction, size_average, reduce)
+    if weight is not None:
+        diff = _difference(input, target, "mse_cpu")
+        return _weighted_reduce(diff * diff, weight, input, reduction)
+    input, target = _loss_pair(input, target, "mse_cpu")
     diff = input._data - target._data
-    sq = diff * diff
-    r = sq if reduction == "none" else sq.sum() if reduction == "sum" else \
-        sq.sum() / sq.size if sq.size else sq.mean()
-    out = _make(r, input._device)
-    if GRAD.enabled and (input.requires_grad or target.requires_grad):
-        record(MseLossBackward0, out, (input, target), (input, target), reduction)
-    return out
+    return _loss_node(MseLossBackward0, diff * diff, reduction, (input, target),
+                      (input, target))
 
 
 @register("l1_loss", function=False, method=False)
@@ -382,13 +372,30 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", wei
                             reduction)
 
 
-def _quadratic_then_linear(input, target, limit, kernel, slope_scale):
-    """``0.5 z**2 / s`` below ``limit`` and linear above (``z = |input - target|``); ``s`` is
-    ``limit`` for smooth L1 and 1 for Huber (which scales the linear part by ``limit``)."""
-    z = _difference(input, target, kernel).abs()
-    if slope_scale:  # smooth_l1: 0.5 z^2 / beta, z - beta / 2
-        return where(z < limit, z * z * (0.5 / limit), z - 0.5 * limit)
-    return where(z < limit, z * z * 0.5, (z - 0.5 * limit) * limit)
+def _quadratic_then_linear_bw(node, g):
+    """``clamp(input - target, -limit, limit) / divisor`` for the input, its negation for the
+    target."""
+    x, y = node.saved
+    limit, divisor = node.ctx[2]
+    gx = (x - y).clamp(-limit, limit) * _grad_scale(node, g, 1.0 / divisor)
+    return gx, (-gx if node.needs_grad(1) else None)
+
+
+SmoothL1LossBackward0, HuberLossBackward0 = (
+    make_node_class(n, _quadratic_then_linear_bw)
+    for n in ("SmoothL1LossBackward0", "HuberLossBackward0"))
+
+
+def _quadratic_then_linear(node_cls, input, target, limit, reduction, kernel):
+    """``0.5 z**2`` below ``limit`` and ``limit * (z - limit / 2)`` above it
+    (``z = |input - target|``), divided by ``limit`` for smooth L1, as one node."""
+    input, target = _loss_pair(input, target, kernel)
+    z = abs(input._data - target._data)
+    divisor = limit if node_cls is SmoothL1LossBackward0 else 1.0
+    loss = xp_of(input).where(z < limit, (0.5 / divisor) * z * z,
+                              (limit / divisor) * (z - 0.5 * limit))
+    return _loss_node(node_cls, loss, reduction, (input, target), (input, target),
+                      (limit, divisor))
 
 
 @register("smooth_l1_loss", function=False, method=False)
@@ -399,17 +406,22 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
     if beta == 0:
         return _reduce(_difference(input, target, "smooth_l1_cpu").abs(), reduction)
-    return _reduce(_quadratic_then_linear(input, target, beta, "smooth_l1_cpu", True),
-                   reduction)
+    return _quadratic_then_linear(SmoothL1LossBackward0, input, target, float(beta), reduction,
+                                  "smooth_l1_cpu")
 
 
 @register("huber_loss", function=False, method=False)
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
-    """Squared error below ``delta``, ``delta``-scaled absolute error above it."""
+    """Squared error below ``delta``, ``delta``-scaled absolute error above it (``weight``
+    multiplies the unreduced loss, as PyTorch)."""
     reduction = _reduction(reduction)
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
-    loss = _quadratic_then_linear(input, target, delta, "huber_cpu", False)
+    if weight is None:
+        return _quadratic_then_linear(HuberLossBackward0, input, target, float(delta),
+                                      reduction, "huber_cpu")
+    loss = _quadratic_then_linear(HuberLossBackward0, input, target, float(delta), "none",
+                                  "huber_cpu")
     return _weighted_reduce(loss, weight, input, reduction, mean_by_weight=False)
 
 
@@ -420,42 +432,115 @@ def _softplus(x):
     return softplus(x, 1.0, math.inf)
 
 
+def _sigmoid(x):
+    with np.errstate(over="ignore"):  # exp(-x) overflows to inf for very negative x: exactly 0
+        return x.sigmoid()
+
+
+_BCE_EPS = 1e-12  # PyTorch's floor of ``x (1 - x)`` in the gradient of binary_cross_entropy
+
+
+def _bce_bw(node, g):
+    """PyTorch's gradients: ``(x - t) / max(x (1 - x), 1e-12)`` for the input (finite at 0
+    and 1) and ``-logit(x)`` for the target, each times the scale and the weight."""
+    x, t, w = node.saved
+    scale = _grad_scale(node, g)
+    if w is not None:
+        scale = scale * w
+    gx = gt = None
+    if node.needs_grad(0):
+        gx = (x - t) / ((1 - x) * x).clamp_min(_BCE_EPS) * scale
+    if node.needs_grad(1):
+        with np.errstate(divide="ignore"):  # infinite at 0 and 1, as in PyTorch
+            gt = -x.logit() * scale
+    return gx, gt
+
+
+BinaryCrossEntropyBackward0 = make_node_class("BinaryCrossEntropyBackward0", _bce_bw)
+
+
+def _check_unit_interval(a, name):
+    if not ((a >= 0) & (a <= 1)).all():
+        raise RuntimeError(f"all elements of {name} should be between 0 and 1")
+
+
 @register("binary_cross_entropy", function=False, method=False)
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,
                          reduction="mean"):
-    """``-(t log x + (1 - t) log(1 - x))`` with the logs clamped at -100, as PyTorch."""
+    """``-w (t log x + (1 - t) log(1 - x))`` with each log clamped at -100, so that
+    probabilities of exactly 0 or 1 give finite losses and gradients, as PyTorch."""
     reduction = _reduction(reduction, size_average, reduce)
     if target.shape != input.shape:
         raise ValueError(f"Using a target size ({target.size()!r}) that is different to the "
                          f"input size ({input.size()!r}) is deprecated. Please ensure they "
                          "have the same size.")
-    d = input._data
-    if ((d < 0) | (d > 1)).any():
-        raise RuntimeError("all elements of input should be between 0 and 1")
+    check_same_device(input, target, weight)
+    d, td = input._data, target._data
+    if td.dtype is not d.dtype:
+        raise RuntimeError(f"Found dtype {_pretty(td.dtype)} but expected {_pretty(d.dtype)}")
+    _check_unit_interval(d, "input")
+    _check_unit_interval(td, "target")
+    _not_differentiable("binary_cross_entropy", weight=weight)
+    xp = xp_of(input)
     with np.errstate(divide="ignore"):
-        loss = -(target * input.log().clamp_min(-100) +
-                 (1 - target) * (1 - input).log().clamp_min(-100))
-    if weight is not None:
-        loss = loss * weight
-    return _reduce(loss, reduction)
+        loss = (td - 1) * xp.maximum(xp.log1p(-d), -100) - td * xp.maximum(xp.log(d), -100)
+    w = _loss_weight(weight, input, loss)
+    if w is not None:
+        loss = loss * w._data
+    return _loss_node(BinaryCrossEntropyBackward0, loss, reduction, (input, target),
+                      (input, target, w))
+
+
+def _bce_logits_bw(node, g):
+    """PyTorch's gradients: ``sigmoid(x) - t`` for the input (``(p t + 1 - t) sigmoid(x) -
+    p t`` with ``pos_weight`` p), ``-x`` for the target (``logsigmoid(-x) - p
+    logsigmoid(x)``), each times the scale and the weight."""
+    x, t, w, pw = node.saved
+    scale = _grad_scale(node, g)
+    if w is not None:
+        scale = scale * w
+    gx = gt = None
+    if node.needs_grad(0):
+        sig = _sigmoid(x)
+        if pw is None:
+            gx = (sig - t) * scale
+        else:
+            pt = pw * t
+            gx = ((pt + 1 - t) * sig - pt) * scale
+    if node.needs_grad(1):
+        gt = (-x if pw is None else logsigmoid(-x) - pw * logsigmoid(x)) * scale
+    return gx, gt
+
+
+BinaryCrossEntropyWithLogitsBackward0 = make_node_class(
+    "BinaryCrossEntropyWithLogitsBackward0", _bce_logits_bw)
 
 
 @register("binary_cross_entropy_with_logits", method=False)
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None,
                                      reduce=None, reduction="mean", pos_weight=None):
     """Sigmoid + binary cross entropy in one stable expression:
-    ``(1 - t) x + (1 + (pos_weight - 1) t) softplus(-x)``."""
+    ``(1 - t) x - (1 + (pos_weight - 1) t) logsigmoid(x)``, times ``weight``."""
     reduction = _reduction(reduction, size_average, reduce)
     if target.shape != input.shape:
         raise ValueError(f"Target size ({target.size()!r}) must be the same as input size "
                          f"({input.size()!r})")
-    sp = _softplus(-input)
-    if pos_weight is not None:
-        sp = sp * ((pos_weight - 1) * target + 1)
-    loss = (1 - target) * input + sp
-    if weight is not None:
-        loss = loss * weight
-    return _reduce(loss, reduction)
+    check_same_device(input, target, weight, pos_weight)
+    _not_differentiable("binary_cross_entropy_with_logits", weight=weight,
+                        pos_weight=pos_weight)
+    input, target = _loss_pair(input, target, "log_sigmoid_cpu")
+    d, td = input._data, target._data
+    xp = xp_of(input)
+    log_sig = xp.minimum(d, 0) - xp.log1p(xp.exp(-abs(d)))
+    pw = _loss_weight(pos_weight, input, d)
+    if pw is not None:
+        log_sig = log_sig * ((pw._data - 1) * td + 1)
+    loss = (1 - td) * d - log_sig
+    w = _loss_weight(weight, input, loss)
+    if w is not None:
+        loss = loss * w._data
+    return _loss_node(BinaryCrossEntropyWithLogitsBackward0, loss, reduction, (input, target),
+                      (input, target, w, pw))
 
 
 @register("kl_div", method=False)
@@ -516,7 +601,7 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"
     with no_grad():
         var.clamp_(min=eps)
     diff = input - target
-    loss = 0.5 * (var.log() + diff * diff / var)
+    loss = (var.log() + diff * diff / var) * 0.5
     if full:
         loss = loss + 0.5 * math.log(2 * math.pi)
     return _reduce(loss, reduction)
@@ -583,11 +668,23 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, s
     return _reduce((margin + d_pos - d_neg).clamp_min(0), reduction)
 
 
+def _soft_margin_bw(node, g):
+    """``-t sigmoid(-t x)``, times the scale (the target takes no gradient, as in PyTorch)."""
+    x, t = node.saved
+    mt = -t
+    return (_sigmoid(mt * x) * mt * _grad_scale(node, g),)
+
+
+SoftMarginLossBackward0 = make_node_class("SoftMarginLossBackward0", _soft_margin_bw)
+
+
 @register("soft_margin_loss", function=False, method=False)
 def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
-    """``log(1 + exp(-target * input))``."""
+    """``log(1 + exp(-target * input))``, computed stably, as one node."""
     reduction = _reduction(reduction, size_average, reduce)
-    return _reduce(_softplus(-target * input), reduction)
+    input, target = _loss_pair(input, target, "soft_margin_loss", warn=False, promote=False)
+    loss = xp_of(input).logaddexp(0, -target._data * input._data)
+    return _loss_node(SoftMarginLossBackward0, loss, reduction, (input,), (input, target))
 
 
 @register("multilabel_soft_margin_loss", function=False, method=False)
@@ -603,23 +700,70 @@ def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, r
     return _reduce(loss, reduction)
 
 
+def _multi_margin_bw(node, g):
+    """Every active margin ``z_j = margin - x[y] + x[j] > 0`` (``j != y``) gives ``x[j]``
+    the slope ``w[y] / C`` (``2 z_j w[y] / C`` for ``p = 2``) and takes it from ``x[y]``."""
+    (x,) = node.saved
+    reduction, _, (t, p, margin, w_c, others) = node.ctx
+    ca = x._data.ndim - 1
+    dev, dt = g._device, x._data.dtype
+    z = x - x.gather(ca, _make(t, dev)) + margin
+    active = _make(((z._data > 0) & others).astype(dt), dev)
+    coef = active * z * 2 if p == 2 else active
+    scale = _grad_scale(node, g)
+    if reduction == "none":
+        scale = scale.reshape(t.shape)
+    h = coef * _make(w_c, dev) * scale
+    return (h - _make((~others).astype(dt), dev) * h.sum(ca, keepdim=True),)
+
+
+MultiMarginLossBackward0 = make_node_class("MultiMarginLossBackward0", _multi_margin_bw)
+
+
+def _check_multi_margin(d, td, weight, C):
+    if d.ndim > 2 or d.ndim == 0 or C == 0:
+        raise RuntimeError("Expected non-empty vector or matrix with optional 0-dim batch size, "
+                           f"but got: [{', '.join(map(str, d.shape))}]")
+    n = d.shape[0] if d.ndim == 2 else 1
+    if td.ndim > 1 or td.size != n:
+        raise RuntimeError("multi_margin_loss: target tensor should be 1-D with size equal to "
+                           "the number of input samples (batch size). Expected target size "
+                           f"[{n}], but got [{', '.join(map(str, td.shape))}]. Input has shape "
+                           f"[{', '.join(map(str, d.shape))}].")
+    if td.dtype != np.int64:
+        raise RuntimeError(f"expected scalar type Long but found {_pretty(td.dtype)}")
+    if ((td < 0) | (td >= C)).any():
+        raise RuntimeError("target out of range")
+    if weight is not None and weight._data.shape != (C,):
+        raise RuntimeError(f"inconsistent weight size, expected {C} but got "
+                           f"[{', '.join(map(str, weight._data.shape))}]")
+
+
 @register("multi_margin_loss", function=False, method=False)
 def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None,
                       reduce=None, reduction="mean"):
-    """Multi-class hinge loss: ``sum_{j != y} max(0, margin - x[y] + x[j])**p / C``."""
+    """Multi-class hinge loss: ``sum_{j != y} max(0, margin - x[y] + x[j])**p * w[y] / C``,
+    as one node."""
     reduction = _reduction(reduction, size_average, reduce)
     if p not in (1, 2):
         raise ValueError("only p == 1 and p == 2 supported")
-    ca = input.ndim - 1
-    C = input.shape[ca]
-    t = target.reshape(target.shape + (1,))
-    z = (input - input.gather(ca, t) + margin).clamp_min(0)
+    d, td = input._data, target._data
+    check_same_device(input, target, weight)
+    ca = d.ndim - 1
+    C = d.shape[ca] if d.ndim else 0
+    _check_multi_margin(d, td, weight, C)
+    _not_differentiable("multi_margin_loss", weight=weight)
+    xp = xp_of(input)
+    t = td.reshape(td.shape + (1,) if d.ndim == 2 else (1,))
+    z = xp.maximum(d - xp.take_along_axis(d, t, ca) + margin, 0)
     if p == 2:
         z = z * z
-    if weight is not None:
-        z = z * weight[target].reshape(t.shape)
-    others = _make(t._data != xp_of(input).arange(C), input._device)
-    return _reduce((z * others).sum(ca) / C, reduction)
+    others = t != xp.arange(C)
+    w_c = xp.full(t.shape, 1 / C, d.dtype) if weight is None else \
+        weight._data.astype(d.dtype)[t] / C
+    loss = (z * others * w_c).sum(ca).reshape(td.shape)
+    return _loss_node(MultiMarginLossBackward0, loss, reduction, (input,), (input,),
+                      (t, p, float(margin), w_c, others))
 
 
 # -- CTC ----------------------------------------------------------------------------------------

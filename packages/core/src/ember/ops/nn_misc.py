@@ -1,5 +1,7 @@
 """Miscellaneous ``torch.nn.functional`` kernels: dropout family, embedding, one_hot, pad,
-interpolate/upsample, pixel_(un)shuffle, cosine_similarity, pairwise_distance, normalize.
+interpolate/upsample, pixel_(un)shuffle, channel_shuffle, cosine_similarity,
+pairwise_distance, pdist, normalize, gumbel_softmax, conv_tbc; ``affine_grid`` and
+``grid_sample`` (defined in ``ops.grid``) are listed here too, for ``nn.functional``.
 
 Masks are drawn by the default generator of the input's device (``ember._random``), so
 ``ember.manual_seed`` makes them deterministic. Resampling (``pad``'s non-constant modes,
@@ -19,13 +21,16 @@ from .._tensor import Tensor, _make
 from ..autograd.grad_mode import GRAD, no_grad
 from ..autograd.graph import make_node_class, record
 from ._core import _pretty, cast_to, check_same_device, make_inplace, wrap_dim, xp_of
+from .grid import affine_grid, cubic_weights, grid_sample
 from .registry import register
 
 __all__ = ["dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout",
            "feature_alpha_dropout", "feature_dropout", "embedding", "embedding_bag", "one_hot",
            "pad",
            "interpolate", "upsample", "upsample_nearest", "upsample_bilinear", "pixel_shuffle",
-           "pixel_unshuffle", "cosine_similarity", "pairwise_distance", "normalize", "cdist"]
+           "pixel_unshuffle", "cosine_similarity", "pairwise_distance", "normalize", "cdist",
+           "channel_shuffle", "native_channel_shuffle", "pdist", "gumbel_softmax", "conv_tbc",
+           "affine_grid", "grid_sample"]
 
 _ALPHA = 1.7580993408473766  # -selu's negative saturation value (scale * alpha)
 
@@ -519,16 +524,7 @@ def _cubic_taps(in_size, out_size, align_corners, scale, xp):
     dst = np.arange(out_size, dtype=np.float64)
     src = dst * s if align_corners else (dst + 0.5) * s - 0.5
     i = np.floor(src).astype(np.int64)
-    t = src - i
-    a = -0.75
-
-    def near(x):  # |x| <= 1
-        return ((a + 2) * x - (a + 3)) * x * x + 1
-
-    def far(x):  # 1 < |x| < 2
-        return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
-
-    weights = (far(t + 1), near(t), near(1 - t), far(2 - t))
+    weights = cubic_weights(src - i)
     return tuple((xp.asarray(np.clip(i + k - 1, 0, in_size - 1)), xp.asarray(w))
                  for k, w in enumerate(weights))
 
@@ -701,6 +697,33 @@ def pixel_unshuffle(input, downscale_factor):
     return x.reshape(*lead, c * r * r, h // r, w // r)
 
 
+# -- channel shuffle -------------------------------------------------------------------------
+
+@register("channel_shuffle", method=False)
+def channel_shuffle(input, groups):
+    """Divide the ``C`` channels of ``(N, C, *)`` into ``groups`` and interleave them
+    (ShuffleNet): ``(N, g, C / g, *)`` transposed to ``(N, C / g, g, *)``, flattened back."""
+    shape = input._data.shape
+    if len(shape) <= 2:
+        raise RuntimeError("channel_shuffle expects input with > 2 dims, but got input with "
+                           f"sizes {list(shape)}")
+    g = int(groups)
+    if g <= 0:
+        raise RuntimeError("Number of groups to divide channels in must be positive. Value of "
+                           f"groups:{g}")
+    n, c, *rest = shape
+    if c % g:
+        raise RuntimeError(f"Number of channels must be divisible by groups. Got {c} channels "
+                           f"and {g} groups.")
+    return input.reshape(n, g, c // g, *rest).transpose(1, 2).reshape(shape)
+
+
+@register("native_channel_shuffle", method=False)
+def native_channel_shuffle(input, groups):
+    """``channel_shuffle`` (PyTorch's native kernel of it)."""
+    return channel_shuffle(input, groups)
+
+
 # -- distances -------------------------------------------------------------------------------
 
 def _float_like(t):
@@ -758,10 +781,32 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
         raise RuntimeError("cdist only supports floating-point dtypes, X1 got: "
                            f"{_pretty(x1._data.dtype)}")
     check_same_device(x1, x2)
-    diff = x1.unsqueeze(-2) - x2.unsqueeze(-3)
-    if p == 0:  # a count: zero gradient, as in PyTorch
+    return _row_distance(x1.unsqueeze(-2) - x2.unsqueeze(-3), p)
+
+
+def _row_distance(diff, p):
+    """The ``p``-norm of ``diff`` over its last dim (``p = 0``: a count, zero gradient, as in
+    PyTorch)."""
+    if p == 0:
         return (diff.ne(0).to(diff.dtype) + diff * 0).sum(-1)
     return diff.norm(p, -1)
+
+
+@register("pdist", method=False)
+def pdist(input, p=2):
+    """The ``p``-norm distances between every pair of rows of ``input`` (``(N, M)``): the
+    upper triangle of ``cdist(input, input)`` without its diagonal, ``N * (N - 1) / 2``
+    values in row-major order."""
+    d = input._data
+    if d.ndim != 2:
+        raise RuntimeError(f"pdist only supports 2D tensors, got: {d.ndim}D")
+    if d.dtype.kind != "f":
+        raise RuntimeError("pdist only supports floating-point dtypes")
+    if p < 0:
+        raise RuntimeError("pdist only supports non-negative p values")
+    xp = xp_of(input)
+    first, second = (_make(xp.asarray(i), input._device) for i in np.triu_indices(d.shape[0], 1))
+    return _row_distance(input.index_select(0, first) - input.index_select(0, second), p)
 
 
 def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
@@ -770,3 +815,53 @@ def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
     if out is not None:
         return input.div(denom, out=out)
     return input / denom
+
+
+# -- gumbel softmax, time-batch-channel convolution -----------------------------------------
+
+@register("gumbel_softmax", function=False, method=False)
+def gumbel_softmax(logits, tau=1, hard=False, eps=1e-10, dim=-1):
+    """A sample of the Gumbel-softmax distribution over ``dim``: ``softmax((logits + g) /
+    tau)`` with Gumbel(0, 1) noise ``g`` from the default generator of ``logits``' device.
+    ``hard=True`` returns the one-hot argmax of that sample with the soft sample's gradient
+    (straight-through estimator). ``eps`` is deprecated and has no effect."""
+    from .._factory import empty_like, zeros_like
+
+    if eps != 1e-10:
+        warnings.warn("`eps` parameter is deprecated and has no effect.", stacklevel=2)
+    gumbels = -empty_like(logits).exponential_().log()
+    y_soft = ((logits + gumbels) / tau).softmax(dim)
+    if not hard:
+        return y_soft
+    index = y_soft.max(dim, keepdim=True)[1]
+    y_hard = zeros_like(logits).scatter_(dim, index, 1.0)
+    return y_hard - y_soft.detach() + y_soft
+
+
+@register("conv_tbc", method=False)
+def conv_tbc(input, weight, bias, pad=0):
+    """1-D convolution over time-batch-channel input: ``input`` ``(T, B, C_in)``, ``weight``
+    ``(K, C_in, C_out)``, ``bias`` ``(C_out,)`` and ``pad`` zeros at both ends of the time
+    axis give ``(T + 2 * pad - K + 1, B, C_out)`` (``conv1d`` on permuted views)."""
+    from .conv import conv1d
+
+    if input._data.ndim != 3:
+        raise RuntimeError("Input must have 3 dims: time, batch, in_channel")
+    if weight._data.ndim != 3:
+        raise RuntimeError("Weight tensor must have 3 dims: kernel_width, in_channels, "
+                           "out_channels.")
+    if bias._data.ndim != 1:
+        raise RuntimeError("Bias must be 1-D")
+    (t, b, c_in), (k, w_in, c_out) = input._data.shape, weight._data.shape
+    if c_in != w_in:
+        raise RuntimeError("Input dim 2 (input channels) is not == dim 1 in the weight tensor")
+    if bias._data.shape[0] != c_out:
+        raise RuntimeError("Bias size must equal dim 2 in the weight tensor (output channels).")
+    length = t + 2 * pad - k + 1
+    if length < 0:
+        raise RuntimeError(f"Trying to create tensor with negative dimension {length}: "
+                           f"[{length}, {b}, {c_out}]")
+    if length == 0:
+        return input.new_zeros((0, b, c_out))
+    out = conv1d(input.permute(1, 2, 0), weight.permute(2, 1, 0), bias, padding=pad)
+    return out.permute(2, 0, 1)

@@ -16,6 +16,7 @@ import warnings
 import numpy as np
 
 from .. import _dtype
+from .. import _memory_format as _mf
 from .._tensor import Tensor, _make
 from ..autograd.grad_mode import GRAD
 from ..autograd.graph import make_node_class, record
@@ -1349,9 +1350,11 @@ CloneBackward0 = make_node_class("CloneBackward0", _clone_bw)
 
 
 @register("clone")
-def clone(input, *, memory_format=None):
-    """A copy of ``input`` with its own memory (``memory_format`` is accepted and ignored)."""
-    return _finish(input._data.copy(), input._device, CloneBackward0, (input,))
+def clone(input, *, memory_format=_mf.preserve_format):
+    """A copy of ``input`` with its own memory, laid out as ``memory_format`` says (the
+    default keeps ``input``'s layout, channels-last included)."""
+    order = _mf.like_order(input._data, memory_format, "clone")
+    return _finish(_mf.copy_as(input._data, order), input._device, CloneBackward0, (input,))
 
 
 def _copy_bw(node, g):

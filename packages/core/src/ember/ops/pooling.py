@@ -1,11 +1,14 @@
-"""Pooling: ``max_pool1d/2d``, ``avg_pool1d/2d``, adaptive average/max pooling,
-``max_unpool1d/2d`` and ``lp_pool2d``, on the N-d window machinery of ``ops.conv``.
+"""Pooling in 1, 2 and 3 dims: max, average, adaptive average/max, max unpooling and
+power-average pooling on the N-d window machinery of ``ops.conv``, and fractional max pooling
+(2-D and 3-D).
 
 Max pooling picks each window's argmax on a strided view, turns it into PyTorch's indices
 (flat positions in each input plane) and gathers the values through ``_plane_gather``, whose
 backward scatters to those positions (``_plane_scatter``) and whose double backward gathers
 again. Average pooling is a window sum scaled by the divisor; its backward is the window sum's
-adjoint (``scatter_windows``), which is differentiable in turn.
+adjoint (``scatter_windows``), which is differentiable in turn. Fractional max pooling draws
+one window start per output position and plane from PyTorch's interval formula and gathers
+its maxima like max pooling, through ``_plane_gather``.
 """
 
 from __future__ import annotations
@@ -15,11 +18,10 @@ import math
 
 import numpy as np
 
-from .. import _dtype
 from .._tensor import _make
 from ..autograd.grad_mode import GRAD
 from ..autograd.graph import make_node_class, record
-from ._core import xp_of, xp_of_array
+from ._core import _pretty, check_same_device, xp_of, xp_of_array
 from .conv import Geom, _span, ntuple, padded, scatter_windows, windows
 from .registry import register
 
@@ -89,6 +91,8 @@ PlaneScatterBackward0 = make_node_class("MaxPoolBackwardBackward1", _scatter_bw)
 _MAX_NODES = {name: make_node_class(name, _gather_bw) for n in (1, 2, 3) for name in
               (f"MaxPool{n}DWithIndicesBackward0", f"AdaptiveMaxPool{n}DBackward0")}
 _UNPOOL_NODES = {n: make_node_class(f"MaxUnpool{n}DBackward0", _scatter_bw) for n in (1, 2, 3)}
+_FRACTIONAL_NODES = {n: make_node_class(f"FractionalMaxPool{n}DBackward0", _gather_bw)
+                     for n in (2, 3)}
 
 
 # -- argument handling ------------------------------------------------------------------------
@@ -491,7 +495,7 @@ def _adaptive_avg(n, input, output_size):
     x, unbatched = _adaptive_input(input, n, name)
     if x._data.dtype.kind != "f":
         raise NotImplementedError(f"\"{name}\" not implemented for "
-                                  f"'{_dtype.FROM_NP[x._data.dtype]}'")
+                                  f"'{_pretty(x._data.dtype)}'")
     xs, ys = _adaptive_sizes(x, n, output_size)
     out = x
     for i in range(n):  # separable: one averaging matrix per spatial dim
@@ -553,6 +557,141 @@ def _lp_pool(n, input, norm_type, kernel_size, stride, ceil_mode):
     k = ntuple(kernel_size, n, "kernel_size", "pooling")
     out = _avg_poolnd(n, input.pow(norm_type), k, stride, 0, ceil_mode, True, None)
     return (out.sign() * out.abs().relu()).mul(math.prod(k)).pow(1.0 / norm_type)
+
+
+# -- fractional max pooling -------------------------------------------------------------------
+
+#: which of a plane's random samples drives each spatial dim (PyTorch's kernels: W then H in
+#: 2-D, T, H, W in 3-D)
+_SAMPLE_OF_DIM = {2: (1, 0), 3: (0, 1, 2)}
+_DIM_NAMES = {2: ("height", "width"), 3: ("time", "height", "width")}
+_FRACTIONAL_PREFIX = {2: "fractional_max_pool2d()", 3: "fractional_max_pool3d_out()"}
+
+
+def _fractional_starts(samples, in_size: int, out_size: int, pool: int):
+    """Window starts along one dim for every plane (``samples``: ``(N, C)``): PyTorch's
+    ``generate_intervals``, computed in the input's dtype as its kernel does."""
+    xp = xp_of_array(samples)
+    starts = xp.full(samples.shape + (out_size,), in_size - pool, dtype=np.int64)
+    if out_size > 1:
+        ftype = samples.dtype.type
+        alpha = ftype(in_size - pool) / ftype(out_size - 1)
+        u = samples[..., None]
+        i = xp.arange(out_size - 1, dtype=samples.dtype)
+        starts[..., :-1] = ((i + u) * alpha).astype(np.int64) - (u * alpha).astype(np.int64)
+    return starts
+
+
+def _int_tuple(value, n: int, what: str, name: str) -> tuple:
+    vals = (value,) * n if isinstance(value, (int, np.integer)) else tuple(value)
+    if len(vals) == 1:
+        vals = vals * n
+    if len(vals) != n:
+        ints = "tuple of Ints" if n == 2 else "tuple of three Ints"
+        raise RuntimeError(f"{name}: {what} must either be a single Int or {ints}")
+    return tuple(int(v) for v in vals)
+
+
+def _fractional_sizes(n, input, kernel_size, output_size, output_ratio):
+    """Kernel and output sizes from ``output_size`` or ``output_ratio`` (PyTorch's Python)."""
+    name = f"fractional_max_pool{n}d"
+    if output_size is None and output_ratio is None:
+        raise ValueError(f"{name} requires specifying either an output_size or an "
+                         "output_ratio")
+    if output_size is None:
+        ratio = (output_ratio,) * n if isinstance(output_ratio, (int, float)) else \
+            tuple(output_ratio)
+        if len(ratio) > n:
+            raise ValueError(f"{name} requires output_ratio to either be a single Int or "
+                             "tuple of Ints.")
+        ratio = ratio * n if len(ratio) == 1 else ratio
+        spatial = input._data.shape[-n:]
+        output_size = [int(spatial[i] * ratio[i]) for i in range(n)]
+    return (_int_tuple(kernel_size, n, "kernel_size", name),
+            _int_tuple(output_size, n, "output_size", name))
+
+
+def _check_fractional(n, input, k, ys, samples):
+    """PyTorch's checks of ``fractional_max_pool{2,3}d``, in its order and words."""
+    prefix = _FRACTIONAL_PREFIX[n]
+    shape = input._data.shape
+    if len(shape) not in (n + 1, n + 2):
+        raise RuntimeError(f"{prefix}: Expected {n + 1}D or {n + 2}D tensor, but got: "
+                           f"[{_shape_str(shape)}]")
+    for i in range(1, len(shape)):
+        if shape[i] <= 0:
+            raise RuntimeError(f"{prefix}: Expected input to have non-zero size for non-batch "
+                               f"dimensions, but got[{_shape_str(shape)}] with dimension {i} "
+                               "being empty.")
+    if any(v <= 0 for v in k):
+        raise RuntimeError(f"{prefix}: kernel_size must be greater than zero, but got {k}")
+    xs = shape[-n:]
+    for i in range(n):  # PyTorch's 3-D kernel demands one more input element than its 2-D one
+        if ys[i] + k[i] - 1 > xs[i] - (n == 3):
+            what = _DIM_NAMES[n][i]
+            raise RuntimeError(f"{prefix}: pool {what} {k[i]} too large relative to input "
+                               f"{what} {xs[i]}")
+    if any(v < 0 for v in ys):
+        bad = min(ys)
+        raise RuntimeError(f"Trying to create tensor with negative dimension {bad}: "
+                           f"[{_shape_str(shape[:-n] + tuple(ys))}]")
+    if samples._data.dtype != input._data.dtype:
+        raise RuntimeError("Expect _random_samples to have the same dtype as input")
+    sd = samples._data.shape
+    if len(sd) != 3:
+        raise RuntimeError(f"Expect _random_samples to have 3 dimensions, got {len(sd)}")
+    N, C = (1, shape[0]) if len(shape) == n + 1 else shape[:2]
+    if sd[0] < N:
+        raise RuntimeError("Expect _random_samples.size(0) no less then input batch size.")
+    if sd[1] != C:
+        raise RuntimeError("Expect _random_samples.size(1) equals to input channel size.")
+    if sd[2] != n:
+        raise RuntimeError(f"Expect _random_samples.size(2) equals to {n}; got {sd[2]}.")
+
+
+def _fractional_max(n, input, kernel_size, output_size, output_ratio, return_indices,
+                    _random_samples):
+    """Fractional max pooling (Graham, 2014): max over ``kernel_size`` windows whose starts
+    follow a pseudo-random sequence per plane, drawn from ``_random_samples`` in ``[0, 1)``
+    (``(N, C, n)``; from the default generator when None)."""
+    from .._random import rand
+
+    k, ys = _fractional_sizes(n, input, kernel_size, output_size, output_ratio)
+    unbatched = input._data.ndim == n + 1
+    samples = _random_samples
+    if samples is None:
+        lead = (1, input.shape[-n - 1]) if unbatched else input.shape[:2]
+        samples = rand(*lead, n, dtype=input.dtype, device=input.device)
+    check_same_device(input, samples)
+    _check_fractional(n, input, k, ys, samples)
+    x = input.unsqueeze(0) if unbatched else input
+    xd = x._data
+    N, C = xd.shape[:2]
+    if xd.dtype.kind != "f":
+        raise NotImplementedError(f"\"fractional_max_pool{n}d_out_frame\" not implemented for "
+                                  f"'{_pretty(xd.dtype)}'")
+    xp = xp_of(x)
+    xs = xd.shape[2:]
+    strides = [math.prod(xs[i + 1:]) for i in range(n)]
+    origin = 0  # flat index of each window's first element, (N, C, *ys)
+    for i in range(n):
+        s = _fractional_starts(samples._data[:N, :, _SAMPLE_OF_DIM[n][i]], xs[i], ys[i], k[i])
+        origin = origin + s.reshape((N, C) + (1,) * i + (ys[i],) + (1,) * (n - 1 - i)) * \
+            strides[i]
+    flat = xd.reshape(N, C, math.prod(xs))
+    best = xp.full((N, C) + tuple(ys), -np.inf, dtype=xd.dtype)
+    where = origin.copy()
+    for off in itertools.product(*(range(v) for v in k)):  # PyTorch's scan: the first
+        pos = origin + sum(o * r for o, r in zip(off, strides))  # maximum, or the last NaN
+        cand = xp.take_along_axis(flat, pos.reshape(N, C, math.prod(ys)), -1).reshape(best.shape)
+        take = (cand > best) | (cand != cand)
+        xp.copyto(best, cand, where=take)
+        xp.copyto(where, pos, where=take)
+    idx = _make(where, x._device)
+    out = _plane_gather(x, idx, n, _FRACTIONAL_NODES[n], False, best)
+    if unbatched:
+        out, idx = out.squeeze(0), idx.squeeze(0)
+    return (out, idx) if return_indices else out
 
 
 # -- the public functions, one family per dimensionality ---------------------------------------
@@ -621,6 +760,32 @@ def _define(n: int) -> None:
         _publish(fn, name, doc)
 
 
+def _define_fractional(n: int) -> None:
+    d = f"{n}d"
+
+    def fractional_max_pool(input, kernel_size, output_size=None, output_ratio=None,
+                            return_indices=False, _random_samples=None):
+        return _fractional_max(n, input, kernel_size, output_size, output_ratio,
+                               return_indices, _random_samples)
+
+    def fractional_max_pool_with_indices(input, kernel_size, output_size=None,
+                                         output_ratio=None, return_indices=False,
+                                         _random_samples=None):
+        return _fractional_max(n, input, kernel_size, output_size, output_ratio, True,
+                               _random_samples)
+
+    doc = (f"{n}-D fractional max pooling: max over ``kernel_size`` windows at pseudo-random "
+           "steps that give ``output_size`` (or ``output_ratio`` times the input size); "
+           "``_random_samples`` (``(N, C, {n})`` in ``[0, 1)``, else drawn from the default "
+           "generator) fix the steps.").replace("{n}", str(n))
+    _publish(fractional_max_pool, f"fractional_max_pool{d}",
+             doc + " ``return_indices`` also gives each maximum's flat index in its plane.")
+    _publish(fractional_max_pool_with_indices, f"fractional_max_pool{d}_with_indices",
+             doc + " Returns ``(values, indices)``.")
+
+
 for _n in (1, 2, 3):
     _define(_n)
+for _n in (2, 3):
+    _define_fractional(_n)
 del _n

@@ -652,7 +652,7 @@ def any(input, dim=None, keepdim=False):  # noqa: A001 - PyTorch's name
     return _truth_reduction(input, dim, keepdim, "any")
 
 
-@register("count_nonzero", differentiable=False)
+@register("count_nonzero", differentiable=False, varargs=True)
 def count_nonzero(input, dim=None):
     """Number of non-zero elements over ``dim`` (int64)."""
     d = input._data

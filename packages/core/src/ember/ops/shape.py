@@ -11,6 +11,7 @@ of diagonal, scatters the gradient into zeros (``indexing.scatter_by``).
 from __future__ import annotations
 
 import math
+import operator
 
 import numpy as np
 
@@ -41,17 +42,19 @@ from .registry import register, register_method
 from .views import make_view
 
 __all__ = ["reshape", "view", "expand", "unsqueeze", "squeeze", "transpose", "t", "permute",
-           "flatten", "unflatten", "ravel", "contiguous", "repeat", "tile", "broadcast_to",
+           "flatten", "unflatten", "ravel", "repeat", "tile", "broadcast_to",
            "broadcast_tensors", "broadcast_shapes", "cat", "stack", "hstack", "vstack",
            "dstack", "column_stack", "split", "tensor_split", "chunk", "narrow", "select",
            "unbind", "flip", "fliplr", "flipud", "roll", "rot90", "tril", "triu", "movedim",
            "diagonal", "diag", "diag_embed", "atleast_1d", "atleast_2d", "atleast_3d"]
 
 
-def _shape_arg(shape):
-    if len(shape) == 1 and not isinstance(shape[0], (int, np.integer)):
-        shape = shape[0]
-    return tuple(int(s) for s in shape)
+def _int_tuple(ints) -> tuple:
+    """An int-list argument (a sequence, or one int as a method's varargs give it) as a
+    tuple of Python ints."""
+    if isinstance(ints, (tuple, list)):
+        return tuple(map(operator.index, ints))
+    return (operator.index(ints),)
 
 
 def _lst(shape) -> str:
@@ -121,12 +124,12 @@ def _view_dtype(input, dtype):
     return out
 
 
-def view(input, *shape):
+def view(input, size):
     """A view with a new shape (an error where the strides do not allow one: use reshape),
     or ``view(dtype)``: the same memory read as another dtype."""
-    if len(shape) == 1 and not isinstance(shape[0], (int, np.integer, tuple, list)):
-        return _view_dtype(input, shape[0])
-    shape = _infer_shape(_shape_arg(shape), input._data.size)
+    if isinstance(size, _dtype.dtype):
+        return _view_dtype(input, size)
+    shape = _infer_shape(_int_tuple(size), input._data.size)
     arr = _view_array(input._data, shape)
     if arr is None:
         raise RuntimeError("view size is not compatible with input tensor's size and stride (at "
@@ -136,14 +139,14 @@ def view(input, *shape):
                      lambda b, s=shape: b.view(s))
 
 
-register_method("view", view)
+register_method("view", view, varargs=True)
 register_method("view_as", lambda self, other: view(self, other._data.shape))
 
 
-@register("reshape")
-def reshape(input, *shape):
+@register("reshape", varargs=True)
+def reshape(input, shape):
     """A tensor of the new shape: a view when the strides allow, a copy otherwise."""
-    shape = _infer_shape(_shape_arg(shape), input._data.size)
+    shape = _infer_shape(_int_tuple(shape), input._data.size)
     d = input._data
     arr = _view_array(d, shape)
     if arr is not None:
@@ -160,7 +163,7 @@ register_method("reshape_as", lambda self, other: reshape(self, other._data.shap
 @register("ravel")
 def ravel(input):
     """The elements as a 1-D tensor (a view when contiguous)."""
-    return reshape(input, -1)
+    return reshape(input, (-1,))
 
 
 @register("flatten")
@@ -168,7 +171,7 @@ def flatten(input, start_dim=0, end_dim=-1):
     """Merge dims ``start_dim..end_dim`` into one (a view when the strides allow)."""
     d = input._data
     if d.ndim == 0:
-        return reshape(input, 1)
+        return reshape(input, (1,))
     s = wrap_dim(start_dim, d.ndim)
     e = wrap_dim(end_dim, d.ndim)
     if s > e:
@@ -207,20 +210,12 @@ def _clone_bw(node, g):
 CloneBackward0 = make_node_class("CloneBackward0", _clone_bw)
 
 
-def contiguous(self, memory_format=None):
-    """``self`` if it is C-contiguous, else a contiguous copy."""
-    return self if self._data.flags.c_contiguous else _copy(self)
-
-
 def _copy(input):
     """A C-contiguous copy (``CloneBackward0``)."""
     out = _make(input._data.copy(), input._device)
     if input.requires_grad and GRAD.enabled:
         record(CloneBackward0, out, (input,), ())
     return out
-
-
-register_method("contiguous", contiguous)
 
 
 # -- expand / broadcast --------------------------------------------------------------------
@@ -232,9 +227,9 @@ def _expand_bw(node, g):
 ExpandBackward0 = make_node_class("ExpandBackward0", _expand_bw)
 
 
-def expand(input, *sizes):
+def expand(input, size):
     """A broadcast view (no copy); ``-1`` keeps a dimension."""
-    sizes = _shape_arg(sizes)
+    sizes = _int_tuple(size)
     d = input._data
     if len(sizes) < d.ndim:
         raise RuntimeError(f"expand(ember.{input.type_name()}{{{_lst(d.shape)}}}, "
@@ -265,14 +260,52 @@ def expand(input, *sizes):
     return make_view(input, arr, ExpandBackward0, d.shape, lambda b, s=target: b.expand(s))
 
 
-register_method("expand", expand)
+register_method("expand", expand, varargs=True)
 register_method("expand_as", lambda self, other: expand(self, other._data.shape))
 
 
-@register("broadcast_to", method=True)
+def _sum_to_size(self, size):
+    """``self`` summed down to ``size``, to which it must be expandable."""
+    size = _int_tuple(size)
+    shape = self._data.shape
+    lead = len(shape) - len(size)
+    if lead < 0 or any(s != 1 and s != n for s, n in zip(size, shape[lead:])):
+        raise RuntimeError(f"size {{{_lst(size)}}} is not expandable to size {{{_lst(shape)}}}.")
+    return sum_to_size(self, size)
+
+
+register_method("sum_to_size", _sum_to_size, varargs=True)
+
+
+def _resize_(self, size):
+    """Give ``self`` the shape ``size`` in place: its elements in row-major order, cut off or
+    followed by zeros (uninitialised memory in PyTorch)."""
+    if self.requires_grad:
+        raise RuntimeError("cannot resize variables that require grad")
+    size = _int_tuple(size)
+    if any(s < 0 for s in size):
+        raise RuntimeError(f"Trying to create tensor with negative dimension {min(size)}: "
+                           f"{_lst(size)}")
+    d = self._data
+    n = math.prod(size)
+    if n == d.size and d.flags.c_contiguous:
+        self._data = d.reshape(size)
+    elif size != d.shape:
+        flat = xp_of(self).zeros(n, dtype=d.dtype)
+        kept = min(n, d.size)
+        flat[:kept] = d.reshape(-1)[:kept]
+        self._data = flat.reshape(size)
+    self._bump_version()
+    return self
+
+
+register_method("resize_", _resize_, varargs=True)
+
+
+@register("broadcast_to", varargs=True)
 def broadcast_to(input, size):
     """``input.expand(size)``."""
-    return expand(input, tuple(size))
+    return expand(input, size)
 
 
 def broadcast_shapes(*shapes):
@@ -339,7 +372,7 @@ SqueezeBackward1 = make_node_class("SqueezeBackward1", _squeeze_bw)
 SqueezeBackward2 = make_node_class("SqueezeBackward2", _squeeze_bw)
 
 
-@register("squeeze")
+@register("squeeze", varargs=True)
 def squeeze(input, dim=None):
     """Remove size-one dims: all of them, or those in ``dim`` (an int or a tuple) that have
     size one (PyTorch 2: other dims in ``dim`` are left alone)."""
@@ -375,27 +408,34 @@ def transpose(input, dim0, dim1):
                      lambda b, a=d0, c=d1: b.transpose(a, c))
 
 
+def _t_bw(node, g):
+    return (t(g),)
+
+
+TBackward0 = make_node_class("TBackward0", _t_bw)
+
+
 @register("t")
 def t(input):
     """Transpose a tensor of at most 2 dimensions."""
-    if input._data.ndim > 2:
-        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is "
-                           f"{input._data.ndim}D")
-    return transpose(input, 0, 1) if input._data.ndim == 2 else transpose(input, 0, 0)
+    d = input._data
+    if d.ndim > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {d.ndim}D")
+    return make_view(input, d.T, TBackward0, None, t)
 
 
 def _permute_bw(node, g):
     inv = np.argsort(node.ctx)
-    return (g.permute(*[int(i) for i in inv]),)
+    return (permute(g, inv.tolist()),)
 
 
 PermuteBackward0 = make_node_class("PermuteBackward0", _permute_bw)
 
 
-@register("permute")
-def permute(input, *dims):
+@register("permute", varargs=True)
+def permute(input, dims):
     """Reorder dimensions (a view)."""
-    dims = _shape_arg(dims)
+    dims = _int_tuple(dims)
     n = input._data.ndim
     if len(dims) != n:
         raise RuntimeError(f"permute(sparse_coo): number of dimensions in the tensor input does "
@@ -405,7 +445,7 @@ def permute(input, *dims):
     if len(set(dims)) != n:
         raise RuntimeError("permute(): duplicate dims are not allowed.")
     arr = input._data.transpose(dims)
-    return make_view(input, arr, PermuteBackward0, dims, lambda b, p=dims: b.permute(*p))
+    return make_view(input, arr, PermuteBackward0, dims, lambda b, p=dims: permute(b, p))
 
 
 def _matrix_transpose(self):
@@ -415,9 +455,9 @@ def _matrix_transpose(self):
     return transpose(self, -2, -1)
 
 
-register_method("T", property(lambda self: permute(self, *reversed(range(self._data.ndim)))))
+register_method("T", property(lambda self: permute(self, tuple(reversed(range(self._data.ndim))))))
 register_method("mT", property(_matrix_transpose))
-register_method("H", property(lambda self: permute(self, *reversed(range(self._data.ndim)))))
+register_method("H", property(lambda self: permute(self, tuple(reversed(range(self._data.ndim))))))
 register_method("mH", property(_matrix_transpose))
 
 
@@ -442,7 +482,7 @@ def movedim(input, source, destination):
         order[d] = s
     rest = iter(k for k in range(n) if k not in src)
     order = [next(rest) if o is None else o for o in order]
-    return permute(input, *order)
+    return permute(input, order)
 
 
 # -- selections: narrow, select, unbind, split, chunk --------------------------------------
@@ -581,19 +621,19 @@ def _sections(name, input, spec, dim, min_dim):
     return tensor_split(input, spec, dim)
 
 
-@register("hsplit")
+@register("hsplit", varargs=True)
 def hsplit(input, indices_or_sections):
     """``tensor_split`` along dim 1 (dim 0 for 1-D tensors)."""
     return _sections("hsplit", input, indices_or_sections, 1 if input._data.ndim > 1 else 0, 1)
 
 
-@register("vsplit")
+@register("vsplit", varargs=True)
 def vsplit(input, indices_or_sections):
     """``tensor_split`` along dim 0 of a tensor of at least 2 dims."""
     return _sections("vsplit", input, indices_or_sections, 0, 2)
 
 
-@register("dsplit")
+@register("dsplit", varargs=True)
 def dsplit(input, indices_or_sections):
     """``tensor_split`` along dim 2 of a tensor of at least 3 dims."""
     return _sections("dsplit", input, indices_or_sections, 2, 3)
@@ -765,7 +805,7 @@ def dstack(tensors, *, out=None):
 def column_stack(tensors, *, out=None):
     """Join along dim 1, 0-D and 1-D tensors becoming columns."""
     ts = _tensor_list("column_stack", tensors, "column_stack expects a non-empty TensorList")
-    ts = [reshape(t, t._data.size, 1) if t._data.ndim <= 1 else t for t in ts]
+    ts = [reshape(t, (t._data.size, 1)) if t._data.ndim <= 1 else t for t in ts]
     return cat(ts, 1, out=out)
 
 
@@ -780,7 +820,7 @@ def _atleast(tensors, fix):
 @register("atleast_1d", method=False)
 def atleast_1d(*tensors):
     """Each tensor with at least one dimension (0-D becomes shape ``[1]``)."""
-    return _atleast(tensors, lambda t: reshape(t, 1) if t._data.ndim == 0 else t)
+    return _atleast(tensors, lambda t: reshape(t, (1,)) if t._data.ndim == 0 else t)
 
 
 @register("atleast_2d", method=False)
@@ -788,7 +828,7 @@ def atleast_2d(*tensors):
     """Each tensor with at least two dimensions (new dims in front)."""
     def fix(t):
         n = t._data.ndim
-        return reshape(t, 1, 1) if n == 0 else unsqueeze(t, 0) if n == 1 else t
+        return reshape(t, (1, 1)) if n == 0 else unsqueeze(t, 0) if n == 1 else t
     return _atleast(tensors, fix)
 
 
@@ -799,7 +839,7 @@ def atleast_3d(*tensors):
     def fix(t):
         n = t._data.ndim
         if n == 0:
-            return reshape(t, 1, 1, 1)
+            return reshape(t, (1, 1, 1))
         if n == 1:
             return unsqueeze(unsqueeze(t, 0), 2)
         return unsqueeze(t, 2) if n == 2 else t
@@ -821,10 +861,10 @@ def _repeat_bw(node, g):
 RepeatBackward0 = make_node_class("RepeatBackward0", _repeat_bw)
 
 
-def repeat(input, *sizes):
-    """The tensor tiled ``sizes[i]`` times along dim ``i`` (``sizes`` may add leading
+def repeat(input, repeats):
+    """The tensor tiled ``repeats[i]`` times along dim ``i`` (``repeats`` may add leading
     dims)."""
-    reps = _shape_arg(sizes)
+    reps = _int_tuple(repeats)
     d = input._data
     if len(reps) < d.ndim:
         raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number "
@@ -846,13 +886,13 @@ def repeat(input, *sizes):
     return out
 
 
-register_method("repeat", repeat)
+register_method("repeat", repeat, varargs=True)
 
 
-@register("tile")
+@register("tile", varargs=True)
 def tile(input, dims):
     """``repeat`` with ``dims`` padded with leading ones to the tensor's rank."""
-    dims = (dims,) if isinstance(dims, (int, np.integer)) else tuple(dims)
+    dims = _int_tuple(dims)
     n = input._data.ndim
     if len(dims) < n:
         dims = (1,) * (n - len(dims)) + dims
@@ -866,7 +906,7 @@ def _flip_bw(node, g):
 FlipBackward0 = make_node_class("FlipBackward0", _flip_bw)
 
 
-@register("flip")
+@register("flip", varargs=True)
 def flip(input, dims):
     """A copy with the order of elements reversed along ``dims``."""
     d = input._data

@@ -11,6 +11,7 @@ placeholders.
 from __future__ import annotations
 
 import inspect
+import sys
 
 import ember
 from ember import Tensor
@@ -103,3 +104,6 @@ for _name in _CORE_KERNELS:
         __all__.append(_name)
 del _name, _fn
 from ._mha import multi_head_attention_forward  # noqa: E402,F401
+
+# __torch_function__: these functions dispatch on Tensor subclasses once one overrides it
+ember.overrides.register_namespace(sys.modules[__name__])

@@ -15,6 +15,9 @@ class Parameter(Tensor):
     It shares the data of the tensor it is made from and requires grad by default.
     """
 
+    # as in PyTorch, parameters take no part in __torch_function__ dispatch
+    __torch_function__ = ember.overrides.disabled_torch_function_impl
+
     def __new__(cls, data=None, requires_grad: bool = True):
         if data is None:
             data = ember.empty(0)
@@ -92,6 +95,8 @@ class UninitializedTensorMixin:
     (``to``, ``cuda``, ``cpu``, ``float``, ...) are allowed and return a plain empty tensor,
     which ``Module._apply`` stores back through ``data``.
     """
+
+    __torch_function__ = ember.overrides.disabled_torch_function_impl  # ops raise through _data
 
     __slots__ = ()
     cls_to_become: type

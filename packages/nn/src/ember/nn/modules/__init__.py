@@ -35,7 +35,9 @@ __all__ += ["LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d", "LazyInstan
 # layers over ember-core's kernels (conv, pooling, norms, activations, losses, ...)
 from . import (  # noqa: E402
     activation,
+    adaptive,
     batchnorm,
+    channelshuffle,
     conv,
     distance,
     dropout,
@@ -50,6 +52,8 @@ from . import (  # noqa: E402
     upsampling,
 )
 from .activation import *  # noqa: E402,F401,F403
+from .adaptive import *  # noqa: E402,F401,F403
+from .channelshuffle import *  # noqa: E402,F401,F403
 from .conv import *  # noqa: E402,F401,F403
 from .distance import *  # noqa: E402,F401,F403
 from .dropout import *  # noqa: E402,F401,F403
@@ -62,7 +66,7 @@ from .pooling import *  # noqa: E402,F401,F403
 from .sparse import *  # noqa: E402,F401,F403
 from .upsampling import *  # noqa: E402,F401,F403
 
-for _m in (activation, conv, distance, dropout, fold, loss, normalization, padding,
-           pixelshuffle, pooling, sparse, upsampling):
+for _m in (activation, adaptive, channelshuffle, conv, distance, dropout, fold, loss,
+           normalization, padding, pixelshuffle, pooling, sparse, upsampling):
     __all__ += _m.__all__
 del _m

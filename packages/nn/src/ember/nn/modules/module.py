@@ -515,18 +515,22 @@ class Module:
 
     def to(self, *args, **kwargs) -> Module:
         """Move and/or cast parameters and buffers: ``to(device)``, ``to(dtype)``,
-        ``to(device, dtype)``, ``to(tensor)``. Only floating tensors change dtype."""
+        ``to(device, dtype)``, ``to(tensor)``. Only floating tensors change dtype.
+        ``memory_format=ember.channels_last`` also lays out the 4-d and 5-d ones so
+        (conv weights), as PyTorch does."""
         from ember._tensor import _parse_to
 
+        memory_format = kwargs.get("memory_format")
         device, dtype, _ = _parse_to(None, *args, **kwargs)
         if dtype is not None and not (dtype.is_floating_point or dtype.is_complex):
             raise TypeError("nn.Module.to only accepts floating point or complex dtypes, but "
                             f"got desired dtype={dtype}")
 
         def convert(t):
-            if t.is_floating_point() or t.is_complex():
-                return t.to(device, dtype)
-            return t.to(device)
+            dt = dtype if t.is_floating_point() or t.is_complex() else None
+            if memory_format is not None and t.dim() in (4, 5):
+                return t.to(device, dt, memory_format=memory_format)
+            return t.to(device, dt)
 
         return self._apply(convert)
 

@@ -1,11 +1,13 @@
 """Normalization layers (``torch.nn.modules.batchnorm``, ``instancenorm``,
 ``normalization``): ``BatchNorm1d/2d/3d``, ``InstanceNorm1d/2d/3d``, ``LayerNorm``,
-``GroupNorm``, ``LocalResponseNorm``, ``RMSNorm``."""
+``GroupNorm``, ``LocalResponseNorm``, ``CrossMapLRN2d``, ``RMSNorm``."""
 
 from __future__ import annotations
 
 import numbers
 import warnings
+
+import numpy as np
 
 import ember
 from ember import Tensor
@@ -16,7 +18,8 @@ from ..parameter import Parameter
 from .module import Module
 
 __all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "InstanceNorm1d", "InstanceNorm2d",
-           "InstanceNorm3d", "LayerNorm", "GroupNorm", "LocalResponseNorm", "RMSNorm"]
+           "InstanceNorm3d", "LayerNorm", "GroupNorm", "LocalResponseNorm", "CrossMapLRN2d",
+           "RMSNorm"]
 
 
 class _NormBase(Module):
@@ -308,6 +311,53 @@ class LocalResponseNorm(Module):
 
     def forward(self, input: Tensor) -> Tensor:
         return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self) -> str:
+        return "{size}, alpha={alpha}, beta={beta}, k={k}".format(**self.__dict__)
+
+
+def _cross_map_window(channels: int, size: int) -> np.ndarray:
+    """``(C, C)`` 0/1: which channels' squares make up each channel's scale in PyTorch's
+    ``CrossMapLRN2d``. Its running-sum recurrence never drops channel 0 and widens the
+    first windows, so this is not the centred window of ``LocalResponseNorm``."""
+    pre_pad = int((size - 1) / 2 + 1)
+    window = np.zeros((channels, channels))
+    window[0, :min(pre_pad, channels)] = 1
+    for c in range(1, channels):
+        window[c] = window[c - 1]
+        if c < channels - pre_pad + 1:
+            window[c, c + pre_pad - 1] += 1
+        if c > pre_pad:
+            window[c, c - pre_pad] -= 1
+    return window
+
+
+def _cross_map_lrn2d(input: Tensor, size: int, alpha: float, beta: float, k: float) -> Tensor:
+    """``input / (k + alpha / size * sum of squares over the window)^beta`` across channels of
+    ``(N, C, H, W)`` (PyTorch's ``torch.nn._functions._cross_map_lrn2d``: the same values;
+    the gradient is this function's, where PyTorch's hand-written one assumes a centred
+    window and so differs from the finite differences for ``C > 2``)."""
+    if input.dim() != 4:
+        raise ValueError(f"CrossMapLRN2d: Expected input to be 4D, got {input.dim()}D instead.")
+    window = ember.tensor(_cross_map_window(input.size(1), size), dtype=input.dtype,
+                          device=input.device)
+    scale = ember.einsum("cj,njhw->nchw", window, input * input) * (alpha / size) + k
+    return input * scale.pow(-beta)
+
+
+class CrossMapLRN2d(Module):
+    """Local response normalization across channels of ``(N, C, H, W)``, as Lua Torch's
+    ``SpatialCrossMapLRN``: ``x / (k + alpha / size * sum x^2)^beta``."""
+
+    def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1) -> None:
+        super().__init__()
+        self.size = size
+        self.alpha = alpha
+        self.beta = beta
+        self.k = k
+
+    def forward(self, input: Tensor) -> Tensor:
+        return _cross_map_lrn2d(input, self.size, self.alpha, self.beta, self.k)
 
     def extra_repr(self) -> str:
         return "{size}, alpha={alpha}, beta={beta}, k={k}".format(**self.__dict__)

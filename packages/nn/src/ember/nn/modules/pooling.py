@@ -6,11 +6,12 @@ from ember import Tensor
 
 from .. import functional as F
 from .module import Module
-from .utils import _pair, _single
+from .utils import _pair, _single, _triple
 
-__all__ = ["MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool1d",
-           "AdaptiveAvgPool2d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "MaxUnpool1d",
-           "MaxUnpool2d", "LPPool1d", "LPPool2d"]
+__all__ = ["MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d",
+           "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d",
+           "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d",
+           "LPPool1d", "LPPool2d", "LPPool3d", "FractionalMaxPool2d", "FractionalMaxPool3d"]
 
 
 class _MaxPoolNd(Module):
@@ -48,11 +49,37 @@ class MaxPool2d(_MaxPoolNd):
                             ceil_mode=self.ceil_mode, return_indices=self.return_indices)
 
 
+class MaxPool3d(_MaxPoolNd):
+    """3-D max pooling over ``(N, C, D, H, W)`` (``return_indices=True`` also gives the
+    argmax)."""
+
+    def forward(self, input: Tensor):
+        return F.max_pool3d(input, self.kernel_size, self.stride, self.padding, self.dilation,
+                            ceil_mode=self.ceil_mode, return_indices=self.return_indices)
+
+
 class _AvgPoolNd(Module):
     __constants__ = ["kernel_size", "stride", "padding", "ceil_mode", "count_include_pad"]
 
     def extra_repr(self) -> str:
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class _AvgPoolWithDivisor(_AvgPoolNd):
+    """The arguments of ``AvgPool2d`` and ``AvgPool3d`` (``divisor_override`` included)."""
+
+    __constants__ = ["kernel_size", "stride", "padding", "ceil_mode", "count_include_pad",
+                     "divisor_override"]
+
+    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
+                 count_include_pad: bool = True, divisor_override=None) -> None:
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.stride = stride if (stride is not None) else kernel_size
+        self.padding = padding
+        self.ceil_mode = ceil_mode
+        self.count_include_pad = count_include_pad
+        self.divisor_override = divisor_override
 
 
 class AvgPool1d(_AvgPoolNd):
@@ -72,25 +99,27 @@ class AvgPool1d(_AvgPoolNd):
                             self.count_include_pad)
 
 
-class AvgPool2d(_AvgPoolNd):
+class AvgPool2d(_AvgPoolWithDivisor):
     """2-D average pooling over ``(N, C, H, W)`` (``divisor_override`` replaces the count)."""
-
-    __constants__ = ["kernel_size", "stride", "padding", "ceil_mode", "count_include_pad",
-                     "divisor_override"]
-
-    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
-                 count_include_pad: bool = True, divisor_override=None) -> None:
-        super().__init__()
-        self.kernel_size = kernel_size
-        self.stride = stride if (stride is not None) else kernel_size
-        self.padding = padding
-        self.ceil_mode = ceil_mode
-        self.count_include_pad = count_include_pad
-        self.divisor_override = divisor_override
 
     def forward(self, input: Tensor) -> Tensor:
         return F.avg_pool2d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
                             self.count_include_pad, self.divisor_override)
+
+
+class AvgPool3d(_AvgPoolWithDivisor):
+    """3-D average pooling over ``(N, C, D, H, W)`` (``divisor_override`` replaces the
+    count)."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.avg_pool3d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                            self.count_include_pad, self.divisor_override)
+
+    def __setstate__(self, d) -> None:
+        super().__setstate__(d)  # checkpoints pickled before these arguments existed
+        self.__dict__.setdefault("padding", 0)
+        self.__dict__.setdefault("ceil_mode", False)
+        self.__dict__.setdefault("count_include_pad", True)
 
 
 class _AdaptivePoolNd(Module):
@@ -122,6 +151,13 @@ class AdaptiveAvgPool2d(_AdaptiveAvgPoolNd):
         return F.adaptive_avg_pool2d(input, self.output_size)
 
 
+class AdaptiveAvgPool3d(_AdaptiveAvgPoolNd):
+    """Average pooling to a fixed ``(D, H, W)`` (``None`` keeps that input size)."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.adaptive_avg_pool3d(input, self.output_size)
+
+
 class _AdaptiveMaxPoolNd(_AdaptivePoolNd):
     __constants__ = ["output_size", "return_indices"]
 
@@ -142,6 +178,13 @@ class AdaptiveMaxPool2d(_AdaptiveMaxPoolNd):
 
     def forward(self, input: Tensor):
         return F.adaptive_max_pool2d(input, self.output_size, self.return_indices)
+
+
+class AdaptiveMaxPool3d(_AdaptiveMaxPoolNd):
+    """Max pooling to a fixed ``(D, H, W)`` (``None`` keeps that input size)."""
+
+    def forward(self, input: Tensor):
+        return F.adaptive_max_pool3d(input, self.output_size, self.return_indices)
 
 
 class _MaxUnpoolNd(Module):
@@ -177,6 +220,16 @@ class MaxUnpool2d(_MaxUnpoolNd):
                               output_size)
 
 
+class MaxUnpool3d(_MaxUnpoolNd):
+    """Partial inverse of ``MaxPool3d``: scatter values to their ``indices``, zeros elsewhere."""
+
+    _tuple = staticmethod(_triple)
+
+    def forward(self, input: Tensor, indices: Tensor, output_size=None) -> Tensor:
+        return F.max_unpool3d(input, indices, self.kernel_size, self.stride, self.padding,
+                              output_size)
+
+
 class _LPPoolNd(Module):
     __constants__ = ["norm_type", "kernel_size", "stride", "ceil_mode"]
 
@@ -207,3 +260,66 @@ class LPPool2d(_LPPoolNd):
     def forward(self, input: Tensor) -> Tensor:
         return F.lp_pool2d(input, float(self.norm_type), self.kernel_size, self.stride,
                            self.ceil_mode)
+
+
+class LPPool3d(_LPPoolNd):
+    """Power-average pooling ``(sum x^p)^(1/p)`` over ``(N, C, D, H, W)``."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.lp_pool3d(input, float(self.norm_type), self.kernel_size, self.stride,
+                           self.ceil_mode)
+
+
+class _FractionalMaxPoolNd(Module):
+    """Fractional max pooling (Graham, 2014): max over ``kernel_size`` windows at
+    pseudo-random steps that give ``output_size``, or ``output_ratio`` (in (0, 1)) times the
+    input size. ``_random_samples`` (``(N, C, n)`` in ``[0, 1)``), when given, is a buffer that
+    fixes the steps; else each call draws them from the default generator."""
+
+    __constants__ = ["kernel_size", "return_indices", "output_size", "output_ratio"]
+    _dims = 2
+
+    def __init__(self, kernel_size, output_size=None, output_ratio=None,
+                 return_indices: bool = False, _random_samples=None) -> None:
+        super().__init__()
+        name = type(self).__name__
+        tup = _pair if self._dims == 2 else _triple
+        if self._dims == 3 and any(k <= 0 for k in tup(kernel_size)):
+            raise ValueError(f"kernel_size must be greater than 0, but got {kernel_size}")
+        self.kernel_size = tup(kernel_size)
+        self.return_indices = return_indices
+        self.register_buffer("_random_samples", _random_samples)
+        self.output_size = tup(output_size) if output_size is not None else None
+        self.output_ratio = tup(output_ratio) if output_ratio is not None else None
+        if output_size is None and output_ratio is None:
+            raise ValueError(f"{name} requires specifying either an output size, or a pooling "
+                             "ratio")
+        if output_size is not None and output_ratio is not None:
+            raise ValueError("only one of output_size and output_ratio may be specified")
+        if self.output_ratio is not None and not all(0 < r < 1 for r in self.output_ratio):
+            raise ValueError(f"output_ratio must be between 0 and 1 (got {output_ratio})")
+
+
+class FractionalMaxPool2d(_FractionalMaxPoolNd):
+    """2-D fractional max pooling over ``(N, C, H, W)`` or ``(C, H, W)``: max over
+    ``kernel_size`` windows at pseudo-random steps that give ``output_size`` or
+    ``output_ratio`` times the input size; ``_random_samples`` (``(N, C, 2)``) fixes the steps.
+    """
+
+    def forward(self, input: Tensor):
+        return F.fractional_max_pool2d(input, self.kernel_size, self.output_size,
+                                       self.output_ratio, self.return_indices,
+                                       _random_samples=self._random_samples)
+
+
+class FractionalMaxPool3d(_FractionalMaxPoolNd):
+    """3-D fractional max pooling over ``(N, C, D, H, W)`` or ``(C, D, H, W)``: max over
+    ``kernel_size`` windows at pseudo-random steps that give ``output_size`` or
+    ``output_ratio`` times the input size; ``_random_samples`` (``(N, C, 3)``) fixes the
+    steps."""
+    _dims = 3
+
+    def forward(self, input: Tensor):
+        return F.fractional_max_pool3d(input, self.kernel_size, self.output_size,
+                                       self.output_ratio, self.return_indices,
+                                       _random_samples=self._random_samples)

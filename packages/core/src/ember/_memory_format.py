@@ -1,0 +1,128 @@
+"""``ember.memory_format``: how a tensor's elements are laid out in memory.
+
+A channels-last tensor keeps PyTorch's logical shape ``(N, C, H, W)`` over memory that is
+contiguous as ``(N, H, W, C)``: its array is a transposed view of an NHWC array, so
+``stride()`` reads ``(H*W*C, 1, W*C, C)`` as in PyTorch, and NumPy's elementwise ops, which
+follow their inputs' layout, keep it. ``channels_last_3d`` does the same for ``(N, C, D, H, W)``.
+
+The helpers below work on the arrays of any backend (NumPy, CuPy) through their methods. A
+layout is an "order": the axes from the outermost in memory to the innermost (``None`` for
+C order, the common case, kept cheap).
+"""
+
+from __future__ import annotations
+
+__all__ = ["memory_format", "contiguous_format", "preserve_format", "channels_last",
+           "channels_last_3d"]
+
+
+class memory_format:
+    """The memory layout a tensor is asked to have, like ``torch.memory_format``."""
+
+    __slots__ = ("_name",)
+
+    def __new__(cls, *args, **kwargs):
+        raise TypeError("cannot create 'ember.memory_format' instances")
+
+    def __repr__(self) -> str:
+        return f"ember.{self._name}"
+
+    def __reduce__(self):
+        return self._name  # pickled by reference, as the global ``ember.<name>``
+
+
+memory_format.__module__ = "ember"
+
+
+def _new_format(name: str) -> memory_format:
+    fmt = object.__new__(memory_format)
+    fmt._name = name
+    return fmt
+
+
+contiguous_format = _new_format("contiguous_format")
+preserve_format = _new_format("preserve_format")
+channels_last = _new_format("channels_last")
+channels_last_3d = _new_format("channels_last_3d")
+
+# the axes of the channels-last layouts, outermost in memory first
+_ORDERS = {channels_last: (0, 2, 3, 1), channels_last_3d: (0, 2, 3, 4, 1)}
+
+
+def check(fmt, fname: str) -> memory_format:
+    """``fmt`` if it is a memory format, else PyTorch's ``TypeError`` naming ``fname``."""
+    if fmt.__class__ is not memory_format:
+        raise TypeError(f"{fname}(): argument 'memory_format' must be ember.memory_format, "
+                        f"not {type(fmt).__name__}")
+    return fmt
+
+
+def format_order(fmt: memory_format, ndim: int):
+    """The order of ``fmt`` (contiguous or channels-last) for an ``ndim``-d tensor; PyTorch's
+    error when a channels-last format does not fit ``ndim``."""
+    if fmt is preserve_format:
+        raise RuntimeError("unsupported memory format Preserve")
+    order = _ORDERS.get(fmt)
+    if order is not None and ndim != len(order):
+        raise RuntimeError(f"required rank {len(order)} tensor to use {fmt._name} format")
+    return order
+
+
+def is_contiguous(arr, fmt: memory_format) -> bool:
+    """Whether ``arr`` is laid out densely in ``fmt`` (size-1 dims' strides do not count)."""
+    order = _ORDERS.get(fmt)
+    if order is None:
+        return bool(arr.flags.c_contiguous)
+    return arr.ndim == len(order) and bool(arr.transpose(order).flags.c_contiguous)
+
+
+def preserve_order(arr):
+    """The order ``preserve_format`` gives a new tensor like ``arr``: ``arr``'s own when it is
+    dense, else its axes sorted by stride (PyTorch's ``infer_dense_strides``: stride-0 axes
+    stay in place; of equal strides the longer axis is the outer)."""
+    if arr.flags.c_contiguous:
+        return None
+    strides, sizes = arr.strides, arr.shape
+    inner_first = list(reversed(range(arr.ndim)))
+    for i in range(1, arr.ndim):
+        moving = i
+        for j in range(i - 1, -1, -1):
+            cmp = _outer_than(strides, sizes, inner_first[j], inner_first[moving])
+            if cmp > 0:
+                inner_first[j], inner_first[moving] = inner_first[moving], inner_first[j]
+                moving = j
+            elif cmp < 0:
+                break
+    order = tuple(reversed(inner_first))
+    return None if order == tuple(range(arr.ndim)) else order
+
+
+def _outer_than(strides, sizes, a: int, b: int) -> int:
+    """1 if axis ``a`` belongs outside axis ``b``, -1 if inside, 0 if undecided."""
+    if strides[a] == 0 or strides[b] == 0:
+        return 0
+    if strides[a] != strides[b]:
+        return 1 if strides[a] > strides[b] else -1
+    return 1 if sizes[a] > sizes[b] else 0
+
+
+def like_order(arr, fmt, fname: str):
+    """The order of a new tensor made like ``arr`` with ``memory_format=fmt`` (``*_like``)."""
+    if fmt is preserve_format or fmt is None:
+        return None if arr.flags.c_contiguous else preserve_order(arr)
+    return format_order(check(fmt, fname), arr.ndim)
+
+
+def copy_as(arr, order):
+    """A copy of ``arr`` (always a new array) laid out in ``order``."""
+    if order is None:
+        return arr.copy()  # C order
+    return arr.transpose(order).copy().transpose(inverse(order))
+
+
+def inverse(order: tuple) -> tuple:
+    """The permutation that undoes ``order``."""
+    inv = [0] * len(order)
+    for i, d in enumerate(order):
+        inv[d] = i
+    return tuple(inv)

@@ -1,0 +1,315 @@
+"""``__torch_function__``: Tensor subclasses override ember functions and Tensor methods.
+
+The protocol is PyTorch's (``torch.overrides``): when an argument of an ember function or
+Tensor method is an instance of a Tensor subclass that defines ``__torch_function__``, the call
+goes to ``type(arg).__torch_function__(func, types, args, kwargs)`` instead, subclasses before
+their bases, the first result that is not ``NotImplemented`` winning. ``Tensor``'s own
+``__torch_function__`` runs the function with dispatch disabled and turns Tensor results into
+the subclass, so ``MyTensor + 1`` is a ``MyTensor``.
+
+Cost: none until such a subclass exists. The ops are plain functions on the hot path; the
+first subclass that overrides ``__torch_function__`` (``Parameter`` does not: it disables it,
+as in PyTorch) makes :func:`activate` wrap every registered function in the namespaces that
+exported them (``ember``, ``ember.nn.functional``, ``ember.linalg``, ...) and every Tensor
+method with a dispatching wrapper. Names bound before that (``from ember import add`` at the
+top of a module) keep the plain function: call ``ember.add`` through the module to be
+overridable, or define the subclass first.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+from collections.abc import Callable
+
+__all__ = ["disabled_torch_function_impl", "has_torch_function", "handle_torch_function",
+           "is_tensor_like", "get_ignored_functions", "get_overridable_functions",
+           "is_tensor_method_or_property", "wrap_torch_function", "activate", "is_active",
+           "DisableTorchFunctionSubclass", "DisableTorchFunction", "register_namespace"]
+
+
+def _run_undispatched(cls, func, types, args=(), kwargs=None):
+    return func(*args, **(kwargs or {}))
+
+
+#: ``__torch_function__ = disabled_torch_function_impl`` opts a Tensor subclass out of dispatch
+#: (``nn.Parameter`` does; PyTorch's ``torch._C._disabled_torch_function_impl``)
+disabled_torch_function_impl = classmethod(_run_undispatched)
+
+
+class _DispatchState(threading.local):
+    subclass_disabled = False  # DisableTorchFunctionSubclass (Tensor's default impl uses it)
+    all_disabled = False  # DisableTorchFunction
+
+
+_STATE = _DispatchState()
+_ACTIVE = [False]
+_LOCK = threading.RLock()
+#: modules whose public functions are wrapped on activation (``ember``, ``ember.linalg``, ...)
+_NAMESPACES: list = []
+
+
+class DisableTorchFunctionSubclass:
+    """Inside the block, Tensor subclasses' ``__torch_function__`` is not called (this thread).
+
+    ``Tensor.__torch_function__`` runs the function in it, so the call reaches the kernel."""
+
+    def __enter__(self):
+        self.prev = _STATE.subclass_disabled
+        _STATE.subclass_disabled = True
+
+    def __exit__(self, *exc):
+        _STATE.subclass_disabled = self.prev
+        return False
+
+
+class DisableTorchFunction:
+    """Inside the block, no ``__torch_function__`` is called at all (this thread)."""
+
+    def __enter__(self):
+        self.prev = _STATE.all_disabled
+        _STATE.all_disabled = True
+
+    def __exit__(self, *exc):
+        _STATE.all_disabled = self.prev
+        return False
+
+
+def _tensor_cls():
+    from ._tensor import Tensor
+
+    return Tensor
+
+
+def _overrides(tp) -> bool:
+    """Whether instances of ``tp`` take part in dispatch (a Tensor itself does not)."""
+    impl = getattr(tp, "__torch_function__", None)
+    if impl is None:
+        return False
+    func = getattr(impl, "__func__", impl)
+    return func is not _run_undispatched and tp is not _tensor_cls()
+
+
+def _is_relevant(x) -> bool:
+    tp = type(x)
+    if tp is _TENSOR[0] or tp in _PLAIN:
+        return False
+    if _STATE.subclass_disabled and isinstance(x, _TENSOR[0]):
+        return False
+    return _overrides(tp)
+
+
+_PLAIN = frozenset({int, float, bool, str, type(None), slice, type(Ellipsis)})
+_TENSOR: list = [None]
+
+
+def _relevant_args(args, kwargs) -> list:
+    """The arguments (and the items of list/tuple arguments) that take part in dispatch."""
+    found = []
+    for a in (*args, *kwargs.values()) if kwargs else args:
+        if type(a) in (list, tuple):
+            found.extend(x for x in a if _is_relevant(x))
+        elif _is_relevant(a):
+            found.append(a)
+    return found
+
+
+def has_torch_function(relevant_args) -> bool:
+    """Whether any of ``relevant_args`` overrides ``__torch_function__``."""
+    if _STATE.all_disabled:
+        return False
+    _TENSOR[0] = _tensor_cls()
+    return any(_is_relevant(a) for a in relevant_args)
+
+
+def _dispatch_types(relevant) -> list:
+    """Distinct types in order of appearance, each subclass before its bases."""
+    types: list = []
+    for a in relevant:
+        tp = type(a)
+        if tp in types:
+            continue
+        at = next((i for i, t in enumerate(types) if issubclass(tp, t)), len(types))
+        types.insert(at, tp)
+    return types
+
+
+def handle_torch_function(public_api: Callable, relevant_args, *args, **kwargs):
+    """Call the ``__torch_function__`` of the overriding types among ``relevant_args``."""
+    _TENSOR[0] = _tensor_cls()
+    types = _dispatch_types([a for a in relevant_args if _is_relevant(a)])
+    for tp in types:
+        result = tp.__torch_function__(public_api, tuple(types), args, kwargs)
+        if result is not NotImplemented:
+            return result
+    name = getattr(public_api, "__qualname__", repr(public_api))
+    raise TypeError(f"no implementation found for '{name}' on types that implement "
+                    f"__torch_function__: {[t for t in types]}")
+
+
+def is_tensor_like(inp) -> bool:
+    """A Tensor, or an object whose type defines ``__torch_function__``."""
+    return isinstance(inp, _tensor_cls()) or hasattr(type(inp), "__torch_function__")
+
+
+def wrap_torch_function(dispatcher: Callable):
+    """Decorator for a Python function that should dispatch on the tensors
+    ``dispatcher(*args, **kwargs)`` returns (PyTorch's ``torch.overrides.wrap_torch_function``)."""
+
+    def decorator(func):
+        @functools.wraps(func)
+        def wrapped(*args, **kwargs):
+            relevant = dispatcher(*args, **kwargs)
+            if has_torch_function(relevant):
+                return handle_torch_function(wrapped, relevant, *args, **kwargs)
+            return func(*args, **kwargs)
+        return wrapped
+
+    return decorator
+
+
+# -- activation ------------------------------------------------------------------------------
+
+def _dispatching(fn: Callable, name: str) -> Callable:
+    """``fn`` behind a check for overriding arguments; the wrapper is the public API that
+    ``__torch_function__`` receives (``Tensor.__add__`` for ``x + 1``, ``ember.add``, ...)."""
+
+    @functools.wraps(fn)
+    def public(*args, **kwargs):
+        if not _STATE.all_disabled:
+            relevant = _relevant_args(args, kwargs)
+            if relevant:
+                return handle_torch_function(public, relevant, *args, **kwargs)
+        return fn(*args, **kwargs)
+
+    public.__name__ = name
+    public._ember_original = fn
+    return public
+
+
+def _wrap_attr(owner, name: str) -> None:
+    fn = owner.__dict__.get(name) if isinstance(owner, type) else getattr(owner, name, None)
+    if isinstance(fn, property):
+        if name in _TENSOR_PROPERTIES and not getattr(fn.fget, "_ember_original", None):
+            setattr(owner, name, property(_dispatching(fn.fget, name), fn.fset, fn.fdel,
+                                          fn.__doc__))
+        return
+    if not callable(fn) or isinstance(fn, (type, staticmethod, classmethod)) \
+            or getattr(fn, "_ember_original", None):
+        return
+    setattr(owner, name, _dispatching(fn, name))
+
+
+#: properties that return tensors and dispatch (the others, shape, dtype, grad, ..., do not)
+_TENSOR_PROPERTIES = frozenset({"T", "mT", "H", "mH"})
+
+
+#: Tensor methods that are not ops (dispatch would recurse or make no sense)
+_METHOD_EXCLUDE = frozenset({
+    "__new__", "__init__", "__init_subclass__", "__torch_function__", "__repr__", "__str__",
+    "__format__", "__getattribute__", "__getattr__", "__setattr__", "__delattr__", "__hash__",
+    "__reduce__", "__reduce_ex__", "__getstate__", "__setstate__", "__dir__", "__sizeof__",
+    "__class_getitem__", "__subclasshook__", "__array__", "__array_wrap__", "__dlpack__",
+    "__dlpack_device__", "__deepcopy__", "__copy__", "__len__", "__iter__", "__bool__",
+    "__index__", "__int__", "__float__", "__complex__", "as_subclass", "_make_subclass",
+    "dim", "size", "numel", "element_size", "is_floating_point", "data_ptr", "stride",
+    "is_contiguous", "tolist", "item", "numpy", "register_hook", "backward", "retain_grad",
+})
+
+
+def activate() -> None:
+    """Turn dispatch on for good: wrap the public functions and the Tensor methods."""
+    with _LOCK:
+        if _ACTIVE[0]:
+            return
+        Tensor = _tensor_cls()
+        _TENSOR[0] = Tensor
+        for name in list(vars(Tensor)):
+            if name not in _METHOD_EXCLUDE and not (name.startswith("_")
+                                                    and not name.startswith("__")):
+                _wrap_attr(Tensor, name)
+        for module in _NAMESPACES:
+            _wrap_namespace(module)
+        _ACTIVE[0] = True
+
+
+def _deactivate() -> None:
+    """Undo :func:`activate` (tests only: dispatch otherwise stays on for the process)."""
+    with _LOCK:
+        for owner in (_tensor_cls(), *_NAMESPACES):
+            for name, value in list(vars(owner).items()):
+                if isinstance(value, property):
+                    original = getattr(value.fget, "_ember_original", None)
+                    if original is not None:
+                        setattr(owner, name, property(original, value.fset, value.fdel,
+                                                      value.__doc__))
+                elif getattr(value, "_ember_original", None) is not None:
+                    setattr(owner, name, value._ember_original)
+        _ACTIVE[0] = False
+
+
+def is_active() -> bool:
+    """Whether a class overriding ``__torch_function__`` has made dispatch active."""
+    return _ACTIVE[0]
+
+
+def _wrap_namespace(module) -> None:
+    for name in getattr(module, "__all__", None) or [n for n in vars(module)
+                                                     if not n.startswith("_")]:
+        fn = getattr(module, name, None)
+        if callable(fn) and not isinstance(fn, type) and getattr(fn, "__module__", "") \
+                and fn.__module__.startswith("ember"):
+            _wrap_attr(module, name)
+
+
+def register_namespace(module) -> None:
+    """Have ``module``'s public functions dispatch ``__torch_function__`` once it is active
+    (``ember.nn.functional`` registers itself; ``ember`` and ``ember.linalg`` are built in)."""
+    with _LOCK:
+        if module not in _NAMESPACES:
+            _NAMESPACES.append(module)
+        if _ACTIVE[0]:
+            _wrap_namespace(module)
+
+
+def on_subclass(cls) -> None:
+    """Called by ``Tensor.__init_subclass__``: a subclass that overrides activates dispatch."""
+    if _overrides(cls):
+        activate()
+
+
+# -- listings (torch.overrides' introspection helpers) -----------------------------------------
+
+def get_ignored_functions() -> set:
+    """Public callables that never dispatch (factories and helpers without tensor inputs)."""
+    import ember
+
+    names = ("tensor", "as_tensor", "from_numpy", "zeros", "ones", "empty", "full", "arange",
+             "linspace", "logspace", "eye", "rand", "randn", "randint", "randperm",
+             "manual_seed", "is_tensor", "get_default_dtype", "set_default_dtype",
+             "is_grad_enabled", "no_grad", "enable_grad", "set_grad_enabled")
+    return {getattr(ember, n) for n in names if hasattr(ember, n)}
+
+
+def get_overridable_functions() -> dict:
+    """``{namespace: [functions]}`` of everything that dispatches once active."""
+    Tensor = _tensor_cls()
+    ignored = {getattr(f, "_ember_original", f) for f in get_ignored_functions()}
+    out: dict = {}
+    for module in _NAMESPACES:
+        fns = [getattr(module, n) for n in (getattr(module, "__all__", None) or dir(module))
+               if not n.startswith("_") and callable(getattr(module, n, None))
+               and not isinstance(getattr(module, n), type)]
+        out[module] = [f for f in fns if getattr(f, "_ember_original", f) not in ignored]
+    out[Tensor] = [getattr(Tensor, n) for n in dir(Tensor)
+                   if n not in _METHOD_EXCLUDE and callable(getattr(Tensor, n, None))
+                   and not (n.startswith("_") and not n.startswith("__"))]
+    return out
+
+
+def is_tensor_method_or_property(func: Callable) -> bool:
+    """Whether ``func`` is a method or property of ``Tensor`` (the ``func`` a
+    ``__torch_function__`` receives for ``t.add(1)`` is ``Tensor.add``)."""
+    Tensor = _tensor_cls()
+    name = getattr(func, "__name__", None)
+    return name is not None and getattr(Tensor, name, None) is func
