@@ -16,5 +16,6 @@ from . import (  # noqa: F401
     pooling,
     reduction,
     shape,
+    statistics,
 )
 from .registry import OPS  # noqa: F401

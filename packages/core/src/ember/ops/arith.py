@@ -9,11 +9,13 @@ import numpy as np
 
 from .. import _dtype
 from .._tensor import Tensor, _make
-from ._core import _broadcast_shape, binary_op, make_inplace
+from ..autograd.graph import make_node_class
+from ._core import _broadcast_shape, _fit, binary_op, make_inplace, xp_of_array
+from .pointwise import _broadcast_all, _finish, _meta, _prepare
 from .registry import register, register_method
 
 __all__ = ["add", "sub", "mul", "div", "true_divide", "floor_divide", "remainder", "fmod",
-           "pow", "float_power", "rsub"]
+           "pow", "float_power", "rsub", "addcmul", "addcdiv", "addr"]
 
 
 def _add_bw(node, g):
@@ -265,6 +267,109 @@ def _out(r, out):
     from .._factory import write_out
 
     return write_out(out, r)
+
+
+# -- addcmul, addcdiv, addr ---------------------------------------------------------------------
+
+def _addc_bw(node, g):
+    t1, t2 = node.saved
+    value, divide, metas = node.ctx
+    if divide:
+        g1 = g * value / t2
+        grads = (g, g1, -g1 * t1 / t2)
+    else:
+        grads = (g, g * t2 * value, g * t1 * value)
+    return tuple(_fit(gr, *m) if node.needs_grad(i) else None
+                 for i, (gr, m) in enumerate(zip(grads, metas)))
+
+
+AddcmulBackward0 = make_node_class("AddcmulBackward0", _addc_bw)
+AddcdivBackward0 = make_node_class("AddcdivBackward0", _addc_bw)
+
+_ADDCDIV_INTEGER = (
+    "Integer division with addcdiv is no longer supported, and in a future  release addcdiv "
+    "will perform a true division of tensor1 and tensor2. The historic addcdiv behavior can be "
+    "implemented as (input + value * torch.trunc(tensor1 / tensor2)).to(input.dtype) for "
+    "integer inputs and as (input + value * tensor1 / tensor2) for float inputs. The future "
+    "addcdiv behavior is just the latter implementation: (input + value * tensor1 / tensor2), "
+    "for all dtypes.")
+
+
+def _addc(input, tensor1, tensor2, value, divide):
+    name = "addcdiv" if divide else "addcmul"
+    for pos, (arg, t) in enumerate((("input", input), ("tensor1", tensor1),
+                                     ("tensor2", tensor2)), 1):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"{name}(): argument '{arg}' (position {pos}) must be Tensor, not "
+                            f"{type(t).__name__}")
+    if divide and tensor1._data.dtype.kind != "f" and tensor2._data.dtype.kind != "f":
+        raise RuntimeError(_ADDCDIV_INTEGER)
+    rt = _dtype.result_type(input, tensor1, tensor2).np
+    (tx, t1, t2), (x, a, b), dev = _prepare((input, tensor1, tensor2), rt)
+    shape = _broadcast_all(x, a, b)
+    if rt.kind == "b":
+        suffix = "cpu" if isinstance(x, np.ndarray) else "cuda"
+        raise NotImplementedError(f'"{name}_{suffix}_out" not implemented for \'Bool\'')
+    v = rt.type(value)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = x + v * (a / b if divide else a * b)
+    if r.shape != shape:
+        r = xp_of_array(r).broadcast_to(r, shape).copy()
+    node = AddcdivBackward0 if divide else AddcmulBackward0
+    return _finish(r.astype(rt, copy=False), dev, node, (tx, t1, t2), (t1, t2),
+                   (value, divide, (_meta(tx), _meta(t1), _meta(t2))))
+
+
+@register("addcmul", inplace=True)
+def addcmul(input, tensor1, tensor2, *, value=1):
+    """``input + value * tensor1 * tensor2`` (broadcast, promoted)."""
+    return _addc(input, tensor1, tensor2, value, False)
+
+
+@register("addcdiv", inplace=True)
+def addcdiv(input, tensor1, tensor2, *, value=1):
+    """``input + value * tensor1 / tensor2`` (integer ``tensor1``/``tensor2`` are an error)."""
+    return _addc(input, tensor1, tensor2, value, True)
+
+
+def _addr_bw(node, g):
+    v1, v2 = node.saved
+    beta, alpha, meta_in = node.ctx
+    g_in = _fit(g * beta, *meta_in) if node.needs_grad(0) else None
+    g1 = (g * v2).sum(1) * alpha if node.needs_grad(1) else None
+    g2 = (g * v1.unsqueeze(1)).sum(0) * alpha if node.needs_grad(2) else None
+    return g_in, g1, g2
+
+
+AddrBackward0 = make_node_class("AddrBackward0", _addr_bw)
+
+
+@register("addr", inplace=True)
+def addr(input, vec1, vec2, *, beta=1, alpha=1):
+    """``beta * input + alpha * outer(vec1, vec2)``; ``beta == 0`` ignores ``input``."""
+    for label, v in (("vec1", vec1), ("vec2", vec2)):
+        if v._data.ndim != 1:
+            raise RuntimeError(f"addr: Expected 1-D argument {label}, but got "
+                               f"{v._data.ndim}-D")
+    rt = _dtype.result_type(input, vec1, vec2).np
+    if rt.kind in "iu":
+        for label, s in (("beta", beta), ("alpha", alpha)):
+            if isinstance(s, float):
+                raise RuntimeError(f"For integral input tensors, argument {label} must not be "
+                                   "a floating point number.")
+    (tx, t1, t2), (x, a, b), dev = _prepare((input, vec1, vec2), rt)
+    shape = (a.shape[0], b.shape[0])
+    if x.shape != shape:
+        input.detach().expand(shape)  # PyTorch's error when input does not expand to shape
+    outer = a[:, None] * b[None, :]
+    if rt.kind == "b":
+        r = (outer & bool(alpha)) | (x & bool(beta))
+    else:
+        r = outer * rt.type(alpha)
+        if beta != 0:
+            r = r + x * rt.type(beta)
+    r = xp_of_array(r).broadcast_to(r, shape).astype(rt)
+    return _finish(r, dev, AddrBackward0, (tx, t1, t2), (t1, t2), (beta, alpha, _meta(tx)))
 
 
 # -- Python operators -------------------------------------------------------------------------

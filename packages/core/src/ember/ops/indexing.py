@@ -1223,3 +1223,90 @@ def nonzero(input, *, as_tuple=False):
 def argwhere(input):
     """``nonzero(input)``: an ``(n, ndim)`` tensor of the indices of non-zero elements."""
     return nonzero(input)
+
+
+# -- searchsorted, bucketize, isin ---------------------------------------------------------
+
+def _scalar_or_tensor(x, like):
+    if isinstance(x, Tensor):
+        check_same_device(like, x)
+        return x._data, False
+    if isinstance(x, (bool, numbers.Number, np.generic)):
+        return xp_of(like).asarray(x), True
+    raise TypeError(f"expected Tensor or Number, got {type(x).__name__}")
+
+
+@register("searchsorted", method=False)
+def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=None,  # noqa: A002
+                 sorter=None, out=None):
+    """Indices at which ``input``'s values would be inserted into the innermost dim of
+    ``sorted_sequence`` to keep it sorted (the first such place; the last with ``right`` or
+    ``side='right'``)."""
+    if side is not None:
+        if side not in ("left", "right"):
+            raise RuntimeError("torch.searchsorted(): side can only be 'left' or 'right' but "
+                               f"got {side}")
+        if right and side == "left":
+            raise RuntimeError("torch.searchsorted(): side and right can't be set to "
+                               "opposites, got side of left while right was True")
+        right = side == "right"
+    seq = sorted_sequence._data
+    vals, scalar = _scalar_or_tensor(input, sorted_sequence)
+    xp = xp_of(sorted_sequence)
+    if seq.ndim == 0:
+        raise RuntimeError("torch.searchsorted(): boundaries tensor should have positive "
+                           "dimension, but got 0 dimension")
+    if sorter is not None:
+        check_same_device(sorted_sequence, sorter)
+        if sorter._data.shape != seq.shape:
+            raise RuntimeError("torch.searchsorted(): boundary and sorter must have the same "
+                               "size, but got boundary tensor "
+                               f"{_lst(seq.shape)}and got sorter tensor "
+                               f"{_lst(sorter._data.shape)}")
+        seq = xp.take_along_axis(seq, sorter._data.astype(np.int64), axis=-1)
+    how = "right" if right else "left"
+    if seq.ndim == 1:
+        res = xp.searchsorted(seq, vals, side=how)
+    else:
+        if scalar or vals.ndim != seq.ndim or vals.shape[:-1] != seq.shape[:-1]:
+            raise RuntimeError("torch.searchsorted(): boundaries tensor should be 1 dimension or "
+                               "the first N-1 dimensions of boundaries tensor and input value "
+                               "tensor must match, but we got boundaries tensor "
+                               f"{_lst(seq.shape)} and input value tensor "
+                               f"{_lst(np.shape(vals))}")
+        s2 = seq.reshape(-1, seq.shape[-1])
+        v2 = vals.reshape(-1, vals.shape[-1])
+        res = xp.stack([xp.searchsorted(s2[i], v2[i], side=how) for i in range(s2.shape[0])]) \
+            if s2.shape[0] else xp.zeros(v2.shape, dtype=np.int64)
+        res = res.reshape(vals.shape)
+    res = xp.asarray(res).astype(np.int32 if out_int32 else np.int64)
+    result = _make(res, sorted_sequence._device)
+    if out is not None:
+        from ._core import write_out
+
+        return write_out(out, result)
+    return result
+
+
+@register("bucketize", method=False)
+def bucketize(input, boundaries, *, out_int32=False, right=False, out=None):  # noqa: A002
+    """The bucket of each element of ``input`` among the 1-D ``boundaries``: ``i`` with
+    ``boundaries[i-1] < x <= boundaries[i]`` (``<=``/``<`` swapped with ``right``)."""
+    if boundaries._data.ndim != 1:
+        raise RuntimeError("boundaries tensor must be 1 dimension, but got dim("
+                           f"{boundaries._data.ndim})")
+    return searchsorted(boundaries, input, out_int32=out_int32, right=right, out=out)
+
+
+@register("isin", method=False)
+def isin(elements, test_elements, *, assume_unique=False, invert=False):
+    """A bool tensor of ``elements``' shape: whether each element is in ``test_elements``
+    (either may be a scalar)."""
+    if not isinstance(elements, Tensor) and not isinstance(test_elements, Tensor):
+        raise TypeError("isin() expects at least one Tensor argument")
+    like = elements if isinstance(elements, Tensor) else test_elements
+    e, _ = _scalar_or_tensor(elements, like)
+    te, _ = _scalar_or_tensor(test_elements, like)
+    xp = xp_of(like)
+    res = xp.isin(e, te, assume_unique=assume_unique, invert=invert)
+    return _make(xp.asarray(res), like._device)

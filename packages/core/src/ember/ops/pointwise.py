@@ -17,6 +17,7 @@ import numpy as np
 
 from .. import _dtype
 from .. import _memory_format as _mf
+from .. import return_types as _return_types
 from .._tensor import Tensor, _make
 from ..autograd.grad_mode import GRAD
 from ..autograd.graph import make_node_class, record
@@ -36,6 +37,8 @@ from ._core import (
 )
 from .registry import register, register_method
 
+_return_types.make("frexp", ("mantissa", "exponent"))
+
 __all__ = [
     "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "reciprocal",
     "square", "abs", "sign", "sgn", "signbit", "neg", "positive",
@@ -50,6 +53,8 @@ __all__ = [
     "logical_and", "logical_or", "logical_xor", "logical_not",
     "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "bitwise_left_shift",
     "bitwise_right_shift", "clone", "copy_", "fill_", "zero_",
+    "deg2rad", "rad2deg", "logaddexp", "logaddexp2", "heaviside", "gcd", "lcm", "ldexp",
+    "nextafter", "frexp",
 ]
 
 _LN2 = math.log(2.0)
@@ -1447,3 +1452,132 @@ def _fill_array(self, scalar, name):
 
 register_method("fill_", fill_)
 register_method("zero_", zero_)
+
+
+# -- angle conversion, logaddexp, heaviside, gcd/lcm, ldexp, nextafter, frexp ----------------
+
+_DEG2RAD = math.pi / 180.0
+_RAD2DEG = 180.0 / math.pi
+
+
+def _scaled(factor):
+    """A forward multiplying by the constant ``factor`` (computed in opmath, as PyTorch)."""
+    return _opmath(lambda a: a * a.dtype.type(factor))
+
+
+def _scaled_bw(factor):
+    def bw(node, g):
+        return (g * factor,)
+
+    return bw
+
+
+deg2rad = _unary("deg2rad", _scaled(_DEG2RAD), _scaled_bw(_DEG2RAD),
+                 doc="Degrees to radians (integers and bools give floats).")
+rad2deg = _unary("rad2deg", _scaled(_RAD2DEG), _scaled_bw(_RAD2DEG),
+                 doc="Radians to degrees (integers and bools give floats).")
+
+
+def _floats_only(kernel, fwd, opmath=True):
+    """A binary forward for floating dtypes only (PyTorch's NotImplementedError otherwise);
+    ``opmath`` computes float16 in float32."""
+    run_fwd = _opmath(fwd) if opmath else fwd
+
+    def run(a, b):
+        if a.dtype.kind != "f":
+            _broadcast_all(a, b)
+            raise _unsupported(kernel, a)
+        return run_fwd(a, b)
+
+    return run
+
+
+def _integers_only(kernel, fwd):
+    """A binary forward for integer dtypes only (no floats, no bools)."""
+    return _integral(kernel, fwd, allow_bool=False)
+
+
+def _logaddexp_bw(node, g):
+    a, b = node.saved
+    return g * (a - b).sigmoid(), g * (b - a).sigmoid()
+
+
+def _logaddexp2_bw(node, g):
+    a, b = node.saved
+    return g / (1 + ((b - a) * _LN2).exp()), g / (1 + ((a - b) * _LN2).exp())
+
+
+logaddexp = _binary("logaddexp", _floats_only("logaddexp", np.logaddexp), _logaddexp_bw,
+                    saves="ab", tensors_only=True, inplace=False,
+                    doc="``log(exp(input) + exp(other))`` without overflow (floats only).")
+logaddexp2 = _binary("logaddexp2", _floats_only("logaddexp2", np.logaddexp2), _logaddexp2_bw,
+                     saves="ab", tensors_only=True, inplace=False,
+                     doc="``log2(2 ** input + 2 ** other)`` without overflow (floats only).")
+gcd = _binary("gcd", _integers_only("gcd", np.gcd), tensors_only=True,
+              doc="Greatest common divisor (integers only; ``gcd(0, 0) == 0``).")
+lcm = _binary("lcm", _integers_only("lcm", np.lcm), tensors_only=True,
+              doc="Least common multiple, non-negative (integers only).")
+nextafter = _binary("nextafter", _floats_only("nextafter", np.nextafter, opmath=False),
+                    tensors_only=True,
+                    doc="The next representable value after ``input`` towards ``other``.")
+
+
+def _ldexp_np(a, b):
+    a, b = _same_dtype_operands(a, b)
+    return a * np.exp2(b)
+
+
+def _ldexp_bw(node, g):
+    a, b = node.saved
+    scale = (b * _LN2).exp()
+    return g * scale, g * a * scale * _LN2
+
+
+ldexp = _binary("ldexp", _ldexp_np, _ldexp_bw, kind="float", saves="ab", tensors_only=True,
+                doc="``input * 2 ** other`` (integers give floats).")
+
+
+def _heaviside_check(input, values):
+    for pos, (arg, value) in enumerate((("input", input), ("values", values)), 1):
+        if not isinstance(value, Tensor):
+            raise TypeError(f"heaviside(): argument '{arg}' (position {pos}) must be Tensor, "
+                            f"not {type(value).__name__}")
+    if input._data.dtype is not values._data.dtype:
+        raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes.")
+
+
+def _heaviside_np(a, b):
+    # PyTorch's formula: ``values`` where input == 0, else (input > 0); NaN gives 0
+    xp = xp_of_array(a)
+    return xp.where(a == 0, b, (a > 0).astype(a.dtype))
+
+
+_heaviside = binary_op("heaviside", _heaviside_np)
+
+
+@register("heaviside", inplace=True, differentiable=False)
+def heaviside(input, values):
+    """The Heaviside step: 0 where ``input < 0``, 1 where ``input > 0``, ``values`` where it
+    is 0 (both tensors of one dtype)."""
+    _heaviside_check(input, values)
+    return _heaviside(input, values)
+
+
+FrexpBackward0 = make_node_class("FrexpBackward0", lambda node, g: (g / node.ctx,))
+
+
+@register("frexp")
+def frexp(input):
+    """``(mantissa, exponent)`` with ``input == mantissa * 2 ** exponent`` and
+    ``0.5 <= |mantissa| < 1`` (floats only; the exponent is int32)."""
+    d = input._data
+    if d.dtype.kind != "f":
+        raise RuntimeError("torch.frexp() only supports floating-point dtypes")
+    mantissa, exponent = xp_of(input).frexp(d)
+    exponent = exponent.astype(np.int32, copy=False)
+    dev = input._device
+    m = _make(mantissa, dev)
+    if GRAD.enabled and input.requires_grad:
+        scale = _make(xp_of(input).ldexp(xp_of(input).ones_like(d), exponent), dev)
+        m = record(FrexpBackward0, m, (input,), (), scale)
+    return _return_types.frexp(m, _make(exponent, dev))

@@ -28,7 +28,7 @@ __all__ = ["sum", "mean", "nansum", "nanmean", "prod", "var", "std", "var_mean",
            "all", "any", "count_nonzero", "cumsum", "cumprod", "cummax", "cummin",
            "logcumsumexp", "sort", "argsort", "msort", "topk", "kthvalue", "median",
            "nanmedian", "mode", "quantile", "nanquantile", "unique", "unique_consecutive",
-           "return_types"]
+           "return_types", "dist", "renorm"]
 
 
 # -- named-tuple results (``torch.return_types.max`` and friends) -------------------------------
@@ -1059,3 +1059,41 @@ def unique_consecutive(input, return_inverse=False, return_counts=False, dim=Non
         inverse = inverse.reshape(d.shape)
     counts = xp.diff(xp.append(xp.flatnonzero(starts), n))
     return _unique_result(input, values, inverse, counts, return_inverse, return_counts)
+
+
+# -- dist, renorm -------------------------------------------------------------------------------
+
+@register("dist")
+def dist(input, other, p=2):
+    """The ``p``-norm of ``input - other`` (broadcast; floating dtypes only)."""
+    from ..linalg import vector_norm
+
+    diff = input - other
+    if diff._data.dtype.kind != "f":
+        raise RuntimeError("norm(): input dtype should be either floating point or complex. "
+                           f"Got {_pretty(diff._data.dtype)} instead.")
+    return vector_norm(diff, p)
+
+
+@register("renorm", inplace=True)
+def renorm(input, p, dim, maxnorm):
+    """Each slice along ``dim`` whose ``p``-norm exceeds ``maxnorm`` scaled down to norm
+    ``maxnorm`` (PyTorch's ``maxnorm / (norm + 1e-7)``)."""
+    from ..linalg import vector_norm
+    from .pointwise import where
+
+    ndim = input._data.ndim
+    if ndim < 2:
+        raise RuntimeError(f"renorm: input needs at least 2 dimensions, got {ndim} dimensions")
+    if p <= 0:
+        raise RuntimeError("renorm: non-positive-norm not supported")
+    if maxnorm < 0:
+        raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm}")
+    d = wrap_dim(dim, ndim)
+    if input._data.dtype.kind != "f":
+        raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor as "
+                           f"input. Got {_pretty(input._data.dtype)}")
+    norms = vector_norm(input, p, tuple(i for i in range(ndim) if i != d), keepdim=True)
+    big = norms > maxnorm
+    factor = where(big, maxnorm / (norms + 1e-7), 1.0)
+    return input * factor.to(input.dtype)

@@ -1144,3 +1144,437 @@ def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
     dim = wrap_dim(dim, input._data.ndim)
     return scatter_by(input, BasicIndex((slice(None),) * dim + (slice(start, end, step),
                                                                 Ellipsis)), src, False)
+
+
+# -- repeat_interleave, diff, unfold, diagflat, fill_diagonal_ -----------------------------
+
+@register("repeat_interleave")
+def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
+    """Repeat each element (each slice along ``dim``; the flattened input when ``dim`` is None)
+    ``repeats`` times; ``repeat_interleave(repeats)`` alone gives the indices
+    ``[0] * repeats[0] + [1] * repeats[1] + ...``."""
+    from .indexing import index_select
+
+    if repeats is None:  # torch.repeat_interleave(repeats)
+        r = input._data
+        if r.ndim > 1:
+            raise RuntimeError("repeats must be 0-dim or 1-dim tensor")
+        if r.dtype.kind not in "iu":
+            raise RuntimeError("repeats has to be Long or Int tensor")
+        r = r.reshape(-1)
+        if r.size and bool((r < 0).any()):
+            raise RuntimeError("repeats can not be negative")
+        xp = xp_of(input)
+        res = xp.repeat(xp.arange(r.size, dtype=r.dtype), r)
+        if output_size is not None and res.size != int(output_size):
+            raise RuntimeError("allocated size does not match required size")
+        return _make(res, input._device)
+    if dim is None:
+        input = input.flatten()
+        dim = 0
+    d = input._data
+    dim = wrap_dim(dim, d.ndim)
+    size = d.shape[dim] if d.ndim else 1
+    xp = xp_of(input)
+    if isinstance(repeats, Tensor):
+        check_same_device(input, repeats)
+        r = repeats._data
+        if r.ndim > 1:
+            raise RuntimeError("repeats must be 0-dim or 1-dim tensor")
+        if r.dtype.kind not in "iu":
+            raise RuntimeError("repeats has to be Long or Int tensor")
+        r = r.reshape(-1)
+        if r.size == 1:
+            r = xp.full(size, r[0], dtype=np.int64)
+        elif r.size != size:
+            raise RuntimeError("repeats must have the same size as input along dim, but got "
+                               f"repeats.size(0) = {r.size} and input.size({dim}) = {size}")
+    else:
+        r = operator.index(repeats)
+        r = xp.full(size, r, dtype=np.int64)
+    if r.size and bool((r < 0).any()):
+        raise RuntimeError("repeats can not be negative")
+    idx = xp.repeat(xp.arange(size, dtype=np.int64), r)
+    if output_size is not None and idx.size != int(output_size):
+        raise RuntimeError("allocated size does not match required size")
+    if d.ndim == 0:
+        input = input.reshape(1)
+    return index_select(input, dim, _make(idx, input._device))
+
+
+@register("diff")
+def diff(input, n=1, dim=-1, prepend=None, append=None):
+    """The ``n``-th forward difference along ``dim`` (``prepend``/``append`` joined first);
+    booleans take ``!=`` (PyTorch's logical xor)."""
+    nd = input._data.ndim
+    if nd == 0:
+        raise RuntimeError("diff expects input to be at least one-dimensional")
+    n = operator.index(n)
+    if n < 0:
+        raise RuntimeError(f"order must be non-negative but got {n}")
+    dim = wrap_dim(dim, nd)
+    parts = []
+    for extra in (prepend, input, append):
+        if extra is None:
+            continue
+        if extra._data.ndim != nd:
+            raise RuntimeError("diff expects prepend or append to be the same dimension as "
+                               "input")
+        parts.append(extra)
+    x = cat(parts, dim) if len(parts) > 1 else input
+    is_bool = x._data.dtype.kind == "b"
+    for _ in range(n):
+        length = x._data.shape[dim]
+        if length == 0:
+            break
+        hi, lo = narrow(x, dim, 1, length - 1), narrow(x, dim, 0, length - 1)
+        x = (hi != lo) if is_bool else hi - lo
+    return x
+
+
+class UnfoldIndex:
+    """Index spec: the windows ``unfold(dim, size, step)`` selects (an overlapping strided
+    view; ``add`` sums the windows one offset at a time so overlaps accumulate)."""
+
+    __slots__ = ("dim", "size", "step")
+
+    def __init__(self, dim, size, step):
+        self.dim, self.size, self.step = dim, size, step
+
+    def get(self, a):
+        return _unfold_array(a, self.dim, self.size, self.step)
+
+    def set(self, a, v, xp):
+        self.get(a)[...] = v
+
+    def add(self, a, v, xp):
+        w = self.get(a)
+        v = xp.broadcast_to(xp.asarray(v), w.shape)
+        for k in range(self.size):
+            w[..., k] += v[..., k]
+
+    def tget(self, t):
+        return unfold(t, self.dim, self.size, self.step)
+
+
+def _unfold_array(a, dim, size, step):
+    if a.ndim == 0:
+        return a.reshape(1)
+    n = a.shape[dim]
+    count = (n - size) // step + 1
+    shape = a.shape[:dim] + (count,) + a.shape[dim + 1:] + (size,)
+    strides = a.strides[:dim] + (a.strides[dim] * step,) + a.strides[dim + 1:] + \
+        (a.strides[dim],)
+    xp = a.__array_namespace__()
+    if xp is np:
+        return np.lib.stride_tricks.as_strided(a, shape, strides, writeable=a.flags.writeable)
+    return xp.lib.stride_tricks.as_strided(a, shape, strides)
+
+
+def _unfold_bw(node, g):
+    shape, spec = node.ctx
+    if not shape:
+        return (g.reshape(()),)
+    from .indexing import index_add
+
+    xp = xp_of(g)
+    count = g._data.shape[spec.dim]
+    starts = xp.arange(count, dtype=np.int64) * spec.step
+    out = g.new_zeros(shape)
+    for k in range(spec.size):
+        out = index_add(out, spec.dim, _make(starts + k, g._device), g.select(-1, k))
+    return (out,)
+
+
+UnfoldBackward0 = make_node_class("UnfoldBackward0", _unfold_bw)
+
+
+def unfold(input, dimension, size, step):
+    """The view of all slices of length ``size`` along ``dimension``, ``step`` apart, as a new
+    last dimension (``Tensor.unfold``)."""
+    d = input._data
+    dim = wrap_dim(dimension, d.ndim)
+    size, step = operator.index(size), operator.index(step)
+    n = d.shape[dim] if d.ndim else 1
+    if size > n:
+        raise RuntimeError(f"maximum size for tensor at dimension {dim} is {n} but size is "
+                           f"{size}")
+    if size < 0:
+        raise RuntimeError(f"size is {size} but must be >= 0")
+    if step <= 0:
+        raise RuntimeError(f"step is {step} but must be > 0")
+    spec = UnfoldIndex(dim, size, step)
+    return make_view(input, spec.get(d), UnfoldBackward0, (d.shape, spec),
+                     lambda b, a=dim, s=size, p=step: unfold(b, a, s, p))
+
+
+register_method("unfold", unfold)
+
+
+@register("diagflat")
+def diagflat(input, offset=0):
+    """A square matrix with the flattened ``input`` on diagonal ``offset``."""
+    return diag_embed(input.flatten(), offset, 0, 1)
+
+
+def _fill_diagonal_(self, fill_value, wrap=False):
+    """Fill the main diagonal of ``self`` (2-D, or n-D with all dims equal) in place;
+    ``wrap`` continues it past every ``cols + 1`` rows of a tall matrix, as NumPy does."""
+    from .indexing import AdvancedIndex, scatter_inplace
+
+    d = self._data
+    nd = d.ndim
+    if nd < 2:
+        raise RuntimeError("dimensions must larger than 1")
+    if nd > 2 and len(set(d.shape)) != 1:
+        raise RuntimeError("all dimensions of input must be of equal length")
+    xp = xp_of(self)
+    if nd == 2:
+        rows, cols = d.shape
+        end = rows * cols if wrap and rows > cols + 1 else min(rows, cols) * cols
+        flat = np.arange(0, end, cols + 1)
+    else:
+        m = d.shape[0]
+        flat = np.arange(m) * sum(m ** k for k in range(nd))
+    idx = tuple(xp.asarray(i) for i in np.unravel_index(flat, d.shape))
+    return scatter_inplace(self, AdvancedIndex((), idx), fill_value, False,
+                           name="fill_diagonal_")
+
+
+register_method("fill_diagonal_", _fill_diagonal_)
+
+
+# -- small views, copies and predicates ---------------------------------------------------
+
+@register("adjoint")
+def adjoint(input):
+    """The conjugate transpose of the last two dims (a view; real dtypes only in Ember)."""
+    nd = input._data.ndim
+    if nd < 2:
+        raise RuntimeError("tensor.adjoint() is only supported on matrices or batches of "
+                           f"matrices. Got {nd}-D tensor.")
+    return transpose(input, -2, -1)
+
+
+@register("narrow_copy")
+def narrow_copy(input, dim, start, length):
+    """``narrow`` as a new tensor (not a view)."""
+    return _copy(narrow(input, dim, start, length))
+
+
+def _new_empty_strided(self, size, stride, *, dtype=None, layout=None, device=None,
+                       requires_grad=False, pin_memory=False):
+    from .._factory import empty_strided
+
+    return empty_strided(size, stride, dtype=self.dtype if dtype is None else dtype,
+                         device=self.device if device is None else device,
+                         requires_grad=requires_grad)
+
+
+register_method("new_empty_strided", _new_empty_strided)
+@register("resize_as_")
+def resize_as_(input, the_template):
+    """``resize_`` to ``the_template``'s shape."""
+    return _resize_(input, the_template._data.shape)
+
+
+
+register_method("type_as", lambda self, other: self.type(other.type()))
+
+
+@register("is_same_size")
+def is_same_size(input, other):
+    """Whether ``input`` and ``other`` have the same shape."""
+    if not isinstance(other, Tensor):
+        raise TypeError(f"is_same_size(): argument 'other' (position 1) must be Tensor, not "
+                        f"{type(other).__name__}")
+    return input._data.shape == other._data.shape
+
+
+@register("is_inference")
+def is_inference(input):
+    """Whether ``input`` is an inference tensor: always False, as Ember's tensors carry no
+    inference-mode flag (tensors made under ``inference_mode`` are ordinary tensors)."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"is_inference(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(input).__name__}")
+    return False
+
+
+def _is_nonzero(self):
+    from .._settings import is_nonzero
+
+    return is_nonzero(self)
+
+
+register_method("is_nonzero", _is_nonzero)
+
+
+def _contains(self, element):
+    import numbers
+
+    if isinstance(element, (Tensor, numbers.Number, np.generic)):
+        return bool((self == element).any().item())
+    raise RuntimeError("Tensor.__contains__ only supports Tensor or scalar, but you passed in a "
+                       f"{type(element)}.")
+
+
+register_method("__contains__", _contains)
+register_method("__reversed__", lambda self: self if self._data.ndim == 0 else flip(self, 0))
+
+
+# -- index/grid builders: tril/triu_indices, meshgrid, cartesian_prod, combinations --------
+
+def _tri_indices(name, row, col, offset, dtype, device):
+    from .. import _dtype as dtypes
+    from .._factory import resolve_device, xp_for
+
+    row, col, offset = operator.index(row), operator.index(col), operator.index(offset)
+    if row < 0:
+        raise RuntimeError(f"row must be non-negative, got{row}")
+    if col < 0:
+        raise RuntimeError(f"col must be non-negative, got{col}")
+    dt = dtypes.int64 if dtype is None else dtype
+    if dt not in (dtypes.int64, dtypes.int32):
+        raise RuntimeError("\"" + name + "\" not implemented for '" + _pretty(dt.np) + "'")
+    dev = resolve_device(device)
+    r, c = (np.tril_indices if name == "tril_indices" else np.triu_indices)(row, offset, col)
+    return _make(xp_for(dev).asarray(np.stack([r, c]).astype(dt.np).reshape(2, -1)), dev)
+
+
+@register("tril_indices", method=False)
+def tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
+    """The 2 x N coordinates of the lower triangle (on and below diagonal ``offset``) of a
+    ``row`` x ``col`` matrix, in row-major order."""
+    return _tri_indices("tril_indices", row, col, offset, dtype, device)
+
+
+@register("triu_indices", method=False)
+def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
+    """The 2 x N coordinates of the upper triangle (on and above diagonal ``offset``) of a
+    ``row`` x ``col`` matrix, in row-major order."""
+    return _tri_indices("triu_indices", row, col, offset, dtype, device)
+
+
+@register("meshgrid", method=False)
+def meshgrid(*tensors, indexing=None):
+    """Coordinate grids of 0/1-D tensors (expanded views); ``indexing`` 'ij' (the default,
+    with PyTorch's warning when not given) or 'xy' (the first two dims swapped)."""
+    import warnings
+
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    if indexing is None:
+        warnings.warn("torch.meshgrid: in an upcoming release, it will be required to pass the "
+                      "indexing argument.", UserWarning, stacklevel=2)
+        indexing = "ij"
+    if indexing not in ("ij", "xy"):
+        raise RuntimeError("torch.meshgrid: indexing must be one of \"xy\" or \"ij\", but "
+                           f"received: {indexing}")
+    if not tensors:
+        raise RuntimeError("meshgrid expects a non-empty TensorList")
+    for t in tensors:
+        if t._data.ndim > 1:
+            raise RuntimeError("torch.meshgrid: Expected 0D or 1D tensor in the tensor list but "
+                               f"got: {t}")
+    dt = tensors[0].dtype
+    dev = tensors[0]._device
+    for t in tensors[1:]:
+        if t.dtype != dt:
+            raise RuntimeError("torch.meshgrid: Expected all tensors in the tensor list to have "
+                               "the same dtype.")
+        if t._device is not dev:
+            raise RuntimeError("torch.meshgrid: Expected all tensors in the tensor list to have "
+                               "the same device.")
+    swap = indexing == "xy" and len(tensors) >= 2
+    order = list(tensors)
+    if swap:
+        order[0], order[1] = order[1], order[0]
+    shape = tuple(max(t._data.size, 1) if t._data.ndim == 0 else t._data.shape[0]
+                  for t in order)
+    n = len(order)
+    grids = []
+    for k, t in enumerate(order):
+        view_shape = [1] * n
+        view_shape[k] = -1
+        grids.append(expand(t.reshape(view_shape), shape))
+    if swap:
+        grids[0], grids[1] = grids[1], grids[0]
+    return tuple(grids)
+
+
+@register("cartesian_prod", method=False)
+def cartesian_prod(*tensors):
+    """The cartesian product of 1-D tensors: an N x len(tensors) tensor (one input is returned
+    as it is)."""
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    for t in tensors:
+        if t._data.ndim != 1:
+            raise RuntimeError("Expect a 1D vector, but got shape "
+                               f"{_lst(t._data.shape)}")
+    if len(tensors) == 1:
+        return tensors[0]
+    grids = meshgrid(*tensors, indexing="ij")
+    return stack([g.flatten() for g in grids], 1)
+
+
+@register("combinations", method=False)
+def combinations(input, r=2, with_replacement=False):
+    """The length-``r`` combinations (with replacement when asked) of a 1-D tensor's
+    elements, one per row, in itertools' order."""
+    import itertools
+
+    from .indexing import index_select
+
+    if input._data.ndim != 1:
+        raise RuntimeError("Expect a 1D vector, but got shape "
+                           f"{_lst(input._data.shape)}")
+    r = operator.index(r)
+    if r < 0:
+        raise RuntimeError(f"Expect a non-negative number, but got {r}")
+    if r == 0:
+        return input.new_empty(0)
+    n = input._data.shape[0]
+    gen = itertools.combinations_with_replacement if with_replacement \
+        else itertools.combinations
+    combos = np.array(list(gen(range(n), r)), dtype=np.int64).reshape(-1, r)
+    xp = xp_of(input)
+    cols = [index_select(input, 0, _make(xp.asarray(combos[:, k]), input._device))
+            for k in range(r)]
+    return stack(cols, 1)
+
+
+@register("block_diag", method=False)
+def block_diag(*tensors):
+    """The block-diagonal matrix of 0/1/2-D tensors (a 0-D one is 1 x 1, a 1-D one a row),
+    in their promoted dtype."""
+    from .._factory import zeros
+
+    mats = []
+    for i, t in enumerate(tensors):
+        nd = t._data.ndim
+        if nd > 2:
+            raise RuntimeError(f"torch.block_diag: Input tensors must have 2 or fewer "
+                               f"dimensions. Input {i} has {nd} dimensions")
+        mats.append(t.reshape(1, 1) if nd == 0 else t.reshape(1, -1) if nd == 1 else t)
+    if not mats:
+        return zeros(1, 0)
+    dev = check_same_device(*mats)
+    dt = _common_dtype(mats)
+    mats = [m if m._data.dtype is dt.np else cast_to(m, None, dt, False) for m in mats]
+    total = sum(m._data.shape[1] for m in mats)
+    rows = []
+    before = 0
+    for m in mats:
+        h, w = m._data.shape
+        parts = []
+        if before:
+            parts.append(zeros(h, before, dtype=dt, device=dev))
+        parts.append(m)
+        after = total - before - w
+        if after:
+            parts.append(zeros(h, after, dtype=dt, device=dev))
+        rows.append(cat(parts, 1) if len(parts) > 1 else m)
+        before += w
+    return cat(rows, 0)
