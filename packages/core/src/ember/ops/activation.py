@@ -618,13 +618,22 @@ def _softmax_np(d, axis, log):
         return np.zeros_like(d) if log else np.ones_like(d)
     if d.size == 0:
         return d.copy()
-    s = d - d.max(axis, keepdims=True)
     if log:
-        s -= np.log(np.exp(s).sum(axis, keepdims=True))
-        return s
+        return _log_softmax_parts(d, axis)[0]
+    s = d - d.max(axis, keepdims=True)
     np.exp(s, out=s)
     s /= s.sum(axis, keepdims=True)
     return s
+
+
+def _log_softmax_parts(d, axis):
+    """``(log_softmax, e, z)`` with ``e = exp(d - max)`` and ``z = e.sum(axis)``: the
+    backward's softmax is ``e / z``, so keeping them spares it an ``exp`` pass."""
+    s = d - d.max(axis, keepdims=True)
+    e = np.exp(s)
+    z = e.sum(axis, keepdims=True)
+    s -= np.log(z)
+    return s, e, z
 
 
 def _softmax_bw(node, g):
@@ -638,11 +647,16 @@ def _softmax_bw(node, g):
 
 
 def _log_softmax_bw(node, g):
-    if not GRAD.enabled:
+    if not GRAD.enabled:  # ``g - softmax * g.sum(dim)``, in place in the softmax's array
         gd = g._data
-        e = xp_of(g).exp(node.out_data)
-        e *= gd.sum(node.ctx, keepdims=True)
-        return (_make(gd - e, g._device),)
+        xp = xp_of(g)
+        if node.saved:  # (e, z) from the forward: softmax = e / z (freed with the graph)
+            e, z = node.saved
+            e = e * (gd.sum(node.ctx, keepdims=True) / z)
+        else:
+            e = xp.exp(node.out_data)
+            e *= gd.sum(node.ctx, keepdims=True)
+        return (_make(xp.subtract(gd, e, out=e), g._device),)
     y = node.output()
     dim = node.ctx
     return (g - y.exp() * g.sum(dim, keepdim=True),)
@@ -656,11 +670,18 @@ def _softmax_op(name, log, node_cls, input, dim, dtype, stacklevel):
     if isinstance(stacklevel, _dtype.dtype):  # ``torch.softmax(x, dim, dtype)`` positionally
         stacklevel, dtype = 3, stacklevel
     input, d, axis = _softmax_input(name, input, dim, dtype, stacklevel)
+    graph = input.requires_grad and GRAD.enabled
+    parts = None
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        r = _softmax_np(d, axis if d.ndim else 0, log)
+        if graph and log and d.ndim and d.size:
+            r, *parts = _log_softmax_parts(d, axis)
+        else:
+            r = _softmax_np(d, axis if d.ndim else 0, log)
     out = _make(r, input._device)
-    if input.requires_grad and GRAD.enabled:
+    if graph:
         record(node_cls, out, (input,), (), axis if d.ndim else None, True)
+        if parts is not None:
+            out.grad_fn.saved = tuple(parts)  # arrays, not tensors: no version check
     return out
 
 
