@@ -154,9 +154,7 @@ GAPS: dict[str, dict[str, list[str]]] = {
     },
     "torch.nn": {
         NOT_YET: [
-                  "MultiLabelMarginLoss", "TripletMarginWithDistanceLoss",
-                  "LinearCrossEntropyLoss", "LinearCrossEntropyOptions", "attention", "grad",
-                  "factory_kwargs"],
+                  "LinearCrossEntropyLoss", "LinearCrossEntropyOptions"],
         DEPRECATED: ["Container", "NLLLoss2d"],
         DISTRIBUTED: ["SyncBatchNorm"],
         QUANTIZATION: ["intrinsic", "qat", "quantizable", "quantized"],
@@ -164,8 +162,7 @@ GAPS: dict[str, dict[str, list[str]]] = {
     },
     "torch.nn.functional": {
         NOT_YET: [
-                  "linear_cross_entropy", "multilabel_margin_loss",
-                  "triplet_margin_with_distance_loss"],
+                  "linear_cross_entropy"],
         CUDA_ONLY: ["ScalingType", "SwizzleType", "scaled_mm", "scaled_grouped_mm",
                     "grouped_mm"],
         UNDOCUMENTED: ["assert_int_or_pair"],
@@ -215,11 +212,10 @@ GAPS: dict[str, dict[str, list[str]]] = {
     "torch.nn.modules.*": {
         NOT_YET: [
             "linear_cross_entropy_options.LinearCrossEntropyOptions",
-            "loss.LinearCrossEntropyLoss", "loss.MultiLabelMarginLoss",
-            "loss.TripletMarginWithDistanceLoss", "module.register_module_*",
+            "loss.LinearCrossEntropyLoss",
+            "module.register_module_*",
             "rnn.apply_permutation",
-            "utils.consume_prefix_in_state_dict_if_present",
-        ],
+            "utils.consume_prefix_in_state_dict_if_present"],
         DEPRECATED: ["container.Container", "loss.NLLLoss2d"],
         DISTRIBUTED: ["batchnorm.SyncBatchNorm"],
     },

@@ -31,7 +31,8 @@ __all__ = ["cross_entropy", "nll_loss", "mse_loss", "l1_loss", "smooth_l1_loss",
            "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div",
            "margin_ranking_loss", "hinge_embedding_loss", "cosine_embedding_loss",
            "triplet_margin_loss", "poisson_nll_loss", "soft_margin_loss",
-           "multilabel_soft_margin_loss", "multi_margin_loss", "gaussian_nll_loss", "ctc_loss"]
+           "multilabel_soft_margin_loss", "multi_margin_loss", "gaussian_nll_loss", "ctc_loss",
+           "multilabel_margin_loss", "triplet_margin_with_distance_loss"]
 
 
 # -- reductions ---------------------------------------------------------------------------------
@@ -928,3 +929,70 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
         lengths = _make(xp.maximum(tl, 1).astype(d.dtype), log_probs._device)
         return (out / (lengths[0] if unbatched else lengths)).mean()
     return out.sum() if reduction == "sum" else out
+
+
+# -- multilabel margin and triplet-with-distance losses -----------------------------------------
+
+def _check_multilabel_margin(d, td):
+    if not ((d.ndim <= 2 and d.size > 0) or (d.ndim == 2 and d.shape[1] > 0)):
+        raise RuntimeError("Expected non-empty vector or matrix with optional 0-dim batch size, "
+                           f"but got: [{', '.join(map(str, d.shape))}]")
+    C = 1 if d.ndim == 0 else d.shape[-1]
+    if d.ndim <= 1:
+        ok = td.ndim <= 1 and td.size == C
+    else:
+        ok = td.ndim == 2 and td.shape == d.shape
+    if not ok:
+        raise RuntimeError(f"inconsistent target size: [{', '.join(map(str, td.shape))}] for "
+                           f"input of size: [{', '.join(map(str, d.shape))}]")
+    if td.dtype != np.int64:
+        raise RuntimeError(f"expected scalar type Long but found {_pretty(td.dtype)}")
+    if td.size and ((td < -1) | (td >= C)).any():
+        raise RuntimeError("argument #2 'target' is out of range")
+    return C
+
+
+@register("multilabel_margin_loss", function=False, method=False)
+def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    """``sum_{j in y, i not in y} max(0, 1 - (x[j] - x[i])) / C`` per sample, where ``y`` is
+    ``target``'s class indices up to its first ``-1``; composed of differentiable ops."""
+    reduction = _reduction(reduction, size_average, reduce)
+    check_same_device(input, target)
+    d, td = input._data, target._data
+    C = _check_multilabel_margin(d, td)
+    if d.dtype.kind != "f":
+        raise NotImplementedError('"multilabel_margin_loss_forward_out_frame" not implemented '
+                                  f"for '{_pretty(d.dtype)}'")
+    xp = xp_of(input)
+    x = input.reshape(-1, C)
+    t = xp.asarray(td).reshape(-1, C)
+    valid = xp.cumprod(t != -1, axis=1).astype(bool)  # the entries before the first -1
+    count = ((t[:, :, None] == xp.arange(C)) & valid[:, :, None]).sum(1)  # (N, C) multiplicity
+    pair = (count[:, :, None] * (count == 0)[:, None, :]).astype(d.dtype)  # (N, j, i)
+    z = (1 - x.unsqueeze(2) + x.unsqueeze(1)).clamp_min(0)
+    loss = (z * _make(pair, input._device)).sum((1, 2)) / C
+    loss = loss.reshape(d.shape[:-1] if d.ndim == 2 else ())
+    return _reduce(loss, reduction)
+
+
+@register("triplet_margin_with_distance_loss", function=False, method=False)
+def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_function=None,
+                                      margin=1.0, swap=False, reduction="mean"):
+    """``max(d(a, p) - d(a, n) + margin, 0)`` for any ``distance_function`` (default
+    ``pairwise_distance``); ``swap`` uses ``min(d(a, n), d(p, n))``."""
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    if margin <= 0:
+        raise ValueError(f"margin must be greater than 0, got {margin}")
+    dims = (anchor.ndim, positive.ndim, negative.ndim)
+    if len(set(dims)) != 1:
+        raise RuntimeError("The anchor, positive, and negative tensors are expected to have the "
+                           f"same number of dimensions, but got: anchor {dims[0]}D, positive "
+                           f"{dims[1]}D, and negative {dims[2]}D inputs")
+    if distance_function is None:
+        from .nn_misc import pairwise_distance as distance_function
+    dist_pos = distance_function(anchor, positive)
+    dist_neg = distance_function(anchor, negative)
+    if swap:
+        dist_neg = dist_neg.minimum(distance_function(positive, negative))
+    return _reduce((margin + dist_pos - dist_neg).clamp_min(0), reduction)
