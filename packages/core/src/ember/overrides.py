@@ -22,6 +22,8 @@ import functools
 import threading
 from collections.abc import Callable
 
+from ._tensor import Tensor
+
 __all__ = ["disabled_torch_function_impl", "has_torch_function", "handle_torch_function",
            "is_tensor_like", "get_ignored_functions", "get_overridable_functions",
            "is_tensor_method_or_property", "wrap_torch_function", "activate", "is_active",
@@ -49,36 +51,32 @@ _LOCK = threading.RLock()
 _NAMESPACES: list = []
 
 
-class DisableTorchFunctionSubclass:
+class _Disabling:
+    """Sets one of this thread's dispatch flags inside the block."""
+
+    _flag = ""
+
+    def __enter__(self):
+        self.prev = getattr(_STATE, self._flag)
+        setattr(_STATE, self._flag, True)
+
+    def __exit__(self, *exc):
+        setattr(_STATE, self._flag, self.prev)
+        return False
+
+
+class DisableTorchFunctionSubclass(_Disabling):
     """Inside the block, Tensor subclasses' ``__torch_function__`` is not called (this thread).
 
     ``Tensor.__torch_function__`` runs the function in it, so the call reaches the kernel."""
 
-    def __enter__(self):
-        self.prev = _STATE.subclass_disabled
-        _STATE.subclass_disabled = True
-
-    def __exit__(self, *exc):
-        _STATE.subclass_disabled = self.prev
-        return False
+    _flag = "subclass_disabled"
 
 
-class DisableTorchFunction:
+class DisableTorchFunction(_Disabling):
     """Inside the block, no ``__torch_function__`` is called at all (this thread)."""
 
-    def __enter__(self):
-        self.prev = _STATE.all_disabled
-        _STATE.all_disabled = True
-
-    def __exit__(self, *exc):
-        _STATE.all_disabled = self.prev
-        return False
-
-
-def _tensor_cls():
-    from ._tensor import Tensor
-
-    return Tensor
+    _flag = "all_disabled"
 
 
 def _overrides(tp) -> bool:
@@ -87,20 +85,19 @@ def _overrides(tp) -> bool:
     if impl is None:
         return False
     func = getattr(impl, "__func__", impl)
-    return func is not _run_undispatched and tp is not _tensor_cls()
+    return func is not _run_undispatched and tp is not Tensor
 
 
 def _is_relevant(x) -> bool:
     tp = type(x)
-    if tp is _TENSOR[0] or tp in _PLAIN:
+    if tp is Tensor or tp in _PLAIN:
         return False
-    if _STATE.subclass_disabled and isinstance(x, _TENSOR[0]):
+    if _STATE.subclass_disabled and isinstance(x, Tensor):
         return False
     return _overrides(tp)
 
 
 _PLAIN = frozenset({int, float, bool, str, type(None), slice, type(Ellipsis)})
-_TENSOR: list = [None]
 
 
 def _relevant_args(args, kwargs) -> list:
@@ -118,7 +115,6 @@ def has_torch_function(relevant_args) -> bool:
     """Whether any of ``relevant_args`` overrides ``__torch_function__``."""
     if _STATE.all_disabled:
         return False
-    _TENSOR[0] = _tensor_cls()
     return any(_is_relevant(a) for a in relevant_args)
 
 
@@ -136,7 +132,6 @@ def _dispatch_types(relevant) -> list:
 
 def handle_torch_function(public_api: Callable, relevant_args, *args, **kwargs):
     """Call the ``__torch_function__`` of the overriding types among ``relevant_args``."""
-    _TENSOR[0] = _tensor_cls()
     types = _dispatch_types([a for a in relevant_args if _is_relevant(a)])
     for tp in types:
         result = tp.__torch_function__(public_api, tuple(types), args, kwargs)
@@ -149,7 +144,7 @@ def handle_torch_function(public_api: Callable, relevant_args, *args, **kwargs):
 
 def is_tensor_like(inp) -> bool:
     """A Tensor, or an object whose type defines ``__torch_function__``."""
-    return isinstance(inp, _tensor_cls()) or hasattr(type(inp), "__torch_function__")
+    return isinstance(inp, Tensor) or hasattr(type(inp), "__torch_function__")
 
 
 def wrap_torch_function(dispatcher: Callable):
@@ -222,8 +217,6 @@ def activate() -> None:
     with _LOCK:
         if _ACTIVE[0]:
             return
-        Tensor = _tensor_cls()
-        _TENSOR[0] = Tensor
         for name in list(vars(Tensor)):
             if name not in _METHOD_EXCLUDE and not (name.startswith("_")
                                                     and not name.startswith("__")):
@@ -236,7 +229,7 @@ def activate() -> None:
 def _deactivate() -> None:
     """Undo :func:`activate` (tests only: dispatch otherwise stays on for the process)."""
     with _LOCK:
-        for owner in (_tensor_cls(), *_NAMESPACES):
+        for owner in (Tensor, *_NAMESPACES):
             for name, value in list(vars(owner).items()):
                 if isinstance(value, property):
                     original = getattr(value.fget, "_ember_original", None)
@@ -293,7 +286,6 @@ def get_ignored_functions() -> set:
 
 def get_overridable_functions() -> dict:
     """``{namespace: [functions]}`` of everything that dispatches once active."""
-    Tensor = _tensor_cls()
     ignored = {getattr(f, "_ember_original", f) for f in get_ignored_functions()}
     out: dict = {}
     for module in _NAMESPACES:
@@ -310,6 +302,5 @@ def get_overridable_functions() -> dict:
 def is_tensor_method_or_property(func: Callable) -> bool:
     """Whether ``func`` is a method or property of ``Tensor`` (the ``func`` a
     ``__torch_function__`` receives for ``t.add(1)`` is ``Tensor.add``)."""
-    Tensor = _tensor_cls()
     name = getattr(func, "__name__", None)
     return name is not None and getattr(Tensor, name, None) is func
