@@ -13,7 +13,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from harness import table  # noqa: E402
+from harness import table
 
 
 def blas_info() -> str:

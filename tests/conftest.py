@@ -7,9 +7,28 @@ device. The markers themselves are registered in ``pytest.ini``.
 from __future__ import annotations
 
 import functools
+import os
 import sys
 
 import pytest
+
+#: ``EMBER_TEST_DEVICE=strict`` runs the suite with the strict device (``ember._strict``: arrays
+#: that refuse NumPy as CuPy's do) as the default device; the tests that cannot pass there are
+#: listed, each with its reason, in ``strict_exceptions.py``.
+STRICT = os.environ.get("EMBER_TEST_DEVICE") == "strict"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if not STRICT:
+        return
+    import ember
+    from ember.testing import register_strict_device
+
+    register_strict_device()
+    ember.set_default_device("strict")
+    # tests read results with .numpy(), as on the CPU: under this run it copies to the host
+    # (the one leniency; a GPU tensor raises there, and the strict device's own tests check it)
+    ember.Tensor.numpy = functools.partialmethod(ember.Tensor.numpy, force=True)
 
 
 @functools.cache
@@ -25,7 +44,26 @@ def cuda_device_count() -> int:
         return 0
 
 
+def _strict_exceptions(items: list[pytest.Item]) -> None:
+    """Under a strict run, skip the tests that ``strict_exceptions.py`` lists (with why)."""
+    import fnmatch
+    import importlib.util
+    import pathlib
+
+    spec = importlib.util.spec_from_file_location(
+        "strict_exceptions", pathlib.Path(__file__).with_name("strict_exceptions.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    for item in items:
+        for pattern, reason in mod.EXCEPTIONS.items():
+            if fnmatch.fnmatchcase(item.nodeid, pattern):
+                item.add_marker(pytest.mark.skip(reason=f"strict device: {reason}"))
+                break
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if STRICT:
+        _strict_exceptions(items)
     gpu_items = [item for item in items if item.get_closest_marker("gpu") is not None]
     if not gpu_items or cuda_device_count() > 0:
         return
@@ -42,3 +80,23 @@ def _torch_function_dispatch_off():
     overrides = sys.modules.get("ember.overrides")
     if overrides is not None and overrides.is_active():
         overrides._deactivate()
+
+
+if STRICT and os.environ.get("EMBER_STRICT_REPORT"):
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_makereport(item, call):
+        """Under a strict run, append the kernel line that each failure stopped at (the
+        innermost frame in ember outside ember._strict) to $EMBER_STRICT_REPORT."""
+        outcome = yield
+        report = outcome.get_result()
+        if call.excinfo is None or report.when != "call":
+            return
+        import traceback
+
+        frames = [f for f in traceback.extract_tb(call.excinfo.tb)
+                  if "/ember/" in f.filename and "_strict" not in f.filename]
+        where = (f"{frames[-1].filename.split('/src/')[-1]}:{frames[-1].lineno}"
+                 if frames else "tests")
+        with open(os.environ["EMBER_STRICT_REPORT"], "a") as fh:
+            fh.write(f"{where}\t{call.excinfo.typename}\t{str(call.excinfo.value)[:80]!r}"
+                     f"\t{item.nodeid}\n")

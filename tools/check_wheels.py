@@ -76,6 +76,7 @@ def check_wheel_contents(dist: str, wheel: Path) -> None:
 
     required = [dist_info + "METADATA"]
     required += [f"{own}__init__.py" for own in own_dirs]
+    required += [f"{own}py.typed" for own in own_dirs]  # PEP 561: the API is typed
     for name in required:
         if name not in names:
             fail(f"{wheel.name} lacks {name}")

@@ -165,6 +165,15 @@ def test_rrelu_training_slopes_in_range_and_deterministic():
     np.testing.assert_allclose(xg.grad.numpy(), slopes, rtol=1e-5)
 
 
+def test_rrelu_registered_as_random():
+    """rrelu and rrelu_ draw slopes in training: the registry says so (the generic op tests
+    then reseed before each call)."""
+    from ember.ops.registry import OPS
+
+    assert OPS["rrelu"].random and OPS["rrelu_"].random
+    assert not OPS["leaky_relu"].random
+
+
 def test_inplace_variants():
     x = ember.tensor([-1.0, 2.0, 8.0])
     assert A.hardtanh_(x) is x and x.tolist() == [-1.0, 1.0, 1.0]

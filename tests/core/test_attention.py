@@ -155,3 +155,10 @@ def test_dropout_backward_follows_the_mask():
     ember.manual_seed(1)
     sdpa(q, k, v, dropout_p=0.3).sum().backward()
     assert np.abs(q.grad.numpy()).sum() > 0
+
+
+def test_registered_as_random():
+    """scaled_dot_product_attention draws a dropout mask when dropout_p > 0."""
+    from ember.ops.registry import OPS
+
+    assert OPS["scaled_dot_product_attention"].random

@@ -6,16 +6,13 @@ import numpy as np
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
+from testutils import randn64
 
 import ember
 from ember.autograd import gradcheck, gradgradcheck
 from ember.ops.conv import fold, unfold
 
 RNG = np.random.default_rng(1234)
-
-
-def t64(*shape, grad=True):
-    return ember.tensor(RNG.standard_normal(shape), requires_grad=grad)
 
 
 def _tuple(v, n):
@@ -91,9 +88,10 @@ CONV2D_CASES = [
 
 @pytest.mark.parametrize("kw", CONV2D_CASES)
 def test_conv2d_values_and_gradcheck(kw):
-    x = t64(2, 4, 6, 5)
-    w = t64(4, 4 // kw.get("groups", 1), 2, 3)  # even kernel: asymmetric 'same' padding
-    b = t64(4)
+    x = randn64(2, 4, 6, 5, rng=RNG)
+    # even kernel: asymmetric 'same' padding
+    w = randn64(4, 4 // kw.get("groups", 1), 2, 3, rng=RNG)
+    b = randn64(4, rng=RNG)
     out = ember.conv2d(x, w, b, **kw)
     ref = ref_conv(x.detach().numpy(), w.detach().numpy(), b.detach().numpy(), **kw)
     assert out.shape == ref.shape
@@ -103,7 +101,7 @@ def test_conv2d_values_and_gradcheck(kw):
 
 
 def test_conv2d_depthwise():
-    x, w = t64(1, 3, 5, 5), t64(6, 1, 3, 3)
+    x, w = randn64(1, 3, 5, 5, rng=RNG), randn64(6, 1, 3, 3, rng=RNG)
     out = ember.conv2d(x, w, None, padding=1, groups=3)
     np.testing.assert_allclose(out.detach().numpy(),
                                ref_conv(x.detach().numpy(), w.detach().numpy(), padding=1,
@@ -114,7 +112,8 @@ def test_conv2d_depthwise():
 @pytest.mark.parametrize("kw", [dict(), dict(stride=2, padding=1), dict(padding="same"),
                                 dict(dilation=2, groups=2, padding=2)])
 def test_conv1d(kw):
-    x, w, b = t64(2, 4, 9), t64(4, 4 // kw.get("groups", 1), 4), t64(4)
+    x, w, b = (randn64(2, 4, 9, rng=RNG), randn64(4, 4 // kw.get("groups", 1), 4, rng=RNG),
+               randn64(4, rng=RNG))
     out = ember.conv1d(x, w, b, **kw)
     np.testing.assert_allclose(out.detach().numpy(), ref_conv(
         x.detach().numpy(), w.detach().numpy(), b.detach().numpy(), **kw), atol=1e-12)
@@ -124,7 +123,8 @@ def test_conv1d(kw):
 @pytest.mark.parametrize("kw", [dict(), dict(stride=(2, 1, 2), padding=1),
                                 dict(padding="same", groups=2)])
 def test_conv3d(kw):
-    x, w, b = t64(1, 2, 4, 5, 4), t64(2, 2 // kw.get("groups", 1), 2, 3, 2), t64(2)
+    x, w, b = (randn64(1, 2, 4, 5, 4, rng=RNG),
+               randn64(2, 2 // kw.get("groups", 1), 2, 3, 2, rng=RNG), randn64(2, rng=RNG))
     out = ember.conv3d(x, w, b, **kw)
     np.testing.assert_allclose(out.detach().numpy(), ref_conv(
         x.detach().numpy(), w.detach().numpy(), b.detach().numpy(), **kw), atol=1e-12)
@@ -132,7 +132,7 @@ def test_conv3d(kw):
 
 
 def test_conv2d_unbatched():
-    x, w = t64(3, 5, 5), t64(2, 3, 3, 3)
+    x, w = randn64(3, 5, 5, rng=RNG), randn64(2, 3, 3, 3, rng=RNG)
     out = ember.conv2d(x, w, padding=1)
     assert out.shape == (2, 5, 5)
     np.testing.assert_allclose(out.detach().numpy(), ember.conv2d(
@@ -150,13 +150,14 @@ def test_conv2d_float32_stays_float32():
 
 
 def test_conv2d_gradgradcheck():
-    x, w, b = t64(2, 2, 5, 4), t64(4, 1, 2, 3), t64(4)
+    x, w, b = randn64(2, 2, 5, 4, rng=RNG), randn64(4, 1, 2, 3, rng=RNG), randn64(4, rng=RNG)
     assert gradgradcheck(lambda a, c, e: ember.conv2d(a, c, e, stride=(2, 1), padding=1,
                                                       dilation=(1, 2), groups=2), (x, w, b))
 
 
 def test_conv2d_no_graph_without_grad():
-    x, w = t64(1, 2, 4, 4, grad=False), t64(3, 2, 3, 3, grad=False)
+    x = randn64(1, 2, 4, 4, rng=RNG, requires_grad=False)
+    w = randn64(3, 2, 3, 3, rng=RNG, requires_grad=False)
     assert ember.conv2d(x, w).grad_fn is None
     with ember.no_grad():
         assert ember.conv2d(x.requires_grad_(), w).grad_fn is None
@@ -174,7 +175,7 @@ TRANSPOSE_CASES = [
 @pytest.mark.parametrize("kw", TRANSPOSE_CASES)
 def test_conv_transpose2d(kw):
     g = kw.get("groups", 1)
-    u, w, b = t64(2, 4, 3, 4), t64(4, 3, 3, 2), t64(3 * g)
+    u, w, b = randn64(2, 4, 3, 4, rng=RNG), randn64(4, 3, 3, 2, rng=RNG), randn64(3 * g, rng=RNG)
     out = ember.conv_transpose2d(u, w, b, **kw)
     ref = ref_conv_transpose(u.detach().numpy(), w.detach().numpy(), b.detach().numpy(), **kw)
     assert out.shape == ref.shape
@@ -186,7 +187,7 @@ def test_conv_transpose2d(kw):
                                 dict(groups=2, dilation=2)])
 def test_conv_transpose1d(kw):
     g = kw.get("groups", 1)
-    u, w, b = t64(2, 4, 5), t64(4, 2, 3), t64(2 * g)
+    u, w, b = randn64(2, 4, 5, rng=RNG), randn64(4, 2, 3, rng=RNG), randn64(2 * g, rng=RNG)
     out = ember.conv_transpose1d(u, w, b, **kw)
     np.testing.assert_allclose(out.detach().numpy(), ref_conv_transpose(
         u.detach().numpy(), w.detach().numpy(), b.detach().numpy(), **kw), atol=1e-12)
@@ -194,13 +195,14 @@ def test_conv_transpose1d(kw):
 
 
 def test_conv_transpose2d_gradgradcheck():
-    u, w = t64(1, 2, 3, 3), t64(2, 2, 2, 3)
+    u, w = randn64(1, 2, 3, 3, rng=RNG), randn64(2, 2, 2, 3, rng=RNG)
     assert gradgradcheck(lambda a, c: ember.conv_transpose2d(a, c, stride=2, padding=1,
                                                              output_padding=1), (u, w))
 
 
 def test_conv_transpose_is_adjoint_of_conv():
-    x, w = t64(2, 3, 7, 6, grad=False), t64(4, 3, 3, 3, grad=False)
+    x = randn64(2, 3, 7, 6, rng=RNG, requires_grad=False)
+    w = randn64(4, 3, 3, 3, rng=RNG, requires_grad=False)
     y = ember.randn(2, 4, 4, 3, dtype=ember.float64)
     lhs = (ember.conv2d(x, w, stride=2, padding=1) * y).sum()
     rhs = (x * ember.conv_transpose2d(y, w, stride=2, padding=1, output_padding=(0, 1))).sum()
@@ -208,7 +210,7 @@ def test_conv_transpose_is_adjoint_of_conv():
 
 
 def test_unfold_fold_values_and_grads():
-    x = t64(2, 3, 5, 6)
+    x = randn64(2, 3, 5, 6, rng=RNG)
     kw = dict(dilation=(1, 2), padding=1, stride=(2, 1))
     cols = unfold(x, (2, 3), **kw)
     xp = np.pad(x.detach().numpy(), [(0, 0), (0, 0), (1, 1), (1, 1)])
@@ -222,13 +224,13 @@ def test_unfold_fold_values_and_grads():
     ones = fold(unfold(ember.ones_like(x), (2, 3), **kw), (5, 6), (2, 3), **kw)
     np.testing.assert_allclose(back.detach().numpy(), (x * ones).detach().numpy(), atol=1e-12)
     assert gradcheck(lambda a: unfold(a, (2, 3), **kw), (x,))
-    c = t64(1, 8, 8)
+    c = randn64(1, 8, 8, rng=RNG)
     assert gradcheck(lambda a: fold(a, (4, 5), 2, stride=(2, 1)), (c,))
     assert gradgradcheck(lambda a: fold(a, (4, 5), 2, stride=(2, 1)), (c,))
 
 
 def test_unfold_unbatched():
-    x = t64(3, 4, 4)
+    x = randn64(3, 4, 4, rng=RNG)
     assert unfold(x, 2).shape == (12, 9)
     assert fold(unfold(x, 2), (4, 4), 2).shape == (3, 4, 4)
 
@@ -293,7 +295,7 @@ def test_device_kept_and_mixing_raises(testdev):
 
 
 def test_saved_buffers_freed_after_backward():
-    x, w = t64(1, 2, 5, 5), t64(3, 2, 3, 3)
+    x, w = randn64(1, 2, 5, 5, rng=RNG), randn64(3, 2, 3, 3, rng=RNG)
     out = ember.conv2d(x, w, padding=1).sum()
     out.backward(retain_graph=True)
     first = w.grad.clone()
@@ -304,7 +306,7 @@ def test_saved_buffers_freed_after_backward():
 
 
 def test_conv_transpose3d_gradcheck():
-    u, w, b = t64(1, 2, 2, 3, 2), t64(2, 2, 2, 2, 3), t64(2)
+    u, w, b = randn64(1, 2, 2, 3, 2, rng=RNG), randn64(2, 2, 2, 2, 3, rng=RNG), randn64(2, rng=RNG)
     assert gradcheck(lambda a, c, e: ember.conv_transpose3d(a, c, e, stride=(1, 2, 2),
                                                             padding=(0, 1, 1)), (u, w, b))
 
@@ -340,8 +342,8 @@ def test_conv2d_matches_loops_property(n, c, groups, k, s, p, d, size):
     (3, 3, 3, 1, 1),   # padding larger than the kernel span: col2im form
 ])
 def test_stride_one_transposed_conv_both_forms(cin, cout, padding, dilation, groups):
-    u = t64(2, cin, 5, 6)
-    w = t64(cin, cout // groups, 3, 3)
+    u = randn64(2, cin, 5, 6, rng=RNG)
+    w = randn64(cin, cout // groups, 3, 3, rng=RNG)
     kw = dict(padding=padding, dilation=dilation, groups=groups)
     got = ember.conv_transpose2d(u, w, **kw).detach().numpy()
     want = ref_conv_transpose(u.detach().numpy(), w.detach().numpy(), **kw)
@@ -352,8 +354,8 @@ def test_stride_one_transposed_conv_both_forms(cin, cout, padding, dilation, gro
 @pytest.mark.parametrize("channels,size,groups", [(8, 3, 1), (6, 2, 2), (12, 12, 3)])
 def test_folded_batch_gemm_paths(channels, size, groups):
     # deep-layer shapes (few output positions, many channels) take the batch-folded GEMMs
-    x = t64(3, channels, size, size)
-    w = t64(channels, channels // groups, 3, 3)
+    x = randn64(3, channels, size, size, rng=RNG)
+    w = randn64(channels, channels // groups, 3, 3, rng=RNG)
     got = ember.conv2d(x, w, padding=1, groups=groups).detach().numpy()
     want = ref_conv(x.detach().numpy(), w.detach().numpy(), padding=1, groups=groups)
     np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-10)
@@ -377,16 +379,16 @@ TRIM_CASES = [  # planes so small that some kernel taps read only padding
 def test_conv_taps_over_padding_only(size, k, kw, batch):
     # values, input/weight/bias gradients (the dropped taps' weight gradient is zero) and
     # the transposed conv on the same geometry, against the loop references
-    x = t64(batch, 4, *size)
-    w = t64(6, 4 // kw.get("groups", 1), k, k)
-    b = t64(6)
+    x = randn64(batch, 4, *size, rng=RNG)
+    w = randn64(6, 4 // kw.get("groups", 1), k, k, rng=RNG)
+    b = randn64(6, rng=RNG)
     out = ember.conv2d(x, w, b, **kw)
     np.testing.assert_allclose(out.detach().numpy(),
                                ref_conv(x.detach().numpy(), w.detach().numpy(),
                                         b.detach().numpy(), **kw), rtol=1e-12, atol=1e-12)
     assert gradcheck(lambda *a: ember.conv2d(*a, **kw), (x, w, b))
-    tw = t64(4, 6 // kw.get("groups", 1), k, k)
-    u = t64(batch, 4, *out.shape[2:])
+    tw = randn64(4, 6 // kw.get("groups", 1), k, k, rng=RNG)
+    u = randn64(batch, 4, *out.shape[2:], rng=RNG)
     tkw = {key: v for key, v in kw.items() if key != "dilation"}
     res = ember.conv_transpose2d(u, tw, None, dilation=kw.get("dilation", 1), **tkw)
     np.testing.assert_allclose(res.detach().numpy(),
@@ -409,7 +411,7 @@ DEPTHWISE_CASES = [
 @pytest.mark.parametrize("batch", [1, 2])
 def test_depthwise_conv_tap_sums(kw, batch):
     # one channel per group: sums over kernel taps instead of im2col + per-channel GEMMs
-    x, w, b = t64(batch, 4, 7, 6), t64(4, 1, 3, 3), t64(4)
+    x, w, b = randn64(batch, 4, 7, 6, rng=RNG), randn64(4, 1, 3, 3, rng=RNG), randn64(4, rng=RNG)
     out = ember.conv2d(x, w, b, groups=4, **kw)
     np.testing.assert_allclose(out.detach().numpy(),
                                ref_conv(x.detach().numpy(), w.detach().numpy(),
@@ -420,7 +422,7 @@ def test_depthwise_conv_tap_sums(kw, batch):
 
 @pytest.mark.parametrize("stride", [1, 2])
 def test_depthwise_conv_transpose_and_1d(stride):
-    u, w = t64(2, 3, 4, 5), t64(3, 1, 3, 2)
+    u, w = randn64(2, 3, 4, 5, rng=RNG), randn64(3, 1, 3, 2, rng=RNG)
     out = ember.conv_transpose2d(u, w, None, stride=stride, padding=1, groups=3)
     np.testing.assert_allclose(out.detach().numpy(),
                                ref_conv_transpose(u.detach().numpy(), w.detach().numpy(),
@@ -428,7 +430,7 @@ def test_depthwise_conv_transpose_and_1d(stride):
                                atol=1e-12)
     assert gradcheck(lambda a, c: ember.conv_transpose2d(a, c, None, stride=stride, padding=1,
                                                          groups=3), (u, w))
-    x1, w1 = t64(2, 5, 9), t64(5, 1, 3)
+    x1, w1 = randn64(2, 5, 9, rng=RNG), randn64(5, 1, 3, rng=RNG)
     np.testing.assert_allclose(ember.conv1d(x1, w1, stride=stride, groups=5).detach().numpy(),
                                ref_conv(x1.detach().numpy(), w1.detach().numpy(),
                                         stride=stride, groups=5), atol=1e-12)
@@ -453,7 +455,8 @@ def test_conv_by_leading_taps(size, k, kw, monkeypatch):
     monkeypatch.setattr(conv_mod, "_conv_rows", lambda *a: calls.append(1) or real(*a))
     groups = kw.get("groups", 1)
     ks = (k, k) if isinstance(k, int) else k
-    x, w, b = t64(2, 12 * groups, *size), t64(6 * groups, 12, *ks), t64(6 * groups)
+    x, w, b = (randn64(2, 12 * groups, *size, rng=RNG), randn64(6 * groups, 12, *ks, rng=RNG),
+               randn64(6 * groups, rng=RNG))
     out = ember.conv2d(x, w, b, **kw)
     assert calls  # the path under test
     np.testing.assert_allclose(out.detach().numpy(),
@@ -467,7 +470,7 @@ def test_conv3d_by_leading_taps(monkeypatch):
     calls = []
     real = conv_mod._conv_rows
     monkeypatch.setattr(conv_mod, "_conv_rows", lambda *a: calls.append(1) or real(*a))
-    x, w = t64(2, 12, 3, 5, 6), t64(6, 12, 3, 3, 3)
+    x, w = randn64(2, 12, 3, 5, 6, rng=RNG), randn64(6, 12, 3, 3, 3, rng=RNG)
     out = ember.conv3d(x, w, padding=1)
     assert calls
     np.testing.assert_allclose(out.detach().numpy(),
@@ -496,7 +499,7 @@ def test_conv_channels_last_folded(size, k, kw, monkeypatch):
     n = len(size)
     ks = (k,) * n if isinstance(k, int) else k
     op = {1: ember.conv1d, 2: ember.conv2d, 3: ember.conv3d}[n]
-    x, w, b = t64(3, 5, *size), t64(4, 5, *ks), t64(4)
+    x, w, b = randn64(3, 5, *size, rng=RNG), randn64(4, 5, *ks, rng=RNG), randn64(4, rng=RNG)
     out = op(x, w, b, **kw)
     np.testing.assert_allclose(out.detach().numpy(),
                                ref_conv(x.detach().numpy(), w.detach().numpy(),
@@ -505,3 +508,52 @@ def test_conv_channels_last_folded(size, k, kw, monkeypatch):
     assert calls >= {"_conv_cl", "_weight_grad_cl"}
     if any(v != 1 for v in np.broadcast_to(kw.get("stride", 1), (n,))):
         assert "_conv_transpose_cl" in calls  # strided input gradient: col2im channels last
+
+
+# -- regressions ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("n", [1, 2, 3])
+@pytest.mark.parametrize("transposed", [False, True])
+def test_empty_batch_backward_gives_zero_weight_grad(n, transposed):
+    """N = 0: no batch chunk for the weight gradient (it stayed None); PyTorch gives zeros."""
+    op = getattr(ember, f"conv_transpose{n}d" if transposed else f"conv{n}d")
+    x = ember.zeros((0, 2) + (4,) * n, dtype=ember.float64, requires_grad=True)
+    w = randn64(*((2, 3) if transposed else (3, 2)), *(2,) * n, rng=RNG)
+    b = randn64(3, rng=RNG)
+    out = op(x, w, b)
+    assert out.shape[:2] == (0, 3)
+    out.sum().backward()
+    assert w.grad.shape == w.shape and not w.grad.numpy().any()
+    assert b.grad.shape == (3,) and not b.grad.numpy().any()
+    assert x.grad.shape == x.shape
+    # the weight gradient's own backward (double backward) sees the empty batch too
+    x2 = ember.zeros((0, 2) + (4,) * n, dtype=ember.float64, requires_grad=True)
+    gw, = ember.autograd.grad(op(x2, w, b).sum(), w, create_graph=True)
+    assert gw.shape == w.shape and not gw.detach().numpy().any()
+
+
+@pytest.mark.parametrize("op,xs,ws,kw", [
+    ("conv1d", (2, 4, 9), (3, 4, 3), {"padding": 1}),
+    ("conv2d", (2, 4, 6, 5), (3, 4, 3, 3), {"stride": 2}),
+    ("conv2d", (3, 8, 7, 7), (16, 8, 3, 3), {"padding": 1}),  # rows and folded paths
+    ("conv3d", (1, 4, 4, 4, 5), (3, 4, 2, 2, 3), {"dilation": (1, 2, 1)}),
+    ("conv_transpose2d", (2, 4, 4, 3), (4, 3, 3, 3), {"stride": 2}),
+])
+def test_float16_accumulates_in_float32(op, xs, ws, kw):
+    """float16 convolutions are the float32 computation rounded once (PyTorch's CPU kernels
+    accumulate in float): a float16 accumulation was off by several units in the last place."""
+    rng = np.random.default_rng(5)
+    x = rng.uniform(-3, 3, xs).astype(np.float16)
+    w = rng.uniform(-3, 3, ws).astype(np.float16)
+    b = rng.uniform(-3, 3, ws[1] if "transpose" in op else ws[0]).astype(np.float16)
+    f = getattr(ember, op)
+    got = f(ember.tensor(x), ember.tensor(w), ember.tensor(b), **kw)
+    assert got.dtype == ember.float16
+    expected = f(ember.tensor(x.astype(np.float32)), ember.tensor(w.astype(np.float32)),
+                 ember.tensor(b.astype(np.float32)), **kw).numpy().astype(np.float16)
+    np.testing.assert_array_equal(got.numpy(), expected)
+    # backward stays float16
+    xh = ember.tensor(x, requires_grad=True)
+    wh = ember.tensor(w, requires_grad=True)
+    f(xh, wh, **kw).sum().backward()
+    assert xh.grad.dtype == wh.grad.dtype == ember.float16

@@ -6,6 +6,7 @@ The parity twin (tests/parity/test_tutorial_fixes_parity.py) compares with PyTor
 
 import numpy as np
 import pytest
+from testutils import randn64
 
 import ember
 import ember.nn.functional as F
@@ -14,28 +15,26 @@ from ember.autograd import gradcheck, gradgradcheck
 RNG = np.random.default_rng(3)
 
 
-def f64(*shape, grad=True):
-    return ember.tensor(RNG.standard_normal(shape), requires_grad=grad)
-
-
 def names(node):
     """``(name, [names of the next nodes])``, None for an input without a gradient."""
     return (type(node).__name__,
             [None if n is None else type(n).__name__ for n, _ in node.next_functions])
 
 
-W, B = f64(3, 4), f64(3)
+W, B = randn64(3, 4, rng=RNG), randn64(3, rng=RNG)
 
 
 @pytest.mark.parametrize("x, bias, expected", [
-    (f64(5, 4), B, ("AddmmBackward0", ["AccumulateGrad", "AccumulateGrad", "TBackward0"])),
-    (f64(5, 4, grad=False), B, ("AddmmBackward0", ["AccumulateGrad", None, "TBackward0"])),
-    (f64(5, 4), None, ("MmBackward0", ["AccumulateGrad", "TBackward0"])),
-    (f64(2, 5, 4), B, ("ViewBackward0", ["AddmmBackward0"])),
-    (f64(2, 5, 4), None, ("UnsafeViewBackward0", ["MmBackward0"])),
-    (f64(4), B, ("ViewBackward0", ["AddmmBackward0"])),
-    (f64(2, 4, 5).transpose(1, 2), B, ("AddBackward0", ["UnsafeViewBackward0",
-                                                         "AccumulateGrad"])),
+    (randn64(5, 4, rng=RNG), B,
+     ("AddmmBackward0", ["AccumulateGrad", "AccumulateGrad", "TBackward0"])),
+    (randn64(5, 4, rng=RNG, requires_grad=False), B,
+     ("AddmmBackward0", ["AccumulateGrad", None, "TBackward0"])),
+    (randn64(5, 4, rng=RNG), None, ("MmBackward0", ["AccumulateGrad", "TBackward0"])),
+    (randn64(2, 5, 4, rng=RNG), B, ("ViewBackward0", ["AddmmBackward0"])),
+    (randn64(2, 5, 4, rng=RNG), None, ("UnsafeViewBackward0", ["MmBackward0"])),
+    (randn64(4, rng=RNG), B, ("ViewBackward0", ["AddmmBackward0"])),
+    (randn64(2, 4, 5, rng=RNG).transpose(1, 2), B, ("AddBackward0", ["UnsafeViewBackward0",
+                                                                     "AccumulateGrad"])),
 ])
 def test_linear_graph_is_pytorchs(x, bias, expected):
     out = F.linear(x, W, bias)
@@ -50,7 +49,7 @@ def test_linear_graph_is_pytorchs(x, bias, expected):
 
 def test_linear_weight_grad_is_the_fresh_product():
     lin = ember.nn.Linear(4, 3)
-    lin(f64(5, 4, grad=False).float()).sum().backward()
+    lin(randn64(5, 4, rng=RNG, requires_grad=False).float()).sum().backward()
     flags = lin.weight.grad._data.flags
     assert flags.owndata and flags.c_contiguous  # adopted as it is: no copy, no transposition
 
@@ -58,14 +57,15 @@ def test_linear_weight_grad_is_the_fresh_product():
 @pytest.mark.parametrize("shape", [(5, 4), (2, 5, 4), (4,), "transposed"])
 @pytest.mark.parametrize("with_bias", [True, False])
 def test_linear_gradcheck(shape, with_bias):
-    x = f64(2, 4, 5).transpose(1, 2) if shape == "transposed" else f64(*shape)
-    args = (x, f64(3, 4)) + ((f64(3),) if with_bias else ())
+    x = (randn64(2, 4, 5, rng=RNG).transpose(1, 2) if shape == "transposed"
+         else randn64(*shape, rng=RNG))
+    args = (x, randn64(3, 4, rng=RNG)) + ((randn64(3, rng=RNG),) if with_bias else ())
     assert gradcheck(F.linear, args)
     assert gradgradcheck(F.linear, args)
 
 
 def test_linear_backward_matches_numpy():
-    x, w, b = f64(5, 4), f64(3, 4), f64(3)
+    x, w, b = randn64(5, 4, rng=RNG), randn64(3, 4, rng=RNG), randn64(3, rng=RNG)
     g = RNG.standard_normal((5, 3))
     F.linear(x, w, b).backward(ember.tensor(g))
     np.testing.assert_allclose(x.grad.numpy(), g @ w.detach().numpy(), rtol=1e-12)
@@ -74,11 +74,11 @@ def test_linear_backward_matches_numpy():
 
 
 def test_t_records_tbackward():
-    x = f64(2, 3)
+    x = randn64(2, 3, rng=RNG)
     assert type(x.t().grad_fn).__name__ == "TBackward0"
     assert gradcheck(lambda u: u.t(), (x,))
     assert gradgradcheck(lambda u: u.t() ** 2, (x,))
-    assert gradcheck(lambda u: u.t(), (f64(3),))
+    assert gradcheck(lambda u: u.t(), (randn64(3, rng=RNG),))
 
 
 X, Y = RNG.standard_normal((4, 5)), RNG.standard_normal((4, 5))
@@ -129,7 +129,7 @@ def test_loss_nodes_are_pytorchs(name):
 
 
 def test_broadcast_target_adds_no_node_to_the_input():
-    x = f64(4, 5)
+    x = randn64(4, 5, rng=RNG)
     with pytest.warns(UserWarning, match="Using a target size"):
         out = F.smooth_l1_loss(x, c(Y[:1]))
     assert names(out.grad_fn) == ("SmoothL1LossBackward0", ["AccumulateGrad", None])

@@ -7,6 +7,7 @@ import warnings
 
 import numpy as np
 import pytest
+from testutils import t64
 
 import ember
 from ember.autograd import gradcheck, gradgradcheck
@@ -22,10 +23,6 @@ from ember.ops.grid import (
 RNG = np.random.default_rng(7)
 MODES = ("bilinear", "nearest", "bicubic")
 PADDINGS = ("zeros", "border", "reflection")
-
-
-def t64(a, grad=True):
-    return ember.tensor(np.asarray(a, dtype=np.float64), requires_grad=grad)
 
 
 def random_case(nd, n=2, c=3):

@@ -7,15 +7,12 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from testutils import randn64
 
 import ember
 from ember.autograd import gradcheck, gradgradcheck
 
 RNG = np.random.default_rng(1)
-
-
-def rnd(*shape, grad=True):
-    return ember.tensor(RNG.standard_normal(shape), dtype=ember.float64, requires_grad=grad)
 
 
 def idx(*values):
@@ -116,7 +113,7 @@ def test_sequence_indices(index, ref):
 
 
 def test_range_index_gradient():
-    x = rnd(4, 3)
+    x = randn64(4, 3, rng=RNG)
     assert gradcheck(lambda u: u[range(0, 4, 2)], (x,))
     assert gradcheck(lambda u: u[:, range(3)] * 1, (x,))
 
@@ -138,7 +135,7 @@ def test_rejected_indices_raise_pytorchs_errors(index, exc, msg):
 
 
 def test_getitem_node_names():
-    x = rnd(3, 4)
+    x = randn64(3, 4, rng=RNG)
     assert x[0].grad_fn.name() == "SelectBackward0"
     assert x[1:].grad_fn.name() == "SliceBackward0"
     assert x[:, 0].grad_fn.name() == "SelectBackward0"
@@ -162,16 +159,16 @@ GETITEM_GRAD = [
 
 @pytest.mark.parametrize("k", range(len(GETITEM_GRAD)))
 def test_getitem_gradcheck(k):
-    assert gradcheck(GETITEM_GRAD[k], (rnd(2, 3, 4),))
+    assert gradcheck(GETITEM_GRAD[k], (randn64(2, 3, 4, rng=RNG),))
 
 
 @pytest.mark.parametrize("k", [3, 5, 6])
 def test_advanced_getitem_gradgradcheck(k):
-    assert gradgradcheck(GETITEM_GRAD[k], (rnd(2, 3, 4),))
+    assert gradgradcheck(GETITEM_GRAD[k], (randn64(2, 3, 4, rng=RNG),))
 
 
 def test_repeated_indices_accumulate_in_backward():
-    x = rnd(4)
+    x = randn64(4, rng=RNG)
     x[[0, 0, 2, 0]].sum().backward()
     np.testing.assert_array_equal(x.grad.numpy(), [3.0, 0.0, 1.0, 0.0])
 
@@ -294,7 +291,7 @@ def test_setitem_value_broadcast_strips_leading_ones():
 
 
 def test_setitem_on_leaf_requiring_grad_raises():
-    x = rnd(3)
+    x = randn64(3, rng=RNG)
     with pytest.raises(RuntimeError, match="a view of a leaf Variable that requires grad is "
                                            "being used in an in-place operation."):
         x[0] = 1.0
@@ -312,12 +309,12 @@ def test_setitem_gradients_for_self_and_value():
         y[:, [0, 2]] = w[:2].unsqueeze(0) ** 2
         return y * y
 
-    assert gradcheck(fn, (rnd(3, 4), rnd(4)))
-    assert gradgradcheck(fn, (rnd(3, 4), rnd(4)))
+    assert gradcheck(fn, (randn64(3, 4, rng=RNG), randn64(4, rng=RNG)))
+    assert gradgradcheck(fn, (randn64(3, 4, rng=RNG), randn64(4, rng=RNG)))
 
 
 def test_setitem_into_fresh_buffer_tracks_value():
-    w = rnd(2)
+    w = randn64(2, rng=RNG)
     out = ember.zeros(3, dtype=ember.float64)
     out[1:] = w * 3
     out.sum().backward()
@@ -492,7 +489,7 @@ OP_GRAD = {
 @pytest.mark.parametrize("name", list(OP_GRAD))
 def test_index_op_gradcheck(name):
     fn, second = OP_GRAD[name]
-    x = rnd(3, 4)
+    x = randn64(3, 4, rng=RNG)
     assert gradcheck(fn, (x,))
     if second:
         assert gradgradcheck(fn, (x,))
@@ -525,12 +522,12 @@ TWO_INPUT = {
 
 @pytest.mark.parametrize("name", list(TWO_INPUT))
 def test_two_input_index_op_gradcheck(name):
-    assert gradcheck(TWO_INPUT[name], (rnd(3, 4), rnd(3, 4)))
+    assert gradcheck(TWO_INPUT[name], (randn64(3, 4, rng=RNG), randn64(3, 4, rng=RNG)))
 
 
 @pytest.mark.parametrize("name", ["scatter_add", "index_add", "masked_scatter"])
 def test_two_input_index_op_gradgradcheck(name):
-    assert gradgradcheck(TWO_INPUT[name], (rnd(3, 4), rnd(3, 4)))
+    assert gradgradcheck(TWO_INPUT[name], (randn64(3, 4, rng=RNG), randn64(3, 4, rng=RNG)))
 
 
 def test_scatter_reduce_prod_with_zeros_gradient():
@@ -541,7 +538,7 @@ def test_scatter_reduce_prod_with_zeros_gradient():
 
 
 def test_inplace_index_op_autograd_rebases_history():
-    x, w = rnd(3, 4), rnd(2, 4)
+    x, w = randn64(3, 4, rng=RNG), randn64(2, 4, rng=RNG)
     y = x * 2.0
     y.index_add_(0, idx(0, 0), w)
     y.masked_fill_(M, 0.0)
@@ -682,3 +679,55 @@ def test_basic_slices_match_numpy(start, stop, step, start2, step2):
         out = ember.tensor(a)[index]
     np.testing.assert_array_equal(out.numpy(), a[index])
     assert out.stride() == tuple(s // 8 for s in a[index].strides)
+
+
+def test_float16_scatter_family_sums_in_float32_and_rounds_once():
+    # 2048 + 1 + 1: one rounding gives 2050, a rounding per step 2048 (PyTorch: the scatter
+    # kernels round once; index_put / put with accumulate, index_reduce and index_add's
+    # general loop round every step)
+    h = ember.float16
+    vals = ember.tensor([2048.0, 1.0, 1.0], dtype=h)
+    rows = ember.stack([vals, vals], 1)
+    i = idx(0, 0, 0)
+    assert ember.scatter_add(ember.zeros(1, dtype=h), 0, i, vals).item() == 2050
+    assert ember.zeros(1, dtype=h).scatter_add_(0, i, vals).item() == 2050
+    assert ember.scatter(ember.zeros(1, dtype=h), 0, i, vals, reduce="add").item() == 2050
+    assert ember.scatter_reduce(ember.zeros(1, dtype=h), 0, i, vals, "sum").item() == 2050
+    assert ember.scatter_reduce(ember.zeros(1, dtype=h), 0, i, vals, "mean").item() == 512.5
+    assert ember.index_add(ember.zeros(1, 2, dtype=h), 0, i, rows).tolist() == [[2050, 2050]]
+    assert ember.index_add(ember.zeros(2, 1, dtype=h), 1, i, rows.t()).tolist() == \
+        [[2050], [2050]]
+    # index_add's general loop: 1-D, a middle dim, int32 indices, alpha != 1
+    assert ember.index_add(ember.zeros(1, dtype=h), 0, i, vals).item() == 2048
+    assert ember.index_add(ember.zeros(1, 2, dtype=h), 0, i.int(), rows).tolist() == \
+        [[2048, 2048]]
+    assert ember.index_add(ember.zeros(1, 2, dtype=h), 0, i, rows / 2, alpha=2).tolist() == \
+        [[2048, 2048]]
+    assert ember.index_put(ember.zeros(1, dtype=h), (i,), vals, accumulate=True).item() == 2048
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert ember.index_reduce(ember.zeros(1, dtype=h), 0, i, vals, "mean").item() == 512
+    v = ember.tensor([1.794921875, 1.3125, 0.94970703125, 1.1337890625], dtype=h)
+    once = 2.537109375  # the float32 product rounded once; step by step: 2.53515625
+    assert ember.scatter(ember.ones(1, dtype=h), 0, idx(0, 0, 0, 0), v,
+                         reduce="multiply").item() == once
+    assert ember.scatter_reduce(ember.ones(1, dtype=h), 0, idx(0, 0, 0, 0), v,
+                                "prod").item() == once
+
+
+def test_index_ops_on_a_0d_input_treat_it_as_size_one():
+    x = ember.tensor(5.0)
+    assert ember.index_select(x, 0, idx(0)).shape == ()
+    assert ember.index_select(x, -1, ember.tensor(0)).item() == 5.0
+    with pytest.raises(RuntimeError, match="Index to scalar can have only 1 value, got 2"):
+        ember.index_select(x, 0, idx(0, 0))
+    assert ember.index_add(x, 0, idx(0), ember.tensor(2.0)).item() == 7.0
+    assert ember.index_copy(x, 0, idx(0), ember.tensor(2.0)).item() == 2.0
+    assert ember.index_fill(x, 0, idx(-1), 7.0).item() == 7.0
+    y = ember.tensor(1.0)
+    assert y.index_add_(0, idx(0), ember.tensor(2.0)) is y and y.item() == 3.0
+    with pytest.raises(RuntimeError, match="source tensor shape must match"):
+        ember.index_add(x, 0, idx(0), ember.tensor([2.0]))
+    g = ember.tensor(3.0, dtype=ember.float64, requires_grad=True)
+    assert gradcheck(lambda a: ember.index_add(a, 0, idx(0), a * a), (g,))
+    assert gradcheck(lambda a: ember.index_select(a, 0, idx(0)) * a, (g,))

@@ -395,6 +395,11 @@ def test_matrix_power_and_chain_matmul():
                                    np.linalg.matrix_power(npy(a), n), rtol=1e-10, atol=1e-12)
     assert gradcheck(lambda x: ember.matrix_power(x, 3), (a,))
     assert gradcheck(lambda x: x.matrix_power(-2), (a,))
+    # the identity of A^0 still requires grad, with a zero gradient (PyTorch's copy_)
+    eye = ember.matrix_power(a, 0)
+    assert eye.requires_grad and eye.grad_fn is not None
+    (g,) = ember.autograd.grad(eye.sum(), a)
+    assert g.shape == a.shape and not npy(g).any()
     b = rand(2, 3, 3)
     np.testing.assert_allclose(npy(ember.linalg.matrix_power(b, 2)), npy(b) @ npy(b))
     with pytest.raises(RuntimeError, match="linalg.matrix_power: A must be batches of square "
@@ -624,6 +629,19 @@ def test_svd_full_matrices():
     r = ember.svd(a)
     assert type(r).__name__ == "svd" and r.V.shape == (3, 3)
     np.testing.assert_allclose(npy(r.U) @ (npy(r.S)[:, None] * npy(r.V).T), npy(a), atol=1e-12)
+
+
+@pytest.mark.parametrize("shape", [(4, 3), (3, 4), (2, 4, 3), (0, 3)])
+@pytest.mark.parametrize("some", [True, False])
+def test_svd_without_uv_gives_square_zero_factors(shape, some):
+    # PyTorch: U is m x m and V n x n, zero-filled and outside the graph, whatever `some` is
+    a = rand(*shape, grad=True)
+    U, S, V = ember.svd(a, some=some, compute_uv=False)
+    m, n = shape[-2:]
+    assert U.shape == shape[:-2] + (m, m) and V.shape == shape[:-2] + (n, n)
+    assert S.shape == shape[:-2] + (min(m, n),)
+    assert not npy(U).any() and not npy(V).any()
+    assert S.requires_grad and not U.requires_grad and not V.requires_grad
 
 
 def test_multi_output_gradients_flow_from_any_subset():

@@ -6,6 +6,7 @@ import warnings
 
 import numpy as np
 import pytest
+from testutils import t64, to_numpy
 
 import ember
 from ember.autograd import gradcheck, gradgradcheck
@@ -13,14 +14,6 @@ from ember.ops import loss as L
 
 RNG = np.random.default_rng(0)
 REDUCTIONS = ["mean", "sum", "none"]
-
-
-def t64(a, requires_grad=True):
-    return ember.tensor(np.asarray(a, dtype=np.float64), requires_grad=requires_grad)
-
-
-def npv(t):
-    return t.detach().numpy()
 
 
 def np_reduce(loss, reduction):
@@ -89,7 +82,7 @@ def test_elementwise_losses_match_numpy_and_gradcheck(name, reduction):
         warnings.simplefilter("ignore")
         out = call(a, b, reduction)
         expected = np_reduce(ref(*arrays), reduction)
-        np.testing.assert_allclose(npv(out), expected, rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(to_numpy(out), expected, rtol=1e-10, atol=1e-12)
         assert out.dtype == ember.float64 and out.shape == np.shape(expected)
         assert gradcheck(lambda u: call(u, b, reduction), (a,))
 
@@ -118,7 +111,7 @@ def test_mse_fused_node_and_broadcast_path(reduction):
     col = t64(Y[:, :1])
     with pytest.warns(UserWarning, match="Using a target size"):
         out = L.mse_loss(a, col, reduction=reduction)
-    np.testing.assert_allclose(npv(out), np_reduce((X - Y[:, :1]) ** 2, reduction), rtol=1e-12)
+    np.testing.assert_allclose(to_numpy(out), np_reduce((X - Y[:, :1]) ** 2, reduction), rtol=1e-12)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         assert gradcheck(lambda u, v: L.mse_loss(u, v, reduction=reduction), (a, col))
@@ -150,12 +143,12 @@ def test_cross_entropy_indices(reduction, eps, weighted):
     w = RNG.uniform(0.5, 2, 5) if weighted else None
     out = L.cross_entropy(x, ember.tensor(t), weight=None if w is None else t64(w, False),
                           reduction=reduction, label_smoothing=eps)
-    np.testing.assert_allclose(npv(out), np_cross_entropy(X, t, w, -100, reduction, eps),
+    np.testing.assert_allclose(to_numpy(out), np_cross_entropy(X, t, w, -100, reduction, eps),
                                rtol=1e-10)
     # PyTorch's graph: nll_loss(log_softmax(x)), label smoothing added to it
     assert out.grad_fn.name() == ("AddBackward0" if eps else "NllLossBackward0")
     wt = None if w is None else t64(w, False)
-    fn = lambda u: L.cross_entropy(u, ember.tensor(t), weight=wt, reduction=reduction,  # noqa: E731
+    fn = lambda u: L.cross_entropy(u, ember.tensor(t), weight=wt, reduction=reduction,
                                    label_smoothing=eps)
     assert gradcheck(fn, (x,))
     assert gradgradcheck(fn, (x,))
@@ -166,7 +159,7 @@ def test_cross_entropy_backward_is_softmax_minus_one_hot():
     L.cross_entropy(x, ember.tensor(IDX), reduction="sum").backward()
     expected = np.exp(np_log_softmax(X, 1))
     expected[np.arange(4), IDX] -= 1
-    np.testing.assert_allclose(npv(x.grad), expected, rtol=1e-12)
+    np.testing.assert_allclose(to_numpy(x.grad), expected, rtol=1e-12)
 
 
 @pytest.mark.parametrize("reduction", REDUCTIONS)
@@ -174,10 +167,10 @@ def test_cross_entropy_probabilities(reduction):
     x, p = t64(X), t64(RNG.dirichlet(np.ones(5), 4))
     w = t64(RNG.uniform(0.5, 2, 5), False)
     out = L.cross_entropy(x, p, weight=w, reduction=reduction, label_smoothing=0.1)
-    tp = npv(p) * 0.9 + 0.1 / 5
-    row = -(np_log_softmax(X, 1) * tp * npv(w)).sum(1)
-    np.testing.assert_allclose(npv(out), np_reduce(row, reduction), rtol=1e-10)
-    fn = lambda u, v: L.cross_entropy(u, v, weight=w, reduction=reduction,  # noqa: E731
+    tp = to_numpy(p) * 0.9 + 0.1 / 5
+    row = -(np_log_softmax(X, 1) * tp * to_numpy(w)).sum(1)
+    np.testing.assert_allclose(to_numpy(out), np_reduce(row, reduction), rtol=1e-10)
+    fn = lambda u, v: L.cross_entropy(u, v, weight=w, reduction=reduction,
                                       label_smoothing=0.1)
     assert gradcheck(fn, (x, p))
     assert gradgradcheck(fn, (x, p))
@@ -189,13 +182,14 @@ def test_cross_entropy_k_dim_and_unbatched(reduction):
     t = RNG.integers(0, 5, (2, 3, 2))
     t[0, 0, 0] = -100
     out = L.cross_entropy(x, ember.tensor(t), reduction=reduction, label_smoothing=0.1)
-    np.testing.assert_allclose(npv(out), np_cross_entropy(npv(x), t, None, -100, reduction, 0.1),
+    np.testing.assert_allclose(to_numpy(out),
+                               np_cross_entropy(to_numpy(x), t, None, -100, reduction, 0.1),
                                rtol=1e-10)
     assert gradcheck(lambda u: L.cross_entropy(u, ember.tensor(t), reduction=reduction), (x,))
     v = t64(X[0])
     out = L.cross_entropy(v, ember.tensor(3), reduction=reduction)
     assert out.shape == ()
-    np.testing.assert_allclose(npv(out), -np_log_softmax(X[0], 0)[3], rtol=1e-12)
+    np.testing.assert_allclose(to_numpy(out), -np_log_softmax(X[0], 0)[3], rtol=1e-12)
     assert gradcheck(lambda u: L.cross_entropy(u, ember.tensor(3), reduction=reduction), (v,))
 
 
@@ -208,9 +202,9 @@ def test_nll_loss(reduction):
     row = -X[np.arange(4), np.where(t < 0, 0, t)] * w[np.where(t < 0, 0, t)] * (t >= 0)
     expected = row.sum() / (w[t[t >= 0]]).sum() if reduction == "mean" else \
         np_reduce(row, reduction)
-    np.testing.assert_allclose(npv(out), expected, rtol=1e-12)
+    np.testing.assert_allclose(to_numpy(out), expected, rtol=1e-12)
     assert out.grad_fn.name() == "NllLossBackward0"
-    fn = lambda u: L.nll_loss(u, ember.tensor(t), weight=t64(w, False),  # noqa: E731
+    fn = lambda u: L.nll_loss(u, ember.tensor(t), weight=t64(w, False),
                               reduction=reduction)
     assert gradcheck(fn, (x,))
     assert gradgradcheck(fn, (x,))
@@ -277,13 +271,13 @@ def test_embedding_and_margin_losses(reduction):
              (np.arange(5) != IDX[:, None])).sum(1) / 5),
     }
     for name, (fn, ref) in cases.items():
-        np.testing.assert_allclose(npv(fn(a, b)), np_reduce(ref, reduction), rtol=1e-10,
+        np.testing.assert_allclose(to_numpy(fn(a, b)), np_reduce(ref, reduction), rtol=1e-10,
                                    err_msg=name)
         assert gradcheck(fn, (a, b)), name
-    d = lambda u, v: np.linalg.norm(u - v + 1e-6, axis=-1)  # noqa: E731
+    d = lambda u, v: np.linalg.norm(u - v + 1e-6, axis=-1)
     out = L.triplet_margin_loss(a, b, c, reduction=reduction, swap=True)
     ref = np.maximum(1.0 + d(X, Y) - np.minimum(d(X, PROB), d(Y, PROB)), 0)
-    np.testing.assert_allclose(npv(out), np_reduce(ref, reduction), rtol=1e-10)
+    np.testing.assert_allclose(to_numpy(out), np_reduce(ref, reduction), rtol=1e-10)
     assert gradcheck(lambda u, v, w: L.triplet_margin_loss(u, v, w, p=1.5, reduction=reduction),
                      (a, b, c))
 
@@ -296,7 +290,7 @@ def test_gaussian_nll_loss(reduction):
     a, b, v = t64(X), t64(Y), t64(PROB[:, :1])
     out = L.gaussian_nll_loss(a, b, v, full=True, reduction=reduction)
     ref = 0.5 * (np.log(PROB[:, :1]) + (X - Y) ** 2 / PROB[:, :1]) + 0.5 * math.log(2 * math.pi)
-    np.testing.assert_allclose(npv(out), np_reduce(ref, reduction), rtol=1e-10)
+    np.testing.assert_allclose(to_numpy(out), np_reduce(ref, reduction), rtol=1e-10)
     assert gradcheck(lambda x, y, z: L.gaussian_nll_loss(x, y, z, reduction=reduction),
                      (a, b, v))
     with pytest.raises(ValueError, match="var is of incorrect size"):
@@ -306,9 +300,9 @@ def test_gaussian_nll_loss(reduction):
 def test_weighted_variants():
     a, b = t64(X), t64(Y, False)
     w = t64(PROB, False)
-    np.testing.assert_allclose(npv(L.mse_loss(a, b, weight=w)),
+    np.testing.assert_allclose(to_numpy(L.mse_loss(a, b, weight=w)),
                                ((X - Y) ** 2 * PROB).sum() / PROB.sum(), rtol=1e-12)
-    np.testing.assert_allclose(npv(L.l1_loss(a, b, weight=w, reduction="sum")),
+    np.testing.assert_allclose(to_numpy(L.l1_loss(a, b, weight=w, reduction="sum")),
                                (abs(X - Y) * PROB).sum(), rtol=1e-12)
     with pytest.raises(ValueError, match="Weights and input must have the same size."):
         L.mse_loss(a, b, weight=w[0])
@@ -316,8 +310,8 @@ def test_weighted_variants():
     out = L.binary_cross_entropy_with_logits(a, PROB_T, weight=w, pos_weight=pw,
                                              reduction="none")
     sig = 1 / (1 + np.exp(-X))
-    ref = -PROB * (PROB * npv(pw) * np.log(sig) + (1 - PROB) * np.log(1 - sig))
-    np.testing.assert_allclose(npv(out), ref, rtol=1e-10)
+    ref = -PROB * (PROB * to_numpy(pw) * np.log(sig) + (1 - PROB) * np.log(1 - sig))
+    np.testing.assert_allclose(to_numpy(out), ref, rtol=1e-10)
     assert gradcheck(lambda u, v: L.binary_cross_entropy_with_logits(
         u, v, weight=w, pos_weight=pw), (a, t64(PROB)))
     assert gradgradcheck(lambda u, v: L.binary_cross_entropy_with_logits(
@@ -325,23 +319,23 @@ def test_weighted_variants():
     # as in PyTorch, weight and pos_weight take no gradient
     with pytest.raises(RuntimeError, match="not differentiable with respect to argument "
                                            "'pos_weight'"):
-        L.binary_cross_entropy_with_logits(a, PROB_T, pos_weight=t64(npv(pw)))
+        L.binary_cross_entropy_with_logits(a, PROB_T, pos_weight=t64(to_numpy(pw)))
 
 
 def test_bce_with_logits_is_stable_and_smooth_at_zero():
     x = t64([-1000.0, 0.0, 1000.0])
     t = ember.tensor([1.0, 1.0, 0.0], dtype=ember.float64)
     out = L.binary_cross_entropy_with_logits(x, t, reduction="none")
-    np.testing.assert_allclose(npv(out), [1000.0, math.log(2), 1000.0])
+    np.testing.assert_allclose(to_numpy(out), [1000.0, math.log(2), 1000.0])
     out.sum().backward()
-    np.testing.assert_allclose(npv(x.grad), [-1.0, -0.5, 1.0])
+    np.testing.assert_allclose(to_numpy(x.grad), [-1.0, -0.5, 1.0])
 
 
 def test_bce_clamps_log_at_minus_100():
     out = L.binary_cross_entropy(t64([0.0, 1.0]), ember.tensor([1.0, 0.0],
                                                                dtype=ember.float64),
                                  reduction="none")
-    np.testing.assert_allclose(npv(out), [100.0, 100.0])
+    np.testing.assert_allclose(to_numpy(out), [100.0, 100.0])
     with pytest.raises(RuntimeError, match="all elements of input should be between 0 and 1"):
         L.binary_cross_entropy(t64([1.5]), t64([1.0]))
 
@@ -363,11 +357,11 @@ def test_bce_is_finite_at_saturated_probabilities(dtype, reduction):
     with np.errstate(divide="ignore"):
         loss = -w * (t * np.maximum(np.log(p.astype(np.float64)), -100)
                      + (1 - t) * np.maximum(np.log1p(-p.astype(np.float64)), -100))
-    np.testing.assert_allclose(npv(out), np_reduce(loss, reduction), rtol=1e-6)
+    np.testing.assert_allclose(to_numpy(out), np_reduce(loss, reduction), rtol=1e-6)
     assert out.dtype == x.dtype
     out.sum().backward()
     scale = 1 / p.size if reduction == "mean" else 1
-    grad = npv(x.grad)
+    grad = to_numpy(x.grad)
     assert np.isfinite(grad).all()
     np.testing.assert_allclose(grad, np_bce_grad(p.astype(np.float64), t, w) * scale,
                                rtol=1e-5)
@@ -379,7 +373,7 @@ def test_bce_training_step_at_saturation_stays_finite():
     p = ember.sigmoid(ember.linear(ember.ones(2, 1), w))
     assert p.detach().numpy().max() == 1.0
     L.binary_cross_entropy(p, ember.tensor([[0.0], [1.0]])).backward()
-    assert np.isfinite(npv(w.grad)).all()
+    assert np.isfinite(to_numpy(w.grad)).all()
 
 
 def test_bce_gradgradcheck_and_target_gradient():
@@ -397,7 +391,7 @@ def test_bce_gradgradcheck_and_target_gradient():
 
 def test_kl_div_batchmean_and_mean_warning():
     a, b = t64(X), t64(PROB, False)
-    np.testing.assert_allclose(npv(L.kl_div(a, b, reduction="batchmean")),
+    np.testing.assert_allclose(to_numpy(L.kl_div(a, b, reduction="batchmean")),
                                (PROB * (np.log(PROB) - X)).sum() / 4, rtol=1e-12)
     with pytest.warns(UserWarning, match="'batchmean' divides only by the batch size"):
         L.kl_div(a, b)
@@ -452,11 +446,11 @@ def test_ctc_matches_brute_force():
     targets = ember.tensor([[1, 1, 2], [3, 0, 0], [2, 3, 0]])
     il, tl = [5, 4, 3], [3, 1, 2]
     out = L.ctc_loss(lp, targets, il, tl, reduction="none")
-    arr = npv(lp)
-    ref = [np_ctc(arr[:il[n], n], npv(targets)[n, :tl[n]]) for n in range(3)]
-    np.testing.assert_allclose(npv(out), ref, rtol=1e-10)
+    arr = to_numpy(lp)
+    ref = [np_ctc(arr[:il[n], n], to_numpy(targets)[n, :tl[n]]) for n in range(3)]
+    np.testing.assert_allclose(to_numpy(out), ref, rtol=1e-10)
     mean = L.ctc_loss(lp, targets, il, tl)
-    np.testing.assert_allclose(npv(mean), np.mean(np.array(ref) / np.array(tl)), rtol=1e-10)
+    np.testing.assert_allclose(to_numpy(mean), np.mean(np.array(ref) / np.array(tl)), rtol=1e-10)
 
 
 @pytest.mark.parametrize("reduction", REDUCTIONS)
@@ -470,7 +464,7 @@ def test_ctc_gradcheck_padded_concatenated_unbatched(reduction):
                                           reduction=reduction), (lp,))
     a = L.ctc_loss(lp, padded, [6, 5], [3, 2], reduction=reduction)
     b = L.ctc_loss(lp, flat, ember.tensor([6, 5]), ember.tensor([3, 2]), reduction=reduction)
-    np.testing.assert_allclose(npv(a), npv(b))
+    np.testing.assert_allclose(to_numpy(a), to_numpy(b))
 
 
 def test_ctc_zero_infinity_and_errors():
@@ -481,8 +475,8 @@ def test_ctc_zero_infinity_and_errors():
     out = L.ctc_loss(lp, targets, [3, 3], [3, 2], reduction="sum", zero_infinity=True)
     out.backward()
     assert np.isfinite(out.item())
-    np.testing.assert_array_equal(npv(lp.grad)[:, 0], 0)
-    assert np.abs(npv(lp.grad)[:, 1]).sum() > 0
+    np.testing.assert_array_equal(to_numpy(lp.grad)[:, 0], 0)
+    assert np.abs(to_numpy(lp.grad)[:, 1]).sum() > 0
     with pytest.raises(RuntimeError, match="Expected input_lengths to have value at most 3, "
                                            "but got value 4"):
         L.ctc_loss(lp, targets, [4, 3], [3, 2])
@@ -494,12 +488,139 @@ def test_ctc_zero_infinity_and_errors():
 # -- registry and devices -----------------------------------------------------------------------
 
 def test_registered_like_torch():
-    assert ember.binary_cross_entropy_with_logits is L.binary_cross_entropy_with_logits
-    assert ember.ctc_loss is L.ctc_loss and ember.kl_div is L.kl_div
     assert not hasattr(ember, "cross_entropy") and not hasattr(ember.Tensor, "cross_entropy")
     from ember.ops.registry import OPS
 
     assert {"cross_entropy", "nll_loss", "mse_loss", "ctc_loss"} <= set(OPS)
+    # ember.<name> is torch.<name> (ATen's signature), ember.nn.functional.<name> F's
+    import ember.nn.functional as F
+
+    for name in (*_ATEN_LOSSES, "ctc_loss"):
+        assert getattr(ember, name) is OPS[name].fn
+        assert getattr(F, name) is getattr(L, name) is not getattr(ember, name)
+
+
+#: ``torch.<name>`` calls (ATen: positional reductions as integers; unreduced by default, as
+#: PyTorch's Python bindings read the schemas' default) and the equal ``torch.nn.functional``
+#: ones, as ``(args, F kwargs)`` after the tensors
+_ATEN_LOSSES = {
+    "kl_div": (2, ((2,), {"reduction": "sum"}), ((1,), {"reduction": "mean"}),
+               ((), {"reduction": "none"})),
+    "binary_cross_entropy_with_logits": (
+        2, ((None, None, 2), {"reduction": "sum"}), ((), {"reduction": "none"})),
+    "poisson_nll_loss": (2, ((False, True, 1e-3, 2),
+                             {"log_input": False, "full": True, "eps": 1e-3,
+                              "reduction": "sum"}),
+                         ((True, False, 1e-8, 0), {"reduction": "none"})),
+    "margin_ranking_loss": (3, ((0.3, 2), {"margin": 0.3, "reduction": "sum"}),
+                            ((0.0, 1), {"reduction": "mean"}), ((), {"reduction": "none"})),
+    "hinge_embedding_loss": (2, ((0.7, 2), {"margin": 0.7, "reduction": "sum"}),
+                             ((), {"reduction": "none"})),
+    "cosine_embedding_loss": (3, ((0.1, 2), {"margin": 0.1, "reduction": "sum"}),
+                              ((), {"reduction": "none"})),
+    "triplet_margin_loss": (3, ((0.5, 1.0, 1e-6, True, 2),
+                                {"margin": 0.5, "p": 1, "swap": True, "reduction": "sum"}),
+                            ((), {"reduction": "none"})),
+}
+
+
+def _loss_inputs(name, n):
+    rng = np.random.default_rng(3)
+    x = [rng.uniform(0.1, 0.9, (4, 3)) for _ in range(n)]
+    if name in ("margin_ranking_loss", "hinge_embedding_loss"):
+        x[-1] = np.where(rng.random((4, 3)) < 0.5, -1.0, 1.0)
+    if name == "cosine_embedding_loss":
+        x[-1] = np.where(rng.random(4) < 0.5, -1.0, 1.0)
+    if name == "kl_div":
+        x[0] = np.log(x[0])
+    return x
+
+
+@pytest.mark.parametrize("name", sorted(_ATEN_LOSSES))
+def test_aten_signature_matches_torch(name):
+    """``ember.kl_div(x, t, 2)`` reads the third argument as ATen's reduction, as
+    ``torch.kl_div`` does; ``ember.nn.functional.kl_div`` keeps F's keywords."""
+    import ember.nn.functional as F
+
+    n, *calls = _ATEN_LOSSES[name]
+    arrays = _loss_inputs(name, n)
+    tensors = [ember.tensor(a) for a in arrays]
+    for args, fkw in calls:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # F.kl_div's note on 'mean'
+            expected = getattr(F, name)(*tensors, **fkw)
+        got = getattr(ember, name)(*tensors, *args)
+        np.testing.assert_allclose(got.numpy(), expected.numpy(), rtol=1e-12)
+    try:
+        import torch
+    except ImportError:
+        return
+    for args, _ in calls:
+        ref = getattr(torch, name)(*[torch.from_numpy(a) for a in arrays], *args)
+        got = getattr(ember, name)(*tensors, *args)
+        np.testing.assert_allclose(got.numpy(), ref.numpy(), rtol=1e-10)
+
+
+def test_aten_ctc_loss_matches_torch():
+    """``torch.ctc_loss(log_probs, targets, input_lengths, target_lengths, blank, reduction,
+    zero_infinity)``: an integer reduction, per-sample losses by default."""
+    rng = np.random.default_rng(1)
+    lp = rng.normal(size=(6, 2, 4))
+    lp = lp - np.log(np.exp(lp).sum(-1, keepdims=True))
+    targets = np.array([[1, 2, 2], [3, 1, 0]])
+    e = (ember.tensor(lp), ember.tensor(targets), ember.tensor([6, 5]), ember.tensor([3, 2]))
+    np.testing.assert_allclose(ember.ctc_loss(*e).numpy(),
+                               L.ctc_loss(*e, reduction="none").numpy())
+    np.testing.assert_allclose(ember.ctc_loss(*e, 0, 2).numpy(),
+                               L.ctc_loss(*e, reduction="sum").numpy())
+    np.testing.assert_allclose(ember.ctc_loss(*e, 0, 1).numpy(), L.ctc_loss(*e).numpy())
+    try:
+        import torch
+    except ImportError:
+        return
+    t = (torch.from_numpy(lp), torch.from_numpy(targets), torch.tensor([6, 5]),
+         torch.tensor([3, 2]))
+    for args in ((), (0, 0), (0, 1), (0, 2), (0, 2, True)):
+        np.testing.assert_allclose(ember.ctc_loss(*e, *args).numpy(),
+                                   torch.ctc_loss(*t, *args).numpy(), rtol=1e-10)
+
+
+def test_aten_kl_div_keywords():
+    x = ember.tensor(np.log([[0.2, 0.8], [0.5, 0.5]]))
+    t = ember.tensor([[0.3, 0.7], [0.6, 0.4]], dtype=ember.float64)
+    s = ember.kl_div(x, t, 2)
+    np.testing.assert_allclose(ember.kl_div(x, t, reduction=2).numpy(), s.numpy())
+    np.testing.assert_allclose(ember.kl_div(x, t.log(), 2, log_target=True).numpy(), s.numpy())
+    import ember.nn.functional as F
+
+    np.testing.assert_allclose(F.kl_div(x, t, reduction="sum").numpy(), s.numpy())
+    np.testing.assert_allclose(F.kl_div(x, t, reduction="batchmean").numpy(), s.numpy() / 2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # ATen's mean does not warn (F's 'mean' does)
+        np.testing.assert_allclose(ember.kl_div(x, t, 1).numpy(), s.numpy() / 4)
+    assert ember.kl_div(x, t).shape == (2, 2)  # unreduced by default, as torch.kl_div
+    with pytest.raises(TypeError):
+        ember.kl_div(x, t, 2, True)  # log_target is keyword-only, as in torch.kl_div
+
+
+def test_ctc_loss_not_twice_differentiable():
+    """PyTorch's ctc_loss has no double backward: the gradient taken with ``create_graph``
+    requires grad through a ``NotImplemented`` node that raises (ember's was silently a
+    constant)."""
+    rng = np.random.default_rng(0)
+    lp = ember.tensor(rng.normal(size=(6, 2, 4))).log_softmax(-1).detach().requires_grad_()
+    targets = ember.tensor([[1, 2, 2], [3, 1, 0]])
+    for reduction in ("sum", "mean", "none"):
+        loss = L.ctc_loss(lp, targets, [6, 5], [3, 2], reduction=reduction)
+        g, = ember.autograd.grad(loss.sum(), lp, create_graph=True)
+        assert g.requires_grad and type(g.grad_fn).__name__ == "NotImplemented"
+        with pytest.raises(RuntimeError, match="derivative for aten::_ctc_loss_backward is not "
+                                               "implemented"):
+            ember.autograd.grad(g.sum(), lp)
+    loss = L.ctc_loss(lp, targets, [6, 5], [3, 2], reduction="sum")
+    g1, = ember.autograd.grad(loss, lp)  # the values are those of a plain backward
+    assert not g1.requires_grad
+    np.testing.assert_allclose(g1.numpy(), g.detach().numpy())
 
 
 def test_device_path(testdev):
@@ -511,7 +632,7 @@ def test_device_path(testdev):
     out.backward()
     assert xd.grad.device == testdev
     L.cross_entropy(x, t, label_smoothing=0.1).backward()
-    np.testing.assert_allclose(xd.grad.cpu().numpy(), npv(x.grad))
+    np.testing.assert_allclose(xd.grad.cpu().numpy(), to_numpy(x.grad))
     y = ember.tensor(Y).to(testdev)
     for fn in (L.mse_loss, L.binary_cross_entropy_with_logits, L.smooth_l1_loss):
         assert fn(xd, y).device == testdev

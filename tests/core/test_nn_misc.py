@@ -44,6 +44,36 @@ def test_dropout_eval_and_edge_probabilities():
             M.dropout(x, bad)
 
 
+@pytest.mark.parametrize("name,feature,default_train", [
+    ("dropout", False, True), ("alpha_dropout", False, False),
+    ("feature_dropout", True, True), ("feature_alpha_dropout", True, False)])
+def test_dropout_aten_forms_take_train(name, feature, default_train):
+    """``torch.dropout(input, p, train)``: ``ember.<name>`` takes ``train`` (positional or
+    keyword); ``ember.nn.functional.<name>`` keeps ``training`` and ``inplace``."""
+    import inspect
+
+    import ember.nn.functional as F
+
+    fn = getattr(ember, name)
+    assert list(inspect.signature(fn).parameters) == ["input", "p", "train"]
+    if hasattr(F, name):  # (torch.nn.functional has no feature_dropout)
+        assert list(inspect.signature(getattr(F, name)).parameters) == \
+            ["input", "p", "training", "inplace"]
+    x = ember.randn(4, 3, 5)
+    assert fn(x, 0.5, train=False) is x and fn(x, 0.5, False) is x
+    assert (fn(x, 0.5) is x) is not default_train
+    ember.manual_seed(4)
+    a = fn(x, 0.5, train=True)
+    ember.manual_seed(4)
+    b = getattr(M, name)(x, 0.5, training=True)
+    assert ember.equal(a, b) and not ember.equal(a, x)
+    with pytest.raises(TypeError):
+        fn(x, 0.5, training=True)
+    y = x.clone()
+    ember.manual_seed(4)
+    assert getattr(ember, name + "_")(y, 0.5, True) is y and ember.equal(y, a)
+
+
 def test_dropout_gradient_is_the_mask():
     x = _f64(6, 7)
     ember.manual_seed(3)

@@ -331,6 +331,70 @@ def test_local_response_norm(shape, size):
         local_response_norm(_rand(2, 3), 2)
 
 
+def test_local_response_norm_int64_truncates_the_average():
+    """On integers PyTorch averages the squares in int64 (its avg_pool truncates) before the
+    float power; the result is float32."""
+    x = np.array([[[3], [4], [5], [-2], [7]]], dtype=np.int64)  # (1, 5, 1)
+    y = local_response_norm(ember.tensor(x), 3, alpha=0.5, beta=0.75, k=1.0)
+    assert y.dtype == ember.float32
+    sq = np.pad(x.astype(np.int64) ** 2, [(0, 0), (1, 1), (0, 0)])
+    window = sum(sq[:, i:i + 5] for i in range(3)) // 3
+    ref = x / (1.0 + 0.5 * window) ** 0.75
+    np.testing.assert_allclose(y.numpy(), ref, rtol=1e-6)
+    try:
+        import torch
+    except ImportError:
+        return
+    a = np.random.default_rng(0).integers(-9, 10, (2, 5, 3, 2))
+    got = local_response_norm(ember.tensor(a), 3, 1e-2, 0.5, 2.0).numpy()
+    expected = torch.nn.functional.local_response_norm(torch.from_numpy(a), 3, 1e-2, 0.5,
+                                                       2.0).numpy()
+    np.testing.assert_allclose(got, expected, rtol=1e-6)
+
+
+@pytest.mark.parametrize("call", [
+    lambda x: layer_norm(x, (5,)),
+    lambda x: layer_norm(x, (3, 5), ember.full((3, 5), 1.5, dtype=x.dtype),
+                         ember.full((3, 5), 0.25, dtype=x.dtype)),
+    lambda x: group_norm(x, 3),
+    lambda x: rms_norm(x, (5,)),
+    lambda x: batch_norm(x, None, None, training=True),
+    lambda x: batch_norm(x, ember.full((3,), 0.5, dtype=x.dtype), ember.full((3,), 2.0,
+                                                                              dtype=x.dtype)),
+])
+def test_float16_normalizes_in_float32(call):
+    """float16 is normalized in float32 and rounded once, as PyTorch's kernels (layer, group
+    and RMS norm equal PyTorch's results exactly); the backward stays float16."""
+    a = np.random.default_rng(2).uniform(-3, 3, (4, 3, 5)).astype(np.float16)
+    got = call(ember.tensor(a))
+    assert got.dtype == ember.float16
+    expected = call(ember.tensor(a.astype(np.float32)))
+    np.testing.assert_allclose(got.numpy().astype(np.float32), expected.numpy(), rtol=1e-3,
+                               atol=2e-3)
+    x = ember.tensor(a, requires_grad=True)
+    call(x).sum().backward()
+    assert x.grad.dtype == ember.float16
+
+
+def test_float16_norms_match_torch():
+    """Including rms_norm's default epsilon: float32's for float16 input (the computing
+    type's, as PyTorch), not float16's."""
+    torch = pytest.importorskip("torch")
+    tf = torch.nn.functional
+    for seed in range(20):
+        rng = np.random.default_rng(seed)
+        a = rng.uniform(-3, 3, (4, 3, 5)).astype(np.float16)
+        w = rng.uniform(0.5, 2, 5).astype(np.float16)
+        x, t = ember.tensor(a), torch.from_numpy(a)
+        ew, tw = ember.tensor(w), torch.from_numpy(w)
+        for e, r in ((layer_norm(x, (5,), ew), tf.layer_norm(t, (5,), tw)),
+                     (group_norm(x, 3), tf.group_norm(t, 3)),
+                     (rms_norm(x, (5,)), tf.rms_norm(t, (5,))),
+                     (rms_norm(x, (5,), ew), tf.rms_norm(t, (5,), tw))):
+            np.testing.assert_allclose(e.numpy().astype(np.float32), r.float().numpy(),
+                                       rtol=1e-3, atol=1e-5)
+
+
 def test_empty_inputs_keep_shape_and_running_stats():
     rm, rv = ember.zeros(3), ember.ones(3)
     y = batch_norm(ember.zeros(0, 3, 4), rm, rv, training=True)

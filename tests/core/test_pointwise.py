@@ -8,17 +8,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import mutually_broadcastable_shapes
+from testutils import rand64
 
 import ember
 from ember.autograd import gradcheck, gradgradcheck
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
-
-
-def t64(shape=(2, 3), low=-2.0, high=2.0, seed=0, requires_grad=True):
-    rng = np.random.default_rng(seed)
-    return ember.tensor(rng.uniform(low, high, shape), dtype=ember.float64,
-                        requires_grad=requires_grad)
 
 
 # away from 0 and from integers and half-integers: for ops with kinks there
@@ -97,6 +92,31 @@ def test_digamma_is_derivative_of_lgamma():
     numeric = (np.vectorize(math.lgamma)(x + h) - np.vectorize(math.lgamma)(x - h)) / (2 * h)
     np.testing.assert_allclose(ember.digamma(ember.tensor(x)).numpy(), numeric, rtol=1e-7,
                                atol=1e-7)
+
+
+def test_digamma_double_backward_is_tetragamma():
+    """digamma's backward is trigamma (polygamma(1, x)); its own backward is polygamma(2, x)
+    (the double backward was silently zero: trigamma had no backward)."""
+    from ember.ops.pointwise import _tetragamma, _trigamma
+
+    x = np.concatenate([np.linspace(-4.73, 30.3, 301), [0.05, 0.25, 1.0, 7.5, 1e4]])
+    x = x[np.abs(x - np.round(x)) > 0.03]  # finite differences are too coarse by the poles
+    h = 1e-5
+    numeric = (_trigamma(ember.tensor(x + h)).numpy() -
+               _trigamma(ember.tensor(x - h)).numpy()) / (2 * h)
+    np.testing.assert_allclose(_tetragamma(ember.tensor(x)).numpy(), numeric, rtol=2e-6,
+                               atol=1e-9)
+    # exact values: psi2(1) = -2 zeta(3), psi2(1/2) = -14 zeta(3)
+    zeta3 = 1.2020569031595942
+    np.testing.assert_allclose(_tetragamma(ember.tensor([1.0, 0.5], dtype=ember.float64)).numpy(),
+                               [-2 * zeta3, -14 * zeta3], rtol=1e-14)
+    assert np.isneginf(_tetragamma(ember.tensor([0.0, -1.0, -3.0])).numpy()).all()
+    t = ember.tensor([0.3, 1.7, -2.4, 6.0], dtype=ember.float64, requires_grad=True)
+    g, = ember.autograd.grad(t.digamma().sum(), t, create_graph=True)
+    gg, = ember.autograd.grad(g.sum(), t)
+    np.testing.assert_allclose(gg.numpy(), _tetragamma(t.detach()).numpy(), rtol=1e-15)
+    assert gradgradcheck(ember.digamma, (t,))
+    assert gradgradcheck(ember.lgamma, (t,))  # the third derivative of lgamma is tetragamma
 
 
 def test_sign_family_and_rounding_details():
@@ -385,7 +405,7 @@ UNARY_GRAD = [
 
 @pytest.mark.parametrize("name,domain", UNARY_GRAD, ids=[u[0] for u in UNARY_GRAD])
 def test_unary_gradcheck(name, domain):
-    x = t64(low=domain[0], high=domain[1])
+    x = rand64(2, 3, low=domain[0], high=domain[1])
     assert gradcheck(getattr(ember, name), (x,))
 
 
@@ -402,16 +422,16 @@ def test_piecewise_gradcheck_away_from_kinks(name):
                                          ("log", (0.5, 3)), ("sin", (-2, 2)),
                                          ("erfinv", (-0.8, 0.8)), ("lgamma", (0.5, 4))])
 def test_unary_gradgradcheck(name, domain):
-    assert gradgradcheck(getattr(ember, name), (t64(low=domain[0], high=domain[1]),))
+    assert gradgradcheck(getattr(ember, name), (rand64(2, 3, low=domain[0], high=domain[1]),))
 
 
 def test_binary_gradcheck_with_broadcasting():
-    a = t64((3, 1), seed=1)
-    b = t64((4,), seed=2)
-    pos = t64((4,), 0.5, 2.0, seed=3)
+    a = rand64(3, 1, rng=1)
+    b = rand64(4, rng=2)
+    pos = rand64(4, low=0.5, high=2.0, rng=3)
     for fn in (ember.atan2, ember.hypot, ember.maximum, ember.minimum, ember.fmax, ember.fmin):
         assert gradcheck(fn, (a, b))
-    assert gradcheck(ember.copysign, (safe64(), t64((3,), seed=4)))
+    assert gradcheck(ember.copysign, (safe64(), rand64(3, rng=4)))
     assert gradcheck(lambda x: ember.copysign(x, -1.0), (safe64(),))
     assert gradcheck(ember.xlogy, (a, pos))
     assert gradcheck(lambda y: ember.xlogy(2.0, y), (pos,))
@@ -419,9 +439,9 @@ def test_binary_gradcheck_with_broadcasting():
 
 
 def test_binary_gradgradcheck():
-    a = t64((3, 1), seed=1)
-    b = t64((4,), seed=2)
-    pos = t64((4,), 0.5, 2.0, seed=3)
+    a = rand64(3, 1, rng=1)
+    b = rand64(4, rng=2)
+    pos = rand64(4, low=0.5, high=2.0, rng=3)
     assert gradgradcheck(ember.atan2, (a, b))
     assert gradgradcheck(ember.maximum, (a, b))
     assert gradgradcheck(ember.xlogy, (a, pos))
@@ -430,9 +450,9 @@ def test_binary_gradgradcheck():
 
 def test_where_gradcheck_and_gradgradcheck():
     cond = ember.tensor([[True, False, True], [False, True, False]])
-    a = t64((2, 3), seed=1)
-    b = t64((3,), seed=2)
-    fn = lambda x, y: ember.where(cond, x, y)  # noqa: E731
+    a = rand64(2, 3, rng=1)
+    b = rand64(3, rng=2)
+    fn = lambda x, y: ember.where(cond, x, y)
     assert gradcheck(fn, (a, b))
     assert gradgradcheck(lambda x, y: ember.where(cond, x * x, y.exp()), (a, b))
     assert gradcheck(lambda x: ember.where(cond, x, 0.0), (a,))
@@ -458,13 +478,13 @@ def test_clamp_gradcheck_and_gradgradcheck():
 
 
 def test_lerp_logit_nan_to_num_gradcheck():
-    a, b = t64((2, 3), seed=1), t64((3,), seed=2)
-    w = t64((2, 1), 0.0, 1.0, seed=3)
+    a, b = rand64(2, 3, rng=1), rand64(3, rng=2)
+    w = rand64(2, 1, low=0.0, high=1.0, rng=3)
     assert gradcheck(lambda x, y: ember.lerp(x, y, 0.3), (a, b))
     assert gradcheck(lambda x, y: ember.lerp(x, y, 0.8), (a, b))
     assert gradcheck(ember.lerp, (a, b, w))
     assert gradgradcheck(ember.lerp, (a, b, w))
-    p = t64((2, 3), 0.05, 0.95)
+    p = rand64(2, 3, low=0.05, high=0.95)
     assert gradcheck(lambda v: ember.logit(v, eps=0.2), (p,))
     x = ember.tensor([1.0, np.nan, np.inf, -2.0], dtype=ember.float64, requires_grad=True)
     ember.nan_to_num(x).sum().backward()
@@ -521,7 +541,7 @@ def test_clone():
     assert c.grad_fn.name() == "CloneBackward0" and c.data_ptr() != x.data_ptr()
     c.sum().backward()
     assert x.grad.tolist() == [1.0, 1.0]
-    assert gradcheck(ember.clone, (t64(),)) and gradgradcheck(ember.clone, (t64(),))
+    assert gradcheck(ember.clone, (rand64(2, 3),)) and gradgradcheck(ember.clone, (rand64(2, 3),))
 
 
 def test_copy_broadcasts_casts_and_bumps_version():
@@ -553,7 +573,7 @@ def test_copy_gradient_goes_to_source():
     y.sum().backward()
     assert old.grad.tolist() == [0.0, 0.0, 0.0]  # the overwritten value gets no gradient
     assert gradcheck(lambda s: ember.zeros(2, 3, dtype=ember.float64).copy_(s * s),
-                     (t64((3,)),))
+                     (rand64(3),))
     with pytest.raises(RuntimeError, match="a leaf Variable that requires grad"):
         src.copy_(src)
 

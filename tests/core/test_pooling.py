@@ -25,10 +25,10 @@ from ember.ops.pooling import (
 RNG = np.random.default_rng(99)
 
 
-def t64(*shape, grad=True):
+def distinct(*shape, requires_grad=True):
     # distinct values: finite differences never cross a tie of the max
     a = RNG.permutation(math.prod(shape)).reshape(shape) / 7.0 + RNG.uniform(0, .01, shape)
-    return ember.tensor(a, requires_grad=grad)
+    return ember.tensor(a, requires_grad=requires_grad)
 
 
 def _tup(v, n):
@@ -108,7 +108,7 @@ MAX2D_CASES = [
 
 @pytest.mark.parametrize("kw", MAX2D_CASES)
 def test_max_pool2d(kw):
-    x = t64(2, 2, 7, 6)
+    x = distinct(2, 2, 7, 6)
     out, idx = max_pool2d(x, return_indices=True, **kw)
     ref_v, ref_i = ref_max_pool(x.detach().numpy(), kw["kernel_size"], kw.get("stride"),
                                 kw.get("padding", 0), kw.get("dilation", 1),
@@ -121,7 +121,7 @@ def test_max_pool2d(kw):
 
 
 def test_max_pool2d_gradgradcheck():
-    x = t64(1, 2, 5, 5)
+    x = distinct(1, 2, 5, 5)
     assert gradgradcheck(lambda a: max_pool2d(a, 3, 1, 1), (x,))
 
 
@@ -172,7 +172,7 @@ def test_max_pool2d_offset_path_matches_index_path(kw, ties):
 
 
 def test_max_pool2d_offset_path_gradgradcheck_and_inf_gradient():
-    x = t64(1, 2, 6, 6)
+    x = distinct(1, 2, 6, 6)
     assert gradgradcheck(lambda a: max_pool2d(a, 2, 1), (x,))
     assert gradgradcheck(lambda a: max_pool2d(a, 2), (x,))
     x = ember.tensor([[[[1.0, 3.0], [2.0, 0.0]]]], requires_grad=True)
@@ -184,7 +184,7 @@ def test_max_pool2d_offset_path_gradgradcheck_and_inf_gradient():
 @pytest.mark.parametrize("kw", [dict(kernel_size=2), dict(kernel_size=3, stride=2, padding=1,
                                                           ceil_mode=True, dilation=2)])
 def test_max_pool1d(kw):
-    x = t64(2, 3, 9)
+    x = distinct(2, 3, 9)
     out, idx = max_pool1d(x, return_indices=True, **kw)
     ref_v, ref_i = ref_max_pool(x.detach().numpy(), kw["kernel_size"], kw.get("stride"),
                                 kw.get("padding", 0), kw.get("dilation", 1),
@@ -215,7 +215,7 @@ AVG2D_CASES = [
 
 @pytest.mark.parametrize("kw", AVG2D_CASES)
 def test_avg_pool2d(kw):
-    x = t64(2, 2, 7, 6)
+    x = distinct(2, 2, 7, 6)
     out = avg_pool2d(x, **kw)
     ref = ref_avg_pool(x.detach().numpy(), kw["kernel_size"], kw.get("stride"),
                        kw.get("padding", 0), kw.get("ceil_mode", False),
@@ -226,13 +226,13 @@ def test_avg_pool2d(kw):
 
 
 def test_avg_pool2d_gradgradcheck():
-    x = t64(1, 2, 5, 4)
+    x = distinct(1, 2, 5, 4)
     assert gradgradcheck(lambda a: avg_pool2d(a, 3, 2, 1, ceil_mode=True,
                                               count_include_pad=False), (x,))
 
 
 def test_avg_pool1d():
-    x = t64(2, 3, 8)
+    x = distinct(2, 3, 8)
     out = avg_pool1d(x, 3, 2, 1, ceil_mode=True)
     np.testing.assert_allclose(out.detach().numpy(),
                                ref_avg_pool(x.detach().numpy(), 3, 2, 1, True), rtol=1e-12)
@@ -248,7 +248,7 @@ def test_avg_pool_integer_truncates():
 
 @pytest.mark.parametrize("size", [(3, 4), (1, 1), (7, 6), (None, 2), 4])
 def test_adaptive_avg_pool2d(size):
-    x = t64(2, 2, 7, 6)
+    x = distinct(2, 2, 7, 6)
     out = adaptive_avg_pool2d(x, size)
     full = tuple(x.shape[2 + i] if v is None else v
                  for i, v in enumerate(size if isinstance(size, tuple) else (size, size)))
@@ -258,7 +258,7 @@ def test_adaptive_avg_pool2d(size):
 
 
 def test_adaptive_avg_pool1d():
-    x = t64(2, 3, 7)
+    x = distinct(2, 3, 7)
     np.testing.assert_allclose(adaptive_avg_pool1d(x, 3).detach().numpy(),
                                ref_adaptive(x.detach().numpy(), (3,), np.mean), rtol=1e-12)
     assert gradcheck(lambda a: adaptive_avg_pool1d(a, 3), (x,))
@@ -266,7 +266,7 @@ def test_adaptive_avg_pool1d():
 
 @pytest.mark.parametrize("size", [(3, 4), (1, 1), (5, 5), 2])
 def test_adaptive_max_pool2d(size):
-    x = t64(2, 2, 7, 6)
+    x = distinct(2, 2, 7, 6)
     out, idx = adaptive_max_pool2d(x, size, return_indices=True)
     full = size if isinstance(size, tuple) else (size, size)
     np.testing.assert_array_equal(out.detach().numpy(),
@@ -279,7 +279,7 @@ def test_adaptive_max_pool2d(size):
 
 
 def test_adaptive_max_pool1d():
-    x = t64(2, 3, 7)
+    x = distinct(2, 3, 7)
     out, idx = adaptive_max_pool1d(x, 3, return_indices=True)
     np.testing.assert_array_equal(out.detach().numpy(),
                                   ref_adaptive(x.detach().numpy(), (3,), np.max))
@@ -287,7 +287,7 @@ def test_adaptive_max_pool1d():
 
 
 def test_max_unpool2d_inverts_pool():
-    x = t64(2, 2, 6, 5)
+    x = distinct(2, 2, 6, 5)
     out, idx = max_pool2d(x, 2, return_indices=True)
     up = max_unpool2d(out, idx, 2, output_size=(6, 5))
     assert up.shape == (2, 2, 6, 5)
@@ -296,7 +296,7 @@ def test_max_unpool2d_inverts_pool():
                       -1)
     np.testing.assert_array_equal(up.detach().numpy(), ref.reshape(2, 2, 6, 5))
     assert up.grad_fn.name() == "MaxUnpool2DBackward0"
-    v = t64(2, 2, 3, 2)
+    v = distinct(2, 2, 3, 2)
     assert gradcheck(lambda a: max_unpool2d(a, idx, 2, output_size=(6, 5)), (v,))
     assert max_unpool2d(out[..., :2], idx[..., :2] % 4, 2).shape == (2, 2, 6, 4)
     with pytest.raises(RuntimeError, match="Found an invalid max index: 99"):
@@ -304,7 +304,7 @@ def test_max_unpool2d_inverts_pool():
 
 
 def test_max_unpool1d():
-    x = t64(1, 2, 8)
+    x = distinct(1, 2, 8)
     out, idx = max_pool1d(x, 2, return_indices=True)
     up = max_unpool1d(out, idx, 2)
     np.testing.assert_array_equal((up != 0).numpy().sum(-1), [[4, 4]])
@@ -312,7 +312,7 @@ def test_max_unpool1d():
 
 
 def test_lp_pool2d():
-    x = t64(1, 2, 6, 6)
+    x = distinct(1, 2, 6, 6)
     out = lp_pool2d(x, 2, 3, 2)
     ref = np.sqrt(ref_avg_pool(x.detach().numpy() ** 2, 3, 2) * 9)
     np.testing.assert_allclose(out.detach().numpy(), ref, rtol=1e-10)
@@ -366,7 +366,7 @@ def test_three_d_family():
         max_unpool3d,
     )
 
-    x = t64(1, 2, 5, 4, 5)
+    x = distinct(1, 2, 5, 4, 5)
     out, idx = max_pool3d(x, 2, (2, 1, 2), (1, 0, 1), return_indices=True)
     ref_v, ref_i = ref_max_pool(x.detach().numpy(), 2, (2, 1, 2), (1, 0, 1))
     np.testing.assert_array_equal(out.detach().numpy(), ref_v)
@@ -389,9 +389,86 @@ def test_three_d_family():
 def test_with_indices_variants():
     from ember.ops.pooling import adaptive_max_pool2d_with_indices, max_pool2d_with_indices
 
-    x = t64(1, 2, 6, 6)
+    x = distinct(1, 2, 6, 6)
     v, i = max_pool2d_with_indices(x, 2)
     np.testing.assert_array_equal(i.numpy(), max_pool2d(x, 2, return_indices=True)[1].numpy())
     v, i = adaptive_max_pool2d_with_indices(x, 3)
     assert i.shape == (1, 2, 3, 3)
-    assert ember.max_pool1d_with_indices(t64(1, 2, 6), 2)[1].dtype == ember.int64
+    assert ember.max_pool1d_with_indices(distinct(1, 2, 6), 2)[1].dtype == ember.int64
+
+
+# -- regressions ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("n", [1, 2, 3])
+def test_adaptive_max_pool_several_nans_give_the_last(n):
+    """A window holding several NaNs: the index of the last one, as PyTorch's (and ember's
+    max_pool); argmax gave the first."""
+    from ember.ops import pooling
+
+    x = np.arange(1.0, 7.0).reshape((1, 1) + (1,) * (n - 1) + (6,))
+    x[..., 1] = x[..., 3] = np.nan
+    op = getattr(pooling, f"adaptive_max_pool{n}d")
+    out, idx = op(ember.tensor(x), (1,) * (n - 1) + (1,), return_indices=True)
+    assert np.isnan(out.numpy()).all()
+    assert idx.numpy().ravel().tolist() == [3]
+    # two windows: [1, nan, 3 | nan, 5, nan] -> 1 and 5
+    x[..., 5] = np.nan
+    out, idx = op(ember.tensor(x), (1,) * (n - 1) + (2,), return_indices=True)
+    assert idx.numpy().ravel().tolist() == [1, 5]
+    with_indices = getattr(pooling, f"adaptive_max_pool{n}d_with_indices")
+    assert with_indices(ember.tensor(x), (1,) * (n - 1) + (2,))[1].numpy().ravel().tolist() \
+        == [1, 5]
+    x[...] = np.arange(1.0, 7.0)  # no NaN: the first maximum, as before
+    x[..., 4] = 6.0
+    assert op(ember.tensor(x), (1,) * n, return_indices=True)[1].numpy().ravel().tolist() == [4]
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "int8", "int16", "int32", "int64"])
+def test_max_pool_integer_padding_index(dtype):
+    """An integer window whose maximum is the dtype's minimum (the padding fill): the index
+    of its first in-bounds maximum, never a padding position (was -1)."""
+    low = np.iinfo(dtype).min
+    x = ember.tensor(np.full((1, 1, 3), low, dtype=dtype))
+    out, idx = max_pool1d(x, 3, 1, 1, return_indices=True)
+    assert out.numpy().ravel().tolist() == [low] * 3
+    assert idx.numpy().ravel().tolist() == [0, 0, 1]  # PyTorch's
+    x2 = np.full((1, 1, 3, 4), low, dtype=dtype)
+    x2[0, 0, 2, 3] = low + 1
+    out, idx = max_pool2d(ember.tensor(x2), 3, 2, 1, return_indices=True)
+    assert idx.numpy().ravel().tolist() == [0, 1, 4, 11]
+    from ember.ops.pooling import max_pool3d
+
+    x3 = ember.tensor(np.full((1, 1, 2, 2, 2), low, dtype=dtype))
+    assert max_pool3d(x3, 2, 1, 1, return_indices=True)[1].numpy().min() >= 0
+
+
+def test_max_pool_padding_index_matches_torch():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(7)
+    for dtype in ("uint8", "int64"):
+        a = rng.integers(0, 2, (2, 2, 5, 6)).astype(dtype)
+        if dtype == "int64":
+            a = np.where(a == 0, np.iinfo(np.int64).min, a)
+        got = max_pool2d(ember.tensor(a), 3, 1, 1, return_indices=True)[1].numpy()
+        ref = torch.nn.functional.max_pool2d(torch.from_numpy(a), 3, 1, 1,
+                                             return_indices=True)[1].numpy()
+        np.testing.assert_array_equal(got, ref)
+
+
+@pytest.mark.parametrize("call", [
+    lambda x: avg_pool1d(x[:, :, 0], 3, 2, 1),
+    lambda x: avg_pool2d(x, 3, 2, 1, count_include_pad=False),
+    lambda x: avg_pool2d(x, 2, divisor_override=3),
+    lambda x: adaptive_avg_pool1d(x[:, :, 0], 5),
+    lambda x: adaptive_avg_pool2d(x, (3, 4)),
+])
+def test_float16_average_accumulates_in_float32(call):
+    """float16 averages are the float32 computation rounded once, as PyTorch's kernels."""
+    a = np.random.default_rng(3).uniform(-3, 3, (2, 3, 7, 9)).astype(np.float16)
+    got = call(ember.tensor(a))
+    assert got.dtype == ember.float16
+    expected = call(ember.tensor(a.astype(np.float32))).numpy().astype(np.float16)
+    np.testing.assert_array_equal(got.numpy(), expected)
+    x = ember.tensor(a, requires_grad=True)
+    call(x).sum().backward()
+    assert x.grad.dtype == ember.float16

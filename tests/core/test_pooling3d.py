@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 import pytest
+from testutils import t64
 
 import ember
 from ember.autograd import gradcheck, gradgradcheck
@@ -27,10 +28,6 @@ RNG = np.random.default_rng(3)
 def distinct(*shape, dtype=np.float64):
     """Distinct values: finite differences never cross a tie of the max."""
     return (RNG.permutation(math.prod(shape)).reshape(shape) / 7.0).astype(dtype)
-
-
-def t64(a, grad=True):
-    return ember.tensor(a, requires_grad=grad)
 
 
 # -- 3-D pools --------------------------------------------------------------------------------

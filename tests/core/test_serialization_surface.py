@@ -268,10 +268,10 @@ def test_whole_module_round_trip_with_safe_globals(kind, tmp_path):
     ember.manual_seed(0)
     if kind == "lstm":
         model = RNNModel(33, 16, 16, 2, dropout=0.2)
-        run = lambda m: m(_tokens(), m.init_hidden(3))[0]  # noqa: E731
+        run = lambda m: m(_tokens(), m.init_hidden(3))[0]
     else:
         model = TransformerModel(33, 16, 2, 32, 2, dropout=0.2)
-        run = lambda m: m(_tokens())  # noqa: E731
+        run = lambda m: m(_tokens())
     model.eval()
     expected = run(model).detach().numpy()
     path = tmp_path / "model.pt"

@@ -2,19 +2,12 @@
 
 import numpy as np
 import pytest
+from testutils import randn64, to_numpy
 
 import ember
 from ember.autograd import gradcheck, gradgradcheck
 
 RNG = np.random.default_rng(0)
-
-
-def rnd(*shape, grad=True):
-    return ember.tensor(RNG.standard_normal(shape), dtype=ember.float64, requires_grad=grad)
-
-
-def np_of(t):
-    return t.detach().numpy()
 
 
 # -- forward values against NumPy, and gradcheck ------------------------------------------------
@@ -78,24 +71,24 @@ CASES = {
 @pytest.mark.parametrize("name", list(CASES))
 def test_forward_matches_numpy(name):
     shape, fn, ref = CASES[name]
-    x = rnd(*shape)
+    x = randn64(*shape, rng=RNG)
     out = fn(x)
     expected = ref(x.detach().numpy())
     assert out.shape == expected.shape
     assert out.dtype == ember.float64
-    np.testing.assert_array_equal(np_of(out), expected)
+    np.testing.assert_array_equal(to_numpy(out), expected)
 
 
 @pytest.mark.parametrize("name", list(CASES))
 def test_gradcheck(name):
     shape, fn, _ = CASES[name]
-    assert gradcheck(fn, (rnd(*shape),))
+    assert gradcheck(fn, (randn64(*shape, rng=RNG),))
 
 
 @pytest.mark.parametrize("name", ["flip", "repeat", "diagonal", "tril", "diag_embed", "roll"])
 def test_gradgradcheck(name):
     shape, fn, _ = CASES[name]
-    assert gradgradcheck(fn, (rnd(*shape),))
+    assert gradgradcheck(fn, (randn64(*shape, rng=RNG),))
 
 
 def test_squeeze_keeps_non_unit_dims_pytorch2():
@@ -113,14 +106,14 @@ def test_flatten_same_dim_returns_self():
 
 
 def test_contiguous_returns_self_when_contiguous():
-    x = rnd(3, 4)
+    x = randn64(3, 4, rng=RNG)
     assert x.contiguous() is x
     y = x.t().contiguous()
     assert y.is_contiguous() and y.grad_fn.name() == "CloneBackward0"
 
 
 def test_view_as_reshape_as():
-    x = rnd(2, 6)
+    x = randn64(2, 6, rng=RNG)
     assert x.view_as(ember.zeros(3, 4)).shape == (3, 4)
     assert x.t().reshape_as(ember.zeros(4, 3)).shape == (4, 3)
 
@@ -148,6 +141,34 @@ def test_split_chunk_counts():
     assert [len(c) for c in x.tensor_split([1, 4])] == [1, 3, 1]
     assert [c.shape for c in ember.hsplit(ember.zeros(2, 4), 2)] == [(2, 2), (2, 2)]
     assert [c.shape for c in ember.vsplit(ember.zeros(4, 2), [1])] == [(1, 2), (3, 2)]
+
+
+def test_tensor_split_with_unsorted_indices_and_keyword_names():
+    x = ember.arange(7)
+    # consecutive indices bound each part: [4, 1] gives x[:4], x[4:1] (empty), x[1:]
+    assert [c.tolist() for c in x.tensor_split([4, 1])] == [[0, 1, 2, 3], [], [1, 2, 3, 4, 5, 6]]
+    assert [len(c) for c in ember.tensor_split(x, sections=3)] == [3, 2, 2]
+    assert [len(c) for c in ember.tensor_split(x, indices=[1, 3])] == [1, 2, 4]
+    assert [len(c) for c in x.tensor_split(tensor_indices_or_sections=ember.tensor(2))] == [4, 3]
+    m = ember.zeros(4, 6)
+    assert [c.shape for c in m.hsplit(sections=3)] == [(4, 2)] * 3
+    assert [c.shape for c in ember.vsplit(m, indices=[1])] == [(1, 6), (3, 6)]
+    assert [c.shape for c in ember.dsplit(ember.zeros(1, 1, 4), indices=(3, 1))] == \
+        [(1, 1, 3), (1, 1, 0), (1, 1, 3)]
+    with pytest.raises(TypeError, match="exactly one of 'sections'"):
+        ember.tensor_split(x, 2, sections=2)
+    with pytest.raises(RuntimeError, match="to have dtype of long, but got Int"):
+        x.tensor_split(ember.tensor([1], dtype=ember.int32))
+
+
+def test_swapaxes_and_swapdims_keyword_names():
+    t = ember.zeros(2, 3, 4)
+    assert ember.swapaxes(t, axis0=0, axis1=2).shape == (4, 3, 2)
+    assert t.swapaxes(axis0=1, axis1=0).shape == (3, 2, 4)
+    assert ember.swapdims(t, dim0=0, dim1=1).shape == (3, 2, 4)
+    assert t.swapdims(dim0=2, dim1=1)._base is t
+    with pytest.raises(TypeError):
+        ember.swapaxes(t, dim0=0, dim1=1)
 
 
 def test_atleast_nd():
@@ -181,7 +202,7 @@ def test_cat_skips_legacy_empty_1d():
 
 
 def test_cat_gradients_reach_each_input_with_its_dtype():
-    a = rnd(2, 3)
+    a = randn64(2, 3, rng=RNG)
     b = ember.tensor(RNG.standard_normal((2, 1)), dtype=ember.float32, requires_grad=True)
     out = ember.cat([a, b], 1)
     (out * ember.arange(4.0, dtype=ember.float64)).sum().backward()
@@ -191,7 +212,7 @@ def test_cat_gradients_reach_each_input_with_its_dtype():
 
 
 def test_cat_stack_gradcheck_and_gradgradcheck():
-    a, b = rnd(2, 3), rnd(2, 3)
+    a, b = randn64(2, 3, rng=RNG), randn64(2, 3, rng=RNG)
     assert gradcheck(lambda x, y: ember.cat([x, y, x], -1), (a, b))
     assert gradgradcheck(lambda x, y: ember.cat([x, y * y], 0), (a, b))
     assert gradcheck(lambda x, y: ember.stack([x, y], 1), (a, b))

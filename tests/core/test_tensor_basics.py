@@ -2,17 +2,10 @@
 
 import numpy as np
 import pytest
+from testutils import randn64
 
 import ember
 from ember.autograd import gradcheck, gradgradcheck
-
-
-def t64(shape, seed=0, positive=False):
-    rng = np.random.default_rng(seed)
-    a = rng.standard_normal(shape)
-    if positive:
-        a = np.abs(a) + 0.5
-    return ember.tensor(a, dtype=ember.float64, requires_grad=True)
 
 
 def test_metadata():
@@ -124,13 +117,13 @@ def test_inplace_ops_write_and_check_dtype():
     lambda a, b: 2.0 / b, lambda a, b: ember.remainder(a, b), lambda a, b: ember.fmod(a, b),
 ])
 def test_arith_gradcheck(fn):
-    a, b = t64((3, 4), 1, positive=True), t64((4,), 2, positive=True)
+    a, b = randn64(3, 4, rng=1, positive=True), randn64(4, rng=2, positive=True)
     assert gradcheck(fn, (a, b))
 
 
 @pytest.mark.parametrize("fn", [lambda a, b: a * b, lambda a, b: a / b, lambda a, b: a ** b])
 def test_arith_gradgradcheck(fn):
-    a, b = t64((2, 3), 3, positive=True), t64((2, 3), 4, positive=True)
+    a, b = randn64(2, 3, rng=3, positive=True), randn64(2, 3, rng=4, positive=True)
     assert gradgradcheck(fn, (a, b))
 
 

@@ -37,7 +37,7 @@ def _run_threads(targets, timeout: float = 120.0):
             try:
                 barrier.wait()
                 fn()
-            except BaseException as exc:  # noqa: BLE001 - reported to the test thread
+            except BaseException as exc:  # reported to the test thread
                 errors.append(exc)
         return run
 

@@ -222,3 +222,52 @@ def test_view_dtype_reinterprets_memory():
     with pytest.raises(RuntimeError, match="self.size\\(-1\\) must be divisible by 2 to view "
                                            "Float as Double"):
         ember.zeros(2, 3).view(ember.float64)
+
+
+def test_resize_of_a_noncontiguous_view_reads_its_storage_and_stays_a_view():
+    # PyTorch: the new shape takes the storage's elements from the view's offset on
+    base = ember.arange(12.0).reshape(2, 6)
+    x = base[:, ::2]
+    v = base._version
+    assert x.resize_(3, 2) is x
+    np.testing.assert_array_equal(x.numpy(), [[0, 1], [2, 3], [4, 5]])
+    assert x.stride() == (2, 1) and x.storage_offset() == 0 and x._base is not None
+    assert base._version == x._version == v + 1
+    x[0, 1] = 100.0
+    assert base[0, 1].item() == 100.0
+    y = base[1, 1:]
+    assert y.storage_offset() == 7
+    y.resize_(2, 2)
+    np.testing.assert_array_equal(y.numpy(), [[7, 8], [9, 10]])
+    base[1, 2] = 55.0
+    assert y[0, 1].item() == 55.0 and y.storage_offset() == 7
+    assert y.untyped_storage().data_ptr() == base.untyped_storage().data_ptr()
+
+
+def test_resize_same_shape_keeps_strides_and_memory_format_restrides():
+    t = ember.arange(6.0).reshape(2, 3).t()
+    v = t._version
+    t.resize_(3, 2)
+    assert t.stride() == (1, 3) and t._version == v  # the same shape: nothing happens
+    t.resize_(3, 2, memory_format=ember.contiguous_format)
+    assert t.stride() == (2, 1)
+    np.testing.assert_array_equal(t.numpy(), [[0, 1], [2, 3], [4, 5]])
+    c = ember.zeros(1, 2, 2, 3).resize_(1, 3, 2, 2, memory_format=ember.channels_last)
+    assert c.stride() == (12, 1, 6, 3)
+
+
+def test_resize_growing_keeps_the_old_elements():
+    r = ember.arange(4.0)
+    r.resize_(6)
+    np.testing.assert_array_equal(r.numpy()[:4], [0, 1, 2, 3])
+    part = r[1:3]
+    r.resize_(2, 2)  # within the grown storage: still shared with the earlier view
+    part[0] = 9.0
+    np.testing.assert_array_equal(r.numpy(), [[0, 9], [2, 3]])
+    # a view that grows gets a storage of its own (PyTorch grows the shared storage, which
+    # Ember's array memory cannot do): its old elements come along
+    base = ember.arange(6.0)
+    z = base[4:]
+    z.resize_(4)
+    np.testing.assert_array_equal(z.numpy()[:2], [4, 5])
+    assert z.storage_offset() == 4 and z.untyped_storage().nbytes() == 8 * 4

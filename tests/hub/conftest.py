@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import socket
 import threading
-import time
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 import pytest
+from testutils import local_http_server
 
 import ember.hub
 from ember.hub import _cache, _repo
@@ -23,11 +23,17 @@ Handler = Callable[[BaseHTTPRequestHandler, int], None]
 
 
 class LocalServer:
+    """The routes and the request log of one test's server (``testutils.local_http_server``
+    serves them; ``base`` is its ``http://127.0.0.1:PORT``)."""
+
     def __init__(self) -> None:
         self.routes: dict[str, Handler] = {}
         self.log: list[tuple[str, dict]] = []
+        self.base = ""
         self._counts: dict[str, int] = {}
         self._lock = threading.Lock()
+
+    def request_handler(self) -> type[BaseHTTPRequestHandler]:
         server = self
 
         class RequestHandler(BaseHTTPRequestHandler):
@@ -36,7 +42,7 @@ class LocalServer:
             def log_message(self, *args) -> None:  # keep pytest output clean
                 pass
 
-            def do_GET(self) -> None:  # noqa: N802 - http.server's name
+            def do_GET(self) -> None:  # the name http.server calls
                 path = self.path.split("?")[0]
                 with server._lock:
                     server.log.append((self.path, dict(self.headers)))
@@ -48,10 +54,7 @@ class LocalServer:
                 else:
                     handler(self, n)
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), RequestHandler)
-        self.httpd.daemon_threads = True
-        self.base = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        return RequestHandler
 
     def url(self, path: str) -> str:
         return self.base + path
@@ -120,10 +123,11 @@ def drop_after(data: bytes, nbytes: int, then: Handler, times: int = 1) -> Handl
 
 
 def slow_first(delay: float, then: Handler) -> Handler:
-    """Wait ``delay`` seconds before answering the first request (a client timeout)."""
+    """Wait ``delay`` seconds (or until the server stops) before answering the first request
+    (a client timeout)."""
     def handler(req, n):
         if n == 0:
-            time.sleep(delay)
+            req.server.stopping.wait(delay)
             try:
                 send_bytes(req, 200, b"late")
             except OSError:
@@ -142,13 +146,10 @@ LocalServer.slow_first = staticmethod(slow_first)
 
 @pytest.fixture
 def server():
-    s = LocalServer()
-    s.thread.start()
-    try:
-        yield s
-    finally:
-        s.httpd.shutdown()
-        s.httpd.server_close()
+    routes = LocalServer()
+    with local_http_server(routes.request_handler()) as httpd:
+        routes.base = httpd.url
+        yield routes
 
 
 @pytest.fixture

@@ -6,17 +6,13 @@ import re
 
 import numpy as np
 import pytest
+from testutils import randn64
 
 import ember
 import ember.nn as nn
 import ember.nn.functional as F
 from ember.autograd import gradcheck
 from ember.testing import register_test_device
-
-
-def f64(*shape, requires_grad=True):
-    return ember.randn(*shape, dtype=ember.float64, requires_grad=requires_grad)
-
 
 # -- gradients through the modules (float64 finite differences) ----------------------------------
 
@@ -49,7 +45,7 @@ GRAD_CASES = [
 def test_module_gradcheck_float64(make, shape):
     ember.manual_seed(0)
     m = make().double()
-    x = f64(*shape)
+    x = randn64(*shape)
     params = [p for p in m.parameters()]
 
     def fn(x, *ps):

@@ -4,6 +4,7 @@ import math
 
 import numpy as np
 import pytest
+from testutils import randn64
 
 import ember
 import ember.nn as nn
@@ -11,18 +12,13 @@ import ember.nn.functional as F
 from ember.autograd import gradcheck, gradgradcheck
 from ember.testing import register_test_device
 
-
-def f64(*shape, requires_grad=True):
-    return ember.randn(*shape, dtype=ember.float64, requires_grad=requires_grad)
-
-
 # -- the core op -------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("x_shape", [(4,), (3, 4), (2, 3, 4)])
 @pytest.mark.parametrize("with_bias", [True, False])
 def test_linear_gradcheck(x_shape, with_bias):
-    x, w = f64(*x_shape), f64(5, 4)
-    args = (x, w, f64(5)) if with_bias else (x, w)
+    x, w = randn64(*x_shape), randn64(5, 4)
+    args = (x, w, randn64(5)) if with_bias else (x, w)
     assert gradcheck(ember.linear, args)
     assert gradgradcheck(ember.linear, args)
 
@@ -40,15 +36,15 @@ def test_linear_forward_matches_numpy(x_shape):
 
 
 def test_linear_grad_fn_names():
-    w, b = f64(5, 4), f64(5)
-    assert type(ember.linear(f64(3, 4), w, b).grad_fn).__name__ == "AddmmBackward0"
-    assert type(ember.linear(f64(3, 4), w).grad_fn).__name__ == "MmBackward0"
-    assert type(ember.linear(f64(2, 3, 4), w, b).grad_fn).__name__ == "ViewBackward0"
-    assert ember.linear(f64(3, 4, requires_grad=False), w.detach()).grad_fn is None
+    w, b = randn64(5, 4), randn64(5)
+    assert type(ember.linear(randn64(3, 4), w, b).grad_fn).__name__ == "AddmmBackward0"
+    assert type(ember.linear(randn64(3, 4), w).grad_fn).__name__ == "MmBackward0"
+    assert type(ember.linear(randn64(2, 3, 4), w, b).grad_fn).__name__ == "ViewBackward0"
+    assert ember.linear(randn64(3, 4, requires_grad=False), w.detach()).grad_fn is None
 
 
 def test_linear_only_needed_grads():
-    x, w = f64(3, 4, requires_grad=False), f64(5, 4)
+    x, w = randn64(3, 4, requires_grad=False), randn64(5, 4)
     ember.linear(x, w).sum().backward()
     assert x.grad is None and w.grad is not None
     np.testing.assert_allclose(w.grad.numpy(), np.ones((3, 5)).T @ x.numpy())
@@ -63,6 +59,41 @@ def test_linear_errors():
         ember.linear(ember.randn(2, 4), ember.randn(5, 4).double())
     with pytest.raises(RuntimeError, match="The expanded size of the tensor"):
         ember.linear(ember.randn(2, 4), ember.randn(5, 4), ember.randn(3))
+
+
+@pytest.mark.parametrize("x_shape,bias_shape,out_shape", [
+    ((4,), None, ()), ((3, 4), None, (3,)), ((2, 3, 4), None, (2, 3)),
+    ((4,), (), ()), ((2, 3, 4), (), (2, 3)),
+])
+def test_linear_vector_weight(x_shape, bias_shape, out_shape):
+    """A 1-D weight: ``input @ weight`` (0-d for a 1-D input), as PyTorch's matmul path."""
+    x, w = randn64(*x_shape), randn64(4)
+    b = ember.tensor(0.7, dtype=ember.float64, requires_grad=True)  # the 0-d bias
+    args = (x, w) if bias_shape is None else (x, w, b)
+    out = F.linear(*args)
+    assert out.shape == out_shape
+    ref = x.detach().numpy() @ w.detach().numpy()
+    if bias_shape is not None:
+        ref = ref + args[2].detach().numpy()
+    np.testing.assert_allclose(out.detach().numpy(), ref, rtol=1e-12)
+    assert gradcheck(ember.linear, args)
+    assert gradgradcheck(ember.linear, args)
+    with ember.no_grad():
+        np.testing.assert_allclose(ember.linear(*args).numpy(), ref, rtol=1e-12)
+
+
+def test_linear_vector_weight_errors():
+    """PyTorch's addmm paths refuse the vector: a 2-D input with a bias, a contiguous input
+    with a bias of one or more dims."""
+    w = ember.randn(4)
+    for x, b in ((ember.randn(3, 4), ember.randn(())), (ember.randn(3, 4), ember.randn(3)),
+                 (ember.randn(4), ember.randn(1)), (ember.randn(2, 3, 4), ember.randn(3))):
+        with pytest.raises(RuntimeError, match="mat2 must be a matrix, got 1-D tensor"):
+            ember.linear(x, w, b)
+    with pytest.raises(RuntimeError, match="both arguments to linear need to be at least 1D"):
+        ember.linear(ember.randn(()), w)
+    x = ember.randn(2, 3, 4).transpose(0, 1)  # not contiguous: matmul, then the bias added
+    assert ember.linear(x, w, ember.randn(2)).shape == (3, 2)
 
 
 def test_linear_device():
@@ -136,8 +167,8 @@ def test_bilinear():
     ref = np.einsum("bi,oij,bj->bo", x1.numpy(), m.weight.detach().numpy(), x2.numpy()) + \
         m.bias.detach().numpy()
     np.testing.assert_allclose(m(x1, x2).detach().numpy(), ref, rtol=1e-5, atol=1e-6)
-    w = f64(2, 3, 4)
-    assert gradcheck(F.bilinear, (f64(5, 3), f64(5, 4), w, f64(2)))
+    w = randn64(2, 3, 4)
+    assert gradcheck(F.bilinear, (randn64(5, 3), randn64(5, 4), w, randn64(2)))
     bound = 1 / math.sqrt(3)
     assert m.weight.abs().max().item() <= bound
 

@@ -5,14 +5,11 @@ import re
 
 import numpy as np
 import pytest
+from testutils import randn64
 
 import ember
 import ember.nn as nn
 from ember.autograd import gradcheck
-
-
-def f64(*shape, requires_grad=True):
-    return ember.randn(*shape, dtype=ember.float64, requires_grad=requires_grad)
 
 
 @pytest.mark.parametrize("size_average,reduce,expected", [
@@ -97,10 +94,10 @@ def test_simple_losses_reference_values():
 
 
 LOSS_GRAD_CASES = [
-    (lambda: nn.L1Loss(), 1, lambda s: f64(*s, requires_grad=False)),
-    (lambda: nn.MSELoss(reduction="sum"), 1, lambda s: f64(*s, requires_grad=False)),
-    (lambda: nn.SmoothL1Loss(beta=0.5), 1, lambda s: f64(*s, requires_grad=False)),
-    (lambda: nn.HuberLoss(delta=0.5), 1, lambda s: f64(*s, requires_grad=False)),
+    (lambda: nn.L1Loss(), 1, lambda s: randn64(*s, requires_grad=False)),
+    (lambda: nn.MSELoss(reduction="sum"), 1, lambda s: randn64(*s, requires_grad=False)),
+    (lambda: nn.SmoothL1Loss(beta=0.5), 1, lambda s: randn64(*s, requires_grad=False)),
+    (lambda: nn.HuberLoss(delta=0.5), 1, lambda s: randn64(*s, requires_grad=False)),
     (lambda: nn.BCEWithLogitsLoss(pos_weight=ember.tensor([1.0, 2.0, 0.5, 1.0],
                                                           dtype=ember.float64)), 1,
      lambda s: ember.rand(*s, dtype=ember.float64)),
@@ -117,14 +114,14 @@ LOSS_GRAD_CASES = [
 def test_loss_module_gradcheck_float64(make, n_in, target):
     ember.manual_seed(0)
     m = make()
-    x = f64(3, 4)
+    x = randn64(3, 4)
     t = target((3, 4))
     assert gradcheck(lambda x: m(x, t), (x,))
 
 
 def test_class_losses_gradcheck_float64():
     ember.manual_seed(0)
-    x = f64(4, 5)
+    x = randn64(4, 5)
     t = ember.tensor([0, 4, 2, 2])
     w = ember.rand(5, dtype=ember.float64) + 0.5
     for m in (nn.CrossEntropyLoss(weight=w, label_smoothing=0.1), nn.NLLLoss(weight=w),
@@ -134,7 +131,7 @@ def test_class_losses_gradcheck_float64():
 
 def test_pair_losses_gradcheck_float64():
     ember.manual_seed(0)
-    a, b, c = f64(3, 4), f64(3, 4), f64(3, 4)
+    a, b, c = randn64(3, 4), randn64(3, 4), randn64(3, 4)
     y = ember.tensor([1.0, -1.0, 1.0], dtype=ember.float64)
     assert gradcheck(lambda a, b: nn.CosineEmbeddingLoss(0.1)(a, b, y), (a, b))
     assert gradcheck(lambda a, b, c: nn.TripletMarginLoss(margin=0.5, swap=True)(a, b, c),

@@ -1,4 +1,5 @@
-"""ember.nn.Module: registration, traversal, state_dict, moves, hooks, repr, Parameter."""
+"""ember.nn.Module: registration, traversal, get_/set_submodule, state_dict, moves, to_empty,
+skip_init, hooks (with kwargs too), repr, Parameter."""
 
 import copy
 import pickle
@@ -9,6 +10,7 @@ import pytest
 
 import ember
 import ember.nn as nn
+from ember.nn.utils import skip_init
 from ember.testing import register_test_device
 
 
@@ -489,3 +491,123 @@ def test_call_without_hooks_is_forward():
     lin = nn.Linear(2, 3)
     x = ember.randn(5, 2)
     np.testing.assert_array_equal(lin(x).detach().numpy(), lin.forward(x).detach().numpy())
+
+
+# -- skip_init, to_empty ------------------------------------------------------------------------
+
+def test_skip_init():
+    m = skip_init(nn.Linear, 5, 3, bias=False, dtype=ember.float64)
+    assert type(m) is nn.Linear and m.weight.shape == (3, 5) and m.bias is None
+    assert m.weight.dtype == ember.float64 and m.weight.device == ember.device("cpu")
+    with pytest.raises(RuntimeError, match="Expected a Module; got"):
+        skip_init(int)
+
+    class NoDevice(nn.Module):
+        def __init__(self, n):
+            super().__init__()
+
+    with pytest.raises(RuntimeError, match="Module must support a 'device' arg to skip "
+                                           "initialization"):
+        skip_init(NoDevice, 3)
+
+
+def test_to_empty_keeps_parameter_objects():
+    m = nn.BatchNorm1d(3)
+    w = m.weight
+    assert m.to_empty(device="cpu") is m
+    assert m.weight is w and m.weight.shape == (3,) and m.running_mean.shape == (3,)
+    assert m.num_batches_tracked.dtype == ember.int64
+
+
+# -- Module: hooks with kwargs, submodule access --------------------------------------------
+
+class AddKw(nn.Module):
+    def forward(self, x, *, bias=0.0):
+        return x + bias
+
+
+def test_forward_pre_hook_with_kwargs_rewrites_args_and_kwargs():
+    m = AddKw()
+    seen = []
+
+    def hook(module, args, kwargs):
+        seen.append((args[0].tolist(), dict(kwargs)))
+        return (args[0] * 10,), {"bias": kwargs["bias"] + 1}
+
+    m.register_forward_pre_hook(hook, with_kwargs=True)
+    out = m(ember.tensor([1.0]), bias=2.0)
+    assert seen == [([1.0], {"bias": 2.0})] and out.tolist() == [13.0]
+
+    def bad(module, args, kwargs):
+        return args
+
+    m.register_forward_pre_hook(bad, with_kwargs=True)
+    with pytest.raises(RuntimeError, match="forward pre-hook must return None or a tuple of "
+                                           r"\(new_args, new_kwargs\)"):
+        m(ember.tensor([1.0]), bias=2.0)
+
+
+def test_forward_hook_with_kwargs_prepend_and_always_call():
+    m = AddKw()
+    order = []
+    m.register_forward_hook(lambda mod, args, out: order.append("plain"))
+    m.register_forward_hook(lambda mod, args, kwargs, out: order.append(("kw", kwargs["bias"])),
+                            with_kwargs=True, prepend=True)
+    m(ember.tensor([1.0]), bias=3.0)
+    assert order == [("kw", 3.0), "plain"]
+
+    class Boom(nn.Module):
+        def forward(self, x):
+            raise ValueError("boom")
+
+    b = Boom()
+    called = []
+    b.register_forward_hook(lambda mod, args, out: called.append(out), always_call=True)
+    b.register_forward_hook(lambda mod, args, out: called.append("never"))
+    with pytest.raises(ValueError, match="boom"):
+        b(ember.ones(1))
+    assert called == [None]
+
+
+ACCESS_CASES = [("get_submodule", "0.foo"), ("get_submodule", "0.weight"),
+                ("get_submodule", "5"), ("get_parameter", "0.foo"),
+                ("get_parameter", "1.running_mean"), ("get_buffer", "1.weight"),
+                ("get_buffer", "1.foo")]
+
+
+@pytest.mark.parametrize("method,target", ACCESS_CASES)
+def test_submodule_access_errors_match_torch(method, target):
+    torch = pytest.importorskip("torch")
+    e = nn.Sequential(nn.Linear(2, 2), nn.BatchNorm1d(2))
+    t = torch.nn.Sequential(torch.nn.Linear(2, 2), torch.nn.BatchNorm1d(2))
+    with pytest.raises(AttributeError) as t_err:
+        getattr(t, method)(target)
+    with pytest.raises(AttributeError) as e_err:
+        getattr(e, method)(target)
+    assert str(e_err.value) == str(t_err.value)
+
+
+def test_submodule_access():
+    m = nn.Sequential(nn.Linear(2, 2), nn.Sequential(nn.BatchNorm1d(2)))
+    assert m.get_submodule("") is m and m.get_submodule("1.0") is m[1][0]
+    assert m.get_parameter("0.weight") is m[0].weight
+    assert m.get_buffer("1.0.running_var") is m[1][0].running_var
+    with pytest.raises(AttributeError, match="Linear has no attribute `foo`"):
+        m.get_submodule("0.foo")
+
+
+def test_set_submodule():
+    m = nn.Sequential(nn.Linear(2, 2), nn.Sequential(nn.ReLU()))
+    relu = nn.Tanh()
+    m.set_submodule("1.0", relu)
+    assert m[1][0] is relu
+    m.set_submodule("1.extra", nn.ReLU())  # new names are fine unless strict
+    assert isinstance(m[1].extra, nn.ReLU)
+    with pytest.raises(AttributeError, match="Sequential has no attribute `9`"):
+        m.set_submodule("9", nn.ReLU(), strict=True)
+    with pytest.raises(AttributeError, match="`weight` is not an nn.Module"):
+        m.set_submodule("0.weight", nn.ReLU())
+    with pytest.raises(ValueError, match="Cannot set the submodule without a target name!"):
+        m.set_submodule("", nn.ReLU())
+    with pytest.raises(ValueError, match="`module` is not an nn.Module, found <class 'int'>"):
+        m.set_submodule("0", 3)

@@ -6,21 +6,13 @@ import pickle
 
 import numpy as np
 import pytest
+from testutils import assert_allclose, to_numpy
 
 import ember
 import ember.nn as nn
 from ember.autograd import gradcheck
 from ember.nn.utils import parametrizations, parametrize
 from ember.nn.utils._linalg import geqrf, householder_product, matrix_exp
-
-
-def as_array(x):
-    """An ember or torch tensor (detached) or array-like as a NumPy array."""
-    return x.detach().numpy() if hasattr(x, "detach") else np.asarray(x)
-
-
-def close(actual, desired, **kwargs):
-    np.testing.assert_allclose(as_array(actual), as_array(desired), **kwargs)
 
 
 class Symmetric(nn.Module):
@@ -86,8 +78,8 @@ def test_register_makes_a_parametrized_subclass():
     assert parametrize.is_parametrized(m) and parametrize.is_parametrized(m, "weight")
     assert not parametrize.is_parametrized(m, "bias")
     assert isinstance(m.parametrizations.weight, parametrize.ParametrizationList)
-    close(m.parametrizations.weight.original, np.triu(as_array(w)))
-    close(m.weight, m.weight.T)
+    assert_allclose(m.parametrizations.weight.original, np.triu(to_numpy(w)))
+    assert_allclose(m.weight, m.weight.T)
     assert "weight" not in dict(m.named_parameters())
     assert list(dict(m.named_parameters())) == ["bias", "parametrizations.weight.original"]
 
@@ -97,9 +89,9 @@ def test_original_keeps_parameter_identity_and_gets_gradients():
     p = m.weight
     parametrize.register_parametrization(m, "weight", Double())
     assert m.parametrizations.weight.original is p  # optimizers keep working
-    close(m.weight, 2 * p, rtol=1e-6)
+    assert_allclose(m.weight, 2 * p, rtol=1e-6)
     m(ember.ones(2, 3)).sum().backward()
-    close(p.grad, np.full((3, 3), 4.0))
+    assert_allclose(p.grad, np.full((3, 3), 4.0))
 
 
 def test_assignment_goes_through_right_inverse():
@@ -107,7 +99,7 @@ def test_assignment_goes_through_right_inverse():
     A = ember.rand(4, 4)
     A = A + A.T
     m.weight = A
-    close(m.weight, A, rtol=1e-6)
+    assert_allclose(m.weight, A, rtol=1e-6)
     with pytest.raises(KeyError, match="attribute 'weight' already exists"):
         m.weight = nn.Parameter(A)
 
@@ -119,7 +111,7 @@ def test_several_parametrizations_compose_in_order():
     assert len(m.parametrizations.weight) == 2
     orig = m.parametrizations.weight.original.detach().numpy()
     sym = np.triu(orig) + np.triu(orig, 1).T
-    close(m.weight, 2 * sym, rtol=1e-6)
+    assert_allclose(m.weight, 2 * sym, rtol=1e-6)
 
 
 def test_sequence_right_inverse_registers_original0_original1():
@@ -135,7 +127,7 @@ def test_sequence_right_inverse_registers_original0_original1():
     w = m.weight.detach().numpy()
     parametrize.remove_parametrizations(m, "weight")
     assert type(m) is nn.Linear and isinstance(m.weight, nn.Parameter)
-    close(m.weight, w)
+    assert_allclose(m.weight, w)
 
 
 def test_shape_or_dtype_change_needs_unsafe():
@@ -159,9 +151,9 @@ def test_buffers_can_be_parametrized():
     parametrize.register_parametrization(m, "running_var", Double())
     assert "parametrizations.running_var.original" in m.state_dict()
     assert "parametrizations.running_var.original" not in dict(m.named_parameters())
-    close(m.parametrizations.running_var.original,
-                               [0.5, 0.5, 0.5])
-    close(m.running_var, [1.0, 1.0, 1.0])
+    assert_allclose(m.parametrizations.running_var.original,
+                    [0.5, 0.5, 0.5])
+    assert_allclose(m.running_var, [1.0, 1.0, 1.0])
 
 
 def test_cached_computes_once():
@@ -194,12 +186,12 @@ def test_remove_parametrizations_leave_parametrized_or_not():
     parametrize.remove_parametrizations(m, "weight", leave_parametrized=True)
     assert type(m) is nn.Linear and not hasattr(m, "parametrizations")
     assert m.weight is p  # same Parameter object
-    close(m.weight, expected)
+    assert_allclose(m.weight, expected)
     m2 = nn.Linear(3, 3)
     raw = m2.weight.detach().numpy().copy()
     parametrize.register_parametrization(m2, "weight", Double())
     parametrize.remove_parametrizations(m2, "weight", leave_parametrized=False)
-    close(m2.weight, raw / 2, rtol=1e-6)
+    assert_allclose(m2.weight, raw / 2, rtol=1e-6)
     with pytest.raises(ValueError, match="does not have a parametrization on weight"):
         parametrize.remove_parametrizations(m2, "weight")
 
@@ -217,7 +209,7 @@ def test_remove_one_of_two_parametrized_tensors_keeps_the_class():
 def test_deepcopy_works_pickle_refuses():
     m = parametrize.register_parametrization(nn.Linear(3, 3), "weight", Double())
     c = copy.deepcopy(m)
-    close(c.weight, m.weight)
+    assert_allclose(c.weight, m.weight)
     assert c.parametrizations.weight.original is not m.parametrizations.weight.original
     with pytest.raises(RuntimeError, match="only supported through state_dict"):
         pickle.dumps(m)
@@ -227,7 +219,7 @@ def test_state_dict_round_trip():
     m = parametrize.register_parametrization(nn.Linear(3, 3), "weight", Symmetric())
     m2 = parametrize.register_parametrization(nn.Linear(3, 3), "weight", Symmetric())
     m2.load_state_dict(m.state_dict())
-    close(m2.weight, m.weight)
+    assert_allclose(m2.weight, m.weight)
 
 
 def test_transfer_parametrizations_and_params():
@@ -236,7 +228,7 @@ def test_transfer_parametrizations_and_params():
     parametrize.transfer_parametrizations_and_params(src, dst)
     assert parametrize.is_parametrized(dst, "weight")
     assert dst.parametrizations.weight.original is src.parametrizations.weight.original
-    close(dst.weight, src.weight)
+    assert_allclose(dst.weight, src.weight)
 
 
 def test_state_dict_keys_match_torch():
@@ -263,15 +255,15 @@ def test_weight_norm_matches_torch(dim):
     torch.nn.utils.parametrizations.weight_norm(t, dim=dim)
     assert list(e.state_dict()) == list(t.state_dict())
     for k, v in t.state_dict().items():
-        close(e.state_dict()[k], v, rtol=1e-12)
+        assert_allclose(e.state_dict()[k], v, rtol=1e-12)
     x = np.random.default_rng(1).standard_normal((3, 4))
     e(ember.tensor(x)).square().sum().backward()
     t(torch.tensor(x)).square().sum().backward()
-    close(e.weight, t.weight, rtol=1e-12)
+    assert_allclose(e.weight, t.weight, rtol=1e-12)
     for name in ("original0", "original1"):  # g and v both get gradients
         ge = getattr(e.parametrizations.weight, name).grad
         gt = getattr(t.parametrizations.weight, name).grad
-        close(ge, gt, rtol=1e-10, atol=1e-12)
+        assert_allclose(ge, gt, rtol=1e-10, atol=1e-12)
 
 
 def test_weight_norm_loads_old_api_state_dict():
@@ -279,7 +271,7 @@ def test_weight_norm_loads_old_api_state_dict():
         old = nn.utils.weight_norm(nn.Linear(3, 2))
     new = parametrizations.weight_norm(nn.Linear(3, 2))
     new.load_state_dict(old.state_dict())
-    close(new.weight, old.weight, rtol=1e-6)
+    assert_allclose(new.weight, old.weight, rtol=1e-6)
 
 
 def test_weight_norm_gradcheck():
@@ -315,16 +307,16 @@ def test_spectral_norm_matches_torch_train_and_eval():
     x = np.random.default_rng(2).standard_normal((3, 6))
     for _ in range(2):  # training forwards update u and v
         ye, yt = e(ember.tensor(x)), t(torch.tensor(x))
-        close(ye, yt, rtol=1e-10)
+        assert_allclose(ye, yt, rtol=1e-10)
     ye.sum().backward()
     yt.sum().backward()
-    close(e.parametrizations.weight.original.grad,
-                               t.parametrizations.weight.original.grad, rtol=1e-9)
+    assert_allclose(e.parametrizations.weight.original.grad,
+                    t.parametrizations.weight.original.grad, rtol=1e-9)
     e.eval()
     t.eval()
     u = e.parametrizations.weight[0]._u.detach().numpy().copy()
-    close(e.weight, t.weight, rtol=1e-10)
-    close(e.parametrizations.weight[0]._u, u)  # no update in eval
+    assert_allclose(e.weight, t.weight, rtol=1e-10)
+    assert_allclose(e.parametrizations.weight[0]._u, u)  # no update in eval
 
 
 def test_spectral_norm_normalizes_the_largest_singular_value():
@@ -356,11 +348,11 @@ def test_spectral_norm_errors():
 
 def assert_orthonormal_columns(Q, atol=1e-5):
     """Q^T Q = I for a tall Q, Q Q^T = I for a wide one."""
-    Q = as_array(Q)
+    Q = to_numpy(Q)
     if Q.shape[-2] < Q.shape[-1]:
         Q = np.swapaxes(Q, -1, -2)
     eye = np.broadcast_to(np.eye(Q.shape[-1]), Q.shape[:-2] + (Q.shape[-1],) * 2)
-    close(np.swapaxes(Q, -1, -2) @ Q, eye, atol=atol)
+    assert_allclose(np.swapaxes(Q, -1, -2) @ Q, eye, atol=atol)
 
 
 @pytest.mark.parametrize("orthogonal_map", ["matrix_exp", "cayley", "householder"])
@@ -412,7 +404,7 @@ def test_orthogonal_keeps_an_orthogonal_weight_and_matches_torch(orthogonal_map)
     parametrizations.orthogonal(e, orthogonal_map=orthogonal_map)
     torch.nn.utils.parametrizations.orthogonal(t, orthogonal_map=orthogonal_map)
     assert list(e.state_dict()) == list(t.state_dict())
-    close(e.weight, Q, atol=1e-12)
+    assert_allclose(e.weight, Q, atol=1e-12)
     step = 0.1 * np.tril(np.ones((4, 4)), -1)  # away from the identity, so the map matters
     with ember.no_grad():
         e.parametrizations.weight.original.add_(ember.tensor(step))
@@ -420,12 +412,12 @@ def test_orthogonal_keeps_an_orthogonal_weight_and_matches_torch(orthogonal_map)
         t.parametrizations.weight.original.add_(torch.tensor(step))
     x = np.random.default_rng(4).standard_normal((2, 4))
     ye, yt = e(ember.tensor(x)), t(torch.tensor(x))
-    close(ye, yt, rtol=1e-9, atol=1e-12)
+    assert_allclose(ye, yt, rtol=1e-9, atol=1e-12)
     ye.square().sum().backward()
     yt.square().sum().backward()
-    close(e.parametrizations.weight.original.grad,
-                               t.parametrizations.weight.original.grad,
-                               rtol=1e-8, atol=1e-10)
+    assert_allclose(e.parametrizations.weight.original.grad,
+                    t.parametrizations.weight.original.grad,
+                    rtol=1e-8, atol=1e-10)
 
 
 def test_orthogonal_non_orthogonal_weight_is_orthogonalized_like_torch():
@@ -433,7 +425,7 @@ def test_orthogonal_non_orthogonal_weight_is_orthogonalized_like_torch():
     e, t = linear_pair(5, 5, seed=7)
     parametrizations.orthogonal(e)
     torch.nn.utils.parametrizations.orthogonal(t)
-    close(e.weight, t.weight, atol=1e-12)
+    assert_allclose(e.weight, t.weight, atol=1e-12)
 
 
 def test_orthogonal_householder_without_trivialization_matches_torch():
@@ -444,9 +436,9 @@ def test_orthogonal_householder_without_trivialization_matches_torch():
                                                use_trivialization=False)
     assert "parametrizations.weight.0.base" not in e.state_dict()
     assert list(e.state_dict()) == list(t.state_dict())
-    close(e.parametrizations.weight.original,
-                               t.parametrizations.weight.original, atol=1e-12)
-    close(e.weight, t.weight, atol=1e-12)
+    assert_allclose(e.parametrizations.weight.original,
+                    t.parametrizations.weight.original, atol=1e-12)
+    assert_allclose(e.weight, t.weight, atol=1e-12)
     assert_orthonormal_columns(e.weight)
 
 
@@ -464,21 +456,21 @@ def test_orthogonal_map_gradcheck(orthogonal_map):
 def test_matrix_exp_matches_torch_and_gradcheck():
     torch = pytest.importorskip("torch")
     A = np.random.default_rng(0).standard_normal((2, 4, 4)) * 3
-    close(matrix_exp(ember.tensor(A)),
-                               torch.linalg.matrix_exp(torch.tensor(A)), rtol=1e-12)
+    assert_allclose(matrix_exp(ember.tensor(A)),
+                    torch.linalg.matrix_exp(torch.tensor(A)), rtol=1e-12)
     a = ember.tensor(A[0] / 3, requires_grad=True)
     assert gradcheck(matrix_exp, (a,))
     ta = torch.tensor(A[0] / 3, requires_grad=True)
     matrix_exp(a).sin().sum().backward()
     torch.linalg.matrix_exp(ta).sin().sum().backward()
-    close(a.grad, ta.grad, rtol=1e-10)
+    assert_allclose(a.grad, ta.grad, rtol=1e-10)
 
 
 def test_matrix_exp_of_zero_and_diagonal():
-    close(matrix_exp(ember.zeros(3, 3)), np.eye(3))
+    assert_allclose(matrix_exp(ember.zeros(3, 3)), np.eye(3))
     d = np.array([0.5, -1.0, 2.0])
-    close(matrix_exp(ember.tensor(np.diag(d))), np.diag(np.exp(d)),
-                               rtol=1e-12)
+    assert_allclose(matrix_exp(ember.tensor(np.diag(d))), np.diag(np.exp(d)),
+                    rtol=1e-12)
 
 
 @pytest.mark.parametrize("shape", [(5, 3), (2, 4, 4), (3, 5)])
@@ -487,14 +479,14 @@ def test_geqrf_and_householder_product_match_torch(shape):
     A = np.random.default_rng(1).standard_normal(shape)
     a, tau = geqrf(ember.tensor(A))
     ta, ttau = torch.geqrf(torch.tensor(A))
-    close(a, ta, atol=1e-12)
-    close(tau, ttau, atol=1e-12)
+    assert_allclose(a, ta, atol=1e-12)
+    assert_allclose(tau, ttau, atol=1e-12)
     if shape[-2] >= shape[-1]:
         Q = householder_product(a, tau)
-        close(Q, torch.linalg.householder_product(ta, ttau),
-                                   atol=1e-12)
+        assert_allclose(Q, torch.linalg.householder_product(ta, ttau),
+                        atol=1e-12)
         R = np.triu(a.detach().numpy()[..., :shape[-1], :])
-        close(as_array(Q) @ R, A, atol=1e-12)
+        assert_allclose(to_numpy(Q) @ R, A, atol=1e-12)
 
 
 def test_householder_product_gradcheck():

@@ -3,14 +3,11 @@ where installed, PyTorch."""
 
 import numpy as np
 import pytest
+from testutils import to_numpy
 
 import ember
 import ember.nn as nn
 from ember.nn.utils import prune
-
-
-def as_array(x):
-    return x.detach().numpy() if hasattr(x, "detach") else np.asarray(x)
 
 
 def distinct_linear(out_features=3, in_features=4, seed=0):
@@ -28,8 +25,8 @@ def torch_twin(m):
     torch = pytest.importorskip("torch")
     t = torch.nn.Linear(m.in_features, m.out_features, dtype=torch.float64)
     with torch.no_grad():
-        t.weight.copy_(torch.tensor(as_array(m.weight)))
-        t.bias.copy_(torch.tensor(as_array(m.bias)))
+        t.weight.copy_(torch.tensor(to_numpy(m.weight)))
+        t.bias.copy_(torch.tensor(to_numpy(m.bias)))
     return t
 
 
@@ -37,15 +34,15 @@ def torch_twin(m):
 
 def test_l1_unstructured_layout_and_values():
     m = distinct_linear()
-    w = as_array(m.weight).copy()
+    w = to_numpy(m.weight).copy()
     p = m.weight
     prune.l1_unstructured(m, "weight", amount=5)
     assert m.weight_orig is p and "weight" not in m._parameters
     assert list(m.state_dict()) == ["bias", "weight_orig", "weight_mask"]
     assert [n for n, _ in m.named_parameters()] == ["bias", "weight_orig"]
     expected_mask = (np.abs(w) > np.sort(np.abs(w).ravel())[4]).astype(np.float64)
-    np.testing.assert_array_equal(as_array(m.weight_mask), expected_mask)
-    np.testing.assert_array_equal(as_array(m.weight), w * expected_mask)
+    np.testing.assert_array_equal(to_numpy(m.weight_mask), expected_mask)
+    np.testing.assert_array_equal(to_numpy(m.weight), w * expected_mask)
     assert prune.is_pruned(m) and prune.is_pruned(nn.Sequential(m))
     assert not prune.is_pruned(nn.Linear(2, 2))
 
@@ -56,10 +53,10 @@ def test_forward_pre_hook_recomputes_the_pruned_weight():
     with ember.no_grad():
         m.weight_orig.add_(1.0)
     m(ember.ones(1, 4, dtype=ember.float64))
-    np.testing.assert_allclose(as_array(m.weight), as_array(m.weight_orig * m.weight_mask))
+    np.testing.assert_allclose(to_numpy(m.weight), to_numpy(m.weight_orig * m.weight_mask))
     m(ember.ones(2, 4, dtype=ember.float64)).sum().backward()
     # the gradient reaches weight_orig only where the mask keeps it
-    np.testing.assert_allclose(as_array(m.weight_orig.grad), 2 * as_array(m.weight_mask))
+    np.testing.assert_allclose(to_numpy(m.weight_orig.grad), 2 * to_numpy(m.weight_mask))
 
 
 def test_amount_int_or_fraction_and_validation():
@@ -86,22 +83,22 @@ def test_importance_scores():
     prune.l1_unstructured(m, "weight", amount=4, importance_scores=scores)
     expected = np.ones((3, 4))
     expected.ravel()[:4] = 0
-    np.testing.assert_array_equal(as_array(m.weight_mask), expected)
+    np.testing.assert_array_equal(to_numpy(m.weight_mask), expected)
     with pytest.raises(AssertionError, match="importance_scores should have the same shape"):
         prune.l1_unstructured(nn.Linear(2, 2), "weight", 1, importance_scores=ember.ones(3))
 
 
 def test_ln_structured_prunes_whole_channels():
     m = distinct_linear(4, 5)
-    w = as_array(m.weight).copy()
+    w = to_numpy(m.weight).copy()
     prune.ln_structured(m, "weight", amount=2, n=2, dim=0)
     kept = np.argsort(np.linalg.norm(w, axis=1))[2:]
     expected = np.zeros((4, 5))
     expected[kept] = 1
-    np.testing.assert_array_equal(as_array(m.weight_mask), expected)
+    np.testing.assert_array_equal(to_numpy(m.weight_mask), expected)
     m = distinct_linear(4, 5)
     prune.ln_structured(m, "weight", amount=0.4, n=1, dim=-1)
-    assert (as_array(m.weight_mask).sum(0) == 0).sum() == 2
+    assert (to_numpy(m.weight_mask).sum(0) == 0).sum() == 2
     with pytest.raises(ValueError, match="Structured pruning can only be applied to "
                                          "multidimensional tensors"):
         prune.ln_structured(nn.Linear(2, 2), "bias", amount=1, n=2, dim=0)
@@ -112,7 +109,7 @@ def test_ln_structured_prunes_whole_channels():
 def test_random_structured_prunes_whole_channels():
     m = nn.Conv2d(3, 6, 3)
     prune.random_structured(m, "weight", amount=2, dim=0)
-    per_channel = as_array(m.weight_mask).reshape(6, -1)
+    per_channel = to_numpy(m.weight_mask).reshape(6, -1)
     assert sorted(per_channel.min(1)) == sorted(per_channel.max(1))  # all or nothing
     assert (per_channel.max(1) == 0).sum() == 2
 
@@ -120,16 +117,16 @@ def test_random_structured_prunes_whole_channels():
 def test_iterative_pruning_combines_masks_in_a_container():
     m = distinct_linear(4, 5)
     prune.l1_unstructured(m, "weight", amount=4)
-    first = as_array(m.weight_mask).copy()
+    first = to_numpy(m.weight_mask).copy()
     prune.ln_structured(m, "weight", amount=1, n=2, dim=0)
     hooks = [h for h in m._forward_pre_hooks.values() if isinstance(h, prune.BasePruningMethod)]
     assert len(hooks) == 1 and isinstance(hooks[0], prune.PruningContainer)
     assert [type(h) for h in hooks[0]] == [prune.L1Unstructured, prune.LnStructured]
-    second = as_array(m.weight_mask)
+    second = to_numpy(m.weight_mask)
     assert np.all(second <= first)  # nothing pruned comes back
     assert (second.sum(1) == 0).sum() == 1  # plus one whole row
     prune.l1_unstructured(m, "weight", amount=3)
-    third = as_array(m.weight_mask)
+    third = to_numpy(m.weight_mask)
     assert np.all(third <= second) and (second - third).sum() == 3
     assert len(hooks[0]) == 3
 
@@ -138,11 +135,11 @@ def test_remove_makes_pruning_permanent():
     m = distinct_linear()
     p = m.weight
     prune.l1_unstructured(m, "weight", amount=6)
-    pruned = as_array(m.weight).copy()
+    pruned = to_numpy(m.weight).copy()
     prune.remove(m, "weight")
     assert m.weight is p and isinstance(m.weight, nn.Parameter)
     assert list(m.state_dict()) == ["bias", "weight"] and not prune.is_pruned(m)
-    np.testing.assert_array_equal(as_array(m.weight), pruned)
+    np.testing.assert_array_equal(to_numpy(m.weight), pruned)
     with pytest.raises(ValueError, match="Parameter 'weight' of module .* has to be pruned "
                                          "before pruning can be removed"):
         prune.remove(m, "weight")
@@ -150,11 +147,11 @@ def test_remove_makes_pruning_permanent():
 
 def test_identity_and_custom_from_mask():
     m = prune.identity(nn.Linear(3, 2), "weight")
-    np.testing.assert_array_equal(as_array(m.weight_mask), np.ones((2, 3)))
+    np.testing.assert_array_equal(to_numpy(m.weight_mask), np.ones((2, 3)))
     mask = ember.tensor([[1.0, 0.0, 1.0], [0.0, 1.0, 1.0]])
     prune.custom_from_mask(m, "weight", mask)
-    np.testing.assert_array_equal(as_array(m.weight_mask), as_array(mask))
-    np.testing.assert_array_equal(as_array(m.weight), as_array(m.weight_orig) * as_array(mask))
+    np.testing.assert_array_equal(to_numpy(m.weight_mask), to_numpy(mask))
+    np.testing.assert_array_equal(to_numpy(m.weight), to_numpy(m.weight_orig) * to_numpy(mask))
 
 
 def test_global_unstructured_ranks_all_tensors_together():
@@ -170,7 +167,7 @@ def test_global_unstructured_ranks_all_tensors_together():
 
 def test_prune_method_on_a_tensor():
     t = ember.tensor([[0.1, -3.0], [2.0, -0.5]])
-    np.testing.assert_array_equal(as_array(prune.L1Unstructured(amount=2).prune(t)),
+    np.testing.assert_array_equal(to_numpy(prune.L1Unstructured(amount=2).prune(t)),
                                   [[0.0, -3.0], [2.0, 0.0]])
 
 
@@ -185,7 +182,7 @@ def test_custom_pruning_method():
 
     m = nn.Linear(2, 2)
     EveryOther.apply(m, "bias")
-    np.testing.assert_array_equal(as_array(m.bias_mask), [0.0, 1.0])
+    np.testing.assert_array_equal(to_numpy(m.bias_mask), [0.0, 1.0])
 
 
 # -- PyTorch parity ---------------------------------------------------------------------------
@@ -203,13 +200,13 @@ def test_matches_torch_iterative_pruning_and_remove():
         getattr(prune, fn)(e, "weight", **kwargs)
         getattr(tprune, fn)(t, "weight", **kwargs)
         assert list(e.state_dict()) == list(t.state_dict())
-        np.testing.assert_array_equal(as_array(e.weight_mask), as_array(t.weight_mask))
+        np.testing.assert_array_equal(to_numpy(e.weight_mask), to_numpy(t.weight_mask))
     x = np.random.default_rng(0).standard_normal((2, 6))
-    np.testing.assert_allclose(as_array(e(ember.tensor(x))), as_array(t(torch.tensor(x))))
+    np.testing.assert_allclose(to_numpy(e(ember.tensor(x))), to_numpy(t(torch.tensor(x))))
     prune.remove(e, "weight")
     tprune.remove(t, "weight")
     assert list(e.state_dict()) == list(t.state_dict())
-    np.testing.assert_array_equal(as_array(e.weight), as_array(t.weight))
+    np.testing.assert_array_equal(to_numpy(e.weight), to_numpy(t.weight))
 
 
 def test_global_unstructured_matches_torch():
@@ -225,4 +222,4 @@ def test_global_unstructured_matches_torch():
     tprune.global_unstructured([(t1, "weight"), (t2, "weight")], tprune.L1Unstructured,
                                amount=0.5)
     for e, t in ((e1, t1), (e2, t2)):
-        np.testing.assert_array_equal(as_array(e.weight_mask), as_array(t.weight_mask))
+        np.testing.assert_array_equal(to_numpy(e.weight_mask), to_numpy(t.weight_mask))

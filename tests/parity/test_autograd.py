@@ -5,6 +5,7 @@ import warnings
 
 import numpy as np
 import pytest
+from testutils import to_numpy
 
 import ember
 
@@ -13,12 +14,6 @@ pytestmark = pytest.mark.parity
 torch = pytest.importorskip("torch")
 
 RNG = np.random.default_rng(0)
-
-
-def to_np(t):
-    if isinstance(t, torch.Tensor):
-        return t.detach().numpy()
-    return t.detach().numpy()
 
 
 def leaves(lib, arrays, dtype="float64"):
@@ -38,7 +33,7 @@ def assert_same(e, t, rtol=1e-10, atol=1e-12):
     assert isinstance(e, ember.Tensor)
     assert tuple(e.shape) == tuple(t.shape)
     assert str(e.dtype).split(".")[-1] == str(t.dtype).split(".")[-1]
-    np.testing.assert_allclose(to_np(e), to_np(t), rtol=rtol, atol=atol)
+    np.testing.assert_allclose(to_numpy(e), to_numpy(t), rtol=rtol, atol=atol)
 
 
 def raises_alike(fn_e, fn_t):
@@ -48,7 +43,7 @@ def raises_alike(fn_e, fn_t):
         try:
             fn()
             errs.append(None)
-        except Exception as exc:  # noqa: BLE001 - compared below
+        except Exception as exc:  # compared below
             errs.append(exc)
     e, t = errs
     assert (e is None) == (t is None), (e, t)

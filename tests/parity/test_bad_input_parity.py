@@ -2,7 +2,6 @@
 int64/int32/uint8/bool/float32/float64 inputs full of zeros, negatives, empty tensors and
 extreme values (dtype min/max, inf, nan). Either both libraries raise the same exception type
 or both succeed with the same dtype, shape and values (NaN where NaN)."""
-# ruff: noqa: B023 - each lambda is called at once by run_both, so loop variables bind correctly
 
 import math
 
@@ -79,7 +78,7 @@ def builtin_type(exc: BaseException) -> type:
 def outcome(fn):
     try:
         return fn(), None
-    except Exception as exc:  # noqa: BLE001 - any error is an outcome to compare
+    except Exception as exc:  # any error is an outcome to compare
         return None, exc
 
 

@@ -211,7 +211,7 @@ def test_loader_validation_and_len(kwargs, iterable):
         kwargs = dict(kwargs)
     try:
         theirs = td.DataLoader(t_ds, **kwargs)
-    except Exception as e:  # noqa: BLE001 - the oracle decides which error
+    except Exception as e:  # the oracle decides which error
         with pytest.raises(type(e), match=re.escape(str(e))):
             ed.DataLoader(e_ds, **kwargs)
         return

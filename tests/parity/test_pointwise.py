@@ -69,11 +69,11 @@ def run_both(e_fn, t_fn, tol=None):
     e_exc = t_exc = None
     try:
         t_out = t_fn()
-    except Exception as exc:  # noqa: BLE001 - any error of the oracle is the expectation
+    except Exception as exc:  # any error of the oracle is the expectation
         t_exc = exc
     try:
         e_out = e_fn()
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:  # noqa: B - LE001
         e_exc = exc
     if t_exc is not None or e_exc is not None:
         assert t_exc is not None and e_exc is not None, (t_exc, e_exc)

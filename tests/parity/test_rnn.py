@@ -243,11 +243,11 @@ def test_errors_match_torch(make, kind):
     try:
         make(lambda x, h: tm(torch.tensor(x.numpy()),
                              None if h is None else torch.tensor(h.numpy())))
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:  # noqa: B - LE001
         t_exc = exc
     try:
         make(em)
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:  # noqa: B - LE001
         e_exc = exc
     assert t_exc is not None and e_exc is not None
     assert type(e_exc) is type(t_exc)

@@ -128,7 +128,7 @@ def test_torch_whole_module_loads_with_ember_classes(name, tmp_path):
     rng = np.random.default_rng(1)
     x = (rng.integers(0, 10, shape) if kind == "index" else
          rng.standard_normal(shape).astype(np.float32))
-    first = lambda out: out[0] if isinstance(out, tuple) else out  # noqa: E731 (LSTM)
+    first = lambda out: out[0] if isinstance(out, tuple) else out  # LSTM
     with torch.no_grad():
         expected = first(model(torch.from_numpy(x))).numpy()
     for ours in (loaded, mapped, trusted):

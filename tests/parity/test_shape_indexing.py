@@ -6,6 +6,7 @@ import itertools
 
 import numpy as np
 import pytest
+from testutils import to_numpy
 
 import ember
 
@@ -21,12 +22,6 @@ def lib_tensor(T, a, **kw):
     return T.tensor(a, **kw)
 
 
-def to_np(x):
-    if isinstance(x, torch.Tensor):
-        return x.detach().numpy()
-    return x.detach().numpy()
-
-
 def assert_same(e, t, check_view=True):
     if isinstance(t, (tuple, list)):
         assert isinstance(e, (tuple, list)) and len(e) == len(t)
@@ -35,7 +30,7 @@ def assert_same(e, t, check_view=True):
         return
     assert tuple(e.shape) == tuple(t.shape)
     assert str(e.dtype).split(".")[1] == str(t.dtype).split(".")[1]
-    np.testing.assert_allclose(to_np(e), to_np(t), rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(to_numpy(e), to_numpy(t), rtol=1e-6, atol=1e-9)
     if check_view:
         assert (e._base is not None) == (t._base is not None)
         if t._base is not None and t.numel():

@@ -1,6 +1,7 @@
 """ember.vision.datasets: IDX/CIFAR/folder/fake/digits datasets, downloads from a local server,
 and safe archive extraction."""
 
+import contextlib
 import gzip
 import hashlib
 import http.server
@@ -8,13 +9,13 @@ import io
 import os
 import pickle
 import tarfile
-import threading
 import zipfile
 from pathlib import Path
 
 import numpy as np
 import pytest
 from PIL import Image
+from testutils import local_http_server
 
 import ember
 from ember.vision import datasets
@@ -58,11 +59,14 @@ def md5(data: bytes) -> str:
     return hashlib.md5(data).hexdigest()
 
 
-class Server:
-    """Serves ``files`` (name -> bytes) on 127.0.0.1; records the paths requested."""
+class FileServer:
+    """``files`` (name -> bytes) and the paths requested, for a ``local_http_server``."""
 
     def __init__(self, files):
         self.files, self.hits = files, []
+        self.url = ""  # http://127.0.0.1:PORT/ once served
+
+    def request_handler(self):
         outer = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
@@ -80,29 +84,21 @@ class Server:
             def log_message(self, *args):
                 pass
 
-        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/"
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-        self.thread.start()
-
-    def close(self):
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        return Handler
 
 
 @pytest.fixture
 def serve(monkeypatch):
+    """``serve(files)`` serves ``files`` on 127.0.0.1 until the test ends."""
     monkeypatch.delenv("EMBER_HUB_OFFLINE", raising=False)
-    servers = []
+    with contextlib.ExitStack() as servers:
 
-    def start(files):
-        s = Server(files)
-        servers.append(s)
-        return s
+        def start(files):
+            s = FileServer(files)
+            s.url = servers.enter_context(local_http_server(s.request_handler())).url + "/"
+            return s
 
-    yield start
-    for s in servers:
-        s.close()
+        yield start
 
 
 # ---------------------------------------------------------------- MNIST family

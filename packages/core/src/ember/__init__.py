@@ -1,4 +1,5 @@
-# ruff: noqa: I001 - imports follow the core's dependency order
+# isort: skip_file
+# (the imports follow the core's dependency order)
 """Ember: a deep-learning framework in the PyTorch mould, over NumPy (CPU) and CuPy (GPU).
 
 ``import ember as torch`` runs PyTorch programs that use the names Ember provides.
@@ -12,8 +13,8 @@ from pkgutil import extend_path
 
 __path__ = extend_path(__path__, __name__)
 
-import sys as _sys  # noqa: E402
-import warnings as _warnings  # noqa: E402
+import sys as _sys
+import warnings as _warnings
 
 # PyTorch computes inf/nan silently; NumPy warns from inside our kernels. The filter matches
 # only warnings attributed to ember's own modules, so NumPy keeps warning in user code.
@@ -21,51 +22,70 @@ _warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"ember(\.|$)
                          message=r"(divide by zero|invalid value|overflow|underflow) encountered")
 
 # The order below is the dependency order of the core (not alphabetical): keep it.
-from . import _dtype  # noqa: E402
-from ._device import device, get_default_device, set_default_device  # noqa: E402,F401
-from ._dtype import (  # noqa: E402,F401
+from . import _dtype
+from ._device import device, get_default_device, set_default_device
+from ._dtype import (
     bool, can_cast, double, dtype, finfo, float, float16, float32, float64, get_default_dtype,
     half, iinfo, int, int8, int16, int32, int64, long, promote_types, result_type,
     set_default_dtype, short, uint8,
 )
-from ._size import Size  # noqa: E402
-from ._memory_format import (  # noqa: E402,F401
+from ._size import Size
+from ._memory_format import (
     channels_last, channels_last_3d, contiguous_format, memory_format, preserve_format,
 )
-from ._tensor import Tensor  # noqa: E402
-from ._settings import *  # noqa: E402,F401,F403 - threads, matmul precision, determinism
-from . import backends  # noqa: E402
-from .autograd.grad_mode import (  # noqa: E402,F401
+from ._layout import layout, strided
+from ._errors import AcceleratorError, OutOfMemoryError
+from ._tensor import Tensor
+from ._settings import *  # noqa: F403
+from . import backends
+from .autograd.grad_mode import (
     enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad,
     set_grad_enabled,
 )
-from . import autograd  # noqa: E402
-from .autograd.anomaly_mode import (  # noqa: E402,F401
+from . import autograd
+from .autograd.anomaly_mode import (
     _set_anomaly_enabled as set_anomaly_enabled, is_anomaly_check_nan_enabled,
     is_anomaly_enabled,
 )
-from ._factory import *  # noqa: E402,F401,F403
-from ._factory import asarray  # noqa: E402,F401
-from . import ops as _ops  # noqa: E402
-from ._tensor_types import (  # noqa: E402,F401 - the legacy types
+from ._factory import *  # noqa: F403
+from ._factory import asarray
+from . import ops as _ops
+from ._tensor_types import (  # the legacy types
     BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor, HalfTensor, IntTensor,
     LongTensor, ShortTensor,
 )
-from .ops import registry as _registry  # noqa: E402
+from .ops.extras import detach_, fill_  # the function forms of two Tensor methods
+from .ops.extras import eig, lstsq, solve, symeig  # removed: they raise
+from ._storage import (  # also attaches Tensor.untyped_storage, set_, ...
+    BoolStorage, ByteStorage, CharStorage, DoubleStorage, FloatStorage, HalfStorage, IntStorage,
+    LongStorage, ShortStorage, TypedStorage, UntypedStorage,
+)
+from ._creation import empty_permuted, from_file, frombuffer, scalar_tensor
+from ._stream import Event, Stream
+from .ops import registry as _registry
 
 _registry.install(globals(), Tensor)
 
-from ._random import *  # noqa: E402,F401,F403
-from . import (  # noqa: E402,F401
+# PyTorch's constants: ``torch.pi``, ``torch.inf``, ``x[:, torch.newaxis]``
+import math as _math
+
+e = _math.e
+pi = _math.pi
+inf = _math.inf
+nan = _math.nan
+newaxis = None
+
+from ._random import *  # noqa: F403
+from . import (
     cuda, data, linalg, return_types, safetensors, serialization, testing, utils,
 )
-from . import accelerator, mps, version, xpu  # noqa: E402,F401
-from . import overrides  # noqa: E402
+from . import accelerator, cpu, mps, version, xpu
+from . import overrides
 
 # __torch_function__ (ember.overrides): these namespaces dispatch once a subclass overrides it
 overrides.register_namespace(_sys.modules[__name__])
 overrides.register_namespace(linalg)
-from .serialization import load, save  # noqa: E402,F401
+from .serialization import load, save
 
 # -- sub-distributions: ``ember.nn`` etc. as attributes, with an install hint when missing ----
 _SUBPACKAGES = {
@@ -74,11 +94,21 @@ _SUBPACKAGES = {
 }
 
 
+# PyTorch's small modules, imported on first use to keep ``import ember`` fast
+_LAZY_SUBMODULES = {"functional", "quasirandom", "random", "storage", "torch_version"}
+
+
 def __getattr__(name: str):
     import importlib
 
-    if name == "__version__":  # ember-core's installed version, read on first use
-        return version.__version__
+    if name == "__version__":  # ember-core's installed version (a TorchVersion), on first use
+        return importlib.import_module("ember.torch_version").__version__
+    if name in _LAZY_SUBMODULES:
+        return importlib.import_module(f"ember.{name}")
+    if name in ("has_mkl", "has_openmp"):  # what NumPy's BLAS is, asked on first use
+        value = getattr(backends, name[4:]).is_available()
+        globals()[name] = value
+        return value
     if name in _SUBPACKAGES:
         try:
             return importlib.import_module(f"ember.{name}")

@@ -23,7 +23,7 @@ class device:
     __slots__ = ("type", "index", "_backend", "__weakref__")
     _cache: dict = {}
 
-    def __new__(cls, type, index: int | None = None):  # noqa: A002 - PyTorch's name
+    def __new__(cls, type, index: int | None = None):  # PyTorch's name
         if type.__class__ is device:
             if index is not None:
                 raise ValueError("device(): index must not be given with a device object")

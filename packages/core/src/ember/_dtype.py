@@ -47,7 +47,7 @@ def _dtype_from_name(name: str) -> dtype:
     return _BY_NAME[name]
 
 
-bool = dtype("bool", np.bool_, 0)  # noqa: A001 - PyTorch's name
+bool = dtype("bool", np.bool_, 0)  # PyTorch's name
 uint8 = dtype("uint8", np.uint8, 1)
 int8 = dtype("int8", np.int8, 1)
 int16 = dtype("int16", np.int16, 1)
@@ -56,8 +56,8 @@ int64 = dtype("int64", np.int64, 1)
 float16 = dtype("float16", np.float16, 2)
 float32 = dtype("float32", np.float32, 2)
 float64 = dtype("float64", np.float64, 2)
-half, float, double = float16, float32, float64  # noqa: A001
-short, int, long = int16, int32, int64  # noqa: A001
+half, float, double = float16, float32, float64
+short, int, long = int16, int32, int64
 
 ALL_DTYPES = (bool, uint8, int8, int16, int32, int64, float16, float32, float64)
 _BY_NAME = {d.name: d for d in ALL_DTYPES}
@@ -209,7 +209,7 @@ def can_cast(from_: dtype, to: dtype) -> _b.bool:
 class finfo:
     """Machine limits of a floating dtype, like ``torch.finfo``."""
 
-    def __init__(self, type: dtype | None = None):  # noqa: A002
+    def __init__(self, type: dtype | None = None):
         type = to_dtype(type) if type is not None else _default[0]
         if not type.is_floating_point:
             raise TypeError(f"finfo() requires a floating point input type, got {type}")
@@ -231,7 +231,7 @@ class finfo:
 class iinfo:
     """Machine limits of an integer dtype, like ``torch.iinfo``."""
 
-    def __init__(self, type: dtype):  # noqa: A002
+    def __init__(self, type: dtype):
         type = to_dtype(type)
         if type.is_floating_point:
             raise TypeError(f"iinfo() requires an integer input type, got {type}")

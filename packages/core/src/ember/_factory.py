@@ -530,7 +530,7 @@ def _filled(fill, shape: tuple, dt: _dtype.dtype, dev, requires_grad, out=None,
             arr = xp.ones(alloc_shape, dtype=dt.np)
         else:  # through NumPy's cast: PyTorch wraps -1 into uint8 and truncates 1.5 into ints
             with np.errstate(over="ignore", invalid="ignore"):
-                arr = xp.full(alloc_shape, np.array(fill).astype(dt.np), dtype=dt.np)
+                arr = xp.full(alloc_shape, np.array(fill).astype(dt.np)[()], dtype=dt.np)
     except (MemoryError, ValueError) as exc:
         raise_allocation_error(exc, shape, dt.itemsize, dev)
         raise

@@ -143,7 +143,7 @@ def default_generator_for(dev) -> Generator:
     return gen
 
 
-def seed_devices(seed: int, type: str | None = None) -> None:  # noqa: A002
+def seed_devices(seed: int, type: str | None = None) -> None:
     """Seed the default generators of every non-CPU device (of ``type`` if given), including
     those not made yet."""
     if type is None:
@@ -435,7 +435,7 @@ def _check_p(p) -> None:
         raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p:g}")
 
 
-@register("bernoulli")
+@register("bernoulli", random=True)
 def bernoulli(input, p=None, *, generator=None, out=None) -> Tensor:
     """0/1 samples: with probabilities ``input`` (float), or with probability ``p`` everywhere
     (``input`` then gives only the shape and dtype)."""
@@ -443,10 +443,11 @@ def bernoulli(input, p=None, *, generator=None, out=None) -> Tensor:
     g = _rng(generator, dev)
     if p is None:
         _require_float(input.dtype, "bernoulli_tensor_cpu_p_")
-        probs = input._host()
+        probs = input._data
         _check_probs(probs)
-        sample = (g.random(probs.shape) < probs).astype(probs.dtype)
-        res = _with_graph(place(sample, dev), "BernoulliBackward0", (input,))
+        u = place(g.random(probs.shape), dev)._data  # compared on the device: no host copy
+        res = _with_graph(_make((u < probs).astype(probs.dtype), dev), "BernoulliBackward0",
+                          (input,))
     else:
         p = float(p)
         _check_p(p)
@@ -482,7 +483,7 @@ def _multinomial_indices(g, p: np.ndarray, n: int, replacement: bool) -> np.ndar
     return np.minimum(idx, cats - 1)
 
 
-@register("multinomial", differentiable=False)
+@register("multinomial", differentiable=False, random=True)
 def multinomial(input, num_samples: int, replacement: bool = False, *, generator=None,
                 out=None) -> Tensor:
     """Category indices sampled from the (unnormalised) probability rows of ``input``."""

@@ -1,5 +1,6 @@
 """Process-wide settings, as PyTorch's top-level functions: threads, matmul precision,
-determinism; and the small questions about objects (``is_tensor``, ``numel``, ``typename``).
+determinism, warnings, denormals; what Ember is built with (``has_lapack``, ...); and the small
+questions about objects (``is_tensor``, ``numel``, ``typename``, ``get_device``).
 
 What each setting does in Ember is said in its docstring: the thread count is NumPy's BLAS
 thread pool (through ``threadpoolctl``), the rest are stored and read back where Ember has
@@ -17,7 +18,9 @@ __all__ = [
     "is_deterministic_algorithms_warn_only_enabled", "set_deterministic_debug_mode",
     "get_deterministic_debug_mode",
     "is_tensor", "is_storage", "numel", "is_floating_point", "is_complex", "is_nonzero",
-    "typename",
+    "typename", "init_num_threads", "thread_safe_generator", "set_warn_always",
+    "is_warn_always_enabled", "set_flush_denormal", "get_device", "is_signed",
+    "get_device_module", "has_lapack", "has_spectral",
 ]
 
 
@@ -55,6 +58,7 @@ def set_num_threads(num_threads: int, /) -> None:
     thread (``ember.backends.openmp.is_available()`` says which).
     """
     n = _check_positive_int("set_num_threads", num_threads)
+    _num_threads_set[0] = n
     for lib in _blas_controller().lib_controllers:
         lib.set_num_threads(n)
         # threadpoolctl lets only the first thread that sets a shared (non-OpenMP) pool
@@ -62,6 +66,38 @@ def set_num_threads(num_threads: int, /) -> None:
         release = getattr(type(lib), "clear_controlling_thread", None)
         if release is not None:
             release()
+
+
+_num_threads_set: list = [None]
+
+
+def init_num_threads() -> None:
+    """Apply the thread count given to ``set_num_threads`` in the calling thread.
+
+    Call it first thing in a new thread, as in PyTorch. It matters only with a BLAS threaded
+    by OpenMP, whose limit is per thread; a pool shared by the process already has the
+    count. Without an earlier ``set_num_threads`` it does nothing.
+    """
+    n = _num_threads_set[0]
+    if n is not None:
+        set_num_threads(n)
+
+
+def thread_safe_generator():
+    """The generator of the calling DataLoader thread worker, or None (then the global
+    generator is used), as ``torch.random.thread_safe_generator``.
+
+    Ember's DataLoader workers are processes, each seeded apart, so this is None in them and
+    in the main process alike.
+    """
+    from .data import get_worker_info
+
+    info = get_worker_info()
+    if info is not None and getattr(info, "worker_method", None) == "thread":
+        rng = getattr(info, "rng", None)
+        if rng is not None:
+            return rng.torch_generator
+    return None
 
 
 def get_num_threads() -> int:
@@ -187,6 +223,47 @@ def get_deterministic_debug_mode() -> int:
     return 1 if _deterministic["warn_only"] else 2
 
 
+# -- warnings and denormals ------------------------------------------------------------------
+
+_warn_always = [False]
+
+
+def set_warn_always(b: bool, /) -> None:
+    """With True, the warnings that Ember gives once per process (like ``frombuffer``'s about
+    a read-only buffer) are given every time; False restores the default."""
+    if not isinstance(b, bool):
+        raise RuntimeError(f"setWarnOnlyOnce expects a bool, but got {type(b).__name__}")
+    _warn_always[0] = b
+
+
+def is_warn_always_enabled() -> bool:
+    """Whether ``set_warn_always(True)`` is in force."""
+    return _warn_always[0]
+
+
+def set_flush_denormal(mode: bool) -> bool:
+    """Ask the CPU to flush denormal floats to zero; returns whether that took effect.
+
+    Always False in Ember: NumPy offers no control of the CPU's floating-point flags, so
+    denormals stay as they are. PyTorch returns False the same way on a CPU without the
+    needed instructions.
+    """
+    if not isinstance(mode, bool):
+        raise RuntimeError(f"flush_denormal expects a bool, but got {type(mode).__name__}")
+    return False
+
+
+# -- what Ember is built with ----------------------------------------------------------------
+
+# ``ember.has_mkl`` and ``ember.has_openmp`` are answered on first use by ``ember.__getattr__``
+# (``ember.backends.mkl/openmp.is_available()``: asking threadpoolctl costs time at import).
+
+#: LAPACK: ``ember.linalg`` runs on NumPy's LAPACK (lapack_lite when NumPy has no other).
+has_lapack = True
+#: spectral ops (FFT): not in Ember yet.
+has_spectral = False
+
+
 # -- questions about objects -------------------------------------------------------------------
 
 def _require_tensor(fn: str, obj) -> None:
@@ -205,32 +282,33 @@ def is_tensor(obj, /) -> bool:
 
 
 def is_storage(obj, /) -> bool:
-    """Whether ``obj`` is a storage: the ``ember.serialization.Storage`` that ``load``'s
-    ``map_location`` callables receive (Ember's tensors expose no other storage object)."""
+    """Whether ``obj`` is a storage: an ``ember.UntypedStorage`` or ``TypedStorage``, or the
+    ``ember.serialization.Storage`` that ``load``'s ``map_location`` callables receive."""
+    from ._storage import TypedStorage, UntypedStorage
     from .serialization import Storage
 
-    return isinstance(obj, Storage)
+    return isinstance(obj, (UntypedStorage, TypedStorage, Storage))
 
 
-def numel(input, /) -> int:  # noqa: A002 - PyTorch's parameter name
+def numel(input, /) -> int:  # PyTorch's parameter name
     """The number of elements of ``input``."""
     _require_tensor("numel", input)
     return input.numel()
 
 
-def is_floating_point(input, /) -> bool:  # noqa: A002
+def is_floating_point(input, /) -> bool:
     """Whether ``input``'s dtype is a floating-point type."""
     _require_tensor("is_floating_point", input)
     return input.is_floating_point()
 
 
-def is_complex(input, /) -> bool:  # noqa: A002
+def is_complex(input, /) -> bool:
     """Whether ``input``'s dtype is a complex type (Ember has none yet: always False)."""
     _require_tensor("is_complex", input)
     return input.is_complex()
 
 
-def is_nonzero(input, /) -> bool:  # noqa: A002
+def is_nonzero(input, /) -> bool:
     """Whether the single element of ``input`` is nonzero (NaN counts as nonzero)."""
     _require_tensor("is_nonzero", input)
     n = input.numel()
@@ -256,3 +334,41 @@ def typename(obj, /) -> str:
         module = obj.__class__.__module__ or ""
         qualname = obj.__class__.__qualname__
     return qualname if module in ("", "builtins") else f"{module}.{qualname}"
+
+
+def get_device(input, /) -> int:
+    """The index of ``input``'s device: -1 on the CPU."""
+    _require_tensor("get_device", input)
+    return input.get_device()
+
+
+def is_signed(input, /) -> bool:
+    """Whether ``input``'s dtype is signed (floats and signed integers; not bool, uint8)."""
+    _require_tensor("is_signed", input)
+    return input.is_signed()
+
+
+def get_device_module(device=None):
+    """The module of a device type (``ember.cuda`` for ``'cuda:0'``, ``ember.cpu``); with no
+    argument, the current accelerator's, else ``ember.cpu``."""
+    import sys
+
+    from ._device import device as _device_cls
+
+    if isinstance(device, _device_cls):
+        name = device.type
+    elif isinstance(device, str):
+        name = _device_cls(device).type
+    elif device is None:
+        from .accelerator import current_accelerator
+
+        acc = current_accelerator()
+        name = "cpu" if acc is None else acc.type
+    else:
+        raise RuntimeError(f"Invalid value of device '{device}', expect ember.device, str, or "
+                           "None")
+    module = getattr(sys.modules["ember"], name, None)
+    if module is None:
+        raise RuntimeError(f"Device '{name}' does not have a corresponding module registered "
+                           f"as 'ember.{name}'.")
+    return module

@@ -9,12 +9,17 @@ attached by the op registry (``ember.ops``), so each op is defined once.
 
 from __future__ import annotations
 
+import functools
+import operator
+import warnings
+
 import numpy as np
 
 from . import _dtype
 from . import _memory_format as _mf
 from ._device import device as _device_cls
 from ._device import to_device
+from ._layout import strided as _STRIDED
 from .backends import backend_of
 
 __all__ = ["Tensor"]
@@ -193,13 +198,31 @@ class Tensor:
         return strides[_wrap_dim(dim, self._data.ndim)]
 
     def storage_offset(self) -> int:
-        base = getattr(self, "_base", None)
-        if base is None:
-            return 0
-        return (_address(self._data) - _address(base._data)) // self._data.itemsize
+        """The element at which this tensor starts in its storage (``untyped_storage()``)."""
+        base = self._base
+        root = self if base is None else base
+        extra = root._extra
+        if extra is None or "storage" not in extra:
+            if base is None:
+                return 0
+            return (_address(self._data) - _address(base._data)) // self._data.itemsize
+        from ._storage import storage_of
+
+        return (_address(self._data) - storage_of(self).data_ptr()) // self._data.itemsize
 
     def data_ptr(self) -> int:
         return _address(self._data)
+
+    def const_data_ptr(self) -> int:
+        """The address of the first element (``data_ptr``: Ember has no copy-on-write)."""
+        return _address(self._data)
+
+    def dim_order(self, *, ambiguity_check=False) -> tuple:
+        """The dims from the outermost in memory to the innermost (``(0, 2, 3, 1)`` for a
+        channels-last NCHW tensor). ``ambiguity_check=True`` raises when more than one order
+        fits (size-1 dims, equal strides); a list of memory formats raises unless exactly one
+        of them fits."""
+        return _dim_order(self, ambiguity_check)
 
     def is_contiguous(self, *, memory_format=_CONTIGUOUS) -> bool:
         """Whether the elements lie densely in ``memory_format``'s order (C order by default;
@@ -265,7 +288,29 @@ class Tensor:
 
     @property
     def layout(self):
-        return "strided"
+        """``ember.strided``: Ember's tensors are all dense and strided."""
+        return _STRIDED
+
+    # backends and kinds of tensor Ember does not have: PyTorch's predicates, truthfully False
+    is_ipu = property(lambda self: False, doc="False: Ember has no IPU backend.")
+    is_maia = property(lambda self: False, doc="False: Ember has no MAIA backend.")
+    is_mkldnn = property(lambda self: False, doc="False: Ember has no MKL-DNN tensors.")
+    is_mtia = property(lambda self: False, doc="False: Ember has no MTIA backend.")
+    is_vulkan = property(lambda self: False, doc="False: Ember has no Vulkan backend.")
+    is_xla = property(lambda self: False, doc="False: Ember has no XLA backend.")
+    is_nested = property(lambda self: False, doc="False: Ember has no nested tensors.")
+
+    @property
+    def volatile(self) -> bool:
+        """Removed in PyTorch (always False, with its warning): use ``ember.no_grad()``."""
+        warnings.warn("volatile was removed (Variable.volatile is always False)", UserWarning,
+                      stacklevel=2)
+        return False
+
+    @volatile.setter
+    def volatile(self, value) -> None:
+        warnings.warn("volatile was removed and now has no effect. Use `with ember.no_grad():` "
+                      "instead.", UserWarning, stacklevel=2)
 
     def get_device(self) -> int:
         return -1 if self._device.type == "cpu" else self._device.index
@@ -309,9 +354,7 @@ class Tensor:
             if value._device is not self._device:
                 raise RuntimeError(f"assigned grad has data located on {value._device}, "
                                    f"but the tensor is on {self._device}")
-            if value._data.dtype != self._data.dtype:
-                raise RuntimeError(f"assigned grad has data of a different type: expected "
-                                   f"{self.dtype} but got {value.dtype}")
+            _check_grad_dtype(self, value)
             if value._data.shape != self._data.shape:
                 raise RuntimeError("assigned grad has data of a different size")
         self._grad = value
@@ -319,6 +362,26 @@ class Tensor:
     @grad.deleter
     def grad(self):
         self._grad = None
+
+    @property
+    def grad_dtype(self):
+        """The dtype ``.grad`` must have: the tensor's own unless set on a leaf (None allows
+        any). A leaf's accumulated gradient is cast to it."""
+        extra = self._extra
+        if extra is not None and "grad_dtype" in extra:
+            return extra["grad_dtype"]
+        return self.dtype
+
+    @grad_dtype.setter
+    def grad_dtype(self, value) -> None:
+        if self.grad_fn is not None:
+            raise RuntimeError("grad_dtype can only be set on leaf tensors.")
+        if value is not None and not isinstance(value, _dtype.dtype):
+            raise RuntimeError("grad_dtype must be a ember.dtype or None, but got "
+                               f"{type(value).__name__}")
+        extra = self._extra_dict()
+        extra["grad_dtype"] = value
+        _cast_accumulated_grad_to(self, value)
 
     @property
     def _version(self) -> int:
@@ -359,6 +422,11 @@ class Tensor:
         """A tensor sharing this one's data and version counter, outside the graph."""
         t = _make(self._data, self._device)
         t._vc = _shared_vc(self)
+        root = self if self._base is None else self._base
+        if root is not self or (root._extra is not None and "storage" in root._extra):
+            from ._storage import storage_of
+
+            t._extra = {"storage": storage_of(self)}  # a detached view keeps its storage
         return t
 
     def detach_(self):
@@ -378,6 +446,13 @@ class Tensor:
             raise TypeError(f"data must be a Tensor, not {type(value).__name__}")
         self._data = value._data
         self._device = value._device
+        root = value if value._base is None else value._base
+        if root is not value or (root._extra is not None and "storage" in root._extra):
+            from ._storage import storage_of
+
+            self._extra_dict()["storage"] = storage_of(value)  # the storage of ``value``
+        elif self._extra is not None:
+            self._extra.pop("storage", None)
 
     def retain_grad(self) -> None:
         if not self.requires_grad:
@@ -482,7 +557,8 @@ class Tensor:
         return self._data.__dlpack_device__()
 
     def __array__(self, dtype=None, copy=None):
-        arr = self._data if self._device.type == "cpu" else self._host()
+        # as PyTorch: a tensor off the CPU does not convert implicitly (``numpy()`` raises)
+        arr = self._data if self._device.type == "cpu" else self.numpy()
         if dtype is not None and arr.dtype != dtype:
             return arr.astype(dtype)
         return np.array(arr, copy=True) if copy else arr
@@ -548,6 +624,9 @@ class Tensor:
         if d:
             import copy
 
+            extra = d.get("_extra")
+            if extra and any(k in extra for k in _MEMORY_KEYS):  # the copy has its own memory
+                d = {**d, "_extra": {k: v for k, v in extra.items() if k not in _MEMORY_KEYS}}
             t.__dict__.update(copy.deepcopy(d, memo))
         memo[id(self)] = t
         return t
@@ -578,7 +657,7 @@ class Tensor:
     def double(self):
         return self.to(_dtype.float64)
 
-    def float(self):  # noqa: A003
+    def float(self):
         return self.to(_dtype.float32)
 
     def half(self):
@@ -587,7 +666,7 @@ class Tensor:
     def long(self):
         return self.to(_dtype.int64)
 
-    def int(self):  # noqa: A003
+    def int(self):
         return self.to(_dtype.int32)
 
     def short(self):
@@ -599,8 +678,130 @@ class Tensor:
     def byte(self):
         return self.to(_dtype.uint8)
 
-    def bool(self):  # noqa: A003
+    def bool(self):
         return self.to(_dtype.bool)
+
+    def xpu(self, device=None, non_blocking: bool = False, memory_format=_PRESERVE):
+        """This tensor on an Intel GPU: Ember has none, so this raises as a PyTorch build
+        without XPU does."""
+        from .accelerator import _NONE_AVAILABLE, current_accelerator
+        from .xpu import _not_compiled
+
+        if device is not None and current_accelerator() is None:
+            raise RuntimeError(_NONE_AVAILABLE)
+        raise _not_compiled()
+
+    # -- pinned memory and streams -----------------------------------------------------------
+    def is_pinned(self, device=None) -> bool:
+        """Whether this tensor lives in page-locked host memory (made by ``pin_memory``)."""
+        if device is not None:
+            warnings.warn("The argument 'device' of Tensor.is_pinned() is deprecated. Please do "
+                          "not pass this argument.", DeprecationWarning, stacklevel=2)
+        extra = self._extra
+        return bool(extra is not None and extra.get("pinned"))
+
+    def pin_memory(self, device=None):
+        """A copy of this CPU tensor in page-locked host memory, for faster copies to the
+        accelerator. Without an accelerator this raises, as PyTorch does."""
+        from .accelerator import _NONE_AVAILABLE, current_accelerator
+
+        if self._device.type != "cpu":
+            raise RuntimeError(f"cannot pin '{self.type()}' only dense CPU tensors can be "
+                               "pinned")
+        if device is not None and _device_cls(device).type == "cpu":
+            raise RuntimeError("CPU device type not an accelerator.")
+        acc = current_accelerator()
+        if acc is None:
+            raise RuntimeError(_NONE_AVAILABLE)
+        if self.is_pinned():
+            return self
+        alloc = getattr(backend_of(acc), "pinned_empty", None)
+        if alloc is None:
+            raise NotImplementedError(f"pin_memory: the {acc.type} backend of Ember has no "
+                                      "page-locked host allocator")
+        buf = alloc(self._data.shape, self._data.dtype)
+        buf[...] = self._data
+        out = _make(buf, self._device)
+        out._extra = {"pinned": True}
+        return out
+
+    def record_stream(self, stream) -> None:
+        """Mark this tensor's memory as used by ``stream`` (a CUDA tensor's only: CuPy's
+        memory pool keeps a block until the work queued before its release is done, so
+        there is nothing more to record)."""
+        from ._stream import Stream
+        from .cuda import Stream as CudaStream
+
+        if not isinstance(stream, (Stream, CudaStream)):
+            raise RuntimeError("unknown parameter type")
+        if self._device.type != "cuda":
+            backend = "CPU" if self._device.type == "cpu" else self._device.type
+            raise NotImplementedError(f"Could not run 'aten::record_stream' with arguments from "
+                                      f"the '{backend}' backend. This could be because the "
+                                      "operator doesn't exist for this backend.")
+
+    # -- per-element Python callables (CPU only) ---------------------------------------------
+    def apply_(self, callable):
+        """Replace each element with ``callable(element)`` (a Python number in, a number out),
+        in place. CPU only, and slow: it calls Python once per element."""
+        _check_map(self, "apply_", ())
+        return _map_into(self, callable, (), "apply_")
+
+    def map_(self, tensor, callable):
+        """``self[i] = callable(self[i], tensor[i])`` in place, ``tensor`` broadcast to
+        ``self``'s shape. CPU only."""
+        _check_map(self, "map_", (("other", tensor),))
+        return _map_into(self, callable, (tensor,), "map_")
+
+    def map2_(self, x, y, callable):
+        """``self[i] = callable(self[i], x[i], y[i])`` in place, ``x`` and ``y`` broadcast to
+        ``self``'s shape. CPU only."""
+        _check_map(self, "map2_", (("x", x), ("y", y)))
+        return _map_into(self, callable, (x, y), "map2_")
+
+    # -- loading and legacy construction -----------------------------------------------------
+    def module_load(self, other, assign: bool = False):
+        """How ``other`` (a state-dict value) is loaded into this parameter or buffer by
+        ``nn.Module.load_state_dict`` when swapping tensors: ``other`` itself (detached) with
+        ``assign``, else this tensor with ``other`` copied in (detached)."""
+        if assign:
+            return other.detach()
+        return self.copy_(other).detach()
+
+    def new(self, *args, device=None):
+        """The legacy constructor with this tensor's dtype (deprecated in PyTorch): sizes
+        (uninitialised), data, a tensor (an alias) or a storage; ``new()`` has no
+        elements."""
+        from ._storage import TypedStorage, UntypedStorage
+
+        if device is not None:
+            from ._factory import resolve_device
+
+            kind = device.type if isinstance(device, _device_cls) else _device_cls(device).type
+            if kind != self._device.type:
+                raise RuntimeError(f"legacy constructor expects device type: "
+                                   f"{self._device.type} but device type: {kind} was passed")
+            dev = resolve_device(device)
+        else:
+            dev = self._device
+        if len(args) == 1 and isinstance(args[0], (UntypedStorage, TypedStorage)):
+            from ._factory import empty
+
+            return empty(0, dtype=self.dtype, device=dev).set_(args[0])
+        from ._tensor_types import legacy_new
+
+        return legacy_new(args, self.dtype, dev)
+
+    def resize(self, *sizes):
+        """A tensor of ``sizes`` with this tensor's elements (deprecated: use ``reshape``);
+        the number of elements must stay."""
+        warnings.warn("non-inplace resize is deprecated", UserWarning, stacklevel=2)
+        return _resize(self, sizes)
+
+    def resize_as(self, tensor):
+        """``resize(*tensor.size())`` (deprecated: use ``reshape_as``)."""
+        warnings.warn("non-inplace resize_as is deprecated", UserWarning, stacklevel=2)
+        return _resize(self, tuple(tensor._data.shape))
 
     def __repr__(self) -> str:
         from ._tensor_str import tensor_repr
@@ -738,3 +939,196 @@ def _canonical_device(dev):
         if idx is not None:
             return _device_cls(dev.type, idx)
     return dev
+
+
+_MEMORY_KEYS = ("storage", "geom", "pinned")
+
+
+def _check_grad_dtype(t, grad) -> None:
+    """PyTorch's check of an assigned ``.grad``'s dtype against ``grad_dtype``."""
+    extra = t._extra
+    explicit = extra is not None and "grad_dtype" in extra
+    want = extra["grad_dtype"] if explicit else t.dtype
+    if want is None or grad._data.dtype == want.np:
+        return
+    if not explicit:  # the tensor's own dtype
+        raise RuntimeError(f"assigned grad has data of a different type: expected {t.dtype} "
+                           f"but got {grad.dtype}")
+    from ._tensor_types import _CPP_NAMES
+    from .ops._core import _pretty
+
+    raise RuntimeError(f"attempting to assign a gradient with dtype '{_CPP_NAMES[grad.dtype]}' "
+                       f"to a tensor with grad_dtype '{_pretty(want.np)}'. The gradient must "
+                       "match the tensor's grad_dtype (defaults to the tensor's dtype). You can "
+                       "set the tensor's grad_dtype attribute with a specific dtype, or None to "
+                       "allow any dtype. Set grad_dtype with caution. Diverging the dtypes of a "
+                       "tensor and its gradient may break downstream systems that assume they "
+                       "match.")
+
+
+def _cast_accumulated_grad_to(t, dtype) -> None:
+    """Make the gradients accumulated into leaf ``t`` take ``dtype``: a post-accumulate hook
+    (first of the leaf's) casts ``.grad`` once the engine has accumulated it in ``t``'s
+    dtype, which is what the incoming gradient has (a cast's backward casts back)."""
+    from .autograd.graph import _HookDict
+
+    extra = t._extra_dict()
+    hooks = extra.get("post_hooks")
+    old = extra.pop("_grad_dtype_hook", None)
+    if hooks is not None and old is not None:
+        hooks.pop(old, None)
+    if dtype is None or dtype is t.dtype:
+        return
+
+    def cast(var, _np=dtype.np, _dt=dtype):
+        g = var._grad
+        if g is not None and g._data.dtype != _np:
+            var._grad = g.to(_dt)
+
+    if hooks is None:
+        hooks = extra["post_hooks"] = _HookDict()
+    others = list(hooks.items())  # the cast runs first: users' hooks see the cast gradient
+    hooks.clear()
+    hooks[-1] = cast
+    hooks.update(others)
+    extra["_grad_dtype_hook"] = -1
+
+
+def _check_map(t, name: str, others) -> None:
+    """``apply_``/``map_``/``map2_``'s checks: CPU tensors of ``t``'s type, no autograd."""
+    for arg, o in others:
+        if not isinstance(o, Tensor):
+            pos = 1 if arg in ("other", "x") else 2
+            raise TypeError(f"{name}(): argument '{arg}' (position {pos}) must be Tensor, not "
+                            f"{type(o).__name__}")
+    if t._device.type != "cpu" or any(o._device.type != "cpu" for _, o in others):
+        raise RuntimeError(f"{name} is only implemented on CPU tensors")
+    for arg, o in others:
+        if o._data.dtype != t._data.dtype:
+            what = "'other'" if name == "map_" else f"argument '{arg}'"
+            raise TypeError(f"{name}: expected {t.type()} for {what} (got {o.type()})")
+    if t.requires_grad or any(o.requires_grad for _, o in others):
+        raise RuntimeError(f"Can't call {name}() on Variable that requires grad. Use "
+                           f"var.detach().{name}() instead.")
+
+
+def _real_number(r):
+    import numbers
+
+    if isinstance(r, (numbers.Real, np.generic)) and not isinstance(r, complex):
+        return r
+    raise TypeError(f"must be real number, not {type(r).__name__}")
+
+
+def _map_into(t, fn, others, name: str):
+    """``t``'s elements replaced, in place, by ``fn`` of them and of ``others``' (broadcast)."""
+    from .ops._core import write_inplace
+
+    d = t._data
+    args = [d.ravel().tolist()]
+    for o in others:
+        args.append(o.expand(d.shape)._data.ravel().tolist())
+    values = [_real_number(fn(*vals)) for vals in zip(*args)]
+    result = np.array(values).astype(d.dtype).reshape(d.shape) if values else d.copy()
+    write_inplace(t, result, name)
+    t._bump_version()
+    return t
+
+
+def _resize_bw(node, g):
+    return (g.contiguous().view(node.ctx),)
+
+
+_ResizeBackward = _graph.make_node_class("ResizeBackward", _resize_bw)
+
+
+def _resize(t, sizes):
+    """``Tensor.resize``: a view (a copy when ``t`` is not contiguous) with ``t``'s elements
+    in the shape ``sizes``, which must hold as many."""
+    numel = functools.reduce(operator.mul, sizes, 1)
+    if t._data.size != numel:
+        raise RuntimeError(f"requested resize to {'x'.join(map(str, sizes))} ({numel} elements "
+                           f"in total), but the given tensor has a size of "
+                           f"{'x'.join(map(str, t._data.shape))} ({t._data.size} elements). "
+                           "autograd's resize can only change the shape of a given tensor, "
+                           "while preserving the number of elements. ")
+    shape = tuple(sizes)
+    d = t._data
+    from .autograd.grad_mode import GRAD
+
+    grad = t.requires_grad and GRAD.enabled
+    if d.flags.c_contiguous:
+        from .ops.views import make_view
+
+        return make_view(t, d.reshape(shape), _ResizeBackward if grad else None, d.shape,
+                         lambda b, s=shape: b.reshape(s))
+    out = _make(d.reshape(shape), t._device)
+    if grad:
+        _graph.record(_ResizeBackward, out, (t,), (), d.shape)
+    return out
+
+
+def _dim_order(t, ambiguity_check) -> tuple:
+    """``Tensor.dim_order`` (PyTorch's ``compute_elementwise_output_logical_to_physical_perm``
+    on one tensor, with its ambiguity checks)."""
+    from ._memory_format import memory_format
+
+    if not isinstance(ambiguity_check, bool):
+        if not isinstance(ambiguity_check, list) or not all(
+                isinstance(f, memory_format) for f in ambiguity_check):
+            raise TypeError("The ambiguity_check argument must be a bool or a list of memory "
+                            "formats.")
+    sizes, strides = t._data.shape, t.stride()
+    ndim = len(sizes)
+    formats = ambiguity_check if isinstance(ambiguity_check, list) else []
+    check_multiple = ambiguity_check if isinstance(ambiguity_check, bool) else True
+    multiple = any(a == b for a, b in zip(strides, strides[1:])) or 1 in sizes
+    if check_multiple and multiple and \
+            sum(bool(t.is_contiguous(memory_format=f)) for f in formats) != 1:
+        raise RuntimeError("The tensor does not have unique dim order, or cannot map to exact "
+                           "one of the given memory formats.")
+    if ndim == 0:
+        return ()
+    if ndim == 1:
+        return (0,)
+    contiguous = t.is_contiguous()
+    channels_last = ndim == 4 and t.is_contiguous(memory_format=_mf.channels_last)
+    if contiguous and not channels_last:
+        return tuple(range(ndim))
+    if channels_last and not contiguous:
+        return (0, *range(2, ndim), 1)
+
+    def should_swap(a, b):
+        sa, sb = strides[a], strides[b]
+        if sa == 0 or sb == 0:
+            return 0
+
+        def ge(x, y):
+            if y == 0:
+                return True
+            if x == 0:
+                return False
+            return x >= y or x % y == 0
+
+        if sa == sb:
+            return 0 if ge(sizes[b], sizes[a]) else 1
+        if ge(sb, sa):
+            return -1
+        if ge(sa, sb):
+            return 1
+        return 0
+
+    perm = list(reversed(range(ndim)))
+    for i in range(1, ndim):
+        dim1 = i
+        for dim0 in reversed(range(i)):
+            cmp = should_swap(perm[dim0], perm[dim1])
+            if cmp > 0:
+                perm[dim0], perm[dim1] = perm[dim1], perm[dim0]
+                dim1 = dim0
+            elif cmp < 0:
+                break
+    if ambiguity_check and any(should_swap(perm[i], perm[i + 1]) != -1
+                               for i in range(ndim - 1)):
+        raise RuntimeError("The tensor does not have unique dim order.")
+    return tuple(reversed(perm))

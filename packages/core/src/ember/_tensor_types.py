@@ -61,8 +61,10 @@ class tensortype(type):
         return False
 
     @property
-    def layout(cls) -> str:
-        return "strided"
+    def layout(cls):
+        from ._layout import strided
+
+        return strided
 
 
 def make_types(device_type: str, module: str) -> dict:

@@ -64,17 +64,19 @@ def _place(arr: np.ndarray, device) -> Tensor:
     return _make(arr, CPU) if dev is CPU else place(arr, dev)
 
 
-def _owner(arr: np.ndarray) -> np.ndarray:
-    while isinstance(arr.base, np.ndarray):
+def _owner(arr):
+    """The array that owns ``arr``'s memory (the end of its ``.base`` chain)."""
+    while getattr(arr, "base", None) is not None and hasattr(arr.base, "shape"):
         arr = arr.base
     return arr
 
 
 def _find_shared_tensors(state_dict: dict) -> list[set]:
-    """Groups of names whose tensors share memory (more than one name per group)."""
+    """Groups of names whose tensors share memory (more than one name per group): the
+    tensors' own arrays, on their device (a host copy would have its own, reusable id)."""
     groups: dict = defaultdict(set)
     for name, t in state_dict.items():
-        arr = t._host()
+        arr = t._data
         if arr.size:
             groups[id(_owner(arr))].add(name)
     return [names for names in groups.values() if len(names) > 1]
@@ -157,7 +159,7 @@ class _Slice:
         return self._convert(np.asarray(self._inner[index]))
 
 
-class safe_open:  # noqa: N801 - the safetensors API's name
+class safe_open:  # the safetensors API's name
     """Open a safetensors file lazily (memory-mapped); tensors are read one by one with
     ``get_tensor``/``get_slice``. ``framework`` is "pt" or "ember" (ember tensors) or "np"."""
 

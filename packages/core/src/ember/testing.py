@@ -12,14 +12,15 @@ import numpy as np
 
 from .backends import Backend, register_backend, unregister_backend
 
-__all__ = ["NumpyTestBackend", "register_test_device", "unregister_test_device",
+__all__ = ["NumpyTestBackend", "StrictTestBackend", "register_test_device",
+           "register_strict_device", "unregister_test_device",
            "assert_close"]
 
 
 class NumpyTestBackend(Backend):
     """A device whose arrays are NumPy arrays in host memory, kept apart from the CPU's."""
 
-    def __init__(self, type: str = "testdev", count: int = 2):  # noqa: A002
+    def __init__(self, type: str = "testdev", count: int = 2):
         self.type = type
         self.count = count
         self.xp = np
@@ -40,12 +41,12 @@ class NumpyTestBackend(Backend):
         return array
 
 
-def register_test_device(type: str = "testdev", count: int = 2) -> NumpyTestBackend:  # noqa: A002
+def register_test_device(type: str = "testdev", count: int = 2) -> NumpyTestBackend:
     """Register (or re-register) the NumPy-backed test device type ``type``."""
     return register_backend(NumpyTestBackend(type, count))
 
 
-def unregister_test_device(type: str = "testdev") -> None:  # noqa: A002
+def unregister_test_device(type: str = "testdev") -> None:
     unregister_backend(type)
 
 
@@ -83,3 +84,145 @@ def assert_close(actual, expected, *, rtol=None, atol=None, equal_nan=False,
         raise AssertionError(msg or f"Tensor-likes are not close!\n\nMismatched elements: "
                              f"{int((~np.isclose(a, e, rtol=rtol, atol=atol)).sum())} / {a.size}"
                              f"\nGreatest absolute difference: {np.nanmax(diff)}")
+
+
+class StrictTestBackend(NumpyTestBackend):
+    """The ``strict`` device: arrays refuse NumPy as CuPy's do (see ``ember._strict``).
+
+    Its array module is :data:`ember._strict.strict_numpy`; a kernel that calls ``np.*`` on
+    a tensor's array, or mixes in a host array it built with ``np.*``, raises ``TypeError``
+    here as it would on a GPU. One leak remains: ``np.asarray(a)`` on the array itself views
+    an ndarray subclass without asking it, so it is not caught.
+    """
+
+    def __init__(self, type: str = "strict", count: int = 2):
+        from ._strict import strict_numpy
+
+        super().__init__(type, count)
+        self.xp = strict_numpy
+
+    def to_device(self, array, index):
+        from ._strict import to_strict
+
+        if index is not None and index >= self.count:
+            raise RuntimeError(f"{self.type}: invalid device ordinal {index}")
+        return to_strict(array)
+
+    def to_host(self, array):
+        from ._strict import from_strict
+
+        return from_strict(array)
+
+
+def register_strict_device(type: str = "strict", count: int = 2) -> StrictTestBackend:
+    """Register (or re-register) the strict test device type ``type``: arrays that refuse
+    implicit conversion to NumPy and direct ``np.*`` calls, like CuPy's."""
+    return register_backend(StrictTestBackend(type, count))
+
+
+_INTEGRAL_DTYPES = ("uint8", "int8", "int16", "int32", "int64")
+_FLOATING_DTYPES = ("float16", "float32", "float64")
+
+
+def _make_tensor_range(low, high, dtype, *, lowest: float, highest: float,
+                       default_low: float, default_high: float) -> tuple:
+    """``make_tensor``'s ``[low, high)`` for ``dtype``: defaults filled in, checked, clamped
+    to ``[lowest, highest)``; integer bounds are rounded up (``randint``'s high is exclusive)."""
+    import math
+    import warnings
+
+    low = default_low if low is None else low
+    high = default_high if high is None else high
+    if any(isinstance(v, float) and math.isnan(v) for v in (low, high)):
+        raise ValueError(f"`low` and `high` cannot be NaN, but got low={low} and high={high}")
+    if low == high and dtype.is_floating_point:
+        warnings.warn("Passing `low==high` to `ember.testing.make_tensor` for floating types "
+                      "is deprecated (as in PyTorch since 2.1). Use `ember.full(...)` instead.",
+                      FutureWarning, stacklevel=3)
+    elif low >= high:
+        raise ValueError(f"`low` must be less than `high`, but got {low} >= {high}")
+    elif high < lowest or low >= highest:
+        raise ValueError(f"The value interval specified by `low` and `high` is [{low}, {high}), "
+                         f"but {dtype} only supports [{lowest}, {highest})")
+    low, high = min(max(low, lowest), highest), min(max(high, lowest), highest)
+    if dtype.is_floating_point:
+        return low, high
+    return math.ceil(low), math.ceil(high)
+
+
+def make_tensor(*shape, dtype, device, low=None, high=None, requires_grad: bool = False,
+                noncontiguous: bool = False, exclude_zero: bool = False, memory_format=None):
+    """A tensor of ``shape`` on ``device`` with values drawn uniformly from ``[low, high)``,
+    as ``torch.testing.make_tensor`` makes one.
+
+    ``shape`` is integers or one sequence of them. ``low`` and ``high`` default by dtype:
+    ``[0, 2)`` for bool, ``[0, 10)`` for unsigned and ``[-9, 10)`` for signed integers,
+    ``[-9, 9)`` for floating types; given bounds are clamped to the dtype's finite range.
+    ``noncontiguous=True`` returns a strided view (tensors of two or more elements);
+    ``memory_format`` lays the values out in that format instead (the two exclude each other).
+    ``exclude_zero=True`` replaces zeros by one (bool, integers) or by ``finfo(dtype).tiny``.
+    ``requires_grad`` is for floating types only. Values come from ember's global generator
+    (``ember.manual_seed``).
+
+    Raises ``ValueError`` for ``low >= high``, a NaN bound, a range outside the dtype's, both
+    ``noncontiguous`` and ``memory_format``, or ``requires_grad`` with a non-floating dtype;
+    ``TypeError`` for a dtype it cannot fill.
+    """
+    import collections.abc
+    import math
+
+    import ember
+
+    if len(shape) == 1 and isinstance(shape[0], collections.abc.Sequence):
+        shape = shape[0]
+    shape = tuple(shape)
+    supported = [ember.bool, *(getattr(ember, n) for n in _INTEGRAL_DTYPES + _FLOATING_DTYPES)]
+    if not any(dtype is d for d in supported):
+        raise TypeError(f"The requested dtype '{dtype}' is not supported by "
+                        f"ember.testing.make_tensor().")
+    if noncontiguous and memory_format is not None:
+        raise ValueError(f"The parameters `noncontiguous` and `memory_format` are mutually "
+                         f"exclusive, but got noncontiguous={noncontiguous} and "
+                         f"memory_format={memory_format}")
+    floating = dtype.is_floating_point
+    if requires_grad and not floating:
+        raise ValueError(f"`requires_grad=True` is not supported for boolean and integral "
+                         f"dtypes, but got dtype={dtype}")
+
+    noncontiguous = noncontiguous and math.prod(shape) > 1
+    if noncontiguous:  # twice as wide, then every other column: distinct values, offset 1
+        shape = (*shape[:-1], 2 * shape[-1])
+
+    if dtype is ember.bool:
+        low, high = _make_tensor_range(low, high, dtype, lowest=0, highest=2,
+                                       default_low=0, default_high=2)
+        result = ember.randint(low, high, shape, dtype=dtype, device=device)
+    elif not floating:
+        info = ember.iinfo(dtype)
+        # randint's bounds pass through int64, so int64's maximum itself cannot be drawn
+        highest = info.max + (0 if dtype is ember.int64 else 1)
+        low, high = _make_tensor_range(low, high, dtype, lowest=info.min, highest=highest,
+                                       default_low=-9, default_high=10)
+        result = ember.randint(low, high, shape, dtype=dtype, device=device)
+    else:
+        info = ember.finfo(dtype)
+        low, high = _make_tensor_range(low, high, dtype, lowest=info.min, highest=info.max,
+                                       default_low=-9, default_high=9)
+        result = ember.empty(shape, dtype=dtype, device=device)
+        if high - low >= info.max:  # the width itself would overflow: draw half, double
+            result.uniform_(low / 2, high / 2).mul_(2)
+        else:
+            result.uniform_(low, high)
+
+    if noncontiguous:
+        result = result[..., 1::2]
+    elif memory_format is not None:
+        result = result.clone(memory_format=memory_format)
+    if exclude_zero:
+        result[result == 0] = ember.finfo(dtype).tiny if floating else 1
+    if floating:
+        result.requires_grad_(requires_grad)
+    return result
+
+
+__all__ += ["make_tensor"]

@@ -15,11 +15,13 @@ from .engine import run_backward
 from .function import Function, FunctionCtx, InplaceFunction, once_differentiable
 from .grad_mode import (
     enable_grad,
+    enforce_grad_layout_policy,
     inference_mode,
     is_grad_enabled,
     is_inference_mode_enabled,
     no_grad,
     set_grad_enabled,
+    set_multithreading_enabled,
 )
 from .graph import Node, edge
 from .variable import Variable
@@ -28,7 +30,8 @@ __all__ = ["backward", "grad", "Variable", "Node", "Function", "FunctionCtx", "I
            "once_differentiable", "functional", "graph", "no_grad", "enable_grad",
            "set_grad_enabled", "inference_mode", "is_grad_enabled", "is_inference_mode_enabled",
            "detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled",
-           "is_anomaly_check_nan_enabled", "gradcheck", "gradgradcheck"]
+           "is_anomaly_check_nan_enabled", "gradcheck", "gradgradcheck",
+           "set_multithreading_enabled", "enforce_grad_layout_policy"]
 
 
 def _as_tuple(x):
@@ -173,5 +176,5 @@ def _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, all
     return tuple(result)
 
 
-from . import functional  # noqa: E402
-from .gradcheck import gradcheck, gradgradcheck  # noqa: E402
+from . import functional
+from .gradcheck import gradcheck, gradgradcheck

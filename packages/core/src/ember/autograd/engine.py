@@ -120,7 +120,7 @@ def _add_into_grad(var, grad, gd, create_graph: bool, taken: set) -> None:
             gd = gd.copy()
         taken.add(id(gd))
         var._grad = _make(gd, var._device)
-    elif old.requires_grad or not old._data.flags.writeable:
+    elif old.requires_grad or not getattr(old._data.flags, "writeable", True):  # CuPy: none
         var._grad = _make(old._data + gd, var._device)
     else:
         od = old._data
@@ -133,8 +133,8 @@ _LEAF_LOCKS = tuple(threading.Lock() for _ in range(64))
 
 
 def _owned(a) -> bool:
-    flags = a.flags
-    return flags.owndata and flags.writeable and flags.c_contiguous
+    flags = a.flags  # CuPy's flags have no ``writeable``: its arrays always are
+    return flags.owndata and getattr(flags, "writeable", True) and flags.c_contiguous
 
 
 def run_backward(roots, root_grads, retain_graph: bool, create_graph: bool,

@@ -15,7 +15,8 @@ import inspect
 import threading
 
 __all__ = ["no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled",
-           "is_inference_mode_enabled"]
+           "is_inference_mode_enabled", "set_multithreading_enabled",
+           "enforce_grad_layout_policy"]
 
 
 class _GradState(threading.local):
@@ -25,6 +26,8 @@ class _GradState(threading.local):
     inference = False  # inference mode
     anomaly = False  # anomaly detection (autograd.detect_anomaly)
     anomaly_check_nan = True
+    multithreading = True  # set_multithreading_enabled (recorded; see there)
+    grad_layout_enforced = True  # enforce_grad_layout_policy (recorded; see there)
 
 
 GRAD = _GradState()
@@ -165,4 +168,69 @@ class inference_mode(_DecoratorContextManager):
         return False
 
     def clone(self):
+        return self.__class__(self.mode)
+
+
+def _check_bool(value, name: str) -> None:
+    if not isinstance(value, bool):
+        raise TypeError(f"{name}(): argument 'enabled' (position 1) must be bool, not "
+                        f"{type(value).__name__}")
+
+
+class set_multithreading_enabled(_DecoratorContextManager):
+    """Enable or disable multithreaded backward in this thread (a function call, a context
+    manager or a decorator), like ``torch.autograd.set_multithreading_enabled``.
+
+    PyTorch's engine runs the backward of accelerator devices on per-device worker threads
+    unless this is off. Ember's engine always runs a backward on the calling thread, so the
+    flag is recorded (and restored on exit, per thread) but changes nothing: with it off,
+    Ember does what PyTorch does. As in PyTorch, the mode is set when the object is made
+    and a decorated function's calls run with it.
+    """
+
+    def __init__(self, mode: bool) -> None:
+        _check_bool(mode, "set_multithreading_enabled")
+        self.prev = GRAD.multithreading
+        GRAD.multithreading = mode
+        self.mode = mode
+
+    def __enter__(self) -> None:
+        pass
+
+    def __exit__(self, *exc) -> None:
+        GRAD.multithreading = self.prev
+
+    def clone(self) -> set_multithreading_enabled:
+        return self.__class__(self.mode)
+
+
+class enforce_grad_layout_policy(_DecoratorContextManager):
+    """Whether accumulated gradients must follow the gradient layout contract, in this
+    thread (a function call, a context manager or a decorator), like
+    ``torch.autograd.enforce_grad_layout_policy``.
+
+    In PyTorch the contract makes a new ``.grad`` take its parameter's strides, and turning
+    it off lets the engine adopt an incoming gradient of another layout without a copy (and
+    silences the warning about it). Ember's engine gives every new ``.grad`` the row-major
+    contiguous layout whatever this says, so the flag is recorded (and restored on exit, per
+    thread) but changes no gradient.
+    """
+
+    def __init__(self, enable: bool = True) -> None:
+        _check_bool(enable, "set_grad_layout_enforcement_enabled")
+        self.prev = GRAD.grad_layout_enforced
+        GRAD.grad_layout_enforced = enable
+        self.mode = enable
+
+    def __call__(self, orig_func):
+        GRAD.grad_layout_enforced = self.prev  # used as a decorator: only inside the calls
+        return super().__call__(orig_func)
+
+    def __enter__(self) -> None:
+        pass
+
+    def __exit__(self, *exc) -> None:
+        GRAD.grad_layout_enforced = self.prev
+
+    def clone(self) -> enforce_grad_layout_policy:
         return self.__class__(self.mode)

@@ -94,7 +94,9 @@ def _check_inputs(inputs) -> None:
             warnings.warn(f"Input #{i} requires gradient and is not a double precision floating "
                           "point or complex. This check will likely fail if all the inputs are "
                           "not of double precision floating point or complex. ", stacklevel=3)
-        if not all(st > 0 or sz <= 1 for st, sz in zip(t._data.strides, t._data.shape)):
+        # an empty tensor overlaps nothing (NumPy may give it zero strides)
+        if t._data.size and not all(st > 0 or sz <= 1
+                                    for st, sz in zip(t._data.strides, t._data.shape)):
             raise RuntimeError(f"The {i}th input has a dimension with stride 0. gradcheck only "
                                "supports inputs that are non-overlapping to be able to compute "
                                "the numerical gradients correctly. You should call .contiguous "
@@ -106,15 +108,17 @@ def _check_inputs(inputs) -> None:
 
 # -- numerical Jacobian -------------------------------------------------------------------
 
-def _numerical_jacobians(func, inputs, eps):
+def _numerical_jacobians(func, inputs, eps, outputs):
     """``jac[i][k]``: d(tensor output k, flattened) / d(differentiable input i, flattened),
-    by central differences, shape ``(input numel, output numel)``."""
+    by central differences, shape ``(input numel, output numel)``; ``outputs`` are
+    ``func``'s tensor outputs at ``inputs`` (they size the Jacobians, also of an empty
+    input)."""
     result = []
     for i in _diff_input_indices(inputs):
         data = inputs[i]._data
-        if not data.flags.writeable:
+        if not getattr(data.flags, "writeable", True):  # CuPy arrays have no such flag
             raise GradcheckError(f"gradcheck cannot perturb input {i}: its memory is read-only")
-        per_output = None
+        per_output = [np.zeros((data.size, o._data.size)) for o in outputs]
         for row, idx in enumerate(np.ndindex(*data.shape)):
             orig = data[idx].item()
             data[idx] = orig - eps
@@ -122,11 +126,9 @@ def _numerical_jacobians(func, inputs, eps):
             data[idx] = orig + eps
             plus = [_host64(o) for o in _tensors(func(*inputs))]
             data[idx] = orig
-            if per_output is None:
-                per_output = [np.zeros((data.size, m.size)) for m in minus]
             for jac, a, b in zip(per_output, minus, plus):
                 jac[row] = (b - a) / (2 * eps)
-        result.append(per_output if per_output is not None else [])
+        result.append(per_output)
     return result
 
 
@@ -177,8 +179,8 @@ def _analytical_jacobian(output, diff_inputs, check_grad_dtypes, nondet_tol):
 
 def _slow_gradcheck(func, func_out, inputs, outputs, eps, rtol, atol, check_grad_dtypes,
                     nondet_tol):
-    numerical = _numerical_jacobians(func, inputs, eps)
     tensor_outs = _tensors(func_out)
+    numerical = _numerical_jacobians(func, inputs, eps, tensor_outs)
     if not outputs:
         for per_input in numerical:
             for jac in per_input:

@@ -14,7 +14,8 @@ import weakref
 
 from .grad_mode import ANOMALY_THREADS, GRAD
 
-__all__ = ["Node", "AccumulateGrad", "make_node_class", "record", "RemovableHandle"]
+# make_node_class and record are core's internals; other distributions use ember.ops.api
+__all__ = ["Node", "AccumulateGrad", "RemovableHandle"]
 
 
 class RemovableHandle:

@@ -71,7 +71,7 @@ def register_backend(backend: Backend) -> Backend:
     return backend
 
 
-def unregister_backend(type: str) -> None:  # noqa: A002
+def unregister_backend(type: str) -> None:
     from .._device import device
 
     _REGISTRY.pop(type, None)
@@ -80,7 +80,7 @@ def unregister_backend(type: str) -> None:  # noqa: A002
             dev._backend = None
 
 
-def _known_type(type: str) -> bool:  # noqa: A002
+def _known_type(type: str) -> bool:
     return type in _KNOWN
 
 
@@ -88,7 +88,7 @@ def available_types() -> list[str]:
     return list(_REGISTRY)
 
 
-def get_backend(type: str) -> Backend:  # noqa: A002
+def get_backend(type: str) -> Backend:
     be = _REGISTRY.get(type)
     if be is None:
         if type == "cuda":
@@ -114,12 +114,12 @@ def backend_of(dev) -> Backend:
 
 register_backend(CPUBackend())
 
-from ._malloc import malloc_tuned, restore_malloc_defaults, tune_malloc  # noqa: E402
+from ._malloc import malloc_tuned, restore_malloc_defaults, tune_malloc
 
 tune_malloc()
 __all__ += ["tune_malloc", "restore_malloc_defaults", "malloc_tuned"]
 
-from . import cudnn, mkl, mkldnn, mps, openmp  # noqa: E402
+from . import cudnn, mkl, mkldnn, mps, openmp
 
 
 def __getattr__(name: str):

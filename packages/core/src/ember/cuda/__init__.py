@@ -13,9 +13,11 @@ import secrets
 
 from .. import _random, _tensor_types
 from .._device import device as _device_cls
+from .._errors import OutOfMemoryError
 from ..backends import get_backend
 
-__all__ = ["is_available", "is_initialized", "init", "device_count", "current_device",
+__all__ = ["OutOfMemoryError", "is_available", "is_initialized", "init", "device_count",
+           "current_device",
            "set_device", "device", "device_of", "synchronize", "get_device_name",
            "get_device_capability", "manual_seed", "manual_seed_all", "seed", "seed_all",
            "initial_seed", "get_rng_state", "set_rng_state", "get_rng_state_all",

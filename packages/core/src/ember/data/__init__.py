@@ -1,10 +1,10 @@
 """``ember.data`` (also ``ember.utils.data``): datasets, samplers and the DataLoader, as in
 ``torch.utils.data``."""
 
-from . import _utils  # noqa: F401
+from . import _utils
 from ._utils.collate import default_collate, default_convert
 from ._utils.worker import get_worker_info
-from .dataloader import DataLoader
+from .dataloader import DataLoader, _DatasetKind
 from .dataset import (
     ChainDataset,
     ConcatDataset,
@@ -29,7 +29,7 @@ __all__ = ["BatchSampler", "ChainDataset", "ConcatDataset", "DataLoader", "Datas
            "DistributedSampler", "IterableDataset", "RandomSampler", "Sampler",
            "SequentialSampler", "StackDataset", "Subset", "SubsetRandomSampler",
            "TensorDataset", "WeightedRandomSampler", "default_collate", "default_convert",
-           "get_worker_info", "random_split"]
+           "get_worker_info", "random_split", "_DatasetKind"]
 
 # PyTorch's path: importing ember.data also makes ``ember.utils.data`` (and its submodules)
-import ember.utils.data  # noqa: E402,F401
+import ember.utils.data

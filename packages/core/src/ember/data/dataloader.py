@@ -33,6 +33,20 @@ from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
 __all__ = ["DataLoader", "default_collate", "default_convert"]
 
 
+class _DatasetKind:
+    """The two kinds of dataset a ``DataLoader`` reads (``torch.utils.data._DatasetKind``):
+    ``Map`` (indexed, ``Dataset``) and ``Iterable`` (``IterableDataset``)."""
+
+    Map = 0
+    Iterable = 1
+
+    @staticmethod
+    def create_fetcher(kind, dataset, auto_collation, collate_fn, drop_last):
+        """The fetcher that turns sampler output into (collated) data for this kind."""
+        return create_fetcher(kind != _DatasetKind.Map, dataset, auto_collation, collate_fn,
+                              drop_last)
+
+
 class _InfiniteConstantSampler(Sampler):
     """The sampler of an IterableDataset: ``None`` forever."""
 

@@ -1,7 +1,10 @@
 """``ember.linalg``: PyTorch's ``torch.linalg`` over NumPy / CuPy's LAPACK.
 
-Decompositions and solvers (``_decompositions``), norms (``_norms``), and the products that
-``torch.linalg`` shares with ``torch`` (``matmul``, ``cross``, ``multi_dot``, ``vecdot``).
+Decompositions and solvers (``_decompositions``), norms (``_norms``), the products that
+``torch.linalg`` shares with ``torch`` (``matmul``, ``cross``, ``multi_dot``, ``vecdot``), and
+the factorizations NumPy lacks, written in array code vectorised over the batch: LU
+(``_lu``), triangular solves (``_triangular``), Householder QR (``_householder``),
+Bunch-Kaufman LDL^T (``_ldl``), and ``matrix_exp`` (``_functions``).
 Every function is differentiable (float64 gradchecks in the tests); the gradients of
 ``svd`` and ``eigh`` assume distinct singular values / eigenvalues, as PyTorch's do.
 """
@@ -41,12 +44,19 @@ from ._decompositions import (
     svd,
     svdvals,
 )
+from ._functions import cond, diagonal, matrix_exp, tensorinv, tensorsolve, vander
+from ._householder import householder_product
+from ._ldl import ldl_factor, ldl_factor_ex, ldl_solve
+from ._lu import lu, lu_factor, lu_factor_ex, lu_solve, solve_ex
 from ._norms import matrix_norm, norm, vector_norm
+from ._triangular import solve_triangular
 
-__all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cross", "det", "eigh", "eigvalsh", "inv",
-           "inv_ex", "lstsq", "matmul", "matrix_norm", "matrix_power", "matrix_rank",
-           "multi_dot", "norm", "pinv", "qr", "slogdet", "solve", "svd", "svdvals", "vecdot",
-           "vector_norm"]
+__all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "diagonal", "eigh",
+           "eigvalsh", "householder_product", "inv", "inv_ex", "ldl_factor", "ldl_factor_ex",
+           "ldl_solve", "lstsq", "lu", "lu_factor", "lu_factor_ex", "lu_solve", "matmul",
+           "matrix_exp", "matrix_norm", "matrix_power", "matrix_rank", "multi_dot", "norm",
+           "pinv", "qr", "slogdet", "solve", "solve_ex", "solve_triangular", "svd", "svdvals",
+           "tensorinv", "tensorsolve", "vander", "vecdot", "vector_norm"]
 
 
 @accepts_out

@@ -8,7 +8,7 @@ import numpy as np
 from .. import return_types as _rt
 from .._tensor import _make
 from ..autograd.grad_mode import GRAD
-from ..autograd.graph import record
+from ..autograd.graph import make_node_class, record
 from ..ops._core import _pretty, xp_of
 
 
@@ -27,6 +27,16 @@ LinalgEighResult = _rt.linalg_eigh
 LinalgLstsqResult = _rt.linalg_lstsq
 LinalgInvExResult = _rt.linalg_inv_ex
 LinalgCholeskyExResult = _rt.linalg_cholesky_ex
+LinalgLuResult = _rt.linalg_lu
+LinalgLuFactorResult = _rt.linalg_lu_factor
+LinalgLuFactorExResult = _rt.linalg_lu_factor_ex
+LuUnpackResult = _rt.lu_unpack
+LuWithInfoResult = _rt._lu_with_info
+LinalgLdlFactorResult = _rt.linalg_ldl_factor
+LinalgLdlFactorExResult = _rt.linalg_ldl_factor_ex
+LinalgSolveExResult = _rt.linalg_solve_ex
+GeqrfResult = _rt.geqrf
+TriangularSolveResult = _rt.triangular_solve
 
 
 def check_float(A, fn: str) -> None:
@@ -150,3 +160,38 @@ def saved_outputs(node):
                 t._nr = i
         res.append(t)
     return res
+
+
+def kernel_dtype(A, kernel: str) -> None:
+    """PyTorch's dispatch error for a LAPACK kernel that has no version for ``A``'s dtype
+    (integers, bool, half)."""
+    dt = A._data.dtype
+    if dt.kind != "f" or dt == np.float16:
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{_pretty(dt)}\'')
+
+
+def not_differentiable(name: str, error=RuntimeError):
+    """A node class for an op PyTorch does not differentiate: its backward raises ``error``
+    with PyTorch's message (so the failure comes at ``backward()``, as in PyTorch)."""
+
+    def backward(node, grad):
+        raise error(node.ctx)
+
+    return make_node_class(name, backward)
+
+
+def record_not_differentiable(node_cls, out, inputs, message: str) -> None:
+    """Attach ``node_cls`` (from ``not_differentiable``) to ``out`` when an input requires
+    grad, so that ``out.requires_grad`` is as in PyTorch and backward raises ``message``."""
+    if GRAD.enabled and any(t.requires_grad for t in inputs):
+        record(node_cls, out, inputs, (), message)
+
+
+def flatten_batch(arr, core: int = 2):
+    """``arr`` reshaped to (batch, *last ``core`` dims) (well defined for empty batches and
+    empty matrices, where ``reshape(-1, ...)`` is not)."""
+    shape = arr.shape
+    batch = 1
+    for s in shape[:len(shape) - core]:
+        batch *= s
+    return arr.reshape((batch,) + shape[len(shape) - core:])

@@ -616,6 +616,14 @@ def lstsq(A, B, rcond=None, *, driver=None):
 
 # -- matrix_power ---------------------------------------------------------------------------
 
+def _copy_backwards(node, g):
+    """The gradient of an input overwritten by ``copy_`` (matrix_power(A, 0)): zeros."""
+    return (g.new_zeros(g.shape),)
+
+
+CopyBackwards = make_node_class("CopyBackwards", _copy_backwards)
+
+
 @accepts_out
 def matrix_power(A, n: int, *, out=None):
     """``A`` to the integer power ``n`` by repeated squaring (``n < 0`` inverts first)."""
@@ -627,10 +635,13 @@ def matrix_power(A, n: int, *, out=None):
         raise RuntimeError(f"linalg.matrix_power: A must be batches of square matrices, but they "
                            f"are {d.shape[-2]} by {d.shape[-1]} matrices")
     n = int(n)
-    if n == 0:
+    if n == 0:  # identities; of an A that requires grad, with a zero gradient (PyTorch's copy_)
         xp = xp_of(A)
-        return _make(xp.broadcast_to(xp.eye(d.shape[-1], dtype=d.dtype), d.shape).copy(),
-                     A._device)
+        out = _make(xp.broadcast_to(xp.eye(d.shape[-1], dtype=d.dtype), d.shape).copy(),
+                    A._device)
+        if _needs_grad(A):
+            record(CopyBackwards, out, (A,), (), None)
+        return out
     if n < 0:
         A, n = inv(A), -n
     elif n == 1:

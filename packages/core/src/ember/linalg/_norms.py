@@ -110,7 +110,11 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
     if reduced == 0 and (ord < 0 or ord == _INF):
         raise RuntimeError(f"linalg.vector_norm cannot compute the {_ord_str(ord)} norm on an "
                            "empty tensor because the operation does not have an identity")
-    r = _vector_norm_array(xp_of(x), d, ord, dims, keepdim)
+    if d.dtype.char == "e" and not math.isinf(ord):  # float16 sums in float32, as PyTorch
+        r = _vector_norm_array(xp_of(x), d.astype(np.float32), ord, dims, keepdim)
+        r = r.astype(d.dtype)
+    else:
+        r = _vector_norm_array(xp_of(x), d, ord, dims, keepdim)
     out_ = _make(r, x._device)
     if GRAD.enabled and x.requires_grad:
         record(LinalgVectorNormBackward0, out_, (x,), (x,), (ord, dims, keepdim), True)

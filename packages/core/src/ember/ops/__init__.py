@@ -1,10 +1,12 @@
 """All differentiable ops, registered once in ``ops.registry`` (see its docstring)."""
 
-from . import (  # noqa: F401
+from . import (
     activation,
+    api,
     arith,
     attention,
     conv,
+    extras,
     grid,
     indexing,
     linalg,
@@ -12,10 +14,11 @@ from . import (  # noqa: F401
     loss,
     nn_misc,
     normalization,
+    numeric,
     pointwise,
     pooling,
     reduction,
     shape,
     statistics,
 )
-from .registry import OPS  # noqa: F401
+from .registry import OPS

@@ -465,12 +465,13 @@ def broadcast_array(arr, shape):
 
 def xp_of_array(arr):
     """The array module of a bare array: NumPy's, else the backend whose ``xp`` made it."""
-    if isinstance(arr, np.ndarray):
+    if arr.__class__ is np.ndarray or isinstance(arr, np.generic):
         return np
     from ..backends import _REGISTRY
 
     for backend in _REGISTRY.values():
-        if isinstance(arr, getattr(backend.xp, "ndarray", ())):
+        nd = getattr(backend.xp, "ndarray", None)
+        if nd is not None and nd is not np.ndarray and isinstance(arr, nd):
             return backend.xp
     raise TypeError(f"no registered backend owns arrays of type {type(arr).__name__}")
 

@@ -25,6 +25,7 @@ from ._core import (
     sum_to_size,
     wrap_dim,
     xp_of,
+    xp_of_array,
 )
 from .pointwise import _erf_f64, _in_float64, _opmath, threshold_backward
 from .registry import register
@@ -55,6 +56,8 @@ def _sigmoid_np(a):
 
 def _softplus_core(z):
     """``log(1 + exp(z))`` stably: ``max(z, 0) + log1p(exp(-|z|))``."""
+    if not z.ndim:  # NumPy's ufuncs return a 0-dim array's result as a scalar: no out=
+        return _softplus_core(z.reshape(1)).reshape(())
     r = np.exp(-np.abs(z))
     np.log1p(r, out=r)
     r += np.maximum(z, 0)
@@ -87,7 +90,7 @@ def _float_input(input: Tensor, kernel: str, ints: bool = False):
     """``input``'s array; PyTorch's NotImplementedError for integer inputs unless ``ints``."""
     d = input._data
     if d.dtype.kind != "f" and not ints:
-        suffix = "cpu" if isinstance(d, np.ndarray) else "cuda"
+        suffix = "cpu" if d.__class__ is np.ndarray else "cuda"
         name = kernel if kernel.endswith(("Impl", "check")) else f"{kernel}_{suffix}"
         raise NotImplementedError(f'"{name}" not implemented for \'{_pretty(d.dtype)}\'')
     return d
@@ -151,7 +154,7 @@ def _hardtanh_bw(node, g):
     return (g * _const((x._data > lo) & (x._data < hi), g),)
 
 
-_hardtanh = _activation("hardtanh", "hardtanh", lambda a, lo, hi: np.clip(a, lo, hi),
+_hardtanh = _activation("hardtanh", "hardtanh", lambda a, lo, hi: a.clip(lo, hi),
                         _hardtanh_bw, "HardtanhBackward0", ints=True)
 
 
@@ -195,11 +198,15 @@ def leaky_relu(input, negative_slope=0.01, inplace=False):
 leaky_relu_ = _inplace_variant(leaky_relu, "leaky_relu_")
 
 
+def _threshold_np(a, t, v):
+    return (np if a.__class__ is np.ndarray else xp_of_array(a)).where(a > t, a, v)
+
+
 def _threshold_bw(node, g):
     return (threshold_backward(g, node.saved[0], node.ctx[0]),)
 
 
-_threshold = _activation("threshold", "threshold", lambda a, t, v: np.where(a > t, a, v),
+_threshold = _activation("threshold", "threshold", _threshold_np,
                          _threshold_bw, "ThresholdBackward0", ints=True)
 
 
@@ -338,7 +345,7 @@ def _softplus_np(a, beta, threshold):
     r = _softplus_core(z)
     r /= beta
     linear = z > threshold
-    return np.where(linear, a, r)  # mostly one way: predictable, so fast
+    return xp_of_array(a).where(linear, a, r)  # mostly one way: predictable, so fast
 
 
 def _softplus_bw(node, g):
@@ -351,7 +358,7 @@ def _softplus_bw(node, g):
 
 def _softplus_grad_np(a, beta, threshold):
     z = a * beta
-    return np.where(z > threshold, 1.0, _sigmoid_np(z))
+    return xp_of_array(z).where(z > threshold, 1.0, _sigmoid_np(z))
 
 
 _softplus = _activation("softplus", "softplus", _softplus_np, _softplus_bw, "SoftplusBackward0",
@@ -408,7 +415,7 @@ def _hardswish_bw(node, g):
 
 
 hardswish = register("hardswish", function=False, method=False)(
-    _activation("hardswish", "hardswish", lambda a: a * np.clip(a + 3, 0, 6) / 6,
+    _activation("hardswish", "hardswish", lambda a: a * (a + 3).clip(0, 6) / 6,
                 _hardswish_bw, "HardswishBackward0"))
 hardswish.__doc__ = "``x * relu6(x + 3) / 6``."
 
@@ -419,7 +426,7 @@ def _hardsigmoid_bw(node, g):
 
 
 hardsigmoid = register("hardsigmoid", function=False, method=False)(
-    _activation("hardsigmoid", "hardsigmoid", lambda a: np.clip(a + 3, 0, 6) / 6,
+    _activation("hardsigmoid", "hardsigmoid", lambda a: (a + 3).clip(0, 6) / 6,
                 _hardsigmoid_bw, "HardsigmoidBackward0"))
 hardsigmoid.__doc__ = "``relu6(x + 3) / 6``."
 
@@ -429,7 +436,7 @@ def _shrink_mask_bw(node, g):
 
 
 def _softshrink_np(a, lambd):
-    return a - np.clip(a, -lambd, lambd)
+    return a - a.clip(-lambd, lambd)
 
 
 _softshrink = _activation("softshrink", "softshrink_check", _softshrink_np, _shrink_mask_bw,
@@ -540,7 +547,7 @@ def _rrelu_bw(node, g):
 RreluWithNoiseBackward0 = make_node_class("RreluWithNoiseBackward0", _rrelu_bw)
 
 
-@register("rrelu", method=False)
+@register("rrelu", method=False, random=True)
 def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
     """Leaky relu with a slope drawn from ``U(lower, upper)`` per element when training (the
     mean slope otherwise)."""
@@ -553,14 +560,15 @@ def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
     from .._random import _rng
 
     slopes = _rng(None, input._device).uniform(lower, upper, d.shape).astype(d.dtype)
-    noise = place(np.where(input._host() >= 0, 1.0, slopes).astype(d.dtype), input._device)
+    slopes = place(slopes, input._device)._data
+    noise = _make(xp_of(input).where(d >= 0, d.dtype.type(1), slopes), input._device)
     out = _make(d * noise._data, input._device)
     if input.requires_grad and GRAD.enabled:
         record(RreluWithNoiseBackward0, out, (input,), (), noise)
     return out
 
 
-rrelu_ = register("rrelu_", method=False)(_inplace_variant(rrelu, "rrelu_"))
+rrelu_ = register("rrelu_", method=False, random=True)(_inplace_variant(rrelu, "rrelu_"))
 
 
 def _glu_bw(node, g):
@@ -586,7 +594,7 @@ def glu(input, dim=-1):
     n = d.shape[dim]
     if n % 2:
         raise RuntimeError(f"Halving dimension must be even, but dimension {dim} is size {n}")
-    a, b = np.split(d, 2, axis=dim)
+    a, b = xp_of(input).split(d, 2, axis=dim)
     with np.errstate(over="ignore"):
         r = a * _sigmoid_np(b)
     return _finish(r, input, GluBackward0, dim)
@@ -615,7 +623,8 @@ def _softmax_input(name, input, dim, dtype, stacklevel):
 
 def _softmax_np(d, axis, log):
     if d.ndim == 0:
-        return np.zeros_like(d) if log else np.ones_like(d)
+        xp = xp_of_array(d)
+        return xp.zeros_like(d) if log else xp.ones_like(d)
     if d.size == 0:
         return d.copy()
     if log:
@@ -650,6 +659,8 @@ def _log_softmax_bw(node, g):
     if not GRAD.enabled:  # ``g - softmax * g.sum(dim)``, in place in the softmax's array
         gd = g._data
         xp = xp_of(g)
+        if not gd.ndim:  # one element: NumPy's ufuncs give scalars, no out=
+            return (_make(gd - np.exp(node.out_data) * gd, g._device),)
         if node.saved:  # (e, z) from the forward: softmax = e / z (freed with the graph)
             e, z = node.saved
             e = e * (gd.sum(node.ctx, keepdims=True) / z)

@@ -11,7 +11,7 @@ from .. import _dtype
 from .._tensor import Tensor, _make
 from ..autograd.graph import make_node_class
 from ._core import _broadcast_shape, _fit, binary_op, make_inplace, xp_of_array
-from .pointwise import _broadcast_all, _finish, _meta, _prepare
+from .pointwise import _broadcast_all, _finish, _meta, _prepare, _scalar_as
 from .registry import register, register_method
 
 __all__ = ["add", "sub", "mul", "div", "true_divide", "floor_divide", "remainder", "fmod",
@@ -91,7 +91,11 @@ def _check_integer_division(a, b, kernel: str) -> None:
     if (b if b_is_array else a).dtype.kind == "b":
         _result_shape(a, b)
         raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
-    if np.count_nonzero(b) == b.size if b_is_array else b != 0:  # 3x cheaper than b.all()
+    if b_is_array:
+        xp = np if b.__class__ is np.ndarray else xp_of_array(b)
+        if xp.count_nonzero(b) == b.size:  # 3x cheaper than b.all()
+            return
+    elif b != 0:
         return
     if math.prod(_result_shape(a, b)):
         raise RuntimeError("ZeroDivisionError")
@@ -156,9 +160,10 @@ def _integer_pow(a, b):
     negative = b < 0
     if not negative.any():
         return np.power(a, b)
-    r = np.power(a, np.where(negative, 0, b))
-    inverse = np.where(a == 1, 1, np.where(a == -1, 1 - 2 * (b & 1), 0))
-    return np.where(negative, inverse, r).astype(r.dtype, copy=False)
+    xp = xp_of_array(b)
+    r = np.power(a, xp.where(negative, 0, b))
+    inverse = xp.where(a == 1, 1, xp.where(a == -1, 1 - 2 * (b & 1), 0))
+    return xp.where(negative, inverse, r).astype(r.dtype, copy=False)
 
 
 _add = binary_op("add", np.add, _add_bw)
@@ -231,7 +236,7 @@ def true_divide(input, other):
 
 
 @register("pow", inplace=True)
-def pow(input, exponent):  # noqa: A001 - PyTorch's name
+def pow(input, exponent):  # PyTorch's name
     """``input ** exponent`` (tensor or scalar on either side)."""
     # checked before coerce wraps the exponent into the dtype; 0..127 fits every integer dtype
     if exponent.__class__ is int and not 0 <= exponent <= 127 and isinstance(input, Tensor) \
@@ -308,7 +313,7 @@ def _addc(input, tensor1, tensor2, value, divide):
     (tx, t1, t2), (x, a, b), dev = _prepare((input, tensor1, tensor2), rt)
     shape = _broadcast_all(x, a, b)
     if rt.kind == "b":
-        suffix = "cpu" if isinstance(x, np.ndarray) else "cuda"
+        suffix = "cpu" if x.__class__ is np.ndarray else "cuda"
         raise NotImplementedError(f'"{name}_{suffix}_out" not implemented for \'Bool\'')
     v = rt.type(value)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -364,10 +369,10 @@ def addr(input, vec1, vec2, *, beta=1, alpha=1):
     outer = a[:, None] * b[None, :]
     if rt.kind == "b":
         r = (outer & bool(alpha)) | (x & bool(beta))
-    else:
-        r = outer * rt.type(alpha)
+    else:  # PyTorch's scalar conversion: -1 wraps to 255 for uint8, 256 overflows
+        r = outer * _scalar_as(alpha, rt)
         if beta != 0:
-            r = r + x * rt.type(beta)
+            r = r + x * _scalar_as(beta, rt)
     r = xp_of_array(r).broadcast_to(r, shape).astype(rt)
     return _finish(r, dev, AddrBackward0, (tx, t1, t2), (t1, t2), (beta, alpha, _meta(tx)))
 

@@ -85,14 +85,13 @@ def _dropout_mask(like, p):
 
     d = like._data
     if p >= 1.0:
-        keep = np.zeros(d.shape, d.dtype)
-    else:
-        keep = (_uniform(_rng(None, like._device), d.shape, d.dtype) >= p).astype(d.dtype)
-        keep *= 1.0 / (1.0 - p)
+        return _make(xp_of(like).zeros(d.shape, d.dtype), like._device)
+    keep = (_uniform(_rng(None, like._device), d.shape, d.dtype) >= p).astype(d.dtype)
+    keep *= 1.0 / (1.0 - p)
     return place(keep, like._device)
 
 
-@register("scaled_dot_product_attention", method=False, function=False)
+@register("scaled_dot_product_attention", method=False, function=False, random=True)
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
                                  is_causal=False, scale=None, enable_gqa=False):
     """``softmax(query @ key^T * scale + mask) @ value``, as

@@ -117,6 +117,12 @@ def scatter_windows(lead, g: Geom, dtype, xp, piece):
 
 # -- array kernels ------------------------------------------------------------------------------
 
+def _result_dtype(a, b):
+    """The promoted dtype of two arrays, from their dtypes (``np.result_type`` on the arrays
+    themselves is a NumPy function call that a CuPy array refuses)."""
+    return a.dtype if a.dtype is b.dtype else np.promote_types(a.dtype, b.dtype)
+
+
 def _cols_plain(xd, g: Geom):
     """im2col: ``(N, groups, C/groups * K, L)``, the one copy a convolution makes."""
     n = len(g.k)
@@ -362,7 +368,7 @@ def _conv_array(xd, wd, g: Geom):
         out = _conv_rows(xd, wd, g, plan)
     else:
         w2 = wd.reshape(G, O // G, -1)
-        out = xp_of_array(xd).empty((N, G, O // G, L), dtype=np.result_type(xd, wd))
+        out = xp_of_array(xd).empty((N, G, O // G, L), dtype=_result_dtype(xd, wd))
         for n0, n1 in _chunks(xd, g, L):
             np.matmul(w2, _cols(xd[n0:n1], g, plan), out=out[n0:n1])
     return _narrow_out(out.reshape(N, O, L), g, plan)
@@ -511,7 +517,7 @@ def _weight_grad_rows(xd, gd, g: Geom, plan, wshape):
     kl, Lq = g.k[-1], plan.Lq
     nl = len(plan.offs) // kl
     g2 = _narrow_in(gd, g, plan).reshape(N, G, O // G, Lq)
-    gw = xp_of_array(xd).zeros((nl, G, C // G * kl, O // G), dtype=np.result_type(xd, gd))
+    gw = xp_of_array(xd).zeros((nl, G, C // G * kl, O // G), dtype=_result_dtype(xd, gd))
     for n0, n1 in _row_chunks(xd, g, plan):
         rows, lead = _row_taps(xd[n0:n1], g, plan)
         rows = rows.reshape(n1 - n0, G, C // G * kl, rows.shape[-1])
@@ -532,7 +538,7 @@ def _conv_rows(xd, wd, g: Geom, plan):
     xp = xp_of_array(xd)
     wl = xp.ascontiguousarray(wd.reshape(G, O // G, C // G, nl, kl).transpose(3, 0, 1, 2, 4))
     wl = wl.reshape(nl, G, O // G, C // G * kl)
-    out = xp.empty((N, G, O // G, Lq), dtype=np.result_type(xd, wd))
+    out = xp.empty((N, G, O // G, Lq), dtype=_result_dtype(xd, wd))
     tmp = None
     for n0, n1 in _row_chunks(xd, g, plan):
         rows, lead = _row_taps(xd[n0:n1], g, plan)
@@ -617,10 +623,12 @@ def _weight_grad_array(xd, gd, g: Geom, wshape):
     operands row-major (16-channel 3x3 conv on 32x32x32: 4.0 ms -> 2.6 ms; 64->128 channels
     on 8x8: 3.1 -> 1.8 ms). With few rows (a first layer's 1-3 input channels) that GEMM is
     too thin for BLAS and per-sample products win (LeNet's first conv: 0.38 ms vs 1.4 ms)."""
+    if xd.shape[0] == 0 or gd.size == 0:  # an empty batch: no products, a zero gradient
+        return xp_of_array(xd).zeros(wshape, dtype=_result_dtype(xd, gd))
     trimmed = _trim(g)
     if trimmed is not None:
         g, sl = trimmed
-        full = xp_of_array(xd).zeros(wshape, dtype=np.result_type(xd, gd))
+        full = xp_of_array(xd).zeros(wshape, dtype=_result_dtype(xd, gd))
         full[sl] = _weight_grad_array(xd, gd, g, full[sl].shape)
         return full
     plan = _layout(g, xd.shape[0], gd.shape[1] // g.groups)
@@ -665,26 +673,42 @@ def _finish(r, dev, node_cls, inputs, saved, ctx):
     return out
 
 
+def _wide(a):
+    """float16 data as float32: PyTorch accumulates half products in float and rounds the
+    result once (``_narrowed``)."""
+    return a.astype(np.float32) if a.dtype == np.float16 else a
+
+
+def _narrowed(r, like):
+    return r.astype(np.float16) if like.dtype == np.float16 else r
+
+
 def _conv(x, w, b, g: Geom):
     """Convolution of ``x`` (N, C, *x) with ``w`` (O, C/groups, *k): (N, O, *y)."""
-    r = _conv_array(x._data, w._data, g)
+    xd = x._data
+    r = _conv_array(_wide(xd), _wide(w._data), g)
     if b is not None:
         r += b._data.reshape(_bias_shape(r.shape[1], len(g.k)))
-    return _finish(r, x._device, ConvolutionBackward0, (x, w, b), (x, w), (g, False))
+    return _finish(_narrowed(r, xd), x._device, ConvolutionBackward0, (x, w, b), (x, w),
+                   (g, False))
 
 
 def _conv_transpose(u, w, b, g: Geom):
     """Transposed convolution of ``u`` (N, Cin, *y) with ``w`` (Cin, Cout/groups, *k)."""
-    r = _conv_transpose_array(u._data, w._data, g)
+    ud = u._data
+    r = _conv_transpose_array(_wide(ud), _wide(w._data), g)
     if b is not None:
         r += b._data.reshape(_bias_shape(r.shape[1], len(g.k)))
-    return _finish(r, u._device, ConvolutionBackward0, (u, w, b), (u, w), (g, True))
+    return _finish(_narrowed(r, ud), u._device, ConvolutionBackward0, (u, w, b), (u, w),
+                   (g, True))
 
 
 def _weight_grad(x, gy, g: Geom, wshape):
     """Gradient of a convolution's weight for input ``x`` and output gradient ``gy``."""
-    r = _weight_grad_array(x._data, gy._data, g, wshape)
-    return _finish(r, x._device, ConvolutionBackwardBackward0, (x, gy), (x, gy), g)
+    xd = x._data
+    r = _weight_grad_array(_wide(xd), _wide(gy._data), g, wshape)
+    return _finish(_narrowed(r, xd), x._device, ConvolutionBackwardBackward0, (x, gy), (x, gy),
+                   g)
 
 
 def _conv_bw(node, gy):

@@ -294,21 +294,21 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
 
 # -- affine_grid ----------------------------------------------------------------------------
 
-def _base_coords(steps: int, align_corners: bool, dtype):
+def _base_coords(steps: int, align_corners: bool, dtype, xp):
     """The normalized pixel positions along one dim (PyTorch's ``linspace_from_neg_one``)."""
     if steps <= 1:
-        return np.zeros(max(steps, 0), dtype=dtype)
-    r = np.linspace(-1, 1, steps, dtype=dtype)
+        return xp.zeros(max(steps, 0), dtype=dtype)
+    r = xp.linspace(-1, 1, steps, dtype=dtype)
     return r if align_corners else r * (steps - 1) / steps
 
 
-def _base_grid(spatial, align_corners: bool, dtype):
+def _base_grid(spatial, align_corners: bool, dtype, xp):
     """``(prod(spatial), n + 1)``: every output pixel's ``(x, y[, z], 1)``."""
-    axes = [_base_coords(s, align_corners, dtype) for s in spatial]
-    mesh = np.meshgrid(*axes, indexing="ij")
+    axes = [_base_coords(s, align_corners, dtype, xp) for s in spatial]
+    mesh = xp.meshgrid(*axes, indexing="ij")
     cols = [m.ravel() for m in reversed(mesh)]  # x (the last dim) first
-    cols.append(np.ones(math.prod(spatial), dtype=dtype))
-    return np.stack(cols, axis=-1)
+    cols.append(xp.ones(math.prod(spatial), dtype=dtype))
+    return xp.stack(cols, axis=-1)
 
 
 @register("affine_grid_generator", method=False)
@@ -318,8 +318,8 @@ def affine_grid_generator(theta, size, align_corners):
     size = [int(s) for s in size]
     spatial = size[2:]
     n = len(spatial)
-    base = _base_grid(spatial, bool(align_corners), theta._data.dtype)
-    base = _const(theta, xp_of(theta).asarray(base)).expand(size[0], *base.shape)
+    base = _base_grid(spatial, bool(align_corners), theta._data.dtype, xp_of(theta))
+    base = _const(theta, base).expand(size[0], *base.shape)
     return base.bmm(theta.transpose(1, 2)).reshape(size[0], *spatial, n)
 
 

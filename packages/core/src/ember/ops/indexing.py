@@ -47,7 +47,8 @@ from .views import make_view
 
 __all__ = ["BasicIndex", "AdvancedIndex", "gather_by", "scatter_by", "scatter_inplace",
            "basic_view", "index_put", "gather", "scatter", "scatter_add", "scatter_reduce",
-           "index_select", "index_add", "index_copy", "index_fill", "masked_fill",
+           "index_select", "index_add", "index_copy", "index_fill", "index_reduce",
+           "masked_fill",
            "masked_select", "masked_scatter", "take", "take_along_dim", "put", "nonzero",
            "argwhere"]
 
@@ -134,13 +135,29 @@ def _strip_leading_ones(v):
     return v.reshape(shape[k:]) if k else v
 
 
+#: ``accumulate`` for the ops that PyTorch runs through its scatter kernels (scatter_add,
+#: index_add's fast path): float16 sums in float32 and rounds once, where index_put and put
+#: (``accumulate=True``) round at every step
+OPMATH = "opmath"
+
+
+def _in_float32(a, xp):
+    """``a`` (a float16 array or a number) widened to float32 for a combining write."""
+    return xp.asarray(a, dtype=np.float16).astype(np.float32)
+
+
 def _write(spec, arr, v, accumulate, xp):
     """``arr[spec] = v`` (or ``+= v`` with repeated indices summing), PyTorch's errors."""
     try:
         if accumulate:
             if hasattr(v, "shape"):
                 v = _strip_leading_ones(v)
-            spec.add(arr, v, xp)
+            if accumulate is OPMATH and arr.dtype == np.float16:
+                wide = arr.astype(np.float32)
+                spec.add(wide, _in_float32(v, xp), xp)
+                arr[...] = wide
+            else:
+                spec.add(arr, v, xp)
         else:
             spec.set(arr, v, xp)
     except IndexError as exc:
@@ -156,8 +173,10 @@ def _write(spec, arr, v, accumulate, xp):
             if spec.__class__ is BasicIndex:  # PyTorch copies into the view: expand's error
                 from .._tensor import CPU
 
-                _make(np.broadcast_to(np.zeros((), arr.dtype), np.shape(v)), CPU).expand(region)
-            raise RuntimeError(f"shape mismatch: value tensor of shape {_lst(np.shape(v))} "
+                vshape = getattr(v, "shape", ())
+                _make(np.broadcast_to(np.zeros((), arr.dtype), vshape), CPU).expand(region)
+            raise RuntimeError(f"shape mismatch: value tensor of shape "
+                               f"{_lst(getattr(v, 'shape', ()))} "
                                "cannot be broadcast to indexing result of shape "
                                f"{_lst(region)}") from None
         raise
@@ -638,6 +657,14 @@ def _dim_slice(dim: int, idx):
     return AdvancedIndex((), (slice(None),) * dim + (idx,))
 
 
+def _dim_spec(input, dim: int, idx):
+    """``_dim_slice`` of ``input``, whose 0-dim form counts as size 1 (PyTorch's rule for the
+    index_* ops)."""
+    if input._data.ndim == 0:
+        return _ZeroDim(_dim_slice(0, idx))
+    return _dim_slice(dim, idx)
+
+
 def _scatter_op(name: str, plan, node_name: str, aliases=()):
     """Register ``name`` (out of place) and ``name_`` (in place) from ``plan(input, ...) ->
     (input, spec, values, accumulate)``."""
@@ -807,7 +834,13 @@ class _LegacyReduce:
 
     def set(self, a, v, xp):
         v = _strip_leading_ones(v) if hasattr(v, "shape") else v
-        getattr(xp, self.ufunc).at(self.inner._view(a), self.inner.adv, v)
+        if a.dtype == np.float16:  # combined in float32, rounded once (PyTorch's opmath)
+            wide = a.astype(np.float32)
+            ufunc_at(xp, self.ufunc, self.inner._view(wide), self.inner.adv,
+                     _in_float32(v, xp))
+            a[...] = wide
+            return
+        ufunc_at(xp, self.ufunc, self.inner._view(a), self.inner.adv, v)
 
 
 scatter, scatter_ = _scatter_op("scatter", _scatter_plan, "ScatterBackward0")
@@ -816,7 +849,7 @@ scatter, scatter_ = _scatter_op("scatter", _scatter_plan, "ScatterBackward0")
 def _scatter_add_plan(input, dim, index, src, inplace=False):
     """``input`` plus ``src`` added along ``dim`` at ``index`` (repeated indices sum)."""
     spec, values = _scatter_spec("scatter_add", input, dim, index, src)
-    return input, spec, values, True
+    return input, spec, values, OPMATH
 
 
 scatter_add, scatter_add_ = _scatter_op("scatter_add", _scatter_add_plan, "ScatterAddBackward0")
@@ -841,12 +874,65 @@ def _reduce_identity(reduce, dtype):
     return info.min if reduce == "amax" else info.max
 
 
-def _scatter_reduce_arrays(d, spec, v, reduce, include_self, xp):
+def ufunc_at(xp, name: str, target, index, values) -> None:
+    """``xp.<name>.at(target, index, values)``: repeated indices combine. CuPy has ``at``
+    for add, subtract, maximum and minimum only; a product there runs one vectorised pass per
+    repetition of the most repeated index (``_multiply_at``)."""
+    if name == "multiply" and not _has_multiply_at(xp):
+        _multiply_at(xp, target, index, values)
+    else:
+        getattr(xp, name).at(target, index, values)
+
+
+_MULTIPLY_AT: dict = {}
+
+
+def _has_multiply_at(xp) -> bool:
+    ok = _MULTIPLY_AT.get(xp)
+    if ok is None:
+        try:
+            probe = xp.ones(2)
+            xp.multiply.at(probe, xp.zeros(2, dtype=np.int64), 2.0)
+            ok = bool((probe[0] == 4).item())
+        except Exception:  # any failure means: not supported here
+            ok = False
+        _MULTIPLY_AT[xp] = ok
+    return ok
+
+
+def _multiply_at(xp, target, index, values) -> None:
+    """``multiply.at`` without ``ufunc.at``: the k-th occurrence of every target position is
+    applied in pass k, so that within a pass the positions are distinct."""
+    positions = xp.arange(target.size).reshape(target.shape)[index].reshape(-1)
+    vals = xp.broadcast_to(xp.asarray(values, dtype=target.dtype),
+                           target[index].shape).reshape(-1)
+    n = positions.shape[0]
+    if not n:
+        return
+    order = xp.argsort(positions, kind="stable")
+    sorted_pos = positions[order]
+    first = xp.ones(n, dtype=bool)
+    first[1:] = sorted_pos[1:] != sorted_pos[:-1]
+    starts = xp.nonzero(first)[0]
+    group = xp.cumsum(first) - 1
+    rank = xp.arange(n) - starts[group]
+    flat = target.reshape(-1)  # target is C-contiguous: a fresh copy or result array
+    for k in range(int(rank.max().item()) + 1):
+        sel = order[rank == k]
+        flat[positions[sel]] *= vals[sel]
+
+
+def _scatter_reduce_arrays(d, spec, v, reduce, include_self, xp, opmath=False):
+    """``d`` with ``v`` reduced into ``spec``'s region; ``opmath``: float16 is reduced in
+    float32 and rounded once (PyTorch's scatter kernels; its index_reduce rounds every
+    step)."""
+    if opmath and d.dtype == np.float16:
+        return _scatter_reduce_arrays(d.astype(np.float32), spec, v.astype(np.float32),
+                                      reduce, include_self, xp).astype(np.float16)
     out = d.copy()
     if not include_self:
         spec.set(out, _reduce_identity(reduce, d.dtype), xp)
-    ufunc = getattr(xp, _REDUCE_UFUNC[reduce])
-    ufunc.at(spec._view(out), spec.adv, v)
+    ufunc_at(xp, _REDUCE_UFUNC[reduce], spec._view(out), spec.adv, v)
     if reduce == "mean":
         counts = xp.zeros(d.shape, dtype=np.int64)
         xp.add.at(counts, spec.adv, 1)
@@ -869,7 +955,7 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
     if input._data.ndim == 0:
         raise RuntimeError("scatter_reduce(): 0-dim tensors are not supported")
     out = _make(_scatter_reduce_arrays(input._data, spec, values._data, reduce, include_self,
-                                       xp_of(input)), input._device)
+                                       xp_of(input), opmath=True), input._device)
     if GRAD.enabled and (input.requires_grad or src.requires_grad):
         record(ScatterReduceBackward0, out, (input, values), (input, values),
                (wrap_dim(dim, input._data.ndim), index, reduce, include_self, spec),
@@ -877,10 +963,13 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
     return out
 
 
-def _scatter_reduce_bw(node, g):
-    # PyTorch's scatter_reduce_backward; masks are constants, built on arrays
+def _reduce_into_bw(node, g, pick, redo, name, src_label):
+    """The gradients of ``scatter_reduce`` / ``index_reduce`` (PyTorch's
+    ``scatter_reduce_backward`` / ``index_reduce_backward``): ``pick(t)`` reads ``t`` at the
+    positions ``src`` was reduced into, ``redo(self, src)`` re-runs the forward. Masks are
+    constants built on arrays; the rest is Tensor ops, so gradients of every order follow."""
     self, src = node.saved
-    dim, index, reduce, include_self, spec = node.ctx
+    _, _, reduce, include_self, spec = node.ctx
     xp = xp_of(self)
     sd, srd = self._data, src._data
 
@@ -888,14 +977,14 @@ def _scatter_reduce_bw(node, g):
         return _make(a, self._device)
 
     if reduce == "sum":
-        gs, gsrc = g, g.gather(dim, index)
+        gs, gsrc = g, pick(g)
     elif reduce == "mean":
         n = (xp.ones if include_self else xp.zeros)(sd.shape, dtype=sd.dtype)
         xp.add.at(n, spec.adv, 1)
         n[n == 0] = 1
         gs = g / const(n)
-        gsrc = gs.gather(dim, index)
-    elif reduce in ("amax", "amin"):
+        gsrc = pick(gs)
+    elif reduce in ("amax", "amin"):  # ties share the gradient evenly
         rd = node.out_data
         self_is = (sd == rd).astype(sd.dtype)
         src_is = (srd == spec.get(rd)).astype(sd.dtype)
@@ -903,27 +992,129 @@ def _scatter_reduce_bw(node, g):
         xp.add.at(n, spec.adv, src_is)
         distributed = g / const(n)
         gs = distributed * const(self_is)
-        gsrc = distributed.gather(dim, index) * const(src_is)
+        gsrc = pick(distributed) * const(src_is)
     else:  # prod: exclusive products, with single zeros handled as PyTorch does
         result = node.output()
         masked_self = self.masked_fill(const(sd == 0), 1)
-        gs = g * masked_self.scatter_reduce(dim, index, src, "prod",
-                                            include_self=include_self) / masked_self
+        gs = g * redo(masked_self, src) / masked_self
         src_zero = srd == 0
         zeros = xp.zeros(sd.shape, dtype=np.int64)
         xp.add.at(zeros, spec.adv, src_zero)
-        single = src_zero & (spec.get(zeros) == 1)
-        masked_src_result = self.scatter_reduce(dim, index, src.masked_fill(const(single), 1),
-                                                "prod", include_self=include_self)
-        one_zero = (g * masked_src_result).gather(dim, index)
-        others = (g * result).gather(dim, index) / src.masked_fill(const(src_zero), 1)
+        src_zeros = spec.get(zeros)
+        single = src_zero & (src_zeros == 1)
+        masked_src_result = redo(self, src.masked_fill(const(single), 1))
+        one_zero = pick(g * masked_src_result)
+        others = pick(g * result) / src.masked_fill(const(src_zero), 1)
         gsrc = one_zero.masked_fill(const(~single), 0) + others.masked_fill(const(single), 0)
+        if gsrc.requires_grad and bool((src_zeros > 1).any().item()):
+            gsrc = _delayed_error(gsrc, f"{name}(): Double backward is unsupported for "
+                                  f"{src_label} when >1 zeros in {src_label} are scattered to "
+                                  "the same position. This is because the gradient of "
+                                  f"{src_label} at this position is 0 for first-order "
+                                  "derivatives but non-zero for higher-order derivatives.")
     if not include_self:
         gs = scatter_by(gs, spec, 0, False)
     return gs, gsrc
 
 
+def _delayed_error_bw(node, g):
+    raise RuntimeError(node.ctx)
+
+
+DelayedError = make_node_class("DelayedError", _delayed_error_bw)
+
+
+def _delayed_error(t: Tensor, msg: str) -> Tensor:
+    """``t``'s value, with a graph edge that raises ``msg`` if differentiated again."""
+    return record(DelayedError, _make(t._data, t._device), (t,), (), msg)
+
+
+def _scatter_reduce_bw(node, g):
+    dim, index = node.ctx[0], node.ctx[1]
+    reduce, include_self = node.ctx[2], node.ctx[3]
+    return _reduce_into_bw(
+        node, g, lambda t: t.gather(dim, index),
+        lambda s, v: s.scatter_reduce(dim, index, v, reduce, include_self=include_self),
+        "scatter_reduce", "src")
+
+
 ScatterReduceBackward0 = make_node_class("ScatterReduceBackward0", _scatter_reduce_bw)
+
+
+# index_reduce -----------------------------------------------------------------------------
+
+_INDEX_REDUCE = ("prod", "mean", "amax", "amin")
+_BETA_WARNED = []
+
+
+def _index_reduce_checks(input, dim, index, source, reduce):
+    if reduce not in _INDEX_REDUCE:
+        raise RuntimeError("index_reduce(): Expected reduce to be one of prod, mean, amax or "
+                           f"amin but got {reduce}.")
+    check_same_device(input, index, source)
+    a = index._data
+    if a.ndim > 1:
+        raise IndexError("index_reduce_(): Index is supposed to be a vector, but got dim: "
+                         f"{a.ndim} with type: {_pretty_any(a.dtype)} and size: "
+                         f"{_lst(a.shape)}")
+    if a.dtype.kind != "i" or a.dtype.itemsize < 4:
+        raise RuntimeError("index_reduce_(): Expected dtype int32/int64 for index but got: "
+                           f"{_pretty_any(a.dtype)}")
+    d, s = input._data, source._data
+    if s.dtype is not d.dtype:
+        raise RuntimeError(f"index_reduce_(): self ({_pretty_any(d.dtype)}) and source "
+                           f"({_pretty_any(s.dtype)}) must have the same scalar type")
+    dim = wrap_dim(dim, d.ndim)
+    n = s.shape[dim] if s.ndim else 1
+    if a.size != n:
+        raise RuntimeError(f"index_reduce_(): Number of indices ({a.size}) should be equal to "
+                           f"source.size(dim): ({n}), for dim: {dim}")
+    if s.ndim != d.ndim or any(s.shape[k] != d.shape[k] for k in range(d.ndim) if k != dim):
+        raise RuntimeError("source tensor shape must match self tensor shape, excluding the "
+                           f"specified dimension. Got self.shape = {_lst(d.shape)} "
+                           f"source.shape = {_lst(s.shape)}")
+    _check_bounds(a, d.shape[dim] if d.ndim else 1, dim, False, IndexError,
+                  "index out of range in self")
+    return dim, a.reshape(-1)
+
+
+def _pretty_any(dt) -> str:
+    return _pretty(dt) if dt.name in _PRETTY_OK else str(dt)
+
+
+@register("index_reduce", inplace=True)
+def index_reduce(input, dim, index, source, reduce, *, include_self=True):
+    """Reduce the slices of ``source`` into the slices of ``input`` along ``dim`` at
+    ``index`` with ``reduce`` ('prod', 'mean', 'amax', 'amin'); ``include_self`` counts
+    ``input``'s own values (else slices that receive any source are reduced from scratch)."""
+    dim, a = _index_reduce_checks(input, dim, index, source, reduce)
+    if not _BETA_WARNED:
+        _BETA_WARNED.append(True)
+        warnings.warn("index_reduce() is in beta and the API may change at any time.",
+                      UserWarning, stacklevel=2)
+    if input._data.ndim == 0:
+        return index_reduce(input.reshape(1), 0, index.reshape(-1), source.reshape(1), reduce,
+                            include_self=include_self).reshape(())
+    spec = _dim_slice(dim, a)
+    out = _make(_scatter_reduce_arrays(input._data, spec, source._data, reduce, include_self,
+                                       xp_of(input)), input._device)
+    if GRAD.enabled and (input.requires_grad or source.requires_grad):
+        record(IndexReduceBackward0, out, (input, source), (input, source),
+               (dim, index, reduce, include_self, spec), save_output=True)
+    return out
+
+
+def _index_reduce_bw(node, g):
+    dim, index = node.ctx[0], node.ctx[1]
+    reduce, include_self = node.ctx[2], node.ctx[3]
+    flat = index.reshape(-1)
+    return _reduce_into_bw(
+        node, g, lambda t: t.index_select(dim, flat),
+        lambda s, v: index_reduce(s, dim, flat, v, reduce, include_self=include_self),
+        "index_reduce", "source")
+
+
+IndexReduceBackward0 = make_node_class("IndexReduceBackward0", _index_reduce_bw)
 
 
 # index_select / index_add / index_copy / index_fill ---------------------------------------
@@ -950,9 +1141,11 @@ def index_select(input, dim, index):
     exc, fmt = (RuntimeError, "INDICES element is out of DATA bounds, id={first} axis_dim={size}"
                 ) if dim == 1 and ndim > 1 else (IndexError, "index out of range in self")
     dim, a = _dim_index("index_select", input, dim, index, exc, "int32 or int64", fmt=fmt)
-    if input._data.ndim == 0:
-        return gather_by(input.reshape(1), _dim_slice(0, a), IndexSelectBackward0).reshape(
-            index._data.shape)
+    if input._data.ndim == 0:  # a 0-dim result (PyTorch treats the input as size 1)
+        if a.size != 1:
+            raise RuntimeError("index_select(): Index to scalar can have only 1 value, got "
+                               f"{a.size} value(s)")
+        return gather_by(input.reshape(1), _dim_slice(0, a), IndexSelectBackward0).reshape(())
     r = xp_of(input).take(input._data, a, axis=dim)
     out = _make(r, input._device)
     if input.requires_grad and GRAD.enabled:
@@ -978,7 +1171,10 @@ def _index_add_plan(input, dim, index, source, *, alpha=1, inplace=False):
     dim, a = _dim_index("index_add_", input, dim, index, exc, fmt=fmt)
     _check_source_shape(input, source, dim, a, "index_add_")
     values = source if alpha == 1 else source * alpha
-    return input, _dim_slice(dim, a), _source_for(values, input), True
+    # float16 sums in float32, rounded once, where PyTorch runs scatter_add (see below); its
+    # general loop rounds every step
+    acc = True if exc is IndexError else OPMATH
+    return input, _dim_spec(input, dim, a), _source_for(values, input), acc
 
 
 def _index_add_bounds_error(ndim: int, dim: int, index_dtype, alpha):
@@ -1003,6 +1199,9 @@ def _source_for(source, input):
 
 def _check_source_shape(input, source, dim, a, name):
     d, s = input._data.shape, source._data.shape
+    if name == "index_add_" and not len(d) and len(s):
+        raise RuntimeError("source tensor shape must match self tensor shape, excluding the "
+                           f"specified dimension. Got self.shape = [] source.shape = {_lst(s)}")
     n = s[dim] if len(s) else 1
     if a.size != n:
         raise RuntimeError(f"{name}(): Number of indices ({a.size}) should be equal to "
@@ -1028,7 +1227,7 @@ def _index_copy_plan(input, dim, index, source, inplace=False):
                         fmt="index_copy_(): index {first} is out of bounds for dimension {dim} "
                             "with size {size}")
     _check_source_shape(input, source, dim, a, "index_copy_")
-    return input, _dim_slice(dim, a), _source_for(source, input), False
+    return input, _dim_spec(input, dim, a), _source_for(source, input), False
 
 
 index_copy, index_copy_ = _scatter_op("index_copy", _index_copy_plan, "IndexCopyBackward0")
@@ -1045,7 +1244,7 @@ def _index_fill_plan(input, dim, index, value, inplace=False):
     """``input`` with the slices along ``dim`` at ``index`` set to the scalar ``value``."""
     dim, a = _dim_index("index_fill_", input, dim, index, IndexError, "int64",
                         negative_ok=True)
-    return input, _dim_slice(dim, a), _scalar_value("index_fill_", value), False
+    return input, _dim_spec(input, dim, a), _scalar_value("index_fill_", value), False
 
 
 index_fill, index_fill_ = _scatter_op("index_fill", _index_fill_plan, "IndexFillBackward0")
@@ -1207,7 +1406,7 @@ def take_along_dim(input, indices, dim=None):
 
 # nonzero ----------------------------------------------------------------------------------
 
-@register("nonzero")
+@register("nonzero", differentiable=False)
 def nonzero(input, *, as_tuple=False):
     """Indices of the non-zero elements: an ``(n, ndim)`` int64 tensor, or with ``as_tuple``
     one 1-D tensor per dimension."""
@@ -1219,7 +1418,7 @@ def nonzero(input, *, as_tuple=False):
     return _make(xp.argwhere(d).astype(np.int64, copy=False), input._device)
 
 
-@register("argwhere")
+@register("argwhere", differentiable=False)
 def argwhere(input):
     """``nonzero(input)``: an ``(n, ndim)`` tensor of the indices of non-zero elements."""
     return nonzero(input)
@@ -1236,8 +1435,8 @@ def _scalar_or_tensor(x, like):
     raise TypeError(f"expected Tensor or Number, got {type(x).__name__}")
 
 
-@register("searchsorted", method=False)
-def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=None,  # noqa: A002
+@register("searchsorted", method=False, differentiable=False)
+def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=None,
                  sorter=None, out=None):
     """Indices at which ``input``'s values would be inserted into the innermost dim of
     ``sorted_sequence`` to keep it sorted (the first such place; the last with ``right`` or
@@ -1273,7 +1472,7 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
                                "the first N-1 dimensions of boundaries tensor and input value "
                                "tensor must match, but we got boundaries tensor "
                                f"{_lst(seq.shape)} and input value tensor "
-                               f"{_lst(np.shape(vals))}")
+                               f"{_lst(getattr(vals, 'shape', ()))}")
         s2 = seq.reshape(-1, seq.shape[-1])
         v2 = vals.reshape(-1, vals.shape[-1])
         res = xp.stack([xp.searchsorted(s2[i], v2[i], side=how) for i in range(s2.shape[0])]) \
@@ -1288,8 +1487,8 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
     return result
 
 
-@register("bucketize", method=False)
-def bucketize(input, boundaries, *, out_int32=False, right=False, out=None):  # noqa: A002
+@register("bucketize", method=False, differentiable=False)
+def bucketize(input, boundaries, *, out_int32=False, right=False, out=None):
     """The bucket of each element of ``input`` among the 1-D ``boundaries``: ``i`` with
     ``boundaries[i-1] < x <= boundaries[i]`` (``<=``/``<`` swapped with ``right``)."""
     if boundaries._data.ndim != 1:
@@ -1298,7 +1497,7 @@ def bucketize(input, boundaries, *, out_int32=False, right=False, out=None):  # 
     return searchsorted(boundaries, input, out_int32=out_int32, right=right, out=out)
 
 
-@register("isin", method=False)
+@register("isin", method=False, differentiable=False)
 def isin(elements, test_elements, *, assume_unique=False, invert=False):
     """A bool tensor of ``elements``' shape: whether each element is in ``test_elements``
     (either may be a scalar)."""

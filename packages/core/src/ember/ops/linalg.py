@@ -1,7 +1,9 @@
 """Products: matmul (PyTorch's batching and 1-D rules), mm, bmm, mv, dot, vdot, inner, outer,
 addmm, addmv, addbmm, baddbmm, einsum, tensordot, kron, trace, cross, matrix_power,
 chain_matmul; and the ``torch.<name>`` / ``Tensor.<name>`` spellings of ``ember.linalg``'s
-decompositions (inverse, det, logdet, slogdet, cholesky, pinverse, svd, qr)."""
+decompositions (inverse, det, logdet, slogdet, cholesky, pinverse, svd, qr, matrix_exp,
+cholesky_solve, cholesky_inverse, triangular_solve, lu, lu_solve, lu_unpack, geqrf, orgqr,
+ormqr) and ``torch.vander``."""
 
 from __future__ import annotations
 
@@ -20,6 +22,7 @@ from ._core import (
     check_same_device,
     sum_to_size,
     wrap_dim,
+    write_out,
     xp_of,
 )
 from .registry import register
@@ -530,6 +533,50 @@ def _expand_to(t, sub, sizes):
     return t if t._data.shape == shape else t.expand(*shape)
 
 
+def _integer_einsum_dtype(subs, out, shapes, dt):
+    """The dtype of PyTorch's einsum of integer or bool operands of dtype ``dt`` (raising its
+    errors). PyTorch contracts left to right: a label left in one operand alone is summed out
+    of it first with ``sum`` (integers and bools sum to int64), a label shared by the pair
+    with ``bmm`` (it refuses mixed dtypes and bools, unless an operand is empty: then its
+    result has the second's dtype); with no label to contract the pair is multiplied
+    (promoting). A size-1 dim is broadcast, not contracted.
+    """
+    int64 = np.dtype(np.int64)
+    summed = {c for sub in subs for c in sub if c not in out}
+    if len(subs) == 1:
+        return int64 if summed else dt
+    ops = [dict(zip(sub, shape)) for sub, shape in zip(subs, shapes)]
+    counts = {c: sum(op.get(c, 1) != 1 for op in ops) for c in summed}
+    a_dt, a = dt, ops[0]
+    for b in ops[1:]:
+        b_dt, pair = dt, set()
+        for c in summed:
+            in_a, in_b = a.get(c, 1) != 1, b.get(c, 1) != 1
+            if in_a and in_b:
+                counts[c] -= 1
+                if counts[c] == 1:
+                    pair.add(c)
+                    counts[c] = 0
+            elif counts[c] == 1 and (in_a or in_b):
+                if in_a:
+                    a, a_dt = {**a, c: 1}, int64
+                else:
+                    b, b_dt = {**b, c: 1}, int64
+                counts[c] = 0
+        if not pair:
+            a_dt = np.promote_types(a_dt, b_dt)
+        elif 0 in a.values() or 0 in b.values():
+            a_dt = b_dt
+        elif a_dt.kind == "b":
+            raise NotImplementedError("\"bmm\" not implemented for 'Bool'")
+        elif a_dt != b_dt:
+            raise RuntimeError(f"expected scalar type {_pretty(a_dt)} but found "
+                               f"{_pretty(b_dt)}")
+        a = {c: 1 if c in pair else (a.get(c, 1) if b.get(c, 1) == 1 else b[c])
+             for c in {**a, **b}}
+    return a_dt
+
+
 @register("einsum", method=False)
 def einsum(equation, *operands):
     """Einstein summation, PyTorch's syntax: ellipses, implicit output, size-1 broadcasting."""
@@ -547,6 +594,10 @@ def einsum(equation, *operands):
                                f"{_pretty(d.dtype)}")
         shape = tuple(sizes[c] for c in s)
         arrays.append(d if d.shape == shape else xp.broadcast_to(d, shape))
+    if first.kind in "biu":  # PyTorch sums some integer operands to int64 first
+        dt = _integer_einsum_dtype(subs, out, [t._data.shape for t in operands], first)
+        if dt != first:
+            arrays = [a.astype(dt) for a in arrays]
     # the contraction-path search (and with it BLAS) pays off beyond tiny operands
     optimize = len(arrays) > 2 or (len(arrays) == 2 and max(a.size for a in arrays) > 256)
     r = xp.einsum(",".join(subs) + "->" + out, *arrays, optimize=optimize)
@@ -772,10 +823,9 @@ def svd(input, some=True, compute_uv=True):
         d = input._data
         xp = xp_of(input)
         m, n = d.shape[-2:]
-        zu = _make(xp.zeros(d.shape[:-2] + ((m, m) if not some else (m, min(m, n))), d.dtype),
-                   input._device)
-        zv = _make(xp.zeros(d.shape[:-2] + ((n, n) if not some else (n, min(m, n))), d.dtype),
-                   input._device)
+        # zero-filled U (m x m) and V (n x n) whatever ``some`` is, as PyTorch's
+        zu = _make(xp.zeros(d.shape[:-2] + (m, m), d.dtype), input._device)
+        zv = _make(xp.zeros(d.shape[:-2] + (n, n), d.dtype), input._device)
         return la.SvdResult(zu, s, zv)
     u, s, vh = la.svd(input, full_matrices=not some)
     return la.SvdResult(u, s, vh.mT)
@@ -786,3 +836,144 @@ def qr(input, some=True):
     """``torch.qr``: the reduced (``some=True``) or complete QR decomposition."""
     r = _la().qr(input, mode="reduced" if some else "complete")
     return _la().QrResult(r.Q, r.R)
+
+
+# -- torch.<name> / Tensor.<name> spellings of ember.linalg's factorizations -----------------
+
+def _warn_deprecated(old: str, new: str, example: str) -> None:
+    warnings.warn(f"torch.{old} is deprecated in favor of torch.linalg.{new} and will be "
+                  f"removed in a future PyTorch release.\n{example}", UserWarning, stacklevel=3)
+
+
+@register("matrix_exp")
+def matrix_exp(input):
+    """The matrix exponential (``ember.linalg.matrix_exp``)."""
+    return _la().matrix_exp(input)
+
+
+@register("cholesky_solve")
+@accepts_out
+def cholesky_solve(input, input2, upper=False, out=None):
+    """The solution of ``A X = input`` given the Cholesky factor ``input2`` of ``A``
+    (lower, or upper with ``upper``)."""
+    from ..linalg._triangular import cholesky_solve as solve_
+
+    return solve_(input, input2, upper)
+
+
+@register("cholesky_inverse")
+@accepts_out
+def cholesky_inverse(input, upper=False, out=None):
+    """The inverse of ``A`` from its Cholesky factor ``input`` (lower, or upper)."""
+    from ..linalg._triangular import cholesky_inverse as inverse_
+
+    return inverse_(input, upper)
+
+
+@register("triangular_solve")
+@accepts_out
+def triangular_solve(input, A, upper=True, transpose=False, unitriangular=False, out=None):
+    """Deprecated ``(solution, cloned_coefficient)`` of ``A X = input`` for triangular ``A``
+    (``ember.linalg.solve_triangular`` has the arguments the other way round)."""
+    from ..linalg._common import TriangularSolveResult
+    from ..linalg._triangular import triangular_solve as solve_
+
+    warnings.warn("torch.triangular_solve is deprecated in favor of "
+                  "torch.linalg.solve_triangularand will be removed in a future PyTorch "
+                  "release.\ntorch.linalg.solve_triangular has its arguments reversed and does "
+                  "not return a copy of one of the inputs.\nX = torch.triangular_solve(B, "
+                  "A).solution\nshould be replaced with\nX = torch.linalg.solve_triangular(A, "
+                  "B).", UserWarning, stacklevel=2)
+    return TriangularSolveResult(*solve_(input, A, upper, transpose, unitriangular))
+
+
+@register("lu")
+def lu(A, pivot=True, get_infos=False, out=None):
+    """Deprecated ``(LU, pivots)`` (``(LU, pivots, infos)`` with ``get_infos``) of
+    ``ember.linalg.lu_factor_ex``; never raises for a singular matrix."""
+    _warn_deprecated("lu", "lu_factor / torch.linalg.lu_factor_ex",
+                     "LU, pivots = torch.lu(A, compute_pivots)\nshould be replaced with\nLU, "
+                     "pivots = torch.linalg.lu_factor(A, compute_pivots)\nand\nLU, pivots, info "
+                     "= torch.lu(A, compute_pivots, get_infos=True)\nshould be replaced with\nLU, "
+                     "pivots, info = torch.linalg.lu_factor_ex(A, compute_pivots)")
+    from ..linalg._common import LuWithInfoResult
+
+    res = LuWithInfoResult(*_la().lu_factor_ex(A, pivot=pivot))
+    if not get_infos:
+        res = (res.LU, res.pivots)
+    if out is None:
+        return res
+    return type(res)(*(write_out(o, r) for o, r in zip(out, res)))
+
+
+@register("lu_solve")
+@accepts_out
+def lu_solve(input, LU_data, LU_pivots, out=None):
+    """Deprecated solution of ``A X = input`` from ``A``'s LU factorization
+    (``ember.linalg.lu_solve(LU_data, LU_pivots, input)``)."""
+    warnings.warn("torch.lu_solve is deprecated in favor of torch.linalg.lu_solveand will be "
+                  "removed in a future PyTorch release.\nNote that torch.linalg.lu_solve has its "
+                  "arguments reversed.\nX = torch.lu_solve(B, LU, pivots)\nshould be replaced "
+                  "with\nX = torch.linalg.lu_solve(LU, pivots, B)", UserWarning, stacklevel=2)
+    return _la().lu_solve(LU_data, LU_pivots, input)
+
+
+@register("lu_unpack", method=False)
+@accepts_out
+def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True, out=None):
+    """``(P, L, U)`` from the packed output of ``lu_factor``."""
+    from ..linalg._lu import lu_unpack as unpack_
+
+    return unpack_(LU_data, LU_pivots, unpack_data, unpack_pivots)
+
+
+@register("geqrf", differentiable=False)
+@accepts_out
+def geqrf(input, out=None):
+    """``(a, tau)``: QR in LAPACK's geqrf format (``R`` on and above the diagonal, the
+    Householder reflectors below, their scales in ``tau``)."""
+    from ..linalg._householder import geqrf as geqrf_
+
+    return geqrf_(input)
+
+
+@register("orgqr")
+def orgqr(input, input2):
+    """``Q`` from ``geqrf``'s output (``ember.linalg.householder_product``)."""
+    return _la().householder_product(input, input2)
+
+
+@register("ormqr")
+@accepts_out
+def ormqr(input, input2, input3, left=True, transpose=False, out=None):
+    """The product of ``input3`` with ``Q`` given by ``geqrf``'s reflectors, without forming
+    ``Q``."""
+    from ..linalg._householder import ormqr as ormqr_
+
+    return ormqr_(input, input2, input3, left, transpose)
+
+
+@register("vander", method=False)
+def vander(x, N=None, increasing=False):
+    """The Vandermonde matrix of a 1-D ``x``: columns ``x^(N-1) ... x^0`` (``x^0 ... x^(N-1)``
+    with ``increasing``); integer and bool inputs give int64."""
+    d = x._data
+    if d.ndim != 1:
+        raise RuntimeError("x must be a one-dimensional tensor.")
+    n = d.shape[0] if N is None else int(N)
+    if n < 0:
+        raise RuntimeError("N must be non-negative.")
+    if d.dtype.kind != "f":
+        from .. import int64
+
+        x = x.to(int64)
+    xp = xp_of(x)
+    dt = x._data.dtype
+    if n < 2:
+        r = _make(xp.ones((d.shape[0], n), dtype=dt), x._device)
+    else:
+        from .. import cat
+
+        ones = _make(xp.ones((d.shape[0], 1), dtype=dt), x._device)
+        r = cat([ones, x.unsqueeze(1).expand(d.shape[0], n - 1)], 1).cumprod(1)
+    return r if increasing else r.flip(1)

@@ -86,6 +86,20 @@ def _check(xd, wd, bd):
                            f"!= {_tname(xd)}")
 
 
+def _linear_vector(input, weight, bias):
+    """A 1-D weight: ``input @ weight`` (a 0-d result for a 1-D input), plus ``bias``, as
+    PyTorch's ``matmul`` path; its ``addmm`` paths (a 2-D input, or a contiguous input with a
+    bias of 1 or more dims) refuse the vector."""
+    xd = input._data
+    if not xd.ndim:
+        raise RuntimeError("both arguments to linear need to be at least 1D, but they are 0D "
+                           "and 1D")
+    if bias is not None and (xd.ndim == 2 or (bias._data.ndim and xd.flags.c_contiguous)):
+        raise RuntimeError("mat2 must be a matrix, got 1-D tensor")
+    out = input.matmul(weight)
+    return out if bias is None else out + bias
+
+
 def _product(xd, wd, bd):
     """``xd @ wd.T + bd`` as arrays."""
     if xd.ndim > 2 and xd.flags.c_contiguous:
@@ -158,6 +172,8 @@ def linear(input, weight, bias=None):
         check_same_device(input, weight, bias)
     if wd.ndim != 2 or not xd.ndim or xd.shape[-1] != wd.shape[1] or xd.dtype is not wd.dtype \
             or (bd is not None and bd.dtype is not xd.dtype):
+        if wd.ndim == 1:
+            return _linear_vector(input, weight, bias)
         _check(xd, wd, bd)
     if not (GRAD.enabled and (input.requires_grad or weight.requires_grad
                               or (bias is not None and bias.requires_grad))):

@@ -20,7 +20,15 @@ from .. import _dtype
 from .._tensor import Tensor, _make
 from ..autograd.grad_mode import GRAD, no_grad
 from ..autograd.graph import make_node_class, record
-from ._core import _broadcast_shape, _pretty, as_tensor_like, cast_to, check_same_device, xp_of
+from ._core import (
+    _broadcast_shape,
+    _pretty,
+    as_tensor_like,
+    cast_to,
+    check_same_device,
+    xp_of,
+    xp_of_array,
+)
 from .activation import log_softmax, logsigmoid, softplus
 from .indexing import AdvancedIndex, scatter_by
 from .pointwise import where
@@ -161,7 +169,10 @@ def _nll_bw(node, g):
     """``-weight[target] * scale`` at every row's target entry, zeros elsewhere (a scatter,
     so that the gradient is itself differentiable)."""
     shape, spec, w_row, denom, reduction = node.ctx
-    scale = g / denom if reduction == "mean" else g
+    if reduction == "mean":  # a NumPy scalar on the CPU, a 0-dim device array elsewhere
+        scale = g / denom if isinstance(denom, np.generic) else g / _make(denom, g._device)
+    else:
+        scale = g
     return (scatter_by(None, spec, scale * _make(-w_row, g._device), False, shape=shape),)
 
 
@@ -517,7 +528,6 @@ BinaryCrossEntropyWithLogitsBackward0 = make_node_class(
     "BinaryCrossEntropyWithLogitsBackward0", _bce_logits_bw)
 
 
-@register("binary_cross_entropy_with_logits", method=False)
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None,
                                      reduce=None, reduction="mean", pos_weight=None):
     """Sigmoid + binary cross entropy in one stable expression:
@@ -544,7 +554,6 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
                       (input, target, w, pw))
 
 
-@register("kl_div", method=False)
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
     """KL divergence with ``input`` log-probabilities; ``'batchmean'`` divides the sum by the
     batch size; ``log_target``: ``target`` holds log-probabilities too."""
@@ -564,7 +573,6 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
     return _reduce(loss, reduction)
 
 
-@register("poisson_nll_loss", method=False)
 def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8,
                      reduce=None, reduction="mean"):
     """Poisson negative log likelihood; ``full`` adds Stirling's term where ``target > 1``."""
@@ -610,7 +618,6 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"
 
 # -- margin and embedding losses ----------------------------------------------------------------
 
-@register("margin_ranking_loss", method=False)
 def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, reduce=None,
                         reduction="mean"):
     """``max(0, -target * (input1 - input2) + margin)``."""
@@ -622,7 +629,6 @@ def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, red
     return _reduce((-target * (input1 - input2) + margin).clamp_min(0), reduction)
 
 
-@register("hinge_embedding_loss", method=False)
 def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None,
                          reduction="mean"):
     """``input`` where ``target == 1``, ``max(0, margin - input)`` where ``target == -1``."""
@@ -631,7 +637,6 @@ def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=No
     return _reduce(hinge + where(target != -1, input, 0), reduction)
 
 
-@register("cosine_embedding_loss", method=False)
 def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, reduce=None,
                           reduction="mean"):
     """``1 - cos(x1, x2)`` where ``target == 1``, ``max(0, cos - margin)`` where -1."""
@@ -651,7 +656,6 @@ def _pairwise_distance(x1, x2, p, eps):
     return (x1 - x2 + eps).norm(p, -1)
 
 
-@register("triplet_margin_loss", method=False)
 def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False,
                         size_average=None, reduce=None, reduction="mean"):
     """``max(d(a, p) - d(a, n) + margin, 0)`` with ``d`` the pairwise ``p``-distance;
@@ -782,7 +786,7 @@ def _lse(*arrays):
     m = arrays[0]
     for a in arrays[1:]:
         m = np.maximum(m, a)
-    safe = np.where(np.isfinite(m), m, 0)
+    safe = xp_of_array(m).where(np.isfinite(m), m, 0)
     total = sum(np.exp(a - safe) for a in arrays)
     return np.log(total) + safe
 
@@ -855,19 +859,30 @@ def _ctc_alpha_beta(lpe, il, tl, skip, xp):
 
 def _ctc_grad(node, g):
     """``d nll / d log_probs`` was computed by the alpha-beta pass (array code); the node
-    scales it by the incoming gradient with Tensor ops. Not twice differentiable w.r.t.
-    ``log_probs`` (PyTorch's is not either)."""
+    scales it by the incoming gradient. Not twice differentiable (PyTorch's is not either):
+    with ``create_graph`` the gradient depends on ``log_probs`` and the incoming gradient
+    through a ``NotImplemented`` node, whose backward raises PyTorch's error."""
     grad_unit, unbatched = node.ctx
     gu = _make(grad_unit, g._device)
-    if unbatched:
-        return (gu * g,)
-    return (gu * g.reshape((1, g.shape[0], 1)),)
+    scale = g if unbatched else g.reshape((1, g.shape[0], 1))
+    if not GRAD.enabled:
+        return (gu * scale,)
+    with no_grad():
+        r = gu * scale
+    inputs = (g, node.saved[0])
+    if any(t.requires_grad for t in inputs):
+        record(_CtcDoubleBackward, r, inputs, (), "_ctc_loss_backward")
+    return (r,)
+
+
+def _no_derivative_bw(node, grad):
+    raise RuntimeError(f"derivative for aten::{node.ctx} is not implemented")
 
 
 CtcLossBackward0 = make_node_class("CtcLossBackward0", _ctc_grad)
+_CtcDoubleBackward = make_node_class("NotImplemented", _no_derivative_bw)
 
 
-@register("ctc_loss", method=False)
 def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction="mean",
              zero_infinity=False):
     """Connectionist Temporal Classification loss of ``log_probs`` ``(T, N, C)`` (or
@@ -922,12 +937,13 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
             grad_unit = grad_unit.astype(d.dtype, copy=False)
             if unbatched:
                 grad_unit = grad_unit[:, 0, :]
-    out = _make(r[0] if unbatched else r, log_probs._device)
+    out = _make(r.reshape(()) if unbatched else r, log_probs._device)
     if grad_unit is not None:
-        record(CtcLossBackward0, out, (log_probs,), (), (grad_unit, unbatched))
+        record(CtcLossBackward0, out, (log_probs,), (log_probs,), (grad_unit, unbatched))
     if reduction == "mean":
-        lengths = _make(xp.maximum(tl, 1).astype(d.dtype), log_probs._device)
-        return (out / (lengths[0] if unbatched else lengths)).mean()
+        lengths = xp.maximum(tl, 1).astype(d.dtype)
+        lengths = _make(lengths.reshape(()) if unbatched else lengths, log_probs._device)
+        return (out / lengths).mean()
     return out.sum() if reduction == "sum" else out
 
 
@@ -996,3 +1012,66 @@ def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_fu
     if swap:
         dist_neg = dist_neg.minimum(distance_function(positive, negative))
     return _reduce((margin + dist_pos - dist_neg).clamp_min(0), reduction)
+
+
+# -- the ATen forms: ``torch.<name>`` -----------------------------------------------------------
+# ``ember.<name>`` takes ``torch.<name>``'s signature: the reduction an integer (0 none, 1 mean,
+# 2 sum; a string is taken too), after the loss's own parameters and without the deprecated
+# ``size_average``/``reduce``. Its default is 0 (none): ATen's schemas say 1 (mean), but
+# PyTorch's Python bindings read that default as 0, so ``torch.kl_div(x, t)`` is unreduced.
+# The functions above keep ``torch.nn.functional``'s signature for ``ember.nn.functional``.
+
+def _aten(name: str):
+    def deco(fn):
+        fn.__name__ = fn.__qualname__ = name
+        fn.__doc__ = (f"``torch.{name}``: ``nn.functional.{name}`` with the reduction as "
+                      "ATen's integer (0 none, 1 mean, 2 sum), unreduced by default as in "
+                      "PyTorch.")
+        return register(name, method=False)(fn)
+
+    return deco
+
+
+@_aten("kl_div")
+def _kl_div_aten(input, target, reduction=0, *, log_target=False):
+    return kl_div(input, target, reduction=reduction, log_target=log_target)
+
+
+@_aten("binary_cross_entropy_with_logits")
+def _bce_with_logits_aten(input, target, weight=None, pos_weight=None, reduction=0):
+    return binary_cross_entropy_with_logits(input, target, weight, reduction=reduction,
+                                            pos_weight=pos_weight)
+
+
+@_aten("poisson_nll_loss")
+def _poisson_nll_loss_aten(input, target, log_input=True, full=False, eps=1e-8, reduction=0):
+    return poisson_nll_loss(input, target, log_input, full, eps=eps, reduction=reduction)
+
+
+@_aten("margin_ranking_loss")
+def _margin_ranking_loss_aten(input1, input2, target, margin=0.0, reduction=0):
+    return margin_ranking_loss(input1, input2, target, margin, reduction=reduction)
+
+
+@_aten("hinge_embedding_loss")
+def _hinge_embedding_loss_aten(input, target, margin=1.0, reduction=0):
+    return hinge_embedding_loss(input, target, margin, reduction=reduction)
+
+
+@_aten("cosine_embedding_loss")
+def _cosine_embedding_loss_aten(input1, input2, target, margin=0.0, reduction=0):
+    return cosine_embedding_loss(input1, input2, target, margin, reduction=reduction)
+
+
+@_aten("triplet_margin_loss")
+def _triplet_margin_loss_aten(anchor, positive, negative, margin=1.0, p=2.0, eps=1e-6,
+                              swap=False, reduction=0):
+    return triplet_margin_loss(anchor, positive, negative, margin, p, eps, swap,
+                               reduction=reduction)
+
+
+@_aten("ctc_loss")
+def _ctc_loss_aten(log_probs, targets, input_lengths, target_lengths, blank=0, reduction=0,
+                   zero_infinity=False):
+    return ctc_loss(log_probs, targets, input_lengths, target_lengths, blank, reduction,
+                    zero_infinity)

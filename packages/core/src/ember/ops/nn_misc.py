@@ -26,6 +26,7 @@ from .registry import register
 
 __all__ = ["dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout",
            "feature_alpha_dropout", "feature_dropout", "embedding", "embedding_bag", "one_hot",
+           "bilinear",
            "pad",
            "interpolate", "upsample", "upsample_nearest", "upsample_bilinear", "pixel_shuffle",
            "pixel_unshuffle", "cosine_similarity", "pairwise_distance", "normalize", "cdist",
@@ -98,44 +99,52 @@ def _dropout_entry(input, p, training, inplace, feature, alpha):
 _dropout_inplace = make_inplace(_dropout_impl, "dropout_")
 
 
-@register("dropout", method=False)
 def dropout(input, p=0.5, training=True, inplace=False):
     """Zero each element with probability ``p`` and scale the rest by ``1 / (1 - p)``."""
     return _dropout_entry(input, p, training, inplace, False, False)
 
 
-@register("alpha_dropout", method=False)
 def alpha_dropout(input, p=0.5, training=False, inplace=False):
     """Dropout that keeps the mean and variance of selu activations."""
     return _dropout_entry(input, p, training, inplace, False, True)
 
 
-@register("feature_dropout", method=False)
 def feature_dropout(input, p=0.5, training=True, inplace=False):
     """Channel-wise dropout on ``(N, C, *)`` inputs (whole ``input[n, c]`` slices)."""
     return _dropout_entry(input, p, training, inplace, True, False)
 
 
-@register("feature_alpha_dropout", method=False)
 def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):
     """Channel-wise alpha dropout on ``(N, C, *)`` inputs."""
     return _dropout_entry(input, p, training, inplace, True, True)
 
 
-def _register_inplace_dropouts():
-    """``torch.dropout_`` and friends: ``(input, p, train)``, writing into ``input``."""
-    for name, feature, alpha in (("dropout_", False, False), ("alpha_dropout_", False, True),
-                                 ("feature_dropout_", True, False),
-                                 ("feature_alpha_dropout_", True, True)):
-        def fn(input, p, train, _feature=feature, _alpha=alpha):
-            return _dropout_entry(input, p, train, True, _feature, _alpha)
+def _register_aten_dropouts():
+    """``torch.dropout`` and friends, ``(input, p, train)`` (the functions above keep
+    ``torch.nn.functional``'s ``training``/``inplace`` for ``ember.nn.functional``), and
+    ``torch.dropout_`` and friends, the same writing into ``input``."""
+    def make(feature, alpha):
+        def fn(input, p=0.5, train=not alpha):
+            return _dropout_entry(input, p, train, False, feature, alpha)
 
+        def fn_(input, p, train):
+            return _dropout_entry(input, p, train, True, feature, alpha)
+
+        return fn, fn_
+
+    for name, feature, alpha in (("dropout", False, False), ("alpha_dropout", False, True),
+                                 ("feature_dropout", True, False),
+                                 ("feature_alpha_dropout", True, True)):
+        fn, fn_ = make(feature, alpha)
         fn.__name__ = fn.__qualname__ = name
-        fn.__doc__ = f"In-place ``{name[:-1]}``."
-        register(name, method=False)(fn)
+        fn.__doc__ = f"``torch.{name}(input, p, train)``: ``nn.functional.{name}``."
+        fn_.__name__ = fn_.__qualname__ = name + "_"
+        fn_.__doc__ = f"In-place ``{name}``."
+        register(name, method=False, random=True)(fn)
+        register(name + "_", method=False, random=True)(fn_)
 
 
-_register_inplace_dropouts()
+_register_aten_dropouts()
 
 
 def _channel_dropout(name, spatial, input, p, training, inplace):
@@ -270,58 +279,365 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
                   mode="mean", sparse=False, per_sample_weights=None, include_last_offset=False,
                   padding_idx=None):
     """Sums, means or maxima of bags of embeddings: the rows of a 2-D ``input``, or the runs
-    of a 1-D ``input`` starting at ``offsets``. ``padding_idx`` entries are left out."""
-    from .._factory import zeros
-
+    of a 1-D ``input`` starting at ``offsets``. ``padding_idx`` entries are left out.
+    (``torch.nn.functional.embedding_bag``: checks its arguments, then calls
+    ``ember.embedding_bag`` and returns its first output.)"""
+    if weight._data.dtype == np.int64 and input._data.dtype.kind == "f":
+        warnings.warn("Argument order of nn.functional.embedding_bag was changed. Usage "
+                      "`embedding_bag(weight, input, ...)` is deprecated, and should now be "
+                      "`embedding_bag(input, weight, ...)`.", stacklevel=2)
+        weight, input = input, weight
+    if per_sample_weights is not None and input.shape != per_sample_weights.shape:
+        raise ValueError(f"embedding_bag: If per_sample_weights ({per_sample_weights.shape}) is "
+                         f"not None, then it must have the same shape as the input "
+                         f"({input.shape})")
+    if weight._data.ndim != 2:
+        raise ValueError(f"weight has to be a 2D Tensor, but got Tensor of dimension "
+                         f"{weight._data.ndim}")
     if input._data.ndim == 2:
         if offsets is not None:
             raise ValueError("if input is 2D, then offsets has to be None, as input is treated "
                              "is a mini-batch of fixed length sequences. However, found offsets "
                              f"of type {type(offsets)}")
         bags, length = input._data.shape
-        bag_of = np.repeat(np.arange(bags), length)
+        xp = xp_of(input)
+        starts = xp.arange(bags, dtype=input._data.dtype) * length
+        offsets = _make(starts, input._device)
+        include_last_offset = False
+        input = input.reshape(-1)
+        if per_sample_weights is not None:
+            per_sample_weights = per_sample_weights.reshape(-1)
     elif input._data.ndim == 1:
-        if offsets is None or offsets._data.ndim != 1:
-            raise ValueError(f"offsets has to be a 1D Tensor but got {offsets}")
-        starts = offsets._host()
-        if starts.size and starts[0] != 0:
-            raise RuntimeError("offsets[0] has to be 0, i.e., the first sequence in the "
-                               "mini-batch has to start from position 0. However, got "
-                               f"{int(starts[0])}")
-        bags = starts.size - 1 if include_last_offset else starts.size
-        bag_of = np.searchsorted(starts[:bags], np.arange(input._data.size), side="right") - 1
+        if offsets is None:
+            raise ValueError("offsets has to be a 1D Tensor but got None")
+        if offsets._data.ndim != 1:
+            raise ValueError("offsets has to be a 1D Tensor")
     else:
         raise ValueError(f"input has to be 1D or 2D Tensor, but got Tensor of dimension "
                          f"{input._data.ndim}")
-    if mode not in ("sum", "mean", "max"):
-        raise ValueError(f"mode has to be one of sum, mean or max, but got {mode}")
+    if mode not in _BAG_MODES:
+        raise ValueError("mode has to be one of sum, mean or max")
+    if mode == "max":
+        if scale_grad_by_freq:
+            raise ValueError("max mode does not support scaling the gradient by the frequency")
+        if sparse:
+            raise ValueError("max mode does not support sparse weights")
+    if max_norm is not None:
+        with no_grad():
+            _embedding_renorm(weight, input._data, max_norm, norm_type)
     if per_sample_weights is not None and mode != "sum":
         raise NotImplementedError("embedding_bag: per_sample_weights was not None. "
                                   "per_sample_weights is only supported for mode='sum' (got "
                                   f"mode='{mode}'). Please open a feature request on GitHub.")
-    flat = input.reshape(-1)
-    host_idx = flat._host()
-    keep = np.ones(host_idx.shape, bool)
-    if padding_idx is not None:
-        num = weight._data.shape[0]
-        keep = host_idx != (padding_idx % num if padding_idx < 0 else padding_idx)
-    positions = _make(xp_of(flat).asarray(np.nonzero(keep)[0]), flat._device)
-    rows = embedding(flat.index_select(0, positions), weight, None, max_norm, norm_type,
-                     scale_grad_by_freq)
+    return _embedding_bag_aten(weight, input, offsets, scale_grad_by_freq, _BAG_MODES[mode],
+                               sparse, per_sample_weights, include_last_offset, padding_idx)[0]
+
+
+_BAG_MODES = {"sum": 0, "mean": 1, "max": 2}
+_INDEX_TYPES = ("int32", "int64")
+
+
+def _check_scalar_types(label, t, allowed, names):
+    if t._data.dtype.name not in allowed:
+        raise RuntimeError(f"Expected tensor for argument #1 '{label}' to have one of the "
+                           f"following scalar types: {names}; but got ember.{t.type_name()} "
+                           "instead (while checking arguments for embedding_bag)")
+
+
+def _embedding_bag_checks(weight, indices, offsets, mode, per_sample_weights, padding_idx):
+    """PyTorch's argument checks of ``torch.embedding_bag``; returns the wrapped
+    ``padding_idx`` (-1 for none)."""
+    if weight._data.ndim != 2:
+        raise RuntimeError(f"weight has to be a 2D Tensor, but got Tensor of dimension "
+                           f"{weight._data.ndim}")
+    _check_scalar_types("indices", indices, _INDEX_TYPES, "Long, Int")
+    _check_scalar_types("offsets", offsets, _INDEX_TYPES, "Long, Int")
+    _check_scalar_types("weight", weight, ("float16", "float32", "float64"),
+                        "Half, BFloat16, Float, Double")
+    check_same_device(weight, indices, offsets, per_sample_weights)
+    if indices._data.ndim != 1:
+        raise RuntimeError(f"embedding_bag: indices has to be a 1D Tensor, but got Tensor of "
+                           f"dimension {indices._data.ndim}")
+    if offsets._data.ndim != 1:
+        raise RuntimeError(f"offsets has to be a 1D Tensor, but got Tensor of dimension "
+                           f"{offsets._data.ndim}")
+    if mode not in (0, 1, 2):
+        raise RuntimeError("`mode` must be sum, mean, or max.")
     if per_sample_weights is not None:
-        rows = rows * per_sample_weights.reshape(-1).index_select(0, positions).unsqueeze(1)
-    bag_t = _make(xp_of(flat).asarray(bag_of[keep]), flat._device)
-    dim = weight._data.shape[1]
-    out = zeros(bags, dim, dtype=weight.dtype, device=weight._device)
-    if mode == "max":
-        index = bag_t.unsqueeze(1).expand(-1, dim)
-        return out.scatter_reduce(0, index, rows, "amax", include_self=False)
-    out = out.index_add(0, bag_t, rows)
-    if mode == "mean":
-        counts = np.maximum(np.bincount(bag_of[keep], minlength=bags), 1)
-        out = out / _make(xp_of(flat).asarray(counts.astype(out._data.dtype))[:, None],
-                          out._device)
-    return out
+        if mode != 0:
+            raise RuntimeError("embedding_bag: per_sample_weights only supported with "
+                               "mode='sum'")
+        if per_sample_weights._data.dtype != weight._data.dtype:
+            raise RuntimeError("Expected tensor for argument #1 'weight' to have the same type "
+                               "as tensor for argument #1 'per_sample_weights'; but type "
+                               f"ember.{weight.type_name()} does not equal "
+                               f"ember.{per_sample_weights.type_name()} (while checking "
+                               "arguments for embedding_bag)")
+        if per_sample_weights._data.size != indices._data.size:
+            raise RuntimeError("Expected per_sample_weights.value().numel() == indices.numel() "
+                               "to be true, but got false.  (Could this error message be "
+                               "improved?  If so, please report an enhancement request to "
+                               "PyTorch.)")
+    num = weight._data.shape[0]
+    if padding_idx is None:
+        return -1
+    if not -num <= padding_idx < num:
+        raise RuntimeError(f"padding_idx must be within the number of embeddings, -{num} "
+                           f"through {num - 1}, but got {padding_idx}")
+    return padding_idx % num
+
+
+def _check_bag_bounds(idx, off, num: int) -> None:
+    n = idx.shape[0]
+    if off.shape[0]:
+        first, last = int(off[0].item()), int(off[-1].item())
+        if first != 0:
+            raise RuntimeError("offsets[0] has to be 0, i.e., the first sequence in the "
+                               "mini-batch has to start from position 0. However, got "
+                               f"{first}")
+        if last > n:
+            raise RuntimeError(f"offsets[-1] can not be greater than input's length {n} but "
+                               f"got offsets[-1] of {last}")
+    if n:
+        bad = (idx < 0) | (idx >= num)
+        if bool(bad.any().item()):
+            pos = int(bad.argmax().item())  # the first bad position
+            raise RuntimeError(f"Index {pos} of input takes value {int(idx[pos].item())} which "
+                               f"is not in the valid range [0, {num})")
+
+
+class _BagLayout:
+    """Where each index goes: its bag (``bag``) and its place in the bag (``slot``).
+
+    When the bags are near-uniform (at most 8 times the indices' count of places in a
+    ``(bags, width)`` grid, ``width`` the longest bag), a bag reduction is one reduction over
+    the grid's middle axis instead of an unbuffered ``ufunc.at``; a 2-D input's offsets
+    (``0, L, 2L, ...``) make the grid a reshape.
+    """
+
+    def __init__(self, off, n: int, bags: int, xp):
+        self.bags, self.n = bags, n
+        self.uniform = False
+        self.grid = False
+        if not bags:
+            self.bag = xp.zeros(n, dtype=np.int64)
+            return
+        starts = off[:bags].astype(np.int64)
+        if n and not n % bags:
+            width = n // bags
+            if bool((starts == xp.arange(0, n, width)).all().item()):
+                self.uniform = self.grid = True
+                self.width, self.starts = width, starts
+                self.bag = xp.arange(n) // width
+                return
+        self.bag = xp.searchsorted(starts, xp.arange(n), side="right") - 1
+        if n:
+            self.starts = starts
+            self.slot = xp.arange(n) - starts[self.bag]
+            self.width = int(self.slot.max().item()) + 1
+            self.grid = bags * self.width <= 8 * n + 64
+
+    def to_grid(self, rows, fill, xp):
+        """``rows`` (n, D) laid out as ``(bags, width, D)``, empty places set to ``fill``."""
+        if self.uniform:
+            return rows.reshape(self.bags, self.width, rows.shape[1])
+        grid = xp.full((self.bags, self.width, rows.shape[1]), fill, dtype=rows.dtype)
+        grid[self.bag, self.slot] = rows
+        return grid
+
+
+@register("embedding_bag", method=False)
+def _embedding_bag_aten(weight, indices, offsets, scale_grad_by_freq=False, mode=0,
+                        sparse=False, per_sample_weights=None, include_last_offset=False,
+                        padding_idx=None):
+    """``torch.embedding_bag``: the bags of rows of ``weight`` at the 1-D ``indices``, each
+    starting at an element of ``offsets``, reduced by ``mode`` (0 sum, 1 mean, 2 max).
+    Returns ``(output, offset2bag, bag_size, max_indices)`` as PyTorch's CPU kernel does:
+    ``offset2bag`` is left empty by its fast sum, ``bag_size`` and ``max_indices`` are zeros
+    for sum, ``max_indices`` is ``bag_size`` for mean and the rows picked for max. Gradients
+    are dense (``sparse`` is accepted and ignored)."""
+    pad = _embedding_bag_checks(weight, indices, offsets, mode, per_sample_weights, padding_idx)
+    xp = xp_of(weight)
+    w, idx, off = weight._data, indices._data, offsets._data
+    num, dim = w.shape
+    n = idx.shape[0]
+    _check_bag_bounds(idx, off, num)
+    bags = max(off.shape[0] - 1 if include_last_offset else off.shape[0], 0)
+    itype = np.result_type(idx.dtype, off.dtype)
+    layout = _BagLayout(off, n, bags, xp)
+    bag = layout.bag
+    keep = idx != pad if pad >= 0 else None
+    if not bags:  # no bags (empty offsets): every index is left out
+        keep = xp.zeros(n, dtype=bool)
+    psw = per_sample_weights._data.reshape(-1) if per_sample_weights is not None else None
+    if not bags:
+        counts = xp.zeros(0, dtype=np.int64)
+    elif keep is None:
+        counts = xp.full(bags, layout.width, dtype=np.int64) if layout.uniform else \
+            xp.bincount(bag, minlength=bags)[:bags]
+    else:
+        counts = xp.bincount(bag[keep], minlength=bags)[:bags]
+    rows = w[idx]
+    if mode == 2:
+        out, max_idx = _bag_max(rows, idx, layout, keep, counts, w, xp)
+    else:
+        if psw is not None:
+            rows = rows * psw[:, None]
+        if keep is not None:
+            rows = xp.where(keep[:, None], rows, 0).astype(w.dtype, copy=False)
+        if layout.grid:
+            out = layout.to_grid(rows, 0, xp).sum(1)
+        else:
+            out = xp.zeros((bags, dim), dtype=w.dtype)
+            if bags:
+                xp.add.at(out, bag, rows)
+        if mode == 1:
+            out = (out / xp.maximum(counts, 1)[:, None]).astype(w.dtype, copy=False)
+    dev = weight._device
+    fast_sum = mode == 0 and w.dtype != np.float64 and pad < 0
+    offset2bag = xp.zeros(0, dtype=itype) if fast_sum else bag.astype(itype)
+    if mode == 0:  # PyTorch sizes it for the backward only when one is coming
+        training = GRAD.enabled and (weight.requires_grad or (
+            per_sample_weights is not None and per_sample_weights.requires_grad))
+        bag_size = xp.zeros(bags if training else off.shape[0], dtype=itype)
+        max_indices = bag_size.copy()
+    else:
+        bag_size = counts.astype(itype)
+        max_indices = bag_size.copy() if mode == 1 else max_idx.astype(itype)
+    result = _make(out, dev)
+    psw_t = per_sample_weights
+    if GRAD.enabled and (weight.requires_grad or (psw_t is not None and psw_t.requires_grad)):
+        kept = xp.nonzero(keep)[0] if keep is not None else None
+        ctx = (mode, num, idx, bag, kept, counts, scale_grad_by_freq,
+               max_idx if mode == 2 else None)
+        saved = (weight, psw_t) if psw_t is not None else ()
+        record(EmbeddingBagBackward0, result, (weight, psw_t), saved, ctx)
+    return (result, _make(offset2bag, dev), _make(bag_size, dev), _make(max_indices, dev))
+
+
+def _bag_max(rows, idx, layout, keep, counts, w, xp):
+    """Column-wise maxima of the bags and the rows they come from (the first on ties);
+    empty bags give zeros and index 0."""
+    dim = w.shape[1]
+    bags, n = layout.bags, layout.n
+    if not bags or not n:
+        return xp.zeros((bags, dim), dtype=w.dtype), xp.zeros((bags, dim), dtype=np.int64)
+    lowest = -np.inf
+    if keep is not None:
+        rows = xp.where(keep[:, None], rows, lowest).astype(w.dtype, copy=False)
+    if layout.grid:
+        first = layout.to_grid(rows, lowest, xp).argmax(1) + layout.starts[:, None]
+    else:
+        best = xp.full((bags, dim), lowest, dtype=w.dtype)
+        xp.maximum.at(best, layout.bag, rows)
+        hit = rows == best[layout.bag]
+        if keep is not None:
+            hit &= keep[:, None]
+        # the first hit of each bag and column: where the bag's running count of hits is 1
+        seen = hit.cumsum(0)
+        before = xp.concatenate([xp.zeros((1, dim), dtype=seen.dtype), seen])[layout.starts]
+        r, c = xp.nonzero(hit & (seen - before[layout.bag] == 1))
+        first = xp.zeros((bags, dim), dtype=np.int64)
+        first[layout.bag[r], c] = r
+    first = xp.minimum(first, n - 1)
+    max_idx = xp.where((counts > 0)[:, None], idx[first], 0)
+    out = xp.where((counts > 0)[:, None], w[max_idx, xp.arange(dim)], 0)
+    return out.astype(w.dtype, copy=False), max_idx
+
+
+def _embedding_bag_bw(node, g):
+    from .._factory import zeros
+
+    mode, num, idx, bag, kept, counts, by_freq, max_idx = node.ctx
+    dev = g._device
+    xp = xp_of(g)
+    dim = g._data.shape[1]
+    dtype = g._data.dtype
+
+    def const(a):
+        return _make(a, dev)
+
+    gw = gpsw = None
+    if mode == 2:
+        if node.needs_grad(0):
+            live = g * const((counts > 0)[:, None].astype(dtype))
+            gw = zeros(num, dim, dtype=g.dtype, device=dev).scatter_add(0, const(max_idx), live)
+        return gw, None
+    psw_shape = node.saved[1]._data.shape if node.saved else None
+    psw = node.saved[1].reshape(-1) if node.saved else None
+    if kept is not None:
+        idx, bag = idx[kept], bag[kept]
+    idx_t, bag_t = const(idx), const(bag)
+    rows_g = g.index_select(0, bag_t)
+    if node.needs_grad(0):
+        scale = None
+        if mode == 1:
+            scale = 1.0 / xp.maximum(counts, 1)[bag]
+        if by_freq:
+            freq = 1.0 / xp.bincount(idx, minlength=num)[idx]
+            scale = freq if scale is None else scale * freq
+        contrib = rows_g
+        if psw is not None:
+            contrib = contrib * (psw if kept is None else psw.index_select(0, const(kept)))\
+                .unsqueeze(1)
+        if scale is not None:
+            contrib = contrib * const(scale.astype(dtype)[:, None])
+        gw = zeros(num, dim, dtype=g.dtype, device=dev).index_add(0, idx_t, contrib)
+    if psw is not None and node.needs_grad(1):
+        weight = node.saved[0]
+        per_row = (rows_g * weight.index_select(0, idx_t)).sum(1)
+        if kept is None:
+            gpsw = per_row
+        else:
+            gpsw = zeros(psw._data.shape[0], dtype=g.dtype, device=dev).index_add(
+                0, const(kept), per_row)
+        gpsw = gpsw.reshape(psw_shape)
+    return gw, gpsw
+
+
+EmbeddingBagBackward0 = make_node_class("EmbeddingBagBackward0", _embedding_bag_bw)
+
+
+_CPP_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half",
+              "int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
+              "uint8": "unsigned char", "bool": "bool"}
+
+
+@register("bilinear", method=False)
+def bilinear(input1, input2, weight, bias=None):
+    """``y = x1^T A x2 + b`` over the last dims: ``input1`` (..., in1), ``input2`` (...,
+    in2), ``weight`` (out, in1, in2), ``bias`` (out,)."""
+    tensors = (("input1", input1), ("input2", input2), ("weight", weight)) + \
+        ((("bias", bias),) if bias is not None else ())
+    dtypes = [t._data.dtype for _, t in tensors]
+    if any(dt != dtypes[0] for dt in dtypes):
+        raise RuntimeError("All tensors must have the same dtype, got " + ", ".join(
+            f"{label}: {_CPP_NAMES.get(t._data.dtype.name, t._data.dtype.name)}"
+            for label, t in tensors))
+    s1, s2, sw = input1._data.shape, input2._data.shape, weight._data.shape
+    if len(s1) != len(s2):
+        raise RuntimeError(f"bilinear(): input dimensions do not match: got {len(s1)} and "
+                           f"{len(s2)}")
+    for i in range(len(s1) - 1):
+        if s1[i] != s2[i]:
+            raise RuntimeError(f"bilinear(): input batch dimensions do not match at dim {i}: "
+                               f"got {s1[i]} and {s2[i]}")
+    if s1[-1] != sw[1]:
+        raise RuntimeError(f"bilinear(): input1 size does not match weight size: got {s1[-1]} "
+                           f"but expected {sw[1]}")
+    if s2[-1] != sw[2]:
+        raise RuntimeError(f"bilinear(): input2 size does not match weight size: got {s2[-1]} "
+                           f"but expected {sw[2]}")
+    if bias is not None:
+        if not bias._data.ndim:
+            raise IndexError("Dimension specified as 0 but tensor has no dimensions")
+        if bias._data.shape[0] != sw[0]:
+            raise RuntimeError(f"bilinear(): bias size does not match weight size: got "
+                               f"{bias._data.shape[0]} but expected {sw[0]}")
+    from .linalg import einsum
+
+    out = einsum("...i,oij,...j->...o", input1, weight, input2)
+    return out + bias if bias is not None else out
 
 
 def type_name(t: Tensor) -> str:
@@ -819,7 +1135,7 @@ def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
 
 # -- gumbel softmax, time-batch-channel convolution -----------------------------------------
 
-@register("gumbel_softmax", function=False, method=False)
+@register("gumbel_softmax", function=False, method=False, random=True)
 def gumbel_softmax(logits, tau=1, hard=False, eps=1e-10, dim=-1):
     """A sample of the Gumbel-softmax distribution over ``dim``: ``softmax((logits + g) /
     tau)`` with Gumbel(0, 1) noise ``g`` from the default generator of ``logits``' device.

@@ -147,7 +147,7 @@ def _reduce_over(a, b, axes):
     letters = "abcdefghijklmnopqrstuvwxyz"[:a.ndim]
     kept = "".join(c for i, c in enumerate(letters) if i not in axes)
     keep_shape = tuple(1 if i in axes else s for i, s in enumerate(a.shape))
-    xp = np if isinstance(a, np.ndarray) else xp_of_array(a)
+    xp = np if a.__class__ is np.ndarray else xp_of_array(a)
     if b is None:
         return xp.einsum(f"{letters}->{kept}", a).reshape(keep_shape)
     return xp.einsum(f"{letters},{letters}->{kept}", a, b).reshape(keep_shape)
@@ -166,8 +166,11 @@ def _normalize(input, axes, weight, bias, wshape, eps, node_cls, *, gshape=None,
     """``(x - mean) * invstd * weight + bias``; ``stats`` (mean, invstd) given = fixed stats.
 
     Returns the output and the batch ``(mean, biased var)`` arrays (None for fixed stats).
+    float16 is normalized in float32 and rounded once, as PyTorch's kernels do.
     """
     d = input._data
+    if d.dtype == np.float16:
+        d = d.astype(np.float32)
     ds = d if gshape is None else d.reshape(gshape)
     moments = None
     if stats is None:
@@ -207,6 +210,9 @@ def _normalize(input, axes, weight, bias, wshape, eps, node_cls, *, gshape=None,
 
 def _finish_norm(y, input, weight, bias, axes, wshape, eps, gshape, mean, invstd, stats,
                  node_cls):
+    dt = input._data.dtype
+    if y.dtype != dt:  # float16 computed in float32: round once; the backward runs in float16
+        y, mean, invstd = y.astype(dt), mean.astype(dt), invstd.astype(dt)
     out = _make(y, input._device)
     inputs = (input, weight, bias)
     if GRAD.enabled and any(t is not None and t.requires_grad for t in inputs):
@@ -464,11 +470,16 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
     of Tensor ops, like PyTorch's)."""
     shape = _normalized_shape(normalized_shape, "rms_norm")
     _check_normalized(input, shape, weight, None, "")
-    if eps is None:
-        eps = float(np.finfo(input._data.dtype).eps) if input._data.dtype.kind == "f" else 0.0
+    half = input._data.dtype == np.float16  # in float32, rounded once (as PyTorch)
+    if eps is None:  # the epsilon of the computing type (float32 for float16), as PyTorch
+        eps = float(np.finfo(np.float32 if half else input._data.dtype).eps) \
+            if input._data.dtype.kind == "f" else 0.0
     dims = tuple(range(-len(shape), 0))
-    out = input * (input.pow(2).mean(dims, keepdim=True) + eps).rsqrt()
-    return out if weight is None else out * weight
+    x = input.float() if half else input
+    out = x * (x.pow(2).mean(dims, keepdim=True) + eps).rsqrt()
+    if weight is not None:
+        out = out * weight
+    return out.half() if half else out
 
 
 # -- local response norm ------------------------------------------------------------------------
@@ -502,5 +513,8 @@ def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
     window = padded.narrow(1, 0, c)
     for i in range(1, size):  # a loop over the window's offsets, not over elements
         window = window + padded.narrow(1, i, c)
-    div = (window * (alpha / size) + k).pow(beta)
+    if d.dtype.kind in "iu":  # PyTorch's integer average pooling truncates the mean
+        div = ((window // size) * alpha + k).pow(beta)
+    else:
+        div = (window * (alpha / size) + k).pow(beta)
     return input / div

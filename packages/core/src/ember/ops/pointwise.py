@@ -79,7 +79,7 @@ def _zeros(g: Tensor) -> Tensor:
 
 def _unsupported(kernel: str, arr) -> NotImplementedError:
     """PyTorch's error for a dtype a kernel does not cover (``"abs_cpu" not implemented...``)."""
-    suffix = "cpu" if isinstance(arr, np.ndarray) else "cuda"
+    suffix = "cpu" if arr.__class__ is np.ndarray else "cuda"
     return NotImplementedError(f'"{kernel}_{suffix}" not implemented for '
                                f"'{_pretty(arr.dtype)}'")
 
@@ -334,7 +334,7 @@ def _signbit_np(a):
     return np.signbit(a) if a.dtype.kind == "f" else a < 0
 
 
-abs = _unary("abs", np.abs, _abs_bw, to_float=False, saves="a", reject="b",  # noqa: A001
+abs = _unary("abs", np.abs, _abs_bw, to_float=False, saves="a", reject="b",
              aliases=("absolute",), doc="Absolute value (bool tensors are an error).")
 sign = _unary("sign", _sign_np, _zero_bw, to_float=False,
               doc="-1, 0 or 1 by the sign of each element (0 for NaN).")
@@ -492,7 +492,7 @@ def _poly(z, coeffs):
 
 def _erf_inner(x):
     """erf on ``|x| <= 0.46875``: ``x * R(x^2)``."""
-    x = np.clip(x, -_ERF_INNER, _ERF_INNER)
+    x = x.clip(-_ERF_INNER, _ERF_INNER)
     z = x * x
     r = _poly(z, _ERF_A)
     r *= x
@@ -515,7 +515,7 @@ def _erfc_outer(y):
     tail *= z
     np.subtract(_INV_SQRT_PI, tail, out=tail)
     tail /= yt
-    out = np.where(yc <= 4.0, middle, tail)
+    out = xp_of_array(y).where(yc <= 4.0, middle, tail)
     # exp(-y*y) as exp(-s*s) * exp(-(y - s)(y + s)), s = y rounded down to 1/16: exact split
     s = yc * 16
     np.trunc(s, out=s)
@@ -531,15 +531,16 @@ def _erfc_outer(y):
 def _erf_f64(x):
     y = np.abs(x)
     outer = np.copysign((0.5 - _erfc_outer(y)) + 0.5, x)
-    return np.where(y <= _ERF_INNER, _erf_inner(x), outer)
+    return xp_of_array(x).where(y <= _ERF_INNER, _erf_inner(x), outer)
 
 
 def _erfc_f64(x):
+    xp = xp_of_array(x)
     erfc_y = _erfc_outer(np.abs(x))
-    outer = np.where(x < 0, 2.0 - erfc_y, erfc_y)
+    outer = xp.where(x < 0, 2.0 - erfc_y, erfc_y)
     inner = 0.5 - _erf_inner(x)
     inner += 0.5
-    return np.where(np.abs(x) <= _ERF_INNER, inner, outer)
+    return xp.where(np.abs(x) <= _ERF_INNER, inner, outer)
 
 
 # PyTorch's starting point for erfinv (calc_erfinv), refined here by Newton steps
@@ -567,14 +568,15 @@ def _erfinv_tail(a):
     for _ in range(2):
         erfc_x = _erfc_outer(x)
         x += np.log(erfc_x / target) * erfc_x / (_TWO_OVER_SQRT_PI * np.exp(-x * x))
-    return np.where(a == 1, np.inf, x)
+    return xp_of_array(a).where(a == 1, np.inf, x)
 
 
 def _erfinv_f64(y):
+    xp = xp_of_array(y)
     a = np.abs(y)
-    central = _erfinv_central(np.clip(y, -0.7, 0.7))
-    tail = np.copysign(_erfinv_tail(np.clip(a, 0.7, 1.0)), y)
-    return np.where(a > 1, np.nan, np.where(a <= 0.7, central, tail))  # NaN stays NaN
+    central = _erfinv_central(y.clip(-0.7, 0.7))
+    tail = np.copysign(_erfinv_tail(a.clip(0.7, 1.0)), y)
+    return xp.where(a > 1, np.nan, xp.where(a <= 0.7, central, tail))  # NaN stays NaN
 
 
 # Lanczos (g = 7, n = 9) for lgamma on x >= 0.5, the reflection formula below
@@ -599,50 +601,74 @@ def _lgamma_positive(x):
 
 
 def _lgamma_f64(x):
+    xp = xp_of_array(x)
     reflect = x < 0.5
-    xr = np.where(reflect, 1 - x, x)
+    xr = xp.where(reflect, 1 - x, x)
     pos = _lgamma_positive(xr)
     refl = np.log(np.pi / np.abs(_sinpi(x))) - pos
-    r = np.where(reflect, refl, pos)
+    r = xp.where(reflect, refl, pos)
     poles = (x <= 0) & (x == np.floor(x))
-    return np.where(poles | np.isinf(x), np.inf, r)
+    return xp.where(poles | np.isinf(x), np.inf, r)
 
 
 def _shift_up(x, terms):
     """Recurrence ``f(x) = f(x + 1) + term(x)`` until ``x >= 10``: ``(shifted x, sum of terms)``."""
-    acc = np.zeros_like(x)
+    xp = xp_of_array(x)
+    acc = xp.zeros_like(x)
     for _ in range(10):
         small = x < 10
-        acc = acc + np.where(small, terms(x), 0.0)
-        x = np.where(small, x + 1, x)
+        acc = acc + xp.where(small, terms(x), 0.0)
+        x = xp.where(small, x + 1, x)
     return x, acc
 
 
 def _digamma_f64(x):
+    xp = xp_of_array(x)
     negative = x < 0
-    xr = np.where(negative, 1 - x, x)
+    xr = xp.where(negative, 1 - x, x)
     xs, acc = _shift_up(xr, lambda v: -1 / v)
     z = 1 / (xs * xs)
     series = z * (1 / 12 - z * (1 / 120 - z * (1 / 252 - z * (1 / 240 - z * (
         1 / 132 - z * (691 / 32760 - z / 12))))))
     psi = np.log(xs) - 0.5 / xs - series + acc
     frac_part = x - np.floor(x)
-    psi = np.where(negative, psi - np.pi / np.tan(np.pi * frac_part), psi)
-    psi = np.where(negative & (frac_part == 0), np.nan, psi)
-    return np.where(x == 0, np.copysign(np.inf, -x), psi)
+    psi = xp.where(negative, psi - np.pi / np.tan(np.pi * frac_part), psi)
+    psi = xp.where(negative & (frac_part == 0), np.nan, psi)
+    return xp.where(x == 0, np.copysign(np.inf, -x), psi)
 
 
 def _trigamma_f64(x):
+    xp = xp_of_array(x)
     negative = x < 0
-    xr = np.where(negative, 1 - x, x)
+    xr = xp.where(negative, 1 - x, x)
     xs, acc = _shift_up(xr, lambda v: 1 / (v * v))
     z = 1 / (xs * xs)
     series = (1 + (0.5 + (1 / 6 - z * (1 / 30 - z * (1 / 42 - z * (
         1 / 30 - z * (5 / 66 - z * (691 / 2730 - z * 7 / 6)))))) / xs) / xs) / xs
     r = series + acc
     s = _sinpi(x)
-    r = np.where(negative, np.pi * np.pi / (s * s) - r, r)
-    return np.where((x <= 0) & (x == np.floor(x)), np.inf, r)
+    r = xp.where(negative, np.pi * np.pi / (s * s) - r, r)
+    return xp.where((x <= 0) & (x == np.floor(x)), np.inf, r)
+
+
+def _tetragamma_f64(x):
+    """``polygamma(2, x)``: the recurrence ``psi2(x) = psi2(x + 1) - 2 / x**3`` up to
+    ``x >= 10``, then the asymptotic series ``-(1/x^2 + 1/x^3 + sum B_2k (2k + 1) / x^(2k+2))``;
+    negative ``x`` by the derivative of trigamma's reflection formula,
+    ``psi2(x) = psi2(1 - x) - 2 pi^3 cos(pi x) / sin(pi x)^3``. Poles (``x`` a non-positive
+    integer) give -inf, as PyTorch's."""
+    xp = xp_of_array(x)
+    negative = x < 0
+    xr = xp.where(negative, 1 - x, x)
+    xs, acc = _shift_up(xr, lambda v: -2 / (v * v * v))
+    z = 1 / (xs * xs)
+    tail = z * (1 / 2 - z * (1 / 6 - z * (1 / 6 - z * (3 / 10 - z * (5 / 6 - z * (
+        691 / 210 - z * 35 / 2))))))
+    r = acc - z * (1 + 1 / xs + tail)
+    s = _sinpi(x)
+    c = np.cos(np.pi * np.remainder(x, 2.0))
+    r = xp.where(negative, r - 2 * np.pi ** 3 * c / (s * s * s), r)
+    return xp.where((x <= 0) & (x == np.floor(x)), -np.inf, r)
 
 
 def _erf_bw(node, g):
@@ -665,8 +691,12 @@ def _lgamma_bw(node, g):
 
 
 def _digamma_bw(node, g):
-    # polygamma(1, x); a constant here, so third derivatives of lgamma are not available
-    return (g * _trigamma(node.saved[0]),)
+    return (g * _trigamma(node.saved[0]),)  # polygamma(1, x)
+
+
+def _trigamma_bw(node, g):
+    # polygamma(2, x); a constant here, so fourth derivatives of lgamma are not available
+    return (g * _tetragamma(node.saved[0]),)
 
 
 erf = _unary("erf", _in_float64(_erf_f64), _erf_bw, saves="a", doc="The error function.")
@@ -678,7 +708,9 @@ lgamma = _unary("lgamma", _in_float64(_lgamma_f64), _lgamma_bw, saves="a",
                 doc="``log(|gamma(input)|)``.")
 digamma = _unary("digamma", _in_float64(_digamma_f64), _digamma_bw, saves="a",
                  doc="Logarithmic derivative of the gamma function.")
-_trigamma = unary_op("trigamma", _in_float64(_trigamma_f64), to_float=True)
+_trigamma = unary_op("trigamma", _in_float64(_trigamma_f64), _trigamma_bw, to_float=True,
+                     saves="a", node_name="PolygammaBackward0")
+_tetragamma = unary_op("tetragamma", _in_float64(_tetragamma_f64), to_float=True)
 
 
 # -- sigmoid, logit, xlogy ------------------------------------------------------------------
@@ -705,7 +737,7 @@ sigmoid = _unary("sigmoid", _opmath(_sigmoid_np), _sigmoid_bw, saves="o",
 
 def _logit_np(a, eps):
     if eps is not None:
-        a = np.clip(a, eps, 1 - eps)
+        a = a.clip(eps, 1 - eps)
     return np.log(a / (1 - a))
 
 
@@ -742,9 +774,10 @@ def _same_dtype_operands(a, b):
 
 def _xlogy_np(a, b):
     a, b = _same_dtype_operands(a, b)
+    xp = xp_of_array(b if isinstance(a, np.generic) else a)
     with np.errstate(all="ignore"):
-        r = np.where(a == 0, 0, a * np.log(b))
-    return np.where(np.isnan(b), b, r)
+        r = xp.where(a == 0, 0, a * np.log(b))
+    return xp.where(np.isnan(b), b, r)
 
 
 def _xlogy_bw(node, g):
@@ -773,7 +806,8 @@ def xlogy(input, other):
 
 def _lerp_np(start, end, weight):
     diff = end - start
-    return np.where(np.abs(weight) < 0.5, start + weight * diff, end - diff * (1 - weight))
+    return xp_of_array(diff).where(np.abs(weight) < 0.5, start + weight * diff,
+                                   end - diff * (1 - weight))
 
 
 def _lerp_bw(node, g):
@@ -835,7 +869,7 @@ def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
     if d.dtype.kind != "f":
         return _make(d.copy(), input._device)
     with np.errstate(over="ignore"):
-        r = np.nan_to_num(d, nan=nan, posinf=posinf, neginf=neginf)
+        r = xp_of(input).nan_to_num(d, nan=nan, posinf=posinf, neginf=neginf)
     return _finish(r, input._device, NanToNumBackward0, (input,), (input,))
 
 
@@ -895,7 +929,7 @@ RoundBackward1 = make_node_class("RoundBackward1", _zero_bw)
 
 
 @register("round", inplace=True)
-def round(input, *, decimals=0):  # noqa: A001 - PyTorch's name
+def round(input, *, decimals=0):  # PyTorch's name
     """Round half to even; ``decimals`` rounds to that many decimal places."""
     d = input._data
     if d.dtype.kind in "biu":
@@ -1000,20 +1034,20 @@ def _check_bool_clamp(input, low, high) -> None:
 
 
 @register("clamp", inplace=True, aliases=("clip",))
-def clamp(input, min=None, max=None):  # noqa: A002 - PyTorch's names
+def clamp(input, min=None, max=None):  # PyTorch's names
     """Limit ``input`` to ``[min, max]`` (numbers or tensors; either may be None).
     Where ``min > max`` the result is ``max``."""
     return _clamp(input, min, max, "clamp")
 
 
 @register("clamp_min", inplace=True)
-def clamp_min(input, min):  # noqa: A002
+def clamp_min(input, min):
     """``clamp(input, min=min)``."""
     return _clamp(input, min, None, "clamp_min")
 
 
 @register("clamp_max", inplace=True)
-def clamp_max(input, max):  # noqa: A002
+def clamp_max(input, max):
     """``clamp(input, max=max)``."""
     return _clamp(input, None, max, "clamp_max")
 

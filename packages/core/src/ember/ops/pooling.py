@@ -181,6 +181,11 @@ def _max_over(x, win, tables, xs, n, node_name, return_indices, unbatched):
     """Max over the windows ``win`` (``(*lead, *y, K)``) of ``x``, PyTorch's indices."""
     xp = xp_of(x)
     kf = win.argmax(-1)
+    if win.dtype.kind == "f":
+        nan = win != win
+        if bool(nan.any()):  # like PyTorch: the last NaN of a window (argmax: the first)
+            last = (win.shape[-1] - 1) - nan[..., ::-1].argmax(-1)
+            kf = xp.where(nan.any(-1), last, kf)
     need_grad = GRAD.enabled and x.requires_grad
     if need_grad or return_indices:
         idx = _make(_indices_from_argmax(kf, tables, xs, xp), x._device)
@@ -312,19 +317,22 @@ def _separable_max(pd, g: Geom):
 
 
 def _fix_all_lowest(where, best, g, xp):
-    """Where a window's maximum is -inf, PyTorch keeps its first in-bounds position (our
-    search may have stopped on padding); windows with no in-bounds element at all get their
-    position clipped into the plane."""
-    low = best == -np.inf
+    """Where a window's maximum is the padding fill (-inf, an integer dtype's minimum: 0 for
+    uint8), PyTorch keeps its first in-bounds position (our search may have stopped on
+    padding); windows with no in-bounds element at all get their position clipped into the
+    plane."""
+    if not any(g.lo) and all(_span(g, i) <= g.x[i] for i in range(len(g.k))):
+        return where  # no padding: every position searched is in bounds
+    low = best == _lowest(best.dtype)
     if not bool(low.any()):
         return where
     first = 0
     for i in range(len(g.k)):
-        start = np.arange(g.y[i]) * g.s[i] - g.lo[i]
-        f = np.where(start < 0, start + g.d[i] * (-(start // g.d[i])), start)
+        start = xp.arange(g.y[i]) * g.s[i] - g.lo[i]
+        f = xp.where(start < 0, start + g.d[i] * (-(start // g.d[i])), start)
         f = np.minimum(f, g.x[i] - 1) * math.prod(g.x[i + 1:])
-        first = np.add.outer(first, f) if i else f
-    return xp.where(low, xp.asarray(first), where)
+        first = first[..., None] + f if i else f
+    return xp.where(low, first, where)
 
 
 def _max_poolnd(n, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices):
@@ -356,14 +364,13 @@ def _max_poolnd(n, input, kernel_size, stride, padding, dilation, ceil_mode, ret
     if where is None:
         out = _make(best, x._device)
     else:
+        xp = xp_of(x)
         base = 0  # flat index of each window's origin: sum (o_i * s_i - p_i) * R_i
         for i in range(n):
-            o = np.arange(g.y[i]) * g.s[i] - g.lo[i]
-            base = np.add.outer(base, o * math.prod(g.x[i + 1:])) if i else o * math.prod(
-                g.x[1:])
-        xp = xp_of(x)
-        where += xp.asarray(base)
-        if xd.dtype.kind == "f":
+            o = (xp.arange(g.y[i]) * g.s[i] - g.lo[i]) * math.prod(g.x[i + 1:])
+            base = base[..., None] + o if i else o
+        where += base
+        if xd.dtype.kind != "b":
             where = _fix_all_lowest(where, best, g, xp)
         idx = _make(where, x._device)
         unique = all(g.s[i] >= g.d[i] * (g.k[i] - 1) + 1 for i in range(n))
@@ -383,11 +390,16 @@ def _window_sum(x, g, div, node_cls):
     xd = x._data
     win = windows(xd, g, 0)
     offs = _offsets(g)
-    r = win[(Ellipsis,) + offs[0]].astype(xd.dtype if xd.dtype.kind == "f" else np.int64)
+    # float16 sums in float32 and rounds once, as PyTorch's kernels
+    acc = (np.float32 if xd.dtype == np.float16 else xd.dtype) if xd.dtype.kind == "f" \
+        else np.int64
+    r = win[(Ellipsis,) + offs[0]].astype(acc)
     for off in offs[1:]:  # one strided slice per kernel offset: no im2col copy
         r += win[(Ellipsis,) + off]
     if xd.dtype.kind == "f":
-        r /= xp_of(x).asarray(div) if isinstance(div, np.ndarray) else div
+        r /= div
+        if r.dtype != xd.dtype:
+            r = r.astype(xd.dtype)
     else:  # integer average truncates toward zero, as PyTorch's kernel
         r = (r / div).astype(xd.dtype)
     out = _make(r, x._device)
@@ -400,9 +412,13 @@ def _window_sum_t(gy, g, div, fwd_cls):
     """The adjoint of ``_window_sum``: spread ``gy / div`` over each window."""
     gd = gy._data
     xp = xp_of(gy)
-    gs = gd / (xp.asarray(div) if isinstance(div, np.ndarray) else div)
+    half = gd.dtype == np.float16  # summed in float32, rounded once
+    gs = (gd.astype(np.float32) if half else gd) / div
     n = len(g.k)
-    r = scatter_windows(gd.shape[:-n], g, gd.dtype, xp, lambda off: gs)
+    r = scatter_windows(gd.shape[:-n], g, np.float32 if half else gd.dtype, xp,
+                        lambda off: gs)
+    if half:
+        r = r.astype(np.float16)
     out = _make(r, gy._device)
     if GRAD.enabled and gy.requires_grad:
         record(WindowSumTBackward0, out, (gy,), (), (g, div, fwd_cls))
@@ -423,17 +439,17 @@ WindowSumTBackward0 = make_node_class("AvgPoolBackwardBackward0", _window_sum_t_
 _AVG_NODES = {n: make_node_class(f"AvgPool{n}DBackward0", _window_sum_bw) for n in (1, 2, 3)}
 
 
-def _divisor(g, count_include_pad):
+def _divisor(g, count_include_pad, xp):
     """Per-output divisor (outer product over dims) for average pooling."""
     div = None
     for i in range(len(g.k)):
-        start = np.arange(g.y[i]) * g.s[i] - g.lo[i]
+        start = xp.arange(g.y[i]) * g.s[i] - g.lo[i]
         end = np.minimum(start + g.k[i], g.x[i] + g.lo[i])
         if count_include_pad:
             size = end - start
         else:
             size = np.minimum(end, g.x[i]) - np.maximum(start, 0)
-        div = size if div is None else np.multiply.outer(div, size)
+        div = size if div is None else div[..., None] * size
     return div
 
 
@@ -454,9 +470,9 @@ def _avg_poolnd(n, input, kernel_size, stride, padding, ceil_mode, count_include
             raise RuntimeError("divisor must be not zero")
         div = divisor_override
     else:
-        div = _divisor(g, count_include_pad)
+        div = _divisor(g, count_include_pad, xp_of(x))
         if x._data.dtype.kind == "f":
-            div = div.astype(x._data.dtype)
+            div = div.astype(np.float32 if x._data.dtype == np.float16 else x._data.dtype)
     out = _window_sum(x, g, div, _AVG_NODES[n])
     return out.squeeze(0) if unbatched else out
 
@@ -473,8 +489,8 @@ def _adaptive_sizes(x, n, output_size):
     return xs, out
 
 
-def _bounds(X, Y):
-    i = np.arange(Y)
+def _bounds(X, Y, xp=np):
+    i = xp.arange(Y)
     return (i * X) // Y, -((-(i + 1) * X) // Y)
 
 
@@ -497,13 +513,17 @@ def _adaptive_avg(n, input, output_size):
         raise NotImplementedError(f"\"{name}\" not implemented for "
                                   f"'{_pretty(x._data.dtype)}'")
     xs, ys = _adaptive_sizes(x, n, output_size)
-    out = x
+    half = x._data.dtype == np.float16  # averaged in float32 and rounded once, as PyTorch
+    out = x.float() if half else x
+    xp = xp_of(x)
     for i in range(n):  # separable: one averaging matrix per spatial dim
-        start, end = _bounds(xs[i], ys[i])
-        cols = np.arange(xs[i])
+        start, end = _bounds(xs[i], ys[i], xp)
+        cols = xp.arange(xs[i])
         a = ((cols >= start[:, None]) & (cols < end[:, None])) / (end - start)[:, None]
-        m = _make(xp_of(x).asarray(a.T.astype(x._data.dtype)), x._device)
+        m = _make(a.T.astype(out._data.dtype), x._device)
         out = out.transpose(2 + i, -1).matmul(m).transpose(2 + i, -1)
+    if half:
+        out = out.half()
     return out.squeeze(0) if unbatched else out
 
 

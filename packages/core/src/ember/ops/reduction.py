@@ -100,9 +100,17 @@ def _with_dtype(input, dtype):
     return cast_to(input, None, _dtype.to_dtype(dtype), False)
 
 
-def _int64_if_integral(d):
-    """Integer and bool sums/products accumulate in int64, as in PyTorch."""
-    return np.int64 if d.dtype.kind in "bui" and d.dtype != np.int64 else None
+#: the dtype a sum or product accumulates in, as in PyTorch, where not the input's own:
+#: int64 for integers and bools, float32 for float16 (rounded once, by :func:`_rounded`).
+#: ``_ACC.get(d.dtype)`` costs less than the dtype tests it replaces, on every sum.
+_ACC = {np.dtype(t): np.int64 for t in (np.bool_, np.uint8, np.int8, np.int16, np.int32,
+                                         np.uint16, np.uint32, np.uint64)}
+_ACC[np.dtype(np.float16)] = np.float32
+
+
+def _rounded(r, acc, d):
+    """A float16 input's result, accumulated in float32 (``acc``), back in float16."""
+    return r.astype(d.dtype) if acc is np.float32 else r
 
 
 def _floating_input(input, message: str):
@@ -179,15 +187,19 @@ SumBackward1 = make_node_class("SumBackward1", _sum_bw)
 
 
 @register("sum")
-def sum(input, dim=None, keepdim=False, *, dtype=None):  # noqa: A001 - PyTorch's name
-    """Sum over ``dim`` (all dims when None); integers and bools sum as int64."""
+def sum(input, dim=None, keepdim=False, *, dtype=None):
+    """Sum over ``dim`` (all dims when None); integers and bools sum as int64, float16
+    accumulates in float32 (rounded once), as in PyTorch."""
     input = _with_dtype(input, dtype)
     d = input._data
     dims = None if dim is None else _dims_of(dim, d.ndim)
+    acc = _ACC.get(d.dtype)
     if d.__class__ is np.ndarray:  # the ufunc's reduce skips ndarray.sum's Python wrapper
-        r = _add_reduce(d, dims, _int64_if_integral(d), None, keepdim)
+        r = _add_reduce(d, dims, acc, None, keepdim)
     else:
-        r = d.sum(axis=dims, dtype=_int64_if_integral(d), keepdims=keepdim)
+        r = d.sum(axis=dims, dtype=acc, keepdims=keepdim)
+    if acc is np.float32:
+        r = r.astype(d.dtype)
     return _finish(input, r, SumBackward0 if dim is None else SumBackward1,
                    (d.shape, dims, keepdim))
 
@@ -233,7 +245,8 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None):
     d = input._data
     dims = _dims_of(dim, d.ndim)
     xp = xp_of(input)
-    r = xp.nansum(d, axis=dims, dtype=_int64_if_integral(d), keepdims=keepdim)
+    acc = _ACC.get(d.dtype)
+    r = _rounded(xp.nansum(d, axis=dims, dtype=acc, keepdims=keepdim), acc, d)
     ctx = None
     if input.requires_grad and GRAD.enabled:
         ctx = (d.shape, dims, keepdim, _const(~xp.isnan(d), input))
@@ -273,6 +286,19 @@ def _prod_grad(g, x, out, dim):
     return g * _exclusive_prods(x, dim)
 
 
+def _half_prod(d, axis, keepdim):
+    """A float16 product as PyTorch's CPU kernel computes it: in float16, rounded after every
+    multiplication, in order (unlike sum, PyTorch's prod does not accumulate float16 in
+    float32). NumPy's ``prod`` would accumulate contiguous slices in float32; the last running
+    product of ``cumprod`` rounds at every step."""
+    a, ax = (d.reshape(-1), 0) if axis is None else (d, axis)
+    n = a.shape[ax]
+    last = a.cumprod(axis=ax)[(slice(None),) * ax + (slice(n - 1, n),)]
+    if keepdim:
+        return last.reshape(_keep_shape(d.shape, None if axis is None else (axis,)))
+    return last.reshape(() if axis is None else d.shape[:axis] + d.shape[axis + 1:])
+
+
 def _prod_bw(node, g):
     (x,) = node.saved
     dim, keepdim = node.ctx
@@ -306,8 +332,12 @@ def prod(input, dim=None, keepdim=False, *, dtype=None):
     input = _with_dtype(input, dtype)
     d = input._data
     axis = None if dim is None else wrap_dim(dim, d.ndim)
-    r = d.prod(axis=axis if d.ndim else None, dtype=_int64_if_integral(d),
-               keepdims=keepdim and d.ndim > 0)
+    if d.dtype.char == "e" and d.size:
+        r = _half_prod(d, axis if d.ndim else None, keepdim and d.ndim > 0)
+    else:
+        acc = _ACC.get(d.dtype)
+        r = _rounded(d.prod(axis=axis if d.ndim else None, dtype=acc,
+                            keepdims=keepdim and d.ndim > 0), acc, d)
     node = ProdBackward0 if dim is None else ProdBackward1
     return _finish(input, r, node, (axis if d.ndim else None, keepdim), (input,), True)
 
@@ -373,9 +403,12 @@ def _var_std(input, dim, keepdim, correction, name, take_sqrt, label):
     _floating_input(input, f"{label} only support floating point and complex dtypes")
     d = input._data
     dims = _dims_of(dim, d.ndim)
-    r, dof = _var_array(d, dims, correction, keepdim, name)
+    half = d.dtype.char == "e"  # float16 computes in float32 and rounds once, as PyTorch
+    r, dof = _var_array(d.astype(np.float32) if half else d, dims, correction, keepdim, name)
     if take_sqrt:
         r = xp_of(input).sqrt(r)
+    if half:
+        r = r.astype(d.dtype)
     return _finish(input, r, StdBackward0 if take_sqrt else VarBackward0,
                    (dims, keepdim, dof), (input,), take_sqrt)
 
@@ -518,14 +551,14 @@ def _max_or_min(input, dim, keepdim, other, name):
 
 
 @register("max")
-def max(input, dim=None, keepdim=False, *, other=None):  # noqa: A001 - PyTorch's name
+def max(input, dim=None, keepdim=False, *, other=None):  # PyTorch's name
     """``max(input)``: the largest element; ``max(input, dim)``: ``(values, indices)``;
     ``max(input, other)``: the elementwise ``maximum``."""
     return _max_or_min(input, dim, keepdim, other, "max")
 
 
 @register("min")
-def min(input, dim=None, keepdim=False, *, other=None):  # noqa: A001 - PyTorch's name
+def min(input, dim=None, keepdim=False, *, other=None):  # PyTorch's name
     """``min(input)``, ``min(input, dim)`` -> ``(values, indices)``, or ``minimum``."""
     return _max_or_min(input, dim, keepdim, other, "min")
 
@@ -606,10 +639,14 @@ def logsumexp(input, dim, keepdim=False):
     xp = xp_of(input)
     dims = _dims_of(dim, d.ndim)
     with np.errstate(divide="ignore", invalid="ignore"):
+        # PyTorch's steps: exp in the input's dtype, the sum accumulated as sum's (float16 in
+        # float32, rounded once), log and the shift back in the input's dtype
+        acc = _ACC.get(d.dtype)
         if _count(d.shape, dims):
             m = d.max(axis=dims, keepdims=True)
             m = xp.where(xp.isfinite(m), m, 0)
-            r = xp.log(xp.exp(d - m).sum(axis=dims, keepdims=True)) + m
+            r = xp.log(_rounded(xp.exp(d - m).sum(axis=dims, dtype=acc, keepdims=True), acc,
+                                d)) + m
         else:  # an empty sum: log(0) = -inf
             r = xp.log(xp.exp(d).sum(axis=dims, keepdims=True))
     if not keepdim:
@@ -636,18 +673,21 @@ def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
 
 def _truth_reduction(input, dim, keepdim, how):
     d = input._data
-    r = getattr(d, how)(axis=_dims_of(dim, d.ndim), keepdims=keepdim)
+    if isinstance(dim, (tuple, list)) and not dim:  # dim=(): no dim reduced (unlike sum's)
+        r = d != 0
+    else:
+        r = getattr(d, how)(axis=_dims_of(dim, d.ndim), keepdims=keepdim)
     return _make(r.astype(np.uint8) if d.dtype == np.uint8 else r, input._device)
 
 
 @register("all", differentiable=False)
-def all(input, dim=None, keepdim=False):  # noqa: A001 - PyTorch's name
+def all(input, dim=None, keepdim=False):  # PyTorch's name
     """Whether every element (over ``dim``) is non-zero; bool (uint8 for uint8 input)."""
     return _truth_reduction(input, dim, keepdim, "all")
 
 
 @register("any", differentiable=False)
-def any(input, dim=None, keepdim=False):  # noqa: A001 - PyTorch's name
+def any(input, dim=None, keepdim=False):  # PyTorch's name
     """Whether some element (over ``dim``) is non-zero; bool (uint8 for uint8 input)."""
     return _truth_reduction(input, dim, keepdim, "any")
 
@@ -674,7 +714,8 @@ def cumsum(input, dim, *, dtype=None):
     """Running sums along ``dim``; integers accumulate as int64."""
     input = _with_dtype(input, dtype)
     a, axis, restore = _along(input._data, dim)
-    r = restore(a.cumsum(axis=axis, dtype=_int64_if_integral(a)))
+    acc = _ACC.get(a.dtype)
+    r = restore(_rounded(a.cumsum(axis=axis, dtype=acc), acc, a))
     return _finish(input, r, CumsumBackward0, axis)
 
 
@@ -733,7 +774,8 @@ def cumprod(input, dim, *, dtype=None):
     """Running products along ``dim``; integers accumulate as int64."""
     input = _with_dtype(input, dtype)
     a, axis, restore = _along(input._data, dim)
-    r = restore(a.cumprod(axis=axis, dtype=_int64_if_integral(a)))
+    acc = _ACC.get(a.dtype)
+    r = restore(_rounded(a.cumprod(axis=axis, dtype=acc), acc, a))
     return _finish(input, r, CumprodBackward0, axis, (input,), True)
 
 
@@ -766,15 +808,21 @@ def _reverse_logcumsumexp(t, dim):
 
 
 def _logcumsumexp_bw(node, g):
+    from .pointwise import where
+
     (x,) = node.saved
     dim = node.ctx
-    if not g._data.ndim:
+    if not g._data.ndim or not g._data.size:
         return (g,)
     out = node.output()
     # sum_{i>=k} g_i exp(x_k - out_i), in log space for the positive and negative parts of g
+    # (PyTorch's logcumsumexp_backward): log|g| where g has that sign, else the dtype's lowest
+    # finite value, picked by ``where`` so that the second derivative stays finite
+    lowest = float(np.finfo(g._data.dtype).min)
     with np.errstate(divide="ignore"):
-        log_pos = (g * (g > 0)).log()
-        log_neg = (-g * (g < 0)).log()
+        log_abs = g.abs().log()
+    log_pos = where(g > 0, log_abs, lowest)
+    log_neg = where(g < 0, log_abs, lowest)
     pos = (_reverse_logcumsumexp(log_pos - out, dim) + x).exp()
     neg = (_reverse_logcumsumexp(log_neg - out, dim) + x).exp()
     return (pos - neg,)
@@ -790,7 +838,8 @@ def logcumsumexp(input, dim):
         raise NotImplementedError('"logcumsumexp_out_cpu" not implemented for '
                                   f"'{_pretty(input._data.dtype)}'")
     a, axis, restore = _along(input._data, dim)
-    r = restore(xp_of(input).logaddexp.accumulate(a, axis=axis))
+    acc = _ACC.get(a.dtype)  # float16 accumulates in float32, as in PyTorch
+    r = restore(_rounded(xp_of(input).logaddexp.accumulate(a, axis=axis, dtype=acc), acc, a))
     return _finish(input, r, LogcumsumexpBackward0, axis, (input,), True)
 
 
@@ -835,7 +884,7 @@ def msort(input):
 
 
 @register("topk")
-def topk(input, k, dim=-1, largest=True, sorted=True):  # noqa: A002 - PyTorch's name
+def topk(input, k, dim=-1, largest=True, sorted=True):  # PyTorch's name
     """The ``k`` largest (or smallest) elements along ``dim``: ``(values, indices)``."""
     d = input._data
     if d.dtype.kind == "b":
@@ -898,7 +947,8 @@ def _full_median(input, ignore_nan, node_cls):
         elif nan.any():
             flat = flat[:0]
     if flat.size:
-        r = xp.partition(flat, (flat.size - 1) // 2)[(flat.size - 1) // 2]
+        k = (flat.size - 1) // 2  # a slice, not [k]: that would give a host NumPy scalar
+        r = xp.partition(flat, k)[k:k + 1].reshape(())
     else:  # empty (or a NaN): NaN, like PyTorch; integers have no NaN
         r = xp.asarray(np.nan if d.dtype.kind == "f" else np.iinfo(d.dtype).min, dtype=d.dtype)
     return _finish(input, r, node_cls, (None, False), (input,), True)
@@ -952,6 +1002,9 @@ _INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
 
 
 def _quantile(input, q, dim, keepdim, interpolation, name, ignore_nan):
+    """PyTorch's ``quantile_compute``: ranks ``q * (count - 1)`` in the input's dtype, the
+    sorted values at ``floor``/``ceil`` of them, ``lerp`` between (differentiable in a tensor
+    ``q`` too, for linear interpolation, as in PyTorch)."""
     d = input._data
     xp = xp_of(input)
     if d.dtype.kind != "f":
@@ -959,10 +1012,13 @@ def _quantile(input, q, dim, keepdim, interpolation, name, ignore_nan):
     if interpolation not in _INTERPOLATIONS:
         raise RuntimeError(f"{name}() interpolation must be one of linear, lower, higher, "
                            f"midpoint or nearest, but got {interpolation}")
-    qd = q._data if isinstance(q, Tensor) else xp.asarray(q, dtype=np.float64)
+    q_tensor = isinstance(q, Tensor)
+    qd = q._data if q_tensor else xp.asarray(q, dtype=d.dtype)
     if qd.ndim > 1:
         raise RuntimeError(f"{name}() q must be a scalar or 1D tensor")
-    if not isinstance(q, Tensor) and not 0 <= q <= 1:
+    if q_tensor and qd.dtype != d.dtype:
+        raise RuntimeError(f"{name}() q tensor must be same dtype as the input tensor")
+    if not q_tensor and not 0 <= q <= 1:
         raise RuntimeError(f"{name}() q must be in the range [0, 1] but got {q}")
     if bool(((qd < 0) | (qd > 1)).any()):
         raise RuntimeError(f"{name}() q values must be in the range [0, 1]")
@@ -976,7 +1032,9 @@ def _quantile(input, q, dim, keepdim, interpolation, name, ignore_nan):
     nans = _nan_count(xd, axis, xp)[None]
     n = xd.shape[axis]
     valid = n - nans if ignore_nan else xp.full(nans.shape, n)
-    ranks = qd.reshape((qd.size,) + (1,) * xd.ndim).astype(np.float64) * xp.maximum(valid - 1, 0)
+    scale = xp.maximum(valid - 1, 0).astype(d.dtype)
+    q_col = (qd.size,) + (1,) * xd.ndim
+    ranks = qd.reshape(q_col) * scale
     if interpolation == "nearest":
         ranks = xp.round(ranks)  # half to even, as PyTorch
     lo = xp.floor(ranks).astype(np.int64)
@@ -985,10 +1043,14 @@ def _quantile(input, q, dim, keepdim, interpolation, name, ignore_nan):
         lo = hi
     picks = xs.expand((qd.size,) + xd.shape)
     r = picks.gather(axis + 1, _const(lo, input))
-    if interpolation in ("linear", "midpoint"):
-        weight = 0.5 if interpolation == "midpoint" else _const((ranks - lo).astype(d.dtype),
-                                                                input)
-        r = r + (picks.gather(axis + 1, _const(hi, input)) - r) * weight
+    if interpolation == "midpoint":
+        r = r.lerp(picks.gather(axis + 1, _const(hi, input)), 0.5)
+    elif interpolation == "linear":
+        if q_tensor and q.requires_grad and GRAD.enabled:  # d/dq: (above - below) * scale
+            weight = q.reshape(q_col) * _const(scale, input) - _const(lo.astype(d.dtype), input)
+        else:
+            weight = _const((ranks - lo).astype(d.dtype), input)
+        r = r.lerp(picks.gather(axis + 1, _const(hi, input)), weight)
     undefined = valid == 0 if ignore_nan else nans > 0
     if bool(undefined.any()):
         r = r.masked_fill(_const(undefined, input), np.nan)
@@ -1026,7 +1088,7 @@ def _unique_result(input, values, inverse, counts, return_inverse, return_counts
 
 
 @register("unique", differentiable=False)
-def unique(input, sorted=True, return_inverse=False, return_counts=False,  # noqa: A002
+def unique(input, sorted=True, return_inverse=False, return_counts=False,
            dim=None):
     """The distinct elements (or slices along ``dim``), sorted; optionally the inverse
     indices and the counts. Every NaN counts as distinct, as in PyTorch."""
@@ -1093,7 +1155,10 @@ def renorm(input, p, dim, maxnorm):
     if input._data.dtype.kind != "f":
         raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor as "
                            f"input. Got {_pretty(input._data.dtype)}")
-    norms = vector_norm(input, p, tuple(i for i in range(ndim) if i != d), keepdim=True)
+    # float16: the norms and the scale in float32, the scale rounded once (PyTorch's steps)
+    acc = _dtype.float32 if input._data.dtype.char == "e" else None
+    norms = vector_norm(input, p, tuple(i for i in range(ndim) if i != d), keepdim=True,
+                        dtype=acc)
     big = norms > maxnorm
     factor = where(big, maxnorm / (norms + 1e-7), 1.0)
     return input * factor.to(input.dtype)

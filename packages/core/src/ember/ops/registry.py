@@ -27,15 +27,50 @@ __all__ = ["OpInfo", "OPS", "register", "register_method", "install", "varargs_m
 
 @dataclass
 class OpInfo:
+    """What an op is, for every consumer (methods, ``nn.functional``, the coverage report,
+    the generic op tests; later the tracer, the ONNX mapping, autocast and the C++ op list).
+    How to exercise it (sample inputs, references) is in ``ember.ops.opdb``."""
+
     name: str
     fn: Callable
     function: bool = True          # exported as ``ember.<name>``
     method: bool = True            # attached as ``Tensor.<name>``
     inplace: Callable | None = None  # ``Tensor.<name>_`` if any
     aliases: tuple = ()
-    differentiable: bool = True
+    differentiable: bool = True    # has a backward (for floating inputs)
     tags: set = field(default_factory=set)
     varargs: bool = False          # ``Tensor.<name>(*ints)`` packs them into the int list
+    view: bool = False             # the result shares the input's memory
+    random: bool = False           # draws from a generator
+
+    @property
+    def signature(self) -> inspect.Signature | None:
+        """The function's parameters and defaults (None where Python cannot tell)."""
+        sig = self.__dict__.get("_signature", False)
+        if sig is False:
+            try:
+                sig = inspect.signature(self.fn)
+            except (TypeError, ValueError):
+                sig = None
+            self.__dict__["_signature"] = sig
+        return sig
+
+    @property
+    def supports_out(self) -> bool:
+        sig = self.signature
+        return sig is not None and "out" in sig.parameters
+
+    @property
+    def node_class(self) -> type | None:
+        """The backward node class when the op declares one (factory-built ops)."""
+        return getattr(self.fn, "_node", None)
+
+    def sample_inputs(self, device=None, dtype="float64", requires_grad: bool = False):
+        """Sample calls of this op (``ember.ops.opdb``); empty when it has no entry."""
+        from .opdb import entry
+
+        e = entry(self.name)
+        return iter(()) if e is None else e.samples(device, dtype, requires_grad)
 
 
 OPS: dict[str, OpInfo] = {}
@@ -44,13 +79,17 @@ METHODS: dict[str, Callable] = {}
 
 
 def register(name: str | None = None, *, function: bool = True, method: bool = True,
-             inplace: bool | Callable = False, aliases: tuple = (), differentiable: bool = True,
-             tags: tuple = (), varargs: bool = False):
+             inplace: bool | Callable = False, aliases: tuple = (),
+             differentiable: bool | None = None, tags: tuple = (), varargs: bool = False,
+             view: bool = False, random: bool = False):
     """Register ``fn`` as op ``name``. ``inplace=True`` derives ``Tensor.<name>_``;
     ``varargs=True`` lets the method take its int list as varargs (see the module doc)."""
 
     def deco(fn):
         op_name = name or fn.__name__
+        diff = differentiable
+        if diff is None:  # an op built by a factory says whether it has a backward node
+            diff = getattr(fn, "_node", True) is not None
         inplace_fn = None
         if inplace is True:
             from ._core import make_inplace
@@ -59,7 +98,7 @@ def register(name: str | None = None, *, function: bool = True, method: bool = T
         elif callable(inplace):
             inplace_fn = inplace
         OPS[op_name] = OpInfo(op_name, fn, function, method, inplace_fn, tuple(aliases),
-                              differentiable, set(tags), varargs)
+                              diff, set(tags), varargs, view, random)
         return fn
 
     return deco

@@ -1,5 +1,6 @@
 """Shape ops: views (view, reshape, expand, permute/transpose, squeeze/unsqueeze, flatten,
-narrow, select, split, diagonal, ...), the joins (cat, stack and their variants), and the
+narrow, select, split, diagonal, as_strided, ...) and their in-place forms (``t_``,
+``squeeze_``, ``as_strided_``, ...), the joins (cat, stack and their variants), and the
 copying rearrangements (repeat, tile, flip, roll, rot90, tril/triu, diag, diag_embed).
 
 Views go through ``make_view`` with a ``view_fn`` that replays them on the base, so that an
@@ -29,6 +30,7 @@ from ._core import (
     sum_to_size,
     wrap_dim,
     xp_of,
+    xp_of_array,
 )
 from .indexing import (
     BasicIndex,
@@ -39,14 +41,16 @@ from .indexing import (
     scatter_by,
 )
 from .registry import register, register_method
-from .views import make_view
+from .views import StridedReplay, inplace_view, make_view, storage_positions
 
 __all__ = ["reshape", "view", "expand", "unsqueeze", "squeeze", "transpose", "t", "permute",
            "flatten", "unflatten", "ravel", "repeat", "tile", "broadcast_to",
            "broadcast_tensors", "broadcast_shapes", "cat", "stack", "hstack", "vstack",
            "dstack", "column_stack", "split", "tensor_split", "chunk", "narrow", "select",
            "unbind", "flip", "fliplr", "flipud", "roll", "rot90", "tril", "triu", "movedim",
-           "diagonal", "diag", "diag_embed", "atleast_1d", "atleast_2d", "atleast_3d"]
+           "diagonal", "diag", "diag_embed", "atleast_1d", "atleast_2d", "atleast_3d",
+           "as_strided", "as_strided_", "as_strided_scatter", "unsafe_split",
+           "unsafe_split_with_sizes", "unsafe_chunk"]
 
 
 def _int_tuple(ints) -> tuple:
@@ -115,12 +119,16 @@ def _view_dtype(input, dtype):
         if new > old and d.shape[-1] % (new // old):
             raise RuntimeError(f"self.size(-1) must be divisible by {new // old} to view "
                                f"{names}, but got {d.shape[-1]}")
-    # a non-differentiable view, as in PyTorch: no ``_base``, the version counter shared
+    # a non-differentiable view, as in PyTorch: no ``_base``; the version counter and the
+    # storage are shared
+    from .._storage import storage_of
+
     out = _make(d.view(dt.np), input._device)
     vc = getattr(input, "_vc", None)
     if vc is None:
         vc = input._vc = [0]
     out._vc = vc
+    out._extra = {"storage": storage_of(input)}
     return out
 
 
@@ -143,7 +151,7 @@ register_method("view", view, varargs=True)
 register_method("view_as", lambda self, other: view(self, other._data.shape))
 
 
-@register("reshape", varargs=True)
+@register("reshape", varargs=True, tags=("view_if_possible",))
 def reshape(input, shape):
     """A tensor of the new shape: a view when the strides allow, a copy otherwise."""
     shape = _infer_shape(_int_tuple(shape), input._data.size)
@@ -160,13 +168,16 @@ def reshape(input, shape):
 register_method("reshape_as", lambda self, other: reshape(self, other._data.shape))
 
 
-@register("ravel")
+@register("ravel", tags=("view_if_possible",))
 def ravel(input):
-    """The elements as a 1-D tensor (a view when contiguous)."""
+    """The elements as a contiguous 1-D tensor: a view of a contiguous input, else a copy
+    (``contiguous().view(-1)``, as PyTorch; ``reshape`` would view more strided inputs)."""
+    if not input._data.flags.c_contiguous:
+        input = _copy(input)
     return reshape(input, (-1,))
 
 
-@register("flatten")
+@register("flatten", tags=("view_if_possible",))
 def flatten(input, start_dim=0, end_dim=-1):
     """Merge dims ``start_dim..end_dim`` into one (a view when the strides allow)."""
     d = input._data
@@ -184,7 +195,7 @@ def flatten(input, start_dim=0, end_dim=-1):
     return reshape(input, d.shape[:s] + (n,) + d.shape[e + 1:])
 
 
-@register("unflatten")
+@register("unflatten", view=True)
 def unflatten(input, dim, sizes):
     """Split dim ``dim`` into ``sizes`` (one of them may be -1)."""
     d = input._data
@@ -277,32 +288,91 @@ def _sum_to_size(self, size):
 register_method("sum_to_size", _sum_to_size, varargs=True)
 
 
-def _resize_(self, size):
-    """Give ``self`` the shape ``size`` in place: its elements in row-major order, cut off or
-    followed by zeros (uninitialised memory in PyTorch)."""
+def _resize_(self, size, *, memory_format=None):
+    """Give ``self`` the shape ``size`` in place, as PyTorch does: its elements become those
+    its storage holds from its storage offset on, laid out densely (in C order, or in
+    ``memory_format``). The memory stays shared: a view stays a view of its base. A storage
+    too small grows (the new bytes zeroed; uninitialised in PyTorch), and only ``self`` moves
+    to it (see ``_grow_storage``). The same shape without a ``memory_format`` leaves the
+    tensor as it is."""
     if self.requires_grad:
         raise RuntimeError("cannot resize variables that require grad")
     size = _int_tuple(size)
     if any(s < 0 for s in size):
         raise RuntimeError(f"Trying to create tensor with negative dimension {min(size)}: "
                            f"{_lst(size)}")
-    d = self._data
-    n = math.prod(size)
-    if n == d.size and d.flags.c_contiguous:
-        self._data = d.reshape(size)
-    elif size != d.shape:
-        flat = xp_of(self).zeros(n, dtype=d.dtype)
-        kept = min(n, d.size)
-        flat[:kept] = d.reshape(-1)[:kept]
-        self._data = flat.reshape(size)
+    if memory_format is None:
+        if size == self._data.shape:
+            return self
+        order = None
+    else:
+        from .. import _memory_format as mf
+
+        order = mf.format_order(mf.check(memory_format, "resize_"), len(size))
+    _restride(self, size, _dense_strides(size, order))
     self._bump_version()
     return self
+
+
+def _dense_strides(size, order=None) -> tuple:
+    """Element strides of a dense layout of ``size`` whose axes are ``order`` from the
+    outermost (C order when None)."""
+    strides = [0] * len(size)
+    step = 1
+    for ax in reversed(range(len(size)) if order is None else order):
+        strides[ax] = step
+        step *= max(size[ax], 1)
+    return tuple(strides)
+
+
+def _restride(self, size, strides) -> None:
+    """Point ``self`` at the geometry ``size``/``strides`` from its storage offset, growing
+    the storage when it is too small (``resize_``)."""
+    from .._storage import storage_of
+
+    storage = storage_of(self)
+    offset = self.storage_offset()
+    d = self._data
+    need = 0 if 0 in size else \
+        (offset + sum((n - 1) * st for n, st in zip(size, strides)) + 1) * d.itemsize
+    if need > storage.nbytes():
+        storage = _grow_storage(self, storage, need)
+    self._data = storage._typed(d.dtype, offset, size, strides)
+    extra = self._extra_dict()
+    if self._base is not None:  # still a view of its base, now by storage geometry
+        extra["view_fn"] = StridedReplay(size, strides, offset)
+        extra["strided"] = True
+    else:
+        extra["geom"] = True  # views made of it before no longer replay on it
+
+
+def _grow_storage(self, storage, nbytes):
+    """A storage of ``nbytes`` that starts with ``storage``'s bytes, now ``self``'s.
+
+    PyTorch grows the storage itself, so that every tensor on it sees the new memory.
+    Ember's storage is the memory of arrays, which cannot move under them: only ``self``
+    moves, and a view becomes a tensor of its own memory (as after ``set_``); its base, its
+    other views and older views of ``self`` keep the old memory."""
+    from .._storage import UntypedStorage, xp_for_device
+
+    dev = self._device
+    buf = xp_for_device(dev).zeros(nbytes, dtype=np.uint8)
+    old = storage._bytes()
+    buf[:old.size] = old
+    grown = UntypedStorage._over(buf, dev)
+    extra = self._extra_dict()
+    if self._base is not None:
+        self._base = None
+        extra.pop("view_fn", None)
+        extra.pop("strided", None)
+    extra["storage"] = grown
+    return grown
 
 
 register_method("resize_", _resize_, varargs=True)
 
 
-@register("broadcast_to", varargs=True)
+@register("broadcast_to", varargs=True, view=True)
 def broadcast_to(input, size):
     """``input.expand(size)``."""
     return expand(input, size)
@@ -334,7 +404,7 @@ def broadcast_shapes(*shapes):
 register("broadcast_shapes", method=False, differentiable=False)(broadcast_shapes)
 
 
-@register("broadcast_tensors", method=False)
+@register("broadcast_tensors", method=False, view=True)
 def broadcast_tensors(*tensors):
     """``tensors`` expanded (as views) to their common broadcast shape."""
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
@@ -354,7 +424,7 @@ def _unsqueeze_bw(node, g):
 UnsqueezeBackward0 = make_node_class("UnsqueezeBackward0", _unsqueeze_bw)
 
 
-@register("unsqueeze")
+@register("unsqueeze", view=True)
 def unsqueeze(input, dim):
     """Insert a size-one dimension at ``dim``."""
     d = input._data
@@ -372,7 +442,7 @@ SqueezeBackward1 = make_node_class("SqueezeBackward1", _squeeze_bw)
 SqueezeBackward2 = make_node_class("SqueezeBackward2", _squeeze_bw)
 
 
-@register("squeeze", varargs=True)
+@register("squeeze", varargs=True, view=True)
 def squeeze(input, dim=None):
     """Remove size-one dims: all of them, or those in ``dim`` (an int or a tuple) that have
     size one (PyTorch 2: other dims in ``dim`` are left alone)."""
@@ -395,7 +465,7 @@ def _transpose_bw(node, g):
 TransposeBackward0 = make_node_class("TransposeBackward0", _transpose_bw)
 
 
-@register("transpose", aliases=("swapaxes", "swapdims"))
+@register("transpose", view=True)
 def transpose(input, dim0, dim1):
     """Swap two dimensions (a view)."""
     d = input._data
@@ -408,6 +478,18 @@ def transpose(input, dim0, dim1):
                      lambda b, a=d0, c=d1: b.transpose(a, c))
 
 
+@register("swapaxes", view=True)
+def swapaxes(input, axis0, axis1):
+    """``transpose(axis0, axis1)``, with NumPy's argument names (a view)."""
+    return transpose(input, axis0, axis1)
+
+
+@register("swapdims", view=True)
+def swapdims(input, dim0, dim1):
+    """``transpose(dim0, dim1)`` (a view)."""
+    return transpose(input, dim0, dim1)
+
+
 def _t_bw(node, g):
     return (t(g),)
 
@@ -415,7 +497,7 @@ def _t_bw(node, g):
 TBackward0 = make_node_class("TBackward0", _t_bw)
 
 
-@register("t")
+@register("t", view=True)
 def t(input):
     """Transpose a tensor of at most 2 dimensions."""
     d = input._data
@@ -432,7 +514,7 @@ def _permute_bw(node, g):
 PermuteBackward0 = make_node_class("PermuteBackward0", _permute_bw)
 
 
-@register("permute", varargs=True)
+@register("permute", varargs=True, view=True)
 def permute(input, dims):
     """Reorder dimensions (a view)."""
     dims = _int_tuple(dims)
@@ -461,7 +543,7 @@ register_method("H", property(lambda self: permute(self, tuple(reversed(range(se
 register_method("mH", property(_matrix_transpose))
 
 
-@register("movedim", aliases=("moveaxis",))
+@register("movedim", aliases=("moveaxis",), view=True)
 def movedim(input, source, destination):
     """Move dims ``source`` to positions ``destination`` (a view)."""
     n = input._data.ndim
@@ -487,7 +569,7 @@ def movedim(input, source, destination):
 
 # -- selections: narrow, select, unbind, split, chunk --------------------------------------
 
-@register("narrow")
+@register("narrow", view=True)
 def narrow(input, dim, start, length):
     """The view of ``length`` elements from ``start`` along ``dim``."""
     d = input._data
@@ -508,7 +590,7 @@ def narrow(input, dim, start, length):
                       SliceBackward0)
 
 
-@register("select")
+@register("select", view=True)
 def select(input, dim, index):
     """The view at ``index`` along ``dim`` (that dimension removed)."""
     d = input._data
@@ -523,7 +605,7 @@ def select(input, dim, index):
     return basic_view(input, (slice(None),) * dim + (index, Ellipsis), SelectBackward0)
 
 
-@register("unbind")
+@register("unbind", view=True)
 def unbind(input, dim=0):
     """The views ``select(dim, i)`` for every ``i``."""
     d = input._data
@@ -540,7 +622,7 @@ def _split_at(input, dim, bounds):
                  for a, b in zip(bounds[:-1], bounds[1:]))
 
 
-@register("split")
+@register("split", view=True)
 def split(tensor, split_size_or_sections, dim=0):
     """Views of ``split_size`` along ``dim`` (the last may be smaller), or of the sizes in a
     list."""
@@ -569,20 +651,46 @@ def split(tensor, split_size_or_sections, dim=0):
     return _split_at(tensor, dim, [0, *np.cumsum(sizes).tolist()])
 
 
-@register("split_with_sizes")
+@register("split_with_sizes", view=True)
 def split_with_sizes(input, split_sizes, dim=0):
     """Views of the sizes in ``split_sizes`` along ``dim``."""
     return split(input, list(split_sizes), dim)
 
 
-@register("tensor_split")
-def tensor_split(input, indices_or_sections, dim=0):
-    """Views split into ``sections`` near-equal parts or at the ``indices`` along ``dim``."""
+def _split_spec(name, indices_or_sections, sections, indices, tensor_indices_or_sections=None):
+    """The one of PyTorch's overloads' arguments (``sections``, ``indices``,
+    ``tensor_indices_or_sections``; ``indices_or_sections`` positionally) that was given."""
+    given = [v for v in (indices_or_sections, sections, indices, tensor_indices_or_sections)
+             if v is not None]
+    if len(given) != 1:
+        raise TypeError(f"{name}() expects exactly one of 'sections' (an int), 'indices' (a "
+                        f"sequence of ints) or 'tensor_indices_or_sections' (a tensor), got "
+                        f"{len(given)}")
+    return given[0]
+
+
+@register("tensor_split", view=True)
+def tensor_split(input, indices_or_sections=None, dim=0, *, sections=None, indices=None,
+                 tensor_indices_or_sections=None):
+    """Views split into ``sections`` near-equal parts or at the ``indices`` along ``dim`` (a
+    tensor: a 0-d one is the number of sections, a 1-D one the indices). Part ``k`` is
+    ``input[indices[k-1]:indices[k]]``, empty where the indices descend."""
+    spec = _split_spec("tensor_split", indices_or_sections, sections, indices,
+                       tensor_indices_or_sections)
     d = input._data
+    if d.ndim == 0:
+        raise RuntimeError("tensor_split expected at least a 1-dimensional tensor, but got a "
+                           "tensor with 0 dims")
     dim = wrap_dim(dim, d.ndim)
     size = d.shape[dim]
-    spec = indices_or_sections
     if isinstance(spec, Tensor):
+        if spec._data.dtype != np.int64:
+            raise RuntimeError("tensor_split expected tensor_indices_or_sections to have dtype "
+                               f"of long, but got {_pretty(spec._data.dtype)}")
+        if spec._data.ndim > 1:
+            raise RuntimeError("tensor_split expected tensor_indices_or_sections to be a "
+                               "zero-dimensional or one-dimensional tensor, but got a tensor "
+                               f"with {spec._data.ndim} dims")
         spec = spec.tolist()
     if isinstance(spec, (int, np.integer)):
         n = int(spec)
@@ -591,13 +699,16 @@ def tensor_split(input, indices_or_sections, dim=0):
         q, r = divmod(size, n)
         sizes = [q + 1] * r + [q] * (n - r)
         return _split_at(input, dim, [0, *np.cumsum(sizes).tolist()])
+    # NumPy's array_split: consecutive indices bound each part (clamped into [0, size]; a
+    # part whose start lies past its end is empty)
     cuts = [min(max(int(i) + (size if int(i) < 0 else 0), 0), size) for i in spec]
     bounds = [0, *cuts, size]
-    bounds = [bounds[0]] + [max(b, a) for a, b in zip(bounds[:-1], bounds[1:])]
-    return _split_at(input, dim, bounds)
+    lead = (slice(None),) * dim
+    return tuple(basic_view(input, lead + (slice(a, max(a, b)), Ellipsis), SliceBackward0)
+                 for a, b in zip(bounds[:-1], bounds[1:]))
 
 
-@register("chunk")
+@register("chunk", view=True)
 def chunk(input, chunks, dim=0):
     """At most ``chunks`` views of ``ceil(size / chunks)`` along ``dim``."""
     if chunks <= 0:
@@ -621,22 +732,28 @@ def _sections(name, input, spec, dim, min_dim):
     return tensor_split(input, spec, dim)
 
 
-@register("hsplit", varargs=True)
-def hsplit(input, indices_or_sections):
-    """``tensor_split`` along dim 1 (dim 0 for 1-D tensors)."""
-    return _sections("hsplit", input, indices_or_sections, 1 if input._data.ndim > 1 else 0, 1)
+@register("hsplit", varargs=True, view=True)
+def hsplit(input, indices_or_sections=None, *, sections=None, indices=None):
+    """``tensor_split`` along dim 1 (dim 0 for 1-D tensors) into ``sections`` equal parts or
+    at ``indices``."""
+    spec = _split_spec("hsplit", indices_or_sections, sections, indices)
+    return _sections("hsplit", input, spec, 1 if input._data.ndim > 1 else 0, 1)
 
 
-@register("vsplit", varargs=True)
-def vsplit(input, indices_or_sections):
-    """``tensor_split`` along dim 0 of a tensor of at least 2 dims."""
-    return _sections("vsplit", input, indices_or_sections, 0, 2)
+@register("vsplit", varargs=True, view=True)
+def vsplit(input, indices_or_sections=None, *, sections=None, indices=None):
+    """``tensor_split`` along dim 0 of a tensor of at least 2 dims, into ``sections`` equal
+    parts or at ``indices``."""
+    return _sections("vsplit", input, _split_spec("vsplit", indices_or_sections, sections,
+                                                  indices), 0, 2)
 
 
-@register("dsplit", varargs=True)
-def dsplit(input, indices_or_sections):
-    """``tensor_split`` along dim 2 of a tensor of at least 3 dims."""
-    return _sections("dsplit", input, indices_or_sections, 2, 3)
+@register("dsplit", varargs=True, view=True)
+def dsplit(input, indices_or_sections=None, *, sections=None, indices=None):
+    """``tensor_split`` along dim 2 of a tensor of at least 3 dims, into ``sections`` equal
+    parts or at ``indices``."""
+    return _sections("dsplit", input, _split_spec("dsplit", indices_or_sections, sections,
+                                                  indices), 2, 3)
 
 
 # -- joins ---------------------------------------------------------------------------------
@@ -817,13 +934,13 @@ def _atleast(tensors, fix):
     return tuple(fix(t) for t in tensors)
 
 
-@register("atleast_1d", method=False)
+@register("atleast_1d", method=False, tags=("view_if_possible",))
 def atleast_1d(*tensors):
     """Each tensor with at least one dimension (0-D becomes shape ``[1]``)."""
     return _atleast(tensors, lambda t: reshape(t, (1,)) if t._data.ndim == 0 else t)
 
 
-@register("atleast_2d", method=False)
+@register("atleast_2d", method=False, tags=("view_if_possible",))
 def atleast_2d(*tensors):
     """Each tensor with at least two dimensions (new dims in front)."""
     def fix(t):
@@ -832,7 +949,7 @@ def atleast_2d(*tensors):
     return _atleast(tensors, fix)
 
 
-@register("atleast_3d", method=False)
+@register("atleast_3d", method=False, tags=("view_if_possible",))
 def atleast_3d(*tensors):
     """Each tensor with at least three dimensions (``[n]`` becomes ``[1, n, 1]``, ``[m, n]``
     becomes ``[m, n, 1]``)."""
@@ -1061,10 +1178,9 @@ def _diagonal_array(a, offset, d1, d2):
     keep = [k for k in range(a.ndim) if k != d1 and k != d2]
     shape = tuple(a.shape[k] for k in keep) + (length,)
     strides = tuple(a.strides[k] for k in keep) + (a.strides[d1] + a.strides[d2],)
-    xp = a.__array_namespace__()
-    if xp is np:
+    if a.__class__ is np.ndarray:
         return np.lib.stride_tricks.as_strided(a, shape, strides, writeable=a.flags.writeable)
-    return xp.lib.stride_tricks.as_strided(a, shape, strides)
+    return xp_of_array(a).lib.stride_tricks.as_strided(a, shape, strides)
 
 
 def _diag_dims(n, offset, dim1, dim2):
@@ -1082,7 +1198,7 @@ def _diagonal_bw(node, g):
 DiagonalBackward0 = make_node_class("DiagonalBackward0", _diagonal_bw)
 
 
-@register("diagonal")
+@register("diagonal", view=True)
 def diagonal(input, offset=0, dim1=0, dim2=1):
     """The view of the diagonal ``offset`` of dims ``dim1``/``dim2``, appended as the last
     dim."""
@@ -1222,6 +1338,8 @@ def diff(input, n=1, dim=-1, prepend=None, append=None):
                                "input")
         parts.append(extra)
     x = cat(parts, dim) if len(parts) > 1 else input
+    if n == 0 and x is input:  # a new tensor, as PyTorch gives
+        return _copy(input)
     is_bool = x._data.dtype.kind == "b"
     for _ in range(n):
         length = x._data.shape[dim]
@@ -1265,10 +1383,9 @@ def _unfold_array(a, dim, size, step):
     shape = a.shape[:dim] + (count,) + a.shape[dim + 1:] + (size,)
     strides = a.strides[:dim] + (a.strides[dim] * step,) + a.strides[dim + 1:] + \
         (a.strides[dim],)
-    xp = a.__array_namespace__()
-    if xp is np:
+    if a.__class__ is np.ndarray:
         return np.lib.stride_tricks.as_strided(a, shape, strides, writeable=a.flags.writeable)
-    return xp.lib.stride_tricks.as_strided(a, shape, strides)
+    return xp_of_array(a).lib.stride_tricks.as_strided(a, shape, strides)
 
 
 def _unfold_bw(node, g):
@@ -1346,7 +1463,7 @@ register_method("fill_diagonal_", _fill_diagonal_)
 
 # -- small views, copies and predicates ---------------------------------------------------
 
-@register("adjoint")
+@register("adjoint", view=True)
 def adjoint(input):
     """The conjugate transpose of the last two dims (a view; real dtypes only in Ember)."""
     nd = input._data.ndim
@@ -1372,17 +1489,18 @@ def _new_empty_strided(self, size, stride, *, dtype=None, layout=None, device=No
 
 
 register_method("new_empty_strided", _new_empty_strided)
-@register("resize_as_")
-def resize_as_(input, the_template):
-    """``resize_`` to ``the_template``'s shape."""
-    return _resize_(input, the_template._data.shape)
 
+
+@register("resize_as_", differentiable=False)
+def resize_as_(input, the_template, *, memory_format=None):
+    """``resize_`` to ``the_template``'s shape."""
+    return _resize_(input, the_template._data.shape, memory_format=memory_format)
 
 
 register_method("type_as", lambda self, other: self.type(other.type()))
 
 
-@register("is_same_size")
+@register("is_same_size", differentiable=False)
 def is_same_size(input, other):
     """Whether ``input`` and ``other`` have the same shape."""
     if not isinstance(other, Tensor):
@@ -1391,7 +1509,7 @@ def is_same_size(input, other):
     return input._data.shape == other._data.shape
 
 
-@register("is_inference")
+@register("is_inference", differentiable=False)
 def is_inference(input):
     """Whether ``input`` is an inference tensor: always False, as Ember's tensors carry no
     inference-mode flag (tensors made under ``inference_mode`` are ordinary tensors)."""
@@ -1442,21 +1560,21 @@ def _tri_indices(name, row, col, offset, dtype, device):
     return _make(xp_for(dev).asarray(np.stack([r, c]).astype(dt.np).reshape(2, -1)), dev)
 
 
-@register("tril_indices", method=False)
+@register("tril_indices", method=False, differentiable=False)
 def tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
     """The 2 x N coordinates of the lower triangle (on and below diagonal ``offset``) of a
     ``row`` x ``col`` matrix, in row-major order."""
     return _tri_indices("tril_indices", row, col, offset, dtype, device)
 
 
-@register("triu_indices", method=False)
+@register("triu_indices", method=False, differentiable=False)
 def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
     """The 2 x N coordinates of the upper triangle (on and above diagonal ``offset``) of a
     ``row`` x ``col`` matrix, in row-major order."""
     return _tri_indices("triu_indices", row, col, offset, dtype, device)
 
 
-@register("meshgrid", method=False)
+@register("meshgrid", method=False, view=True)
 def meshgrid(*tensors, indexing=None):
     """Coordinate grids of 0/1-D tensors (expanded views); ``indexing`` 'ij' (the default,
     with PyTorch's warning when not given) or 'xy' (the first two dims swapped)."""
@@ -1578,3 +1696,330 @@ def block_diag(*tensors):
         rows.append(cat(parts, 1) if len(parts) > 1 else m)
         before += w
     return cat(rows, 0)
+
+
+# -- in-place views: t_, transpose_, squeeze_, unsqueeze_ ---------------------------------------
+# The tensor itself takes the view's shape and strides (``views.inplace_view``); under autograd
+# its history continues with the view's backward, which PyTorch names ``...Backward1`` (and
+# ``SqueezeBackward3/4/5``) for the in-place forms.
+
+TBackward1 = make_node_class("TBackward1", _t_bw)
+TransposeBackward1 = make_node_class("TransposeBackward1", _transpose_bw)
+UnsqueezeBackward1 = make_node_class("UnsqueezeBackward1", _unsqueeze_bw)
+SqueezeBackward3 = make_node_class("SqueezeBackward3", _squeeze_bw)
+SqueezeBackward4 = make_node_class("SqueezeBackward4", _squeeze_bw)
+SqueezeBackward5 = make_node_class("SqueezeBackward5", _squeeze_bw)
+
+
+def _t_(self):
+    """``t()`` in place: ``self`` becomes its own transpose (at most 2 dims)."""
+    d = self._data
+    if d.ndim > 2:
+        raise RuntimeError(f"t_() expects a tensor with <= 2 dimensions, but self is {d.ndim}D")
+    return inplace_view(self, d.T, TBackward1, None, "t_")
+
+
+def _transpose_(self, dim0, dim1):
+    """``transpose(dim0, dim1)`` in place."""
+    d = self._data
+    n = d.ndim
+    d0, d1 = wrap_dim(dim0, n), wrap_dim(dim1, n)
+    if n < 2:
+        return inplace_view(self, d.view(), TransposeBackward1, (0, 0), "transpose_")
+    return inplace_view(self, d.swapaxes(d0, d1), TransposeBackward1, (d0, d1), "transpose_")
+
+
+def _swapaxes_(self, axis0, axis1):
+    """``swapaxes(axis0, axis1)`` in place (``transpose_``)."""
+    return _transpose_(self, axis0, axis1)
+
+
+def _swapdims_(self, dim0, dim1):
+    """``swapdims(dim0, dim1)`` in place (``transpose_``)."""
+    return _transpose_(self, dim0, dim1)
+
+
+def _squeeze_(self, dim=None):
+    """``squeeze(dim)`` in place: drop the size-one dims (of those in ``dim`` when given)."""
+    d = self._data
+    if dim is None:
+        node = SqueezeBackward3
+        axes = tuple(k for k, s in enumerate(d.shape) if s == 1)
+    else:
+        node = SqueezeBackward4 if isinstance(dim, (int, np.integer)) else SqueezeBackward5
+        axes = tuple(k for k in normalize_dims(dim, d.ndim) if d.shape[k] == 1)
+    arr = d.squeeze(axes) if axes else d.view()
+    return inplace_view(self, arr, node, d.shape, "squeeze_")
+
+
+def _unsqueeze_(self, dim):
+    """``unsqueeze(dim)`` in place: insert a size-one dim at ``dim``."""
+    d = self._data
+    dim = wrap_dim(dim, d.ndim + 1)
+    return inplace_view(self, xp_of(self).expand_dims(d, dim), UnsqueezeBackward1, dim,
+                        "unsqueeze_")
+
+
+register_method("t_", _t_)
+register_method("transpose_", _transpose_)
+register_method("swapaxes_", _swapaxes_)
+register_method("swapdims_", _swapdims_)
+register_method("squeeze_", _squeeze_, varargs=True)
+register_method("unsqueeze_", _unsqueeze_)
+
+
+# -- as_strided: views by storage geometry ----------------------------------------------------
+
+def _strided_geometry(input, size, stride, storage_offset):
+    """``(size, stride, offset)`` checked as PyTorch does (the offset defaults to the
+    input's own storage offset)."""
+    size, stride = _int_tuple(size), _int_tuple(stride)
+    if len(size) != len(stride):
+        raise RuntimeError("mismatch in length of strides and shape")
+    if any(n < 0 for n in size):
+        raise RuntimeError(f"Storage size calculation overflowed with sizes={_lst(size)} and "
+                           f"strides={_lst(stride)}")
+    if any(st < 0 for st in stride):
+        raise RuntimeError("as_strided: Negative strides are not supported at the moment, got "
+                           f"strides: {_lst(stride)}")
+    offset = input.storage_offset() if storage_offset is None else \
+        operator.index(storage_offset)
+    if offset < 0:
+        raise RuntimeError(f"Tensor: invalid storage offset {offset}")
+    return size, stride, offset
+
+
+def _strided_array(input, size, stride, offset):
+    """The array over ``input``'s storage with the geometry (PyTorch's error when it does not
+    fit in the storage)."""
+    from .._storage import storage_of
+
+    storage = storage_of(input)
+    item = input._data.itemsize
+    need = 0 if 0 in size else \
+        (offset + sum((n - 1) * st for n, st in zip(size, stride)) + 1) * item
+    have = storage.nbytes()
+    if need > have:
+        raise RuntimeError(f"setStorage: sizes {_lst(size)}, strides {_lst(stride)}, storage "
+                           f"offset {offset}, and itemsize {item} requiring a storage size of "
+                           f"{need} are out of bounds for storage of size {have}")
+    return storage._typed(input._data.dtype, offset, size, stride)
+
+
+def _geometry(t):
+    return t._data.shape, t.stride(), t.storage_offset()
+
+
+def _strided_grad(g, in_geom, out_geom):
+    """The gradient of the input (``in_geom``) of a strided view (``out_geom``), geometries
+    in storage elements: ``g`` is summed into the storage, then read back at the input's
+    positions (divided by how often an overlapping input reads each position)."""
+    from .._factory import zeros
+
+    xp = xp_of(g)
+    in_shape = in_geom[0]
+    p_in = storage_positions(*in_geom, xp)
+    p_out = storage_positions(*out_geom, xp)
+    if p_in.size == 0 or p_out.size == 0:
+        return zeros(in_shape, dtype=g.dtype, device=g._device)
+    lo = min(int(p_in.min()), int(p_out.min()))
+    n = max(int(p_in.max()), int(p_out.max())) - lo + 1
+    p_in, p_out = p_in - lo, p_out - lo
+    flat = zeros(n, dtype=g.dtype, device=g._device)
+    flat = flat.index_add(0, _make(p_out, g._device), g.reshape(-1))
+    gin = flat.index_select(0, _make(p_in, g._device))
+    counts = xp.bincount(p_in, minlength=n)[p_in]
+    if bool((counts > 1).any()):
+        gin = gin / _make(counts.astype(g._data.dtype), g._device)
+    return gin.reshape(in_shape)
+
+
+def _as_strided_bw(node, g):
+    in_geom, out_geom = node.ctx
+    return (_strided_grad(g, in_geom, out_geom),)
+
+
+AsStridedBackward0 = make_node_class("AsStridedBackward0", _as_strided_bw)
+AsStridedBackward1 = make_node_class("AsStridedBackward1", _as_strided_bw)
+
+
+def as_strided_(input, size, stride, storage_offset=None):
+    """``as_strided`` in place: ``input`` takes the geometry ``size``/``stride`` (in elements)
+    at ``storage_offset`` of its storage."""
+    size, stride, offset = _strided_geometry(input, size, stride, storage_offset)
+    arr = _strided_array(input, size, stride, offset)
+    ctx = None
+    if input.requires_grad and GRAD.enabled:
+        ctx = (_geometry(input), (size, stride, offset))
+    return inplace_view(input, arr, AsStridedBackward1, ctx, "as_strided_")
+
+
+@register("as_strided", inplace=as_strided_, view=True)
+def as_strided(input, size, stride, storage_offset=None):
+    """The view of ``input``'s storage with shape ``size`` and ``stride`` (in elements) from
+    element ``storage_offset`` of the storage (default: ``input``'s own offset).
+
+    Elements may overlap; the storage is the whole memory ``input`` shares with its base, so
+    the view can reach elements ``input`` does not show. Prefer ``view``, ``expand``,
+    ``unfold``, ... where they fit.
+    """
+    size, stride, offset = _strided_geometry(input, size, stride, storage_offset)
+    arr = _strided_array(input, size, stride, offset)
+    ctx = None
+    if input.requires_grad and GRAD.enabled:
+        ctx = (_geometry(input), (size, stride, offset))
+    out = make_view(input, arr, AsStridedBackward0, ctx)
+    extra = out._extra_dict()
+    extra["view_fn"] = StridedReplay(size, stride, offset)
+    extra["strided"] = True
+    return out
+
+
+def _clone_preserve_strides(input):
+    """A copy of ``input``'s whole storage, viewed with ``input``'s geometry (a contiguous
+    copy when ``input`` overlaps itself), as ``as_strided_scatter`` starts from in PyTorch."""
+    from .._storage import UntypedStorage, storage_of
+
+    d = input._data
+    if any(st == 0 and n > 1 for n, st in zip(d.shape, d.strides)):
+        return _make(d.copy(), input._device)
+    storage = UntypedStorage._over(storage_of(input)._bytes().copy(), input._device)
+    out = _make(storage._typed(d.dtype, input.storage_offset(), d.shape, input.stride()),
+                input._device)
+    out._extra = {"storage": storage}
+    return out
+
+
+def _as_strided_scatter_bw(node, g):
+    from .._factory import zeros
+
+    in_geom, region, src_dtype = node.ctx
+    xp = xp_of(g)
+    p_in = storage_positions(*in_geom, xp)
+    p_reg = storage_positions(*region, xp)
+    if p_in.size == 0 or p_reg.size == 0:
+        gi = g if node.needs_grad(0) else None
+        gs = zeros(region[0], dtype=src_dtype, device=g._device) if node.needs_grad(1) else None
+        return gi, gs
+    lo = min(int(p_in.min()), int(p_reg.min()))
+    n = max(int(p_in.max()), int(p_reg.max())) - lo + 1
+    p_in, p_reg = p_in - lo, p_reg - lo
+    gi = gs = None
+    if node.needs_grad(0):  # the input's elements that the region overwrote get nothing
+        written = xp.zeros(n, dtype=bool)
+        written[p_reg] = True
+        keep = (~written[p_in]).reshape(in_geom[0]).astype(g._data.dtype)
+        gi = g * _make(keep, g._device)
+    if node.needs_grad(1):  # the region reads the output's elements at its positions
+        flat = zeros(n, dtype=g.dtype, device=g._device)
+        flat = flat.index_add(0, _make(p_in, g._device), g.reshape(-1))
+        gs = flat.index_select(0, _make(p_reg, g._device)).reshape(region[0])
+        if gs.dtype is not src_dtype:
+            gs = cast_to(gs, None, src_dtype, False)
+    return gi, gs
+
+
+AsStridedScatterBackward0 = make_node_class("AsStridedScatterBackward0", _as_strided_scatter_bw)
+
+
+@register("as_strided_scatter")
+def as_strided_scatter(input, src, size, stride, storage_offset=None):
+    """A copy of ``input`` (of its whole storage, keeping its geometry) whose
+    ``as_strided(size, stride, storage_offset)`` region holds ``src``."""
+    if not isinstance(src, Tensor):
+        raise TypeError(f"as_strided_scatter(): argument 'src' (position 2) must be Tensor, "
+                        f"not {type(src).__name__}")
+    check_same_device(input, src)
+    if input.requires_grad and not input._data.flags.c_contiguous:
+        raise RuntimeError("!self.requires_grad() || self.is_contiguous() INTERNAL ASSERT "
+                           "FAILED: as_strided_scatter is currently only supported for "
+                           "contiguous inputs")
+    out = _clone_preserve_strides(input)
+    size, stride, offset = _strided_geometry(out, size, stride, storage_offset)
+    region = _strided_array(out, size, stride, offset)
+    if tuple(src._data.shape) != size:
+        raise RuntimeError("expected src to have a size equal to the slice of self. src size = "
+                           f"{_lst(src._data.shape)}, slice size = {_lst(size)}")
+    sd = src._data
+    region[...] = sd if sd.dtype == region.dtype else sd.astype(region.dtype)
+    if GRAD.enabled and (input.requires_grad or src.requires_grad):
+        record(AsStridedScatterBackward0, out, (input, src), (),
+               (_geometry(out), (size, stride, offset), src.dtype))
+    return out
+
+
+# -- unsafe_split / unsafe_chunk: split without view tracking ----------------------------------
+
+def _unsafe_split_bw(node, grads):
+    from .._factory import zeros
+
+    dim, shapes, dtype = node.ctx
+    if node._n_out == 1:
+        grads = [grads]
+    parts = [g if g is not None else zeros(shape, dtype=dtype, device=node.device)
+             for g, shape in zip(grads, shapes)]
+    return (cat(parts, dim),)
+
+
+UnsafeSplitBackward0 = make_node_class("UnsafeSplitBackward0", _unsafe_split_bw)
+UnsafeSplitWithSizesBackward0 = make_node_class("UnsafeSplitWithSizesBackward0",
+                                                _unsafe_split_bw)
+
+
+def _unsafe(input, views, dim, node_cls):
+    """The arrays of ``views`` as tensors that share ``input``'s memory and storage but not
+    its version counter, with one multi-output node (PyTorch's ``unsafe_*`` ops)."""
+    from .._storage import storage_of
+
+    storage = storage_of(input)
+    outs = []
+    for v in views:
+        o = _make(v._data, input._device)
+        o._extra = {"storage": storage}
+        outs.append(o)
+    if outs and input.requires_grad and GRAD.enabled:
+        dim = wrap_dim(dim, input._data.ndim)
+        record(node_cls, outs[0], (input,), (),
+               (dim, tuple(o._data.shape for o in outs), input.dtype))
+        node = outs[0].grad_fn
+        if len(outs) > 1:
+            node._n_out = len(outs)
+        for i, o in enumerate(outs[1:], 1):
+            o.requires_grad = True
+            o.grad_fn = node
+            o._nr = i
+    return tuple(outs)
+
+
+def _no_grad_views(fn, *args):
+    prev = GRAD.enabled
+    GRAD.enabled = False
+    try:
+        return fn(*args)
+    finally:
+        GRAD.enabled = prev
+
+
+@register("unsafe_split")
+def unsafe_split(tensor, split_size, dim=0):
+    """``split(tensor, split_size, dim)`` whose parts are not views: in-place changes to them
+    are not checked against the input (see PyTorch's warning)."""
+    if not isinstance(split_size, (int, np.integer)) or isinstance(split_size, bool):
+        raise TypeError("unsafe_split(): argument 'split_size' (position 2) must be int, not "
+                        f"{type(split_size).__name__}")
+    return _unsafe(tensor, _no_grad_views(split, tensor, split_size, dim), dim,
+                   UnsafeSplitBackward0)
+
+
+@register("unsafe_split_with_sizes")
+def unsafe_split_with_sizes(input, split_sizes, dim=0):
+    """``split_with_sizes`` whose parts are not views (see ``unsafe_split``)."""
+    return _unsafe(input, _no_grad_views(split, input, list(split_sizes), dim), dim,
+                   UnsafeSplitWithSizesBackward0)
+
+
+@register("unsafe_chunk")
+def unsafe_chunk(input, chunks, dim=0):
+    """``chunk`` whose parts are not views (see ``unsafe_split``)."""
+    return _unsafe(input, _no_grad_views(chunk, input, chunks, dim), dim,
+                   UnsafeSplitBackward0)

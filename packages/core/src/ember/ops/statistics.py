@@ -1,18 +1,23 @@
-"""Counting and statistics: bincount, histc (not differentiable), cov and corrcoef (composed
-of Tensor ops, so their gradients of every order come from those ops)."""
+"""Counting and statistics: bincount, histc, histogram and histogramdd (not differentiable),
+cov and corrcoef (composed of Tensor ops, so their gradients of every order come from those
+ops)."""
 
 from __future__ import annotations
 
+import builtins
 import warnings
 
 import numpy as np
 
 from .. import _dtype
+from .. import return_types as _return_types
 from .._tensor import Tensor, _make
-from ._core import _pretty, xp_of
+from ..autograd.grad_mode import GRAD
+from ..autograd.graph import make_node_class, record
+from ._core import _pretty, accepts_out, check_same_device, xp_of
 from .registry import register
 
-__all__ = ["bincount", "histc", "cov", "corrcoef"]
+__all__ = ["bincount", "histc", "histogram", "histogramdd", "cov", "corrcoef"]
 
 
 @register("bincount", differentiable=False)
@@ -47,7 +52,7 @@ def _suffix(arr) -> str:
 
 
 @register("histc", differentiable=False)
-def histc(input, bins=100, min=0, max=0):  # noqa: A002 - PyTorch's names
+def histc(input, bins=100, min=0, max=0):  # PyTorch's names
     """A histogram of ``bins`` equal bins over ``[min, max]`` (the data's range when both are
     0; values outside are ignored, ``max`` goes into the last bin). Floats only."""
     d = input._data
@@ -78,6 +83,243 @@ def histc(input, bins=100, min=0, max=0):  # noqa: A002 - PyTorch's names
 
 def _c_float(v: float) -> str:
     return "-nan" if v != v else str(v)
+
+
+# -- histogram, histogramdd --------------------------------------------------------------------
+
+def _no_derivative_bw(node, grad):
+    raise RuntimeError(f"derivative for aten::{node.ctx} is not implemented")
+
+
+NoDerivative = make_node_class("NotImplemented", _no_derivative_bw)
+
+
+def record_no_derivative(out: Tensor, inputs, aten_name: str) -> Tensor:
+    """PyTorch's ``NotImplemented`` grad_fn: ``out`` requires grad when an input does, and a
+    backward through it raises ``derivative for aten::<aten_name> is not implemented``."""
+    if GRAD.enabled and any(t is not None and t.requires_grad for t in inputs):
+        record(NoDerivative, out, tuple(inputs), (), aten_name)
+    return out
+
+
+_CPP_DTYPE = {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long int",
+              "int32": "int", "int16": "short int", "int8": "signed char",
+              "uint8": "unsigned char", "bool": "bool"}
+
+
+def _cpp(arr) -> str:
+    return _CPP_DTYPE.get(arr.dtype.name, arr.dtype.name)
+
+
+def _lst(shape) -> str:
+    return "[" + ", ".join(str(n) for n in shape) + "]"
+
+
+def _check_bin_count(n, dim: int, fname: str = "histogramdd") -> int:
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
+        what = "int or Tensor" if fname == "histogram" else \
+            "int, a sequence of ints or a sequence of Tensors"
+        raise TypeError(f"{fname}(): argument 'bins' must be {what}, not {type(n).__name__}")
+    if n <= 0:
+        raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {n} for dimension {dim}")
+    return int(n)
+
+
+def _outer_edges(points, n_dims: int, range_):
+    """PyTorch's leftmost and rightmost edge per dimension: ``range_`` (2 per dimension), else
+    the data's min and max (0 and 1 for no data); an empty range widens by 0.5 each way."""
+    if range_ is not None:
+        range_ = [float(v) for v in range_]
+        if len(range_) != 2 * n_dims:
+            raise RuntimeError(f"torch.histogramdd: for a {n_dims}-dimensional histogram range "
+                               f"should have {2 * n_dims} elements, but got {len(range_)}")
+        lo, hi = range_[0::2], range_[1::2]
+    elif points.size:
+        lo = [float(v) for v in points.min(0).tolist()]
+        hi = [float(v) for v in points.max(0).tolist()]
+    else:
+        lo, hi = [0.0] * n_dims, [1.0] * n_dims
+    for d in range(n_dims):
+        if not (np.isfinite(lo[d]) and np.isfinite(hi[d])):
+            raise RuntimeError(f"torch.histogramdd: dimension {d}'s range [{lo[d]:g}, "
+                               f"{hi[d]:g}] is not finite")
+        if lo[d] > hi[d]:
+            raise RuntimeError("torch.histogramdd: min should not exceed max, but got min "
+                               f"{lo[d]:g} max {hi[d]:g} for dimension {d}")
+        if lo[d] == hi[d]:
+            lo[d] -= 0.5
+            hi[d] += 0.5
+    return lo, hi
+
+
+def _check_edge_tensors(input, edges) -> list:
+    d = input._data
+    n_dims = d.shape[-1]
+    if len(edges) != n_dims:
+        raise RuntimeError(f"torch.histogramdd: expected {n_dims} sequences of bin edges for a "
+                           f"{n_dims}-dimensional histogram but got {len(edges)}")
+    arrays = []
+    for k, e in enumerate(edges):
+        if not isinstance(e, Tensor):
+            raise TypeError("histogramdd(): argument 'bins' must be a sequence of Tensors, but "
+                            f"element {k} is {type(e).__name__}")
+        check_same_device(input, e)
+        a = e._data
+        if a.dtype != d.dtype:
+            raise RuntimeError("torch.histogramdd: input tensor and bins tensors should have the "
+                               f"same dtype, but got input with dtype {_cpp(d)} and bins for "
+                               f"dimension {k} with dtype {_cpp(a)}")
+        if a.ndim != 1:
+            raise RuntimeError("torch.histogramdd: bins tensor should have one dimension, but got "
+                               f"{a.ndim} dimensions in the bins tensor for dimension {k}")
+        if a.size == 0:
+            raise RuntimeError("torch.histogramdd: bins tensor should have at least 1 element, "
+                               f"but got 0 elements in the bins tensor for dimension {k}")
+        _check_bin_count(a.size - 1, k)
+        arrays.append(a.copy())
+    return arrays
+
+
+def _check_hist_weight(points_shape, input, weight):
+    if weight is None:
+        return None
+    if not isinstance(weight, Tensor):
+        raise TypeError(f"histogram(): argument 'weight' must be Tensor, not "
+                        f"{type(weight).__name__}")
+    check_same_device(input, weight)
+    w = weight._data
+    if w.dtype != input._data.dtype:
+        raise RuntimeError("torch.histogramdd: if weight tensor is provided, input tensor and "
+                           f"weight tensor should have the same dtype, but got "
+                           f"input({_cpp(input._data)}), and weight({_cpp(w)})")
+    if (w.shape or (1,)) != points_shape[:-1]:
+        raise RuntimeError("torch.histogramdd: if weight tensor is provided it should have the "
+                           "same shape as the input tensor excluding its innermost dimension, "
+                           f"but got input with shape {_lst(points_shape)} and weight with "
+                           f"shape {_lst(w.shape)}")
+    return w.reshape(-1)
+
+
+def _histogramdd_arrays(points, edges, w, density, xp):
+    """Counts (or summed weights) of the rows of ``points`` (M, N) in the bins between the
+    N 1-D arrays ``edges``: each bin holds its left edge, the last one its right edge too."""
+    m, n_dims = points.shape
+    counts = [e.shape[0] - 1 for e in edges]
+    keep = xp.ones(m, dtype=bool)
+    flat = xp.zeros(m, dtype=np.int64)
+    for d, e in enumerate(edges):
+        col = points[:, d]
+        keep &= (col >= e[0]) & (col <= e[-1])  # NaN fails both
+        pos = xp.searchsorted(e, col, side="right") - 1
+        flat = flat * counts[d] + xp.clip(pos, 0, counts[d] - 1)
+    total = int(np.prod(counts))
+    weights = None if w is None else w[keep].astype(np.float64)
+    hist = xp.bincount(flat[keep], weights=weights, minlength=total)[:total]
+    hist = hist.astype(points.dtype).reshape(counts)
+    if density:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            hist = hist / hist.sum()
+            for d, e in enumerate(edges):
+                shape = [1] * n_dims
+                shape[d] = counts[d]
+                hist = hist / (e[1:] - e[:-1]).reshape(shape)
+    return hist.astype(points.dtype, copy=False)
+
+
+def _histogramdd_impl(input, edge_spec, range_, weight, density, points_shape):
+    d = input._data
+    if d.dtype.kind != "f" or d.dtype == np.float16:
+        raise NotImplementedError(f'"histogramdd" not implemented for \'{_pretty(d.dtype)}\'')
+    points = d.reshape(-1, points_shape[-1])
+    n_dims = points.shape[1]
+    xp = xp_of(input)
+    if not isinstance(edge_spec[0], int):  # arrays of edges, not bin counts
+        edges = edge_spec
+    else:
+        lo, hi = _outer_edges(points, n_dims, range_)
+        from .._factory import _spaced
+
+        dt = _dtype.FROM_NP[d.dtype]
+        edges = [_spaced(lo[k], hi[k], n + 1, dt, xp).astype(d.dtype, copy=False)
+                 for k, n in enumerate(edge_spec)]
+    w = _check_hist_weight(points_shape, input, weight)
+    hist = _histogramdd_arrays(points, edges, w, density, xp)
+    dev = input._device
+    return _make(hist, dev), tuple(_make(e, dev) for e in edges)
+
+
+def _no_histogram_derivative(hist, edges, inputs, hist_name, edges_name):
+    return (record_no_derivative(hist, inputs, hist_name),
+            tuple(record_no_derivative(e, inputs, edges_name) for e in edges))
+
+
+def histogram(input, bins=100, *, range=None, weight=None, density=False):
+    """A histogram of the values of ``input`` (any shape): ``bins`` equal-width bins over
+    ``range`` (default: the data's min and max), or the bin edges given as a 1-D tensor.
+    Returns ``(hist, bin_edges)``; with ``density`` the histogram integrates to 1."""
+    if isinstance(bins, Tensor):
+        if range is not None:
+            raise TypeError("histogram() received an invalid combination of arguments - got "
+                            "(Tensor, Tensor, range=tuple), but expected one of:\n"
+                            " * (Tensor input, Tensor bins, *, Tensor weight = None, bool "
+                            "density = False, tuple of Tensors out = None)\n"
+                            " * (Tensor input, int bins = 100, *, tuple of floats range = None, "
+                            "Tensor weight = None, bool density = False, tuple of Tensors out = "
+                            "None)\n")
+        spec = bins
+    else:
+        spec = [_check_bin_count(bins, 0, "histogram")]
+    points = input.reshape(-1, 1)
+    if isinstance(spec, Tensor):
+        spec = _check_edge_tensors(points, [spec])
+    if weight is not None and isinstance(weight, Tensor):
+        weight = weight.reshape(-1)
+    hist, edges = _histogramdd_impl(points, spec, range, weight, density,
+                                    points._data.shape)
+    inputs = (input, weight, bins if isinstance(bins, Tensor) else None)
+    hist, edges = _no_histogram_derivative(hist, edges, inputs, "histogram", "histogram")
+    return _return_types.histogram(hist, edges[0])
+
+
+histogram = register("histogram", differentiable=False)(accepts_out(histogram))
+
+
+@register("histogramdd", method=False, differentiable=False)
+def histogramdd(input, bins, *, range=None, weight=None, density=False):
+    """A histogram of the N-dimensional points in the rows of ``input`` (``(..., N)``).
+    ``bins``: an int for every dimension, N ints, or N 1-D tensors of bin edges. Returns
+    ``(hist, bin_edges)`` with an N-dimensional ``hist`` and a tuple of N edge tensors."""
+    d = input._data
+    if d.ndim < 2:
+        raise RuntimeError("torch.histogramdd: input tensor should have at least 2 dimensions")
+    n_dims = d.shape[-1]
+    if isinstance(bins, (int, np.integer)) and not isinstance(bins, bool):
+        spec = [_check_bin_count(bins, k) for k in builtins.range(n_dims)]
+    elif isinstance(bins, Tensor):
+        raise TypeError("histogramdd(): argument 'bins' must be int, a sequence of ints or a "
+                        "sequence of Tensors, not Tensor")
+    else:
+        bins = list(bins)
+        if bins and all(isinstance(b, Tensor) for b in bins):
+            spec = _check_edge_tensors(input, bins)
+        else:
+            if len(bins) != n_dims:
+                raise RuntimeError("histogramdd: The size of bins must be equal to the innermost "
+                                   "dimension of the input.")
+            spec = [_check_bin_count(b, k) for k, b in enumerate(bins)]
+    if n_dims == 0:
+        return _return_types.histogramdd(_make(xp_of(input).zeros((), dtype=d.dtype),
+                                               input._device), ())
+    hist, edges = _histogramdd_impl(input, spec, range, weight, density, d.shape)
+    if isinstance(spec[0], int):
+        names = ("_histogramdd_from_bin_cts", "_histogramdd_bin_edges")
+        inputs = (input, weight)
+    else:
+        names = ("_histogramdd_from_bin_tensors", "_histogramdd_from_bin_tensors")
+        inputs = (input, weight, *bins)
+    hist, edges = _no_histogram_derivative(hist, edges, inputs, *names)
+    return _return_types.histogramdd(hist, edges)
+
 
 
 def _check_weights(w, label, integral, n):

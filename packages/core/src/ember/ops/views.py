@@ -7,15 +7,24 @@ views on the root (``view_fn(root) -> view``). An in-place op on a view that tak
 autograd overwrites the view's memory and then calls ``copy_slices``: the base gets a
 ``CopySlices`` node, whose backward routes the gradient of the view's region through the
 in-place op's own backward and the rest of the base's gradient to the base's old history.
+
+Some views are defined by storage geometry rather than by a chain of ops: ``as_strided``, and
+a view reshaped in place (``v.t_()``, ``v.squeeze_()``), whose chain becomes a
+``StridedReplay`` as in PyTorch. A chain can also stop replaying its view when the root itself
+changed shape in place (``root.t_()``, ``root.set_(...)``). ``copy_slices`` routes such a
+view's gradient through the elements of the base it covers (``logical_index``) instead.
 """
 
 from __future__ import annotations
 
-from .._tensor import Tensor, _make
+import numpy as np
+
+from .._tensor import Tensor, _address, _make
 from ..autograd.grad_mode import GRAD
 from ..autograd.graph import edge, make_node_class, new_node, record
 
-__all__ = ["make_view", "copy_slices", "view_fn_of"]
+__all__ = ["make_view", "copy_slices", "view_fn_of", "inplace_view", "StridedReplay",
+           "storage_positions", "logical_index"]
 
 
 def make_view(input: Tensor, array, node_cls=None, ctx=None, view_fn=None) -> Tensor:
@@ -30,17 +39,20 @@ def make_view(input: Tensor, array, node_cls=None, ctx=None, view_fn=None) -> Te
     if base is None:
         root = input
         chain = view_fn
+        strided = False
     else:
         root = base
-        prev = _view_chain(input)
+        extra = input._extra
+        prev = extra.get("view_fn") if extra else None
         chain = None if prev is None or view_fn is None else _compose(prev, view_fn)
+        strided = chain is not None and extra.get("strided", False)
     vc = getattr(root, "_vc", None)
     if vc is None:
         vc = root._vc = [0]
     out._vc = vc
     out._base = root
     if chain is not None:
-        out._extra = {"view_fn": chain}
+        out._extra = {"view_fn": chain, "strided": True} if strided else {"view_fn": chain}
     if node_cls is not None and input.requires_grad and GRAD.enabled:
         record(node_cls, out, (input,), (), ctx)
     return out
@@ -84,7 +96,7 @@ def _copy_slices_bw(node, grad):
     # in-place result with respect to the view's old value
     from .indexing import scatter_by
 
-    view_fn, result_node = node.ctx
+    view_fn, result_node, spec = node.ctx
     grads_view = (None,)
     if result_node is not None:
         if result_node.versions is not None:
@@ -93,8 +105,9 @@ def _copy_slices_bw(node, grad):
         if not isinstance(grads_view, tuple):
             grads_view = (grads_view,)
     first = grads_view[0]
-    g_base = scatter_by(grad, ViewFnIndex(view_fn, grad._device),
-                        0 if first is None else first, False)
+    if spec is None:
+        spec = ViewFnIndex(view_fn, grad._device)
+    g_base = scatter_by(grad, spec, 0 if first is None else first, False)
     return (g_base, *grads_view[1:])
 
 
@@ -115,6 +128,15 @@ def copy_slices(base: Tensor, view: Tensor, result: Tensor) -> None:
         raise RuntimeError("a view of a tensor that requires grad was modified in place, but "
                            "the view cannot be replayed on its base (it was created in no_grad "
                            "mode or by an op that does not record its view function)")
+    spec = replay = None
+    vextra = view._extra
+    if (vextra and vextra.get("strided")) or (
+            base._extra and base._extra.get("geom") and not _replays(view_fn, base, view)):
+        # a view given by storage geometry: the base's gradient flows through the elements
+        # of the base that the view covers
+        replay = StridedReplay.of(view)
+        spec = logical_index(base, view)
+        view_fn = spec.tget
     rnode = result.grad_fn
     old_base = _make(base._data, base._device)
     old_base.requires_grad = base.requires_grad
@@ -127,14 +149,135 @@ def copy_slices(base: Tensor, view: Tensor, result: Tensor) -> None:
     node.next_functions = (edge(old_base), *others)
     node.saved = ()
     node.versions = None
-    node.ctx = (view_fn, rnode)
+    node.ctx = (view_fn, rnode, spec)
     node.device = base._device
     base.grad_fn = node
     base.requires_grad = True
     if nr:
         base._nr = 0
     # the view now reads from the rewritten base
+    if replay is not None:
+        vextra = view._extra_dict()
+        vextra["view_fn"] = replay
+        vextra["strided"] = True
+        view_fn = replay
     fresh = view_fn(base)
     view.grad_fn = fresh.grad_fn
     view.requires_grad = True
     view._nr = getattr(fresh, "_nr", 0)
+
+
+def _replays(view_fn, base, view) -> bool:
+    """Whether ``view_fn(base)`` still gives ``view``'s geometry (the root may have changed
+    shape in place since the chain was recorded)."""
+    prev = GRAD.enabled
+    GRAD.enabled = False
+    try:
+        a = view_fn(base)._data
+    except Exception:
+        return False
+    finally:
+        GRAD.enabled = prev
+    b = view._data
+    return a.shape == b.shape and a.strides == b.strides and _address(a) == _address(b)
+
+
+class StridedReplay:
+    """The ``view_fn`` of a view given by storage geometry: ``as_strided(base, size, stride,
+    storage_offset)`` on the root (the offset counts from the root's storage)."""
+
+    __slots__ = ("size", "stride", "offset")
+
+    def __init__(self, size, stride, offset):
+        self.size, self.stride, self.offset = tuple(size), tuple(stride), int(offset)
+
+    @classmethod
+    def of(cls, t: Tensor) -> StridedReplay:
+        """The replay of ``t``'s current geometry."""
+        return cls(t._data.shape, t.stride(), t.storage_offset())
+
+    def __call__(self, base):
+        from .shape import as_strided
+
+        return as_strided(base, self.size, self.stride, self.offset)
+
+
+def storage_positions(size, stride, offset, xp):
+    """The storage positions (in elements) of a geometry's elements, flat in C order."""
+    p = xp.zeros((), dtype=np.int64) + int(offset)
+    for n, st in zip(size, stride):
+        p = p[..., None] + xp.arange(n, dtype=np.int64) * int(st)
+    return p.reshape(-1)
+
+
+def logical_index(base: Tensor, view: Tensor):
+    """An index spec (``indexing.AdvancedIndex``) selecting, for each element of ``view``, the
+    element of ``base`` at the same storage position."""
+    from ._core import xp_of
+    from .indexing import AdvancedIndex
+
+    xp = xp_of(base)
+    bd = base._data
+    if bd.ndim == 0:
+        raise RuntimeError("an in-place change to a strided view of a 0-dim tensor that "
+                           "requires grad is not supported")
+    p_base = storage_positions(bd.shape, base.stride(), base.storage_offset(), xp)
+    p_view = storage_positions(view._data.shape, view.stride(), view.storage_offset(), xp)
+    if p_base.size == 0 or p_view.size == 0:
+        flat = xp.zeros(p_view.shape, dtype=np.int64)
+    else:
+        lo = int(p_base.min())
+        n = int(p_base.max()) - lo + 1
+        where = xp.full((n,), -1, dtype=np.int64)
+        where[p_base - lo] = xp.arange(p_base.size, dtype=np.int64)
+        rel = p_view - lo
+        inside = (rel >= 0) & (rel < n)
+        flat = xp.where(inside, where[xp.clip(rel, 0, n - 1)], -1)
+        if bool((flat < 0).any()):
+            raise RuntimeError("a view that reaches memory outside its base was modified in "
+                               "place while its base requires grad; its gradient cannot be "
+                               "routed to the base")
+    idx = xp.unravel_index(flat.reshape(view._data.shape), bd.shape)
+    return AdvancedIndex((), tuple(idx))
+
+
+def inplace_view(self: Tensor, array, node_cls, ctx, name: str) -> Tensor:
+    """Give ``self`` the geometry of ``array`` (a view of its own memory) in place: the
+    in-place form of a view op (``t_``, ``squeeze_``, ``as_strided_``, ...).
+
+    The memory and the version counter stay; the version is bumped. Under autograd ``self``'s
+    history becomes ``node_cls`` (the view op's backward, ``ctx`` its context) after its old
+    one; a leaf that requires grad, or a view of one, raises PyTorch's error. A view keeps its
+    base, its replay becoming storage geometry (``StridedReplay``) as in PyTorch; a root
+    remembers its storage, and that views made of it before may no longer replay.
+    """
+    from .._storage import storage_of
+    from ._core import check_inplace_autograd
+
+    grad = GRAD.enabled
+    if grad:
+        check_inplace_autograd(self, name)
+    track = grad and self.requires_grad
+    old = None
+    if track:
+        old = _make(self._data, self._device)
+        old.requires_grad = True
+        old.grad_fn = self.grad_fn
+        nr = self._nr
+        if nr:
+            old._nr = nr
+    if self._base is not None:
+        self._data = array
+        extra = self._extra_dict()
+        extra["view_fn"] = StridedReplay.of(self)
+        extra["strided"] = True
+    else:
+        storage_of(self)  # the storage stays when the array moves inside it
+        self._data = array
+        self._extra_dict()["geom"] = True
+    if track:
+        record(node_cls, self, (old,), (), ctx)
+        if self._nr:
+            self._nr = 0
+    self._bump_version()
+    return self

@@ -30,14 +30,20 @@ import numpy as np
 
 from . import _legacy, _location, _pickle, _safe_globals, _scan, _unpickler, _zip
 from ._location import restore_location as default_restore_location
-from ._pickle import ALLOWED_GLOBALS, UNSAFE_MESSAGE, Storage, StorageType
+from ._pickle import (
+    ALLOWED_GLOBALS,
+    UNSAFE_MESSAGE,
+    Storage,
+    StorageType,
+    register_parameter_class,
+)
 from ._safe_globals import add_safe_globals, clear_safe_globals, get_safe_globals, safe_globals
 
 __all__ = ["save", "load", "Storage", "StorageType", "ALLOWED_GLOBALS", "DEFAULT_PROTOCOL",
            "UNSAFE_MESSAGE", "add_safe_globals", "clear_safe_globals", "get_safe_globals",
            "safe_globals", "get_unsafe_globals_in_checkpoint", "LoadEndianness",
            "get_default_load_endianness", "set_default_load_endianness",
-           "default_restore_location", "atomic_write", "atomic_path"]
+           "default_restore_location", "atomic_write", "atomic_path", "register_parameter_class"]
 
 DEFAULT_PROTOCOL = 2
 

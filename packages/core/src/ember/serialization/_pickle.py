@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import codecs
 import collections
-import importlib
 import pickle
 import types
 
@@ -64,11 +63,22 @@ class StorageRef:
         self.key, self.dtype, self.location, self.array = key, dtype, location, array
 
 
+#: the class PyTorch's ``torch.nn.parameter.Parameter`` maps to (ember-nn registers its
+#: ``Parameter`` at import; core never imports ember-nn)
+_PARAMETER_CLASS: list = [None]
+
+
+def register_parameter_class(cls) -> None:
+    """Make ``cls`` (a ``Tensor`` subclass) the class that checkpoints' parameters load as and
+    that is saved as PyTorch's ``torch._utils._rebuild_parameter`` (ember-nn registers
+    ``ember.nn.Parameter``). Without one, parameters load as tensors with ``requires_grad``."""
+    if not (isinstance(cls, type) and issubclass(cls, Tensor)):
+        raise TypeError(f"expected a Tensor subclass, got {cls!r}")
+    _PARAMETER_CLASS[0] = cls
+
+
 def _parameter_class():
-    try:
-        return importlib.import_module("ember.nn.parameter").Parameter
-    except ModuleNotFoundError:
-        return None
+    return _PARAMETER_CLASS[0]
 
 
 class TorchPickler(pickle._Pickler):
@@ -253,14 +263,17 @@ def rebuild_tensor(storage, storage_offset, size, stride, requires_grad=False,
     arr = storage.array
     item = arr.itemsize
     strides = tuple(s * item for s in stride)
-    if isinstance(arr, np.ndarray):
+    if arr.__class__ is np.ndarray:
         if 0 in size:
             data = np.empty(size, arr.dtype)
         else:
             data = np.ndarray(size, arr.dtype, buffer=arr, offset=offset * item, strides=strides)
-    else:  # another backend's array module (CuPy)
+    else:  # another backend's array module (CuPy, a test device's)
         xp = backend_of(storage.device).xp
-        data = xp.lib.stride_tricks.as_strided(arr[offset:], shape=size, strides=strides)
+        if 0 in size:
+            data = xp.empty(size, dtype=arr.dtype)
+        else:
+            data = xp.lib.stride_tricks.as_strided(arr[offset:], shape=size, strides=strides)
     t = _make(data, storage.device)
     if requires_grad and data.dtype.kind == "f":
         t.requires_grad = True

@@ -5,10 +5,10 @@ initialisation and utilities live here. Installed by the ``ember-nn``
 distribution.
 """
 
-import ember  # noqa: F401  (ember.nn builds on ember-core)
+import ember  # (ember.nn builds on ember-core)
 
-from . import attention, functional, grad, init, parallel, utils  # noqa: F401
-from .modules import *  # noqa: F401,F403
+from . import attention, functional, grad, init, parallel, utils
+from .modules import *  # noqa: F403
 from .modules import __all__ as _modules_all
 from .modules.module import register_module_forward_hook, register_module_forward_pre_hook
 from .parallel import DataParallel

@@ -50,6 +50,10 @@ def _rebuild_parameter(data, requires_grad):
     return Parameter(data, requires_grad)
 
 
+# checkpoints load parameters as this class and save it as PyTorch's Parameter
+ember.serialization.register_parameter_class(Parameter)
+
+
 class _BufferMeta(type):
     def __instancecheck__(cls, instance) -> bool:
         if cls is Buffer:

@@ -1,15 +1,16 @@
-"""Adadelta, like ``torch.optim.Adadelta``."""
+"""Adadelta, like ``torch.optim.Adadelta``, and its functional form ``adadelta``."""
 
 from __future__ import annotations
 
 import numpy as np
 
 import ember
+from ember import Tensor
 
 from ._validate import check_lr, check_nonneg
-from .optimizer import Optimizer, _scalar
+from .optimizer import Optimizer, _buffer, _check_functional_call, _grad_with_decay, _scalar
 
-__all__ = ["Adadelta"]
+__all__ = ["Adadelta", "adadelta"]
 
 
 class Adadelta(Optimizer):
@@ -34,12 +35,37 @@ class Adadelta(Optimizer):
         state["square_avg"] = ember.zeros_like(p)
         state["acc_delta"] = ember.zeros_like(p)
 
-    def _update(self, d, g, state, group) -> None:
-        rho, eps = group["rho"], group["eps"]
-        state["step"]._data += 1
-        g = self._grad_with_decay(d, g, group)
-        sq, acc = state["square_avg"]._data, state["acc_delta"]._data
-        tmp, delta = self._buffer(d, 0), self._buffer(d, 1)
+    def _step_group(self, group) -> None:
+        params, grads, square_avgs, acc_deltas, state_steps = self._group_tensors(
+            group, "square_avg", "acc_delta", "step")
+        _single_tensor_adadelta(params, grads, square_avgs, acc_deltas, state_steps,
+                                lr=group["lr"], rho=group["rho"], eps=group["eps"],
+                                weight_decay=group["weight_decay"],
+                                maximize=group["maximize"], scratch=self._scratch)
+
+
+def adadelta(params: list[Tensor], grads: list[Tensor], square_avgs: list[Tensor],
+             acc_deltas: list[Tensor], state_steps: list[Tensor], capturable: bool = False,
+             foreach: bool | None = None, differentiable: bool = False,
+             has_complex: bool = False, *, lr: float, rho: float, eps: float,
+             weight_decay: float, maximize: bool) -> None:
+    """Functional API that performs Adadelta algorithm computation (see :class:`Adadelta`):
+    ``params``, ``square_avgs``, ``acc_deltas`` and ``state_steps`` are updated in place."""
+    _check_functional_call(params, state_steps)
+    _single_tensor_adadelta(params, grads, square_avgs, acc_deltas, state_steps, lr=lr,
+                            rho=rho, eps=eps, weight_decay=weight_decay, maximize=maximize,
+                            scratch={})
+
+
+def _single_tensor_adadelta(params, grads, square_avgs, acc_deltas, state_steps, *, lr, rho,
+                            eps, weight_decay, maximize, scratch) -> None:
+    lr, wd = _scalar(lr), _scalar(weight_decay)
+    for i, param in enumerate(params):
+        d = param._data
+        state_steps[i]._data += 1
+        g = _grad_with_decay(d, grads[i]._data, maximize, wd)
+        sq, acc = square_avgs[i]._data, acc_deltas[i]._data
+        tmp, delta = _buffer(scratch, d, 0), _buffer(scratch, d, 1)
         sq *= rho
         np.multiply(g, g, out=tmp)
         tmp *= 1 - rho
@@ -54,5 +80,6 @@ class Adadelta(Optimizer):
         np.multiply(delta, delta, out=tmp)
         tmp *= 1 - rho
         acc += tmp
-        delta *= _scalar(group["lr"])
+        delta *= lr
         d -= delta
+        param._bump_version()

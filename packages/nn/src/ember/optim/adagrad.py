@@ -1,15 +1,23 @@
-"""Adagrad, like ``torch.optim.Adagrad``."""
+"""Adagrad, like ``torch.optim.Adagrad``, and its functional form ``adagrad``."""
 
 from __future__ import annotations
 
 import numpy as np
 
 import ember
+from ember import Tensor
 
 from ._validate import check_fused, check_lr, check_nonneg
-from .optimizer import Optimizer, _scalar
+from .optimizer import (
+    Optimizer,
+    _buffer,
+    _check_functional_call,
+    _grad_with_decay,
+    _scalar,
+    _unscale_or_skip,
+)
 
-__all__ = ["Adagrad"]
+__all__ = ["Adagrad", "adagrad"]
 
 
 class Adagrad(Optimizer):
@@ -40,18 +48,49 @@ class Adagrad(Optimizer):
         # PyTorch reads the accumulator's start from the defaults, not the group
         state["sum"] = ember.full_like(p, self.defaults["initial_accumulator_value"])
 
-    def _update(self, d, g, state, group) -> None:
-        step_t = state["step"]._data
+    def _step_group(self, group) -> None:
+        params, grads, state_sums, state_steps = self._group_tensors(group, "sum", "step")
+        _single_tensor_adagrad(params, grads, state_sums, state_steps, lr=group["lr"],
+                               weight_decay=group["weight_decay"], lr_decay=group["lr_decay"],
+                               eps=group["eps"], maximize=group["maximize"],
+                               scratch=self._scratch)
+
+
+def adagrad(params: list[Tensor], grads: list[Tensor], state_sums: list[Tensor],
+            state_steps: list[Tensor], fused: bool | None = None,
+            grad_scale: Tensor | None = None, found_inf: Tensor | None = None,
+            has_sparse_grad: bool = False, foreach: bool | None = None,
+            differentiable: bool = False, has_complex: bool = False, *, lr: float,
+            weight_decay: float, lr_decay: float, eps: float, maximize: bool) -> None:
+    """Functional API that performs Adagrad algorithm computation (see :class:`Adagrad`):
+    ``params``, ``state_sums`` and ``state_steps`` are updated in place; ``fused=True``
+    takes ``grad_scale``/``found_inf``."""
+    _check_functional_call(params, state_steps, grad_scale=grad_scale, found_inf=found_inf,
+                           fused=bool(fused))
+    if fused and _unscale_or_skip(grads, grad_scale, found_inf):
+        return
+    _single_tensor_adagrad(params, grads, state_sums, state_steps, lr=lr,
+                           weight_decay=weight_decay, lr_decay=lr_decay, eps=eps,
+                           maximize=maximize, scratch={})
+
+
+def _single_tensor_adagrad(params, grads, state_sums, state_steps, *, lr, weight_decay,
+                           lr_decay, eps, maximize, scratch) -> None:
+    lr, wd = _scalar(lr), _scalar(weight_decay)
+    for i, param in enumerate(params):
+        d = param._data
+        step_t = state_steps[i]._data
         step_t += 1
         step = float(step_t)
-        g = self._grad_with_decay(d, g, group)
-        clr = _scalar(group["lr"]) / (1 + (step - 1) * group["lr_decay"])
-        s = state["sum"]._data
-        tmp, std = self._buffer(d, 0), self._buffer(d, 1)
+        g = _grad_with_decay(d, grads[i]._data, maximize, wd)
+        clr = lr / (1 + (step - 1) * lr_decay)
+        s = state_sums[i]._data
+        tmp, std = _buffer(scratch, d, 0), _buffer(scratch, d, 1)
         np.multiply(g, g, out=tmp)
         s += tmp
         np.sqrt(s, out=std)
-        std += group["eps"]
+        std += eps
         np.divide(g, std, out=tmp)
         tmp *= clr
         d -= tmp
+        param._bump_version()

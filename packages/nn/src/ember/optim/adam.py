@@ -1,15 +1,25 @@
-"""Adam, like ``torch.optim.Adam`` (``decoupled_weight_decay=True`` makes it AdamW)."""
+"""Adam, like ``torch.optim.Adam`` (``decoupled_weight_decay=True`` makes it AdamW), and its
+functional form ``adam``."""
 
 from __future__ import annotations
 
 import numpy as np
 
 import ember
+from ember import Tensor
 
 from ._validate import check_betas, check_fused, check_lr, check_nonneg
-from .optimizer import Optimizer, _scalar
+from .optimizer import (
+    Optimizer,
+    _buffer,
+    _check_functional_call,
+    _grad_with_decay,
+    _lerp_,
+    _scalar,
+    _unscale_or_skip,
+)
 
-__all__ = ["Adam"]
+__all__ = ["Adam", "adam"]
 
 
 class Adam(Optimizer):
@@ -55,32 +65,74 @@ class Adam(Optimizer):
         if group["amsgrad"]:
             state["max_exp_avg_sq"] = ember.zeros_like(p)
 
-    def _update(self, d, g, state, group) -> None:
-        lr = _scalar(group["lr"])
+    def _step_group(self, group) -> None:
+        params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps = \
+            self._group_tensors(group, "exp_avg", "exp_avg_sq", "max_exp_avg_sq", "step")
         beta1, beta2 = group["betas"]
-        wd = _scalar(group["weight_decay"])
-        step_t = state["step"]._data
+        _single_tensor_adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps,
+                            amsgrad=group["amsgrad"], beta1=beta1, beta2=beta2, lr=group["lr"],
+                            weight_decay=group["weight_decay"], eps=group["eps"],
+                            maximize=group["maximize"],
+                            decoupled_weight_decay=group["decoupled_weight_decay"],
+                            scratch=self._scratch)
+
+
+def adam(params: list[Tensor], grads: list[Tensor], exp_avgs: list[Tensor],
+         exp_avg_sqs: list[Tensor], max_exp_avg_sqs: list[Tensor], state_steps: list[Tensor],
+         foreach: bool | None = None, capturable: bool = False, differentiable: bool = False,
+         fused: bool | None = None, grad_scale: Tensor | None = None,
+         found_inf: Tensor | None = None, has_complex: bool = False,
+         decoupled_weight_decay: bool = False, *, amsgrad: bool, beta1: float | Tensor,
+         beta2: float | Tensor, lr: float | Tensor, weight_decay: float, eps: float,
+         maximize: bool) -> None:
+    """Functional API that performs Adam algorithm computation (see :class:`Adam`).
+
+    Updates ``params``, ``exp_avgs``, ``exp_avg_sqs``, ``max_exp_avg_sqs`` (used with
+    ``amsgrad``) and ``state_steps`` (0-dim tensors) in place. ``foreach``, ``capturable``
+    and ``differentiable`` do not change the computation; ``fused=True`` takes
+    ``grad_scale``/``found_inf``.
+    """
+    _check_functional_call(params, state_steps, grad_scale=grad_scale, found_inf=found_inf,
+                           fused=bool(fused))
+    if fused and _unscale_or_skip(grads, grad_scale, found_inf):
+        return
+    _single_tensor_adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps,
+                        amsgrad=amsgrad, beta1=beta1, beta2=beta2, lr=lr,
+                        weight_decay=weight_decay, eps=eps, maximize=maximize,
+                        decoupled_weight_decay=decoupled_weight_decay, scratch={})
+
+
+def _single_tensor_adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, *,
+                        amsgrad, beta1, beta2, lr, weight_decay, eps, maximize,
+                        decoupled_weight_decay, scratch) -> None:
+    lr, beta1, beta2, wd = _scalar(lr), _scalar(beta1), _scalar(beta2), _scalar(weight_decay)
+    decoupled = wd != 0 and decoupled_weight_decay
+    coupled_wd = 0 if decoupled else wd
+    for i, param in enumerate(params):
+        d = param._data
+        step_t = state_steps[i]._data
         step_t += 1
         step = float(step_t)
-        if wd != 0 and group["decoupled_weight_decay"]:
+        if decoupled:
             d *= 1 - lr * wd
-        g = self._grad_with_decay(d, g, group)
-        m, v = state["exp_avg"]._data, state["exp_avg_sq"]._data
-        tmp = self._buffer(d)
-        self._lerp_(m, g, 1 - beta1, tmp)
+        g = _grad_with_decay(d, grads[i]._data, maximize, coupled_wd)
+        m, v = exp_avgs[i]._data, exp_avg_sqs[i]._data
+        tmp = _buffer(scratch, d)
+        _lerp_(m, g, 1 - beta1, tmp)
         v *= beta2
         np.multiply(g, g, out=tmp)
         tmp *= 1 - beta2
         v += tmp
         step_size = lr / (1 - beta1**step)
         bias_correction2_sqrt = (1 - beta2**step) ** 0.5
-        if group["amsgrad"]:
-            v_max = state["max_exp_avg_sq"]._data
+        if amsgrad:
+            v_max = max_exp_avg_sqs[i]._data
             np.maximum(v_max, v, out=v_max)
             v = v_max
         np.sqrt(v, out=tmp)
         tmp /= bias_correction2_sqrt
-        tmp += group["eps"]
+        tmp += eps
         np.divide(m, tmp, out=tmp)
         tmp *= step_size
         d -= tmp
+        param._bump_version()

@@ -1,15 +1,23 @@
-"""Adamax, like ``torch.optim.Adamax``."""
+"""Adamax, like ``torch.optim.Adamax``, and its functional form ``adamax``."""
 
 from __future__ import annotations
 
 import numpy as np
 
 import ember
+from ember import Tensor
 
 from ._validate import check_betas, check_lr, check_nonneg
-from .optimizer import Optimizer, _scalar
+from .optimizer import (
+    Optimizer,
+    _buffer,
+    _check_functional_call,
+    _grad_with_decay,
+    _lerp_,
+    _scalar,
+)
 
-__all__ = ["Adamax"]
+__all__ = ["Adamax", "adamax"]
 
 
 class Adamax(Optimizer):
@@ -34,19 +42,46 @@ class Adamax(Optimizer):
         state["exp_avg"] = ember.zeros_like(p)
         state["exp_inf"] = ember.zeros_like(p)
 
-    def _update(self, d, g, state, group) -> None:
+    def _step_group(self, group) -> None:
+        params, grads, exp_avgs, exp_infs, state_steps = self._group_tensors(
+            group, "exp_avg", "exp_inf", "step")
         beta1, beta2 = group["betas"]
-        step_t = state["step"]._data
+        _single_tensor_adamax(params, grads, exp_avgs, exp_infs, state_steps, eps=group["eps"],
+                              beta1=beta1, beta2=beta2, lr=group["lr"],
+                              weight_decay=group["weight_decay"], maximize=group["maximize"],
+                              scratch=self._scratch)
+
+
+def adamax(params: list[Tensor], grads: list[Tensor], exp_avgs: list[Tensor],
+           exp_infs: list[Tensor], state_steps: list[Tensor], foreach: bool | None = None,
+           maximize: bool = False, differentiable: bool = False, capturable: bool = False,
+           has_complex: bool = False, *, eps: float, beta1: float, beta2: float, lr: float,
+           weight_decay: float) -> None:
+    """Functional API that performs Adamax algorithm computation (see :class:`Adamax`):
+    ``params``, ``exp_avgs``, ``exp_infs`` and ``state_steps`` are updated in place."""
+    _check_functional_call(params, state_steps)
+    _single_tensor_adamax(params, grads, exp_avgs, exp_infs, state_steps, eps=eps, beta1=beta1,
+                          beta2=beta2, lr=lr, weight_decay=weight_decay, maximize=maximize,
+                          scratch={})
+
+
+def _single_tensor_adamax(params, grads, exp_avgs, exp_infs, state_steps, *, eps, beta1, beta2,
+                          lr, weight_decay, maximize, scratch) -> None:
+    lr, wd = _scalar(lr), _scalar(weight_decay)
+    for i, param in enumerate(params):
+        d = param._data
+        step_t = state_steps[i]._data
         step_t += 1
-        g = self._grad_with_decay(d, g, group)
-        m, u = state["exp_avg"]._data, state["exp_inf"]._data
-        tmp = self._buffer(d)
-        self._lerp_(m, g, 1 - beta1, tmp)
+        g = _grad_with_decay(d, grads[i]._data, maximize, wd)
+        m, u = exp_avgs[i]._data, exp_infs[i]._data
+        tmp = _buffer(scratch, d)
+        _lerp_(m, g, 1 - beta1, tmp)
         u *= beta2
         np.abs(g, out=tmp)
-        tmp += group["eps"]
+        tmp += eps
         np.maximum(u, tmp, out=u)
-        clr = _scalar(group["lr"]) / (1 - beta1 ** float(step_t))
+        clr = lr / (1 - beta1 ** float(step_t))
         np.divide(m, u, out=tmp)
         tmp *= clr
         d -= tmp
+        param._bump_version()

@@ -204,7 +204,7 @@ class LBFGS(Optimizer):
 
         d, t = state.get("d"), state.get("t")
         old_dirs, old_stps, ro = state.get("old_dirs"), state.get("old_stps"), state.get("ro")
-        H_diag = state.get("H_diag")  # noqa: N806 (PyTorch's name, kept in the state dict)
+        H_diag = state.get("H_diag")  # (PyTorch's name, kept in the state dict)
         prev_flat_grad, prev_loss = state.get("prev_flat_grad"), state.get("prev_loss")
 
         n_iter = 0
@@ -215,7 +215,7 @@ class LBFGS(Optimizer):
             if state["n_iter"] == 1:
                 d = flat_grad.neg()
                 old_dirs, old_stps, ro = [], [], []
-                H_diag = 1  # noqa: N806
+                H_diag = 1
             else:
                 y = flat_grad.sub(prev_flat_grad)
                 s = d.mul(t)
@@ -228,7 +228,7 @@ class LBFGS(Optimizer):
                     old_dirs.append(y)
                     old_stps.append(s)
                     ro.append(1.0 / ys)
-                    H_diag = ys / y.dot(y)  # noqa: N806
+                    H_diag = ys / y.dot(y)
                 num_old = len(old_dirs)
                 if "al" not in state:
                     state["al"] = [None] * history_size

@@ -1,15 +1,23 @@
-"""NAdam, like ``torch.optim.NAdam``."""
+"""NAdam, like ``torch.optim.NAdam``, and its functional form ``nadam``."""
 
 from __future__ import annotations
 
 import numpy as np
 
 import ember
+from ember import Tensor
 
 from ._validate import check_betas, check_lr, check_nonneg
-from .optimizer import Optimizer, _scalar
+from .optimizer import (
+    Optimizer,
+    _buffer,
+    _check_functional_call,
+    _grad_with_decay,
+    _lerp_,
+    _scalar,
+)
 
-__all__ = ["NAdam"]
+__all__ = ["NAdam", "nadam"]
 
 
 class NAdam(Optimizer):
@@ -40,36 +48,73 @@ class NAdam(Optimizer):
         state["exp_avg"] = ember.zeros_like(p)
         state["exp_avg_sq"] = ember.zeros_like(p)
 
-    def _update(self, d, g, state, group) -> None:
-        lr = _scalar(group["lr"])
+    def _step_group(self, group) -> None:
+        params, grads, exp_avgs, exp_avg_sqs, mu_products, state_steps = self._group_tensors(
+            group, "exp_avg", "exp_avg_sq", "mu_product", "step")
         beta1, beta2 = group["betas"]
-        wd, momentum_decay = _scalar(group["weight_decay"]), group["momentum_decay"]
-        step_t = state["step"]._data
+        _single_tensor_nadam(params, grads, exp_avgs, exp_avg_sqs, mu_products, state_steps,
+                             beta1=beta1, beta2=beta2, lr=group["lr"],
+                             weight_decay=group["weight_decay"],
+                             momentum_decay=group["momentum_decay"], eps=group["eps"],
+                             decoupled_weight_decay=group["decoupled_weight_decay"],
+                             maximize=group["maximize"], scratch=self._scratch)
+
+
+def nadam(params: list[Tensor], grads: list[Tensor], exp_avgs: list[Tensor],
+          exp_avg_sqs: list[Tensor], mu_products: list[Tensor], state_steps: list[Tensor],
+          decoupled_weight_decay: bool = False, foreach: bool | None = None,
+          capturable: bool = False, differentiable: bool = False, has_complex: bool = False,
+          maximize: bool = False, *, beta1: float, beta2: float, lr: float,
+          weight_decay: float, momentum_decay: float, eps: float) -> None:
+    """Functional API that performs NAdam algorithm computation (see :class:`NAdam`):
+    ``params``, ``exp_avgs``, ``exp_avg_sqs``, ``mu_products`` and ``state_steps`` (0-dim
+    tensors) are updated in place."""
+    _check_functional_call(params, state_steps)
+    if not all(isinstance(t, Tensor) for t in mu_products):
+        raise RuntimeError("API has changed, `mu_products` argument must contain a list of "
+                           "singleton tensors")
+    _single_tensor_nadam(params, grads, exp_avgs, exp_avg_sqs, mu_products, state_steps,
+                         beta1=beta1, beta2=beta2, lr=lr, weight_decay=weight_decay,
+                         momentum_decay=momentum_decay, eps=eps,
+                         decoupled_weight_decay=decoupled_weight_decay, maximize=maximize,
+                         scratch={})
+
+
+def _single_tensor_nadam(params, grads, exp_avgs, exp_avg_sqs, mu_products, state_steps, *,
+                         beta1, beta2, lr, weight_decay, momentum_decay, eps,
+                         decoupled_weight_decay, maximize, scratch) -> None:
+    lr, wd = _scalar(lr), _scalar(weight_decay)
+    decoupled = wd != 0 and decoupled_weight_decay
+    coupled_wd = 0 if decoupled else wd
+    for i, param in enumerate(params):
+        d = param._data
+        step_t = state_steps[i]._data
         step_t += 1
         step = float(step_t)
         bias_correction2 = 1 - beta2**step
-        if wd != 0 and group["decoupled_weight_decay"]:
+        if decoupled:
             d *= 1 - lr * wd
-        g = self._grad_with_decay(d, g, group)
+        g = _grad_with_decay(d, grads[i]._data, maximize, coupled_wd)
         mu = beta1 * (1.0 - 0.5 * 0.96 ** (step * momentum_decay))
         mu_next = beta1 * (1.0 - 0.5 * 0.96 ** ((step + 1) * momentum_decay))
-        mu_product_t = state["mu_product"]._data
+        mu_product_t = mu_products[i]._data
         mu_product_t *= mu  # in float32, as PyTorch keeps it
         mu_product = float(mu_product_t)
         mu_product_next = mu_product * mu_next
-        m, v = state["exp_avg"]._data, state["exp_avg_sq"]._data
-        tmp, denom = self._buffer(d, 0), self._buffer(d, 1)
-        self._lerp_(m, g, 1 - beta1, tmp)
+        m, v = exp_avgs[i]._data, exp_avg_sqs[i]._data
+        tmp, denom = _buffer(scratch, d, 0), _buffer(scratch, d, 1)
+        _lerp_(m, g, 1 - beta1, tmp)
         v *= beta2
         np.multiply(g, g, out=tmp)
         tmp *= 1 - beta2
         v += tmp
         np.divide(v, bias_correction2, out=denom)
         np.sqrt(denom, out=denom)
-        denom += group["eps"]
+        denom += eps
         np.divide(g, denom, out=tmp)
         tmp *= lr * (1.0 - mu) / (1.0 - mu_product)
         d -= tmp
         np.divide(m, denom, out=tmp)
         tmp *= lr * mu_next / (1.0 - mu_product_next)
         d -= tmp
+        param._bump_version()

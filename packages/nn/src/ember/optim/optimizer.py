@@ -2,15 +2,20 @@
 
 The base class walks the parameter groups, owns ``state`` and keeps PyTorch's ``state_dict``
 layout exactly (integer parameter ids, ``step`` as a float32 0-dim CPU tensor), so
-checkpoints move between Ember and PyTorch. A concrete optimizer writes only
+checkpoints move between Ember and PyTorch. A concrete optimizer writes
 
-* ``_init_state(p, state, group)``: the per-parameter state, made on the first step, and
-* ``_update(d, g, state, group)``: the update, on the parameter's array ``d`` and the gradient
-  array ``g``, done in place with array ufuncs (``out=``).
+* ``_init_state(p, state, group)``: the per-parameter state, made on the first step,
+* its functional form at PyTorch's path (``ember.optim.adam.adam``): lists of parameters,
+  gradients and state tensors, keyword-only hyper-parameters, the update done in place on
+  the arrays with ufuncs (``out=``), and
+* ``_step_group(group)``: gather the group's lists (:meth:`Optimizer._group_tensors`) and
+  call the functional form's implementation, so the math lives in one place.
 
 ``foreach``, ``fused``, ``capturable`` and ``differentiable`` are accepted for compatibility and
 stored in the groups (so state dicts match PyTorch's), but they do not change the computation:
-every update is the single-tensor algorithm on the parameter's array, outside autograd.
+every update is the single-tensor algorithm on the parameter's array, outside autograd (so
+``differentiable=True`` records no graph through the update). ``fused=True`` honours
+``grad_scale`` and ``found_inf`` in the functional forms, as PyTorch's fused kernels do.
 """
 
 from __future__ import annotations
@@ -28,7 +33,29 @@ import ember
 from ember import Tensor
 from ember.autograd.graph import RemovableHandle
 
-__all__ = ["Optimizer", "required"]
+__all__ = ["Optimizer", "register_optimizer_step_pre_hook", "register_optimizer_step_post_hook",
+           "required"]
+
+#: hooks that run around every optimizer's ``step`` (``register_optimizer_step_pre_hook``...)
+_global_optimizer_pre_hooks: OrderedDict = OrderedDict()
+_global_optimizer_post_hooks: OrderedDict = OrderedDict()
+
+
+def register_optimizer_step_pre_hook(hook) -> RemovableHandle:
+    """Register a pre hook common to all optimizers: ``hook(optimizer, args, kwargs)`` runs
+    before every ``step`` (before the optimizer's own pre hooks) and may return new
+    ``(args, kwargs)``; ``args`` starts with the optimizer, as in PyTorch."""
+    handle = RemovableHandle(_global_optimizer_pre_hooks)
+    _global_optimizer_pre_hooks[handle.id] = hook
+    return handle
+
+
+def register_optimizer_step_post_hook(hook) -> RemovableHandle:
+    """Register a post hook common to all optimizers: ``hook(optimizer, args, kwargs)`` runs
+    after every ``step`` (after the optimizer's own post hooks)."""
+    handle = RemovableHandle(_global_optimizer_post_hooks)
+    _global_optimizer_post_hooks[handle.id] = hook
+    return handle
 
 
 class _RequiredParameter:
@@ -54,30 +81,102 @@ def _scalar(value):
     return value.item() if isinstance(value, Tensor) else value
 
 
+def _scalar_dtype():
+    """The dtype of scalar state such as ``step`` (``torch.optim.optimizer._get_scalar_dtype``):
+    float64 when the default dtype is float64, else float32."""
+    return ember.float64 if ember.get_default_dtype() == ember.float64 else ember.float32
+
+
 def _with_step_hooks(step):
-    """Wrap a subclass's ``step`` so the registered pre/post hooks run around it."""
+    """Wrap a subclass's ``step`` so the global and the optimizer's pre/post hooks run around
+    it, in PyTorch's order: global pre, own pre, step, own post, global post. The hooks get
+    ``(optimizer, args, kwargs)`` where ``args`` includes the optimizer, as in PyTorch."""
     if getattr(step, "_ember_hooked", False):
         return step
 
     @functools.wraps(step)
-    def wrapper(self, *args, **kwargs):
+    def wrapper(*args, **kwargs):
+        self = args[0]
         pre = self._optimizer_step_pre_hooks
-        if pre:
-            for hook in list(pre.values()):
+        if pre or _global_optimizer_pre_hooks:
+            for hook in list(chain(_global_optimizer_pre_hooks.values(), pre.values())):
                 result = hook(self, args, kwargs)
                 if result is not None:
                     if not (isinstance(result, tuple) and len(result) == 2):
                         raise RuntimeError(
-                            f"{hook} must return None or a tuple of (new_args, new_kwargs), "
+                            f"{step} must return None or a tuple of (new_args, new_kwargs), "
                             f"but got {result}.")
                     args, kwargs = result
-        out = step(self, *args, **kwargs)
-        for hook in list(self._optimizer_step_post_hooks.values()):
-            hook(self, args, kwargs)
+        out = step(*args, **kwargs)
+        post = self._optimizer_step_post_hooks
+        if post or _global_optimizer_post_hooks:
+            for hook in list(chain(post.values(), _global_optimizer_post_hooks.values())):
+                hook(self, args, kwargs)
         return out
 
     wrapper._ember_hooked = True
     return wrapper
+
+
+# -- the array-level pieces shared by the functional forms ---------------------------------
+
+def _buffer(scratch: dict, like, slot: int = 0):
+    """A scratch array shaped like ``like`` from ``scratch``: an optimizer passes its own dict,
+    so the arrays are reused across steps; a direct call of a functional form, a fresh one."""
+    key = (like.shape, like.dtype, type(like), slot)
+    buf = scratch.get(key)
+    if buf is None:
+        buf = scratch[key] = like.copy()
+    return buf
+
+
+def _lerp_(out, end, weight: float, tmp) -> None:
+    """``out.lerp_(end, weight)`` on arrays with PyTorch's formula (``tmp`` is scratch)."""
+    np.subtract(end, out, out=tmp)
+    if weight < 0.5:
+        tmp *= weight
+        out += tmp
+    else:
+        tmp *= 1 - weight
+        np.subtract(end, tmp, out=out)
+
+
+def _grad_with_decay(d, g, maximize: bool, weight_decay: float):
+    """The gradient array after ``maximize`` and coupled (L2) weight decay, as in PyTorch."""
+    if maximize:
+        g = -g
+    if weight_decay != 0:
+        g = g + weight_decay * d
+    return g
+
+
+def _check_functional_call(params, state_steps=None, *, grad_scale=None, found_inf=None,
+                           fused=False) -> None:
+    """The checks of PyTorch's functional optimizers: ``state_steps`` hold tensors,
+    ``grad_scale``/``found_inf`` come only with ``fused=True``, and no parameter is a leaf
+    that autograd records (an in-place update of one raises, as in PyTorch)."""
+    if state_steps is not None and not all(isinstance(t, Tensor) for t in state_steps):
+        raise RuntimeError("API has changed, `state_steps` argument must contain a list of "
+                           "singleton tensors")
+    if (grad_scale is not None or found_inf is not None) and not fused:
+        raise AssertionError("Expected grad_scale and found_inf to be None")
+    if ember.is_grad_enabled() and any(p.requires_grad and p.grad_fn is None for p in params):
+        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
+                           "operation.")
+
+
+def _unscale_or_skip(grads, grad_scale, found_inf) -> bool:
+    """``fused=True``'s gradient unscaling: True when ``found_inf`` says to skip the step
+    (nothing changes then, the step counts included); else the gradients are divided by
+    ``grad_scale`` in place, as PyTorch's fused kernels leave them."""
+    if found_inf is not None and float(found_inf) != 0:
+        return True
+    if grad_scale is not None:
+        scale = float(grad_scale)
+        for g in grads:
+            g._data /= scale
+            g._bump_version()
+    return False
 
 
 class Optimizer:
@@ -232,58 +331,45 @@ class Optimizer:
         return loss
 
     def _step_group(self, group: dict[str, Any]) -> None:
-        state_of = self.state
-        init, update = self._init_state, self._update
-        for p in group["params"]:
-            g = p._grad
-            if g is None:
-                continue
-            state = state_of[p]
-            if not state:
-                init(p, state, group)
-            update(p._data, g._data, state, group)
-            p._bump_version()
-
-    def _init_state(self, p: Tensor, state: dict, group: dict) -> None:
         raise NotImplementedError
 
-    def _update(self, d, g, state: dict, group: dict) -> None:
+    def _group_tensors(self, group: dict[str, Any], *keys: str):
+        """The group's parameters that have a gradient, their gradients and, for each state
+        ``key``, the list of that state entry (made by ``_init_state`` on the first step; an
+        entry a parameter lacks, like ``max_exp_avg_sq`` without amsgrad, is left out):
+        ``_init_group`` of PyTorch's optimizers."""
+        params, grads, states = [], [], []
+        state_of = self.state
+        for p in group["params"]:
+            g = p._grad
+            if g is not None:
+                state = state_of[p]
+                if not state:
+                    self._init_state(p, state, group)
+                params.append(p)
+                grads.append(g)
+                states.append(state)
+        columns = []
+        for key in keys:
+            column = [state.get(key) for state in states]
+            columns.append(column if not column or column[0] is not None else [])
+        return (params, grads, *columns)
+
+    def _init_state(self, p: Tensor, state: dict, group: dict) -> None:
         raise NotImplementedError
 
     # -- helpers for the updates ----------------------------------------------------------
     def _buffer(self, like, slot: int = 0):
         """A scratch array shaped like ``like``, reused across steps (not part of the state)."""
-        key = (like.shape, like.dtype, type(like), slot)
-        buf = self._scratch.get(key)
-        if buf is None:
-            buf = self._scratch[key] = like.copy()
-        return buf
+        return _buffer(self._scratch, like, slot)
 
     @staticmethod
-    def _grad_with_decay(d, g, group: dict):
-        """The gradient after ``maximize`` and coupled (L2) weight decay, as in PyTorch."""
-        if group["maximize"]:
-            g = -g
-        wd = _scalar(group["weight_decay"])
-        if wd != 0 and not group.get("decoupled_weight_decay", False):
-            g = g + wd * d
-        return g
+    def _step_tensor(device=None) -> Tensor:
+        """The ``step`` state: a 0-dim tensor of :func:`_scalar_dtype` (float32 unless the default
+        dtype is float64), on the CPU unless ``device`` is given, like PyTorch >= 1.12."""
+        return ember.tensor(0.0, dtype=_scalar_dtype(), device=device)
 
-    @staticmethod
-    def _step_tensor() -> Tensor:
-        """The ``step`` state: a float32 0-dim CPU tensor, like PyTorch >= 1.12."""
-        return ember.tensor(0.0, dtype=ember.float32)
-
-    @staticmethod
-    def _lerp_(out, end, weight: float, tmp) -> None:
-        """``out.lerp_(end, weight)`` with PyTorch's formula (``tmp`` is scratch)."""
-        np.subtract(end, out, out=tmp)
-        if weight < 0.5:
-            tmp *= weight
-            out += tmp
-        else:
-            tmp *= 1 - weight
-            np.subtract(end, tmp, out=out)
+    _lerp_ = staticmethod(_lerp_)  # ``out.lerp_(end, weight)`` on arrays, PyTorch's formula
 
     # -- state dict -----------------------------------------------------------------------
     def state_dict(self) -> dict[str, Any]:

@@ -1,15 +1,23 @@
-"""RAdam, like ``torch.optim.RAdam``."""
+"""RAdam, like ``torch.optim.RAdam``, and its functional form ``radam``."""
 
 from __future__ import annotations
 
 import numpy as np
 
 import ember
+from ember import Tensor
 
 from ._validate import check_betas, check_lr, check_nonneg
-from .optimizer import Optimizer, _scalar
+from .optimizer import (
+    Optimizer,
+    _buffer,
+    _check_functional_call,
+    _grad_with_decay,
+    _lerp_,
+    _scalar,
+)
 
-__all__ = ["RAdam"]
+__all__ = ["RAdam", "radam"]
 
 
 class RAdam(Optimizer):
@@ -35,19 +43,50 @@ class RAdam(Optimizer):
         state["exp_avg"] = ember.zeros_like(p)
         state["exp_avg_sq"] = ember.zeros_like(p)
 
-    def _update(self, d, g, state, group) -> None:
-        lr = _scalar(group["lr"])
+    def _step_group(self, group) -> None:
+        params, grads, exp_avgs, exp_avg_sqs, state_steps = self._group_tensors(
+            group, "exp_avg", "exp_avg_sq", "step")
         beta1, beta2 = group["betas"]
-        wd = _scalar(group["weight_decay"])
-        step_t = state["step"]._data
+        _single_tensor_radam(params, grads, exp_avgs, exp_avg_sqs, state_steps, beta1=beta1,
+                             beta2=beta2, lr=group["lr"], weight_decay=group["weight_decay"],
+                             eps=group["eps"],
+                             decoupled_weight_decay=group["decoupled_weight_decay"],
+                             maximize=group["maximize"], scratch=self._scratch)
+
+
+def radam(params: list[Tensor], grads: list[Tensor], exp_avgs: list[Tensor],
+          exp_avg_sqs: list[Tensor], state_steps: list[Tensor],
+          decoupled_weight_decay: bool = False, foreach: bool | None = None,
+          differentiable: bool = False, capturable: bool = False, has_complex: bool = False,
+          maximize: bool = False, *, beta1: float, beta2: float, lr: float,
+          weight_decay: float, eps: float) -> None:
+    """Functional API that performs RAdam algorithm computation (see :class:`RAdam`):
+    ``params``, ``exp_avgs``, ``exp_avg_sqs`` and ``state_steps`` are updated in place."""
+    _check_functional_call(params, state_steps)
+    _single_tensor_radam(params, grads, exp_avgs, exp_avg_sqs, state_steps, beta1=beta1,
+                         beta2=beta2, lr=lr, weight_decay=weight_decay, eps=eps,
+                         decoupled_weight_decay=decoupled_weight_decay, maximize=maximize,
+                         scratch={})
+
+
+def _single_tensor_radam(params, grads, exp_avgs, exp_avg_sqs, state_steps, *, beta1, beta2,
+                         lr, weight_decay, eps, decoupled_weight_decay, maximize,
+                         scratch) -> None:
+    lr, wd = _scalar(lr), _scalar(weight_decay)
+    decoupled = wd != 0 and decoupled_weight_decay
+    coupled_wd = 0 if decoupled else wd
+    rho_inf = 2 / (1 - beta2) - 1
+    for i, param in enumerate(params):
+        d = param._data
+        step_t = state_steps[i]._data
         step_t += 1
         step = float(step_t)
-        if wd != 0 and group["decoupled_weight_decay"]:
+        if decoupled:
             d *= 1 - lr * wd
-        g = self._grad_with_decay(d, g, group)
-        m, v = state["exp_avg"]._data, state["exp_avg_sq"]._data
-        tmp, upd = self._buffer(d, 0), self._buffer(d, 1)
-        self._lerp_(m, g, 1 - beta1, tmp)
+        g = _grad_with_decay(d, grads[i]._data, maximize, coupled_wd)
+        m, v = exp_avgs[i]._data, exp_avg_sqs[i]._data
+        tmp, upd = _buffer(scratch, d, 0), _buffer(scratch, d, 1)
+        _lerp_(m, g, 1 - beta1, tmp)
         v *= beta2
         np.multiply(g, g, out=tmp)
         tmp *= 1 - beta2
@@ -56,14 +95,14 @@ class RAdam(Optimizer):
         bias_correction2 = 1 - beta2**step
         np.divide(m, bias_correction1, out=upd)  # bias-corrected exp_avg
         upd *= lr
-        rho_inf = 2 / (1 - beta2) - 1
         rho_t = rho_inf - 2 * step * (beta2**step) / bias_correction2
         if rho_t > 5.0:
             rect = ((rho_t - 4) * (rho_t - 2) * rho_inf
                     / ((rho_inf - 4) * (rho_inf - 2) * rho_t)) ** 0.5
             np.sqrt(v, out=tmp)
-            tmp += group["eps"]
+            tmp += eps
             np.divide(bias_correction2**0.5, tmp, out=tmp)  # adaptive lr
             upd *= tmp
             upd *= rect
         d -= upd
+        param._bump_version()

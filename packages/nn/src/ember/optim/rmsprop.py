@@ -1,15 +1,23 @@
-"""RMSprop, like ``torch.optim.RMSprop``."""
+"""RMSprop, like ``torch.optim.RMSprop``, and its functional form ``rmsprop``."""
 
 from __future__ import annotations
 
 import numpy as np
 
 import ember
+from ember import Tensor
 
 from ._validate import check_lr, check_nonneg
-from .optimizer import Optimizer, _scalar
+from .optimizer import (
+    Optimizer,
+    _buffer,
+    _check_functional_call,
+    _grad_with_decay,
+    _lerp_,
+    _scalar,
+)
 
-__all__ = ["RMSprop"]
+__all__ = ["RMSprop", "rmsprop"]
 
 
 class RMSprop(Optimizer):
@@ -42,32 +50,63 @@ class RMSprop(Optimizer):
         if group["centered"]:
             state["grad_avg"] = ember.zeros_like(p)
 
-    def _update(self, d, g, state, group) -> None:
-        lr = _scalar(group["lr"])
-        alpha = group["alpha"]
-        state["step"]._data += 1
-        g = self._grad_with_decay(d, g, group)
-        sq = state["square_avg"]._data
-        tmp, avg = self._buffer(d, 0), self._buffer(d, 1)
+    def _step_group(self, group) -> None:
+        params, grads, square_avgs, grad_avgs, momentum_buffers, state_steps = \
+            self._group_tensors(group, "square_avg", "grad_avg", "momentum_buffer", "step")
+        _single_tensor_rmsprop(params, grads, square_avgs, grad_avgs, momentum_buffers,
+                               state_steps, lr=group["lr"], alpha=group["alpha"],
+                               eps=group["eps"], weight_decay=group["weight_decay"],
+                               momentum=group["momentum"], centered=group["centered"],
+                               maximize=group["maximize"], scratch=self._scratch)
+
+
+def rmsprop(params: list[Tensor], grads: list[Tensor], square_avgs: list[Tensor],
+            grad_avgs: list[Tensor], momentum_buffer_list: list[Tensor],
+            state_steps: list[Tensor], foreach: bool | None = None, maximize: bool = False,
+            differentiable: bool = False, capturable: bool = False, has_complex: bool = False,
+            *, lr: float, alpha: float, eps: float, weight_decay: float, momentum: float,
+            centered: bool) -> None:
+    """Functional API that performs RMSprop algorithm computation (see :class:`RMSprop`):
+    ``params``, ``square_avgs``, ``grad_avgs`` (used when ``centered``),
+    ``momentum_buffer_list`` (used when ``momentum > 0``) and ``state_steps`` are updated
+    in place."""
+    _check_functional_call(params, state_steps)
+    _single_tensor_rmsprop(params, grads, square_avgs, grad_avgs, momentum_buffer_list,
+                           state_steps, lr=lr, alpha=alpha, eps=eps, weight_decay=weight_decay,
+                           momentum=momentum, centered=centered, maximize=maximize,
+                           scratch={})
+
+
+def _single_tensor_rmsprop(params, grads, square_avgs, grad_avgs, momentum_buffer_list,
+                           state_steps, *, lr, alpha, eps, weight_decay, momentum, centered,
+                           maximize, scratch) -> None:
+    lr, wd = _scalar(lr), _scalar(weight_decay)
+    for i, param in enumerate(params):
+        d = param._data
+        state_steps[i]._data += 1
+        g = _grad_with_decay(d, grads[i]._data, maximize, wd)
+        sq = square_avgs[i]._data
+        tmp, avg = _buffer(scratch, d, 0), _buffer(scratch, d, 1)
         sq *= alpha
         np.multiply(g, g, out=tmp)
         tmp *= 1 - alpha
         sq += tmp
-        if group["centered"]:
-            ga = state["grad_avg"]._data
-            self._lerp_(ga, g, 1 - alpha, tmp)
+        if centered:
+            ga = grad_avgs[i]._data
+            _lerp_(ga, g, 1 - alpha, tmp)
             np.multiply(ga, ga, out=tmp)
             np.subtract(sq, tmp, out=avg)
             np.sqrt(avg, out=avg)
         else:
             np.sqrt(sq, out=avg)
-        avg += group["eps"]
+        avg += eps
         np.divide(g, avg, out=tmp)
-        if group["momentum"] > 0:
-            buf = state["momentum_buffer"]._data
-            buf *= group["momentum"]
+        if momentum > 0:
+            buf = momentum_buffer_list[i]._data
+            buf *= momentum
             buf += tmp
             np.multiply(buf, lr, out=tmp)
         else:
             tmp *= lr
         d -= tmp
+        param._bump_version()

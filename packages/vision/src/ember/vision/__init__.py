@@ -6,11 +6,11 @@ distribution.
 """
 
 __version__ = "0.1.0"
-from . import (  # noqa: E402,F401
+from . import (
     datasets,
     io,
-    models,  # noqa: E402,F401
+    models,
     ops,
-    transforms,  # noqa: E402,F401
+    transforms,
     utils,
 )

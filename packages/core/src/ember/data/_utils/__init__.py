@@ -59,4 +59,4 @@ class ExceptionWrapper:
         raise exception
 
 
-from . import collate, fetch, worker  # noqa: E402,F401
+from . import collate, fetch, worker

@@ -8,9 +8,9 @@ The names are ``ember.data``'s, and so are the submodules: ``ember.utils.data.da
 import sys
 
 import ember.data as _data
-from ember.data import *  # noqa: F401,F403
-from ember.data import _utils, dataloader, dataset, distributed, sampler  # noqa: F401
-from ember.data._utils import collate, fetch, worker  # noqa: F401
+from ember.data import *  # noqa: F403
+from ember.data import _utils, dataloader, dataset, distributed, sampler
+from ember.data._utils import collate, fetch, worker
 
 __all__ = _data.__all__
 

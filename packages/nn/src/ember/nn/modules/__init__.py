@@ -17,10 +17,10 @@ __all__ = ["Module", "Sequential", "ModuleList", "ModuleDict", "ParameterList",
            "ParameterDict", "Identity", "Linear", "LazyLinear", "Bilinear", "Flatten", "Unflatten"]
 __all__ += ["MultiheadAttention", "Transformer", "TransformerEncoder", "TransformerDecoder",
             "TransformerEncoderLayer", "TransformerDecoderLayer"]
-from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase  # noqa: E402
+from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
 
 __all__ += ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
-from .lazy import (  # noqa: E402
+from .lazy import (
     LazyBatchNorm1d,
     LazyBatchNorm2d,
     LazyBatchNorm3d,
@@ -33,7 +33,7 @@ __all__ += ["LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d", "LazyInstan
             "LazyInstanceNorm2d", "LazyInstanceNorm3d"]
 
 # layers over ember-core's kernels (conv, pooling, norms, activations, losses, ...)
-from . import (  # noqa: E402
+from . import (
     activation,
     adaptive,
     batchnorm,
@@ -51,20 +51,20 @@ from . import (  # noqa: E402
     sparse,
     upsampling,
 )
-from .activation import *  # noqa: E402,F401,F403
-from .adaptive import *  # noqa: E402,F401,F403
-from .channelshuffle import *  # noqa: E402,F401,F403
-from .conv import *  # noqa: E402,F401,F403
-from .distance import *  # noqa: E402,F401,F403
-from .dropout import *  # noqa: E402,F401,F403
-from .fold import *  # noqa: E402,F401,F403
-from .loss import *  # noqa: E402,F401,F403
-from .normalization import *  # noqa: E402,F401,F403
-from .padding import *  # noqa: E402,F401,F403
-from .pixelshuffle import *  # noqa: E402,F401,F403
-from .pooling import *  # noqa: E402,F401,F403
-from .sparse import *  # noqa: E402,F401,F403
-from .upsampling import *  # noqa: E402,F401,F403
+from .activation import *  # noqa: F403
+from .adaptive import *  # noqa: F403
+from .channelshuffle import *  # noqa: F403
+from .conv import *  # noqa: F403
+from .distance import *  # noqa: F403
+from .dropout import *  # noqa: F403
+from .fold import *  # noqa: F403
+from .loss import *  # noqa: F403
+from .normalization import *  # noqa: F403
+from .padding import *  # noqa: F403
+from .pixelshuffle import *  # noqa: F403
+from .pooling import *  # noqa: F403
+from .sparse import *  # noqa: F403
+from .upsampling import *  # noqa: F403
 
 for _m in (activation, adaptive, channelshuffle, conv, distance, dropout, fold, loss,
            normalization, padding, pixelshuffle, pooling, sparse, upsampling):

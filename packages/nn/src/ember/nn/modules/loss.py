@@ -3,18 +3,22 @@ map to ``reduction`` (with PyTorch's deprecation warning) exactly as in ``_Loss`
 
 from __future__ import annotations
 
+import math
 import warnings
 
 from ember import Tensor
 
 from .. import functional as F
+from .linear import Linear
+from .linear_cross_entropy_options import LinearCrossEntropyOptions
 from .module import Module
 
 __all__ = ["L1Loss", "NLLLoss", "PoissonNLLLoss", "GaussianNLLLoss", "KLDivLoss", "MSELoss",
            "BCELoss", "BCEWithLogitsLoss", "HingeEmbeddingLoss", "SmoothL1Loss", "HuberLoss",
            "SoftMarginLoss", "CrossEntropyLoss", "MultiLabelSoftMarginLoss",
            "CosineEmbeddingLoss", "MarginRankingLoss", "MultiMarginLoss", "TripletMarginLoss",
-           "CTCLoss", "MultiLabelMarginLoss", "TripletMarginWithDistanceLoss"]
+           "CTCLoss", "MultiLabelMarginLoss", "TripletMarginWithDistanceLoss",
+           "LinearCrossEntropyLoss", "LinearCrossEntropyOptions"]
 
 
 def _legacy_reduction(size_average, reduce) -> str:
@@ -356,3 +360,73 @@ class TripletMarginWithDistanceLoss(_Loss):
         return F.triplet_margin_with_distance_loss(
             anchor, positive, negative, distance_function=self.distance_function,
             margin=self.margin, swap=self.swap, reduction=self.reduction)
+
+
+# -- linear + cross entropy --------------------------------------------------------------------
+
+
+class LinearCrossEntropyLoss(_WeightedLoss):
+    """The cross entropy between ``input`` projected to logits by a built-in linear layer and
+    ``target`` (``torch.nn.LinearCrossEntropyLoss``).
+
+    Args:
+        in_features: size of each input sample.
+        num_classes: number of classes, ``C``.
+        out_features: ``(d_1, ..., d_K)`` for a K-dimensional loss (default ``()``).
+        bias: give the linear layer a bias (default ``False``).
+        device, dtype: of the linear layer's parameters.
+        reduction: ``'none'`` | ``'mean'`` | ``'sum'`` (default ``'mean'``).
+        weight: a rescaling weight per class, of shape ``(C,)``.
+        ignore_index: a target value that is ignored (``None``: -100 for class indices).
+        label_smoothing: in ``[0, 1]`` (default 0).
+        options: a :class:`LinearCrossEntropyOptions` for the chunked implementation, or
+            ``None`` for the reference one.
+
+    The layer's weight is stored flat, ``(C * prod(out_features), in_features)``, as
+    ``self.linear.weight``, and reshaped to ``(C, *out_features, in_features)`` in forward.
+    """
+
+    __constants__ = ["num_classes", "out_features", "reduction", "ignore_index",
+                     "label_smoothing"]
+
+    def __init__(self, in_features: int, num_classes: int, *, out_features: tuple = (),
+                 bias: bool = False, device=None, dtype=None, reduction: str = "mean",
+                 weight: Tensor | None = None, ignore_index: int | None = None,
+                 label_smoothing: float = 0.0,
+                 options: LinearCrossEntropyOptions | None = None) -> None:
+        if weight is not None and weight.shape != (num_classes,):
+            raise RuntimeError(f"expected weight shape to be {(num_classes,)}, got "
+                               f"{tuple(weight.shape)}")
+        if label_smoothing < 0 or label_smoothing > 1.0:
+            raise RuntimeError("expected label_smoothing to be in range [0, 1], got "
+                               f"{label_smoothing}")
+        super().__init__(weight=weight, size_average=None, reduce=None, reduction=reduction)
+        self.num_classes = num_classes
+        self.out_features = out_features
+        self.ignore_index = ignore_index
+        self.label_smoothing = label_smoothing
+        # Linear holds 2-d weights: the K-dimensional weight is kept flat and reshaped in forward
+        self.linear = Linear(in_features, math.prod(out_features, start=num_classes),
+                             bias=bias, device=device, dtype=dtype)
+        self.options = options
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        linear_weight = self.linear.weight.reshape(
+            (self.num_classes, *self.out_features, self.linear.in_features))
+        linear_bias = (self.linear.bias.reshape((self.num_classes, *self.out_features))
+                       if self.linear.bias is not None else None)
+        return F.linear_cross_entropy(input, linear_weight, target, linear_bias=linear_bias,
+                                      weight=self.weight, reduction=self.reduction,
+                                      ignore_index=self.ignore_index,
+                                      label_smoothing=self.label_smoothing,
+                                      options=self.options)
+
+    def extra_repr(self) -> str:
+        return (f"in_features={self.linear.in_features},"
+                f" num_classes={self.num_classes},"
+                f" out_features={self.out_features},"
+                f" bias={self.linear.bias is not None},"
+                f" reduction={self.reduction},"
+                f" ignore_index={self.ignore_index},"
+                f" label_smoothing={self.label_smoothing},"
+                f" options={self.options}")

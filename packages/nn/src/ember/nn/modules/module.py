@@ -15,17 +15,33 @@ import ember
 from ember import Tensor
 from ember.autograd.function import Function
 from ember.autograd.graph import RemovableHandle as _GraphHandle
+from ember.ops import api
 
 from ..parameter import Buffer, Parameter, is_lazy
 
 __all__ = ["Module", "RemovableHandle", "register_module_forward_pre_hook",
-           "register_module_forward_hook"]
+           "register_module_forward_hook", "register_module_backward_hook",
+           "register_module_full_backward_pre_hook", "register_module_full_backward_hook",
+           "register_module_buffer_registration_hook",
+           "register_module_module_registration_hook",
+           "register_module_parameter_registration_hook"]
 
 _EXTRA_STATE_KEY_SUFFIX = "_extra_state"
 
-#: hooks that run for every module (``register_module_forward_pre_hook`` and friends)
+#: hooks that run for every module (``register_module_forward_pre_hook`` and friends), before
+#: the module's own ones (after them for post hooks that say so), as in PyTorch
 _global_forward_pre_hooks: OrderedDict = OrderedDict()
 _global_forward_hooks: OrderedDict = OrderedDict()
+_global_forward_hooks_with_kwargs: OrderedDict = OrderedDict()
+_global_forward_hooks_always_called: OrderedDict = OrderedDict()
+_global_backward_pre_hooks: OrderedDict = OrderedDict()
+_global_backward_hooks: OrderedDict = OrderedDict()
+#: whether the global backward hooks are full ones (None: none registered yet)
+_global_is_full_backward_hook: bool | None = None
+#: hooks that run when any module registers a buffer, a submodule or a parameter
+_global_buffer_registration_hooks: OrderedDict = OrderedDict()
+_global_module_registration_hooks: OrderedDict = OrderedDict()
+_global_parameter_registration_hooks: OrderedDict = OrderedDict()
 
 
 class RemovableHandle(_GraphHandle):
@@ -90,18 +106,87 @@ class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpec
     __str__ = __repr__
 
 
+def _register_global(hooks: OrderedDict, hook, extra_dict=None) -> RemovableHandle:
+    handle = RemovableHandle(hooks, extra_dict=extra_dict)
+    hooks[handle.id] = hook
+    return handle
+
+
+def register_module_buffer_registration_hook(hook) -> RemovableHandle:
+    """A hook ``hook(module, name, buffer)`` run every time a module registers a buffer; a
+    non-None result replaces the buffer."""
+    return _register_global(_global_buffer_registration_hooks, hook)
+
+
+def register_module_module_registration_hook(hook) -> RemovableHandle:
+    """A hook ``hook(module, name, submodule)`` run every time a module registers a
+    submodule; a non-None result replaces the submodule."""
+    return _register_global(_global_module_registration_hooks, hook)
+
+
+def register_module_parameter_registration_hook(hook) -> RemovableHandle:
+    """A hook ``hook(module, name, param)`` run every time a module registers a parameter
+    (not ``None``); a non-None result replaces the parameter."""
+    return _register_global(_global_parameter_registration_hooks, hook)
+
+
 def register_module_forward_pre_hook(hook) -> RemovableHandle:
-    """A forward pre-hook ``hook(module, args)`` run before every module's ``forward``."""
-    handle = RemovableHandle(_global_forward_pre_hooks)
-    _global_forward_pre_hooks[handle.id] = hook
+    """A forward pre-hook ``hook(module, args)`` run before every module's ``forward``, before
+    the module's own pre-hooks; a non-None result replaces the arguments."""
+    return _register_global(_global_forward_pre_hooks, hook)
+
+
+def register_module_forward_hook(hook, *, with_kwargs: bool = False,
+                                 always_call: bool = False) -> RemovableHandle:
+    """A forward hook ``hook(module, args, output)`` (``hook(module, args, kwargs, output)``
+    with ``with_kwargs``) run after every module's ``forward``, before the module's own
+    hooks; a non-None result replaces the output. ``always_call=True`` runs it even when
+    ``forward`` raised."""
+    handle = _register_global(_global_forward_hooks, hook,
+                              extra_dict=_global_forward_hooks_always_called)
+    if with_kwargs:
+        _global_forward_hooks_with_kwargs[handle.id] = True
+    if always_call:
+        _global_forward_hooks_always_called[handle.id] = True
     return handle
 
 
-def register_module_forward_hook(hook) -> RemovableHandle:
-    """A forward hook ``hook(module, args, output)`` run after every module's ``forward``."""
-    handle = RemovableHandle(_global_forward_hooks)
-    _global_forward_hooks[handle.id] = hook
-    return handle
+def register_module_backward_hook(hook) -> RemovableHandle:
+    """A backward hook common to all modules, deprecated in PyTorch in favour of
+    :func:`register_module_full_backward_hook`: it runs on the autograd node that made the
+    module's (first) output, with that node's gradients."""
+    global _global_is_full_backward_hook
+    if _global_is_full_backward_hook is True:
+        raise RuntimeError("Cannot use both regular backward hooks and full backward hooks as "
+                           "a global Module hook. Please use only one of them.")
+    _global_is_full_backward_hook = False
+    return _register_global(_global_backward_hooks, hook)
+
+
+def register_module_full_backward_pre_hook(hook) -> RemovableHandle:
+    """A backward pre-hook ``hook(module, grad_output)`` common to all modules, run before the
+    modules' own ones (see ``Module.register_full_backward_pre_hook``)."""
+    return _register_global(_global_backward_pre_hooks, hook)
+
+
+def register_module_full_backward_hook(hook) -> RemovableHandle:
+    """A backward hook ``hook(module, grad_input, grad_output)`` common to all modules, run
+    before the modules' own ones (see ``Module.register_full_backward_hook``)."""
+    global _global_is_full_backward_hook
+    if _global_is_full_backward_hook is False:
+        raise RuntimeError("Cannot use both regular backward hooks and full backward hooks as "
+                           "a global Module hook. Please use only one of them.")
+    _global_is_full_backward_hook = True
+    return _register_global(_global_backward_hooks, hook)
+
+
+def _run_registration_hooks(hooks: OrderedDict, module, name: str, value):
+    """``value`` after the global registration ``hooks`` (each may return a replacement)."""
+    for hook in hooks.values():
+        output = hook(module, name, value)
+        if output is not None:
+            value = output
+    return value
 
 
 def _forward_unimplemented(self, *input):
@@ -169,6 +254,9 @@ class Module:
                             "(ember Tensor or None required)")
         if isinstance(tensor, Tensor) and getattr(tensor, "_is_buffer", False):
             persistent = tensor.persistent
+        if _global_buffer_registration_hooks:
+            tensor = _run_registration_hooks(_global_buffer_registration_hooks, self, name,
+                                             tensor)
         self._buffers[name] = tensor
         if persistent:
             self._non_persistent_buffers_set.discard(name)
@@ -198,6 +286,9 @@ class Module:
                              f"parameters must be created explicitly. To express '{name}' as a "
                              "function of another Tensor, compute the value in the forward() "
                              "method.")
+        if _global_parameter_registration_hooks:
+            param = _run_registration_hooks(_global_parameter_registration_hooks, self, name,
+                                            param)
         self._parameters[name] = param
 
     def add_module(self, name: str, module) -> None:
@@ -212,6 +303,9 @@ class Module:
             raise KeyError(f'module name can\'t contain ".", got: {name}')
         if name == "":
             raise KeyError('module name can\'t be empty string ""')
+        if _global_module_registration_hooks:
+            module = _run_registration_hooks(_global_module_registration_hooks, self, name,
+                                             module)
         self._modules[name] = module
 
     def register_module(self, name: str, module) -> None:
@@ -326,11 +420,17 @@ class Module:
                     raise AttributeError("cannot assign module before Module.__init__() call")
                 remove_from(d, self._parameters, self._buffers,
                             self._non_persistent_buffers_set)
+                if _global_module_registration_hooks:
+                    value = _run_registration_hooks(_global_module_registration_hooks, self,
+                                                    name, value)
                 modules[name] = value
             elif modules is not None and name in modules:
                 if value is not None:
                     raise TypeError(f"cannot assign '{_typename(value)}' as child module "
                                     f"'{name}' (ember.nn.Module or None expected)")
+                if _global_module_registration_hooks:
+                    value = _run_registration_hooks(_global_module_registration_hooks, self,
+                                                    name, value)
                 modules[name] = value
             else:
                 buffers = d.get("_buffers")
@@ -366,6 +466,7 @@ class Module:
             if attr not in self.__dict__:
                 self.__dict__[attr] = OrderedDict()
         self.__dict__.setdefault("_non_persistent_buffers_set", set())
+        self.__dict__.setdefault("_is_full_backward_hook", None)
 
     def __dir__(self):
         keys = (dir(self.__class__) + list(self.__dict__) + list(self._parameters)
@@ -518,10 +619,8 @@ class Module:
         ``to(device, dtype)``, ``to(tensor)``. Only floating tensors change dtype.
         ``memory_format=ember.channels_last`` also lays out the 4-d and 5-d ones so
         (conv weights), as PyTorch does."""
-        from ember._tensor import _parse_to
-
         memory_format = kwargs.get("memory_format")
-        device, dtype, _ = _parse_to(None, *args, **kwargs)
+        device, dtype, _ = api.parse_to(*args, **kwargs)
         if dtype is not None and not (dtype.is_floating_point or dtype.is_complex):
             raise TypeError("nn.Module.to only accepts floating point or complex dtypes, but "
                             f"got desired dtype={dtype}")
@@ -547,14 +646,14 @@ class Module:
         """Move all parameters and buffers to the CPU."""
         return self._apply(lambda t: t.cpu())
 
-    def type(self, dst_type) -> Module:  # noqa: A003
+    def type(self, dst_type) -> Module:
         """Cast all parameters and buffers to ``dst_type``."""
         return self._apply(lambda t: t.type(dst_type))
 
     def _cast_floating(self, dtype) -> Module:
         return self._apply(lambda t: t.to(dtype) if t.is_floating_point() else t)
 
-    def float(self) -> Module:  # noqa: A003
+    def float(self) -> Module:
         """Cast floating parameters and buffers to ``float32``."""
         return self._cast_floating(ember.float32)
 
@@ -756,6 +855,32 @@ class Module:
             self._forward_hooks_always_called[handle.id] = True
         return handle
 
+    def register_backward_hook(self, hook) -> RemovableHandle:
+        """``hook(module, grad_input, grad_output)`` on the autograd node that made the
+        module's (first) output: deprecated in PyTorch in favour of
+        :meth:`register_full_backward_hook`, whose gradients are the module's own."""
+        if self._is_full_backward_hook is True:
+            raise RuntimeError("Cannot use both regular backward hooks and full backward hooks "
+                               "on a single Module. Please use only one of them.")
+        self._is_full_backward_hook = False
+        return self._add_hook(self._backward_hooks, hook)
+
+    def _get_backward_hooks(self) -> tuple[list, list]:
+        """The full and the non-full backward hooks to run, the global ones first."""
+        full, non_full = [], []
+        if _global_is_full_backward_hook is True:
+            full += _global_backward_hooks.values()
+        if self._is_full_backward_hook is True:
+            full += self._backward_hooks.values()
+        if _global_is_full_backward_hook is False:
+            non_full += _global_backward_hooks.values()
+        if self._is_full_backward_hook is False:
+            non_full += self._backward_hooks.values()
+        return full, non_full
+
+    def _get_backward_pre_hooks(self) -> list:
+        return [*_global_backward_pre_hooks.values(), *self._backward_pre_hooks.values()]
+
     def register_full_backward_pre_hook(self, hook, prepend: bool = False) -> RemovableHandle:
         """``hook(module, grad_output)`` runs when the gradients of the outputs are known;
         a non-None result replaces ``grad_output``."""
@@ -795,60 +920,126 @@ class Module:
     def _call_impl(self, *args, **kwargs):
         if not (self._forward_hooks or self._forward_pre_hooks or self._backward_hooks
                 or self._backward_pre_hooks or _global_forward_hooks
-                or _global_forward_pre_hooks):
+                or _global_forward_pre_hooks or _global_backward_hooks
+                or _global_backward_pre_hooks):
             return self.forward(*args, **kwargs)
         return self._call_with_hooks(args, kwargs)
 
     __call__ = _call_impl
 
     def _call_with_hooks(self, args, kwargs):
-        for hook_id, hook in itertools.chain(_global_forward_pre_hooks.items(),
-                                             self._forward_pre_hooks.items()):
-            if hook_id in self._forward_pre_hooks_with_kwargs:
-                result = hook(self, args, kwargs)
-                if result is not None:
-                    if isinstance(result, tuple) and len(result) == 2:
-                        args, kwargs = result
-                    else:
-                        raise RuntimeError("forward pre-hook must return None or a tuple of "
-                                           f"(new_args, new_kwargs), but got {result}.")
-            else:
-                result = hook(self, args)
-                if result is not None:
-                    args = result if isinstance(result, tuple) else (result,)
-        bw_hook = None
-        if self._backward_hooks or self._backward_pre_hooks:
-            bw_hook = _BackwardHook(self, list(self._backward_hooks.values()),
-                                    list(self._backward_pre_hooks.values()))
-            args = bw_hook.setup_input_hook(args)
+        """``forward`` with the hooks, in PyTorch's order: global then own forward pre-hooks,
+        backward hooks set up on the inputs, ``forward``, global then own forward hooks,
+        backward hooks set up on the outputs; the ``always_call`` forward hooks still run
+        when ``forward`` or a hook raised."""
+        result = None
         called = set()
         try:
+            full_backward_hooks, non_full_backward_hooks = [], []
+            backward_pre_hooks = []
+            if self._backward_pre_hooks or _global_backward_pre_hooks:
+                backward_pre_hooks = self._get_backward_pre_hooks()
+            if self._backward_hooks or _global_backward_hooks:
+                full_backward_hooks, non_full_backward_hooks = self._get_backward_hooks()
+            for hook_id, hook in itertools.chain(_global_forward_pre_hooks.items(),
+                                                 self._forward_pre_hooks.items()):
+                if hook_id in self._forward_pre_hooks_with_kwargs:
+                    pre_result = hook(self, args, kwargs)
+                    if pre_result is not None:
+                        if isinstance(pre_result, tuple) and len(pre_result) == 2:
+                            args, kwargs = pre_result
+                        else:
+                            raise RuntimeError("forward pre-hook must return None or a tuple "
+                                               "of (new_args, new_kwargs), but got "
+                                               f"{pre_result}.")
+                else:
+                    pre_result = hook(self, args)
+                    if pre_result is not None:
+                        args = pre_result if isinstance(pre_result, tuple) else (pre_result,)
+            bw_hook = None
+            if full_backward_hooks or backward_pre_hooks:
+                bw_hook = _BackwardHook(self, full_backward_hooks, backward_pre_hooks)
+                args = bw_hook.setup_input_hook(args)
             result = self.forward(*args, **kwargs)
             for hook_id, hook in itertools.chain(_global_forward_hooks.items(),
                                                  self._forward_hooks.items()):
-                called.add(hook_id)
-                if hook_id in self._forward_hooks_with_kwargs:
+                if (hook_id in self._forward_hooks_always_called
+                        or hook_id in _global_forward_hooks_always_called):
+                    called.add(hook_id)
+                if (hook_id in self._forward_hooks_with_kwargs
+                        or hook_id in _global_forward_hooks_with_kwargs):
                     hook_result = hook(self, args, kwargs, result)
                 else:
                     hook_result = hook(self, args, result)
                 if hook_result is not None:
                     result = hook_result
+            if bw_hook is not None:
+                if not isinstance(result, (Tensor, tuple)):
+                    warnings.warn("For backward hooks to be called, module output should be a "
+                                  "Tensor or a tuple of Tensors but received "
+                                  f"{type(result)}", stacklevel=2)
+                result = bw_hook.setup_output_hook(result)
+            if non_full_backward_hooks:
+                self._register_non_full_backward_hooks(non_full_backward_hooks, args, result)
+            return result
         except Exception:
-            for hook_id, hook in self._forward_hooks.items():
-                if hook_id in self._forward_hooks_always_called and hook_id not in called:
-                    try:
-                        if hook_id in self._forward_hooks_with_kwargs:
-                            hook(self, args, kwargs, None)
-                        else:
-                            hook(self, args, None)
-                    except Exception as e:
-                        warnings.warn("forward hook with ``always_call=True`` raised an "
-                                      f"exception that was silenced as another error was "
-                                      f"raised in forward: {e}", stacklevel=2)
+            self._run_always_called_hooks(args, kwargs, result, called)
             raise
-        if bw_hook is not None:
-            result = bw_hook.setup_output_hook(result)
-        return result
+
+    def _run_always_called_hooks(self, args, kwargs, result, called) -> None:
+        """The ``always_call`` forward hooks not yet run, after ``forward`` raised (their own
+        errors are warned about and dropped)."""
+        for hook_id, hook in _global_forward_hooks.items():
+            if hook_id in _global_forward_hooks_always_called and hook_id not in called:
+                try:
+                    hook_result = hook(self, args, result)
+                    if hook_result is not None:
+                        result = hook_result
+                except Exception as e:
+                    warnings.warn("global module forward hook with ``always_call=True`` raised "
+                                  "an exception that was silenced as another error was raised "
+                                  f"in forward: {e}", stacklevel=3)
+        for hook_id, hook in self._forward_hooks.items():
+            if hook_id in self._forward_hooks_always_called and hook_id not in called:
+                try:
+                    if hook_id in self._forward_hooks_with_kwargs:
+                        hook_result = hook(self, args, kwargs, result)
+                    else:
+                        hook_result = hook(self, args, result)
+                    if hook_result is not None:
+                        result = hook_result
+                except Exception as e:
+                    warnings.warn("module forward hook with ``always_call=True`` raised an "
+                                  "exception that was silenced as another error was raised in "
+                                  f"forward: {e}", stacklevel=3)
+
+    def _register_non_full_backward_hooks(self, hooks, args, result) -> None:
+        """PyTorch's deprecated module backward hooks: on the node that made the first tensor
+        of the output, called as ``hook(module, grad_input, grad_output)`` with that node's
+        gradients."""
+        var = result
+        while not isinstance(var, Tensor):
+            if isinstance(var, dict):
+                var = next(v for v in var.values() if isinstance(v, Tensor))
+            else:
+                var = var[0]
+        grad_fn = var.grad_fn
+        if grad_fn is None:
+            return
+        for hook in hooks:
+            grad_fn.register_hook(_WrappedHook(hook, self))
+        _warn_non_full_backward_hook(args, result, grad_fn)
+
+    def _replicate_for_data_parallel(self) -> Module:
+        """A shallow copy for ``replicate``: it shares buffers and submodules dicts' entries
+        but holds no parameters of its own (the replica's are set as plain attributes)."""
+        replica = self.__new__(type(self))
+        replica.__dict__ = self.__dict__.copy()
+        replica._parameters = {}
+        replica._buffers = replica._buffers.copy()
+        replica._modules = replica._modules.copy()
+        replica._is_replica = True
+        return replica
 
     # -- repr -----------------------------------------------------------------------------
     def _get_name(self) -> str:
@@ -873,7 +1064,74 @@ class Module:
         return main + ")"
 
 
-# -- full backward hooks -----------------------------------------------------------------------
+# -- backward hooks ----------------------------------------------------------------------------
+
+class _WrappedHook:
+    """A module hook run by an autograd node: called with the module (held weakly) first."""
+
+    def __init__(self, hook, module=None) -> None:
+        import functools
+        import weakref
+
+        self.hook = hook
+        functools.update_wrapper(self, hook)
+        self.with_module = module is not None
+        if module is not None:
+            self.module = weakref.ref(module)
+
+    def __call__(self, *args, **kwargs):
+        if self.with_module:
+            module = self.module()
+            if module is None:
+                raise RuntimeError("You are trying to call the hook of a dead Module!")
+            return self.hook(module, *args, **kwargs)
+        return self.hook(*args, **kwargs)
+
+
+def _warn_non_full_backward_hook(inputs, result, grad_fn) -> None:
+    """PyTorch's FutureWarnings where a non-full backward hook will miss gradients."""
+    if not isinstance(result, Tensor):
+        if not (isinstance(result, tuple) and all(isinstance(r, Tensor) for r in result)):
+            warnings.warn("Using non-full backward hooks on a Module that does not return a "
+                          "single Tensor or a tuple of Tensors is deprecated and will be removed "
+                          "in future versions. This hook will be missing some of the "
+                          "grad_output. Please use register_full_backward_hook to get the "
+                          "documented behavior.", FutureWarning, stacklevel=4)
+            return
+    else:
+        result = (result,)
+    if not isinstance(inputs, Tensor):
+        if not (isinstance(inputs, tuple) and all(isinstance(i, Tensor) for i in inputs)):
+            warnings.warn("Using non-full backward hooks on a Module that does not take as input "
+                          "a single Tensor or a tuple of Tensors is deprecated and will be "
+                          "removed in future versions. This hook will be missing some of the "
+                          "grad_input. Please use register_full_backward_hook to get the "
+                          "documented behavior.", FutureWarning, stacklevel=4)
+            return
+    else:
+        inputs = (inputs,)
+    out_grad_fn = {r.grad_fn for r in result if r.grad_fn is not None}
+    if len(out_grad_fn) == 0 or (len(out_grad_fn) == 1 and grad_fn not in out_grad_fn):
+        warnings.warn("Using a non-full backward hook when outputs are nested in python data "
+                      "structure is deprecated and will be removed in future versions. This "
+                      "hook will be missing some grad_output.", FutureWarning, stacklevel=4)
+    elif len(out_grad_fn) > 1:
+        warnings.warn("Using a non-full backward hook when outputs are generated by different "
+                      "autograd Nodes is deprecated and will be removed in future versions. "
+                      "This hook will be missing some grad_output. Please use "
+                      "register_full_backward_hook to get the documented behavior.",
+                      FutureWarning, stacklevel=4)
+    else:
+        inputs_grad_fn = {i.grad_fn for i in inputs if i.grad_fn is not None}
+        next_functions = {n[0] for n in grad_fn.next_functions}
+        if inputs_grad_fn != next_functions:
+            warnings.warn("Using a non-full backward hook when the forward contains multiple "
+                          "autograd Nodes is deprecated and will be removed in future versions. "
+                          "This hook will be missing some grad_input. Please use "
+                          "register_full_backward_hook to get the documented behavior.",
+                          FutureWarning, stacklevel=4)
+
+
 
 class _BackwardHookFunction(Function):
     """Identity on tensors whose backward hands the gradients to a ``_BackwardHook``."""

@@ -23,10 +23,7 @@ import numpy as np
 
 import ember
 from ember import Tensor
-from ember._tensor import _make
-from ember.autograd.grad_mode import GRAD
-from ember.autograd.graph import make_node_class, record
-from ember.ops._core import check_same_device, xp_of
+from ember.ops import api
 
 from .. import functional as F
 from .. import init
@@ -280,11 +277,11 @@ _KERNELS = {"RNN_TANH": (_rnn_fwd, _rnn_bwd), "RNN_RELU": (_rnn_fwd, _rnn_bwd),
 def _layer_backward(node, grads):
     xw, h0, c0, w, b, w_hr, arrays = node.saved
     mode, steps, B = node.ctx
-    if GRAD.enabled:  # create_graph: differentiate the Tensor-op recomputation
+    if api.grad_enabled():  # create_graph: differentiate the Tensor-op recomputation
         return _reference_backward(node, grads)
     gY, gh, gc = (list(grads) + [None])[:3]
     wd = w._data
-    xp = xp_of(w)
+    xp = api.array_module(w)
     Y = arrays["Y"]
     dY = None if gY is None else gY._data.reshape(Y.shape)
     dh = xp.zeros((B, wd.shape[1]), dtype=wd.dtype) if gh is None else gh._data.copy()
@@ -297,17 +294,17 @@ def _layer_backward(node, grads):
     dev = node.device
     out = [None] * 6
     if node.needs_grad(0):
-        out[0] = _make(dxw.reshape(xw._data.shape), dev)
+        out[0] = api.wrap(dxw.reshape(xw._data.shape), dev)
     if node.needs_grad(1):
-        out[1] = _make(dh, dev)
+        out[1] = api.wrap(dh, dev)
     if node.needs_grad(2):
-        out[2] = _make(dc, dev)
+        out[2] = api.wrap(dc, dev)
     if node.needs_grad(3):
-        out[3] = _make(dgh.T @ _all_prev(xp, Y, arrays["h0"], steps), dev)
+        out[3] = api.wrap(dgh.T @ _all_prev(xp, Y, arrays["h0"], steps), dev)
     if node.needs_grad(4):
-        out[4] = _make(dgh.sum(0), dev)
+        out[4] = api.wrap(dgh.sum(0), dev)
     if node.needs_grad(5):
-        out[5] = _make(dW_hr, dev)
+        out[5] = api.wrap(dW_hr, dev)
     return tuple(out)
 
 
@@ -366,7 +363,7 @@ def _reference_layer(mode, xw, h0, c0, w, b, w_hr, steps, B):
     return Y, h, c
 
 
-_NODES = {m: make_node_class(n, _layer_backward, n_out=3) for m, n in (
+_NODES = {m: api.node_class(n, _layer_backward, n_out=3) for m, n in (
     ("RNN_TANH", "RnnTanhBackward0"), ("RNN_RELU", "RnnReluBackward0"),
     ("LSTM", "LstmBackward0"), ("GRU", "GruBackward0"))}
 
@@ -381,8 +378,8 @@ def _recurrent_layer(mode, xw, h0, c0, w, b, w_hr, batch_sizes, reverse, lead=No
     dev = xw._device
     for t in tensors:
         if t is not None and t._device is not dev:
-            check_same_device(*[t for t in tensors if t is not None])
-    xp = xp_of(xw)
+            api.check_same_device(*[t for t in tensors if t is not None])
+    xp = api.array_module(xw)
     steps = _steps(batch_sizes, reverse)
     B = batch_sizes[0]
     wd = w._data
@@ -395,13 +392,13 @@ def _recurrent_layer(mode, xw, h0, c0, w, b, w_hr, batch_sizes, reverse, lead=No
     Y, C, arrays = _KERNELS[mode][0](xp, mode, x, h0d, c0d, wd,
                                      None if b is None else b._data,
                                      None if w_hr is None else w_hr._data, steps)
-    out = _make(Y if lead is None else Y.reshape(tuple(lead) + (Y.shape[1],)), dev)
-    h_n = _make(_final(xp, Y, steps, B), dev)
-    c_n = None if C is None else _make(_final(xp, C, steps, B), dev)
-    if GRAD.enabled and any(t is not None and t.requires_grad for t in tensors):
+    out = api.wrap(Y if lead is None else Y.reshape(tuple(lead) + (Y.shape[1],)), dev)
+    h_n = api.wrap(_final(xp, Y, steps, B), dev)
+    c_n = None if C is None else api.wrap(_final(xp, C, steps, B), dev)
+    if api.grad_enabled() and any(t is not None and t.requires_grad for t in tensors):
         arrays["h0"], arrays["c0"] = h0d, c0d
         node_cls = _NODES[mode]
-        record(node_cls, out, tensors, tensors + (arrays,), (mode, steps, B),
+        api.record(node_cls, out, tensors, tensors + (arrays,), (mode, steps, B),
                save_output=True)  # the backward reads the output's array: guard its version
         for nr, t in ((1, h_n), (2, c_n)):
             if t is not None:
@@ -415,6 +412,13 @@ def _recurrent_layer(mode, xw, h0, c0, w, b, w_hr, batch_sizes, reverse, lead=No
 
 def _apply_permutation(tensor: Tensor, permutation: Tensor, dim: int = 1) -> Tensor:
     return tensor.index_select(dim, permutation)
+
+
+def apply_permutation(tensor: Tensor, permutation: Tensor, dim: int = 1) -> Tensor:
+    """``tensor.index_select(dim, permutation)``: deprecated in PyTorch, which warns so."""
+    warnings.warn("`apply_permutation` is deprecated, please use "
+                  "`tensor.index_select(dim, permutation)` instead", FutureWarning, stacklevel=2)
+    return _apply_permutation(tensor, permutation, dim)
 
 
 class RNNBase(Module):

@@ -1,6 +1,6 @@
 """Utilities of ``ember.nn`` (``torch.nn.utils``)."""
 
-from . import fusion, parametrizations, parametrize, prune, rnn, stateless  # noqa: F401
+from . import fusion, parametrizations, parametrize, prune, rnn, stateless
 from .clip_grad import (
                         clip_grad_norm,
                         clip_grad_norm_,
@@ -16,6 +16,7 @@ from .fusion import (
                      fuse_linear_bn_weights,
 )
 from .init import skip_init
+from .memory_format import convert_conv2d_weight_memory_format, convert_conv3d_weight_memory_format
 from .spectral_norm import remove_spectral_norm, spectral_norm
 from .weight_norm import remove_weight_norm, weight_norm
 
@@ -24,4 +25,5 @@ __all__ = ["clip_grad_norm", "clip_grad_norm_", "clip_grad_value_", "clip_grads_
            "fuse_conv_bn_eval", "fuse_conv_bn_weights", "fuse_linear_bn_eval",
            "fuse_linear_bn_weights", "skip_init", "weight_norm", "remove_weight_norm",
            "spectral_norm", "remove_spectral_norm", "fusion", "parametrizations", "parametrize",
-           "prune", "stateless"]
+           "prune", "stateless", "convert_conv2d_weight_memory_format",
+           "convert_conv3d_weight_memory_format"]

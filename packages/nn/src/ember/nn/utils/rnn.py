@@ -62,7 +62,7 @@ class PackedSequence(_PackedSequenceBase):
     def double(self) -> PackedSequence:
         return self.to(dtype=ember.float64)
 
-    def float(self) -> PackedSequence:  # noqa: A003
+    def float(self) -> PackedSequence:
         return self.to(dtype=ember.float32)
 
     def half(self) -> PackedSequence:

@@ -59,7 +59,7 @@ class AlexNet_Weights(WeightsEnum):
             "min_size": (63, 63),
             "categories": _IMAGENET_CATEGORIES,
             "recipe": (
-                "https://github.com/pytorch/vision/tree/main/references/classification#alexnet-and-vgg"  # noqa: E501
+                "https://github.com/pytorch/vision/tree/main/references/classification#alexnet-and-vgg"
             ),
             "_metrics": {"ImageNet-1K": {"acc@1": 56.522, "acc@5": 79.066}},
             "_ops": 0.714,

@@ -6,8 +6,7 @@ import numpy as np
 
 import ember
 from ember import Tensor
-from ember._tensor import _make
-from ember.ops._core import xp_of
+from ember.ops import api
 
 __all__ = [
     "box_area",
@@ -155,7 +154,7 @@ def nms(boxes: Tensor, scores: Tensor, iou_threshold: float) -> Tensor:
             f"boxes and scores should have same number of elements in dimension 0, "
             f"got {boxes.size(0)} and {scores.size(0)}"
         )
-    xp = xp_of(boxes)
+    xp = api.array_module(boxes)
     order = xp.argsort(-scores._data, kind="stable")
     b = boxes._data[order]
     n = b.shape[0]
@@ -179,7 +178,7 @@ def nms(boxes: Tensor, scores: Tensor, iou_threshold: float) -> Tensor:
                 keep[j + 1 :] &= ~local[j, j + 1 :]
         suppressed[cols[:r][~keep]] = True
         suppressed[cols[r:][over[keep, r:].any(0)]] = True
-    return _make(order[~suppressed].astype(np.int64), boxes._device)
+    return api.wrap(order[~suppressed].astype(np.int64), boxes._device)
 
 
 def batched_nms(boxes: Tensor, scores: Tensor, idxs: Tensor, iou_threshold: float) -> Tensor:

@@ -9,10 +9,7 @@ import numpy as np
 
 import ember
 from ember import Tensor, nn
-from ember._tensor import _make
-from ember.autograd.grad_mode import GRAD
-from ember.autograd.graph import make_node_class, record
-from ember.ops._core import xp_of
+from ember.ops import api
 
 __all__ = ["roi_align", "RoIAlign"]
 
@@ -184,7 +181,7 @@ def sample_plan(plan: Plan, blk, dtype, xp):
 def _pool(x: Tensor, plan: Plan) -> Tensor:
     """Weighted sums of the sampled pixels of ``x`` ``(N, C, H, W)`` in each bin of each roi:
     ``(K, C', PH, PW)`` (the forward of ``roi_align``, ``ps_roi_align`` and ``ps_roi_pool``)."""
-    xp, xd = xp_of(x), x._data
+    xp, xd = api.array_module(x), x._data
     dtype = np.dtype(xd.dtype)
     table = gather_table(xd, plan)
     c = table.shape[1]
@@ -194,9 +191,9 @@ def _pool(x: Tensor, plan: Plan) -> Tensor:
         idx, wt = sample_plan(plan, blk, dtype, xp)
         if idx.size:
             out[blk] = (wt[..., None, :] @ table[idx])[..., 0, :]
-    result = _make(xp.ascontiguousarray(out.transpose(0, 3, 1, 2)), x._device)
-    if GRAD.enabled and x.requires_grad:
-        record(_linear_nodes(plan.name)[0], result, (x, None), (), plan)
+    result = api.wrap(xp.ascontiguousarray(out.transpose(0, 3, 1, 2)), x._device)
+    if api.needs_grad(x):
+        api.record(_linear_nodes(plan.name)[0], result, (x, None), (), plan)
     return result
 
 
@@ -205,7 +202,7 @@ def _unpool(g: Tensor, plan: Plan) -> Tensor:
     ``(N, C, H, W)`` with the same weights (the input gradient)."""
     if plan.adjoint is not None:
         plan = plan._replace(sampler=plan.adjoint, adjoint=None)
-    xp, gd = xp_of(g), g._data
+    xp, gd = api.array_module(g), g._data
     dtype = np.dtype(gd.dtype)
     gt = gd.transpose(0, 2, 3, 1)  # (K, PH, PW, C')
     c = gt.shape[-1]
@@ -224,9 +221,9 @@ def _unpool(g: Tensor, plan: Plan) -> Tensor:
         vals = gt[blk].reshape(-1, c)[order // slots]
         vals *= wt.reshape(-1)[order][:, None]
         flat[target[starts]] += np.add.reduceat(vals, starts, axis=0)
-    result = _make(table_to_input(flat, plan, xp), g._device)
-    if GRAD.enabled and g.requires_grad:
-        record(_linear_nodes(plan.name)[1], result, (g,), (), plan)
+    result = api.wrap(table_to_input(flat, plan, xp), g._device)
+    if api.needs_grad(g):
+        api.record(_linear_nodes(plan.name)[1], result, (g,), (), plan)
     return result
 
 
@@ -234,8 +231,8 @@ def _unpool(g: Tensor, plan: Plan) -> Tensor:
 def _linear_nodes(name: str):
     """The backward node classes of a linear roi pooling op and of its backward."""
     return (
-        make_node_class(f"{name}Backward0", lambda node, g: (_unpool(g, node.ctx), None)),
-        make_node_class(f"{name}BackwardBackward0", lambda node, g: (_pool(g, node.ctx),)),
+        api.node_class(f"{name}Backward0", lambda node, g: (_unpool(g, node.ctx), None)),
+        api.node_class(f"{name}BackwardBackward0", lambda node, g: (_pool(g, node.ctx),)),
     )
 
 

@@ -8,10 +8,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ember import Tensor
-from ember._tensor import _make
-from ember.autograd.grad_mode import GRAD
-from ember.autograd.graph import make_node_class, record
-from ember.ops._core import xp_of
+from ember.ops import api
 
 from .roi_align import (
     Plan,
@@ -95,7 +92,7 @@ class QuantizedBins(NamedTuple):
 def _max_pool(x: Tensor, plan: Plan) -> Tensor:
     """The largest input value in each bin (0 for an empty bin) and, in ``plan``'s ctx, the
     table row it came from (-1 for empty bins) for the backward."""
-    xp, xd = xp_of(x), x._data
+    xp, xd = api.array_module(x), x._data
     dtype = np.dtype(xd.dtype)
     table = gather_table(xd, plan)
     c = table.shape[1]
@@ -130,16 +127,16 @@ def _max_pool(x: Tensor, plan: Plan) -> Tensor:
         found = xp.take_along_axis(idx, xp.maximum(slot, 0).reshape(slot.shape[:3] + (-1,)), 3)
         out[blk] = xp.where(used.any(-1)[..., None], best, 0)
         argmax[blk] = xp.where(slot >= 0, found.reshape(slot.shape), -1)
-    result = _make(xp.ascontiguousarray(out.transpose(0, 3, 1, 2)), x._device)
-    if GRAD.enabled and x.requires_grad:
-        record(RoiPoolBackward0, result, (x, None), (), (plan, argmax))
+    result = api.wrap(xp.ascontiguousarray(out.transpose(0, 3, 1, 2)), x._device)
+    if api.needs_grad(x):
+        api.record(RoiPoolBackward0, result, (x, None), (), (plan, argmax))
     return result
 
 
 def _max_unpool(g: Tensor, ctx) -> Tensor:
     """``roi_pool``'s input gradient: each output's gradient added to its bin's argmax."""
     plan, argmax = ctx
-    xp, gd = xp_of(g), g._data
+    xp, gd = api.array_module(g), g._data
     rows = plan.shape[0] * plan.shape[2] * plan.shape[3]
     c = argmax.shape[-1]
     target = argmax * c + xp.arange(c)
@@ -147,32 +144,32 @@ def _max_unpool(g: Tensor, ctx) -> Tensor:
     flat = xp.bincount(
         target[keep], weights=gd.transpose(0, 2, 3, 1)[keep], minlength=rows * c
     ).astype(gd.dtype)
-    result = _make(table_to_input(flat.reshape(rows, c), plan, xp), g._device)
-    if GRAD.enabled and g.requires_grad:
-        record(RoiPoolBackwardBackward0, result, (g,), (), ctx)
+    result = api.wrap(table_to_input(flat.reshape(rows, c), plan, xp), g._device)
+    if api.needs_grad(g):
+        api.record(RoiPoolBackwardBackward0, result, (g,), (), ctx)
     return result
 
 
 def _max_gather(gg: Tensor, ctx) -> Tensor:
     """The adjoint of :func:`_max_unpool`: each bin reads its argmax of ``gg``."""
     plan, argmax = ctx
-    xp = xp_of(gg)
+    xp = api.array_module(gg)
     table = gather_table(gg._data, plan)
     vals = table[xp.maximum(argmax, 0), xp.arange(argmax.shape[-1])]
     out = xp.where(argmax >= 0, vals, 0).astype(table.dtype)
-    result = _make(xp.ascontiguousarray(out.transpose(0, 3, 1, 2)), gg._device)
-    if GRAD.enabled and gg.requires_grad:
-        record(RoiPoolBackwardBackwardBackward0, result, (gg,), (), ctx)
+    result = api.wrap(xp.ascontiguousarray(out.transpose(0, 3, 1, 2)), gg._device)
+    if api.needs_grad(gg):
+        api.record(RoiPoolBackwardBackwardBackward0, result, (gg,), (), ctx)
     return result
 
 
-RoiPoolBackward0 = make_node_class(
+RoiPoolBackward0 = api.node_class(
     "RoiPoolBackward0", lambda node, g: (_max_unpool(g, node.ctx), None)
 )
-RoiPoolBackwardBackward0 = make_node_class(
+RoiPoolBackwardBackward0 = api.node_class(
     "RoiPoolBackwardBackward0", lambda node, g: (_max_gather(g, node.ctx),)
 )
-RoiPoolBackwardBackwardBackward0 = make_node_class(
+RoiPoolBackwardBackwardBackward0 = api.node_class(
     "RoiPoolBackwardBackwardBackward0", lambda node, g: (_max_unpool(g, node.ctx),)
 )
 

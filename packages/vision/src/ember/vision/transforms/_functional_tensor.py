@@ -10,8 +10,8 @@ from __future__ import annotations
 import numpy as np
 
 import ember
-from ember._tensor import Tensor, _make
-from ember.ops._core import xp_of
+from ember import Tensor
+from ember.ops import api
 
 _MAX_VALUE = {
     "uint8": 255,
@@ -23,7 +23,7 @@ _MAX_VALUE = {
 
 
 def _wrap(arr, like: Tensor) -> Tensor:
-    return _make(arr, like._device)
+    return api.wrap(arr, like._device)
 
 
 def _is_float(dt) -> bool:
@@ -79,8 +79,8 @@ def _convert_array(a, np_dtype):
             a.dtype == np.float64 and np_dtype == np.int64
         ):
             raise RuntimeError(
-                f"The cast from {ember._dtype.from_numpy_dtype(a.dtype)} to "
-                f"{ember._dtype.from_numpy_dtype(np_dtype)} cannot be performed safely."
+                f"The cast from {api.dtype_from_numpy(a.dtype)} to "
+                f"{api.dtype_from_numpy(np_dtype)} cannot be performed safely."
             )
         eps = 1e-3
         max_val = float(_max_value(np_dtype))
@@ -551,7 +551,7 @@ def rgb_to_grayscale(img: Tensor, num_output_channels: int = 1) -> Tensor:
     a = img._data
     gray = _gray_array(a) if a.shape[-3] == 3 else a.copy()
     if num_output_channels == 3:
-        xp = xp_of(img)
+        xp = api.array_module(img)
         gray = xp.broadcast_to(gray, a.shape).copy()
     return _wrap(gray, img)
 
@@ -562,7 +562,7 @@ def adjust_brightness(img: Tensor, brightness_factor: float) -> Tensor:
     _assert_image_tensor(img)
     _assert_channels(img, [1, 3])
     a = img._data
-    return _wrap(_blend_array(a, xp_of(img).zeros_like(a), brightness_factor), img)
+    return _wrap(_blend_array(a, api.array_module(img).zeros_like(a), brightness_factor), img)
 
 
 def adjust_contrast(img: Tensor, contrast_factor: float) -> Tensor:
@@ -687,7 +687,7 @@ def solarize(img: Tensor, threshold: float) -> Tensor:
     if threshold > _max_value(a.dtype):
         raise TypeError("Threshold should be less than bound of img.")
     inverted = invert(img)._data
-    return _wrap(xp_of(img).where(a >= threshold, inverted, a), img)
+    return _wrap(api.array_module(img).where(a >= threshold, inverted, a), img)
 
 
 def _assert_image_3d(img: Tensor) -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import ember
-from ember._tensor import Tensor
+from ember import Tensor
 from ember.nn import Module
 
 from . import functional as F

@@ -12,9 +12,9 @@ from enum import Enum
 import numpy as np
 
 import ember
-from ember._random import _rng
-from ember._tensor import Tensor
+from ember import Tensor
 from ember.nn import Module
+from ember.ops import api
 
 from . import functional as F
 from ._functional_tensor import _linspace
@@ -388,7 +388,7 @@ class AugMix(Module):
     def _sample_dirichlet(self, params: Tensor) -> Tensor:
         """One Dirichlet draw per row of ``params`` (normalised Gamma draws, like
         ``torch._sample_dirichlet``); a separate method so tests can fix the weights."""
-        gamma = _rng(None, params._device).standard_gamma(params._host().astype(np.float64))
+        gamma = api.rng(params.device).standard_gamma(params._host().astype(np.float64))
         out = gamma / gamma.sum(-1, keepdims=True)
         return ember.as_tensor(out.astype(params._host().dtype), device=params.device)
 

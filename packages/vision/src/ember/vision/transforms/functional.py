@@ -16,7 +16,7 @@ import numpy as np
 from PIL import Image
 
 import ember
-from ember._tensor import Tensor
+from ember import Tensor
 
 from . import _functional_pil as F_pil
 from . import _functional_tensor as F_t

@@ -15,7 +15,7 @@ import warnings
 from collections.abc import Sequence
 
 import ember
-from ember._tensor import Tensor
+from ember import Tensor
 from ember.nn import Module
 
 from . import functional as F

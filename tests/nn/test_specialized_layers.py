@@ -1,10 +1,11 @@
-"""Layers and functions of issue 18's batch: 3-D pools, fractional max pools,
+"""Specialized layers and functions beyond the common set: 3-D pools, fractional max pools,
 AdaptiveLogSoftmaxWithLoss, ChannelShuffle, CrossMapLRN2d; channel_shuffle, pdist, conv_tbc
 and gumbel_softmax. Float64 gradchecks, NumPy references, the test device, and PyTorch parity
 (values, gradients, state_dict keys, reprs, errors)."""
 
 import numpy as np
 import pytest
+from testutils import t64
 
 import ember
 import ember.nn as nn
@@ -14,10 +15,6 @@ from ember.nn.utils.stateless import functional_call
 from ember.testing import register_test_device
 
 RNG = np.random.default_rng(11)
-
-
-def t64(a, grad=True):
-    return ember.tensor(np.asarray(a, dtype=np.float64), requires_grad=grad)
 
 
 @pytest.fixture

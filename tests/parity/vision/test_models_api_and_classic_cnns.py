@@ -1,4 +1,6 @@
-"""Parity of ember.vision.models (first half) with torchvision 0.29 (oracle, test-only).
+"""Parity of ember.vision.models with torchvision 0.29 (oracle, test-only): the classic CNNs
+(AlexNet, VGG, ResNet/ResNeXt/Wide ResNet, SqueezeNet) end to end, the registry and the weights
+enums.
 
 Run with /work/tvenv/bin/python and
 PYTHONPATH=packages/core/src:packages/nn/src:packages/hub/src:packages/vision/src.
@@ -20,7 +22,7 @@ from ember.vision.models._meta import _IMAGENET_CATEGORIES  # noqa: E402
 
 pytestmark = pytest.mark.parity
 
-PART1 = [
+CLASSIC_CNNS = [
     "alexnet",
     "resnet18", "resnet34", "resnet50", "resnet101", "resnet152",
     "resnext50_32x4d", "resnext101_32x8d", "resnext101_64x4d",
@@ -64,7 +66,7 @@ def compare_outputs(tv_model, em_model, shape, seed=0):
     assert np.abs(got - expected).max() <= 1e-4 * scale + 1e-6
 
 
-# Every PART1 model is compared end to end: same module tree (repr), same state_dict
+# Every classic CNN is compared end to end: same module tree (repr), same state_dict
 # (keys, order, shapes, dtypes), same eval-mode output on torchvision's weights. Inputs are
 # small; AlexNet and VGG reach their classifiers through the adaptive average pool. The
 # largest models (VGG's 25088x4096 classifier, the 100+-layer ResNets) take seconds each and
@@ -98,8 +100,8 @@ FORWARD = [
 ]
 
 
-def test_forward_covers_every_part1_model():
-    assert [p.id for p in FORWARD] == PART1
+def test_forward_covers_every_classic_cnn():
+    assert [p.id for p in FORWARD] == CLASSIC_CNNS
 
 
 @pytest.mark.parametrize("name, shape", FORWARD)
@@ -132,7 +134,7 @@ def test_resnet_zero_init_residual_like_torchvision():
 def test_list_models_subset_of_torchvision():
     ours = set(models.list_models())
     theirs = set(torchvision.models.list_models())
-    assert set(PART1) <= ours
+    assert set(CLASSIC_CNNS) <= ours
     assert ours - NOT_IN_TORCHVISION <= theirs
     assert models.list_models(include="resnet*") == [
         n for n in torchvision.models.list_models(include="resnet*") if n in ours
@@ -147,7 +149,7 @@ def same_meta_value(a, b):
     return a == b and type(a) is type(b)
 
 
-@pytest.mark.parametrize("name", PART1)
+@pytest.mark.parametrize("name", CLASSIC_CNNS)
 def test_weights_enum_matches_torchvision(name):
     tv_enum = torchvision.models.get_model_weights(name)
     em_enum = models.get_model_weights(name)

@@ -1,8 +1,8 @@
 """mobilenet_v2/v3, densenet121, efficientnet_b0, vit_b_16, convnext_tiny and their blocks.
 
-Values against torchvision are in tests/parity/vision/test_models_part2.py; here: shapes,
-parameter counts (torchvision's published ``num_params``), registry, weights enums,
-stochastic depth, TF "same" padding, training-mode forward/backward.
+Values against torchvision are in tests/parity/vision/test_models_modern_architectures.py;
+here: shapes, parameter counts (torchvision's published ``num_params``), registry, weights
+enums, stochastic depth, TF "same" padding, training-mode forward/backward.
 """
 
 import math

@@ -1,16 +1,15 @@
-"""roi_pool, ps_roi_align, ps_roi_pool and draw_keypoints against torchvision 0.29."""
+"""roi_pool, ps_roi_pool and ps_roi_align against torchvision 0.29: values, gradients,
+modules, errors."""
 
 import numpy as np
 import pytest
 
 import ember
 from ember.vision import ops as eops
-from ember.vision import utils as eutils
 
 torchvision = pytest.importorskip("torchvision")
 torch = pytest.importorskip("torch")
 from torchvision import ops as tops  # noqa: E402
-from torchvision import utils as tutils  # noqa: E402
 
 
 def E(a):
@@ -122,62 +121,3 @@ def test_errors_raised_in_the_same_cases():
         for mod, wrap in ((tops, T), (eops, E)):
             with pytest.raises(exc, match=msg):
                 getattr(mod, name)(wrap(inp), wrap(r), size)
-
-
-KEYPOINTS = np.array(
-    [
-        [[2.0, 3.0], [10.7, 12.2], [20.0, 5.0], [30.0, 2.0]],
-        [[5.0, 15.0], [15.0, 15.0], [1.0, 1.0], [-3.0, 8.0]],
-    ]
-)
-
-
-@pytest.mark.parametrize(
-    "kwargs",
-    [
-        {},
-        {"connectivity": [(0, 1), (1, 2), (2, 3)], "colors": "blue", "radius": 3, "width": 1},
-        {"connectivity": [(0, 1), (0, 3)], "colors": (240, 10, 157), "radius": 1, "width": 4},
-    ],
-)
-@pytest.mark.parametrize("visibility", [None, [[1, 0, 1, 1], [1, 1, 0, 1]]])
-def test_draw_keypoints_same(kwargs, visibility):
-    rng = np.random.default_rng(14)
-    img = rng.integers(0, 256, (3, 20, 28), dtype=np.uint8)
-    extra = {}
-    if visibility is not None:
-        extra = {"visibility": np.array(visibility, dtype=bool)}
-    a = eutils.draw_keypoints(
-        E(img), E(KEYPOINTS), **kwargs, **{k: E(v) for k, v in extra.items()}
-    ).numpy()
-    b = tutils.draw_keypoints(
-        T(img), T(KEYPOINTS), **kwargs, **{k: T(v) for k, v in extra.items()}
-    ).numpy()
-    np.testing.assert_array_equal(a, b)
-    f = (img / 255).astype(np.float32)
-    a = eutils.draw_keypoints(E(f), E(KEYPOINTS), **kwargs).numpy()
-    b = tutils.draw_keypoints(T(f), T(KEYPOINTS), **kwargs).numpy()
-    assert a.dtype == b.dtype
-    np.testing.assert_allclose(a, b, atol=1e-6)
-
-
-def test_draw_keypoints_errors_same():
-    img = np.zeros((3, 10, 10), dtype=np.uint8)
-    kp = KEYPOINTS
-    bad = [
-        (img.astype(np.int32), kp, None, ValueError, "The image dtype must be uint8 or float"),
-        (img[None], kp, None, ValueError, "Pass individual images, not batches"),
-        (img[:1], kp, None, ValueError, "Pass an RGB image"),
-        (img, kp[0], None, ValueError, "keypoints must be of shape"),
-        (img, kp, np.ones(8, dtype=bool), ValueError, "visibility must be of shape"),
-        (img, kp, np.ones((2, 3), dtype=bool), ValueError, "same dimensionality"),
-    ]
-    for im, k, vis, exc, msg in bad:
-        for mod, wrap in ((tutils, T), (eutils, E)):
-            with pytest.raises(exc, match=msg):
-                mod.draw_keypoints(
-                    wrap(im), wrap(k), visibility=None if vis is None else wrap(vis)
-                )
-    for mod in (tutils, eutils):
-        with pytest.raises(TypeError, match="The image must be a tensor"):
-            mod.draw_keypoints(img, T(kp) if mod is tutils else E(kp))

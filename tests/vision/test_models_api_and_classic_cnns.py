@@ -1,4 +1,5 @@
-"""ember.vision.models, first half: registry and weights API, ResNet/VGG/AlexNet/SqueezeNet.
+"""ember.vision.models: the registry and weights API (legacy ``pretrained`` arguments, downloads,
+the hub entry point) and the classic CNNs: AlexNet, VGG, ResNet/ResNeXt/Wide ResNet, SqueezeNet.
 
 Run with PYTHONPATH=packages/core/src:packages/nn/src:packages/hub/src:packages/vision/src.
 """
@@ -9,13 +10,13 @@ import http.server
 import math
 import pickle
 import re
-import threading
 import warnings
 from functools import partial
 from importlib.metadata import entry_points
 
 import numpy as np
 import pytest
+from testutils import local_http_server
 
 import ember
 from ember import nn
@@ -24,7 +25,7 @@ from ember.vision.models import _api, _utils, resnet, squeezenet, vgg
 from ember.vision.models._api import Weights, WeightsEnum, _preset
 from ember.vision.models._meta import _IMAGENET_CATEGORIES
 
-PART1 = [
+CLASSIC_CNNS = [
     "alexnet",
     "resnet18", "resnet34", "resnet50", "resnet101", "resnet152",
     "resnext50_32x4d", "resnext101_32x8d", "resnext101_64x4d",
@@ -41,11 +42,11 @@ def n_params(model):
 # ----------------------------------------------------------------------------- registry
 
 
-def test_list_models_registers_every_builder_of_this_half():
+def test_list_models_registers_every_classic_cnn_builder():
     names = models.list_models()
     assert names == sorted(names)
-    assert set(PART1) <= set(names)
-    for name in PART1:
+    assert set(CLASSIC_CNNS) <= set(names)
+    for name in CLASSIC_CNNS:
         assert models.get_model_builder(name) is getattr(models, name)
 
 
@@ -99,7 +100,7 @@ def test_get_model_weights_and_get_weight():
 # ----------------------------------------------------------------------------- weights
 
 
-ALL_ENUMS = [models.get_model_weights(name) for name in PART1]
+ALL_ENUMS = [models.get_model_weights(name) for name in CLASSIC_CNNS]
 
 
 @pytest.mark.parametrize("enum", ALL_ENUMS, ids=lambda e: e.__name__)
@@ -261,26 +262,21 @@ def test_get_state_dict_downloads_from_a_local_server(tmp_path, monkeypatch):
     digest = hashlib.sha256(path.read_bytes()).hexdigest()
     path.rename(served / f"squeezenet-{digest[:8]}.pth")
 
-    handler = partial(http.server.SimpleHTTPRequestHandler, directory=str(served))
-    handler.log_message = lambda *a: None
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        port = server.server_address[1]
+    class QuietFileHandler(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+    with local_http_server(partial(QuietFileHandler, directory=str(served))) as server:
 
         class Local_Weights(WeightsEnum):
             V1 = Weights(
-                url=f"http://127.0.0.1:{port}/squeezenet-{digest[:8]}.pth",
+                url=f"{server.url}/squeezenet-{digest[:8]}.pth",
                 transforms=_preset("ImageClassification", crop_size=224),
                 meta={"categories": list("abcde")},
             )
 
         monkeypatch.setattr(hub, "get_dir", lambda: str(tmp_path / "hub"), raising=False)
         model = squeezenet._squeezenet("1_1", Local_Weights.V1, progress=False)
-    finally:
-        server.shutdown()
-        server.server_close()
     assert model.num_classes == 5
     for k, v in ref.state_dict().items():
         np.testing.assert_array_equal(model.state_dict()[k].numpy(), v.numpy())

@@ -6,17 +6,12 @@ import math
 
 import numpy as np
 import pytest
+from testutils import rand64
 
 import ember
 from ember.autograd import gradcheck, gradgradcheck
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
-
-
-def r64(shape, seed=0, low=-2.0, high=2.0, requires_grad=True):
-    rng = np.random.default_rng(seed)
-    return ember.tensor(rng.uniform(low, high, shape), dtype=ember.float64,
-                        requires_grad=requires_grad)
 
 
 def arr(shape, seed=0, low=-2.0, high=2.0):
@@ -230,24 +225,25 @@ def test_cov_corrcoef():
 # -- gradients -----------------------------------------------------------------------------------
 
 GRAD_CASES = {
-    "addcmul": lambda: ((r64((2, 3), 0), r64((3,), 1), r64((2, 1), 2)),
+    "addcmul": lambda: ((rand64(2, 3, rng=0), rand64(3, rng=1), rand64(2, 1, rng=2)),
                         lambda x, a, b: ember.addcmul(x, a, b, value=0.7)),
-    "addcdiv": lambda: ((r64((2, 3), 0), r64((3,), 1), r64((2, 1), 2, 0.5, 2)),
+    "addcdiv": lambda: ((rand64(2, 3, rng=0), rand64(3, rng=1),
+                         rand64(2, 1, low=0.5, high=2, rng=2)),
                         lambda x, a, b: ember.addcdiv(x, a, b, value=-1.3)),
-    "deg2rad": lambda: ((r64((2, 3)),), ember.deg2rad),
-    "rad2deg": lambda: ((r64((2, 3)),), ember.rad2deg),
-    "logaddexp": lambda: ((r64((2, 3), 0), r64((3,), 1)), ember.logaddexp),
-    "logaddexp2": lambda: ((r64((2, 3), 0), r64((2, 1), 1)), ember.logaddexp2),
-    "ldexp": lambda: ((r64((2, 3), 0), r64((3,), 1)), ember.ldexp),
-    "frexp": lambda: ((r64((2, 3), 0, 0.3, 3),), lambda x: ember.frexp(x)[0]),
-    "dist": lambda: ((r64((2, 3), 0), r64((3,), 1)), lambda a, b: ember.dist(a, b, 3)),
-    "renorm": lambda: ((r64((3, 4), 0),), lambda x: ember.renorm(x, 2, 1, 1.0)),
-    "addr": lambda: ((r64((3, 1), 0), r64((3,), 1), r64((4,), 2)),
+    "deg2rad": lambda: ((rand64(2, 3),), ember.deg2rad),
+    "rad2deg": lambda: ((rand64(2, 3),), ember.rad2deg),
+    "logaddexp": lambda: ((rand64(2, 3, rng=0), rand64(3, rng=1)), ember.logaddexp),
+    "logaddexp2": lambda: ((rand64(2, 3, rng=0), rand64(2, 1, rng=1)), ember.logaddexp2),
+    "ldexp": lambda: ((rand64(2, 3, rng=0), rand64(3, rng=1)), ember.ldexp),
+    "frexp": lambda: ((rand64(2, 3, low=0.3, high=3, rng=0),), lambda x: ember.frexp(x)[0]),
+    "dist": lambda: ((rand64(2, 3, rng=0), rand64(3, rng=1)), lambda a, b: ember.dist(a, b, 3)),
+    "renorm": lambda: ((rand64(3, 4, rng=0),), lambda x: ember.renorm(x, 2, 1, 1.0)),
+    "addr": lambda: ((rand64(3, 1, rng=0), rand64(3, rng=1), rand64(4, rng=2)),
                      lambda m, a, b: ember.addr(m, a, b, beta=0.5, alpha=2)),
-    "cov": lambda: ((r64((3, 5), 0), r64((5,), 1, 0.2, 1)),
+    "cov": lambda: ((rand64(3, 5, rng=0), rand64(5, low=0.2, high=1, rng=1)),
                     lambda x, w: ember.cov(x, fweights=ember.tensor([1, 2, 1, 3, 1]),
                                            aweights=w)),
-    "corrcoef": lambda: ((r64((3, 5), 0),), ember.corrcoef),
+    "corrcoef": lambda: ((rand64(3, 5, rng=0),), ember.corrcoef),
 }
 
 
@@ -259,15 +255,15 @@ def test_gradcheck(name):
 
 
 def test_inplace_with_grad():
-    x = r64((2, 3))
+    x = rand64(2, 3)
     y = x * 1
-    y.addcmul_(r64((3,), 1), r64((3,), 2), value=2)
+    y.addcmul_(rand64(3, rng=1), rand64(3, rng=2), value=2)
     y.sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), np.ones((2, 3)))
 
 
 def test_not_differentiable_ops_do_not_record():
-    x = r64((4,))
+    x = rand64(4)
     assert ember.nextafter(x, x * 2).grad_fn is None
     assert ember.histc(x).grad_fn is None
     assert ember.frexp(x).mantissa.grad_fn.name() == "FrexpBackward0"

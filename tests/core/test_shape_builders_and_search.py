@@ -8,15 +8,12 @@ import warnings
 
 import numpy as np
 import pytest
+from testutils import randn64
 
 import ember
 from ember.autograd import gradcheck, gradgradcheck
 
 RNG = np.random.default_rng(0)
-
-
-def rnd(*shape, grad=True):
-    return ember.tensor(RNG.standard_normal(shape), dtype=ember.float64, requires_grad=grad)
 
 
 # -- NumPy references ------------------------------------------------------------------------
@@ -92,7 +89,7 @@ def test_unfold_errors_and_0d():
 
 
 def test_unfold_inplace_through_view_autograd():
-    x = rnd(6)
+    x = randn64(6, rng=RNG)
     y = x * 1.0
     y.unfold(0, 2, 2).mul_(2.0)
     y.sum().backward()
@@ -255,17 +252,18 @@ GRAD_CASES = {
 @pytest.mark.parametrize("name", list(GRAD_CASES))
 def test_gradcheck(name):
     shape, fn = GRAD_CASES[name]
-    assert gradcheck(fn, (rnd(*shape),))
+    assert gradcheck(fn, (randn64(*shape, rng=RNG),))
 
 
 def test_diff_prepend_gradcheck():
-    assert gradcheck(lambda t, p: ember.diff(t, 1, 0, prepend=p), (rnd(3, 2), rnd(2, 2)))
+    assert gradcheck(lambda t, p: ember.diff(t, 1, 0, prepend=p),
+                     (randn64(3, 2, rng=RNG), randn64(2, 2, rng=RNG)))
 
 
 @pytest.mark.parametrize("name", ["unfold_overlap", "repeat_interleave_tensor", "diff"])
 def test_gradgradcheck(name):
     shape, fn = GRAD_CASES[name]
-    assert gradgradcheck(fn, (rnd(*shape),))
+    assert gradgradcheck(fn, (randn64(*shape, rng=RNG),))
 
 
 # -- parity with PyTorch ---------------------------------------------------------------------

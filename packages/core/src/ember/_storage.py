@@ -1,0 +1,650 @@
+"""Storages: the memory under tensors, as ``torch.UntypedStorage`` and ``torch.TypedStorage``.
+
+Ember keeps no storage object beside every tensor: a tensor's array (NumPy or CuPy) views some
+memory, and its storage is worked out when asked for (``Tensor.untyped_storage()``,
+``storage_offset()``, ``as_strided``, ``set_``):
+
+- a view (a tensor with ``_base``) has the storage of its root;
+- a root's storage is the memory its array spans, unless ``_extra["storage"]`` names a storage
+  that still holds the array: ``set_``, an in-place ``as_strided_``, ``as_strided_scatter``'s
+  output and a ``detach()``ed view keep the storage of their source there, as in PyTorch.
+  A storage that no longer holds the array (``t.data = other`` replaced it) is dropped.
+
+An ``UntypedStorage`` is bytes: ``s[i]`` is an int in ``[0, 255]``, slices share memory, and
+``data_ptr()``/``nbytes()`` say where the memory is. ``TypedStorage`` (deprecated in PyTorch,
+and it warns here too) reads the same bytes as elements of a dtype; ``FloatStorage`` and the
+other legacy names make and recognise typed storages of their dtype.
+"""
+
+from __future__ import annotations
+
+import numbers
+import warnings
+
+import numpy as np
+
+from . import _dtype
+from ._device import device as _device_cls
+from .backends import backend_of
+
+__all__ = ["UntypedStorage", "TypedStorage", "storage_of", "array_span", "xp_for_device",
+           "BoolStorage", "ByteStorage", "CharStorage", "ShortStorage", "IntStorage",
+           "LongStorage", "HalfStorage", "FloatStorage", "DoubleStorage"]
+
+_CPU = _device_cls("cpu")
+
+
+def xp_for_device(dev):
+    """The array module (numpy, cupy, ...) of device ``dev``."""
+    return np if dev.type == "cpu" else backend_of(dev).xp
+
+
+def _address(arr) -> int:
+    iface = getattr(arr, "__array_interface__", None)
+    if iface is not None:
+        return iface["data"][0]
+    return arr.data.ptr  # CuPy
+
+
+def array_span(arr) -> tuple[int, int]:
+    """``(lowest address, number of bytes)`` of the memory ``arr``'s elements cover."""
+    if arr.size == 0:
+        return _address(arr), 0
+    lo = hi = _address(arr)
+    for n, st in zip(arr.shape, arr.strides):
+        if st < 0:
+            lo += (n - 1) * st
+        else:
+            hi += (n - 1) * st
+    return lo, hi - lo + arr.itemsize
+
+
+def _bytes_of(anchor, xp):
+    """A 1-D uint8 array over the memory ``anchor``'s elements span."""
+    lo, nbytes = array_span(anchor)
+    if nbytes == 0:
+        return xp.empty((0,), dtype=np.uint8)
+    # the element at the lowest address: the last index along negative strides
+    first = anchor[tuple(slice(-1, None) if st < 0 else slice(0, 1) for st in anchor.strides)]
+    item = anchor.itemsize
+    flat = xp.lib.stride_tricks.as_strided(first, (nbytes // item,), (item,))
+    return flat.view(np.uint8)
+
+
+def _to_byte(value) -> int:
+    if isinstance(value, bool) or not isinstance(value, (numbers.Integral, np.integer)):
+        raise RuntimeError("can only set storage content with a int types, but got "
+                           f"{type(value).__name__} instead")
+    return int(value) % 256
+
+
+class UntypedStorage:
+    """Bytes of memory on a device, like ``torch.UntypedStorage``.
+
+    ``UntypedStorage(n)`` is ``n`` zeroed bytes (PyTorch leaves them uninitialised),
+    ``UntypedStorage([1, 2, 300])`` takes ints modulo 256, ``UntypedStorage(b"ab")`` copies a
+    bytes-like object. ``Tensor.untyped_storage()`` returns the storage a tensor views.
+    """
+
+    __slots__ = ("_anchor", "_device", "_flat", "_span", "_held", "__weakref__")
+
+    def __init__(self, *args, device=None):
+        from ._factory import resolve_device
+
+        dev = _CPU if device is None else resolve_device(device)
+        if len(args) > 1:
+            raise TypeError(f"UntypedStorage() takes at most 1 positional argument "
+                            f"({len(args)} given)")
+        if not args:
+            host = np.zeros(0, dtype=np.uint8)
+        elif isinstance(args[0], (numbers.Integral, np.integer)) and \
+                not isinstance(args[0], bool):
+            n = int(args[0])
+            if n < 0:
+                raise RuntimeError(f"Trying to create a storage of negative size {n}")
+            host = np.zeros(n, dtype=np.uint8)
+        elif isinstance(args[0], (bytes, bytearray, memoryview)):
+            host = np.frombuffer(bytes(args[0]), dtype=np.uint8).copy()
+        else:
+            host = np.array([_to_byte(v) for v in args[0]], dtype=np.uint8)
+        arr = host if dev.type == "cpu" else backend_of(dev).to_device(host, dev.index)
+        self._init(arr, dev)
+
+    def _init(self, anchor, dev) -> None:
+        self._anchor = anchor
+        self._device = dev
+        self._flat = None
+        self._span = None  # (first address, bytes), worked out once
+        self._held = None  # the last array found inside (asked again for every offset)
+
+    @classmethod
+    def _over(cls, anchor, dev) -> UntypedStorage:
+        """The storage of the memory ``anchor`` (an array of any dtype) spans."""
+        s = object.__new__(cls)
+        s._init(anchor, dev)
+        return s
+
+    # -- where the memory is ------------------------------------------------------------
+    def _bytes(self):
+        flat = self._flat
+        if flat is None:
+            flat = self._flat = _bytes_of(self._anchor, xp_for_device(self._device))
+        return flat
+
+    def _where(self) -> tuple[int, int]:
+        span = self._span
+        if span is None:
+            span = self._span = array_span(self._anchor)
+        return span
+
+    def data_ptr(self) -> int:
+        """The address of the first byte."""
+        return self._where()[0]
+
+    def nbytes(self) -> int:
+        """The number of bytes."""
+        return self._where()[1]
+
+    def size(self) -> int:
+        """The number of bytes (an untyped storage's elements are bytes)."""
+        return self.nbytes()
+
+    def __len__(self) -> int:
+        return self.nbytes()
+
+    def element_size(self) -> int:
+        return 1
+
+    @property
+    def device(self) -> _device_cls:
+        return self._device
+
+    @property
+    def is_cuda(self) -> bool:
+        return self._device.type == "cuda"
+
+    @property
+    def is_sparse(self) -> bool:
+        return False
+
+    def is_shared(self) -> bool:
+        """False: Ember does not move storages to shared memory."""
+        return False
+
+    def is_pinned(self, device=None) -> bool:
+        """False: storages are not in pinned memory."""
+        return False
+
+    def type(self) -> str:
+        return "ember.UntypedStorage"
+
+    def untyped(self) -> UntypedStorage:
+        return self
+
+    def _holds(self, arr, dev) -> bool:
+        """Whether ``arr`` (on ``dev``) lies inside this storage's memory."""
+        if arr is self._held:
+            return dev == self._device
+        if dev != self._device:
+            return False
+        if arr.size:
+            lo, n = array_span(arr)
+            slo, sn = self._where()
+            if not (slo <= lo and lo + n <= slo + sn):
+                return False
+        self._held = arr
+        return True
+
+    def _typed(self, np_dtype, offset: int, size: tuple, stride: tuple):
+        """The array of ``np_dtype`` elements at element ``offset`` with ``size``/``stride``
+        (in elements); the caller has checked that it fits."""
+        b = self._bytes()
+        item = np_dtype.itemsize
+        n = b.size // item
+        typed = b[:n * item].view(np_dtype)
+        start = typed[min(offset, n):]
+        xp = xp_for_device(self._device)
+        return xp.lib.stride_tricks.as_strided(start, tuple(size),
+                                               tuple(s * item for s in stride))
+
+    # -- bytes ----------------------------------------------------------------------------
+    def _host(self, arr) -> np.ndarray:
+        return arr if self._device.type == "cpu" else backend_of(self._device).to_host(arr)
+
+    def __getitem__(self, idx):
+        b = self._bytes()
+        if isinstance(idx, slice):
+            start, stop, step = idx.indices(b.size)
+            if step != 1:
+                raise RuntimeError(f"Trying to slice with a step of {step}, but only a step of "
+                                   "1 is supported")
+            return UntypedStorage._over(b[start:max(stop, start)], self._device)
+        i = _check_index(idx, b.size)
+        return int(self._host(b[i:i + 1])[0])
+
+    def __setitem__(self, idx, value) -> None:
+        b = self._bytes()
+        if isinstance(idx, slice):
+            start, stop, step = idx.indices(b.size)
+            if step != 1:
+                raise RuntimeError(f"Trying to slice with a step of {step}, but only a step of "
+                                   "1 is supported")
+            b[start:stop] = _to_byte(value)
+            return
+        i = _check_index(idx, b.size)
+        b[i:i + 1] = _to_byte(value)
+
+    def __iter__(self):
+        return iter(self.tolist())
+
+    def tolist(self) -> list:
+        return self._host(self._bytes()).tolist()
+
+    def fill_(self, value) -> UntypedStorage:
+        self._bytes()[...] = _to_byte(value)
+        return self
+
+    def copy_(self, src, non_blocking: bool = False) -> UntypedStorage:
+        """Copy ``src``'s bytes (a storage of the same size) into this storage."""
+        src = src.untyped()
+        if src.nbytes() != self.nbytes():
+            raise RuntimeError(f"size does not match, self was {self.nbytes()} bytes but src "
+                               f"was {src.nbytes()} bytes")
+        data = src._bytes()
+        if src._device != self._device:
+            data = backend_of(src._device).to_host(data)
+            if self._device.type != "cpu":
+                data = backend_of(self._device).to_device(data, self._device.index)
+        self._bytes()[...] = data
+        return self
+
+    def clone(self) -> UntypedStorage:
+        return UntypedStorage._over(self._bytes().copy(), self._device)
+
+    def to(self, *, device=None, non_blocking: bool = False) -> UntypedStorage:
+        """This storage on ``device`` (itself when it is there already, else a copy)."""
+        from ._factory import resolve_device
+
+        dev = self._device if device is None else resolve_device(device)
+        if dev == self._device:
+            return self
+        host = self._host(self._bytes())
+        arr = host.copy() if dev.type == "cpu" else backend_of(dev).to_device(host, dev.index)
+        return UntypedStorage._over(arr, dev)
+
+    def cpu(self) -> UntypedStorage:
+        return self.to(device=_CPU)
+
+    def __repr__(self) -> str:
+        head = f"[{self.type()}(device={self._device}) of size {self.nbytes()}]"
+        items = self.tolist()
+        return "\n".join([f" {v}" for v in items] + [head])
+
+    __str__ = __repr__
+
+
+def _check_index(idx, n: int) -> int:
+    i = int(idx)
+    if not -n <= i < n:
+        raise IndexError(f"index {i} out of range for storage of size {n}")
+    return i % n if n else 0
+
+
+# -- the storage of a tensor -----------------------------------------------------------------
+
+def storage_of(t) -> UntypedStorage:
+    """The storage of tensor ``t``: its root's explicit one while that still holds the root's
+    array, else the memory the root's array spans (remembered on the root)."""
+    root = t._base if t._base is not None else t
+    extra = root._extra
+    s = extra.get("storage") if extra else None
+    if s is None or not s._holds(root._data, root._device):
+        s = UntypedStorage._over(root._data, root._device)
+        root._extra_dict()["storage"] = s
+    return s
+
+
+# -- typed storages (deprecated in PyTorch) ----------------------------------------------------
+
+_warned_typed = [False]
+
+
+def warn_typed_storage_removal(stacklevel: int = 2) -> None:
+    """PyTorch's once-per-process warning that TypedStorage is deprecated."""
+    if _warned_typed[0]:
+        return
+    _warned_typed[0] = True
+    warnings.warn("TypedStorage is deprecated. It will be removed in the future and "
+                  "UntypedStorage will be the only storage class. This should only matter to "
+                  "you if you are using storages directly.  To access UntypedStorage directly, "
+                  "use tensor.untyped_storage() instead of tensor.storage()", UserWarning,
+                  stacklevel=stacklevel + 1)
+
+
+class TypedStorage:
+    """The elements of a dtype over an ``UntypedStorage`` (``torch.TypedStorage``,
+    deprecated there: use ``Tensor.untyped_storage()``)."""
+
+    is_sparse = False
+
+    def __init__(self, *args, dtype=None, device=None, wrap_storage=None,
+                 _internal: bool = False):
+        if not _internal:
+            warn_typed_storage_removal()
+        dt = _dtype.get_default_dtype() if dtype is None else _dtype.to_dtype(dtype)
+        if wrap_storage is not None:
+            if args:
+                raise RuntimeError("TypedStorage(): no positional arguments are allowed with "
+                                   "'wrap_storage'")
+            self._untyped_storage = wrap_storage.untyped()
+        else:
+            from ._factory import tensor
+
+            if len(args) > 1:
+                raise TypeError(f"TypedStorage() takes at most 1 positional argument "
+                                f"({len(args)} given)")
+            if not args:
+                data = []
+            elif isinstance(args[0], (numbers.Integral, np.integer)):
+                data = np.zeros(int(args[0]), dtype=dt.np)
+            else:
+                data = args[0]
+            t = tensor(data, dtype=dt, device=device)
+            self._untyped_storage = storage_of(t)
+        self.dtype = dt
+
+    # -- sizes and places --------------------------------------------------------------
+    @property
+    def device(self) -> _device_cls:
+        return self._untyped_storage.device
+
+    @property
+    def is_cuda(self) -> bool:
+        return self.device.type == "cuda"
+
+    def element_size(self) -> int:
+        return self.dtype.itemsize
+
+    def size(self) -> int:
+        return self._untyped_storage.nbytes() // self.dtype.itemsize
+
+    def __len__(self) -> int:
+        return self.size()
+
+    def nbytes(self) -> int:
+        return self._untyped_storage.nbytes()
+
+    def data_ptr(self) -> int:
+        return self._untyped_storage.data_ptr()
+
+    def untyped(self) -> UntypedStorage:
+        return self._untyped_storage
+
+    def _get_legacy_storage_class(self):
+        return _LEGACY_BY_DTYPE.get(self.dtype)
+
+    def type(self) -> str:
+        cls = self._get_legacy_storage_class()
+        return f"ember.{cls.__name__}" if cls is not None else "ember.TypedStorage"
+
+    # -- elements ------------------------------------------------------------------------
+    def _elements(self):
+        return self._untyped_storage._typed(self.dtype.np, 0, (self.size(),), (1,))
+
+    def __getitem__(self, idx):
+        if isinstance(idx, slice):
+            raise RuntimeError("slices are only supported in UntypedStorage.__getitem__")
+        i = _check_index(idx, self.size())
+        return self._untyped_storage._host(self._elements()[i:i + 1])[0].item()
+
+    def __setitem__(self, idx, value) -> None:
+        el = self._elements()
+        if isinstance(idx, slice):
+            el[idx] = value
+            return
+        i = _check_index(idx, self.size())
+        el[i:i + 1] = value
+
+    def __iter__(self):
+        return iter(self.tolist())
+
+    def tolist(self) -> list:
+        return self._untyped_storage._host(self._elements()).tolist()
+
+    def fill_(self, value) -> TypedStorage:
+        self._elements()[...] = value
+        return self
+
+    def __repr__(self) -> str:
+        head = (f"[ember.TypedStorage(dtype={self.dtype}, device={self.device}) of size "
+                f"{self.size()}]")
+        return "\n".join([f" {v}" for v in self.tolist()] + [head])
+
+    __str__ = __repr__
+
+
+class _LegacyStorageMeta(type):
+    """The metaclass of ``ember.FloatStorage`` and friends: calling one makes a
+    ``TypedStorage`` of its dtype; ``isinstance`` checks a typed storage's dtype."""
+
+    dtype: _dtype.dtype
+
+    def __call__(cls, *args, device=None, wrap_storage=None):
+        return TypedStorage(*args, dtype=cls.dtype, device=device, wrap_storage=wrap_storage)
+
+    def __instancecheck__(cls, obj) -> bool:
+        return isinstance(obj, TypedStorage) and obj.dtype is cls.dtype
+
+
+def _legacy(name: str, dt) -> type:
+    return _LegacyStorageMeta(name, (TypedStorage,), {
+        "dtype": dt, "__module__": "ember",
+        "__doc__": f"The legacy storage type of {dt} (deprecated: TypedStorage)."})
+
+
+BoolStorage = _legacy("BoolStorage", _dtype.bool)
+ByteStorage = _legacy("ByteStorage", _dtype.uint8)
+CharStorage = _legacy("CharStorage", _dtype.int8)
+ShortStorage = _legacy("ShortStorage", _dtype.int16)
+IntStorage = _legacy("IntStorage", _dtype.int32)
+LongStorage = _legacy("LongStorage", _dtype.int64)
+HalfStorage = _legacy("HalfStorage", _dtype.float16)
+FloatStorage = _legacy("FloatStorage", _dtype.float32)
+DoubleStorage = _legacy("DoubleStorage", _dtype.float64)
+_LEGACY_BY_DTYPE = {c.dtype: c for c in (BoolStorage, ByteStorage, CharStorage, ShortStorage,
+                                         IntStorage, LongStorage, HalfStorage, FloatStorage,
+                                         DoubleStorage)}
+
+UntypedStorage.__module__ = "ember"
+TypedStorage.__module__ = "ember"
+
+
+# -- Tensor methods: untyped_storage, storage, set_, is_set_to, __setstate__ -------------------
+
+def _untyped_storage(self) -> UntypedStorage:
+    """The ``UntypedStorage`` whose memory this tensor views (shared with its base, and with
+    the tensors it was ``set_`` to)."""
+    return storage_of(self)
+
+
+def _typed_storage(self) -> TypedStorage:
+    """The storage as a ``TypedStorage`` of this tensor's dtype (deprecated, as in PyTorch:
+    use ``untyped_storage()``)."""
+    warn_typed_storage_removal(stacklevel=2)
+    return TypedStorage(wrap_storage=storage_of(self), dtype=self.dtype, _internal=True)
+
+
+def _storage_type(self) -> type:
+    """The legacy storage class of this tensor's dtype (``ember.FloatStorage``, ...;
+    deprecated, as in PyTorch)."""
+    warn_typed_storage_removal(stacklevel=2)
+    return _LEGACY_BY_DTYPE[self.dtype]
+
+
+def _same_storage(a, b) -> bool:
+    sa, sb = storage_of(a), storage_of(b)
+    return (sa.device == sb.device and sa.data_ptr() == sb.data_ptr()
+            and sa.nbytes() == sb.nbytes())
+
+
+def _is_set_to(self, tensor) -> bool:
+    """Whether ``tensor`` views exactly this tensor's memory: the same storage, storage
+    offset, size and strides."""
+    from ._tensor import Tensor
+
+    if not isinstance(tensor, Tensor):
+        raise TypeError("is_set_to(): argument 'tensor' (position 1) must be Tensor, not "
+                        f"{type(tensor).__name__}")
+    return (_same_storage(self, tensor) and self._data.shape == tensor._data.shape
+            and self.stride() == tensor.stride()
+            and self.storage_offset() == tensor.storage_offset())
+
+
+def _set_bw(node, grad):
+    raise RuntimeError("derivative for set_ is not implemented")
+
+
+_UNSET = object()
+_SET_SIGNATURES = (" * ()\n * (ember.Storage source)\n * (ember.Storage source, int "
+                   "storage_offset, tuple of ints size, tuple of ints stride = None)\n"
+                   " * (Tensor source)\n"
+                   " * (Tensor source, int storage_offset, tuple of ints size, tuple of ints "
+                   "stride = None)\n")
+
+
+def _set_args_error(args) -> TypeError:
+    got = ", ".join(type(a).__name__ for a in args)
+    return TypeError(f"set_() received an invalid combination of arguments - got ({got}), but "
+                     f"expected one of:\n{_SET_SIGNATURES}")
+
+
+def _contiguous_strides(size) -> tuple:
+    strides, step = [], 1
+    for n in reversed(size):
+        strides.append(step)
+        step *= max(n, 1)
+    return tuple(reversed(strides))
+
+
+def _set_(self, source=None, storage_offset=_UNSET, size=None, stride=None):
+    """Make this tensor view other memory, in place: ``set_(tensor)`` takes ``tensor``'s
+    storage, offset, size and strides; ``set_(storage, offset, size, stride)`` a place in a
+    storage (``set_(storage)``: all of it, 1-D); ``set_()`` an empty storage.
+
+    The tensor then shares that memory (not its version counter); a view stops being a view
+    of its old base. Under autograd the result is not differentiable (PyTorch's
+    ``NotImplemented`` node), and a leaf that requires grad raises.
+    """
+    import operator
+
+    from ._tensor import Tensor
+    from ._tensor_types import _CPP_NAMES
+    from .autograd.grad_mode import GRAD
+    from .autograd.graph import record
+    from .ops._core import _pretty, check_inplace_autograd
+
+    geometry = storage_offset is not _UNSET or size is not None or stride is not None
+    dt = self.dtype
+    src = None
+    if source is None:
+        if geometry:
+            raise _set_args_error((source,))
+        storage = UntypedStorage._over(xp_for_device(self._device).empty((0,), dtype=dt.np),
+                                       self._device)
+        arr = storage._anchor
+    elif isinstance(source, Tensor):
+        if source.dtype is not dt:
+            raise RuntimeError(f"Could not set tensor of type {_CPP_NAMES[source.dtype]} to a "
+                               f"tensor of type {_CPP_NAMES[dt]}")
+        src = source
+        storage = storage_of(source)
+        arr = source._data
+    elif isinstance(source, (UntypedStorage, TypedStorage)):
+        if isinstance(source, TypedStorage) and source.dtype is not dt:
+            raise RuntimeError(f"Expected a Storage of type {_CPP_NAMES[dt]} or an "
+                               f"UntypedStorage, but got type {_pretty(source.dtype.np)} for "
+                               "argument 1 'storage'")
+        storage = source.untyped()
+        arr = storage._typed(dt.np, 0, (storage.nbytes() // dt.itemsize,), (1,))
+    else:
+        raise _set_args_error((source,))
+    if storage.device != self._device:
+        raise RuntimeError(f"Attempted to set the storage of a tensor on device "
+                           f"\"{self._device}\" to a storage on different device "
+                           f"\"{storage.device}\".  This is no longer allowed; the devices "
+                           "must match.")
+    if geometry:
+        if size is None:
+            raise _set_args_error((source, storage_offset))
+        offset = 0 if storage_offset is _UNSET else operator.index(storage_offset)
+        size = tuple(operator.index(n) for n in size)
+        stride = _contiguous_strides(size) if stride is None else \
+            tuple(operator.index(s) for s in stride)
+        if offset < 0:
+            raise RuntimeError(f"Tensor: invalid storage offset {offset}")
+        item = dt.itemsize
+        need = 0 if 0 in size else \
+            (offset + sum((n - 1) * s for n, s in zip(size, stride)) + 1) * item
+        if need > storage.nbytes():
+            raise RuntimeError(f"setStorage: sizes [{', '.join(map(str, size))}], strides "
+                               f"[{', '.join(map(str, stride))}], storage offset {offset}, and "
+                               f"itemsize {item} requiring a storage size of {need} are out of "
+                               f"bounds for storage of size {storage.nbytes()}")
+        arr = storage._typed(dt.np, offset, size, stride)
+    track = GRAD.enabled and (self.requires_grad or (src is not None and src.requires_grad))
+    if GRAD.enabled:
+        check_inplace_autograd(self, "set_")
+    old = None
+    if track:
+        from ._tensor import _make
+
+        old = _make(self._data, self._device)
+        old.requires_grad = self.requires_grad
+        old.grad_fn = self.grad_fn
+        old._nr = self._nr
+    extra = self._extra_dict()
+    if self._base is not None:  # now a tensor of its own memory (the version stays shared)
+        self._base = None
+        extra.pop("view_fn", None)
+        extra.pop("strided", None)
+    else:
+        extra["geom"] = True  # views made of it before no longer replay on it
+    self._data = arr
+    extra["storage"] = storage
+    if track:
+        record(_SetNotImplemented, self, (old, src), (), None)
+        self._nr = 0
+    self._bump_version()
+    return self
+
+
+def _setstate(self, state) -> None:
+    """Unpickling of PyTorch's legacy formats: a 4-tuple ``(storage, offset, size, stride)``
+    is ``set_``; otherwise ``(requires_grad, _, backward_hooks)`` (a 5-tuple's first item
+    being the data)."""
+    if not self.is_leaf:
+        raise RuntimeError("__setstate__ can be only called on leaf Tensors")
+    if len(state) == 4:
+        self.set_(*state)
+        return
+    if len(state) == 5:
+        self.data = state[0]
+        state = (state[3], state[4], state[2])
+    self.requires_grad, _, self._backward_hooks = state
+
+
+def _install_methods() -> None:
+    from .autograd.graph import make_node_class
+    from .ops.registry import register_method
+
+    global _SetNotImplemented
+    _SetNotImplemented = make_node_class("NotImplemented", _set_bw)
+    for name, fn in (("untyped_storage", _untyped_storage), ("storage", _typed_storage),
+                     ("storage_type", _storage_type), ("is_set_to", _is_set_to),
+                     ("set_", _set_), ("__setstate__", _setstate)):
+        fn.__name__ = fn.__qualname__ = name
+        register_method(name, fn)
+
+
+_SetNotImplemented = None
+_install_methods()

@@ -1,0 +1,311 @@
+"""LDL^T factorization of symmetric matrices with Bunch-Kaufman pivoting: ``ldl_factor(_ex)``
+and ``ldl_solve``, in LAPACK's sytrf / sytrs format (the lower triangle, as PyTorch uses).
+
+``LD`` holds the unit lower triangular ``L`` below the diagonal and the block diagonal ``D``
+(1x1 and 2x2 blocks) on the diagonal and the first subdiagonal; its strict upper triangle is
+zero. ``pivots`` (1-based int32): ``pivots[k] > 0`` is a 1x1 block at k, rows and columns k
+and ``pivots[k]`` swapped; ``pivots[k] = pivots[k+1] < 0`` is a 2x2 block at k, k+1, rows and
+columns k+1 and ``-pivots[k]`` swapped.
+
+Batch elements pick 1x1 or 2x2 blocks independently, so the kernels walk the columns in
+lock step: at column k an element either starts a block there or is inside the 2x2 block it
+started at k-1 (and waits). Every step is vectorised over the batch.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .._tensor import _make
+from ..ops._core import _pretty, accepts_out, check_same_device, xp_of
+from ..ops.linalg import broadcast_shapes_or_raise
+from ._common import (
+    LinAlgError,
+    LinalgLdlFactorExResult,
+    LinalgLdlFactorResult,
+    batch_prefix,
+    check_float,
+    flatten_batch,
+    kernel_dtype,
+    not_differentiable,
+    record_not_differentiable,
+)
+
+__all__ = ["sytrf_lower", "sytrs_lower", "ldl_factor", "ldl_factor_ex", "ldl_solve"]
+
+#: Bunch-Kaufman's threshold (1 + sqrt(17)) / 8, which bounds the growth of the entries
+_ALPHA = (1 + math.sqrt(17.0)) / 8
+
+
+def _symmetrize_from_lower(xp, block):
+    """``block`` (batch, p, p) made symmetric from its lower triangle, in place."""
+    lower = xp.tril(block)
+    block[...] = lower + xp.tril(block, -1).swapaxes(-1, -2)
+
+
+def sytrf_lower(xp, a):
+    """Bunch-Kaufman LDL^T of the lower triangles of ``a`` (batch, n, n), LAPACK dsytf2's
+    steps. Returns ``(LD, pivots, info)``; ``info`` is the 1-based index of the first zero
+    1x1 block of D (0: none)."""
+    nb, n = a.shape[0], a.shape[-1]
+    w = xp.tril(a) + xp.tril(a, -1).swapaxes(-1, -2)  # the trailing block is kept symmetric
+    piv = xp.zeros((nb, n), dtype=np.int32)
+    info = xp.zeros(nb, dtype=np.int32)
+    rows = xp.arange(nb)
+    waiting = xp.zeros(nb, dtype=bool)  # inside a 2x2 block started at the previous column
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        for k in range(n):
+            active = ~waiting
+            kp, two, zero = _choose_pivot(xp, w, k, rows)
+            kk = k + two.astype(np.int64)
+            _swap_trailing(xp, w, k, kk, kp, active & (kp != kk), rows)
+            one = active & ~two & ~zero
+            two = active & two
+            if k + 1 < n:
+                _update_1x1(xp, w, k, one)
+            if k + 2 < n and bool(two.any()):
+                _update_2x2(xp, w, k, two)
+            if k + 1 < n:
+                _symmetrize_from_lower(xp, w[:, k + 1:, k + 1:])
+            code = xp.where(two, -(kp + 1), kp + 1).astype(np.int32)
+            piv[:, k] = xp.where(active, code, piv[:, k])
+            if k + 1 < n:
+                piv[:, k + 1] = xp.where(two, code, piv[:, k + 1])
+            info[...] = xp.where(active & zero & (info == 0), k + 1, info)
+            waiting = two
+    return xp.tril(w), piv, info
+
+
+def _choose_pivot(xp, w, k, rows):
+    """Bunch-Kaufman's choice at column k: ``(kp, two, zero)`` with ``kp`` the row to swap
+    in, ``two`` whether the block is 2x2, ``zero`` whether the column is zero."""
+    n = w.shape[-1]
+    absakk = xp.abs(w[:, k, k])
+    if k + 1 < n:
+        col = xp.abs(w[:, k + 1:, k])
+        imax = k + 1 + xp.argmax(col, axis=1)
+        colmax = col.max(axis=1)
+    else:
+        imax = xp.full(w.shape[0], k, dtype=np.int64)
+        colmax = xp.zeros_like(absakk)
+    zero = (xp.maximum(absakk, colmax) == 0) | xp.isnan(absakk)
+    # the largest off-diagonal entry of row / column imax in the trailing block
+    row = xp.abs(w[rows, imax, k:])
+    row[rows, imax - k] = 0
+    rowmax = row.max(axis=1)
+    keep = zero | (absakk >= _ALPHA * colmax)
+    keep |= absakk >= _ALPHA * colmax * (colmax / xp.where(rowmax == 0, 1, rowmax))
+    swap_1x1 = ~keep & (xp.abs(w[rows, imax, imax]) >= _ALPHA * rowmax)
+    kp = xp.where(keep, k, imax)
+    return kp, ~keep & ~swap_1x1, zero
+
+
+def _swap_trailing(xp, w, k, kk, kp, swap, rows):
+    """Swap rows and columns ``kk`` and ``kp`` of the trailing block ``w[:, k:, k:]`` where
+    ``swap`` (a symmetric permutation; the factored columns before k stay as they are)."""
+    if not bool(swap.any()):
+        return
+    size = w.shape[-1] - k
+    order = xp.broadcast_to(xp.arange(size), (w.shape[0], size)).copy()
+    a, b = xp.where(swap, kk - k, 0), xp.where(swap, kp - k, 0)
+    order[rows, a] = b
+    order[rows, b] = xp.where(swap, kk - k, 0)
+    block = w[:, k:, k:]
+    block = xp.take_along_axis(block, order[:, :, None], axis=1)
+    w[:, k:, k:] = xp.take_along_axis(block, order[:, None, :], axis=2)
+
+
+def _update_1x1(xp, w, k, one):
+    """A 1x1 pivot at k: the trailing block loses x x^T / d, column k becomes L's column."""
+    d11 = xp.where(one, 1 / xp.where(one, w[:, k, k], 1), 0)
+    x = w[:, k + 1:, k]
+    update = x[:, :, None] * (d11[:, None] * x)[:, None, :]
+    w[:, k + 1:, k + 1:] -= xp.where(one[:, None, None], update, 0)
+    w[:, k + 1:, k] = xp.where(one[:, None], x * d11[:, None], x)
+
+
+def _update_2x2(xp, w, k, two):
+    """A 2x2 pivot at k, k+1 (dsytf2's formulas, so that rounding follows LAPACK's)."""
+    d21 = xp.where(two, w[:, k + 1, k], 1)
+    d11 = w[:, k + 1, k + 1] / d21
+    d22 = w[:, k, k] / d21
+    t = 1 / (d11 * d22 - 1)
+    d21 = t / d21
+    xk, xk1 = w[:, k + 2:, k], w[:, k + 2:, k + 1]
+    wk = d21[:, None] * (d11[:, None] * xk - xk1)
+    wkp1 = d21[:, None] * (d22[:, None] * xk1 - xk)
+    mask = two[:, None, None]
+    w[:, k + 2:, k + 2:] -= xp.where(mask, xk[:, :, None] * wk[:, None, :], 0)
+    w[:, k + 2:, k + 2:] -= xp.where(mask, xk1[:, :, None] * wkp1[:, None, :], 0)
+    w[:, k + 2:, k] = xp.where(two[:, None], wk, xk)
+    w[:, k + 2:, k + 1] = xp.where(two[:, None], wkp1, xk1)
+
+
+def _block_starts(xp, piv):
+    """Per column: whether a 1x1 block, or the first / second column of a 2x2 block."""
+    nb, n = piv.shape
+    first = xp.zeros((nb, n), dtype=bool)
+    inside = xp.zeros(nb, dtype=bool)
+    for k in range(n):
+        first[:, k] = ~inside & (piv[:, k] < 0)
+        inside = first[:, k]
+    second = xp.zeros_like(first)
+    second[:, 1:] = first[:, :-1]
+    return first, second
+
+
+def _swap_rows(xp, X, r, s, rows):
+    """Swap rows ``r`` and ``s`` (per batch element) of ``X`` (batch, n, p)."""
+    row_r = X[rows, r].copy()
+    X[rows, r] = X[rows, s]
+    X[rows, s] = row_r
+
+
+def sytrs_lower(xp, LD, piv, X):
+    """Solve ``A X = B`` in place of ``X`` (batch, n, p) from ``sytrf_lower``'s factors
+    (LAPACK dsytrs with uplo 'L')."""
+    nb, n = piv.shape
+    rows = xp.arange(nb)
+    p = piv.astype(np.int64)
+    first, second = _block_starts(xp, p)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        for k in range(n):  # L D Y = P^T B, block by block
+            one = ~first[:, k] & ~second[:, k]
+            two = first[:, k]
+            target = xp.where(two, k + 1, k)
+            source = xp.where(one, p[:, k] - 1, xp.where(two, -p[:, k] - 1, target))
+            _swap_rows(xp, X, target, source, rows)
+            xk = X[:, k, None, :]
+            if k + 1 < n:
+                upd = LD[:, k + 1:, k, None] * xk
+                X[:, k + 1:] -= xp.where(one[:, None, None], upd, 0)
+            if k + 2 < n:
+                mask = two[:, None, None]
+                X[:, k + 2:] -= xp.where(mask, LD[:, k + 2:, k, None] * xk, 0)
+                X[:, k + 2:] -= xp.where(mask, LD[:, k + 2:, k + 1, None] * X[:, k + 1, None, :],
+                                         0)
+            X[:, k] = xp.where(one[:, None], X[:, k] / xp.where(one, LD[:, k, k], 1)[:, None],
+                               X[:, k])
+            if k + 1 < n:
+                _solve_2x2(xp, LD, X, k, two)
+        for k in range(n - 1, -1, -1):  # L^T X = Y, then undo the interchanges
+            one = ~first[:, k] & ~second[:, k]
+            two = second[:, k]
+            if k + 1 < n:
+                tail = X[:, k + 1:]
+                upd = (LD[:, k + 1:, k, None] * tail).sum(1)
+                X[:, k] -= xp.where((one | two)[:, None], upd, 0)
+                if k:
+                    upd = (LD[:, k + 1:, k - 1, None] * tail).sum(1)
+                    X[:, k - 1] -= xp.where(two[:, None], upd, 0)
+            source = xp.where(one, p[:, k] - 1, xp.where(two, -p[:, k] - 1, k))
+            _swap_rows(xp, X, xp.full(nb, k, dtype=np.int64), source, rows)
+    return X
+
+
+def _solve_2x2(xp, LD, X, k, two):
+    """Rows k, k+1 of ``X`` times the inverse of the 2x2 block of D at k (dsytrs)."""
+    akm1k = xp.where(two, LD[:, k + 1, k], 1)[:, None]
+    akm1 = LD[:, k, k, None] / akm1k
+    ak = LD[:, k + 1, k + 1, None] / akm1k
+    denom = akm1 * ak - 1
+    bkm1 = X[:, k] / akm1k
+    bk = X[:, k + 1] / akm1k
+    new_k = (ak * bkm1 - bk) / denom
+    new_k1 = (akm1 * bk - bkm1) / denom
+    X[:, k] = xp.where(two[:, None], new_k, X[:, k])
+    X[:, k + 1] = xp.where(two[:, None], new_k1, X[:, k + 1])
+
+
+# -- the functions ---------------------------------------------------------------------------
+
+LinalgLdlFactorExBackward0 = not_differentiable("LinalgLdlFactorExBackward0")
+LinalgLdlSolveBackward0 = not_differentiable("LinalgLdlSolveBackward0")
+
+
+def _ldl_factor_ex(A, check_errors, fn):
+    d = A._data
+    checks = "torch.linalg.ldl_factor_ex"  # PyTorch's checks name it for ldl_factor too
+    if d.ndim < 2:
+        raise RuntimeError(f"{checks}: The input tensor A must have at least 2 dimensions.")
+    n = d.shape[-1]
+    if d.shape[-2] != n:
+        raise RuntimeError(f"{checks}: A must be batches of square matrices, but they are "
+                           f"{d.shape[-2]} by {n} matrices")
+    if d.dtype.kind != "f":
+        check_float(A, checks)
+    kernel_dtype(A, "ldl_factor_kernel_cpu")
+    xp = xp_of(A)
+    ld, piv, info = sytrf_lower(xp, flatten_batch(d))
+    if check_errors and info.size and bool((info != 0).any()):
+        i = int(xp.argmax(info != 0))
+        k = int(info[i])
+        raise LinAlgError(f"{fn}: {batch_prefix(A, i)}The factorization could not be completed "
+                          f"because the block diagonal matrix D is singular (D[{k},{k}] is "
+                          "zero).")
+    LD = _make(ld.reshape(d.shape), A._device)
+    record_not_differentiable(LinalgLdlFactorExBackward0, LD, (A,),
+                              "derivative for aten::linalg_ldl_factor_ex is not implemented")
+    return (LD, _make(piv.reshape(d.shape[:-1]), A._device),
+            _make(info.reshape(d.shape[:-2]), A._device))
+
+
+@accepts_out
+def ldl_factor_ex(input, *, hermitian=False, check_errors=False, out=None):
+    """``(LD, pivots, info)``: the Bunch-Kaufman LDL^T factorization of the symmetric ``A``
+    (only its lower triangle is read) in LAPACK sytrf's format (see the module doc);
+    ``info`` is k when D[k, k] is exactly zero. Not differentiable, as in PyTorch."""
+    return LinalgLdlFactorExResult(*_ldl_factor_ex(input, check_errors,
+                                                   "torch.linalg.ldl_factor_ex"))
+
+
+@accepts_out
+def ldl_factor(input, *, hermitian=False, out=None):
+    """``(LD, pivots)`` of ``A`` (see ``ldl_factor_ex``); raises ``LinAlgError`` when D is
+    singular."""
+    LD, piv, _ = _ldl_factor_ex(input, True, "torch.linalg.ldl_factor")
+    return LinalgLdlFactorResult(LD, piv)
+
+
+@accepts_out
+def ldl_solve(LD, pivots, B, *, hermitian=False, out=None):
+    """The solution ``X`` of ``A X = B`` given ``ldl_factor(A)``; batches broadcast. Not
+    differentiable, as in PyTorch."""
+    fn = "torch.linalg.ldl_solve"
+    ld, pd, bd = LD._data, pivots._data, B._data
+    if ld.ndim < 2:
+        raise RuntimeError(f"{fn}: The input tensor A must have at least 2 dimensions.")
+    n = ld.shape[-1]
+    if ld.shape[-2] != n:
+        raise RuntimeError(f"{fn}: A must be batches of square matrices, but they are "
+                           f"{ld.shape[-2]} by {n} matrices")
+    if bd.ndim < 2:
+        raise IndexError(f"Dimension out of range (expected to be in range of [-{max(bd.ndim, 1)}"
+                         f", {max(bd.ndim, 1) - 1}], but got -2)")
+    if ld.dtype.kind != "f":
+        check_float(LD, fn)
+    if pd.dtype.kind not in "iu":
+        raise RuntimeError(f"{fn}: Expected pivots to be integers. Got {_pretty(pd.dtype)}")
+    if pd.shape != ld.shape[:-1]:
+        raise RuntimeError(f"{fn}: Expected LD.shape[:-1] and pivots.shape to be the same, but "
+                           f"got pivots with shape [{', '.join(map(str, pd.shape))}] instead")
+    if bd.dtype != ld.dtype:
+        raise RuntimeError(f"Expected b and A to have the same dtype, but found b of type "
+                           f"{_pretty(bd.dtype)} and A of type {_pretty(ld.dtype)} instead.")
+    if bd.shape[-2] != n:
+        raise RuntimeError(f"Incompatible matrix sizes for {fn}: each A matrix is {n} by {n} "
+                           f"but each b matrix is {bd.shape[-2]} by {bd.shape[-1]}")
+    batch = broadcast_shapes_or_raise(ld.shape[:-2], bd.shape[:-2])
+    kernel_dtype(LD, "ldl_solve_kernel_cpu")
+    check_same_device(LD, pivots, B)
+    xp = xp_of(LD)
+    lds = flatten_batch(xp.broadcast_to(ld, batch + (n, n)))
+    ps = flatten_batch(xp.broadcast_to(pd, batch + (n,)), 1)
+    x = flatten_batch(xp.broadcast_to(bd, batch + bd.shape[-2:])).copy()
+    x = sytrs_lower(xp, lds, ps, x)
+    res = _make(x.reshape(batch + bd.shape[-2:]), LD._device)
+    record_not_differentiable(LinalgLdlSolveBackward0, res, (LD, B),
+                              "derivative for aten::linalg_ldl_solve is not implemented")
+    return res

@@ -1,0 +1,169 @@
+"""``ember.ops.api``: the public API for writing ops.
+
+Everything an op needs from ember-core, under names that are kept stable across releases:
+``ember.nn``, ``ember.vision`` and ``ember.text`` (separately versioned distributions) write
+their kernels with this module and the public ``ember`` API only, and so can you.
+
+An op works on arrays of the tensor's array module (``numpy`` on the CPU, ``cupy`` on a GPU)
+and wraps its result; when an input takes part in autograd it records a node whose backward
+is written with Tensor ops (so that ``create_graph=True`` differentiates it again)::
+
+    from ember.ops import api
+
+    def _scale_backward(node, grad):
+        (factor,) = node.ctx
+        return (grad * factor,)
+
+    ScaleBackward0 = api.node_class("ScaleBackward0", _scale_backward)
+
+    def scale(x, factor: float):
+        xp = api.array_module(x)            # numpy or cupy: never call np.* on x's array
+        r = xp.multiply(api.array(x), factor)
+        return api.result(r, x.device, ScaleBackward0, (x,), ctx=(factor,))
+
+``defop`` writes the same op with its forward and backward side by side. A backward returns
+one gradient (or None) per input given to ``result``; ``node.saved`` holds what ``saved=``
+kept (tensors there have their versions checked at backward, as PyTorch does).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from .._tensor import Tensor, _make
+from ..autograd.grad_mode import GRAD
+from ..autograd.graph import Node, make_node_class, record
+from ._core import check_same_device, make_inplace, xp_of, xp_of_array
+from .registry import OPS, OpInfo, register
+
+__all__ = ["array_module", "array_module_of", "array", "wrap", "result", "needs_grad",
+           "grad_enabled", "node_class", "record", "check_same_device", "make_inplace",
+           "defop", "register", "OPS", "OpInfo", "Node", "rng", "dtype_from_numpy",
+           "parse_to"]
+
+
+def array_module(t: Tensor):
+    """The array module (``numpy``, ``cupy``, a test device's) of ``t``'s device."""
+    return xp_of(t)
+
+
+def array_module_of(arr):
+    """The array module of a bare array (``numpy`` for NumPy's, else its backend's)."""
+    return xp_of_array(arr)
+
+
+def array(t: Tensor):
+    """``t``'s array, shared (no copy): read it, or write it only in an in-place op."""
+    return t._data
+
+
+def wrap(arr, device) -> Tensor:
+    """A tensor holding ``arr`` (an array of ``device``'s array module), outside the graph."""
+    return _make(arr, device)
+
+
+def grad_enabled() -> bool:
+    """Whether this thread records graphs now (``ember.is_grad_enabled()``)."""
+    return GRAD.enabled
+
+
+def needs_grad(*tensors) -> bool:
+    """Whether a result of ``tensors`` must be recorded: grad mode is on and one of them
+    (``None`` entries are skipped) requires grad."""
+    if not GRAD.enabled:
+        return False
+    for t in tensors:
+        if t is not None and t.requires_grad:
+            return True
+    return False
+
+
+def result(arr, device, node_cls=None, inputs=(), saved=(), ctx=None,
+           save_output: bool = False) -> Tensor:
+    """Wrap ``arr`` as the op's output on ``device``; when grad mode is on and one of
+    ``inputs`` requires grad, record a ``node_cls`` node with an edge to each input.
+
+    ``saved`` (tensors or other values) reaches the backward as ``node.saved``, ``ctx`` as
+    ``node.ctx``; ``save_output`` keeps the output for ``node.output()`` without a cycle.
+    """
+    out = _make(arr, device)
+    if node_cls is not None and GRAD.enabled:
+        for t in inputs:
+            if t is not None and t.requires_grad:
+                return record(node_cls, out, inputs, saved, ctx, save_output)
+    return out
+
+
+def node_class(name: str, backward: Callable, n_out: int = 1) -> type:
+    """A ``grad_fn`` class ``name`` (PyTorch's style: ``RoiAlignBackward0``) whose
+    ``backward(node, grad)`` returns one gradient per input (``n_out`` > 1: the op has that
+    many outputs and ``grad`` is a tuple, a None for each output that got no gradient)."""
+    return make_node_class(name, backward, n_out)
+
+
+def defop(name: str, forward: Callable, backward: Callable | None = None, *,
+          node_name: str | None = None) -> Callable:
+    """An op ``f(*tensors, **params)`` from an array ``forward`` and a Tensor ``backward``.
+
+    ``forward(ctx, *arrays, **params) -> array`` runs on the tensors' arrays (all on one
+    device; ``None`` stays ``None``) and may stash what the backward needs in the dict
+    ``ctx``; ``backward(ctx, grad) -> tuple`` gets that dict and the output's gradient and
+    returns one gradient per tensor argument. Without ``backward`` the op is not
+    differentiable (its result never requires grad).
+    """
+    node = None
+    if backward is not None:
+        def _bw(n, grad, _backward=backward):
+            out = _backward(n.ctx, grad)
+            return out if isinstance(out, tuple) else (out,)
+
+        node = make_node_class(node_name or _camel(name) + "Backward0", _bw)
+
+    def op(*tensors, **params):
+        present = [t for t in tensors if t is not None]
+        if not present:
+            raise TypeError(f"{name}() expects at least one Tensor argument")
+        for t in present:
+            if not isinstance(t, Tensor):
+                raise TypeError(f"{name}(): expected Tensor arguments, got "
+                                f"{type(t).__name__}")
+        if len(present) > 1:
+            check_same_device(*present)
+        ctx: dict = {}
+        arr = forward(ctx, *(None if t is None else t._data for t in tensors), **params)
+        return result(arr, present[0]._device, node, tensors, (), ctx)
+
+    op.__name__ = op.__qualname__ = name
+    op._node = node
+    return op
+
+
+def rng(device, generator=None):
+    """The random generator of the array module (``numpy.random.Generator`` on the CPU) that
+    an op drawing for an output on ``device`` uses: ``generator``'s (an ``ember.Generator``
+    of that device type) or the device's default one, which ``ember.manual_seed`` seeds."""
+    from .._device import device as _device_cls
+    from .._random import _rng
+
+    dev = device if isinstance(device, _device_cls) else _device_cls(device)
+    return _rng(generator, dev)
+
+
+def dtype_from_numpy(np_dtype):
+    """The ``ember.dtype`` of a NumPy dtype (``numpy.float32`` -> ``ember.float32``)."""
+    from .. import _dtype
+
+    return _dtype.from_numpy_dtype(np_dtype)
+
+
+def parse_to(*args, **kwargs):
+    """``Tensor.to``'s arguments as ``(device, dtype, copy)`` (None where not given), with
+    its errors: ``to(device)``, ``to(dtype)``, ``to(device, dtype)``, ``to(tensor)`` and the
+    keywords ``device``, ``dtype``, ``copy``, ``non_blocking``, ``memory_format``."""
+    from .._tensor import _parse_to
+
+    return _parse_to(None, *args, **kwargs)
+
+
+def _camel(name: str) -> str:
+    return "".join(p[:1].upper() + p[1:] for p in name.split("_"))

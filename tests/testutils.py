@@ -1,0 +1,199 @@
+"""Helpers shared by the test suites: ``from testutils import t64, randn64, ...``.
+
+pytest.ini puts ``tests/`` on ``pythonpath``, so every test folder (tests/core, tests/nn,
+tests/parity/vision, ...) imports this module the same way. Keep it small: a helper belongs
+here once several test files need it.
+
+Tensors
+    ``t64(data)``             float64 tensor from array-like data
+    ``randn64(*shape)``       standard-normal float64 tensor (a NumPy generator, a seed,
+                              or ember's global generator)
+    ``rand64(*shape)``        uniform float64 tensor, seeded
+    ``to_numpy(x)``           ember/torch tensor (detached) or array-like -> ndarray
+    ``assert_allclose(a, b)`` ``np.testing.assert_allclose`` on tensors or arrays
+
+PyTorch as an oracle (torch is imported only when these are called)
+    ``to_torch(x)``                            a torch tensor with a copy of ``x``'s values
+    ``copy_state_to_torch(ember_m, torch_m)``  the same parameters and buffers in both
+    ``assert_same_error(ember_fn, torch_fn)``  both raise the same exception and message
+
+A local HTTP server
+    ``local_http_server(handler_class)``  context manager: serves on 127.0.0.1, stops at once
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import numpy as np
+import pytest
+
+import ember
+
+__all__ = ["LocalHTTPServer", "assert_allclose", "assert_same_error", "copy_state_to_torch",
+           "local_http_server", "rand64", "randn64", "t64", "to_numpy", "to_torch"]
+
+
+# -- tensors ------------------------------------------------------------------------------------
+
+def t64(data, requires_grad: bool = True) -> ember.Tensor:
+    """A float64 tensor holding ``data`` (array-like), a leaf that requires grad by default."""
+    return ember.tensor(np.asarray(data, dtype=np.float64), requires_grad=requires_grad)
+
+
+def randn64(*shape: int, rng: np.random.Generator | int | None = None,
+            requires_grad: bool = True, positive: bool = False) -> ember.Tensor:
+    """A float64 tensor of standard-normal values.
+
+    ``rng`` is where the values come from: a ``np.random.Generator`` (it advances: a test
+    module's shared ``RNG``), an int (a fresh ``np.random.default_rng(rng)``), or ``None``
+    (ember's global generator, ``ember.randn``). ``positive`` maps each value ``v`` to
+    ``|v| + 0.5``: away from zero, for ops like log, sqrt and division.
+    """
+    if rng is None:  # drawn and kept on the default device, as ember.randn does
+        tensor = ember.randn(*shape, dtype=ember.float64)
+        if positive:
+            tensor = tensor.abs() + 0.5
+        return tensor.requires_grad_(requires_grad)
+    values = np.random.default_rng(rng).standard_normal(shape)
+    if positive:
+        values = np.abs(values) + 0.5
+    return t64(values, requires_grad)
+
+
+def rand64(*shape: int, low: float = -2.0, high: float = 2.0,
+           rng: np.random.Generator | int = 0, requires_grad: bool = True) -> ember.Tensor:
+    """A float64 tensor of values uniform in ``[low, high)``, from ``np.random.default_rng(rng)``
+    (seed 0 by default: the same call gives the same tensor)."""
+    return t64(np.random.default_rng(rng).uniform(low, high, shape), requires_grad)
+
+
+def to_numpy(x) -> np.ndarray:
+    """An ember or torch tensor (detached) or array-like as a NumPy array."""
+    return x.detach().numpy() if hasattr(x, "detach") else np.asarray(x)
+
+
+def assert_allclose(actual, desired, **kwargs) -> None:
+    """``np.testing.assert_allclose`` for ember/torch tensors and array-likes alike."""
+    np.testing.assert_allclose(to_numpy(actual), to_numpy(desired), **kwargs)
+
+
+# -- PyTorch as an oracle -----------------------------------------------------------------------
+
+def to_torch(x):
+    """A torch tensor holding a copy of ``x``'s values (a tensor of either library, an array)."""
+    import torch
+
+    return torch.from_numpy(np.array(to_numpy(x)))
+
+
+def copy_state_to_torch(ember_module, torch_module):
+    """Load the ember module's state_dict into the torch module of the same structure; returns
+    ``(ember_module, torch_module)``."""
+    import torch
+
+    torch_module.load_state_dict({k: torch.tensor(to_numpy(v))
+                                  for k, v in ember_module.state_dict().items()})
+    return ember_module, torch_module
+
+
+def assert_same_error(ember_fn: Callable[[], object], torch_fn: Callable[[], object]) -> None:
+    """``torch_fn()`` raises; ``ember_fn()`` raises the same exception type with its message."""
+    with pytest.raises(Exception) as expected:
+        torch_fn()
+    with pytest.raises(type(expected.value), match=re.escape(str(expected.value))):
+        ember_fn()
+
+
+# -- a local HTTP server ------------------------------------------------------------------------
+
+#: how often serve_forever looks for a shutdown request: the most that stopping waits for it
+#: (http.server's default, 0.5 s, was paid by every test that used a server)
+POLL_INTERVAL = 0.01
+
+
+class LocalHTTPServer(ThreadingHTTPServer):
+    """A ThreadingHTTPServer that knows its request threads and connections, so that
+    :func:`local_http_server` can stop it without waiting and without leaving threads behind.
+
+    ``url`` is ``http://127.0.0.1:PORT``. A handler that waits (to play a slow or silent
+    server) should wait on ``server.stopping`` (``self.server.stopping.wait(seconds)``), which
+    is set when the server stops.
+    """
+
+    def __init__(self, handler_class: Callable[..., BaseHTTPRequestHandler]) -> None:
+        super().__init__(("127.0.0.1", 0), handler_class)
+        self.url = f"http://127.0.0.1:{self.server_address[1]}"
+        self.stopping = threading.Event()
+        self._lock = threading.Lock()
+        self._request_threads: list[threading.Thread] = []
+        self._open_connections: set[socket.socket] = set()
+
+    def process_request(self, request, client_address) -> None:
+        # a daemon never holds up the interpreter's exit; stop() joins it all the same
+        thread = threading.Thread(target=self.process_request_thread,
+                                  args=(request, client_address), daemon=True)
+        with self._lock:
+            self._request_threads = [t for t in self._request_threads if t.is_alive()]
+            self._request_threads.append(thread)
+            self._open_connections.add(request)
+        thread.start()
+
+    def shutdown_request(self, request) -> None:
+        with self._lock:
+            self._open_connections.discard(request)
+        super().shutdown_request(request)
+
+    def handle_error(self, request, client_address) -> None:
+        if not self.stopping.is_set():  # errors of connections cut by stop() are expected
+            super().handle_error(request, client_address)
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Stop serving, cut open connections (idle keep-alive ones too), join every request
+        thread, close the listening socket. Raises if a request thread outlives ``timeout``."""
+        self.stopping.set()
+        self.shutdown()  # returns within serve_forever's poll interval
+        with self._lock:
+            connections, threads = list(self._open_connections), list(self._request_threads)
+        for conn in connections:
+            with contextlib.suppress(OSError):
+                conn.shutdown(socket.SHUT_RDWR)
+        deadline = time.monotonic() + timeout
+        for thread in threads:
+            thread.join(max(0.0, deadline - time.monotonic()))
+        self.server_close()
+        alive = [t.name for t in threads if t.is_alive()]
+        if alive:
+            raise RuntimeError(f"request threads still running {timeout} s after the local "
+                               f"HTTP server stopped: {alive}")
+
+
+@contextlib.contextmanager
+def local_http_server(
+    handler_class: Callable[..., BaseHTTPRequestHandler],
+) -> Iterator[LocalHTTPServer]:
+    """Serve ``handler_class`` on 127.0.0.1 (a free port) from a background thread.
+
+    >>> with local_http_server(MyHandler) as server:   # doctest: +SKIP
+    ...     requests.get(server.url + "/path")
+
+    On exit the server stops at once and reliably: the serving thread and every request
+    thread are joined, open connections and the listening socket are closed.
+    """
+    server = LocalHTTPServer(handler_class)
+    thread = threading.Thread(target=server.serve_forever, args=(POLL_INTERVAL,),
+                              name=f"local-http-{server.server_address[1]}", daemon=True)
+    thread.start()
+    try:
+        yield server
+    finally:
+        try:
+            server.stop()
+        finally:
+            thread.join()
