@@ -39,6 +39,8 @@ DEPRECATED = "deprecated in PyTorch"
 REMOVED = "removed from PyTorch: the name only raises an error pointing elsewhere"
 DATAPIPES = "DataPipes: deprecated in PyTorch (moved to torchdata, then dropped there)"
 PROTOTYPE = "prototype API in PyTorch (nested, named, masked tensors): not planned"
+FIRST_CLASS_DIMS = ("functorch's first-class dimensions (Tensor.index binds them): a "
+                    "prototype API in PyTorch, not planned")
 TYPE_HINTS = "type-hint-only modules and aliases: nothing to run"
 UNDOCUMENTED = "undocumented internal helper that PyTorch names without an underscore"
 VIDEO = "video decoding (torchvision.io video, video datasets/models): not planned"
@@ -99,10 +101,7 @@ GAPS: dict[str, dict[str, list[str]]] = {
         BACKEND_KERNELS: ["cudnn_*", "miopen_*", "mkldnn_*", "is_vulkan_available"],
     },
     "torch.Tensor": {
-        NOT_YET: [
-            "index"],
-        DEPRECATED: [
-                     ],
+        FIRST_CLASS_DIMS: ["index"],
         REMOVED: ["reinforce"],
         DISTRIBUTED: ["is_shared", "share_memory_", "is_distributed"],
         MIXED_PRECISION: ["bfloat16"],
