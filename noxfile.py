@@ -60,8 +60,9 @@ def _install_once(session: nox.Session, *requirements: str, optional: tuple[str,
     session.install(*requirements)
     for requirement in optional:
         # pip exits 1 when it cannot install; carry on without the optional requirement.
-        session.run("python", "-m", "pip", "install", *requirement.split(),
-                    success_codes=[0, 1])
+        # (run_install: it runs under --install-only too, which then writes the stamp)
+        session.run_install("python", "-m", "pip", "install", *requirement.split(),
+                            success_codes=[0, 1])
     stamp.write_text(digest)
 
 

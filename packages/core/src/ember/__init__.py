@@ -62,6 +62,7 @@ from ._storage import (  # also attaches Tensor.untyped_storage, set_, ...
 )
 from ._creation import empty_permuted, from_file, frombuffer, scalar_tensor
 from ._stream import Event, Stream
+from . import _random  # registers the random Tensor methods (uniform_...) before install
 from .ops import registry as _registry
 
 _registry.install(globals(), Tensor)
@@ -79,6 +80,7 @@ from ._random import *  # noqa: F403
 from . import (
     cuda, data, linalg, return_types, safetensors, serialization, testing, utils,
 )
+import ember.utils.data  # PyTorch's path: the very modules of ember.data, aliased
 from . import accelerator, cpu, mps, version, xpu
 from . import overrides
 

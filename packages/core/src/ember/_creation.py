@@ -13,7 +13,8 @@ import numpy as np
 
 from . import _dtype
 from . import _memory_format as _mf
-from ._factory import _dtype_or_default, empty, finish, full, resolve_device
+from ._device import resolve_device
+from ._factory import _dtype_or_default, empty, finish, full
 from ._tensor import Tensor, _make
 
 __all__ = ["scalar_tensor", "empty_permuted", "frombuffer", "from_file"]

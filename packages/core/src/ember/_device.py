@@ -1,17 +1,25 @@
 """``ember.device``: a device type plus an optional index, interned so ops compare by identity.
 
-Also the per-thread current device: ``with ember.device(...)`` and ``set_default_device``
-apply to the calling thread only, as in PyTorch.
+The one home of device logic: the per-thread current device (``with ember.device(...)`` and
+``set_default_device`` apply to the calling thread only, as in PyTorch), resolving a device
+argument (``resolve_device``, ``canonical_device``), the same-device check, and ``xp``, the
+array module of a device, tensor or array. Device *types* (cpu, cuda, meta, test devices)
+are registered in ``ember.backends``.
 """
 
 from __future__ import annotations
 
 import threading
 
+import numpy as np
+
+from .backends import backend_of
+
 __all__ = ["device", "set_default_device", "get_default_device"]
 
 #: interning must not make two objects for one device when threads race to create it
 _INTERN_LOCK = threading.Lock()
+_ndarray = np.ndarray
 
 
 class device:
@@ -20,7 +28,7 @@ class device:
     Instances are interned: equal devices are the same object, so ops compare with ``is``.
     """
 
-    __slots__ = ("type", "index", "_backend", "__weakref__")
+    __slots__ = ("type", "index", "__weakref__")
     _cache: dict = {}
 
     def __new__(cls, type, index: int | None = None):  # PyTorch's name
@@ -60,7 +68,6 @@ class device:
                 dev = object.__new__(cls)
                 dev.type = kind
                 dev.index = idx
-                dev._backend = None
                 cls._cache[(kind, idx)] = dev
             cls._cache[key] = dev
         return dev
@@ -125,15 +132,75 @@ def set_default_device(device) -> None:
 def get_default_device():
     """The device that ``ember.empty(2)`` would use in this thread (e.g. ``device(type='cpu')``)."""
     dev = _CURRENT.device
-    return device("cpu") if dev is None else _canonical(dev)
-
-
-def _canonical(d) -> device:
-    from ._tensor import _canonical_device
-
-    return _canonical_device(to_device(d))
+    return CPU if dev is None else canonical_device(dev)
 
 
 def to_device(d) -> device:
     """Normalise a device argument (device, str, int) to an interned ``device``."""
     return d if d.__class__ is device else device(d)
+
+
+def canonical_device(dev: device) -> device:
+    """A device with its index filled in (``cuda`` -> ``cuda:0``), as tensors carry."""
+    if dev.index is None and dev.type != "cpu":
+        idx = backend_of(dev).default_index(None)
+        if idx is not None:
+            return device(dev.type, idx)
+    return dev
+
+
+
+def resolve_device(dev) -> device:
+    """``dev`` as an interned device with its index filled in; ``None`` is the current one
+    in this thread (the innermost ``with ember.device(...)``, else ``set_default_device``'s,
+    else the CPU)."""
+    if dev is None:
+        dev = _CURRENT.device
+        if dev is None:
+            return CPU
+    return canonical_device(dev if dev.__class__ is device else device(dev))
+
+
+def xp_of(obj):
+    """The array module (``numpy``, ``cupy``, a test device's) of a device, a tensor (its
+    device's) or a bare array (NumPy's, else the registered backend whose ``xp`` made it).
+
+    The one "which array module" helper: kernels call ``xp_of(t).exp(...)``, never ``np.*`` on a
+    tensor's array, so that the same code runs on every device."""
+    cls = obj.__class__
+    if cls is _ndarray:
+        return np
+    dev = obj if cls is device else getattr(obj, "_device", None)
+    if dev is not None:
+        return np if dev.type == "cpu" else backend_of(dev).xp
+    if isinstance(obj, np.generic):
+        return np
+    from .backends import _REGISTRY
+
+    for backend in _REGISTRY.values():
+        nd = getattr(backend.xp, "ndarray", None)
+        if nd is not None and nd is not _ndarray and isinstance(obj, nd):
+            return backend.xp
+    raise TypeError(f"no registered backend owns arrays of type {type(obj).__name__}")
+
+
+def _device_error(a, b):
+    return RuntimeError("Expected all tensors to be on the same device, but found at least two "
+                        f"devices, {a} and {b}!")
+
+
+def check_same_device(*tensors):
+    """The common device of ``tensors`` (``None`` entries skipped), with PyTorch's error if
+    they differ."""
+    dev = None
+    for t in tensors:
+        if t is None:
+            continue
+        if dev is None:
+            dev = t._device
+        elif t._device is not dev:
+            raise _device_error(dev, t._device)
+    return dev
+
+
+CPU = device("cpu")

@@ -62,6 +62,48 @@ short, int, long = int16, int32, int64
 ALL_DTYPES = (bool, uint8, int8, int16, int32, int64, float16, float32, float64)
 _BY_NAME = {d.name: d for d in ALL_DTYPES}
 _BY_NAME.update(half=half, float=float32, double=float64, short=int16, int=int32, long=int64)
+#: The one dtype-name table: per dtype, PyTorch's ScalarType name (in "result type Float
+#: can't be cast..."), its legacy tensor type, the C type of c10's overflow errors, how a
+#: printed TensorOptions spells it, and the C++ name of ``random_``'s bound errors.
+_NAMES = {
+    "bool": ("Bool", "BoolTensor", "bool", "bool", "bool"),
+    "uint8": ("Byte", "ByteTensor", "uint8_t", "unsigned char", "unsigned char"),
+    "int8": ("Char", "CharTensor", "int8_t", "signed char", "signed char"),
+    "int16": ("Short", "ShortTensor", "int16_t", "short int", "short"),
+    "int32": ("Int", "IntTensor", "int", "int", "int"),
+    "int64": ("Long", "LongTensor", "int64_t", "long int", "long"),
+    "float16": ("Half", "HalfTensor", "c10::Half", "c10::Half", "c10::Half"),
+    "float32": ("Float", "FloatTensor", "float", "float", "float"),
+    "float64": ("Double", "DoubleTensor", "double", "double", "double"),
+}
+
+
+def scalar_type_name(d) -> str:
+    """PyTorch's ScalarType name of an ember or NumPy dtype: ``Float``, ``Long``, ..."""
+    return _NAMES[d.name][0]
+
+
+def legacy_type_name(d) -> str | None:
+    """The legacy tensor type of a dtype (``FloatTensor``), None for dtypes without one."""
+    row = _NAMES.get(d.name)
+    return row[1] if row else None
+
+
+def c_type_name(d) -> str:
+    """The C type c10 names in overflow errors: ``int64_t``, ``float``, ``c10::Half``."""
+    return _NAMES[d.name][2]
+
+
+def random_type_name(d) -> str:
+    """The dtype as ``random_``'s bound errors spell it: ``long``, ``short``, ``float``."""
+    return _NAMES[d.name][4]
+
+
+def options_type_name(d) -> str:
+    """The dtype as a printed ``TensorOptions`` spells it: ``long int``, ``float``."""
+    return _NAMES[d.name][3]
+
+
 #: NumPy dtype -> ember dtype (NumPy's builtin dtypes are singletons, so lookups are cheap).
 FROM_NP: dict = {d.np: d for d in ALL_DTYPES}
 FROM_NP[np.dtype(np.intc)] = int32

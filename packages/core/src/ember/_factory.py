@@ -18,11 +18,12 @@ import numpy as np
 
 from . import _dtype
 from . import _memory_format as _mf
-from ._device import _CURRENT
+from ._device import canonical_device, resolve_device, xp_of
 from ._device import device as _device_cls
-from ._tensor import CPU, Tensor, _canonical_device, _make
+from ._tensor import CPU, Tensor, _make
+from ._tensor_str import set_printoptions
 from .backends import backend_of
-from .ops._core import accepts_out, write_out  # noqa: F401 - re-exported for ops
+from .ops._inplace import write_out
 from .ops.registry import register_method
 
 __all__ = ["tensor", "as_tensor", "asarray", "from_numpy", "zeros", "ones", "full", "empty",
@@ -31,23 +32,6 @@ __all__ = ["tensor", "as_tensor", "asarray", "from_numpy", "zeros", "ones", "ful
 
 
 # -- shared helpers ---------------------------------------------------------------------------
-
-def resolve_device(device) -> _device_cls:
-    """``device`` as an interned device with its index filled in; ``None`` is the current one
-    in this thread (the innermost ``with ember.device(...)``, else ``set_default_device``'s,
-    else the CPU)."""
-    if device is None:
-        device = _CURRENT.device
-        if device is None:
-            return CPU
-    dev = device if device.__class__ is _device_cls else _device_cls(device)
-    return _canonical_device(dev)
-
-
-def xp_for(dev):
-    """The array module (numpy, cupy) of device ``dev``."""
-    return np if dev is CPU else backend_of(dev).xp
-
 
 def place(host_array: np.ndarray, dev) -> Tensor:
     """A tensor on ``dev`` holding ``host_array`` (NumPy); moves to other backends copy."""
@@ -136,9 +120,6 @@ def _dtype_or_default(dtype) -> _dtype.dtype:
 
 
 #: C++ type names in PyTorch's "cannot be converted ... without overflow" errors
-_C_NAMES = {"uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int",
-            "int64": "int64_t", "float16": "c10::Half", "float32": "float", "float64": "double",
-            "bool": "bool"}
 
 
 def _check_fill(value, dt: _dtype.dtype) -> None:
@@ -147,13 +128,13 @@ def _check_fill(value, dt: _dtype.dtype) -> None:
         return
     if dt.is_floating_point:
         if math.isfinite(value) and abs(value) > float(np.finfo(dt.np).max):
-            raise RuntimeError(f"value cannot be converted to type {_C_NAMES[dt.name]} without "
-                               "overflow")
+            raise RuntimeError(f"value cannot be converted to type {_dtype.c_type_name(dt)} "
+                               "without overflow")
         return
     info = np.iinfo(dt.np)
     lo = -info.max if info.min == 0 else info.min  # unsigned types accept wrapped negatives
     if not (math.isfinite(value) and lo <= value <= info.max):
-        raise RuntimeError(f"value cannot be converted to type {_C_NAMES[dt.name]} without "
+        raise RuntimeError(f"value cannot be converted to type {_dtype.c_type_name(dt)} without "
                            "overflow")
 
 
@@ -420,7 +401,7 @@ def _wrap_device_array(data) -> Tensor | None:
     CUDA device; None for anything else."""
     if not hasattr(data, "__cuda_array_interface__"):
         return None
-    dev = _canonical_device(_device_cls("cuda", int(data.device.id)))
+    dev = canonical_device(_device_cls("cuda", int(data.device.id)))
     backend_of(dev)  # PyTorch-style error naming the CUDA extra when it is missing
     if data.dtype not in _dtype.FROM_NP:
         _np_to_dtype(np.empty(0, dtype=data.dtype))
@@ -495,7 +476,7 @@ def from_dlpack(ext_tensor) -> Tensor:
         _np_to_dtype(arr)
         return _make(arr, CPU)
     if kind in (2, 13):  # kDLCUDA, kDLCUDAManaged: through the CUDA backend (CuPy)
-        dev = _canonical_device(_device_cls("cuda", int(index)))
+        dev = canonical_device(_device_cls("cuda", int(index)))
         arr = backend_of(dev).xp.from_dlpack(ext_tensor)
         if arr.dtype not in _dtype.FROM_NP:
             _np_to_dtype(np.empty(0, dtype=arr.dtype))
@@ -519,7 +500,7 @@ def _filled(fill, shape: tuple, dt: _dtype.dtype, dev, requires_grad, out=None,
             order=None) -> Tensor:
     """A new tensor of ``shape`` holding ``fill``; laid out in ``order`` (a memory format's
     axes, outermost first) when given, else C-contiguous."""
-    xp = xp_for(dev)
+    xp = xp_of(dev)
     alloc_shape = shape if order is None else tuple(shape[d] for d in order)
     try:
         if fill is None:
@@ -587,7 +568,7 @@ def empty_strided(size, stride, *, dtype=None, layout=None, device=None,
         raise RuntimeError("mismatch in length of strides and shape")
     dt = _dtype_or_default(dtype)
     dev = resolve_device(device)
-    xp = xp_for(dev)
+    xp = xp_of(dev)
     extent = 1 + builtins.sum((n - 1) * s for n, s in zip(shape, strides)) \
         if all(shape) else 0
     try:
@@ -713,7 +694,7 @@ def arange(*args, start=None, end=None, step=None, out=None, dtype=None, layout=
         n = math.ceil((float(end) - float(start)) / float(step))
     n = max(int(n), 0)
     dev = resolve_device(device)
-    xp = xp_for(dev)
+    xp = xp_of(dev)
     acc = np.float64 if dt.is_floating_point else np.int64
     try:
         arr = (acc_start + xp.arange(n, dtype=acc) * acc(acc_step)).astype(dt.np, copy=False)
@@ -735,7 +716,7 @@ def range(*args, start=None, end=None, step=None, out=None, dtype=None, layout=N
     _check_range(start, end, step)
     n = math.floor((float(end) - float(start)) / float(step)) + 1
     dev = resolve_device(device)
-    xp = xp_for(dev)
+    xp = xp_of(dev)
     acc = np.float64 if dt.is_floating_point else np.int64
     arr = (acc(start) + xp.arange(n, dtype=acc) * acc(step)).astype(dt.np, copy=False)
     return finish(_make(arr, dev), requires_grad, out)
@@ -775,7 +756,7 @@ def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=Non
     start, end = _scalar_value(start), _scalar_value(end)
     dt = _dtype_or_default(dtype)
     dev = resolve_device(device)
-    xp = xp_for(dev)
+    xp = xp_of(dev)
     if steps == 1:
         arr = xp.full((1,), start, dtype=dt.np)
     elif steps == 0:
@@ -792,7 +773,7 @@ def logspace(start, end, steps, base: float = 10.0, *, out=None, dtype=None, lay
     start, end = _scalar_value(start), _scalar_value(end)
     dt = _dtype_or_default(dtype)
     dev = resolve_device(device)
-    xp = xp_for(dev)
+    xp = xp_of(dev)
     if steps == 0:
         arr = xp.empty((0,), dtype=dt.np)
     elif steps == 1:
@@ -824,7 +805,7 @@ def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None,
     dt = _dtype_or_default(dtype)
     dev = resolve_device(device)
     try:
-        arr = xp_for(dev).eye(n, m, dtype=dt.np)
+        arr = xp_of(dev).eye(n, m, dtype=dt.np)
     except (MemoryError, ValueError) as exc:
         raise_allocation_error(exc, (n, m), dt.itemsize, dev)
         raise
@@ -885,9 +866,3 @@ def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad: 
 for _name, _fn in (("new_tensor", new_tensor), ("new_zeros", new_zeros),
                    ("new_ones", new_ones), ("new_empty", new_empty), ("new_full", new_full)):
     register_method(_name, _fn)
-
-# The random factories register Tensor methods (``uniform_``...); they must be registered
-# before ``ember`` installs the op registry, which happens right after this module loads.
-# ``ember.set_printoptions`` lives with the printing code and is re-exported from here.
-from . import _random  # noqa: E402,F401
-from ._tensor_str import set_printoptions  # noqa: E402

@@ -17,22 +17,23 @@ import numpy as np
 
 from . import _dtype
 from . import _memory_format as _mf
-from ._device import to_device
+from ._device import canonical_device, check_same_device, resolve_device, to_device
+from ._dtype import scalar_type_name
 from ._factory import (
     _dtype_or_default,
     check_size,
     finish,
     place,
     raise_allocation_error,
-    resolve_device,
     size_args,
     write_out,
     zeros,
 )
-from ._tensor import CPU, Tensor, _canonical_device, _make
+from ._tensor import CPU, Tensor, _make
 from .autograd.grad_mode import GRAD
 from .autograd.graph import make_node_class, record
-from .ops._core import _broadcast_shape, _pretty, check_same_device, make_inplace
+from .ops._inplace import make_inplace
+from .ops._promotion import broadcast_shape
 from .ops.registry import register, register_method
 
 __all__ = ["Generator", "default_generator", "manual_seed", "seed", "initial_seed",
@@ -62,7 +63,7 @@ class Generator:
     """
 
     def __init__(self, device="cpu"):
-        self.device = _canonical_device(to_device(device))
+        self.device = canonical_device(to_device(device))
         self.manual_seed(DEFAULT_SEED)
 
     def manual_seed(self, seed) -> Generator:
@@ -200,7 +201,7 @@ def _rng(generator, dev) -> np.random.Generator:
 
 def _require_float(dt: _dtype.dtype, kernel: str) -> None:
     if not dt.is_floating_point:
-        raise NotImplementedError(f"\"{kernel}\" not implemented for '{_pretty(dt.np)}'")
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{scalar_type_name(dt.np)}'")
 
 
 def _uniform(g, shape, np_dt) -> np.ndarray:
@@ -272,12 +273,6 @@ def randn(*args, size=None, generator=None, out=None, dtype=None, layout=None, d
     return finish(place(arr, dev), requires_grad, out)
 
 
-#: C++ type names in PyTorch's random_/randint bound errors
-_RANDOM_C_NAMES = {"uint8": "unsigned char", "int8": "signed char", "int16": "short",
-                   "int32": "int", "int64": "long", "bool": "bool", "float16": "c10::Half",
-                   "float32": "float", "float64": "double"}
-
-
 def _random_bounds(dt: _dtype.dtype) -> tuple:
     """Inclusive bounds of ``random_`` for ``dt`` (floats: the exactly representable ints)."""
     if dt is _dtype.bool:
@@ -293,7 +288,7 @@ def _integers(g, shape, dt: _dtype.dtype, low, high) -> np.ndarray:
     """Integers in [low, high) as ``dt``, with PyTorch's range checks (``high`` None: up to
     the dtype's own bound, inclusive)."""
     lo_bound, hi_bound = _random_bounds(dt)
-    name = _RANDOM_C_NAMES[dt.name]
+    name = _dtype.random_type_name(dt)
     if high is None:
         if not lo_bound <= low <= hi_bound:
             raise RuntimeError(f"from is out of bounds for {name}")
@@ -412,7 +407,7 @@ def normal(mean, std=1.0, size=None, *, generator=None, out=None, dtype=None, la
             raise RuntimeError("normal expects all elements of std >= 0.0")
     else:
         _check_std(std)
-    shape = _broadcast_shape(mean._data.shape if mean_t else (), std._data.shape if std_t else ())
+    shape = broadcast_shape(mean._data.shape if mean_t else (), std._data.shape if std_t else ())
     z = place(_float_draw("standard_normal", _rng(generator, dev), shape, dt.np), dev)._data
     m = mean._data.astype(dt.np, copy=False) if mean_t else mean
     s = std._data.astype(dt.np, copy=False) if std_t else std
@@ -491,7 +486,7 @@ def multinomial(input, num_samples: int, replacement: bool = False, *, generator
         raise RuntimeError("prob_dist must be 1 or 2 dim")
     if not input.dtype.is_floating_point:
         raise RuntimeError("multinomial only supports floating-point dtypes for input, got: "
-                           f"{_pretty(input._data.dtype)}")
+                           f"{scalar_type_name(input._data.dtype)}")
     n = int(num_samples)
     if n <= 0:
         raise RuntimeError("cannot sample n_sample <= 0 samples")
@@ -619,7 +614,7 @@ def _draw_exponential(t, g, lambd=1.0):
     if not t.dtype.is_floating_point:
         raise RuntimeError("Exponential distribution is a continuous probability distribution. "
                            f"dtype must be a floating point but you specified "
-                           f"{_pretty(t._data.dtype)}")
+                           f"{scalar_type_name(t._data.dtype)}")
     if not lambd > 0:
         raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd:g}")
     e = _float_draw("standard_exponential", g, t._data.shape, t._data.dtype)
@@ -632,15 +627,13 @@ def _draw_geometric(t, g, p):
     return g.geometric(p, t._data.shape).astype(t._data.dtype)
 
 
-_CAUCHY_C_NAMES = {"uint8": "unsigned char", "int8": "signed char", "int16": "short int",
-                   "int32": "int", "int64": "long int", "bool": "bool"}
 
 
 def _draw_cauchy(t, g, median=0.0, sigma=1.0):
     if not t.dtype.is_floating_point:
         raise RuntimeError("Cauchy distribution is a continuous probability distribution. dtype "
                            f"must be a floating point but you specified "
-                           f"{_CAUCHY_C_NAMES[t.dtype.name]}")
+                           f"{_dtype.options_type_name(t.dtype)}")
     if not sigma > 0:
         raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={sigma:g}")
     c = g.standard_cauchy(t._data.shape)

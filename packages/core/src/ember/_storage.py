@@ -25,18 +25,14 @@ import numpy as np
 
 from . import _dtype
 from ._device import device as _device_cls
+from ._device import xp_of
 from .backends import backend_of
 
-__all__ = ["UntypedStorage", "TypedStorage", "storage_of", "array_span", "xp_for_device",
+__all__ = ["UntypedStorage", "TypedStorage", "storage_of", "array_span",
            "BoolStorage", "ByteStorage", "CharStorage", "ShortStorage", "IntStorage",
            "LongStorage", "HalfStorage", "FloatStorage", "DoubleStorage"]
 
 _CPU = _device_cls("cpu")
-
-
-def xp_for_device(dev):
-    """The array module (numpy, cupy, ...) of device ``dev``."""
-    return np if dev.type == "cpu" else backend_of(dev).xp
 
 
 def _address(arr) -> int:
@@ -89,7 +85,7 @@ class UntypedStorage:
     __slots__ = ("_anchor", "_device", "_flat", "_span", "_held", "__weakref__")
 
     def __init__(self, *args, device=None):
-        from ._factory import resolve_device
+        from ._device import resolve_device
 
         dev = _CPU if device is None else resolve_device(device)
         if len(args) > 1:
@@ -128,7 +124,7 @@ class UntypedStorage:
     def _bytes(self):
         flat = self._flat
         if flat is None:
-            flat = self._flat = _bytes_of(self._anchor, xp_for_device(self._device))
+            flat = self._flat = _bytes_of(self._anchor, xp_of(self._device))
         return flat
 
     def _where(self) -> tuple[int, int]:
@@ -203,7 +199,7 @@ class UntypedStorage:
         n = b.size // item
         typed = b[:n * item].view(np_dtype)
         start = typed[min(offset, n):]
-        xp = xp_for_device(self._device)
+        xp = xp_of(self._device)
         return xp.lib.stride_tricks.as_strided(start, tuple(size),
                                                tuple(s * item for s in stride))
 
@@ -263,7 +259,7 @@ class UntypedStorage:
 
     def to(self, *, device=None, non_blocking: bool = False) -> UntypedStorage:
         """This storage on ``device`` (itself when it is there already, else a copy)."""
-        from ._factory import resolve_device
+        from ._device import resolve_device
 
         dev = self._device if device is None else resolve_device(device)
         if dev == self._device:
@@ -537,11 +533,11 @@ def _set_(self, source=None, storage_offset=_UNSET, size=None, stride=None):
     """
     import operator
 
+    from ._dtype import options_type_name, scalar_type_name
     from ._tensor import Tensor
-    from ._tensor_types import _CPP_NAMES
     from .autograd.grad_mode import GRAD
     from .autograd.graph import record
-    from .ops._core import _pretty, check_inplace_autograd
+    from .ops._inplace import check_inplace_autograd
 
     geometry = storage_offset is not _UNSET or size is not None or stride is not None
     dt = self.dtype
@@ -549,20 +545,22 @@ def _set_(self, source=None, storage_offset=_UNSET, size=None, stride=None):
     if source is None:
         if geometry:
             raise _set_args_error((source,))
-        storage = UntypedStorage._over(xp_for_device(self._device).empty((0,), dtype=dt.np),
+        storage = UntypedStorage._over(xp_of(self._device).empty((0,), dtype=dt.np),
                                        self._device)
         arr = storage._anchor
     elif isinstance(source, Tensor):
         if source.dtype is not dt:
-            raise RuntimeError(f"Could not set tensor of type {_CPP_NAMES[source.dtype]} to a "
-                               f"tensor of type {_CPP_NAMES[dt]}")
+            raise RuntimeError(f"Could not set tensor of type "
+                               f"{options_type_name(source.dtype)} to a "
+                               f"tensor of type {options_type_name(dt)}")
         src = source
         storage = storage_of(source)
         arr = source._data
     elif isinstance(source, (UntypedStorage, TypedStorage)):
         if isinstance(source, TypedStorage) and source.dtype is not dt:
-            raise RuntimeError(f"Expected a Storage of type {_CPP_NAMES[dt]} or an "
-                               f"UntypedStorage, but got type {_pretty(source.dtype.np)} for "
+            raise RuntimeError(f"Expected a Storage of type {options_type_name(dt)} or an "
+                               f"UntypedStorage, but got type "
+                               f"{scalar_type_name(source.dtype.np)} for "
                                "argument 1 'storage'")
         storage = source.untyped()
         arr = storage._typed(dt.np, 0, (storage.nbytes() // dt.itemsize,), (1,))

@@ -9,16 +9,14 @@ attached by the op registry (``ember.ops``), so each op is defined once.
 
 from __future__ import annotations
 
-import functools
-import operator
 import warnings
 
 import numpy as np
 
 from . import _dtype
 from . import _memory_format as _mf
+from ._device import canonical_device, to_device
 from ._device import device as _device_cls
-from ._device import to_device
 from ._layout import strided as _STRIDED
 from .backends import backend_of
 
@@ -52,14 +50,6 @@ def _as_cls(result, cls):
     if isinstance(result, tuple) and hasattr(result, "_fields"):  # return_types.max, ...
         return type(result)(*(_as_cls(r, cls) for r in result))
     return result
-
-
-def _identity(t):
-    return t
-
-
-def _alias_backward(node, grad):
-    return (grad,)
 
 
 def _as_array(data):
@@ -117,9 +107,9 @@ class Tensor:
             raise TypeError("Creating a Tensor subclass from a class that does not inherit "
                             "from Tensor is not possible. Make sure your class inherits from "
                             "Tensor.")
-        from .ops.views import make_view
+        from .ops.views import alias
 
-        out = make_view(self, self._data, _AliasBackward0, None, _identity)
+        out = alias(self)
         if cls is not Tensor:
             out.__class__ = cls
         return out
@@ -316,7 +306,7 @@ class Tensor:
         return -1 if self._device.type == "cpu" else self._device.index
 
     def type_name(self) -> str:
-        return _TYPE_NAMES.get(self._data.dtype, "Tensor")
+        return _dtype.legacy_type_name(self._data.dtype) or "Tensor"
 
     def type(self, dtype=None, non_blocking: bool = False):
         """With no argument, the legacy type's name: ``'ember.FloatTensor'``,
@@ -507,8 +497,10 @@ class Tensor:
             # the common ``loss.backward()``: skip argument normalisation
             ones = self._data.copy()
             ones.fill(1)
-            _engine.run_backward([(self.grad_fn, self._nr)], [_make(ones, self._device)],
-                                 bool(retain_graph), False)
+            from .autograd.engine import run_backward
+
+            run_backward([(self.grad_fn, self._nr)], [_make(ones, self._device)],
+                         bool(retain_graph), False)
             return
         from .autograd import backward
 
@@ -637,7 +629,7 @@ class Tensor:
         ``memory_format=ember.channels_last`` (or another format) also lays the result out
         so, as ``contiguous`` does; the default keeps this tensor's layout."""
         dev, dt, copy = _parse_to(self, *args, **kwargs)
-        from .ops._core import cast_to
+        from .ops._casts import cast_to
 
         out = cast_to(self, dev, dt, copy)
         if memory_format is _PRESERVE or memory_format is None:
@@ -775,7 +767,7 @@ class Tensor:
         from ._storage import TypedStorage, UntypedStorage
 
         if device is not None:
-            from ._factory import resolve_device
+            from ._device import resolve_device
 
             kind = device.type if isinstance(device, _device_cls) else _device_cls(device).type
             if kind != self._device.type:
@@ -796,12 +788,16 @@ class Tensor:
         """A tensor of ``sizes`` with this tensor's elements (deprecated: use ``reshape``);
         the number of elements must stay."""
         warnings.warn("non-inplace resize is deprecated", UserWarning, stacklevel=2)
-        return _resize(self, sizes)
+        from .ops.views import resize_view
+
+        return resize_view(self, sizes)
 
     def resize_as(self, tensor):
         """``resize(*tensor.size())`` (deprecated: use ``reshape_as``)."""
         warnings.warn("non-inplace resize_as is deprecated", UserWarning, stacklevel=2)
-        return _resize(self, tuple(tensor._data.shape))
+        from .ops.views import resize_view
+
+        return resize_view(self, tuple(tensor._data.shape))
 
     def __repr__(self) -> str:
         from ._tensor_str import tensor_repr
@@ -814,17 +810,11 @@ class Tensor:
         return object.__format__(self, spec)
 
 
-from .autograd import graph as _graph  # noqa: E402
-
-_graph._Tensor = Tensor
-from .autograd import engine as _engine  # noqa: E402
-
-_engine._make = _make
-_AliasBackward0 = _graph.make_node_class("AliasBackward0", _alias_backward)
 
 
 def _rebuild_tensor(cls, array, device, requires_grad):
-    from ._factory import place, resolve_device
+    from ._device import resolve_device
+    from ._factory import place
 
     t = place(np.array(array, copy=True), resolve_device(device))
     if cls is not Tensor:
@@ -879,13 +869,6 @@ def _wrap_dim(dim: int, ndim: int) -> int:
     return dim % n
 
 
-_TYPE_NAMES = {
-    np.dtype(np.float32): "FloatTensor", np.dtype(np.float64): "DoubleTensor",
-    np.dtype(np.float16): "HalfTensor", np.dtype(np.int64): "LongTensor",
-    np.dtype(np.int32): "IntTensor", np.dtype(np.int16): "ShortTensor",
-    np.dtype(np.int8): "CharTensor", np.dtype(np.uint8): "ByteTensor",
-    np.dtype(np.bool_): "BoolTensor",
-}
 
 _warned = [False]
 
@@ -926,19 +909,10 @@ def _parse_to(self, *args, **kwargs):
         else:
             dt = _dtype.to_dtype(a)
     if dev is not None:
-        dev = _canonical_device(to_device(dev))
+        dev = canonical_device(to_device(dev))
     if dt is not None:
         dt = _dtype.to_dtype(dt)
     return dev, dt, copy
-
-
-def _canonical_device(dev):
-    """A device with its index filled in (``cuda`` -> ``cuda:0``), as tensors carry."""
-    if dev.index is None and dev.type != "cpu":
-        idx = backend_of(dev).default_index(None)
-        if idx is not None:
-            return _device_cls(dev.type, idx)
-    return dev
 
 
 _MEMORY_KEYS = ("storage", "geom", "pinned")
@@ -954,11 +928,12 @@ def _check_grad_dtype(t, grad) -> None:
     if not explicit:  # the tensor's own dtype
         raise RuntimeError(f"assigned grad has data of a different type: expected {t.dtype} "
                            f"but got {grad.dtype}")
-    from ._tensor_types import _CPP_NAMES
-    from .ops._core import _pretty
+    from ._dtype import options_type_name, scalar_type_name
 
-    raise RuntimeError(f"attempting to assign a gradient with dtype '{_CPP_NAMES[grad.dtype]}' "
-                       f"to a tensor with grad_dtype '{_pretty(want.np)}'. The gradient must "
+    raise RuntimeError(f"attempting to assign a gradient with dtype '"
+                       f"{options_type_name(grad.dtype)}' "
+                       f"to a tensor with grad_dtype '"
+                       f"{scalar_type_name(want.np)}'. The gradient must "
                        "match the tensor's grad_dtype (defaults to the tensor's dtype). You can "
                        "set the tensor's grad_dtype attribute with a specific dtype, or None to "
                        "allow any dtype. Set grad_dtype with caution. Diverging the dtypes of a "
@@ -1022,7 +997,7 @@ def _real_number(r):
 
 def _map_into(t, fn, others, name: str):
     """``t``'s elements replaced, in place, by ``fn`` of them and of ``others``' (broadcast)."""
-    from .ops._core import write_inplace
+    from .ops._inplace import write_inplace
 
     d = t._data
     args = [d.ravel().tolist()]
@@ -1033,39 +1008,6 @@ def _map_into(t, fn, others, name: str):
     write_inplace(t, result, name)
     t._bump_version()
     return t
-
-
-def _resize_bw(node, g):
-    return (g.contiguous().view(node.ctx),)
-
-
-_ResizeBackward = _graph.make_node_class("ResizeBackward", _resize_bw)
-
-
-def _resize(t, sizes):
-    """``Tensor.resize``: a view (a copy when ``t`` is not contiguous) with ``t``'s elements
-    in the shape ``sizes``, which must hold as many."""
-    numel = functools.reduce(operator.mul, sizes, 1)
-    if t._data.size != numel:
-        raise RuntimeError(f"requested resize to {'x'.join(map(str, sizes))} ({numel} elements "
-                           f"in total), but the given tensor has a size of "
-                           f"{'x'.join(map(str, t._data.shape))} ({t._data.size} elements). "
-                           "autograd's resize can only change the shape of a given tensor, "
-                           "while preserving the number of elements. ")
-    shape = tuple(sizes)
-    d = t._data
-    from .autograd.grad_mode import GRAD
-
-    grad = t.requires_grad and GRAD.enabled
-    if d.flags.c_contiguous:
-        from .ops.views import make_view
-
-        return make_view(t, d.reshape(shape), _ResizeBackward if grad else None, d.shape,
-                         lambda b, s=shape: b.reshape(s))
-    out = _make(d.reshape(shape), t._device)
-    if grad:
-        _graph.record(_ResizeBackward, out, (t,), (), d.shape)
-    return out
 
 
 def _dim_order(t, ambiguity_check) -> tuple:

@@ -17,18 +17,13 @@ import numpy as np
 
 from . import _dtype
 from ._size import Size
-from ._tensor import _TYPE_NAMES, Tensor
+from ._tensor import Tensor
 
 __all__ = ["tensortype", "make_types", "legacy_new", "parse_type", "FloatTensor",
            "DoubleTensor", "HalfTensor", "LongTensor", "IntTensor", "ShortTensor", "CharTensor",
            "ByteTensor", "BoolTensor"]
 
-_BY_NAME = {name: _dtype.FROM_NP[np_dt] for np_dt, name in _TYPE_NAMES.items()}
-_CPP_NAMES = {  # how PyTorch's TensorOptions error spells each dtype
-    _dtype.float32: "float", _dtype.float64: "double", _dtype.float16: "c10::Half",
-    _dtype.int64: "long int", _dtype.int32: "int", _dtype.int16: "short int",
-    _dtype.int8: "signed char", _dtype.uint8: "unsigned char", _dtype.bool: "bool",
-}
+_BY_NAME = {_dtype.legacy_type_name(d): d for d in _dtype.ALL_DTYPES}
 
 
 class tensortype(type):
@@ -44,7 +39,7 @@ class tensortype(type):
     def __call__(cls, *args, device=None):
         if device is None:
             return legacy_new(args, cls.dtype, cls._device_type)
-        from ._factory import resolve_device
+        from ._device import resolve_device
 
         device = resolve_device(device)
         if device.type != cls._device_type:
@@ -128,7 +123,7 @@ def _check_data(data):
 
 
 def _alias(t: Tensor, dtype: _dtype.dtype, device, keep_dtype: bool) -> Tensor:
-    from ._factory import resolve_device
+    from ._device import resolve_device
 
     want_type = t._device.type if device is None else resolve_device(device).type
     if t._device.type != want_type or (not keep_dtype and t.dtype is not dtype):
@@ -138,7 +133,8 @@ def _alias(t: Tensor, dtype: _dtype.dtype, device, keep_dtype: bool) -> Tensor:
 
 
 def _options(dtype: _dtype.dtype, device_type: str) -> str:
-    return (f"TensorOptions(dtype={_CPP_NAMES[dtype]}, device={device_type}, layout=Strided, "
+    return (f"TensorOptions(dtype={_dtype.options_type_name(dtype)}, device={device_type}, "
+            "layout=Strided, "
             "requires_grad=false (default), pinned_memory=false (default), "
             "memory_format=(nullopt))")
 

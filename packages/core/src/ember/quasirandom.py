@@ -135,10 +135,10 @@ def _advance(quasi: np.ndarray, n: int, sobolstate: np.ndarray, num_generated: i
 def _as_floats(points: np.ndarray, dtype: _dtype.dtype) -> np.ndarray:
     """``points / 2**MAXBIT`` in ``dtype`` (float32 or float64, as PyTorch's kernel)."""
     if dtype not in (_dtype.float32, _dtype.float64):
-        from .ops._core import _pretty
+        from ._dtype import scalar_type_name
 
         raise NotImplementedError(f'"_sobol_engine_draw" not implemented for '
-                                  f"'{_pretty(dtype.np)}'")
+                                  f"'{scalar_type_name(dtype.np)}'")
     out = points.astype(dtype.np)
     out *= dtype.np.type(1.0 / (1 << MAXBIT))  # a power of two: exact
     return out

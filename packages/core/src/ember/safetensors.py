@@ -58,7 +58,8 @@ def _numpy_dtype(name: str, st_dtype: str) -> np.dtype:
 
 
 def _place(arr: np.ndarray, device) -> Tensor:
-    from ._factory import place, resolve_device
+    from ._device import resolve_device
+    from ._factory import place
 
     dev = resolve_device(device)
     return _make(arr, CPU) if dev is CPU else place(arr, dev)

@@ -170,7 +170,7 @@ def _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, all
 
             result.append(stack(rows))
         else:
-            from ..ops._core import xp_of
+            from .._device import xp_of
 
             result.append(_make(xp_of(rows[0]).stack([r._data for r in rows]), rows[0]._device))
     return tuple(result)

@@ -10,10 +10,9 @@ from __future__ import annotations
 import heapq
 import threading
 
+from .._tensor import _make
 from .grad_mode import ANOMALY_THREADS, GRAD
 from .graph import AccumulateGrad, Node, accumulate_node
-
-_make = None  # ember._tensor._make, bound at import of ember._tensor (import cycle)
 
 __all__ = ["run_backward"]
 

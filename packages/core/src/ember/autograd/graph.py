@@ -12,6 +12,8 @@ import re
 import threading
 import weakref
 
+from .._tensor import Tensor as _Tensor
+from .._tensor import _make
 from .grad_mode import ANOMALY_THREADS, GRAD
 
 # make_node_class and record are core's internals; other distributions use ember.ops.api
@@ -100,8 +102,6 @@ class Node:
         data = self.out_data
         if data is None:
             raise RuntimeError(self._freed_msg)
-        from .._tensor import _make
-
         t = _make(data, self.device)
         if GRAD.enabled and requires_grad_graph:
             t.requires_grad = True
@@ -159,9 +159,9 @@ def _modified_msg(t, expected, node) -> str:
 
 def _describe(np_dtype, shape, grad_fn, nr) -> str:
     """``[ember.FloatTensor [2, 3]], which is output 0 of Mul,`` as PyTorch names a tensor."""
-    from .._tensor import _TYPE_NAMES
+    from .._dtype import legacy_type_name
 
-    text = f"[ember.{_TYPE_NAMES.get(np_dtype, 'Tensor')} [{', '.join(map(str, shape))}]]"
+    text = f"[ember.{legacy_type_name(np_dtype) or 'Tensor'} [{', '.join(map(str, shape))}]]"
     if grad_fn is not None:
         op = re.sub(r"Backward\d*$", "", grad_fn.name())
         text += f", which is output {nr} of {op},"
@@ -241,10 +241,26 @@ def new_node(node_cls):
 
 
 _new = object.__new__
-_Tensor = None  # set by ember._tensor at import (graph.py must not import it: cycle)
 
 
 _NO_EDGE = (None, 0)
+
+
+def result(arr, device, node_cls=None, inputs=(), saved=(), ctx=None,
+           save_output: bool = False):
+    """Wrap ``arr`` as an op's output on ``device``; when grad mode is on and one of
+    ``inputs`` requires grad, record a ``node_cls`` node with an edge to each input.
+
+    The one result-wrapping helper of every op (``ember.ops.api.result``). ``saved`` (tensors
+    or other values) reaches the backward as ``node.saved``, ``ctx`` as ``node.ctx``;
+    ``save_output`` keeps the output's array for ``node.output()`` without a cycle.
+    """
+    out = _make(arr, device)
+    if node_cls is not None and GRAD.enabled:
+        for t in inputs:
+            if t is not None and t.requires_grad:
+                return record(node_cls, out, inputs, saved, ctx, save_output)
+    return out
 
 
 def record(node_cls, out, inputs, saved=(), ctx=None, save_output: bool = False):

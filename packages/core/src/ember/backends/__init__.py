@@ -61,23 +61,13 @@ _KNOWN = {"cpu", "cuda", "meta"}
 
 def register_backend(backend: Backend) -> Backend:
     """Register ``backend`` under ``backend.type`` (replacing any backend of that type)."""
-    from .._device import device
-
     _REGISTRY[backend.type] = backend
     _KNOWN.add(backend.type)
-    for dev in list(device._cache.values()):
-        if dev.type == backend.type:
-            dev._backend = None
     return backend
 
 
 def unregister_backend(type: str) -> None:
-    from .._device import device
-
     _REGISTRY.pop(type, None)
-    for dev in list(device._cache.values()):
-        if dev.type == type:
-            dev._backend = None
 
 
 def _known_type(type: str) -> bool:
@@ -105,11 +95,9 @@ def get_backend(type: str) -> Backend:
 
 
 def backend_of(dev) -> Backend:
-    """The backend of an interned ``ember.device`` (cached on the device object)."""
-    be = dev._backend
-    if be is None:
-        be = dev._backend = get_backend(dev.type)
-    return be
+    """The backend of an ``ember.device``."""
+    be = _REGISTRY.get(dev.type)
+    return be if be is not None else get_backend(dev.type)
 
 
 register_backend(CPUBackend())

@@ -31,5 +31,3 @@ __all__ = ["BatchSampler", "ChainDataset", "ConcatDataset", "DataLoader", "Datas
            "TensorDataset", "WeightedRandomSampler", "default_collate", "default_convert",
            "get_worker_info", "random_split", "_DatasetKind"]
 
-# PyTorch's path: importing ember.data also makes ``ember.utils.data`` (and its submodules)
-import ember.utils.data

@@ -14,19 +14,15 @@ import warnings
 import numpy as np
 
 from .. import _dtype
+from .._device import check_same_device, xp_of
+from .._dtype import scalar_type_name
 from .._tensor import Tensor, _make
 from ..autograd.grad_mode import GRAD
-from ..autograd.graph import make_node_class, record
-from ._core import (
-    _pretty,
-    cast_to,
-    check_same_device,
-    make_inplace,
-    sum_to_size,
-    wrap_dim,
-    xp_of,
-    xp_of_array,
-)
+from ..autograd.graph import make_node_class, record, result
+from ._casts import cast_to
+from ._factories import sum_to_size
+from ._inplace import make_inplace
+from ._promotion import wrap_dim
 from .pointwise import _erf_f64, _in_float64, _opmath, threshold_backward
 from .registry import register
 
@@ -92,16 +88,8 @@ def _float_input(input: Tensor, kernel: str, ints: bool = False):
     if d.dtype.kind != "f" and not ints:
         suffix = "cpu" if d.__class__ is np.ndarray else "cuda"
         name = kernel if kernel.endswith(("Impl", "check")) else f"{kernel}_{suffix}"
-        raise NotImplementedError(f'"{name}" not implemented for \'{_pretty(d.dtype)}\'')
+        raise NotImplementedError(f'"{name}" not implemented for \'{scalar_type_name(d.dtype)}\'')
     return d
-
-
-def _finish(r, input, node_cls, ctx):
-    """Wrap ``r`` in ``input``'s dtype; record ``node_cls`` (saving the input) if needed."""
-    out = _make(r.astype(input._data.dtype, copy=False), input._device)
-    if input.requires_grad and GRAD.enabled:
-        record(node_cls, out, (input,), (input,), ctx)
-    return out
 
 
 def _const(arr, like: Tensor) -> Tensor:
@@ -133,7 +121,8 @@ def _activation(name, kernel, fwd, backward, node_name, *, ints=False, grad_np=N
         d = _float_input(input, kernel, ints)
         with np.errstate(over="ignore", invalid="ignore"):
             r = fwd(d, *params)
-        return _finish(r, input, Node, params)
+        return result(r.astype(input._data.dtype, copy=False), input._device, Node,
+                      (input,), (input,), params)
 
     op.__name__ = op.__qualname__ = name
     op._node = Node
@@ -199,7 +188,7 @@ leaky_relu_ = _inplace_variant(leaky_relu, "leaky_relu_")
 
 
 def _threshold_np(a, t, v):
-    return (np if a.__class__ is np.ndarray else xp_of_array(a)).where(a > t, a, v)
+    return (np if a.__class__ is np.ndarray else xp_of(a)).where(a > t, a, v)
 
 
 def _threshold_bw(node, g):
@@ -345,7 +334,7 @@ def _softplus_np(a, beta, threshold):
     r = _softplus_core(z)
     r /= beta
     linear = z > threshold
-    return xp_of_array(a).where(linear, a, r)  # mostly one way: predictable, so fast
+    return xp_of(a).where(linear, a, r)  # mostly one way: predictable, so fast
 
 
 def _softplus_bw(node, g):
@@ -358,7 +347,7 @@ def _softplus_bw(node, g):
 
 def _softplus_grad_np(a, beta, threshold):
     z = a * beta
-    return xp_of_array(z).where(z > threshold, 1.0, _sigmoid_np(z))
+    return xp_of(z).where(z > threshold, 1.0, _sigmoid_np(z))
 
 
 _softplus = _activation("softplus", "softplus", _softplus_np, _softplus_bw, "SoftplusBackward0",
@@ -597,7 +586,8 @@ def glu(input, dim=-1):
     a, b = xp_of(input).split(d, 2, axis=dim)
     with np.errstate(over="ignore"):
         r = a * _sigmoid_np(b)
-    return _finish(r, input, GluBackward0, dim)
+    return result(r.astype(input._data.dtype, copy=False), input._device, GluBackward0,
+                  (input,), (input,), dim)
 
 
 # -- softmax family ----------------------------------------------------------------------------
@@ -617,13 +607,13 @@ def _softmax_input(name, input, dim, dtype, stacklevel):
     if d.dtype.kind != "f":
         kernel = "softmax_lastdim_kernel_impl" if name != "log_softmax" else \
             "log_softmax_lastdim_kernel_impl"
-        raise NotImplementedError(f'"{kernel}" not implemented for \'{_pretty(d.dtype)}\'')
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{scalar_type_name(d.dtype)}\'')
     return input, d, wrap_dim(dim, d.ndim)
 
 
 def _softmax_np(d, axis, log):
     if d.ndim == 0:
-        xp = xp_of_array(d)
+        xp = xp_of(d)
         return xp.zeros_like(d) if log else xp.ones_like(d)
     if d.size == 0:
         return d.copy()

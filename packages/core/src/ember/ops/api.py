@@ -30,10 +30,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from .._device import check_same_device, xp_of
 from .._tensor import Tensor, _make
 from ..autograd.grad_mode import GRAD
-from ..autograd.graph import Node, make_node_class, record
-from ._core import check_same_device, make_inplace, xp_of, xp_of_array
+from ..autograd.graph import Node, make_node_class, record, result
+from ._inplace import make_inplace
 from .registry import OPS, OpInfo, register
 
 __all__ = ["array_module", "array_module_of", "array", "wrap", "result", "needs_grad",
@@ -49,7 +50,7 @@ def array_module(t: Tensor):
 
 def array_module_of(arr):
     """The array module of a bare array (``numpy`` for NumPy's, else its backend's)."""
-    return xp_of_array(arr)
+    return xp_of(arr)
 
 
 def array(t: Tensor):
@@ -76,22 +77,6 @@ def needs_grad(*tensors) -> bool:
         if t is not None and t.requires_grad:
             return True
     return False
-
-
-def result(arr, device, node_cls=None, inputs=(), saved=(), ctx=None,
-           save_output: bool = False) -> Tensor:
-    """Wrap ``arr`` as the op's output on ``device``; when grad mode is on and one of
-    ``inputs`` requires grad, record a ``node_cls`` node with an edge to each input.
-
-    ``saved`` (tensors or other values) reaches the backward as ``node.saved``, ``ctx`` as
-    ``node.ctx``; ``save_output`` keeps the output for ``node.output()`` without a cycle.
-    """
-    out = _make(arr, device)
-    if node_cls is not None and GRAD.enabled:
-        for t in inputs:
-            if t is not None and t.requires_grad:
-                return record(node_cls, out, inputs, saved, ctx, save_output)
-    return out
 
 
 def node_class(name: str, backward: Callable, n_out: int = 1) -> type:

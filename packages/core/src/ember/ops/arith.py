@@ -8,10 +8,13 @@ import math
 import numpy as np
 
 from .. import _dtype
+from .._device import xp_of
 from .._tensor import Tensor, _make
-from ..autograd.graph import make_node_class
-from ._core import _broadcast_shape, _fit, binary_op, make_inplace, xp_of_array
-from .pointwise import _broadcast_all, _finish, _meta, _prepare, _scalar_as
+from ..autograd.graph import make_node_class, result
+from ._factories import _fit, binary_op
+from ._inplace import make_inplace
+from ._promotion import broadcast_shape
+from .pointwise import _broadcast_all, _meta, _prepare, _scalar_as
 from .registry import register, register_method
 
 __all__ = ["add", "sub", "mul", "div", "true_divide", "floor_divide", "remainder", "fmod",
@@ -92,7 +95,7 @@ def _check_integer_division(a, b, kernel: str) -> None:
         _result_shape(a, b)
         raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
     if b_is_array:
-        xp = np if b.__class__ is np.ndarray else xp_of_array(b)
+        xp = np if b.__class__ is np.ndarray else xp_of(b)
         if xp.count_nonzero(b) == b.size:  # 3x cheaper than b.all()
             return
     elif b != 0:
@@ -103,7 +106,7 @@ def _check_integer_division(a, b, kernel: str) -> None:
 
 def _result_shape(a, b) -> tuple:
     """The broadcast shape of two operands (arrays or scalars), PyTorch's error if none."""
-    return _broadcast_shape(getattr(a, "shape", ()), getattr(b, "shape", ()))
+    return broadcast_shape(getattr(a, "shape", ()), getattr(b, "shape", ()))
 
 
 def _integer_checked(fwd, kernel: str):
@@ -160,7 +163,7 @@ def _integer_pow(a, b):
     negative = b < 0
     if not negative.any():
         return np.power(a, b)
-    xp = xp_of_array(b)
+    xp = xp_of(b)
     r = np.power(a, xp.where(negative, 0, b))
     inverse = xp.where(a == 1, 1, xp.where(a == -1, 1 - 2 * (b & 1), 0))
     return xp.where(negative, inverse, r).astype(r.dtype, copy=False)
@@ -319,9 +322,9 @@ def _addc(input, tensor1, tensor2, value, divide):
     with np.errstate(divide="ignore", invalid="ignore"):
         r = x + v * (a / b if divide else a * b)
     if r.shape != shape:
-        r = xp_of_array(r).broadcast_to(r, shape).copy()
+        r = xp_of(r).broadcast_to(r, shape).copy()
     node = AddcdivBackward0 if divide else AddcmulBackward0
-    return _finish(r.astype(rt, copy=False), dev, node, (tx, t1, t2), (t1, t2),
+    return result(r.astype(rt, copy=False), dev, node, (tx, t1, t2), (t1, t2),
                    (value, divide, (_meta(tx), _meta(t1), _meta(t2))))
 
 
@@ -373,8 +376,8 @@ def addr(input, vec1, vec2, *, beta=1, alpha=1):
         r = outer * _scalar_as(alpha, rt)
         if beta != 0:
             r = r + x * _scalar_as(beta, rt)
-    r = xp_of_array(r).broadcast_to(r, shape).astype(rt)
-    return _finish(r, dev, AddrBackward0, (tx, t1, t2), (t1, t2), (beta, alpha, _meta(tx)))
+    r = xp_of(r).broadcast_to(r, shape).astype(rt)
+    return result(r, dev, AddrBackward0, (tx, t1, t2), (t1, t2), (beta, alpha, _meta(tx)))
 
 
 # -- Python operators -------------------------------------------------------------------------

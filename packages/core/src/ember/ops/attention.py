@@ -11,8 +11,9 @@ import math
 
 import numpy as np
 
+from .._device import check_same_device, xp_of
+from .._dtype import scalar_type_name
 from .._tensor import _make
-from ._core import _pretty, check_same_device, xp_of
 from .registry import register
 
 __all__ = ["scaled_dot_product_attention"]
@@ -37,7 +38,7 @@ def _check_inputs(query, key, value, attn_mask, dropout_p):
                            f"{_dtype_name(k.dtype)} and value.dtype: {_dtype_name(v.dtype)} "
                            "instead.")
     if q.dtype.kind != "f":
-        raise RuntimeError(f"expected scalar type Float but found {_pretty(q.dtype)}")
+        raise RuntimeError(f"expected scalar type Float but found {scalar_type_name(q.dtype)}")
     if attn_mask is not None:
         md = attn_mask._data.dtype
         if md.kind != "b" and md != q.dtype:

@@ -26,10 +26,9 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .._tensor import _make
-from ..autograd.grad_mode import GRAD
-from ..autograd.graph import make_node_class, record
-from ._core import _pretty, check_same_device, xp_of, xp_of_array
+from .._device import check_same_device, xp_of
+from .._dtype import scalar_type_name
+from ..autograd.graph import make_node_class, result
 from .registry import register
 
 __all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
@@ -80,7 +79,7 @@ def padded(xd, g: Geom, fill=0):
     hi = [max(0, _span(g, i) - g.lo[i] - g.x[i]) for i in range(n)]
     if not any(g.lo) and not any(hi):
         return xd
-    buf = xp_of_array(xd).full(lead + tuple(g.lo[i] + g.x[i] + hi[i] for i in range(n)), fill,
+    buf = xp_of(xd).full(lead + tuple(g.lo[i] + g.x[i] + hi[i] for i in range(n)), fill,
                                dtype=xd.dtype)
     buf[(Ellipsis,) + tuple(slice(g.lo[i], g.lo[i] + g.x[i]) for i in range(n))] = xd
     return buf
@@ -91,7 +90,7 @@ def windows(xd, g: Geom, fill=0):
     n = len(g.k)
     lead = xd.shape[:-n]
     xd = padded(xd, g, fill)
-    xp = xp_of_array(xd)
+    xp = xp_of(xd)
     st = xd.strides
     sp = st[-n:]
     strides = st[:-n] + tuple(sp[i] * g.s[i] for i in range(n)) + \
@@ -199,7 +198,7 @@ def _flat_padded(xd, g: Geom, plan):
     """``xd`` zero-padded into the flat rows of ``plan``, ``(N, C, F)``, and the strides
     (bytes) of the kernel offsets along such a row."""
     N, C = xd.shape[:2]
-    buf = xp_of_array(xd).zeros((N, C, plan.F), dtype=xd.dtype)
+    buf = xp_of(xd).zeros((N, C, plan.F), dtype=xd.dtype)
     grid, where = _grid(buf, g, plan)
     grid[where] = xd
     return buf, tuple(g.d[i] * plan.R[i] * buf.itemsize for i in range(len(g.k)))
@@ -223,7 +222,7 @@ def _cols(xd, g: Geom, plan):
         return _cols_plain(xd, g)
     buf, kst = _flat_padded(xd, g, plan)
     N, C = xd.shape[:2]
-    v = xp_of_array(xd).lib.stride_tricks.as_strided(
+    v = xp_of(xd).lib.stride_tricks.as_strided(
         buf, (N, C) + g.k + (plan.Lq,), buf.strides[:2] + kst + (buf.itemsize,))
     cols = _cut(v.copy(), g, plan, 0)  # the copy is the im2col (cuts must not touch buf)
     return cols.reshape(N, g.groups, C // g.groups * math.prod(g.k), plan.Lq)
@@ -240,7 +239,7 @@ def _cols_folded(xd, g: Geom, plan):
         v = v.transpose((1,) + tuple(range(2 + n, 2 + 2 * n)) + (0,) + tuple(range(2, 2 + n)))
         return v.reshape(g.groups, rows, N * math.prod(g.y))
     buf, kst = _flat_padded(xd, g, plan)
-    v = xp_of_array(xd).lib.stride_tricks.as_strided(
+    v = xp_of(xd).lib.stride_tricks.as_strided(
         buf, (C,) + g.k + (N, plan.Lq), (buf.strides[1],) + kst + (buf.strides[0], buf.itemsize))
     cols = _cut(v.copy(), g, plan, 1)
     return cols.reshape(g.groups, rows, N * plan.Lq)
@@ -251,7 +250,7 @@ def _narrow_in(ad, g: Geom, plan):
     N, C = ad.shape[:2]
     if plan is None or plan.exact:
         return ad.reshape(N, C, math.prod(g.y))
-    buf = xp_of_array(ad).zeros((N, C, g.y[0]) + plan.P[1:], dtype=ad.dtype)
+    buf = xp_of(ad).zeros((N, C, g.y[0]) + plan.P[1:], dtype=ad.dtype)
     buf[_crop(g, g.y, (0,) * len(g.y))] = ad
     return buf.reshape(N, C, plan.Lq)
 
@@ -260,7 +259,7 @@ def _narrow_in_t(ad, g: Geom, plan):
     """A narrow-side array ``(N, C, *y)`` as ``(N * L or N * Lq, C)``: positions major (zero
     junk columns), the right-hand side of the weight gradient's product."""
     N, C = ad.shape[:2]
-    xp = xp_of_array(ad)
+    xp = xp_of(ad)
     moved = xp.moveaxis(ad, 1, -1)  # (N, *y, C)
     if plan is None or plan.exact:
         return xp.ascontiguousarray(moved).reshape(N * math.prod(g.y), C)
@@ -275,7 +274,7 @@ def _narrow_out(r, g: Geom, plan):
     if plan is None or plan.exact:
         return r.reshape((N, C) + g.y)
     r = r.reshape((N, C, g.y[0]) + plan.P[1:])[_crop(g, g.y, (0,) * len(g.y))]
-    return xp_of_array(r).ascontiguousarray(r)
+    return xp_of(r).ascontiguousarray(r)
 
 
 #: im2col bytes per chunk of samples: a chunk's columns are written and then multiplied while
@@ -368,7 +367,7 @@ def _conv_array(xd, wd, g: Geom):
         out = _conv_rows(xd, wd, g, plan)
     else:
         w2 = wd.reshape(G, O // G, -1)
-        out = xp_of_array(xd).empty((N, G, O // G, L), dtype=_result_dtype(xd, wd))
+        out = xp_of(xd).empty((N, G, O // G, L), dtype=_result_dtype(xd, wd))
         for n0, n1 in _chunks(xd, g, L):
             np.matmul(w2, _cols(xd[n0:n1], g, plan), out=out[n0:n1])
     return _narrow_out(out.reshape(N, O, L), g, plan)
@@ -380,7 +379,7 @@ def _cols_cl(xd, g: Geom):
     padded), so the im2col copies runs of ``C`` elements."""
     n = len(g.k)
     N, C = xd.shape[:2]
-    xp = xp_of_array(xd)
+    xp = xp_of(xd)
     xt = xp.moveaxis(xd, 1, -1)
     hi = [max(0, _span(g, i) - g.lo[i] - g.x[i]) for i in range(n)]
     if any(g.lo) or any(hi):
@@ -424,7 +423,7 @@ def _conv_cl(xd, wd, g: Geom):
     (batch 32): 0.75 -> 0.58 ms; 128 on 4x4: 1.06 -> 0.80 ms."""
     N, O = xd.shape[0], wd.shape[0]
     cols = _cols_cl(xd, g)
-    xp = xp_of_array(wd)
+    xp = xp_of(wd)
     wt = xp.ascontiguousarray(xp.moveaxis(wd, 1, -1)).reshape(O, -1)
     L = math.prod(g.y)
     if N * L >= O:
@@ -442,7 +441,7 @@ def _conv_transpose_cl(ud, wd, g: Geom):
     n = len(g.k)
     N, Cin = ud.shape[:2]
     Cout = wd.shape[1]
-    xp = xp_of_array(ud)
+    xp = xp_of(ud)
     K = math.prod(g.k)
     wr = xp.moveaxis(wd, 1, -1).reshape(Cin, K * Cout)
     cols = (_narrow_in_t(ud, g, None) @ wr).reshape((N,) + g.y + (K, Cout))
@@ -464,13 +463,13 @@ def _weight_grad_cl(xd, gd, g: Geom, wshape):
     cols = _cols_cl(xd, g)
     gw = _narrow_in_t(gd, g, None).T @ cols  # (O, *k * C)
     gw = gw.reshape((gd.shape[1],) + g.k + (xd.shape[1],))
-    return _owned(xp_of_array(gw).moveaxis(gw, -1, 1), wshape)
+    return _owned(xp_of(gw).moveaxis(gw, -1, 1), wshape)
 
 
 def _owned(v, shape):
     """``v.reshape(shape)`` as a fresh array that owns its data: a leaf adopts such a
     gradient as its ``.grad`` without another copy (a reshaped view is copied again)."""
-    out = xp_of_array(v).empty(shape, dtype=v.dtype)
+    out = xp_of(v).empty(shape, dtype=v.dtype)
     out.reshape(v.shape)[...] = v
     return out
 
@@ -494,7 +493,7 @@ def _row_taps(xd, g: Geom, plan):
     kl = g.k[-1]
     lead = plan.offs[::kl]
     Lx = plan.Lq + lead[-1]
-    v = xp_of_array(xd).lib.stride_tricks.as_strided(
+    v = xp_of(xd).lib.stride_tricks.as_strided(
         buf, (N, C, kl, Lx), buf.strides[:2] + (kst[-1], buf.itemsize))
     # the shifts along the leading dims are whole rows: the cuts carry over to every tap
     return _cut(v.copy(), g, plan, 0), lead
@@ -517,7 +516,7 @@ def _weight_grad_rows(xd, gd, g: Geom, plan, wshape):
     kl, Lq = g.k[-1], plan.Lq
     nl = len(plan.offs) // kl
     g2 = _narrow_in(gd, g, plan).reshape(N, G, O // G, Lq)
-    gw = xp_of_array(xd).zeros((nl, G, C // G * kl, O // G), dtype=_result_dtype(xd, gd))
+    gw = xp_of(xd).zeros((nl, G, C // G * kl, O // G), dtype=_result_dtype(xd, gd))
     for n0, n1 in _row_chunks(xd, g, plan):
         rows, lead = _row_taps(xd[n0:n1], g, plan)
         rows = rows.reshape(n1 - n0, G, C // G * kl, rows.shape[-1])
@@ -535,7 +534,7 @@ def _conv_rows(xd, wd, g: Geom, plan):
     O, G = wd.shape[0], g.groups
     kl, Lq = g.k[-1], plan.Lq
     nl = len(plan.offs) // kl
-    xp = xp_of_array(xd)
+    xp = xp_of(xd)
     wl = xp.ascontiguousarray(wd.reshape(G, O // G, C // G, nl, kl).transpose(3, 0, 1, 2, 4))
     wl = wl.reshape(nl, G, O // G, C // G * kl)
     out = xp.empty((N, G, O // G, Lq), dtype=_result_dtype(xd, wd))
@@ -572,7 +571,7 @@ def _flipped_weight(wd, groups: int):
     k = wd.shape[2:]
     w = wd.reshape((groups, O // groups, Cg) + k).swapaxes(1, 2)
     w = w[(Ellipsis,) + (slice(None, None, -1),) * len(k)]
-    return xp_of_array(wd).ascontiguousarray(w).reshape((groups * Cg, O // groups) + k)
+    return xp_of(wd).ascontiguousarray(w).reshape((groups * Cg, O // groups) + k)
 
 
 def _conv_transpose_array(ud, wd, g: Geom):
@@ -595,7 +594,7 @@ def _conv_transpose_array(ud, wd, g: Geom):
     u2 = _narrow_in(ud, g, plan)
     cols = np.matmul(wt, u2.reshape(N, G, Cin // G, u2.shape[-1]))
     Cout = wd.shape[1] * G
-    xp = xp_of_array(cols)
+    xp = xp_of(cols)
     if plan is None:
         cols = cols.reshape((N, Cout) + g.k + g.y)
         n = len(g.k)
@@ -624,11 +623,11 @@ def _weight_grad_array(xd, gd, g: Geom, wshape):
     on 8x8: 3.1 -> 1.8 ms). With few rows (a first layer's 1-3 input channels) that GEMM is
     too thin for BLAS and per-sample products win (LeNet's first conv: 0.38 ms vs 1.4 ms)."""
     if xd.shape[0] == 0 or gd.size == 0:  # an empty batch: no products, a zero gradient
-        return xp_of_array(xd).zeros(wshape, dtype=_result_dtype(xd, gd))
+        return xp_of(xd).zeros(wshape, dtype=_result_dtype(xd, gd))
     trimmed = _trim(g)
     if trimmed is not None:
         g, sl = trimmed
-        full = xp_of_array(xd).zeros(wshape, dtype=_result_dtype(xd, gd))
+        full = xp_of(xd).zeros(wshape, dtype=_result_dtype(xd, gd))
         full[sl] = _weight_grad_array(xd, gd, g, full[sl].shape)
         return full
     plan = _layout(g, xd.shape[0], gd.shape[1] // g.groups)
@@ -666,13 +665,6 @@ def _bias_shape(O: int, n: int):
     return (1, O) + (1,) * n
 
 
-def _finish(r, dev, node_cls, inputs, saved, ctx):
-    out = _make(r, dev)
-    if GRAD.enabled and any(t is not None and t.requires_grad for t in inputs):
-        record(node_cls, out, inputs, saved, ctx)
-    return out
-
-
 def _wide(a):
     """float16 data as float32: PyTorch accumulates half products in float and rounds the
     result once (``_narrowed``)."""
@@ -689,7 +681,7 @@ def _conv(x, w, b, g: Geom):
     r = _conv_array(_wide(xd), _wide(w._data), g)
     if b is not None:
         r += b._data.reshape(_bias_shape(r.shape[1], len(g.k)))
-    return _finish(_narrowed(r, xd), x._device, ConvolutionBackward0, (x, w, b), (x, w),
+    return result(_narrowed(r, xd), x._device, ConvolutionBackward0, (x, w, b), (x, w),
                    (g, False))
 
 
@@ -699,7 +691,7 @@ def _conv_transpose(u, w, b, g: Geom):
     r = _conv_transpose_array(_wide(ud), _wide(w._data), g)
     if b is not None:
         r += b._data.reshape(_bias_shape(r.shape[1], len(g.k)))
-    return _finish(_narrowed(r, ud), u._device, ConvolutionBackward0, (u, w, b), (u, w),
+    return result(_narrowed(r, ud), u._device, ConvolutionBackward0, (u, w, b), (u, w),
                    (g, True))
 
 
@@ -707,7 +699,7 @@ def _weight_grad(x, gy, g: Geom, wshape):
     """Gradient of a convolution's weight for input ``x`` and output gradient ``gy``."""
     xd = x._data
     r = _weight_grad_array(_wide(xd), _wide(gy._data), g, wshape)
-    return _finish(_narrowed(r, xd), x._device, ConvolutionBackwardBackward0, (x, gy), (x, gy),
+    return result(_narrowed(r, xd), x._device, ConvolutionBackwardBackward0, (x, gy), (x, gy),
                    g)
 
 
@@ -750,7 +742,7 @@ def _im2col(x, g: Geom):
     N, C = x._data.shape[:2]
     r = _cols_plain(x._data, g._replace(groups=1)).reshape(N, C * math.prod(g.k),
                                                            math.prod(g.y))
-    return _finish(r, x._device, Im2ColBackward0, (x,), (), g)
+    return result(r, x._device, Im2ColBackward0, (x,), (), g)
 
 
 def _col2im(c, g: Geom):
@@ -762,7 +754,7 @@ def _col2im(c, g: Geom):
     n = len(g.k)
     r = scatter_windows((N, C), g, cd.dtype, xp_of(c),
                         lambda off: cols[(Ellipsis,) + off + (slice(None),) * n])
-    return _finish(r, c._device, Col2ImBackward0, (c,), (), g)
+    return result(r, c._device, Col2ImBackward0, (c,), (), g)
 
 
 Im2ColBackward0 = make_node_class("Im2ColBackward0", lambda node, g: (_col2im(g, node.ctx),))
@@ -777,8 +769,8 @@ def _shape_str(shape) -> str:
 
 def _check_dtypes(x, w, b):
     if x._data.dtype != w._data.dtype:
-        raise RuntimeError(f"expected scalar type {_pretty(x._data.dtype)} but found "
-                           f"{_pretty(w._data.dtype)}")
+        raise RuntimeError(f"expected scalar type {scalar_type_name(x._data.dtype)} but found "
+                           f"{scalar_type_name(w._data.dtype)}")
     if b is not None and b._data.dtype != x._data.dtype:
         raise RuntimeError(f"Input type ({_c_name(x)}) and bias type ({_c_name(b)}) should be "
                            "the same")

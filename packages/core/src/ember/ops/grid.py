@@ -21,10 +21,11 @@ import warnings
 
 import numpy as np
 
+from .._device import check_same_device, xp_of
+from .._dtype import scalar_type_name
 from .._tensor import Tensor, _make
 from ..autograd.grad_mode import GRAD, no_grad
 from ..autograd.graph import make_node_class, record
-from ._core import _pretty, check_same_device, xp_of
 from .pointwise import where
 from .registry import register
 
@@ -228,9 +229,10 @@ def _check_sampler(input: Tensor, grid: Tensor, mode: str, dims: int) -> None:
     idt, gdt = input._data.dtype, grid._data.dtype
     if idt.kind != "f":
         kernel = "grid_sampler_2d_cpu_kernel_impl" if dims == 4 else "grid_sampler3d_cpu"
-        raise NotImplementedError(f"\"{kernel}\" not implemented for '{_pretty(idt)}'")
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{scalar_type_name(idt)}'")
     if gdt != idt:
-        raise RuntimeError(f"expected scalar type {_pretty(idt)} but found {_pretty(gdt)}")
+        raise RuntimeError(f"expected scalar type {scalar_type_name(idt)} but found "
+                           f"{scalar_type_name(gdt)}")
 
 
 def _enum(value: int, names: tuple, what: str) -> str:

@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import math
 
+from .._device import check_same_device
 from .._tensor import Tensor, _make
 from ..autograd.grad_mode import GRAD
 from ..autograd.graph import make_node_class, record
-from ._core import check_same_device, sum_to_size
+from ._factories import sum_to_size
 from .linalg import _shape_str, _tname
 from .registry import register
 from .shape import TBackward0, UnsafeViewBackward0, ViewBackward0, reshape

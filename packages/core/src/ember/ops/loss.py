@@ -17,18 +17,13 @@ import warnings
 import numpy as np
 
 from .. import _dtype
+from .._device import check_same_device, xp_of
+from .._dtype import scalar_type_name
 from .._tensor import Tensor, _make
 from ..autograd.grad_mode import GRAD, no_grad
 from ..autograd.graph import make_node_class, record
-from ._core import (
-    _broadcast_shape,
-    _pretty,
-    as_tensor_like,
-    cast_to,
-    check_same_device,
-    xp_of,
-    xp_of_array,
-)
+from ._casts import as_tensor_like, cast_to
+from ._promotion import broadcast_shape
 from .activation import log_softmax, logsigmoid, softplus
 from .indexing import AdvancedIndex, scatter_by
 from .pointwise import where
@@ -84,7 +79,7 @@ def _not_differentiable(fn_name: str, **tensors) -> None:
 def _float_kernel(input, kernel):
     if input._data.dtype.kind != "f":
         raise NotImplementedError(f'"{kernel}" not implemented for '
-                                  f"'{_pretty(input._data.dtype)}'")
+                                  f"'{scalar_type_name(input._data.dtype)}'")
 
 
 def _warn_size(input, target):
@@ -120,7 +115,7 @@ def _class_shape(C, ca, ndim):
 def _check_index_target(d, t, weight, C, ca):
     if t.dtype != np.int64 and t.dtype != np.uint8:
         raise RuntimeError("expected target dtype to be Long or Byte, but got "
-                           f"{_pretty(t.dtype)}")
+                           f"{scalar_type_name(t.dtype)}")
     if d.ndim >= 2:
         if t.ndim == 0 or t.shape[0] != d.shape[0]:
             raise ValueError(f"Expected input batch_size ({d.shape[0]}) to match target "
@@ -192,7 +187,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     _check_index_target(d, t, weight, C, ca)
     if d.dtype.kind != "f":
         raise NotImplementedError(f'"nll_loss_out_frame" not implemented for '
-                                  f"'{_pretty(d.dtype)}'")
+                                  f"'{scalar_type_name(d.dtype)}'")
     _not_differentiable("nll_loss_forward", weight=weight)
     xp = xp_of(input)
     tc, w_row = _index_weights(t, weight, ignore_index, C, d.dtype, xp)
@@ -225,7 +220,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     if probabilities:
         if target._data.dtype.kind != "f":
             raise RuntimeError("Expected floating point type for target with class "
-                               f"probabilities, got {_pretty(target._data.dtype)}")
+                               f"probabilities, got {scalar_type_name(target._data.dtype)}")
         if ignore_index >= 0:
             raise RuntimeError("ignore_index is not supported for floating point target")
         _check_weight(weight, input._data.shape[ca])
@@ -318,7 +313,7 @@ def _loss_pair(input, target, kernel, warn=True, promote=True):
     if target._data.shape != input._data.shape:
         if warn:
             _warn_size(input, target)
-        input, target = (_expanded(t, _broadcast_shape(input._data.shape, target._data.shape))
+        input, target = (_expanded(t, broadcast_shape(input._data.shape, target._data.shape))
                          for t in (input, target))
     dt = input._data.dtype
     if target._data.dtype is not dt:
@@ -338,7 +333,7 @@ def _loss_weight(weight, like: Tensor, loss):
     larger shape."""
     if weight is None:
         return None
-    shape = _broadcast_shape(loss.shape, weight._data.shape)
+    shape = broadcast_shape(loss.shape, weight._data.shape)
     if shape != loss.shape:
         raise RuntimeError(f"output with shape [{', '.join(map(str, loss.shape))}] doesn't "
                            f"match the broadcast shape [{', '.join(map(str, shape))}]")
@@ -489,7 +484,8 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     check_same_device(input, target, weight)
     d, td = input._data, target._data
     if td.dtype is not d.dtype:
-        raise RuntimeError(f"Found dtype {_pretty(td.dtype)} but expected {_pretty(d.dtype)}")
+        raise RuntimeError(f"Found dtype {scalar_type_name(td.dtype)} but expected "
+                           f"{scalar_type_name(d.dtype)}")
     _check_unit_interval(d, "input")
     _check_unit_interval(td, "target")
     _not_differentiable("binary_cross_entropy", weight=weight)
@@ -736,7 +732,7 @@ def _check_multi_margin(d, td, weight, C):
                            f"[{n}], but got [{', '.join(map(str, td.shape))}]. Input has shape "
                            f"[{', '.join(map(str, d.shape))}].")
     if td.dtype != np.int64:
-        raise RuntimeError(f"expected scalar type Long but found {_pretty(td.dtype)}")
+        raise RuntimeError(f"expected scalar type Long but found {scalar_type_name(td.dtype)}")
     if ((td < 0) | (td >= C)).any():
         raise RuntimeError("target out of range")
     if weight is not None and weight._data.shape != (C,):
@@ -786,7 +782,7 @@ def _lse(*arrays):
     m = arrays[0]
     for a in arrays[1:]:
         m = np.maximum(m, a)
-    safe = xp_of_array(m).where(np.isfinite(m), m, 0)
+    safe = xp_of(m).where(np.isfinite(m), m, 0)
     total = sum(np.exp(a - safe) for a in arrays)
     return np.log(total) + safe
 
@@ -962,7 +958,7 @@ def _check_multilabel_margin(d, td):
         raise RuntimeError(f"inconsistent target size: [{', '.join(map(str, td.shape))}] for "
                            f"input of size: [{', '.join(map(str, d.shape))}]")
     if td.dtype != np.int64:
-        raise RuntimeError(f"expected scalar type Long but found {_pretty(td.dtype)}")
+        raise RuntimeError(f"expected scalar type Long but found {scalar_type_name(td.dtype)}")
     if td.size and ((td < -1) | (td >= C)).any():
         raise RuntimeError("argument #2 'target' is out of range")
     return C
@@ -978,7 +974,7 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
     C = _check_multilabel_margin(d, td)
     if d.dtype.kind != "f":
         raise NotImplementedError('"multilabel_margin_loss_forward_out_frame" not implemented '
-                                  f"for '{_pretty(d.dtype)}'")
+                                  f"for '{scalar_type_name(d.dtype)}'")
     xp = xp_of(input)
     x = input.reshape(-1, C)
     t = xp.asarray(td).reshape(-1, C)

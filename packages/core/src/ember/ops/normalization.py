@@ -20,10 +20,12 @@ import numbers
 
 import numpy as np
 
+from .._device import check_same_device, xp_of
+from .._dtype import scalar_type_name
 from .._tensor import _make
 from ..autograd.grad_mode import GRAD
 from ..autograd.graph import make_node_class, record
-from ._core import _pretty, check_same_device, sum_to_size, xp_of_array
+from ._factories import sum_to_size
 from .registry import register
 
 __all__ = ["batch_norm", "instance_norm", "layer_norm", "group_norm", "rms_norm",
@@ -147,7 +149,7 @@ def _reduce_over(a, b, axes):
     letters = "abcdefghijklmnopqrstuvwxyz"[:a.ndim]
     kept = "".join(c for i, c in enumerate(letters) if i not in axes)
     keep_shape = tuple(1 if i in axes else s for i, s in enumerate(a.shape))
-    xp = np if a.__class__ is np.ndarray else xp_of_array(a)
+    xp = np if a.__class__ is np.ndarray else xp_of(a)
     if b is None:
         return xp.einsum(f"{letters}->{kept}", a).reshape(keep_shape)
     return xp.einsum(f"{letters},{letters}->{kept}", a, b).reshape(keep_shape)
@@ -226,7 +228,7 @@ def _finish_norm(y, input, weight, bias, axes, wshape, eps, gshape, mean, invstd
 
 def _check_float(input, kernel):
     if input._data.dtype.kind != "f":
-        dt = _pretty(input._data.dtype)
+        dt = scalar_type_name(input._data.dtype)
         raise NotImplementedError(f"\"{kernel}\" not implemented for '{dt}'")
 
 
@@ -237,7 +239,7 @@ def _check_params(input, params):
         if p is not None and p._data.dtype != dt:
             if dt == np.float32:
                 raise RuntimeError("mixed dtype (CPU): expect parameter to have scalar type of "
-                                   f"{_pretty(dt)}")
+                                   f"{scalar_type_name(dt)}")
             raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
 
 

@@ -11,8 +11,10 @@ import numbers
 
 import numpy as np
 
+from .._device import check_same_device, xp_of
+from .._dtype import scalar_type_name
 from .._tensor import Tensor, _make
-from ._core import _pretty, check_same_device, normalize_dims, wrap_dim, xp_of
+from ._promotion import normalize_dims, wrap_dim
 from .registry import register
 from .statistics import record_no_derivative
 
@@ -331,9 +333,10 @@ def binomial(count, prob, generator=None):
     cd, pd = count._data, prob._data
     if cd.dtype.kind != "f":
         raise ValueError("binomial only supports floating-point dtypes for count, got: "
-                         f"{_pretty(cd.dtype)}")
+                         f"{scalar_type_name(cd.dtype)}")
     if pd.dtype != cd.dtype:
-        raise RuntimeError(f"Found dtype {_pretty(pd.dtype)} but expected {_pretty(cd.dtype)}")
+        raise RuntimeError(f"Found dtype {scalar_type_name(pd.dtype)} but expected "
+                           f"{scalar_type_name(cd.dtype)}")
     if cd.dtype == np.float16:
         kernel = "binomial_cpu" if dev.type == "cpu" else "binomial_cuda"
         raise NotImplementedError(f"\"{kernel}\" not implemented for 'Half'")

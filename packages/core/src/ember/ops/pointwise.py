@@ -18,23 +18,15 @@ import numpy as np
 from .. import _dtype
 from .. import _memory_format as _mf
 from .. import return_types as _return_types
+from .._device import _device_error, check_same_device, xp_of
+from .._dtype import scalar_type_name
 from .._tensor import Tensor, _make
 from ..autograd.grad_mode import GRAD
-from ..autograd.graph import make_node_class, record
-from ._core import (
-    _broadcast_shape,
-    _device_error,
-    _fit,
-    _pretty,
-    binary_op,
-    cast_to,
-    check_same_device,
-    make_inplace,
-    unary_op,
-    write_inplace,
-    xp_of,
-    xp_of_array,
-)
+from ..autograd.graph import make_node_class, record, result
+from ._casts import cast_to
+from ._factories import _fit, binary_op, unary_op
+from ._inplace import make_inplace, write_inplace
+from ._promotion import broadcast_shape
 from .registry import register, register_method
 
 _return_types.make("frexp", ("mantissa", "exponent"))
@@ -81,7 +73,7 @@ def _unsupported(kernel: str, arr) -> NotImplementedError:
     """PyTorch's error for a dtype a kernel does not cover (``"abs_cpu" not implemented...``)."""
     suffix = "cpu" if arr.__class__ is np.ndarray else "cuda"
     return NotImplementedError(f'"{kernel}_{suffix}" not implemented for '
-                               f"'{_pretty(arr.dtype)}'")
+                               f"'{scalar_type_name(arr.dtype)}'")
 
 
 def _opmath(fn):
@@ -175,16 +167,6 @@ def _prepare(values, np_dtype, dev=None):
 def _meta(t):
     """What a gradient is reduced to for input ``t`` (shape and dtype), None for numbers."""
     return (t._data.shape, t._data.dtype) if isinstance(t, Tensor) else None
-
-
-def _finish(r, dev, node_cls, inputs, saved=(), ctx=None, save_output=False):
-    """Wrap the result array; record ``node_cls`` when grad mode is on and an input needs it."""
-    out = _make(r, dev)
-    if GRAD.enabled:
-        for t in inputs:
-            if t is not None and t.requires_grad:
-                return record(node_cls, out, inputs, saved, ctx, save_output)
-    return out
 
 
 def _tensor_args(op, name):
@@ -515,7 +497,7 @@ def _erfc_outer(y):
     tail *= z
     np.subtract(_INV_SQRT_PI, tail, out=tail)
     tail /= yt
-    out = xp_of_array(y).where(yc <= 4.0, middle, tail)
+    out = xp_of(y).where(yc <= 4.0, middle, tail)
     # exp(-y*y) as exp(-s*s) * exp(-(y - s)(y + s)), s = y rounded down to 1/16: exact split
     s = yc * 16
     np.trunc(s, out=s)
@@ -531,11 +513,11 @@ def _erfc_outer(y):
 def _erf_f64(x):
     y = np.abs(x)
     outer = np.copysign((0.5 - _erfc_outer(y)) + 0.5, x)
-    return xp_of_array(x).where(y <= _ERF_INNER, _erf_inner(x), outer)
+    return xp_of(x).where(y <= _ERF_INNER, _erf_inner(x), outer)
 
 
 def _erfc_f64(x):
-    xp = xp_of_array(x)
+    xp = xp_of(x)
     erfc_y = _erfc_outer(np.abs(x))
     outer = xp.where(x < 0, 2.0 - erfc_y, erfc_y)
     inner = 0.5 - _erf_inner(x)
@@ -568,11 +550,11 @@ def _erfinv_tail(a):
     for _ in range(2):
         erfc_x = _erfc_outer(x)
         x += np.log(erfc_x / target) * erfc_x / (_TWO_OVER_SQRT_PI * np.exp(-x * x))
-    return xp_of_array(a).where(a == 1, np.inf, x)
+    return xp_of(a).where(a == 1, np.inf, x)
 
 
 def _erfinv_f64(y):
-    xp = xp_of_array(y)
+    xp = xp_of(y)
     a = np.abs(y)
     central = _erfinv_central(y.clip(-0.7, 0.7))
     tail = np.copysign(_erfinv_tail(a.clip(0.7, 1.0)), y)
@@ -601,7 +583,7 @@ def _lgamma_positive(x):
 
 
 def _lgamma_f64(x):
-    xp = xp_of_array(x)
+    xp = xp_of(x)
     reflect = x < 0.5
     xr = xp.where(reflect, 1 - x, x)
     pos = _lgamma_positive(xr)
@@ -613,7 +595,7 @@ def _lgamma_f64(x):
 
 def _shift_up(x, terms):
     """Recurrence ``f(x) = f(x + 1) + term(x)`` until ``x >= 10``: ``(shifted x, sum of terms)``."""
-    xp = xp_of_array(x)
+    xp = xp_of(x)
     acc = xp.zeros_like(x)
     for _ in range(10):
         small = x < 10
@@ -623,7 +605,7 @@ def _shift_up(x, terms):
 
 
 def _digamma_f64(x):
-    xp = xp_of_array(x)
+    xp = xp_of(x)
     negative = x < 0
     xr = xp.where(negative, 1 - x, x)
     xs, acc = _shift_up(xr, lambda v: -1 / v)
@@ -638,7 +620,7 @@ def _digamma_f64(x):
 
 
 def _trigamma_f64(x):
-    xp = xp_of_array(x)
+    xp = xp_of(x)
     negative = x < 0
     xr = xp.where(negative, 1 - x, x)
     xs, acc = _shift_up(xr, lambda v: 1 / (v * v))
@@ -657,7 +639,7 @@ def _tetragamma_f64(x):
     negative ``x`` by the derivative of trigamma's reflection formula,
     ``psi2(x) = psi2(1 - x) - 2 pi^3 cos(pi x) / sin(pi x)^3``. Poles (``x`` a non-positive
     integer) give -inf, as PyTorch's."""
-    xp = xp_of_array(x)
+    xp = xp_of(x)
     negative = x < 0
     xr = xp.where(negative, 1 - x, x)
     xs, acc = _shift_up(xr, lambda v: -2 / (v * v * v))
@@ -760,7 +742,7 @@ def logit(input, eps=None):
     if d.dtype.kind != "f":
         d = d.astype(_dtype.get_default_dtype().np)
     r = _opmath(_logit_np)(d, eps)
-    return _finish(r, input._device, LogitBackward0, (input,), (input,), eps)
+    return result(r, input._device, LogitBackward0, (input,), (input,), eps)
 
 
 def _same_dtype_operands(a, b):
@@ -774,7 +756,7 @@ def _same_dtype_operands(a, b):
 
 def _xlogy_np(a, b):
     a, b = _same_dtype_operands(a, b)
-    xp = xp_of_array(b if isinstance(a, np.generic) else a)
+    xp = xp_of(b if isinstance(a, np.generic) else a)
     with np.errstate(all="ignore"):
         r = xp.where(a == 0, 0, a * np.log(b))
     return xp.where(np.isnan(b), b, r)
@@ -806,7 +788,7 @@ def xlogy(input, other):
 
 def _lerp_np(start, end, weight):
     diff = end - start
-    return xp_of_array(diff).where(np.abs(weight) < 0.5, start + weight * diff,
+    return xp_of(diff).where(np.abs(weight) < 0.5, start + weight * diff,
                                    end - diff * (1 - weight))
 
 
@@ -841,17 +823,17 @@ def lerp(input, end, weight):
                                    f"dtype {_TYPE_WORDS[t._data.dtype.name]}")
     if dt.kind != "f":
         kernel = "lerp_kernel_tensor" if tensor_weight else "lerp_kernel_scalar"
-        raise NotImplementedError(f'"{kernel}" not implemented for \'{_pretty(dt)}\'')
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{scalar_type_name(dt)}\'')
     (ts, te, tw), (s, e, w), dev = _prepare((input, end, weight), dt)
     shape = s.shape
     for t in (te, tw):
         if t is not None:
-            shape = _broadcast_shape(shape, t._data.shape)
+            shape = broadcast_shape(shape, t._data.shape)
     r = _opmath(_lerp_np)(s, e, w)
     if tensor_weight:
-        return _finish(r, dev, LerpBackward1, (ts, te, tw), (ts, te, tw),
+        return result(r, dev, LerpBackward1, (ts, te, tw), (ts, te, tw),
                        (_meta(ts), _meta(te), _meta(tw)))
-    return _finish(r, dev, LerpBackward0, (ts, te), (ts, te, w), (_meta(ts), _meta(te)))
+    return result(r, dev, LerpBackward0, (ts, te), (ts, te, w), (_meta(ts), _meta(te)))
 
 
 def _nan_to_num_bw(node, g):
@@ -870,7 +852,7 @@ def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
         return _make(d.copy(), input._device)
     with np.errstate(over="ignore"):
         r = xp_of(input).nan_to_num(d, nan=nan, posinf=posinf, neginf=neginf)
-    return _finish(r, input._device, NanToNumBackward0, (input,), (input,))
+    return result(r, input._device, NanToNumBackward0, (input,), (input,))
 
 
 def _copysign_bw(node, g):
@@ -938,7 +920,7 @@ def round(input, *, decimals=0):  # PyTorch's name
         return _make(d.copy(), input._device)
     r = _opmath(_round_np)(d, decimals)
     node = RoundBackward0 if decimals == 0 else RoundBackward1
-    return _finish(r, input._device, node, (input,))
+    return result(r, input._device, node, (input,))
 
 
 # -- clamp --------------------------------------------------------------------------------------
@@ -996,7 +978,7 @@ def _clamp(input, low, high, name):
         r = d if low is None else np.maximum(d, low)
         if high is not None:
             r = np.minimum(r, high)
-        return _finish(r, input._device, _CLAMP_NODES[name][0], (input,), (input,),
+        return result(r, input._device, _CLAMP_NODES[name][0], (input,), (input,),
                        (low, high))
     if low is None and high is None:
         raise RuntimeError("ember.clamp: At least one of 'min' or 'max' must not be None")
@@ -1014,9 +996,9 @@ def _clamp(input, low, high, name):
         raise
     scalar_node, tensor_node = _CLAMP_NODES[name]
     if tlow is None and thigh is None:
-        return _finish(r, dev, scalar_node, (tx,), (tx,), (low, high))
+        return result(r, dev, scalar_node, (tx,), (tx,), (low, high))
     saved = (tx, low if tlow is None else tlow, high if thigh is None else thigh)
-    return _finish(r, dev, tensor_node, (tx, tlow, thigh), saved,
+    return result(r, dev, tensor_node, (tx, tlow, thigh), saved,
                    (_meta(tx), _meta(tlow), _meta(thigh)))
 
 
@@ -1083,7 +1065,7 @@ def where(condition, input=None, other=None):
             except ValueError:  # PyTorch broadcasts the condition with input, then other
                 _broadcast_all(cond, a, b)
                 raise
-            return _finish(r, dev, WhereBackward0, (input, other), (condition,),
+            return result(r, dev, WhereBackward0, (input, other), (condition,),
                            (_meta(input), _meta(other)))
     dev = _common_device((condition, input, other))
     if condition._device is not dev:
@@ -1092,7 +1074,7 @@ def where(condition, input=None, other=None):
     if cond.dtype.kind != "b":
         if cond.dtype != np.uint8:
             raise RuntimeError("where expected condition to be a boolean tensor, but got a "
-                               f"tensor with dtype {_pretty(cond.dtype)}")
+                               f"tensor with dtype {scalar_type_name(cond.dtype)}")
         warnings.warn("where received a uint8 condition tensor. This behavior is deprecated "
                       "and will be removed in a future version of PyTorch. Use a boolean "
                       "condition instead.", UserWarning, stacklevel=2)
@@ -1105,7 +1087,7 @@ def where(condition, input=None, other=None):
     except ValueError:
         _broadcast_all(cond, a, b)
         raise
-    return _finish(r, dev, WhereBackward0, (ta, tb), (condition,), (_meta(ta), _meta(tb)))
+    return result(r, dev, WhereBackward0, (ta, tb), (condition,), (_meta(ta), _meta(tb)))
 
 
 def _broadcast_all(*operands) -> tuple:
@@ -1113,7 +1095,7 @@ def _broadcast_all(*operands) -> tuple:
     as PyTorch does, with its error for the first pair that does not broadcast."""
     shape = ()
     for x in operands:
-        shape = _broadcast_shape(shape, getattr(x, "shape", ()))
+        shape = broadcast_shape(shape, getattr(x, "shape", ()))
     return shape
 
 
@@ -1171,7 +1153,7 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
                             f"{type(value).__name__}")
     a, b = input._data, other._data
     if a.dtype is not b.dtype:
-        raise RuntimeError(f"{_pretty(a.dtype)} did not match {_pretty(b.dtype)}")
+        raise RuntimeError(f"{scalar_type_name(a.dtype)} did not match {scalar_type_name(b.dtype)}")
     for label, value in (("rtol", rtol), ("atol", atol)):
         if value < 0:
             raise RuntimeError(f"{label} must be greater than or equal to zero, but got {value}")
@@ -1213,7 +1195,7 @@ def _isneginf_np(a):
 
 
 def _isreal_np(a):
-    return xp_of_array(a).ones(a.shape, dtype=np.bool_)
+    return xp_of(a).ones(a.shape, dtype=np.bool_)
 
 
 isnan = _unary("isnan", np.isnan, to_float=False, inplace=False, doc="True where NaN.")
@@ -1393,7 +1375,7 @@ def clone(input, *, memory_format=_mf.preserve_format):
     """A copy of ``input`` with its own memory, laid out as ``memory_format`` says (the
     default keeps ``input``'s layout, channels-last included)."""
     order = _mf.like_order(input._data, memory_format, "clone")
-    return _finish(_mf.copy_as(input._data, order), input._device, CloneBackward0, (input,))
+    return result(_mf.copy_as(input._data, order), input._device, CloneBackward0, (input,))
 
 
 def _copy_bw(node, g):
@@ -1410,14 +1392,14 @@ def _copy_value(self, src, non_blocking=False):
         src = _make(xp_of(self).asarray(src), self._device)
     shape = self._data.shape
     if src._data.shape != shape:
-        full = _broadcast_shape(shape, src._data.shape)
+        full = broadcast_shape(shape, src._data.shape)
         if full != shape:
             raise RuntimeError(f"output with shape [{', '.join(map(str, shape))}] doesn't match "
                                f"the broadcast shape [{', '.join(map(str, full))}]")
     value = cast_to(src, self._device, self.dtype, False)
     if value._data.shape != shape:
         value = value.expand(shape)
-    return _finish(value._data, self._device, CopyBackwards, (self, value))
+    return result(value._data, self._device, CopyBackwards, (self, value))
 
 
 copy_ = make_inplace(_copy_value, "copy_")
@@ -1444,10 +1426,10 @@ def _filled(self, value, node_cls=None):
     shape = self._data.shape
     if isinstance(value, Tensor):
         v = cast_to(value, self._device, self.dtype, False)
-        return _finish(xp.broadcast_to(v._data, shape), self._device,
+        return result(xp.broadcast_to(v._data, shape), self._device,
                        node_cls or FillBackward3, (self, v))
     data = xp.broadcast_to(xp.asarray(_scalar_as(value, self._data.dtype)), shape)
-    return _finish(data, self._device, node_cls or FillBackward2, (self,))
+    return result(data, self._device, node_cls or FillBackward2, (self,))
 
 
 _fill_with_grad = make_inplace(_filled, "fill_")
@@ -1582,7 +1564,7 @@ def _heaviside_check(input, values):
 
 def _heaviside_np(a, b):
     # PyTorch's formula: ``values`` where input == 0, else (input > 0); NaN gives 0
-    xp = xp_of_array(a)
+    xp = xp_of(a)
     return xp.where(a == 0, b, (a > 0).astype(a.dtype))
 
 

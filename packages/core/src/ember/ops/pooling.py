@@ -18,10 +18,11 @@ import math
 
 import numpy as np
 
+from .._device import check_same_device, xp_of
+from .._dtype import scalar_type_name
 from .._tensor import _make
 from ..autograd.grad_mode import GRAD
 from ..autograd.graph import make_node_class, record
-from ._core import _pretty, check_same_device, xp_of, xp_of_array
 from .conv import Geom, _span, ntuple, padded, scatter_windows, windows
 from .registry import register
 
@@ -210,7 +211,7 @@ def _window_max(win, g, want_index, nan_aware=True):
     offs = _offsets(g)
     flat = [sum(off[i] * g.d[i] * R[i] for i in range(n)) for off in offs]
     best = win[(Ellipsis,) + offs[0]].copy()
-    xp = xp_of_array(best)
+    xp = xp_of(best)
     if nan_aware and want_index:
         where = xp.full(best.shape, flat[0], dtype=np.int64)
         for off, f in zip(offs[1:], flat[1:]):
@@ -243,7 +244,7 @@ def _window_argmax(win, g: Geom):
     best = win[(Ellipsis,) + offs[0]].copy()
     for off in offs[1:]:
         np.maximum(best, win[(Ellipsis,) + off], out=best)
-    which = xp_of_array(best).zeros(best.shape, dtype=np.uint8)
+    which = xp_of(best).zeros(best.shape, dtype=np.uint8)
     for j in range(len(offs) - 1, -1, -1):  # backwards: the first maximum wins
         hit = (win[(Ellipsis,) + offs[j]] == best).view(np.uint8)
         which += hit * (j - which)  # j where hit, else unchanged
@@ -511,7 +512,7 @@ def _adaptive_avg(n, input, output_size):
     x, unbatched = _adaptive_input(input, n, name)
     if x._data.dtype.kind != "f":
         raise NotImplementedError(f"\"{name}\" not implemented for "
-                                  f"'{_pretty(x._data.dtype)}'")
+                                  f"'{scalar_type_name(x._data.dtype)}'")
     xs, ys = _adaptive_sizes(x, n, output_size)
     half = x._data.dtype == np.float16  # averaged in float32 and rounded once, as PyTorch
     out = x.float() if half else x
@@ -591,7 +592,7 @@ _FRACTIONAL_PREFIX = {2: "fractional_max_pool2d()", 3: "fractional_max_pool3d_ou
 def _fractional_starts(samples, in_size: int, out_size: int, pool: int):
     """Window starts along one dim for every plane (``samples``: ``(N, C)``): PyTorch's
     ``generate_intervals``, computed in the input's dtype as its kernel does."""
-    xp = xp_of_array(samples)
+    xp = xp_of(samples)
     starts = xp.full(samples.shape + (out_size,), in_size - pool, dtype=np.int64)
     if out_size > 1:
         ftype = samples.dtype.type
@@ -689,7 +690,7 @@ def _fractional_max(n, input, kernel_size, output_size, output_ratio, return_ind
     N, C = xd.shape[:2]
     if xd.dtype.kind != "f":
         raise NotImplementedError(f"\"fractional_max_pool{n}d_out_frame\" not implemented for "
-                                  f"'{_pretty(xd.dtype)}'")
+                                  f"'{scalar_type_name(xd.dtype)}'")
     xp = xp_of(x)
     xs = xd.shape[2:]
     strides = [math.prod(xs[i + 1:]) for i in range(n)]

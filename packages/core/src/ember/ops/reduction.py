@@ -17,10 +17,13 @@ import numpy as np
 
 from .. import _dtype, _factory
 from .. import return_types as _return_types
+from .._device import xp_of
+from .._dtype import scalar_type_name
 from .._tensor import Tensor, _make
 from ..autograd.grad_mode import GRAD
-from ..autograd.graph import make_node_class, record
-from ._core import _pretty, broadcast_array, cast_to, normalize_dims, wrap_dim, xp_of
+from ..autograd.graph import make_node_class, record, result
+from ._casts import cast_to
+from ._promotion import broadcast_array, normalize_dims, wrap_dim
 from .registry import register
 
 __all__ = ["sum", "mean", "nansum", "nanmean", "prod", "var", "std", "var_mean", "std_mean",
@@ -80,14 +83,6 @@ def _expand_back(g, shape, dims, keepdim):
     return _keep(g, shape, dims, keepdim).expand(shape)
 
 
-def _finish(input, r, node_cls, ctx=None, saved=(), save_output=False):
-    """Wrap the result array; record ``node_cls`` when ``input`` takes part in autograd."""
-    out = _make(r, input._device)
-    if input.requires_grad and GRAD.enabled:
-        record(node_cls, out, (input,), saved, ctx, save_output)
-    return out
-
-
 def _const(arr, like: Tensor) -> Tensor:
     """An array computed from ``like`` as a tensor outside the graph (masks, counts)."""
     return _make(arr, like._device)
@@ -116,7 +111,7 @@ def _rounded(r, acc, d):
 def _floating_input(input, message: str):
     """PyTorch's error for an integer/bool input; ``{dtype}`` in ``message`` names it."""
     if input._data.dtype.kind != "f":
-        raise RuntimeError(message.format(dtype=_pretty(input._data.dtype)))
+        raise RuntimeError(message.format(dtype=scalar_type_name(input._data.dtype)))
 
 
 def _mean_array(d, dims, keepdim, n):
@@ -200,8 +195,8 @@ def sum(input, dim=None, keepdim=False, *, dtype=None):
         r = d.sum(axis=dims, dtype=acc, keepdims=keepdim)
     if acc is np.float32:
         r = r.astype(d.dtype)
-    return _finish(input, r, SumBackward0 if dim is None else SumBackward1,
-                   (d.shape, dims, keepdim))
+    return result(r, input._device, SumBackward0 if dim is None else SumBackward1,
+                  (input,), ctx=(d.shape, dims, keepdim))
 
 
 _add_reduce = np.add.reduce
@@ -226,8 +221,8 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
     dims = _dims_of(dim, d.ndim)
     n = _count(d.shape, dims)
     r = _mean_array(d, dims, keepdim, n)
-    return _finish(input, r, MeanBackward0 if dim is None else MeanBackward1,
-                   (d.shape, dims, keepdim, n))
+    return result(r, input._device, MeanBackward0 if dim is None else MeanBackward1,
+                  (input,), ctx=(d.shape, dims, keepdim, n))
 
 
 def _nansum_bw(node, g):
@@ -250,7 +245,7 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None):
     ctx = None
     if input.requires_grad and GRAD.enabled:
         ctx = (d.shape, dims, keepdim, _const(~xp.isnan(d), input))
-    return _finish(input, r, NansumBackward0, ctx)
+    return result(r, input._device, NansumBackward0, (input,), ctx=ctx)
 
 
 @register("nanmean")
@@ -339,7 +334,8 @@ def prod(input, dim=None, keepdim=False, *, dtype=None):
         r = _rounded(d.prod(axis=axis if d.ndim else None, dtype=acc,
                             keepdims=keepdim and d.ndim > 0), acc, d)
     node = ProdBackward0 if dim is None else ProdBackward1
-    return _finish(input, r, node, (axis if d.ndim else None, keepdim), (input,), True)
+    return result(r, input._device, node,
+                  (input,), (input,), (axis if d.ndim else None, keepdim), True)
 
 
 # -- var, std -----------------------------------------------------------------------------------
@@ -409,8 +405,8 @@ def _var_std(input, dim, keepdim, correction, name, take_sqrt, label):
         r = xp_of(input).sqrt(r)
     if half:
         r = r.astype(d.dtype)
-    return _finish(input, r, StdBackward0 if take_sqrt else VarBackward0,
-                   (dims, keepdim, dof), (input,), take_sqrt)
+    return result(r, input._device, StdBackward0 if take_sqrt else VarBackward0,
+                  (input,), (input,), (dims, keepdim, dof), take_sqrt)
 
 
 @register("var")
@@ -528,7 +524,7 @@ def _extreme(input, dims, keepdim, name, node_cls):
             raise _empty_full_reduction(name)
         _nonempty(name, d, next(i for i in dims if not d.shape[i]))
     r = (d.max if name.endswith("max") else d.min)(axis=dims, keepdims=keepdim)
-    return _finish(input, r, node_cls, (dims, keepdim), (input,), True)
+    return result(r, input._device, node_cls, (input,), (input,), (dims, keepdim), True)
 
 
 def _argmax_keep(a, axis, xp):
@@ -651,7 +647,7 @@ def logsumexp(input, dim, keepdim=False):
             r = xp.log(xp.exp(d).sum(axis=dims, keepdims=True))
     if not keepdim:
         r = _squeeze_dims(r, dims)
-    return _finish(input, r, LogsumexpBackward0, (dims, keepdim), (input,), True)
+    return result(r, input._device, LogsumexpBackward0, (input,), (input,), (dims, keepdim), True)
 
 
 @register("norm")
@@ -716,7 +712,7 @@ def cumsum(input, dim, *, dtype=None):
     a, axis, restore = _along(input._data, dim)
     acc = _ACC.get(a.dtype)
     r = restore(_rounded(a.cumsum(axis=axis, dtype=acc), acc, a))
-    return _finish(input, r, CumsumBackward0, axis)
+    return result(r, input._device, CumsumBackward0, (input,), ctx=axis)
 
 
 def _cumprod_grad_with_zeros(g, x, out, dim):
@@ -776,7 +772,7 @@ def cumprod(input, dim, *, dtype=None):
     a, axis, restore = _along(input._data, dim)
     acc = _ACC.get(a.dtype)
     r = restore(_rounded(a.cumprod(axis=axis, dtype=acc), acc, a))
-    return _finish(input, r, CumprodBackward0, axis, (input,), True)
+    return result(r, input._device, CumprodBackward0, (input,), (input,), axis, True)
 
 
 def _cum_extreme(input, dim, name, node_cls):
@@ -836,11 +832,11 @@ def logcumsumexp(input, dim):
     """``log(cumsum(exp(input), dim))`` computed stably."""
     if input._data.dtype.kind != "f":
         raise NotImplementedError('"logcumsumexp_out_cpu" not implemented for '
-                                  f"'{_pretty(input._data.dtype)}'")
+                                  f"'{scalar_type_name(input._data.dtype)}'")
     a, axis, restore = _along(input._data, dim)
     acc = _ACC.get(a.dtype)  # float16 accumulates in float32, as in PyTorch
     r = restore(_rounded(xp_of(input).logaddexp.accumulate(a, axis=axis, dtype=acc), acc, a))
-    return _finish(input, r, LogcumsumexpBackward0, axis, (input,), True)
+    return result(r, input._device, LogcumsumexpBackward0, (input,), (input,), axis, True)
 
 
 # -- sorting and selection ----------------------------------------------------------------------
@@ -951,7 +947,7 @@ def _full_median(input, ignore_nan, node_cls):
         r = xp.partition(flat, k)[k:k + 1].reshape(())
     else:  # empty (or a NaN): NaN, like PyTorch; integers have no NaN
         r = xp.asarray(np.nan if d.dtype.kind == "f" else np.iinfo(d.dtype).min, dtype=d.dtype)
-    return _finish(input, r, node_cls, (None, False), (input,), True)
+    return result(r, input._device, node_cls, (input,), (input,), (None, False), True)
 
 
 @register("median")
@@ -1133,7 +1129,7 @@ def dist(input, other, p=2):
     diff = input - other
     if diff._data.dtype.kind != "f":
         raise RuntimeError("norm(): input dtype should be either floating point or complex. "
-                           f"Got {_pretty(diff._data.dtype)} instead.")
+                           f"Got {scalar_type_name(diff._data.dtype)} instead.")
     return vector_norm(diff, p)
 
 
@@ -1154,7 +1150,7 @@ def renorm(input, p, dim, maxnorm):
     d = wrap_dim(dim, ndim)
     if input._data.dtype.kind != "f":
         raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor as "
-                           f"input. Got {_pretty(input._data.dtype)}")
+                           f"input. Got {scalar_type_name(input._data.dtype)}")
     # float16: the norms and the scale in float32, the scale rounded once (PyTorch's steps)
     acc = _dtype.float32 if input._data.dtype.char == "e" else None
     norms = vector_norm(input, p, tuple(i for i in range(ndim) if i != d), keepdim=True,

@@ -92,7 +92,7 @@ def register(name: str | None = None, *, function: bool = True, method: bool = T
             diff = getattr(fn, "_node", True) is not None
         inplace_fn = None
         if inplace is True:
-            from ._core import make_inplace
+            from ._inplace import make_inplace
 
             inplace_fn = make_inplace(fn, op_name + "_")
         elif callable(inplace):

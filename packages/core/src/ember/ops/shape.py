@@ -17,21 +17,15 @@ import operator
 import numpy as np
 
 from .. import _dtype
+from .._device import check_same_device, xp_of
+from .._dtype import scalar_type_name
 from .._size import Size
 from .._tensor import Tensor, _make
 from ..autograd.grad_mode import GRAD
 from ..autograd.graph import make_node_class, record
-from ._core import (
-    _broadcast_shape,
-    _pretty,
-    cast_to,
-    check_same_device,
-    normalize_dims,
-    sum_to_size,
-    wrap_dim,
-    xp_of,
-    xp_of_array,
-)
+from ._casts import cast_to
+from ._factories import sum_to_size
+from ._promotion import broadcast_shape, normalize_dims, wrap_dim
 from .indexing import (
     BasicIndex,
     SelectBackward0,
@@ -110,7 +104,8 @@ def _view_dtype(input, dtype):
     d = input._data
     old, new = d.itemsize, dt.np.itemsize
     if old != new:
-        names = f"{_pretty(d.dtype)} as {_pretty(dt.np)} (different element sizes)"
+        names = (f"{scalar_type_name(d.dtype)} as {scalar_type_name(dt.np)} "
+                 "(different element sizes)")
         if d.ndim == 0:
             raise RuntimeError(f"self.dim() cannot be 0 to view {names}")
         if d.strides[-1] != old:
@@ -353,10 +348,11 @@ def _grow_storage(self, storage, nbytes):
     Ember's storage is the memory of arrays, which cannot move under them: only ``self``
     moves, and a view becomes a tensor of its own memory (as after ``set_``); its base, its
     other views and older views of ``self`` keep the old memory."""
-    from .._storage import UntypedStorage, xp_for_device
+    from .._device import xp_of
+    from .._storage import UntypedStorage
 
     dev = self._device
-    buf = xp_for_device(dev).zeros(nbytes, dtype=np.uint8)
+    buf = xp_of(dev).zeros(nbytes, dtype=np.uint8)
     old = storage._bytes()
     buf[:old.size] = old
     grown = UntypedStorage._over(buf, dev)
@@ -411,7 +407,7 @@ def broadcast_tensors(*tensors):
         tensors = tuple(tensors[0])
     shape = ()
     for t in tensors:
-        shape = _broadcast_shape(shape, t._data.shape)
+        shape = broadcast_shape(shape, t._data.shape)
     return tuple(expand(t, shape) for t in tensors)
 
 
@@ -686,7 +682,7 @@ def tensor_split(input, indices_or_sections=None, dim=0, *, sections=None, indic
     if isinstance(spec, Tensor):
         if spec._data.dtype != np.int64:
             raise RuntimeError("tensor_split expected tensor_indices_or_sections to have dtype "
-                               f"of long, but got {_pretty(spec._data.dtype)}")
+                               f"of long, but got {scalar_type_name(spec._data.dtype)}")
         if spec._data.ndim > 1:
             raise RuntimeError("tensor_split expected tensor_indices_or_sections to be a "
                                "zero-dimensional or one-dimensional tensor, but got a tensor "
@@ -1180,7 +1176,7 @@ def _diagonal_array(a, offset, d1, d2):
     strides = tuple(a.strides[k] for k in keep) + (a.strides[d1] + a.strides[d2],)
     if a.__class__ is np.ndarray:
         return np.lib.stride_tricks.as_strided(a, shape, strides, writeable=a.flags.writeable)
-    return xp_of_array(a).lib.stride_tricks.as_strided(a, shape, strides)
+    return xp_of(a).lib.stride_tricks.as_strided(a, shape, strides)
 
 
 def _diag_dims(n, offset, dim1, dim2):
@@ -1385,7 +1381,7 @@ def _unfold_array(a, dim, size, step):
         (a.strides[dim],)
     if a.__class__ is np.ndarray:
         return np.lib.stride_tricks.as_strided(a, shape, strides, writeable=a.flags.writeable)
-    return xp_of_array(a).lib.stride_tricks.as_strided(a, shape, strides)
+    return xp_of(a).lib.stride_tricks.as_strided(a, shape, strides)
 
 
 def _unfold_bw(node, g):
@@ -1545,7 +1541,7 @@ register_method("__reversed__", lambda self: self if self._data.ndim == 0 else f
 
 def _tri_indices(name, row, col, offset, dtype, device):
     from .. import _dtype as dtypes
-    from .._factory import resolve_device, xp_for
+    from .._device import resolve_device, xp_of
 
     row, col, offset = operator.index(row), operator.index(col), operator.index(offset)
     if row < 0:
@@ -1554,10 +1550,10 @@ def _tri_indices(name, row, col, offset, dtype, device):
         raise RuntimeError(f"col must be non-negative, got{col}")
     dt = dtypes.int64 if dtype is None else dtype
     if dt not in (dtypes.int64, dtypes.int32):
-        raise RuntimeError("\"" + name + "\" not implemented for '" + _pretty(dt.np) + "'")
+        raise RuntimeError("\"" + name + "\" not implemented for '" + scalar_type_name(dt.np) + "'")
     dev = resolve_device(device)
     r, c = (np.tril_indices if name == "tril_indices" else np.triu_indices)(row, offset, col)
-    return _make(xp_for(dev).asarray(np.stack([r, c]).astype(dt.np).reshape(2, -1)), dev)
+    return _make(xp_of(dev).asarray(np.stack([r, c]).astype(dt.np).reshape(2, -1)), dev)
 
 
 @register("tril_indices", method=False, differentiable=False)

@@ -11,10 +11,12 @@ import numpy as np
 
 from .. import _dtype
 from .. import return_types as _return_types
+from .._device import check_same_device, xp_of
+from .._dtype import scalar_type_name
 from .._tensor import Tensor, _make
 from ..autograd.grad_mode import GRAD
 from ..autograd.graph import make_node_class, record
-from ._core import _pretty, accepts_out, check_same_device, xp_of
+from ._inplace import accepts_out
 from .registry import register
 
 __all__ = ["bincount", "histc", "histogram", "histogramdd", "cov", "corrcoef"]
@@ -27,7 +29,7 @@ def bincount(input, weights=None, minlength=0):
     d = input._data
     if d.dtype.kind not in "iu":
         raise NotImplementedError(f'"bincount_{_suffix(d)}" not implemented for '
-                                  f"'{_pretty(d.dtype)}'")
+                                  f"'{scalar_type_name(d.dtype)}'")
     if minlength < 0:
         raise RuntimeError("minlength should be >= 0")
     xp = xp_of(input)
@@ -58,7 +60,7 @@ def histc(input, bins=100, min=0, max=0):  # PyTorch's names
     d = input._data
     if d.dtype.kind != "f":
         raise NotImplementedError(f'"histogram_{_suffix(d)}" not implemented for '
-                                  f"'{_pretty(d.dtype)}'")
+                                  f"'{scalar_type_name(d.dtype)}'")
     if bins <= 0:
         raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for "
                            "dimension 0")
@@ -229,7 +231,8 @@ def _histogramdd_arrays(points, edges, w, density, xp):
 def _histogramdd_impl(input, edge_spec, range_, weight, density, points_shape):
     d = input._data
     if d.dtype.kind != "f" or d.dtype == np.float16:
-        raise NotImplementedError(f'"histogramdd" not implemented for \'{_pretty(d.dtype)}\'')
+        raise NotImplementedError('"histogramdd" not implemented for '
+                                  f"'{scalar_type_name(d.dtype)}'")
     points = d.reshape(-1, points_shape[-1])
     n_dims = points.shape[1]
     xp = xp_of(input)
@@ -334,10 +337,10 @@ def _check_weights(w, label, integral, n):
                            f"observations in the input but got {a.size} != {n}")
     if integral and a.dtype.kind not in "iu":
         raise RuntimeError(f"cov(): expected {label} to have integral dtype but got {label} "
-                           f"with {_pretty(a.dtype)} dtype")
+                           f"with {scalar_type_name(a.dtype)} dtype")
     if not integral and a.dtype.kind != "f":
         raise RuntimeError(f"cov(): expected {label} to have floating point dtype but got "
-                           f"{label} with {_pretty(a.dtype)} dtype")
+                           f"{label} with {scalar_type_name(a.dtype)} dtype")
     if a.size and (a < 0).any().item():
         raise RuntimeError(f"cov(): {label} cannot be negative")
 

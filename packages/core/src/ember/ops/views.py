@@ -213,7 +213,7 @@ def storage_positions(size, stride, offset, xp):
 def logical_index(base: Tensor, view: Tensor):
     """An index spec (``indexing.AdvancedIndex``) selecting, for each element of ``view``, the
     element of ``base`` at the same storage position."""
-    from ._core import xp_of
+    from .._device import xp_of
     from .indexing import AdvancedIndex
 
     xp = xp_of(base)
@@ -252,7 +252,7 @@ def inplace_view(self: Tensor, array, node_cls, ctx, name: str) -> Tensor:
     remembers its storage, and that views made of it before may no longer replay.
     """
     from .._storage import storage_of
-    from ._core import check_inplace_autograd
+    from ._inplace import check_inplace_autograd
 
     grad = GRAD.enabled
     if grad:
@@ -281,3 +281,53 @@ def inplace_view(self: Tensor, array, node_cls, ctx, name: str) -> Tensor:
             self._nr = 0
     self._bump_version()
     return self
+
+
+# -- views the Tensor class itself hands out ------------------------------------------------
+
+def _alias_backward(node, grad):
+    return (grad,)
+
+
+AliasBackward0 = make_node_class("AliasBackward0", _alias_backward)
+
+
+def _same(base):
+    return base
+
+
+def alias(t: Tensor) -> Tensor:
+    """A view of all of ``t`` (``as_subclass``): shared memory, version counter and history
+    (``AliasBackward0`` when ``t`` requires grad)."""
+    return make_view(t, t._data, AliasBackward0, None, _same)
+
+
+def _resize_bw(node, g):
+    return (g.contiguous().view(node.ctx),)
+
+
+ResizeBackward = make_node_class("ResizeBackward", _resize_bw)
+
+
+def resize_view(t: Tensor, sizes) -> Tensor:
+    """``Tensor.resize``: a view (a copy when ``t`` is not contiguous) with ``t``'s elements
+    in the shape ``sizes``, which must hold as many."""
+    shape = tuple(sizes)
+    numel = 1
+    for n in shape:
+        numel *= n
+    d = t._data
+    if d.size != numel:
+        raise RuntimeError(f"requested resize to {'x'.join(map(str, shape))} ({numel} elements "
+                           f"in total), but the given tensor has a size of "
+                           f"{'x'.join(map(str, d.shape))} ({d.size} elements). "
+                           "autograd's resize can only change the shape of a given tensor, "
+                           "while preserving the number of elements. ")
+    grad = t.requires_grad and GRAD.enabled
+    if d.flags.c_contiguous:
+        return make_view(t, d.reshape(shape), ResizeBackward if grad else None, d.shape,
+                         lambda b, s=shape: b.reshape(s))
+    out = _make(d.reshape(shape), t._device)
+    if grad:
+        record(ResizeBackward, out, (t,), (), d.shape)
+    return out

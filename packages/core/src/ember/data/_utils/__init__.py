@@ -1,19 +1,17 @@
-"""Helpers of the DataLoader: collation, fetchers, the worker loop, exception transport."""
+"""Helpers of the DataLoader: collation, fetchers, the worker loop, exception transport
+(``common``), and the flag the iterators read once the interpreter is exiting."""
 
 from __future__ import annotations
 
 import atexit
-import sys
-import traceback
 
-#: seconds to wait for a worker to exit before terminating it
-MP_STATUS_CHECK_INTERVAL = 5.0
-#: seconds between checks while waiting on a queue: the main process on the result queue
-#: (are the workers alive?), a worker on its index queue (is the loader shutting down?)
-WORKER_POLL_INTERVAL = 0.25
-#: seconds between a worker's checks that the main process is alive, made by a thread of its
-#: own so that they go on while the worker is stuck in the dataset
-WATCHDOG_INTERVAL = 1.0
+from .common import (
+    MP_STATUS_CHECK_INTERVAL,
+    WATCHDOG_INTERVAL,
+    WORKER_POLL_INTERVAL,
+    ExceptionWrapper,
+    KeyErrorMessage,
+)
 
 #: True once the interpreter is exiting: iterators then skip the orderly worker shutdown
 python_exit_status = False
@@ -25,38 +23,6 @@ def _set_python_exit_flag() -> None:
 
 
 atexit.register(_set_python_exit_flag)
-
-
-class KeyErrorMessage(str):
-    """A str whose repr is itself, so a re-raised KeyError shows its traceback readably."""
-
-    def __repr__(self):
-        return self
-
-
-class ExceptionWrapper:
-    """An exception caught in a worker, carried to the main process as its traceback text and
-    re-raised there (``reraise``) with the same type."""
-
-    def __init__(self, exc_info=None, where: str = "in background") -> None:
-        if exc_info is None:
-            exc_info = sys.exc_info()
-        self.exc_type = exc_info[0]
-        self.exc_msg = "".join(traceback.format_exception(*exc_info))
-        self.where = where
-
-    def reraise(self):
-        """Raise the wrapped exception type, its message being the original traceback."""
-        msg = f"Caught {self.exc_type.__name__} {self.where}.\nOriginal {self.exc_msg}"
-        if self.exc_type is KeyError:
-            msg = KeyErrorMessage(msg)
-        elif getattr(self.exc_type, "message", None):
-            raise self.exc_type(message=msg)
-        try:
-            exception = self.exc_type(msg)
-        except Exception:
-            raise RuntimeError(msg) from None
-        raise exception
 
 
 from . import collate, fetch, worker

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import WATCHDOG_INTERVAL, WORKER_POLL_INTERVAL, ExceptionWrapper
+from .common import WATCHDOG_INTERVAL, WORKER_POLL_INTERVAL, ExceptionWrapper
 from .fetch import create_fetcher
 
 __all__ = ["WorkerInfo", "get_worker_info"]

@@ -1,0 +1,156 @@
+"""The factories of elementwise ops (``binary_op``, ``unary_op``) and the reduction of a
+broadcast gradient back to its input's shape (``sum_to_size``).
+
+Ops are built by factories so that the fast path (two tensors of one dtype on one device,
+grad mode off or nothing requiring grad) is a handful of attribute reads around the array
+call, and the rare paths live in one place (``_promotion.coerce``).
+"""
+
+from __future__ import annotations
+
+from .. import _dtype
+from .._tensor import Tensor, _make
+from ..autograd.grad_mode import GRAD
+from ..autograd.graph import make_node_class, record
+from ._promotion import broadcast_shape, coerce
+
+__all__ = ["binary_op", "unary_op", "sum_to_size", "camel"]
+
+_FROM_NP = _dtype.FROM_NP
+
+
+def sum_to_size(grad: Tensor, shape) -> Tensor:
+    """Sum ``grad`` down to ``shape`` (the shared reduction of broadcast gradients)."""
+    gshape = grad._data.shape
+    if gshape == shape:
+        return grad
+    lead = len(gshape) - len(shape)
+    dims = tuple(range(lead)) + tuple(
+        i + lead for i, s in enumerate(shape) if s == 1 and gshape[i + lead] != 1)
+    out = grad.sum(dims, keepdim=True) if dims else grad
+    if lead:
+        out = out.reshape(shape)
+    return out
+
+
+def _fit(g, shape, dtype):
+    if g is None:
+        return None
+    if g._data.shape != shape:
+        g = sum_to_size(g, shape)
+    if g._data.dtype is not dtype:
+        g = g.to(_FROM_NP[dtype])
+    return g
+
+
+def _grad_meta(ta, tb, out):
+    """Shapes/dtypes to reduce gradients to, or None when both match the output."""
+    od = out._data
+    meta = None
+    for t in (ta, tb):
+        if t is not None and (t._data.shape != od.shape or t._data.dtype is not od.dtype):
+            meta = ((ta._data.shape, ta._data.dtype) if ta is not None else None,
+                    (tb._data.shape, tb._data.dtype) if tb is not None else None)
+            break
+    return meta
+
+
+def binary_op(name: str, fwd, backward=None, *, kind: str = "arith", saves: str = "",
+              node_name: str | None = None):
+    """Build a binary elementwise op ``op(input, other)``.
+
+    ``fwd(a, b)`` works on arrays (or an array and a Python scalar). ``kind``:
+    ``arith`` keeps the promoted dtype, ``float`` turns integers into the default float
+    (true division), ``bool`` returns booleans (comparisons; never differentiable).
+    ``backward(node, grad) -> (grad_a, grad_b)`` may return gradients of the output's
+    shape; they are summed back to each input's shape and dtype here. ``saves``: ``"ab"``
+    saves both inputs (``node.saved``), ``"o"`` the output (``node.output()``).
+    """
+    Node = None
+    if backward is not None:
+        def _bw(node, grad, _raw=backward):
+            ga, gb = _raw(node, grad)
+            meta = node.ctx
+            if meta is not None:
+                ga = _fit(ga, *meta[0]) if meta[0] is not None else None
+                gb = _fit(gb, *meta[1]) if meta[1] is not None else None
+            return ga, gb
+
+        Node = make_node_class(node_name or camel(name) + "Backward0", _bw)
+    to_float = kind == "float"
+    save_inputs = "ab" in saves
+    save_out = "o" in saves
+    default = _dtype.get_default_dtype
+
+    def op(input, other):
+        ta, tb = input, other
+        if isinstance(other, Tensor) and isinstance(input, Tensor):
+            ad = input._data
+            bd = other._data
+            dev = input._device
+            if dev is not other._device or ad.dtype is not bd.dtype:
+                ta, tb, ad, bd, dev = coerce(input, other, to_float)
+        else:
+            ta, tb, ad, bd, dev = coerce(input, other, to_float)
+        if to_float:
+            a_arr = ad if ta is not None else bd
+            if a_arr.dtype.kind != "f":
+                ft = default().np
+                ad = ad.astype(ft) if ta is not None else ad
+                bd = bd.astype(ft) if tb is not None else bd
+        try:
+            r = fwd(ad, bd)
+        except ValueError:
+            broadcast_shape(getattr(ad, "shape", ()), getattr(bd, "shape", ()))
+            raise
+        if (Node is not None and
+                ((ta is not None and ta.requires_grad) or (tb is not None and tb.requires_grad))
+                and GRAD.enabled):
+            out = _make(r, dev)
+            saved = (input if ta is None else ta, other if tb is None else tb) \
+                if save_inputs else ()
+            record(Node, out, (ta, tb), saved, _grad_meta(ta, tb, out), save_out)
+            return out
+        return _make(r, dev)
+
+    op.__name__ = op.__qualname__ = name
+    op._node = Node
+    op._fwd = fwd
+    op._kind = kind
+    return op
+
+
+def unary_op(name: str, fwd, backward=None, *, to_float: bool = False, saves: str = "",
+             node_name: str | None = None, no_bool: bool = False):
+    """Build a unary elementwise op ``op(input)``; ``to_float`` makes integers float32 first
+    (``exp`` of an int tensor is float, as in PyTorch). ``saves`` as in ``binary_op``."""
+    Node = make_node_class(node_name or camel(name) + "Backward0", backward) \
+        if backward is not None else None
+    save_in = "a" in saves
+    save_out = "o" in saves
+    default = _dtype.get_default_dtype
+
+    def op(input):
+        d = input._data
+        if to_float and d.dtype.kind != "f":
+            d = d.astype(default().np)
+        elif no_bool and d.dtype.kind == "b":
+            raise RuntimeError(f"{name}: Negation, the `-` operator, on a bool tensor is not "
+                               "supported. If you are trying to invert a mask, use the `~` or "
+                               "`logical_not()` operator instead." if name == "neg" else
+                               f"{name} is not supported for bool tensors")
+        r = fwd(d)
+        if Node is not None and input.requires_grad and GRAD.enabled:
+            out = _make(r, input._device)
+            record(Node, out, (input,), (input,) if save_in else (), None, save_out)
+            return out
+        return _make(r, input._device)
+
+    op.__name__ = op.__qualname__ = name
+    op._node = Node
+    op._fwd = fwd
+    return op
+
+
+def camel(name: str) -> str:
+    return "".join(p[:1].upper() + p[1:] for p in name.strip("_").split("_"))
