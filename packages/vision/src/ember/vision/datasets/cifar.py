@@ -5,13 +5,11 @@ from __future__ import annotations
 import io
 import os
 import pickle
-from collections.abc import Callable
-from typing import Any
 
 import numpy as np
 
 from .utils import check_integrity, download_and_extract_archive
-from .vision import VisionDataset
+from .vision import _SplitImageDataset
 
 __all__ = ["CIFAR10", "CIFAR100"]
 
@@ -40,7 +38,7 @@ def _load_batch(path: str) -> dict:
         return _PlainUnpickler(io.BytesIO(f.read()), encoding="latin1").load()
 
 
-class CIFAR10(VisionDataset):
+class CIFAR10(_SplitImageDataset):
     """`CIFAR10 <https://www.cs.toronto.edu/~kriz/cifar.html>`_: 32x32 color images in 10 classes.
 
     Reads ``root/cifar-10-batches-py`` (``download=True`` fetches and safely extracts the
@@ -65,29 +63,16 @@ class CIFAR10(VisionDataset):
         "md5": "5ff9c542aee3614f3951f8cda6e48888",
     }
 
-    def __init__(
-        self,
-        root,
-        train: bool = True,
-        transform: Callable | None = None,
-        target_transform: Callable | None = None,
-        download: bool = False,
-    ) -> None:
-        super().__init__(root, transform=transform, target_transform=target_transform)
-        self.train = train
-        if download:
-            self.download()
-        if not self._check_integrity():
-            raise RuntimeError(
-                "Dataset not found or corrupted. You can use download=True to download it"
-            )
-        data, self.targets = [], []
+    _not_found_msg = "Dataset not found or corrupted. You can use download=True to download it"
+
+    def _load_data(self) -> tuple[np.ndarray, list[int]]:
+        data, targets = [], []
         for file_name, _ in self.train_list if self.train else self.test_list:
             entry = _load_batch(os.path.join(self.root, self.base_folder, file_name))
             data.append(np.asarray(entry["data"], dtype=np.uint8))
-            self.targets.extend(entry["labels"] if "labels" in entry else entry["fine_labels"])
-        self.data = np.vstack(data).reshape(-1, 3, 32, 32).transpose((0, 2, 3, 1))
+            targets.extend(entry["labels"] if "labels" in entry else entry["fine_labels"])
         self._load_meta()
+        return np.vstack(data).reshape(-1, 3, 32, 32).transpose((0, 2, 3, 1)), targets
 
     def _load_meta(self) -> None:
         path = os.path.join(self.root, self.base_folder, self.meta["filename"])
@@ -97,20 +82,6 @@ class CIFAR10(VisionDataset):
                 "You can use download=True to download it"
             )
         self.classes = _load_batch(path)[self.meta["key"]]
-        self.class_to_idx = {_class: i for i, _class in enumerate(self.classes)}
-
-    def __getitem__(self, index: int) -> tuple[Any, Any]:
-        from PIL import Image
-
-        img, target = Image.fromarray(self.data[index]), self.targets[index]
-        if self.transform is not None:
-            img = self.transform(img)
-        if self.target_transform is not None:
-            target = self.target_transform(target)
-        return img, target
-
-    def __len__(self) -> int:
-        return len(self.data)
 
     def _check_integrity(self) -> bool:
         return all(
@@ -118,14 +89,14 @@ class CIFAR10(VisionDataset):
             for name, md5 in self.train_list + self.test_list
         )
 
+    def _check_exists(self) -> bool:
+        return self._check_integrity()
+
     def download(self) -> None:
         """Download and extract the archive unless the batches are already there."""
         if self._check_integrity():
             return
         download_and_extract_archive(self.url, self.root, filename=self.filename, md5=self.tgz_md5)
-
-    def extra_repr(self) -> str:
-        return f"Split: {'Train' if self.train is True else 'Test'}"
 
 
 class CIFAR100(CIFAR10):

@@ -5,20 +5,19 @@ from __future__ import annotations
 import gzip
 import os
 from collections.abc import Callable
-from typing import Any
 
 import numpy as np
 
 import ember
 
-from .vision import VisionDataset
+from .vision import _SplitImageDataset
 
 __all__ = ["Digits"]
 
 _DATA = os.path.join(os.path.dirname(__file__), "data", "digits.csv.gz")
 
 
-class Digits(VisionDataset):
+class Digits(_SplitImageDataset):
     """UCI optdigits: 1,797 8x8 grayscale digits, embedded in the package (no download).
 
     Pixels (0..16 in the file) are scaled to uint8 0..255 in ``data`` ``(N, 8, 8)``; items are
@@ -37,36 +36,18 @@ class Digits(VisionDataset):
         target_transform: Callable | None = None,
         split_seed: int = 0,
     ) -> None:
-        super().__init__(root, transform=transform, target_transform=target_transform)
-        self.train = train
         self.split_seed = split_seed
+        super().__init__(root, train, transform, target_transform)
+
+    def _load_data(self) -> tuple[ember.Tensor, ember.Tensor]:
         with gzip.open(_DATA, "rt") as f:
             raw = np.loadtxt(f, delimiter=",", dtype=np.int64)
         images = np.round(raw[:, :64] * (255 / 16)).astype(np.uint8).reshape(-1, 8, 8)
         n = len(raw)
         n_train = n - int(np.floor(0.2 * n))  # random_split's rounding of [0.8, 0.2]
-        perm = ember.randperm(n, generator=ember.Generator().manual_seed(split_seed)).numpy()
-        index = np.sort(perm[:n_train]) if train else np.sort(perm[n_train:])
-        self.data = ember.from_numpy(np.ascontiguousarray(images[index]))
-        self.targets = ember.from_numpy(raw[index, 64].copy())
-
-    @property
-    def class_to_idx(self) -> dict[str, int]:
-        return {c: i for i, c in enumerate(self.classes)}
-
-    def __getitem__(self, index: int) -> tuple[Any, Any]:
-        from PIL import Image
-
-        img = Image.fromarray(np.ascontiguousarray(self.data[index].numpy()))
-        target = int(self.targets[index])
-        if self.transform is not None:
-            img = self.transform(img)
-        if self.target_transform is not None:
-            target = self.target_transform(target)
-        return img, target
-
-    def __len__(self) -> int:
-        return len(self.data)
-
-    def extra_repr(self) -> str:
-        return f"Split: {'Train' if self.train is True else 'Test'}"
+        perm = ember.randperm(n, generator=ember.Generator().manual_seed(self.split_seed)).numpy()
+        index = np.sort(perm[:n_train]) if self.train else np.sort(perm[n_train:])
+        return (
+            ember.from_numpy(np.ascontiguousarray(images[index])),
+            ember.from_numpy(raw[index, 64].copy()),
+        )

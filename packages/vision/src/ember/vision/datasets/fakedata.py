@@ -49,11 +49,7 @@ class FakeData(VisionDataset):
         # ToPILImage's float path: scale by 255 and wrap to uint8 (as a C cast would)
         arr = (img.numpy() * np.float32(255)).astype(np.int64).astype(np.uint8)
         arr = arr[0] if arr.shape[0] == 1 else np.ascontiguousarray(arr.transpose(1, 2, 0))
-        pil = Image.fromarray(arr)
-        if self.transform is not None:
-            pil = self.transform(pil)
-        if self.target_transform is not None:
-            target = self.target_transform(target)
+        pil, target = self._transform_pair(Image.fromarray(arr), target)
         return pil, target.item() if isinstance(target, ember.Tensor) else target
 
     def __len__(self) -> int:

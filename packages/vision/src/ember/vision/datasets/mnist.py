@@ -4,15 +4,13 @@ from __future__ import annotations
 
 import gzip
 import os
-from collections.abc import Callable
-from typing import Any
 
 import numpy as np
 
 import ember
 
 from .utils import check_integrity, download_and_extract_archive
-from .vision import VisionDataset
+from .vision import _SplitImageDataset
 
 __all__ = [
     "MNIST",
@@ -53,27 +51,41 @@ def read_sn3_pascalvincent_tensor(path: str, strict: bool = True) -> ember.Tenso
     return ember.from_numpy(parsed.reshape(shape))
 
 
-def read_label_file(path: str) -> ember.Tensor:
-    """IDX labels as an int64 vector."""
+def _read_uint8_file(path: str, ndim: int) -> ember.Tensor:
+    """A uint8 IDX file of ``ndim`` dimensions, with torchvision's errors otherwise."""
     x = read_sn3_pascalvincent_tensor(path, strict=False)
     if x.dtype != ember.uint8:
         raise TypeError(f"x should be of dtype torch.uint8 instead of {x.dtype}")
-    if x.ndimension() != 1:
-        raise ValueError(f"x should have 1 dimension instead of {x.ndimension()}")
-    return x.long()
+    if x.ndimension() != ndim:
+        raise ValueError(f"x should have {ndim} dimension instead of {x.ndimension()}")
+    return x
+
+
+def read_label_file(path: str) -> ember.Tensor:
+    """IDX labels as an int64 vector."""
+    return _read_uint8_file(path, 1).long()
 
 
 def read_image_file(path: str) -> ember.Tensor:
     """IDX images as a uint8 ``(N, H, W)`` tensor."""
-    x = read_sn3_pascalvincent_tensor(path, strict=False)
-    if x.dtype != ember.uint8:
-        raise TypeError(f"x should be of dtype torch.uint8 instead of {x.dtype}")
-    if x.ndimension() != 3:
-        raise ValueError(f"x should have 3 dimension instead of {x.ndimension()}")
-    return x
+    return _read_uint8_file(path, 3)
 
 
-class MNIST(VisionDataset):
+#: the four IDX files of an MNIST-like dataset, in ``resources`` order
+_IDX_FILES = (
+    "train-images-idx3-ubyte.gz",
+    "train-labels-idx1-ubyte.gz",
+    "t10k-images-idx3-ubyte.gz",
+    "t10k-labels-idx1-ubyte.gz",
+)
+
+
+def _resources(*md5s: str) -> list[tuple[str, str]]:
+    """``resources``: each of :data:`_IDX_FILES` with its MD5."""
+    return list(zip(_IDX_FILES, md5s, strict=True))
+
+
+class MNIST(_SplitImageDataset):
     """`MNIST <http://yann.lecun.com/exdb/mnist/>`_ handwritten digits.
 
     Reads ``root/<ClassName>/raw/{train,t10k}-{images-idx3,labels-idx1}-ubyte`` (or the same
@@ -85,12 +97,12 @@ class MNIST(VisionDataset):
         "https://ossci-datasets.s3.amazonaws.com/mnist/",
         "http://yann.lecun.com/exdb/mnist/",
     ]
-    resources = [
-        ("train-images-idx3-ubyte.gz", "f68b3c2dcbeaaa9fbdd348bbdeb94873"),
-        ("train-labels-idx1-ubyte.gz", "d53e105ee54ea40749a09fcbcd1e9432"),
-        ("t10k-images-idx3-ubyte.gz", "9fb629c4189551a2d022fa330f9573f3"),
-        ("t10k-labels-idx1-ubyte.gz", "ec29112dd5afa0611ce80d1b7f02629c"),
-    ]
+    resources = _resources(
+        "f68b3c2dcbeaaa9fbdd348bbdeb94873",
+        "d53e105ee54ea40749a09fcbcd1e9432",
+        "9fb629c4189551a2d022fa330f9573f3",
+        "ec29112dd5afa0611ce80d1b7f02629c",
+    )
     classes = [
         "0 - zero",
         "1 - one",
@@ -104,22 +116,6 @@ class MNIST(VisionDataset):
         "9 - nine",
     ]
 
-    def __init__(
-        self,
-        root,
-        train: bool = True,
-        transform: Callable | None = None,
-        target_transform: Callable | None = None,
-        download: bool = False,
-    ) -> None:
-        super().__init__(root, transform=transform, target_transform=target_transform)
-        self.train = train
-        if download:
-            self.download()
-        if not self._check_exists():
-            raise RuntimeError("Dataset not found. You can use download=True to download it")
-        self.data, self.targets = self._load_data()
-
     def _split_file(self, kind: str) -> str:
         name = "images-idx3" if kind == "images" else "labels-idx1"
         return os.path.join(self.raw_folder, f"{'train' if self.train else 't10k'}-{name}-ubyte")
@@ -129,20 +125,6 @@ class MNIST(VisionDataset):
             self._split_file("labels")
         )
 
-    def __getitem__(self, index: int) -> tuple[Any, Any]:
-        from PIL import Image
-
-        img, target = self.data[index], int(self.targets[index])
-        img = Image.fromarray(np.ascontiguousarray(img.numpy()))
-        if self.transform is not None:
-            img = self.transform(img)
-        if self.target_transform is not None:
-            target = self.target_transform(target)
-        return img, target
-
-    def __len__(self) -> int:
-        return len(self.data)
-
     @property
     def raw_folder(self) -> str:
         return os.path.join(self.root, self.__class__.__name__, "raw")
@@ -150,10 +132,6 @@ class MNIST(VisionDataset):
     @property
     def processed_folder(self) -> str:
         return os.path.join(self.root, self.__class__.__name__, "processed")
-
-    @property
-    def class_to_idx(self) -> dict[str, int]:
-        return {_class: i for i, _class in enumerate(self.classes)}
 
     def _check_exists(self) -> bool:
         def present(name: str) -> bool:
@@ -190,21 +168,18 @@ class MNIST(VisionDataset):
                     s += f"Tried {mirror}, got:\n{err!s}\n"
                 raise RuntimeError(s)
 
-    def extra_repr(self) -> str:
-        return f"Split: {'Train' if self.train is True else 'Test'}"
-
 
 class FashionMNIST(MNIST):
     """`Fashion-MNIST <https://github.com/zalandoresearch/fashion-mnist>`_ (Zalando, MIT):
     28x28 clothing images."""
 
     mirrors = ["http://fashion-mnist.s3-website.eu-central-1.amazonaws.com/"]
-    resources = [
-        ("train-images-idx3-ubyte.gz", "8d4fb7e6c68d591d4c3dfef9ec88bf0d"),
-        ("train-labels-idx1-ubyte.gz", "25c81989df183df01b3e8a0aad5dffbe"),
-        ("t10k-images-idx3-ubyte.gz", "bef4ecab320f06d8554ea6380940ec79"),
-        ("t10k-labels-idx1-ubyte.gz", "bb300cfdad3c16e7a12a480ee83cd310"),
-    ]
+    resources = _resources(
+        "8d4fb7e6c68d591d4c3dfef9ec88bf0d",
+        "25c81989df183df01b3e8a0aad5dffbe",
+        "bef4ecab320f06d8554ea6380940ec79",
+        "bb300cfdad3c16e7a12a480ee83cd310",
+    )
     classes = [
         "T-shirt/top",
         "Trouser",
@@ -223,10 +198,10 @@ class KMNIST(MNIST):
     """`Kuzushiji-MNIST <https://github.com/rois-codh/kmnist>`_: 28x28 cursive Japanese."""
 
     mirrors = ["http://codh.rois.ac.jp/kmnist/dataset/kmnist/"]
-    resources = [
-        ("train-images-idx3-ubyte.gz", "bdb82020997e1d708af4cf47b453dcf7"),
-        ("train-labels-idx1-ubyte.gz", "e144d726b3acfaa3e44228e80efcd344"),
-        ("t10k-images-idx3-ubyte.gz", "5c965bf0a639b31b8f53240b1b52f4d7"),
-        ("t10k-labels-idx1-ubyte.gz", "7320c461ea6c1c855c0b718fb2a4b134"),
-    ]
+    resources = _resources(
+        "bdb82020997e1d708af4cf47b453dcf7",
+        "e144d726b3acfaa3e44228e80efcd344",
+        "5c965bf0a639b31b8f53240b1b52f4d7",
+        "7320c461ea6c1c855c0b718fb2a4b134",
+    )
     classes = ["o", "ki", "su", "tsu", "na", "ha", "ma", "ya", "re", "wo"]

@@ -8,6 +8,7 @@ import hashlib
 import lzma
 import os
 import pathlib
+import shutil
 import stat
 import tarfile
 import zipfile
@@ -72,6 +73,8 @@ def download_url(
         raise RuntimeError("File not found or corrupted.")
 
 
+_CHUNK = 1 << 20  # bytes copied at a time when extracting
+
 _COMPRESSED = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}
 _ALIASES = {
     ".tgz": (".tar", ".gz"),
@@ -125,49 +128,52 @@ def _member_target(to_path: str, name: str, archive) -> str:
     return target
 
 
+def _extract_members(from_path, to_path: str, members, open_member) -> None:
+    """Write ``members`` (``(name, is_dir, unsafe_kind or None, member)``) under ``to_path``.
+
+    Every member is checked before anything is written: a path leaving ``to_path`` or an
+    ``unsafe_kind`` (a link, a device, ...) raises :class:`UnsafeArchiveError`. Files are
+    copied from ``open_member(member)``."""
+    for name, _, unsafe_kind, _ in members:
+        _member_target(to_path, name, from_path)
+        if unsafe_kind is not None:
+            raise UnsafeArchiveError(
+                f"Refusing to extract {name!r} from {from_path}: it is a {unsafe_kind}"
+            )
+    for name, is_dir, _, member in members:
+        target = _member_target(to_path, name, from_path)
+        if is_dir:
+            os.makedirs(target, exist_ok=True)
+            continue
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        with open_member(member) as src, open(target, "wb") as dst:
+            shutil.copyfileobj(src, dst, _CHUNK)
+
+
+def _tar_unsafe_kind(m: tarfile.TarInfo) -> str | None:
+    if m.isfile() or m.isdir():
+        return None
+    return "link" if (m.issym() or m.islnk()) else "device or special file"
+
+
+def _zip_unsafe_kind(info: zipfile.ZipInfo) -> str | None:
+    kind = stat.S_IFMT(info.external_attr >> 16)  # 0 when the archiver stored no type
+    if kind in (0, stat.S_IFREG, stat.S_IFDIR):
+        return None
+    return "link" if kind == stat.S_IFLNK else "device or special file"
+
+
 def _extract_tar(from_path, to_path: str, compression: str | None) -> None:
     mode = f"r:{compression[1:]}" if compression else "r"
     with tarfile.open(from_path, mode) as tar:
-        members = tar.getmembers()
-        for m in members:  # check everything before writing anything
-            _member_target(to_path, m.name, from_path)
-            if not (m.isfile() or m.isdir()):
-                kind = "link" if (m.issym() or m.islnk()) else "device or special file"
-                raise UnsafeArchiveError(
-                    f"Refusing to extract {m.name!r} from {from_path}: it is a {kind}"
-                )
-        for m in members:
-            target = _member_target(to_path, m.name, from_path)
-            if m.isdir():
-                os.makedirs(target, exist_ok=True)
-                continue
-            os.makedirs(os.path.dirname(target), exist_ok=True)
-            src = tar.extractfile(m)
-            with src, open(target, "wb") as dst:
-                while chunk := src.read(1 << 20):
-                    dst.write(chunk)
+        members = [(m.name, m.isdir(), _tar_unsafe_kind(m), m) for m in tar.getmembers()]
+        _extract_members(from_path, to_path, members, tar.extractfile)
 
 
 def _extract_zip(from_path, to_path: str, compression: str | None) -> None:
     with zipfile.ZipFile(from_path) as zf:
-        infos = zf.infolist()
-        for info in infos:
-            _member_target(to_path, info.filename, from_path)
-            kind = stat.S_IFMT(info.external_attr >> 16)  # 0 when the archiver stored no type
-            if kind not in (0, stat.S_IFREG, stat.S_IFDIR):
-                kind = "link" if kind == stat.S_IFLNK else "device or special file"
-                raise UnsafeArchiveError(
-                    f"Refusing to extract {info.filename!r} from {from_path}: it is a {kind}"
-                )
-        for info in infos:
-            target = _member_target(to_path, info.filename, from_path)
-            if info.is_dir():
-                os.makedirs(target, exist_ok=True)
-                continue
-            os.makedirs(os.path.dirname(target), exist_ok=True)
-            with zf.open(info) as src, open(target, "wb") as dst:
-                while chunk := src.read(1 << 20):
-                    dst.write(chunk)
+        members = [(i.filename, i.is_dir(), _zip_unsafe_kind(i), i) for i in zf.infolist()]
+        _extract_members(from_path, to_path, members, zf.open)
 
 
 _EXTRACTORS = {".tar": _extract_tar, ".zip": _extract_zip}
@@ -178,8 +184,7 @@ def _decompress(from_path, to_path, remove_finished: bool = False) -> pathlib.Pa
     if not compression:
         raise RuntimeError(f"Couldn't detect a compression from suffix {suffix}.")
     with _COMPRESSED[compression](from_path, "rb") as rfh, open(to_path, "wb") as wfh:
-        while chunk := rfh.read(1 << 20):
-            wfh.write(chunk)
+        shutil.copyfileobj(rfh, wfh, _CHUNK)
     if remove_finished:
         os.remove(from_path)
     return pathlib.Path(to_path)

@@ -6,6 +6,9 @@ import os
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
+from ember import Tensor
 from ember.data import Dataset
 
 __all__ = ["VisionDataset", "StandardTransform"]
@@ -61,6 +64,72 @@ class VisionDataset(Dataset):
     def extra_repr(self) -> str:
         return ""
 
+    def _transform_pair(self, input: Any, target: Any) -> tuple[Any, Any]:
+        """``(transform(input), target_transform(target))``, each when set; reads the attributes
+        at every call, so reassigning ``dataset.transform`` takes effect."""
+        return _apply_transforms(self.transform, self.target_transform, input, target)
+
+
+class _SplitImageDataset(VisionDataset):
+    """Images held in memory as ``data`` (uint8 ``(N, H, W)`` or ``(N, H, W, C)``, an array or a
+    tensor) with integer ``targets``, the train or test split of a dataset; items are
+    ``(PIL image, int label)``. ``download=True`` calls the subclass's ``download()`` first;
+    then ``_not_found_msg`` is raised unless ``_check_exists()``, and ``_load_data()`` gives
+    ``(data, targets)``."""
+
+    _not_found_msg = "Dataset not found. You can use download=True to download it"
+
+    def __init__(
+        self,
+        root,
+        train: bool = True,
+        transform: Callable | None = None,
+        target_transform: Callable | None = None,
+        download: bool = False,
+    ) -> None:
+        super().__init__(root, transform=transform, target_transform=target_transform)
+        self.train = train
+        if download:
+            self.download()
+        if not self._check_exists():
+            raise RuntimeError(self._not_found_msg)
+        self.data, self.targets = self._load_data()
+
+    def _load_data(self) -> tuple[Any, Any]:
+        raise NotImplementedError
+
+    def _check_exists(self) -> bool:
+        return True
+
+    @property
+    def class_to_idx(self) -> dict[str, int]:
+        return {_class: i for i, _class in enumerate(self.classes)}
+
+    def __getitem__(self, index: int) -> tuple[Any, Any]:
+        from PIL import Image
+
+        img = self.data[index]
+        if isinstance(img, Tensor):
+            img = img.numpy()
+        img = Image.fromarray(np.ascontiguousarray(img))
+        return self._transform_pair(img, int(self.targets[index]))
+
+    def __len__(self) -> int:
+        return len(self.data)
+
+    def extra_repr(self) -> str:
+        return f"Split: {'Train' if self.train is True else 'Test'}"
+
+
+def _apply_transforms(
+    transform: Callable | None, target_transform: Callable | None, input: Any, target: Any
+) -> tuple[Any, Any]:
+    if transform is not None:
+        input = transform(input)
+    if target_transform is not None:
+        target = target_transform(target)
+    return input, target
+
 
 def _format_transform_repr(transform: Callable, head: str) -> list[str]:
     lines = repr(transform).splitlines()
@@ -77,11 +146,7 @@ class StandardTransform:
         self.target_transform = target_transform
 
     def __call__(self, input: Any, target: Any) -> tuple[Any, Any]:
-        if self.transform is not None:
-            input = self.transform(input)
-        if self.target_transform is not None:
-            target = self.target_transform(target)
-        return input, target
+        return _apply_transforms(self.transform, self.target_transform, input, target)
 
     def __repr__(self) -> str:
         body = [self.__class__.__name__]

@@ -6,16 +6,10 @@ from __future__ import annotations
 
 from ember import Tensor
 
-from .roi_align import Bilinear, Plan, _pair, _pool, _RoIModule, _rois_from, check_rois
+from .roi_align import Bilinear, _pair, _plan, _pool, _RoIModule
 from .roi_pool import QuantizedBins
 
 __all__ = ["ps_roi_align", "PSRoIAlign", "ps_roi_pool", "PSRoIPool"]
-
-
-def _ps_pool(input: Tensor, boxes, op: str, name: str, sampler, adjoint) -> Tensor:
-    rois = _rois_from(boxes)
-    check_rois(input, rois, op, position_sensitive=True, out_hw=sampler.out_hw)
-    return _pool(input, Plan(name, sampler, rois._data, tuple(input.shape), True, adjoint))
 
 
 def ps_roi_align(
@@ -31,7 +25,7 @@ def ps_roi_align(
     As in torchvision, a bin without samples (an empty roi) is NaN and passes no gradient."""
     sampler = Bilinear(spatial_scale, _pair(output_size), sampling_ratio, True)
     forward = sampler._replace(clamp_count=False)
-    return _ps_pool(input, boxes, "ps_roi_align", "PsRoiAlign", forward, sampler)
+    return _pool(input, _plan(input, boxes, "ps_roi_align", "PsRoiAlign", forward, True, sampler))
 
 
 def ps_roi_pool(input: Tensor, boxes, output_size, spatial_scale: float = 1.0) -> Tensor:
@@ -42,9 +36,8 @@ def ps_roi_pool(input: Tensor, boxes, output_size, spatial_scale: float = 1.0) -
     the gradient spreads each bin over its extent clipped to ``[0, H)`` x ``[0, W)``: for bins
     reaching the last row or column the gradient is not the forward's exact derivative."""
     sampler = QuantizedBins(spatial_scale, _pair(output_size), 0, 1)
-    return _ps_pool(
-        input, boxes, "ps_roi_pool", "PsRoiPool", sampler, sampler._replace(last=0)
-    )
+    adjoint = sampler._replace(last=0)
+    return _pool(input, _plan(input, boxes, "ps_roi_pool", "PsRoiPool", sampler, True, adjoint))
 
 
 class PSRoIAlign(_RoIModule):
@@ -54,19 +47,11 @@ class PSRoIAlign(_RoIModule):
     _op = staticmethod(ps_roi_align)
 
     def __init__(self, output_size, spatial_scale: float, sampling_ratio: int):
-        super().__init__()
-        self.output_size = output_size
-        self.spatial_scale = spatial_scale
+        super().__init__(output_size, spatial_scale)
         self.sampling_ratio = sampling_ratio
 
 
 class PSRoIPool(_RoIModule):
     """Module form of :func:`ps_roi_pool`."""
 
-    _args = ("output_size", "spatial_scale")
     _op = staticmethod(ps_roi_pool)
-
-    def __init__(self, output_size, spatial_scale: float):
-        super().__init__()
-        self.output_size = output_size
-        self.spatial_scale = spatial_scale

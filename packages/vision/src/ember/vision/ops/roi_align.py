@@ -281,6 +281,14 @@ def _rois_from(boxes) -> Tensor:
     return boxes
 
 
+def _plan(input: Tensor, boxes, op: str, name: str, sampler, ps: bool = False, adjoint=None):
+    """The :class:`Plan` of ``sampler`` over ``boxes`` (checked as torchvision's ``op`` kernel
+    checks them against ``input``); ``ps`` for the position-sensitive ops."""
+    rois = _rois_from(boxes)
+    check_rois(input, rois, op, position_sensitive=ps, out_hw=sampler.out_hw)
+    return Plan(name, sampler, rois._data, tuple(input.shape), ps, adjoint)
+
+
 def roi_align(
     input: Tensor,
     boxes,
@@ -295,23 +303,21 @@ def roi_align(
     ``Tensor[L, 4]`` per image; ``sampling_ratio <= 0`` picks ``ceil(roi_size / output_size)``
     samples per bin adaptively. Differentiable with respect to ``input``.
     """
-    rois = _rois_from(boxes)
-    check_rois(input, rois, "roi_align")
-    out_hw = _pair(output_size)
-    plan = Plan(
-        "RoiAlign",
-        Bilinear(spatial_scale, out_hw, sampling_ratio, bool(aligned)),
-        rois._data,
-        tuple(input.shape),
-    )
-    return _pool(input, plan)
+    sampler = Bilinear(spatial_scale, _pair(output_size), sampling_ratio, bool(aligned))
+    return _pool(input, _plan(input, boxes, "roi_align", "RoiAlign", sampler))
 
 
 class _RoIModule(nn.Module):
     """The module form of a roi op: the op's arguments after ``(input, rois)`` are attributes
-    named by ``_args``, passed in that order; the repr lists them as torchvision's does."""
+    named by ``_args``, passed in that order; the repr lists them as torchvision's does. The
+    ops all take ``(output_size, spatial_scale)`` first; subclasses store any others."""
 
-    _args: tuple = ()
+    _args: tuple = ("output_size", "spatial_scale")
+
+    def __init__(self, output_size, spatial_scale: float):
+        super().__init__()
+        self.output_size = output_size
+        self.spatial_scale = spatial_scale
 
     def forward(self, input: Tensor, rois) -> Tensor:
         return type(self)._op(input, rois, *(getattr(self, a) for a in self._args))
@@ -330,8 +336,6 @@ class RoIAlign(_RoIModule):
     def __init__(
         self, output_size, spatial_scale: float, sampling_ratio: int, aligned: bool = False
     ):
-        super().__init__()
-        self.output_size = output_size
-        self.spatial_scale = spatial_scale
+        super().__init__(output_size, spatial_scale)
         self.sampling_ratio = sampling_ratio
         self.aligned = aligned

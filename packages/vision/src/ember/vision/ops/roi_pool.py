@@ -13,9 +13,8 @@ from ember.ops import api
 from .roi_align import (
     Plan,
     _pair,
+    _plan,
     _RoIModule,
-    _rois_from,
-    check_rois,
     gather_table,
     roi_blocks,
     sample_plan,
@@ -181,22 +180,11 @@ def roi_pool(input: Tensor, boxes, output_size, spatial_scale: float = 1.0) -> T
     ``Tensor[L, 4]`` per image; empty bins give 0. Differentiable with respect to ``input``
     (each bin's gradient goes to its argmax).
     """
-    rois = _rois_from(boxes)
-    check_rois(input, rois, "roi_pool")
-    out_hw = _pair(output_size)
-    plan = Plan(
-        "RoiPool", QuantizedBins(spatial_scale, out_hw, 1, 0), rois._data, tuple(input.shape)
-    )
-    return _max_pool(input, plan)
+    sampler = QuantizedBins(spatial_scale, _pair(output_size), 1, 0)
+    return _max_pool(input, _plan(input, boxes, "roi_pool", "RoiPool", sampler))
 
 
 class RoIPool(_RoIModule):
     """Module form of :func:`roi_pool`."""
 
-    _args = ("output_size", "spatial_scale")
     _op = staticmethod(roi_pool)
-
-    def __init__(self, output_size, spatial_scale: float):
-        super().__init__()
-        self.output_size = output_size
-        self.spatial_scale = spatial_scale

@@ -182,12 +182,16 @@ def resize(img: Image.Image, size: list[int], interpolation: int = Image.BILINEA
     return img.resize(tuple(size[::-1]), interpolation)
 
 
+def _transform(img: Image.Image, method: int, data: list[float], interpolation: int, fill):
+    """``img.transform`` onto its own size, with ``fill`` for the pixels mapped from outside."""
+    _check(img)
+    return img.transform(img.size, method, data, interpolation, **_parse_fill(fill, img))
+
+
 def affine(
     img: Image.Image, matrix: list[float], interpolation: int = Image.NEAREST, fill=None
 ) -> Image.Image:
-    _check(img)
-    opts = _parse_fill(fill, img)
-    return img.transform(img.size, Image.AFFINE, matrix, interpolation, **opts)
+    return _transform(img, Image.AFFINE, matrix, interpolation, fill)
 
 
 def rotate(
@@ -206,9 +210,7 @@ def rotate(
 def perspective(
     img: Image.Image, perspective_coeffs: list[float], interpolation: int = Image.BICUBIC, fill=None
 ) -> Image.Image:
-    _check(img)
-    opts = _parse_fill(fill, img)
-    return img.transform(img.size, Image.PERSPECTIVE, perspective_coeffs, interpolation, **opts)
+    return _transform(img, Image.PERSPECTIVE, perspective_coeffs, interpolation, fill)
 
 
 def to_grayscale(img: Image.Image, num_output_channels: int) -> Image.Image:

@@ -64,6 +64,36 @@ def _assert_channels(img: Tensor, permitted: list[int]) -> None:
         )
 
 
+def _assert_min_3d(img: Tensor) -> None:
+    if img.ndim < 3:
+        raise TypeError(
+            f"Input image tensor should have at least 3 dimensions, but found {img.ndim}"
+        )
+
+
+def _assert_uint8(img: Tensor) -> None:
+    if img.dtype != ember.uint8:
+        raise TypeError(f"Only torch.uint8 image tensors are supported, but found {img.dtype}")
+
+
+def _check_adjust_args(img: Tensor, name: str, factor: float, channels=(1, 3)) -> None:
+    """The checks of the ``adjust_*`` ops: a non-negative factor, an image of ``channels``."""
+    if factor < 0:
+        raise ValueError(f"{name} ({factor}) is not non-negative.")
+    _assert_image_tensor(img)
+    _assert_channels(img, list(channels))
+
+
+def _assert_image_3d(img: Tensor, uint8: bool = False) -> None:
+    """torchvision's checks of the colour point ops: an image tensor of at least 3 dimensions
+    (of dtype uint8 with ``uint8``) and 1 or 3 channels, in that order."""
+    _assert_image_tensor(img)
+    _assert_min_3d(img)
+    if uint8:
+        _assert_uint8(img)
+    _assert_channels(img, [1, 3])
+
+
 # -- dtype conversion ---------------------------------------------------------------------
 
 
@@ -541,10 +571,7 @@ def _gray_array(a):
 
 
 def rgb_to_grayscale(img: Tensor, num_output_channels: int = 1) -> Tensor:
-    if img.ndim < 3:
-        raise TypeError(
-            f"Input image tensor should have at least 3 dimensions, but found {img.ndim}"
-        )
+    _assert_min_3d(img)
     _assert_channels(img, [1, 3])
     if num_output_channels not in (1, 3):
         raise ValueError("num_output_channels should be either 1 or 3")
@@ -557,19 +584,13 @@ def rgb_to_grayscale(img: Tensor, num_output_channels: int = 1) -> Tensor:
 
 
 def adjust_brightness(img: Tensor, brightness_factor: float) -> Tensor:
-    if brightness_factor < 0:
-        raise ValueError(f"brightness_factor ({brightness_factor}) is not non-negative.")
-    _assert_image_tensor(img)
-    _assert_channels(img, [1, 3])
+    _check_adjust_args(img, "brightness_factor", brightness_factor)
     a = img._data
     return _wrap(_blend_array(a, api.array_module(img).zeros_like(a), brightness_factor), img)
 
 
 def adjust_contrast(img: Tensor, contrast_factor: float) -> Tensor:
-    if contrast_factor < 0:
-        raise ValueError(f"contrast_factor ({contrast_factor}) is not non-negative.")
-    _assert_image_tensor(img)
-    _assert_channels(img, [3, 1])
+    _check_adjust_args(img, "contrast_factor", contrast_factor, [3, 1])
     a = img._data
     gray = _gray_array(a) if a.shape[-3] == 3 else a
     mean = (
@@ -579,10 +600,7 @@ def adjust_contrast(img: Tensor, contrast_factor: float) -> Tensor:
 
 
 def adjust_saturation(img: Tensor, saturation_factor: float) -> Tensor:
-    if saturation_factor < 0:
-        raise ValueError(f"saturation_factor ({saturation_factor}) is not non-negative.")
-    _assert_image_tensor(img)
-    _assert_channels(img, [1, 3])
+    _check_adjust_args(img, "saturation_factor", saturation_factor)
     if get_dimensions(img)[0] == 1:
         return img
     a = img._data
@@ -653,50 +671,24 @@ def adjust_gamma(img: Tensor, gamma: float, gain: float = 1) -> Tensor:
 
 
 def invert(img: Tensor) -> Tensor:
-    _assert_image_tensor(img)
-    if img.ndim < 3:
-        raise TypeError(
-            f"Input image tensor should have at least 3 dimensions, but found {img.ndim}"
-        )
-    _assert_channels(img, [1, 3])
+    _assert_image_3d(img)
     a = img._data
     return _wrap((a.dtype.type(_max_value(a.dtype)) - a).astype(a.dtype), img)
 
 
 def posterize(img: Tensor, bits: int) -> Tensor:
-    _assert_image_tensor(img)
-    if img.ndim < 3:
-        raise TypeError(
-            f"Input image tensor should have at least 3 dimensions, but found {img.ndim}"
-        )
-    if img.dtype != ember.uint8:
-        raise TypeError(f"Only torch.uint8 image tensors are supported, but found {img.dtype}")
-    _assert_channels(img, [1, 3])
+    _assert_image_3d(img, uint8=True)
     mask = np.uint8((-int(2 ** (8 - bits))) & 0xFF)
     return _wrap(img._data & mask, img)
 
 
 def solarize(img: Tensor, threshold: float) -> Tensor:
-    _assert_image_tensor(img)
-    if img.ndim < 3:
-        raise TypeError(
-            f"Input image tensor should have at least 3 dimensions, but found {img.ndim}"
-        )
-    _assert_channels(img, [1, 3])
+    _assert_image_3d(img)
     a = img._data
     if threshold > _max_value(a.dtype):
         raise TypeError("Threshold should be less than bound of img.")
     inverted = invert(img)._data
     return _wrap(api.array_module(img).where(a >= threshold, inverted, a), img)
-
-
-def _assert_image_3d(img: Tensor) -> None:
-    _assert_image_tensor(img)
-    if img.ndim < 3:
-        raise TypeError(
-            f"Input image tensor should have at least 3 dimensions, but found {img.ndim}"
-        )
-    _assert_channels(img, [1, 3])
 
 
 def _blurred_degenerate(a):
@@ -717,10 +709,7 @@ def _blurred_degenerate(a):
 
 
 def adjust_sharpness(img: Tensor, sharpness_factor: float) -> Tensor:
-    if sharpness_factor < 0:
-        raise ValueError(f"sharpness_factor ({sharpness_factor}) is not non-negative.")
-    _assert_image_tensor(img)
-    _assert_channels(img, [1, 3])
+    _check_adjust_args(img, "sharpness_factor", sharpness_factor)
     if img.shape[-1] <= 2 or img.shape[-2] <= 2:
         return img
     a = img._data
@@ -758,8 +747,7 @@ def equalize(img: Tensor) -> Tensor:
     _assert_image_tensor(img)
     if not (3 <= img.ndim <= 4):
         raise TypeError(f"Input image tensor should have 3 or 4 dimensions, but found {img.ndim}")
-    if img.dtype != ember.uint8:
-        raise TypeError(f"Only torch.uint8 image tensors are supported, but found {img.dtype}")
+    _assert_uint8(img)
     _assert_channels(img, [1, 3])
     a = img._data
     flat = a.reshape((-1,) + a.shape[-2:])

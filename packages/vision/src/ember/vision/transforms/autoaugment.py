@@ -228,7 +228,32 @@ def _randint(high: int, size=(1,)):
     return ember.randint(high, size)
 
 
-class AutoAugment(Module):
+class _AutoAugmentBase(Module):
+    """What the policies share: ``interpolation`` and ``fill`` for their geometric ops, and
+    applying a random op of an augmentation space."""
+
+    def __init__(self, interpolation: InterpolationMode, fill) -> None:
+        super().__init__()
+        self.interpolation = interpolation
+        self.fill = fill
+
+    def _apply_random_op(self, img, space: dict, pick_bin, fill):
+        """Apply an op of ``space`` drawn uniformly at magnitude bin ``pick_bin(magnitudes)``
+        (0 for magnitude-free ops), negated on a coin flip when the op is signed."""
+        names = list(space)
+        op_name = names[int(_randint(len(space)).item())]
+        magnitudes, signed = space[op_name]
+        magnitude = 0.0 if magnitudes is None else float(magnitudes[pick_bin(magnitudes)])
+        if signed and bool(_randint(2).item()):
+            magnitude *= -1.0
+        return _apply_op(img, op_name, magnitude, self.interpolation, fill)
+
+
+def _random_bin(magnitudes) -> int:
+    return int(_randint(len(magnitudes)).item())
+
+
+class AutoAugment(_AutoAugmentBase):
     """Apply one random sub-policy of a learned AutoAugment policy."""
 
     def __init__(
@@ -237,10 +262,8 @@ class AutoAugment(Module):
         interpolation: InterpolationMode = InterpolationMode.NEAREST,
         fill=None,
     ) -> None:
-        super().__init__()
+        super().__init__(interpolation, fill)
         self.policy = policy
-        self.interpolation = interpolation
-        self.fill = fill
         if policy not in _POLICY_TEXT:
             raise ValueError(f"The provided policy {policy} is not recognized.")
         self.policies = _parse_policy(_POLICY_TEXT[policy])
@@ -272,7 +295,7 @@ class AutoAugment(Module):
         return f"{self.__class__.__name__}(policy={self.policy}, fill={self.fill})"
 
 
-class RandAugment(Module):
+class RandAugment(_AutoAugmentBase):
     """Apply ``num_ops`` random ops at a fixed ``magnitude`` (Cubuk et al., 2020)."""
 
     def __init__(
@@ -283,29 +306,21 @@ class RandAugment(Module):
         interpolation: InterpolationMode = InterpolationMode.NEAREST,
         fill=None,
     ) -> None:
-        super().__init__()
+        super().__init__(interpolation, fill)
         self.num_ops = num_ops
         self.magnitude = magnitude
         self.num_magnitude_bins = num_magnitude_bins
-        self.interpolation = interpolation
-        self.fill = fill
 
     def forward(self, img):
         fill = _fill_for(img, self.fill)
         _, height, width = F.get_dimensions(img)
         space = _space(self.num_magnitude_bins, (height, width))
-        names = list(space)
         for _ in range(self.num_ops):
-            op_name = names[int(_randint(len(space)).item())]
-            magnitudes, signed = space[op_name]
-            magnitude = float(magnitudes[self.magnitude]) if magnitudes is not None else 0.0
-            if signed and bool(_randint(2).item()):
-                magnitude *= -1.0
-            img = _apply_op(img, op_name, magnitude, self.interpolation, fill)
+            img = self._apply_random_op(img, space, lambda _: self.magnitude, fill)
         return img
 
 
-class TrivialAugmentWide(Module):
+class TrivialAugmentWide(_AutoAugmentBase):
     """Apply one random op at a random magnitude (Müller & Hutter, 2021)."""
 
     def __init__(
@@ -314,26 +329,16 @@ class TrivialAugmentWide(Module):
         interpolation: InterpolationMode = InterpolationMode.NEAREST,
         fill=None,
     ) -> None:
-        super().__init__()
+        super().__init__(interpolation, fill)
         self.num_magnitude_bins = num_magnitude_bins
-        self.interpolation = interpolation
-        self.fill = fill
 
     def forward(self, img):
         fill = _fill_for(img, self.fill)
         space = _space(self.num_magnitude_bins, (0, 0), wide=True)
-        names = list(space)
-        op_name = names[int(_randint(len(space)).item())]
-        magnitudes, signed = space[op_name]
-        magnitude = 0.0
-        if magnitudes is not None:
-            magnitude = float(magnitudes[int(_randint(len(magnitudes)).item())])
-        if signed and bool(_randint(2).item()):
-            magnitude *= -1.0
-        return _apply_op(img, op_name, magnitude, self.interpolation, fill)
+        return self._apply_random_op(img, space, _random_bin, fill)
 
 
-class AugMix(Module):
+class AugMix(_AutoAugmentBase):
     """AugMix (Hendrycks et al., 2020): a Beta-weighted mix of the image with a
     Dirichlet-weighted sum of ``mixture_width`` chains of random ops."""
 
@@ -349,7 +354,7 @@ class AugMix(Module):
         interpolation: InterpolationMode = InterpolationMode.BILINEAR,
         fill=None,
     ) -> None:
-        super().__init__()
+        super().__init__(interpolation, fill)
         if not (1 <= severity <= self._PARAMETER_MAX):
             raise ValueError(
                 f"The severity must be between [1, {self._PARAMETER_MAX}]. Got {severity} instead."
@@ -359,8 +364,6 @@ class AugMix(Module):
         self.chain_depth = chain_depth
         self.alpha = alpha
         self.all_ops = all_ops
-        self.interpolation = interpolation
-        self.fill = fill
 
     def _augmentation_space(self, num_bins: int, image_size) -> dict:
         """op name -> (magnitudes as float32 array, or None; signed), in torchvision's order."""
@@ -401,7 +404,6 @@ class AugMix(Module):
         else:
             img = F.pil_to_tensor(orig_img)
         op_meta = self._augmentation_space(self._PARAMETER_MAX, (height, width))
-        names = list(op_meta)
         orig_dims = list(img.shape)
         batch = img.view([1] * max(4 - img.ndim, 0) + orig_dims)
         n = batch.shape[0]
@@ -411,20 +413,17 @@ class AugMix(Module):
         weights = ember.tensor([self.alpha] * self.mixture_width, device=batch.device)
         combined_weights = self._sample_dirichlet(weights.expand(n, -1)) * m[:, 1].view([n, -1])
         mix = m[:, 0].view(batch_dims) * batch
+
+        def severity_bin(_magnitudes) -> int:
+            return int(_randint(self.severity).item())
+
         for i in range(self.mixture_width):
             aug = batch
             depth = self.chain_depth
             if depth <= 0:
                 depth = int(ember.randint(1, 4, (1,)).item())
             for _ in range(depth):
-                op_name = names[int(_randint(len(op_meta)).item())]
-                magnitudes, signed = op_meta[op_name]
-                magnitude = 0.0
-                if magnitudes is not None:
-                    magnitude = float(magnitudes[int(_randint(self.severity).item())])
-                if signed and bool(_randint(2).item()):
-                    magnitude *= -1.0
-                aug = _apply_op(aug, op_name, magnitude, self.interpolation, fill)
+                aug = self._apply_random_op(aug, op_meta, severity_bin, fill)
             mix.add_(combined_weights[:, i].view(batch_dims) * aug)
         mix = mix.view(orig_dims).to(dtype=img.dtype)
         if not isinstance(orig_img, Tensor):

@@ -128,6 +128,49 @@ def _tensor_fill(img, fill, channels):
 _SIZE_MSG = "Please provide only two dimensions (h, w) for size."
 
 
+def _check_scale_ratio(scale, ratio):
+    """``(scale, ratio)`` of a random box, checked as torchvision does (a warning when a range
+    is reversed)."""
+    if not isinstance(scale, Sequence):
+        raise TypeError("Scale should be a sequence")
+    if not isinstance(ratio, Sequence):
+        raise TypeError("Ratio should be a sequence")
+    if scale[0] > scale[1] or ratio[0] > ratio[1]:
+        warnings.warn("Scale and ratio should be of kind (min, max)", stacklevel=3)
+    return scale, ratio
+
+
+def _random_box_sides(area, scale, ratio):
+    """Ten draws of a box of ``area * U(scale)`` with a log-uniform aspect ratio in ``ratio``:
+    ``(round(sqrt(a * r)), round(sqrt(a / r)))`` each, drawn as late as torchvision draws."""
+    log_ratio = ember.log(ember.tensor(ratio))
+    lo, hi = float(log_ratio[0].item()), float(log_ratio[1].item())
+    for _ in range(10):
+        box_area = area * _uniform(scale[0], scale[1])
+        aspect_ratio = float(ember.exp(ember.empty(1).uniform_(lo, hi)).item())
+        yield (
+            int(round(math.sqrt(box_area * aspect_ratio))),
+            int(round(math.sqrt(box_area / aspect_ratio))),
+        )
+
+
+def _apply_in_turn(transforms, img):
+    for t in transforms:
+        img = t(img)
+    return img
+
+
+def _repr_no_args(self) -> str:
+    """``Name()``: the repr of the transforms that print no arguments."""
+    return f"{self.__class__.__name__}()"
+
+
+def _repr_transforms(self) -> str:
+    """``Name(`` then each of ``self.transforms`` on its own indented line, then ``)``."""
+    body = "".join(f"\n    {t}" for t in self.transforms)
+    return f"{self.__class__.__name__}({body}\n)"
+
+
 class Compose:
     """Chain transforms."""
 
@@ -135,13 +178,9 @@ class Compose:
         self.transforms = transforms
 
     def __call__(self, img):
-        for t in self.transforms:
-            img = t(img)
-        return img
+        return _apply_in_turn(self.transforms, img)
 
-    def __repr__(self) -> str:
-        body = "".join(f"\n    {t}" for t in self.transforms)
-        return f"{self.__class__.__name__}({body}\n)"
+    __repr__ = _repr_transforms
 
 
 class ToTensor:
@@ -150,8 +189,7 @@ class ToTensor:
     def __call__(self, pic):
         return F.to_tensor(pic)
 
-    def __repr__(self) -> str:
-        return f"{self.__class__.__name__}()"
+    __repr__ = _repr_no_args
 
 
 class PILToTensor:
@@ -160,8 +198,7 @@ class PILToTensor:
     def __call__(self, pic):
         return F.pil_to_tensor(pic)
 
-    def __repr__(self) -> str:
-        return f"{self.__class__.__name__}()"
+    __repr__ = _repr_no_args
 
 
 class ConvertImageDtype(Module):
@@ -235,15 +272,23 @@ class Resize(Module):
         )
 
 
-class CenterCrop(Module):
-    """Crop the centre (zero-padded when larger than the image)."""
+class _FixedCrop(Module):
+    """``_fn(img, size)`` with ``size`` an int or a one- or two-element ``(h, w)``."""
+
+    _fn = None
 
     def __init__(self, size):
         super().__init__()
         self.size = _setup_size(size, error_msg=_SIZE_MSG)
 
     def forward(self, img):
-        return F.center_crop(img, self.size)
+        return type(self)._fn(img, self.size)
+
+
+class CenterCrop(_FixedCrop):
+    """Crop the centre (zero-padded when larger than the image)."""
+
+    _fn = staticmethod(F.center_crop)
 
     def __repr__(self) -> str:
         return f"{self.__class__.__name__}(size={self.size})"
@@ -290,8 +335,7 @@ class Lambda:
     def __call__(self, img):
         return self.lambd(img)
 
-    def __repr__(self) -> str:
-        return f"{self.__class__.__name__}()"
+    __repr__ = _repr_no_args
 
 
 class RandomTransforms:
@@ -305,9 +349,7 @@ class RandomTransforms:
     def __call__(self, *args, **kwargs):
         raise NotImplementedError()
 
-    def __repr__(self) -> str:
-        body = "".join(f"\n    {t}" for t in self.transforms)
-        return f"{self.__class__.__name__}({body}\n)"
+    __repr__ = _repr_transforms
 
 
 class RandomApply(Module):
@@ -321,9 +363,7 @@ class RandomApply(Module):
     def forward(self, img):
         if self.p < float(ember.rand(1).item()):
             return img
-        for t in self.transforms:
-            img = t(img)
-        return img
+        return _apply_in_turn(self.transforms, img)
 
 
 class RandomOrder(RandomTransforms):
@@ -391,27 +431,35 @@ class RandomCrop(Module):
         return f"{self.__class__.__name__}(size={self.size}, padding={self.padding})"
 
 
-class _RandomFlip(Module):
+class _RandomPointOp(Module):
+    """Apply ``_fn(img, *args)`` with probability ``p`` (``torch.rand(1) < p``), ``args`` being
+    the attributes named by ``_args``; the repr lists them then ``p``, as torchvision's does
+    (with no space after the commas)."""
+
     _fn = None
+    _args: tuple[str, ...] = ()
 
     def __init__(self, p=0.5):
         super().__init__()
         self.p = p
 
     def forward(self, img):
-        return type(self)._fn(img) if _coin(self.p) else img
+        if _coin(self.p):
+            return type(self)._fn(img, *[getattr(self, name) for name in self._args])
+        return img
 
     def __repr__(self) -> str:
-        return f"{self.__class__.__name__}(p={self.p})"
+        args = "".join(f"{name}={getattr(self, name)}," for name in self._args)
+        return f"{self.__class__.__name__}({args}p={self.p})"
 
 
-class RandomHorizontalFlip(_RandomFlip):
+class RandomHorizontalFlip(_RandomPointOp):
     """Flip horizontally with probability ``p``."""
 
     _fn = staticmethod(F.hflip)
 
 
-class RandomVerticalFlip(_RandomFlip):
+class RandomVerticalFlip(_RandomPointOp):
     """Flip vertically with probability ``p``."""
 
     _fn = staticmethod(F.vflip)
@@ -430,29 +478,15 @@ class RandomResizedCrop(Module):
     ):
         super().__init__()
         self.size = _setup_size(size, error_msg=_SIZE_MSG)
-        if not isinstance(scale, Sequence):
-            raise TypeError("Scale should be a sequence")
-        if not isinstance(ratio, Sequence):
-            raise TypeError("Ratio should be a sequence")
-        if scale[0] > scale[1] or ratio[0] > ratio[1]:
-            warnings.warn("Scale and ratio should be of kind (min, max)", stacklevel=2)
+        self.scale, self.ratio = _check_scale_ratio(scale, ratio)
         self.interpolation = _interp(interpolation)
         self.antialias = antialias
-        self.scale = scale
-        self.ratio = ratio
 
     @staticmethod
     def get_params(img, scale, ratio):
         """(top, left, height, width) of a random crop: 10 trials, then a central fallback."""
         _, height, width = F.get_dimensions(img)
-        area = height * width
-        log_ratio = ember.log(ember.tensor(ratio))
-        lo, hi = float(log_ratio[0].item()), float(log_ratio[1].item())
-        for _ in range(10):
-            target_area = area * _uniform(scale[0], scale[1])
-            aspect_ratio = float(ember.exp(ember.empty(1).uniform_(lo, hi)).item())
-            w = int(round(math.sqrt(target_area * aspect_ratio)))
-            h = int(round(math.sqrt(target_area / aspect_ratio)))
+        for w, h in _random_box_sides(height * width, scale, ratio):
             if 0 < w <= width and 0 < h <= height:
                 i = _randint(0, height - h + 1)
                 j = _randint(0, width - w + 1)
@@ -484,23 +518,17 @@ class RandomResizedCrop(Module):
         )
 
 
-class FiveCrop(Module):
+class FiveCrop(_FixedCrop):
     """The four corners and the centre."""
 
-    def __init__(self, size):
-        super().__init__()
-        self.size = _setup_size(size, error_msg=_SIZE_MSG)
-
-    def forward(self, img):
-        return F.five_crop(img, self.size)
+    _fn = staticmethod(F.five_crop)
 
 
-class TenCrop(Module):
+class TenCrop(_FixedCrop):
     """Five crops of the image and of its flip."""
 
     def __init__(self, size, vertical_flip=False):
-        super().__init__()
-        self.size = _setup_size(size, error_msg=_SIZE_MSG)
+        super().__init__(size)
         self.vertical_flip = vertical_flip
 
     def forward(self, img):
@@ -803,19 +831,12 @@ class RandomErasing(Module):
             raise TypeError("Argument value should be either a number or str or a sequence")
         if isinstance(value, str) and value != "random":
             raise ValueError("If value is str, it should be 'random'")
-        if not isinstance(scale, Sequence):
-            raise TypeError("Scale should be a sequence")
-        if not isinstance(ratio, Sequence):
-            raise TypeError("Ratio should be a sequence")
-        if scale[0] > scale[1] or ratio[0] > ratio[1]:
-            warnings.warn("Scale and ratio should be of kind (min, max)", stacklevel=2)
+        self.scale, self.ratio = _check_scale_ratio(scale, ratio)
         if scale[0] < 0 or scale[1] > 1:
             raise ValueError("Scale should be between 0 and 1")
         if p < 0 or p > 1:
             raise ValueError("Random erasing probability should be between 0 and 1")
         self.p = p
-        self.scale = scale
-        self.ratio = ratio
         self.value = value
         self.inplace = inplace
 
@@ -823,14 +844,7 @@ class RandomErasing(Module):
     def get_params(img, scale, ratio, value=None):
         """(i, j, h, w, v) of the box to erase; the whole image unchanged after 10 failed trials."""
         img_c, img_h, img_w = img.shape[-3], img.shape[-2], img.shape[-1]
-        area = img_h * img_w
-        log_ratio = ember.log(ember.tensor(ratio))
-        lo, hi = float(log_ratio[0].item()), float(log_ratio[1].item())
-        for _ in range(10):
-            erase_area = area * _uniform(scale[0], scale[1])
-            aspect_ratio = float(ember.exp(ember.empty(1).uniform_(lo, hi)).item())
-            h = int(round(math.sqrt(erase_area * aspect_ratio)))
-            w = int(round(math.sqrt(erase_area / aspect_ratio)))
+        for h, w in _random_box_sides(img_h * img_w, scale, ratio):
             if not (h < img_h and w < img_w):
                 continue
             if value is None:
@@ -893,69 +907,49 @@ class GaussianBlur(Module):
         return F.gaussian_blur(img, self.kernel_size, [sigma, sigma])
 
 
-class _RandomPointOp(Module):
-    """Apply a functional op with probability ``p`` (``torch.rand(1).item() < p``)."""
-
-    def __init__(self, p=0.5):
-        super().__init__()
-        self.p = p
-
-    def _transform(self, img):
-        raise NotImplementedError
-
-    def forward(self, img):
-        return self._transform(img) if _coin(self.p) else img
-
-
 class RandomInvert(_RandomPointOp):
     """Invert colours with probability ``p``."""
 
-    def _transform(self, img):
-        return F.invert(img)
+    _fn = staticmethod(F.invert)
 
 
 class RandomPosterize(_RandomPointOp):
     """Posterize to ``bits`` with probability ``p``."""
 
+    _fn, _args = staticmethod(F.posterize), ("bits",)
+
     def __init__(self, bits, p=0.5):
         super().__init__(p)
         self.bits = bits
-
-    def _transform(self, img):
-        return F.posterize(img, self.bits)
 
 
 class RandomSolarize(_RandomPointOp):
     """Solarize above ``threshold`` with probability ``p``."""
 
+    _fn, _args = staticmethod(F.solarize), ("threshold",)
+
     def __init__(self, threshold, p=0.5):
         super().__init__(p)
         self.threshold = threshold
-
-    def _transform(self, img):
-        return F.solarize(img, self.threshold)
 
 
 class RandomAdjustSharpness(_RandomPointOp):
     """Adjust sharpness with probability ``p``."""
 
+    _fn, _args = staticmethod(F.adjust_sharpness), ("sharpness_factor",)
+
     def __init__(self, sharpness_factor, p=0.5):
         super().__init__(p)
         self.sharpness_factor = sharpness_factor
-
-    def _transform(self, img):
-        return F.adjust_sharpness(img, self.sharpness_factor)
 
 
 class RandomAutocontrast(_RandomPointOp):
     """Autocontrast with probability ``p``."""
 
-    def _transform(self, img):
-        return F.autocontrast(img)
+    _fn = staticmethod(F.autocontrast)
 
 
 class RandomEqualize(_RandomPointOp):
     """Equalize with probability ``p``."""
 
-    def _transform(self, img):
-        return F.equalize(img)
+    _fn = staticmethod(F.equalize)
