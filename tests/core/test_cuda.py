@@ -37,6 +37,22 @@ def test_queries_without_cuda():
 
 
 @no_cuda
+def test_memory_statistics_without_cuda_are_pytorchs():
+    cuda = ember.cuda
+    assert cuda.memory_stats() == {} and isinstance(cuda.memory_stats(), dict)
+    assert cuda.memory_stats_as_nested_dict() == {}
+    assert cuda.max_memory_allocated() == 0 and cuda.max_memory_reserved() == 0
+    assert cuda.memory.memory_allocated(0) == 0
+    with pytest.warns(FutureWarning, match="renamed to `torch.cuda.memory_reserved`"):
+        assert cuda.memory_cached() == 0
+    with pytest.warns(FutureWarning, match="renamed to `torch.cuda.max_memory_reserved`"):
+        assert cuda.max_memory_cached() == 0
+    with cuda.stream(None), cuda.StreamContext(None):  # no-ops, as in PyTorch
+        pass
+    cuda.set_stream(None)
+
+
+@no_cuda
 @pytest.mark.parametrize("call", [
     lambda: ember.zeros(2, device="cuda"),
     lambda: ember.tensor([1.0], device="cuda:0"),
@@ -49,6 +65,12 @@ def test_queries_without_cuda():
     lambda: ember.cuda.get_device_name(),
     lambda: ember.cuda.init(),
     lambda: ember.cuda.Stream(),
+    lambda: ember.cuda.reset_peak_memory_stats(),
+    lambda: ember.cuda.reset_accumulated_memory_stats(),
+    lambda: ember.cuda.mem_get_info(),
+    lambda: ember.cuda.set_per_process_memory_fraction(0.5),
+    lambda: ember.cuda.current_stream(),
+    lambda: ember.cuda.ExternalStream(0),
 ])
 def test_cuda_use_without_cuda_raises_with_the_install_hint(call):
     with pytest.raises(AssertionError, match=f"CUDA.*{INSTALL_HINT}"):
@@ -106,10 +128,16 @@ class FakeCupy(types.ModuleType):
         class Stream:
             null = None
 
-            def __init__(self, non_blocking=False, priority=0):
-                self.ptr = id(self)
+            def __init__(self, non_blocking=False, priority=0, ptr=None, device_id=-1):
+                self.ptr = id(self) if ptr is None else ptr
+                self.priority = priority
+                self.device_id = fake.current if device_id == -1 else device_id
                 self.done = True
                 self.waited = []
+
+            def use(self):
+                fake.stream = self
+                return self
 
             def synchronize(self):
                 fake.synced += 1
@@ -128,6 +156,7 @@ class FakeCupy(types.ModuleType):
             def __init__(self, block=False, disable_timing=False):
                 self.done = False
                 self.timing = not disable_timing
+                self.ptr = id(self)
 
             def record(self, stream=None):
                 self.done = True
@@ -135,32 +164,73 @@ class FakeCupy(types.ModuleType):
             def synchronize(self):
                 fake.synced += 1
 
+        class OutOfMemoryError(MemoryError):
+            pass
+
         class Pool:
+            """CuPy's pool per device, counting 512-byte-rounded chunks; ``limit`` caps it."""
+
+            def __init__(self):
+                self.used = {0: 123, 1: 0}
+                self.total = {0: 456, 1: 0}
+                self.limit = 0
+
+            def malloc(self, size):
+                dev, nbytes = fake.current, -(-size // 512) * 512
+                if self.limit and self.used[dev] + nbytes > self.limit:
+                    raise OutOfMemoryError(size)
+                self.used[dev] += nbytes
+                self.total[dev] = max(self.total[dev], self.used[dev])
+                return types.SimpleNamespace(device_id=dev, mem=types.SimpleNamespace(size=nbytes))
+
+            def free(self, ptr):
+                self.used[ptr.device_id] -= ptr.mem.size
+
             def used_bytes(self):
-                return 123
+                return self.used[fake.current]
 
             def total_bytes(self):
-                return 456
+                return self.total[fake.current]
 
             def free_all_blocks(self):
                 fake.freed = True
+                self.total = dict(self.used)
 
-        Stream.null = Stream()
+            def set_limit(self, size=None, fraction=None):
+                self.limit = int(fraction * 2000)
+
+            def get_limit(self):
+                return self.limit
+
+        Stream.null = Stream(ptr=0)
         self.stream = Stream.null
+        self.pool = Pool()
+        self.allocator = self.pool.malloc
         runtime = types.SimpleNamespace(
             getDeviceCount=lambda: count, getDevice=lambda: self.current,
             deviceSynchronize=self._sync, memGetInfo=lambda: (1000, 2000),
-            getDeviceProperties=lambda i: {"name": b"Fake GPU", "major": 9, "minor": 0})
+            getDeviceProperties=lambda i: {"name": b"Fake GPU", "major": 9, "minor": 0},
+            deviceGetStreamPriorityRange=lambda: (0, -5))
         self.cuda = types.SimpleNamespace(
             runtime=runtime, Device=Device, Stream=Stream, Event=Event,
+            ExternalStream=lambda ptr, device_id=-1: Stream(ptr=ptr, device_id=device_id),
             get_current_stream=lambda: self.stream,
-            get_elapsed_time=lambda a, b: 1.5)
-        self.get_default_memory_pool = Pool
+            get_elapsed_time=lambda a, b: 1.5,
+            get_allocator=lambda: self.allocator, set_allocator=self._set_allocator,
+            memory=types.SimpleNamespace(OutOfMemoryError=OutOfMemoryError))
+        self.get_default_memory_pool = lambda: self.pool
         self.get_default_pinned_memory_pool = Pool
         self.random = types.SimpleNamespace(seed=lambda s: None)
 
     def _sync(self):
         self.synced += 1
+
+    def _set_allocator(self, allocator=None):
+        self.allocator = self.pool.malloc if allocator is None else allocator
+
+    def alloc(self, size):
+        """``cupy.cuda.alloc``: memory from the current allocator."""
+        return self.allocator(size)
 
     def asnumpy(self, a):
         return np.asarray(a)
@@ -299,6 +369,92 @@ def test_fake_streams_and_events(fake_cuda):
     assert len(s._raw.waited) == 3 and isinstance(s.cuda_stream, int)
 
 
+def test_fake_streams_switch_device_and_stream(fake_cuda):
+    cuda = ember.cuda
+    s1 = cuda.Stream(1, priority=-1)
+    assert s1.device == ember.device("cuda", 1) and s1.priority == -1
+    assert repr(s1) == f"<ember.cuda.Stream device=cuda:1 cuda_stream={s1.cuda_stream:#x}>"
+    assert cuda.Stream.priority_range() == (0, -5)
+    with cuda.stream(s1):  # the stream's device becomes current too, as in PyTorch
+        assert cuda.current_device() == 1 and fake_cuda.stream is s1._raw
+    assert cuda.current_device() == 0 and fake_cuda.stream is type(s1._raw).null
+    cuda.set_stream(s1)
+    assert cuda.current_device() == 1 and cuda.current_stream() == s1
+    cuda.set_stream(cuda.default_stream(0))
+    assert cuda.current_device() == 0
+    ext = cuda.ExternalStream(0x1234, device=1)
+    assert ext.cuda_stream == 0x1234 and ext.device.index == 1 and isinstance(ext, cuda.Stream)
+    assert cuda.Stream(0) != cuda.Stream(0) and ext == cuda.ExternalStream(0x1234, device=1)
+    assert repr(cuda.Event()).startswith("<ember.cuda.Event 0x")
+
+
+def test_fake_memory_peaks_and_totals(fake_cuda):
+    cuda, pool = ember.cuda, fake_cuda.pool
+    assert cuda.memory_allocated() == 123 and cuda.memory_reserved() == 456
+    assert fake_cuda.allocator == pool.malloc  # no tracking before a program asks for it
+    cuda.reset_peak_memory_stats()
+    assert fake_cuda.allocator != pool.malloc  # CuPy's allocator is wrapped now
+    assert cuda.max_memory_allocated() == 123 and cuda.max_memory_reserved() == 456
+    a = fake_cuda.alloc(1000)  # 1024 bytes
+    b = fake_cuda.alloc(200)  # 512
+    assert cuda.memory_allocated() == 123 + 1536 == cuda.max_memory_allocated()
+    pool.free(a)
+    pool.free(b)
+    c = fake_cuda.alloc(100)
+    stats = cuda.memory_stats()
+    assert list(stats) == sorted(stats)
+    assert stats == {
+        "allocated_bytes.all.current": 123 + 512, "allocated_bytes.all.peak": 123 + 1536,
+        "allocated_bytes.all.allocated": 2048, "allocated_bytes.all.freed": 1536,
+        "allocation.all.allocated": 3, "num_ooms": 0,
+        "reserved_bytes.all.current": 123 + 1536, "reserved_bytes.all.peak": 123 + 1536}
+    nested = cuda.memory_stats_as_nested_dict()
+    assert nested["allocated_bytes"]["all"]["peak"] == 123 + 1536 and nested["num_ooms"] == 0
+    cuda.reset_peak_memory_stats()
+    assert cuda.max_memory_allocated() == 123 + 512
+    cuda.empty_cache()
+    assert fake_cuda.freed and cuda.memory_reserved() == 123 + 512
+    assert cuda.max_memory_reserved() == 123 + 1536  # a peak outlives empty_cache
+    cuda.reset_accumulated_memory_stats()
+    stats = cuda.memory_stats()
+    assert stats["allocated_bytes.all.allocated"] == stats["allocated_bytes.all.freed"] == 0
+    pool.free(c)
+    assert cuda.memory_stats()["allocated_bytes.all.freed"] == 512
+    with pytest.warns(FutureWarning, match="resets /all/ peak memory stats"):
+        cuda.reset_max_memory_allocated()
+    with pytest.warns(FutureWarning, match="resets /all/ peak memory stats"):
+        cuda.reset_max_memory_cached()
+    assert cuda.max_memory_allocated() == 123
+
+
+def test_fake_memory_peaks_per_device_and_out_of_memory(fake_cuda):
+    cuda, pool = ember.cuda, fake_cuda.pool
+    assert cuda.max_memory_allocated(1) == 0
+    with cuda.device(1):
+        big = fake_cuda.alloc(4096)
+    assert cuda.max_memory_allocated("cuda:1") == 4096 and cuda.max_memory_allocated(0) == 123
+    pool.free(big)
+    assert cuda.memory_allocated(1) == 0 and cuda.max_memory_allocated(1) == 4096
+    cuda.set_per_process_memory_fraction(0.5)  # of the fake's 2000 bytes
+    assert cuda.get_per_process_memory_fraction() == 0.5
+    with pytest.raises(MemoryError):
+        fake_cuda.alloc(2000)
+    assert cuda.memory_stats()["num_ooms"] == 1
+    with pytest.raises(TypeError, match="Invalid type for fraction argument, must be `float`"):
+        cuda.set_per_process_memory_fraction(1)
+    with pytest.raises(ValueError, match="Invalid fraction value: 1.5. Allowed range: 0~1"):
+        cuda.set_per_process_memory_fraction(1.5)
+
+
+def test_fake_memory_tracking_survives_a_new_allocator(fake_cuda):
+    cuda = ember.cuda
+    cuda.reset_peak_memory_stats()
+    fake_cuda.cuda.set_allocator(None)  # a program sets CuPy's allocator itself
+    before = cuda.max_memory_allocated()  # asking again wraps the new one
+    fake_cuda.alloc(10_000)
+    assert cuda.max_memory_allocated() == before + 10_240
+
+
 # -- a real GPU ---------------------------------------------------------------------------------
 
 @pytest.mark.gpu
@@ -355,9 +511,42 @@ def test_gpu_random_and_memory():
     assert ember.cuda.memory_allocated() >= big.nbytes
     del big
     ember.cuda.empty_cache()
+    ember.cuda.reset_peak_memory_stats()
+    base = ember.cuda.memory_allocated()
+    big = ember.empty(1 << 22, device="cuda")
+    assert ember.cuda.max_memory_allocated() >= base + big.nbytes
+    del big
+    assert ember.cuda.memory_allocated() == base
+    assert ember.cuda.max_memory_allocated() >= base + (1 << 24)
+    assert ember.cuda.max_memory_reserved() >= ember.cuda.memory_reserved()
+    stats = ember.cuda.memory_stats()
+    assert stats["allocation.all.allocated"] >= 1 and stats["allocated_bytes.all.freed"] >= 1 << 24
+    ember.cuda.reset_peak_memory_stats()
+    assert ember.cuda.max_memory_allocated() == base
+    free, total = ember.cuda.mem_get_info()
+    assert 0 < free <= total
     start, end = ember.cuda.Event(enable_timing=True), ember.cuda.Event(enable_timing=True)
     start.record()
     ember.ones(1000, device="cuda").sum()
     end.record()
     end.synchronize()
     assert start.elapsed_time(end) >= 0
+
+
+@pytest.mark.gpu
+def test_gpu_streams():
+    cuda = ember.cuda
+    s = cuda.Stream()
+    with cuda.stream(s):
+        assert cuda.current_stream() == s
+        a = ember.ones(1000, device="cuda") * 2
+    assert cuda.current_stream() == cuda.default_stream()
+    s.synchronize()
+    assert s.query() and a.sum().item() == 2000.0
+    cuda.set_stream(s)
+    assert cuda.current_stream() == s
+    cuda.set_stream(cuda.default_stream())
+    ext = cuda.ExternalStream(s.cuda_stream)
+    assert ext == s
+    low, high = cuda.Stream.priority_range()
+    assert high <= low and cuda.Stream(priority=high).priority == high

@@ -1,0 +1,876 @@
+"""``ember.cuda._kernels``: the fused CUDA kernels (softmax, layer norm, GELU, Adam).
+
+Four layers:
+
+- the formulas the kernels are generated from, evaluated with NumPy against Ember's CPU ops
+  (on any machine);
+- the wrappers on a fake CuPy (fixture ``fake_cupy``), twice: once with NumPy running the
+  kernels (the generated elementwise text executed line by line, a NumPy model of each row
+  kernel), once with the generated CUDA C compiled for the host by g++ (a block as threads
+  meeting at barriers, warp shuffles through memory), which runs the kernels' own reductions
+  and indexing (skipped without a C++20 g++); both check shapes, dtypes, launch arguments
+  and caching;
+- the sources compiled by nvcc when the CUDA toolkit is there;
+- ``gpu``-marked tests that run the real kernels against the CPU ops (skipped without a GPU).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import math
+import re
+import shutil
+import subprocess
+import sys
+import types
+
+import numpy as np
+import pytest
+
+import ember
+from ember.cuda import _kernels as K
+from ember.ops.activation import gelu as cpu_gelu
+
+_NP_TYPES = {"float": np.float32, "double": np.float64}
+
+
+def _erf(x):
+    x = np.asarray(x)
+    return np.vectorize(math.erf, otypes=[x.dtype])(x)
+
+
+#: the functions of the formula language, in NumPy
+FUNCTIONS = {"exp": np.exp, "log": np.log, "sqrt": np.sqrt, "tanh": np.tanh, "erf": _erf,
+             "pick": np.where, "vmax": np.maximum}
+
+
+def namespace(acc_type, **values):
+    """The names a formula sees, computing in ``acc_type`` (np.float32 or np.float64)."""
+    env = dict(FUNCTIONS, A=acc_type)
+    env.update({k: acc_type(v) for k, v in K.CONSTANTS.items()})
+    env.update(values)
+    return env
+
+
+def run(statements, env):
+    """Run ``(name, expression)`` statements in ``env``, as the generated kernel does."""
+    for name, expr in statements:
+        env[name] = eval(expr, env)
+    return env
+
+
+def ev(expr, env):
+    return eval(expr, env)
+
+
+# -- the NumPy models of the row kernels (also the fake CuPy's RawKernels) --------------------
+
+def _rows(a, n, inner):
+    """A C-contiguous array's flat data seen as (outer, n, inner) rows."""
+    return a.reshape(-1, n, inner)
+
+
+def softmax_rows(x, n, inner, log, acc):
+    xs = _rows(x, n, inner).astype(acc)
+    env = namespace(acc)
+    m = xs[:, 0]
+    for k in range(n):  # the running maximum, as each thread keeps it
+        m = ev(K.SOFTMAX["max"], dict(env, m=m, x=xs[:, k]))
+    env.update(m=m[:, None], x=xs)
+    env["s"] = ev(K.SOFTMAX["term"], env).sum(axis=1, keepdims=True)
+    return ev(K.SOFTMAX["log_forward" if log else "forward"], env)
+
+
+def softmax_grad_rows(y, g, n, inner, log, acc):
+    env = namespace(acc, y=_rows(y, n, inner).astype(acc), g=_rows(g, n, inner).astype(acc))
+    prefix = "log_" if log else ""
+    env["s"] = ev(K.SOFTMAX[prefix + "grad_term"], env).sum(axis=1, keepdims=True)
+    return ev(K.SOFTMAX[prefix + "grad"], env)
+
+
+def layer_norm_rows(x, w, b, n, eps, acc):
+    F = K.LAYER_NORM
+    env = namespace(acc, x=x.reshape(-1, n).astype(acc), n=n, eps=acc(eps))
+    env["s"] = env["x"].sum(axis=1, keepdims=True)
+    env["mean"] = ev(F["mean"], env)
+    env["q"] = (ev(F["centered"], env) ** 2).sum(axis=1, keepdims=True)
+    env["rstd"] = ev(F["rstd"], env)
+    y = ev(F["normalized"], env)
+    if w is not None:
+        y = ev(F["scaled"], dict(env, y=y, w=w.astype(acc)))
+    if b is not None:
+        y = ev(F["shifted"], dict(env, y=y, b=b.astype(acc)))
+    return y, env["mean"][:, 0], env["rstd"][:, 0]
+
+
+def layer_norm_grad_rows(g, x, mean, rstd, w, n, acc):
+    F = K.LAYER_NORM
+    env = namespace(acc, g=g.reshape(-1, n).astype(acc), x=x.reshape(-1, n).astype(acc), n=n,
+                    mean=mean[:, None].astype(acc), rstd=rstd[:, None].astype(acc))
+    env["xhat"] = ev(F["normalized"], env)
+    env["gh"] = env["g"] if w is None else ev(F["grad_out"], dict(env, w=w.astype(acc)))
+    env["s1"] = env["gh"].sum(axis=1, keepdims=True)
+    env["s2"] = ev(F["grad_term"], env).sum(axis=1, keepdims=True)
+    return ev(F["grad"], env)
+
+
+# -- a fake CuPy that runs the generated kernels with NumPy -------------------------------------
+
+class FakeElementwiseKernel:
+    """Executes a body made by ``elementwise_body``: ``typedef <ctype> A;``, then lines
+    ``[const ][A ]name = expression;``; outputs are written back to the output arrays."""
+
+    def __init__(self, in_params, out_params, operation, name, preamble=""):
+        self.ins = [p.split() for p in in_params.split(",")]
+        self.outs = [p.split() for p in out_params.split(",")]
+        self.body, self.name, self.preamble = operation, name, preamble
+        assert re.fullmatch(r"\w+", name) and "pick" in preamble and "vmax" in preamble
+
+    def __call__(self, *args):
+        ins, outs = args[:len(self.ins)], list(args[len(self.ins):])
+        arrays = [np.asarray(a) for (t, _), a in zip(self.ins + self.outs, args) if t == "T"]
+        T = arrays[0].dtype.type
+        assert all(a.dtype == T for a in arrays), "every T parameter has one dtype"
+        env = dict(FUNCTIONS, T=T)
+        for (t, name), a in zip(self.ins, ins):
+            env[name] = np.asarray(a) if t == "T" else np.dtype(t).type(a)
+        if not outs:
+            shape = np.broadcast_shapes(*(a.shape for a in arrays))
+            outs = [np.empty(shape, T) for _ in self.outs]
+        for (_, name), a in zip(self.outs, outs):
+            env[name] = a
+        for line in self.body.splitlines():
+            if line.startswith("typedef "):
+                env["A"] = _NP_TYPES[line.split()[1]]
+                continue
+            m = re.fullmatch(r"(?:const )?(?:A )?(\w+) = (.+);", line)
+            env[m[1]] = eval(m[2], env)
+        for (_, name), a in zip(self.outs, outs):
+            a[...] = env[name]
+        return outs[0] if len(outs) == 1 else tuple(outs)
+
+
+class FakeReductionKernel:
+    def __init__(self, in_params, out_params, map_expr, reduce_expr, post_map_expr, identity,
+                 name, reduce_type=None):
+        assert (reduce_expr, identity) == ("a + b", "0")
+        self.ins = [p.split()[1] for p in in_params.split(",")]
+        self.out = out_params.split()[1]
+        self.map_expr, self.post = map_expr, post_map_expr
+        self.acc = _NP_TYPES[reduce_type]
+
+    def __call__(self, *args, axis=None):
+        env = dict(FUNCTIONS, **dict(zip(self.ins, args)))
+        a = ev(self.map_expr, env).astype(self.acc).sum(axis=axis)
+        assert self.post == f"{self.out} = a"
+        return a.astype(args[0].dtype)
+
+
+def _raw_softmax_forward(x, y, n, inner, log, *, acc):
+    y[...] = softmax_rows(x, int(n), int(inner), bool(log), acc).reshape(y.shape)
+
+
+def _raw_softmax_backward(y, g, gx, n, inner, log, *, acc):
+    gx[...] = softmax_grad_rows(y, g, int(n), int(inner), bool(log), acc).reshape(gx.shape)
+
+
+def _raw_layer_norm_forward(x, w, b, y, mean, rstd, n, eps, has_w, has_b, *, acc):
+    assert isinstance(eps, acc)
+    r = layer_norm_rows(x, w if has_w else None, b if has_b else None, int(n), eps, acc)
+    y[...], mean[...], rstd[...] = r[0].reshape(y.shape), r[1], r[2]
+
+
+def _raw_layer_norm_backward(g, x, mean, rstd, w, gx, n, has_w, *, acc):
+    gx[...] = layer_norm_grad_rows(g, x, mean, rstd, w if has_w else None, int(n),
+                                   acc).reshape(gx.shape)
+
+
+_RAW = {"ember_softmax_forward": _raw_softmax_forward,
+        "ember_softmax_backward": _raw_softmax_backward,
+        "ember_layer_norm_forward": _raw_layer_norm_forward,
+        "ember_layer_norm_backward": _raw_layer_norm_backward}
+
+
+# -- the same kernels' CUDA C, compiled for the host --------------------------------------------
+
+#: CUDA's qualifiers and math for host C++
+HOST_BASICS = r"""
+#include <cmath>
+using std::erf; using std::exp; using std::log; using std::sqrt; using std::tanh;
+#define __global__
+#define __device__
+#define __forceinline__ inline
+#define __restrict__ __restrict
+"""
+
+#: a block on the host: one thread per CUDA thread, meeting at barriers for __syncthreads and
+#: trading values through memory for the warp shuffles; blocks run one after another
+HOST_THREADS = HOST_BASICS + r"""
+#include <barrier>
+#include <memory>
+#include <thread>
+#include <vector>
+struct Dim { unsigned x = 0, y = 1, z = 1; };
+static thread_local Dim threadIdx, blockIdx;
+static Dim blockDim, gridDim;
+static std::barrier<>* block_barrier;
+static std::barrier<>* warp_barriers[32];
+static double warp_lanes[32][32];
+static void __syncthreads() { block_barrier->arrive_and_wait(); }
+template <class T> static T __shfl_xor_sync(unsigned, T v, int lane_mask) {
+    const unsigned w = threadIdx.x >> 5, l = threadIdx.x & 31;
+    warp_lanes[w][l] = double(v);
+    warp_barriers[w]->arrive_and_wait();
+    const T r = T(warp_lanes[w][l ^ lane_mask]);
+    warp_barriers[w]->arrive_and_wait();
+    return r;
+}
+#define __shared__ static
+"""
+
+HOST_LAUNCH = r"""
+template <class... P, class... Args>
+static void launch(unsigned grid, unsigned block, void (*kernel)(P...), Args... args) {
+    blockDim.x = block;
+    gridDim.x = grid;
+    std::barrier<> bb(block);
+    block_barrier = &bb;
+    std::vector<std::unique_ptr<std::barrier<>>> wb;
+    for (unsigned w = 0; w < block / 32; ++w) {
+        wb.emplace_back(new std::barrier<>(32));
+        warp_barriers[w] = wb.back().get();
+    }
+    for (unsigned b = 0; b < grid; ++b) {
+        std::vector<std::thread> threads;
+        for (unsigned t = 0; t < block; ++t)
+            threads.emplace_back([=] { threadIdx.x = t; blockIdx.x = b; kernel(args...); });
+        for (auto& th : threads) th.join();
+    }
+}
+"""
+
+_HOST_TYPES = {np.float16: "_Float16", np.float32: "float", np.float64: "double"}
+_C_ARGS = {"long long": ctypes.c_longlong, "int": ctypes.c_int, "float": ctypes.c_float,
+           "double": ctypes.c_double, "float32": ctypes.c_float, "float64": ctypes.c_double}
+
+
+class HostCompiler:
+    """g++ (C++20) building each source once into a shared library in ``folder``."""
+
+    def __init__(self, folder):
+        self.folder, self.libs = folder, {}
+
+    def __call__(self, source: str) -> ctypes.CDLL:
+        lib = self.libs.get(source)
+        if lib is None:
+            base = self.folder / f"kernels{len(self.libs)}"
+            base.with_suffix(".cpp").write_text(source)
+            done = subprocess.run(["g++", "-std=c++20", "-O0", "-shared", "-fPIC", "-pthread",
+                                   "-o", str(base.with_suffix(".so")),
+                                   str(base.with_suffix(".cpp"))], capture_output=True, text=True)
+            assert done.returncode == 0, f"the kernel source does not compile:\n{done.stderr}"
+            lib = self.libs[source] = ctypes.CDLL(str(base.with_suffix(".so")))
+        return lib
+
+
+@pytest.fixture(scope="module")
+def host_compiler(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("cuda_on_host")
+    probe = folder / "probe.cpp"
+    probe.write_text("#include <barrier>\nint main() { std::barrier<> b(1); _Float16 h = 1; }\n")
+    if shutil.which("g++") is None or subprocess.run(
+            ["g++", "-std=c++20", "-fsyntax-only", str(probe)], capture_output=True).returncode:
+        pytest.skip("needs g++ with C++20 and _Float16 to run the CUDA source on the host")
+    return HostCompiler(folder)
+
+
+class HostElementwiseKernel(FakeElementwiseKernel):
+    """The generated body in a host C++ loop over the elements, as CuPy places it in its
+    kernel: inputs as ``const T x_``, outputs as references ``T& y_``."""
+
+    def __init__(self, compiler, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.compiler = compiler
+
+    def _function(self, T):
+        params, loads = ["long long size"], []
+        for t, name in self.ins:
+            if t == "T":
+                params.append(f"const T* {name}p")
+                loads.append(f"const T {name} = {name}p[i];")
+            else:
+                params.append(f"{'float' if t == 'float32' else 'double'} {name}")
+        for _, name in self.outs:
+            params.append(f"T* {name}p")
+            loads.append(f"T& {name} = {name}p[i];")
+        source = (HOST_BASICS + self.preamble + f"typedef {_HOST_TYPES[T]} T;\n"
+                  f'extern "C" void run({", ".join(params)}) {{\n'
+                  "for (long long i = 0; i < size; ++i) {\n" + "\n".join(loads) + "\n"
+                  + self.body + "\n}\n}\n")
+        fn = self.compiler(source).run
+        fn.argtypes = [ctypes.c_longlong] + [
+            ctypes.c_void_p if t == "T" else _C_ARGS[t] for t, _ in self.ins + self.outs]
+        return fn
+
+    def __call__(self, *args):
+        ins, outs = args[:len(self.ins)], list(args[len(self.ins):])
+        arrays = [np.asarray(a) for (t, _), a in zip(self.ins + self.outs, args) if t == "T"]
+        T = arrays[0].dtype.type
+        shape = np.broadcast_shapes(*(a.shape for a in arrays))
+        call, keep = [math.prod(shape)], []
+        for (t, _), a in zip(self.ins, ins):
+            if t == "T":
+                keep.append(np.array(np.broadcast_to(a, shape), order="C"))
+                call.append(keep[-1].ctypes.data)
+            else:
+                call.append(a)
+        outs = outs or [np.empty(shape, T) for _ in self.outs]
+        work = [o if o.flags.c_contiguous else np.ascontiguousarray(o) for o in outs]
+        self._function(T)(*call, *(w.ctypes.data for w in work))
+        for o, w in zip(outs, work):
+            if o is not w:
+                o[...] = w
+        return outs[0] if len(outs) == 1 else tuple(outs)
+
+
+class FakeRawKernel:
+    """Checks the launch (one block per row, a warp multiple of threads, typed scalars,
+    C-contiguous arrays of the compute type), then runs the row kernel's NumPy model or,
+    given a ``compiler``, the kernel's CUDA source compiled for the host."""
+
+    def __init__(self, code, name, compiler=None):
+        assert f'extern "C" __global__ void {name}(' in code and "$" not in code
+        ctype = re.search(r"typedef (\w+) A;", code)[1]
+        self.acc = _NP_TYPES[ctype]
+        self.run = functools.partial(_RAW[name], acc=self.acc)
+        if compiler is not None:
+            self.run = self._host_function(compiler, code, name, ctype)
+
+    @staticmethod
+    def _host_function(compiler, code, name, ctype):
+        launchers, types_of = [], {}
+        for kernel, params in re.findall(r'extern "C" __global__ void (\w+)\(([^)]*)\)', code):
+            params = [" ".join(p.split()) for p in params.split(",")]
+            names = [p.split()[-1] for p in params]
+            types_of[kernel] = [p.rsplit(None, 1)[0] for p in params]
+            launchers.append(f'extern "C" void run_{kernel}(unsigned grid, unsigned block, '
+                             f'{", ".join(params)}) {{ launch(grid, block, {kernel}, '
+                             f'{", ".join(names)}); }}')
+        fn = getattr(compiler(HOST_THREADS + code + HOST_LAUNCH + "\n".join(launchers)),
+                     f"run_{name}")
+        fn.argtypes = [ctypes.c_uint, ctypes.c_uint] + [
+            ctypes.c_void_p if "*" in t else _C_ARGS[ctype if t == "A" else t]
+            for t in types_of[name]]
+
+        def run(*args, grid, block):
+            fn(grid, block, *(a.ctypes.data if isinstance(a, np.ndarray) else a.item()
+                              for a in args))
+        return run
+
+    def __call__(self, grid, block, args, shared_mem=0):
+        (threads,) = block
+        assert threads % 32 == 0 and threads <= 1024 and len(grid) == 1
+        for a in args:
+            assert isinstance(a, np.generic | np.ndarray), "RawKernel takes typed scalars"
+            if isinstance(a, np.ndarray):
+                assert a.flags.c_contiguous and a.dtype == self.acc
+        n = next(a for a in args if isinstance(a, np.int64))
+        rows = max(a.size for a in args if isinstance(a, np.ndarray)) // int(n)
+        assert grid == (rows,)
+        if isinstance(self.run, functools.partial):
+            self.run(*args)
+        else:
+            self.run(*args, grid=grid[0], block=threads)
+
+
+class FakeCupy(types.ModuleType):
+    """CuPy's kernel classes run with NumPy or, given a ``compiler``, compiled for the host;
+    CuPy's array functions are NumPy's."""
+
+    def __init__(self, compiler=None):
+        super().__init__("cupy")
+        self.built = []
+        host = compiler is not None
+
+        def elementwise(*args, **kwargs):
+            self.built.append(args[3])
+            if host:
+                return HostElementwiseKernel(compiler, *args, **kwargs)
+            return FakeElementwiseKernel(*args, **kwargs)
+
+        def reduction(*args, **kwargs):
+            self.built.append(args[6])
+            return FakeReductionKernel(*args, **kwargs)
+
+        def raw(code, name):
+            self.built.append(name)
+            return FakeRawKernel(code, name, compiler)
+
+        self.ElementwiseKernel, self.ReductionKernel, self.RawKernel = elementwise, reduction, raw
+
+    def __getattr__(self, name):  # the array functions: NumPy's
+        return getattr(np, name)
+
+
+@pytest.fixture(params=["numpy", "host"])
+def fake_cupy(request, monkeypatch):
+    """A fake CuPy whose kernels run as NumPy models, or as their CUDA C compiled for the
+    host (``host``: skipped without g++)."""
+    compiler = request.getfixturevalue("host_compiler") if request.param == "host" else None
+    fake = FakeCupy(compiler)
+    monkeypatch.setitem(sys.modules, "cupy", fake)
+    monkeypatch.setattr(K, "_CACHE", {})
+    return fake
+
+
+def _cpu(a, requires_grad=False):
+    """A CPU tensor: the CPU ops are the oracle (also when the strict device is the default)."""
+    return ember.tensor(a, device="cpu", requires_grad=requires_grad)
+
+
+def _randn(*shape, dtype=np.float32, seed=0):
+    return np.random.default_rng(seed).standard_normal(shape).astype(dtype)
+
+
+def _tol(dtype):
+    return {np.float16: dict(rtol=2e-3, atol=2e-3), np.float32: dict(rtol=2e-5, atol=2e-6),
+            np.float64: dict(rtol=1e-12, atol=1e-13)}[np.dtype(dtype).type]
+
+
+# -- import hygiene and the generated source -----------------------------------------------------
+
+def test_importing_ember_imports_no_cupy():
+    code = ("import sys, ember, ember.cuda, ember.cuda._kernels, ember.cuda.memory, "
+            "ember.cuda.streams\n"
+            "assert 'cupy' not in sys.modules, 'cupy imported'\n")
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
+
+
+def test_formulas_name_their_constants():
+    """No float literal in a formula: a float kernel would compute in double."""
+    exprs = [e for table in (K.GELU, K.GELU_GRAD) for st in table.values() for _, e in st]
+    exprs += [e for a in (False, True) for b in (False, True) for _, e in K.adam_statements(a, b)]
+    exprs += [*K.SOFTMAX.values(), *K.LAYER_NORM.values()]
+    for expr in exprs:
+        assert not re.search(r"\d\.|\.\d|\de", expr), expr
+        names = set(re.findall(r"[A-Za-z_]\w*", expr))
+        assert not names & {"i", "n_", "_ind"}, expr  # CuPy's own names in a kernel
+
+
+@pytest.mark.parametrize("ctype", ["float", "double"])
+def test_row_source_is_complete(ctype):
+    src = K.row_source(ctype)
+    assert "$" not in src and f"typedef {ctype} A;" in src
+    for name in ("softmax_forward", "softmax_backward", "layer_norm_forward",
+                 "layer_norm_backward"):
+        assert f'extern "C" __global__ void ember_{name}(' in src
+    assert src.count("{") == src.count("}") and src.count("(") == src.count(")")
+
+
+def test_elementwise_body():
+    body = K.elementwise_body("float", ["x"], K.GELU["tanh"], ["y"])
+    assert body.splitlines() == [
+        "typedef float A;", "const A K_HALF = A(0.5);",
+        f"const A K_GELU = A({math.sqrt(2 / math.pi)!r});", "const A K_GELU_C = A(0.044715);",
+        "A x = A(x_);", f"A y = {K.GELU['tanh'][0][1]};", "y_ = T(y);"]
+
+
+def test_block_sizes():
+    assert [K._block(n) for n in (0, 1, 32, 33, 100, 512, 513, 10**6)] == [
+        32, 32, 32, 64, 128, 512, 512, 512]
+
+
+# -- the formulas against the CPU ops -------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("approximate", ["none", "tanh"])
+def test_gelu_formulas_match_cpu(approximate, dtype):
+    x = _randn(200, dtype=dtype) * 3
+    env = run(K.GELU[approximate], namespace(dtype, x=x))
+    t = _cpu(x, requires_grad=True)
+    y = cpu_gelu(t, approximate)
+    np.testing.assert_allclose(env["y"], y.detach().numpy(), **_tol(dtype))
+    g = _randn(200, dtype=dtype, seed=1)
+    y.backward(_cpu(g))
+    env = run(K.GELU_GRAD[approximate], namespace(dtype, x=x, g=g))
+    np.testing.assert_allclose(env["gx"], t.grad.numpy(), **_tol(dtype))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("log", [False, True])
+@pytest.mark.parametrize("axis", [0, 1, 2])
+def test_softmax_formulas_match_cpu(axis, log, dtype):
+    x = _randn(3, 5, 4, dtype=dtype) * 4
+    shape = x.shape
+    n, inner = shape[axis], math.prod(shape[axis + 1:])
+    y = softmax_rows(x, n, inner, log, dtype).reshape(shape)
+    t = _cpu(x, requires_grad=True)
+    out = (ember.log_softmax if log else ember.softmax)(t, axis)
+    np.testing.assert_allclose(y, out.detach().numpy(), **_tol(dtype))
+    g = _randn(*shape, dtype=dtype, seed=2)
+    out.backward(_cpu(g))
+    gx = softmax_grad_rows(out.detach().numpy(), g, n, inner, log, dtype).reshape(shape)
+    np.testing.assert_allclose(gx, t.grad.numpy(), **_tol(dtype))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("affine", [False, True])
+def test_layer_norm_formulas_match_cpu(affine, dtype):
+    x = _randn(4, 3, 6, dtype=dtype) * 2 + 1
+    w = _randn(3, 6, dtype=dtype, seed=3) if affine else None
+    b = _randn(3, 6, dtype=dtype, seed=4) if affine else None
+    y, mean, rstd = layer_norm_rows(x, None if w is None else w.ravel(),
+                                    None if b is None else b.ravel(), 18, 1e-5, dtype)
+    tx = _cpu(x, requires_grad=True)
+    tw, tb = (None, None) if not affine else (_cpu(w, requires_grad=True),
+                                              _cpu(b, requires_grad=True))
+    out = ember.layer_norm(tx, (3, 6), tw, tb, 1e-5)
+    np.testing.assert_allclose(y.reshape(x.shape), out.detach().numpy(), **_tol(dtype))
+    saved_mean, saved_invstd = out.grad_fn.ctx[4], out.grad_fn.ctx[5]
+    np.testing.assert_allclose(mean, saved_mean.ravel(), **_tol(dtype))
+    np.testing.assert_allclose(rstd, saved_invstd.ravel(), **_tol(dtype))
+    g = _randn(*x.shape, dtype=dtype, seed=5)
+    out.backward(_cpu(g))
+    gx = layer_norm_grad_rows(g, x, mean, rstd, None if w is None else w.ravel(), 18, dtype)
+    np.testing.assert_allclose(gx.reshape(x.shape), tx.grad.numpy(), **_tol(dtype))
+    if affine:
+        env = namespace(dtype, g=g.reshape(4, 18), x=x.reshape(4, 18), mean=mean[:, None],
+                        rstd=rstd[:, None])
+        gw = ev(K.LAYER_NORM["weight_grad_term"], env).sum(axis=0)
+        np.testing.assert_allclose(gw.reshape(3, 6), tw.grad.numpy(), **_tol(dtype))
+
+
+# -- the wrappers, on the fake CuPy ---------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+@pytest.mark.parametrize("approximate", ["none", "tanh"])
+def test_gelu_kernels_match_cpu(fake_cupy, approximate, dtype):
+    x = _randn(7, 9, dtype=dtype)[:, ::2]  # strided: the kernel takes any layout
+    t = _cpu(x, requires_grad=True)
+    out = cpu_gelu(t, approximate)
+    y = K.gelu(x, approximate)
+    assert y.dtype == dtype and y.shape == x.shape
+    np.testing.assert_allclose(y, out.detach().numpy(), **_tol(dtype))
+    g = _randn(*x.shape, dtype=dtype, seed=1)
+    out.backward(_cpu(g))
+    np.testing.assert_allclose(K.gelu_backward(g, x, approximate), t.grad.numpy(),
+                               **_tol(dtype))
+    assert K.gelu(np.array(1.0, dtype), approximate).shape == ()
+
+
+def test_kernels_are_built_once_per_compute_type(fake_cupy):
+    x = _randn(4)
+    K.gelu(x)
+    K.gelu(x * 2)
+    K.gelu(x.astype(np.float16))  # float16 computes in float: the same kernel
+    assert fake_cupy.built == ["ember_gelu_none_float"]
+    K.gelu(x.astype(np.float64))
+    K.gelu(x, "tanh")
+    assert fake_cupy.built[1:] == ["ember_gelu_none_double", "ember_gelu_tanh_float"]
+    K.softmax(x, 0)
+    K.softmax(x, 0, log=True)
+    assert fake_cupy.built[3:] == ["ember_softmax_forward"]
+    with pytest.raises(TypeError, match="CUDA kernels take floating-point arrays, not int64"):
+        K.gelu(np.arange(3))
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+@pytest.mark.parametrize("log", [False, True])
+@pytest.mark.parametrize("axis", [0, 1, -1])
+def test_softmax_kernels_match_cpu(fake_cupy, axis, log, dtype):
+    x = _randn(4, 3, 5, dtype=dtype)[:, :, ::-1]  # not contiguous
+    t = _cpu(x, requires_grad=True)
+    out = (ember.log_softmax if log else ember.softmax)(t, axis)
+    y = K.softmax(x, axis, log)
+    assert y.dtype == dtype and y.shape == x.shape
+    np.testing.assert_allclose(y, out.detach().numpy(), **_tol(dtype))
+    g = _randn(*x.shape, dtype=dtype, seed=2)
+    out.backward(_cpu(g))
+    gx = K.softmax_backward(out.detach().numpy(), g, axis, log)
+    assert gx.dtype == dtype
+    np.testing.assert_allclose(gx, t.grad.numpy(), **_tol(dtype))
+
+
+@pytest.mark.parametrize("log", [False, True])
+def test_softmax_kernels_edge_shapes(fake_cupy, log):
+    fn = ember.log_softmax if log else ember.softmax
+    for x in (np.array(2.5, np.float32), np.zeros((0, 3), np.float32)):
+        t = _cpu(x, requires_grad=True)
+        out = fn(t, 0)
+        np.testing.assert_array_equal(K.softmax(x, 0, log), out.detach().numpy())
+        g = np.ones_like(x)
+        out.backward(_cpu(g))
+        np.testing.assert_allclose(K.softmax_backward(out.detach().numpy(), g, 0, log),
+                                   t.grad.numpy())
+    x = np.array([[0.0, np.nan, 1.0], [-np.inf, 0.0, 1.0]], np.float32)
+    np.testing.assert_allclose(K.softmax(x, 1, log), fn(_cpu(x), 1).numpy(), rtol=1e-6)
+    assert fake_cupy.built == ["ember_softmax_forward"]
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+@pytest.mark.parametrize("affine", ["none", "weight", "both"])
+def test_layer_norm_kernels_match_cpu(fake_cupy, affine, dtype):
+    x = _randn(2, 3, 4, 5, dtype=dtype)
+    w = None if affine == "none" else _randn(4, 5, dtype=dtype, seed=3)
+    b = _randn(4, 5, dtype=dtype, seed=4) if affine == "both" else None
+    tx = _cpu(x, requires_grad=True)
+    tw = None if w is None else _cpu(w, requires_grad=True)
+    tb = None if b is None else _cpu(b, requires_grad=True)
+    out = ember.layer_norm(tx, (4, 5), tw, tb, 1e-3)
+    y, mean, rstd = K.layer_norm(x, w, b, 1e-3, 2)
+    saved_mean, saved_invstd = out.grad_fn.ctx[4], out.grad_fn.ctx[5]
+    for got, want in ((y, out.detach().numpy()), (mean, saved_mean), (rstd, saved_invstd)):
+        assert got.dtype == want.dtype and got.shape == want.shape  # what the CPU keeps
+        np.testing.assert_allclose(got, want, **_tol(dtype))
+    g = _randn(*x.shape, dtype=dtype, seed=5)
+    out.backward(_cpu(g))
+    gx, gw, gb = K.layer_norm_backward(g, x, mean, rstd, w, 2, need_weight=w is not None,
+                                       need_bias=b is not None)
+    tol = dict(rtol=1e-2, atol=1e-2) if dtype == np.float16 else _tol(dtype)
+    np.testing.assert_allclose(gx, tx.grad.numpy(), **tol)
+    assert gx.dtype == dtype
+    for got, t in ((gw, tw), (gb, tb)):
+        assert (got is None) == (t is None)
+        if t is not None:
+            assert got.dtype == dtype and got.shape == t.shape
+            np.testing.assert_allclose(got, t.grad.numpy(), **tol)
+    assert K.layer_norm_backward(g, x, mean, rstd, w, 2, need_input=False) == (None,) * 3
+
+
+def test_layer_norm_kernels_empty(fake_cupy):
+    for shape, nd in (((0, 4), 1), ((3, 0), 1), ((2, 0, 3), 2)):
+        x = np.zeros(shape, np.float32)
+        out = ember.layer_norm(_cpu(x), shape[len(shape) - nd:])
+        y, mean, rstd = K.layer_norm(x, None, None, 1e-5, nd)
+        assert y.shape == shape and mean.shape == rstd.shape == shape[:len(shape) - nd] + (1,) * nd
+        assert np.isnan(mean).all() and np.isnan(rstd).all()
+        assert out.shape == shape
+        gx, gw, gb = K.layer_norm_backward(x, x, mean, rstd, None, nd, need_weight=True,
+                                           need_bias=True)
+        assert gx.shape == shape and gw.shape == gb.shape == shape[len(shape) - nd:]
+        assert not gx.any() and not gw.any() and not gb.any()
+    assert fake_cupy.built == []
+
+
+def _adam_reference(p0, grads, **opts):
+    """The CPU optimizer's parameter and state after ``grads`` (``decoupled``: AdamW)."""
+    optim = pytest.importorskip("ember.optim")
+    nn = pytest.importorskip("ember.nn")
+    p = nn.Parameter(_cpu(p0))
+    cls = optim.AdamW if opts.pop("decoupled", False) else optim.Adam
+    opt = cls([p], **opts)
+    for g in grads:
+        p.grad = _cpu(g)
+        opt.step()
+    state = opt.state[p]
+    return p.detach().numpy(), state
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("opts", [
+    {},
+    {"weight_decay": 0.1},
+    {"weight_decay": 0.1, "decoupled": True},
+    {"amsgrad": True, "maximize": True, "betas": (0.3, 0.5), "lr": 0.1},
+    {"amsgrad": True, "weight_decay": 0.05, "decoupled": True, "eps": 1e-3},
+])
+def test_adam_kernel_matches_the_cpu_optimizer(fake_cupy, opts, dtype):
+    p0 = _randn(5, 4, dtype=dtype)
+    grads = [_randn(5, 4, dtype=dtype, seed=s) for s in range(1, 5)]
+    want, state = _adam_reference(p0, grads, **opts)
+    lr = opts.get("lr", 1e-3)
+    beta1, beta2 = opts.get("betas", (0.9, 0.999))
+    amsgrad = opts.get("amsgrad", False)
+    weight_decay = opts.get("weight_decay", 0.0)
+    p, m, v = p0.copy(), np.zeros_like(p0), np.zeros_like(p0)
+    v_max = np.zeros_like(p0) if amsgrad else None
+    for step, g in enumerate(grads, 1):
+        K.adam_step_(p, g, m, v, lr=lr, beta1=beta1, beta2=beta2, eps=opts.get("eps", 1e-8),
+                     weight_decay=weight_decay, step=float(step), max_exp_avg_sq=v_max,
+                     maximize=opts.get("maximize", False), decoupled=opts.get("decoupled", False))
+    tol = dict(rtol=0, atol=0)  # the same operations in the same order as the CPU optimizer
+    np.testing.assert_allclose(p, want, **tol)
+    np.testing.assert_allclose(m, state["exp_avg"].numpy(), **tol)
+    np.testing.assert_allclose(v, state["exp_avg_sq"].numpy(), **tol)
+    if amsgrad:
+        np.testing.assert_allclose(v_max, state["max_exp_avg_sq"].numpy(), **tol)
+    assert len(fake_cupy.built) == 1
+
+
+@pytest.mark.parametrize("n", [33, 700, 1500])
+def test_row_kernels_with_many_warps(fake_cupy, n):
+    """Rows longer than a warp, and than a block (the threads loop over the row)."""
+    x = _randn(3, n, dtype=np.float64) * 3
+    t = _cpu(x, requires_grad=True)
+    out = ember.softmax(t, 1)
+    np.testing.assert_allclose(K.softmax(x, 1), out.detach().numpy(), rtol=1e-12)
+    g = _randn(3, n, dtype=np.float64, seed=1)
+    out.backward(_cpu(g))
+    np.testing.assert_allclose(K.softmax_backward(out.detach().numpy(), g, 1), t.grad.numpy(),
+                               rtol=1e-10, atol=1e-14)
+    t = _cpu(x, requires_grad=True)
+    out = ember.layer_norm(t, (n,))
+    y, mean, rstd = K.layer_norm(x, None, None, 1e-5, 1)
+    np.testing.assert_allclose(y, out.detach().numpy(), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(rstd, out.grad_fn.ctx[5], rtol=1e-12)
+    out.backward(_cpu(g))
+    gx, _, _ = K.layer_norm_backward(g, x, mean, rstd, None, 1)
+    np.testing.assert_allclose(gx, t.grad.numpy(), rtol=1e-9, atol=1e-12)
+
+
+def _elementwise_kernels(monkeypatch):
+    """Every ElementwiseKernel the wrappers build, as FakeElementwiseKernel objects."""
+    monkeypatch.setitem(sys.modules, "cupy", FakeCupy())
+    monkeypatch.setattr(K, "_CACHE", {})
+    for dtype in (np.float32, np.float64):
+        x = _randn(4, dtype=dtype)
+        for approximate in ("none", "tanh"):
+            K.gelu(x, approximate)
+            K.gelu_backward(x, x, approximate)
+        for wd, decoupled, amsgrad in ((0, False, False), (0.1, False, False), (0, False, True),
+                                       (0.1, False, True), (0.1, True, True)):
+            K.adam_step_(x.copy(), x, x * 0, x * 0, lr=0.1, beta1=0.9, beta2=0.99, eps=1e-8,
+                         weight_decay=wd, step=1.0, decoupled=decoupled,
+                         max_exp_avg_sq=x * 0 if amsgrad else None)
+    return [k for k in K._CACHE.values() if isinstance(k, FakeElementwiseKernel)]
+
+
+def test_sources_compile_with_nvcc(tmp_path, monkeypatch):
+    """The row kernels and the elementwise bodies (placed as CuPy places them: inputs
+    ``const T x_``, outputs ``T& y_``; float16 as CUDA's ``__half``) compile with nvcc."""
+    nvcc = shutil.which("nvcc")
+    if nvcc is None:
+        pytest.skip("needs nvcc (the CUDA toolkit) to compile the kernels' source")
+    kernels = _elementwise_kernels(monkeypatch)
+    assert len(kernels) == 2 * (4 + 4)  # GELU's four, Adam's four, in float and double
+    parts = ["#include <cuda_fp16.h>", K._PREAMBLE]
+    for number, kernel in enumerate(kernels):
+        ctypes_ = ["float", "__half"] if kernel.name.endswith("_float") else ["double"]
+        for tname in ctypes_:
+            params = [f"const {tname}* {n}p" if t == "T" else
+                      f"{'float' if t == 'float32' else 'double'} {n}" for t, n in kernel.ins]
+            params += [f"{tname}* {n}p" for _, n in kernel.outs]
+            loads = [f"const T {n} = {n}p[i];" for t, n in kernel.ins if t == "T"]
+            loads += [f"T& {n} = {n}p[i];" for _, n in kernel.outs]
+            parts.append(
+                f'extern "C" __global__ void ew{number}_{tname[-4:]}(long long size, '
+                f'{", ".join(params)}) {{\ntypedef {tname} T;\n'
+                "for (long long i = blockIdx.x * blockDim.x + threadIdx.x; i < size; "
+                "i += gridDim.x * blockDim.x) {\n" + "\n".join(loads) + "\n" + kernel.body
+                + "\n}\n}")
+    sources = {"elementwise.cu": "\n".join(parts), "row_float.cu": K.row_source("float"),
+               "row_double.cu": K.row_source("double")}
+    for name, source in sources.items():
+        path = tmp_path / name
+        path.write_text(source)
+        done = subprocess.run([nvcc, "-arch=sm_80", "-cubin", "-o", str(path.with_suffix(".cubin")),
+                               str(path)], capture_output=True, text=True, timeout=600)
+        assert done.returncode == 0, f"{name} does not compile:\n{done.stderr}"
+        assert "warning" not in done.stderr, done.stderr
+
+
+def test_kernels_table():
+    assert set(K.KERNELS) == {"softmax", "softmax_backward", "layer_norm", "layer_norm_backward",
+                              "gelu", "gelu_backward", "adam_step_"}
+    assert all(callable(f) for f in K.KERNELS.values())
+
+
+# -- the real kernels on a GPU ----------------------------------------------------------------
+
+def _gpu(a):
+    import cupy
+
+    return cupy.asarray(a)
+
+
+def _host(a):
+    import cupy
+
+    return cupy.asnumpy(a)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+@pytest.mark.parametrize("approximate", ["none", "tanh"])
+def test_gpu_gelu(approximate, dtype):
+    x = _randn(3000, dtype=dtype) * 3
+    t = _cpu(x, requires_grad=True)
+    out = cpu_gelu(t, approximate)
+    y = K.gelu(_gpu(x), approximate)
+    assert y.dtype == dtype
+    np.testing.assert_allclose(_host(y), out.detach().numpy(), **_tol(dtype))
+    g = _randn(3000, dtype=dtype, seed=1)
+    out.backward(_cpu(g))
+    tol = dict(rtol=1e-2, atol=1e-2) if dtype == np.float16 else _tol(dtype)
+    np.testing.assert_allclose(_host(K.gelu_backward(_gpu(g), _gpu(x), approximate)),
+                               t.grad.numpy(), **tol)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+@pytest.mark.parametrize("log", [False, True])
+@pytest.mark.parametrize("shape,axis", [((64, 10), 1), ((8, 3000), -1), ((7, 1500, 3), 1),
+                                        ((33, 5, 2), 0), ((4, 1), 1)])
+def test_gpu_softmax(shape, axis, log, dtype):
+    x = _randn(*shape, dtype=dtype) * 4
+    t = _cpu(x, requires_grad=True)
+    out = (ember.log_softmax if log else ember.softmax)(t, axis)
+    y = K.softmax(_gpu(x), axis, log)
+    tol = dict(rtol=1e-2, atol=1e-3) if dtype == np.float16 else _tol(dtype)
+    np.testing.assert_allclose(_host(y), out.detach().numpy(), **tol)
+    g = _randn(*shape, dtype=dtype, seed=2)
+    out.backward(_cpu(g))
+    gx = K.softmax_backward(_gpu(out.detach().numpy()), _gpu(g), axis, log)
+    tol = dict(rtol=1e-2, atol=1e-2) if dtype == np.float16 else dict(
+        rtol=10 * _tol(dtype)["rtol"], atol=10 * _tol(dtype)["atol"])
+    np.testing.assert_allclose(_host(gx), t.grad.numpy(), **tol)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+@pytest.mark.parametrize("shape,nd", [((16, 64), 1), ((4, 3000), 1), ((3, 5, 7, 11), 2)])
+def test_gpu_layer_norm(shape, nd, dtype):
+    x = _randn(*shape, dtype=dtype) * 2 + 1
+    norm = shape[len(shape) - nd:]
+    w, b = _randn(*norm, dtype=dtype, seed=3), _randn(*norm, dtype=dtype, seed=4)
+    tx, tw, tb = (_cpu(a, requires_grad=True) for a in (x, w, b))
+    out = ember.layer_norm(tx, norm, tw, tb, 1e-5)
+    y, mean, rstd = K.layer_norm(_gpu(x), _gpu(w), _gpu(b), 1e-5, nd)
+    tol = dict(rtol=1e-2, atol=1e-2) if dtype == np.float16 else dict(
+        rtol=10 * _tol(dtype)["rtol"], atol=10 * _tol(dtype)["atol"])
+    for got, want in ((y, out.detach().numpy()), (mean, out.grad_fn.ctx[4]),
+                      (rstd, out.grad_fn.ctx[5])):
+        assert got.shape == want.shape and got.dtype == want.dtype
+        np.testing.assert_allclose(_host(got), want, **tol)
+    g = _randn(*shape, dtype=dtype, seed=5)
+    out.backward(_cpu(g))
+    gx, gw, gb = K.layer_norm_backward(_gpu(g), _gpu(x), mean, rstd, _gpu(w), nd,
+                                       need_weight=True, need_bias=True)
+    tol = dict(rtol=5e-2, atol=5e-2) if dtype == np.float16 else dict(
+        rtol=100 * _tol(dtype)["rtol"], atol=100 * _tol(dtype)["atol"])
+    for got, t in ((gx, tx), (gw, tw), (gb, tb)):
+        np.testing.assert_allclose(_host(got), t.grad.numpy(), **tol)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("opts", [{}, {"weight_decay": 0.1},
+                                  {"amsgrad": True, "weight_decay": 0.05, "decoupled": True,
+                                   "maximize": True}])
+def test_gpu_adam(opts, dtype):
+    p0 = _randn(300, 7, dtype=dtype)
+    grads = [_randn(300, 7, dtype=dtype, seed=s) for s in range(1, 4)]
+    want, state = _adam_reference(p0, grads, **opts)
+    amsgrad = opts.get("amsgrad", False)
+    p, m, v = _gpu(p0), _gpu(np.zeros_like(p0)), _gpu(np.zeros_like(p0))
+    v_max = _gpu(np.zeros_like(p0)) if amsgrad else None
+    weight_decay = opts.get("weight_decay", 0.0)
+    for step, g in enumerate(grads, 1):
+        K.adam_step_(p, _gpu(g), m, v, lr=1e-3, beta1=0.9, beta2=0.999, eps=1e-8,
+                     weight_decay=weight_decay, step=float(step), max_exp_avg_sq=v_max,
+                     maximize=opts.get("maximize", False), decoupled=opts.get("decoupled", False))
+    tol = dict(rtol=1e-5, atol=1e-6) if dtype == np.float32 else dict(rtol=1e-12, atol=1e-13)
+    np.testing.assert_allclose(_host(p), want, **tol)
+    np.testing.assert_allclose(_host(m), state["exp_avg"].numpy(), **tol)
+    np.testing.assert_allclose(_host(v), state["exp_avg_sq"].numpy(), **tol)
