@@ -184,6 +184,15 @@ def xp_of(obj):
     raise TypeError(f"no registered backend owns arrays of type {type(obj).__name__}")
 
 
+def fused_kernel(dev: device, name: str):
+    """The backend's fused kernel ``name`` for arrays of ``dev`` (CuPy's fused softmax, layer
+    norm, GELU, Adam update: ``ember.cuda._kernels``), or None: on the CPU, and on backends
+    without one, the op runs its array-module code."""
+    if dev.type == "cpu":
+        return None
+    return backend_of(dev).kernels.get(name)
+
+
 def _device_error(a, b):
     return RuntimeError("Expected all tensors to be on the same device, but found at least two "
                         f"devices, {a} and {b}!")

@@ -39,8 +39,10 @@ class CUDABackend(Backend):
     type = "cuda"
 
     def __init__(self, cupy):
+        from ..cuda import _kernels  # CuPy kernels, compiled on first use
+
         self.xp = cupy
-        self.kernels = {}
+        self.kernels = dict(_kernels.KERNELS)
 
     def is_available(self) -> bool:
         return self.device_count() > 0

@@ -31,6 +31,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from .._device import check_same_device, xp_of
+from .._device import fused_kernel as _fused_kernel
 from .._tensor import Tensor, _make
 from ..autograd.grad_mode import GRAD
 from ..autograd.graph import Node, make_node_class, record, result
@@ -39,7 +40,7 @@ from .registry import OPS, OpInfo, register
 
 __all__ = ["array_module", "array_module_of", "array", "wrap", "result", "needs_grad",
            "grad_enabled", "node_class", "record", "check_same_device", "make_inplace",
-           "defop", "register", "OPS", "OpInfo", "Node", "rng", "dtype_from_numpy",
+           "defop", "register", "fused_kernel", "OPS", "OpInfo", "Node", "rng", "dtype_from_numpy",
            "parse_to"]
 
 
@@ -51,6 +52,13 @@ def array_module(t: Tensor):
 def array_module_of(arr):
     """The array module of a bare array (``numpy`` for NumPy's, else its backend's)."""
     return xp_of(arr)
+
+
+def fused_kernel(t: Tensor, name: str):
+    """The fused kernel ``name`` of ``t``'s device backend, or None (the CPU; a backend
+    without it). On a CUDA device, ``fused_kernel(p, "adam_step_")`` is CuPy's one-pass Adam
+    update (``ember.cuda._kernels``); its arrays are the tensors' (``array(t)``)."""
+    return _fused_kernel(t._device, name)
 
 
 def array(t: Tensor):
