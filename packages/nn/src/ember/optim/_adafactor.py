@@ -6,7 +6,9 @@ import numpy as np
 
 import ember
 
-from .optimizer import Optimizer, _scalar
+from ._single_tensor import _scalar
+from ._validate import check_bound, check_lr_numel
+from .optimizer import Optimizer
 
 __all__ = ["Adafactor"]
 
@@ -37,38 +39,24 @@ class Adafactor(Optimizer):
     (gradients of two or more dimensions) or ``variance``.
     """
 
+    _legacy_group_defaults = {"foreach": None}
+    _legacy_scalar_state = ("step",)
+
     def __init__(self, params, lr=1e-2, beta2_decay: float = -0.8,
                  eps: tuple[float | None, float] = (None, 1e-3), d: float = 1.0,
                  weight_decay: float = 0.0, *, foreach: bool | None = None,
                  maximize: bool = False) -> None:
-        if isinstance(lr, ember.Tensor) and lr.numel() != 1:
-            raise ValueError("Tensor lr must be 1-element")
-        if not 0.0 <= lr:
-            raise ValueError(f"Learning rate should be >= 0 but is: {lr}")
-        if not 0.0 >= beta2_decay:
-            raise ValueError(f"beta2_decay should be <= 0 but is: {beta2_decay}")
-        if eps[0] is not None and not 0.0 <= eps[0]:
-            raise ValueError(f"epsilon1 should be >= 0 but is: {eps[0]}")
-        if not 0.0 <= eps[1]:
-            raise ValueError(f"epsilon2 should be >= 0 but is: {eps[1]}")
-        if not 1.0 <= d:
-            raise ValueError(f"Clipping threshold d should be >= 1 but is: {d}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"weight_decay should be >= 0 but is: {weight_decay}")
+        check_lr_numel(lr)
+        check_bound(lr, "Learning rate")
+        check_bound(beta2_decay, "beta2_decay", "<=")
+        if eps[0] is not None:
+            check_bound(eps[0], "epsilon1")
+        check_bound(eps[1], "epsilon2")
+        check_bound(d, "Clipping threshold d", bound=1)
+        check_bound(weight_decay, "weight_decay")
         defaults = {"lr": lr, "beta2_decay": beta2_decay, "eps": eps, "d": d,
                     "weight_decay": weight_decay, "foreach": foreach, "maximize": maximize}
         super().__init__(params, defaults)
-
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("foreach", None)
-            for p in group["params"]:
-                p_state = self.state.get(p, {})
-                if p_state and not isinstance(p_state["step"], ember.Tensor):
-                    step = self._step_tensor()
-                    step.fill_(float(p_state["step"]))
-                    p_state["step"] = step
 
     def _init_state(self, p, state, group) -> None:
         grad = p.grad
@@ -84,13 +72,7 @@ class Adafactor(Optimizer):
             state["variance"] = ember.zeros_like(grad)
 
     def _step_group(self, group) -> None:
-        params = [p for p in group["params"] if p._grad is not None]
-        for p in params:  # all checks and state first, as PyTorch's ``_init_group``
-            if p.is_complex():
-                raise RuntimeError("Adafactor does not support complex parameters")
-            state = self.state[p]
-            if not state:
-                self._init_state(p, state, group)
+        params = self._params_with_state(group, "Adafactor")
         eps1, eps2 = group["eps"]
         for p in params:
             if eps1 is None:

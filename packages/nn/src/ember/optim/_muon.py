@@ -14,7 +14,9 @@ import numpy as np
 
 import ember
 
-from .optimizer import Optimizer, _scalar
+from ._single_tensor import _scalar
+from ._validate import check_bound, check_lr_numel
+from .optimizer import Optimizer
 
 __all__ = ["Muon"]
 
@@ -100,14 +102,10 @@ class Muon(Optimizer):
                  ns_coefficients: tuple[float, float, float] = (DEFAULT_A, DEFAULT_B, DEFAULT_C),
                  eps: float = EPS, ns_steps: int = DEFAULT_NS_STEPS,
                  adjust_lr_fn: str | None = None) -> None:
-        if isinstance(lr, ember.Tensor) and lr.numel() != 1:
-            raise ValueError("Tensor lr must be 1-element")
-        if not 0.0 <= lr:
-            raise ValueError(f"Learning rate should be >= 0 but is: {lr}")
-        if not 0.0 <= momentum:
-            raise ValueError(f"momentum should be >= 0 but is: {momentum}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"weight decay should be >= 0 but is: {weight_decay}")
+        check_lr_numel(lr)
+        check_bound(lr, "Learning rate")
+        check_bound(momentum, "momentum")
+        check_bound(weight_decay, "weight decay")
         if adjust_lr_fn is not None and adjust_lr_fn not in ["original", "match_rms_adamw"]:
             raise ValueError(f"Adjust learning rate function {adjust_lr_fn} is not supported")
         defaults = {"lr": lr, "weight_decay": weight_decay, "momentum": momentum,
@@ -120,14 +118,11 @@ class Muon(Optimizer):
                     raise ValueError("Muon only supports 2D parameters whereas we found a "
                                      f"parameter with size: {p.size()}")
 
+    def _init_state(self, p, state, group) -> None:
+        state["momentum_buffer"] = ember.zeros_like(p._grad)
+
     def _step_group(self, group) -> None:
-        params = [p for p in group["params"] if p._grad is not None]
-        for p in params:  # all checks and state first, as PyTorch's ``_init_group``
-            if p.is_complex():
-                raise RuntimeError("Muon does not support complex parameters")
-            state = self.state[p]
-            if "momentum_buffer" not in state:
-                state["momentum_buffer"] = ember.zeros_like(p._grad)
+        params = self._params_with_state(group, "Muon")
         lr = _scalar(group["lr"])
         for p in params:
             self._muon_update(p._data, p._grad._data, self.state[p], group, lr)

@@ -1,15 +1,25 @@
-"""Shared argument checks of the optimizers, with PyTorch's messages."""
+"""Shared argument checks of the optimizers, with PyTorch's messages.
+
+PyTorch words its checks in two styles: ``Invalid epsilon value: -1`` (the classic optimizers,
+:func:`check_nonneg`) and ``momentum should be >= 0 but is: -1`` (Adafactor and Muon,
+:func:`check_bound`).
+"""
 
 from __future__ import annotations
 
 import ember
+from ember import Tensor
+
+
+def check_lr_numel(lr) -> None:
+    if isinstance(lr, ember.Tensor) and lr.numel() != 1:
+        raise ValueError("Tensor lr must be 1-element")
 
 
 def check_lr(lr) -> None:
-    if isinstance(lr, ember.Tensor) and lr.numel() != 1:
-        raise ValueError("Tensor lr must be 1-element")
-    if not 0.0 <= lr:
-        raise ValueError(f"Invalid learning rate: {lr}")
+    """``Invalid learning rate: {lr}`` unless ``lr >= 0``; a tensor ``lr`` holds one element."""
+    check_lr_numel(lr)
+    check_nonneg(lr, "learning rate")
 
 
 def check_nonneg(value, what: str) -> None:
@@ -18,10 +28,26 @@ def check_nonneg(value, what: str) -> None:
         raise ValueError(f"Invalid {what}: {value}")
 
 
+def check_bound(value, what: str, relation: str = ">=", bound: int = 0) -> None:
+    """``{what} should be {relation} {bound} but is: {value}`` unless it is (``relation`` is
+    ``">="`` or ``"<="``)."""
+    ok = bound <= value if relation == ">=" else value <= bound
+    if not ok:
+        raise ValueError(f"{what} should be {relation} {bound} but is: {value}")
+
+
 def check_betas(betas) -> None:
     for i in (0, 1):
         if not 0.0 <= betas[i] < 1.0:
             raise ValueError(f"Invalid beta parameter at index {i}: {betas[i]}")
+
+
+def check_adam_family(lr, eps, betas, weight_decay) -> None:
+    """The checks the Adam family (Adam, Adamax, NAdam, RAdam) share, in PyTorch's order."""
+    check_lr(lr)
+    check_nonneg(eps, "epsilon value")
+    check_betas(betas)
+    check_nonneg(weight_decay, "weight_decay value")
 
 
 def check_fused(fused, foreach, differentiable) -> None:
@@ -30,3 +56,18 @@ def check_fused(fused, foreach, differentiable) -> None:
             raise RuntimeError("`fused` does not support `differentiable`")
         if foreach:
             raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
+
+
+def check_functional_call(params, state_steps=None, *, grad_scale=None, found_inf=None,
+                          fused=False) -> None:
+    """The checks of PyTorch's functional optimizers: ``state_steps`` hold tensors,
+    ``grad_scale``/``found_inf`` come only with ``fused=True``, and no parameter is a leaf
+    that autograd records (an in-place update of one raises, as in PyTorch)."""
+    if state_steps is not None and not all(isinstance(t, Tensor) for t in state_steps):
+        raise RuntimeError("API has changed, `state_steps` argument must contain a list of "
+                           "singleton tensors")
+    if (grad_scale is not None or found_inf is not None) and not fused:
+        raise AssertionError("Expected grad_scale and found_inf to be None")
+    if ember.is_grad_enabled() and any(p.requires_grad and p.grad_fn is None for p in params):
+        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
+                           "operation.")

@@ -4,17 +4,19 @@ from __future__ import annotations
 
 import numpy as np
 
-import ember
 from ember import Tensor
 
-from ._validate import check_lr, check_nonneg
-from .optimizer import Optimizer, _buffer, _check_functional_call, _grad_with_decay, _scalar
+from ._single_tensor import _buffer, _ema_square_, _scalar, _walk_params
+from ._validate import check_functional_call, check_lr, check_nonneg
+from .optimizer import Optimizer
 
 __all__ = ["Adadelta", "adadelta"]
 
 
 class Adadelta(Optimizer):
     """Adadelta (Zeiler). Per-parameter state: ``step``, ``square_avg``, ``acc_delta``."""
+
+    _zero_state = ("square_avg", "acc_delta")
 
     def __init__(self, params, lr=1.0, rho: float = 0.9, eps: float = 1e-6,
                  weight_decay: float = 0, foreach: bool | None = None, *,
@@ -29,11 +31,6 @@ class Adadelta(Optimizer):
                     "maximize": maximize, "capturable": capturable, "foreach": foreach,
                     "differentiable": differentiable}
         super().__init__(params, defaults)
-
-    def _init_state(self, p, state, group) -> None:
-        state["step"] = self._step_tensor()
-        state["square_avg"] = ember.zeros_like(p)
-        state["acc_delta"] = ember.zeros_like(p)
 
     def _step_group(self, group) -> None:
         params, grads, square_avgs, acc_deltas, state_steps = self._group_tensors(
@@ -51,7 +48,7 @@ def adadelta(params: list[Tensor], grads: list[Tensor], square_avgs: list[Tensor
              weight_decay: float, maximize: bool) -> None:
     """Functional API that performs Adadelta algorithm computation (see :class:`Adadelta`):
     ``params``, ``square_avgs``, ``acc_deltas`` and ``state_steps`` are updated in place."""
-    _check_functional_call(params, state_steps)
+    check_functional_call(params, state_steps)
     _single_tensor_adadelta(params, grads, square_avgs, acc_deltas, state_steps, lr=lr,
                             rho=rho, eps=eps, weight_decay=weight_decay, maximize=maximize,
                             scratch={})
@@ -59,27 +56,18 @@ def adadelta(params: list[Tensor], grads: list[Tensor], square_avgs: list[Tensor
 
 def _single_tensor_adadelta(params, grads, square_avgs, acc_deltas, state_steps, *, lr, rho,
                             eps, weight_decay, maximize, scratch) -> None:
-    lr, wd = _scalar(lr), _scalar(weight_decay)
-    for i, param in enumerate(params):
-        d = param._data
-        state_steps[i]._data += 1
-        g = _grad_with_decay(d, grads[i]._data, maximize, wd)
+    lr = _scalar(lr)
+    for i, d, g, _ in _walk_params(params, grads, state_steps, maximize=maximize,
+                                   weight_decay=weight_decay):
         sq, acc = square_avgs[i]._data, acc_deltas[i]._data
         tmp, delta = _buffer(scratch, d, 0), _buffer(scratch, d, 1)
-        sq *= rho
-        np.multiply(g, g, out=tmp)
-        tmp *= 1 - rho
-        sq += tmp
+        _ema_square_(sq, g, rho, tmp)
         np.add(sq, eps, out=tmp)
         np.sqrt(tmp, out=tmp)  # std
         np.add(acc, eps, out=delta)
         np.sqrt(delta, out=delta)
         delta /= tmp
         delta *= g
-        acc *= rho
-        np.multiply(delta, delta, out=tmp)
-        tmp *= 1 - rho
-        acc += tmp
+        _ema_square_(acc, delta, rho, tmp)
         delta *= lr
         d -= delta
-        param._bump_version()

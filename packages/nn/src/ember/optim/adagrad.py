@@ -7,15 +7,9 @@ import numpy as np
 import ember
 from ember import Tensor
 
-from ._validate import check_fused, check_lr, check_nonneg
-from .optimizer import (
-    Optimizer,
-    _buffer,
-    _check_functional_call,
-    _grad_with_decay,
-    _scalar,
-    _unscale_or_skip,
-)
+from ._single_tensor import _buffer, _scalar, _unscale_or_skip, _walk_params
+from ._validate import check_functional_call, check_fused, check_lr, check_nonneg
+from .optimizer import Optimizer
 
 __all__ = ["Adagrad", "adagrad"]
 
@@ -65,8 +59,8 @@ def adagrad(params: list[Tensor], grads: list[Tensor], state_sums: list[Tensor],
     """Functional API that performs Adagrad algorithm computation (see :class:`Adagrad`):
     ``params``, ``state_sums`` and ``state_steps`` are updated in place; ``fused=True``
     takes ``grad_scale``/``found_inf``."""
-    _check_functional_call(params, state_steps, grad_scale=grad_scale, found_inf=found_inf,
-                           fused=bool(fused))
+    check_functional_call(params, state_steps, grad_scale=grad_scale, found_inf=found_inf,
+                          fused=bool(fused))
     if fused and _unscale_or_skip(grads, grad_scale, found_inf):
         return
     _single_tensor_adagrad(params, grads, state_sums, state_steps, lr=lr,
@@ -76,13 +70,10 @@ def adagrad(params: list[Tensor], grads: list[Tensor], state_sums: list[Tensor],
 
 def _single_tensor_adagrad(params, grads, state_sums, state_steps, *, lr, weight_decay,
                            lr_decay, eps, maximize, scratch) -> None:
-    lr, wd = _scalar(lr), _scalar(weight_decay)
-    for i, param in enumerate(params):
-        d = param._data
-        step_t = state_steps[i]._data
-        step_t += 1
+    lr = _scalar(lr)
+    for i, d, g, step_t in _walk_params(params, grads, state_steps, maximize=maximize,
+                                        weight_decay=weight_decay):
         step = float(step_t)
-        g = _grad_with_decay(d, grads[i]._data, maximize, wd)
         clr = lr / (1 + (step - 1) * lr_decay)
         s = state_sums[i]._data
         tmp, std = _buffer(scratch, d, 0), _buffer(scratch, d, 1)
@@ -93,4 +84,3 @@ def _single_tensor_adagrad(params, grads, state_sums, state_steps, *, lr, weight
         np.divide(g, std, out=tmp)
         tmp *= clr
         d -= tmp
-        param._bump_version()

@@ -8,16 +8,9 @@ import numpy as np
 import ember
 from ember import Tensor
 
-from ._validate import check_betas, check_fused, check_lr, check_nonneg
-from .optimizer import (
-    Optimizer,
-    _buffer,
-    _check_functional_call,
-    _grad_with_decay,
-    _lerp_,
-    _scalar,
-    _unscale_or_skip,
-)
+from ._single_tensor import _buffer, _ema_square_, _lerp_, _scalar, _unscale_or_skip, _walk_params
+from ._validate import check_adam_family, check_functional_call, check_fused
+from .optimizer import Optimizer
 
 __all__ = ["Adam", "adam"]
 
@@ -31,15 +24,16 @@ class Adam(Optimizer):
     gradient.
     """
 
+    _zero_state = ("exp_avg", "exp_avg_sq")
+    _legacy_group_defaults = {"amsgrad": False, "maximize": False,
+                              "decoupled_weight_decay": False}
+
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps: float = 1e-8,
                  weight_decay: float = 0, amsgrad: bool = False, *,
                  foreach: bool | None = None, maximize: bool = False, capturable: bool = False,
                  differentiable: bool = False, fused: bool | None = None,
                  decoupled_weight_decay: bool = False) -> None:
-        check_lr(lr)
-        check_nonneg(eps, "epsilon value")
-        check_betas(betas)
-        check_nonneg(weight_decay, "weight_decay value")
+        check_adam_family(lr, eps, betas, weight_decay)
         if not ((isinstance(betas[0], float) and isinstance(betas[1], float))
                 or (isinstance(betas[0], ember.Tensor) and isinstance(betas[1], ember.Tensor))):
             raise ValueError("betas must be either both floats or both Tensors")
@@ -51,17 +45,8 @@ class Adam(Optimizer):
         super().__init__(params, defaults)
         check_fused(fused, foreach, differentiable)
 
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("amsgrad", False)
-            group.setdefault("maximize", False)
-            group.setdefault("decoupled_weight_decay", False)
-
     def _init_state(self, p, state, group) -> None:
-        state["step"] = self._step_tensor()
-        state["exp_avg"] = ember.zeros_like(p)
-        state["exp_avg_sq"] = ember.zeros_like(p)
+        super()._init_state(p, state, group)
         if group["amsgrad"]:
             state["max_exp_avg_sq"] = ember.zeros_like(p)
 
@@ -92,8 +77,8 @@ def adam(params: list[Tensor], grads: list[Tensor], exp_avgs: list[Tensor],
     and ``differentiable`` do not change the computation; ``fused=True`` takes
     ``grad_scale``/``found_inf``.
     """
-    _check_functional_call(params, state_steps, grad_scale=grad_scale, found_inf=found_inf,
-                           fused=bool(fused))
+    check_functional_call(params, state_steps, grad_scale=grad_scale, found_inf=found_inf,
+                          fused=bool(fused))
     if fused and _unscale_or_skip(grads, grad_scale, found_inf):
         return
     _single_tensor_adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps,
@@ -105,24 +90,15 @@ def adam(params: list[Tensor], grads: list[Tensor], exp_avgs: list[Tensor],
 def _single_tensor_adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, *,
                         amsgrad, beta1, beta2, lr, weight_decay, eps, maximize,
                         decoupled_weight_decay, scratch) -> None:
-    lr, beta1, beta2, wd = _scalar(lr), _scalar(beta1), _scalar(beta2), _scalar(weight_decay)
-    decoupled = wd != 0 and decoupled_weight_decay
-    coupled_wd = 0 if decoupled else wd
-    for i, param in enumerate(params):
-        d = param._data
-        step_t = state_steps[i]._data
-        step_t += 1
+    lr, beta1, beta2 = _scalar(lr), _scalar(beta1), _scalar(beta2)
+    for i, d, g, step_t in _walk_params(params, grads, state_steps, maximize=maximize,
+                                        weight_decay=weight_decay, lr=lr,
+                                        decoupled_weight_decay=decoupled_weight_decay):
         step = float(step_t)
-        if decoupled:
-            d *= 1 - lr * wd
-        g = _grad_with_decay(d, grads[i]._data, maximize, coupled_wd)
         m, v = exp_avgs[i]._data, exp_avg_sqs[i]._data
         tmp = _buffer(scratch, d)
         _lerp_(m, g, 1 - beta1, tmp)
-        v *= beta2
-        np.multiply(g, g, out=tmp)
-        tmp *= 1 - beta2
-        v += tmp
+        _ema_square_(v, g, beta2, tmp)
         step_size = lr / (1 - beta1**step)
         bias_correction2_sqrt = (1 - beta2**step) ** 0.5
         if amsgrad:
@@ -135,4 +111,3 @@ def _single_tensor_adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, s
         np.divide(m, tmp, out=tmp)
         tmp *= step_size
         d -= tmp
-        param._bump_version()

@@ -4,18 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
-import ember
 from ember import Tensor
 
-from ._validate import check_betas, check_lr, check_nonneg
-from .optimizer import (
-    Optimizer,
-    _buffer,
-    _check_functional_call,
-    _grad_with_decay,
-    _lerp_,
-    _scalar,
-)
+from ._single_tensor import _buffer, _lerp_, _scalar, _walk_params
+from ._validate import check_adam_family, check_functional_call
+from .optimizer import Optimizer
 
 __all__ = ["Adamax", "adamax"]
 
@@ -24,23 +17,17 @@ class Adamax(Optimizer):
     """Adamax, Adam's infinity-norm variant. Per-parameter state: ``step``, ``exp_avg``,
     ``exp_inf``."""
 
+    _zero_state = ("exp_avg", "exp_inf")
+
     def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps: float = 1e-8,
                  weight_decay: float = 0, foreach: bool | None = None, *,
                  maximize: bool = False, differentiable: bool = False,
                  capturable: bool = False) -> None:
-        check_lr(lr)
-        check_nonneg(eps, "epsilon value")
-        check_betas(betas)
-        check_nonneg(weight_decay, "weight_decay value")
+        check_adam_family(lr, eps, betas, weight_decay)
         defaults = {"lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay,
                     "foreach": foreach, "maximize": maximize, "differentiable": differentiable,
                     "capturable": capturable}
         super().__init__(params, defaults)
-
-    def _init_state(self, p, state, group) -> None:
-        state["step"] = self._step_tensor()
-        state["exp_avg"] = ember.zeros_like(p)
-        state["exp_inf"] = ember.zeros_like(p)
 
     def _step_group(self, group) -> None:
         params, grads, exp_avgs, exp_infs, state_steps = self._group_tensors(
@@ -59,7 +46,7 @@ def adamax(params: list[Tensor], grads: list[Tensor], exp_avgs: list[Tensor],
            weight_decay: float) -> None:
     """Functional API that performs Adamax algorithm computation (see :class:`Adamax`):
     ``params``, ``exp_avgs``, ``exp_infs`` and ``state_steps`` are updated in place."""
-    _check_functional_call(params, state_steps)
+    check_functional_call(params, state_steps)
     _single_tensor_adamax(params, grads, exp_avgs, exp_infs, state_steps, eps=eps, beta1=beta1,
                           beta2=beta2, lr=lr, weight_decay=weight_decay, maximize=maximize,
                           scratch={})
@@ -67,12 +54,9 @@ def adamax(params: list[Tensor], grads: list[Tensor], exp_avgs: list[Tensor],
 
 def _single_tensor_adamax(params, grads, exp_avgs, exp_infs, state_steps, *, eps, beta1, beta2,
                           lr, weight_decay, maximize, scratch) -> None:
-    lr, wd = _scalar(lr), _scalar(weight_decay)
-    for i, param in enumerate(params):
-        d = param._data
-        step_t = state_steps[i]._data
-        step_t += 1
-        g = _grad_with_decay(d, grads[i]._data, maximize, wd)
+    lr = _scalar(lr)
+    for i, d, g, step_t in _walk_params(params, grads, state_steps, maximize=maximize,
+                                        weight_decay=weight_decay):
         m, u = exp_avgs[i]._data, exp_infs[i]._data
         tmp = _buffer(scratch, d)
         _lerp_(m, g, 1 - beta1, tmp)
@@ -84,4 +68,3 @@ def _single_tensor_adamax(params, grads, exp_avgs, exp_infs, state_steps, *, eps
         np.divide(m, u, out=tmp)
         tmp *= clr
         d -= tmp
-        param._bump_version()

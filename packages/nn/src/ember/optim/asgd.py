@@ -7,14 +7,9 @@ import numpy as np
 import ember
 from ember import Tensor
 
-from .optimizer import (
-    Optimizer,
-    _buffer,
-    _check_functional_call,
-    _grad_with_decay,
-    _scalar,
-    _scalar_dtype,
-)
+from ._single_tensor import _buffer, _scalar, _walk_params
+from ._validate import check_functional_call, check_lr, check_nonneg
+from .optimizer import _FLAG_DEFAULTS, Optimizer, _scalar_dtype
 
 __all__ = ["ASGD", "asgd"]
 
@@ -45,37 +40,25 @@ class ASGD(Optimizer):
         tensor([-0.1000, -0.1000], requires_grad=True)
     """
 
+    _legacy_group_defaults = _FLAG_DEFAULTS
+    _legacy_scalar_state = ("step", "eta", "mu")
+
     def __init__(self, params, lr=1e-2, lambd: float = 1e-4, alpha: float = 0.75,
                  t0: float = 1e6, weight_decay: float = 0, foreach: bool | None = None,
                  maximize: bool = False, differentiable: bool = False,
                  capturable: bool = False) -> None:
-        if isinstance(lr, ember.Tensor) and lr.numel() != 1:
-            raise ValueError("Tensor lr must be 1-element")
-        if not 0.0 <= lr:
-            raise ValueError(f"Invalid learning rate: {lr}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        check_lr(lr)
+        check_nonneg(weight_decay, "weight_decay value")
         defaults = {"lr": lr, "lambd": lambd, "alpha": alpha, "t0": t0,
                     "weight_decay": weight_decay, "foreach": foreach, "maximize": maximize,
                     "differentiable": differentiable, "capturable": capturable}
         super().__init__(params, defaults)
 
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("foreach", None)
-            group.setdefault("maximize", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("capturable", False)
-            for p in group["params"]:
-                p_state = self.state.get(p, {})
-                for key in ("step", "eta", "mu"):  # old checkpoints kept Python numbers
-                    if p_state and not isinstance(p_state[key], ember.Tensor):
-                        p_state[key] = ember.tensor(float(p_state[key]), dtype=_scalar_dtype(),
-                                                    device=p.device)
+    def _scalar_state_device(self, p, group):
+        return p.device  # ASGD keeps ``step``, ``eta`` and ``mu`` beside the parameter
 
     def _init_state(self, p, state, group) -> None:
-        dtype, device = _scalar_dtype(), p.device
+        dtype, device = _scalar_dtype(), self._scalar_state_device(p, group)
         state["step"] = ember.zeros((), dtype=dtype, device=device)
         state["eta"] = ember.tensor(_scalar(group["lr"]), dtype=dtype, device=device)
         state["mu"] = ember.ones((), dtype=dtype, device=device)
@@ -98,7 +81,7 @@ def asgd(params: list[Tensor], grads: list[Tensor], axs: list[Tensor], mus: list
     """Functional API that performs ASGD algorithm computation (see :class:`ASGD`):
     ``params``, the averages ``axs`` and the 0-dim ``mus``, ``etas`` and ``state_steps`` are
     updated in place."""
-    _check_functional_call(params)
+    check_functional_call(params)
     _single_tensor_asgd(params, grads, axs, mus, etas, state_steps, lambd=lambd, lr=lr, t0=t0,
                         alpha=alpha, weight_decay=weight_decay, maximize=maximize, scratch={})
 
@@ -106,11 +89,8 @@ def asgd(params: list[Tensor], grads: list[Tensor], axs: list[Tensor], mus: list
 def _single_tensor_asgd(params, grads, axs, mus, etas, state_steps, *, lambd, lr, t0, alpha,
                         weight_decay, maximize, scratch) -> None:
     lr = _scalar(lr)
-    for i, param in enumerate(params):
-        d = param._data
-        step_t = state_steps[i]._data
-        step_t += 1
-        g = _grad_with_decay(d, grads[i]._data, maximize, weight_decay)
+    for i, d, g, step_t in _walk_params(params, grads, state_steps, maximize=maximize,
+                                        weight_decay=weight_decay):
         eta_t, mu_t = etas[i]._data, mus[i]._data
         eta = float(eta_t)  # the stored (float32) value, as PyTorch's ``eta.item()``
         tmp = _buffer(scratch, d)
@@ -128,4 +108,3 @@ def _single_tensor_asgd(params, grads, axs, mus, etas, state_steps, *, lambd, lr
         step = float(step_t)
         eta_t[...] = lr / ((1 + lambd * lr * step) ** alpha)
         mu_t[...] = 1 / max(1, step - t0)
-        param._bump_version()

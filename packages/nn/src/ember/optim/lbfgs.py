@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import ember
 
+from ._single_tensor import _scalar
 from ._validate import check_lr
-from .optimizer import Optimizer, _scalar
+from .optimizer import Optimizer
 
 __all__ = ["LBFGS"]
 

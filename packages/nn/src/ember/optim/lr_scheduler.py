@@ -17,7 +17,8 @@ from weakref import ref
 
 from ember import Tensor
 
-from .optimizer import Optimizer, _scalar
+from ._single_tensor import _scalar
+from .optimizer import Optimizer
 
 __all__ = [
     "LambdaLR",
@@ -76,13 +77,55 @@ def _update_param_group_val(param_group, key, val):
         param_group[key] = val
 
 
+def _check_optimizer(optimizer) -> None:
+    if not isinstance(optimizer, Optimizer):
+        raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
+
+
+def _callable_state(fn):
+    """What a state_dict keeps of a user function: nothing for a plain function or lambda, the
+    attributes of a callable object."""
+    return None if isinstance(fn, types.FunctionType) else fn.__dict__.copy()
+
+
+def _cosine_annealed(base_lr, eta_min, t, t_max):
+    """The lr ``t`` epochs into a cosine annealing from ``base_lr`` to ``eta_min`` over
+    ``t_max`` epochs."""
+    return eta_min + (base_lr - eta_min) * (1 + math.cos(math.pi * t / t_max)) / 2
+
+
+def _uses_beta1(optimizer) -> bool:
+    """Whether momentum cycling moves Adam's ``beta1`` (else the group's ``momentum``)."""
+    if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
+        raise ValueError(
+            "optimizer must support momentum or beta1 with `cycle_momentum` option enabled"
+        )
+    return "betas" in optimizer.defaults
+
+
+def _set_momentum(group, momentum, use_beta1: bool) -> None:
+    if use_beta1:
+        group["betas"] = (momentum, *group["betas"][1:])
+    else:
+        group["momentum"] = momentum
+
+
+def _start_momentum_cycle(optimizer, max_momentums, base_momentums, use_beta1: bool) -> None:
+    """Set every group's momentum to its maximum and record both ends of its cycle."""
+    for m_momentum, b_momentum, group in zip(
+        max_momentums, base_momentums, optimizer.param_groups, strict=True
+    ):
+        _set_momentum(group, m_momentum, use_beta1)
+        group["max_momentum"] = m_momentum
+        group["base_momentum"] = b_momentum
+
+
 class LRScheduler:
     _get_lr_called_within_step: bool = False
     _is_initial: bool = False
 
     def __init__(self, optimizer, last_epoch=-1):
-        if not isinstance(optimizer, Optimizer):
-            raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
+        _check_optimizer(optimizer)
         self.optimizer = optimizer
         if last_epoch == -1:
             for group in optimizer.param_groups:
@@ -180,9 +223,20 @@ class LRScheduler:
                     values = self._get_closed_form_lr()
                 else:
                     values = self.get_lr()
+        self._set_lrs(values)
+
+    def _set_lrs(self, values):
         for param_group, lr in zip(self.optimizer.param_groups, values, strict=True):
             _update_param_group_val(param_group, "lr", lr)
         self._last_lr = _param_groups_val_list(self.optimizer, "lr")
+
+    # the lrs of the multiplicative schedules' two forms: chainable (the groups' current lrs
+    # times a factor) and closed (the base lrs times a factor)
+    def _scaled_group_lrs(self, factor):
+        return [group["lr"] * factor for group in self.optimizer.param_groups]
+
+    def _scaled_base_lrs(self, factor):
+        return [base_lr * factor for base_lr in self.base_lrs]
 
 
 def _warn_get_lr_called_within_step(lr_scheduler):
@@ -223,8 +277,43 @@ class _initial_mode:
         self.o._is_initial = False
 
 
-class LambdaLR(LRScheduler):
-    """Sets each group"s lr to its initial lr times ``lr_lambda(epoch)``."""
+class _StateOfParts:
+    """The state_dict of a scheduler made of parts that have a state of their own (the
+    ``lr_lambdas`` of LambdaLR and MultiplicativeLR, the ``_schedulers`` of SequentialLR and
+    ChainedScheduler): its own attributes, and under ``_parts`` the list of the parts' states,
+    in PyTorch's layout."""
+
+    _parts: str
+
+    @staticmethod
+    def _part_state(part):
+        raise NotImplementedError
+
+    @staticmethod
+    def _load_part_state(part, state) -> None:
+        raise NotImplementedError
+
+    def state_dict(self):
+        own = ("optimizer", self._parts)
+        state_dict = {key: value for key, value in self.__dict__.items() if key not in own}
+        state_dict[self._parts] = [self._part_state(part) for part in getattr(self, self._parts)]
+        return state_dict
+
+    def load_state_dict(self, state_dict):
+        part_states = state_dict.pop(self._parts)
+        self.__dict__.update(state_dict)
+        state_dict[self._parts] = part_states  # back into the caller's dict
+        parts = getattr(self, self._parts)
+        for idx, state in enumerate(part_states):
+            self._load_part_state(parts[idx], state)
+
+
+class _LambdaScheduler(_StateOfParts, LRScheduler):
+    """LambdaLR and MultiplicativeLR: one ``lr_lambda`` per group, whose attributes (when it is
+    a callable object rather than a function) are kept in the state_dict."""
+
+    _parts = "lr_lambdas"
+    _check_callable = False
 
     def __init__(self, optimizer, lr_lambda, last_epoch=-1):
         self.optimizer = optimizer
@@ -236,27 +325,22 @@ class LambdaLR(LRScheduler):
                     f"Expected {len(optimizer.param_groups)} lr_lambdas, but got {len(lr_lambda)}"
                 )
             self.lr_lambdas = list(lr_lambda)
+        if self._check_callable:  # MultiplicativeLR's check (LambdaLR's fails on first use)
+            for fn in self.lr_lambdas:
+                if not callable(fn):
+                    raise TypeError(f"lr_lambda should be a function, but got {type(fn).__name__}")
         super().__init__(optimizer, last_epoch)
 
-    def state_dict(self):
-        state_dict = {
-            key: value
-            for key, value in self.__dict__.items()
-            if key not in ("optimizer", "lr_lambdas")
-        }
-        state_dict["lr_lambdas"] = [None] * len(self.lr_lambdas)
-        for idx, fn in enumerate(self.lr_lambdas):
-            if not isinstance(fn, types.FunctionType):
-                state_dict["lr_lambdas"][idx] = fn.__dict__.copy()
-        return state_dict
+    _part_state = staticmethod(_callable_state)
 
-    def load_state_dict(self, state_dict):
-        lr_lambdas = state_dict.pop("lr_lambdas")
-        self.__dict__.update(state_dict)
-        state_dict["lr_lambdas"] = lr_lambdas
-        for idx, fn in enumerate(lr_lambdas):
-            if fn is not None:
-                self.lr_lambdas[idx].__dict__.update(fn)
+    @staticmethod
+    def _load_part_state(part, state) -> None:
+        if state is not None:
+            part.__dict__.update(state)
+
+
+class LambdaLR(_LambdaScheduler):
+    """Sets each group"s lr to its initial lr times ``lr_lambda(epoch)``."""
 
     def get_lr(self):
         _warn_get_lr_called_within_step(self)
@@ -266,45 +350,10 @@ class LambdaLR(LRScheduler):
         ]
 
 
-class MultiplicativeLR(LRScheduler):
+class MultiplicativeLR(_LambdaScheduler):
     """Multiplies each group"s lr by ``lr_lambda(epoch)`` at every step."""
 
-    def __init__(self, optimizer, lr_lambda, last_epoch=-1):
-        self.optimizer = optimizer
-        if not isinstance(lr_lambda, list) and (not isinstance(lr_lambda, tuple)):
-            self.lr_lambdas = [lr_lambda] * len(optimizer.param_groups)
-        else:
-            if len(lr_lambda) != len(optimizer.param_groups):
-                raise ValueError(
-                    f"Expected {len(optimizer.param_groups)} lr_lambdas, but got {len(lr_lambda)}"
-                )
-            self.lr_lambdas = list(lr_lambda)
-        for lr_lambda in self.lr_lambdas:
-            if not callable(lr_lambda):
-                raise TypeError(
-                    f"lr_lambda should be a function, but got {type(lr_lambda).__name__}"
-                )
-        super().__init__(optimizer, last_epoch)
-
-    def state_dict(self):
-        state_dict = {
-            key: value
-            for key, value in self.__dict__.items()
-            if key not in ("optimizer", "lr_lambdas")
-        }
-        state_dict["lr_lambdas"] = [None] * len(self.lr_lambdas)
-        for idx, fn in enumerate(self.lr_lambdas):
-            if not isinstance(fn, types.FunctionType):
-                state_dict["lr_lambdas"][idx] = fn.__dict__.copy()
-        return state_dict
-
-    def load_state_dict(self, state_dict):
-        lr_lambdas = state_dict.pop("lr_lambdas")
-        self.__dict__.update(state_dict)
-        state_dict["lr_lambdas"] = lr_lambdas
-        for idx, fn in enumerate(lr_lambdas):
-            if fn is not None:
-                self.lr_lambdas[idx].__dict__.update(fn)
+    _check_callable = True
 
     def get_lr(self):
         _warn_get_lr_called_within_step(self)
@@ -329,12 +378,10 @@ class StepLR(LRScheduler):
         _warn_get_lr_called_within_step(self)
         if self.last_epoch == 0 or self.last_epoch % self.step_size != 0:
             return _param_groups_val_list(self.optimizer, "lr")
-        return [group["lr"] * self.gamma for group in self.optimizer.param_groups]
+        return self._scaled_group_lrs(self.gamma)
 
     def _get_closed_form_lr(self):
-        return [
-            base_lr * self.gamma ** (self.last_epoch // self.step_size) for base_lr in self.base_lrs
-        ]
+        return self._scaled_base_lrs(self.gamma ** (self.last_epoch // self.step_size))
 
 
 class MultiStepLR(LRScheduler):
@@ -349,17 +396,11 @@ class MultiStepLR(LRScheduler):
         _warn_get_lr_called_within_step(self)
         if self.last_epoch not in self.milestones:
             return _param_groups_val_list(self.optimizer, "lr")
-        return [
-            group["lr"] * self.gamma ** self.milestones[self.last_epoch]
-            for group in self.optimizer.param_groups
-        ]
+        return self._scaled_group_lrs(self.gamma ** self.milestones[self.last_epoch])
 
     def _get_closed_form_lr(self):
         milestones = sorted(self.milestones.elements())
-        return [
-            base_lr * self.gamma ** bisect_right(milestones, self.last_epoch)
-            for base_lr in self.base_lrs
-        ]
+        return self._scaled_base_lrs(self.gamma ** bisect_right(milestones, self.last_epoch))
 
 
 class ConstantLR(LRScheduler):
@@ -375,16 +416,15 @@ class ConstantLR(LRScheduler):
     def get_lr(self):
         _warn_get_lr_called_within_step(self)
         if self.last_epoch == 0:
-            return [group["lr"] * self.factor for group in self.optimizer.param_groups]
+            return self._scaled_group_lrs(self.factor)
         if self.last_epoch != self.total_iters:
             return _param_groups_val_list(self.optimizer, "lr")
-        return [group["lr"] * (1.0 / self.factor) for group in self.optimizer.param_groups]
+        return self._scaled_group_lrs(1.0 / self.factor)
 
     def _get_closed_form_lr(self):
-        return [
-            base_lr * (self.factor + (self.last_epoch >= self.total_iters) * (1 - self.factor))
-            for base_lr in self.base_lrs
-        ]
+        return self._scaled_base_lrs(
+            self.factor + (self.last_epoch >= self.total_iters) * (1 - self.factor)
+        )
 
 
 class LinearLR(LRScheduler):
@@ -409,33 +449,25 @@ class LinearLR(LRScheduler):
     def get_lr(self):
         _warn_get_lr_called_within_step(self)
         if self.last_epoch == 0:
-            return [group["lr"] * self.start_factor for group in self.optimizer.param_groups]
+            return self._scaled_group_lrs(self.start_factor)
         if self._is_initial or self.last_epoch > self.total_iters:
             return _param_groups_val_list(self.optimizer, "lr")
-        return [
-            group["lr"]
-            * (
-                1.0
-                + (self.end_factor - self.start_factor)
-                / (
-                    self.total_iters * self.start_factor
-                    + (self.last_epoch - 1) * (self.end_factor - self.start_factor)
-                )
+        return self._scaled_group_lrs(
+            1.0
+            + (self.end_factor - self.start_factor)
+            / (
+                self.total_iters * self.start_factor
+                + (self.last_epoch - 1) * (self.end_factor - self.start_factor)
             )
-            for group in self.optimizer.param_groups
-        ]
+        )
 
     def _get_closed_form_lr(self):
-        return [
-            base_lr
-            * (
-                self.start_factor
-                + (self.end_factor - self.start_factor)
-                * min(self.total_iters, self.last_epoch)
-                / self.total_iters
-            )
-            for base_lr in self.base_lrs
-        ]
+        return self._scaled_base_lrs(
+            self.start_factor
+            + (self.end_factor - self.start_factor)
+            * min(self.total_iters, self.last_epoch)
+            / self.total_iters
+        )
 
 
 class ExponentialLR(LRScheduler):
@@ -449,43 +481,27 @@ class ExponentialLR(LRScheduler):
         _warn_get_lr_called_within_step(self)
         if self._is_initial:
             return _param_groups_val_list(self.optimizer, "lr")
-        return [group["lr"] * self.gamma for group in self.optimizer.param_groups]
+        return self._scaled_group_lrs(self.gamma)
 
     def _get_closed_form_lr(self):
-        return [base_lr * self.gamma**self.last_epoch for base_lr in self.base_lrs]
+        return self._scaled_base_lrs(self.gamma**self.last_epoch)
 
 
-class _NestedSchedulers:
-    """state_dict of a scheduler made of others (SequentialLR, ChainedScheduler): its own
-    attributes plus each inner scheduler's state_dict, in PyTorch's layout."""
+class _NestedSchedulers(_StateOfParts):
+    """SequentialLR and ChainedScheduler: schedulers made of other schedulers of one optimizer,
+    whose state_dicts go into theirs."""
 
-    def state_dict(self):
-        state_dict = {
-            key: value
-            for key, value in self.__dict__.items()
-            if key not in ("optimizer", "_schedulers")
-        }
-        state_dict["_schedulers"] = [None] * len(self._schedulers)
-        for idx, s in enumerate(self._schedulers):
-            state_dict["_schedulers"][idx] = s.state_dict()
-        return state_dict
+    _parts = "_schedulers"
 
-    def load_state_dict(self, state_dict):
-        _schedulers = state_dict.pop("_schedulers")
-        self.__dict__.update(state_dict)
-        state_dict["_schedulers"] = _schedulers
-        for idx, s in enumerate(_schedulers):
-            self._schedulers[idx].load_state_dict(s)
+    @staticmethod
+    def _part_state(part):
+        return part.state_dict()
 
+    @staticmethod
+    def _load_part_state(part, state) -> None:
+        part.load_state_dict(state)
 
-class SequentialLR(_NestedSchedulers, LRScheduler):
-    """Runs ``schedulers`` one after another, switching at the ``milestones``."""
-
-    def __init__(self, optimizer, schedulers, milestones, last_epoch=-1):
-        if len(schedulers) < 1:
-            raise ValueError(
-                f"{self.__class__.__name__} expects at least one scheduler, but got no scheduler."
-            )
+    def _check_schedulers(self, optimizer, schedulers) -> None:
         for scheduler_idx, scheduler in enumerate(schedulers):
             if not hasattr(scheduler, "optimizer"):
                 raise TypeError(
@@ -505,6 +521,17 @@ class SequentialLR(_NestedSchedulers, LRScheduler):
                     f"{scheduler_idx} has {scheduler.optimizer}, which is different from "
                     f"{optimizer.__class__.__name__}."
                 )
+
+
+class SequentialLR(_NestedSchedulers, LRScheduler):
+    """Runs ``schedulers`` one after another, switching at the ``milestones``."""
+
+    def __init__(self, optimizer, schedulers, milestones, last_epoch=-1):
+        if len(schedulers) < 1:
+            raise ValueError(
+                f"{self.__class__.__name__} expects at least one scheduler, but got no scheduler."
+            )
+        self._check_schedulers(optimizer, schedulers)
         if len(milestones) != len(schedulers) - 1:
             raise ValueError(
                 "Sequential Schedulers expects number of schedulers provided to be one more than "
@@ -557,14 +584,12 @@ class PolynomialLR(LRScheduler):
             (1.0 - self.last_epoch / self.total_iters)
             / (1.0 - (self.last_epoch - 1) / self.total_iters)
         ) ** self.power
-        return [group["lr"] * decay_factor for group in self.optimizer.param_groups]
+        return self._scaled_group_lrs(decay_factor)
 
     def _get_closed_form_lr(self):
-        return [
-            base_lr
-            * (1.0 - min(self.total_iters, self.last_epoch) / self.total_iters) ** self.power
-            for base_lr in self.base_lrs
-        ]
+        return self._scaled_base_lrs(
+            (1.0 - min(self.total_iters, self.last_epoch) / self.total_iters) ** self.power
+        )
 
 
 class CosineAnnealingLR(LRScheduler):
@@ -581,13 +606,7 @@ class CosineAnnealingLR(LRScheduler):
         if self._is_initial:
             return _param_groups_val_list(self.optimizer, "lr")
         elif self._step_count == 1 and self.last_epoch > 0:
-            return [
-                self.eta_min
-                + (base_lr - self.eta_min)
-                * (1 + math.cos(self.last_epoch * math.pi / self.T_max))
-                / 2
-                for base_lr, group in zip(self.base_lrs, self.optimizer.param_groups, strict=True)
-            ]
+            return self._get_closed_form_lr()
         elif (self.last_epoch - 1 - self.T_max) % (2 * self.T_max) == 0:
             return [
                 group["lr"] + (base_lr - self.eta_min) * (1 - math.cos(math.pi / self.T_max)) / 2
@@ -603,8 +622,7 @@ class CosineAnnealingLR(LRScheduler):
 
     def _get_closed_form_lr(self):
         return [
-            self.eta_min
-            + (base_lr - self.eta_min) * (1 + math.cos(math.pi * self.last_epoch / self.T_max)) / 2
+            _cosine_annealed(base_lr, self.eta_min, self.last_epoch, self.T_max)
             for base_lr in self.base_lrs
         ]
 
@@ -619,25 +637,7 @@ class ChainedScheduler(_NestedSchedulers, LRScheduler):
                 "no scheduler."
             )
         optimizer = optimizer or schedulers[0].optimizer
-        for scheduler_idx, scheduler in enumerate(schedulers):
-            if not hasattr(scheduler, "optimizer"):
-                raise TypeError(
-                    f"{self.__class__.__name__} at index {scheduler_idx} should have `optimizer` "
-                    "as its attribute."
-                )
-            if isinstance(scheduler, ReduceLROnPlateau):
-                raise ValueError(
-                    f"{self.__class__.__name__} does not support `ReduceLROnPlateau` scheduler as "
-                    "it requires additional kwargs to be specified when calling `step`, but got "
-                    f"one at index {scheduler_idx} in the given schedulers sequence."
-                )
-            if optimizer != scheduler.optimizer:
-                raise ValueError(
-                    f"{self.__class__.__name__} expects all schedulers to belong to the same "
-                    f"optimizer, but got scheduler {scheduler.__class__.__name__} at index "
-                    f"{scheduler_idx} has {scheduler.optimizer}, which is different from "
-                    f"{optimizer.__class__.__name__}."
-                )
+        self._check_schedulers(optimizer, schedulers)
         self._schedulers = schedulers
         self.optimizer = optimizer
         self._last_lr = _param_groups_val_list(self._schedulers[-1].optimizer, "lr")
@@ -666,8 +666,7 @@ class ReduceLROnPlateau(LRScheduler):
         if factor >= 1.0:
             raise ValueError("Factor should be < 1.0.")
         self.factor = factor
-        if not isinstance(optimizer, Optimizer):
-            raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
+        _check_optimizer(optimizer)
         self.optimizer = optimizer
         if isinstance(min_lr, (list, tuple)):
             if len(min_lr) != len(optimizer.param_groups):
@@ -788,8 +787,7 @@ class CyclicLR(LRScheduler):
         max_momentum=0.9,
         last_epoch=-1,
     ):
-        if not isinstance(optimizer, Optimizer):
-            raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
+        _check_optimizer(optimizer)
         self.optimizer = optimizer
         base_lrs = _format_param("base_lr", optimizer, base_lr)
         if last_epoch == -1:
@@ -809,23 +807,13 @@ class CyclicLR(LRScheduler):
         self._init_scale_fn()
         self.cycle_momentum = cycle_momentum
         if cycle_momentum:
-            if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
-                raise ValueError(
-                    "optimizer must support momentum or beta1 with `cycle_momentum` option enabled"
-                )
-            self.use_beta1 = "betas" in self.optimizer.defaults
+            self.use_beta1 = _uses_beta1(optimizer)
             self.base_momentums = _format_param("base_momentum", optimizer, base_momentum)
             self.max_momentums = _format_param("max_momentum", optimizer, max_momentum)
             if last_epoch == -1:
-                for m_momentum, b_momentum, group in zip(
-                    self.max_momentums, self.base_momentums, optimizer.param_groups, strict=True
-                ):
-                    if self.use_beta1:
-                        group["betas"] = (m_momentum, *group["betas"][1:])
-                    else:
-                        group["momentum"] = m_momentum
-                    group["max_momentum"] = m_momentum
-                    group["base_momentum"] = b_momentum
+                _start_momentum_cycle(
+                    optimizer, self.max_momentums, self.base_momentums, self.use_beta1
+                )
         super().__init__(optimizer, last_epoch)
         self.base_lrs = base_lrs
 
@@ -888,19 +876,14 @@ class CyclicLR(LRScheduler):
                     momentum = max_momentum - base_height * self.scale_fn(self.last_epoch)
                 momentums.append(momentum)
             for param_group, momentum in zip(self.optimizer.param_groups, momentums, strict=True):
-                if self.use_beta1:
-                    param_group["betas"] = (momentum, *param_group["betas"][1:])
-                else:
-                    param_group["momentum"] = momentum
+                _set_momentum(param_group, momentum, self.use_beta1)
         return lrs
 
     def state_dict(self):
         state = super().state_dict()
         state.pop("_scale_fn_ref", None)
         fn = state.pop("_scale_fn_custom")
-        state["_scale_fn_custom"] = None
-        if fn is not None and (not isinstance(fn, types.FunctionType)):
-            state["_scale_fn_custom"] = fn.__dict__.copy()
+        state["_scale_fn_custom"] = None if fn is None else _callable_state(fn)
         return state
 
     def load_state_dict(self, state_dict):
@@ -933,8 +916,7 @@ class CosineAnnealingWarmRestarts(LRScheduler):
     def get_lr(self):
         _warn_get_lr_called_within_step(self)
         return [
-            self.eta_min
-            + (base_lr - self.eta_min) * (1 + math.cos(math.pi * self.T_cur / self.T_i)) / 2
+            _cosine_annealed(base_lr, self.eta_min, self.T_cur, self.T_i)
             for base_lr in self.base_lrs
         ]
 
@@ -962,9 +944,8 @@ class CosineAnnealingWarmRestarts(LRScheduler):
                 self.T_cur = epoch
         self.last_epoch = math.floor(epoch)
         with _enable_get_lr_call(self):
-            for param_group, lr in zip(self.optimizer.param_groups, self.get_lr(), strict=True):
-                _update_param_group_val(param_group, "lr", lr)
-        self._last_lr = _param_groups_val_list(self.optimizer, "lr")
+            values = self.get_lr()
+        self._set_lrs(values)
 
 
 class OneCycleLR(LRScheduler):
@@ -988,8 +969,7 @@ class OneCycleLR(LRScheduler):
         three_phase=False,
         last_epoch=-1,
     ):
-        if not isinstance(optimizer, Optimizer):
-            raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
+        _check_optimizer(optimizer)
         self.optimizer = optimizer
         if total_steps is not None:
             if total_steps <= 0 or not isinstance(total_steps, int):
@@ -1005,47 +985,20 @@ class OneCycleLR(LRScheduler):
             self.total_steps = epochs * steps_per_epoch
         else:
             raise ValueError("You must define either total_steps OR (epochs AND steps_per_epoch)")
+        # each phase: where it ends, and the group keys of the lr and momentum at its two ends
+        warm_up = (float(pct_start * self.total_steps) - 1,
+                   "initial_lr", "max_lr", "max_momentum", "base_momentum")
         if three_phase:
-            self._schedule_phases = [
-                {
-                    "end_step": float(pct_start * self.total_steps) - 1,
-                    "start_lr": "initial_lr",
-                    "end_lr": "max_lr",
-                    "start_momentum": "max_momentum",
-                    "end_momentum": "base_momentum",
-                },
-                {
-                    "end_step": float(2 * pct_start * self.total_steps) - 2,
-                    "start_lr": "max_lr",
-                    "end_lr": "initial_lr",
-                    "start_momentum": "base_momentum",
-                    "end_momentum": "max_momentum",
-                },
-                {
-                    "end_step": self.total_steps - 1,
-                    "start_lr": "initial_lr",
-                    "end_lr": "min_lr",
-                    "start_momentum": "max_momentum",
-                    "end_momentum": "max_momentum",
-                },
-            ]
+            phases = [warm_up,
+                      (float(2 * pct_start * self.total_steps) - 2,
+                       "max_lr", "initial_lr", "base_momentum", "max_momentum"),
+                      (self.total_steps - 1,
+                       "initial_lr", "min_lr", "max_momentum", "max_momentum")]
         else:
-            self._schedule_phases = [
-                {
-                    "end_step": float(pct_start * self.total_steps) - 1,
-                    "start_lr": "initial_lr",
-                    "end_lr": "max_lr",
-                    "start_momentum": "max_momentum",
-                    "end_momentum": "base_momentum",
-                },
-                {
-                    "end_step": self.total_steps - 1,
-                    "start_lr": "max_lr",
-                    "end_lr": "min_lr",
-                    "start_momentum": "base_momentum",
-                    "end_momentum": "max_momentum",
-                },
-            ]
+            phases = [warm_up,
+                      (self.total_steps - 1, "max_lr", "min_lr", "base_momentum", "max_momentum")]
+        keys = ("end_step", "start_lr", "end_lr", "start_momentum", "end_momentum")
+        self._schedule_phases = [dict(zip(keys, phase, strict=True)) for phase in phases]
         if pct_start < 0 or pct_start > 1 or (not isinstance(pct_start, float)):
             raise ValueError(f"Expected float between 0 and 1 pct_start, but got {pct_start}")
         if anneal_strategy not in ["cos", "linear"]:
@@ -1062,23 +1015,11 @@ class OneCycleLR(LRScheduler):
                 group["min_lr"] = group["initial_lr"] / final_div_factor
         self.cycle_momentum = cycle_momentum
         if self.cycle_momentum:
-            if "momentum" not in self.optimizer.defaults and "betas" not in self.optimizer.defaults:
-                raise ValueError(
-                    "optimizer must support momentum or beta1 with `cycle_momentum` option enabled"
-                )
-            self.use_beta1 = "betas" in self.optimizer.defaults
+            self.use_beta1 = _uses_beta1(self.optimizer)
             max_momentums = _format_param("max_momentum", optimizer, max_momentum)
             base_momentums = _format_param("base_momentum", optimizer, base_momentum)
             if last_epoch == -1:
-                for m_momentum, b_momentum, group in zip(
-                    max_momentums, base_momentums, optimizer.param_groups, strict=True
-                ):
-                    if self.use_beta1:
-                        group["betas"] = (m_momentum, *group["betas"][1:])
-                    else:
-                        group["momentum"] = m_momentum
-                    group["max_momentum"] = m_momentum
-                    group["base_momentum"] = b_momentum
+                _start_momentum_cycle(optimizer, max_momentums, base_momentums, self.use_beta1)
         super().__init__(optimizer, last_epoch)
 
     def _anneal_func(self, *args, **kwargs):
@@ -1127,8 +1068,5 @@ class OneCycleLR(LRScheduler):
                 start_step = phase["end_step"]
             lrs.append(computed_lr)
             if self.cycle_momentum:
-                if self.use_beta1:
-                    group["betas"] = (computed_momentum, *group["betas"][1:])
-                else:
-                    group["momentum"] = computed_momentum
+                _set_momentum(group, computed_momentum, self.use_beta1)
         return lrs

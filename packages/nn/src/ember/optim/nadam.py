@@ -7,15 +7,9 @@ import numpy as np
 import ember
 from ember import Tensor
 
-from ._validate import check_betas, check_lr, check_nonneg
-from .optimizer import (
-    Optimizer,
-    _buffer,
-    _check_functional_call,
-    _grad_with_decay,
-    _lerp_,
-    _scalar,
-)
+from ._single_tensor import _buffer, _ema_square_, _lerp_, _scalar, _walk_params
+from ._validate import check_adam_family, check_functional_call, check_nonneg
+from .optimizer import Optimizer
 
 __all__ = ["NAdam", "nadam"]
 
@@ -30,10 +24,7 @@ class NAdam(Optimizer):
                  decoupled_weight_decay: bool = False, *, foreach: bool | None = None,
                  maximize: bool = False, capturable: bool = False,
                  differentiable: bool = False) -> None:
-        check_lr(lr)
-        check_nonneg(eps, "epsilon value")
-        check_betas(betas)
-        check_nonneg(weight_decay, "weight_decay value")
+        check_adam_family(lr, eps, betas, weight_decay)
         check_nonneg(momentum_decay, "momentum_decay value")
         defaults = {"lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay,
                     "momentum_decay": momentum_decay,
@@ -69,7 +60,7 @@ def nadam(params: list[Tensor], grads: list[Tensor], exp_avgs: list[Tensor],
     """Functional API that performs NAdam algorithm computation (see :class:`NAdam`):
     ``params``, ``exp_avgs``, ``exp_avg_sqs``, ``mu_products`` and ``state_steps`` (0-dim
     tensors) are updated in place."""
-    _check_functional_call(params, state_steps)
+    check_functional_call(params, state_steps)
     if not all(isinstance(t, Tensor) for t in mu_products):
         raise RuntimeError("API has changed, `mu_products` argument must contain a list of "
                            "singleton tensors")
@@ -83,18 +74,12 @@ def nadam(params: list[Tensor], grads: list[Tensor], exp_avgs: list[Tensor],
 def _single_tensor_nadam(params, grads, exp_avgs, exp_avg_sqs, mu_products, state_steps, *,
                          beta1, beta2, lr, weight_decay, momentum_decay, eps,
                          decoupled_weight_decay, maximize, scratch) -> None:
-    lr, wd = _scalar(lr), _scalar(weight_decay)
-    decoupled = wd != 0 and decoupled_weight_decay
-    coupled_wd = 0 if decoupled else wd
-    for i, param in enumerate(params):
-        d = param._data
-        step_t = state_steps[i]._data
-        step_t += 1
+    lr = _scalar(lr)
+    for i, d, g, step_t in _walk_params(params, grads, state_steps, maximize=maximize,
+                                        weight_decay=weight_decay, lr=lr,
+                                        decoupled_weight_decay=decoupled_weight_decay):
         step = float(step_t)
         bias_correction2 = 1 - beta2**step
-        if decoupled:
-            d *= 1 - lr * wd
-        g = _grad_with_decay(d, grads[i]._data, maximize, coupled_wd)
         mu = beta1 * (1.0 - 0.5 * 0.96 ** (step * momentum_decay))
         mu_next = beta1 * (1.0 - 0.5 * 0.96 ** ((step + 1) * momentum_decay))
         mu_product_t = mu_products[i]._data
@@ -104,10 +89,7 @@ def _single_tensor_nadam(params, grads, exp_avgs, exp_avg_sqs, mu_products, stat
         m, v = exp_avgs[i]._data, exp_avg_sqs[i]._data
         tmp, denom = _buffer(scratch, d, 0), _buffer(scratch, d, 1)
         _lerp_(m, g, 1 - beta1, tmp)
-        v *= beta2
-        np.multiply(g, g, out=tmp)
-        tmp *= 1 - beta2
-        v += tmp
+        _ema_square_(v, g, beta2, tmp)
         np.divide(v, bias_correction2, out=denom)
         np.sqrt(denom, out=denom)
         denom += eps
@@ -117,4 +99,3 @@ def _single_tensor_nadam(params, grads, exp_avgs, exp_avg_sqs, mu_products, stat
         np.divide(m, denom, out=tmp)
         tmp *= lr * mu_next / (1.0 - mu_product_next)
         d -= tmp
-        param._bump_version()

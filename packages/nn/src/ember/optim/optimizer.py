@@ -4,12 +4,18 @@ The base class walks the parameter groups, owns ``state`` and keeps PyTorch's ``
 layout exactly (integer parameter ids, ``step`` as a float32 0-dim CPU tensor), so
 checkpoints move between Ember and PyTorch. A concrete optimizer writes
 
-* ``_init_state(p, state, group)``: the per-parameter state, made on the first step,
+* its per-parameter state, made on the first step: ``step`` plus the zero tensors named in
+  ``_zero_state`` (the default ``_init_state``), or its own ``_init_state(p, state, group)``,
 * its functional form at PyTorch's path (``ember.optim.adam.adam``): lists of parameters,
   gradients and state tensors, keyword-only hyper-parameters, the update done in place on
-  the arrays with ufuncs (``out=``), and
+  the arrays with ufuncs (``out=``) in a loop over ``_single_tensor._walk_params`` (step
+  counts, ``maximize``, weight decay and version counters, the same for every optimizer), and
 * ``_step_group(group)``: gather the group's lists (:meth:`Optimizer._group_tensors`) and
   call the functional form's implementation, so the math lives in one place.
+
+Checkpoints pickled by older versions load through ``__setstate__``: the class names the group
+options they may lack (``_legacy_group_defaults``) and the scalar state they kept as Python
+numbers (``_legacy_scalar_state``).
 
 ``foreach``, ``fused``, ``capturable`` and ``differentiable`` are accepted for compatibility and
 stored in the groups (so state dicts match PyTorch's), but they do not change the computation:
@@ -27,11 +33,11 @@ from copy import deepcopy
 from itertools import chain
 from typing import Any
 
-import numpy as np
-
 import ember
 from ember import Tensor
 from ember.autograd.graph import RemovableHandle
+
+from ._single_tensor import _buffer, _lerp_
 
 __all__ = ["Optimizer", "register_optimizer_step_pre_hook", "register_optimizer_step_post_hook",
            "required"]
@@ -76,11 +82,6 @@ def _typename(obj) -> str:
     return name if module in (None, "builtins") else f"{module}.{name}"
 
 
-def _scalar(value):
-    """A Python number from a float or a one-element tensor (``lr`` may be a tensor)."""
-    return value.item() if isinstance(value, Tensor) else value
-
-
 def _scalar_dtype():
     """The dtype of scalar state such as ``step`` (``torch.optim.optimizer._get_scalar_dtype``):
     float64 when the default dtype is float64, else float32."""
@@ -118,65 +119,9 @@ def _with_step_hooks(step):
     return wrapper
 
 
-# -- the array-level pieces shared by the functional forms ---------------------------------
-
-def _buffer(scratch: dict, like, slot: int = 0):
-    """A scratch array shaped like ``like`` from ``scratch``: an optimizer passes its own dict,
-    so the arrays are reused across steps; a direct call of a functional form, a fresh one."""
-    key = (like.shape, like.dtype, type(like), slot)
-    buf = scratch.get(key)
-    if buf is None:
-        buf = scratch[key] = like.copy()
-    return buf
-
-
-def _lerp_(out, end, weight: float, tmp) -> None:
-    """``out.lerp_(end, weight)`` on arrays with PyTorch's formula (``tmp`` is scratch)."""
-    np.subtract(end, out, out=tmp)
-    if weight < 0.5:
-        tmp *= weight
-        out += tmp
-    else:
-        tmp *= 1 - weight
-        np.subtract(end, tmp, out=out)
-
-
-def _grad_with_decay(d, g, maximize: bool, weight_decay: float):
-    """The gradient array after ``maximize`` and coupled (L2) weight decay, as in PyTorch."""
-    if maximize:
-        g = -g
-    if weight_decay != 0:
-        g = g + weight_decay * d
-    return g
-
-
-def _check_functional_call(params, state_steps=None, *, grad_scale=None, found_inf=None,
-                           fused=False) -> None:
-    """The checks of PyTorch's functional optimizers: ``state_steps`` hold tensors,
-    ``grad_scale``/``found_inf`` come only with ``fused=True``, and no parameter is a leaf
-    that autograd records (an in-place update of one raises, as in PyTorch)."""
-    if state_steps is not None and not all(isinstance(t, Tensor) for t in state_steps):
-        raise RuntimeError("API has changed, `state_steps` argument must contain a list of "
-                           "singleton tensors")
-    if (grad_scale is not None or found_inf is not None) and not fused:
-        raise AssertionError("Expected grad_scale and found_inf to be None")
-    if ember.is_grad_enabled() and any(p.requires_grad and p.grad_fn is None for p in params):
-        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
-                           "operation.")
-
-
-def _unscale_or_skip(grads, grad_scale, found_inf) -> bool:
-    """``fused=True``'s gradient unscaling: True when ``found_inf`` says to skip the step
-    (nothing changes then, the step counts included); else the gradients are divided by
-    ``grad_scale`` in place, as PyTorch's fused kernels leave them."""
-    if found_inf is not None and float(found_inf) != 0:
-        return True
-    if grad_scale is not None:
-        scale = float(grad_scale)
-        for g in grads:
-            g._data /= scale
-            g._bump_version()
-    return False
+#: the implementation flags that pickles of older versions may lack, with the values they had
+_FLAG_DEFAULTS = {"foreach": None, "maximize": False, "differentiable": False,
+                  "capturable": False}
 
 
 class Optimizer:
@@ -187,6 +132,15 @@ class Optimizer:
         defaults: default values of the optimization options, used when a parameter group
             does not specify them.
     """
+
+    #: the state that the default ``_init_state`` makes next to ``step``: zero tensors like the
+    #: parameter, in this order
+    _zero_state: tuple[str, ...] = ()
+    #: group options that pickles of older versions may lack, with the values they had then
+    #: (what each PyTorch optimizer's ``__setstate__`` puts back)
+    _legacy_group_defaults: dict[str, Any] = {}
+    #: scalar state that older versions kept as Python numbers; made tensors again on load
+    _legacy_scalar_state: tuple[str, ...] = ()
 
     def __init__(self, params, defaults: dict[str, Any]) -> None:
         self.defaults = defaults
@@ -232,6 +186,21 @@ class Optimizer:
             for key, value in self.defaults.items():
                 if value is not required:
                     group.setdefault(key, value)
+            for key, value in self._legacy_group_defaults.items():
+                group.setdefault(key, value)
+            if self._legacy_scalar_state:
+                self._tensorize_scalar_state(group)
+
+    def _tensorize_scalar_state(self, group: dict[str, Any]) -> None:
+        """Make tensors of the ``_legacy_scalar_state`` entries that are Python numbers."""
+        for p in group["params"]:
+            p_state = self.state.get(p)
+            if not p_state:
+                continue
+            for key in self._legacy_scalar_state:
+                if not isinstance(p_state[key], Tensor):
+                    p_state[key] = ember.tensor(float(p_state[key]), dtype=_scalar_dtype(),
+                                                device=self._scalar_state_device(p, group))
 
     def __repr__(self) -> str:
         text = self.__class__.__name__ + " ("
@@ -356,7 +325,23 @@ class Optimizer:
         return (params, grads, *columns)
 
     def _init_state(self, p: Tensor, state: dict, group: dict) -> None:
-        raise NotImplementedError
+        """Make a parameter's state on its first step: ``step``, then ``_zero_state``."""
+        state["step"] = self._step_tensor()
+        for key in self._zero_state:
+            state[key] = ember.zeros_like(p)
+
+    def _params_with_state(self, group: dict[str, Any], name: str) -> list[Tensor]:
+        """The group's parameters that have a gradient, every one checked (``name`` does not
+        support complex parameters) and given its state before any is updated: PyTorch's
+        ``_init_group`` of the optimizers that update parameter by parameter."""
+        params = [p for p in group["params"] if p._grad is not None]
+        for p in params:
+            if p.is_complex():
+                raise RuntimeError(f"{name} does not support complex parameters")
+            state = self.state[p]
+            if not state:
+                self._init_state(p, state, group)
+        return params
 
     # -- helpers for the updates ----------------------------------------------------------
     def _buffer(self, like, slot: int = 0):
@@ -368,6 +353,10 @@ class Optimizer:
         """The ``step`` state: a 0-dim tensor of :func:`_scalar_dtype` (float32 unless the default
         dtype is float64), on the CPU unless ``device`` is given, like PyTorch >= 1.12."""
         return ember.tensor(0.0, dtype=_scalar_dtype(), device=device)
+
+    def _scalar_state_device(self, p: Tensor, group: dict[str, Any]):
+        """The device of a parameter's scalar state such as ``step``: the CPU (``None``)."""
+        return None
 
     _lerp_ = staticmethod(_lerp_)  # ``out.lerp_(end, weight)`` on arrays, PyTorch's formula
 

@@ -4,18 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
-import ember
 from ember import Tensor
 
-from ._validate import check_betas, check_lr, check_nonneg
-from .optimizer import (
-    Optimizer,
-    _buffer,
-    _check_functional_call,
-    _grad_with_decay,
-    _lerp_,
-    _scalar,
-)
+from ._single_tensor import _buffer, _ema_square_, _lerp_, _scalar, _walk_params
+from ._validate import check_adam_family, check_functional_call
+from .optimizer import Optimizer
 
 __all__ = ["RAdam", "radam"]
 
@@ -24,24 +17,18 @@ class RAdam(Optimizer):
     """Rectified Adam (Liu et al.), with PyTorch's ``decoupled_weight_decay`` flag.
     Per-parameter state: ``step``, ``exp_avg``, ``exp_avg_sq``."""
 
+    _zero_state = ("exp_avg", "exp_avg_sq")
+
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps: float = 1e-8,
                  weight_decay: float = 0, decoupled_weight_decay: bool = False, *,
                  foreach: bool | None = None, maximize: bool = False, capturable: bool = False,
                  differentiable: bool = False) -> None:
-        check_lr(lr)
-        check_nonneg(eps, "epsilon value")
-        check_betas(betas)
-        check_nonneg(weight_decay, "weight_decay value")
+        check_adam_family(lr, eps, betas, weight_decay)
         defaults = {"lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay,
                     "maximize": maximize, "foreach": foreach, "capturable": capturable,
                     "decoupled_weight_decay": decoupled_weight_decay,
                     "differentiable": differentiable}
         super().__init__(params, defaults)
-
-    def _init_state(self, p, state, group) -> None:
-        state["step"] = self._step_tensor()
-        state["exp_avg"] = ember.zeros_like(p)
-        state["exp_avg_sq"] = ember.zeros_like(p)
 
     def _step_group(self, group) -> None:
         params, grads, exp_avgs, exp_avg_sqs, state_steps = self._group_tensors(
@@ -62,7 +49,7 @@ def radam(params: list[Tensor], grads: list[Tensor], exp_avgs: list[Tensor],
           weight_decay: float, eps: float) -> None:
     """Functional API that performs RAdam algorithm computation (see :class:`RAdam`):
     ``params``, ``exp_avgs``, ``exp_avg_sqs`` and ``state_steps`` are updated in place."""
-    _check_functional_call(params, state_steps)
+    check_functional_call(params, state_steps)
     _single_tensor_radam(params, grads, exp_avgs, exp_avg_sqs, state_steps, beta1=beta1,
                          beta2=beta2, lr=lr, weight_decay=weight_decay, eps=eps,
                          decoupled_weight_decay=decoupled_weight_decay, maximize=maximize,
@@ -72,25 +59,16 @@ def radam(params: list[Tensor], grads: list[Tensor], exp_avgs: list[Tensor],
 def _single_tensor_radam(params, grads, exp_avgs, exp_avg_sqs, state_steps, *, beta1, beta2,
                          lr, weight_decay, eps, decoupled_weight_decay, maximize,
                          scratch) -> None:
-    lr, wd = _scalar(lr), _scalar(weight_decay)
-    decoupled = wd != 0 and decoupled_weight_decay
-    coupled_wd = 0 if decoupled else wd
+    lr = _scalar(lr)
     rho_inf = 2 / (1 - beta2) - 1
-    for i, param in enumerate(params):
-        d = param._data
-        step_t = state_steps[i]._data
-        step_t += 1
+    for i, d, g, step_t in _walk_params(params, grads, state_steps, maximize=maximize,
+                                        weight_decay=weight_decay, lr=lr,
+                                        decoupled_weight_decay=decoupled_weight_decay):
         step = float(step_t)
-        if decoupled:
-            d *= 1 - lr * wd
-        g = _grad_with_decay(d, grads[i]._data, maximize, coupled_wd)
         m, v = exp_avgs[i]._data, exp_avg_sqs[i]._data
         tmp, upd = _buffer(scratch, d, 0), _buffer(scratch, d, 1)
         _lerp_(m, g, 1 - beta1, tmp)
-        v *= beta2
-        np.multiply(g, g, out=tmp)
-        tmp *= 1 - beta2
-        v += tmp
+        _ema_square_(v, g, beta2, tmp)
         bias_correction1 = 1 - beta1**step
         bias_correction2 = 1 - beta2**step
         np.divide(m, bias_correction1, out=upd)  # bias-corrected exp_avg
@@ -105,4 +83,3 @@ def _single_tensor_radam(params, grads, exp_avgs, exp_avg_sqs, state_steps, *, b
             upd *= tmp
             upd *= rect
         d -= upd
-        param._bump_version()

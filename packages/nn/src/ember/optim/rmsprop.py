@@ -7,15 +7,9 @@ import numpy as np
 import ember
 from ember import Tensor
 
-from ._validate import check_lr, check_nonneg
-from .optimizer import (
-    Optimizer,
-    _buffer,
-    _check_functional_call,
-    _grad_with_decay,
-    _lerp_,
-    _scalar,
-)
+from ._single_tensor import _buffer, _ema_square_, _lerp_, _scalar, _walk_params
+from ._validate import check_functional_call, check_lr, check_nonneg
+from .optimizer import Optimizer
 
 __all__ = ["RMSprop", "rmsprop"]
 
@@ -26,6 +20,8 @@ class RMSprop(Optimizer):
     Per-parameter state: ``step``, ``square_avg``, ``momentum_buffer`` (when ``momentum > 0``)
     and ``grad_avg`` (when ``centered``).
     """
+
+    _zero_state = ("square_avg",)
 
     def __init__(self, params, lr=1e-2, alpha: float = 0.99, eps: float = 1e-8,
                  weight_decay: float = 0, momentum: float = 0, centered: bool = False,
@@ -43,8 +39,7 @@ class RMSprop(Optimizer):
         super().__init__(params, defaults)
 
     def _init_state(self, p, state, group) -> None:
-        state["step"] = self._step_tensor()
-        state["square_avg"] = ember.zeros_like(p)
+        super()._init_state(p, state, group)
         if group["momentum"] > 0:
             state["momentum_buffer"] = ember.zeros_like(p)
         if group["centered"]:
@@ -70,7 +65,7 @@ def rmsprop(params: list[Tensor], grads: list[Tensor], square_avgs: list[Tensor]
     ``params``, ``square_avgs``, ``grad_avgs`` (used when ``centered``),
     ``momentum_buffer_list`` (used when ``momentum > 0``) and ``state_steps`` are updated
     in place."""
-    _check_functional_call(params, state_steps)
+    check_functional_call(params, state_steps)
     _single_tensor_rmsprop(params, grads, square_avgs, grad_avgs, momentum_buffer_list,
                            state_steps, lr=lr, alpha=alpha, eps=eps, weight_decay=weight_decay,
                            momentum=momentum, centered=centered, maximize=maximize,
@@ -80,17 +75,12 @@ def rmsprop(params: list[Tensor], grads: list[Tensor], square_avgs: list[Tensor]
 def _single_tensor_rmsprop(params, grads, square_avgs, grad_avgs, momentum_buffer_list,
                            state_steps, *, lr, alpha, eps, weight_decay, momentum, centered,
                            maximize, scratch) -> None:
-    lr, wd = _scalar(lr), _scalar(weight_decay)
-    for i, param in enumerate(params):
-        d = param._data
-        state_steps[i]._data += 1
-        g = _grad_with_decay(d, grads[i]._data, maximize, wd)
+    lr = _scalar(lr)
+    for i, d, g, _ in _walk_params(params, grads, state_steps, maximize=maximize,
+                                   weight_decay=weight_decay):
         sq = square_avgs[i]._data
         tmp, avg = _buffer(scratch, d, 0), _buffer(scratch, d, 1)
-        sq *= alpha
-        np.multiply(g, g, out=tmp)
-        tmp *= 1 - alpha
-        sq += tmp
+        _ema_square_(sq, g, alpha, tmp)
         if centered:
             ga = grad_avgs[i]._data
             _lerp_(ga, g, 1 - alpha, tmp)
@@ -109,4 +99,3 @@ def _single_tensor_rmsprop(params, grads, square_avgs, grad_avgs, momentum_buffe
         else:
             tmp *= lr
         d -= tmp
-        param._bump_version()

@@ -7,7 +7,9 @@ import numpy as np
 import ember
 from ember import Tensor
 
-from .optimizer import Optimizer, _buffer, _check_functional_call, _scalar
+from ._single_tensor import _buffer, _scalar, _walk_params
+from ._validate import check_functional_call, check_lr
+from .optimizer import _FLAG_DEFAULTS, Optimizer
 
 __all__ = ["Rprop", "rprop"]
 
@@ -32,14 +34,14 @@ class Rprop(Optimizer):
     ``capturable=True``), ``prev`` (the previous gradient) and ``step_size``.
     """
 
+    _legacy_group_defaults = _FLAG_DEFAULTS
+    _legacy_scalar_state = ("step",)
+
     def __init__(self, params, lr=1e-2, etas: tuple[float, float] = (0.5, 1.2),
                  step_sizes: tuple[float, float] = (1e-6, 50), *, capturable: bool = False,
                  foreach: bool | None = None, maximize: bool = False,
                  differentiable: bool = False) -> None:
-        if isinstance(lr, ember.Tensor) and lr.numel() != 1:
-            raise ValueError("Tensor lr must be 1-element")
-        if not 0.0 <= lr:
-            raise ValueError(f"Invalid learning rate: {lr}")
+        check_lr(lr)
         if not 0.0 < etas[0] < 1.0 < etas[1]:
             raise ValueError(f"Invalid eta values: {etas[0]}, {etas[1]}")
         defaults = {"lr": lr, "etas": etas, "step_sizes": step_sizes, "foreach": foreach,
@@ -47,22 +49,11 @@ class Rprop(Optimizer):
                     "capturable": capturable}
         super().__init__(params, defaults)
 
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("foreach", None)
-            group.setdefault("maximize", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("capturable", False)
-            for p in group["params"]:
-                p_state = self.state.get(p, {})
-                if p_state and not isinstance(p_state["step"], ember.Tensor):
-                    step = self._step_tensor(p.device if group["capturable"] else None)
-                    step.fill_(float(p_state["step"]))
-                    p_state["step"] = step
+    def _scalar_state_device(self, p, group):
+        return p.device if group["capturable"] else None  # the CPU unless capturable
 
     def _init_state(self, p, state, group) -> None:
-        state["step"] = self._step_tensor(p.device if group["capturable"] else None)
+        state["step"] = self._step_tensor(self._scalar_state_device(p, group))
         state["prev"] = ember.zeros_like(p)
         state["step_size"] = ember.full_like(p.grad, _scalar(group["lr"]))
 
@@ -85,7 +76,7 @@ def rprop(params: list[Tensor], grads: list[Tensor], prevs: list[Tensor],
     """Functional API that performs Rprop algorithm computation (see :class:`Rprop`):
     ``params``, ``prevs`` (the previous gradients), ``step_sizes`` and ``state_steps`` are
     updated in place."""
-    _check_functional_call(params, state_steps)
+    check_functional_call(params, state_steps)
     _single_tensor_rprop(params, grads, prevs, step_sizes, state_steps,
                          step_size_min=step_size_min, step_size_max=step_size_max,
                          etaminus=etaminus, etaplus=etaplus, maximize=maximize, scratch={})
@@ -93,12 +84,7 @@ def rprop(params: list[Tensor], grads: list[Tensor], prevs: list[Tensor],
 
 def _single_tensor_rprop(params, grads, prevs, step_sizes, state_steps, *, step_size_min,
                          step_size_max, etaminus, etaplus, maximize, scratch) -> None:
-    for i, param in enumerate(params):
-        d = param._data
-        g = grads[i]._data
-        if maximize:
-            g = -g
-        state_steps[i]._data += 1
+    for i, d, g, _ in _walk_params(params, grads, state_steps, maximize=maximize):
         prev, step_size = prevs[i]._data, step_sizes[i]._data
         factor = _buffer(scratch, prev)
         np.multiply(g, prev, out=factor)
@@ -116,4 +102,3 @@ def _single_tensor_rprop(params, grads, prevs, step_sizes, state_steps, *, step_
         np.sign(prev, out=factor)
         factor *= step_size
         d -= factor
-        param._bump_version()

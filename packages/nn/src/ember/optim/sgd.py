@@ -8,14 +8,9 @@ import numpy as np
 import ember
 from ember import Tensor
 
-from .optimizer import (
-    Optimizer,
-    _buffer,
-    _check_functional_call,
-    _grad_with_decay,
-    _scalar,
-    _unscale_or_skip,
-)
+from ._single_tensor import _buffer, _grad_with_decay, _scalar, _unscale_or_skip
+from ._validate import check_functional_call, check_fused, check_lr_numel
+from .optimizer import Optimizer
 
 __all__ = ["SGD", "sgd"]
 
@@ -34,13 +29,14 @@ class SGD(Optimizer):
         tensor([-0.1000, -0.1000, -0.1000], requires_grad=True)
     """
 
+    _legacy_group_defaults = {"nesterov": False, "maximize": False}
+
     def __init__(self, params, lr=1e-3, momentum: float = 0, dampening: float = 0,
                  weight_decay=0, nesterov: bool = False, *, maximize: bool = False,
                  foreach: bool | None = None, differentiable: bool = False,
                  fused: bool | None = None) -> None:
-        if isinstance(lr, ember.Tensor) and lr.numel() != 1:
-            raise ValueError("Tensor lr must be 1-element")
-        if lr < 0.0:
+        check_lr_numel(lr)
+        if lr < 0.0:  # PyTorch's SGD lets a NaN through, unlike the others
             raise ValueError(f"Invalid learning rate: {lr}")
         if momentum < 0.0:
             raise ValueError(f"Invalid momentum value: {momentum}")
@@ -52,17 +48,7 @@ class SGD(Optimizer):
         if nesterov and (momentum <= 0 or dampening != 0):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
         super().__init__(params, defaults)
-        if fused:
-            if differentiable:
-                raise RuntimeError("`fused` does not support `differentiable`")
-            if foreach:
-                raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
-
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("nesterov", False)
-            group.setdefault("maximize", False)
+        check_fused(fused, foreach, differentiable)
 
     def _step_group(self, group) -> None:
         # SGD touches the state only with momentum (as PyTorch does): no per-parameter state
@@ -96,8 +82,8 @@ def sgd(params: list[Tensor], d_p_list: list[Tensor], momentum_buffer_list: list
     others are updated in place. ``foreach`` does not change the computation; ``fused=True``
     takes ``grad_scale``/``found_inf``.
     """
-    _check_functional_call(params, grad_scale=grad_scale, found_inf=found_inf,
-                           fused=bool(fused))
+    check_functional_call(params, grad_scale=grad_scale, found_inf=found_inf,
+                          fused=bool(fused))
     if fused and _unscale_or_skip(d_p_list, grad_scale, found_inf):
         return
     _single_tensor_sgd(params, d_p_list, momentum_buffer_list, weight_decay=weight_decay,

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import itertools
 import math
-import warnings
 from copy import deepcopy
 from typing import Any
 
@@ -13,7 +12,7 @@ from ember import Tensor
 from ember.nn import Module
 from ember.nn.modules.batchnorm import _BatchNorm
 
-from .lr_scheduler import LRScheduler, _format_param
+from .lr_scheduler import LRScheduler, _format_param, _warn_get_lr_called_within_step
 
 __all__ = ["AveragedModel", "update_bn", "SWALR", "get_ema_multi_avg_fn",
            "get_swa_multi_avg_fn", "get_ema_avg_fn", "get_swa_avg_fn"]
@@ -255,9 +254,7 @@ class SWALR(LRScheduler):
     def get_lr(self):
         """The next learning rate of each group: between the group's ``lr`` and ``swa_lr`` by
         the annealing function, then ``swa_lr`` once ``anneal_epochs`` have passed."""
-        if not self._get_lr_called_within_step:
-            warnings.warn("To get the last learning rate computed by the scheduler, please use "
-                          "`get_last_lr()`.", UserWarning, stacklevel=2)
+        _warn_get_lr_called_within_step(self)
         step = self._step_count - 1
         if self.anneal_epochs == 0:
             step = max(1, step)
