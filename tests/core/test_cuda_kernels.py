@@ -874,3 +874,42 @@ def test_gpu_adam(opts, dtype):
     np.testing.assert_allclose(_host(p), want, **tol)
     np.testing.assert_allclose(_host(m), state["exp_avg"].numpy(), **tol)
     np.testing.assert_allclose(_host(v), state["exp_avg_sq"].numpy(), **tol)
+
+
+# -- the ops and optimizers reach the kernels through the backend --------------------------------
+
+@pytest.mark.parametrize("cls, opts", [
+    ("Adam", {}),
+    ("Adam", {"amsgrad": True, "weight_decay": 0.1, "maximize": True}),
+    ("AdamW", {"weight_decay": 0.05}),
+])
+def test_optimizer_runs_the_backend_adam_kernel(fake_cupy, cls, opts):
+    """``ember.optim.Adam`` on a device whose backend has ``adam_step_`` (CUDA's) runs it once
+    per parameter and step, with the result of the array-module path on the CPU."""
+    import ember.optim
+
+    backend = ember.testing.register_test_device("fusedev", 1)
+    calls = []
+
+    def spy(*args, **kwargs):
+        calls.append(kwargs["step"])
+        return K.adam_step_(*args, **kwargs)
+
+    backend.kernels = {"adam_step_": spy}
+    try:
+        p0 = [_randn(4, 3, seed=1), _randn(3, seed=2)]
+        grads = [[_randn(4, 3, seed=10 + s), _randn(3, seed=20 + s)] for s in range(3)]
+        results = {}
+        for dev in ("cpu", "fusedev"):
+            params = [ember.tensor(p, device=dev, requires_grad=True) for p in p0]
+            opt = getattr(ember.optim, cls)(params, lr=0.1, **opts)
+            for gs in grads:
+                for p, g in zip(params, gs):
+                    p.grad = ember.tensor(g, device=dev)
+                opt.step()
+            results[dev] = [p.detach().to("cpu").numpy() for p in params]
+        assert calls == [1.0, 1.0, 2.0, 2.0, 3.0, 3.0]
+        for a, b in zip(results["cpu"], results["fusedev"]):
+            np.testing.assert_allclose(b, a, rtol=0, atol=0)
+    finally:
+        ember.testing.unregister_test_device("fusedev")

@@ -7,6 +7,7 @@ import numpy as np
 
 import ember
 from ember import Tensor
+from ember.ops import api
 
 from ._single_tensor import _buffer, _ema_square_, _lerp_, _scalar, _unscale_or_skip, _walk_params
 from ._validate import check_adam_family, check_functional_call, check_fused
@@ -91,6 +92,18 @@ def _single_tensor_adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, s
                         amsgrad, beta1, beta2, lr, weight_decay, eps, maximize,
                         decoupled_weight_decay, scratch) -> None:
     lr, beta1, beta2 = _scalar(lr), _scalar(beta1), _scalar(beta2)
+    fused = api.fused_kernel(params[0], "adam_step_") if params else None
+    if fused is not None:  # a device with a one-pass Adam kernel (CUDA): no temporaries
+        for i, param in enumerate(params):
+            step_t = state_steps[i]._data
+            step_t += 1
+            fused(param._data, grads[i]._data, exp_avgs[i]._data, exp_avg_sqs[i]._data,
+                  lr=lr, beta1=beta1, beta2=beta2, eps=_scalar(eps),
+                  weight_decay=_scalar(weight_decay), step=float(step_t),
+                  max_exp_avg_sq=max_exp_avg_sqs[i]._data if amsgrad else None,
+                  maximize=maximize, decoupled=decoupled_weight_decay)
+            param._bump_version()
+        return
     for i, d, g, step_t in _walk_params(params, grads, state_steps, maximize=maximize,
                                         weight_decay=weight_decay, lr=lr,
                                         decoupled_weight_decay=decoupled_weight_decay):
