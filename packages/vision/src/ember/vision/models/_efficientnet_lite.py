@@ -33,9 +33,9 @@ from ember import Tensor, nn
 from ember.nn import functional as F
 
 from ..transforms.functional import InterpolationMode
-from ._api import Weights, WeightsEnum, _preset, register_model
+from ._api import Weights, WeightsEnum, _preset
 from ._meta import _IMAGENET_CATEGORIES
-from ._utils import _ovewrite_named_param
+from ._utils import _build_model, _model_builder
 
 __all__ = ["EfficientNetLite", "EfficientNet_Lite0_Weights", "efficientnet_lite0"]
 
@@ -218,22 +218,10 @@ class EfficientNet_Lite0_Weights(WeightsEnum):
         return super().get_state_dict(*args, **kwargs)
 
 
-@register_model()
+@_model_builder(legacy=False)
 def efficientnet_lite0(
     *, weights: EfficientNet_Lite0_Weights | str | None = None, progress: bool = True, **kwargs: Any
 ) -> EfficientNetLite:
-    """EfficientNet-Lite0 with ``efficientnet_pytorch``'s state_dict keys.
-
-    Args:
-        weights: ``None``, ``"IMAGENET1K"`` / ``"DEFAULT"`` or
-            :class:`EfficientNet_Lite0_Weights` member.
-        progress: show a progress bar when the weights are downloaded.
-        **kwargs: passed to :class:`EfficientNetLite`.
-    """
-    weights = EfficientNet_Lite0_Weights.verify(weights)
-    if weights is not None:
-        _ovewrite_named_param(kwargs, "num_classes", len(weights.meta["categories"]))
-    model = EfficientNetLite(**kwargs)
-    if weights is not None:
-        model.load_state_dict(weights.get_state_dict(progress=progress, check_hash=True))
-    return model
+    """EfficientNet-Lite0 with ``efficientnet_pytorch``'s state_dict keys (``weights`` may also
+    be ``"IMAGENET1K"`` or ``"DEFAULT"``)."""
+    return _build_model(EfficientNetLite, weights, progress, kwargs)

@@ -2,7 +2,8 @@
 
 Ports of ``torchvision.ops.misc`` (Conv2dNormActivation, SqueezeExcitation,
 MLP, Permute) and ``torchvision.ops.stochastic_depth`` with torchvision's
-attribute names, so state_dict keys match.
+attribute names, so state_dict keys match; and PooledClassifier, the
+features / pooling / classifier skeleton MobileNetV3 and EfficientNet share.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import ember
 from ember import nn
 
 __all__ = [
+    "PooledClassifier",
     "Conv2dNormActivation",
     "SqueezeExcitation",
     "MLP",
@@ -20,6 +22,42 @@ __all__ = [
     "StochasticDepth",
     "stochastic_depth",
 ]
+
+
+class PooledClassifier(nn.Module):
+    """Base of the mobile networks whose forward is ``features``, ``avgpool``, flatten and
+    ``classifier`` (MobileNetV3, EfficientNet)."""
+
+    def _set_features(
+        self,
+        layers: list[nn.Module],
+        in_channels: int,
+        out_channels: int,
+        norm_layer: Callable[..., nn.Module],
+        activation_layer: Callable[..., nn.Module],
+    ) -> None:
+        """``features``: ``layers`` closed by a 1x1 conv to ``out_channels``; ``avgpool``: the
+        global average pooling after them. The subclass sets ``classifier``."""
+        layers.append(
+            Conv2dNormActivation(
+                in_channels,
+                out_channels,
+                kernel_size=1,
+                norm_layer=norm_layer,
+                activation_layer=activation_layer,
+            )
+        )
+        self.features = nn.Sequential(*layers)
+        self.avgpool = nn.AdaptiveAvgPool2d(1)
+
+    def _forward_impl(self, x):
+        x = self.features(x)
+        x = self.avgpool(x)
+        x = ember.flatten(x, 1)
+        return self.classifier(x)
+
+    def forward(self, x):
+        return self._forward_impl(x)
 
 
 class Conv2dNormActivation(nn.Sequential):

@@ -1,4 +1,10 @@
-"""Helpers shared by the model builders (torchvision's ``models._utils``)."""
+"""Helpers shared by the model builders (torchvision's ``models._utils``).
+
+Besides torchvision's helpers, the zoo's builders share two things here: :func:`_model_builder`,
+the decorator that makes a ``def <name>(*, weights, progress, **kwargs)`` a registered builder
+(legacy ``pretrained=``, weights verified against its enum, the common ``Args`` docs), and
+:func:`_build_model`, the one place that builds a model and loads a checkpoint into it.
+"""
 
 from __future__ import annotations
 
@@ -6,14 +12,16 @@ import functools
 import inspect
 import warnings
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 from ember import nn
 
-from ._api import WeightsEnum
+from ._api import WeightsEnum, _get_enum_from_fn, register_model
 
 V = TypeVar("V")
+M = TypeVar("M", bound=nn.Module)
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 class IntermediateLayerGetter(nn.ModuleDict):
@@ -190,3 +198,106 @@ class _ModelURLs(dict):
             stacklevel=2,
         )
         return super().__getitem__(item)
+
+
+_BUILDER_ARGS_DOC = """
+
+    Args:
+        weights (:class:`~ember.vision.models.{weights}`, optional): The pretrained weights to
+            use. See :class:`~ember.vision.models.{weights}` below for more details, and
+            possible values. By default, no pre-trained weights are used.
+        progress (bool, optional): If True, displays a progress bar of the download to stderr.
+            Default is True.
+        **kwargs: parameters passed to the ``{model}`` base class.
+
+    .. autoclass:: ember.vision.models.{weights}
+        :members:
+"""
+
+
+def _model_builder(
+    legacy_weights: str | None = "IMAGENET1K_V1", *, legacy: bool = True
+) -> Callable[[F], F]:
+    """Decorator making ``def name(*, weights: <Enum> | None = None, progress=True, **kwargs)``
+    a model builder of the zoo.
+
+    The builder is registered under its name (:func:`~._api.register_model`); ``weights``
+    reaches its body verified against the enum of its annotation (a member name is accepted);
+    with ``legacy`` it also takes torchvision's deprecated ``pretrained=`` flag and positional
+    arguments, ``pretrained=True`` meaning the member ``legacy_weights`` (``None``: the model
+    has no such weights). Its docstring is completed with the ``Args`` every builder shares.
+    """
+
+    def decorate(fn: F) -> F:
+        weights_enum = _get_enum_from_fn(fn)
+        model = inspect.signature(fn, eval_str=True).return_annotation
+        fn.__doc__ = (fn.__doc__ or "") + _BUILDER_ARGS_DOC.format(
+            weights=weights_enum.__name__, model=f"{model.__module__}.{model.__qualname__}"
+        )
+
+        @functools.wraps(fn)
+        def builder(*, weights: Any = None, progress: bool = True, **kwargs: Any) -> Any:
+            return fn(weights=weights_enum.verify(weights), progress=progress, **kwargs)
+
+        if legacy:
+            default = None if legacy_weights is None else weights_enum[legacy_weights]
+            builder = handle_legacy_interface(weights=("pretrained", default))(builder)
+        return register_model()(builder)  # type: ignore[return-value]  # same signature as fn
+
+    return decorate
+
+
+def _build_model(
+    model_fn: Callable[..., M],
+    weights: WeightsEnum | None,
+    progress: bool,
+    kwargs: dict[str, Any],
+    convert_state_dict: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
+) -> M:
+    """``model_fn(**kwargs)``, loaded with the checkpoint ``weights`` when it is given.
+
+    A checkpoint fixes ``num_classes`` to the number of its categories (a caller's value must
+    equal it). ``convert_state_dict`` maps the checkpoint's state dict to the model's keys
+    before it is loaded.
+    """
+    if weights is not None and weights.meta["categories"] is not None:
+        _ovewrite_named_param(kwargs, "num_classes", len(weights.meta["categories"]))
+    model = model_fn(**kwargs)
+    if weights is not None:
+        state_dict = weights.get_state_dict(progress=progress, check_hash=True)
+        if convert_state_dict is not None:
+            state_dict = convert_state_dict(state_dict)
+        model.load_state_dict(state_dict)
+    return model
+
+
+def _init_conv_norm_linear(
+    model: nn.Module, init_linear: Callable[[nn.Linear], Any] | None = None
+) -> None:
+    """torchvision's initialisation of the mobile CNNs (MobileNet V2/V3, EfficientNet), in
+    ``model.modules()`` order: convs Kaiming-normal (fan_out), norms ones, linears
+    ``init_linear`` (default: normal with std 0.01); biases zero."""
+    for m in model.modules():
+        if isinstance(m, nn.Conv2d):
+            nn.init.kaiming_normal_(m.weight, mode="fan_out")
+            if m.bias is not None:
+                nn.init.zeros_(m.bias)
+        elif isinstance(m, (nn.BatchNorm2d, nn.GroupNorm)):
+            nn.init.ones_(m.weight)
+            nn.init.zeros_(m.bias)
+        elif isinstance(m, nn.Linear):
+            if init_linear is None:
+                nn.init.normal_(m.weight, 0, 0.01)
+            else:
+                init_linear(m)
+            nn.init.zeros_(m.bias)
+
+
+def _check_block_setting(
+    setting: Any, name: str, config_type: type, type_name: str | None = None
+) -> None:
+    """torchvision's check of a block-configuration list argument (errors in its words)."""
+    if not setting:
+        raise ValueError(f"The {name} should not be empty")
+    if not (isinstance(setting, Sequence) and all(isinstance(s, config_type) for s in setting)):
+        raise TypeError(f"The {name} should be List[{type_name or config_type.__name__}]")

@@ -5,9 +5,9 @@ from typing import Any
 import ember
 from ember import nn
 
-from ._api import Weights, WeightsEnum, _preset, register_model
-from ._meta import _IMAGENET_CATEGORIES
-from ._utils import _ovewrite_named_param, handle_legacy_interface
+from ._api import WeightsEnum
+from ._meta import _classification, _imagenet_weights
+from ._utils import _build_model, _model_builder
 
 __all__ = ["AlexNet", "AlexNet_Weights", "alexnet"]
 
@@ -49,48 +49,31 @@ class AlexNet(nn.Module):
         return self.classifier(x)
 
 
-# Weights: URLs (sha256 prefix in the file name), presets and metadata as torchvision lists them.
+# Weights: torchvision's checkpoint, preset and metadata. Row: file, num_params, acc@1, acc@5,
+# GFLOPS, MB.
 class AlexNet_Weights(WeightsEnum):
-    IMAGENET1K_V1 = Weights(
-        url="https://download.pytorch.org/models/alexnet-owt-7be5be79.pth",
-        transforms=_preset("ImageClassification", crop_size=224),
-        meta={
-            "num_params": 61100840,
-            "min_size": (63, 63),
-            "categories": _IMAGENET_CATEGORIES,
-            "recipe": (
-                "https://github.com/pytorch/vision/tree/main/references/classification#alexnet-and-vgg"
-            ),
-            "_metrics": {"ImageNet-1K": {"acc@1": 56.522, "acc@5": 79.066}},
-            "_ops": 0.714,
-            "_file_size": 233.087,
-            "_docs": (
-                "\n                These weights reproduce closely the results of the paper "
-                "using a simplified training recipe.\n            "
-            ),
-        },
+    IMAGENET1K_V1 = _imagenet_weights(
+        "alexnet-owt-7be5be79",
+        61100840,
+        56.522,
+        79.066,
+        0.714,
+        233.087,
+        transforms=_classification(224),
+        min_size=(63, 63),
+        recipe="https://github.com/pytorch/vision/tree/main/references/classification#alexnet-and-vgg",
+        _docs=(
+            "\n                These weights reproduce closely the results of the paper "
+            "using a simplified training recipe.\n            "
+        ),
     )
     DEFAULT = IMAGENET1K_V1
 
 
-@register_model()
-@handle_legacy_interface(weights=("pretrained", AlexNet_Weights.IMAGENET1K_V1))
+@_model_builder()
 def alexnet(
     *, weights: AlexNet_Weights | None = None, progress: bool = True, **kwargs: Any
 ) -> AlexNet:
     """AlexNet from `One weird trick for parallelizing convolutional neural networks
-    <https://arxiv.org/abs/1404.5997>`__.
-
-    Args:
-        weights (:class:`~ember.vision.models.AlexNet_Weights`, optional): the pretrained
-            weights to use; ``None`` (default) for random initialisation.
-        progress (bool, optional): show a download progress bar. Default: True.
-        **kwargs: passed to :class:`ember.vision.models.alexnet.AlexNet`.
-    """
-    weights = AlexNet_Weights.verify(weights)
-    if weights is not None:
-        _ovewrite_named_param(kwargs, "num_classes", len(weights.meta["categories"]))
-    model = AlexNet(**kwargs)
-    if weights is not None:
-        model.load_state_dict(weights.get_state_dict(progress=progress, check_hash=True))
-    return model
+    <https://arxiv.org/abs/1404.5997>`__."""
+    return _build_model(AlexNet, weights, progress, kwargs)

@@ -1,6 +1,6 @@
 """Ported from torchvision (BSD-3-Clause); module names and state_dict keys match."""
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from functools import partial
 from typing import Any
 
@@ -8,10 +8,10 @@ import ember
 from ember import Tensor, nn
 from ember.nn import functional as F
 
-from ._api import Weights, WeightsEnum, _preset, register_model
+from ._api import WeightsEnum
 from ._layers import Conv2dNormActivation, Permute, StochasticDepth
-from ._meta import _IMAGENET_CATEGORIES
-from ._utils import _ovewrite_named_param, handle_legacy_interface
+from ._meta import _classification, _imagenet_weights
+from ._utils import _build_model, _check_block_setting, _model_builder
 
 __all__ = [
     "ConvNeXt",
@@ -99,13 +99,7 @@ class ConvNeXt(nn.Module):
     ) -> None:
         super().__init__()
 
-        if not block_setting:
-            raise ValueError("The block_setting should not be empty")
-        elif not (
-            isinstance(block_setting, Sequence)
-            and all([isinstance(s, CNBlockConfig) for s in block_setting])
-        ):
-            raise TypeError("The block_setting should be List[CNBlockConfig]")
+        _check_block_setting(block_setting, "block_setting", CNBlockConfig)
 
         if block is None:
             block = CNBlock
@@ -188,245 +182,106 @@ def _convnext(
     progress: bool,
     **kwargs: Any,
 ) -> ConvNeXt:
-    if weights is not None:
-        _ovewrite_named_param(kwargs, "num_classes", len(weights.meta["categories"]))
-
-    model = ConvNeXt(block_setting, stochastic_depth_prob=stochastic_depth_prob, **kwargs)
-
-    if weights is not None:
-        model.load_state_dict(weights.get_state_dict(progress=progress, check_hash=True))
-
-    return model
+    model_fn = partial(ConvNeXt, block_setting, stochastic_depth_prob=stochastic_depth_prob)
+    return _build_model(model_fn, weights, progress, kwargs)
 
 
-_COMMON_META = {
-    "min_size": (32, 32),
-    "categories": _IMAGENET_CATEGORIES,
-    "recipe": "https://github.com/pytorch/vision/tree/main/references/classification#convnext",
-    "_docs": """
+# Each builder's architecture: (input channels, layers) of its four stages, and its default
+# stochastic depth probability.
+_ARCHS: dict[str, tuple[list[tuple[int, int]], float]] = {
+    "convnext_tiny": ([(96, 3), (192, 3), (384, 9), (768, 3)], 0.1),
+    "convnext_small": ([(96, 3), (192, 3), (384, 27), (768, 3)], 0.4),
+    "convnext_base": ([(128, 3), (256, 3), (512, 27), (1024, 3)], 0.5),
+    "convnext_large": ([(192, 3), (384, 3), (768, 27), (1536, 3)], 0.5),
+}
+
+
+def _convnext_arch(
+    name: str, weights: WeightsEnum | None, progress: bool, kwargs: dict[str, Any]
+) -> ConvNeXt:
+    """The variant ``name``, built from its row of :data:`_ARCHS`: each stage downsamples to the
+    next one's channels, the last one does not."""
+    stages, stochastic_depth_prob = _ARCHS[name]
+    outs = [channels for channels, _ in stages[1:]] + [None]
+    block_setting = [CNBlockConfig(c, out, n) for (c, n), out in zip(stages, outs)]
+    stochastic_depth_prob = kwargs.pop("stochastic_depth_prob", stochastic_depth_prob)
+    return _convnext(block_setting, stochastic_depth_prob, weights, progress, **kwargs)
+
+
+# Weights: torchvision's checkpoints, presets and metadata. Rows: file, num_params, acc@1, acc@5,
+# GFLOPS, MB, resize size of the preset.
+_v1 = partial(
+    _imagenet_weights,
+    min_size=(32, 32),
+    recipe="https://github.com/pytorch/vision/tree/main/references/classification#convnext",
+    _docs="""
         These weights improve upon the results of the original paper by using a modified version of
         TorchVision's
         `new training recipe
         <https://pytorch.org/blog/how-to-train-state-of-the-art-models-using-torchvision-latest-primitives/>`_.
     """,
-}
+)
 
 
 class ConvNeXt_Tiny_Weights(WeightsEnum):
-    IMAGENET1K_V1 = Weights(
-        url="https://download.pytorch.org/models/convnext_tiny-983f1562.pth",
-        transforms=_preset("ImageClassification", crop_size=224, resize_size=236),
-        meta={
-            **_COMMON_META,
-            "num_params": 28589128,
-            "_metrics": {
-                "ImageNet-1K": {
-                    "acc@1": 82.520,
-                    "acc@5": 96.146,
-                }
-            },
-            "_ops": 4.456,
-            "_file_size": 109.119,
-        },
-    )
+    IMAGENET1K_V1 = _v1(
+        "convnext_tiny-983f1562", 28589128, 82.520, 96.146, 4.456, 109.119,
+        transforms=_classification(224, 236),
+    )  # fmt: skip
     DEFAULT = IMAGENET1K_V1
 
 
 class ConvNeXt_Small_Weights(WeightsEnum):
-    IMAGENET1K_V1 = Weights(
-        url="https://download.pytorch.org/models/convnext_small-0c510722.pth",
-        transforms=_preset("ImageClassification", crop_size=224, resize_size=230),
-        meta={
-            **_COMMON_META,
-            "num_params": 50223688,
-            "_metrics": {
-                "ImageNet-1K": {
-                    "acc@1": 83.616,
-                    "acc@5": 96.650,
-                }
-            },
-            "_ops": 8.684,
-            "_file_size": 191.703,
-        },
-    )
+    IMAGENET1K_V1 = _v1(
+        "convnext_small-0c510722", 50223688, 83.616, 96.650, 8.684, 191.703,
+        transforms=_classification(224, 230),
+    )  # fmt: skip
     DEFAULT = IMAGENET1K_V1
 
 
 class ConvNeXt_Base_Weights(WeightsEnum):
-    IMAGENET1K_V1 = Weights(
-        url="https://download.pytorch.org/models/convnext_base-6075fbad.pth",
-        transforms=_preset("ImageClassification", crop_size=224, resize_size=232),
-        meta={
-            **_COMMON_META,
-            "num_params": 88591464,
-            "_metrics": {
-                "ImageNet-1K": {
-                    "acc@1": 84.062,
-                    "acc@5": 96.870,
-                }
-            },
-            "_ops": 15.355,
-            "_file_size": 338.064,
-        },
-    )
+    IMAGENET1K_V1 = _v1(
+        "convnext_base-6075fbad", 88591464, 84.062, 96.870, 15.355, 338.064,
+        transforms=_classification(224, 232),
+    )  # fmt: skip
     DEFAULT = IMAGENET1K_V1
 
 
 class ConvNeXt_Large_Weights(WeightsEnum):
-    IMAGENET1K_V1 = Weights(
-        url="https://download.pytorch.org/models/convnext_large-ea097f82.pth",
-        transforms=_preset("ImageClassification", crop_size=224, resize_size=232),
-        meta={
-            **_COMMON_META,
-            "num_params": 197767336,
-            "_metrics": {
-                "ImageNet-1K": {
-                    "acc@1": 84.414,
-                    "acc@5": 96.976,
-                }
-            },
-            "_ops": 34.361,
-            "_file_size": 754.537,
-        },
-    )
+    IMAGENET1K_V1 = _v1(
+        "convnext_large-ea097f82", 197767336, 84.414, 96.976, 34.361, 754.537,
+        transforms=_classification(224, 232),
+    )  # fmt: skip
     DEFAULT = IMAGENET1K_V1
 
 
-@register_model()
-@handle_legacy_interface(weights=("pretrained", ConvNeXt_Tiny_Weights.IMAGENET1K_V1))
+@_model_builder()
 def convnext_tiny(
     *, weights: ConvNeXt_Tiny_Weights | None = None, progress: bool = True, **kwargs: Any
 ) -> ConvNeXt:
-    """ConvNeXt Tiny model architecture from the
-    `A ConvNet for the 2020s <https://arxiv.org/abs/2201.03545>`_ paper.
-
-    Args:
-        weights (:class:`~ember.vision.models.convnext.ConvNeXt_Tiny_Weights`, optional): The
-            pretrained
-            weights to use. See :class:`~ember.vision.models.convnext.ConvNeXt_Tiny_Weights`
-            below for more details and possible values. By default, no pre-trained weights are used.
-        progress (bool, optional): If True, displays a progress bar of the download to stderr.
-            Default is True.
-        **kwargs: parameters passed to the ``ember.vision.models.convnext.ConvNext``
-            base class. Please refer to the `source code
-            <https://github.com/pytorch/vision/blob/main/torchvision/models/convnext.py>`_
-            for more details about this class.
-
-    .. autoclass:: ember.vision.models.ConvNeXt_Tiny_Weights
-        :members:
-    """
-    weights = ConvNeXt_Tiny_Weights.verify(weights)
-
-    block_setting = [
-        CNBlockConfig(96, 192, 3),
-        CNBlockConfig(192, 384, 3),
-        CNBlockConfig(384, 768, 9),
-        CNBlockConfig(768, None, 3),
-    ]
-    stochastic_depth_prob = kwargs.pop("stochastic_depth_prob", 0.1)
-    return _convnext(block_setting, stochastic_depth_prob, weights, progress, **kwargs)
+    """ConvNeXt Tiny from the `ConvNeXt paper <https://arxiv.org/abs/2201.03545>`_."""
+    return _convnext_arch("convnext_tiny", weights, progress, kwargs)
 
 
-@register_model()
-@handle_legacy_interface(weights=("pretrained", ConvNeXt_Small_Weights.IMAGENET1K_V1))
+@_model_builder()
 def convnext_small(
     *, weights: ConvNeXt_Small_Weights | None = None, progress: bool = True, **kwargs: Any
 ) -> ConvNeXt:
-    """ConvNeXt Small model architecture from the
-    `A ConvNet for the 2020s <https://arxiv.org/abs/2201.03545>`_ paper.
-
-    Args:
-        weights (:class:`~ember.vision.models.convnext.ConvNeXt_Small_Weights`, optional): The
-            pretrained
-            weights to use. See :class:`~ember.vision.models.convnext.ConvNeXt_Small_Weights`
-            below for more details and possible values. By default, no pre-trained weights are used.
-        progress (bool, optional): If True, displays a progress bar of the download to stderr.
-            Default is True.
-        **kwargs: parameters passed to the ``ember.vision.models.convnext.ConvNext``
-            base class. Please refer to the `source code
-            <https://github.com/pytorch/vision/blob/main/torchvision/models/convnext.py>`_
-            for more details about this class.
-
-    .. autoclass:: ember.vision.models.ConvNeXt_Small_Weights
-        :members:
-    """
-    weights = ConvNeXt_Small_Weights.verify(weights)
-
-    block_setting = [
-        CNBlockConfig(96, 192, 3),
-        CNBlockConfig(192, 384, 3),
-        CNBlockConfig(384, 768, 27),
-        CNBlockConfig(768, None, 3),
-    ]
-    stochastic_depth_prob = kwargs.pop("stochastic_depth_prob", 0.4)
-    return _convnext(block_setting, stochastic_depth_prob, weights, progress, **kwargs)
+    """ConvNeXt Small from the `ConvNeXt paper <https://arxiv.org/abs/2201.03545>`_."""
+    return _convnext_arch("convnext_small", weights, progress, kwargs)
 
 
-@register_model()
-@handle_legacy_interface(weights=("pretrained", ConvNeXt_Base_Weights.IMAGENET1K_V1))
+@_model_builder()
 def convnext_base(
     *, weights: ConvNeXt_Base_Weights | None = None, progress: bool = True, **kwargs: Any
 ) -> ConvNeXt:
-    """ConvNeXt Base model architecture from the
-    `A ConvNet for the 2020s <https://arxiv.org/abs/2201.03545>`_ paper.
-
-    Args:
-        weights (:class:`~ember.vision.models.convnext.ConvNeXt_Base_Weights`, optional): The
-            pretrained
-            weights to use. See :class:`~ember.vision.models.convnext.ConvNeXt_Base_Weights`
-            below for more details and possible values. By default, no pre-trained weights are used.
-        progress (bool, optional): If True, displays a progress bar of the download to stderr.
-            Default is True.
-        **kwargs: parameters passed to the ``ember.vision.models.convnext.ConvNext``
-            base class. Please refer to the `source code
-            <https://github.com/pytorch/vision/blob/main/torchvision/models/convnext.py>`_
-            for more details about this class.
-
-    .. autoclass:: ember.vision.models.ConvNeXt_Base_Weights
-        :members:
-    """
-    weights = ConvNeXt_Base_Weights.verify(weights)
-
-    block_setting = [
-        CNBlockConfig(128, 256, 3),
-        CNBlockConfig(256, 512, 3),
-        CNBlockConfig(512, 1024, 27),
-        CNBlockConfig(1024, None, 3),
-    ]
-    stochastic_depth_prob = kwargs.pop("stochastic_depth_prob", 0.5)
-    return _convnext(block_setting, stochastic_depth_prob, weights, progress, **kwargs)
+    """ConvNeXt Base from the `ConvNeXt paper <https://arxiv.org/abs/2201.03545>`_."""
+    return _convnext_arch("convnext_base", weights, progress, kwargs)
 
 
-@register_model()
-@handle_legacy_interface(weights=("pretrained", ConvNeXt_Large_Weights.IMAGENET1K_V1))
+@_model_builder()
 def convnext_large(
     *, weights: ConvNeXt_Large_Weights | None = None, progress: bool = True, **kwargs: Any
 ) -> ConvNeXt:
-    """ConvNeXt Large model architecture from the
-    `A ConvNet for the 2020s <https://arxiv.org/abs/2201.03545>`_ paper.
-
-    Args:
-        weights (:class:`~ember.vision.models.convnext.ConvNeXt_Large_Weights`, optional): The
-            pretrained
-            weights to use. See :class:`~ember.vision.models.convnext.ConvNeXt_Large_Weights`
-            below for more details and possible values. By default, no pre-trained weights are used.
-        progress (bool, optional): If True, displays a progress bar of the download to stderr.
-            Default is True.
-        **kwargs: parameters passed to the ``ember.vision.models.convnext.ConvNext``
-            base class. Please refer to the `source code
-            <https://github.com/pytorch/vision/blob/main/torchvision/models/convnext.py>`_
-            for more details about this class.
-
-    .. autoclass:: ember.vision.models.ConvNeXt_Large_Weights
-        :members:
-    """
-    weights = ConvNeXt_Large_Weights.verify(weights)
-
-    block_setting = [
-        CNBlockConfig(192, 384, 3),
-        CNBlockConfig(384, 768, 3),
-        CNBlockConfig(768, 1536, 27),
-        CNBlockConfig(1536, None, 3),
-    ]
-    stochastic_depth_prob = kwargs.pop("stochastic_depth_prob", 0.5)
-    return _convnext(block_setting, stochastic_depth_prob, weights, progress, **kwargs)
+    """ConvNeXt Large from the `ConvNeXt paper <https://arxiv.org/abs/2201.03545>`_."""
+    return _convnext_arch("convnext_large", weights, progress, kwargs)

@@ -2,15 +2,16 @@
 
 import re
 from collections import OrderedDict
+from functools import partial
 from typing import Any
 
 import ember
 from ember import Tensor, nn
 from ember.nn import functional as F
 
-from ._api import Weights, WeightsEnum, _preset, register_model
-from ._meta import _IMAGENET_CATEGORIES
-from ._utils import _ovewrite_named_param, handle_legacy_interface
+from ._api import WeightsEnum
+from ._meta import _classification, _imagenet_weights
+from ._utils import _build_model, _model_builder
 
 __all__ = [
     "DenseNet",
@@ -209,23 +210,23 @@ class DenseNet(nn.Module):
         return out
 
 
-def _load_state_dict(model: nn.Module, weights: WeightsEnum, progress: bool) -> None:
-    # '.'s are no longer allowed in module names, but previous _DenseLayer
-    # has keys 'norm.1', 'relu.1', 'conv.1', 'norm.2', 'relu.2', 'conv.2'.
-    # They are also in the checkpoints in model_urls. This pattern is used
-    # to find such keys.
-    pattern = re.compile(
-        r"^(.*denselayer\d+\.(?:norm|relu|conv))\.((?:[12])\.(?:weight|bias|running_mean|running_var))$"
-    )
+# '.'s are no longer allowed in module names, but previous _DenseLayer
+# has keys 'norm.1', 'relu.1', 'conv.1', 'norm.2', 'relu.2', 'conv.2'.
+# They are also in the checkpoints in model_urls. This pattern is used
+# to find such keys.
+_LEGACY_KEY = re.compile(
+    r"^(.*denselayer\d+\.(?:norm|relu|conv))\.((?:[12])\.(?:weight|bias|running_mean|running_var))$"
+)
 
-    state_dict = weights.get_state_dict(progress=progress, check_hash=True)
+
+def _rename_legacy_keys(state_dict: dict[str, Any]) -> dict[str, Any]:
     for key in list(state_dict.keys()):
-        res = pattern.match(key)
+        res = _LEGACY_KEY.match(key)
         if res:
             new_key = res.group(1) + res.group(2)
             state_dict[new_key] = state_dict[key]
             del state_dict[key]
-    model.load_state_dict(state_dict)
+    return state_dict
 
 
 def _densenet(
@@ -236,216 +237,77 @@ def _densenet(
     progress: bool,
     **kwargs: Any,
 ) -> DenseNet:
-    if weights is not None:
-        _ovewrite_named_param(kwargs, "num_classes", len(weights.meta["categories"]))
-
-    model = DenseNet(growth_rate, block_config, num_init_features, **kwargs)
-
-    if weights is not None:
-        _load_state_dict(model=model, weights=weights, progress=progress)
-
-    return model
+    model_fn = partial(DenseNet, growth_rate, block_config, num_init_features)
+    return _build_model(model_fn, weights, progress, kwargs, _rename_legacy_keys)
 
 
-_COMMON_META = {
-    "min_size": (29, 29),
-    "categories": _IMAGENET_CATEGORIES,
-    "recipe": "https://github.com/pytorch/vision/pull/116",
-    "_docs": """These weights are ported from LuaTorch.""",
+# Each builder's architecture: growth rate, layers per dense block, features of the first conv.
+_ARCHS: dict[str, tuple[int, tuple[int, int, int, int], int]] = {
+    "densenet121": (32, (6, 12, 24, 16), 64),
+    "densenet161": (48, (6, 12, 36, 24), 96),
+    "densenet169": (32, (6, 12, 32, 32), 64),
+    "densenet201": (32, (6, 12, 48, 32), 64),
 }
 
 
+# Weights: torchvision's checkpoints, presets and metadata. Rows: file, num_params, acc@1, acc@5,
+# GFLOPS, MB.
+_v1 = partial(
+    _imagenet_weights,
+    transforms=_classification(224),
+    min_size=(29, 29),
+    recipe="https://github.com/pytorch/vision/pull/116",
+    _docs="""These weights are ported from LuaTorch.""",
+)
+
+
 class DenseNet121_Weights(WeightsEnum):
-    IMAGENET1K_V1 = Weights(
-        url="https://download.pytorch.org/models/densenet121-a639ec97.pth",
-        transforms=_preset("ImageClassification", crop_size=224),
-        meta={
-            **_COMMON_META,
-            "num_params": 7978856,
-            "_metrics": {
-                "ImageNet-1K": {
-                    "acc@1": 74.434,
-                    "acc@5": 91.972,
-                }
-            },
-            "_ops": 2.834,
-            "_file_size": 30.845,
-        },
-    )
+    IMAGENET1K_V1 = _v1("densenet121-a639ec97", 7978856, 74.434, 91.972, 2.834, 30.845)
     DEFAULT = IMAGENET1K_V1
 
 
 class DenseNet161_Weights(WeightsEnum):
-    IMAGENET1K_V1 = Weights(
-        url="https://download.pytorch.org/models/densenet161-8d451a50.pth",
-        transforms=_preset("ImageClassification", crop_size=224),
-        meta={
-            **_COMMON_META,
-            "num_params": 28681000,
-            "_metrics": {
-                "ImageNet-1K": {
-                    "acc@1": 77.138,
-                    "acc@5": 93.560,
-                }
-            },
-            "_ops": 7.728,
-            "_file_size": 110.369,
-        },
-    )
+    IMAGENET1K_V1 = _v1("densenet161-8d451a50", 28681000, 77.138, 93.560, 7.728, 110.369)
     DEFAULT = IMAGENET1K_V1
 
 
 class DenseNet169_Weights(WeightsEnum):
-    IMAGENET1K_V1 = Weights(
-        url="https://download.pytorch.org/models/densenet169-b2777c0a.pth",
-        transforms=_preset("ImageClassification", crop_size=224),
-        meta={
-            **_COMMON_META,
-            "num_params": 14149480,
-            "_metrics": {
-                "ImageNet-1K": {
-                    "acc@1": 75.600,
-                    "acc@5": 92.806,
-                }
-            },
-            "_ops": 3.36,
-            "_file_size": 54.708,
-        },
-    )
+    IMAGENET1K_V1 = _v1("densenet169-b2777c0a", 14149480, 75.600, 92.806, 3.36, 54.708)
     DEFAULT = IMAGENET1K_V1
 
 
 class DenseNet201_Weights(WeightsEnum):
-    IMAGENET1K_V1 = Weights(
-        url="https://download.pytorch.org/models/densenet201-c1103571.pth",
-        transforms=_preset("ImageClassification", crop_size=224),
-        meta={
-            **_COMMON_META,
-            "num_params": 20013928,
-            "_metrics": {
-                "ImageNet-1K": {
-                    "acc@1": 76.896,
-                    "acc@5": 93.370,
-                }
-            },
-            "_ops": 4.291,
-            "_file_size": 77.373,
-        },
-    )
+    IMAGENET1K_V1 = _v1("densenet201-c1103571", 20013928, 76.896, 93.370, 4.291, 77.373)
     DEFAULT = IMAGENET1K_V1
 
 
-@register_model()
-@handle_legacy_interface(weights=("pretrained", DenseNet121_Weights.IMAGENET1K_V1))
+@_model_builder()
 def densenet121(
     *, weights: DenseNet121_Weights | None = None, progress: bool = True, **kwargs: Any
 ) -> DenseNet:
-    r"""Densenet-121 model from
-    `Densely Connected Convolutional Networks <https://arxiv.org/abs/1608.06993>`_.
-
-    Args:
-        weights (:class:`~ember.vision.models.DenseNet121_Weights`, optional): The
-            pretrained weights to use. See
-            :class:`~ember.vision.models.DenseNet121_Weights` below for
-            more details, and possible values. By default, no pre-trained
-            weights are used.
-        progress (bool, optional): If True, displays a progress bar of the download to stderr.
-            Default is True.
-        **kwargs: parameters passed to the ``ember.vision.models.densenet.DenseNet``
-            base class. Please refer to the `source code
-            <https://github.com/pytorch/vision/blob/main/torchvision/models/densenet.py>`_
-            for more details about this class.
-
-    .. autoclass:: ember.vision.models.DenseNet121_Weights
-        :members:
-    """
-    weights = DenseNet121_Weights.verify(weights)
-
-    return _densenet(32, (6, 12, 24, 16), 64, weights, progress, **kwargs)
+    """DenseNet-121 from the `DenseNet paper <https://arxiv.org/abs/1608.06993>`_."""
+    return _densenet(*_ARCHS["densenet121"], weights, progress, **kwargs)
 
 
-@register_model()
-@handle_legacy_interface(weights=("pretrained", DenseNet161_Weights.IMAGENET1K_V1))
+@_model_builder()
 def densenet161(
     *, weights: DenseNet161_Weights | None = None, progress: bool = True, **kwargs: Any
 ) -> DenseNet:
-    r"""Densenet-161 model from
-    `Densely Connected Convolutional Networks <https://arxiv.org/abs/1608.06993>`_.
-
-    Args:
-        weights (:class:`~ember.vision.models.DenseNet161_Weights`, optional): The
-            pretrained weights to use. See
-            :class:`~ember.vision.models.DenseNet161_Weights` below for
-            more details, and possible values. By default, no pre-trained
-            weights are used.
-        progress (bool, optional): If True, displays a progress bar of the download to stderr.
-            Default is True.
-        **kwargs: parameters passed to the ``ember.vision.models.densenet.DenseNet``
-            base class. Please refer to the `source code
-            <https://github.com/pytorch/vision/blob/main/torchvision/models/densenet.py>`_
-            for more details about this class.
-
-    .. autoclass:: ember.vision.models.DenseNet161_Weights
-        :members:
-    """
-    weights = DenseNet161_Weights.verify(weights)
-
-    return _densenet(48, (6, 12, 36, 24), 96, weights, progress, **kwargs)
+    """DenseNet-161 from the `DenseNet paper <https://arxiv.org/abs/1608.06993>`_."""
+    return _densenet(*_ARCHS["densenet161"], weights, progress, **kwargs)
 
 
-@register_model()
-@handle_legacy_interface(weights=("pretrained", DenseNet169_Weights.IMAGENET1K_V1))
+@_model_builder()
 def densenet169(
     *, weights: DenseNet169_Weights | None = None, progress: bool = True, **kwargs: Any
 ) -> DenseNet:
-    r"""Densenet-169 model from
-    `Densely Connected Convolutional Networks <https://arxiv.org/abs/1608.06993>`_.
-
-    Args:
-        weights (:class:`~ember.vision.models.DenseNet169_Weights`, optional): The
-            pretrained weights to use. See
-            :class:`~ember.vision.models.DenseNet169_Weights` below for
-            more details, and possible values. By default, no pre-trained
-            weights are used.
-        progress (bool, optional): If True, displays a progress bar of the download to stderr.
-            Default is True.
-        **kwargs: parameters passed to the ``ember.vision.models.densenet.DenseNet``
-            base class. Please refer to the `source code
-            <https://github.com/pytorch/vision/blob/main/torchvision/models/densenet.py>`_
-            for more details about this class.
-
-    .. autoclass:: ember.vision.models.DenseNet169_Weights
-        :members:
-    """
-    weights = DenseNet169_Weights.verify(weights)
-
-    return _densenet(32, (6, 12, 32, 32), 64, weights, progress, **kwargs)
+    """DenseNet-169 from the `DenseNet paper <https://arxiv.org/abs/1608.06993>`_."""
+    return _densenet(*_ARCHS["densenet169"], weights, progress, **kwargs)
 
 
-@register_model()
-@handle_legacy_interface(weights=("pretrained", DenseNet201_Weights.IMAGENET1K_V1))
+@_model_builder()
 def densenet201(
     *, weights: DenseNet201_Weights | None = None, progress: bool = True, **kwargs: Any
 ) -> DenseNet:
-    r"""Densenet-201 model from
-    `Densely Connected Convolutional Networks <https://arxiv.org/abs/1608.06993>`_.
-
-    Args:
-        weights (:class:`~ember.vision.models.DenseNet201_Weights`, optional): The
-            pretrained weights to use. See
-            :class:`~ember.vision.models.DenseNet201_Weights` below for
-            more details, and possible values. By default, no pre-trained
-            weights are used.
-        progress (bool, optional): If True, displays a progress bar of the download to stderr.
-            Default is True.
-        **kwargs: parameters passed to the ``ember.vision.models.densenet.DenseNet``
-            base class. Please refer to the `source code
-            <https://github.com/pytorch/vision/blob/main/torchvision/models/densenet.py>`_
-            for more details about this class.
-
-    .. autoclass:: ember.vision.models.DenseNet201_Weights
-        :members:
-    """
-    weights = DenseNet201_Weights.verify(weights)
-
-    return _densenet(32, (6, 12, 48, 32), 64, weights, progress, **kwargs)
+    """DenseNet-201 from the `DenseNet paper <https://arxiv.org/abs/1608.06993>`_."""
+    return _densenet(*_ARCHS["densenet201"], weights, progress, **kwargs)

@@ -1,15 +1,16 @@
 """Ported from torchvision (BSD-3-Clause); module names and state_dict keys match."""
 
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import ember
 from ember import Tensor, nn
 
-from ._api import Weights, WeightsEnum, _preset, register_model
+from ._api import WeightsEnum
 from ._layers import Conv2dNormActivation
-from ._meta import _IMAGENET_CATEGORIES
-from ._utils import _make_divisible, _ovewrite_named_param, handle_legacy_interface
+from ._meta import _DOCS_NEW_RECIPE, _classification, _imagenet_weights
+from ._utils import _build_model, _init_conv_norm_linear, _make_divisible, _model_builder
 
 __all__ = ["MobileNetV2", "MobileNet_V2_Weights", "mobilenet_v2"]
 
@@ -166,17 +167,7 @@ class MobileNetV2(nn.Module):
         )
 
         # weight initialization
-        for m in self.modules():
-            if isinstance(m, nn.Conv2d):
-                nn.init.kaiming_normal_(m.weight, mode="fan_out")
-                if m.bias is not None:
-                    nn.init.zeros_(m.bias)
-            elif isinstance(m, (nn.BatchNorm2d, nn.GroupNorm)):
-                nn.init.ones_(m.weight)
-                nn.init.zeros_(m.bias)
-            elif isinstance(m, nn.Linear):
-                nn.init.normal_(m.weight, 0, 0.01)
-                nn.init.zeros_(m.bias)
+        _init_conv_norm_linear(self)
 
     def _forward_impl(self, x: Tensor) -> Tensor:
         # This exists since TorchScript doesn't support inheritance, so the superclass method
@@ -192,89 +183,32 @@ class MobileNetV2(nn.Module):
         return self._forward_impl(x)
 
 
-_COMMON_META = {
-    "num_params": 3504872,
-    "min_size": (1, 1),
-    "categories": _IMAGENET_CATEGORIES,
-}
+# Weights: torchvision's checkpoints, presets and metadata. Rows: file, num_params, acc@1, acc@5,
+# GFLOPS, MB.
+_weights = partial(_imagenet_weights, min_size=(1, 1))
 
 
 class MobileNet_V2_Weights(WeightsEnum):
-    IMAGENET1K_V1 = Weights(
-        url="https://download.pytorch.org/models/mobilenet_v2-b0353104.pth",
-        transforms=_preset("ImageClassification", crop_size=224),
-        meta={
-            **_COMMON_META,
-            "recipe": "https://github.com/pytorch/vision/tree/main/references/classification#mobilenetv2",
-            "_metrics": {
-                "ImageNet-1K": {
-                    "acc@1": 71.878,
-                    "acc@5": 90.286,
-                }
-            },
-            "_ops": 0.301,
-            "_file_size": 13.555,
-            "_docs": """These weights reproduce closely the results of the paper using a simple
+    IMAGENET1K_V1 = _weights(
+        "mobilenet_v2-b0353104", 3504872, 71.878, 90.286, 0.301, 13.555,
+        transforms=_classification(224),
+        recipe="https://github.com/pytorch/vision/tree/main/references/classification#mobilenetv2",
+        _docs="""These weights reproduce closely the results of the paper using a simple
             training recipe.""",
-        },
-    )
-    IMAGENET1K_V2 = Weights(
-        url="https://download.pytorch.org/models/mobilenet_v2-7ebf99e0.pth",
-        transforms=_preset("ImageClassification", crop_size=224, resize_size=232),
-        meta={
-            **_COMMON_META,
-            "recipe": "https://github.com/pytorch/vision/issues/3995#new-recipe-with-reg-tuning",
-            "_metrics": {
-                "ImageNet-1K": {
-                    "acc@1": 72.154,
-                    "acc@5": 90.822,
-                }
-            },
-            "_ops": 0.301,
-            "_file_size": 13.598,
-            "_docs": """
-                These weights improve upon the results of the original paper by using a modified
-                version of TorchVision's
-                `new training recipe
-                <https://pytorch.org/blog/how-to-train-state-of-the-art-models-using-torchvision-latest-primitives/>`_.
-            """,
-        },
-    )
+    )  # fmt: skip
+    IMAGENET1K_V2 = _weights(
+        "mobilenet_v2-7ebf99e0", 3504872, 72.154, 90.822, 0.301, 13.598,
+        transforms=_classification(224, 232),
+        recipe="https://github.com/pytorch/vision/issues/3995#new-recipe-with-reg-tuning",
+        _docs=_DOCS_NEW_RECIPE,
+    )  # fmt: skip
     DEFAULT = IMAGENET1K_V2
 
 
-@register_model()
-@handle_legacy_interface(weights=("pretrained", MobileNet_V2_Weights.IMAGENET1K_V1))
+@_model_builder()
 def mobilenet_v2(
     *, weights: MobileNet_V2_Weights | None = None, progress: bool = True, **kwargs: Any
 ) -> MobileNetV2:
     """MobileNetV2 architecture from the `MobileNetV2: Inverted Residuals and Linear
-    Bottlenecks <https://arxiv.org/abs/1801.04381>`_ paper.
-
-    Args:
-        weights (:class:`~ember.vision.models.MobileNet_V2_Weights`, optional): The
-            pretrained weights to use. See
-            :class:`~ember.vision.models.MobileNet_V2_Weights` below for
-            more details, and possible values. By default, no pre-trained
-            weights are used.
-        progress (bool, optional): If True, displays a progress bar of the
-            download to stderr. Default is True.
-        **kwargs: parameters passed to the ``ember.vision.models.mobilenetv2.MobileNetV2``
-            base class. Please refer to the `source code
-            <https://github.com/pytorch/vision/blob/main/torchvision/models/mobilenetv2.py>`_
-            for more details about this class.
-
-    .. autoclass:: ember.vision.models.MobileNet_V2_Weights
-        :members:
-    """
-    weights = MobileNet_V2_Weights.verify(weights)
-
-    if weights is not None:
-        _ovewrite_named_param(kwargs, "num_classes", len(weights.meta["categories"]))
-
-    model = MobileNetV2(**kwargs)
-
-    if weights is not None:
-        model.load_state_dict(weights.get_state_dict(progress=progress, check_hash=True))
-
-    return model
+    Bottlenecks <https://arxiv.org/abs/1801.04381>`_ paper."""
+    return _build_model(MobileNetV2, weights, progress, kwargs)

@@ -1,17 +1,22 @@
 """Ported from torchvision (BSD-3-Clause); module names and state_dict keys match."""
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from functools import partial
 from typing import Any
 
-import ember
 from ember import Tensor, nn
 
-from ._api import Weights, WeightsEnum, _preset, register_model
-from ._layers import Conv2dNormActivation
+from ._api import WeightsEnum
+from ._layers import Conv2dNormActivation, PooledClassifier
 from ._layers import SqueezeExcitation as SElayer
-from ._meta import _IMAGENET_CATEGORIES
-from ._utils import _make_divisible, _ovewrite_named_param, handle_legacy_interface
+from ._meta import _classification, _imagenet_weights
+from ._utils import (
+    _build_model,
+    _check_block_setting,
+    _init_conv_norm_linear,
+    _make_divisible,
+    _model_builder,
+)
 
 __all__ = [
     "MobileNetV3",
@@ -119,7 +124,7 @@ class InvertedResidual(nn.Module):
         return result
 
 
-class MobileNetV3(nn.Module):
+class MobileNetV3(PooledClassifier):
     def __init__(
         self,
         inverted_residual_setting: list[InvertedResidualConfig],
@@ -145,13 +150,9 @@ class MobileNetV3(nn.Module):
         """
         super().__init__()
 
-        if not inverted_residual_setting:
-            raise ValueError("The inverted_residual_setting should not be empty")
-        elif not (
-            isinstance(inverted_residual_setting, Sequence)
-            and all([isinstance(s, InvertedResidualConfig) for s in inverted_residual_setting])
-        ):
-            raise TypeError("The inverted_residual_setting should be List[InvertedResidualConfig]")
+        _check_block_setting(
+            inverted_residual_setting, "inverted_residual_setting", InvertedResidualConfig
+        )
 
         if block is None:
             block = InvertedResidual
@@ -181,18 +182,9 @@ class MobileNetV3(nn.Module):
         # building last several layers
         lastconv_input_channels = inverted_residual_setting[-1].out_channels
         lastconv_output_channels = 6 * lastconv_input_channels
-        layers.append(
-            Conv2dNormActivation(
-                lastconv_input_channels,
-                lastconv_output_channels,
-                kernel_size=1,
-                norm_layer=norm_layer,
-                activation_layer=nn.Hardswish,
-            )
+        self._set_features(
+            layers, lastconv_input_channels, lastconv_output_channels, norm_layer, nn.Hardswish
         )
-
-        self.features = nn.Sequential(*layers)
-        self.avgpool = nn.AdaptiveAvgPool2d(1)
         self.classifier = nn.Sequential(
             nn.Linear(lastconv_output_channels, last_channel),
             nn.Hardswish(inplace=True),
@@ -200,30 +192,7 @@ class MobileNetV3(nn.Module):
             nn.Linear(last_channel, num_classes),
         )
 
-        for m in self.modules():
-            if isinstance(m, nn.Conv2d):
-                nn.init.kaiming_normal_(m.weight, mode="fan_out")
-                if m.bias is not None:
-                    nn.init.zeros_(m.bias)
-            elif isinstance(m, (nn.BatchNorm2d, nn.GroupNorm)):
-                nn.init.ones_(m.weight)
-                nn.init.zeros_(m.bias)
-            elif isinstance(m, nn.Linear):
-                nn.init.normal_(m.weight, 0, 0.01)
-                nn.init.zeros_(m.bias)
-
-    def _forward_impl(self, x: Tensor) -> Tensor:
-        x = self.features(x)
-
-        x = self.avgpool(x)
-        x = ember.flatten(x, 1)
-
-        x = self.classifier(x)
-
-        return x
-
-    def forward(self, x: Tensor) -> Tensor:
-        return self._forward_impl(x)
+        _init_conv_norm_linear(self)
 
 
 def _mobilenet_v3_conf(
@@ -239,7 +208,9 @@ def _mobilenet_v3_conf(
     bneck_conf = partial(InvertedResidualConfig, width_mult=width_mult)
     adjust_channels = partial(InvertedResidualConfig.adjust_channels, width_mult=width_mult)
 
+    # C4 on: output and expanded channels of the last stage (halved by reduced_tail).
     if arch == "mobilenet_v3_large":
+        c4, e4 = 160 // reduce_divider, 960 // reduce_divider
         inverted_residual_setting = [
             bneck_conf(16, 3, 16, 16, False, "RE", 1, 1),
             bneck_conf(16, 3, 64, 24, False, "RE", 2, 1),  # C1
@@ -253,30 +224,13 @@ def _mobilenet_v3_conf(
             bneck_conf(80, 3, 184, 80, False, "HS", 1, 1),
             bneck_conf(80, 3, 480, 112, True, "HS", 1, 1),
             bneck_conf(112, 3, 672, 112, True, "HS", 1, 1),
-            bneck_conf(112, 5, 672, 160 // reduce_divider, True, "HS", 2, dilation),  # C4
-            bneck_conf(
-                160 // reduce_divider,
-                5,
-                960 // reduce_divider,
-                160 // reduce_divider,
-                True,
-                "HS",
-                1,
-                dilation,
-            ),
-            bneck_conf(
-                160 // reduce_divider,
-                5,
-                960 // reduce_divider,
-                160 // reduce_divider,
-                True,
-                "HS",
-                1,
-                dilation,
-            ),
+            bneck_conf(112, 5, 672, c4, True, "HS", 2, dilation),  # C4
+            bneck_conf(c4, 5, e4, c4, True, "HS", 1, dilation),
+            bneck_conf(c4, 5, e4, c4, True, "HS", 1, dilation),
         ]
         last_channel = adjust_channels(1280 // reduce_divider)  # C5
     elif arch == "mobilenet_v3_small":
+        c4, e4 = 96 // reduce_divider, 576 // reduce_divider
         inverted_residual_setting = [
             bneck_conf(16, 3, 16, 16, True, "RE", 2, 1),  # C1
             bneck_conf(16, 3, 72, 24, False, "RE", 2, 1),  # C2
@@ -286,27 +240,9 @@ def _mobilenet_v3_conf(
             bneck_conf(40, 5, 240, 40, True, "HS", 1, 1),
             bneck_conf(40, 5, 120, 48, True, "HS", 1, 1),
             bneck_conf(48, 5, 144, 48, True, "HS", 1, 1),
-            bneck_conf(48, 5, 288, 96 // reduce_divider, True, "HS", 2, dilation),  # C4
-            bneck_conf(
-                96 // reduce_divider,
-                5,
-                576 // reduce_divider,
-                96 // reduce_divider,
-                True,
-                "HS",
-                1,
-                dilation,
-            ),
-            bneck_conf(
-                96 // reduce_divider,
-                5,
-                576 // reduce_divider,
-                96 // reduce_divider,
-                True,
-                "HS",
-                1,
-                dilation,
-            ),
+            bneck_conf(48, 5, 288, c4, True, "HS", 2, dilation),  # C4
+            bneck_conf(c4, 5, e4, c4, True, "HS", 1, dilation),
+            bneck_conf(c4, 5, e4, c4, True, "HS", 1, dilation),
         ]
         last_channel = adjust_channels(1024 // reduce_divider)  # C5
     else:
@@ -322,151 +258,69 @@ def _mobilenet_v3(
     progress: bool,
     **kwargs: Any,
 ) -> MobileNetV3:
-    if weights is not None:
-        _ovewrite_named_param(kwargs, "num_classes", len(weights.meta["categories"]))
-
-    model = MobileNetV3(inverted_residual_setting, last_channel, **kwargs)
-
-    if weights is not None:
-        model.load_state_dict(weights.get_state_dict(progress=progress, check_hash=True))
-
-    return model
+    model_fn = partial(MobileNetV3, inverted_residual_setting, last_channel)
+    return _build_model(model_fn, weights, progress, kwargs)
 
 
-_COMMON_META = {
-    "min_size": (1, 1),
-    "categories": _IMAGENET_CATEGORIES,
-}
+def _mobilenet_v3_arch(
+    arch: str, weights: WeightsEnum | None, progress: bool, kwargs: dict[str, Any]
+) -> MobileNetV3:
+    inverted_residual_setting, last_channel = _mobilenet_v3_conf(arch, **kwargs)
+    return _mobilenet_v3(inverted_residual_setting, last_channel, weights, progress, **kwargs)
+
+
+# Weights: torchvision's checkpoints, presets and metadata. Rows: file, num_params, acc@1, acc@5,
+# GFLOPS, MB.
+_v1 = partial(
+    _imagenet_weights,
+    transforms=_classification(224),
+    min_size=(1, 1),
+    recipe="https://github.com/pytorch/vision/tree/main/references/classification#mobilenetv3-large--small",
+)
 
 
 class MobileNet_V3_Large_Weights(WeightsEnum):
-    IMAGENET1K_V1 = Weights(
-        url="https://download.pytorch.org/models/mobilenet_v3_large-8738ca79.pth",
-        transforms=_preset("ImageClassification", crop_size=224),
-        meta={
-            **_COMMON_META,
-            "num_params": 5483032,
-            "recipe": "https://github.com/pytorch/vision/tree/main/references/classification#mobilenetv3-large--small",
-            "_metrics": {
-                "ImageNet-1K": {
-                    "acc@1": 74.042,
-                    "acc@5": 91.340,
-                }
-            },
-            "_ops": 0.217,
-            "_file_size": 21.114,
-            "_docs": """These weights were trained from scratch by using a simple training
+    IMAGENET1K_V1 = _v1(
+        "mobilenet_v3_large-8738ca79", 5483032, 74.042, 91.340, 0.217, 21.114,
+        _docs="""These weights were trained from scratch by using a simple training
             recipe.""",
-        },
-    )
-    IMAGENET1K_V2 = Weights(
-        url="https://download.pytorch.org/models/mobilenet_v3_large-5c1a4163.pth",
-        transforms=_preset("ImageClassification", crop_size=224, resize_size=232),
-        meta={
-            **_COMMON_META,
-            "num_params": 5483032,
-            "recipe": "https://github.com/pytorch/vision/issues/3995#new-recipe-with-reg-tuning",
-            "_metrics": {
-                "ImageNet-1K": {
-                    "acc@1": 75.274,
-                    "acc@5": 92.566,
-                }
-            },
-            "_ops": 0.217,
-            "_file_size": 21.107,
-            "_docs": """
+    )  # fmt: skip
+    IMAGENET1K_V2 = _v1(
+        "mobilenet_v3_large-5c1a4163", 5483032, 75.274, 92.566, 0.217, 21.107,
+        transforms=_classification(224, 232),
+        recipe="https://github.com/pytorch/vision/issues/3995#new-recipe-with-reg-tuning",
+        _docs="""
                 These weights improve marginally upon the results of the original paper by using a
                 modified version of
                 TorchVision's `new training recipe
                 <https://pytorch.org/blog/how-to-train-state-of-the-art-models-using-torchvision-latest-primitives/>`_.
             """,
-        },
-    )
+    )  # fmt: skip
     DEFAULT = IMAGENET1K_V2
 
 
 class MobileNet_V3_Small_Weights(WeightsEnum):
-    IMAGENET1K_V1 = Weights(
-        url="https://download.pytorch.org/models/mobilenet_v3_small-047dcff4.pth",
-        transforms=_preset("ImageClassification", crop_size=224),
-        meta={
-            **_COMMON_META,
-            "num_params": 2542856,
-            "recipe": "https://github.com/pytorch/vision/tree/main/references/classification#mobilenetv3-large--small",
-            "_metrics": {
-                "ImageNet-1K": {
-                    "acc@1": 67.668,
-                    "acc@5": 87.402,
-                }
-            },
-            "_ops": 0.057,
-            "_file_size": 9.829,
-            "_docs": """
+    IMAGENET1K_V1 = _v1(
+        "mobilenet_v3_small-047dcff4", 2542856, 67.668, 87.402, 0.057, 9.829,
+        _docs="""
                 These weights improve upon the results of the original paper by using a simple
                 training recipe.
             """,
-        },
-    )
+    )  # fmt: skip
     DEFAULT = IMAGENET1K_V1
 
 
-@register_model()
-@handle_legacy_interface(weights=("pretrained", MobileNet_V3_Large_Weights.IMAGENET1K_V1))
+@_model_builder()
 def mobilenet_v3_large(
     *, weights: MobileNet_V3_Large_Weights | None = None, progress: bool = True, **kwargs: Any
 ) -> MobileNetV3:
-    """
-    Constructs a large MobileNetV3 architecture from
-    `Searching for MobileNetV3 <https://arxiv.org/abs/1905.02244>`__.
-
-    Args:
-        weights (:class:`~ember.vision.models.MobileNet_V3_Large_Weights`, optional): The
-            pretrained weights to use. See
-            :class:`~ember.vision.models.MobileNet_V3_Large_Weights` below for
-            more details, and possible values. By default, no pre-trained
-            weights are used.
-        progress (bool, optional): If True, displays a progress bar of the
-            download to stderr. Default is True.
-        **kwargs: parameters passed to the ``ember.vision.models.mobilenet.MobileNetV3``
-            base class. Please refer to the `source code
-            <https://github.com/pytorch/vision/blob/main/torchvision/models/mobilenetv3.py>`_
-            for more details about this class.
-
-    .. autoclass:: ember.vision.models.MobileNet_V3_Large_Weights
-        :members:
-    """
-    weights = MobileNet_V3_Large_Weights.verify(weights)
-
-    inverted_residual_setting, last_channel = _mobilenet_v3_conf("mobilenet_v3_large", **kwargs)
-    return _mobilenet_v3(inverted_residual_setting, last_channel, weights, progress, **kwargs)
+    """MobileNetV3-Large from the `MobileNetV3 paper <https://arxiv.org/abs/1905.02244>`__."""
+    return _mobilenet_v3_arch("mobilenet_v3_large", weights, progress, kwargs)
 
 
-@register_model()
-@handle_legacy_interface(weights=("pretrained", MobileNet_V3_Small_Weights.IMAGENET1K_V1))
+@_model_builder()
 def mobilenet_v3_small(
     *, weights: MobileNet_V3_Small_Weights | None = None, progress: bool = True, **kwargs: Any
 ) -> MobileNetV3:
-    """
-    Constructs a small MobileNetV3 architecture from
-    `Searching for MobileNetV3 <https://arxiv.org/abs/1905.02244>`__.
-
-    Args:
-        weights (:class:`~ember.vision.models.MobileNet_V3_Small_Weights`, optional): The
-            pretrained weights to use. See
-            :class:`~ember.vision.models.MobileNet_V3_Small_Weights` below for
-            more details, and possible values. By default, no pre-trained
-            weights are used.
-        progress (bool, optional): If True, displays a progress bar of the
-            download to stderr. Default is True.
-        **kwargs: parameters passed to the ``ember.vision.models.mobilenet.MobileNetV3``
-            base class. Please refer to the `source code
-            <https://github.com/pytorch/vision/blob/main/torchvision/models/mobilenetv3.py>`_
-            for more details about this class.
-
-    .. autoclass:: ember.vision.models.MobileNet_V3_Small_Weights
-        :members:
-    """
-    weights = MobileNet_V3_Small_Weights.verify(weights)
-
-    inverted_residual_setting, last_channel = _mobilenet_v3_conf("mobilenet_v3_small", **kwargs)
-    return _mobilenet_v3(inverted_residual_setting, last_channel, weights, progress, **kwargs)
+    """MobileNetV3-Small from the `MobileNetV3 paper <https://arxiv.org/abs/1905.02244>`__."""
+    return _mobilenet_v3_arch("mobilenet_v3_small", weights, progress, kwargs)

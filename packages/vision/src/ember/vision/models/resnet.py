@@ -1,14 +1,15 @@
 """ResNet, ResNeXt and Wide ResNet (torchvision's ``models.resnet``)."""
 
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import ember
 from ember import Tensor, nn
 
-from ._api import Weights, WeightsEnum, _preset, register_model
-from ._meta import _IMAGENET_CATEGORIES
-from ._utils import _ovewrite_named_param, handle_legacy_interface
+from ._api import WeightsEnum
+from ._meta import _classification, _imagenet_weights
+from ._utils import _build_model, _model_builder, _ovewrite_named_param
 
 __all__ = [
     "ResNet",
@@ -261,17 +262,36 @@ def _resnet(
     progress: bool,
     **kwargs: Any,
 ) -> ResNet:
-    if weights is not None:
-        _ovewrite_named_param(kwargs, "num_classes", len(weights.meta["categories"]))
-    model = ResNet(block, layers, **kwargs)
-    if weights is not None:
-        model.load_state_dict(weights.get_state_dict(progress=progress, check_hash=True))
-    return model
+    return _build_model(partial(ResNet, block, layers), weights, progress, kwargs)
 
 
-# Weights: URLs (sha256 prefix in the file name), presets and metadata as torchvision lists them.
-_RECIPE_1 = "https://github.com/pytorch/vision/tree/main/references/classification#resnet"
-_DOCS_1 = "These weights reproduce closely the results of the paper using a simple training recipe."
+# Each builder's architecture: its block, blocks per stage and the constructor arguments it fixes.
+_ARCHS: dict[str, tuple[type[BasicBlock | Bottleneck], list[int], dict[str, int]]] = {
+    "resnet18": (BasicBlock, [2, 2, 2, 2], {}),
+    "resnet34": (BasicBlock, [3, 4, 6, 3], {}),
+    "resnet50": (Bottleneck, [3, 4, 6, 3], {}),
+    "resnet101": (Bottleneck, [3, 4, 23, 3], {}),
+    "resnet152": (Bottleneck, [3, 8, 36, 3], {}),
+    "resnext50_32x4d": (Bottleneck, [3, 4, 6, 3], {"groups": 32, "width_per_group": 4}),
+    "resnext101_32x8d": (Bottleneck, [3, 4, 23, 3], {"groups": 32, "width_per_group": 8}),
+    "resnext101_64x4d": (Bottleneck, [3, 4, 23, 3], {"groups": 64, "width_per_group": 4}),
+    "wide_resnet50_2": (Bottleneck, [3, 4, 6, 3], {"width_per_group": 64 * 2}),
+    "wide_resnet101_2": (Bottleneck, [3, 4, 23, 3], {"width_per_group": 64 * 2}),
+}
+
+
+def _resnet_arch(
+    name: str, weights: WeightsEnum | None, progress: bool, kwargs: dict[str, Any]
+) -> ResNet:
+    """The variant ``name``, built from its row of :data:`_ARCHS`."""
+    block, layers, fixed = _ARCHS[name]
+    for param, value in fixed.items():
+        _ovewrite_named_param(kwargs, param, value)
+    return _resnet(block, layers, weights, progress, **kwargs)
+
+
+# Weights: torchvision's checkpoints, presets and metadata. Rows: file, num_params, acc@1, acc@5,
+# GFLOPS, MB; _v1/_v2 hold what the original-recipe and the new-recipe checkpoints share.
 _DOCS_2 = (
     "\n                These weights improve upon the results of the original paper by using "
     "TorchVision's `new training recipe\n                "
@@ -281,409 +301,186 @@ _RECIPE_2 = "https://github.com/pytorch/vision/issues/3995#new-recipe"
 _RECIPE_3 = "https://github.com/pytorch/vision/tree/main/references/classification#resnext"
 _RECIPE_4 = "https://github.com/pytorch/vision/issues/3995#new-recipe-with-fixres"
 _RECIPE_5 = "https://github.com/pytorch/vision/pull/912#issue-445437439"
+_RECIPE_50_V2 = "https://github.com/pytorch/vision/issues/3995#issuecomment-1013906621"
+_v1 = partial(
+    _imagenet_weights,
+    transforms=_classification(224),
+    min_size=(1, 1),
+    recipe="https://github.com/pytorch/vision/tree/main/references/classification#resnet",
+    _docs="These weights reproduce closely the results of the paper using a simple training "
+    "recipe.",
+)
+_v2 = partial(
+    _imagenet_weights,
+    transforms=_classification(224, 232),
+    min_size=(1, 1),
+    recipe=_RECIPE_2,
+    _docs=_DOCS_2,
+)
 
 
 class ResNet18_Weights(WeightsEnum):
-    IMAGENET1K_V1 = Weights(
-        url="https://download.pytorch.org/models/resnet18-f37072fd.pth",
-        transforms=_preset("ImageClassification", crop_size=224),
-        meta={
-            "min_size": (1, 1),
-            "categories": _IMAGENET_CATEGORIES,
-            "num_params": 11689512,
-            "recipe": _RECIPE_1,
-            "_metrics": {"ImageNet-1K": {"acc@1": 69.758, "acc@5": 89.078}},
-            "_ops": 1.814,
-            "_file_size": 44.661,
-            "_docs": _DOCS_1,
-        },
-    )
+    IMAGENET1K_V1 = _v1("resnet18-f37072fd", 11689512, 69.758, 89.078, 1.814, 44.661)
     DEFAULT = IMAGENET1K_V1
 
 
 class ResNet34_Weights(WeightsEnum):
-    IMAGENET1K_V1 = Weights(
-        url="https://download.pytorch.org/models/resnet34-b627a593.pth",
-        transforms=_preset("ImageClassification", crop_size=224),
-        meta={
-            "min_size": (1, 1),
-            "categories": _IMAGENET_CATEGORIES,
-            "num_params": 21797672,
-            "recipe": _RECIPE_1,
-            "_metrics": {"ImageNet-1K": {"acc@1": 73.314, "acc@5": 91.42}},
-            "_ops": 3.664,
-            "_file_size": 83.275,
-            "_docs": _DOCS_1,
-        },
-    )
+    IMAGENET1K_V1 = _v1("resnet34-b627a593", 21797672, 73.314, 91.42, 3.664, 83.275)
     DEFAULT = IMAGENET1K_V1
 
 
 class ResNet50_Weights(WeightsEnum):
-    IMAGENET1K_V1 = Weights(
-        url="https://download.pytorch.org/models/resnet50-0676ba61.pth",
-        transforms=_preset("ImageClassification", crop_size=224),
-        meta={
-            "min_size": (1, 1),
-            "categories": _IMAGENET_CATEGORIES,
-            "num_params": 25557032,
-            "recipe": _RECIPE_1,
-            "_metrics": {"ImageNet-1K": {"acc@1": 76.13, "acc@5": 92.862}},
-            "_ops": 4.089,
-            "_file_size": 97.781,
-            "_docs": _DOCS_1,
-        },
-    )
-    IMAGENET1K_V2 = Weights(
-        url="https://download.pytorch.org/models/resnet50-11ad3fa6.pth",
-        transforms=_preset("ImageClassification", crop_size=224, resize_size=232),
-        meta={
-            "min_size": (1, 1),
-            "categories": _IMAGENET_CATEGORIES,
-            "num_params": 25557032,
-            "recipe": "https://github.com/pytorch/vision/issues/3995#issuecomment-1013906621",
-            "_metrics": {"ImageNet-1K": {"acc@1": 80.858, "acc@5": 95.434}},
-            "_ops": 4.089,
-            "_file_size": 97.79,
-            "_docs": _DOCS_2,
-        },
+    IMAGENET1K_V1 = _v1("resnet50-0676ba61", 25557032, 76.13, 92.862, 4.089, 97.781)
+    IMAGENET1K_V2 = _v2(
+        "resnet50-11ad3fa6", 25557032, 80.858, 95.434, 4.089, 97.79, recipe=_RECIPE_50_V2
     )
     DEFAULT = IMAGENET1K_V2
 
 
 class ResNet101_Weights(WeightsEnum):
-    IMAGENET1K_V1 = Weights(
-        url="https://download.pytorch.org/models/resnet101-63fe2227.pth",
-        transforms=_preset("ImageClassification", crop_size=224),
-        meta={
-            "min_size": (1, 1),
-            "categories": _IMAGENET_CATEGORIES,
-            "num_params": 44549160,
-            "recipe": _RECIPE_1,
-            "_metrics": {"ImageNet-1K": {"acc@1": 77.374, "acc@5": 93.546}},
-            "_ops": 7.801,
-            "_file_size": 170.511,
-            "_docs": _DOCS_1,
-        },
-    )
-    IMAGENET1K_V2 = Weights(
-        url="https://download.pytorch.org/models/resnet101-cd907fc2.pth",
-        transforms=_preset("ImageClassification", crop_size=224, resize_size=232),
-        meta={
-            "min_size": (1, 1),
-            "categories": _IMAGENET_CATEGORIES,
-            "num_params": 44549160,
-            "recipe": _RECIPE_2,
-            "_metrics": {"ImageNet-1K": {"acc@1": 81.886, "acc@5": 95.78}},
-            "_ops": 7.801,
-            "_file_size": 170.53,
-            "_docs": _DOCS_2,
-        },
-    )
+    IMAGENET1K_V1 = _v1("resnet101-63fe2227", 44549160, 77.374, 93.546, 7.801, 170.511)
+    IMAGENET1K_V2 = _v2("resnet101-cd907fc2", 44549160, 81.886, 95.78, 7.801, 170.53)
     DEFAULT = IMAGENET1K_V2
 
 
 class ResNet152_Weights(WeightsEnum):
-    IMAGENET1K_V1 = Weights(
-        url="https://download.pytorch.org/models/resnet152-394f9c45.pth",
-        transforms=_preset("ImageClassification", crop_size=224),
-        meta={
-            "min_size": (1, 1),
-            "categories": _IMAGENET_CATEGORIES,
-            "num_params": 60192808,
-            "recipe": _RECIPE_1,
-            "_metrics": {"ImageNet-1K": {"acc@1": 78.312, "acc@5": 94.046}},
-            "_ops": 11.514,
-            "_file_size": 230.434,
-            "_docs": _DOCS_1,
-        },
-    )
-    IMAGENET1K_V2 = Weights(
-        url="https://download.pytorch.org/models/resnet152-f82ba261.pth",
-        transforms=_preset("ImageClassification", crop_size=224, resize_size=232),
-        meta={
-            "min_size": (1, 1),
-            "categories": _IMAGENET_CATEGORIES,
-            "num_params": 60192808,
-            "recipe": _RECIPE_2,
-            "_metrics": {"ImageNet-1K": {"acc@1": 82.284, "acc@5": 96.002}},
-            "_ops": 11.514,
-            "_file_size": 230.474,
-            "_docs": _DOCS_2,
-        },
-    )
+    IMAGENET1K_V1 = _v1("resnet152-394f9c45", 60192808, 78.312, 94.046, 11.514, 230.434)
+    IMAGENET1K_V2 = _v2("resnet152-f82ba261", 60192808, 82.284, 96.002, 11.514, 230.474)
     DEFAULT = IMAGENET1K_V2
 
 
 class ResNeXt50_32X4D_Weights(WeightsEnum):
-    IMAGENET1K_V1 = Weights(
-        url="https://download.pytorch.org/models/resnext50_32x4d-7cdf4587.pth",
-        transforms=_preset("ImageClassification", crop_size=224),
-        meta={
-            "min_size": (1, 1),
-            "categories": _IMAGENET_CATEGORIES,
-            "num_params": 25028904,
-            "recipe": _RECIPE_3,
-            "_metrics": {"ImageNet-1K": {"acc@1": 77.618, "acc@5": 93.698}},
-            "_ops": 4.23,
-            "_file_size": 95.789,
-            "_docs": _DOCS_1,
-        },
+    IMAGENET1K_V1 = _v1(
+        "resnext50_32x4d-7cdf4587", 25028904, 77.618, 93.698, 4.23, 95.789, recipe=_RECIPE_3
     )
-    IMAGENET1K_V2 = Weights(
-        url="https://download.pytorch.org/models/resnext50_32x4d-1a0047aa.pth",
-        transforms=_preset("ImageClassification", crop_size=224, resize_size=232),
-        meta={
-            "min_size": (1, 1),
-            "categories": _IMAGENET_CATEGORIES,
-            "num_params": 25028904,
-            "recipe": _RECIPE_2,
-            "_metrics": {"ImageNet-1K": {"acc@1": 81.198, "acc@5": 95.34}},
-            "_ops": 4.23,
-            "_file_size": 95.833,
-            "_docs": _DOCS_2,
-        },
-    )
+    IMAGENET1K_V2 = _v2("resnext50_32x4d-1a0047aa", 25028904, 81.198, 95.34, 4.23, 95.833)
     DEFAULT = IMAGENET1K_V2
 
 
 class ResNeXt101_32X8D_Weights(WeightsEnum):
-    IMAGENET1K_V1 = Weights(
-        url="https://download.pytorch.org/models/resnext101_32x8d-8ba56ff5.pth",
-        transforms=_preset("ImageClassification", crop_size=224),
-        meta={
-            "min_size": (1, 1),
-            "categories": _IMAGENET_CATEGORIES,
-            "num_params": 88791336,
-            "recipe": _RECIPE_3,
-            "_metrics": {"ImageNet-1K": {"acc@1": 79.312, "acc@5": 94.526}},
-            "_ops": 16.414,
-            "_file_size": 339.586,
-            "_docs": _DOCS_1,
-        },
+    IMAGENET1K_V1 = _v1(
+        "resnext101_32x8d-8ba56ff5", 88791336, 79.312, 94.526, 16.414, 339.586, recipe=_RECIPE_3
     )
-    IMAGENET1K_V2 = Weights(
-        url="https://download.pytorch.org/models/resnext101_32x8d-110c445d.pth",
-        transforms=_preset("ImageClassification", crop_size=224, resize_size=232),
-        meta={
-            "min_size": (1, 1),
-            "categories": _IMAGENET_CATEGORIES,
-            "num_params": 88791336,
-            "recipe": _RECIPE_4,
-            "_metrics": {"ImageNet-1K": {"acc@1": 82.834, "acc@5": 96.228}},
-            "_ops": 16.414,
-            "_file_size": 339.673,
-            "_docs": _DOCS_2,
-        },
+    IMAGENET1K_V2 = _v2(
+        "resnext101_32x8d-110c445d", 88791336, 82.834, 96.228, 16.414, 339.673, recipe=_RECIPE_4
     )
     DEFAULT = IMAGENET1K_V2
 
 
 class ResNeXt101_64X4D_Weights(WeightsEnum):
-    IMAGENET1K_V1 = Weights(
-        url="https://download.pytorch.org/models/resnext101_64x4d-173b62eb.pth",
-        transforms=_preset("ImageClassification", crop_size=224, resize_size=232),
-        meta={
-            "min_size": (1, 1),
-            "categories": _IMAGENET_CATEGORIES,
-            "num_params": 83455272,
-            "recipe": "https://github.com/pytorch/vision/pull/5935",
-            "_metrics": {"ImageNet-1K": {"acc@1": 83.246, "acc@5": 96.454}},
-            "_ops": 15.46,
-            "_file_size": 319.318,
-            "_docs": (
-                "\n                These weights were trained from scratch by using "
-                "TorchVision's `new training recipe\n                "
-                "<https://pytorch.org/blog/how-to-train-state-of-the-art-models-using-torchvision-latest-primitives/>`_.\n            "  # noqa: E501
-            ),
-        },
+    IMAGENET1K_V1 = _v2(
+        "resnext101_64x4d-173b62eb",
+        83455272,
+        83.246,
+        96.454,
+        15.46,
+        319.318,
+        recipe="https://github.com/pytorch/vision/pull/5935",
+        _docs=(
+            "\n                These weights were trained from scratch by using "
+            "TorchVision's `new training recipe\n                "
+            "<https://pytorch.org/blog/how-to-train-state-of-the-art-models-using-torchvision-latest-primitives/>`_.\n            "  # noqa: E501
+        ),
     )
     DEFAULT = IMAGENET1K_V1
 
 
 class Wide_ResNet50_2_Weights(WeightsEnum):
-    IMAGENET1K_V1 = Weights(
-        url="https://download.pytorch.org/models/wide_resnet50_2-95faca4d.pth",
-        transforms=_preset("ImageClassification", crop_size=224),
-        meta={
-            "min_size": (1, 1),
-            "categories": _IMAGENET_CATEGORIES,
-            "num_params": 68883240,
-            "recipe": _RECIPE_5,
-            "_metrics": {"ImageNet-1K": {"acc@1": 78.468, "acc@5": 94.086}},
-            "_ops": 11.398,
-            "_file_size": 131.82,
-            "_docs": _DOCS_1,
-        },
+    IMAGENET1K_V1 = _v1(
+        "wide_resnet50_2-95faca4d", 68883240, 78.468, 94.086, 11.398, 131.82, recipe=_RECIPE_5
     )
-    IMAGENET1K_V2 = Weights(
-        url="https://download.pytorch.org/models/wide_resnet50_2-9ba9bcbe.pth",
-        transforms=_preset("ImageClassification", crop_size=224, resize_size=232),
-        meta={
-            "min_size": (1, 1),
-            "categories": _IMAGENET_CATEGORIES,
-            "num_params": 68883240,
-            "recipe": _RECIPE_4,
-            "_metrics": {"ImageNet-1K": {"acc@1": 81.602, "acc@5": 95.758}},
-            "_ops": 11.398,
-            "_file_size": 263.124,
-            "_docs": _DOCS_2,
-        },
+    IMAGENET1K_V2 = _v2(
+        "wide_resnet50_2-9ba9bcbe", 68883240, 81.602, 95.758, 11.398, 263.124, recipe=_RECIPE_4
     )
     DEFAULT = IMAGENET1K_V2
 
 
 class Wide_ResNet101_2_Weights(WeightsEnum):
-    IMAGENET1K_V1 = Weights(
-        url="https://download.pytorch.org/models/wide_resnet101_2-32ee1156.pth",
-        transforms=_preset("ImageClassification", crop_size=224),
-        meta={
-            "min_size": (1, 1),
-            "categories": _IMAGENET_CATEGORIES,
-            "num_params": 126886696,
-            "recipe": _RECIPE_5,
-            "_metrics": {"ImageNet-1K": {"acc@1": 78.848, "acc@5": 94.284}},
-            "_ops": 22.753,
-            "_file_size": 242.896,
-            "_docs": _DOCS_1,
-        },
+    IMAGENET1K_V1 = _v1(
+        "wide_resnet101_2-32ee1156", 126886696, 78.848, 94.284, 22.753, 242.896, recipe=_RECIPE_5
     )
-    IMAGENET1K_V2 = Weights(
-        url="https://download.pytorch.org/models/wide_resnet101_2-d733dc28.pth",
-        transforms=_preset("ImageClassification", crop_size=224, resize_size=232),
-        meta={
-            "min_size": (1, 1),
-            "categories": _IMAGENET_CATEGORIES,
-            "num_params": 126886696,
-            "recipe": _RECIPE_2,
-            "_metrics": {"ImageNet-1K": {"acc@1": 82.51, "acc@5": 96.02}},
-            "_ops": 22.753,
-            "_file_size": 484.747,
-            "_docs": _DOCS_2,
-        },
-    )
+    IMAGENET1K_V2 = _v2("wide_resnet101_2-d733dc28", 126886696, 82.51, 96.02, 22.753, 484.747)
     DEFAULT = IMAGENET1K_V2
 
 
-def _builder(
-    name: str,
-    enum: type[WeightsEnum],
-    block: type[BasicBlock | Bottleneck],
-    layers: list[int],
-    doc: str,
-    **fixed: Any,
-) -> Callable[..., ResNet]:
-    """Make the registered builder ``name`` of a ResNet variant (fixed ``groups``/widths)."""
-
-    def builder(*, weights: enum | None = None, progress: bool = True, **kwargs: Any) -> ResNet:
-        weights = enum.verify(weights)
-        for param, value in fixed.items():
-            _ovewrite_named_param(kwargs, param, value)
-        return _resnet(block, layers, weights, progress, **kwargs)
-
-    builder.__name__ = builder.__qualname__ = name
-    builder.__module__ = __name__
-    builder.__doc__ = (
-        f"{doc}\n\n    Args:\n"
-        f"        weights (:class:`~ember.vision.models.{enum.__name__}`, optional): the\n"
-        "            pretrained weights to use; ``None`` (default) for random initialisation.\n"
-        "        progress (bool, optional): show a download progress bar. Default: True.\n"
-        "        **kwargs: passed to :class:`ember.vision.models.resnet.ResNet`.\n"
-    )
-    return register_model()(
-        handle_legacy_interface(weights=("pretrained", enum.IMAGENET1K_V1))(builder)
-    )
+# Builders: one row of _ARCHS each.
 
 
-_V15 = "The stride for downsampling is on the 3x3 convolution (ResNet V1.5), as in torchvision."
-resnet18 = _builder(
-    "resnet18",
-    ResNet18_Weights,
-    BasicBlock,
-    [2, 2, 2, 2],
-    "ResNet-18 from `Deep Residual Learning for Image Recognition "
-    "<https://arxiv.org/abs/1512.03385>`__.",
-)
-resnet34 = _builder(
-    "resnet34",
-    ResNet34_Weights,
-    BasicBlock,
-    [3, 4, 6, 3],
-    "ResNet-34 from `Deep Residual Learning for Image Recognition "
-    "<https://arxiv.org/abs/1512.03385>`__.",
-)
-resnet50 = _builder(
-    "resnet50",
-    ResNet50_Weights,
-    Bottleneck,
-    [3, 4, 6, 3],
-    f"ResNet-50 from `Deep Residual Learning for Image Recognition "
-    f"<https://arxiv.org/abs/1512.03385>`__. {_V15}",
-)
-resnet101 = _builder(
-    "resnet101",
-    ResNet101_Weights,
-    Bottleneck,
-    [3, 4, 23, 3],
-    f"ResNet-101 from `Deep Residual Learning for Image Recognition "
-    f"<https://arxiv.org/abs/1512.03385>`__. {_V15}",
-)
-resnet152 = _builder(
-    "resnet152",
-    ResNet152_Weights,
-    Bottleneck,
-    [3, 8, 36, 3],
-    f"ResNet-152 from `Deep Residual Learning for Image Recognition "
-    f"<https://arxiv.org/abs/1512.03385>`__. {_V15}",
-)
-_RESNEXT = (
-    "model from `Aggregated Residual Transformation for Deep Neural Networks "
-    "<https://arxiv.org/abs/1611.05431>`_."
-)
-resnext50_32x4d = _builder(
-    "resnext50_32x4d",
-    ResNeXt50_32X4D_Weights,
-    Bottleneck,
-    [3, 4, 6, 3],
-    f"ResNeXt-50 32x4d {_RESNEXT}",
-    groups=32,
-    width_per_group=4,
-)
-resnext101_32x8d = _builder(
-    "resnext101_32x8d",
-    ResNeXt101_32X8D_Weights,
-    Bottleneck,
-    [3, 4, 23, 3],
-    f"ResNeXt-101 32x8d {_RESNEXT}",
-    groups=32,
-    width_per_group=8,
-)
-resnext101_64x4d = _builder(
-    "resnext101_64x4d",
-    ResNeXt101_64X4D_Weights,
-    Bottleneck,
-    [3, 4, 23, 3],
-    f"ResNeXt-101 64x4d {_RESNEXT}",
-    groups=64,
-    width_per_group=4,
-)
-_WIDE = (
-    "model from `Wide Residual Networks <https://arxiv.org/abs/1605.07146>`_: a ResNet whose "
-    "bottlenecks have twice as many channels."
-)
-wide_resnet50_2 = _builder(
-    "wide_resnet50_2",
-    Wide_ResNet50_2_Weights,
-    Bottleneck,
-    [3, 4, 6, 3],
-    f"Wide ResNet-50-2 {_WIDE}",
-    width_per_group=64 * 2,
-)
-wide_resnet101_2 = _builder(
-    "wide_resnet101_2",
-    Wide_ResNet101_2_Weights,
-    Bottleneck,
-    [3, 4, 23, 3],
-    f"Wide ResNet-101-2 {_WIDE}",
-    width_per_group=64 * 2,
-)
+@_model_builder()
+def resnet18(
+    *, weights: ResNet18_Weights | None = None, progress: bool = True, **kwargs: Any
+) -> ResNet:
+    """ResNet-18 from the `ResNet paper <https://arxiv.org/abs/1512.03385>`__."""
+    return _resnet_arch("resnet18", weights, progress, kwargs)
+
+
+@_model_builder()
+def resnet34(
+    *, weights: ResNet34_Weights | None = None, progress: bool = True, **kwargs: Any
+) -> ResNet:
+    """ResNet-34 from the `ResNet paper <https://arxiv.org/abs/1512.03385>`__."""
+    return _resnet_arch("resnet34", weights, progress, kwargs)
+
+
+@_model_builder()
+def resnet50(
+    *, weights: ResNet50_Weights | None = None, progress: bool = True, **kwargs: Any
+) -> ResNet:
+    """ResNet-50 (V1.5) from the `ResNet paper <https://arxiv.org/abs/1512.03385>`__."""
+    return _resnet_arch("resnet50", weights, progress, kwargs)
+
+
+@_model_builder()
+def resnet101(
+    *, weights: ResNet101_Weights | None = None, progress: bool = True, **kwargs: Any
+) -> ResNet:
+    """ResNet-101 (V1.5) from the `ResNet paper <https://arxiv.org/abs/1512.03385>`__."""
+    return _resnet_arch("resnet101", weights, progress, kwargs)
+
+
+@_model_builder()
+def resnet152(
+    *, weights: ResNet152_Weights | None = None, progress: bool = True, **kwargs: Any
+) -> ResNet:
+    """ResNet-152 (V1.5) from the `ResNet paper <https://arxiv.org/abs/1512.03385>`__."""
+    return _resnet_arch("resnet152", weights, progress, kwargs)
+
+
+@_model_builder()
+def resnext50_32x4d(
+    *, weights: ResNeXt50_32X4D_Weights | None = None, progress: bool = True, **kwargs: Any
+) -> ResNet:
+    """ResNeXt-50 32x4d from the `ResNeXt paper <https://arxiv.org/abs/1611.05431>`_."""
+    return _resnet_arch("resnext50_32x4d", weights, progress, kwargs)
+
+
+@_model_builder()
+def resnext101_32x8d(
+    *, weights: ResNeXt101_32X8D_Weights | None = None, progress: bool = True, **kwargs: Any
+) -> ResNet:
+    """ResNeXt-101 32x8d from the `ResNeXt paper <https://arxiv.org/abs/1611.05431>`_."""
+    return _resnet_arch("resnext101_32x8d", weights, progress, kwargs)
+
+
+@_model_builder()
+def resnext101_64x4d(
+    *, weights: ResNeXt101_64X4D_Weights | None = None, progress: bool = True, **kwargs: Any
+) -> ResNet:
+    """ResNeXt-101 64x4d from the `ResNeXt paper <https://arxiv.org/abs/1611.05431>`_."""
+    return _resnet_arch("resnext101_64x4d", weights, progress, kwargs)
+
+
+@_model_builder()
+def wide_resnet50_2(
+    *, weights: Wide_ResNet50_2_Weights | None = None, progress: bool = True, **kwargs: Any
+) -> ResNet:
+    """Wide ResNet-50-2 from the `Wide ResNet paper <https://arxiv.org/abs/1605.07146>`_."""
+    return _resnet_arch("wide_resnet50_2", weights, progress, kwargs)
+
+
+@_model_builder()
+def wide_resnet101_2(
+    *, weights: Wide_ResNet101_2_Weights | None = None, progress: bool = True, **kwargs: Any
+) -> ResNet:
+    """Wide ResNet-101-2 from the `Wide ResNet paper <https://arxiv.org/abs/1605.07146>`_."""
+    return _resnet_arch("wide_resnet101_2", weights, progress, kwargs)

@@ -1,14 +1,14 @@
 """VGG 11/13/16/19, with and without batch normalisation (torchvision's ``models.vgg``)."""
 
-from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import ember
 from ember import nn
 
-from ._api import Weights, WeightsEnum, _preset, register_model
-from ._meta import _IMAGENET_CATEGORIES
-from ._utils import _ovewrite_named_param, handle_legacy_interface
+from ._api import WeightsEnum
+from ._meta import _classification, _imagenet_weights
+from ._utils import _build_model, _model_builder
 
 __all__ = [
     "VGG",
@@ -123,217 +123,139 @@ def _vgg(
 ) -> VGG:
     if weights is not None:
         kwargs["init_weights"] = False
-        if weights.meta["categories"] is not None:
-            _ovewrite_named_param(kwargs, "num_classes", len(weights.meta["categories"]))
-    model = VGG(make_layers(cfgs[cfg], batch_norm=batch_norm), **kwargs)
-    if weights is not None:
-        model.load_state_dict(weights.get_state_dict(progress=progress, check_hash=True))
-    return model
+    return _build_model(
+        partial(VGG, make_layers(cfgs[cfg], batch_norm=batch_norm)), weights, progress, kwargs
+    )
 
 
-# Weights: URLs (sha256 prefix in the file name), presets and metadata as torchvision lists them.
-_RECIPE_1 = "https://github.com/pytorch/vision/tree/main/references/classification#alexnet-and-vgg"
-_DOCS_1 = "These weights were trained from scratch by using a simplified training recipe."
+# Weights: torchvision's checkpoints, presets and metadata. Rows: file, num_params, acc@1, acc@5,
+# GFLOPS, MB.
+_v1 = partial(
+    _imagenet_weights,
+    transforms=_classification(224),
+    min_size=(32, 32),
+    recipe="https://github.com/pytorch/vision/tree/main/references/classification#alexnet-and-vgg",
+    _docs="These weights were trained from scratch by using a simplified training recipe.",
+)
 
 
 class VGG11_Weights(WeightsEnum):
-    IMAGENET1K_V1 = Weights(
-        url="https://download.pytorch.org/models/vgg11-8a719046.pth",
-        transforms=_preset("ImageClassification", crop_size=224),
-        meta={
-            "min_size": (32, 32),
-            "categories": _IMAGENET_CATEGORIES,
-            "recipe": _RECIPE_1,
-            "_docs": _DOCS_1,
-            "num_params": 132863336,
-            "_metrics": {"ImageNet-1K": {"acc@1": 69.02, "acc@5": 88.628}},
-            "_ops": 7.609,
-            "_file_size": 506.84,
-        },
-    )
+    IMAGENET1K_V1 = _v1("vgg11-8a719046", 132863336, 69.02, 88.628, 7.609, 506.84)
     DEFAULT = IMAGENET1K_V1
 
 
 class VGG11_BN_Weights(WeightsEnum):
-    IMAGENET1K_V1 = Weights(
-        url="https://download.pytorch.org/models/vgg11_bn-6002323d.pth",
-        transforms=_preset("ImageClassification", crop_size=224),
-        meta={
-            "min_size": (32, 32),
-            "categories": _IMAGENET_CATEGORIES,
-            "recipe": _RECIPE_1,
-            "_docs": _DOCS_1,
-            "num_params": 132868840,
-            "_metrics": {"ImageNet-1K": {"acc@1": 70.37, "acc@5": 89.81}},
-            "_ops": 7.609,
-            "_file_size": 506.881,
-        },
-    )
+    IMAGENET1K_V1 = _v1("vgg11_bn-6002323d", 132868840, 70.37, 89.81, 7.609, 506.881)
     DEFAULT = IMAGENET1K_V1
 
 
 class VGG13_Weights(WeightsEnum):
-    IMAGENET1K_V1 = Weights(
-        url="https://download.pytorch.org/models/vgg13-19584684.pth",
-        transforms=_preset("ImageClassification", crop_size=224),
-        meta={
-            "min_size": (32, 32),
-            "categories": _IMAGENET_CATEGORIES,
-            "recipe": _RECIPE_1,
-            "_docs": _DOCS_1,
-            "num_params": 133047848,
-            "_metrics": {"ImageNet-1K": {"acc@1": 69.928, "acc@5": 89.246}},
-            "_ops": 11.308,
-            "_file_size": 507.545,
-        },
-    )
+    IMAGENET1K_V1 = _v1("vgg13-19584684", 133047848, 69.928, 89.246, 11.308, 507.545)
     DEFAULT = IMAGENET1K_V1
 
 
 class VGG13_BN_Weights(WeightsEnum):
-    IMAGENET1K_V1 = Weights(
-        url="https://download.pytorch.org/models/vgg13_bn-abd245e5.pth",
-        transforms=_preset("ImageClassification", crop_size=224),
-        meta={
-            "min_size": (32, 32),
-            "categories": _IMAGENET_CATEGORIES,
-            "recipe": _RECIPE_1,
-            "_docs": _DOCS_1,
-            "num_params": 133053736,
-            "_metrics": {"ImageNet-1K": {"acc@1": 71.586, "acc@5": 90.374}},
-            "_ops": 11.308,
-            "_file_size": 507.59,
-        },
-    )
+    IMAGENET1K_V1 = _v1("vgg13_bn-abd245e5", 133053736, 71.586, 90.374, 11.308, 507.59)
     DEFAULT = IMAGENET1K_V1
 
 
 class VGG16_Weights(WeightsEnum):
-    IMAGENET1K_V1 = Weights(
-        url="https://download.pytorch.org/models/vgg16-397923af.pth",
-        transforms=_preset("ImageClassification", crop_size=224),
-        meta={
-            "min_size": (32, 32),
-            "categories": _IMAGENET_CATEGORIES,
-            "recipe": _RECIPE_1,
-            "_docs": _DOCS_1,
-            "num_params": 138357544,
-            "_metrics": {"ImageNet-1K": {"acc@1": 71.592, "acc@5": 90.382}},
-            "_ops": 15.47,
-            "_file_size": 527.796,
-        },
-    )
-    IMAGENET1K_FEATURES = Weights(
-        url="https://download.pytorch.org/models/vgg16_features-amdegroot-88682ab5.pth",
-        transforms=_preset(
-            "ImageClassification",
-            crop_size=224,
+    IMAGENET1K_V1 = _v1("vgg16-397923af", 138357544, 71.592, 90.382, 15.47, 527.796)
+    # The SSD backbone's weights: only ``features`` holds trained values.
+    IMAGENET1K_FEATURES = _v1(
+        "vgg16_features-amdegroot-88682ab5",
+        138357544,
+        float("nan"),
+        float("nan"),
+        15.47,
+        527.802,
+        categories=None,
+        transforms=_classification(
+            224,
             mean=(0.48235, 0.45882, 0.40784),
             std=(0.00392156862745098, 0.00392156862745098, 0.00392156862745098),
         ),
-        meta={
-            "min_size": (32, 32),
-            "categories": None,
-            "recipe": "https://github.com/amdegroot/ssd.pytorch#training-ssd",
-            "_docs": (
-                "\n                These weights can't be used for classification because they "
-                "are missing values in the `classifier`\n                module. Only the "
-                "`features` module has valid values and can be used for feature extraction. "
-                "The weights\n                were trained using the original input "
-                "standardization method as described in the paper.\n            "
-            ),
-            "num_params": 138357544,
-            "_metrics": {"ImageNet-1K": {"acc@1": float("nan"), "acc@5": float("nan")}},
-            "_ops": 15.47,
-            "_file_size": 527.802,
-        },
+        recipe="https://github.com/amdegroot/ssd.pytorch#training-ssd",
+        _docs=(
+            "\n                These weights can't be used for classification because they "
+            "are missing values in the `classifier`\n                module. Only the "
+            "`features` module has valid values and can be used for feature extraction. "
+            "The weights\n                were trained using the original input "
+            "standardization method as described in the paper.\n            "
+        ),
     )
     DEFAULT = IMAGENET1K_V1
 
 
 class VGG16_BN_Weights(WeightsEnum):
-    IMAGENET1K_V1 = Weights(
-        url="https://download.pytorch.org/models/vgg16_bn-6c64b313.pth",
-        transforms=_preset("ImageClassification", crop_size=224),
-        meta={
-            "min_size": (32, 32),
-            "categories": _IMAGENET_CATEGORIES,
-            "recipe": _RECIPE_1,
-            "_docs": _DOCS_1,
-            "num_params": 138365992,
-            "_metrics": {"ImageNet-1K": {"acc@1": 73.36, "acc@5": 91.516}},
-            "_ops": 15.47,
-            "_file_size": 527.866,
-        },
-    )
+    IMAGENET1K_V1 = _v1("vgg16_bn-6c64b313", 138365992, 73.36, 91.516, 15.47, 527.866)
     DEFAULT = IMAGENET1K_V1
 
 
 class VGG19_Weights(WeightsEnum):
-    IMAGENET1K_V1 = Weights(
-        url="https://download.pytorch.org/models/vgg19-dcbb9e9d.pth",
-        transforms=_preset("ImageClassification", crop_size=224),
-        meta={
-            "min_size": (32, 32),
-            "categories": _IMAGENET_CATEGORIES,
-            "recipe": _RECIPE_1,
-            "_docs": _DOCS_1,
-            "num_params": 143667240,
-            "_metrics": {"ImageNet-1K": {"acc@1": 72.376, "acc@5": 90.876}},
-            "_ops": 19.632,
-            "_file_size": 548.051,
-        },
-    )
+    IMAGENET1K_V1 = _v1("vgg19-dcbb9e9d", 143667240, 72.376, 90.876, 19.632, 548.051)
     DEFAULT = IMAGENET1K_V1
 
 
 class VGG19_BN_Weights(WeightsEnum):
-    IMAGENET1K_V1 = Weights(
-        url="https://download.pytorch.org/models/vgg19_bn-c79401a0.pth",
-        transforms=_preset("ImageClassification", crop_size=224),
-        meta={
-            "min_size": (32, 32),
-            "categories": _IMAGENET_CATEGORIES,
-            "recipe": _RECIPE_1,
-            "_docs": _DOCS_1,
-            "num_params": 143678248,
-            "_metrics": {"ImageNet-1K": {"acc@1": 74.218, "acc@5": 91.842}},
-            "_ops": 19.632,
-            "_file_size": 548.143,
-        },
-    )
+    IMAGENET1K_V1 = _v1("vgg19_bn-c79401a0", 143678248, 74.218, 91.842, 19.632, 548.143)
     DEFAULT = IMAGENET1K_V1
 
 
-def _builder(
-    name: str, enum: type[WeightsEnum], cfg: str, batch_norm: bool, doc: str
-) -> Callable[..., VGG]:
-    """Make the registered builder ``name`` of VGG configuration ``cfg``."""
-
-    def builder(*, weights: enum | None = None, progress: bool = True, **kwargs: Any) -> VGG:
-        weights = enum.verify(weights)
-        return _vgg(cfg, batch_norm, weights, progress, **kwargs)
-
-    builder.__name__ = builder.__qualname__ = name
-    builder.__module__ = __name__
-    builder.__doc__ = (
-        f"{doc} from `Very Deep Convolutional Networks for Large-Scale Image Recognition\n"
-        "    <https://arxiv.org/abs/1409.1556>`__.\n\n    Args:\n"
-        f"        weights (:class:`~ember.vision.models.{enum.__name__}`, optional): the\n"
-        "            pretrained weights to use; ``None`` (default) for random initialisation.\n"
-        "        progress (bool, optional): show a download progress bar. Default: True.\n"
-        "        **kwargs: passed to :class:`ember.vision.models.vgg.VGG`.\n"
-    )
-    return register_model()(
-        handle_legacy_interface(weights=("pretrained", enum.IMAGENET1K_V1))(builder)
-    )
+# Builders: the configuration of cfgs each one uses, with or without batch normalisation.
 
 
-vgg11 = _builder("vgg11", VGG11_Weights, "A", False, "VGG-11")
-vgg11_bn = _builder("vgg11_bn", VGG11_BN_Weights, "A", True, "VGG-11-BN")
-vgg13 = _builder("vgg13", VGG13_Weights, "B", False, "VGG-13")
-vgg13_bn = _builder("vgg13_bn", VGG13_BN_Weights, "B", True, "VGG-13-BN")
-vgg16 = _builder("vgg16", VGG16_Weights, "D", False, "VGG-16")
-vgg16_bn = _builder("vgg16_bn", VGG16_BN_Weights, "D", True, "VGG-16-BN")
-vgg19 = _builder("vgg19", VGG19_Weights, "E", False, "VGG-19")
-vgg19_bn = _builder("vgg19_bn", VGG19_BN_Weights, "E", True, "VGG-19_BN")
+@_model_builder()
+def vgg11(*, weights: VGG11_Weights | None = None, progress: bool = True, **kwargs: Any) -> VGG:
+    """VGG-11 from the `VGG paper <https://arxiv.org/abs/1409.1556>`__."""
+    return _vgg("A", False, weights, progress, **kwargs)
+
+
+@_model_builder()
+def vgg11_bn(
+    *, weights: VGG11_BN_Weights | None = None, progress: bool = True, **kwargs: Any
+) -> VGG:
+    """VGG-11 with batch normalization from the `VGG paper <https://arxiv.org/abs/1409.1556>`__."""
+    return _vgg("A", True, weights, progress, **kwargs)
+
+
+@_model_builder()
+def vgg13(*, weights: VGG13_Weights | None = None, progress: bool = True, **kwargs: Any) -> VGG:
+    """VGG-13 from the `VGG paper <https://arxiv.org/abs/1409.1556>`__."""
+    return _vgg("B", False, weights, progress, **kwargs)
+
+
+@_model_builder()
+def vgg13_bn(
+    *, weights: VGG13_BN_Weights | None = None, progress: bool = True, **kwargs: Any
+) -> VGG:
+    """VGG-13 with batch normalization from the `VGG paper <https://arxiv.org/abs/1409.1556>`__."""
+    return _vgg("B", True, weights, progress, **kwargs)
+
+
+@_model_builder()
+def vgg16(*, weights: VGG16_Weights | None = None, progress: bool = True, **kwargs: Any) -> VGG:
+    """VGG-16 from the `VGG paper <https://arxiv.org/abs/1409.1556>`__."""
+    return _vgg("D", False, weights, progress, **kwargs)
+
+
+@_model_builder()
+def vgg16_bn(
+    *, weights: VGG16_BN_Weights | None = None, progress: bool = True, **kwargs: Any
+) -> VGG:
+    """VGG-16 with batch normalization from the `VGG paper <https://arxiv.org/abs/1409.1556>`__."""
+    return _vgg("D", True, weights, progress, **kwargs)
+
+
+@_model_builder()
+def vgg19(*, weights: VGG19_Weights | None = None, progress: bool = True, **kwargs: Any) -> VGG:
+    """VGG-19 from the `VGG paper <https://arxiv.org/abs/1409.1556>`__."""
+    return _vgg("E", False, weights, progress, **kwargs)
+
+
+@_model_builder()
+def vgg19_bn(
+    *, weights: VGG19_BN_Weights | None = None, progress: bool = True, **kwargs: Any
+) -> VGG:
+    """VGG-19 with batch normalization from the `VGG paper <https://arxiv.org/abs/1409.1556>`__."""
+    return _vgg("E", True, weights, progress, **kwargs)

@@ -10,10 +10,10 @@ import ember
 from ember import nn
 
 from ..transforms.functional import InterpolationMode
-from ._api import Weights, WeightsEnum, _preset, register_model
+from ._api import WeightsEnum
 from ._layers import MLP, Conv2dNormActivation
-from ._meta import _IMAGENET_CATEGORIES
-from ._utils import _ovewrite_named_param, handle_legacy_interface
+from ._meta import _classification, _imagenet_weights
+from ._utils import _build_model, _model_builder, _ovewrite_named_param
 
 __all__ = [
     "VisionTransformer",
@@ -336,505 +336,179 @@ def _vision_transformer(
     **kwargs: Any,
 ) -> VisionTransformer:
     if weights is not None:
+        # torchvision's order of checks: num_classes (again in _build_model), then image_size.
         _ovewrite_named_param(kwargs, "num_classes", len(weights.meta["categories"]))
         assert weights.meta["min_size"][0] == weights.meta["min_size"][1]
         _ovewrite_named_param(kwargs, "image_size", weights.meta["min_size"][0])
-    image_size = kwargs.pop("image_size", 224)
-
-    model = VisionTransformer(
-        image_size=image_size,
+    model_fn = partial(
+        VisionTransformer,
+        image_size=kwargs.pop("image_size", 224),
         patch_size=patch_size,
         num_layers=num_layers,
         num_heads=num_heads,
         hidden_dim=hidden_dim,
         mlp_dim=mlp_dim,
-        **kwargs,
     )
-
-    if weights:
-        model.load_state_dict(weights.get_state_dict(progress=progress, check_hash=True))
-
-    return model
+    return _build_model(model_fn, weights, progress, kwargs)
 
 
-_COMMON_META: dict[str, Any] = {
-    "categories": _IMAGENET_CATEGORIES,
-}
-
-_COMMON_SWAG_META = {
-    **_COMMON_META,
-    "recipe": "https://github.com/facebookresearch/SWAG",
-    "license": "https://github.com/facebookresearch/SWAG/blob/main/LICENSE",
+# Each builder's architecture: patch size, layers, heads, hidden and MLP dimensions.
+_ARCHS: dict[str, tuple[int, int, int, int, int]] = {
+    "vit_b_16": (16, 12, 12, 768, 3072),
+    "vit_b_32": (32, 12, 12, 768, 3072),
+    "vit_l_16": (16, 24, 16, 1024, 4096),
+    "vit_l_32": (32, 24, 16, 1024, 4096),
+    "vit_h_14": (14, 32, 16, 1280, 5120),
 }
 
 
-class ViT_B_16_Weights(WeightsEnum):
-    IMAGENET1K_V1 = Weights(
-        url="https://download.pytorch.org/models/vit_b_16-c867db91.pth",
-        transforms=_preset("ImageClassification", crop_size=224),
-        meta={
-            **_COMMON_META,
-            "num_params": 86567656,
-            "min_size": (224, 224),
-            "recipe": "https://github.com/pytorch/vision/tree/main/references/classification#vit_b_16",
-            "_metrics": {
-                "ImageNet-1K": {
-                    "acc@1": 81.072,
-                    "acc@5": 95.318,
-                }
-            },
-            "_ops": 17.564,
-            "_file_size": 330.285,
-            "_docs": """
+# Weights: torchvision's checkpoints, presets and metadata. Rows: file, num_params, acc@1, acc@5,
+# GFLOPS, MB; _deit for the checkpoints trained from scratch with DeIT's recipe, _swag_e2e and
+# _swag_linear for SWAG's (https://github.com/facebookresearch/SWAG) fine-tuned end to end or
+# with a linear classifier on its frozen trunk.
+_RECIPE = "https://github.com/pytorch/vision/tree/main/references/classification#{}"
+_deit = partial(
+    _imagenet_weights,
+    transforms=_classification(224),
+    min_size=(224, 224),
+    _docs="""
                 These weights were trained from scratch by using a modified version of `DeIT
                 <https://arxiv.org/abs/2012.12877>`_'s training recipe.
             """,
-        },
-    )
-    IMAGENET1K_SWAG_E2E_V1 = Weights(
-        url="https://download.pytorch.org/models/vit_b_16_swag-9ac1b537.pth",
-        transforms=_preset(
-            "ImageClassification",
-            crop_size=384,
-            resize_size=384,
-            interpolation=InterpolationMode.BICUBIC,
-        ),
-        meta={
-            **_COMMON_SWAG_META,
-            "num_params": 86859496,
-            "min_size": (384, 384),
-            "_metrics": {
-                "ImageNet-1K": {
-                    "acc@1": 85.304,
-                    "acc@5": 97.650,
-                }
-            },
-            "_ops": 55.484,
-            "_file_size": 331.398,
-            "_docs": """
+)
+_swag = partial(
+    _imagenet_weights,
+    recipe="https://github.com/facebookresearch/SWAG",
+    license="https://github.com/facebookresearch/SWAG/blob/main/LICENSE",
+)
+_swag_e2e = partial(
+    _swag,
+    _docs="""
                 These weights are learnt via transfer learning by end-to-end fine-tuning the
                 original
                 `SWAG <https://arxiv.org/abs/2201.08371>`_ weights on ImageNet-1K data.
             """,
-        },
-    )
-    IMAGENET1K_SWAG_LINEAR_V1 = Weights(
-        url="https://download.pytorch.org/models/vit_b_16_lc_swag-4e70ced5.pth",
-        transforms=_preset(
-            "ImageClassification",
-            crop_size=224,
-            resize_size=224,
-            interpolation=InterpolationMode.BICUBIC,
-        ),
-        meta={
-            **_COMMON_SWAG_META,
-            "recipe": "https://github.com/pytorch/vision/pull/5793",
-            "num_params": 86567656,
-            "min_size": (224, 224),
-            "_metrics": {
-                "ImageNet-1K": {
-                    "acc@1": 81.886,
-                    "acc@5": 96.180,
-                }
-            },
-            "_ops": 17.564,
-            "_file_size": 330.285,
-            "_docs": """
+)
+_swag_linear = partial(
+    _swag,
+    transforms=_classification(224, 224, interpolation=InterpolationMode.BICUBIC),
+    min_size=(224, 224),
+    recipe="https://github.com/pytorch/vision/pull/5793",
+    _docs="""
                 These weights are composed of the original frozen `SWAG
                 <https://arxiv.org/abs/2201.08371>`_ trunk
                 weights and a linear classifier learnt on top of them trained on ImageNet-1K data.
             """,
-        },
+)
+
+
+def _swag_e2e_at(size: int) -> dict[str, Any]:
+    """The preset and ``min_size`` of a SWAG checkpoint fine-tuned at ``size``."""
+    transforms = _classification(size, size, interpolation=InterpolationMode.BICUBIC)
+    return {"transforms": transforms, "min_size": (size, size)}
+
+
+class ViT_B_16_Weights(WeightsEnum):
+    IMAGENET1K_V1 = _deit(
+        "vit_b_16-c867db91", 86567656, 81.072, 95.318, 17.564, 330.285,
+        recipe=_RECIPE.format("vit_b_16"),
+    )  # fmt: skip
+    IMAGENET1K_SWAG_E2E_V1 = _swag_e2e(
+        "vit_b_16_swag-9ac1b537", 86859496, 85.304, 97.650, 55.484, 331.398, **_swag_e2e_at(384)
+    )
+    IMAGENET1K_SWAG_LINEAR_V1 = _swag_linear(
+        "vit_b_16_lc_swag-4e70ced5", 86567656, 81.886, 96.180, 17.564, 330.285
     )
     DEFAULT = IMAGENET1K_V1
 
 
 class ViT_B_32_Weights(WeightsEnum):
-    IMAGENET1K_V1 = Weights(
-        url="https://download.pytorch.org/models/vit_b_32-d86f8d99.pth",
-        transforms=_preset("ImageClassification", crop_size=224),
-        meta={
-            **_COMMON_META,
-            "num_params": 88224232,
-            "min_size": (224, 224),
-            "recipe": "https://github.com/pytorch/vision/tree/main/references/classification#vit_b_32",
-            "_metrics": {
-                "ImageNet-1K": {
-                    "acc@1": 75.912,
-                    "acc@5": 92.466,
-                }
-            },
-            "_ops": 4.409,
-            "_file_size": 336.604,
-            "_docs": """
-                These weights were trained from scratch by using a modified version of `DeIT
-                <https://arxiv.org/abs/2012.12877>`_'s training recipe.
-            """,
-        },
-    )
+    IMAGENET1K_V1 = _deit(
+        "vit_b_32-d86f8d99", 88224232, 75.912, 92.466, 4.409, 336.604,
+        recipe=_RECIPE.format("vit_b_32"),
+    )  # fmt: skip
     DEFAULT = IMAGENET1K_V1
 
 
 class ViT_L_16_Weights(WeightsEnum):
-    IMAGENET1K_V1 = Weights(
-        url="https://download.pytorch.org/models/vit_l_16-852ce7e3.pth",
-        transforms=_preset("ImageClassification", crop_size=224, resize_size=242),
-        meta={
-            **_COMMON_META,
-            "num_params": 304326632,
-            "min_size": (224, 224),
-            "recipe": "https://github.com/pytorch/vision/tree/main/references/classification#vit_l_16",
-            "_metrics": {
-                "ImageNet-1K": {
-                    "acc@1": 79.662,
-                    "acc@5": 94.638,
-                }
-            },
-            "_ops": 61.555,
-            "_file_size": 1161.023,
-            "_docs": """
+    IMAGENET1K_V1 = _deit(
+        "vit_l_16-852ce7e3", 304326632, 79.662, 94.638, 61.555, 1161.023,
+        transforms=_classification(224, 242),
+        recipe=_RECIPE.format("vit_l_16"),
+        _docs="""
                 These weights were trained from scratch by using a modified version of TorchVision's
                 `new training recipe
                 <https://pytorch.org/blog/how-to-train-state-of-the-art-models-using-torchvision-latest-primitives/>`_.
             """,
-        },
+    )  # fmt: skip
+    IMAGENET1K_SWAG_E2E_V1 = _swag_e2e(
+        "vit_l_16_swag-4f3808c9", 305174504, 88.064, 98.512, 361.986, 1164.258, **_swag_e2e_at(512)
     )
-    IMAGENET1K_SWAG_E2E_V1 = Weights(
-        url="https://download.pytorch.org/models/vit_l_16_swag-4f3808c9.pth",
-        transforms=_preset(
-            "ImageClassification",
-            crop_size=512,
-            resize_size=512,
-            interpolation=InterpolationMode.BICUBIC,
-        ),
-        meta={
-            **_COMMON_SWAG_META,
-            "num_params": 305174504,
-            "min_size": (512, 512),
-            "_metrics": {
-                "ImageNet-1K": {
-                    "acc@1": 88.064,
-                    "acc@5": 98.512,
-                }
-            },
-            "_ops": 361.986,
-            "_file_size": 1164.258,
-            "_docs": """
-                These weights are learnt via transfer learning by end-to-end fine-tuning the
-                original
-                `SWAG <https://arxiv.org/abs/2201.08371>`_ weights on ImageNet-1K data.
-            """,
-        },
-    )
-    IMAGENET1K_SWAG_LINEAR_V1 = Weights(
-        url="https://download.pytorch.org/models/vit_l_16_lc_swag-4d563306.pth",
-        transforms=_preset(
-            "ImageClassification",
-            crop_size=224,
-            resize_size=224,
-            interpolation=InterpolationMode.BICUBIC,
-        ),
-        meta={
-            **_COMMON_SWAG_META,
-            "recipe": "https://github.com/pytorch/vision/pull/5793",
-            "num_params": 304326632,
-            "min_size": (224, 224),
-            "_metrics": {
-                "ImageNet-1K": {
-                    "acc@1": 85.146,
-                    "acc@5": 97.422,
-                }
-            },
-            "_ops": 61.555,
-            "_file_size": 1161.023,
-            "_docs": """
-                These weights are composed of the original frozen `SWAG
-                <https://arxiv.org/abs/2201.08371>`_ trunk
-                weights and a linear classifier learnt on top of them trained on ImageNet-1K data.
-            """,
-        },
+    IMAGENET1K_SWAG_LINEAR_V1 = _swag_linear(
+        "vit_l_16_lc_swag-4d563306", 304326632, 85.146, 97.422, 61.555, 1161.023
     )
     DEFAULT = IMAGENET1K_V1
 
 
 class ViT_L_32_Weights(WeightsEnum):
-    IMAGENET1K_V1 = Weights(
-        url="https://download.pytorch.org/models/vit_l_32-c7638314.pth",
-        transforms=_preset("ImageClassification", crop_size=224),
-        meta={
-            **_COMMON_META,
-            "num_params": 306535400,
-            "min_size": (224, 224),
-            "recipe": "https://github.com/pytorch/vision/tree/main/references/classification#vit_l_32",
-            "_metrics": {
-                "ImageNet-1K": {
-                    "acc@1": 76.972,
-                    "acc@5": 93.07,
-                }
-            },
-            "_ops": 15.378,
-            "_file_size": 1169.449,
-            "_docs": """
-                These weights were trained from scratch by using a modified version of `DeIT
-                <https://arxiv.org/abs/2012.12877>`_'s training recipe.
-            """,
-        },
-    )
+    IMAGENET1K_V1 = _deit(
+        "vit_l_32-c7638314", 306535400, 76.972, 93.07, 15.378, 1169.449,
+        recipe=_RECIPE.format("vit_l_32"),
+    )  # fmt: skip
     DEFAULT = IMAGENET1K_V1
 
 
 class ViT_H_14_Weights(WeightsEnum):
-    IMAGENET1K_SWAG_E2E_V1 = Weights(
-        url="https://download.pytorch.org/models/vit_h_14_swag-80465313.pth",
-        transforms=_preset(
-            "ImageClassification",
-            crop_size=518,
-            resize_size=518,
-            interpolation=InterpolationMode.BICUBIC,
-        ),
-        meta={
-            **_COMMON_SWAG_META,
-            "num_params": 633470440,
-            "min_size": (518, 518),
-            "_metrics": {
-                "ImageNet-1K": {
-                    "acc@1": 88.552,
-                    "acc@5": 98.694,
-                }
-            },
-            "_ops": 1016.717,
-            "_file_size": 2416.643,
-            "_docs": """
-                These weights are learnt via transfer learning by end-to-end fine-tuning the
-                original
-                `SWAG <https://arxiv.org/abs/2201.08371>`_ weights on ImageNet-1K data.
-            """,
-        },
+    IMAGENET1K_SWAG_E2E_V1 = _swag_e2e(
+        "vit_h_14_swag-80465313", 633470440, 88.552, 98.694, 1016.717, 2416.643, **_swag_e2e_at(518)
     )
-    IMAGENET1K_SWAG_LINEAR_V1 = Weights(
-        url="https://download.pytorch.org/models/vit_h_14_lc_swag-c1eb923e.pth",
-        transforms=_preset(
-            "ImageClassification",
-            crop_size=224,
-            resize_size=224,
-            interpolation=InterpolationMode.BICUBIC,
-        ),
-        meta={
-            **_COMMON_SWAG_META,
-            "recipe": "https://github.com/pytorch/vision/pull/5793",
-            "num_params": 632045800,
-            "min_size": (224, 224),
-            "_metrics": {
-                "ImageNet-1K": {
-                    "acc@1": 85.708,
-                    "acc@5": 97.730,
-                }
-            },
-            "_ops": 167.295,
-            "_file_size": 2411.209,
-            "_docs": """
-                These weights are composed of the original frozen `SWAG
-                <https://arxiv.org/abs/2201.08371>`_ trunk
-                weights and a linear classifier learnt on top of them trained on ImageNet-1K data.
-            """,
-        },
+    IMAGENET1K_SWAG_LINEAR_V1 = _swag_linear(
+        "vit_h_14_lc_swag-c1eb923e", 632045800, 85.708, 97.730, 167.295, 2411.209
     )
     DEFAULT = IMAGENET1K_SWAG_E2E_V1
 
 
-@register_model()
-@handle_legacy_interface(weights=("pretrained", ViT_B_16_Weights.IMAGENET1K_V1))
+# Builders: one row of _ARCHS each.
+
+
+@_model_builder()
 def vit_b_16(
     *, weights: ViT_B_16_Weights | None = None, progress: bool = True, **kwargs: Any
 ) -> VisionTransformer:
-    """
-    Constructs a vit_b_16 architecture from
-    `An Image is Worth 16x16 Words: Transformers for Image Recognition at Scale
-    <https://arxiv.org/abs/2010.11929>`_.
-
-    Args:
-        weights (:class:`~ember.vision.models.ViT_B_16_Weights`, optional): The pretrained
-            weights to use. See :class:`~ember.vision.models.ViT_B_16_Weights`
-            below for more details and possible values. By default, no pre-trained weights are used.
-        progress (bool, optional): If True, displays a progress bar of the download to stderr.
-            Default is True.
-        **kwargs: parameters passed to the
-        ``ember.vision.models.vision_transformer.VisionTransformer``
-            base class. Please refer to the `source code
-            <https://github.com/pytorch/vision/blob/main/torchvision/models/vision_transformer.py>`_
-            for more details about this class.
-
-    .. autoclass:: ember.vision.models.ViT_B_16_Weights
-        :members:
-    """
-    weights = ViT_B_16_Weights.verify(weights)
-
-    return _vision_transformer(
-        patch_size=16,
-        num_layers=12,
-        num_heads=12,
-        hidden_dim=768,
-        mlp_dim=3072,
-        weights=weights,
-        progress=progress,
-        **kwargs,
-    )
+    """ViT-B/16 from the `Vision Transformer paper <https://arxiv.org/abs/2010.11929>`_."""
+    return _vision_transformer(*_ARCHS["vit_b_16"], weights, progress, **kwargs)
 
 
-@register_model()
-@handle_legacy_interface(weights=("pretrained", ViT_B_32_Weights.IMAGENET1K_V1))
+@_model_builder()
 def vit_b_32(
     *, weights: ViT_B_32_Weights | None = None, progress: bool = True, **kwargs: Any
 ) -> VisionTransformer:
-    """
-    Constructs a vit_b_32 architecture from
-    `An Image is Worth 16x16 Words: Transformers for Image Recognition at Scale
-    <https://arxiv.org/abs/2010.11929>`_.
-
-    Args:
-        weights (:class:`~ember.vision.models.ViT_B_32_Weights`, optional): The pretrained
-            weights to use. See :class:`~ember.vision.models.ViT_B_32_Weights`
-            below for more details and possible values. By default, no pre-trained weights are used.
-        progress (bool, optional): If True, displays a progress bar of the download to stderr.
-            Default is True.
-        **kwargs: parameters passed to the
-        ``ember.vision.models.vision_transformer.VisionTransformer``
-            base class. Please refer to the `source code
-            <https://github.com/pytorch/vision/blob/main/torchvision/models/vision_transformer.py>`_
-            for more details about this class.
-
-    .. autoclass:: ember.vision.models.ViT_B_32_Weights
-        :members:
-    """
-    weights = ViT_B_32_Weights.verify(weights)
-
-    return _vision_transformer(
-        patch_size=32,
-        num_layers=12,
-        num_heads=12,
-        hidden_dim=768,
-        mlp_dim=3072,
-        weights=weights,
-        progress=progress,
-        **kwargs,
-    )
+    """ViT-B/32 from the `Vision Transformer paper <https://arxiv.org/abs/2010.11929>`_."""
+    return _vision_transformer(*_ARCHS["vit_b_32"], weights, progress, **kwargs)
 
 
-@register_model()
-@handle_legacy_interface(weights=("pretrained", ViT_L_16_Weights.IMAGENET1K_V1))
+@_model_builder()
 def vit_l_16(
     *, weights: ViT_L_16_Weights | None = None, progress: bool = True, **kwargs: Any
 ) -> VisionTransformer:
-    """
-    Constructs a vit_l_16 architecture from
-    `An Image is Worth 16x16 Words: Transformers for Image Recognition at Scale
-    <https://arxiv.org/abs/2010.11929>`_.
-
-    Args:
-        weights (:class:`~ember.vision.models.ViT_L_16_Weights`, optional): The pretrained
-            weights to use. See :class:`~ember.vision.models.ViT_L_16_Weights`
-            below for more details and possible values. By default, no pre-trained weights are used.
-        progress (bool, optional): If True, displays a progress bar of the download to stderr.
-            Default is True.
-        **kwargs: parameters passed to the
-        ``ember.vision.models.vision_transformer.VisionTransformer``
-            base class. Please refer to the `source code
-            <https://github.com/pytorch/vision/blob/main/torchvision/models/vision_transformer.py>`_
-            for more details about this class.
-
-    .. autoclass:: ember.vision.models.ViT_L_16_Weights
-        :members:
-    """
-    weights = ViT_L_16_Weights.verify(weights)
-
-    return _vision_transformer(
-        patch_size=16,
-        num_layers=24,
-        num_heads=16,
-        hidden_dim=1024,
-        mlp_dim=4096,
-        weights=weights,
-        progress=progress,
-        **kwargs,
-    )
+    """ViT-L/16 from the `Vision Transformer paper <https://arxiv.org/abs/2010.11929>`_."""
+    return _vision_transformer(*_ARCHS["vit_l_16"], weights, progress, **kwargs)
 
 
-@register_model()
-@handle_legacy_interface(weights=("pretrained", ViT_L_32_Weights.IMAGENET1K_V1))
+@_model_builder()
 def vit_l_32(
     *, weights: ViT_L_32_Weights | None = None, progress: bool = True, **kwargs: Any
 ) -> VisionTransformer:
-    """
-    Constructs a vit_l_32 architecture from
-    `An Image is Worth 16x16 Words: Transformers for Image Recognition at Scale
-    <https://arxiv.org/abs/2010.11929>`_.
-
-    Args:
-        weights (:class:`~ember.vision.models.ViT_L_32_Weights`, optional): The pretrained
-            weights to use. See :class:`~ember.vision.models.ViT_L_32_Weights`
-            below for more details and possible values. By default, no pre-trained weights are used.
-        progress (bool, optional): If True, displays a progress bar of the download to stderr.
-            Default is True.
-        **kwargs: parameters passed to the
-        ``ember.vision.models.vision_transformer.VisionTransformer``
-            base class. Please refer to the `source code
-            <https://github.com/pytorch/vision/blob/main/torchvision/models/vision_transformer.py>`_
-            for more details about this class.
-
-    .. autoclass:: ember.vision.models.ViT_L_32_Weights
-        :members:
-    """
-    weights = ViT_L_32_Weights.verify(weights)
-
-    return _vision_transformer(
-        patch_size=32,
-        num_layers=24,
-        num_heads=16,
-        hidden_dim=1024,
-        mlp_dim=4096,
-        weights=weights,
-        progress=progress,
-        **kwargs,
-    )
+    """ViT-L/32 from the `Vision Transformer paper <https://arxiv.org/abs/2010.11929>`_."""
+    return _vision_transformer(*_ARCHS["vit_l_32"], weights, progress, **kwargs)
 
 
-@register_model()
-@handle_legacy_interface(weights=("pretrained", None))
+@_model_builder(legacy_weights=None)
 def vit_h_14(
     *, weights: ViT_H_14_Weights | None = None, progress: bool = True, **kwargs: Any
 ) -> VisionTransformer:
-    """
-    Constructs a vit_h_14 architecture from
-    `An Image is Worth 16x16 Words: Transformers for Image Recognition at Scale
-    <https://arxiv.org/abs/2010.11929>`_.
-
-    Args:
-        weights (:class:`~ember.vision.models.ViT_H_14_Weights`, optional): The pretrained
-            weights to use. See :class:`~ember.vision.models.ViT_H_14_Weights`
-            below for more details and possible values. By default, no pre-trained weights are used.
-        progress (bool, optional): If True, displays a progress bar of the download to stderr.
-            Default is True.
-        **kwargs: parameters passed to the
-        ``ember.vision.models.vision_transformer.VisionTransformer``
-            base class. Please refer to the `source code
-            <https://github.com/pytorch/vision/blob/main/torchvision/models/vision_transformer.py>`_
-            for more details about this class.
-
-    .. autoclass:: ember.vision.models.ViT_H_14_Weights
-        :members:
-    """
-    weights = ViT_H_14_Weights.verify(weights)
-
-    return _vision_transformer(
-        patch_size=14,
-        num_layers=32,
-        num_heads=16,
-        hidden_dim=1280,
-        mlp_dim=5120,
-        weights=weights,
-        progress=progress,
-        **kwargs,
-    )
+    """ViT-H/14 from the `Vision Transformer paper <https://arxiv.org/abs/2010.11929>`_."""
+    return _vision_transformer(*_ARCHS["vit_h_14"], weights, progress, **kwargs)
 
 
 def interpolate_embeddings(
