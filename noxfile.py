@@ -175,3 +175,18 @@ def cpp(session: nox.Session) -> None:
             *session.posargs,
             external=True,
         )
+
+
+# Pinned so that a new mypy release cannot fail CI with checks nobody asked for.
+MYPY = "mypy==2.4.1"
+
+
+@nox.session
+def typecheck(session: nox.Session) -> None:
+    """The generated type stubs are current (tools/gen_stubs.py --check), then mypy over them
+    and a typed program using the public API (tools/typecheck/)."""
+    _install_once(session, *_editable(*PYTHON_PACKAGES), MYPY)
+    session.run("python", "tools/gen_stubs.py", "--check")
+    cache = Path(session.virtualenv.location) / "mypy_cache"
+    session.run("mypy", "--config-file", "tools/typecheck/mypy.ini", "--cache-dir", str(cache),
+                *session.posargs)
