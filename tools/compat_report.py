@@ -473,12 +473,57 @@ def format_missing(rows: list[Coverage]) -> str:
     return "\n".join(lines)
 
 
+def registry_summary() -> dict:
+    """What ember-core's op registry says of its ops: how many there are, and how many are
+    differentiable, have an in-place variant or ``out=``, are views, draw random numbers, or
+    are ``torch.nn.functional`` kernels; and which ``torch`` functions and ``Tensor`` methods
+    of PyTorch Ember has only outside the registry (plain functions the tracer, the ONNX
+    mapping and autocast cannot see yet)."""
+    import ember
+    from ember.ops.registry import OPS
+
+    infos = list(OPS.values())
+    registered = {n + suffix for info in infos for n in (info.name, *info.aliases)
+                  for suffix in ("", "_") if not suffix or info.inplace is not None}
+    summary = {
+        "ops": len(infos),
+        "differentiable": sum(info.differentiable for info in infos),
+        "inplace": sum(info.inplace is not None for info in infos),
+        "out": sum(info.supports_out for info in infos),
+        "view": sum(info.view for info in infos),
+        "random": sum(info.random for info in infos),
+        "nn.functional": sum("nn.functional" in info.tags for info in infos),
+    }
+    try:
+        import torch
+    except ImportError:
+        return summary
+    torch_fns = {n for n in dir(torch) if not n.startswith("_")
+                 and callable(getattr(torch, n)) and not isinstance(getattr(torch, n), type)}
+    summary["torch functions outside the registry"] = sorted(
+        n for n in torch_fns if hasattr(ember, n) and n not in registered
+        and callable(getattr(ember, n)) and not isinstance(getattr(ember, n), type))
+    return summary
+
+
+def format_registry(summary: dict) -> str:
+    lines = ["ember-core's op registry:"]
+    for key, value in summary.items():
+        if isinstance(value, list):
+            lines.append(f"  {key} ({len(value)}): {', '.join(value)}")
+        else:
+            lines.append(f"  {key}: {value}")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Print the report; always exit 0 (it is a report: the test is what fails)."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.add_argument("--markdown", action="store_true", help="print the table in Markdown")
     parser.add_argument("--missing", action="store_true", help="list the missing names")
+    parser.add_argument("--registry", action="store_true",
+                        help="summarise the op registry (and the torch functions outside it)")
     parser.add_argument("--prune", action="store_true",
                         help="delete allow-list entries for names Ember now has")
     args = parser.parse_args(argv)
@@ -498,6 +543,8 @@ def main(argv: list[str] | None = None) -> int:
         print("(torchvision is not installed: the ember.vision rows are skipped)")
     if args.missing:
         print(format_missing(rows))
+    if args.registry:
+        print(format_registry(registry_summary()))
     return 0
 
 

@@ -22,7 +22,8 @@ import operator
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-__all__ = ["OpInfo", "OPS", "register", "register_method", "install", "varargs_method"]
+__all__ = ["OpInfo", "OPS", "register", "register_method", "install", "varargs_method",
+           "NN_FUNCTIONAL", "functional_kernels"]
 
 
 @dataclass
@@ -153,6 +154,62 @@ def _check_ints(args: tuple, name: str, pname: str) -> None:
                             f"{type(a).__name__}\"") from None
 
 
+#: ``torch.nn.functional``'s names that ember-core implements (``linear``, ``bilinear`` and the
+#: multi-head attention live in ember-nn). Each is the registered op of that name, tagged
+#: ``"nn.functional"`` at install, unless a kernel module (``_FUNCTIONAL_MODULES``) exports a
+#: function of that name with F's own signature (``dropout(input, p, training, inplace)``
+#: beside ATen's ``dropout(input, p, train)``); ``relu_`` and the like are in-place variants.
+NN_FUNCTIONAL = (
+    "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d", "adaptive_max_pool1d",
+    "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d", "adaptive_max_pool2d_with_indices",
+    "adaptive_max_pool3d", "adaptive_max_pool3d_with_indices", "affine_grid", "alpha_dropout",
+    "avg_pool1d", "avg_pool2d", "avg_pool3d", "batch_norm", "binary_cross_entropy",
+    "binary_cross_entropy_with_logits", "celu", "celu_", "channel_shuffle", "conv1d", "conv2d",
+    "conv3d", "conv_tbc", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
+    "cosine_embedding_loss", "cosine_similarity", "cross_entropy", "ctc_loss", "dropout",
+    "dropout1d", "dropout2d", "dropout3d", "elu", "elu_", "embedding", "embedding_bag",
+    "feature_alpha_dropout", "fold", "fractional_max_pool2d",
+    "fractional_max_pool2d_with_indices", "fractional_max_pool3d",
+    "fractional_max_pool3d_with_indices", "gaussian_nll_loss", "gelu", "glu", "grid_sample",
+    "group_norm", "gumbel_softmax", "hardshrink", "hardsigmoid", "hardswish", "hardtanh",
+    "hardtanh_", "hinge_embedding_loss", "huber_loss", "instance_norm", "interpolate", "kl_div",
+    "l1_loss", "layer_norm", "leaky_relu", "leaky_relu_", "local_response_norm", "log_softmax",
+    "logsigmoid", "lp_pool1d", "lp_pool2d", "lp_pool3d", "margin_ranking_loss", "max_pool1d",
+    "max_pool1d_with_indices", "max_pool2d", "max_pool2d_with_indices", "max_pool3d",
+    "max_pool3d_with_indices", "max_unpool1d", "max_unpool2d", "max_unpool3d", "mish", "mse_loss",
+    "multi_margin_loss", "multilabel_margin_loss", "multilabel_soft_margin_loss",
+    "native_channel_shuffle", "nll_loss", "normalize", "one_hot", "pad", "pairwise_distance",
+    "pdist", "pixel_shuffle", "pixel_unshuffle", "poisson_nll_loss", "prelu", "relu", "relu6",
+    "relu_", "rms_norm", "rrelu", "rrelu_", "scaled_dot_product_attention", "selu", "selu_",
+    "sigmoid", "silu", "smooth_l1_loss", "soft_margin_loss", "softmax", "softmin", "softplus",
+    "softshrink", "softsign", "tanh", "tanhshrink", "threshold", "threshold_",
+    "triplet_margin_loss", "triplet_margin_with_distance_loss", "unfold", "upsample",
+    "upsample_bilinear", "upsample_nearest",
+)
+_FUNCTIONAL_MODULES = ("normalization", "nn_misc", "conv", "pooling", "activation", "loss",
+                       "attention")
+
+
+def functional_kernels() -> dict:
+    """``{name: function}`` for ``NN_FUNCTIONAL``: what ``ember.nn.functional`` exports."""
+    import importlib
+
+    modules = [importlib.import_module(f"ember.ops.{m}") for m in _FUNCTIONAL_MODULES]
+    inplace = {info.name + "_": info.inplace for info in OPS.values() if info.inplace}
+    out = {}
+    for name in NN_FUNCTIONAL:
+        fn = next((getattr(m, name) for m in modules
+                   if name in getattr(m, "__all__", ()) and hasattr(m, name)), None)
+        if fn is None:
+            info = OPS.get(name)
+            fn = info.fn if info is not None else inplace.get(name)
+        if fn is None:
+            raise LookupError(f"torch.nn.functional.{name} is listed in NN_FUNCTIONAL, but "
+                              "ember-core has no kernel of that name")
+        out[name] = fn
+    return out
+
+
 def install(namespace: dict, tensor_cls: type) -> None:
     """Export registered functions into ``namespace`` and attach Tensor methods."""
     for info in OPS.values():
@@ -169,3 +226,7 @@ def install(namespace: dict, tensor_cls: type) -> None:
                     namespace.setdefault(n + "_", info.inplace)
     for n, fn in METHODS.items():
         setattr(tensor_cls, n, fn)
+    for n in NN_FUNCTIONAL:
+        info = OPS.get(n)
+        if info is not None:
+            info.tags.add("nn.functional")
