@@ -2,7 +2,7 @@
 
 An edge ``a -> b`` is an import that runs when ``a`` is imported: a statement at module level
 (also inside ``if``/``try``/``with`` and class bodies, but not under ``if TYPE_CHECKING``),
-naming ``b`` itself (``from ember.ops import _core`` is an edge to ``ember.ops._core``;
+naming ``b`` itself (``from ember.ops import _casts`` is an edge to ``ember.ops._casts``;
 ``from ember.ops import add`` one to ``ember.ops``). Imports inside functions run on first
 use and are left out: they are how a lower module reaches a higher one lazily.
 """

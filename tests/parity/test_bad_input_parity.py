@@ -177,7 +177,7 @@ INPLACE = {"%": lambda t, o: t.remainder_(o), "//": lambda t, o: t.floor_divide_
 def _bool_into_other_shape(a, b) -> bool:
     """An in-place division of bools whose broadcast shape is not ``self``'s: both raise, but
     PyTorch checks the output's shape (RuntimeError) before the kernel's dtype
-    (NotImplementedError), while Ember's in-place ops (``make_inplace`` in ops/_core.py)
+    (NotImplementedError), while Ember's in-place ops (``make_inplace`` in ops/_inplace.py)
     run the op before they check the shape."""
     if a.dtype.kind != "b" or np.asarray(b).dtype.kind != "b":
         return False

@@ -7,13 +7,22 @@ from __future__ import annotations
 __all__ = ["layout", "strided"]
 
 
-class layout:
-    """The storage layout of a tensor, like ``torch.layout``: ``ember.strided``."""
+class NamedConstant:
+    """A type whose few instances are constants of ``ember`` (``ember.strided``,
+    ``ember.channels_last``): calling the type raises, as in PyTorch; an instance prints
+    and pickles as the global ``ember.<name>``. Subclasses set ``__module__ = "ember"``."""
 
     __slots__ = ("_name",)
 
     def __new__(cls, *args, **kwargs):
-        raise TypeError("cannot create 'ember.layout' instances")
+        raise TypeError(f"cannot create 'ember.{cls.__name__}' instances")
+
+    @classmethod
+    def _constant(cls, name: str):
+        """The instance that ``ember.<name>`` holds."""
+        obj = object.__new__(cls)
+        obj._name = name
+        return obj
 
     def __repr__(self) -> str:
         return f"ember.{self._name}"
@@ -22,7 +31,12 @@ class layout:
         return self._name  # pickled by reference, as the global ``ember.<name>``
 
 
+class layout(NamedConstant):
+    """The storage layout of a tensor, like ``torch.layout``: ``ember.strided``."""
+
+    __slots__ = ()
+
+
 layout.__module__ = "ember"
 
-strided = object.__new__(layout)
-strided._name = "strided"
+strided = layout._constant("strided")

@@ -12,38 +12,24 @@ C order, the common case, kept cheap).
 
 from __future__ import annotations
 
+from ._layout import NamedConstant
+
 __all__ = ["memory_format", "contiguous_format", "preserve_format", "channels_last",
            "channels_last_3d"]
 
 
-class memory_format:
+class memory_format(NamedConstant):
     """The memory layout a tensor is asked to have, like ``torch.memory_format``."""
 
-    __slots__ = ("_name",)
-
-    def __new__(cls, *args, **kwargs):
-        raise TypeError("cannot create 'ember.memory_format' instances")
-
-    def __repr__(self) -> str:
-        return f"ember.{self._name}"
-
-    def __reduce__(self):
-        return self._name  # pickled by reference, as the global ``ember.<name>``
+    __slots__ = ()
 
 
 memory_format.__module__ = "ember"
 
-
-def _new_format(name: str) -> memory_format:
-    fmt = object.__new__(memory_format)
-    fmt._name = name
-    return fmt
-
-
-contiguous_format = _new_format("contiguous_format")
-preserve_format = _new_format("preserve_format")
-channels_last = _new_format("channels_last")
-channels_last_3d = _new_format("channels_last_3d")
+contiguous_format = memory_format._constant("contiguous_format")
+preserve_format = memory_format._constant("preserve_format")
+channels_last = memory_format._constant("channels_last")
+channels_last_3d = memory_format._constant("channels_last_3d")
 
 # the axes of the channels-last layouts, outermost in memory first
 _ORDERS = {channels_last: (0, 2, 3, 1), channels_last_3d: (0, 2, 3, 4, 1)}

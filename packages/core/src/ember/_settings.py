@@ -290,22 +290,29 @@ def is_storage(obj, /) -> bool:
     return isinstance(obj, (UntypedStorage, TypedStorage, Storage))
 
 
-def numel(input, /) -> int:  # PyTorch's parameter name
-    """The number of elements of ``input``."""
-    _require_tensor("numel", input)
-    return input.numel()
+def _tensor_question(name: str, returns: type, doc: str):
+    """``ember.<name>(input)``: the Tensor method ``name`` as a function (PyTorch's parameter
+    name ``input``), with PyTorch's error for anything but a tensor."""
+
+    def question(input, /):
+        _require_tensor(name, input)
+        return getattr(input, name)()
+
+    question.__name__ = question.__qualname__ = name
+    question.__doc__ = doc
+    question.__annotations__ = {"return": returns.__name__}
+    return question
 
 
-def is_floating_point(input, /) -> bool:
-    """Whether ``input``'s dtype is a floating-point type."""
-    _require_tensor("is_floating_point", input)
-    return input.is_floating_point()
-
-
-def is_complex(input, /) -> bool:
-    """Whether ``input``'s dtype is a complex type (Ember has none yet: always False)."""
-    _require_tensor("is_complex", input)
-    return input.is_complex()
+numel = _tensor_question("numel", int, "The number of elements of ``input``.")
+is_floating_point = _tensor_question("is_floating_point", bool,
+                                     "Whether ``input``'s dtype is a floating-point type.")
+is_complex = _tensor_question("is_complex", bool, "Whether ``input``'s dtype is a complex type "
+                              "(Ember has none yet: always False).")
+get_device = _tensor_question("get_device", int,
+                              "The index of ``input``'s device: -1 on the CPU.")
+is_signed = _tensor_question("is_signed", bool, "Whether ``input``'s dtype is signed (floats "
+                             "and signed integers; not bool, uint8).")
 
 
 def is_nonzero(input, /) -> bool:
@@ -334,18 +341,6 @@ def typename(obj, /) -> str:
         module = obj.__class__.__module__ or ""
         qualname = obj.__class__.__qualname__
     return qualname if module in ("", "builtins") else f"{module}.{qualname}"
-
-
-def get_device(input, /) -> int:
-    """The index of ``input``'s device: -1 on the CPU."""
-    _require_tensor("get_device", input)
-    return input.get_device()
-
-
-def is_signed(input, /) -> bool:
-    """Whether ``input``'s dtype is signed (floats and signed integers; not bool, uint8)."""
-    _require_tensor("is_signed", input)
-    return input.is_signed()
 
 
 def get_device_module(device=None):

@@ -168,7 +168,7 @@ def _validate_grad(node, index, g, meta):
             raise RuntimeError(f"Function {node.name()} returned an invalid gradient at index "
                                f"{index} - got {list(gd.shape)} but expected shape compatible "
                                f"with {list(shape)}")
-        from ..ops._core import sum_to_size
+        from ..ops._factories import sum_to_size
 
         g = sum_to_size(g, shape)
     if g._device is not device:

@@ -171,6 +171,28 @@ def _single_output(outputs, is_outputs_tuple, fn_name):
                            "contain a single element")
 
 
+def _prepare_inputs(inputs, create_graph, fn_name):
+    """``(was_tuple, inputs)``: the inputs as a tuple of fresh leaves that require grad."""
+    is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", fn_name)
+    return is_inputs_tuple, _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
+
+
+def _call(func, inputs, strict, fn_name):
+    """``(was_tuple, outputs)`` of ``func(*inputs)``, with PyTorch's checks."""
+    is_outputs_tuple, outputs = _as_tuple(func(*inputs), "outputs of the user-provided function",
+                                          fn_name)
+    _check_requires_grad(outputs, "outputs", strict=strict)
+    return is_outputs_tuple, outputs
+
+
+def _results(outputs, is_outputs_tuple, res, is_res_tuple, create_graph):
+    """The ``(outputs, product)`` pair the vector products return."""
+    outputs = _grad_postprocess(outputs, create_graph)
+    res = _grad_postprocess(res, create_graph)
+    return (_tuple_postprocess(outputs, is_outputs_tuple),
+            _tuple_postprocess(res, is_res_tuple))
+
+
 # -- vector products ---------------------------------------------------------------------------
 
 def vjp(func, inputs, v=None, create_graph=False, strict=False):
@@ -179,12 +201,8 @@ def vjp(func, inputs, v=None, create_graph=False, strict=False):
     ``v`` may be omitted when ``func`` returns a single one-element tensor.
     """
     with enable_grad():
-        is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "vjp")
-        inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
-        outputs = func(*inputs)
-        is_outputs_tuple, outputs = _as_tuple(outputs, "outputs of the user-provided function",
-                                              "vjp")
-        _check_requires_grad(outputs, "outputs", strict=strict)
+        is_inputs_tuple, inputs = _prepare_inputs(inputs, create_graph, "vjp")
+        is_outputs_tuple, outputs = _call(func, inputs, strict, "vjp")
         if v is not None:
             v = _prepare_v(v, outputs, is_outputs_tuple, create_graph, "vjp")
         elif len(outputs) != 1 or outputs[0].numel() != 1:
@@ -193,10 +211,7 @@ def vjp(func, inputs, v=None, create_graph=False, strict=False):
     with _enable_after(create_graph):
         grad_res = _autograd_grad(outputs, inputs, v, create_graph=create_graph)
         res = _fill_in_zeros(grad_res, inputs, strict, create_graph, "back")
-    outputs = _grad_postprocess(outputs, create_graph)
-    res = _grad_postprocess(res, create_graph)
-    return (_tuple_postprocess(outputs, is_outputs_tuple),
-            _tuple_postprocess(res, is_inputs_tuple))
+    return _results(outputs, is_outputs_tuple, res, is_inputs_tuple, create_graph)
 
 
 def _double_backward_setup(func, inputs, strict):
@@ -204,10 +219,7 @@ def _double_backward_setup(func, inputs, strict):
     from .._factory import zeros_like
 
     with enable_grad():
-        outputs = func(*inputs)
-        is_outputs_tuple, outputs = _as_tuple(outputs, "outputs of the user-provided function",
-                                              "jvp")
-        _check_requires_grad(outputs, "outputs", strict=strict)
+        is_outputs_tuple, outputs = _call(func, inputs, strict, "jvp")
         grad_outputs = tuple(zeros_like(out, requires_grad=True) for out in outputs)
         grad_inputs = _autograd_grad(outputs, inputs, grad_outputs, create_graph=True)
         _check_requires_grad(grad_inputs, "grad_inputs", strict=strict)
@@ -220,8 +232,7 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
     Computed with the double-backward trick, so ``func`` must be twice differentiable.
     """
     with enable_grad():
-        is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jvp")
-        inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
+        is_inputs_tuple, inputs = _prepare_inputs(inputs, create_graph, "jvp")
         if v is not None:
             v = _prepare_v(v, inputs, is_inputs_tuple, create_graph, "jvp")
         elif len(inputs) != 1 or inputs[0].numel() != 1:
@@ -233,10 +244,7 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
     with _enable_after(create_graph):
         grad_res = _autograd_grad(grad_inputs, grad_outputs, v, create_graph=create_graph)
         res = _fill_in_zeros(grad_res, outputs, strict, create_graph, "back_trick")
-    outputs = _grad_postprocess(outputs, create_graph)
-    res = _grad_postprocess(res, create_graph)
-    return (_tuple_postprocess(outputs, is_outputs_tuple),
-            _tuple_postprocess(res, is_outputs_tuple))
+    return _results(outputs, is_outputs_tuple, res, is_outputs_tuple, create_graph)
 
 
 # -- Jacobian and Hessian ----------------------------------------------------------------------
@@ -248,8 +256,8 @@ def _stack_rows(rows, shape, create_graph):
         from .. import stack
 
         return stack(rows, 0).reshape(shape)
+    from .._device import xp_of
     from .._tensor import _make
-    from ..ops._core import xp_of
 
     xp = xp_of(rows[0])
     return _make(xp.stack([r._data for r in rows]).reshape(shape), rows[0]._device)
@@ -349,16 +357,11 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False,
             raise RuntimeError("torch.autograd.functional.jacobian: `strict=True` and "
                                '`strategy="forward-mode"` are not supported together (yet). '
                                'Please either set `strict=False` or `strategy="reverse-mode"`.')
-        is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jacobian")
-        inputs = _grad_preprocess(inputs, create_graph=False, need_graph=True)
+        is_inputs_tuple, inputs = _prepare_inputs(inputs, False, "jacobian")
         return _jac_forward(func, inputs, is_inputs_tuple)
     with enable_grad():
-        is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jacobian")
-        inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
-        outputs = func(*inputs)
-        is_outputs_tuple, outputs = _as_tuple(outputs, "outputs of the user-provided function",
-                                              "jacobian")
-        _check_requires_grad(outputs, "outputs", strict=strict)
+        is_inputs_tuple, inputs = _prepare_inputs(inputs, create_graph, "jacobian")
+        is_outputs_tuple, outputs = _call(func, inputs, strict, "jacobian")
         jac = _jac_reverse(outputs, inputs, create_graph, strict)
         jac = _grad_postprocess(jac, create_graph)
         return _tuple_postprocess(jac, (is_outputs_tuple, is_inputs_tuple))
@@ -401,23 +404,12 @@ def hessian(func, inputs, create_graph=False, strict=False, vectorize=False,
 def vhp(func, inputs, v=None, create_graph=False, strict=False):
     """``(func(inputs), v^T H)`` for a scalar function ``func``."""
     with enable_grad():
-        is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "vhp")
-        inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
-        v = _hessian_v(v, inputs, is_inputs_tuple, create_graph, "vhp")
-        outputs = func(*inputs)
-        is_outputs_tuple, outputs = _as_tuple(outputs, "outputs of the user-provided function",
-                                              "vhp")
-        _check_requires_grad(outputs, "outputs", strict=strict)
-        _single_output(outputs, is_outputs_tuple, "vhp")
-        jac = _autograd_grad(outputs, inputs, create_graph=True)
-        _check_requires_grad(jac, "jacobian", strict=strict)
+        is_inputs_tuple, inputs, v, outputs, jac = _scalar_gradient(func, inputs, v,
+                                                                    create_graph, strict, "vhp")
     with _enable_after(create_graph):
         grad_res = _autograd_grad(jac, inputs, v, create_graph=create_graph)
         res = _fill_in_zeros(grad_res, inputs, strict, create_graph, "double_back")
-    outputs = _grad_postprocess(outputs, create_graph)
-    res = _grad_postprocess(res, create_graph)
-    return (_tuple_postprocess(outputs, is_outputs_tuple),
-            _tuple_postprocess(res, is_inputs_tuple))
+    return _results(outputs, False, res, is_inputs_tuple, create_graph)
 
 
 def hvp(func, inputs, v=None, create_graph=False, strict=False):
@@ -425,26 +417,15 @@ def hvp(func, inputs, v=None, create_graph=False, strict=False):
     from .._factory import zeros_like
 
     with enable_grad():
-        is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "hvp")
-        inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
-        v = _hessian_v(v, inputs, is_inputs_tuple, create_graph, "hvp")
-        outputs = func(*inputs)
-        is_outputs_tuple, outputs = _as_tuple(outputs, "outputs of the user-provided function",
-                                              "hvp")
-        _check_requires_grad(outputs, "outputs", strict=strict)
-        _single_output(outputs, is_outputs_tuple, "hvp")
-        jac = _autograd_grad(outputs, inputs, create_graph=True)
-        _check_requires_grad(jac, "jacobian", strict=strict)
+        is_inputs_tuple, inputs, v, outputs, jac = _scalar_gradient(func, inputs, v,
+                                                                    create_graph, strict, "hvp")
         grad_jac = tuple(zeros_like(inp, requires_grad=True) for inp in inputs)
         double_back = _autograd_grad(jac, inputs, grad_jac, create_graph=True)
         _check_requires_grad(jac, "hessian", strict=strict)
     with _enable_after(create_graph):
         grad_res = _autograd_grad(double_back, grad_jac, v, create_graph=create_graph)
         res = _fill_in_zeros(grad_res, inputs, strict, create_graph, "double_back_trick")
-    outputs = _grad_postprocess(outputs, create_graph)
-    res = _grad_postprocess(res, create_graph)
-    return (_tuple_postprocess(outputs, is_outputs_tuple),
-            _tuple_postprocess(res, is_inputs_tuple))
+    return _results(outputs, False, res, is_inputs_tuple, create_graph)
 
 
 def _hessian_v(v, inputs, is_inputs_tuple, create_graph, fn_name):
@@ -454,3 +435,16 @@ def _hessian_v(v, inputs, is_inputs_tuple, create_graph, fn_name):
         raise RuntimeError("The vector v can only be None if the input to the user-provided "
                            "function is a single Tensor with a single element.")
     return None
+
+
+def _scalar_gradient(func, inputs, v, create_graph, strict, fn_name):
+    """What ``vhp`` and ``hvp`` start from (under grad mode): ``(was_tuple, inputs, v,
+    outputs, jac)`` with ``jac`` the gradient of the scalar ``func``, itself differentiable.
+    ``func`` returns one tensor (its check raises otherwise)."""
+    is_inputs_tuple, inputs = _prepare_inputs(inputs, create_graph, fn_name)
+    v = _hessian_v(v, inputs, is_inputs_tuple, create_graph, fn_name)
+    is_outputs_tuple, outputs = _call(func, inputs, strict, fn_name)
+    _single_output(outputs, is_outputs_tuple, fn_name)
+    jac = _autograd_grad(outputs, inputs, create_graph=True)
+    _check_requires_grad(jac, "jacobian", strict=strict)
+    return is_inputs_tuple, inputs, v, outputs, jac

@@ -94,46 +94,72 @@ class _DecoratorContextManager:
         return self.__class__()
 
 
-class no_grad(_DecoratorContextManager):
+class _GradModeBlock(_DecoratorContextManager):
+    """Grad mode ``_mode`` inside the block (or the decorated function)."""
+
+    _mode = True
+
+    def __init__(self):
+        self.prev = self._mode
+
+    def __enter__(self):
+        self.prev = GRAD.enabled
+        GRAD.enabled = self._mode
+
+    def __exit__(self, *exc):
+        GRAD.enabled = self.prev
+        return False
+
+
+class no_grad(_GradModeBlock):
     """Disable gradient recording inside the block (or the decorated function)."""
 
-    def __init__(self):
-        self.prev = False
-
-    def __enter__(self):
-        self.prev = GRAD.enabled
-        GRAD.enabled = False
-
-    def __exit__(self, *exc):
-        GRAD.enabled = self.prev
-        return False
+    _mode = False
 
 
-class enable_grad(_DecoratorContextManager):
+class enable_grad(_GradModeBlock):
     """Enable gradient recording inside the block, even within ``no_grad``."""
 
-    def __init__(self):
-        self.prev = True
+    _mode = True
 
-    def __enter__(self):
-        self.prev = GRAD.enabled
-        GRAD.enabled = True
 
-    def __exit__(self, *exc):
-        GRAD.enabled = self.prev
+def _check_bool(value, name: str) -> None:
+    if not isinstance(value, bool):
+        raise TypeError(f"{name}(): argument 'enabled' (position 1) must be bool, not "
+                        f"{type(value).__name__}")
+
+
+class _ThreadFlag(_DecoratorContextManager):
+    """A per-thread flag, ``GRAD.<_flag>``, set to ``mode`` the moment the object is made (so
+    a plain call sets it) and restored on leaving its block; ``_api`` names the function in
+    PyTorch's type error. As a decorator, the mode is set when the object is made and the
+    decorated function's calls run with it (subclasses may restore it at decoration)."""
+
+    _flag = ""
+    _api = ""
+
+    def __init__(self, mode: bool) -> None:
+        _check_bool(mode, self._api)
+        self.prev = getattr(GRAD, self._flag)
+        self.mode = mode
+        setattr(GRAD, self._flag, mode)
+
+    def __enter__(self) -> None:
+        pass
+
+    def __exit__(self, *exc) -> bool:
+        setattr(GRAD, self._flag, self.prev)
         return False
 
+    def clone(self):
+        return self.__class__(self.mode)
 
-class set_grad_enabled(_DecoratorContextManager):
+
+class set_grad_enabled(_ThreadFlag):
     """Set grad mode on or off; works as a function call, a context manager or a decorator."""
 
-    def __init__(self, mode: bool):
-        if not isinstance(mode, bool):
-            raise TypeError("set_grad_enabled(): argument 'enabled' (position 1) must be bool, "
-                            f"not {type(mode).__name__}")
-        self.prev = GRAD.enabled
-        self.mode = mode
-        GRAD.enabled = self.mode
+    _flag = "enabled"
+    _api = "set_grad_enabled"
 
     def __call__(self, func):
         GRAD.enabled = self.prev  # used as a decorator: the mode applies inside func only
@@ -141,13 +167,6 @@ class set_grad_enabled(_DecoratorContextManager):
 
     def __enter__(self):
         GRAD.enabled = self.mode
-
-    def __exit__(self, *exc):
-        GRAD.enabled = self.prev
-        return False
-
-    def clone(self):
-        return self.__class__(self.mode)
 
 
 class inference_mode(_DecoratorContextManager):
@@ -171,13 +190,7 @@ class inference_mode(_DecoratorContextManager):
         return self.__class__(self.mode)
 
 
-def _check_bool(value, name: str) -> None:
-    if not isinstance(value, bool):
-        raise TypeError(f"{name}(): argument 'enabled' (position 1) must be bool, not "
-                        f"{type(value).__name__}")
-
-
-class set_multithreading_enabled(_DecoratorContextManager):
+class set_multithreading_enabled(_ThreadFlag):
     """Enable or disable multithreaded backward in this thread (a function call, a context
     manager or a decorator), like ``torch.autograd.set_multithreading_enabled``.
 
@@ -188,23 +201,11 @@ class set_multithreading_enabled(_DecoratorContextManager):
     and a decorated function's calls run with it.
     """
 
-    def __init__(self, mode: bool) -> None:
-        _check_bool(mode, "set_multithreading_enabled")
-        self.prev = GRAD.multithreading
-        GRAD.multithreading = mode
-        self.mode = mode
-
-    def __enter__(self) -> None:
-        pass
-
-    def __exit__(self, *exc) -> None:
-        GRAD.multithreading = self.prev
-
-    def clone(self) -> set_multithreading_enabled:
-        return self.__class__(self.mode)
+    _flag = "multithreading"
+    _api = "set_multithreading_enabled"
 
 
-class enforce_grad_layout_policy(_DecoratorContextManager):
+class enforce_grad_layout_policy(_ThreadFlag):
     """Whether accumulated gradients must follow the gradient layout contract, in this
     thread (a function call, a context manager or a decorator), like
     ``torch.autograd.enforce_grad_layout_policy``.
@@ -216,21 +217,12 @@ class enforce_grad_layout_policy(_DecoratorContextManager):
     thread) but changes no gradient.
     """
 
+    _flag = "grad_layout_enforced"
+    _api = "set_grad_layout_enforcement_enabled"
+
     def __init__(self, enable: bool = True) -> None:
-        _check_bool(enable, "set_grad_layout_enforcement_enabled")
-        self.prev = GRAD.grad_layout_enforced
-        GRAD.grad_layout_enforced = enable
-        self.mode = enable
+        super().__init__(enable)
 
     def __call__(self, orig_func):
         GRAD.grad_layout_enforced = self.prev  # used as a decorator: only inside the calls
         return super().__call__(orig_func)
-
-    def __enter__(self) -> None:
-        pass
-
-    def __exit__(self, *exc) -> None:
-        GRAD.grad_layout_enforced = self.prev
-
-    def clone(self) -> enforce_grad_layout_policy:
-        return self.__class__(self.mode)

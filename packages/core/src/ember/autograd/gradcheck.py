@@ -281,6 +281,16 @@ def _test_undefined_backward_mode(func, outputs, inputs) -> None:
 
 # -- entry points ------------------------------------------------------------------------
 
+def _check_flags(flags: dict, modes: tuple, **needs: str) -> None:
+    """PyTorch's AssertionErrors for inconsistent arguments (``flags``: the caller's): one of
+    the two ``modes`` must be on, and each flag named in ``needs`` only with its mode on."""
+    if not (flags[modes[0]] or flags[modes[1]]):
+        raise AssertionError(f"Expected at least one of {modes[0]} or {modes[1]} to be True")
+    for name, mode in needs.items():
+        if flags[name] and not flags[mode]:
+            raise AssertionError(f"Setting {name}=True requires {mode} to be True")
+
+
 def gradcheck(func, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: float = 1e-3,
               raise_exception: bool = True, nondet_tol: float = 0.0,
               check_undefined_grad: bool = True, check_grad_dtypes: bool = False,
@@ -293,15 +303,9 @@ def gradcheck(func, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: floa
     that requires grad. Returns True, or raises ``GradcheckError`` (returns False with
     ``raise_exception=False``).
     """
-    if not (check_forward_ad or check_backward_ad):
-        raise AssertionError("Expected at least one of check_forward_ad or check_backward_ad "
-                             "to be True")
-    if check_batched_grad and not check_backward_ad:
-        raise AssertionError("Setting check_batched_grad=True requires check_backward_ad to be "
-                             "True")
-    if check_batched_forward_grad and not check_forward_ad:
-        raise AssertionError("Setting check_batched_forward_grad=True requires check_forward_ad "
-                             "to be True")
+    _check_flags(locals(), ("check_forward_ad", "check_backward_ad"),
+                 check_batched_grad="check_backward_ad",
+                 check_batched_forward_grad="check_forward_ad")
     try:
         _gradcheck_helper(func, inputs, eps, atol, rtol, nondet_tol, check_undefined_grad,
                           check_grad_dtypes, check_backward_ad)
@@ -359,15 +363,9 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps: float = 1e-6, atol: f
     """
     from . import grad as autograd_grad
 
-    if not (check_fwd_over_rev or check_rev_over_rev):
-        raise AssertionError("Expected at least one of check_fwd_over_rev or "
-                             "check_rev_over_rev to be True")
-    if check_undefined_grad and not check_rev_over_rev:
-        raise AssertionError("Setting check_undefined_grad=True requires check_rev_over_rev to "
-                             "be True")
-    if check_batched_grad and not check_rev_over_rev:
-        raise AssertionError("Setting check_batched_grad=True requires check_rev_over_rev to be "
-                             "True")
+    _check_flags(locals(), ("check_fwd_over_rev", "check_rev_over_rev"),
+                 check_undefined_grad="check_rev_over_rev",
+                 check_batched_grad="check_rev_over_rev")
     tupled_inputs = _as_tuple(inputs)
     if grad_outputs is None:
         rng = np.random.default_rng(0)

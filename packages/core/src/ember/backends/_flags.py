@@ -51,6 +51,20 @@ def _reduction_setting(value, attr: str) -> tuple[bool, bool]:
     return value[0], value[1] if len(value) == 2 else True
 
 
+def _reduction_flag(kind: str, split_k: bool = False) -> property:
+    """``allow_<kind>_reduced_precision_reduction`` of ``CuBLASFlags`` (set with a bool or a
+    1-2 element sequence), or with ``split_k`` its read-only ``_split_k`` part."""
+    attr = f"allow_{kind}_reduced_precision_reduction"
+
+    def get(self) -> bool:
+        return self._state[kind][split_k]
+
+    def set(self, value) -> None:
+        self._state[kind] = _reduction_setting(value, attr)
+
+    return property(get) if split_k else property(get, set)
+
+
 class CuBLASFlags:
     """``ember.backends.cuda.matmul``: the cuBLAS settings of ``torch.backends.cuda.matmul``.
 
@@ -83,29 +97,10 @@ class CuBLASFlags:
         check_bool("set_allow_tf32_cublas", value)
         _settings.set_float32_matmul_precision("high" if value else "highest")
 
-    @property
-    def allow_fp16_reduced_precision_reduction(self) -> bool:
-        return self._state["fp16"][0]
-
-    @allow_fp16_reduced_precision_reduction.setter
-    def allow_fp16_reduced_precision_reduction(self, value) -> None:
-        self._state["fp16"] = _reduction_setting(value, "allow_fp16_reduced_precision_reduction")
-
-    @property
-    def allow_fp16_reduced_precision_reduction_split_k(self) -> bool:
-        return self._state["fp16"][1]
-
-    @property
-    def allow_bf16_reduced_precision_reduction(self) -> bool:
-        return self._state["bf16"][0]
-
-    @allow_bf16_reduced_precision_reduction.setter
-    def allow_bf16_reduced_precision_reduction(self, value) -> None:
-        self._state["bf16"] = _reduction_setting(value, "allow_bf16_reduced_precision_reduction")
-
-    @property
-    def allow_bf16_reduced_precision_reduction_split_k(self) -> bool:
-        return self._state["bf16"][1]
+    allow_fp16_reduced_precision_reduction = _reduction_flag("fp16")
+    allow_fp16_reduced_precision_reduction_split_k = _reduction_flag("fp16", split_k=True)
+    allow_bf16_reduced_precision_reduction = _reduction_flag("bf16")
+    allow_bf16_reduced_precision_reduction_split_k = _reduction_flag("bf16", split_k=True)
 
     @property
     def allow_fp16_accumulation(self) -> bool:

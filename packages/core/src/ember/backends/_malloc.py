@@ -35,24 +35,23 @@ def _libc():
         return None
 
 
+def _set_thresholds(mmap: int, trim: int) -> bool:
+    """Set glibc's mmap and trim thresholds; whether both took (False off glibc)."""
+    libc = _libc()
+    return libc is not None and bool(libc.mallopt(_M_MMAP_THRESHOLD, mmap)) and \
+        bool(libc.mallopt(_M_TRIM_THRESHOLD, trim))
+
+
 def tune_malloc() -> bool:
     """Keep freed blocks up to 32 MiB in the heap (no mmap/munmap per temporary)."""
-    libc = _libc()
-    if libc is None:
-        return False
-    ok = bool(libc.mallopt(_M_MMAP_THRESHOLD, _MMAP_MAX_THRESHOLD)) and \
-        bool(libc.mallopt(_M_TRIM_THRESHOLD, _TRIM_THRESHOLD))
+    ok = _set_thresholds(_MMAP_MAX_THRESHOLD, _TRIM_THRESHOLD)
     _state["tuned"] = ok
     return ok
 
 
 def restore_malloc_defaults() -> bool:
     """Put glibc's thresholds back to their documented defaults (128 KiB each)."""
-    libc = _libc()
-    if libc is None:
-        return False
-    ok = bool(libc.mallopt(_M_MMAP_THRESHOLD, _DEFAULT_MMAP)) and \
-        bool(libc.mallopt(_M_TRIM_THRESHOLD, _DEFAULT_TRIM))
+    ok = _set_thresholds(_DEFAULT_MMAP, _DEFAULT_TRIM)
     _state["tuned"] = not ok and _state["tuned"]
     return ok
 

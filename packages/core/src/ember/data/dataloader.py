@@ -112,16 +112,14 @@ class DataLoader:
         self.in_order = in_order
 
         self._is_iterable = isinstance(dataset, IterableDataset)
-        if self._is_iterable:
-            if shuffle not in {False, None}:
-                raise ValueError("DataLoader with IterableDataset: expected unspecified shuffle "
-                                 f"option, but got shuffle={shuffle}")
-            if sampler is not None:
-                raise ValueError("DataLoader with IterableDataset: expected unspecified sampler "
-                                 f"option, but got sampler={sampler}")
-            if batch_sampler is not None:
-                raise ValueError("DataLoader with IterableDataset: expected unspecified "
-                                 f"batch_sampler option, but got batch_sampler={batch_sampler}")
+        if self._is_iterable:  # the order is left to the dataset
+            for option, value, given in (("shuffle", shuffle, shuffle not in {False, None}),
+                                         ("sampler", sampler, sampler is not None),
+                                         ("batch_sampler", batch_sampler,
+                                          batch_sampler is not None)):
+                if given:
+                    raise ValueError("DataLoader with IterableDataset: expected unspecified "
+                                     f"{option} option, but got {option}={value}")
         else:
             shuffle = bool(shuffle)
 

@@ -16,10 +16,12 @@ import operator
 
 import numpy as np
 
+from .._device import xp_of
 from .._tensor import Tensor, _make
 from ..autograd.grad_mode import GRAD
 from ..autograd.graph import make_node_class, record
-from ._core import cast_to, normalize_dims, xp_of
+from ._casts import cast_to
+from ._promotion import normalize_dims
 from .registry import register, register_method
 
 __all__ = ["detach", "detach_", "fill", "fill_", "zero_", "nonzero_static", "hash_tensor",
@@ -164,23 +166,16 @@ def hash_tensor(input, dim=None, *, keepdim=False, mode=0):
 
 # -- removed from PyTorch: the names only say what replaced them ------------------------------
 
-_REMOVED = "This function was deprecated since version 1.9 and is now removed. "
-
-
-def eig(input, eigenvectors=False, *, e=None, v=None):
-    """Removed (PyTorch 1.9): raises, pointing to ``ember.linalg.eig``/``eigvals``."""
-    raise RuntimeError(
-        _REMOVED + "`ember.linalg.eig` returns complex tensors of dtype `cfloat` or `cdouble` "
-        "rather than real tensors mimicking complex tensors.\n\n"
+#: what each removed function's error says after "... is now removed. "
+_REPLACED_BY = {
+    "eig": (
+        "`ember.linalg.eig` returns complex tensors of dtype `cfloat` or `cdouble` rather than "
+        "real tensors mimicking complex tensors.\n\n"
         "L, _ = ember.eig(A) should be replaced with:\nL_complex = ember.linalg.eigvals(A)\n\n"
         "and\n\nL, V = ember.eig(A, eigenvectors=True) should be replaced with:\n"
-        "L_complex, V_complex = ember.linalg.eig(A)")
-
-
-def lstsq(input, A, *, out=None):
-    """Removed (PyTorch 1.9): raises, pointing to ``ember.linalg.lstsq``."""
-    raise RuntimeError(
-        _REMOVED + "`ember.lstsq` is deprecated in favor of `ember.linalg.lstsq`.\n"
+        "L_complex, V_complex = ember.linalg.eig(A)"),
+    "lstsq": (
+        "`ember.lstsq` is deprecated in favor of `ember.linalg.lstsq`.\n"
         "`ember.linalg.lstsq` has reversed arguments and does not return the QR decomposition "
         "in the returned tuple (although it returns other information about the problem).\n\n"
         "To get the QR decomposition consider using `ember.linalg.qr`.\n\n"
@@ -189,32 +184,49 @@ def lstsq(input, A, *, out=None):
         "residuals are in the field 'residuals' of the returned named tuple.\n\n"
         "The unpacking of the solution, as in\n"
         "X, _ = ember.lstsq(B, A).solution[:A.size(1)]\nshould be replaced with:\n"
-        "X = ember.linalg.lstsq(A, B).solution")
+        "X = ember.linalg.lstsq(A, B).solution"),
+    "solve": (
+        "`ember.solve` is deprecated in favor of `ember.linalg.solve`. `ember.linalg.solve` has "
+        "its arguments reversed and does not return the LU factorization.\n\n"
+        "To get the LU factorization see `ember.lu`, which can be used with `ember.lu_solve` "
+        "or `ember.lu_unpack`.\n"
+        "X = ember.solve(B, A).solution should be replaced with:\n"
+        "X = ember.linalg.solve(A, B)"),
+    "symeig": (
+        "The default behavior has changed from using the upper triangular portion of the "
+        "matrix by default to using the lower triangular portion.\n\n"
+        "L, _ = ember.symeig(A, upper=upper) should be replaced with:\n"
+        "L = ember.linalg.eigvalsh(A, UPLO='U' if upper else 'L')\n\n"
+        "and\n\nL, V = ember.symeig(A, eigenvectors=True) should be replaced with:\n"
+        "L, V = ember.linalg.eigh(A, UPLO='U' if upper else 'L')"),
+}
+
+
+def _removed(name: str) -> RuntimeError:
+    return RuntimeError("This function was deprecated since version 1.9 and is now removed. "
+                        + _REPLACED_BY[name])
+
+
+def eig(input, eigenvectors=False, *, e=None, v=None):
+    """Removed (PyTorch 1.9): raises, pointing to ``ember.linalg.eig``/``eigvals``."""
+    raise _removed("eig")
+
+
+def lstsq(input, A, *, out=None):
+    """Removed (PyTorch 1.9): raises, pointing to ``ember.linalg.lstsq``."""
+    raise _removed("lstsq")
 
 
 def solve(input, A, *, out=None):
     """Removed (PyTorch 1.9): raises, pointing to ``ember.linalg.solve``."""
-    raise RuntimeError(
-        _REMOVED + "`ember.solve` is deprecated in favor of `ember.linalg.solve`. "
-        "`ember.linalg.solve` has its arguments reversed and does not return the LU "
-        "factorization.\n\n"
-        "To get the LU factorization see `ember.lu`, which can be used with `ember.lu_solve` "
-        "or `ember.lu_unpack`.\n"
-        "X = ember.solve(B, A).solution should be replaced with:\n"
-        "X = ember.linalg.solve(A, B)")
+    raise _removed("solve")
 
 
 def symeig(input, eigenvectors=False, upper=True, *, out=None):
     """Removed (PyTorch 1.9): raises, pointing to ``ember.linalg.eigh``/``eigvalsh``."""
-    raise RuntimeError(
-        _REMOVED + "The default behavior has changed from using the upper triangular portion "
-        "of the matrix by default to using the lower triangular portion.\n\n"
-        "L, _ = ember.symeig(A, upper=upper) should be replaced with:\n"
-        "L = ember.linalg.eigvalsh(A, UPLO='U' if upper else 'L')\n\n"
-        "and\n\nL, V = ember.symeig(A, eigenvectors=True) should be replaced with:\n"
-        "L, V = ember.linalg.eigh(A, UPLO='U' if upper else 'L')")
+    raise _removed("symeig")
 
 
-for _removed in (eig, lstsq, solve, symeig):  # Tensor methods too; not ops of the registry
-    register_method(_removed.__name__, _removed)
-del _removed
+for _removed_fn in (eig, lstsq, solve, symeig):  # Tensor methods too; not ops of the registry
+    register_method(_removed_fn.__name__, _removed_fn)
+del _removed_fn

@@ -29,19 +29,15 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from .._device import check_same_device, xp_of
+from .._dtype import scalar_type_name
 from .._tensor import Tensor, _make
 from ..autograd.grad_mode import GRAD
 from ..autograd.graph import make_node_class, record
-from ._core import (
-    _pretty,
-    cast_to,
-    check_inplace_autograd,
-    check_same_device,
-    rebase_history,
-    sum_to_size,
-    wrap_dim,
-    xp_of,
-)
+from ._casts import cast_to
+from ._factories import sum_to_size
+from ._inplace import check_inplace_autograd, rebase_history
+from ._promotion import wrap_dim
 from .registry import register, register_method
 from .views import make_view
 
@@ -593,8 +589,8 @@ def setitem(self: Tensor, index, value) -> None:
         return
     if isinstance(value, Tensor) and value._data.dtype is not self._data.dtype:
         raise RuntimeError("Index put requires the source and destination dtypes match, got "
-                           f"{_pretty(self._data.dtype)} for the destination and "
-                           f"{_pretty(value._data.dtype)} for the source.")
+                           f"{scalar_type_name(self._data.dtype)} for the destination and "
+                           f"{scalar_type_name(value._data.dtype)} for the source.")
     scatter_inplace(self, spec, value, False, CopySlicesBackward if spec.basic else None,
                     "__setitem__")
 
@@ -623,7 +619,7 @@ def _index_vector(name: str, index: Tensor, expected="int32/int64"):
 # the ops that take int64 indices only, each with PyTorch's words for another dtype
 _LONG_INDEX_ERRORS = {
     "index_copy_": lambda dt: RuntimeError("index_copy_(): Expected a long tensor for index, "
-                                           f"but got {_pretty(dt)}"),
+                                           f"but got {scalar_type_name(dt)}"),
     "index_fill_": lambda dt: IndexError("index_fill_(): Expected dtype int64 for index."),
 }
 
@@ -697,8 +693,8 @@ def _index_put_plan(input, indices, values, accumulate=False, inplace=False):
                         f"{type(values).__name__}")
     if values._data.dtype is not input._data.dtype:
         raise RuntimeError("Index put requires the source and destination dtypes match, got "
-                           f"{_pretty(input._data.dtype)} for the destination and "
-                           f"{_pretty(values._data.dtype)} for the source.")
+                           f"{scalar_type_name(input._data.dtype)} for the destination and "
+                           f"{scalar_type_name(values._data.dtype)} for the source.")
     adv = tuple(slice(None) if i is None else _index_array(input, i) for i in indices)
     _check_masks(input._data.shape, adv)
     return input, AdvancedIndex((), adv), values, accumulate
@@ -1079,7 +1075,7 @@ def _index_reduce_checks(input, dim, index, source, reduce):
 
 
 def _pretty_any(dt) -> str:
-    return _pretty(dt) if dt.name in _PRETTY_OK else str(dt)
+    return scalar_type_name(dt) if dt.name in _PRETTY_OK else str(dt)
 
 
 @register("index_reduce", inplace=True)
@@ -1162,11 +1158,12 @@ def _index_add_plan(input, dim, index, source, *, alpha=1, inplace=False):
     check_same_device(input, source)
     a = index._data
     if a.dtype.kind != "i" or a.dtype.itemsize < 4:
-        raise RuntimeError("index_add_(): Expected dtype int32/int64 for index but got: "
-                           f"{_pretty(a.dtype) if a.dtype.name in _PRETTY_OK else a.dtype}")
+        got = scalar_type_name(a.dtype) if a.dtype.name in _PRETTY_OK else a.dtype
+        raise RuntimeError(f"index_add_(): Expected dtype int32/int64 for index but got: {got}")
     if source._data.dtype is not input._data.dtype:
-        raise RuntimeError(f"index_add_(): self ({_pretty(input._data.dtype)}) and source "
-                           f"({_pretty(source._data.dtype)}) must have the same scalar type")
+        raise RuntimeError(f"index_add_(): self ({scalar_type_name(input._data.dtype)}) and "
+                           f"source ({scalar_type_name(source._data.dtype)}) must have the same "
+                           "scalar type")
     exc, fmt = _index_add_bounds_error(input._data.ndim, dim, a.dtype, alpha)
     dim, a = _dim_index("index_add_", input, dim, index, exc, fmt=fmt)
     _check_source_shape(input, source, dim, a, "index_add_")
@@ -1221,8 +1218,8 @@ def _index_copy_plan(input, dim, index, source, inplace=False):
     check_same_device(input, source)
     if source._data.dtype is not input._data.dtype:
         raise RuntimeError("index_copy_(): self and source expected to have the same dtype, but "
-                           f"got (self) {_pretty(input._data.dtype)} and (source) "
-                           f"{_pretty(source._data.dtype)}")
+                           f"got (self) {scalar_type_name(input._data.dtype)} and (source) "
+                           f"{scalar_type_name(source._data.dtype)}")
     dim, a = _dim_index("index_copy_", input, dim, index, IndexError, "int64",
                         fmt="index_copy_(): index {first} is out of bounds for dimension {dim} "
                             "with size {size}")
@@ -1304,7 +1301,8 @@ def _masked_scatter_plan(input, mask, source, inplace=False):
     check_same_device(input, source)
     if source._data.dtype is not input._data.dtype:
         raise RuntimeError("masked_scatter: expected self and source to have same dtypes but "
-                           f"got{_pretty(input._data.dtype)} and {_pretty(source._data.dtype)}")
+                           f"got{scalar_type_name(input._data.dtype)} and "
+                           f"{scalar_type_name(source._data.dtype)}")
     input, m = _broadcast_input(input, m, inplace)
     count = int(m.sum())
     if source._data.size < count:
@@ -1339,8 +1337,8 @@ def _flat_spec(name, input, index):
     check_same_device(input, index)
     a = index._data
     if a.dtype.kind != "i":
-        raise RuntimeError(f"{name}(): Expected a long tensor for index, but got "
-                           f"{_pretty(a.dtype) if a.dtype.name in _PRETTY_OK else a.dtype}")
+        got = scalar_type_name(a.dtype) if a.dtype.name in _PRETTY_OK else a.dtype
+        raise RuntimeError(f"{name}(): Expected a long tensor for index, but got {got}")
     n = input._data.size
     _check_bounds(a, n, 0, True, IndexError,
                   "out of range: tried to access index {first} on a tensor of {size} elements.")
@@ -1370,8 +1368,8 @@ def _put_plan(input, index, source, accumulate=False, inplace=False):
                          f"index.numel() = {index._data.size}")
     if source._data.dtype is not input._data.dtype:
         raise RuntimeError("put_(): self and source expected to have the same dtype, but got "
-                           f"self.dtype = {_pretty(input._data.dtype)} and source.dtype = "
-                           f"{_pretty(source._data.dtype)}")
+                           f"self.dtype = {scalar_type_name(input._data.dtype)} and source.dtype = "
+                           f"{scalar_type_name(source._data.dtype)}")
     spec = _flat_spec("put_", input, index)
     values = source.reshape(index._data.shape) if source._data.shape != index._data.shape \
         else source
@@ -1387,7 +1385,7 @@ def take_along_dim(input, indices, dim=None):
     (``dim=None``: over the flattened input)."""
     if indices._data.dtype != np.int64:
         raise RuntimeError("torch.take_along_dim(): dtype of indices should be Long but got "
-                           f"{_pretty(indices._data.dtype)}")
+                           f"{scalar_type_name(indices._data.dtype)}")
     if dim is None:
         return gather(input.reshape(-1), 0, indices.reshape(-1))
     if input._data.ndim != indices._data.ndim:
@@ -1481,7 +1479,7 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
     res = xp.asarray(res).astype(np.int32 if out_int32 else np.int64)
     result = _make(res, sorted_sequence._device)
     if out is not None:
-        from ._core import write_out
+        from ._inplace import write_out
 
         return write_out(out, result)
     return result

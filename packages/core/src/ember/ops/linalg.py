@@ -1,9 +1,12 @@
 """Products: matmul (PyTorch's batching and 1-D rules), mm, bmm, mv, dot, vdot, inner, outer,
 addmm, addmv, addbmm, baddbmm, einsum, tensordot, kron, trace, cross, matrix_power,
-chain_matmul; and the ``torch.<name>`` / ``Tensor.<name>`` spellings of ``ember.linalg``'s
-decompositions (inverse, det, logdet, slogdet, cholesky, pinverse, svd, qr, matrix_exp,
-cholesky_solve, cholesky_inverse, triangular_solve, lu, lu_solve, lu_unpack, geqrf, orgqr,
-ormqr) and ``torch.vander``."""
+chain_matmul, and ``torch.linalg``'s cross, vecdot and multi_dot; and the ``torch.<name>`` /
+``Tensor.<name>`` spellings of ``ember.linalg``'s decompositions (inverse, det, logdet,
+slogdet, cholesky, pinverse, svd, qr, matrix_exp, cholesky_solve, cholesky_inverse,
+triangular_solve, lu, lu_solve, lu_unpack, geqrf, orgqr, ormqr) and ``torch.vander``.
+
+The decompositions themselves live in the ``linalg_*`` modules beside this one (loaded on
+first use through ``ember.linalg``)."""
 
 from __future__ import annotations
 
@@ -12,24 +15,21 @@ import warnings
 
 import numpy as np
 
+from .. import return_types as _rt
+from .._device import check_same_device, xp_of
+from .._dtype import scalar_type_name
 from .._tensor import Tensor, _make
 from ..autograd.grad_mode import GRAD
 from ..autograd.graph import make_node_class, record
-from ._core import (
-    _broadcast_shape,
-    _pretty,
-    accepts_out,
-    check_same_device,
-    sum_to_size,
-    wrap_dim,
-    write_out,
-    xp_of,
-)
+from ._factories import sum_to_size
+from ._inplace import accepts_out, write_out
+from ._promotion import broadcast_shape, wrap_dim
 from .registry import register
 
 __all__ = ["matmul", "mm", "bmm", "mv", "dot", "vdot", "inner", "outer", "addmm", "addmv",
            "addbmm", "baddbmm", "einsum", "tensordot", "kron", "trace", "cross",
-           "matrix_power", "chain_matmul", "broadcast_shapes_or_raise"]
+           "matrix_power", "chain_matmul", "broadcast_shapes_or_raise", "linalg_cross", "vecdot",
+           "multi_dot"]
 
 
 # -- messages ----------------------------------------------------------------------------------
@@ -64,7 +64,7 @@ def broadcast_shapes_or_raise(sa, sb) -> tuple:
         a = sa[i - n + len(sa)] if i - n + len(sa) >= 0 else 1
         b = sb[i - n + len(sb)] if i - n + len(sb) >= 0 else 1
         if a != b and a != 1 and b != 1:
-            _broadcast_shape(sa, sb)  # raises, naming the rightmost mismatch as PyTorch does
+            broadcast_shape(sa, sb)  # raises, naming the rightmost mismatch as PyTorch does
         out.append(b if a == 1 else a)
     return tuple(out)
 
@@ -76,39 +76,45 @@ def _matmul_error(ad, bd):
     if na == 0 or nb == 0:
         return RuntimeError(f"both arguments to matmul need to be at least 1D, but they are "
                             f"{na}D and {nb}D")
-    same = ad.dtype == bd.dtype
-    ka = ad.shape[-1]
-    kb = bd.shape[-2] if nb > 1 else bd.shape[0]
     if na == 1 and nb == 1:
         return _dot_error(ad, bd)
-    if nb == 1:  # mv
-        rows = _prod(ad.shape[:-1])
-        if ka != kb:
-            return RuntimeError(f"size mismatch, got input ({rows}), mat ({rows}x{ka}), vec "
-                                f"({kb})")
-        if not same:
-            return RuntimeError(f"addmv input tensors must have the same dtype, but got "
-                                f"{_pretty(bd.dtype)}, {_pretty(ad.dtype)}, and "
-                                f"{_pretty(bd.dtype)}")
-    elif nb == 2:  # mm, batches of the first operand folded into its rows
-        rows = _prod(ad.shape[:-1]) if na > 1 else 1
-        if ka != kb:
-            return RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({rows}x{ka} and "
-                                f"{_shape_str(bd.shape)})")
-        if not same:
-            return RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
-                                f"{_tname(ad)} != {_tname(bd)}")
-    else:  # bmm over broadcast batches
-        batch = broadcast_shapes_or_raise(ad.shape[:-2], bd.shape[:-2])
-        if ka != kb:
-            return RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
-                                f"[{_prod(batch)}, {ka}] but got: [{_prod(batch)}, {kb}].")
-        if not same:
-            return RuntimeError(f"expected scalar type {_pretty(ad.dtype)} but found "
-                                f"{_pretty(bd.dtype)}")
+    if nb > 2:  # bmm over broadcast batches
+        broadcast_shapes_or_raise(ad.shape[:-2], bd.shape[:-2])
+    if ad.shape[-1] != (bd.shape[-2] if nb > 1 else bd.shape[0]):
+        return RuntimeError(_size_mismatch(ad, bd))
+    if ad.dtype != bd.dtype:
+        return RuntimeError(_dtype_mismatch(ad, bd))
     if ad.dtype.kind == "b":
         return NotImplementedError('"addmm_impl_cpu_" not implemented for \'Bool\'')
     return None
+
+
+def _size_mismatch(ad, bd) -> str:
+    """PyTorch's words for the inner sizes of ``ad @ bd`` that differ, in the kernel's terms
+    (mv; mm, batches of ``ad`` folded into its rows; bmm over broadcast batches)."""
+    ka = ad.shape[-1]
+    if bd.ndim == 1:
+        rows = _prod(ad.shape[:-1])
+        return f"size mismatch, got input ({rows}), mat ({rows}x{ka}), vec ({bd.shape[0]})"
+    if bd.ndim == 2:
+        rows = _prod(ad.shape[:-1]) if ad.ndim > 1 else 1
+        return (f"mat1 and mat2 shapes cannot be multiplied ({rows}x{ka} and "
+                f"{_shape_str(bd.shape)})")
+    n = _prod(broadcast_shapes_or_raise(ad.shape[:-2], bd.shape[:-2]))
+    return (f"Expected size for first two dimensions of batch2 tensor to be: [{n}, {ka}] but "
+            f"got: [{n}, {bd.shape[-2]}].")
+
+
+def _dtype_mismatch(ad, bd) -> str:
+    """PyTorch's words for the dtypes of ``ad @ bd`` that differ (as ``_size_mismatch``)."""
+    if bd.ndim == 1:
+        return (f"addmv input tensors must have the same dtype, but got "
+                f"{scalar_type_name(bd.dtype)}, {scalar_type_name(ad.dtype)}, and "
+                f"{scalar_type_name(bd.dtype)}")
+    if bd.ndim == 2:
+        return f"expected m1 and m2 to have the same dtype, but got: {_tname(ad)} != {_tname(bd)}"
+    return (f"expected scalar type {scalar_type_name(ad.dtype)} but found "
+            f"{scalar_type_name(bd.dtype)}")
 
 
 def _dot_error(ad, bd, name="dot"):
@@ -116,7 +122,7 @@ def _dot_error(ad, bd, name="dot"):
         return RuntimeError(f"1D tensors expected, but got {ad.ndim}D and {bd.ndim}D tensors")
     if ad.dtype != bd.dtype:
         return RuntimeError(f"{name} : expected both vectors to have same dtype, but found "
-                            f"{_pretty(ad.dtype)} and {_pretty(bd.dtype)}")
+                            f"{scalar_type_name(ad.dtype)} and {scalar_type_name(bd.dtype)}")
     if ad.shape[0] != bd.shape[0]:
         return RuntimeError(f"inconsistent tensor size, expected tensor [{ad.shape[0]}] and src "
                             f"[{bd.shape[0]}] to have the same number of elements, but got "
@@ -162,8 +168,17 @@ def _matmul_bw(node, g):
     ("MmBackward0", "MatmulBackward0", "BmmBackward0", "MvBackward0", "DotBackward0"))
 
 
-def _product(node_cls, a, b, r):
-    out = _make(r, a._device)
+def _product(node_cls, a, b, check_shapes, type_error):
+    """``a @ b`` recorded as ``node_cls``, after PyTorch's checks in its order: the shapes
+    (``check_shapes(ad, bd)`` raises), the devices, then ``type_error(ad, bd)`` (PyTorch's
+    error, or None)."""
+    ad, bd = a._data, b._data
+    check_shapes(ad, bd)
+    check_same_device(a, b)
+    err = type_error(ad, bd)
+    if err is not None:
+        raise err
+    out = _make(ad @ bd, a._device)
     if GRAD.enabled and (a.requires_grad or b.requires_grad):
         record(node_cls, out, (a, b), (a, b))
     return out
@@ -195,24 +210,17 @@ def matmul(input, other):
     return out
 
 
-def _same_dtype(ad, bd, message):
-    if ad.dtype != bd.dtype:
-        raise RuntimeError(message)
+def _check_mm(ad, bd):
+    if ad.ndim != 2:
+        raise RuntimeError("self must be a matrix")
+    if bd.ndim != 2:
+        raise RuntimeError("mat2 must be a matrix")
 
 
 @register("mm")
 def mm(input, mat2):
     """Product of two matrices (2-D only; see ``matmul`` for broadcasting)."""
-    ad, bd = input._data, mat2._data
-    if ad.ndim != 2:
-        raise RuntimeError("self must be a matrix")
-    if bd.ndim != 2:
-        raise RuntimeError("mat2 must be a matrix")
-    check_same_device(input, mat2)
-    err = _matmul_error(ad, bd)
-    if err is not None:
-        raise err
-    return _product(MmBackward0, input, mat2, ad @ bd)
+    return _product(MmBackward0, input, mat2, _check_mm, _matmul_error)
 
 
 def _check_bmm(ad, bd):
@@ -226,14 +234,17 @@ def _check_bmm(ad, bd):
                            f"{bd.shape[1]}].")
 
 
+def _bmm_type_error(ad, bd):
+    if ad.dtype != bd.dtype:
+        return RuntimeError(f"expected scalar type {scalar_type_name(ad.dtype)} but found "
+                            f"{scalar_type_name(bd.dtype)}")
+    return None
+
+
 @register("bmm")
 def bmm(input, mat2):
     """Batched matrix product of two 3-D tensors with equal batch sizes."""
-    ad, bd = input._data, mat2._data
-    _check_bmm(ad, bd)
-    check_same_device(input, mat2)
-    _same_dtype(ad, bd, f"expected scalar type {_pretty(ad.dtype)} but found {_pretty(bd.dtype)}")
-    return _product(BmmBackward0, input, mat2, ad @ bd)
+    return _product(BmmBackward0, input, mat2, _check_bmm, _bmm_type_error)
 
 
 def _check_mv(ad, bd, in_ndim=1):
@@ -245,35 +256,33 @@ def _check_mv(ad, bd, in_ndim=1):
 @register("mv")
 def mv(input, vec):
     """Matrix-vector product."""
-    ad, bd = input._data, vec._data
-    _check_mv(ad, bd)
-    check_same_device(input, vec)
-    err = _matmul_error(ad, bd)
+    return _product(MvBackward0, input, vec, _check_mv, _matmul_error)
+
+
+def _no_error(ad, bd):
+    return None
+
+
+def _check_dot(ad, bd, name="dot"):
+    err = _dot_error(ad, bd, name)
     if err is not None:
         raise err
-    return _product(MvBackward0, input, vec, ad @ bd)
+
+
+def _check_vdot(ad, bd):
+    _check_dot(ad, bd, "vdot")
 
 
 @register("dot")
 def dot(input, tensor):
     """Inner product of two 1-D tensors of one dtype."""
-    ad, bd = input._data, tensor._data
-    err = _dot_error(ad, bd)
-    if err is not None:
-        raise err
-    check_same_device(input, tensor)
-    return _product(DotBackward0, input, tensor, ad @ bd)
+    return _product(DotBackward0, input, tensor, _check_dot, _no_error)
 
 
 @register("vdot")
 def vdot(input, other):
     """``dot`` with the first argument conjugated (the same for real tensors)."""
-    ad, bd = input._data, other._data
-    err = _dot_error(ad, bd, "vdot")
-    if err is not None:
-        raise err
-    check_same_device(input, other)
-    return _product(DotBackward0, input, other, ad @ bd)
+    return _product(DotBackward0, input, other, _check_vdot, _no_error)
 
 
 @register("inner")
@@ -315,9 +324,17 @@ AddmmBackward0, AddmvBackward0, BaddbmmBackward0, AddbmmBackward0 = (
     ("AddmmBackward0", "AddmvBackward0", "BaddbmmBackward0", "AddbmmBackward0"))
 
 
-def _add_product(node_cls, input, m1, m2, r, beta, alpha, summed=False):
-    """``beta * input + alpha * r`` (``r`` the fresh product array of ``m1`` and ``m2``)."""
-    idata = input._data
+def _add_product(node_cls, input, m1, m2, check, beta, alpha, summed=False):
+    """``beta * input + alpha * (m1 @ m2)`` (``summed``: the batch of products summed) as op
+    ``node_cls``, after the devices and PyTorch's checks ``check(idata, ad, bd)``."""
+    check_same_device(input, m1, m2)
+    idata, ad, bd = input._data, m1._data, m2._data
+    check(idata, ad, bd)
+    if summed:  # one GEMM: (n, b*k) @ (b*k, p)
+        b, n, k = ad.shape
+        r = ad.transpose(1, 0, 2).reshape(n, b * k) @ bd.reshape(b * k, bd.shape[2])
+    else:
+        r = ad @ bd
     if idata.shape != r.shape:
         try:
             idata = xp_of(input).broadcast_to(idata, r.shape)
@@ -335,29 +352,27 @@ def _add_product(node_cls, input, m1, m2, r, beta, alpha, summed=False):
     return out
 
 
-@register("addmm", inplace=True)
-def addmm(input, mat1, mat2, *, beta=1, alpha=1):
-    """``beta * input + alpha * (mat1 @ mat2)``."""
-    check_same_device(input, mat1, mat2)
-    ad, bd = mat1._data, mat2._data
+def _check_mat_dtypes(idata, ad, bd):
+    """addmm's and addbmm's dtype checks."""
+    if ad.dtype != bd.dtype:
+        raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got "
+                           f"{scalar_type_name(ad.dtype)} and {scalar_type_name(bd.dtype)}")
+    if idata.dtype != bd.dtype:
+        raise RuntimeError(f"self and mat2 must have the same dtype, but got "
+                           f"{scalar_type_name(idata.dtype)} and {scalar_type_name(bd.dtype)}")
+
+
+def _check_addmm(idata, ad, bd):
     for d, name in ((ad, "mat1"), (bd, "mat2")):
         if d.ndim != 2:
             raise RuntimeError(f"{name} must be a matrix, got {d.ndim}-D tensor")
     if ad.shape[1] != bd.shape[0]:
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({_shape_str(ad.shape)} "
                            f"and {_shape_str(bd.shape)})")
-    _same_dtype(ad, bd, f"mat1 and mat2 must have the same dtype, but got {_pretty(ad.dtype)} "
-                f"and {_pretty(bd.dtype)}")
-    _same_dtype(input._data, bd, f"self and mat2 must have the same dtype, but got "
-                f"{_pretty(input._data.dtype)} and {_pretty(bd.dtype)}")
-    return _add_product(AddmmBackward0, input, mat1, mat2, ad @ bd, beta, alpha)
+    _check_mat_dtypes(idata, ad, bd)
 
 
-@register("addmv", inplace=True)
-def addmv(input, mat, vec, *, beta=1, alpha=1):
-    """``beta * input + alpha * (mat @ vec)``."""
-    check_same_device(input, mat, vec)
-    ad, bd, idata = mat._data, vec._data, input._data
+def _check_addmv(idata, ad, bd):
     _check_mv(ad, bd, idata.ndim)
     n, k = ad.shape
     if k != bd.shape[0] or (idata.ndim and idata.shape[-1] not in (1, n)) or idata.ndim > 1:
@@ -365,28 +380,18 @@ def addmv(input, mat, vec, *, beta=1, alpha=1):
                            f"({n}x{k}), vec ({bd.shape[0]})")
     if ad.dtype != bd.dtype or idata.dtype != ad.dtype:
         raise RuntimeError(f"addmv input tensors must have the same dtype, but got "
-                           f"{_pretty(idata.dtype)}, {_pretty(ad.dtype)}, and "
-                           f"{_pretty(bd.dtype)}")
-    return _add_product(AddmvBackward0, input, mat, vec, ad @ bd, beta, alpha)
+                           f"{scalar_type_name(idata.dtype)}, {scalar_type_name(ad.dtype)}, and "
+                           f"{scalar_type_name(bd.dtype)}")
 
 
-@register("baddbmm", inplace=True)
-def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
-    """``beta * input + alpha * bmm(batch1, batch2)``."""
-    check_same_device(input, batch1, batch2)
-    ad, bd, idata = batch1._data, batch2._data, input._data
+def _check_baddbmm(idata, ad, bd):
     _check_bmm(ad, bd)
     if not ad.dtype == bd.dtype == idata.dtype:
         raise RuntimeError(f"Input dtypes must be the same, got: input {_tname(idata)}, batch1: "
                            f"{_tname(ad)}, batch2: {_tname(bd)}")
-    return _add_product(BaddbmmBackward0, input, batch1, batch2, ad @ bd, beta, alpha)
 
 
-@register("addbmm", inplace=True)
-def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
-    """``beta * input + alpha * sum_b batch1[b] @ batch2[b]``."""
-    check_same_device(input, batch1, batch2)
-    ad, bd, idata = batch1._data, batch2._data, input._data
+def _check_addbmm(idata, ad, bd):
     if ad.ndim != 3:
         raise RuntimeError("batch1 must be a 3D tensor")
     if bd.ndim != 3:
@@ -394,17 +399,36 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
     if ad.shape[0] != bd.shape[0]:
         raise RuntimeError(f"batch1 and batch2 must have same number of batches, got "
                            f"{ad.shape[0]} and {bd.shape[0]}")
-    b, n, k = ad.shape
+    _, n, k = ad.shape
     if bd.shape[1] != k:
         raise RuntimeError(f"Incompatible matrix sizes for bmm ({n}x{k} and "
                            f"{_shape_str(bd.shape[1:])})")
-    _same_dtype(ad, bd, f"mat1 and mat2 must have the same dtype, but got {_pretty(ad.dtype)} "
-                f"and {_pretty(bd.dtype)}")
-    _same_dtype(idata, bd, f"self and mat2 must have the same dtype, but got "
-                f"{_pretty(idata.dtype)} and {_pretty(bd.dtype)}")
-    # one GEMM: (n, b*k) @ (b*k, p)
-    r = ad.transpose(1, 0, 2).reshape(n, b * k) @ bd.reshape(b * k, bd.shape[2])
-    return _add_product(AddbmmBackward0, input, batch1, batch2, r, beta, alpha, summed=True)
+    _check_mat_dtypes(idata, ad, bd)
+
+
+@register("addmm", inplace=True)
+def addmm(input, mat1, mat2, *, beta=1, alpha=1):
+    """``beta * input + alpha * (mat1 @ mat2)``."""
+    return _add_product(AddmmBackward0, input, mat1, mat2, _check_addmm, beta, alpha)
+
+
+@register("addmv", inplace=True)
+def addmv(input, mat, vec, *, beta=1, alpha=1):
+    """``beta * input + alpha * (mat @ vec)``."""
+    return _add_product(AddmvBackward0, input, mat, vec, _check_addmv, beta, alpha)
+
+
+@register("baddbmm", inplace=True)
+def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
+    """``beta * input + alpha * bmm(batch1, batch2)``."""
+    return _add_product(BaddbmmBackward0, input, batch1, batch2, _check_baddbmm, beta, alpha)
+
+
+@register("addbmm", inplace=True)
+def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
+    """``beta * input + alpha * sum_b batch1[b] @ batch2[b]``."""
+    return _add_product(AddbmmBackward0, input, batch1, batch2, _check_addbmm, beta, alpha,
+                        summed=True)
 
 
 # -- einsum ---------------------------------------------------------------------------------
@@ -570,8 +594,8 @@ def _integer_einsum_dtype(subs, out, shapes, dt):
         elif a_dt.kind == "b":
             raise NotImplementedError("\"bmm\" not implemented for 'Bool'")
         elif a_dt != b_dt:
-            raise RuntimeError(f"expected scalar type {_pretty(a_dt)} but found "
-                               f"{_pretty(b_dt)}")
+            raise RuntimeError(f"expected scalar type {scalar_type_name(a_dt)} but found "
+                               f"{scalar_type_name(b_dt)}")
         a = {c: 1 if c in pair else (a.get(c, 1) if b.get(c, 1) == 1 else b[c])
              for c in {**a, **b}}
     return a_dt
@@ -590,8 +614,8 @@ def einsum(equation, *operands):
     for t, s in zip(operands, subs):
         d = t._data
         if d.dtype != first:
-            raise RuntimeError(f"expected scalar type {_pretty(first)} but found "
-                               f"{_pretty(d.dtype)}")
+            raise RuntimeError(f"expected scalar type {scalar_type_name(first)} but found "
+                               f"{scalar_type_name(d.dtype)}")
         shape = tuple(sizes[c] for c in s)
         arrays.append(d if d.shape == shape else xp.broadcast_to(d, shape))
     if first.kind in "biu":  # PyTorch sums some integer operands to int64 first
@@ -716,8 +740,8 @@ def _cross(input, other, dim):
         raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got "
                            f"{ad.shape[dim]} and {bd.shape[dim]}")
     if ad.dtype != bd.dtype:
-        raise RuntimeError(f"expected scalar type {_pretty(ad.dtype)} but found "
-                           f"{_pretty(bd.dtype)}")
+        raise RuntimeError(f"expected scalar type {scalar_type_name(ad.dtype)} but found "
+                           f"{scalar_type_name(bd.dtype)}")
     check_same_device(input, other)
     broadcast_shapes_or_raise(ad.shape, bd.shape)
     axis = wrap_dim(dim, ad.ndim)
@@ -743,6 +767,91 @@ def cross(input, other, dim=None):
     return _cross(input, other, dim)
 
 
+# -- torch.linalg's products: cross, vecdot, multi_dot ----------------------------------------
+
+@accepts_out
+def linalg_cross(input, other, *, dim=-1, out=None):
+    """``ember.linalg.cross``: cross product of 3-vectors along ``dim``, batches broadcast."""
+    return _cross(input, other, dim)
+
+
+@accepts_out
+def vecdot(x, y, *, dim=-1, out=None):
+    """Dot product of vectors along ``dim`` (batches broadcast)."""
+    for t in (x, y):
+        if t._data.dtype.kind != "f":
+            raise RuntimeError(f"linalg.vecdot: Expected a floating point or complex tensor as "
+                               f"input. Got {scalar_type_name(t._data.dtype)}")
+    if x._data.dtype != y._data.dtype:
+        raise RuntimeError(f"linalg.vecdot: Expected x and y to have the same dtype, but found x "
+                           f"of type {scalar_type_name(x._data.dtype)} and y of type "
+                           f"{scalar_type_name(y._data.dtype)} instead")
+    return (x * y).sum(dim)
+
+
+def _chain_order(dims):
+    """Optimal parenthesization of a matrix chain with ``dims`` (n + 1 sizes): ``split[i][j]``
+    is where the product of matrices i..j splits (the classic dynamic programme)."""
+    n = len(dims) - 1
+    cost = [[0] * n for _ in range(n)]
+    split = [[0] * n for _ in range(n)]
+    for length in range(1, n):
+        for i in range(n - length):
+            j = i + length
+            cost[i][j] = None
+            for k in range(i, j):
+                c = cost[i][k] + cost[k + 1][j] + dims[i] * dims[k + 1] * dims[j + 1]
+                if cost[i][j] is None or c < cost[i][j]:
+                    cost[i][j], split[i][j] = c, k
+    return split
+
+
+@accepts_out
+def multi_dot(tensors, *, out=None):
+    """The product of a chain of matrices in the cheapest order; the first may be a row
+    vector (1-D) and the last a column vector (1-D)."""
+    tensors = list(tensors)
+    n = len(tensors)
+    if n < 2:
+        raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {n}")
+    for i, t in enumerate(tensors):
+        nd = t._data.ndim
+        if i == 0 and nd not in (1, 2):
+            raise RuntimeError(f"multi_dot(): the first tensor must be 1D or 2D but got {nd}D")
+        if i == n - 1 and nd not in (1, 2):
+            raise RuntimeError(f"multi_dot(): the last tensor must be 1D or 2D but got {nd}D")
+        if 0 < i < n - 1 and nd != 2:
+            raise RuntimeError(f"multi_dot(): tensor {i} must be 2D but got {nd}D")
+        if t._data.dtype != tensors[0]._data.dtype:
+            raise RuntimeError(f"multi_dot(): all tensors must have be the same dtype but tensor "
+                               f"0 is {_tname(tensors[0]._data)} and tensor {i} "
+                               f"{_tname(t._data)}")
+    for i in range(n - 1):
+        a, b = tensors[i]._data.shape, tensors[i + 1]._data.shape
+        if a[-1] != b[0]:
+            raise RuntimeError(f"multi_dot(): tensors {i} and {i + 1} with shapes "
+                               f"{_list_str(a)} and {_list_str(b)} cannot be multiplied")
+    first_vec, last_vec = tensors[0]._data.ndim == 1, tensors[-1]._data.ndim == 1
+    if first_vec:
+        tensors[0] = tensors[0].unsqueeze(0)
+    if last_vec:
+        tensors[-1] = tensors[-1].unsqueeze(-1)
+    dims = [t._data.shape[0] for t in tensors] + [tensors[-1]._data.shape[1]]
+    split = _chain_order(dims)
+
+    def product(i, j):
+        if i == j:
+            return tensors[i]
+        k = split[i][j]
+        return product(i, k).matmul(product(k + 1, j))
+
+    r = product(0, n - 1)
+    shape = r._data.shape
+    if first_vec or last_vec:
+        r = r.reshape(*[s for s, drop in zip(shape, (first_vec, last_vec)) if not drop])
+    return r
+
+
 @register("chain_matmul", method=False)
 def chain_matmul(*matrices):
     """Deprecated product of 2-D matrices (``ember.linalg.multi_dot``)."""
@@ -756,9 +865,7 @@ def chain_matmul(*matrices):
             raise RuntimeError(f"Tensor dimension is {m._data.ndim}, expected 2 instead.")
     if len(matrices) == 1:
         return matrices[0].clone()
-    from .. import linalg
-
-    return linalg.multi_dot(matrices)
+    return _la().multi_dot(matrices)
 
 
 # -- torch.<name> / Tensor.<name> spellings of ember.linalg ---------------------------------
@@ -799,7 +906,7 @@ def logdet(input):
 def slogdet(input):
     """Sign and log-absolute-determinant (``ember.linalg.slogdet``)."""
     r = _la().slogdet(input)
-    return _la().SlogdetResult(r.sign, r.logabsdet)
+    return _rt.slogdet(r.sign, r.logabsdet)
 
 
 @register("cholesky")
@@ -826,16 +933,16 @@ def svd(input, some=True, compute_uv=True):
         # zero-filled U (m x m) and V (n x n) whatever ``some`` is, as PyTorch's
         zu = _make(xp.zeros(d.shape[:-2] + (m, m), d.dtype), input._device)
         zv = _make(xp.zeros(d.shape[:-2] + (n, n), d.dtype), input._device)
-        return la.SvdResult(zu, s, zv)
+        return _rt.svd(zu, s, zv)
     u, s, vh = la.svd(input, full_matrices=not some)
-    return la.SvdResult(u, s, vh.mT)
+    return _rt.svd(u, s, vh.mT)
 
 
 @register("qr")
 def qr(input, some=True):
     """``torch.qr``: the reduced (``some=True``) or complete QR decomposition."""
     r = _la().qr(input, mode="reduced" if some else "complete")
-    return _la().QrResult(r.Q, r.R)
+    return _rt.qr(r.Q, r.R)
 
 
 # -- torch.<name> / Tensor.<name> spellings of ember.linalg's factorizations -----------------
@@ -856,7 +963,7 @@ def matrix_exp(input):
 def cholesky_solve(input, input2, upper=False, out=None):
     """The solution of ``A X = input`` given the Cholesky factor ``input2`` of ``A``
     (lower, or upper with ``upper``)."""
-    from ..linalg._triangular import cholesky_solve as solve_
+    from .linalg_triangular import cholesky_solve as solve_
 
     return solve_(input, input2, upper)
 
@@ -865,7 +972,7 @@ def cholesky_solve(input, input2, upper=False, out=None):
 @accepts_out
 def cholesky_inverse(input, upper=False, out=None):
     """The inverse of ``A`` from its Cholesky factor ``input`` (lower, or upper)."""
-    from ..linalg._triangular import cholesky_inverse as inverse_
+    from .linalg_triangular import cholesky_inverse as inverse_
 
     return inverse_(input, upper)
 
@@ -875,8 +982,7 @@ def cholesky_inverse(input, upper=False, out=None):
 def triangular_solve(input, A, upper=True, transpose=False, unitriangular=False, out=None):
     """Deprecated ``(solution, cloned_coefficient)`` of ``A X = input`` for triangular ``A``
     (``ember.linalg.solve_triangular`` has the arguments the other way round)."""
-    from ..linalg._common import TriangularSolveResult
-    from ..linalg._triangular import triangular_solve as solve_
+    from .linalg_triangular import triangular_solve as solve_
 
     warnings.warn("torch.triangular_solve is deprecated in favor of "
                   "torch.linalg.solve_triangularand will be removed in a future PyTorch "
@@ -884,7 +990,7 @@ def triangular_solve(input, A, upper=True, transpose=False, unitriangular=False,
                   "not return a copy of one of the inputs.\nX = torch.triangular_solve(B, "
                   "A).solution\nshould be replaced with\nX = torch.linalg.solve_triangular(A, "
                   "B).", UserWarning, stacklevel=2)
-    return TriangularSolveResult(*solve_(input, A, upper, transpose, unitriangular))
+    return _rt.triangular_solve(*solve_(input, A, upper, transpose, unitriangular))
 
 
 @register("lu")
@@ -896,9 +1002,7 @@ def lu(A, pivot=True, get_infos=False, out=None):
                      "pivots = torch.linalg.lu_factor(A, compute_pivots)\nand\nLU, pivots, info "
                      "= torch.lu(A, compute_pivots, get_infos=True)\nshould be replaced with\nLU, "
                      "pivots, info = torch.linalg.lu_factor_ex(A, compute_pivots)")
-    from ..linalg._common import LuWithInfoResult
-
-    res = LuWithInfoResult(*_la().lu_factor_ex(A, pivot=pivot))
+    res = _rt._lu_with_info(*_la().lu_factor_ex(A, pivot=pivot))
     if not get_infos:
         res = (res.LU, res.pivots)
     if out is None:
@@ -922,7 +1026,7 @@ def lu_solve(input, LU_data, LU_pivots, out=None):
 @accepts_out
 def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True, out=None):
     """``(P, L, U)`` from the packed output of ``lu_factor``."""
-    from ..linalg._lu import lu_unpack as unpack_
+    from .linalg_lu import lu_unpack as unpack_
 
     return unpack_(LU_data, LU_pivots, unpack_data, unpack_pivots)
 
@@ -932,7 +1036,7 @@ def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True, out=None
 def geqrf(input, out=None):
     """``(a, tau)``: QR in LAPACK's geqrf format (``R`` on and above the diagonal, the
     Householder reflectors below, their scales in ``tau``)."""
-    from ..linalg._householder import geqrf as geqrf_
+    from .linalg_householder import geqrf as geqrf_
 
     return geqrf_(input)
 
@@ -948,7 +1052,7 @@ def orgqr(input, input2):
 def ormqr(input, input2, input3, left=True, transpose=False, out=None):
     """The product of ``input3`` with ``Q`` given by ``geqrf``'s reflectors, without forming
     ``Q``."""
-    from ..linalg._householder import ormqr as ormqr_
+    from .linalg_householder import ormqr as ormqr_
 
     return ormqr_(input, input2, input3, left, transpose)
 

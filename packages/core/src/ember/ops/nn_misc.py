@@ -17,15 +17,20 @@ import warnings
 import numpy as np
 
 from .. import _dtype
+from .._device import check_same_device, xp_of
+from .._dtype import scalar_type_name
 from .._tensor import Tensor, _make
 from ..autograd.grad_mode import GRAD, no_grad
 from ..autograd.graph import make_node_class, record
-from ._core import _pretty, cast_to, check_same_device, make_inplace, wrap_dim, xp_of
+from ._casts import cast_to
+from ._inplace import make_inplace
+from ._promotion import wrap_dim
 from .grid import affine_grid, cubic_weights, grid_sample
 from .registry import register
 
 __all__ = ["dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout",
-           "feature_alpha_dropout", "feature_dropout", "embedding", "embedding_bag", "one_hot",
+           "feature_alpha_dropout", "feature_dropout", "embedding", "check_padding_idx",
+           "embedding_bag", "one_hot",
            "bilinear",
            "pad",
            "interpolate", "upsample", "upsample_nearest", "upsample_bilinear", "pixel_shuffle",
@@ -65,7 +70,7 @@ def _dropout_impl(input, p, feature, alpha):
     d = input._data
     if d.dtype.kind != "f":
         raise RuntimeError(f"result type Float can't be cast to the desired output type "
-                           f"{_pretty(d.dtype)}")
+                           f"{scalar_type_name(d.dtype)}")
     if p == 1:
         return input * 0.0
     shape = d.shape
@@ -234,6 +239,18 @@ def _embedding_renorm(weight: Tensor, idx, max_norm, norm_type):
     weight._bump_version()
 
 
+def check_padding_idx(padding_idx, num_embeddings: int):
+    """``padding_idx`` as a non-negative row of a table of ``num_embeddings`` rows (None stays
+    None), with PyTorch's assertion (``F.embedding``'s and ``nn.Embedding``'s check)."""
+    if padding_idx is not None:
+        if padding_idx > 0:
+            assert padding_idx < num_embeddings, "Padding_idx must be within num_embeddings"
+        elif padding_idx < 0:
+            assert padding_idx >= -num_embeddings, "Padding_idx must be within num_embeddings"
+            padding_idx = num_embeddings + padding_idx
+    return padding_idx
+
+
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
               scale_grad_by_freq=False, sparse=False):
     """Rows of ``weight`` at the integer ``input``; ``padding_idx``'s row gets no gradient,
@@ -246,13 +263,8 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
     if sparse:
         raise NotImplementedError("ember: sparse embedding gradients are not supported")
     num = weight._data.shape[0]
-    if padding_idx is not None:
-        if padding_idx > 0:
-            assert padding_idx < num, "Padding_idx must be within num_embeddings"
-        elif padding_idx < 0:
-            assert padding_idx >= -num, "Padding_idx must be within num_embeddings"
-            padding_idx = num + padding_idx
-    else:
+    padding_idx = check_padding_idx(padding_idx, num)
+    if padding_idx is None:
         padding_idx = -1
     dev = check_same_device(input, weight)
     idx = input._data
@@ -859,34 +871,34 @@ _NODE_NAMES = {"nearest": "UpsampleNearest{}DBackward0", "nearest-exact":
                "trilinear": "UpsampleTrilinear3DBackward0"}
 
 
+def _per_spatial_dim(value, spatial, cast, what: tuple):
+    """``value`` (a number, or a list / tuple of one per spatial dim) as a list of one
+    ``cast`` number per dim; ``what`` words PyTorch's error: (the argument, how its value is
+    described, its format)."""
+    k = len(spatial)
+    if not isinstance(value, (list, tuple)):
+        return [cast(value)] * k
+    if len(value) != k:
+        name, described, fmt = what
+        raise ValueError(f"Input and {name} must have the same number of spatial dimensions, but "
+                         f"got input with spatial dimensions of {list(spatial)} and {described} "
+                         f"{list(value)}. Please provide input tensor in (N, C, d1, d2, ...,dK) "
+                         f"format and {fmt} format.")
+    return [cast(v) for v in value]
+
+
 def _output_sizes(input, size, scale_factor, recompute_scale_factor, k):
     spatial = input._data.shape[2:]
     if size is not None and scale_factor is not None:
         raise ValueError("only one of size or scale_factor should be defined")
     if size is not None:
-        if isinstance(size, (list, tuple)):
-            if len(size) != k:
-                raise ValueError("Input and output must have the same number of spatial "
-                                 f"dimensions, but got input with spatial dimensions of "
-                                 f"{list(spatial)} and output size of {list(size)}. Please "
-                                 "provide input tensor in (N, C, d1, d2, ...,dK) format and "
-                                 "output size in (o1, o2, ...,oK) format.")
-            sizes = [int(s) for s in size]
-        else:
-            sizes = [int(size)] * k
+        sizes = _per_spatial_dim(size, spatial, int, ("output", "output size of",
+                                                      "output size in (o1, o2, ...,oK)"))
         return sizes, [None] * k
     if scale_factor is None:
         raise ValueError("either size or scale_factor should be defined")
-    if isinstance(scale_factor, (list, tuple)):
-        if len(scale_factor) != k:
-            raise ValueError("Input and scale_factor must have the same number of spatial "
-                             f"dimensions, but got input with spatial dimensions of "
-                             f"{list(spatial)} and scale_factor of shape {list(scale_factor)}. "
-                             "Please provide input tensor in (N, C, d1, d2, ...,dK) format and "
-                             "scale_factor in (s1, s2, ...,sK) format.")
-        scales = [float(s) for s in scale_factor]
-    else:
-        scales = [float(scale_factor)] * k
+    scales = _per_spatial_dim(scale_factor, spatial, float, (
+        "scale_factor", "scale_factor of shape", "scale_factor in (s1, s2, ...,sK)"))
     sizes = [int(math.floor(n * s)) for n, s in zip(spatial, scales)]
     return sizes, ([None] * k if recompute_scale_factor else scales)
 
@@ -924,7 +936,7 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         raise NotImplementedError(f"Got {nd}D input, but {mode} mode needs {dims} input")
     if input._data.dtype.kind != "f" and mode not in ("nearest", "nearest-exact"):
         raise NotImplementedError(f'"upsample_{mode}{k}d_out_frame" not implemented for '
-                                  f"'{_pretty(input._data.dtype)}'")
+                                  f"'{scalar_type_name(input._data.dtype)}'")
     sizes, scales = _output_sizes(input, size, scale_factor, recompute_scale_factor, k)
     xp = xp_of(input)
     node = _node_for(_NODE_NAMES[mode].format(k))
@@ -969,17 +981,24 @@ def upsample_bilinear(input, size=None, scale_factor=None):
 
 # -- pixel shuffle ---------------------------------------------------------------------------
 
+def _shuffle_factor(input, factor, fn: str, name: str) -> int:
+    """``factor`` as an int, after the checks PyTorch's ``fn`` makes of it (``name``) and of
+    ``input`` (at least ``(C, H, W)``)."""
+    ndim = input._data.ndim
+    if ndim < 3:
+        raise RuntimeError(f"{fn} expects input to have at least 3 dimensions, but got input "
+                           f"with {ndim} dimension(s)")
+    r = int(factor)
+    if r <= 0:
+        raise RuntimeError(f"{fn} expects a positive {name}, but got {r}")
+    return r
+
+
 @register("pixel_shuffle", method=False)
 def pixel_shuffle(input, upscale_factor):
     """``(*, C * r**2, H, W)`` to ``(*, C, H * r, W * r)``."""
-    shape = input._data.shape
-    if len(shape) < 3:
-        raise RuntimeError(f"pixel_shuffle expects input to have at least 3 dimensions, but "
-                           f"got input with {len(shape)} dimension(s)")
-    r = int(upscale_factor)
-    if r <= 0:
-        raise RuntimeError(f"pixel_shuffle expects a positive upscale_factor, but got {r}")
-    *lead, c, h, w = shape
+    r = _shuffle_factor(input, upscale_factor, "pixel_shuffle", "upscale_factor")
+    *lead, c, h, w = input._data.shape
     if c % (r * r):
         raise RuntimeError("pixel_shuffle expects its input's 'channel' dimension to be "
                            f"divisible by the square of upscale_factor, but input.size(-3)={c} "
@@ -993,14 +1012,8 @@ def pixel_shuffle(input, upscale_factor):
 @register("pixel_unshuffle", method=False)
 def pixel_unshuffle(input, downscale_factor):
     """``(*, C, H * r, W * r)`` to ``(*, C * r**2, H, W)``."""
-    shape = input._data.shape
-    if len(shape) < 3:
-        raise RuntimeError(f"pixel_unshuffle expects input to have at least 3 dimensions, but "
-                           f"got input with {len(shape)} dimension(s)")
-    r = int(downscale_factor)
-    if r <= 0:
-        raise RuntimeError(f"pixel_unshuffle expects a positive downscale_factor, but got {r}")
-    *lead, c, h, w = shape
+    r = _shuffle_factor(input, downscale_factor, "pixel_unshuffle", "downscale_factor")
+    *lead, c, h, w = input._data.shape
     if h % r:
         raise RuntimeError("pixel_unshuffle expects height to be divisible by "
                            f"downscale_factor, but input.size(-2)={h} is not divisible by {r}")
@@ -1095,7 +1108,7 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
         raise RuntimeError("cdist only supports non-negative p values")
     if x1._data.dtype.kind != "f" or x2._data.dtype.kind != "f":
         raise RuntimeError("cdist only supports floating-point dtypes, X1 got: "
-                           f"{_pretty(x1._data.dtype)}")
+                           f"{scalar_type_name(x1._data.dtype)}")
     check_same_device(x1, x2)
     return _row_distance(x1.unsqueeze(-2) - x2.unsqueeze(-3), p)
 

@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 
-class _MapDatasetFetcher:
+class _BaseDatasetFetcher:
     def __init__(self, dataset, auto_collation: bool, collate_fn, drop_last: bool) -> None:
         self.dataset = dataset
         self.auto_collation = auto_collation
         self.collate_fn = collate_fn
         self.drop_last = drop_last
 
+    def fetch(self, index):
+        raise NotImplementedError
+
+
+class _MapDatasetFetcher(_BaseDatasetFetcher):
     def fetch(self, index):
         if self.auto_collation:
             getitems = getattr(self.dataset, "__getitems__", None)
@@ -19,12 +24,10 @@ class _MapDatasetFetcher:
         return self.collate_fn(data)
 
 
-class _IterableDatasetFetcher:
+class _IterableDatasetFetcher(_BaseDatasetFetcher):
     def __init__(self, dataset, auto_collation: bool, collate_fn, drop_last: bool) -> None:
+        super().__init__(dataset, auto_collation, collate_fn, drop_last)
         self.dataset_iter = iter(dataset)
-        self.auto_collation = auto_collation
-        self.collate_fn = collate_fn
-        self.drop_last = drop_last
         self.ended = False
 
     def fetch(self, index):

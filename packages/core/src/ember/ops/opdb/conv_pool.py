@@ -98,16 +98,24 @@ _NC = {1: (2, 3), 2: (2, 2), 3: (1, 2)}
 _POOL_X = {1: (9,), 2: (5, 6), 3: (3, 3, 4)}
 
 
+def _pool_input(maker, n, sizes, dtype, device, requires_grad):
+    """``(x, N, C, X)``: ``x(shape=(N, C) + X, **kw)`` makes an input of a pooling op of ``n``
+    spatial dims (``X = sizes[n]``) with ``maker`` (``make``, or ``distinct`` for max pooling,
+    whose gradient needs one maximum per window)."""
+    N, C = _NC[n]
+    X = sizes[n]
+
+    def x(shape=(N, C) + X, **kw):
+        return maker(shape, dtype, device, requires_grad=requires_grad, **kw)
+
+    return x, N, C, X
+
+
 def _max_pool_samples(n, return_indices_kw=True):
     """``max_pool{n}d``: ``(input, kernel_size, stride, padding, dilation, ceil_mode)``."""
 
     def samples(device, dtype, requires_grad=False):
-        N, C = _NC[n]
-        X = _POOL_X[n]
-
-        def x(shape=(N, C) + X, **kw):
-            return distinct(shape, dtype, device, requires_grad=requires_grad, **kw)
-
+        x, N, C, X = _pool_input(distinct, n, _POOL_X, dtype, device, requires_grad)
         yield SampleInput(x(), 2, name="kernel 2")
         yield SampleInput(x(), 3, 2, 1, name="kernel 3, stride 2, padding 1")
         yield SampleInput(x(), kernel_size=2, stride=1, dilation=2, name="dilation 2")
@@ -145,12 +153,7 @@ def _avg_pool_samples(n):
     count_include_pad[, divisor_override])``."""
 
     def samples(device, dtype, requires_grad=False):
-        N, C = _NC[n]
-        X = _POOL_X[n]
-
-        def x(shape=(N, C) + X, **kw):
-            return make(shape, dtype, device, requires_grad=requires_grad, **kw)
-
+        x, N, C, X = _pool_input(make, n, _POOL_X, dtype, device, requires_grad)
         yield SampleInput(x(), 2, name="kernel 2")
         yield SampleInput(x(), 3, 2, 1, name="padding, count_include_pad")
         yield SampleInput(x(), 3, 2, 1, count_include_pad=False, name="padding, pad excluded")
@@ -182,14 +185,8 @@ def _adaptive_samples(n, distinct_values, return_indices_kw=False):
     pooling."""
 
     def samples(device, dtype, requires_grad=False):
-        N, C = _NC[n]
-        X = _ADAPTIVE_X[n]
-
-        def x(shape=(N, C) + X, **kw):
-            if distinct_values:
-                return distinct(shape, dtype, device, requires_grad=requires_grad, **kw)
-            return make(shape, dtype, device, requires_grad=requires_grad, **kw)
-
+        x, N, C, X = _pool_input(distinct if distinct_values else make, n, _ADAPTIVE_X, dtype,
+                                 device, requires_grad)
         yield SampleInput(x(), 2, name="int, dividing")
         yield SampleInput(x(), _per(n, (3, 4, 3)), name="tuple, not dividing")
         yield SampleInput(x(), _per(n, (11, 5, 5)), name="larger than the input")

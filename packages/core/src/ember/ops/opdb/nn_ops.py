@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+from functools import partial
 
 import numpy as np
 
@@ -110,6 +111,12 @@ def aten_form(samples, lead: int, params: tuple):
             yield out
 
     return aten_samples
+
+
+def _define_aten_loss(name: str, samples, lead: int, params: tuple, **kwargs) -> None:
+    """``define`` the loss ``name``, whose registered op is PyTorch's ATen form, from the
+    samples of ``nn.functional.<name>`` (see :func:`aten_form`)."""
+    define(name, aten_form(samples, lead, params), torch=f"nn.functional.{name}", **kwargs)
 
 
 def _fresh(x):
@@ -657,10 +664,8 @@ def bce_logits_samples(device, dtype, requires_grad=False):
 
 # the registered ops below are the ATen forms (``torch.<name>``, integer reductions); their
 # samples are F's, which the PyTorch oracle takes, converted for ember's call (AtenSample)
-define("binary_cross_entropy_with_logits",
-       aten_form(bce_logits_samples, 2, (("weight", None), ("pos_weight", None),
-                                         ("reduction", "mean"))),
-       torch="nn.functional.binary_cross_entropy_with_logits")
+_define_aten_loss("binary_cross_entropy_with_logits", bce_logits_samples, 2,
+                  (("weight", None), ("pos_weight", None), ("reduction", "mean")))
 
 
 def kl_div_samples(device, dtype, requires_grad=False):
@@ -676,8 +681,7 @@ def kl_div_samples(device, dtype, requires_grad=False):
                    reduction="sum", name="noncontiguous")
 
 
-define("kl_div", aten_form(kl_div_samples, 2, (("reduction", "mean"),)),
-       torch="nn.functional.kl_div")
+_define_aten_loss("kl_div", kl_div_samples, 2, (("reduction", "mean"),))
 
 
 def poisson_nll_samples(device, dtype, requires_grad=False):
@@ -692,10 +696,8 @@ def poisson_nll_samples(device, dtype, requires_grad=False):
     yield NNSample(t((3, 4), -2, 2, noncontiguous=True), t((3, 4), 0, 4), name="noncontiguous")
 
 
-define("poisson_nll_loss",
-       aten_form(poisson_nll_samples, 2, (("log_input", True), ("full", False), ("eps", 1e-8),
-                                          ("reduction", "mean"))),
-       torch="nn.functional.poisson_nll_loss")
+_define_aten_loss("poisson_nll_loss", poisson_nll_samples, 2,
+                  (("log_input", True), ("full", False), ("eps", 1e-8), ("reduction", "mean")))
 
 
 def gaussian_nll_samples(device, dtype, requires_grad=False):
@@ -713,11 +715,7 @@ define("gaussian_nll_loss", gaussian_nll_samples, torch="nn.functional.gaussian_
 
 
 def margin_ranking_samples(device, dtype, requires_grad=False):
-    t = _maker(dtype, device, requires_grad)
-
-    def sign(shape):
-        return _sign(shape, dtype, device)
-
+    t, sign = _maker(dtype, device, requires_grad), partial(_sign, dtype=dtype, device=device)
     for r in _REDUCTIONS:
         yield NNSample(t((5,)), t((5,)), sign((5,)), reduction=r, name=r)
     yield NNSample(t((5,)), t((5,)), sign((5,)), 0.5, name="margin")
@@ -725,17 +723,12 @@ def margin_ranking_samples(device, dtype, requires_grad=False):
     yield NNSample(t((2, 3)), t((2, 3)), sign((2, 3)), name="2-d")
 
 
-define("margin_ranking_loss",
-       aten_form(margin_ranking_samples, 3, (("margin", 0.0), ("reduction", "mean"))),
-       torch="nn.functional.margin_ranking_loss")
+_define_aten_loss("margin_ranking_loss", margin_ranking_samples, 3,
+                  (("margin", 0.0), ("reduction", "mean")))
 
 
 def hinge_embedding_samples(device, dtype, requires_grad=False):
-    t = _maker(dtype, device, requires_grad)
-
-    def sign(shape):
-        return _sign(shape, dtype, device)
-
+    t, sign = _maker(dtype, device, requires_grad), partial(_sign, dtype=dtype, device=device)
     for r in _REDUCTIONS:
         yield NNSample(t((2, 3), 0, 2), sign((2, 3)), reduction=r, name=r)
     yield NNSample(t((5,), 0, 2), sign((5,)), 1.5, name="margin")
@@ -743,26 +736,20 @@ def hinge_embedding_samples(device, dtype, requires_grad=False):
     yield NNSample(t((3, 4), 0, 2, noncontiguous=True), sign((3, 4)), name="noncontiguous")
 
 
-define("hinge_embedding_loss",
-       aten_form(hinge_embedding_samples, 2, (("margin", 1.0), ("reduction", "mean"))),
-       torch="nn.functional.hinge_embedding_loss")
+_define_aten_loss("hinge_embedding_loss", hinge_embedding_samples, 2,
+                  (("margin", 1.0), ("reduction", "mean")))
 
 
 def cosine_embedding_samples(device, dtype, requires_grad=False):
-    t = _maker(dtype, device, requires_grad)
-
-    def sign(shape):
-        return _sign(shape, dtype, device)
-
+    t, sign = _maker(dtype, device, requires_grad), partial(_sign, dtype=dtype, device=device)
     for r in _REDUCTIONS:
         yield NNSample(t((4, 3)), t((4, 3)), sign((4,)), reduction=r, name=r)
     yield NNSample(t((4, 3)), t((4, 3)), sign((4,)), 0.2, name="margin")
     yield NNSample(t((3,)), t((3,)), sign(()), margin=-0.5, name="1-d")
 
 
-define("cosine_embedding_loss",
-       aten_form(cosine_embedding_samples, 3, (("margin", 0.0), ("reduction", "mean"))),
-       torch="nn.functional.cosine_embedding_loss")
+_define_aten_loss("cosine_embedding_loss", cosine_embedding_samples, 3,
+                  (("margin", 0.0), ("reduction", "mean")))
 
 
 def triplet_samples(device, dtype, requires_grad=False):
@@ -775,10 +762,9 @@ def triplet_samples(device, dtype, requires_grad=False):
     yield NNSample(t((3,)), t((3,)), t((3,)), margin=5.0, name="1-d")
 
 
-define("triplet_margin_loss",
-       aten_form(triplet_samples, 3, (("margin", 1.0), ("p", 2), ("eps", 1e-6), ("swap", False),
-                                      ("reduction", "mean"))),
-       torch="nn.functional.triplet_margin_loss")
+_define_aten_loss("triplet_margin_loss", triplet_samples, 3,
+                  (("margin", 1.0), ("p", 2), ("eps", 1e-6), ("swap", False),
+                   ("reduction", "mean")))
 
 
 def _squared_distance(a, b):
@@ -877,12 +863,12 @@ def ctc_samples(device, dtype, requires_grad=False):
                    name="impossible alignment, zero_infinity")
 
 
-define("ctc_loss",
-       aten_form(ctc_samples, 4, (("blank", 0), ("reduction", "mean"), ("zero_infinity", False))),
-       torch="nn.functional.ctc_loss",
-       skip={"gradgradcheck": "not twice differentiable, as in PyTorch: a backward through "
-                              "the gradient raises 'derivative for aten::_ctc_loss_backward "
-                              "is not implemented' (tests/core/test_loss.py)"})
+_define_aten_loss("ctc_loss", ctc_samples, 4,
+                  (("blank", 0), ("reduction", "mean"), ("zero_infinity", False)),
+                  skip={"gradgradcheck": "not twice differentiable, as in PyTorch: a backward "
+                                         "through the gradient raises 'derivative for "
+                                         "aten::_ctc_loss_backward is not implemented' "
+                                         "(tests/core/test_loss.py)"})
 
 
 # -- normalizations ---------------------------------------------------------------------------
@@ -1241,24 +1227,30 @@ define("interpolate", interpolate_samples, dtypes=FLOAT + ("uint8",),
 _SHUFFLE_DTYPES = FLOAT_AND_INT + ("uint8", "bool")
 
 
-def pixel_shuffle_samples(device, dtype, requires_grad=False):
-    t = _maker(dtype, device, requires_grad)
-    yield NNSample(t((1, 8, 2, 3)), 2, name="r=2")
-    yield NNSample(t((2, 9, 2, 2)), 3, name="r=3")
-    yield NNSample(t((4, 2, 2)), 2, name="no batch")
-    yield NNSample(t((2, 2, 4, 2, 1)), 2, name="two batch dims")
-    yield NNSample(t((1, 3, 2, 2)), 1, name="r=1")
-    yield NNSample(t((0, 4, 2, 2)), 2, name="empty batch")
-    yield NNSample(t((1, 4, 2, 3), noncontiguous=True), 2, name="noncontiguous")
+#: pixel_shuffle's ``(input shape, upscale factor, name)``; pixel_unshuffle takes their results
+#: but the empty batch's (PyTorch 2.13's pixel_unshuffle returns an empty input unchanged: a
+#: ``(0, 1, 4, 4)`` result where Ember's is ``(0, 4, 2, 2)``)
+_SHUFFLE_CASES = (((1, 8, 2, 3), 2, "r=2"), ((2, 9, 2, 2), 3, "r=3"), ((4, 2, 2), 2, "no batch"),
+                  ((2, 2, 4, 2, 1), 2, "two batch dims"), ((1, 3, 2, 2), 1, "r=1"),
+                  ((0, 4, 2, 2), 2, "empty batch"), ((1, 4, 2, 3), 2, "noncontiguous"))
 
 
-def pixel_unshuffle_samples(device, dtype, requires_grad=False):
-    t = _maker(dtype, device, requires_grad)
-    yield NNSample(t((1, 2, 4, 6)), 2, name="r=2")
-    yield NNSample(t((2, 1, 3, 3)), 3, name="r=3")
-    yield NNSample(t((1, 2, 4)), 2, name="no batch")
-    yield NNSample(t((2, 2, 1, 2, 4)), 2, name="two batch dims")
-    yield NNSample(t((1, 2, 4, 4), noncontiguous=True), 2, name="noncontiguous")
+def _shuffled(shape, r):
+    *lead, c, h, w = shape
+    return (*lead, c // (r * r), h * r, w * r)
+
+
+def _shuffle_samples(unshuffle: bool):
+    def samples(device, dtype, requires_grad=False):
+        t = _maker(dtype, device, requires_grad)
+        for shape, r, name in _SHUFFLE_CASES:
+            if unshuffle:
+                if name == "empty batch":
+                    continue
+                shape = _shuffled(shape, r)
+            yield NNSample(t(shape, noncontiguous=name == "noncontiguous"), r, name=name)
+
+    return samples
 
 
 def channel_shuffle_samples(device, dtype, requires_grad=False):
@@ -1271,8 +1263,8 @@ def channel_shuffle_samples(device, dtype, requires_grad=False):
     yield NNSample(t((2, 6, 4), noncontiguous=True), 3, name="noncontiguous")
 
 
-define("pixel_shuffle", pixel_shuffle_samples, dtypes=_SHUFFLE_DTYPES)
-define("pixel_unshuffle", pixel_unshuffle_samples, dtypes=_SHUFFLE_DTYPES)
+define("pixel_shuffle", _shuffle_samples(False), dtypes=_SHUFFLE_DTYPES)
+define("pixel_unshuffle", _shuffle_samples(True), dtypes=_SHUFFLE_DTYPES)
 define("channel_shuffle", channel_shuffle_samples, dtypes=_SHUFFLE_DTYPES)
 define("native_channel_shuffle", channel_shuffle_samples, dtypes=_SHUFFLE_DTYPES)
 

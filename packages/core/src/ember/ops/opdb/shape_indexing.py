@@ -874,32 +874,42 @@ define("index_select", sampler(_index_select_samples), dtypes=ALL,
            a.shape[:dim % a.ndim] + (index.size,) + a.shape[dim % a.ndim + 1:]))
 
 
-def _index_add_samples(T, device, dtype, rg):
-    yield SampleInput(T((5, 3)), 0, _ix([0, 4, 2, 0], device), T((4, 3)),
-                      name="repeated indices")
-    yield SampleInput(T((5, 3)), 1, _ix([2, 0], device), T((5, 2)), name="dim 1")
+def _index_source_samples(cases, extra=None):
+    """Samples ``(input, dim, index, source)`` of index_add / index_copy from ``cases``, each
+    ``(input shape, dim, index values, source shape, name)`` (non-contiguous input and
+    source where the name says so), then those of ``extra(T, device, dtype)``."""
+
+    def gen(T, device, dtype, rg):
+        for shape, dim, index, source, name in cases:
+            nc = name == "noncontiguous"
+            yield SampleInput(T(shape, noncontiguous=nc), dim, _ix(index, device),
+                              T(source, noncontiguous=nc), name=name)
+        if extra is not None:
+            yield from extra(T, device, dtype)
+
+    return sampler(gen)
+
+
+def _index_add_alpha(T, device, dtype):
     yield SampleInput(T((5, 3)), -2, _ix([1, 3], device, "int32"), T((2, 3)),
                       alpha=_scalar(dtype, 2), name="alpha, int32 index")
-    yield SampleInput(T((4,)), 0, _ix([3, 3], device), T((2,)), name="1-D")
-    yield SampleInput(T(()), 0, _ix([0], device), T(()), name="0-d")
-    yield SampleInput(T((3, 4), noncontiguous=True), 1, _ix([1, 3], device),
-                      T((3, 2), noncontiguous=True), name="noncontiguous")
 
 
-define("index_add", sampler(_index_add_samples), dtypes=ALL)
-
-
-def _index_copy_samples(T, device, dtype, rg):
-    yield SampleInput(T((5, 3)), 0, _ix([4, 0, 2], device), T((3, 3)))
-    yield SampleInput(T((5, 3)), 1, _ix([2, 0], device), T((5, 2)), name="dim 1")
-    yield SampleInput(T((5, 3)), -1, _ix([1], device), T((5, 1)), name="dim -1")
-    yield SampleInput(T((4,)), 0, _ix([3, 1], device), T((2,)), name="1-D")
-    yield SampleInput(T(()), 0, _ix([0], device), T(()), name="0-d")
-    yield SampleInput(T((3, 4), noncontiguous=True), 1, _ix([3, 1], device),
-                      T((3, 2), noncontiguous=True), name="noncontiguous")
-
-
-define("index_copy", sampler(_index_copy_samples), dtypes=ALL)
+define("index_add", _index_source_samples((
+    ((5, 3), 0, [0, 4, 2, 0], (4, 3), "repeated indices"),
+    ((5, 3), 1, [2, 0], (5, 2), "dim 1"),
+    ((4,), 0, [3, 3], (2,), "1-D"),
+    ((), 0, [0], (), "0-d"),
+    ((3, 4), 1, [1, 3], (3, 2), "noncontiguous"),
+), _index_add_alpha), dtypes=ALL)
+define("index_copy", _index_source_samples((  # unique indices: the copies do not collide
+    ((5, 3), 0, [4, 0, 2], (3, 3), ""),
+    ((5, 3), 1, [2, 0], (5, 2), "dim 1"),
+    ((5, 3), -1, [1], (5, 1), "dim -1"),
+    ((4,), 0, [3, 1], (2,), "1-D"),
+    ((), 0, [0], (), "0-d"),
+    ((3, 4), 1, [3, 1], (3, 2), "noncontiguous"),
+)), dtypes=ALL)
 
 
 def _index_fill_samples(T, device, dtype, rg):

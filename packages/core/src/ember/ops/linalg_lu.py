@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._device import check_same_device, xp_of
+from .._dtype import scalar_type_name
 from .._tensor import _make
-from ..autograd.grad_mode import GRAD
 from ..autograd.graph import make_node_class, record
-from ..ops._core import _pretty, accepts_out, check_same_device, xp_of
-from ..ops.linalg import broadcast_shapes_or_raise
-from ._common import (
+from ._inplace import accepts_out
+from .linalg import _list_str, broadcast_shapes_or_raise
+from .linalg_common import (
     LinAlgError,
     LinalgLuFactorExResult,
     LinalgLuFactorResult,
@@ -25,14 +26,19 @@ from ._common import (
     LinalgSolveExResult,
     LuUnpackResult,
     batch_prefix,
+    cat,
+    check_dims,
+    check_equation_shapes,
+    check_square,
     const,
     flatten_batch,
     kernel_dtype,
     multi_ctx,
+    needs_grad,
     record_multi,
     saved_outputs,
 )
-from ._triangular import solve_triangular, trsm
+from .linalg_triangular import solve_triangular, trsm
 
 __all__ = ["getrf", "lu_factor", "lu_factor_ex", "lu", "lu_unpack", "lu_solve", "solve_ex",
            "permutation_matrix"]
@@ -117,7 +123,7 @@ def _check_lu_input(A, fn: str) -> None:
     d = A._data
     if d.ndim < 2:
         raise RuntimeError(f"{fn}: Expected tensor with 2 or more dimensions. Got size: "
-                           f"[{', '.join(map(str, d.shape))}] instead")
+                           f"{_list_str(d.shape)} instead")
     kernel_dtype(A, "lu_cpu")
 
 
@@ -161,20 +167,20 @@ def lu_backward(gL, gU, P, L, U):
                   None if gU is None else -gU.triu().matmul(U.mT))
         gA = solve_triangular(U1.mT, gA.tril(-1), upper=False, left=False)
         if gU is not None:
-            gA = _cat([gA + gU.narrow(-1, 0, k).triu(), gU.narrow(-1, k, n - k)], -1)
+            gA = cat([gA + gU.narrow(-1, 0, k).triu(), gU.narrow(-1, k, n - k)], -1)
         gA = solve_triangular(L.mT, gA, upper=True, unitriangular=True)
         if gU is None:
-            gA = _cat([gA, _zeros_like(U.narrow(-1, k, n - k))], -1)
+            gA = cat([gA, _zeros_like(U.narrow(-1, k, n - k))], -1)
     else:  # tall: A = P [L1; L2] U
         L1 = L.narrow(-2, 0, k)
         gA = _add(None if gU is None else gU.matmul(U.mT),
                   None if gL is None else -L.mT.matmul(gL.tril(-1)))
         gA = solve_triangular(L1.mT, gA.triu(), upper=True, unitriangular=True)
         if gL is not None:
-            gA = _cat([gA + gL.narrow(-2, 0, k).tril(-1), gL.narrow(-2, k, m - k)], -2)
+            gA = cat([gA + gL.narrow(-2, 0, k).tril(-1), gL.narrow(-2, k, m - k)], -2)
         gA = solve_triangular(U.mT, gA, upper=False, left=False)
         if gL is None:
-            gA = _cat([gA, _zeros_like(L.narrow(-2, k, m - k))], -2)
+            gA = cat([gA, _zeros_like(L.narrow(-2, k, m - k))], -2)
     return gA if P is None else P.matmul(gA)
 
 
@@ -182,12 +188,6 @@ def _add(a, b):
     if a is None:
         return b
     return a if b is None else a + b
-
-
-def _cat(tensors, dim):
-    from .. import cat
-
-    return cat(tensors, dim)
 
 
 def _zeros_like(t):
@@ -233,7 +233,7 @@ def _lu_factor_ex(A, pivot, check_errors, fn):
     if check_errors and info.size and bool((info != 0).any()):
         raise _zero_pivot_error(A, info, fn)
     LU = _make(lu_a, A._device)
-    if GRAD.enabled and A.requires_grad:
+    if needs_grad(A):
         record(LinalgLuFactorExBackward0, LU, (A,), (), (piv.copy(), pivot), True)
     return LU, _make(piv, A._device), _make(info, A._device)
 
@@ -269,7 +269,7 @@ def lu(A, *, pivot=True, out=None):
     upper = xp.triu(lu_a[..., :k, :])
     p = permutation_matrix(xp, piv, m, dt) if pivot else xp.zeros((0,), dtype=dt)
     P, L, U = (_make(x, A._device) for x in (p, lower, upper))
-    if GRAD.enabled and A.requires_grad:
+    if needs_grad(A):
         record_multi(LinalgLuBackward0, (None, L, U), (A,), (), p.copy() if pivot else None)
     return LinalgLuResult(P, L, U)
 
@@ -283,7 +283,7 @@ def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True, *, out=N
     d, pd = LU_data._data, LU_pivots._data
     if d.ndim < 2:
         raise RuntimeError(f"torch.lu_unpack: Expected tensor with 2 or more dimensions. Got "
-                           f"size: [{', '.join(map(str, d.shape))}] instead")
+                           f"size: {_list_str(d.shape)} instead")
     if pd.dtype != np.int32:
         raise RuntimeError("torch.lu_unpack: LU_pivots is expected to be a contiguous tensor of "
                            "torch.int32 dtype.")
@@ -291,8 +291,7 @@ def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True, *, out=N
     k = min(m, n)
     if pd.shape[:-1] != d.shape[:-2] or pd.ndim == 0 or pd.shape[-1] > k:
         raise RuntimeError(f"torch.lu_unpack: Expected LU_pivots of shape "
-                           f"[{', '.join(map(str, d.shape[:-2] + (k,)))}], but got "
-                           f"[{', '.join(map(str, pd.shape))}]")
+                           f"{_list_str(d.shape[:-2] + (k,))}, but got {_list_str(pd.shape)}")
     check_same_device(LU_data, LU_pivots)
     xp = xp_of(LU_data)
     empty = _make(xp.zeros((0,), dtype=d.dtype), LU_data._device)
@@ -313,21 +312,18 @@ def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True, *, out=N
 def _check_lu_solve(LU, pivots, B, left):
     fn = "linalg.lu_solve"
     ld, pd, bd = LU._data, pivots._data, B._data
-    if ld.ndim < 2:
-        raise RuntimeError(f"torch.{fn}: The input tensor A must have at least 2 dimensions.")
-    if bd.ndim < 2:
-        raise RuntimeError(f"{fn}: The input tensor B must have at least 2 dimensions.")
+    check_dims(ld, f"torch.{fn}")
+    check_dims(bd, fn, "B")
     if ld.dtype.kind != "f":
         raise RuntimeError(f"torch.{fn}: Expected a floating point or complex tensor as input. "
-                           f"Got {_pretty(ld.dtype)}")
+                           f"Got {scalar_type_name(ld.dtype)}")
     kernel_dtype(LU, f"{fn}_cpu")
+    check_square(ld, f"torch.{fn}")
     n = ld.shape[-1]
-    if ld.shape[-2] != n:
-        raise RuntimeError(f"torch.{fn}: A must be batches of square matrices, but they are "
-                           f"{ld.shape[-2]} by {n} matrices")
     if bd.dtype != ld.dtype:
         raise RuntimeError(f"{fn}: Expected LU and B to have the same dtype, but found LU of type "
-                           f"{_pretty(ld.dtype)} and B of type {_pretty(bd.dtype)} instead")
+                           f"{scalar_type_name(ld.dtype)} and B of type "
+                           f"{scalar_type_name(bd.dtype)} instead")
     if pd.dtype != np.int32:
         raise RuntimeError(f"{fn}: pivots should be a Tensor of scalar type torch.int32")
     if pd.ndim == 0 or pd.shape[-1] != n:
@@ -335,11 +331,8 @@ def _check_lu_solve(LU, pivots, B, left):
                            "the matrix")
     if pd.shape != ld.shape[:-1]:
         raise RuntimeError(f"{fn}: Expected LU.shape[:-1] and pivots.shape to be the same, but "
-                           f"got pivots with shape [{', '.join(map(str, pd.shape))}] instead")
-    if (bd.shape[-2] if left else bd.shape[-1]) != n:
-        eq = "AX = B" if left else "XA = B"
-        raise RuntimeError(f"{fn}: Incompatible shapes of A and B for the equation {eq} "
-                           f"({n}x{n} and {bd.shape[-2]}x{bd.shape[-1]})")
+                           f"got pivots with shape {_list_str(pd.shape)} instead")
+    check_equation_shapes(n, bd, left, fn)
     broadcast_shapes_or_raise(ld.shape[:-2], bd.shape[:-2])
     check_same_device(LU, pivots, B)
 
@@ -372,7 +365,7 @@ def solve_ex(A, B, *, left=True, check_errors=False, out=None):
     """``(result, info)``: ``linalg.solve`` that reports a singular ``A`` in ``info`` (the
     index of the zero on U's diagonal, as ``lu_factor_ex``) instead of raising, unless
     ``check_errors``."""
-    from ._decompositions import solve
+    from .linalg_decompositions import solve
 
     try:
         x = solve(A, B, left=left)

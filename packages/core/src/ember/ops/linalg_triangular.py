@@ -11,12 +11,22 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._device import check_same_device, xp_of
 from .._tensor import _make
-from ..autograd.grad_mode import GRAD
 from ..autograd.graph import make_node_class, record
-from ..ops._core import _pretty, accepts_out, check_same_device, sum_to_size, xp_of
-from ..ops.linalg import broadcast_shapes_or_raise
-from ._common import LinAlgError, batch_prefix, kernel_dtype
+from ._factories import sum_to_size
+from ._inplace import accepts_out
+from .linalg import broadcast_shapes_or_raise
+from .linalg_common import (
+    LinAlgError,
+    batch_prefix,
+    check_dims,
+    check_equation_shapes,
+    check_linear_solve,
+    check_square,
+    kernel_dtype,
+    needs_grad,
+)
 
 __all__ = ["trsm", "solve_triangular", "triangular_solve", "cholesky_solve",
            "cholesky_inverse"]
@@ -61,10 +71,6 @@ def _substitute(A, rhs, X, start, stop, upper, unitriangular):
         X[..., i, :] = r
 
 
-def _shape(shape) -> str:
-    return "x".join(str(s) for s in shape)
-
-
 # -- solve_triangular ------------------------------------------------------------------------
 
 def _solve_triangular_bw(node, g):
@@ -93,18 +99,10 @@ def solve_triangular(input, B, *, upper, left=True, unitriangular=False, out=Non
     A = input
     fn = "linalg.solve_triangular"
     ad, bd = A._data, B._data
-    if ad.ndim < 2:
-        raise RuntimeError(f"{fn}: The input tensor A must have at least 2 dimensions.")
-    if bd.ndim < 2:
-        raise RuntimeError(f"{fn}: The input tensor B must have at least 2 dimensions.")
-    n = ad.shape[-1]
-    if ad.shape[-2] != n:
-        raise RuntimeError(f"{fn}: A must be batches of square matrices, but they are "
-                           f"{ad.shape[-2]} by {n} matrices")
-    if (bd.shape[-2] if left else bd.shape[-1]) != n:
-        eq = "AX = B" if left else "XA = B"
-        raise RuntimeError(f"{fn}: Incompatible shapes of A and B for the equation {eq} "
-                           f"({n}x{n} and {_shape(bd.shape[-2:])})")
+    check_dims(ad, fn)
+    check_dims(bd, fn, "B")
+    check_square(ad, fn)
+    check_equation_shapes(ad.shape[-1], bd, left, fn)
     broadcast_shapes_or_raise(ad.shape[:-2], bd.shape[:-2])
     kernel_dtype(A, "triangular_solve_cpu")
     check_same_device(A, B)
@@ -118,7 +116,7 @@ def solve_triangular(input, B, *, upper, left=True, unitriangular=False, out=Non
         x = trsm(xp, ad.swapaxes(-1, -2), bd.swapaxes(-1, -2), not upper,
                  unitriangular).swapaxes(-1, -2)
     res = _make(x, A._device)
-    if GRAD.enabled and (A.requires_grad or B.requires_grad):
+    if needs_grad(A, B):
         record(LinalgSolveTriangularBackward0, res, (A, B), (A, B), (upper, left, unitriangular),
                True)
     return res
@@ -133,25 +131,12 @@ def triangular_solve(b, A, upper=True, transpose=False, unitriangular=False):
         if t.ndim < 2:
             raise RuntimeError(f"torch.triangular_solve: Expected {name} to have at least 2 "
                                f"dimensions, but it has {t.ndim} dimensions instead")
-    if bd.dtype != ad.dtype:
-        raise RuntimeError(f"Expected b and A to have the same dtype, but found b of type "
-                           f"{_pretty(bd.dtype)} and A of type {_pretty(ad.dtype)} instead.")
-    _check_square(ad)
-    if ad.shape[-1] != bd.shape[-2]:
-        raise RuntimeError(f"Incompatible matrix sizes for triangular_solve: each A matrix is "
-                           f"{ad.shape[-2]} by {ad.shape[-1]} but each b matrix is "
-                           f"{bd.shape[-2]} by {bd.shape[-1]}")
+    check_linear_solve(bd, ad, "triangular_solve")
     batch = broadcast_shapes_or_raise(bd.shape[:-2], ad.shape[:-2])
     coef = A.expand(*batch, *ad.shape[-2:]) if ad.shape[:-2] != batch else A
     x = solve_triangular(A.mT if transpose else A, b, upper=upper != bool(transpose),
                          unitriangular=unitriangular)
     return x, coef.clone()
-
-
-def _check_square(ad, prefix: str = "") -> None:
-    if ad.shape[-1] != ad.shape[-2]:
-        raise RuntimeError(f"{prefix}A must be batches of square matrices, but they are "
-                           f"{ad.shape[-2]} by {ad.shape[-1]} matrices")
 
 
 # -- cholesky_solve, cholesky_inverse --------------------------------------------------------
@@ -193,19 +178,12 @@ def cholesky_solve(B, L, upper=False, *, out=None):
     if ld.ndim < 2:
         raise RuntimeError(f"u should have at least 2 dimensions, but has {ld.ndim} dimensions "
                            "instead")
-    if bd.dtype != ld.dtype:
-        raise RuntimeError(f"Expected b and A to have the same dtype, but found b of type "
-                           f"{_pretty(bd.dtype)} and A of type {_pretty(ld.dtype)} instead.")
-    _check_square(ld)
-    if ld.shape[-1] != bd.shape[-2]:
-        raise RuntimeError(f"Incompatible matrix sizes for cholesky_solve: each A matrix is "
-                           f"{ld.shape[-2]} by {ld.shape[-1]} but each b matrix is "
-                           f"{bd.shape[-2]} by {bd.shape[-1]}")
+    check_linear_solve(bd, ld, "cholesky_solve")
     broadcast_shapes_or_raise(bd.shape[:-2], ld.shape[:-2])
     kernel_dtype(L, "cholesky_solve_cpu")
     check_same_device(B, L)
     res = _make(_cholesky_solve_array(xp_of(L), ld, bd, upper), L._device)
-    if GRAD.enabled and (B.requires_grad or L.requires_grad):
+    if needs_grad(B, L):
         record(CholeskySolveBackward0, res, (B, L), (B, L), bool(upper), True)
     return res
 
@@ -228,9 +206,8 @@ def cholesky_inverse(L, upper=False, *, out=None):
     ``LinAlgError`` when a diagonal element of the factor is zero."""
     fn = "cholesky_inverse"
     ld = L._data
-    if ld.ndim < 2:
-        raise RuntimeError(f"{fn}: The input tensor A must have at least 2 dimensions.")
-    _check_square(ld, f"{fn}: ")
+    check_dims(ld, fn)
+    check_square(ld, fn)
     kernel_dtype(L, "cholesky_inverse_out_cpu")
     xp = xp_of(L)
     n = ld.shape[-1]
@@ -251,6 +228,6 @@ def cholesky_inverse(L, upper=False, *, out=None):
     else:
         r = inv_factor.swapaxes(-1, -2) @ inv_factor
     res = _make(r, L._device)
-    if GRAD.enabled and L.requires_grad:
+    if needs_grad(L):
         record(CholeskyInverseBackward0, res, (L,), (L,), bool(upper), True)
     return res

@@ -12,14 +12,17 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._device import check_same_device, xp_of
+from .._dtype import scalar_type_name
 from .._tensor import _make
-from ..autograd.grad_mode import GRAD
-from ..ops._core import _pretty, accepts_out, check_same_device, xp_of
-from ._common import (
+from ._inplace import accepts_out
+from .linalg import _list_str
+from .linalg_common import (
     GeqrfResult,
     const,
     flatten_batch,
     kernel_dtype,
+    needs_grad,
     not_differentiable,
     record_not_differentiable,
 )
@@ -108,7 +111,7 @@ def _run(tensors, fn):
     arrays (the result wrapped as a tensor of the first one's device)."""
     first = tensors[0]
     xp, dt = xp_of(first), first._data.dtype
-    if GRAD.enabled and any(t.requires_grad for t in tensors):
+    if needs_grad(*tensors):
         r = fn(*tensors, lambda make: const(first, make(xp, dt)))
         return r.clone() if r is tensors[-1] else r  # no reflectors: a copy of C
     arrays = [t._data for t in tensors]
@@ -118,21 +121,25 @@ def _run(tensors, fn):
 
 # -- householder_product (orgqr) --------------------------------------------------------------
 
-def _check_reflectors(A, tau, fn: str, kernel: str):
-    ad, td = A._data, tau._data
+def _check_reflectors(ad, td, fn: str, cd=None):
+    """PyTorch's checks of the arrays of ``geqrf``'s output (``input``, ``tau``) passed to
+    ``fn``, and of the matrices ``other`` (``cd``) they multiply, where there are some."""
     if ad.ndim < 2:
         raise RuntimeError(f"{fn}: input must have at least 2 dimensions.")
+    if cd is not None and cd.ndim < 2:
+        raise RuntimeError(f"{fn}: other must have at least 2 dimensions.")
     if td.ndim != ad.ndim - 1:
         raise RuntimeError(f"{fn}: Expected tau to have one dimension less than input, but got "
                            f"tau.ndim equal to {td.ndim} and input.ndim is equal to {ad.ndim}")
-    if td.shape[:-1] != ad.shape[:-2]:
-        raise RuntimeError(f"{fn}: Expected batch dimensions of tau to be equal to "
-                           f"input.shape[:-2], but got [{', '.join(map(str, td.shape[:-1]))}]")
-    if td.dtype != ad.dtype:
-        raise RuntimeError(f"{fn}: tau dtype {_pretty(td.dtype)} does not match input dtype "
-                           f"{_pretty(ad.dtype)}")
-    check_same_device(A, tau)
-    kernel_dtype(A, kernel)
+    if cd is not None and cd.ndim != ad.ndim:
+        raise RuntimeError(f"{fn}: Expected other to have the same number of dimensions as "
+                           f"input, but got other.ndim equal to {cd.ndim} and input.ndim is "
+                           f"equal to {ad.ndim}")
+    batches = [("tau", td.shape[:-1])] + ([] if cd is None else [("other", cd.shape[:-2])])
+    for name, batch in batches:
+        if batch != ad.shape[:-2]:
+            raise RuntimeError(f"{fn}: Expected batch dimensions of {name} to be equal to "
+                               f"input.shape[:-2], but got {_list_str(batch)}")
 
 
 @accepts_out
@@ -149,7 +156,12 @@ def householder_product(input, tau, *, out=None):
     if ad.ndim >= 2 and td.ndim and ad.shape[-1] < td.shape[-1]:
         raise RuntimeError(f"{fn}: input.shape[-1] must be greater than or equal to "
                            "tau.shape[-1]")
-    _check_reflectors(A, tau, fn, "orgqr_cpu")
+    _check_reflectors(ad, td, fn)
+    if td.dtype != ad.dtype:
+        raise RuntimeError(f"{fn}: tau dtype {scalar_type_name(td.dtype)} does not match input "
+                           f"dtype {scalar_type_name(ad.dtype)}")
+    check_same_device(A, tau)
+    kernel_dtype(A, "orgqr_cpu")
     m, n = ad.shape[-2:]
     xp = xp_of(A)
     eye = xp.broadcast_to(xp.eye(m, n, dtype=ad.dtype), ad.shape).copy()
@@ -165,23 +177,7 @@ def ormqr(input, input2, input3, left=True, transpose=False, *, out=None):
     A, tau, C = input, input2, input3
     fn = "torch.ormqr"
     ad, td, cd = A._data, tau._data, C._data
-    if ad.ndim < 2:
-        raise RuntimeError(f"{fn}: input must have at least 2 dimensions.")
-    if cd.ndim < 2:
-        raise RuntimeError(f"{fn}: other must have at least 2 dimensions.")
-    if td.ndim != ad.ndim - 1:
-        raise RuntimeError(f"{fn}: Expected tau to have one dimension less than input, but got "
-                           f"tau.ndim equal to {td.ndim} and input.ndim is equal to {ad.ndim}")
-    if cd.ndim != ad.ndim:
-        raise RuntimeError(f"{fn}: Expected other to have the same number of dimensions as "
-                           f"input, but got other.ndim equal to {cd.ndim} and input.ndim is "
-                           f"equal to {ad.ndim}")
-    if td.shape[:-1] != ad.shape[:-2]:
-        raise RuntimeError(f"{fn}: Expected batch dimensions of tau to be equal to "
-                           f"input.shape[:-2], but got [{', '.join(map(str, td.shape[:-1]))}]")
-    if cd.shape[:-2] != ad.shape[:-2]:
-        raise RuntimeError(f"{fn}: Expected batch dimensions of other to be equal to "
-                           f"input.shape[:-2], but got [{', '.join(map(str, cd.shape[:-2]))}]")
+    _check_reflectors(ad, td, fn, cd)
     side = -2 if left else -1
     if cd.shape[side] != ad.shape[-2]:
         raise RuntimeError(f"{fn}: other.shape[{side}] must be equal to input.shape[-2]")
@@ -191,8 +187,8 @@ def ormqr(input, input2, input3, left=True, transpose=False, *, out=None):
     for t, name in ((C, "other"), (tau, "tau")):
         if t._data.dtype != ad.dtype:
             raise RuntimeError(f"{fn}: Expected input and {name} to have the same dtype, but "
-                               f"input has dtype{_pretty(ad.dtype)} and {name} has dtype "
-                               f"{_pretty(t._data.dtype)}")
+                               f"input has dtype{scalar_type_name(ad.dtype)} and {name} has dtype "
+                               f"{scalar_type_name(t._data.dtype)}")
     check_same_device(A, tau, C)
     kernel_dtype(A, "ormqr_cpu")
     return _run((A, tau, C), lambda V, t, c, const_like: apply_reflectors(

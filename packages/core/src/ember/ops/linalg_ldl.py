@@ -18,15 +18,20 @@ import math
 
 import numpy as np
 
+from .._device import check_same_device, xp_of
+from .._dtype import scalar_type_name
 from .._tensor import _make
-from ..ops._core import _pretty, accepts_out, check_same_device, xp_of
-from ..ops.linalg import broadcast_shapes_or_raise
-from ._common import (
+from ._inplace import accepts_out
+from .linalg import _list_str, broadcast_shapes_or_raise
+from .linalg_common import (
     LinAlgError,
     LinalgLdlFactorExResult,
     LinalgLdlFactorResult,
     batch_prefix,
+    check_dims,
     check_float,
+    check_linear_solve,
+    check_square,
     flatten_batch,
     kernel_dtype,
     not_differentiable,
@@ -228,12 +233,8 @@ LinalgLdlSolveBackward0 = not_differentiable("LinalgLdlSolveBackward0")
 def _ldl_factor_ex(A, check_errors, fn):
     d = A._data
     checks = "torch.linalg.ldl_factor_ex"  # PyTorch's checks name it for ldl_factor too
-    if d.ndim < 2:
-        raise RuntimeError(f"{checks}: The input tensor A must have at least 2 dimensions.")
-    n = d.shape[-1]
-    if d.shape[-2] != n:
-        raise RuntimeError(f"{checks}: A must be batches of square matrices, but they are "
-                           f"{d.shape[-2]} by {n} matrices")
+    check_dims(d, checks)
+    check_square(d, checks)
     if d.dtype.kind != "f":
         check_float(A, checks)
     kernel_dtype(A, "ldl_factor_kernel_cpu")
@@ -275,28 +276,21 @@ def ldl_solve(LD, pivots, B, *, hermitian=False, out=None):
     differentiable, as in PyTorch."""
     fn = "torch.linalg.ldl_solve"
     ld, pd, bd = LD._data, pivots._data, B._data
-    if ld.ndim < 2:
-        raise RuntimeError(f"{fn}: The input tensor A must have at least 2 dimensions.")
+    check_dims(ld, fn)
+    check_square(ld, fn)
     n = ld.shape[-1]
-    if ld.shape[-2] != n:
-        raise RuntimeError(f"{fn}: A must be batches of square matrices, but they are "
-                           f"{ld.shape[-2]} by {n} matrices")
     if bd.ndim < 2:
         raise IndexError(f"Dimension out of range (expected to be in range of [-{max(bd.ndim, 1)}"
                          f", {max(bd.ndim, 1) - 1}], but got -2)")
     if ld.dtype.kind != "f":
         check_float(LD, fn)
     if pd.dtype.kind not in "iu":
-        raise RuntimeError(f"{fn}: Expected pivots to be integers. Got {_pretty(pd.dtype)}")
+        raise RuntimeError(f"{fn}: Expected pivots to be integers. Got "
+                           f"{scalar_type_name(pd.dtype)}")
     if pd.shape != ld.shape[:-1]:
         raise RuntimeError(f"{fn}: Expected LD.shape[:-1] and pivots.shape to be the same, but "
-                           f"got pivots with shape [{', '.join(map(str, pd.shape))}] instead")
-    if bd.dtype != ld.dtype:
-        raise RuntimeError(f"Expected b and A to have the same dtype, but found b of type "
-                           f"{_pretty(bd.dtype)} and A of type {_pretty(ld.dtype)} instead.")
-    if bd.shape[-2] != n:
-        raise RuntimeError(f"Incompatible matrix sizes for {fn}: each A matrix is {n} by {n} "
-                           f"but each b matrix is {bd.shape[-2]} by {bd.shape[-1]}")
+                           f"got pivots with shape {_list_str(pd.shape)} instead")
+    check_linear_solve(bd, ld, fn)
     batch = broadcast_shapes_or_raise(ld.shape[:-2], bd.shape[:-2])
     kernel_dtype(LD, "ldl_solve_kernel_cpu")
     check_same_device(LD, pivots, B)

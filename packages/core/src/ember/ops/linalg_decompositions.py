@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._device import check_same_device, xp_of
+from .._dtype import scalar_type_name
 from .._tensor import _make
-from ..autograd.grad_mode import GRAD
 from ..autograd.graph import make_node_class, record
-from ..ops._core import _pretty, accepts_out, check_same_device, sum_to_size, xp_of
-from ..ops.linalg import broadcast_shapes_or_raise
-from ._common import (
+from ._factories import sum_to_size
+from ._inplace import accepts_out
+from .linalg import _list_str, _shape_str, broadcast_shapes_or_raise
+from .linalg_common import (
     LinalgCholeskyExResult,
     LinalgEighResult,
     LinAlgError,
@@ -20,25 +22,26 @@ from ._common import (
     LinalgSlogdetResult,
     LinalgSvdResult,
     batch_prefix,
+    cat,
+    check_dims,
     check_float,
     check_matrix,
+    check_square,
     const,
     eye_like,
     first_failing,
     lu_zero_pivot,
     multi_ctx,
+    needs_grad,
     record_multi,
     saved_outputs,
+    with_info,
 )
 
 __all__ = ["inv", "inv_ex", "det", "slogdet", "solve", "cholesky", "cholesky_ex", "qr", "eigh",
            "eigvalsh", "svd", "svdvals", "pinv", "matrix_rank", "lstsq", "matrix_power"]
 
 _LinAlgErrorNp = np.linalg.LinAlgError
-
-
-def _needs_grad(*tensors) -> bool:
-    return GRAD.enabled and any(t.requires_grad for t in tensors)
 
 
 def _singular(A, fn: str):
@@ -66,7 +69,7 @@ def inv(A, *, out=None):
     except _LinAlgErrorNp:
         raise _singular(A, "linalg.inv") from None
     res = _make(r, A._device)
-    if _needs_grad(A):
+    if needs_grad(A):
         record(LinalgInvExBackward0, res, (A,), (), None, True)
     return res
 
@@ -74,20 +77,7 @@ def inv(A, *, out=None):
 @accepts_out
 def inv_ex(A, *, check_errors=False, out=None):
     """``(inverse, info)``; ``info`` is the LAPACK status (0: success)."""
-    try:
-        return LinalgInvExResult(inv(A), _info_zeros(A))
-    except LinAlgError:
-        if check_errors:
-            raise
-    host = A._host()
-    info = np.array([lu_zero_pivot(m) for m in host.reshape((-1,) + host.shape[-2:])],
-                    dtype=np.int32).reshape(host.shape[:-2])
-    nan = xp_of(A).full(A._data.shape, np.nan, dtype=A._data.dtype)
-    return LinalgInvExResult(_make(nan, A._device), const(A, xp_of(A).asarray(info)))
-
-
-def _info_zeros(A):
-    return const(A, xp_of(A).zeros(A._data.shape[:-2], dtype=np.int32))
+    return with_info(LinalgInvExResult, lambda: inv(A), A, lu_zero_pivot, check_errors)
 
 
 # -- det, slogdet --------------------------------------------------------------------------
@@ -121,7 +111,7 @@ def det(A, *, out=None):
     """Determinant of a square matrix (or batch)."""
     check_matrix(A, "linalg.det", square=True)
     res = _make(xp_of(A).linalg.det(A._data), A._device)
-    if _needs_grad(A):
+    if needs_grad(A):
         record(LinalgDetBackward0, res, (A,), (A,), None, True)
     return res
 
@@ -144,7 +134,7 @@ def slogdet(A, *, out=None):
     sign, logabs = xp_of(A).linalg.slogdet(A._data)
     sign = _make(sign, A._device)
     logabs = _make(logabs, A._device)
-    if _needs_grad(A):  # sign is attached as in PyTorch, but gets no gradient
+    if needs_grad(A):  # sign is attached as in PyTorch, but gets no gradient
         record_multi(LinalgSlogdetBackward0, (sign, logabs), (A,), (A,))
     return LinalgSlogdetResult(sign, logabs)
 
@@ -181,8 +171,8 @@ def solve(A, B, *, left=True, out=None):
     ad, bd = A._data, B._data
     if ad.dtype != bd.dtype:
         raise RuntimeError(f"linalg.solve: Expected A and B to have the same dtype, but found A "
-                           f"of type {_pretty(ad.dtype)} and B of type {_pretty(bd.dtype)} "
-                           "instead")
+                           f"of type {scalar_type_name(ad.dtype)} and B of type "
+                           f"{scalar_type_name(bd.dtype)} instead")
     check_same_device(A, B)
     vector = bd.ndim == 1 or (bd.ndim == ad.ndim - 1 and bd.shape == ad.shape[:-1])
     bm = bd[..., None] if vector else bd
@@ -190,7 +180,7 @@ def solve(A, B, *, left=True, out=None):
     if bm.ndim < 2 or bm.shape[-2] != n:
         shape = bm.shape[-2:] if bm.ndim >= 2 else (bm.shape[0], 1)
         raise RuntimeError(f"linalg.solve: Incompatible shapes of A and B for the equation "
-                           f"AX = B ({n}x{n} and {_shape(shape)})")
+                           f"AX = B ({n}x{n} and {_shape_str(shape)})")
     batch = broadcast_shapes_or_raise(bm.shape[:-2], ad.shape[:-2])
     xp = xp_of(A)
     try:
@@ -204,13 +194,9 @@ def solve(A, B, *, left=True, out=None):
     if vector:
         x = x[..., 0]
     res = _make(x, A._device)
-    if _needs_grad(A, B):
+    if needs_grad(A, B):
         record(LinalgSolveExBackward0, res, (A, B), (A, B), vector, True)
     return res
-
-
-def _shape(shape) -> str:
-    return "x".join(str(s) for s in shape)
 
 
 # -- cholesky -------------------------------------------------------------------------------
@@ -268,7 +254,7 @@ def cholesky(A, *, upper=False, out=None, _name="linalg.cholesky"):
     if upper:
         r = r.swapaxes(-1, -2)
     res = _make(r, A._device)
-    if _needs_grad(A):
+    if needs_grad(A):
         record(LinalgCholeskyExBackward0, res, (A,), (), upper, True)
     return res
 
@@ -276,16 +262,8 @@ def cholesky(A, *, upper=False, out=None, _name="linalg.cholesky"):
 @accepts_out
 def cholesky_ex(A, *, upper=False, check_errors=False, out=None):
     """``(L, info)``; ``info`` is the order of the failing leading minor (0: success)."""
-    try:
-        return LinalgCholeskyExResult(cholesky(A, upper=upper), _info_zeros(A))
-    except LinAlgError:
-        if check_errors:
-            raise
-    host = A._host()
-    info = np.array([_not_pd_order(m) for m in host.reshape((-1,) + host.shape[-2:])],
-                    dtype=np.int32).reshape(host.shape[:-2])
-    nan = xp_of(A).full(A._data.shape, np.nan, dtype=A._data.dtype)
-    return LinalgCholeskyExResult(_make(nan, A._device), const(A, xp_of(A).asarray(info)))
+    return with_info(LinalgCholeskyExResult, lambda: cholesky(A, upper=upper), A, _not_pd_order,
+                     check_errors)
 
 
 # -- qr -------------------------------------------------------------------------------------
@@ -311,7 +289,7 @@ def _qr_bw(node, grads):
             gQ = Y.matmul(gV.mT) if gQ is None else gQ + Y.matmul(gV.mT)
         gX = _qr_square_grad(Q, R.narrow(-1, 0, m), gQ, gU)
         gY = Q.matmul(gV) if gV is not None else Y * 0
-        return (_cat_last(gX, gY),)
+        return (cat([gX, gY], -1),)
     return (_qr_square_grad(Q, R, gQ, gR),)
 
 
@@ -327,12 +305,6 @@ def _qr_square_grad(Q, R, gQ, gR):
     if gQ is not None:
         X = X + gQ
     return solve(R, X.mT).mT
-
-
-def _cat_last(a, b):
-    from .. import cat
-
-    return cat([a, b], -1)
 
 
 LinalgQrBackward0 = make_node_class("LinalgQrBackward0", _qr_bw, n_out=2)
@@ -353,7 +325,7 @@ def qr(A, mode="reduced", *, out=None):
     else:
         q, r = xp.linalg.qr(A._data, mode=mode)
     Q, R = _make(q, A._device), _make(r, A._device)
-    if _needs_grad(A):
+    if needs_grad(A):
         record_multi(LinalgQrBackward0, (Q, R), (A,), (A,) if m < n else (), (mode, m, n))
     return LinalgQrResult(Q, R)
 
@@ -387,7 +359,8 @@ def _check_eigh(A, UPLO):
     _check_uplo(UPLO)
     dt = A._data.dtype
     if dt.kind != "f":  # PyTorch's kernel-dispatch error, not the usual dtype check
-        raise NotImplementedError(f'"linalg_eigh_cpu" not implemented for \'{_pretty(dt)}\'')
+        raise NotImplementedError(f'"linalg_eigh_cpu" not implemented for '
+                                  f"'{scalar_type_name(dt)}'")
     check_matrix(A, "linalg.eigh", square=True)
 
 
@@ -398,7 +371,7 @@ def eigh(A, UPLO="L", *, out=None):
     _check_eigh(A, UPLO)
     w, v = xp_of(A).linalg.eigh(A._data, UPLO=UPLO)
     L, V = _make(w, A._device), _make(v, A._device)
-    if _needs_grad(A):
+    if needs_grad(A):
         record_multi(LinalgEighBackward0, (L, V), (A,))
     return LinalgEighResult(L, V)
 
@@ -406,7 +379,7 @@ def eigh(A, UPLO="L", *, out=None):
 @accepts_out
 def eigvalsh(A, UPLO="L", *, out=None):
     """Eigenvalues (ascending) of a symmetric matrix."""
-    if _needs_grad(A):
+    if needs_grad(A):
         return eigh(A, UPLO).eigenvalues
     _check_eigh(A, UPLO)
     return _make(xp_of(A).linalg.eigvalsh(A._data, UPLO=UPLO), A._device)
@@ -483,7 +456,7 @@ def svd(A, full_matrices=True, *, driver=None, out=None):
     else:
         u, s, vh = xp.linalg.svd(d, full_matrices=full_matrices)
     U, S, Vh = (_make(x, A._device) for x in (u, s, vh))
-    if _needs_grad(A):
+    if needs_grad(A):
         record_multi(LinalgSvdBackward0, (U, S, Vh), (A,), (), (full_matrices, m, n))
     return LinalgSvdResult(U, S, Vh)
 
@@ -491,7 +464,7 @@ def svd(A, full_matrices=True, *, driver=None, out=None):
 @accepts_out
 def svdvals(A, *, driver=None, out=None):
     """Singular values, descending."""
-    if _needs_grad(A):
+    if needs_grad(A):
         return svd(A, full_matrices=False, driver=driver).S
     check_matrix(A, "linalg.svd")
     d = A._data
@@ -536,8 +509,8 @@ def pinv(A, *, atol=None, rtol=None, hermitian=False, rcond=None, out=None):
     Singular values below ``max(atol, rtol * s_max)`` are treated as zero."""
     d = A._data
     if d.ndim < 2 or d.dtype.kind != "f":
-        raise RuntimeError(f"linalg.pinv({_pretty(d.dtype)}{{[{', '.join(map(str, d.shape))}]}})"
-                           ": expected a tensor with 2 or more dimensions of float, double, "
+        raise RuntimeError(f"linalg.pinv({scalar_type_name(d.dtype)}{{{_list_str(d.shape)}}}): "
+                           "expected a tensor with 2 or more dimensions of float, double, "
                            "cfloat or cdouble types")
     if rcond is not None:
         rtol = rcond
@@ -555,7 +528,7 @@ def pinv(A, *, atol=None, rtol=None, hermitian=False, rcond=None, out=None):
         sinv = xp.where(s > tol, 1 / xp.where(s == 0, 1, s), 0).astype(d.dtype)
         r = (vh.swapaxes(-1, -2) * sinv[..., None, :]) @ u.swapaxes(-1, -2)
     res = _make(r, A._device)
-    if _needs_grad(A):
+    if needs_grad(A):
         record(LinalgPinvBackward0, res, (A,), (A,), None, True)
     return res
 
@@ -628,18 +601,14 @@ CopyBackwards = make_node_class("CopyBackwards", _copy_backwards)
 def matrix_power(A, n: int, *, out=None):
     """``A`` to the integer power ``n`` by repeated squaring (``n < 0`` inverts first)."""
     d = A._data
-    if d.ndim < 2:
-        raise RuntimeError("linalg.matrix_power: The input tensor A must have at least 2 "
-                           "dimensions.")
-    if d.shape[-1] != d.shape[-2]:
-        raise RuntimeError(f"linalg.matrix_power: A must be batches of square matrices, but they "
-                           f"are {d.shape[-2]} by {d.shape[-1]} matrices")
+    check_dims(d, "linalg.matrix_power")
+    check_square(d, "linalg.matrix_power")
     n = int(n)
     if n == 0:  # identities; of an A that requires grad, with a zero gradient (PyTorch's copy_)
         xp = xp_of(A)
         out = _make(xp.broadcast_to(xp.eye(d.shape[-1], dtype=d.dtype), d.shape).copy(),
                     A._device)
-        if _needs_grad(A):
+        if needs_grad(A):
             record(CopyBackwards, out, (A,), (), None)
         return out
     if n < 0:

@@ -14,13 +14,22 @@ import numbers
 
 import numpy as np
 
+from .._device import xp_of
+from .._dtype import scalar_type_name
 from .._tensor import _make
-from ..autograd.grad_mode import GRAD
 from ..autograd.graph import make_node_class, record
-from ..ops._core import _pretty, accepts_out, xp_of
-from ._common import LinAlgError, const, flatten_batch
-from ._decompositions import inv, inv_ex, solve, svdvals
-from ._norms import matrix_norm
+from ._inplace import accepts_out
+from .linalg_common import (
+    LinAlgError,
+    cat,
+    check_dims,
+    check_square,
+    const,
+    flatten_batch,
+    needs_grad,
+)
+from .linalg_decompositions import inv, inv_ex, solve, svdvals
+from .linalg_norms import matrix_norm
 
 __all__ = ["matrix_exp", "cond", "tensorinv", "tensorsolve", "vander", "diagonal"]
 
@@ -129,8 +138,6 @@ def _expm_scaled(xp, a, norm, theta):
 def _matrix_exp_bw(node, g):
     # exp of the block matrix [[A^T, G], [0, A^T]] holds the gradient in its upper-right block
     (A,) = node.saved
-    from .. import cat
-
     At = A.mT
     zeros = const(A, xp_of(A).zeros(A._data.shape, dtype=A._data.dtype))
     meta = cat([cat([At, g], -1), cat([zeros, At], -1)], -2)
@@ -145,16 +152,12 @@ def matrix_exp(input):
     """The matrix exponential of a (batch of) square matrix."""
     A = input
     d = A._data
-    if d.ndim < 2:
-        raise RuntimeError("linalg.matrix_exp: The input tensor A must have at least 2 "
-                           "dimensions.")
+    check_dims(d, "linalg.matrix_exp")
+    check_square(d, "linalg.matrix_exp")
     n = d.shape[-1]
-    if d.shape[-2] != n:
-        raise RuntimeError(f"linalg.matrix_exp: A must be batches of square matrices, but they "
-                           f"are {d.shape[-2]} by {n} matrices")
     if d.dtype.kind != "f":
         raise RuntimeError(f"linalg.matrix_exp: Expected a floating point or complex tensor as "
-                           f"input. Got {_pretty(d.dtype)}")
+                           f"input. Got {scalar_type_name(d.dtype)}")
     xp = xp_of(A)
     if n == 0:
         r = d.copy()
@@ -164,7 +167,7 @@ def matrix_exp(input):
         work = d.astype(np.float32) if d.dtype == np.float16 else d  # no half thresholds
         r = _expm_array(xp, flatten_batch(work)).reshape(d.shape).astype(d.dtype, copy=False)
     res = _make(r, A._device)
-    if GRAD.enabled and A.requires_grad:
+    if needs_grad(A):
         record(LinalgMatrixExpBackward0, res, (A,), (A,))
     return res
 
@@ -263,7 +266,7 @@ def vander(x, *, N=None):
     dt = x._data.dtype
     if dt.kind not in "fiu" or dt == np.float16:
         raise RuntimeError(f"linalg.vander supports floating point, complex, and integer "
-                           f"tensors, but got {_pretty(dt)}")
+                           f"tensors, but got {scalar_type_name(dt)}")
     x_ = x.unsqueeze(-1) if x._data.ndim == 0 else x
     shape = tuple(x_._data.shape)
     n = shape[-1] if N is None else int(N)
@@ -271,8 +274,6 @@ def vander(x, *, N=None):
         raise RuntimeError("N must be greater than 1.")
     powers = x_.unsqueeze(-1).expand(*shape, n - 1).cumprod(-1)
     ones = const(x, xp_of(x).ones(shape + (1,), dtype=powers._data.dtype))
-    from .. import cat
-
     return cat([ones, powers], -1)
 
 

@@ -1,4 +1,4 @@
-"""What the functions of ``ember.linalg`` share: PyTorch's argument checks and errors, the
+"""What the kernels of ``ember.linalg`` share: PyTorch's argument checks and errors, the
 result types, and the recording of ops with several differentiable outputs."""
 
 from __future__ import annotations
@@ -6,15 +6,18 @@ from __future__ import annotations
 import numpy as np
 
 from .. import return_types as _rt
+from .._device import xp_of
+from .._dtype import scalar_type_name
 from .._tensor import _make
 from ..autograd.grad_mode import GRAD
 from ..autograd.graph import make_node_class, record
-from ..ops._core import _pretty, xp_of
 
 
 class LinAlgError(RuntimeError):
     """A linear-algebra routine failed on its input (``torch.linalg.LinAlgError``)."""
 
+
+LinAlgError.__module__ = "ember.linalg"  # its public home (as numpy.linalg.LinAlgError's)
 
 # PyTorch's ``torch.return_types``: named tuples with PyTorch's type names and fields
 SlogdetResult = _rt.slogdet
@@ -31,38 +34,80 @@ LinalgLuResult = _rt.linalg_lu
 LinalgLuFactorResult = _rt.linalg_lu_factor
 LinalgLuFactorExResult = _rt.linalg_lu_factor_ex
 LuUnpackResult = _rt.lu_unpack
-LuWithInfoResult = _rt._lu_with_info
 LinalgLdlFactorResult = _rt.linalg_ldl_factor
 LinalgLdlFactorExResult = _rt.linalg_ldl_factor_ex
 LinalgSolveExResult = _rt.linalg_solve_ex
 GeqrfResult = _rt.geqrf
-TriangularSolveResult = _rt.triangular_solve
 
+
+# -- PyTorch's argument checks ---------------------------------------------------------------
 
 def check_float(A, fn: str) -> None:
     """PyTorch's dtype checks of a LAPACK-backed function ``fn``."""
     dt = A._data.dtype
     if dt.kind != "f":
         raise RuntimeError(f"{fn}: Expected a floating point or complex tensor as input. Got "
-                           f"{_pretty(dt)}")
+                           f"{scalar_type_name(dt)}")
     if dt == np.float16:
         raise RuntimeError(f"{fn}: Low precision dtypes not supported. Got Half")
 
 
+def check_dims(d, fn: str, name: str = "A") -> None:
+    """The array ``d`` (the tensor ``name`` of ``fn``) is a (batch of) matrix."""
+    if d.ndim < 2:
+        raise RuntimeError(f"{fn}: The input tensor {name} must have at least 2 dimensions.")
+
+
+def check_square(d, fn: str = "") -> None:
+    """The matrices of the array ``d`` are square (``fn``, when given, prefixes the error)."""
+    if d.shape[-1] != d.shape[-2]:
+        raise RuntimeError(f"{fn + ': ' if fn else ''}A must be batches of square matrices, but "
+                           f"they are {d.shape[-2]} by {d.shape[-1]} matrices")
+
+
 def check_matrix(A, fn: str, square: bool = False) -> None:
     """``A`` is a (batch of) matrix, square if asked, of a floating dtype."""
-    shape = A._data.shape
-    if len(shape) < 2:
-        raise RuntimeError(f"{fn}: The input tensor A must have at least 2 dimensions.")
-    if square and shape[-1] != shape[-2]:
-        raise RuntimeError(f"{fn}: A must be batches of square matrices, but they are "
-                           f"{shape[-2]} by {shape[-1]} matrices")
+    check_dims(A._data, fn)
+    if square:
+        check_square(A._data, fn)
     check_float(A, fn)
+
+
+def check_linear_solve(b, A, fn: str) -> None:
+    """PyTorch's ``linearSolveCheckInputs`` for ``A X = b`` (arrays): one dtype, square
+    ``A``, as many rows in ``b`` as ``A`` has columns."""
+    if b.dtype != A.dtype:
+        raise RuntimeError(f"Expected b and A to have the same dtype, but found b of type "
+                           f"{scalar_type_name(b.dtype)} and A of type "
+                           f"{scalar_type_name(A.dtype)} instead.")
+    check_square(A)
+    if A.shape[-1] != b.shape[-2]:
+        raise RuntimeError(f"Incompatible matrix sizes for {fn}: each A matrix is "
+                           f"{A.shape[-2]} by {A.shape[-1]} but each b matrix is "
+                           f"{b.shape[-2]} by {b.shape[-1]}")
+
+
+def check_equation_shapes(n: int, b, left: bool, fn: str) -> None:
+    """The array ``b`` fits ``A X = B`` (``X A = B`` unless ``left``) for an n x n ``A``."""
+    if (b.shape[-2] if left else b.shape[-1]) != n:
+        eq = "AX = B" if left else "XA = B"
+        raise RuntimeError(f"{fn}: Incompatible shapes of A and B for the equation {eq} "
+                           f"({n}x{n} and {b.shape[-2]}x{b.shape[-1]})")
+
+
+def kernel_dtype(A, kernel: str) -> None:
+    """PyTorch's dispatch error for a LAPACK kernel that has no version for ``A``'s dtype
+    (integers, bool, half)."""
+    dt = A._data.dtype
+    if dt.kind != "f" or dt == np.float16:
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{scalar_type_name(dt)}\'')
 
 
 def batch_prefix(A, index: int) -> str:
     return f"(Batch element {index}): " if A._data.ndim > 2 else ""
 
+
+# -- LAPACK's info on the error path ----------------------------------------------------------
 
 def lu_zero_pivot(a) -> int:
     """The 1-based index of the first zero pivot of LU with partial pivoting (LAPACK getrf's
@@ -91,6 +136,34 @@ def first_failing(batch, fails):
     return 0, batch.shape[-1]
 
 
+def info_zeros(A):
+    """A zero ``info`` (int32, one per matrix of ``A``): LAPACK's success."""
+    return const(A, xp_of(A).zeros(A._data.shape[:-2], dtype=np.int32))
+
+
+def with_info(result_cls, factor, A, info_of, check_errors: bool):
+    """``result_cls(factor(), info)`` for an ``_ex`` variant: zero ``info`` on success; when
+    ``factor`` raises ``LinAlgError`` (re-raised with ``check_errors``), a result of NaNs and
+    ``info_of(matrix)`` (LAPACK's info) for each matrix of ``A``."""
+    try:
+        return result_cls(factor(), info_zeros(A))
+    except LinAlgError:
+        if check_errors:
+            raise
+    host = A._host()
+    info = np.array([info_of(m) for m in host.reshape((-1,) + host.shape[-2:])],
+                    dtype=np.int32).reshape(host.shape[:-2])
+    nan = xp_of(A).full(A._data.shape, np.nan, dtype=A._data.dtype)
+    return result_cls(_make(nan, A._device), const(A, xp_of(A).asarray(info)))
+
+
+# -- tensors and arrays -------------------------------------------------------------------------
+
+def needs_grad(*tensors) -> bool:
+    """Whether an op on ``tensors`` is recorded by autograd."""
+    return GRAD.enabled and any(t.requires_grad for t in tensors)
+
+
 def const(like, array):
     """``array`` as a tensor on ``like``'s device, outside the graph."""
     return _make(array, like._device)
@@ -100,6 +173,23 @@ def eye_like(t, n: int | None = None):
     """The identity matrix of ``t``'s dtype and device (size ``n`` or ``t``'s last dim)."""
     d = t._data
     return _make(xp_of(t).eye(d.shape[-1] if n is None else n, dtype=d.dtype), t._device)
+
+
+def flatten_batch(arr, core: int = 2):
+    """``arr`` reshaped to (batch, *last ``core`` dims) (well defined for empty batches and
+    empty matrices, where ``reshape(-1, ...)`` is not)."""
+    shape = arr.shape
+    batch = 1
+    for s in shape[:len(shape) - core]:
+        batch *= s
+    return arr.reshape((batch,) + shape[len(shape) - core:])
+
+
+def cat(tensors, dim: int):
+    """``ember.cat(tensors, dim)`` (looked up on use, as a backward's callers see it)."""
+    from .. import cat as cat_
+
+    return cat_(tensors, dim)
 
 
 # -- ops with several outputs -------------------------------------------------------------
@@ -162,14 +252,6 @@ def saved_outputs(node):
     return res
 
 
-def kernel_dtype(A, kernel: str) -> None:
-    """PyTorch's dispatch error for a LAPACK kernel that has no version for ``A``'s dtype
-    (integers, bool, half)."""
-    dt = A._data.dtype
-    if dt.kind != "f" or dt == np.float16:
-        raise NotImplementedError(f'"{kernel}" not implemented for \'{_pretty(dt)}\'')
-
-
 def not_differentiable(name: str, error=RuntimeError):
     """A node class for an op PyTorch does not differentiate: its backward raises ``error``
     with PyTorch's message (so the failure comes at ``backward()``, as in PyTorch)."""
@@ -183,15 +265,5 @@ def not_differentiable(name: str, error=RuntimeError):
 def record_not_differentiable(node_cls, out, inputs, message: str) -> None:
     """Attach ``node_cls`` (from ``not_differentiable``) to ``out`` when an input requires
     grad, so that ``out.requires_grad`` is as in PyTorch and backward raises ``message``."""
-    if GRAD.enabled and any(t.requires_grad for t in inputs):
+    if needs_grad(*inputs):
         record(node_cls, out, inputs, (), message)
-
-
-def flatten_batch(arr, core: int = 2):
-    """``arr`` reshaped to (batch, *last ``core`` dims) (well defined for empty batches and
-    empty matrices, where ``reshape(-1, ...)`` is not)."""
-    shape = arr.shape
-    batch = 1
-    for s in shape[:len(shape) - core]:
-        batch *= s
-    return arr.reshape((batch,) + shape[len(shape) - core:])

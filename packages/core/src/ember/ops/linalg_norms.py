@@ -9,12 +9,15 @@ import numbers
 import numpy as np
 
 from .. import _dtype
+from .._device import xp_of
+from .._dtype import scalar_type_name
 from .._tensor import _make
 from ..autograd.grad_mode import GRAD
 from ..autograd.graph import make_node_class, record
-from ..ops._core import _pretty, accepts_out, normalize_dims, xp_of
-from ._common import const
-from ._decompositions import svdvals
+from ._inplace import accepts_out
+from ._promotion import normalize_dims
+from .linalg_common import check_dims, const
+from .linalg_decompositions import svdvals
 
 __all__ = ["vector_norm", "matrix_norm", "norm"]
 
@@ -81,14 +84,14 @@ def _cast_for_norm(x, dtype, fn):
     d = x._data
     if d.dtype.kind != "f":
         raise RuntimeError(f"{fn}: Expected a floating point or complex tensor as input. Got "
-                           f"{_pretty(d.dtype)}")
+                           f"{scalar_type_name(d.dtype)}")
     if dtype is None:
         return x
     dt = _dtype.to_dtype(dtype)
     if np.promote_types(d.dtype, dt.np) != dt.np:
-        raise RuntimeError(f"{fn}: the dtype of the input ({_pretty(d.dtype)}) should be "
+        raise RuntimeError(f"{fn}: the dtype of the input ({scalar_type_name(d.dtype)}) should be "
                            f"convertible without narrowing to the specified dtype "
-                           f"({_pretty(dt.np)})")
+                           f"({scalar_type_name(dt.np)})")
     return x.to(dt)
 
 
@@ -116,7 +119,7 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
     else:
         r = _vector_norm_array(xp_of(x), d, ord, dims, keepdim)
     out_ = _make(r, x._device)
-    if GRAD.enabled and x.requires_grad:
+    if GRAD.enabled and x.requires_grad:  # clip_grad_norm_'s per-parameter path: inline
         record(LinalgVectorNormBackward0, out_, (x,), (x,), (ord, dims, keepdim), True)
     return out_
 
@@ -130,9 +133,7 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=No
     (largest / smallest singular value), 1 / -1 (max / min column abs-sum), inf / -inf
     (max / min row abs-sum)."""
     d = A._data
-    if d.ndim < 2:
-        raise RuntimeError("linalg.matrix_norm: The input tensor A must have at least 2 "
-                           "dimensions.")
+    check_dims(d, "linalg.matrix_norm")
     dims = (dim,) if isinstance(dim, int) else tuple(dim)
     if len(dims) != 2:
         raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got "
