@@ -10,9 +10,10 @@ from testutils import assert_allclose, to_numpy
 
 import ember
 import ember.nn as nn
+from ember import geqrf
 from ember.autograd import gradcheck
+from ember.linalg import householder_product, matrix_exp
 from ember.nn.utils import parametrizations, parametrize
-from ember.nn.utils._linalg import geqrf, householder_product, matrix_exp
 
 
 class Symmetric(nn.Module):

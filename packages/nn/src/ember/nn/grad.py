@@ -10,7 +10,10 @@ the surrounding grad mode.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import ember
+from ember import Tensor
 
 __all__ = ["conv1d_input", "conv1d_weight", "conv2d_input", "conv2d_weight", "conv3d_input",
            "conv3d_weight"]
@@ -28,45 +31,29 @@ def _conv_grad(conv, wrt: int, size, other, grad_output, stride, padding, dilati
         return ember.autograd.grad(out, leaf, grad_output, create_graph=create)[0]
 
 
-def _input_grad(conv, input_size, weight, grad_output, stride, padding, dilation, groups):
-    return _conv_grad(conv, 0, input_size, weight, grad_output, stride, padding, dilation, groups)
+def _conv_gradient(op: str, wrt: str) -> Callable[..., Tensor]:
+    """``torch.nn.grad``'s ``<op>_<wrt>``: the gradient of ``ember.<op>`` with respect to its
+    ``wrt`` (``"input"`` or ``"weight"``), with PyTorch's signature."""
+    conv = getattr(ember, op)
+    if wrt == "input":
+        def gradient(input_size, weight, grad_output, stride=1, padding=0, dilation=1,
+                     groups=1):
+            return _conv_grad(conv, 0, input_size, weight, grad_output, stride, padding,
+                              dilation, groups)
+    else:
+        def gradient(input, weight_size, grad_output, stride=1, padding=0, dilation=1,
+                     groups=1):
+            return _conv_grad(conv, 1, weight_size, input, grad_output, stride, padding,
+                              dilation, groups)
+    gradient.__name__ = gradient.__qualname__ = f"{op}_{wrt}"
+    gradient.__doc__ = (f"The gradient of ``{op}`` with respect to its {wrt} (of shape "
+                        f"``{wrt}_size``).")
+    return gradient
 
 
-def _weight_grad(conv, input, weight_size, grad_output, stride, padding, dilation, groups):
-    return _conv_grad(conv, 1, weight_size, input, grad_output, stride, padding, dilation, groups)
-
-
-def conv1d_input(input_size, weight, grad_output, stride=1, padding=0, dilation=1, groups=1):
-    """The gradient of ``conv1d`` with respect to its input (of shape ``input_size``)."""
-    return _input_grad(ember.conv1d, input_size, weight, grad_output, stride, padding,
-                       dilation, groups)
-
-
-def conv1d_weight(input, weight_size, grad_output, stride=1, padding=0, dilation=1, groups=1):
-    """The gradient of ``conv1d`` with respect to its weight (of shape ``weight_size``)."""
-    return _weight_grad(ember.conv1d, input, weight_size, grad_output, stride, padding,
-                        dilation, groups)
-
-
-def conv2d_input(input_size, weight, grad_output, stride=1, padding=0, dilation=1, groups=1):
-    """The gradient of ``conv2d`` with respect to its input (of shape ``input_size``)."""
-    return _input_grad(ember.conv2d, input_size, weight, grad_output, stride, padding,
-                       dilation, groups)
-
-
-def conv2d_weight(input, weight_size, grad_output, stride=1, padding=0, dilation=1, groups=1):
-    """The gradient of ``conv2d`` with respect to its weight (of shape ``weight_size``)."""
-    return _weight_grad(ember.conv2d, input, weight_size, grad_output, stride, padding,
-                        dilation, groups)
-
-
-def conv3d_input(input_size, weight, grad_output, stride=1, padding=0, dilation=1, groups=1):
-    """The gradient of ``conv3d`` with respect to its input (of shape ``input_size``)."""
-    return _input_grad(ember.conv3d, input_size, weight, grad_output, stride, padding,
-                       dilation, groups)
-
-
-def conv3d_weight(input, weight_size, grad_output, stride=1, padding=0, dilation=1, groups=1):
-    """The gradient of ``conv3d`` with respect to its weight (of shape ``weight_size``)."""
-    return _weight_grad(ember.conv3d, input, weight_size, grad_output, stride, padding,
-                        dilation, groups)
+conv1d_input = _conv_gradient("conv1d", "input")
+conv1d_weight = _conv_gradient("conv1d", "weight")
+conv2d_input = _conv_gradient("conv2d", "input")
+conv2d_weight = _conv_gradient("conv2d", "weight")
+conv3d_input = _conv_gradient("conv3d", "input")
+conv3d_weight = _conv_gradient("conv3d", "weight")

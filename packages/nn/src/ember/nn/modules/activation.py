@@ -26,20 +26,19 @@ def _inplace_str(inplace: bool) -> str:
 
 
 class _Inplace(Module):
-    """An activation ``fn(input, inplace=...)`` whose only option is ``inplace``."""
+    """An activation ``F.<_fn_name>(input, inplace=...)`` whose only option is ``inplace``."""
 
     __constants__ = ["inplace"]
     _show_inplace = True
+    _fn_name: str  # the torch.nn.functional function, looked up at each call
 
     def __init__(self, inplace: bool = False) -> None:
         super().__init__()
         self.inplace = inplace
 
-    def _fn(self, input: Tensor, inplace: bool) -> Tensor:
-        raise NotImplementedError
-
     def forward(self, input: Tensor) -> Tensor:
-        return self._fn(input, inplace=self.inplace)
+        fn = getattr(F, self._fn_name)
+        return fn(input, inplace=self.inplace)
 
     def extra_repr(self) -> str:
         return "inplace=True" if self.inplace and self._show_inplace else ""
@@ -48,47 +47,39 @@ class _Inplace(Module):
 class ReLU(_Inplace):
     """``max(0, x)``."""
 
-    def _fn(self, input, inplace):
-        return F.relu(input, inplace=inplace)
+    _fn_name = "relu"
 
 
 class SiLU(_Inplace):
     """``x * sigmoid(x)``."""
 
-    def _fn(self, input, inplace):
-        return F.silu(input, inplace=inplace)
+    _fn_name = "silu"
 
 
 class Mish(_Inplace):
     """``x * tanh(softplus(x))``."""
 
-    def _fn(self, input, inplace):
-        return F.mish(input, inplace=inplace)
+    _fn_name = "mish"
 
 
 class Hardswish(_Inplace):
     """``x * relu6(x + 3) / 6``."""
 
     _show_inplace = False
-
-    def _fn(self, input, inplace):
-        return F.hardswish(input, inplace)
+    _fn_name = "hardswish"
 
 
 class Hardsigmoid(_Inplace):
     """``relu6(x + 3) / 6``."""
 
     _show_inplace = False
-
-    def _fn(self, input, inplace):
-        return F.hardsigmoid(input, inplace)
+    _fn_name = "hardsigmoid"
 
 
 class SELU(_Inplace):
     """``scale * (max(0, x) + min(0, alpha * (exp(x) - 1)))`` with SELU's constants."""
 
-    def _fn(self, input, inplace):
-        return F.selu(input, inplace)
+    _fn_name = "selu"
 
 
 class Threshold(Module):
@@ -167,59 +158,59 @@ class ReLU6(Hardtanh):
 
 
 class _NoArg(Module):
-    """An activation without options."""
+    """An activation ``F.<_fn_name>(input)`` without options."""
 
-    def _fn(self, input: Tensor) -> Tensor:
-        raise NotImplementedError
+    _fn_name: str  # the torch.nn.functional function, looked up at each call
 
     def forward(self, input: Tensor) -> Tensor:
-        return self._fn(input)
+        fn = getattr(F, self._fn_name)
+        return fn(input)
 
 
 class Sigmoid(_NoArg):
     """``1 / (1 + exp(-x))``."""
 
-    def _fn(self, input):
-        return ember.sigmoid(input)
+    _fn_name = "sigmoid"
 
 
 class Tanh(_NoArg):
     """``tanh(x)``."""
 
-    def _fn(self, input):
-        return ember.tanh(input)
+    _fn_name = "tanh"
 
 
 class LogSigmoid(_NoArg):
     """``log(sigmoid(x))``."""
 
-    def _fn(self, input):
-        return F.logsigmoid(input)
+    _fn_name = "logsigmoid"
 
 
 class Softsign(_NoArg):
     """``x / (1 + |x|)``."""
 
-    def _fn(self, input):
-        return F.softsign(input)
+    _fn_name = "softsign"
 
 
 class Tanhshrink(_NoArg):
     """``x - tanh(x)``."""
 
-    def _fn(self, input):
-        return F.tanhshrink(input)
+    _fn_name = "tanhshrink"
 
 
 class _Alpha(Module):
-    """``ELU``/``CELU``: an ``alpha`` and ``inplace``."""
+    """``ELU``/``CELU``: ``F.<_fn_name>(input, alpha, inplace)``."""
 
     __constants__ = ["alpha", "inplace"]
+    _fn_name: str  # the torch.nn.functional function, looked up at each call
 
     def __init__(self, alpha: float = 1.0, inplace: bool = False) -> None:
         super().__init__()
         self.alpha = alpha
         self.inplace = inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        fn = getattr(F, self._fn_name)
+        return fn(input, self.alpha, self.inplace)
 
     def extra_repr(self) -> str:
         return f"alpha={self.alpha}{_inplace_str(self.inplace)}"
@@ -228,15 +219,13 @@ class _Alpha(Module):
 class ELU(_Alpha):
     """``x`` if ``x > 0`` else ``alpha * (exp(x) - 1)``."""
 
-    def forward(self, input: Tensor) -> Tensor:
-        return F.elu(input, self.alpha, self.inplace)
+    _fn_name = "elu"
 
 
 class CELU(_Alpha):
     """``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``."""
 
-    def forward(self, input: Tensor) -> Tensor:
-        return F.celu(input, self.alpha, self.inplace)
+    _fn_name = "celu"
 
 
 class GLU(Module):
@@ -272,11 +261,18 @@ class GELU(Module):
 
 
 class _Shrink(Module):
+    """``Hardshrink``/``Softshrink``: ``F.<_fn_name>(input, lambd)``."""
+
     __constants__ = ["lambd"]
+    _fn_name: str  # the torch.nn.functional function, looked up at each call
 
     def __init__(self, lambd: float = 0.5) -> None:
         super().__init__()
         self.lambd = lambd
+
+    def forward(self, input: Tensor) -> Tensor:
+        fn = getattr(F, self._fn_name)
+        return fn(input, self.lambd)
 
     def extra_repr(self) -> str:
         return f"{self.lambd}"
@@ -285,15 +281,13 @@ class _Shrink(Module):
 class Hardshrink(_Shrink):
     """``x`` if ``|x| > lambd`` else 0."""
 
-    def forward(self, input: Tensor) -> Tensor:
-        return F.hardshrink(input, self.lambd)
+    _fn_name = "hardshrink"
 
 
 class Softshrink(_Shrink):
     """``x - sign(x) * lambd`` if ``|x| > lambd`` else 0."""
 
-    def forward(self, input: Tensor) -> Tensor:
-        return F.softshrink(input, self.lambd)
+    _fn_name = "softshrink"
 
 
 class LeakyReLU(Module):
@@ -355,7 +349,11 @@ class PReLU(Module):
 
 
 class _SoftmaxNd(Module):
+    """``Softmin``/``Softmax``/``LogSoftmax``: ``F.<_fn_name>(input, dim)`` (warning, as torch, when
+    ``dim`` is None)."""
+
     __constants__ = ["dim"]
+    _fn_name: str  # the torch.nn.functional function, looked up at each call
 
     def __init__(self, dim: int | None = None) -> None:
         super().__init__()
@@ -366,6 +364,10 @@ class _SoftmaxNd(Module):
         if not hasattr(self, "dim"):
             self.dim = None
 
+    def forward(self, input: Tensor) -> Tensor:
+        fn = getattr(F, self._fn_name)
+        return fn(input, self.dim, _stacklevel=5)
+
     def extra_repr(self) -> str:
         return f"dim={self.dim}"
 
@@ -373,22 +375,19 @@ class _SoftmaxNd(Module):
 class Softmin(_SoftmaxNd):
     """``softmax(-x)`` along ``dim``."""
 
-    def forward(self, input: Tensor) -> Tensor:
-        return F.softmin(input, self.dim, _stacklevel=5)
+    _fn_name = "softmin"
 
 
 class Softmax(_SoftmaxNd):
     """``exp(x) / sum(exp(x))`` along ``dim``."""
 
-    def forward(self, input: Tensor) -> Tensor:
-        return F.softmax(input, self.dim, _stacklevel=5)
+    _fn_name = "softmax"
 
 
 class LogSoftmax(_SoftmaxNd):
     """``log(softmax(x))`` along ``dim``."""
 
-    def forward(self, input: Tensor) -> Tensor:
-        return F.log_softmax(input, self.dim, _stacklevel=5)
+    _fn_name = "log_softmax"
 
 
 class Softmax2d(Module):

@@ -24,6 +24,19 @@ def _abs_index(idx, n: int) -> int:
     return idx % n if n else idx
 
 
+def _update_pairs(owner: str, pairs: Iterable):
+    """The ``(key, value)`` of each element of ``pairs``, checked as ``owner.update`` (a
+    ``ModuleDict`` or ``ParameterDict``) checks a sequence of pairs."""
+    for j, pair in enumerate(pairs):
+        if not isinstance(pair, Iterable):
+            raise TypeError(f"{owner} update sequence element #{j} should be Iterable; is "
+                            f"{type(pair).__name__}")
+        if not len(pair) == 2:
+            raise ValueError(f"{owner} update sequence element #{j} has length {len(pair)}; 2 "
+                             "is required")
+        yield pair[0], pair[1]
+
+
 def _tensor_line(p, type_name: str) -> str:
     """``Parameter containing: [torch.float32 of size 2x3]`` as the parameter containers print."""
     size = "x".join(str(s) for s in p.size())
@@ -296,14 +309,8 @@ class ModuleDict(Module):
             for key, module in modules.items():
                 self[key] = module
             return
-        for j, m in enumerate(modules):
-            if not isinstance(m, Iterable):
-                raise TypeError(f"ModuleDict update sequence element #{j} should be Iterable; "
-                                f"is {type(m).__name__}")
-            if not len(m) == 2:
-                raise ValueError(f"ModuleDict update sequence element #{j} has length "
-                                 f"{len(m)}; 2 is required")
-            self[m[0]] = m[1]
+        for key, module in _update_pairs("ModuleDict", modules):
+            self[key] = module
 
 
 class ParameterList(Module):
@@ -463,14 +470,8 @@ class ParameterDict(Module):
             for key, parameter in sorted(parameters.items()):
                 self[key] = parameter
         else:
-            for j, p in enumerate(parameters):
-                if not isinstance(p, Iterable):
-                    raise TypeError(f"ParameterDict update sequence element #{j} should be "
-                                    f"Iterable; is {type(p).__name__}")
-                if not len(p) == 2:
-                    raise ValueError(f"ParameterDict update sequence element #{j} has length "
-                                     f"{len(p)}; 2 is required")
-                self[p[0]] = p[1]
+            for key, parameter in _update_pairs("ParameterDict", parameters):
+                self[key] = parameter
 
     def extra_repr(self) -> str:
         lines = []

@@ -3,17 +3,22 @@
 
 from __future__ import annotations
 
-import math
-
 import ember
 from ember import Tensor
 
 from .. import functional as F
-from .. import init
-from ..parameter import Parameter, UninitializedParameter
-from .lazy import LazyModuleMixin
+from ..parameter import Parameter
+from .lazy import LazyModuleMixin, _uninitialized_weight_and_bias
 from .module import Module
-from .utils import _pair, _reverse_repeat_tuple, _single, _triple
+from .utils import (
+    _options_repr,
+    _pair,
+    _parameter_or_none,
+    _reset_kaiming_uniform,
+    _reverse_repeat_tuple,
+    _single,
+    _triple,
+)
 
 __all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d",
            "ConvTranspose3d", "LazyConv1d", "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d",
@@ -73,36 +78,23 @@ class _ConvNd(Module):
         else:
             shape = (out_channels, in_channels // groups, *kernel_size)
         self.weight = Parameter(ember.empty(shape, device=device, dtype=dtype))
-        if bias:
-            self.bias = Parameter(ember.empty(out_channels, device=device, dtype=dtype))
-        else:
-            self.register_parameter("bias", None)
+        self.register_parameter("bias", _parameter_or_none(bias, out_channels, device, dtype))
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
         """Kaiming-uniform weight (a=sqrt(5)) and U(-1/sqrt(fan_in), 1/sqrt(fan_in)) bias."""
-        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
-        if self.bias is not None:
-            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
-            if fan_in != 0:
-                bound = 1 / math.sqrt(fan_in)
-                init.uniform_(self.bias, -bound, bound)
+        _reset_kaiming_uniform(self.weight, self.bias, keep_bias_without_fan_in=True)
 
     def extra_repr(self) -> str:
-        s = "{in_channels}, {out_channels}, kernel_size={kernel_size}, stride={stride}"
-        if self.padding != (0,) * len(self.padding):
-            s += ", padding={padding}"
-        if self.dilation != (1,) * len(self.dilation):
-            s += ", dilation={dilation}"
-        if self.output_padding != (0,) * len(self.output_padding):
-            s += ", output_padding={output_padding}"
-        if self.groups != 1:
-            s += ", groups={groups}"
-        if self.bias is None:
-            s += ", bias=False"
-        if self.padding_mode != "zeros":
-            s += ", padding_mode={padding_mode}"
-        return s.format(**self.__dict__)
+        return _options_repr(
+            self, "{in_channels}, {out_channels}, kernel_size={kernel_size}, stride={stride}", (
+                (", padding={padding}", self.padding != (0,) * len(self.padding)),
+                (", dilation={dilation}", self.dilation != (1,) * len(self.dilation)),
+                (", output_padding={output_padding}",
+                 self.output_padding != (0,) * len(self.output_padding)),
+                (", groups={groups}", self.groups != 1),
+                (", bias=False", self.bias is None),
+                (", padding_mode={padding_mode}", self.padding_mode != "zeros")))
 
     def __setstate__(self, state) -> None:
         super().__setstate__(state)
@@ -114,7 +106,7 @@ class _ConvForward(_ConvNd):
     """``ConvNd``: the padding modes other than zeros pad explicitly before the kernel."""
 
     _tuple = staticmethod(_single)
-    _fn = None
+    _fn_name = ""  # the torch.nn.functional function, looked up at each call
 
     def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0,
                  dilation=1, groups: int = 1, bias: bool = True, padding_mode: str = "zeros",
@@ -125,7 +117,7 @@ class _ConvForward(_ConvNd):
                          False, t(0), groups, bias, padding_mode, device, dtype)
 
     def _conv_forward(self, input: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
-        fn = type(self)._fn
+        fn = getattr(F, self._fn_name)
         if self.padding_mode != "zeros":
             return fn(F.pad(input, self._reversed_padding_repeated_twice, mode=self.padding_mode),
                       weight, bias, self.stride, self._tuple(0), self.dilation, self.groups)
@@ -139,28 +131,28 @@ class Conv1d(_ConvForward):
     """1-D convolution over an input of shape ``(N, C_in, L)`` or ``(C_in, L)``."""
 
     _tuple = staticmethod(_single)
-    _fn = staticmethod(F.conv1d)
+    _fn_name = "conv1d"
 
 
 class Conv2d(_ConvForward):
     """2-D convolution over an input of shape ``(N, C_in, H, W)`` or ``(C_in, H, W)``."""
 
     _tuple = staticmethod(_pair)
-    _fn = staticmethod(F.conv2d)
+    _fn_name = "conv2d"
 
 
 class Conv3d(_ConvForward):
     """3-D convolution over an input of shape ``(N, C_in, D, H, W)`` or ``(C_in, D, H, W)``."""
 
     _tuple = staticmethod(_triple)
-    _fn = staticmethod(F.conv3d)
+    _fn_name = "conv3d"
 
 
 class _ConvTransposeNd(_ConvNd):
     """``ConvTransposeNd``: ``forward(input, output_size=None)`` picks the output padding."""
 
     _tuple = staticmethod(_single)
-    _fn = None
+    _fn_name = ""  # the torch.nn.functional function, looked up at each call
     _nd = 1
 
     def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0,
@@ -208,15 +200,16 @@ class _ConvTransposeNd(_ConvNd):
                              f"{self.__class__.__name__}")
         output_padding = self._output_padding(input, output_size, self.stride, self.padding,
                                               self.kernel_size, self._nd, self.dilation)
-        return type(self)._fn(input, self.weight, self.bias, self.stride, self.padding,
-                              output_padding, self.groups, self.dilation)
+        fn = getattr(F, self._fn_name)
+        return fn(input, self.weight, self.bias, self.stride, self.padding, output_padding,
+                  self.groups, self.dilation)
 
 
 class ConvTranspose1d(_ConvTransposeNd):
     """1-D transposed convolution (the gradient of ``conv1d`` with respect to its input)."""
 
     _tuple = staticmethod(_single)
-    _fn = staticmethod(F.conv_transpose1d)
+    _fn_name = "conv_transpose1d"
     _nd = 1
 
 
@@ -224,7 +217,7 @@ class ConvTranspose2d(_ConvTransposeNd):
     """2-D transposed convolution (the gradient of ``conv2d`` with respect to its input)."""
 
     _tuple = staticmethod(_pair)
-    _fn = staticmethod(F.conv_transpose2d)
+    _fn_name = "conv_transpose2d"
     _nd = 2
 
 
@@ -232,7 +225,7 @@ class ConvTranspose3d(_ConvTransposeNd):
     """3-D transposed convolution (the gradient of ``conv3d`` with respect to its input)."""
 
     _tuple = staticmethod(_triple)
-    _fn = staticmethod(F.conv_transpose3d)
+    _fn_name = "conv_transpose3d"
     _nd = 3
 
 
@@ -243,10 +236,8 @@ class _LazyConvXdMixin(LazyModuleMixin):
     first ``forward``, by parameters of the shapes the input's channels give."""
 
     def _make_lazy(self, out_channels: int, bias: bool, device, dtype) -> None:
-        self.weight = UninitializedParameter(device=device, dtype=dtype)
         self.out_channels = out_channels
-        if bias:
-            self.bias = UninitializedParameter(device=device, dtype=dtype)
+        _uninitialized_weight_and_bias(self, bias, device, dtype)
 
     def reset_parameters(self) -> None:
         if not self.has_uninitialized_params() and self.in_channels != 0:

@@ -9,6 +9,18 @@ from .module import Module
 __all__ = ["Flatten", "Unflatten"]
 
 
+def _check_sizes(input, containers: tuple, element: type, what: str) -> None:
+    """PyTorch's check that ``unflattened_size`` is a ``containers`` of ``element`` s (named
+    ``what``)."""
+    if not isinstance(input, containers):
+        raise TypeError(f"unflattened_size must be a tuple of {what}, but found type "
+                        f"{type(input).__name__}")
+    for idx, elem in enumerate(input):
+        if not isinstance(elem, element):
+            raise TypeError(f"unflattened_size must be tuple of {what}, but found element of "
+                            f"type {type(elem).__name__} at pos {idx}")
+
+
 class Flatten(Module):
     """Flatten dims ``start_dim``..``end_dim`` into one (the batch dim is kept by default)."""
 
@@ -43,26 +55,10 @@ class Unflatten(Module):
         self.unflattened_size = unflattened_size
 
     def _require_tuple_tuple(self, input) -> None:
-        if isinstance(input, tuple):
-            for idx, elem in enumerate(input):
-                if not isinstance(elem, tuple):
-                    raise TypeError("unflattened_size must be tuple of tuples, "
-                                    f"but found element of type {type(elem).__name__} at pos "
-                                    f"{idx}")
-            return
-        raise TypeError("unflattened_size must be a tuple of tuples, "
-                        f"but found type {type(input).__name__}")
+        _check_sizes(input, (tuple,), tuple, "tuples")
 
     def _require_tuple_int(self, input) -> None:
-        if isinstance(input, (tuple, list)):
-            for idx, elem in enumerate(input):
-                if not isinstance(elem, int):
-                    raise TypeError("unflattened_size must be tuple of ints, "
-                                    f"but found element of type {type(elem).__name__} at pos "
-                                    f"{idx}")
-            return
-        raise TypeError(f"unflattened_size must be a tuple of ints, but found type "
-                        f"{type(input).__name__}")
+        _check_sizes(input, (tuple, list), int, "ints")
 
     def forward(self, input: Tensor) -> Tensor:
         return input.unflatten(self.dim, self.unflattened_size)

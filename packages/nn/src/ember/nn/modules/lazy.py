@@ -26,6 +26,14 @@ __all__ = ["LazyModuleMixin", "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNo
            "LazyInstanceNorm1d", "LazyInstanceNorm2d", "LazyInstanceNorm3d"]
 
 
+def _uninitialized_weight_and_bias(module, bias: bool, device, dtype) -> None:
+    """Give ``module`` (``LazyLinear``, a lazy convolution) an uninitialized ``weight`` and,
+    when it has one, ``bias``."""
+    module.weight = UninitializedParameter(device=device, dtype=dtype)
+    if bias:
+        module.bias = UninitializedParameter(device=device, dtype=dtype)
+
+
 class LazyModuleMixin:
     """A mixin for modules that initialize their parameters lazily ("lazy modules").
 

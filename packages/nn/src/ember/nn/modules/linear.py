@@ -9,9 +9,10 @@ from ember import Tensor
 
 from .. import functional as F
 from .. import init
-from ..parameter import Parameter, UninitializedParameter
-from .lazy import LazyModuleMixin
+from ..parameter import Parameter
+from .lazy import LazyModuleMixin, _uninitialized_weight_and_bias
 from .module import Module
+from .utils import _parameter_or_none, _reset_kaiming_uniform
 
 __all__ = ["Identity", "Linear", "Bilinear", "LazyLinear", "NonDynamicallyQuantizableLinear"]
 
@@ -38,19 +39,12 @@ class Linear(Module):
         self.out_features = out_features
         self.weight = Parameter(ember.empty((out_features, in_features), device=device,
                                             dtype=dtype))
-        if bias:
-            self.bias = Parameter(ember.empty(out_features, device=device, dtype=dtype))
-        else:
-            self.register_parameter("bias", None)
+        self.register_parameter("bias", _parameter_or_none(bias, out_features, device, dtype))
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
         """Kaiming-uniform weight (a=sqrt(5)) and U(-1/sqrt(fan_in), 1/sqrt(fan_in)) bias."""
-        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
-        if self.bias is not None:
-            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
-            bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
-            init.uniform_(self.bias, -bound, bound)
+        _reset_kaiming_uniform(self.weight, self.bias)
 
     def forward(self, input: Tensor) -> Tensor:
         return F.linear(input, self.weight, self.bias)
@@ -77,10 +71,7 @@ class Bilinear(Module):
         self.out_features = out_features
         self.weight = Parameter(ember.empty((out_features, in1_features, in2_features),
                                             device=device, dtype=dtype))
-        if bias:
-            self.bias = Parameter(ember.empty(out_features, device=device, dtype=dtype))
-        else:
-            self.register_parameter("bias", None)
+        self.register_parameter("bias", _parameter_or_none(bias, out_features, device, dtype))
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
@@ -112,10 +103,8 @@ class LazyLinear(LazyModuleMixin, Linear):
 
     def __init__(self, out_features: int, bias: bool = True, device=None, dtype=None) -> None:
         super().__init__(0, 0, False)
-        self.weight = UninitializedParameter(device=device, dtype=dtype)
         self.out_features = out_features
-        if bias:
-            self.bias = UninitializedParameter(device=device, dtype=dtype)
+        _uninitialized_weight_and_bias(self, bias, device, dtype)
 
     def reset_parameters(self) -> None:
         """``Linear``'s initialization, once the parameters have their shapes."""

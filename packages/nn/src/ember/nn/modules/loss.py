@@ -38,6 +38,12 @@ def _legacy_reduction(size_average, reduce) -> str:
     return ret
 
 
+def _check_triplet_margin(loss: str, margin: float) -> None:
+    """The triplet losses' check of ``margin`` (``loss`` names the class in the message)."""
+    if margin <= 0:
+        raise ValueError(f"{loss}: expected margin to be greater than 0, got {margin} instead")
+
+
 class _Loss(Module):
     def __init__(self, size_average=None, reduce=None, reduction: str = "mean") -> None:
         super().__init__()
@@ -54,22 +60,61 @@ class _WeightedLoss(_Loss):
         self.register_buffer("weight", weight)
 
 
-class L1Loss(_Loss):
+class _ReductionLoss(_Loss):
+    """A loss whose only option is ``reduction``: ``F.<_fn_name>(input, target, reduction=...)``."""
+
+    __constants__ = ["reduction"]
+    _fn_name: str  # the torch.nn.functional function, looked up at each call
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        fn = getattr(F, self._fn_name)
+        return fn(input, target, reduction=self.reduction)
+
+
+class _WeightedReductionLoss(_WeightedLoss):
+    """A loss whose options are ``weight`` and ``reduction``: ``F.<_fn_name>(input, target,
+    weight=..., reduction=...)``."""
+
+    __constants__ = ["reduction"]
+    _fn_name: str  # the torch.nn.functional function, looked up at each call
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        fn = getattr(F, self._fn_name)
+        return fn(input, target, weight=self.weight, reduction=self.reduction)
+
+
+class _MarginLoss(_Loss):
+    """A loss whose options are ``margin`` and ``reduction``."""
+
+    __constants__ = ["margin", "reduction"]
+
+    def __init__(self, margin: float = 0.0, size_average=None, reduce=None,
+                 reduction: str = "mean") -> None:
+        super().__init__(size_average, reduce, reduction)
+        self.margin = margin
+
+
+class _PairMarginLoss(_MarginLoss):
+    """A margin loss of two inputs and a ``target`` of 1 or -1: ``F.<_fn_name>(input1, input2,
+    target, margin=..., reduction=...)``."""
+
+    _fn_name: str  # the torch.nn.functional function, looked up at each call
+
+    def forward(self, input1: Tensor, input2: Tensor, target: Tensor) -> Tensor:
+        fn = getattr(F, self._fn_name)
+        return fn(input1, input2, target, margin=self.margin, reduction=self.reduction)
+
+
+class L1Loss(_ReductionLoss):
     """Mean absolute error."""
 
-    __constants__ = ["reduction"]
-
-    def forward(self, input: Tensor, target: Tensor) -> Tensor:
-        return F.l1_loss(input, target, reduction=self.reduction)
+    _fn_name = "l1_loss"
 
 
-class MSELoss(_Loss):
+class MSELoss(_ReductionLoss):
     """Mean squared error."""
 
-    __constants__ = ["reduction"]
-
-    def forward(self, input: Tensor, target: Tensor) -> Tensor:
-        return F.mse_loss(input, target, reduction=self.reduction)
+    _fn_name = "mse_loss"
 
 
 class NLLLoss(_WeightedLoss):
@@ -152,14 +197,10 @@ class KLDivLoss(_Loss):
         return F.kl_div(input, target, reduction=self.reduction, log_target=self.log_target)
 
 
-class BCELoss(_WeightedLoss):
+class BCELoss(_WeightedReductionLoss):
     """Binary cross entropy of probabilities."""
 
-    __constants__ = ["reduction"]
-
-    def forward(self, input: Tensor, target: Tensor) -> Tensor:
-        return F.binary_cross_entropy(input, target, weight=self.weight,
-                                      reduction=self.reduction)
+    _fn_name = "binary_cross_entropy"
 
 
 class BCEWithLogitsLoss(_Loss):
@@ -177,15 +218,12 @@ class BCEWithLogitsLoss(_Loss):
                                                   reduction=self.reduction)
 
 
-class HingeEmbeddingLoss(_Loss):
+class HingeEmbeddingLoss(_MarginLoss):
     """``x`` for ``y = 1``, ``max(0, margin - x)`` for ``y = -1``."""
-
-    __constants__ = ["margin", "reduction"]
 
     def __init__(self, margin: float = 1.0, size_average=None, reduce=None,
                  reduction: str = "mean") -> None:
-        super().__init__(size_average, reduce, reduction)
-        self.margin = margin
+        super().__init__(margin, size_average, reduce, reduction)
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return F.hinge_embedding_loss(input, target, margin=self.margin,
@@ -219,53 +257,28 @@ class HuberLoss(_Loss):
         return F.huber_loss(input, target, reduction=self.reduction, delta=self.delta)
 
 
-class SoftMarginLoss(_Loss):
+class SoftMarginLoss(_ReductionLoss):
     """Two-class logistic loss ``log(1 + exp(-y x))``."""
 
-    __constants__ = ["reduction"]
-
-    def forward(self, input: Tensor, target: Tensor) -> Tensor:
-        return F.soft_margin_loss(input, target, reduction=self.reduction)
+    _fn_name = "soft_margin_loss"
 
 
-class MultiLabelSoftMarginLoss(_WeightedLoss):
+class MultiLabelSoftMarginLoss(_WeightedReductionLoss):
     """Multi-label one-versus-all logistic loss."""
 
-    __constants__ = ["reduction"]
-
-    def forward(self, input: Tensor, target: Tensor) -> Tensor:
-        return F.multilabel_soft_margin_loss(input, target, weight=self.weight,
-                                             reduction=self.reduction)
+    _fn_name = "multilabel_soft_margin_loss"
 
 
-class CosineEmbeddingLoss(_Loss):
+class CosineEmbeddingLoss(_PairMarginLoss):
     """``1 - cos(x1, x2)`` for ``y = 1``, ``max(0, cos(x1, x2) - margin)`` for ``y = -1``."""
 
-    __constants__ = ["margin", "reduction"]
-
-    def __init__(self, margin: float = 0.0, size_average=None, reduce=None,
-                 reduction: str = "mean") -> None:
-        super().__init__(size_average, reduce, reduction)
-        self.margin = margin
-
-    def forward(self, input1: Tensor, input2: Tensor, target: Tensor) -> Tensor:
-        return F.cosine_embedding_loss(input1, input2, target, margin=self.margin,
-                                       reduction=self.reduction)
+    _fn_name = "cosine_embedding_loss"
 
 
-class MarginRankingLoss(_Loss):
+class MarginRankingLoss(_PairMarginLoss):
     """``max(0, -y (x1 - x2) + margin)``."""
 
-    __constants__ = ["margin", "reduction"]
-
-    def __init__(self, margin: float = 0.0, size_average=None, reduce=None,
-                 reduction: str = "mean") -> None:
-        super().__init__(size_average, reduce, reduction)
-        self.margin = margin
-
-    def forward(self, input1: Tensor, input2: Tensor, target: Tensor) -> Tensor:
-        return F.margin_ranking_loss(input1, input2, target, margin=self.margin,
-                                     reduction=self.reduction)
+    _fn_name = "margin_ranking_loss"
 
 
 class MultiMarginLoss(_WeightedLoss):
@@ -298,9 +311,7 @@ class TripletMarginLoss(_Loss):
                  swap: bool = False, size_average=None, reduce=None,
                  reduction: str = "mean") -> None:
         super().__init__(size_average, reduce, reduction)
-        if margin <= 0:
-            raise ValueError(f"TripletMarginLoss: expected margin to be greater than 0, got "
-                             f"{margin} instead")
+        _check_triplet_margin("TripletMarginLoss", margin)
         self.margin = margin
         self.p = p
         self.eps = eps
@@ -328,13 +339,10 @@ class CTCLoss(_Loss):
                           self.reduction, self.zero_infinity)
 
 
-class MultiLabelMarginLoss(_Loss):
+class MultiLabelMarginLoss(_ReductionLoss):
     """Multi-class multi-label hinge loss: ``target`` holds class indices ended by ``-1``."""
 
-    __constants__ = ["reduction"]
-
-    def forward(self, input: Tensor, target: Tensor) -> Tensor:
-        return F.multilabel_margin_loss(input, target, reduction=self.reduction)
+    _fn_name = "multilabel_margin_loss"
 
 
 class TripletMarginWithDistanceLoss(_Loss):
@@ -346,9 +354,7 @@ class TripletMarginWithDistanceLoss(_Loss):
     def __init__(self, *, distance_function=None, margin: float = 1.0, swap: bool = False,
                  reduction: str = "mean") -> None:
         super().__init__(size_average=None, reduce=None, reduction=reduction)
-        if margin <= 0:
-            raise ValueError(f"TripletMarginWithDistanceLoss: expected margin to be greater "
-                             f"than 0, got {margin} instead")
+        _check_triplet_margin("TripletMarginWithDistanceLoss", margin)
         from .distance import PairwiseDistance
 
         self.distance_function = (distance_function if distance_function is not None

@@ -189,6 +189,31 @@ def _run_registration_hooks(hooks: OrderedDict, module, name: str, value):
     return value
 
 
+def _check_new_name(module, kind: str, store: str, name) -> None:
+    """PyTorch's checks of the ``name`` a ``kind`` (buffer or parameter) is registered under
+    in ``module``'s dict ``store`` (``_buffers`` or ``_parameters``)."""
+    if store not in module.__dict__:
+        raise AttributeError(f"cannot assign {kind} before Module.__init__() call")
+    if not isinstance(name, str):
+        raise TypeError(f"{kind} name should be a string. Got {_typename(name)}")
+    if "." in name:
+        raise KeyError(f'{kind} name can\'t contain "."')
+    if name == "":
+        raise KeyError(f'{kind} name can\'t be empty string ""')
+    if hasattr(module, name) and name not in module.__dict__[store]:
+        raise KeyError(f"attribute '{name}' already exists")
+
+
+def _owner_attribute(module, target: str):
+    """``(owner, name, value)`` of the attribute at the dotted path ``target`` below
+    ``module`` (``get_parameter``, ``get_buffer``)."""
+    module_path, _, name = target.rpartition(".")
+    mod = module.get_submodule(module_path)
+    if not hasattr(mod, name):
+        raise AttributeError(mod._get_name() + " has no attribute `" + name + "`")
+    return mod, name, getattr(mod, name)
+
+
 def _forward_unimplemented(self, *input):
     """The forward of a module that did not define one."""
     raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required '
@@ -239,16 +264,7 @@ class Module:
 
         A non-persistent buffer is left out of ``state_dict``.
         """
-        if "_buffers" not in self.__dict__:
-            raise AttributeError("cannot assign buffer before Module.__init__() call")
-        if not isinstance(name, str):
-            raise TypeError(f"buffer name should be a string. Got {_typename(name)}")
-        if "." in name:
-            raise KeyError('buffer name can\'t contain "."')
-        if name == "":
-            raise KeyError('buffer name can\'t be empty string ""')
-        if hasattr(self, name) and name not in self._buffers:
-            raise KeyError(f"attribute '{name}' already exists")
+        _check_new_name(self, "buffer", "_buffers", name)
         if tensor is not None and not isinstance(tensor, Tensor):
             raise TypeError(f"cannot assign '{_typename(tensor)}' object to buffer '{name}' "
                             "(ember Tensor or None required)")
@@ -265,16 +281,7 @@ class Module:
 
     def register_parameter(self, name: str, param) -> None:
         """Add a parameter (``None`` registers the name with no value, like a missing bias)."""
-        if "_parameters" not in self.__dict__:
-            raise AttributeError("cannot assign parameter before Module.__init__() call")
-        if not isinstance(name, str):
-            raise TypeError(f"parameter name should be a string. Got {_typename(name)}")
-        if "." in name:
-            raise KeyError('parameter name can\'t contain "."')
-        if name == "":
-            raise KeyError('parameter name can\'t be empty string ""')
-        if hasattr(self, name) and name not in self._parameters:
-            raise KeyError(f"attribute '{name}' already exists")
+        _check_new_name(self, "parameter", "_parameters", name)
         if param is None:
             self._parameters[name] = None
             return
@@ -344,24 +351,16 @@ class Module:
 
     def get_parameter(self, target: str) -> Parameter:
         """The parameter at the dotted path ``target``."""
-        module_path, _, param_name = target.rpartition(".")
-        mod = self.get_submodule(module_path)
-        if not hasattr(mod, param_name):
-            raise AttributeError(mod._get_name() + " has no attribute `" + param_name + "`")
-        param = getattr(mod, param_name)
+        _, name, param = _owner_attribute(self, target)
         if not isinstance(param, Parameter):
-            raise AttributeError("`" + param_name + "` is not an nn.Parameter")
+            raise AttributeError("`" + name + "` is not an nn.Parameter")
         return param
 
     def get_buffer(self, target: str) -> Tensor:
         """The buffer at the dotted path ``target``."""
-        module_path, _, buffer_name = target.rpartition(".")
-        mod = self.get_submodule(module_path)
-        if not hasattr(mod, buffer_name):
-            raise AttributeError(mod._get_name() + " has no attribute `" + buffer_name + "`")
-        buffer = getattr(mod, buffer_name)
-        if buffer_name not in mod._buffers:
-            raise AttributeError("`" + buffer_name + "` is not a buffer")
+        mod, name, buffer = _owner_attribute(self, target)
+        if name not in mod._buffers:
+            raise AttributeError("`" + name + "` is not a buffer")
         return buffer
 
     def get_extra_state(self):
@@ -989,27 +988,23 @@ class Module:
     def _run_always_called_hooks(self, args, kwargs, result, called) -> None:
         """The ``always_call`` forward hooks not yet run, after ``forward`` raised (their own
         errors are warned about and dropped)."""
-        for hook_id, hook in _global_forward_hooks.items():
-            if hook_id in _global_forward_hooks_always_called and hook_id not in called:
+        # the global ones are called without kwargs, as in PyTorch
+        for which, hooks, always_called, with_kwargs in (
+                ("global module", _global_forward_hooks, _global_forward_hooks_always_called, ()),
+                ("module", self._forward_hooks, self._forward_hooks_always_called,
+                 self._forward_hooks_with_kwargs)):
+            for hook_id, hook in hooks.items():
+                if hook_id not in always_called or hook_id in called:
+                    continue
                 try:
-                    hook_result = hook(self, args, result)
-                    if hook_result is not None:
-                        result = hook_result
-                except Exception as e:
-                    warnings.warn("global module forward hook with ``always_call=True`` raised "
-                                  "an exception that was silenced as another error was raised "
-                                  f"in forward: {e}", stacklevel=3)
-        for hook_id, hook in self._forward_hooks.items():
-            if hook_id in self._forward_hooks_always_called and hook_id not in called:
-                try:
-                    if hook_id in self._forward_hooks_with_kwargs:
+                    if hook_id in with_kwargs:
                         hook_result = hook(self, args, kwargs, result)
                     else:
                         hook_result = hook(self, args, result)
                     if hook_result is not None:
                         result = hook_result
                 except Exception as e:
-                    warnings.warn("module forward hook with ``always_call=True`` raised an "
+                    warnings.warn(f"{which} forward hook with ``always_call=True`` raised an "
                                   "exception that was silenced as another error was raised in "
                                   f"forward: {e}", stacklevel=3)
 
@@ -1088,28 +1083,29 @@ class _WrappedHook:
         return self.hook(*args, **kwargs)
 
 
+def _tensor_tuple(value, verb: str, grads: str) -> tuple | None:
+    """``value`` (a Tensor or a tuple of Tensors) as a tuple, or None with PyTorch's warning
+    that a non-full backward hook then misses ``grads``."""
+    if isinstance(value, Tensor):
+        return (value,)
+    if isinstance(value, tuple) and all(isinstance(v, Tensor) for v in value):
+        return value
+    warnings.warn(f"Using non-full backward hooks on a Module that does not {verb} a single "
+                  "Tensor or a tuple of Tensors is deprecated and will be removed in future "
+                  f"versions. This hook will be missing some of the {grads}. Please use "
+                  "register_full_backward_hook to get the documented behavior.", FutureWarning,
+                  stacklevel=5)
+    return None
+
+
 def _warn_non_full_backward_hook(inputs, result, grad_fn) -> None:
     """PyTorch's FutureWarnings where a non-full backward hook will miss gradients."""
-    if not isinstance(result, Tensor):
-        if not (isinstance(result, tuple) and all(isinstance(r, Tensor) for r in result)):
-            warnings.warn("Using non-full backward hooks on a Module that does not return a "
-                          "single Tensor or a tuple of Tensors is deprecated and will be removed "
-                          "in future versions. This hook will be missing some of the "
-                          "grad_output. Please use register_full_backward_hook to get the "
-                          "documented behavior.", FutureWarning, stacklevel=4)
-            return
-    else:
-        result = (result,)
-    if not isinstance(inputs, Tensor):
-        if not (isinstance(inputs, tuple) and all(isinstance(i, Tensor) for i in inputs)):
-            warnings.warn("Using non-full backward hooks on a Module that does not take as input "
-                          "a single Tensor or a tuple of Tensors is deprecated and will be "
-                          "removed in future versions. This hook will be missing some of the "
-                          "grad_input. Please use register_full_backward_hook to get the "
-                          "documented behavior.", FutureWarning, stacklevel=4)
-            return
-    else:
-        inputs = (inputs,)
+    result = _tensor_tuple(result, "return", "grad_output")
+    if result is None:
+        return
+    inputs = _tensor_tuple(inputs, "take as input", "grad_input")
+    if inputs is None:
+        return
     out_grad_fn = {r.grad_fn for r in result if r.grad_fn is not None}
     if len(out_grad_fn) == 0 or (len(out_grad_fn) == 1 and grad_fn not in out_grad_fn):
         warnings.warn("Using a non-full backward hook when outputs are nested in python data "

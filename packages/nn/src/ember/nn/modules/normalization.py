@@ -14,12 +14,27 @@ from ember import Tensor
 
 from .. import functional as F
 from .. import init
-from ..parameter import Parameter
 from .module import Module
+from .utils import _parameter_or_none
 
 __all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "InstanceNorm1d", "InstanceNorm2d",
            "InstanceNorm3d", "LayerNorm", "GroupNorm", "LocalResponseNorm", "CrossMapLRN2d",
            "RMSNorm"]
+
+
+def _register_affine(module: Module, affine: bool, bias: bool, shape, device, dtype) -> None:
+    """Register ``weight`` and ``bias`` of ``shape`` when ``affine`` (``bias`` alone may be
+    left out), else both as ``None``: the elementwise affine of the normalization layers."""
+    module.register_parameter("weight", _parameter_or_none(affine, shape, device, dtype))
+    module.register_parameter("bias", _parameter_or_none(affine and bias, shape, device, dtype))
+
+
+def _reset_affine(affine: bool, weight, bias) -> None:
+    """The normalization layers' affine init: ``weight`` to ones, ``bias`` to zeros."""
+    if affine:
+        init.ones_(weight)
+        if bias is not None:
+            init.zeros_(bias)
 
 
 class _NormBase(Module):
@@ -38,15 +53,7 @@ class _NormBase(Module):
         self.affine = affine
         self.track_running_stats = track_running_stats
         kw = {"device": device, "dtype": dtype}
-        if self.affine:
-            self.weight = Parameter(ember.empty(num_features, **kw))
-            if bias:
-                self.bias = Parameter(ember.empty(num_features, **kw))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _register_affine(self, affine, bias, num_features, device, dtype)
         if self.track_running_stats:
             self.register_buffer("running_mean", ember.zeros(num_features, **kw))
             self.register_buffer("running_var", ember.ones(num_features, **kw))
@@ -68,10 +75,7 @@ class _NormBase(Module):
     def reset_parameters(self) -> None:
         """Reset the running statistics; weight to ones and bias to zeros."""
         self.reset_running_stats()
-        if self.affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+        _reset_affine(self.affine, self.weight, self.bias)
 
     def _check_input_dim(self, input: Tensor) -> None:
         raise NotImplementedError
@@ -228,24 +232,12 @@ class LayerNorm(Module):
         self.normalized_shape = _shape_tuple(normalized_shape)
         self.eps = eps
         self.elementwise_affine = elementwise_affine
-        kw = {"device": device, "dtype": dtype}
-        if self.elementwise_affine:
-            self.weight = Parameter(ember.empty(self.normalized_shape, **kw))
-            if bias:
-                self.bias = Parameter(ember.empty(self.normalized_shape, **kw))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _register_affine(self, elementwise_affine, bias, self.normalized_shape, device, dtype)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
         """Weight to ones, bias to zeros."""
-        if self.elementwise_affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+        _reset_affine(self.elementwise_affine, self.weight, self.bias)
 
     def forward(self, input: Tensor) -> Tensor:
         return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
@@ -270,23 +262,12 @@ class GroupNorm(Module):
         self.num_channels = num_channels
         self.eps = eps
         self.affine = affine
-        if self.affine:
-            self.weight = Parameter(ember.empty(num_channels, device=device, dtype=dtype))
-            if bias:
-                self.bias = Parameter(ember.empty(num_channels, device=device, dtype=dtype))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _register_affine(self, affine, bias, num_channels, device, dtype)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
         """Weight to ones, bias to zeros."""
-        if self.affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+        _reset_affine(self.affine, self.weight, self.bias)
 
     def forward(self, input: Tensor) -> Tensor:
         return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
@@ -296,10 +277,9 @@ class GroupNorm(Module):
                 "bias={use_bias}".format(**self.__dict__, use_bias=self.bias is not None))
 
 
-class LocalResponseNorm(Module):
-    """Normalization over neighbouring channels (AlexNet's LRN)."""
-
-    __constants__ = ["size", "alpha", "beta", "k"]
+class _ResponseNorm(Module):
+    """The options of ``LocalResponseNorm`` and ``CrossMapLRN2d``: ``x / (k + alpha / size *
+    sum of x^2 over size neighbouring channels)^beta``."""
 
     def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75,
                  k: float = 1.0) -> None:
@@ -309,11 +289,17 @@ class LocalResponseNorm(Module):
         self.beta = beta
         self.k = k
 
-    def forward(self, input: Tensor) -> Tensor:
-        return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
-
     def extra_repr(self) -> str:
         return "{size}, alpha={alpha}, beta={beta}, k={k}".format(**self.__dict__)
+
+
+class LocalResponseNorm(_ResponseNorm):
+    """Normalization over neighbouring channels (AlexNet's LRN)."""
+
+    __constants__ = ["size", "alpha", "beta", "k"]
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
 
 
 def _cross_map_window(channels: int, size: int) -> np.ndarray:
@@ -345,22 +331,15 @@ def _cross_map_lrn2d(input: Tensor, size: int, alpha: float, beta: float, k: flo
     return input * scale.pow(-beta)
 
 
-class CrossMapLRN2d(Module):
+class CrossMapLRN2d(_ResponseNorm):
     """Local response normalization across channels of ``(N, C, H, W)``, as Lua Torch's
     ``SpatialCrossMapLRN``: ``x / (k + alpha / size * sum x^2)^beta``."""
 
     def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1) -> None:
-        super().__init__()
-        self.size = size
-        self.alpha = alpha
-        self.beta = beta
-        self.k = k
+        super().__init__(size, alpha, beta, k)
 
     def forward(self, input: Tensor) -> Tensor:
         return _cross_map_lrn2d(input, self.size, self.alpha, self.beta, self.k)
-
-    def extra_repr(self) -> str:
-        return "{size}, alpha={alpha}, beta={beta}, k={k}".format(**self.__dict__)
 
 
 class RMSNorm(Module):
@@ -374,17 +353,14 @@ class RMSNorm(Module):
         self.normalized_shape = _shape_tuple(normalized_shape)
         self.eps = eps
         self.elementwise_affine = elementwise_affine
-        if self.elementwise_affine:
-            self.weight = Parameter(ember.empty(self.normalized_shape, device=device,
-                                                dtype=dtype))
-        else:
-            self.register_parameter("weight", None)
+        self.register_parameter("weight", _parameter_or_none(elementwise_affine,
+                                                             self.normalized_shape, device,
+                                                             dtype))
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
         """Weight to ones."""
-        if self.elementwise_affine:
-            init.ones_(self.weight)
+        _reset_affine(self.elementwise_affine, self.weight, None)
 
     def forward(self, input: Tensor) -> Tensor:
         return F.rms_norm(input, self.normalized_shape, self.weight, self.eps)

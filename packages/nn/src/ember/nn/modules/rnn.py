@@ -30,6 +30,7 @@ from .. import init
 from ..parameter import Parameter
 from ..utils.rnn import PackedSequence
 from .module import Module
+from .utils import _options_repr
 
 __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
 
@@ -90,6 +91,23 @@ def _right(w, flipped: bool):
     return w if flipped else w.T.copy()
 
 
+def _gated_operands(xp, x, h0, w, gates: int):
+    """What the LSTM and GRU forward kernels start from: ``(N, G, H, scale, flip, wr)`` with
+    the 0.5 of the sigmoid gates (``_sigmoid_scale``; gate 2 is the tanh one) folded into
+    ``wr``, the right-hand operand of ``h @ W_hh.T``."""
+    N, G = x.shape
+    H = G // gates
+    scale = _sigmoid_scale(xp, G, H, x.dtype, 2)
+    flip = h0.shape[0] <= w.shape[1]
+    return N, G, H, scale, flip, _right(w * scale[:, None], flip)
+
+
+def _backward_operands(xp, dh, w):
+    """``(flip, wr)`` for the backward kernels' per-step product ``d @ W_hh``."""
+    flip = 8 * dh.shape[0] <= w.shape[1]
+    return flip, _right(xp.ascontiguousarray(w.T), flip)
+
+
 def _times(h, wr, flipped: bool):
     """``h @ w.T`` for the few rows of a time step. ``flipped``: computed as ``(w @ h.T).T``
     (a transposed view), which OpenBLAS runs faster when ``h`` has fewer rows than ``w``
@@ -122,8 +140,7 @@ def _rnn_bwd(xp, mode, a, dY, dh, dc, w, w_hr, steps):
     Y = a["Y"]
     D = (Y > 0).astype(Y.dtype) if mode == "RNN_RELU" else 1 - Y * Y
     dG = xp.empty_like(Y)
-    flip = 8 * dh.shape[0] <= w.shape[1]
-    wr = _right(xp.ascontiguousarray(w.T), flip)
+    flip, wr = _backward_operands(xp, dh, w)
     for off, bs in reversed(steps):
         g = dG[off:off + bs]
         if dY is not None:
@@ -136,11 +153,7 @@ def _rnn_bwd(xp, mode, a, dY, dh, dc, w, w_hr, steps):
 
 
 def _lstm_fwd(xp, mode, x, h0, c0, w, b, w_hr, steps):
-    N, G = x.shape
-    H = G // 4
-    scale = _sigmoid_scale(xp, G, H, x.dtype, 2)
-    flip = h0.shape[0] <= w.shape[1]
-    wr = _right(w * scale[:, None], flip)
+    N, G, H, scale, flip, wr = _gated_operands(xp, x, h0, w, 4)
     x = (x + b) if b is not None else x.copy()
     x *= scale
     Y = xp.empty((N, w.shape[1]), dtype=x.dtype)
@@ -181,8 +194,7 @@ def _lstm_bwd(xp, mode, a, dY, dh, dc, w, w_hr, steps):
     TCD = TC * o_ * (1 - o_)  # d(o pre-activation) / dh
     dG = xp.empty((N, 4, H), dtype=A.dtype)
     DH = xp.empty((N, w.shape[1]), dtype=A.dtype) if w_hr is not None else None
-    flip = 8 * dh.shape[0] <= w.shape[1]
-    wr = _right(xp.ascontiguousarray(w.T), flip)
+    flip, wr = _backward_operands(xp, dh, w)
     for off, bs in reversed(steps):
         sl = slice(off, off + bs)
         dm = dh[:bs] + dY[sl] if dY is not None else dh[:bs].copy()
@@ -202,11 +214,7 @@ def _lstm_bwd(xp, mode, a, dY, dh, dc, w, w_hr, steps):
 
 
 def _gru_fwd(xp, mode, x, h0, c0, w, b, w_hr, steps):
-    N, G = x.shape
-    H = G // 3
-    scale = _sigmoid_scale(xp, G, H, x.dtype, 2)
-    flip = h0.shape[0] <= w.shape[1]
-    wr = _right(w * scale[:, None], flip)
+    N, G, H, scale, flip, wr = _gated_operands(xp, x, h0, w, 3)
     bsc = b * scale if b is not None else None
     x = x * scale
     Y = xp.empty((N, H), dtype=x.dtype)
@@ -243,8 +251,7 @@ def _gru_bwd(xp, mode, a, dY, dh, dc, w, w_hr, steps):
     DN = 1 - n_ * n_
     dX = xp.empty_like(A)
     dGh = xp.empty_like(A)
-    flip = 8 * dh.shape[0] <= w.shape[1]
-    wr = _right(xp.ascontiguousarray(w.T), flip)
+    flip, wr = _backward_operands(xp, dh, w)
     for s in range(len(steps) - 1, -1, -1):
         off, bs = steps[s]
         sl = slice(off, off + bs)
@@ -546,20 +553,13 @@ class RNNBase(Module):
         return _apply_permutation(hx, permutation)
 
     def extra_repr(self) -> str:
-        s = "{input_size}, {hidden_size}"
-        if self.proj_size != 0:
-            s += ", proj_size={proj_size}"
-        if self.num_layers != 1:
-            s += ", num_layers={num_layers}"
-        if self.bias is not True:
-            s += ", bias={bias}"
-        if self.batch_first is not False:
-            s += ", batch_first={batch_first}"
-        if self.dropout != 0:
-            s += ", dropout={dropout}"
-        if self.bidirectional is not False:
-            s += ", bidirectional={bidirectional}"
-        return s.format(**self.__dict__)
+        return _options_repr(self, "{input_size}, {hidden_size}", (
+            (", proj_size={proj_size}", self.proj_size != 0),
+            (", num_layers={num_layers}", self.num_layers != 1),
+            (", bias={bias}", self.bias is not True),
+            (", batch_first={batch_first}", self.batch_first is not False),
+            (", dropout={dropout}", self.dropout != 0),
+            (", bidirectional={bidirectional}", self.bidirectional is not False)))
 
     # -- the layer loop ------------------------------------------------------------------------
     def _run(self, x: Tensor, h0: Tensor | None, c0: Tensor | None, batch_sizes):
@@ -754,12 +754,10 @@ class RNNCellBase(Module):
         self.reset_parameters()
 
     def extra_repr(self) -> str:
-        s = "{input_size}, {hidden_size}"
-        if "bias" in self.__dict__ and self.bias is not True:
-            s += ", bias={bias}"
-        if "nonlinearity" in self.__dict__ and self.nonlinearity != "tanh":
-            s += ", nonlinearity={nonlinearity}"
-        return s.format(**self.__dict__)
+        d = self.__dict__
+        return _options_repr(self, "{input_size}, {hidden_size}", (
+            (", bias={bias}", "bias" in d and d["bias"] is not True),
+            (", nonlinearity={nonlinearity}", "nonlinearity" in d and d["nonlinearity"] != "tanh")))
 
     def reset_parameters(self) -> None:
         """Every weight and bias from ``U(-1/sqrt(hidden_size), 1/sqrt(hidden_size))``."""

@@ -4,23 +4,49 @@ from __future__ import annotations
 
 import ember
 from ember import Tensor
+from ember.ops.nn_misc import check_padding_idx
 
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
 from .module import Module
+from .utils import _options_repr
 
 __all__ = ["Embedding", "EmbeddingBag"]
 
 
-def _check_padding_idx(padding_idx, num_embeddings: int):
-    if padding_idx is not None:
-        if padding_idx > 0:
-            assert padding_idx < num_embeddings, "Padding_idx must be within num_embeddings"
-        elif padding_idx < 0:
-            assert padding_idx >= -num_embeddings, "Padding_idx must be within num_embeddings"
-            padding_idx = num_embeddings + padding_idx
-    return padding_idx
+def _init_table(module: Module, num_embeddings: int, embedding_dim: int, padding_idx,
+                max_norm, norm_type: float, scale_grad_by_freq: bool, _weight,
+                requires_grad: bool, device, dtype) -> None:
+    """What ``Embedding`` and ``EmbeddingBag`` share: the lookup options and ``weight``, given
+    (``_weight``) or allocated and initialized."""
+    module.num_embeddings = num_embeddings
+    module.embedding_dim = embedding_dim
+    module.padding_idx = check_padding_idx(padding_idx, num_embeddings)
+    module.max_norm = max_norm
+    module.norm_type = norm_type
+    module.scale_grad_by_freq = scale_grad_by_freq
+    if _weight is None:
+        module.weight = Parameter(ember.empty((num_embeddings, embedding_dim), device=device,
+                                              dtype=dtype), requires_grad=requires_grad)
+        module.reset_parameters()
+    else:
+        assert list(_weight.shape) == [num_embeddings, embedding_dim], \
+            "Shape of weight does not match num_embeddings and embedding_dim"
+        module.weight = Parameter(_weight, requires_grad=requires_grad)
+
+
+def _lookup_options(module: Module) -> tuple:
+    """The ``extra_repr`` options of the lookup itself (see ``_options_repr``)."""
+    return ((", max_norm={max_norm}", module.max_norm is not None),
+            (", norm_type={norm_type}", module.norm_type != 2),
+            (", scale_grad_by_freq={scale_grad_by_freq}", module.scale_grad_by_freq is not False))
+
+
+def _pretrained_shape(embeddings: Tensor) -> tuple:
+    """``(num_embeddings, embedding_dim)`` of a ``from_pretrained`` table."""
+    assert embeddings.dim() == 2, "Embeddings parameter is expected to be 2-dimensional"
+    return tuple(embeddings.shape)
 
 
 class Embedding(Module):
@@ -35,20 +61,8 @@ class Embedding(Module):
                  _weight: Tensor | None = None, _freeze: bool = False, device=None,
                  dtype=None) -> None:
         super().__init__()
-        self.num_embeddings = num_embeddings
-        self.embedding_dim = embedding_dim
-        self.padding_idx = _check_padding_idx(padding_idx, num_embeddings)
-        self.max_norm = max_norm
-        self.norm_type = norm_type
-        self.scale_grad_by_freq = scale_grad_by_freq
-        if _weight is None:
-            self.weight = Parameter(ember.empty((num_embeddings, embedding_dim), device=device,
-                                                dtype=dtype), requires_grad=not _freeze)
-            self.reset_parameters()
-        else:
-            assert list(_weight.shape) == [num_embeddings, embedding_dim], \
-                "Shape of weight does not match num_embeddings and embedding_dim"
-            self.weight = Parameter(_weight, requires_grad=not _freeze)
+        _init_table(self, num_embeddings, embedding_dim, padding_idx, max_norm, norm_type,
+                    scale_grad_by_freq, _weight, not _freeze, device, dtype)
         self.sparse = sparse
 
     def reset_parameters(self) -> None:
@@ -66,18 +80,10 @@ class Embedding(Module):
                            self.scale_grad_by_freq, self.sparse)
 
     def extra_repr(self) -> str:
-        s = "{num_embeddings}, {embedding_dim}"
-        if self.padding_idx is not None:
-            s += ", padding_idx={padding_idx}"
-        if self.max_norm is not None:
-            s += ", max_norm={max_norm}"
-        if self.norm_type != 2:
-            s += ", norm_type={norm_type}"
-        if self.scale_grad_by_freq is not False:
-            s += ", scale_grad_by_freq={scale_grad_by_freq}"
-        if self.sparse is not False:
-            s += ", sparse=True"
-        return s.format(**self.__dict__)
+        return _options_repr(self, "{num_embeddings}, {embedding_dim}", (
+            (", padding_idx={padding_idx}", self.padding_idx is not None),
+            *_lookup_options(self),
+            (", sparse=True", self.sparse is not False)))
 
     @classmethod
     def from_pretrained(cls, embeddings: Tensor, freeze: bool = True,
@@ -85,8 +91,7 @@ class Embedding(Module):
                         norm_type: float = 2.0, scale_grad_by_freq: bool = False,
                         sparse: bool = False) -> Embedding:
         """An ``Embedding`` whose weight is the 2-D ``embeddings`` (frozen by default)."""
-        assert embeddings.dim() == 2, "Embeddings parameter is expected to be 2-dimensional"
-        rows, cols = embeddings.shape
+        rows, cols = _pretrained_shape(embeddings)
         return cls(num_embeddings=rows, embedding_dim=cols, _weight=embeddings, _freeze=freeze,
                    padding_idx=padding_idx, max_norm=max_norm, norm_type=norm_type,
                    scale_grad_by_freq=scale_grad_by_freq, sparse=sparse)
@@ -105,20 +110,8 @@ class EmbeddingBag(Module):
                  include_last_offset: bool = False, padding_idx: int | None = None,
                  device=None, dtype=None) -> None:
         super().__init__()
-        self.num_embeddings = num_embeddings
-        self.embedding_dim = embedding_dim
-        self.max_norm = max_norm
-        self.norm_type = norm_type
-        self.scale_grad_by_freq = scale_grad_by_freq
-        self.padding_idx = _check_padding_idx(padding_idx, num_embeddings)
-        if _weight is None:
-            self.weight = Parameter(ember.empty((num_embeddings, embedding_dim), device=device,
-                                                dtype=dtype))
-            self.reset_parameters()
-        else:
-            assert list(_weight.shape) == [num_embeddings, embedding_dim], \
-                "Shape of weight does not match num_embeddings and embedding_dim"
-            self.weight = Parameter(_weight)
+        _init_table(self, num_embeddings, embedding_dim, padding_idx, max_norm, norm_type,
+                    scale_grad_by_freq, _weight, True, device, dtype)
         self.mode = mode
         self.sparse = sparse
         self.include_last_offset = include_last_offset
@@ -133,17 +126,10 @@ class EmbeddingBag(Module):
                                per_sample_weights, self.include_last_offset, self.padding_idx)
 
     def extra_repr(self) -> str:
-        s = "{num_embeddings}, {embedding_dim}"
-        if self.max_norm is not None:
-            s += ", max_norm={max_norm}"
-        if self.norm_type != 2:
-            s += ", norm_type={norm_type}"
-        if self.scale_grad_by_freq is not False:
-            s += ", scale_grad_by_freq={scale_grad_by_freq}"
-        s += ", mode={mode!r}"
-        if self.padding_idx is not None:
-            s += ", padding_idx={padding_idx}"
-        return s.format(**self.__dict__)
+        return _options_repr(self, "{num_embeddings}, {embedding_dim}", (
+            *_lookup_options(self),
+            (", mode={mode!r}", True),
+            (", padding_idx={padding_idx}", self.padding_idx is not None)))
 
     @classmethod
     def from_pretrained(cls, embeddings: Tensor, freeze: bool = True,
@@ -152,8 +138,7 @@ class EmbeddingBag(Module):
                         sparse: bool = False, include_last_offset: bool = False,
                         padding_idx: int | None = None) -> EmbeddingBag:
         """An ``EmbeddingBag`` whose weight is the 2-D ``embeddings`` (frozen by default)."""
-        assert embeddings.dim() == 2, "Embeddings parameter is expected to be 2-dimensional"
-        rows, cols = embeddings.shape
+        rows, cols = _pretrained_shape(embeddings)
         bag = cls(num_embeddings=rows, embedding_dim=cols, _weight=embeddings,
                   max_norm=max_norm, norm_type=norm_type,
                   scale_grad_by_freq=scale_grad_by_freq, mode=mode, sparse=sparse,

@@ -88,12 +88,16 @@ def _activation_kind(activation) -> int:
     return 0
 
 
-class TransformerEncoderLayer(Module):
-    """Self-attention then a feed-forward network, each with a residual connection and
-    ``LayerNorm`` (after, or before when ``norm_first``) (``torch.nn.TransformerEncoderLayer``).
-    """
+class _TransformerLayer(Module):
+    """What the encoder and decoder layers share: self-attention (``self_attn``), for the
+    decoder attention over the encoder's memory (``multihead_attn``), the feed-forward
+    network (``linear1``, ``dropout``, ``linear2``), and a ``LayerNorm`` (``norm<i>``) and a
+    ``Dropout`` (``dropout<i>``) per block, registered in torch's order."""
 
     __constants__ = ["norm_first"]
+    #: residual blocks, each with its norm and dropout: self-attention, (for the decoder)
+    #: attention over the memory, feed-forward
+    _blocks = 2
 
     def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048,
                  dropout: float = 0.1, activation: str | Callable[[Tensor], Tensor] = F.relu,
@@ -102,18 +106,42 @@ class TransformerEncoderLayer(Module):
         Dropout, LayerNorm = _layers()
         factory = {"device": device, "dtype": dtype}
         super().__init__()
-        self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias,
-                                            batch_first=batch_first, **factory)
+
+        def attention():
+            return MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias,
+                                      batch_first=batch_first, **factory)
+
+        self.self_attn = attention()
+        if self._blocks == 3:
+            self.multihead_attn = attention()
         self.linear1 = Linear(d_model, dim_feedforward, bias=bias, **factory)
         self.dropout = Dropout(dropout)
         self.linear2 = Linear(dim_feedforward, d_model, bias=bias, **factory)
         self.norm_first = norm_first
-        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **factory)
-        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **factory)
-        self.dropout1 = Dropout(dropout)
-        self.dropout2 = Dropout(dropout)
+        for i in range(1, self._blocks + 1):
+            setattr(self, f"norm{i}", LayerNorm(d_model, eps=layer_norm_eps, bias=bias,
+                                                **factory))
+        for i in range(1, self._blocks + 1):
+            setattr(self, f"dropout{i}", Dropout(dropout))
         if isinstance(activation, str):
             activation = _get_activation_fn(activation)
+        self._set_activation(activation)
+
+    def _set_activation(self, activation: Callable[[Tensor], Tensor]) -> None:
+        self.activation = activation
+
+    def _sa_block(self, x, attn_mask, key_padding_mask, is_causal=False):
+        x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask,
+                           need_weights=False, is_causal=is_causal)[0]
+        return self.dropout1(x)
+
+
+class TransformerEncoderLayer(_TransformerLayer):
+    """Self-attention then a feed-forward network, each with a residual connection and
+    ``LayerNorm`` (after, or before when ``norm_first``) (``torch.nn.TransformerEncoderLayer``).
+    """
+
+    def _set_activation(self, activation: Callable[[Tensor], Tensor]) -> None:
         self.activation_relu_or_gelu = _activation_kind(activation)
         self.activation = activation
 
@@ -137,47 +165,17 @@ class TransformerEncoderLayer(Module):
             x = self.norm2(x + self._ff_block(x))
         return x
 
-    def _sa_block(self, x, attn_mask, key_padding_mask, is_causal=False):
-        x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask,
-                           need_weights=False, is_causal=is_causal)[0]
-        return self.dropout1(x)
-
     def _ff_block(self, x):
         x = self.linear2(self.dropout(self.activation(self.linear1(x))))
         return self.dropout2(x)
 
 
-class TransformerDecoderLayer(Module):
+class TransformerDecoderLayer(_TransformerLayer):
     """Self-attention, attention over the encoder's ``memory``, then a feed-forward network,
     each with a residual connection and ``LayerNorm`` (``torch.nn.TransformerDecoderLayer``).
     """
 
-    __constants__ = ["norm_first"]
-
-    def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048,
-                 dropout: float = 0.1, activation: str | Callable[[Tensor], Tensor] = F.relu,
-                 layer_norm_eps: float = 1e-5, batch_first: bool = False,
-                 norm_first: bool = False, bias: bool = True, device=None, dtype=None) -> None:
-        Dropout, LayerNorm = _layers()
-        factory = {"device": device, "dtype": dtype}
-        super().__init__()
-        self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout,
-                                            batch_first=batch_first, bias=bias, **factory)
-        self.multihead_attn = MultiheadAttention(d_model, nhead, dropout=dropout,
-                                                 batch_first=batch_first, bias=bias, **factory)
-        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, **factory)
-        self.dropout = Dropout(dropout)
-        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, **factory)
-        self.norm_first = norm_first
-        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **factory)
-        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **factory)
-        self.norm3 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **factory)
-        self.dropout1 = Dropout(dropout)
-        self.dropout2 = Dropout(dropout)
-        self.dropout3 = Dropout(dropout)
-        if isinstance(activation, str):
-            activation = _get_activation_fn(activation)
-        self.activation = activation
+    _blocks = 3
 
     def __setstate__(self, state):
         state.setdefault("activation", _functional("relu"))
@@ -200,11 +198,6 @@ class TransformerDecoderLayer(Module):
                                                memory_is_causal))
             x = self.norm3(x + self._ff_block(x))
         return x
-
-    def _sa_block(self, x, attn_mask, key_padding_mask, is_causal=False):
-        x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask,
-                           is_causal=is_causal, need_weights=False)[0]
-        return self.dropout1(x)
 
     def _mha_block(self, x, mem, attn_mask, key_padding_mask, is_causal=False):
         x = self.multihead_attn(x, mem, mem, attn_mask=attn_mask,
@@ -345,20 +338,20 @@ class Transformer(Module):
         _, LayerNorm = _layers()
         factory = {"device": device, "dtype": dtype}
         super().__init__()
-        args = (d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps,
-                batch_first, norm_first, bias)
-        if custom_encoder is not None:
-            self.encoder = custom_encoder
-        else:
-            self.encoder = TransformerEncoder(
-                TransformerEncoderLayer(*args, **factory), num_encoder_layers,
-                LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **factory))
-        if custom_decoder is not None:
-            self.decoder = custom_decoder
-        else:
-            self.decoder = TransformerDecoder(
-                TransformerDecoderLayer(*args, **factory), num_decoder_layers,
-                LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **factory))
+
+        def stack(custom, stack_cls, layer_cls, num_layers):
+            """``custom``, else ``num_layers`` ``layer_cls`` layers and a final norm."""
+            if custom is not None:
+                return custom
+            layer = layer_cls(d_model, nhead, dim_feedforward, dropout, activation,
+                              layer_norm_eps, batch_first, norm_first, bias, **factory)
+            return stack_cls(layer, num_layers,
+                             LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **factory))
+
+        self.encoder = stack(custom_encoder, TransformerEncoder, TransformerEncoderLayer,
+                             num_encoder_layers)
+        self.decoder = stack(custom_decoder, TransformerDecoder, TransformerDecoderLayer,
+                             num_decoder_layers)
         self._reset_parameters()
         self.d_model = d_model
         self.nhead = nhead

@@ -1,11 +1,18 @@
 """Tuple helpers of ``torch.nn.modules.utils`` (``_single``, ``_pair``, ``_triple``...) and
-``consume_prefix_in_state_dict_if_present``."""
+``consume_prefix_in_state_dict_if_present``; also the private helpers the layers share to
+allocate and initialize their parameters and to write their ``extra_repr``."""
 
 from __future__ import annotations
 
 import collections.abc
+import math
 from itertools import repeat
 from typing import Any
+
+import ember
+
+from .. import init
+from ..parameter import Parameter
 
 __all__ = ["_ntuple", "_single", "_pair", "_triple", "_quadruple", "_reverse_repeat_tuple",
            "consume_prefix_in_state_dict_if_present"]
@@ -47,3 +54,31 @@ def consume_prefix_in_state_dict_if_present(state_dict: dict[str, Any], prefix: 
                 continue
             if key == prefix.replace(".", "") or key.startswith(prefix):
                 metadata[key[len(prefix):]] = metadata.pop(key)
+
+
+# -- shared by the layers ----------------------------------------------------------------------
+
+def _parameter_or_none(present: bool, shape, device=None, dtype=None) -> Parameter | None:
+    """A ``Parameter`` of ``shape`` (values not yet initialized) when ``present``, else
+    ``None``: what ``register_parameter`` takes for an optional weight or bias."""
+    return Parameter(ember.empty(shape, device=device, dtype=dtype)) if present else None
+
+
+def _reset_kaiming_uniform(weight, bias, *, keep_bias_without_fan_in: bool = False) -> None:
+    """PyTorch's ``Linear``/``ConvNd`` init: Kaiming-uniform ``weight`` (``a=sqrt(5)``) and
+    ``U(-1/sqrt(fan_in), 1/sqrt(fan_in))`` ``bias``. With no fan-in, ``Linear`` zeroes the
+    bias and ``ConvNd`` (``keep_bias_without_fan_in``) leaves it as it is."""
+    init.kaiming_uniform_(weight, a=math.sqrt(5))
+    if bias is not None:
+        fan_in, _ = init._calculate_fan_in_and_fan_out(weight)
+        if fan_in == 0 and keep_bias_without_fan_in:
+            return
+        bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
+        init.uniform_(bias, -bound, bound)
+
+
+def _options_repr(module, head: str, options) -> str:
+    """An ``extra_repr`` that shows an option only where it is not the default: ``head``
+    followed by the text of each ``(text, shown)`` of ``options`` that is shown, formatted
+    with the module's attributes (``"{in_channels}"`` gives ``module.in_channels``)."""
+    return (head + "".join(text for text, shown in options if shown)).format(**module.__dict__)

@@ -75,16 +75,14 @@ def replicate(network: T, devices: Sequence, detach: bool = False) -> list[T]:
             module_copies[j].append(replica)
 
     for i, module in enumerate(modules):
-        for key, child in module._modules.items():
-            for j in range(num_replicas):
-                replica = module_copies[j][i]
+        for j in range(num_replicas):
+            replica = module_copies[j][i]
+            for key, child in module._modules.items():
                 if child is None:
                     replica._modules[key] = None
                 else:
                     setattr(replica, key, module_copies[j][module_indices[id(child)]])
-        for key, param in module._parameters.items():
-            for j in range(num_replicas):
-                replica = module_copies[j][i]
+            for key, param in module._parameters.items():
                 if param is None:
                     replica._parameters[key] = None
                 else:
@@ -92,9 +90,7 @@ def replicate(network: T, devices: Sequence, detach: bool = False) -> list[T]:
                     param_copy = param_copies[j][param_indices[id(param)]]
                     setattr(replica, key, param_copy)
                     replica._former_parameters[key] = param_copy
-        for key, buf in module._buffers.items():
-            for j in range(num_replicas):
-                replica = module_copies[j][i]
+            for key, buf in module._buffers.items():
                 if buf is None:
                     replica._buffers[key] = None
                 elif buf.requires_grad and not detach:

@@ -6,12 +6,12 @@ from __future__ import annotations
 from enum import Enum, auto
 
 import ember
-from ember import Tensor
+from ember import Tensor, geqrf
+from ember.linalg import householder_product, matrix_exp
 
 from .. import functional as F
 from ..modules.module import Module
 from . import parametrize
-from ._linalg import geqrf, householder_product, matrix_exp
 from .spectral_norm import _default_dim, _reshape_weight_to_matrix
 from .weight_norm import _weight_norm, norm_except_dim
 
