@@ -18,8 +18,10 @@ import numpy as np
 
 from . import _dtype
 from . import _memory_format as _mf
+from ._data_inference import data_to_array, np_to_dtype
 from ._device import canonical_device, resolve_device, xp_of
 from ._device import device as _device_cls
+from ._format import shape_str
 from ._tensor import CPU, Tensor, _make
 from ._tensor_str import set_printoptions
 from .backends import backend_of
@@ -71,7 +73,7 @@ def check_size(size, name: str = "") -> tuple:
             if name == "zeros":
                 raise RuntimeError("zeros: Dimension size must be non-negative.")
             raise RuntimeError(f"Trying to create tensor with negative dimension {s}: "
-                               f"[{', '.join(map(str, out))}]")
+                               f"[{shape_str(out)}]")
     return tuple(out)
 
 
@@ -93,7 +95,7 @@ def storage_nbytes(shape, itemsize: int) -> int:
     nbytes = numel * itemsize
     if overflowed or nbytes > _INT64_MAX:
         raise RuntimeError("Storage size calculation overflowed with sizes=["
-                           f"{', '.join(map(str, shape))}]")
+                           f"{shape_str(shape)}]")
     return nbytes
 
 
@@ -107,6 +109,16 @@ def raise_allocation_error(exc: Exception, shape, itemsize: int, dev) -> None:
         where = "DefaultCPUAllocator" if dev.type == "cpu" else f"{dev} allocator"
         raise RuntimeError(f"{where}: can't allocate memory: you tried to allocate {nbytes} "
                            "bytes.") from None
+
+
+def allocating(make, shape, itemsize: int, dev, *args):
+    """``make(*args)``, a new array of ``shape``; a failed allocation is reported as PyTorch
+    does (``raise_allocation_error``)."""
+    try:
+        return make(*args)
+    except (MemoryError, ValueError) as exc:
+        raise_allocation_error(exc, shape, itemsize, dev)
+        raise
 
 
 def _is_index(s) -> builtins.bool:
@@ -159,212 +171,6 @@ def _scalar_dtype(x) -> _dtype.dtype:
     raise TypeError(f"expected a number, got {type(x).__name__}")
 
 
-# -- tensor(): data to array, with PyTorch's dtype inference -------------------------------
-
-_PY_SCALARS = {builtins.bool: 0, builtins.int: 1, builtins.float: 2}
-_NP_NAMES = ("float64, float32, float16, int64, int32, int16, int8, uint8, and bool")
-
-
-def _np_to_dtype(arr: np.ndarray) -> _dtype.dtype:
-    """The ember dtype of a NumPy array (PyTorch's errors for unsupported ones)."""
-    d = _dtype.FROM_NP.get(arr.dtype)
-    if d is not None:
-        return d
-    if not arr.dtype.isnative:
-        raise ValueError("given numpy array has byte order different from the native byte "
-                         "order. Conversion between byte orders is currently not supported.")
-    raise TypeError(f"can't convert np.ndarray of type numpy.{arr.dtype.type.__name__}. The "
-                    f"only supported types are: {_NP_NAMES}.")
-
-
-def _is_sequence(x) -> builtins.bool:
-    return isinstance(x, (Sequence, np.ndarray)) and not isinstance(x, (bytes, bytearray))
-
-
-def _sequence_sizes(data) -> list:
-    """The shape implied by following the first element down (PyTorch's compute_sizes)."""
-    sizes = []
-    seq = data
-    while _is_sequence(seq):
-        if isinstance(seq, np.ndarray) and seq.ndim == 0:
-            raise TypeError("len() of unsized object")
-        n = len(seq)
-        sizes.append(n)
-        if len(sizes) > 64:
-            raise ValueError(f"too many dimensions '{type(seq).__name__}'")
-        if n == 0:
-            break
-        seq = seq[0]
-    return sizes
-
-
-def _leaf_dtype(x) -> _dtype.dtype:
-    """PyTorch's infer_scalar_type for one element."""
-    if isinstance(x, np.generic):
-        return _np_to_dtype(np.asarray(x))
-    cat = _PY_SCALARS.get(type(x))
-    if cat is None:
-        if isinstance(x, builtins.bool):
-            cat = 0
-        elif isinstance(x, numbers.Integral):
-            cat = 1
-        elif isinstance(x, numbers.Real):
-            cat = 2
-    if cat is not None:
-        return (_dtype.bool, _dtype.int64, _dtype.get_default_dtype())[cat]
-    if isinstance(x, Tensor):
-        return x.dtype
-    if isinstance(x, str):
-        raise TypeError(f"new(): invalid data type '{type(x).__name__}'")
-    if isinstance(x, complex):
-        raise TypeError("complex tensors are not supported by ember")
-    if _is_sequence(x):
-        if isinstance(x, np.ndarray):
-            return _np_to_dtype(x)
-        if len(x) == 0:
-            return _dtype.get_default_dtype()
-        return _promote_all(_leaf_dtype(v) for v in x)
-    raise RuntimeError(f"Could not infer dtype of {type(x).__name__}")
-
-
-def _promote_all(dtypes) -> _dtype.dtype | None:
-    out = None
-    for d in dtypes:
-        out = d if out is None else _dtype.promote_types(out, d)
-    return out
-
-
-class _Gather:
-    """Walks nested sequences: checks the shape, infers the dtype, collects the elements."""
-
-    def __init__(self, sizes):
-        self.sizes = sizes
-        self.last = len(sizes) - 1
-        self.flat: list = []
-        self.dtype = None
-        self.stray = None       # first element that is a sequence where a number belongs
-        self.tensors = []       # (index in flat, tensor) of tensor elements
-
-    def walk(self, seq, dim: int) -> None:
-        if not _is_sequence(seq):
-            raise TypeError("not a sequence")
-        n = len(seq)
-        if n != self.sizes[dim]:
-            raise ValueError(f"expected sequence of length {self.sizes[dim]} at dim {dim} "
-                             f"(got {n})")
-        if isinstance(seq, np.ndarray) and seq.shape == tuple(self.sizes[dim:]):
-            self._add_dtype(_np_to_dtype(seq))
-            self.flat.extend(seq.ravel().tolist())
-            return
-        if dim == self.last - 1 and self._rows_of_numbers(seq):
-            return
-        if dim < self.last:
-            for item in seq:
-                self.walk(item, dim + 1)
-            return
-        types = set(map(type, seq))
-        if types.issubset(_PY_SCALARS):
-            for t in types:
-                self._add_dtype((_dtype.bool, _dtype.int64,
-                                 _dtype.get_default_dtype())[_PY_SCALARS[t]])
-            self.flat.extend(seq)
-            return
-        for x in seq:
-            self._add_leaf(x)
-
-    def _rows_of_numbers(self, rows) -> builtins.bool:
-        """Fast path for the last two dims: rows (lists/tuples) of Python numbers only."""
-        n = self.sizes[-1]
-        start = len(self.flat)
-        types = set()
-        for row in rows:
-            if row.__class__ not in (list, tuple) or len(row) != n:
-                del self.flat[start:]
-                return False
-            types.update(map(type, row))
-            self.flat.extend(row)
-        if not types.issubset(_PY_SCALARS):
-            del self.flat[start:]
-            return False
-        for t in types:
-            self._add_dtype((_dtype.bool, _dtype.int64,
-                             _dtype.get_default_dtype())[_PY_SCALARS[t]])
-        return True
-
-    def _add_dtype(self, d) -> None:
-        self.dtype = d if self.dtype is None else _dtype.promote_types(self.dtype, d)
-
-    def _add_leaf(self, x) -> None:
-        self._add_dtype(_leaf_dtype(x))
-        if isinstance(x, Tensor):
-            self.tensors.append((len(self.flat), x))
-            self.flat.append(0)
-        elif isinstance(x, np.generic):
-            self.flat.append(x.item())
-        else:
-            if _is_sequence(x) and self.stray is None:
-                self.stray = x
-            self.flat.append(x)
-
-    def array(self, dt: _dtype.dtype) -> np.ndarray:
-        if self.stray is not None:
-            name = type(self.stray).__name__
-            if dt.is_floating_point:
-                raise TypeError(f"must be real number, not {name}")
-            raise TypeError(f"'{name}' object cannot be interpreted as an integer")
-        for i, t in self.tensors:
-            if t._data.size != 1:
-                if dt.is_floating_point:
-                    raise ValueError("only one element tensors can be converted to Python "
-                                     "scalars")
-                raise TypeError("only integer tensors of a single element can be converted "
-                                "to an index")
-            self.flat[i] = t.item()
-        return _values_to_array(self.flat, dt).reshape(self.sizes)
-
-
-def _values_to_array(values, dt: _dtype.dtype) -> np.ndarray:
-    """Python numbers as an array of ``dt`` with PyTorch's overflow errors."""
-    if dt.is_floating_point or dt is _dtype.bool:
-        with np.errstate(over="ignore"):
-            return np.array(values, dtype=dt.np)
-    try:
-        arr = np.array(values, dtype=np.int64)
-    except OverflowError:
-        raise ValueError("Overflow when unpacking long long") from None
-    if dt is not _dtype.int64 and arr.size:
-        info = np.iinfo(dt.np)
-        lo = -info.max if info.min == 0 else info.min
-        if arr.min() < lo or arr.max() > info.max:
-            raise RuntimeError(f"value cannot be converted to type {dt.name} without overflow")
-        arr = arr.astype(dt.np)
-    return arr
-
-
-def _data_to_array(data, dt: _dtype.dtype | None) -> np.ndarray:
-    """Host array for ``tensor(data)``; ``dt`` None infers the dtype as PyTorch does."""
-    if isinstance(data, np.ndarray):
-        src = _np_to_dtype(data)
-        return np.array(data, dtype=(dt or src).np, copy=True)
-    if isinstance(data, np.generic):
-        src = _np_to_dtype(np.asarray(data))
-        return np.array(data, dtype=(dt or src).np)
-    if isinstance(data, str):
-        raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
-    if _is_sequence(data):
-        sizes = _sequence_sizes(data)
-        gather = _Gather(sizes)
-        gather.walk(data, 0)
-        target = dt or gather.dtype or _dtype.get_default_dtype()
-        if not gather.flat:
-            return np.zeros(sizes, dtype=target.np)
-        return gather.array(target)
-    if hasattr(data, "__array__") and not isinstance(data, numbers.Number):
-        return _data_to_array(np.asarray(data), dt)
-    target = dt or _leaf_dtype(data)
-    return _values_to_array(data, target)
-
-
 def tensor(data, *, dtype=None, device=None, requires_grad: bool = False,
            pin_memory: bool = False) -> Tensor:
     """A new tensor copying ``data`` (number, nested sequence, array or tensor).
@@ -374,16 +180,21 @@ def tensor(data, *, dtype=None, device=None, requires_grad: bool = False,
     """
     dt = None if dtype is None else _dtype.to_dtype(dtype)
     if isinstance(data, Tensor):
-        warnings.warn("To copy construct from a tensor, it is recommended to use "
-                      "sourceTensor.detach().clone() or sourceTensor.detach().clone()."
-                      "requires_grad_(True), rather than ember.tensor(sourceTensor).",
-                      UserWarning, stacklevel=2)
-        return finish(_copy_tensor(data, dt, device), requires_grad)
+        return _copy_constructed(data, dt, device, requires_grad, "ember.tensor")
     on_device = _wrap_device_array(data)
     if on_device is not None:
         return finish(_copy_tensor(on_device, dt, device), requires_grad)
-    arr = _data_to_array(data, dt)
+    arr = data_to_array(data, dt)
     return finish(place(arr, resolve_device(device)), requires_grad)
+
+
+def _copy_constructed(src: Tensor, dt, device, requires_grad: bool, factory: str) -> Tensor:
+    """``factory(src)`` of a tensor ``src``: a detached copy, with PyTorch's warning."""
+    warnings.warn("To copy construct from a tensor, it is recommended to use "
+                  "sourceTensor.detach().clone() or sourceTensor.detach().clone()."
+                  f"requires_grad_(True), rather than {factory}(sourceTensor).",
+                  UserWarning, stacklevel=3)
+    return finish(_copy_tensor(src, dt, device), requires_grad)
 
 
 def _copy_tensor(src: Tensor, dt, device) -> Tensor:
@@ -404,7 +215,7 @@ def _wrap_device_array(data) -> Tensor | None:
     dev = canonical_device(_device_cls("cuda", int(data.device.id)))
     backend_of(dev)  # PyTorch-style error naming the CUDA extra when it is missing
     if data.dtype not in _dtype.FROM_NP:
-        _np_to_dtype(np.empty(0, dtype=data.dtype))
+        np_to_dtype(np.empty(0, dtype=data.dtype))
     return _make(data, dev)
 
 
@@ -419,7 +230,7 @@ def as_tensor(data, dtype=None, device=None) -> Tensor:
             return data
         return data.to(device=resolve_device(device) if device is not None else None, dtype=dt)
     if isinstance(data, np.ndarray):
-        src = _np_to_dtype(data)
+        src = np_to_dtype(data)
         dev = resolve_device(device)
         if dev is CPU and (dt is None or dt is src):
             return _make(data, CPU)
@@ -446,7 +257,7 @@ def from_numpy(ndarray: np.ndarray) -> Tensor:
     """A CPU tensor sharing ``ndarray``'s memory (writes go both ways)."""
     if not isinstance(ndarray, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
-    _np_to_dtype(ndarray)
+    np_to_dtype(ndarray)
     return _make(ndarray, CPU)
 
 
@@ -473,13 +284,13 @@ def from_dlpack(ext_tensor) -> Tensor:
     kind, index = ext_tensor.__dlpack_device__()
     if kind == 1:  # kDLCPU
         arr = np.from_dlpack(ext_tensor)
-        _np_to_dtype(arr)
+        np_to_dtype(arr)
         return _make(arr, CPU)
     if kind in (2, 13):  # kDLCUDA, kDLCUDAManaged: through the CUDA backend (CuPy)
         dev = canonical_device(_device_cls("cuda", int(index)))
         arr = backend_of(dev).xp.from_dlpack(ext_tensor)
         if arr.dtype not in _dtype.FROM_NP:
-            _np_to_dtype(np.empty(0, dtype=arr.dtype))
+            np_to_dtype(np.empty(0, dtype=arr.dtype))
         return _make(arr, dev)
     raise RuntimeError(f"from_dlpack: unsupported DLPack device type {kind}")
 
@@ -571,17 +382,15 @@ def empty_strided(size, stride, *, dtype=None, layout=None, device=None,
     xp = xp_of(dev)
     extent = 1 + builtins.sum((n - 1) * s for n, s in zip(shape, strides)) \
         if all(shape) else 0
-    try:
-        buf = xp.empty(extent, dtype=dt.np)
-    except (MemoryError, ValueError) as exc:
-        raise_allocation_error(exc, (extent,), dt.itemsize, dev)
-        raise
+    buf = allocating(xp.empty, (extent,), dt.itemsize, dev, extent, dt.np)
     arr = xp.lib.stride_tricks.as_strided(
         buf, shape, tuple(s * dt.itemsize for s in strides))
     return finish(_make(arr, dev), requires_grad)
 
 
 def _like(input, dtype, device):
+    """``(dtype, device)`` of a new tensor made like ``input`` (``*_like``, ``new_*``): its
+    own unless given."""
     return (input.dtype if dtype is None else _dtype.to_dtype(dtype),
             input._device if device is None else resolve_device(device))
 
@@ -665,6 +474,12 @@ def _range_dtype(dtype, values) -> _dtype.dtype:
     return _dtype.int64
 
 
+def _stepped(xp, acc, start, step, n: int, dt: _dtype.dtype):
+    """``start + i * step`` for ``i < n``, accumulated in ``acc`` (float64 or int64) and
+    rounded to ``dt`` once."""
+    return (start + xp.arange(n, dtype=acc) * acc(step)).astype(dt.np, copy=False)
+
+
 def arange(*args, start=None, end=None, step=None, out=None, dtype=None, layout=None,
            device=None, requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
     """Values from ``start`` to ``end`` (exclusive) by ``step``: ``arange(end)``,
@@ -696,11 +511,7 @@ def arange(*args, start=None, end=None, step=None, out=None, dtype=None, layout=
     dev = resolve_device(device)
     xp = xp_of(dev)
     acc = np.float64 if dt.is_floating_point else np.int64
-    try:
-        arr = (acc_start + xp.arange(n, dtype=acc) * acc(acc_step)).astype(dt.np, copy=False)
-    except (MemoryError, ValueError) as exc:
-        raise_allocation_error(exc, (n,), dt.itemsize, dev)
-        raise
+    arr = allocating(_stepped, (n,), dt.itemsize, dev, xp, acc, acc_start, acc_step, n, dt)
     return finish(_make(arr, dev), requires_grad, out)
 
 
@@ -718,8 +529,7 @@ def range(*args, start=None, end=None, step=None, out=None, dtype=None, layout=N
     dev = resolve_device(device)
     xp = xp_of(dev)
     acc = np.float64 if dt.is_floating_point else np.int64
-    arr = (acc(start) + xp.arange(n, dtype=acc) * acc(step)).astype(dt.np, copy=False)
-    return finish(_make(arr, dev), requires_grad, out)
+    return finish(_make(_stepped(xp, acc, acc(start), step, n, dt), dev), requires_grad, out)
 
 
 def _check_steps(steps) -> int:
@@ -730,6 +540,15 @@ def _check_steps(steps) -> int:
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
     return int(steps)
+
+
+def _spacing_args(start, end, steps, dtype, device) -> tuple:
+    """linspace's and logspace's arguments: ``(steps, start, end, dtype, device, xp)``."""
+    steps = _check_steps(steps)
+    start, end = _scalar_value(start), _scalar_value(end)
+    dt = _dtype_or_default(dtype)
+    dev = resolve_device(device)
+    return steps, start, end, dt, dev, xp_of(dev)
 
 
 def _spaced(start, end, steps: int, dt: _dtype.dtype, xp):
@@ -752,11 +571,7 @@ def _spaced(start, end, steps: int, dt: _dtype.dtype, xp):
 def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=None,
              requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
     """``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
-    steps = _check_steps(steps)
-    start, end = _scalar_value(start), _scalar_value(end)
-    dt = _dtype_or_default(dtype)
-    dev = resolve_device(device)
-    xp = xp_of(dev)
+    steps, start, end, dt, dev, xp = _spacing_args(start, end, steps, dtype, device)
     if steps == 1:
         arr = xp.full((1,), start, dtype=dt.np)
     elif steps == 0:
@@ -769,11 +584,7 @@ def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=Non
 def logspace(start, end, steps, base: float = 10.0, *, out=None, dtype=None, layout=None,
              device=None, requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
     """``steps`` values ``base ** linspace(start, end, steps)``."""
-    steps = _check_steps(steps)
-    start, end = _scalar_value(start), _scalar_value(end)
-    dt = _dtype_or_default(dtype)
-    dev = resolve_device(device)
-    xp = xp_of(dev)
+    steps, start, end, dt, dev, xp = _spacing_args(start, end, steps, dtype, device)
     if steps == 0:
         arr = xp.empty((0,), dtype=dt.np)
     elif steps == 1:
@@ -804,52 +615,39 @@ def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None,
         raise RuntimeError(f"m must be greater or equal to 0, got {m}")
     dt = _dtype_or_default(dtype)
     dev = resolve_device(device)
-    try:
-        arr = xp_of(dev).eye(n, m, dtype=dt.np)
-    except (MemoryError, ValueError) as exc:
-        raise_allocation_error(exc, (n, m), dt.itemsize, dev)
-        raise
+    arr = allocating(xp_of(dev).eye, (n, m), dt.itemsize, dev, n, m, 0, dt.np)
     return finish(_make(arr, dev), requires_grad, out)
 
 
 # -- Tensor.new_* -----------------------------------------------------------------------------
 
-def _new_opts(self, dtype, device):
-    return (self.dtype if dtype is None else _dtype.to_dtype(dtype),
-            self._device if device is None else resolve_device(device))
-
-
 def new_tensor(self, data, *, dtype=None, device=None, requires_grad: bool = False,
                layout=None, pin_memory: bool = False) -> Tensor:
     """A new tensor copying ``data``, with this tensor's dtype and device unless given."""
-    dt, dev = _new_opts(self, dtype, device)
+    dt, dev = _like(self, dtype, device)
     if isinstance(data, Tensor):
-        warnings.warn("To copy construct from a tensor, it is recommended to use "
-                      "sourceTensor.detach().clone() or sourceTensor.detach().clone()."
-                      "requires_grad_(True), rather than tensor.new_tensor(sourceTensor).",
-                      UserWarning, stacklevel=2)
-        return finish(_copy_tensor(data, dt, dev), requires_grad)
-    return finish(place(_data_to_array(data, dt), dev), requires_grad)
+        return _copy_constructed(data, dt, dev, requires_grad, "tensor.new_tensor")
+    return finish(place(data_to_array(data, dt), dev), requires_grad)
 
 
 def new_zeros(self, *size, dtype=None, device=None, requires_grad: bool = False,
               layout=None, pin_memory: bool = False) -> Tensor:
     """Zeros of ``size`` with this tensor's dtype and device unless given."""
-    return _filled(_ZERO, check_size(size, "new_zeros"), *_new_opts(self, dtype, device),
+    return _filled(_ZERO, check_size(size, "new_zeros"), *_like(self, dtype, device),
                    requires_grad)
 
 
 def new_ones(self, *size, dtype=None, device=None, requires_grad: bool = False,
              layout=None, pin_memory: bool = False) -> Tensor:
     """Ones of ``size`` with this tensor's dtype and device unless given."""
-    return _filled(_ONE, check_size(size, "new_ones"), *_new_opts(self, dtype, device),
+    return _filled(_ONE, check_size(size, "new_ones"), *_like(self, dtype, device),
                    requires_grad)
 
 
 def new_empty(self, *size, dtype=None, device=None, requires_grad: bool = False,
               layout=None, pin_memory: bool = False) -> Tensor:
     """An uninitialised tensor of ``size`` with this tensor's dtype and device unless given."""
-    return _filled(None, check_size(size, "new_empty"), *_new_opts(self, dtype, device),
+    return _filled(None, check_size(size, "new_empty"), *_like(self, dtype, device),
                    requires_grad)
 
 
@@ -857,7 +655,7 @@ def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad: 
              layout=None, pin_memory: bool = False) -> Tensor:
     """``fill_value`` in a tensor of ``size`` with this tensor's dtype and device unless
     given."""
-    dt, dev = _new_opts(self, dtype, device)
+    dt, dev = _like(self, dtype, device)
     value = _scalar_value(fill_value)
     _check_fill(value, dt)
     return _filled(value, check_size((size,), "new_full"), dt, dev, requires_grad)

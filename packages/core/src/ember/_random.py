@@ -21,10 +21,10 @@ from ._device import canonical_device, check_same_device, resolve_device, to_dev
 from ._dtype import scalar_type_name
 from ._factory import (
     _dtype_or_default,
+    allocating,
     check_size,
     finish,
     place,
-    raise_allocation_error,
     size_args,
     write_out,
     zeros,
@@ -239,37 +239,34 @@ def _with_graph(out: Tensor, node_name: str, inputs) -> Tensor:
     return out
 
 
-def _allocating(draw, shape, dt, dev, *args):
-    """``draw(*args)``, with a failed allocation of ``shape`` reported as PyTorch does."""
-    try:
-        return draw(*args)
-    except (MemoryError, ValueError) as exc:
-        raise_allocation_error(exc, shape, dt.itemsize, dev)
-        raise
-
-
 # -- factories --------------------------------------------------------------------------------
+
+def _float_samples(sample, kernel: str, shape, dtype, device, generator):
+    """``sample(g, shape, np_dtype)`` for a float factory: ``dtype`` the default float unless
+    given (floats only: PyTorch's error names ``kernel``). Returns ``(array, dtype, device)``."""
+    dt = _dtype_or_default(dtype)
+    _require_float(dt, kernel)
+    dev = resolve_device(device)
+    return allocating(sample, shape, dt.itemsize, dev, _rng(generator, dev), shape, dt.np), dt, dev
+
+
+def _standard_normal(g, shape, np_dt) -> np.ndarray:
+    return _float_draw("standard_normal", g, shape, np_dt)
+
 
 def rand(*args, size=None, generator=None, out=None, dtype=None, layout=None, device=None,
          requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
     """Uniform samples in [0, 1) of the given size (default float dtype)."""
-    shape = size_args(args, size, "rand")
-    dt = _dtype_or_default(dtype)
-    _require_float(dt, "check_uniform_bounds")
-    dev = resolve_device(device)
-    arr = _allocating(_uniform, shape, dt, dev, _rng(generator, dev), shape, dt.np)
+    arr, _, dev = _float_samples(_uniform, "check_uniform_bounds", size_args(args, size, "rand"),
+                                 dtype, device, generator)
     return finish(place(arr, dev), requires_grad, out)
 
 
 def randn(*args, size=None, generator=None, out=None, dtype=None, layout=None, device=None,
           requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
     """Standard normal samples of the given size (default float dtype)."""
-    shape = size_args(args, size, "randn")
-    dt = _dtype_or_default(dtype)
-    _require_float(dt, "normal_kernel_cpu")
-    dev = resolve_device(device)
-    arr = _allocating(_float_draw, shape, dt, dev, "standard_normal", _rng(generator, dev),
-                      shape, dt.np)
+    arr, _, dev = _float_samples(_standard_normal, "normal_kernel_cpu",
+                                 size_args(args, size, "randn"), dtype, device, generator)
     return finish(place(arr, dev), requires_grad, out)
 
 
@@ -357,7 +354,7 @@ def randint(*args, size=None, low=None, high=None, generator=None, out=None, dty
     shape = check_size((size,), "randint")
     dt = _dtype.int64 if dtype is None else _dtype.to_dtype(dtype)
     dev = resolve_device(device)
-    arr = _allocating(_integers, shape, dt, dev, _rng(generator, dev), shape, dt, low, high)
+    arr = allocating(_integers, shape, dt.itemsize, dev, _rng(generator, dev), shape, dt, low, high)
     return finish(place(arr, dev), requires_grad, out)
 
 
@@ -368,7 +365,7 @@ def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=Non
     check_size((n,), "randperm")
     dt = _dtype.int64 if dtype is None else _dtype.to_dtype(dtype)
     dev = resolve_device(device)
-    arr = _allocating(_rng(generator, dev).permutation, (n,), _dtype.int64, dev, n)
+    arr = allocating(_rng(generator, dev).permutation, (n,), _dtype.int64.itemsize, dev, n)
     arr = arr.astype(dt.np, copy=False)
     return finish(place(arr, dev), requires_grad, out)
 
@@ -390,12 +387,8 @@ def normal(mean, std=1.0, size=None, *, generator=None, out=None, dtype=None, la
                             "of: (Tensor mean, Tensor std), (Tensor mean, float std), (float "
                             "mean, Tensor std), (float mean, float std, tuple of ints size)")
         _check_std(std)
-        shape = check_size((size,), "normal")
-        dt = _dtype_or_default(dtype)
-        _require_float(dt, "normal_kernel_cpu")
-        dev = resolve_device(device)
-        z = _allocating(_float_draw, shape, dt, dev, "standard_normal", _rng(generator, dev),
-                        shape, dt.np)
+        z, dt, dev = _float_samples(_standard_normal, "normal_kernel_cpu",
+                                    check_size((size,), "normal"), dtype, device, generator)
         arr = (z * dt.np.type(std) + dt.np.type(mean)).astype(dt.np, copy=False)
         return finish(place(arr, dev), requires_grad, out)
     tensors = [t for t in (mean, std) if isinstance(t, Tensor)]
@@ -610,13 +603,22 @@ def _draw_bernoulli(t, g, p=0.5):
     return (u < probs).astype(t._data.dtype)
 
 
-def _draw_exponential(t, g, lambd=1.0):
+def _continuous(t, distribution: str, type_name: str) -> None:
+    """PyTorch's error for a continuous distribution drawn into a non-float tensor."""
     if not t.dtype.is_floating_point:
-        raise RuntimeError("Exponential distribution is a continuous probability distribution. "
-                           f"dtype must be a floating point but you specified "
-                           f"{scalar_type_name(t._data.dtype)}")
-    if not lambd > 0:
-        raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd:g}")
+        raise RuntimeError(f"{distribution} distribution is a continuous probability "
+                           "distribution. dtype must be a floating point but you specified "
+                           f"{type_name}")
+
+
+def _positive(kernel: str, name: str, value) -> None:
+    if not value > 0:
+        raise RuntimeError(f"{kernel} expects {name} > 0.0, but found {name}={value:g}")
+
+
+def _draw_exponential(t, g, lambd=1.0):
+    _continuous(t, "Exponential", scalar_type_name(t._data.dtype))
+    _positive("exponential_", "lambda", lambd)
     e = _float_draw("standard_exponential", g, t._data.shape, t._data.dtype)
     return (e / lambd).astype(t._data.dtype, copy=False)
 
@@ -627,23 +629,16 @@ def _draw_geometric(t, g, p):
     return g.geometric(p, t._data.shape).astype(t._data.dtype)
 
 
-
-
 def _draw_cauchy(t, g, median=0.0, sigma=1.0):
-    if not t.dtype.is_floating_point:
-        raise RuntimeError("Cauchy distribution is a continuous probability distribution. dtype "
-                           f"must be a floating point but you specified "
-                           f"{_dtype.options_type_name(t.dtype)}")
-    if not sigma > 0:
-        raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={sigma:g}")
+    _continuous(t, "Cauchy", _dtype.options_type_name(t.dtype))
+    _positive("cauchy_", "sigma", sigma)
     c = g.standard_cauchy(t._data.shape)
     return (median + sigma * c).astype(t._data.dtype)
 
 
 def _draw_log_normal(t, g, mean=1.0, std=2.0):
     _require_float(t.dtype, "log_normal_cpu")
-    if not std > 0:
-        raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={std:g}")
+    _positive("log_normal_", "std", std)
     return g.lognormal(mean, std, t._data.shape).astype(t._data.dtype)
 
 

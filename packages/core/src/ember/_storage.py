@@ -26,6 +26,7 @@ import numpy as np
 from . import _dtype
 from ._device import device as _device_cls
 from ._device import xp_of
+from ._format import shape_str
 from .backends import backend_of
 
 __all__ = ["UntypedStorage", "TypedStorage", "storage_of", "array_span",
@@ -210,10 +211,7 @@ class UntypedStorage:
     def __getitem__(self, idx):
         b = self._bytes()
         if isinstance(idx, slice):
-            start, stop, step = idx.indices(b.size)
-            if step != 1:
-                raise RuntimeError(f"Trying to slice with a step of {step}, but only a step of "
-                                   "1 is supported")
+            start, stop = _check_slice(idx, b.size)
             return UntypedStorage._over(b[start:max(stop, start)], self._device)
         i = _check_index(idx, b.size)
         return int(self._host(b[i:i + 1])[0])
@@ -221,10 +219,7 @@ class UntypedStorage:
     def __setitem__(self, idx, value) -> None:
         b = self._bytes()
         if isinstance(idx, slice):
-            start, stop, step = idx.indices(b.size)
-            if step != 1:
-                raise RuntimeError(f"Trying to slice with a step of {step}, but only a step of "
-                                   "1 is supported")
+            start, stop = _check_slice(idx, b.size)
             b[start:stop] = _to_byte(value)
             return
         i = _check_index(idx, b.size)
@@ -277,6 +272,15 @@ class UntypedStorage:
         return "\n".join([f" {v}" for v in items] + [head])
 
     __str__ = __repr__
+
+
+def _check_slice(idx: slice, n: int) -> tuple:
+    """``(start, stop)`` of a slice of a storage of ``n`` bytes (step 1 only, as PyTorch)."""
+    start, stop, step = idx.indices(n)
+    if step != 1:
+        raise RuntimeError(f"Trying to slice with a step of {step}, but only a step of 1 is "
+                           "supported")
+    return start, stop
 
 
 def _check_index(idx, n: int) -> int:
@@ -584,8 +588,8 @@ def _set_(self, source=None, storage_offset=_UNSET, size=None, stride=None):
         need = 0 if 0 in size else \
             (offset + sum((n - 1) * s for n, s in zip(size, stride)) + 1) * item
         if need > storage.nbytes():
-            raise RuntimeError(f"setStorage: sizes [{', '.join(map(str, size))}], strides "
-                               f"[{', '.join(map(str, stride))}], storage offset {offset}, and "
+            raise RuntimeError(f"setStorage: sizes [{shape_str(size)}], strides "
+                               f"[{shape_str(stride)}], storage offset {offset}, and "
                                f"itemsize {item} requiring a storage size of {need} are out of "
                                f"bounds for storage of size {storage.nbytes()}")
         arr = storage._typed(dt.np, offset, size, stride)

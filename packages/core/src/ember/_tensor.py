@@ -231,7 +231,9 @@ class Tensor:
             return self
         if memory_format is _PRESERVE:
             raise RuntimeError("preserve memory format is unsupported by the contiguous operator")
-        return _copy_as(self, _mf.format_order(memory_format, self._data.ndim))
+        from .ops.pointwise import copy_as
+
+        return copy_as(self, _mf.format_order(memory_format, self._data.ndim))
 
     def is_floating_point(self) -> bool:
         return self._data.dtype.kind == "f"
@@ -646,33 +648,6 @@ class Tensor:
             device = f"cuda:{device}"
         return self.to(device, memory_format=memory_format)
 
-    def double(self):
-        return self.to(_dtype.float64)
-
-    def float(self):
-        return self.to(_dtype.float32)
-
-    def half(self):
-        return self.to(_dtype.float16)
-
-    def long(self):
-        return self.to(_dtype.int64)
-
-    def int(self):
-        return self.to(_dtype.int32)
-
-    def short(self):
-        return self.to(_dtype.int16)
-
-    def char(self):
-        return self.to(_dtype.int8)
-
-    def byte(self):
-        return self.to(_dtype.uint8)
-
-    def bool(self):
-        return self.to(_dtype.bool)
-
     def xpu(self, device=None, non_blocking: bool = False, memory_format=_PRESERVE):
         """This tensor on an Intel GPU: Ember has none, so this raises as a PyTorch build
         without XPU does."""
@@ -812,6 +787,23 @@ class Tensor:
 
 
 
+def _cast_method(name: str, dt):
+    """``Tensor.<name>()``: ``self.to(dt)`` (``double``, ``float``, ...)."""
+
+    def method(self):
+        return self.to(dt)
+
+    method.__name__, method.__qualname__ = name, f"Tensor.{name}"
+    return method
+
+
+for _name, _dt in (("double", _dtype.float64), ("float", _dtype.float32),
+                   ("half", _dtype.float16), ("long", _dtype.int64), ("int", _dtype.int32),
+                   ("short", _dtype.int16), ("char", _dtype.int8), ("byte", _dtype.uint8),
+                   ("bool", _dtype.bool)):
+    setattr(Tensor, _name, _cast_method(_name, _dt))
+
+
 def _rebuild_tensor(cls, array, device, requires_grad):
     from ._device import resolve_device
     from ._factory import place
@@ -822,20 +814,6 @@ def _rebuild_tensor(cls, array, device, requires_grad):
     elif requires_grad:
         t.requires_grad = True
     return t
-
-
-def _copy_as(t, order):
-    """A copy of ``t`` laid out in ``order`` (a ``_memory_format`` order), in the graph as
-    ``CloneBackward0``."""
-    from .autograd.grad_mode import GRAD
-
-    out = _make(_mf.copy_as(t._data, order), t._device)
-    if t.requires_grad and GRAD.enabled:
-        from .autograd.graph import record
-        from .ops.shape import CloneBackward0
-
-        record(CloneBackward0, out, (t,), ())
-    return out
 
 
 def _shared_vc(t):

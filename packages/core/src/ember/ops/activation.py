@@ -19,11 +19,12 @@ from .._dtype import scalar_type_name
 from .._tensor import Tensor, _make
 from ..autograd.grad_mode import GRAD
 from ..autograd.graph import make_node_class, record, result
+from . import _special
 from ._casts import cast_to
 from ._factories import sum_to_size
 from ._inplace import make_inplace
 from ._promotion import wrap_dim
-from .pointwise import _erf_f64, _in_float64, _opmath, threshold_backward
+from .pointwise import _opmath, threshold_backward
 from .registry import register
 
 __all__ = ["relu6", "leaky_relu", "leaky_relu_", "elu", "elu_", "selu", "selu_", "celu",
@@ -37,49 +38,15 @@ _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 _GELU_K = math.sqrt(2.0 / math.pi)
 _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946
-_erf_np = _in_float64(_erf_f64)
 
 
 # Branch-free kernels: ``np.where`` over a data-dependent mask is an order of magnitude slower
-# than arithmetic here (branch mispredictions), so masks are blended arithmetically.
-
-def _sigmoid_np(a):
-    """Stable sigmoid without a mask: ``exp(min(a, 0)) / (1 + exp(-|a|))``."""
-    r = np.exp(-np.abs(a))
-    r += 1
-    return np.exp(np.minimum(a, 0)) / r
-
-
-def _softplus_core(z):
-    """``log(1 + exp(z))`` stably: ``max(z, 0) + log1p(exp(-|z|))``."""
-    if not z.ndim:  # NumPy's ufuncs return a 0-dim array's result as a scalar: no out=
-        return _softplus_core(z.reshape(1)).reshape(())
-    r = np.exp(-np.abs(z))
-    np.log1p(r, out=r)
-    r += np.maximum(z, 0)
-    return r
-
+# than arithmetic here (branch mispredictions), so masks are blended arithmetically. The
+# stable sigmoid, softplus and erf are ``_special``'s.
 
 def _leaky_np(a, slope):
     # max(a, s*a) is a where a > 0 and s*a below for s <= 1; min for steeper slopes
     return np.maximum(a, a * slope) if slope <= 1 else np.minimum(a, a * slope)
-
-
-def _erf_as(x):
-    """erf to 1.5e-7 (Abramowitz-Stegun 7.1.26, PyTorch's vectorised float erf) for float32
-    inputs; float64 takes the exact-to-rounding ``_erf_np``."""
-    ax = np.abs(x)
-    t = 1 / (1 + np.float32(0.3275911) * ax)
-    poly = t * np.float32(1.061405429)
-    for c in (-1.453152027, 1.421413741, -0.284496736, 0.254829592):
-        poly += np.float32(c)
-        poly *= t
-    poly *= np.exp(-ax * ax)
-    return np.copysign(1 - poly, x)
-
-
-def _erf_any(x):
-    return _erf_np(x) if x.dtype == np.float64 else _erf_as(x)
 
 
 def _float_input(input: Tensor, kernel: str, ints: bool = False):
@@ -275,7 +242,7 @@ celu_ = register("celu_", method=False)(_inplace_variant(celu, "celu_"))
 def _gelu_np(a, approximate):
     if approximate == "tanh":
         return 0.5 * a * (1 + np.tanh(_GELU_K * (a + 0.044715 * a * a * a)))
-    return 0.5 * a * (1 + _erf_any(a * _SQRT1_2))
+    return 0.5 * a * (1 + _special.erf_any(a * _SQRT1_2))
 
 
 def _gelu_bw(node, g):
@@ -294,7 +261,8 @@ def _gelu_grad_np(a, approximate):
     if approximate == "tanh":
         t = np.tanh(_GELU_K * (a + 0.044715 * a * a * a))
         return 0.5 * (1 + t) + 0.5 * a * (1 - t * t) * (_GELU_K * (1 + 3 * 0.044715 * a * a))
-    return 0.5 * (1 + _erf_any(a * _SQRT1_2)) + a * np.exp(a * a * -0.5) * _INV_SQRT_2PI
+    cdf = 0.5 * (1 + _special.erf_any(a * _SQRT1_2))
+    return cdf + a * np.exp(a * a * -0.5) * _INV_SQRT_2PI
 
 
 _gelu = _activation("gelu", "GeluKernelImpl", _gelu_np, _gelu_bw, "GeluBackward0",
@@ -310,11 +278,11 @@ def gelu(input, approximate="none"):
 
 
 def _silu_np(a):
-    return a * _sigmoid_np(a)
+    return a * _special.sigmoid(a)
 
 
 def _silu_grad_np(a):
-    s = _sigmoid_np(a)
+    s = _special.sigmoid(a)
     return s * (1 + a * (1 - s))
 
 
@@ -331,7 +299,7 @@ silu.__doc__ = "``input * sigmoid(input)``."
 
 def _softplus_np(a, beta, threshold):
     z = a * beta
-    r = _softplus_core(z)
+    r = _special.softplus(z)
     r /= beta
     linear = z > threshold
     return xp_of(a).where(linear, a, r)  # mostly one way: predictable, so fast
@@ -347,7 +315,7 @@ def _softplus_bw(node, g):
 
 def _softplus_grad_np(a, beta, threshold):
     z = a * beta
-    return xp_of(z).where(z > threshold, 1.0, _sigmoid_np(z))
+    return xp_of(z).where(z > threshold, 1.0, _special.sigmoid(z))
 
 
 _softplus = _activation("softplus", "softplus", _softplus_np, _softplus_bw, "SoftplusBackward0",
@@ -361,12 +329,12 @@ def softplus(input, beta=1.0, threshold=20.0):
 
 
 def _mish_np(a):
-    return a * np.tanh(_softplus_core(a))
+    return a * np.tanh(_special.softplus(a))
 
 
 def _mish_grad_np(a):
-    t = np.tanh(_softplus_core(a))
-    return t + a * _sigmoid_np(a) * (1 - t * t)
+    t = np.tanh(_special.softplus(a))
+    return t + a * _special.sigmoid(a) * (1 - t * t)
 
 
 def _mish_bw(node, g):
@@ -380,17 +348,13 @@ mish = register("mish", function=False, method=False)(
 mish.__doc__ = "``input * tanh(softplus(input))``."
 
 
-def _logsigmoid_np(a):
-    return np.minimum(a, 0) - np.log1p(np.exp(-np.abs(a)))
-
-
 def _logsigmoid_bw(node, g):
     return (g * (-node.saved[0]).sigmoid(),)
 
 
 logsigmoid = register("logsigmoid", function=False, method=False)(
-    _activation("logsigmoid", "log_sigmoid", _logsigmoid_np, _logsigmoid_bw,
-                "LogSigmoidBackward0", grad_np=lambda a: _sigmoid_np(-a)))
+    _activation("logsigmoid", "log_sigmoid", _special.log_sigmoid, _logsigmoid_bw,
+                "LogSigmoidBackward0", grad_np=lambda a: _special.sigmoid(-a)))
 logsigmoid.__doc__ = "``log(sigmoid(input))``, stable for large ``|input|``."
 
 
@@ -523,10 +487,7 @@ def prelu(input, weight):
     wshape = _prelu_weight_shape(input, weight)
     w = weight._data.reshape(wshape) if wshape else weight._data.reshape(())
     r = (np.maximum(d, 0) + np.minimum(d, 0) * w).astype(d.dtype, copy=False)
-    out = _make(r, dev)
-    if (input.requires_grad or weight.requires_grad) and GRAD.enabled:
-        record(PreluKernelBackward0, out, (input, weight), (input, weight), wshape)
-    return out
+    return result(r, dev, PreluKernelBackward0, (input, weight), (input, weight), wshape)
 
 
 def _rrelu_bw(node, g):
@@ -551,10 +512,7 @@ def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
     slopes = _rng(None, input._device).uniform(lower, upper, d.shape).astype(d.dtype)
     slopes = place(slopes, input._device)._data
     noise = _make(xp_of(input).where(d >= 0, d.dtype.type(1), slopes), input._device)
-    out = _make(d * noise._data, input._device)
-    if input.requires_grad and GRAD.enabled:
-        record(RreluWithNoiseBackward0, out, (input,), (), noise)
-    return out
+    return result(d * noise._data, input._device, RreluWithNoiseBackward0, (input,), (), noise)
 
 
 rrelu_ = register("rrelu_", method=False, random=True)(_inplace_variant(rrelu, "rrelu_"))
@@ -585,7 +543,7 @@ def glu(input, dim=-1):
         raise RuntimeError(f"Halving dimension must be even, but dimension {dim} is size {n}")
     a, b = xp_of(input).split(d, 2, axis=dim)
     with np.errstate(over="ignore"):
-        r = a * _sigmoid_np(b)
+        r = a * _special.sigmoid(b)
     return result(r.astype(input._data.dtype, copy=False), input._device, GluBackward0,
                   (input,), (input,), dim)
 

@@ -14,7 +14,7 @@ from ..autograd.graph import make_node_class, result
 from ._factories import _fit, binary_op
 from ._inplace import make_inplace
 from ._promotion import broadcast_shape
-from .pointwise import _broadcast_all, _meta, _prepare, _scalar_as
+from .pointwise import _broadcast_all, _meta, _prepare, _scalar_as, register_operator
 from .registry import register, register_method
 
 __all__ = ["add", "sub", "mul", "div", "true_divide", "floor_divide", "remainder", "fmod",
@@ -66,20 +66,21 @@ def _zero_bw(node, g):
     return g * 0, None if not isinstance(node.saved[1], Tensor) else g * 0
 
 
-def _remainder_bw(node, g):
-    a, b = node.saved
-    gb = None
-    if isinstance(b, Tensor) and b.requires_grad:
-        gb = -g * (a / b).floor()
-    return g, gb
+def _modulo_bw(rounding: str):
+    """The backward of ``a - rounding(a / b) * b`` (``remainder``: floor, ``fmod``: trunc)."""
+
+    def backward(node, g):
+        a, b = node.saved
+        gb = None
+        if isinstance(b, Tensor) and b.requires_grad:
+            gb = -g * getattr(a / b, rounding)()
+        return g, gb
+
+    return backward
 
 
-def _fmod_bw(node, g):
-    a, b = node.saved
-    gb = None
-    if isinstance(b, Tensor) and b.requires_grad:
-        gb = -g * (a / b).trunc()
-    return g, gb
+_remainder_bw = _modulo_bw("floor")
+_fmod_bw = _modulo_bw("trunc")
 
 
 def _check_integer_division(a, b, kernel: str) -> None:
@@ -255,9 +256,7 @@ def _check_integer_exponent(np_dtype, exponent: int) -> None:
         raise RuntimeError("Integers to negative integer powers are not allowed.")
     result = np.dtype(np.int64) if np_dtype.kind == "b" else np_dtype
     if exponent > np.iinfo(result).max:
-        from .pointwise import _C_TYPES
-
-        raise RuntimeError(f"value cannot be converted to type {_C_TYPES[result.name]} "
+        raise RuntimeError(f"value cannot be converted to type {_dtype.c_type_name(result)} "
                            "without overflow")
 
 
@@ -382,55 +381,15 @@ def addr(input, vec1, vec2, *, beta=1, alpha=1):
 
 # -- Python operators -------------------------------------------------------------------------
 
-def _radd(self, other):
-    return _add(other, self)
-
-
-def _rsub(self, other):
-    return sub(other, self)
-
-
-def _rmul(self, other):
-    return mul(other, self)
-
-
-def _rtruediv(self, other):
-    return _true_div(other, self)
-
-
-def _rfloordiv(self, other):
-    return floor_divide(other, self)
-
-
-def _rmod(self, other):
-    return remainder(other, self)
-
-
-def _rpow(self, other):
-    return _pow(other, self)
-
-
-register_method("__add__", _add)
-register_method("__radd__", _radd)
-register_method("__iadd__", make_inplace(add, "add_"))
-register_method("__sub__", sub)
-register_method("__rsub__", _rsub)
-register_method("__isub__", make_inplace(sub, "sub_"))
-register_method("__mul__", mul)
-register_method("__rmul__", _rmul)
-register_method("__imul__", make_inplace(mul, "mul_"))
-register_method("__truediv__", _true_div)
-register_method("__rtruediv__", _rtruediv)
-register_method("__itruediv__", make_inplace(div, "div_"))
-register_method("__floordiv__", floor_divide)
-register_method("__rfloordiv__", _rfloordiv)
-register_method("__ifloordiv__", make_inplace(floor_divide, "floor_divide_"))
-register_method("__mod__", remainder)
-register_method("__rmod__", _rmod)
-register_method("__imod__", make_inplace(remainder, "remainder_"))
-register_method("__pow__", pow)
-register_method("__rpow__", _rpow)
-register_method("__ipow__", make_inplace(pow, "pow_"))
+# (dunder, the operator, its reflected form's op, the in-place op): ``a + b`` takes ``_add``,
+# the fast two-tensor path, where ``ember.add`` also parses ``alpha``
+for _dunder, _op, _rop, _iop in (("add", _add, _add, add), ("sub", sub, sub, sub),
+                                 ("mul", mul, mul, mul),
+                                 ("truediv", _true_div, _true_div, div),
+                                 ("floordiv", floor_divide, floor_divide, floor_divide),
+                                 ("mod", remainder, remainder, remainder),
+                                 ("pow", pow, _pow, pow)):
+    register_operator(_dunder, _op, _rop, make_inplace(_iop, _iop.__name__ + "_"))
 register_method("__matmul__", lambda a, b: a.matmul(b))
 register_method("__rmatmul__", lambda a, b: _make(b, a._device).matmul(a)
                 if not isinstance(b, Tensor) else b.matmul(a))

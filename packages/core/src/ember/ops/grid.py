@@ -24,8 +24,8 @@ import numpy as np
 from .._device import check_same_device, xp_of
 from .._dtype import scalar_type_name
 from .._tensor import Tensor, _make
-from ..autograd.grad_mode import GRAD, no_grad
-from ..autograd.graph import make_node_class, record
+from ..autograd.grad_mode import no_grad
+from ..autograd.graph import make_node_class, result
 from .pointwise import where
 from .registry import register
 
@@ -44,10 +44,8 @@ _ALIGN_WARNING = ("Default grid_sample and affine_grid behavior has changed to "
 def _gather_rows(x: Tensor, idx) -> Tensor:
     """``out[n, q] = x[idx[n, q]]``: rows of the channels-last ``(R, C)`` input ``x`` at an
     int64 array ``idx`` of shape ``(N, Q)``; the backward adds the gradient back there."""
-    out = _make(xp_of(x).take(x._data, idx, axis=0), x._device)
-    if GRAD.enabled and x.requires_grad:
-        record(GatherRowsBackward0, out, (x,), (), (idx, x._data.shape[0]))
-    return out
+    return result(xp_of(x).take(x._data, idx, axis=0), x._device, GatherRowsBackward0, (x,), (),
+                  (idx, x._data.shape[0]))
 
 
 def _scatter_rows(g: Tensor, idx, rows: int) -> Tensor:
@@ -58,10 +56,8 @@ def _scatter_rows(g: Tensor, idx, rows: int) -> Tensor:
     c = gd.shape[-1]
     flat = (idx[..., None] * c + xp.arange(c, dtype=np.int64)).ravel()
     r = xp.bincount(flat, weights=gd.ravel(), minlength=rows * c)
-    out = _make(r.astype(gd.dtype, copy=False).reshape(rows, c), g._device)
-    if GRAD.enabled and g.requires_grad:
-        record(ScatterRowsBackward0, out, (g,), (), (idx,))
-    return out
+    return result(r.astype(gd.dtype, copy=False).reshape(rows, c), g._device,
+                  ScatterRowsBackward0, (g,), (), (idx,))
 
 
 GatherRowsBackward0 = make_node_class(

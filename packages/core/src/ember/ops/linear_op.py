@@ -15,11 +15,12 @@ from __future__ import annotations
 import math
 
 from .._device import check_same_device
+from .._format import shape_str
 from .._tensor import Tensor, _make
 from ..autograd.grad_mode import GRAD
 from ..autograd.graph import make_node_class, record
 from ._factories import sum_to_size
-from .linalg import _shape_str, _tname
+from .linalg import _tname
 from .registry import register
 from .shape import TBackward0, UnsafeViewBackward0, ViewBackward0, reshape
 
@@ -78,7 +79,7 @@ def _check(xd, wd, bd):
     if xd.shape[-1] != wd.shape[1]:
         rows = math.prod(xd.shape[:-1])
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({rows}x{xd.shape[-1]} "
-                           f"and {_shape_str(wd.shape[::-1])})")
+                           f"and {shape_str(wd.shape[::-1], 'x')})")
     if xd.dtype != wd.dtype:
         raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {_tname(xd)} "
                            f"!= {_tname(wd)}")
@@ -116,8 +117,8 @@ def _product(xd, wd, bd):
             raise RuntimeError(
                 f"The expanded size of the tensor ({r.shape[-1]}) must match the existing size "
                 f"({bd.shape[-1] if bd.ndim else 1}) at non-singleton dimension {r.ndim - 1}.  "
-                f"Target sizes: [{', '.join(map(str, r.shape))}].  Tensor sizes: "
-                f"[{', '.join(map(str, bd.shape))}]") from None
+                f"Target sizes: [{shape_str(r.shape)}].  Tensor sizes: "
+                f"[{shape_str(bd.shape)}]") from None
     return r
 
 

@@ -19,9 +19,11 @@ import numpy as np
 from .. import _dtype
 from .._device import check_same_device, xp_of
 from .._dtype import scalar_type_name
+from .._format import shape_str
 from .._tensor import Tensor, _make
 from ..autograd.grad_mode import GRAD, no_grad
-from ..autograd.graph import make_node_class, record
+from ..autograd.graph import make_node_class, record, result
+from . import _special
 from ._casts import as_tensor_like, cast_to
 from ._promotion import broadcast_shape
 from .activation import log_softmax, logsigmoid, softplus
@@ -125,8 +127,8 @@ def _check_index_target(d, t, weight, C, ca):
             if d.ndim == 2:
                 raise RuntimeError("0D or 1D target tensor expected, multi-target not "
                                    "supported")
-            raise RuntimeError(f"Expected target size [{', '.join(map(str, expected))}], got "
-                               f"[{', '.join(map(str, t.shape))}]")
+            raise RuntimeError(f"Expected target size [{shape_str(expected)}], got "
+                               f"[{shape_str(t.shape)}]")
     elif t.ndim != 0:
         raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
     _check_weight(weight, C)
@@ -136,7 +138,7 @@ def _check_weight(weight, C):
     if weight is not None and weight._data.shape != (C,):
         raise RuntimeError(f"weight tensor should be defined either for all {C} classes or no "
                            "classes but got weight tensor of shape: "
-                           f"[{', '.join(map(str, weight._data.shape))}]")
+                           f"[{shape_str(weight._data.shape)}]")
 
 
 def _target_index(tc, ca, xp):
@@ -197,10 +199,8 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     with np.errstate(divide="ignore", invalid="ignore"):
         r = row if reduction == "none" else row.sum() if reduction == "sum" else \
             row.sum() / denom
-    out = _make(xp.asarray(r, dtype=d.dtype), input._device)
-    if input.requires_grad and GRAD.enabled:
-        record(NllLossBackward0, out, (input,), (), (d.shape, spec, w_row, denom, reduction))
-    return out
+    return result(xp.asarray(r, dtype=d.dtype), input._device, NllLossBackward0, (input,), (),
+                  (d.shape, spec, w_row, denom, reduction))
 
 
 @register("cross_entropy", function=False, method=False)
@@ -288,10 +288,8 @@ def _reduce_array(loss, reduction: str):
 def _loss_node(node_cls, loss, reduction, inputs, saved, ctx=None) -> Tensor:
     """The unreduced ``loss`` array reduced, as a tensor recorded as ``node_cls`` over
     ``inputs`` (its ``ctx``: ``(reduction, number of elements, ctx)``)."""
-    out = _make(_reduce_array(loss, reduction), inputs[0]._device)
-    if GRAD.enabled and any(t.requires_grad for t in inputs):
-        record(node_cls, out, inputs, saved, (reduction, loss.size, ctx))
-    return out
+    return result(_reduce_array(loss, reduction), inputs[0]._device, node_cls, inputs, saved,
+                  (reduction, loss.size, ctx))
 
 
 def _grad_scale(node, g, factor=1.0):
@@ -335,8 +333,8 @@ def _loss_weight(weight, like: Tensor, loss):
         return None
     shape = broadcast_shape(loss.shape, weight._data.shape)
     if shape != loss.shape:
-        raise RuntimeError(f"output with shape [{', '.join(map(str, loss.shape))}] doesn't "
-                           f"match the broadcast shape [{', '.join(map(str, shape))}]")
+        raise RuntimeError(f"output with shape [{shape_str(loss.shape)}] doesn't "
+                           f"match the broadcast shape [{shape_str(shape)}]")
     return cast_to(weight, None, like.dtype, False)
 
 
@@ -537,8 +535,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
                         pos_weight=pos_weight)
     input, target = _loss_pair(input, target, "log_sigmoid_cpu")
     d, td = input._data, target._data
-    xp = xp_of(input)
-    log_sig = xp.minimum(d, 0) - xp.log1p(xp.exp(-abs(d)))
+    log_sig = _special.log_sigmoid(d)
     pw = _loss_weight(pos_weight, input, d)
     if pw is not None:
         log_sig = log_sig * ((pw._data - 1) * td + 1)
@@ -724,20 +721,20 @@ MultiMarginLossBackward0 = make_node_class("MultiMarginLossBackward0", _multi_ma
 def _check_multi_margin(d, td, weight, C):
     if d.ndim > 2 or d.ndim == 0 or C == 0:
         raise RuntimeError("Expected non-empty vector or matrix with optional 0-dim batch size, "
-                           f"but got: [{', '.join(map(str, d.shape))}]")
+                           f"but got: [{shape_str(d.shape)}]")
     n = d.shape[0] if d.ndim == 2 else 1
     if td.ndim > 1 or td.size != n:
         raise RuntimeError("multi_margin_loss: target tensor should be 1-D with size equal to "
                            "the number of input samples (batch size). Expected target size "
-                           f"[{n}], but got [{', '.join(map(str, td.shape))}]. Input has shape "
-                           f"[{', '.join(map(str, d.shape))}].")
+                           f"[{n}], but got [{shape_str(td.shape)}]. Input has shape "
+                           f"[{shape_str(d.shape)}].")
     if td.dtype != np.int64:
         raise RuntimeError(f"expected scalar type Long but found {scalar_type_name(td.dtype)}")
     if ((td < 0) | (td >= C)).any():
         raise RuntimeError("target out of range")
     if weight is not None and weight._data.shape != (C,):
         raise RuntimeError(f"inconsistent weight size, expected {C} but got "
-                           f"[{', '.join(map(str, weight._data.shape))}]")
+                           f"[{shape_str(weight._data.shape)}]")
 
 
 @register("multi_margin_loss", function=False, method=False)
@@ -948,15 +945,15 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
 def _check_multilabel_margin(d, td):
     if not ((d.ndim <= 2 and d.size > 0) or (d.ndim == 2 and d.shape[1] > 0)):
         raise RuntimeError("Expected non-empty vector or matrix with optional 0-dim batch size, "
-                           f"but got: [{', '.join(map(str, d.shape))}]")
+                           f"but got: [{shape_str(d.shape)}]")
     C = 1 if d.ndim == 0 else d.shape[-1]
     if d.ndim <= 1:
         ok = td.ndim <= 1 and td.size == C
     else:
         ok = td.ndim == 2 and td.shape == d.shape
     if not ok:
-        raise RuntimeError(f"inconsistent target size: [{', '.join(map(str, td.shape))}] for "
-                           f"input of size: [{', '.join(map(str, d.shape))}]")
+        raise RuntimeError(f"inconsistent target size: [{shape_str(td.shape)}] for "
+                           f"input of size: [{shape_str(d.shape)}]")
     if td.dtype != np.int64:
         raise RuntimeError(f"expected scalar type Long but found {scalar_type_name(td.dtype)}")
     if td.size and ((td < -1) | (td >= C)).any():

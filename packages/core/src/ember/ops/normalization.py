@@ -22,6 +22,7 @@ import numpy as np
 
 from .._device import check_same_device, xp_of
 from .._dtype import scalar_type_name
+from .._format import shape_str
 from .._tensor import _make
 from ..autograd.grad_mode import GRAD
 from ..autograd.graph import make_node_class, record
@@ -309,7 +310,7 @@ def _verify_batch_size(size):
 
 def _torch_size(size) -> str:
     """PyTorch's wording of a size in these messages (``torch.Size([1, 3])``)."""
-    return "torch.Size([" + ", ".join(map(str, size)) + "])"
+    return f"torch.Size([{shape_str(size)}])"
 
 
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,
@@ -409,17 +410,13 @@ def _check_normalized(input, shape, weight, bias, star):
     for name, t in (("weight", weight), ("bias", bias)):
         if t is not None and t._data.shape != shape:
             raise RuntimeError(f"Expected {name} to be of same shape as normalized_shape, but "
-                               f"got {name} of shape {_lst(t._data.shape)} and normalized_shape "
-                               f"= {_lst(shape)}")
+                               f"got {name} of shape [{shape_str(t._data.shape)}] and "
+                               f"normalized_shape = [{shape_str(shape)}]")
     d = input._data
     if d.ndim < len(shape) or d.shape[d.ndim - len(shape):] != shape:
-        raise RuntimeError(f"Given normalized_shape={_lst(shape)}, expected input with shape "
-                           f"[*{star}{', '.join(map(str, shape))}], but got input of size"
-                           f"{_lst(d.shape)}")
-
-
-def _lst(shape) -> str:
-    return "[" + ", ".join(map(str, shape)) + "]"
+        raise RuntimeError(f"Given normalized_shape=[{shape_str(shape)}], expected input with "
+                           f"shape [*{star}{shape_str(shape)}], but got input of size"
+                           f"[{shape_str(d.shape)}]")
 
 
 @register("layer_norm", method=False)
@@ -449,13 +446,14 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5, cudnn_enable
         if num_groups == 0:
             raise ZeroDivisionError("integer division or modulo by zero")
         raise RuntimeError("Expected number of channels in input to be divisible by "
-                           f"num_groups, but got input of shape {_lst(d.shape)} and "
+                           f"num_groups, but got input of shape [{shape_str(d.shape)}] and "
                            f"num_groups={num_groups}")
     for name, t in (("weight", weight), ("bias", bias)):
         if t is not None and (t._data.ndim != 1 or t._data.size != c):
             raise RuntimeError(f"Expected {name} to be a vector of size equal to the number of "
                                f"channels in input, but got {name} of shape "
-                               f"{_lst(t._data.shape)} and input of shape {_lst(d.shape)}")
+                               f"[{shape_str(t._data.shape)}] and input of shape "
+                               f"[{shape_str(d.shape)}]")
     _check_float(input, "group_norm")
     check_same_device(input, weight, bias)
     _check_params(input, (weight, bias))

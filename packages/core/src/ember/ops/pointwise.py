@@ -3,9 +3,9 @@ erfinv, lgamma, digamma), sigmoid/logit, rounding, clamp, where, maximum/minimum
 closeness and finiteness tests, comparisons, logical and bitwise ops with their Python
 operators, and the copying ops clone, copy_, fill_ and zero_.
 
-Most ops are built by ``unary_op``/``binary_op`` (``_core``) from a forward on arrays and a
-backward written with Tensor ops, so that gradients are themselves differentiable. Special
-functions are rational approximations evaluated in float64 (no SciPy).
+Most ops are built by ``unary_op``/``binary_op`` (``_factories``) from a forward on arrays and
+a backward written with Tensor ops, so that gradients are themselves differentiable. The
+special functions' and sigmoid's array kernels live in ``_special``.
 """
 
 from __future__ import annotations
@@ -20,13 +20,16 @@ from .. import _memory_format as _mf
 from .. import return_types as _return_types
 from .._device import _device_error, check_same_device, xp_of
 from .._dtype import scalar_type_name
+from .._format import shape_str
 from .._tensor import Tensor, _make
 from ..autograd.grad_mode import GRAD
 from ..autograd.graph import make_node_class, record, result
+from . import _special
 from ._casts import cast_to
 from ._factories import _fit, binary_op, unary_op
 from ._inplace import make_inplace, write_inplace
 from ._promotion import broadcast_shape
+from ._special import TWO_OVER_SQRT_PI, in_float64
 from .registry import register, register_method
 
 _return_types.make("frexp", ("mantissa", "exponent"))
@@ -51,15 +54,8 @@ __all__ = [
 
 _LN2 = math.log(2.0)
 _LN10 = math.log(10.0)
-_TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 _SQRT_PI_OVER_TWO = math.sqrt(math.pi) / 2.0
-_INV_SQRT_PI = 1.0 / math.sqrt(math.pi)
 _NAN = float("nan")
-
-# C++ type names in PyTorch's overflow messages
-_C_TYPES = {"bool": "bool", "uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t",
-            "int32": "int", "int64": "int64_t", "float16": "c10::Half", "float32": "float",
-            "float64": "double"}
 
 
 # -- helpers ------------------------------------------------------------------------------------
@@ -87,18 +83,6 @@ def _opmath(fn):
     return run
 
 
-def _in_float64(fn):
-    """Evaluate ``fn`` in float64 (on at least 1-d arrays, so that it may work in place) and
-    round to the input's dtype: the special functions."""
-
-    def run(a):
-        with np.errstate(all="ignore"):
-            r = fn(a.reshape(a.shape or (1,)).astype(np.float64, copy=False))
-        return r.reshape(a.shape).astype(a.dtype, copy=False)
-
-    return run
-
-
 def _value_range(np_dtype):
     """The Python numbers a scalar of ``np_dtype`` accepts: unsigned types take negative
     values down to ``-max`` (wrapping modulo 2**bits), as PyTorch's overflow check does."""
@@ -122,7 +106,7 @@ def _scalar_as(value, np_dtype):
         v = int(value)
     low, high = _VALUE_RANGES[np_dtype]
     if not low <= v <= high and (kind != "f" or math.isfinite(v)):
-        raise RuntimeError(f"value cannot be converted to type {_C_TYPES[np_dtype.name]} "
+        raise RuntimeError(f"value cannot be converted to type {_dtype.c_type_name(np_dtype)} "
                            "without overflow")
     if kind == "u" and v < 0:
         v += high + 1
@@ -437,230 +421,16 @@ hypot = _binary("hypot", _hypot_np, _hypot_bw, saves="abo", tensors_only=True,
                 doc="``sqrt(input ** 2 + other ** 2)`` without overflow (floats only).")
 
 
-# -- special functions ------------------------------------------------------------------------
-# W. J. Cody, "Rational Chebyshev approximations for the error function", Math. Comp. 23
-# (1969): the coefficients of SPECFUN's CALERF, ~1e-16 relative error in float64.
-
-# highest power first; a leading 1.0 is the monic denominators' leading coefficient
-_ERF_A = (1.85777706184603153e-1, 3.16112374387056560e00, 1.13864154151050156e02,
-          3.77485237685302021e02, 3.20937758913846947e03)
-_ERF_B = (1.0, 2.36012909523441209e01, 2.44024637934444173e02, 1.28261652607737228e03,
-          2.84423683343917062e03)
-_ERF_C = (2.15311535474403846e-8, 5.64188496988670089e-1, 8.88314979438837594e00,
-          6.61191906371416295e01, 2.98635138197400131e02, 8.81952221241769090e02,
-          1.71204761263407058e03, 2.05107837782607147e03, 1.23033935479799725e03)
-_ERF_D = (1.0, 1.57449261107098347e01, 1.17693950891312499e02, 5.37181101862009858e02,
-          1.62138957456669019e03, 3.29079923573345963e03, 4.36261909014324716e03,
-          3.43936767414372164e03, 1.23033935480374942e03)
-_ERF_P = (1.63153871373020978e-2, 3.05326634961232344e-1, 3.60344899949804439e-1,
-          1.25781726111229246e-1, 1.60837851487422766e-2, 6.58749161529837803e-4)
-_ERF_Q = (1.0, 2.56852019228982242e00, 1.87295284992346047e00, 5.27905102951428412e-1,
-          6.05183413124413191e-2, 2.33520497626869185e-3)
-_ERF_INNER = 0.46875
-
-
-def _poly(z, coeffs):
-    """Horner's rule, in place on one buffer (``coeffs`` highest power first)."""
-    r = z * coeffs[0]
-    r += coeffs[1]
-    for c in coeffs[2:]:
-        r *= z
-        r += c
-    return r
-
-
-# Every range is evaluated on all elements (inputs clipped into it) and the right one picked
-# with ``where``: boolean-mask indexing would cost a device synchronisation on a GPU.
-
-def _erf_inner(x):
-    """erf on ``|x| <= 0.46875``: ``x * R(x^2)``."""
-    x = x.clip(-_ERF_INNER, _ERF_INNER)
-    z = x * x
-    r = _poly(z, _ERF_A)
-    r *= x
-    r /= _poly(z, _ERF_B)
-    return r
-
-
-def _erfc_outer(y):
-    """erfc on ``y > 0.46875`` (NaN passes through): a rational in ``y`` up to 4, an
-    asymptotic rational in ``1/y^2`` beyond, times ``exp(-y^2)``."""
-    yc = np.minimum(y, 40.0)  # erfc underflows long before 40; keeps inf out of the sums
-    ym = np.minimum(yc, 4.0)
-    middle = _poly(ym, _ERF_C)
-    middle /= _poly(ym, _ERF_D)
-    yt = np.maximum(yc, 4.0)
-    z = yt * yt
-    np.reciprocal(z, out=z)
-    tail = _poly(z, _ERF_P)
-    tail /= _poly(z, _ERF_Q)
-    tail *= z
-    np.subtract(_INV_SQRT_PI, tail, out=tail)
-    tail /= yt
-    out = xp_of(y).where(yc <= 4.0, middle, tail)
-    # exp(-y*y) as exp(-s*s) * exp(-(y - s)(y + s)), s = y rounded down to 1/16: exact split
-    s = yc * 16
-    np.trunc(s, out=s)
-    s /= 16
-    rest = yc - s
-    rest *= yc + s
-    out *= np.exp(-rest)
-    s *= s
-    out *= np.exp(-s)
-    return out
-
-
-def _erf_f64(x):
-    y = np.abs(x)
-    outer = np.copysign((0.5 - _erfc_outer(y)) + 0.5, x)
-    return xp_of(x).where(y <= _ERF_INNER, _erf_inner(x), outer)
-
-
-def _erfc_f64(x):
-    xp = xp_of(x)
-    erfc_y = _erfc_outer(np.abs(x))
-    outer = xp.where(x < 0, 2.0 - erfc_y, erfc_y)
-    inner = 0.5 - _erf_inner(x)
-    inner += 0.5
-    return xp.where(np.abs(x) <= _ERF_INNER, inner, outer)
-
-
-# PyTorch's starting point for erfinv (calc_erfinv), refined here by Newton steps
-_ERFINV_A = (-0.140543331, 0.914624893, -1.645349621, 0.886226899)
-_ERFINV_B = (0.012229801, -0.329097515, 1.442710462, -2.118377725, 1.0)
-_ERFINV_C = (1.641345311, 3.429567803, -1.624906493, -1.970840454)
-_ERFINV_D = (1.637067800, 3.543889200, 1.0)
-
-
-def _erfinv_central(y):
-    """erfinv on ``|y| <= 0.7``: Newton on ``erf(x) = y``."""
-    z = y * y
-    x = y * _poly(z, _ERFINV_A) / _poly(z, _ERFINV_B)
-    for _ in range(2):
-        x -= (_erf_f64(x) - y) / (_TWO_OVER_SQRT_PI * np.exp(-x * x))
-    return x
-
-
-def _erfinv_tail(a):
-    """erfinv on ``0.7 <= a <= 1``: Newton on ``log(erfc(x)) = log(1 - a)``, where ``1 - a``
-    is exact and the logarithm makes the equation nearly linear."""
-    target = 1 - a
-    t = np.sqrt(-np.log(target / 2))
-    x = _poly(t, _ERFINV_C) / _poly(t, _ERFINV_D)
-    for _ in range(2):
-        erfc_x = _erfc_outer(x)
-        x += np.log(erfc_x / target) * erfc_x / (_TWO_OVER_SQRT_PI * np.exp(-x * x))
-    return xp_of(a).where(a == 1, np.inf, x)
-
-
-def _erfinv_f64(y):
-    xp = xp_of(y)
-    a = np.abs(y)
-    central = _erfinv_central(y.clip(-0.7, 0.7))
-    tail = np.copysign(_erfinv_tail(a.clip(0.7, 1.0)), y)
-    return xp.where(a > 1, np.nan, xp.where(a <= 0.7, central, tail))  # NaN stays NaN
-
-
-# Lanczos (g = 7, n = 9) for lgamma on x >= 0.5, the reflection formula below
-_LANCZOS = (0.99999999999980993, 676.5203681218851, -1259.1392167224028, 771.32342877765313,
-            -176.61502916214059, 12.507343278686905, -0.13857109526572012,
-            9.9843695780195716e-6, 1.5056327351493116e-7)
-_HALF_LOG_2PI = 0.5 * math.log(2 * math.pi)
-
-
-def _sinpi(x):
-    """``sin(pi * x)`` with the argument reduced exactly first."""
-    return np.sin(np.pi * np.remainder(x, 2.0))
-
-
-def _lgamma_positive(x):
-    xm = x - 1
-    acc = _LANCZOS[0]
-    for i in range(1, 9):
-        acc = acc + _LANCZOS[i] / (xm + i)
-    t = xm + 7.5
-    return _HALF_LOG_2PI + (xm + 0.5) * np.log(t) - t + np.log(acc)
-
-
-def _lgamma_f64(x):
-    xp = xp_of(x)
-    reflect = x < 0.5
-    xr = xp.where(reflect, 1 - x, x)
-    pos = _lgamma_positive(xr)
-    refl = np.log(np.pi / np.abs(_sinpi(x))) - pos
-    r = xp.where(reflect, refl, pos)
-    poles = (x <= 0) & (x == np.floor(x))
-    return xp.where(poles | np.isinf(x), np.inf, r)
-
-
-def _shift_up(x, terms):
-    """Recurrence ``f(x) = f(x + 1) + term(x)`` until ``x >= 10``: ``(shifted x, sum of terms)``."""
-    xp = xp_of(x)
-    acc = xp.zeros_like(x)
-    for _ in range(10):
-        small = x < 10
-        acc = acc + xp.where(small, terms(x), 0.0)
-        x = xp.where(small, x + 1, x)
-    return x, acc
-
-
-def _digamma_f64(x):
-    xp = xp_of(x)
-    negative = x < 0
-    xr = xp.where(negative, 1 - x, x)
-    xs, acc = _shift_up(xr, lambda v: -1 / v)
-    z = 1 / (xs * xs)
-    series = z * (1 / 12 - z * (1 / 120 - z * (1 / 252 - z * (1 / 240 - z * (
-        1 / 132 - z * (691 / 32760 - z / 12))))))
-    psi = np.log(xs) - 0.5 / xs - series + acc
-    frac_part = x - np.floor(x)
-    psi = xp.where(negative, psi - np.pi / np.tan(np.pi * frac_part), psi)
-    psi = xp.where(negative & (frac_part == 0), np.nan, psi)
-    return xp.where(x == 0, np.copysign(np.inf, -x), psi)
-
-
-def _trigamma_f64(x):
-    xp = xp_of(x)
-    negative = x < 0
-    xr = xp.where(negative, 1 - x, x)
-    xs, acc = _shift_up(xr, lambda v: 1 / (v * v))
-    z = 1 / (xs * xs)
-    series = (1 + (0.5 + (1 / 6 - z * (1 / 30 - z * (1 / 42 - z * (
-        1 / 30 - z * (5 / 66 - z * (691 / 2730 - z * 7 / 6)))))) / xs) / xs) / xs
-    r = series + acc
-    s = _sinpi(x)
-    r = xp.where(negative, np.pi * np.pi / (s * s) - r, r)
-    return xp.where((x <= 0) & (x == np.floor(x)), np.inf, r)
-
-
-def _tetragamma_f64(x):
-    """``polygamma(2, x)``: the recurrence ``psi2(x) = psi2(x + 1) - 2 / x**3`` up to
-    ``x >= 10``, then the asymptotic series ``-(1/x^2 + 1/x^3 + sum B_2k (2k + 1) / x^(2k+2))``;
-    negative ``x`` by the derivative of trigamma's reflection formula,
-    ``psi2(x) = psi2(1 - x) - 2 pi^3 cos(pi x) / sin(pi x)^3``. Poles (``x`` a non-positive
-    integer) give -inf, as PyTorch's."""
-    xp = xp_of(x)
-    negative = x < 0
-    xr = xp.where(negative, 1 - x, x)
-    xs, acc = _shift_up(xr, lambda v: -2 / (v * v * v))
-    z = 1 / (xs * xs)
-    tail = z * (1 / 2 - z * (1 / 6 - z * (1 / 6 - z * (3 / 10 - z * (5 / 6 - z * (
-        691 / 210 - z * 35 / 2))))))
-    r = acc - z * (1 + 1 / xs + tail)
-    s = _sinpi(x)
-    c = np.cos(np.pi * np.remainder(x, 2.0))
-    r = xp.where(negative, r - 2 * np.pi ** 3 * c / (s * s * s), r)
-    return xp.where((x <= 0) & (x == np.floor(x)), -np.inf, r)
-
+# -- special functions (array kernels in ``_special``) -----------------------------------------
 
 def _erf_bw(node, g):
     x = node.saved[0]
-    return (g * ((-(x * x)).exp() * _TWO_OVER_SQRT_PI),)
+    return (g * ((-(x * x)).exp() * TWO_OVER_SQRT_PI),)
 
 
 def _erfc_bw(node, g):
     x = node.saved[0]
-    return (g * ((-(x * x)).exp() * -_TWO_OVER_SQRT_PI),)
+    return (g * ((-(x * x)).exp() * -TWO_OVER_SQRT_PI),)
 
 
 def _erfinv_bw(node, g):
@@ -681,39 +451,28 @@ def _trigamma_bw(node, g):
     return (g * _tetragamma(node.saved[0]),)
 
 
-erf = _unary("erf", _in_float64(_erf_f64), _erf_bw, saves="a", doc="The error function.")
-erfc = _unary("erfc", _in_float64(_erfc_f64), _erfc_bw, saves="a",
+erf = _unary("erf", in_float64(_special.erf_f64), _erf_bw, saves="a", doc="The error function.")
+erfc = _unary("erfc", in_float64(_special.erfc_f64), _erfc_bw, saves="a",
               doc="``1 - erf(input)``, accurate where erf is close to 1.")
-erfinv = _unary("erfinv", _in_float64(_erfinv_f64), _erfinv_bw, saves="o",
+erfinv = _unary("erfinv", in_float64(_special.erfinv_f64), _erfinv_bw, saves="o",
                 doc="Inverse error function on ``[-1, 1]`` (NaN outside).")
-lgamma = _unary("lgamma", _in_float64(_lgamma_f64), _lgamma_bw, saves="a",
+lgamma = _unary("lgamma", in_float64(_special.lgamma_f64), _lgamma_bw, saves="a",
                 doc="``log(|gamma(input)|)``.")
-digamma = _unary("digamma", _in_float64(_digamma_f64), _digamma_bw, saves="a",
+digamma = _unary("digamma", in_float64(_special.digamma_f64), _digamma_bw, saves="a",
                  doc="Logarithmic derivative of the gamma function.")
-_trigamma = unary_op("trigamma", _in_float64(_trigamma_f64), _trigamma_bw, to_float=True,
+_trigamma = unary_op("trigamma", in_float64(_special.trigamma_f64), _trigamma_bw, to_float=True,
                      saves="a", node_name="PolygammaBackward0")
-_tetragamma = unary_op("tetragamma", _in_float64(_tetragamma_f64), to_float=True)
+_tetragamma = unary_op("tetragamma", in_float64(_special.tetragamma_f64), to_float=True)
 
 
 # -- sigmoid, logit, xlogy ------------------------------------------------------------------
-
-def _sigmoid_np(a):
-    # 1 / (1 + exp(-a)) in place: exp overflowing to inf gives exactly 0, tiny values keep
-    # their relative precision, and no data-dependent np.where (18x faster on 64k floats)
-    if not a.ndim:  # NumPy's ufuncs return a 0-dim array's result as a scalar: no out=
-        return _sigmoid_np(a.reshape(1)).reshape(())
-    r = np.negative(a)
-    np.exp(r, out=r)
-    r += 1
-    return np.reciprocal(r, out=r)
-
 
 def _sigmoid_bw(node, g):
     o = node.output()
     return (g * o * (1 - o),)
 
 
-sigmoid = _unary("sigmoid", _opmath(_sigmoid_np), _sigmoid_bw, saves="o",
+sigmoid = _unary("sigmoid", _opmath(_special.sigmoid), _sigmoid_bw, saves="o",
                  doc="``1 / (1 + exp(-input))``, stable for large ``|input|``.")
 
 
@@ -803,9 +562,6 @@ def _lerp_bw(node, g):
 
 LerpBackward0 = make_node_class("LerpBackward0", _lerp_bw)
 LerpBackward1 = make_node_class("LerpBackward1", _lerp_bw)
-_TYPE_WORDS = {"float16": "c10::Half", "float32": "float", "float64": "double",
-               "int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
-               "uint8": "unsigned char", "bool": "bool"}
 
 
 @register("lerp", inplace=True)
@@ -819,8 +575,9 @@ def lerp(input, end, weight):
     for label, t in (("end", end), ("weight", weight)):
         if label == "end" or (tensor_weight and t._data.ndim):
             if t._data.dtype is not dt:
-                raise RuntimeError(f"expected dtype {_TYPE_WORDS[dt.name]} for `{label}` but got "
-                                   f"dtype {_TYPE_WORDS[t._data.dtype.name]}")
+                raise RuntimeError(f"expected dtype {_dtype.options_type_name(dt)} for "
+                                   f"`{label}` but got dtype "
+                                   f"{_dtype.options_type_name(t._data.dtype)}")
     if dt.kind != "f":
         kernel = "lerp_kernel_tensor" if tensor_weight else "lerp_kernel_scalar"
         raise NotImplementedError(f'"{kernel}" not implemented for \'{scalar_type_name(dt)}\'')
@@ -1348,13 +1105,21 @@ def _reflected(op, name):
     return reflected
 
 
+def register_operator(dunder: str, op, reflected=None, inplace=None) -> None:
+    """Python's operator ``__<dunder>__`` on Tensor as ``op``; with ``reflected``,
+    ``__r<dunder>__`` as ``reflected(other, self)``; with ``inplace``, ``__i<dunder>__``."""
+    register_method(f"__{dunder}__", op)
+    if reflected is not None:
+        register_method(f"__r{dunder}__", _reflected(reflected, f"__r{dunder}__"))
+    if inplace is not None:
+        register_method(f"__i{dunder}__", inplace)
+
+
 for _dunder, _op in (("and", bitwise_and), ("or", bitwise_or), ("xor", bitwise_xor),
                      ("lshift", bitwise_left_shift), ("rshift", bitwise_right_shift)):
-    register_method(f"__{_dunder}__", _op)
-    register_method(f"__r{_dunder}__", _reflected(_op, f"__r{_dunder}__"))
-    register_method(f"__i{_dunder}__", make_inplace(_op, _op.__name__ + "_"))
+    register_operator(_dunder, _op, _op, make_inplace(_op, _op.__name__ + "_"))
 for _dunder, _op in (("gt", gt), ("lt", lt), ("ge", ge), ("le", le), ("eq", eq), ("ne", ne)):
-    register_method(f"__{_dunder}__", _op)
+    register_operator(_dunder, _op)
 register_method("__invert__", _invert)
 register_method("__neg__", neg)
 register_method("__abs__", abs)
@@ -1370,12 +1135,21 @@ def _clone_bw(node, g):
 CloneBackward0 = make_node_class("CloneBackward0", _clone_bw)
 
 
+def copy_as(input, order=None):
+    """A copy of ``input`` laid out in ``order`` (a ``_memory_format`` order; None:
+    C-contiguous), recorded as ``CloneBackward0``: ``clone``, ``contiguous`` and the copies
+    of the shape ops. Recorded inline, not by ``result``: ``contiguous`` runs every step."""
+    out = _make(_mf.copy_as(input._data, order), input._device)
+    if input.requires_grad and GRAD.enabled:
+        record(CloneBackward0, out, (input,), ())
+    return out
+
+
 @register("clone")
 def clone(input, *, memory_format=_mf.preserve_format):
     """A copy of ``input`` with its own memory, laid out as ``memory_format`` says (the
     default keeps ``input``'s layout, channels-last included)."""
-    order = _mf.like_order(input._data, memory_format, "clone")
-    return result(_mf.copy_as(input._data, order), input._device, CloneBackward0, (input,))
+    return copy_as(input, _mf.like_order(input._data, memory_format, "clone"))
 
 
 def _copy_bw(node, g):
@@ -1394,8 +1168,8 @@ def _copy_value(self, src, non_blocking=False):
     if src._data.shape != shape:
         full = broadcast_shape(shape, src._data.shape)
         if full != shape:
-            raise RuntimeError(f"output with shape [{', '.join(map(str, shape))}] doesn't match "
-                               f"the broadcast shape [{', '.join(map(str, full))}]")
+            raise RuntimeError(f"output with shape [{shape_str(shape)}] doesn't match "
+                               f"the broadcast shape [{shape_str(full)}]")
     value = cast_to(src, self._device, self.dtype, False)
     if value._data.shape != shape:
         value = value.expand(shape)

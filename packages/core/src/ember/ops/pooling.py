@@ -1,6 +1,6 @@
 """Pooling in 1, 2 and 3 dims: max, average, adaptive average/max, max unpooling and
-power-average pooling on the N-d window machinery of ``ops.conv``, and fractional max pooling
-(2-D and 3-D).
+power-average pooling on the N-d window machinery of ``ops._conv_kernels``, and fractional
+max pooling (2-D and 3-D).
 
 Max pooling picks each window's argmax on a strided view, turns it into PyTorch's indices
 (flat positions in each input plane) and gathers the values through ``_plane_gather``, whose
@@ -20,17 +20,15 @@ import numpy as np
 
 from .._device import check_same_device, xp_of
 from .._dtype import scalar_type_name
+from .._format import shape_str
 from .._tensor import _make
 from ..autograd.grad_mode import GRAD
-from ..autograd.graph import make_node_class, record
-from .conv import Geom, _span, ntuple, padded, scatter_windows, windows
+from ..autograd.graph import make_node_class, result
+from ._conv_kernels import Geom, padded, scatter_windows, span, tap_offsets, windows
+from .conv import ntuple
 from .registry import register
 
 __all__: list = []  # filled by _define below
-
-
-def _shape_str(shape, sep=", ") -> str:
-    return sep.join(map(str, shape))
 
 
 # -- gather / scatter in input planes ---------------------------------------------------------
@@ -51,10 +49,7 @@ def _plane_gather(x, idx, n, node_cls, unique=False, values=None):
         flat = xd.reshape(lead + (math.prod(xd.shape[-n:]),))
         r = xp_of(x).take_along_axis(flat, id_.reshape(lead + (math.prod(id_.shape[len(lead):]),)),
                                      -1).reshape(id_.shape)
-    out = _make(r, x._device)
-    if GRAD.enabled and x.requires_grad:
-        record(node_cls, out, (x,), (), (idx, xd.shape[-n:], n, unique))
-    return out
+    return result(r, x._device, node_cls, (x,), (), (idx, xd.shape[-n:], n, unique))
 
 
 def _plane_scatter(v, idx, plane, accumulate, node_cls):
@@ -71,10 +66,8 @@ def _plane_scatter(v, idx, plane, accumulate, node_cls):
     else:
         r = xp.zeros(M * P, dtype=vd.dtype)
         r[gidx] = vd.ravel()
-    out = _make(r.reshape(lead + tuple(plane)), v._device)
-    if GRAD.enabled and v.requires_grad:
-        record(node_cls, out, (v,), (), (idx, n, accumulate))
-    return out
+    return result(r.reshape(lead + tuple(plane)), v._device, node_cls, (v,), (),
+                  (idx, n, accumulate))
 
 
 def _gather_bw(node, g):
@@ -151,8 +144,8 @@ def _pool_geom(x, n, kernel_size, stride, padding, dilation, ceil_mode, avg=Fals
         ys.append(y)
     if any(y < 1 for y in ys):
         C = x._data.shape[1]
-        raise RuntimeError(f"Given input size: ({_shape_str((C,) + xs, 'x')}). Calculated "
-                           f"output size: ({_shape_str((C,) + tuple(ys), 'x')}). Output size "
+        raise RuntimeError(f"Given input size: ({shape_str((C,) + xs, 'x')}). Calculated "
+                           f"output size: ({shape_str((C,) + tuple(ys), 'x')}). Output size "
                            "is too small")
     return Geom(k, s, d, p, xs, tuple(ys))
 
@@ -233,7 +226,7 @@ def _window_max(win, g, want_index, nan_aware=True):
 # -- window argmax by kernel offset (the training fast path) ------------------------------------
 
 def _offsets(g: Geom):
-    return list(itertools.product(*(range(k) for k in g.k)))
+    return list(tap_offsets(g))
 
 
 def _window_argmax(win, g: Geom):
@@ -270,10 +263,7 @@ def _window_scatter(gy, which, g: Geom):
             np.multiply(gd, which == j, out=view)
         else:
             view += gd * (which == j)
-    out = _make(buf, gy._device)
-    if GRAD.enabled and gy.requires_grad:
-        record(WindowScatterBackward0, out, (gy,), (), (which, g))
-    return out
+    return result(buf, gy._device, WindowScatterBackward0, (gy,), (), (which, g))
 
 
 def _window_pick(x, which, g: Geom):
@@ -284,10 +274,7 @@ def _window_pick(x, which, g: Geom):
     r = win[(Ellipsis,) + offs[0]]
     for j in range(1, len(offs)):
         r = xp.where(which == j, win[(Ellipsis,) + offs[j]], r)
-    out = _make(xp.ascontiguousarray(r), x._device)
-    if GRAD.enabled and x.requires_grad:
-        record(WindowPickBackward0, out, (x,), (), (which, g))
-    return out
+    return result(xp.ascontiguousarray(r), x._device, WindowPickBackward0, (x,), (), (which, g))
 
 
 WindowScatterBackward0 = make_node_class(
@@ -322,7 +309,7 @@ def _fix_all_lowest(where, best, g, xp):
     uint8), PyTorch keeps its first in-bounds position (our search may have stopped on
     padding); windows with no in-bounds element at all get their position clipped into the
     plane."""
-    if not any(g.lo) and all(_span(g, i) <= g.x[i] for i in range(len(g.k))):
+    if not any(g.lo) and all(span(g, i) <= g.x[i] for i in range(len(g.k))):
         return where  # no padding: every position searched is in bounds
     low = best == _lowest(best.dtype)
     if not bool(low.any()):
@@ -340,7 +327,7 @@ def _max_poolnd(n, input, kernel_size, stride, padding, dilation, ceil_mode, ret
     dims = "2D or 3D" if n == 1 else "3D or 4D"
     x, unbatched = _batched(input, n, f"max_pool{n}d: Expected {dims} (batch mode) tensor with "
                                       f"optional 0 dim batch size for input, but got:"
-                                      f"[{_shape_str(input._data.shape)}]" if n == 1 else
+                                      f"[{shape_str(input._data.shape)}]" if n == 1 else
                             f"non-empty {n + 1}D or {n + 2}D (batch mode) tensor expected for "
                             "input")
     need_grad = GRAD.enabled and x.requires_grad
@@ -348,13 +335,12 @@ def _max_poolnd(n, input, kernel_size, stride, padding, dilation, ceil_mode, ret
                    with_indices=return_indices)
     xd = x._data
     if need_grad and not return_indices and xd.dtype.kind == "f" and math.prod(g.k) < 256 and \
-            all(_span(g, i) <= g.x[i] for i in range(n)) and not any(g.lo) and \
+            all(span(g, i) <= g.x[i] for i in range(n)) and not any(g.lo) and \
             not bool(xp_of(x).isnan(xd).any()):
         # training without indices, no padding, no NaN: keep each window's offset (uint8)
         # instead of PyTorch's int64 flat indices (LeNet's pools: 0.9 ms -> 0.2 ms forward)
         best, which = _window_argmax(windows(xd, g), g)
-        out = _make(best, x._device)
-        record(_PICK_NODES[n], out, (x,), (), (which, g))
+        out = result(best, x._device, _PICK_NODES[n], (x,), (), (which, g))
         return out.squeeze(0) if unbatched else out
     want = need_grad or return_indices
     if not want:
@@ -403,10 +389,7 @@ def _window_sum(x, g, div, node_cls):
             r = r.astype(xd.dtype)
     else:  # integer average truncates toward zero, as PyTorch's kernel
         r = (r / div).astype(xd.dtype)
-    out = _make(r, x._device)
-    if GRAD.enabled and x.requires_grad:
-        record(node_cls, out, (x,), (), (g, div, node_cls))
-    return out
+    return result(r, x._device, node_cls, (x,), (), (g, div, node_cls))
 
 
 def _window_sum_t(gy, g, div, fwd_cls):
@@ -420,10 +403,7 @@ def _window_sum_t(gy, g, div, fwd_cls):
                         lambda off: gs)
     if half:
         r = r.astype(np.float16)
-    out = _make(r, gy._device)
-    if GRAD.enabled and gy.requires_grad:
-        record(WindowSumTBackward0, out, (gy,), (), (g, div, fwd_cls))
-    return out
+    return result(r, gy._device, WindowSumTBackward0, (gy,), (), (g, div, fwd_cls))
 
 
 def _window_sum_bw(node, gy):
@@ -503,7 +483,7 @@ def _adaptive_input(input, n, name):
                                f"for argument #1 'self' (while checking arguments for {name})")
         sep = ": " if "max" in name else " "
         raise RuntimeError(f"{name}(): Expected {n + 1}D or {n + 2}D tensor, but got{sep}"
-                           f"[{_shape_str(input._data.shape)}]")
+                           f"[{shape_str(input._data.shape)}]")
     return (input.unsqueeze(0), True) if nd == n + 1 else (input, False)
 
 
@@ -558,8 +538,8 @@ def _max_unpoolnd(n, input, indices, kernel_size, stride, padding, output_size):
     p = ntuple(padding, n, "padding", "pooling")
     if input._data.shape != indices._data.shape:
         raise RuntimeError(f"Expected shape of indices to be same as that of the input tensor "
-                           f"({_shape_str(input._data.shape)}) but got indices tensor with "
-                           f"shape: ({_shape_str(indices._data.shape)})")
+                           f"({shape_str(input._data.shape)}) but got indices tensor with "
+                           f"shape: ({shape_str(indices._data.shape)})")
     ys = input._data.shape[-n:]
     if output_size is None:
         xs = tuple((ys[i] - 1) * s[i] - 2 * p[i] + k[i] for i in range(n))
@@ -570,7 +550,7 @@ def _max_unpoolnd(n, input, indices, kernel_size, stride, padding, output_size):
     if idd.size and (int(idd.min()) < 0 or int(idd.max()) >= P):
         bad = int(idd.max()) if int(idd.max()) >= P else int(idd.min())
         raise RuntimeError(f"Found an invalid max index: {bad} (output volumes are of size "
-                           f"{_shape_str(xs + (1,) * (n == 1), 'x')})")
+                           f"{shape_str(xs + (1,) * (n == 1), 'x')})")
     return _plane_scatter(input, indices, xs, False, _UNPOOL_NODES[n])
 
 
@@ -638,11 +618,11 @@ def _check_fractional(n, input, k, ys, samples):
     shape = input._data.shape
     if len(shape) not in (n + 1, n + 2):
         raise RuntimeError(f"{prefix}: Expected {n + 1}D or {n + 2}D tensor, but got: "
-                           f"[{_shape_str(shape)}]")
+                           f"[{shape_str(shape)}]")
     for i in range(1, len(shape)):
         if shape[i] <= 0:
             raise RuntimeError(f"{prefix}: Expected input to have non-zero size for non-batch "
-                               f"dimensions, but got[{_shape_str(shape)}] with dimension {i} "
+                               f"dimensions, but got[{shape_str(shape)}] with dimension {i} "
                                "being empty.")
     if any(v <= 0 for v in k):
         raise RuntimeError(f"{prefix}: kernel_size must be greater than zero, but got {k}")
@@ -655,7 +635,7 @@ def _check_fractional(n, input, k, ys, samples):
     if any(v < 0 for v in ys):
         bad = min(ys)
         raise RuntimeError(f"Trying to create tensor with negative dimension {bad}: "
-                           f"[{_shape_str(shape[:-n] + tuple(ys))}]")
+                           f"[{shape_str(shape[:-n] + tuple(ys))}]")
     if samples._data.dtype != input._data.dtype:
         raise RuntimeError("Expect _random_samples to have the same dtype as input")
     sd = samples._data.shape

@@ -1,11 +1,11 @@
 """Reductions: sum, mean, nansum/nanmean, prod, var/std, max/min and friends, logsumexp, norm,
-all/any, count_nonzero, cumulative ops, sorting and selection (sort, topk, kthvalue, median,
-mode, quantile), unique.
+all/any, count_nonzero, cumulative ops, dist and renorm. Sorting and selection by order (sort,
+topk, kthvalue, median, mode, quantile, unique) live in ``ops.sorting``, re-exported here.
 
 Forwards are array code on ``input._data``; backwards are Tensor ops, so they are themselves
-differentiable. Ops that pick elements (max with a dim, sort, topk, median, cummax, ...)
-route the gradient back to the picked indices with ``scatter``; full-tensor max/min/median
-share the gradient evenly among tied elements, as PyTorch does.
+differentiable. Ops that pick elements (max with a dim, cummax, ...) route the gradient back
+to the picked indices with ``scatter``; full-tensor max/min share the gradient evenly among
+tied elements, as PyTorch does (``ops._selection``).
 """
 
 from __future__ import annotations
@@ -21,10 +21,39 @@ from .._device import xp_of
 from .._dtype import scalar_type_name
 from .._tensor import Tensor, _make
 from ..autograd.grad_mode import GRAD
-from ..autograd.graph import make_node_class, record, result
+from ..autograd.graph import make_node_class, result
 from ._casts import cast_to
 from ._promotion import broadcast_array, normalize_dims, wrap_dim
+from ._selection import (
+    along,
+    const,
+    evenly_bw,
+    keep,
+    keep_shape,
+    nonempty,
+    pick_along,
+    picked,
+    same_nan,
+    select_bw,
+)
 from .registry import register
+
+# re-exported: the sorting ops were reductions' before ``ops.sorting`` (importing this module
+# also registers them until ``ops/__init__`` lists ``sorting`` itself)
+from .sorting import (
+    argsort,
+    kthvalue,
+    median,
+    mode,
+    msort,
+    nanmedian,
+    nanquantile,
+    quantile,
+    sort,
+    topk,
+    unique,
+    unique_consecutive,
+)
 
 __all__ = ["sum", "mean", "nansum", "nanmean", "prod", "var", "std", "var_mean", "std_mean",
            "max", "min", "amax", "amin", "aminmax", "argmax", "argmin", "logsumexp", "norm",
@@ -55,20 +84,6 @@ def _count(shape, dims) -> int:
     return math.prod(shape if dims is None else [shape[i] for i in dims])
 
 
-def _keep_shape(shape, dims):
-    if dims is None:
-        return (1,) * len(shape)
-    return tuple(1 if i in dims else s for i, s in enumerate(shape))
-
-
-def _keep(t: Tensor, shape, dims, keepdim: bool = False) -> Tensor:
-    """``t`` (reduced over ``dims`` of ``shape``) with the reduced dims back as size one."""
-    if keepdim:
-        return t
-    ks = _keep_shape(shape, dims)
-    return t if t._data.shape == ks else t.reshape(ks)
-
-
 def _expand_back(g, shape, dims, keepdim):
     """Broadcast a reduced gradient back to the input's ``shape``.
 
@@ -78,14 +93,9 @@ def _expand_back(g, shape, dims, keepdim):
     if not (g.requires_grad and GRAD.enabled):
         gd = g._data
         if not keepdim and gd.ndim != len(shape):
-            gd = gd.reshape(_keep_shape(shape, dims))
+            gd = gd.reshape(keep_shape(shape, dims))
         return _make(broadcast_array(gd, shape), g._device)
-    return _keep(g, shape, dims, keepdim).expand(shape)
-
-
-def _const(arr, like: Tensor) -> Tensor:
-    """An array computed from ``like`` as a tensor outside the graph (masks, counts)."""
-    return _make(arr, like._device)
+    return keep(g, shape, dims, keepdim).expand(shape)
 
 
 def _with_dtype(input, dtype):
@@ -114,6 +124,15 @@ def _floating_input(input, message: str):
         raise RuntimeError(message.format(dtype=scalar_type_name(input._data.dtype)))
 
 
+def _floating_reduction(input, dim, dtype, message: str):
+    """``(input, its array, reduced dims)`` of a reduction of floating inputs only (mean,
+    nanmean): ``input`` cast to ``dtype`` first, ``message`` the error for any other."""
+    input = _with_dtype(input, dtype)
+    _floating_input(input, message)
+    d = input._data
+    return input, d, _dims_of(dim, d.ndim)
+
+
 def _mean_array(d, dims, keepdim, n):
     """``d.mean`` without NumPy's Python-level overhead (float16 accumulates in float32)."""
     half = d.dtype == np.float16
@@ -127,43 +146,6 @@ def _as_float(input):
     if input._data.dtype.kind == "f":
         return input
     return cast_to(input, None, _dtype.get_default_dtype(), False)
-
-
-def _not_implemented_for_bool(input, kernel):
-    """PyTorch has no bool kernel for some selections; it says so in these words."""
-    if input._data.dtype.kind == "b":
-        raise NotImplementedError(f'"{kernel}" not implemented for \'Bool\'')
-
-
-def _nonempty(name, d, axis):
-    if d.ndim and d.shape[axis] == 0:
-        raise IndexError(f"{name}(): Expected reduction dim {axis} to have non-zero size.")
-
-
-def _same_nan(a, b, xp):
-    """``a == b`` where NaN equals NaN (the mask of the elements a reduction picked)."""
-    mask = a == b
-    if a.dtype.kind == "f":
-        mask |= xp.isnan(a) & xp.isnan(b)
-    return mask
-
-
-def _along(d, dim):
-    """``(array, axis, restore)``: a 0-dim array seen as 1-D for along-a-dim ops."""
-    if d.ndim:
-        return d, wrap_dim(dim, d.ndim), lambda a: a
-    wrap_dim(dim, 0)
-    return d.reshape(1), 0, lambda a: a.reshape(())
-
-
-def _route_back(g, indices, dim, shape, keepdim=True):
-    """The gradient of picking ``indices`` along ``dim``: ``g`` scattered into zeros."""
-    if not shape:
-        return g.reshape(())
-    if not keepdim:
-        g = g.unsqueeze(dim)
-        indices = indices.unsqueeze(dim)
-    return _factory.zeros(shape, dtype=g.dtype, device=g.device).scatter(dim, indices, g)
 
 
 def _reverse_cumsum(t, dim):
@@ -214,11 +196,9 @@ MeanBackward1 = make_node_class("MeanBackward1", _mean_bw)
 @register("mean")
 def mean(input, dim=None, keepdim=False, *, dtype=None):
     """Mean over ``dim``; integer inputs are an error unless ``dtype`` is floating."""
-    input = _with_dtype(input, dtype)
-    d = input._data
-    _floating_input(input, "mean(): could not infer output dtype. Input dtype must be either a "
-                           "floating point or complex dtype. Got: {dtype}")
-    dims = _dims_of(dim, d.ndim)
+    input, d, dims = _floating_reduction(input, dim, dtype, "mean(): could not infer output "
+                                         "dtype. Input dtype must be either a floating point "
+                                         "or complex dtype. Got: {dtype}")
     n = _count(d.shape, dims)
     r = _mean_array(d, dims, keepdim, n)
     return result(r, input._device, MeanBackward0 if dim is None else MeanBackward1,
@@ -244,21 +224,18 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None):
     r = _rounded(xp.nansum(d, axis=dims, dtype=acc, keepdims=keepdim), acc, d)
     ctx = None
     if input.requires_grad and GRAD.enabled:
-        ctx = (d.shape, dims, keepdim, _const(~xp.isnan(d), input))
+        ctx = (d.shape, dims, keepdim, const(~xp.isnan(d), input))
     return result(r, input._device, NansumBackward0, (input,), ctx=ctx)
 
 
 @register("nanmean")
 def nanmean(input, dim=None, keepdim=False, *, dtype=None):
     """``mean`` of the elements that are not NaN."""
-    input = _with_dtype(input, dtype)
-    d = input._data
-    _floating_input(input, "nanmean(): expected input to have floating point or complex dtype "
-                           "but got {dtype}")
-    dims = _dims_of(dim, d.ndim)
+    input, d, dims = _floating_reduction(input, dim, dtype, "nanmean(): expected input to "
+                                         "have floating point or complex dtype but got {dtype}")
     counted = (~xp_of(input).isnan(d)).sum(axis=dims, keepdims=keepdim)
     with np.errstate(divide="ignore", invalid="ignore"):  # an all-NaN slice gives NaN
-        return nansum(input, dim, keepdim) / _const(counted, input)
+        return nansum(input, dim, keepdim) / const(counted, input)
 
 
 # -- prod ---------------------------------------------------------------------------------------
@@ -268,7 +245,7 @@ def _exclusive_prods(x, dim):
     from .. import cat
 
     n = x._data.shape[dim]
-    ones = _factory.ones(_keep_shape(x._data.shape, (dim,)), dtype=x.dtype, device=x.device)
+    ones = _factory.ones(keep_shape(x._data.shape, (dim,)), dtype=x.dtype, device=x.device)
     before = cat([ones, x.narrow(dim, 0, n - 1)], dim).cumprod(dim)
     after = cat([ones, x.narrow(dim, 1, n - 1).flip(dim)], dim).cumprod(dim).flip(dim)
     return before * after
@@ -290,7 +267,7 @@ def _half_prod(d, axis, keepdim):
     n = a.shape[ax]
     last = a.cumprod(axis=ax)[(slice(None),) * ax + (slice(n - 1, n),)]
     if keepdim:
-        return last.reshape(_keep_shape(d.shape, None if axis is None else (axis,)))
+        return last.reshape(keep_shape(d.shape, None if axis is None else (axis,)))
     return last.reshape(() if axis is None else d.shape[:axis] + d.shape[axis + 1:])
 
 
@@ -307,7 +284,7 @@ def _prod_bw(node, g):
         grad = _prod_grad(g.reshape(1), x.reshape(-1), out.reshape(1), 0)
         return (grad.reshape(shape),)
     dims = (dim,)
-    return (_prod_grad(_keep(g, shape, dims, keepdim), x, _keep(out, shape, dims, keepdim),
+    return (_prod_grad(keep(g, shape, dims, keepdim), x, keep(out, shape, dims, keepdim),
                        dim),)
 
 
@@ -378,16 +355,16 @@ def _var_grad(g_keep, x, dims, dof):
 def _var_bw(node, g):
     (x,) = node.saved
     dims, keepdim, dof = node.ctx
-    return (_var_grad(_keep(g, x._data.shape, dims, keepdim), x, dims, dof),)
+    return (_var_grad(keep(g, x._data.shape, dims, keepdim), x, dims, dof),)
 
 
 def _std_bw(node, g):
     (x,) = node.saved
     dims, keepdim, dof = node.ctx
     shape = x._data.shape
-    std = _keep(node.output(), shape, dims, keepdim)
+    std = keep(node.output(), shape, dims, keepdim)
     with np.errstate(divide="ignore", invalid="ignore"):  # masked out where std == 0
-        g_var = (_keep(g, shape, dims, keepdim) / (std * 2)).masked_fill(std == 0, 0)
+        g_var = (keep(g, shape, dims, keepdim) / (std * 2)).masked_fill(std == 0, 0)
     return (_var_grad(g_var, x, dims, dof),)
 
 
@@ -441,24 +418,6 @@ def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
 
 # -- max, min, amax, amin, aminmax, argmax, argmin --------------------------------------------
 
-def _evenly_bw(node, g):
-    """Full max/min/median and amax/amin: the gradient is shared evenly by the tied maxima."""
-    (x,) = node.saved
-    dims, keepdim = node.ctx
-    xd = x._data
-    shape = xd.shape
-    picked = _same_nan(xd, node.output(False)._data.reshape(_keep_shape(shape, dims)), xp_of(x))
-    count = picked.sum(axis=dims, keepdims=True)
-    return (_keep(g, shape, dims, keepdim) / _const(count, x) * _const(picked, x),)
-
-
-def _select_bw(node, g):
-    """Ops that pick one element per slice: the gradient goes to the returned index."""
-    (indices,) = node.saved
-    dim, keepdim, shape = node.ctx
-    return (_route_back(g, indices, dim, shape, keepdim),)
-
-
 def _scatter_add_bw(node, g):
     """cummax/cummin: one input element can feed several outputs."""
     (indices,) = node.saved
@@ -468,47 +427,14 @@ def _scatter_add_bw(node, g):
     return (_factory.zeros(shape, dtype=g.dtype, device=g.device).scatter_add(dim, indices, g),)
 
 
-MaxBackward1 = make_node_class("MaxBackward1", _evenly_bw)
-MinBackward1 = make_node_class("MinBackward1", _evenly_bw)
-AmaxBackward0 = make_node_class("AmaxBackward0", _evenly_bw)
-AminBackward0 = make_node_class("AminBackward0", _evenly_bw)
-MedianBackward0 = make_node_class("MedianBackward0", _evenly_bw)
-NanmedianBackward0 = make_node_class("NanmedianBackward0", _evenly_bw)
-MaxBackward0 = make_node_class("MaxBackward0", _select_bw)
-MinBackward0 = make_node_class("MinBackward0", _select_bw)
-SortBackward0 = make_node_class("SortBackward0", _select_bw)
-TopkBackward0 = make_node_class("TopkBackward0", _select_bw)
-KthvalueBackward0 = make_node_class("KthvalueBackward0", _select_bw)
-MedianBackward1 = make_node_class("MedianBackward1", _select_bw)
-NanmedianBackward1 = make_node_class("NanmedianBackward1", _select_bw)
-ModeBackward0 = make_node_class("ModeBackward0", _select_bw)
+MaxBackward1 = make_node_class("MaxBackward1", evenly_bw)
+MinBackward1 = make_node_class("MinBackward1", evenly_bw)
+AmaxBackward0 = make_node_class("AmaxBackward0", evenly_bw)
+AminBackward0 = make_node_class("AminBackward0", evenly_bw)
+MaxBackward0 = make_node_class("MaxBackward0", select_bw)
+MinBackward0 = make_node_class("MinBackward0", select_bw)
 CummaxBackward0 = make_node_class("CummaxBackward0", _scatter_add_bw)
 CumminBackward0 = make_node_class("CumminBackward0", _scatter_add_bw)
-
-
-def _picked(input, values, indices, name, node_cls, ctx):
-    """The ``(values, indices)`` named tuple of a selecting op, values recorded for autograd
-    (the backward reads the indices, saved with a version check like PyTorch's)."""
-    dev = input._device
-    vals, idx = _make(values, dev), _make(indices, dev)
-    if input.requires_grad and GRAD.enabled:
-        record(node_cls, vals, (input,), (idx,), ctx)
-    return getattr(return_types, name)(vals, idx)
-
-
-def _pick_along(input, dim, keepdim, name, index_of, node_cls):
-    """Select one element per slice along ``dim``; ``index_of(a, axis, xp)`` returns the
-    chosen positions with the axis kept as size one."""
-    d = input._data
-    xp = xp_of(input)
-    a, axis, restore = _along(d, dim)
-    _nonempty(name, a, axis)
-    idx = index_of(a, axis, xp).astype(np.int64, copy=False)
-    values = xp.take_along_axis(a, idx, axis)
-    if not keepdim:
-        idx, values = idx.squeeze(axis), values.squeeze(axis)
-    return _picked(input, restore(values), restore(idx), name, node_cls,
-                   (axis, keepdim, d.shape))
 
 
 def _empty_full_reduction(name):
@@ -522,7 +448,7 @@ def _extreme(input, dims, keepdim, name, node_cls):
     if not d.size and (dims is None or not _count(d.shape, dims)):
         if dims is None or not d.ndim:
             raise _empty_full_reduction(name)
-        _nonempty(name, d, next(i for i in dims if not d.shape[i]))
+        nonempty(name, d, next(i for i in dims if not d.shape[i]))
     r = (d.max if name.endswith("max") else d.min)(axis=dims, keepdims=keepdim)
     return result(r, input._device, node_cls, (input,), (input,), (dims, keepdim), True)
 
@@ -542,8 +468,8 @@ def _max_or_min(input, dim, keepdim, other, name):
     if dim is None:
         return _extreme(input, None, False, name, MaxBackward1 if name == "max" else MinBackward1)
     if name == "max":
-        return _pick_along(input, dim, keepdim, "max", _argmax_keep, MaxBackward0)
-    return _pick_along(input, dim, keepdim, "min", _argmin_keep, MinBackward0)
+        return pick_along(input, dim, keepdim, "max", _argmax_keep, MaxBackward0)
+    return pick_along(input, dim, keepdim, "min", _argmin_keep, MinBackward0)
 
 
 @register("max")
@@ -592,8 +518,8 @@ def _arg_extreme(input, dim, keepdim, name):
                              "input.numel() == 0.")
         r = getattr(d, name)().astype(np.int64)
         return _make(r.reshape((1,) * d.ndim) if keepdim else r, input._device)
-    a, axis, restore = _along(d, dim)
-    _nonempty(name, a, axis)
+    a, axis, restore = along(d, dim)
+    nonempty(name, a, axis)
     r = getattr(a, name)(axis=axis, keepdims=keepdim).astype(np.int64, copy=False)
     return _make(restore(r), input._device)
 
@@ -620,8 +546,8 @@ def _logsumexp_bw(node, g):
     (x,) = node.saved
     dims, keepdim = node.ctx
     shape = x._data.shape
-    out = _keep(node.output(), shape, dims, keepdim)
-    return (_keep(g, shape, dims, keepdim) * (x - out).exp(),)
+    out = keep(node.output(), shape, dims, keepdim)
+    return (keep(g, shape, dims, keepdim) * (x - out).exp(),)
 
 
 LogsumexpBackward0 = make_node_class("LogsumexpBackward0", _logsumexp_bw)
@@ -697,6 +623,30 @@ def count_nonzero(input, dim=None):
 
 # -- cumulative ops -----------------------------------------------------------------------------
 
+def _running(input, dim, kernel, node_cls, saves: bool):
+    """A cumulative op along ``dim``: ``kernel(array, axis, acc)`` accumulating in ``acc``
+    (``_ACC``: int64 for integers, float32 for float16, rounded back once). ``saves``: the
+    backward reads the input and the output (cumprod, logcumsumexp)."""
+    a, axis, restore = along(input._data, dim)
+    acc = _ACC.get(a.dtype)
+    r = restore(_rounded(kernel(a, axis, acc), acc, a))
+    if saves:
+        return result(r, input._device, node_cls, (input,), (input,), axis, True)
+    return result(r, input._device, node_cls, (input,), ctx=axis)
+
+
+def _cumsum(a, axis, acc):
+    return a.cumsum(axis=axis, dtype=acc)
+
+
+def _cumprod(a, axis, acc):
+    return a.cumprod(axis=axis, dtype=acc)
+
+
+def _logcumsumexp(a, axis, acc):
+    return xp_of(a).logaddexp.accumulate(a, axis=axis, dtype=acc)
+
+
 def _cumsum_bw(node, g):
     dim = node.ctx
     return (_reverse_cumsum(g, dim) if g._data.ndim else g,)
@@ -708,11 +658,7 @@ CumsumBackward0 = make_node_class("CumsumBackward0", _cumsum_bw)
 @register("cumsum", inplace=True)
 def cumsum(input, dim, *, dtype=None):
     """Running sums along ``dim``; integers accumulate as int64."""
-    input = _with_dtype(input, dtype)
-    a, axis, restore = _along(input._data, dim)
-    acc = _ACC.get(a.dtype)
-    r = restore(_rounded(a.cumsum(axis=axis, dtype=acc), acc, a))
-    return result(r, input._device, CumsumBackward0, (input,), ctx=axis)
+    return _running(_with_dtype(input, dtype), dim, _cumsum, CumsumBackward0, False)
 
 
 def _cumprod_grad_with_zeros(g, x, out, dim):
@@ -726,11 +672,11 @@ def _cumprod_grad_with_zeros(g, x, out, dim):
     zeros_so_far = zero.cumsum(axis=dim)
     before = zeros_so_far == 0
     after = zeros_so_far - zero > 0
-    grad = _reverse_cumsum(g * out, dim) / (x + _const(zero, x)) * _const(before, x)
-    head = (x * _const(before, x) + _const(~before, x)).prod(dim, keepdim=True)
-    tail = (x * _const(after, x) + _const(~after, x)).cumprod(dim)
-    first_zero = _const(zero & (zeros_so_far == 1), x)
-    return grad + first_zero * head * (g * tail * _const(~before, x)).sum(dim, keepdim=True)
+    grad = _reverse_cumsum(g * out, dim) / (x + const(zero, x)) * const(before, x)
+    head = (x * const(before, x) + const(~before, x)).prod(dim, keepdim=True)
+    tail = (x * const(after, x) + const(~after, x)).cumprod(dim)
+    first_zero = const(zero & (zeros_so_far == 1), x)
+    return grad + first_zero * head * (g * tail * const(~before, x)).sum(dim, keepdim=True)
 
 
 def _cumprod_grad_quadratic(g, x, dim):
@@ -742,9 +688,9 @@ def _cumprod_grad_quadratic(g, x, dim):
     xp = xp_of(x)
     n = x._data.shape[dim]
     eye = xp.eye(n, dtype=bool)
-    upper = _const(xp.triu(xp.ones((n, n), dtype=bool)), x)
+    upper = const(xp.triu(xp.ones((n, n), dtype=bool)), x)
     xt = x.transpose(dim, -1).unsqueeze(-2)
-    partial = (xt * _const(~eye, x) + _const(eye, x)).cumprod(-1)
+    partial = (xt * const(~eye, x) + const(eye, x)).cumprod(-1)
     grad = (partial * upper * g.transpose(dim, -1).unsqueeze(-2)).sum(-1)
     return grad.transpose(dim, -1)
 
@@ -768,23 +714,19 @@ CumprodBackward0 = make_node_class("CumprodBackward0", _cumprod_bw)
 @register("cumprod", inplace=True)
 def cumprod(input, dim, *, dtype=None):
     """Running products along ``dim``; integers accumulate as int64."""
-    input = _with_dtype(input, dtype)
-    a, axis, restore = _along(input._data, dim)
-    acc = _ACC.get(a.dtype)
-    r = restore(_rounded(a.cumprod(axis=axis, dtype=acc), acc, a))
-    return result(r, input._device, CumprodBackward0, (input,), (input,), axis, True)
+    return _running(_with_dtype(input, dtype), dim, _cumprod, CumprodBackward0, True)
 
 
 def _cum_extreme(input, dim, name, node_cls):
     d = input._data
     xp = xp_of(input)
-    a, axis, restore = _along(d, dim)
+    a, axis, restore = along(d, dim)
     values = (xp.maximum if name == "cummax" else xp.minimum).accumulate(a, axis=axis)
     # the index moves to every element that equals the running value (ties: the last one)
     pos = xp.arange(a.shape[axis]).reshape([-1 if i == axis else 1 for i in range(a.ndim)])
-    hit = _same_nan(a, values, xp)
+    hit = same_nan(a, values, xp)
     idx = xp.maximum.accumulate(xp.where(hit, pos, 0), axis=axis).astype(np.int64)
-    return _picked(input, restore(values), restore(idx), name, node_cls, (axis, d.shape))
+    return picked(input, restore(values), restore(idx), name, node_cls, (axis, d.shape))
 
 
 @register("cummax")
@@ -833,290 +775,7 @@ def logcumsumexp(input, dim):
     if input._data.dtype.kind != "f":
         raise NotImplementedError('"logcumsumexp_out_cpu" not implemented for '
                                   f"'{scalar_type_name(input._data.dtype)}'")
-    a, axis, restore = _along(input._data, dim)
-    acc = _ACC.get(a.dtype)  # float16 accumulates in float32, as in PyTorch
-    r = restore(_rounded(xp_of(input).logaddexp.accumulate(a, axis=axis, dtype=acc), acc, a))
-    return result(r, input._device, LogcumsumexpBackward0, (input,), (input,), axis, True)
-
-
-# -- sorting and selection ----------------------------------------------------------------------
-
-def _sort_order(a, axis, descending, xp):
-    """Stable argsort; descending keeps equal elements in their original order too."""
-    if not descending:
-        return xp.argsort(a, axis=axis, kind="stable")
-    flipped = xp.argsort(xp.flip(a, axis), axis=axis, kind="stable")
-    return (a.shape[axis] - 1) - xp.flip(flipped, axis)
-
-
-def _slice_along(a, start, stop, axis):
-    return a[(slice(None),) * axis + (slice(start, stop),)]
-
-
-@register("sort")
-def sort(input, dim=-1, descending=False, stable=False):
-    """Sorted values along ``dim`` and their indices; the sort is always stable."""
-    d = input._data
-    xp = xp_of(input)
-    a, axis, restore = _along(d, dim)
-    idx = _sort_order(a, axis, descending, xp).astype(np.int64, copy=False)
-    values = xp.take_along_axis(a, idx, axis)
-    return _picked(input, restore(values), restore(idx), "sort", SortBackward0,
-                   (axis, True, d.shape))
-
-
-@register("argsort", differentiable=False)
-def argsort(input, dim=-1, descending=False, stable=False):
-    """Indices that sort ``input`` along ``dim`` (stable)."""
-    a, axis, restore = _along(input._data, dim)
-    idx = _sort_order(a, axis, descending, xp_of(input)).astype(np.int64, copy=False)
-    return _make(restore(idx), input._device)
-
-
-@register("msort")
-def msort(input):
-    """``sort(input, dim=0).values``."""
-    return sort(input, 0).values
-
-
-@register("topk")
-def topk(input, k, dim=-1, largest=True, sorted=True):  # PyTorch's name
-    """The ``k`` largest (or smallest) elements along ``dim``: ``(values, indices)``."""
-    d = input._data
-    if d.dtype.kind == "b":
-        raise RuntimeError("topk does not support bool dtypes on CPU")
-    xp = xp_of(input)
-    a, axis, restore = _along(d, dim)
-    if not 0 <= k <= a.shape[axis]:
-        raise RuntimeError("selected index k out of range")
-    idx = _slice_along(_sort_order(a, axis, largest, xp), 0, k, axis).astype(np.int64,
-                                                                              copy=False)
-    values = xp.take_along_axis(a, idx, axis)
-    return _picked(input, restore(values), restore(idx), "topk", TopkBackward0,
-                   (axis, True, d.shape))
-
-
-@register("kthvalue")
-def kthvalue(input, k, dim=-1, keepdim=False):
-    """The ``k``-th smallest element along ``dim`` (1-based): ``(values, indices)``."""
-    _not_implemented_for_bool(input, "kthvalue_cpu")
-
-    def index_of(a, axis, xp):
-        if not 1 <= k <= a.shape[axis]:
-            raise RuntimeError(f"kthvalue(): selected number k out of range for dimension "
-                               f"{axis}")
-        return _slice_along(_sort_order(a, axis, False, xp), k - 1, k, axis)
-
-    return _pick_along(input, dim, keepdim, "kthvalue", index_of, KthvalueBackward0)
-
-
-def _nan_count(a, axis, xp):
-    if a.dtype.kind != "f":
-        return xp.zeros(_keep_shape(a.shape, (axis,)), dtype=np.int64)
-    return xp.isnan(a).sum(axis=axis, keepdims=True)
-
-
-def _median_index(ignore_nan):
-    """Lower median position; NaN wins (its first occurrence) unless ``ignore_nan``."""
-
-    def index_of(a, axis, xp):
-        order = xp.argsort(a, axis=axis, kind="stable")  # NaN sorts last
-        n = a.shape[axis]
-        nans = _nan_count(a, axis, xp)
-        if ignore_nan:
-            pos = xp.maximum(n - nans - 1, 0) // 2
-        else:
-            pos = xp.where(nans > 0, n - nans, (n - 1) // 2)
-        return xp.take_along_axis(order, pos, axis)
-
-    return index_of
-
-
-def _full_median(input, ignore_nan, node_cls):
-    d = input._data
-    xp = xp_of(input)
-    flat = d.reshape(-1)
-    if d.dtype.kind == "f":
-        nan = xp.isnan(flat)
-        if ignore_nan:
-            flat = flat[~nan]
-        elif nan.any():
-            flat = flat[:0]
-    if flat.size:
-        k = (flat.size - 1) // 2  # a slice, not [k]: that would give a host NumPy scalar
-        r = xp.partition(flat, k)[k:k + 1].reshape(())
-    else:  # empty (or a NaN): NaN, like PyTorch; integers have no NaN
-        r = xp.asarray(np.nan if d.dtype.kind == "f" else np.iinfo(d.dtype).min, dtype=d.dtype)
-    return result(r, input._device, node_cls, (input,), (input,), (None, False), True)
-
-
-@register("median")
-def median(input, dim=None, keepdim=False):
-    """``median(input)``: the lower median of all elements (NaN if any is NaN);
-    ``median(input, dim)``: ``(values, indices)`` of the lower median along ``dim``."""
-    _not_implemented_for_bool(input, "median_cpu" if dim is None else "median_out")
-    if dim is None:
-        return _full_median(input, False, MedianBackward0)
-    return _pick_along(input, dim, keepdim, "median", _median_index(False), MedianBackward1)
-
-
-@register("nanmedian")
-def nanmedian(input, dim=None, keepdim=False):
-    """``median`` ignoring NaN (NaN only where a slice is all NaN)."""
-    _not_implemented_for_bool(input, "median_cpu" if dim is None else "median_out")
-    if dim is None:
-        return _full_median(input, True, NanmedianBackward0)
-    return _pick_along(input, dim, keepdim, "nanmedian", _median_index(True),
-                       NanmedianBackward1)
-
-
-def _mode_index(a, axis, xp):
-    """Position of the most frequent value (the smallest among equally frequent ones; its
-    last occurrence, like PyTorch)."""
-    rows = xp.moveaxis(a, axis, -1)
-    lead, n = rows.shape[:-1], rows.shape[-1]
-    rows = rows.reshape(-1, n)
-    s = xp.sort(rows, axis=-1)
-    starts = xp.ones(s.shape, dtype=bool)
-    starts[:, 1:] = s[:, 1:] != s[:, :-1]
-    run = xp.cumsum(starts, axis=-1) - 1
-    offsets = xp.arange(rows.shape[0])[:, None] * n
-    counts = xp.bincount((run + offsets).reshape(-1), minlength=rows.size).reshape(-1, n)
-    best = counts.argmax(axis=-1)[:, None]
-    value = xp.take_along_axis(s, (run == best).argmax(axis=-1)[:, None], -1)
-    last = (n - 1) - xp.flip(rows == value, -1).argmax(axis=-1)
-    return xp.moveaxis(last.reshape(lead + (1,)), -1, axis)
-
-
-@register("mode")
-def mode(input, dim=-1, keepdim=False):
-    """The most frequent value along ``dim`` and the index of its last occurrence."""
-    return _pick_along(input, dim, keepdim, "mode", _mode_index, ModeBackward0)
-
-
-_INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
-
-
-def _quantile(input, q, dim, keepdim, interpolation, name, ignore_nan):
-    """PyTorch's ``quantile_compute``: ranks ``q * (count - 1)`` in the input's dtype, the
-    sorted values at ``floor``/``ceil`` of them, ``lerp`` between (differentiable in a tensor
-    ``q`` too, for linear interpolation, as in PyTorch)."""
-    d = input._data
-    xp = xp_of(input)
-    if d.dtype.kind != "f":
-        raise RuntimeError(f"{name}() input tensor must be either float or double dtype")
-    if interpolation not in _INTERPOLATIONS:
-        raise RuntimeError(f"{name}() interpolation must be one of linear, lower, higher, "
-                           f"midpoint or nearest, but got {interpolation}")
-    q_tensor = isinstance(q, Tensor)
-    qd = q._data if q_tensor else xp.asarray(q, dtype=d.dtype)
-    if qd.ndim > 1:
-        raise RuntimeError(f"{name}() q must be a scalar or 1D tensor")
-    if q_tensor and qd.dtype != d.dtype:
-        raise RuntimeError(f"{name}() q tensor must be same dtype as the input tensor")
-    if not q_tensor and not 0 <= q <= 1:
-        raise RuntimeError(f"{name}() q must be in the range [0, 1] but got {q}")
-    if bool(((qd < 0) | (qd > 1)).any()):
-        raise RuntimeError(f"{name}() q values must be in the range [0, 1]")
-    if not d.size:
-        raise RuntimeError(f"{name}() input tensor must be non-empty")
-    flat = dim is None or not d.ndim
-    x = input.reshape(-1) if flat else input
-    axis = 0 if flat else wrap_dim(dim, d.ndim)
-    xd = x._data
-    xs = x.sort(axis).values.unsqueeze(0)  # a leading dim of size one meets the q's
-    nans = _nan_count(xd, axis, xp)[None]
-    n = xd.shape[axis]
-    valid = n - nans if ignore_nan else xp.full(nans.shape, n)
-    scale = xp.maximum(valid - 1, 0).astype(d.dtype)
-    q_col = (qd.size,) + (1,) * xd.ndim
-    ranks = qd.reshape(q_col) * scale
-    if interpolation == "nearest":
-        ranks = xp.round(ranks)  # half to even, as PyTorch
-    lo = xp.floor(ranks).astype(np.int64)
-    hi = lo if interpolation in ("lower", "nearest") else xp.ceil(ranks).astype(np.int64)
-    if interpolation == "higher":
-        lo = hi
-    picks = xs.expand((qd.size,) + xd.shape)
-    r = picks.gather(axis + 1, _const(lo, input))
-    if interpolation == "midpoint":
-        r = r.lerp(picks.gather(axis + 1, _const(hi, input)), 0.5)
-    elif interpolation == "linear":
-        if q_tensor and q.requires_grad and GRAD.enabled:  # d/dq: (above - below) * scale
-            weight = q.reshape(q_col) * _const(scale, input) - _const(lo.astype(d.dtype), input)
-        else:
-            weight = _const((ranks - lo).astype(d.dtype), input)
-        r = r.lerp(picks.gather(axis + 1, _const(hi, input)), weight)
-    undefined = valid == 0 if ignore_nan else nans > 0
-    if bool(undefined.any()):
-        r = r.masked_fill(_const(undefined, input), np.nan)
-    if dim is None:
-        shape = (1,) * d.ndim if keepdim else ()
-    else:
-        shape = _keep_shape(d.shape, (axis,)) if keepdim else \
-            tuple(s for i, s in enumerate(d.shape) if i != axis)
-    return r.reshape(((qd.size,) if qd.ndim else ()) + shape)
-
-
-@register("quantile")
-def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
-    """The ``q``-quantiles (a float or 1-D tensor in [0, 1]) along ``dim`` (all when None);
-    any NaN in a slice makes its quantiles NaN."""
-    return _quantile(input, q, dim, keepdim, interpolation, "quantile", False)
-
-
-@register("nanquantile")
-def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
-    """``quantile`` ignoring NaN."""
-    return _quantile(input, q, dim, keepdim, interpolation, "nanquantile", True)
-
-
-# -- unique -------------------------------------------------------------------------------------
-
-def _unique_result(input, values, inverse, counts, return_inverse, return_counts):
-    dev = input._device
-    out = [_make(values, dev)]
-    if return_inverse:
-        out.append(_make(inverse.astype(np.int64, copy=False), dev))
-    if return_counts:
-        out.append(_make(counts.astype(np.int64, copy=False), dev))
-    return out[0] if len(out) == 1 else tuple(out)
-
-
-@register("unique", differentiable=False)
-def unique(input, sorted=True, return_inverse=False, return_counts=False,
-           dim=None):
-    """The distinct elements (or slices along ``dim``), sorted; optionally the inverse
-    indices and the counts. Every NaN counts as distinct, as in PyTorch."""
-    d = input._data
-    xp = xp_of(input)
-    if dim is None:
-        values, inverse, counts = xp.unique(d.reshape(-1), return_inverse=True,
-                                            return_counts=True, equal_nan=False)
-        inverse = inverse.reshape(d.shape)
-    else:
-        values, inverse, counts = xp.unique(d, return_inverse=True, return_counts=True,
-                                            axis=wrap_dim(dim, d.ndim), equal_nan=False)
-        inverse = inverse.reshape(-1)
-    return _unique_result(input, values, inverse, counts, return_inverse, return_counts)
-
-
-@register("unique_consecutive", differentiable=False)
-def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
-    """Collapse runs of equal consecutive elements (or slices along ``dim``)."""
-    d = input._data
-    xp = xp_of(input)
-    axis = None if dim is None else wrap_dim(dim, d.ndim)
-    rows = d.reshape(-1, 1) if axis is None else xp.moveaxis(d, axis, 0).reshape(d.shape[axis], -1)
-    n = rows.shape[0]
-    starts = xp.ones(n, dtype=bool)
-    starts[1:] = (rows[1:] != rows[:-1]).any(axis=1)
-    values = d.reshape(-1)[starts] if axis is None else xp.compress(starts, d, axis=axis)
-    inverse = xp.cumsum(starts) - 1
-    if axis is None:
-        inverse = inverse.reshape(d.shape)
-    counts = xp.diff(xp.append(xp.flatnonzero(starts), n))
-    return _unique_result(input, values, inverse, counts, return_inverse, return_counts)
+    return _running(input, dim, _logcumsumexp, LogcumsumexpBackward0, True)
 
 
 # -- dist, renorm -------------------------------------------------------------------------------

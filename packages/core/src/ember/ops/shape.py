@@ -11,6 +11,7 @@ of diagonal, scatters the gradient into zeros (``indexing.scatter_by``).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import operator
 
@@ -19,6 +20,7 @@ import numpy as np
 from .. import _dtype
 from .._device import check_same_device, xp_of
 from .._dtype import scalar_type_name
+from .._format import shape_str
 from .._size import Size
 from .._tensor import Tensor, _make
 from ..autograd.grad_mode import GRAD
@@ -34,6 +36,7 @@ from .indexing import (
     basic_view,
     scatter_by,
 )
+from .pointwise import copy_as
 from .registry import register, register_method
 from .views import StridedReplay, inplace_view, make_view, storage_positions
 
@@ -55,10 +58,6 @@ def _int_tuple(ints) -> tuple:
     return (operator.index(ints),)
 
 
-def _lst(shape) -> str:
-    return "[" + ", ".join(str(s) for s in shape) + "]"
-
-
 def _infer_shape(shape, numel):
     """Resolve a single ``-1`` in ``shape`` (PyTorch's error text when it does not fit)."""
     if -1 not in shape:
@@ -66,7 +65,7 @@ def _infer_shape(shape, numel):
         for s in shape:
             n *= s
         if n != numel:
-            raise RuntimeError(f"shape '{_lst(shape)}' is invalid for input of size {numel}")
+            raise RuntimeError(f"shape '[{shape_str(shape)}]' is invalid for input of size {numel}")
         return shape
     if shape.count(-1) > 1:
         raise RuntimeError("only one dimension can be inferred")
@@ -75,7 +74,7 @@ def _infer_shape(shape, numel):
         if s != -1:
             known *= s
     if known == 0 or numel % known:
-        raise RuntimeError(f"shape '{_lst(shape)}' is invalid for input of size {numel}")
+        raise RuntimeError(f"shape '[{shape_str(shape)}]' is invalid for input of size {numel}")
     return tuple(numel // known if s == -1 else s for s in shape)
 
 
@@ -168,7 +167,7 @@ def ravel(input):
     """The elements as a contiguous 1-D tensor: a view of a contiguous input, else a copy
     (``contiguous().view(-1)``, as PyTorch; ``reshape`` would view more strided inputs)."""
     if not input._data.flags.c_contiguous:
-        input = _copy(input)
+        input = copy_as(input)
     return reshape(input, (-1,))
 
 
@@ -203,25 +202,10 @@ def unflatten(input, dim, sizes):
     size = d.shape[dim] if d.ndim else 1
     known = math.prod(s for s in sizes if s != -1)
     if (-1 in sizes and (known == 0 or size % known)) or (-1 not in sizes and known != size):
-        raise RuntimeError(f"unflatten: Provided sizes {_lst(sizes)} don't multiply up to the "
-                           f"size of dim {dim} ({size}) in the input tensor")
+        raise RuntimeError(f"unflatten: Provided sizes [{shape_str(sizes)}] don't multiply up to "
+                           f"the size of dim {dim} ({size}) in the input tensor")
     sizes = tuple(size // known if s == -1 else s for s in sizes)
     return view(input, d.shape[:dim] + sizes + d.shape[dim + 1:])
-
-
-def _clone_bw(node, g):
-    return (g,)
-
-
-CloneBackward0 = make_node_class("CloneBackward0", _clone_bw)
-
-
-def _copy(input):
-    """A C-contiguous copy (``CloneBackward0``)."""
-    out = _make(input._data.copy(), input._device)
-    if input.requires_grad and GRAD.enabled:
-        record(CloneBackward0, out, (input,), ())
-    return out
 
 
 # -- expand / broadcast --------------------------------------------------------------------
@@ -238,9 +222,10 @@ def expand(input, size):
     sizes = _int_tuple(size)
     d = input._data
     if len(sizes) < d.ndim:
-        raise RuntimeError(f"expand(ember.{input.type_name()}{{{_lst(d.shape)}}}, "
-                           f"size={_lst(sizes)}): the number of sizes provided ({len(sizes)}) "
-                           "must be greater or equal to the number of dimensions in the tensor "
+        raise RuntimeError(f"expand(ember.{input.type_name()}{{[{shape_str(d.shape)}]}}, "
+                           f"size=[{shape_str(sizes)}]): the number of sizes provided "
+                           f"({len(sizes)}) must be greater or equal to the number of dimensions "
+                           "in the tensor "
                            f"({d.ndim})")
     lead = len(sizes) - d.ndim
     target = []
@@ -257,7 +242,7 @@ def expand(input, size):
         elif cur != 1 and s != cur:
             raise RuntimeError(f"The expanded size of the tensor ({s}) must match the existing "
                                f"size ({cur}) at non-singleton dimension {i}.  Target sizes: "
-                               f"{_lst(sizes)}.  Tensor sizes: {_lst(d.shape)}")
+                               f"[{shape_str(sizes)}].  Tensor sizes: [{shape_str(d.shape)}]")
         target.append(s)
     target = tuple(target)
     if target == d.shape:
@@ -276,7 +261,8 @@ def _sum_to_size(self, size):
     shape = self._data.shape
     lead = len(shape) - len(size)
     if lead < 0 or any(s != 1 and s != n for s, n in zip(size, shape[lead:])):
-        raise RuntimeError(f"size {{{_lst(size)}}} is not expandable to size {{{_lst(shape)}}}.")
+        raise RuntimeError(f"size {{[{shape_str(size)}]}} is not expandable to size "
+                           f"{{[{shape_str(shape)}]}}.")
     return sum_to_size(self, size)
 
 
@@ -295,7 +281,7 @@ def _resize_(self, size, *, memory_format=None):
     size = _int_tuple(size)
     if any(s < 0 for s in size):
         raise RuntimeError(f"Trying to create tensor with negative dimension {min(size)}: "
-                           f"{_lst(size)}")
+                           f"[{shape_str(size)}]")
     if memory_format is None:
         if size == self._data.shape:
             return self
@@ -443,14 +429,20 @@ def squeeze(input, dim=None):
     """Remove size-one dims: all of them, or those in ``dim`` (an int or a tuple) that have
     size one (PyTorch 2: other dims in ``dim`` are left alone)."""
     d = input._data
+    node, arr = _squeezed(d, dim, (SqueezeBackward0, SqueezeBackward1, SqueezeBackward2))
+    return make_view(input, arr, node, d.shape, lambda b, a=dim: b.squeeze(a))
+
+
+def _squeezed(d, dim, nodes):
+    """``(node class, view)`` of ``squeeze(dim)`` on array ``d``; ``nodes``: the node classes
+    of squeezing all dims, one int dim, a tuple of dims."""
     if dim is None:
-        node = SqueezeBackward0
+        node = nodes[0]
         axes = tuple(k for k, s in enumerate(d.shape) if s == 1)
     else:
-        node = SqueezeBackward1 if isinstance(dim, (int, np.integer)) else SqueezeBackward2
+        node = nodes[1] if isinstance(dim, (int, np.integer)) else nodes[2]
         axes = tuple(k for k in normalize_dims(dim, d.ndim) if d.shape[k] == 1)
-    arr = d.squeeze(axes) if axes else d.view()
-    return make_view(input, arr, node, d.shape, lambda b, a=dim: b.squeeze(a))
+    return node, d.squeeze(axes) if axes else d.view()
 
 
 def _transpose_bw(node, g):
@@ -597,7 +589,7 @@ def select(input, dim, index):
     size = d.shape[dim]
     if not -size <= index < size:
         raise IndexError(f"select(): index {index} out of range for tensor of size "
-                         f"{_lst(d.shape)} at dimension {dim}")
+                         f"[{shape_str(d.shape)}] at dimension {dim}")
     return basic_view(input, (slice(None),) * dim + (index, Ellipsis), SelectBackward0)
 
 
@@ -881,7 +873,8 @@ def stack(tensors, dim=0, *, out=None):
     for i, t in enumerate(tensors[1:], 1):
         if t._data.shape != shape:
             raise RuntimeError(f"stack expects each tensor to be equal size, but got "
-                               f"{_lst(shape)} at entry 0 and {_lst(t._data.shape)} at entry {i}")
+                               f"[{shape_str(shape)}] at entry 0 and [{shape_str(t._data.shape)}] "
+                               f"at entry {i}")
     dim = wrap_dim(dim, len(shape) + 1)
     dt = _common_dtype(tensors)
     r = xp_of(tensors[0]).stack(_arrays_as(tensors, dt), axis=dim)
@@ -984,7 +977,7 @@ def repeat(input, repeats):
                            "of dimensions of tensor")
     if any(r < 0 for r in reps):
         raise RuntimeError(f"Trying to create tensor with negative dimension {min(reps)}: "
-                           f"{_lst(reps)}")
+                           f"[{shape_str(reps)}]")
     try:
         r = xp_of(input).tile(d, reps)
     except (MemoryError, ValueError) as exc:
@@ -1136,17 +1129,12 @@ triu = _tri_op("triu", "triu")
 
 # -- diagonals -----------------------------------------------------------------------------
 
-class DiagonalIndex:
-    """Index spec for ``indexing.scatter_by``: the diagonal ``offset`` of dims ``dim1`` and
-    ``dim2``, a strided view with those dims removed and the diagonal last."""
+class _StridedIndex:
+    """An index spec for ``indexing.scatter_by`` whose region ``get(a)`` is a strided view of
+    ``a`` (``tget(t)``: the view op on a tensor), each element of ``a`` in it at most once
+    unless ``add`` says otherwise."""
 
-    __slots__ = ("offset", "dim1", "dim2")
-
-    def __init__(self, offset, dim1, dim2):
-        self.offset, self.dim1, self.dim2 = offset, dim1, dim2
-
-    def get(self, a):
-        return _diagonal_array(a, self.offset, self.dim1, self.dim2)
+    __slots__ = ()
 
     def set(self, a, v, xp):
         self.get(a)[...] = v
@@ -1154,6 +1142,26 @@ class DiagonalIndex:
     def add(self, a, v, xp):
         view = self.get(a)
         view += v
+
+
+def _strided_view(a, shape, strides):
+    """``a``'s memory seen with ``shape`` and ``strides`` (bytes); writable where ``a`` is."""
+    if a.__class__ is np.ndarray:
+        return np.lib.stride_tricks.as_strided(a, shape, strides, writeable=a.flags.writeable)
+    return xp_of(a).lib.stride_tricks.as_strided(a, shape, strides)
+
+
+@dataclasses.dataclass(slots=True, eq=False)
+class DiagonalIndex(_StridedIndex):
+    """The diagonal ``offset`` of dims ``dim1`` and ``dim2``: a strided view with those dims
+    removed and the diagonal last."""
+
+    offset: int
+    dim1: int
+    dim2: int
+
+    def get(self, a):
+        return _diagonal_array(a, self.offset, self.dim1, self.dim2)
 
     def tget(self, t):
         return diagonal(t, self.offset, self.dim1, self.dim2)
@@ -1174,9 +1182,7 @@ def _diagonal_array(a, offset, d1, d2):
     keep = [k for k in range(a.ndim) if k != d1 and k != d2]
     shape = tuple(a.shape[k] for k in keep) + (length,)
     strides = tuple(a.strides[k] for k in keep) + (a.strides[d1] + a.strides[d2],)
-    if a.__class__ is np.ndarray:
-        return np.lib.stride_tricks.as_strided(a, shape, strides, writeable=a.flags.writeable)
-    return xp_of(a).lib.stride_tricks.as_strided(a, shape, strides)
+    return _strided_view(a, shape, strides)
 
 
 def _diag_dims(n, offset, dim1, dim2):
@@ -1230,7 +1236,7 @@ def diag(input, diagonal=0):
     if n == 1:
         return diag_embed(input, diagonal, 0, 1)
     if n == 2:
-        return _copy(input.diagonal(diagonal))
+        return copy_as(input.diagonal(diagonal))
     raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {n}D")
 
 
@@ -1260,6 +1266,16 @@ def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
 
 # -- repeat_interleave, diff, unfold, diagflat, fill_diagonal_ -----------------------------
 
+def _repeats_array(repeats: Tensor):
+    """``repeats``' array, 1-D, checked as PyTorch does (0-dim or 1-dim, integers)."""
+    r = repeats._data
+    if r.ndim > 1:
+        raise RuntimeError("repeats must be 0-dim or 1-dim tensor")
+    if r.dtype.kind not in "iu":
+        raise RuntimeError("repeats has to be Long or Int tensor")
+    return r.reshape(-1)
+
+
 @register("repeat_interleave")
 def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
     """Repeat each element (each slice along ``dim``; the flattened input when ``dim`` is None)
@@ -1268,12 +1284,7 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
     from .indexing import index_select
 
     if repeats is None:  # torch.repeat_interleave(repeats)
-        r = input._data
-        if r.ndim > 1:
-            raise RuntimeError("repeats must be 0-dim or 1-dim tensor")
-        if r.dtype.kind not in "iu":
-            raise RuntimeError("repeats has to be Long or Int tensor")
-        r = r.reshape(-1)
+        r = _repeats_array(input)
         if r.size and bool((r < 0).any()):
             raise RuntimeError("repeats can not be negative")
         xp = xp_of(input)
@@ -1290,12 +1301,7 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
     xp = xp_of(input)
     if isinstance(repeats, Tensor):
         check_same_device(input, repeats)
-        r = repeats._data
-        if r.ndim > 1:
-            raise RuntimeError("repeats must be 0-dim or 1-dim tensor")
-        if r.dtype.kind not in "iu":
-            raise RuntimeError("repeats has to be Long or Int tensor")
-        r = r.reshape(-1)
+        r = _repeats_array(repeats)
         if r.size == 1:
             r = xp.full(size, r[0], dtype=np.int64)
         elif r.size != size:
@@ -1335,7 +1341,7 @@ def diff(input, n=1, dim=-1, prepend=None, append=None):
         parts.append(extra)
     x = cat(parts, dim) if len(parts) > 1 else input
     if n == 0 and x is input:  # a new tensor, as PyTorch gives
-        return _copy(input)
+        return copy_as(input)
     is_bool = x._data.dtype.kind == "b"
     for _ in range(n):
         length = x._data.shape[dim]
@@ -1346,20 +1352,17 @@ def diff(input, n=1, dim=-1, prepend=None, append=None):
     return x
 
 
-class UnfoldIndex:
-    """Index spec: the windows ``unfold(dim, size, step)`` selects (an overlapping strided
-    view; ``add`` sums the windows one offset at a time so overlaps accumulate)."""
+@dataclasses.dataclass(slots=True, eq=False)
+class UnfoldIndex(_StridedIndex):
+    """The windows ``unfold(dim, size, step)`` selects: an overlapping strided view, so
+    ``add`` sums the windows one offset at a time (overlaps accumulate)."""
 
-    __slots__ = ("dim", "size", "step")
-
-    def __init__(self, dim, size, step):
-        self.dim, self.size, self.step = dim, size, step
+    dim: int
+    size: int
+    step: int
 
     def get(self, a):
         return _unfold_array(a, self.dim, self.size, self.step)
-
-    def set(self, a, v, xp):
-        self.get(a)[...] = v
 
     def add(self, a, v, xp):
         w = self.get(a)
@@ -1379,9 +1382,7 @@ def _unfold_array(a, dim, size, step):
     shape = a.shape[:dim] + (count,) + a.shape[dim + 1:] + (size,)
     strides = a.strides[:dim] + (a.strides[dim] * step,) + a.strides[dim + 1:] + \
         (a.strides[dim],)
-    if a.__class__ is np.ndarray:
-        return np.lib.stride_tricks.as_strided(a, shape, strides, writeable=a.flags.writeable)
-    return xp_of(a).lib.stride_tricks.as_strided(a, shape, strides)
+    return _strided_view(a, shape, strides)
 
 
 def _unfold_bw(node, g):
@@ -1472,7 +1473,7 @@ def adjoint(input):
 @register("narrow_copy")
 def narrow_copy(input, dim, start, length):
     """``narrow`` as a new tensor (not a view)."""
-    return _copy(narrow(input, dim, start, length))
+    return copy_as(narrow(input, dim, start, length))
 
 
 def _new_empty_strided(self, size, stride, *, dtype=None, layout=None, device=None,
@@ -1626,7 +1627,7 @@ def cartesian_prod(*tensors):
     for t in tensors:
         if t._data.ndim != 1:
             raise RuntimeError("Expect a 1D vector, but got shape "
-                               f"{_lst(t._data.shape)}")
+                               f"[{shape_str(t._data.shape)}]")
     if len(tensors) == 1:
         return tensors[0]
     grids = meshgrid(*tensors, indexing="ij")
@@ -1643,7 +1644,7 @@ def combinations(input, r=2, with_replacement=False):
 
     if input._data.ndim != 1:
         raise RuntimeError("Expect a 1D vector, but got shape "
-                           f"{_lst(input._data.shape)}")
+                           f"[{shape_str(input._data.shape)}]")
     r = operator.index(r)
     if r < 0:
         raise RuntimeError(f"Expect a non-negative number, but got {r}")
@@ -1738,13 +1739,7 @@ def _swapdims_(self, dim0, dim1):
 def _squeeze_(self, dim=None):
     """``squeeze(dim)`` in place: drop the size-one dims (of those in ``dim`` when given)."""
     d = self._data
-    if dim is None:
-        node = SqueezeBackward3
-        axes = tuple(k for k, s in enumerate(d.shape) if s == 1)
-    else:
-        node = SqueezeBackward4 if isinstance(dim, (int, np.integer)) else SqueezeBackward5
-        axes = tuple(k for k in normalize_dims(dim, d.ndim) if d.shape[k] == 1)
-    arr = d.squeeze(axes) if axes else d.view()
+    node, arr = _squeezed(d, dim, (SqueezeBackward3, SqueezeBackward4, SqueezeBackward5))
     return inplace_view(self, arr, node, d.shape, "squeeze_")
 
 
@@ -1773,11 +1768,11 @@ def _strided_geometry(input, size, stride, storage_offset):
     if len(size) != len(stride):
         raise RuntimeError("mismatch in length of strides and shape")
     if any(n < 0 for n in size):
-        raise RuntimeError(f"Storage size calculation overflowed with sizes={_lst(size)} and "
-                           f"strides={_lst(stride)}")
+        raise RuntimeError("Storage size calculation overflowed with sizes="
+                           f"[{shape_str(size)}] and strides=[{shape_str(stride)}]")
     if any(st < 0 for st in stride):
         raise RuntimeError("as_strided: Negative strides are not supported at the moment, got "
-                           f"strides: {_lst(stride)}")
+                           f"strides: [{shape_str(stride)}]")
     offset = input.storage_offset() if storage_offset is None else \
         operator.index(storage_offset)
     if offset < 0:
@@ -1796,8 +1791,9 @@ def _strided_array(input, size, stride, offset):
         (offset + sum((n - 1) * st for n, st in zip(size, stride)) + 1) * item
     have = storage.nbytes()
     if need > have:
-        raise RuntimeError(f"setStorage: sizes {_lst(size)}, strides {_lst(stride)}, storage "
-                           f"offset {offset}, and itemsize {item} requiring a storage size of "
+        raise RuntimeError(f"setStorage: sizes [{shape_str(size)}], strides "
+                           f"[{shape_str(stride)}], storage offset {offset}, and itemsize {item} "
+                           "requiring a storage size of "
                            f"{need} are out of bounds for storage of size {have}")
     return storage._typed(input._data.dtype, offset, size, stride)
 
@@ -1935,7 +1931,7 @@ def as_strided_scatter(input, src, size, stride, storage_offset=None):
     region = _strided_array(out, size, stride, offset)
     if tuple(src._data.shape) != size:
         raise RuntimeError("expected src to have a size equal to the slice of self. src size = "
-                           f"{_lst(src._data.shape)}, slice size = {_lst(size)}")
+                           f"[{shape_str(src._data.shape)}], slice size = [{shape_str(size)}]")
     sd = src._data
     region[...] = sd if sd.dtype == region.dtype else sd.astype(region.dtype)
     if GRAD.enabled and (input.requires_grad or src.requires_grad):

@@ -13,6 +13,7 @@ from .. import _dtype
 from .. import return_types as _return_types
 from .._device import check_same_device, xp_of
 from .._dtype import scalar_type_name
+from .._format import shape_str
 from .._tensor import Tensor, _make
 from ..autograd.grad_mode import GRAD
 from ..autograd.graph import make_node_class, record
@@ -104,17 +105,9 @@ def record_no_derivative(out: Tensor, inputs, aten_name: str) -> Tensor:
     return out
 
 
-_CPP_DTYPE = {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long int",
-              "int32": "int", "int16": "short int", "int8": "signed char",
-              "uint8": "unsigned char", "bool": "bool"}
-
-
 def _cpp(arr) -> str:
-    return _CPP_DTYPE.get(arr.dtype.name, arr.dtype.name)
-
-
-def _lst(shape) -> str:
-    return "[" + ", ".join(str(n) for n in shape) + "]"
+    """The dtype of ``arr`` as PyTorch's messages print it (``long int``, ``float``)."""
+    return _dtype.options_type_name(arr.dtype)
 
 
 def _check_bin_count(n, dim: int, fname: str = "histogramdd") -> int:
@@ -197,8 +190,8 @@ def _check_hist_weight(points_shape, input, weight):
     if (w.shape or (1,)) != points_shape[:-1]:
         raise RuntimeError("torch.histogramdd: if weight tensor is provided it should have the "
                            "same shape as the input tensor excluding its innermost dimension, "
-                           f"but got input with shape {_lst(points_shape)} and weight with "
-                           f"shape {_lst(w.shape)}")
+                           f"but got input with shape [{shape_str(points_shape)}] and weight with "
+                           f"shape [{shape_str(w.shape)}]")
     return w.reshape(-1)
 
 

@@ -19,9 +19,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._format import shape_str
 from .._tensor import Tensor, _address, _make
 from ..autograd.grad_mode import GRAD
-from ..autograd.graph import edge, make_node_class, new_node, record
+from ..autograd.graph import edge, make_node_class, new_node, record, result
 
 __all__ = ["make_view", "copy_slices", "view_fn_of", "inplace_view", "StridedReplay",
            "storage_positions", "logical_index"]
@@ -318,16 +319,12 @@ def resize_view(t: Tensor, sizes) -> Tensor:
         numel *= n
     d = t._data
     if d.size != numel:
-        raise RuntimeError(f"requested resize to {'x'.join(map(str, shape))} ({numel} elements "
+        raise RuntimeError(f"requested resize to {shape_str(shape, 'x')} ({numel} elements "
                            f"in total), but the given tensor has a size of "
-                           f"{'x'.join(map(str, d.shape))} ({d.size} elements). "
+                           f"{shape_str(d.shape, 'x')} ({d.size} elements). "
                            "autograd's resize can only change the shape of a given tensor, "
                            "while preserving the number of elements. ")
-    grad = t.requires_grad and GRAD.enabled
     if d.flags.c_contiguous:
-        return make_view(t, d.reshape(shape), ResizeBackward if grad else None, d.shape,
+        return make_view(t, d.reshape(shape), ResizeBackward, d.shape,
                          lambda b, s=shape: b.reshape(s))
-    out = _make(d.reshape(shape), t._device)
-    if grad:
-        record(ResizeBackward, out, (t,), (), d.shape)
-    return out
+    return result(d.reshape(shape), t._device, ResizeBackward, (t,), (), d.shape)

@@ -1,0 +1,227 @@
+"""Nested Python data, NumPy arrays and scalars to a host array, with PyTorch's dtype
+inference (``torch.tensor``'s ``infer_scalar_type`` and ``compute_sizes``): bool, int64 for
+Python ints, the default float for Python floats, an array's or tensor's own dtype; nested
+sequences promote their elements' dtypes, and PyTorch's errors name what does not fit.
+"""
+
+from __future__ import annotations
+
+import builtins
+import numbers
+from collections.abc import Sequence
+
+import numpy as np
+
+from . import _dtype
+from ._tensor import Tensor
+
+__all__ = ["np_to_dtype", "data_to_array"]
+
+#: the category of each Python scalar type: bool, integer, floating (``_category_dtype``)
+_PY_SCALARS = {builtins.bool: 0, builtins.int: 1, builtins.float: 2}
+_NP_NAMES = ("float64, float32, float16, int64, int32, int16, int8, uint8, and bool")
+
+
+def np_to_dtype(arr: np.ndarray) -> _dtype.dtype:
+    """The ember dtype of a NumPy array (PyTorch's errors for unsupported ones)."""
+    d = _dtype.FROM_NP.get(arr.dtype)
+    if d is not None:
+        return d
+    if not arr.dtype.isnative:
+        raise ValueError("given numpy array has byte order different from the native byte "
+                         "order. Conversion between byte orders is currently not supported.")
+    raise TypeError(f"can't convert np.ndarray of type numpy.{arr.dtype.type.__name__}. The "
+                    f"only supported types are: {_NP_NAMES}.")
+
+
+def _category_dtype(cat: int) -> _dtype.dtype:
+    """The dtype PyTorch infers for a Python scalar of category ``cat`` (``_PY_SCALARS``)."""
+    return (_dtype.bool, _dtype.int64, _dtype.get_default_dtype())[cat]
+
+
+def _is_sequence(x) -> builtins.bool:
+    return isinstance(x, (Sequence, np.ndarray)) and not isinstance(x, (bytes, bytearray))
+
+
+def _sequence_sizes(data) -> list:
+    """The shape implied by following the first element down (PyTorch's compute_sizes)."""
+    sizes = []
+    seq = data
+    while _is_sequence(seq):
+        if isinstance(seq, np.ndarray) and seq.ndim == 0:
+            raise TypeError("len() of unsized object")
+        n = len(seq)
+        sizes.append(n)
+        if len(sizes) > 64:
+            raise ValueError(f"too many dimensions '{type(seq).__name__}'")
+        if n == 0:
+            break
+        seq = seq[0]
+    return sizes
+
+
+def _leaf_dtype(x) -> _dtype.dtype:
+    """PyTorch's infer_scalar_type for one element."""
+    if isinstance(x, np.generic):
+        return np_to_dtype(np.asarray(x))
+    cat = _PY_SCALARS.get(type(x))
+    if cat is None:
+        if isinstance(x, builtins.bool):
+            cat = 0
+        elif isinstance(x, numbers.Integral):
+            cat = 1
+        elif isinstance(x, numbers.Real):
+            cat = 2
+    if cat is not None:
+        return _category_dtype(cat)
+    if isinstance(x, Tensor):
+        return x.dtype
+    if isinstance(x, str):
+        raise TypeError(f"new(): invalid data type '{type(x).__name__}'")
+    if isinstance(x, complex):
+        raise TypeError("complex tensors are not supported by ember")
+    if _is_sequence(x):
+        if isinstance(x, np.ndarray):
+            return np_to_dtype(x)
+        if len(x) == 0:
+            return _dtype.get_default_dtype()
+        return _promote_all(_leaf_dtype(v) for v in x)
+    raise RuntimeError(f"Could not infer dtype of {type(x).__name__}")
+
+
+def _promote_all(dtypes) -> _dtype.dtype | None:
+    out = None
+    for d in dtypes:
+        out = d if out is None else _dtype.promote_types(out, d)
+    return out
+
+
+class _Gather:
+    """Walks nested sequences: checks the shape, infers the dtype, collects the elements."""
+
+    def __init__(self, sizes):
+        self.sizes = sizes
+        self.last = len(sizes) - 1
+        self.flat: list = []
+        self.dtype = None
+        self.stray = None       # first element that is a sequence where a number belongs
+        self.tensors = []       # (index in flat, tensor) of tensor elements
+
+    def walk(self, seq, dim: int) -> None:
+        if not _is_sequence(seq):
+            raise TypeError("not a sequence")
+        n = len(seq)
+        if n != self.sizes[dim]:
+            raise ValueError(f"expected sequence of length {self.sizes[dim]} at dim {dim} "
+                             f"(got {n})")
+        if isinstance(seq, np.ndarray) and seq.shape == tuple(self.sizes[dim:]):
+            self._add_dtype(np_to_dtype(seq))
+            self.flat.extend(seq.ravel().tolist())
+            return
+        if dim == self.last - 1 and self._rows_of_numbers(seq):
+            return
+        if dim < self.last:
+            for item in seq:
+                self.walk(item, dim + 1)
+            return
+        types = set(map(type, seq))
+        if types.issubset(_PY_SCALARS):
+            self._add_scalar_types(types)
+            self.flat.extend(seq)
+            return
+        for x in seq:
+            self._add_leaf(x)
+
+    def _rows_of_numbers(self, rows) -> builtins.bool:
+        """Fast path for the last two dims: rows (lists/tuples) of Python numbers only."""
+        n = self.sizes[-1]
+        start = len(self.flat)
+        types = set()
+        for row in rows:
+            if row.__class__ not in (list, tuple) or len(row) != n:
+                del self.flat[start:]
+                return False
+            types.update(map(type, row))
+            self.flat.extend(row)
+        if not types.issubset(_PY_SCALARS):
+            del self.flat[start:]
+            return False
+        self._add_scalar_types(types)
+        return True
+
+    def _add_scalar_types(self, types) -> None:
+        for t in types:
+            self._add_dtype(_category_dtype(_PY_SCALARS[t]))
+
+    def _add_dtype(self, d) -> None:
+        self.dtype = d if self.dtype is None else _dtype.promote_types(self.dtype, d)
+
+    def _add_leaf(self, x) -> None:
+        self._add_dtype(_leaf_dtype(x))
+        if isinstance(x, Tensor):
+            self.tensors.append((len(self.flat), x))
+            self.flat.append(0)
+        elif isinstance(x, np.generic):
+            self.flat.append(x.item())
+        else:
+            if _is_sequence(x) and self.stray is None:
+                self.stray = x
+            self.flat.append(x)
+
+    def array(self, dt: _dtype.dtype) -> np.ndarray:
+        if self.stray is not None:
+            name = type(self.stray).__name__
+            if dt.is_floating_point:
+                raise TypeError(f"must be real number, not {name}")
+            raise TypeError(f"'{name}' object cannot be interpreted as an integer")
+        for i, t in self.tensors:
+            if t._data.size != 1:
+                if dt.is_floating_point:
+                    raise ValueError("only one element tensors can be converted to Python "
+                                     "scalars")
+                raise TypeError("only integer tensors of a single element can be converted "
+                                "to an index")
+            self.flat[i] = t.item()
+        return _values_to_array(self.flat, dt).reshape(self.sizes)
+
+
+def _values_to_array(values, dt: _dtype.dtype) -> np.ndarray:
+    """Python numbers as an array of ``dt`` with PyTorch's overflow errors."""
+    if dt.is_floating_point or dt is _dtype.bool:
+        with np.errstate(over="ignore"):
+            return np.array(values, dtype=dt.np)
+    try:
+        arr = np.array(values, dtype=np.int64)
+    except OverflowError:
+        raise ValueError("Overflow when unpacking long long") from None
+    if dt is not _dtype.int64 and arr.size:
+        info = np.iinfo(dt.np)
+        lo = -info.max if info.min == 0 else info.min
+        if arr.min() < lo or arr.max() > info.max:
+            raise RuntimeError(f"value cannot be converted to type {dt.name} without overflow")
+        arr = arr.astype(dt.np)
+    return arr
+
+
+def data_to_array(data, dt: _dtype.dtype | None) -> np.ndarray:
+    """Host array for ``tensor(data)``; ``dt`` None infers the dtype as PyTorch does."""
+    if isinstance(data, np.ndarray):
+        src = np_to_dtype(data)
+        return np.array(data, dtype=(dt or src).np, copy=True)
+    if isinstance(data, np.generic):
+        src = np_to_dtype(np.asarray(data))
+        return np.array(data, dtype=(dt or src).np)
+    if isinstance(data, str):
+        raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
+    if _is_sequence(data):
+        sizes = _sequence_sizes(data)
+        gather = _Gather(sizes)
+        gather.walk(data, 0)
+        target = dt or gather.dtype or _dtype.get_default_dtype()
+        if not gather.flat:
+            return np.zeros(sizes, dtype=target.np)
+        return gather.array(target)
+    if hasattr(data, "__array__") and not isinstance(data, numbers.Number):
+        return data_to_array(np.asarray(data), dt)
+    target = dt or _leaf_dtype(data)
+    return _values_to_array(data, target)

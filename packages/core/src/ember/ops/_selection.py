@@ -1,0 +1,123 @@
+"""What the reductions (``ops.reduction``) and the sorting ops (``ops.sorting``) share: the
+shape of a result with its reduced dims kept, and the ops that pick elements.
+
+A picking op (max/min along a dim, sort, topk, kthvalue, median, mode, cummax) returns
+``(values, indices)``; its backward routes the gradient back to the picked indices with
+``scatter`` (``select_bw``). Full-tensor max/min/median and amax/amin share the gradient
+evenly among tied elements instead (``evenly_bw``), as PyTorch does.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import _factory
+from .. import return_types as _return_types
+from .._device import xp_of
+from .._tensor import Tensor, _make
+from ..autograd.grad_mode import GRAD
+from ..autograd.graph import record
+from ._promotion import wrap_dim
+
+__all__ = ["keep_shape", "keep", "const", "not_implemented_for_bool", "nonempty", "same_nan",
+           "along", "route_back", "evenly_bw", "select_bw", "picked", "pick_along"]
+
+
+def keep_shape(shape, dims):
+    """``shape`` reduced over ``dims`` (None: all) with the reduced dims kept as size one."""
+    if dims is None:
+        return (1,) * len(shape)
+    return tuple(1 if i in dims else s for i, s in enumerate(shape))
+
+
+def keep(t: Tensor, shape, dims, keepdim: bool = False) -> Tensor:
+    """``t`` (reduced over ``dims`` of ``shape``) with the reduced dims back as size one."""
+    if keepdim:
+        return t
+    ks = keep_shape(shape, dims)
+    return t if t._data.shape == ks else t.reshape(ks)
+
+
+def const(arr, like: Tensor) -> Tensor:
+    """An array computed from ``like`` as a tensor outside the graph (masks, counts)."""
+    return _make(arr, like._device)
+
+
+def not_implemented_for_bool(input, kernel):
+    """PyTorch has no bool kernel for some selections; it says so in these words."""
+    if input._data.dtype.kind == "b":
+        raise NotImplementedError(f'"{kernel}" not implemented for \'Bool\'')
+
+
+def nonempty(name, d, axis):
+    if d.ndim and d.shape[axis] == 0:
+        raise IndexError(f"{name}(): Expected reduction dim {axis} to have non-zero size.")
+
+
+def same_nan(a, b, xp):
+    """``a == b`` where NaN equals NaN (the mask of the elements a reduction picked)."""
+    mask = a == b
+    if a.dtype.kind == "f":
+        mask |= xp.isnan(a) & xp.isnan(b)
+    return mask
+
+
+def along(d, dim):
+    """``(array, axis, restore)``: a 0-dim array seen as 1-D for along-a-dim ops."""
+    if d.ndim:
+        return d, wrap_dim(dim, d.ndim), lambda a: a
+    wrap_dim(dim, 0)
+    return d.reshape(1), 0, lambda a: a.reshape(())
+
+
+def route_back(g, indices, dim, shape, keepdim=True):
+    """The gradient of picking ``indices`` along ``dim``: ``g`` scattered into zeros."""
+    if not shape:
+        return g.reshape(())
+    if not keepdim:
+        g = g.unsqueeze(dim)
+        indices = indices.unsqueeze(dim)
+    return _factory.zeros(shape, dtype=g.dtype, device=g.device).scatter(dim, indices, g)
+
+
+def evenly_bw(node, g):
+    """Full max/min/median and amax/amin: the gradient is shared evenly by the tied maxima."""
+    (x,) = node.saved
+    dims, keepdim = node.ctx
+    xd = x._data
+    shape = xd.shape
+    mask = same_nan(xd, node.output(False)._data.reshape(keep_shape(shape, dims)), xp_of(x))
+    count = mask.sum(axis=dims, keepdims=True)
+    return (keep(g, shape, dims, keepdim) / const(count, x) * const(mask, x),)
+
+
+def select_bw(node, g):
+    """Ops that pick one element per slice: the gradient goes to the returned index."""
+    (indices,) = node.saved
+    dim, keepdim, shape = node.ctx
+    return (route_back(g, indices, dim, shape, keepdim),)
+
+
+def picked(input, values, indices, name, node_cls, ctx):
+    """The ``(values, indices)`` named tuple of a selecting op, values recorded for autograd
+    (the backward reads the indices, saved with a version check like PyTorch's)."""
+    dev = input._device
+    vals, idx = _make(values, dev), _make(indices, dev)
+    if input.requires_grad and GRAD.enabled:
+        record(node_cls, vals, (input,), (idx,), ctx)
+    return getattr(_return_types, name)(vals, idx)
+
+
+def pick_along(input, dim, keepdim, name, index_of, node_cls):
+    """Select one element per slice along ``dim``; ``index_of(a, axis, xp)`` returns the
+    chosen positions with the axis kept as size one."""
+    d = input._data
+    xp = xp_of(input)
+    a, axis, restore = along(d, dim)
+    nonempty(name, a, axis)
+    idx = index_of(a, axis, xp).astype(np.int64, copy=False)
+    values = xp.take_along_axis(a, idx, axis)
+    if not keepdim:
+        idx, values = idx.squeeze(axis), values.squeeze(axis)
+    return picked(input, restore(values), restore(idx), name, node_cls,
+                  (axis, keepdim, d.shape))

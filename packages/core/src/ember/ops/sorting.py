@@ -1,0 +1,322 @@
+"""Sorting and selection by order: sort, argsort, msort, topk, kthvalue, median/nanmedian,
+mode, quantile/nanquantile, and unique/unique_consecutive.
+
+The selecting ops return ``(values, indices)`` through ``_selection.pick_along``, whose
+backward scatters the gradient to the picked indices; full-tensor median shares it among
+ties. Every sort is stable, descending ones included.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._device import xp_of
+from .._tensor import Tensor, _make
+from ..autograd.grad_mode import GRAD
+from ..autograd.graph import make_node_class, result
+from ._promotion import wrap_dim
+from ._selection import (
+    along,
+    const,
+    evenly_bw,
+    keep_shape,
+    not_implemented_for_bool,
+    pick_along,
+    picked,
+    select_bw,
+)
+from .registry import register
+
+__all__ = ["sort", "argsort", "msort", "topk", "kthvalue", "median", "nanmedian", "mode",
+           "quantile", "nanquantile", "unique", "unique_consecutive"]
+
+SortBackward0 = make_node_class("SortBackward0", select_bw)
+TopkBackward0 = make_node_class("TopkBackward0", select_bw)
+KthvalueBackward0 = make_node_class("KthvalueBackward0", select_bw)
+MedianBackward0 = make_node_class("MedianBackward0", evenly_bw)
+MedianBackward1 = make_node_class("MedianBackward1", select_bw)
+NanmedianBackward0 = make_node_class("NanmedianBackward0", evenly_bw)
+NanmedianBackward1 = make_node_class("NanmedianBackward1", select_bw)
+ModeBackward0 = make_node_class("ModeBackward0", select_bw)
+
+
+# -- sort, argsort, msort, topk, kthvalue -------------------------------------------------------
+
+def _sort_order(a, axis, descending, xp):
+    """Stable argsort; descending keeps equal elements in their original order too."""
+    if not descending:
+        return xp.argsort(a, axis=axis, kind="stable")
+    flipped = xp.argsort(xp.flip(a, axis), axis=axis, kind="stable")
+    return (a.shape[axis] - 1) - xp.flip(flipped, axis)
+
+
+def _slice_along(a, start, stop, axis):
+    return a[(slice(None),) * axis + (slice(start, stop),)]
+
+
+@register("sort")
+def sort(input, dim=-1, descending=False, stable=False):
+    """Sorted values along ``dim`` and their indices; the sort is always stable."""
+    d = input._data
+    xp = xp_of(input)
+    a, axis, restore = along(d, dim)
+    idx = _sort_order(a, axis, descending, xp).astype(np.int64, copy=False)
+    values = xp.take_along_axis(a, idx, axis)
+    return picked(input, restore(values), restore(idx), "sort", SortBackward0,
+                   (axis, True, d.shape))
+
+
+@register("argsort", differentiable=False)
+def argsort(input, dim=-1, descending=False, stable=False):
+    """Indices that sort ``input`` along ``dim`` (stable)."""
+    a, axis, restore = along(input._data, dim)
+    idx = _sort_order(a, axis, descending, xp_of(input)).astype(np.int64, copy=False)
+    return _make(restore(idx), input._device)
+
+
+@register("msort")
+def msort(input):
+    """``sort(input, dim=0).values``."""
+    return sort(input, 0).values
+
+
+@register("topk")
+def topk(input, k, dim=-1, largest=True, sorted=True):  # PyTorch's name
+    """The ``k`` largest (or smallest) elements along ``dim``: ``(values, indices)``."""
+    d = input._data
+    if d.dtype.kind == "b":
+        raise RuntimeError("topk does not support bool dtypes on CPU")
+    xp = xp_of(input)
+    a, axis, restore = along(d, dim)
+    if not 0 <= k <= a.shape[axis]:
+        raise RuntimeError("selected index k out of range")
+    idx = _slice_along(_sort_order(a, axis, largest, xp), 0, k, axis).astype(np.int64,
+                                                                              copy=False)
+    values = xp.take_along_axis(a, idx, axis)
+    return picked(input, restore(values), restore(idx), "topk", TopkBackward0,
+                   (axis, True, d.shape))
+
+
+@register("kthvalue")
+def kthvalue(input, k, dim=-1, keepdim=False):
+    """The ``k``-th smallest element along ``dim`` (1-based): ``(values, indices)``."""
+    not_implemented_for_bool(input, "kthvalue_cpu")
+
+    def index_of(a, axis, xp):
+        if not 1 <= k <= a.shape[axis]:
+            raise RuntimeError(f"kthvalue(): selected number k out of range for dimension "
+                               f"{axis}")
+        return _slice_along(_sort_order(a, axis, False, xp), k - 1, k, axis)
+
+    return pick_along(input, dim, keepdim, "kthvalue", index_of, KthvalueBackward0)
+
+
+# -- median, mode, quantile ---------------------------------------------------------------------
+
+def _nan_count(a, axis, xp):
+    if a.dtype.kind != "f":
+        return xp.zeros(keep_shape(a.shape, (axis,)), dtype=np.int64)
+    return xp.isnan(a).sum(axis=axis, keepdims=True)
+
+
+def _median_index(ignore_nan):
+    """Lower median position; NaN wins (its first occurrence) unless ``ignore_nan``."""
+
+    def index_of(a, axis, xp):
+        order = xp.argsort(a, axis=axis, kind="stable")  # NaN sorts last
+        n = a.shape[axis]
+        nans = _nan_count(a, axis, xp)
+        if ignore_nan:
+            pos = xp.maximum(n - nans - 1, 0) // 2
+        else:
+            pos = xp.where(nans > 0, n - nans, (n - 1) // 2)
+        return xp.take_along_axis(order, pos, axis)
+
+    return index_of
+
+
+def _full_median(input, ignore_nan, node_cls):
+    d = input._data
+    xp = xp_of(input)
+    flat = d.reshape(-1)
+    if d.dtype.kind == "f":
+        nan = xp.isnan(flat)
+        if ignore_nan:
+            flat = flat[~nan]
+        elif nan.any():
+            flat = flat[:0]
+    if flat.size:
+        k = (flat.size - 1) // 2  # a slice, not [k]: that would give a host NumPy scalar
+        r = xp.partition(flat, k)[k:k + 1].reshape(())
+    else:  # empty (or a NaN): NaN, like PyTorch; integers have no NaN
+        r = xp.asarray(np.nan if d.dtype.kind == "f" else np.iinfo(d.dtype).min, dtype=d.dtype)
+    return result(r, input._device, node_cls, (input,), (input,), (None, False), True)
+
+
+@register("median")
+def median(input, dim=None, keepdim=False):
+    """``median(input)``: the lower median of all elements (NaN if any is NaN);
+    ``median(input, dim)``: ``(values, indices)`` of the lower median along ``dim``."""
+    not_implemented_for_bool(input, "median_cpu" if dim is None else "median_out")
+    if dim is None:
+        return _full_median(input, False, MedianBackward0)
+    return pick_along(input, dim, keepdim, "median", _median_index(False), MedianBackward1)
+
+
+@register("nanmedian")
+def nanmedian(input, dim=None, keepdim=False):
+    """``median`` ignoring NaN (NaN only where a slice is all NaN)."""
+    not_implemented_for_bool(input, "median_cpu" if dim is None else "median_out")
+    if dim is None:
+        return _full_median(input, True, NanmedianBackward0)
+    return pick_along(input, dim, keepdim, "nanmedian", _median_index(True),
+                       NanmedianBackward1)
+
+
+def _mode_index(a, axis, xp):
+    """Position of the most frequent value (the smallest among equally frequent ones; its
+    last occurrence, like PyTorch)."""
+    rows = xp.moveaxis(a, axis, -1)
+    lead, n = rows.shape[:-1], rows.shape[-1]
+    rows = rows.reshape(-1, n)
+    s = xp.sort(rows, axis=-1)
+    starts = xp.ones(s.shape, dtype=bool)
+    starts[:, 1:] = s[:, 1:] != s[:, :-1]
+    run = xp.cumsum(starts, axis=-1) - 1
+    offsets = xp.arange(rows.shape[0])[:, None] * n
+    counts = xp.bincount((run + offsets).reshape(-1), minlength=rows.size).reshape(-1, n)
+    best = counts.argmax(axis=-1)[:, None]
+    value = xp.take_along_axis(s, (run == best).argmax(axis=-1)[:, None], -1)
+    last = (n - 1) - xp.flip(rows == value, -1).argmax(axis=-1)
+    return xp.moveaxis(last.reshape(lead + (1,)), -1, axis)
+
+
+@register("mode")
+def mode(input, dim=-1, keepdim=False):
+    """The most frequent value along ``dim`` and the index of its last occurrence."""
+    return pick_along(input, dim, keepdim, "mode", _mode_index, ModeBackward0)
+
+
+_INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
+
+
+def _quantile(input, q, dim, keepdim, interpolation, name, ignore_nan):
+    """PyTorch's ``quantile_compute``: ranks ``q * (count - 1)`` in the input's dtype, the
+    sorted values at ``floor``/``ceil`` of them, ``lerp`` between (differentiable in a tensor
+    ``q`` too, for linear interpolation, as in PyTorch)."""
+    d = input._data
+    xp = xp_of(input)
+    if d.dtype.kind != "f":
+        raise RuntimeError(f"{name}() input tensor must be either float or double dtype")
+    if interpolation not in _INTERPOLATIONS:
+        raise RuntimeError(f"{name}() interpolation must be one of linear, lower, higher, "
+                           f"midpoint or nearest, but got {interpolation}")
+    q_tensor = isinstance(q, Tensor)
+    qd = q._data if q_tensor else xp.asarray(q, dtype=d.dtype)
+    if qd.ndim > 1:
+        raise RuntimeError(f"{name}() q must be a scalar or 1D tensor")
+    if q_tensor and qd.dtype != d.dtype:
+        raise RuntimeError(f"{name}() q tensor must be same dtype as the input tensor")
+    if not q_tensor and not 0 <= q <= 1:
+        raise RuntimeError(f"{name}() q must be in the range [0, 1] but got {q}")
+    if bool(((qd < 0) | (qd > 1)).any()):
+        raise RuntimeError(f"{name}() q values must be in the range [0, 1]")
+    if not d.size:
+        raise RuntimeError(f"{name}() input tensor must be non-empty")
+    flat = dim is None or not d.ndim
+    x = input.reshape(-1) if flat else input
+    axis = 0 if flat else wrap_dim(dim, d.ndim)
+    xd = x._data
+    xs = x.sort(axis).values.unsqueeze(0)  # a leading dim of size one meets the q's
+    nans = _nan_count(xd, axis, xp)[None]
+    n = xd.shape[axis]
+    valid = n - nans if ignore_nan else xp.full(nans.shape, n)
+    scale = xp.maximum(valid - 1, 0).astype(d.dtype)
+    q_col = (qd.size,) + (1,) * xd.ndim
+    ranks = qd.reshape(q_col) * scale
+    if interpolation == "nearest":
+        ranks = xp.round(ranks)  # half to even, as PyTorch
+    lo = xp.floor(ranks).astype(np.int64)
+    hi = lo if interpolation in ("lower", "nearest") else xp.ceil(ranks).astype(np.int64)
+    if interpolation == "higher":
+        lo = hi
+    picks = xs.expand((qd.size,) + xd.shape)
+    r = picks.gather(axis + 1, const(lo, input))
+    if interpolation == "midpoint":
+        r = r.lerp(picks.gather(axis + 1, const(hi, input)), 0.5)
+    elif interpolation == "linear":
+        if q_tensor and q.requires_grad and GRAD.enabled:  # d/dq: (above - below) * scale
+            weight = q.reshape(q_col) * const(scale, input) - const(lo.astype(d.dtype), input)
+        else:
+            weight = const((ranks - lo).astype(d.dtype), input)
+        r = r.lerp(picks.gather(axis + 1, const(hi, input)), weight)
+    undefined = valid == 0 if ignore_nan else nans > 0
+    if bool(undefined.any()):
+        r = r.masked_fill(const(undefined, input), np.nan)
+    if dim is None:
+        shape = (1,) * d.ndim if keepdim else ()
+    else:
+        shape = keep_shape(d.shape, (axis,)) if keepdim else \
+            tuple(s for i, s in enumerate(d.shape) if i != axis)
+    return r.reshape(((qd.size,) if qd.ndim else ()) + shape)
+
+
+@register("quantile")
+def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
+    """The ``q``-quantiles (a float or 1-D tensor in [0, 1]) along ``dim`` (all when None);
+    any NaN in a slice makes its quantiles NaN."""
+    return _quantile(input, q, dim, keepdim, interpolation, "quantile", False)
+
+
+@register("nanquantile")
+def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
+    """``quantile`` ignoring NaN."""
+    return _quantile(input, q, dim, keepdim, interpolation, "nanquantile", True)
+
+
+# -- unique -------------------------------------------------------------------------------------
+
+def _unique_result(input, values, inverse, counts, return_inverse, return_counts):
+    dev = input._device
+    out = [_make(values, dev)]
+    if return_inverse:
+        out.append(_make(inverse.astype(np.int64, copy=False), dev))
+    if return_counts:
+        out.append(_make(counts.astype(np.int64, copy=False), dev))
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+@register("unique", differentiable=False)
+def unique(input, sorted=True, return_inverse=False, return_counts=False,
+           dim=None):
+    """The distinct elements (or slices along ``dim``), sorted; optionally the inverse
+    indices and the counts. Every NaN counts as distinct, as in PyTorch."""
+    d = input._data
+    xp = xp_of(input)
+    if dim is None:
+        values, inverse, counts = xp.unique(d.reshape(-1), return_inverse=True,
+                                            return_counts=True, equal_nan=False)
+        inverse = inverse.reshape(d.shape)
+    else:
+        values, inverse, counts = xp.unique(d, return_inverse=True, return_counts=True,
+                                            axis=wrap_dim(dim, d.ndim), equal_nan=False)
+        inverse = inverse.reshape(-1)
+    return _unique_result(input, values, inverse, counts, return_inverse, return_counts)
+
+
+@register("unique_consecutive", differentiable=False)
+def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
+    """Collapse runs of equal consecutive elements (or slices along ``dim``)."""
+    d = input._data
+    xp = xp_of(input)
+    axis = None if dim is None else wrap_dim(dim, d.ndim)
+    rows = d.reshape(-1, 1) if axis is None else xp.moveaxis(d, axis, 0).reshape(d.shape[axis], -1)
+    n = rows.shape[0]
+    starts = xp.ones(n, dtype=bool)
+    starts[1:] = (rows[1:] != rows[:-1]).any(axis=1)
+    values = d.reshape(-1)[starts] if axis is None else xp.compress(starts, d, axis=axis)
+    inverse = xp.cumsum(starts) - 1
+    if axis is None:
+        inverse = inverse.reshape(d.shape)
+    counts = xp.diff(xp.append(xp.flatnonzero(starts), n))
+    return _unique_result(input, values, inverse, counts, return_inverse, return_counts)
