@@ -1,4 +1,7 @@
-"""scaled_dot_product_attention: values, masks, causal, dropout, GQA, gradients, errors."""
+"""scaled_dot_product_attention: non-square causal masks, fully masked rows, a float mask's
+gradient, dropout, GQA, errors and devices. Its values against PyTorch (2-d to 4-d, bool and
+float masks, causal, scale, GQA, float32) and gradchecks and gradgradchecks: the generic tests
+over the op database (tests/ops/test_ops.py)."""
 
 import math
 
@@ -6,7 +9,7 @@ import numpy as np
 import pytest
 
 import ember
-from ember.autograd import gradcheck, gradgradcheck
+from ember.autograd import gradcheck
 from ember.ops.attention import scaled_dot_product_attention as sdpa
 
 
@@ -27,37 +30,7 @@ def _ref(q, k, v, bias=None, scale=None):
     return w @ v
 
 
-@pytest.mark.parametrize("lead", [(), (2,), (2, 3)])
-def test_values_batched(lead):
-    q, k, v = _rand(*lead, 4, 8), _rand(*lead, 6, 8, seed=1), _rand(*lead, 6, 5, seed=2)
-    out = sdpa(q, k, v)
-    assert out.shape == ember.Size([*lead, 4, 5])
-    np.testing.assert_allclose(out.numpy(), _ref(q.numpy(), k.numpy(), v.numpy()), rtol=1e-12)
-
-
-def test_scale_and_float32():
-    q, k, v = (_rand(2, 3, 4, seed=i, dtype=np.float32) for i in range(3))
-    out = sdpa(q, k, v, scale=0.3)
-    assert out.dtype == ember.float32
-    np.testing.assert_allclose(out.numpy(), _ref(q.numpy(), k.numpy(), v.numpy(), scale=0.3),
-                               rtol=1e-5)
-
-
-def test_bool_and_float_masks():
-    q, k, v = _rand(2, 3, 4), _rand(2, 5, 4, seed=1), _rand(2, 5, 4, seed=2)
-    mask = np.random.default_rng(3).random((3, 5)) > 0.4
-    mask[:, 0] = True
-    out = sdpa(q, k, v, attn_mask=ember.tensor(mask))
-    bias = np.where(mask, 0.0, -np.inf)
-    np.testing.assert_allclose(out.numpy(), _ref(q.numpy(), k.numpy(), v.numpy(), bias),
-                               rtol=1e-12)
-    fbias = np.random.default_rng(4).standard_normal((2, 1, 5))
-    out = sdpa(q, k, v, attn_mask=ember.tensor(fbias))
-    np.testing.assert_allclose(out.numpy(), _ref(q.numpy(), k.numpy(), v.numpy(), fbias),
-                               rtol=1e-12)
-
-
-@pytest.mark.parametrize("L,S", [(4, 4), (5, 3), (3, 5)])
+@pytest.mark.parametrize("L,S", [(5, 3), (3, 5)])  # (square: the generic tests)
 def test_causal_is_top_left(L, S):
     q, k, v = _rand(2, L, 4), _rand(2, S, 4, seed=1), _rand(2, S, 4, seed=2)
     bias = np.where(np.tril(np.ones((L, S), bool)), 0.0, -np.inf)
@@ -76,14 +49,6 @@ def test_fully_masked_rows_are_zero_with_zero_grads():
     np.testing.assert_array_equal(q.grad.numpy()[0, 1], 0.0)
     assert np.isfinite(k.grad.numpy()).all()
     assert gradcheck(lambda q, k, v: sdpa(q, k, v, attn_mask=ember.tensor(mask)), (q, k, v))
-
-
-@pytest.mark.parametrize("kw", [{}, {"is_causal": True}, {"scale": 0.5}])
-def test_gradcheck_and_gradgradcheck(kw):
-    q, k, v = _rand(2, 3, 4, requires_grad=True), _rand(2, 3, 4, seed=1, requires_grad=True), \
-        _rand(2, 3, 2, seed=2, requires_grad=True)
-    assert gradcheck(lambda q, k, v: sdpa(q, k, v, **kw), (q, k, v))
-    assert gradgradcheck(lambda q, k, v: sdpa(q, k, v, **kw), (q, k, v))
 
 
 def test_gradcheck_float_mask_takes_gradient():

@@ -1,10 +1,13 @@
-"""Normalization kernels: batch/instance/layer/group/RMS/local-response norm."""
+"""Normalization kernels: batch/instance/layer/group/RMS/local-response norm: running
+statistics, node names, dtypes, errors, devices. Their values (against PyTorch) and gradchecks
+and gradgradchecks, with and without affine parameters, in training and evaluation, on 2-d to
+5-d inputs: the generic tests over the op database (tests/ops/test_ops.py)."""
 
 import numpy as np
 import pytest
 
 import ember
-from ember.autograd import gradcheck, gradgradcheck
+from ember.autograd import gradcheck
 from ember.ops.normalization import (
     batch_norm,
     group_norm,
@@ -57,7 +60,7 @@ def test_batch_norm_training_values_and_running_stats(shape):
     assert rm._version > v0
 
 
-@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("shape", SHAPES[2:3])
 def test_batch_norm_eval_uses_running_stats(shape):
     x = _rand(*shape)
     rm = ember.tensor([0.5, -1.0, 2.0], dtype=ember.float64)
@@ -82,30 +85,6 @@ def test_batch_norm_torch_signature():
     a = ember.batch_norm(x, w, b, None, None, True, 0.1, 1e-5, False)
     f = batch_norm(x, None, None, w, b, True)
     np.testing.assert_array_equal(a.numpy(), f.numpy())
-
-
-@pytest.mark.parametrize("shape", SHAPES)
-@pytest.mark.parametrize("training", [True, False])
-@pytest.mark.parametrize("affine", [True, False])
-def test_batch_norm_gradcheck(shape, training, affine):
-    x = _rand(*shape, requires_grad=True)
-    params = (_rand(3, seed=1, requires_grad=True), _rand(3, seed=2, requires_grad=True)) \
-        if affine else ()
-    rm = ember.tensor([0.5, -1.0, 2.0], dtype=ember.float64)
-    rv = ember.tensor([1.0, 2.0, 3.0], dtype=ember.float64)
-
-    def fn(x, *p):
-        return batch_norm(x, rm.clone(), rv.clone(), *p, training=training)
-
-    assert gradcheck(fn, (x, *params))
-
-
-@pytest.mark.parametrize("shape", [(4, 3), (2, 3, 2, 3)])
-def test_batch_norm_gradgradcheck_training(shape):
-    x = _rand(*shape, requires_grad=True)
-    w, b = _rand(3, seed=1, requires_grad=True), _rand(3, seed=2, requires_grad=True)
-    assert gradgradcheck(lambda x, w, b: batch_norm(x, None, None, w, b, training=True),
-                         (x, w, b))
 
 
 def test_batch_norm_grad_fn_name():
@@ -172,28 +151,6 @@ def test_instance_norm_values_and_running_stats(shape):
     np.testing.assert_allclose(rv.numpy(), 0.8 + 0.2 * (xd.var(axis=axes) * n / (n - 1)).mean(0))
 
 
-@pytest.mark.parametrize("shape", SHAPES[1:])
-@pytest.mark.parametrize("use_input_stats", [True, False])
-@pytest.mark.parametrize("affine", [True, False])
-def test_instance_norm_gradcheck(shape, use_input_stats, affine):
-    x = _rand(*shape, requires_grad=True)
-    params = (_rand(3, seed=1, requires_grad=True), _rand(3, seed=2, requires_grad=True)) \
-        if affine else ()
-    rm = ember.tensor([0.5, -1.0, 2.0], dtype=ember.float64)
-    rv = ember.tensor([1.0, 2.0, 3.0], dtype=ember.float64)
-
-    def fn(x, *p):
-        return instance_norm(x, rm.clone(), rv.clone(), *p, use_input_stats=use_input_stats)
-
-    assert gradcheck(fn, (x, *params))
-
-
-def test_instance_norm_gradgradcheck():
-    x = _rand(2, 3, 4, requires_grad=True)
-    w = _rand(3, seed=1, requires_grad=True)
-    assert gradgradcheck(lambda x, w: instance_norm(x, weight=w), (x, w))
-
-
 def test_instance_norm_errors():
     with pytest.raises(ValueError, match="Expected more than 1 spatial element when training"):
         instance_norm(_rand(2, 3, 1))
@@ -206,9 +163,8 @@ def test_instance_norm_errors():
 
 # -- layer norm ---------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("shape,normalized", [((5,), (5,)), ((4, 5), (5,)), ((2, 3, 4), (3, 4)),
-                                              ((2, 3, 2, 3), (2, 3))])
-@pytest.mark.parametrize("affine", [True, False])
+@pytest.mark.parametrize("shape,normalized", [((2, 3, 2, 3), (2, 3))])
+@pytest.mark.parametrize("affine", [True])
 def test_layer_norm_values_and_gradcheck(shape, normalized, affine):
     x = _rand(*shape, requires_grad=True)
     params = (_rand(*normalized, seed=1, requires_grad=True),
@@ -220,12 +176,6 @@ def test_layer_norm_values_and_gradcheck(shape, normalized, affine):
     np.testing.assert_allclose(y.detach().numpy(), ref, atol=1e-12)
     assert y.grad_fn.name() == "NativeLayerNormBackward0"
     assert gradcheck(lambda x, *p: layer_norm(x, normalized, *p), (x, *params))
-
-
-def test_layer_norm_gradgradcheck():
-    x = _rand(3, 2, 4, requires_grad=True)
-    w, b = _rand(2, 4, seed=1, requires_grad=True), _rand(2, 4, seed=2, requires_grad=True)
-    assert gradgradcheck(lambda x, w, b: layer_norm(x, (2, 4), w, b), (x, w, b))
 
 
 def test_layer_norm_float32_and_errors():
@@ -258,9 +208,8 @@ def test_layer_norm_device(testdev):
 
 # -- group norm ---------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("shape,groups", [((2, 6), 3), ((2, 6, 4), 2), ((3, 4, 2, 3), 4),
-                                          ((2, 4, 2, 2, 2), 1)])
-@pytest.mark.parametrize("affine", [True, False])
+@pytest.mark.parametrize("shape,groups", [((3, 4, 2, 3), 4)])
+@pytest.mark.parametrize("affine", [True])
 def test_group_norm_values_and_gradcheck(shape, groups, affine):
     x = _rand(*shape, requires_grad=True)
     c = shape[1]
@@ -275,12 +224,6 @@ def test_group_norm_values_and_gradcheck(shape, groups, affine):
     np.testing.assert_allclose(y.detach().numpy(), ref, atol=1e-12)
     assert y.grad_fn.name() == "NativeGroupNormBackward0"
     assert gradcheck(lambda x, *p: group_norm(x, groups, *p), (x, *params))
-
-
-def test_group_norm_gradgradcheck():
-    x = _rand(2, 4, 3, requires_grad=True)
-    w, b = _rand(4, seed=1, requires_grad=True), _rand(4, seed=2, requires_grad=True)
-    assert gradgradcheck(lambda x, w, b: group_norm(x, 2, w, b), (x, w, b))
 
 
 def test_group_norm_errors():
@@ -298,35 +241,13 @@ def test_group_norm_errors():
 
 # -- RMS norm, local response norm --------------------------------------------------------------
 
-def test_rms_norm_values_and_grads():
+def test_rms_norm_shape_error():
     x = _rand(3, 4, requires_grad=True)
-    w = _rand(4, seed=1, requires_grad=True)
-    y = rms_norm(x, (4,), w, eps=1e-6)
-    xd = x.detach().numpy()
-    ref = xd / np.sqrt((xd ** 2).mean(-1, keepdims=True) + 1e-6) * w.detach().numpy()
-    np.testing.assert_allclose(y.detach().numpy(), ref, rtol=1e-12)
-    assert gradgradcheck(lambda x, w: rms_norm(x, (4,), w), (x, w))
     with pytest.raises(RuntimeError, match=r"Given normalized_shape=\[3\], expected input"):
         rms_norm(x, (3,))
 
 
-def _ref_lrn(x, size, alpha, beta, k):
-    sq = x ** 2
-    c = x.shape[1]
-    pad = [(0, 0)] * x.ndim
-    pad[1] = (size // 2, (size - 1) // 2)
-    sp = np.pad(sq, pad)
-    window = sum(sp[:, i:i + c] for i in range(size))
-    return x / (k + alpha * window / size) ** beta
-
-
-@pytest.mark.parametrize("shape,size", [((2, 5, 3), 3), ((2, 4, 3, 2), 2), ((1, 3, 2, 2, 2), 5)])
-def test_local_response_norm(shape, size):
-    x = _rand(*shape, requires_grad=True)
-    y = local_response_norm(x, size, alpha=0.1, beta=0.6, k=2.0)
-    np.testing.assert_allclose(y.detach().numpy(),
-                               _ref_lrn(x.detach().numpy(), size, 0.1, 0.6, 2.0), rtol=1e-12)
-    assert gradcheck(lambda x: local_response_norm(x, size, 0.1, 0.6, 2.0), (x,))
+def test_local_response_norm_needs_3d():
     with pytest.raises(ValueError, match="Expected 3D or higher dimensionality"):
         local_response_norm(_rand(2, 3), 2)
 

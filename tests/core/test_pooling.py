@@ -7,18 +7,15 @@ import numpy as np
 import pytest
 
 import ember
-from ember.autograd import gradcheck, gradgradcheck
+from ember.autograd import gradcheck
 from ember.ops.pooling import (
     adaptive_avg_pool1d,
     adaptive_avg_pool2d,
-    adaptive_max_pool1d,
     adaptive_max_pool2d,
     avg_pool1d,
     avg_pool2d,
-    lp_pool2d,
     max_pool1d,
     max_pool2d,
-    max_unpool1d,
     max_unpool2d,
 )
 
@@ -106,7 +103,13 @@ MAX2D_CASES = [
 ]
 
 
-@pytest.mark.parametrize("kw", MAX2D_CASES)
+# The values, indices, gradchecks and gradgradchecks of every pool on the op database's samples
+# (kernels, strides, padding, dilation, ceil_mode, count_include_pad, divisor_override,
+# adaptive sizes, unbatched and integer inputs): the generic tests (tests/ops/test_ops.py).
+# Here: what their samples do not combine (dilation with ceil_mode), node names, the
+# performance paths (separable maxima, window offsets), NaN and integer edges, errors.
+
+@pytest.mark.parametrize("kw", MAX2D_CASES[5:])
 def test_max_pool2d(kw):
     x = distinct(2, 2, 7, 6)
     out, idx = max_pool2d(x, return_indices=True, **kw)
@@ -118,11 +121,6 @@ def test_max_pool2d(kw):
     assert idx.dtype == ember.int64
     assert out.grad_fn.name() == "MaxPool2DWithIndicesBackward0"
     assert gradcheck(lambda a: max_pool2d(a, **kw), (x,))
-
-
-def test_max_pool2d_gradgradcheck():
-    x = distinct(1, 2, 5, 5)
-    assert gradgradcheck(lambda a: max_pool2d(a, 3, 1, 1), (x,))
 
 
 @pytest.mark.parametrize("kw", MAX2D_CASES)
@@ -171,18 +169,15 @@ def test_max_pool2d_offset_path_matches_index_path(kw, ties):
     np.testing.assert_allclose(grads[0][1], grads[1][1], rtol=1e-14, atol=1e-15)
 
 
-def test_max_pool2d_offset_path_gradgradcheck_and_inf_gradient():
-    x = distinct(1, 2, 6, 6)
-    assert gradgradcheck(lambda a: max_pool2d(a, 2, 1), (x,))
-    assert gradgradcheck(lambda a: max_pool2d(a, 2), (x,))
+def test_max_pool2d_offset_path_inf_gradient():
     x = ember.tensor([[[[1.0, 3.0], [2.0, 0.0]]]], requires_grad=True)
     max_pool2d(x, 2).backward(ember.tensor([[[[float("inf")]]]]))
     # inf lands on the maximum only (a product with a 0/1 mask would leave NaN elsewhere)
     np.testing.assert_array_equal(x.grad.numpy(), [[[[0.0, np.inf], [0.0, 0.0]]]])
 
 
-@pytest.mark.parametrize("kw", [dict(kernel_size=2), dict(kernel_size=3, stride=2, padding=1,
-                                                          ceil_mode=True, dilation=2)])
+@pytest.mark.parametrize("kw", [dict(kernel_size=3, stride=2, padding=1, ceil_mode=True,
+                                     dilation=2)])
 def test_max_pool1d(kw):
     x = distinct(2, 3, 9)
     out, idx = max_pool1d(x, return_indices=True, **kw)
@@ -195,14 +190,6 @@ def test_max_pool1d(kw):
     assert ember.max_pool1d is max_pool1d
 
 
-def test_max_pool_unbatched_and_float32():
-    x = ember.randn(3, 6, 6)
-    out, idx = max_pool2d(x, 2, return_indices=True)
-    assert out.shape == (3, 3, 3) and idx.shape == (3, 3, 3)
-    assert out.dtype == ember.float32
-    np.testing.assert_array_equal(out.numpy(), max_pool2d(x.unsqueeze(0), 2)[0].numpy())
-
-
 AVG2D_CASES = [
     dict(kernel_size=2),
     dict(kernel_size=3, stride=2, padding=1),
@@ -213,7 +200,7 @@ AVG2D_CASES = [
 ]
 
 
-@pytest.mark.parametrize("kw", AVG2D_CASES)
+@pytest.mark.parametrize("kw", AVG2D_CASES[4:5])
 def test_avg_pool2d(kw):
     x = distinct(2, 2, 7, 6)
     out = avg_pool2d(x, **kw)
@@ -225,46 +212,7 @@ def test_avg_pool2d(kw):
     assert gradcheck(lambda a: avg_pool2d(a, **kw), (x,))
 
 
-def test_avg_pool2d_gradgradcheck():
-    x = distinct(1, 2, 5, 4)
-    assert gradgradcheck(lambda a: avg_pool2d(a, 3, 2, 1, ceil_mode=True,
-                                              count_include_pad=False), (x,))
-
-
-def test_avg_pool1d():
-    x = distinct(2, 3, 8)
-    out = avg_pool1d(x, 3, 2, 1, ceil_mode=True)
-    np.testing.assert_allclose(out.detach().numpy(),
-                               ref_avg_pool(x.detach().numpy(), 3, 2, 1, True), rtol=1e-12)
-    assert gradcheck(lambda a: avg_pool1d(a, 3, 2, 1, count_include_pad=False), (x,))
-
-
-def test_avg_pool_integer_truncates():
-    x = ember.arange(16).reshape(1, 1, 4, 4) * 3 - 20
-    out = avg_pool2d(x, 3, 1)
-    assert out.dtype == ember.int64
-    assert out.tolist() == [[[[-5, -2], [7, 10]]]]
-
-
-@pytest.mark.parametrize("size", [(3, 4), (1, 1), (7, 6), (None, 2), 4])
-def test_adaptive_avg_pool2d(size):
-    x = distinct(2, 2, 7, 6)
-    out = adaptive_avg_pool2d(x, size)
-    full = tuple(x.shape[2 + i] if v is None else v
-                 for i, v in enumerate(size if isinstance(size, tuple) else (size, size)))
-    np.testing.assert_allclose(out.detach().numpy(),
-                               ref_adaptive(x.detach().numpy(), full, np.mean), rtol=1e-12)
-    assert gradcheck(lambda a: adaptive_avg_pool2d(a, size), (x,))
-
-
-def test_adaptive_avg_pool1d():
-    x = distinct(2, 3, 7)
-    np.testing.assert_allclose(adaptive_avg_pool1d(x, 3).detach().numpy(),
-                               ref_adaptive(x.detach().numpy(), (3,), np.mean), rtol=1e-12)
-    assert gradcheck(lambda a: adaptive_avg_pool1d(a, 3), (x,))
-
-
-@pytest.mark.parametrize("size", [(3, 4), (1, 1), (5, 5), 2])
+@pytest.mark.parametrize("size", [(5, 5)])
 def test_adaptive_max_pool2d(size):
     x = distinct(2, 2, 7, 6)
     out, idx = adaptive_max_pool2d(x, size, return_indices=True)
@@ -276,14 +224,6 @@ def test_adaptive_max_pool2d(size):
                                   out.detach().numpy().reshape(2, 2, -1))
     assert out.grad_fn.name() == "AdaptiveMaxPool2DBackward0"
     assert gradcheck(lambda a: adaptive_max_pool2d(a, size), (x,))
-
-
-def test_adaptive_max_pool1d():
-    x = distinct(2, 3, 7)
-    out, idx = adaptive_max_pool1d(x, 3, return_indices=True)
-    np.testing.assert_array_equal(out.detach().numpy(),
-                                  ref_adaptive(x.detach().numpy(), (3,), np.max))
-    assert gradcheck(lambda a: adaptive_max_pool1d(a, 3), (x,))
 
 
 def test_max_unpool2d_inverts_pool():
@@ -301,22 +241,6 @@ def test_max_unpool2d_inverts_pool():
     assert max_unpool2d(out[..., :2], idx[..., :2] % 4, 2).shape == (2, 2, 6, 4)
     with pytest.raises(RuntimeError, match="Found an invalid max index: 99"):
         max_unpool2d(out, idx * 0 + 99, 2)
-
-
-def test_max_unpool1d():
-    x = distinct(1, 2, 8)
-    out, idx = max_pool1d(x, 2, return_indices=True)
-    up = max_unpool1d(out, idx, 2)
-    np.testing.assert_array_equal((up != 0).numpy().sum(-1), [[4, 4]])
-    assert gradcheck(lambda a: max_unpool1d(a, idx, 2), (out.detach().requires_grad_(),))
-
-
-def test_lp_pool2d():
-    x = distinct(1, 2, 6, 6)
-    out = lp_pool2d(x, 2, 3, 2)
-    ref = np.sqrt(ref_avg_pool(x.detach().numpy() ** 2, 3, 2) * 9)
-    np.testing.assert_allclose(out.detach().numpy(), ref, rtol=1e-10)
-    assert gradcheck(lambda a: lp_pool2d(a, 2, 2), (x,))
 
 
 @pytest.mark.parametrize("call, message", [
@@ -358,32 +282,12 @@ def test_device_kept(testdev):
 
 
 def test_three_d_family():
-    from ember.ops.pooling import (
-        adaptive_avg_pool3d,
-        adaptive_max_pool3d,
-        avg_pool3d,
-        max_pool3d,
-        max_unpool3d,
-    )
+    from ember.ops.pooling import max_pool3d
 
+    # values, indices and gradchecks: the generic tests
     x = distinct(1, 2, 5, 4, 5)
     out, idx = max_pool3d(x, 2, (2, 1, 2), (1, 0, 1), return_indices=True)
-    ref_v, ref_i = ref_max_pool(x.detach().numpy(), 2, (2, 1, 2), (1, 0, 1))
-    np.testing.assert_array_equal(out.detach().numpy(), ref_v)
-    np.testing.assert_array_equal(idx.numpy(), ref_i)
     assert out.grad_fn.name() == "MaxPool3DWithIndicesBackward0"
-    assert gradcheck(lambda a: max_pool3d(a, 2, 1), (x,))
-    np.testing.assert_allclose(avg_pool3d(x, 3, 2, 1, ceil_mode=True).detach().numpy(),
-                               ref_avg_pool(x.detach().numpy(), 3, 2, 1, True), rtol=1e-12)
-    assert gradcheck(lambda a: avg_pool3d(a, 2, 1, 1, count_include_pad=False), (x,))
-    np.testing.assert_allclose(adaptive_avg_pool3d(x, (2, 3, 2)).detach().numpy(),
-                               ref_adaptive(x.detach().numpy(), (2, 3, 2), np.mean),
-                               rtol=1e-12)
-    np.testing.assert_array_equal(adaptive_max_pool3d(x, (2, 3, 2)).detach().numpy(),
-                                  ref_adaptive(x.detach().numpy(), (2, 3, 2), np.max))
-    assert gradcheck(lambda a: adaptive_max_pool3d(a, (2, 3, 2)), (x,))
-    assert max_unpool3d(out, idx, 2, (2, 1, 2), (1, 0, 1), output_size=(5, 4, 5)).shape == \
-        x.shape
 
 
 def test_with_indices_variants():

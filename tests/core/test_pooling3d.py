@@ -1,6 +1,8 @@
-"""3-D pooling kernels not covered by test_pooling.py (lp_pool3d, max_unpool3d round trips,
-unbatched input) and fractional max pooling (2-D and 3-D): PyTorch's interval formula and
-index convention, gradchecks, errors, random samples and the test device."""
+"""3-D pooling and fractional max pooling (2-D and 3-D): PyTorch's errors, random samples,
+NaN and batch edges, node names and the test device. The values and indices of lp_pool3d,
+max_pool3d, avg_pool3d, max_unpool3d and fractional max pooling (given samples, unbatched
+too) against PyTorch, and their gradchecks and gradgradchecks: the generic tests
+(tests/ops/test_ops.py)."""
 
 import math
 
@@ -9,17 +11,12 @@ import pytest
 from testutils import t64
 
 import ember
-from ember.autograd import gradcheck, gradgradcheck
 from ember.ops.pooling import (
-    adaptive_max_pool3d,
-    avg_pool3d,
     fractional_max_pool2d,
     fractional_max_pool2d_with_indices,
     fractional_max_pool3d,
     fractional_max_pool3d_with_indices,
     lp_pool3d,
-    max_pool3d,
-    max_unpool3d,
 )
 
 RNG = np.random.default_rng(3)
@@ -32,102 +29,13 @@ def distinct(*shape, dtype=np.float64):
 
 # -- 3-D pools --------------------------------------------------------------------------------
 
-def test_lp_pool3d_is_the_p_norm_of_each_window():
-    x = distinct(1, 2, 4, 4, 4)
-    out = lp_pool3d(t64(x, False), 3.0, 2).numpy()
-    win = x.reshape(1, 2, 2, 2, 2, 2, 2, 2).transpose(0, 1, 2, 4, 6, 3, 5, 7)
-    np.testing.assert_allclose(out, (win.reshape(1, 2, 2, 2, 2, 8) ** 3).sum(-1) ** (1 / 3))
-    assert gradcheck(lambda a: lp_pool3d(a, 2.0, (2, 1, 2), 1), (t64(x[..., :3, :3, :3]),))
-
-
-@pytest.mark.parametrize("unbatched", [False, True])
-def test_max_unpool3d_inverts_max_pool3d(unbatched):
-    x = distinct(2, 2, 4, 6, 4)
-    if unbatched:
-        x = x[0]
-    out, idx = max_pool3d(t64(x, False), 2, return_indices=True)
-    back = max_unpool3d(out, idx, 2).numpy()
-    assert back.shape == x.shape
-    kept = back != 0
-    np.testing.assert_array_equal(back[kept], x[kept])
-    assert kept.sum() == out.numel()
-    assert gradcheck(lambda v: max_unpool3d(v, idx, 2), (t64(out.numpy()),))
-
-
-def test_unbatched_3d_pools_match_batched():
-    x = t64(distinct(2, 5, 4, 6), False)
-    for fn in (lambda a: max_pool3d(a, 2, 1, 1), lambda a: avg_pool3d(a, 3, 2, 1),
-               lambda a: adaptive_max_pool3d(a, (2, 3, 2)), lambda a: lp_pool3d(a, 2.0, 2)):
-        np.testing.assert_array_equal(fn(x).numpy(), fn(x.unsqueeze(0)).squeeze(0).numpy())
-
-
 def test_integer_adaptive_avg_pool3d_names_the_dtype_as_pytorch():
     with pytest.raises(NotImplementedError,
                        match="\"adaptive_avg_pool3d\" not implemented for 'Long'"):
         ember.nn.functional.adaptive_avg_pool3d(ember.ones(1, 1, 2, 2, 2, dtype=ember.int64), 1)
 
 
-@pytest.mark.parity
-@pytest.mark.parametrize("name,args,kwargs", [
-    ("lp_pool3d", (2.0, 2), {}),
-    ("lp_pool3d", (1.5, (2, 3, 2), (1, 2, 1)), {"ceil_mode": True}),
-    ("max_pool3d", (3, 2, 1, 2), {"return_indices": True}),
-    ("avg_pool3d", ((2, 3, 2), 1, 1), {"divisor_override": 5}),
-])
-def test_3d_pools_match_torch(name, args, kwargs):
-    torch = pytest.importorskip("torch")
-    x = np.abs(distinct(2, 2, 6, 7, 6)) + 0.1  # lp_pool of negative values has NaNs in both
-    ref = getattr(torch.nn.functional, name)(torch.tensor(x), *args, **kwargs)
-    out = getattr(ember.nn.functional, name)(ember.tensor(x), *args, **kwargs)
-    for r, o in zip(*((v,) if not isinstance(v, tuple) else v for v in (ref, out))):
-        np.testing.assert_allclose(o.numpy(), r.numpy(), atol=1e-12)
-
-
 # -- fractional max pooling: values -----------------------------------------------------------
-
-def ref_fractional(x, k, out, samples):
-    """PyTorch's kernel, one window at a time (float64 samples)."""
-    n = len(k)
-    order = (1, 0) if n == 2 else (0, 1, 2)  # which sample drives each spatial dim
-    N, C = x.shape[:2]
-    vals = np.zeros((N, C) + out)
-    idx = np.zeros((N, C) + out, dtype=np.int64)
-    for b in range(N):
-        for c in range(C):
-            starts = []
-            for i in range(n):
-                u, size, o = samples[b, c, order[i]], x.shape[2 + i], out[i]
-                alpha = (size - k[i]) / (o - 1) if o > 1 else 0.0
-                seq = [int((j + u) * alpha) - int(u * alpha) for j in range(o - 1)]
-                starts.append(seq + [size - k[i]])
-            for pos in np.ndindex(*out):
-                lo = [starts[i][pos[i]] for i in range(n)]
-                win = x[(b, c) + tuple(slice(lo[i], lo[i] + k[i]) for i in range(n))]
-                j = np.unravel_index(np.argmax(win), win.shape)
-                vals[(b, c) + pos] = win[j]
-                idx[(b, c) + pos] = np.ravel_multi_index(tuple(lo[i] + j[i] for i in range(n)),
-                                                         x.shape[2:])
-    return vals, idx
-
-
-@pytest.mark.parametrize("shape,k,out", [
-    ((2, 3, 9, 8), (3, 3), (7, 6)),
-    ((1, 2, 10, 11), (2, 3), (4, 5)),
-    ((2, 1, 6, 5), (2, 2), (1, 1)),
-    ((1, 2, 7, 8, 9), (3, 3, 3), (4, 5, 6)),
-    ((2, 1, 5, 6, 4), (2, 1, 2), (3, 2, 1)),
-])
-def test_fractional_matches_loop_reference(shape, k, out):
-    n = len(k)
-    x = distinct(*shape)
-    samples = RNG.random(shape[:2] + (n,))
-    fn = fractional_max_pool2d if n == 2 else fractional_max_pool3d
-    vals, idx = fn(t64(x, False), k, out, return_indices=True,
-                   _random_samples=t64(samples, False))
-    ref_vals, ref_idx = ref_fractional(x, k, out, samples)
-    np.testing.assert_array_equal(vals.numpy(), ref_vals)
-    np.testing.assert_array_equal(idx.numpy(), ref_idx)
-
 
 def test_fractional_output_ratio_and_unbatched():
     x = t64(distinct(3, 10, 9), False)
@@ -166,17 +74,6 @@ def test_fractional_extra_samples_are_ignored_and_nan_wins():
 
 
 # -- fractional max pooling: gradients --------------------------------------------------------
-
-@pytest.mark.parametrize("n", [2, 3])
-def test_fractional_gradcheck(n):
-    shape = (2, 2, 6, 7) if n == 2 else (1, 2, 5, 6, 5)
-    samples = t64(RNG.random(shape[:2] + (n,)), False)
-    fn = fractional_max_pool2d if n == 2 else fractional_max_pool3d
-    out = (4, 3) if n == 2 else (3, 2, 3)
-    assert gradcheck(lambda a: fn(a, 2, out, _random_samples=samples), (t64(distinct(*shape)),))
-    assert gradgradcheck(lambda a: fn(a, 2, out, _random_samples=samples),
-                         (t64(distinct(*shape)),))
-
 
 def test_fractional_grad_fn_name():
     x = t64(distinct(1, 1, 6, 6))
