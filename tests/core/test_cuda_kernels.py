@@ -913,3 +913,64 @@ def test_optimizer_runs_the_backend_adam_kernel(fake_cupy, cls, opts):
             np.testing.assert_allclose(b, a, rtol=0, atol=0)
     finally:
         ember.testing.unregister_test_device("fusedev")
+
+
+@pytest.fixture
+def fused_device(fake_cupy):
+    """A device whose backend carries CUDA's fused kernels (running on the fake CuPy)."""
+    backend = ember.testing.register_test_device("fusedev", 1)
+    calls = []
+
+    def spying(name, fn):
+        def kernel(*args, **kwargs):
+            calls.append(name)
+            return fn(*args, **kwargs)
+        return kernel
+
+    backend.kernels = {name: spying(name, fn) for name, fn in K.KERNELS.items()}
+    yield calls
+    ember.testing.unregister_test_device("fusedev")
+
+
+def _both(fn, *arrays, dtype=np.float64):
+    """``fn`` on CPU tensors and on the fused device, forward and backward of a weighted sum:
+    ((cpu_out, cpu_grads), (dev_out, dev_grads))."""
+    runs = []
+    for dev in ("cpu", "fusedev"):
+        ts = [ember.tensor(a.astype(dtype), device=dev, requires_grad=True) for a in arrays]
+        out = fn(*ts)
+        w = ember.tensor(_randn(*out.shape, seed=99).astype(dtype), device=dev)
+        (out * w).sum().backward()
+        runs.append((out.detach().to("cpu").numpy(),
+                     [t.grad.to("cpu").numpy() for t in ts]))
+    return runs
+
+
+@pytest.mark.parametrize("log", [False, True])
+def test_softmax_runs_the_backend_kernels(fused_device, log):
+    op = ember.log_softmax if log else ember.softmax
+    (want, gwant), (got, ggot) = _both(lambda x: op(x, dim=1), _randn(3, 5, 2))
+    assert fused_device == ["softmax", "softmax_backward"]
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-13)
+    np.testing.assert_allclose(ggot[0], gwant[0], rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("approximate", ["none", "tanh"])
+def test_gelu_runs_the_backend_kernel(fused_device, approximate):
+    (want, gwant), (got, ggot) = _both(
+        lambda x: ember.nn.functional.gelu(x, approximate=approximate), _randn(4, 3))
+    assert fused_device == ["gelu"]
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-13)
+    np.testing.assert_allclose(ggot[0], gwant[0], rtol=1e-10, atol=1e-12)
+
+
+def test_layer_norm_runs_the_backend_kernel(fused_device):
+    import ember.nn.functional as F
+
+    (want, gwant), (got, ggot) = _both(
+        lambda x, w, b: F.layer_norm(x, (4,), w, b, 1e-5),
+        _randn(3, 4, seed=1), _randn(4, seed=2), _randn(4, seed=3))
+    assert fused_device == ["layer_norm"]
+    np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
+    for g, w in zip(ggot, gwant):
+        np.testing.assert_allclose(g, w, rtol=1e-9, atol=1e-11)

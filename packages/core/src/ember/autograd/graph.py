@@ -12,6 +12,7 @@ import re
 import threading
 import weakref
 
+from .._format import shape_str
 from .._tensor import Tensor as _Tensor
 from .._tensor import _make
 from .grad_mode import ANOMALY_THREADS, GRAD
@@ -161,7 +162,7 @@ def _describe(np_dtype, shape, grad_fn, nr) -> str:
     """``[ember.FloatTensor [2, 3]], which is output 0 of Mul,`` as PyTorch names a tensor."""
     from .._dtype import legacy_type_name
 
-    text = f"[ember.{legacy_type_name(np_dtype) or 'Tensor'} [{', '.join(map(str, shape))}]]"
+    text = f"[ember.{legacy_type_name(np_dtype) or 'Tensor'} [{shape_str(shape)}]]"
     if grad_fn is not None:
         op = re.sub(r"Backward\d*$", "", grad_fn.name())
         text += f", which is output {nr} of {op},"
@@ -256,10 +257,12 @@ def result(arr, device, node_cls=None, inputs=(), saved=(), ctx=None,
     ``save_output`` keeps the output's array for ``node.output()`` without a cycle.
     """
     out = _make(arr, device)
-    if node_cls is not None and GRAD.enabled:
-        for t in inputs:
+    if node_cls is not None:
+        for t in inputs:  # requires_grad first: the no-grad path skips the thread-local read
             if t is not None and t.requires_grad:
-                return record(node_cls, out, inputs, saved, ctx, save_output)
+                if GRAD.enabled:
+                    return record(node_cls, out, inputs, saved, ctx, save_output)
+                break
     return out
 
 

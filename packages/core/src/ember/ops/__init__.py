@@ -19,6 +19,7 @@ from . import (
     pooling,
     reduction,
     shape,
+    sorting,
     statistics,
 )
 from .registry import OPS

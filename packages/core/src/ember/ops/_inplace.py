@@ -4,10 +4,11 @@ PyTorch's autograd checks and history rebasing) and ``out=`` arguments (``accept
 from __future__ import annotations
 
 from .. import _dtype
+from .._format import shape_str
 from .._tensor import Tensor, _make
 from ..autograd.grad_mode import GRAD
 from ._casts import cast_to
-from ._promotion import _dims_str, _dtype_category, broadcast_shape
+from ._promotion import _dtype_category, broadcast_shape
 
 __all__ = ["write_inplace", "check_inplace_autograd", "make_inplace", "rebase_history",
            "write_out", "accepts_out"]
@@ -19,8 +20,8 @@ def write_inplace(self: Tensor, result, name: str) -> None:
     if result.shape != sd.shape:
         target = broadcast_shape(result.shape, sd.shape)
         if target != sd.shape:
-            raise RuntimeError(f"output with shape [{_dims_str(sd.shape)}] doesn't match the "
-                               f"broadcast shape [{_dims_str(target)}]")
+            raise RuntimeError(f"output with shape [{shape_str(sd.shape)}] doesn't match the "
+                               f"broadcast shape [{shape_str(target)}]")
     if result.dtype is not sd.dtype:
         if _dtype_category(result.dtype) > _dtype_category(sd.dtype):
             raise RuntimeError(f"result type {_dtype.scalar_type_name(result.dtype)} can't be "

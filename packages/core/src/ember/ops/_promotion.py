@@ -102,10 +102,6 @@ def coerce(input, other, to_float: bool = False):
     return None, tb, s, data, t._device
 
 
-def _dims_str(shape) -> str:
-    return ", ".join(map(str, shape))
-
-
 def broadcast_shape(a, b):
     """``np.broadcast_shapes`` with PyTorch's error text."""
     try:

@@ -14,7 +14,7 @@ import warnings
 import numpy as np
 
 from .. import _dtype
-from .._device import check_same_device, xp_of
+from .._device import check_same_device, fused_kernel, xp_of
 from .._dtype import scalar_type_name
 from .._tensor import Tensor, _make
 from ..autograd.grad_mode import GRAD
@@ -274,6 +274,11 @@ def gelu(input, approximate="none"):
     """Gaussian error linear unit, ``x * Phi(x)`` (``approximate='tanh'``: tanh formula)."""
     if approximate not in ("none", "tanh"):
         raise RuntimeError("approximate argument must be either none or tanh.")
+    if input._device.type != "cpu" and input._data.dtype.kind == "f":
+        fused = fused_kernel(input._device, "gelu")
+        if fused is not None:  # one elementwise kernel (CUDA); the backward is Tensor ops
+            return result(fused(input._data, approximate), input._device, _gelu._node,
+                          (input,), (input,), (approximate,))
     return _gelu(input, approximate)
 
 
@@ -593,8 +598,19 @@ def _log_softmax_parts(d, axis):
     return s, e, z
 
 
+def _fused_softmax_bw(node, g, log):
+    """The backward kernel of the device (CUDA), or None."""
+    if g._device.type == "cpu" or node.ctx.__class__ is not int:
+        return None
+    k = fused_kernel(g._device, "softmax_backward")
+    return None if k is None else _make(k(node.out_data, g._data, node.ctx, log=log), g._device)
+
+
 def _softmax_bw(node, g):
     if not GRAD.enabled:  # no graph of the gradient: three array passes, no temporaries kept
+        fused = _fused_softmax_bw(node, g, False)
+        if fused is not None:
+            return (fused,)
         gy = g._data * node.out_data
         gy -= node.out_data * gy.sum(node.ctx, keepdims=True)
         return (_make(gy, g._device),)
@@ -605,6 +621,9 @@ def _softmax_bw(node, g):
 
 def _log_softmax_bw(node, g):
     if not GRAD.enabled:  # ``g - softmax * g.sum(dim)``, in place in the softmax's array
+        fused = _fused_softmax_bw(node, g, True)
+        if fused is not None:
+            return (fused,)
         gd = g._data
         xp = xp_of(g)
         if not gd.ndim:  # one element: NumPy's ufuncs give scalars, no out=
@@ -631,8 +650,11 @@ def _softmax_op(name, log, node_cls, input, dim, dtype, stacklevel):
     input, d, axis = _softmax_input(name, input, dim, dtype, stacklevel)
     graph = input.requires_grad and GRAD.enabled
     parts = None
+    fused = fused_kernel(input._device, "softmax") if input._device.type != "cpu" else None
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        if graph and log and d.ndim and d.size:
+        if fused is not None:  # one kernel per row (CUDA); log's backward re-exponentiates
+            r = fused(d, axis if d.ndim else 0, log=log)
+        elif graph and log and d.ndim and d.size:
             r, *parts = _log_softmax_parts(d, axis)
         else:
             r = _softmax_np(d, axis if d.ndim else 0, log)

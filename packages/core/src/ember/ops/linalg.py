@@ -18,6 +18,7 @@ import numpy as np
 from .. import return_types as _rt
 from .._device import check_same_device, xp_of
 from .._dtype import scalar_type_name
+from .._format import shape_str
 from .._tensor import Tensor, _make
 from ..autograd.grad_mode import GRAD
 from ..autograd.graph import make_node_class, record
@@ -35,11 +36,11 @@ __all__ = ["matmul", "mm", "bmm", "mv", "dot", "vdot", "inner", "outer", "addmm"
 # -- messages ----------------------------------------------------------------------------------
 
 def _shape_str(shape) -> str:
-    return "x".join(str(s) for s in shape)
+    return shape_str(shape, "x")
 
 
 def _list_str(shape) -> str:
-    return "[" + ", ".join(str(s) for s in shape) + "]"
+    return f"[{shape_str(shape)}]"
 
 
 def _tname(a) -> str:

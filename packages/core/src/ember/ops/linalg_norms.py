@@ -11,6 +11,7 @@ import numpy as np
 from .. import _dtype
 from .._device import xp_of
 from .._dtype import scalar_type_name
+from .._format import shape_str
 from .._tensor import _make
 from ..autograd.grad_mode import GRAD
 from ..autograd.graph import make_node_class, record
@@ -177,7 +178,7 @@ def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None, out=None):
         dims = (dim,) if isinstance(dim, int) else tuple(dim)
         if len(dims) not in (1, 2):
             raise RuntimeError(f"linalg.norm: If dim is specified, it must be of length 1 or 2. "
-                               f"Got [{', '.join(map(str, dims))}]")
+                               f"Got [{shape_str(dims)}]")
     else:
         dims = None
         if ord is not None and ndim not in (1, 2):

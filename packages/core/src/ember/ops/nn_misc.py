@@ -19,6 +19,7 @@ import numpy as np
 from .. import _dtype
 from .._device import check_same_device, xp_of
 from .._dtype import scalar_type_name
+from .._format import shape_str
 from .._tensor import Tensor, _make
 from ..autograd.grad_mode import GRAD, no_grad
 from ..autograd.graph import make_node_class, record
@@ -946,8 +947,8 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         n, m, sc = input._data.shape[ax], sizes[i], scales[i]
         if m <= 0 or n <= 0:
             raise RuntimeError(f"Input and output sizes should be greater than 0, but got "
-                               f"input ({', '.join(map(str, input._data.shape[2:]))}) and "
-                               f"output ({', '.join(map(str, sizes))})")
+                               f"input ({shape_str(input._data.shape[2:])}) and "
+                               f"output ({shape_str(sizes)})")
         if mode in ("nearest", "nearest-exact"):
             taps = _nearest_taps(n, m, sc, mode == "nearest-exact", xp)
         elif mode == "bicubic":

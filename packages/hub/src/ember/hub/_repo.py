@@ -192,7 +192,7 @@ def check_repo_is_trusted(owner: str, name: str, owner_name_branch: str, trust_r
             if is_trusted:
                 print("The repository is already trusted.")
         elif response.lower() in ("n", "no", ""):
-            raise Exception("Untrusted repository.")  # noqa: TRY002 - torch's exact error
+            raise Exception("Untrusted repository.")
         else:
             raise ValueError(f"Unrecognized response {response}.")
 

@@ -209,7 +209,7 @@ class _Transfer:
 
     def __init__(self, tmp: str, checksum: _Checksum, pbar):
         self.tmp, self.checksum, self.pbar = tmp, checksum, pbar
-        self.file = open(tmp, "w+b")  # noqa: SIM115 - closed by the caller
+        self.file = open(tmp, "w+b")
         self.restart()
 
     def restart(self) -> None:
