@@ -66,7 +66,18 @@ from .pooling import *  # noqa: F403
 from .sparse import *  # noqa: F403
 from .upsampling import *  # noqa: F403
 
-for _m in (activation, adaptive, channelshuffle, conv, distance, dropout, fold, loss,
-           normalization, padding, pixelshuffle, pooling, sparse, upsampling):
-    __all__ += _m.__all__
-del _m
+# written out (not a loop) so that type checkers follow them: PEP 484's __all__ += form
+__all__ += activation.__all__
+__all__ += adaptive.__all__
+__all__ += channelshuffle.__all__
+__all__ += conv.__all__
+__all__ += distance.__all__
+__all__ += dropout.__all__
+__all__ += fold.__all__
+__all__ += loss.__all__
+__all__ += normalization.__all__
+__all__ += padding.__all__
+__all__ += pixelshuffle.__all__
+__all__ += pooling.__all__
+__all__ += sparse.__all__
+__all__ += upsampling.__all__
