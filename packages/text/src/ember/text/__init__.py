@@ -1,6 +1,6 @@
 """Text processing for Ember: tokenizers (SentencePiece, Hugging Face ``tokenizer.json``),
 torchtext's vocab, transforms and data utilities, datasets, and models (BERT, a sentence
-encoder).
+encoder, a Transformer encoder classifier, an LSTM language model and a small GPT).
 
 Installed by the ``ember-text`` distribution. The submodules load on first use, so that
 ``import ember.text`` stays cheap: ``ember.text.tokenizers``, ``vocab``, ``transforms``,
