@@ -253,17 +253,75 @@ def tetragamma_f64(x):
 
 # -- float32 erf ----------------------------------------------------------------------------------
 
+_ERF32_T = np.float32(0.3275911)
+_ERF32_POLY = tuple(np.float32(c) for c in (1.061405429, -1.453152027, 1.421413741,
+                                             -0.284496736, 0.254829592))
+# elements per block of the in-place kernels: their few float32 temporaries stay in L2
+ERF_BLOCK = 1 << 16
+_SIGN_BIT = np.uint32(0x80000000)
+_MAGNITUDE_BITS = np.uint32(0x7FFFFFFF)
+
+
+def erf_float32_into(u, out, ax, t):
+    """``erf_float32(u)`` into ``out``, with ``ax`` and ``t`` as scratch: float32 buffers of
+    ``u``'s shape, ``u`` left alone; none may alias another."""
+    np.abs(u, out=ax)
+    np.multiply(ax, _ERF32_T, out=t)
+    t += 1
+    np.divide(1, t, out=t)
+    np.multiply(t, _ERF32_POLY[0], out=out)
+    for c in _ERF32_POLY[1:]:
+        out += c
+        out *= t
+    np.multiply(ax, ax, out=ax)
+    np.negative(ax, out=ax)
+    np.exp(ax, out=ax)
+    out *= ax
+    np.subtract(1, out, out=out)
+    if out.size < 4096:
+        return np.copysign(out, u, out=out)
+    # copysign(out, u) on the bits: NumPy's copysign is scalar code, 7x slower than this
+    sign, bits = t.view(np.uint32), out.view(np.uint32)
+    np.bitwise_and(u.view(np.uint32), _SIGN_BIT, out=sign)
+    bits &= _MAGNITUDE_BITS
+    bits |= sign
+    return out
+
+
+def blocked(kernel, n_out, *arrays):
+    """Run ``kernel(*blocks, *outs, *scratch)`` over blocks of ``ERF_BLOCK`` elements of
+    same-shaped float ``arrays``: ``n_out`` output arrays (returned, shaped as ``arrays[0]``)
+    and three scratch buffers of one block each, so that the temporaries stay in cache. Small
+    arrays and a GPU's (one launch per ufunc) go in one block of their own shape."""
+    a = arrays[0]
+    xp = np if a.__class__ is np.ndarray else xp_of(a)
+    shape, dtype = a.shape, a.dtype
+    outs = [xp.empty(shape, dtype) for _ in range(n_out)]
+    n = a.size
+    if n <= ERF_BLOCK or xp is not np:
+        kernel(*arrays, *outs, xp.empty(shape, dtype), xp.empty(shape, dtype),
+               xp.empty(shape, dtype))
+    else:
+        flat = [x.reshape(-1) for x in arrays + tuple(outs)]
+        scratch = [xp.empty(ERF_BLOCK, dtype) for _ in range(3)]
+        for i in range(0, n, ERF_BLOCK):
+            j = min(i + ERF_BLOCK, n)
+            if j - i < ERF_BLOCK:
+                scratch = [s[:j - i] for s in scratch]
+            kernel(*[x[i:j] for x in flat], *scratch)
+    return outs[0] if n_out == 1 else outs
+
+
+def _erf_float32_kernel(x, out, ax, t, _):
+    erf_float32_into(x, out, ax, t)
+
+
 def erf_float32(x):
     """erf to 1.5e-7 (Abramowitz-Stegun 7.1.26, PyTorch's vectorised float erf), for float32
-    and float16 inputs."""
-    ax = np.abs(x)
-    t = 1 / (1 + np.float32(0.3275911) * ax)
-    poly = t * np.float32(1.061405429)
-    for c in (-1.453152027, 1.421413741, -0.284496736, 0.254829592):
-        poly += np.float32(c)
-        poly *= t
-    poly *= np.exp(-ax * ax)
-    return np.copysign(1 - poly, x)
+    and float16 inputs: blockwise in place (``blocked``)."""
+    if x.dtype != np.float32:
+        x = x.astype(np.float32)
+    return blocked(_erf_float32_kernel, 1, x)
 
 
 _erf_in_float64 = in_float64(erf_f64)

@@ -239,13 +239,39 @@ celu_ = register("celu_", method=False)(_inplace_variant(celu, "celu_"))
 
 # -- smooth activations ------------------------------------------------------------------------
 
+def _gelu_kernel(a, out, u, t, erf):
+    """``gelu(a)`` into ``out`` (float32 blocks): ``0.5 * a * (1 + erf(a / sqrt(2)))``."""
+    np.multiply(a, _SQRT1_2, out=u)
+    _special.erf_float32_into(u, erf, out, t)
+    erf += 1
+    np.multiply(a, 0.5, out=out)
+    out *= erf
+
+
+def _gelu_grad_kernel(a, g, out, u, t, erf):
+    """``g * gelu'(a)`` into ``out`` (float32 blocks): ``g * (cdf + a * pdf)``."""
+    np.multiply(a, _SQRT1_2, out=u)
+    _special.erf_float32_into(u, erf, out, t)
+    erf += 1
+    erf *= 0.5
+    np.multiply(a, a, out=u)
+    u *= -0.5
+    np.exp(u, out=u)
+    np.multiply(a, u, out=out)
+    out *= _INV_SQRT_2PI
+    out += erf
+    out *= g
+
+
 def _gelu_np(a, approximate):
     if approximate == "tanh":
         return 0.5 * a * (1 + np.tanh(_GELU_K * (a + 0.044715 * a * a * a)))
+    if a.dtype == np.float32:  # blockwise in place: the temporaries stay in cache
+        return _special.blocked(_gelu_kernel, 1, a)
     return 0.5 * a * (1 + _special.erf_any(a * _SQRT1_2))
 
 
-def _gelu_bw(node, g):
+def _gelu_tensor_bw(node, g):
     x = node.saved[0]
     if node.ctx[0] == "tanh":
         inner = _GELU_K * (x + 0.044715 * x * x * x)
@@ -265,8 +291,23 @@ def _gelu_grad_np(a, approximate):
     return cdf + a * np.exp(a * a * -0.5) * _INV_SQRT_2PI
 
 
-_gelu = _activation("gelu", "GeluKernelImpl", _gelu_np, _gelu_bw, "GeluBackward0",
-                    grad_np=_gelu_grad_np)
+_gelu_grad_opmath = _opmath(_gelu_grad_np)
+
+
+def _gelu_bw(node, g):
+    """Tensor ops under ``create_graph`` (they differentiate again); else one array pass,
+    fused with the product by ``g`` for float32."""
+    if GRAD.enabled:
+        return _gelu_tensor_bw(node, g)
+    x, gd = node.saved[0]._data, g._data
+    with np.errstate(over="ignore", invalid="ignore"):
+        if (node.ctx[0] == "none" and x.dtype == np.float32 and gd.dtype == np.float32
+                and gd.shape == x.shape):
+            return (_make(_special.blocked(_gelu_grad_kernel, 1, x, gd), g._device),)
+        return (g * _const(_gelu_grad_opmath(x, *node.ctx), g),)
+
+
+_gelu = _activation("gelu", "GeluKernelImpl", _gelu_np, _gelu_bw, "GeluBackward0")
 
 
 @register("gelu", function=False, method=False)
