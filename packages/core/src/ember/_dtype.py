@@ -100,8 +100,10 @@ def random_type_name(d) -> str:
 
 
 def options_type_name(d) -> str:
-    """The dtype as a printed ``TensorOptions`` spells it: ``long int``, ``float``."""
-    return _NAMES[d.name][3]
+    """The dtype as a printed ``TensorOptions`` spells it: ``long int``, ``float`` (a NumPy
+    dtype outside the table: its own name)."""
+    row = _NAMES.get(d.name)
+    return row[3] if row else d.name
 
 
 #: NumPy dtype -> ember dtype (NumPy's builtin dtypes are singletons, so lookups are cheap).

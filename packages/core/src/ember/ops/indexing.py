@@ -29,6 +29,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from .. import _dtype
 from .._device import check_same_device, xp_of
 from .._dtype import scalar_type_name
 from .._tensor import Tensor, _make
@@ -1249,9 +1250,6 @@ index_fill, index_fill_ = _scatter_op("index_fill", _index_fill_plan, "IndexFill
 
 # masked ops -------------------------------------------------------------------------------
 
-_CPP_NAMES = {"int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
-              "uint8": "unsigned char", "float32": "float", "float64": "double",
-              "float16": "c10::Half"}
 
 
 def _mask_array(name, input, mask):
@@ -1260,7 +1258,7 @@ def _mask_array(name, input, mask):
     m = mask._data
     if m.dtype.kind != "b":
         raise RuntimeError(f"{name} only supports boolean masks, but got mask with dtype "
-                           f"{_CPP_NAMES.get(m.dtype.name, m.dtype.name)}")
+                           f"{_dtype.options_type_name(m.dtype)}")
     if mask._device is not input._device:
         if mask._device.type == "cpu" and m.ndim == 0:
             m = cast_to(mask, input._device, None, False)._data

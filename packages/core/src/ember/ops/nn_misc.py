@@ -611,9 +611,6 @@ def _embedding_bag_bw(node, g):
 EmbeddingBagBackward0 = make_node_class("EmbeddingBagBackward0", _embedding_bag_bw)
 
 
-_CPP_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half",
-              "int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
-              "uint8": "unsigned char", "bool": "bool"}
 
 
 @register("bilinear", method=False)
@@ -625,7 +622,7 @@ def bilinear(input1, input2, weight, bias=None):
     dtypes = [t._data.dtype for _, t in tensors]
     if any(dt != dtypes[0] for dt in dtypes):
         raise RuntimeError("All tensors must have the same dtype, got " + ", ".join(
-            f"{label}: {_CPP_NAMES.get(t._data.dtype.name, t._data.dtype.name)}"
+            f"{label}: {_dtype.options_type_name(t._data.dtype)}"
             for label, t in tensors))
     s1, s2, sw = input1._data.shape, input2._data.shape, weight._data.shape
     if len(s1) != len(s2):

@@ -38,8 +38,8 @@ from ._selection import (
 )
 from .registry import register
 
-# re-exported: the sorting ops were reductions' before ``ops.sorting`` (importing this module
-# also registers them until ``ops/__init__`` lists ``sorting`` itself)
+# re-exported: the sorting ops were reductions' before ``ops.sorting`` (their old import path
+# and reduction.__all__ stay valid)
 from .sorting import (
     argsort,
     kthvalue,
