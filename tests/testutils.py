@@ -30,6 +30,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -37,7 +38,8 @@ import pytest
 import ember
 
 __all__ = ["LocalHTTPServer", "assert_allclose", "assert_same_error", "copy_state_to_torch",
-           "local_http_server", "rand64", "randn64", "t64", "to_numpy", "to_torch"]
+           "local_http_server", "python_blocks", "rand64", "randn64", "t64", "to_numpy",
+           "to_torch"]
 
 
 # -- tensors ------------------------------------------------------------------------------------
@@ -197,3 +199,11 @@ def local_http_server(
             server.stop()
         finally:
             thread.join()
+
+
+TUTORIALS_DIR = Path(__file__).resolve().parents[1] / "docs" / "tutorials"
+
+
+def python_blocks(page: str) -> list[str]:
+    """The ```python blocks of ``docs/tutorials/<page>``, in order: the tutorial's program."""
+    return re.findall(r"```python\n(.*?)```", (TUTORIALS_DIR / page).read_text(), flags=re.S)

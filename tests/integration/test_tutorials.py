@@ -5,44 +5,21 @@ namespace, in a temporary working directory with ``EMBER_HOME`` pointing at a te
 cache, and the test then checks the variables the program left behind.
 """
 
-import re
 import shutil
 from pathlib import Path
 
 import pytest
+from testutils import TUTORIALS_DIR as TUTORIALS
+from testutils import python_blocks
 
 pytest.importorskip("ember.vision")
 
 ROOT = Path(__file__).resolve().parents[2]
-TUTORIALS = ROOT / "docs" / "tutorials"
 FASHION_MNIST_SUBSET = ROOT / "tests" / "vision" / "data" / "fashion_mnist_subset"
 PAGES = ("classify_a_photo.md", "transfer_learning.md", "fashion_mnist_cnn.md")
 
 # ImageNet's domestic-cat classes (281-285).
 CAT_CLASSES = {"tabby", "tiger cat", "Persian cat", "Siamese cat", "Egyptian cat"}
-
-
-def python_blocks(page: str) -> list[str]:
-    return re.findall(r"```python\n(.*?)```", (TUTORIALS / page).read_text(), flags=re.S)
-
-
-@pytest.fixture
-def run_tutorial(tmp_path, monkeypatch):
-    """Execute a tutorial's blocks in order; return its namespace."""
-    workdir = tmp_path / "work"
-    workdir.mkdir()
-    monkeypatch.chdir(workdir)
-    monkeypatch.setenv("EMBER_HOME", str(tmp_path / "ember_home"))
-
-    def run(page: str) -> dict:
-        namespace = {"__name__": "__main__"}
-        for index, source in enumerate(python_blocks(page)):
-            exec(compile(source, f"{page} block {index + 1}", "exec"), namespace)
-        return namespace
-
-    run.workdir = workdir
-    run.ember_home = tmp_path / "ember_home"
-    return run
 
 
 def test_index_links_every_tutorial():
