@@ -1,11 +1,11 @@
 """Text data helpers (``torchtext.data``): tokenizer functions, n-grams and functional
 transforms.
 
-Left out: ``bleu_score`` (``torchtext.data.metrics``) and the legacy ``Field``/``Iterator``
-API that torchtext itself removed.
+``ember.text.data.metrics.bleu_score`` is torchtext's BLEU. Left out: the legacy
+``Field``/``Iterator`` API that torchtext itself removed.
 """
 
-from . import functional, utils
+from . import functional, metrics, utils
 from .functional import (
     custom_replace,
     generate_sp_model,
@@ -16,6 +16,7 @@ from .functional import (
     simple_space_split,
     to_map_style_dataset,
 )
+from .metrics import bleu_score
 from .utils import get_tokenizer, interleave_keys, ngrams_iterator
 
-__all__ = utils.__all__ + functional.__all__
+__all__ = utils.__all__ + functional.__all__ + metrics.__all__
