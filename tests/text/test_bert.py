@@ -283,6 +283,21 @@ def test_encode_gives_unit_mean_pooled_embeddings_in_input_order(tiny_encoder):
     array = tiny_encoder.encode(SENTENCES[:2], convert_to_tensor=False)
     assert isinstance(array, np.ndarray) and array.shape == (2, 32)
     assert tiny_encoder.encode([]).shape == (0, 32)
+    assert tiny_encoder.get_sentence_embedding_dimension() == 32
+
+
+def test_encode_progress_bar_and_normalize_embeddings(tiny_encoder, capsys):
+    plain = tiny_encoder.encode(SENTENCES, batch_size=2)
+    shown = tiny_encoder.encode(SENTENCES, batch_size=2, show_progress_bar=True)
+    assert "3/3" in capsys.readouterr().err  # three batches of at most two
+    np.testing.assert_array_equal(shown.numpy(), plain.numpy())
+    tiny_encoder.normalize = False
+    raw = tiny_encoder.encode(SENTENCES)
+    assert not np.allclose(np.linalg.norm(raw.numpy(), axis=1), 1.0)
+    unit = tiny_encoder.encode(SENTENCES, normalize_embeddings=True)
+    np.testing.assert_allclose(unit.numpy(), raw.numpy() / np.linalg.norm(raw.numpy(), axis=1,
+                                                                           keepdims=True),
+                               rtol=1e-5)
 
 
 def test_encode_truncates_only_when_asked(tiny_encoder):

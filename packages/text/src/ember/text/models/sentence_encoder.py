@@ -76,15 +76,25 @@ class SentenceEncoder(nn.Module):
                               max_length=self.max_seq_length if truncation else None,
                               return_tensors="ember")
 
+    def get_sentence_embedding_dimension(self) -> int:
+        """The length of the embeddings (the encoder's hidden size), as
+        ``SentenceTransformer.get_sentence_embedding_dimension``."""
+        return self.model.config.hidden_size
+
     def encode(self, sentences: str | Sequence[str], batch_size: int = 32,
-               convert_to_tensor: bool = True, truncation: bool = False):
+               show_progress_bar: bool | None = None, convert_to_tensor: bool = True,
+               normalize_embeddings: bool = False, truncation: bool = False):
         """Embed ``sentences`` (a list of strings, or one string for a 1-d result) in batches
         of ``batch_size``, in eval mode without gradients; the embeddings come back in the
-        input order as one tensor (a NumPy array with ``convert_to_tensor=False``).
+        input order as one tensor (a NumPy array with ``convert_to_tensor=False``; unlike
+        ``sentence-transformers``, whose default is NumPy, an Ember tensor is the default).
 
         Sentences are batched by length, as ``sentence-transformers`` does, so that little
-        padding is computed. A text longer than the model's positions raises ``ValueError``
-        naming the limit unless ``truncation=True``, which cuts it to ``max_seq_length``.
+        padding is computed; ``show_progress_bar=True`` shows a tqdm bar over the batches.
+        ``normalize_embeddings=True`` scales the results to unit length (they already are
+        when the encoder was built with ``normalize=True``, as ``all-MiniLM-L6-v2`` is). A
+        text longer than the model's positions raises ``ValueError`` naming the limit unless
+        ``truncation=True``, which cuts it to ``max_seq_length``.
         """
         single = isinstance(sentences, str)
         sentences = [sentences] if single else list(sentences)
@@ -92,8 +102,13 @@ class SentenceEncoder(nn.Module):
         order = sorted(range(len(sentences)), key=lambda i: -len(sentences[i]))
         device = self.model.embeddings.word_embeddings.weight.device
         batches = []
+        starts = range(0, len(sentences), batch_size)
+        if show_progress_bar:
+            from tqdm.auto import tqdm
+
+            starts = tqdm(starts, desc="Batches", unit="batch")
         with ember.no_grad():
-            for start in range(0, len(sentences), batch_size):
+            for start in starts:
                 chunk = [sentences[i] for i in order[start:start + batch_size]]
                 inputs = self.tokenize(chunk, truncation=truncation)
                 token_type_ids = inputs.get("token_type_ids")
@@ -105,6 +120,8 @@ class SentenceEncoder(nn.Module):
                 embeddings = sorted_embeddings[ember.tensor(np.argsort(order), device=device)]
             else:
                 embeddings = ember.empty((0, self.model.config.hidden_size), device=device)
+            if normalize_embeddings:
+                embeddings = F.normalize(embeddings, p=2.0, dim=1)
         if single:
             embeddings = embeddings[0]
         return embeddings if convert_to_tensor else embeddings.cpu().numpy()
