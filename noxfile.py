@@ -1,4 +1,4 @@
-"""Every Ember workflow: ``python3 -m nox -s tests|lint|build|bench|demo|cpp``.
+"""Every Ember workflow: ``python3 -m nox -s tests|lint|build|bench|demo|cpp|cpp_sanitize``.
 
 Each session installs what it needs into its own virtualenv under ``.nox/``
 from the package index; only Python, pip, a C++ compiler and CMake are assumed.
@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
+import subprocess
 import tempfile
 from pathlib import Path
 
@@ -161,24 +162,104 @@ def demo(session: nox.Session) -> None:
     session.run("python", "examples/train_digits.py", *session.posargs)
 
 
-@nox.session(venv_backend="none")
-def cpp(session: nox.Session) -> None:
-    """Configure, build and test the C++ frontend in a temporary build directory."""
+# The C++ frontend (packages/cpp-frontend). Its wheel is built here, not in `build`: it
+# compiles libember (minutes on two cores, where `build` takes seconds), and it is checked by
+# compiling a C++ program against it, which tools/check_wheels.py (the Python namespace
+# wheels) has no part in. `build` stays the fast check of the five Python wheels.
+CPP_SOURCE = PACKAGES / "cpp-frontend"
+# a 10-line CMake project: find_package(Ember), target_link_libraries(hello ember::ember)
+CPP_HELLO = ROOT / "examples" / "cpp" / "hello"
+# The C++ tests' venv: the BLAS libember links (the wheel build gets its own through
+# pyproject's build-system.requires) and the Python packages that write the golden files the
+# parity tests compare with (the tests put these packages' sources on PYTHONPATH).
+CPP_TEST_REQUIREMENTS = ("scipy-openblas32>=0.3.28", *_editable("core", "nn"))
+CPP_JOBS = "2"  # the machines have two cores
+
+
+def _cmake_finds(package: str) -> bool:
+    """Whether CMake's find_package(<package>) succeeds, in a throwaway project."""
+    with tempfile.TemporaryDirectory(prefix="ember-probe-") as probe:
+        Path(probe, "CMakeLists.txt").write_text(
+            "cmake_minimum_required(VERSION 3.25)\n"
+            "project(probe LANGUAGES CXX)\n"
+            f"find_package({package} REQUIRED)\n"
+        )
+        result = subprocess.run(["cmake", "-S", probe, "-B", str(Path(probe, "build"))],
+                                capture_output=True)
+        return result.returncode == 0
+
+
+def _cpp_prerequisites(session: nox.Session) -> None:
+    """CMake, GoogleTest (Debian's libgtest-dev, installed when CMake finds none) and the
+    test venv's requirements."""
     for tool in ("cmake", "ctest"):
         if shutil.which(tool) is None:
-            session.error(f"{tool} not found; the cpp session needs CMake >= 3.25")
-    source = PACKAGES / "cpp-frontend"
-    with tempfile.TemporaryDirectory(prefix="ember-cpp-") as build_dir:
-        session.run("cmake", "-S", str(source), "-B", build_dir, external=True)
-        session.run("cmake", "--build", build_dir, "--parallel", "2", external=True)
-        session.run(
-            "ctest",
-            "--test-dir",
-            build_dir,
-            "--output-on-failure",
-            *session.posargs,
-            external=True,
-        )
+            session.error(f"{tool} not found; the C++ sessions need CMake >= 3.25")
+    if not _cmake_finds("GTest"):
+        if shutil.which("apt-get") is None:
+            session.error("GoogleTest not found: install it (Debian: libgtest-dev) "
+                          "or point CMake at it with GTest_ROOT")
+        session.log("GoogleTest not found; installing Debian's libgtest-dev")
+        env = {"DEBIAN_FRONTEND": "noninteractive"}
+        session.run("apt-get", "update", "-q", external=True, env=env)
+        session.run("apt-get", "install", "-y", "-q", "libgtest-dev", external=True, env=env)
+        if not _cmake_finds("GTest"):
+            session.error("CMake still finds no GoogleTest after installing libgtest-dev")
+    _install_once(session, *CPP_TEST_REQUIREMENTS)
+
+
+def _cpp_test_suite(session: nox.Session, build_dir: Path, *cmake_options: str) -> None:
+    """Configure packages/cpp-frontend with its tests, build it and run ctest (arguments
+    after `--` go to ctest: `nox -s cpp -- -R core`)."""
+    python = str(Path(session.virtualenv.bin) / "python")
+    session.run("cmake", "-S", str(CPP_SOURCE), "-B", str(build_dir), "-DEMBER_BUILD_TESTS=ON",
+                f"-DPython3_EXECUTABLE={python}", f"-DEMBER_TEST_PYTHON={python}",
+                *cmake_options, external=True)
+    session.run("cmake", "--build", str(build_dir), "--parallel", CPP_JOBS, external=True)
+    session.run("ctest", "--test-dir", str(build_dir), "--output-on-failure",
+                "--parallel", CPP_JOBS, *session.posargs, external=True)
+
+
+@nox.session
+def cpp(session: nox.Session) -> None:
+    """The C++ frontend: build the ember-cpp wheel, install it into a fresh virtualenv, build
+    examples/cpp/hello against it and run it; then build the C++ tests and run them (ctest)."""
+    _cpp_prerequisites(session)
+    with tempfile.TemporaryDirectory(prefix="ember-cpp-") as tmp_name:
+        tmp = Path(tmp_name)
+        session.run("python", "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp / "dist"),
+                    str(CPP_SOURCE), env={"CMAKE_BUILD_PARALLEL_LEVEL": CPP_JOBS})
+        (wheel,) = (tmp / "dist").glob("ember_cpp-*.whl")
+
+        # A fresh virtualenv with nothing but the wheel, as a C++ user would have it.
+        session.run("python", "-m", "venv", str(tmp / "venv"))
+        user_python = str(tmp / "venv" / "bin" / "python")
+        session.run(user_python, "-m", "pip", "install", "-q", str(wheel), external=True)
+        cmake_dir = session.run(user_python, "-m", "ember_cpp", "--cmake-dir",
+                                external=True, silent=True).strip()
+        session.run("cmake", "-S", str(CPP_HELLO), "-B", str(tmp / "hello"),
+                    f"-DCMAKE_PREFIX_PATH={cmake_dir}", external=True)
+        session.run("cmake", "--build", str(tmp / "hello"), external=True)
+        # The program runs on its own: its build tree gone, from another directory, with no
+        # Python environment (libember finds its OpenBLAS beside itself).
+        app = tmp / "app"
+        app.mkdir()
+        shutil.copy2(tmp / "hello" / "hello", app / "hello")
+        shutil.rmtree(tmp / "hello")
+        with session.chdir(app):
+            session.run("env", "-u", "VIRTUAL_ENV", "-u", "PYTHONPATH", "-u", "LD_LIBRARY_PATH",
+                        "./hello", external=True)
+
+        _cpp_test_suite(session, tmp / "build")
+
+
+@nox.session
+def cpp_sanitize(session: nox.Session) -> None:
+    """The C++ tests built with AddressSanitizer + UndefinedBehaviorSanitizer (EMBER_SANITIZE):
+    any memory error, leak or undefined behaviour fails the test that caused it."""
+    _cpp_prerequisites(session)
+    with tempfile.TemporaryDirectory(prefix="ember-cpp-asan-") as tmp_name:
+        _cpp_test_suite(session, Path(tmp_name) / "build", "-DEMBER_SANITIZE=ON")
 
 
 # Pinned so that a new mypy release cannot fail CI with checks nobody asked for.

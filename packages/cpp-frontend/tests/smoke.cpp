@@ -1,4 +1,5 @@
-// Smoke test: the header compiles as C++17 and reports the project's version.
+// Smoke test: the umbrella header compiles as C++17, libember links and loads (with its
+// OpenBLAS), and the headers, the library and the project agree on the version.
 #include <ember/ember.h>
 
 #include <cstdio>
@@ -15,6 +16,19 @@ int main() {
                      composed.c_str(), expected.c_str());
         return 1;
     }
-    std::printf("ember C++ frontend %s\n", expected.c_str());
+    if (ember::library_version() != ember::version()) {
+        std::fprintf(stderr, "libember is %.*s, the headers %s\n",
+                     static_cast<int>(ember::library_version().size()),
+                     ember::library_version().data(), expected.c_str());
+        return 1;
+    }
+    const std::string config = ember::show_config();
+    // show_config() asks OpenBLAS for its build and CPU core: the library resolved and loaded.
+    if (ember::has_openblas() && config.find("OpenBLAS") == std::string::npos) {
+        std::fprintf(stderr, "has_openblas() but show_config() names no OpenBLAS:\n%s",
+                     config.c_str());
+        return 1;
+    }
+    std::printf("%s", config.c_str());
     return 0;
 }

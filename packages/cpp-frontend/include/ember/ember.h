@@ -1,16 +1,12 @@
-// Ember C++17 frontend. Placeholder: the API (the same names as the Python
-// package, generated from core's op registry) is a later issue.
+// Ember's C++17 frontend: everything in one include, like <torch/torch.h>.
+//
+//   #include <ember/ember.h>
+//
+// The finer-grained headers (<ember/dtype.h>, <ember/error.h>, ...) can be included on
+// their own.
 #pragma once
 
-#include <string_view>
-
-namespace ember {
-
-inline constexpr int version_major = 0;
-inline constexpr int version_minor = 1;
-inline constexpr int version_patch = 0;
-
-// The frontend's version, "major.minor.patch", matching the Python distributions.
-constexpr std::string_view version() noexcept { return "0.1.0"; }
-
-}  // namespace ember
+#include <ember/dtype.h>
+#include <ember/error.h>
+#include <ember/export.h>
+#include <ember/version.h>
