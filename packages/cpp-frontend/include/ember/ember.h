@@ -8,5 +8,6 @@
 
 #include <ember/dtype.h>
 #include <ember/error.h>
+#include <ember/serialize.h>
 #include <ember/export.h>
 #include <ember/version.h>
