@@ -138,7 +138,8 @@ def build(session: nox.Session) -> None:
 @nox.session
 def bench(session: nox.Session) -> None:
     """Benchmarks, side by side with PyTorch (benchmarks/run.py)."""
-    _install_once(session, *_editable(*PYTHON_PACKAGES), TORCH, "threadpoolctl")
+    _install_once(session, *_editable(*PYTHON_PACKAGES), TORCH, "threadpoolctl",
+                  optional=(MINILM_WEIGHTS,))
     # The machine's OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE settings would skew the
     # comparison; unset them for this command only. `env -u` works with any nox
     # version (newer ones also accept env={"VAR": None}).

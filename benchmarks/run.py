@@ -30,7 +30,7 @@ def blas_info() -> str:
     return "; ".join(rows) or "no BLAS found"
 
 
-MODULES = ["bench_core", "bench_nn", "bench_serialization", "bench_vision"]
+MODULES = ["bench_core", "bench_nn", "bench_serialization", "bench_vision", "bench_text"]
 
 
 def main(argv: list[str]) -> int:
