@@ -239,36 +239,48 @@ celu_ = register("celu_", method=False)(_inplace_variant(celu, "celu_"))
 
 # -- smooth activations ------------------------------------------------------------------------
 
-def _gelu_kernel(a, out, u, t, erf):
-    """``gelu(a)`` into ``out`` (float32 blocks): ``0.5 * a * (1 + erf(a / sqrt(2)))``."""
-    np.multiply(a, _SQRT1_2, out=u)
-    _special.erf_float32_into(u, erf, out, t)
-    erf += 1
-    np.multiply(a, 0.5, out=out)
-    out *= erf
+def _gelu_float64(x, out, deriv=None):
+    """``gelu(x)`` into ``out`` and, if given, ``gelu'(x)`` into ``deriv``: float64 blocks
+    (``_special.blocked``), erf exact to rounding."""
+    s = _special.erf_f64(x * _SQRT1_2)
+    s += 1
+    np.multiply(x, s, out=out)
+    out *= 0.5
+    if deriv is not None:
+        s *= 0.5
+        pdf = np.multiply(x, x)
+        pdf *= -0.5
+        np.exp(pdf, out=pdf)
+        pdf *= x
+        pdf *= _INV_SQRT_2PI
+        np.add(s, pdf, out=deriv)
 
 
-def _gelu_grad_kernel(a, g, out, u, t, erf):
-    """``g * gelu'(a)`` into ``out`` (float32 blocks): ``g * (cdf + a * pdf)``."""
-    np.multiply(a, _SQRT1_2, out=u)
-    _special.erf_float32_into(u, erf, out, t)
-    erf += 1
-    erf *= 0.5
-    np.multiply(a, a, out=u)
-    u *= -0.5
-    np.exp(u, out=u)
-    np.multiply(a, u, out=out)
-    out *= _INV_SQRT_2PI
-    out += erf
-    out *= g
+def _gelu_arrays(a, with_grad):
+    """``gelu(a)`` of a float32 or float64 array (exact form), and ``gelu'(a)`` when
+    ``with_grad`` (else None): blockwise, in cache (``_special.blocked``)."""
+    shape = a.shape
+    if not shape:  # NumPy's ufuncs give a 0-dim array's result as a scalar: work in 1-d
+        a = a.reshape(1)
+    if a.dtype == np.float32:
+        if with_grad:
+            y, d = _special.blocked(_special.gelu_with_grad_float32_into, 2, a)
+        else:
+            y, d = _special.blocked(_special.gelu_float32_into, 1, a), None
+    elif with_grad:
+        y, d = _special.blocked(_gelu_float64, 2, a, scratch=0)
+    else:
+        y, d = _special.blocked(_gelu_float64, 1, a, scratch=0), None
+    if not shape:
+        y = y.reshape(shape)
+        d = None if d is None else d.reshape(shape)
+    return y, d
 
 
 def _gelu_np(a, approximate):
     if approximate == "tanh":
         return 0.5 * a * (1 + np.tanh(_GELU_K * (a + 0.044715 * a * a * a)))
-    if a.dtype == np.float32:  # blockwise in place: the temporaries stay in cache
-        return _special.blocked(_gelu_kernel, 1, a)
-    return 0.5 * a * (1 + _special.erf_any(a * _SQRT1_2))
+    return _gelu_arrays(a, False)[0]
 
 
 def _gelu_tensor_bw(node, g):
@@ -287,23 +299,30 @@ def _gelu_grad_np(a, approximate):
     if approximate == "tanh":
         t = np.tanh(_GELU_K * (a + 0.044715 * a * a * a))
         return 0.5 * (1 + t) + 0.5 * a * (1 - t * t) * (_GELU_K * (1 + 3 * 0.044715 * a * a))
-    cdf = 0.5 * (1 + _special.erf_any(a * _SQRT1_2))
-    return cdf + a * np.exp(a * a * -0.5) * _INV_SQRT_2PI
+    return _gelu_arrays(a, True)[1]
 
 
 _gelu_grad_opmath = _opmath(_gelu_grad_np)
 
 
 def _gelu_bw(node, g):
-    """Tensor ops under ``create_graph`` (they differentiate again); else one array pass,
-    fused with the product by ``g`` for float32."""
+    """Tensor ops under ``create_graph`` (they differentiate again); else ``g`` times the
+    derivative the forward saved (exact form, float32/64 on the CPU), or one array pass from
+    the input, fused with the product by ``g`` for float32."""
     if GRAD.enabled:
         return _gelu_tensor_bw(node, g)
-    x, gd = node.saved[0]._data, g._data
+    saved, gd = node.saved, g._data
+    if len(saved) > 1:  # gelu'(x), computed by the forward
+        deriv = saved[1]
+        if gd.shape == deriv.shape and gd.dtype == deriv.dtype:
+            return (_make(np.multiply(gd, deriv), g._device),)
+        return (g * _const(deriv, g),)
+    x = saved[0]._data
     with np.errstate(over="ignore", invalid="ignore"):
         if (node.ctx[0] == "none" and x.dtype == np.float32 and gd.dtype == np.float32
                 and gd.shape == x.shape):
-            return (_make(_special.blocked(_gelu_grad_kernel, 1, x, gd), g._device),)
+            out = _special.blocked(_special.gelu_backward_float32_into, 1, x, gd)
+            return (_make(out, g._device),)
         return (g * _const(_gelu_grad_opmath(x, *node.ctx), g),)
 
 
@@ -312,14 +331,26 @@ _gelu = _activation("gelu", "GeluKernelImpl", _gelu_np, _gelu_bw, "GeluBackward0
 
 @register("gelu", function=False, method=False)
 def gelu(input, approximate="none"):
-    """Gaussian error linear unit, ``x * Phi(x)`` (``approximate='tanh'``: tanh formula)."""
+    """Gaussian error linear unit, ``x * Phi(x)`` (``approximate='tanh'``: tanh formula).
+
+    With a gradient to record (exact form, float32 or float64 on the CPU), the forward also
+    computes ``gelu'(x)`` in the same cache-sized blocks and saves it (one array of the
+    input's size, besides the input), so that the backward is one product; the input stays
+    saved for ``create_graph``."""
     if approximate not in ("none", "tanh"):
         raise RuntimeError("approximate argument must be either none or tanh.")
-    if input._device.type != "cpu" and input._data.dtype.kind == "f":
+    d = input._data
+    if input._device.type != "cpu" and d.dtype.kind == "f":
         fused = fused_kernel(input._device, "gelu")
-        if fused is not None:  # one elementwise kernel (CUDA); the backward is Tensor ops
-            return result(fused(input._data, approximate), input._device, _gelu._node,
+        if fused is not None:  # one elementwise kernel (CUDA); the backward reads the input
+            return result(fused(d, approximate), input._device, _gelu._node,
                           (input,), (input,), (approximate,))
+    if (approximate == "none" and input.requires_grad and GRAD.enabled
+            and (d.dtype == np.float32 or d.dtype == np.float64)):
+        with np.errstate(over="ignore", invalid="ignore"):
+            y, deriv = _gelu_arrays(d, True)
+        return record(_gelu._node, _make(y, input._device), (input,), (input, deriv),
+                      (approximate,))
     return _gelu(input, approximate)
 
 
