@@ -206,8 +206,9 @@ def ember_fixtures(out: str, lines: list[str]) -> None:
 def dump(path: str) -> None:
     """Print a safetensors file's tensors as expected.tsv lines (read by the safetensors
     package), after checking that ember.safetensors reads the same."""
-    import ember.safetensors
     from safetensors import safe_open
+
+    import ember.safetensors
 
     name = os.path.basename(path)
     with safe_open(path, framework="np") as f:
