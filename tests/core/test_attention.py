@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import ember
-from ember.autograd import gradcheck
+from ember.autograd import gradcheck, gradgradcheck
 from ember.ops.attention import scaled_dot_product_attention as sdpa
 
 
@@ -127,3 +127,118 @@ def test_registered_as_random():
     from ember.ops.registry import OPS
 
     assert OPS["scaled_dot_product_attention"].random
+
+
+# -- the array path: exp without the row maxima, its fallback, layouts --------------------------
+
+def _attention_case(seed, L=5, S=6, E=4, scale=1.0):
+    q, k, v = (_rand(2, 3, n, E, seed=seed + i) for i, n in enumerate((L, S, S)))
+    return ember.tensor(q.numpy() * scale, requires_grad=True), k.requires_grad_(), \
+        v.requires_grad_()
+
+
+@pytest.mark.parametrize("case", ["overflow", "underflow"])
+def test_scores_outside_the_exp_range_take_the_exact_path(case, monkeypatch):
+    """Scores past 60 overflow the row sums of ``exp`` without the max subtracted, a row
+    whose scores all lie below -100 underflows them: the kernel notices from the sums,
+    computes the scores again and subtracts the maxima; values and gradients as the
+    reference."""
+    from ember.ops import attention
+
+    calls = []
+    scores = attention._scores
+    monkeypatch.setattr(attention, "_scores", lambda *a: calls.append(1) or scores(*a))
+    q, k, v = _attention_case(3, scale=40.0 if case == "overflow" else 1.0)
+    bias = np.zeros((5, 6))
+    if case == "underflow":
+        bias[2] = -300.0
+    out = sdpa(q, k, v, attn_mask=ember.tensor(bias))
+    assert len(calls) == 2  # the plain exponential, then the exact one
+    np.testing.assert_allclose(out.detach().numpy(), _ref(q.detach().numpy(), k.detach().numpy(),
+                                                          v.detach().numpy(), bias), rtol=1e-10)
+    assert np.isfinite(out.detach().numpy()).all()
+    small = tuple(t.detach()[:1, :1].clone().requires_grad_() for t in (q, k, v))
+    assert gradcheck(lambda q, k, v: sdpa(q, k, v, attn_mask=ember.tensor(bias)), small)
+    calls.clear()
+    sdpa(*(t.detach() / 40.0 for t in (q, k, v)))
+    assert len(calls) == 1  # in range: one pass
+
+
+def test_float_mask_with_a_fully_masked_row():
+    q, k, v = (_rand(2, 3, 4, seed=i, requires_grad=True) for i in range(3))
+    bias = np.zeros((3, 3))
+    bias[1] = -np.inf
+    bias[0, 2] = -np.inf
+    out = sdpa(q, k, v, attn_mask=ember.tensor(bias))
+    np.testing.assert_array_equal(out.detach().numpy()[:, 1], 0.0)
+    np.testing.assert_allclose(out.detach().numpy(), _ref(q.detach().numpy(), k.detach().numpy(),
+                                                          v.detach().numpy(), bias), rtol=1e-12)
+    out.sum().backward()
+    np.testing.assert_array_equal(q.grad.numpy()[:, 1], 0.0)
+
+
+def test_grad_fn_is_one_node_named_as_pytorch():
+    q, k, v = (_rand(2, 2, 3, 4, seed=i, requires_grad=True) for i in range(3))
+    out = sdpa(q, k, v, is_causal=True)
+    assert out.grad_fn.name() == "ScaledDotProductFlashAttentionForCpuBackward0"
+    assert [f[0].name() for f in out.grad_fn.next_functions[:3]] == ["AccumulateGrad"] * 3
+
+
+def test_output_in_the_query_layout():
+    """As PyTorch's CPU kernel: heads split from an (N, L, H*E) array give an output whose
+    heads merge without a copy; a contiguous query gives a contiguous output."""
+    x = _rand(2, 5, 3 * 2 * 4, seed=1, dtype=np.float32)
+    q, k, v = (t.view(2, 5, 2, 4).transpose(1, 2) for t in x.split(8, dim=2))
+    out = sdpa(q, k, v, is_causal=True)
+    assert out.transpose(1, 2).is_contiguous() and not out.is_contiguous()
+    assert sdpa(q.contiguous(), k, v).is_contiguous()
+    want = _ref(q.numpy(), k.numpy(), v.numpy(),
+                np.where(np.tril(np.ones((5, 5), bool)), 0.0, -np.inf))
+    np.testing.assert_allclose(out.numpy(), want, rtol=1e-5, atol=1e-6)
+
+
+def test_gradients_through_split_heads_match_the_reference():
+    x = _rand(2, 5, 3 * 2 * 4, seed=2, requires_grad=True)
+
+    def f(x):
+        q, k, v = (t.view(2, 5, 2, 4).transpose(1, 2) for t in x.split(8, dim=2))
+        return sdpa(q, k, v, is_causal=True).transpose(1, 2).reshape(2, 5, 8)
+
+    assert gradcheck(f, (x,))
+
+
+def test_causal_mask_cache_is_reused_not_written():
+    for seed in range(3):
+        q, k, v = _rand(2, 4, 3, seed=seed), _rand(2, 6, 3, seed=seed + 5), _rand(2, 6, 2)
+        bias = np.where(np.tril(np.ones((4, 6), bool)), 0.0, -np.inf)
+        np.testing.assert_allclose(sdpa(q, k, v, is_causal=True).numpy(),
+                                   _ref(q.numpy(), k.numpy(), v.numpy(), bias), rtol=1e-12)
+
+
+def test_backward_twice_with_retain_graph():
+    q, k, v = (_rand(2, 3, 4, seed=i, requires_grad=True) for i in range(3))
+    mask = ember.tensor(np.array([[1, 1, 0], [1, 0, 0], [1, 1, 1]], bool))
+    out = sdpa(q, k, v, attn_mask=mask, dropout_p=0.0)
+    out.sum().backward(retain_graph=True)
+    first = [t.grad.numpy().copy() for t in (q, k, v)]
+    for t in (q, k, v):
+        t.grad = None
+    out.sum().backward()
+    for t, g in zip((q, k, v), first):
+        np.testing.assert_array_equal(t.grad.numpy(), g)
+
+
+def test_double_backward_through_the_node():
+    q, k, v = (_rand(1, 3, 4, seed=i, requires_grad=True) for i in range(3))
+    (gq,) = ember.autograd.grad(sdpa(q, k, v, is_causal=True).pow(2).sum(), (q,),
+                                create_graph=True)
+    assert gq.requires_grad
+    assert gradgradcheck(lambda q, k, v: sdpa(q, k, v, is_causal=True), (q, k, v))
+
+
+def test_float16_computes_as_before():
+    q, k, v = (_rand(2, 3, 4, seed=i, dtype=np.float16) for i in range(3))
+    out = sdpa(q, k, v)
+    assert out.dtype == ember.float16
+    want = _ref(*(t.numpy().astype(np.float64) for t in (q, k, v)))
+    np.testing.assert_allclose(out.numpy(), want, rtol=2e-2, atol=2e-3)

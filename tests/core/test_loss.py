@@ -178,6 +178,68 @@ def test_cross_entropy_errors():
 PROB_T = ember.tensor(PROB)
 
 
+def _unfused_cross_entropy(x, t, **kw):
+    """``nll_loss(log_softmax(x))`` as separate ops: what the fused path must give."""
+    ca = 0 if x.dim() == 1 else 1
+    return L.nll_loss(ember.log_softmax(x, ca), t, **kw)
+
+
+@pytest.mark.parametrize("shape", [(6, 5), (3, 5, 2, 2), (5,)])
+@pytest.mark.parametrize("kw", [{}, {"reduction": "sum", "ignore_index": 2},
+                                {"reduction": "none", "weight": True}])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_cross_entropy_fused_matches_log_softmax_then_nll(shape, kw, dtype):
+    """The fused forward and backward (no log-probabilities made; one pass backward) give
+    nll_loss(log_softmax(x))'s values and gradients, to float rounding, in the same graph."""
+    rng = np.random.default_rng(1)
+    xa = rng.standard_normal(shape).astype(dtype) * 3
+    tshape = shape[:1] + shape[2:] if len(shape) > 1 else ()
+    t = ember.tensor(rng.integers(0, 5, tshape))
+    kw = dict(kw)
+    if kw.pop("weight", False):
+        kw["weight"] = ember.tensor(rng.uniform(0.5, 2.0, 5).astype(dtype))
+    x1, x2 = (ember.tensor(xa, requires_grad=True) for _ in range(2))
+    fused, plain = L.cross_entropy(x1, t, **kw), _unfused_cross_entropy(x2, t, **kw)
+    assert fused.grad_fn.name() == "NllLossBackward0"
+    assert fused.grad_fn.next_functions[0][0].name() == "LogSoftmaxBackward0"
+    tol = {"rtol": 1e-6, "atol": 1e-7} if dtype == np.float32 else {"rtol": 1e-14}
+    np.testing.assert_allclose(fused.detach().numpy(), plain.detach().numpy(), **tol)
+    g = ember.tensor(rng.standard_normal(tuple(fused.shape)).astype(dtype))
+    fused.backward(g)
+    plain.backward(g)
+    np.testing.assert_allclose(x1.grad.numpy(), x2.grad.numpy(), **tol)
+
+
+def test_cross_entropy_fused_backward_with_retain_graph_hooks_and_create_graph():
+    x = t64(X, requires_grad=True)
+    t = ember.tensor(IDX)
+    loss = L.cross_entropy(x, t)
+    want = np.exp(np_log_softmax(X, 1))
+    want[np.arange(4), IDX] -= 1
+    want /= 4
+    loss.backward(retain_graph=True)
+    np.testing.assert_allclose(x.grad.numpy(), want, rtol=1e-12)
+    x.grad = None
+    loss.backward(retain_graph=True)  # the saved softmax was not written over
+    np.testing.assert_allclose(x.grad.numpy(), want, rtol=1e-12)
+    # hooks see the gradients of the two ops, as without the fused pass
+    seen, kept = [], []
+    loss.grad_fn.next_functions[0][0].register_prehook(
+        lambda grads: seen.append(grads[0].numpy().copy()))
+    loss.grad_fn.register_hook(lambda grads_in, grads_out: kept.append(grads_in[0]))
+    x.grad = None
+    loss.backward()
+    np.testing.assert_allclose(x.grad.numpy(), want, rtol=1e-12)
+    nll_grad = np.zeros((4, 5))
+    nll_grad[np.arange(4), IDX] = -0.25
+    np.testing.assert_array_equal(seen[0], nll_grad)
+    np.testing.assert_array_equal(kept[0].numpy(), nll_grad)
+    (gx,) = ember.autograd.grad(L.cross_entropy(x, t), (x,), create_graph=True)
+    assert gx.requires_grad
+    np.testing.assert_allclose(gx.detach().numpy(), want, rtol=1e-12)
+    assert gradgradcheck(lambda x: L.cross_entropy(x, t, reduction="sum"), (x,))
+
+
 def test_gaussian_nll_loss_var_size_error():
     a, b = t64(X), t64(Y)
     with pytest.raises(ValueError, match="var is of incorrect size"):

@@ -159,6 +159,58 @@ def test_embedding_gradient_counts_and_padding():
     np.testing.assert_array_equal(w.grad.numpy(), [[0, 0], [1, 1], [1, 1], [0, 0]])
 
 
+def _embedding_grad_ref(idx, g, num, padding_idx=None, scale_grad_by_freq=False):
+    """``np.add.at`` of the gradient's rows into the table's (float64)."""
+    flat, rows = idx.reshape(-1), g.reshape(-1, g.shape[-1]).astype(np.float64)
+    if scale_grad_by_freq:
+        rows = rows / np.bincount(flat, minlength=num)[flat][:, None]
+    out = np.zeros((num, g.shape[-1]))
+    np.add.at(out, flat, rows)
+    if padding_idx is not None:
+        out[padding_idx] = 0
+    return out
+
+
+@pytest.mark.parametrize("kw", [{}, {"padding_idx": 3}, {"scale_grad_by_freq": True},
+                                {"padding_idx": -1, "scale_grad_by_freq": True}])
+@pytest.mark.parametrize("index_dtype", [np.int64, np.int32])
+def test_embedding_gradient_sums_repeated_rows(kw, index_dtype):
+    """Many repeats (as a language model's batch): the segment sum against ``np.add.at``,
+    float32 rounded once; a non-contiguous output gradient."""
+    rng = np.random.default_rng(0)
+    num = 50
+    idx = rng.integers(0, num, (6, 40)).astype(index_dtype)
+    idx[0, :5] = num - 1
+    w = ember.tensor(rng.standard_normal((num, 8)).astype(np.float32), requires_grad=True)
+    g = rng.standard_normal((8, 40, 6)).astype(np.float32)
+    out = M.embedding(ember.tensor(idx), w, **kw)
+    out.backward(ember.tensor(g).permute(2, 1, 0))
+    padding = kw.get("padding_idx")
+    want = _embedding_grad_ref(idx, g.transpose(2, 1, 0), num,
+                               None if padding is None else padding % num,
+                               kw.get("scale_grad_by_freq", False))
+    assert w.grad.dtype == ember.float32
+    np.testing.assert_allclose(w.grad.numpy(), want, rtol=1e-6, atol=1e-6)
+
+
+def test_embedding_gradient_edge_cases_and_double_backward():
+    w = _f64(4, 3)
+    M.embedding(ember.zeros(0, dtype=ember.int64), w).sum().backward()
+    np.testing.assert_array_equal(w.grad.numpy(), 0.0)
+    idx = ember.tensor([[1, 1], [3, 1]])
+    assert gradcheck(lambda w: M.embedding(idx, w, padding_idx=0).pow(2), (w,))
+    from ember.autograd import gradgradcheck
+
+    assert gradgradcheck(lambda w: M.embedding(idx, w, padding_idx=0).pow(2), (w,))
+    # create_graph takes index_add (differentiable): the same gradient as the array path
+    kw = {"padding_idx": 3, "scale_grad_by_freq": True}
+    (graph,) = ember.autograd.grad(M.embedding(idx, w, **kw).pow(2).sum(), (w,),
+                                   create_graph=True)
+    (plain,) = ember.autograd.grad(M.embedding(idx, w, **kw).pow(2).sum(), (w,))
+    assert graph.requires_grad and not plain.requires_grad
+    np.testing.assert_allclose(graph.detach().numpy(), plain.numpy(), rtol=1e-15)
+
+
 def test_embedding_max_norm_renormalises_in_place():
     w = ember.tensor([[3.0, 4.0], [0.3, 0.4], [6.0, 8.0]])
     out = M.embedding(ember.tensor([0, 1]), w, max_norm=1.0)

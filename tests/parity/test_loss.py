@@ -212,3 +212,23 @@ def test_mse_size_warning_matches():
     with pytest.warns(UserWarning) as ours:
         L.mse_loss(ember.zeros(3, 1), ember.zeros(3))
     assert str(ours[0].message).replace("ember", "torch") == str(theirs[0].message)
+
+
+@pytest.mark.parametrize("classes", [512, 2000])
+def test_cross_entropy_float32_language_model_shape(classes):
+    """A language model's loss (ignore_index -1 on some targets): the fused log-softmax and
+    nll_loss give PyTorch's loss and logits' gradient within 2e-7 of the largest entry
+    (float32 rounding), through NllLossBackward0 over LogSoftmaxBackward0."""
+    rng = np.random.default_rng(4)
+    (ex, tx) = both((rng.standard_normal((256, classes)) * 2).astype(np.float32))
+    target = rng.integers(0, classes, 256)
+    target[::9] = -1
+    el = L.cross_entropy(ex, ember.tensor(target), ignore_index=-1)
+    tl = F.cross_entropy(tx, torch.tensor(target), ignore_index=-1)
+    assert [el.grad_fn.name(), el.grad_fn.next_functions[0][0].name()] == \
+        [tl.grad_fn.name(), tl.grad_fn.next_functions[0][0].name()]
+    assert abs(el.item() - tl.item()) <= 2e-7 * abs(tl.item())
+    el.backward()
+    tl.backward()
+    g = tx.grad.numpy()
+    np.testing.assert_allclose(ex.grad.numpy(), g, rtol=0, atol=2e-7 * np.abs(g).max())

@@ -202,3 +202,67 @@ def test_sdpa_errors():
         msg_t, msg_e = _same_error(lambda c=case: c(e_sdpa, ember.tensor),
                                    lambda c=case: c(F.scaled_dot_product_attention, torch.tensor))
         assert msg_e == msg_t
+
+
+# -- float32 at the shapes of the text models (the array kernels' rounding) ---------------------
+
+def _f32_close(e, t, tol):
+    """Within ``tol`` of the largest magnitude: a few float32 ulps of PyTorch's result."""
+    e, t = e.detach().numpy(), t.detach().numpy()
+    np.testing.assert_allclose(e, t, rtol=0, atol=tol * np.abs(t).max())
+
+
+@pytest.mark.parametrize("case", ["causal", "padding mask", "bool mask", "float mask grad"])
+def test_sdpa_float32_model_shapes(case):
+    """GPT's causal attention (heads split from one (N, L, 3C) array) and MiniLM's additive
+    padding mask (float32 min), values and gradients; the output keeps PyTorch's strides.
+    Tolerance: 4e-6 of the largest entry; Ember's error against float64 is PyTorch's size
+    (about 1e-6), but the two round differently (the scale goes on k here)."""
+    rng = np.random.default_rng(3)
+    n, length, heads, e = 4, 32, 4, 16
+    ex, tx = _pair(n, length, 3 * heads * e, seed=3, dtype=np.float32)
+    kw_e, kw_t = {}, {}
+    if case == "causal":
+        kw_e = kw_t = {"is_causal": True}
+    elif case == "padding mask":
+        keep = np.ones((n, length), np.float32)
+        keep[1:, length // 2:] = 0
+        add = (1.0 - keep[:, None, None, :]) * np.finfo(np.float32).min
+        kw_e, kw_t = {"attn_mask": ember.tensor(add)}, {"attn_mask": torch.tensor(add)}
+    elif case == "bool mask":
+        mask = rng.random((n, 1, length, length)) > 0.3
+        kw_e, kw_t = {"attn_mask": ember.tensor(mask)}, {"attn_mask": torch.tensor(mask)}
+    else:
+        em, tm = _pair(1, heads, length, length, seed=4, dtype=np.float32)
+        kw_e, kw_t = {"attn_mask": em}, {"attn_mask": tm}
+
+    def run(lib, x, fn, kw):
+        q, k, v = (t.view(n, length, heads, e).transpose(1, 2)
+                   for t in x.split(heads * e, dim=2))
+        return fn(q, k, v, **kw)
+
+    eo, to = run(ember, ex, e_sdpa, kw_e), run(torch, tx, F.scaled_dot_product_attention, kw_t)
+    assert eo.stride() == to.stride()
+    _f32_close(eo, to, 4e-6)
+    g = rng.standard_normal(tuple(to.shape)).astype(np.float32)
+    eo.backward(ember.tensor(g))
+    to.backward(torch.tensor(g))
+    _f32_close(ex.grad, tx.grad, 4e-6)
+    if case == "float mask grad":
+        _f32_close(kw_e["attn_mask"].grad, kw_t["attn_mask"].grad, 4e-6)
+
+
+@pytest.mark.parametrize("shape", [(4, 16, 384), (8, 32, 128)])
+def test_layer_norm_float32_model_shapes(shape):
+    """Values and the three gradients within 2e-6 of the largest entry of PyTorch's."""
+    ex, tx = _pair(*shape, seed=6, dtype=np.float32)
+    ew, tw = _pair(shape[-1], seed=7, dtype=np.float32)
+    eb, tb = _pair(shape[-1], seed=8, dtype=np.float32)
+    eo = EN.layer_norm(ex * 3 + 1, (shape[-1],), ew, eb)
+    to = F.layer_norm(tx * 3 + 1, (shape[-1],), tw, tb)
+    _f32_close(eo, to, 2e-6)
+    g = np.random.default_rng(9).standard_normal(shape).astype(np.float32)
+    eo.backward(ember.tensor(g))
+    to.backward(torch.tensor(g))
+    for e, t in ((ex, tx), (ew, tw), (eb, tb)):
+        _f32_close(e.grad, t.grad, 2e-6)

@@ -1,8 +1,28 @@
-"""``scaled_dot_product_attention``, composed of Tensor ops (matmul, softmax, masked_fill),
-so it is differentiable twice.
+"""``scaled_dot_product_attention``: one recorded node with array code forward and backward
+(``ScaledDotProductFlashAttentionForCpuBackward0``, as PyTorch's CPU kernel), and the same
+computation written with Tensor ops for what the node does not cover (float16, empty inputs)
+and for gradients of gradients (``create_graph=True``).
 
 Rows whose scores are all masked out give zeros (output and gradients), as PyTorch 2.13's
 CPU kernels do (its ``_safe_softmax``), not NaN.
+
+The array path, per ``(..., L, S)`` score matrix ``s = q @ (k * scale)^T + mask``:
+
+- the scale goes on ``k`` (``S x E``), not on the scores (``L x S``); the causal mask is a
+  cached additive ``-inf`` matrix, a bool mask becomes an additive one of its own (small)
+  size: one pass over the scores for any mask;
+- ``e = exp(s)`` is taken without subtracting the row maxima (NumPy's reduction along a
+  short last axis costs more than the exponential) and checked afterwards on the row sums
+  ``z``, a small array: when a sum leaves ``[exp(-40), exp(60)]`` (overflow, every entry
+  underflowing, a fully masked row, NaN) the scores are recomputed and the exponential
+  taken after subtracting the row maxima, as ``softmax`` does. Either way the softmax is
+  ``e * r`` with ``r = 1 / z`` per row (0 for a fully masked row);
+- ``r`` is never applied to ``e``: the output is ``(e @ v) * r`` (``L x E``), and the
+  backward folds ``r`` into the output's gradient (``L x E``) as well:
+  ``dS = e * ((r * dO) @ v^T - r * rowsum(dO * O))``;
+- ``k^T * scale`` is copied C-contiguous (``E x S``: a small copy) before its product with
+  ``q``: OpenBLAS runs a batch of transposed right operands markedly slower; ``v`` and
+  the other operands go as they are.
 """
 
 from __future__ import annotations
@@ -14,6 +34,9 @@ import numpy as np
 from .._device import check_same_device, xp_of
 from .._dtype import scalar_type_name
 from .._tensor import _make
+from ..autograd.grad_mode import GRAD
+from ..autograd.graph import make_node_class, record
+from ._factories import sum_to_size
 from .registry import register
 
 __all__ = ["scaled_dot_product_attention"]
@@ -79,17 +102,209 @@ def _gqa(query, key, value):
     return key, value
 
 
-def _dropout_mask(like, p):
-    """A constant tensor of ``0`` and ``1 / (1 - p)`` drawn by ember's default generator."""
+def _dropout_mask(shape, dtype, dev, p):
+    """A constant array of ``0`` and ``1 / (1 - p)`` drawn by ember's default generator."""
     from .._factory import place
     from .._random import _rng, _uniform
 
-    d = like._data
     if p >= 1.0:
-        return _make(xp_of(like).zeros(d.shape, d.dtype), like._device)
-    keep = (_uniform(_rng(None, like._device), d.shape, d.dtype) >= p).astype(d.dtype)
+        return xp_of(dev).zeros(shape, dtype)
+    keep = (_uniform(_rng(None, dev), shape, dtype) >= p).astype(dtype)
     keep *= 1.0 / (1.0 - p)
-    return place(keep, like._device)
+    return place(keep, dev)._data
+
+
+# -- the Tensor-op form (float16, empty inputs, gradients of gradients) -------------------------
+
+def _weights_tensor(query, key, attn_mask, scale):
+    """``softmax(query @ key^T * scale + mask)`` in Tensor ops; fully masked rows give zeros.
+    ``attn_mask``: None, bool (True takes part) or float (added), already causal-resolved."""
+    scores = query.matmul(key.transpose(-2, -1)) * scale
+    if attn_mask is None:
+        return scores.softmax(-1)
+    if attn_mask._data.dtype.kind == "b":
+        scores = scores.masked_fill(attn_mask.logical_not(), float("-inf"))
+    else:
+        scores = scores + attn_mask
+    dead = (scores._data == -np.inf).all(-1, keepdims=True)
+    if dead.any():  # fully masked rows: zeros, not NaN, and zero grads
+        dead_t = _make(dead, query._device)
+        return scores.masked_fill(dead_t, 0.0).softmax(-1).masked_fill(dead_t, 0.0)
+    return scores.softmax(-1)
+
+
+def _attention_tensor(query, key, value, attn_mask, scale, keep):
+    weights = _weights_tensor(query, key, attn_mask, scale)
+    if keep is not None:
+        weights = weights * _make(keep, query._device)
+    return weights.matmul(value)
+
+
+# -- the array form -----------------------------------------------------------------------------
+
+_SUM_RANGE = (math.exp(-40.0), math.exp(60.0))  # row sums of exp(s) taken without the max
+_CAUSAL: dict = {}  # (L, S, dtype, device) -> the additive causal mask (read only)
+
+
+def _causal_mask(L, S, dtype, dev):
+    key = (L, S, dtype, dev)
+    add = _CAUSAL.get(key)
+    if add is None:
+        xp = xp_of(dev)
+        below = xp.arange(L).reshape(L, 1) >= xp.arange(S).reshape(1, S)
+        add = xp.where(below, xp.zeros((), dtype), xp.full((), -np.inf, dtype))
+        if len(_CAUSAL) >= 16:
+            _CAUSAL.clear()
+        _CAUSAL[key] = add
+    return add
+
+
+def _additive(mask, dtype, xp):
+    """A bool mask (True takes part) as ``0`` / ``-inf`` of its own shape; a float one as it is."""
+    if mask.dtype.kind != "b":
+        return mask
+    return xp.where(mask, xp.zeros((), dtype), xp.full((), -np.inf, dtype))
+
+
+def _contiguous(a, xp, factor=None):
+    """``a`` (times ``factor``) as a new C-contiguous array (for the right operand of a
+    batched product, which OpenBLAS runs markedly slower transposed)."""
+    out = xp.empty(a.shape, a.dtype)
+    if factor is None:
+        out[...] = a
+    else:
+        xp.multiply(a, factor, out=out)
+    return out
+
+
+def _scores(q, kt, add):
+    s = q @ kt
+    if add is not None:
+        if s.shape == np.broadcast_shapes(s.shape, add.shape):
+            s += add
+        else:  # the mask has batch dims the inputs lack
+            s = s + add
+    return s
+
+
+def _row_sums(e, xp):
+    return xp.einsum("...j->...", e)[..., None]  # one pass; ``e.sum(-1)`` loops per row
+
+
+def _softmax_parts(q, kt, add, xp):
+    """``(e, r)``: the softmax of the scores is ``e * r``, ``r`` the reciprocal row sums (0
+    for fully masked rows). See the module's docstring for why the max is subtracted only
+    when the plain exponential leaves the safe range."""
+    e = _scores(q, kt, add)
+    with np.errstate(over="ignore", invalid="ignore"):
+        xp.exp(e, out=e)
+        z = _row_sums(e, xp)
+    lo, hi = _SUM_RANGE
+    if lo <= z.min() and z.max() <= hi:  # NaN fails both
+        return e, 1.0 / z
+    s = _scores(q, kt, add)
+    m = s.max(-1, keepdims=True)
+    m[m == -np.inf] = 0.0  # fully masked rows: exp(-inf) = 0, not NaN
+    s -= m
+    xp.exp(s, out=s)
+    z = _row_sums(s, xp)
+    with np.errstate(divide="ignore"):
+        r = 1.0 / z
+    r[z == 0] = 0.0
+    return s, r
+
+
+def _output_buffer(like, shape, xp):
+    """Where a result of ``shape`` goes: in the layout of ``like`` when it is the
+    heads-transposed view of an ``(N, L, H, E)`` array, as PyTorch's CPU kernel does (merging
+    the heads is then free, and so is the gradient's way back through the split)."""
+    if like.ndim == 4 and len(shape) == 4 and like.shape[:-1] == shape[:-1] \
+            and like.strides[1] < like.strides[2]:
+        n, h, length, e = shape
+        return xp.empty((n, length, h, e), like.dtype).transpose(0, 2, 1, 3)
+    return xp.empty(shape, like.dtype)
+
+
+def _product(a, b, like, xp, factor=None):
+    """``a @ b`` (times ``factor``), in ``like``'s layout where the shapes agree."""
+    shape = np.broadcast_shapes(a.shape[:-2], b.shape[:-2]) + (a.shape[-2], b.shape[-1])
+    out = _output_buffer(like, shape, xp)
+    xp.matmul(a, b, out=out)
+    if factor is not None:
+        out *= factor
+    return out
+
+
+def _attention_arrays(q, k, v, add, scale, keep, query_layout, xp):
+    """``(out, e, r)`` of the forward, ``keep`` the dropout multipliers or None; the output
+    in the query's layout (``query_layout``) or C-contiguous."""
+    e, r = _softmax_parts(q, _contiguous(xp.swapaxes(k, -1, -2), xp, scale), add, xp)
+    ov = (e if keep is None else e * keep) @ v
+    if not query_layout:
+        ov *= r
+        return ov, e, r
+    out = _output_buffer(q, ov.shape, xp)
+    xp.multiply(ov, r, out=out)
+    return out, e, r
+
+
+def _sdpa_bw(node, g):
+    query, key, value, mask, e, r, keep = node.saved
+    if GRAD.enabled:  # create_graph: the gradients as Tensor ops, differentiable again
+        return _sdpa_bw_tensor(node, g)
+    xp = xp_of(g)
+    q, k, v, gd = query._data, key._data, value._data, g._data
+    scale = node.ctx[0]
+    god = _contiguous(gd, xp, r)  # r * dO
+    d = xp.einsum("...i,...i->...", gd, node.out_data)[..., None]
+    d *= r  # r * rowsum(dO * O)
+    need = [node.needs_grad(i) for i in range(4)]
+    grads = [None] * 4
+    if need[2]:
+        grads[2] = _product(xp.swapaxes(e if keep is None else e * keep, -1, -2), god, v, xp)
+    if need[0] or need[1] or need[3]:
+        ds = god @ _contiguous(xp.swapaxes(v, -1, -2), xp)
+        if keep is not None:
+            ds *= keep
+        ds -= d
+        ds *= e  # dS, the scores' gradient
+        if need[0]:
+            grads[0] = _product(ds, k, q, xp, scale)
+        if need[1]:
+            grads[1] = _product(xp.swapaxes(ds, -1, -2), q, k, xp, scale)
+        grads[3] = ds if need[3] else None
+    # inputs broadcast against each other (or the mask against them) get summed gradients
+    return tuple(None if a is None else sum_to_size(_make(a, g._device), t._data.shape)
+                 for a, t in zip(grads, (query, key, value, mask)))
+
+
+def _sdpa_bw_tensor(node, g):
+    """The backward in Tensor ops, the weights recomputed from the inputs: its graph reaches
+    ``query``, ``key`` and a float ``attn_mask`` through them."""
+    query, key, value, mask, _, _, keep = node.saved
+    scale, mask_arg = node.ctx
+    if mask_arg is True:
+        mask_arg = _causal_tensor(query._data.shape[-2], key._data.shape[-2], g._device)
+    p = _weights_tensor(query, key, mask_arg, scale)
+    w = p if keep is None else p * _make(keep, g._device)
+    gv = sum_to_size(w.transpose(-2, -1).matmul(g), value._data.shape)
+    dp = g.matmul(value.transpose(-2, -1))
+    if keep is not None:
+        dp = dp * _make(keep, g._device)
+    ds = p * (dp - (dp * p).sum(-1, keepdim=True))
+    gq = sum_to_size(ds.matmul(key) * scale, query._data.shape)
+    gk = sum_to_size(ds.transpose(-2, -1).matmul(query) * scale, key._data.shape)
+    gm = sum_to_size(ds, mask._data.shape) if mask is not None else None
+    return gq, gk, gv, gm
+
+
+ScaledDotProductFlashAttentionForCpuBackward0 = make_node_class(
+    "ScaledDotProductFlashAttentionForCpuBackward0", _sdpa_bw)
+
+
+def _causal_tensor(L, S, dev):
+    xp = xp_of(dev)
+    return _make(xp.arange(L).reshape(L, 1) >= xp.arange(S).reshape(1, S), dev)
 
 
 @register("scaled_dot_product_attention", method=False, function=False, random=True)
@@ -117,22 +332,34 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         _batch_error(q, v, k.shape[-2], v.shape[-2])
     if scale is None:
         scale = 1.0 / math.sqrt(q.shape[-1])
-    scores = query.matmul(key.transpose(-2, -1)) * scale
     L, S = q.shape[-2], k.shape[-2]
-    if is_causal:
-        xp = xp_of(query)
-        attn_mask = _make(xp.tril(xp.ones((L, S), dtype=bool)), query._device)
-    if attn_mask is not None:
-        if attn_mask._data.dtype.kind == "b":
-            scores = scores.masked_fill(attn_mask.logical_not(), float("-inf"))
-        else:
-            scores = scores + attn_mask
-    dead = (scores._data == -np.inf).all(-1, keepdims=True) if attn_mask is not None else None
-    if dead is not None and dead.any():  # fully masked rows: zeros, not NaN, and zero grads
-        dead_t = _make(dead, query._device)
-        weights = scores.masked_fill(dead_t, 0.0).softmax(-1).masked_fill(dead_t, 0.0)
-    else:
-        weights = scores.softmax(-1)
+    dev = query._device
+    keep = None
     if dropout_p > 0.0:
-        weights = weights * _dropout_mask(weights, dropout_p)
-    return weights.matmul(value)
+        shape = np.broadcast_shapes(q.shape[:-1] + (S,), k.shape[:-2] + (L, S))
+        if attn_mask is not None:
+            shape = np.broadcast_shapes(shape, attn_mask._data.shape)
+        keep = _dropout_mask(shape, q.dtype, dev, dropout_p)
+    if q.dtype == np.float16 or not (q.size and k.size and v.size):
+        if is_causal:
+            attn_mask = _causal_tensor(L, S, dev)
+        return _attention_tensor(query, key, value, attn_mask, scale, keep)
+    xp = xp_of(query)
+    if is_causal:
+        add = _causal_mask(L, S, q.dtype, dev)
+    else:
+        add = None if attn_mask is None else _additive(attn_mask._data, q.dtype, xp)
+    # PyTorch's flash kernel keeps the query's layout; its composite path (dropout, a mask
+    # that requires grad) gives a contiguous output: so does this
+    query_layout = keep is None and not (attn_mask is not None and attn_mask.requires_grad)
+    out, e, r = _attention_arrays(q, k, v, add, scale, keep, query_layout, xp)
+    out = _make(out, dev)
+    if GRAD.enabled and (query.requires_grad or key.requires_grad or value.requires_grad
+                         or attn_mask is not None and attn_mask.requires_grad):
+        grad_mask = attn_mask if attn_mask is not None and attn_mask.requires_grad else None
+        mask_arg = True if is_causal else attn_mask  # causal: built if create_graph needs it
+        # the weights' parts are saved (freed after backward), not kept in the context
+        record(ScaledDotProductFlashAttentionForCpuBackward0, out,
+               (query, key, value, grad_mask), (query, key, value, grad_mask, e, r, keep),
+               (scale, mask_arg), save_output=True)
+    return out

@@ -3,7 +3,10 @@
 Where PyTorch has a loss node of its own (``NllLossBackward0``, ``MseLossBackward0``,
 ``BinaryCrossEntropyBackward0``, ...) the loss is one recorded node of that name: array code
 forward, a backward written with Tensor ops so that it is itself differentiable.
-``cross_entropy`` is ``nll_loss(log_softmax(input))``, as in PyTorch.
+``cross_entropy`` is ``nll_loss(log_softmax(input))``, as in PyTorch (its graph is
+``NllLossBackward0`` over ``LogSoftmaxBackward0``); with class-index targets and no label
+smoothing the two share their work: the log-probabilities are never made, and the
+log-softmax's backward is one pass when it receives nll_loss's gradient unchanged.
 ``ctc_loss`` runs the alpha/beta recursions vectorised over the batch and the extended label
 axis (a Python loop over time only). The other losses are short compositions of
 differentiable ops, so their gradients (and double gradients) come from those ops.
@@ -17,7 +20,7 @@ import warnings
 import numpy as np
 
 from .. import _dtype
-from .._device import check_same_device, xp_of
+from .._device import check_same_device, fused_kernel, xp_of
 from .._dtype import scalar_type_name
 from .._format import shape_str
 from .._tensor import Tensor, _make
@@ -26,7 +29,7 @@ from ..autograd.graph import make_node_class, record, result
 from . import _special
 from ._casts import as_tensor_like, cast_to
 from ._promotion import broadcast_shape
-from .activation import log_softmax, logsigmoid, softplus
+from .activation import _log_softmax_bw, log_softmax, logsigmoid, softplus
 from .indexing import AdvancedIndex, scatter_by
 from .pointwise import where
 from .registry import register
@@ -164,24 +167,59 @@ def _index_weights(t, weight, ignore_index, C, dtype, xp):
 
 def _nll_bw(node, g):
     """``-weight[target] * scale`` at every row's target entry, zeros elsewhere (a scatter,
-    so that the gradient is itself differentiable)."""
+    so that the gradient is itself differentiable). Below ``cross_entropy``'s log-softmax it
+    also tells that node what it scattered (see ``_ce_log_softmax_bw``)."""
     shape, spec, w_row, denom, reduction = node.ctx
     if reduction == "mean":  # a NumPy scalar on the CPU, a 0-dim device array elsewhere
         scale = g / denom if isinstance(denom, np.generic) else g / _make(denom, g._device)
     else:
         scale = g
-    return (scatter_by(None, spec, scale * _make(-w_row, g._device), False, shape=shape),)
+    values = scale * _make(-w_row, g._device)
+    grad = scatter_by(None, spec, values, False, shape=shape)
+    below = node.next_functions[0][0]
+    if below.__class__ is CrossEntropyLogSoftmaxBackward0 and not GRAD.enabled \
+            and not node._hooks:  # no hook sees ``grad``: the node below may write over it
+        below.__dict__["_nll_grad"] = (grad._data, spec, values._data)
+    return (grad,)
 
 
 NllLossBackward0 = make_node_class("NllLossBackward0", _nll_bw)
 
 
-@register("nll_loss", function=False, method=False)
-def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
-             reduction="mean"):
-    """Negative log likelihood of class-index ``target`` given log-probabilities ``input``
-    (``(N, C)``, ``(N, C, d1, ...)`` or ``(C,)``): one node, ``NllLossBackward0``."""
-    reduction = _reduction(reduction, size_average, reduce)
+def _ce_log_softmax_bw(node, g):
+    """The backward of ``cross_entropy``'s log-softmax (``LogSoftmaxBackward0``, as in
+    PyTorch), from the forward's ``e = exp(x - max)`` and ``z = e.sum(dim)``.
+
+    When the gradient is the one ``nll_loss`` just scattered (no hook saw or replaced it),
+    it is ``-a`` at each row's target and zero elsewhere, so ``g - softmax * g.sum(dim)`` is
+    ``softmax * a`` with ``a`` subtracted at the targets: one pass over the logits, written
+    into that gradient's own array, instead of three passes and two new arrays. With
+    ``create_graph`` it is written with Tensor ops over the log-probabilities
+    ``log(e) - log(z)`` (recorded as this node's output, as ``log_softmax``'s backward uses
+    its output)."""
+    hint = node.__dict__.pop("_nll_grad", None)
+    e, z = node.saved  # softmax = e / z
+    if GRAD.enabled:
+        xp = xp_of(g)
+        with np.errstate(divide="ignore"):
+            y = _make(xp.log(e) - xp.log(z), g._device)
+        y.requires_grad, y.grad_fn = True, node
+        return (g - y.exp() * g.sum(node.ctx, keepdim=True),)
+    if hint is None or hint[0] is not g._data or node._pre_hooks or node._retain:
+        return _log_softmax_bw(node, g)
+    gx, spec, minus_a = hint
+    xp = xp_of(g)
+    xp.multiply(e, -minus_a.reshape(z.shape) / z, out=gx)
+    spec.set(gx, spec.get(gx) + minus_a, xp)
+    return (g,)
+
+
+CrossEntropyLogSoftmaxBackward0 = make_node_class("LogSoftmaxBackward0", _ce_log_softmax_bw)
+
+
+def _nll_target(input, target, weight, ignore_index):
+    """``nll_loss``'s checks of its arguments; ``(spec, w_row)``: the index of every row's
+    target entry in ``input`` and its class weight (0 where ignored)."""
     d, t = input._data, target._data
     check_same_device(input, target, weight)
     ca = _class_axis(d)
@@ -193,14 +231,55 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     _not_differentiable("nll_loss_forward", weight=weight)
     xp = xp_of(input)
     tc, w_row = _index_weights(t, weight, ignore_index, C, d.dtype, xp)
-    spec = AdvancedIndex((), _target_index(tc, ca, xp))
-    row = -(spec.get(d) * w_row)
+    return AdvancedIndex((), _target_index(tc, ca, xp)), w_row
+
+
+def _nll_result(picked, w_row, reduction, logp, spec):
+    """The loss from ``picked``, the log-probabilities at the targets, recorded as
+    ``NllLossBackward0`` over ``logp``."""
+    row = -(picked * w_row)
     denom = w_row.sum()
     with np.errstate(divide="ignore", invalid="ignore"):
         r = row if reduction == "none" else row.sum() if reduction == "sum" else \
             row.sum() / denom
-    return result(xp.asarray(r, dtype=d.dtype), input._device, NllLossBackward0, (input,), (),
-                  (d.shape, spec, w_row, denom, reduction))
+    d = logp._data
+    return result(xp_of(logp).asarray(r, dtype=d.dtype), logp._device, NllLossBackward0,
+                  (logp,), (), (d.shape, spec, w_row, denom, reduction))
+
+
+@register("nll_loss", function=False, method=False)
+def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
+             reduction="mean"):
+    """Negative log likelihood of class-index ``target`` given log-probabilities ``input``
+    (``(N, C)``, ``(N, C, d1, ...)`` or ``(C,)``): one node, ``NllLossBackward0``."""
+    reduction = _reduction(reduction, size_average, reduce)
+    spec, w_row = _nll_target(input, target, weight, ignore_index)
+    return _nll_result(spec.get(input._data), w_row, reduction, input, spec)
+
+
+def _fused_cross_entropy(input, target, weight, ignore_index, reduction, ca):
+    """``nll_loss(log_softmax(input, ca), target)`` without the log-probabilities: ``e =
+    exp(x - max)`` and ``z = e.sum(ca)`` give the loss at the targets, ``(x - max) - log(z)``
+    (the same float operations as ``log_softmax``'s), and the backward (the graph stays
+    ``NllLossBackward0`` over ``LogSoftmaxBackward0``). Three passes over the logits where
+    ``log_softmax`` makes four and a second array."""
+    spec, w_row = _nll_target(input, target, weight, ignore_index)
+    d = input._data
+    xp = xp_of(input)
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        m = d.max(ca, keepdims=True)
+        e = d - m
+        xp.exp(e, out=e)
+        z = e.sum(ca, keepdims=True)
+        logz = xp.log(z)
+    shape = spec.adv[ca].shape
+    picked = (spec.get(d) - m.reshape(shape)) - logz.reshape(shape)
+    # the log-probabilities are not made: the tensor standing for them carries the graph's
+    # edge, and nothing reads its (broadcast zero) array
+    logp = _make(xp.broadcast_to(xp.zeros((), d.dtype), d.shape), input._device)
+    if input.requires_grad and GRAD.enabled:
+        record(CrossEntropyLogSoftmaxBackward0, logp, (input,), (e, z), ca)
+    return _nll_result(picked, w_row, reduction, logp, spec)
 
 
 @register("cross_entropy", function=False, method=False)
@@ -215,15 +294,21 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: "
                            f"{label_smoothing:g}")
     eps = float(label_smoothing)
-    ca = _class_axis(input._data)
-    probabilities = target._data.shape == input._data.shape
+    d = input._data
+    ca = _class_axis(d)
+    probabilities = target._data.shape == d.shape
     if probabilities:
         if target._data.dtype.kind != "f":
             raise RuntimeError("Expected floating point type for target with class "
                                f"probabilities, got {scalar_type_name(target._data.dtype)}")
         if ignore_index >= 0:
             raise RuntimeError("ignore_index is not supported for floating point target")
-        _check_weight(weight, input._data.shape[ca])
+        _check_weight(weight, d.shape[ca])
+    elif not eps and d.dtype.kind == "f" and d.ndim and d.size and not any(
+            fused_kernel(input._device, k) for k in ("softmax", "softmax_backward")):
+        if weight is not None:
+            weight = cast_to(weight, None, input.dtype, False)
+        return _fused_cross_entropy(input, target, weight, ignore_index, reduction, ca)
     logp = log_softmax(input, ca)
     if weight is not None:
         weight = cast_to(weight, None, logp.dtype, False)

@@ -205,6 +205,12 @@ def dropout3d(input, p=0.5, training=True, inplace=False):
 # -- embedding, one_hot ----------------------------------------------------------------------
 
 def _embedding_bw(node, g):
+    """The weight's gradient: the rows of ``g`` summed into the rows of the table they were
+    looked up from (``padding_idx``'s row none; ``scale_grad_by_freq`` divides by the count
+    of each index in the batch). Without ``create_graph`` a segment sum on arrays; with it
+    ``index_add``, differentiable again."""
+    if not GRAD.enabled:
+        return None, _make(_embedding_grad_array(node, g._data), g._device)
     indices = node.saved[0]
     num, padding_idx, scale_by_freq = node.ctx
     from .._factory import zeros
@@ -223,6 +229,29 @@ def _embedding_bw(node, g):
         src = src * _make(coef.reshape(-1, 1), g._device)
     gw = zeros(num, dim, dtype=g.dtype, device=g._device).index_add(0, flat, src)
     return None, gw
+
+
+def _embedding_grad_array(node, gd):
+    """The weight's gradient as an array: the distinct indices found by ``unique``, then one
+    ``bincount`` over (distinct row, column) pairs sums the rows of ``gd`` (in float64: one
+    rounding) -- NumPy's ``add.at`` runs a slow loop per element."""
+    num, padding_idx, scale_by_freq = node.ctx
+    xp = xp_of(gd)
+    dim = gd.shape[-1]
+    idx = node.saved[0]._data.reshape(-1)
+    gw = xp.zeros((num, dim), gd.dtype)
+    if not idx.size or not dim:
+        return gw
+    rows, inverse, counts = xp.unique(idx, return_inverse=True, return_counts=True)
+    pairs = (inverse.reshape(-1, 1) * dim + xp.arange(dim)).reshape(-1)
+    sums = xp.bincount(pairs, weights=gd.reshape(-1), minlength=rows.size * dim)
+    sums = sums.reshape(rows.size, dim)
+    if scale_by_freq:
+        sums /= counts.reshape(-1, 1)
+    gw[rows] = sums
+    if padding_idx >= 0:
+        gw[padding_idx] = 0
+    return gw
 
 
 EmbeddingBackward0 = make_node_class("EmbeddingBackward0", _embedding_bw)

@@ -160,8 +160,107 @@ def _make_norm_node(name):
     return make_node_class(name, _norm_backward)
 
 
+# -- layer norm's own array kernels ------------------------------------------------------------
+
+def _rows(a, n):
+    """``a`` (not empty) as ``(rows, n)``: its normalized dims flattened (a view when
+    contiguous)."""
+    return a.reshape(-1, n)
+
+
+def _layer_norm_arrays(d, w, b, eps, nd):
+    """``(y, mean, rstd)`` of layer norm over the last ``nd`` dims of ``d`` (float32 or
+    float64, not empty), as PyTorch's ``native_layer_norm``: the statistics keep the input's
+    dims (the normalized ones as 1) for the backward. The row sums are ``einsum``s (NumPy's
+    ``sum`` along a short last axis loops per row; a product with a vector of ones is as
+    fast on one thread but OpenBLAS splits it over two, which costs more than it saves when
+    the other core is busy): the mean, then the variance over the centred rows; then three
+    more passes make ``y``."""
+    xp = xp_of(d)
+    n = math.prod(d.shape[d.ndim - nd:])
+    x = _rows(d, n)
+    mean = xp.einsum("ij->i", x)[:, None]
+    mean /= n
+    y = x - mean
+    var = xp.einsum("ij,ij->i", y, y)[:, None]
+    var /= n
+    var += eps
+    rstd = 1.0 / xp.sqrt(var)
+    y *= rstd
+    if w is not None:
+        y *= w.reshape(n)
+    if b is not None:
+        y += b.reshape(n)
+    stat = d.shape[:d.ndim - nd] + (1,) * nd
+    return y.reshape(d.shape), mean.reshape(stat), rstd.reshape(stat)
+
+
+def _layer_norm_backward_arrays(g, x, mean, rstd, w, nd, need_x, need_w, need_b):
+    """``(gx, gw, gb)`` arrays (None where not needed) of layer norm, in closed form:
+    ``gx = rstd * (g*w - mean(g*w) - xhat * mean(g*w*xhat))``, ``gw = sum(g * xhat)``,
+    ``gb = sum(g)`` (sums over the rows), with ``xhat = (x - mean) * rstd``: seven passes
+    over the input's size, and products with ``w``, ``rstd`` or a vector of ones for the
+    sums (``rstd`` is applied to the sums, not to ``x - mean``)."""
+    xp = xp_of(x)
+    n = math.prod(x.shape[x.ndim - nd:])
+    gd, m, r = _rows(g, n), mean.reshape(-1, 1), rstd.reshape(-1, 1)
+    wv = None if w is None else w.reshape(n)
+    gx = gw = gb = None
+    if need_b:
+        gb = xp.ones(gd.shape[0], gd.dtype) @ gd
+    if need_x or need_w:
+        xc = _rows(x, n) - m
+        gxc = gd * xc  # g * xhat / rstd
+        if need_w:
+            gw = r.reshape(-1) @ gxc
+        if need_x:
+            gx = xp.empty(x.shape, gd.dtype)  # owned: a leaf adopts it without a copy
+            gxw = _rows(gx, n)
+            if wv is None:
+                ones = xp.ones(n, gd.dtype)
+                s1, s2 = gd @ ones, gxc @ ones
+                s1 /= n
+                xp.subtract(gd, s1[:, None], out=gxw)
+            else:
+                s1, s2 = gd @ wv, gxc @ wv
+                s1 /= n
+                xp.multiply(gd, wv, out=gxw)
+                gxw -= s1[:, None]
+            s2 = s2[:, None] * (r * r)  # mean(g*w*xhat) * rstd
+            s2 /= n
+            xc *= s2
+            gxw -= xc
+            gxw *= r
+    return gx, gw, gb
+
+
+def _layer_norm_bw(node, g):
+    """``NativeLayerNormBackward0``: the array kernel; with ``create_graph`` the Tensor-op
+    form, whose statistics are functions of the input, so that it is differentiable again."""
+    x, w = node.saved
+    axes, _, _, _, mean, invstd, _, bshape, _ = node.ctx
+    if GRAD.enabled or not x._data.size:
+        return _norm_backward(node, g)
+    need_x, need_w = node.needs_grad(0), w is not None and node.needs_grad(1)
+    need_b = bshape is not None and node.needs_grad(2)
+    xd, gd, wd = x._data, g._data, None if w is None else w._data
+    dt = xd.dtype
+    if dt == np.float16:  # in float32, rounded once, as PyTorch's kernels do
+        xd, gd, mean, invstd = (a.astype(np.float32) for a in (xd, gd, mean, invstd))
+        wd = None if wd is None else wd.astype(np.float32)
+    grads = _layer_norm_backward_arrays(gd, xd, mean, invstd, wd, len(axes), need_x, need_w,
+                                        need_b)
+    shapes = (xd.shape, None if w is None else w._data.shape, bshape)
+    return tuple(None if a is None else _make(_shaped(a.astype(dt, copy=False), shape),
+                                              g._device) for a, shape in zip(grads, shapes))
+
+
+def _shaped(a, shape):
+    return a if a.shape == shape else a.reshape(shape)
+
+
 NativeBatchNormBackward0 = _make_norm_node("NativeBatchNormBackward0")
-NativeLayerNormBackward0 = _make_norm_node("NativeLayerNormBackward0")
+NativeLayerNormBackward0 = make_node_class("NativeLayerNormBackward0", _layer_norm_bw)
 NativeGroupNormBackward0 = _make_norm_node("NativeGroupNormBackward0")
 
 
@@ -435,8 +534,16 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5, cudnn_
                               None if bias is None else bias._data, eps, len(shape))
         return _finish_norm(y, input, weight, bias, axes, shape, eps, None, mean, rstd, None,
                             NativeLayerNormBackward0)
-    out, _ = _normalize(input, axes, weight, bias, shape, eps, NativeLayerNormBackward0)
-    return out
+    d = input._data
+    if not d.size:  # NaN statistics, as 0 / 0 gives
+        out, _ = _normalize(input, axes, weight, bias, shape, eps, NativeLayerNormBackward0)
+        return out
+    if d.dtype == np.float16:  # in float32, rounded once (in _finish_norm), as PyTorch's
+        d = d.astype(np.float32)
+    y, mean, rstd = _layer_norm_arrays(d, None if weight is None else weight._data,
+                                       None if bias is None else bias._data, eps, len(shape))
+    return _finish_norm(y, input, weight, bias, axes, shape, eps, None, mean, rstd, None,
+                        NativeLayerNormBackward0)
 
 
 @register("group_norm", method=False)
