@@ -55,6 +55,9 @@ inline void store_le64(std::byte* p, uint64_t v) noexcept {
 // "surrogatepass" decoding of pickled strings accepts them).
 bool valid_utf8(std::string_view text, bool allow_surrogates = false) noexcept;
 
+// Append code point ``cp`` (at most 0x10FFFF) to ``out`` as UTF-8.
+void append_utf8(std::string& out, uint32_t cp);
+
 // The CRC-32 (ISO-HDLC, zlib's crc32) of `size` bytes, continuing from `crc`.
 uint32_t crc32(const std::byte* data, std::size_t size, uint32_t crc = 0) noexcept;
 

@@ -594,23 +594,7 @@ void Machine::step(uint8_t op) {
         case 'V': {  // UNICODE: raw-unicode-escape (\uXXXX, \UXXXXXXXX; other bytes Latin-1)
             std::string_view line = readline();
             std::string out;
-            auto put = [&](uint32_t cp) {
-                if (cp < 0x80) {
-                    out += static_cast<char>(cp);
-                } else if (cp < 0x800) {
-                    out += static_cast<char>(0xc0 | (cp >> 6));
-                    out += static_cast<char>(0x80 | (cp & 0x3f));
-                } else if (cp < 0x10000) {
-                    out += static_cast<char>(0xe0 | (cp >> 12));
-                    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3f));
-                    out += static_cast<char>(0x80 | (cp & 0x3f));
-                } else {
-                    out += static_cast<char>(0xf0 | (cp >> 18));
-                    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3f));
-                    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3f));
-                    out += static_cast<char>(0x80 | (cp & 0x3f));
-                }
-            };
+            auto put = [&](uint32_t cp) { append_utf8(out, cp); };
             for (std::size_t i = 0; i < line.size(); ++i) {
                 auto c = static_cast<unsigned char>(line[i]);
                 if (c == '\\' && i + 1 < line.size() && (line[i + 1] == 'u' || line[i + 1] == 'U')) {
