@@ -1,6 +1,7 @@
 // Ember's dtypes in C++: the dtypes of the Python core, with PyTorch's C++ names.
 #pragma once
 
+#include "export.h"
 #include <cstddef>
 #include <cstdint>
 #include <ostream>
@@ -191,7 +192,7 @@ inline std::string_view cpu_type_string(ScalarType t) noexcept {
 // The default floating dtype (kFloat unless changed): the dtype of float factories
 // (ones, rand, arange with a float step, tensor({1.0})) and of true division of integers.
 // Process-wide like torch.set_default_dtype; only kFloat and kDouble (and kHalf) are allowed.
-ScalarType get_default_dtype() noexcept;
-void set_default_dtype(ScalarType t);
+EMBER_API ScalarType get_default_dtype() noexcept;
+EMBER_API void set_default_dtype(ScalarType t);
 
 }  // namespace ember

@@ -6,8 +6,13 @@
 // their own.
 #pragma once
 
-#include <ember/dtype.h>
-#include <ember/error.h>
-#include <ember/serialize.h>
 #include <ember/export.h>
 #include <ember/version.h>
+#include <ember/dtype.h>
+#include <ember/error.h>
+#include <ember/tensor.h>
+#include <ember/factories.h>
+#include <ember/ops.h>
+#include <ember/indexing.h>
+#include <ember/autograd.h>
+#include <ember/serialize.h>

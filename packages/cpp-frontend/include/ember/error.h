@@ -9,6 +9,7 @@
 // decoration, so tests can compare it with PyTorch's text.
 #pragma once
 
+#include "export.h"
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -17,7 +18,7 @@
 namespace ember {
 
 // The base class of every exception Ember throws (like c10::Error).
-class Error : public std::runtime_error {
+class EMBER_API Error : public std::runtime_error {
 public:
     explicit Error(const std::string& msg) : std::runtime_error(msg) {}
     explicit Error(const char* msg) : std::runtime_error(msg) {}
@@ -27,19 +28,19 @@ public:
 
 // Like c10::IndexError / ValueError / TypeError / NotImplementedError: subclasses of Error,
 // so catching ember::Error catches them all.
-class IndexError : public Error {
+class EMBER_API IndexError : public Error {
 public:
     using Error::Error;
 };
-class ValueError : public Error {
+class EMBER_API ValueError : public Error {
 public:
     using Error::Error;
 };
-class TypeError : public Error {
+class EMBER_API TypeError : public Error {
 public:
     using Error::Error;
 };
-class NotImplementedError : public Error {
+class EMBER_API NotImplementedError : public Error {
 public:
     using Error::Error;
 };

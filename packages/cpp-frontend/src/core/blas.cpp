@@ -1,0 +1,103 @@
+#include "blas.h"
+
+#include <algorithm>
+#include <climits>
+
+#include "ember/error.h"
+#include "ember/ops.h"
+
+#ifdef EMBER_HAVE_OPENBLAS
+#include <cblas.h>
+#endif
+
+namespace ember {
+namespace native {
+namespace blas {
+
+namespace {
+
+template <typename T>
+void gemm_fallback(bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha, const T* a, int64_t lda, const T* b,
+                   int64_t ldb, T beta, T* c, int64_t ldc) {
+    for (int64_t i = 0; i < m; ++i) {
+        T* crow = c + i * ldc;
+        if (beta == T(0)) {
+            std::fill(crow, crow + n, T(0));
+        } else if (beta != T(1)) {
+            for (int64_t j = 0; j < n; ++j) crow[j] *= beta;
+        }
+        for (int64_t p = 0; p < k; ++p) {
+            const T av = alpha * (ta ? a[p * lda + i] : a[i * lda + p]);
+            if (av == T(0)) continue;
+            if (!tb) {
+                const T* brow = b + p * ldb;
+                for (int64_t j = 0; j < n; ++j) crow[j] += av * brow[j];
+            } else {
+                for (int64_t j = 0; j < n; ++j) crow[j] += av * b[j * ldb + p];
+            }
+        }
+    }
+}
+
+#ifdef EMBER_HAVE_OPENBLAS
+void check_int(int64_t v) { EMBER_CHECK(v <= INT_MAX, "matrix dimension ", v, " is too large for 32-bit BLAS"); }
+#endif
+
+}  // namespace
+
+void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda, const float* b,
+          int64_t ldb, float beta, float* c, int64_t ldc) {
+#ifdef EMBER_HAVE_OPENBLAS
+    check_int(m), check_int(n), check_int(k), check_int(lda), check_int(ldb), check_int(ldc);
+    scipy_cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, static_cast<int>(m),
+                      static_cast<int>(n), static_cast<int>(k), alpha, a, static_cast<int>(lda), b, static_cast<int>(ldb),
+                      beta, c, static_cast<int>(ldc));
+#else
+    gemm_fallback(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+#endif
+}
+
+void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha, const double* a, int64_t lda,
+          const double* b, int64_t ldb, double beta, double* c, int64_t ldc) {
+#ifdef EMBER_HAVE_OPENBLAS
+    check_int(m), check_int(n), check_int(k), check_int(lda), check_int(ldb), check_int(ldc);
+    scipy_cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, static_cast<int>(m),
+                      static_cast<int>(n), static_cast<int>(k), alpha, a, static_cast<int>(lda), b, static_cast<int>(ldb),
+                      beta, c, static_cast<int>(ldc));
+#else
+    gemm_fallback(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+#endif
+}
+
+}  // namespace blas
+}  // namespace native
+
+void set_num_threads(int n) {
+    EMBER_CHECK(n > 0, "Expected positive number of threads");
+#ifdef EMBER_HAVE_OPENBLAS
+    scipy_openblas_set_num_threads(n);
+#endif
+}
+
+int get_num_threads() {
+#ifdef EMBER_HAVE_OPENBLAS
+    return scipy_openblas_get_num_threads();
+#else
+    return 1;
+#endif
+}
+
+namespace native {
+namespace blas {
+
+bool has_blas() {
+#ifdef EMBER_HAVE_OPENBLAS
+    return true;
+#else
+    return false;
+#endif
+}
+
+}  // namespace blas
+}  // namespace native
+}  // namespace ember

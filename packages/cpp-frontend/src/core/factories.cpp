@@ -1,0 +1,429 @@
+// Tensor factories, random numbers and ember::tensor from braced lists.
+#include <cmath>
+#include <mutex>
+#include <numeric>
+
+#include "op_common.h"
+
+namespace ember {
+
+using namespace native;
+
+namespace {
+
+Tensor finish(Tensor t, const TensorOptions& options) {
+    if (options.requires_grad()) t.requires_grad_(true);
+    return t;
+}
+
+ScalarType dtype_for_fill(const Scalar& v, const TensorOptions& options) {
+    if (options.has_dtype()) return options.dtype();
+    if (v.isBoolean()) return kBool;
+    if (v.isIntegral(false)) return kLong;
+    return get_default_dtype();
+}
+
+}  // namespace
+
+Tensor empty(IntArrayRef size, const TensorOptions& options) {
+    return finish(empty_tensor(size, options.dtype()), options);
+}
+
+Tensor empty_strided(IntArrayRef size, IntArrayRef stride, const TensorOptions& options) {
+    return finish(empty_strided_tensor(size, stride, options.dtype()), options);
+}
+
+Tensor zeros(IntArrayRef size, const TensorOptions& options) {
+    return finish(empty_tensor(size, options.dtype(), /*zero=*/true), options);
+}
+
+Tensor ones(IntArrayRef size, const TensorOptions& options) { return full(size, 1, options.dtype(options.dtype())); }
+
+Tensor full(IntArrayRef size, const Scalar& fill_value, const TensorOptions& options) {
+    Tensor t = empty_tensor(size, dtype_for_fill(fill_value, options));
+    fill_kernel(t, fill_value);
+    return finish(t, options);
+}
+
+Tensor scalar_tensor(const Scalar& s, const TensorOptions& options) {
+    return finish(scalar_to_tensor(s, dtype_for_fill(s, options)), options);
+}
+
+Tensor arange(const Scalar& end, const TensorOptions& options) { return arange(0, end, 1, options); }
+Tensor arange(const Scalar& start, const Scalar& end, const TensorOptions& options) {
+    return arange(start, end, 1, options);
+}
+
+Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step, const TensorOptions& options) {
+    const bool all_int = start.isIntegral(true) && end.isIntegral(true) && step.isIntegral(true);
+    const ScalarType dtype = options.has_dtype() ? options.dtype() : (all_int ? kLong : get_default_dtype());
+    int64_t n = 0;
+    if (all_int && !is_floating_point(dtype)) {
+        const int64_t s = start.toLong(), e = end.toLong(), st = step.toLong();
+        EMBER_CHECK(st != 0, "step must be nonzero");
+        EMBER_CHECK((st > 0 && e >= s) || (st < 0 && e <= s), "upper bound and larger bound inconsistent with step sign");
+        const int64_t sgn = (st > 0) - (st < 0);
+        n = (e - s + st - sgn) / st;
+    } else {
+        const double s = start.toDouble(), e = end.toDouble(), st = step.toDouble();
+        EMBER_CHECK(st != 0, "step must be nonzero");
+        EMBER_CHECK(std::isfinite(s) && std::isfinite(e), "unsupported range: ", s, " -> ", e);
+        EMBER_CHECK((st > 0 && e >= s) || (st < 0 && e <= s), "upper bound and larger bound inconsistent with step sign");
+        n = static_cast<int64_t>(std::ceil((e - s) / st));
+    }
+    Tensor t = empty_tensor({n}, dtype);
+    dispatch_numeric(dtype, "arange_cpu", [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        T* p = static_cast<T*>(t.data_ptr());
+        if constexpr (std::is_integral_v<T>) {
+            const int64_t s = start.toLong(), st = step.toLong();
+            if (start.isFloatingPoint() || step.isFloatingPoint()) {
+                const double sd = start.toDouble(), std_ = step.toDouble();
+                for (int64_t i = 0; i < n; ++i) p[i] = static_cast<T>(static_cast<int64_t>(sd + std_ * static_cast<double>(i)));
+            } else {
+                for (int64_t i = 0; i < n; ++i) p[i] = static_cast<T>(s + st * i);
+            }
+        } else {
+            const double s = start.toDouble(), st = step.toDouble();
+            for (int64_t i = 0; i < n; ++i) p[i] = static_cast<T>(static_cast<float>(s + st * static_cast<double>(i)));
+        }
+    });
+    return finish(t, options);
+}
+
+Tensor linspace(const Scalar& start, const Scalar& end, int64_t steps, const TensorOptions& options) {
+    EMBER_CHECK(steps >= 0, "number of steps must be non-negative");
+    const ScalarType dtype = options.dtype();
+    Tensor t = empty_tensor({steps}, dtype);
+    const double s = start.toDouble(), e = end.toDouble();
+    const double step = steps > 1 ? (e - s) / static_cast<double>(steps - 1) : 0.0;
+    const int64_t half = steps / 2;
+    dispatch_numeric(dtype, "linspace_cpu", [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        T* p = static_cast<T*>(t.data_ptr());
+        for (int64_t i = 0; i < steps; ++i) {
+            const double v = i < half ? s + step * static_cast<double>(i) : e - step * static_cast<double>(steps - 1 - i);
+            p[i] = convert<T>(v);
+        }
+    });
+    return finish(t, options);
+}
+
+Tensor eye(int64_t n, const TensorOptions& options) { return eye(n, n, options); }
+
+Tensor eye(int64_t n, int64_t m, const TensorOptions& options) {
+    EMBER_CHECK(n >= 0, "n must be greater or equal to 0, got ", n);
+    EMBER_CHECK(m >= 0, "m must be greater or equal to 0, got ", m);
+    Tensor t = zeros({n, m}, options.dtype());
+    dispatch_all(t.scalar_type(), "eye", [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        T* p = static_cast<T*>(t.data_ptr());
+        for (int64_t i = 0; i < std::min(n, m); ++i) p[i * m + i] = convert<T>(1);
+    });
+    return finish(t, options);
+}
+
+// ---- random ------------------------------------------------------------------------------------
+Generator& default_generator() {
+    static Generator gen(default_rng_seed_val);
+    return gen;
+}
+
+void manual_seed(uint64_t seed) { default_generator().set_current_seed(seed); }
+
+namespace {
+
+Generator pick(const std::optional<Generator>& g) { return g ? *g : default_generator(); }
+
+// Fills a contiguous buffer of n doubles/floats through f(engine) -> value.
+template <typename T, typename F>
+void fill_random(const Tensor& t, Generator gen, F f) {
+    // generate into a contiguous buffer of T, then copy into t (which may be strided)
+    const bool direct = t.is_contiguous();
+    Tensor buf = direct ? t : empty_tensor(t.sizes(), t.scalar_type());
+    T* p = static_cast<T*>(buf.data_ptr());
+    const int64_t n = buf.numel();
+    gen.with_engine([&](std::mt19937_64& eng) { f(eng, p, n); });
+    if (!direct) copy_kernel(t, buf);
+}
+
+template <typename T>
+void uniform_fill(std::mt19937_64& eng, T* p, int64_t n, double from, double to) {
+    const double range = to - from;
+    for (int64_t i = 0; i < n; ++i) {
+        if constexpr (std::is_same_v<T, double>) {
+            p[i] = from + uniform_double(eng()) * range;
+        } else {
+            const float u = uniform_float(eng());
+            p[i] = convert<T>(static_cast<float>(from + static_cast<double>(u) * range));
+        }
+    }
+}
+
+template <typename T>
+void normal_fill(std::mt19937_64& eng, T* p, int64_t n, double mean, double std) {
+    constexpr double two_pi = 6.283185307179586476925286766559;
+    for (int64_t i = 0; i < n; i += 2) {
+        const double u1 = uniform_double(eng());
+        const double u2 = uniform_double(eng());
+        const double r = std::sqrt(-2.0 * std::log(1.0 - u1));
+        p[i] = convert<T>(mean + std * r * std::cos(two_pi * u2));
+        if (i + 1 < n) p[i + 1] = convert<T>(mean + std * r * std::sin(two_pi * u2));
+    }
+}
+
+void uniform_kernel(const Tensor& t, double from, double to, const std::optional<Generator>& gen) {
+    EMBER_CHECK(from <= to, "uniform_ expects to return a [from, to) range, but found from=", from, " > to=", to);
+    dispatch_floating(t.scalar_type(), "uniform_", [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        fill_random<T>(t, pick(gen), [&](std::mt19937_64& eng, T* p, int64_t n) { uniform_fill(eng, p, n, from, to); });
+    });
+}
+
+void normal_kernel(const Tensor& t, double mean, double std, const std::optional<Generator>& gen) {
+    EMBER_CHECK(std >= 0.0, "normal expects std >= 0.0, but found std ", std);
+    dispatch_floating(t.scalar_type(), "normal_", [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        fill_random<T>(t, pick(gen), [&](std::mt19937_64& eng, T* p, int64_t n) { normal_fill(eng, p, n, mean, std); });
+    });
+}
+
+}  // namespace
+
+// The random fills are not recorded by autograd (as PyTorch: they are initialisations).
+Tensor& Tensor::uniform_(double from, double to, std::optional<Generator> gen) const {
+    check_inplace(*this);
+    uniform_kernel(*this, from, to, gen);
+    bump_version(*this);
+    return const_cast<Tensor&>(*this);
+}
+
+Tensor& Tensor::normal_(double mean, double std, std::optional<Generator> gen) const {
+    check_inplace(*this);
+    normal_kernel(*this, mean, std, gen);
+    bump_version(*this);
+    return const_cast<Tensor&>(*this);
+}
+
+Tensor& Tensor::bernoulli_(double p, std::optional<Generator> gen) const {
+    EMBER_CHECK(p >= 0 && p <= 1, "bernoulli_ expects p to be in [0, 1], but got p=", p);
+    NoGradGuard guard;
+    Tensor u = empty_tensor(sizes(), kDouble);
+    uniform_kernel(u, 0, 1, gen);
+    copy_kernel(*this, u < p);
+    bump_version(*this);
+    return const_cast<Tensor&>(*this);
+}
+
+Tensor Tensor::bernoulli(std::optional<Generator> gen) const { return ember::bernoulli(*this, gen); }
+
+Tensor Tensor::bernoulli(double p, std::optional<Generator> gen) const {
+    Tensor out = empty_like(*this);
+    out.bernoulli_(p, gen);
+    return out;
+}
+
+Tensor bernoulli(const Tensor& p, std::optional<Generator> generator) {
+    NoGradGuard guard;
+    EMBER_CHECK(p.is_floating_point(), "bernoulli expects a floating point probability tensor");
+    Tensor u = empty_tensor(p.sizes(), p.scalar_type());
+    uniform_kernel(u, 0, 1, generator);
+    return cast(u < p, p.scalar_type());
+}
+
+Tensor rand(IntArrayRef size, const TensorOptions& options) { return rand(size, std::nullopt, options); }
+Tensor rand(IntArrayRef size, std::optional<Generator> generator, const TensorOptions& options) {
+    Tensor t = empty_tensor(size, options.dtype());
+    uniform_kernel(t, 0, 1, generator);
+    return finish(t, options);
+}
+
+Tensor randn(IntArrayRef size, const TensorOptions& options) { return randn(size, std::nullopt, options); }
+Tensor randn(IntArrayRef size, std::optional<Generator> generator, const TensorOptions& options) {
+    Tensor t = empty_tensor(size, options.dtype());
+    normal_kernel(t, 0, 1, generator);
+    return finish(t, options);
+}
+
+Tensor randint(int64_t high, IntArrayRef size, const TensorOptions& options) { return randint(0, high, size, options); }
+Tensor randint(int64_t low, int64_t high, IntArrayRef size, const TensorOptions& options) {
+    return randint(low, high, size, std::nullopt, options);
+}
+Tensor randint(int64_t low, int64_t high, IntArrayRef size, std::optional<Generator> generator,
+               const TensorOptions& options) {
+    EMBER_CHECK(low < high, "random_ expects 'from' to be less than 'to', but got from=", low, " >= to=", high);
+    const ScalarType dtype = options.has_dtype() ? options.dtype() : kLong;
+    Tensor buf = empty_tensor(size, kLong);
+    int64_t* p = static_cast<int64_t*>(buf.data_ptr());
+    const uint64_t range = static_cast<uint64_t>(high - low);
+    const int64_t n = buf.numel();
+    pick(generator).with_engine([&](std::mt19937_64& eng) {
+        for (int64_t i = 0; i < n; ++i) p[i] = low + static_cast<int64_t>(eng() % range);
+    });
+    return finish(cast(buf, dtype), options);
+}
+
+Tensor randperm(int64_t n, const TensorOptions& options) { return randperm(n, std::nullopt, options); }
+Tensor randperm(int64_t n, std::optional<Generator> generator, const TensorOptions& options) {
+    EMBER_CHECK(n >= 0, "n must be non-negative, got", n);
+    Tensor buf = empty_tensor({n}, kLong);
+    int64_t* p = static_cast<int64_t*>(buf.data_ptr());
+    std::iota(p, p + n, int64_t(0));
+    pick(generator).with_engine([&](std::mt19937_64& eng) {
+        for (int64_t i = n - 1; i > 0; --i) {
+            const int64_t j = static_cast<int64_t>(eng() % static_cast<uint64_t>(i + 1));
+            std::swap(p[i], p[j]);
+        }
+    });
+    return finish(cast(buf, options.has_dtype() ? options.dtype() : kLong), options);
+}
+
+Tensor multinomial(const Tensor& probs, int64_t num_samples, bool replacement, std::optional<Generator> generator) {
+    EMBER_CHECK(probs.dim() == 1 || probs.dim() == 2, "prob_dist must be 1 or 2 dim");
+    EMBER_CHECK(num_samples > 0, "cannot sample n_sample <= 0 samples");
+    NoGradGuard guard;
+    Tensor p2 = contiguous_data(cast(probs.dim() == 1 ? probs.unsqueeze(0) : probs, kDouble));
+    const int64_t rows = p2.size(0), k = p2.size(1);
+    EMBER_CHECK(replacement || num_samples <= k, "cannot sample n_sample > prob_dist.size(-1) samples without replacement");
+    Tensor out = empty_tensor({rows, num_samples}, kLong);
+    const double* pp = static_cast<const double*>(p2.data_ptr());
+    int64_t* op = static_cast<int64_t*>(out.data_ptr());
+    pick(generator).with_engine([&](std::mt19937_64& eng) {
+        std::vector<double> w(static_cast<size_t>(k));
+        for (int64_t r = 0; r < rows; ++r) {
+            double total = 0;
+            for (int64_t j = 0; j < k; ++j) {
+                const double v = pp[r * k + j];
+                EMBER_CHECK(v >= 0 && std::isfinite(v), "probability tensor contains either `inf`, `nan` or element < 0");
+                w[static_cast<size_t>(j)] = v;
+                total += v;
+            }
+            EMBER_CHECK(total > 0, "invalid multinomial distribution (sum of probabilities <= 0)");
+            for (int64_t s = 0; s < num_samples; ++s) {
+                double u = uniform_double(eng()) * total;
+                int64_t pick_j = k - 1;
+                for (int64_t j = 0; j < k; ++j) {
+                    if (w[static_cast<size_t>(j)] <= 0) continue;
+                    if (u < w[static_cast<size_t>(j)]) {
+                        pick_j = j;
+                        break;
+                    }
+                    u -= w[static_cast<size_t>(j)];
+                }
+                while (w[static_cast<size_t>(pick_j)] <= 0 && pick_j > 0) --pick_j;
+                op[r * num_samples + s] = pick_j;
+                if (!replacement) {
+                    total -= w[static_cast<size_t>(pick_j)];
+                    w[static_cast<size_t>(pick_j)] = 0;
+                }
+            }
+        }
+    });
+    return probs.dim() == 1 ? out.squeeze(0) : out;
+}
+
+// ---- *_like ------------------------------------------------------------------------------------
+static TensorOptions like(const Tensor& t, const TensorOptions& options) {
+    return options.has_dtype() ? options : options.dtype(t.scalar_type());
+}
+Tensor empty_like(const Tensor& t, const TensorOptions& options) { return empty(t.sizes(), like(t, options)); }
+Tensor zeros_like(const Tensor& t, const TensorOptions& options) { return zeros(t.sizes(), like(t, options)); }
+Tensor ones_like(const Tensor& t, const TensorOptions& options) { return ones(t.sizes(), like(t, options)); }
+Tensor full_like(const Tensor& t, const Scalar& v, const TensorOptions& options) {
+    return full(t.sizes(), v, like(t, options));
+}
+Tensor rand_like(const Tensor& t, const TensorOptions& options) { return rand(t.sizes(), like(t, options)); }
+Tensor randn_like(const Tensor& t, const TensorOptions& options) { return randn(t.sizes(), like(t, options)); }
+Tensor randint_like(const Tensor& t, int64_t low, int64_t high, const TensorOptions& options) {
+    return randint(low, high, t.sizes(), like(t, options));
+}
+
+Tensor Tensor::new_empty(IntArrayRef size, const TensorOptions& options) const { return empty(size, like(*this, options)); }
+Tensor Tensor::new_zeros(IntArrayRef size, const TensorOptions& options) const { return zeros(size, like(*this, options)); }
+Tensor Tensor::new_ones(IntArrayRef size, const TensorOptions& options) const { return ones(size, like(*this, options)); }
+Tensor Tensor::new_full(IntArrayRef size, const Scalar& v, const TensorOptions& options) const {
+    return full(size, v, like(*this, options));
+}
+
+// ---- from_blob -----------------------------------------------------------------------------------
+Tensor from_blob(void* data, IntArrayRef sizes, const TensorOptions& options) {
+    return from_blob(data, sizes, contiguous_strides(sizes), std::function<void(void*)>(), options);
+}
+Tensor from_blob(void* data, IntArrayRef sizes, IntArrayRef strides, const TensorOptions& options) {
+    return from_blob(data, sizes, strides, std::function<void(void*)>(), options);
+}
+Tensor from_blob(void* data, IntArrayRef sizes, const std::function<void(void*)>& deleter,
+                 const TensorOptions& options) {
+    return from_blob(data, sizes, contiguous_strides(sizes), deleter, options);
+}
+Tensor from_blob(void* data, IntArrayRef sizes, IntArrayRef strides, const std::function<void(void*)>& deleter,
+                 const TensorOptions& options) {
+    EMBER_CHECK(sizes.size() == strides.size(), "mismatch in length of strides and shape");
+    const ScalarType dtype = options.dtype();
+    int64_t extent = 1;
+    bool empty = false;
+    for (size_t i = 0; i < sizes.size(); ++i) {
+        EMBER_CHECK(sizes[i] >= 0, "Trying to create tensor with negative dimension ", sizes[i], ": ", sizes);
+        if (sizes[i] == 0) empty = true;
+        extent += (sizes[i] - 1) * strides[i];
+    }
+    if (empty) extent = 0;
+    Storage storage = Storage::from_blob(data, static_cast<size_t>(extent) * element_size(dtype), deleter);
+    return finish(make_tensor(std::move(storage), dtype, sizes.vec(), strides.vec(), 0), options);
+}
+
+// ---- ember::tensor -------------------------------------------------------------------------------
+namespace detail {
+
+TensorDataContainer::TensorDataContainer() : sizes_({0}), scalar_type_(kFloat) {}
+
+TensorDataContainer::TensorDataContainer(Scalar value, ScalarType type) : scalar_type_(type) {
+    values_.push_back(value);
+}
+
+TensorDataContainer::TensorDataContainer(std::initializer_list<TensorDataContainer> list) {
+    if (list.size() == 0) {
+        sizes_ = {0};
+        return;
+    }
+    const TensorDataContainer& first = *list.begin();
+    scalar_type_ = first.scalar_type_;
+    for (const TensorDataContainer& e : list) {
+        EMBER_CHECK(e.sizes_ == first.sizes_, "Expected all sub-lists to have sizes: ", IntArrayRef(first.sizes_),
+                    ", but got sub-list with sizes: ", IntArrayRef(e.sizes_));
+        scalar_type_ = promote_types(scalar_type_, e.scalar_type_);
+    }
+    sizes_.push_back(static_cast<int64_t>(list.size()));
+    sizes_.insert(sizes_.end(), first.sizes_.begin(), first.sizes_.end());
+    for (const TensorDataContainer& e : list) e.flatten_into(values_);
+}
+
+void TensorDataContainer::flatten_into(std::vector<Scalar>& out) const {
+    out.insert(out.end(), values_.begin(), values_.end());
+}
+
+Tensor TensorDataContainer::convert_to_tensor(const TensorOptions& options) const {
+    ScalarType dtype;
+    if (options.has_dtype()) {
+        dtype = options.dtype();
+    } else if (is_floating_point(scalar_type_) && scalar_type_ != kHalf) {
+        dtype = get_default_dtype();
+    } else if (is_integral(scalar_type_, false)) {
+        dtype = kLong;
+    } else {
+        dtype = scalar_type_;
+    }
+    Tensor t = empty_tensor(sizes_, dtype);
+    dispatch_all(dtype, "tensor", [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        T* p = static_cast<T*>(t.data_ptr());
+        for (size_t i = 0; i < values_.size(); ++i) p[i] = values_[i].to<T>();
+    });
+    return finish(t, options);
+}
+
+}  // namespace detail
+
+Tensor tensor(detail::TensorDataContainer data, const TensorOptions& options) { return data.convert_to_tensor(options); }
+
+}  // namespace ember
