@@ -38,10 +38,14 @@ def main(argv: list[str]) -> int:
     import importlib
     import traceback
 
+    import ember
+
+    threads = int(os.environ.get("THREADS", 0)) or os.cpu_count() or 1
+    ember.set_num_threads(threads)  # the BLAS pool and Ember's intra-op pool
     try:
         import torch
 
-        torch.set_num_threads(os.cpu_count() or 1)
+        torch.set_num_threads(threads)
     except ImportError:
         torch = None
     import numpy as np
@@ -51,6 +55,7 @@ def main(argv: list[str]) -> int:
     print(f"numpy {np.__version__}; torch {getattr(torch, '__version__', 'absent')}")
     print(f"OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE')} "
           f"OPENBLAS_L2_SIZE={os.environ.get('OPENBLAS_L2_SIZE')}")
+    print(f"threads: {threads} (ember.set_num_threads, torch.set_num_threads; THREADS=n sets it)")
     print(f"BLAS: {blas_info()}")
     failed = []
     for name in argv or MODULES:

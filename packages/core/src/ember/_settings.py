@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import warnings
 
+from . import _parallel
+
 __all__ = [
     "set_num_threads", "get_num_threads", "set_num_interop_threads", "get_num_interop_threads",
     "set_float32_matmul_precision", "get_float32_matmul_precision",
@@ -51,14 +53,16 @@ def blas_info() -> list[dict]:
 def set_num_threads(num_threads: int, /) -> None:
     """Set the number of threads Ember's CPU kernels use: the size of NumPy's BLAS pool.
 
-    Ember's own CPU code is single-threaded NumPy; its parallel work is the BLAS behind
-    matrix products and convolutions, so this sets that library's thread count (OpenBLAS,
-    MKL or BLIS, through ``threadpoolctl``), like ``torch.set_num_threads``. The count holds
-    for the whole process, except with a BLAS threaded by OpenMP, whose limit is per calling
-    thread (``ember.backends.openmp.is_available()`` says which).
+    Two pools take this count, like ``torch.set_num_threads``: the BLAS behind matrix
+    products and convolutions (OpenBLAS, MKL or BLIS, through ``threadpoolctl``), and
+    Ember's own intra-op pool, which runs the large elementwise and row-wise kernels (GELU,
+    attention's softmax, layer norm) in pieces at once (``ember._parallel``). The count
+    holds for the whole process, except with a BLAS threaded by OpenMP, whose limit is per
+    calling thread (``ember.backends.openmp.is_available()`` says which).
     """
     n = _check_positive_int("set_num_threads", num_threads)
     _num_threads_set[0] = n
+    _parallel.set_num_threads(n)
     for lib in _blas_controller().lib_controllers:
         lib.set_num_threads(n)
         # threadpoolctl lets only the first thread that sets a shared (non-OpenMP) pool

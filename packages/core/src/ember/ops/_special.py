@@ -15,6 +15,7 @@ import math
 import numpy as np
 
 from .._device import xp_of
+from .._parallel import parallel_for
 
 __all__ = ["in_float64", "erf_f64", "erfc_f64", "erfinv_f64", "lgamma_f64", "digamma_f64",
            "trigamma_f64", "tetragamma_f64", "blocked", "gelu_float32_into",
@@ -262,6 +263,11 @@ def tetragamma_f64(x):
 #: 64 KiB blocks 1.4x and 1.16x; 512 KiB and 1 MiB blocks within 5%.
 BLOCK_BYTES = 1 << 18
 
+#: blocks per thread at least: below ``2 * PARALLEL_BLOCKS`` blocks (2 MiB of float32 at 8)
+#: a kernel runs in the calling thread alone, where a pool's hand-off (~50 us) would cost
+#: more than it saves.
+PARALLEL_BLOCKS = 4
+
 
 def blocked(kernel, n_out, *arrays, scratch=2):
     """Run ``kernel(*blocks, *outs, *scratch)`` over blocks of ``BLOCK_BYTES`` of
@@ -278,12 +284,16 @@ def blocked(kernel, n_out, *arrays, scratch=2):
         kernel(*arrays, *outs, *[xp.empty(shape, dtype) for _ in range(scratch)])
     else:
         flat = [x.reshape(-1) for x in arrays + tuple(outs)]
-        bufs = [xp.empty(block, dtype) for _ in range(scratch)]
-        for i in range(0, n, block):
-            j = min(i + block, n)
-            if j - i < block:
-                bufs = [s[:j - i] for s in bufs]
-            kernel(*[x[i:j] for x in flat], *bufs)
+
+        def run(first: int, stop: int) -> None:  # blocks first..stop-1, scratch of its own
+            bufs = [xp.empty(block, dtype) for _ in range(scratch)]
+            for i in range(first * block, min(stop * block, n), block):
+                j = min(i + block, n)
+                if j - i < block:
+                    bufs = [s[:j - i] for s in bufs]
+                kernel(*[x[i:j] for x in flat], *bufs)
+
+        parallel_for(0, -(-n // block), PARALLEL_BLOCKS, run)
     return outs[0] if n_out == 1 else outs
 
 

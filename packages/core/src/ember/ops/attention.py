@@ -33,6 +33,7 @@ import numpy as np
 
 from .._device import check_same_device, xp_of
 from .._dtype import scalar_type_name
+from .._parallel import parallel_for
 from .._tensor import _make
 from ..autograd.grad_mode import GRAD
 from ..autograd.graph import make_node_class, record
@@ -177,8 +178,8 @@ def _contiguous(a, xp, factor=None):
     return out
 
 
-def _scores(q, kt, add):
-    s = q @ kt
+def _scores(q, kt, add, out=None):
+    s = q @ kt if out is None else np.matmul(q, kt, out=out)
     if add is not None:
         if s.shape == np.broadcast_shapes(s.shape, add.shape):
             s += add
@@ -191,18 +192,19 @@ def _row_sums(e, xp):
     return xp.einsum("...j->...", e)[..., None]  # one pass; ``e.sum(-1)`` loops per row
 
 
-def _softmax_parts(q, kt, add, xp):
+def _softmax_parts(q, kt, add, xp, out=None):
     """``(e, r)``: the softmax of the scores is ``e * r``, ``r`` the reciprocal row sums (0
-    for fully masked rows). See the module's docstring for why the max is subtracted only
-    when the plain exponential leaves the safe range."""
-    e = _scores(q, kt, add)
+    for fully masked rows); ``e`` in ``out`` when given (a NumPy array of its shape). See the
+    module's docstring for why the max is subtracted only when the plain exponential leaves
+    the safe range."""
+    e = _scores(q, kt, add, out)
     with np.errstate(over="ignore", invalid="ignore"):
         xp.exp(e, out=e)
         z = _row_sums(e, xp)
     lo, hi = _SUM_RANGE
     if lo <= z.min() and z.max() <= hi:  # NaN fails both
         return e, 1.0 / z
-    s = _scores(q, kt, add)
+    s = _scores(q, kt, add, out)
     m = s.max(-1, keepdims=True)
     m[m == -np.inf] = 0.0  # fully masked rows: exp(-inf) = 0, not NaN
     s -= m
@@ -225,25 +227,70 @@ def _output_buffer(like, shape, xp):
     return xp.empty(shape, like.dtype)
 
 
-def _product(a, b, like, xp, factor=None):
-    """``a @ b`` (times ``factor``), in ``like``'s layout where the shapes agree."""
-    shape = np.broadcast_shapes(a.shape[:-2], b.shape[:-2]) + (a.shape[-2], b.shape[-1])
-    out = _output_buffer(like, shape, xp)
+def _product(a, b, like, xp, factor=None, out=None):
+    """``a @ b`` (times ``factor``), in ``like``'s layout where the shapes agree (or into
+    ``out``)."""
+    if out is None:
+        shape = np.broadcast_shapes(a.shape[:-2], b.shape[:-2]) + (a.shape[-2], b.shape[-1])
+        out = _output_buffer(like, shape, xp)
     xp.matmul(a, b, out=out)
     if factor is not None:
         out *= factor
     return out
 
 
+#: score elements per thread at least when the forward splits its batch over threads
+_PARALLEL_SCORES = 1 << 18
+
+
 def _attention_arrays(q, k, v, add, scale, keep, query_layout, xp):
     """``(out, e, r)`` of the forward, ``keep`` the dropout multipliers or None; the output
-    in the query's layout (``query_layout``) or C-contiguous."""
-    e, r = _softmax_parts(q, _contiguous(xp.swapaxes(k, -1, -2), xp, scale), add, xp)
+    in the query's layout (``query_layout``) or C-contiguous.
+
+    On NumPy the leading batch dimension is split over Ember's intra-op threads
+    (``ember._parallel``), each chunk writing its slices of the preallocated results; an
+    input whose leading dimension is broadcast is shared by all chunks."""
+    batch = np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
+    if add is not None:
+        batch = np.broadcast_shapes(batch, add.shape[:-2])
+    if keep is not None:
+        batch = np.broadcast_shapes(batch, keep.shape[:-2])
+    L, S = q.shape[-2], k.shape[-2]
+    if xp is not np or not batch:
+        return _attention_chunk(q, k, v, add, scale, keep, query_layout, xp)
+    e = np.empty(batch + (L, S), q.dtype)
+    r = np.empty(batch + (L, 1), q.dtype)
+    out_shape = batch + (L, v.shape[-1])
+    out = _output_buffer(q, out_shape, xp) if query_layout else np.empty(out_shape, q.dtype)
+    n, ndim = batch[0], len(batch) + 2
+
+    def part(a, b0, b1):  # the chunk's slice of an input, or all of a broadcast one
+        return a if a is None or a.ndim < ndim or a.shape[0] == 1 else a[b0:b1]
+
+    def run(b0, b1):
+        ins = [part(a, b0, b1) for a in (q, k, v, add, keep)]
+        _attention_chunk(*ins[:3], ins[3], scale, ins[4], query_layout, xp,
+                         (out[b0:b1], e[b0:b1], r[b0:b1]))
+
+    per_item = e.size // max(n, 1)
+    parallel_for(0, n, -(-_PARALLEL_SCORES // max(per_item, 1)), run)
+    return out, e, r
+
+
+def _attention_chunk(q, k, v, add, scale, keep, query_layout, xp, outs=None):
+    """``_attention_arrays`` on one chunk, into ``outs = (out, e, r)`` when given."""
+    out, e, r = outs if outs is not None else (None, None, None)
+    e, rz = _softmax_parts(q, _contiguous(xp.swapaxes(k, -1, -2), xp, scale), add, xp, e)
+    if r is None:
+        r = rz
+    else:
+        r[...] = rz
     ov = (e if keep is None else e * keep) @ v
-    if not query_layout:
-        ov *= r
-        return ov, e, r
-    out = _output_buffer(q, ov.shape, xp)
+    if out is None:
+        if not query_layout:
+            ov *= r
+            return ov, e, r
+        out = _output_buffer(q, ov.shape, xp)
     xp.multiply(ov, r, out=out)
     return out, e, r
 
@@ -253,29 +300,56 @@ def _sdpa_bw(node, g):
     if GRAD.enabled:  # create_graph: the gradients as Tensor ops, differentiable again
         return _sdpa_bw_tensor(node, g)
     xp = xp_of(g)
-    q, k, v, gd = query._data, key._data, value._data, g._data
+    q, k, v, gd, o = query._data, key._data, value._data, g._data, node.out_data
     scale = node.ctx[0]
-    god = _contiguous(gd, xp, r)  # r * dO
-    d = xp.einsum("...i,...i->...", gd, node.out_data)[..., None]
-    d *= r  # r * rowsum(dO * O)
     need = [node.needs_grad(i) for i in range(4)]
+    if xp is not np or e.ndim < 3:
+        grads = _sdpa_bw_chunk(q, k, v, gd, o, e, r, keep, scale, need, xp)
+    else:  # the batch split over Ember's intra-op threads, as in the forward
+        batch = e.shape[:-2]
+        shapes = (batch + q.shape[-2:], batch + k.shape[-2:], batch + v.shape[-2:])
+        grads = [_output_buffer(like, shape, xp) if want else None
+                 for like, shape, want in zip((q, k, v), shapes, need)]
+        grads.append(np.empty(e.shape, e.dtype) if need[3] else None)
+        n, ndim = batch[0], e.ndim
+
+        def part(a, b0, b1):
+            return a if a is None or a.ndim < ndim or a.shape[0] == 1 else a[b0:b1]
+
+        def run(b0, b1):
+            ins = [part(a, b0, b1) for a in (q, k, v, gd, o, e, r, keep)]
+            _sdpa_bw_chunk(*ins, scale, need, xp, [part(a, b0, b1) for a in grads])
+
+        parallel_for(0, n, -(-_PARALLEL_SCORES // max(e.size // max(n, 1), 1)), run)
+    # inputs broadcast against each other (or the mask against them) get summed gradients
+    return tuple(None if a is None else sum_to_size(_make(a, g._device), t._data.shape)
+                 for a, t in zip(grads, (query, key, value, mask)))
+
+
+def _sdpa_bw_chunk(q, k, v, gd, o, e, r, keep, scale, need, xp, outs=None):
+    """The gradients ``[dq, dk, dv, dmask]`` (None where not needed) of one chunk of the
+    batch from the saved softmax parts ``e``, ``r`` (into ``outs`` when given)."""
+    outs = outs if outs is not None else [None] * 4
+    god = _contiguous(gd, xp, r)  # r * dO
+    d = xp.einsum("...i,...i->...", gd, o)[..., None]
+    d *= r  # r * rowsum(dO * O)
     grads = [None] * 4
     if need[2]:
-        grads[2] = _product(xp.swapaxes(e if keep is None else e * keep, -1, -2), god, v, xp)
+        grads[2] = _product(xp.swapaxes(e if keep is None else e * keep, -1, -2), god, v, xp,
+                            out=outs[2])
     if need[0] or need[1] or need[3]:
-        ds = god @ _contiguous(xp.swapaxes(v, -1, -2), xp)
+        vt = _contiguous(xp.swapaxes(v, -1, -2), xp)
+        ds = god @ vt if outs[3] is None else xp.matmul(god, vt, out=outs[3])
         if keep is not None:
             ds *= keep
         ds -= d
         ds *= e  # dS, the scores' gradient
         if need[0]:
-            grads[0] = _product(ds, k, q, xp, scale)
+            grads[0] = _product(ds, k, q, xp, scale, outs[0])
         if need[1]:
-            grads[1] = _product(xp.swapaxes(ds, -1, -2), q, k, xp, scale)
+            grads[1] = _product(xp.swapaxes(ds, -1, -2), q, k, xp, scale, outs[1])
         grads[3] = ds if need[3] else None
-    # inputs broadcast against each other (or the mask against them) get summed gradients
-    return tuple(None if a is None else sum_to_size(_make(a, g._device), t._data.shape)
-                 for a, t in zip(grads, (query, key, value, mask)))
+    return grads
 
 
 def _sdpa_bw_tensor(node, g):

@@ -23,6 +23,7 @@ import numpy as np
 from .._device import check_same_device, fused_kernel, xp_of
 from .._dtype import scalar_type_name
 from .._format import shape_str
+from .._parallel import parallel_for
 from .._tensor import _make
 from ..autograd.grad_mode import GRAD
 from ..autograd.graph import make_node_class, record
@@ -168,6 +169,10 @@ def _rows(a, n):
     return a.reshape(-1, n)
 
 
+#: elements per thread at least when layer norm's rows are split over Ember's intra-op threads
+_PARALLEL_ELEMENTS = 1 << 17
+
+
 def _layer_norm_arrays(d, w, b, eps, nd):
     """``(y, mean, rstd)`` of layer norm over the last ``nd`` dims of ``d`` (float32 or
     float64, not empty), as PyTorch's ``native_layer_norm``: the statistics keep the input's
@@ -175,24 +180,41 @@ def _layer_norm_arrays(d, w, b, eps, nd):
     ``sum`` along a short last axis loops per row; a product with a vector of ones is as
     fast on one thread but OpenBLAS splits it over two, which costs more than it saves when
     the other core is busy): the mean, then the variance over the centred rows; then three
-    more passes make ``y``."""
+    more passes make ``y``. On NumPy the rows are split over Ember's intra-op threads."""
     xp = xp_of(d)
     n = math.prod(d.shape[d.ndim - nd:])
     x = _rows(d, n)
-    mean = xp.einsum("ij->i", x)[:, None]
+    wv = None if w is None else w.reshape(n)
+    bv = None if b is None else b.reshape(n)
+    y = xp.empty(x.shape, d.dtype)
+    mean, rstd = xp.empty((x.shape[0], 1), d.dtype), xp.empty((x.shape[0], 1), d.dtype)
+
+    def run(r0, r1):
+        _layer_norm_rows(x[r0:r1], wv, bv, eps, n, xp, y[r0:r1], mean[r0:r1], rstd[r0:r1])
+
+    if xp is np:
+        parallel_for(0, x.shape[0], -(-_PARALLEL_ELEMENTS // n), run)
+    else:
+        run(0, x.shape[0])
+    stat = d.shape[:d.ndim - nd] + (1,) * nd
+    return y.reshape(d.shape), mean.reshape(stat), rstd.reshape(stat)
+
+
+def _layer_norm_rows(x, w, b, eps, n, xp, y, mean, rstd):
+    """Layer norm of the rows ``x`` (``(rows, n)``) into ``y``, ``mean`` and ``rstd``."""
+    mean[:, 0] = xp.einsum("ij->i", x)
     mean /= n
-    y = x - mean
+    xp.subtract(x, mean, out=y)
     var = xp.einsum("ij,ij->i", y, y)[:, None]
     var /= n
     var += eps
-    rstd = 1.0 / xp.sqrt(var)
+    xp.sqrt(var, out=var)
+    xp.divide(1.0, var, out=rstd)
     y *= rstd
     if w is not None:
-        y *= w.reshape(n)
+        y *= w
     if b is not None:
-        y += b.reshape(n)
-    stat = d.shape[:d.ndim - nd] + (1,) * nd
-    return y.reshape(d.shape), mean.reshape(stat), rstd.reshape(stat)
+        y += b
 
 
 def _layer_norm_backward_arrays(g, x, mean, rstd, w, nd, need_x, need_w, need_b):

@@ -1,0 +1,111 @@
+"""Intra-op parallelism for Ember's own CPU kernels (PyTorch's ``at::parallel_for``).
+
+The BLAS behind matrix products has its own thread pool; everything else Ember computes on
+the CPU is NumPy, one ufunc call at a time in the calling thread. NumPy releases the GIL
+inside a ufunc's loop, so a kernel that works in blocks (``ops._special.blocked``: GELU and
+its backward) or in independent rows (attention's softmax, layer norm) runs its pieces in
+several threads at once: ``parallel_for(begin, end, grain, fn)`` calls ``fn(b, e)`` over
+contiguous chunks of ``[begin, end)``, the calling thread taking the first chunk and the
+pool's threads the others, and returns when all are done (the first exception raised in a
+chunk is raised again in the caller, after every chunk has finished).
+
+The thread count is ``ember.set_num_threads``'s (the BLAS pool's size, one setting for both,
+as in PyTorch); until it is called, the BLAS pool's size when first asked (threadpoolctl), so
+``OMP_NUM_THREADS`` / ``OPENBLAS_NUM_THREADS`` limit both. A chunk that itself calls
+``parallel_for`` runs its work serially (no nested pools, no deadlock); a forked child starts
+a pool of its own on first use.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+__all__ = ["parallel_for", "get_num_threads", "set_num_threads"]
+
+_lock = threading.Lock()
+_local = threading.local()
+# threads: the count in force (None until first asked); pool: (pid, size, executor) or None
+_state: dict = {"threads": None, "pool": None}
+
+
+def _blas_threads() -> int:
+    try:
+        import threadpoolctl
+    except ImportError:  # pragma: no cover - a hard dependency of ember-core
+        return 1
+    counts = [lib.num_threads for lib in threadpoolctl.ThreadpoolController().select(
+        user_api="blas").lib_controllers if lib.num_threads]
+    return max(counts, default=1)
+
+
+def get_num_threads() -> int:
+    """The number of threads ``parallel_for`` uses (including the caller)."""
+    n = _state["threads"]
+    if n is None:
+        with _lock:
+            if _state["threads"] is None:
+                _state["threads"] = max(1, _blas_threads())
+            n = _state["threads"]
+    return n
+
+
+def set_num_threads(n: int) -> None:
+    """Use ``n`` threads from now on (``ember.set_num_threads`` calls this); a pool of another
+    size is shut down once its running chunks end."""
+    with _lock:
+        _state["threads"] = n
+        pool, _state["pool"] = _state["pool"], None
+    if pool is not None:
+        pool[2].shutdown(wait=False)
+
+
+def _executor(size: int) -> ThreadPoolExecutor:
+    pid = os.getpid()
+    pool = _state["pool"]
+    if pool is not None and pool[0] == pid and pool[1] == size:
+        return pool[2]
+    with _lock:
+        pool = _state["pool"]
+        if pool is None or pool[0] != pid or pool[1] != size:
+            # a forked child inherits the parent's executor object but none of its threads
+            executor = ThreadPoolExecutor(size, thread_name_prefix="ember-intraop",
+                                          initializer=_mark_worker)
+            _state["pool"] = pool = (pid, size, executor)
+        return pool[2]
+
+
+def _mark_worker() -> None:
+    _local.inside = True
+
+
+def parallel_for(begin: int, end: int, grain: int, fn) -> None:
+    """``fn(b, e)`` over contiguous chunks of ``[begin, end)`` of at least ``grain`` items
+    each, in up to ``get_num_threads()`` threads; serial when that is one, when the range
+    has fewer than two grains, or when called from inside a chunk."""
+    n = end - begin
+    if n <= 0:
+        return
+    threads = _state["threads"] or get_num_threads()
+    chunks = min(threads, n // max(grain, 1))
+    if chunks <= 1 or getattr(_local, "inside", False):
+        fn(begin, end)
+        return
+    bounds = [begin + n * i // chunks for i in range(chunks + 1)]
+    executor = _executor(threads - 1)
+    futures = [executor.submit(fn, bounds[i], bounds[i + 1]) for i in range(1, chunks)]
+    error = None
+    _local.inside = True
+    try:
+        fn(bounds[0], bounds[1])
+    except BaseException as exc:  # wait for the others before raising: they use our arrays
+        error = exc
+    finally:
+        _local.inside = False
+    for future in futures:
+        exc = future.exception()
+        if exc is not None and error is None:
+            error = exc
+    if error is not None:
+        raise error

@@ -1,0 +1,223 @@
+"""Ember's intra-op thread pool (ember._parallel) and the kernels that split their work over it:
+the same results, bit for bit, whatever the thread count."""
+
+from __future__ import annotations
+
+import multiprocessing
+import threading
+
+import numpy as np
+import pytest
+
+import ember
+from ember import _parallel
+from ember.nn import functional as F
+
+#: the pool splits NumPy's work: these tests run on the CPU whatever the suite's device
+CPU = ember.device("cpu")
+
+
+@pytest.fixture
+def threads():
+    """Set Ember's thread count inside a test; the count from before is restored."""
+    before = ember.get_num_threads()
+    yield ember.set_num_threads
+    ember.set_num_threads(before)
+
+
+def _chunks(n, grain, threads):
+    seen, lock = [], threading.Lock()
+
+    def fn(b, e):
+        with lock:
+            seen.append((b, e, threading.current_thread().name))
+
+    _parallel.set_num_threads(threads)
+    _parallel.parallel_for(0, n, grain, fn)
+    return sorted(seen)
+
+
+def test_parallel_for_covers_the_range_once_in_grains(threads):
+    threads(3)
+    seen = _chunks(100, 10, 3)
+    assert [(b, e) for b, e, _ in seen] == [(0, 33), (33, 66), (66, 100)]
+    assert seen[0][2] == threading.current_thread().name  # the caller takes the first chunk
+    assert all(name.startswith("ember-intraop") for *_, name in seen[1:])
+    assert [(b, e) for b, e, _ in _chunks(25, 10, 3)] == [(0, 12), (12, 25)]  # two grains
+    assert [(b, e) for b, e, _ in _chunks(19, 10, 3)] == [(0, 19)]  # under two: serial
+    assert [(b, e) for b, e, _ in _chunks(100, 1, 1)] == [(0, 100)]  # one thread: serial
+    assert _chunks(0, 1, 3) == []
+
+
+def test_parallel_for_runs_nested_calls_serially(threads):
+    threads(2)
+    inner = []
+
+    def outer(b, e):
+        _parallel.parallel_for(0, 10, 1, lambda ib, ie: inner.append((ib, ie)))
+
+    _parallel.parallel_for(0, 2, 1, outer)
+    assert sorted(inner) == [(0, 10), (0, 10)]
+
+
+def test_parallel_for_raises_after_every_chunk_finished(threads):
+    threads(2)
+    done = []
+
+    def fn(b, e):
+        if b == 0:
+            raise ValueError("chunk 0 failed")
+        threading.Event().wait(0.05)
+        done.append(b)
+
+    with pytest.raises(ValueError, match="chunk 0 failed"):
+        _parallel.parallel_for(0, 2, 1, fn)
+    assert done == [1]
+    _parallel.parallel_for(0, 2, 1, lambda b, e: done.append(b))  # the pool still works
+    assert sorted(done[1:]) == [0, 1]
+
+
+def test_set_num_threads_sizes_the_pool(threads):
+    threads(1)
+    assert _parallel.get_num_threads() == 1
+    threads(4)
+    assert _parallel.get_num_threads() == 4 == ember.get_num_threads()
+
+
+def _gelu_in_child(queue):
+    x = ember.randn(2048, 1536, generator=ember.Generator(CPU).manual_seed(0), device=CPU)
+    queue.put(F.gelu(x).sum().item())
+
+
+@pytest.mark.skipif("fork" not in multiprocessing.get_all_start_methods(), reason="no fork")
+def test_a_forked_child_builds_its_own_pool(threads):
+    threads(2)
+    x = ember.randn(2048, 1536, generator=ember.Generator(CPU).manual_seed(0), device=CPU)
+    expected = F.gelu(x).sum().item()  # the parent's pool exists now
+    ctx = multiprocessing.get_context("fork")
+    queue = ctx.Queue()
+    child = ctx.Process(target=_gelu_in_child, args=(queue,))
+    child.start()
+    try:
+        assert queue.get(timeout=60) == expected
+    finally:
+        child.join(timeout=60)
+        if child.is_alive():
+            child.kill()
+            child.join()
+    assert child.exitcode == 0
+
+
+# -- kernels: bit-identical at 1, 2 and 3 threads -------------------------------------------------
+
+def _at_threads(threads, fn):
+    """``fn()`` at 1, 2 and 3 threads; the pool must have been used at 2 and 3 (the kernel
+    really split its work: ``set_num_threads`` drops the pool, a split starts one)."""
+    results = []
+    for n in (1, 2, 3):
+        threads(n)
+        results.append(fn())
+        assert (_parallel._state["pool"] is not None) == (n > 1)
+    return results
+
+
+def _same(results):
+    first = [np.asarray(r) for r in results[0]]
+    for other in results[1:]:
+        for a, b in zip(first, other):
+            np.testing.assert_array_equal(a, np.asarray(b))
+
+
+@pytest.mark.parametrize("dtype", [ember.float32, ember.float64])
+def test_gelu_forward_and_backward_do_not_depend_on_threads(threads, dtype):
+    approximate = "none"  # the exact GELU's blocked kernels (the tanh form is plain ufuncs)
+    g = ember.Generator(CPU).manual_seed(1)
+    # 21 blocks of float32 (41 of float64), the last one short
+    x0 = ember.randn(1200, 1100, generator=g, dtype=dtype, device=CPU)
+    gy = ember.randn(1200, 1100, generator=g, dtype=dtype, device=CPU)
+
+    def run():
+        x = x0.clone().requires_grad_()
+        y = F.gelu(x, approximate=approximate)
+        y.backward(gy)
+        with ember.no_grad():
+            plain = F.gelu(x0, approximate=approximate)
+        return y.detach().numpy(), x.grad.numpy(), plain.numpy()
+
+    _same(_at_threads(threads, run))
+
+
+@pytest.mark.parametrize("case", ["plain", "causal", "bool mask", "float mask batched",
+                                  "mask with its own batch", "broadcast key", "3-d"])
+def test_attention_does_not_depend_on_threads(threads, case):
+    g = ember.Generator(CPU).manual_seed(2)
+    n, h, length, e = 8, 4, 128, 32
+    q = ember.randn(n, h, length, e, generator=g, device=CPU)
+    k = ember.randn(n, h, length, e, generator=g, device=CPU)
+    v = ember.randn(n, h, length, e, generator=g, device=CPU)
+    kwargs = {}
+    if case == "causal":
+        kwargs["is_causal"] = True
+    elif case == "bool mask":
+        kwargs["attn_mask"] = ember.rand(length, length, generator=g, device=CPU) > 0.3
+    elif case == "float mask batched":
+        kwargs["attn_mask"] = ember.randn(n, 1, length, length, generator=g, device=CPU)
+    elif case == "mask with its own batch":  # the inputs broadcast against the mask's batch
+        q, k, v = q[:1], k[:1], v[:1]
+        kwargs["attn_mask"] = ember.randn(n, h, length, length, generator=g, device=CPU)
+    elif case == "broadcast key":
+        k, v = k[:1], v[:1]
+    elif case == "3-d":
+        q, k, v = (t.reshape(n * h, length, e) for t in (q, k, v))
+    gy = ember.randn(*F.scaled_dot_product_attention(q, k, v, **kwargs).shape, generator=g,
+                     device=CPU)
+
+    def run():
+        leaves = [t.clone().requires_grad_() for t in (q, k, v)]
+        extra = dict(kwargs)
+        mask = extra.get("attn_mask")
+        if mask is not None and mask.is_floating_point():  # the mask's gradient too
+            extra["attn_mask"] = mask = mask.clone().requires_grad_()
+            leaves.append(mask)
+        out = F.scaled_dot_product_attention(*leaves[:3], **extra)
+        out.backward(gy)
+        return (out.detach().numpy(), *(t.grad.numpy() for t in leaves))
+
+    results = _at_threads(threads, run)
+    _same(results)
+    # and the parallel result is right, not only stable: the composite form in float64
+    q64, k64, v64 = (t.double() for t in (q, k, v))
+    mask = kwargs.get("attn_mask")
+    scores = q64 @ k64.transpose(-2, -1) / e ** 0.5
+    if case == "causal":
+        causal = ember.ones(length, length, dtype=ember.bool, device=CPU).tril()
+        scores = scores.masked_fill(~causal, float("-inf"))
+    elif mask is not None and mask.dtype == ember.bool:
+        scores = scores.masked_fill(~mask, float("-inf"))
+    elif mask is not None:
+        scores = scores + mask.double()
+    expected = scores.softmax(-1) @ v64
+    np.testing.assert_allclose(results[-1][0], expected.numpy(), rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", [ember.float32, ember.float64])
+def test_layer_norm_does_not_depend_on_threads(threads, dtype):
+    g = ember.Generator(CPU).manual_seed(3)
+    x0 = ember.randn(33, 64, 384, generator=g, dtype=dtype, device=CPU)
+    w = ember.randn(384, generator=g, dtype=dtype, device=CPU)
+    b = ember.randn(384, generator=g, dtype=dtype, device=CPU)
+    gy = ember.randn(33, 64, 384, generator=g, dtype=dtype, device=CPU)
+
+    def run():
+        x = x0.clone().requires_grad_()
+        y = F.layer_norm(x, (384,), w, b, 1e-12)
+        y.backward(gy)
+        return y.detach().numpy(), x.grad.numpy()
+
+    results = _at_threads(threads, run)
+    _same(results)
+    x = x0.numpy().astype(np.float64)
+    mean, var = x.mean(-1, keepdims=True), x.var(-1, keepdims=True)
+    expected = (x - mean) / np.sqrt(var + 1e-12) * w.numpy() + b.numpy()
+    np.testing.assert_allclose(results[-1][0], expected,
+                               rtol=1e-5 if dtype == ember.float32 else 1e-12, atol=1e-5)
