@@ -221,3 +221,18 @@ def test_layer_norm_does_not_depend_on_threads(threads, dtype):
     expected = (x - mean) / np.sqrt(var + 1e-12) * w.numpy() + b.numpy()
     np.testing.assert_allclose(results[-1][0], expected,
                                rtol=1e-5 if dtype == ember.float32 else 1e-12, atol=1e-5)
+
+
+def test_linear_bias_add_does_not_depend_on_threads(threads):
+    g = ember.Generator(CPU).manual_seed(4)
+    x0 = ember.randn(4, 512, 384, generator=g, device=CPU)  # 4*512 rows of 1536: split
+    w = ember.randn(1536, 384, generator=g, device=CPU)
+    b = ember.randn(1536, generator=g, device=CPU)
+
+    def run():
+        x = x0.clone().requires_grad_()
+        y = F.linear(x, w, b)
+        y.sum().backward()
+        return y.detach().numpy(), x.grad.numpy()
+
+    _same(_at_threads(threads, run))

@@ -14,8 +14,11 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from .._device import check_same_device
 from .._format import shape_str
+from .._parallel import parallel_for
 from .._tensor import Tensor, _make
 from ..autograd.grad_mode import GRAD
 from ..autograd.graph import make_node_class, record
@@ -102,6 +105,24 @@ def _linear_vector(input, weight, bias):
     return out if bias is None else out + bias
 
 
+#: elements per thread at least when the bias add splits its rows over the intra-op pool
+_PARALLEL_ELEMENTS = 1 << 17
+
+
+def _add_rows(r, bd):
+    """``r += bd`` (``bd`` broadcast over the rows of the fresh, C-contiguous product ``r``),
+    its rows split over Ember's intra-op threads on NumPy."""
+    if r.__class__ is not np.ndarray or bd.ndim > 1 or r.size < 2 * _PARALLEL_ELEMENTS:
+        r += bd
+        return
+    rows = r.reshape(-1, r.shape[-1])
+
+    def run(a, b):
+        rows[a:b] += bd
+
+    parallel_for(0, rows.shape[0], -(-_PARALLEL_ELEMENTS // max(rows.shape[1], 1)), run)
+
+
 def _product(xd, wd, bd):
     """``xd @ wd.T + bd`` as arrays."""
     if xd.ndim > 2 and xd.flags.c_contiguous:
@@ -112,7 +133,7 @@ def _product(xd, wd, bd):
         r = xd @ wd.T
     if bd is not None:
         try:
-            r += bd
+            _add_rows(r, bd)
         except ValueError:
             raise RuntimeError(
                 f"The expanded size of the tensor ({r.shape[-1]}) must match the existing size "
