@@ -82,6 +82,21 @@ def _torch_function_dispatch_off():
         overrides._deactivate()
 
 
+if STRICT:
+    @pytest.fixture(autouse=True)
+    def _strict_device_stays_default():
+        """A test that leaves another default device behind would run every later test of a
+        strict run off the strict device, hiding their kernels' host copies: fail it, and
+        put the strict device back."""
+        yield
+        import ember
+
+        left = ember.get_default_device()
+        if left.type != "strict":
+            ember.set_default_device("strict")
+            pytest.fail(f"the test left the default device as {left}, not the strict device")
+
+
 if STRICT and os.environ.get("EMBER_STRICT_REPORT"):
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_makereport(item, call):

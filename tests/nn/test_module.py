@@ -40,8 +40,9 @@ def test_parameter_shares_data_and_requires_grad():
 
 
 def test_parameter_repr_and_copies_keep_class():
+    cpu = nn.Parameter(ember.tensor([1.0, 2.0], device="cpu"))  # a CPU repr: no device suffix
+    assert repr(cpu) == "Parameter containing:\ntensor([1., 2.], requires_grad=True)"
     p = nn.Parameter(ember.tensor([1.0, 2.0]))
-    assert repr(p) == "Parameter containing:\ntensor([1., 2.], requires_grad=True)"
     for q in (copy.deepcopy(p), pickle.loads(pickle.dumps(p))):
         assert type(q) is nn.Parameter and q.requires_grad
         assert q.tolist() == [1.0, 2.0]
@@ -88,7 +89,7 @@ def test_registration_errors():
     net = Net()
     with pytest.raises(TypeError, match="cannot assign 'ember.FloatTensor' as parameter "
                                         "'weight'"):
-        net.fc1.weight = ember.zeros(4, 3)
+        net.fc1.weight = ember.zeros(4, 3, device="cpu")  # the CPU type name
     with pytest.raises(KeyError, match="attribute 'fc1' already exists"):
         net.register_buffer("fc1", ember.zeros(1))
     with pytest.raises(KeyError, match="parameter name can"):

@@ -32,19 +32,21 @@ def test_checkpoint_continues_trajectory(tmp_path, direction, optim):
 
     src = _model(src_lib)
     src_opt = getattr(src_lib.optim, optim)(src.parameters(), **kwargs)
-    sx, sy = src_lib.from_numpy(x_np), src_lib.from_numpy(y_np)
+    sx, sy = src_lib.tensor(x_np), src_lib.tensor(y_np)  # on the default device, as the model
     _steps(src_lib, src, src_opt, sx, sy, 3)
     path = tmp_path / "ckpt.pt"
     src_lib.save({"model": src.state_dict(), "optimizer": src_opt.state_dict()}, path)
 
-    ckpt = dst_lib.load(path, weights_only=True)
+    # map_location: a device's storages are saved with their location, which a CPU torch
+    # restores only when told where to; load_state_dict copies onto the model's device
+    ckpt = dst_lib.load(path, weights_only=True, map_location="cpu")
     dst = _model(dst_lib)
     dst.load_state_dict(ckpt["model"])
     dst_opt = getattr(dst_lib.optim, optim)(dst.parameters(), **kwargs)
     dst_opt.load_state_dict(ckpt["optimizer"])
 
     _steps(src_lib, src, src_opt, sx, sy, 5)
-    _steps(dst_lib, dst, dst_opt, dst_lib.from_numpy(x_np), dst_lib.from_numpy(y_np), 5)
+    _steps(dst_lib, dst, dst_opt, dst_lib.tensor(x_np), dst_lib.tensor(y_np), 5)
     for (name, a), (_, b) in zip(src.state_dict().items(), dst.state_dict().items()):
         np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-5,
                                    atol=1e-6, err_msg=name)

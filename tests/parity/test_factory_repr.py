@@ -184,7 +184,7 @@ def test_default_dtype_parity(dtype):
         for fn in (lambda m: m.tensor([1.5]), lambda m: m.arange(3.0), lambda m: m.zeros(2),
                    lambda m: m.full((2,), 1.5), lambda m: m.linspace(0, 1, 3),
                    lambda m: m.rand(2).dtype, lambda m: m.randn(2).dtype,
-                   lambda m: repr(m.tensor([1.5], dtype=m.float32))):
+                   lambda m: repr(m.tensor([1.5], dtype=m.float32, device="cpu"))):
             t, e = outcome(torch, fn), outcome(ember, fn)
             assert t[0] == e[0] and (t[1:3] == e[1:3] if t[0] == "tensor" else
                                      str(t[1]).replace("torch", "ember") == str(e[1]))
@@ -312,6 +312,7 @@ def test_random_parity(name):
 # -- printing -----------------------------------------------------------------------------------
 
 def assert_repr_same(t_torch, t_ember):
+    """The reprs of two CPU tensors (a device's repr has a device suffix, torch's too)."""
     assert repr(t_ember) == repr(t_torch).replace("torch.", "ember.")
     assert str(t_ember) == str(t_torch).replace("torch.", "ember.")
 
@@ -337,7 +338,7 @@ def test_repr_parity(data, dtype):
         return
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        e = ember.tensor(data, dtype=getattr(ember, dtype) if dtype else None)
+        e = ember.tensor(data, dtype=getattr(ember, dtype) if dtype else None, device="cpu")
     assert_repr_same(t, e)
 
 
@@ -357,23 +358,24 @@ def test_summarised_repr_parity(shape, kind):
 @pytest.mark.parametrize("dtype", ["float32", "int64", "float64", "bool", "int32"])
 def test_empty_repr_parity(shape, dtype):
     assert_repr_same(torch.zeros(shape, dtype=getattr(torch, dtype)),
-                     ember.zeros(shape, dtype=getattr(ember, dtype)))
+                     ember.zeros(shape, dtype=getattr(ember, dtype), device="cpu"))
 
 
 def test_autograd_and_dtype_suffix_parity():
     x = np.random.default_rng(0).standard_normal((3, 10)).astype(np.float32)
-    pairs = [
-        (torch.tensor(x, requires_grad=True), ember.tensor(x, requires_grad=True)),
-        (torch.tensor(x, requires_grad=True) * 2, ember.tensor(x, requires_grad=True) * 2),
-        (torch.tensor(x, dtype=torch.float64, requires_grad=True) + 2,
-         ember.tensor(x, dtype=ember.float64, requires_grad=True) + 2),
-        (torch.tensor(2.0, requires_grad=True), ember.tensor(2.0, requires_grad=True)),
-        (torch.zeros(0, 2, dtype=torch.float64, requires_grad=True),
-         ember.zeros(0, 2, dtype=ember.float64, requires_grad=True)),
-        (torch.arange(12, dtype=torch.int16).reshape(3, 4),
-         ember.arange(12, dtype=ember.int16).reshape(3, 4)),
-        (torch.arange(40, dtype=torch.int32), ember.arange(40, dtype=ember.int32)),
-    ]
+    with ember.device("cpu"):  # CPU tensors, as torch's: reprs without a device suffix
+        pairs = [
+            (torch.tensor(x, requires_grad=True), ember.tensor(x, requires_grad=True)),
+            (torch.tensor(x, requires_grad=True) * 2, ember.tensor(x, requires_grad=True) * 2),
+            (torch.tensor(x, dtype=torch.float64, requires_grad=True) + 2,
+             ember.tensor(x, dtype=ember.float64, requires_grad=True) + 2),
+            (torch.tensor(2.0, requires_grad=True), ember.tensor(2.0, requires_grad=True)),
+            (torch.zeros(0, 2, dtype=torch.float64, requires_grad=True),
+             ember.zeros(0, 2, dtype=ember.float64, requires_grad=True)),
+            (torch.arange(12, dtype=torch.int16).reshape(3, 4),
+             ember.arange(12, dtype=ember.int16).reshape(3, 4)),
+            (torch.arange(40, dtype=torch.int32), ember.arange(40, dtype=ember.int32)),
+        ]
     for t, e in pairs:
         assert_repr_same(t, e)
 

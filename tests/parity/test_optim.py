@@ -72,7 +72,7 @@ def set_grads(problem, tp, ep, k):
     for p, g in zip(tp, problem.grads([host(p) for p in tp], k)):
         p.grad = torch.from_numpy(np.array(g))
     for p, g in zip(ep, problem.grads([host(p) for p in ep], k)):
-        p.grad = ember.from_numpy(np.array(g))
+        p.grad = ember.tensor(np.array(g), device=p.device)
 
 
 def assert_same_state(topt, eopt):
@@ -185,7 +185,7 @@ def test_state_dict_torch_to_ember_and_back(name, kwargs):
     assert_same_layout(topt.state_dict(), eopt.state_dict())
 
     # torch's checkpoint continues in Ember
-    ep2 = [ember.from_numpy(host(p).copy()).requires_grad_() for p in tp]
+    ep2 = [ember.tensor(host(p), requires_grad=True) for p in tp]
     eopt2 = getattr(eoptim, name)(ep2, **kwargs)
     eopt2.load_state_dict(to_ember(topt.state_dict()))
     assert_same_layout(topt.state_dict(), eopt2.state_dict())
@@ -274,7 +274,8 @@ def test_constructor_errors_match_torch(name, kwargs):
 
 
 def test_base_errors_match_torch():
-    tw, ew = torch.zeros(2, requires_grad=True), ember.zeros(2, requires_grad=True)
+    # CPU tensors: the messages name their type, torch's the CPU's (torch.FloatTensor)
+    tw, ew = torch.zeros(2, requires_grad=True), ember.zeros(2, requires_grad=True, device="cpu")
     pairs = [
         (lambda: toptim.SGD([], lr=0.1), lambda: eoptim.SGD([], lr=0.1)),
         (lambda: toptim.SGD([{"params": [tw]}, {"params": [tw]}], lr=0.1),

@@ -27,7 +27,9 @@ def _to_torch(obj, **kw):
     buf = io.BytesIO()
     ember.save(obj, buf, **kw)
     buf.seek(0)
-    return torch.load(buf, weights_only=True)
+    # map_location: a device tensor's storage is saved with its location (PyTorch's "cuda:0"),
+    # which a CPU torch restores only when told where to
+    return torch.load(buf, weights_only=True, map_location="cpu")
 
 
 def _to_ember(obj, **kw):
@@ -120,7 +122,7 @@ def test_devices_dtypes_sizes_to_torch():
 def test_torch_mmap_reads_our_aligned_file(tmp_path):
     path = tmp_path / "a.pt"
     ember.save({"a": ember.arange(100.0), "b": ember.ones(7, dtype=ember.int8)}, path)
-    out = torch.load(path, weights_only=True, mmap=True)
+    out = torch.load(path, weights_only=True, mmap=True, map_location="cpu")
     _same(ember.arange(100.0), out["a"])
 
 

@@ -328,7 +328,8 @@ def test_augmix_dirichlet():
 
 def _fixed(monkeypatch, weights):
     it = iter([ember.tensor(w) for w in weights])
-    monkeypatch.setattr(T.AugMix, "_sample_dirichlet", lambda self, p: next(it))
+    # on the device of the parameters (the image's), as the real draw is
+    monkeypatch.setattr(T.AugMix, "_sample_dirichlet", lambda self, p: next(it).to(p.device))
     monkeypatch.setattr(
         T.AugMix, "_augmentation_space", lambda self, n, s: {"Invert": (None, False)}
     )

@@ -35,7 +35,7 @@ class NAdam(Optimizer):
 
     def _init_state(self, p, state, group) -> None:
         state["step"] = self._step_tensor()
-        state["mu_product"] = ember.tensor(1.0, dtype=ember.float32)
+        state["mu_product"] = ember.tensor(1.0, dtype=ember.float32, device="cpu")  # as step
         state["exp_avg"] = ember.zeros_like(p)
         state["exp_avg_sq"] = ember.zeros_like(p)
 

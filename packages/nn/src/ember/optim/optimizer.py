@@ -88,6 +88,14 @@ def _scalar_dtype():
     return ember.float64 if ember.get_default_dtype() == ember.float64 else ember.float32
 
 
+def _scalar_state(value: float, device=None) -> Tensor:
+    """A 0-dim scalar state tensor (``step`` and the like) of :func:`_scalar_dtype`, on
+    ``device``, else on the CPU whatever the default device: PyTorch deliberately hosts
+    ``step`` on the CPU unless ``capturable``/``fused`` (its note "special device hosting for
+    step": kernel launches are costly on CUDA)."""
+    return ember.tensor(value, dtype=_scalar_dtype(), device="cpu" if device is None else device)
+
+
 def _with_step_hooks(step):
     """Wrap a subclass's ``step`` so the global and the optimizer's pre/post hooks run around
     it, in PyTorch's order: global pre, own pre, step, own post, global post. The hooks get
@@ -199,8 +207,8 @@ class Optimizer:
                 continue
             for key in self._legacy_scalar_state:
                 if not isinstance(p_state[key], Tensor):
-                    p_state[key] = ember.tensor(float(p_state[key]), dtype=_scalar_dtype(),
-                                                device=self._scalar_state_device(p, group))
+                    p_state[key] = _scalar_state(float(p_state[key]),
+                                                 self._scalar_state_device(p, group))
 
     def __repr__(self) -> str:
         text = self.__class__.__name__ + " ("
@@ -352,7 +360,7 @@ class Optimizer:
     def _step_tensor(device=None) -> Tensor:
         """The ``step`` state: a 0-dim tensor of :func:`_scalar_dtype` (float32 unless the default
         dtype is float64), on the CPU unless ``device`` is given, like PyTorch >= 1.12."""
-        return ember.tensor(0.0, dtype=_scalar_dtype(), device=device)
+        return _scalar_state(0.0, device)
 
     def _scalar_state_device(self, p: Tensor, group: dict[str, Any]):
         """The device of a parameter's scalar state such as ``step``: the CPU (``None``)."""

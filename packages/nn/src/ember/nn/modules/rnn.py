@@ -49,7 +49,7 @@ def _steps(batch_sizes, reverse: bool) -> list:
     return steps[::-1] if reverse else steps
 
 
-def _prev(Y, init, steps, s):
+def _prev(xp, Y, init, steps, s):
     """The state entering step ``s``: the previous step's rows, topped up from ``init``."""
     bs = steps[s][1]
     if s == 0:
@@ -57,14 +57,14 @@ def _prev(Y, init, steps, s):
     poff, pbs = steps[s - 1]
     if bs <= pbs:
         return Y[poff:poff + bs]
-    return np.concatenate([Y[poff:poff + pbs], init[pbs:bs]])
+    return xp.concatenate([Y[poff:poff + pbs], init[pbs:bs]])
 
 
 def _all_prev(xp, Y, init, steps):
     """The states entering every step, laid out like the packed data (for ``dW_hh``)."""
     out = xp.empty(Y.shape[:1] + init.shape[1:], dtype=Y.dtype)
     for s, (off, bs) in enumerate(steps):
-        out[off:off + bs] = _prev(Y, init, steps, s)
+        out[off:off + bs] = _prev(xp, Y, init, steps, s)
     return out
 
 
@@ -128,7 +128,7 @@ def _rnn_fwd(xp, mode, x, h0, c0, w, b, w_hr, steps):
     relu = mode == "RNN_RELU"
     for s, (off, bs) in enumerate(steps):
         y = Y[off:off + bs]
-        np.add(x[off:off + bs], _times(_prev(Y, h0, steps, s), wr, flip), out=y)
+        np.add(x[off:off + bs], _times(_prev(xp, Y, h0, steps, s), wr, flip), out=y)
         if relu:
             np.maximum(y, 0, out=y)
         else:
@@ -165,12 +165,12 @@ def _lstm_fwd(xp, mode, x, h0, c0, w, b, w_hr, steps):
     offset[2 * H:3 * H] = 0
     for s, (off, bs) in enumerate(steps):
         a = A[off:off + bs]
-        np.add(x[off:off + bs], _times(_prev(Y, h0, steps, s), wr, flip), out=a)
+        np.add(x[off:off + bs], _times(_prev(xp, Y, h0, steps, s), wr, flip), out=a)
         np.tanh(a, out=a)
         a *= scale
         a += offset
         c = C[off:off + bs]
-        np.multiply(a[:, H:2 * H], _prev(C, c0, steps, s), out=c)
+        np.multiply(a[:, H:2 * H], _prev(xp, C, c0, steps, s), out=c)
         c += a[:, :H] * a[:, 2 * H:3 * H]
         tc = TC[off:off + bs]
         np.tanh(c, out=tc)
@@ -221,7 +221,7 @@ def _gru_fwd(xp, mode, x, h0, c0, w, b, w_hr, steps):
     A = xp.empty((N, G), dtype=x.dtype)
     GN = xp.empty((N, H), dtype=x.dtype)
     for s, (off, bs) in enumerate(steps):
-        hp = _prev(Y, h0, steps, s)
+        hp = _prev(xp, Y, h0, steps, s)
         gh = _times(hp, wr, flip)
         if bsc is not None:
             gh += bsc
@@ -263,7 +263,7 @@ def _gru_bwd(xp, mode, a, dY, dh, dc, w, w_hr, steps):
         dn *= d
         dn *= DN[sl]
         dz = dx[:, H:2 * H]
-        np.subtract(_prev(Y, h0, steps, s), n, out=dz)
+        np.subtract(_prev(xp, Y, h0, steps, s), n, out=dz)
         dz *= d
         np.multiply(dn, GN[sl], out=dx[:, :H])
         dx[:, :2 * H] *= DRZ[sl]

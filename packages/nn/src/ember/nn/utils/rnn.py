@@ -123,7 +123,7 @@ def pack_padded_sequence(input: Tensor, lengths, batch_first: bool = False,
                            f"{sorted_lengths[0]}")
     sizes = _batch_sizes(sorted_lengths)
     data = ember.cat([input[t, :bs] for t, bs in enumerate(sizes)], 0)
-    batch_sizes = ember.tensor(sizes, dtype=ember.int64)
+    batch_sizes = ember.tensor(sizes, dtype=ember.int64, device="cpu")  # always, as in PyTorch
     return PackedSequence(data, batch_sizes, sorted_indices, None)
 
 
@@ -157,7 +157,7 @@ def pad_packed_sequence(sequence: PackedSequence, batch_first: bool = False,
                                  device=data.device)] * (max_seq_length - len(sizes)))
     padded = ember.stack(steps, 0)
     lengths = ember.tensor([sum(1 for b in sizes if b > i) for i in range(batch)],
-                           dtype=ember.int64)
+                           dtype=ember.int64, device="cpu")  # on the CPU, as in PyTorch
     if batch_first:
         padded = padded.transpose(0, 1)
     if sequence.unsorted_indices is not None:

@@ -45,7 +45,8 @@ class Digits(_SplitImageDataset):
         images = np.round(raw[:, :64] * (255 / 16)).astype(np.uint8).reshape(-1, 8, 8)
         n = len(raw)
         n_train = n - int(np.floor(0.2 * n))  # random_split's rounding of [0.8, 0.2]
-        perm = ember.randperm(n, generator=ember.Generator().manual_seed(self.split_seed)).numpy()
+        perm = ember.randperm(n, generator=ember.Generator().manual_seed(self.split_seed),
+                              device="cpu").numpy()  # the CPU's, whatever the default device
         index = np.sort(perm[:n_train]) if self.train else np.sort(perm[n_train:])
         return (
             ember.from_numpy(np.ascontiguousarray(images[index])),

@@ -17,8 +17,9 @@ __all__ = ["FakeData"]
 class FakeData(VisionDataset):
     """``size`` random PIL images of ``image_size`` (C, H, W) with labels in ``[0, num_classes)``.
 
-    Item ``i`` is drawn from ember's RNG seeded with ``i + random_offset`` (the global RNG state
-    is restored afterwards), so the same index always gives the same image.
+    Item ``i`` is drawn on the CPU by a generator seeded with ``i + random_offset`` (the values
+    of ``manual_seed(i + random_offset)``; the global RNGs are left untouched), so the same
+    index always gives the same image, whatever the default device.
     """
 
     def __init__(
@@ -41,11 +42,10 @@ class FakeData(VisionDataset):
 
         if index >= len(self):
             raise IndexError(f"{self.__class__.__name__} index out of range")
-        rng_state = ember.get_rng_state()
-        ember.manual_seed(index + self.random_offset)
-        img = ember.randn(*self.image_size)
-        target = ember.randint(0, self.num_classes, size=(1,), dtype=ember.long)[0]
-        ember.set_rng_state(rng_state)
+        gen = ember.Generator().manual_seed(index + self.random_offset)
+        img = ember.randn(*self.image_size, generator=gen, device="cpu")
+        target = ember.randint(0, self.num_classes, size=(1,), dtype=ember.long, generator=gen,
+                               device="cpu")[0]
         # ToPILImage's float path: scale by 255 and wrap to uint8 (as a C cast would)
         arr = (img.numpy() * np.float32(255)).astype(np.int64).astype(np.uint8)
         arr = arr[0] if arr.shape[0] == 1 else np.ascontiguousarray(arr.transpose(1, 2, 0))

@@ -176,7 +176,7 @@ def _parse_pad_padding(padding) -> list[int]:
 
 def _pad_array(a, p: list[int], mode: str, fill=0.0):
     """Pad the last two dims of ``a`` by ``p = [left, right, top, bottom]`` (negative crops)."""
-    xp = np if isinstance(a, np.ndarray) else __import__("cupy")
+    xp = api.array_module_of(a)
     crop_l, crop_r, crop_t, crop_b = (-min(x, 0) for x in p)
     a = a[..., crop_t : a.shape[-2] - crop_b, crop_l : a.shape[-1] - crop_r]
     left, right, top, bottom = (max(x, 0) for x in p)
@@ -292,7 +292,7 @@ def _cast_in(a, req=(np.float32, np.float64)):
 def _cast_out(a, out_dtype, need_cast: bool):
     if need_cast:
         if not _is_float(out_dtype):
-            a = np.round(a)
+            a = api.array_module_of(a).round(a)
         a = a.astype(out_dtype)
     return a
 
@@ -308,7 +308,7 @@ def _resize_array(a, size: list[int], interpolation: str, antialias: bool):
     out_dtype = a.dtype
     a, need_cast = _cast_in(a)
     weights = _aa_weights if antialias else _interp_weights
-    xp = np if isinstance(a, np.ndarray) else __import__("cupy")
+    xp = api.array_module_of(a)
     wh = xp.asarray(weights(in_h, out_h, interpolation), dtype=a.dtype)
     ww = xp.asarray(weights(in_w, out_w, interpolation), dtype=a.dtype)
     out = xp.matmul(wh, xp.matmul(a, ww.T))
@@ -393,7 +393,7 @@ def _fma(a, b, c):
 def _grid_sample(a, grid, mode: str):
     """``grid_sample`` (zeros padding, align_corners=False): a (N, C, H, W), grid (oh, ow, 2),
     both of one float dtype; rounding as in torch's CPU kernel (float32 bit-identical)."""
-    xp = np if isinstance(a, np.ndarray) else __import__("cupy")
+    xp = api.array_module_of(a)
     grid = xp.asarray(grid)
     n, c, h, w = a.shape
     t = grid.dtype.type  # unnormalise: (g + 1) * (size / 2) - 0.5
@@ -431,7 +431,7 @@ def _apply_grid_transform(img: Tensor, grid: np.ndarray, mode: str, fill) -> Ten
     lead = a.shape[:-3]
     a = a.reshape((-1,) + a.shape[-3:])
     a, need_cast = _cast_in(a, (grid.dtype,))
-    xp = np if isinstance(a, np.ndarray) else __import__("cupy")
+    xp = api.array_module_of(a)
     if fill is not None:
         a = xp.concatenate([a, xp.ones_like(a[:, :1])], axis=1)
     out = _grid_sample(a, grid, mode)
@@ -608,7 +608,7 @@ def adjust_saturation(img: Tensor, saturation_factor: float) -> Tensor:
 
 
 def _rgb2hsv(a):
-    xp = np if isinstance(a, np.ndarray) else __import__("cupy")
+    xp = api.array_module_of(a)
     r, g, b = a[..., 0, :, :], a[..., 1, :, :], a[..., 2, :, :]
     maxc = a.max(axis=-3)
     minc = a.min(axis=-3)
@@ -629,7 +629,7 @@ def _rgb2hsv(a):
 
 
 def _hsv2rgb(h, s, v):
-    xp = np if isinstance(h, np.ndarray) else __import__("cupy")
+    xp = api.array_module_of(h)
     t_ = h.dtype.type
     i = xp.floor(h * t_(6.0))
     f = h * t_(6.0) - i
@@ -693,16 +693,16 @@ def solarize(img: Tensor, threshold: float) -> Tensor:
 
 def _blurred_degenerate(a):
     """PIL's SMOOTH filter (3x3 ones with centre 5, /13) inside a one-pixel border."""
-    from numpy.lib.stride_tricks import sliding_window_view
-
+    xp = api.array_module_of(a)
     kernel = np.ones((3, 3), dtype=np.float32)
     kernel[1, 1] = 5.0
     kernel /= kernel.sum()
     w = _work(a)
-    kernel = kernel.astype(w.dtype)
-    smooth = np.einsum("...ijkl,kl->...ij", sliding_window_view(w, (3, 3), axis=(-2, -1)), kernel)
+    kernel = xp.asarray(kernel.astype(w.dtype))
+    windows = xp.lib.stride_tricks.sliding_window_view(w, (3, 3), axis=(-2, -1))
+    smooth = xp.einsum("...ijkl,kl->...ij", windows, kernel)
     if not _is_float(a.dtype):
-        smooth = np.round(smooth)
+        smooth = xp.round(smooth)
     out = a.copy()
     out[..., 1:-1, 1:-1] = smooth.astype(a.dtype)
     return out
@@ -723,23 +723,24 @@ def autocontrast(img: Tensor) -> Tensor:
     w = _work(a)
     minimum = w.min(axis=(-2, -1), keepdims=True)
     maximum = w.max(axis=(-2, -1), keepdims=True)
+    xp = api.array_module_of(a)
     with np.errstate(divide="ignore", invalid="ignore"):
         # torch's ``bound / t`` is ``t.reciprocal() * bound``: two roundings
         scale = (w.dtype.type(1) / (maximum - minimum)) * w.dtype.type(bound)
-    degenerate = ~np.isfinite(scale)
-    minimum = np.where(degenerate, 0, minimum).astype(w.dtype)
-    scale = np.where(degenerate, 1, scale).astype(w.dtype)
+    degenerate = ~xp.isfinite(scale)
+    minimum = xp.where(degenerate, 0, minimum).astype(w.dtype)
+    scale = xp.where(degenerate, 1, scale).astype(w.dtype)
     return _wrap(((w - minimum) * scale).clip(0, bound).astype(a.dtype), img)
 
 
-def _equalize_channel(chan: np.ndarray) -> np.ndarray:
-    hist = np.bincount(chan.reshape(-1), minlength=256)
+def _equalize_channel(xp, chan):
+    hist = xp.bincount(chan.reshape(-1), minlength=256)
     nonzero = hist[hist != 0]
-    step = nonzero[:-1].sum() // 255
+    step = int(nonzero[:-1].sum()) // 255
     if step == 0:
         return chan
-    lut = (np.cumsum(hist) + step // 2) // step
-    lut = np.concatenate([[0], lut[:-1]]).clip(0, 255)
+    lut = (xp.cumsum(hist) + step // 2) // step
+    lut = xp.concatenate([xp.zeros(1, dtype=lut.dtype), lut[:-1]]).clip(0, 255)
     return lut[chan].astype(np.uint8)
 
 
@@ -751,7 +752,8 @@ def equalize(img: Tensor) -> Tensor:
     _assert_channels(img, [1, 3])
     a = img._data
     flat = a.reshape((-1,) + a.shape[-2:])
-    out = np.stack([_equalize_channel(c) for c in flat])  # one histogram per image channel
+    xp = api.array_module(img)
+    out = xp.stack([_equalize_channel(xp, c) for c in flat])  # one histogram per image channel
     return _wrap(out.reshape(a.shape), img)
 
 
@@ -767,10 +769,10 @@ def _gaussian_kernel1d(kernel_size: int, sigma: float, dtype) -> np.ndarray:
 
 def _correlate_separable(a, kx, ky):
     """Valid 2-D correlation of the last two dims with the outer product ``ky x kx``."""
-    from numpy.lib.stride_tricks import sliding_window_view
-
-    out = sliding_window_view(a, len(kx), axis=-1) @ kx
-    return sliding_window_view(out, len(ky), axis=-2) @ ky
+    xp = api.array_module_of(a)
+    sliding_window_view = xp.lib.stride_tricks.sliding_window_view
+    out = sliding_window_view(a, len(kx), axis=-1) @ xp.asarray(kx)
+    return sliding_window_view(out, len(ky), axis=-2) @ xp.asarray(ky)
 
 
 def gaussian_blur(img: Tensor, kernel_size: list[int], sigma: list[float]) -> Tensor:
@@ -783,7 +785,7 @@ def gaussian_blur(img: Tensor, kernel_size: list[int], sigma: list[float]) -> Te
     kx = _gaussian_kernel1d(kernel_size[0], sigma[0], a.dtype)
     ky = _gaussian_kernel1d(kernel_size[1], sigma[1], a.dtype)
     p = [kernel_size[0] // 2, kernel_size[0] // 2, kernel_size[1] // 2, kernel_size[1] // 2]
-    padded = np.asarray(_pad_array(a, p, "reflect"))
+    padded = _pad_array(a, p, "reflect")
     out = _correlate_separable(padded, kx, ky)
     return _wrap(_cast_out(out.astype(a.dtype), out_dtype, need_cast), img)
 
@@ -820,5 +822,7 @@ def erase(img: Tensor, i: int, j: int, h: int, w: int, v, inplace: bool = False)
     _assert_image_tensor(img)
     if not inplace:
         img = img.clone()
+    if isinstance(v, Tensor) and v.device != img.device:
+        v = v.to(img.device)  # PyTorch's slice assignment copies across devices (copy_)
     img[..., i : i + h, j : j + w] = v
     return img

@@ -124,7 +124,8 @@ def pil_to_tensor(pic) -> Tensor:
         raise TypeError(f"pic should be PIL Image. Got {type(pic)}")
     arr = np.array(pic, copy=True)
     arr = arr.reshape(pic.size[1], pic.size[0], F_pil.get_image_num_channels(pic))
-    return ember.from_numpy(np.ascontiguousarray(arr.transpose((2, 0, 1))))
+    # torchvision's torch.as_tensor: on the default device (to_tensor's from_numpy: the CPU)
+    return ember.as_tensor(np.ascontiguousarray(arr.transpose((2, 0, 1))))
 
 
 def convert_image_dtype(image: Tensor, dtype=None) -> Tensor:
