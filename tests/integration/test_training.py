@@ -37,7 +37,7 @@ def test_cnn_learns_bright_quadrant():
         for i, q in enumerate(y):  # class = which quadrant is bright
             r, c = divmod(int(q), 2)
             x[i, 0, r * 6:(r + 1) * 6, c * 6:(c + 1) * 6] += 0.8
-        batches.append((ember.from_numpy(x), ember.from_numpy(y)))
+        batches.append((ember.as_tensor(x), ember.as_tensor(y)))
     model = nn.Sequential(nn.Conv2d(1, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU(),
                           nn.MaxPool2d(2), nn.Conv2d(8, 16, 3, padding=1), nn.ReLU(),
                           nn.AdaptiveAvgPool2d(2), nn.Flatten(), nn.Linear(64, 4))
@@ -71,7 +71,7 @@ def test_lstm_language_model_learns_a_cycle():
         starts = rng.integers(0, len(text) - seq - 1, 16)
         x = np.stack([text[s:s + seq] for s in starts])
         y = np.stack([text[s + 1:s + seq + 1] for s in starts])
-        batches.append((ember.from_numpy(x), ember.from_numpy(y)))
+        batches.append((ember.as_tensor(x), ember.as_tensor(y)))
     losses = _fit(LM(), batches, lr=2e-2, steps=80)
     assert losses[-1] < 0.1 and losses[0] > 1.5
 
@@ -96,7 +96,7 @@ def test_transformer_classifier_learns_majority_token():
     for _ in range(6):
         x = rng.integers(0, 3, (32, 9))
         y = np.array([np.bincount(row, minlength=3).argmax() for row in x])
-        batches.append((ember.from_numpy(x), ember.from_numpy(y)))
+        batches.append((ember.as_tensor(x), ember.as_tensor(y)))
     losses = _fit(Classifier(), batches, lr=3e-3, steps=120)
     assert np.mean(losses[-6:]) < 0.35 < np.mean(losses[:3])
 
@@ -113,7 +113,7 @@ def test_pytorch_script_follows_pytorch_loss_curve():
         if state is not None:
             model.load_state_dict({k: lib.tensor(v) for k, v in state.items()})
         opt = lib.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
-        x, y = lib.from_numpy(x_np), lib.from_numpy(y_np)
+        x, y = lib.as_tensor(x_np), lib.as_tensor(y_np)  # on the default device
         losses = []
         for _ in range(15):
             opt.zero_grad()
