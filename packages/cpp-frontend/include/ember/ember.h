@@ -15,4 +15,5 @@
 #include <ember/ops.h>
 #include <ember/indexing.h>
 #include <ember/autograd.h>
+#include <ember/nn.h>
 #include <ember/serialize.h>

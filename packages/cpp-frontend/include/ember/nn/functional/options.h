@@ -1,0 +1,307 @@
+// Option structs of ember::nn::functional (libtorch's F::*FuncOptions), the EMBER_ARG
+// chained-setter macro, ExpandingArray (one int or D ints) and the loss Reduction.
+//
+//   namespace F = ember::nn::functional;
+//   F::conv2d(x, w, F::Conv2dFuncOptions().bias(b).stride(2).padding({1, 0}));
+//   F::cross_entropy(logits, target,
+//                    F::CrossEntropyFuncOptions().ignore_index(-100).reduction(ember::kMean)
+//                        .label_smoothing(0.1));
+//   F::mse_loss(x, y, ember::kSum);        // a loss's options convert from a reduction
+//   F::mse_loss(x, y, "sum");              // ... given as an enum value or as Python's string
+#pragma once
+
+#include "../../export.h"
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <initializer_list>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "../../array_ref.h"
+#include "../../error.h"
+#include "../../tensor.h"
+
+// EMBER_ARG(T, name): a private member `name_` of type T with a chained setter `name(value)`
+// returning *this and getters `name()` (libtorch's TORCH_ARG). Write the default after it:
+//   struct FooOptions { EMBER_ARG(double, eps) = 1e-5; };
+#ifndef EMBER_ARG
+#define EMBER_ARG(T, name)                                                     \
+public:                                                                        \
+    inline auto name(const T& new_##name)->decltype(*this) {                   \
+        this->name##_ = new_##name;                                            \
+        return *this;                                                          \
+    }                                                                          \
+    inline auto name(T&& new_##name)->decltype(*this) {                        \
+        this->name##_ = std::move(new_##name);                                 \
+        return *this;                                                          \
+    }                                                                          \
+    inline const T& name() const noexcept { return this->name##_; }            \
+    inline T& name() noexcept { return this->name##_; }                        \
+                                                                               \
+private:                                                                       \
+    T name##_
+#endif
+
+namespace ember {
+namespace nn {
+
+// How a loss reduces its per-element values (PyTorch's reduction="none"|"mean"|"sum").
+enum class Reduction { None, Mean, Sum };
+
+// Python's name of a reduction ("none", "mean", "sum").
+EMBER_API std::string_view reduction_name(Reduction r);
+// The Reduction named s; PyTorch's error "<s> is not a valid value for reduction" otherwise.
+EMBER_API Reduction reduction_from_string(std::string_view s);
+
+}  // namespace nn
+
+// libtorch's spelling: ember::kNone, ember::kMean, ember::kSum.
+inline constexpr nn::Reduction kNone = nn::Reduction::None;
+inline constexpr nn::Reduction kMean = nn::Reduction::Mean;
+inline constexpr nn::Reduction kSum = nn::Reduction::Sum;
+
+namespace nn {
+namespace functional {
+
+// A reduction given as an enum value (ember::kMean) or as Python's string ("mean").
+class ReductionType {
+public:
+    ReductionType(Reduction r = Reduction::Mean) : value_(r) {}  // NOLINT
+    ReductionType(std::string_view s) : value_(reduction_from_string(s)) {}  // NOLINT
+    ReductionType(const char* s) : value_(reduction_from_string(s)) {}  // NOLINT
+    ReductionType(const std::string& s) : value_(reduction_from_string(s)) {}  // NOLINT
+    Reduction value() const noexcept { return value_; }
+    operator Reduction() const noexcept { return value_; }  // NOLINT
+    bool operator==(Reduction r) const noexcept { return value_ == r; }
+    bool operator!=(Reduction r) const noexcept { return value_ != r; }
+
+private:
+    Reduction value_;
+};
+
+// D ints given as one int (repeated) or as a braced list / vector of exactly D ints
+// (libtorch's ExpandingArray). Converts to IntArrayRef.
+template <size_t D>
+class ExpandingArray {
+public:
+    ExpandingArray(int64_t single) { values_.fill(single); }  // NOLINT
+    ExpandingArray(std::initializer_list<int64_t> list) : ExpandingArray(IntArrayRef(list)) {}  // NOLINT
+    ExpandingArray(const std::vector<int64_t>& list) : ExpandingArray(IntArrayRef(list)) {}  // NOLINT
+    ExpandingArray(IntArrayRef list) {  // NOLINT
+        EMBER_CHECK(list.size() == D, "Expected ", D, " values, but instead got ", list.size());
+        for (size_t i = 0; i < D; ++i) values_[i] = list[i];
+    }
+    IntArrayRef ref() const noexcept { return IntArrayRef(values_.data(), D); }
+    operator IntArrayRef() const noexcept { return ref(); }  // NOLINT
+    std::vector<int64_t> vec() const { return std::vector<int64_t>(values_.begin(), values_.end()); }
+    int64_t operator[](size_t i) const { return values_.at(i); }
+    int64_t* data() noexcept { return values_.data(); }
+    const int64_t* data() const noexcept { return values_.data(); }
+    static constexpr size_t size() noexcept { return D; }
+    bool operator==(const ExpandingArray& o) const noexcept { return values_ == o.values_; }
+    bool operator!=(const ExpandingArray& o) const noexcept { return values_ != o.values_; }
+
+private:
+    std::array<int64_t, D> values_{};
+};
+
+// ---- linear / convolution --------------------------------------------------------------
+template <size_t D>
+struct ConvFuncOptions {
+    EMBER_ARG(Tensor, bias);
+    EMBER_ARG(ExpandingArray<D>, stride) = 1;
+    EMBER_ARG(ExpandingArray<D>, padding) = 0;
+    EMBER_ARG(ExpandingArray<D>, dilation) = 1;
+    EMBER_ARG(int64_t, groups) = 1;
+};
+using Conv1dFuncOptions = ConvFuncOptions<1>;
+using Conv2dFuncOptions = ConvFuncOptions<2>;
+
+// ---- pooling ---------------------------------------------------------------------------
+// The window of a pooling: kernel_size (the constructor's argument), stride (defaulting to
+// kernel_size), padding and ceil_mode.
+#define EMBER_POOL2D_WINDOW_ARGS_(Name)                                                    \
+    explicit Name(ExpandingArray<2> kernel_size) : kernel_size_(kernel_size), stride_(kernel_size) {} \
+    EMBER_ARG(ExpandingArray<2>, kernel_size);                                             \
+    EMBER_ARG(ExpandingArray<2>, stride);                                                  \
+    EMBER_ARG(ExpandingArray<2>, padding) = 0;                                             \
+    EMBER_ARG(bool, ceil_mode) = false
+
+struct MaxPool2dFuncOptions {
+    EMBER_POOL2D_WINDOW_ARGS_(MaxPool2dFuncOptions);
+    EMBER_ARG(ExpandingArray<2>, dilation) = 1;
+};
+
+struct AvgPool2dFuncOptions {
+    EMBER_POOL2D_WINDOW_ARGS_(AvgPool2dFuncOptions);
+    EMBER_ARG(bool, count_include_pad) = true;
+    EMBER_ARG(std::optional<int64_t>, divisor_override) = std::nullopt;
+};
+
+#undef EMBER_POOL2D_WINDOW_ARGS_
+
+struct AdaptiveAvgPool2dFuncOptions {
+    explicit AdaptiveAvgPool2dFuncOptions(ExpandingArray<2> output_size) : output_size_(output_size) {}
+    EMBER_ARG(ExpandingArray<2>, output_size);
+};
+
+// ---- activations -----------------------------------------------------------------------
+struct LeakyReLUFuncOptions {
+    EMBER_ARG(double, negative_slope) = 0.01;
+    EMBER_ARG(bool, inplace) = false;
+};
+
+struct ELUFuncOptions {
+    EMBER_ARG(double, alpha) = 1.0;
+    EMBER_ARG(bool, inplace) = false;
+};
+
+struct HardtanhFuncOptions {
+    EMBER_ARG(double, min_val) = -1.0;
+    EMBER_ARG(double, max_val) = 1.0;
+    EMBER_ARG(bool, inplace) = false;
+};
+
+struct SoftplusFuncOptions {
+    EMBER_ARG(double, beta) = 1.0;
+    EMBER_ARG(double, threshold) = 20.0;
+};
+
+struct GELUFuncOptions {
+    // "none" (exact, with erf) or "tanh"
+    EMBER_ARG(std::string, approximate) = "none";
+};
+
+struct SoftmaxFuncOptions {
+    SoftmaxFuncOptions(int64_t dim) : dim_(dim) {}  // NOLINT
+    EMBER_ARG(int64_t, dim);
+    EMBER_ARG(std::optional<ScalarType>, dtype) = std::nullopt;
+};
+using LogSoftmaxFuncOptions = SoftmaxFuncOptions;
+
+// ---- dropout, embedding, normalization ---------------------------------------------------
+struct DropoutFuncOptions {
+    DropoutFuncOptions() = default;
+    DropoutFuncOptions(double p) : p_(p) {}  // NOLINT
+    EMBER_ARG(double, p) = 0.5;
+    EMBER_ARG(bool, training) = true;
+    EMBER_ARG(bool, inplace) = false;
+};
+
+struct EmbeddingFuncOptions {
+    // the row of weight whose gradient stays zero (negative: counted from the end)
+    EMBER_ARG(std::optional<int64_t>, padding_idx) = std::nullopt;
+};
+
+struct BatchNormFuncOptions {
+    EMBER_ARG(Tensor, weight);
+    EMBER_ARG(Tensor, bias);
+    EMBER_ARG(bool, training) = false;
+    EMBER_ARG(double, momentum) = 0.1;
+    EMBER_ARG(double, eps) = 1e-5;
+};
+
+struct LayerNormFuncOptions {
+    explicit LayerNormFuncOptions(std::vector<int64_t> normalized_shape)
+        : normalized_shape_(std::move(normalized_shape)) {}
+    EMBER_ARG(std::vector<int64_t>, normalized_shape);
+    EMBER_ARG(Tensor, weight);
+    EMBER_ARG(Tensor, bias);
+    EMBER_ARG(double, eps) = 1e-5;
+};
+
+struct GroupNormFuncOptions {
+    GroupNormFuncOptions(int64_t num_groups) : num_groups_(num_groups) {}  // NOLINT
+    EMBER_ARG(int64_t, num_groups);
+    EMBER_ARG(Tensor, weight);
+    EMBER_ARG(Tensor, bias);
+    EMBER_ARG(double, eps) = 1e-5;
+};
+
+struct NormalizeFuncOptions {
+    EMBER_ARG(double, p) = 2.0;
+    EMBER_ARG(int64_t, dim) = 1;
+    EMBER_ARG(double, eps) = 1e-12;
+};
+
+// ---- losses ----------------------------------------------------------------------------
+// A loss's options convert implicitly from a reduction (ember::kSum or "sum").
+#define EMBER_LOSS_OPTIONS_CTOR_(Name)                                                   \
+    Name() = default;                                                                    \
+    template <typename R, std::enable_if_t<std::is_constructible_v<ReductionType, R>, int> = 0> \
+    Name(R reduction) : reduction_(ReductionType(reduction)) {}  // NOLINT
+
+struct MSELossFuncOptions {
+    EMBER_LOSS_OPTIONS_CTOR_(MSELossFuncOptions)
+    EMBER_ARG(ReductionType, reduction) = Reduction::Mean;
+};
+
+struct L1LossFuncOptions {
+    EMBER_LOSS_OPTIONS_CTOR_(L1LossFuncOptions)
+    EMBER_ARG(ReductionType, reduction) = Reduction::Mean;
+};
+
+struct SmoothL1LossFuncOptions {
+    EMBER_LOSS_OPTIONS_CTOR_(SmoothL1LossFuncOptions)
+    EMBER_ARG(ReductionType, reduction) = Reduction::Mean;
+    EMBER_ARG(double, beta) = 1.0;
+};
+
+struct HuberLossFuncOptions {
+    EMBER_LOSS_OPTIONS_CTOR_(HuberLossFuncOptions)
+    EMBER_ARG(ReductionType, reduction) = Reduction::Mean;
+    EMBER_ARG(double, delta) = 1.0;
+};
+
+struct NLLLossFuncOptions {
+    EMBER_LOSS_OPTIONS_CTOR_(NLLLossFuncOptions)
+    // per-class weights (C,) or undefined
+    EMBER_ARG(Tensor, weight);
+    EMBER_ARG(int64_t, ignore_index) = -100;
+    EMBER_ARG(ReductionType, reduction) = Reduction::Mean;
+};
+
+struct CrossEntropyFuncOptions {
+    EMBER_LOSS_OPTIONS_CTOR_(CrossEntropyFuncOptions)
+    // per-class weights (C,) or undefined
+    EMBER_ARG(Tensor, weight);
+    EMBER_ARG(int64_t, ignore_index) = -100;
+    EMBER_ARG(ReductionType, reduction) = Reduction::Mean;
+    EMBER_ARG(double, label_smoothing) = 0.0;
+};
+
+struct BinaryCrossEntropyFuncOptions {
+    EMBER_LOSS_OPTIONS_CTOR_(BinaryCrossEntropyFuncOptions)
+    // rescales each element's loss; broadcast to the input's shape
+    EMBER_ARG(Tensor, weight);
+    EMBER_ARG(ReductionType, reduction) = Reduction::Mean;
+};
+
+struct BinaryCrossEntropyWithLogitsFuncOptions {
+    EMBER_LOSS_OPTIONS_CTOR_(BinaryCrossEntropyWithLogitsFuncOptions)
+    EMBER_ARG(Tensor, weight);
+    EMBER_ARG(ReductionType, reduction) = Reduction::Mean;
+    // weight of the positive examples, broadcast along the class (last) dim
+    EMBER_ARG(Tensor, pos_weight);
+};
+
+#undef EMBER_LOSS_OPTIONS_CTOR_
+
+// ---- attention -------------------------------------------------------------------------
+struct ScaledDotProductAttentionFuncOptions {
+    // bool (true = attend) or float (added to the scores); broadcast to (..., L, S)
+    EMBER_ARG(Tensor, attn_mask);
+    EMBER_ARG(double, dropout_p) = 0.0;
+    EMBER_ARG(bool, is_causal) = false;
+    // default 1 / sqrt(E)
+    EMBER_ARG(std::optional<double>, scale) = std::nullopt;
+};
+
+}  // namespace functional
+}  // namespace nn
+}  // namespace ember

@@ -1,0 +1,30 @@
+// Dropout (libtorch's torch::nn::Dropout; Python's nn.Dropout).
+//
+//   ember::nn::Dropout drop(0.2);
+//   drop->train();  y = drop(x);   // elements zeroed with probability 0.2, the rest * 1/0.8
+//   drop->eval();   y = drop(x);   // x
+#pragma once
+
+#include "../../export.h"
+#include <string>
+
+#include "../module.h"
+#include "../options/dropout.h"
+#include "../pimpl.h"
+
+namespace ember {
+namespace nn {
+
+class EMBER_API DropoutImpl : public Module {
+public:
+    explicit DropoutImpl(const DropoutOptions& options = {});
+    Tensor forward(const Tensor& input);
+    // "p=0.5, inplace=False"
+    std::string extra_repr() const override;
+
+    DropoutOptions options;
+};
+EMBER_MODULE(Dropout);
+
+}  // namespace nn
+}  // namespace ember

@@ -1,0 +1,274 @@
+// ember::nn::init: PyTorch's initialisation schemes, in place under NoGradGuard.
+#include "ember/nn/init.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <iostream>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "ember/autograd.h"
+#include "ember/error.h"
+#include "ember/indexing.h"
+#include "ember/ops.h"
+
+namespace ember {
+namespace nn {
+namespace init {
+
+namespace {
+
+constexpr double kSqrt2 = 1.414213562373095048801688724209698;
+constexpr double kTwoOverSqrtPi = 1.128379167095512573896158903121545;
+
+bool is_linear_fn(std::string_view name) {
+    for (const char* f : {"linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
+                          "conv_transpose3d", "sigmoid"}) {
+        if (name == f) return true;
+    }
+    return false;
+}
+
+// The inverse error function: a rational first guess refined by Newton's method on erf.
+double erfinv(double y) {
+    if (y <= -1.0) return y == -1.0 ? -std::numeric_limits<double>::infinity() : std::numeric_limits<double>::quiet_NaN();
+    if (y >= 1.0) return y == 1.0 ? std::numeric_limits<double>::infinity() : std::numeric_limits<double>::quiet_NaN();
+    // Giles' single-precision approximation
+    double w = -std::log((1.0 - y) * (1.0 + y));
+    double x;
+    if (w < 5.0) {
+        w -= 2.5;
+        double p = 2.81022636e-08;
+        p = 3.43273939e-07 + p * w;
+        p = -3.5233877e-06 + p * w;
+        p = -4.39150654e-06 + p * w;
+        p = 0.00021858087 + p * w;
+        p = -0.00125372503 + p * w;
+        p = -0.00417768164 + p * w;
+        p = 0.246640727 + p * w;
+        p = 1.50140941 + p * w;
+        x = p * y;
+    } else {
+        w = std::sqrt(w) - 3.0;
+        double p = -0.000200214257;
+        p = 0.000100950558 + p * w;
+        p = 0.00134934322 + p * w;
+        p = -0.00367342844 + p * w;
+        p = 0.00573950773 + p * w;
+        p = -0.0076224613 + p * w;
+        p = 0.00943887047 + p * w;
+        p = 1.00167406 + p * w;
+        p = 2.83297682 + p * w;
+        x = p * y;
+    }
+    for (int i = 0; i < 3; ++i) {
+        const double d = kTwoOverSqrtPi * std::exp(-x * x);
+        if (d == 0.0) break;
+        x -= (std::erf(x) - y) / d;
+    }
+    return x;
+}
+
+double norm_cdf(double x) { return (1.0 + std::erf(x / kSqrt2)) / 2.0; }
+
+bool is_empty(const Tensor& tensor) {
+    for (int64_t s : tensor.sizes()) {
+        if (s == 0) {
+            std::cerr << "UserWarning: Initializing zero-element tensors is a no-op\n";
+            return true;
+        }
+    }
+    return false;
+}
+
+double kaiming_std(const Tensor& tensor, double a, std::string_view mode, std::string_view nonlinearity) {
+    const int64_t fan = calculate_correct_fan(tensor, mode);
+    return calculate_gain(nonlinearity, a) / std::sqrt(static_cast<double>(fan));
+}
+
+double xavier_std(const Tensor& tensor, double gain) {
+    const auto [fan_in, fan_out] = calculate_fan_in_and_fan_out(tensor);
+    return gain * std::sqrt(2.0 / static_cast<double>(fan_in + fan_out));
+}
+
+// Q of the thin QR decomposition of the (m x n, m >= n) row-major matrix a with R's diagonal
+// positive (modified Gram-Schmidt, each column orthogonalised twice), in place.
+void orthonormalize_columns(std::vector<double>& a, int64_t m, int64_t n) {
+    auto at = [&](int64_t i, int64_t j) -> double& { return a[static_cast<size_t>(i * n + j)]; };
+    for (int64_t j = 0; j < n; ++j) {
+        for (int pass = 0; pass < 2; ++pass) {
+            for (int64_t k = 0; k < j; ++k) {
+                double dot = 0;
+                for (int64_t i = 0; i < m; ++i) dot += at(i, k) * at(i, j);
+                for (int64_t i = 0; i < m; ++i) at(i, j) -= dot * at(i, k);
+            }
+        }
+        double norm = 0;
+        for (int64_t i = 0; i < m; ++i) norm += at(i, j) * at(i, j);
+        norm = std::sqrt(norm);
+        for (int64_t i = 0; i < m; ++i) at(i, j) = norm > 0 ? at(i, j) / norm : 0.0;
+    }
+}
+
+}  // namespace
+
+double calculate_gain(std::string_view nonlinearity, std::optional<double> param) {
+    if (is_linear_fn(nonlinearity)) return 1.0;
+    if (nonlinearity == "tanh") return 5.0 / 3;
+    if (nonlinearity == "relu") return std::sqrt(2.0);
+    if (nonlinearity == "leaky_relu") {
+        const double slope = param.value_or(0.01);
+        return std::sqrt(2.0 / (1 + slope * slope));
+    }
+    if (nonlinearity == "selu") return 3.0 / 4;
+    throw ValueError("Unsupported nonlinearity " + std::string(nonlinearity));
+}
+
+std::tuple<int64_t, int64_t> calculate_fan_in_and_fan_out(const Tensor& tensor) {
+    if (tensor.dim() < 2) {
+        throw ValueError("Fan in and fan out can not be computed for tensor with fewer than 2 dimensions");
+    }
+    int64_t receptive = 1;
+    for (int64_t d = 2; d < tensor.dim(); ++d) receptive *= tensor.size(d);
+    return {tensor.size(1) * receptive, tensor.size(0) * receptive};
+}
+
+int64_t calculate_correct_fan(const Tensor& tensor, std::string_view mode) {
+    std::string lower(mode);
+    std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char ch) { return std::tolower(ch); });
+    if (lower != "fan_in" && lower != "fan_out") {
+        throw ValueError("Mode " + lower + " not supported, please use one of ['fan_in', 'fan_out']");
+    }
+    const auto [fan_in, fan_out] = calculate_fan_in_and_fan_out(tensor);
+    return lower == "fan_in" ? fan_in : fan_out;
+}
+
+Tensor uniform_(Tensor tensor, double a, double b, std::optional<Generator> generator) {
+    NoGradGuard guard;
+    tensor.uniform_(a, b, std::move(generator));
+    return tensor;
+}
+
+Tensor normal_(Tensor tensor, double mean, double std, std::optional<Generator> generator) {
+    NoGradGuard guard;
+    tensor.normal_(mean, std, std::move(generator));
+    return tensor;
+}
+
+Tensor trunc_normal_(Tensor tensor, double mean, double std, double a, double b, std::optional<Generator> generator) {
+    if (mean < a - 2 * std || mean > b + 2 * std) {
+        std::cerr << "UserWarning: mean is more than 2 std from [a, b] in nn.init.trunc_normal_. The distribution "
+                     "of values may be incorrect.\n";
+    }
+    NoGradGuard guard;
+    const double lo = norm_cdf((a - mean) / std), hi = norm_cdf((b - mean) / std);
+    Tensor u = empty(tensor.sizes(), TensorOptions(kDouble));
+    u.uniform_(2 * lo - 1, 2 * hi - 1, std::move(generator));
+    double* p = u.data_ptr<double>();
+    for (int64_t i = 0, n = u.numel(); i < n; ++i) p[i] = erfinv(p[i]) * (std * kSqrt2) + mean;
+    u.clamp_(Scalar(a), Scalar(b));
+    tensor.copy_(u);
+    return tensor;
+}
+
+Tensor constant_(Tensor tensor, const Scalar& value) {
+    NoGradGuard guard;
+    tensor.fill_(value);
+    return tensor;
+}
+
+Tensor ones_(Tensor tensor) { return constant_(std::move(tensor), 1.0); }
+
+Tensor zeros_(Tensor tensor) {
+    NoGradGuard guard;
+    tensor.zero_();
+    return tensor;
+}
+
+Tensor eye_(Tensor tensor) {
+    if (tensor.dim() != 2) throw ValueError("Only tensors with 2 dimensions are supported");
+    NoGradGuard guard;
+    tensor.copy_(eye(tensor.size(0), tensor.size(1), TensorOptions(tensor.scalar_type())));
+    return tensor;
+}
+
+Tensor dirac_(Tensor tensor, int64_t groups) {
+    const int64_t dims = tensor.dim();
+    if (dims < 3 || dims > 5) throw ValueError("Only tensors with 3, 4, or 5 dimensions are supported");
+    if (groups <= 0 || tensor.size(0) % groups != 0) throw ValueError("dim 0 must be divisible by groups");
+    const int64_t out_per_group = tensor.size(0) / groups;
+    const int64_t min_dim = std::min(out_per_group, tensor.size(1));
+    NoGradGuard guard;
+    tensor.zero_();
+    for (int64_t g = 0; g < groups; ++g) {
+        for (int64_t d = 0; d < min_dim; ++d) {
+            std::vector<indexing::TensorIndex> index{g * out_per_group + d, d};
+            for (int64_t k = 2; k < dims; ++k) index.emplace_back(tensor.size(k) / 2);
+            tensor.index_put_(index, Scalar(1));
+        }
+    }
+    return tensor;
+}
+
+Tensor xavier_uniform_(Tensor tensor, double gain, std::optional<Generator> generator) {
+    const double a = std::sqrt(3.0) * xavier_std(tensor, gain);
+    return uniform_(std::move(tensor), -a, a, std::move(generator));
+}
+
+Tensor xavier_normal_(Tensor tensor, double gain, std::optional<Generator> generator) {
+    const double std = xavier_std(tensor, gain);
+    return normal_(std::move(tensor), 0.0, std, std::move(generator));
+}
+
+Tensor kaiming_uniform_(Tensor tensor, double a, std::string_view mode, std::string_view nonlinearity,
+                        std::optional<Generator> generator) {
+    if (is_empty(tensor)) return tensor;
+    const double bound = std::sqrt(3.0) * kaiming_std(tensor, a, mode, nonlinearity);
+    return uniform_(std::move(tensor), -bound, bound, std::move(generator));
+}
+
+Tensor kaiming_normal_(Tensor tensor, double a, std::string_view mode, std::string_view nonlinearity,
+                       std::optional<Generator> generator) {
+    if (is_empty(tensor)) return tensor;
+    const double std = kaiming_std(tensor, a, mode, nonlinearity);
+    return normal_(std::move(tensor), 0.0, std, std::move(generator));
+}
+
+Tensor orthogonal_(Tensor tensor, double gain, std::optional<Generator> generator) {
+    if (tensor.dim() < 2) throw ValueError("Only tensors with 2 or more dimensions are supported");
+    if (tensor.numel() == 0) return tensor;
+    const int64_t rows = tensor.size(0), cols = tensor.numel() / rows;
+    NoGradGuard guard;
+    Tensor flat = empty({rows, cols}, TensorOptions(kDouble));
+    flat.normal_(0, 1, std::move(generator));
+    // Q of the tall matrix (the transpose when there are fewer rows than columns)
+    const bool wide = rows < cols;
+    const Tensor tall = (wide ? flat.t() : flat).contiguous();
+    const int64_t m = tall.size(0), n = tall.size(1);
+    std::vector<double> a(tall.data_ptr<double>(), tall.data_ptr<double>() + m * n);
+    orthonormalize_columns(a, m, n);
+    Tensor q = from_blob(a.data(), {m, n}, TensorOptions(kDouble)).clone();
+    if (wide) q = q.t();
+    tensor.copy_(q.reshape(tensor.sizes()) * gain);
+    return tensor;
+}
+
+Tensor sparse_(Tensor tensor, double sparsity, double std, std::optional<Generator> generator) {
+    if (tensor.dim() != 2) throw ValueError("Only tensors with 2 dimensions are supported");
+    const int64_t rows = tensor.size(0), cols = tensor.size(1);
+    const auto num_zeros = static_cast<int64_t>(std::ceil(sparsity * static_cast<double>(rows)));
+    NoGradGuard guard;
+    tensor.normal_(0, std, generator);
+    if (num_zeros > 0) {
+        // one random permutation of the rows per column, all drawn at once
+        const Tensor order = rand({rows, cols}, generator).argsort(0).slice(0, 0, num_zeros);
+        tensor.scatter_(0, order, Scalar(0.0));
+    }
+    return tensor;
+}
+
+}  // namespace init
+}  // namespace nn
+}  // namespace ember
