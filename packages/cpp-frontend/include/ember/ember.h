@@ -16,4 +16,6 @@
 #include <ember/indexing.h>
 #include <ember/autograd.h>
 #include <ember/nn.h>
+#include <ember/optim.h>
+#include <ember/data.h>
 #include <ember/serialize.h>

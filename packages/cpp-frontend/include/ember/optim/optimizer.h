@@ -1,0 +1,154 @@
+// ember::optim::Optimizer: the base class of the optimizers (libtorch's torch::optim::Optimizer,
+// with Python Ember's checks and maths).
+//
+//   auto opt = ember::optim::SGD(model->parameters(), ember::optim::SGDOptions(0.1).momentum(0.9));
+//   for (...) {
+//       opt.zero_grad();
+//       loss = ...; loss.backward();
+//       opt.step();
+//   }
+//
+// Parameters live in parameter groups (OptimizerParamGroup), each with its own options (lr,
+// momentum...; a group given without options gets a copy of the optimizer's defaults). The
+// per-parameter state (momentum buffers, Adam's moments) is made on a parameter's first
+// step and kept in state(), keyed by the parameter's TensorImpl. step() updates the
+// parameters in place, outside autograd (no graph is recorded), skipping the parameters
+// that have no gradient; step(closure) first re-evaluates the loss with grad mode on and
+// returns it.
+#pragma once
+
+#include "../export.h"
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "../error.h"
+#include "../tensor.h"
+#include "arg.h"
+
+namespace ember {
+namespace optim {
+
+// The options of a parameter group (SGDOptions, AdamOptions...). Every optimizer has a
+// learning rate, which the schedulers read and write through get_lr/set_lr.
+class EMBER_API OptimizerOptions {
+public:
+    virtual ~OptimizerOptions();
+    virtual std::unique_ptr<OptimizerOptions> clone() const = 0;
+    virtual double get_lr() const = 0;
+    virtual void set_lr(double lr) = 0;
+};
+
+// The state an optimizer keeps for one parameter (SGDParamState, AdamParamState).
+class EMBER_API OptimizerParamState {
+public:
+    virtual ~OptimizerParamState();
+    virtual std::unique_ptr<OptimizerParamState> clone() const = 0;
+};
+
+namespace detail {
+// Base with clone() implemented for Derived, a subclass of Base.
+template <typename Derived, typename Base>
+class Cloneable : public Base {
+public:
+    std::unique_ptr<Base> clone() const override {
+        return std::make_unique<Derived>(static_cast<const Derived&>(*this));
+    }
+};
+}  // namespace detail
+
+// The bases of options and state classes, with clone() (libtorch's names):
+//   class MyOptions : public OptimizerCloneableOptions<MyOptions> { ... };
+template <typename Derived>
+using OptimizerCloneableOptions = detail::Cloneable<Derived, OptimizerOptions>;
+template <typename Derived>
+using OptimizerCloneableParamState = detail::Cloneable<Derived, OptimizerParamState>;
+
+// A list of parameters and, optionally, the options they use instead of the defaults.
+class EMBER_API OptimizerParamGroup {
+public:
+    OptimizerParamGroup(std::vector<Tensor> params)  // NOLINT: implicit, as libtorch
+        : params_(std::move(params)) {}
+    OptimizerParamGroup(std::vector<Tensor> params, std::unique_ptr<OptimizerOptions> options)
+        : params_(std::move(params)), options_(std::move(options)) {}
+    OptimizerParamGroup(const OptimizerParamGroup& other);
+    OptimizerParamGroup& operator=(const OptimizerParamGroup& other);
+    OptimizerParamGroup(OptimizerParamGroup&&) noexcept = default;
+    OptimizerParamGroup& operator=(OptimizerParamGroup&&) noexcept = default;
+    ~OptimizerParamGroup() = default;
+
+    bool has_options() const noexcept { return static_cast<bool>(options_); }
+    // The group's options (an Error when it has none).
+    OptimizerOptions& options();
+    const OptimizerOptions& options() const;
+    void set_options(std::unique_ptr<OptimizerOptions> options) { options_ = std::move(options); }
+    std::vector<Tensor>& params() noexcept { return params_; }
+    const std::vector<Tensor>& params() const noexcept { return params_; }
+
+private:
+    std::vector<Tensor> params_;
+    std::unique_ptr<OptimizerOptions> options_;
+};
+
+class EMBER_API Optimizer {
+public:
+    using LossClosure = std::function<Tensor()>;
+    using StateMap = std::unordered_map<void*, std::unique_ptr<OptimizerParamState>>;
+
+    // Python's checks: a non-empty parameter list ("optimizer got an empty parameter list"),
+    // defined leaf tensors, no parameter in two groups.
+    Optimizer(std::vector<OptimizerParamGroup> param_groups,
+              std::unique_ptr<OptimizerOptions> defaults);
+    Optimizer(std::vector<Tensor> parameters, std::unique_ptr<OptimizerOptions> defaults);
+    Optimizer(const Optimizer&) = delete;
+    Optimizer& operator=(const Optimizer&) = delete;
+    Optimizer(Optimizer&&) = default;
+    Optimizer& operator=(Optimizer&&) = default;
+    virtual ~Optimizer();
+
+    // Appends a group; one without options gets a copy of the defaults.
+    void add_param_group(const OptimizerParamGroup& param_group);
+    // Appends parameters to the first group (libtorch).
+    void add_parameters(const std::vector<Tensor>& parameters);
+
+    // Resets the gradients of all parameters: to undefined (set_to_none, the default, as
+    // PyTorch >= 2.0), or to zeros (detached from any graph).
+    void zero_grad(bool set_to_none = true);
+
+    // One optimization step over every group. With a closure, the closure runs first with
+    // grad mode on (it typically zeroes the gradients, computes the loss and calls
+    // backward) and its loss is returned; without one an undefined Tensor is returned.
+    virtual Tensor step(LossClosure closure = nullptr);
+
+    // The parameters of the first group (libtorch), and the number of parameters in all.
+    const std::vector<Tensor>& parameters() const noexcept;
+    std::vector<Tensor>& parameters() noexcept;
+    std::size_t size() const noexcept;
+
+    OptimizerOptions& defaults() noexcept { return *defaults_; }
+    const OptimizerOptions& defaults() const noexcept { return *defaults_; }
+    std::vector<OptimizerParamGroup>& param_groups() noexcept { return param_groups_; }
+    const std::vector<OptimizerParamGroup>& param_groups() const noexcept { return param_groups_; }
+    // The per-parameter state, keyed by p.unsafeGetTensorImpl().
+    StateMap& state() noexcept { return state_; }
+    const StateMap& state() const noexcept { return state_; }
+
+protected:
+    // [OptimizerParamGroup(params)], for the subclasses' constructors from a parameter list
+    // (the same check as the constructor from a list: not empty).
+    static std::vector<OptimizerParamGroup> single_group(std::vector<Tensor> params);
+
+    // Updates the group's parameters that have a gradient (called by step() under a
+    // NoGradGuard, once per group in order).
+    virtual void step_group(OptimizerParamGroup& group) = 0;
+
+    std::vector<OptimizerParamGroup> param_groups_;
+    StateMap state_;
+    std::unique_ptr<OptimizerOptions> defaults_;
+};
+
+}  // namespace optim
+}  // namespace ember
