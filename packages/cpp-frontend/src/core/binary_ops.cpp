@@ -166,7 +166,7 @@ Tensor compare_with(const Tensor& a, const Tensor& b, Op op) {
 }
 
 // the op is chosen outside the element loop so that the loop vectorises
-Tensor compare_kernel(const Tensor& a, const Tensor& b, int op) {
+Tensor compare_kernel(const Tensor& a, const Tensor& b, int op, const char* /*name*/) {
     switch (op) {
         case 0: return compare_with(a, b, [](auto x, auto y) { return x == y; });
         case 1: return compare_with(a, b, [](auto x, auto y) { return x != y; });
@@ -177,7 +177,7 @@ Tensor compare_kernel(const Tensor& a, const Tensor& b, int op) {
     }
 }
 
-Tensor logical_kernel(const Tensor& a, const Tensor& b, int op) {
+Tensor logical_kernel(const Tensor& a, const Tensor& b, int op, const char* /*name*/) {
     Tensor ba = cast(a, kBool), bb = cast(b, kBool);
     auto run = [&](auto f) {
         return run_binary<Kinds::All>(ba, bb, kBool, kBool, "logical", [f](auto) { return f; });
@@ -383,10 +383,14 @@ static int rounding(std::optional<std::string_view> mode) {
     EMBER_ERROR("div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '", *mode, "'");
 }
 
+// The dtype div computes in (true division of integers: the default dtype).
+static ScalarType div_type(ScalarType result, int mode) {
+    return mode == 0 && is_integral(result, true) ? get_default_dtype() : result;
+}
+
 Tensor div(const Tensor& self, const Tensor& other, std::optional<std::string_view> rounding_mode) {
     const int mode = rounding(rounding_mode);
-    ScalarType ct = result_type(self, other);
-    if (mode == 0 && is_integral(ct, true)) ct = get_default_dtype();
+    const ScalarType ct = div_type(result_type(self, other), mode);
     Tensor out = div_kernel(self, other, mode, ct);
     if (mode != 0) {
         record_binary(out, "DivBackward2", self, other, [&](FunctionNode& n) {
@@ -413,8 +417,7 @@ Tensor div(const Tensor& self, const Tensor& other, std::optional<std::string_vi
 
 Tensor div(const Tensor& self, const Scalar& other, std::optional<std::string_view> rounding_mode) {
     const int mode = rounding(rounding_mode);
-    ScalarType ct = result_type(self, other);
-    if (mode == 0 && is_integral(ct, true)) ct = get_default_dtype();
+    const ScalarType ct = div_type(result_type(self, other), mode);
     if (mode != 0 && is_integral(ct, false)) {
         EMBER_CHECK(!(other.isIntegral(true) && other.toLong() == 0), "ZeroDivisionError");
     }
@@ -432,64 +435,41 @@ Tensor div(const Tensor& self, const Scalar& other, std::optional<std::string_vi
 Tensor floor_divide(const Tensor& self, const Tensor& other) { return div(self, other, "floor"); }
 Tensor floor_divide(const Tensor& self, const Scalar& other) { return div(self, other, "floor"); }
 
-Tensor remainder(const Tensor& self, const Tensor& other) {
+// remainder (python_mod: the sign of the divisor, Python's %) and fmod (the sign of the dividend)
+static Tensor remainder_fmod(const Tensor& self, const Tensor& other, bool python_mod) {
     const ScalarType ct = result_type(self, other);
-    Tensor out = remainder_kernel(self, other, ct, true);
-    record_binary(out, "RemainderBackward1", self, other, [&](FunctionNode& n) {
+    Tensor out = remainder_kernel(self, other, ct, python_mod);
+    record_binary(out, python_mod ? "RemainderBackward1" : "FmodBackward1", self, other, [&](FunctionNode& n) {
         const auto sb = other.sizes().vec();
         n.save(n.needs(1) ? self : Tensor());
         n.save(n.needs(1) ? other : Tensor());
-        n.set_formula([sb](FunctionNode& node, variable_list&& g) -> variable_list {
+        n.set_formula([sb, python_mod](FunctionNode& node, variable_list&& g) -> variable_list {
             Tensor gb;
-            if (node.needs(1)) gb = reduce_grad(-g[0] * div(node.saved(0), node.saved(1), "floor"), sb);
+            if (node.needs(1)) gb = reduce_grad(-g[0] * div(node.saved(0), node.saved(1), python_mod ? "floor" : "trunc"), sb);
             return {node.needs(0) ? g[0] : Tensor(), gb};
         });
     });
     return out;
 }
 
-Tensor remainder(const Tensor& self, const Scalar& other) {
+static Tensor remainder_fmod(const Tensor& self, const Scalar& other, bool python_mod) {
     const ScalarType ct = result_type(self, other);
     if (is_integral(ct, false)) EMBER_CHECK(!(other.isIntegral(true) && other.toLong() == 0), "ZeroDivisionError");
-    Tensor out = remainder_kernel(self, wrap(other, ct), ct, true);
-    if (auto n = make_node("RemainderBackward0", {self})) {
-        set_history(out, n, 0);
-        n->set_formula([](FunctionNode&, variable_list&& g) -> variable_list { return {g[0]}; });
-    }
+    Tensor out = remainder_kernel(self, wrap(other, ct), ct, python_mod);
+    record_unary(out, self, python_mod ? "RemainderBackward0" : "FmodBackward0", [](const Tensor& g) { return g; });
     return out;
 }
+
+Tensor remainder(const Tensor& self, const Tensor& other) { return remainder_fmod(self, other, true); }
+Tensor remainder(const Tensor& self, const Scalar& other) { return remainder_fmod(self, other, true); }
 
 Tensor remainder(const Scalar& self, const Tensor& other) {
     const ScalarType ct = result_type(self, other);
     return remainder(wrap(self, ct), other);
 }
 
-Tensor fmod(const Tensor& self, const Tensor& other) {
-    const ScalarType ct = result_type(self, other);
-    Tensor out = remainder_kernel(self, other, ct, false);
-    record_binary(out, "FmodBackward1", self, other, [&](FunctionNode& n) {
-        const auto sb = other.sizes().vec();
-        n.save(n.needs(1) ? self : Tensor());
-        n.save(n.needs(1) ? other : Tensor());
-        n.set_formula([sb](FunctionNode& node, variable_list&& g) -> variable_list {
-            Tensor gb;
-            if (node.needs(1)) gb = reduce_grad(-g[0] * div(node.saved(0), node.saved(1), "trunc"), sb);
-            return {node.needs(0) ? g[0] : Tensor(), gb};
-        });
-    });
-    return out;
-}
-
-Tensor fmod(const Tensor& self, const Scalar& other) {
-    const ScalarType ct = result_type(self, other);
-    if (is_integral(ct, false)) EMBER_CHECK(!(other.isIntegral(true) && other.toLong() == 0), "ZeroDivisionError");
-    Tensor out = remainder_kernel(self, wrap(other, ct), ct, false);
-    if (auto n = make_node("FmodBackward0", {self})) {
-        set_history(out, n, 0);
-        n->set_formula([](FunctionNode&, variable_list&& g) -> variable_list { return {g[0]}; });
-    }
-    return out;
-}
+Tensor fmod(const Tensor& self, const Tensor& other) { return remainder_fmod(self, other, false); }
+Tensor fmod(const Tensor& self, const Scalar& other) { return remainder_fmod(self, other, false); }
 
 // ---- pow -------------------------------------------------------------------------------------------
 Tensor pow(const Tensor& self, const Tensor& exponent) {
@@ -825,44 +805,28 @@ Tensor masked_fill(const Tensor& self, const Tensor& mask, const Tensor& value) 
 }
 
 // ---- comparisons / logical / bitwise -----------------------------------------------------------------
-#define EMBER_COMPARE_(fn, op)                                                                         \
-    Tensor fn(const Tensor& self, const Tensor& other) { return compare_kernel(self, other, op); }     \
-    Tensor fn(const Tensor& self, const Scalar& other) {                                               \
-        return compare_kernel(self, scalar_to_tensor(other, result_type(self, other)), op);            \
-    }                                                                                                  \
-    Tensor Tensor::fn(const Tensor& other) const { return ember::fn(*this, other); }                  \
+// fn(Tensor, Tensor), fn(Tensor, Scalar) and their methods for an op without a gradient:
+// kernel(self, other, op, "<fn>_cpu"), a Scalar other as a 0-dim tensor of dtype scalar_dtype.
+#define EMBER_NOGRAD_BINARY_(fn, kernel, op, scalar_dtype)                                              \
+    Tensor fn(const Tensor& self, const Tensor& other) { return kernel(self, other, op, #fn "_cpu"); } \
+    Tensor fn(const Tensor& self, const Scalar& other) {                                                \
+        return kernel(self, scalar_to_tensor(other, scalar_dtype), op, #fn "_cpu");                     \
+    }                                                                                                   \
+    Tensor Tensor::fn(const Tensor& other) const { return ember::fn(*this, other); }                   \
     Tensor Tensor::fn(const Scalar& other) const { return ember::fn(*this, other); }
-EMBER_COMPARE_(eq, 0)
-EMBER_COMPARE_(ne, 1)
-EMBER_COMPARE_(lt, 2)
-EMBER_COMPARE_(le, 3)
-EMBER_COMPARE_(gt, 4)
-EMBER_COMPARE_(ge, 5)
-#undef EMBER_COMPARE_
-
-#define EMBER_LOGICAL_(fn, op)                                                                           \
-    Tensor fn(const Tensor& self, const Tensor& other) { return logical_kernel(self, other, op); }       \
-    Tensor fn(const Tensor& self, const Scalar& other) {                                                 \
-        return logical_kernel(self, scalar_to_tensor(other, kBool), op);                                 \
-    }                                                                                                    \
-    Tensor Tensor::fn(const Tensor& other) const { return ember::fn(*this, other); }                    \
-    Tensor Tensor::fn(const Scalar& other) const { return ember::fn(*this, other); }
-EMBER_LOGICAL_(logical_and, 0)
-EMBER_LOGICAL_(logical_or, 1)
-EMBER_LOGICAL_(logical_xor, 2)
-#undef EMBER_LOGICAL_
-
-#define EMBER_BITWISE_(fn, op)                                                                               \
-    Tensor fn(const Tensor& self, const Tensor& other) { return bitwise_kernel(self, other, op, #fn "_cpu"); } \
-    Tensor fn(const Tensor& self, const Scalar& other) {                                                     \
-        return bitwise_kernel(self, scalar_to_tensor(other, result_type(self, other)), op, #fn "_cpu");      \
-    }                                                                                                        \
-    Tensor Tensor::fn(const Tensor& other) const { return ember::fn(*this, other); }                        \
-    Tensor Tensor::fn(const Scalar& other) const { return ember::fn(*this, other); }
-EMBER_BITWISE_(bitwise_and, 0)
-EMBER_BITWISE_(bitwise_or, 1)
-EMBER_BITWISE_(bitwise_xor, 2)
-#undef EMBER_BITWISE_
+EMBER_NOGRAD_BINARY_(eq, compare_kernel, 0, result_type(self, other))
+EMBER_NOGRAD_BINARY_(ne, compare_kernel, 1, result_type(self, other))
+EMBER_NOGRAD_BINARY_(lt, compare_kernel, 2, result_type(self, other))
+EMBER_NOGRAD_BINARY_(le, compare_kernel, 3, result_type(self, other))
+EMBER_NOGRAD_BINARY_(gt, compare_kernel, 4, result_type(self, other))
+EMBER_NOGRAD_BINARY_(ge, compare_kernel, 5, result_type(self, other))
+EMBER_NOGRAD_BINARY_(logical_and, logical_kernel, 0, kBool)
+EMBER_NOGRAD_BINARY_(logical_or, logical_kernel, 1, kBool)
+EMBER_NOGRAD_BINARY_(logical_xor, logical_kernel, 2, kBool)
+EMBER_NOGRAD_BINARY_(bitwise_and, bitwise_kernel, 0, result_type(self, other))
+EMBER_NOGRAD_BINARY_(bitwise_or, bitwise_kernel, 1, result_type(self, other))
+EMBER_NOGRAD_BINARY_(bitwise_xor, bitwise_kernel, 2, result_type(self, other))
+#undef EMBER_NOGRAD_BINARY_
 
 bool equal(const Tensor& self, const Tensor& other) {
     if (!(self.sizes() == other.sizes())) return false;
@@ -964,8 +928,7 @@ Tensor& Tensor::mul_(const Scalar& other) const {
 Tensor& Tensor::div_(const Tensor& other, std::optional<std::string_view> m) const {
     const Tensor& self = *this;
     const int mode = rounding(m);
-    ScalarType ct = result_type(self, other);
-    if (mode == 0 && is_integral(ct, true)) ct = get_default_dtype();
+    const ScalarType ct = div_type(result_type(self, other), mode);
     check_inplace_dtype(ct, self.scalar_type());
     return inplace_op(self, {other}, [&](const Tensor& s_) { return ember::div(s_, other, m); }, [&] {
         if (ct == self.scalar_type()) div_kernel(self, other, mode, ct, self);
@@ -973,46 +936,35 @@ Tensor& Tensor::div_(const Tensor& other, std::optional<std::string_view> m) con
     });
 }
 Tensor& Tensor::div_(const Scalar& other, std::optional<std::string_view> m) const {
-    const Tensor& self = *this;
-    const int mode = rounding(m);
-    ScalarType ct = result_type(self, other);
-    if (mode == 0 && is_integral(ct, true)) ct = get_default_dtype();
-    check_inplace_dtype(ct, self.scalar_type());
-    return inplace_op(self, {}, [&](const Tensor& s_) { return ember::div(s_, other, m); },
-                      [&] { write_into(self, ember::div(self.detach(), other, m)); });
+    check_inplace_dtype(div_type(result_type(*this, other), rounding(m)), scalar_type());
+    return inplace_from(*this, {}, [&](const Tensor& s) { return ember::div(s, other, m); });
 }
 Tensor& Tensor::pow_(const Tensor& e) const {
     const Tensor& self = *this;
     check_inplace_dtype(result_type(self, e), self.scalar_type());
-    return inplace_op(self, {e}, [&](const Tensor& s_) { return ember::pow(s_, e); },
-                      [&] { write_into(self, ember::pow(self.detach(), e)); });
+    return inplace_from(self, {e}, [&](const Tensor& s) { return ember::pow(s, e); });
 }
 Tensor& Tensor::pow_(const Scalar& e) const {
     const Tensor& self = *this;
     check_inplace_dtype(result_type(self, e), self.scalar_type());
-    return inplace_op(self, {}, [&](const Tensor& s_) { return ember::pow(s_, e); },
-                      [&] { write_into(self, ember::pow(self.detach(), e)); });
+    return inplace_from(self, {}, [&](const Tensor& s) { return ember::pow(s, e); });
 }
 Tensor& Tensor::lerp_(const Tensor& end, const Scalar& w) const {
     const Tensor& self = *this;
-    return inplace_op(self, {end}, [&](const Tensor& s_) { return ember::lerp(s_, end, w); },
-                      [&] { write_into(self, ember::lerp(self.detach(), end, w)); });
+    return inplace_from(self, {end}, [&](const Tensor& s) { return ember::lerp(s, end, w); });
 }
 Tensor& Tensor::lerp_(const Tensor& end, const Tensor& w) const {
     const Tensor& self = *this;
-    return inplace_op(self, {end, w}, [&](const Tensor& s_) { return ember::lerp(s_, end, w); },
-                      [&] { write_into(self, ember::lerp(self.detach(), end, w)); });
+    return inplace_from(self, {end, w}, [&](const Tensor& s) { return ember::lerp(s, end, w); });
 }
 Tensor& Tensor::clamp_(const std::optional<Scalar>& min, const std::optional<Scalar>& max) const {
     const Tensor& self = *this;
-    return inplace_op(self, {}, [&](const Tensor& s_) { return ember::clamp(s_, min, max); },
-                      [&] { write_into(self, ember::clamp(self.detach(), min, max)); });
+    return inplace_from(self, {}, [&](const Tensor& s) { return ember::clamp(s, min, max); });
 }
 Tensor& Tensor::clamp_(const std::optional<Tensor>& min, const std::optional<Tensor>& max) const {
     const Tensor& self = *this;
-    return inplace_op(self, {min.value_or(Tensor()), max.value_or(Tensor())},
-                      [&](const Tensor& s_) { return ember::clamp(s_, min, max); },
-                      [&] { write_into(self, ember::clamp(self.detach(), min, max)); });
+    return inplace_from(self, {min.value_or(Tensor()), max.value_or(Tensor())},
+                        [&](const Tensor& s) { return ember::clamp(s, min, max); });
 }
 Tensor& Tensor::clamp_min_(const Scalar& min) const { return clamp_(std::optional<Scalar>(min), std::nullopt); }
 Tensor& Tensor::clamp_max_(const Scalar& max) const { return clamp_(std::nullopt, std::optional<Scalar>(max)); }

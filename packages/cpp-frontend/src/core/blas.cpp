@@ -41,32 +41,40 @@ void gemm_fallback(bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha, c
 
 #ifdef EMBER_HAVE_OPENBLAS
 void check_int(int64_t v) { EMBER_CHECK(v <= INT_MAX, "matrix dimension ", v, " is too large for 32-bit BLAS"); }
+
+void cblas_gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int m, int n, int k, float alpha, const float* a, int lda,
+                const float* b, int ldb, float beta, float* c, int ldc) {
+    scipy_cblas_sgemm(CblasRowMajor, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+void cblas_gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int m, int n, int k, double alpha, const double* a, int lda,
+                const double* b, int ldb, double beta, double* c, int ldc) {
+    scipy_cblas_dgemm(CblasRowMajor, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
 #endif
 
-}  // namespace
-
-void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda, const float* b,
-          int64_t ldb, float beta, float* c, int64_t ldc) {
+template <typename T>
+void gemm_impl(bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha, const T* a, int64_t lda, const T* b,
+               int64_t ldb, T beta, T* c, int64_t ldc) {
 #ifdef EMBER_HAVE_OPENBLAS
     check_int(m), check_int(n), check_int(k), check_int(lda), check_int(ldb), check_int(ldc);
-    scipy_cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, static_cast<int>(m),
-                      static_cast<int>(n), static_cast<int>(k), alpha, a, static_cast<int>(lda), b, static_cast<int>(ldb),
-                      beta, c, static_cast<int>(ldc));
+    cblas_gemm(ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, static_cast<int>(m), static_cast<int>(n),
+               static_cast<int>(k), alpha, a, static_cast<int>(lda), b, static_cast<int>(ldb), beta, c,
+               static_cast<int>(ldc));
 #else
     gemm_fallback(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 #endif
 }
 
+}  // namespace
+
+void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda, const float* b,
+          int64_t ldb, float beta, float* c, int64_t ldc) {
+    gemm_impl(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
 void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha, const double* a, int64_t lda,
           const double* b, int64_t ldb, double beta, double* c, int64_t ldc) {
-#ifdef EMBER_HAVE_OPENBLAS
-    check_int(m), check_int(n), check_int(k), check_int(lda), check_int(ldb), check_int(ldc);
-    scipy_cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, static_cast<int>(m),
-                      static_cast<int>(n), static_cast<int>(k), alpha, a, static_cast<int>(lda), b, static_cast<int>(ldb),
-                      beta, c, static_cast<int>(ldc));
-#else
-    gemm_fallback(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-#endif
+    gemm_impl(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
 }  // namespace blas

@@ -161,14 +161,8 @@ Tensor col2im_op(const Tensor& cols, int64_t h, int64_t wd, const Window& w, Int
                 cols.size(2), ".");
     const int64_t c = cols.size(1) / (w.kh * w.kw);
     Tensor out = col2im_kernel(cols, c, h, wd, w, oh, ow);
-    if (auto n = make_node("Col2ImBackward0", {cols})) {
-        set_history(out, n, 0);
-        const auto k = kernel.vec(), d = dilation.vec(), p = padding.vec(), s = stride.vec();
-        n->set_formula([w, k, d, p, s](FunctionNode&, variable_list&& g) -> variable_list {
-            if (!g[0].defined()) return {Tensor()};
-            return {im2col_op(g[0], w, k, d, p, s)};
-        });
-    }
+    const auto k = kernel.vec(), d = dilation.vec(), p = padding.vec(), s = stride.vec();
+    record_unary(out, cols, "Col2ImBackward0", [w, k, d, p, s](const Tensor& g) { return im2col_op(g, w, k, d, p, s); });
     return out;
 }
 
@@ -181,14 +175,9 @@ Tensor im2col_op(const Tensor& input, const Window& w, IntArrayRef kernel, IntAr
                 ", dilation=", dilation, ", padding=", padding, ", calculated shape of the array of sliding blocks as (",
                 oh, ", ", ow, "), but its components must be at least one.");
     Tensor out = im2col_kernel(input, w, oh, ow);
-    if (auto n = make_node("Im2ColBackward0", {input})) {
-        set_history(out, n, 0);
-        const auto k = kernel.vec(), d = dilation.vec(), p = padding.vec(), s = stride.vec();
-        n->set_formula([w, h, wd, k, d, p, s](FunctionNode&, variable_list&& g) -> variable_list {
-            if (!g[0].defined()) return {Tensor()};
-            return {col2im_op(g[0], h, wd, w, k, d, p, s)};
-        });
-    }
+    const auto k = kernel.vec(), d = dilation.vec(), p = padding.vec(), s = stride.vec();
+    record_unary(out, input, "Im2ColBackward0",
+                 [w, h, wd, k, d, p, s](const Tensor& g) { return col2im_op(g, h, wd, w, k, d, p, s); });
     return out;
 }
 
@@ -486,88 +475,71 @@ struct AvgPoolParams {
     int64_t h, wd, oh, ow;
     bool count_include_pad;
     std::optional<int64_t> divisor_override;
-    // the window of output (y, x): [hs, he) x [ws, we) clipped to the input, and its divisor
-    void window(int64_t y, int64_t x, int64_t& hs, int64_t& he, int64_t& ws, int64_t& we, int64_t& div) const {
-        hs = y * w.sh - w.ph;
-        ws = x * w.sw - w.pw;
-        he = std::min(hs + w.kh, h + w.ph);
-        we = std::min(ws + w.kw, wd + w.pw);
-        const int64_t pool = (he - hs) * (we - ws);
-        hs = std::max<int64_t>(hs, 0);
-        ws = std::max<int64_t>(ws, 0);
-        he = std::min(he, h);
-        we = std::min(we, wd);
-        div = divisor_override ? *divisor_override : count_include_pad ? pool : (he - hs) * (we - ws);
+
+    // One output element's window: rows [hs, he) x columns [ws, we) clipped to the input,
+    // its divisor, the offset of its input plane and its own offset in the output.
+    struct Span {
+        int64_t hs, he, ws, we, div, plane, out;
+    };
+
+    // Calls f(span) for every output element of nc planes.
+    template <typename F>
+    void for_each_window(int64_t nc, F&& f) const {
+        for (int64_t b = 0; b < nc; ++b) {
+            for (int64_t y = 0; y < oh; ++y) {
+                for (int64_t x = 0; x < ow; ++x) {
+                    Span s;
+                    s.hs = y * w.sh - w.ph;
+                    s.ws = x * w.sw - w.pw;
+                    s.he = std::min(s.hs + w.kh, h + w.ph);
+                    s.we = std::min(s.ws + w.kw, wd + w.pw);
+                    const int64_t pool = (s.he - s.hs) * (s.we - s.ws);
+                    s.hs = std::max<int64_t>(s.hs, 0);
+                    s.ws = std::max<int64_t>(s.ws, 0);
+                    s.he = std::min(s.he, h);
+                    s.we = std::min(s.we, wd);
+                    s.div = divisor_override ? *divisor_override
+                                             : count_include_pad ? pool : (s.he - s.hs) * (s.we - s.ws);
+                    s.plane = b * h * wd;
+                    s.out = (b * oh + y) * ow + x;
+                    f(s);
+                }
+            }
+        }
     }
 };
 
-Tensor avg_pool_backward_op(const Tensor& g, const AvgPoolParams& p);
-
-Tensor avg_pool_forward_op(const Tensor& x_in, const AvgPoolParams& p) {
+// Average pooling of x (Adjoint false), or its adjoint applied to x (Adjoint true: each
+// output gradient spread over its window); each is the other's backward.
+template <bool Adjoint>
+Tensor avg_pool_op(const Tensor& x_in, const AvgPoolParams& p) {
     const Tensor x = contiguous_data(x_in);
-    const int64_t nc = x.size(0) * x.size(1);
-    Tensor out = empty_tensor({x.size(0), x.size(1), p.oh, p.ow}, x.scalar_type());
-    dispatch_floating(x.scalar_type(), "avg_pool2d", [&](auto tag) {
+    const int64_t n = x.size(0), c = x.size(1);
+    Tensor out = Adjoint ? zeros({n, c, p.h, p.wd}, x.scalar_type()) : empty_tensor({n, c, p.oh, p.ow}, x.scalar_type());
+    dispatch_floating(x.scalar_type(), Adjoint ? "avg_pool2d_backward" : "avg_pool2d", [&](auto tag) {
         using T = typename decltype(tag)::type;
         using A = acc_float_t<T>;
         const T* src = static_cast<const T*>(x.data_ptr());
         T* dst = static_cast<T*>(out.data_ptr());
-        for (int64_t b = 0; b < nc; ++b) {
-            const T* plane = src + b * p.h * p.wd;
-            for (int64_t y = 0; y < p.oh; ++y) {
-                for (int64_t xo = 0; xo < p.ow; ++xo) {
-                    int64_t hs, he, ws, we, div;
-                    p.window(y, xo, hs, he, ws, we, div);
-                    A s = 0;
-                    for (int64_t i = hs; i < he; ++i) {
-                        for (int64_t j = ws; j < we; ++j) s += static_cast<A>(plane[i * p.wd + j]);
-                    }
-                    dst[(b * p.oh + y) * p.ow + xo] = static_cast<T>(s / static_cast<A>(div));
+        p.for_each_window(n * c, [&](const AvgPoolParams::Span& s) {
+            if constexpr (Adjoint) {
+                const A v = static_cast<A>(src[s.out]) / static_cast<A>(s.div);
+                for (int64_t i = s.hs; i < s.he; ++i) {
+                    T* row = dst + s.plane + i * p.wd;
+                    for (int64_t j = s.ws; j < s.we; ++j) row[j] = static_cast<T>(static_cast<A>(row[j]) + v);
                 }
-            }
-        }
-    });
-    if (auto node = make_node("AvgPool2DBackward0", {x_in})) {
-        set_history(out, node, 0);
-        node->set_formula([p](FunctionNode&, variable_list&& g) -> variable_list {
-            if (!g[0].defined()) return {Tensor()};
-            return {avg_pool_backward_op(g[0], p)};
-        });
-    }
-    return out;
-}
-
-// the adjoint of avg_pool_forward_op (spreads each output gradient over its window)
-Tensor avg_pool_backward_op(const Tensor& g_in, const AvgPoolParams& p) {
-    const Tensor g = contiguous_data(g_in);
-    const int64_t nc = g.size(0) * g.size(1);
-    Tensor out = zeros({g.size(0), g.size(1), p.h, p.wd}, g.scalar_type());
-    dispatch_floating(g.scalar_type(), "avg_pool2d_backward", [&](auto tag) {
-        using T = typename decltype(tag)::type;
-        using A = acc_float_t<T>;
-        const T* src = static_cast<const T*>(g.data_ptr());
-        T* dst = static_cast<T*>(out.data_ptr());
-        for (int64_t b = 0; b < nc; ++b) {
-            T* plane = dst + b * p.h * p.wd;
-            for (int64_t y = 0; y < p.oh; ++y) {
-                for (int64_t xo = 0; xo < p.ow; ++xo) {
-                    int64_t hs, he, ws, we, div;
-                    p.window(y, xo, hs, he, ws, we, div);
-                    const A v = static_cast<A>(src[(b * p.oh + y) * p.ow + xo]) / static_cast<A>(div);
-                    for (int64_t i = hs; i < he; ++i) {
-                        for (int64_t j = ws; j < we; ++j) plane[i * p.wd + j] = static_cast<T>(static_cast<A>(plane[i * p.wd + j]) + v);
-                    }
+            } else {
+                A sum = 0;
+                for (int64_t i = s.hs; i < s.he; ++i) {
+                    const T* row = src + s.plane + i * p.wd;
+                    for (int64_t j = s.ws; j < s.we; ++j) sum += static_cast<A>(row[j]);
                 }
+                dst[s.out] = static_cast<T>(sum / static_cast<A>(s.div));
             }
-        }
-    });
-    if (auto node = make_node("AvgPool2DBackwardBackward0", {g_in})) {
-        set_history(out, node, 0);
-        node->set_formula([p](FunctionNode&, variable_list&& gg) -> variable_list {
-            if (!gg[0].defined()) return {Tensor()};
-            return {avg_pool_forward_op(gg[0], p)};
         });
-    }
+    });
+    record_unary(out, x_in, Adjoint ? "AvgPool2DBackwardBackward0" : "AvgPool2DBackward0",
+                 [p](const Tensor& g) { return avg_pool_op<!Adjoint>(g, p); });
     return out;
 }
 
@@ -590,7 +562,7 @@ Tensor avg_pool2d(const Tensor& self_in, IntArrayRef kernel_size, IntArrayRef st
     EMBER_CHECK(p.oh > 0 && p.ow > 0, "avg_pool2d: Output size is too small");
     p.count_include_pad = count_include_pad;
     p.divisor_override = divisor_override;
-    Tensor out = avg_pool_forward_op(self, p);
+    Tensor out = avg_pool_op<false>(self, p);
     return unbatched ? out.squeeze(0) : out;
 }
 

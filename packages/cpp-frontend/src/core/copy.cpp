@@ -188,10 +188,7 @@ Tensor Tensor::clone() const {
     Tensor out;
     TensorIter::elementwise(out, scalar_type(), {*this});
     copy_kernel(out, *this);
-    if (auto node = make_node("CloneBackward0", {*this})) {
-        node->set_formula([](FunctionNode&, variable_list&& g) -> variable_list { return {g[0]}; });
-        set_history(out, node, 0);
-    }
+    record_unary(out, *this, "CloneBackward0", [](const Tensor& g) { return g; });
     return out;
 }
 
@@ -199,10 +196,7 @@ Tensor Tensor::contiguous() const {
     if (is_contiguous()) return *this;
     Tensor out = empty_tensor(sizes(), scalar_type());
     copy_kernel(out, *this);
-    if (auto node = make_node("CloneBackward0", {*this})) {
-        node->set_formula([](FunctionNode&, variable_list&& g) -> variable_list { return {g[0]}; });
-        set_history(out, node, 0);
-    }
+    record_unary(out, *this, "CloneBackward0", [](const Tensor& g) { return g; });
     return out;
 }
 

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <type_traits>
+#include <utility>
 
 #include "ember/dtype.h"
 #include "ember/error.h"
@@ -32,63 +33,51 @@ using acc_float_t = std::conditional_t<std::is_same_v<T, double>, double, float>
     EMBER_ERROR("\"", name, "\" not implemented for '", scalar_type_name(t), "'");
 }
 
-template <typename F>
-decltype(auto) dispatch_all(ScalarType t, const char* name, F&& f) {
+// The dtype sets a kernel accepts (bit flags, combined with |).
+enum DtypeSet : unsigned {
+    kIntegerTypes = 1u,   // uint8, int8, int16, int32, int64
+    kFloatingTypes = 2u,  // float16, float32, float64
+    kBoolType = 4u,
+};
+
+// Calls f(TypeTag<C++ type of t>()) when t is in Set; PyTorch's "not implemented" error otherwise.
+template <unsigned Set, typename F>
+decltype(auto) dispatch_set(ScalarType t, const char* name, F&& f) {
+    constexpr bool ints = (Set & kIntegerTypes) != 0, floats = (Set & kFloatingTypes) != 0, bools = (Set & kBoolType) != 0;
     switch (t) {
-        case ScalarType::Byte: return f(TypeTag<uint8_t>());
-        case ScalarType::Char: return f(TypeTag<int8_t>());
-        case ScalarType::Short: return f(TypeTag<int16_t>());
-        case ScalarType::Int: return f(TypeTag<int32_t>());
-        case ScalarType::Long: return f(TypeTag<int64_t>());
-        case ScalarType::Half: return f(TypeTag<Half>());
-        case ScalarType::Float: return f(TypeTag<float>());
-        case ScalarType::Double: return f(TypeTag<double>());
-        case ScalarType::Bool: return f(TypeTag<bool>());
+        case ScalarType::Byte: if constexpr (ints) return f(TypeTag<uint8_t>()); break;
+        case ScalarType::Char: if constexpr (ints) return f(TypeTag<int8_t>()); break;
+        case ScalarType::Short: if constexpr (ints) return f(TypeTag<int16_t>()); break;
+        case ScalarType::Int: if constexpr (ints) return f(TypeTag<int32_t>()); break;
+        case ScalarType::Long: if constexpr (ints) return f(TypeTag<int64_t>()); break;
+        case ScalarType::Half: if constexpr (floats) return f(TypeTag<Half>()); break;
+        case ScalarType::Float: if constexpr (floats) return f(TypeTag<float>()); break;
+        case ScalarType::Double: if constexpr (floats) return f(TypeTag<double>()); break;
+        case ScalarType::Bool: if constexpr (bools) return f(TypeTag<bool>()); break;
     }
     dispatch_error(name, t);
+}
+
+template <typename F>
+decltype(auto) dispatch_all(ScalarType t, const char* name, F&& f) {
+    return dispatch_set<kIntegerTypes | kFloatingTypes | kBoolType>(t, name, std::forward<F>(f));
 }
 
 // All but bool.
 template <typename F>
 decltype(auto) dispatch_numeric(ScalarType t, const char* name, F&& f) {
-    switch (t) {
-        case ScalarType::Byte: return f(TypeTag<uint8_t>());
-        case ScalarType::Char: return f(TypeTag<int8_t>());
-        case ScalarType::Short: return f(TypeTag<int16_t>());
-        case ScalarType::Int: return f(TypeTag<int32_t>());
-        case ScalarType::Long: return f(TypeTag<int64_t>());
-        case ScalarType::Half: return f(TypeTag<Half>());
-        case ScalarType::Float: return f(TypeTag<float>());
-        case ScalarType::Double: return f(TypeTag<double>());
-        default: break;
-    }
-    dispatch_error(name, t);
+    return dispatch_set<kIntegerTypes | kFloatingTypes>(t, name, std::forward<F>(f));
 }
 
 template <typename F>
 decltype(auto) dispatch_floating(ScalarType t, const char* name, F&& f) {
-    switch (t) {
-        case ScalarType::Half: return f(TypeTag<Half>());
-        case ScalarType::Float: return f(TypeTag<float>());
-        case ScalarType::Double: return f(TypeTag<double>());
-        default: break;
-    }
-    dispatch_error(name, t);
+    return dispatch_set<kFloatingTypes>(t, name, std::forward<F>(f));
 }
 
 // Integer types including bool.
 template <typename F>
 decltype(auto) dispatch_integral(ScalarType t, const char* name, F&& f) {
-    switch (t) {
-        case ScalarType::Byte: return f(TypeTag<uint8_t>());
-        case ScalarType::Char: return f(TypeTag<int8_t>());
-        case ScalarType::Short: return f(TypeTag<int16_t>());
-        case ScalarType::Int: return f(TypeTag<int32_t>());
-        case ScalarType::Long: return f(TypeTag<int64_t>());
-        case ScalarType::Bool: return f(TypeTag<bool>());
-        default: break;
-    }
-    dispatch_error(name, t);
+    return dispatch_set<kIntegerTypes | kBoolType>(t, name, std::forward<F>(f));
 }
 
 }  // namespace native

@@ -358,16 +358,8 @@ Tensor from_blob(void* data, IntArrayRef sizes, const std::function<void(void*)>
 }
 Tensor from_blob(void* data, IntArrayRef sizes, IntArrayRef strides, const std::function<void(void*)>& deleter,
                  const TensorOptions& options) {
-    EMBER_CHECK(sizes.size() == strides.size(), "mismatch in length of strides and shape");
     const ScalarType dtype = options.dtype();
-    int64_t extent = 1;
-    bool empty = false;
-    for (size_t i = 0; i < sizes.size(); ++i) {
-        EMBER_CHECK(sizes[i] >= 0, "Trying to create tensor with negative dimension ", sizes[i], ": ", sizes);
-        if (sizes[i] == 0) empty = true;
-        extent += (sizes[i] - 1) * strides[i];
-    }
-    if (empty) extent = 0;
+    const int64_t extent = storage_extent(sizes, strides);
     Storage storage = Storage::from_blob(data, static_cast<size_t>(extent) * element_size(dtype), deleter);
     return finish(make_tensor(std::move(storage), dtype, sizes.vec(), strides.vec(), 0), options);
 }

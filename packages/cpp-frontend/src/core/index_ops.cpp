@@ -236,6 +236,33 @@ void scatter_kernel(const Tensor& out, int64_t d, const Tensor& index, const Ten
                out.dim() == 0 ? 0 : out.stride(d));
 }
 
+// Writes (accumulate: adds) src into out at index along dim, after PyTorch's shape checks
+// (is_value: src is a 0-dim value broadcast to index, not shape-checked). No autograd.
+void scatter_into(const Tensor& out, int64_t dim, const Tensor& index, const Tensor& src, bool is_value,
+                  bool accumulate) {
+    const int64_t d = wrap_dim(dim, out.dim());
+    check_gather_shapes(out, d, index, accumulate ? "scatter_add" : "scatter", is_value ? nullptr : &src);
+    scatter_kernel(out, d, index, src, accumulate);
+}
+
+// scatter (accumulate false) or scatter_add of the tensor src into a copy of self, with autograd.
+Tensor scatter_src(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src, bool accumulate) {
+    Tensor out = self.detach().clone();
+    scatter_into(out, dim, index, src, false, accumulate);
+    if (auto n = make_node(accumulate ? "ScatterAddBackward0" : "ScatterBackward0", {self, src})) {
+        set_history(out, n, 0);
+        const int64_t d = wrap_dim(dim, self.dim());
+        const Tensor saved = index.detach();
+        n->set_formula([d, saved, accumulate](FunctionNode& node, variable_list&& g) -> variable_list {
+            if (!g[0].defined()) return {Tensor(), Tensor()};
+            Tensor gs = node.needs(0) ? (accumulate ? g[0] : g[0].scatter(d, saved, 0)) : Tensor();
+            Tensor gsrc = node.needs(1) ? g[0].gather(d, saved) : Tensor();
+            return {gs, gsrc};
+        });
+    }
+    return out;
+}
+
 }  // namespace
 
 // ---- nonzero / masked_select -----------------------------------------------------------------------------
@@ -516,16 +543,11 @@ Tensor index_select(const Tensor& self, int64_t dim, const Tensor& index) {
         NoGradGuard g;
         out = index_kernel(self, list);
     }
-    if (auto n = make_node("IndexSelectBackward0", {self})) {
-        set_history(out, n, 0);
-        const auto s0 = self.sizes().vec();
-        const Tensor saved = idx.detach();
-        n->set_formula([s0, d, saved](FunctionNode&, variable_list&& g) -> variable_list {
-            if (!g[0].defined()) return {Tensor()};
-            if (s0.empty()) return {g[0].sum()};
-            return {zeros(s0, g[0].scalar_type()).index_add(d, saved, g[0])};
-        });
-    }
+    const auto s0 = self.sizes().vec();
+    const Tensor saved = idx.detach();
+    record_unary(out, self, "IndexSelectBackward0", [s0, d, saved](const Tensor& g) {
+        return s0.empty() ? g.sum() : zeros(s0, g.scalar_type()).index_add(d, saved, g);
+    });
     return out;
 }
 
@@ -538,78 +560,28 @@ Tensor gather(const Tensor& self, int64_t dim, const Tensor& index) {
         Tensor src = self.dim() == 0 ? self : restride(self, index.sizes(), d);
         index_loop(out, src, off, IndexMode::Gather, self.dim() == 0 ? 0 : self.stride(d));
     }
-    if (auto n = make_node("GatherBackward0", {self})) {
-        set_history(out, n, 0);
-        const auto s0 = self.sizes().vec();
-        const Tensor saved = index.detach();
-        n->set_formula([s0, d, saved](FunctionNode&, variable_list&& g) -> variable_list {
-            if (!g[0].defined()) return {Tensor()};
-            return {zeros(s0, g[0].scalar_type()).scatter_add(d, saved, g[0])};
-        });
-    }
+    const auto s0 = self.sizes().vec();
+    const Tensor saved = index.detach();
+    record_unary(out, self, "GatherBackward0",
+                 [s0, d, saved](const Tensor& g) { return zeros(s0, g.scalar_type()).scatter_add(d, saved, g); });
     return out;
 }
 
 Tensor scatter(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src) {
-    const int64_t d = wrap_dim(dim, self.dim());
-    check_gather_shapes(self, d, index, "scatter", &src);
-    Tensor out;
-    {
-        NoGradGuard g;
-        out = self.clone();
-    }
-    scatter_kernel(out, d, index, src, false);
-    if (auto n = make_node("ScatterBackward0", {self, src})) {
-        set_history(out, n, 0);
-        const Tensor saved = index.detach();
-        n->set_formula([d, saved](FunctionNode& node, variable_list&& g) -> variable_list {
-            if (!g[0].defined()) return {Tensor(), Tensor()};
-            Tensor gs = node.needs(0) ? g[0].scatter(d, saved, 0) : Tensor();
-            Tensor gsrc = node.needs(1) ? g[0].gather(d, saved) : Tensor();
-            return {gs, gsrc};
-        });
-    }
-    return out;
+    return scatter_src(self, dim, index, src, false);
 }
 
 Tensor scatter(const Tensor& self, int64_t dim, const Tensor& index, const Scalar& value) {
+    Tensor out = self.detach().clone();
+    scatter_into(out, dim, index, scalar_to_tensor(value, self.scalar_type()), true, false);
     const int64_t d = wrap_dim(dim, self.dim());
-    check_gather_shapes(self, d, index, "scatter", nullptr);
-    Tensor out;
-    {
-        NoGradGuard g;
-        out = self.clone();
-    }
-    scatter_kernel(out, d, index, scalar_to_tensor(value, self.scalar_type()), false);
-    if (auto n = make_node("ScatterBackward1", {self})) {
-        set_history(out, n, 0);
-        const Tensor saved = index.detach();
-        n->set_formula([d, saved](FunctionNode&, variable_list&& g) -> variable_list {
-            if (!g[0].defined()) return {Tensor()};
-            return {g[0].scatter(d, saved, 0)};
-        });
-    }
+    const Tensor saved = index.detach();
+    record_unary(out, self, "ScatterBackward1", [d, saved](const Tensor& g) { return g.scatter(d, saved, 0); });
     return out;
 }
 
 Tensor scatter_add(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src) {
-    const int64_t d = wrap_dim(dim, self.dim());
-    check_gather_shapes(self, d, index, "scatter_add", &src);
-    Tensor out;
-    {
-        NoGradGuard g;
-        out = self.clone();
-    }
-    scatter_kernel(out, d, index, src, true);
-    if (auto n = make_node("ScatterAddBackward0", {self, src})) {
-        set_history(out, n, 0);
-        const Tensor saved = index.detach();
-        n->set_formula([d, saved](FunctionNode& node, variable_list&& g) -> variable_list {
-            if (!g[0].defined()) return {Tensor(), Tensor()};
-            return {node.needs(0) ? g[0] : Tensor(), node.needs(1) ? g[0].gather(d, saved) : Tensor()};
-        });
-    }
-    return out;
+    return scatter_src(self, dim, index, src, true);
 }
 
 static void index_add_kernel(const Tensor& out, int64_t d, const Tensor& index, const Tensor& source, const Scalar& alpha) {
@@ -636,11 +608,7 @@ static void index_add_kernel(const Tensor& out, int64_t d, const Tensor& index, 
 
 Tensor index_add(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source, const Scalar& alpha) {
     const int64_t d = wrap_dim(dim, self.dim());
-    Tensor out;
-    {
-        NoGradGuard g;
-        out = self.clone();
-    }
+    Tensor out = self.detach().clone();
     index_add_kernel(out, d, index, source, alpha);
     if (auto n = make_node("IndexAddBackward0", {self, source})) {
         set_history(out, n, 0);
@@ -694,27 +662,18 @@ Tensor Tensor::index_add(int64_t dim, const Tensor& index, const Tensor& source,
 }
 Tensor& Tensor::scatter_(int64_t dim, const Tensor& index, const Tensor& src) const {
     const Tensor& self = *this;
-    return inplace_op(self, {src}, [&](const Tensor& s_) { return ember::scatter(s_, dim, index, src); }, [&] {
-        const int64_t d = wrap_dim(dim, self.dim());
-        check_gather_shapes(self, d, index, "scatter", &src);
-        scatter_kernel(self, d, index, src, false);
-    });
+    return inplace_op(self, {src}, [&](const Tensor& s_) { return ember::scatter(s_, dim, index, src); },
+                      [&] { scatter_into(self, dim, index, src, false, false); });
 }
 Tensor& Tensor::scatter_(int64_t dim, const Tensor& index, const Scalar& value) const {
     const Tensor& self = *this;
-    return inplace_op(self, {}, [&](const Tensor& s_) { return ember::scatter(s_, dim, index, value); }, [&] {
-        const int64_t d = wrap_dim(dim, self.dim());
-        check_gather_shapes(self, d, index, "scatter", nullptr);
-        scatter_kernel(self, d, index, scalar_to_tensor(value, self.scalar_type()), false);
-    });
+    return inplace_op(self, {}, [&](const Tensor& s_) { return ember::scatter(s_, dim, index, value); },
+                      [&] { scatter_into(self, dim, index, scalar_to_tensor(value, self.scalar_type()), true, false); });
 }
 Tensor& Tensor::scatter_add_(int64_t dim, const Tensor& index, const Tensor& src) const {
     const Tensor& self = *this;
-    return inplace_op(self, {src}, [&](const Tensor& s_) { return ember::scatter_add(s_, dim, index, src); }, [&] {
-        const int64_t d = wrap_dim(dim, self.dim());
-        check_gather_shapes(self, d, index, "scatter_add", &src);
-        scatter_kernel(self, d, index, src, true);
-    });
+    return inplace_op(self, {src}, [&](const Tensor& s_) { return ember::scatter_add(s_, dim, index, src); },
+                      [&] { scatter_into(self, dim, index, src, false, true); });
 }
 Tensor& Tensor::index_add_(int64_t dim, const Tensor& index, const Tensor& source, const Scalar& alpha) const {
     const Tensor& self = *this;

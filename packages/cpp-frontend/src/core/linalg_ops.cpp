@@ -10,21 +10,6 @@ using namespace native;
 
 namespace {
 
-const char* short_name(ScalarType t) {
-    switch (t) {
-        case kFloat: return "float";
-        case kDouble: return "double";
-        case kHalf: return "c10::Half";
-        case kLong: return "long int";
-        case kInt: return "int";
-        case kShort: return "short int";
-        case kChar: return "signed char";
-        case kByte: return "unsigned char";
-        case kBool: return "bool";
-    }
-    return "unknown";
-}
-
 // How a 2-D operand is passed to gemm: its data, whether transposed, its leading dimension.
 struct GemmOperand {
     Tensor keep;  // holds a contiguous copy when one was needed
@@ -105,7 +90,7 @@ void gemm_into(const Tensor& a, const Tensor& b, const Tensor& c, double alpha, 
 
 void check_mm_dtypes(const Tensor& a, const Tensor& b) {
     EMBER_CHECK(a.scalar_type() == b.scalar_type(), "expected m1 and m2 to have the same dtype, but got: ",
-                short_name(a.scalar_type()), " != ", short_name(b.scalar_type()));
+                cpp_type_name(a.scalar_type()), " != ", cpp_type_name(b.scalar_type()));
 }
 
 Tensor mm_kernel(const Tensor& a, const Tensor& b) {
@@ -132,6 +117,24 @@ Tensor mm_mat1_backward(const Tensor& g, const Tensor& mat2, bool mat1_transpose
     return g.mm(mat2.t());
 }
 
+// Records out = a (*) b for a product linear in each operand: grad_a(g, b) and grad_b(g, a)
+// are the operands' gradients (each operand is saved only when the other's gradient is needed).
+template <typename GradA, typename GradB>
+void record_product(const Tensor& out, const char* node_name, const Tensor& a, const Tensor& b, GradA grad_a,
+                    GradB grad_b) {
+    if (auto n = make_node(node_name, {a, b})) {
+        set_history(out, n, 0);
+        n->save(n->needs(1) ? a : Tensor());
+        n->save(n->needs(0) ? b : Tensor());
+        n->set_formula([grad_a, grad_b](FunctionNode& node, variable_list&& g) -> variable_list {
+            if (!g[0].defined()) return {Tensor(), Tensor()};
+            Tensor ga = node.needs(0) ? grad_a(g[0], node.saved(1)) : Tensor();
+            Tensor gb = node.needs(1) ? grad_b(g[0], node.saved(0)) : Tensor();
+            return {ga, gb};
+        });
+    }
+}
+
 }  // namespace
 
 Tensor mm(const Tensor& self, const Tensor& mat2) {
@@ -141,18 +144,10 @@ Tensor mm(const Tensor& self, const Tensor& mat2) {
                 self.size(1), " and ", mat2.size(0), "x", mat2.size(1), ")");
     check_mm_dtypes(self, mat2);
     Tensor out = mm_kernel(self, mat2);
-    if (auto n = make_node("MmBackward0", {self, mat2})) {
-        set_history(out, n, 0);
-        n->save(n->needs(1) ? self : Tensor());
-        n->save(n->needs(0) ? mat2 : Tensor());
-        const bool at = is_transposed(self), bt = is_transposed(mat2);
-        n->set_formula([at, bt](FunctionNode& node, variable_list&& g) -> variable_list {
-            if (!g[0].defined()) return {Tensor(), Tensor()};
-            Tensor ga = node.needs(0) ? mm_mat1_backward(g[0], node.saved(1), at) : Tensor();
-            Tensor gb = node.needs(1) ? mm_mat2_backward(g[0], node.saved(0), bt) : Tensor();
-            return {ga, gb};
-        });
-    }
+    const bool at = is_transposed(self), bt = is_transposed(mat2);
+    record_product(
+        out, "MmBackward0", self, mat2, [at](const Tensor& g, const Tensor& b) { return mm_mat1_backward(g, b, at); },
+        [bt](const Tensor& g, const Tensor& a) { return mm_mat2_backward(g, a, bt); });
     return out;
 }
 
@@ -205,17 +200,9 @@ Tensor bmm(const Tensor& self, const Tensor& mat2) {
         NoGradGuard g;
         for (int64_t i = 0; i < bs; ++i) gemm_into(self.select(0, i), mat2.select(0, i), out.select(0, i), 1.0, 0.0);
     }
-    if (auto node = make_node("BmmBackward0", {self, mat2})) {
-        set_history(out, node, 0);
-        node->save(node->needs(1) ? self : Tensor());
-        node->save(node->needs(0) ? mat2 : Tensor());
-        node->set_formula([](FunctionNode& nd, variable_list&& g) -> variable_list {
-            if (!g[0].defined()) return {Tensor(), Tensor()};
-            Tensor ga = nd.needs(0) ? g[0].bmm(nd.saved(1).transpose(1, 2)) : Tensor();
-            Tensor gb = nd.needs(1) ? nd.saved(0).transpose(1, 2).bmm(g[0]) : Tensor();
-            return {ga, gb};
-        });
-    }
+    record_product(
+        out, "BmmBackward0", self, mat2, [](const Tensor& g, const Tensor& b) { return g.bmm(b.transpose(1, 2)); },
+        [](const Tensor& g, const Tensor& a) { return a.transpose(1, 2).bmm(g); });
     return out;
 }
 
@@ -230,17 +217,9 @@ Tensor mv(const Tensor& self, const Tensor& vec) {
         gemm_into(self, vec.unsqueeze(1), out, 1.0, 0.0);
         out = out.view({self.size(0)});
     }
-    if (auto n = make_node("MvBackward0", {self, vec})) {
-        set_history(out, n, 0);
-        n->save(n->needs(1) ? self : Tensor());
-        n->save(n->needs(0) ? vec : Tensor());
-        n->set_formula([](FunctionNode& node, variable_list&& g) -> variable_list {
-            if (!g[0].defined()) return {Tensor(), Tensor()};
-            Tensor ga = node.needs(0) ? g[0].unsqueeze(1) * node.saved(1).unsqueeze(0) : Tensor();
-            Tensor gb = node.needs(1) ? node.saved(0).t().mv(g[0]) : Tensor();
-            return {ga, gb};
-        });
-    }
+    record_product(
+        out, "MvBackward0", self, vec, [](const Tensor& g, const Tensor& v) { return g.unsqueeze(1) * v.unsqueeze(0); },
+        [](const Tensor& g, const Tensor& m) { return m.t().mv(g); });
     return out;
 }
 
@@ -258,17 +237,8 @@ Tensor dot(const Tensor& self, const Tensor& other) {
         gemm_into(self.unsqueeze(0), other.unsqueeze(1), out, 1.0, 0.0);
         out = out.view({});
     }
-    if (auto n = make_node("DotBackward0", {self, other})) {
-        set_history(out, n, 0);
-        n->save(n->needs(1) ? self : Tensor());
-        n->save(n->needs(0) ? other : Tensor());
-        n->set_formula([](FunctionNode& node, variable_list&& g) -> variable_list {
-            if (!g[0].defined()) return {Tensor(), Tensor()};
-            Tensor ga = node.needs(0) ? g[0] * node.saved(1) : Tensor();
-            Tensor gb = node.needs(1) ? g[0] * node.saved(0) : Tensor();
-            return {ga, gb};
-        });
-    }
+    const auto times = [](const Tensor& g, const Tensor& v) { return g * v; };
+    record_product(out, "DotBackward0", self, other, times, times);
     return out;
 }
 

@@ -88,6 +88,43 @@ inline void check_inplace_dtype(ScalarType result, ScalarType self) {
     EMBER_CHECK(can_cast(result, self), "result type ", result, " can't be cast to the desired output type ", self);
 }
 
+// What the node of a one-input op saves for its backward (as slot 0).
+enum class Save { None, Self, Result };
+
+// Records out as the result of an op of one differentiable input whose input gradient is
+// grad_fn(grad), or grad_fn(node, grad) when it reads what was saved (an undefined grad gives
+// an undefined gradient).
+template <typename GradFn>
+void record_unary(const Tensor& out, const Tensor& input, const char* node_name, GradFn grad_fn,
+                  Save save = Save::None) {
+    if (auto n = make_node(node_name, {input})) {
+        set_history(out, n, 0);
+        if (save == Save::Self) n->save(input);
+        if (save == Save::Result) n->save(out, /*is_output=*/true);
+        n->set_formula([grad_fn](FunctionNode& node, variable_list&& g) -> variable_list {
+            if (!g[0].defined()) return {Tensor()};
+            if constexpr (std::is_invocable_v<GradFn, FunctionNode&, const Tensor&>) {
+                return {grad_fn(node, g[0])};
+            } else {
+                (void)node;
+                return {grad_fn(g[0])};
+            }
+        });
+    }
+}
+
+// The float dtype a float-valued unary op computes in (integers go to the default dtype).
+inline ScalarType float_compute_type(const Tensor& t) {
+    return is_floating_point(t.scalar_type()) ? t.scalar_type() : get_default_dtype();
+}
+
+// An in-place op through its out-of-place form fn(self): the result written back into self
+// (when nothing records, fn runs on self detached). others: fn's other differentiable inputs.
+template <typename Fn>
+Tensor& inplace_from(const Tensor& self, std::initializer_list<Tensor> others, Fn fn) {
+    return inplace_op(self, others, fn, [&] { copy_kernel(self, fn(self.detach())); });
+}
+
 // "[ember.FloatTensor [2, 3]]"-style helpers are in the autograd sources.
 
 // Applies f(scalar_t tag) over the floating dtype of t.

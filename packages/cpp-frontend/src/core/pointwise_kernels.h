@@ -3,68 +3,64 @@
 
 #include <cmath>
 #include <type_traits>
+#include <utility>
 
 #include "op_common.h"
 
 namespace ember {
 namespace native {
 
-enum class Kinds { All, Numeric, Floating, Integral };
+// The dtype sets of dispatch.h, as the kernels below name them.
+enum class Kinds : unsigned {
+    All = kIntegerTypes | kFloatingTypes | kBoolType,
+    Numeric = kIntegerTypes | kFloatingTypes,
+    Floating = kFloatingTypes,
+    Integral = kIntegerTypes | kBoolType,
+};
 
 template <Kinds K, typename F>
 decltype(auto) dispatch_kind(ScalarType t, const char* name, F&& f) {
-    if constexpr (K == Kinds::All) return dispatch_all(t, name, std::forward<F>(f));
-    else if constexpr (K == Kinds::Numeric) return dispatch_numeric(t, name, std::forward<F>(f));
-    else if constexpr (K == Kinds::Floating) return dispatch_floating(t, name, std::forward<F>(f));
-    else return dispatch_integral(t, name, std::forward<F>(f));
+    return dispatch_set<static_cast<unsigned>(K)>(t, name, std::forward<F>(f));
 }
 
-// Unary kernel in dtype `compute` (self is cast to it); make(tag) returns the lambda for the
-// element type tag. out (if defined) must have dtype out_dtype and self's shape.
-template <Kinds K, typename Make>
-Tensor run_unary(const Tensor& self, ScalarType compute, ScalarType out_dtype, const char* name, Make make,
-                 Tensor out = {}) {
-    Tensor in = cast(self, compute);
-    TensorIter iter = TensorIter::elementwise(out, out_dtype, {in});
+// An elementwise kernel over the inputs (already of dtype `compute`); make(tag) returns the
+// lambda for the element type tag. The output has dtype out_dtype (compute or bool); out, if
+// defined, must have it and the broadcast shape.
+template <Kinds K, typename Make, typename... Inputs>
+Tensor run_elementwise(ScalarType compute, ScalarType out_dtype, const char* name, Make& make, Tensor out,
+                       const Inputs&... inputs) {
+    TensorIter iter = TensorIter::elementwise(out, out_dtype, {inputs...});
     dispatch_kind<K>(compute, name, [&](auto tag) {
         using T = typename decltype(tag)::type;
         auto f = make(tag);
         if (out_dtype == kBool) {
-            unary_kernel<bool, T>(iter, f);
+            cpu_kernel_n<bool, T, sizeof...(Inputs)>(iter, f);
         } else {
-            unary_kernel<T, T>(iter, f);
+            cpu_kernel_n<T, T, sizeof...(Inputs)>(iter, f);
         }
     });
     return iter.output();
+}
+
+// Unary kernel in dtype `compute` (self is cast to it). out (if defined) must have dtype
+// out_dtype and self's shape.
+template <Kinds K, typename Make>
+Tensor run_unary(const Tensor& self, ScalarType compute, ScalarType out_dtype, const char* name, Make make,
+                 Tensor out = {}) {
+    return run_elementwise<K>(compute, out_dtype, name, make, std::move(out), cast(self, compute));
 }
 
 // Binary kernel in dtype `compute`; output dtype compute or bool.
 template <Kinds K, typename Make>
 Tensor run_binary(const Tensor& a, const Tensor& b, ScalarType compute, ScalarType out_dtype, const char* name,
                   Make make, Tensor out = {}) {
-    Tensor ca = cast(a, compute), cb = cast(b, compute);
-    TensorIter iter = TensorIter::elementwise(out, out_dtype, {ca, cb});
-    dispatch_kind<K>(compute, name, [&](auto tag) {
-        using T = typename decltype(tag)::type;
-        auto f = make(tag);
-        if (out_dtype == kBool) {
-            binary_kernel<bool, T>(iter, f);
-        } else {
-            binary_kernel<T, T>(iter, f);
-        }
-    });
-    return iter.output();
+    return run_elementwise<K>(compute, out_dtype, name, make, std::move(out), cast(a, compute), cast(b, compute));
 }
 
 // Writes a computed result into self (in place), converting when dtypes differ.
 inline void write_into(const Tensor& self, const Tensor& result) {
     if (result.is_same(self)) return;
     copy_kernel(self, result);
-}
-
-// The float dtype a float-valued unary op computes in (integers go to the default dtype).
-inline ScalarType float_compute_type(const Tensor& t) {
-    return is_floating_point(t.scalar_type()) ? t.scalar_type() : get_default_dtype();
 }
 
 }  // namespace native

@@ -54,17 +54,6 @@ using namespace native;
 
 namespace {
 
-// The gradient of a reduction broadcast back over self's shape.
-Tensor expand_grad(const Tensor& g, const std::vector<bool>& mask, bool keepdim, IntArrayRef self_shape) {
-    Tensor r = g;
-    if (!keepdim) {
-        for (size_t i = 0; i < mask.size(); ++i) {
-            if (mask[i]) r = r.unsqueeze(static_cast<int64_t>(i));
-        }
-    }
-    return r.expand(self_shape);
-}
-
 // the result with the reduced dims kept as 1 (for broadcasting against self)
 Tensor keep(const Tensor& r, const std::vector<bool>& mask, bool keepdim) {
     if (keepdim) return r;
@@ -75,37 +64,48 @@ Tensor keep(const Tensor& r, const std::vector<bool>& mask, bool keepdim) {
     return k;
 }
 
+// The gradient of a reduction broadcast back over self's shape.
+Tensor expand_grad(const Tensor& g, const std::vector<bool>& mask, bool keepdim, IntArrayRef self_shape) {
+    return keep(g, mask, keepdim).expand(self_shape);
+}
+
+// the reduced dims, in order
+std::vector<int64_t> reduced_dims(const std::vector<bool>& mask) {
+    std::vector<int64_t> dims;
+    for (size_t i = 0; i < mask.size(); ++i) {
+        if (mask[i]) dims.push_back(static_cast<int64_t>(i));
+    }
+    return dims;
+}
+
+// how many elements of self reduce into each output element
+int64_t reduced_count(const Tensor& self, const std::vector<bool>& mask) {
+    int64_t count = 1;
+    for (int64_t d : reduced_dims(mask)) count *= self.size(d);
+    return count;
+}
+
 ScalarType sum_dtype(const Tensor& self, std::optional<ScalarType> dtype) {
     if (dtype) return *dtype;
     return is_integral(self.scalar_type(), true) ? kLong : self.scalar_type();
 }
 
-Tensor sum_kernel(const Tensor& self_in, const std::vector<bool>& mask, bool keepdim, ScalarType out_dtype) {
+// The sum (Prod false) or product (Prod true) in out_dtype: floating types accumulate in
+// double, integers in int64, bool as any (sum) / all (prod).
+template <bool Prod>
+Tensor sum_prod_kernel(const Tensor& self_in, const std::vector<bool>& mask, bool keepdim, ScalarType out_dtype) {
     Tensor self = cast(self_in, out_dtype);
-    Tensor acc = dispatch_all(out_dtype, "sum_cpu", [&](auto tag) -> Tensor {
+    Tensor acc = dispatch_all(out_dtype, Prod ? "prod_cpu" : "sum_cpu", [&](auto tag) -> Tensor {
         using T = typename decltype(tag)::type;
-        if constexpr (std::is_same_v<T, float> || std::is_same_v<T, Half> || std::is_same_v<T, double>) {
-            return reduce_simple<double, T>(self, mask, 0.0, [](double a, double b) { return a + b; });
-        } else if constexpr (std::is_same_v<T, bool>) {
-            return reduce_simple<bool, T>(self, mask, false, [](bool a, bool b) { return a || b; });
-        } else {
-            return reduce_simple<int64_t, T>(self, mask, int64_t(0), [](int64_t a, int64_t b) { return a + b; });
-        }
-    });
-    return drop_reduced(cast(acc, out_dtype), mask, keepdim);
-}
-
-Tensor prod_kernel(const Tensor& self_in, const std::vector<bool>& mask, bool keepdim, ScalarType out_dtype) {
-    Tensor self = cast(self_in, out_dtype);
-    Tensor acc = dispatch_all(out_dtype, "prod_cpu", [&](auto tag) -> Tensor {
-        using T = typename decltype(tag)::type;
-        if constexpr (std::is_same_v<T, float> || std::is_same_v<T, Half> || std::is_same_v<T, double>) {
-            return reduce_simple<double, T>(self, mask, 1.0, [](double a, double b) { return a * b; });
-        } else if constexpr (std::is_same_v<T, bool>) {
-            return reduce_simple<bool, T>(self, mask, true, [](bool a, bool b) { return a && b; });
-        } else {
-            return reduce_simple<int64_t, T>(self, mask, int64_t(1), [](int64_t a, int64_t b) { return a * b; });
-        }
+        using A = std::conditional_t<std::is_same_v<T, bool>, bool,
+                                     std::conditional_t<std::is_integral_v<T>, int64_t, double>>;
+        return reduce_simple<A, T>(self, mask, static_cast<A>(Prod ? 1 : 0), [](A a, A b) -> A {
+            if constexpr (std::is_same_v<A, bool>) {
+                return Prod ? (a && b) : (a || b);
+            } else {
+                return Prod ? a * b : a + b;
+            }
+        });
     });
     return drop_reduced(cast(acc, out_dtype), mask, keepdim);
 }
@@ -133,6 +133,50 @@ Tensor minmax_kernel(const Tensor& self, const std::vector<bool>& mask, bool kee
     return drop_reduced(cast(acc, self.scalar_type()), mask, keepdim);
 }
 
+// Records out = op(self) whose gradient is formula(grad, self, out) (self and out saved).
+template <typename Formula>
+void record_with_saved_output(const Tensor& out, const Tensor& self, const char* node_name, Formula formula) {
+    if (auto n = make_node(node_name, {self})) {
+        set_history(out, n, 0);
+        n->save(self);
+        n->save(out, true);
+        n->set_formula([formula](FunctionNode& node, variable_list&& g) -> variable_list {
+            if (!g[0].defined()) return {Tensor()};
+            return {formula(g[0], node.saved(0), node.saved(1))};
+        });
+    }
+}
+
+// Records out = reduction of self whose gradient is the output gradient spread back over the
+// reduced dims, divided by divisor (the element count for a mean).
+void record_expanded_grad(const Tensor& out, const Tensor& self, const char* node_name, const std::vector<bool>& mask,
+                          bool keepdim, int64_t divisor) {
+    if (auto n = make_node(node_name, {self})) {
+        set_history(out, n, 0);
+        const auto s0 = self.sizes().vec();
+        n->set_formula([mask, keepdim, s0, divisor](FunctionNode&, variable_list&& g) -> variable_list {
+            if (!g[0].defined()) return {Tensor()};
+            const Tensor ge = expand_grad(g[0], mask, keepdim, s0);
+            return {divisor == 1 ? ge : ge / static_cast<double>(divisor)};
+        });
+    }
+}
+
+// A reduction of each lane of a floating tensor to a double: lane_fn(const T* lane, int64_t len)
+// for the element type T; the result in self's dtype.
+template <typename LaneFn>
+Tensor reduce_lanes(const Tensor& self, const std::vector<bool>& mask, bool keepdim, const char* name, LaneFn lane_fn) {
+    Lanes l = make_lanes(self, mask);
+    Tensor res = empty_tensor(l.keep_shape, kDouble);
+    double* rp = static_cast<double*>(res.data_ptr());
+    dispatch_floating(self.scalar_type(), name, [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        const T* p = static_cast<const T*>(l.data.data_ptr());
+        for (int64_t o = 0; o < l.outer; ++o) rp[o] = lane_fn(p + o * l.len, l.len);
+    });
+    return drop_reduced(cast(res, self.scalar_type()), mask, keepdim);
+}
+
 void check_nonempty_full(const Tensor& self, const char* name) {
     EMBER_CHECK_INDEX(self.numel() > 0, name, "(): Expected reduction dim to be specified for input.numel() == 0. Specify "
                                               "the reduction dim with the 'dim' argument.");
@@ -152,15 +196,8 @@ void check_nonempty_dims(const Tensor& self, const std::vector<bool>& mask, cons
 // ---- sum / mean / prod -----------------------------------------------------------------------------------
 Tensor sum(const Tensor& self, IntArrayRef dim, bool keepdim, std::optional<ScalarType> dtype) {
     const std::vector<bool> mask = dim_mask(dim, self.dim());
-    Tensor out = sum_kernel(self, mask, keepdim, sum_dtype(self, dtype));
-    if (auto n = make_node(dim.empty() ? "SumBackward0" : "SumBackward1", {self})) {
-        set_history(out, n, 0);
-        const auto s0 = self.sizes().vec();
-        n->set_formula([mask, keepdim, s0](FunctionNode&, variable_list&& g) -> variable_list {
-            if (!g[0].defined()) return {Tensor()};
-            return {expand_grad(g[0], mask, keepdim, s0)};
-        });
-    }
+    Tensor out = sum_prod_kernel<false>(self, mask, keepdim, sum_dtype(self, dtype));
+    record_expanded_grad(out, self, dim.empty() ? "SumBackward0" : "SumBackward1", mask, keepdim, 1);
     return out;
 }
 
@@ -171,24 +208,14 @@ Tensor mean(const Tensor& self, IntArrayRef dim, bool keepdim, std::optional<Sca
     EMBER_CHECK(is_floating_point(dt), "mean(): could not infer output dtype. Input dtype must be either a floating point "
                                        "or complex dtype. Got: ", dt);
     const std::vector<bool> mask = dim_mask(dim, self.dim());
-    int64_t count = 1;
-    for (size_t i = 0; i < mask.size(); ++i) {
-        if (mask[i]) count *= self.size(static_cast<int64_t>(i));
-    }
+    const int64_t count = reduced_count(self, mask);
     Tensor out;
     {
-        Tensor s = sum_kernel(self, mask, keepdim, dt);
+        Tensor s = sum_prod_kernel<false>(self, mask, keepdim, dt);
         NoGradGuard g;
         out = cast(s / static_cast<double>(count), dt);
     }
-    if (auto n = make_node(dim.empty() ? "MeanBackward0" : "MeanBackward1", {self})) {
-        set_history(out, n, 0);
-        const auto s0 = self.sizes().vec();
-        n->set_formula([mask, keepdim, s0, count](FunctionNode&, variable_list&& g) -> variable_list {
-            if (!g[0].defined()) return {Tensor()};
-            return {expand_grad(g[0], mask, keepdim, s0) / static_cast<double>(count)};
-        });
-    }
+    record_expanded_grad(out, self, dim.empty() ? "MeanBackward0" : "MeanBackward1", mask, keepdim, count);
     return out;
 }
 
@@ -231,34 +258,21 @@ static Tensor prod_backward(const Tensor& g, const Tensor& self, const Tensor& r
     return gk * others;
 }
 
-Tensor prod(const Tensor& self, int64_t dim, bool keepdim, std::optional<ScalarType> dtype) {
-    const std::vector<bool> mask = dim_mask({dim}, self.dim());
-    Tensor out = prod_kernel(self, mask, keepdim, sum_dtype(self, dtype));
-    if (auto n = make_node("ProdBackward1", {self})) {
-        set_history(out, n, 0);
-        n->save(self);
-        n->save(out, true);
-        n->set_formula([mask, keepdim](FunctionNode& node, variable_list&& g) -> variable_list {
-            if (!g[0].defined()) return {Tensor()};
-            return {prod_backward(g[0], node.saved(0), node.saved(1), mask, keepdim)};
-        });
-    }
+static Tensor prod_impl(const Tensor& self, const std::vector<bool>& mask, bool keepdim,
+                        std::optional<ScalarType> dtype, const char* node_name) {
+    Tensor out = sum_prod_kernel<true>(self, mask, keepdim, sum_dtype(self, dtype));
+    record_with_saved_output(out, self, node_name, [mask, keepdim](const Tensor& g, const Tensor& x, const Tensor& r) {
+        return prod_backward(g, x, r, mask, keepdim);
+    });
     return out;
 }
 
+Tensor prod(const Tensor& self, int64_t dim, bool keepdim, std::optional<ScalarType> dtype) {
+    return prod_impl(self, dim_mask({dim}, self.dim()), keepdim, dtype, "ProdBackward1");
+}
+
 Tensor prod(const Tensor& self, std::optional<ScalarType> dtype) {
-    const std::vector<bool> mask = dim_mask({}, self.dim());
-    Tensor out = prod_kernel(self, mask, false, sum_dtype(self, dtype));
-    if (auto n = make_node("ProdBackward0", {self})) {
-        set_history(out, n, 0);
-        n->save(self);
-        n->save(out, true);
-        n->set_formula([mask](FunctionNode& node, variable_list&& g) -> variable_list {
-            if (!g[0].defined()) return {Tensor()};
-            return {prod_backward(g[0], node.saved(0), node.saved(1), mask, false)};
-        });
-    }
-    return out;
+    return prod_impl(self, dim_mask({}, self.dim()), false, dtype, "ProdBackward0");
 }
 
 // ---- max / min / amax / amin -----------------------------------------------------------------------------
@@ -275,10 +289,7 @@ static Tensor evenly_distribute(const Tensor& g, const Tensor& self, const Tenso
     Tensor count;
     {
         NoGradGuard ng;
-        std::vector<int64_t> dims;
-        for (size_t i = 0; i < mask.size(); ++i) {
-            if (mask[i]) dims.push_back(static_cast<int64_t>(i));
-        }
+        const std::vector<int64_t> dims = reduced_dims(mask);
         count = dims.empty() ? mf : mf.sum(dims, /*keepdim=*/true);
     }
     return expand_grad(g, mask, keepdim, self.sizes()) * mf / count;
@@ -291,15 +302,9 @@ static Tensor amax_amin(const Tensor& self, IntArrayRef dim, bool keepdim, bool 
         check_nonempty_dims(self, mask, is_max ? "amax" : "amin");
     }
     Tensor out = minmax_kernel(self, mask, keepdim, is_max);
-    if (auto n = make_node(node_name, {self})) {
-        set_history(out, n, 0);
-        n->save(self);
-        n->save(out, true);
-        n->set_formula([mask, keepdim](FunctionNode& node, variable_list&& g) -> variable_list {
-            if (!g[0].defined()) return {Tensor()};
-            return {evenly_distribute(g[0], node.saved(0), node.saved(1), mask, keepdim)};
-        });
-    }
+    record_with_saved_output(out, self, node_name, [mask, keepdim](const Tensor& g, const Tensor& x, const Tensor& r) {
+        return evenly_distribute(g, x, r, mask, keepdim);
+    });
     return out;
 }
 
@@ -308,34 +313,12 @@ Tensor amin(const Tensor& self, IntArrayRef dim, bool keepdim) { return amax_ami
 
 Tensor max(const Tensor& self) {
     check_nonempty_full(self, "max");
-    const std::vector<bool> mask = dim_mask({}, self.dim());
-    Tensor out = minmax_kernel(self, mask, false, true);
-    if (auto n = make_node("MaxBackward1", {self})) {
-        set_history(out, n, 0);
-        n->save(self);
-        n->save(out, true);
-        n->set_formula([mask](FunctionNode& node, variable_list&& g) -> variable_list {
-            if (!g[0].defined()) return {Tensor()};
-            return {evenly_distribute(g[0], node.saved(0), node.saved(1), mask, false)};
-        });
-    }
-    return out;
+    return amax_amin(self, {}, false, true, "MaxBackward1");
 }
 
 Tensor min(const Tensor& self) {
     check_nonempty_full(self, "min");
-    const std::vector<bool> mask = dim_mask({}, self.dim());
-    Tensor out = minmax_kernel(self, mask, false, false);
-    if (auto n = make_node("MinBackward1", {self})) {
-        set_history(out, n, 0);
-        n->save(self);
-        n->save(out, true);
-        n->set_formula([mask](FunctionNode& node, variable_list&& g) -> variable_list {
-            if (!g[0].defined()) return {Tensor()};
-            return {evenly_distribute(g[0], node.saved(0), node.saved(1), mask, false)};
-        });
-    }
-    return out;
+    return amax_amin(self, {}, false, false, "MinBackward1");
 }
 
 // values and indices of the max/min along one dim (first occurrence; NaN wins)
@@ -444,39 +427,28 @@ static Tensor var_std(const Tensor& self, OptionalIntArrayRef dim, const std::op
     EMBER_CHECK(self.is_floating_point(), "std and var only support floating point and complex dtypes");
     const std::vector<bool> mask = dim_mask(dim ? *dim : IntArrayRef{}, self.dim());
     const double correction = correction_opt ? correction_opt->toDouble() : 1.0;
-    Lanes l = make_lanes(self, mask);
-    Tensor res = empty_tensor(l.keep_shape, kDouble);
-    double* rp = static_cast<double*>(res.data_ptr());
-    dispatch_floating(self.scalar_type(), "var", [&](auto tag) {
-        using T = typename decltype(tag)::type;
-        const T* p = static_cast<const T*>(l.data.data_ptr());
-        for (int64_t o = 0; o < l.outer; ++o) {
-            const T* lp = p + o * l.len;
-            double mean = 0;
-            for (int64_t i = 0; i < l.len; ++i) mean += static_cast<double>(static_cast<opmath_t<T>>(lp[i]));
-            mean /= static_cast<double>(l.len);
-            double ss = 0;
-            for (int64_t i = 0; i < l.len; ++i) {
-                const double dv = static_cast<double>(static_cast<opmath_t<T>>(lp[i])) - mean;
-                ss += dv * dv;
-            }
-            const double v = ss / std::max(0.0, static_cast<double>(l.len) - correction);
-            rp[o] = take_sqrt ? std::sqrt(v) : v;
+    Tensor out = reduce_lanes(self, mask, keepdim, "var", [&](const auto* lp, int64_t len) {
+        using O = opmath_t<std::remove_const_t<std::remove_pointer_t<decltype(lp)>>>;
+        double mean = 0;
+        for (int64_t i = 0; i < len; ++i) mean += static_cast<double>(static_cast<O>(lp[i]));
+        mean /= static_cast<double>(len);
+        double ss = 0;
+        for (int64_t i = 0; i < len; ++i) {
+            const double dv = static_cast<double>(static_cast<O>(lp[i])) - mean;
+            ss += dv * dv;
         }
+        const double v = ss / std::max(0.0, static_cast<double>(len) - correction);
+        return take_sqrt ? std::sqrt(v) : v;
     });
-    Tensor out = drop_reduced(cast(res, self.scalar_type()), mask, keepdim);
     if (auto n = make_node(take_sqrt ? "StdBackward0" : "VarBackward0", {self})) {
         set_history(out, n, 0);
         n->save(self);
         if (take_sqrt) n->save(out, true);
-        const int64_t count = l.len;
+        const int64_t count = reduced_count(self, mask);
         n->set_formula([mask, keepdim, correction, count, take_sqrt](FunctionNode& node, variable_list&& g) -> variable_list {
             if (!g[0].defined()) return {Tensor()};
             const Tensor x = node.saved(0);
-            std::vector<int64_t> dims;
-            for (size_t i = 0; i < mask.size(); ++i) {
-                if (mask[i]) dims.push_back(static_cast<int64_t>(i));
-            }
+            const std::vector<int64_t> dims = reduced_dims(mask);
             const Tensor mu = dims.empty() ? x : x.mean(dims, /*keepdim=*/true);
             const double denom = std::max(0.0, static_cast<double>(count) - correction);
             Tensor gv = g[0];
@@ -509,59 +481,43 @@ Tensor norm(const Tensor& self, const std::optional<Scalar>& p_opt, IntArrayRef 
                 self.scalar_type());
     const double p = p_opt ? p_opt->toDouble() : 2.0;
     const std::vector<bool> mask = dim_mask(dim, self.dim());
-    Lanes l = make_lanes(self, mask);
-    Tensor res = empty_tensor(l.keep_shape, kDouble);
-    double* rp = static_cast<double*>(res.data_ptr());
-    dispatch_floating(self.scalar_type(), "norm", [&](auto tag) {
-        using T = typename decltype(tag)::type;
-        const T* data = static_cast<const T*>(l.data.data_ptr());
-        for (int64_t o = 0; o < l.outer; ++o) {
-            const T* lp = data + o * l.len;
-            double acc = 0;
-            if (std::isinf(p)) {
-                acc = p > 0 ? 0.0 : std::numeric_limits<double>::infinity();
-                for (int64_t i = 0; i < l.len; ++i) {
-                    const double a = std::abs(static_cast<double>(static_cast<opmath_t<T>>(lp[i])));
-                    acc = p > 0 ? std::max(acc, a) : std::min(acc, a);
-                    if (a != a) acc = a;
-                }
-            } else if (p == 0) {
-                for (int64_t i = 0; i < l.len; ++i) acc += static_cast<opmath_t<T>>(lp[i]) != 0 ? 1.0 : 0.0;
-            } else if (p == 1) {
-                for (int64_t i = 0; i < l.len; ++i) acc += std::abs(static_cast<double>(static_cast<opmath_t<T>>(lp[i])));
-            } else if (p == 2) {
-                for (int64_t i = 0; i < l.len; ++i) {
-                    const double v = static_cast<double>(static_cast<opmath_t<T>>(lp[i]));
-                    acc += v * v;
-                }
-                acc = std::sqrt(acc);
-            } else {
-                for (int64_t i = 0; i < l.len; ++i) {
-                    acc += std::pow(std::abs(static_cast<double>(static_cast<opmath_t<T>>(lp[i]))), p);
-                }
-                acc = std::pow(acc, 1.0 / p);
+    Tensor out = reduce_lanes(self, mask, keepdim, "norm", [p](const auto* lp, int64_t len) {
+        using O = opmath_t<std::remove_const_t<std::remove_pointer_t<decltype(lp)>>>;
+        double acc = 0;
+        if (std::isinf(p)) {
+            acc = p > 0 ? 0.0 : std::numeric_limits<double>::infinity();
+            for (int64_t i = 0; i < len; ++i) {
+                const double a = std::abs(static_cast<double>(static_cast<O>(lp[i])));
+                acc = p > 0 ? std::max(acc, a) : std::min(acc, a);
+                if (a != a) acc = a;
             }
-            rp[o] = acc;
+        } else if (p == 0) {
+            for (int64_t i = 0; i < len; ++i) acc += static_cast<O>(lp[i]) != 0 ? 1.0 : 0.0;
+        } else if (p == 1) {
+            for (int64_t i = 0; i < len; ++i) acc += std::abs(static_cast<double>(static_cast<O>(lp[i])));
+        } else if (p == 2) {
+            for (int64_t i = 0; i < len; ++i) {
+                const double v = static_cast<double>(static_cast<O>(lp[i]));
+                acc += v * v;
+            }
+            acc = std::sqrt(acc);
+        } else {
+            for (int64_t i = 0; i < len; ++i) acc += std::pow(std::abs(static_cast<double>(static_cast<O>(lp[i]))), p);
+            acc = std::pow(acc, 1.0 / p);
         }
+        return acc;
     });
-    Tensor out = drop_reduced(cast(res, self.scalar_type()), mask, keepdim);
-    if (auto n = make_node("LinalgVectorNormBackward0", {self})) {
-        set_history(out, n, 0);
-        n->save(self);
-        n->save(out, true);
-        n->set_formula([mask, keepdim, p](FunctionNode& node, variable_list&& g) -> variable_list {
-            if (!g[0].defined()) return {Tensor()};
-            const Tensor x = node.saved(0);
-            const Tensor r = keep(node.saved(1), mask, keepdim);
-            const Tensor ge = expand_grad(g[0], mask, keepdim, x.sizes());
-            if (p == 0) return {zeros_like(x)};
-            if (p == 1) return {ge * x.sign()};
-            if (std::isinf(p)) return {evenly_distribute(g[0], x.abs(), node.saved(1), mask, keepdim) * x.sign()};
-            if (p == 2) return {(ge * x / r).masked_fill(r == 0, 0)};
-            const Tensor scale = x * x.abs().pow(p - 2) / r.pow(p - 1);
-            return {(ge * scale).masked_fill(r == 0, 0)};
-        });
-    }
+    record_with_saved_output(out, self, "LinalgVectorNormBackward0",
+                             [mask, keepdim, p](const Tensor& g, const Tensor& x, const Tensor& result) -> Tensor {
+        const Tensor r = keep(result, mask, keepdim);
+        const Tensor ge = expand_grad(g, mask, keepdim, x.sizes());
+        if (p == 0) return zeros_like(x);
+        if (p == 1) return ge * x.sign();
+        if (std::isinf(p)) return evenly_distribute(g, x.abs(), result, mask, keepdim) * x.sign();
+        if (p == 2) return (ge * x / r).masked_fill(r == 0, 0);
+        const Tensor scale = x * x.abs().pow(p - 2) / r.pow(p - 1);
+        return (ge * scale).masked_fill(r == 0, 0);
+    });
     return out;
 }
 
@@ -583,41 +539,24 @@ Tensor any(const Tensor& self, int64_t dim, bool keepdim) { return all_any(self,
 Tensor logsumexp(const Tensor& self, IntArrayRef dim, bool keepdim) {
     const Tensor x = self.is_floating_point() ? self : self.to(get_default_dtype());
     const std::vector<bool> mask = dim_mask(dim, x.dim());
-    Lanes l = make_lanes(x, mask);
-    Tensor res = empty_tensor(l.keep_shape, x.scalar_type());
-    dispatch_floating(x.scalar_type(), "logsumexp", [&](auto tag) {
-        using T = typename decltype(tag)::type;
+    // computed in float (double for float64), rounded to x's dtype through an exact double
+    Tensor out = reduce_lanes(x, mask, keepdim, "logsumexp", [](const auto* lp, int64_t len) -> double {
+        using T = std::remove_const_t<std::remove_pointer_t<decltype(lp)>>;
         using A = acc_float_t<T>;
-        const T* data = static_cast<const T*>(l.data.data_ptr());
-        T* rp = static_cast<T*>(res.data_ptr());
-        for (int64_t o = 0; o < l.outer; ++o) {
-            const T* lp = data + o * l.len;
-            A m = -std::numeric_limits<A>::infinity();
-            for (int64_t i = 0; i < l.len; ++i) m = std::max<A>(m, static_cast<A>(lp[i]));
-            if (!std::isfinite(m)) {
-                A s = 0;
-                for (int64_t i = 0; i < l.len; ++i) s += std::exp(static_cast<A>(lp[i]));
-                rp[o] = static_cast<T>(std::log(s));
-                if (m == std::numeric_limits<A>::infinity()) rp[o] = static_cast<T>(m);
-                continue;
-            }
-            A s = 0;
-            for (int64_t i = 0; i < l.len; ++i) s += std::exp(static_cast<A>(lp[i]) - m);
-            rp[o] = static_cast<T>(m + std::log(s));
+        A m = -std::numeric_limits<A>::infinity();
+        for (int64_t i = 0; i < len; ++i) m = std::max<A>(m, static_cast<A>(lp[i]));
+        A s = 0;
+        if (!std::isfinite(m)) {
+            if (m == std::numeric_limits<A>::infinity()) return static_cast<double>(m);
+            for (int64_t i = 0; i < len; ++i) s += std::exp(static_cast<A>(lp[i]));
+            return static_cast<double>(std::log(s));
         }
+        for (int64_t i = 0; i < len; ++i) s += std::exp(static_cast<A>(lp[i]) - m);
+        return static_cast<double>(m + std::log(s));
     });
-    Tensor out = drop_reduced(res, mask, keepdim);
-    if (auto n = make_node("LogsumexpBackward0", {x})) {
-        set_history(out, n, 0);
-        n->save(x);
-        n->save(out, true);
-        n->set_formula([mask, keepdim](FunctionNode& node, variable_list&& g) -> variable_list {
-            if (!g[0].defined()) return {Tensor()};
-            const Tensor xs = node.saved(0);
-            const Tensor r = keep(node.saved(1), mask, keepdim);
-            return {expand_grad(g[0], mask, keepdim, xs.sizes()) * (xs - r).exp()};
-        });
-    }
+    record_with_saved_output(out, x, "LogsumexpBackward0", [mask, keepdim](const Tensor& g, const Tensor& xs, const Tensor& r) {
+        return expand_grad(g, mask, keepdim, xs.sizes()) * (xs - keep(r, mask, keepdim)).exp();
+    });
     return out;
 }
 

@@ -84,7 +84,7 @@ Tensor empty_tensor(IntArrayRef sizes, ScalarType dtype, bool zero) {
     return make_tensor(std::move(storage), dtype, sizes.vec(), contiguous_strides(sizes), 0);
 }
 
-Tensor empty_strided_tensor(IntArrayRef sizes, IntArrayRef strides, ScalarType dtype) {
+int64_t storage_extent(IntArrayRef sizes, IntArrayRef strides) {
     EMBER_CHECK(sizes.size() == strides.size(), "mismatch in length of strides and shape");
     int64_t extent = 1;  // 1 + max offset
     bool empty = false;
@@ -93,7 +93,11 @@ Tensor empty_strided_tensor(IntArrayRef sizes, IntArrayRef strides, ScalarType d
         if (sizes[i] == 0) empty = true;
         extent += (sizes[i] - 1) * strides[i];
     }
-    if (empty) extent = 0;
+    return empty ? 0 : extent;
+}
+
+Tensor empty_strided_tensor(IntArrayRef sizes, IntArrayRef strides, ScalarType dtype) {
+    const int64_t extent = storage_extent(sizes, strides);
     Storage storage = Storage::allocate(static_cast<size_t>(extent) * element_size(dtype));
     return make_tensor(std::move(storage), dtype, sizes.vec(), strides.vec(), 0);
 }

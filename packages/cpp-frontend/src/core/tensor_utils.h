@@ -35,6 +35,9 @@ Tensor make_tensor(Storage storage, ScalarType dtype, std::vector<int64_t> sizes
 Tensor empty_tensor(IntArrayRef sizes, ScalarType dtype, bool zero = false);
 // A new tensor with the given strides (dense: the storage holds exactly the elements).
 Tensor empty_strided_tensor(IntArrayRef sizes, IntArrayRef strides, ScalarType dtype);
+// The elements a storage needs for a tensor of these sizes and strides (1 + the largest offset;
+// 0 when a size is 0), PyTorch's errors on a negative size or mismatched lengths.
+int64_t storage_extent(IntArrayRef sizes, IntArrayRef strides);
 // A view of self (same storage and version counter, base = self's base or self) with the
 // given geometry; no autograd history (the caller records it).
 Tensor make_view(const Tensor& self, std::vector<int64_t> sizes, std::vector<int64_t> strides,
@@ -74,6 +77,22 @@ ScalarType promote_with_scalar(ScalarType t, const Scalar& s);
 
 // "[2, 3]"
 std::string shape_str(IntArrayRef sizes);
+
+// The C++ element type's name as PyTorch's messages print it ("float", "long int", "c10::Half").
+constexpr const char* cpp_type_name(ScalarType t) noexcept {
+    switch (t) {
+        case kFloat: return "float";
+        case kDouble: return "double";
+        case kHalf: return "c10::Half";
+        case kLong: return "long int";
+        case kInt: return "int";
+        case kShort: return "short int";
+        case kChar: return "signed char";
+        case kByte: return "unsigned char";
+        case kBool: return "bool";
+    }
+    return "unknown";
+}
 
 }  // namespace native
 }  // namespace ember

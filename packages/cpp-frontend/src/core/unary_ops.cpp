@@ -16,8 +16,6 @@ constexpr double kSqrtHalf = 0.707106781186547524400844362105;
 constexpr double kInvSqrt2Pi = 0.398942280401432677939946059934;
 constexpr double kSqrt2OverPi = 0.797884560802865355879892119869;
 
-enum class Save { None, Self, Result };
-
 // A float-valued unary op (integers compute in the default dtype).
 template <typename Make>
 Tensor float_unary(const Tensor& self, const char* name, Make make, Tensor out = {}) {
@@ -25,27 +23,16 @@ Tensor float_unary(const Tensor& self, const char* name, Make make, Tensor out =
     return run_unary<Kinds::Floating>(self, ct, ct, name, make, std::move(out));
 }
 
-template <typename Formula>
-void record_unary(const Tensor& self, const Tensor& out, const char* node_name, Save save, Formula formula) {
-    if (auto n = make_node(node_name, {self})) {
-        set_history(out, n, 0);
-        if (save == Save::Self) n->save(self);
-        if (save == Save::Result) n->save(out, /*is_output=*/true);
-        n->set_formula([formula](FunctionNode& node, variable_list&& g) -> variable_list {
-            if (!g[0].defined()) return {Tensor()};
-            return {formula(node, g[0])};
-        });
-    }
-}
-
 #define EMBER_FLOAT_UNARY_OP(fn, kname, expr, node_name, save, grad_expr)                                      \
     Tensor fn(const Tensor& self) {                                                                             \
         Tensor out = float_unary(self, kname, [](auto) { return [](auto x) { return expr; }; });                 \
-        record_unary(self, out, node_name, save,                                                                \
-                     [](FunctionNode& n, const Tensor& g) -> Tensor {                                           \
-                         (void)n;                                                                               \
-                         return grad_expr;                                                                      \
-                     });                                                                                        \
+        record_unary(                                                                                           \
+            out, self, node_name,                                                                               \
+            [](FunctionNode& n, const Tensor& g) -> Tensor {                                                    \
+                (void)n;                                                                                        \
+                return grad_expr;                                                                               \
+            },                                                                                                  \
+            save);                                                                                              \
         return out;                                                                                             \
     }
 
@@ -75,31 +62,30 @@ EMBER_FLOAT_UNARY_OP(reciprocal, "reciprocal", decltype(x)(1) / x, "ReciprocalBa
 
 #undef EMBER_FLOAT_UNARY_OP
 
-#define EMBER_FLOAT_UNARY_INPLACE(fn)                                                                 \
-    Tensor Tensor::fn() const { return ember::fn(*this); }                                            \
-    Tensor& Tensor::fn##_() const {                                                                   \
-        const Tensor& self = *this;                                                                   \
-        check_inplace_dtype(float_compute_type(self), self.scalar_type());                            \
-        return inplace_op(self, {}, [&](const Tensor& s_) { return ember::fn(s_); },                                  \
-                          [&] { copy_kernel(self, ember::fn(self.detach())); });                      \
+// fn() and fn_() of Tensor (float_result: fn's result is floating even for an integer self,
+// which then cannot hold it in place)
+#define EMBER_UNARY_METHODS(fn, float_result)                                                    \
+    Tensor Tensor::fn() const { return ember::fn(*this); }                                       \
+    Tensor& Tensor::fn##_() const {                                                              \
+        if (float_result) check_inplace_dtype(float_compute_type(*this), scalar_type());         \
+        return inplace_from(*this, {}, [](const Tensor& t) { return ember::fn(t); });            \
     }
-EMBER_FLOAT_UNARY_INPLACE(exp)
-EMBER_FLOAT_UNARY_INPLACE(exp2)
-EMBER_FLOAT_UNARY_INPLACE(log)
-EMBER_FLOAT_UNARY_INPLACE(log2)
-EMBER_FLOAT_UNARY_INPLACE(log10)
-EMBER_FLOAT_UNARY_INPLACE(log1p)
-EMBER_FLOAT_UNARY_INPLACE(expm1)
-EMBER_FLOAT_UNARY_INPLACE(sqrt)
-EMBER_FLOAT_UNARY_INPLACE(rsqrt)
-EMBER_FLOAT_UNARY_INPLACE(sin)
-EMBER_FLOAT_UNARY_INPLACE(cos)
-EMBER_FLOAT_UNARY_INPLACE(tan)
-EMBER_FLOAT_UNARY_INPLACE(tanh)
-EMBER_FLOAT_UNARY_INPLACE(sigmoid)
-EMBER_FLOAT_UNARY_INPLACE(erf)
-EMBER_FLOAT_UNARY_INPLACE(reciprocal)
-#undef EMBER_FLOAT_UNARY_INPLACE
+EMBER_UNARY_METHODS(exp, true)
+EMBER_UNARY_METHODS(exp2, true)
+EMBER_UNARY_METHODS(log, true)
+EMBER_UNARY_METHODS(log2, true)
+EMBER_UNARY_METHODS(log10, true)
+EMBER_UNARY_METHODS(log1p, true)
+EMBER_UNARY_METHODS(expm1, true)
+EMBER_UNARY_METHODS(sqrt, true)
+EMBER_UNARY_METHODS(rsqrt, true)
+EMBER_UNARY_METHODS(sin, true)
+EMBER_UNARY_METHODS(cos, true)
+EMBER_UNARY_METHODS(tan, true)
+EMBER_UNARY_METHODS(tanh, true)
+EMBER_UNARY_METHODS(sigmoid, true)
+EMBER_UNARY_METHODS(erf, true)
+EMBER_UNARY_METHODS(reciprocal, true)
 
 // ---- same-dtype unary ops --------------------------------------------------------------------------
 namespace {
@@ -118,7 +104,7 @@ Tensor rounding_op(const Tensor& self, const char* kname, const char* node_name,
     EMBER_CHECK(self.scalar_type() != kBool, "\"", kname, "\" not implemented for 'Bool'");
     Tensor out = is_floating_point(self.scalar_type()) ? same_unary<Kinds::Floating>(self, kname, make)
                                                        : self.clone();
-    record_unary(self, out, node_name, Save::None, [](FunctionNode&, const Tensor& g) { return zeros_like(g); });
+    record_unary(out, self, node_name, [](const Tensor& g) { return zeros_like(g); });
     return out;
 }
 
@@ -129,7 +115,7 @@ Tensor neg(const Tensor& self) {
                 "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a mask, "
                 "use the `~` or `logical_not()` operator instead.");
     Tensor out = same_unary<Kinds::Numeric>(self, "neg", [](auto) { return [](auto x) { return -x; }; });
-    record_unary(self, out, "NegBackward0", Save::None, [](FunctionNode&, const Tensor& g) { return -g; });
+    record_unary(out, self, "NegBackward0", [](const Tensor& g) { return -g; });
     return out;
 }
 Tensor negative(const Tensor& self) { return neg(self); }
@@ -143,8 +129,8 @@ Tensor abs(const Tensor& self) {
             else return x < T(0) ? T(-x) : x;
         };
     });
-    record_unary(self, out, "AbsBackward0", Save::Self,
-                 [](FunctionNode& n, const Tensor& g) { return g * n.saved(0).sign(); });
+    record_unary(
+        out, self, "AbsBackward0", [](FunctionNode& n, const Tensor& g) { return g * n.saved(0).sign(); }, Save::Self);
     return out;
 }
 
@@ -156,7 +142,7 @@ Tensor sign(const Tensor& self) {
             else return static_cast<T>((T(0) < x) - (x < T(0)));
         };
     });
-    record_unary(self, out, "SignBackward0", Save::None, [](FunctionNode&, const Tensor& g) { return zeros_like(g); });
+    record_unary(out, self, "SignBackward0", [](const Tensor& g) { return zeros_like(g); });
     return out;
 }
 
@@ -180,9 +166,9 @@ Tensor relu(const Tensor& self) {
         // NaN propagates (x > 0 is false for NaN, so test x <= 0)
         return [](T x) -> T { return x <= T(0) ? T(0) : x; };
     });
-    record_unary(self, out, "ReluBackward0", Save::Result, [](FunctionNode& n, const Tensor& g) {
-        return g.masked_fill(n.saved(0) <= 0, 0);
-    });
+    record_unary(
+        out, self, "ReluBackward0", [](FunctionNode& n, const Tensor& g) { return g.masked_fill(n.saved(0) <= 0, 0); },
+        Save::Result);
     return out;
 }
 
@@ -278,29 +264,20 @@ Tensor bitwise_not(const Tensor& self) {
 }
 
 // ---- methods and in-place variants ----------------------------------------------------------------
-#define EMBER_SAME_UNARY_METHODS(fn)                                                           \
-    Tensor Tensor::fn() const { return ember::fn(*this); }                                     \
-    Tensor& Tensor::fn##_() const {                                                            \
-        const Tensor& self = *this;                                                            \
-        return inplace_op(self, {}, [&](const Tensor& s_) { return ember::fn(s_); },                           \
-                          [&] { copy_kernel(self, ember::fn(self.detach())); });               \
-    }
-EMBER_SAME_UNARY_METHODS(neg)
-EMBER_SAME_UNARY_METHODS(abs)
-EMBER_SAME_UNARY_METHODS(sign)
-EMBER_SAME_UNARY_METHODS(floor)
-EMBER_SAME_UNARY_METHODS(ceil)
-EMBER_SAME_UNARY_METHODS(round)
-EMBER_SAME_UNARY_METHODS(trunc)
-EMBER_SAME_UNARY_METHODS(relu)
-EMBER_SAME_UNARY_METHODS(square)
-#undef EMBER_SAME_UNARY_METHODS
+EMBER_UNARY_METHODS(neg, false)
+EMBER_UNARY_METHODS(abs, false)
+EMBER_UNARY_METHODS(sign, false)
+EMBER_UNARY_METHODS(floor, false)
+EMBER_UNARY_METHODS(ceil, false)
+EMBER_UNARY_METHODS(round, false)
+EMBER_UNARY_METHODS(trunc, false)
+EMBER_UNARY_METHODS(relu, false)
+EMBER_UNARY_METHODS(square, false)
+#undef EMBER_UNARY_METHODS
 
 Tensor Tensor::logical_not() const { return ember::logical_not(*this); }
 Tensor& Tensor::logical_not_() const {
-    const Tensor& self = *this;
-    return inplace_op(self, {}, [&](const Tensor& s_) { return ember::logical_not(s_); },
-                      [&] { copy_kernel(self, ember::logical_not(self)); });
+    return inplace_from(*this, {}, [](const Tensor& t) { return ember::logical_not(t); });
 }
 Tensor Tensor::isnan() const { return ember::isnan(*this); }
 Tensor Tensor::isinf() const { return ember::isinf(*this); }

@@ -8,6 +8,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/error_of.h"
 #include "ember/autograd.h"
 #include "ember/tensor.h"
 
@@ -17,14 +18,7 @@ using namespace ember;
 using namespace ember::indexing;
 using autograd::variable_list;
 
-std::string error_of(const std::function<void()>& f) {
-    try {
-        f();
-    } catch (const Error& e) {
-        return e.what();
-    }
-    return "<no error>";
-}
+using ember::testing::error_of;
 
 Tensor leaf(std::initializer_list<double> values) {
     return tensor(std::vector<double>(values), kDouble).requires_grad_();

@@ -6,12 +6,14 @@
 #include <functional>
 #include <vector>
 
+#include "common/error_of.h"
 #include "ember/autograd.h"
 #include "ember/tensor.h"
 
 namespace {
 
 using namespace ember;
+using ember::testing::error_of;
 
 struct ConvCase {
     const char* name;
@@ -57,24 +59,16 @@ TEST(Conv, UnbatchedAndErrors) {
     const Tensor x = randn({3, 6, 6}), w = randn({4, 3, 3, 3});
     EXPECT_TRUE(conv2d(x, w).allclose(conv2d(x.unsqueeze(0), w).squeeze(0), 1e-5, 1e-6));
     EXPECT_EQ(max_pool2d(x, {2, 2}).sizes(), (std::vector<int64_t>{3, 3, 3}));
-    auto msg = [](const std::function<void()>& f) -> std::string {
-        try {
-            f();
-        } catch (const Error& e) {
-            return e.what();
-        }
-        return "<no error>";
-    };
-    EXPECT_EQ(msg([&] { (void)conv2d(randn({2, 4, 7, 7}), randn({6, 3, 3, 3})); }),
+    EXPECT_EQ(error_of([&] { (void)conv2d(randn({2, 4, 7, 7}), randn({6, 3, 3, 3})); }),
               "Given groups=1, weight of size [6, 3, 3, 3], expected input[2, 4, 7, 7] to have 3 channels, but got 4 "
               "channels instead");
-    EXPECT_EQ(msg([&] { (void)conv2d(randn({2, 4, 2, 2}), randn({6, 4, 3, 3})); }),
+    EXPECT_EQ(error_of([&] { (void)conv2d(randn({2, 4, 2, 2}), randn({6, 4, 3, 3})); }),
               "Calculated padded input size per channel: (2 x 2). Kernel size: (3 x 3). Kernel size can't be greater "
               "than actual input size");
-    EXPECT_EQ(msg([&] { (void)conv2d(randn({2, 4, 7, 7}), randn({6, 4, 3, 3}), randn({5})); }),
+    EXPECT_EQ(error_of([&] { (void)conv2d(randn({2, 4, 7, 7}), randn({6, 4, 3, 3}), randn({5})); }),
               "Given weight of size [6, 4, 3, 3], expected bias to be 1-dimensional with 6 elements, but got bias of "
               "size [5] instead");
-    EXPECT_EQ(msg([&] { (void)max_pool2d(randn({1, 1, 7, 7}), {2, 2}, {}, {2, 2}); }),
+    EXPECT_EQ(error_of([&] { (void)max_pool2d(randn({1, 1, 7, 7}), {2, 2}, {}, {2, 2}); }),
               "pad should be at most half of effective kernel size, but got pad=2, kernel_size=2 and dilation=1");
 }
 

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "common/error_of.h"
 #include "ember/autograd.h"
 #include "ember/tensor.h"
 
@@ -67,14 +68,7 @@ std::vector<int64_t> values_of(const Tensor& t) {
     return std::vector<int64_t>(p, p + c.numel());
 }
 
-std::string error_of(const std::function<void()>& f) {
-    try {
-        f();
-    } catch (const Error& e) {
-        return e.what();
-    }
-    return "<no error>";
-}
+using ember::testing::error_of;
 
 TEST(Indexing, MatchesPythonGetitem) {
     const Tensor A = arange(24).reshape({2, 3, 4});

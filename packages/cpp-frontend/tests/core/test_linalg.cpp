@@ -6,6 +6,7 @@
 #include <functional>
 #include <string>
 
+#include "common/error_of.h"
 #include "ember/autograd.h"
 #include "ember/tensor.h"
 
@@ -17,14 +18,7 @@ Tensor reference_mm(const Tensor& a, const Tensor& b) {
     return (a.to(kDouble).unsqueeze(2) * b.to(kDouble).unsqueeze(0)).sum(1);
 }
 
-std::string error_of(const std::function<void()>& f) {
-    try {
-        f();
-    } catch (const Error& e) {
-        return e.what();
-    }
-    return "<no error>";
-}
+using ember::testing::error_of;
 
 TEST(Linalg, LayoutsAndDtypes) {
     Generator g(5);

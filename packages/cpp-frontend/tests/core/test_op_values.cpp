@@ -6,12 +6,14 @@
 #include <functional>
 #include <vector>
 
+#include "common/error_of.h"
 #include "ember/autograd.h"
 #include "ember/tensor.h"
 
 namespace {
 
 using namespace ember;
+using ember::testing::error_of;
 
 struct In {
     Tensor X = tensor({{0.5, -1.25, 2.0}, {1.5, 0.25, -0.75}});
@@ -282,42 +284,34 @@ TEST(OpValues, HalfComputesInFloat) {
 }
 
 TEST(OpValues, ErrorsHavePyTorchMessages) {
-    auto msg = [](const std::function<void()>& f) -> std::string {
-        try {
-            f();
-        } catch (const Error& e) {
-            return e.what();
-        }
-        return "<no error>";
-    };
     Tensor b = tensor({true, false});
     Tensor i = tensor({1, 2});
-    EXPECT_EQ(msg([&] { (void)-b; }),
+    EXPECT_EQ(error_of([&] { (void)-b; }),
               "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a mask, use "
               "the `~` or `logical_not()` operator instead.");
-    EXPECT_EQ(msg([&] { (void)(b - b); }),
+    EXPECT_EQ(error_of([&] { (void)(b - b); }),
               "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or `logical_xor()` "
               "operator instead.");
-    EXPECT_EQ(msg([&] { (void)i.add(i, 0.5); }),
+    EXPECT_EQ(error_of([&] { (void)i.add(i, 0.5); }),
               "For integral input tensors, argument alpha must not be a floating point number.");
-    EXPECT_EQ(msg([&] { (void)(i / 0).sum(); (void)i.div(0, "floor"); }), "ZeroDivisionError");
-    EXPECT_EQ(msg([&] { (void)i.pow(-1); }), "Integers to negative integer powers are not allowed.");
-    EXPECT_EQ(msg([&] { (void)silu(i); }), "\"silu_cpu\" not implemented for 'Long'");
-    EXPECT_EQ(msg([&] { (void)where(tensor({1.0}), i, i); }),
+    EXPECT_EQ(error_of([&] { (void)(i / 0).sum(); (void)i.div(0, "floor"); }), "ZeroDivisionError");
+    EXPECT_EQ(error_of([&] { (void)i.pow(-1); }), "Integers to negative integer powers are not allowed.");
+    EXPECT_EQ(error_of([&] { (void)silu(i); }), "\"silu_cpu\" not implemented for 'Long'");
+    EXPECT_EQ(error_of([&] { (void)where(tensor({1.0}), i, i); }),
               "where expected condition to be a boolean tensor, but got a tensor with dtype Float");
-    EXPECT_EQ(msg([&] { (void)i.mean(); }),
+    EXPECT_EQ(error_of([&] { (void)i.mean(); }),
               "mean(): could not infer output dtype. Input dtype must be either a floating point or complex dtype. "
               "Got: Long");
-    EXPECT_EQ(msg([&] { (void)zeros({0}).max(); }),
+    EXPECT_EQ(error_of([&] { (void)zeros({0}).max(); }),
               "max(): Expected reduction dim to be specified for input.numel() == 0. Specify the reduction dim with "
               "the 'dim' argument.");
-    EXPECT_EQ(msg([&] { (void)ones({2, 3}).sum({0, 0}); }), "dim 0 appears multiple times in the list of dims");
-    EXPECT_EQ(msg([&] { (void)ones({2, 3}).sum(2); }),
+    EXPECT_EQ(error_of([&] { (void)ones({2, 3}).sum({0, 0}); }), "dim 0 appears multiple times in the list of dims");
+    EXPECT_EQ(error_of([&] { (void)ones({2, 3}).sum(2); }),
               "Dimension out of range (expected to be in range of [-2, 1], but got 2)");
-    EXPECT_EQ(msg([&] { (void)ones({2}).masked_fill(ones({2}), 1.0); }),
+    EXPECT_EQ(error_of([&] { (void)ones({2}).masked_fill(ones({2}), 1.0); }),
               "masked_fill_ only supports boolean masks, but got mask with dtype float32");
-    EXPECT_EQ(msg([&] { (void)i.var(); }), "std and var only support floating point and complex dtypes");
-    EXPECT_EQ(msg([&] { (void)ones({2, 3}).topk(4); }), "selected index k out of range");
+    EXPECT_EQ(error_of([&] { (void)i.var(); }), "std and var only support floating point and complex dtypes");
+    EXPECT_EQ(error_of([&] { (void)ones({2, 3}).topk(4); }), "selected index k out of range");
     EXPECT_THROW((void)i.softmax(0), Error);
 }
 

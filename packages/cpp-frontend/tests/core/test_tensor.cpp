@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "common/error_of.h"
 #include "ember/autograd.h"
 #include "ember/tensor.h"
 
@@ -14,14 +15,7 @@ namespace {
 
 using namespace ember;
 
-std::string error_of(const std::function<void()>& f) {
-    try {
-        f();
-    } catch (const Error& e) {
-        return e.what();
-    }
-    return "<no error>";
-}
+using ember::testing::error_of;
 
 TEST(Error, CheckMacros) {
     EXPECT_EQ(error_of([] { EMBER_CHECK(1 + 1 == 3, "math is ", 2, " broken"); }), "math is 2 broken");
