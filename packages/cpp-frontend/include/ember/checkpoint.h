@@ -1,0 +1,139 @@
+// Weights in and out of C++: a model trained in Python runs in C++ and back.
+//
+//   // Python: ember.safetensors.save_file(model.state_dict(), "m.safetensors")
+//   //     or: ember.save(model.state_dict(), "m.pt")   (torch.save writes the same format)
+//   DigitsCNN model;
+//   ember::load(model, "m.safetensors");      // or "m.pt": the format is read from the file
+//   ember::save(model, "trained.safetensors");
+//   // Python: model.load_state_dict(ember.safetensors.load_file("trained.safetensors"))
+//
+//   ember::StateDict sd = ember::load_state_dict("m.pt");   // name -> Tensor, file order
+//   for (const auto& item : sd) std::cout << item.key() << " " << item.value().sizes() << "\n";
+//
+// Names are Python's state_dict keys (Module::state_dict(): parameters and buffers, dotted,
+// "features.0.weight", "features.1.running_mean"), so the files are interchangeable with
+// Python Ember and PyTorch. Reading goes through ember::serialize (include/ember/serialize.h):
+// safetensors files, and PyTorch zip checkpoints (torch.save / ember.save) with no code
+// execution (the restricted unpickler's allow-list, as Python Ember's weights_only loader).
+// Writing produces safetensors, byte for byte what Python's safetensors package writes.
+//
+// load(module, path) follows Python's module.load_state_dict(state_dict, strict=True): every
+// parameter and buffer of the module is copied in place (under NoGradGuard, converted to the
+// module tensor's dtype; the module's tensors keep their identity, so an optimizer holding
+// them sees the new values) and, when strict, missing keys, unexpected keys and shape
+// mismatches are collected and raised together in one ember::Error with PyTorch's wording,
+// prefixed by the file:
+//
+//   m.pt: Error(s) in loading state_dict for DigitsCNN:
+//   	Missing key(s) in state_dict: "classifier.1.bias".
+//   	size mismatch for classifier.1.weight: copying a param with shape ember.Size([5, 64])
+//   from checkpoint, the shape in current model is ember.Size([10, 64]).
+//
+// Nothing is copied when a strict load fails. Every problem with a file (missing, not a
+// checkpoint, corrupt, truncated, an unsupported dtype) is an ember::Error naming the file.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "ember/export.h"
+#include "ember/nn/module.h"
+#include "ember/nn/ordered_dict.h"
+#include "ember/serialize.h"
+#include "ember/tensor.h"
+
+namespace ember {
+
+// A state dict: name -> tensor in order (file order for torch checkpoints, sorted by name
+// for safetensors files, Python's state_dict order for a module).
+using StateDict = OrderedDict<std::string, Tensor>;
+
+// -------------------------------------------------------------- Tensor <-> TensorRecord
+
+// A tensor of the record's dtype, shape, strides and storage offset. Without `copy` it
+// shares the record's memory when that memory is writable (a file read into memory, or a
+// copy-on-write mapping; several records viewing one buffer give tensors sharing one
+// storage, as torch.load gives), keeping the buffer alive; otherwise, or with `copy`, it is
+// a new contiguous tensor holding a copy of the elements. requires_grad is the record's
+// (floating dtypes only). Checks the record first (serialize::check_record; errors start
+// with `what`).
+EMBER_API Tensor to_tensor(const serialize::TensorRecord& record, bool copy = false,
+                           const std::string& what = "tensor");
+
+// A record viewing the tensor's storage (no copy: the record keeps the tensor's storage
+// alive; its shape, strides and offset are the tensor's). The tensor must be defined.
+EMBER_API serialize::TensorRecord to_record(const Tensor& tensor);
+
+// The records as a state dict (to_tensor of each, sharing memory as described there), and
+// back (to_record of each).
+EMBER_API StateDict to_state_dict(const serialize::TensorRecords& records, bool copy = false);
+EMBER_API serialize::TensorRecords to_records(const StateDict& state_dict);
+
+// ------------------------------------------------------------------- plain state dicts
+
+// The tensors of the safetensors file or PyTorch zip checkpoint at `path` (the format is
+// read from its first bytes), sharing the memory the file was read into.
+EMBER_API StateDict load_state_dict(const std::string& path,
+                                    const serialize::ReadOptions& options = {});
+
+// Writes `state_dict` to `path` as a safetensors file (atomically: see
+// serialize::write_safetensors), with `metadata` in its header when not empty. A path
+// ending in .pt, .pth or .bin raises: Ember writes safetensors only.
+EMBER_API void save(const StateDict& state_dict, const std::string& path,
+                    const std::map<std::string, std::string>& metadata = {});
+
+// --------------------------------------------------------------------------- modules
+
+// What a non-strict load found: the module's keys missing from the state dict and the
+// state dict's keys the module does not have (Python's _IncompatibleKeys).
+struct IncompatibleKeys {
+    std::vector<std::string> missing_keys;
+    std::vector<std::string> unexpected_keys;
+    bool empty() const noexcept { return missing_keys.empty() && unexpected_keys.empty(); }
+};
+
+// Python's module.load_state_dict(state_dict, strict): copies each tensor of `state_dict`
+// into the module's parameter or buffer of that name (in place, converted to its dtype; a
+// 0-d tensor accepts a checkpoint tensor of shape [1]). Shape mismatches and undefined
+// tensors are always errors; missing and unexpected keys are returned, and are errors when
+// `strict`. All errors are raised together, before anything is copied, in one
+// ember::Error: "Error(s) in loading state_dict for <module name>:\n\t...", prefixed by
+// "<source>: " when `source` is not empty.
+EMBER_API IncompatibleKeys load_state_dict(nn::Module& module, const StateDict& state_dict,
+                                           bool strict = true, const std::string& source = "");
+
+// Writes the module's state_dict() to `path` (safetensors; see save above).
+EMBER_API void save(const nn::Module& module, const std::string& path,
+                    const std::map<std::string, std::string>& metadata = {});
+
+// Loads the safetensors file or PyTorch zip checkpoint at `path` into the module (see
+// load_state_dict above; errors are prefixed by the path).
+EMBER_API IncompatibleKeys load(nn::Module& module, const std::string& path, bool strict = true,
+                                const serialize::ReadOptions& options = {});
+
+// The same for module holders (EMBER_MODULE types) and shared pointers to modules.
+template <typename ModuleType>
+void save(const nn::ModuleHolder<ModuleType>& module, const std::string& path,
+          const std::map<std::string, std::string>& metadata = {}) {
+    save(static_cast<const nn::Module&>(*module.ptr()), path, metadata);
+}
+template <typename ModuleType, std::enable_if_t<std::is_base_of_v<nn::Module, ModuleType>, int> = 0>
+void save(const std::shared_ptr<ModuleType>& module, const std::string& path,
+          const std::map<std::string, std::string>& metadata = {}) {
+    save(static_cast<const nn::Module&>(*module), path, metadata);
+}
+template <typename ModuleType>
+IncompatibleKeys load(const nn::ModuleHolder<ModuleType>& module, const std::string& path,
+                      bool strict = true, const serialize::ReadOptions& options = {}) {
+    return load(static_cast<nn::Module&>(*module.ptr()), path, strict, options);
+}
+template <typename ModuleType, std::enable_if_t<std::is_base_of_v<nn::Module, ModuleType>, int> = 0>
+IncompatibleKeys load(const std::shared_ptr<ModuleType>& module, const std::string& path,
+                      bool strict = true, const serialize::ReadOptions& options = {}) {
+    return load(static_cast<nn::Module&>(*module), path, strict, options);
+}
+
+}  // namespace ember
