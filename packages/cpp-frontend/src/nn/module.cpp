@@ -12,6 +12,7 @@
 
 #include "ember/autograd.h"
 #include "ember/error.h"
+#include "autograd/zero_grad.h"
 
 namespace ember {
 namespace nn {
@@ -240,22 +241,7 @@ void Module::to(Device device, ScalarType dtype, bool non_blocking) {
 }
 
 void Module::zero_grad(bool set_to_none) {
-    for (const Tensor& p : parameters()) {
-        const Tensor& g = p.grad();
-        if (!g.defined()) continue;
-        if (set_to_none) {
-            p.mutable_grad().reset();
-        } else {
-            NoGradGuard no_grad;
-            Tensor& grad = p.mutable_grad();
-            if (grad.grad_fn()) {
-                grad.detach_();
-            } else {
-                grad.requires_grad_(false);
-            }
-            grad.zero_();
-        }
-    }
+    for (const Tensor& p : parameters()) autograd::zero_grad_of(p, set_to_none);
 }
 
 // ---- apply --------------------------------------------------------------------------------

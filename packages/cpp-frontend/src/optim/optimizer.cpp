@@ -5,6 +5,7 @@
 #include "ember/autograd.h"
 #include "ember/factories.h"
 #include "optim/update.h"
+#include "autograd/zero_grad.h"
 
 namespace ember {
 namespace optim {
@@ -92,22 +93,8 @@ void Optimizer::add_parameters(const std::vector<Tensor>& parameters) {
 }
 
 void Optimizer::zero_grad(bool set_to_none) {
-    NoGradGuard no_grad;
     for (OptimizerParamGroup& group : param_groups_) {
-        for (const Tensor& p : group.params()) {
-            if (!p.grad().defined()) continue;
-            if (set_to_none) {
-                p.set_grad(Tensor());
-                continue;
-            }
-            Tensor& g = p.mutable_grad();
-            if (g.grad_fn()) {
-                g.detach_();
-            } else {
-                g.requires_grad_(false);
-            }
-            g.zero_();
-        }
+        for (const Tensor& p : group.params()) autograd::zero_grad_of(p, set_to_none);
     }
 }
 
