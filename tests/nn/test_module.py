@@ -612,3 +612,17 @@ def test_set_submodule():
         m.set_submodule("", nn.ReLU())
     with pytest.raises(ValueError, match="`module` is not an nn.Module, found <class 'int'>"):
         m.set_submodule("0", 3)
+
+
+def test_deepcopy_keeps_every_parameter_its_own():
+    """Parameter.__deepcopy__ copies a transient detached tensor: that transient must stay
+    alive through the deepcopy, or a later one reusing its id would get the same copy back
+    (two parameters sharing one tensor; AveragedModel failed that way in a CI run)."""
+    model = nn.Sequential(*[nn.Linear(3, 3) for _ in range(20)])
+    for _ in range(20):
+        clone = copy.deepcopy(model)
+        params = list(clone.parameters())
+        assert len(params) == 40
+        assert len({id(p) for p in params}) == 40
+        for a, b in zip(model.parameters(), params):
+            assert a is not b and ember.equal(a, b)

@@ -38,7 +38,13 @@ class Parameter(Tensor):
     def __deepcopy__(self, memo):
         if id(self) in memo:
             return memo[id(self)]
-        result = type(self)(ember.Tensor.__deepcopy__(self.detach(), memo), self.requires_grad)
+        detached = self.detach()
+        # Tensor.__deepcopy__ files its copy in memo under id(detached): keep that transient
+        # alive for the whole deepcopy (as copy.deepcopy keeps its originals), or a later
+        # parameter's transient may reuse the id and get this copy back (two parameters
+        # would then share one tensor in the copy)
+        memo.setdefault(id(memo), []).append(detached)
+        result = type(self)(ember.Tensor.__deepcopy__(detached, memo), self.requires_grad)
         g = getattr(self, "_grad", None)
         if g is not None:
             result._grad = g.__deepcopy__(memo)
