@@ -17,7 +17,8 @@ then holds
 
 and its "__metadata__": "state_dict" (the state_dict keys in order, comma-separated),
 "parameters" and "buffers" (named_parameters() and named_buffers() keys), "repr"
-(repr(module)) and "train" ("1": training mode, "0": eval mode). The C++ tests build the same module, copy the state in by name and compare.
+(repr(module)) and "train" ("1": training mode, "0": eval mode). The C++ tests build the
+same module, copy the state in by name and compare.
 
 The files are written with a small safetensors writer of our own (NumPy only), so the
 `safetensors` package is not needed.
@@ -35,8 +36,12 @@ import numpy as np
 import ember
 import ember.nn as nn
 
-_DTYPES = {np.dtype("float32"): "F32", np.dtype("float64"): "F64", np.dtype("int64"): "I64",
-           np.dtype("bool"): "BOOL"}
+_DTYPES = {
+    np.dtype("float32"): "F32",
+    np.dtype("float64"): "F64",
+    np.dtype("int64"): "I64",
+    np.dtype("bool"): "BOOL",
+}
 
 
 def save_safetensors(path: str, tensors: dict, metadata: dict) -> None:
@@ -46,8 +51,11 @@ def save_safetensors(path: str, tensors: dict, metadata: dict) -> None:
     for name in sorted(tensors):
         a = np.array(tensors[name], order="C")  # (ascontiguousarray would make a 0-d array 1-d)
         data = a.tobytes()
-        header[name] = {"dtype": _DTYPES[a.dtype], "shape": list(a.shape),
-                        "data_offsets": [offset, offset + len(data)]}
+        header[name] = {
+            "dtype": _DTYPES[a.dtype],
+            "shape": list(a.shape),
+            "data_offsets": [offset, offset + len(data)],
+        }
         offset += len(data)
         blobs.append(data)
     text = json.dumps(header, separators=(",", ":")).encode("utf-8")
@@ -80,23 +88,51 @@ def case(name, make, inputs, forward=_call, train=True):
 
 f64 = ember.float64
 case("linear", lambda: nn.Linear(4, 3), lambda: [randn(2, 5, 4)])
-case("linear_nobias_f64", lambda: nn.Linear(4, 3, bias=False, dtype=f64), lambda: [randn(3, 4, dtype=f64)])
+case(
+    "linear_nobias_f64",
+    lambda: nn.Linear(4, 3, bias=False, dtype=f64),
+    lambda: [randn(3, 4, dtype=f64)],
+)
 case("conv1d", lambda: nn.Conv1d(2, 4, 3, stride=2, padding=1), lambda: [randn(2, 2, 9)])
 case("conv2d", lambda: nn.Conv2d(3, 4, 3, padding=1), lambda: [randn(2, 3, 6, 6)])
-case("conv2d_groups_f64",
-     lambda: nn.Conv2d(4, 6, (3, 2), stride=(2, 1), padding=(1, 0), dilation=(1, 2), groups=2, bias=False,
-                       dtype=f64),
-     lambda: [randn(2, 4, 7, 6, dtype=f64)])
+case(
+    "conv2d_groups_f64",
+    lambda: nn.Conv2d(
+        4,
+        6,
+        (3, 2),
+        stride=(2, 1),
+        padding=(1, 0),
+        dilation=(1, 2),
+        groups=2,
+        bias=False,
+        dtype=f64,
+    ),
+    lambda: [randn(2, 4, 7, 6, dtype=f64)],
+)
 case("batchnorm2d_train", lambda: nn.BatchNorm2d(3), lambda: [randn(4, 3, 5, 5)])
 case("batchnorm2d_eval", lambda: nn.BatchNorm2d(3), lambda: [randn(4, 3, 5, 5)], train=False)
-case("batchnorm1d_train_f64", lambda: nn.BatchNorm1d(4, momentum=None, dtype=f64), lambda: [randn(8, 4, dtype=f64)])
-case("batchnorm1d_noaffine_3d", lambda: nn.BatchNorm1d(3, affine=False, eps=1e-3, momentum=0.3),
-     lambda: [randn(4, 3, 6)])
+case(
+    "batchnorm1d_train_f64",
+    lambda: nn.BatchNorm1d(4, momentum=None, dtype=f64),
+    lambda: [randn(8, 4, dtype=f64)],
+)
+case(
+    "batchnorm1d_noaffine_3d",
+    lambda: nn.BatchNorm1d(3, affine=False, eps=1e-3, momentum=0.3),
+    lambda: [randn(4, 3, 6)],
+)
 case("layernorm", lambda: nn.LayerNorm([3, 4]), lambda: [randn(2, 5, 3, 4)])
-case("layernorm_nobias_f64", lambda: nn.LayerNorm(6, eps=1e-6, bias=False, dtype=f64),
-     lambda: [randn(3, 6, dtype=f64)])
-case("embedding", lambda: nn.Embedding(10, 3, padding_idx=1),
-     lambda: [ember.tensor([[0, 1, 2, 1], [9, 3, 1, 0]], dtype=ember.int64)])
+case(
+    "layernorm_nobias_f64",
+    lambda: nn.LayerNorm(6, eps=1e-6, bias=False, dtype=f64),
+    lambda: [randn(3, 6, dtype=f64)],
+)
+case(
+    "embedding",
+    lambda: nn.Embedding(10, 3, padding_idx=1),
+    lambda: [ember.tensor([[0, 1, 2, 1], [9, 3, 1, 0]], dtype=ember.int64)],
+)
 case("dropout_eval", lambda: nn.Dropout(0.3), lambda: [randn(4, 5)], train=False)
 case("relu", lambda: nn.ReLU(), lambda: [randn(3, 7)])
 case("gelu", lambda: nn.GELU(), lambda: [randn(3, 7)])
@@ -109,15 +145,29 @@ case("softmax", lambda: nn.Softmax(dim=1), lambda: [randn(3, 7)])
 case("log_softmax", lambda: nn.LogSoftmax(dim=0), lambda: [randn(3, 7)])
 case("maxpool2d", lambda: nn.MaxPool2d(3, stride=2, padding=1), lambda: [randn(2, 3, 7, 7)])
 case("avgpool2d", lambda: nn.AvgPool2d(2), lambda: [randn(2, 3, 6, 6)])
-case("avgpool2d_ceil", lambda: nn.AvgPool2d(3, stride=2, padding=1, ceil_mode=True, count_include_pad=False),
-     lambda: [randn(2, 3, 6, 6)])
+case(
+    "avgpool2d_ceil",
+    lambda: nn.AvgPool2d(3, stride=2, padding=1, ceil_mode=True, count_include_pad=False),
+    lambda: [randn(2, 3, 6, 6)],
+)
 case("adaptive_avgpool2d", lambda: nn.AdaptiveAvgPool2d((2, 3)), lambda: [randn(2, 3, 7, 8)])
-case("adaptive_avgpool2d_none", lambda: nn.AdaptiveAvgPool2d((None, 2)), lambda: [randn(2, 3, 5, 7)])
+case(
+    "adaptive_avgpool2d_none", lambda: nn.AdaptiveAvgPool2d((None, 2)), lambda: [randn(2, 3, 5, 7)]
+)
 case("flatten", lambda: nn.Flatten(), lambda: [randn(2, 3, 4, 5)])
-case("sequential_cnn",
-     lambda: nn.Sequential(nn.Conv2d(1, 4, 3, padding=1), nn.BatchNorm2d(4), nn.ReLU(), nn.MaxPool2d(2),
-                           nn.Flatten(), nn.Dropout(0.0), nn.Linear(4 * 3 * 3, 5)),
-     lambda: [randn(3, 1, 6, 6)])
+case(
+    "sequential_cnn",
+    lambda: nn.Sequential(
+        nn.Conv2d(1, 4, 3, padding=1),
+        nn.BatchNorm2d(4),
+        nn.ReLU(),
+        nn.MaxPool2d(2),
+        nn.Flatten(),
+        nn.Dropout(0.0),
+        nn.Linear(4 * 3 * 3, 5),
+    ),
+    lambda: [randn(3, 1, 6, 6)],
+)
 
 
 def _lstm_call(m, xs):
@@ -125,11 +175,24 @@ def _lstm_call(m, xs):
     return out, h, c
 
 
-case("lstm", lambda: nn.LSTM(3, 5, num_layers=2, batch_first=True), lambda: [randn(2, 4, 3)], _lstm_call)
-case("lstm_bidirectional_hx", lambda: nn.LSTM(3, 4, bidirectional=True),
-     lambda: [randn(5, 2, 3), randn(2, 2, 4), randn(2, 2, 4)], _lstm_call)
-case("lstm_proj_nobias_f64", lambda: nn.LSTM(3, 6, proj_size=2, bias=False, dtype=f64),
-     lambda: [randn(4, 3, dtype=f64)], _lstm_call)
+case(
+    "lstm",
+    lambda: nn.LSTM(3, 5, num_layers=2, batch_first=True),
+    lambda: [randn(2, 4, 3)],
+    _lstm_call,
+)
+case(
+    "lstm_bidirectional_hx",
+    lambda: nn.LSTM(3, 4, bidirectional=True),
+    lambda: [randn(5, 2, 3), randn(2, 2, 4), randn(2, 2, 4)],
+    _lstm_call,
+)
+case(
+    "lstm_proj_nobias_f64",
+    lambda: nn.LSTM(3, 6, proj_size=2, bias=False, dtype=f64),
+    lambda: [randn(4, 3, dtype=f64)],
+    _lstm_call,
+)
 
 
 def _self_attention(m, xs):
@@ -149,13 +212,25 @@ def _attention_heads(m, xs):
 
 
 case("mha_self", lambda: nn.MultiheadAttention(8, 2), lambda: [randn(4, 2, 8)], _self_attention)
-case("mha_cross_f64",
-     lambda: nn.MultiheadAttention(6, 3, kdim=5, vdim=4, add_bias_kv=True, add_zero_attn=True, batch_first=True,
-                                   dtype=f64),
-     lambda: [randn(2, 3, 6, dtype=f64), randn(2, 4, 5, dtype=f64), randn(2, 4, 4, dtype=f64),
-              randn(3, 4, dtype=f64)], _cross_attention)
-case("mha_kv_heads", lambda: nn.MultiheadAttention(4, 2, bias=False), lambda: [randn(3, 2, 4), randn(5, 2, 4)],
-     _attention_heads)
+case(
+    "mha_cross_f64",
+    lambda: nn.MultiheadAttention(
+        6, 3, kdim=5, vdim=4, add_bias_kv=True, add_zero_attn=True, batch_first=True, dtype=f64
+    ),
+    lambda: [
+        randn(2, 3, 6, dtype=f64),
+        randn(2, 4, 5, dtype=f64),
+        randn(2, 4, 4, dtype=f64),
+        randn(3, 4, dtype=f64),
+    ],
+    _cross_attention,
+)
+case(
+    "mha_kv_heads",
+    lambda: nn.MultiheadAttention(4, 2, bias=False),
+    lambda: [randn(3, 2, 4), randn(5, 2, 4)],
+    _attention_heads,
+)
 
 
 def _encoder_mask(m, xs):
@@ -163,12 +238,21 @@ def _encoder_mask(m, xs):
     return (m(xs[0], src_key_padding_mask=mask),)
 
 
-case("transformer_encoder", lambda: nn.TransformerEncoderLayer(8, 2, dim_feedforward=16),
-     lambda: [randn(5, 2, 8)], train=False)
-case("transformer_encoder_norm_first_gelu",
-     lambda: nn.TransformerEncoderLayer(8, 4, dim_feedforward=12, activation="gelu", batch_first=True,
-                                        norm_first=True),
-     lambda: [randn(2, 5, 8)], _encoder_mask, train=False)
+case(
+    "transformer_encoder",
+    lambda: nn.TransformerEncoderLayer(8, 2, dim_feedforward=16),
+    lambda: [randn(5, 2, 8)],
+    train=False,
+)
+case(
+    "transformer_encoder_norm_first_gelu",
+    lambda: nn.TransformerEncoderLayer(
+        8, 4, dim_feedforward=12, activation="gelu", batch_first=True, norm_first=True
+    ),
+    lambda: [randn(2, 5, 8)],
+    _encoder_mask,
+    train=False,
+)
 
 
 def numpy_of(t):

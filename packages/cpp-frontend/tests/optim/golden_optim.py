@@ -32,8 +32,18 @@ def _params(rng, dtype):
     return [rng.standard_normal(shape).astype(dtype) for shape in SHAPES]
 
 
-def _run(name, out_dir, dtype, make_opt, *, steps=8, make_sched=None, seed=0,
-         missing=(), closure_coeffs=None):
+def _run(
+    name,
+    out_dir,
+    dtype,
+    make_opt,
+    *,
+    steps=8,
+    make_sched=None,
+    seed=0,
+    missing=(),
+    closure_coeffs=None,
+):
     """make_opt(params) -> optimizer; missing: (param, step) pairs without a gradient;
     closure_coeffs: a quadratic loss 0.5 * sum(c * p * p) per parameter, stepped through
     step(closure), instead of the stored gradients."""
@@ -51,7 +61,7 @@ def _run(name, out_dir, dtype, make_opt, *, steps=8, make_sched=None, seed=0,
             def closure():
                 opt.zero_grad()
                 loss = None
-                for p, c in zip(params, coeffs):
+                for p, c in zip(params, coeffs):  # noqa: B023 (called at once)
                     term = (c * p * p).sum() * 0.5
                     loss = term if loss is None else loss + term
                 loss.backward()
@@ -74,9 +84,13 @@ def _run(name, out_dir, dtype, make_opt, *, steps=8, make_sched=None, seed=0,
             out[f"p{i}.step{k}"] = p.detach().numpy().copy()
         out[f"lr.step{k}"] = np.array(
             sched.get_last_lr() if sched is not None else [g["lr"] for g in opt.param_groups],
-            dtype=np.float64)
-    save_file(out, os.path.join(out_dir, f"{name}.safetensors"),
-              metadata={"steps": str(steps), "params": str(len(params))})
+            dtype=np.float64,
+        )
+    save_file(
+        out,
+        os.path.join(out_dir, f"{name}.safetensors"),
+        metadata={"steps": str(steps), "params": str(len(params))},
+    )
 
 
 def main(out_dir: str) -> int:
@@ -84,42 +98,99 @@ def main(out_dir: str) -> int:
     f32, f64 = np.float32, np.float64
     _run("sgd_plain_f32", out_dir, f32, lambda p: optim.SGD(p, lr=0.1))
     _run("sgd_plain_f64", out_dir, f64, lambda p: optim.SGD(p, lr=0.1), seed=1)
-    _run("sgd_momentum_wd_f32", out_dir, f32,
-         lambda p: optim.SGD(p, lr=0.05, momentum=0.9, weight_decay=0.01), seed=2)
-    _run("sgd_nesterov_f64", out_dir, f64,
-         lambda p: optim.SGD(p, lr=0.05, momentum=0.9, nesterov=True, weight_decay=1e-3),
-         seed=3)
-    _run("sgd_dampening_f32", out_dir, f32,
-         lambda p: optim.SGD(p, lr=0.1, momentum=0.8, dampening=0.3), seed=4,
-         missing={(1, 2), (1, 5), (0, 1)})
+    _run(
+        "sgd_momentum_wd_f32",
+        out_dir,
+        f32,
+        lambda p: optim.SGD(p, lr=0.05, momentum=0.9, weight_decay=0.01),
+        seed=2,
+    )
+    _run(
+        "sgd_nesterov_f64",
+        out_dir,
+        f64,
+        lambda p: optim.SGD(p, lr=0.05, momentum=0.9, nesterov=True, weight_decay=1e-3),
+        seed=3,
+    )
+    _run(
+        "sgd_dampening_f32",
+        out_dir,
+        f32,
+        lambda p: optim.SGD(p, lr=0.1, momentum=0.8, dampening=0.3),
+        seed=4,
+        missing={(1, 2), (1, 5), (0, 1)},
+    )
     _run("adam_f32", out_dir, f32, lambda p: optim.Adam(p, lr=0.01), seed=5)
-    _run("adam_wd_amsgrad_f64", out_dir, f64,
-         lambda p: optim.Adam(p, lr=0.02, betas=(0.8, 0.99), eps=1e-6, weight_decay=0.1,
-                              amsgrad=True), seed=6)
-    _run("adam_lowbeta_amsgrad_f32", out_dir, f32,
-         lambda p: optim.Adam(p, lr=0.01, betas=(0.3, 0.9), amsgrad=True), seed=7,
-         missing={(2, 3)})
+    _run(
+        "adam_wd_amsgrad_f64",
+        out_dir,
+        f64,
+        lambda p: optim.Adam(
+            p, lr=0.02, betas=(0.8, 0.99), eps=1e-6, weight_decay=0.1, amsgrad=True
+        ),
+        seed=6,
+    )
+    _run(
+        "adam_lowbeta_amsgrad_f32",
+        out_dir,
+        f32,
+        lambda p: optim.Adam(p, lr=0.01, betas=(0.3, 0.9), amsgrad=True),
+        seed=7,
+        missing={(2, 3)},
+    )
     _run("adamw_f32", out_dir, f32, lambda p: optim.AdamW(p, lr=0.01), seed=8)
-    _run("adamw_amsgrad_f64", out_dir, f64,
-         lambda p: optim.AdamW(p, lr=0.01, weight_decay=0.1, amsgrad=True), seed=9)
-    _run("sgd_groups_steplr_f32", out_dir, f32,
-         lambda p: optim.SGD([{"params": p[:2]}, {"params": p[2:], "lr": 0.01, "momentum": 0.5}],
-                             lr=0.1, momentum=0.9),
-         make_sched=lambda o: optim.lr_scheduler.StepLR(o, step_size=3, gamma=0.5), steps=10,
-         seed=10)
-    _run("adam_cosine_f64", out_dir, f64, lambda p: optim.Adam(p, lr=0.05),
-         make_sched=lambda o: optim.lr_scheduler.CosineAnnealingLR(o, T_max=4, eta_min=0.001),
-         steps=11, seed=11)
-    _run("adamw_groups_cosine_f32", out_dir, f32,
-         lambda p: optim.AdamW([{"params": p[:1], "lr": 0.003}, {"params": p[1:]}], lr=0.01),
-         make_sched=lambda o: optim.lr_scheduler.CosineAnnealingLR(o, T_max=3), steps=8,
-         seed=12)
+    _run(
+        "adamw_amsgrad_f64",
+        out_dir,
+        f64,
+        lambda p: optim.AdamW(p, lr=0.01, weight_decay=0.1, amsgrad=True),
+        seed=9,
+    )
+    _run(
+        "sgd_groups_steplr_f32",
+        out_dir,
+        f32,
+        lambda p: optim.SGD(
+            [{"params": p[:2]}, {"params": p[2:], "lr": 0.01, "momentum": 0.5}],
+            lr=0.1,
+            momentum=0.9,
+        ),
+        make_sched=lambda o: optim.lr_scheduler.StepLR(o, step_size=3, gamma=0.5),
+        steps=10,
+        seed=10,
+    )
+    _run(
+        "adam_cosine_f64",
+        out_dir,
+        f64,
+        lambda p: optim.Adam(p, lr=0.05),
+        make_sched=lambda o: optim.lr_scheduler.CosineAnnealingLR(o, T_max=4, eta_min=0.001),
+        steps=11,
+        seed=11,
+    )
+    _run(
+        "adamw_groups_cosine_f32",
+        out_dir,
+        f32,
+        lambda p: optim.AdamW([{"params": p[:1], "lr": 0.003}, {"params": p[1:]}], lr=0.01),
+        make_sched=lambda o: optim.lr_scheduler.CosineAnnealingLR(o, T_max=3),
+        steps=8,
+        seed=12,
+    )
     coeffs_rng = np.random.default_rng(13)
     coeffs = [coeffs_rng.uniform(0.5, 2.0, shape) for shape in SHAPES]
-    _run("sgd_closure_quadratic_f64", out_dir, f64,
-         lambda p: optim.SGD(p, lr=0.1, momentum=0.9), seed=14, closure_coeffs=coeffs)
-    save_file({f"c{i}": c for i, c in enumerate(coeffs)},
-              os.path.join(out_dir, "quadratic_coeffs.safetensors"))
+    _run(
+        "sgd_closure_quadratic_f64",
+        out_dir,
+        f64,
+        lambda p: optim.SGD(p, lr=0.1, momentum=0.9),
+        seed=14,
+        closure_coeffs=coeffs,
+    )
+    save_file(
+        {f"c{i}": c for i, c in enumerate(coeffs)},
+        os.path.join(out_dir, "quadratic_coeffs.safetensors"),
+    )
     print(f"golden_optim: wrote the optimizer trajectories to {out_dir}")
     return 0
 
