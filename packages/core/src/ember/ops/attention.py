@@ -264,17 +264,20 @@ def _attention_arrays(q, k, v, add, scale, keep, query_layout, xp):
     out = _output_buffer(q, out_shape, xp) if query_layout else np.empty(out_shape, q.dtype)
     n, ndim = batch[0], len(batch) + 2
 
-    def part(a, b0, b1):  # the chunk's slice of an input, or all of a broadcast one
-        return a if a is None or a.ndim < ndim or a.shape[0] == 1 else a[b0:b1]
-
     def run(b0, b1):
-        ins = [part(a, b0, b1) for a in (q, k, v, add, keep)]
+        ins = [_batch_part(a, b0, b1, ndim) for a in (q, k, v, add, keep)]
         _attention_chunk(*ins[:3], ins[3], scale, ins[4], query_layout, xp,
                          (out[b0:b1], e[b0:b1], r[b0:b1]))
 
     per_item = e.size // max(n, 1)
     parallel_for(0, n, -(-_PARALLEL_SCORES // max(per_item, 1)), run)
     return out, e, r
+
+
+def _batch_part(a, b0, b1, ndim):
+    """Batch items ``b0:b1`` of ``a`` (an ``ndim``-dim array), or all of it when its leading
+    dimension is broadcast (missing or 1) or it is None: one chunk's share of an input."""
+    return a if a is None or a.ndim < ndim or a.shape[0] == 1 else a[b0:b1]
 
 
 def _attention_chunk(q, k, v, add, scale, keep, query_layout, xp, outs=None):
@@ -313,12 +316,9 @@ def _sdpa_bw(node, g):
         grads.append(np.empty(e.shape, e.dtype) if need[3] else None)
         n, ndim = batch[0], e.ndim
 
-        def part(a, b0, b1):
-            return a if a is None or a.ndim < ndim or a.shape[0] == 1 else a[b0:b1]
-
         def run(b0, b1):
-            ins = [part(a, b0, b1) for a in (q, k, v, gd, o, e, r, keep)]
-            _sdpa_bw_chunk(*ins, scale, need, xp, [part(a, b0, b1) for a in grads])
+            ins = [_batch_part(a, b0, b1, ndim) for a in (q, k, v, gd, o, e, r, keep)]
+            _sdpa_bw_chunk(*ins, scale, need, xp, [_batch_part(a, b0, b1, ndim) for a in grads])
 
         parallel_for(0, n, -(-_PARALLEL_SCORES // max(e.size // max(n, 1), 1)), run)
     # inputs broadcast against each other (or the mask against them) get summed gradients
