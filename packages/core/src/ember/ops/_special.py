@@ -327,7 +327,7 @@ _GELU_CONSTANTS = _float32_constants(*_GELU_H, 0.5, -0.5, 1.0 / math.sqrt(2.0 * 
 def _normal_cdf_float32(x, z, p):
     """``x * x`` into ``z`` and ``Phi(x)`` into ``p`` (float32, in place; ``x`` left alone)."""
     *h, half, _, _ = _GELU_CONSTANTS[x.__class__ is not np.ndarray]
-    np.multiply(x, x, out=z)
+    np.square(x, out=z)  # x * x exactly; a unary pass, faster than multiply(x, x)
     np.multiply(z, h[6], out=p)
     for k in range(5, 0, -1):
         np.add(p, h[k], out=p)
