@@ -210,7 +210,7 @@ def _embedding_bw(node, g):
     of each index in the batch). Without ``create_graph`` a segment sum on arrays; with it
     ``index_add``, differentiable again."""
     if not GRAD.enabled:
-        return None, _make(_embedding_grad_array(node, g._data), g._device)
+        return (_make(_embedding_grad_array(node, g._data), g._device),)
     indices = node.saved[0]
     num, padding_idx, scale_by_freq = node.ctx
     from .._factory import zeros
@@ -228,7 +228,7 @@ def _embedding_bw(node, g):
     if coef is not None:
         src = src * _make(coef.reshape(-1, 1), g._device)
     gw = zeros(num, dim, dtype=g.dtype, device=g._device).index_add(0, flat, src)
-    return None, gw
+    return (gw,)
 
 
 def _embedding_grad_array(node, gd):
@@ -305,7 +305,8 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
             _embedding_renorm(weight, idx, max_norm, norm_type)
     out = _make(weight._data[idx], dev)
     if GRAD.enabled and weight.requires_grad:
-        record(EmbeddingBackward0, out, (None, weight), (input,),
+        # the weight is the node's only input, as PyTorch's (the indices have no gradient)
+        record(EmbeddingBackward0, out, (weight,), (input,),
                (num, padding_idx, scale_grad_by_freq))
     return out
 
