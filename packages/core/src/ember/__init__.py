@@ -99,7 +99,7 @@ from .serialization import load, save
 # -- sub-distributions: ``ember.nn`` etc. as attributes, with an install hint when missing ----
 _SUBPACKAGES = {
     "nn": "ember-nn", "optim": "ember-nn", "vision": "ember-vision", "text": "ember-text",
-    "hub": "ember-hub",
+    "hub": "ember-hub", "onnx": "ember-nn",
 }
 
 
