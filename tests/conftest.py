@@ -75,8 +75,15 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 @pytest.fixture(autouse=True)
 def _torch_function_dispatch_off():
     """A test that defines a Tensor subclass turns ``__torch_function__`` dispatch on for the
-    process (ember.overrides); turn it off again so later tests see plain functions."""
+    process (ember.overrides); turn it off again so later tests see plain functions. Also
+    before the test: a test module that defines one at import turns dispatch on during
+    collection, before any test ran."""
+    _dispatch_off()
     yield
+    _dispatch_off()
+
+
+def _dispatch_off() -> None:
     overrides = sys.modules.get("ember.overrides")
     if overrides is not None and overrides.is_active():
         overrides._deactivate()

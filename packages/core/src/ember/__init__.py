@@ -104,7 +104,8 @@ _SUBPACKAGES = {
 
 
 # PyTorch's small modules, imported on first use to keep ``import ember`` fast
-_LAZY_SUBMODULES = {"functional", "quasirandom", "random", "storage", "torch_version"}
+_LAZY_SUBMODULES = {"functional", "quasirandom", "random", "storage", "torch_version",
+                    "export", "jit"}
 
 
 def __getattr__(name: str):

@@ -9,11 +9,14 @@ from . import backends as backends
 from . import cpu as cpu
 from . import cuda as cuda
 from . import data as data
+from . import export as export
 from . import functional as functional
 from . import hub as hub
+from . import jit as jit
 from . import linalg as linalg
 from . import mps as mps
 from . import nn as nn
+from . import onnx as onnx
 from . import ops as ops
 from . import optim as optim
 from . import overrides as overrides

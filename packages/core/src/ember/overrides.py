@@ -14,6 +14,13 @@ exported them (``ember``, ``ember.nn.functional``, ``ember.linalg``, ...) and ev
 method with a dispatching wrapper. Names bound before that (``from ember import add`` at the
 top of a module) keep the plain function: call ``ember.add`` through the module to be
 overridable, or define the subclass first.
+
+Modes (PyTorch's ``TorchFunctionMode``): ``with mode:`` sends every dispatching call of this
+thread (factories too, which have no tensor argument) to ``mode.__torch_function__`` first;
+inside that handler the mode is off, so the calls an op makes are not seen. Dispatch is on
+while a mode is entered anywhere and goes off again with the last one (unless a subclass
+turned it on for good), so a process pays nothing once its captures (``ember.export``,
+``ember.jit.trace``) are done.
 """
 
 from __future__ import annotations
@@ -27,7 +34,8 @@ from ._tensor import Tensor
 __all__ = ["disabled_torch_function_impl", "has_torch_function", "handle_torch_function",
            "is_tensor_like", "get_ignored_functions", "get_overridable_functions",
            "is_tensor_method_or_property", "wrap_torch_function", "activate", "is_active",
-           "DisableTorchFunctionSubclass", "DisableTorchFunction", "register_namespace"]
+           "DisableTorchFunctionSubclass", "DisableTorchFunction", "register_namespace",
+           "TorchFunctionMode"]
 
 
 def _run_undispatched(cls, func, types, args=(), kwargs=None):
@@ -42,10 +50,13 @@ disabled_torch_function_impl = classmethod(_run_undispatched)
 class _DispatchState(threading.local):
     subclass_disabled = False  # DisableTorchFunctionSubclass (Tensor's default impl uses it)
     all_disabled = False  # DisableTorchFunction
+    modes: tuple = ()  # TorchFunctionMode stack, innermost last
 
 
 _STATE = _DispatchState()
 _ACTIVE = [False]
+_KEEP_ACTIVE = [False]  # a subclass (or activate()) wants dispatch on for good
+_MODE_SCOPES = [0]  # modes entered, all threads
 _LOCK = threading.RLock()
 #: modules whose public functions are wrapped on activation (``ember``, ``ember.linalg``, ...)
 _NAMESPACES: list = []
@@ -112,10 +123,10 @@ def _relevant_args(args, kwargs) -> list:
 
 
 def has_torch_function(relevant_args) -> bool:
-    """Whether any of ``relevant_args`` overrides ``__torch_function__``."""
+    """Whether any of ``relevant_args`` overrides ``__torch_function__`` (or a mode is on)."""
     if _STATE.all_disabled:
         return False
-    return any(_is_relevant(a) for a in relevant_args)
+    return bool(_STATE.modes) or any(_is_relevant(a) for a in relevant_args)
 
 
 def _dispatch_types(relevant) -> list:
@@ -132,6 +143,8 @@ def _dispatch_types(relevant) -> list:
 
 def handle_torch_function(public_api: Callable, relevant_args, *args, **kwargs):
     """Call the ``__torch_function__`` of the overriding types among ``relevant_args``."""
+    if _STATE.modes:
+        return _call_mode(public_api, args, kwargs)
     types = _dispatch_types([a for a in relevant_args if _is_relevant(a)])
     for tp in types:
         result = tp.__torch_function__(public_api, tuple(types), args, kwargs)
@@ -172,6 +185,8 @@ def _dispatching(fn: Callable, name: str) -> Callable:
     @functools.wraps(fn)
     def public(*args, **kwargs):
         if not _STATE.all_disabled:
+            if _STATE.modes:
+                return _call_mode(public, args, kwargs)
             relevant = _relevant_args(args, kwargs)
             if relevant:
                 return handle_torch_function(public, relevant, *args, **kwargs)
@@ -215,6 +230,12 @@ _METHOD_EXCLUDE = frozenset({
 def activate() -> None:
     """Turn dispatch on for good: wrap the public functions and the Tensor methods."""
     with _LOCK:
+        _KEEP_ACTIVE[0] = True
+        _wrap_all()
+
+
+def _wrap_all() -> None:
+    with _LOCK:
         if _ACTIVE[0]:
             return
         for name in list(vars(Tensor)):
@@ -229,6 +250,9 @@ def activate() -> None:
 def _deactivate() -> None:
     """Undo :func:`activate` (tests only: dispatch otherwise stays on for the process)."""
     with _LOCK:
+        if _MODE_SCOPES[0]:  # a mode is entered (another thread's capture): it needs dispatch
+            _KEEP_ACTIVE[0] = False
+            return
         for owner in (Tensor, *_NAMESPACES):
             for name, value in list(vars(owner).items()):
                 if isinstance(value, property):
@@ -239,6 +263,7 @@ def _deactivate() -> None:
                 elif getattr(value, "_ember_original", None) is not None:
                     setattr(owner, name, value._ember_original)
         _ACTIVE[0] = False
+        _KEEP_ACTIVE[0] = False
 
 
 def is_active() -> bool:
@@ -269,6 +294,62 @@ def on_subclass(cls) -> None:
     """Called by ``Tensor.__init_subclass__``: a subclass that overrides activates dispatch."""
     if _overrides(cls):
         activate()
+
+
+# -- modes -------------------------------------------------------------------------------------
+
+class TorchFunctionMode:
+    """A per-thread handler of every dispatching call (``torch.overrides.TorchFunctionMode``).
+
+    Subclass it and define ``__torch_function__(self, func, types, args=(), kwargs=None)``;
+    ``with mode:`` routes this thread's calls of ember functions and Tensor methods (factories
+    included) to it, innermost mode first. Inside the handler the mode is off: calling
+    ``func(*args, **kwargs)`` runs the function (or the next mode); returning
+    ``NotImplemented`` hands the call on. Other threads never see the mode.
+    """
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        raise NotImplementedError(f"{type(self).__name__} must define __torch_function__")
+
+    def __enter__(self):
+        _enter_mode_scope()
+        _STATE.modes = (*_STATE.modes, self)
+        return self
+
+    def __exit__(self, *exc):
+        modes = _STATE.modes
+        if not modes or modes[-1] is not self:
+            raise RuntimeError("TorchFunctionMode exited out of order (modes are a stack)")
+        _STATE.modes = modes[:-1]
+        _exit_mode_scope()
+        return False
+
+
+def _call_mode(public, args, kwargs):
+    """Hand a call to this thread's innermost mode, with that mode off inside."""
+    modes = _STATE.modes
+    _STATE.modes = modes[:-1]
+    try:
+        types = tuple(_dispatch_types(_relevant_args(args, kwargs)))
+        result = modes[-1].__torch_function__(public, types, args, kwargs)
+        if result is NotImplemented:
+            result = public(*args, **kwargs)  # the next mode, or the subclasses
+        return result
+    finally:
+        _STATE.modes = modes
+
+
+def _enter_mode_scope() -> None:
+    with _LOCK:
+        _MODE_SCOPES[0] += 1
+        _wrap_all()
+
+
+def _exit_mode_scope() -> None:
+    with _LOCK:
+        _MODE_SCOPES[0] -= 1
+        if not _MODE_SCOPES[0] and not _KEEP_ACTIVE[0] and _ACTIVE[0]:
+            _deactivate()
 
 
 # -- listings (torch.overrides' introspection helpers) -----------------------------------------

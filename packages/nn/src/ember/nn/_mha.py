@@ -15,7 +15,8 @@ import warnings
 
 import ember
 from ember import Tensor
-from ember.ops.attention import scaled_dot_product_attention
+
+from . import functional as F
 
 __all__ = ["multi_head_attention_forward"]
 
@@ -197,7 +198,8 @@ def _attention(query, key, value, num_heads, in_proj_weight, in_proj_bias, bias_
         if average_attn_weights:
             weights = weights.mean(1)
     else:
-        out = scaled_dot_product_attention(q, k, v, attn_mask, dropout_p, is_causal)
+        # through ember.nn.functional (a dispatching namespace): graph capture sees the call
+        out = F.scaled_dot_product_attention(q, k, v, attn_mask, dropout_p, is_causal)
     out = out.permute(0, 2, 1, 3) if batch_first else out.permute(2, 0, 1, 3)
     out = ember.linear(out.reshape(*out.shape[:2], embed_dim), out_proj_weight, out_proj_bias)
     return out, weights

@@ -382,6 +382,12 @@ def _recurrent_layer(mode, xw, h0, c0, w, b, w_hr, batch_sizes, reverse, lead=No
     (zeros). The output is ``N x P``, or ``lead + (P,)`` when ``lead`` (``(T, B)``) is given.
     """
     tensors = (xw, h0, c0, w, b, w_hr)
+    if ember.jit.is_tracing():
+        # graph capture records registry ops: the fused array kernel below is none, so the
+        # layer runs as its Tensor-op reference (the same values, step by step)
+        steps = _steps(batch_sizes, reverse)
+        Y, h_n, c_n = _reference_layer(mode, xw, h0, c0, w, b, w_hr, steps, batch_sizes[0])
+        return (Y if lead is None else Y.reshape(tuple(lead) + (Y.shape[1],))), h_n, c_n
     dev = xw._device
     for t in tensors:
         if t is not None and t._device is not dev:

@@ -1,0 +1,43 @@
+"""``ember.export``: capture a model into a graph of registry ops (``torch.export``).
+
+``export(model, args)`` runs the model once on example inputs and records every op it calls
+through ember's one op registry into an :class:`ExportedProgram`: a flat graph of typed,
+shaped values whose parameters and buffers are named inputs, with constants folded and the
+capture's assumptions kept as guards. ``print(ep.graph)`` shows it; ``ep.module()`` runs it;
+``save``/``load`` keep it in one ``.ember`` file (FORMAT.md) that loads without running code::
+
+    batch = ember.export.Dim("batch", min=1, max=1024)
+    ep = ember.export.export(model, (x,), dynamic_shapes={"x": {0: batch}})
+    ember.export.save(ep, "model.ember")
+    out = ember.export.load("model.ember").module()(x)
+"""
+
+from __future__ import annotations
+
+from ._capture import (
+    ConstraintViolationError,
+    DataDependentError,
+    ExportError,
+    TracerWarning,
+    UntracedTensorError,
+    is_tracing,
+)
+from ._export import export
+from ._graph import FormatError, Graph, InputSpec, Node, TensorMeta
+from ._ops import UnknownOpError
+from ._program import (
+    ExportedProgram,
+    ExportGraphSignature,
+    GraphModule,
+    GuardError,
+    InputKind,
+    OutputKind,
+)
+from ._serialize import FORMAT_VERSION, load, save
+from ._symbolic import Dim, SymInt, dims
+
+__all__ = ["export", "save", "load", "Dim", "dims", "ExportedProgram", "ExportGraphSignature",
+           "InputKind", "OutputKind", "GraphModule", "Graph", "Node", "InputSpec", "TensorMeta",
+           "SymInt", "ExportError", "DataDependentError", "UntracedTensorError",
+           "ConstraintViolationError", "GuardError", "FormatError", "UnknownOpError",
+           "TracerWarning", "FORMAT_VERSION", "is_tracing"]

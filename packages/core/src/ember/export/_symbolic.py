@@ -1,0 +1,325 @@
+"""Symbolic sizes: ``Dim``, ``SymInt`` and the small expression language of the graph.
+
+An expression is an ``int``, a symbol ``("sym", name)`` (a dynamic dimension declared with
+:class:`Dim`), a size reference ``("size", value, dim)`` (the runtime size of a graph value's
+dimension, read when that value exists), or ``(op, a, b)`` with ``op`` one of ``add``,
+``sub``, ``mul``, ``floordiv``, ``mod``, ``max``, ``min``. In the file it is JSON: ``3``,
+``{"sym": "batch"}``, ``{"size": ["conv2d", 2]}``, ``{"mul": [{"sym": "batch"}, 4]}``
+(FORMAT.md).
+"""
+
+from __future__ import annotations
+
+import operator
+
+__all__ = ["Dim", "SymInt", "dims"]
+
+_BINARY = {"add": operator.add, "sub": operator.sub, "mul": operator.mul,
+           "floordiv": operator.floordiv, "mod": operator.mod, "max": max, "min": min}
+_SYMBOLS = {"add": "+", "sub": "-", "mul": "*", "floordiv": "//", "mod": "%"}
+_INT_MAX = 2 ** 63 - 1
+
+
+class _DimHint:
+    """``Dim.AUTO`` / ``Dim.DYNAMIC`` / ``Dim.STATIC`` (torch.export's hints)."""
+
+    def __init__(self, kind: str):
+        self.kind = kind
+
+    def __repr__(self) -> str:
+        return f"Dim.{self.kind}"
+
+
+class Dim:
+    """A dynamic dimension for :func:`ember.export.export` (``torch.export.Dim``).
+
+    ``Dim("batch", min=1, max=1024)`` marks a dimension that may take any size in
+    ``[min, max]`` (``max=None``: unbounded). Give the same ``Dim`` to several inputs'
+    dimensions to say they are equal. ``Dim.AUTO`` and ``Dim.DYNAMIC`` make a dimension
+    dynamic under a generated name, ``Dim.STATIC`` keeps it static.
+    """
+
+    AUTO = _DimHint("AUTO")
+    DYNAMIC = _DimHint("DYNAMIC")
+    STATIC = _DimHint("STATIC")
+
+    def __init__(self, name: str, *, min: int | None = None, max: int | None = None):
+        if not isinstance(name, str) or not name.isidentifier():
+            raise ValueError(f"Dim name must be a Python identifier, got {name!r}")
+        lo = 0 if min is None else min
+        hi = _INT_MAX if max is None else max
+        for what, v in (("min", lo), ("max", hi)):
+            if isinstance(v, bool) or not isinstance(v, int):
+                raise TypeError(f"Dim {name!r}: {what} must be an int, got {type(v).__name__}")
+        if lo < 0:
+            raise ValueError(f"Dim {name!r}: min must be >= 0, got {lo}")
+        if hi < lo:
+            raise ValueError(f"Dim {name!r}: max ({hi}) must be >= min ({lo})")
+        self.__name__ = name
+        self.min = lo
+        self.max = hi
+
+    @property
+    def name(self) -> str:
+        return self.__name__
+
+    def __repr__(self) -> str:
+        hi = "inf" if self.max == _INT_MAX else self.max
+        return f"Dim({self.__name__!r}, min={self.min}, max={hi})"
+
+
+def dims(*names: str, min: int | None = None, max: int | None = None) -> tuple:
+    """Several :class:`Dim` with the same range (``torch.export.dims``)."""
+    return tuple(Dim(n, min=min, max=max) for n in names)
+
+
+# -- expressions ---------------------------------------------------------------------------------
+
+def is_static(expr) -> bool:
+    return isinstance(expr, int)
+
+
+def binary(op: str, a, b):
+    """``a <op> b`` simplified (constants folded, ``x + 0``, ``x * 1``)."""
+    if isinstance(a, int) and isinstance(b, int):
+        return _BINARY[op](a, b)
+    if op == "add" and b == 0 or op == "sub" and b == 0 or op in ("mul", "floordiv") and b == 1:
+        return a
+    if op == "add" and a == 0 or op == "mul" and a == 1:
+        return b
+    if op == "mul" and (a == 0 or b == 0):
+        return 0
+    return (op, a, b)
+
+
+def evaluate(expr, symbols: dict, size_of=None) -> int:
+    """The value of ``expr`` given ``symbols`` (name -> int) and ``size_of(value, dim)``."""
+    if isinstance(expr, int):
+        return expr
+    head = expr[0]
+    if head == "sym":
+        return symbols[expr[1]]
+    if head == "size":
+        return size_of(expr[1], expr[2])
+    return _BINARY[head](evaluate(expr[1], symbols, size_of), evaluate(expr[2], symbols, size_of))
+
+
+def free_symbols(expr) -> set:
+    if isinstance(expr, int):
+        return set()
+    if expr[0] == "sym":
+        return {expr[1]}
+    if expr[0] == "size":
+        return set()
+    return free_symbols(expr[1]) | free_symbols(expr[2])
+
+
+def size_refs(expr) -> set:
+    """The graph values whose sizes ``expr`` reads."""
+    if isinstance(expr, int) or expr[0] == "sym":
+        return set()
+    if expr[0] == "size":
+        return {expr[1]}
+    return size_refs(expr[1]) | size_refs(expr[2])
+
+
+def to_json(expr):
+    if isinstance(expr, int):
+        return expr
+    if expr[0] == "sym":
+        return {"sym": expr[1]}
+    if expr[0] == "size":
+        return {"size": [expr[1], expr[2]]}
+    return {expr[0]: [to_json(expr[1]), to_json(expr[2])]}
+
+
+def from_json(obj, where: str = "graph"):
+    """Parse a JSON expression, checking every part (a file is untrusted input)."""
+    if isinstance(obj, bool) or obj is None:
+        raise ValueError(f"{where}: bad size expression {obj!r}")
+    if isinstance(obj, int):
+        return obj
+    if isinstance(obj, dict) and len(obj) == 1:
+        (key, val), = obj.items()
+        if key == "sym" and isinstance(val, str):
+            return ("sym", val)
+        if key == "size" and isinstance(val, list) and len(val) == 2 \
+                and isinstance(val[0], str) and type(val[1]) is int:
+            return ("size", val[0], val[1])
+        if key in _BINARY and isinstance(val, list) and len(val) == 2:
+            return (key, from_json(val[0], where), from_json(val[1], where))
+    raise ValueError(f"{where}: bad size expression {obj!r}")
+
+
+def fmt(expr, top: bool = True) -> str:
+    """``batch*4``, ``sym_size(%conv2d, 2)``: how the graph prints an expression."""
+    if isinstance(expr, int):
+        return str(expr)
+    head = expr[0]
+    if head == "sym":
+        return expr[1]
+    if head == "size":
+        return f"sym_size(%{expr[1]}, {expr[2]})"
+    if head in ("max", "min"):
+        return f"{head}({fmt(expr[1])}, {fmt(expr[2])})"
+    text = f"{fmt(expr[1], False)}{_SYMBOLS[head]}{fmt(expr[2], False)}"
+    return text if top else f"({text})"
+
+
+# -- SymInt ----------------------------------------------------------------------------------------
+
+class SymInt(int):
+    """An ``int`` (its value in the example inputs) that remembers how it was computed from
+    dynamic sizes, so that ``x.view(x.shape[0], -1)`` records ``view(x, [batch, -1])``.
+
+    ``+ - * // %`` (with ints or SymInts) build expressions; comparisons return a plain
+    ``bool`` and record a guard (the Python branch taken); ``float()``, ``/`` and ``**``
+    specialize the size (an error for a dimension declared dynamic in ``ember.export``).
+    """
+
+    def __new__(cls, value: int, expr, capture):
+        self = int.__new__(cls, value)
+        self.expr = expr
+        self.capture = capture
+        return self
+
+    __hash__ = int.__hash__
+
+    def __reduce__(self):
+        return (int, (int(self),))
+
+    def __int__(self) -> int:
+        return int.__int__(self)
+
+    __index__ = __int__
+
+    def _arith(self, op: str, other, reverse: bool = False):
+        if isinstance(other, bool) or not isinstance(other, int):
+            if isinstance(other, float):
+                self.capture.specialize(self, f"used in float arithmetic ({op})")
+                a, b = (other, int(self)) if reverse else (int(self), other)
+                return _BINARY[op](a, b)
+            return NotImplemented
+        oexpr = other.expr if isinstance(other, SymInt) else int(other)
+        a, b = (oexpr, self.expr) if reverse else (self.expr, oexpr)
+        av, bv = (int(other), int(self)) if reverse else (int(self), int(other))
+        value = _BINARY[op](av, bv)
+        expr = binary(op, a, b)
+        return SymInt(value, expr, self.capture) if not isinstance(expr, int) else value
+
+    def __add__(self, other):
+        return self._arith("add", other)
+
+    def __radd__(self, other):
+        return self._arith("add", other, True)
+
+    def __sub__(self, other):
+        return self._arith("sub", other)
+
+    def __rsub__(self, other):
+        return self._arith("sub", other, True)
+
+    def __mul__(self, other):
+        return self._arith("mul", other)
+
+    def __rmul__(self, other):
+        return self._arith("mul", other, True)
+
+    def __floordiv__(self, other):
+        return self._arith("floordiv", other)
+
+    def __rfloordiv__(self, other):
+        return self._arith("floordiv", other, True)
+
+    def __mod__(self, other):
+        return self._arith("mod", other)
+
+    def __rmod__(self, other):
+        return self._arith("mod", other, True)
+
+    def __neg__(self):
+        return self._arith("mul", -1)
+
+    def __pos__(self):
+        return self
+
+    def __abs__(self):
+        return self if int(self) >= 0 else -self
+
+    def _specialized(self, why: str) -> int:
+        self.capture.specialize(self, why)
+        return int(self)
+
+    def __float__(self) -> float:
+        return float(self._specialized("converted to float"))
+
+    def __truediv__(self, other):
+        return self._specialized("divided with /") / other
+
+    def __rtruediv__(self, other):
+        return other / self._specialized("divided with /")
+
+    def __pow__(self, other, mod=None):
+        return pow(self._specialized("raised to a power"), other, mod)
+
+    def __rpow__(self, other):
+        return pow(other, self._specialized("used as an exponent"))
+
+    def _compare(self, op: str, other) -> bool:
+        if isinstance(other, bool) or not isinstance(other, int):
+            if isinstance(other, float):
+                return getattr(float(self._specialized("compared with a float")), op)(other)
+            return NotImplemented
+        result = getattr(int(self), op)(int(other))
+        oexpr = other.expr if isinstance(other, SymInt) else int(other)
+        self.capture.guard(self.expr, op, oexpr, result)
+        return result
+
+    def __eq__(self, other):
+        return self._compare("__eq__", other)
+
+    def __ne__(self, other):
+        return self._compare("__ne__", other)
+
+    def __lt__(self, other):
+        return self._compare("__lt__", other)
+
+    def __le__(self, other):
+        return self._compare("__le__", other)
+
+    def __gt__(self, other):
+        return self._compare("__gt__", other)
+
+    def __ge__(self, other):
+        return self._compare("__ge__", other)
+
+    def __bool__(self) -> bool:
+        return self._compare("__ne__", 0)
+
+    def __round__(self, ndigits=None):
+        return self if ndigits is None else round(int(self), ndigits)
+
+    def __trunc__(self):
+        return self
+
+    __floor__ = __ceil__ = __trunc__
+
+
+#: the comparison dunders as the graph's guard operators
+GUARD_OPS = {"__eq__": "eq", "__ne__": "ne", "__lt__": "lt", "__le__": "le", "__gt__": "gt",
+             "__ge__": "ge"}
+GUARD_FUNCS = {"eq": operator.eq, "ne": operator.ne, "lt": operator.lt, "le": operator.le,
+               "gt": operator.gt, "ge": operator.ge}
+NEGATED = {"eq": "ne", "ne": "eq", "lt": "ge", "ge": "lt", "le": "gt", "gt": "le"}
+GUARD_TEXT = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
+
+
+def holds_on_range(lhs, op: str, rhs, lo: int, hi: int) -> bool:
+    """Whether ``sym <op> rhs`` (``lhs`` a bare symbol, ``rhs`` an int) holds for every value
+    of the symbol in ``[lo, hi]`` (checked at the ends; the guards are monotone there)."""
+    f = GUARD_FUNCS[op]
+    if op in ("eq",):
+        return lo == hi == rhs
+    if op == "ne":
+        return not lo <= rhs <= hi
+    return f(lo, rhs) and f(hi, rhs)

@@ -1,0 +1,479 @@
+"""``ember.jit``: TorchScript's names over ``ember.export``'s capture.
+
+``trace(model, example_inputs)`` records the ops the model runs (as ``torch.jit.trace`` does:
+Python control flow is baked in, with a :class:`TracerWarning` where a tensor's value decided
+it) into a :class:`ScriptModule` that runs without the model's Python class;
+``save``/``load`` use the one ``.ember`` file of ``ember.export`` (any extension: ``m.pt``
+works), so PyTorch deployment scripts port unchanged::
+
+    traced = ember.jit.trace(model, torch.randn(1, 3, 224, 224))
+    ember.jit.save(traced, "model.pt")
+    model = ember.jit.load("model.pt", map_location="cpu")
+
+Unlike ``export``, a trace checks no input shapes: sizes the code reads (``x.size(0)``) are
+recorded as sizes of the run's tensors, so a model traced at batch 1 runs at any batch size
+its code does not specialize. ``script`` cannot compile Python source: it traces instead, on
+``example_inputs`` or on the first call, and says so.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import warnings
+
+from ..export._capture import TracerWarning, is_tracing
+
+__all__ = ["trace", "trace_module", "script", "save", "load", "ScriptModule",
+           "ScriptFunction", "TracedModule", "TopLevelTracedModule", "TracerWarning",
+           "TracingCheckError", "is_tracing", "is_scripting", "ignore", "unused", "export",
+           "annotate", "Final", "Attribute", "freeze", "optimize_for_inference", "fork", "wait",
+           "interface", "enable_onednn_fusion", "onednn_fusion_enabled",
+           "set_fusion_strategy", "strict_fusion"]
+
+
+class TracingCheckError(RuntimeError):
+    """``check_trace`` found the traced function disagreeing with the Python function."""
+
+
+def is_scripting() -> bool:
+    """False: Ember never compiles Python source (``torch.jit.is_scripting``)."""
+    return False
+
+
+# -- traced modules ------------------------------------------------------------------------------
+
+class ScriptModule:
+    """A traced program with ``Module``'s surface (``torch.jit.ScriptModule``): call it like
+    the original; ``graph``, ``code``, ``state_dict()``, ``parameters()``, ``eval()``...
+
+    ``train()``/``eval()`` only set the flag, as in PyTorch: the graph keeps the mode it was
+    traced in."""
+
+    def __init__(self, program, original_name: str = "Module"):
+        self._program = program
+        self._runner = program.module()
+        self._runner.training = bool(program.training)
+        self.original_name = original_name
+        self.training = bool(program.training)
+
+    # -- calling -------------------------------------------------------------------------
+    def forward(self, *args, **kwargs):
+        return self._runner.forward(*args, **kwargs)
+
+    def __call__(self, *args, **kwargs):
+        return self.forward(*args, **kwargs)
+
+    # -- introspection --------------------------------------------------------------------
+    @property
+    def graph(self):
+        return self._program.graph
+
+    inlined_graph = graph
+
+    @property
+    def code(self) -> str:
+        return self._program.graph.python_code()
+
+    @property
+    def program(self):
+        """The :class:`ember.export.ExportedProgram` behind this module."""
+        return self._program
+
+    # -- Module surface ------------------------------------------------------------------
+    def state_dict(self, *args, **kwargs):
+        return self._runner.state_dict(*args, **kwargs)
+
+    def load_state_dict(self, state_dict, strict: bool = True, assign: bool = False):
+        return self._runner.load_state_dict(state_dict, strict, assign)
+
+    def named_parameters(self, prefix: str = "", recurse: bool = True):
+        return self._runner.named_parameters(prefix, recurse)
+
+    def parameters(self, recurse: bool = True):
+        return self._runner.parameters(recurse)
+
+    def named_buffers(self, prefix: str = "", recurse: bool = True):
+        return self._runner.named_buffers(prefix, recurse)
+
+    def buffers(self, recurse: bool = True):
+        return self._runner.buffers(recurse)
+
+    def to(self, *args, **kwargs):
+        self._runner.to(*args, **kwargs)
+        return self
+
+    def cpu(self):
+        return self.to("cpu")
+
+    def cuda(self, device=None):
+        return self.to("cuda" if device is None else f"cuda:{int(device)}"
+                       if isinstance(device, int) else device)
+
+    def train(self, mode: bool = True):
+        self.training = bool(mode)
+        return self
+
+    def eval(self):
+        return self.train(False)
+
+    def requires_grad_(self, requires_grad: bool = True):
+        self._runner.requires_grad_(requires_grad)
+        return self
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        for p in self.parameters():
+            if p.grad is not None:
+                if set_to_none:
+                    p.grad = None
+                else:
+                    p.grad.zero_()
+
+    def save(self, f, _extra_files=None) -> None:
+        """``torch.jit.ScriptModule.save``: :func:`ember.jit.save`."""
+        save(self, f, _extra_files)
+
+    def __repr__(self) -> str:
+        return f"RecursiveScriptModule(original_name={self.original_name})"
+
+
+class TracedModule(ScriptModule):
+    """What ``trace`` returns for a module (``torch.jit.TracedModule``)."""
+
+
+class TopLevelTracedModule(TracedModule):
+    """``torch.jit.TopLevelTracedModule``."""
+
+
+class ScriptFunction(ScriptModule):
+    """A traced function (``torch.jit.ScriptFunction``)."""
+
+    def __repr__(self) -> str:
+        return f"<ember.jit.ScriptFunction {self.original_name}>"
+
+
+# -- trace -------------------------------------------------------------------------------------
+
+def trace(func, example_inputs=None, optimize=None, check_trace: bool = True,
+          check_inputs=None, check_tolerance: float = 1e-5, strict: bool = True,
+          _force_outplace: bool = False, _module_class=None, _compilation_unit=None,
+          example_kwarg_inputs=None, _store_inputs: bool = True):
+    """Trace ``func`` (a module or a function) on ``example_inputs`` (``torch.jit.trace``).
+
+    The model runs once; every op it calls is recorded. A Python value taken from a tensor
+    (``bool(t)``, ``t.item()``, ...) is baked in with a :class:`TracerWarning` that names the
+    line. With ``check_trace`` the trace runs again on ``check_inputs`` (default: the example
+    inputs) and its outputs are compared with the Python function's within
+    ``check_tolerance`` (a ``TracerWarning`` when they differ, as in PyTorch). ``strict``:
+    a list or dict output raises (return a tuple). Returns a :class:`ScriptModule`
+    (``TopLevelTracedModule``) or a :class:`ScriptFunction`.
+    """
+    from ..export._export import _is_module, capture_program
+
+    if isinstance(func, ScriptModule):
+        warnings.warn("The input to trace is already a ScriptModule, tracing it is a no-op. "
+                      "Returning the object as is.", stacklevel=2)
+        return func
+    if example_inputs is None and example_kwarg_inputs is None:
+        raise RuntimeError("example_kwarg_inputs or example_inputs must be provided to trace")
+    if example_kwarg_inputs is not None and not isinstance(example_kwarg_inputs, dict):
+        raise RuntimeError("example_kwarg_inputs should be a dict")
+    args = _as_tuple(example_inputs)
+    kwargs = dict(example_kwarg_inputs or {})
+    program = capture_program(func, args, kwargs, None, "jit", check_strict_outputs=strict)
+    name = type(func).__name__ if _is_module(func) else getattr(func, "__name__", "function")
+    traced = (TopLevelTracedModule if _is_module(func) else ScriptFunction)(program, name)
+    if check_trace:
+        _check(func, traced, check_inputs or [(args, kwargs)], check_tolerance)
+    return traced
+
+
+def trace_module(mod, inputs: dict, optimize=None, check_trace: bool = True,
+                 check_inputs=None, check_tolerance: float = 1e-5, strict: bool = True,
+                 _force_outplace: bool = False, _module_class=None, _compilation_unit=None,
+                 example_inputs_is_kwarg: bool = False, _store_inputs: bool = True):
+    """``torch.jit.trace_module`` for the ``forward`` method (the one Ember traces)."""
+    if not isinstance(inputs, dict) or set(inputs) != {"forward"}:
+        raise RuntimeError("ember.jit.trace_module traces the forward method only: pass "
+                           "inputs={'forward': example_inputs}")
+    example = inputs["forward"]
+    if example_inputs_is_kwarg:
+        return trace(mod, None, check_trace=check_trace, check_inputs=check_inputs,
+                     check_tolerance=check_tolerance, strict=strict,
+                     example_kwarg_inputs=example)
+    return trace(mod, example, check_trace=check_trace, check_inputs=check_inputs,
+                 check_tolerance=check_tolerance, strict=strict)
+
+
+def _as_tuple(example_inputs) -> tuple:
+    if example_inputs is None:
+        return ()
+    if isinstance(example_inputs, tuple):
+        return example_inputs
+    return (example_inputs,)
+
+
+def _check(func, traced, check_inputs, tolerance: float) -> None:
+    """Compare the trace with the Python function on each check input."""
+    import ember
+
+    for item in check_inputs:
+        if isinstance(item, tuple) and len(item) == 2 and isinstance(item[1], dict) \
+                and isinstance(item[0], tuple):
+            args, kwargs = item
+        else:
+            args, kwargs = _as_tuple(item), {}
+        with ember.no_grad():
+            expected = func(*args, **kwargs)
+            got = traced(*args, **kwargs)
+        for i, (e, g) in enumerate(zip(_flat(expected), _flat(got))):
+            if not isinstance(e, ember.Tensor):
+                continue
+            problem = None
+            if tuple(e.shape) != tuple(g.shape) or e.dtype != g.dtype:
+                problem = (f"shape/dtype {list(g.shape)} {g.dtype} instead of "
+                           f"{list(e.shape)} {e.dtype}")
+            elif e.numel() and not ember.allclose(g.detach(), e.detach(), rtol=tolerance,
+                                                  atol=tolerance, equal_nan=True):
+                diff = (g.detach().double() - e.detach().double()).abs().max().item()
+                problem = f"values differ by up to {diff:g} (tolerance {tolerance:g})"
+            if problem is not None:
+                warnings.warn(f"Output nr {i + 1}. of the traced function does not match the "
+                              f"corresponding output of the Python function. Detailed error:"
+                              f"\n{problem}", TracerWarning, stacklevel=3)
+
+
+def _flat(out):
+    if isinstance(out, (list, tuple)):
+        for x in out:
+            yield from _flat(x)
+    elif isinstance(out, dict):
+        for x in out.values():
+            yield from _flat(x)
+    else:
+        yield out
+
+
+# -- script ------------------------------------------------------------------------------------
+
+class _LazyTraced(ScriptModule):
+    """What ``script`` returns without example inputs: traces on the first call."""
+
+    def __init__(self, obj):  # (ScriptModule.__init__ runs at the first call, by trace)
+        self._obj = obj
+        self._traced = None
+        self.original_name = type(obj).__name__ if hasattr(obj, "forward") else \
+            getattr(obj, "__name__", "function")
+        self.training = bool(getattr(obj, "training", False))
+
+    def forward(self, *args, **kwargs):
+        if self._traced is None:
+            self._traced = trace(self._obj, args, example_kwarg_inputs=kwargs or None)
+            self._program = self._traced._program
+            self._runner = self._traced._runner
+        return self._traced(*args, **kwargs)
+
+    def __getattr__(self, name):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        if self.__dict__.get("_traced") is None and name in ("graph", "code", "program"):
+            raise RuntimeError(f"this module from ember.jit.script has not been traced yet: "
+                               f"call it once (or script it with example_inputs=) before "
+                               f"reading .{name}")
+        return getattr(self._obj, name)
+
+    # before the first call, the Module surface is the original module's
+    def state_dict(self, *args, **kwargs):
+        if self._traced is None:
+            return self._obj.state_dict(*args, **kwargs)
+        return super().state_dict(*args, **kwargs)
+
+    def load_state_dict(self, state_dict, strict: bool = True, assign: bool = False):
+        if self._traced is None:
+            return self._obj.load_state_dict(state_dict, strict)
+        return super().load_state_dict(state_dict, strict, assign)
+
+    def named_parameters(self, prefix: str = "", recurse: bool = True):
+        if self._traced is None:
+            return self._obj.named_parameters(prefix, recurse)
+        return super().named_parameters(prefix, recurse)
+
+    def parameters(self, recurse: bool = True):
+        return (p for _, p in self.named_parameters(recurse=recurse))
+
+    def named_buffers(self, prefix: str = "", recurse: bool = True):
+        if self._traced is None:
+            return self._obj.named_buffers(prefix, recurse)
+        return super().named_buffers(prefix, recurse)
+
+    def buffers(self, recurse: bool = True):
+        return (b for _, b in self.named_buffers(recurse=recurse))
+
+    def to(self, *args, **kwargs):
+        if self._traced is None:
+            self._obj.to(*args, **kwargs)
+            return self
+        return super().to(*args, **kwargs)
+
+    def train(self, mode: bool = True):
+        if self._traced is None and hasattr(self._obj, "train"):
+            self._obj.train(mode)  # the trace on the first call takes this mode
+        return super().train(mode)
+
+
+def script(obj, optimize=None, _frames_up: int = 0, _rcb=None, example_inputs=None):
+    """``torch.jit.script`` by tracing: Ember cannot compile Python source, so it warns and
+    traces ``obj`` on ``example_inputs`` (a list of input tuples, PyTorch's form, or one
+    tuple), or, without them, on its first call. Data-dependent control flow is then baked
+    in (with a :class:`TracerWarning`) rather than scripted."""
+    if isinstance(obj, ScriptModule):
+        return obj
+    if isinstance(obj, type):
+        raise RuntimeError("ember.jit.script cannot compile a class; trace an instance with "
+                           "ember.jit.trace")
+    warnings.warn("ember.jit.script cannot compile Python source; it traces the module "
+                  "instead (Python control flow that depends on tensor values is baked in). "
+                  "Use ember.jit.trace, or pass example_inputs= to trace now rather than on "
+                  "the first call.", UserWarning, stacklevel=2)
+    if example_inputs is not None:
+        first = example_inputs[0] if isinstance(example_inputs, list) else example_inputs
+        return trace(obj, _as_tuple(first))
+    return _LazyTraced(obj)
+
+
+# -- save / load ------------------------------------------------------------------------------
+
+def save(m, f, _extra_files=None) -> None:
+    """Save a traced module to ``f`` (path or binary file object) in Ember's ``.ember``
+    format (the same file as ``ember.export.save``; the extension is yours to choose)."""
+    from ..export import save as export_save
+
+    if not isinstance(m, ScriptModule):
+        raise TypeError(f"ember.jit.save expects a module from ember.jit.trace or "
+                        f"ember.jit.script, got {type(m).__name__}")
+    if isinstance(m, _LazyTraced) and m._traced is None:
+        raise RuntimeError("this module from ember.jit.script has not been traced yet: call "
+                           "it once, or script it with example_inputs=, before saving")
+    export_save(m._program, f, extra_files=_extra_files)
+
+
+def load(f, map_location=None, _extra_files=None, _restore_shapes: bool = False):
+    """Load a module saved by :func:`save` (or ``ember.export.save``), its weights on
+    ``map_location`` if given (``torch.jit.load``). Runs no code from the file."""
+    from ..export import load as export_load
+
+    program = export_load(f, extra_files=_extra_files, map_location=map_location)
+    cls = TopLevelTracedModule if program.training is not None else ScriptFunction
+    return cls(program, "Module" if program.training is not None else "function")
+
+
+# -- TorchScript's annotations, as the no-ops they are when tracing ---------------------------
+
+def ignore(drop=False, **kwargs):
+    """``@torch.jit.ignore``: a no-op marker (tracing runs Python anyway)."""
+    if callable(drop):
+        drop._torchscript_modifier = "ignore"
+        return drop
+
+    def decorator(fn):
+        fn._torchscript_modifier = "ignore"
+        return fn
+
+    return decorator
+
+
+def unused(fn):
+    """``@torch.jit.unused``: a no-op marker."""
+    fn._torchscript_modifier = "unused"
+    return fn
+
+
+def export(fn):
+    """``@torch.jit.export``: a no-op marker (only ``forward`` is traced)."""
+    fn._torchscript_modifier = "export"
+    return fn
+
+
+def interface(obj):
+    """``@torch.jit.interface``: a no-op marker."""
+    return obj
+
+
+def annotate(the_type, the_value):
+    """``torch.jit.annotate``: returns ``the_value``."""
+    return the_value
+
+
+class _FinalType:
+    def __getitem__(self, item):
+        return item
+
+    def __repr__(self) -> str:
+        return "ember.jit.Final"
+
+
+#: ``torch.jit.Final[int]``: the type itself
+Final = _FinalType()
+
+
+def Attribute(value, type=None):
+    """``torch.jit.Attribute``: returns ``value``."""
+    return value
+
+
+def freeze(mod, preserved_attrs=None, optimize_numerics: bool = True):
+    """``torch.jit.freeze``: a traced module is already frozen; returns it (in eval mode)."""
+    if not isinstance(mod, ScriptModule):
+        raise RuntimeError("Freezing expects a ScriptModule as input. Please use "
+                           "ember.jit.script or ember.jit.trace to script your 'nn.Module'.")
+    return mod.eval()
+
+
+def optimize_for_inference(mod, other_methods=None):
+    """``torch.jit.optimize_for_inference``: returns the frozen module."""
+    return freeze(mod)
+
+
+class _Future:
+    def __init__(self, value):
+        self._value = value
+
+    def wait(self):
+        return self._value
+
+    def value(self):
+        return self._value
+
+    def done(self) -> bool:
+        return True
+
+
+def fork(func, *args, **kwargs):
+    """``torch.jit.fork``: runs ``func`` now; ``wait`` returns its result."""
+    return _Future(func(*args, **kwargs))
+
+
+def wait(future):
+    """``torch.jit.wait``."""
+    return future.wait()
+
+
+_ONEDNN = [False]
+
+
+def enable_onednn_fusion(enabled: bool) -> None:
+    _ONEDNN[0] = bool(enabled)
+
+
+def onednn_fusion_enabled() -> bool:
+    return _ONEDNN[0]
+
+
+def set_fusion_strategy(strategy):
+    """``torch.jit.set_fusion_strategy``: Ember does not fuse traced graphs; returns the
+    strategy for PyTorch's sake."""
+    return strategy
+
+
+def strict_fusion():
+    """``torch.jit.strict_fusion``: a context manager that does nothing here."""
+    return contextlib.nullcontext()

@@ -1,0 +1,275 @@
+"""``ember.jit``: TorchScript's names (trace, script, save, load) over ``ember.export``."""
+
+from __future__ import annotations
+
+import inspect
+import io
+import sys
+import warnings
+
+import numpy as np
+import pytest
+from testutils import assert_allclose, copy_state_to_torch, to_torch
+
+import ember
+import ember.jit
+from ember.export import FormatError, GuardError
+
+nn = pytest.importorskip("ember.nn")
+F = nn.functional
+
+
+class Net(nn.Module):
+    """Conv, batch norm, pooling and a flatten that reads the batch size."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 3, padding=1)
+        self.bn = nn.BatchNorm2d(4)
+        self.fc = nn.Linear(4 * 4 * 4, 3)
+
+    def forward(self, x):
+        if x.size(1) != 3:
+            raise ValueError("expected 3 channels")
+        h = F.max_pool2d(F.relu(self.bn(self.conv(x))), 2)
+        return self.fc(h.view(h.size(0), -1))
+
+
+def _net():
+    ember.manual_seed(0)
+    return Net().eval()
+
+
+def _line_of(marker: str) -> int:
+    lines, _ = inspect.getsourcelines(sys.modules[__name__])
+    return next(i for i, line in enumerate(lines, 1) if marker in line and "_line_of" not in line)
+
+
+def test_trace_module_runs_like_the_module():
+    net = _net()
+    x = ember.randn(2, 3, 8, 8)
+    traced = ember.jit.trace(net, x)
+    assert isinstance(traced, ember.jit.ScriptModule)
+    assert isinstance(traced, ember.jit.TopLevelTracedModule)
+    assert_allclose(traced(x), net(x), rtol=1e-6, atol=1e-6)
+    assert_allclose(traced.forward(x), net(x), rtol=1e-6, atol=1e-6)
+    assert set(traced.state_dict()) == set(net.state_dict())
+    assert len(list(traced.parameters())) == len(list(net.parameters()))
+    assert "conv2d(" in str(traced.graph) and "def forward(self, x):" in traced.code
+
+
+def test_a_trace_at_batch_1_runs_other_batch_sizes():
+    """Sizes the code reads are recorded as sizes of the run's tensors (aten::size)."""
+    net = _net()
+    traced = ember.jit.trace(net, ember.randn(1, 3, 8, 8))
+    view = next(n for n in traced.graph.nodes if n.op == "Tensor.view")
+    assert view.args[1][0] == {"symint": {"size": ["max_pool2d", 0]}}
+    for batch in (1, 4, 9):
+        x = ember.randn(batch, 3, 8, 8)
+        assert_allclose(traced(x), net(x), rtol=1e-6, atol=1e-6)
+
+
+def test_a_branch_on_a_size_is_guarded():
+    traced = ember.jit.trace(_net(), ember.randn(1, 3, 8, 8))
+    with pytest.raises(GuardError, match=r"Guard failed: sym_size\(%x, 1\) == 3"):
+        traced(ember.randn(1, 4, 8, 8))
+
+
+def test_trace_function_is_a_script_function():
+    def f(x, y):
+        return (x * y).sum(-1).tanh()
+
+    x, y = ember.randn(3, 4), ember.randn(3, 4)
+    traced = ember.jit.trace(f, (x, y))
+    assert isinstance(traced, ember.jit.ScriptFunction)
+    assert_allclose(traced(x, y), f(x, y), rtol=1e-6)
+    assert [n.op for n in traced.graph.nodes] == ["mul", "sum", "tanh"]
+
+
+def test_data_dependent_branch_warns_and_is_baked_in():
+    class Branchy(nn.Module):
+        def forward(self, x):
+            if x.sum() > 0:  # the branch the trace bakes in
+                return x * 2
+            return x - 1
+
+    line = _line_of("# the branch the trace bakes in")
+    with pytest.warns(ember.jit.TracerWarning, match="Converting a tensor to a Python "
+                                                     "boolean might cause the trace to be "
+                                                     "incorrect") as record:
+        traced = ember.jit.trace(Branchy(), ember.ones(3))
+    warning = next(w for w in record if w.category is ember.jit.TracerWarning)
+    assert warning.filename == __file__ and warning.lineno == line
+    negative = -ember.ones(3)
+    assert_allclose(traced(negative), negative * 2)  # the branch taken at trace time
+
+
+def test_item_is_baked_in_with_a_warning():
+    def f(x):
+        return x * x.max().item()
+
+    with pytest.warns(ember.jit.TracerWarning, match="Python number"):
+        traced = ember.jit.trace(f, ember.tensor([1.0, 2.0]))
+    assert_allclose(traced(ember.tensor([1.0, 5.0])), [2.0, 10.0])
+
+
+def test_untraced_tensor_warns_and_becomes_a_constant():
+    from ember.ops.registry import OPS
+
+    raw_exp = OPS["exp"].fn
+
+    def f(x):
+        return raw_exp(x) + x
+
+    with pytest.warns(ember.jit.TracerWarning, match="treats it as a constant"):
+        traced = ember.jit.trace(f, ember.zeros(2), check_trace=False)
+    assert_allclose(traced(ember.ones(2)), [2.0, 2.0])  # exp(0) baked in
+
+
+def test_check_trace_compares_outputs():
+    class Noisy(nn.Module):
+        def forward(self, x):
+            return F.dropout(x, 0.5, training=True)
+
+    with pytest.warns(ember.jit.TracerWarning, match="does not match the corresponding "
+                                                     "output of the Python function"):
+        ember.jit.trace(Noisy(), ember.ones(100))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ember.jit.trace(Noisy(), ember.ones(100), check_trace=False)
+
+
+def test_strict_refuses_list_outputs():
+    def f(x):
+        return [x, x * 2]
+
+    with pytest.raises(RuntimeError, match="Encountering a list at the output of the tracer"):
+        ember.jit.trace(f, ember.ones(2))
+    traced = ember.jit.trace(f, ember.ones(2), strict=False)
+    out = traced(ember.ones(2))
+    assert isinstance(out, list) and len(out) == 2
+
+
+def test_example_kwarg_inputs_and_trace_module():
+    def f(x, scale=None):
+        return x * scale
+
+    x, s = ember.randn(3), ember.randn(3)
+    traced = ember.jit.trace(f, example_kwarg_inputs={"x": x, "scale": s})
+    assert_allclose(traced(x=x, scale=s), x * s, rtol=1e-6)
+    net = _net()
+    xb = ember.randn(2, 3, 8, 8)
+    traced = ember.jit.trace_module(net, {"forward": xb})
+    assert_allclose(traced(xb), net(xb), rtol=1e-6, atol=1e-6)
+
+
+def test_save_and_load_with_torchscript_names(tmp_path):
+    net = _net()
+    x = ember.randn(2, 3, 8, 8)
+    traced = ember.jit.trace(net, x)
+    ember.jit.save(traced, tmp_path / "model.pt")  # the extension is the user's choice
+    loaded = ember.jit.load(tmp_path / "model.pt")
+    assert isinstance(loaded, ember.jit.ScriptModule)
+    loaded.eval()
+    with ember.no_grad():
+        assert_allclose(loaded(x), net(x), rtol=1e-6, atol=1e-6)
+    traced.save(tmp_path / "again.pt")
+    buf = io.BytesIO()
+    ember.jit.save(traced, buf, _extra_files={"meta.json": "{}"})
+    extra = {"meta.json": ""}
+    from_buffer = ember.jit.load(io.BytesIO(buf.getvalue()), map_location="cpu",
+                                 _extra_files=extra)
+    assert extra == {"meta.json": "{}"}
+    assert all(p.device.type == "cpu" for p in from_buffer.parameters())
+    assert_allclose(from_buffer(x.cpu()), net(x).cpu(), rtol=1e-6, atol=1e-6)
+
+
+def test_load_refuses_torchscript_archives(tmp_path):
+    ember.save({"w": ember.ones(1)}, tmp_path / "m.pt")
+    with pytest.raises(FormatError, match="Ember cannot run TorchScript"):
+        ember.jit.load(tmp_path / "m.pt")
+
+
+def test_script_warns_and_traces_on_the_first_call():
+    net = _net()
+    with pytest.warns(UserWarning, match="ember.jit.script cannot compile Python source"):
+        scripted = ember.jit.script(net)
+    with pytest.raises(RuntimeError, match="has not been traced yet"):
+        _ = scripted.graph
+    assert set(scripted.state_dict()) == set(net.state_dict())
+    assert len(list(scripted.parameters())) == 6 and scripted.eval() is scripted
+    x = ember.randn(2, 3, 8, 8)
+    assert_allclose(scripted(x), net(x), rtol=1e-6, atol=1e-6)
+    assert "conv2d" in str(scripted.graph)
+    with pytest.warns(UserWarning, match="pass example_inputs="):
+        eager = ember.jit.script(net, example_inputs=[(x,)])
+    assert isinstance(eager, ember.jit.TopLevelTracedModule)
+    assert ember.jit.script(eager) is eager
+
+
+def test_train_and_eval_set_the_flag_only():
+    traced = ember.jit.trace(_net(), ember.randn(1, 3, 8, 8))
+    assert traced.training is False
+    assert traced.train() is traced and traced.training is True
+    assert traced.eval().training is False
+
+
+def test_is_tracing_and_is_scripting():
+    seen = []
+
+    def f(x):
+        seen.append(ember.jit.is_tracing())
+        return x + 1
+
+    ember.jit.trace(f, ember.ones(1), check_trace=False)
+    assert seen == [True] and not ember.jit.is_tracing() and not ember.jit.is_scripting()
+
+
+def test_torchscript_annotations_are_noops():
+    @ember.jit.ignore
+    def a():
+        return 1
+
+    @ember.jit.ignore(drop=True)
+    def b():
+        return 2
+
+    @ember.jit.unused
+    def c():
+        return 3
+
+    @ember.jit.export
+    def d():
+        return 4
+
+    assert (a(), b(), c(), d()) == (1, 2, 3, 4)
+    assert ember.jit.annotate(list, []) == [] and ember.jit.Final[int] is int
+    assert ember.jit.wait(ember.jit.fork(lambda v: v * 2, 3)) == 6
+    traced = ember.jit.trace(_net(), ember.randn(1, 3, 8, 8))
+    assert ember.jit.freeze(traced) is traced
+
+
+def test_trace_matches_torch_jit_trace():
+    torch = pytest.importorskip("torch")
+
+    class TorchNet(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = torch.nn.Conv2d(3, 4, 3, padding=1)
+            self.bn = torch.nn.BatchNorm2d(4)
+            self.fc = torch.nn.Linear(4 * 4 * 4, 3)
+
+        def forward(self, x):
+            h = torch.nn.functional.max_pool2d(torch.relu(self.bn(self.conv(x))), 2)
+            return self.fc(h.view(h.size(0), -1))
+
+    net, torch_net = copy_state_to_torch(_net(), TorchNet().eval())
+    traced = ember.jit.trace(net, ember.randn(1, 3, 8, 8))
+    with warnings.catch_warnings():  # torch.jit.trace is deprecated in torch 2.13
+        warnings.simplefilter("ignore", DeprecationWarning)
+        torch_traced = torch.jit.trace(torch_net, torch.randn(1, 3, 8, 8))
+    x = ember.randn(5, 3, 8, 8)
+    with torch.no_grad():
+        want = torch_traced(to_torch(x)).numpy()
+    assert_allclose(traced(x), want, rtol=1e-4, atol=1e-5)
+    assert np.isfinite(want).all()
