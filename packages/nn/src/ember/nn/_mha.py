@@ -16,8 +16,6 @@ import warnings
 import ember
 from ember import Tensor
 
-from . import functional as F
-
 __all__ = ["multi_head_attention_forward"]
 
 
@@ -199,6 +197,9 @@ def _attention(query, key, value, num_heads, in_proj_weight, in_proj_bias, bias_
             weights = weights.mean(1)
     else:
         # through ember.nn.functional (a dispatching namespace): graph capture sees the call
+        # (imported here: functional imports this module)
+        from . import functional as F
+
         out = F.scaled_dot_product_attention(q, k, v, attn_mask, dropout_p, is_causal)
     out = out.permute(0, 2, 1, 3) if batch_first else out.permute(2, 0, 1, 3)
     out = ember.linear(out.reshape(*out.shape[:2], embed_dim), out_proj_weight, out_proj_bias)
