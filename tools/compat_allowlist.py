@@ -53,7 +53,7 @@ GAPS: dict[str, dict[str, list[str]]] = {
             "lobpcg"],
         DEPRECATED: ["set_default_tensor_type",
                      "frobenius_norm", "nuclear_norm"],
-        GRAPH_MODE: ["compile", "cond", "fork", "wait", "Future", "JITException",
+        GRAPH_MODE: ["cond", "fork", "wait", "Future", "JITException",
                      "CompilationUnit", "ScriptFunction", "Sym*", "sym_*", "*_copy",
                      "slice_inverse"],
         TORCH_C_INTERNALS: [
@@ -159,7 +159,7 @@ GAPS: dict[str, dict[str, list[str]]] = {
     },
     "torch.* modules": {
         NOT_YET: ["library"],
-        GRAPH_MODE: ["compiler", "fx", "futures", "nativert",
+        GRAPH_MODE: ["fx", "futures", "nativert",
                      "package"],
         DISTRIBUTED: ["distributed", "multiprocessing"],
         MIXED_PRECISION: ["amp", "profiler"],

@@ -330,6 +330,9 @@ BINARY_DUNDERS = tuple(
 
 # names ``ember.__getattr__`` serves besides its lazy submodules and sub-distributions
 GETATTR_VALUES = ("__version__", "has_mkl", "has_openmp")
+# functions ``ember.__getattr__`` serves from a private module (never bound in ``ember``'s
+# globals: ``compile`` would shadow the builtin inside ember's own modules)
+GETATTR_FUNCTIONS = {"compile": "ember._compile"}
 # ``namedtuple`` fields that are not one tensor each
 FIELD_TYPES = {"histogramdd.bin_edges": "tuple[Tensor, ...]"}
 
@@ -935,7 +938,11 @@ def init_stub(ctx: Context, b: Builder) -> tuple[str, list[tuple[str, str, str]]
     aliases: list[str] = []
     names = {n for n in vars(ember) if not n.startswith("_")}
     names |= set(ember._LAZY_SUBMODULES) | set(ember._SUBPACKAGES) | set(GETATTR_VALUES)
+    names |= set(GETATTR_FUNCTIONS)
     for name in sorted(names):
+        if name in GETATTR_FUNCTIONS:
+            reexports.append((GETATTR_FUNCTIONS[name], name, name))
+            continue
         origin = imports.get(name)
         if origin is not None and not (origin[0] == "ember" or origin[0].startswith("ember.")):
             continue  # ``annotations``, ``extend_path``: the module's machinery, not its API

@@ -105,7 +105,7 @@ _SUBPACKAGES = {
 
 # PyTorch's small modules, imported on first use to keep ``import ember`` fast
 _LAZY_SUBMODULES = {"functional", "quasirandom", "random", "storage", "torch_version",
-                    "export", "jit"}
+                    "export", "jit", "compiler"}
 
 
 def __getattr__(name: str):
@@ -115,6 +115,8 @@ def __getattr__(name: str):
         return importlib.import_module("ember.torch_version").__version__
     if name in _LAZY_SUBMODULES:
         return importlib.import_module(f"ember.{name}")
+    if name == "compile":  # not cached in this module's globals: no shadowing of the builtin
+        return importlib.import_module("ember._compile").compile
     if name in ("has_mkl", "has_openmp"):  # what NumPy's BLAS is, asked on first use
         value = getattr(backends, name[4:]).is_available()
         globals()[name] = value

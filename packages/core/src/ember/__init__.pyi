@@ -6,6 +6,7 @@ from typing import Any, Literal, overload
 from . import accelerator as accelerator
 from . import autograd as autograd
 from . import backends as backends
+from . import compiler as compiler
 from . import cpu as cpu
 from . import cuda as cuda
 from . import data as data
@@ -34,6 +35,7 @@ from . import utils as utils
 from . import version as version
 from . import vision as vision
 from . import xpu as xpu
+from ._compile import compile as compile
 from ._creation import empty_permuted as empty_permuted
 from ._creation import from_file as from_file
 from ._creation import frombuffer as frombuffer

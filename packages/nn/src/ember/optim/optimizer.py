@@ -27,6 +27,7 @@ every update is the single-tensor algorithm on the parameter's array, outside au
 from __future__ import annotations
 
 import functools
+import sys
 from collections import OrderedDict, defaultdict
 from collections.abc import Iterable
 from copy import deepcopy
@@ -62,6 +63,21 @@ def register_optimizer_step_post_hook(hook) -> RemovableHandle:
     handle = RemovableHandle(_global_optimizer_post_hooks)
     _global_optimizer_post_hooks[handle.id] = hook
     return handle
+
+
+def _opaque_to_compile(fn):
+    """Run ``fn`` as one opaque call inside an ``ember.compile`` capture
+    (``ember.compiler.disable``): the update is already vectorised array code, replayed as it
+    is on every compiled step. Outside a capture it is ``fn`` plus one thread-local read."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        compiler = sys.modules.get("ember.compiler")
+        if compiler is not None and compiler.is_compiling():
+            return compiler.disable(fn)(*args, **kwargs)
+        return fn(*args, **kwargs)
+
+    return wrapper
 
 
 class _RequiredParameter:
@@ -279,6 +295,7 @@ class Optimizer:
         self.param_groups.append(param_group)
 
     # -- gradients and steps --------------------------------------------------------------
+    @_opaque_to_compile
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Reset the gradients of all optimized tensors (to ``None`` by default)."""
         for group in self.param_groups:
@@ -296,6 +313,7 @@ class Optimizer:
                     g._data[...] = 0
                     g._bump_version()
 
+    @_opaque_to_compile
     def step(self, closure=None):
         """Perform a single optimization step; ``closure`` re-evaluates the model and returns
         the loss."""

@@ -1,0 +1,589 @@
+"""A captured graph as one generated Python function over arrays.
+
+Each node becomes a line or two of array code (``_lowerings.FORWARD``) on buffers allocated
+once per entry (``out=``), or, for an op without a lowering, a call of the registry op on
+Tensors wrapped around the arrays (``_fallback``, under ``no_grad``). A backward node becomes
+the reverse sweep of VJP lowerings (``_lowerings.VJP``), or per-node autograd for a node
+without one. The function starts with the entry's guards and returns ``MISS`` when one fails.
+
+Aliasing: a value that leaves the call (an output, or what an output is a view of) is
+allocated fresh on every call, never a reused buffer, as ``torch.compile`` returns fresh
+tensors; gradients handed to ``.grad`` are fresh arrays too.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._tensor import Tensor
+from ..export._graph import decode_literal
+
+__all__ = ["generate", "MISS", "Unsupported"]
+
+MISS = object()
+
+
+class Unsupported(Exception):
+    """The graph cannot be replayed (the entry runs eagerly; the message says why)."""
+
+
+class Ref:
+    """A tensor argument in a fallback call's argument template."""
+
+    __slots__ = ("index",)
+
+    def __init__(self, index: int):
+        self.index = index
+
+
+#: substrings of op names that may return their input or a view of it
+_ALIASING = ("view", "reshape", "flatten", "squeeze", "expand", "contiguous", "transpose",
+             "permute", "split", "chunk", "unbind", "narrow", "select", "getitem", "as_strided",
+             "detach", "alias", "movedim", "unflatten", "Tensor.", "diagonal", "real", "imag",
+             "t", "T", "mT", "H", "to", "type", "float", "double", "half", "long", "int")
+
+
+def may_alias(op: str) -> bool:
+    """Whether a fallback op's output may share memory with a tensor argument."""
+    from ..ops.registry import OPS
+
+    if op.endswith("_") or op == "setitem" or op.startswith(("compile.", "Tensor.")):
+        return True
+    info = OPS.get(op)
+    if info is None or info.view:
+        return True
+    return op in _ALIASING or any(k in op for k in _ALIASING if len(k) > 3)
+
+
+def _fill(obj, tensors):
+    if obj.__class__ is Ref:
+        return tensors[obj.index]
+    if obj.__class__ is list:
+        return [_fill(x, tensors) for x in obj]
+    if obj.__class__ is tuple:
+        return tuple(_fill(x, tensors) for x in obj)
+    if obj.__class__ is dict:
+        return {k: _fill(v, tensors) for k, v in obj.items()}
+    if obj.__class__ is slice:
+        return slice(_fill(obj.start, tensors), _fill(obj.stop, tensors),
+                     _fill(obj.step, tensors))
+    return obj
+
+
+class Gen:
+    """The state of one code generation: lines, the namespace, values and buffers."""
+
+    def __init__(self, graph, capture, training: bool):
+        import ember
+        from ember.ops import api
+
+        self.graph = graph
+        self.capture = capture
+        self.lines: list = []
+        self.ns: dict = {"MISS": MISS, "Tensor": Tensor, "np": np}
+        self.metas = graph.values()
+        self.var: dict = {}           # value name -> python variable
+        self.tensor_expr: dict = {}   # input name -> expression of the Tensor object
+        self.requires = capture.requires
+        self.training = training
+        self.counter = 0
+        self.fresh: set = set()       # values that must not live in reused buffers
+        self.consumers: dict = {}     # value name -> number of consuming nodes
+        self.saved: set = set()       # values a VJP reads after the forward
+        self.fallbacks: list = []     # op names run through their registry function
+        self.grad_fallbacks: list = []
+        devices = {m.device for m in self.metas.values()}
+        self.device = ember.device(sorted(devices)[0]) if devices else ember.device("cpu")
+        self.single_device = len(devices) <= 1
+        self.xp = api.array_module(ember.empty(0, device=self.device))
+        self.ns["xp"] = self.xp
+        from .._tensor import _make
+
+        self.ns["_wrap"] = _make  # api.wrap without its extra call
+        self.ns["_dev"] = self.device
+        self.state: dict = {}         # node name -> name of its autograd-fallback state
+        self.buffers: dict = {}       # value name -> its reused buffer (views of it too)
+        self.owned: set = set()       # values held in buffers written by their node only
+        self.views: dict = {}         # (kind, var) -> constant view of a fixed array
+
+    # -- names and constants ----------------------------------------------------------------
+    def new(self, base: str = "t") -> str:
+        self.counter += 1
+        return f"_{base}{self.counter}"
+
+    def const(self, value, base: str = "c") -> str:
+        name = self.new(base)
+        self.ns[name] = value
+        return name
+
+    def emit(self, line: str) -> None:
+        self.lines.append(line)
+
+    # -- values -----------------------------------------------------------------------------
+    def meta(self, name: str):
+        return self.metas[name]
+
+    def shape(self, name: str) -> tuple:
+        shape = self.metas[name].shape
+        if not all(isinstance(d, int) for d in shape):
+            raise Unsupported(f"value %{name} has a data-dependent shape")
+        return tuple(shape)
+
+    def dtype(self, name: str):
+        return np.dtype(self.metas[name].dtype)
+
+    def decode(self, enc):
+        """An argument's Python value; tensors as ``("tensor", name)`` markers."""
+        if isinstance(enc, list):
+            return [self.decode(x) for x in enc]
+        if isinstance(enc, dict) and len(enc) == 1:
+            (tag, v), = enc.items()
+            if tag == "tensor":
+                return ("tensor", v)
+            if tag == "slice":
+                return slice(*(self.decode(x) for x in v))
+            if tag == "tuple":
+                return tuple(self.decode(x) for x in v)
+            if tag == "symint":
+                raise Unsupported("a symbolic size in a compiled graph")
+            return decode_literal(tag, v, "compiled graph")
+        return enc
+
+    def tensor_args(self, node) -> list:
+        """The names of the node's tensor arguments, in order (args then kwargs)."""
+        out = []
+
+        def walk(x):
+            if isinstance(x, dict):
+                if len(x) == 1 and "tensor" in x:
+                    out.append(x["tensor"])
+                    return
+                for v in x.values():
+                    walk(v)
+            elif isinstance(x, list):
+                for v in x:
+                    walk(v)
+
+        walk(node.args)
+        walk(node.kwargs)
+        return out
+
+    def out(self, node, i: int = 0) -> str:
+        """The variable holding the node's output ``i``: a reused buffer, or a fresh array
+        allocated on this call when the value leaves the call."""
+        name = node.outputs[i][0]
+        shape, dtype = self.shape(name), self.dtype(name)
+        var = "v_" + name
+        self.var[name] = var
+        if name in self.fresh:
+            self.emit(f"{var} = xp.empty({shape!r}, {self.const(dtype, 'dt')})")
+        else:
+            buf = self.xp.empty(shape, dtype=dtype)
+            self.buffers[name] = buf
+            self.emit(f"{var} = {self.const(buf, 'buf')}")
+        return var
+
+    def alias(self, node, var: str, i: int = 0) -> str:
+        """The node's output ``i`` is ``var`` (an in-place write or a view)."""
+        self.var[node.outputs[i][0]] = var
+        return var
+
+    def set_expr(self, node, expr: str, i: int = 0) -> str:
+        """The node's output ``i`` computed by ``expr`` (a fresh array or a view)."""
+        var = "v_" + node.outputs[i][0]
+        self.emit(f"{var} = {expr}")
+        self.var[node.outputs[i][0]] = var
+        return var
+
+    def a(self, name: str) -> str:
+        return self.var[name]
+
+    def transposed(self, name: str) -> str:
+        """``name``'s array transposed: a constant view when the array is fixed (a guarded
+        parameter), else ``.T`` on each call."""
+        var = self.var[name]
+        arr = self.ns.get(var)
+        if arr is not None and hasattr(arr, "T") and var.startswith("_garr"):
+            key = ("T", var)
+            if key not in self.views:
+                self.views[key] = self.const(arr.T, "wt")
+            return self.views[key]
+        return f"{var}.T"
+
+    def can_overwrite(self, name: str, node) -> bool:
+        """Whether ``node`` may write its output into ``name``'s buffer: a buffer of a lowered
+        node, read by no other node, not saved for backward and not leaving the call."""
+        return (name in self.owned and self.consumers.get(name, 0) == 1
+                and name not in self.saved and name not in self.fresh)
+
+
+# -- planning ------------------------------------------------------------------------------
+
+def _plan(gen: Gen, nodes, outputs: list, forward_lowering, vjp_table, bw_index) -> dict:
+    """Per node: "lower", "fallback" or "grad_fallback" (autograd through the op); the fresh
+    values; consumer counts."""
+    from ._lowerings import ALIASES, SAVES
+
+    plan = {}
+    for node in nodes:
+        for v in set(gen.tensor_args(node)):
+            gen.consumers[v] = gen.consumers.get(v, 0) + 1
+    for k, node in enumerate(nodes):
+        if node.op.startswith("compile."):
+            plan[node.name] = node.op
+            continue
+        ins = gen.tensor_args(node)
+        on_path = k < bw_index and any(gen.requires.get(v) for v in ins) and any(
+            o is not None and gen.requires.get(o[0]) for o in node.outputs)
+        lower = forward_lowering.get(node.op)
+        if lower is not None and gen.single_device and (not on_path or node.op in vjp_table):
+            plan[node.name] = "lower"
+        elif on_path:
+            if node.op.endswith("_") or node.op == "setitem":
+                raise Unsupported(f"in-place op {node.op} on the gradient's path (at "
+                                  f"{node.source})")
+            plan[node.name] = "grad_fallback"
+        else:
+            plan[node.name] = "fallback"
+        if on_path and plan[node.name] == "lower":
+            saves = SAVES.get(node.op, "inputs")
+            if "inputs" in saves:
+                gen.saved.update(ins)
+            if "output" in saves:
+                gen.saved.update(o[0] for o in node.outputs if o is not None)
+    fresh = set(outputs)
+    for node in reversed(nodes):
+        outs = [o[0] for o in node.outputs if o is not None]
+        if not any(o in fresh for o in outs):
+            continue
+        kind = plan[node.name]
+        if kind == "lower":
+            fresh.update(ALIASES(node, gen))
+        elif kind in ("fallback", "grad_fallback") and may_alias(node.op):
+            fresh.update(gen.tensor_args(node))
+    gen.fresh = fresh
+    return plan
+
+
+# -- fallbacks -----------------------------------------------------------------------------
+
+def _template(gen: Gen, node):
+    refs: list = []
+
+    def conv(x):
+        if isinstance(x, tuple) and len(x) == 2 and x[0] == "tensor" and isinstance(x[1], str):
+            refs.append(x[1])
+            return Ref(len(refs) - 1)
+        if isinstance(x, list):
+            return [conv(v) for v in x]
+        if isinstance(x, tuple):
+            return tuple(conv(v) for v in x)
+        if isinstance(x, slice):
+            return slice(conv(x.start), conv(x.stop), conv(x.step))
+        return x
+
+    args = conv(gen.decode(node.args))
+    if node.op in ("getitem", "setitem") and len(args) > 1 and isinstance(node.args[1], dict) \
+            and "tuple" in node.args[1]:
+        args[1] = tuple(args[1])
+    kwargs = {k: conv(gen.decode(v)) for k, v in node.kwargs.items()}
+    return args, kwargs, refs
+
+
+def _devices(gen: Gen, refs: list) -> list:
+    import ember
+
+    return [ember.device(gen.meta(r).device) for r in refs]
+
+
+def _outputs_of(node, out):
+    if node.result in ("tensor", "none") or node.op == "setitem":
+        return [out]
+    if len(out) != len(node.outputs):
+        raise RuntimeError(f"{node.op} returned {len(out)} tensors, but the compiled graph "
+                           f"recorded {len(node.outputs)}")
+    return list(out)
+
+
+def emit_fallback(gen: Gen, node) -> None:
+    """``outs = fn(*tensors)`` under no_grad, on Tensors wrapped around the arrays."""
+    from ..autograd.grad_mode import no_grad
+    from ..export._ops import resolve
+    from ..ops import api
+
+    fn = resolve(node.op)
+    args, kwargs, refs = _template(gen, node)
+    devices = _devices(gen, refs)
+    wrap = api.wrap
+    setitem = node.op == "setitem"
+
+    def run(*arrays):
+        ts = [wrap(a, d) for a, d in zip(arrays, devices)]
+        with no_grad():
+            out = fn(*_fill(args, ts), **_fill(kwargs, ts))
+        if setitem:
+            out = ts[0]
+        return [None if o is None else o._data for o in _outputs_of(node, out)]
+
+    gen.fallbacks.append(node.op)
+    call = f"{gen.const(run, 'fb')}({', '.join(gen.a(r) for r in refs)})"
+    _bind_outputs(gen, node, call)
+
+
+def _bind_outputs(gen: Gen, node, call: str) -> None:
+    names = ["v_" + o[0] if o is not None else "_" for o in node.outputs]
+    if not names:
+        gen.emit(call)
+        return
+    gen.emit(f"{', '.join(names)}, = {call}")
+    for o in node.outputs:
+        if o is not None:
+            gen.var[o[0]] = "v_" + o[0]
+
+
+def emit_grad_fallback(gen: Gen, node) -> None:
+    """The op run with autograd on its own: its backward is ``autograd.grad`` over it."""
+    from ..autograd.grad_mode import enable_grad
+    from ..export._ops import resolve
+    from ..ops import api
+
+    fn = resolve(node.op)
+    args, kwargs, refs = _template(gen, node)
+    devices = _devices(gen, refs)
+    needs = [gen.requires.get(r, False) for r in refs]
+    wrap = api.wrap
+
+    def run(*arrays):
+        ts = [wrap(a, d) for a, d in zip(arrays, devices)]
+        for t, n in zip(ts, needs):
+            if n:
+                t.requires_grad = True
+        with enable_grad():
+            out = fn(*_fill(args, ts), **_fill(kwargs, ts))
+        outs = _outputs_of(node, out)
+        return [(ts, outs)] + [None if o is None else o._data for o in outs]
+
+    state = gen.new("st")
+    gen.state[node.name] = (state, refs, needs)
+    gen.grad_fallbacks.append(node.op)
+    names = [state] + ["v_" + o[0] if o is not None else "_" for o in node.outputs]
+    gen.emit(f"{', '.join(names)}, = {gen.const(run, 'fbg')}"
+             f"({', '.join(gen.a(r) for r in refs)})")
+    for o in node.outputs:
+        if o is not None:
+            gen.var[o[0]] = "v_" + o[0]
+
+
+def grad_fallback_backward(state, grads):
+    """Gradients (arrays or None) of a grad-fallback node's inputs, from its outputs'."""
+    from ..autograd import grad as autograd_grad
+    from ..ops import api
+
+    ts, outs = state
+    pairs = [(o, g) for o, g in zip(outs, grads)
+             if g is not None and o is not None and o.requires_grad]
+    inputs = [t for t in ts if t.requires_grad]
+    if not pairs or not inputs:
+        return [None] * len(ts)
+    got = autograd_grad([o for o, _ in pairs], inputs,
+                        [api.wrap(g, o.device) for o, g in pairs], allow_unused=True)
+    it = iter(got)
+    return [None if not t.requires_grad else (lambda g: None if g is None else g._data)(next(it))
+            for t in ts]
+
+
+def emit_opaque(gen: Gen, node) -> None:
+    fn, args, kwargs = gen.capture.opaque[node.name]
+    real_args, real_kwargs = gen.capture.real(args), gen.capture.real(kwargs)
+    for t in _flat_tensors((real_args, real_kwargs)):
+        if gen.capture.classify(t) == "graph" or isinstance(t, Tensor) and \
+                id(t) in gen.capture.lifted:
+            raise Unsupported(f"opaque call {getattr(fn, '__qualname__', fn)} with tensor "
+                              "arguments")
+
+    def run():
+        return fn(*real_args, **real_kwargs)
+
+    gen.emit(f"{gen.const(run, 'op')}()")
+
+
+def _flat_tensors(obj):
+    if isinstance(obj, Tensor):
+        yield obj
+    elif isinstance(obj, (list, tuple)):
+        for x in obj:
+            yield from _flat_tensors(x)
+    elif isinstance(obj, dict):
+        for x in obj.values():
+            yield from _flat_tensors(x)
+
+
+# -- backward ------------------------------------------------------------------------------
+
+def _acc_grad(t, g, owned):
+    """``t.grad`` gets ``g`` (a fresh array unless ``owned`` is False), or accumulates it."""
+    from ..ops import api
+
+    cur = t._grad
+    if cur is None:
+        t._grad = api.wrap(g if owned else g.copy(), t._device)
+    else:
+        cur._data += g
+        cur._bump_version()
+
+
+class Grads:
+    """Contributions to each value's gradient during the reverse sweep."""
+
+    def __init__(self, gen: Gen):
+        self.gen = gen
+        self.parts: dict = {}  # value -> [(var, owned)]
+
+    def add(self, name: str, var: str, owned: bool) -> None:
+        self.parts.setdefault(name, []).append((var, owned))
+
+    def total(self, name: str):
+        """``(var, owned)`` of the summed gradient of ``name``, or None."""
+        parts = self.parts.pop(name, None)
+        if not parts:
+            return None
+        if len(parts) == 1:
+            return parts[0]
+        gen = self.gen
+        var = gen.new("g")
+        gen.emit(f"{var} = {' + '.join(p for p, _ in parts)}")
+        return var, True
+
+
+def emit_backward(gen: Gen, node, nodes_before, plan) -> None:
+    from ._lowerings import VJP
+
+    loss_enc, grad_enc = node.args
+    loss = loss_enc["tensor"]
+    grads = Grads(gen)
+    lv = gen.a(loss)
+    if grad_enc is None:
+        var = gen.new("g")
+        gen.emit(f"{var} = xp.ones_like({lv})")
+    else:
+        var = gen.a(grad_enc["tensor"])
+    grads.add(loss, var, grad_enc is None)
+    for n in reversed(nodes_before):
+        kind = plan[n.name]
+        if kind.startswith("compile."):
+            continue
+        outs = [o[0] if o is not None else None for o in n.outputs]
+        gouts = [grads.total(o) if o is not None else None for o in outs]
+        if all(g is None for g in gouts):
+            continue
+        ins = gen.tensor_args(n)
+        if not any(gen.requires.get(v) for v in ins):
+            continue
+        if kind == "grad_fallback":
+            state, refs, needs = gen.state[n.name]
+            gl = ", ".join("None" if g is None else g[0] for g in gouts)
+            res = gen.new("gi")
+            gen.emit(f"{res} = {gen.const(grad_fallback_backward, 'gfb')}({state}, [{gl}])")
+            for i, (r, need) in enumerate(zip(refs, needs)):
+                if need:
+                    gv = gen.new("g")
+                    gen.emit(f"{gv} = {res}[{i}]")
+                    grads.add(r, gv, True)
+            continue
+        contributions = VJP[n.op](gen, n, gouts)
+        for name, var, owned in contributions:
+            if gen.requires.get(name):
+                grads.add(name, var, owned)
+    for name, expr in gen.tensor_expr.items():
+        total = grads.total(name)
+        if total is None or not gen.requires.get(name):
+            continue
+        var, owned = total
+        guard = f"if {var} is not None: " if var.startswith("_g") else ""
+        gen.emit(f"{guard}{gen.const(_acc_grad, 'acc')}({expr}, {var}, {owned})")
+
+
+# -- the whole function --------------------------------------------------------------------
+
+def generate(captured, guard_lines: list, guard_ns: dict, input_exprs: dict, name: str):
+    """The entry's function ``(args, kwargs) -> result or MISS``, and its Gen (for explain)."""
+    from ._lowerings import FORWARD, VJP
+
+    graph, cap = captured.graph, captured.capture
+    nodes = graph.nodes
+    bw_index = next((i for i, n in enumerate(nodes) if n.op == "compile.backward"),
+                    len(nodes))
+    if sum(n.op == "compile.backward" for n in nodes) > 1:
+        raise Unsupported("more than one backward() in one compiled call")
+    gen = Gen(graph, cap, training=bw_index < len(nodes))
+    gen.ns.update(guard_ns)
+    input_exprs, arrays = input_exprs
+    gen.tensor_expr = dict(input_exprs)
+    outputs = _spec_names(graph.outputs)
+    if bw_index == len(nodes) and any(gen.requires.get(o) for o in outputs):
+        raise Unsupported("an output requires grad and the function does not call "
+                          "backward(): outputs that carry autograd graphs are not compiled "
+                          "(call it under no_grad, or compile the whole training step)")
+    plan = _plan(gen, nodes, outputs, FORWARD, VJP, bw_index)
+    for line in guard_lines:
+        gen.emit(line)
+    for i in graph.inputs:
+        expr = input_exprs[i.name]
+        if i.name in arrays:  # guarded to be this very array
+            gen.var[i.name] = arrays[i.name]
+            continue
+        gen.var[i.name] = "v_" + i.name
+        gen.emit(f"v_{i.name} = {expr}._data")
+    for k, node in enumerate(nodes):
+        kind = plan[node.name]
+        if kind == "compile.backward":
+            emit_backward(gen, node, nodes[:k], plan)
+        elif kind == "compile.opaque":
+            emit_opaque(gen, node)
+        elif kind == "lower":
+            before = set(gen.var)
+            if FORWARD[node.op](gen, node) is False:
+                plan[node.name] = "fallback"
+                emit_fallback(gen, node)
+            else:
+                for o in node.outputs:
+                    if o is not None and o[0] not in before and o[0] not in gen.fresh:
+                        gen.owned.add(o[0])
+        elif kind == "grad_fallback":
+            emit_grad_fallback(gen, node)
+        else:
+            emit_fallback(gen, node)
+    gen.emit(f"return {_output_expr(gen, graph.outputs)}")
+    body = "\n".join("    " + line for line in gen.lines)
+    source = f"def {name}(args, kwargs):\n{body}\n"
+    code = compile(source, f"<ember.compile {name}>", "exec")  # the builtin
+    exec(code, gen.ns)
+    return gen.ns[name], source, gen
+
+
+def _spec_names(spec) -> list:
+    from ..export._program import _spec_tensors
+
+    return _spec_tensors(spec)
+
+
+def _output_expr(gen: Gen, spec) -> str:
+    if isinstance(spec, dict) and len(spec) == 1:
+        (tag, v), = spec.items()
+        if tag == "tensor":
+            dev = gen.const(__import__("ember").device(gen.meta(v).device), "dev")
+            return f"_wrap({gen.a(v)}, {dev})"
+        if tag in ("tuple", "list"):
+            items = [_output_expr(gen, x) for x in v]
+            inner = ", ".join(items) + ("," if tag == "tuple" and len(items) == 1 else "")
+            return f"({inner})" if tag == "tuple" else f"[{inner}]"
+        if tag == "dict":
+            return "{" + ", ".join(f"{k!r}: {_output_expr(gen, x)}" for k, x in v) + "}"
+        if tag == "namedtuple":
+            from ..export._program import _namedtuple
+
+            cls = gen.const(_namedtuple(v["name"], v["fields"]), "nt")
+            return f"{cls}(" + ", ".join(_output_expr(gen, x) for x in v["items"]) + ")"
+        if tag == "record":
+            raise Unsupported("a dataclass output")
+    return gen.const(gen.decode(spec), "out")

@@ -1,0 +1,472 @@
+"""Lowerings: registry op -> array code (``FORWARD``), and its VJP (``VJP``).
+
+A forward lowering reads its node's arguments, writes lines through the generator ``g``
+(``g.out(node)`` is the output's buffer, ``g.a(name)`` a value's array variable) and returns
+None, or False to leave the node to the generic fallback (a case it does not handle: a dtype
+mix, an unusual argument). Its output must equal the registry op's (same float operations in
+the same order where the eager kernel fixes them). A VJP lowering gets the output gradients
+``[(var, owned) or None]`` and returns ``[(input name, grad var, owned)]``; ``owned`` says the
+array is fresh and used once (it may be handed to ``.grad`` as is).
+
+``SAVES[op]``: what the VJP reads after the forward (``"inputs"``, ``"output"``, both, or
+``""``), so that no later node overwrites it; ``ALIASES(node, g)``: the inputs a lowered
+node's output may share memory with (views, in-place writes).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["FORWARD", "VJP", "SAVES", "ALIASES", "sum_to"]
+
+FORWARD: dict = {}
+VJP: dict = {}
+SAVES: dict = {}
+_VIEWS: set = set()
+_INPLACE_CAPABLE: set = set()
+
+
+def forward(*names, saves: str = "inputs", view: bool = False, inplace: bool = False):
+    def deco(fn):
+        for n in names:
+            FORWARD[n] = fn
+            SAVES[n] = saves
+            if view:
+                _VIEWS.add(n)
+            if inplace:
+                _INPLACE_CAPABLE.add(n)
+        return fn
+    return deco
+
+
+def vjp(*names):
+    def deco(fn):
+        for n in names:
+            VJP[n] = fn
+        return fn
+    return deco
+
+
+def ALIASES(node, g) -> list:
+    if node.op in _VIEWS or node.op in _INPLACE_CAPABLE:
+        ins = g.tensor_args(node)
+        return ins[:1] if node.op in _VIEWS else ins
+    return []
+
+
+def sum_to(grad, shape):
+    """``grad`` summed down to ``shape`` (the broadcast's gradient)."""
+    if grad.shape == shape:
+        return grad
+    lead = grad.ndim - len(shape)
+    axes = tuple(range(lead)) + tuple(i + lead for i, s in enumerate(shape)
+                                      if s == 1 and grad.shape[i + lead] != 1)
+    out = grad.sum(axis=axes, keepdims=True) if axes else grad
+    return out.reshape(shape)
+
+
+# -- argument binding ----------------------------------------------------------------------
+
+def bind(g, node, params: list, defaults: dict):
+    """The node's arguments by parameter name (decoded), or None for unknown keywords."""
+    args = g.decode(node.args)
+    kwargs = {k: g.decode(v) for k, v in node.kwargs.items()}
+    if len(args) > len(params) or any(k not in params for k in kwargs):
+        return None
+    out = dict(defaults)
+    out.update(zip(params, args))
+    out.update(kwargs)
+    if any(p not in out for p in params):
+        return None
+    return out
+
+
+def tname(x):
+    """The value name of a decoded tensor argument, or None."""
+    if isinstance(x, tuple) and len(x) == 2 and x[0] == "tensor":
+        return x[1]
+    return None
+
+
+def _lit(v) -> str:
+    if isinstance(v, bool) or v is None:
+        return repr(v)
+    if isinstance(v, int):
+        return repr(v)
+    if isinstance(v, float):
+        if v != v or v in (float("inf"), float("-inf")):
+            return f"float({str(v)!r})"
+        return repr(v)
+    raise TypeError(type(v))
+
+
+# -- linear --------------------------------------------------------------------------------
+
+@forward("linear")
+def _linear(g, node):
+    b = bind(g, node, ["input", "weight", "bias"], {"bias": None})
+    if b is None:
+        return False
+    x, w, bias = tname(b["input"]), tname(b["weight"]), tname(b["bias"])
+    if x is None or w is None or (b["bias"] is not None and bias is None):
+        return False
+    xs, ws = g.shape(x), g.shape(w)
+    dt = g.dtype(x)
+    if len(ws) != 2 or len(xs) < 2 or g.dtype(w) != dt or dt.kind != "f" \
+            or (bias is not None and (g.dtype(bias) != dt or len(g.shape(bias)) != 1)):
+        return False
+    out = g.out(node)
+    xa, o2 = g.a(x), out
+    if len(xs) > 2:
+        xa = f"{xa}.reshape(-1, {xs[-1]})"
+        o2 = f"{out}.reshape(-1, {ws[0]})"
+    g.emit(f"xp.dot({xa}, {g.transposed(w)}, out={o2})")
+    if bias is not None:
+        g.emit(f"xp.add({o2}, {g.a(bias)}, out={o2})")
+
+
+@vjp("linear")
+def _linear_vjp(g, node, gouts):
+    b = bind(g, node, ["input", "weight", "bias"], {"bias": None})
+    x, w, bias = tname(b["input"]), tname(b["weight"]), tname(b["bias"])
+    gy = gouts[0][0]
+    xs = g.shape(x)
+    out = []
+    gy2, x2 = gy, g.a(x)
+    if len(xs) > 2:
+        gy2 = f"{gy}.reshape(-1, {g.shape(w)[0]})"
+        x2 = f"{x2}.reshape(-1, {xs[-1]})"
+    if g.requires.get(x):
+        gx = g.new("g")
+        g.emit(f"{gx} = xp.matmul({gy2}, {g.a(w)})" + (f".reshape({xs!r})" if len(xs) > 2
+                                                        else ""))
+        out.append((x, gx, True))
+    if g.requires.get(w):
+        gw = g.new("g")
+        g.emit(f"{gw} = xp.matmul({gy2}.T, {x2})")
+        out.append((w, gw, True))
+    if bias is not None and g.requires.get(bias):
+        gb = g.new("g")
+        g.emit(f"{gb} = {gy2}.sum(0)")
+        out.append((bias, gb, True))
+    return out
+
+
+# -- elementwise -----------------------------------------------------------------------------
+
+def _unary_ok(g, node):
+    ins = g.tensor_args(node)
+    if len(ins) != 1 or len(node.args) != 1 or node.kwargs:
+        return None
+    x = ins[0]
+    if g.dtype(x) != g.dtype(node.outputs[0][0]):
+        return None
+    return x
+
+
+def _unary_out(g, node, x, inplace_ok=True):
+    if inplace_ok and g.can_overwrite(x, node):
+        return g.alias(node, g.a(x))
+    return g.out(node)
+
+
+@forward("relu", "relu_", saves="output", inplace=True)
+def _relu(g, node):
+    x = _unary_ok(g, node)
+    if x is None or g.dtype(x).kind not in "fiu":
+        return False
+    if node.op == "relu_":
+        if g.training:
+            return False
+        g.emit(f"xp.maximum({g.a(x)}, 0, out={g.a(x)})")
+        g.alias(node, g.a(x))
+        return None
+    out = _unary_out(g, node, x)
+    zero = g.const(g.xp.zeros((), dtype=g.dtype(x)), "zero")  # a 0-d operand: no conversion
+    g.emit(f"xp.maximum({g.a(x)}, {zero}, out={out})")
+
+
+@vjp("relu")
+def _relu_vjp(g, node, gouts):
+    x = g.tensor_args(node)[0]
+    gx = g.new("g")
+    g.emit(f"{gx} = xp.multiply({gouts[0][0]}, {g.a(node.outputs[0][0])} > 0)")
+    return [(x, gx, True)]
+
+
+@forward("tanh", saves="output", inplace=True)
+def _tanh(g, node):
+    x = _unary_ok(g, node)
+    if x is None or g.dtype(x).kind != "f":
+        return False
+    out = _unary_out(g, node, x)
+    g.emit(f"xp.tanh({g.a(x)}, out={out})")
+
+
+@vjp("tanh")
+def _tanh_vjp(g, node, gouts):
+    x, y = g.tensor_args(node)[0], g.a(node.outputs[0][0])
+    gx = g.new("g")
+    g.emit(f"{gx} = {gouts[0][0]} * (1 - {y} * {y})")
+    return [(x, gx, True)]
+
+
+@forward("exp", saves="output", inplace=True)
+def _exp(g, node):
+    x = _unary_ok(g, node)
+    if x is None or g.dtype(x).kind != "f":
+        return False
+    out = _unary_out(g, node, x)
+    g.emit(f"xp.exp({g.a(x)}, out={out})")
+
+
+@vjp("exp")
+def _exp_vjp(g, node, gouts):
+    x, y = g.tensor_args(node)[0], g.a(node.outputs[0][0])
+    gx = g.new("g")
+    g.emit(f"{gx} = {gouts[0][0]} * {y}")
+    return [(x, gx, True)]
+
+
+@forward("neg", saves="", inplace=True)
+def _neg(g, node):
+    x = _unary_ok(g, node)
+    if x is None or g.dtype(x).kind not in "fi":
+        return False
+    out = _unary_out(g, node, x)
+    g.emit(f"xp.negative({g.a(x)}, out={out})")
+
+
+@vjp("neg")
+def _neg_vjp(g, node, gouts):
+    gx = g.new("g")
+    g.emit(f"{gx} = -{gouts[0][0]}")
+    return [(g.tensor_args(node)[0], gx, True)]
+
+
+_BINARY = {"add": "add", "sub": "subtract", "mul": "multiply", "div": "divide"}
+
+
+def _binary_operands(g, node):
+    """``(a, b)`` as (kind, value) pairs ("t", name) / ("s", scalar), or None."""
+    op = node.op
+    params = ["input", "other"]
+    b = bind(g, node, params, {})
+    if b is None or len(node.args) != 2:
+        return None
+    out_dt = g.dtype(node.outputs[0][0])
+    ops = []
+    for key in params:
+        v = b[key]
+        name = tname(v)
+        if name is not None:
+            if g.dtype(name) != out_dt:
+                return None
+            ops.append(("t", name))
+        elif type(v) in (int, float) and not isinstance(v, bool):
+            if type(v) is float and out_dt.kind != "f":
+                return None
+            ops.append(("s", v))
+        else:
+            return None
+    if not any(k == "t" for k, _ in ops) or op == "div" and out_dt.kind != "f":
+        return None
+    return ops
+
+
+@forward("add", "sub", "mul", "div", saves="inputs", inplace=True)
+def _binary(g, node):
+    ops = _binary_operands(g, node)
+    if ops is None:
+        return False
+    ufunc = _BINARY[node.op]
+    outname = node.outputs[0][0]
+    shape = g.shape(outname)
+    target = None
+    if not g.training:
+        for kind, v in ops:
+            if kind == "t" and g.shape(v) == shape and g.can_overwrite(v, node):
+                target = g.alias(node, g.a(v))
+                break
+    if target is None:
+        target = g.out(node)
+    exprs = [g.a(v) if k == "t" else _lit(v) for k, v in ops]
+    g.emit(f"xp.{ufunc}({exprs[0]}, {exprs[1]}, out={target})")
+
+
+SAVES["add"] = SAVES["sub"] = ""
+
+
+@vjp("add", "sub", "mul", "div")
+def _binary_vjp(g, node, gouts):
+    ops = _binary_operands(g, node)
+    gy = gouts[0][0]
+    out = []
+    ns = g.const(sum_to, "sum_to")
+    for i, (kind, v) in enumerate(ops):
+        if kind != "t" or not g.requires.get(v):
+            continue
+        other = ops[1 - i]
+        o = g.a(other[1]) if other[0] == "t" else _lit(other[1])
+        if node.op == "add":
+            expr = gy
+        elif node.op == "sub":
+            expr = gy if i == 0 else f"-{gy}"
+        elif node.op == "mul":
+            expr = f"{gy} * {o}"
+        elif i == 0:
+            expr = f"{gy} / {o}"
+        else:
+            a = g.a(ops[0][1]) if ops[0][0] == "t" else _lit(ops[0][1])
+            expr = f"-{gy} * {a} / ({o} * {o})"
+        gv = g.new("g")
+        g.emit(f"{gv} = {ns}({expr}, {g.shape(v)!r})")
+        out.append((v, gv, expr != gy))
+    return out
+
+
+# -- views ---------------------------------------------------------------------------------
+
+@forward("reshape", "view", "Tensor.view", "Tensor.reshape", "flatten", "Tensor.flatten",
+         "squeeze", "unsqueeze", saves="", view=True)
+def _reshape(g, node):
+    ins = g.tensor_args(node)
+    if len(ins) != 1 or g.dtype(ins[0]) != g.dtype(node.outputs[0][0]):
+        return False  # Tensor.view(dtype)
+    x = ins[0]
+    shape = g.shape(node.outputs[0][0])
+    buf = g.buffers.get(x)
+    if buf is not None and x not in g.fresh and node.outputs[0][0] not in g.fresh:
+        view = buf.reshape(shape)
+        g.buffers[node.outputs[0][0]] = view
+        g.set_expr(node, g.const(view, "view"))
+        return None
+    g.set_expr(node, f"{g.a(x)}.reshape({shape!r})")
+
+
+@vjp("reshape", "view", "Tensor.view", "Tensor.reshape", "flatten", "Tensor.flatten",
+     "squeeze", "unsqueeze")
+def _reshape_vjp(g, node, gouts):
+    x = g.tensor_args(node)[0]
+    gx = g.new("g")
+    g.emit(f"{gx} = {gouts[0][0]}.reshape({g.shape(x)!r})")
+    return [(x, gx, gouts[0][1])]
+
+
+def _perm(g, node):
+    x = g.tensor_args(node)[0]
+    n = len(g.shape(x))
+    args = g.decode(node.args)[1:]
+    kwargs = {k: g.decode(v) for k, v in node.kwargs.items()}
+    if node.op in ("transpose", "swapaxes", "Tensor.transpose"):
+        dims = list(args) + [kwargs.get("dim0"), kwargs.get("dim1")]
+        d0, d1 = [d for d in dims if d is not None][:2]
+        perm = list(range(n))
+        perm[d0 % n], perm[d1 % n] = perm[d1 % n], perm[d0 % n]
+        return x, perm
+    if node.op in ("t", "Tensor.t", "Tensor.T"):
+        return x, list(range(n))[::-1]
+    dims = args[0] if args else kwargs.get("dims")
+    return x, [d % n for d in dims]
+
+
+@forward("transpose", "Tensor.transpose", "permute", "Tensor.permute", "t", "Tensor.t",
+         "Tensor.T", saves="", view=True)
+def _permute(g, node):
+    try:
+        x, perm = _perm(g, node)
+    except (TypeError, ValueError, IndexError):
+        return False
+    buf = g.buffers.get(x)
+    if buf is not None and x not in g.fresh and node.outputs[0][0] not in g.fresh:
+        view = buf.transpose(perm)
+        g.buffers[node.outputs[0][0]] = view
+        g.set_expr(node, g.const(view, "view"))
+        return None
+    g.set_expr(node, f"{g.a(x)}.transpose({tuple(perm)!r})")
+
+
+@vjp("transpose", "Tensor.transpose", "permute", "Tensor.permute", "t", "Tensor.t",
+     "Tensor.T")
+def _permute_vjp(g, node, gouts):
+    x, perm = _perm(g, node)
+    inverse = tuple(int(i) for i in np.argsort(perm))
+    gx = g.new("g")
+    g.emit(f"{gx} = {gouts[0][0]}.transpose({inverse!r})")
+    return [(x, gx, False)]
+
+
+# -- losses ------------------------------------------------------------------------------
+
+_CE = ["input", "target", "weight", "size_average", "ignore_index", "reduce", "reduction",
+       "label_smoothing"]
+_CE_DEFAULTS = {"weight": None, "size_average": None, "ignore_index": -100, "reduce": None,
+                "reduction": "mean", "label_smoothing": 0.0}
+
+
+def _ce_check(t, C):
+    """PyTorch's error for a class index out of range (the eager kernel's check)."""
+    if t.size and (int(t.max()) >= C):
+        raise IndexError(f"Target {int(t.max())} is out of bounds.")
+
+
+@forward("cross_entropy", saves="inputs")
+def _cross_entropy(g, node):
+    b = bind(g, node, _CE, _CE_DEFAULTS)
+    if b is None:
+        return False
+    x, t = tname(b["input"]), tname(b["target"])
+    if x is None or t is None or b["weight"] is not None or b["size_average"] is not None \
+            or b["reduce"] is not None or b["label_smoothing"] \
+            or b["reduction"] not in ("mean", "sum") or type(b["ignore_index"]) is not int:
+        return False
+    xs, ts = g.shape(x), g.shape(t)
+    dt = g.dtype(x)
+    if len(xs) != 2 or ts != xs[:1] or g.dtype(t).kind not in "iu" or dt.kind != "f" \
+            or not xs[0] or not xs[1]:
+        return False
+    N, C = xs
+    ignore = b["ignore_index"]
+    xa, ta = g.a(x), g.a(t)
+    xp = g.xp
+    E = g.const(xp.empty(xs, dtype=dt), "buf")
+    ar = g.const(xp.arange(N), "ar")
+    m, z, logz, tc, w, den = (g.new(n) for n in ("m", "z", "lz", "tc", "w", "den"))
+    g.emit(f"{m} = {xa}.max(1, keepdims=True)")
+    g.emit(f"xp.subtract({xa}, {m}, out={E})")
+    g.emit(f"xp.exp({E}, out={E})")
+    g.emit(f"{z} = {E}.sum(1, keepdims=True)")
+    g.emit(f"{logz} = xp.log({z})")
+    g.emit(f"{w} = ({ta} != {ignore}).astype({g.const(dt, 'dt')})")
+    g.emit(f"{tc} = xp.where({ta} != {ignore}, {ta}, 0)")
+    g.emit(f"{g.const(_ce_check, 'cec')}({tc}, {C})")
+    picked = f"(({xa}[{ar}, {tc}] - {m}.reshape({N})) - {logz}.reshape({N}))"
+    row = g.new("row")
+    g.emit(f"{row} = -({picked} * {w})")
+    if b["reduction"] == "mean":
+        g.emit(f"{den} = {w}.sum()")
+        total = f"{row}.sum() / {den}"
+    else:
+        g.emit(f"{den} = None")
+        total = f"{row}.sum()"
+    g.ce = getattr(g, "ce", {})
+    g.ce[node.name] = (E, z, tc, w, den, ar)
+    g.set_expr(node, f"xp.asarray({total}, dtype={g.const(dt, 'dt')})")
+
+
+@vjp("cross_entropy")
+def _cross_entropy_vjp(g, node, gouts):
+    x = g.tensor_args(node)[0]
+    E, z, tc, w, den, ar = g.ce[node.name]
+    gy = gouts[0][0]
+    gx, scale = g.new("g"), g.new("s")
+    g.emit(f"{gx} = {E} / {z}")
+    g.emit(f"{gx}[{ar}, {tc}] -= 1")
+    g.emit(f"{scale} = {w} * ({gy} / {den})" if den and _mean(g, node) else
+           f"{scale} = {w} * {gy}")
+    g.emit(f"{gx} *= {scale}[:, None]")
+    return [(x, gx, True)]
+
+
+def _mean(g, node) -> bool:
+    return bind(g, node, _CE, _CE_DEFAULTS)["reduction"] == "mean"
