@@ -226,6 +226,7 @@ def explain(fn) -> dict:
         entries.append({"graph_breaks": list(e.breaks), "eager": e.eager, "reason": e.reason,
                         "fallback_ops": list(e.gen.fallbacks) if e.gen else [],
                         "grad_fallback_ops": list(e.gen.grad_fallbacks) if e.gen else [],
+                        "node_vjp_ops": list(e.gen.node_vjps) if e.gen else [],
                         "source": e.source})
     return {"graph_count": sum(not e["eager"] for e in entries),
             "graph_break_count": sum(len(e["graph_breaks"]) for e in entries),

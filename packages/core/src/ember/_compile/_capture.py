@@ -87,6 +87,8 @@ class CompileCapture(Capture):
         self.requires: dict = {}        # value name -> requires_grad of the real value
         self.opaque: dict = {}          # node name -> (fn, args, kwargs)
         self.backward: dict = {}        # node name -> {"loss", "gradient"}
+        self.fused: dict = {}           # node name -> FusedOp (``ember.ops.api.fused_op``)
+        self.one_node: dict = {}        # node name -> its call recorded one autograd node
 
     # -- graph breaks -------------------------------------------------------------------
     def graph_break(self, reason: str) -> None:
@@ -133,6 +135,18 @@ class CompileCapture(Capture):
             return None
 
     # -- dispatch -----------------------------------------------------------------------
+    def call(self, name, fn, args, kwargs, rec_args, rec_kwargs):
+        # tensors the function reaches (parameters) become free inputs BEFORE the call is
+        # classified: an op over parameters alone (``wpe.weight[:n]``) is a node, not a
+        # constant folded at capture (the optimizer changes the parameter between calls)
+        unknown: list = []
+        self.scan((rec_args, rec_kwargs), unknown)
+        for t, _ in unknown:
+            if self.reachable.get(id(t)) is t and not (t.requires_grad
+                                                       and t.grad_fn is not None):
+                self.lift_free(t)
+        return super().call(name, fn, args, kwargs, rec_args, rec_kwargs)
+
     def dispatch(self, func, args, kwargs):
         entry = _xcap._ops.lookup(func)
         if entry is not None and entry.name in _RANDOM_FACTORIES:
@@ -142,6 +156,8 @@ class CompileCapture(Capture):
     def output(self, node, real, shadow, i, traced_args, args, taint, single=False):
         out = super().output(node, real, shadow, i, traced_args, args, taint, single)
         self.requires[node.outputs[-1][0]] = bool(real.requires_grad)
+        if real.grad_fn is not None and self.one_node.get(node.name, True):
+            self.one_node[node.name] = _one_node(real.grad_fn, args)
         return out
 
     def record_backward(self, raw, args, kwargs):
@@ -171,6 +187,22 @@ class CompileCapture(Capture):
         self.nodes.append(node)
         return out
 
+    def record_fused(self, op, tensors):
+        """A call of a fused op (``ember.ops.api.fused_op``): run it eagerly on the real
+        tensors (capture off), record one ``compile.fused.<name>`` node."""
+        cap = self
+
+        def run(*real):
+            with _suspended(cap):
+                return op.eager(real)
+
+        before = len(self.nodes)
+        args = list(tensors)
+        out = self.call(f"compile.fused.{op.name}", run, args, {}, args, {})
+        if len(self.nodes) > before:
+            self.fused[self.nodes[-1].name] = op
+        return out
+
     def record_opaque(self, fn, args, kwargs) -> None:
         unknown: list = []
         self.scan((args, kwargs), unknown)
@@ -183,6 +215,21 @@ class CompileCapture(Capture):
         node.mutates = ["<opaque>"]
         self.opaque[node.name] = (fn, args, kwargs)
         self.nodes.append(node)
+
+
+def _one_node(gf, args) -> bool:
+    """Whether the op's output node ``gf`` has edges only to its own tensor arguments (the
+    op recorded ONE autograd node: its backward is the op's VJP, called directly)."""
+    from ..autograd.graph import edge
+
+    mine = set()
+    for a in _xcap._flat(args):
+        if isinstance(a, Tensor):
+            real = a._real if isinstance(a, TracedTensor) else a
+            if real.requires_grad:
+                fn, nr = edge(real)
+                mine.add((id(fn), nr))
+    return all(fn is None or (id(fn), nr) in mine for fn, nr in gf.next_functions)
 
 
 class _suspended:

@@ -91,7 +91,8 @@ class Gen:
         self.consumers: dict = {}     # value name -> number of consuming nodes
         self.saved: set = set()       # values a VJP reads after the forward
         self.fallbacks: list = []     # op names run through their registry function
-        self.grad_fallbacks: list = []
+        self.grad_fallbacks: list = []  # ops differentiated by autograd.grad on each call
+        self.node_vjps: list = []     # ops whose own autograd node's backward is called
         devices = {m.device for m in self.metas.values()}
         self.device = ember.device(sorted(devices)[0]) if devices else ember.device("cpu")
         self.single_device = len(devices) <= 1
@@ -229,6 +230,12 @@ def _plan(gen: Gen, nodes, outputs: list, forward_lowering, vjp_table, bw_index)
         for v in set(gen.tensor_args(node)):
             gen.consumers[v] = gen.consumers.get(v, 0) + 1
     for k, node in enumerate(nodes):
+        if node.op.startswith("compile.fused."):
+            plan[node.name] = "compile.fused"
+            if k < bw_index:  # its kernels' ctx may hold its input and output arrays
+                gen.saved.update(gen.tensor_args(node))
+                gen.saved.update(o[0] for o in node.outputs if o is not None)
+            continue
         if node.op.startswith("compile."):
             plan[node.name] = node.op
             continue
@@ -242,9 +249,13 @@ def _plan(gen: Gen, nodes, outputs: list, forward_lowering, vjp_table, bw_index)
             if node.op.endswith("_") or node.op == "setitem":
                 raise Unsupported(f"in-place op {node.op} on the gradient's path (at "
                                   f"{node.source})")
-            plan[node.name] = "grad_fallback"
+            plan[node.name] = "node_vjp" if gen.capture.one_node.get(node.name) \
+                else "grad_fallback"
         else:
             plan[node.name] = "fallback"
+        if on_path and plan[node.name] != "lower":  # its autograd node holds its arrays
+            gen.saved.update(ins)
+            gen.saved.update(o[0] for o in node.outputs if o is not None)
         if on_path and plan[node.name] == "lower":
             saves = SAVES.get(node.op, "inputs")
             if "inputs" in saves:
@@ -259,7 +270,7 @@ def _plan(gen: Gen, nodes, outputs: list, forward_lowering, vjp_table, bw_index)
         kind = plan[node.name]
         if kind == "lower":
             fresh.update(ALIASES(node, gen))
-        elif kind in ("fallback", "grad_fallback") and may_alias(node.op):
+        elif kind in ("fallback", "grad_fallback", "node_vjp") and may_alias(node.op):
             fresh.update(gen.tensor_args(node))
     gen.fresh = fresh
     return plan
@@ -341,8 +352,9 @@ def _bind_outputs(gen: Gen, node, call: str) -> None:
             gen.var[o[0]] = "v_" + o[0]
 
 
-def emit_grad_fallback(gen: Gen, node) -> None:
-    """The op run with autograd on its own: its backward is ``autograd.grad`` over it."""
+def emit_grad_fallback(gen: Gen, node, direct: bool = False) -> None:
+    """The op run with autograd on its own: its backward is ``autograd.grad`` over it, or,
+    ``direct``, its one autograd node's backward (the op's own VJP) called directly."""
     from ..autograd.grad_mode import enable_grad
     from ..export._ops import resolve
     from ..ops import api
@@ -361,11 +373,12 @@ def emit_grad_fallback(gen: Gen, node) -> None:
         with enable_grad():
             out = fn(*_fill(args, ts), **_fill(kwargs, ts))
         outs = _outputs_of(node, out)
-        return [(ts, outs)] + [None if o is None else o._data for o in outs]
+        state = _direct_state(ts, outs) if direct else None
+        return [state or (ts, outs)] + [None if o is None else o._data for o in outs]
 
     state = gen.new("st")
     gen.state[node.name] = (state, refs, needs)
-    gen.grad_fallbacks.append(node.op)
+    (gen.node_vjps if direct else gen.grad_fallbacks).append(node.op)
     names = [state] + ["v_" + o[0] if o is not None else "_" for o in node.outputs]
     gen.emit(f"{', '.join(names)}, = {gen.const(run, 'fbg')}"
              f"({', '.join(gen.a(r) for r in refs)})")
@@ -374,11 +387,64 @@ def emit_grad_fallback(gen: Gen, node) -> None:
             gen.var[o[0]] = "v_" + o[0]
 
 
+def _direct_state(ts, outs):
+    """``(node, where, n)`` when the op's outputs share one autograd node whose edges go to
+    the wrapped inputs ``ts`` only (``where[j]``: the input of edge ``j``), else None."""
+    node = None
+    for o in outs:
+        if o is not None and o.grad_fn is not None:
+            if node is not None and o.grad_fn is not node:
+                return None
+            node = o.grad_fn
+    if node is None:
+        return None
+    accs = {id(t._accum): i for i, t in enumerate(ts) if t.requires_grad and t._accum}
+    where = []
+    for fn, _ in node.next_functions:
+        if fn is None:
+            where.append(None)
+        elif id(fn) in accs:
+            where.append(accs[id(fn)])
+        else:
+            return None
+    return (node, where, len(ts))
+
+
+def _direct_backward(state, grads):
+    from ..autograd.engine import _fill_missing
+    from ..autograd.grad_mode import no_grad
+    from ..ops import api
+
+    node, where, n = state
+    dev = node.device
+    gs = [None if g is None else api.wrap(g, dev) for g in grads]
+    out = [None] * n
+    if node._n_out == 1:
+        if gs[0] is None:
+            return out
+        g = gs[0]
+    else:
+        if all(x is None for x in gs):
+            return out
+        g = _fill_missing(node, gs)
+    with no_grad():
+        res = node.backward(g)
+    if res.__class__ is not tuple:
+        res = (res,)
+    for i, r in zip(where, res):
+        if i is None or r is None:
+            continue
+        out[i] = r._data if out[i] is None else out[i] + r._data
+    return out
+
+
 def grad_fallback_backward(state, grads):
     """Gradients (arrays or None) of a grad-fallback node's inputs, from its outputs'."""
     from ..autograd import grad as autograd_grad
     from ..ops import api
 
+    if len(state) == 3:
+        return _direct_backward(state, grads)
     ts, outs = state
     pairs = [(o, g) for o, g in zip(outs, grads)
              if g is not None and o is not None and o.requires_grad]
@@ -390,6 +456,41 @@ def grad_fallback_backward(state, grads):
     it = iter(got)
     return [None if not t.requires_grad else (lambda g: None if g is None else g._data)(next(it))
             for t in ts]
+
+
+def _fused_inputs(node) -> list:
+    """A fused node's inputs by position: value names, None for absent ones."""
+    return [a["tensor"] if isinstance(a, dict) and "tensor" in a else None for a in node.args]
+
+
+def emit_fused(gen: Gen, node) -> None:
+    """``outs = forward(ctx, *arrays)`` of a fused op; ``ctx`` kept for its backward."""
+    op = gen.capture.fused[node.name]
+    ins = _fused_inputs(node)
+    if len(ins) != len(node.args):
+        raise Unsupported(f"fused op {op.name} with non-tensor arguments")
+    ctx = gen.new("ctx")
+    gen.state[node.name] = ctx
+    gen.emit(f"{ctx} = {{}}")
+    args = ", ".join("None" if v is None else gen.a(v) for v in ins)
+    _bind_outputs(gen, node, f"{gen.const(op.forward, 'fwd')}({ctx}, {args})")
+
+
+def fused_vjp(gen: Gen, node, gouts) -> list:
+    """``[(input name, grad var, owned)]`` of a fused node from its backward kernel."""
+    op = gen.capture.fused[node.name]
+    res = gen.new("gi")
+    gl = ", ".join("None" if g is None else g[0] for g in gouts)
+    if len(gouts) == 1:
+        gl += ","
+    gen.emit(f"{res} = {gen.const(op.backward, 'bwd')}({gen.state[node.name]}, ({gl}))")
+    out = []
+    for i, name in enumerate(_fused_inputs(node)):
+        if name is not None and gen.requires.get(name):
+            gv = gen.new("g")
+            gen.emit(f"{gv} = {res}[{i}]")
+            out.append((name, gv, False))
+    return out
 
 
 def emit_opaque(gen: Gen, node) -> None:
@@ -470,7 +571,7 @@ def emit_backward(gen: Gen, node, nodes_before, plan) -> None:
     grads.add(loss, var, grad_enc is None)
     for n in reversed(nodes_before):
         kind = plan[n.name]
-        if kind.startswith("compile."):
+        if kind.startswith("compile.") and kind != "compile.fused":
             continue
         outs = [o[0] if o is not None else None for o in n.outputs]
         gouts = [grads.total(o) if o is not None else None for o in outs]
@@ -479,7 +580,11 @@ def emit_backward(gen: Gen, node, nodes_before, plan) -> None:
         ins = gen.tensor_args(n)
         if not any(gen.requires.get(v) for v in ins):
             continue
-        if kind == "grad_fallback":
+        if kind == "compile.fused":
+            for name, var, owned in fused_vjp(gen, n, gouts):
+                grads.add(name, var, owned)
+            continue
+        if kind in ("grad_fallback", "node_vjp"):
             state, refs, needs = gen.state[n.name]
             gl = ", ".join("None" if g is None else g[0] for g in gouts)
             res = gen.new("gi")
@@ -488,7 +593,7 @@ def emit_backward(gen: Gen, node, nodes_before, plan) -> None:
                 if need:
                     gv = gen.new("g")
                     gen.emit(f"{gv} = {res}[{i}]")
-                    grads.add(r, gv, True)
+                    grads.add(r, gv, kind == "grad_fallback")
             continue
         contributions = VJP[n.op](gen, n, gouts)
         for name, var, owned in contributions:
@@ -540,6 +645,8 @@ def generate(captured, guard_lines: list, guard_ns: dict, input_exprs: dict, nam
             emit_backward(gen, node, nodes[:k], plan)
         elif kind == "compile.opaque":
             emit_opaque(gen, node)
+        elif kind == "compile.fused":
+            emit_fused(gen, node)
         elif kind == "lower":
             before = set(gen.var)
             if FORWARD[node.op](gen, node) is False:
@@ -549,11 +656,11 @@ def generate(captured, guard_lines: list, guard_ns: dict, input_exprs: dict, nam
                 for o in node.outputs:
                     if o is not None and o[0] not in before and o[0] not in gen.fresh:
                         gen.owned.add(o[0])
-        elif kind == "grad_fallback":
-            emit_grad_fallback(gen, node)
+        elif kind in ("grad_fallback", "node_vjp"):
+            emit_grad_fallback(gen, node, direct=kind == "node_vjp")
         else:
             emit_fallback(gen, node)
-    gen.emit(f"return {_output_expr(gen, graph.outputs)}")
+    gen.emit(f"return {_output_expr(gen, graph.outputs, captured.result)}")
     body = "\n".join("    " + line for line in gen.lines)
     source = f"def {name}(args, kwargs):\n{body}\n"
     code = compile(source, f"<ember.compile {name}>", "exec")  # the builtin
@@ -567,23 +674,45 @@ def _spec_names(spec) -> list:
     return _spec_tensors(spec)
 
 
-def _output_expr(gen: Gen, spec) -> str:
+def _record_expr(gen: Gen, v, real) -> str:
+    """A dataclass output (``transformers``-style model outputs), rebuilt by its class."""
+    import dataclasses
+
+    fields = {f.name: f for f in dataclasses.fields(real)}
+    if any(not fields[k].init for k, _ in v["fields"]):
+        raise Unsupported(f"a dataclass output ({type(real).__name__}) with init=False fields")
+    cls = gen.const(type(real), "rec")
+    items = ", ".join(f"{k}={_output_expr(gen, x, getattr(real, k))}" for k, x in v["fields"])
+    return f"{cls}({items})"
+
+
+def _output_expr(gen: Gen, spec, real=None) -> str:
     if isinstance(spec, dict) and len(spec) == 1:
         (tag, v), = spec.items()
         if tag == "tensor":
             dev = gen.const(__import__("ember").device(gen.meta(v).device), "dev")
             return f"_wrap({gen.a(v)}, {dev})"
         if tag in ("tuple", "list"):
-            items = [_output_expr(gen, x) for x in v]
+            reals = list(real) if isinstance(real, (list, tuple)) else [None] * len(v)
+            items = [_output_expr(gen, x, r) for x, r in zip(v, reals)]
             inner = ", ".join(items) + ("," if tag == "tuple" and len(items) == 1 else "")
             return f"({inner})" if tag == "tuple" else f"[{inner}]"
         if tag == "dict":
-            return "{" + ", ".join(f"{k!r}: {_output_expr(gen, x)}" for k, x in v) + "}"
+            return "{" + ", ".join(
+                f"{k!r}: {_output_expr(gen, x, real.get(k) if isinstance(real, dict) else None)}"
+                for k, x in v) + "}"
         if tag == "namedtuple":
-            from ..export._program import _namedtuple
+            if isinstance(real, tuple) and hasattr(real, "_fields"):
+                cls = gen.const(type(real), "nt")  # the function's own class
+                items = zip(v["items"], real)
+            else:
+                from ..export._program import _namedtuple
 
-            cls = gen.const(_namedtuple(v["name"], v["fields"]), "nt")
-            return f"{cls}(" + ", ".join(_output_expr(gen, x) for x in v["items"]) + ")"
+                cls = gen.const(_namedtuple(v["name"], v["fields"]), "nt")
+                items = ((x, None) for x in v["items"])
+            return f"{cls}(" + ", ".join(_output_expr(gen, x, r) for x, r in items) + ")"
         if tag == "record":
-            raise Unsupported("a dataclass output")
+            if real is None:
+                raise Unsupported("a dataclass output")
+            return _record_expr(gen, v, real)
     return gen.const(gen.decode(spec), "out")

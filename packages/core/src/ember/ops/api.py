@@ -41,7 +41,7 @@ from .registry import OPS, OpInfo, functional_kernels, register
 __all__ = ["array_module", "array_module_of", "array", "wrap", "result", "needs_grad",
            "grad_enabled", "node_class", "record", "check_same_device", "make_inplace",
            "defop", "register", "fused_kernel", "functional_kernels", "OPS", "OpInfo", "Node",
-           "rng", "dtype_from_numpy", "parse_to"]
+           "rng", "dtype_from_numpy", "parse_to", "fused_op"]
 
 
 def array_module(t: Tensor):
@@ -129,6 +129,26 @@ def defop(name: str, forward: Callable, backward: Callable | None = None, *,
     op.__name__ = op.__qualname__ = name
     op._node = node
     return op
+
+
+def fused_op(name: str, forward: Callable, backward: Callable, *,
+             reference: Callable | None = None) -> Callable:
+    """An op ``f(*tensors) -> tuple`` that is ONE node for autograd and for ``ember.compile``,
+    run by two array kernels.
+
+    ``forward(ctx, *arrays) -> tuple`` gets the tensors' arrays (None stays None) and returns
+    the outputs' arrays (None for an absent output), fresh arrays that share no memory with
+    its inputs; it may stash what the backward needs in the dict ``ctx`` (fresh per call).
+    ``backward(ctx, grads) -> tuple`` gets the outputs' gradients (arrays, None where an output
+    got none; it must not write them) and returns one gradient array (or None) per input.
+    Eagerly a call records one autograd node; in a compiled function's capture it is one graph
+    node whose replay calls the two kernels; ``ember.export`` and ``ember.jit`` record registry
+    ops only, so there the call runs ``reference(*tensors)``, the same computation written
+    with Tensor ops (which also serves ``create_graph=True``). Without ``reference`` those
+    two raise."""
+    from .._compile._fused import FusedOp
+
+    return FusedOp(name, forward, backward, reference)
 
 
 def rng(device, generator=None):

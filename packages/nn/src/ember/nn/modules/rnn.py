@@ -375,6 +375,46 @@ _NODES = {m: api.node_class(n, _layer_backward, n_out=3) for m, n in (
     ("LSTM", "LstmBackward0"), ("GRU", "GruBackward0"))}
 
 
+def _fused_layer(mode, steps, B):
+    """The layer as an ``api.fused_op`` (one node of a compiled graph): the array kernels of
+    ``_KERNELS`` forward and backward, ``_reference_layer`` for export and jit."""
+
+    def forward(ctx, x, h0, c0, w, b, w_hr):
+        xp = api.array_module_of(w)
+        G, P = w.shape
+        h0d = xp.zeros((B, P), dtype=x.dtype) if h0 is None else h0
+        c0d = None
+        if mode == "LSTM":
+            c0d = xp.zeros((B, G // 4), dtype=x.dtype) if c0 is None else c0
+        Y, C, arrays = _KERNELS[mode][0](xp, mode, x.reshape(-1, G), h0d, c0d, w, b, w_hr,
+                                         steps)
+        arrays["h0"], arrays["c0"] = h0d, c0d
+        ctx.update(arrays=arrays, x_shape=x.shape, w=w, w_hr=w_hr, present=(
+            h0 is not None, c0 is not None, b is not None))
+        return Y, _final(xp, Y, steps, B), None if C is None else _final(xp, C, steps, B)
+
+    def backward(ctx, grads):
+        gY, gh, gc = grads
+        arrays, w, w_hr = ctx["arrays"], ctx["w"], ctx["w_hr"]
+        has_h0, has_c0, has_b = ctx["present"]
+        xp = api.array_module_of(w)
+        Y = arrays["Y"]
+        dY = None if gY is None else gY.reshape(Y.shape)
+        dh = xp.zeros((B, w.shape[1]), dtype=w.dtype) if gh is None else gh.copy()
+        dc = None
+        if mode == "LSTM":
+            dc = xp.zeros((B, w.shape[0] // 4), dtype=w.dtype) if gc is None else gc.copy()
+        dxw, dgh, dW_hr, dc = _KERNELS[mode][1](xp, mode, arrays, dY, dh, dc, w, w_hr, steps)
+        dW = dgh.T @ _all_prev(xp, Y, arrays["h0"], steps)
+        return (dxw.reshape(ctx["x_shape"]), dh if has_h0 else None,
+                dc if has_c0 else None, dW, dgh.sum(0) if has_b else None, dW_hr)
+
+    def reference(xw, h0, c0, w, b, w_hr):
+        return _reference_layer(mode, xw, h0, c0, w, b, w_hr, steps, B)
+
+    return api.fused_op(f"{mode.lower()}_layer", forward, backward, reference=reference)
+
+
 def _recurrent_layer(mode, xw, h0, c0, w, b, w_hr, batch_sizes, reverse, lead=None):
     """One layer and direction over all time steps: ``(output, h_n, c_n)``.
 
@@ -383,10 +423,11 @@ def _recurrent_layer(mode, xw, h0, c0, w, b, w_hr, batch_sizes, reverse, lead=No
     """
     tensors = (xw, h0, c0, w, b, w_hr)
     if ember.jit.is_tracing():
-        # graph capture records registry ops: the fused array kernel below is none, so the
-        # layer runs as its Tensor-op reference (the same values, step by step)
-        steps = _steps(batch_sizes, reverse)
-        Y, h_n, c_n = _reference_layer(mode, xw, h0, c0, w, b, w_hr, steps, batch_sizes[0])
+        # graph capture: ember.compile records the layer as ONE fused node (its array
+        # kernels); export and jit record registry ops, so there the fused op runs its
+        # Tensor-op reference (the same values, step by step)
+        Y, h_n, c_n = _fused_layer(mode, _steps(batch_sizes, reverse), batch_sizes[0])(
+            *tensors)
         return (Y if lead is None else Y.reshape(tuple(lead) + (Y.shape[1],))), h_n, c_n
     dev = xw._device
     for t in tensors:
