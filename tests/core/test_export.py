@@ -838,3 +838,31 @@ def test_torch_function_mode_sees_this_threads_calls_only():
     assert seen == ["zeros", "sin", "__add__"]
     assert_allclose(y, np.sin(x.numpy()), rtol=1e-6)
     assert not ember.overrides.is_active()
+
+
+def test_keyword_argument_after_a_skipped_default_binds_by_name():
+    def f(a, b=None, c=None):
+        assert b is None
+        return a * 2 + c
+
+    x, y = ember.randn(3), ember.randn(3)
+    ep = E.export(f, (x,), {"c": y})
+    assert_allclose(ep.module()(x, c=y), x * 2 + y)
+
+
+def test_unbounded_dim_with_a_size_branch():
+    def f(x):
+        if x.shape[0] >= 0:  # holds for every size of an unbounded Dim
+            return x.relu()
+        return x
+
+    batch = E.Dim("batch")  # no max
+    ep = E.export(f, (ember.randn(4, 2),), dynamic_shapes={"x": {0: batch}})
+    x = ember.randn(9, 2)
+    assert_allclose(ep.module()(x), x.relu())
+
+    def g(x):  # an upper bound cannot hold on an unbounded range: a clear error, no TypeError
+        return x.relu() if x.shape[0] < 100 else x
+
+    with pytest.raises(E.ConstraintViolationError, match="batch < 100"):
+        E.export(g, (ember.randn(4, 2),), dynamic_shapes={"x": {0: batch}})

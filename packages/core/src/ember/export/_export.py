@@ -347,9 +347,13 @@ def _container(inputs: _Inputs, value, name: str, dyn):
 
 
 def _call_arguments(call_values: dict):
+    """The forward's call from the bound values. A positional-or-keyword parameter goes by
+    keyword (one given by keyword after a skipped default must not shift into it), unless
+    a ``*args`` follows, which needs them all positionally."""
     args, kwargs = [], {}
+    varargs = any(pkind == "VAR_POSITIONAL" for pkind, _ in call_values.values())
     for name, (pkind, value) in call_values.items():
-        if pkind in ("POSITIONAL_ONLY", "POSITIONAL_OR_KEYWORD"):
+        if pkind == "POSITIONAL_ONLY" or (pkind == "POSITIONAL_OR_KEYWORD" and varargs):
             args.append(value)
         elif pkind == "VAR_POSITIONAL":
             args.extend(value)

@@ -318,6 +318,10 @@ def holds_on_range(lhs, op: str, rhs, lo: int, hi: int) -> bool:
     """Whether ``sym <op> rhs`` (``lhs`` a bare symbol, ``rhs`` an int) holds for every value
     of the symbol in ``[lo, hi]`` (checked at the ends; the guards are monotone there)."""
     f = GUARD_FUNCS[op]
+    if hi is None:  # unbounded above: only a lower-bound guard can hold on the whole range
+        if op in ("gt", "ge"):
+            return f(lo, rhs)
+        return op == "ne" and rhs < lo
     if op in ("eq",):
         return lo == hi == rhs
     if op == "ne":

@@ -9,7 +9,16 @@ model is loaded.
 # -- import (ONNX -> Ember): _import.py; operators in _ops_import.py and _import_*.py ---------
 from ._import import OnnxModule, load_model
 
-# -- export (Ember -> ONNX): export.py, added separately ----------------------------------------
+# -- export (Ember -> ONNX): export.py (torch.onnx.export; onnx imported when a model is
+# exported), the graph in _export_program.py, the op mappings in _export_ops*.py --------------
+from .export import (
+    OnnxExporterError,
+    OperatorExportTypes,
+    TrainingMode,
+    UnsupportedOperatorError,
+    export,
+)
 
-__all__ = ["OnnxModule", "load_model"]
+__all__ = ["OnnxModule", "load_model", "export", "TrainingMode", "OperatorExportTypes",
+           "OnnxExporterError", "UnsupportedOperatorError"]
 __version__ = "0.1.0"

@@ -57,7 +57,9 @@ def _get_seq_len(src: Tensor, batch_first: bool) -> int:
 def _detect_is_causal_mask(mask, is_causal=None, size=None) -> bool:
     """``is_causal`` when given, else whether ``mask`` equals the square subsequent mask."""
     make_causal = is_causal is True
-    if is_causal is None and mask is not None:
+    # while a graph is captured the mask is applied as given (the same values): the test reads
+    # the mask's values, which a graph cannot bake in
+    if is_causal is None and mask is not None and not ember.jit.is_tracing():
         sz = size if size is not None else mask.size(-2)
         causal = _generate_square_subsequent_mask(sz, device=mask.device, dtype=mask.dtype)
         make_causal = mask.shape == causal.shape and bool((mask == causal).all())

@@ -451,7 +451,9 @@ class BertPreTrainedModel(nn.Module):
 def _additive_padding_mask(attention_mask: Tensor, dtype) -> Tensor | None:
     """``(batch, 1, 1, seq)``: 0 where attended, the dtype's minimum where padded; None when
     nothing is padded (attention then skips the mask)."""
-    if bool(attention_mask.all()):
+    # (while a graph is captured the mask is always applied: the shortcut reads the mask's
+    # values, which a graph cannot bake in)
+    if not ember.jit.is_tracing() and bool(attention_mask.all()):
         return None
     mask = attention_mask[:, None, None, :].to(dtype)
     return (1.0 - mask) * ember.finfo(dtype).min

@@ -1,0 +1,589 @@
+"""ONNX export mappings: elementwise math, activations, matrix products and reductions
+(registered in the table of ``_export_ops.py``)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ._export_graph import FLOAT_TYPES, NUMPY_DTYPES, Unsupported, onnx_type
+from ._export_ops import (
+    Call,
+    decode,
+    dims_arg,
+    is_tensor_arg,
+    mapping,
+    norm_axis,
+    reduce,
+    unsqueeze,
+)
+
+# -- elementwise: unary -------------------------------------------------------------------------
+
+#: op -> ONNX op, computed in the output's dtype (an integer input of a float function is cast)
+_UNARY = {
+    "relu": "Relu", "sigmoid": "Sigmoid", "tanh": "Tanh", "exp": "Exp", "log": "Log",
+    "sqrt": "Sqrt", "neg": "Neg", "abs": "Abs", "erf": "Erf", "sin": "Sin", "cos": "Cos",
+    "tan": "Tan", "asin": "Asin", "acos": "Acos", "atan": "Atan", "sinh": "Sinh",
+    "cosh": "Cosh", "asinh": "Asinh", "acosh": "Acosh", "atanh": "Atanh", "floor": "Floor",
+    "ceil": "Ceil", "reciprocal": "Reciprocal", "sign": "Sign", "softsign": "Softsign",
+    "logical_not": "Not", "isnan": "IsNaN", "sgn": "Sign",
+}
+
+
+def _unary(op_type: str):
+    def emit(c: Call):
+        name = next(iter(c.p))
+        if op_type == "Not":
+            return c.add("Not", [c.t(name, "bool")])
+        if op_type == "IsNaN":
+            if c.dtype(name) not in FLOAT_TYPES:
+                return c.add("ConstantOfShape", [c.b.shape_of(c.t(name))],
+                             value=_scalar_tensor(c, False, "bool"))
+            return c.add("IsNaN", [c.t(name)])
+        src = c.dtype(name)
+        if op_type in ("Floor", "Ceil") and src not in FLOAT_TYPES:
+            return c.t(name, c.out_dtype)
+        if op_type == "Relu" and src not in FLOAT_TYPES and c.opset < 14:
+            zero = c.const(0, src)
+            return c.add("Max", [c.t(name), zero])
+        return c.add(op_type, [c.t(name, c.out_dtype)])
+    return emit
+
+
+for _op, _onnx in _UNARY.items():
+    mapping(_op)(_unary(_onnx))
+del _op, _onnx
+
+
+def _scalar_tensor(c: Call, value, dtype: str):
+    return c.b.onnx.numpy_helper.from_array(np.asarray([value], dtype=NUMPY_DTYPES[dtype]))
+
+
+@mapping("positive", "clone", "detach", "Tensor.contiguous", "Tensor.clone", "Tensor.detach",
+         "Tensor.requires_grad_", "nn.functional.dropout", "dropout", "nn.functional.dropout1d",
+         "nn.functional.dropout2d", "nn.functional.dropout3d", "feature_dropout",
+         "nn.functional.alpha_dropout", "alpha_dropout", "feature_alpha_dropout",
+         "nn.functional.feature_alpha_dropout", "Tensor.cpu", "Tensor.cuda")
+def _identity(c: Call):
+    """Ops that return their input's values: copies, and dropout in evaluation."""
+    training = c.p.get("training", c.p.get("train", False))
+    p = c.lit("p", 0.5)
+    if c.op.endswith("dropout") and training and p > 0:
+        if c.op not in ("nn.functional.dropout", "dropout"):
+            raise Unsupported(f"{c.op} in training mode has no ONNX operator")
+        x = c.t("input")
+        ratio = c.const(float(p), c.dtype("input"))
+        return c.add("Dropout", [x, ratio, c.const(True, "bool")])
+    name = next(iter(c.p))
+    return c.t(name, c.out_dtype)
+
+
+@mapping("round")
+def _round(c: Call):
+    decimals = c.lit("decimals", 0)
+    x = c.t("input", c.out_dtype)
+    if c.out_dtype not in FLOAT_TYPES:
+        return x
+    if not decimals:
+        return c.add("Round", [x])
+    scale = c.const(10.0 ** decimals, c.out_dtype)
+    return c.add("Div", [c.add("Round", [c.add("Mul", [x, scale])]), scale])
+
+
+@mapping("trunc")
+def _trunc(c: Call):
+    x = c.t("input", c.out_dtype)
+    if c.out_dtype not in FLOAT_TYPES:
+        return x
+    return _trunc_of(c, x, c.out_dtype)
+
+
+def _trunc_of(c: Call, x: str, dtype: str) -> str:
+    negative = c.add("Less", [x, c.const(0, dtype)])
+    return c.add("Where", [negative, c.add("Ceil", [x]), c.add("Floor", [x])])
+
+
+@mapping("rsqrt")
+def _rsqrt(c: Call):
+    return c.add("Reciprocal", [c.add("Sqrt", [c.t("input", c.out_dtype)])])
+
+
+@mapping("square")
+def _square(c: Call):
+    x = c.t("input", c.out_dtype)
+    return c.add("Mul", [x, x])
+
+
+@mapping("log2", "log10", "log1p", "expm1", "exp2")
+def _log_family(c: Call):
+    d = c.out_dtype
+    x = c.t("input", d)
+    if c.op == "log1p":
+        return c.add("Log", [c.add("Add", [x, c.const(1, d)])])
+    if c.op == "expm1":
+        return c.add("Sub", [c.add("Exp", [x]), c.const(1, d)])
+    if c.op == "exp2":
+        return c.add("Pow", [c.const(2.0, d), x])
+    base = 2.0 if c.op == "log2" else 10.0
+    return c.add("Div", [c.add("Log", [x]), c.const(math.log(base), d)])
+
+
+@mapping("isinf", "isfinite", "isposinf", "isneginf")
+def _isinf(c: Call):
+    x = c.t("input")
+    if c.dtype("input") not in FLOAT_TYPES:
+        return c.add("ConstantOfShape", [c.b.shape_of(x)],
+                     value=_scalar_tensor(c, c.op == "isfinite", "bool"))
+    if c.op == "isfinite":
+        return c.add("Not", [c.add("Or", [c.add("IsInf", [x]), c.add("IsNaN", [x])])])
+    return c.add("IsInf", [x], detect_negative=int(c.op != "isposinf"),
+                 detect_positive=int(c.op != "isneginf"))
+
+
+# -- elementwise: binary ------------------------------------------------------------------------
+
+def _two(c: Call, dtype: str) -> tuple[str, str]:
+    names = list(c.p)
+    return c.t(names[0], dtype), c.t(names[1], dtype)
+
+
+def _scaled(c: Call, name: str, dtype: str) -> str:
+    """``alpha * other`` for add/sub/rsub's ``alpha``."""
+    y = c.t(name, dtype)
+    alpha = c.lit("alpha", 1)
+    return y if alpha == 1 else c.add("Mul", [y, c.const(alpha, dtype)])
+
+
+@mapping("add")
+def _add(c: Call):
+    d = c.out_dtype
+    x, y = c.t("input", d), _scaled(c, "other", d)
+    return c.add("Or" if d == "bool" else "Add", [x, y])
+
+
+@mapping("sub")
+def _sub(c: Call):
+    d = c.out_dtype
+    return c.add("Sub", [c.t("input", d), _scaled(c, "other", d)])
+
+
+@mapping("rsub")
+def _rsub(c: Call):
+    d = c.out_dtype
+    return c.add("Sub", [c.t("other", d), _scaled(c, "input", d)])
+
+
+@mapping("mul")
+def _mul(c: Call):
+    d = c.out_dtype
+    x, y = _two(c, d)
+    return c.add("And" if d == "bool" else "Mul", [x, y])
+
+
+@mapping("div", "true_divide", "floor_divide")
+def _div(c: Call):
+    d = c.out_dtype
+    mode = "floor" if c.op == "floor_divide" else c.lit("rounding_mode")
+    x, y = _two(c, d)
+    q = c.add("Div", [x, y])
+    if mode is None:
+        return q
+    if d in FLOAT_TYPES:
+        return c.add("Floor", [q]) if mode == "floor" else _trunc_of(c, q, d)
+    if mode == "trunc":
+        return q  # ONNX integer division truncates
+    # floor division of integers: one less where the remainder is nonzero and signs differ
+    rem = c.add("Mod", [x, y], fmod=1)
+    zero = c.const(0, d)
+    fix = c.add("And", [c.add("Not", [c.add("Equal", [rem, zero])]),
+                        c.add("Xor", [c.add("Less", [x, zero]), c.add("Less", [y, zero])])])
+    return c.add("Sub", [q, c.add("Cast", [fix], to=onnx_type(d))])
+
+
+@mapping("remainder", "fmod")
+def _remainder(c: Call):
+    d = c.out_dtype
+    x, y = _two(c, d)
+    if c.op == "fmod":
+        return c.add("Mod", [x, y], fmod=1)
+    if d not in FLOAT_TYPES:
+        return c.add("Mod", [x, y], fmod=0)
+    return c.add("Sub", [x, c.add("Mul", [c.add("Floor", [c.add("Div", [x, y])]), y])])
+
+
+@mapping("pow", "float_power")
+def _pow(c: Call):
+    d = c.out_dtype
+    x, y = _two(c, d)
+    return c.add("Pow", [x, y])
+
+
+@mapping("maximum", "minimum", "fmax", "fmin")
+def _max_min(c: Call):
+    d = c.out_dtype
+    x, y = _two(c, d)
+    out = c.add("Max" if c.op in ("maximum", "fmax") else "Min", [x, y])
+    if c.op in ("fmax", "fmin") and d in FLOAT_TYPES:  # NaN only where both are NaN
+        out = c.add("Where", [c.add("IsNaN", [y]), x, out])
+        out = c.add("Where", [c.add("IsNaN", [x]), y, out])
+    return out
+
+
+_COMPARE = {"eq": "Equal", "ne": "Equal", "lt": "Less", "le": "LessOrEqual",
+            "gt": "Greater", "ge": "GreaterOrEqual"}
+
+
+@mapping(*_COMPARE)
+def _compare(c: Call):
+    op = c.op
+    names = list(c.p)[:2]
+    d = c.common_dtype(*names)
+    x, y = c.t(names[0], d), c.t(names[1], d)
+    out = c.add(_COMPARE[op], [x, y])
+    return c.add("Not", [out]) if op == "ne" else out
+
+
+@mapping("logical_and", "logical_or", "logical_xor")
+def _logical(c: Call):
+    x, y = _two(c, "bool")
+    return c.add({"logical_and": "And", "logical_or": "Or", "logical_xor": "Xor"}[c.op], [x, y])
+
+
+@mapping("bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not")
+def _bitwise(c: Call):
+    d = c.out_dtype
+    kind = c.op.rpartition("_")[2]
+    if d == "bool":
+        if kind == "not":
+            return c.add("Not", [c.t("input", d)])
+        x, y = _two(c, d)
+        return c.add(kind.capitalize(), [x, y])
+    c.require(18, f"{c.op} on integers (BitwiseAnd/Or/Xor/Not)")
+    if kind == "not":
+        return c.add("BitwiseNot", [c.t("input", d)])
+    x, y = _two(c, d)
+    return c.add("Bitwise" + kind.capitalize(), [x, y])
+
+
+@mapping("where")
+def _where(c: Call):
+    if not c.has("input"):
+        raise Unsupported("where(condition) (the indices of nonzero elements) has a "
+                          "data-dependent shape")
+    d = c.out_dtype
+    return c.add("Where", [c.t("condition", "bool"), c.t("input", d), c.t("other", d)])
+
+
+@mapping("masked_fill")
+def _masked_fill(c: Call):
+    d = c.out_dtype
+    return c.add("Where", [c.t("mask", "bool"), c.t("value", d), c.t("input", d)])
+
+
+@mapping("clamp", "clamp_min", "clamp_max", "hardtanh", "relu6", "nn.functional.hardtanh")
+def _clamp(c: Call):
+    d = c.out_dtype
+    x = c.t("input", d)
+    hardtanh = c.op.endswith("hardtanh")
+    lo_name, hi_name = ("min_val", "max_val") if hardtanh else ("min", "max")
+    lo, hi = c.p.get(lo_name), c.p.get(hi_name)
+    if c.op == "relu6":
+        lo, hi = 0.0, 6.0
+    if is_tensor_arg(lo) or is_tensor_arg(hi):
+        out = x
+        if lo is not None:
+            out = c.add("Max", [out, c.t(lo, d)])
+        if hi is not None:
+            out = c.add("Min", [out, c.t(hi, d)])
+        return out
+    return c.add("Clip", [x, c.t(lo, d) if lo is not None else "",
+                          c.t(hi, d) if hi is not None else ""])
+
+
+# -- activations --------------------------------------------------------------------------------
+
+@mapping("gelu")
+def _gelu(c: Call):
+    d = c.out_dtype
+    x = c.t("input", d)
+    approximate = c.lit("approximate", "none")
+    if c.opset >= 20:
+        return c.add("Gelu", [x], approximate=approximate)
+    half = c.const(0.5, d)
+    if approximate == "tanh":
+        cube = c.add("Mul", [c.add("Mul", [x, x]), x])
+        inner = c.add("Mul", [c.add("Add", [x, c.add("Mul", [cube, c.const(0.044715, d)])]),
+                              c.const(math.sqrt(2 / math.pi), d)])
+        gate = c.add("Add", [c.add("Tanh", [inner]), c.const(1.0, d)])
+    else:
+        gate = c.add("Add", [c.add("Erf", [c.add("Mul", [x, c.const(math.sqrt(0.5), d)])]),
+                             c.const(1.0, d)])
+    return c.add("Mul", [c.add("Mul", [x, half]), gate])
+
+
+@mapping("silu")
+def _silu(c: Call):
+    x = c.t("input", c.out_dtype)
+    return c.add("Mul", [x, c.add("Sigmoid", [x])])
+
+
+@mapping("mish")
+def _mish(c: Call):
+    x = c.t("input", c.out_dtype)
+    if c.opset >= 18:
+        return c.add("Mish", [x])
+    return c.add("Mul", [x, c.add("Tanh", [c.add("Softplus", [x])])])
+
+
+@mapping("hardsigmoid")
+def _hardsigmoid(c: Call):
+    return c.add("HardSigmoid", [c.t("input", c.out_dtype)], alpha=1 / 6, beta=0.5)
+
+
+@mapping("hardswish")
+def _hardswish(c: Call):
+    x = c.t("input", c.out_dtype)
+    if c.opset >= 14:
+        return c.add("HardSwish", [x])
+    return c.add("Mul", [x, c.add("HardSigmoid", [x], alpha=1 / 6, beta=0.5)])
+
+
+@mapping("leaky_relu", "nn.functional.leaky_relu")
+def _leaky_relu(c: Call):
+    return c.add("LeakyRelu", [c.t("input", c.out_dtype)],
+                 alpha=float(c.lit("negative_slope", 0.01)))
+
+
+@mapping("elu", "celu", "nn.functional.elu")
+def _elu(c: Call):
+    alpha = float(c.lit("alpha", 1.0))
+    x = c.t("input", c.out_dtype)
+    return c.add("Celu" if c.op.startswith("celu") else "Elu", [x], alpha=alpha)
+
+
+@mapping("selu")
+def _selu(c: Call):
+    return c.add("Selu", [c.t("input", c.out_dtype)])
+
+
+@mapping("softplus")
+def _softplus(c: Call):
+    d = c.out_dtype
+    x = c.t("input", d)
+    beta = float(c.lit("beta", 1.0))
+    threshold = float(c.lit("threshold", 20.0))
+    bx = x if beta == 1 else c.add("Mul", [x, c.const(beta, d)])
+    soft = c.add("Softplus", [bx])
+    if beta != 1:
+        soft = c.add("Div", [soft, c.const(beta, d)])
+    return c.add("Where", [c.add("Greater", [bx, c.const(threshold, d)]), x, soft])
+
+
+@mapping("logsigmoid", "nn.functional.logsigmoid")
+def _logsigmoid(c: Call):
+    x = c.t(next(iter(c.p)), c.out_dtype)
+    return c.add("Neg", [c.add("Softplus", [c.add("Neg", [x])])])
+
+
+@mapping("prelu")
+def _prelu(c: Call):
+    d = c.out_dtype
+    x, w = c.t("input", d), c.t("weight", d)
+    rank, wshape = c.rank("input"), c.shape("weight")
+    if len(wshape) == 1 and rank >= 2 and wshape[0] != 1:
+        w = unsqueeze(c, w, list(range(1, rank - 1)))
+    return c.add("PRelu", [x, w])
+
+
+@mapping("threshold")
+def _threshold(c: Call):
+    d = c.out_dtype
+    x = c.t("input", d)
+    above = c.add("Greater", [x, c.t("threshold", d)])
+    return c.add("Where", [above, x, c.t("value", d)])
+
+
+@mapping("softmax", "log_softmax", "softmin")
+def _softmax(c: Call):
+    d = c.out_dtype
+    x = c.t("input", d)
+    rank = c.rank("input")
+    dim = c.lit("dim")
+    if dim is None:
+        dim = 0 if rank in (0, 1, 3) else 1  # PyTorch's legacy implicit dim
+    axis = norm_axis(int(dim), rank)
+    if c.op == "softmin":
+        x = c.add("Neg", [x])
+    return c.add("LogSoftmax" if c.op == "log_softmax" else "Softmax", [x], axis=axis)
+
+
+# -- products -----------------------------------------------------------------------------------
+
+@mapping("matmul", "mm", "bmm", "mv", "dot", "inner")
+def _matmul(c: Call):
+    d = c.out_dtype
+    x, y = _two(c, d)
+    if c.op == "inner" and c.rank(list(c.p)[1]) > 1:
+        rank = c.rank(list(c.p)[1])
+        y = c.add("Transpose", [y], perm=list(range(rank - 2)) + [rank - 1, rank - 2])
+    return c.add("MatMul", [x, y])
+
+
+@mapping("linear")
+def _linear(c: Call):
+    d = c.out_dtype
+    x, w = c.t("input", d), c.t("weight", d)
+    bias = c.t("bias", d) if c.has("bias") else None
+    wrank = c.rank("weight")
+    if c.rank("input") == 2 and wrank == 2:
+        return c.add("Gemm", [x, w] + ([bias] if bias else []), transB=1)
+    wt = c.add("Transpose", [w], perm=[1, 0]) if wrank == 2 else w
+    out = c.add("MatMul", [x, wt])
+    return c.add("Add", [out, bias]) if bias else out
+
+
+@mapping("addmm")
+def _addmm(c: Call):
+    d = c.out_dtype
+    return c.add("Gemm", [c.t("mat1", d), c.t("mat2", d), c.t("input", d)],
+                 alpha=float(c.lit("alpha", 1)), beta=float(c.lit("beta", 1)))
+
+
+@mapping("baddbmm", "addbmm")
+def _baddbmm(c: Call):
+    d = c.out_dtype
+    prod = c.add("MatMul", [c.t("batch1", d), c.t("batch2", d)])
+    if c.op == "addbmm":
+        prod = reduce(c, "ReduceSum", prod, [0], False)
+    alpha, beta = c.lit("alpha", 1), c.lit("beta", 1)
+    if alpha != 1:
+        prod = c.add("Mul", [prod, c.const(alpha, d)])
+    base = c.t("input", d)
+    if beta != 1:
+        base = c.add("Mul", [base, c.const(beta, d)])
+    return c.add("Add", [base, prod])
+
+
+@mapping("einsum", since=12)
+def _einsum(c: Call):
+    d = c.out_dtype
+    eq = c.lit("equation") if "equation" in c.p else decode(list(c.p.values())[0])
+    operands = c.p.get("operands", c.p.get("args", []))
+    if len(operands) == 1 and isinstance(operands[0], list):
+        operands = operands[0]
+    return c.add("Einsum", [c.t(o, d) for o in operands], equation=eq.replace(" ", ""))
+
+
+# -- reductions ---------------------------------------------------------------------------------
+
+def _reduce_input(c: Call, name: str = "input") -> tuple[str, int, str]:
+    """The reduced input cast to the dtype the reduction runs in (its ``dtype`` argument;
+    bool counts as int64), its rank, and that dtype."""
+    src = c.dtype(name)
+    d = c.lit("dtype") or (src if src != "bool" else "int64")
+    return c.t(name, d), c.rank(name), d
+
+
+@mapping("sum", "mean", "prod", "nansum", "amax", "amin")
+def _sum(c: Call):
+    x, rank, d = _reduce_input(c)
+    if c.op in ("amax", "amin"):
+        x, d = c.t("input"), c.dtype("input")
+    axes = dims_arg(c, "dim", rank)
+    keep = bool(c.lit("keepdim", False))
+    if c.op == "nansum" and d in FLOAT_TYPES:
+        x = c.add("Where", [c.add("IsNaN", [x]), c.const(0, d), x])
+    op_type = {"sum": "ReduceSum", "nansum": "ReduceSum", "mean": "ReduceMean",
+               "prod": "ReduceProd", "amax": "ReduceMax", "amin": "ReduceMin"}[c.op]
+    out = reduce(c, op_type, x, axes, keep) if rank else x
+    return c.b.cast(out, d, c.out_dtype)
+
+
+@mapping("max", "min")
+def _max(c: Call):
+    d = c.out_dtype
+    if c.has("other"):
+        return c.add("Max" if c.op == "max" else "Min", [c.t("input", d), c.t("other", d)])
+    x = c.t("input")
+    rank = c.rank("input")
+    reduce_op = "ReduceMax" if c.op == "max" else "ReduceMin"
+    if not c.has("dim"):
+        return reduce(c, reduce_op, x, None, False) if rank else x
+    axis = norm_axis(int(c.lit("dim")), rank)
+    keep = bool(c.lit("keepdim", False))
+    values = reduce(c, reduce_op, x, [axis], keep)
+    indices = c.add("ArgMax" if c.op == "max" else "ArgMin", [x], axis=axis,
+                    keepdims=int(keep))
+    return [values, indices]
+
+
+@mapping("argmax", "argmin")
+def _argmax(c: Call):
+    x = c.t("input")
+    op_type = "ArgMax" if c.op == "argmax" else "ArgMin"
+    keep = bool(c.lit("keepdim", False))
+    if not c.has("dim"):
+        flat = c.add("Reshape", [x, c.i64([-1])])
+        out = c.add(op_type, [flat], axis=0, keepdims=0)
+        if keep:
+            out = c.add("Reshape", [out, c.i64([1] * c.rank("input"))])
+        return out
+    axis = norm_axis(int(c.lit("dim")), c.rank("input"))
+    return c.add(op_type, [x], axis=axis, keepdims=int(keep))
+
+
+@mapping("all", "any")
+def _all(c: Call):
+    x = c.t("input", "int32")
+    rank = c.rank("input")
+    axes = dims_arg(c, "dim", rank)
+    keep = bool(c.lit("keepdim", False))
+    out = reduce(c, "ReduceMin" if c.op == "all" else "ReduceMax", x, axes, keep) \
+        if rank else x
+    return c.add("Cast", [out], to=onnx_type("bool"))
+
+
+@mapping("logsumexp")
+def _logsumexp(c: Call):
+    x, rank, _ = _reduce_input(c)
+    axes = dims_arg(c, "dim", rank)
+    return reduce(c, "ReduceLogSumExp", x, axes, bool(c.lit("keepdim", False)))
+
+
+@mapping("var", "std", "var_mean", "std_mean")
+def _var(c: Call):
+    d = c.out_dtype
+    x = c.t("input", d)
+    rank = c.rank("input")
+    axes = dims_arg(c, "dim", rank)
+    keep = bool(c.lit("keepdim", False))
+    correction = c.lit("correction")
+    if correction is None:
+        unbiased = c.lit("unbiased")
+        correction = 0 if unbiased is False else 1
+    mean = reduce(c, "ReduceMean", x, axes, True)
+    diff = c.add("Sub", [x, mean])
+    sq = reduce(c, "ReduceMean", c.add("Mul", [diff, diff]), axes, keep)
+    if correction:
+        shape = c.shape("input")
+        count = 1
+        for a in (axes if axes is not None else range(rank)):
+            count = count * shape[a] if isinstance(shape[a], int) and isinstance(count, int) \
+                else {"mul": [count, shape[a]]}
+        n = c.add("Cast", [c.b.scalar_expr(count)], to=onnx_type(d))
+        sq = c.add("Div", [c.add("Mul", [sq, n]),
+                           c.add("Sub", [n, c.const(float(correction), d)])])
+    out = c.add("Sqrt", [sq]) if c.op.startswith("std") else sq
+    if c.op.endswith("_mean"):
+        return [out, mean if keep else reduce(c, "ReduceMean", x, axes, False)]
+    return out
+
+
+@mapping("cumsum")
+def _cumsum(c: Call):
+    d = c.lit("dtype") or c.out_dtype
+    x = c.t("input", d)
+    axis = norm_axis(int(c.lit("dim")), c.rank("input"))
+    return c.add("CumSum", [x, c.const(np.int64(axis), "int64")])

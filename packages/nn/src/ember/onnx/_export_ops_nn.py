@@ -1,0 +1,399 @@
+"""ONNX export mappings: convolution, pooling, normalization, attention, embedding, padding and
+resizing (registered in the table of ``_export_ops.py``).
+
+Learned from PyTorch's own symbolic functions (``torch/onnx/symbolic_opset9.py`` and later),
+written anew over the captured graph: normalization without a learned affine gets constant
+ones/zeros, layer norm below opset 17 and batch norm with batch statistics are decomposed,
+attention is ``Softmax(Q K^T * scale + mask) V`` with fully masked rows set to zero as Ember's
+kernel gives them.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ._export_graph import Unsupported, onnx_type
+from ._export_ops import Call, mapping, norm_axis, reduce, unsqueeze
+from ._export_ops_tensor import expand_to, reshape_to
+
+# -- convolution --------------------------------------------------------------------------------
+
+def _static(shape: list, what: str) -> list:
+    if not all(isinstance(e, int) for e in shape):
+        raise Unsupported(f"the {what} must have static sizes")
+    return list(shape)
+
+
+def _conv_pads(c: Call, n: int, kernel: list, dilation: list) -> list:
+    padding = c.lit("padding", 0)
+    if padding == "valid":
+        return [0] * (2 * n)
+    if padding == "same":
+        total = [d * (k - 1) for d, k in zip(dilation, kernel)]
+        begin = [t // 2 for t in total]
+        return begin + [t - b for t, b in zip(total, begin)]
+    if isinstance(padding, str):
+        raise Unsupported(f"padding={padding!r}")
+    pads = c.ints("padding", n)
+    return pads + pads
+
+
+@mapping("conv1d", "conv2d", "conv3d")
+def _conv(c: Call):
+    n = int(c.op[-2])
+    d = c.out_dtype
+    kernel = _static(c.shape("weight")[2:], "convolution weight")
+    dilation = c.ints("dilation", n, 1)
+    inputs = [c.t("input", d), c.t("weight", d)] + ([c.t("bias", d)] if c.has("bias") else [])
+    return c.add("Conv", inputs, kernel_shape=kernel, strides=c.ints("stride", n, 1),
+                 pads=_conv_pads(c, n, kernel, dilation), dilations=dilation,
+                 group=int(c.lit("groups", 1)))
+
+
+@mapping("conv_transpose1d", "conv_transpose2d", "conv_transpose3d")
+def _conv_transpose(c: Call):
+    n = int(c.op[-2])
+    d = c.out_dtype
+    kernel = _static(c.shape("weight")[2:], "convolution weight")
+    pads = c.ints("padding", n, 0)
+    inputs = [c.t("input", d), c.t("weight", d)] + ([c.t("bias", d)] if c.has("bias") else [])
+    return c.add("ConvTranspose", inputs, kernel_shape=kernel,
+                 strides=c.ints("stride", n, 1), pads=pads + pads,
+                 output_padding=c.ints("output_padding", n, 0),
+                 dilations=c.ints("dilation", n, 1), group=int(c.lit("groups", 1)))
+
+
+# -- pooling ------------------------------------------------------------------------------------
+
+def _pool_args(c: Call, n: int) -> dict:
+    kernel = c.ints("kernel_size", n)
+    stride = c.lit("stride")
+    strides = kernel if stride is None or stride == [] else c.ints("stride", n)
+    pads = c.ints("padding", n, 0)
+    return {"kernel_shape": kernel, "strides": strides, "pads": pads + pads,
+            "ceil_mode": int(bool(c.lit("ceil_mode", False)))}
+
+
+@mapping("max_pool1d", "max_pool2d", "max_pool3d")
+def _max_pool(c: Call):
+    if c.lit("return_indices", False):
+        raise Unsupported("return_indices=True (ONNX MaxPool's indices count over the whole "
+                          "tensor, PyTorch's per plane)")
+    n = int(c.op[-2])
+    return c.add("MaxPool", [c.t("input")], dilations=c.ints("dilation", n, 1),
+                 **_pool_args(c, n))
+
+
+@mapping("avg_pool1d", "avg_pool2d", "avg_pool3d")
+def _avg_pool(c: Call):
+    if c.lit("divisor_override") is not None:
+        raise Unsupported("divisor_override")
+    n = int(c.op[-2])
+    return c.add("AveragePool", [c.t("input")],
+                 count_include_pad=int(bool(c.lit("count_include_pad", True))),
+                 **_pool_args(c, n))
+
+
+@mapping("adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d",
+         "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d")
+def _adaptive_pool(c: Call):
+    if c.lit("return_indices", False):
+        raise Unsupported("return_indices=True")
+    n = int(c.op[-2])
+    is_max = "max" in c.op
+    x = c.t("input")
+    in_sizes = c.shape("input")[-n:]
+    out_sizes = c.out_shape[-n:]
+    if all(o == 1 for o in out_sizes):
+        return c.add("GlobalMaxPool" if is_max else "GlobalAveragePool", [x])
+    if list(in_sizes) == list(out_sizes):
+        return x
+    if not all(isinstance(s, int) for s in list(in_sizes) + list(out_sizes)) \
+            or any(i % o for i, o in zip(in_sizes, out_sizes)):
+        raise Unsupported(f"adaptive pooling from {in_sizes} to {out_sizes}: ONNX pools "
+                          "with one kernel, so the input sizes must be static multiples of "
+                          "the output sizes")
+    kernel = [i // o for i, o in zip(in_sizes, out_sizes)]
+    return c.add("MaxPool" if is_max else "AveragePool", [x], kernel_shape=kernel,
+                 strides=kernel)
+
+
+# -- normalization ------------------------------------------------------------------------------
+
+def _affine_param(c: Call, name: str, fill: float, shape: list, dtype: str) -> str:
+    if c.has(name):
+        return c.t(name, dtype)
+    return c.const(np.full(_static(shape, "normalized dimensions"), fill), dtype)
+
+
+def _normalize(c: Call, x: str, axes: list, eps: float, dtype: str) -> str:
+    """``(x - mean) / sqrt(var + eps)`` over ``axes`` (biased variance)."""
+    mean = reduce(c, "ReduceMean", x, axes, True)
+    diff = c.add("Sub", [x, mean])
+    var = reduce(c, "ReduceMean", c.add("Mul", [diff, diff]), axes, True)
+    std = c.add("Sqrt", [c.add("Add", [var, c.const(eps, dtype)])])
+    return c.add("Div", [diff, std])
+
+
+def _channel_param(c: Call, name: str, rank: int, dtype: str) -> str:
+    """A per-channel ``[C]`` parameter shaped to broadcast over ``[N, C, *]``."""
+    p = c.t(name, dtype)
+    return unsqueeze(c, p, list(range(1, rank - 1))) if rank > 2 else p
+
+
+@mapping("nn.functional.batch_norm", "batch_norm")
+def _batch_norm(c: Call):
+    d = c.out_dtype
+    shape = c.shape("input")
+    rank = len(shape)
+    eps = float(c.lit("eps", 1e-5))
+    x = c.t("input", d)
+    stats = c.has("running_mean") and c.has("running_var")
+    if not c.lit("training", False) and stats:
+        channels = [shape[1]]
+        return c.add("BatchNormalization",
+                     [x, _affine_param(c, "weight", 1.0, channels, d),
+                      _affine_param(c, "bias", 0.0, channels, d),
+                      c.t("running_mean", d), c.t("running_var", d)], epsilon=eps)
+    # batch statistics (training, or no running statistics): the running averages are not
+    # updated by the ONNX graph
+    out = _normalize(c, x, [0] + list(range(2, rank)), eps, d)
+    if c.has("weight"):
+        out = c.add("Mul", [out, _channel_param(c, "weight", rank, d)])
+    if c.has("bias"):
+        out = c.add("Add", [out, _channel_param(c, "bias", rank, d)])
+    return out
+
+
+@mapping("instance_norm", "nn.functional.instance_norm")
+def _instance_norm(c: Call):
+    if not c.lit("use_input_stats", True):
+        raise Unsupported("instance_norm with running statistics (use_input_stats=False)")
+    d = c.out_dtype
+    channels = [c.shape("input")[1]]
+    return c.add("InstanceNormalization",
+                 [c.t("input", d), _affine_param(c, "weight", 1.0, channels, d),
+                  _affine_param(c, "bias", 0.0, channels, d)],
+                 epsilon=float(c.lit("eps", 1e-5)))
+
+
+@mapping("layer_norm")
+def _layer_norm(c: Call):
+    d = c.out_dtype
+    rank = c.rank("input")
+    normalized = c.ints("normalized_shape")
+    eps = float(c.lit("eps", 1e-5))
+    x = c.t("input", d)
+    axis = rank - len(normalized)
+    if c.opset >= 17:
+        inputs = [x, _affine_param(c, "weight", 1.0, normalized, d)]
+        if c.has("bias"):
+            inputs.append(c.t("bias", d))
+        return c.add("LayerNormalization", inputs, axis=axis, epsilon=eps)
+    out = _normalize(c, x, list(range(axis, rank)), eps, d)
+    if c.has("weight"):
+        out = c.add("Mul", [out, c.t("weight", d)])
+    if c.has("bias"):
+        out = c.add("Add", [out, c.t("bias", d)])
+    return out
+
+
+@mapping("group_norm")
+def _group_norm(c: Call):
+    d = c.out_dtype
+    shape = c.shape("input")
+    rank = len(shape)
+    groups = int(c.lit("num_groups"))
+    x = c.t("input", d)
+    grouped = c.add("Reshape", [x, c.i64([0, groups, -1])])
+    out = _normalize(c, grouped, [2], float(c.lit("eps", 1e-5)), d)
+    out = c.add("Reshape", [out, c.b.shape_of(x)])
+    if c.has("weight"):
+        out = c.add("Mul", [out, _channel_param(c, "weight", rank, d)])
+    if c.has("bias"):
+        out = c.add("Add", [out, _channel_param(c, "bias", rank, d)])
+    return out
+
+
+@mapping("rms_norm")
+def _rms_norm(c: Call):
+    d = c.out_dtype
+    rank = c.rank("input")
+    n = len(c.ints("normalized_shape"))
+    eps = c.lit("eps")
+    if eps is None:
+        eps = float(np.finfo({"float16": np.float16, "float64": np.float64}
+                             .get(d, np.float32)).eps)
+    x = c.t("input", d)
+    ms = reduce(c, "ReduceMean", c.add("Mul", [x, x]), list(range(rank - n, rank)), True)
+    out = c.add("Div", [x, c.add("Sqrt", [c.add("Add", [ms, c.const(float(eps), d)])])])
+    return c.add("Mul", [out, c.t("weight", d)]) if c.has("weight") else out
+
+
+# -- attention ----------------------------------------------------------------------------------
+
+def _repeat_heads(c: Call, x: str, shape: list, heads) -> str:
+    """Key/value heads (dim -3) repeated to the query's count (``enable_gqa``)."""
+    kv = shape[-3]
+    if not isinstance(kv, int) or not isinstance(heads, int) or heads % kv:
+        raise Unsupported("enable_gqa needs static head counts, the query's a multiple of "
+                          "the key's")
+    r = heads // kv
+    lead = list(shape[:-3])
+    x = unsqueeze(c, x, [len(shape) - 2])
+    wide = lead + [kv, r] + list(shape[-2:])
+    x = expand_to(c, x, lead + [kv, 1] + list(shape[-2:]), wide)
+    return reshape_to(c, x, wide, lead + [heads] + list(shape[-2:]))
+
+
+def _causal_mask(c: Call, q_shape: list, k_shape: list, dtype: str) -> str:
+    """An additive ``[L, S]`` mask: 0 on and below the diagonal, -inf above."""
+    L, S = q_shape[-2], k_shape[-2]
+    if isinstance(L, int) and isinstance(S, int):
+        keep = np.tril(np.ones((L, S), dtype=bool))
+        return c.const(np.where(keep, 0.0, -np.inf), dtype)
+    rows = c.add("Range", [c.const(np.int64(0), "int64"), c.b.scalar_expr(L),
+                           c.const(np.int64(1), "int64")])
+    cols = c.add("Range", [c.const(np.int64(0), "int64"), c.b.scalar_expr(S),
+                           c.const(np.int64(1), "int64")])
+    keep = c.add("LessOrEqual", [unsqueeze(c, cols, [0]), unsqueeze(c, rows, [1])])
+    return c.add("Where", [keep, c.const(0.0, dtype), c.const(-np.inf, dtype)])
+
+
+@mapping("scaled_dot_product_attention")
+def _sdpa(c: Call):
+    d = c.out_dtype
+    q_shape, k_shape = c.shape("query"), c.shape("key")
+    q, k, v = c.t("query", d), c.t("key", d), c.t("value", d)
+    if c.lit("enable_gqa", False) and len(q_shape) >= 3 and q_shape[-3] != k_shape[-3]:
+        v = _repeat_heads(c, v, c.shape("value"), q_shape[-3])
+        k = _repeat_heads(c, k, k_shape, q_shape[-3])
+    scale = c.lit("scale")
+    if scale is None:
+        e = q_shape[-1]
+        if isinstance(e, int):
+            root = c.const(1.0 / math.sqrt(math.sqrt(e)), d)
+        else:
+            size = c.add("Cast", [c.b.expr(e)], to=onnx_type(d))
+            root = c.add("Reciprocal", [c.add("Sqrt", [c.add("Sqrt", [size])])])
+    else:
+        root = c.const(math.sqrt(float(scale)), d)
+    rank = len(k_shape)
+    kt = c.add("Transpose", [k], perm=list(range(rank - 2)) + [rank - 1, rank - 2])
+    scores = c.add("MatMul", [c.add("Mul", [q, root]), c.add("Mul", [kt, root])])
+    masked = True
+    if c.lit("is_causal", False):
+        scores = c.add("Add", [scores, _causal_mask(c, q_shape, k_shape, d)])
+    elif c.has("attn_mask"):
+        if c.dtype("attn_mask") == "bool":
+            mask = c.add("Where", [c.t("attn_mask"), c.const(0.0, d), c.const(-np.inf, d)])
+        else:
+            mask = c.t("attn_mask", d)
+        scores = c.add("Add", [scores, mask])
+    else:
+        masked = False
+    weights = c.add("Softmax", [scores], axis=-1)
+    if masked:  # a fully masked row: zeros (Ember's kernel, PyTorch 2.13), not NaN
+        weights = c.add("Where", [c.add("IsNaN", [weights]), c.const(0.0, d), weights])
+    p = float(c.lit("dropout_p", 0.0))
+    if p > 0:
+        weights = c.add("Dropout", [weights, c.const(p, d), c.const(True, "bool")])
+    return c.add("MatMul", [weights, v])
+
+
+# -- embedding ----------------------------------------------------------------------------------
+
+@mapping("nn.functional.embedding", "embedding")
+def _embedding(c: Call):
+    if c.lit("max_norm") is not None:
+        raise Unsupported("max_norm (it renormalizes the weight in place while running)")
+    ids = c.t("input" if "input" in c.p else "indices")
+    return c.add("Gather", [c.t("weight"), ids], axis=0)
+
+
+# -- padding and resizing -----------------------------------------------------------------------
+
+_PAD_MODES = {"constant": "constant", "reflect": "reflect", "replicate": "edge",
+              "circular": "wrap"}
+
+
+@mapping("pad")
+def _pad(c: Call):
+    shape = c.shape("input")
+    rank = len(shape)
+    pad = c.sizes("pad")
+    if len(pad) % 2 or len(pad) // 2 > rank:
+        raise Unsupported(f"pad of length {len(pad)} for a {rank}-d input")
+    begins, ends = [0] * rank, [0] * rank
+    for i in range(len(pad) // 2):
+        begins[rank - 1 - i], ends[rank - 1 - i] = pad[2 * i], pad[2 * i + 1]
+    mode = c.lit("mode", "constant")
+    if mode not in _PAD_MODES:
+        raise Unsupported(f"mode={mode!r}")
+    if mode == "circular":
+        c.require(19, "pad(mode='circular') (Pad's 'wrap' mode)")
+    inputs = [c.t("input"), c.b.sizes(begins + ends)]
+    if mode == "constant":
+        value = c.lit("value")
+        inputs.append(c.const(0 if value is None else value, c.dtype("input")))
+    return c.add("Pad", inputs, mode=_PAD_MODES[mode])
+
+
+@mapping("interpolate", "nn.functional.upsample", "nn.functional.upsample_nearest",
+         "nn.functional.upsample_bilinear")
+def _interpolate(c: Call):
+    mode = c.lit("mode", "nearest")
+    if c.op.endswith("upsample_bilinear"):  # PyTorch's upsample_bilinear aligns corners
+        mode, c.p["align_corners"] = "bilinear", True
+    rank = c.rank("input")
+    n = rank - 2
+    align = bool(c.lit("align_corners", False))
+    attrs: dict = {}
+    if mode == "nearest":
+        attrs = {"mode": "nearest", "coordinate_transformation_mode": "asymmetric",
+                 "nearest_mode": "floor"}
+    elif mode == "nearest-exact":
+        attrs = {"mode": "nearest", "coordinate_transformation_mode": "half_pixel",
+                 "nearest_mode": "round_prefer_ceil"}
+    elif mode in ("linear", "bilinear", "trilinear", "bicubic"):
+        attrs = {"mode": "cubic" if mode == "bicubic" else "linear",
+                 "coordinate_transformation_mode": "align_corners" if align
+                 else "pytorch_half_pixel"}
+        if mode == "bicubic":
+            attrs["cubic_coeff_a"] = -0.75
+    else:
+        raise Unsupported(f"mode={mode!r}")
+    if c.lit("antialias", False):
+        c.require(18, "interpolate(antialias=True) (Resize's antialias)")
+        attrs["antialias"] = 1
+    x = c.t("input")
+    scale = c.lit("scale_factor")
+    if scale is not None and not c.lit("recompute_scale_factor", False):
+        scales = scale if isinstance(scale, list) else [scale] * n
+        return c.add("Resize", [x, "", c.const([1.0, 1.0] + [float(s) for s in scales],
+                                                "float32")], **attrs)
+    return c.add("Resize", [x, "", "", c.b.sizes(c.out_shape)], **attrs)
+
+
+@mapping("pixel_shuffle")
+def _pixel_shuffle(c: Call):
+    if c.rank("input") != 4:
+        raise Unsupported("pixel_shuffle of a tensor that is not 4-d")
+    return c.add("DepthToSpace", [c.t("input")], blocksize=int(c.lit("upscale_factor")),
+                 mode="CRD")
+
+
+@mapping("nn.functional.normalize")
+def _normalize_lp(c: Call):
+    d = c.out_dtype
+    p = float(c.lit("p", 2.0))
+    op_type = {1.0: "ReduceL1", 2.0: "ReduceL2"}.get(p)
+    if op_type is None:
+        raise Unsupported(f"normalize with p={p} (ONNX reduces with L1 or L2 norms)")
+    axis = norm_axis(int(c.lit("dim", 1)), c.rank("input"))
+    x = c.t("input", d)
+    eps = c.const(float(c.lit("eps", 1e-12)), d)
+    norm = c.add("Max", [reduce(c, op_type, x, [axis], True), eps])
+    return c.add("Div", [x, norm])

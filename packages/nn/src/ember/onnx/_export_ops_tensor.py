@@ -1,0 +1,568 @@
+"""ONNX export mappings: shapes, views, joining and splitting, indexing, casts and creation
+(registered in the table of ``_export_ops.py``).
+
+Where an op's result shape is all the mapping needs (``view``, ``reshape``, ``flatten``,
+``expand``, ``zeros`` with a symbolic size), it is read from the node's output metadata and
+lowered through the builder: static sizes become constants, a size copied from the input is
+``0`` in ``Reshape`` (or ``1`` in ``Expand``), and a dynamic size an ONNX shape subgraph.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._export_graph import FLOAT_TYPES, INT64_MAX, INT64_MIN, ONNX_TYPES, Unsupported
+from ._export_ops import (
+    Call,
+    decode,
+    is_tensor_arg,
+    mapping,
+    norm_axis,
+    squeeze,
+    unsqueeze,
+)
+
+# -- reshaping to the output's shape ------------------------------------------------------------
+
+def reshape_to(c: Call, x: str, in_shape: list, out_shape: list) -> str:
+    """``x`` reshaped to ``out_shape`` (size expressions): static sizes as they are, a size
+    equal to the input's at the same position as 0 (copy), one remaining size as -1, and
+    more than one lowered to a shape subgraph."""
+    if list(in_shape) == list(out_shape):
+        return x
+    static = [e for e in out_shape if isinstance(e, int)]
+    if 0 in static:
+        if c.opset < 14:
+            raise Unsupported("a reshape to an empty shape needs Reshape's allowzero "
+                              "(opset 14)")
+        return c.add("Reshape", [x, c.b.sizes(out_shape)], allowzero=1)
+    target: list = []
+    unknown = []
+    for i, e in enumerate(out_shape):
+        if isinstance(e, int):
+            target.append(e)
+        elif i < len(in_shape) and in_shape[i] == e:
+            target.append(0)
+        else:
+            target.append(e)
+            unknown.append(i)
+    if len(unknown) == 1:
+        target[unknown[0]] = -1
+    return c.add("Reshape", [x, c.b.sizes(target)])
+
+
+def expand_to(c: Call, x: str, in_shape: list, out_shape: list) -> str:
+    """``x`` broadcast to ``out_shape``: 1 where the input's size already is the output's."""
+    if list(in_shape) == list(out_shape):
+        return x
+    lead = len(out_shape) - len(in_shape)
+    target = [1 if i >= lead and in_shape[i - lead] == e else e for i, e in enumerate(out_shape)]
+    return c.add("Expand", [x, c.b.sizes(target)])
+
+
+def _first(c: Call) -> str:
+    return next(iter(c.p))
+
+
+@mapping("reshape", "Tensor.view", "Tensor.reshape", "flatten", "unflatten", "ravel",
+         "Tensor.view_as", "Tensor.reshape_as", "Tensor.flatten", "Tensor.unflatten")
+def _reshape(c: Call):
+    name = _first(c)
+    if c.op == "Tensor.view":
+        size = c.p.get("size")
+        if isinstance(size, dict) and "dtype" in size:
+            raise Unsupported("view(dtype) reinterprets the bytes, which ONNX cannot")
+    if c.op == "flatten" and c.rank(name) >= 2 and len(c.out_shape) == 2 \
+            and norm_axis(int(c.lit("start_dim", 0)), c.rank(name)) == 1 \
+            and norm_axis(int(c.lit("end_dim", -1)), c.rank(name)) == c.rank(name) - 1:
+        return c.add("Flatten", [c.t(name)], axis=1)
+    return reshape_to(c, c.t(name), c.shape(name), c.out_shape)
+
+
+@mapping("squeeze")
+def _squeeze(c: Call):
+    shape = c.shape("input")
+    rank = len(shape)
+    dims = c.lit("dim")
+    if dims is None:
+        wanted = range(rank)
+    else:
+        wanted = {norm_axis(int(d), rank) for d in (dims if isinstance(dims, list) else [dims])}
+    axes = sorted(d for d in wanted if shape[d] == 1)
+    return squeeze(c, c.t("input"), axes) if axes else c.t("input")
+
+
+@mapping("unsqueeze")
+def _unsqueeze(c: Call):
+    rank = c.rank("input")
+    return unsqueeze(c, c.t("input"), [norm_axis(int(c.lit("dim")), rank + 1)])
+
+
+@mapping("Tensor.expand", "Tensor.expand_as", "broadcast_to")
+def _expand(c: Call):
+    name = _first(c)
+    return expand_to(c, c.t(name), c.shape(name), c.out_shape)
+
+
+# -- permutations -------------------------------------------------------------------------------
+
+def _transpose(c: Call, name: str, perm: list) -> str:
+    if perm == sorted(perm):
+        return c.t(name)
+    return c.add("Transpose", [c.t(name)], perm=perm)
+
+
+@mapping("permute")
+def _permute(c: Call):
+    rank = c.rank("input")
+    return _transpose(c, "input", [norm_axis(int(d), rank) for d in c.lit("dims")])
+
+
+@mapping("transpose", "swapaxes", "swapdims", "t", "Tensor.T", "Tensor.mT", "adjoint",
+         "Tensor.mH", "Tensor.H")
+def _swap(c: Call):
+    name = _first(c)
+    rank = c.rank(name)
+    perm = list(range(rank))
+    if c.op in ("Tensor.T", "Tensor.H"):
+        perm = perm[::-1]
+    elif c.op in ("Tensor.mT", "Tensor.mH", "adjoint") or (c.op == "t" and rank == 2):
+        if rank >= 2:
+            perm[-2], perm[-1] = perm[-1], perm[-2]
+    elif c.op != "t":
+        a, b = (c.lit(k) for k in list(c.p)[1:3])
+        a, b = norm_axis(int(a), rank), norm_axis(int(b), rank)
+        perm[a], perm[b] = perm[b], perm[a]
+    return _transpose(c, name, perm)
+
+
+@mapping("movedim")
+def _movedim(c: Call):
+    rank = c.rank("input")
+    src, dst = c.lit("source"), c.lit("destination")
+    src = [norm_axis(int(d), rank) for d in (src if isinstance(src, list) else [src])]
+    dst = [norm_axis(int(d), rank) for d in (dst if isinstance(dst, list) else [dst])]
+    perm = [None] * rank
+    for s, d in zip(src, dst):
+        perm[d] = s
+    rest = iter(d for d in range(rank) if d not in src)
+    perm = [p if p is not None else next(rest) for p in perm]
+    return _transpose(c, "input", perm)
+
+
+# -- joining and splitting ----------------------------------------------------------------------
+
+def _tensor_list(c: Call, name: str) -> list:
+    items = c.p.get(name)
+    if not isinstance(items, list) or not all(is_tensor_arg(t) for t in items):
+        raise Unsupported(f"{name} must be a list of tensors")
+    return items
+
+
+@mapping("cat")
+def _cat(c: Call):
+    items = _tensor_list(c, "tensors")
+    d = c.out_dtype
+    rank = len(c.out_shape)
+    kept = [t for t in items if not (len(c.arg_meta(t)["shape"]) == 1 and rank != 1
+                                     and c.arg_meta(t)["shape"][0] == 0)]
+    axis = norm_axis(int(c.lit("dim", 0) if c.p.get("axis") is None else c.lit("axis")), rank)
+    names = [c.t(t, d) for t in kept]
+    return names[0] if len(names) == 1 else c.add("Concat", names, axis=axis)
+
+
+@mapping("stack")
+def _stack(c: Call):
+    items = _tensor_list(c, "tensors")
+    d = c.out_dtype
+    axis = norm_axis(int(c.lit("dim", 0)), len(c.out_shape))
+    names = [unsqueeze(c, c.t(t, d), [axis]) for t in items]
+    return names[0] if len(names) == 1 else c.add("Concat", names, axis=axis)
+
+
+def _split_sizes(c: Call, axis: int) -> list:
+    return [o["shape"][axis] for o in c.outputs]
+
+
+def _split(c: Call, x: str, axis: int, sizes: list) -> list:
+    if len(sizes) == 1:
+        return [x]
+    return c.add("Split", [x, c.b.sizes(sizes)], outputs=len(sizes), axis=axis)
+
+
+@mapping("unbind")
+def _unbind(c: Call):
+    rank = c.rank("input")
+    axis = norm_axis(int(c.lit("dim", 0)), rank)
+    parts = _split(c, c.t("input"), axis, [1] * len(c.outputs))
+    return [squeeze(c, p, [axis]) for p in parts]
+
+
+@mapping("chunk", "split", "split_with_sizes", "tensor_split", "unsafe_chunk",
+         "unsafe_split", "unsafe_split_with_sizes", "hsplit", "vsplit")
+def _split_op(c: Call):
+    name = _first(c)
+    rank = c.rank(name)
+    if c.op == "hsplit":
+        dim = 1 if rank >= 2 else 0
+    elif c.op == "vsplit":
+        dim = 0
+    else:
+        dim = c.lit("dim", 0)
+    axis = norm_axis(int(dim), rank)
+    return _split(c, c.t(name), axis, _split_sizes(c, axis))
+
+
+# -- indexing -----------------------------------------------------------------------------------
+
+def _index_items(index) -> list:
+    if isinstance(index, dict) and "tuple" in index:
+        return list(index["tuple"])
+    return [index]
+
+
+def _is_ellipsis(item) -> bool:
+    return isinstance(item, dict) and "ellipsis" in item
+
+
+@mapping("getitem")
+def _getitem(c: Call):
+    x = c.t("self")
+    shape = c.shape("self")
+    rank = len(shape)
+    items = _index_items(c.p["index"])
+    consumed = sum(1 for it in items if it is not None and not _is_ellipsis(it))
+    if consumed > rank:
+        raise Unsupported(f"too many indices for a {rank}-d tensor")
+    if any(_is_ellipsis(it) for it in items):
+        at = next(i for i, it in enumerate(items) if _is_ellipsis(it))
+        items = items[:at] + [{"slice": [None, None, None]}] * (rank - consumed) + \
+            items[at + 1:]
+    else:
+        items = items + [{"slice": [None, None, None]}] * (rank - consumed)
+    starts, ends, axes, steps = [], [], [], []
+    squeezed, new_axes = [], []
+    advanced = None  # (input dim, ONNX name of the indices, their rank)
+    d = out_pos = 0
+    expected: list = []
+    for item in items:
+        if item is None:
+            new_axes.append(out_pos)
+            expected.append(1)
+            out_pos += 1
+            continue
+        if isinstance(item, dict) and "slice" in item:
+            start, stop, step = item["slice"]
+            step = 1 if step is None else c.sizes([step])[0]
+            if not isinstance(step, int) or step <= 0:
+                raise Unsupported("slice steps must be positive constants")
+            if not (start in (None, 0) and stop is None and step == 1):
+                starts.append(0 if start is None else c.sizes([start])[0])
+                ends.append(INT64_MAX if stop is None else c.sizes([stop])[0])
+                axes.append(d)
+                steps.append(step)
+            expected.append(None)
+            d += 1
+            out_pos += 1
+            continue
+        if isinstance(item, bool):
+            raise Unsupported("indexing with a Python bool")
+        if isinstance(item, int) or isinstance(item, dict) and "symint" in item:
+            i = c.sizes([item])[0]
+            starts.append(i)
+            ends.append(INT64_MAX if i == -1 else {"add": [i, 1]} if not isinstance(i, int)
+                        else i + 1)
+            axes.append(d)
+            steps.append(1)
+            squeezed.append(d)
+            d += 1
+            continue
+        if advanced is not None:
+            raise Unsupported("more than one tensor index (advanced indexing) in one "
+                              "getitem")
+        if is_tensor_arg(item):
+            meta = c.arg_meta(item)
+            if meta["dtype"] == "bool" or meta["dtype"] == "uint8":
+                raise Unsupported("indexing with a boolean mask gives a data-dependent "
+                                  "shape")
+            idx, idx_shape = c.t(item, "int64"), meta["shape"]
+        elif isinstance(item, list) and all(isinstance(v, int) and not isinstance(v, bool)
+                                            for v in _flat(item)):
+            arr = np.asarray(item, dtype=np.int64)
+            idx, idx_shape = c.const(arr, "int64"), list(arr.shape)
+        else:
+            raise Unsupported(f"index {decode_safe(item)} has no ONNX form")
+        advanced = (d, idx, len(idx_shape))
+        expected.extend([None] * len(idx_shape))
+        d += 1
+        out_pos += len(idx_shape)
+    out = x
+    if axes:
+        out = c.add("Slice", [out, c.b.sizes(starts), c.b.sizes(ends), c.i64(axes),
+                              c.i64(steps)])
+    if advanced is not None:
+        a, idx, _ = advanced
+        gathered_axis = a - sum(1 for s in squeezed if s < a)
+        if squeezed:
+            out = squeeze(c, out, squeezed)
+        out = c.add("Gather", [out, idx], axis=gathered_axis)
+    elif squeezed:
+        out = squeeze(c, out, squeezed)
+    if new_axes:
+        out = unsqueeze(c, out, new_axes)
+    if len(expected) != len(c.out_shape):
+        raise Unsupported("this mix of integer and tensor indices reorders dimensions as "
+                          "PyTorch's advanced indexing does; index in two steps")
+    return out
+
+
+@mapping("setitem")
+def _setitem(c: Call):
+    """``x[index] = value`` for an index of ints, slices and ``...`` on a tensor of static
+    shape: ``ScatterND`` at the (constant) coordinates of the written region."""
+    shape = c.shape("self")
+    if not all(isinstance(e, int) for e in shape):
+        raise Unsupported("assignment into a tensor with dynamic dimensions")
+    items = _index_items(c.p["index"])
+    if any(it is None or isinstance(it, bool) or is_tensor_arg(it) or isinstance(it, list)
+           for it in items):
+        raise Unsupported("assignment through None, bool, list or tensor indices")
+    consumed = sum(1 for it in items if not _is_ellipsis(it))
+    if consumed > len(shape):
+        raise Unsupported(f"too many indices for a {len(shape)}-d tensor")
+    full = {"slice": [None, None, None]}
+    if any(_is_ellipsis(it) for it in items):
+        at = next(i for i, it in enumerate(items) if _is_ellipsis(it))
+        items = items[:at] + [full] * (len(shape) - consumed) + items[at + 1:]
+    items = items + [full] * (len(shape) - len(items))
+    ranges, region = [], []
+    for item, n in zip(items, shape):
+        if isinstance(item, dict) and "slice" in item:
+            bounds = [v if v is None else c.sizes([v])[0] for v in item["slice"]]
+            if not all(v is None or isinstance(v, int) for v in bounds):
+                raise Unsupported("assignment through a slice with dynamic bounds")
+            r = range(*slice(*bounds).indices(n))
+            ranges.append(list(r))
+            region.append(len(r))
+        else:
+            i = c.sizes([item])[0]
+            if not isinstance(i, int):
+                raise Unsupported("assignment at a dynamic index")
+            ranges.append([i % n])
+    grid = np.stack(np.meshgrid(*[np.asarray(r, dtype=np.int64) for r in ranges],
+                                indexing="ij"), -1).reshape(-1, len(shape))
+    d = c.dtype("self")
+    value = c.t("value", d)
+    value_shape = c.shape("value") if c.is_tensor("value") else []
+    updates = expand_to(c, value, value_shape, region)
+    updates = c.add("Reshape", [updates, c.i64([-1])])
+    return c.add("ScatterND", [c.t("self"), c.const(grid, "int64"), updates])
+
+
+def _flat(items):
+    for v in items:
+        if isinstance(v, list):
+            yield from _flat(v)
+        else:
+            yield v
+
+
+def decode_safe(item) -> str:
+    try:
+        return repr(decode(item))
+    except Unsupported:
+        return repr(item)
+
+
+@mapping("select", "Tensor.select")
+def _select(c: Call):
+    rank = c.rank("input")
+    axis = norm_axis(int(c.lit("dim")), rank)
+    index = c.sizes("index")[0]
+    return c.add("Gather", [c.t("input"), c.b.scalar_expr(index)], axis=axis)
+
+
+@mapping("narrow")
+def _narrow(c: Call):
+    rank = c.rank("input")
+    axis = norm_axis(int(c.lit("dim")), rank)
+    start = c.sizes("start")[0]
+    length = c.sizes("length")[0]
+    end = start + length if isinstance(start, int) and isinstance(length, int) \
+        else {"add": [start, length]}
+    return c.add("Slice", [c.t("input"), c.b.sizes([start]), c.b.sizes([end]),
+                           c.i64([axis])])
+
+
+@mapping("index_select")
+def _index_select(c: Call):
+    axis = norm_axis(int(c.lit("dim")), c.rank("input"))
+    return c.add("Gather", [c.t("input"), c.t("index", "int64")], axis=axis)
+
+
+@mapping("gather", "take_along_dim")
+def _gather(c: Call):
+    if c.lit("dim") is None:
+        raise Unsupported("take_along_dim without dim (over the flattened input)")
+    axis = norm_axis(int(c.lit("dim")), c.rank("input"))
+    index = "index" if "index" in c.p else "indices"
+    if c.shape(index) != c.out_shape:
+        raise Unsupported("indices that broadcast against the input")
+    return c.add("GatherElements", [c.t("input"), c.t(index, "int64")], axis=axis)
+
+
+@mapping("flip")
+def _flip(c: Call):
+    rank = c.rank("input")
+    axes = [norm_axis(int(d), rank) for d in c.ints("dims")]
+    n = len(axes)
+    return c.add("Slice", [c.t("input"), c.i64([-1] * n), c.i64([INT64_MIN] * n),
+                           c.i64(axes), c.i64([-1] * n)])
+
+
+@mapping("roll")
+def _roll(c: Call):
+    shape = c.shape("input")
+    x = c.t("input")
+    shifts = c.ints("shifts")
+    dims = c.lit("dims")
+    if dims is None or dims == []:
+        flat = c.add("Reshape", [x, c.i64([-1])])
+        n = _static_numel(shape)
+        return reshape_to(c, _roll_axis(c, flat, 0, shifts[0], n), [None], shape)
+    dims = dims if isinstance(dims, list) else [dims]
+    for s, d in zip(shifts, dims):
+        axis = norm_axis(int(d), len(shape))
+        if not isinstance(shape[axis], int):
+            raise Unsupported("roll along a dynamic dimension")
+        x = _roll_axis(c, x, axis, s, shape[axis])
+    return x
+
+
+def _static_numel(shape: list) -> int:
+    n = 1
+    for e in shape:
+        if not isinstance(e, int):
+            raise Unsupported("roll without dims of a tensor with dynamic dimensions")
+        n *= e
+    return n
+
+
+def _roll_axis(c: Call, x: str, axis: int, shift: int, n: int) -> str:
+    shift %= n or 1
+    if shift == 0:
+        return x
+    tail = c.add("Slice", [x, c.i64([n - shift]), c.i64([n]), c.i64([axis])])
+    head = c.add("Slice", [x, c.i64([0]), c.i64([n - shift]), c.i64([axis])])
+    return c.add("Concat", [tail, head], axis=axis)
+
+
+@mapping("tile", "Tensor.repeat")
+def _tile(c: Call):
+    name = _first(c)
+    rank = c.rank(name)
+    reps = c.sizes("dims" if c.op == "tile" else "repeats")
+    if len(reps) == 1 and isinstance(c.p.get("repeats"), list) and \
+            isinstance(c.p["repeats"][0], list):
+        reps = c.sizes(c.p["repeats"][0])
+    x = c.t(name)
+    if len(reps) > rank:
+        x = unsqueeze(c, x, list(range(len(reps) - rank)))
+    elif len(reps) < rank:
+        reps = [1] * (rank - len(reps)) + reps
+    return c.add("Tile", [x, c.b.sizes(reps)])
+
+
+@mapping("repeat_interleave")
+def _repeat_interleave(c: Call):
+    if c.is_tensor("repeats") or c.p.get("dim") is None:
+        raise Unsupported("repeat_interleave with tensor repeats or without dim")
+    shape = c.shape("input")
+    axis = norm_axis(int(c.lit("dim")), len(shape))
+    reps = int(c.lit("repeats"))
+    x = unsqueeze(c, c.t("input"), [axis + 1])
+    wide = shape[:axis + 1] + [reps] + shape[axis + 1:]
+    x = expand_to(c, x, shape[:axis + 1] + [1] + shape[axis + 1:], wide)
+    return reshape_to(c, x, wide, c.out_shape)
+
+
+@mapping("triu", "tril", since=14)
+def _trilu(c: Call):
+    k = c.sizes("diagonal")[0]
+    return c.add("Trilu", [c.t("input"), c.b.scalar_expr(k)], upper=int(c.op == "triu"))
+
+
+@mapping("one_hot")
+def _one_hot(c: Call):
+    n = c.lit("num_classes", -1)
+    if n is None or n < 0:
+        raise Unsupported("one_hot without num_classes has a data-dependent size")
+    values = c.const([0, 1], c.out_dtype)
+    return c.add("OneHot", [c.t("tensor" if "tensor" in c.p else "input", "int64"),
+                            c.const(np.int64(n), "int64"), values], axis=-1)
+
+
+# -- casts --------------------------------------------------------------------------------------
+
+@mapping("Tensor.to", "Tensor.float", "Tensor.double", "Tensor.half",
+         "Tensor.int", "Tensor.long", "Tensor.short", "Tensor.char", "Tensor.byte",
+         "Tensor.bool", "Tensor.type", "Tensor.type_as")
+def _to(c: Call):
+    name = _first(c)
+    return c.t(name, c.out_dtype)
+
+
+# -- creation -----------------------------------------------------------------------------------
+
+def _fill(c: Call, value) -> str:
+    from ._export_graph import NUMPY_DTYPES
+
+    d = c.out_dtype
+    if isinstance(value, dict) and "tensor" in value:
+        raise Unsupported("a fill value given as a tensor")
+    v = decode(value) if value is not None else 0
+    arr = np.asarray([v], dtype=NUMPY_DTYPES.get(d, np.float32))
+    tensor = c.b.onnx.numpy_helper.from_array(arr)
+    if d == "bfloat16":
+        tensor = c.b.helper.make_tensor("value", ONNX_TYPES[d], [1], [float(v)])
+    return c.add("ConstantOfShape", [c.b.sizes(c.out_shape)], value=tensor)
+
+
+@mapping("ember.zeros_like", "ember.ones_like", "ember.full_like", "ember.empty_like",
+         "ember.zeros", "ember.ones", "ember.full", "ember.empty", "Tensor.new_zeros",
+         "Tensor.new_ones", "Tensor.new_full", "Tensor.new_empty", "fill", "zero_",
+         "Tensor.fill_", "Tensor.zero_")
+def _constant_of_shape(c: Call):
+    op = c.op.rpartition(".")[2]
+    if op in ("ones_like", "ones", "new_ones"):
+        value = 1
+    elif op in ("full_like", "full", "new_full"):
+        value = c.p.get("fill_value")
+    elif op in ("fill", "fill_"):
+        value = c.p.get("value")
+    else:
+        value = 0
+    return _fill(c, value)
+
+
+@mapping("ember.arange")
+def _arange(c: Call):
+    args = list(c.p.get("args") or [])
+    for key in ("start", "end", "step"):
+        if c.p.get(key) is not None:
+            raise Unsupported("arange with keyword bounds")
+    if len(args) == 1:
+        args = [0, args[0], 1]
+    elif len(args) == 2:
+        args = [args[0], args[1], 1]
+    d = c.out_dtype
+    bounds = []
+    for a in args:
+        if isinstance(a, dict) and "symint" in a:
+            bounds.append(c.b.cast(c.b.scalar_expr(a["symint"]), "int64", d))
+        else:
+            v = decode(a)
+            bounds.append(c.const(v, d))
+    if d not in FLOAT_TYPES and d not in ("int32", "int64", "int16"):
+        raise Unsupported(f"arange of dtype {d}")
+    return c.add("Range", bounds)
