@@ -295,7 +295,8 @@ def cpp(session: nox.Session) -> None:
 def _cpp_digits(session: nox.Session, cmake_dir: str, tmp: Path) -> None:
     """examples/cpp/digits against the installed wheel: train_digits trains the CNN in C++ and
     exits non-zero below 97% held out; the Python demo trains and exports its model
-    (--export), and predict_digits must predict exactly what Python predicted."""
+    (--export), and predict_digits (its weights in the C++ model) and run_exported (its
+    ember.export program through ember::jit::load) must predict exactly what Python predicted."""
     build = tmp / "digits"
     session.run("cmake", "-S", str(CPP_DIGITS), "-B", str(build),
                 f"-DCMAKE_PREFIX_PATH={cmake_dir}", external=True)
@@ -304,6 +305,7 @@ def _cpp_digits(session: nox.Session, cmake_dir: str, tmp: Path) -> None:
     export = tmp / "digits-export"
     session.run("python", str(ROOT / "examples" / "train_digits.py"), "--export", str(export))
     session.run(str(build / "predict_digits"), str(export), external=True)
+    session.run(str(build / "run_exported"), str(export), external=True)
 
 
 @nox.session

@@ -4,8 +4,9 @@ UCI optdigits (1,797 images, CC BY 4.0; see data/ATTRIBUTION.md). 80% train / 20
 Prints a progress bar per epoch with the loss, then the held-out accuracy; saves the model with
 ``ember.save``, reloads it into a fresh model and checks the predictions survive. Exits
 non-zero below 97% held-out accuracy. With ``--export DIR`` it also writes the model as
-safetensors and the held-out indices with its predictions, which the C++ example
-``examples/cpp/digits/predict_digits`` loads to check that C++ predicts the same.
+safetensors and as an ``ember.export`` program, and the held-out indices with its predictions,
+which the C++ examples ``examples/cpp/digits/predict_digits`` and ``run_exported`` load to check
+that C++ predicts the same.
 """
 
 from __future__ import annotations
@@ -129,13 +130,20 @@ def main() -> int:
 
 
 def export(model, indices, predictions, out: Path) -> None:
-    """The model as safetensors, with the held-out set and its predictions, for C++."""
+    """The model as safetensors and as an ember.export program, with the held-out set and its
+    predictions, for C++."""
     from ember.safetensors import save_file
 
     out.mkdir(parents=True, exist_ok=True)
     save_file(model.state_dict(), out / "digits_cnn.safetensors")
     save_file({"indices": torch.tensor(list(indices), dtype=torch.int64),
                "predictions": predictions.to(torch.int64)}, out / "heldout.safetensors")
+    # the same model as a program (graph + weights, no class needed): ember::jit::load reads it
+    model.eval()
+    example = torch.zeros(2, 1, 8, 8)
+    batch = torch.export.Dim("batch", min=1, max=4096)
+    torch.export.save(torch.export.export(model, (example,), dynamic_shapes={"x": {0: batch}}),
+                      out / "digits.ember")
     print(f"exported the model and {len(predictions)} held-out predictions to {out}")
 
 

@@ -21,3 +21,4 @@
 #include <ember/serialize.h>
 #include <ember/io.h>
 #include <ember/checkpoint.h>
+#include <ember/jit.h>

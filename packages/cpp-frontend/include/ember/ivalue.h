@@ -1,9 +1,16 @@
 // ember::IValue: a small tagged value (libtorch's c10::IValue, reduced to what custom
-// autograd Functions keep in ctx->saved_data): none, int, double, bool, string, int list,
-// double list, Tensor and tensor list.
+// autograd Functions keep in ctx->saved_data and what exported programs take and return,
+// ember::jit::Module::forward): none, int, double, bool, string, int list, double list,
+// Tensor, tensor list, tuple (ivalue::Tuple, optionally with field names: a namedtuple) and
+// list of any values.
+//
+//   IValue out = module.forward({x});
+//   Tensor y = out.toTuple()->elements()[0].toTensor();   // as libtorch
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -14,6 +21,10 @@
 #include "tensor.h"
 
 namespace ember {
+
+namespace ivalue {
+struct Tuple;
+}
 
 class IValue {
 public:
@@ -31,6 +42,12 @@ public:
     IValue(std::vector<double> v) : v_(std::move(v)) {}  // NOLINT
     IValue(Tensor v) : v_(std::move(v)) {}  // NOLINT
     IValue(std::vector<Tensor> v) : v_(std::move(v)) {}  // NOLINT
+    IValue(std::shared_ptr<ivalue::Tuple> v);  // NOLINT
+    // A tuple of `elements`; `names` (empty, or one per element) makes it a named tuple.
+    static IValue tuple(std::vector<IValue> elements, std::vector<std::string> names = {});
+    // A list of values of any kinds (c10::List<IValue>); lists of one kind (ints, doubles,
+    // tensors) have their own constructors.
+    static IValue list(std::vector<IValue> elements);
     IValue(const Scalar& s) {  // NOLINT
         if (s.isFloatingPoint()) v_ = s.toDouble();
         else if (s.isBoolean()) v_ = s.toBool();
@@ -46,6 +63,12 @@ public:
     bool isDoubleList() const noexcept { return std::holds_alternative<std::vector<double>>(v_); }
     bool isTensor() const noexcept { return std::holds_alternative<Tensor>(v_); }
     bool isTensorList() const noexcept { return std::holds_alternative<std::vector<Tensor>>(v_); }
+    bool isTuple() const noexcept { return std::holds_alternative<std::shared_ptr<ivalue::Tuple>>(v_); }
+    // Any list: of ints, of doubles, of tensors, or of any values (IValue::list).
+    bool isList() const noexcept {
+        return isIntList() || isDoubleList() || isTensorList() || isGenericList();
+    }
+    bool isGenericList() const noexcept { return std::holds_alternative<GenericList>(v_); }
 
     int64_t toInt() const { return get<int64_t>("Int"); }
     // An int converts to double (as c10::IValue::toDouble does not, but is convenient).
@@ -63,14 +86,24 @@ public:
     const Tensor& toTensor() const { return get<Tensor>("Tensor"); }
     const std::vector<Tensor>& toTensorList() const { return get<std::vector<Tensor>>("TensorList"); }
     std::vector<Tensor> toTensorVector() const { return toTensorList(); }
+    const std::shared_ptr<ivalue::Tuple>& toTuple() const {
+        return get<std::shared_ptr<ivalue::Tuple>>("Tuple");
+    }
+    const ivalue::Tuple& toTupleRef() const { return *toTuple(); }
+    // The elements of any list (isList()) as IValues.
+    std::vector<IValue> toList() const;
 
     std::string tagKind() const {
-        static const char* const names[] = {"None", "Int", "Double", "Bool", "String",
-                                            "IntList", "DoubleList", "Tensor", "TensorList"};
+        static const char* const names[] = {"None",       "Int",    "Double",     "Bool",
+                                            "String",     "IntList", "DoubleList", "Tensor",
+                                            "TensorList", "Tuple",  "GenericList"};
         return names[v_.index()];
     }
 
 private:
+    struct GenericList {
+        std::shared_ptr<const std::vector<IValue>> elements;
+    };
     template <typename T>
     const T& get(const char* want) const {
         const T* p = std::get_if<T>(&v_);
@@ -78,8 +111,70 @@ private:
         return *p;
     }
     std::variant<std::monostate, int64_t, double, bool, std::string, std::vector<int64_t>,
-                 std::vector<double>, Tensor, std::vector<Tensor>>
+                 std::vector<double>, Tensor, std::vector<Tensor>, std::shared_ptr<ivalue::Tuple>,
+                 GenericList>
         v_;
 };
+
+namespace ivalue {
+
+// A tuple of values (libtorch's c10::ivalue::Tuple). A named tuple (a Python namedtuple,
+// a model's output record) has one name per element.
+struct Tuple {
+    explicit Tuple(std::vector<IValue> elements, std::vector<std::string> names = {})
+        : elements_(std::move(elements)), names_(std::move(names)) {
+        EMBER_CHECK(names_.empty() || names_.size() == elements_.size(), "a named tuple needs ",
+                    elements_.size(), " names, got ", names_.size());
+    }
+    const std::vector<IValue>& elements() const noexcept { return elements_; }
+    std::size_t size() const noexcept { return elements_.size(); }
+    const IValue& operator[](std::size_t i) const {
+        EMBER_CHECK(i < elements_.size(), "tuple index ", i, " out of range for a tuple of ",
+                    elements_.size(), " elements");
+        return elements_[i];
+    }
+    // The field names (empty for a plain tuple).
+    const std::vector<std::string>& names() const noexcept { return names_; }
+    // The element named `name` (a named tuple's field).
+    const IValue& at(const std::string& name) const {
+        for (std::size_t i = 0; i < names_.size(); ++i) {
+            if (names_[i] == name) return elements_[i];
+        }
+        EMBER_ERROR("the tuple has no field '", name, "'");
+    }
+
+private:
+    std::vector<IValue> elements_;
+    std::vector<std::string> names_;
+};
+
+}  // namespace ivalue
+
+inline IValue::IValue(std::shared_ptr<ivalue::Tuple> v) : v_(std::move(v)) {
+    EMBER_CHECK(std::get<std::shared_ptr<ivalue::Tuple>>(v_) != nullptr, "IValue: a null tuple");
+}
+
+inline IValue IValue::tuple(std::vector<IValue> elements, std::vector<std::string> names) {
+    return IValue(std::make_shared<ivalue::Tuple>(std::move(elements), std::move(names)));
+}
+
+inline IValue IValue::list(std::vector<IValue> elements) {
+    IValue v;
+    v.v_ = GenericList{std::make_shared<const std::vector<IValue>>(std::move(elements))};
+    return v;
+}
+
+inline std::vector<IValue> IValue::toList() const {
+    if (isGenericList()) return *std::get<GenericList>(v_).elements;
+    std::vector<IValue> out;
+    if (isIntList()) {
+        for (int64_t x : toIntList()) out.emplace_back(x);
+    } else if (isDoubleList()) {
+        for (double x : toDoubleList()) out.emplace_back(x);
+    } else {
+        for (const Tensor& x : get<std::vector<Tensor>>("List")) out.emplace_back(x);
+    }
+    return out;
+}
 
 }  // namespace ember

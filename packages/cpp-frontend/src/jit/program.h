@@ -1,0 +1,143 @@
+// Private: a loaded program (FORMAT.md), compiled for running: every value of the graph
+// has a slot (inputs first, then node outputs), every reference to a value is its slot,
+// every op is its entry of the op table, every size expression a small tree over symbol
+// indices and slots. Building it (program.cpp) performs all the load-time checks; running
+// it (interpreter.cpp) binds the inputs, checks them, and calls the nodes in order.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ember/jit.h"
+#include "jit/json.h"
+#include "jit/op_table.h"
+#include "jit/value.h"
+
+namespace ember::jit::detail {
+
+// ---- size expressions
+
+struct SizeExpr {
+    enum class Op { Const, Sym, Size, Add, Sub, Mul, FloorDiv, Mod, Max, Min };
+    Op op = Op::Const;
+    int64_t value = 0;  // Const: the int; Size: the dim
+    int index = -1;     // Sym: the symbol; Size: the value's slot
+    std::shared_ptr<const SizeExpr> a, b;
+    std::string text;   // as Python prints it: batch*4, sym_size(%conv2d, 2)
+};
+using ExprPtr = std::shared_ptr<const SizeExpr>;
+
+struct Symbol {
+    std::string name;
+    int64_t min = 0;
+    std::optional<int64_t> max;  // nullopt: unbounded
+    bool unbacked = false;
+};
+
+// ---- arguments and specs
+
+// A node argument (FORMAT.md "Arguments"), compiled: literals are ready Values; tensor
+// references and {"symint": E} are filled in per call.
+struct Arg {
+    enum class Kind { Literal, Tensor, SymInt, List, Tuple, Slice };
+    Kind kind = Kind::Literal;
+    Value literal;             // Literal
+    int slot = -1;             // Tensor
+    ExprPtr expr;              // SymInt
+    std::vector<Arg> items;    // List, Tuple, Slice (start, stop, step)
+    bool constant = true;      // no tensor and no symint inside: `literal` holds the value
+};
+
+// A spec (FORMAT.md "Specs"): the structure of the arguments and of the result.
+struct Spec {
+    enum class Kind { Tensor, Tuple, List, Dict, NamedTuple, Record, SymInt, Literal };
+    Kind kind = Kind::Literal;
+    int slot = -1;                        // Tensor
+    std::string tensor_name;              // Tensor
+    ExprPtr expr;                         // SymInt
+    Value literal;                        // Literal
+    std::string type_name;                // NamedTuple, Record
+    std::vector<std::string> names;       // Dict keys, NamedTuple/Record fields
+    std::vector<Spec> items;
+};
+
+struct InSpec {
+    std::string name;
+    std::string kind;  // POSITIONAL_ONLY, POSITIONAL_OR_KEYWORD, VAR_POSITIONAL, KEYWORD_ONLY, VAR_KEYWORD
+    Spec spec;
+};
+
+// A dimension of a user input's shape: a static size, a symbol, or an expression that
+// only a node computes (not checked).
+struct Dim {
+    enum class Kind { Static, Symbol, Other };
+    Kind kind = Kind::Other;
+    int64_t size = 0;
+    int symbol = -1;
+    std::string text;
+};
+
+struct Input {
+    std::string name;
+    std::string kind;  // user_input, parameter, buffer, constant
+    std::string target;
+    bool persistent = true;
+    bool requires_grad = false;
+    ScalarType dtype = kFloat;
+    std::vector<Dim> shape;
+    std::string device;
+    std::string meta_text;  // float32[batch, 784]
+    int slot = -1;
+    bool mutated_constant = false;  // a constant the graph writes: a fresh copy per call
+};
+
+struct Guard {
+    ExprPtr lhs, rhs;
+    std::string op;  // eq ne lt le gt ge
+    bool expected = true;
+    std::string source;
+    std::string text;  // sym_size(%x, 1) == 3
+};
+
+struct Step {
+    std::string name;
+    std::string op;
+    std::string source;
+    std::string result;  // tensor, tuple, list, none
+    const OpEntry* entry = nullptr;
+    std::vector<Arg> args;
+    std::vector<std::pair<std::string, Arg>> kwargs;
+    std::vector<int> outputs;  // slots; -1 for an item that is not a tensor
+    std::vector<Guard> guards;  // checked after this step (when their sizes exist)
+};
+
+struct Program {
+    std::string path;
+    std::string kind;  // export, jit
+    bool training = false;
+    std::vector<Symbol> symbols;
+    std::vector<Input> inputs;
+    std::vector<InSpec> in_spec;
+    std::vector<Step> steps;
+    std::vector<Guard> pre_guards;
+    Spec outputs;
+    std::size_t num_slots = 0;
+    std::vector<std::string> slot_names;
+    // the weights by target (parameters, buffers, constants), as forward() uses them
+    std::map<std::string, Tensor> weights;
+};
+
+// Builds the program from the program JSON (the metadata's "graph"), with every check of
+// FORMAT.md's "A reader must refuse"; `where` prefixes the errors (the path). Weights are
+// attached by load(). `device_map`: rewrite every device to this one (map_location).
+std::shared_ptr<Program> compile_program(const Json& program, const std::string& where,
+                                         const std::optional<std::string>& device_map);
+
+// ---- running (interpreter.cpp)
+
+IValue run(const Program& program, std::vector<IValue> inputs, const ember::jit::Kwargs& kwargs);
+
+}  // namespace ember::jit::detail

@@ -1,0 +1,450 @@
+#include "jit/value.h"
+
+#include <cstdio>
+#include <sstream>
+
+#include "ember/error.h"
+
+namespace ember::jit::detail {
+
+Value Value::boolean(bool v) {
+    Value x;
+    x.kind = Kind::Bool;
+    x.b = v;
+    return x;
+}
+
+Value Value::integer(int64_t v) {
+    Value x;
+    x.kind = Kind::Int;
+    x.i = v;
+    return x;
+}
+
+Value Value::number(double v) {
+    Value x;
+    x.kind = Kind::Float;
+    x.f = v;
+    return x;
+}
+
+Value Value::string(std::string v, Kind kind) {
+    Value x;
+    x.kind = kind;
+    x.s = std::move(v);
+    return x;
+}
+
+Value Value::of(ember::Tensor t) {
+    Value x;
+    x.kind = Kind::Tensor;
+    x.tensor = std::move(t);
+    return x;
+}
+
+Value Value::list(std::vector<Value> items, Kind kind) {
+    Value x;
+    x.kind = kind;
+    x.items = std::move(items);
+    return x;
+}
+
+Value Value::of_dtype(ScalarType t) {
+    Value x;
+    x.kind = Kind::Dtype;
+    x.dtype = t;
+    return x;
+}
+
+const char* type_name(const Value& v) noexcept {
+    switch (v.kind) {
+        case Value::Kind::None: return "NoneType";
+        case Value::Kind::Bool: return "bool";
+        case Value::Kind::Int: return "int";
+        case Value::Kind::Float: return "float";
+        case Value::Kind::String: return "str";
+        case Value::Kind::Tensor: return "Tensor";
+        case Value::Kind::List: return "list";
+        case Value::Kind::Tuple: return "tuple";
+        case Value::Kind::Slice: return "slice";
+        case Value::Kind::Ellipsis: return "ellipsis";
+        case Value::Kind::Dtype: return "dtype";
+        case Value::Kind::Device: return "device";
+        case Value::Kind::MemoryFormat: return "memory_format";
+        case Value::Kind::Layout: return "layout";
+    }
+    return "value";
+}
+
+std::string describe(const Value& v) {
+    switch (v.kind) {
+        case Value::Kind::None: return "None";
+        case Value::Kind::Bool: return v.b ? "True" : "False";
+        case Value::Kind::Int: return std::to_string(v.i);
+        case Value::Kind::Float: {
+            char buf[32];
+            std::snprintf(buf, sizeof buf, "%.17g", v.f);
+            return buf;
+        }
+        case Value::Kind::String: return "'" + v.s + "'";
+        case Value::Kind::Tensor: {
+            if (!v.tensor.defined()) return "Tensor(undefined)";
+            std::ostringstream os;
+            os << "Tensor(" << dtype_name(v.tensor.scalar_type()) << v.tensor.sizes() << ")";
+            return os.str();
+        }
+        case Value::Kind::List:
+        case Value::Kind::Tuple: {
+            std::string out = v.kind == Value::Kind::List ? "[" : "(";
+            for (std::size_t k = 0; k < v.items.size(); ++k) {
+                if (k) out += ", ";
+                out += describe(v.items[k]);
+            }
+            if (v.kind == Value::Kind::Tuple && v.items.size() == 1) out += ",";
+            return out + (v.kind == Value::Kind::List ? "]" : ")");
+        }
+        case Value::Kind::Slice: {
+            std::string out = "slice(";
+            for (std::size_t k = 0; k < v.items.size(); ++k) {
+                if (k) out += ", ";
+                out += describe(v.items[k]);
+            }
+            return out + ")";
+        }
+        case Value::Kind::Ellipsis: return "Ellipsis";
+        case Value::Kind::Dtype: return "ember." + std::string(dtype_name(v.dtype));
+        case Value::Kind::Device: return "device('" + v.s + "')";
+        case Value::Kind::MemoryFormat:
+        case Value::Kind::Layout: return "ember." + v.s;
+    }
+    return "?";
+}
+
+ScalarType dtype_from_name(const std::string& name, const std::string& where) {
+    static const ScalarType all[] = {kBool, kUInt8, kInt8, kInt16, kInt32, kInt64, kFloat16, kFloat32, kFloat64};
+    for (ScalarType t : all) {
+        if (name == dtype_name(t)) return t;
+    }
+    throw Error(where + ": dtype '" + name + "' is not one of Ember's C++ dtypes (bool, uint8, "
+                "int8, int16, int32, int64, float16, float32, float64)");
+}
+
+// ------------------------------------------------------------------------- signatures
+
+namespace {
+
+std::string trim(std::string_view s) {
+    std::size_t a = 0, b = s.size();
+    while (a < b && s[a] == ' ') ++a;
+    while (b > a && s[b - 1] == ' ') --b;
+    return std::string(s.substr(a, b - a));
+}
+
+// Splits at the commas that are not inside brackets or quotes.
+std::vector<std::string> split_top(std::string_view text) {
+    std::vector<std::string> out;
+    int depth = 0;
+    char quote = 0;
+    std::size_t start = 0;
+    for (std::size_t k = 0; k < text.size(); ++k) {
+        char c = text[k];
+        if (quote) {
+            if (c == quote) quote = 0;
+        } else if (c == '\'' || c == '"') {
+            quote = c;
+        } else if (c == '(' || c == '[') {
+            ++depth;
+        } else if (c == ')' || c == ']') {
+            --depth;
+        } else if (c == ',' && depth == 0) {
+            out.push_back(trim(text.substr(start, k - start)));
+            start = k + 1;
+        }
+    }
+    std::string last = trim(text.substr(start));
+    if (!last.empty() || !out.empty()) out.push_back(last);
+    return out;
+}
+
+Value parse_default(const std::string& text) {
+    if (text == "None") return Value::none();
+    if (text == "True") return Value::boolean(true);
+    if (text == "False") return Value::boolean(false);
+    if (text.size() >= 2 && (text.front() == '\'' || text.front() == '"') && text.back() == text.front()) {
+        return Value::string(text.substr(1, text.size() - 2));
+    }
+    if (text.rfind("ember.", 0) == 0) return Value::string(text.substr(6), Value::Kind::MemoryFormat);
+    if (text.size() >= 2 && (text.front() == '(' || text.front() == '[')) {
+        std::vector<Value> items;
+        for (const std::string& part : split_top(std::string_view(text).substr(1, text.size() - 2))) {
+            if (!part.empty()) items.push_back(parse_default(part));
+        }
+        return Value::list(std::move(items), text.front() == '(' ? Value::Kind::Tuple : Value::Kind::List);
+    }
+    const bool is_float = text.find_first_of(".eE") != std::string::npos || text == "inf" || text == "-inf";
+    try {
+        std::size_t used = 0;
+        if (is_float) {
+            double v = std::stod(text, &used);
+            if (used == text.size()) return Value::number(v);
+        } else {
+            long long v = std::stoll(text, &used);
+            if (used == text.size()) return Value::integer(v);
+        }
+    } catch (const std::exception&) {
+    }
+    throw Error("ember::jit: bad default '" + text + "' in an op signature");
+}
+
+}  // namespace
+
+Signature::Signature(std::string text) : text_(std::move(text)) {
+    bool keyword_only = false;
+    for (const std::string& part : split_top(text_)) {
+        if (part.empty()) throw Error("ember::jit: empty parameter in signature '" + text_ + "'");
+        Param p;
+        if (part == "*") {
+            keyword_only = true;
+            continue;
+        }
+        if (part.rfind("**", 0) == 0) {
+            p.name = part.substr(2);
+            p.kind = Param::Kind::VarKeyword;
+        } else if (part[0] == '*') {
+            p.name = part.substr(1);
+            p.kind = Param::Kind::VarPositional;
+            keyword_only = true;
+        } else {
+            std::size_t eq = part.find('=');
+            p.name = trim(std::string_view(part).substr(0, eq));
+            p.kind = keyword_only ? Param::Kind::KeywordOnly : Param::Kind::Positional;
+            if (eq != std::string::npos) {
+                p.has_default = true;
+                p.default_value = parse_default(trim(std::string_view(part).substr(eq + 1)));
+            }
+        }
+        params_.push_back(std::move(p));
+    }
+}
+
+int Signature::index_of(std::string_view name) const noexcept {
+    for (std::size_t k = 0; k < params_.size(); ++k) {
+        if (params_[k].name == name && (params_[k].kind == Param::Kind::Positional ||
+                                        params_[k].kind == Param::Kind::KeywordOnly)) {
+            return static_cast<int>(k);
+        }
+    }
+    return -1;
+}
+
+void Signature::check_call(std::size_t nargs, const std::vector<std::string>& keywords,
+                           const std::string& op) const {
+    std::vector<bool> filled(params_.size(), false);
+    bool var_positional = false, var_keyword = false;
+    std::size_t positional = 0;
+    for (const Param& p : params_) {
+        if (p.kind == Param::Kind::Positional) ++positional;
+        var_positional |= p.kind == Param::Kind::VarPositional;
+        var_keyword |= p.kind == Param::Kind::VarKeyword;
+    }
+    if (nargs > positional && !var_positional) {
+        throw TypeError(op + "() takes " + std::to_string(positional) + " positional argument" +
+                        (positional == 1 ? "" : "s") + " but " + std::to_string(nargs) +
+                        (nargs == 1 ? " was" : " were") + " given (signature: (" + text_ + "))");
+    }
+    std::size_t k = 0;
+    for (std::size_t p = 0; p < params_.size() && k < nargs; ++p) {
+        if (params_[p].kind != Param::Kind::Positional) break;
+        filled[p] = true;
+        ++k;
+    }
+    for (const std::string& kw : keywords) {
+        int at = index_of(kw);
+        if (at < 0) {
+            if (var_keyword) continue;
+            throw TypeError(op + "() got an unexpected keyword argument '" + kw + "' (signature: (" + text_ + "))");
+        }
+        if (filled[static_cast<std::size_t>(at)]) {
+            throw TypeError(op + "() got multiple values for argument '" + kw + "'");
+        }
+        filled[static_cast<std::size_t>(at)] = true;
+    }
+    for (std::size_t p = 0; p < params_.size(); ++p) {
+        const Param& param = params_[p];
+        if ((param.kind == Param::Kind::Positional || param.kind == Param::Kind::KeywordOnly) &&
+            !filled[p] && !param.has_default) {
+            throw TypeError(op + "() missing required argument: '" + param.name + "'");
+        }
+    }
+}
+
+Args::Args(const Signature& signature, const std::vector<Value>& args, const Kwargs& kwargs,
+           const std::string& op)
+    : op_(&op), signature_(&signature), bound_(signature.params().size(), nullptr) {
+    const auto& params = signature.params();
+    std::size_t k = 0;
+    for (std::size_t p = 0; p < params.size(); ++p) {
+        if (params[p].kind == Param::Kind::Positional && k < args.size()) {
+            bound_[p] = &args[k++];
+        } else if (params[p].kind == Param::Kind::VarPositional) {
+            varargs_.assign(args.begin() + static_cast<std::ptrdiff_t>(k), args.end());
+            k = args.size();
+        }
+    }
+    std::vector<std::string> keywords;
+    for (const auto& [name, value] : kwargs) {
+        keywords.push_back(name);
+        int at = signature.index_of(name);
+        if (at >= 0 && !bound_[static_cast<std::size_t>(at)]) {
+            bound_[static_cast<std::size_t>(at)] = &value;
+        } else if (at < 0) {
+            varkwargs_.emplace(name, value);
+        }
+    }
+    signature.check_call(args.size(), keywords, op);
+    for (std::size_t p = 0; p < params.size(); ++p) {
+        if (!bound_[p] && params[p].has_default) bound_[p] = &params[p].default_value;
+    }
+}
+
+const Value& Args::operator[](std::string_view name) const {
+    int at = signature_->index_of(name);
+    if (at < 0 || !bound_[static_cast<std::size_t>(at)]) {
+        throw Error("ember::jit: op " + *op_ + " has no parameter '" + std::string(name) + "'");
+    }
+    return *bound_[static_cast<std::size_t>(at)];
+}
+
+void Args::type_error(std::string_view name, const char* expected) const {
+    const Value& v = (*this)[name];
+    throw TypeError(*op_ + "(): argument '" + std::string(name) + "' must be " + expected +
+                    ", not " + type_name(v) + " (" + describe(v) + ")");
+}
+
+Tensor Args::tensor(std::string_view name) const {
+    const Value& v = (*this)[name];
+    if (!v.is_tensor()) type_error(name, "Tensor");
+    return v.tensor;
+}
+
+Tensor Args::optional_tensor(std::string_view name) const {
+    const Value& v = (*this)[name];
+    if (v.is_none()) return Tensor();
+    if (!v.is_tensor()) type_error(name, "Tensor or None");
+    return v.tensor;
+}
+
+int64_t to_int(const Value& v, const std::string& what) {
+    if (v.kind == Value::Kind::Int) return v.i;
+    if (v.kind == Value::Kind::Tensor && v.tensor.defined() && v.tensor.numel() == 1 &&
+        !v.tensor.is_floating_point() && v.tensor.scalar_type() != kBool) {
+        return v.tensor.item<int64_t>();  // a 0-d integer tensor used as an index, as Python's __index__
+    }
+    throw TypeError(what + " must be int, not " + type_name(v) + " (" + describe(v) + ")");
+}
+
+std::vector<int64_t> to_ints(const Value& v, const std::string& what) {
+    if (v.kind == Value::Kind::Int) return {v.i};
+    if (!v.is_sequence()) {
+        throw TypeError(what + " must be a sequence of ints, not " + std::string(type_name(v)) +
+                        " (" + describe(v) + ")");
+    }
+    std::vector<int64_t> out;
+    out.reserve(v.items.size());
+    for (const Value& item : v.items) out.push_back(to_int(item, what + " item"));
+    return out;
+}
+
+Scalar to_scalar(const Value& v, const std::string& what) {
+    switch (v.kind) {
+        case Value::Kind::Bool: return Scalar(v.b);
+        case Value::Kind::Int: return Scalar(v.i);
+        case Value::Kind::Float: return Scalar(v.f);
+        default:
+            throw TypeError(what + " must be a number, not " + std::string(type_name(v)) + " (" +
+                            describe(v) + ")");
+    }
+}
+
+int64_t Args::integer(std::string_view name) const {
+    const Value& v = (*this)[name];
+    if (v.kind == Value::Kind::Bool) type_error(name, "int");
+    return to_int(v, *op_ + "(): argument '" + std::string(name) + "'");
+}
+
+std::optional<int64_t> Args::optional_integer(std::string_view name) const {
+    if (is_none(name)) return std::nullopt;
+    return integer(name);
+}
+
+double Args::number(std::string_view name) const {
+    const Value& v = (*this)[name];
+    if (v.kind == Value::Kind::Float) return v.f;
+    if (v.kind == Value::Kind::Int) return static_cast<double>(v.i);
+    if (v.kind == Value::Kind::Bool) return v.b ? 1.0 : 0.0;
+    if (v.is_tensor() && v.tensor.defined() && v.tensor.numel() == 1) return v.tensor.item<double>();
+    type_error(name, "a number");
+}
+
+std::optional<double> Args::optional_number(std::string_view name) const {
+    if (is_none(name)) return std::nullopt;
+    return number(name);
+}
+
+bool Args::boolean(std::string_view name) const {
+    const Value& v = (*this)[name];
+    if (v.kind == Value::Kind::Bool) return v.b;
+    if (v.kind == Value::Kind::Int) return v.i != 0;
+    type_error(name, "bool");
+}
+
+std::string Args::string(std::string_view name) const {
+    const Value& v = (*this)[name];
+    if (v.kind != Value::Kind::String) type_error(name, "str");
+    return v.s;
+}
+
+std::optional<std::string> Args::optional_string(std::string_view name) const {
+    if (is_none(name)) return std::nullopt;
+    return string(name);
+}
+
+Scalar Args::scalar(std::string_view name) const {
+    const Value& v = (*this)[name];
+    if (v.is_tensor() && v.tensor.defined() && v.tensor.numel() == 1) return v.tensor.item();
+    if (!v.is_number()) type_error(name, "a number");
+    return to_scalar(v, *op_ + "(): argument '" + std::string(name) + "'");
+}
+
+std::vector<int64_t> Args::ints(std::string_view name, std::size_t repeat) const {
+    const Value& v = (*this)[name];
+    if (v.kind == Value::Kind::Int) return std::vector<int64_t>(repeat, v.i);
+    if (!v.is_sequence()) type_error(name, "a sequence of ints");
+    return to_ints(v, *op_ + "(): argument '" + std::string(name) + "'");
+}
+
+std::optional<std::vector<int64_t>> Args::optional_ints(std::string_view name) const {
+    if (is_none(name)) return std::nullopt;
+    return ints(name);
+}
+
+std::optional<ScalarType> Args::dtype(std::string_view name) const {
+    const Value& v = (*this)[name];
+    if (v.is_none()) return std::nullopt;
+    if (v.kind != Value::Kind::Dtype) type_error(name, "ember.dtype");
+    return v.dtype;
+}
+
+std::vector<Tensor> Args::tensors(std::string_view name) const {
+    const Value& v = (*this)[name];
+    if (!v.is_sequence()) type_error(name, "a sequence of Tensors");
+    std::vector<Tensor> out;
+    out.reserve(v.items.size());
+    for (const Value& item : v.items) {
+        if (!item.is_tensor()) type_error(name, "a sequence of Tensors");
+        out.push_back(item.tensor);
+    }
+    return out;
+}
+
+}  // namespace ember::jit::detail

@@ -1,0 +1,104 @@
+// Programs that Python Ember captured (golden_jit.py) run in C++ with Python's results:
+// the models of issue 14 (an MLP, the digits CNN, resnet18, a 2-layer LSTM, a transformer
+// encoder layer, a small BERT), each exported with a dynamic batch and traced, and programs
+// that exercise the op table (pointwise, reductions, shapes, indexing, in-place ops through
+// views, convolutions/pooling/normalization/attention/losses, factories with symbolic sizes).
+// Every run compares every output tensor (float32: within 1e-5 absolute + 1e-5 relative),
+// including a second batch size (or sequence length) for the programs that allow one.
+#include <fstream>
+#include <iostream>
+#include <set>
+
+#include "jit_test_util.h"
+
+namespace {
+
+using namespace jit_test;
+
+const std::vector<std::string> kPrograms = {
+    "mlp_export",         "mlp_trace",          "digits_export",   "digits_trace",   "resnet18_export",
+    "resnet18_trace",     "lstm_export",        "lstm_trace",      "transformer_export", "transformer_trace",
+    "bert_export",        "bert_trace",         "bn_train_export", "ops_pointwise",   "ops_reductions", "ops_shapes",
+    "ops_indexing",       "ops_inplace_views",  "ops_nn",          "ops_more",       "ops_factories",
+};
+
+class Program : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(Program, MatchesPython) {
+    EMBER_JIT_NEED_GOLDEN();
+    const std::string name = GetParam();
+    ember::jit::Module m = ember::jit::load(golden(name + ".ember"));
+    int runs = 0;
+    double worst = 0;
+    for (int k = 0; std::ifstream(golden(name + ".run" + std::to_string(k) + ".safetensors")).good(); ++k) {
+        GoldenRun run = read_run(name, k);
+        std::vector<IValue> inputs(run.inputs.begin(), run.inputs.end());
+        IValue out = m.forward(inputs, run.kwargs);
+        std::size_t next = 0;
+        double max_abs = 0;
+        const std::string why = check_output(out, run.structure, run.outputs, next, max_abs);
+        EXPECT_EQ(why, "") << name << " run " << k;
+        EXPECT_EQ(next, run.outputs.size()) << name << " run " << k << ": fewer tensors than Python's";
+        worst = std::max(worst, max_abs);
+        std::cout << "[jit] " << name << " run " << k << " (input " << run.inputs[0].sizes() << "): " << run.outputs.size()
+                  << " output tensors, max |C++ - Python| = " << max_abs << "\n";
+        ++runs;
+    }
+    EXPECT_GE(runs, 1);
+    // a program captured in training mode updated its buffers in place, as Python's model did
+    if (std::ifstream(golden(name + ".after.safetensors")).good()) {
+        ember::StateDict after = ember::load_state_dict(golden(name + ".after.safetensors"));
+        auto state = m.state_dict();
+        EXPECT_EQ(state.size(), after.size());
+        for (const auto& item : after) {
+            ASSERT_TRUE(state.contains(item.key())) << item.key();
+            Closeness c = compare(state[item.key()], item.value());
+            EXPECT_TRUE(c.ok) << name << " state " << item.key() << ": " << c.detail;
+        }
+    }
+    RecordProperty("max_abs_difference", std::to_string(worst));
+}
+
+INSTANTIATE_TEST_SUITE_P(Golden, Program, ::testing::ValuesIn(kPrograms),
+                         [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
+
+// The list above is golden_jit.py's.
+TEST(Programs, AreTheGoldenWritersPrograms) {
+    EMBER_JIT_NEED_GOLDEN();
+    std::ifstream f(golden("programs.txt"));
+    std::set<std::string> written, tested(kPrograms.begin(), kPrograms.end());
+    std::string name, kind;
+    int runs = 0;
+    while (f >> name >> kind >> runs) written.insert(name);
+    EXPECT_EQ(written, tested);
+}
+
+// The programs use what issue 14 names: sizes as size expressions in traces, a dynamic batch
+// in exports, the models' characteristic ops.
+TEST(Programs, CaptureWhatTheModelsDo) {
+    EMBER_JIT_NEED_GOLDEN();
+    auto ops_of = [](const std::string& name) {
+        std::vector<std::string> ops = ember::jit::load(golden(name + ".ember")).node_ops();
+        return std::set<std::string>(ops.begin(), ops.end());
+    };
+    auto has_all = [](const std::set<std::string>& ops, std::initializer_list<const char*> want) {
+        std::string missing;
+        for (const char* w : want) {
+            if (!ops.count(w)) missing += std::string(missing.empty() ? "" : ", ") + w;
+        }
+        return missing;
+    };
+    EXPECT_EQ(has_all(ops_of("digits_export"), {"conv2d", "nn.functional.batch_norm", "relu", "max_pool2d",
+                                                  "adaptive_avg_pool2d", "flatten", "linear"}), "");
+    EXPECT_EQ(has_all(ops_of("resnet18_export"), {"conv2d", "nn.functional.batch_norm", "relu_", "add_", "max_pool2d"}), "");
+    EXPECT_EQ(has_all(ops_of("lstm_export"), {"linear", "matmul", "add", "sigmoid", "tanh", "chunk", "cat", "getitem",
+                                                "ember.zeros"}), "");
+    EXPECT_EQ(has_all(ops_of("transformer_export"), {"linear", "scaled_dot_product_attention", "layer_norm",
+                                                       "Tensor.view", "unbind", "reshape", "add"}), "");
+    EXPECT_EQ(has_all(ops_of("bert_trace"), {"nn.functional.embedding", "layer_norm", "gelu", "rsub", "mul",
+                                               "Tensor.to", "scaled_dot_product_attention"}), "");
+    EXPECT_EQ(ember::jit::load(golden("mlp_export.ember")).kind(), "export");
+    EXPECT_EQ(ember::jit::load(golden("transformer_trace.ember")).kind(), "jit");
+}
+
+}  // namespace
