@@ -672,3 +672,16 @@ def test_binary_ops_broadcast_and_promote_like_result_type(name, da, db, shapes,
     assert out.dtype is expected
     b_shape = () if not isinstance(b, ember.Tensor) else shapes.input_shapes[1]
     assert out.shape == np.broadcast_shapes(shapes.input_shapes[0], b_shape)
+
+
+def test_add_sub_with_a_number_and_alpha():
+    # PyTorch: t.sub(0.5, alpha=2) is t - 1.0; the scaled number stays a weak scalar
+    t = ember.ones(3)
+    assert t.sub(0.5, alpha=2).tolist() == [0.0, 0.0, 0.0]
+    assert ember.add(t, 0.5, alpha=2).tolist() == [2.0, 2.0, 2.0]
+    assert ember.rsub(t, 0.5, alpha=2).tolist() == [-1.5, -1.5, -1.5]
+    assert t.sub_(0.5, alpha=2) is t and t.tolist() == [0.0, 0.0, 0.0]
+    i = ember.ones(2, dtype=ember.int64)
+    r = i.add(2, alpha=3)
+    assert r.dtype == ember.int64 and r.tolist() == [7, 7]
+    assert ember.ones(2).add(ember.ones(2), alpha=0.5).tolist() == [1.5, 1.5]

@@ -188,8 +188,8 @@ _pow = binary_op("pow", _pow_np, _pow_bw, saves="ab")
 @register("add", inplace=True)
 def add(input, other, *, alpha=1, out=None):
     """``input + alpha * other`` with PyTorch's promotion and broadcasting."""
-    if alpha != 1:
-        other = mul(other, alpha)
+    if alpha != 1:  # a number times alpha stays a number (a weak scalar in promotion)
+        other = mul(other, alpha) if isinstance(other, Tensor) else other * alpha
     r = _add(input, other)
     return _out(r, out)
 
@@ -201,8 +201,8 @@ def sub(input, other, *, alpha=1, out=None):
         raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. "
                            "If you are trying to invert a mask, use the `~` or `logical_not()` "
                            "operator instead.")
-    if alpha != 1:
-        other = mul(other, alpha)
+    if alpha != 1:  # a number times alpha stays a number (a weak scalar in promotion)
+        other = mul(other, alpha) if isinstance(other, Tensor) else other * alpha
     return _out(_sub(input, other), out)
 
 
