@@ -55,6 +55,7 @@ EXCEPTIONS: dict[str, str] = {
     # (transfer_learning's transforms.ToTensor also gives CPU images, as torchvision's does)
     "tests/integration/test_readme.py::test_readme_example_runs[[]2[]]": GENERATOR,
     "tests/integration/test_tutorial_austen.py::test_austen_classifier*": GENERATOR,
+    "tests/integration/test_tutorial_deploy.py::test_deploy_digits*": GENERATOR,
     "tests/integration/test_tutorials.py::test_fashion_mnist_cnn*": GENERATOR,
     "tests/integration/test_tutorials.py::test_transfer_learning*": GENERATOR,
     "tests/core/test_data.py::test_random_sampler_num_samples_and_replacement*": GENERATOR,
