@@ -207,7 +207,8 @@ CPP_DIGITS = ROOT / "examples" / "cpp" / "digits"
 # The C++ tests' venv: the BLAS libember links (the wheel build gets its own through
 # pyproject's build-system.requires) and the Python packages that write the golden files the
 # parity tests compare with (the tests put these packages' sources on PYTHONPATH).
-CPP_TEST_REQUIREMENTS = ("scipy-openblas32>=0.3.28", *_editable("core", "nn"))
+# the golden writers run Python Ember (the jit area's exports resnet18 and a BERT: all five)
+CPP_TEST_REQUIREMENTS = ("scipy-openblas32>=0.3.28", *_editable(*PYTHON_PACKAGES))
 CPP_JOBS = "2"  # the machines have two cores
 
 
