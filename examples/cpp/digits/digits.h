@@ -1,6 +1,6 @@
-// What train_digits.cpp and predict_digits.cpp share: the DigitsCNN of
-// examples/train_digits.py (the same layers, so the same state_dict names), the embedded
-// digits file, and batched predictions.
+// What the digits programs share: the DigitsCNN of examples/train_digits.py (the same
+// layers, so the same state_dict names), the embedded digits file, batched predictions, and
+// the command line of the programs that read `train_digits.py --export DIR`.
 #pragma once
 
 #include <ember/checkpoint.h>
@@ -11,6 +11,8 @@
 #include <ember/optim.h>
 
 #include <cstdlib>
+#include <exception>
+#include <iostream>
 #include <string>
 #include <vector>
 
@@ -87,6 +89,35 @@ inline ember::Tensor predict(DigitsCNN& model, const ember::Tensor& images) {
 // The fraction of predictions equal to the labels.
 inline double accuracy(const ember::Tensor& predictions, const ember::Tensor& labels) {
     return predictions.eq(labels).sum().item<double>() / static_cast<double>(labels.numel());
+}
+
+// `program DIR [--data FILE]` (DIR written by `python examples/train_digits.py --export DIR`):
+// calls run(dir, data) and returns its exit code; 2 with a usage line or the error's message.
+template <typename Run>
+int main_on_export_dir(int argc, char** argv, const char* program, Run run) {
+    std::string dir, data = DIGITS_DATA;
+    for (int i = 1; i < argc; ++i) {
+        const std::string arg = argv[i];
+        if (arg == "--data" && i + 1 < argc) {
+            data = argv[++i];
+        } else if (dir.empty() && arg.rfind("--", 0) != 0) {
+            dir = arg;
+        } else {
+            dir.clear();
+            break;
+        }
+    }
+    if (dir.empty()) {
+        std::cerr << "usage: " << program
+                  << " DIR [--data FILE]   (DIR: python examples/train_digits.py --export DIR)\n";
+        return 2;
+    }
+    try {
+        return run(dir, data);
+    } catch (const std::exception& e) {
+        std::cerr << program << ": " << e.what() << "\n";
+        return 2;
+    }
 }
 
 }  // namespace digits

@@ -38,27 +38,4 @@ int run(const std::string& dir, const std::string& data) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
-    std::string dir, data = DIGITS_DATA;
-    for (int i = 1; i < argc; ++i) {
-        const std::string arg = argv[i];
-        if (arg == "--data" && i + 1 < argc) {
-            data = argv[++i];
-        } else if (dir.empty() && arg.rfind("--", 0) != 0) {
-            dir = arg;
-        } else {
-            dir.clear();
-            break;
-        }
-    }
-    if (dir.empty()) {
-        std::cerr << "usage: predict_digits DIR [--data FILE]   (DIR: python examples/train_digits.py --export DIR)\n";
-        return 2;
-    }
-    try {
-        return run(dir, data);
-    } catch (const std::exception& e) {
-        std::cerr << "predict_digits: " << e.what() << "\n";
-        return 2;
-    }
-}
+int main(int argc, char** argv) { return digits::main_on_export_dir(argc, argv, "predict_digits", run); }
