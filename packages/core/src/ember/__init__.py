@@ -105,7 +105,7 @@ _SUBPACKAGES = {
 
 # PyTorch's small modules, imported on first use to keep ``import ember`` fast
 _LAZY_SUBMODULES = {"functional", "quasirandom", "random", "storage", "torch_version",
-                    "export", "jit", "compiler"}
+                    "export", "jit", "compiler", "distributed", "multiprocessing"}
 
 
 def __getattr__(name: str):
