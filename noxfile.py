@@ -40,6 +40,9 @@ ONNX = "onnx>=1.16"
 ONNXRUNTIME = "onnxruntime>=1.18"
 # torch.onnx.export's default (dynamo) exporter needs it: the import tests load what it writes
 ONNXSCRIPT = "onnxscript"
+# ember-core's `distributed` extra (mpi4py over the mpich wheel): the tests in tests/distributed
+# start 2 and 4 ranks with its mpiexec
+DISTRIBUTED = ("mpi4py>=4.1", "mpich>=4.3")
 # Pinned so that a new ruff release cannot fail CI with rules nobody asked for.
 RUFF = "ruff==0.17.6"
 
@@ -85,6 +88,7 @@ def tests(session: nox.Session) -> None:
         "hypothesis",
         "pytest-timeout",
         ONNX,
+        *DISTRIBUTED,
         # the tests that need them skip without them
         optional=(TORCH, LEGACY_CHECKPOINT, MINILM_WEIGHTS, ONNXRUNTIME, ONNXSCRIPT),
     )

@@ -11,6 +11,19 @@ See :mod:`ember.distributed.distributed_c10d` for what a wait does when a rank f
 
 from __future__ import annotations
 
+import os as _os
+import sys as _sys
+
+# ember-nn ships ember/distributed/optim/ (ZeroRedundancyOptimizer needs ember.optim): merge
+# every ember/distributed/ folder on sys.path, as ember/__init__.py does for ember/
+__path__ = list(__path__)
+for _entry in _sys.path:
+    if isinstance(_entry, str) and _os.path.isdir(_entry):
+        _folder = _os.path.join(_entry, "ember", "distributed")
+        if _folder not in __path__ and _os.path.isdir(_folder):
+            __path__.append(_folder)
+del _entry
+
 from ._work import DistBackendError, DistError, DistNetworkError, DistStoreError, Work
 from .distributed_c10d import *  # noqa: F403
 from .distributed_c10d import __all__ as _c10d_all

@@ -1,0 +1,99 @@
+"""Start N ranks of a test program under the mpich wheel's mpiexec, and always end them.
+
+``run_ranks(n, source, tmp_path)`` writes ``source`` to a script, runs it as ``n`` MPI ranks
+on 127.0.0.1 in a process group of its own, and kills that whole group when the run ends,
+fails or times out, so no test leaves a rank behind. Each rank may call ``emit(obj)`` (defined
+in the script's preamble) to hand a JSON value back; ``Result.values[rank]`` has them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from dataclasses import dataclass, field
+from pathlib import Path
+
+MPIEXEC = Path(sys.executable).parent / "mpiexec"
+
+PREAMBLE = '''\
+import json as _json, os as _os, sys as _sys
+_OUT = _sys.argv[1]
+def emit(obj):
+    """Hand a JSON value back to the test (appended to this rank's results)."""
+    rank = int(_os.environ.get("PMI_RANK", _os.environ.get("RANK", "0")))
+    with open(_os.path.join(_OUT, f"rank{rank}.jsonl"), "a") as f:
+        f.write(_json.dumps(obj) + "\\n")
+_sys.argv = [_sys.argv[0]] + _sys.argv[2:]
+'''
+
+
+@dataclass
+class Result:
+    returncode: int
+    stdout: str
+    stderr: str
+    values: dict[int, list] = field(default_factory=dict)
+
+    @property
+    def output(self) -> str:
+        return self.stdout + self.stderr
+
+
+def mpi_available() -> bool:
+    try:
+        import mpi4py  # noqa: F401
+    except ImportError:
+        return False
+    return MPIEXEC.exists()
+
+
+def run_command(cmd: list[str], timeout: float, env: dict | None = None,
+                cwd: str | Path | None = None) -> subprocess.CompletedProcess:
+    """Run ``cmd`` in a new session; kill its whole process group however it ends."""
+    full_env = dict(os.environ)
+    full_env.pop("EMBER_TEST_DEVICE", None)  # the ranks run on the CPU unless told
+    full_env.update(env or {})
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=full_env, cwd=cwd, start_new_session=True)
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        _kill_group(proc)
+        out, err = proc.communicate()
+        raise AssertionError(f"{cmd} did not finish in {timeout} s\nstdout:\n{out}\n"
+                             f"stderr:\n{err}") from None
+    finally:
+        _kill_group(proc)
+    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    if proc.poll() is None:
+        proc.wait(timeout=10)
+
+
+def run_ranks(n: int, source: str, tmp_path: Path, *args: str, timeout: float = 60,
+              env: dict | None = None, mpiexec_args: tuple[str, ...] = ()) -> Result:
+    """Run ``source`` as ``n`` ranks; the ranks' ``emit`` values come back by rank."""
+    out_dir = tmp_path / f"ranks{n}"
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for old in out_dir.glob("rank*.jsonl"):
+        old.unlink()
+    script = tmp_path / "rank_program.py"
+    script.write_text(PREAMBLE + textwrap.dedent(source))
+    cmd = [str(MPIEXEC), *mpiexec_args, "-n", str(n), sys.executable, str(script),
+           str(out_dir), *args]
+    done = run_command(cmd, timeout, env=env)
+    values = {}
+    for path in out_dir.glob("rank*.jsonl"):
+        rank = int(path.stem[4:])
+        values[rank] = [json.loads(line) for line in path.read_text().splitlines()]
+    return Result(done.returncode, done.stdout, done.stderr, values)
