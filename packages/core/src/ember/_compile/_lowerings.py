@@ -194,54 +194,33 @@ def _relu_vjp(g, node, gouts):
     return [(x, gx, True)]
 
 
-@forward("tanh", saves="output", inplace=True)
-def _tanh(g, node):
-    x = _unary_ok(g, node)
-    if x is None or g.dtype(x).kind != "f":
-        return False
-    out = _unary_out(g, node, x)
-    g.emit(f"xp.tanh({g.a(x)}, out={out})")
+# unary ufuncs: (dtype kinds lowered, the ufunc, what the gradient needs saved, the gradient
+# of the input from the output's gradient {g} and the output {y})
+_UNARY = {
+    "tanh": ("f", "xp.tanh", "output", "{g} * (1 - {y} * {y})"),
+    "exp": ("f", "xp.exp", "output", "{g} * {y}"),
+    "neg": ("fi", "xp.negative", "", "-{g}"),
+}
 
 
-@vjp("tanh")
-def _tanh_vjp(g, node, gouts):
-    x, y = g.tensor_args(node)[0], g.a(node.outputs[0][0])
-    gx = g.new("g")
-    g.emit(f"{gx} = {gouts[0][0]} * (1 - {y} * {y})")
-    return [(x, gx, True)]
+def _register_unary(name: str, kinds: str, ufunc: str, saves: str, grad: str) -> None:
+    @forward(name, saves=saves, inplace=True)
+    def lower(g, node):
+        x = _unary_ok(g, node)
+        if x is None or g.dtype(x).kind not in kinds:
+            return False
+        out = _unary_out(g, node, x)
+        g.emit(f"{ufunc}({g.a(x)}, out={out})")
+
+    @vjp(name)
+    def lower_vjp(g, node, gouts):
+        gx = g.new("g")
+        g.emit(f"{gx} = " + grad.format(g=gouts[0][0], y=g.a(node.outputs[0][0])))
+        return [(g.tensor_args(node)[0], gx, True)]
 
 
-@forward("exp", saves="output", inplace=True)
-def _exp(g, node):
-    x = _unary_ok(g, node)
-    if x is None or g.dtype(x).kind != "f":
-        return False
-    out = _unary_out(g, node, x)
-    g.emit(f"xp.exp({g.a(x)}, out={out})")
-
-
-@vjp("exp")
-def _exp_vjp(g, node, gouts):
-    x, y = g.tensor_args(node)[0], g.a(node.outputs[0][0])
-    gx = g.new("g")
-    g.emit(f"{gx} = {gouts[0][0]} * {y}")
-    return [(x, gx, True)]
-
-
-@forward("neg", saves="", inplace=True)
-def _neg(g, node):
-    x = _unary_ok(g, node)
-    if x is None or g.dtype(x).kind not in "fi":
-        return False
-    out = _unary_out(g, node, x)
-    g.emit(f"xp.negative({g.a(x)}, out={out})")
-
-
-@vjp("neg")
-def _neg_vjp(g, node, gouts):
-    gx = g.new("g")
-    g.emit(f"{gx} = -{gouts[0][0]}")
-    return [(g.tensor_args(node)[0], gx, True)]
+for _name, _row in _UNARY.items():
+    _register_unary(_name, *_row)
 
 
 _BINARY = {"add": "add", "sub": "subtract", "mul": "multiply", "div": "divide"}
