@@ -105,7 +105,8 @@ _SUBPACKAGES = {
 
 # PyTorch's small modules, imported on first use to keep ``import ember`` fast
 _LAZY_SUBMODULES = {"functional", "quasirandom", "random", "storage", "torch_version",
-                    "export", "jit", "compiler", "distributed", "multiprocessing"}
+                    "export", "jit", "compiler", "distributed", "multiprocessing",
+                    "profiler"}
 
 
 def __getattr__(name: str):

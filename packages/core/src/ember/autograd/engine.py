@@ -130,6 +130,12 @@ def _add_into_grad(var, grad, gd, create_graph: bool, taken: set) -> None:
 #: about 50 ns, and threads accumulating into different leaves rarely wait for each other
 _LEAF_LOCKS = tuple(threading.Lock() for _ in range(64))
 
+#: ``ember.profiler``'s hook: while a profiler records on some thread, ``PROFILING[0]`` is
+#: true and ``PROFILED.recorder`` is the recorder of the threads it records (one check per
+#: backward call when no profiler is active)
+PROFILING = [False]
+PROFILED = threading.local()
+
 
 def _owned(a) -> bool:
     flags = a.flags  # CuPy's flags have no ``writeable``: its arrays always are
@@ -175,6 +181,7 @@ def run_backward(roots, root_grads, retain_graph: bool, create_graph: bool,
     prev_mode = GRAD.enabled
     GRAD.enabled = create_graph
     anomaly = ANOMALY_THREADS[0] and GRAD.anomaly
+    recorder = getattr(PROFILED, "recorder", None) if PROFILING[0] else None
     pop = heapq.heappop
     push = heapq.heappush
     try:
@@ -203,6 +210,8 @@ def run_backward(roots, root_grads, retain_graph: bool, create_graph: bool,
                     grad = _fill_missing(node, grad)
                 if anomaly:
                     grads_in = _call_backward_anomaly(node, grad)
+                elif recorder is not None:
+                    grads_in = recorder.backward_node(node, grad)
                 else:
                     grads_in = node.backward(grad)
                     if grads_in.__class__ is not tuple:
@@ -248,7 +257,10 @@ def run_backward(roots, root_grads, retain_graph: bool, create_graph: bool,
             if capture is not None:
                 _capture(capture, node, grad, True)
             if accumulate:
-                _accumulate_leaf(node, grad, create_graph, taken)
+                if recorder is not None:
+                    recorder.accumulate_leaf(_accumulate_leaf, node, grad, create_graph, taken)
+                else:
+                    _accumulate_leaf(node, grad, create_graph, taken)
     finally:
         GRAD.enabled = prev_mode
     if capture is not None:

@@ -1,0 +1,16 @@
+"""``ember.profiler``: per-op timing at the op registry, with PyTorch's profiler API."""
+
+from __future__ import annotations
+
+from ..autograd.profiler import record_function
+from .profiler import (
+    ProfilerAction,
+    ProfilerActivity,
+    profile,
+    schedule,
+    supported_activities,
+    tensorboard_trace_handler,
+)
+
+__all__ = ["ProfilerAction", "ProfilerActivity", "profile", "record_function", "schedule",
+           "supported_activities", "tensorboard_trace_handler"]
