@@ -106,7 +106,7 @@ _SUBPACKAGES = {
 # PyTorch's small modules, imported on first use to keep ``import ember`` fast
 _LAZY_SUBMODULES = {"functional", "quasirandom", "random", "storage", "torch_version",
                     "export", "jit", "compiler", "distributed", "multiprocessing",
-                    "profiler"}
+                    "profiler", "amp"}
 
 
 def __getattr__(name: str):
