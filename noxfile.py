@@ -43,6 +43,11 @@ ONNXSCRIPT = "onnxscript"
 # ember-core's `distributed` extra (mpi4py over the mpich wheel): the tests in tests/distributed
 # start 2 and 4 ranks with its mpiexec
 DISTRIBUTED = ("mpi4py>=4.1", "mpich>=4.3")
+# ember-core's `tensorboard` extra (ember.utils.tensorboard writes with its protobufs; the tests
+# read events back with its EventAccumulator and start its server)
+TENSORBOARD = "tensorboard>=1.15"
+# SummaryWriter.add_figure renders matplotlib figures: its test skips without it
+MATPLOTLIB = "matplotlib"
 # Pinned so that a new ruff release cannot fail CI with rules nobody asked for.
 RUFF = "ruff==0.17.6"
 
@@ -89,8 +94,10 @@ def tests(session: nox.Session) -> None:
         "pytest-timeout",
         ONNX,
         *DISTRIBUTED,
+        TENSORBOARD,
         # the tests that need them skip without them
-        optional=(TORCH, LEGACY_CHECKPOINT, MINILM_WEIGHTS, ONNXRUNTIME, ONNXSCRIPT),
+        optional=(TORCH, LEGACY_CHECKPOINT, MINILM_WEIGHTS, ONNXRUNTIME, ONNXSCRIPT,
+                  MATPLOTLIB),
     )
     # Arguments after `--` replace the default target: `nox -s tests -- tests/nn -x`.
     session.run("pytest", "-q", "--timeout=900", *(session.posargs or ["tests/"]))
