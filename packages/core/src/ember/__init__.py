@@ -109,6 +109,15 @@ _LAZY_SUBMODULES = {"functional", "quasirandom", "random", "storage", "torch_ver
                     "profiler", "amp"}
 
 
+#: torch.autocast and its state functions, from ember.amp.autocast_mode on first use
+_AUTOCAST_NAMES = frozenset((
+    "autocast", "is_autocast_enabled", "set_autocast_enabled", "get_autocast_dtype",
+    "set_autocast_dtype", "is_autocast_cpu_enabled", "set_autocast_cpu_enabled",
+    "get_autocast_cpu_dtype", "set_autocast_cpu_dtype", "get_autocast_gpu_dtype",
+    "set_autocast_gpu_dtype", "is_autocast_cache_enabled", "set_autocast_cache_enabled",
+    "clear_autocast_cache", "autocast_increment_nesting", "autocast_decrement_nesting"))
+
+
 def __getattr__(name: str):
     import importlib
 
@@ -116,6 +125,8 @@ def __getattr__(name: str):
         return importlib.import_module("ember.torch_version").__version__
     if name in _LAZY_SUBMODULES:
         return importlib.import_module(f"ember.{name}")
+    if name in _AUTOCAST_NAMES:
+        return getattr(importlib.import_module("ember.amp.autocast_mode"), name)
     if name == "compile":  # not cached in this module's globals: no shadowing of the builtin
         return importlib.import_module("ember._compile").compile
     if name in ("has_mkl", "has_openmp"):  # what NumPy's BLAS is, asked on first use

@@ -207,7 +207,11 @@ def _wrap_attr(owner, name: str) -> None:
     if not callable(fn) or isinstance(fn, (type, staticmethod, classmethod)) \
             or getattr(fn, "_ember_original", None):
         return
-    setattr(owner, name, _dispatching(fn, name))
+    public = _dispatching(fn, name)
+    # where it was found: what the profiler and autocast key the op by (ember.linalg.inv is
+    # linalg_inv; its function may be defined anywhere)
+    public._ember_namespace = owner.__name__
+    setattr(owner, name, public)
 
 
 #: properties that return tensors and dispatch (the others, shape, dtype, grad, ..., do not)

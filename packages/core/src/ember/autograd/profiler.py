@@ -17,35 +17,18 @@ import sys
 import threading
 import time
 
+from ..ops.registry import op_key
 from ..overrides import TorchFunctionMode
 from .profiler_util import EventList, FunctionEvent
 
 __all__ = ["profile", "record_function", "EventList", "FunctionEvent"]
 
 _IDS = itertools.count(1)
-_NAME_FIXES = {"truediv": "div", "floordiv": "floor_divide", "getitem": "index",
-               "setitem": "index_put_", "invert": "bitwise_not", "and": "bitwise_and",
-               "or": "bitwise_or", "xor": "bitwise_xor", "lshift": "bitwise_left_shift",
-               "rshift": "bitwise_right_shift", "abs": "abs", "pos": "positive",
-               "eq": "eq", "ne": "ne", "lt": "lt", "le": "le", "gt": "gt", "ge": "ge"}
-_REFLECTED = {"radd", "rsub", "rmul", "rtruediv", "rfloordiv", "rmatmul", "rpow", "rmod",
-              "rand", "ror", "rxor", "rlshift", "rrshift"}
-_INPLACE = {"iadd", "isub", "imul", "itruediv", "ifloordiv", "imatmul", "ipow", "imod",
-            "iand", "ior", "ixor", "ilshift", "irshift"}
 
 
-@functools.cache
-def _op_name(name: str) -> str:
-    """PyTorch's ``aten::`` name for a public function or Tensor method name."""
-    if name.startswith("__") and name.endswith("__"):
-        core = name[2:-2]
-        suffix = ""
-        if core in _REFLECTED:
-            core = core[1:]
-        elif core in _INPLACE:
-            core, suffix = core[1:], "_"
-        name = _NAME_FIXES.get(core, core) + suffix
-    return f"aten::{name}"
+def _op_name(func) -> str:
+    """PyTorch's ``aten::`` name for the op a public callable runs."""
+    return f"aten::{op_key(func)}"
 
 
 def _shapes(args, kwargs) -> list:
@@ -140,7 +123,7 @@ class _Recorder(TorchFunctionMode):
     # -- what is recorded --------------------------------------------------------------------------
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
-        evt = self.begin(_op_name(getattr(func, "__name__", "op")), "cpu_op",
+        evt = self.begin(_op_name(func), "cpu_op",
                          _shapes(args, kwargs) if self.record_shapes else None,
                          _user_stack() if self.with_stack else None)
         try:

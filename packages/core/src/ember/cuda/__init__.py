@@ -198,4 +198,8 @@ globals().update(_tensor_types.make_types("cuda", __name__))
 def __getattr__(name: str):
     if name == "default_generators":
         return tuple(_generator(i) for i in range(device_count()))
-    raise AttributeError(f"module 'ember.cuda' has no attribute '{name}'")
+    if name == "amp":  # autocast and GradScaler under PyTorch's older names, on first use
+        import importlib
+
+        return importlib.import_module(f"{__name__}.amp")
+    raise AttributeError(f"module '{__name__}' has no attribute '{name}'")

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 __all__ = ["OpInfo", "OPS", "register", "register_method", "install", "varargs_method",
-           "NN_FUNCTIONAL", "functional_kernels"]
+           "NN_FUNCTIONAL", "functional_kernels", "op_key"]
 
 
 @dataclass
@@ -43,6 +43,9 @@ class OpInfo:
     varargs: bool = False          # ``Tensor.<name>(*ints)`` packs them into the int list
     view: bool = False             # the result shares the input's memory
     random: bool = False           # draws from a generator
+    #: autocast's policy per device type ("lower", "fp32", "fp32_set_dtype", "promote"), from
+    #: ``ops/autocast_policy.py``; an op without one runs in its inputs' dtypes
+    autocast: dict = field(default_factory=dict)
 
     @property
     def signature(self) -> inspect.Signature | None:
@@ -103,6 +106,39 @@ def register(name: str | None = None, *, function: bool = True, method: bool = T
         return fn
 
     return deco
+
+
+_DUNDER_OPS = {"truediv": "div", "floordiv": "floor_divide", "getitem": "index",
+               "setitem": "index_put_", "invert": "bitwise_not", "and": "bitwise_and",
+               "or": "bitwise_or", "xor": "bitwise_xor", "lshift": "bitwise_left_shift",
+               "rshift": "bitwise_right_shift", "pos": "positive"}
+_REFLECTED = {"radd", "rsub", "rmul", "rtruediv", "rfloordiv", "rmatmul", "rpow", "rmod",
+              "rand", "ror", "rxor", "rlshift", "rrshift"}
+_INPLACE_DUNDERS = {"iadd", "isub", "imul", "itruediv", "ifloordiv", "imatmul", "ipow", "imod",
+                    "iand", "ior", "ixor", "ilshift", "irshift"}
+
+
+@functools.cache
+def _key(name: str, module: str) -> str:
+    if name.startswith("__") and name.endswith("__"):
+        core = name[2:-2]
+        suffix = ""
+        if core in _REFLECTED:
+            core = core[1:]
+        elif core in _INPLACE_DUNDERS:
+            core, suffix = core[1:], "_"
+        name = _DUNDER_OPS.get(core, core) + suffix
+    if module in ("ember.linalg", "ember.fft") and not name.startswith(module[6:] + "_"):
+        return f"{module[6:]}_{name}"
+    return name
+
+
+def op_key(func) -> str:
+    """The op a public callable runs, by PyTorch's ATen name (``Tensor.__matmul__`` ->
+    ``"matmul"``, ``__iadd__`` -> ``"add_"``, ``ember.linalg.inv`` -> ``"linalg_inv"``): what
+    the profiler names and the autocast policy is keyed by."""
+    namespace = getattr(func, "_ember_namespace", None) or getattr(func, "__module__", None)
+    return _key(getattr(func, "__name__", "op"), namespace or "")
 
 
 def register_method(name: str, fn: Callable, *, varargs: bool = False) -> Callable:
@@ -230,3 +266,9 @@ def install(namespace: dict, tensor_cls: type) -> None:
         info = OPS.get(n)
         if info is not None:
             info.tags.add("nn.functional")
+    from .autocast_policy import POLICIES
+
+    for n, policy in POLICIES.items():
+        info = OPS.get(n)
+        if info is not None:
+            info.autocast = policy

@@ -101,3 +101,11 @@ class StreamContext(AbstractContextManager):
 def stream(stream) -> AbstractContextManager:
     """``with ember.cpu.stream(s):`` makes ``s`` current inside the block."""
     return StreamContext(stream)
+
+
+def __getattr__(name: str):
+    if name == "amp":  # autocast and GradScaler under PyTorch's older names, on first use
+        import importlib
+
+        return importlib.import_module(f"{__name__}.amp")
+    raise AttributeError(f"module '{__name__}' has no attribute '{name}'")

@@ -1,0 +1,352 @@
+"""``autocast``: ops run in lower precision where that is safe, by the op registry's policy.
+
+Inside ``with ember.autocast("cpu", dtype=ember.bfloat16):`` each op call of this thread is
+looked up in the registry (``OpInfo.autocast``, from ``ops/autocast_policy.py``: PyTorch's lists
+per device type) and its floating tensor arguments on that device type are cast first:
+matmul-like ops to the autocast dtype, range-sensitive ops (losses, reductions, linalg) to
+float32, multi-input ops like ``cat`` to their widest input. Casts are ordinary differentiable
+ops, so gradients reach the parameters in the parameters' dtype; the casts of leaf tensors
+that require grad (the weights) are cached until the outermost autocast region exits.
+Float64 tensors are never cast. Nestable, usable as a decorator, and per thread: other
+threads never see this thread's autocast. The calls an op makes inside are not cast again.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+import warnings
+
+from ..overrides import TorchFunctionMode
+
+__all__ = ["autocast", "custom_bwd", "custom_fwd", "is_autocast_available"]
+
+_DEVICE_DEFAULTS = {"cpu": "bfloat16", "cuda": "float16"}
+_SUPPORTED = {"cpu": ("bfloat16", "float16"), "cuda": ("float16", "bfloat16")}
+
+
+class _State(threading.local):
+    def __init__(self) -> None:
+        self.enabled: dict[str, bool] = {}
+        self.dtype: dict[str, object] = {}
+        self.cache_enabled = True
+        self.nesting = 0
+        self.mode: _AutocastMode | None = None
+        self.cache: dict = {}
+
+
+_STATE = _State()
+
+
+def _dtype_named(name: str):
+    from .. import _dtype
+
+    dt = getattr(_dtype, name, None)
+    if dt is None:
+        raise RuntimeError(f"autocast's default dtype here is {name}, which this Ember build "
+                           f"does not have; pass dtype=ember.float16")
+    return dt
+
+
+def is_autocast_available(device_type: str) -> bool:
+    """Whether autocast supports ``device_type`` (the CPU, CUDA, and registered devices)."""
+    from ..backends import _known_type
+
+    return device_type in ("cpu", "cuda") or _known_type(device_type)
+
+
+def get_autocast_dtype(device_type: str):
+    """The lower-precision dtype autocast uses on ``device_type`` in this thread."""
+    dt = _STATE.dtype.get(device_type)
+    return dt if dt is not None else _dtype_named(_DEVICE_DEFAULTS.get(device_type, "float16"))
+
+
+def set_autocast_dtype(device_type: str, dtype) -> None:
+    _STATE.dtype[device_type] = dtype
+
+
+def is_autocast_enabled(device_type: str | None = None) -> bool:
+    """Whether autocast is on for ``device_type`` (default: CUDA, as PyTorch) in this thread."""
+    return _STATE.enabled.get("cuda" if device_type is None else device_type, False)
+
+
+def set_autocast_enabled(device_type, enabled=None) -> None:
+    """``set_autocast_enabled(device_type, enabled)`` (or ``(enabled)`` for CUDA)."""
+    if enabled is None:
+        device_type, enabled = "cuda", device_type
+    _STATE.enabled[device_type] = bool(enabled)
+    _sync_mode()
+
+
+def is_autocast_cache_enabled() -> bool:
+    return _STATE.cache_enabled
+
+
+def set_autocast_cache_enabled(enabled: bool) -> None:
+    _STATE.cache_enabled = bool(enabled)
+
+
+def clear_autocast_cache() -> None:
+    """Drop the cached casts of the weights (the outermost region's exit does it)."""
+    _STATE.cache.clear()
+
+
+def autocast_increment_nesting() -> int:
+    _STATE.nesting += 1
+    return _STATE.nesting
+
+
+def autocast_decrement_nesting() -> int:
+    _STATE.nesting -= 1
+    return _STATE.nesting
+
+
+def _sync_mode() -> None:
+    """One mode per thread while any device type has autocast on."""
+    on = any(_STATE.enabled.values())
+    mode = _STATE.mode
+    if on and mode is None:
+        mode = _STATE.mode = _AutocastMode()
+        mode.__enter__()
+    elif not on and mode is not None:
+        from ..overrides import _STATE as dispatch
+
+        if dispatch.modes and dispatch.modes[-1] is mode:
+            mode.__exit__(None, None, None)
+            _STATE.mode = None
+        # else: a mode entered after it is still open; it leaves with the region
+
+
+def _is_float(t) -> bool:
+    return t.dtype.is_floating_point
+
+
+def _cast(t, dtype, device_type: str):
+    """``t`` cast for the op: floating, not float64, on ``device_type``, not already so."""
+    from .._dtype import float64
+    from .._tensor import Tensor
+
+    if not isinstance(t, Tensor) or t.device.type != device_type or not _is_float(t) \
+            or t.dtype == float64 or t.dtype == dtype:
+        return t
+    cache = _STATE.cache if _STATE.cache_enabled and t.requires_grad and t.grad_fn is None \
+        else None
+    if cache is not None:
+        hit = cache.get(id(t))
+        if hit is not None and hit[0] is t and hit[1] == t._version and hit[2].dtype == dtype:
+            return hit[2]
+    out = t.to(dtype)
+    if cache is not None:
+        cache[id(t)] = (t, t._version, out)
+    return out
+
+
+def _map(args, fn):
+    if isinstance(args, (list, tuple)) and not hasattr(args, "_fields"):
+        return type(args)(_map(a, fn) for a in args)
+    return fn(args)
+
+
+def _tensors(args):
+    from .._tensor import Tensor
+
+    for a in args:
+        if isinstance(a, Tensor):
+            yield a
+        elif isinstance(a, (list, tuple)):
+            yield from _tensors(a)
+
+
+def _widest(args, device_type: str):
+    from .. import _dtype
+
+    widest = None
+    for t in _tensors(args):
+        if t.device.type == device_type and _is_float(t):
+            widest = t.dtype if widest is None else _dtype.promote_types(widest, t.dtype)
+    return widest
+
+
+class _AutocastMode(TorchFunctionMode):
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        from ..ops.autocast_policy import BANNED, POLICIES
+        from ..ops.registry import op_key
+
+        kwargs = kwargs or {}
+        name = op_key(func)
+        policies = POLICIES.get(name)
+        if policies:
+            for device_type, on in list(_STATE.enabled.items()):
+                if not on:
+                    continue
+                # other registered devices (the NumPy-backed test devices) follow the CPU's
+                policy = policies.get(device_type if device_type in ("cpu", "cuda") else "cpu")
+                if policy is None:
+                    continue
+                if device_type == "cuda" and name in BANNED:
+                    raise RuntimeError(BANNED[name])
+                args, kwargs = _apply(policy, device_type, args, kwargs)
+        return func(*args, **kwargs)
+
+
+def _apply(policy: str, device_type: str, args, kwargs):
+    from .._dtype import float32
+
+    if policy == "lower":
+        target = get_autocast_dtype(device_type)
+    elif policy == "fp32":
+        target = float32
+    elif policy == "fp32_set_dtype":
+        if kwargs.get("dtype") is not None:
+            return args, kwargs
+        target = float32
+    else:  # promote
+        target = _widest((args, tuple(kwargs.values())), device_type)
+        if target is None:
+            return args, kwargs
+
+    def cast(a):
+        return _cast(a, target, device_type)
+
+    return _map(tuple(args), cast), {k: _map(v, cast) for k, v in kwargs.items()}
+
+
+class autocast:
+    """Run the block's ops in mixed precision (see the module docstring)::
+
+        with ember.autocast("cpu", dtype=ember.bfloat16):
+            loss = loss_fn(model(x), y)
+        loss.backward()
+
+    ``dtype`` defaults to bfloat16 on the CPU and float16 on CUDA; ``enabled=False`` turns it
+    off inside an enclosing region; ``cache_enabled`` caches the weights' casts."""
+
+    def __init__(self, device_type: str, dtype=None, enabled: bool = True,
+                 cache_enabled: bool | None = None) -> None:
+        if not isinstance(device_type, str):
+            raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
+        if not is_autocast_available(device_type):
+            raise RuntimeError(f"User specified an unsupported autocast device_type "
+                               f"'{device_type}'")
+        self.device = device_type
+        self.fast_dtype = get_autocast_dtype(device_type) if dtype is None and enabled \
+            else dtype
+        self._cache_enabled = is_autocast_cache_enabled() if cache_enabled is None \
+            else cache_enabled
+        self._enabled = bool(enabled)
+        if self._enabled and self.fast_dtype is not None:
+            names = _SUPPORTED.get(device_type, ("float16", "bfloat16"))
+            if str(self.fast_dtype).replace("ember.", "") not in names:
+                label = "CPU" if device_type == "cpu" else device_type.upper()
+                warnings.warn(f"In {label} autocast, but the target dtype is not supported. "
+                              f"Disabling autocast.\n{label} Autocast only supports dtype of "
+                              f"{', '.join('torch.' + n for n in names)} currently.",
+                              stacklevel=2)
+                self._enabled = False
+
+    def __enter__(self):
+        s = _STATE
+        self._prev = (s.enabled.get(self.device, False), s.dtype.get(self.device),
+                      s.cache_enabled)
+        s.enabled[self.device] = self._enabled
+        if self.fast_dtype is not None:
+            s.dtype[self.device] = self.fast_dtype
+        s.cache_enabled = self._cache_enabled
+        autocast_increment_nesting()
+        _sync_mode()
+        return self
+
+    def __exit__(self, *exc) -> bool:
+        s = _STATE
+        if autocast_decrement_nesting() == 0:
+            clear_autocast_cache()
+        enabled, dtype, cache = self._prev
+        s.enabled[self.device] = enabled
+        if dtype is None:
+            s.dtype.pop(self.device, None)
+        else:
+            s.dtype[self.device] = dtype
+        s.cache_enabled = cache
+        _sync_mode()
+        return False
+
+    def __call__(self, func):
+        @functools.wraps(func)
+        def decorated(*args, **kwargs):
+            with autocast(self.device, self.fast_dtype, self._enabled, self._cache_enabled):
+                return func(*args, **kwargs)
+
+        return decorated
+
+
+def custom_fwd(fwd=None, *, device_type: str, cast_inputs=None):
+    """For an ``autograd.Function.forward``: with ``cast_inputs`` set and autocast on, its
+    floating inputs are cast to ``cast_inputs`` and it runs with autocast off; ``custom_bwd``
+    then runs the backward with the forward's autocast state."""
+    if fwd is None:
+        return functools.partial(custom_fwd, device_type=device_type, cast_inputs=cast_inputs)
+
+    @functools.wraps(fwd)
+    def decorate_fwd(*args, **kwargs):
+        ctx = args[0]
+        ctx._fwd_used_autocast = is_autocast_enabled(device_type)
+        ctx._dtype = get_autocast_dtype(device_type) if ctx._fwd_used_autocast else None
+        if cast_inputs is None or not ctx._fwd_used_autocast:
+            return fwd(*args, **kwargs)
+
+        def cast(a):
+            return _cast(a, cast_inputs, device_type)
+
+        with autocast(device_type, enabled=False):
+            return fwd(*_map(tuple(args), cast), **{k: _map(v, cast) for k, v in kwargs.items()})
+
+    return decorate_fwd
+
+
+def custom_bwd(bwd=None, *, device_type: str):
+    """For an ``autograd.Function.backward``: run it with the forward's autocast state."""
+    if bwd is None:
+        return functools.partial(custom_bwd, device_type=device_type)
+
+    @functools.wraps(bwd)
+    def decorate_bwd(*args, **kwargs):
+        ctx = args[0]
+        used = getattr(ctx, "_fwd_used_autocast", False)
+        with autocast(device_type, dtype=getattr(ctx, "_dtype", None), enabled=used):
+            return bwd(*args, **kwargs)
+
+    return decorate_bwd
+
+
+# -- PyTorch's older per-device names ------------------------------------------------------------
+def is_autocast_cpu_enabled() -> bool:
+    return is_autocast_enabled("cpu")
+
+
+def set_autocast_cpu_enabled(enabled: bool) -> None:
+    set_autocast_enabled("cpu", enabled)
+
+
+def get_autocast_cpu_dtype():
+    return get_autocast_dtype("cpu")
+
+
+def set_autocast_cpu_dtype(dtype) -> None:
+    set_autocast_dtype("cpu", dtype)
+
+
+def get_autocast_gpu_dtype():
+    return get_autocast_dtype("cuda")
+
+
+def set_autocast_gpu_dtype(dtype) -> None:
+    set_autocast_dtype("cuda", dtype)
+
+
+#: the names ``ember`` itself exports (torch.autocast, torch.is_autocast_enabled, ...)
+TOP_LEVEL = ("autocast", "is_autocast_enabled", "set_autocast_enabled", "get_autocast_dtype",
+             "set_autocast_dtype", "is_autocast_cpu_enabled", "set_autocast_cpu_enabled",
+             "get_autocast_cpu_dtype", "set_autocast_cpu_dtype", "get_autocast_gpu_dtype",
+             "set_autocast_gpu_dtype", "is_autocast_cache_enabled",
+             "set_autocast_cache_enabled", "clear_autocast_cache",
+             "autocast_increment_nesting", "autocast_decrement_nesting")
