@@ -165,8 +165,25 @@ class UntypedStorage:
         return False
 
     def is_shared(self) -> bool:
-        """False: Ember does not move storages to shared memory."""
-        return False
+        """Whether this storage is in memory shared between processes (``share_memory_()``, or
+        received through an ``ember.multiprocessing`` queue). Always True for a CUDA storage,
+        as in PyTorch."""
+        from .multiprocessing._shared_memory import storage_is_shared
+
+        return storage_is_shared(self)
+
+    def share_memory_(self) -> UntypedStorage:
+        """Move this storage to shared memory (POSIX shared memory, by the sharing strategy of
+        ``ember.multiprocessing``) and return it. A no-op when it is there already and for
+        storages not on the CPU (a CUDA storage is shared by handle).
+
+        Tensors made over the old memory before keep it: ``Tensor.share_memory_()`` moves a
+        tensor together with its storage.
+        """
+        from .multiprocessing._shared_memory import share_storage_
+
+        share_storage_(self)
+        return self
 
     def is_pinned(self, device=None) -> bool:
         """False: storages are not in pinned memory."""

@@ -658,6 +658,27 @@ class Tensor:
             raise RuntimeError(_NONE_AVAILABLE)
         raise _not_compiled()
 
+    # -- shared memory -------------------------------------------------------------------
+    def share_memory_(self):
+        """Move the underlying storage to shared memory, so that other processes can map it
+        (``ember.multiprocessing``), and return ``self``. A no-op when it is in shared memory
+        already and for tensors not on the CPU (CUDA tensors are shared by handle).
+
+        Every tensor over the storage moves with it: the base, its views, the tensors
+        detached from them. NumPy arrays over the old memory (``numpy()``) keep it.
+        """
+        from .multiprocessing._shared_memory import share_tensor_
+
+        share_tensor_(self)
+        return self
+
+    def is_shared(self) -> bool:
+        """Whether this tensor is in shared memory (``share_memory_()``, or received through
+        an ``ember.multiprocessing`` queue). Always True for CUDA tensors, as in PyTorch."""
+        from .multiprocessing._shared_memory import tensor_is_shared
+
+        return tensor_is_shared(self)
+
     # -- pinned memory and streams -----------------------------------------------------------
     def is_pinned(self, device=None) -> bool:
         """Whether this tensor lives in page-locked host memory (made by ``pin_memory``)."""

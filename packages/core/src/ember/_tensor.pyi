@@ -1107,6 +1107,11 @@ class Tensor:
         offset, size and strides.
         """
 
+    def is_shared(self) -> _bool:
+        """Whether this tensor is in shared memory (``share_memory_()``, or received through
+        an ``ember.multiprocessing`` queue). Always True for CUDA tensors, as in PyTorch.
+        """
+
     def is_signed(self) -> _bool: ...
 
     @property
@@ -1878,6 +1883,15 @@ class Tensor:
 
     @property
     def shape(self) -> _Size: ...
+
+    def share_memory_(self) -> Tensor:
+        """Move the underlying storage to shared memory, so that other processes can map it
+        (``ember.multiprocessing``), and return ``self``. A no-op when it is in shared memory
+        already and for tensors not on the CPU (CUDA tensors are shared by handle).
+
+        Every tensor over the storage moves with it: the base, its views, the tensors
+        detached from them. NumPy arrays over the old memory (``numpy()``) keep it.
+        """
 
     def short(self) -> Tensor: ...
 

@@ -3,7 +3,10 @@
 With ``num_workers > 0`` each worker is a real process (``multiprocessing``; fork by default
 on Linux, any start method through ``multiprocessing_context``) with its own index queue;
 all share one result queue. ``prefetch_factor`` tasks per worker are kept in flight and
-results are put back in sampler order. While waiting, the main process polls its workers'
+results are put back in sampler order. Batches come back through shared memory, as in
+PyTorch: the reducers of ``ember.multiprocessing`` (registered in the main process and in
+every worker) move a worker's CPU tensors into shared memory and put only handles on the
+queue. While waiting, the main process polls its workers'
 liveness, so a worker killed by a signal raises an error instead of hanging; the workers in
 turn die with the main process, however it ends (see ``_utils/worker.py``).
 """
@@ -311,7 +314,9 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
         super().__init__(loader)
         self._prefetch_factor = loader.prefetch_factor
         self._in_order = loader.in_order
-        ctx = loader.multiprocessing_context or multiprocessing.get_context()
+        from .. import multiprocessing as ember_multiprocessing  # its reducers: shared memory
+
+        ctx = loader.multiprocessing_context or ember_multiprocessing.get_context()
         self._worker_result_queue = ctx.Queue()
         self._data_queue = self._worker_result_queue
         self._workers_done_event = ctx.Event()

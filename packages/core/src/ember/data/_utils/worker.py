@@ -210,9 +210,14 @@ def _worker_loop(iterable, dataset, index_queue, data_queue, done_event, auto_co
                  persistent_workers, manager: _Manager | None = None) -> None:
     """Fetch ``(task_idx, index)`` from ``index_queue``, put ``(task_idx, data)`` on
     ``data_queue``; errors travel as ``ExceptionWrapper``. ``None`` ends the loop. The
-    worker ends when ``manager`` does (see the module docstring)."""
+    worker ends when ``manager`` does (see the module docstring). The CPU tensors of ``data``
+    travel through shared memory (``ember.multiprocessing``'s reducers, registered here
+    again for the tensor subclasses defined since, such as ``Parameter``)."""
     global _worker_info
     watchdog = _die_with_manager(manager)
+    from ...multiprocessing import init_reductions
+
+    init_reductions()
     try:
         seed = _seed_worker(base_seed, worker_id)
         _worker_info = WorkerInfo(id=worker_id, num_workers=num_workers, seed=seed,

@@ -580,8 +580,10 @@ class Module:
                 g.zero_()
 
     def share_memory(self) -> Module:
-        """No-op kept for API compatibility (tensors live in this process)."""
-        return self
+        """Move the parameters, their gradients and the buffers to shared memory
+        (``Tensor.share_memory_``: other processes of ``ember.multiprocessing`` then see the
+        same memory); returns self."""
+        return self._apply(lambda t: t.share_memory_())
 
     # -- moves and casts ------------------------------------------------------------------
     def _apply(self, fn, recurse: bool = True) -> Module:
