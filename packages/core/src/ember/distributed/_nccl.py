@@ -22,10 +22,20 @@ def nccl_available() -> bool:
         return False
 
 
+def require_nccl() -> None:
+    """Raise PyTorch's error (with what to install) when the nccl backend cannot run here."""
+    if not nccl_available():
+        raise RuntimeError("Distributed package doesn't have NCCL built in: the nccl backend "
+                           "needs CuPy with NCCL and a CUDA device (pip install "
+                           "'ember-core[cuda]'); use backend='mpi' for CPU tensors")
+
+
 _NCCL_TYPES = {"int8": "NCCL_INT8", "uint8": "NCCL_UINT8", "int32": "NCCL_INT32",
                "int64": "NCCL_INT64", "float16": "NCCL_FLOAT16", "float32": "NCCL_FLOAT32",
                "float64": "NCCL_FLOAT64", "bool": "NCCL_UINT8"}
 _NCCL_OPS = {"sum": "NCCL_SUM", "product": "NCCL_PROD", "min": "NCCL_MIN", "max": "NCCL_MAX"}
+# bool tensors travel as bytes: or (sum, max, bor) is max, and (product, min, band) is min
+_BOOL_OPS = {"sum": "max", "bor": "max", "product": "min", "band": "min"}
 
 
 class _Event:
@@ -58,9 +68,7 @@ class NCCLEngine:
 
     @classmethod
     def create(cls, mpi_pg, device_id=None) -> NCCLEngine:
-        if not nccl_available():
-            raise RuntimeError("the nccl backend needs CuPy with NCCL and a CUDA device: pip "
-                               "install 'ember-core[cuda]'")
+        require_nccl()
         import cupy
         import numpy as np
         from cupy.cuda import nccl
@@ -130,13 +138,23 @@ class NCCLEngine:
             raise TypeError(f"the nccl backend does not reduce {arr.dtype}")
         return getattr(nccl, name)
 
+    @staticmethod
+    def check_reduction(op_name: str, op: str, dtype) -> None:
+        """PyTorch's error for a reduction NCCL does not have (before anything is sent)."""
+        if getattr(dtype, "kind", "") == "b":
+            op = _BOOL_OPS.get(op, op)
+        if op not in _NCCL_OPS:
+            raise RuntimeError(f"Cannot use ReduceOp.{op_name} with NCCL")
+        if str(dtype) not in _NCCL_TYPES:
+            raise TypeError(f"the nccl backend does not reduce {dtype}")
+
     def _op(self, op: str, arr):
         from cupy.cuda import nccl
 
+        if arr.dtype.name == "bool":  # as PyTorch does: logical or/and as max/min of bytes
+            op = _BOOL_OPS.get(op, op)
         if op not in _NCCL_OPS:
             raise RuntimeError(f"the nccl backend has no {op} reduction")
-        if arr.dtype.name == "bool":
-            op = {"sum": "max", "product": "min"}.get(op, op)
         return getattr(nccl, _NCCL_OPS[op])
 
     def _done(self):

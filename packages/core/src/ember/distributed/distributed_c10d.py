@@ -7,8 +7,12 @@ layout allows (a contiguous CPU tensor is reduced in its own memory); anything e
 view, a tensor on another device) goes through a contiguous host buffer and is written back.
 
 A wait never hangs: a rank whose program raises tells every rank of the job before it exits,
-a waiting rank notices a peer process on its host that has gone, and every wait ends at the
-process group's timeout; each ends in a ``DistBackendError`` that names the rank.
+a rank that leaves (its program ends, or it calls ``destroy_process_group``) tells them which
+collectives it had issued, a waiting rank notices a peer process on its host that has gone, and
+every wait ends at the process group's timeout; each ends in a ``DistBackendError`` that names
+the rank. A rank whose program fails then gives the others the group's timeout (at most 10 s)
+to end too, and aborts the MPI job if some do not (a rank that hangs), so the job ends with it.
+An MPI error (ranks passing buffers of different sizes) is raised as a ``DistBackendError``.
 ``set_debug_level(DebugLevel.DETAIL)`` (or ``TORCH_DISTRIBUTED_DEBUG=DETAIL`` in the
 environment at ``init_process_group``) checks before each collective that every rank runs the
 same operation on tensors of the same shapes and dtypes.
@@ -20,6 +24,7 @@ from the ranks of your own job, never from a file.
 from __future__ import annotations
 
 import enum
+import json
 import os
 import pickle
 import socket
@@ -29,7 +34,7 @@ from datetime import timedelta
 
 import numpy as np
 
-from ._work import DistBackendError, Work, _poll
+from ._work import DistBackendError, Work, _poll, _test_request
 
 __all__ = [
     "Backend", "DebugLevel", "GroupMember", "P2POp", "ProcessGroup", "ReduceOp", "Work",
@@ -178,7 +183,11 @@ class _World:
         self.group_count = 0
         self.atexit_registered = False
         self.keep: list = []     # send buffers of notices still in flight
-        self.exited: dict[int, str] = {}  # ranks that announced they left, and how
+        # ranks that announced they left: how, and how many collectives they had issued on
+        # each of their groups (by group name) when they left
+        self.exited: dict[int, tuple[str, dict[str, int]]] = {}
+        self.failed: dict[int, str] = {}  # ranks that announced a failure, and its message
+        self.announced = False   # this rank has sent its failure or exit notice
 
 
 _world = _World()
@@ -235,17 +244,34 @@ class ProcessGroup:
     def _check_abort(self) -> None:
         _check_abort()
 
-    def _check_peers_alive(self, what: str) -> None:
-        for r in self._ranks:
-            if r == _world.rank:
-                continue
+    def _check_peers_alive(self, what: str, peers=None) -> None:
+        """Fail the wait for ``what`` when a rank it needs has gone: one that announced its
+        exit before it had issued this collective (or, for a point-to-point operation,
+        the peer), or a process on this host that is no longer running."""
+        seq = _sequence_number(what)
+        if peers is None:
+            candidates = [r for r in self._ranks if r != _world.rank]
+        else:
+            candidates = [r for r in peers if r != _world.rank]
+        gone = []
+        for r in candidates:
             if r in _world.exited:
-                _fail(f"[Rank {_world.rank}] rank {r} has left the process group "
-                      f"({_world.exited[r]}): {what} cannot complete")
+                how, issued = _world.exited[r]
+                if seq is not None and issued.get(self._name, 0) >= seq:
+                    continue  # it took part in this collective before it left
+                gone.append(f"rank {r} has left the process group ({how})")
+                continue
             host, pid = _world.peers[r]
             if host == _world.host and not _pid_alive(pid):
-                _fail(f"[Rank {_world.rank}] rank {r} (pid {pid} on {host}) is no longer "
-                      f"running: {what} cannot complete")
+                gone.append(f"rank {r} (pid {pid} on {host}) is no longer running")
+        if not gone:
+            return
+        if peers is not None and len(peers) > 1 and len(gone) < len(candidates):
+            return  # a receive from any rank: another sender may still come
+        _fail(f"[Rank {_world.rank}] {gone[0]}: {what} cannot complete")
+
+    def _engine_failed(self, what: str, message: str) -> None:
+        _world.broken = _world.broken or f"[Rank {_world.rank}] {what} failed: {message}"
 
     def _timed_out(self, what: str, limit: float) -> None:
         _fail(f"[Rank {_world.rank}] {what} timed out after {limit:g} s: not every rank of "
@@ -258,15 +284,15 @@ class ProcessGroup:
         return f"{op} (SequenceNumber={self._seq})"
 
     def _wait_internal(self, requests, what: str) -> None:
-        _poll(_all_done(requests), self, what, self._timeout_seconds())
+        _poll(_all_done(requests, self, what), self, what, self._timeout_seconds())
 
 
-def _all_done(requests):
+def _all_done(requests, group=None, what: str = ""):
     pending = list(requests)
 
     def test() -> bool:
         while pending:
-            if not pending[0].Test():
+            if not _test_request(pending[0], group, what):
                 return False
             pending.pop(0)
         return True
@@ -288,28 +314,52 @@ def _pid_alive(pid: int) -> bool:
         return True
 
 
+def _sequence_number(what: str) -> int | None:
+    marker = "SequenceNumber="
+    at = what.find(marker)
+    if at < 0:
+        return None
+    digits = what[at + len(marker):].split(")", 1)[0]
+    return int(digits) if digits.isdigit() else None
+
+
 def _fail(message: str):
     _world.broken = _world.broken or message
     raise DistBackendError(message)
 
 
-def _check_abort() -> None:
-    """Read the notices other ranks sent: a failure ends this rank's waits at once; an exit
-    ends only the waits of groups that include the rank that left."""
+def _read_notices(polls: int = 1) -> None:
+    """Record the notices other ranks sent (``F`` a failure, ``X`` an exit). ``polls`` tests
+    of the receive: MPI may need more than one call to progress a notice that has arrived."""
     MPI = _world.MPI
-    while _world.abort_req is not None:
+    misses = 0
+    while _world.abort_req is not None and misses < polls:
         status = MPI.Status()
         if not _world.abort_req.Test(status):
-            return
+            misses += 1
+            continue
         raw = bytes(_world.abort_buf[:status.Get_count(MPI.BYTE)])
         source = status.Get_source()
+        _post_notice_receive()
+        text = raw[1:].decode("utf-8", "replace")
         if raw[:1] == b"X":
-            _world.exited[source] = raw[1:].decode("utf-8", "replace")
-            _post_notice_receive()
-            continue
-        _world.abort_req = None
-        _fail(f"[Rank {_world.rank}] rank {source} failed: "
-              f"{raw[1:].decode('utf-8', 'replace')}")
+            how, _, issued = text.partition("\n")
+            try:
+                counts = {str(k): int(v) for k, v in json.loads(issued or "{}").items()}
+            except (ValueError, AttributeError):
+                counts = {}
+            _world.exited[source] = (how, counts)
+        else:
+            _world.failed.setdefault(source, text)
+
+
+def _check_abort(polls: int = 1) -> None:
+    """Read the notices other ranks sent: a failure ends this rank's waits at once; an exit
+    ends only the waits that need the rank that left (see ``_check_peers_alive``)."""
+    _read_notices(polls)
+    if _world.failed:
+        source = next(iter(_world.failed))  # the first notice: the root cause
+        _fail(f"[Rank {_world.rank}] rank {source} failed: {_world.failed[source]}")
 
 
 def _post_notice_receive() -> None:
@@ -339,16 +389,67 @@ def _check_usable() -> None:
     if _world.broken is not None:
         raise DistBackendError(f"the process group cannot be used after an earlier failure: "
                                f"{_world.broken}")
-    _check_abort()
+    _check_abort(polls=4)
+
+
+def _exit_notice(how: str) -> str:
+    """An exit notice: how this rank left, and the collectives it had issued per group."""
+    issued = {pg._name: pg._seq for pg in _world.groups}
+    return f"{how}\n{json.dumps(issued)}"
+
+
+# how long a failing rank waits for every other rank to end on its own before it aborts the job
+_ABORT_GRACE = 10.0
 
 
 def _announce_failure(exc_type, exc, tb) -> None:
-    """Tell every other rank that this one is failing, then report as Python would."""
+    """Tell every other rank that this one is failing and report as Python would; then give
+    the other ranks (up to the group's timeout, at most ``_ABORT_GRACE`` seconds) to end on
+    their own, and abort the MPI job if some do not (a rank that hangs, or computes without
+    communicating), so that the job never outlives a failure."""
+    notify = (not issubclass(exc_type, KeyboardInterrupt) and _world.ctl is not None
+              and not _world.announced)
     try:
-        if not issubclass(exc_type, KeyboardInterrupt):
+        if notify:
             _notify_peers(b"F", f"{exc_type.__name__}: {exc}", 2.0)
+            _world.announced = True
     finally:
         (_world.excepthook or sys.__excepthook__)(exc_type, exc, tb)
+    if notify:
+        _abort_unless_peers_end()
+
+
+def _abort_unless_peers_end() -> None:
+    import time
+
+    default = _world.default
+    grace = _ABORT_GRACE if default is None else min(_ABORT_GRACE, default._timeout_seconds())
+    others = set(range(_world.ctl.Get_size())) - {_world.rank}
+    deadline = time.monotonic() + grace
+    while True:
+        try:
+            _read_notices()
+        except Exception:
+            break
+        pending = others - set(_world.exited) - set(_world.failed)
+        pending = {r for r in pending if _peer_process_alive(r)}
+        if not pending:
+            return
+        if time.monotonic() >= deadline:
+            break
+        time.sleep(0.01)
+    sys.stderr.write(f"ember.distributed: rank {_world.rank} failed and rank(s) "
+                     f"{', '.join(map(str, sorted(pending)))} did not end within {grace:g} s; "
+                     f"aborting the MPI job\n")
+    sys.stderr.flush()
+    _world.MPI.COMM_WORLD.Abort(1)
+
+
+def _peer_process_alive(rank: int) -> bool:
+    if rank >= len(_world.peers):
+        return True
+    host, pid = _world.peers[rank]
+    return host != _world.host or _pid_alive(pid)
 
 
 # -- process groups -------------------------------------------------------------------------
@@ -441,6 +542,10 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size:
                         f"{type(timeout).__name__}")
     timeout = default_pg_timeout if timeout is None else timeout
     kind = _engine_kind(backend)
+    if kind == "nccl":  # before MPI is touched: a failed init leaves nothing behind
+        from ._nccl import require_nccl
+
+        require_nccl()
     from ._mpi import MPIEngine, load_mpi
 
     MPI = load_mpi()
@@ -454,6 +559,8 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size:
     _world.ctl = ctl
     _world.broken = None
     _world.exited = {}
+    _world.failed = {}
+    _world.announced = False
     _world.abort_buf = np.empty(_ABORT_BYTES, dtype=np.uint8)
     _post_notice_receive()
     engine = MPIEngine(MPI, world.Dup())
@@ -481,8 +588,9 @@ def _release_at_exit() -> None:
     """Retire the failure-notice receive while its buffer is alive: mpi4py finalizes MPI
     after Python has freed its objects, and a notice arriving then would be written into
     freed memory."""
-    if _world.default is not None and _world.broken is None:
-        _notify_peers(b"X", "its program ended", 1.0)
+    if _world.default is not None and not _world.announced:
+        _notify_peers(b"X", _exit_notice("its program ended"), 1.0)
+        _world.announced = True
     _cancel_notice_receive()
 
 
@@ -515,10 +623,10 @@ def destroy_process_group(group=None) -> None:
         if _world.default is None:
             raise ValueError("Default process group has not been initialized, please make "
                              "sure to call init_process_group.")
+        if not _world.announced:
+            _notify_peers(b"X", _exit_notice("it called destroy_process_group"), 1.0)
         for pg in _world.groups:
             _free_engine(pg)
-        if _world.broken is None:
-            _notify_peers(b"X", "it called destroy_process_group", 1.0)
         _cancel_notice_receive()
         if _world.ctl is not None:
             _world.ctl.Free()
@@ -643,8 +751,8 @@ def get_group_rank(group, global_rank: int) -> int:
 def _peer(pg: ProcessGroup, global_rank, group_rank, what: str) -> int:
     """A peer's group rank from the global ``global_rank`` or ``group_rank`` keyword."""
     if group_rank is not None:
-        if global_rank is not None and global_rank != pg._ranks[group_rank]:
-            raise ValueError(f"Can not specify both {what} and group_{what}")
+        if global_rank is not None:
+            raise ValueError(f"Can't specify both {what} and group_{what}")
         if not 0 <= group_rank < pg.size():
             raise ValueError(f"Group rank {group_rank} is not part of group {pg._name}")
         return group_rank
@@ -736,21 +844,34 @@ def _np_dtype(t):
 
 
 def _fingerprint(pg: ProcessGroup, what: str, tensors) -> None:
-    """In DETAIL mode, check that every rank runs ``what`` on the same shapes and dtypes."""
+    """In DETAIL mode, check that every rank runs ``what`` on the same shapes and dtypes
+    (PyTorch's ``CollectiveFingerPrint``); on a mismatch every rank raises, naming both."""
     if _debug_level is not DebugLevel.DETAIL:
         return
     shapes = [list(t.shape) for t in tensors]
-    dtypes = sorted({str(t.dtype).replace("ember.", "") for t in tensors})
-    devices = sorted({t._device.type for t in tensors})
-    text = (f"CollectiveFingerPrint({what}, TensorShape={shapes[0] if len(shapes) == 1 else shapes}"
-            f", TensorDtypes={','.join(dtypes)}, TensorDeviceTypes={','.join(devices)})")
-    every = _allgather_bytes(pg, text.encode(), f"{what} fingerprint")
-    mine = every[pg.rank()]
+    mine = {"SequenceNumber": _sequence_number(what), "OpType": what.split(" ", 1)[0],
+            "TensorShape": shapes[0] if len(shapes) == 1 else shapes,
+            "TensorDtypes": ",".join(sorted({str(t.dtype).replace("ember.", "")
+                                             for t in tensors})),
+            "TensorDeviceTypes": ",".join(sorted({t._device.type for t in tensors}))}
+    every = [json.loads(raw) for raw in
+             _allgather_bytes(pg, json.dumps(mine).encode(), f"{what} fingerprint")]
     for r, other in enumerate(every):
-        if other != mine:
-            _fail(f"Detected mismatch between collectives on ranks. Rank {pg._ranks[pg.rank()]} "
-                  f"is running collective: {mine.decode()}, but Rank {pg._ranks[r]} is running "
-                  f"collective: {other.decode()}.")
+        if other == mine:
+            continue
+        aspects = {"SequenceNumber": "Sequence number", "OpType": "Op type",
+                   "TensorShape": "Tensor shapes", "TensorDtypes": "Tensor dtypes",
+                   "TensorDeviceTypes": "Tensor devices"}
+        differ = "".join(f"\t {label}: {mine[key]}vs {other[key]}" for key, label in
+                         aspects.items() if mine[key] != other[key])
+        _fail(f"Detected mismatch between collectives on ranks. Rank {pg._ranks[pg.rank()]} is "
+              f"running collective: {_fingerprint_text(mine)}, but Rank {pg._ranks[r]} is "
+              f"running collective: {_fingerprint_text(other)}. Collectives differ in the "
+              f"following aspects: {differ}")
+
+
+def _fingerprint_text(fp: dict) -> str:
+    return "CollectiveFingerPrint(" + ", ".join(f"{k}={v}" for k, v in fp.items()) + ")"
 
 
 def _allgather_bytes(pg: ProcessGroup, payload: bytes, what: str) -> list[bytes]:
@@ -779,16 +900,20 @@ _OP_NAMES = {_RedOpType.SUM: "sum", _RedOpType.PRODUCT: "product", _RedOpType.MI
              _RedOpType.BXOR: "bxor", _RedOpType.AVG: "sum"}
 
 
-def _reduce_op(op, dtype) -> str:
+def _reduce_op(op, dtype, pg: ProcessGroup | None = None) -> str:
+    """The engine's name for ``op`` on ``dtype``, or PyTorch's error before anything is sent."""
     if not isinstance(op, _RedOpType) or op not in _OP_NAMES:
-        raise ValueError(f"Unsupported ReduceOp {op!r}")
+        raise ValueError(f"Unsupported ReduceOp {op!r}: use ReduceOp.SUM, AVG, PRODUCT, MIN, "
+                         f"MAX, BAND, BOR or BXOR")
     if op in (_RedOpType.BAND, _RedOpType.BOR, _RedOpType.BXOR) and dtype.kind in "fc":
-        raise RuntimeError(f"Cannot use ReduceOp.{op.name} with a floating-point tensor "
-                           f"({dtype})")
+        raise RuntimeError(f"Cannot use ReduceOp.{op.name} with non-integral dtype")
     if op is _RedOpType.AVG and dtype.kind == "b":
-        raise RuntimeError("Cannot use ReduceOp.AVG with a bool tensor")
+        raise RuntimeError("Cannot use ReduceOp.AVG with boolean inputs")
     if op in (_RedOpType.MIN, _RedOpType.MAX) and dtype.kind == "c":
-        raise RuntimeError(f"Cannot use ReduceOp.{op.name} with a complex tensor")
+        raise RuntimeError(f"Cannot use ReduceOp.{op.name} with complex inputs")
+    check = getattr(pg._engine, "check_reduction", None) if pg is not None else None
+    if check is not None:
+        check(op.name, _OP_NAMES[op], dtype)
     return _OP_NAMES[op]
 
 
@@ -798,10 +923,14 @@ def _averager(op, buf, size: int):
 
     def average() -> None:
         if buf.dtype.kind in "fc":
-            np.divide(buf, size, out=buf) if isinstance(buf, np.ndarray) else buf.__itruediv__(
-                size)
-        else:
-            buf.__ifloordiv__(size)
+            buf[...] /= size
+            return
+        # integers: the sum divided with truncation toward zero, as NCCL's ncclAvg does
+        # (floor division would round -5 / 2 to -3)
+        negative = buf < 0 if buf.dtype.kind == "i" else None
+        buf[...] = abs(buf) // size
+        if negative is not None:
+            buf[negative] *= -1
 
     return average
 
@@ -812,7 +941,7 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op: bool = False):
     pg = _resolve(group, "all_reduce")
     if pg is None:
         return None
-    name = _reduce_op(op, _np_dtype(tensor))
+    name = _reduce_op(op, _np_dtype(tensor), pg)
     what = pg._next("ALLREDUCE")
     _fingerprint(pg, what, [tensor])
     buf, back = _buffer(pg, tensor, write=True)
@@ -854,7 +983,7 @@ def reduce(tensor, dst=None, op=ReduceOp.SUM, group=None, async_op: bool = False
     if pg is None:
         return None
     root = _peer(pg, dst, group_dst, "dst")
-    name = _reduce_op(op, _np_dtype(tensor))
+    name = _reduce_op(op, _np_dtype(tensor), pg)
     what = pg._next("REDUCE")
     _fingerprint(pg, what, [tensor])
     is_root = pg.rank() == root
@@ -953,7 +1082,7 @@ def reduce_scatter(output, input_list, op=ReduceOp.SUM, group=None, async_op: bo
         raise ValueError(f"reduce_scatter: input_list has {len(input_list)} tensors, but the "
                          f"group has {n} ranks")
     _same_layout(input_list, output, "reduce_scatter", "input_list")
-    name = _reduce_op(op, _np_dtype(output))
+    name = _reduce_op(op, _np_dtype(output), pg)
     what = pg._next("REDUCE_SCATTER")
     _fingerprint(pg, what, [output])
     send = _stack(pg, input_list)
@@ -989,7 +1118,7 @@ def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None,
     if _np_dtype(output) != _np_dtype(input):
         raise TypeError(f"reduce_scatter_tensor: output dtype {output.dtype} does not match "
                         f"input dtype {input.dtype}")
-    name = _reduce_op(op, _np_dtype(output))
+    name = _reduce_op(op, _np_dtype(output), pg)
     what = pg._next("_REDUCE_SCATTER_BASE")
     _fingerprint(pg, what, [input])
     send, _ = _buffer(pg, input, write=False)
@@ -1155,10 +1284,16 @@ def barrier(group=None, async_op: bool = False, device_ids=None):
 
 def monitored_barrier(group=None, timeout=None, wait_all_ranks: bool = False) -> None:
     """A barrier that names the ranks that did not reach it within ``timeout``: every rank
-    reports to rank 0 of the group, which then releases them."""
+    reports to rank 0 of the group, which then releases them. Rank 0 raises
+    ``"[Rank 0]: Rank 2 failed to pass monitoredBarrier in 1000 ms"`` (with
+    ``wait_all_ranks=True``, every missing rank: ``"Ranks 2, 3 failed ..."``); the ranks
+    are global ranks. A rank that has left the job counts as missing at once."""
     pg = _resolve(group, "monitored_barrier")
     if pg is None:
         return
+    if timeout is not None and not isinstance(timeout, timedelta):
+        raise TypeError(f"monitored_barrier: timeout must be a datetime.timedelta, got "
+                        f"{type(timeout).__name__}")
     limit = pg._timeout_seconds() if timeout is None else timeout.total_seconds()
     engine = _mpi_engine(pg)
     comm = engine.comm
@@ -1167,28 +1302,40 @@ def monitored_barrier(group=None, timeout=None, wait_all_ranks: bool = False) ->
         reqs = [comm.Isend(token, dest=0, tag=_MONITOR_TAG)]
         ack = np.zeros(1, dtype=np.int64)
         reqs.append(comm.Irecv(ack, source=0, tag=_MONITOR_TAG))
-        _poll(_all_done(reqs), pg, "monitored_barrier", limit)
+        _poll(_all_done(reqs, pg, "monitored_barrier"), pg, "monitored_barrier", limit,
+              [pg._ranks[0]])
         return
     import time
 
     boxes = {r: np.zeros(1, dtype=np.int64) for r in range(1, pg.size())}
     pending = {r: comm.Irecv(boxes[r], source=r, tag=_MONITOR_TAG) for r in boxes}
     deadline = time.monotonic() + limit
+    next_live = time.monotonic() + 0.25
     while pending and time.monotonic() < deadline:
         pending = {r: q for r, q in pending.items() if not q.Test()}
         _check_abort()
+        if pending and time.monotonic() >= next_live:
+            next_live = time.monotonic() + 0.25
+            if all(_rank_gone(pg._ranks[r]) for r in pending):
+                break
         time.sleep(1e-4)
     if pending:
         missing = [pg._ranks[r] for r in sorted(pending)]
         for q in pending.values():
             q.Cancel()
+            q.Wait()
         ms = int(limit * 1000)
         if wait_all_ranks:
-            _fail(f"Ranks {', '.join(map(str, missing))} failed to pass monitoredBarrier in "
-                  f"{ms} ms")
-        _fail(f"Rank {missing[0]} failed to pass monitoredBarrier in {ms} ms")
+            raise DistBackendError(f"[Rank 0]: Ranks {', '.join(map(str, missing))} failed to "
+                                   f"pass monitoredBarrier in {ms} ms")
+        raise DistBackendError(f"[Rank 0]: Rank {missing[0]} failed to pass monitoredBarrier "
+                               f"in {ms} ms")
     acks = [comm.Isend(token, dest=r, tag=_MONITOR_TAG) for r in boxes]
     pg._wait_internal(acks, "monitored_barrier")
+
+
+def _rank_gone(rank: int) -> bool:
+    return rank in _world.exited or rank in _world.failed or not _peer_process_alive(rank)
 
 
 class _Joined(Work):
@@ -1218,12 +1365,13 @@ def isend(tensor, dst=None, group=None, tag: int = 0, group_dst=None):
         return None
     peer = _peer(pg, dst, group_dst, "dst")
     if peer == pg.rank():
-        raise ValueError("Invalid destination rank: should not be the same as the rank of "
-                         "the current process.")
+        raise ValueError("Invalid destination rank: destination rank should not be the same "
+                         "as the rank of the current process.")
     buf, _ = _buffer(pg, tensor, write=False)
     pg._p2p_seq += 1
     what = f"SEND to rank {pg._ranks[peer]} (tag {tag})"
-    return Work(pg._engine.send(buf, peer, tag), pg, what, outputs=[tensor])
+    return Work(pg._engine.send(buf, peer, tag), pg, what, outputs=[tensor],
+                peers=[pg._ranks[peer]])
 
 
 def irecv(tensor, src=None, group=None, tag: int = 0, group_src=None):
@@ -1234,6 +1382,9 @@ def irecv(tensor, src=None, group=None, tag: int = 0, group_src=None):
     if pg is None:
         return None
     peer = None if src is None and group_src is None else _peer(pg, src, group_src, "src")
+    if peer == pg.rank():
+        raise ValueError("Invalid source rank: source rank should not be the same as the rank "
+                         "of the current process.")
     buf, back = _buffer(pg, tensor, write=True)
     reqs, source = pg._engine.recv(buf, peer, tag)
 
@@ -1245,7 +1396,8 @@ def irecv(tensor, src=None, group=None, tag: int = 0, group_src=None):
         return pg._ranks[source()]
 
     what = f"RECV from {'any rank' if peer is None else f'rank {pg._ranks[peer]}'} (tag {tag})"
-    return Work(reqs, pg, what, done, [tensor])
+    peers = list(pg._ranks) if peer is None else [pg._ranks[peer]]
+    return Work(reqs, pg, what, done, [tensor], peers=peers)
 
 
 def send(tensor, dst=None, group=None, tag: int = 0, group_dst=None) -> None:
