@@ -32,7 +32,9 @@ from pathlib import Path
 # distribution -> the subpackages of `ember` it ships ("" is ember itself)
 SUBPACKAGES = {
     "ember-core": [""],
-    "ember-nn": ["nn", "optim", "onnx"],
+    # ember.distributed.optim (ZeroRedundancyOptimizer needs ember.optim) merges into core's
+    # ember.distributed package
+    "ember-nn": ["nn", "optim", "onnx", "distributed/optim"],
     "ember-vision": ["vision"],
     "ember-text": ["text"],
     "ember-hub": ["hub"],
@@ -129,6 +131,7 @@ def check_core_alone(venv: FreshVenv) -> None:
         """,
     )
     for sub, dist in OPTIONAL_SUBPACKAGES.items():
+        sub = sub.replace("/", ".")
         hint = f"pip install {dist}"
         for how, statement in [("import", f"import ember.{sub}"), ("attribute", f"ember.{sub}")]:
             venv.check(
@@ -148,6 +151,7 @@ def check_core_alone(venv: FreshVenv) -> None:
 
 def check_all_installed(venv: FreshVenv) -> None:
     for sub in OPTIONAL_SUBPACKAGES:
+        sub = sub.replace("/", ".")
         venv.check(
             f"ember.{sub} imports, as a module and as an attribute of ember",
             f"""

@@ -937,11 +937,15 @@ def init_stub(ctx: Context, b: Builder) -> tuple[str, list[tuple[str, str, str]]
     values: list[str] = []
     aliases: list[str] = []
     names = {n for n in vars(ember) if not n.startswith("_")}
-    names |= set(ember._LAZY_SUBMODULES) | set(ember._SUBPACKAGES) | set(GETATTR_VALUES)
-    names |= set(GETATTR_FUNCTIONS)
+    names |= set(ember._LAZY_SUBMODULES) | set(GETATTR_VALUES) | set(GETATTR_FUNCTIONS)
+    names |= {n for n in ember._SUBPACKAGES if "." not in n}  # not distributed.optim
+    names |= set(ember._AUTOCAST_NAMES)
     for name in sorted(names):
         if name in GETATTR_FUNCTIONS:
             reexports.append((GETATTR_FUNCTIONS[name], name, name))
+            continue
+        if name in ember._AUTOCAST_NAMES:  # served by ember.__getattr__ on first use
+            reexports.append(("ember.amp.autocast_mode", name, name))
             continue
         origin = imports.get(name)
         if origin is not None and not (origin[0] == "ember" or origin[0].startswith("ember.")):

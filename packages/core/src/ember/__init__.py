@@ -99,7 +99,7 @@ from .serialization import load, save
 # -- sub-distributions: ``ember.nn`` etc. as attributes, with an install hint when missing ----
 _SUBPACKAGES = {
     "nn": "ember-nn", "optim": "ember-nn", "vision": "ember-vision", "text": "ember-text",
-    "hub": "ember-hub", "onnx": "ember-nn",
+    "hub": "ember-hub", "onnx": "ember-nn", "distributed.optim": "ember-nn",
 }
 
 
@@ -156,7 +156,8 @@ def _install_missing_hint() -> None:
 
         def find_spec(self, fullname, path, target=None):
             parts = fullname.split(".")
-            if len(parts) == 2 and parts[0] == "ember" and parts[1] in _SUBPACKAGES:
+            sub = ".".join(parts[1:])
+            if parts[0] == "ember" and sub in _SUBPACKAGES:
                 for finder in sys.meta_path:
                     if finder is self:
                         continue
@@ -167,8 +168,8 @@ def _install_missing_hint() -> None:
                     if spec is not None:
                         return spec
                 raise ModuleNotFoundError(
-                    f"No module named '{fullname}': it ships in the {_SUBPACKAGES[parts[1]]} "
-                    f"distribution (pip install {_SUBPACKAGES[parts[1]]})", name=fullname)
+                    f"No module named '{fullname}': it ships in the {_SUBPACKAGES[sub]} "
+                    f"distribution (pip install {_SUBPACKAGES[sub]})", name=fullname)
             return None
 
     if not builtins.any(type(f).__name__ == "_HintFinder" for f in sys.meta_path):

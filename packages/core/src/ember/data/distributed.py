@@ -12,13 +12,27 @@ __all__ = ["DistributedSampler"]
 class DistributedSampler(Sampler[int]):
     """The indices of replica ``rank`` out of ``num_replicas``: the (optionally shuffled,
     seeded by ``seed + epoch``) index list, padded (or cut with ``drop_last``) to a multiple of
-    ``num_replicas``, then every ``num_replicas``-th index from ``rank``. Ember has no
-    process groups, so ``num_replicas`` and ``rank`` must be given."""
+    ``num_replicas``, then every ``num_replicas``-th index from ``rank``.
+
+    ``num_replicas`` and ``rank`` default to the world size and this process's rank in the
+    default process group of :mod:`ember.distributed` (which must then be initialised).
+    Call :meth:`set_epoch` before each epoch, so that every epoch is shuffled differently
+    (and identically on every rank)."""
 
     def __init__(self, dataset, num_replicas=None, rank=None, shuffle: bool = True,
                  seed: int = 0, drop_last: bool = False) -> None:
         if num_replicas is None or rank is None:
-            raise RuntimeError("Requires distributed package to be available")
+            from .. import distributed as dist
+
+            if not dist.is_available() or not dist.is_initialized():
+                raise RuntimeError("Requires distributed package to be available: the default "
+                                   "process group has not been initialized (call "
+                                   "ember.distributed.init_process_group(), or pass "
+                                   "num_replicas and rank)")
+            if num_replicas is None:
+                num_replicas = dist.get_world_size()
+            if rank is None:
+                rank = dist.get_rank()
         if rank >= num_replicas or rank < 0:
             raise ValueError(f"Invalid rank {rank}, rank should be in the interval "
                              f"[0, {num_replicas - 1}]")

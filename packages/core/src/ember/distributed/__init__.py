@@ -30,3 +30,11 @@ from .distributed_c10d import __all__ as _c10d_all
 
 __all__ = ["DistBackendError", "DistError", "DistNetworkError", "DistStoreError", "Work",
            *_c10d_all]
+
+
+def __getattr__(name: str):
+    if name == "optim":  # ember-nn's (ZeroRedundancyOptimizer); a missing ember-nn is named
+        import importlib
+
+        return importlib.import_module(f"{__name__}.optim")
+    raise AttributeError(f"module '{__name__}' has no attribute '{name}'")
