@@ -20,6 +20,7 @@ from . import (
     reduction,
     shape,
     sorting,
+    special_functions,
     statistics,
 )
 from .registry import OPS
