@@ -598,3 +598,14 @@ def test_nccl_object_collectives(fake_nccl):
     assert everyone == ["hello"]
     assert any(c[0] == "bcast" for c in fake_nccl) and any(c[0] == "allGather"
                                                          for c in fake_nccl)
+
+
+def test_bfloat16_travels_as_float32_and_comes_back_bfloat16(world):
+    t = ember.tensor([1.5, 2.25, -3.0], dtype=ember.bfloat16)
+    dist.all_reduce(t, op=dist.ReduceOp.AVG)
+    assert t.dtype == ember.bfloat16 and t.tolist() == [1.5, 2.25, -3.0]
+    out = [ember.zeros(3, dtype=ember.bfloat16)]
+    dist.all_gather(out, t)
+    assert out[0].tolist() == [1.5, 2.25, -3.0]
+    with pytest.raises(RuntimeError, match="non-integral"):
+        dist.all_reduce(t, op=dist.ReduceOp.BAND)

@@ -134,11 +134,11 @@ def test_legacy_format_both_ways():
     _same(ember.arange(4), out["a"])
 
 
-def test_bfloat16_is_read_as_float32():
+def test_bfloat16_is_read_as_bfloat16():
     t = torch.tensor([1.5, -2.25, 3.0e30], dtype=torch.bfloat16)
     out = _to_ember(t)
-    assert out.dtype is ember.float32
-    np.testing.assert_array_equal(out.numpy(), t.float().numpy())
+    assert out.dtype is ember.bfloat16
+    np.testing.assert_array_equal(out.float().numpy(), t.float().numpy())
 
 
 def test_real_legacy_checkpoint_efficientnet():

@@ -4,29 +4,34 @@ from collections.abc import Sequence
 from typing import Any, Literal, overload
 
 from . import accelerator as accelerator
+from . import amp as amp
 from . import autograd as autograd
 from . import backends as backends
 from . import compiler as compiler
 from . import cpu as cpu
 from . import cuda as cuda
 from . import data as data
+from . import distributed as distributed
 from . import export as export
 from . import functional as functional
 from . import hub as hub
 from . import jit as jit
 from . import linalg as linalg
 from . import mps as mps
+from . import multiprocessing as multiprocessing
 from . import nn as nn
 from . import onnx as onnx
 from . import ops as ops
 from . import optim as optim
 from . import overrides as overrides
+from . import profiler as profiler
 from . import quasirandom as quasirandom
 from . import random as random
 from . import return_types as _return_types
 from . import return_types as return_types
 from . import safetensors as safetensors
 from . import serialization as serialization
+from . import special as special
 from . import storage as storage
 from . import testing as testing
 from . import text as text
@@ -43,6 +48,7 @@ from ._creation import scalar_tensor as scalar_tensor
 from ._device import device as device
 from ._device import get_default_device as get_default_device
 from ._device import set_default_device as set_default_device
+from ._dtype import bfloat16 as bfloat16
 from ._dtype import bool as bool
 from ._dtype import can_cast as can_cast
 from ._dtype import double as double
@@ -146,6 +152,7 @@ from ._settings import typename as typename
 from ._settings import use_deterministic_algorithms as use_deterministic_algorithms
 from ._size import Size as Size
 from ._size import Size as _Size
+from ._storage import BFloat16Storage as BFloat16Storage
 from ._storage import BoolStorage as BoolStorage
 from ._storage import ByteStorage as ByteStorage
 from ._storage import CharStorage as CharStorage
@@ -171,6 +178,7 @@ from ._tensor import (
     _str,
     _TensorOrNumber,
 )
+from ._tensor_types import BFloat16Tensor as BFloat16Tensor
 from ._tensor_types import BoolTensor as BoolTensor
 from ._tensor_types import ByteTensor as ByteTensor
 from ._tensor_types import CharTensor as CharTensor
@@ -180,6 +188,22 @@ from ._tensor_types import HalfTensor as HalfTensor
 from ._tensor_types import IntTensor as IntTensor
 from ._tensor_types import LongTensor as LongTensor
 from ._tensor_types import ShortTensor as ShortTensor
+from .amp.autocast_mode import autocast as autocast
+from .amp.autocast_mode import autocast_decrement_nesting as autocast_decrement_nesting
+from .amp.autocast_mode import autocast_increment_nesting as autocast_increment_nesting
+from .amp.autocast_mode import clear_autocast_cache as clear_autocast_cache
+from .amp.autocast_mode import get_autocast_cpu_dtype as get_autocast_cpu_dtype
+from .amp.autocast_mode import get_autocast_dtype as get_autocast_dtype
+from .amp.autocast_mode import get_autocast_gpu_dtype as get_autocast_gpu_dtype
+from .amp.autocast_mode import is_autocast_cache_enabled as is_autocast_cache_enabled
+from .amp.autocast_mode import is_autocast_cpu_enabled as is_autocast_cpu_enabled
+from .amp.autocast_mode import is_autocast_enabled as is_autocast_enabled
+from .amp.autocast_mode import set_autocast_cache_enabled as set_autocast_cache_enabled
+from .amp.autocast_mode import set_autocast_cpu_dtype as set_autocast_cpu_dtype
+from .amp.autocast_mode import set_autocast_cpu_enabled as set_autocast_cpu_enabled
+from .amp.autocast_mode import set_autocast_dtype as set_autocast_dtype
+from .amp.autocast_mode import set_autocast_enabled as set_autocast_enabled
+from .amp.autocast_mode import set_autocast_gpu_dtype as set_autocast_gpu_dtype
 from .autograd.anomaly_mode import _set_anomaly_enabled as _set_anomaly_enabled
 from .autograd.anomaly_mode import is_anomaly_check_nan_enabled as is_anomaly_check_nan_enabled
 from .autograd.anomaly_mode import is_anomaly_enabled as is_anomaly_enabled
@@ -1359,6 +1383,24 @@ def hypot(input: Tensor, other: _TensorOrNumber) -> Tensor:
 def hypot_(input: Tensor, other: _TensorOrNumber) -> Tensor:
     """In-place version of :func:`ember.hypot`."""
 
+def i0(input: Tensor) -> Tensor:
+    """The modified Bessel function of the first kind of order 0."""
+
+def i0_(input: Tensor) -> Tensor:
+    """In-place version of :func:`ember.i0`."""
+
+def igamma(input: Tensor, other: _TensorOrNumber) -> Tensor:
+    """The regularized lower incomplete gamma function ``P(input, other)``."""
+
+def igamma_(input: Tensor, other: _TensorOrNumber) -> Tensor:
+    """In-place version of :func:`ember.igamma`."""
+
+def igammac(input: Tensor, other: _TensorOrNumber) -> Tensor:
+    """The regularized upper incomplete gamma function ``Q(input, other)``."""
+
+def igammac_(input: Tensor, other: _TensorOrNumber) -> Tensor:
+    """In-place version of :func:`ember.igammac`."""
+
 def index_add(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
     """``input`` with ``alpha * source`` added to the slices along ``dim`` at ``index``
     (repeated indices sum).
@@ -1868,6 +1910,14 @@ def multinomial(
 def mv(input: Tensor, vec: Tensor) -> Tensor:
     """Matrix-vector product."""
 
+def mvlgamma(input: Tensor, p: _float) -> Tensor:
+    """The multivariate log-gamma function of dimension ``p``:
+    ``p (p - 1) / 4 * log(pi) + sum_{i < p} lgamma(input - i / 2)``.
+    """
+
+def mvlgamma_(input: Tensor, p: _float) -> Tensor:
+    """In-place version of :func:`ember.mvlgamma`."""
+
 def nan_to_num(
     input: Tensor,
     nan: _float = 0.0,
@@ -2029,6 +2079,9 @@ def poisson_nll_loss(
     """``torch.poisson_nll_loss``: ``nn.functional.poisson_nll_loss`` with the reduction as
     ATen's integer (0 none, 1 mean, 2 sum), unreduced by default as in PyTorch.
     """
+
+def polygamma(n: _int, input: Tensor) -> Tensor:
+    """The ``n``-th derivative of the digamma function at ``input`` (``n >= 0``)."""
 
 def positive(input: Tensor) -> Tensor:
     """``+input``: returns ``input`` itself (bool tensors are an error)."""
@@ -2279,6 +2332,12 @@ def sin(input: Tensor) -> Tensor:
 
 def sin_(input: Tensor) -> Tensor:
     """In-place version of :func:`ember.sin`."""
+
+def sinc(input: Tensor) -> Tensor:
+    """The normalized sinc, ``sin(pi x) / (pi x)`` (1 at 0)."""
+
+def sinc_(input: Tensor) -> Tensor:
+    """In-place version of :func:`ember.sinc`."""
 
 def sinh(input: Tensor) -> Tensor:
     """Hyperbolic sine."""

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import builtins as _b
 
+import ml_dtypes
 import numpy as np
 
 __all__ = [
-    "dtype", "bool", "uint8", "int8", "int16", "int32", "int64", "float16", "float32",
-    "float64", "half", "float", "double", "short", "int", "long",
+    "dtype", "bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16",
+    "float32", "float64", "half", "float", "double", "short", "int", "long",
     "get_default_dtype", "set_default_dtype", "promote_types", "result_type", "can_cast",
     "finfo", "iinfo",
 ]
@@ -27,7 +28,7 @@ class dtype:
         self.itemsize = self.np.itemsize
         self.is_floating_point = category == 2
         self.is_complex = False
-        self.is_signed = self.np.kind in "if"
+        self.is_signed = category == 2 or self.np.kind == "i"
         self._category = category  # 0 bool, 1 integer, 2 floating
 
     def __repr__(self) -> str:
@@ -54,12 +55,15 @@ int16 = dtype("int16", np.int16, 1)
 int32 = dtype("int32", np.int32, 1)
 int64 = dtype("int64", np.int64, 1)
 float16 = dtype("float16", np.float16, 2)
+#: bfloat16 arrays are ``ml_dtypes``' NumPy dtype (kind 'V', not a subtype of np.floating:
+#: ask ``in FLOATING_NP``, never ``dtype.kind == "f"``); computed in float32 (``OPMATH``)
+bfloat16 = dtype("bfloat16", ml_dtypes.bfloat16, 2)
 float32 = dtype("float32", np.float32, 2)
 float64 = dtype("float64", np.float64, 2)
 half, float, double = float16, float32, float64
 short, int, long = int16, int32, int64
 
-ALL_DTYPES = (bool, uint8, int8, int16, int32, int64, float16, float32, float64)
+ALL_DTYPES = (bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64)
 _BY_NAME = {d.name: d for d in ALL_DTYPES}
 _BY_NAME.update(half=half, float=float32, double=float64, short=int16, int=int32, long=int64)
 #: The one dtype-name table: per dtype, PyTorch's ScalarType name (in "result type Float
@@ -73,6 +77,8 @@ _NAMES = {
     "int32": ("Int", "IntTensor", "int", "int", "int"),
     "int64": ("Long", "LongTensor", "int64_t", "long int", "long"),
     "float16": ("Half", "HalfTensor", "c10::Half", "c10::Half", "c10::Half"),
+    "bfloat16": ("BFloat16", "BFloat16Tensor", "c10::BFloat16", "c10::BFloat16",
+                 "c10::BFloat16"),
     "float32": ("Float", "FloatTensor", "float", "float", "float"),
     "float64": ("Double", "DoubleTensor", "double", "double", "double"),
 }
@@ -109,6 +115,60 @@ def options_type_name(d) -> str:
 #: NumPy dtype -> ember dtype (NumPy's builtin dtypes are singletons, so lookups are cheap).
 FROM_NP: dict = {d.np: d for d in ALL_DTYPES}
 FROM_NP[np.dtype(np.intc)] = int32
+
+#: The NumPy dtypes of ember's floating dtypes: the one "is this array floating" predicate
+#: (``arr.dtype in FLOATING_NP``, a set lookup cheaper than ``kind == "f"``). bfloat16's NumPy
+#: kind is 'V', so a test of ``dtype.kind == "f"`` misses it.
+FLOATING_NP = frozenset(d.np for d in ALL_DTYPES if d.is_floating_point)
+BFLOAT16_NP = bfloat16.np
+#: PyTorch's opmath type, by low-precision NumPy dtype (``arr.dtype in OPMATH``: "is it
+#: computed in float32"): float16 and bfloat16 are computed in float32 and rounded back once.
+#: NumPy cannot promote bfloat16 with float16 and BLAS has no bfloat16 kernels, so kernels
+#: widen such arrays before computing (``widen``/``narrow``, ``opmath``).
+OPMATH = {float16.np: float32.np, bfloat16.np: float32.np}
+
+
+def opmath_np(np_dtype):
+    """The NumPy dtype ``np_dtype`` is computed in: float32 for float16 and bfloat16, else
+    itself."""
+    return OPMATH.get(np_dtype, np_dtype)
+
+
+def np_finfo(np_dtype):
+    """``np.finfo`` that also knows bfloat16 (through ``ml_dtypes.finfo``)."""
+    return ml_dtypes.finfo(np_dtype) if np_dtype == BFLOAT16_NP else np.finfo(np_dtype)
+
+
+def widen(a):
+    """``a`` in the dtype it is computed in (float16 and bfloat16 arrays as float32 copies;
+    anything else, Python numbers included, as it is)."""
+    wide = OPMATH.get(getattr(a, "dtype", None))
+    return a if wide is None else a.astype(wide)
+
+
+def narrow(r, np_dtype):
+    """The end of a widened computation: ``r`` rounded once to ``np_dtype`` when that is
+    float16 or bfloat16 (and ``r`` is not of it already), else ``r`` as it is."""
+    if np_dtype in OPMATH and r.dtype != np_dtype:
+        return r.astype(np_dtype)
+    return r
+
+
+def opmath(fn):
+    """``fn(array, *args)`` computing float16 and bfloat16 arrays in float32 and rounding a
+    float32 result back to the input's dtype once (PyTorch's CPU kernels); other dtypes pass
+    through untouched."""
+
+    def run(a, *args, **kwargs):
+        low = OPMATH.get(a.dtype)
+        if low is None:
+            return fn(a, *args, **kwargs)
+        r = fn(a.astype(low), *args, **kwargs)
+        return r.astype(a.dtype) if getattr(r, "dtype", None) == low else r
+
+    run.__name__ = getattr(fn, "__name__", "opmath")
+    run.__doc__ = fn.__doc__
+    return run
 
 
 def from_numpy_dtype(np_dtype) -> dtype:
@@ -164,8 +224,14 @@ def set_default_dtype(d) -> None:
 
 # -- promotion -----------------------------------------------------------------------------
 
+#: rank of the floating dtypes in PyTorch's lattice: float16 and bfloat16 share one rank and
+#: meet at float32 (NumPy refuses to promote bfloat16 with float16, so ember never asks it)
+_FLOAT_RANK = {float16: 1, bfloat16: 1, float32: 2, float64: 3}
+
+
 def promote_types(type1: dtype, type2: dtype) -> dtype:
-    """PyTorch's ``promote_types``: the category wins, then NumPy's lattice inside it."""
+    """PyTorch's ``promote_types``: the category wins, then PyTorch's lattice inside it
+    (``promote_types(bfloat16, float16)`` is ``float32``)."""
     if type1 is type2:
         return type1
     c1, c2 = type1._category, type2._category
@@ -175,6 +241,11 @@ def promote_types(type1: dtype, type2: dtype) -> dtype:
         if c2 == 0:
             return type1
         return type1 if c1 > c2 else type2  # integer meets float: the float type
+    if c1 == 2:
+        r1, r2 = _FLOAT_RANK[type1], _FLOAT_RANK[type2]
+        if r1 == r2:
+            return float32
+        return type1 if r1 > r2 else type2
     return FROM_NP[np.promote_types(type1.np, type2.np)]
 
 
@@ -200,7 +271,7 @@ def _scalar_dtype(x) -> dtype:
     if isinstance(x, _b.int):
         return int64
     if isinstance(x, np.generic):
-        return from_numpy_dtype(x.dtype) if x.dtype.kind != "f" else _default[0]
+        return _default[0] if x.dtype in FLOATING_NP else from_numpy_dtype(x.dtype)
     return _default[0]
 
 
@@ -257,14 +328,15 @@ class finfo:
         type = to_dtype(type) if type is not None else _default[0]
         if not type.is_floating_point:
             raise TypeError(f"finfo() requires a floating point input type, got {type}")
-        fi = np.finfo(type.np)
+        fi = np_finfo(type.np)
         self.dtype = type.name
         self.bits = fi.bits
         self.eps = _pyfloat(fi.eps)
         self.max = _pyfloat(fi.max)
         self.min = _pyfloat(fi.min)
         self.tiny = self.smallest_normal = _pyfloat(fi.smallest_normal)
-        self.resolution = _pyfloat(fi.resolution)
+        # PyTorch's resolution is the power of ten itself (1e-06), not its rounding to the type
+        self.resolution = 10.0 ** -fi.precision
 
     def __repr__(self):
         return (f"finfo(resolution={self.resolution}, min={self.min:g}, max={self.max:g}, "

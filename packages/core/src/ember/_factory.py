@@ -45,7 +45,7 @@ def place(host_array: np.ndarray, dev) -> Tensor:
 def finish(t: Tensor, requires_grad: bool, out: Tensor | None = None) -> Tensor:
     """Apply a factory's ``requires_grad=`` and ``out=`` to its freshly made result."""
     if requires_grad:
-        if t._data.dtype.kind != "f":
+        if t._data.dtype not in _dtype.FLOATING_NP:
             raise RuntimeError("Only Tensors of floating point and complex dtype can require "
                                "gradients")
         t.requires_grad = True
@@ -139,7 +139,7 @@ def _check_fill(value, dt: _dtype.dtype) -> None:
     if dt is _dtype.bool or isinstance(value, (builtins.bool, np.bool_)):
         return
     if dt.is_floating_point:
-        if math.isfinite(value) and abs(value) > float(np.finfo(dt.np).max):
+        if math.isfinite(value) and abs(value) > float(_dtype.np_finfo(dt.np).max):
             raise RuntimeError(f"value cannot be converted to type {_dtype.c_type_name(dt)} "
                                "without overflow")
         return
@@ -312,6 +312,8 @@ def _filled(fill, shape: tuple, dt: _dtype.dtype, dev, requires_grad, out=None,
     """A new tensor of ``shape`` holding ``fill``; laid out in ``order`` (a memory format's
     axes, outermost first) when given, else C-contiguous."""
     xp = xp_of(dev)
+    if dev is not CPU:
+        backend_of(dev).check_dtype(dt.np)
     alloc_shape = shape if order is None else tuple(shape[d] for d in order)
     try:
         if fill is None:

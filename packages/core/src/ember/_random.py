@@ -205,15 +205,18 @@ def _require_float(dt: _dtype.dtype, kernel: str) -> None:
 
 
 def _uniform(g, shape, np_dt) -> np.ndarray:
-    """Uniform samples in [0, 1) of a float dtype (half from 11 random bits, never 1.0)."""
-    if np_dt == np.float16:
-        return (g.integers(0, 1 << 11, shape) * 2.0 ** -11).astype(np.float16)
+    """Uniform samples in [0, 1) of a float dtype (half from 11 random bits, bfloat16 from 8,
+    as PyTorch's ``uniform_real_distribution``: never 1.0)."""
+    if np_dt in _dtype.OPMATH:
+        digits = _dtype.np_finfo(np_dt).nmant + 1
+        return (g.integers(0, 1 << digits, shape) * 2.0 ** -digits).astype(np_dt)
     return g.random(shape, dtype=np_dt)
 
 
 def _float_draw(fn, g, shape, np_dt, *args) -> np.ndarray:
-    """``fn`` (a NumPy Generator method with ``dtype=``) in float32/64; half via float32."""
-    work = np.float32 if np_dt == np.float16 else np_dt
+    """``fn`` (a NumPy Generator method with ``dtype=``) in float32/64; float16 and bfloat16
+    via float32."""
+    work = _dtype.opmath_np(np_dt)
     return getattr(g, fn)(*args, size=shape, dtype=work).astype(np_dt, copy=False)
 
 
@@ -275,7 +278,7 @@ def _random_bounds(dt: _dtype.dtype) -> tuple:
     if dt is _dtype.bool:
         return 0, 1
     if dt.is_floating_point:
-        digits = np.finfo(dt.np).nmant + 1
+        digits = _dtype.np_finfo(dt.np).nmant + 1
         return -(1 << digits), 1 << digits
     info = np.iinfo(dt.np)
     return int(info.min), int(info.max)

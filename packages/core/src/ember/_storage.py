@@ -31,7 +31,7 @@ from .backends import backend_of
 
 __all__ = ["UntypedStorage", "TypedStorage", "storage_of", "array_span",
            "BoolStorage", "ByteStorage", "CharStorage", "ShortStorage", "IntStorage",
-           "LongStorage", "HalfStorage", "FloatStorage", "DoubleStorage"]
+           "LongStorage", "HalfStorage", "BFloat16Storage", "FloatStorage", "DoubleStorage"]
 
 _CPU = _device_cls("cpu")
 
@@ -466,11 +466,12 @@ ShortStorage = _legacy("ShortStorage", _dtype.int16)
 IntStorage = _legacy("IntStorage", _dtype.int32)
 LongStorage = _legacy("LongStorage", _dtype.int64)
 HalfStorage = _legacy("HalfStorage", _dtype.float16)
+BFloat16Storage = _legacy("BFloat16Storage", _dtype.bfloat16)
 FloatStorage = _legacy("FloatStorage", _dtype.float32)
 DoubleStorage = _legacy("DoubleStorage", _dtype.float64)
 _LEGACY_BY_DTYPE = {c.dtype: c for c in (BoolStorage, ByteStorage, CharStorage, ShortStorage,
-                                         IntStorage, LongStorage, HalfStorage, FloatStorage,
-                                         DoubleStorage)}
+                                         IntStorage, LongStorage, HalfStorage, BFloat16Storage,
+                                         FloatStorage, DoubleStorage)}
 
 UntypedStorage.__module__ = "ember"
 TypedStorage.__module__ = "ember"

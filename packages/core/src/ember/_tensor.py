@@ -236,13 +236,13 @@ class Tensor:
         return copy_as(self, _mf.format_order(memory_format, self._data.ndim))
 
     def is_floating_point(self) -> bool:
-        return self._data.dtype.kind == "f"
+        return self._data.dtype in _dtype.FLOATING_NP
 
     def is_complex(self) -> bool:
         return False
 
     def is_signed(self) -> bool:
-        return self._data.dtype.kind in "if"
+        return self._data.dtype.kind == "i" or self._data.dtype in _dtype.FLOATING_NP
 
     @property
     def is_cuda(self) -> bool:
@@ -405,7 +405,7 @@ class Tensor:
             raise RuntimeError("you can only change requires_grad flags of leaf variables. If "
                                "you want to use a computed variable in a subgraph that doesn't "
                                "require differentiation use var_no_grad = var.detach().")
-        if requires_grad and self._data.dtype.kind not in "fc":
+        if requires_grad and self._data.dtype not in _dtype.FLOATING_NP:
             raise RuntimeError("only Tensors of floating point dtype can require gradients")
         self.requires_grad = bool(requires_grad)
         return self
@@ -495,7 +495,7 @@ class Tensor:
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         """Accumulate the gradient of this tensor into the ``.grad`` of the graph's leaves."""
         if (gradient is None and inputs is None and not create_graph and self.grad_fn is not None
-                and self._data.size == 1 and self._data.dtype.kind == "f"):
+                and self._data.size == 1 and self._data.dtype in _dtype.FLOATING_NP):
             # the common ``loss.backward()``: skip argument normalisation
             ones = self._data.copy()
             ones.fill(1)
@@ -511,6 +511,10 @@ class Tensor:
 
     # -- conversion ---------------------------------------------------------------------
     def numpy(self, *, force: bool = False) -> np.ndarray:
+        """The tensor's NumPy array (shared, not copied), as ``torch.Tensor.numpy``; bfloat16
+        raises PyTorch's TypeError (NumPy has no bfloat16: ``t.float().numpy()``)."""
+        if self._data.dtype is _dtype.BFLOAT16_NP and not (self.requires_grad and not force):
+            raise _no_numpy_bfloat16()
         if self._device.type != "cpu":
             if force:
                 return backend_of(self._device).to_host(self._data)
@@ -552,6 +556,8 @@ class Tensor:
 
     def __array__(self, dtype=None, copy=None):
         # as PyTorch: a tensor off the CPU does not convert implicitly (``numpy()`` raises)
+        if self._data.dtype is _dtype.BFLOAT16_NP:
+            raise _no_numpy_bfloat16()
         arr = self._data if self._device.type == "cpu" else self.numpy()
         if dtype is not None and arr.dtype != dtype:
             return arr.astype(dtype)
@@ -819,10 +825,18 @@ def _cast_method(name: str, dt):
 
 
 for _name, _dt in (("double", _dtype.float64), ("float", _dtype.float32),
-                   ("half", _dtype.float16), ("long", _dtype.int64), ("int", _dtype.int32),
+                   ("half", _dtype.float16), ("bfloat16", _dtype.bfloat16),
+                   ("long", _dtype.int64), ("int", _dtype.int32),
                    ("short", _dtype.int16), ("char", _dtype.int8), ("byte", _dtype.uint8),
                    ("bool", _dtype.bool)):
     setattr(Tensor, _name, _cast_method(_name, _dt))
+
+
+def _no_numpy_bfloat16() -> TypeError:
+    """PyTorch's error for NumPy conversions of bfloat16 (NumPy has no bfloat16 dtype; Ember
+    keeps them ``ml_dtypes`` arrays inside: ``t.float().numpy()`` or ``t.view(ember.int16)``
+    reach the values)."""
+    return TypeError("Got unsupported ScalarType BFloat16")
 
 
 def _rebuild_tensor(cls, array, device, requires_grad):

@@ -451,6 +451,8 @@ class Tensor:
         **kwargs: Any,
     ) -> Tensor: ...
 
+    def bfloat16(self) -> Any: ...
+
     def bincount(self, weights: Tensor | None = None, minlength: _int = 0) -> Tensor:
         """See :func:`ember.bincount`."""
 
@@ -986,6 +988,24 @@ class Tensor:
     def hypot_(self, other: _TensorOrNumber) -> Tensor:
         """In-place version of :meth:`Tensor.hypot`."""
 
+    def i0(self) -> Tensor:
+        """See :func:`ember.i0`."""
+
+    def i0_(self) -> Tensor:
+        """In-place version of :meth:`Tensor.i0`."""
+
+    def igamma(self, other: _TensorOrNumber) -> Tensor:
+        """See :func:`ember.igamma`."""
+
+    def igamma_(self, other: _TensorOrNumber) -> Tensor:
+        """In-place version of :meth:`Tensor.igamma`."""
+
+    def igammac(self, other: _TensorOrNumber) -> Tensor:
+        """See :func:`ember.igammac`."""
+
+    def igammac_(self, other: _TensorOrNumber) -> Tensor:
+        """In-place version of :meth:`Tensor.igammac`."""
+
     def index_add(self, *args: Any, **kwargs: Any) -> Tensor:
         """See :func:`ember.index_add`."""
 
@@ -1430,6 +1450,12 @@ class Tensor:
     def mv(self, vec: Tensor) -> Tensor:
         """See :func:`ember.mv`."""
 
+    def mvlgamma(self, p: _float) -> Tensor:
+        """See :func:`ember.mvlgamma`."""
+
+    def mvlgamma_(self, p: _float) -> Tensor:
+        """In-place version of :meth:`Tensor.mvlgamma`."""
+
     def nan_to_num(
         self,
         nan: _float = 0.0,
@@ -1611,7 +1637,10 @@ class Tensor:
 
     def numel(self) -> _int: ...
 
-    def numpy(self, *, force: _bool = False) -> _Ndarray: ...
+    def numpy(self, *, force: _bool = False) -> _Ndarray:
+        """The tensor's NumPy array (shared, not copied), as ``torch.Tensor.numpy``; bfloat16
+        raises PyTorch's TypeError (NumPy has no bfloat16: ``t.float().numpy()``).
+        """
 
     def orgqr(self, input2: Tensor) -> Tensor:
         """See :func:`ember.orgqr`."""
@@ -1645,6 +1674,10 @@ class Tensor:
 
     def pinverse(self, rcond: _float = 1e-15) -> Tensor:
         """See :func:`ember.pinverse`."""
+
+    def polygamma(self, n: _int) -> Any: ...
+
+    def polygamma_(self, n: _int) -> Tensor: ...
 
     def positive(self) -> Tensor:
         """See :func:`ember.positive`."""
@@ -1915,6 +1948,12 @@ class Tensor:
 
     def sin_(self) -> Tensor:
         """In-place version of :meth:`Tensor.sin`."""
+
+    def sinc(self) -> Tensor:
+        """See :func:`ember.sinc`."""
+
+    def sinc_(self) -> Tensor:
+        """In-place version of :meth:`Tensor.sinc`."""
 
     def sinh(self) -> Tensor:
         """See :func:`ember.sinh`."""

@@ -80,7 +80,7 @@ class _Formatter:
     """One width and one notation for every element of a (summarised) array."""
 
     def __init__(self, arr: np.ndarray):
-        self.floating = arr.dtype.kind == "f"
+        self.floating = arr.dtype in _dtype.FLOATING_NP
         self.int_mode = True
         self.sci_mode = False
         self.max_width = 1

@@ -20,8 +20,8 @@ from ._size import Size
 from ._tensor import Tensor
 
 __all__ = ["tensortype", "make_types", "legacy_new", "parse_type", "FloatTensor",
-           "DoubleTensor", "HalfTensor", "LongTensor", "IntTensor", "ShortTensor", "CharTensor",
-           "ByteTensor", "BoolTensor"]
+           "DoubleTensor", "HalfTensor", "BFloat16Tensor", "LongTensor", "IntTensor",
+           "ShortTensor", "CharTensor", "ByteTensor", "BoolTensor"]
 
 _BY_NAME = {_dtype.legacy_type_name(d): d for d in _dtype.ALL_DTYPES}
 
@@ -75,6 +75,7 @@ _CPU_TYPES = make_types("cpu", "ember")
 FloatTensor = _CPU_TYPES["FloatTensor"]
 DoubleTensor = _CPU_TYPES["DoubleTensor"]
 HalfTensor = _CPU_TYPES["HalfTensor"]
+BFloat16Tensor = _CPU_TYPES["BFloat16Tensor"]
 LongTensor = _CPU_TYPES["LongTensor"]
 IntTensor = _CPU_TYPES["IntTensor"]
 ShortTensor = _CPU_TYPES["ShortTensor"]

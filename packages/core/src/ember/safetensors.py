@@ -4,9 +4,11 @@ Built on the ``safetensors`` package's NumPy layer (``safetensors.numpy`` and th
 memory-mapped ``safe_open``): ember converts tensors to and from NumPy arrays (zero-copy on
 the CPU) and leaves the format itself to the package, whose parser checks the header (length,
 JSON, dtypes, shapes, offsets that must tile the data exactly) and raises
-``safetensors.SafetensorError``, as ``safetensors.torch`` does. A tensor of a dtype Ember
-lacks (BF16, F8_*, C64, U16...) raises ``TypeError`` naming it when it is read. Files
-round-trip with ``safetensors.torch``; ``save_file`` writes atomically and durably.
+``safetensors.SafetensorError``, as ``safetensors.torch`` does. ``BF16`` tensors are
+``ember.bfloat16`` both ways (``ml_dtypes`` arrays, which the package's NumPy layer reads and
+writes); a tensor of a dtype Ember lacks (F8_*, C64, U16...) raises ``TypeError`` naming it
+when it is read. Files round-trip with ``safetensors.torch``; ``save_file`` writes
+atomically and durably.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from collections import defaultdict
 
 import numpy as np
 
+from ._dtype import BFLOAT16_NP
 from ._tensor import CPU, Tensor, _address, _make
 
 __all__ = ["save_file", "load_file", "save", "load", "safe_open", "save_model", "load_model"]
@@ -30,15 +33,12 @@ def _st_numpy():
 #: the safetensors dtypes Ember has, as NumPy dtypes
 _NUMPY_DTYPES = {"BOOL": np.dtype(np.bool_), "U8": np.dtype(np.uint8), "I8": np.dtype(np.int8),
                  "I16": np.dtype(np.int16), "I32": np.dtype(np.int32),
-                 "I64": np.dtype(np.int64), "F16": np.dtype(np.float16),
+                 "I64": np.dtype(np.int64), "F16": np.dtype(np.float16), "BF16": BFLOAT16_NP,
                  "F32": np.dtype(np.float32), "F64": np.dtype(np.float64)}
 
 _CONVERT = ("convert it first, e.g. with safetensors.torch: save_file({{k: {} for k, v in "
             "load_file(path).items()}}, new_path)")
 _DTYPE_ADVICE = {  # by the dtype name's first letters
-    "BF16": "bfloat16 arrives with Ember's mixed-precision support; "
-            + _CONVERT.format("v.float()") + ", or torch.save the tensors and read them with "
-            "ember.load, which widens bfloat16 to float32 exactly",
     "F": "Ember has no floats narrower than 16 bits; " + _CONVERT.format("v.float()"),
     "C": "Ember has no complex dtypes; " + _CONVERT.format("torch.view_as_real(v)"),
     "U": "Ember's only unsigned integer dtype is uint8; " + _CONVERT.format("v.long()"),

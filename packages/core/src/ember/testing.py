@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._dtype import BFLOAT16_NP
 from .backends import Backend, register_backend, unregister_backend
 
 __all__ = ["NumpyTestBackend", "StrictTestBackend", "register_test_device",
@@ -69,16 +70,16 @@ def assert_close(actual, expected, *, rtol=None, atol=None, equal_nan=False,
     if a.shape != e.shape:
         raise AssertionError(f"The values for attribute 'shape' do not match: {a.shape} != "
                              f"{e.shape}.")
-    tol = {np.dtype(np.float16): (1e-3, 1e-5), np.dtype(np.float32): (1.3e-6, 1e-5),
-           np.dtype(np.float64): (1e-7, 1e-7)}
+    tol = {np.dtype(np.float16): (1e-3, 1e-5), BFLOAT16_NP: (1.6e-2, 1e-5),
+           np.dtype(np.float32): (1.3e-6, 1e-5), np.dtype(np.float64): (1e-7, 1e-7)}
     dr, da = tol.get(a.dtype, (0.0, 0.0))
     rtol = dr if rtol is None else rtol
     atol = da if atol is None else atol
     if a.dtype.kind in "biu" and e.dtype.kind in "biu":
         ok = np.array_equal(a, e)
     else:
-        ok = np.allclose(a.astype(np.float64), e.astype(np.float64), rtol=rtol, atol=atol,
-                         equal_nan=equal_nan)
+        a, e = a.astype(np.float64), e.astype(np.float64)  # bfloat16 too (ml_dtypes)
+        ok = np.allclose(a, e, rtol=rtol, atol=atol, equal_nan=equal_nan)
     if not ok:
         diff = np.abs(a.astype(np.float64) - e.astype(np.float64))
         raise AssertionError(msg or f"Tensor-likes are not close!\n\nMismatched elements: "
@@ -121,7 +122,7 @@ def register_strict_device(type: str = "strict", count: int = 2) -> StrictTestBa
 
 
 _INTEGRAL_DTYPES = ("uint8", "int8", "int16", "int32", "int64")
-_FLOATING_DTYPES = ("float16", "float32", "float64")
+_FLOATING_DTYPES = ("float16", "bfloat16", "float32", "float64")
 
 
 def _make_tensor_range(low, high, dtype, *, lowest: float, highest: float,

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _dtype
 from .._tensor import Tensor
 from ..export._graph import decode_literal
 
@@ -220,6 +221,14 @@ class Gen:
 
 # -- planning ------------------------------------------------------------------------------
 
+def _native_dtypes(gen: Gen, node) -> bool:
+    """Whether a node's tensors are all of NumPy's own dtypes: the lowerings write NumPy code
+    for those; bfloat16 (``ml_dtypes``: computed in float32 and rounded once by the registry's
+    kernels, promoted to float32 by NumPy's scalars and products) runs the registry op."""
+    names = list(gen.tensor_args(node)) + [o[0] for o in node.outputs if o is not None]
+    return not any(gen.dtype(v) == _dtype.BFLOAT16_NP for v in names)
+
+
 def _plan(gen: Gen, nodes, outputs: list, forward_lowering, vjp_table, bw_index) -> dict:
     """Per node: "lower", "fallback" or "grad_fallback" (autograd through the op); the fresh
     values; consumer counts."""
@@ -242,7 +251,7 @@ def _plan(gen: Gen, nodes, outputs: list, forward_lowering, vjp_table, bw_index)
         ins = gen.tensor_args(node)
         on_path = k < bw_index and any(gen.requires.get(v) for v in ins) and any(
             o is not None and gen.requires.get(o[0]) for o in node.outputs)
-        lower = forward_lowering.get(node.op)
+        lower = forward_lowering.get(node.op) if _native_dtypes(gen, node) else None
         if lower is not None and gen.single_device and (not on_path or node.op in vjp_table):
             plan[node.name] = "lower"
         elif on_path:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from .. import _dtype
 from . import graph
 from .anomaly_mode import (
     detect_anomaly,
@@ -57,7 +58,7 @@ def _make_root_grads(outputs, grad_outputs, create_graph):
                 continue
             if out._data.size != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
-            if out._data.dtype.kind != "f":
+            if out._data.dtype not in _dtype.FLOATING_NP:
                 raise RuntimeError("grad can be implicitly created only for real scalar outputs "
                                    f"but got {out.dtype}")
             g = _factory.ones_like(out)
@@ -70,7 +71,7 @@ def _make_root_grads(outputs, grad_outputs, create_graph):
             if g._device is not out._device:
                 raise RuntimeError(f"invalid gradient at index {i} - expected device "
                                    f"{out._device} but got {g._device}")
-            if g._data.dtype is not out._data.dtype and out._data.dtype.kind == "f":
+            if g._data.dtype is not out._data.dtype and out._data.dtype in _dtype.FLOATING_NP:
                 g = g.to(out.dtype)  # the gradient of a float output is of its dtype
         grads.append(g)
     return grads

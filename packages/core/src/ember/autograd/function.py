@@ -28,7 +28,7 @@ import functools
 import inspect
 import warnings
 
-from .. import _tensor
+from .. import _dtype, _tensor
 from .grad_mode import ANOMALY_THREADS, GRAD
 from .graph import Node, edge, make_node_class, new_node, record
 
@@ -367,7 +367,7 @@ def _wrap_one(ctx, args, o, k, dirty, non_diff):
         base = o if o._base is None else o._base
         o = o.detach()
         o._base = base
-    if (non_diff and _contains(non_diff, o)) or o._data.dtype.kind != "f":
+    if (non_diff and _contains(non_diff, o)) or o._data.dtype not in _dtype.FLOATING_NP:
         o.requires_grad = False
         o.grad_fn = None
         return o

@@ -336,7 +336,7 @@ def _random_grad_output(x, noncontiguous: bool, rng):
     from .. import _dtype, _factory
     from .._tensor import _make
 
-    np_dt = x._data.dtype if x._data.dtype.kind == "f" else np.dtype(np.float64)
+    np_dt = x._data.dtype if x._data.dtype in _dtype.FLOATING_NP else np.dtype(np.float64)
     values = rng.uniform(-1, 1, size=x._data.shape).astype(np_dt)
     if noncontiguous and values.size > 1:
         wide = np.empty(values.shape + (2,), dtype=np_dt)

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import warnings
 
+from .. import _dtype
+
 __all__ = ["Variable"]
 
 
@@ -30,7 +32,7 @@ class _VariableMeta(type):
         elif not isinstance(data, Tensor):
             raise TypeError(f"Variable data has to be a tensor, but got "
                             f"{type(data).__name__}")
-        if requires_grad and data._data.dtype.kind != "f":
+        if requires_grad and data._data.dtype not in _dtype.FLOATING_NP:
             raise RuntimeError("Only Tensors of floating point and complex dtype can require "
                                "gradients")
         out = data.detach()

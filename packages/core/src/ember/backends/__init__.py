@@ -22,9 +22,19 @@ class Backend:
     type = "cpu"
     xp = np
     kernels: dict = {}
+    #: NumPy dtypes this backend's arrays cannot hold (CuPy has no bfloat16)
+    unsupported_dtypes: frozenset = frozenset()
 
     def is_available(self) -> bool:
         return True
+
+    def check_dtype(self, np_dtype) -> None:
+        """Raise a TypeError naming the dtype when this backend's arrays cannot hold it."""
+        if np_dtype in self.unsupported_dtypes:
+            raise TypeError(f"{self.type} tensors cannot hold {np_dtype.name}: the {self.type} "
+                            f"backend's array module ({self.xp.__name__}) has no {np_dtype.name} "
+                            f"dtype. Keep {np_dtype.name} tensors on the CPU, or use float16 "
+                            f"or float32 on {self.type}")
 
     def device_count(self) -> int:
         return 1

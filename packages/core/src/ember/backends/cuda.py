@@ -39,6 +39,10 @@ class CUDABackend(Backend):
     type = "cuda"
 
     def __init__(self, cupy):
+        import ml_dtypes
+        import numpy as np
+
+        self.unsupported_dtypes = frozenset({np.dtype(ml_dtypes.bfloat16)})  # CuPy has none
         from ..cuda import _kernels  # CuPy kernels, compiled on first use
 
         self.xp = cupy
@@ -57,6 +61,7 @@ class CUDABackend(Backend):
         return self.xp.cuda.runtime.getDevice() if index is None else index
 
     def to_device(self, array, index):
+        self.check_dtype(array.dtype)
         with self.xp.cuda.Device(self.default_index(index)):
             return self.xp.array(array, copy=True)
 

@@ -34,6 +34,7 @@ from datetime import timedelta
 
 import numpy as np
 
+from .. import _dtype
 from ._work import DistBackendError, Work, _poll, _test_request
 
 __all__ = [
@@ -784,13 +785,18 @@ def _buffer(pg: ProcessGroup, t, write: bool):
     prepare = getattr(pg._engine, "prepare", None)
     if prepare is not None:
         return prepare(t, write)
-    if t._device.type == "cpu" and arr.flags.c_contiguous and (arr.flags.writeable
-                                                                 or not write):
+    from .._dtype import BFLOAT16_NP
+
+    low = arr.dtype == BFLOAT16_NP  # MPI has no bfloat16: sent and reduced as float32
+    if not low and t._device.type == "cpu" and arr.flags.c_contiguous and (
+            arr.flags.writeable or not write):
         return arr, None
     from ..backends import backend_of
 
     be = backend_of(t._device)
     host = np.ascontiguousarray(be.to_host(arr))
+    if low:
+        host = host.astype(np.float32)
     if host is arr:  # a read-only CPU array asked to be written: a copy, written back below
         host = host.copy()
     if not write:
@@ -905,7 +911,8 @@ def _reduce_op(op, dtype, pg: ProcessGroup | None = None) -> str:
     if not isinstance(op, _RedOpType) or op not in _OP_NAMES:
         raise ValueError(f"Unsupported ReduceOp {op!r}: use ReduceOp.SUM, AVG, PRODUCT, MIN, "
                          f"MAX, BAND, BOR or BXOR")
-    if op in (_RedOpType.BAND, _RedOpType.BOR, _RedOpType.BXOR) and dtype.kind in "fc":
+    if op in (_RedOpType.BAND, _RedOpType.BOR, _RedOpType.BXOR) and (
+            dtype.kind in "fc" or dtype in _dtype.FLOATING_NP):
         raise RuntimeError(f"Cannot use ReduceOp.{op.name} with non-integral dtype")
     if op is _RedOpType.AVG and dtype.kind == "b":
         raise RuntimeError("Cannot use ReduceOp.AVG with boolean inputs")
@@ -922,7 +929,7 @@ def _averager(op, buf, size: int):
         return None
 
     def average() -> None:
-        if buf.dtype.kind in "fc":
+        if buf.dtype.kind in "fc" or buf.dtype in _dtype.FLOATING_NP:
             buf[...] /= size
             return
         # integers: the sum divided with truncation toward zero, as NCCL's ncclAvg does

@@ -10,7 +10,7 @@ from ..autograd.grad_mode import GRAD
 from ..autograd.graph import make_node_class, record
 from ..backends import backend_of
 
-__all__ = ["cast_to", "as_tensor_like"]
+__all__ = ["cast_to", "as_tensor_like", "bfloat16_in_float32"]
 
 
 def _to_copy_backward(node, grad):
@@ -35,15 +35,17 @@ def cast_to(t: Tensor, device, dtype, copy: bool) -> Tensor:
     if dev is src_dev and np_dt is data.dtype and not copy:
         return t
     if dev is not src_dev:
+        backend_of(dev).check_dtype(np_dt)
         host = backend_of(src_dev).to_host(data)
         if np_dt is not host.dtype:
             host = host.astype(np_dt)
         out_data = backend_of(dev).to_device(host, dev.index)
     else:
+        backend_of(dev).check_dtype(np_dt)
         out_data = data.astype(np_dt, copy=True)
     out = _make(out_data, dev)
     if t.requires_grad and GRAD.enabled:
-        if out_data.dtype.kind != "f":
+        if out_data.dtype not in _dtype.FLOATING_NP:
             return out
         record(ToCopyBackward0, out, (t,), (), (src_dev, _dtype.FROM_NP[data.dtype]))
     return out
@@ -56,3 +58,34 @@ def as_tensor_like(x, like: Tensor) -> Tensor:
     from .._factory import tensor
 
     return tensor(x, device=like._device)
+
+
+def bfloat16_in_float32(fn):
+    """``fn`` (an op written with Tensor ops or mixed array code) with its bfloat16 tensor
+    arguments computed in float32 and its float32 tensor results rounded to bfloat16 once,
+    as PyTorch's CPU kernels compute bfloat16 (opmath). The casts are differentiable
+    (``ToCopyBackward0``): gradients of the bfloat16 inputs are bfloat16. Other dtypes call
+    ``fn`` as it is."""
+    import functools
+
+    bf16, f32 = _dtype.bfloat16, _dtype.float32
+
+    def widen(x):
+        return cast_to(x, None, f32, False) \
+            if isinstance(x, Tensor) and x._data.dtype is bf16.np else x
+
+    def narrow(x):
+        if isinstance(x, Tensor) and x._data.dtype is f32.np:
+            return cast_to(x, None, bf16, False)
+        if isinstance(x, tuple):
+            return type(x)(*map(narrow, x)) if hasattr(x, "_fields") else tuple(map(narrow, x))
+        return x
+
+    @functools.wraps(fn)
+    def run(*args, **kwargs):
+        if not any(isinstance(x, Tensor) and x._data.dtype is bf16.np
+                   for x in (*args, *kwargs.values())):
+            return fn(*args, **kwargs)
+        return narrow(fn(*map(widen, args), **{k: widen(v) for k, v in kwargs.items()}))
+
+    return run

@@ -14,9 +14,22 @@ from ..autograd.grad_mode import GRAD
 from ..autograd.graph import make_node_class, record
 from ._promotion import broadcast_shape, coerce
 
-__all__ = ["binary_op", "unary_op", "sum_to_size", "camel"]
+__all__ = ["binary_op", "unary_op", "sum_to_size", "camel", "in_float32"]
 
 _FROM_NP = _dtype.FROM_NP
+_FLOATING = _dtype.FLOATING_NP
+_BF16 = _dtype.BFLOAT16_NP
+
+
+def in_float32(fwd, *arrays):
+    """``fwd`` on bfloat16 arrays computed in float32, a float32 result rounded to bfloat16
+    once (PyTorch's opmath: its CPU kernels widen bfloat16 the same way). Python numbers and
+    None pass through; a non-float32 result (booleans, indices) is returned as it is."""
+    f32 = _dtype.float32.np
+    r = fwd(*(a.astype(f32) if getattr(a, "dtype", None) is _BF16 else a for a in arrays))
+    if isinstance(r, tuple):
+        return tuple(x.astype(_BF16) if getattr(x, "dtype", None) is f32 else x for x in r)
+    return r.astype(_BF16) if getattr(r, "dtype", None) is f32 else r
 
 
 def sum_to_size(grad: Tensor, shape) -> Tensor:
@@ -92,14 +105,14 @@ def binary_op(name: str, fwd, backward=None, *, kind: str = "arith", saves: str 
                 ta, tb, ad, bd, dev = coerce(input, other, to_float)
         else:
             ta, tb, ad, bd, dev = coerce(input, other, to_float)
-        if to_float:
+        a_arr = ad if ta is not None else bd
+        if to_float and a_arr.dtype not in _FLOATING:
+            ft = default().np
+            ad = ad.astype(ft) if ta is not None else ad
+            bd = bd.astype(ft) if tb is not None else bd
             a_arr = ad if ta is not None else bd
-            if a_arr.dtype.kind != "f":
-                ft = default().np
-                ad = ad.astype(ft) if ta is not None else ad
-                bd = bd.astype(ft) if tb is not None else bd
         try:
-            r = fwd(ad, bd)
+            r = fwd(ad, bd) if a_arr.dtype is not _BF16 else in_float32(fwd, ad, bd)
         except ValueError:
             broadcast_shape(getattr(ad, "shape", ()), getattr(bd, "shape", ()))
             raise
@@ -132,14 +145,14 @@ def unary_op(name: str, fwd, backward=None, *, to_float: bool = False, saves: st
 
     def op(input):
         d = input._data
-        if to_float and d.dtype.kind != "f":
+        if to_float and d.dtype not in _FLOATING:
             d = d.astype(default().np)
         elif no_bool and d.dtype.kind == "b":
             raise RuntimeError(f"{name}: Negation, the `-` operator, on a bool tensor is not "
                                "supported. If you are trying to invert a mask, use the `~` or "
                                "`logical_not()` operator instead." if name == "neg" else
                                f"{name} is not supported for bool tensors")
-        r = fwd(d)
+        r = fwd(d) if d.dtype is not _BF16 else in_float32(fwd, d)
         if Node is not None and input.requires_grad and GRAD.enabled:
             out = _make(r, input._device)
             record(Node, out, (input,), (input,) if save_in else (), None, save_out)

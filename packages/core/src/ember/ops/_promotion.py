@@ -69,7 +69,8 @@ def coerce(input, other, to_float: bool = False):
         ad, bd = ta._data, tb._data
         if ad.dtype is not bd.dtype:
             rt = _result_np(ad, bd)
-            if to_float and rt.kind != "f":  # a 0-dim operand may not fit the integer type
+            # a 0-dim operand may not fit the integer type
+            if to_float and rt not in _dtype.FLOATING_NP:
                 rt = _dtype.get_default_dtype().np
             if ad.dtype is not rt:
                 ad = ad.astype(rt)
@@ -118,7 +119,9 @@ def broadcast_shape(a, b):
 
 
 def _dtype_category(np_dtype) -> int:
-    return {"b": 0, "u": 1, "i": 1, "f": 2}.get(np_dtype.kind, 3)
+    if np_dtype in _dtype.FLOATING_NP:
+        return 2
+    return {"b": 0, "u": 1, "i": 1}.get(np_dtype.kind, 3)
 
 
 def broadcast_array(arr, shape):

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import _factory
+from .. import _dtype, _factory
 from .. import return_types as _return_types
 from .._device import xp_of
 from .._tensor import Tensor, _make
@@ -57,7 +57,7 @@ def nonempty(name, d, axis):
 def same_nan(a, b, xp):
     """``a == b`` where NaN equals NaN (the mask of the elements a reduction picked)."""
     mask = a == b
-    if a.dtype.kind == "f":
+    if a.dtype in _dtype.FLOATING_NP:
         mask |= xp.isnan(a) & xp.isnan(b)
     return mask
 

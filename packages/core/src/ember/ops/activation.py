@@ -52,7 +52,7 @@ def _leaky_np(a, slope):
 def _float_input(input: Tensor, kernel: str, ints: bool = False):
     """``input``'s array; PyTorch's NotImplementedError for integer inputs unless ``ints``."""
     d = input._data
-    if d.dtype.kind != "f" and not ints:
+    if d.dtype not in _dtype.FLOATING_NP and not ints:
         suffix = "cpu" if d.__class__ is np.ndarray else "cuda"
         name = kernel if kernel.endswith(("Impl", "check")) else f"{kernel}_{suffix}"
         raise NotImplementedError(f'"{name}" not implemented for \'{scalar_type_name(d.dtype)}\'')
@@ -340,7 +340,7 @@ def gelu(input, approximate="none"):
     if approximate not in ("none", "tanh"):
         raise RuntimeError("approximate argument must be either none or tanh.")
     d = input._data
-    if input._device.type != "cpu" and d.dtype.kind == "f":
+    if input._device.type != "cpu" and d.dtype in _dtype.FLOATING_NP:
         fused = fused_kernel(input._device, "gelu")
         if fused is not None:  # one elementwise kernel (CUDA); the backward reads the input
             return result(fused(d, approximate), input._device, _gelu._node,
@@ -440,8 +440,9 @@ logsigmoid.__doc__ = "``log(sigmoid(input))``, stable for large ``|input|``."
 def _hardswish_bw(node, g):
     x = node.saved[0]
     xd = x._data
-    mid = _const((xd >= -3) & (xd <= 3), g)  # the quadratic piece: differentiable in x
-    return (g * (_const(xd > 3, g) + mid * (x / 3 + 0.5)),)
+    # the quadratic piece (open, as PyTorch's backward: 0 at -3, 1 at 3), differentiable in x
+    mid = _const((xd > -3) & (xd < 3), g)
+    return (g * (_const(xd >= 3, g) + mid * (x / 3 + 0.5)),)
 
 
 hardswish = register("hardswish", function=False, method=False)(
@@ -492,7 +493,7 @@ def hardshrink(input, lambd=0.5):
 
 def _to_float(input):
     """softsign and tanhshrink are composites in PyTorch: integer inputs compute in float."""
-    if input._data.dtype.kind != "f":
+    if input._data.dtype not in _dtype.FLOATING_NP:
         return cast_to(input, None, _dtype.get_default_dtype(), False)
     return input
 
@@ -639,7 +640,7 @@ def _softmax_input(name, input, dim, dtype, stacklevel):
     if dtype is not None:
         input = cast_to(input, None, dtype, False)
     d = input._data
-    if d.dtype.kind != "f":
+    if d.dtype not in _dtype.FLOATING_NP:
         kernel = "softmax_lastdim_kernel_impl" if name != "log_softmax" else \
             "log_softmax_lastdim_kernel_impl"
         raise NotImplementedError(f'"{kernel}" not implemented for \'{scalar_type_name(d.dtype)}\'')
@@ -683,9 +684,10 @@ def _softmax_bw(node, g):
         fused = _fused_softmax_bw(node, g, False)
         if fused is not None:
             return (fused,)
-        gy = g._data * node.out_data
-        gy -= node.out_data * gy.sum(node.ctx, keepdims=True)
-        return (_make(gy, g._device),)
+        y = _dtype.widen(node.out_data)  # float16/bfloat16 in float32, rounded once
+        gy = _dtype.widen(g._data) * y
+        gy -= y * gy.sum(node.ctx, keepdims=True)
+        return (_make(_dtype.narrow(gy, g._data.dtype), g._device),)
     y = node.output()
     dim = node.ctx
     return (y * (g - (g * y).sum(dim, keepdim=True)),)
@@ -696,17 +698,19 @@ def _log_softmax_bw(node, g):
         fused = _fused_softmax_bw(node, g, True)
         if fused is not None:
             return (fused,)
-        gd = g._data
+        dt = g._data.dtype
+        gd = _dtype.widen(g._data)  # float16/bfloat16 in float32, rounded once
         xp = xp_of(g)
         if not gd.ndim:  # one element: NumPy's ufuncs give scalars, no out=
-            return (_make(gd - np.exp(node.out_data) * gd, g._device),)
+            r = gd - np.exp(_dtype.widen(node.out_data)) * gd
+            return (_make(_dtype.narrow(r, dt), g._device),)
         if node.saved:  # (e, z) from the forward: softmax = e / z (freed with the graph)
             e, z = node.saved
             e = e * (gd.sum(node.ctx, keepdims=True) / z)
         else:
-            e = xp.exp(node.out_data)
+            e = xp.exp(_dtype.widen(node.out_data))
             e *= gd.sum(node.ctx, keepdims=True)
-        return (_make(xp.subtract(gd, e, out=e), g._device),)
+        return (_make(_dtype.narrow(xp.subtract(gd, e, out=e), dt), g._device),)
     y = node.output()
     dim = node.ctx
     return (g - y.exp() * g.sum(dim, keepdim=True),)
@@ -721,16 +725,17 @@ def _softmax_op(name, log, node_cls, input, dim, dtype, stacklevel):
         stacklevel, dtype = 3, stacklevel
     input, d, axis = _softmax_input(name, input, dim, dtype, stacklevel)
     graph = input.requires_grad and GRAD.enabled
+    dt = d.dtype
     parts = None
     fused = fused_kernel(input._device, "softmax") if input._device.type != "cpu" else None
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         if fused is not None:  # one kernel per row (CUDA); log's backward re-exponentiates
             r = fused(d, axis if d.ndim else 0, log=log)
-        elif graph and log and d.ndim and d.size:
-            r, *parts = _log_softmax_parts(d, axis)
+        elif graph and log and d.ndim and d.size:  # float16/bfloat16 in float32, rounded once
+            r, *parts = _log_softmax_parts(_dtype.widen(d), axis)
         else:
-            r = _softmax_np(d, axis if d.ndim else 0, log)
-    out = _make(r, input._device)
+            r = _softmax_np(_dtype.widen(d), axis if d.ndim else 0, log)
+    out = _make(_dtype.narrow(r, dt), input._device)
     if graph:
         record(node_cls, out, (input,), (), axis if d.ndim else None, True)
         if parts is not None:

@@ -309,7 +309,8 @@ def _addc(input, tensor1, tensor2, value, divide):
         if not isinstance(t, Tensor):
             raise TypeError(f"{name}(): argument '{arg}' (position {pos}) must be Tensor, not "
                             f"{type(t).__name__}")
-    if divide and tensor1._data.dtype.kind != "f" and tensor2._data.dtype.kind != "f":
+    if divide and tensor1._data.dtype not in _dtype.FLOATING_NP \
+            and tensor2._data.dtype not in _dtype.FLOATING_NP:
         raise RuntimeError(_ADDCDIV_INTEGER)
     rt = _dtype.result_type(input, tensor1, tensor2).np
     (tx, t1, t2), (x, a, b), dev = _prepare((input, tensor1, tensor2), rt)

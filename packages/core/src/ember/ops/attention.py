@@ -1,7 +1,7 @@
 """``scaled_dot_product_attention``: one recorded node with array code forward and backward
 (``ScaledDotProductFlashAttentionForCpuBackward0``, as PyTorch's CPU kernel), and the same
-computation written with Tensor ops for what the node does not cover (float16, empty inputs)
-and for gradients of gradients (``create_graph=True``).
+computation written with Tensor ops for what the node does not cover (float16, bfloat16,
+empty inputs) and for gradients of gradients (``create_graph=True``).
 
 Rows whose scores are all masked out give zeros (output and gradients), as PyTorch 2.13's
 CPU kernels do (its ``_safe_softmax``), not NaN.
@@ -31,6 +31,7 @@ import math
 
 import numpy as np
 
+from .. import _dtype
 from .._device import check_same_device, xp_of
 from .._dtype import scalar_type_name
 from .._parallel import parallel_for
@@ -42,12 +43,8 @@ from .registry import register
 
 __all__ = ["scaled_dot_product_attention"]
 
-_TORCH_DTYPE_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half",
-                      "int64": "long int", "int32": "int", "bool": "bool"}
-
-
 def _dtype_name(np_dtype) -> str:
-    return _TORCH_DTYPE_NAMES.get(np_dtype.name, np_dtype.name)
+    return _dtype.options_type_name(np_dtype)
 
 
 def _check_inputs(query, key, value, attn_mask, dropout_p):
@@ -61,7 +58,7 @@ def _check_inputs(query, key, value, attn_mask, dropout_p):
                            f"query.dtype: {_dtype_name(q.dtype)} key.dtype: "
                            f"{_dtype_name(k.dtype)} and value.dtype: {_dtype_name(v.dtype)} "
                            "instead.")
-    if q.dtype.kind != "f":
+    if q.dtype not in _dtype.FLOATING_NP:
         raise RuntimeError(f"expected scalar type Float but found {scalar_type_name(q.dtype)}")
     if attn_mask is not None:
         md = attn_mask._data.dtype
@@ -414,7 +411,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         if attn_mask is not None:
             shape = np.broadcast_shapes(shape, attn_mask._data.shape)
         keep = _dropout_mask(shape, q.dtype, dev, dropout_p)
-    if q.dtype == np.float16 or not (q.size and k.size and v.size):
+    if q.dtype in _dtype.OPMATH or not (q.size and k.size and v.size):  # float16, bfloat16
         if is_causal:
             attn_mask = _causal_tensor(L, S, dev)
         return _attention_tensor(query, key, value, attn_mask, scale, keep)

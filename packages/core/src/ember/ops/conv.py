@@ -15,6 +15,7 @@ import math
 
 import numpy as np
 
+from .. import _dtype
 from .._device import check_same_device, xp_of
 from .._dtype import scalar_type_name
 from .._format import shape_str
@@ -59,14 +60,13 @@ def _bias_shape(O: int, n: int):
     return (1, O) + (1,) * n
 
 
-def _wide(a):
-    """float16 data as float32: PyTorch accumulates half products in float and rounds the
-    result once (``_narrowed``)."""
-    return a.astype(np.float32) if a.dtype == np.float16 else a
+#: float16 and bfloat16 data as float32: PyTorch accumulates low-precision products in float
+#: and rounds the result once (``_narrowed``)
+_wide = _dtype.widen
 
 
 def _narrowed(r, like):
-    return r.astype(np.float16) if like.dtype == np.float16 else r
+    return _dtype.narrow(r, like.dtype)
 
 
 def _convolution(kernel, a, w, b, g: Geom, transposed: bool):
@@ -167,8 +167,7 @@ def _check_dtypes(x, w, b):
 
 
 def _c_name(t) -> str:
-    name = t._data.dtype.name
-    return {"float32": "float", "float64": "double", "float16": "c10::Half"}.get(name, name)
+    return _dtype.options_type_name(t._data.dtype)
 
 
 def _batched(input, n: int, name: str):

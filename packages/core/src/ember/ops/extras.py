@@ -16,6 +16,7 @@ import operator
 
 import numpy as np
 
+from .. import _dtype
 from .._device import xp_of
 from .._tensor import Tensor, _make
 from ..autograd.grad_mode import GRAD
@@ -151,7 +152,8 @@ def hash_tensor(input, dim=None, *, keepdim=False, mode=0):
         axes = tuple(range(d.ndim))
     else:
         axes = normalize_dims(dim, d.ndim)
-    bits = d.astype(np.float64).view(np.int64) if d.dtype.kind == "f" else d.astype(np.int64)
+    bits = d.astype(np.float64).view(np.int64) if d.dtype in _dtype.FLOATING_NP \
+        else d.astype(np.int64)
     keep = [k for k in range(d.ndim) if k not in axes]
     moved = bits.transpose(keep + list(axes))
     kept_shape = tuple(d.shape[k] for k in keep)

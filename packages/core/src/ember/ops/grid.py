@@ -21,11 +21,13 @@ import warnings
 
 import numpy as np
 
+from .. import _dtype
 from .._device import check_same_device, xp_of
 from .._dtype import scalar_type_name
 from .._tensor import Tensor, _make
 from ..autograd.grad_mode import no_grad
 from ..autograd.graph import make_node_class, result
+from ._casts import bfloat16_in_float32
 from .pointwise import where
 from .registry import register
 
@@ -170,6 +172,7 @@ def _masked_taps(taps, size: int, like: Tensor):
     return out
 
 
+@bfloat16_in_float32
 def _sample(input: Tensor, grid: Tensor, mode: str, padding_mode: str,
             align_corners: bool) -> Tensor:
     """``grid_sample`` on checked arguments: the sum over tap combinations of gathered input
@@ -223,7 +226,7 @@ def _check_sampler(input: Tensor, grid: Tensor, mode: str, dims: int) -> None:
     if dims == 5 and mode == "bicubic":
         raise RuntimeError("grid_sampler(): bicubic interpolation only supports 4D input")
     idt, gdt = input._data.dtype, grid._data.dtype
-    if idt.kind != "f":
+    if idt not in _dtype.FLOATING_NP:
         kernel = "grid_sampler_2d_cpu_kernel_impl" if dims == 4 else "grid_sampler3d_cpu"
         raise NotImplementedError(f"\"{kernel}\" not implemented for '{scalar_type_name(idt)}'")
     if gdt != idt:
@@ -331,7 +334,7 @@ def affine_grid(theta, size, align_corners=None):
     if align_corners is None:
         warnings.warn(_ALIGN_WARNING, UserWarning, stacklevel=2)
         align_corners = False
-    if theta._data.dtype.kind != "f":
+    if theta._data.dtype not in _dtype.FLOATING_NP:
         raise ValueError(f"Expected theta to have floating point type, but got {theta.dtype}")
     size = tuple(size)
     shape = tuple(theta.shape)

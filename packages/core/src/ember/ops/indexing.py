@@ -133,14 +133,15 @@ def _strip_leading_ones(v):
 
 
 #: ``accumulate`` for the ops that PyTorch runs through its scatter kernels (scatter_add,
-#: index_add's fast path): float16 sums in float32 and rounds once, where index_put and put
-#: (``accumulate=True``) round at every step
+#: index_add's fast path): float16 and bfloat16 sum in float32 and round once, where index_put
+#: and put (``accumulate=True``) round at every step
 OPMATH = "opmath"
 
 
-def _in_float32(a, xp):
-    """``a`` (a float16 array or a number) widened to float32 for a combining write."""
-    return xp.asarray(a, dtype=np.float16).astype(np.float32)
+def _in_float32(a, dt, xp):
+    """``a`` (an array or a number, as ``dt``: float16 or bfloat16) widened to float32 for a
+    combining write."""
+    return xp.asarray(a, dtype=dt).astype(np.float32)
 
 
 def _write(spec, arr, v, accumulate, xp):
@@ -149,9 +150,9 @@ def _write(spec, arr, v, accumulate, xp):
         if accumulate:
             if hasattr(v, "shape"):
                 v = _strip_leading_ones(v)
-            if accumulate is OPMATH and arr.dtype == np.float16:
+            if accumulate is OPMATH and arr.dtype in _dtype.OPMATH:
                 wide = arr.astype(np.float32)
-                spec.add(wide, _in_float32(v, xp), xp)
+                spec.add(wide, _in_float32(v, arr.dtype, xp), xp)
                 arr[...] = wide
             else:
                 spec.add(arr, v, xp)
@@ -338,7 +339,7 @@ def _sequence_array(seq):
         from .._factory import tensor
 
         a = tensor(seq)._data
-    if a.dtype.kind == "f":
+    if a.dtype in _dtype.FLOATING_NP:
         a = a.astype(np.int64)
     return a
 
@@ -831,10 +832,10 @@ class _LegacyReduce:
 
     def set(self, a, v, xp):
         v = _strip_leading_ones(v) if hasattr(v, "shape") else v
-        if a.dtype == np.float16:  # combined in float32, rounded once (PyTorch's opmath)
+        if a.dtype in _dtype.OPMATH:  # combined in float32, rounded once (PyTorch's opmath)
             wide = a.astype(np.float32)
             ufunc_at(xp, self.ufunc, self.inner._view(wide), self.inner.adv,
-                     _in_float32(v, xp))
+                     _in_float32(v, a.dtype, xp))
             a[...] = wide
             return
         ufunc_at(xp, self.ufunc, self.inner._view(a), self.inner.adv, v)
@@ -863,7 +864,7 @@ def _reduce_identity(reduce, dtype):
         return 0
     if reduce == "prod":
         return 1
-    if dtype.kind == "f":
+    if dtype in _dtype.FLOATING_NP:
         return -np.inf if reduce == "amax" else np.inf
     info = np.iinfo(dtype) if dtype.kind in "iu" else None
     if info is None:
@@ -920,12 +921,12 @@ def _multiply_at(xp, target, index, values) -> None:
 
 
 def _scatter_reduce_arrays(d, spec, v, reduce, include_self, xp, opmath=False):
-    """``d`` with ``v`` reduced into ``spec``'s region; ``opmath``: float16 is reduced in
-    float32 and rounded once (PyTorch's scatter kernels; its index_reduce rounds every
-    step)."""
-    if opmath and d.dtype == np.float16:
+    """``d`` with ``v`` reduced into ``spec``'s region; ``opmath``: float16 and bfloat16 are
+    reduced in float32 and rounded once (PyTorch's scatter kernels; its index_reduce rounds
+    every step)."""
+    if opmath and d.dtype in _dtype.OPMATH:
         return _scatter_reduce_arrays(d.astype(np.float32), spec, v.astype(np.float32),
-                                      reduce, include_self, xp).astype(np.float16)
+                                      reduce, include_self, xp).astype(d.dtype)
     out = d.copy()
     if not include_self:
         spec.set(out, _reduce_identity(reduce, d.dtype), xp)
@@ -936,7 +937,7 @@ def _scatter_reduce_arrays(d, spec, v, reduce, include_self, xp, opmath=False):
         if include_self:
             counts += 1
         counts = xp.maximum(counts, 1)
-        out = out / counts if d.dtype.kind == "f" else out // counts
+        out = out / counts if d.dtype in _dtype.FLOATING_NP else out // counts
         out = out.astype(d.dtype, copy=False)
     return out
 
@@ -1188,7 +1189,8 @@ def _index_add_bounds_error(ndim: int, dim: int, index_dtype, alpha):
     return IndexError, "index out of range in self"
 
 
-_PRETTY_OK = {"float32", "float64", "float16", "int64", "int32", "int16", "int8", "uint8", "bool"}
+_PRETTY_OK = {"float32", "float64", "float16", "bfloat16", "int64", "int32", "int16", "int8",
+              "uint8", "bool"}
 
 
 def _source_for(source, input):

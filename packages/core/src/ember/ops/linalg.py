@@ -15,6 +15,7 @@ import warnings
 
 import numpy as np
 
+from .. import _dtype
 from .. import return_types as _rt
 from .._device import check_same_device, xp_of
 from .._dtype import scalar_type_name
@@ -45,9 +46,7 @@ def _list_str(shape) -> str:
 
 def _tname(a) -> str:
     """The C type name PyTorch's kernels print (``float``, ``double``)."""
-    return {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long int",
-            "int32": "int", "int16": "short int", "int8": "signed char",
-            "uint8": "unsigned char", "bool": "bool"}.get(a.dtype.name, a.dtype.name)
+    return _dtype.options_type_name(a.dtype)
 
 
 def _prod(shape) -> int:
@@ -135,6 +134,15 @@ def _dot_error(ad, bd, name="dot"):
 
 # -- matmul and its kernels -----------------------------------------------------------------
 
+def matmul_arrays(a, b):
+    """``a @ b`` of two arrays; float16 and bfloat16 through float32 BLAS, rounded once
+    (PyTorch's CPU kernels accumulate low-precision products in float; NumPy has no bfloat16
+    GEMM and runs float16 without BLAS)."""
+    if a.dtype not in _dtype.OPMATH:
+        return a @ b
+    return _dtype.narrow(_dtype.widen(a) @ _dtype.widen(b), a.dtype)
+
+
 def matmul_grads(a, b, g, need_a=True, need_b=True):
     """Gradients of ``a @ b`` for the output gradient ``g`` (1-D rules, broadcast batches)."""
     na, nb = a._data.ndim, b._data.ndim
@@ -179,7 +187,7 @@ def _product(node_cls, a, b, check_shapes, type_error):
     err = type_error(ad, bd)
     if err is not None:
         raise err
-    out = _make(ad @ bd, a._device)
+    out = _make(matmul_arrays(ad, bd), a._device)
     if GRAD.enabled and (a.requires_grad or b.requires_grad):
         record(node_cls, out, (a, b), (a, b))
     return out
@@ -201,7 +209,7 @@ def matmul(input, other):
         if err is not None:
             raise err
     try:
-        r = ad @ bd
+        r = matmul_arrays(ad, bd)
     except ValueError:  # batch shapes that do not broadcast
         raise _matmul_error(ad, bd) from None
     out = _make(r, dev)
@@ -331,26 +339,35 @@ def _add_product(node_cls, input, m1, m2, check, beta, alpha, summed=False):
     check_same_device(input, m1, m2)
     idata, ad, bd = input._data, m1._data, m2._data
     check(idata, ad, bd)
+    wide = _dtype.widen  # float16/bfloat16 in float32, rounded once; others as they are
+    try:
+        r = _add_product_arrays(xp_of(input), wide(idata), wide(ad), wide(bd), beta, alpha,
+                                summed)
+    except ValueError:
+        input.expand(*((ad.shape[1], bd.shape[2]) if summed else
+                       (ad.shape[:-1] + bd.shape[-1:] if bd.ndim > 1 else ad.shape[:-1])))
+        raise  # the line above raises PyTorch's expand error
+    out = _make(_dtype.narrow(r, ad.dtype), m1._device)
+    if GRAD.enabled and (input.requires_grad or m1.requires_grad or m2.requires_grad):
+        record(node_cls, out, (input, m1, m2), (m1, m2),
+               (beta, alpha, input._data.shape, input.requires_grad, summed))
+    return out
+
+
+def _add_product_arrays(xp, idata, ad, bd, beta, alpha, summed):
+    """The arrays of ``_add_product``: ``beta * idata + alpha * (ad @ bd)``."""
     if summed:  # one GEMM: (n, b*k) @ (b*k, p)
         b, n, k = ad.shape
         r = ad.transpose(1, 0, 2).reshape(n, b * k) @ bd.reshape(b * k, bd.shape[2])
     else:
         r = ad @ bd
     if idata.shape != r.shape:
-        try:
-            idata = xp_of(input).broadcast_to(idata, r.shape)
-        except ValueError:
-            input.expand(*r.shape)  # raises PyTorch's expand error
-            raise
+        idata = xp.broadcast_to(idata, r.shape)
     if alpha != 1:
         r = r * alpha
     if beta != 0:  # beta == 0 ignores input, nan and inf included
         r += idata if beta == 1 else beta * idata
-    out = _make(r, m1._device)
-    if GRAD.enabled and (input.requires_grad or m1.requires_grad or m2.requires_grad):
-        record(node_cls, out, (input, m1, m2), (m1, m2),
-               (beta, alpha, input._data.shape, input.requires_grad, summed))
-    return out
+    return r
 
 
 def _check_mat_dtypes(idata, ad, bd):
@@ -625,7 +642,8 @@ def einsum(equation, *operands):
             arrays = [a.astype(dt) for a in arrays]
     # the contraction-path search (and with it BLAS) pays off beyond tiny operands
     optimize = len(arrays) > 2 or (len(arrays) == 2 and max(a.size for a in arrays) > 256)
-    r = xp.einsum(",".join(subs) + "->" + out, *arrays, optimize=optimize)
+    r = xp.einsum(",".join(subs) + "->" + out, *map(_dtype.widen, arrays), optimize=optimize)
+    r = _dtype.narrow(r, first)  # float16 and bfloat16 summed in float32, rounded once
     if getattr(r, "base", None) is not None and any(xp.may_share_memory(r, a) for a in arrays):
         r = r.copy()  # np.einsum may return a view of its input ('ij->ji', 'ii->i')
     res = _make(r, operands[0]._device)
@@ -680,7 +698,8 @@ def tensordot(a, b, dims=2, out=None):
             raise RuntimeError(f"contracted dimensions need to match, but first has size "
                                f"{ad.shape[x]} in dim {given_a[i]} and second has size "
                                f"{bd.shape[y]} in dim {given_b[i]}")
-    r = xp_of(a).tensordot(ad, bd, axes=(ca, cb))
+    r = _dtype.narrow(xp_of(a).tensordot(_dtype.widen(ad), _dtype.widen(bd), axes=(ca, cb)),
+                      ad.dtype)
     res = _make(r, a._device)
     if GRAD.enabled and (a.requires_grad or b.requires_grad):
         record(TensordotBackward0, res, (a, b), (a, b), (ca, cb))
@@ -715,7 +734,8 @@ def trace(input):
         raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {d.ndim}")
     if d.dtype.kind == "b":
         raise NotImplementedError('"trace" not implemented for \'Bool\'')
-    r = d.trace(dtype=np.int64 if d.dtype.kind in "iu" else None)
+    r = _dtype.narrow(_dtype.widen(d).trace(dtype=np.int64 if d.dtype.kind in "iu" else None),
+                      d.dtype)
     out = _make(r, input._device)
     if GRAD.enabled and input.requires_grad:
         record(TraceBackward0, out, (input,), (), d.shape)
@@ -780,7 +800,7 @@ def linalg_cross(input, other, *, dim=-1, out=None):
 def vecdot(x, y, *, dim=-1, out=None):
     """Dot product of vectors along ``dim`` (batches broadcast)."""
     for t in (x, y):
-        if t._data.dtype.kind != "f":
+        if t._data.dtype not in _dtype.FLOATING_NP:
             raise RuntimeError(f"linalg.vecdot: Expected a floating point or complex tensor as "
                                f"input. Got {scalar_type_name(t._data.dtype)}")
     if x._data.dtype != y._data.dtype:
@@ -1068,7 +1088,7 @@ def vander(x, N=None, increasing=False):
     n = d.shape[0] if N is None else int(N)
     if n < 0:
         raise RuntimeError("N must be non-negative.")
-    if d.dtype.kind != "f":
+    if d.dtype not in _dtype.FLOATING_NP:
         from .. import int64
 
         x = x.to(int64)

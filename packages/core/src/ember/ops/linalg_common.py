@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _dtype
 from .. import return_types as _rt
 from .._device import xp_of
 from .._dtype import scalar_type_name
@@ -45,11 +46,12 @@ GeqrfResult = _rt.geqrf
 def check_float(A, fn: str) -> None:
     """PyTorch's dtype checks of a LAPACK-backed function ``fn``."""
     dt = A._data.dtype
-    if dt.kind != "f":
+    if dt not in _dtype.FLOATING_NP:
         raise RuntimeError(f"{fn}: Expected a floating point or complex tensor as input. Got "
                            f"{scalar_type_name(dt)}")
-    if dt == np.float16:
-        raise RuntimeError(f"{fn}: Low precision dtypes not supported. Got Half")
+    if dt in _dtype.OPMATH:  # float16, bfloat16
+        raise RuntimeError(f"{fn}: Low precision dtypes not supported. Got "
+                           f"{scalar_type_name(dt)}")
 
 
 def check_dims(d, fn: str, name: str = "A") -> None:
@@ -97,9 +99,9 @@ def check_equation_shapes(n: int, b, left: bool, fn: str) -> None:
 
 def kernel_dtype(A, kernel: str) -> None:
     """PyTorch's dispatch error for a LAPACK kernel that has no version for ``A``'s dtype
-    (integers, bool, half)."""
+    (integers, bool, half, bfloat16)."""
     dt = A._data.dtype
-    if dt.kind != "f" or dt == np.float16:
+    if dt not in _dtype.FLOATING_NP or dt in _dtype.OPMATH:
         raise NotImplementedError(f'"{kernel}" not implemented for \'{scalar_type_name(dt)}\'')
 
 

@@ -14,6 +14,7 @@ import numbers
 
 import numpy as np
 
+from .. import _dtype
 from .._device import xp_of
 from .._dtype import scalar_type_name
 from .._tensor import _make
@@ -155,7 +156,7 @@ def matrix_exp(input):
     check_dims(d, "linalg.matrix_exp")
     check_square(d, "linalg.matrix_exp")
     n = d.shape[-1]
-    if d.dtype.kind != "f":
+    if d.dtype not in _dtype.FLOATING_NP:
         raise RuntimeError(f"linalg.matrix_exp: Expected a floating point or complex tensor as "
                            f"input. Got {scalar_type_name(d.dtype)}")
     xp = xp_of(A)
@@ -164,7 +165,7 @@ def matrix_exp(input):
     elif n == 1:
         r = xp.exp(d)
     else:
-        work = d.astype(np.float32) if d.dtype == np.float16 else d  # no half thresholds
+        work = _dtype.widen(d)  # float16/bfloat16 in float32: no half thresholds
         r = _expm_array(xp, flatten_batch(work)).reshape(d.shape).astype(d.dtype, copy=False)
     res = _make(r, A._device)
     if needs_grad(A):

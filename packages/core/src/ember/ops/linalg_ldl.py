@@ -18,6 +18,7 @@ import math
 
 import numpy as np
 
+from .. import _dtype
 from .._device import check_same_device, xp_of
 from .._dtype import scalar_type_name
 from .._tensor import _make
@@ -235,7 +236,7 @@ def _ldl_factor_ex(A, check_errors, fn):
     checks = "torch.linalg.ldl_factor_ex"  # PyTorch's checks name it for ldl_factor too
     check_dims(d, checks)
     check_square(d, checks)
-    if d.dtype.kind != "f":
+    if d.dtype not in _dtype.FLOATING_NP:  # float16, bfloat16: the kernel's dispatch error
         check_float(A, checks)
     kernel_dtype(A, "ldl_factor_kernel_cpu")
     xp = xp_of(A)

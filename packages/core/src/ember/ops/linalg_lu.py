@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _dtype
 from .._device import check_same_device, xp_of
 from .._dtype import scalar_type_name
 from .._tensor import _make
@@ -314,7 +315,7 @@ def _check_lu_solve(LU, pivots, B, left):
     ld, pd, bd = LU._data, pivots._data, B._data
     check_dims(ld, f"torch.{fn}")
     check_dims(bd, fn, "B")
-    if ld.dtype.kind != "f":
+    if ld.dtype not in _dtype.FLOATING_NP:
         raise RuntimeError(f"torch.{fn}: Expected a floating point or complex tensor as input. "
                            f"Got {scalar_type_name(ld.dtype)}")
     kernel_dtype(LU, f"{fn}_cpu")

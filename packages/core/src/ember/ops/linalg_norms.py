@@ -83,13 +83,13 @@ LinalgVectorNormBackward0 = make_node_class("LinalgVectorNormBackward0", _vector
 
 def _cast_for_norm(x, dtype, fn):
     d = x._data
-    if d.dtype.kind != "f":
+    if d.dtype not in _dtype.FLOATING_NP:
         raise RuntimeError(f"{fn}: Expected a floating point or complex tensor as input. Got "
                            f"{scalar_type_name(d.dtype)}")
     if dtype is None:
         return x
     dt = _dtype.to_dtype(dtype)
-    if np.promote_types(d.dtype, dt.np) != dt.np:
+    if _dtype.promote_types(_dtype.FROM_NP[d.dtype], dt) is not dt:
         raise RuntimeError(f"{fn}: the dtype of the input ({scalar_type_name(d.dtype)}) should be "
                            f"convertible without narrowing to the specified dtype "
                            f"({scalar_type_name(dt.np)})")
@@ -114,7 +114,7 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
     if reduced == 0 and (ord < 0 or ord == _INF):
         raise RuntimeError(f"linalg.vector_norm cannot compute the {_ord_str(ord)} norm on an "
                            "empty tensor because the operation does not have an identity")
-    if d.dtype.char == "e" and not math.isinf(ord):  # float16 sums in float32, as PyTorch
+    if d.dtype in _dtype.OPMATH and not math.isinf(ord):  # sums in float32, as PyTorch
         r = _vector_norm_array(xp_of(x), d.astype(np.float32), ord, dims, keepdim)
         r = r.astype(d.dtype)
     else:

@@ -16,6 +16,7 @@ import math
 
 import numpy as np
 
+from .. import _dtype
 from .._device import check_same_device
 from .._format import shape_str
 from .._parallel import parallel_for
@@ -124,7 +125,17 @@ def _add_rows(r, bd):
 
 
 def _product(xd, wd, bd):
-    """``xd @ wd.T + bd`` as arrays."""
+    """``xd @ wd.T + bd`` as arrays; float16 and bfloat16 through float32 BLAS, rounded once
+    (PyTorch's CPU kernels accumulate in float; NumPy has no bfloat16 GEMM and runs float16
+    without BLAS)."""
+    if xd.dtype in _dtype.OPMATH:
+        wide = _dtype.widen
+        return _dtype.narrow(_product_arrays(wide(xd), wide(wd), wide(bd)), xd.dtype)
+    return _product_arrays(xd, wd, bd)
+
+
+def _product_arrays(xd, wd, bd):
+    """``xd @ wd.T + bd`` as arrays of one dtype."""
     if xd.ndim > 2 and xd.flags.c_contiguous:
         # one (N*L, in) @ (in, out) product: NumPy runs a batched 3-D matmul as many small
         # ones (measured 1.6x slower on sequence-shaped input)

@@ -82,7 +82,7 @@ def _not_differentiable(fn_name: str, **tensors) -> None:
 
 
 def _float_kernel(input, kernel):
-    if input._data.dtype.kind != "f":
+    if input._data.dtype not in _dtype.FLOATING_NP:
         raise NotImplementedError(f'"{kernel}" not implemented for '
                                   f"'{scalar_type_name(input._data.dtype)}'")
 
@@ -225,7 +225,7 @@ def _nll_target(input, target, weight, ignore_index):
     ca = _class_axis(d)
     C = d.shape[ca]
     _check_index_target(d, t, weight, C, ca)
-    if d.dtype.kind != "f":
+    if d.dtype not in _dtype.FLOATING_NP:
         raise NotImplementedError(f'"nll_loss_out_frame" not implemented for '
                                   f"'{scalar_type_name(d.dtype)}'")
     _not_differentiable("nll_loss_forward", weight=weight)
@@ -298,13 +298,13 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     ca = _class_axis(d)
     probabilities = target._data.shape == d.shape
     if probabilities:
-        if target._data.dtype.kind != "f":
+        if target._data.dtype not in _dtype.FLOATING_NP:
             raise RuntimeError("Expected floating point type for target with class "
                                f"probabilities, got {scalar_type_name(target._data.dtype)}")
         if ignore_index >= 0:
             raise RuntimeError("ignore_index is not supported for floating point target")
         _check_weight(weight, d.shape[ca])
-    elif not eps and d.dtype.kind == "f" and d.ndim and d.size and not any(
+    elif not eps and d.dtype in _dtype.FLOATING_NP and d.ndim and d.size and not any(
             fused_kernel(input._device, k) for k in ("softmax", "softmax_backward")):
         if weight is not None:
             weight = cast_to(weight, None, input.dtype, False)
@@ -365,6 +365,7 @@ def _smoothed(nll, logp, target, weight, ignore_index, reduction, eps, ca):
 def _reduce_array(loss, reduction: str):
     if reduction == "none":
         return loss
+    loss = _dtype.widen(loss)  # float16/bfloat16 losses accumulate in float32
     if reduction == "sum":
         return loss.sum()
     return loss.sum() / loss.size if loss.size else loss.mean()  # the mean of nothing is NaN
@@ -372,9 +373,10 @@ def _reduce_array(loss, reduction: str):
 
 def _loss_node(node_cls, loss, reduction, inputs, saved, ctx=None) -> Tensor:
     """The unreduced ``loss`` array reduced, as a tensor recorded as ``node_cls`` over
-    ``inputs`` (its ``ctx``: ``(reduction, number of elements, ctx)``)."""
-    return result(_reduce_array(loss, reduction), inputs[0]._device, node_cls, inputs, saved,
-                  (reduction, loss.size, ctx))
+    ``inputs`` (its ``ctx``: ``(reduction, number of elements, ctx)``); a float16/bfloat16
+    input's loss, computed and reduced in float32, rounded to its dtype once."""
+    r = _dtype.narrow(_reduce_array(loss, reduction), inputs[0]._data.dtype)
+    return result(r, inputs[0]._device, node_cls, inputs, saved, (reduction, loss.size, ctx))
 
 
 def _grad_scale(node, g, factor=1.0):
@@ -1054,7 +1056,7 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
     check_same_device(input, target)
     d, td = input._data, target._data
     C = _check_multilabel_margin(d, td)
-    if d.dtype.kind != "f":
+    if d.dtype not in _dtype.FLOATING_NP:
         raise NotImplementedError('"multilabel_margin_loss_forward_out_frame" not implemented '
                                   f"for '{scalar_type_name(d.dtype)}'")
     xp = xp_of(input)

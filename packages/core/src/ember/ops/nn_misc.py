@@ -69,7 +69,7 @@ def _keep_mask(input: Tensor, shape, p) -> Tensor:
 def _dropout_impl(input, p, feature, alpha):
     """``input * mask * scale`` (alpha: plus the affine shift keeping mean and variance)."""
     d = input._data
-    if d.dtype.kind != "f":
+    if d.dtype not in _dtype.FLOATING_NP:
         raise RuntimeError(f"result type Float can't be cast to the desired output type "
                            f"{scalar_type_name(d.dtype)}")
     if p == 1:
@@ -325,7 +325,7 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
     of a 1-D ``input`` starting at ``offsets``. ``padding_idx`` entries are left out.
     (``torch.nn.functional.embedding_bag``: checks its arguments, then calls
     ``ember.embedding_bag`` and returns its first output.)"""
-    if weight._data.dtype == np.int64 and input._data.dtype.kind == "f":
+    if weight._data.dtype == np.int64 and input._data.dtype in _dtype.FLOATING_NP:
         warnings.warn("Argument order of nn.functional.embedding_bag was changed. Usage "
                       "`embedding_bag(weight, input, ...)` is deprecated, and should now be "
                       "`embedding_bag(input, weight, ...)`.", stacklevel=2)
@@ -395,7 +395,7 @@ def _embedding_bag_checks(weight, indices, offsets, mode, per_sample_weights, pa
                            f"{weight._data.ndim}")
     _check_scalar_types("indices", indices, _INDEX_TYPES, "Long, Int")
     _check_scalar_types("offsets", offsets, _INDEX_TYPES, "Long, Int")
-    _check_scalar_types("weight", weight, ("float16", "float32", "float64"),
+    _check_scalar_types("weight", weight, ("float16", "bfloat16", "float32", "float64"),
                         "Half, BFloat16, Float, Double")
     check_same_device(weight, indices, offsets, per_sample_weights)
     if indices._data.ndim != 1:
@@ -524,18 +524,21 @@ def _embedding_bag_aten(weight, indices, offsets, scale_grad_by_freq=False, mode
     if mode == 2:
         out, max_idx = _bag_max(rows, idx, layout, keep, counts, w, xp)
     else:
+        rows = _dtype.widen(rows)  # float16/bfloat16 summed in float32, rounded once
+        acc = rows.dtype
         if psw is not None:
-            rows = rows * psw[:, None]
+            rows = rows * _dtype.widen(psw)[:, None]
         if keep is not None:
-            rows = xp.where(keep[:, None], rows, 0).astype(w.dtype, copy=False)
+            rows = xp.where(keep[:, None], rows, 0).astype(acc, copy=False)
         if layout.grid:
             out = layout.to_grid(rows, 0, xp).sum(1)
         else:
-            out = xp.zeros((bags, dim), dtype=w.dtype)
+            out = xp.zeros((bags, dim), dtype=acc)
             if bags:
                 xp.add.at(out, bag, rows)
         if mode == 1:
-            out = (out / xp.maximum(counts, 1)[:, None]).astype(w.dtype, copy=False)
+            out = out / xp.maximum(counts, 1)[:, None]
+        out = out.astype(w.dtype, copy=False)
     dev = weight._device
     fast_sum = mode == 0 and w.dtype != np.float64 and pad < 0
     offset2bag = xp.zeros(0, dtype=itype) if fast_sum else bag.astype(itype)
@@ -682,7 +685,8 @@ def bilinear(input1, input2, weight, bias=None):
 
 def type_name(t: Tensor) -> str:
     return {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
-            "bool": "BoolTensor", "uint8": "ByteTensor"}.get(t._data.dtype.name, "Tensor")
+            "bfloat16": "BFloat16Tensor", "bool": "BoolTensor",
+            "uint8": "ByteTensor"}.get(t._data.dtype.name, "Tensor")
 
 
 @register("one_hot", function=False, method=False, differentiable=False)
@@ -737,14 +741,14 @@ def _resample_t(g, axis, taps, in_size):
 
 def _resample(x: Tensor, axis: int, taps, node_cls=ResampleBackward) -> Tensor:
     """``sum_k take(x, idx_k, axis) * w_k`` (``w_k`` None means 1): one node per axis."""
-    d = x._data
+    d = _dtype.widen(x._data)  # float16/bfloat16 in float32, rounded once per axis
     r = None
     for idx, w in taps:
         v = d.take(idx, axis)
         if w is not None:
             v = v * w.reshape((-1,) + (1,) * (d.ndim - axis - 1)).astype(d.dtype)
         r = v if r is None else r + v
-    out = _make(r, x._device)
+    out = _make(_dtype.narrow(r, x._data.dtype), x._device)
     if GRAD.enabled and x.requires_grad:
         record(node_cls, out, (x,), (), (axis, taps, d.shape[axis]))
     return out
@@ -962,7 +966,7 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
                 f"modes: nearest | linear | bilinear | bicubic | trilinear | area | "
                 f"nearest-exact (got {mode})")
         raise NotImplementedError(f"Got {nd}D input, but {mode} mode needs {dims} input")
-    if input._data.dtype.kind != "f" and mode not in ("nearest", "nearest-exact"):
+    if input._data.dtype not in _dtype.FLOATING_NP and mode not in ("nearest", "nearest-exact"):
         raise NotImplementedError(f'"upsample_{mode}{k}d_out_frame" not implemented for '
                                   f"'{scalar_type_name(input._data.dtype)}'")
     sizes, scales = _output_sizes(input, size, scale_factor, recompute_scale_factor, k)
@@ -1084,7 +1088,7 @@ def native_channel_shuffle(input, groups):
 # -- distances -------------------------------------------------------------------------------
 
 def _float_like(t):
-    if t._data.dtype.kind != "f":
+    if t._data.dtype not in _dtype.FLOATING_NP:
         return t.to(_dtype.get_default_dtype())
     return t
 
@@ -1095,7 +1099,7 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     check_same_device(x1, x2)
     x1, x2 = _float_like(x1), _float_like(x2)
     if x1._data.dtype is not x2._data.dtype:
-        common = _dtype.FROM_NP[np.result_type(x1._data.dtype, x2._data.dtype)]
+        common = _dtype.promote_types(x1.dtype, x2.dtype)  # NumPy cannot: bfloat16, float16
         x1, x2 = cast_to(x1, None, common, False), cast_to(x2, None, common, False)
     from .shape import broadcast_tensors
 
@@ -1134,7 +1138,7 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
                            f"{x1._data.shape[-1]} X2: {x2._data.shape[-1]}")
     if p < 0:
         raise RuntimeError("cdist only supports non-negative p values")
-    if x1._data.dtype.kind != "f" or x2._data.dtype.kind != "f":
+    if x1._data.dtype not in _dtype.FLOATING_NP or x2._data.dtype not in _dtype.FLOATING_NP:
         raise RuntimeError("cdist only supports floating-point dtypes, X1 got: "
                            f"{scalar_type_name(x1._data.dtype)}")
     check_same_device(x1, x2)
@@ -1157,7 +1161,7 @@ def pdist(input, p=2):
     d = input._data
     if d.ndim != 2:
         raise RuntimeError(f"pdist only supports 2D tensors, got: {d.ndim}D")
-    if d.dtype.kind != "f":
+    if d.dtype not in _dtype.FLOATING_NP:
         raise RuntimeError("pdist only supports floating-point dtypes")
     if p < 0:
         raise RuntimeError("pdist only supports non-negative p values")

@@ -20,6 +20,7 @@ import numbers
 
 import numpy as np
 
+from .. import _dtype
 from .._device import check_same_device, fused_kernel, xp_of
 from .._dtype import scalar_type_name
 from .._format import shape_str
@@ -120,7 +121,8 @@ def _disjoint_backward_arrays(node, g, n, need_x, need_w, need_b):
     the Tensor-op form made ten full-size temporaries)."""
     x, w = node.saved
     axes, wshape, eps, gshape, mean, invstd, batch_stats, bshape, disjoint = node.ctx
-    xd, gd = x._data, g._data
+    dt = g._data.dtype
+    xd, gd = _dtype.widen(x._data), _dtype.widen(g._data)  # float16/bfloat16 in float32
     sg = _reduce_over(gd, None, axes)
     ghat = invstd * (_reduce_over(gd, xd, axes) - mean * sg)  # sum(g * xhat)
     gx = gw = gb = None
@@ -133,14 +135,14 @@ def _disjoint_backward_arrays(node, g, n, need_x, need_w, need_b):
             t = xd * b.astype(xd.dtype, copy=False)
             t += c.astype(xd.dtype, copy=False)
             gx += t
-        gx = _make(gx, x._device)
+        gx = _make(_dtype.narrow(gx, dt), x._device)
     # per-statistics-group values summed down to the affine parameters (instance norm: over
     # the batch); no graph is recorded here, so the Tensor reducer costs no nodes
     if need_w:
         gw = sum_to_size(_make(ghat.astype(w._data.dtype, copy=False), x._device),
                          wshape).reshape(w._data.shape)
     if need_b:
-        gb = sum_to_size(_make(sg.astype(gd.dtype, copy=False), x._device),
+        gb = sum_to_size(_make(sg.astype(dt, copy=False), x._device),
                          wshape).reshape(bshape)
     return gx, gw, gb
 
@@ -268,9 +270,8 @@ def _layer_norm_bw(node, g):
     need_b = bshape is not None and node.needs_grad(2)
     xd, gd, wd = x._data, g._data, None if w is None else w._data
     dt = xd.dtype
-    if dt == np.float16:  # in float32, rounded once, as PyTorch's kernels do
-        xd, gd, mean, invstd = (a.astype(np.float32) for a in (xd, gd, mean, invstd))
-        wd = None if wd is None else wd.astype(np.float32)
+    if dt in _dtype.OPMATH:  # float16/bfloat16 in float32, rounded once, as PyTorch's kernels
+        xd, gd, mean, invstd, wd = map(_dtype.widen, (xd, gd, mean, invstd, wd))
     grads = _layer_norm_backward_arrays(gd, xd, mean, invstd, wd, len(axes), need_x, need_w,
                                         need_b)
     shapes = (xd.shape, None if w is None else w._data.shape, bshape)
@@ -291,11 +292,9 @@ def _normalize(input, axes, weight, bias, wshape, eps, node_cls, *, gshape=None,
     """``(x - mean) * invstd * weight + bias``; ``stats`` (mean, invstd) given = fixed stats.
 
     Returns the output and the batch ``(mean, biased var)`` arrays (None for fixed stats).
-    float16 is normalized in float32 and rounded once, as PyTorch's kernels do.
+    float16 and bfloat16 are normalized in float32 and rounded once, as PyTorch's kernels do.
     """
-    d = input._data
-    if d.dtype == np.float16:
-        d = d.astype(np.float32)
+    d = _dtype.widen(input._data)
     ds = d if gshape is None else d.reshape(gshape)
     moments = None
     if stats is None:
@@ -336,7 +335,7 @@ def _normalize(input, axes, weight, bias, wshape, eps, node_cls, *, gshape=None,
 def _finish_norm(y, input, weight, bias, axes, wshape, eps, gshape, mean, invstd, stats,
                  node_cls):
     dt = input._data.dtype
-    if y.dtype != dt:  # float16 computed in float32: round once; the backward runs in float16
+    if y.dtype != dt:  # float16/bfloat16 computed in float32: round once (the backward too)
         y, mean, invstd = y.astype(dt), mean.astype(dt), invstd.astype(dt)
     out = _make(y, input._device)
     inputs = (input, weight, bias)
@@ -350,7 +349,7 @@ def _finish_norm(y, input, weight, bias, axes, wshape, eps, gshape, mean, invstd
 
 
 def _check_float(input, kernel):
-    if input._data.dtype.kind != "f":
+    if input._data.dtype not in _dtype.FLOATING_NP:
         dt = scalar_type_name(input._data.dtype)
         raise NotImplementedError(f"\"{kernel}\" not implemented for '{dt}'")
 
@@ -561,8 +560,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5, cudnn_
     if not d.size:  # NaN statistics, as 0 / 0 gives
         out, _ = _normalize(input, axes, weight, bias, shape, eps, NativeLayerNormBackward0)
         return out
-    if d.dtype == np.float16:  # in float32, rounded once (in _finish_norm), as PyTorch's
-        d = d.astype(np.float32)
+    d = _dtype.widen(d)  # float16/bfloat16 in float32, rounded once (in _finish_norm), as PyTorch
     y, mean, rstd = _layer_norm_arrays(d, None if weight is None else weight._data,
                                        None if bias is None else bias._data, eps, len(shape))
     return _finish_norm(y, input, weight, bias, axes, shape, eps, None, mean, rstd, None,
@@ -606,16 +604,17 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
     of Tensor ops, like PyTorch's)."""
     shape = _normalized_shape(normalized_shape, "rms_norm")
     _check_normalized(input, shape, weight, None, "")
-    half = input._data.dtype == np.float16  # in float32, rounded once (as PyTorch)
+    dt = input._data.dtype
+    half = dt in _dtype.OPMATH  # float16/bfloat16 in float32, rounded once (as PyTorch)
     if eps is None:  # the epsilon of the computing type (float32 for float16), as PyTorch
-        eps = float(np.finfo(np.float32 if half else input._data.dtype).eps) \
-            if input._data.dtype.kind == "f" else 0.0
+        eps = float(_dtype.np_finfo(_dtype.opmath_np(dt)).eps) \
+            if dt in _dtype.FLOATING_NP else 0.0
     dims = tuple(range(-len(shape), 0))
     x = input.float() if half else input
     out = x * (x.pow(2).mean(dims, keepdim=True) + eps).rsqrt()
     if weight is not None:
         out = out * weight
-    return out.half() if half else out
+    return out.to(input.dtype) if half else out
 
 
 # -- local response norm ------------------------------------------------------------------------

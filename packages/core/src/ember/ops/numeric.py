@@ -11,6 +11,7 @@ import numbers
 
 import numpy as np
 
+from .. import _dtype
 from .._device import check_same_device, xp_of
 from .._dtype import scalar_type_name
 from .._tensor import Tensor, _make
@@ -331,7 +332,7 @@ def binomial(count, prob, generator=None):
                             f"not {type(t).__name__}")
     dev = check_same_device(count, prob)
     cd, pd = count._data, prob._data
-    if cd.dtype.kind != "f":
+    if cd.dtype not in _dtype.FLOATING_NP:
         raise ValueError("binomial only supports floating-point dtypes for count, got: "
                          f"{scalar_type_name(cd.dtype)}")
     if pd.dtype != cd.dtype:

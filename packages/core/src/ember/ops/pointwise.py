@@ -72,22 +72,15 @@ def _unsupported(kernel: str, arr) -> NotImplementedError:
                                f"'{scalar_type_name(arr.dtype)}'")
 
 
-def _opmath(fn):
-    """Run ``fn`` on float16 arrays in float32 (PyTorch's opmath type) and round back once."""
-
-    def run(a, *args):
-        if a.dtype == np.float16:
-            return fn(a.astype(np.float32), *args).astype(np.float16)
-        return fn(a, *args)
-
-    return run
+#: run ``fn`` on float16 and bfloat16 arrays in float32 (PyTorch's opmath type), round back once
+_opmath = _dtype.opmath
 
 
 def _value_range(np_dtype):
     """The Python numbers a scalar of ``np_dtype`` accepts: unsigned types take negative
     values down to ``-max`` (wrapping modulo 2**bits), as PyTorch's overflow check does."""
-    if np_dtype.kind == "f":
-        big = float(np.finfo(np_dtype).max)
+    if np_dtype in _dtype.FLOATING_NP:
+        big = float(_dtype.np_finfo(np_dtype).max)
         return -big, big
     info = np.iinfo(np_dtype)
     return (-int(info.max) if np_dtype.kind == "u" else int(info.min)), int(info.max)
@@ -98,7 +91,7 @@ _VALUE_RANGES = {d.np: _value_range(d.np) for d in _dtype.ALL_DTYPES if d.np.kin
 
 def _scalar_as(value, np_dtype):
     """A Python number as a NumPy scalar of ``np_dtype``, with PyTorch's overflow check."""
-    kind = np_dtype.kind
+    kind = "f" if np_dtype in _dtype.FLOATING_NP else np_dtype.kind  # bfloat16's kind is 'V'
     if kind == "b":
         return np.bool_(value)
     v = float(value)
@@ -297,7 +290,7 @@ def _sign_np(a):
 
 
 def _signbit_np(a):
-    return np.signbit(a) if a.dtype.kind == "f" else a < 0
+    return np.signbit(a) if a.dtype in _dtype.FLOATING_NP else a < 0
 
 
 abs = _unary("abs", np.abs, _abs_bw, to_float=False, saves="a", reject="b",
@@ -404,7 +397,7 @@ def _atan2_bw(node, g):
 
 
 def _hypot_np(a, b):
-    if a.dtype.kind != "f":
+    if a.dtype not in _dtype.FLOATING_NP:
         raise _unsupported("hypot", a)
     return np.hypot(a, b)
 
@@ -498,10 +491,25 @@ LogitBackward0 = make_node_class("LogitBackward0", _logit_bw)
 def logit(input, eps=None):
     """``log(p / (1 - p))``; with ``eps``, ``p`` is clamped to ``[eps, 1 - eps]`` first."""
     d = input._data
-    if d.dtype.kind != "f":
+    if d.dtype not in _dtype.FLOATING_NP:
         d = d.astype(_dtype.get_default_dtype().np)
-    r = _opmath(_logit_np)(d, eps)
+    if d.dtype in _dtype.OPMATH:
+        r = _logit_low_precision(d, eps)
+    else:
+        r = _logit_np(d, eps)
     return result(r, input._device, LogitBackward0, (input,), (input,), eps)
+
+
+def _logit_low_precision(d, eps):
+    """float16/bfloat16 ``logit`` as PyTorch's CPU kernel computes it: the clamp bounds, ``1 -
+    x`` and the quotient in the input's dtype (each rounded), the log in float32."""
+    dt, wide = d.dtype, _dtype.widen
+    if eps is not None:
+        lo = float(np.asarray(eps).astype(dt))
+        d = d.clip(lo, float(np.asarray(1 - lo).astype(dt)))
+    x = wide(d)
+    q = (x / wide((1 - x).astype(dt))).astype(dt)
+    return np.log(wide(q)).astype(dt)
 
 
 def _same_dtype_operands(a, b):
@@ -578,7 +586,7 @@ def lerp(input, end, weight):
                 raise RuntimeError(f"expected dtype {_dtype.options_type_name(dt)} for "
                                    f"`{label}` but got dtype "
                                    f"{_dtype.options_type_name(t._data.dtype)}")
-    if dt.kind != "f":
+    if dt not in _dtype.FLOATING_NP:
         kernel = "lerp_kernel_tensor" if tensor_weight else "lerp_kernel_scalar"
         raise NotImplementedError(f'"{kernel}" not implemented for \'{scalar_type_name(dt)}\'')
     (ts, te, tw), (s, e, w), dev = _prepare((input, end, weight), dt)
@@ -605,10 +613,16 @@ def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
     """Replace NaN by ``nan`` and infinities by ``posinf``/``neginf`` (default: the dtype's
     largest and smallest finite values). Integer and bool tensors are returned as copies."""
     d = input._data
-    if d.dtype.kind != "f":
+    if d.dtype not in _dtype.FLOATING_NP:
         return _make(d.copy(), input._device)
+    if d.dtype is _dtype.BFLOAT16_NP:  # NumPy's nan_to_num knows its own float dtypes only
+        big = float(_dtype.np_finfo(d.dtype).max)
+        posinf = big if posinf is None else posinf
+        neginf = -big if neginf is None else neginf
     with np.errstate(over="ignore"):
-        r = xp_of(input).nan_to_num(d, nan=nan, posinf=posinf, neginf=neginf)
+        r = _dtype.narrow(xp_of(input).nan_to_num(_dtype.widen(d) if d.dtype is
+                                                  _dtype.BFLOAT16_NP else d, nan=nan,
+                                                  posinf=posinf, neginf=neginf), d.dtype)
     return result(r, input._device, NanToNumBackward0, (input,), (input,))
 
 
@@ -916,10 +930,10 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
             raise RuntimeError(f"{label} must be greater than or equal to zero, but got {value}")
     dev = check_same_device(input, other)
     close = a == b
-    if equal_nan and a.dtype.kind == "f":
+    if equal_nan and a.dtype in _dtype.FLOATING_NP:
         close = close | (np.isnan(a) & np.isnan(b))
     if rtol or atol:
-        if a.dtype.kind != "f":
+        if a.dtype not in _dtype.FLOATING_NP:
             ft = _dtype.get_default_dtype().np
             a, b = a.astype(ft), b.astype(ft)
         with np.errstate(all="ignore"):
@@ -1049,7 +1063,7 @@ def _integral(kernel, fwd, allow_bool=True):
 
     def run(a, b):
         arr = a if hasattr(a, "dtype") else b
-        if arr.dtype.kind == "f" or (not allow_bool and arr.dtype.kind == "b"):
+        if arr.dtype in _dtype.FLOATING_NP or (not allow_bool and arr.dtype.kind == "b"):
             _broadcast_all(a, b)  # PyTorch checks shapes before the dtype
             raise _unsupported(kernel, arr)
         return fwd(a, b)
@@ -1058,7 +1072,7 @@ def _integral(kernel, fwd, allow_bool=True):
 
 
 def _bitwise_not_np(a):
-    if a.dtype.kind == "f":
+    if a.dtype in _dtype.FLOATING_NP:
         raise _unsupported("bitwise_not", a)
     return np.logical_not(a) if a.dtype.kind == "b" else np.invert(a)
 
@@ -1089,7 +1103,7 @@ bitwise_right_shift = _binary("bitwise_right_shift",
 
 def _invert(self):
     """``~self``: logical NOT of bools, bitwise NOT of integers."""
-    if self._data.dtype.kind == "f":
+    if self._data.dtype in _dtype.FLOATING_NP:
         raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type "
                         "tensors")
     return bitwise_not(self)
@@ -1274,7 +1288,7 @@ def _floats_only(kernel, fwd, opmath=True):
     run_fwd = _opmath(fwd) if opmath else fwd
 
     def run(a, b):
-        if a.dtype.kind != "f":
+        if a.dtype not in _dtype.FLOATING_NP:
             _broadcast_all(a, b)
             raise _unsupported(kernel, a)
         return run_fwd(a, b)
@@ -1361,7 +1375,7 @@ def frexp(input):
     """``(mantissa, exponent)`` with ``input == mantissa * 2 ** exponent`` and
     ``0.5 <= |mantissa| < 1`` (floats only; the exponent is int32)."""
     d = input._data
-    if d.dtype.kind != "f":
+    if d.dtype not in _dtype.FLOATING_NP:
         raise RuntimeError("torch.frexp() only supports floating-point dtypes")
     mantissa, exponent = xp_of(input).frexp(d)
     exponent = exponent.astype(np.int32, copy=False)

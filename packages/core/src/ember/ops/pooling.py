@@ -18,6 +18,7 @@ import math
 
 import numpy as np
 
+from .. import _dtype
 from .._device import check_same_device, xp_of
 from .._dtype import scalar_type_name
 from .._format import shape_str
@@ -151,7 +152,7 @@ def _pool_geom(x, n, kernel_size, stride, padding, dilation, ceil_mode, avg=Fals
 
 
 def _lowest(dtype):
-    return -np.inf if dtype.kind == "f" else np.iinfo(dtype).min
+    return -np.inf if dtype in _dtype.FLOATING_NP else np.iinfo(dtype).min
 
 
 def _indices_from_argmax(kf, tables, xs, xp):
@@ -175,7 +176,7 @@ def _max_over(x, win, tables, xs, n, node_name, return_indices, unbatched):
     """Max over the windows ``win`` (``(*lead, *y, K)``) of ``x``, PyTorch's indices."""
     xp = xp_of(x)
     kf = win.argmax(-1)
-    if win.dtype.kind == "f":
+    if win.dtype in _dtype.FLOATING_NP:
         nan = win != win
         if bool(nan.any()):  # like PyTorch: the last NaN of a window (argmax: the first)
             last = (win.shape[-1] - 1) - nan[..., ::-1].argmax(-1)
@@ -334,7 +335,8 @@ def _max_poolnd(n, input, kernel_size, stride, padding, dilation, ceil_mode, ret
     g = _pool_geom(x, n, kernel_size, stride, padding, dilation, ceil_mode,
                    with_indices=return_indices)
     xd = x._data
-    if need_grad and not return_indices and xd.dtype.kind == "f" and math.prod(g.k) < 256 and \
+    if need_grad and not return_indices and xd.dtype in _dtype.FLOATING_NP and \
+            math.prod(g.k) < 256 and \
             all(span(g, i) <= g.x[i] for i in range(n)) and not any(g.lo) and \
             not bool(xp_of(x).isnan(xd).any()):
         # training without indices, no padding, no NaN: keep each window's offset (uint8)
@@ -347,7 +349,8 @@ def _max_poolnd(n, input, kernel_size, stride, padding, dilation, ceil_mode, ret
         out = _make(_separable_max(padded(xd, g, _lowest(xd.dtype)), g), x._device)
         return out.squeeze(0) if unbatched else out
     best, where = _window_max(windows(xd, g, _lowest(xd.dtype)), g, want,
-                              want and xd.dtype.kind == "f" and bool(xp_of(x).isnan(xd).any()))
+                              want and xd.dtype in _dtype.FLOATING_NP and
+                              bool(xp_of(x).isnan(xd).any()))
     if where is None:
         out = _make(best, x._device)
     else:
@@ -377,13 +380,12 @@ def _window_sum(x, g, div, node_cls):
     xd = x._data
     win = windows(xd, g, 0)
     offs = _offsets(g)
-    # float16 sums in float32 and rounds once, as PyTorch's kernels
-    acc = (np.float32 if xd.dtype == np.float16 else xd.dtype) if xd.dtype.kind == "f" \
-        else np.int64
+    # float16 and bfloat16 sum in float32 and round once, as PyTorch's kernels
+    acc = _dtype.opmath_np(xd.dtype) if xd.dtype in _dtype.FLOATING_NP else np.int64
     r = win[(Ellipsis,) + offs[0]].astype(acc)
     for off in offs[1:]:  # one strided slice per kernel offset: no im2col copy
         r += win[(Ellipsis,) + off]
-    if xd.dtype.kind == "f":
+    if xd.dtype in _dtype.FLOATING_NP:
         r /= div
         if r.dtype != xd.dtype:
             r = r.astype(xd.dtype)
@@ -396,13 +398,10 @@ def _window_sum_t(gy, g, div, fwd_cls):
     """The adjoint of ``_window_sum``: spread ``gy / div`` over each window."""
     gd = gy._data
     xp = xp_of(gy)
-    half = gd.dtype == np.float16  # summed in float32, rounded once
-    gs = (gd.astype(np.float32) if half else gd) / div
+    gs = _dtype.widen(gd) / div  # float16/bfloat16 summed in float32, rounded once
     n = len(g.k)
-    r = scatter_windows(gd.shape[:-n], g, np.float32 if half else gd.dtype, xp,
-                        lambda off: gs)
-    if half:
-        r = r.astype(np.float16)
+    r = _dtype.narrow(scatter_windows(gd.shape[:-n], g, _dtype.opmath_np(gd.dtype), xp,
+                                      lambda off: gs), gd.dtype)
     return result(r, gy._device, WindowSumTBackward0, (gy,), (), (g, div, fwd_cls))
 
 
@@ -452,8 +451,8 @@ def _avg_poolnd(n, input, kernel_size, stride, padding, ceil_mode, count_include
         div = divisor_override
     else:
         div = _divisor(g, count_include_pad, xp_of(x))
-        if x._data.dtype.kind == "f":
-            div = div.astype(np.float32 if x._data.dtype == np.float16 else x._data.dtype)
+        if x._data.dtype in _dtype.FLOATING_NP:
+            div = div.astype(_dtype.opmath_np(x._data.dtype))
     out = _window_sum(x, g, div, _AVG_NODES[n])
     return out.squeeze(0) if unbatched else out
 
@@ -490,11 +489,11 @@ def _adaptive_input(input, n, name):
 def _adaptive_avg(n, input, output_size):
     name = f"adaptive_avg_pool{n}d"
     x, unbatched = _adaptive_input(input, n, name)
-    if x._data.dtype.kind != "f":
+    if x._data.dtype not in _dtype.FLOATING_NP:
         raise NotImplementedError(f"\"{name}\" not implemented for "
                                   f"'{scalar_type_name(x._data.dtype)}'")
     xs, ys = _adaptive_sizes(x, n, output_size)
-    half = x._data.dtype == np.float16  # averaged in float32 and rounded once, as PyTorch
+    half = x._data.dtype in _dtype.OPMATH  # averaged in float32, rounded once, as PyTorch
     out = x.float() if half else x
     xp = xp_of(x)
     for i in range(n):  # separable: one averaging matrix per spatial dim
@@ -504,7 +503,7 @@ def _adaptive_avg(n, input, output_size):
         m = _make(a.T.astype(out._data.dtype), x._device)
         out = out.transpose(2 + i, -1).matmul(m).transpose(2 + i, -1)
     if half:
-        out = out.half()
+        out = out.to(input.dtype)
     return out.squeeze(0) if unbatched else out
 
 
@@ -668,7 +667,7 @@ def _fractional_max(n, input, kernel_size, output_size, output_ratio, return_ind
     x = input.unsqueeze(0) if unbatched else input
     xd = x._data
     N, C = xd.shape[:2]
-    if xd.dtype.kind != "f":
+    if xd.dtype not in _dtype.FLOATING_NP:
         raise NotImplementedError(f"\"fractional_max_pool{n}d_out_frame\" not implemented for "
                                   f"'{scalar_type_name(xd.dtype)}'")
     xp = xp_of(x)

@@ -106,21 +106,22 @@ def _with_dtype(input, dtype):
 
 
 #: the dtype a sum or product accumulates in, as in PyTorch, where not the input's own:
-#: int64 for integers and bools, float32 for float16 (rounded once, by :func:`_rounded`).
-#: ``_ACC.get(d.dtype)`` costs less than the dtype tests it replaces, on every sum.
+#: int64 for integers and bools, float32 for float16 and bfloat16 (rounded once, by
+#: :func:`_rounded`). ``_ACC.get(d.dtype)`` costs less than the dtype tests it replaces.
 _ACC = {np.dtype(t): np.int64 for t in (np.bool_, np.uint8, np.int8, np.int16, np.int32,
                                          np.uint16, np.uint32, np.uint64)}
-_ACC[np.dtype(np.float16)] = np.float32
+_ACC.update((low, np.float32) for low in _dtype.OPMATH)
 
 
 def _rounded(r, acc, d):
-    """A float16 input's result, accumulated in float32 (``acc``), back in float16."""
+    """A float16/bfloat16 input's result, accumulated in float32 (``acc``), back in its
+    dtype."""
     return r.astype(d.dtype) if acc is np.float32 else r
 
 
 def _floating_input(input, message: str):
     """PyTorch's error for an integer/bool input; ``{dtype}`` in ``message`` names it."""
-    if input._data.dtype.kind != "f":
+    if input._data.dtype not in _dtype.FLOATING_NP:
         raise RuntimeError(message.format(dtype=scalar_type_name(input._data.dtype)))
 
 
@@ -134,16 +135,17 @@ def _floating_reduction(input, dim, dtype, message: str):
 
 
 def _mean_array(d, dims, keepdim, n):
-    """``d.mean`` without NumPy's Python-level overhead (float16 accumulates in float32)."""
-    half = d.dtype == np.float16
-    r = d.sum(axis=dims, dtype=np.float32 if half else None, keepdims=keepdim)
+    """``d.mean`` without NumPy's Python-level overhead (float16 and bfloat16 accumulate in
+    float32, rounded once)."""
+    acc = _dtype.OPMATH.get(d.dtype)
+    r = d.sum(axis=dims, dtype=acc, keepdims=keepdim)
     r = r / n if n else r * np.nan  # the mean of nothing is NaN (without NumPy's warning)
-    return r.astype(np.float16) if half else r
+    return r.astype(d.dtype) if acc is not None else r
 
 
 def _as_float(input):
     """Integer/bool inputs promoted to the default float (``logsumexp`` of an int tensor)."""
-    if input._data.dtype.kind == "f":
+    if input._data.dtype in _dtype.FLOATING_NP:
         return input
     return cast_to(input, None, _dtype.get_default_dtype(), False)
 
@@ -221,7 +223,9 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None):
     dims = _dims_of(dim, d.ndim)
     xp = xp_of(input)
     acc = _ACC.get(d.dtype)
-    r = _rounded(xp.nansum(d, axis=dims, dtype=acc, keepdims=keepdim), acc, d)
+    # NumPy's nansum skips NaN of its own float dtypes only: bfloat16 goes in as float32
+    r = _rounded(xp.nansum(d if d.dtype is not _dtype.BFLOAT16_NP else d.astype(acc),
+                           axis=dims, dtype=acc, keepdims=keepdim), acc, d)
     ctx = None
     if input.requires_grad and GRAD.enabled:
         ctx = (d.shape, dims, keepdim, const(~xp.isnan(d), input))
@@ -376,8 +380,8 @@ def _var_std(input, dim, keepdim, correction, name, take_sqrt, label):
     _floating_input(input, f"{label} only support floating point and complex dtypes")
     d = input._data
     dims = _dims_of(dim, d.ndim)
-    half = d.dtype.char == "e"  # float16 computes in float32 and rounds once, as PyTorch
-    r, dof = _var_array(d.astype(np.float32) if half else d, dims, correction, keepdim, name)
+    half = d.dtype in _dtype.OPMATH  # float16/bfloat16 compute in float32, rounded once
+    r, dof = _var_array(_dtype.widen(d), dims, correction, keepdim, name)
     if take_sqrt:
         r = xp_of(input).sqrt(r)
     if half:
@@ -756,7 +760,7 @@ def _logcumsumexp_bw(node, g):
     # sum_{i>=k} g_i exp(x_k - out_i), in log space for the positive and negative parts of g
     # (PyTorch's logcumsumexp_backward): log|g| where g has that sign, else the dtype's lowest
     # finite value, picked by ``where`` so that the second derivative stays finite
-    lowest = float(np.finfo(g._data.dtype).min)
+    lowest = float(_dtype.np_finfo(g._data.dtype).min)
     with np.errstate(divide="ignore"):
         log_abs = g.abs().log()
     log_pos = where(g > 0, log_abs, lowest)
@@ -772,7 +776,7 @@ LogcumsumexpBackward0 = make_node_class("LogcumsumexpBackward0", _logcumsumexp_b
 @register("logcumsumexp")
 def logcumsumexp(input, dim):
     """``log(cumsum(exp(input), dim))`` computed stably."""
-    if input._data.dtype.kind != "f":
+    if input._data.dtype not in _dtype.FLOATING_NP:
         raise NotImplementedError('"logcumsumexp_out_cpu" not implemented for '
                                   f"'{scalar_type_name(input._data.dtype)}'")
     return _running(input, dim, _logcumsumexp, LogcumsumexpBackward0, True)
@@ -786,7 +790,7 @@ def dist(input, other, p=2):
     from ..linalg import vector_norm
 
     diff = input - other
-    if diff._data.dtype.kind != "f":
+    if diff._data.dtype not in _dtype.FLOATING_NP:
         raise RuntimeError("norm(): input dtype should be either floating point or complex. "
                            f"Got {scalar_type_name(diff._data.dtype)} instead.")
     return vector_norm(diff, p)
@@ -807,11 +811,11 @@ def renorm(input, p, dim, maxnorm):
     if maxnorm < 0:
         raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm}")
     d = wrap_dim(dim, ndim)
-    if input._data.dtype.kind != "f":
+    if input._data.dtype not in _dtype.FLOATING_NP:
         raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor as "
                            f"input. Got {scalar_type_name(input._data.dtype)}")
-    # float16: the norms and the scale in float32, the scale rounded once (PyTorch's steps)
-    acc = _dtype.float32 if input._data.dtype.char == "e" else None
+    # float16/bfloat16: the norms and the scale in float32, the scale rounded once (PyTorch's)
+    acc = _dtype.float32 if input._data.dtype in _dtype.OPMATH else None
     norms = vector_norm(input, p, tuple(i for i in range(ndim) if i != d), keepdim=True,
                         dtype=acc)
     big = norms > maxnorm

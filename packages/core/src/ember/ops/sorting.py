@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _dtype
 from .._device import xp_of
 from .._tensor import Tensor, _make
 from ..autograd.grad_mode import GRAD
@@ -42,8 +43,15 @@ ModeBackward0 = make_node_class("ModeBackward0", select_bw)
 
 # -- sort, argsort, msort, topk, kthvalue -------------------------------------------------------
 
+def _keys(a):
+    """``a`` as sort keys: bfloat16 as float32 (exact; NumPy's sort places NaN last only for
+    its own float dtypes)."""
+    return a.astype(np.float32) if a.dtype is _dtype.BFLOAT16_NP else a
+
+
 def _sort_order(a, axis, descending, xp):
     """Stable argsort; descending keeps equal elements in their original order too."""
+    a = _keys(a)
     if not descending:
         return xp.argsort(a, axis=axis, kind="stable")
     flipped = xp.argsort(xp.flip(a, axis), axis=axis, kind="stable")
@@ -114,7 +122,7 @@ def kthvalue(input, k, dim=-1, keepdim=False):
 # -- median, mode, quantile ---------------------------------------------------------------------
 
 def _nan_count(a, axis, xp):
-    if a.dtype.kind != "f":
+    if a.dtype not in _dtype.FLOATING_NP:
         return xp.zeros(keep_shape(a.shape, (axis,)), dtype=np.int64)
     return xp.isnan(a).sum(axis=axis, keepdims=True)
 
@@ -123,7 +131,7 @@ def _median_index(ignore_nan):
     """Lower median position; NaN wins (its first occurrence) unless ``ignore_nan``."""
 
     def index_of(a, axis, xp):
-        order = xp.argsort(a, axis=axis, kind="stable")  # NaN sorts last
+        order = xp.argsort(_keys(a), axis=axis, kind="stable")  # NaN sorts last
         n = a.shape[axis]
         nans = _nan_count(a, axis, xp)
         if ignore_nan:
@@ -139,7 +147,7 @@ def _full_median(input, ignore_nan, node_cls):
     d = input._data
     xp = xp_of(input)
     flat = d.reshape(-1)
-    if d.dtype.kind == "f":
+    if d.dtype in _dtype.FLOATING_NP:
         nan = xp.isnan(flat)
         if ignore_nan:
             flat = flat[~nan]
@@ -147,9 +155,10 @@ def _full_median(input, ignore_nan, node_cls):
             flat = flat[:0]
     if flat.size:
         k = (flat.size - 1) // 2  # a slice, not [k]: that would give a host NumPy scalar
-        r = xp.partition(flat, k)[k:k + 1].reshape(())
+        r = xp.partition(_keys(flat), k)[k:k + 1].reshape(()).astype(d.dtype, copy=False)
     else:  # empty (or a NaN): NaN, like PyTorch; integers have no NaN
-        r = xp.asarray(np.nan if d.dtype.kind == "f" else np.iinfo(d.dtype).min, dtype=d.dtype)
+        r = xp.asarray(np.nan if d.dtype in _dtype.FLOATING_NP else np.iinfo(d.dtype).min,
+                       dtype=d.dtype)
     return result(r, input._device, node_cls, (input,), (input,), (None, False), True)
 
 
@@ -206,7 +215,7 @@ def _quantile(input, q, dim, keepdim, interpolation, name, ignore_nan):
     ``q`` too, for linear interpolation, as in PyTorch)."""
     d = input._data
     xp = xp_of(input)
-    if d.dtype.kind != "f":
+    if d.dtype not in _dtype.FLOATING_NP or d.dtype in _dtype.OPMATH:  # as PyTorch's kernel
         raise RuntimeError(f"{name}() input tensor must be either float or double dtype")
     if interpolation not in _INTERPOLATIONS:
         raise RuntimeError(f"{name}() interpolation must be one of linear, lower, higher, "

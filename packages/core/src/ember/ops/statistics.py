@@ -59,7 +59,7 @@ def histc(input, bins=100, min=0, max=0):  # PyTorch's names
     """A histogram of ``bins`` equal bins over ``[min, max]`` (the data's range when both are
     0; values outside are ignored, ``max`` goes into the last bin). Floats only."""
     d = input._data
-    if d.dtype.kind != "f":
+    if d.dtype not in _dtype.FLOATING_NP:
         raise NotImplementedError(f'"histogram_{_suffix(d)}" not implemented for '
                                   f"'{scalar_type_name(d.dtype)}'")
     if bins <= 0:
@@ -77,11 +77,27 @@ def histc(input, bins=100, min=0, max=0):  # PyTorch's names
     if lo > hi:
         raise RuntimeError("torch.histc: max must be larger than min")
     x = d.reshape(-1)
-    x = x[(x >= lo) & (x <= hi)]  # NaN is dropped too
-    pos = ((x - x.dtype.type(lo)) / x.dtype.type(hi - lo) * bins).astype(np.int64)
+    if d.dtype in _dtype.OPMATH:  # float16/bfloat16: PyTorch searches the dtype's own edges
+        pos = _low_precision_bins(x, lo, hi, bins, xp)
+    else:
+        x = x[(x >= lo) & (x <= hi)]  # NaN is dropped too
+        pos = ((x - x.dtype.type(lo)) / x.dtype.type(hi - lo) * bins).astype(np.int64)
     pos = xp.minimum(pos, bins - 1)
     r = xp.bincount(pos, minlength=bins)[:bins]
     return _make(r.astype(d.dtype), input._device)
+
+
+def _low_precision_bins(x, lo, hi, bins, xp):
+    """The bins of a float16/bfloat16 ``x`` as PyTorch's kernel finds them: the edges of the
+    range in the input's dtype, ``(x - lo) * bins / (hi - lo)`` with every step rounded to
+    it (c10::Half and c10::BFloat16 arithmetic), truncated."""
+    dt = x.dtype
+    wide = _dtype.widen
+    first, last = (xp.asarray(np.asarray(v, np.float32).astype(dt)) for v in (lo, hi))
+    x = x[(x >= first) & (x <= last)]  # NaN is dropped too
+    step = wide((wide(x) - wide(first)).astype(dt)) * np.float32(np.asarray(bins).astype(dt))
+    q = wide(step.astype(dt)) / wide((wide(last) - wide(first)).astype(dt))
+    return wide(q.astype(dt)).astype(np.int64)
 
 
 def _c_float(v: float) -> str:
@@ -223,7 +239,7 @@ def _histogramdd_arrays(points, edges, w, density, xp):
 
 def _histogramdd_impl(input, edge_spec, range_, weight, density, points_shape):
     d = input._data
-    if d.dtype.kind != "f" or d.dtype == np.float16:
+    if d.dtype not in _dtype.FLOATING_NP or d.dtype == np.float16:
         raise NotImplementedError('"histogramdd" not implemented for '
                                   f"'{scalar_type_name(d.dtype)}'")
     points = d.reshape(-1, points_shape[-1])
@@ -331,7 +347,7 @@ def _check_weights(w, label, integral, n):
     if integral and a.dtype.kind not in "iu":
         raise RuntimeError(f"cov(): expected {label} to have integral dtype but got {label} "
                            f"with {scalar_type_name(a.dtype)} dtype")
-    if not integral and a.dtype.kind != "f":
+    if not integral and a.dtype not in _dtype.FLOATING_NP:
         raise RuntimeError(f"cov(): expected {label} to have floating point dtype but got "
                            f"{label} with {scalar_type_name(a.dtype)} dtype")
     if a.size and (a < 0).any().item():
@@ -349,7 +365,7 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
     if d.dtype.kind == "b":
         raise RuntimeError("cov(): bool dtype is not supported for input")
     x = input if d.ndim == 2 else input.reshape(1, -1)
-    if d.dtype.kind != "f":
+    if d.dtype not in _dtype.FLOATING_NP:
         x = x.to(_dtype.get_default_dtype())
     n = x.shape[1]
     w = None

@@ -359,7 +359,7 @@ def _load_zip(reader, opts: _Options):
     def load_storage(dtype, key, location, numel, view):
         storage = loaded.get(key)
         if storage is None:
-            np_dtype = np.dtype(np.uint16) if dtype == _pickle.BFLOAT16 else dtype.np
+            np_dtype = _pickle.storage_np_dtype(dtype)
             storage = loaded[key] = opts.place(reader.read_storage(key, np_dtype, numel),
                                                dtype, location)
         return storage

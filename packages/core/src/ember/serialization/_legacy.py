@@ -78,8 +78,7 @@ class _TrustedRecorder(_unpickler.FullUnpickler):
 
     def find_class(self, module, name):
         found = _unpickler.resolve(module, name)[1]
-        if isinstance(found, (_pickle.StorageType, _pickle._dtype.dtype)) or \
-                found is _pickle.BFLOAT16:
+        if isinstance(found, (_pickle.StorageType, _pickle._dtype.dtype)):
             return found
         return _Anything
 
@@ -129,7 +128,7 @@ def _read_storages(data: memoryview, pos: int, keys: list, declared: dict, littl
         if key not in declared or key in storages:
             raise RuntimeError(f"storage key {key!r} is not declared once by the checkpoint")
         dtype, numel, location = declared[key]
-        np_dtype = np.dtype(np.uint16) if dtype == _pickle.BFLOAT16 else dtype.np
+        np_dtype = _pickle.storage_np_dtype(dtype)
         if pos + 8 > len(data):
             raise RuntimeError(f"unexpected EOF: storage {key!r} is truncated")
         count = int.from_bytes(data[pos:pos + 8], "little" if little else "big", signed=True)

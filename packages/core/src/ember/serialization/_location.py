@@ -12,9 +12,6 @@ Each storage is read into host memory and tagged with the location it was saved 
 
 from __future__ import annotations
 
-import numpy as np
-
-from .. import _dtype
 from .._device import device as _device_cls
 from .._tensor import CPU
 from ..backends import backend_of
@@ -110,9 +107,7 @@ def placer(map_location):
     restore = _restorer(map_location)
 
     def place(array, dtype, location):
-        if dtype == _pickle.BFLOAT16:  # ember has no bfloat16: widen exactly to float32
-            array = (array.astype(np.uint32) << 16).view(np.float32)
-            dtype = _dtype.float32
+        array = _pickle.from_raw(array, dtype)  # bfloat16 is read as its uint16 bytes
         try:
             return restore(Storage(array, CPU, dtype), location)
         except Exception as exc:

@@ -27,11 +27,26 @@ from ..backends import backend_of
 #: ember dtype -> the legacy storage class torch pickles for it
 STORAGE_NAMES = {
     _dtype.float32: "FloatStorage", _dtype.float64: "DoubleStorage",
-    _dtype.float16: "HalfStorage", _dtype.int64: "LongStorage", _dtype.int32: "IntStorage",
-    _dtype.int16: "ShortStorage", _dtype.int8: "CharStorage", _dtype.uint8: "ByteStorage",
-    _dtype.bool: "BoolStorage",
+    _dtype.float16: "HalfStorage", _dtype.bfloat16: "BFloat16Storage",
+    _dtype.int64: "LongStorage", _dtype.int32: "IntStorage", _dtype.int16: "ShortStorage",
+    _dtype.int8: "CharStorage", _dtype.uint8: "ByteStorage", _dtype.bool: "BoolStorage",
 }
-BFLOAT16 = "bfloat16"  # read (upcast to float32), never written: ember has no bfloat16
+
+
+def storage_np_dtype(dtype) -> np.dtype:
+    """The NumPy dtype a storage's raw bytes are read and written as: bfloat16's bytes as
+    uint16 (``ml_dtypes`` arrays export no buffer), viewed back by :func:`from_raw`."""
+    return np.dtype(np.uint16) if dtype is _dtype.bfloat16 else dtype.np
+
+
+def raw(array: np.ndarray) -> np.ndarray:
+    """A storage's array as its bytes can be written (a bfloat16 array viewed as uint16)."""
+    return array.view(np.uint16) if array.dtype == _dtype.BFLOAT16_NP else array
+
+
+def from_raw(array: np.ndarray, dtype) -> np.ndarray:
+    """The raw array read for a storage of ``dtype`` viewed as that dtype (no copy)."""
+    return array.view(dtype.np) if array.dtype != dtype.np else array
 
 _GLOBAL_PATHS: dict[int, tuple[str, str]] = {}  # id(marker) -> (module, name) to write
 
@@ -55,7 +70,8 @@ for _dt in _dtype.ALL_DTYPES:
 
 
 class StorageRef:
-    """What a tensor's storage pickles as: a persistent id naming a raw data record."""
+    """What a tensor's storage pickles as: a persistent id naming a raw data record (its
+    ``array`` as :func:`raw` gives it: the bytes to write)."""
 
     __slots__ = ("key", "dtype", "location", "array")
 
@@ -139,7 +155,7 @@ class TorchPickler(pickle._Pickler):
                                    bool(t.requires_grad), collections.OrderedDict())
 
     def _new_ref(self, dt, location: str, flat) -> StorageRef:
-        ref = StorageRef(str(len(self.storages)), dt, location, flat)
+        ref = StorageRef(str(len(self.storages)), dt, location, raw(flat))
         self.storages[ref.key] = ref
         return ref
 
@@ -275,7 +291,7 @@ def rebuild_tensor(storage, storage_offset, size, stride, requires_grad=False,
         else:
             data = xp.lib.stride_tricks.as_strided(arr[offset:], shape=size, strides=strides)
     t = _make(data, storage.device)
-    if requires_grad and data.dtype.kind == "f":
+    if requires_grad and data.dtype in _dtype.FLOATING_NP:
         t.requires_grad = True
     return t
 
@@ -291,7 +307,7 @@ def rebuild_parameter(data, requires_grad=True, backward_hooks=None, state=None)
     if not isinstance(data, Tensor):
         raise pickle.UnpicklingError(f"expected a tensor, got {type(data).__name__}")
     cls = _parameter_class()
-    requires_grad = bool(requires_grad) and data._data.dtype.kind == "f"
+    requires_grad = bool(requires_grad) and data._data.dtype in _dtype.FLOATING_NP
     if cls is not None:
         p = Tensor._make_subclass(cls, data, requires_grad)
     else:
@@ -335,7 +351,7 @@ def set_requires_grad(t: Tensor, value) -> None:
     """``requires_grad`` from a checkpoint, checked as PyTorch checks it."""
     if type(value) is not bool:
         raise RuntimeError("requires_grad must be a bool")
-    if value and t._data.dtype.kind != "f":
+    if value and t._data.dtype not in _dtype.FLOATING_NP:
         raise RuntimeError("only Tensors of floating point dtype can require gradients")
     t.requires_grad = value
 
@@ -401,8 +417,6 @@ def _make_allowed() -> dict:
         "torch.nn.parameter.Parameter": _ParameterType,
         "torch.device": _device_cls, "torch.Size": Size,
         "torch.storage.UntypedStorage": StorageType("UntypedStorage", _dtype.uint8),
-        "torch.BFloat16Storage": StorageType("BFloat16Storage", BFLOAT16),
-        f"torch.{BFLOAT16}": BFLOAT16,
     }
     for dt, name in STORAGE_NAMES.items():
         rc[f"torch.{name}"] = StorageType(name, dt)

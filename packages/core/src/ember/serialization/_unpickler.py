@@ -41,7 +41,7 @@ from .. import _dtype
 from .._size import Size
 from .._tensor import Tensor
 from . import _pickle, _safe_globals
-from ._pickle import ALLOWED_GLOBALS, BFLOAT16, CALLABLE_GLOBALS, StorageType
+from ._pickle import ALLOWED_GLOBALS, CALLABLE_GLOBALS, StorageType
 
 MAX_OPS = 50_000_000
 MAX_MARK_DEPTH = 10_000
@@ -152,7 +152,7 @@ def _storage_record(pid) -> tuple:
     storage_type, key, location, numel = pid[1:5]
     if isinstance(storage_type, StorageType):
         dtype = storage_type.dtype
-    elif isinstance(storage_type, _dtype.dtype) or storage_type is BFLOAT16:
+    elif isinstance(storage_type, _dtype.dtype):
         dtype = storage_type
     else:
         raise pickle.UnpicklingError(f"invalid storage type {storage_type!r:.80}")

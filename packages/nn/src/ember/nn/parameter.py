@@ -24,7 +24,7 @@ class Parameter(Tensor):
         if not isinstance(data, Tensor):
             raise TypeError(f"Parameter(): argument 'data' must be Tensor, not "
                             f"{type(data).__name__}")
-        if requires_grad and data._data.dtype.kind not in "fc":
+        if requires_grad and not (data.is_floating_point() or data.is_complex()):
             raise RuntimeError("Only Tensors of floating point and complex dtype can require "
                                "gradients")
         return Tensor._make_subclass(cls, data, requires_grad)

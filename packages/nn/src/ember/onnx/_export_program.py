@@ -10,6 +10,8 @@ type and shape as ``value_info``, so ONNX's shape inference checks them.
 
 from __future__ import annotations
 
+import ember
+
 from . import _export_ops_math, _export_ops_nn, _export_ops_tensor  # noqa: F401 (mappings)
 from ._export_graph import (
     Builder,
@@ -207,7 +209,12 @@ def _weight(ep, spec: dict):
     if t is None:
         raise OnnxExporterError(f"the program has no tensor for its input {spec['name']} "
                                 f"(target {target!r})")
-    return t.detach().cpu().numpy()
+    t = t.detach().cpu()
+    if t.dtype == ember.bfloat16:  # NumPy has no bfloat16: onnx takes ml_dtypes' (BFLOAT16)
+        import ml_dtypes
+
+        return t.view(ember.int16).numpy().view(ml_dtypes.bfloat16)
+    return t.numpy()
 
 
 def _output_names(given, n: int) -> list:

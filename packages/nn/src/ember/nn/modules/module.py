@@ -666,6 +666,10 @@ class Module:
         """Cast floating parameters and buffers to ``float16``."""
         return self._cast_floating(ember.float16)
 
+    def bfloat16(self) -> Module:
+        """Cast floating parameters and buffers to ``bfloat16``."""
+        return self._cast_floating(ember.bfloat16)
+
     # -- state dict -----------------------------------------------------------------------
     def _save_to_state_dict(self, destination, prefix: str, keep_vars: bool) -> None:
         for name, param in self._parameters.items():

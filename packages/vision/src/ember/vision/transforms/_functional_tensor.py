@@ -27,7 +27,8 @@ def _wrap(arr, like: Tensor) -> Tensor:
 
 
 def _is_float(dt) -> bool:
-    return np.dtype(dt).kind == "f"
+    dt = np.dtype(dt)
+    return dt.kind == "f" or dt.name == "bfloat16"  # ml_dtypes' bfloat16 has kind "V"
 
 
 def _assert_image_tensor(img: Tensor) -> None:
