@@ -159,7 +159,7 @@ GAPS: dict[str, dict[str, list[str]]] = {
                      "package"],
         COMPLEX: ["fft", "signal"],
         SPARSE: ["sparse"],
-        FUNC: ["func", "distributions"],
+        FUNC: ["func"],
         QUANTIZATION: ["ao", "quantization"],
         PROTOTYPE: ["masked", "nested"],
         BACKEND_KERNELS: ["mtia"],

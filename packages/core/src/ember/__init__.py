@@ -106,7 +106,7 @@ _SUBPACKAGES = {
 # PyTorch's small modules, imported on first use to keep ``import ember`` fast
 _LAZY_SUBMODULES = {"functional", "quasirandom", "random", "storage", "torch_version",
                     "export", "jit", "compiler", "distributed", "multiprocessing",
-                    "profiler", "amp", "special"}
+                    "profiler", "amp", "special", "distributions"}
 
 
 #: torch.autocast and its state functions, from ember.amp.autocast_mode on first use

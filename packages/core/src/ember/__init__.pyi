@@ -12,6 +12,7 @@ from . import cpu as cpu
 from . import cuda as cuda
 from . import data as data
 from . import distributed as distributed
+from . import distributions as distributions
 from . import export as export
 from . import functional as functional
 from . import hub as hub
