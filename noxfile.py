@@ -181,7 +181,7 @@ def _install_bench_cpp(session: nox.Session) -> None:
 def bench(session: nox.Session) -> None:
     """Benchmarks, side by side with PyTorch (benchmarks/run.py)."""
     _install_once(session, *_editable(*PYTHON_PACKAGES), TORCH, "threadpoolctl",
-                  optional=(MINILM_WEIGHTS,))
+                  *DISTRIBUTED, optional=(MINILM_WEIGHTS,))  # bench_ddp starts MPI ranks
     _install_bench_cpp(session)
     # The machine's OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE settings would skew the
     # comparison; unset them for this command only. `env -u` works with any nox

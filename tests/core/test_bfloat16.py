@@ -279,6 +279,17 @@ EMBER_RUNS_WHERE_TORCH_RAISES = {
     "multi_margin_loss", "multilabel_margin_loss",
     # PyTorch refuses these when it infers the range from bfloat16 data, not when it is given
     "histogram", "histogramdd",
+    # torch.special's Cephes ports: Ember computes them in float64 and rounds once
+    "special_airy_ai", "special_bessel_j0", "special_bessel_j1", "special_bessel_y0",
+    "special_bessel_y1", "special_chebyshev_polynomial_t", "special_chebyshev_polynomial_u",
+    "special_chebyshev_polynomial_v", "special_chebyshev_polynomial_w", "special_erfcx",
+    "special_hermite_polynomial_h", "special_hermite_polynomial_he",
+    "special_laguerre_polynomial_l", "special_legendre_polynomial_p", "special_log_ndtr",
+    "special_modified_bessel_i0", "special_modified_bessel_i1", "special_modified_bessel_k0",
+    "special_modified_bessel_k1", "special_ndtri", "special_scaled_modified_bessel_k0",
+    "special_scaled_modified_bessel_k1", "special_shifted_chebyshev_polynomial_t",
+    "special_shifted_chebyshev_polynomial_u", "special_shifted_chebyshev_polynomial_v",
+    "special_shifted_chebyshev_polynomial_w", "special_spherical_bessel_j0", "special_zeta",
 }
 
 
@@ -431,6 +442,10 @@ GRAD_DEVIATIONS = {
                           "gradcheck fails); Ember's passes gradcheck in tests/ops",
     "ldexp": "PyTorch raises 2 to the integer exponent in the integer dtype: negative "
              "exponents give it a zero gradient in every dtype",
+    "corrcoef": "its gradient (a difference of normalised terms) is of the size of bfloat16's "
+                "rounding: Ember's backward, written with Tensor ops, rounds at each step and "
+                "PyTorch's runs in float32, so a few elements differ by more than the "
+                "tolerance depending on the sample (float64 gradcheck in tests/ops)",
 }
 GRAD_SAMPLE_DEVIATIONS = {  # the exact gradient is 0: both results are bfloat16 noise
     ("group_norm", "(N, C), no affine"): "groups of two: y = +-1 whatever x",

@@ -600,7 +600,7 @@ def test_parallel_names_and_paths(torch):
     from ember.nn import parallel
 
     assert parallel.__all__ == ["replicate", "scatter", "parallel_apply", "gather",
-                                "data_parallel", "DataParallel"]
+                                "data_parallel", "DataParallel", "DistributedDataParallel"]
     sg = importlib.import_module("ember.nn.parallel.scatter_gather")
     assert sg.__all__ == importlib.import_module("torch.nn.parallel.scatter_gather").__all__
     pa = importlib.import_module("ember.nn.parallel.parallel_apply")
