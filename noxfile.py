@@ -206,6 +206,15 @@ def demo(session: nox.Session) -> None:
     session.run("python", "examples/train_digits.py", *session.posargs)
 
 
+@nox.session
+def ddp_demo(session: nox.Session) -> None:
+    """The digits CNN data-parallel on 2 processes (examples/ddp_digits.py) through the
+    launcher, with ember-core's `distributed` extra."""
+    _install_once(session, "-e", f"{PACKAGES / 'core'}[distributed]", *_editable("nn"), "tqdm")
+    session.run("python", "-m", "ember.distributed.run", "--nproc-per-node", "2",
+                "examples/ddp_digits.py", *session.posargs)
+
+
 # The C++ frontend (packages/cpp-frontend). Its wheel is built here, not in `build`: it
 # compiles libember (minutes on two cores, where `build` takes seconds), and it is checked by
 # compiling a C++ program against it, which tools/check_wheels.py (the Python namespace

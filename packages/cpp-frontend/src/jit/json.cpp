@@ -7,6 +7,7 @@
 
 #include "ember/error.h"
 #include "serialize/common.h"
+#include "serialize/json.h"
 
 namespace ember::jit::detail {
 
@@ -187,227 +188,94 @@ namespace {
 
 constexpr int kMaxDepth = 512;
 
+// The document tree over serialize's JSON cursor (which does the lexing and its errors).
 class Parser {
 public:
-    Parser(std::string_view text, const std::string& where) : text_(text), where_(where) {}
+    Parser(std::string_view text, const std::string& where) : c_(text, where, "the program") {}
 
     Json document() {
         Json v = value(0);
-        skip_ws();
-        if (pos_ != text_.size()) error("trailing characters after the JSON value");
+        if (!c_.at_end()) c_.error("trailing characters after the JSON value");
         return v;
     }
 
 private:
-    [[noreturn]] void error(const std::string& what) const {
-        throw Error(where_ + ": invalid JSON at byte " + std::to_string(pos_) + ": " + what);
-    }
-
-    void skip_ws() noexcept {
-        while (pos_ < text_.size()) {
-            char c = text_[pos_];
-            if (c != ' ' && c != '\t' && c != '\n' && c != '\r') break;
-            ++pos_;
-        }
-    }
-
-    char peek() {
-        skip_ws();
-        return pos_ < text_.size() ? text_[pos_] : '\0';
-    }
-
-    void expect(char c, const char* what) {
-        skip_ws();
-        if (pos_ >= text_.size()) error(std::string("unexpected end, expected ") + what);
-        if (text_[pos_] != c) {
-            error(std::string("expected ") + what + ", found " +
-                  serialize::detail::quoted(text_.substr(pos_, 1)));
-        }
-        ++pos_;
-    }
-
-    bool consume(char c) {
-        skip_ws();
-        if (pos_ < text_.size() && text_[pos_] == c) {
-            ++pos_;
-            return true;
-        }
-        return false;
-    }
-
     Json value(int depth) {
-        if (depth > kMaxDepth) error("nesting deeper than 512 levels");
-        char c = peek();
+        if (depth > kMaxDepth) c_.error("nesting deeper than 512 levels");
+        char c = c_.peek();
         switch (c) {
             case '{': return object(depth);
             case '[': return array(depth);
-            case '"': return Json::string(string());
-            case 't': literal("true"); return Json::boolean(true);
-            case 'f': literal("false"); return Json::boolean(false);
-            case 'n': literal("null"); return Json();
-            case '\0':
-                if (pos_ >= text_.size()) error("unexpected end, expected a value");
-                error("expected a value");
+            case '"': return Json::string(c_.read_string());
+            case 't': c_.read_literal("true"); return Json::boolean(true);
+            case 'f': c_.read_literal("false"); return Json::boolean(false);
+            case 'n': c_.read_literal("null"); return Json();
             default:
                 if (c == '-' || (c >= '0' && c <= '9')) return number();
-                error("expected a value, found " + serialize::detail::quoted(text_.substr(pos_, 1)));
+                if (c_.at_end()) c_.error("unexpected end of the program, expected a value");
+                c_.error(std::string("expected a value, found ") +
+                         serialize::detail::quoted(std::string_view(&c, 1)));
         }
     }
 
     Json object(int depth) {
-        expect('{', "'{'");
+        c_.expect('{', "'{'");
         std::vector<std::pair<std::string, Json>> members;
-        if (consume('}')) return Json::object(std::move(members));
+        if (c_.consume('}')) return Json::object(std::move(members));
         do {
-            if (peek() != '"') error("expected a string key");
-            std::string key = string();
-            expect(':', "':'");
+            if (c_.peek() != '"') c_.error("expected a string key");
+            std::string key = c_.read_string();
+            c_.expect(':', "':'");
             members.emplace_back(std::move(key), value(depth + 1));
-        } while (consume(','));
-        expect('}', "',' or '}'");
+        } while (c_.consume(','));
+        c_.expect('}', "',' or '}'");
         return Json::object(std::move(members));
     }
 
     Json array(int depth) {
-        expect('[', "'['");
+        c_.expect('[', "'['");
         std::vector<Json> items;
-        if (consume(']')) return Json::array(std::move(items));
+        if (c_.consume(']')) return Json::array(std::move(items));
         do {
             items.push_back(value(depth + 1));
-        } while (consume(','));
-        expect(']', "',' or ']'");
+        } while (c_.consume(','));
+        c_.expect(']', "',' or ']'");
         return Json::array(std::move(items));
     }
 
-    void literal(std::string_view word) {
-        if (text_.substr(pos_, word.size()) != word) error("invalid literal");
-        pos_ += word.size();
-    }
-
-    uint32_t hex4() {
-        if (text_.size() - pos_ < 4) error("unexpected end of a \\u escape");
-        uint32_t v = 0;
-        for (int i = 0; i < 4; ++i) {
-            char c = text_[pos_++];
-            uint32_t d;
-            if (c >= '0' && c <= '9') d = static_cast<uint32_t>(c - '0');
-            else if (c >= 'a' && c <= 'f') d = static_cast<uint32_t>(c - 'a' + 10);
-            else if (c >= 'A' && c <= 'F') d = static_cast<uint32_t>(c - 'A' + 10);
-            else error("invalid \\u escape");
-            v = (v << 4) | d;
-        }
-        return v;
-    }
-
-    std::string string() {
-        expect('"', "a string");
-        std::string out;
-        for (;;) {
-            if (pos_ >= text_.size()) error("unterminated string");
-            char c = text_[pos_];
-            if (c == '"') {
-                ++pos_;
-                return out;
-            }
-            if (static_cast<unsigned char>(c) < 0x20) error("control character in a string");
-            if (c != '\\') {
-                out += c;
-                ++pos_;
-                continue;
-            }
-            ++pos_;
-            if (pos_ >= text_.size()) error("unterminated escape");
-            char e = text_[pos_++];
-            switch (e) {
-                case '"': out += '"'; break;
-                case '\\': out += '\\'; break;
-                case '/': out += '/'; break;
-                case 'b': out += '\b'; break;
-                case 'f': out += '\f'; break;
-                case 'n': out += '\n'; break;
-                case 'r': out += '\r'; break;
-                case 't': out += '\t'; break;
-                case 'u': {
-                    uint32_t cp = hex4();
-                    if (cp >= 0xd800 && cp <= 0xdbff && text_.substr(pos_, 2) == "\\u") {
-                        std::size_t save = pos_;
-                        pos_ += 2;
-                        uint32_t low = hex4();
-                        if (low >= 0xdc00 && low <= 0xdfff) {
-                            cp = 0x10000 + ((cp - 0xd800) << 10) + (low - 0xdc00);
-                        } else {
-                            pos_ = save;
-                        }
-                    }
-                    if (cp >= 0xd800 && cp <= 0xdfff) error("lone surrogate in a \\u escape");
-                    serialize::detail::append_utf8(out, cp);
-                    break;
-                }
-                default: --pos_; error("invalid escape");
-            }
-        }
-    }
-
+    // Python's distinction: a fraction or an exponent makes a float, else an int.
     Json number() {
-        std::size_t start = pos_;
-        bool is_float = false;
-        if (text_[pos_] == '-') ++pos_;
-        auto digits = [&] {
-            std::size_t from = pos_;
-            while (pos_ < text_.size() && text_[pos_] >= '0' && text_[pos_] <= '9') ++pos_;
-            if (pos_ == from) error("invalid number");
-        };
-        if (pos_ < text_.size() && text_[pos_] == '0') {
-            ++pos_;
-            if (pos_ < text_.size() && text_[pos_] >= '0' && text_[pos_] <= '9') {
-                error("invalid number (leading zero)");
-            }
-        } else {
-            digits();
-        }
-        if (pos_ < text_.size() && text_[pos_] == '.') {
-            ++pos_;
-            is_float = true;
-            digits();
-        }
-        if (pos_ < text_.size() && (text_[pos_] == 'e' || text_[pos_] == 'E')) {
-            ++pos_;
-            is_float = true;
-            if (pos_ < text_.size() && (text_[pos_] == '+' || text_[pos_] == '-')) ++pos_;
-            digits();
-        }
-        const char* first = text_.data() + start;
-        const char* last = text_.data() + pos_;
-        if (is_float) {
+        std::size_t start = c_.position();
+        std::string_view text = c_.read_number_text();
+        const char* first = text.data();
+        const char* last = text.data() + text.size();
+        if (text.find_first_of(".eE") != std::string_view::npos) {
             // from_chars: no locale; an overflow is +-inf and an underflow 0, as Python's float()
             double v = 0;
             auto [ptr, ec] = std::from_chars(first, last, v);
             if (ec == std::errc::result_out_of_range) {
                 bool negative = *first == '-';
-                const char* e = first;
-                while (e != last && *e != 'e' && *e != 'E') ++e;
-                const bool tiny = e != last && e + 1 != last && e[1] == '-';
+                std::size_t e = text.find_first_of("eE");
+                const bool tiny = e != std::string_view::npos && e + 1 < text.size() &&
+                                  text[e + 1] == '-';
                 v = tiny ? (negative ? -0.0 : 0.0)
                          : (negative ? -std::numeric_limits<double>::infinity()
                                      : std::numeric_limits<double>::infinity());
             } else if (ec != std::errc() || ptr != last) {
-                error("invalid number");
+                c_.error_at(start, "invalid number");
             }
             return Json::number(v);
         }
         int64_t v = 0;
         auto [ptr, ec] = std::from_chars(first, last, v);
         if (ec == std::errc::result_out_of_range) {
-            pos_ = start;
-            error("the integer " + std::string(first, last) + " does not fit in 64 bits");
+            c_.error_at(start, "the integer " + std::string(text) + " does not fit in 64 bits");
         }
-        if (ec != std::errc() || ptr != last) error("invalid number");
+        if (ec != std::errc() || ptr != last) c_.error_at(start, "invalid number");
         return Json::integer(v);
     }
 
-    std::string_view text_;
-    const std::string& where_;
-    std::size_t pos_ = 0;
+    serialize::detail::JsonCursor c_;
 };
 
 }  // namespace

@@ -1,6 +1,6 @@
 // Private: a small, complete JSON reader for the program that an .ember file carries in its
-// safetensors metadata (FORMAT.md). Unlike serialize/json.h (a cursor for safetensors
-// headers), it builds a document tree: programs nest graphs, nodes, arguments and size
+// safetensors metadata (FORMAT.md). On serialize/json.h's cursor (which lexes), it builds a
+// document tree: programs nest graphs, nodes, arguments and size
 // expressions. Numbers keep Python's distinction: a literal with a fraction or an exponent is
 // a float (json.dumps writes 1.0, 1e-05), one without is an int (it must fit in 64 bits).
 #pragma once
@@ -63,8 +63,8 @@ private:
     std::vector<std::pair<std::string, Json>> object_;
 };
 
-// Parses `text` (RFC 8259; nesting deeper than 512 levels is refused). Errors are
-// ember::Error "<where>: invalid JSON at byte N: <what>".
+// Parses `text` (RFC 8259, lexed by serialize/json.h's cursor; nesting deeper than 512 levels
+// is refused). Errors are ember::Error "<where>: invalid JSON in the program at byte N: <what>".
 Json parse_json(std::string_view text, const std::string& where);
 
 // A human-readable kind name ("an object", "a string", ...).

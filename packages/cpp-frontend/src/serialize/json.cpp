@@ -9,8 +9,8 @@ bool is_ws(char c) noexcept { return c == ' ' || c == '\t' || c == '\n' || c == 
 bool is_digit(char c) noexcept { return c >= '0' && c <= '9'; }
 }  // namespace
 
-void JsonCursor::error(const std::string& what) const {
-    fail(where_, "invalid JSON in the safetensors header at byte ", pos_, ": ", what);
+void JsonCursor::error_at(std::size_t pos, const std::string& what) const {
+    fail(where_, "invalid JSON in ", subject_, " at byte ", pos, ": ", what);
 }
 
 void JsonCursor::skip_whitespace() noexcept {
@@ -29,7 +29,7 @@ bool JsonCursor::at_end() {
 
 void JsonCursor::expect(char c, const char* what) {
     skip_whitespace();
-    if (pos_ >= text_.size()) error(std::string("unexpected end of the header, expected ") + what);
+    if (pos_ >= text_.size()) error("unexpected end of " + subject_ + ", expected " + what);
     if (text_[pos_] != c) {
         error(std::string("expected ") + what + ", found " + quoted(text_.substr(pos_, 1)));
     }
@@ -162,6 +162,13 @@ void JsonCursor::skip_literal(std::string_view word) {
     pos_ += word.size();
 }
 
+std::string_view JsonCursor::read_number_text() {
+    skip_whitespace();
+    std::size_t start = pos_;
+    skip_number();
+    return text_.substr(start, pos_ - start);
+}
+
 void JsonCursor::skip_number() {
     if (pos_ < text_.size() && text_[pos_] == '-') ++pos_;
     if (pos_ >= text_.size() || !is_digit(text_[pos_])) error("invalid number");
@@ -213,7 +220,7 @@ void JsonCursor::skip_value(int depth) {
         case 'f': skip_literal("false"); return;
         case 'n': skip_literal("null"); return;
         case '\0':
-            if (pos_ >= text_.size()) error("unexpected end of the header, expected a value");
+            if (pos_ >= text_.size()) error("unexpected end of " + subject_ + ", expected a value");
             error("expected a value");
         default:
             if (c == '-' || is_digit(c)) {

@@ -1,6 +1,7 @@
-// Private: the JSON that safetensors headers use, read with a cursor (no document tree: the
-// safetensors reader asks for the fields it expects and skips the others, so a header
-// never costs much more memory than its own bytes) and written as serde_json writes it.
+// Private: JSON read with a cursor (no document tree: the safetensors reader asks for the
+// fields it expects and skips the others, so a header never costs much more memory than its
+// own bytes; jit/json.h builds its tree for .ember programs on the same cursor) and written
+// as serde_json writes it.
 #pragma once
 
 #include <cstddef>
@@ -12,13 +13,15 @@ namespace ember::serialize::detail {
 
 // A position in a JSON text (RFC 8259, as strict as serde_json: no trailing commas, no
 // leading zeros, no raw control characters in strings, paired \u surrogates). Errors are
-// ember::Error "<where>: invalid JSON in the safetensors header at byte N: <what>".
+// ember::Error "<where>: invalid JSON in <subject> at byte N: <what>".
 class JsonCursor {
 public:
     // Nesting deeper than this raises (serde_json's recursion limit).
     static constexpr int kMaxDepth = 128;
 
-    JsonCursor(std::string_view text, std::string where) : text_(text), where_(std::move(where)) {}
+    JsonCursor(std::string_view text, std::string where,
+               std::string subject = "the safetensors header")
+        : text_(text), where_(std::move(where)), subject_(std::move(subject)) {}
 
     void skip_whitespace() noexcept;
     // After whitespace: the next character, or '\0' at the end.
@@ -36,11 +39,17 @@ public:
     uint64_t read_u64(const char* what);
     // Whether the next value is the literal null (consumed if so).
     bool consume_null();
+    // Consumes `word` (true, false, null) or raises "invalid literal".
+    void read_literal(std::string_view word) { skip_literal(word); }
+    // A number literal (after whitespace), its syntax checked: the text, for the caller to
+    // convert (jit keeps Python's int/float distinction).
+    std::string_view read_number_text();
     // Skips one value of any type, checking its syntax.
     void skip_value(int depth = 0);
 
-    // Raises "<where>: invalid JSON in the safetensors header at byte <pos>: <what>".
-    [[noreturn]] void error(const std::string& what) const;
+    // Raises "<where>: invalid JSON in <subject> at byte <pos>: <what>".
+    [[noreturn]] void error(const std::string& what) const { error_at(pos_, what); }
+    [[noreturn]] void error_at(std::size_t pos, const std::string& what) const;
     std::size_t position() const noexcept { return pos_; }
 
 private:
@@ -50,6 +59,7 @@ private:
 
     std::string_view text_;
     std::string where_;
+    std::string subject_;
     std::size_t pos_ = 0;
 };
 
