@@ -953,8 +953,7 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op: bool = False):
     _fingerprint(pg, what, [tensor])
     buf, back = _buffer(pg, tensor, write=True)
     reqs = pg._engine.allreduce(buf, name)
-    done = _finish_all(_averager(op, buf, pg.size()), back, tensor._bump_version
-                       if back is None else None)
+    done = _finish_all(_averager(op, buf, pg.size()), _after_write(tensor, back))
     return _issue(Work(reqs, pg, what, done, [tensor]), async_op)
 
 
@@ -998,8 +997,7 @@ def reduce(tensor, dst=None, op=ReduceOp.SUM, group=None, async_op: bool = False
     reqs = pg._engine.reduce(buf, root, name)
     done = None
     if is_root:
-        done = _finish_all(_averager(op, buf, pg.size()), back,
-                           tensor._bump_version if back is None else None)
+        done = _finish_all(_averager(op, buf, pg.size()), _after_write(tensor, back))
     return _issue(Work(reqs, pg, what, done, [tensor]), async_op)
 
 
@@ -1011,9 +1009,7 @@ def all_gather(tensor_list, tensor, group=None, async_op: bool = False):
     if pg is None:
         return None
     n = pg.size()
-    if len(tensor_list) != n:
-        raise ValueError(f"all_gather: tensor_list has {len(tensor_list)} tensors, but the "
-                         f"group has {n} ranks")
+    _one_per_rank(tensor_list, n, "all_gather", "tensor_list")
     _same_layout(tensor_list, tensor, "all_gather", "tensor_list")
     what = pg._next("ALLGATHER")
     _fingerprint(pg, what, [tensor])
@@ -1031,6 +1027,17 @@ def all_gather(tensor_list, tensor, group=None, async_op: bool = False):
 def _write_engine(pg: ProcessGroup, t, values) -> None:
     writer = getattr(pg._engine, "write", None)
     (writer or _write)(t, values)
+
+
+def _after_write(t, back):
+    """What completes a write into ``t``: the copy back (which counts the write) or, when
+    the engine wrote in ``t``'s own memory, the version bump."""
+    return back if back is not None else t._bump_version
+
+
+def _one_per_rank(tensors, n: int, op: str, name: str) -> None:
+    if len(tensors) != n:
+        raise ValueError(f"{op}: {name} has {len(tensors)} tensors, but the group has {n} ranks")
 
 
 def _same_layout(tensors, like, op: str, name: str) -> None:
@@ -1065,7 +1072,7 @@ def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op: bo
     send, _ = _buffer(pg, input_tensor, write=False)
     recv, back = _buffer(pg, output_tensor, write=True)
     reqs = pg._engine.allgather(send, recv.reshape((n,) + send.shape))
-    done = _finish_all(back, output_tensor._bump_version if back is None else None)
+    done = _after_write(output_tensor, back)
     return _issue(Work(reqs, pg, what, done, [output_tensor]), async_op)
 
 
@@ -1085,9 +1092,7 @@ def reduce_scatter(output, input_list, op=ReduceOp.SUM, group=None, async_op: bo
     if pg is None:
         return None
     n = pg.size()
-    if len(input_list) != n:
-        raise ValueError(f"reduce_scatter: input_list has {len(input_list)} tensors, but the "
-                         f"group has {n} ranks")
+    _one_per_rank(input_list, n, "reduce_scatter", "input_list")
     _same_layout(input_list, output, "reduce_scatter", "input_list")
     name = _reduce_op(op, _np_dtype(output), pg)
     what = pg._next("REDUCE_SCATTER")
@@ -1095,8 +1100,7 @@ def reduce_scatter(output, input_list, op=ReduceOp.SUM, group=None, async_op: bo
     send = _stack(pg, input_list)
     recv, back = _buffer(pg, output, write=True)
     reqs = pg._engine.reduce_scatter(send, recv, name)
-    done = _finish_all(_averager(op, recv, n), back,
-                       output._bump_version if back is None else None)
+    done = _finish_all(_averager(op, recv, n), _after_write(output, back))
     return _issue(Work(reqs, pg, what, done, [output]), async_op)
 
 
@@ -1131,8 +1135,7 @@ def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None,
     send, _ = _buffer(pg, input, write=False)
     recv, back = _buffer(pg, output, write=True)
     reqs = pg._engine.reduce_scatter(send, recv, name)
-    done = _finish_all(_averager(op, recv, n), back,
-                       output._bump_version if back is None else None)
+    done = _finish_all(_averager(op, recv, n), _after_write(output, back))
     return _issue(Work(reqs, pg, what, done, [output]), async_op)
 
 
@@ -1149,9 +1152,7 @@ def gather(tensor, gather_list=None, dst=None, group=None, async_op: bool = Fals
         if not gather_list:
             raise ValueError("Argument ``gather_list`` must be specified on destination rank.")
         _check_tensor_list(gather_list, "gather_list")
-        if len(gather_list) != n:
-            raise ValueError(f"gather: gather_list has {len(gather_list)} tensors, but the "
-                             f"group has {n} ranks")
+        _one_per_rank(gather_list, n, "gather", "gather_list")
         _same_layout(gather_list, tensor, "gather", "gather_list")
     elif gather_list:
         raise ValueError("Argument ``gather_list`` must NOT be specified on non-destination "
@@ -1184,9 +1185,7 @@ def scatter(tensor, scatter_list=None, src=None, group=None, async_op: bool = Fa
         if not scatter_list:
             raise ValueError("Argument ``scatter_list`` must be specified on source rank.")
         _check_tensor_list(scatter_list, "scatter_list")
-        if len(scatter_list) != n:
-            raise ValueError(f"scatter: scatter_list has {len(scatter_list)} tensors, but the "
-                             f"group has {n} ranks")
+        _one_per_rank(scatter_list, n, "scatter", "scatter_list")
         _same_layout(scatter_list, tensor, "scatter", "scatter_list")
         send = _stack(pg, scatter_list)
     elif scatter_list:
@@ -1195,7 +1194,7 @@ def scatter(tensor, scatter_list=None, src=None, group=None, async_op: bool = Fa
     _fingerprint(pg, what, [tensor])
     recv, back = _buffer(pg, tensor, write=True)
     reqs = pg._engine.scatter(send, recv, root)
-    done = _finish_all(back, tensor._bump_version if back is None else None)
+    done = _after_write(tensor, back)
     return _issue(Work(reqs, pg, what, done, [tensor]), async_op)
 
 
@@ -1276,7 +1275,7 @@ def all_to_all_single(output, input, output_split_sizes=None, input_split_sizes=
     send, _ = _buffer(pg, input, write=False)
     recv, back = _buffer(pg, output, write=True)
     reqs = pg._engine.alltoall(send.reshape(-1), recv.reshape(-1), send_counts, recv_counts)
-    done = _finish_all(back, output._bump_version if back is None else None)
+    done = _after_write(output, back)
     return _issue(Work(reqs, pg, what, done, [output]), async_op)
 
 
