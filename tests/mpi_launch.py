@@ -57,6 +57,7 @@ def run_command(cmd: list[str], timeout: float, env: dict | None = None,
     full_env = dict(os.environ)
     full_env.pop("EMBER_TEST_DEVICE", None)  # the ranks run on the CPU unless told
     full_env.update(env or {})
+    segments = _mpich_segments()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env=full_env, cwd=cwd, start_new_session=True)
     try:
@@ -68,7 +69,38 @@ def run_command(cmd: list[str], timeout: float, env: dict | None = None,
                              f"stderr:\n{err}") from None
     finally:
         _kill_group(proc)
+        _remove_orphaned(_mpich_segments() - segments)
     return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
+
+
+SHM = Path("/dev/shm")
+
+
+def _mpich_segments() -> set:
+    """MPICH's shared-memory segments: a rank that is killed (the fault tests kill some)
+    cannot unlink them, and /dev/shm would fill up run after run."""
+    try:
+        return {p.name for p in SHM.glob("mpich_shm_*")}
+    except OSError:
+        return set()
+
+
+def _remove_orphaned(names: set) -> None:
+    """Unlink the segments this job created that no live process still maps."""
+    if not names:
+        return
+    mapped = set()
+    for maps in Path("/proc").glob("[0-9]*/maps"):
+        try:
+            text = maps.read_text()
+        except OSError:  # the process ended, or is not ours to read
+            continue
+        mapped.update(n for n in names if n in text)
+    for name in names - mapped:
+        try:
+            (SHM / name).unlink()
+        except OSError:
+            pass
 
 
 def _kill_group(proc: subprocess.Popen) -> None:
