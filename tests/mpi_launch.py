@@ -129,3 +129,47 @@ def run_ranks(n: int, source: str, tmp_path: Path, *args: str, timeout: float = 
         rank = int(path.stem[4:])
         values[rank] = [json.loads(line) for line in path.read_text().splitlines()]
     return Result(done.returncode, done.stdout, done.stderr, values)
+
+
+# -- a test file's cases, run in every rank of one launch -------------------------------------
+def run_cases(emit, cases: dict, out: str) -> None:
+    """In a rank: run every ``cases[name](rank, world_size, out)``, a barrier after each, and
+    emit ``{name: None or the traceback}``."""
+    import datetime
+    import traceback
+
+    import ember.distributed as dist
+
+    dist.init_process_group(timeout=datetime.timedelta(seconds=60))
+    rank, world = dist.get_rank(), dist.get_world_size()
+    results = {}
+    for name, fn in cases.items():
+        try:
+            fn(rank, world, out)
+            results[name] = None
+        except Exception:
+            results[name] = traceback.format_exc()
+        dist.barrier()
+    emit(results)
+    dist.destroy_process_group()
+
+
+def case_script(test_file: str, module_name: str) -> str:
+    """The rank program that loads ``test_file`` and calls its ``rank_main(emit, argv[1])``."""
+    path = Path(test_file).resolve()
+    return f"""
+import importlib.util, sys
+sys.path.insert(0, {str(path.parent.parent)!r})
+spec = importlib.util.spec_from_file_location({module_name!r}, {str(path)!r})
+module = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(module)
+module.rank_main(emit, sys.argv[1])
+"""
+
+
+def check_case(result: Result, n: int, name: str) -> None:
+    """Every one of the ``n`` ranks reported, and case ``name`` passed on each."""
+    assert result.returncode == 0, result.output[-4000:]
+    assert sorted(result.values) == list(range(n)), result.output[-4000:]
+    failures = {r: vals[0][name] for r, vals in result.values.items() if vals[0][name]}
+    assert not failures, "\n".join(f"rank {r}:\n{text}" for r, text in failures.items())

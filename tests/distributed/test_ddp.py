@@ -21,11 +21,10 @@ from __future__ import annotations
 
 import functools
 import os
-import traceback
 from pathlib import Path
 
 import pytest
-from mpi_launch import mpi_available, run_ranks
+from mpi_launch import case_script, check_case, mpi_available, run_cases, run_ranks
 
 pytestmark = [pytest.mark.distributed,
               pytest.mark.skipif(not mpi_available(), reason="needs mpi4py and mpiexec "
@@ -546,33 +545,11 @@ def case_checkpoint(R, N, out):
 
 def rank_main(emit, out: str) -> None:
     """Run every case in this rank, reporting each (None, or the traceback)."""
-    import datetime
-
-    import ember.distributed as dist
-
-    dist.init_process_group(timeout=datetime.timedelta(seconds=60))
-    R, N = dist.get_rank(), dist.get_world_size()
-    results = {}
-    for name, fn in CASES.items():
-        try:
-            fn(R, N, out)
-            results[name] = None
-        except Exception:
-            results[name] = traceback.format_exc()
-        dist.barrier()
-    emit(results)
-    dist.destroy_process_group()
+    run_cases(emit, CASES, out)
 
 
 # -- the pytest side --------------------------------------------------------------------------
-RANK_SCRIPT = f"""
-import importlib.util, sys
-sys.path.insert(0, {str(Path(__file__).resolve().parent.parent)!r})
-spec = importlib.util.spec_from_file_location("ddp_cases", {str(Path(__file__))!r})
-module = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(module)
-module.rank_main(emit, sys.argv[1])
-"""
+RANK_SCRIPT = case_script(__file__, "ddp_cases")
 
 
 @pytest.fixture(scope="module")
@@ -597,11 +574,7 @@ def runs(shared_dir, tmp_path_factory):
 @pytest.mark.parametrize("n", [2, 4], ids=["2ranks", "4ranks"])
 @pytest.mark.parametrize("name", list(CASES))
 def test_ddp_case(runs, n, name):
-    result = runs[n]
-    assert result.returncode == 0, result.output[-4000:]
-    assert sorted(result.values) == list(range(n)), result.output[-4000:]
-    failures = {r: vals[0][name] for r, vals in result.values.items() if vals[0][name]}
-    assert not failures, "\n".join(f"rank {r}:\n{text}" for r, text in failures.items())
+    check_case(runs[n], n, name)
 
 
 def test_checkpoint_resumes_in_one_plain_process(runs, shared_dir):
