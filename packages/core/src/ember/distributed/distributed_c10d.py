@@ -1139,6 +1139,22 @@ def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None,
     return _issue(Work(reqs, pg, what, done, [output]), async_op)
 
 
+def _check_root_list(pg: ProcessGroup, root: int, tensors, like, op: str, role: str) -> bool:
+    """``gather_list``/``scatter_list``: one tensor per rank like ``like`` on the root (the
+    ``role`` rank), none elsewhere, in PyTorch's words; whether this rank is the root."""
+    name = f"{op}_list"
+    if pg.rank() != root:
+        if tensors:
+            raise ValueError(f"Argument ``{name}`` must NOT be specified on non-{role} ranks.")
+        return False
+    if not tensors:
+        raise ValueError(f"Argument ``{name}`` must be specified on {role} rank.")
+    _check_tensor_list(tensors, name)
+    _one_per_rank(tensors, pg.size(), op, name)
+    _same_layout(tensors, like, op, name)
+    return True
+
+
 def gather(tensor, gather_list=None, dst=None, group=None, async_op: bool = False,
            group_dst=None):
     """Collect every rank's ``tensor`` into ``gather_list`` on rank ``dst``."""
@@ -1148,15 +1164,7 @@ def gather(tensor, gather_list=None, dst=None, group=None, async_op: bool = Fals
         return None
     root = _peer(pg, 0 if dst is None and group_dst is None else dst, group_dst, "dst")
     n = pg.size()
-    if pg.rank() == root:
-        if not gather_list:
-            raise ValueError("Argument ``gather_list`` must be specified on destination rank.")
-        _check_tensor_list(gather_list, "gather_list")
-        _one_per_rank(gather_list, n, "gather", "gather_list")
-        _same_layout(gather_list, tensor, "gather", "gather_list")
-    elif gather_list:
-        raise ValueError("Argument ``gather_list`` must NOT be specified on non-destination "
-                         "ranks.")
+    _check_root_list(pg, root, gather_list, tensor, "gather", "destination")
     what = pg._next("GATHER")
     _fingerprint(pg, what, [tensor])
     send, _ = _buffer(pg, tensor, write=False)
@@ -1179,17 +1187,9 @@ def scatter(tensor, scatter_list=None, src=None, group=None, async_op: bool = Fa
     if pg is None:
         return None
     root = _peer(pg, 0 if src is None and group_src is None else src, group_src, "src")
-    n = pg.size()
     send = None
-    if pg.rank() == root:
-        if not scatter_list:
-            raise ValueError("Argument ``scatter_list`` must be specified on source rank.")
-        _check_tensor_list(scatter_list, "scatter_list")
-        _one_per_rank(scatter_list, n, "scatter", "scatter_list")
-        _same_layout(scatter_list, tensor, "scatter", "scatter_list")
+    if _check_root_list(pg, root, scatter_list, tensor, "scatter", "source"):
         send = _stack(pg, scatter_list)
-    elif scatter_list:
-        raise ValueError("Argument ``scatter_list`` must NOT be specified on non-source ranks.")
     what = pg._next("SCATTER")
     _fingerprint(pg, what, [tensor])
     recv, back = _buffer(pg, tensor, write=True)
