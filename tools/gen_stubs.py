@@ -230,7 +230,8 @@ OP_PARAM_TYPES = {
 _TUPLE = "tuple[Tensor, ...]"
 _PAIR = "tuple[Tensor, Tensor]"
 RETURNS = {
-    **dict.fromkeys(("allclose", "equal", "is_inference", "is_same_size"), "_bool"),
+    **dict.fromkeys(("allclose", "equal", "is_inference", "is_same_size", "is_conj", "is_neg"),
+                    "_bool"),
     "broadcast_shapes": "_Size",
     **dict.fromkeys(("split", "split_with_sizes", "chunk", "unsafe_chunk", "unsafe_split",
                      "unsafe_split_with_sizes", "unbind", "tensor_split", "hsplit", "vsplit",

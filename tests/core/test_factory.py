@@ -164,7 +164,7 @@ def test_from_numpy_shares_memory_both_ways():
 @pytest.mark.parametrize("arr,exc,msg", [
     (np.array(["a"]), TypeError, r"can't convert np.ndarray of type numpy.str_"),
     (np.array([1], dtype=object), TypeError, r"can't convert np.ndarray of type numpy.object_"),
-    (np.array([1], dtype=np.complex64), TypeError, "of type numpy.complex64"),
+    (np.array([1], dtype=np.clongdouble), TypeError, "of type numpy.clongdouble"),
     (np.array([1.0], dtype=">f4"), ValueError, "byte order different from the native"),
     ([1], TypeError, r"expected np.ndarray \(got list\)"),
 ])

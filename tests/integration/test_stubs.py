@@ -308,7 +308,10 @@ def test_tensor_member_results_fit_the_declared_types():
         for name, ann in sorted(attributes.items()):
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                value = getattr(t, name)
+                try:
+                    value = getattr(t, name)
+                except RuntimeError:  # not for this tensor (``imag`` of a real one)
+                    continue
             if not types.accepts(ann, value):
                 failures.append(f"Tensor.{name}: {ast.unparse(ann)} got {_short(value)}")
         for name, overloads in sorted(members.items()):

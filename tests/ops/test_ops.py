@@ -216,8 +216,9 @@ def _nullcontext():
 def _grad_fn(e, s, op):
     """``f(*leaves)`` re-running sample ``s`` with its grad-requiring tensors replaced."""
     new_leaves = ()
-    # float64 leaves only: finite differences in float32 are too coarse to check against
-    leaves = [t for t in s.tensors() if t.requires_grad and t.dtype == ember.float64]
+    # float64 (and complex128) leaves only: finite differences in float32 are too coarse
+    leaves = [t for t in s.tensors()
+              if t.requires_grad and t.dtype in (ember.float64, ember.complex128)]
     index = {id(t): i for i, t in enumerate(leaves)}
 
     def sub(t):

@@ -52,6 +52,10 @@ from ._device import set_default_device as set_default_device
 from ._dtype import bfloat16 as bfloat16
 from ._dtype import bool as bool
 from ._dtype import can_cast as can_cast
+from ._dtype import cdouble as cdouble
+from ._dtype import cfloat as cfloat
+from ._dtype import complex64 as complex64
+from ._dtype import complex128 as complex128
 from ._dtype import double as double
 from ._dtype import dtype as dtype
 from ._dtype import finfo as finfo
@@ -157,6 +161,8 @@ from ._storage import BFloat16Storage as BFloat16Storage
 from ._storage import BoolStorage as BoolStorage
 from ._storage import ByteStorage as ByteStorage
 from ._storage import CharStorage as CharStorage
+from ._storage import ComplexDoubleStorage as ComplexDoubleStorage
+from ._storage import ComplexFloatStorage as ComplexFloatStorage
 from ._storage import DoubleStorage as DoubleStorage
 from ._storage import FloatStorage as FloatStorage
 from ._storage import HalfStorage as HalfStorage
@@ -437,6 +443,9 @@ def aminmax(
     keepdim: _bool = False,
 ) -> _return_types.aminmax:
     """``(min, max)`` over ``dim`` (all dims when None)."""
+
+def angle(input: Tensor) -> Tensor:
+    """The argument of each element in radians; real tensors give 0 or pi."""
 
 def any(input: Tensor, dim: _IntOrInts | None = None, keepdim: _bool = False) -> Tensor:
     """Whether some element (over ``dim``) is non-zero; bool (uint8 for uint8 input)."""
@@ -800,6 +809,20 @@ def combinations(input: Tensor, r: _int = 2, with_replacement: _bool = False) ->
     """The length-``r`` combinations (with replacement when asked) of a 1-D tensor's
     elements, one per row, in itertools' order.
     """
+
+def complex(real: Any, imag: Any) -> Tensor:
+    """A complex tensor from real and imaginary parts of one floating dtype (float32 gives
+    complex64, float64 complex128), broadcast together.
+    """
+
+def conj(input: Tensor) -> Tensor:
+    """The complex conjugate (a copy: see the module docstring); real tensors: themselves."""
+
+def conj_physical(input: Tensor) -> Tensor:
+    """The complex conjugate, always a new tensor for complex input (as ``conj`` here)."""
+
+def conj_physical_(input: Tensor) -> Tensor:
+    """In-place version of :func:`ember.conj_physical`."""
 
 def conv1d(
     input: Tensor,
@@ -1402,6 +1425,11 @@ def igammac(input: Tensor, other: _TensorOrNumber) -> Tensor:
 def igammac_(input: Tensor, other: _TensorOrNumber) -> Tensor:
     """In-place version of :func:`ember.igammac`."""
 
+def imag(input: Tensor) -> Tensor:
+    """The imaginary part of a complex tensor as a view sharing its memory (PyTorch's error
+    for real tensors).
+    """
+
 def index_add(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
     """``input`` with ``alpha * source`` added to the slices along ``dim`` at ``index``
     (repeated indices sum).
@@ -1477,10 +1505,16 @@ def instance_norm(
 def inverse(input: Tensor) -> Tensor:
     """Inverse of a (batch of) square matrix (``ember.linalg.inv``)."""
 
+def is_conj(input: Tensor) -> _bool:
+    """False: ember's ``conj`` is a copy, never a lazily conjugated view."""
+
 def is_inference(input: Tensor) -> _bool:
     """Whether ``input`` is an inference tensor: always False, as Ember's tensors carry no
     inference-mode flag (tensors made under ``inference_mode`` are ordinary tensors).
     """
+
+def is_neg(input: Tensor) -> _bool:
+    """False: ember has no lazy negative bit."""
 
 def is_same_size(input: Tensor, other: _TensorOrNumber) -> _bool:
     """Whether ``input`` and ``other`` have the same shape."""
@@ -2081,6 +2115,9 @@ def poisson_nll_loss(
     ATen's integer (0 none, 1 mean, 2 sum), unreduced by default as in PyTorch.
     """
 
+def polar(abs: Any, angle: Any) -> Tensor:
+    """``abs * (cos(angle) + i sin(angle))``: a complex tensor from polar coordinates."""
+
 def polygamma(n: _int, input: Tensor) -> Tensor:
     """The ``n``-th derivative of the digamma function at ``input`` (``n >= 0``)."""
 
@@ -2139,6 +2176,11 @@ def ravel(input: Tensor) -> Tensor:
     (``contiguous().view(-1)``, as PyTorch; ``reshape`` would view more strided inputs).
     """
 
+def real(input: Tensor) -> Tensor:
+    """The real part of a complex tensor as a view sharing its memory (writes go through);
+    a real tensor itself.
+    """
+
 def reciprocal(input: Tensor) -> Tensor:
     """``1 / input`` (integers give floats)."""
 
@@ -2186,6 +2228,12 @@ def resize_as_(
     memory_format: _MemoryFormat | None = None,
 ) -> Tensor:
     """``resize_`` to ``the_template``'s shape."""
+
+def resolve_conj(input: Tensor) -> Tensor:
+    """``input`` itself: ember never holds an unresolved conjugation."""
+
+def resolve_neg(input: Tensor) -> Tensor:
+    """``input`` itself: ember never holds an unresolved negation."""
 
 def rms_norm(
     input: Tensor,
@@ -2308,7 +2356,7 @@ def selu_(input: Tensor, inplace: _bool = False) -> Tensor:
     """In-place ``selu``."""
 
 def sgn(input: Tensor) -> Tensor:
-    """``sign`` (real tensors)."""
+    """``z / |z|`` for complex tensors (0 at 0); ``sign`` for real ones."""
 
 def sgn_(input: Tensor) -> Tensor:
     """In-place version of :func:`ember.sgn`."""
@@ -2708,6 +2756,12 @@ def var_mean(
 
 def vdot(input: Tensor, other: _TensorOrNumber) -> Tensor:
     """``dot`` with the first argument conjugated (the same for real tensors)."""
+
+def view_as_complex(input: Tensor) -> Tensor:
+    """A real tensor whose last dimension is 2 as a complex view (PyTorch's checks)."""
+
+def view_as_real(input: Tensor) -> Tensor:
+    """A complex tensor as a real view with a trailing dimension of 2 (real, imaginary)."""
 
 def vsplit(
     input: Tensor,

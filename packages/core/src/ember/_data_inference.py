@@ -18,8 +18,9 @@ from ._tensor import Tensor
 __all__ = ["np_to_dtype", "data_to_array"]
 
 #: the category of each Python scalar type: bool, integer, floating (``_category_dtype``)
-_PY_SCALARS = {builtins.bool: 0, builtins.int: 1, builtins.float: 2}
-_NP_NAMES = ("float64, float32, float16, int64, int32, int16, int8, uint8, and bool")
+_PY_SCALARS = {builtins.bool: 0, builtins.int: 1, builtins.float: 2, builtins.complex: 3}
+_NP_NAMES = ("float64, float32, float16, complex64, complex128, int64, int32, int16, int8, "
+             "uint8, and bool")
 
 
 def np_to_dtype(arr: np.ndarray) -> _dtype.dtype:
@@ -36,6 +37,8 @@ def np_to_dtype(arr: np.ndarray) -> _dtype.dtype:
 
 def _category_dtype(cat: int) -> _dtype.dtype:
     """The dtype PyTorch infers for a Python scalar of category ``cat`` (``_PY_SCALARS``)."""
+    if cat == 3:
+        return _dtype.default_complex_dtype()
     return (_dtype.bool, _dtype.int64, _dtype.get_default_dtype())[cat]
 
 
@@ -72,14 +75,14 @@ def _leaf_dtype(x) -> _dtype.dtype:
             cat = 1
         elif isinstance(x, numbers.Real):
             cat = 2
+        elif isinstance(x, numbers.Complex):
+            cat = 3
     if cat is not None:
         return _category_dtype(cat)
     if isinstance(x, Tensor):
         return x.dtype
     if isinstance(x, str):
         raise TypeError(f"new(): invalid data type '{type(x).__name__}'")
-    if isinstance(x, complex):
-        raise TypeError("complex tensors are not supported by ember")
     if _is_sequence(x):
         if isinstance(x, np.ndarray):
             return np_to_dtype(x)
@@ -187,7 +190,7 @@ class _Gather:
 
 def _values_to_array(values, dt: _dtype.dtype) -> np.ndarray:
     """Python numbers as an array of ``dt`` with PyTorch's overflow errors."""
-    if dt.is_floating_point or dt is _dtype.bool:
+    if dt.is_floating_point or dt.is_complex or dt is _dtype.bool:
         with np.errstate(over="ignore"):
             return np.array(values, dtype=dt.np)
     try:

@@ -9,7 +9,8 @@ import numpy as np
 
 __all__ = [
     "dtype", "bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16",
-    "float32", "float64", "half", "float", "double", "short", "int", "long",
+    "float32", "float64", "complex64", "complex128", "cfloat", "cdouble", "half", "float",
+    "double", "short", "int", "long",
     "get_default_dtype", "set_default_dtype", "promote_types", "result_type", "can_cast",
     "finfo", "iinfo",
 ]
@@ -27,9 +28,9 @@ class dtype:
         self.np = np.dtype(np_dtype)
         self.itemsize = self.np.itemsize
         self.is_floating_point = category == 2
-        self.is_complex = False
-        self.is_signed = category == 2 or self.np.kind == "i"
-        self._category = category  # 0 bool, 1 integer, 2 floating
+        self.is_complex = category == 3
+        self.is_signed = category >= 2 or self.np.kind == "i"
+        self._category = category  # 0 bool, 1 integer, 2 floating, 3 complex
 
     def __repr__(self) -> str:
         return f"ember.{self.name}"
@@ -38,10 +39,19 @@ class dtype:
         return (_dtype_from_name, (self.name,))
 
     def to_real(self) -> dtype:
-        return self
+        """The real dtype of a complex one (``complex64`` -> ``float32``); others: itself."""
+        return _TO_REAL.get(self, self)
 
     def to_complex(self) -> dtype:
-        raise RuntimeError(f"complex dtypes are not supported by ember (got {self})")
+        """The complex dtype of a floating one (``float64`` -> ``complex128``); complex
+        dtypes: themselves. float16 has no complex counterpart in ember (PyTorch's
+        ``complex32`` has no NumPy dtype), nor do integer dtypes (PyTorch's error)."""
+        if self._category == 3:
+            return self
+        c = _TO_COMPLEX.get(self)
+        if c is None:
+            raise RuntimeError(f"Unknown Complex ScalarType for {_NAMES[self.name][0]}")
+        return c
 
 
 def _dtype_from_name(name: str) -> dtype:
@@ -60,12 +70,23 @@ float16 = dtype("float16", np.float16, 2)
 bfloat16 = dtype("bfloat16", ml_dtypes.bfloat16, 2)
 float32 = dtype("float32", np.float32, 2)
 float64 = dtype("float64", np.float64, 2)
+#: complex dtypes hold NumPy's complex arrays; PyTorch's ``complex32`` (``chalf``) has no NumPy
+#: dtype and is not there
+complex64 = dtype("complex64", np.complex64, 3)
+complex128 = dtype("complex128", np.complex128, 3)
 half, float, double = float16, float32, float64
+cfloat, cdouble = complex64, complex128
 short, int, long = int16, int32, int64
 
-ALL_DTYPES = (bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64)
+ALL_DTYPES = (bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64,
+              complex64, complex128)
 _BY_NAME = {d.name: d for d in ALL_DTYPES}
-_BY_NAME.update(half=half, float=float32, double=float64, short=int16, int=int32, long=int64)
+_BY_NAME.update(half=half, float=float32, double=float64, short=int16, int=int32, long=int64,
+                cfloat=complex64, cdouble=complex128)
+_TO_REAL = {complex64: float32, complex128: float64}
+#: float16 and bfloat16 meet complex numbers at complex64 (see ``to_complex``)
+_TO_COMPLEX = {float16: complex64, bfloat16: complex64, float32: complex64,
+               float64: complex128}
 #: The one dtype-name table: per dtype, PyTorch's ScalarType name (in "result type Float
 #: can't be cast..."), its legacy tensor type, the C type of c10's overflow errors, how a
 #: printed TensorOptions spells it, and the C++ name of ``random_``'s bound errors.
@@ -81,6 +102,10 @@ _NAMES = {
                  "c10::BFloat16"),
     "float32": ("Float", "FloatTensor", "float", "float", "float"),
     "float64": ("Double", "DoubleTensor", "double", "double", "double"),
+    "complex64": ("ComplexFloat", None, "c10::complex<float>", "c10::complex<float>",
+                  "c10::complex<float>"),
+    "complex128": ("ComplexDouble", None, "c10::complex<double>", "c10::complex<double>",
+                   "c10::complex<double>"),
 }
 
 
@@ -121,6 +146,11 @@ FROM_NP[np.dtype(np.intc)] = int32
 #: kind is 'V', so a test of ``dtype.kind == "f"`` misses it.
 FLOATING_NP = frozenset(d.np for d in ALL_DTYPES if d.is_floating_point)
 BFLOAT16_NP = bfloat16.np
+#: NumPy's complex dtypes ember has (``arr.dtype in COMPLEX_NP``: "is it complex")
+COMPLEX_NP = frozenset((complex64.np, complex128.np))
+#: floating or complex: the dtypes that can require grad (PyTorch's "floating point and
+#: complex"), and that a true division or ``exp`` keeps rather than turning into floats
+INEXACT_NP = FLOATING_NP | COMPLEX_NP
 #: PyTorch's opmath type, by low-precision NumPy dtype (``arr.dtype in OPMATH``: "is it
 #: computed in float32"): float16 and bfloat16 are computed in float32 and rounded back once.
 #: NumPy cannot promote bfloat16 with float16 and BLAS has no bfloat16 kernels, so kernels
@@ -180,7 +210,8 @@ def from_numpy_dtype(np_dtype) -> dtype:
         except (KeyError, TypeError):
             raise TypeError(
                 f"can't convert np.ndarray of type {np.dtype(np_dtype)}. The only supported types "
-                "are: float64, float32, float16, int64, int32, int16, int8, uint8, and bool."
+                "are: float64, float32, float16, complex64, complex128, int64, int32, int16, int8, "
+                "uint8, and bool."
             ) from None
 
 
@@ -240,12 +271,17 @@ def promote_types(type1: dtype, type2: dtype) -> dtype:
             return type2
         if c2 == 0:
             return type1
-        return type1 if c1 > c2 else type2  # integer meets float: the float type
+        if c1 == 3 and c2 == 2 or c1 == 2 and c2 == 3:
+            # complex meets float: the complex type of the wider of the two real types
+            return promote_types(type1.to_real(), type2.to_real()).to_complex()
+        return type1 if c1 > c2 else type2  # integer meets float (complex): that type
     if c1 == 2:
         r1, r2 = _FLOAT_RANK[type1], _FLOAT_RANK[type2]
         if r1 == r2:
             return float32
         return type1 if r1 > r2 else type2
+    if c1 == 3:
+        return complex128 if complex128 in (type1, type2) else complex64
     return FROM_NP[np.promote_types(type1.np, type2.np)]
 
 
@@ -254,7 +290,12 @@ def _combine_categories(higher: dtype | None, lower: dtype | None) -> dtype | No
     # category (a float scalar on an int tensor), or if the higher one is bool.
     if higher is None:
         return lower
-    if lower is None or higher.is_floating_point:
+    if lower is None or higher.is_complex:
+        return higher
+    if lower.is_complex:
+        # a complex scalar keeps a floating tensor's precision (c10: toComplexType(higher))
+        return higher.to_complex() if higher.is_floating_point else lower
+    if higher.is_floating_point:
         return higher
     if higher is bool or lower.is_floating_point:
         return promote_types(higher, lower)
@@ -265,13 +306,23 @@ _PROMOTE_CACHE: dict = {}
 _PY_FLOAT = object()  # cache-key marker for a Python float operand (a dtype == "f" is True!)
 
 
+def default_complex_dtype() -> dtype:
+    """The dtype of Python complex numbers: the default dtype's complex type (``complex64``
+    while the default is float32, ``complex128`` with float64), as in PyTorch."""
+    return _default[0].to_complex()
+
+
 def _scalar_dtype(x) -> dtype:
     if isinstance(x, _b.bool):
         return bool
     if isinstance(x, _b.int):
         return int64
     if isinstance(x, np.generic):
+        if x.dtype in COMPLEX_NP:
+            return default_complex_dtype()
         return _default[0] if x.dtype in FLOATING_NP else from_numpy_dtype(x.dtype)
+    if isinstance(x, _b.complex):
+        return default_complex_dtype()
     return _default[0]
 
 
@@ -326,6 +377,7 @@ class finfo:
 
     def __init__(self, type: dtype | None = None):
         type = to_dtype(type) if type is not None else _default[0]
+        type = type.to_real()  # a complex dtype's limits are its real type's (PyTorch)
         if not type.is_floating_point:
             raise TypeError(f"finfo() requires a floating point input type, got {type}")
         fi = np_finfo(type.np)
@@ -349,7 +401,7 @@ class iinfo:
 
     def __init__(self, type: dtype):
         type = to_dtype(type)
-        if type.is_floating_point:
+        if type.is_floating_point or type.is_complex:
             raise TypeError(f"iinfo() requires an integer input type, got {type}")
         info = np.iinfo(type.np) if type is not bool else None
         self.dtype = type.name

@@ -45,7 +45,7 @@ def place(host_array: np.ndarray, dev) -> Tensor:
 def finish(t: Tensor, requires_grad: bool, out: Tensor | None = None) -> Tensor:
     """Apply a factory's ``requires_grad=`` and ``out=`` to its freshly made result."""
     if requires_grad:
-        if t._data.dtype not in _dtype.FLOATING_NP:
+        if t._data.dtype not in _dtype.INEXACT_NP:
             raise RuntimeError("Only Tensors of floating point and complex dtype can require "
                                "gradients")
         t.requires_grad = True
@@ -138,6 +138,11 @@ def _check_fill(value, dt: _dtype.dtype) -> None:
     """PyTorch's overflow check when a Python scalar is converted to ``dt``."""
     if dt is _dtype.bool or isinstance(value, (builtins.bool, np.bool_)):
         return
+    if dt.is_complex or isinstance(value, complex):
+        if isinstance(value, complex) and not dt.is_complex and value.imag:
+            raise RuntimeError(f"value cannot be converted to type {_dtype.c_type_name(dt)} "
+                               "without overflow")
+        return
     if dt.is_floating_point:
         if math.isfinite(value) and abs(value) > float(_dtype.np_finfo(dt.np).max):
             raise RuntimeError(f"value cannot be converted to type {_dtype.c_type_name(dt)} "
@@ -168,6 +173,8 @@ def _scalar_dtype(x) -> _dtype.dtype:
         return _dtype.int64
     if isinstance(x, numbers.Real):
         return _dtype.get_default_dtype()
+    if isinstance(x, numbers.Complex):
+        return _dtype.default_complex_dtype()
     raise TypeError(f"expected a number, got {type(x).__name__}")
 
 

@@ -31,7 +31,8 @@ from .backends import backend_of
 
 __all__ = ["UntypedStorage", "TypedStorage", "storage_of", "array_span",
            "BoolStorage", "ByteStorage", "CharStorage", "ShortStorage", "IntStorage",
-           "LongStorage", "HalfStorage", "BFloat16Storage", "FloatStorage", "DoubleStorage"]
+           "LongStorage", "HalfStorage", "BFloat16Storage", "FloatStorage", "DoubleStorage",
+           "ComplexFloatStorage", "ComplexDoubleStorage"]
 
 _CPU = _device_cls("cpu")
 
@@ -469,9 +470,12 @@ HalfStorage = _legacy("HalfStorage", _dtype.float16)
 BFloat16Storage = _legacy("BFloat16Storage", _dtype.bfloat16)
 FloatStorage = _legacy("FloatStorage", _dtype.float32)
 DoubleStorage = _legacy("DoubleStorage", _dtype.float64)
+ComplexFloatStorage = _legacy("ComplexFloatStorage", _dtype.complex64)
+ComplexDoubleStorage = _legacy("ComplexDoubleStorage", _dtype.complex128)
 _LEGACY_BY_DTYPE = {c.dtype: c for c in (BoolStorage, ByteStorage, CharStorage, ShortStorage,
                                          IntStorage, LongStorage, HalfStorage, BFloat16Storage,
-                                         FloatStorage, DoubleStorage)}
+                                         FloatStorage, DoubleStorage, ComplexFloatStorage,
+                                         ComplexDoubleStorage)}
 
 UntypedStorage.__module__ = "ember"
 TypedStorage.__module__ = "ember"

@@ -239,10 +239,49 @@ class Tensor:
         return self._data.dtype in _dtype.FLOATING_NP
 
     def is_complex(self) -> bool:
-        return False
+        return self._data.dtype in _dtype.COMPLEX_NP
 
     def is_signed(self) -> bool:
-        return self._data.dtype.kind == "i" or self._data.dtype in _dtype.FLOATING_NP
+        return self._data.dtype.kind == "i" or self._data.dtype in _dtype.INEXACT_NP
+
+    def is_conj(self) -> bool:
+        """False: ember's ``conj`` makes a conjugated copy (no lazy conjugate bit)."""
+        return False
+
+    def is_neg(self) -> bool:
+        """False: ember has no lazy negative bit."""
+        return False
+
+    def resolve_conj(self):
+        """This tensor: ember never holds an unresolved conjugation."""
+        return self
+
+    def resolve_neg(self):
+        """This tensor: ember never holds an unresolved negation."""
+        return self
+
+    @property
+    def real(self):
+        """The real part: a view for complex tensors (writes go through), the tensor itself
+        for real ones, as in PyTorch."""
+        from .ops.complex_ops import real
+
+        return real(self)
+
+    @real.setter
+    def real(self, value):
+        self.real.copy_(value)
+
+    @property
+    def imag(self):
+        """The imaginary part of a complex tensor, a view (PyTorch's error for real ones)."""
+        from .ops.complex_ops import imag
+
+        return imag(self)
+
+    @imag.setter
+    def imag(self, value):
+        self.imag.copy_(value)
 
     @property
     def is_cuda(self) -> bool:
@@ -405,8 +444,9 @@ class Tensor:
             raise RuntimeError("you can only change requires_grad flags of leaf variables. If "
                                "you want to use a computed variable in a subgraph that doesn't "
                                "require differentiation use var_no_grad = var.detach().")
-        if requires_grad and self._data.dtype not in _dtype.FLOATING_NP:
-            raise RuntimeError("only Tensors of floating point dtype can require gradients")
+        if requires_grad and self._data.dtype not in _dtype.INEXACT_NP:
+            raise RuntimeError("only Tensors of floating point and complex dtype can require "
+                               "gradients")
         self.requires_grad = bool(requires_grad)
         return self
 

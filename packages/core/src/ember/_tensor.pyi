@@ -326,6 +326,9 @@ class Tensor:
     ) -> _return_types.aminmax:
         """See :func:`ember.aminmax`."""
 
+    def angle(self) -> Tensor:
+        """See :func:`ember.angle`."""
+
     def any(self, dim: _IntOrInts | None = None, keepdim: _bool = False) -> Tensor:
         """See :func:`ember.any`."""
 
@@ -560,6 +563,15 @@ class Tensor:
 
     def clone(self, *, memory_format: _MemoryFormat = ...) -> Tensor:
         """See :func:`ember.clone`."""
+
+    def conj(self) -> Tensor:
+        """See :func:`ember.conj`."""
+
+    def conj_physical(self) -> Tensor:
+        """See :func:`ember.conj_physical`."""
+
+    def conj_physical_(self) -> Tensor:
+        """In-place version of :meth:`Tensor.conj_physical`."""
 
     def const_data_ptr(self) -> _int:
         """The address of the first element (``data_ptr``: Ember has no copy-on-write)."""
@@ -1006,6 +1018,12 @@ class Tensor:
     def igammac_(self, other: _TensorOrNumber) -> Tensor:
         """In-place version of :meth:`Tensor.igammac`."""
 
+    @property
+    def imag(self) -> Any:
+        """The imaginary part of a complex tensor, a view (PyTorch's error for real ones)."""
+    @imag.setter
+    def imag(self, value: Any) -> None: ...
+
     def index_add(self, *args: Any, **kwargs: Any) -> Tensor:
         """See :func:`ember.index_add`."""
 
@@ -1065,6 +1083,9 @@ class Tensor:
 
     def is_complex(self) -> _bool: ...
 
+    def is_conj(self) -> _bool:
+        """False: ember's ``conj`` makes a conjugated copy (no lazy conjugate bit)."""
+
     def is_contiguous(self, *, memory_format: _MemoryFormat = ...) -> _bool:
         """Whether the elements lie densely in ``memory_format``'s order (C order by default;
         ``ember.channels_last``: NHWC memory under the NCHW shape).
@@ -1105,6 +1126,9 @@ class Tensor:
     @property
     def is_mtia(self) -> _bool:
         """False: Ember has no MTIA backend."""
+
+    def is_neg(self) -> _bool:
+        """False: ember has no lazy negative bit."""
 
     @property
     def is_nested(self) -> _bool:
@@ -1675,6 +1699,9 @@ class Tensor:
     def pinverse(self, rcond: _float = 1e-15) -> Tensor:
         """See :func:`ember.pinverse`."""
 
+    def polar(self, angle: Any) -> Tensor:
+        """See :func:`ember.polar`."""
+
     def polygamma(self, n: _int) -> Any: ...
 
     def polygamma_(self, n: _int) -> Tensor: ...
@@ -1729,6 +1756,14 @@ class Tensor:
 
     def ravel(self) -> Tensor:
         """See :func:`ember.ravel`."""
+
+    @property
+    def real(self) -> Any:
+        """The real part: a view for complex tensors (writes go through), the tensor itself
+        for real ones, as in PyTorch.
+        """
+    @real.setter
+    def real(self, value: Any) -> None: ...
 
     def reciprocal(self) -> Tensor:
         """See :func:`ember.reciprocal`."""
@@ -1826,6 +1861,12 @@ class Tensor:
         memory_format: _MemoryFormat | None = None,
     ) -> Tensor:
         """See :func:`ember.resize_as_`."""
+
+    def resolve_conj(self) -> Any:
+        """This tensor: ember never holds an unresolved conjugation."""
+
+    def resolve_neg(self) -> Any:
+        """This tensor: ember never holds an unresolved negation."""
 
     def retain_grad(self) -> None: ...
 

@@ -123,6 +123,28 @@ class _Formatter:
         return (self.max_width - len(ret)) * " " + ret
 
 
+class _ComplexFormatter:
+    """PyTorch's complex printing: the real and the imaginary parts each get their own
+    formatter (width, notation), joined as ``1.+2.j`` / ``1.-2.j``."""
+
+    def __init__(self, arr: np.ndarray):
+        self.real = _Formatter(arr.real)
+        self.imag = _Formatter(arr.imag)
+        self.max_width = self.real.max_width + self.imag.max_width + 1
+
+    def format(self, value) -> str:
+        value = complex(value)
+        real_str = self.real.format(value.real)
+        imag_str = (self.imag.format(value.imag) + "j").lstrip()
+        if imag_str[0] in "+-":  # negative numbers, -0.0
+            return real_str + imag_str
+        return real_str + "+" + imag_str
+
+
+def _formatter(arr: np.ndarray):
+    return _ComplexFormatter(arr) if arr.dtype in _dtype.COMPLEX_NP else _Formatter(arr)
+
+
 def _vector_str(arr: np.ndarray, indent: int, summarize: bool, fmt: _Formatter) -> str:
     element_length = fmt.max_width + 2
     per_line = max(1, math.floor((PRINT_OPTS.linewidth - indent) / element_length))
@@ -177,7 +199,7 @@ def tensor_str(arr: np.ndarray, indent: int) -> str:
     if arr.size == 0:
         return "[]"
     summarize = arr.size > PRINT_OPTS.threshold
-    fmt = _Formatter(_summarized(arr) if summarize else arr)
+    fmt = _formatter(_summarized(arr) if summarize else arr)
     return _str_with_formatter(arr, indent, summarize, fmt)
 
 
@@ -220,7 +242,7 @@ def tensor_repr(t, *, tensor_contents: str | None = None) -> str:
     else:
         if not PRINT_OPTS.edgeitems:
             suffixes.append(f"size={tuple(arr.shape)}")
-        if dt not in (default, _dtype.int64, _dtype.bool):
+        if dt not in (default, default.to_complex(), _dtype.int64, _dtype.bool):
             suffixes.append(f"dtype={dt}")
         body = tensor_str(arr, indent)
     if tensor_contents is not None:

@@ -23,7 +23,8 @@ __all__ = ["tensortype", "make_types", "legacy_new", "parse_type", "FloatTensor"
            "DoubleTensor", "HalfTensor", "BFloat16Tensor", "LongTensor", "IntTensor",
            "ShortTensor", "CharTensor", "ByteTensor", "BoolTensor"]
 
-_BY_NAME = {_dtype.legacy_type_name(d): d for d in _dtype.ALL_DTYPES}
+_BY_NAME = {_dtype.legacy_type_name(d): d for d in _dtype.ALL_DTYPES
+            if _dtype.legacy_type_name(d)}
 
 
 class tensortype(type):

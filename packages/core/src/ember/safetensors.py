@@ -6,7 +6,7 @@ the CPU) and leaves the format itself to the package, whose parser checks the he
 JSON, dtypes, shapes, offsets that must tile the data exactly) and raises
 ``safetensors.SafetensorError``, as ``safetensors.torch`` does. ``BF16`` tensors are
 ``ember.bfloat16`` both ways (``ml_dtypes`` arrays, which the package's NumPy layer reads and
-writes); a tensor of a dtype Ember lacks (F8_*, C64, U16...) raises ``TypeError`` naming it
+writes); a tensor of a dtype Ember lacks (F8_*, U16...) raises ``TypeError`` naming it
 when it is read. Files round-trip with ``safetensors.torch``; ``save_file`` writes
 atomically and durably.
 """
@@ -34,13 +34,13 @@ def _st_numpy():
 _NUMPY_DTYPES = {"BOOL": np.dtype(np.bool_), "U8": np.dtype(np.uint8), "I8": np.dtype(np.int8),
                  "I16": np.dtype(np.int16), "I32": np.dtype(np.int32),
                  "I64": np.dtype(np.int64), "F16": np.dtype(np.float16), "BF16": BFLOAT16_NP,
-                 "F32": np.dtype(np.float32), "F64": np.dtype(np.float64)}
+                 "F32": np.dtype(np.float32), "F64": np.dtype(np.float64),
+                 "C64": np.dtype(np.complex64)}
 
 _CONVERT = ("convert it first, e.g. with safetensors.torch: save_file({{k: {} for k, v in "
             "load_file(path).items()}}, new_path)")
 _DTYPE_ADVICE = {  # by the dtype name's first letters
     "F": "Ember has no floats narrower than 16 bits; " + _CONVERT.format("v.float()"),
-    "C": "Ember has no complex dtypes; " + _CONVERT.format("torch.view_as_real(v)"),
     "U": "Ember's only unsigned integer dtype is uint8; " + _CONVERT.format("v.long()"),
 }
 

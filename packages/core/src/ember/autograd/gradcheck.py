@@ -90,7 +90,7 @@ def _check_inputs(inputs) -> None:
     idx = _diff_input_indices(inputs)
     for i in idx:
         t = inputs[i]
-        if t._data.dtype != np.float64:
+        if t._data.dtype not in (np.float64, np.complex128):
             warnings.warn(f"Input #{i} requires gradient and is not a double precision floating "
                           "point or complex. This check will likely fail if all the inputs are "
                           "not of double precision floating point or complex. ", stacklevel=3)
@@ -316,11 +316,53 @@ def gradcheck(func, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: floa
     return True
 
 
+def _as_real_problem(func, inputs):
+    """A complex problem as a real one, as PyTorch checks complex gradients: each complex
+    input that requires grad becomes its ``view_as_real`` (a float leaf with a trailing 2),
+    each complex output its ``view_as_real``. Under PyTorch's convention the gradient of
+    ``z`` is ``dL/dx + i dL/dy``, so the real problem's gradients are exactly the complex
+    ones' (real, imaginary) parts, and central differences check them."""
+    from .. import _dtype
+    from ..ops.complex_ops import view_as_complex, view_as_real
+
+    Tensor = _tensor_cls()
+    cplx = [isinstance(t, Tensor) and t.requires_grad and t._data.dtype in _dtype.COMPLEX_NP
+            for t in inputs]
+    real_inputs = tuple(view_as_real(t.detach().contiguous()).clone().requires_grad_()
+                        if c else t for t, c in zip(inputs, cplx))
+
+    def as_real(out):
+        if isinstance(out, Tensor) and out._data.dtype in _dtype.COMPLEX_NP:
+            return view_as_real(out.contiguous() if out._data.ndim else out)
+        return out
+
+    def real_func(*args):
+        args = [view_as_complex(a) if c else a for a, c in zip(args, cplx)]
+        out = func(*args)
+        if isinstance(out, (tuple, list)):
+            return tuple(as_real(o) for o in out)
+        return as_real(out)
+
+    return real_func, real_inputs
+
+
+def _has_complex(func, inputs) -> bool:
+    from .. import _dtype
+
+    Tensor = _tensor_cls()
+    if any(isinstance(t, Tensor) and t._data.dtype in _dtype.COMPLEX_NP for t in inputs):
+        return True
+    return False
+
+
 def _gradcheck_helper(func, inputs, eps, atol, rtol, nondet_tol, check_undefined_grad,
                       check_grad_dtypes, check_backward_ad) -> None:
     inputs = _as_tuple(inputs)
     _check_inputs(inputs)
     func_out = func(*inputs)
+    if _has_complex(func, inputs) or _complex_outputs(func_out):
+        func, inputs = _as_real_problem(func, inputs)
+        func_out = func(*inputs)
     outputs = _differentiable_outputs(func_out)
     _slow_gradcheck(func, func_out, inputs, outputs, eps, rtol, atol, check_grad_dtypes,
                     nondet_tol)
@@ -329,6 +371,13 @@ def _gradcheck_helper(func, inputs, eps, atol, rtol, nondet_tol, check_undefined
     _test_backward_mul_by_grad_output(outputs, inputs)
     if check_undefined_grad:
         _test_undefined_backward_mode(func, outputs, inputs)
+
+
+def _complex_outputs(func_out) -> bool:
+    """Whether ``func`` returned a complex tensor (``ember.fft.fft`` of a real signal)."""
+    from .. import _dtype
+
+    return any(o._data.dtype in _dtype.COMPLEX_NP for o in _tensors(func_out))
 
 
 def _random_grad_output(x, noncontiguous: bool, rng):

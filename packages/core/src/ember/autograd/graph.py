@@ -12,6 +12,7 @@ import re
 import threading
 import weakref
 
+from .. import _dtype
 from .._format import shape_str
 from .._tensor import Tensor as _Tensor
 from .._tensor import _make
@@ -247,6 +248,79 @@ _new = object.__new__
 _NO_EDGE = (None, 0)
 
 
+# -- complex autograd ----------------------------------------------------------------------------
+# PyTorch's convention: the gradient of a real loss L with respect to z = x + iy is
+# dL/dx + i dL/dy (the conjugate Wirtinger derivative, times 2). For a holomorphic op with a
+# real-case backward ``g * f'(z)`` (and for every linear op), the complex backward is
+# ``conj(backward(conj(g)))`` = ``g * conj(f'(z))``: such ops name their node class in
+# ``HOLOMORPHIC`` and need no complex code of their own. Non-holomorphic ops (abs, angle, real,
+# imag, conj, the FFTs' real forms, ...) set ``_complex = "own"`` on a node class whose backward
+# is right for complex numbers. Any other op recording a complex input or output raises, rather
+# than return a wrong gradient.
+
+_COMPLEX_NP = _dtype.COMPLEX_NP
+
+#: node classes (by name) whose backward is holomorphic-or-linear in the sense above; ops may
+#: add theirs with ``mark_holomorphic``
+HOLOMORPHIC = {
+    "AddBackward0", "AddmmBackward0", "AliasBackward0", "BmmBackward0", "CatBackward0",
+    "CloneBackward0", "CosBackward0", "CoshBackward0", "CumprodBackward0", "CumsumBackward0",
+    "DiagonalBackward0", "DivBackward0", "DotBackward0", "Exp2Backward0", "ExpBackward0",
+    "ExpandBackward0", "Expm1Backward0", "FlipBackward0", "GatherBackward0", "IndexBackward0",
+    "IndexSelectBackward0", "Log10Backward0", "Log1PBackward0", "Log2Backward0", "LogBackward0",
+    "MatmulBackward0", "MeanBackward0", "MeanBackward1", "MmBackward0", "MulBackward0",
+    "MvBackward0", "NegBackward0", "PermuteBackward0", "PowBackward0", "ProdBackward0",
+    "ProdBackward1", "ReciprocalBackward0", "RepeatBackward0", "ReshapeAliasBackward0",
+    "RollBackward0", "RsqrtBackward0", "RsubBackward0", "RsubBackward1", "SelectBackward0",
+    "SigmoidBackward0", "SinBackward0", "SinhBackward0", "SliceBackward0",
+    "SplitBackward0", "SplitWithSizesBackward0", "SqrtBackward0",
+    "SqueezeBackward0", "SqueezeBackward1", "SqueezeBackward2", "StackBackward0",
+    "SubBackward0", "SumBackward0", "SumBackward1", "TBackward0", "TakeBackward0",
+    "TanBackward0", "TanhBackward0", "ToCopyBackward0", "TraceBackward0", "TransposeBackward0",
+    "UnbindBackward0", "UnsafeViewBackward0", "UnsqueezeBackward0", "ViewBackward0",
+}
+
+_COMPLEX_VARIANTS: dict = {}
+
+
+def mark_holomorphic(*node_classes) -> None:
+    """Declare node classes whose backward is holomorphic-or-linear (see ``HOLOMORPHIC``)."""
+    HOLOMORPHIC.update(c if isinstance(c, str) else c.__name__ for c in node_classes)
+    _COMPLEX_VARIANTS.clear()
+
+
+def complex_node_class(node_cls) -> type:
+    """The node class a node of ``node_cls`` runs as when complex numbers flow through it:
+    itself when its backward handles them, a conjugating subclass for holomorphic ops, and
+    PyTorch-style refusal otherwise."""
+    variant = _COMPLEX_VARIANTS.get(node_cls)
+    if variant is not None:
+        return variant
+    if getattr(node_cls, "_complex", None) == "own":
+        variant = node_cls
+    elif node_cls.__name__ in HOLOMORPHIC:
+        raw = node_cls.backward
+
+        def backward(node, grad, _raw=raw):
+            if isinstance(grad, list):
+                out = _raw(node, [None if g is None else g.conj() for g in grad])
+            else:
+                out = _raw(node, None if grad is None else grad.conj())
+            if isinstance(out, (tuple, list)):
+                return type(out)(None if g is None else g.conj() for g in out)
+            return None if out is None else out.conj()
+
+        variant = type(node_cls.__name__, (node_cls,), {"__slots__": (), "backward": backward,
+                                                         "_complex": "own"})
+    else:
+        raise RuntimeError(f"{node_cls.__name__}: the derivative for complex inputs or "
+                           "outputs is not implemented in ember (autograd supports complex "
+                           "numbers through the ops ember.autograd.graph.HOLOMORPHIC names "
+                           "and those written for them)")
+    _COMPLEX_VARIANTS[node_cls] = variant
+    return variant
+
+
 def result(arr, device, node_cls=None, inputs=(), saved=(), ctx=None,
            save_output: bool = False):
     """Wrap ``arr`` as an op's output on ``device``; when grad mode is on and one of
@@ -276,14 +350,20 @@ def record(node_cls, out, inputs, saved=(), ctx=None, save_output: bool = False)
     node = _new(node_cls)
     node.seq = next(_SEQ)
     edges = []
+    cplx = out._data.dtype in _COMPLEX_NP
     for t in inputs:
         if t is None or not t.requires_grad:
             edges.append(_NO_EDGE)
-        elif t.grad_fn is not None:
+            continue
+        if t._data.dtype in _COMPLEX_NP:
+            cplx = True
+        if t.grad_fn is not None:
             edges.append((t.grad_fn, t._nr))
         else:
             acc = t._accum
             edges.append((acc if acc is not None else accumulate_node(t), 0))
+    if cplx:
+        node.__class__ = complex_node_class(node_cls)
     node.next_functions = tuple(edges)
     node.saved = saved
     if saved:

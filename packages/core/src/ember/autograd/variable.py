@@ -32,7 +32,7 @@ class _VariableMeta(type):
         elif not isinstance(data, Tensor):
             raise TypeError(f"Variable data has to be a tensor, but got "
                             f"{type(data).__name__}")
-        if requires_grad and data._data.dtype not in _dtype.FLOATING_NP:
+        if requires_grad and data._data.dtype not in _dtype.INEXACT_NP:
             raise RuntimeError("Only Tensors of floating point and complex dtype can require "
                                "gradients")
         out = data.detach()

@@ -5,6 +5,7 @@ from . import (
     api,
     arith,
     attention,
+    complex_ops,
     conv,
     extras,
     grid,

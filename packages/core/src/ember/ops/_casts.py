@@ -19,6 +19,8 @@ def _to_copy_backward(node, grad):
     if g._device is not src_dev:
         g = cast_to(g, src_dev, None, False)
     if g._data.dtype is not src_dtype.np:
+        if g._data.dtype in _dtype.COMPLEX_NP and not src_dtype.is_complex:
+            g = g.real  # a real source of a complex copy: the gradient's real part
         g = cast_to(g, None, src_dtype, False)
     return (g,)
 
@@ -34,6 +36,12 @@ def cast_to(t: Tensor, device, dtype, copy: bool) -> Tensor:
     np_dt = data.dtype if dtype is None else dtype.np
     if dev is src_dev and np_dt is data.dtype and not copy:
         return t
+    if data.dtype in _dtype.COMPLEX_NP and np_dt not in _dtype.COMPLEX_NP:
+        import warnings
+
+        warnings.warn("Casting complex values to real discards the imaginary part",
+                      UserWarning, stacklevel=3)
+        data = data.real
     if dev is not src_dev:
         backend_of(dev).check_dtype(np_dt)
         host = backend_of(src_dev).to_host(data)
@@ -45,9 +53,9 @@ def cast_to(t: Tensor, device, dtype, copy: bool) -> Tensor:
         out_data = data.astype(np_dt, copy=True)
     out = _make(out_data, dev)
     if t.requires_grad and GRAD.enabled:
-        if out_data.dtype not in _dtype.FLOATING_NP:
+        if out_data.dtype not in _dtype.INEXACT_NP:
             return out
-        record(ToCopyBackward0, out, (t,), (), (src_dev, _dtype.FROM_NP[data.dtype]))
+        record(ToCopyBackward0, out, (t,), (), (src_dev, _dtype.FROM_NP[t._data.dtype]))
     return out
 
 

@@ -17,8 +17,9 @@ from ._promotion import broadcast_shape, coerce
 __all__ = ["binary_op", "unary_op", "sum_to_size", "camel", "in_float32"]
 
 _FROM_NP = _dtype.FROM_NP
-_FLOATING = _dtype.FLOATING_NP
+_FLOATING = _dtype.INEXACT_NP  # floating or complex: what ``to_float`` leaves as it is
 _BF16 = _dtype.BFLOAT16_NP
+_COMPLEX = _dtype.COMPLEX_NP
 
 
 def in_float32(fwd, *arrays):
@@ -52,6 +53,8 @@ def _fit(g, shape, dtype):
     if g._data.shape != shape:
         g = sum_to_size(g, shape)
     if g._data.dtype is not dtype:
+        if g._data.dtype in _COMPLEX and dtype not in _COMPLEX:
+            g = g.real  # a real input of a complex result: its gradient is the real part
         g = g.to(_FROM_NP[dtype])
     return g
 

@@ -70,7 +70,7 @@ def coerce(input, other, to_float: bool = False):
         if ad.dtype is not bd.dtype:
             rt = _result_np(ad, bd)
             # a 0-dim operand may not fit the integer type
-            if to_float and rt not in _dtype.FLOATING_NP:
+            if to_float and rt not in _dtype.INEXACT_NP:
                 rt = _dtype.get_default_dtype().np
             if ad.dtype is not rt:
                 ad = ad.astype(rt)
@@ -97,7 +97,10 @@ def coerce(input, other, to_float: bool = False):
             if not info.min <= s <= info.max:  # PyTorch wraps; NumPy 2 would raise
                 s = np.array(s).astype(data.dtype).item()
     elif isinstance(s, complex):
-        raise TypeError("complex scalars are not supported by ember")
+        if data.dtype not in _dtype.COMPLEX_NP:  # a complex scalar makes a real tensor complex
+            ct = _dtype.result_type(t, s).np
+            data = (data.astype(np.float32) if data.dtype is _dtype.BFLOAT16_NP
+                    else data).astype(ct)
     if ta is not None:
         return ta, None, data, s, t._device
     return None, tb, s, data, t._device

@@ -79,7 +79,7 @@ _opmath = _dtype.opmath
 def _value_range(np_dtype):
     """The Python numbers a scalar of ``np_dtype`` accepts: unsigned types take negative
     values down to ``-max`` (wrapping modulo 2**bits), as PyTorch's overflow check does."""
-    if np_dtype in _dtype.FLOATING_NP:
+    if np_dtype in _dtype.INEXACT_NP:
         big = float(_dtype.np_finfo(np_dtype).max)
         return -big, big
     info = np.iinfo(np_dtype)
@@ -94,6 +94,13 @@ def _scalar_as(value, np_dtype):
     kind = "f" if np_dtype in _dtype.FLOATING_NP else np_dtype.kind  # bfloat16's kind is 'V'
     if kind == "b":
         return np.bool_(value)
+    if kind == "c":
+        return np_dtype.type(value)
+    if isinstance(value, complex):
+        if value.imag:
+            raise RuntimeError(f"value cannot be converted to type "
+                               f"{_dtype.c_type_name(np_dtype)} without overflow")
+        value = value.real
     v = float(value)
     if kind != "f" and math.isfinite(v):
         v = int(value)
@@ -275,7 +282,7 @@ def _zero_bw(node, g):
 
 
 def _abs_bw(node, g):
-    return (g * node.saved[0].sign(),)
+    return (g * node.saved[0].sgn(),)  # sgn: z / |z| for complex z (PyTorch's abs_backward)
 
 
 def _neg_bw(node, g):
@@ -289,6 +296,27 @@ def _sign_np(a):
     return (a > 0).astype(a.dtype) - (a < 0).astype(a.dtype)
 
 
+def _sgn_np(a):
+    """``z / |z|`` for complex ``z`` (0 at 0), ``sign`` for real numbers."""
+    if a.dtype not in _dtype.COMPLEX_NP:
+        return _sign_np(a)
+    xp = xp_of(a)
+    mag = xp.abs(a)
+    return xp.where(mag == 0, 0, a / xp.where(mag == 0, 1, mag)).astype(a.dtype)
+
+
+def _sgn_bw(node, g):
+    (z,) = node.saved
+    if z._data.dtype not in _dtype.COMPLEX_NP:
+        return (_zeros(g),)
+    # (g - s Re(g conj(s))) / |z|, zero at the origin (PyTorch's sgn_backward)
+    s = node.output()
+    mag = z.abs()
+    at0 = mag == 0
+    inv = (~at0).to(mag.dtype) / mag.masked_fill(at0, 1.0)  # real: 0 at the origin
+    return ((g - s * (g * s.conj()).real) * inv,)
+
+
 def _signbit_np(a):
     return np.signbit(a) if a.dtype in _dtype.FLOATING_NP else a < 0
 
@@ -297,7 +325,10 @@ abs = _unary("abs", np.abs, _abs_bw, to_float=False, saves="a", reject="b",
              aliases=("absolute",), doc="Absolute value (bool tensors are an error).")
 sign = _unary("sign", _sign_np, _zero_bw, to_float=False,
               doc="-1, 0 or 1 by the sign of each element (0 for NaN).")
-sgn = _unary("sgn", _sign_np, _zero_bw, to_float=False, doc="``sign`` (real tensors).")
+sgn = _unary("sgn", _sgn_np, _sgn_bw, to_float=False, saves="ao",
+             doc="``z / |z|`` for complex tensors (0 at 0); ``sign`` for real ones.")
+sgn._node._complex = "own"
+abs._node._complex = "own"
 signbit = _unary("signbit", _signbit_np, to_float=False, inplace=False,
                  doc="True where the sign bit is set (``-0.0`` included).")
 neg = register("neg", inplace=True, aliases=("negative",))(

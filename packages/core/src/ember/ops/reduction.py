@@ -121,7 +121,7 @@ def _rounded(r, acc, d):
 
 def _floating_input(input, message: str):
     """PyTorch's error for an integer/bool input; ``{dtype}`` in ``message`` names it."""
-    if input._data.dtype not in _dtype.FLOATING_NP:
+    if input._data.dtype not in _dtype.INEXACT_NP:
         raise RuntimeError(message.format(dtype=scalar_type_name(input._data.dtype)))
 
 

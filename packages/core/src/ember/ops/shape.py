@@ -527,8 +527,9 @@ def _matrix_transpose(self):
 
 register_method("T", property(lambda self: permute(self, tuple(reversed(range(self._data.ndim))))))
 register_method("mT", property(_matrix_transpose))
-register_method("H", property(lambda self: permute(self, tuple(reversed(range(self._data.ndim))))))
-register_method("mH", property(_matrix_transpose))
+register_method("H", property(lambda self: permute(self, tuple(reversed(range(self._data.ndim))))
+                              .conj()))
+register_method("mH", property(lambda self: _matrix_transpose(self).conj()))
 
 
 @register("movedim", aliases=("moveaxis",), view=True)

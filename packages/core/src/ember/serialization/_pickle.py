@@ -30,6 +30,7 @@ STORAGE_NAMES = {
     _dtype.float16: "HalfStorage", _dtype.bfloat16: "BFloat16Storage",
     _dtype.int64: "LongStorage", _dtype.int32: "IntStorage", _dtype.int16: "ShortStorage",
     _dtype.int8: "CharStorage", _dtype.uint8: "ByteStorage", _dtype.bool: "BoolStorage",
+    _dtype.complex64: "ComplexFloatStorage", _dtype.complex128: "ComplexDoubleStorage",
 }
 
 
@@ -351,8 +352,9 @@ def set_requires_grad(t: Tensor, value) -> None:
     """``requires_grad`` from a checkpoint, checked as PyTorch checks it."""
     if type(value) is not bool:
         raise RuntimeError("requires_grad must be a bool")
-    if value and t._data.dtype not in _dtype.FLOATING_NP:
-        raise RuntimeError("only Tensors of floating point dtype can require gradients")
+    if value and t._data.dtype not in _dtype.INEXACT_NP:
+        raise RuntimeError("only Tensors of floating point and complex dtype can require "
+                           "gradients")
     t.requires_grad = value
 
 
