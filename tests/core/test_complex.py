@@ -111,7 +111,7 @@ def test_requires_grad():
 ])
 def test_repr_matches_pytorch(values, dtype):
     torch = pytest.importorskip("torch")
-    ours = repr(z(values, dtype))
+    ours = repr(z(values, dtype, device="cpu"))
     theirs = repr(torch.tensor(values, dtype=getattr(torch, dtype.name)))
     assert ours == theirs.replace("torch.", "ember.")
 
@@ -224,7 +224,7 @@ def _complexify(s, rng):
         if t.dtype is not ember.float64:
             return t
         im = rng.uniform(-1, 1, size=tuple(t.shape))
-        c = ember.tensor(t.detach().numpy() + 1j * im, dtype=C128)
+        c = ember.tensor(t.detach().cpu().numpy() + 1j * im, dtype=C128, device=t.device)
         return c.requires_grad_(t.requires_grad)
 
     return s.map_tensors(f)
@@ -318,7 +318,8 @@ def test_save_load_round_trip(tmp_path):
 def test_checkpoints_interoperate_with_pytorch(tmp_path):
     torch = pytest.importorskip("torch")
     path = tmp_path / "c.pt"
-    ember.save({"a": z([1 + 2j], C64), "b": z([3 - 1j], C128)}, path)
+    ember.save({"a": z([1 + 2j], C64, device="cpu"), "b": z([3 - 1j], C128, device="cpu")},
+               path)
     theirs = torch.load(path)
     assert theirs["a"].dtype == torch.complex64 and theirs["b"].tolist() == [3 - 1j]
     torch.save({"a": torch.tensor([2j]), "b": torch.tensor([1 + 1j], dtype=torch.complex128)},
