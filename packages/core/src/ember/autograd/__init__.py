@@ -32,7 +32,7 @@ __all__ = ["backward", "grad", "Variable", "Node", "Function", "FunctionCtx", "I
            "set_grad_enabled", "inference_mode", "is_grad_enabled", "is_inference_mode_enabled",
            "detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled",
            "is_anomaly_check_nan_enabled", "gradcheck", "gradgradcheck",
-           "set_multithreading_enabled", "enforce_grad_layout_policy"]
+           "set_multithreading_enabled", "enforce_grad_layout_policy", "forward_ad"]
 
 
 def _as_tuple(x):
@@ -177,5 +177,5 @@ def _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, all
     return tuple(result)
 
 
-from . import functional
+from . import forward_ad, functional
 from .gradcheck import gradcheck, gradgradcheck

@@ -62,6 +62,7 @@ class Node:
     _hooks = None
     _retain = None
     _anomaly_trace = None
+    _fw = None  # forward AD: this node's tangents at the active dual level (forward_ad.py)
     _freed_msg = ("Trying to backward through the graph a second time (or directly access saved "
                   "tensors after they have already been freed). Saved intermediate values of the "
                   "graph are freed when you call .backward() or autograd.grad(). Specify "
@@ -391,4 +392,12 @@ def record(node_cls, out, inputs, saved=(), ctx=None, save_output: bool = False)
         node._anomaly_trace = "".join(traceback.format_stack()[:-2])
     out.requires_grad = True
     out.grad_fn = node
+    if _FW_HOOK is not None:  # forward AD: a dual level is active (forward_ad.py)
+        _FW_HOOK(node, out, inputs)
     return out
+
+
+#: forward AD's recording hook ``hook(node, out, inputs)``, set only while a dual level is
+#: active (``ember.autograd.forward_ad``): outside forward AD it costs one global read per
+#: recorded op and nothing on the no-grad path
+_FW_HOOK = None

@@ -6,6 +6,7 @@ from __future__ import annotations
 from .. import _dtype
 from .._format import shape_str
 from .._tensor import Tensor, _make
+from ..autograd import graph as _fw_graph
 from ..autograd.grad_mode import GRAD
 from ._casts import cast_to
 from ._promotion import _dtype_category, broadcast_shape
@@ -87,6 +88,15 @@ def _inplace_with_grad(self, fn, name, args, kwargs):
 
 def rebase_history(self: Tensor, result: Tensor) -> None:
     """Make ``self`` (just overwritten in place) take ``result``'s place in the graph."""
+    if _fw_graph._FW_HOOK is not None:  # forward AD: the tangent is updated in place too
+        from ..autograd.forward_ad import _rebase_with_tangent
+
+        _rebase_with_tangent(self, result, _rebase_history)
+        return
+    _rebase_history(self, result)
+
+
+def _rebase_history(self: Tensor, result: Tensor) -> None:
     base = getattr(self, "_base", None)
     if base is not None and (base.requires_grad or result.requires_grad):
         from .views import copy_slices

@@ -1,0 +1,404 @@
+"""``ember.autograd.forward_ad``: forward-mode automatic differentiation with dual tensors,
+PyTorch's ``torch.autograd.forward_ad``.
+
+Inside a ``dual_level``, ``make_dual(x, v)`` gives a tensor that carries the tangent ``v``;
+every op on it gives a result carrying the Jacobian-vector product ``J v``, which
+``unpack_dual`` reads back::
+
+    with forward_ad.dual_level():
+        y = f(forward_ad.make_dual(x, v))
+        jvp = forward_ad.unpack_dual(y).tangent
+
+How it works. A dual tensor takes part in the recorded graph (it requires grad), so every
+differentiable op records its backward node, whichever way the op records it. While a level
+is active, recording calls a hook (``graph._FW_HOOK``) that notes the node's inputs'
+tangents; the output's tangent is derived from the node's own backward
+(``_forward_rules``), when it is first needed: the next recorded op or ``unpack_dual``. A
+tangent belongs to the node and output number (``grad_fn``, ``_nr``) of the tensor that
+carries it, so in-place ops, which give their tensor a new ``grad_fn``, carry the new
+tangent with it; they also write it into the old tangent's memory, as PyTorch does. A view
+reads its tangent as the same view of its base's tangent.
+
+Differences from PyTorch, all following from riding on the recorded graph: a dual tensor
+and the results computed from it report ``requires_grad=True``; ops run under ``no_grad``
+(or ``inference_mode``) record nothing and so give results without a tangent; custom
+``autograd.Function`` outputs get no tangent (their ``jvp`` staticmethod is not called yet).
+"""
+
+from __future__ import annotations
+
+import collections
+import weakref
+from typing import NamedTuple
+
+from .._format import shape_str
+from .._tensor import Tensor, _make
+from . import graph as _graph
+from ._forward_rules import output_tangent
+from .grad_mode import GRAD, _DecoratorContextManager
+
+__all__ = ["UnpackedDualTensor", "enter_dual_level", "exit_dual_level", "make_dual",
+           "unpack_dual", "dual_level"]
+
+#: the active level's index (PyTorch keeps the same module global): -1 when none is active
+_current_level = -1
+
+
+class _Level:
+    """One dual level: the nodes that hold its tangents (cleared at exit) and the nodes whose
+    output tangent is still to be computed."""
+
+    __slots__ = ("idx", "nodes", "pending", "busy")
+
+    def __init__(self, idx: int):
+        self.idx = idx
+        self.nodes: list = []  # weak references to the nodes holding a tangent record
+        self.pending: collections.deque = collections.deque()
+        self.busy = False  # computing a tangent: ops run then are not forward-differentiated
+
+
+_LEVEL: list = [None]  # the active _Level
+
+
+class _Record:
+    """A node's forward-AD state at one level: its inputs' tangents and its outputs'."""
+
+    __slots__ = ("level", "inputs", "outs", "final")
+
+    def __init__(self, level, inputs, outs=None, final=False):
+        self.level = level
+        self.inputs = inputs  # one tangent (or None) per input of the node
+        self.outs = {} if outs is None else outs  # output number -> tangent (or None)
+        self.final = final  # outs is complete: nothing is computed from inputs
+
+
+def _attach(level: _Level, node, rec: _Record) -> None:
+    node._fw = rec
+    level.nodes.append(weakref.ref(node))
+
+
+# -- levels ----------------------------------------------------------------------------------
+
+def enter_dual_level() -> int:
+    """Enter a new forward grad level (returned) and make it the default of the other
+    functions of this module. Only one level can be active at a time, as in PyTorch."""
+    global _current_level
+    if _LEVEL[0] is not None:
+        raise RuntimeError("Nested forward mode AD is not supported at the moment")
+    level = _Level(_current_level + 1)
+    _LEVEL[0] = level
+    _current_level = level.idx
+    _graph._FW_HOOK = _on_record
+    return level.idx
+
+
+def exit_dual_level(*, level: int | None = None) -> None:
+    """Exit the forward grad level ``level`` (default: the current one), deleting every
+    tangent made at it. Only the last level entered can be exited."""
+    global _current_level
+    if level is None:
+        level = _current_level
+    if level != _current_level:
+        raise RuntimeError("Trying to exit a forward AD level that was not the last one that "
+                           "was created. This is not supported.")
+    active = _LEVEL[0]
+    if level < 0 or active is None:
+        raise RuntimeError("Dual level must be a positive number.")
+    _graph._FW_HOOK = None
+    _LEVEL[0] = None
+    _current_level = level - 1
+    active.pending.clear()
+    for ref in active.nodes:
+        node = ref()
+        if node is not None and node.__dict__.get("_fw") is not None:
+            del node.__dict__["_fw"]
+    active.nodes.clear()
+
+
+class dual_level(_DecoratorContextManager):
+    """Context manager (and decorator) for forward AD: every forward AD computation happens
+    inside it. Entering it enters a new level (``enter_dual_level``), leaving it exits the
+    level and deletes its tangents. Nested ``dual_level`` blocks are not supported, as in
+    PyTorch; use ``ember.func.jvp`` for higher-order forward derivatives."""
+
+    def __enter__(self) -> int:
+        return enter_dual_level()
+
+    def __exit__(self, exc_type, exc_value, traceback) -> None:
+        exit_dual_level()
+
+
+# -- dual tensors ------------------------------------------------------------------------------
+
+class UnpackedDualTensor(NamedTuple):
+    """What ``unpack_dual`` returns: the ``primal`` and its ``tangent`` (None without one)."""
+
+    primal: Tensor
+    tangent: Tensor | None
+
+
+def _alias_bw(node, grad):
+    return (grad,)
+
+
+#: make_dual's and unpack_dual's node (a view of the input in PyTorch, named so there)
+_DualViewBackward0 = _graph.make_node_class("ViewBackward0", _alias_bw)
+
+
+def _alias(tensor: Tensor) -> Tensor:
+    """A tensor sharing ``tensor``'s memory and version counter, recorded as a view of it
+    (its gradient flows to ``tensor``) but not tracked as a view: it is a new root."""
+    out = tensor.detach()
+    node = _graph.new_node(_DualViewBackward0)
+    node.next_functions = (_graph.edge(tensor),)
+    node.saved = ()
+    node.versions = None
+    node.ctx = None
+    node.device = tensor._device
+    out.grad_fn = node
+    out.requires_grad = True
+    return out
+
+
+def _is_inexact(t) -> bool:
+    return t.is_floating_point() or t.is_complex()
+
+
+def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> Tensor:
+    """A dual tensor: a new tensor sharing ``tensor``'s memory, whose forward gradient at
+    ``level`` (default: the current level) is ``tangent``. The tangent is kept as it is when
+    it has the primal's memory layout, and copied into that layout otherwise. Backward
+    differentiable: gradients of the result flow to ``tensor``."""
+    if level is None:
+        level = _current_level
+    if level < 0:
+        raise RuntimeError("Trying to create a dual Tensor for forward AD but no level exists, "
+                           "make sure to enter_dual_level() first.")
+    if not _is_inexact(tensor):
+        raise ValueError(f"Expected primal to be floating point or complex, but got: "
+                         f"{tensor.dtype}")
+    if not _is_inexact(tangent):
+        raise ValueError(f"Expected tangent to be floating point or complex, but got: "
+                         f"{tangent.dtype}")
+    active = _LEVEL[0]
+    if active is None or level != active.idx:
+        raise RuntimeError("Invalid level given to _make_dual")
+    if _tangent_of(tensor) is not None:
+        raise RuntimeError("Making a dual Tensor based on a Tensor that already has a forward "
+                           f"gradient at the same level {level} is not supported.")
+    if _tangent_of(tangent) is not None:
+        raise RuntimeError("Setting a forward grad that itself has a forward gradient at the "
+                           f"same level{level} is not supported.")
+    if tangent._data.shape != tensor._data.shape:
+        raise RuntimeError("Trying to set a forward gradient that has a different size than "
+                           "that of the original Tensor, this is not supported. Tensor is of "
+                           f"size [{shape_str(tensor._data.shape)}] while the given forward "
+                           f"gradient is of size [{shape_str(tangent._data.shape)}].")
+    if tangent._device != tensor._device:
+        raise RuntimeError("Expected the tangent to be on the primal's device, but the primal "
+                           f"is on {tensor._device} and the tangent on {tangent._device}")
+    if not tangent.requires_grad and tangent.stride() != tensor.stride():
+        tangent = _same_layout(tensor, tangent)
+    out = _alias(tensor)
+    _attach(active, out.grad_fn, _Record(active, None, {0: tangent}, final=True))
+    return out
+
+
+def _same_layout(primal: Tensor, tangent: Tensor) -> Tensor:
+    """``tangent`` copied into a tensor with ``primal``'s strides."""
+    from .. import empty_like
+
+    t = empty_like(primal, dtype=tangent.dtype)
+    t._data[...] = tangent._data
+    return t
+
+
+def unpack_dual(tensor: Tensor, *, level: int | None = None) -> UnpackedDualTensor:
+    """``(primal, tangent)`` of ``tensor`` at ``level`` (default: the current level): the
+    primal a tensor sharing ``tensor``'s memory without the tangent (``tensor`` itself when it
+    has none), the tangent as it is, or None. Backward differentiable."""
+    if level is None:
+        level = _current_level
+    if level < 0:
+        return UnpackedDualTensor(tensor, None)
+    active = _LEVEL[0]
+    tangent = _tangent_of(tensor) if active is not None and level == active.idx else None
+    if tangent is None:
+        return UnpackedDualTensor(tensor, None)
+    primal = _alias(tensor)
+    _attach(active, primal.grad_fn, _Record(active, None, {0: None}, final=True))
+    return UnpackedDualTensor(primal, tangent)
+
+
+# -- tangents ------------------------------------------------------------------------------------
+
+def _tangent_of(t: Tensor):
+    """``t``'s tangent at the active level, or None."""
+    active = _LEVEL[0]
+    if active is None or not isinstance(t, Tensor):
+        return None
+    if active.pending and not active.busy:
+        _flush(active)
+    return _lookup(active, t)
+
+
+def _lookup(active: _Level, t: Tensor):
+    base = t._base
+    if base is not None:  # a view: the same view of its base's tangent, when it replays
+        root = _lookup(active, base)
+        if root is not None:
+            view = _view_of_tangent(t, root)
+            if view is not None:
+                return view
+    gf = t.grad_fn
+    if gf is not None:
+        rec = gf._fw
+        if rec is not None and rec.level is active:
+            return _output_tangent(gf, rec, t._nr, t)
+    return None
+
+
+def _output_tangent(node, rec: _Record, nr: int, out: Tensor):
+    outs = rec.outs
+    if nr in outs:
+        return outs[nr]
+    if rec.final:
+        return None
+    active = rec.level
+    was = active.busy
+    active.busy = True
+    try:
+        tangent = output_tangent(node, nr, out, rec.inputs)
+    finally:
+        active.busy = was
+    outs[nr] = tangent
+    if node._n_out == 1:
+        rec.inputs = None  # the only output is done: let the inputs' tangents go
+        rec.final = True
+    return tangent
+
+
+def _view_of_tangent(view: Tensor, root_tangent: Tensor):
+    """The tangent of ``view``: the same view of its base's tangent (None when the view
+    cannot be replayed on another tensor)."""
+    if not _replayable(view, view._base, root_tangent):
+        return None
+    return _replay(view._extra["view_fn"], root_tangent)
+
+
+def _replayable(view: Tensor, base: Tensor, root_tangent: Tensor) -> bool:
+    """Whether ``view`` replays on its base's tangent: by a chain of view ops, or by storage
+    geometry (``as_strided``) when the tangent lays its elements out as the base does."""
+    extra = view._extra
+    if not extra or "view_fn" not in extra:
+        return False
+    if not extra.get("strided"):
+        return True
+    return (root_tangent._data.dtype == base._data.dtype and
+            root_tangent.stride() == base.stride() and base.storage_offset() == 0 and
+            root_tangent._base is None and root_tangent.storage_offset() == 0)
+
+
+def _replay(chain, tangent: Tensor) -> Tensor:
+    active = _LEVEL[0]
+    was, prev = active.busy, GRAD.enabled
+    active.busy = True
+    GRAD.enabled = tangent.requires_grad
+    try:
+        return chain(tangent)
+    finally:
+        active.busy = was
+        GRAD.enabled = prev
+
+
+def _flush(active: _Level) -> None:
+    """Compute the output tangents noted by earlier records (their ops have returned)."""
+    pending = active.pending
+    while pending:
+        node, out = pending.popleft()
+        rec = node._fw
+        if rec is not None and rec.level is active:
+            _output_tangent(node, rec, out._nr, out)
+
+
+def _on_record(node, out: Tensor, inputs) -> None:
+    """``graph.record``'s hook while a level is active: note the inputs' tangents."""
+    active = _LEVEL[0]
+    if active is None or active.busy:
+        return
+    if active.pending:
+        _flush(active)
+    tangents = None
+    for i, t in enumerate(inputs):
+        if t is not None and t.requires_grad:
+            tg = _lookup(active, t)
+            if tg is not None:
+                if tangents is None:
+                    tangents = [None] * len(inputs)
+                tangents[i] = tg
+    if tangents is None:
+        return
+    base = out._base
+    if base is not None:
+        root = _lookup(active, base)
+        if root is not None and _replayable(out, base, root):
+            return  # a view: its tangent is read from its base's (``_lookup``)
+    _attach(active, node, _Record(active, tuple(tangents)))
+    active.pending.append((node, out))
+
+
+def _rebase_with_tangent(self: Tensor, result: Tensor, rebase) -> None:
+    """``rebase_history`` while a level is active: ``self`` was overwritten in place with
+    ``result``; its tangent becomes ``result``'s, written into its old tangent's memory (so
+    views of it see the change); a view's base gets the view's region of it."""
+    active = _LEVEL[0]
+    if active.pending:
+        _flush(active)
+    base = self._base
+    if base is not None and (base.requires_grad or result.requires_grad):
+        old_root = _lookup(active, base)
+        new = _lookup(active, result)
+        rebase(self, result)
+        if old_root is None and new is None:
+            return
+        root_tangent = old_root
+        if root_tangent is None:
+            from .. import zeros_like
+
+            root_tangent = zeros_like(base)
+        region = _view_of_tangent(self, root_tangent)
+        if region is None:
+            raise RuntimeError("Trying to use forward AD with an in-place op on a view that "
+                               "cannot be replayed on its base's tangent (as_strided or a "
+                               "view reshaped in place); this is not supported")
+        _write(region, new)
+        if base.grad_fn is not None:
+            _attach(active, base.grad_fn, _Record(active, None, {base._nr: root_tangent},
+                                                  final=True))
+        if self.grad_fn is not None and self.grad_fn._fw is not None:
+            del self.grad_fn.__dict__["_fw"]  # the view reads the base's tangent
+        return
+    old = _lookup(active, self) if self.requires_grad else None
+    rebase(self, result)
+    if old is None:
+        return
+    new = _lookup(active, self)
+    if new is old:
+        return
+    _write(old, new)
+    if self.grad_fn is not None:
+        _attach(active, self.grad_fn, _Record(active, None, {self._nr: old}, final=True))
+
+
+def _write(target: Tensor, value) -> None:
+    """Copy ``value`` (a tangent, or None: zeros) into ``target``'s memory."""
+    d = target._data
+    if value is None:
+        d[...] = 0
+    else:
+        v = value._data
+        d[...] = v if v.dtype == d.dtype else v.astype(d.dtype)
+
+
+def _make_plain(t: Tensor) -> Tensor:
+    return _make(t._data, t._device)

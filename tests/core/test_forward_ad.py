@@ -1,0 +1,552 @@
+"""Forward-mode AD (``ember.autograd.forward_ad``): PyTorch's API and errors, and, for every
+differentiable op of the registry with samples in ``ember.ops.opdb``, the jvp of forward AD
+against the vjp of reverse mode in float64 (``<J v, u> == <v, J^T u>`` for random ``u``,
+``v``), plus PyTorch's forward AD as an oracle on a sample of each op.
+
+``EXPECTED_FAILURES`` names the ops forward AD cannot handle yet, each with its reason; the
+test checks that each of them still fails, so that the list only shrinks.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import ember
+import ember.autograd.forward_ad as fwAD
+from ember.ops.opdb import load_all
+from ember.ops.registry import OPS
+
+ENTRIES = load_all()
+DIFFERENTIABLE = sorted(n for n in ENTRIES if n in OPS and OPS[n].differentiable)
+
+#: op -> why forward AD does not give its jvp yet (checked to be still failing)
+EXPECTED_FAILURES: dict[str, str] = {
+}
+
+
+def _seeded(name, op):
+    if not OPS[name].random:
+        return op
+
+    def run(*args, **kwargs):
+        ember.manual_seed(0)
+        return op(*args, **kwargs)
+
+    return run
+
+
+_COMPLEX = getattr(ember, "complex128", None)
+
+
+def _samples(e):
+    """The op's float64 samples with a float64 leaf; for the ops that only differentiate
+    complex inputs (``imag``, ``view_as_real``), those with a complex128 leaf."""
+    samples = list(e.samples(None, "float64", requires_grad=True))
+    real = [s for s in samples if _leaves(s, (ember.float64,))]
+    if real or _COMPLEX is None:
+        return real
+    return [s for s in samples if _leaves(s, (_COMPLEX,))]
+
+
+def _leaves(s, dtypes=(ember.float64, _COMPLEX)):
+    """The sample's tensors of ``dtypes`` that require grad, once each."""
+    seen, out = set(), []
+    for t in s.tensors():
+        if t.requires_grad and t.dtype in dtypes and id(t) not in seen:
+            seen.add(id(t))
+            out.append(t)
+    return out
+
+
+def _fn(e, s, op, leaves):
+    index = {id(t): i for i, t in enumerate(leaves)}
+
+    def f(*new):
+        def sub(t):
+            if id(t) in index:
+                return new[index[id(t)]]
+            return t.detach() if t.requires_grad else t
+
+        r = s.map_tensors(sub).call(op)
+        if e.output is not None:
+            r = e.output(r)
+        if isinstance(r, (tuple, list)):
+            return [o for o in r if isinstance(o, ember.Tensor) and o.requires_grad]
+        return [r] if isinstance(r, ember.Tensor) and r.requires_grad else []
+
+    return f
+
+
+def _randn_like(t, rng):
+    r = rng.standard_normal(tuple(t.shape))
+    if t.is_complex():
+        r = r + 1j * rng.standard_normal(tuple(t.shape))
+    return ember.tensor(r, dtype=t.dtype, device=t.device)
+
+
+def _np(t):
+    """A tensor's values as a NumPy array (from any device)."""
+    return t.detach().cpu().numpy()
+
+
+def _dot(a, b) -> float:
+    """The real inner product ``Re(sum(conj(a) b))``."""
+    a, b = _np(a), _np(b)
+    return float(np.real(np.sum(np.conj(a) * b)))
+
+
+def jvp_vs_vjp(name) -> int:
+    """Check op ``name`` on all its float64 samples; the number of samples checked."""
+    e, op = ENTRIES[name], _seeded(name, OPS[name].fn)
+    rng = np.random.default_rng(0)
+    checked = 0
+    for s in _samples(e):
+        leaves = _leaves(s)
+        if not leaves or any(t.numel() == 0 for t in leaves):
+            continue
+        f = _fn(e, s, op, leaves)
+        outs = f(*leaves)
+        if not outs:
+            continue
+        us = [_randn_like(o, rng) for o in outs]
+        vs = [_randn_like(t, rng) for t in leaves]
+        grads = ember.autograd.grad(outs, leaves, us, allow_unused=True)
+        rhs = sum(_dot(v, g) for v, g in zip(vs, grads) if g is not None)
+        with fwAD.dual_level():
+            duals = [fwAD.make_dual(t.detach(), v) for t, v in zip(leaves, vs)]
+            fouts = f(*duals)
+            tangents = [fwAD.unpack_dual(o).tangent for o in fouts]
+        assert len(fouts) == len(outs), f"{name} {s}: {len(fouts)} outputs, expected {len(outs)}"
+        for i, (o, t) in enumerate(zip(fouts, tangents)):
+            assert t is not None, f"{name} {s}: output {i} has no tangent"
+            assert tuple(t.shape) == tuple(o.shape), f"{name} {s}: tangent shape {t.shape}"
+        lhs = sum(_dot(t, u) for t, u in zip(tangents, us))
+        scale = 1.0 + abs(rhs) + sum(float(np.abs(_np(t)).sum()) for t in tangents)
+        assert abs(lhs - rhs) <= 1e-7 * scale, f"{name} {s}: <Jv,u>={lhs} != <v,J^T u>={rhs}"
+        checked += 1
+    return checked
+
+
+def _to_torch(torch, x):
+    if isinstance(x, ember.Tensor):
+        return torch.from_numpy(np.array(_np(x)))
+    if isinstance(x, ember.dtype):
+        return getattr(torch, x.name)
+    if isinstance(x, ember.memory_format):
+        return getattr(torch, repr(x).split(".")[-1])
+    if isinstance(x, ember.device):
+        return torch.device("cpu")
+    if type(x) in (list, tuple):
+        return type(x)(_to_torch(torch, v) for v in x)
+    if type(x) is dict:
+        return {k: _to_torch(torch, v) for k, v in x.items()}
+    return x
+
+
+def _torch_fn(torch, name):
+    if "." in name:
+        obj = torch
+        for part in name.split("."):
+            obj = getattr(obj, part)
+        return obj
+    for ns in (torch, torch.nn.functional, torch.Tensor):
+        fn = getattr(ns, name, None)
+        if fn is not None:
+            return fn
+    raise AttributeError(f"torch has no {name}")
+
+
+def _flat_tensors(x, is_tensor):
+    if is_tensor(x):
+        return [x]
+    if isinstance(x, (tuple, list)):
+        return [t for v in x for t in _flat_tensors(v, is_tensor)]
+    return []
+
+
+def against_torch(name, torch) -> int:
+    """Forward AD of op ``name`` against PyTorch's on its first sample with a float64 leaf
+    that PyTorch differentiates forward; the number of tangents compared."""
+    e, op = ENTRIES[name], _seeded(name, OPS[name].fn)
+    tfn = _torch_fn(torch, e.torch or name)
+    rng = np.random.default_rng(1)
+    import torch.autograd.forward_ad as tfw
+
+    for s in _samples(e):
+        leaves = _leaves(s)
+        if not leaves or any(t.numel() == 0 for t in leaves):
+            continue
+        vs = [_randn_like(t, rng) for t in leaves]
+        index = {id(t): i for i, t in enumerate(leaves)}
+        with fwAD.dual_level():
+            duals = [fwAD.make_dual(t.detach(), v) for t, v in zip(leaves, vs)]
+            got = s.map_tensors(lambda t, duals=duals, index=index: duals[index[id(t)]]
+                                if id(t) in index else t.detach()).call(op)
+            got = [fwAD.unpack_dual(o).tangent for o in _flat_tensors(
+                got, lambda x: isinstance(x, ember.Tensor))]
+        targs = _to_torch(torch, (s.input, s.args, s.kwargs))
+        tleaves = _flat_tensors(targs, lambda x: isinstance(x, torch.Tensor))
+        # the torch copies of the leaves, in the order s.tensors() lists them
+        flat = s.tensors()
+        with tfw.dual_level():
+            tduals = {}
+            for i, t in enumerate(flat):
+                if id(t) in index and id(t) not in tduals:
+                    tduals[id(t)] = tfw.make_dual(tleaves[i], torch.from_numpy(
+                        _np(vs[index[id(t)]]).copy()))
+            k = iter(range(len(flat)))
+
+            def sub(x, flat=flat, k=k, tduals=tduals):
+                if isinstance(x, torch.Tensor):
+                    t = flat[next(k)]
+                    return tduals.get(id(t), x)
+                if type(x) in (list, tuple):
+                    return type(x)(sub(v) for v in x)
+                if type(x) is dict:
+                    return {key: sub(v) for key, v in x.items()}
+                return x
+
+            tin, targs_, tkw = sub(targs)
+            if OPS[name].random:
+                torch.manual_seed(0)
+            try:
+                expected = tfn(tin, *targs_, **tkw)
+            except (NotImplementedError, RuntimeError) as exc:
+                if "forward AD" in str(exc) or "forward-mode" in str(exc) or \
+                        "not implemented" in str(exc).lower():
+                    return -1  # PyTorch has no forward AD for this op
+                raise
+            expected = [tfw.unpack_dual(o).tangent for o in _flat_tensors(
+                expected, lambda x: isinstance(x, torch.Tensor))]
+        assert len(got) == len(expected), f"{name} {s}: {len(got)} outputs vs torch's " \
+                                          f"{len(expected)}"
+        compared = 0
+        for i, (g, x) in enumerate(zip(got, expected)):
+            if x is None or OPS[name].random:
+                continue  # PyTorch's draws differ from ember's: compare no random op
+            assert g is not None, f"{name} {s}: output {i} has no tangent, PyTorch's has"
+            np.testing.assert_allclose(_np(g), x.numpy(force=True), rtol=1e-6,
+                                       atol=1e-8,
+                                       err_msg=f"{name} {s}: tangent of output {i} vs torch")
+            compared += 1
+        return compared
+    return 0
+
+
+def inplace_matches(name) -> int:
+    """``Tensor.<name>_`` on a dual tensor leaves it the tangent the out-of-place op gives,
+    written into the tangent it had (PyTorch updates a tangent in place; an in-place view op
+    gives its tensor a new geometry, and so a new tangent tensor)."""
+    e, info = ENTRIES[name], OPS[name]
+    op, iop = _seeded(name, info.fn), _seeded(name, info.inplace)
+    rng = np.random.default_rng(2)
+    checked = 0
+    for s in e.samples(None, "float64"):
+        inp = s.input
+        if not isinstance(inp, ember.Tensor) or inp.dtype != ember.float64 or not inp.numel():
+            continue
+        others = [t for t in s.tensors() if t is not inp and t.dtype == ember.float64]
+        v = _randn_like(inp, rng)
+        vo = {id(t): _randn_like(t, rng) for t in others}
+        with fwAD.dual_level():
+            duals = {id(t): fwAD.make_dual(t.clone(), vo[id(t)]) for t in others}
+            s2 = s.map_tensors(lambda t, d=duals: d.get(id(t), t))
+            try:
+                expected = op(fwAD.make_dual(inp.clone(), v), *s2.args, **s2.kwargs)
+                want = fwAD.unpack_dual(expected).tangent
+            except RuntimeError as exc:  # not differentiable here (scatter's reduce=)
+                assert "not implemented" in str(exc), f"{name} {s}: {exc}"
+                with pytest.raises(RuntimeError, match="not implemented"):
+                    target = fwAD.make_dual(inp.clone(), v.clone())
+                    iop(target, *s2.args, **s2.kwargs)
+                    fwAD.unpack_dual(target)
+                continue
+            if not isinstance(expected, ember.Tensor) or expected.shape != inp.shape or \
+                    expected.dtype != inp.dtype:
+                continue  # in place needs the result to fit the input
+            target = fwAD.make_dual(inp.clone(), v.clone())
+            tangent = fwAD.unpack_dual(target).tangent
+            r = iop(target, *s2.args, **s2.kwargs)
+            assert r is target, f"{name}_ must return self"
+            got = fwAD.unpack_dual(target).tangent
+        assert got is not None, f"{name}_ {s}: no tangent after the in-place op"
+        np.testing.assert_allclose(_np(got), _np(want), rtol=1e-10, atol=1e-12,
+                                   err_msg=f"{name}_ {s}")
+        if not info.view:
+            assert got is tangent, f"{name}_ {s}: the tangent was replaced, not updated in place"
+        checked += 1
+    return checked
+
+
+def _shares(a, b) -> bool:
+    """Whether two tensors share memory (their arrays, on any NumPy-backed device)."""
+    return np.shares_memory(a._data.view(np.ndarray), b._data.view(np.ndarray))
+
+
+def view_tangent_is_a_view(name) -> int:
+    """A view op's output tangent is the same view of its input's tangent (shares memory)."""
+    e, op = ENTRIES[name], OPS[name].fn
+    rng = np.random.default_rng(3)
+    checked = 0
+    for s in e.samples(None, "float64"):
+        inp = s.input
+        if not isinstance(inp, ember.Tensor) or inp.dtype not in (ember.float64, _COMPLEX) \
+                or not inp.numel():
+            continue
+        with fwAD.dual_level():
+            d = fwAD.make_dual(inp.clone(), _randn_like(inp, rng))
+            base_t = fwAD.unpack_dual(d).tangent
+            out = op(d, *s.args, **s.kwargs)
+            outs = [o for o in (out if isinstance(out, (tuple, list)) else (out,))
+                    if isinstance(o, ember.Tensor) and o.numel()]
+            for o in outs:
+                if not _shares(o, d):
+                    continue  # this call copied (reshape of a non-contiguous input)
+                t = fwAD.unpack_dual(o).tangent
+                assert t is not None, f"{name} {s}: the view has no tangent"
+                assert _shares(t, base_t), \
+                    f"{name} {s}: the view's tangent is not a view of its base's"
+                checked += 1
+    return checked
+
+
+#: op -> why ember's tangent differs from PyTorch's forward AD (checked to still differ)
+ORACLE_DIFFERENCES: dict[str, str] = {
+    "ldexp": "PyTorch's forward AD of ldexp with negative integer exponents multiplies the "
+             "tangent by the integer 2**e, which is 0; ember's tangent is v * 2.0**e",
+    "triangular_solve": "PyTorch's forward AD uses the whole tangent of A, though the op reads "
+                        "only its triangle; ember's tangent (like both backwards) sees the "
+                        "triangle only, which is the derivative",
+}
+
+
+def _marked(names, failures):
+    return [pytest.param(n, id=n, marks=pytest.mark.xfail(strict=True, reason=failures[n]))
+            if n in failures else pytest.param(n, id=n) for n in names]
+
+
+@pytest.mark.parametrize("name", _marked(DIFFERENTIABLE, EXPECTED_FAILURES))
+def test_jvp_matches_vjp(name):
+    assert jvp_vs_vjp(name), f"{name}: no sample with a float64 (or complex128) leaf"
+
+
+def test_failure_lists_name_registered_ops():
+    stale = sorted(n for n in {**EXPECTED_FAILURES, **ORACLE_DIFFERENCES}
+                   if n not in DIFFERENTIABLE)
+    assert not stale, f"names to delete from the lists: {stale}"
+
+
+_ORACLE = [n for n in DIFFERENTIABLE if ENTRIES[n].torch is not None
+           and "torch" not in ENTRIES[n].skip]
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("name", _marked(_ORACLE, ORACLE_DIFFERENCES))
+def test_tangent_matches_torch(name):
+    torch = pytest.importorskip("torch")
+    if OPS[name].random:
+        pytest.skip(f"{name} draws random numbers: PyTorch's draws are not ember's")
+    compared = against_torch(name, torch)
+    if compared == -1:
+        pytest.skip(f"PyTorch has no forward AD for {name}")
+    assert compared, f"{name}: no tangent compared with PyTorch's"
+
+
+@pytest.mark.parametrize("name", [n for n in DIFFERENTIABLE if OPS[n].inplace is not None
+                                  and "inplace" not in ENTRIES[n].skip])
+def test_inplace_variant_updates_tangent(name):
+    assert inplace_matches(name), f"{name}_: no sample whose result fits its input"
+
+
+@pytest.mark.parametrize("name", [n for n in DIFFERENTIABLE if OPS[n].view])
+def test_view_tangent_is_a_view(name):
+    assert view_tangent_is_a_view(name), f"{name}: no sample made a view"
+
+
+# -- the API, against PyTorch's behaviour and messages ------------------------------------------
+
+def _f64(*shape):
+    return ember.arange(float(np.prod(shape)), dtype=ember.float64).reshape(shape) + 1
+
+
+def test_dual_level_enters_and_exits():
+    assert fwAD._current_level == -1
+    with fwAD.dual_level() as level:
+        assert level == 0 and fwAD._current_level == 0
+        d = fwAD.make_dual(_f64(2), ember.ones(2, dtype=ember.float64))
+        y = d * 3
+        assert fwAD.unpack_dual(y).tangent.tolist() == [3.0, 3.0]
+    assert fwAD._current_level == -1
+    # after the level, every tangent is gone
+    p, t = fwAD.unpack_dual(y)
+    assert p is y and t is None
+    with fwAD.dual_level():  # a new level sees none of the old tangents
+        assert fwAD.unpack_dual(y).tangent is None
+        assert fwAD.unpack_dual(d).tangent is None
+
+
+def test_enter_and_exit_functions_and_decorator():
+    assert fwAD.enter_dual_level() == 0
+    try:
+        with pytest.raises(RuntimeError, match="Nested forward mode AD is not supported at the "
+                                               "moment"):
+            fwAD.enter_dual_level()
+        with pytest.raises(RuntimeError, match="Trying to exit a forward AD level that was not "
+                                               "the last one that was created"):
+            fwAD.exit_dual_level(level=5)
+    finally:
+        fwAD.exit_dual_level()
+    with pytest.raises(RuntimeError, match="Dual level must be a positive number."):
+        fwAD.exit_dual_level()
+
+    @fwAD.dual_level()
+    def jvp_of_sin(x, v):
+        return fwAD.unpack_dual(fwAD.make_dual(x, v).sin()).tangent
+
+    x = _f64(3)
+    np.testing.assert_allclose(_np(jvp_of_sin(x, ember.ones(3, dtype=ember.float64))),
+                               np.cos(_np(x)))
+    assert fwAD._current_level == -1
+
+
+def test_make_dual_errors_in_pytorchs_words():
+    x = _f64(2)
+    with pytest.raises(RuntimeError, match="Trying to create a dual Tensor for forward AD but no "
+                                           r"level exists, make sure to enter_dual_level\(\) "
+                                           "first."):
+        fwAD.make_dual(x, x)
+    with fwAD.dual_level():
+        with pytest.raises(RuntimeError, match=r"Trying to set a forward gradient that has a "
+                           r"different size than that of the original Tensor, this is not "
+                           r"supported. Tensor is of size \[2\] while the given forward "
+                           r"gradient is of size \[3\]."):
+            fwAD.make_dual(x, _f64(3))
+        with pytest.raises(ValueError, match="Expected primal to be floating point or complex, "
+                                             "but got: ember.int64"):
+            fwAD.make_dual(ember.ones(2, dtype=ember.int64), x)
+        with pytest.raises(ValueError, match="Expected tangent to be floating point or "
+                                             "complex, but got: ember.int64"):
+            fwAD.make_dual(x, ember.ones(2, dtype=ember.int64))
+        with pytest.raises(RuntimeError, match="Invalid level given to _make_dual"):
+            fwAD.make_dual(x, x, level=3)
+        d = fwAD.make_dual(x, x)
+        with pytest.raises(RuntimeError, match="Making a dual Tensor based on a Tensor that "
+                                               "already has a forward gradient at the same "
+                                               "level 0 is not supported."):
+            fwAD.make_dual(d, x)
+        with pytest.raises(RuntimeError, match="Setting a forward grad that itself has a "
+                                               "forward gradient at the same level0"):
+            fwAD.make_dual(x, d)
+        # another float dtype is accepted as PyTorch accepts it
+        assert fwAD.unpack_dual(fwAD.make_dual(x, ember.ones(2))).tangent.dtype == ember.float32
+
+
+def test_make_dual_rejects_a_tangent_on_another_device():
+    from ember.testing import register_test_device
+
+    register_test_device("testdev")
+    with fwAD.dual_level():
+        with pytest.raises(RuntimeError, match="primal is on cpu and the tangent on testdev:0"):
+            fwAD.make_dual(_f64(2).cpu(), _f64(2).to("testdev:0"))
+
+
+def test_unpack_dual_returns_the_namedtuple():
+    x, v = _f64(2), ember.ones(2, dtype=ember.float64)
+    assert fwAD.unpack_dual(x) == (x, None)  # no level: the tensor itself
+    with fwAD.dual_level():
+        d = fwAD.make_dual(x, v)
+        u = fwAD.unpack_dual(d)
+        assert isinstance(u, fwAD.UnpackedDualTensor) and u._fields == ("primal", "tangent")
+        assert u.tangent is v  # the tangent as it is (same layout as the primal)
+        assert fwAD.unpack_dual(u.primal).tangent is None  # the primal carries no tangent
+        assert fwAD.unpack_dual(u.primal * 2).tangent is None
+        assert _shares(u.primal, x) and _shares(d, x)
+        assert fwAD.unpack_dual(d, level=4).tangent is None
+        # a tangent of another layout is copied into the primal's
+        strided = ember.ones(4, dtype=ember.float64)[::2]
+        t = fwAD.unpack_dual(fwAD.make_dual(x, strided)).tangent
+        assert t is not strided and t.tolist() == [1.0, 1.0]
+    assert fwAD.UnpackedDualTensor is ember.autograd.forward_ad.UnpackedDualTensor
+
+
+def test_make_dual_is_backward_differentiable():
+    x = _f64(3).requires_grad_()
+    with fwAD.dual_level():
+        d = fwAD.make_dual(x, ember.ones(3, dtype=ember.float64))
+        (d * d).sum().backward()
+    assert x.grad.tolist() == (2 * x.detach()).tolist()
+
+
+def test_integer_and_boolean_results_have_no_tangent():
+    with fwAD.dual_level():
+        d = fwAD.make_dual(_f64(3), ember.ones(3, dtype=ember.float64))
+        assert fwAD.unpack_dual(d.argmax()).tangent is None
+        assert fwAD.unpack_dual(d > 1).tangent is None
+        assert fwAD.unpack_dual(d.detach()).tangent is None
+        values, indices = d.max(0)
+        assert fwAD.unpack_dual(values).tangent.item() == 1.0
+        assert fwAD.unpack_dual(indices).tangent is None
+
+
+def test_inplace_into_a_plain_tensor_and_views_follow_their_base():
+    v = ember.tensor([1.0, 2.0, 3.0], dtype=ember.float64)
+    with fwAD.dual_level():
+        d = fwAD.make_dual(_f64(3), v)
+        y = ember.zeros(3, dtype=ember.float64)
+        view = y[1:]  # made before y has a tangent
+        y.add_(d)
+        assert fwAD.unpack_dual(y).tangent.tolist() == [1.0, 2.0, 3.0]
+        assert fwAD.unpack_dual(view).tangent.tolist() == [2.0, 3.0]
+        # an in-place op on a view writes the view's region of its base's tangent
+        b = ember.zeros(4, dtype=ember.float64)
+        b[1:].copy_(d)
+        assert fwAD.unpack_dual(b).tangent.tolist() == [0.0, 1.0, 2.0, 3.0]
+        # ... and an in-place op on a base shows through the views' tangents
+        base = fwAD.make_dual(ember.zeros(3, dtype=ember.float64),
+                              ember.zeros(3, dtype=ember.float64))
+        part = base[:2]
+        held = fwAD.unpack_dual(part).tangent
+        base.add_(d)
+        assert fwAD.unpack_dual(part).tangent.tolist() == [1.0, 2.0]
+        assert held.tolist() == [1.0, 2.0]  # the tangent was updated in place
+        # copying a plain tensor in zeroes the tangent, as PyTorch does
+        base.copy_(ember.ones(3, dtype=ember.float64))
+        assert fwAD.unpack_dual(base).tangent.tolist() == [0.0, 0.0, 0.0]
+
+
+def test_out_argument_with_a_dual_input_raises():
+    with fwAD.dual_level():
+        d = fwAD.make_dual(_f64(2), ember.ones(2, dtype=ember.float64))
+        with pytest.raises(RuntimeError, match="out=... arguments don't support automatic "
+                                               "differentiation"):
+            ember.add(d, 1, out=ember.empty(2, dtype=ember.float64))
+
+
+def test_composite_function_and_module_parameters():
+    """A small MLP's jvp with respect to its input and to a weight, against the double-vjp
+    of ``autograd.functional.jvp``."""
+    rng = np.random.default_rng(5)
+    w1 = ember.tensor(rng.standard_normal((4, 3)))
+    w2 = ember.tensor(rng.standard_normal((2, 4)))
+    x = ember.tensor(rng.standard_normal((5, 3)))  # on the default device
+    vx, vw = ember.tensor(rng.standard_normal((5, 3))), ember.tensor(rng.standard_normal((4, 3)))
+
+    def f(x, w1):
+        h = ember.nn.functional.gelu(x @ w1.t()).tanh()
+        return ember.log_softmax(h @ w2.t(), dim=1).mean(0)
+
+    with fwAD.dual_level():
+        jvp = fwAD.unpack_dual(f(fwAD.make_dual(x, vx), fwAD.make_dual(w1, vw))).tangent
+    _, expected = ember.autograd.functional.jvp(f, (x, w1), (vx, vw))
+    np.testing.assert_allclose(_np(jvp), _np(expected), rtol=1e-10, atol=1e-12)
+
+
+def test_no_cost_outside_forward_ad():
+    """Outside a dual level no hook is installed: recording reads one global."""
+    from ember.autograd import graph
+
+    assert graph._FW_HOOK is None
+    with fwAD.dual_level():
+        assert graph._FW_HOOK is not None
+    assert graph._FW_HOOK is None
