@@ -56,6 +56,7 @@ EXCEPTIONS: dict[str, str] = {
     "tests/integration/test_readme.py::test_readme_example_runs[[]2[]]": GENERATOR,
     "tests/integration/test_tutorial_austen.py::test_austen_classifier*": GENERATOR,
     "tests/integration/test_tutorial_deploy.py::test_deploy_digits*": GENERATOR,
+    "tests/integration/test_tutorial_vae.py::test_vae_tutorial*": GENERATOR,
     "tests/integration/test_tutorial_mixed_precision.py::test_mixed_precision_tutorial*":
         GENERATOR + "; and its autocast(\"cpu\") casts CPU tensors, as PyTorch's does",
     "tests/integration/test_tutorials.py::test_fashion_mnist_cnn*": GENERATOR,

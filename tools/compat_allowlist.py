@@ -190,7 +190,6 @@ GAPS: dict[str, dict[str, list[str]]] = {
                   "graph.save_on_cpu", "graph.increment_version",
                   "graph.register_multi_grad_hook"],
         DEPRECATED: ["function.NestedIOFunction", "variable.*", "gradcheck.get_*_jacobian*"],
-        FUNC: ["forward_ad.*"],
         MIXED_PRECISION: ["profiler.*", "profiler_legacy.*", "profiler_util.*"],
         GRAPH_MODE: ["graph.region_activation_memory_budget"],
         CUDA_ONLY: ["graph.set_override_stale_capture_stream",
@@ -199,7 +198,6 @@ GAPS: dict[str, dict[str, list[str]]] = {
     "submodules as attributes": {
         CUDA_ONLY: ["nn.parallel.comm"],
         DATAPIPES: ["utils.data.datapipes", "utils.data.graph", "utils.data.graph_settings"],
-        FUNC: ["autograd.forward_ad"],
         MIXED_PRECISION: ["autograd.profiler*"],
         DEPRECATED: [],
     },

@@ -29,12 +29,14 @@ from .categorical import Categorical
 from .cauchy import Cauchy
 from .chi2 import Chi2
 from .constraint_registry import biject_to, transform_to
+from .continuous_bernoulli import ContinuousBernoulli
 from .dirichlet import Dirichlet
 from .distribution import Distribution
 from .exp_family import ExponentialFamily
 from .exponential import Exponential
 from .fishersnedecor import FisherSnedecor
 from .gamma import Gamma
+from .generalized_pareto import GeneralizedPareto
 from .geometric import Geometric
 from .gumbel import Gumbel
 from .half_cauchy import HalfCauchy
@@ -42,7 +44,9 @@ from .half_normal import HalfNormal
 from .independent import Independent
 from .inverse_gamma import InverseGamma
 from .kl import kl_divergence, register_kl
+from .kumaraswamy import Kumaraswamy
 from .laplace import Laplace
+from .lkj_cholesky import LKJCholesky
 from .log_normal import LogNormal
 from .logistic_normal import LogisticNormal
 from .lowrank_multivariate_normal import LowRankMultivariateNormal
@@ -60,17 +64,19 @@ from .studentT import StudentT
 from .transformed_distribution import TransformedDistribution
 from .transforms import *  # noqa: F403
 from .uniform import Uniform
+from .von_mises import VonMises
 from .weibull import Weibull
+from .wishart import Wishart
 
 __all__ = [
-    "Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "Dirichlet",
-    "Distribution", "Exponential", "ExponentialFamily", "FisherSnedecor", "Gamma", "Geometric",
-    "Gumbel", "HalfCauchy", "HalfNormal", "Independent", "InverseGamma", "Laplace", "LogNormal",
-    "LogisticNormal", "LowRankMultivariateNormal", "MixtureSameFamily", "Multinomial",
-    "MultivariateNormal", "NegativeBinomial", "Normal", "OneHotCategorical",
-    "OneHotCategoricalStraightThrough", "Pareto", "Poisson",
-    "RelaxedBernoulli", "RelaxedOneHotCategorical", "StudentT", "TransformedDistribution",
-    "Uniform", "Weibull", "biject_to", "kl_divergence",
-    "register_kl", "transform_to", "constraints", "transforms",
+    "Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "ContinuousBernoulli",
+    "Dirichlet", "Distribution", "Exponential", "ExponentialFamily", "FisherSnedecor", "Gamma",
+    "GeneralizedPareto", "Geometric", "Gumbel", "HalfCauchy", "HalfNormal", "Independent",
+    "InverseGamma", "Kumaraswamy", "LKJCholesky", "Laplace", "LogNormal", "LogisticNormal",
+    "LowRankMultivariateNormal", "MixtureSameFamily", "Multinomial", "MultivariateNormal",
+    "NegativeBinomial", "Normal", "OneHotCategorical", "OneHotCategoricalStraightThrough",
+    "Pareto", "Poisson", "RelaxedBernoulli", "RelaxedOneHotCategorical", "StudentT",
+    "TransformedDistribution", "Uniform", "VonMises", "Weibull", "Wishart", "biject_to",
+    "kl_divergence", "register_kl", "transform_to", "constraints", "transforms",
 ]
 __all__.extend(transforms.__all__)

@@ -14,6 +14,7 @@ from .beta import Beta
 from .binomial import Binomial
 from .categorical import Categorical
 from .cauchy import Cauchy
+from .continuous_bernoulli import ContinuousBernoulli
 from .dirichlet import Dirichlet
 from .distribution import Distribution
 from .exp_family import ExponentialFamily
@@ -184,6 +185,14 @@ def _kl_categorical_categorical(p, q):
     return t.sum(-1)
 
 
+@register_kl(ContinuousBernoulli, ContinuousBernoulli)
+def _kl_continuous_bernoulli_continuous_bernoulli(p, q):
+    t1 = p.mean * (p.logits - q.logits)
+    t2 = p._cont_bern_log_norm() + ember.log1p(-p.probs)
+    t3 = -q._cont_bern_log_norm() - ember.log1p(-q.probs)
+    return t1 + t2 + t3
+
+
 @register_kl(Dirichlet, Dirichlet)
 def _kl_dirichlet_dirichlet(p, q):
     sum_p = p.concentration.sum(-1)
@@ -212,8 +221,13 @@ def _kl_expfamily_expfamily(p, q):
     lg_normal = p._log_normalizer(*p_nparams)
     gradients = ember.autograd.grad(lg_normal.sum(), p_nparams, create_graph=True)
     result = q._log_normalizer(*q_nparams) - lg_normal
+    n_batch = max(len(p.batch_shape), len(q.batch_shape))
     for pnp, qnp, g in zip(p_nparams, q_nparams, gradients):
-        result = result - _sum_rightmost((qnp - pnp) * g, len(q.event_shape))
+        # the inner product sums each natural parameter's own dimensions, those right of
+        # the batch: PyTorch sums len(event_shape) of them, which for Wishart's scalar
+        # parameter (nu - p - 1) / 2 adds up the batch elements instead
+        term = (qnp - pnp) * g
+        result = result - _sum_rightmost(term, term.dim() - n_batch)
     return result
 
 
@@ -404,6 +418,11 @@ def _kl_bernoulli_poisson(p, q):
     return -p.entropy() - (p.probs * q.rate.log() - q.rate)
 
 
+@register_kl(Beta, ContinuousBernoulli)
+def _kl_beta_continuous_bernoulli(p, q):
+    return -p.entropy() - p.mean * q.logits - ember.log1p(-q.probs) - q._cont_bern_log_norm()
+
+
 @register_kl(Beta, Exponential)
 def _kl_beta_exponential(p, q):
     return (-p.entropy() - q.rate.log()
@@ -437,6 +456,30 @@ def _kl_beta_normal(p, q):
 def _kl_beta_uniform(p, q):
     result = -p.entropy() + (q.high - q.low).log()
     return _inf_where((q.low > p.support.lower_bound) | (q.high < p.support.upper_bound), result)
+
+
+# no closed form for ContinuousBernoulli against Beta, Gamma or Laplace (as in PyTorch)
+@register_kl(ContinuousBernoulli, Exponential)
+def _kl_continuous_bernoulli_exponential(p, q):
+    return -p.entropy() - ember.log(q.rate) + q.rate * p.mean
+
+
+@register_kl(ContinuousBernoulli, Normal)
+def _kl_continuous_bernoulli_normal(p, q):
+    t1 = -p.entropy()
+    t2 = 0.5 * (math.log(2.0 * math.pi) + ember.square(q.loc / q.scale)) + ember.log(q.scale)
+    t3 = ((p.variance + ember.square(p.mean) - 2.0 * q.loc * p.mean)
+          / (2.0 * ember.square(q.scale)))
+    return t1 + t2 + t3
+
+
+@register_kl(ContinuousBernoulli, Uniform)
+def _kl_continuous_bernoulli_uniform(p, q):
+    # infinite unless q covers [0, 1]; PyTorch's >= and <= make KL(p || Uniform(0, 1))
+    # infinite too, where it is -entropy
+    result = -p.entropy() + (q.high - q.low).log()
+    return _inf_where((q.low > p.support.lower_bound) | (q.high < p.support.upper_bound),
+                      result)
 
 
 @register_kl(Exponential, Gamma)
@@ -584,6 +627,15 @@ def _kl_uniform_beta(p, q):
     return _inf_where((p.high > q.support.upper_bound) | (p.low < q.support.lower_bound), result)
 
 
+@register_kl(Uniform, ContinuousBernoulli)
+def _kl_uniform_continuous_bernoulli(p, q):
+    # infinite unless [low, high] lies in [0, 1] (PyTorch's >= and <= also make the
+    # finite KL(Uniform(0, 1) || q) infinite)
+    result = -p.entropy() - p.mean * q.logits - ember.log1p(-q.probs) - q._cont_bern_log_norm()
+    return _inf_where((p.high > q.support.upper_bound) | (p.low < q.support.lower_bound),
+                      result)
+
+
 @register_kl(Uniform, Exponential)
 def _kl_uniform_exponetial(p, q):
     result = q.rate * (p.high + p.low) / 2 - ((p.high - p.low) * q.rate).log()
@@ -632,12 +684,13 @@ def _kl_uniform_pareto(p, q):
 # batch (shaped like the named parameter of p)
 _INFINITE = {
     (Beta, "concentration1"): (Pareto,),
-    (Exponential, "rate"): (Beta, Pareto, Uniform),
-    (Gamma, "concentration"): (Beta, Pareto, Uniform),
-    (Gumbel, "loc"): (Beta, Exponential, Gamma, Pareto, Uniform),
-    (Laplace, "loc"): (Beta, Exponential, Gamma, Pareto, Uniform),
-    (Normal, "loc"): (Beta, Exponential, Gamma, Pareto, Uniform),
-    (Pareto, "scale"): (Beta, Uniform),
+    (ContinuousBernoulli, "probs"): (Pareto,),
+    (Exponential, "rate"): (Beta, ContinuousBernoulli, Pareto, Uniform),
+    (Gamma, "concentration"): (Beta, ContinuousBernoulli, Pareto, Uniform),
+    (Gumbel, "loc"): (Beta, ContinuousBernoulli, Exponential, Gamma, Pareto, Uniform),
+    (Laplace, "loc"): (Beta, ContinuousBernoulli, Exponential, Gamma, Pareto, Uniform),
+    (Normal, "loc"): (Beta, ContinuousBernoulli, Exponential, Gamma, Pareto, Uniform),
+    (Pareto, "scale"): (Beta, ContinuousBernoulli, Uniform),
     (Poisson, "rate"): (Bernoulli, Binomial),
 }
 

@@ -1,0 +1,85 @@
+"""``Kumaraswamy``: the Kumaraswamy distribution on ``[0, 1]``."""
+
+from __future__ import annotations
+
+import math
+
+import ember
+
+from . import constraints
+from .transformed_distribution import TransformedDistribution
+from .transforms import AffineTransform, PowerTransform
+from .uniform import Uniform
+from .utils import broadcast_all, euler_constant
+
+__all__ = ["Kumaraswamy"]
+
+
+def _moments(a, b, n):
+    """The ``n``-th raw moment ``b * B(1 + n / a, b)``."""
+    arg1 = 1 + n / a
+    log_value = ember.lgamma(arg1) + ember.lgamma(b) - ember.lgamma(arg1 + b)
+    return b * ember.exp(log_value)
+
+
+class Kumaraswamy(TransformedDistribution):
+    """The Kumaraswamy distribution with density ``a b x**(a-1) (1 - x**a)**(b-1)`` on
+    ``[0, 1]`` for ``a = concentration1`` and ``b = concentration0``; sampled (and
+    ``rsample``-d, reparameterised) as ``(1 - U**(1/b))**(1/a)`` for a uniform ``U``.
+
+    Example::
+
+        >>> m = Kumaraswamy(ember.tensor([1.0]), ember.tensor([1.0]))
+        >>> m.sample()  # a value in [0, 1]
+    """
+
+    arg_constraints = {"concentration1": constraints.positive,
+                       "concentration0": constraints.positive}
+    support = constraints.unit_interval
+    has_rsample = True
+
+    def __init__(self, concentration1, concentration0, validate_args: bool | None = None) -> None:
+        self.concentration1, self.concentration0 = broadcast_all(concentration1, concentration0)
+        base_dist = Uniform(ember.full_like(self.concentration0, 0),
+                            ember.full_like(self.concentration0, 1),
+                            validate_args=validate_args)
+        transforms = [PowerTransform(exponent=self.concentration0.reciprocal()),
+                      AffineTransform(loc=1.0, scale=-1.0),
+                      PowerTransform(exponent=self.concentration1.reciprocal())]
+        super().__init__(base_dist, transforms, validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(Kumaraswamy, _instance)
+        new.concentration1 = self.concentration1.expand(batch_shape)
+        new.concentration0 = self.concentration0.expand(batch_shape)
+        return super().expand(batch_shape, _instance=new)
+
+    @property
+    def mean(self):
+        return _moments(self.concentration1, self.concentration0, 1)
+
+    @property
+    def mode(self):
+        """``((a - 1) / (a b - 1)) ** (1 / a)`` where ``a, b >= 1`` (not both 1), else NaN.
+
+        PyTorch 2.13 evaluates ``log1p(-b) / b - log1p(-a b)`` here, NaN for every valid
+        ``(a, b)``; this is the density's argmax instead.
+        """
+        a, b = self.concentration1, self.concentration0
+        valid = (a >= 1) & (b >= 1) & ~((a == 1) & (b == 1))
+        a_safe = ember.where(valid, a, 2.0)
+        b_safe = ember.where(valid, b, 2.0)
+        mode = ((a_safe - 1) / (a_safe * b_safe - 1)).pow(a_safe.reciprocal())
+        return ember.where(valid, mode, math.nan)
+
+    @property
+    def variance(self):
+        return (_moments(self.concentration1, self.concentration0, 2)
+                - self.mean.pow(2))
+
+    def entropy(self):
+        t1 = 1 - self.concentration1.reciprocal()
+        t0 = 1 - self.concentration0.reciprocal()
+        H0 = ember.digamma(self.concentration0 + 1) + euler_constant
+        return (t0 + t1 * H0 - ember.log(self.concentration1)
+                - ember.log(self.concentration0))
