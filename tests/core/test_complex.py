@@ -100,8 +100,11 @@ def test_requires_grad():
     t = z([1j], requires_grad=True)
     assert t.requires_grad
     assert z([1j]).requires_grad_().requires_grad
-    with pytest.raises(RuntimeError, match="floating point and complex dtype"):
+    with pytest.raises(RuntimeError, match="only Tensors of floating point dtype can "
+                                           "require gradients"):  # PyTorch's text here
         ember.ones(2, dtype=ember.int64).requires_grad_()
+    with pytest.raises(RuntimeError, match="floating point and complex dtype"):
+        ember.ones(2, dtype=ember.int64, requires_grad=True)
 
 
 @pytest.mark.parametrize("values, dtype", [

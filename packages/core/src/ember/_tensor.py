@@ -309,7 +309,7 @@ class Tensor:
 
     @property
     def is_sparse(self) -> bool:
-        """False: Ember's tensors are all strided (dense)."""
+        """Whether this is a sparse COO tensor (``ember.sparse_coo_tensor``); False here."""
         return False
 
     @property
@@ -319,7 +319,7 @@ class Tensor:
 
     @property
     def layout(self):
-        """``ember.strided``: Ember's tensors are all dense and strided."""
+        """``ember.strided`` for dense tensors (sparse ones say ``sparse_coo``/``sparse_csr``)."""
         return _STRIDED
 
     # backends and kinds of tensor Ember does not have: PyTorch's predicates, truthfully False
@@ -445,8 +445,7 @@ class Tensor:
                                "you want to use a computed variable in a subgraph that doesn't "
                                "require differentiation use var_no_grad = var.detach().")
         if requires_grad and self._data.dtype not in _dtype.INEXACT_NP:
-            raise RuntimeError("only Tensors of floating point and complex dtype can require "
-                               "gradients")
+            raise RuntimeError("only Tensors of floating point dtype can require gradients")
         self.requires_grad = bool(requires_grad)
         return self
 
@@ -868,7 +867,8 @@ for _name, _dt in (("double", _dtype.float64), ("float", _dtype.float32),
                    ("half", _dtype.float16), ("bfloat16", _dtype.bfloat16),
                    ("long", _dtype.int64), ("int", _dtype.int32),
                    ("short", _dtype.int16), ("char", _dtype.int8), ("byte", _dtype.uint8),
-                   ("bool", _dtype.bool)):
+                   ("bool", _dtype.bool), ("cfloat", _dtype.complex64),
+                   ("cdouble", _dtype.complex128)):
     setattr(Tensor, _name, _cast_method(_name, _dt))
 
 

@@ -353,8 +353,7 @@ def set_requires_grad(t: Tensor, value) -> None:
     if type(value) is not bool:
         raise RuntimeError("requires_grad must be a bool")
     if value and t._data.dtype not in _dtype.INEXACT_NP:
-        raise RuntimeError("only Tensors of floating point and complex dtype can require "
-                           "gradients")
+        raise RuntimeError("only Tensors of floating point dtype can require gradients")
     t.requires_grad = value
 
 
