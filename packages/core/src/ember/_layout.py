@@ -1,10 +1,12 @@
-"""``ember.layout``: how a tensor's elements are stored. Ember's tensors are all strided
-(dense arrays with strides), so ``ember.strided`` is the one layout, as ``torch.strided`` is
-PyTorch's default; the sparse layouts are not there (see the compat report)."""
+"""``ember.layout``: how a tensor's elements are stored. ``ember.strided`` (dense arrays with
+strides) is the default, as ``torch.strided`` is PyTorch's; ``ember.sparse_coo`` and
+``ember.sparse_csr`` are the layouts of sparse tensors (``ember._sparse_tensor``). PyTorch's
+blocked and column-compressed layouts (``sparse_csc``, ``sparse_bsr``, ``sparse_bsc``) are not
+there (see the compat report)."""
 
 from __future__ import annotations
 
-__all__ = ["layout", "strided"]
+__all__ = ["layout", "sparse_coo", "sparse_csr", "strided"]
 
 
 class NamedConstant:
@@ -32,7 +34,8 @@ class NamedConstant:
 
 
 class layout(NamedConstant):
-    """The storage layout of a tensor, like ``torch.layout``: ``ember.strided``."""
+    """The storage layout of a tensor, like ``torch.layout``: ``ember.strided``,
+    ``ember.sparse_coo`` or ``ember.sparse_csr``."""
 
     __slots__ = ()
 
@@ -40,3 +43,5 @@ class layout(NamedConstant):
 layout.__module__ = "ember"
 
 strided = layout._constant("strided")
+sparse_coo = layout._constant("sparse_coo")
+sparse_csr = layout._constant("sparse_csr")

@@ -20,6 +20,8 @@ from .. import return_types as _rt
 from .._device import check_same_device, xp_of
 from .._dtype import scalar_type_name
 from .._format import shape_str
+from .._sparse_tensor import SparseTensor as _Sparse
+from .._sparse_tensor import sparse_product
 from .._tensor import Tensor, _make
 from ..autograd.grad_mode import GRAD
 from ..autograd.graph import make_node_class, record
@@ -199,6 +201,8 @@ def matmul(input, other):
     if not isinstance(input, Tensor) or not isinstance(other, Tensor):
         raise TypeError(f"matmul(): argument 'other' (position 2) must be Tensor, not "
                         f"{type(other).__name__}")
+    if input.__class__ is _Sparse or other.__class__ is _Sparse:  # ember._sparse_tensor
+        return sparse_product(input, other, "matmul")
     ad, bd = input._data, other._data
     dev = input._device
     if dev is not other._device:
@@ -229,6 +233,8 @@ def _check_mm(ad, bd):
 @register("mm")
 def mm(input, mat2):
     """Product of two matrices (2-D only; see ``matmul`` for broadcasting)."""
+    if input.__class__ is _Sparse or mat2.__class__ is _Sparse:  # ember._sparse_tensor
+        return sparse_product(input, mat2, "mm")
     return _product(MmBackward0, input, mat2, _check_mm, _matmul_error)
 
 

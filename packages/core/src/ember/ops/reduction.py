@@ -19,6 +19,7 @@ from .. import _dtype, _factory
 from .. import return_types as _return_types
 from .._device import xp_of
 from .._dtype import scalar_type_name
+from .._sparse_tensor import _SparseData
 from .._tensor import Tensor, _make
 from ..autograd.grad_mode import GRAD
 from ..autograd.graph import make_node_class, result
@@ -102,6 +103,8 @@ def _with_dtype(input, dtype):
     """``input`` cast to ``dtype`` first (``sum(x, dtype=...)``); the grad casts back."""
     if dtype is None:
         return input
+    if input._data.__class__ is _SparseData:  # a sparse tensor (ember._sparse_tensor)
+        return input.to(_dtype.to_dtype(dtype))
     return cast_to(input, None, _dtype.to_dtype(dtype), False)
 
 
@@ -175,6 +178,8 @@ def sum(input, dim=None, keepdim=False, *, dtype=None):
     acc = _ACC.get(d.dtype)
     if d.__class__ is np.ndarray:  # the ufunc's reduce skips ndarray.sum's Python wrapper
         r = _add_reduce(d, dims, acc, None, keepdim)
+    elif d.__class__ is _SparseData:  # a sparse tensor (ember._sparse_tensor): its own sum
+        return input.sum(dim, keepdim)
     else:
         r = d.sum(axis=dims, dtype=acc, keepdims=keepdim)
     if acc is np.float32:

@@ -1,0 +1,985 @@
+"""Sparse COO and CSR tensors (``ember.sparse_coo``, ``ember.sparse_csr``), as PyTorch's.
+
+A sparse tensor is a :class:`SparseTensor`, a ``Tensor`` subclass holding
+
+- ``_idx``: an int64 array of the device's array module, ``(sparse_dim, nnz)``, the
+  coordinates of the stored elements (a CSR tensor keeps its row and column per element too:
+  ``crow_indices()`` is derived from them);
+- ``_vals``: a dense ``Tensor`` of shape ``(nnz, *dense_shape)`` that carries autograd;
+- ``_data``: a :class:`_SparseData` placeholder with the shape and dtype of the dense tensor,
+  which refuses every array operation: a dense op handed a sparse tensor fails with PyTorch's
+  "Could not run ... with arguments from the 'SparseCPU' backend" rather than computing on
+  something that is not the tensor's elements.
+
+Why a subclass without ``__torch_function__``: dense programs pay nothing. The class opts out
+of ``ember.overrides`` dispatch (``disabled_torch_function_impl``, as ``nn.Parameter``), so
+defining it at ``import ember`` turns nothing on; sparse operands are met by the subclass's
+own methods and operators (``S @ D``, ``D @ S``, ``D + S``, ``S * 2``: Python asks the
+subclass's reflected operator first) and by one identity check in the few functions whose
+function form takes a sparse operand (``ember.mm``, ``ember.matmul``, ``ember.sum``).
+
+Autograd: the values are the sparse tensor's autograd identity. ``requires_grad``,
+``grad_fn`` and ``is_leaf`` are the values'; every differentiable sparse op is a dense op on
+the values (gathers and segment sums of them, with the indices constant), so the engine only
+ever sees dense gradients. The gradient of a sparse tensor is therefore sparse with its
+pattern (``S.grad`` is the values' gradient with ``S``'s indices): PyTorch's
+``torch.sparse.mm`` semantics. (PyTorch's ``torch.mm``/``@`` give a sparse leaf a dense
+``.grad``; the gradient that reaches the values, e.g. of ``sparse_coo_tensor(i, v)``, is the
+same in both.)
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from . import _dtype
+from ._device import check_same_device, xp_of
+from ._layout import sparse_coo, sparse_csr
+from ._tensor import Tensor, _make, _parse_to
+from .autograd.grad_mode import GRAD
+from .autograd.graph import make_node_class, record
+from .overrides import disabled_torch_function_impl
+
+__all__ = ["SparseTensor", "is_sparse"]
+
+_new = object.__new__
+
+
+def _backend_name(device) -> str:
+    return "Sparse" + device.type.upper()
+
+
+def _not_implemented(what: str, device) -> NotImplementedError:
+    return NotImplementedError(
+        f"Could not run '{what}' with arguments from the '{_backend_name(device)}' backend. "
+        "This operation is not implemented for sparse tensors in Ember (see ember.sparse for "
+        "the ones that are); convert with .to_dense() first.")
+
+
+class _SparseData:
+    """The ``_data`` of a sparse tensor: the dense shape and dtype, and nothing else. Any
+    array operation on it (NumPy/CuPy ufuncs and functions, methods, operators) raises."""
+
+    __slots__ = ("shape", "ndim", "size", "dtype", "itemsize", "_device")
+
+    def __init__(self, shape: tuple, dtype, device):
+        self.shape = shape
+        self.ndim = len(shape)
+        self.size = math.prod(shape)
+        self.dtype = dtype
+        self.itemsize = dtype.itemsize
+        self._device = device
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        raise _not_implemented(ufunc.__name__, self._device)
+
+    def __array_function__(self, func, types, args, kwargs):
+        raise _not_implemented(func.__name__, self._device)
+
+    def __array__(self, *args, **kwargs):
+        raise _not_implemented("__array__", self._device)
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        raise _not_implemented(name, self._device)
+
+    def _refuse(self, *args, **kwargs):
+        raise _not_implemented("operator", self._device)
+
+    __getitem__ = __setitem__ = __iter__ = __len__ = __bool__ = __float__ = __int__ = _refuse
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = _refuse
+    __rtruediv__ = __matmul__ = __rmatmul__ = __neg__ = __pow__ = __rpow__ = _refuse
+    __lt__ = __le__ = __gt__ = __ge__ = _refuse
+    __iadd__ = __isub__ = __imul__ = __itruediv__ = _refuse
+
+
+def is_sparse(t) -> bool:
+    """Whether ``t`` is a sparse tensor (COO or CSR)."""
+    return t.__class__ is SparseTensor
+
+
+def _index_tensor(arr, device) -> Tensor:
+    return _make(arr, device)
+
+
+# -- the row plan: what a product with a row-sorted 2-D pattern needs ----------------------------
+
+class _RowPlan:
+    """A 2-D pattern whose rows are sorted (coalesced COO, CSR): the segments of equal rows
+    for the segment sum of a product, the index tensors for gradients, and (made on first
+    use) the plan of the transpose with the permutation of the values into it. Indices never
+    change in place, so a tensor keeps its plan for every product it takes part in."""
+
+    __slots__ = ("rows", "cols", "shape", "device", "starts", "seg_rows", "_t", "_tensors")
+
+    def __init__(self, rows, cols, shape: tuple, device):
+        xp = xp_of(device)
+        self.rows, self.cols, self.shape, self.device = rows, cols, shape, device
+        nnz = rows.shape[0]
+        if nnz:
+            new = xp.empty(nnz, dtype=bool)
+            new[:1] = True
+            xp.not_equal(rows[1:], rows[:-1], out=new[1:])
+            self.starts = xp.nonzero(new)[0]
+            self.seg_rows = rows[self.starts]
+        else:
+            self.starts = self.seg_rows = None
+        self._t = None
+        self._tensors = None
+
+    def tensors(self) -> tuple:
+        """``(rows, cols)`` as int64 tensors (for ``index_select`` in backward)."""
+        if self._tensors is None:
+            self._tensors = (_index_tensor(self.rows, self.device),
+                             _index_tensor(self.cols, self.device))
+        return self._tensors
+
+    def transposed(self) -> tuple:
+        """``(plan of the transpose, permutation tensor of the values into it)``."""
+        if self._t is None:
+            xp = xp_of(self.device)
+            order = xp.argsort(self.cols, kind="stable")
+            plan = _RowPlan(self.cols[order], self.rows[order], self.shape[::-1], self.device)
+            self._t = (plan, _index_tensor(order, self.device))
+        return self._t
+
+
+def _spmm_arrays(plan: _RowPlan, v, d):
+    """``S @ d`` for the pattern ``plan`` with values ``v`` (arrays): gather the rows of ``d``
+    at the columns, scale them by the values, and sum the segments of equal rows."""
+    xp = xp_of(plan.device)
+    n = d.shape[1]
+    out = xp.zeros((plan.shape[0], n), dtype=np.result_type(v.dtype, d.dtype))
+    if not plan.rows.shape[0] or not n:
+        return out
+    prod = d[plan.cols]
+    prod *= v[:, None]
+    reduceat = getattr(xp.add, "reduceat", None)
+    if reduceat is not None:
+        out[plan.seg_rows] = reduceat(prod, plan.starts, axis=0)
+    else:  # an array module without reduceat (CuPy): an atomic scatter-add
+        xp.add.at(out, plan.rows, prod)
+    return out
+
+
+def _spmm_backward(node, grad):
+    """Gradients of ``S @ D`` for ``(values, D)``: the sampled product ``(grad @ D.T)`` at the
+    stored elements, and ``S.T @ grad`` (itself a recorded sparse product)."""
+    values, dense = node.saved
+    plan = node.ctx
+    gv = gd = None
+    if node.needs_grad(0):
+        rows, cols = plan.tensors()
+        gv = (grad.index_select(0, rows) * dense.index_select(0, cols)).sum(1)
+    if node.needs_grad(1):
+        tplan, order = plan.transposed()
+        gd = spmm_plan(tplan, values.index_select(0, order), grad, MmBackward0)
+    return gv, gd
+
+
+MmBackward0 = make_node_class("MmBackward0", _spmm_backward)
+SparseAddmmBackward0 = make_node_class("SparseAddmmBackward0", _spmm_backward)
+
+
+def spmm_plan(plan: _RowPlan, values: Tensor, dense: Tensor, node_cls=MmBackward0) -> Tensor:
+    """``S @ dense`` (2-D dense) for the row-sorted pattern ``plan`` and ``values``; recorded
+    as ``node_cls`` when the values or ``dense`` require grad."""
+    out = _make(_spmm_arrays(plan, values._data, dense._data), dense._device)
+    if GRAD.enabled and (values.requires_grad or dense.requires_grad):
+        record(node_cls, out, (values, dense), (values, dense), plan)
+    return out
+
+
+def _identity_backward(node, grad):
+    return (grad,)
+
+
+#: identity nodes that give a sparse tensor's values PyTorch's grad_fn names
+_NAMED_NODES: dict = {}
+
+
+def _named(values: Tensor, name: str) -> Tensor:
+    """``values`` under an identity node called ``name`` when it requires grad (so that
+    ``S.grad_fn`` is PyTorch's ``SparseCooTensorWithDimsAndTensorsBackward0`` and the like)."""
+    if not (values.requires_grad and GRAD.enabled):
+        return values
+    node_cls = _NAMED_NODES.get(name)
+    if node_cls is None:
+        node_cls = _NAMED_NODES[name] = make_node_class(name, _identity_backward)
+    return record(node_cls, _make(values._data, values._device), (values,))
+
+
+# -- construction ------------------------------------------------------------------------------
+
+def make_sparse(indices, values: Tensor, shape: tuple, *, coalesced: bool,
+                layout=sparse_coo) -> SparseTensor:
+    """A sparse tensor of ``shape`` over the ``indices`` array ``(sparse_dim, nnz)`` and the
+    ``values`` tensor (no checks: the public factories check)."""
+    t = _new(SparseTensor)
+    t._data = _SparseData(tuple(shape), values._data.dtype, values._device)
+    t._device = values._device
+    t._idx = indices
+    t._vals = values
+    t._coalesced = bool(coalesced)
+    t._layout = layout
+    t._cache = {}
+    return t
+
+
+def _linear_index(indices, sizes: tuple, xp):
+    """The row-major position of each coordinate column of ``indices`` in ``sizes``."""
+    lin = indices[0].copy() if indices.shape[0] else xp.zeros(indices.shape[1], dtype=np.int64)
+    for d in range(1, indices.shape[0]):
+        lin *= sizes[d]
+        lin += indices[d]
+    return lin
+
+
+def dense_to_sparse(x: Tensor, sparse_dim: int | None = None) -> SparseTensor:
+    """``x.to_sparse(sparse_dim)``: the coordinates of the nonzero elements (of the nonzero
+    trailing blocks for ``sparse_dim < x.dim()``), in row-major order, so coalesced."""
+    ndim = x._data.ndim
+    sd = ndim if sparse_dim is None else sparse_dim
+    if ndim and not 0 < sd <= ndim:
+        raise RuntimeError(f"sparse_dim argument must be in [1,{ndim}] range, but {sd} is "
+                           "given")
+    xp = xp_of(x)
+    d = x._data
+    if not ndim:  # PyTorch's 0-d sparse tensor: no sparse dims, one stored element
+        idx = xp.zeros((0, 1), dtype=np.int64)
+        return make_sparse(idx, _named(x.reshape(1), "ToSparseBackward1"), (), coalesced=True)
+    mask = d != 0
+    if sd < ndim:
+        mask = mask.reshape(d.shape[:sd] + (-1,)).any(axis=-1)
+    idx = xp.stack(xp.nonzero(mask)).astype(np.int64, copy=False)
+    values = x[tuple(_index_tensor(i, x._device) for i in idx)]
+    return make_sparse(idx, _named(values, "ToSparseBackward1"), d.shape, coalesced=True)
+
+
+def csr_from_rows(rows, cols, values: Tensor, shape: tuple) -> SparseTensor:
+    """A CSR tensor over row-sorted ``rows``/``cols`` arrays."""
+    xp = xp_of(values._device)
+    ordered = True
+    if rows.shape[0] > 1:
+        same = rows[1:] == rows[:-1]
+        ordered = not bool(xp.any(same & (cols[1:] <= cols[:-1])))
+    return make_sparse(xp.stack((rows, cols)), values, shape, coalesced=ordered,
+                       layout=sparse_csr)
+
+
+def _crow(rows, nrows: int, xp):
+    """The compressed row pointers of row-sorted ``rows``."""
+    return xp.searchsorted(rows, xp.arange(nrows + 1, dtype=np.int64), side="left") \
+        .astype(np.int64, copy=False)
+
+
+# -- the sparse tensor ---------------------------------------------------------------------------
+
+class SparseTensor(Tensor):
+    """A sparse COO or CSR tensor (``layout`` is ``ember.sparse_coo`` or
+    ``ember.sparse_csr``); made by ``ember.sparse_coo_tensor``, ``ember.sparse_csr_tensor``,
+    ``Tensor.to_sparse()`` and ``Tensor.to_sparse_csr()``. See the module doc."""
+
+    __torch_function__ = disabled_torch_function_impl  # no dispatch: dense ops pay nothing
+
+    # -- autograd identity: the values' -------------------------------------------------
+    @property
+    def requires_grad(self) -> bool:
+        return self._vals.requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value) -> None:
+        self._vals.requires_grad = value
+
+    @property
+    def grad_fn(self):
+        return self._vals.grad_fn
+
+    @grad_fn.setter
+    def grad_fn(self, value) -> None:
+        self._vals.grad_fn = value
+
+    @property
+    def is_leaf(self) -> bool:
+        return self._vals.grad_fn is None
+
+    @property
+    def grad(self):
+        """The gradient: sparse, with this tensor's indices (``None`` before backward)."""
+        g = self._vals._grad
+        if g is None:
+            return None
+        return make_sparse(self._idx, g, self._data.shape, coalesced=self._coalesced,
+                           layout=self._layout)
+
+    @grad.setter
+    def grad(self, value) -> None:
+        if value is None:
+            self._vals._grad = None
+            return
+        if not is_sparse(value) or value._data.shape != self._data.shape:
+            raise RuntimeError("assigned grad of a sparse tensor must be a sparse tensor of "
+                               "the same size")
+        self._vals._grad = _sampled(value, self)
+
+    @grad.deleter
+    def grad(self) -> None:
+        self._vals._grad = None
+
+    def requires_grad_(self, requires_grad: bool = True):
+        self._vals.requires_grad_(requires_grad)
+        return self
+
+    def detach(self):
+        return make_sparse(self._idx, self._vals.detach(), self._data.shape,
+                           coalesced=self._coalesced, layout=self._layout)
+
+    def detach_(self):
+        self._vals.detach_()
+        return self
+
+    def retain_grad(self) -> None:
+        self._vals.retain_grad()
+
+    def register_hook(self, hook):
+        """A hook on the gradient of the values (a dense ``(nnz, ...)`` tensor)."""
+        return self._vals.register_hook(hook)
+
+    # -- metadata ------------------------------------------------------------------------
+    @property
+    def layout(self):
+        return self._layout
+
+    @property
+    def is_sparse(self) -> bool:
+        return self._layout is sparse_coo
+
+    @property
+    def is_sparse_csr(self) -> bool:
+        return self._layout is sparse_csr
+
+    def sparse_dim(self) -> int:
+        return self._idx.shape[0]
+
+    def dense_dim(self) -> int:
+        return self._data.ndim - self._idx.shape[0]
+
+    def _nnz(self) -> int:
+        return self._idx.shape[1]
+
+    def is_coalesced(self) -> bool:
+        self._expect_coo("is_coalesced")
+        return self._coalesced
+
+    def is_contiguous(self, *, memory_format=None) -> bool:
+        return False
+
+    def stride(self, dim=None):
+        raise RuntimeError("Sparse tensors do not have strides")
+
+    def data_ptr(self) -> int:
+        raise RuntimeError("Cannot access data pointer of Tensor that doesn't have storage")
+
+    def storage_offset(self) -> int:
+        raise RuntimeError("Cannot access storage of SparseTensorImpl")
+
+    def untyped_storage(self):
+        raise RuntimeError("Cannot access storage of SparseTensorImpl")
+
+    def numpy(self, *, force: bool = False):
+        raise TypeError("can't convert Sparse layout tensor to numpy. Use Tensor.to_dense() "
+                        "first.")
+
+    def tolist(self):
+        raise RuntimeError("Cannot access data pointer of Tensor that doesn't have storage")
+
+    def item(self):
+        if self._data.size != 1:
+            raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted "
+                               "to Scalar")
+        return self.to_dense().item()
+
+    def _expect_coo(self, name: str) -> None:
+        if self._layout is not sparse_coo:
+            raise RuntimeError(f"{name} expected sparse coordinate tensor layout but got "
+                               "SparseCsr")
+
+    def _expect_csr(self, name: str) -> None:
+        if self._layout is not sparse_csr:
+            raise RuntimeError(f"{name} expected sparse row compressed tensor layout but got "
+                               "Sparse")
+
+    # -- parts ---------------------------------------------------------------------------
+    def indices(self) -> Tensor:
+        """The coordinates ``(sparse_dim, nnz)`` of a coalesced COO tensor."""
+        self._expect_coo("indices")
+        if not self._coalesced:
+            raise RuntimeError("Cannot get indices on an uncoalesced tensor, please call "
+                               ".coalesce() first")
+        return _index_tensor(self._idx, self._device)
+
+    def values(self) -> Tensor:
+        """The stored values ``(nnz, *dense_shape)`` (differentiable); COO: coalesced only."""
+        if self._layout is sparse_coo and not self._coalesced:
+            raise RuntimeError("Cannot get values on an uncoalesced tensor, please call "
+                               ".coalesce() first")
+        return self._vals
+
+    def _indices(self) -> Tensor:
+        """The coordinates ``(sparse_dim, nnz)``, coalesced or not."""
+        self._expect_coo("_indices")
+        return _index_tensor(self._idx, self._device)
+
+    def _values(self) -> Tensor:
+        """The stored values, outside the graph."""
+        return self._vals.detach()
+
+    def crow_indices(self) -> Tensor:
+        """The compressed row pointers ``(nrows + 1,)`` of a CSR tensor."""
+        self._expect_csr("crow_indices")
+        crow = self._cache.get("crow")
+        if crow is None:
+            xp = xp_of(self._device)
+            crow = self._cache["crow"] = _crow(self._idx[0], self._data.shape[0], xp)
+        return _index_tensor(crow, self._device)
+
+    def col_indices(self) -> Tensor:
+        """The column of each stored element of a CSR tensor."""
+        self._expect_csr("col_indices")
+        return _index_tensor(self._idx[1], self._device)
+
+    # -- conversions ---------------------------------------------------------------------
+    def coalesce(self):
+        """The COO tensor with sorted, unique coordinates (duplicates summed); ``self`` if it
+        is coalesced already."""
+        self._expect_coo("coalesce")
+        if self._coalesced:
+            return self
+        plan = self._coalesce_plan()
+        if plan is None:
+            return make_sparse(self._idx, self._vals, self._data.shape, coalesced=True)
+        order, seg, n_unique, idx = plan
+        vals = self._vals.index_select(0, order)
+        if seg is not None:
+            from ._factory import zeros
+
+            acc = zeros((n_unique,) + tuple(vals._data.shape[1:]), dtype=vals.dtype,
+                        device=self._device)
+            vals = acc.index_add(0, seg, vals)
+        return make_sparse(idx, _named(vals, "CoalesceBackward0"), self._data.shape,
+                           coalesced=True)
+
+    def _coalesce_plan(self):
+        """``(order, segment ids or None, unique count, coalesced indices)``, cached; None
+        when there is nothing to do (no elements)."""
+        if "coalesce" in self._cache:
+            return self._cache["coalesce"]
+        idx = self._idx
+        nnz = idx.shape[1]
+        plan = None
+        if nnz:
+            xp = xp_of(self._device)
+            lin = _linear_index(idx, self._data.shape[:idx.shape[0]], xp)
+            order = xp.argsort(lin, kind="stable")
+            lin = lin[order]
+            new = xp.empty(nnz, dtype=bool)
+            new[:1] = True
+            xp.not_equal(lin[1:], lin[:-1], out=new[1:])
+            first = order[new]
+            n_unique = int(first.shape[0])
+            seg = None
+            if n_unique != nnz:
+                seg = _index_tensor(xp.cumsum(new) - 1, self._device)
+            plan = (_index_tensor(order, self._device), seg, n_unique, idx[:, first])
+        self._cache["coalesce"] = plan
+        return plan
+
+    def to_dense(self, dtype=None, *, masked_grad=None) -> Tensor:
+        """The dense tensor (duplicates summed); differentiable in the values."""
+        from ._factory import zeros
+
+        shape = self._data.shape
+        sd = self._idx.shape[0]
+        vals = self._vals
+        dense_shape = tuple(vals._data.shape[1:])
+        xp = xp_of(self._device)
+        lin = _index_tensor(_linear_index(self._idx, shape[:sd], xp), self._device)
+        flat = zeros((math.prod(shape[:sd]),) + dense_shape, dtype=vals.dtype,
+                     device=self._device)
+        out = _named(flat.index_add(0, lin, vals).reshape(shape), "ToDenseBackward0")
+        return out if dtype is None else out.to(dtype)
+
+    def to_sparse(self, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=None):
+        """This tensor in ``layout`` (COO by default): itself when it is already."""
+        if sparse_dim is not None and sparse_dim != self.sparse_dim():
+            raise RuntimeError("to_sparse: conversion from Sparse to Sparse with sparse_dim "
+                               "argument != self.sparse_dim() is not supported")
+        if blocksize is not None:
+            raise RuntimeError("to_sparse: blocked layouts (sparse_bsr/bsc) are not supported "
+                               "by Ember")
+        if layout is None or layout is sparse_coo:
+            return self.to_sparse_coo()
+        if layout is sparse_csr:
+            return self.to_sparse_csr(dense_dim)
+        raise RuntimeError(f"to_sparse: layout {layout} is not supported by Ember (sparse_coo "
+                           "and sparse_csr are)")
+
+    def to_sparse_coo(self):
+        if self._layout is sparse_coo:
+            return self
+        return make_sparse(self._idx, self._vals, self._data.shape,
+                           coalesced=self._coalesced)
+
+    def to_sparse_csr(self, dense_dim=None):
+        if self._layout is sparse_csr:
+            return self
+        if self._data.ndim != 2 or self.dense_dim():
+            raise RuntimeError(f"to_sparse_csr: Ember's CSR tensors are 2-D without dense "
+                               f"dimensions, got a {self._data.ndim}-D tensor with "
+                               f"{self.dense_dim()} dense dimensions")
+        c = self.coalesce()
+        return make_sparse(c._idx, c._vals, c._data.shape, coalesced=True,
+                           layout=sparse_csr)
+
+    # -- copies and moves ----------------------------------------------------------------
+    def clone(self, *, memory_format=None):
+        return make_sparse(self._idx.copy(), self._vals.clone(), self._data.shape,
+                           coalesced=self._coalesced, layout=self._layout)
+
+    def to(self, *args, memory_format=None, **kwargs):
+        """This tensor on another device or with another dtype (its indices and values
+        moved); ``self`` when nothing changes."""
+        from .ops._casts import cast_to
+
+        dev, dt, copy = _parse_to(self, *args, **kwargs)
+        values = cast_to(self._vals, dev, dt, copy)
+        if values is self._vals:
+            return self
+        idx = self._idx
+        if values._device is not self._device:
+            idx = cast_to(_index_tensor(idx, self._device), values._device, None, False)._data
+        elif copy:
+            idx = idx.copy()
+        return make_sparse(idx, values, self._data.shape, coalesced=self._coalesced,
+                           layout=self._layout)
+
+    def type(self, dtype=None, non_blocking: bool = False):
+        if dtype is None:
+            name = self.type_name()
+            dev = "" if self._device.type == "cpu" else f"{self._device.type}."
+            return f"ember.{dev}sparse.{name}"
+        return super().type(dtype, non_blocking)
+
+    def __reduce_ex__(self, protocol):
+        if self.grad_fn is not None:
+            raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) "
+                               "support the pickle protocol; call .detach() first.")
+        idx = _index_tensor(self._idx, self._device)._host()
+        return (_rebuild_sparse, (idx, self._vals._host(), self._data.shape,
+                                  self._layout._name, str(self._device), self._coalesced,
+                                  self.requires_grad))
+
+    def __deepcopy__(self, memo):
+        if self.grad_fn is not None:
+            raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) "
+                               "support the deepcopy protocol at the moment.")
+        if id(self) not in memo:
+            out = make_sparse(self._idx.copy(), self._vals.__deepcopy__({}),
+                              self._data.shape, coalesced=self._coalesced, layout=self._layout)
+            memo[id(self)] = out
+        return memo[id(self)]
+
+    # -- shape ---------------------------------------------------------------------------
+    def t(self):
+        """The transpose of a 2-D COO tensor (its two index rows swapped)."""
+        if self._data.ndim > 2:
+            raise RuntimeError(f"t() expects a tensor with <= 2 sparse and 0 dense dimensions, "
+                               f"but self is {self.sparse_dim()} sparse and {self.dense_dim()} "
+                               "dense")
+        if self._data.ndim < 2:
+            return self
+        return self.transpose(0, 1)
+
+    def transpose(self, dim0: int, dim1: int):
+        """``self`` with sparse dims ``dim0`` and ``dim1`` swapped (COO)."""
+        if self._layout is not sparse_coo:
+            raise RuntimeError("transpose of a sparse CSR tensor (a CSC tensor) is not "
+                               "supported by Ember: convert with .to_sparse() first")
+        from .ops._promotion import wrap_dim
+
+        n = self._data.ndim
+        d0, d1 = wrap_dim(dim0, n), wrap_dim(dim1, n)
+        sd = self._idx.shape[0]
+        if (d0 < sd) != (d1 < sd):
+            raise RuntimeError("transpose(): Cannot transpose a sparse dimension with a dense "
+                               "dimension")
+        shape = list(self._data.shape)
+        shape[d0], shape[d1] = shape[d1], shape[d0]
+        if d0 == d1:
+            return self
+        if d0 >= sd:  # two dense dims: the values' own
+            values = self._vals.transpose(d0 - sd + 1, d1 - sd + 1)
+            return make_sparse(self._idx, values, tuple(shape), coalesced=self._coalesced)
+        perm = list(range(sd))
+        perm[d0], perm[d1] = perm[d1], perm[d0]
+        idx = self._idx[perm]
+        return make_sparse(idx, self._vals, tuple(shape),
+                           coalesced=self._coalesced and self._idx.shape[1] < 2)
+
+    # -- reductions and products -----------------------------------------------------------
+    def sum(self, dim=None, keepdim: bool = False, *, dtype=None):
+        """The sum: a dense 0-d tensor over all elements; sparse over some sparse dims, dense
+        when all sparse dims are summed (``ember.sparse.sum``)."""
+        return sparse_sum(self, dim, keepdim, dtype)
+
+    def mm(self, mat2):
+        return sparse_mm(self, mat2, "mm")
+
+    def matmul(self, other):
+        return sparse_mm(self, other, "matmul")
+
+    def __matmul__(self, other):
+        return sparse_mm(self, other, "matmul")
+
+    def __rmatmul__(self, other):
+        return dense_sparse_mm(other, self, "matmul")
+
+    def smm(self, mat):
+        """``self @ mat`` (dense ``mat``) as a sparse COO tensor."""
+        return sparse_mm(self, mat, "smm").to_sparse()
+
+    # -- arithmetic ----------------------------------------------------------------------
+    def __add__(self, other):
+        return sparse_add(self, other)
+
+    add = __add__
+
+    def __radd__(self, other):
+        return dense_add_sparse(other, self, 1)
+
+    def __sub__(self, other):
+        if is_sparse(other):
+            return sparse_add(self, -other)
+        return sparse_add(self, other)  # raises PyTorch's error for a dense operand
+
+    sub = __sub__
+
+    def __rsub__(self, other):
+        return dense_add_sparse(other, self, -1)
+
+    def __mul__(self, other):
+        return sparse_mul(self, other)
+
+    __rmul__ = mul = __mul__
+
+    def __truediv__(self, other):
+        if isinstance(other, Tensor) and (is_sparse(other) or other._data.ndim):
+            raise _not_implemented("div", self._device)
+        return self._with_values(self._vals / other)
+
+    div = __truediv__
+
+    def __neg__(self):
+        return self._with_values(-self._vals)
+
+    neg = __neg__
+
+    def _with_values(self, values: Tensor):
+        return make_sparse(self._idx, values, self._data.shape, coalesced=self._coalesced,
+                           layout=self._layout)
+
+    def __repr__(self) -> str:
+        return sparse_repr(self)
+
+
+def _rebuild_sparse(indices, values, shape, layout_name, device, coalesced, requires_grad):
+    from ._device import resolve_device
+    from ._factory import place
+
+    dev = resolve_device(device)
+    # viewed as np.dtype(name): the canonical dtype object (an unpickled array's is an equal
+    # copy, which ops that compare dtypes by identity refuse)
+    vals = place(np.array(values, copy=True).view(np.dtype(values.dtype.name)), dev)
+    idx = place(np.array(indices, copy=True).view(np.dtype(indices.dtype.name)), dev)._data
+    layout = sparse_csr if layout_name == "sparse_csr" else sparse_coo
+    out = make_sparse(idx, vals, tuple(shape), coalesced=coalesced, layout=layout)
+    if requires_grad:
+        vals.requires_grad_(True)
+    return out
+
+
+def _sampled(s: SparseTensor, like: SparseTensor) -> Tensor:
+    """The values of ``s`` at the coordinates of ``like`` (zero where ``s`` has none)."""
+    dense = s.to_dense()
+    return dense[tuple(_index_tensor(i, like._device) for i in like._idx)]
+
+
+# -- the operations --------------------------------------------------------------------------
+
+def _check_dims(s: SparseTensor, name: str) -> None:
+    if s._data.ndim != 2:
+        raise RuntimeError(f"{name}: matrices expected, got {s._data.ndim}D tensor")
+    if s.dense_dim():
+        raise RuntimeError(f"{name}: matrices expected, got 1D tensor")
+
+
+def row_plan(s: SparseTensor) -> tuple:
+    """``(row plan, values in its order)`` of a 2-D sparse tensor. An uncoalesced COO tensor
+    is coalesced first (its values, differentiably, every time; the index work is cached)."""
+    c = s if (s._coalesced or s._layout is sparse_csr) else s.coalesce()
+    plan = s._cache.get("rows")
+    if plan is None:
+        plan = s._cache["rows"] = _RowPlan(c._idx[0], c._idx[1], c._data.shape, c._device)
+    return plan, c._vals
+
+
+def _check_mm_operands(s: SparseTensor, d: Tensor, name: str) -> None:
+    check_same_device(s, d)
+    if d._data.shape[0] != s._data.shape[1]:
+        raise RuntimeError(f"{name}: Argument #3 (dense): Expected dim 0 size "
+                           f"{s._data.shape[1]}, got {d._data.shape[0]}")
+    if d._data.dtype != s._data.dtype:
+        raise RuntimeError(f"expected scalar type {_dtype.scalar_type_name(s._data.dtype)} "
+                           f"but found {_dtype.scalar_type_name(d._data.dtype)}")
+
+
+def sparse_mm(s: SparseTensor, other, name: str = "mm", node_cls=MmBackward0) -> Tensor:
+    """``s @ other``: dense for a dense ``other`` (a matrix, or a vector for ``matmul``),
+    sparse for a sparse one."""
+    if not isinstance(other, Tensor):
+        raise TypeError(f"{name}(): argument 'mat2' (position 2) must be Tensor, not "
+                        f"{type(other).__name__}")
+    _check_dims(s, "addmm")
+    if is_sparse(other):
+        _check_dims(other, "addmm")
+        dense = other.to_dense()
+        _check_mm_operands(s, dense, "addmm")
+        plan, values = row_plan(s)
+        return spmm_plan(plan, values, dense, node_cls).to_sparse()
+    vector = other._data.ndim == 1 and name == "matmul"
+    d = other.unsqueeze(1) if vector else other
+    if d._data.ndim != 2:
+        raise RuntimeError(f"addmm: matrices expected, got {d._data.ndim}D tensor")
+    _check_mm_operands(s, d, "addmm")
+    plan, values = row_plan(s)
+    out = spmm_plan(plan, values, d, node_cls)
+    return out.squeeze(1) if vector else out
+
+
+def dense_sparse_mm(d, s: SparseTensor, name: str = "mm") -> Tensor:
+    """``d @ s`` for a dense ``d``: ``(s.T @ d.T).T``, a dense (transposed) result."""
+    if not isinstance(d, Tensor):
+        raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(d).__name__}")
+    _check_dims(s, "addmm")
+    vector = d._data.ndim == 1 and name == "matmul"
+    dd = d.unsqueeze(0) if vector else d
+    if dd._data.ndim != 2:
+        raise RuntimeError(f"addmm: matrices expected, got {dd._data.ndim}D tensor")
+    check_same_device(dd, s)
+    if dd._data.shape[1] != s._data.shape[0]:
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({dd._data.shape[0]}x"
+                           f"{dd._data.shape[1]} and {s._data.shape[0]}x{s._data.shape[1]})")
+    if dd._data.dtype != s._data.dtype:
+        raise RuntimeError(f"expected scalar type {_dtype.scalar_type_name(dd._data.dtype)} "
+                           f"but found {_dtype.scalar_type_name(s._data.dtype)}")
+    plan, values = row_plan(s)
+    tplan, order = plan.transposed()
+    out = spmm_plan(tplan, values.index_select(0, order), dd.t()).t()
+    return out.squeeze(0) if vector else out
+
+
+def sparse_sum(s: SparseTensor, dim=None, keepdim: bool = False, dtype=None):
+    """``ember.sparse.sum`` / ``Tensor.sum`` of a sparse tensor (see ``SparseTensor.sum``)."""
+    vals = s._vals if dtype is None else s._vals.to(dtype)
+    if dim is None:
+        return vals.sum()
+    from .ops._promotion import wrap_dim
+
+    n = s._data.ndim
+    dims = [dim] if isinstance(dim, int) else list(dim)
+    dims = sorted({wrap_dim(d, n) for d in dims})
+    if s._layout is sparse_csr:
+        if not keepdim:
+            raise RuntimeError("reduction operations on CSR tensors with keepdim=False is "
+                               "unsupported")
+        return sparse_sum(s.to_sparse_coo(), dims, keepdim, dtype).to_sparse_csr()
+    sd = s._idx.shape[0]
+    sparse_dims = [d for d in dims if d < sd]
+    dense_dims = [d - sd + 1 for d in dims if d >= sd]
+    if dense_dims:
+        vals = vals.sum(dense_dims, keepdim=keepdim)
+    if len(sparse_dims) == sd and not keepdim:
+        return vals.sum(0)  # every sparse dim: dense
+    if not sparse_dims:
+        shape = tuple(1 if d in dims else size for d, size in enumerate(s._data.shape)
+                      if keepdim or d not in dims)
+        return make_sparse(s._idx, vals, shape, coalesced=s._coalesced)
+    if keepdim:  # PyTorch sums the duplicates but flags the result uncoalesced: so do we
+        idx = s._idx.copy()
+        idx[sparse_dims] = 0
+        shape = tuple(1 if d in dims else size for d, size in enumerate(s._data.shape))
+        out = make_sparse(idx, vals, shape, coalesced=False).coalesce()
+        out._coalesced = False
+        return out
+    else:
+        keep = [d for d in range(sd) if d not in sparse_dims]
+        idx = s._idx[keep]
+        shape = tuple(size for d, size in enumerate(s._data.shape) if d not in dims)
+    return make_sparse(idx, vals, shape, coalesced=False).coalesce()
+
+
+def sparse_add(s: SparseTensor, other, alpha=1):
+    """``s + alpha * other`` for a sparse ``other`` (a sparse result); a dense ``other`` is
+    PyTorch's error."""
+    if not is_sparse(other):
+        raise RuntimeError("add(sparse, dense) is not supported. Use add(dense, sparse) "
+                           "instead.")
+    if other._data.shape != s._data.shape:
+        raise RuntimeError(f"add: expected sizes of 'self' and 'other' to match, but "
+                           f"{list(s._data.shape)} != {list(other._data.shape)}")
+    check_same_device(s, other)
+    if s._layout is sparse_csr or other._layout is sparse_csr:
+        out = sparse_add(s.to_sparse_coo(), other.to_sparse_coo(), alpha)
+        return out.to_sparse_csr() if s._layout is sparse_csr else out
+    from .ops.shape import cat
+
+    xp = xp_of(s._device)
+    ov = other._vals if alpha == 1 else other._vals * alpha
+    dt = _dtype.promote_types(s.dtype, ov.dtype)
+    values = cat([s._vals.to(dt), ov.to(dt)])
+    out = make_sparse(xp.concatenate((s._idx, other._idx), axis=1), values,
+                      s._data.shape, coalesced=False)
+    return out.coalesce() if s._coalesced and other._coalesced else out
+
+
+def dense_add_sparse(d, s: SparseTensor, sign: int):
+    """``d + sign * s`` for a dense (or number) ``d``: dense, as PyTorch's."""
+    if not isinstance(d, Tensor):
+        raise RuntimeError("add(sparse, dense) is not supported. Use add(dense, sparse) "
+                           "instead.")
+    dense = s.to_dense()
+    return d + dense if sign > 0 else d - dense
+
+
+def sparse_mul(s: SparseTensor, other):
+    """``s * other``: a number or 0-d tensor scales the values; a dense tensor (broadcast to
+    ``s``'s shape) is sampled at the stored elements; a sparse one multiplies the common
+    elements. The result is sparse."""
+    if is_sparse(other):
+        return _mul_sparse(s, other)
+    if isinstance(other, Tensor) and other._data.ndim:
+        if s._layout is sparse_csr:
+            return _mul_dense(s.to_sparse_coo(), other).to_sparse_csr()
+        return _mul_dense(s, other)
+    return s._with_values(s._vals * other)
+
+
+def _mul_dense(s: SparseTensor, d: Tensor):
+    check_same_device(s, d)
+    try:
+        full = d.expand(s._data.shape)
+    except RuntimeError:
+        raise RuntimeError(f"mul: a sparse tensor of size {list(s._data.shape)} and a dense "
+                           f"tensor of size {list(d._data.shape)} do not broadcast to the "
+                           "sparse size") from None
+    sampled = full[tuple(_index_tensor(i, s._device) for i in s._idx)]
+    return s._with_values(s._vals * sampled)
+
+
+def _mul_sparse(a: SparseTensor, b: SparseTensor):
+    if a._data.shape != b._data.shape:
+        raise RuntimeError(f"mul: expected sizes of 'self' and 'other' to match, but "
+                           f"{list(a._data.shape)} != {list(b._data.shape)}")
+    check_same_device(a, b)
+    layout = a._layout
+    a, b = a.to_sparse_coo().coalesce(), b.to_sparse_coo().coalesce()
+    xp = xp_of(a._device)
+    sd = a._idx.shape[0]
+    sizes = a._data.shape[:sd]
+    la, lb = _linear_index(a._idx, sizes, xp), _linear_index(b._idx, sizes, xp)
+    if not lb.shape[0]:
+        keep = xp.zeros(la.shape[0], dtype=bool)
+        pos = xp.zeros(la.shape[0], dtype=np.int64)
+    else:
+        pos = xp.searchsorted(lb, la)
+        pos = xp.minimum(pos, lb.shape[0] - 1)
+        keep = lb[pos] == la
+    ka = _index_tensor(xp.nonzero(keep)[0], a._device)
+    kb = _index_tensor(pos[keep], a._device)
+    values = a._vals.index_select(0, ka) * b._vals.index_select(0, kb)
+    out = make_sparse(a._idx[:, keep], values, a._data.shape, coalesced=True)
+    return out.to_sparse_csr() if layout is sparse_csr else out
+
+
+# -- printing ---------------------------------------------------------------------------------
+
+def _add_suffixes(body: str, suffixes: list, indent: int, force_newline: bool) -> str:
+    """PyTorch's ``_add_suffixes``: ``, suffix`` until a line would pass the width."""
+    from ._tensor_str import PRINT_OPTS
+
+    parts = [body]
+    last = len(body) - body.rfind("\n") + 1
+    for suffix in suffixes:
+        if force_newline or last + len(suffix) + 2 > PRINT_OPTS.linewidth:
+            parts.append(",\n" + " " * indent + suffix)
+            last = indent + len(suffix)
+            force_newline = False
+        else:
+            parts.append(", " + suffix)
+            last += len(suffix) + 2
+    parts.append(")")
+    return "".join(parts)
+
+
+def _part_str(name: str, t: Tensor, indent: int) -> str:
+    from ._tensor_str import tensor_str
+
+    prefix = f"{name}=tensor("
+    arr = t._host()
+    text = tensor_str(arr, indent + len(prefix))
+    if arr.size == 0:
+        text += f", size={tuple(arr.shape)}"
+    return prefix + text + ")"
+
+
+def sparse_repr(s: SparseTensor) -> str:
+    """``repr(s)`` as PyTorch writes it (``indices=``/``values=`` or ``crow_indices=``/
+    ``col_indices=``/``values=``, then size, nnz, dtype, layout, autograd)."""
+    indent = len("tensor(")
+    suffixes = []
+    if s._device.type != "cpu":
+        suffixes.append(f"device='{s._device}'")
+    suffixes.append(f"size={tuple(s._data.shape)}")
+    suffixes.append(f"nnz={s._nnz()}")
+    dt = s.dtype
+    default = _dtype.get_default_dtype()
+    if dt not in (default, default.to_complex(), _dtype.int64, _dtype.bool):
+        suffixes.append(f"dtype={dt}")
+    values = s._vals.detach()
+    if s._layout is sparse_coo:
+        parts = [_part_str("indices", _index_tensor(s._idx, s._device), indent),
+                 _part_str("values", values, indent)]
+        force = True
+    else:
+        parts = [_part_str("crow_indices", s.crow_indices(), indent),
+                 _part_str("col_indices", s.col_indices(), indent),
+                 _part_str("values", values, indent)]
+        force = False
+    body = ("tensor(" + (",\n" + " " * indent).join(parts))
+    suffixes.append(f"layout={s._layout}")
+    if s.grad_fn is not None:
+        suffixes.append(f"grad_fn=<{s.grad_fn.name()}>")
+    elif s.requires_grad:
+        suffixes.append("requires_grad=True")
+    return _add_suffixes(body, suffixes, indent, force)
+
+
+def sparse_product(a, b, name: str) -> Tensor:
+    """``ember.mm``/``ember.matmul`` with a sparse operand (the hook in ``ops/linalg.py``)."""
+    if is_sparse(a):
+        return sparse_mm(a, b, name)
+    return dense_sparse_mm(a, b, name)

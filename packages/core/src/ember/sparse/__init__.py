@@ -1,0 +1,239 @@
+"""``ember.sparse``: operations on sparse tensors, as ``torch.sparse``.
+
+Sparse tensors themselves (``ember.sparse_coo_tensor``, ``ember.sparse_csr_tensor``,
+``Tensor.to_sparse()``) are described in ``ember._sparse_tensor`` and docs/sparse.md.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import _dtype
+from .._device import xp_of
+from .._layout import sparse_coo, sparse_csr
+from .._sparse_tensor import (
+    SparseAddmmBackward0,
+    SparseTensor,
+    _linear_index,
+    is_sparse,
+    make_sparse,
+    sparse_mm,
+    sparse_sum,
+)
+from .._tensor import Tensor, _make
+
+__all__ = ["mm", "sum", "addmm", "sampled_addmm", "softmax", "log_softmax", "spdiags",
+           "check_sparse_tensor_invariants"]
+
+
+def _expect_sparse(x, name: str, arg: str = "input") -> None:
+    if not is_sparse(x):
+        raise RuntimeError(f"{name}: expected {arg} to be a sparse tensor, but got a strided "
+                           "tensor")
+
+
+def mm(mat1, mat2, reduce: str = "sum"):
+    """The matrix product of a sparse ``mat1`` and a dense (or sparse) ``mat2``: dense for a
+    dense ``mat2``, sparse for a sparse one, as ``torch.sparse.mm``.
+
+    Differentiable in ``mat2`` and in the values of ``mat1``; the gradient of ``mat1`` is
+    sparse with ``mat1``'s pattern (the dense gradient sampled at its elements). ``reduce``
+    is ``"sum"`` (PyTorch's other reductions, CSR only there, are not supported)."""
+    if reduce != "sum":
+        raise RuntimeError(f"sparse.mm: reduce={reduce!r} is not supported by Ember (only "
+                           "'sum')")
+    _expect_sparse(mat1, "sparse.mm", "mat1")
+    return sparse_mm(mat1, mat2, "mm", SparseAddmmBackward0)
+
+
+def addmm(mat, mat1, mat2, *, beta=1.0, alpha=1.0) -> Tensor:
+    """``beta * mat + alpha * (mat1 @ mat2)`` for a dense ``mat``, sparse ``mat1`` and dense
+    ``mat2`` (``torch.sparse.addmm``); differentiable in all three."""
+    _expect_sparse(mat1, "sparse.addmm", "mat1")
+    if is_sparse(mat2):
+        raise RuntimeError("sparse.addmm: expected mat2 to be a strided tensor")
+    prod = sparse_mm(mat1, mat2, "addmm", SparseAddmmBackward0)
+    if alpha != 1:
+        prod = prod * alpha
+    if is_sparse(mat):
+        mat = mat.to_dense()
+    return prod + (mat if beta == 1 else mat * beta)
+
+
+def sum(input, dim=None, dtype=None):
+    """The sum of a sparse tensor's elements: a dense 0-d tensor over all (``dim=None``); over
+    some sparse dims a sparse tensor; over all sparse dims a dense tensor
+    (``torch.sparse.sum``). Differentiable in the values."""
+    _expect_sparse(input, "sparse.sum")
+    return sparse_sum(input, dim, False, dtype)
+
+
+def _lines(s: SparseTensor, dim: int):
+    """The line (all coordinates but ``dim``) of each stored element of coalesced ``s``, as
+    ``(group id per element, number of groups)``."""
+    xp = xp_of(s._device)
+    sd = s._idx.shape[0]
+    other = [d for d in range(sd) if d != dim]
+    if not other:
+        return xp.zeros(s._idx.shape[1], dtype=np.int64), 1
+    lin = _linear_index(s._idx[other], tuple(s._data.shape[d] for d in other), xp)
+    uniq, inverse = xp.unique(lin, return_inverse=True)
+    return inverse.reshape(-1).astype(np.int64, copy=False), int(uniq.shape[0])
+
+
+def _softmax(input, dim: int, dtype, log: bool, name: str):
+    _expect_sparse(input, name)
+    from .._factory import zeros
+    from ..ops._promotion import wrap_dim
+
+    s = input.to_sparse_coo().coalesce() if input._layout is not sparse_csr else \
+        input.to_sparse_coo()
+    if dtype is not None:
+        s = s.to(_dtype.to_dtype(dtype))
+    dim = wrap_dim(dim, s._data.ndim)
+    sd = s._idx.shape[0]
+    vals = s._vals
+    if dim >= sd:  # a dense dim: the values' own softmax
+        fn = vals.log_softmax if log else vals.softmax
+        out = fn(dim - sd + 1)
+    elif not vals._data.shape[0]:
+        out = vals
+    else:
+        xp = xp_of(s._device)
+        group, n = _lines(s, dim)
+        g = _make(group, s._device)
+        v = vals._data
+        top = xp.full((n,) + v.shape[1:], -np.inf, dtype=v.dtype)
+        xp.maximum.at(top, group, v)  # the shift: any constant per line gives the same result
+        shifted = vals - _make(top[group], s._device)
+        exp = shifted.exp()
+        total = zeros((n,) + tuple(v.shape[1:]), dtype=vals.dtype, device=s._device)
+        total = total.index_add(0, g, exp).index_select(0, g)
+        out = shifted - total.log() if log else exp / total
+    result = make_sparse(s._idx, out, s._data.shape, coalesced=True)
+    return result.to_sparse_csr() if input._layout is sparse_csr else result
+
+
+def softmax(input, dim: int, *, dtype=None):
+    """Softmax along ``dim`` over the stored elements of a sparse tensor (the unstored ones
+    count as -inf, so they stay unstored), as ``torch.sparse.softmax``; a sparse result with
+    the input's pattern, differentiable in the values."""
+    return _softmax(input, dim, dtype, False, "sparse.softmax")
+
+
+def log_softmax(input, dim: int, *, dtype=None):
+    """``log(softmax(input, dim))`` over the stored elements (``torch.sparse.log_softmax``)."""
+    return _softmax(input, dim, dtype, True, "sparse.log_softmax")
+
+
+def sampled_addmm(input, mat1, mat2, *, beta=1.0, alpha=1.0, out=None):
+    """``beta * input + alpha * (mat1 @ mat2)`` at the stored elements of the sparse CSR
+    ``input`` only (``torch.sparse.sampled_addmm``): a CSR result with ``input``'s pattern,
+    differentiable in ``input``'s values, ``mat1`` and ``mat2``."""
+    if not is_sparse(input) or input._layout is not sparse_csr:
+        raise RuntimeError("sampled_addmm: Expected input to be a sparse CSR tensor")
+    if out is not None:
+        raise RuntimeError("sampled_addmm: out= is not supported by Ember")
+    for name, m in (("mat1", mat1), ("mat2", mat2)):
+        if is_sparse(m) or m._data.ndim != 2:
+            raise RuntimeError(f"sampled_addmm: Expected {name} to be a strided matrix")
+    rows_n, cols_n = input._data.shape
+    if mat1._data.shape[0] != rows_n or mat2._data.shape[1] != cols_n or \
+            mat1._data.shape[1] != mat2._data.shape[0]:
+        raise RuntimeError(f"sampled_addmm: Expected mat1 @ mat2 of size {rows_n}x{cols_n}, "
+                           f"got {mat1._data.shape[0]}x{mat1._data.shape[1]} @ "
+                           f"{mat2._data.shape[0]}x{mat2._data.shape[1]}")
+    rows = _make(input._idx[0], input._device)
+    cols = _make(input._idx[1], input._device)
+    sampled = (mat1.index_select(0, rows) * mat2.t().index_select(0, cols)).sum(1)
+    values = input._vals * beta + sampled * alpha
+    return make_sparse(input._idx, values, input._data.shape, coalesced=input._coalesced,
+                       layout=sparse_csr)
+
+
+def spdiags(diagonals, offsets, shape, layout=None):
+    """A sparse matrix of ``shape`` with the rows of ``diagonals`` on the diagonals
+    ``offsets`` (``torch.sparse.spdiags``, scipy's convention: ``diagonals[k, j]`` goes to
+    ``(j - offsets[k], j)``); COO by default, or ``layout=ember.sparse_csr``. Differentiable
+    in ``diagonals``."""
+    from ..ops.shape import cat
+
+    if diagonals._data.ndim != 2 and diagonals._data.ndim != 1:
+        raise RuntimeError("Diagonals must be vector or matrix")
+    diags = diagonals.unsqueeze(0) if diagonals._data.ndim == 1 else diagonals
+    offs = offsets.tolist() if isinstance(offsets, Tensor) else list(offsets)
+    offs = [offs] if isinstance(offs, int) else offs
+    if len(offs) != diags._data.shape[0]:
+        raise RuntimeError("Number of diagonals does not match the number of offsets")
+    if len(set(offs)) != len(offs):
+        raise RuntimeError("Offset tensor contains duplicate values")
+    nrows, ncols = (int(n) for n in shape)
+    xp = xp_of(diags._device)
+    length = diags._data.shape[1]
+    rows, cols, parts = [], [], []
+    for k, off in enumerate(offs):
+        j = xp.arange(max(0, off), min(ncols, nrows + off, length), dtype=np.int64)
+        rows.append(j - off)
+        cols.append(j)
+        parts.append(diags[k].index_select(0, _make(j, diags._device)))
+    values = cat(parts) if parts else diags.reshape(-1)[:0]
+    idx = xp.stack((xp.concatenate(rows), xp.concatenate(cols))) if rows else \
+        xp.zeros((2, 0), dtype=np.int64)
+    out = make_sparse(idx, values, (nrows, ncols), coalesced=False).coalesce()
+    if layout is None or layout is sparse_coo:
+        return out
+    if layout is sparse_csr:
+        return out.to_sparse_csr()
+    raise RuntimeError(f"spdiags: layout {layout} is not supported by Ember (sparse_coo and "
+                       "sparse_csr are)")
+
+
+class check_sparse_tensor_invariants:
+    """PyTorch's switch for checking sparse tensors' invariants at construction: a context
+    manager, a decorator, and ``is_enabled()``/``enable()``/``disable()``.
+
+    Ember's factories always check the invariants its kernels rely on (indices within
+    ``size``, CSR's compressed indices), whatever the switch says; the switch keeps its
+    state for programs that set and read it."""
+
+    _enabled = [False]
+
+    def __init__(self, enable: bool = True):
+        self.state = bool(enable)
+        self.saved_state = None
+
+    @staticmethod
+    def is_enabled() -> bool:
+        """Whether the checks are switched on (default False, as in PyTorch)."""
+        return check_sparse_tensor_invariants._enabled[0]
+
+    @staticmethod
+    def enable() -> None:
+        check_sparse_tensor_invariants._enabled[0] = True
+
+    @staticmethod
+    def disable() -> None:
+        check_sparse_tensor_invariants._enabled[0] = False
+
+    def __enter__(self):
+        if self.saved_state is not None:
+            raise RuntimeError("This context manager instance is already activated. Use a "
+                               "different context manager instance for context nesting.")
+        self.saved_state = self.is_enabled()
+        self._enabled[0] = self.state
+        return self
+
+    def __exit__(self, *exc):
+        self._enabled[0] = self.saved_state
+        self.saved_state = None
+        return False
+
+    def __call__(self, func):
+        import functools
+
+        @functools.wraps(func)
+        def wrapped(*args, **kwargs):
+            with check_sparse_tensor_invariants(self.state):
+                return func(*args, **kwargs)
+
+        return wrapped
