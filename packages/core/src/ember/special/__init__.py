@@ -96,3 +96,10 @@ def softmax(input, dim: int, *, dtype=None):
 def log_softmax(input, dim: int, *, dtype=None):
     """``log(softmax(input, dim))``, computed stably (optionally in ``dtype``)."""
     return _OPS["log_softmax"].fn(input, dim, dtype=dtype)
+
+# __torch_function__ modes (vmap, capture) and overriding subclasses see these functions too
+import sys as _sys
+
+from .. import overrides as _overrides
+
+_overrides.register_namespace(_sys.modules[__name__])
