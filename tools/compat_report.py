@@ -62,6 +62,12 @@ NAMESPACES = [
     ("torch.utils.data", "ember.utils.data"),
     ("torch.linalg", "ember.linalg"),
     ("torch.autograd", "ember.autograd"),
+    ("torch.autograd.forward_ad", "ember.autograd.forward_ad"),
+    ("torch.fft", "ember.fft"),
+    ("torch.special", "ember.special"),
+    ("torch.distributions", "ember.distributions"),
+    ("torch.func", "ember.func"),
+    ("torch.sparse", "ember.sparse"),
 ]
 TORCH_MODULES = ("torch.* modules", "ember")  # PyTorch's public subpackages: torch.fft, ...
 VISION_NAMESPACES = [
@@ -104,7 +110,7 @@ IMPORTED_HELPERS = {
     "has_torch_function_variadic",
 }
 # Re-exports of a name another row checks at its home: torch.nn.functional.Tensor is torch.Tensor.
-REEXPORTS = {"torch.nn.functional": {"Tensor"}}
+REEXPORTS = {"torch.nn.functional": {"Tensor"}, "torch.fft": {"Tensor"}}
 # The dunders of torch.Tensor that user code relies on (operators, protocols, conversions).
 TENSOR_DUNDERS = {
     f"__{prefix}{op}__"

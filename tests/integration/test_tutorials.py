@@ -18,7 +18,8 @@ ROOT = Path(__file__).resolve().parents[2]
 FASHION_MNIST_SUBSET = ROOT / "tests" / "vision" / "data" / "fashion_mnist_subset"
 PAGES = ("classify_a_photo.md", "transfer_learning.md", "fashion_mnist_cnn.md",
          "austen_classifier.md", "botchan_gpt.md", "semantic_search.md", "deploy_digits.md",
-         "mixed_precision.md", "vae.md")
+         "mixed_precision.md", "vae.md", "spectrogram.md",
+         "per_sample_grads.md")
 
 # ImageNet's domestic-cat classes (281-285).
 CAT_CLASSES = {"tabby", "tiger cat", "Persian cat", "Siamese cat", "Egyptian cat"}

@@ -107,7 +107,8 @@ _SUBPACKAGES = {
 # PyTorch's small modules, imported on first use to keep ``import ember`` fast
 _LAZY_SUBMODULES = {"functional", "quasirandom", "random", "storage", "torch_version",
                     "export", "jit", "compiler", "distributed", "multiprocessing",
-                    "profiler", "amp", "special", "distributions"}
+                    "profiler", "amp", "special", "distributions", "fft", "func",
+                    "sparse"}
 
 
 #: torch.autocast and its state functions, from ember.amp.autocast_mode on first use
@@ -126,6 +127,8 @@ def __getattr__(name: str):
         return importlib.import_module("ember.torch_version").__version__
     if name in _LAZY_SUBMODULES:
         return importlib.import_module(f"ember.{name}")
+    if name == "vmap":  # torch.vmap is torch.func.vmap
+        return importlib.import_module("ember.func").vmap
     if name in _AUTOCAST_NAMES:
         return getattr(importlib.import_module("ember.amp.autocast_mode"), name)
     if name == "compile":  # not cached in this module's globals: no shadowing of the builtin

@@ -14,6 +14,8 @@ from . import data as data
 from . import distributed as distributed
 from . import distributions as distributions
 from . import export as export
+from . import fft as fft
+from . import func as func
 from . import functional as functional
 from . import hub as hub
 from . import jit as jit
@@ -32,6 +34,7 @@ from . import return_types as _return_types
 from . import return_types as return_types
 from . import safetensors as safetensors
 from . import serialization as serialization
+from . import sparse as sparse
 from . import special as special
 from . import storage as storage
 from . import testing as testing
@@ -239,6 +242,12 @@ nan: _float
 newaxis: None
 pi: _float
 set_anomaly_enabled = _set_anomaly_enabled
+smm: Any
+sparse_coo: _Layout
+sparse_coo_tensor: Any
+sparse_csr: _Layout
+sparse_csr_tensor: Any
+spmm: Any
 
 def abs(input: Tensor) -> Tensor:
     """Absolute value (bool tensors are an error)."""
@@ -587,6 +596,19 @@ def baddbmm_(
 ) -> Tensor:
     """In-place version of :func:`ember.baddbmm`."""
 
+def bartlett_window(
+    window_length: Any,
+    periodic: _bool = True,
+    *,
+    dtype: _DtypeLike | None = None,
+    layout: _Layout | None = None,
+    device: _DeviceLike | None = None,
+    requires_grad: _bool = False,
+) -> Tensor:
+    """The Bartlett (triangular) window ``1 - |2k / (N - 1) - 1|`` (``N`` as in
+    :func:`hann_window`).
+    """
+
 def batch_norm(
     input: Tensor,
     weight: Tensor | None,
@@ -673,6 +695,19 @@ def bitwise_xor(input: Tensor, other: _TensorOrNumber) -> Tensor:
 
 def bitwise_xor_(input: Tensor, other: _TensorOrNumber) -> Tensor:
     """In-place version of :func:`ember.bitwise_xor`."""
+
+def blackman_window(
+    window_length: Any,
+    periodic: _bool = True,
+    *,
+    dtype: _DtypeLike | None = None,
+    layout: _Layout | None = None,
+    device: _DeviceLike | None = None,
+    requires_grad: _bool = False,
+) -> Tensor:
+    """The Blackman window ``0.42 - 0.5 cos(2 pi k / (N - 1)) + 0.08 cos(4 pi k / (N - 1))``
+    (``N`` as in :func:`hann_window`).
+    """
 
 def block_diag(*tensors: Tensor) -> Tensor:
     """The block-diagonal matrix of 0/1/2-D tensors (a 0-D one is 1 x 1, a 1-D one a row),
@@ -1316,6 +1351,34 @@ def gt(input: Tensor, other: _TensorOrNumber) -> Tensor:
 def gt_(input: Tensor, other: _TensorOrNumber) -> Tensor:
     """In-place version of :func:`ember.gt`."""
 
+def hamming_window(
+    window_length: Any,
+    periodic: _bool = True,
+    alpha: _float = 0.54,
+    beta: _float = 0.46,
+    *,
+    dtype: _DtypeLike | None = None,
+    layout: _Layout | None = None,
+    device: _DeviceLike | None = None,
+    requires_grad: _bool = False,
+) -> Tensor:
+    """The Hamming window ``alpha - beta cos(2 pi k / (N - 1))`` (``N`` as in
+    :func:`hann_window`).
+    """
+
+def hann_window(
+    window_length: Any,
+    periodic: _bool = True,
+    *,
+    dtype: _DtypeLike | None = None,
+    layout: _Layout | None = None,
+    device: _DeviceLike | None = None,
+    requires_grad: _bool = False,
+) -> Tensor:
+    """The Hann window ``0.5 - 0.5 cos(2 pi k / (N - 1))``, ``N = window_length + 1`` when
+    ``periodic`` (the default: for spectral analysis), else ``window_length``.
+    """
+
 def hardshrink(input: Tensor, lambd: _float = 0.5) -> Tensor:
     """``input`` where ``|input| > lambd``, else 0."""
 
@@ -1556,6 +1619,41 @@ def isposinf(input: Tensor) -> Tensor:
 
 def isreal(input: Tensor) -> Tensor:
     """True everywhere (ember tensors are real)."""
+
+def istft(
+    input: Tensor,
+    n_fft: Any,
+    hop_length: Any = None,
+    win_length: Any = None,
+    window: Any = None,
+    center: _bool = True,
+    normalized: _bool = False,
+    onesided: Any = None,
+    length: _int | None = None,
+    return_complex: _bool = False,
+) -> Tensor:
+    """The inverse of :func:`stft`: the least-squares signal whose STFT is ``input``
+    (``(B?, N, T)`` complex), by inverse FFTs of the frames, windowing and overlap-add,
+    divided
+    by the overlap-added squared window (which must not vanish: the NOLA condition).
+
+    The arguments are :func:`stft`'s; ``length`` trims or zero-pads the result to that many
+    samples; ``return_complex`` returns a complex signal (two-sided input only).
+    """
+
+def kaiser_window(
+    window_length: Any,
+    periodic: _bool = True,
+    beta: _float = 12.0,
+    *,
+    dtype: _DtypeLike | None = None,
+    layout: _Layout | None = None,
+    device: _DeviceLike | None = None,
+    requires_grad: _bool = False,
+) -> Tensor:
+    """The Kaiser window ``I0(beta sqrt(1 - ((k - a) / a)^2)) / I0(beta)``, ``a = (N - 1) / 2``
+    (``N`` as in :func:`hann_window`; ``I0`` the modified Bessel function of order 0).
+    """
 
 def kl_div(
     input: Tensor,
@@ -2470,6 +2568,31 @@ def std_mean(
     correction: _float | None = None,
 ) -> tuple[Tensor, Tensor]:
     """``(std, mean)`` over ``dim``."""
+
+def stft(
+    input: Tensor,
+    n_fft: Any,
+    hop_length: Any = None,
+    win_length: Any = None,
+    window: Any = None,
+    center: _bool = True,
+    pad_mode: Any = 'reflect',
+    normalized: _bool = False,
+    onesided: Any = None,
+    return_complex: Any = None,
+    align_to_window: Any = None,
+) -> Tensor:
+    """The short-time Fourier transform: the FFT of ``n_fft`` samples of ``input`` (1-D or a
+    2-D batch) every ``hop_length`` samples (default ``n_fft // 4``), multiplied by ``window``
+    (``win_length`` points, default ``n_fft``, centred in the frame; None: rectangular).
+
+    ``center`` pads the signal by ``n_fft // 2`` on both sides (``pad_mode`` as in
+    ``F.pad``) so that frame ``t`` is centred at ``t * hop_length``; ``normalized`` scales by
+    ``n_fft ** -0.5``; ``onesided`` (default for real input and window) keeps the
+    ``n_fft // 2 + 1`` non-negative frequencies. The result is ``(B?, N, T)`` complex, or
+    with ``return_complex=False`` (deprecated) its real view ``(B?, N, T, 2)``;
+    ``return_complex`` is required for real input, as in PyTorch.
+    """
 
 def sub(
     input: Tensor,

@@ -14,6 +14,7 @@ from ember._layout import layout as _Layout
 from ember._memory_format import memory_format as _MemoryFormat
 from ember._random import Generator as _Generator
 from ember._size import Size as _Size
+from ember._sparse_tensor import SparseTensor as _SparseTensor
 from ember._storage import TypedStorage as _TypedStorage
 from ember._storage import UntypedStorage as _UntypedStorage
 from ember.autograd.graph import Node as _Node
@@ -510,11 +511,15 @@ class Tensor:
 
     def cauchy_(self, *args: Any, generator: _Generator | None = None, **kwargs: Any) -> Tensor: ...
 
+    def cdouble(self) -> Any: ...
+
     def ceil(self) -> Tensor:
         """See :func:`ember.ceil`."""
 
     def ceil_(self) -> Tensor:
         """In-place version of :meth:`Tensor.ceil`."""
+
+    def cfloat(self) -> Any: ...
 
     def char(self) -> Tensor: ...
 
@@ -563,6 +568,12 @@ class Tensor:
 
     def clone(self, *, memory_format: _MemoryFormat = ...) -> Tensor:
         """See :func:`ember.clone`."""
+
+    def coalesce(self, *args: Any, **kwargs: Any) -> Any:
+        """PyTorch's error: ``coalesce`` is a method of sparse tensors."""
+
+    def col_indices(self, *args: Any, **kwargs: Any) -> Any:
+        """PyTorch's error: ``col_indices`` is a method of sparse tensors."""
 
     def conj(self) -> Tensor:
         """See :func:`ember.conj`."""
@@ -628,6 +639,9 @@ class Tensor:
     def cross(self, other: _TensorOrNumber, dim: _IntOrInts | None = None) -> Tensor:
         """See :func:`ember.cross`."""
 
+    def crow_indices(self, *args: Any, **kwargs: Any) -> Any:
+        """PyTorch's error: ``crow_indices`` is a method of sparse tensors."""
+
     def cuda(
         self,
         device: _DeviceLike | None = None,
@@ -665,6 +679,9 @@ class Tensor:
 
     def deg2rad_(self) -> Tensor:
         """In-place version of :meth:`Tensor.deg2rad`."""
+
+    def dense_dim(self) -> _int:
+        """The number of dimensions: all of a dense tensor's are dense."""
 
     def det(self) -> Tensor:
         """See :func:`ember.det`."""
@@ -1073,6 +1090,9 @@ class Tensor:
     def index_select(self, dim: _int, index: Tensor) -> Tensor:
         """See :func:`ember.index_select`."""
 
+    def indices(self, *args: Any, **kwargs: Any) -> Any:
+        """PyTorch's error: ``indices`` is a method of sparse tensors."""
+
     def inner(self, other: _TensorOrNumber) -> Tensor:
         """See :func:`ember.inner`."""
 
@@ -1080,6 +1100,9 @@ class Tensor:
 
     def inverse(self) -> Tensor:
         """See :func:`ember.inverse`."""
+
+    def is_coalesced(self, *args: Any, **kwargs: Any) -> _bool:
+        """PyTorch's error: ``is_coalesced`` is a method of sparse tensors."""
 
     def is_complex(self) -> _bool: ...
 
@@ -1160,7 +1183,11 @@ class Tensor:
 
     @property
     def is_sparse(self) -> _bool:
-        """False: Ember's tensors are all strided (dense)."""
+        """Whether this is a sparse COO tensor (``ember.sparse_coo_tensor``); False here."""
+
+    @property
+    def is_sparse_csr(self) -> _bool:
+        """False: a dense tensor is not a CSR tensor."""
 
     @property
     def is_vulkan(self) -> _bool:
@@ -1200,6 +1227,20 @@ class Tensor:
     def isreal(self) -> Tensor:
         """See :func:`ember.isreal`."""
 
+    def istft(
+        self,
+        n_fft: Any,
+        hop_length: Any = None,
+        win_length: Any = None,
+        window: Any = None,
+        center: _bool = True,
+        normalized: _bool = False,
+        onesided: Any = None,
+        length: _int | None = None,
+        return_complex: _bool = False,
+    ) -> Tensor:
+        """See :func:`ember.istft`."""
+
     def item(self) -> _Number: ...
 
     @property
@@ -1213,7 +1254,7 @@ class Tensor:
 
     @property
     def layout(self) -> _Layout:
-        """``ember.strided``: Ember's tensors are all dense and strided."""
+        """``ember.strided`` for dense tensors (sparse ones say ``sparse_coo``/``sparse_csr``)."""
 
     def lcm(self, other: _TensorOrNumber) -> Tensor:
         """See :func:`ember.lcm`."""
@@ -2020,6 +2061,11 @@ class Tensor:
     def slogdet(self) -> _return_types.slogdet:
         """See :func:`ember.slogdet`."""
 
+    def smm(self, mat: Tensor) -> _SparseTensor:
+        """``input @ mat`` (sparse ``input``, dense ``mat``) as a sparse COO tensor
+        (``torch.smm``).
+        """
+
     def softmax(
         self,
         dim: _IntOrInts | None = None,
@@ -2038,6 +2084,9 @@ class Tensor:
         stable: _bool = False,
     ) -> _return_types.sort:
         """See :func:`ember.sort`."""
+
+    def sparse_dim(self) -> _int:
+        """0: a dense tensor has no sparse dimensions."""
 
     def split(self, split_size_or_sections: _IntOrInts, dim: _int = 0) -> tuple[Tensor, ...]:
         """See :func:`ember.split`."""
@@ -2078,6 +2127,21 @@ class Tensor:
         correction: _float | None = None,
     ) -> Tensor:
         """See :func:`ember.std`."""
+
+    def stft(
+        self,
+        n_fft: Any,
+        hop_length: Any = None,
+        win_length: Any = None,
+        window: Any = None,
+        center: _bool = True,
+        pad_mode: Any = 'reflect',
+        normalized: _bool = False,
+        onesided: Any = None,
+        return_complex: Any = None,
+        align_to_window: Any = None,
+    ) -> Tensor:
+        """See :func:`ember.stft`."""
 
     def storage(self) -> _TypedStorage:
         """The storage as a ``TypedStorage`` of this tensor's dtype (deprecated, as in PyTorch:
@@ -2226,6 +2290,27 @@ class Tensor:
         memory_format: _MemoryFormat = ...,
     ) -> Tensor: ...
 
+    def to_dense(self, dtype: _DtypeLike | None = None, *, masked_grad: Any = None) -> Any:
+        """This (dense) tensor itself, or cast to ``dtype``."""
+
+    def to_sparse(
+        self,
+        sparse_dim: Any = None,
+        *,
+        layout: _Layout | None = None,
+        blocksize: Any = None,
+        dense_dim: Any = None,
+    ) -> Any:
+        """This tensor as a sparse tensor: COO with ``sparse_dim`` sparse dims (all by
+        default), or ``layout=ember.sparse_csr``.
+        """
+
+    def to_sparse_coo(self) -> Any:
+        """This tensor as a sparse COO tensor (``to_sparse()``)."""
+
+    def to_sparse_csr(self, dense_dim: Any = None) -> Any:
+        """This 2-D tensor as a sparse CSR tensor."""
+
     def tolist(self) -> Any: ...
 
     def topk(
@@ -2350,6 +2435,9 @@ class Tensor:
         """The ``UntypedStorage`` whose memory this tensor views (shared with its base, and with
         the tensors it was ``set_`` to).
         """
+
+    def values(self, *args: Any, **kwargs: Any) -> Any:
+        """PyTorch's error: ``values`` is a method of sparse tensors."""
 
     def var(
         self,

@@ -207,11 +207,22 @@ def _wrap_attr(owner, name: str) -> None:
     if not callable(fn) or isinstance(fn, (type, staticmethod, classmethod)) \
             or getattr(fn, "_ember_original", None):
         return
-    public = _dispatching(fn, name)
-    # where it was found: what the profiler and autocast key the op by (ember.linalg.inv is
-    # linalg_inv; its function may be defined anywhere)
-    public._ember_namespace = owner.__name__
+    # made once per (function, namespace, name) and kept: a mode entered and left in a loop
+    # (vmap, a capture) re-wraps ~1,400 attributes each time, and making the wrappers was
+    # most of that cost
+    key = (fn, owner.__name__, name)
+    public = _WRAPPERS.get(key)
+    if public is None:
+        public = _dispatching(fn, name)
+        # where it was found: what the profiler and autocast key the op by (ember.linalg.inv
+        # is linalg_inv; its function may be defined anywhere)
+        public._ember_namespace = owner.__name__
+        _WRAPPERS[key] = public
     setattr(owner, name, public)
+
+
+#: the dispatching wrappers made so far (``_wrap_attr``)
+_WRAPPERS: dict = {}
 
 
 #: properties that return tensors and dispatch (the others, shape, dtype, grad, ..., do not)

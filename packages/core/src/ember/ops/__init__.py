@@ -8,6 +8,7 @@ from . import (
     complex_ops,
     conv,
     extras,
+    fft_ops,
     grid,
     indexing,
     linalg,
@@ -21,7 +22,12 @@ from . import (
     reduction,
     shape,
     sorting,
+    sparse_ops,
     special_functions,
     statistics,
 )
 from .registry import OPS
+
+# isort: off
+from . import batching_rules  # vmap's batching rules: imported after the ops they batch
+# isort: on

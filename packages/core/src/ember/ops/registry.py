@@ -23,7 +23,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 __all__ = ["OpInfo", "OPS", "register", "register_method", "install", "varargs_method",
-           "NN_FUNCTIONAL", "functional_kernels", "op_key"]
+           "NN_FUNCTIONAL", "functional_kernels", "op_key", "register_batch_rule", "batch_rule",
+           "batch_rules", "BATCH_RULES", "register_export"]
 
 
 @dataclass
@@ -46,6 +47,9 @@ class OpInfo:
     #: autocast's policy per device type ("lower", "fp32", "fp32_set_dtype", "promote"), from
     #: ``ops/autocast_policy.py``; an op without one runs in its inputs' dtypes
     autocast: dict = field(default_factory=dict)
+    #: vmap's batching rule (``ember.ops.batching_rules``): ``rule(ctx, func, args, kwargs)``
+    #: runs the op on physical tensors (batch in dim 0); None: vmap loops over the batch
+    batch_rule: Callable | None = None
 
     @property
     def signature(self) -> inspect.Signature | None:
@@ -80,6 +84,9 @@ class OpInfo:
 OPS: dict[str, OpInfo] = {}
 #: extra Tensor methods that are not functions (``Tensor.view``, ``Tensor.add_``, dunders)
 METHODS: dict[str, Callable] = {}
+#: ``ember.<name>`` exports that are not ops of dense tensors (no ``OpInfo``, so no samples in
+#: the op database): the sparse factories and layouts of ``ops/sparse_ops.py``
+EXPORTS: dict[str, object] = {}
 
 
 def register(name: str | None = None, *, function: bool = True, method: bool = True,
@@ -106,6 +113,43 @@ def register(name: str | None = None, *, function: bool = True, method: bool = T
         return fn
 
     return deco
+
+
+#: batching rules by op key (``op_key``), including Tensor methods that are not registered ops
+#: (``view``, ``expand``, ``index`` for ``__getitem__``, in-place variants)
+BATCH_RULES: dict[str, Callable] = {}
+
+
+def register_batch_rule(*names: str):
+    """Register ``rule(ctx, func, args, kwargs)`` as vmap's batching rule of the ops
+    ``names`` (op keys: ``"add"``, ``"add_"``, ``"view"``, ``"index"``, ...). The rule gets
+    the vmap level ``ctx`` (``ember._functorch._batched.VmapLevel``: ``size``,
+    ``batched(x)``, ``value(x)``, ``ldim(x)``, ``materialize(x)``) and the call as made; it
+    returns the result with the batch in dim 0 of every output tensor, or ``NotImplemented``
+    to leave the call to the per-example loop."""
+
+    def deco(rule):
+        for n in names:
+            BATCH_RULES[n] = rule
+            info = OPS.get(n)
+            if info is not None:
+                info.batch_rule = rule
+        return rule
+
+    return deco
+
+
+def batch_rule(name: str) -> Callable | None:
+    """The batching rule of op key ``name`` (None: vmap falls back to a loop)."""
+    info = OPS.get(name)
+    if info is not None and info.batch_rule is not None:
+        return info.batch_rule
+    return BATCH_RULES.get(name)
+
+
+def batch_rules() -> list[str]:
+    """The op keys that have a batching rule (the others run vmap's per-example loop)."""
+    return sorted(BATCH_RULES)
 
 
 _DUNDER_OPS = {"truediv": "div", "floordiv": "floor_divide", "getitem": "index",
@@ -146,6 +190,12 @@ def register_method(name: str, fn: Callable, *, varargs: bool = False) -> Callab
     ``register``)."""
     METHODS[name] = varargs_method(fn, name) if varargs else fn
     return fn
+
+
+def register_export(name: str, obj):
+    """Export ``obj`` as ``ember.<name>`` at ``install`` without making it an op."""
+    EXPORTS[name] = obj
+    return obj
 
 
 def varargs_method(fn: Callable, name: str) -> Callable:
@@ -248,6 +298,7 @@ def functional_kernels() -> dict:
 
 def install(namespace: dict, tensor_cls: type) -> None:
     """Export registered functions into ``namespace`` and attach Tensor methods."""
+    namespace.update(EXPORTS)
     for info in OPS.values():
         names = (info.name, *info.aliases)
         method = varargs_method(info.fn, info.name) if info.varargs and info.method else info.fn

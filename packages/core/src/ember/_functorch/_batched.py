@@ -1,0 +1,571 @@
+"""vmap's machinery: batched tensors, levels, and the mode that applies batching rules.
+
+A :class:`BatchedTensor` is a *logical* tensor (what the vmapped function sees) backed by a
+*physical* tensor ``_value`` that carries the batch in dimension 0: logical shape
+``value.shape[1:]``. Each ``vmap`` call is a *level* (1 for the outermost); nested vmaps nest
+the wrappers (a level-2 BatchedTensor's value may be a level-1 BatchedTensor), outer wrapper
+= higher level, so the innermost physical tensor holds the batch dims of its levels in
+increasing order in front.
+
+While a vmap runs, a :class:`VmapMode` (``ember.overrides.TorchFunctionMode``) sees every
+ember function and Tensor method called on this thread. A call with no argument batched at
+its level passes through (to an outer level, or the kernel); otherwise the op's batching rule
+(``ember.ops.registry.batch_rule``: registered per op in ``ember.ops.batching_rules``) runs
+on the physical tensors, or, for an op without a rule, the documented fallback: a loop over
+the batch (slice, call, stack). Autograd records the physical ops, so ``grad`` inside
+``vmap`` differentiates physical tensors (``ember.func``'s transforms).
+
+Outside a vmap nothing here runs: modes cost nothing outside their scope.
+"""
+
+from __future__ import annotations
+
+import threading
+
+from .. import overrides as _overrides
+from .._tensor import Tensor
+
+__all__ = ["BatchedTensor", "VmapLevel", "VmapMode", "current_levels", "is_batched",
+           "unwrap_to_level", "wrap", "to_physical", "from_physical", "levels_of"]
+
+_new = object.__new__
+
+
+class _State(threading.local):
+    def __init__(self):
+        self.levels: list = []  # active VmapLevel objects, outermost first
+
+
+_STATE = _State()
+
+
+def current_levels() -> list:
+    """This thread's active vmap levels, outermost first."""
+    return _STATE.levels
+
+
+class VmapLevel:
+    """One active ``vmap``: its level number, batch size and randomness mode. Batching rules
+    receive it as ``ctx`` and use its helpers."""
+
+    __slots__ = ("level", "size", "randomness")
+
+    def __init__(self, level: int, size: int, randomness: str):
+        self.level, self.size, self.randomness = level, size, randomness
+
+    # -- helpers for batching rules ---------------------------------------------------------
+    def batched(self, x) -> bool:
+        """Whether ``x`` is batched at this level."""
+        return type(x) is BatchedTensor and x._level == self.level
+
+    def value(self, x):
+        """The physical tensor of ``x`` (batch in dim 0) if batched here, else ``x``."""
+        if type(x) is BatchedTensor and x._level == self.level:
+            return x._value
+        return x
+
+    def ldim(self, x) -> int:
+        """The logical rank of a tensor."""
+        if type(x) is BatchedTensor and x._level == self.level:
+            return x._value.dim() - 1
+        return x.dim()
+
+    def materialize(self, x):
+        """``x`` as a physical tensor batched in dim 0 (an unbatched ``x`` is expanded)."""
+        if type(x) is BatchedTensor and x._level == self.level:
+            return x._value
+        return x.unsqueeze(0).expand((self.size, *x.shape))
+
+    def unwrap(self, tree):
+        """``tree`` (args, lists, dicts) with this level's BatchedTensors as their physical
+        tensors."""
+        return _map_tree(tree, self.value)
+
+
+class BatchedTensor(Tensor):
+    """A tensor seen inside ``vmap``: logical shape ``_value.shape[1:]`` at level
+    ``_level``. Ops on it go to the level's :class:`VmapMode`."""
+
+    __slots__ = ("_value", "_level")
+    __torch_function__ = _overrides.disabled_torch_function_impl
+
+    # metadata is the logical tensor's
+    @property
+    def shape(self):
+        return self._value.shape[1:]
+
+    def size(self, dim: int | None = None):
+        shape = self._value.shape[1:]
+        if dim is None:
+            return shape
+        n = len(shape)
+        if not -max(n, 1) <= dim < max(n, 1):
+            raise IndexError(f"Dimension out of range (expected to be in range of "
+                             f"[{-max(n, 1)}, {max(n, 1) - 1}], but got {dim})")
+        return shape[dim]
+
+    def dim(self) -> int:
+        return self._value.dim() - 1
+
+    ndimension = dim
+
+    @property
+    def ndim(self) -> int:
+        return self._value.dim() - 1
+
+    def numel(self) -> int:
+        n = 1
+        for s in self._value.shape[1:]:
+            n *= s
+        return n
+
+    nelement = numel
+
+    @property
+    def dtype(self):
+        return self._value.dtype
+
+    @property
+    def device(self):
+        return self._value.device
+
+    @property
+    def requires_grad(self):
+        return self._value.requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value):
+        self._value.requires_grad = value
+
+    @property
+    def grad_fn(self):
+        return self._value.grad_fn
+
+    @grad_fn.setter
+    def grad_fn(self, value):
+        pass
+
+    @property
+    def is_leaf(self) -> bool:
+        return self._value.is_leaf
+
+    # tensor-valued properties that Tensor does not dispatch: through the ops
+    @property
+    def real(self):
+        import ember
+
+        return ember.real(self)
+
+    @property
+    def imag(self):
+        import ember
+
+        return ember.imag(self)
+
+    @property
+    def data(self):
+        return wrap(self._value.data, self._level)
+
+    def is_floating_point(self) -> bool:
+        return self._value.is_floating_point()
+
+    def is_complex(self) -> bool:
+        return self._value.is_complex()
+
+    def stride(self, dim: int | None = None):
+        strides = self._value.stride()[1:]
+        return strides if dim is None else strides[dim]
+
+    def is_contiguous(self, *args, **kwargs) -> bool:
+        return self._value.is_contiguous(*args, **kwargs)
+
+    def __len__(self) -> int:
+        shape = self._value.shape
+        if len(shape) == 1:
+            raise TypeError("len() of a 0-d tensor")
+        return shape[1]
+
+    def __iter__(self):
+        if self.dim() == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return iter([self[i] for i in range(len(self))])
+
+    # data-dependent Python: PyTorch's errors
+    def item(self):
+        raise RuntimeError("vmap: It looks like you're calling .item() on a Tensor. We don't "
+                           "support vmap over calling .item() on a Tensor, please try to "
+                           "rewrite what you're doing with other operations. If error is "
+                           "occurring somewhere inside PyTorch internals, please file a bug "
+                           "report.")
+
+    def __bool__(self):
+        raise RuntimeError(_DATA_DEPENDENT)
+
+    __int__ = __float__ = __index__ = __complex__ = __bool__
+
+    def tolist(self):
+        raise RuntimeError("vmap: It looks like you're calling .tolist() on a Tensor. We "
+                           "don't support vmap over calling .tolist() on a Tensor, please try "
+                           "to rewrite what you're doing with other operations.")
+
+    def numpy(self, *, force: bool = False):
+        raise RuntimeError("vmap: It looks like you're calling .numpy() on a Tensor. We don't "
+                           "support vmap over calling .numpy() on a Tensor, please try to "
+                           "rewrite what you're doing with other operations.")
+
+    def __array__(self, dtype=None, copy=None):
+        return self.numpy()
+
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        raise RuntimeError("vmap: backward() is not supported on a tensor inside vmap: "
+                           "differentiate with ember.func.grad, vjp or jacrev inside the "
+                           "vmapped function instead (vmap(grad(f)))")
+
+    def __repr__(self) -> str:
+        value = repr(self._value).replace("\n", "\n    ")
+        return f"BatchedTensor(lvl={self._level}, bdim=0, value=\n    {value}\n)"
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    def __reduce_ex__(self, protocol):
+        raise RuntimeError("vmap: cannot pickle a BatchedTensor (a tensor inside vmap)")
+
+
+_DATA_DEPENDENT = ("vmap: It looks like you're attempting to use a Tensor in some "
+                   "data-dependent control flow. We don't support that yet, please file an "
+                   "issue at https://github.com/pytorch/pytorch/issues .")
+
+
+def wrap(value, level: int) -> BatchedTensor:
+    """``value`` (batch in dim 0) as a BatchedTensor of ``level``."""
+    t = _new(BatchedTensor)
+    t._value = value
+    t._level = level
+    inner = value
+    while type(inner) is BatchedTensor:
+        inner = inner._value
+    t._data = _NoData(inner._data)
+    t._device = inner._device
+    return t
+
+
+class _NoData:
+    """What a BatchedTensor holds as its array: a kernel reached without dispatch (a function
+    bound before vmap turned dispatch on: ``from ember import dot`` at import) gets a clear
+    error instead of silently computing on the physical batch."""
+
+    __slots__ = ("_array",)
+
+    def __init__(self, array):
+        self._array = array
+
+    @property
+    def dtype(self):
+        return self._array.dtype
+
+    @property
+    def itemsize(self):
+        return self._array.itemsize
+
+    def __getattr__(self, name):
+        raise RuntimeError(_UNDISPATCHED)
+
+    def __array__(self, *args, **kwargs):
+        raise RuntimeError(_UNDISPATCHED)
+
+
+_UNDISPATCHED = (
+    "vmap: an ember function ran its kernel on a tensor inside vmap without going through "
+    "dispatch. Functions bound by name before vmap started (`from ember import dot` at import "
+    "time) bypass it: call them through their module (`ember.dot`, `F.relu`) or method "
+    "(`x.dot(y)`) inside vmapped functions.")
+
+
+def dispatching(func):
+    """The dispatching public version of a raw ember function (``vmap(ember.dot)`` where
+    ``ember.dot`` was read before dispatch went on), else ``func`` itself."""
+    if getattr(func, "_ember_original", None) is not None:
+        return func
+    name = getattr(func, "__name__", None)
+    if name is None or not getattr(func, "__module__", "").startswith("ember"):
+        return func
+    for owner in (*_overrides._NAMESPACES, Tensor):
+        w = owner.__dict__.get(name) if isinstance(owner, type) else getattr(owner, name, None)
+        if getattr(w, "_ember_original", None) is func:
+            return w
+    return func
+
+
+def is_batched(x) -> bool:
+    return type(x) is BatchedTensor
+
+
+def _map_tree(x, f):
+    tp = type(x)
+    if tp is tuple or tp is list:
+        return tp(_map_tree(v, f) for v in x)
+    if tp is dict:
+        return {k: _map_tree(v, f) for k, v in x.items()}
+    if isinstance(x, Tensor):
+        return f(x)
+    return x
+
+
+def _any_batched(args, kwargs, level: int) -> bool:
+    for a in args:
+        tp = type(a)
+        if tp is BatchedTensor:
+            if a._level == level:
+                return True
+        elif tp is tuple or tp is list:
+            if _any_batched(a, None, level):
+                return True
+    if kwargs:
+        return _any_batched(kwargs.values(), None, level)
+    return False
+
+
+def unwrap_to_level(x, level: int):
+    """``x`` without its wrappers of levels >= ``level`` (physical below them)."""
+    while type(x) is BatchedTensor and x._level >= level:
+        x = x._value
+    return x
+
+
+def levels_of(x) -> list:
+    """The vmap levels ``x`` is batched at, innermost wrapper's (lowest) first."""
+    out = []
+    while type(x) is BatchedTensor:
+        out.append(x._level)
+        x = x._value
+    return out[::-1]
+
+
+def to_physical(x, levels: list):
+    """The physical tensor of ``x`` with one leading dim per level of ``levels`` (VmapLevel
+    objects, outermost first), expanding ``x`` over the levels it is not batched at."""
+    have = levels_of(x)
+    phys = x
+    while type(phys) is BatchedTensor:
+        phys = phys._value
+    if have == [lv.level for lv in levels]:
+        return phys
+    logical_rank = phys.dim() - len(have)
+    sizes = []
+    pos = 0
+    for lv in levels:
+        if pos < len(have) and have[pos] == lv.level:
+            pos += 1
+        else:
+            phys = phys.unsqueeze(len(sizes))
+        sizes.append(lv.size)
+    if pos != len(have):
+        raise RuntimeError("vmap: a tensor of an exited vmap level escaped its vmap")
+    return phys.expand((*sizes, *phys.shape[len(sizes):len(sizes) + logical_rank]))
+
+
+def from_physical(phys, levels: list):
+    """``phys`` (one leading dim per level of ``levels``) wrapped back at those levels."""
+    for lv in levels:
+        phys = wrap(phys, lv.level)
+    return phys
+
+
+# -- the mode -------------------------------------------------------------------------------------
+
+class VmapMode(_overrides.TorchFunctionMode):
+    """Routes this thread's ember calls inside one ``vmap`` level to batching rules."""
+
+    def __init__(self, lvl: VmapLevel):
+        self.lvl = lvl
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        lvl = self.lvl
+        kwargs = kwargs or {}
+        if not _any_batched(args, kwargs, lvl.level):
+            if lvl.randomness != "same" and _is_random_factory(func):
+                return _random_factory(lvl, func, args, kwargs)
+            return func(*args, **kwargs)
+        return dispatch(lvl, func, args, kwargs)
+
+
+def dispatch(lvl: VmapLevel, func, args, kwargs):
+    """Run ``func`` on batched arguments at level ``lvl``: its rule, or the loop."""
+    from ..ops.registry import batch_rule, op_key
+
+    key = op_key(func)
+    if (key in _RANDOM_OPS or key in _RANDOM_INPLACE) and _draws(key, func, args, kwargs):
+        if lvl.randomness == "error":
+            raise RuntimeError(_RANDOM_ERROR)
+        if lvl.randomness == "same":
+            return _loop(lvl, func, args, kwargs, key, same_random=True)
+    rule = batch_rule(key)
+    if rule is not None:
+        out = rule(lvl, func, args, kwargs)
+        if out is not NotImplemented:
+            return _wrap_out(out, lvl.level)
+    return _loop(lvl, func, args, kwargs, key)
+
+
+def _wrap_out(out, level: int):
+    if isinstance(out, Tensor):
+        if type(out) is BatchedTensor and out._level == level:
+            return out
+        return wrap(out, level)
+    tp = type(out)
+    if tp is tuple or tp is list:
+        return tp(_wrap_out(o, level) for o in out)
+    if isinstance(out, tuple) and hasattr(out, "_fields"):
+        return tp(*(_wrap_out(o, level) for o in out))
+    return out
+
+
+# -- the fallback: a loop over the batch ----------------------------------------------------------
+
+def _is_inplace(key: str) -> bool:
+    return key.endswith("_") and not key.endswith("__")
+
+
+def _loop(lvl: VmapLevel, func, args, kwargs, key: str, same_random: bool = False):
+    """The fallback for an op without a batching rule: call it once per example on the
+    slices of the batched arguments and stack the results (correct, but one call per
+    example: give the op a rule in ``ember.ops.batching_rules`` to make it fast)."""
+    level = lvl.level
+    if _is_inplace(key) and args:
+        self_arg = args[0]
+        if not lvl.batched(self_arg):
+            _inplace_error(lvl, self_arg, args, kwargs)
+    states = _generator_states(args, kwargs) if same_random else ()
+    results = []
+    for b in range(lvl.size):
+        for gen, state in states:  # "same" randomness: every example draws the same numbers
+            gen.set_state(state)
+
+        def pick(x, b=b):
+            if type(x) is BatchedTensor and x._level == level:
+                return x._value[b]
+            return x
+
+        results.append(func(*_map_tree(args, pick), **_map_tree(kwargs, pick)))
+    if _is_inplace(key) and args:
+        return args[0]
+    return _wrap_out(_stack_results(results), level)
+
+
+def _generator_states(args, kwargs) -> list:
+    """``(generator, state)`` of the default generators the call may draw from: the CPU's,
+    the default device's and those of its tensors' devices."""
+    from .. import _random
+    from .._device import get_default_device
+
+    gens = [_random.default_generator]
+    devices = [t._device for t in (*args, *kwargs.values()) if isinstance(t, Tensor)]
+    devices.append(get_default_device())
+    for dev in devices:
+        if dev.type != "cpu":
+            gen = _random.default_generator_for(dev)
+            if all(g is not gen for g in gens):
+                gens.append(gen)
+    return [(g, g.get_state()) for g in gens]
+
+
+def _inplace_error(lvl, self_arg, args, kwargs):
+    shape = list(self_arg.shape) if isinstance(self_arg, Tensor) else []
+    logical = [lvl.value(a) for a in (*args[1:], *kwargs.values()) if lvl.batched(a)]
+    bshape = [lvl.size, *shape]
+    if logical:
+        other = logical[0].shape[1:]
+        n = max(len(shape), len(other))
+        a = [1] * (n - len(shape)) + shape
+        o = [1] * (n - len(other)) + list(other)
+        bshape = [lvl.size] + [max(x, y) for x, y in zip(a, o)]
+    raise RuntimeError(f"output with shape [{', '.join(map(str, shape))}] doesn't match the "
+                       f"broadcast shape [{', '.join(map(str, bshape))}]")
+
+
+def _stack_results(results):
+    import ember
+
+    first = results[0]
+    if isinstance(first, Tensor):
+        return ember.stack(results)
+    tp = type(first)
+    if tp is tuple or tp is list or (isinstance(first, tuple) and hasattr(first, "_fields")):
+        cols = [_stack_results([r[i] for r in results]) for i in range(len(first))]
+        return tp(*cols) if hasattr(first, "_fields") else tp(cols)
+    if first is None or all(r == first for r in results[1:]):
+        return first
+    raise RuntimeError(_DATA_DEPENDENT)
+
+
+# -- randomness -----------------------------------------------------------------------------------
+
+_RANDOM_ERROR = ("vmap: called random operation while in randomness error mode. Please either "
+                 "use the 'same' or 'different' randomness flags on vmap or perform the "
+                 "randomness operation out of vmap")
+
+#: random ops that take no tensor to batch over (``ember.randn(3)`` inside vmap)
+_RANDOM_FACTORIES = frozenset({"rand", "randn", "randint", "randperm", "normal", "poisson",
+                               "rand_like", "randn_like", "randint_like", "bernoulli",
+                               "multinomial", "binomial"})
+_RANDOM_INPLACE = frozenset({"uniform_", "normal_", "bernoulli_", "random_", "exponential_",
+                             "cauchy_", "log_normal_", "geometric_"})
+
+
+def _random_ops() -> frozenset:
+    from ..ops.registry import OPS
+
+    return frozenset(n for n, i in OPS.items() if i.random) | _RANDOM_FACTORIES
+
+
+class _LazyRandom:
+    value = None
+
+    def __contains__(self, key) -> bool:
+        if self.value is None:
+            self.value = _random_ops()
+        return key in self.value
+
+
+_RANDOM_OPS = _LazyRandom()
+
+
+def _draws(key: str, func, args, kwargs) -> bool:
+    """Whether a random op's call draws numbers (dropout in eval mode or with p=0 does
+    not; sdpa only with a dropout probability)."""
+    if "dropout" not in key and key not in ("scaled_dot_product_attention", "rrelu", "rrelu_"):
+        return True
+    from ..ops.batching_rules import _bind
+
+    ba = _bind(func, args, kwargs)
+    if ba is None:
+        return True
+    a = ba.arguments
+    if key == "scaled_dot_product_attention":
+        return bool(a.get("dropout_p", 0.0))
+    if a.get("training", a.get("train", True)) is False:
+        return False
+    return a.get("p", 0.5) != 0
+
+
+_RANDOM_BY_FN: dict = {}
+
+
+def _is_random_factory(func) -> bool:
+    fn = getattr(func, "_ember_original", func)
+    known = _RANDOM_BY_FN.get(fn)
+    if known is None:
+        from ..ops.registry import op_key
+
+        known = _RANDOM_BY_FN[fn] = op_key(func) in _RANDOM_OPS
+    return known
+
+
+def _random_factory(lvl: VmapLevel, func, args, kwargs):
+    """A random op with nothing batched: an error, or (``"different"``) one draw per
+    example."""
+    if lvl.randomness == "error":
+        raise RuntimeError(_RANDOM_ERROR)
+    results = [func(*args, **kwargs) for _ in range(lvl.size)]
+    return _wrap_out(_stack_results(results), lvl.level)

@@ -1,0 +1,569 @@
+"""``grad``, ``grad_and_value``, ``vjp``, ``jvp``, ``jacrev``, ``jacfwd``, ``hessian``
+(``torch.func``'s API, return structures and errors).
+
+Each transform differentiates *physical* tensors: an input it differentiates becomes a fresh
+tensor that requires grad, with one leading dim per active vmap level. An input unbatched at
+an active level is expanded over that batch first (a per-example copy), so inside ``vmap``
+``d(sum of the per-example outputs)/d(copy)`` is the per-example gradient: batching rules
+never mix examples. ``jvp`` and ``jacfwd`` use the double-vjp trick (the gradient of a
+vector-Jacobian product ``u -> J^T u`` with respect to ``u`` is ``J``), exact because
+backward formulas are written in differentiable Tensor ops.
+
+Nesting (``grad(grad(f))``, ``jacfwd(jacrev(f))``) keeps the graph: a transform running
+inside another one (or on inputs that already require grad) differentiates with
+``create_graph=True``; otherwise its results are detached, as ``torch.func`` returns them.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+
+from .. import autograd as _autograd
+from .._tensor import Tensor
+from ..autograd.grad_mode import enable_grad, is_grad_enabled
+from . import _batched
+from ._pytree import tree_flatten, tree_unflatten
+
+__all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "linearize"]
+
+
+class _Depth(threading.local):
+    value = 0
+
+
+_DEPTH = _Depth()
+
+
+# -- argnums --------------------------------------------------------------------------------------
+
+def _check_argnums(argnums, num_args: int):
+    def one(a):
+        if not isinstance(a, int) or isinstance(a, bool):
+            raise RuntimeError(f"argnum must be int, got: {type(a)}")
+        if -num_args <= a < num_args:
+            return a % num_args
+        raise RuntimeError(f"Got argnum={a}, but only {num_args} positional inputs")
+
+    if isinstance(argnums, int) and not isinstance(argnums, bool):
+        return one(argnums)
+    if isinstance(argnums, tuple):
+        if not argnums:
+            raise RuntimeError("argnums must be non-empty")
+        out = tuple(one(a) for a in argnums)
+        if len(set(out)) != len(out):
+            raise RuntimeError(f"argnums elements must be unique, got {argnums}")
+        return out
+    raise RuntimeError(f"argnums must be int or Tuple[int, ...], got: {type(argnums)}")
+
+
+def _argnum_list(argnums) -> tuple:
+    return (argnums,) if isinstance(argnums, int) else argnums
+
+
+# -- differentiable physical inputs ---------------------------------------------------------------
+
+class _Diff:
+    """The differentiable version of some inputs: the physical leaves (one leading dim per
+    active vmap level), their logical wrappers, and whether to keep the graph."""
+
+    def __init__(self, trees, levels):
+        self.levels = levels
+        self.leaves, self.logical, self.specs = [], [], []
+        connected = False
+        for tree in trees:
+            flat, spec = tree_flatten(tree)
+            self.specs.append(spec)
+            for x in flat:
+                if not isinstance(x, Tensor):
+                    raise ValueError(f"Thing passed to transform API must be Tensor, got "
+                                     f"{type(x)}")
+                phys = _batched.to_physical(x, levels)
+                if phys.requires_grad:
+                    connected = True
+                    leaf = phys.view_as(phys)
+                else:
+                    leaf = phys.detach().requires_grad_(True)
+                self.leaves.append(leaf)
+                self.logical.append(_batched.from_physical(leaf, levels))
+        self.create_graph = is_grad_enabled() and (connected or _DEPTH.value > 0)
+
+    def trees(self) -> list:
+        """The inputs rebuilt from the differentiable leaves."""
+        out, i = [], 0
+        for spec in self.specs:
+            n = spec.num_leaves
+            out.append(tree_unflatten(self.logical[i:i + n], spec))
+            i += n
+        return out
+
+    def unflatten(self, flat):
+        out, i = [], 0
+        for spec in self.specs:
+            n = spec.num_leaves
+            out.append(tree_unflatten(flat[i:i + n], spec))
+            i += n
+        return out
+
+
+def _zeros_for(leaf):
+    import ember
+
+    return ember.zeros_like(leaf)
+
+
+def _grads(outputs, leaves, grad_outputs, create_graph: bool, retain_graph: bool | None = None):
+    """``autograd.grad`` with zeros for the leaves the outputs do not depend on."""
+    pairs = [(o, g) for o, g in zip(outputs, grad_outputs) if o.requires_grad]
+    if not pairs:
+        return [_zeros_for(leaf) for leaf in leaves]
+    outs, gos = zip(*pairs)
+    res = _autograd.grad(list(outs), leaves, list(gos), create_graph=create_graph,
+                         retain_graph=create_graph if retain_graph is None else retain_graph,
+                         allow_unused=True)
+    return [_zeros_for(leaf) if r is None else r for r, leaf in zip(res, leaves)]
+
+
+def _level_out(x, levels, create_graph: bool):
+    """A result (physical) as the logical tensor at ``levels``, detached unless the graph is
+    kept."""
+    if not create_graph:
+        x = x.detach()
+    return _batched.from_physical(x, levels)
+
+
+def _undo(tree, create_graph: bool):
+    if create_graph:
+        return tree
+    return _map(tree, lambda t: t.detach())
+
+
+def _map(tree, fn):
+    flat, spec = tree_flatten(tree)
+    return tree_unflatten([fn(x) if isinstance(x, Tensor) else x for x in flat], spec)
+
+
+def _check_aux(aux):
+    for x in tree_flatten(aux)[0]:
+        if not isinstance(x, Tensor):
+            raise RuntimeError(f"Expected tensors, got unsupported type {type(x)}")
+
+
+# -- grad -----------------------------------------------------------------------------------------
+
+def grad_and_value(func, argnums=0, has_aux: bool = False):
+    """``(gradient, value)`` of a scalar function (``torch.func.grad_and_value``).
+
+    ``grad_and_value(f, argnums)(*args)`` returns the gradient of ``f(*args)`` (a 0-dim
+    tensor) with respect to ``args[argnums]`` (an int: one gradient with that argument's
+    structure, e.g. a dict of parameters; a tuple: a tuple of them) and the value. With
+    ``has_aux=True``, ``f`` returns ``(output, aux)`` and the result is
+    ``(gradient, (value, aux))``. Composes with ``vmap`` (per-sample gradients) and with
+    itself (higher derivatives).
+    """
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        nums = _check_argnums(argnums, len(args))
+        levels = list(_batched.current_levels())
+        with enable_grad():
+            diff = _Diff([args[i] for i in _argnum_list(nums)], levels)
+            new_args = list(args)
+            for i, tree in zip(_argnum_list(nums), diff.trees()):
+                new_args[i] = tree
+            _DEPTH.value += 1
+            try:
+                output = func(*new_args, **kwargs)
+            finally:
+                _DEPTH.value -= 1
+            aux = None
+            if has_aux:
+                if not (isinstance(output, tuple) and len(output) == 2):
+                    raise RuntimeError("grad_and_value(f)(*args): output of function f should "
+                                       "be a tuple: (output, aux) if has_aux is True")
+                output, aux = output
+                _check_aux(aux)
+            if not isinstance(output, Tensor):
+                raise RuntimeError(f"grad_and_value(f)(*args): Expected f(*args) to return a "
+                                   f"Tensor, got {type(output)}")
+            if output.dim() != 0:
+                raise RuntimeError(f"grad_and_value(f)(*args): Expected f(*args) to return a "
+                                   f"scalar Tensor, got tensor with {output.dim()} dims. Maybe "
+                                   f"you wanted to use the vjp or jacrev APIs instead?")
+            phys = _batched.to_physical(output, levels)
+            total = phys.sum() if phys.dim() else phys
+            import ember
+
+            gs = _grads([total], diff.leaves, [ember.ones_like(total)], diff.create_graph)
+        gs = [_level_out(g, levels, diff.create_graph) for g in gs]
+        trees = diff.unflatten(gs)
+        grads = trees[0] if isinstance(nums, int) else tuple(trees)
+        value = _undo(output, diff.create_graph)
+        if has_aux:
+            return grads, (value, _undo(aux, diff.create_graph))
+        return grads, value
+
+    return wrapper
+
+
+def grad(func, argnums=0, has_aux: bool = False):
+    """The gradient of a scalar function (``torch.func.grad``): ``grad(f)(x)`` is
+    ``df/dx`` at ``x``, shaped like ``x`` (a pytree of tensors gives a pytree of gradients).
+    ``argnums`` picks the differentiated positional argument(s); ``has_aux=True`` means ``f``
+    returns ``(output, aux)`` and the result is ``(gradient, aux)``.
+
+    Per-sample gradients: ``vmap(grad(loss), in_dims=(None, 0, 0))(params, x, y)``.
+
+    Example::
+
+        >>> ember.func.grad(lambda x: (x ** 3).sum())(ember.tensor([1.0, 2.0]))
+        tensor([ 3., 12.])
+    """
+
+    inner = grad_and_value(func, argnums, has_aux)
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        g, value = inner(*args, **kwargs)
+        if has_aux:
+            return g, value[1]
+        return g
+
+    return wrapper
+
+
+# -- vjp ------------------------------------------------------------------------------------------
+
+def _check_outputs(flat, api: str):
+    if not flat:
+        raise RuntimeError(f"{api}: Expected f to be a function that has non-empty output (got "
+                           f"output = {flat})")
+    for o in flat:
+        if not isinstance(o, Tensor):
+            raise RuntimeError(f"{api}: expected f(*primals) to return only tensors, got "
+                               f"unsupported type {type(o)}")
+
+
+def vjp(func, *primals, has_aux: bool = False):
+    """``(func(*primals), vjp_fn)``: ``vjp_fn(cotangents)`` is the vector-Jacobian product
+    of ``func`` at ``primals`` (``torch.func.vjp``), a tuple with one gradient per primal.
+    ``vjp_fn`` may be called many times, and under ``vmap`` (what ``jacrev`` does).
+    With ``has_aux=True`` the result is ``(output, vjp_fn, aux)``."""
+    levels = list(_batched.current_levels())
+    with enable_grad():
+        diff = _Diff(list(primals), levels)
+        _DEPTH.value += 1
+        try:
+            out = func(*diff.trees())
+        finally:
+            _DEPTH.value -= 1
+        aux = None
+        if has_aux:
+            if not (isinstance(out, tuple) and len(out) == 2):
+                raise RuntimeError("vjp(f, *primals): output of function f should be a tuple: "
+                                   "(output, aux) if has_aux is True")
+            out, aux = out
+            _check_aux(aux)
+        flat_out, out_spec = tree_flatten(out)
+        _check_outputs(flat_out, "vjp(f, *primals)")
+        for o in flat_out:
+            if not (o.is_floating_point() or o.is_complex()):
+                raise RuntimeError(f"vjp(f, ...): All outputs of f must be floating-point or "
+                                   f"complex Tensors, got Tensor with dtype {o.dtype}")
+        phys_out = [_batched.to_physical(o, levels) for o in flat_out]
+    create_graph = diff.create_graph
+    own = {lv.level for lv in levels}
+
+    def vjp_fn(cotangents, *, retain_graph=True, create_graph=create_graph):
+        flat_ct, ct_spec = tree_flatten(cotangents)
+        if ct_spec != out_spec:
+            raise RuntimeError(f"Expected pytree structure of cotangents to be the same as "
+                               f"pytree structure of outputs to the function. cotangents: "
+                               f"{ct_spec}, primal output: {out_spec}")
+        # a cotangent batched at a vmap level entered after vjp: one product per example
+        for lv in reversed(_batched.current_levels()):
+            if lv.level not in own and any(lv.batched(c) for c in flat_ct):
+                def per_example(*cts):
+                    return vjp_fn(tree_unflatten(list(cts), ct_spec))
+                return _batched._loop(lv, per_example, tuple(flat_ct), {}, "vjp")
+        for c, o in zip(flat_ct, flat_out):
+            if not isinstance(c, Tensor):
+                raise RuntimeError(f"Expected tensors, got unsupported type {type(c)}")
+            if tuple(c.shape) != tuple(o.shape):
+                raise RuntimeError(f"Mismatch in shape: grad_output[0] has a shape of "
+                                   f"{c.shape} and output[0] has a shape of {o.shape}.")
+        with enable_grad():
+            cts = [_batched.to_physical(c, levels) for c in flat_ct]
+            gs = _grads(phys_out, diff.leaves, cts, create_graph, retain_graph)
+        gs = [_level_out(g, levels, create_graph) for g in gs]
+        return tuple(diff.unflatten(gs))
+
+    value = _undo(out, create_graph)
+    if has_aux:
+        return value, vjp_fn, _undo(aux, create_graph)
+    return value, vjp_fn
+
+
+# -- jvp ------------------------------------------------------------------------------------------
+
+def _jvp_checks(primals, tangents, api="jvp(f, primals, tangents)"):
+    if not isinstance(primals, tuple):
+        raise RuntimeError(f"{api}: Expected primals to be a tuple. E.g. it should be valid to "
+                           f"call f(*primals).")
+    if not isinstance(tangents, tuple):
+        raise RuntimeError(f"{api}: Expected tangents to be a tuple. E.g. it should be valid "
+                           f"to call f(*tangents).")
+    flat_p, spec_p = tree_flatten(primals)
+    flat_t, spec_t = tree_flatten(tangents)
+    if spec_p != spec_t:
+        raise RuntimeError(f"{api}: Expected primals and tangents to have the same python "
+                           f"structure. For example, if primals is a tuple of 3 tensors, "
+                           f"tangents also must be. Got primals with structure {spec_p} and "
+                           f"tangents with structure {spec_t}")
+    if not flat_p:
+        raise RuntimeError(f"{api}: Expected primals to be a non-empty tuple of Tensors.")
+    for p, t in zip(flat_p, flat_t):
+        for x, name in ((p, "primals"), (t, "tangents")):
+            if not isinstance(x, Tensor):
+                raise RuntimeError(f"{api}: Expected {name} to only contain Tensors, got "
+                                   f"{type(x)}")
+        if tuple(p.shape) != tuple(t.shape):
+            raise RuntimeError(f"Trying to set a forward gradient that has a different size "
+                               f"than that of the original Tensor, this is not supported. "
+                               f"Tensor is of size {list(p.shape)} while the given forward "
+                               f"gradient is of size {list(t.shape)}.")
+    return flat_t
+
+
+class _Linearized:
+    """``func`` run once at the primals with a dummy cotangent ``u``: ``g = J^T u`` with its
+    graph, so that ``J t = d(g . t)/du`` for any tangent ``t`` (the double-vjp trick)."""
+
+    def __init__(self, func, primals, has_aux: bool, api: str):
+        self.levels = list(_batched.current_levels())
+        with enable_grad():
+            self.diff = _Diff(list(primals), self.levels)
+            _DEPTH.value += 1
+            try:
+                out = func(*self.diff.trees())
+            finally:
+                _DEPTH.value -= 1
+            self.aux = None
+            if has_aux:
+                if not (isinstance(out, tuple) and len(out) == 2):
+                    raise RuntimeError(f"{api}: output of function f should be a tuple: "
+                                       f"(output, aux) if has_aux is True")
+                out, self.aux = out
+                _check_aux(self.aux)
+            self.out = out
+            self.flat_out, self.out_spec = tree_flatten(out)
+            _check_outputs(self.flat_out, api)
+            phys = [_batched.to_physical(o, self.levels) for o in self.flat_out]
+            import ember
+
+            self.u = [ember.zeros_like(p).requires_grad_(True) for p in phys]
+            pairs = [(p, u) for p, u in zip(phys, self.u) if p.requires_grad]
+            if pairs:
+                ps, us = zip(*pairs)
+                g = _autograd.grad(list(ps), self.diff.leaves, list(us), create_graph=True,
+                                   retain_graph=True, allow_unused=True)
+            else:
+                g = [None] * len(self.diff.leaves)
+            self.g = list(g)
+
+    def push(self, tangents_phys: list, create_graph: bool) -> list:
+        """``J t`` (physical, one per output) for physical tangents, one per leaf."""
+        pairs = [(g, t) for g, t in zip(self.g, tangents_phys)
+                 if g is not None and g.requires_grad]
+        if not pairs:
+            return [_zeros_for(u) for u in self.u]
+        gs, ts = zip(*pairs)
+        with enable_grad():
+            res = _autograd.grad(list(gs), self.u, list(ts), create_graph=create_graph,
+                                 retain_graph=True, allow_unused=True)
+        return [_zeros_for(u) if r is None else r for r, u in zip(res, self.u)]
+
+
+def jvp(func, primals, tangents, *, strict: bool = False, has_aux: bool = False):
+    """``(func(*primals), J @ tangents)``: the Jacobian-vector product of ``func`` at
+    ``primals`` (``torch.func.jvp``). ``primals`` and ``tangents`` are tuples of the same
+    structure. Computed exactly by the double-vjp trick. With ``has_aux=True`` the result is
+    ``(output, jvp_out, aux)``."""
+    if strict:
+        raise RuntimeError("jvp(f, primals, tangents): strict=True is not supported.")
+    flat_t = _jvp_checks(primals, tangents)
+    lin = _Linearized(func, primals, has_aux, "jvp(f, primals, tangents)")
+    create_graph = lin.diff.create_graph
+    t_phys = [_batched.to_physical(t, lin.levels) for t in flat_t]
+    outs = lin.push(t_phys, create_graph)
+    jvp_out = tree_unflatten([_level_out(o, lin.levels, create_graph) for o in outs],
+                             lin.out_spec)
+    value = _undo(lin.out, create_graph)
+    if has_aux:
+        return value, jvp_out, _undo(lin.aux, create_graph)
+    return value, jvp_out
+
+
+# -- Jacobians and the Hessian --------------------------------------------------------------------
+
+def _slice_args(args, nums):
+    return [args[i] for i in _argnum_list(nums)]
+
+
+def jacrev(func, argnums=0, *, has_aux: bool = False, chunk_size=None,
+           _preallocate_and_copy: bool = False):
+    """The Jacobian of ``func`` by reverse mode (``torch.func.jacrev``): one vjp per output
+    element (``vmap`` over the standard basis; ``chunk_size`` bounds how many at a time).
+    ``jacrev(f)(x)[i..., j...]`` is ``d f(x)[i...] / d x[j...]``; several outputs or
+    ``argnums`` give nested tuples (outputs outer, arguments inner)."""
+    if chunk_size is not None and chunk_size <= 0:
+        raise ValueError("jacrev: `chunk_size` should be greater than 0.")
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        nums = _check_argnums(argnums, len(args))
+        diff_args = _slice_args(args, nums)
+
+        def f(*diff):
+            new = list(args)
+            for i, d in zip(_argnum_list(nums), diff):
+                new[i] = d
+            return func(*new, **kwargs)
+
+        res = vjp(f, *diff_args, has_aux=has_aux)
+        out, vjp_fn = res[0], res[1]
+        flat_out, out_spec = tree_flatten(out)
+        import ember
+
+        from .vmap import vmap
+
+        jac_per_out = []
+        for i, o in enumerate(flat_out):
+            n = o.numel()
+            basis = ember.eye(n, dtype=o.dtype, device=o.device).reshape((n, *o.shape))
+
+            def push(b, i=i):
+                cts = [b if j == i else ember.zeros_like(x) for j, x in enumerate(flat_out)]
+                return vjp_fn(tree_unflatten(cts, out_spec))
+
+            rows = vmap(push, chunk_size=chunk_size)(basis) if n else \
+                _empty_rows(diff_args, o)
+            # rows: tuple over args of pytrees with leaves (n, *arg.shape)
+            per_arg = tuple(_map(r, lambda t, o=o: t.reshape((*o.shape, *t.shape[1:])))
+                            for r in rows)
+            jac_per_out.append(per_arg[0] if isinstance(nums, int) else per_arg)
+        jac = tree_unflatten(jac_per_out, out_spec)
+        if has_aux:
+            return jac, res[2]
+        return jac
+
+    return wrapper
+
+
+def _empty_rows(diff_args, o):
+    import ember
+
+    return tuple(_map(a, lambda t: ember.zeros((0, *t.shape), dtype=t.dtype, device=t.device))
+                 for a in diff_args)
+
+
+def jacfwd(func, argnums=0, has_aux: bool = False, *, randomness: str = "error"):
+    """The Jacobian of ``func`` by forward mode (``torch.func.jacfwd``): one Jacobian-vector
+    product per input element, each exact by the double-vjp trick on one evaluation of
+    ``func``. Same layout as ``jacrev``. ``randomness`` is accepted for PyTorch's signature
+    (``func`` runs once, so every column sees the same random draws)."""
+    if randomness not in ("error", "different", "same"):
+        raise RuntimeError(f"Only allowed values for randomness are 'error', 'different', or "
+                           f"'same'. Got {randomness}")
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        nums = _check_argnums(argnums, len(args))
+        diff_args = _slice_args(args, nums)
+
+        def f(*diff):
+            new = list(args)
+            for i, d in zip(_argnum_list(nums), diff):
+                new[i] = d
+            return func(*new, **kwargs)
+
+        lin = _Linearized(f, diff_args, has_aux, "jacfwd(f, ...)(*args)")
+        create_graph = lin.diff.create_graph
+        levels = lin.levels
+        nlev = len(levels)
+        import ember
+
+        flat_in = [leaf for leaf in lin.diff.leaves]
+        # columns[k][i]: J_i e_k for the k-th element over all inputs (physical)
+        per_input = []
+        for idx, leaf in enumerate(flat_in):
+            logical_shape = tuple(leaf.shape[nlev:])
+            n = 1
+            for s in logical_shape:
+                n *= s
+            cols = []
+            for k in range(n):
+                tangents = [ember.zeros_like(x) for x in flat_in]
+                e = ember.zeros(n, dtype=leaf.dtype, device=leaf.device)
+                e[k] = 1
+                tangents[idx] = e.reshape(logical_shape).expand(tuple(leaf.shape))
+                cols.append(lin.push(tangents, create_graph))
+            per_input.append((cols, logical_shape, n))
+        jac_per_out = []
+        for i in range(len(lin.flat_out)):
+            per_leaf = []
+            for cols, shape, n in per_input:
+                if n:
+                    stacked = ember.stack([c[i] for c in cols], -1)
+                else:
+                    p = lin.u[i]
+                    stacked = ember.zeros((*p.shape, 0), dtype=p.dtype, device=p.device)
+                phys = stacked.reshape((*stacked.shape[:-1], *shape))
+                per_leaf.append(_level_out(phys, levels, create_graph))
+            trees = lin.diff.unflatten(per_leaf)
+            jac_per_out.append(trees[0] if isinstance(nums, int) else tuple(trees))
+        jac = tree_unflatten(jac_per_out, lin.out_spec)
+        if has_aux:
+            return jac, _undo(lin.aux, create_graph)
+        return jac
+
+    return wrapper
+
+
+def hessian(func, argnums=0):
+    """The Hessian of a scalar function (``torch.func.hessian``):
+    ``jacfwd(jacrev(func, argnums), argnums)``."""
+    return jacfwd(jacrev(func, argnums), argnums)
+
+
+def linearize(func, *primals):
+    """``(func(*primals), jvp_fn)``: ``jvp_fn(*tangents)`` is the Jacobian-vector product of
+    ``func`` at ``primals`` (``torch.func.linearize``), reusing one evaluation of ``func``
+    for every call (the double-vjp trick's graph is kept)."""
+    flat_p, spec_p = tree_flatten(primals)
+    for p in flat_p:
+        if not isinstance(p, Tensor):
+            raise RuntimeError(f"linearize: Expected primals to only contain Tensors, got "
+                               f"{type(p)}")
+    lin = _Linearized(func, primals, False, "linearize(f, *primals)")
+    create_graph = lin.diff.create_graph
+
+    def jvp_fn(*tangents):
+        flat_t, spec_t = tree_flatten(tangents)
+        if spec_t != spec_p:
+            raise RuntimeError(f"linearize(f, *primals): Expected tangents to have the same "
+                               f"structure as primals. Got {spec_t} and {spec_p}")
+        for p, t in zip(flat_p, flat_t):
+            if tuple(p.shape) != tuple(t.shape):
+                raise RuntimeError(f"linearize(f, *primals): Expected tangent of shape "
+                                   f"{list(p.shape)}, got {list(t.shape)}")
+        own = {lv.level for lv in lin.levels}
+        for lv in reversed(_batched.current_levels()):  # vmap(jvp_fn): one per example
+            if lv.level not in own and any(lv.batched(t) for t in flat_t):
+                return _batched._loop(lv, jvp_fn, tuple(tangents), {}, "linearize")
+        t_phys = [_batched.to_physical(t, lin.levels) for t in flat_t]
+        outs = lin.push(t_phys, create_graph)
+        return tree_unflatten([_level_out(o, lin.levels, create_graph) for o in outs],
+                              lin.out_spec)
+
+    return _undo(lin.out, create_graph), jvp_fn
