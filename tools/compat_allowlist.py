@@ -154,7 +154,6 @@ GAPS: dict[str, dict[str, list[str]]] = {
     "torch.sparse": {
         SEMI_STRUCTURED: ["SparseSemiStructuredTensor", "SparseSemiStructuredTensorCUSPARSELT",
                           "SparseSemiStructuredTensorCUTLASS", "to_sparse_semi_structured"],
-        SPARSE: ["as_sparse_gradcheck"],
     },
     "torch.* modules": {
         NOT_YET: ["library"],

@@ -567,3 +567,27 @@ def test_sampled_addmm_spdiags_and_invariants_switch():
         with pytest.raises(RuntimeError, match="size is inconsistent with indices"):
             ember.sparse_coo_tensor([[5]], [1.0], (2,))
     assert not inv.is_enabled()
+
+
+def test_as_sparse_gradcheck():
+    check = ember.sparse.as_sparse_gradcheck(gradcheck)
+    dense = ember.tensor([[0.0, 2.0, 0.0], [3.0, 0.0, -1.0]], dtype=ember.float64)
+    x = ember.tensor([[1.0, 0.5], [-2.0, 1.5], [0.25, 3.0]], dtype=ember.float64,
+                     requires_grad=True)
+    for s in (dense.to_sparse(), dense.to_sparse_csr()):
+        s = s.requires_grad_()
+        assert check(lambda a, b: ember.sparse.mm(a, b), (s, x))
+        assert check(lambda a: a * 2.0, (s,))  # a sparse output: compared through to_dense
+    wrong = ember.sparse.as_sparse_gradcheck(gradcheck)
+    with pytest.raises(Exception, match="Jacobian mismatch"):
+        wrong(lambda a: _WrongGrad.apply(a.to_dense()), (dense.to_sparse().requires_grad_(),))
+
+
+class _WrongGrad(ember.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x * 3
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * 2

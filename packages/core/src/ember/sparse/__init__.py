@@ -23,7 +23,7 @@ from .._sparse_tensor import (
 from .._tensor import Tensor, _make
 
 __all__ = ["mm", "sum", "addmm", "sampled_addmm", "softmax", "log_softmax", "spdiags",
-           "check_sparse_tensor_invariants"]
+           "check_sparse_tensor_invariants", "as_sparse_gradcheck"]
 
 
 def _expect_sparse(x, name: str, arg: str = "input") -> None:
@@ -237,3 +237,58 @@ class check_sparse_tensor_invariants:
                 return func(*args, **kwargs)
 
         return wrapped
+
+
+def as_sparse_gradcheck(gradcheck):
+    """``gradcheck`` extended to sparse inputs and outputs, as ``torch.sparse``'s decorator.
+
+    ``as_sparse_gradcheck(ember.autograd.gradcheck)(func, inputs, **kwargs)`` checks ``func``
+    with respect to the *values* of its sparse inputs that require grad (COO or CSR: the
+    pattern is held fixed, as a sparse gradient has the input's pattern) and compares sparse
+    outputs through ``to_dense()``; dense inputs and outputs are checked as they are.
+    """
+
+    def gradcheck_with_sparse_support(func, inputs, **kwargs):
+        inputs = inputs if isinstance(inputs, (tuple, list)) else (inputs,)
+        rebuild = []  # per input: None (as it is) or a function values -> sparse tensor
+        flat = []
+        for t in inputs:
+            if is_sparse(t) and t.requires_grad:
+                if t.layout is sparse_coo:
+                    t = t.coalesce()
+                    idx, size = t._indices(), t.shape
+                    rebuild.append(lambda v, idx=idx, size=size: _coo(idx, v, size))
+                    flat.append(t._values().detach().requires_grad_())
+                else:
+                    crow, col, size = t.crow_indices(), t.col_indices(), t.shape
+                    rebuild.append(lambda v, crow=crow, col=col, size=size:
+                                   _csr(crow, col, v, size))
+                    flat.append(t.values().detach().requires_grad_())
+            else:
+                rebuild.append(None)
+                flat.append(t)
+
+        def dense_func(*args):
+            args = [a if r is None else r(a) for a, r in zip(args, rebuild)]
+            out = func(*args)
+            if isinstance(out, (tuple, list)):
+                return tuple(o.to_dense() if is_sparse(o) else o for o in out)
+            return out.to_dense() if is_sparse(out) else out
+
+        return gradcheck(dense_func, tuple(flat), **kwargs)
+
+    gradcheck_with_sparse_support.__name__ = getattr(gradcheck, "__name__", "gradcheck")
+    gradcheck_with_sparse_support.__doc__ = gradcheck.__doc__
+    return gradcheck_with_sparse_support
+
+
+def _coo(indices, values, size):
+    from .. import sparse_coo_tensor
+
+    return sparse_coo_tensor(indices, values, size)
+
+
+def _csr(crow, col, values, size):
+    from .. import sparse_csr_tensor
+
+    return sparse_csr_tensor(crow, col, values, size)
