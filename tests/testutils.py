@@ -207,3 +207,20 @@ TUTORIALS_DIR = Path(__file__).resolve().parents[1] / "docs" / "tutorials"
 def python_blocks(page: str) -> list[str]:
     """The ```python blocks of ``docs/tutorials/<page>``, in order: the tutorial's program."""
     return re.findall(r"```python\n(.*?)```", (TUTORIALS_DIR / page).read_text(), flags=re.S)
+def assert_page_is_script(page: str, script: str) -> None:
+    """A tutorial page's python blocks are ``examples/<script>`` (its module docstring aside,
+    blank lines ignored), the index links the page, and its first block imports ember as
+    torch."""
+    import ast
+
+    def code_lines(text: str) -> list[str]:
+        return [line for line in text.splitlines() if line.strip()]
+
+    source = (TUTORIALS_DIR.parents[1] / "examples" / script).read_text()
+    docstring_end = ast.parse(source).body[0].end_lineno  # the module docstring
+    assert code_lines("\n".join(source.splitlines()[docstring_end:])) == \
+        code_lines("\n".join(python_blocks(page)))
+    assert f"({page})" in (TUTORIALS_DIR / "README.md").read_text()
+    assert "import ember as torch" in python_blocks(page)[0]
+
+

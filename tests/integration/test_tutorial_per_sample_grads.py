@@ -3,28 +3,15 @@ examples/per_sample_grads.py, vmap(grad(...)) gives every example's gradient of 
 loop does, and the ensemble's predictions are each model's own. No timing is asserted (the
 page prints its measurement; benchmarks/bench_vmap.py keeps the numbers)."""
 
-import ast
-from pathlib import Path
-
-from testutils import TUTORIALS_DIR, python_blocks
+from testutils import assert_page_is_script
 
 import ember
 
 PAGE = "per_sample_grads.md"
-SCRIPT = Path(__file__).resolve().parents[2] / "examples" / "per_sample_grads.py"
-
-
-def _code_lines(text: str) -> list[str]:
-    return [line for line in text.splitlines() if line.strip()]
 
 
 def test_the_page_is_the_example_script():
-    source = SCRIPT.read_text()
-    docstring_end = ast.parse(source).body[0].end_lineno  # the module docstring
-    script = _code_lines("\n".join(source.splitlines()[docstring_end:]))
-    assert script == _code_lines("\n".join(python_blocks(PAGE)))
-    assert f"({PAGE})" in (TUTORIALS_DIR / "README.md").read_text()
-    assert "import ember as torch" in python_blocks(PAGE)[0]
+    assert_page_is_script(PAGE, "per_sample_grads.py")
 
 
 def test_per_sample_grads_tutorial(run_tutorial, capsys):

@@ -2,33 +2,20 @@
 the spectrogram's loudest bins follow the chirp, istft rebuilds the signal, the notch removes
 the tone, and the picture is written."""
 
-import ast
-from pathlib import Path
 
 import numpy as np
 import pytest
-from testutils import TUTORIALS_DIR, python_blocks
+from testutils import TUTORIALS_DIR, assert_page_is_script
 
 import ember
 
 pytest.importorskip("PIL")
 
 PAGE = "spectrogram.md"
-SCRIPT = Path(__file__).resolve().parents[2] / "examples" / "spectrogram.py"
-
-
-def _code_lines(text: str) -> list[str]:
-    return [line for line in text.splitlines() if line.strip()]
 
 
 def test_the_page_is_the_example_script():
-    source = SCRIPT.read_text()
-    docstring_end = ast.parse(source).body[0].end_lineno  # the module docstring
-    script = _code_lines("\n".join(source.splitlines()[docstring_end:]))
-    assert script == _code_lines("\n".join(python_blocks(PAGE)))
-    index = (TUTORIALS_DIR / "README.md").read_text()
-    assert f"({PAGE})" in index
-    assert "import ember as torch" in python_blocks(PAGE)[0]
+    assert_page_is_script(PAGE, "spectrogram.py")
     page = (TUTORIALS_DIR / PAGE).read_text()
     assert "](spectrogram.png)" in page
     assert (TUTORIALS_DIR / "spectrogram.png").stat().st_size > 1000

@@ -2,11 +2,9 @@
 held-out ELBO improves, the model's pieces are the distributions the page describes, and the
 picture of reconstructions and samples is written."""
 
-import ast
-from pathlib import Path
 
 import pytest
-from testutils import TUTORIALS_DIR, python_blocks
+from testutils import TUTORIALS_DIR, assert_page_is_script
 
 import ember
 
@@ -14,21 +12,10 @@ pytest.importorskip("ember.vision")
 pytest.importorskip("PIL")
 
 PAGE = "vae.md"
-SCRIPT = Path(__file__).resolve().parents[2] / "examples" / "vae_digits.py"
-
-
-def _code_lines(text: str) -> list[str]:
-    return [line for line in text.splitlines() if line.strip()]
 
 
 def test_the_page_is_the_example_script():
-    source = SCRIPT.read_text()
-    docstring_end = ast.parse(source).body[0].end_lineno  # the module docstring
-    script = _code_lines("\n".join(source.splitlines()[docstring_end:]))
-    assert script == _code_lines("\n".join(python_blocks(PAGE)))
-    index = (TUTORIALS_DIR / "README.md").read_text()
-    assert f"({PAGE})" in index
-    assert "import ember as torch" in python_blocks(PAGE)[0]
+    assert_page_is_script(PAGE, "vae_digits.py")
     page = (TUTORIALS_DIR / PAGE).read_text()
     assert "](vae_digits.png)" in page and (TUTORIALS_DIR / "vae_digits.png").stat().st_size > 1000
 
