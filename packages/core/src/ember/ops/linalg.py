@@ -141,8 +141,18 @@ def matmul_arrays(a, b):
     (PyTorch's CPU kernels accumulate low-precision products in float; NumPy has no bfloat16
     GEMM and runs float16 without BLAS)."""
     if a.dtype not in _dtype.OPMATH:
-        return a @ b
-    return _dtype.narrow(_dtype.widen(a) @ _dtype.widen(b), a.dtype)
+        return gemm(a, b)
+    return _dtype.narrow(gemm(_dtype.widen(a), _dtype.widen(b)), a.dtype)
+
+
+def gemm(a, b):
+    """``a @ b`` of two arrays of one dtype. A product whose inner size is 1 (an outer product:
+    the weight gradient of a linear layer on one example) is a broadcast multiply, exactly the
+    same numbers: NumPy's matmul takes 12x longer for it ((128, 1) @ (1, 9216): 1.3 ms against
+    0.11 ms), which made per-example training steps spend most of their time there."""
+    if a.ndim >= 2 and b.ndim >= 2 and a.shape[-1] == 1 and b.shape[-2] == 1:
+        return a * b
+    return a @ b
 
 
 def matmul_grads(a, b, g, need_a=True, need_b=True):

@@ -24,7 +24,7 @@ from .._tensor import Tensor, _make
 from ..autograd.grad_mode import GRAD
 from ..autograd.graph import make_node_class, record
 from ._factories import sum_to_size
-from .linalg import _tname
+from .linalg import _tname, gemm
 from .registry import register
 from .shape import TBackward0, UnsafeViewBackward0, ViewBackward0, reshape
 
@@ -139,9 +139,9 @@ def _product_arrays(xd, wd, bd):
     if xd.ndim > 2 and xd.flags.c_contiguous:
         # one (N*L, in) @ (in, out) product: NumPy runs a batched 3-D matmul as many small
         # ones (measured 1.6x slower on sequence-shaped input)
-        r = (xd.reshape(-1, xd.shape[-1]) @ wd.T).reshape(xd.shape[:-1] + (wd.shape[0],))
+        r = gemm(xd.reshape(-1, xd.shape[-1]), wd.T).reshape(xd.shape[:-1] + (wd.shape[0],))
     else:
-        r = xd @ wd.T
+        r = gemm(xd, wd.T)
     if bd is not None:
         try:
             _add_rows(r, bd)
