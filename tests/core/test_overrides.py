@@ -185,3 +185,33 @@ def test_parity_with_torch_subclass_semantics(kinds):
 
     for op in ops:
         assert kind(op(e), kinds.Plain) == kind(op(t), TPlain)
+
+
+def test_a_mode_entered_again_wraps_what_was_replaced_meanwhile(monkeypatch):
+    """Entering a mode replays the last wrap's plan; a function replaced since (a monkeypatch,
+    a late registration) is wrapped afresh and comes back as it was left on exit."""
+
+    class Seen(ov.TorchFunctionMode):
+        def __init__(self):
+            self.names = []
+
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            self.names.append(func.__name__)
+            return func(*args, **(kwargs or {}))
+
+    with Seen():  # makes the plan
+        pass
+    assert ember.add.__name__ == "add" and not hasattr(ember.add, "_ember_original")
+
+    def add(input, other, *, alpha=1, out=None):
+        return input - other
+
+    add.__module__ = "ember.ops.test_patch"
+    monkeypatch.setattr(ember, "add", add)
+    mode = Seen()
+    with mode:
+        assert ember.add(ember.ones(2), ember.ones(2)).tolist() == [0.0, 0.0]
+        ember.ones(2).mul(3)
+    assert mode.names == ["ones", "ones", "add", "ones", "mul"]
+    assert ember.add is add and ember.Tensor.mul.__name__ == "mul"
+    assert not hasattr(ember.Tensor.mul, "_ember_original") and not ov.is_active()
