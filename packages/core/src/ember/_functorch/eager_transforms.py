@@ -423,12 +423,7 @@ def jacrev(func, argnums=0, *, has_aux: bool = False, chunk_size=None,
     def wrapper(*args, **kwargs):
         nums = _check_argnums(argnums, len(args))
         diff_args = _slice_args(args, nums)
-
-        def f(*diff):
-            new = list(args)
-            for i, d in zip(_argnum_list(nums), diff):
-                new[i] = d
-            return func(*new, **kwargs)
+        f = _of_diff_args(func, args, kwargs, nums)
 
         res = vjp(f, *diff_args, has_aux=has_aux)
         out, vjp_fn = res[0], res[1]
@@ -460,6 +455,18 @@ def jacrev(func, argnums=0, *, has_aux: bool = False, chunk_size=None,
     return wrapper
 
 
+def _of_diff_args(func, args, kwargs, nums):
+    """``func`` as a function of the differentiated arguments alone (the others fixed)."""
+
+    def f(*diff):
+        new = list(args)
+        for i, d in zip(_argnum_list(nums), diff):
+            new[i] = d
+        return func(*new, **kwargs)
+
+    return f
+
+
 def _empty_rows(diff_args, o):
     import ember
 
@@ -480,12 +487,7 @@ def jacfwd(func, argnums=0, has_aux: bool = False, *, randomness: str = "error")
     def wrapper(*args, **kwargs):
         nums = _check_argnums(argnums, len(args))
         diff_args = _slice_args(args, nums)
-
-        def f(*diff):
-            new = list(args)
-            for i, d in zip(_argnum_list(nums), diff):
-                new[i] = d
-            return func(*new, **kwargs)
+        f = _of_diff_args(func, args, kwargs, nums)
 
         lin = _Linearized(f, diff_args, has_aux, "jacfwd(f, ...)(*args)")
         create_graph = lin.diff.create_graph

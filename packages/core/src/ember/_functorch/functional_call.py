@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Sequence
+from typing import Any
 
 from .._tensor import Tensor
 
@@ -59,86 +60,111 @@ def functional_call(module, parameter_and_buffer_dicts, args=None, kwargs=None, 
         args = ()
     elif not isinstance(args, tuple):
         args = (args,)
-    with _reparametrize(module, values, tie_weights, strict):
+    with _reparametrize_module(module, values, tie_weights=tie_weights, strict=strict):
         return module(*args, **kwargs)
 
 
-def _named_tensors(module) -> dict:
-    out = dict(module.named_parameters(remove_duplicate=False))
-    out.update(module.named_buffers(remove_duplicate=False))
-    return out
+#: marks a name the module did not have before a swap
+_MISSING: Any = object()
 
 
-def _untie(module, values: dict) -> dict:
-    """``values`` with every name of a tied tensor given the value passed for that tensor."""
-    by_tensor: dict = {}
-    for name, t in _named_tensors(module).items():
-        by_tensor.setdefault(id(t), set()).add(name)
-    tied = {n: names for names in by_tensor.values() if len(names) > 1 for n in names}
-    given = [n for n in values if n in tied]
-    for n in given:
-        names = tied[n]
-        if len(names.intersection(given)) > 1 and len({id(values[m]) for m in names
-                                                       if m in values}) != 1:
+def _untie_named_tensors_map(module, parameters_and_buffers: dict) -> dict:
+    """``parameters_and_buffers`` with each value given for a tied tensor (one object under
+    several names) also set under the tied names."""
+    all_named_tensors = dict(module.named_parameters(remove_duplicate=False))
+    all_named_tensors.update(module.named_buffers(remove_duplicate=False))
+    names_by_tensor: dict = {}
+    for name, tensor in all_named_tensors.items():
+        names_by_tensor.setdefault(tensor, set()).add(name)
+    tied_names = {name: names for names in names_by_tensor.values() if len(names) > 1
+                  for name in names}
+    given_tied = {name for name in parameters_and_buffers if name in tied_names}
+    for name in given_tied:
+        names = tied_names[name]
+        values = {id(parameters_and_buffers[n]) for n in names if n in given_tied}
+        if len(names & given_tied) > 1 and len(values) != 1:
             raise ValueError(f"functional_call got multiple values for keys {sorted(names)}, "
-                             f"which are tied. Consider using tie_weights=False")
-    out = dict(values)
-    for n in given:
-        for m in tied[n]:
-            out[m] = values[n]
-    return out
+                             "which are tied. Consider using tie_weights=False")
+    untied = dict(parameters_and_buffers)
+    for name in given_tied:
+        for tied_name in tied_names[name]:
+            untied[tied_name] = parameters_and_buffers[name]
+    return untied
 
 
-def _owner(module, name: str):
-    *path, leaf = name.split(".")
-    m = module
-    for p in path:
-        sub = getattr(m, "_modules", {}).get(p)
-        if sub is None:
-            sub = getattr(m, p)
-        m = sub
-    return m, leaf
+def _swap_tensor(module, name: str, tensor):
+    """Put ``tensor`` at ``module.<name>`` (``_MISSING``: remove it) and return what was
+    there (``_MISSING`` if nothing). Parameters and buffers are replaced in their dicts, so a
+    plain tensor may stand in for a parameter."""
+    if tensor is not _MISSING and tensor is not None and not isinstance(tensor, Tensor):
+        raise TypeError(f"{tensor} is not an instance of ember.Tensor")
+    for members in (module._parameters, module._buffers):
+        if name in members:
+            orig = members[name]
+            if tensor is _MISSING:
+                del members[name]
+            else:
+                members[name] = tensor
+            return orig
+    orig = getattr(module, name) if hasattr(module, name) else _MISSING
+    if orig is not _MISSING and orig is not None and not isinstance(orig, Tensor):
+        raise TypeError(f"attribute `{name}`: {orig} is not an instance of ember.Tensor")
+    if tensor is not _MISSING:
+        setattr(module, name, tensor)
+    elif hasattr(module, name):
+        delattr(module, name)
+    return orig
+
+
+def _swap_tensors(module, named_tensors: dict) -> dict:
+    """Swap every ``dotted name: tensor`` in; returns what was there, by name. On an error
+    the tensors already swapped are put back."""
+    originals: dict = {}
+    try:
+        for name, tensor in named_tensors.items():
+            prefix, _, attr = name.rpartition(".")
+            originals[name] = _swap_tensor(module.get_submodule(prefix), attr, tensor)
+    except Exception:
+        _swap_tensors(module, originals)
+        raise
+    return originals
+
+
+def _check_keys(module, keys) -> None:
+    """``strict``: the keys must be exactly the module's parameter and buffer names."""
+    valid = {name for name, _ in module.named_parameters(remove_duplicate=False)}
+    valid |= {name for name, _ in module.named_buffers(remove_duplicate=False)}
+    keys = set(keys)
+    error_msgs = []
+    if keys - valid:
+        error_msgs.append(f"Unexpected key(s): {', '.join(map(repr, sorted(keys - valid)))}.")
+    if valid - keys:
+        error_msgs.append(f"Missing key(s): {', '.join(map(repr, sorted(valid - keys)))}.")
+    if error_msgs:
+        raise RuntimeError("Error(s) in reparametrizing for {}:\n\t{}".format(
+            type(module).__name__, "\n\t".join(error_msgs)))
 
 
 @contextlib.contextmanager
-def _reparametrize(module, values: dict, tie_weights: bool, strict: bool):
+def _reparametrize_module(module, parameters_and_buffers: dict,
+                          tie_weights: bool = False, strict: bool = False):
+    """Run the body with ``parameters_and_buffers`` swapped into ``module``; afterwards the
+    originals are back, and ``parameters_and_buffers`` holds what the module held at the end
+    (a forward may replace a buffer)."""
     if tie_weights:
-        values = _untie(module, values)
+        named_tensors = _untie_named_tensors_map(module, parameters_and_buffers)
+    else:
+        named_tensors = parameters_and_buffers
     if strict:
-        names = set(_named_tensors(module))
-        unexpected = [k for k in values if k not in names]
-        missing = [k for k in names if k not in values]
-        msgs = []
-        if unexpected:
-            msgs.append(f"Unexpected key(s): {', '.join(map(repr, unexpected))}.")
-        if missing:
-            msgs.append(f"Missing key(s): {', '.join(map(repr, missing))}.")
-        if msgs:
-            raise RuntimeError("Error(s) in reparametrizing for {}:\n\t{}".format(
-                type(module).__name__, "\n\t".join(msgs)))
-    saved = []
+        _check_keys(module, named_tensors)
+    originals: dict = {}
     try:
-        for name, value in values.items():
-            owner, leaf = _owner(module, name)
-            for store in ("_parameters", "_buffers"):
-                d = owner.__dict__.get(store)
-                if d is not None and leaf in d:
-                    saved.append((d, leaf, d[leaf], True))
-                    d[leaf] = value
-                    break
-            else:
-                had = leaf in owner.__dict__
-                saved.append((owner, leaf, owner.__dict__.get(leaf), had))
-                object.__setattr__(owner, leaf, value)
+        originals = _swap_tensors(module, named_tensors)
         yield
     finally:
-        for target, leaf, old, had in reversed(saved):
-            if isinstance(target, dict):
-                target[leaf] = old
-            elif had:
-                object.__setattr__(target, leaf, old)
-            else:
-                target.__dict__.pop(leaf, None)
+        final = _swap_tensors(module, originals)
+        parameters_and_buffers.update({k: final[k] for k in parameters_and_buffers
+                                       if k in final})
 
 
 def stack_module_state(models) -> tuple[dict, dict]:
