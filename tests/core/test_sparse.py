@@ -277,6 +277,20 @@ def test_sum():
     np.testing.assert_allclose(_np(ember.sparse.sum(h, 1)), [3.0, 3.0])
 
 
+def test_add_and_sub_functions_take_a_sparse_operand():
+    """``ember.add``/``sub`` (not only the operators) as torch: dense + sparse is dense,
+    sparse + sparse sparse, alpha applied; sparse + dense is PyTorch's error."""
+    torch = _torch()
+    s, ones = _coo(), ember.ones(2, 3)
+    ts, tones = _t(torch, s), torch.ones(2, 3)
+    np.testing.assert_allclose(ember.add(ones, s).numpy(), torch.add(tones, ts).numpy())
+    np.testing.assert_allclose(ember.sub(ones, s, alpha=2).numpy(),
+                               torch.sub(tones, ts, alpha=2).numpy())
+    _same_sparse(ember.add(s, s, alpha=3).coalesce(), torch.add(ts, ts, alpha=3).coalesce())
+    _same_sparse(ember.sub(s, s, alpha=0.5).coalesce(), torch.sub(ts, ts, alpha=0.5).coalesce())
+    assert_same_error(lambda: ember.add(s, ones), lambda: torch.add(ts, tones))
+
+
 def test_arithmetic():
     s = _coo()
     ones = ember.ones(2, 3)

@@ -188,10 +188,26 @@ _pow = binary_op("pow", _pow_np, _pow_bw, saves="ab")
 @register("add", inplace=True)
 def add(input, other, *, alpha=1, out=None):
     """``input + alpha * other`` with PyTorch's promotion and broadcasting."""
-    if alpha != 1:  # a number times alpha stays a number (a weak scalar in promotion)
-        other = mul(other, alpha) if isinstance(other, Tensor) else other * alpha
-    r = _add(input, other)
+    try:
+        if alpha != 1:  # a number times alpha stays a number (a weak scalar in promotion)
+            other = mul(other, alpha) if isinstance(other, Tensor) else other * alpha
+        r = _add(input, other)
+    except NotImplementedError:  # a sparse operand's placeholder data refused (no cost else)
+        r = _sparse_sum(input, other, alpha)
     return _out(r, out)
+
+
+def _sparse_sum(input, other, alpha):
+    """``input + alpha * other`` where one of them is sparse (``ember.add(dense, sparse)``
+    is dense, ``add(sparse, sparse)`` sparse, ``add(sparse, dense)`` PyTorch's error);
+    re-raises when neither is."""
+    from .._sparse_tensor import dense_add_sparse, is_sparse, sparse_add
+
+    if is_sparse(input):
+        return sparse_add(input, other, alpha)
+    if is_sparse(other):
+        return dense_add_sparse(input, other if alpha == 1 else other * alpha, 1)
+    raise
 
 
 @register("sub", inplace=True, aliases=("subtract",))
@@ -201,9 +217,13 @@ def sub(input, other, *, alpha=1, out=None):
         raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. "
                            "If you are trying to invert a mask, use the `~` or `logical_not()` "
                            "operator instead.")
-    if alpha != 1:  # a number times alpha stays a number (a weak scalar in promotion)
-        other = mul(other, alpha) if isinstance(other, Tensor) else other * alpha
-    return _out(_sub(input, other), out)
+    try:
+        if alpha != 1:  # a number times alpha stays a number (a weak scalar in promotion)
+            other = mul(other, alpha) if isinstance(other, Tensor) else other * alpha
+        r = _sub(input, other)
+    except NotImplementedError:  # a sparse operand (see add)
+        r = _sparse_sum(input, other, -alpha)
+    return _out(r, out)
 
 
 @register("rsub", method=False)
