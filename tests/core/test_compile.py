@@ -549,3 +549,413 @@ def test_text_models_compiled_inference_and_training_step(make):
     entry = _step_equal(lambda: make().train(), lambda p: ember.optim.Adam(p, lr=1e-3), (ids,),
                         lambda out: _sq_loss(out[0]), steps=2, tol=1e-5)
     assert entry["grad_fallback_ops"] == []
+
+
+# -- state the function changes: .grad, training flags, requires_grad, buffers -------------------
+
+def _twin_runs(make_step, make_inputs, steps=5, between=None, seed=0, model_fn=_mlp784):
+    """Run ``make_step(model, opt)`` eagerly and compiled over ``steps`` calls (fresh, equal
+    models and optimizers); return both runs' per-call outputs, state dicts, training flags
+    and requires_grad flags, and the compiled function (for ``explain``)."""
+    def run(compiled):
+        ember.manual_seed(seed)
+        model = model_fn()
+        step = make_step(model)
+        f = ember.compile(step) if compiled else step
+        ember.manual_seed(seed + 1)
+        inputs = make_inputs()
+        outs, flags = [], []
+        for i in range(steps):
+            if between is not None:
+                between(model, i)
+            ember.manual_seed(seed + 10 + i)  # the same random draws (dropout) both ways
+            out = f(*inputs)
+            outs.append([t.detach().clone() for t in test_export._flat(out)])
+            flags.append((model.training, [p.requires_grad for p in model.parameters()],
+                          [p.grad is None for p in model.parameters()]))
+        state = {k: v.detach().clone() for k, v in model.state_dict().items()}
+        return outs, state, flags, f
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no graph break, no eager fallback: all compiled
+        want = run(False)
+        got = run(True)
+    return want, got
+
+
+def _assert_twins(want, got, tol=1e-6):
+    for w, g in zip(want[0], got[0]):
+        for a, b in zip(w, g):
+            assert_allclose(b, a, rtol=tol, atol=tol)
+    assert list(got[1]) == list(want[1])
+    for k in want[1]:
+        assert_allclose(got[1][k], want[1][k], rtol=tol, atol=tol)
+    assert got[2] == want[2]  # training, requires_grad and .grad-is-None after each call
+    info = explain(got[3])
+    assert info["graph_break_count"] == 0 and not any(e["eager"] for e in info["entries"])
+    return info
+
+
+def _classify_inputs():
+    return ember.randn(8, 20), ember.randint(0, 5, (8,))
+
+
+_OPTS = {"sgd_momentum": lambda p: ember.optim.SGD(p, lr=0.1, momentum=0.9),
+         "adam": lambda p: ember.optim.Adam(p, lr=1e-2)}
+
+
+def _zero(model, opt, how):
+    params = list(model.parameters())
+    if how == "model.zero_grad()":
+        model.zero_grad()
+    elif how == "model.zero_grad(set_to_none=False)":
+        model.zero_grad(set_to_none=False)
+    elif how == "opt.zero_grad()":
+        opt.zero_grad()
+    elif how == "opt.zero_grad(set_to_none=False)":
+        opt.zero_grad(set_to_none=False)
+    elif how == "p.grad = None":
+        for p in params:
+            p.grad = None
+    elif how == "del p.grad":
+        for p in params:
+            del p.grad
+    elif how == "p.grad.zero_()":
+        for p in params:
+            if p.grad is not None:
+                p.grad.zero_()
+    elif how == "p.grad.data.zero_()":
+        for p in params:
+            if p.grad is not None:
+                p.grad.data.zero_()
+    else:
+        raise AssertionError(how)
+
+
+_ZEROS = ["model.zero_grad()", "model.zero_grad(set_to_none=False)", "opt.zero_grad()",
+          "opt.zero_grad(set_to_none=False)", "p.grad = None", "del p.grad", "p.grad.zero_()",
+          "p.grad.data.zero_()"]
+
+
+def _zero_step(model, how, opt_name="sgd_momentum"):
+    """The training step with gradients reset by ``how`` (see ``_zero``) at its top."""
+    opt = _OPTS[opt_name](model.parameters())
+
+    def step(x, y):
+        _zero(model, opt, how)
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        return loss
+
+    return step
+
+
+@pytest.mark.parametrize("opt_name", list(_OPTS))
+@pytest.mark.parametrize("how", _ZEROS)
+def test_zero_grad_inside_the_compiled_step_is_replayed(how, opt_name):
+    # the bug: model.zero_grad() inside the compiled step was not replayed, so the compiled
+    # step accumulated gradients across calls and differed from eager from the second call
+    want, got = _twin_runs(lambda m: _zero_step(m, how, opt_name), _classify_inputs)
+    info = _assert_twins(want, got)
+    # reading .grad (None on the first call, a gradient after) is guarded: at most one more
+    # capture, then every call replays
+    assert len(info["entries"]) <= 2
+    if how.startswith("opt."):  # opaque call, no .grad read: one entry
+        assert len(info["entries"]) == 1
+    if how in ("model.zero_grad(set_to_none=False)", "p.grad.zero_()"):
+        assert info["entries"][-1]["fallback_ops"] == []  # zero_ lowered: v[...] = 0
+
+
+@pytest.mark.parametrize("where", ["before", "after"])
+def test_manual_sgd_under_no_grad_is_compiled(where):
+    lr = 0.05
+
+    def make_step(model):
+        def step(x, y):
+            if where == "before":
+                model.zero_grad()
+            loss = F.cross_entropy(model(x), y)
+            loss.backward()
+            with ember.no_grad():
+                for p in model.parameters():
+                    p -= lr * p.grad
+            if where == "after":
+                model.zero_grad()
+            return loss
+
+        return step
+
+    want, got = _twin_runs(make_step, _classify_inputs)
+    info = _assert_twins(want, got)
+    assert len(info["entries"]) == (2 if where == "before" else 1)
+    losses = [float(o[0]) for o in got[0]]
+    assert losses[-1] < losses[0]  # it trains
+
+
+def test_data_add_update_and_grad_reset_by_hand_are_compiled():
+    def make_step(model):
+        def step(x, y):
+            loss = F.cross_entropy(model(x), y)
+            loss.backward()
+            for p in model.parameters():
+                p.data.add_(p.grad, alpha=-0.1)
+                p.grad = None
+            return loss
+
+        return step
+
+    want, got = _twin_runs(make_step, _classify_inputs)
+    assert len(_assert_twins(want, got)["entries"]) == 1
+
+
+def test_gradient_clipping_and_reading_grads_inside_the_step():
+    def make_step(model):
+        opt = ember.optim.SGD(model.parameters(), lr=0.5, momentum=0.9)
+
+        def step(x, y):
+            opt.zero_grad()
+            loss = F.cross_entropy(model(x), y)
+            loss.backward()
+            nn.utils.clip_grad_norm_(model.parameters(), 0.1)
+            norm = model[0].weight.grad.norm()  # returned: a value read from .grad
+            opt.step()
+            return loss, norm, model[2].bias.grad
+
+        return step
+
+    want, got = _twin_runs(make_step, _classify_inputs)
+    assert len(_assert_twins(want, got, tol=1e-5)["entries"]) == 1
+    assert got[0][0][2].shape == (12,)
+
+
+def test_gradient_assigned_to_grad_inside_the_step():
+    def make_step(model):
+        opt = ember.optim.SGD(model.parameters(), lr=0.1)
+
+        def step(x, y):
+            loss = F.cross_entropy(model(x), y)
+            loss.backward()
+            w = model[0].weight
+            w.grad = w.grad * 0.5 + 0.01 * w  # a value of the graph handed to .grad
+            model[0].bias.grad = ember.zeros(16)  # a constant made afresh each call
+            opt.step()
+            opt.zero_grad()
+            return loss
+
+        return step
+
+    want, got = _twin_runs(make_step, _classify_inputs)
+    assert len(_assert_twins(want, got)["entries"]) == 1
+
+
+def test_input_grad_read_inside_the_step():
+    def run(compiled):
+        m = _mlp784()
+        opt = ember.optim.SGD(m.parameters(), lr=0.1)
+
+        def step(x, y):
+            opt.zero_grad()
+            loss = F.cross_entropy(m(x), y)
+            loss.backward()
+            g = x.grad * 1.0
+            x.grad = None
+            opt.step()
+            return loss, g
+
+        f = ember.compile(step) if compiled else step
+        ember.manual_seed(4)
+        x = ember.randn(4, 20, requires_grad=True)
+        y = ember.randint(0, 5, (4,))
+        return [f(x, y) for _ in range(3)], x.grad, f
+
+    want, want_grad, _ = run(False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got, got_grad, f = run(True)
+    for (lw, gw), (lg, gg) in zip(want, got):
+        assert_allclose(lg, lw, rtol=1e-6, atol=1e-6)
+        assert_allclose(gg, gw, rtol=1e-6, atol=1e-7)
+    assert want_grad is None and got_grad is None
+    assert not explain(f)["entries"][0]["eager"]
+
+
+def _dropout_mlp():
+    ember.manual_seed(0)
+    return nn.Sequential(nn.Linear(20, 16), nn.BatchNorm1d(16), nn.ReLU(), nn.Dropout(0.3),
+                         nn.Linear(16, 5))
+
+
+def test_train_and_eval_inside_the_step_are_replayed():
+    def make_step(model):
+        opt = ember.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+
+        def step(x, y):
+            model.train()
+            opt.zero_grad()
+            loss = F.cross_entropy(model(x), y)
+            loss.backward()
+            opt.step()
+            model.eval()  # the caller sees an eval model after each call
+            with ember.no_grad():
+                return loss, model(x)
+
+        return step
+
+    want, got = _twin_runs(make_step, _classify_inputs, model_fn=_dropout_mlp)
+    assert all(not training for training, _, _ in got[2])
+    # a new model is in training mode; from the second call on, it enters in eval mode
+    assert len(_assert_twins(want, got)["entries"]) == 2
+
+
+def test_eval_after_the_step_is_guarded_on_the_entry_flags():
+    # the step leaves the model in eval mode; the caller switches it back each other call:
+    # guards check the flags as they were when the capturing call began
+    def make_step(model):
+        opt = ember.optim.SGD(model.parameters(), lr=0.1)
+
+        def step(x, y):
+            opt.zero_grad()
+            loss = F.cross_entropy(model(x), y)
+            loss.backward()
+            opt.step()
+            model.eval()
+            return loss
+
+        return step
+
+    def between(model, i):
+        if i % 2 == 0:
+            model.train()
+
+    want, got = _twin_runs(make_step, _classify_inputs, steps=6, between=between,
+                           model_fn=_dropout_mlp)
+    assert len(_assert_twins(want, got)["entries"]) == 2  # entered in training, in eval
+
+
+def test_batch_norm_running_stats_in_a_compiled_training_step():
+    # (SGD, not Adam: the bias before batch norm gets a gradient of rounding noise only,
+    # which Adam's normalisation would blow up to a step of lr either way)
+    def make_step(model):
+        opt = ember.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+
+        def step(x, y):
+            opt.zero_grad()
+            loss = F.cross_entropy(model(x), y)
+            loss.backward()
+            opt.step()
+            return loss
+
+        return step
+
+    want, got = _twin_runs(make_step, _classify_inputs, model_fn=_dropout_mlp)
+    _assert_twins(want, got)
+    assert int(got[1]["1.num_batches_tracked"]) == 5
+    assert float(got[1]["1.running_var"].sub(1).abs().sum()) > 0  # the stats moved
+
+
+def test_requires_grad_changed_inside_the_step_is_replayed():
+    def make_step(model):
+        opt = ember.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+
+        def step(x, y):
+            w = model[0].weight
+            w.requires_grad_(not w.requires_grad)  # freeze, unfreeze, ... every other call
+            model[2].bias.requires_grad = False  # a plain attribute write
+            opt.zero_grad()
+            loss = F.cross_entropy(model(x), y)
+            loss.backward()
+            opt.step()
+            return loss
+
+        return step
+
+    want, got = _twin_runs(make_step, _classify_inputs, steps=6)
+    assert [flags[1][0] for flags in got[2]] == [False, True] * 3
+    # entered with (weight, last bias) requiring grad: (T, T), then (F, F), then (T, F)
+    assert len(_assert_twins(want, got)["entries"]) == 3
+
+
+def test_what_cannot_be_replayed_runs_eagerly_with_a_warning_naming_it():
+    def run(compiled, body):
+        m = _mlp784()
+        opt = ember.optim.SGD(m.parameters(), lr=0.1)
+
+        def step(x, y):
+            opt.zero_grad()
+            loss = F.cross_entropy(m(x), y)
+            loss.backward()
+            opt.step()
+            body(m)
+            return loss
+
+        f = ember.compile(step) if compiled else step
+        ember.manual_seed(4)
+        x, y = ember.randn(4, 20), ember.randint(0, 5, (4,))
+        return [float(f(x, y)) for _ in range(3)], [p.detach().clone() for p in m.parameters()]
+
+    def replace_data(m):
+        m[0].bias.data = m[0].bias.data * 0.5
+
+    def leaf_inside(m):
+        (m[0].weight * 2).detach().requires_grad_()
+
+    def grad_of_a_new_tensor(m):
+        t = ember.zeros(3, requires_grad=True)
+        t.grad = ember.ones(3)
+
+    for body, match in [(replace_data, r"assigning \.data of m\.0\.bias"),
+                        (leaf_inside, r"requires_grad_\(\) on a value computed inside"),
+                        (grad_of_a_new_tensor, r"assigning \.grad of a tensor that is neither")]:
+        want = run(False, body)
+        with pytest.warns(UserWarning, match=match):
+            got = run(True, body)
+        assert_allclose(np.array(got[0]), np.array(want[0]), rtol=1e-6, atol=1e-6)
+        for p, q in zip(got[1], want[1]):
+            assert_allclose(p, q, rtol=1e-6, atol=1e-6)
+
+
+def test_grad_of_an_intermediate_value_is_a_graph_break():
+    m = _mlp784()
+
+    def step(x, y):
+        h = m[0](x)
+        h.retain_grad()
+        F.cross_entropy(m[2](m[1](h)), y).backward()
+        return h.grad * 1.0
+
+    f = ember.compile(step, fullgraph=True)
+    x, y = ember.randn(4, 20), ember.randint(0, 5, (4,))
+    with pytest.raises(GraphBreakError, match=r"\.grad of a value computed inside"):
+        f(x, y)
+
+
+def test_a_capture_does_not_see_another_threads_gradients():
+    import threading
+
+    ember.manual_seed(0)
+    other = _mlp784()
+    x, y = ember.randn(8, 20), ember.randint(0, 5, (8,))
+    F.cross_entropy(other(x), y).backward()
+    want = [p.grad.clone() for p in other.parameters()]
+    stop, seen = threading.Event(), []
+
+    def eager_loop():  # .grad written and read on this thread all along the captures
+        while not stop.is_set():
+            other.zero_grad()
+            F.cross_entropy(other(x), y).backward()
+            seen.append(all(bool((p.grad == w).all()) for p, w in zip(other.parameters(),
+                                                                         want)))
+
+    worker = threading.Thread(target=eager_loop, daemon=True)
+    worker.start()
+    try:
+        for _ in range(5):
+            want_run, got_run = _twin_runs(
+                lambda m: _zero_step(m, "model.zero_grad()"), _classify_inputs, steps=3)
+            _assert_twins(want_run, got_run)
+    finally:
+        stop.set()
+        worker.join(timeout=30)
+    assert not worker.is_alive() and seen and all(seen)
+

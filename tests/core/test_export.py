@@ -11,6 +11,7 @@ import struct
 import subprocess
 import sys
 import threading
+import warnings
 
 import numpy as np
 import pytest
@@ -18,7 +19,12 @@ from testutils import assert_allclose
 
 import ember
 import ember.export as E
+import ember.fft
+import ember.special
+from ember.ops.fft_ops import fft_rfft as _plain_rfft  # plain functions bound as globals:
 from ember.ops.registry import OPS
+
+_plain_erf, _plain_expit = OPS["erf"].fn, OPS["sigmoid"].fn  # what ember.special binds
 
 nn = pytest.importorskip("ember.nn")
 F = nn.functional
@@ -71,6 +77,27 @@ class CNNView(CNN):
         return self.fc(h.view(h.shape[0], -1))
 
 
+class Spectral(nn.Module):
+    """``ember.fft`` and ``ember.special`` through their namespaces."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(5, 3)
+
+    def forward(self, x):
+        s = ember.fft.rfft(x).abs()
+        return ember.special.erf(self.lin(s)) + ember.special.expit(s).sum(-1, keepdim=True)
+
+
+class SpectralGlobals(Spectral):
+    """The same through functions bound as globals of this file before any capture
+    (``from ember.ops.fft_ops import fft_rfft``): the capture routes them to the ops."""
+
+    def forward(self, x):
+        s = _plain_rfft(x).abs()
+        return _plain_erf(self.lin(s)) + _plain_expit(s).sum(-1, keepdim=True)
+
+
 def _lstm():
     return nn.LSTM(4, 6, num_layers=2, batch_first=True)
 
@@ -98,6 +125,10 @@ MODELS = {
                     {"linear", "scaled_dot_product_attention", "layer_norm", "relu"}),
     "resnet18": (_resnet18, lambda: (ember.randn(1, 3, 32, 32),),
                  {"conv2d", "max_pool2d", "add_", "adaptive_avg_pool2d", "linear"}),
+    "spectral": (Spectral, lambda: (ember.randn(2, 8),),
+                 {"fft_rfft", "abs", "linear", "erf", "sigmoid"}),
+    "spectral_globals": (SpectralGlobals, lambda: (ember.randn(2, 8),),
+                         {"fft_rfft", "abs", "linear", "erf", "sigmoid"}),
 }
 def _make(name):
     factory, inputs, ops = MODELS[name]
@@ -436,18 +467,37 @@ def test_shapes_are_not_data():
 
 # -- untraced tensors ----------------------------------------------------------------------------
 
-_raw_relu = OPS["relu"].fn  # bound as a plain function: a call of it is not seen
+_raw_relu = OPS["relu"].fn  # an op's plain function bound as a global: routed to the op
 _GLOBAL = ember.ones(3)
+
+
+def _hand_relu(x):
+    """Array code wrapped by hand: no op of the registry, nothing the capture can see."""
+    from ember.ops import api
+
+    a = api.array(x)
+    return api.wrap(a * (a > 0), x.device)
 
 
 def test_a_tensor_from_an_unseen_kernel_is_an_error():
     def f(x):
-        return _raw_relu(x) + 1  # unseen kernel
+        return _hand_relu(x) + 1  # unseen kernel
 
     line = _line_of("# unseen kernel")
     with pytest.raises(E.UntracedTensorError,
                        match=rf"argument 0 of add at .*test_export.py:{line}"):
         E.export(f, (ember.randn(3),))
+
+
+def test_an_op_bound_as_a_global_is_seen():
+    def f(x):
+        return _raw_relu(x) + 1
+
+    x = ember.randn(3)
+    ep = E.export(f, (x,))
+    assert [n.op for n in ep.graph.nodes] == ["relu", "add"]
+    assert_allclose(ep.module()(x), x.relu() + 1)
+    assert _raw_relu is OPS["relu"].fn  # put back after the capture
 
 
 def test_a_global_tensor_is_an_error_and_a_module_attribute_a_constant():
@@ -866,3 +916,16 @@ def test_unbounded_dim_with_a_size_branch():
 
     with pytest.raises(E.ConstraintViolationError, match="batch < 100"):
         E.export(g, (ember.randn(4, 2),), dynamic_shapes={"x": {0: batch}})
+
+
+def test_fft_and_special_ops_bound_as_globals_are_traced_and_put_back():
+    ember.manual_seed(0)
+    model, x = SpectralGlobals().eval(), ember.randn(2, 8)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no TracerWarning: every op was seen
+        traced = ember.jit.trace(model, (x,))
+    x2 = ember.randn(4, 8)
+    with ember.no_grad():
+        assert_allclose(traced(x2), model(x2), rtol=1e-6, atol=1e-6)
+    assert _plain_rfft is ember.ops.fft_ops.fft_rfft  # the globals are the plain functions again
+    assert SpectralGlobals.forward.__globals__["_plain_erf"] is OPS["erf"].fn

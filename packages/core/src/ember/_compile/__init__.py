@@ -9,10 +9,30 @@ place into a buffer that nothing else reads. A training step (forward, ``loss.ba
 ``optimizer.step()``) is captured whole: the backward becomes the VJP lowerings of the
 recorded forward, the optimizer's ``step``/``zero_grad`` run as opaque calls.
 
+What the function does to state the replay must redo is replayed, in order:
+
+* gradients: every read and write of ``.grad`` by the function (``model.zero_grad()``,
+  ``p.grad = None``, ``del p.grad``, ``p.grad.zero_()``, ``p -= lr * p.grad`` under
+  ``no_grad``, ``p.data.add_(p.grad, alpha=-lr)``, gradient clipping, ``w.grad = ...``):
+  a read is the tensor's current ``.grad`` at that point of the call, a write is redone;
+* in-place updates of parameters and buffers (manual SGD, BatchNorm's running statistics and
+  ``num_batches_tracked``) are nodes of the graph, written into the same arrays;
+* ``model.train()``/``eval()`` and ``requires_grad_()`` (or ``requires_grad = ...``) on a
+  tensor the function holds or was given: the replay leaves the flags as the call left them.
+
+What it cannot replay makes the entry run eagerly with a warning naming it (``fullgraph=True``
+raises): assigning ``.data`` of a parameter (or anything that replaces its array),
+``requires_grad_()`` on a value computed inside the function, ``.grad`` of an intermediate
+value (``retain_grad``), setting ``.grad`` of a tensor the function neither holds nor was
+given.
+
 Guards (what the capture assumed) select an entry per call: the arguments' structure, shapes,
 dtypes, devices and ``requires_grad``; non-tensor arguments' values; grad mode; the
 ``training`` flag of every module the function reaches; that those modules still hold the
-same parameters and buffers with the same shapes. A failed guard captures a new entry, up to
+same parameters and buffers with the same shapes; whether each ``.grad`` the function read
+before anything it does set it was None (``model.zero_grad()`` at the top of a step captures
+twice: without gradients on the first call, with them after). Flags are guarded as they were
+when the capturing call began. A failed guard captures a new entry, up to
 ``ember._compile.config.cache_size_limit`` (8, as ``torch._dynamo``); past it the function
 warns once and runs eagerly for new kinds of arguments.
 
@@ -21,7 +41,10 @@ set of shapes (``dynamic=True`` is accepted for PyTorch's sake and documented as
 specialising). A graph break (data-dependent Python control flow, a tensor made by code the
 capture cannot see, a random factory outside the graph, an in-place op on the gradient's
 path) makes the entry run eagerly; :func:`explain` lists the breaks, a ``UserWarning`` names
-the first, and ``fullgraph=True`` raises :class:`GraphBreakError` instead.
+the first, and ``fullgraph=True`` raises :class:`GraphBreakError` instead. Ops bound as
+plain functions before the capture (``from ember.fft import rfft`` at the top of a file, a
+module attribute ``self.act = F.gelu``) are routed to the registry for the capture, as in
+``ember.export``.
 
 Python side effects of the function (prints, appends to lists, counters) happen on the
 capturing call only, as in ``torch.compile``'s graphs; results are fresh tensors.
@@ -180,6 +203,7 @@ class CompiledFunction:
         else:
             reason = breaks[0]
         if run is None:
+            guard_lines, guard_ns, _ = guard_code(captured, args, kwargs, eager=True)
             run = _eager_entry(self._fn, guard_lines, guard_ns, name)
             warnings.warn(f"ember.compile: graph break in "
                           f"{getattr(self._fn, '__qualname__', self._fn)}: {reason}; this "

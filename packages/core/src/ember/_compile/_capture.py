@@ -89,6 +89,11 @@ class CompileCapture(Capture):
         self.backward: dict = {}        # node name -> {"loss", "gradient"}
         self.fused: dict = {}           # node name -> FusedOp (``ember.ops.api.fused_op``)
         self.one_node: dict = {}        # node name -> its call recorded one autograd node
+        self.user_inputs: dict = {}     # id(real tensor) -> name of a user input leaf
+        self.grad_guards: dict = {}     # input name -> whether its .grad was set at entry
+        self.grad_written: set = set()  # id(tensor): .grad changed by a recorded event
+        self.grad_values: dict = {}     # id(real .grad tensor) -> its TracedTensor
+        self.state_sets: dict = {}      # node name -> [(kind, target, attr, value)]
 
     # -- graph breaks -------------------------------------------------------------------
     def graph_break(self, reason: str) -> None:
@@ -134,6 +139,115 @@ class CompileCapture(Capture):
             self.graph_break(str(exc))
             return None
 
+    # -- gradients (Tensor._grad, seen through _GradField) -------------------------------
+    def at_user_level(self) -> bool:
+        """Whether the running code is the function's (not an op's body, not the capture)."""
+        modes = overrides._STATE.modes
+        return bool(modes) and modes[-1] is self.mode
+
+    def grad_owner(self, real: Tensor):
+        """The input name of a tensor whose ``.grad`` the replay can reach (a user input
+        leaf, a free input, or a tensor the function reaches, lifted now), or None."""
+        name = self.user_inputs.get(id(real))
+        if name is not None:
+            return name
+        entry = self.lifted.get(id(real))
+        if entry is not None and entry[0] is real and entry[1] in self.free:
+            return entry[1]
+        if self.reachable.get(id(real)) is real and real.grad_fn is None:
+            return self.lift_free(real)
+        return None
+
+    def read_grad(self, obj: Tensor):
+        """``t.grad`` / ``t._grad`` read by the function: None, or the gradient as a value of
+        the graph (a ``compile.grad`` node reads the tensor's current ``.grad`` on replay).
+        Whether it was None is guarded at entry unless a recorded event set it before."""
+        real = obj._real if isinstance(obj, TracedTensor) else obj
+        g = real.__dict__.get("_grad")
+        if g is None and obj is not real:  # retain_grad() on the traced value writes there
+            g = obj.__dict__.get("_grad")
+        name = self.grad_owner(real)
+        if name is None:
+            if isinstance(obj, TracedTensor) and g is not None:
+                self.graph_break(".grad of a value computed inside the compiled function "
+                                 "(retain_grad) is not replayed")
+            return g
+        if id(real) not in self.grad_written:
+            self.grad_guards.setdefault(name, g is not None)
+        if g is None:
+            return None
+        t = self.grad_values.get(id(g))
+        if t is not None and t._real is g:
+            self.sync(t)
+            return t
+        t = self.record("compile.grad", [{"tensor": name}], {}, [], g, None, user_frame())
+        self.grad_values[id(g)] = t
+        self.keep.append(g)
+        return t
+
+    def write_grad(self, obj: Tensor, value) -> None:
+        """``t.grad = value`` / ``del t.grad`` / ``t._grad = value`` in the function: done on
+        the real tensor and recorded as a ``compile.set_grad`` node."""
+        real = obj._real if isinstance(obj, TracedTensor) else obj
+        rv = value._real if isinstance(value, TracedTensor) else value
+        name = self.grad_owner(real)
+        real.__dict__["_grad"] = rv
+        if name is None:
+            self.graph_break("assigning .grad of a tensor that is neither an input nor a "
+                             "tensor the function holds is not replayed")
+            return
+        enc = None
+        if value is not None:
+            unknown: list = []
+            self.scan([value], unknown)
+            for t, _ in unknown:
+                self.untraced(t, "the tensor assigned to .grad")
+            enc = self.encode(value, "set_grad")
+            if isinstance(value, TracedTensor):
+                self.grad_values[id(rv)] = value
+        node = Node(self.fresh_name("set_grad"), "compile.set_grad", [{"tensor": name}, enc],
+                    {}, [], result="none", source=describe_frame(user_frame(), short=True))
+        node.mutates = ["<grads>"]
+        self.nodes.append(node)
+        self.grad_written.add(id(real))
+        self.keep.append(real)
+
+    def grad_state(self) -> dict:
+        """id(tensor) -> id of its ``.grad`` (0: None) over the tensors whose ``.grad`` the
+        replay can reach: to see which ones an opaque call or a backward changed."""
+        out = {}
+        for t in self.reachable.values():
+            g = t.__dict__.get("_grad")
+            out[id(t)] = 0 if g is None else id(g)
+        return out
+
+    def note_grad_changes(self, before: dict) -> None:
+        """Tensors whose ``.grad`` a recorded call (backward, opaque) set or cleared: later
+        reads of theirs are the graph's doing, not the entry's (no None-ness guard)."""
+        after = self.grad_state()
+        for key, gid in after.items():
+            if before.get(key) != gid:
+                self.grad_written.add(key)
+
+    def set_requires_grad(self, raw, args, kwargs):
+        """``t.requires_grad_(flag)``: done on the real tensor; replayed by the state node at
+        the end of the call (inputs and tensors the function holds), else a graph break."""
+        t = args[0]
+        real = self.real(t)
+        before = real.requires_grad
+        raw(real, *self.real(args[1:]), **self.real(kwargs))
+        if isinstance(t, TracedTensor):
+            t.requires_grad = real.requires_grad
+            if real.requires_grad != before:
+                if id(real) in self.user_inputs:
+                    self.requires[self.user_inputs[id(real)]] = real.requires_grad
+                else:
+                    self.graph_break("requires_grad_() on a value computed inside the "
+                                     "compiled function is not replayed")
+        elif id(real) in self.lifted:
+            self.requires[self.lifted[id(real)][1]] = real.requires_grad
+        return t
+
     # -- dispatch -----------------------------------------------------------------------
     def call(self, name, fn, args, kwargs, rec_args, rec_kwargs):
         # tensors the function reaches (parameters) become free inputs BEFORE the call is
@@ -151,6 +265,9 @@ class CompileCapture(Capture):
         entry = _xcap._ops.lookup(func)
         if entry is not None and entry.name in _RANDOM_FACTORIES:
             self.graph_break(f"{entry.name} draws random numbers outside the graph")
+        if entry is not None and entry.name == "Tensor.requires_grad_" and args \
+                and isinstance(args[0], Tensor):
+            return self.set_requires_grad(_xcap._ops._raw(func), args, kwargs)
         return super().dispatch(func, args, kwargs)
 
     def output(self, node, real, shadow, i, traced_args, args, taint, single=False):
@@ -178,8 +295,10 @@ class CompileCapture(Capture):
         for t, path in unknown:
             self.untraced(t, f"the gradient given to backward() ({path})")
         enc = [self.encode(loss, "backward"), self.encode(gradient, "backward")]
+        before = self.grad_state()
         with _suspended(self):
             out = raw(*self.real(args), **self.real(kwargs))
+        self.note_grad_changes(before)
         node = Node(self.fresh_name("backward"), "compile.backward", enc, {}, [],
                     result="none", source=describe_frame(user_frame(), short=True))
         node.mutates = ["<grads>"]
@@ -258,8 +377,10 @@ def run_opaque(fn, args, kwargs):
     cap = current_compile()
     if cap is None:
         return fn(*args, **kwargs)
+    before = cap.grad_state()
     with _suspended(cap):
         out = fn(*cap.real(args), **cap.real(kwargs))
+    cap.note_grad_changes(before)
     cap.record_opaque(fn, args, kwargs)
     return out
 
@@ -288,6 +409,51 @@ def install_backward_hook() -> None:
     Tensor.backward = backward
 
 
+class _GradField:
+    """``Tensor._grad`` while a compile capture runs: a data descriptor over the instance
+    dict (where the field lives), so that the function's reads and writes of a gradient
+    (``p.grad``, ``p.grad = None``, ``Module.zero_grad``'s ``p._grad``) reach the capture
+    on the capturing thread. Elsewhere (other threads, ops, the engine, opaque calls) it is
+    the plain field; outside captures the class holds its plain default again."""
+
+    def __get__(self, obj, cls=None):
+        if obj is None:
+            return None
+        cap = _LOCAL.__dict__.get("capture")
+        if cap is None or not cap.at_user_level():
+            return obj.__dict__.get("_grad")
+        return cap.read_grad(obj)
+
+    def __set__(self, obj, value):
+        cap = _LOCAL.__dict__.get("capture")
+        if cap is None or not cap.at_user_level():
+            obj.__dict__["_grad"] = value
+        else:
+            cap.write_grad(obj, value)
+
+    def __delete__(self, obj):
+        self.__set__(obj, None)
+
+
+_GRAD_FIELD: list = [0, None]  # captures running (all threads), the class's plain default
+_GRAD_LOCK = threading.Lock()
+
+
+def _grad_field_on() -> None:
+    with _GRAD_LOCK:
+        if _GRAD_FIELD[0] == 0:
+            _GRAD_FIELD[1] = Tensor.__dict__["_grad"]
+            Tensor._grad = _GradField()
+        _GRAD_FIELD[0] += 1
+
+
+def _grad_field_off() -> None:
+    with _GRAD_LOCK:
+        _GRAD_FIELD[0] -= 1
+        if _GRAD_FIELD[0] == 0:
+            Tensor._grad = _GRAD_FIELD[1]
+
+
 # -- what the function can reach -----------------------------------------------------------------
 
 def _is_module(obj) -> bool:
@@ -296,13 +462,15 @@ def _is_module(obj) -> bool:
 
 
 def reachable_objects(fn, args, kwargs):
-    """Tensors (id -> tensor), their names, and the modules a call of ``fn`` can reach without
-    being given them: closure cells, globals its code names, a bound ``self``, modules and
-    optimizers among them (their parameters, buffers and tensor attributes)."""
+    """Tensors (id -> tensor), their names, the modules a call of ``fn`` can reach without
+    being given them (closure cells, globals its code names, a bound ``self``, modules and
+    optimizers among them: their parameters, buffers and tensor attributes), and the globals
+    dicts of the functions visited."""
     tensors: dict = {}
     names: dict = {}
     modules: list = []
     seen: set = set()
+    globals_seen: list = []
 
     def add_tensor(t, name):
         tensors.setdefault(id(t), t)
@@ -354,6 +522,8 @@ def reachable_objects(fn, args, kwargs):
             except ValueError:  # an empty cell
                 continue
         g = getattr(f, "__globals__", {})
+        if isinstance(g, dict) and all(g is not x for x in globals_seen):
+            globals_seen.append(g)
         for n in _code_names(code):
             if n in g:
                 visit(g[n], n, depth)
@@ -363,7 +533,7 @@ def reachable_objects(fn, args, kwargs):
         visit(a, f"arg{i}", 1)
     for k, a in kwargs.items():
         visit(a, k, 1)
-    return tensors, names, modules
+    return tensors, names, modules, globals_seen
 
 
 def _code_names(code):
@@ -416,15 +586,17 @@ def capture_call(fn, args: tuple, kwargs: dict, fullgraph: bool) -> Captured:
     import ember.compiler
     import ember.jit  # noqa: F401 (ember.nn asks ember.jit.is_tracing())
 
-    from ..export._export import _finish, _Inputs, _output_spec, _route_held_functions
+    from ..export._export import _finish, _Inputs, _output_spec, _route_held_functions, _unroute
 
     if _xcap.current() is not None:
         raise GraphBreakError("ember.compile inside a running capture (export, trace or "
                               "another compiled function's first call) is not supported")
     install_backward_hook()
-    tensors, names, modules = reachable_objects(fn, args, kwargs)
+    tensors, names, modules, fn_globals = reachable_objects(fn, args, kwargs)
     cap = CompileCapture(fullgraph, tensors)
     cap.reachable_names = {k: v.replace(".", "_") for k, v in names.items()}
+    entry = _EntryState(modules, tensors, names)
+    cap.entry = entry
     inputs = _Inputs(cap, clone=False)
     arg_specs, call_args = [], []
     for i, a in enumerate(args):
@@ -438,25 +610,70 @@ def capture_call(fn, args: tuple, kwargs: dict, fullgraph: bool) -> Captured:
         call_kwargs[k] = value
     for _, name, t, _ in inputs.leaves:
         cap.requires[name] = bool(t.requires_grad)
+        cap.user_inputs[id(t)] = name
         if t.requires_grad and t.grad_fn is not None:
             cap.breaks.append(f"input {name} is a non-leaf tensor that requires grad: its "
                               "graph continues outside the compiled function")
     routed: list = []
+    _grad_field_on()
     _xcap._LOCAL.capture = cap
     _LOCAL.capture = cap
     try:
         with cap.mode:
             for m in modules:
                 routed += _route_held_functions(m)
+            routed += _route_held_functions(None, fn_globals)
             out = fn(*call_args, **call_kwargs)
         out_spec = _output_spec(cap, out, False)
     finally:
-        for owner, key, f in routed:
-            vars(owner)[key] = f
+        _unroute(routed)
         _xcap._LOCAL.capture = None
         _LOCAL.capture = None
+        _grad_field_off()
         cap.done = True
+    _record_state_changes(cap, entry)
     in_spec = [{"name": name, "kind": "POSITIONAL_ONLY", "spec": {"tensor": name}}
                for _, name, _, _ in inputs.leaves]
     graph = _finish(cap, in_spec, out_spec)
     return Captured(graph, cap, cap.real(out), arg_specs, kwarg_specs, modules)
+
+
+class _EntryState:
+    """What the guards check, as it was when the call began (the function may change it:
+    ``model.train()``, ``p.requires_grad_()`` inside the step): each module's ``training``
+    flag, each tensor's ``requires_grad`` and array."""
+
+    def __init__(self, modules, tensors: dict, names: dict):
+        self.names = names  # id -> the tensor's name as the function reaches it
+        self.training = {id(m): bool(m.training) for m in modules}
+        self.requires = {k: bool(t.requires_grad) for k, t in tensors.items()}
+        self.data = {k: t._data for k, t in tensors.items()}
+        self.modules = list(modules)
+        self.tensors = dict(tensors)
+
+
+def _record_state_changes(cap: CompileCapture, entry: _EntryState) -> None:
+    """A ``compile.set_state`` node at the end of the graph for the flags the call changed
+    (``training`` of the modules, ``requires_grad`` of the tensors it holds or was given):
+    the replay leaves them as the call did. An array replaced (``p.data = ...``) is a graph
+    break: the graph reads parameters' arrays as they were when the call began."""
+    sets = []
+    for m in entry.modules:
+        if bool(m.training) != entry.training[id(m)]:
+            sets.append(("object", m, "training", bool(m.training)))
+    for key, t in entry.tensors.items():
+        if t._data is not entry.data[key]:
+            name = entry.names.get(key, "a tensor")
+            cap.graph_break(f"assigning .data of {name} (or replacing its array) inside the "
+                            "compiled function is not replayed")
+        if bool(t.requires_grad) != entry.requires[key]:
+            user = cap.user_inputs.get(key)
+            sets.append(("input", user, "requires_grad", bool(t.requires_grad)) if user
+                        else ("object", t, "requires_grad", bool(t.requires_grad)))
+    if not sets:
+        return
+    node = Node(cap.fresh_name("set_state"), "compile.set_state", [], {}, [], result="none",
+                source="")
+    node.mutates = ["<state>"]
+    cap.state_sets[node.name] = sets
+    cap.nodes.append(node)

@@ -517,6 +517,45 @@ def emit_opaque(gen: Gen, node) -> None:
     gen.emit(f"{gen.const(run, 'op')}()")
 
 
+def emit_grad_read(gen: Gen, node) -> None:
+    """``v = t._grad._data``: the tensor's gradient as it is at this point of the call (the
+    guards and the recorded writes before it make it present, as at capture)."""
+    out = node.outputs[0][0]
+    if gen.consumers.get(out, 0) == 0 and out not in gen.fresh:
+        return  # read and not used (``Module.zero_grad``'s ``p._grad``): nothing to do
+    owner = node.args[0]["tensor"]
+    gen.set_expr(node, f"{gen.tensor_expr[owner]}._grad._data")
+
+
+def emit_set_grad(gen: Gen, node) -> None:
+    """``t.grad = value`` (None, or a value of the graph, wrapped around its array: a value
+    that is a constant of the graph is copied, as the function made it afresh)."""
+    owner, value = node.args
+    expr = gen.tensor_expr[owner["tensor"]]
+    if value is None:
+        gen.emit(f"{expr}._grad = None")
+        return
+    name = value["tensor"]
+    arr = gen.a(name)
+    if any(i.name == name and i.kind == "constant" for i in gen.graph.inputs):
+        arr += ".copy()"
+    dev = gen.const(__import__("ember").device(gen.meta(name).device), "dev")
+    gen.emit(f"{expr}._grad = _wrap({arr}, {dev})")
+
+
+def emit_set_state(gen: Gen, node) -> None:
+    """The flags the call changed (``training``, ``requires_grad``), left as it left them."""
+    for kind, target, attr, value in gen.capture.state_sets[node.name]:
+        obj = gen.tensor_expr[target] if kind == "input" else gen.const(target, "obj")
+        gen.emit(f"{obj}.{attr} = {value!r}")
+
+
+def set_grad_values(nodes) -> list:
+    """The values a ``compile.set_grad`` node hands to ``.grad``: they leave the call."""
+    return [n.args[1]["tensor"] for n in nodes
+            if n.op == "compile.set_grad" and n.args[1] is not None]
+
+
 def _flat_tensors(obj):
     if isinstance(obj, Tensor):
         yield obj
@@ -638,7 +677,7 @@ def generate(captured, guard_lines: list, guard_ns: dict, input_exprs: dict, nam
         raise Unsupported("an output requires grad and the function does not call "
                           "backward(): outputs that carry autograd graphs are not compiled "
                           "(call it under no_grad, or compile the whole training step)")
-    plan = _plan(gen, nodes, outputs, FORWARD, VJP, bw_index)
+    plan = _plan(gen, nodes, outputs + set_grad_values(nodes), FORWARD, VJP, bw_index)
     for line in guard_lines:
         gen.emit(line)
     for i in graph.inputs:
@@ -654,6 +693,12 @@ def generate(captured, guard_lines: list, guard_ns: dict, input_exprs: dict, nam
             emit_backward(gen, node, nodes[:k], plan)
         elif kind == "compile.opaque":
             emit_opaque(gen, node)
+        elif kind == "compile.grad":
+            emit_grad_read(gen, node)
+        elif kind == "compile.set_grad":
+            emit_set_grad(gen, node)
+        elif kind == "compile.set_state":
+            emit_set_state(gen, node)
         elif kind == "compile.fused":
             emit_fused(gen, node)
         elif kind == "lower":

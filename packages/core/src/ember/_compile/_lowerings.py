@@ -223,6 +223,16 @@ for _name, _row in _UNARY.items():
     _register_unary(_name, *_row)
 
 
+@forward("zero_", "Tensor.zero_", saves="", inplace=True)
+def _zero(g, node):
+    """``t.zero_()`` (``model.zero_grad(set_to_none=False)``, ``p.grad.zero_()``): in place."""
+    ins = g.tensor_args(node)
+    if len(ins) != 1 or len(node.args) != 1 or node.kwargs:
+        return False
+    g.emit(f"{g.a(ins[0])}[...] = 0")
+    g.alias(node, g.a(ins[0]))
+
+
 _BINARY = {"add": "add", "sub": "subtract", "mul": "multiply", "div": "divide"}
 
 

@@ -290,12 +290,11 @@ def capture_program(mod, args: tuple, kwargs: dict, dynamic_shapes, kind: str,
     routed: list = []
     try:
         with cap.mode:
-            routed = _route_held_functions(mod)
+            routed = _route_held_functions(mod, _function_globals(call))
             out = call(*call_args, **call_kwargs)
         out_spec = _output_spec(cap, out, check_strict_outputs)
     finally:
-        for owner, key, fn in routed:
-            vars(owner)[key] = fn
+        _unroute(routed)
         _capture._LOCAL.capture = None
         cap.done = True
         if buffers is not None:
@@ -364,27 +363,89 @@ def _call_arguments(call_values: dict):
     return args, kwargs
 
 
-def _route_held_functions(mod) -> list:
-    """Functions the model holds as attributes (``self.activation = F.relu``, bound before
-    dispatch was on) swapped for their dispatching wrappers for the capture: returns what
-    to put back. (Functions bound as module globals cannot be seen: see the module doc.)"""
+def _dispatching_wrappers() -> dict:
+    """id(raw function) -> its dispatching wrapper, for every registered namespace."""
     from .. import overrides
 
-    if not _is_module(mod) or not callable(getattr(mod, "modules", None)):
-        return []
     wrappers = {}
     for namespace in overrides._NAMESPACES:
         for value in vars(namespace).values():
             raw = getattr(value, "_ember_original", None)
             if raw is not None:
                 wrappers.setdefault(id(raw), value)
+    return wrappers
+
+
+def _route_held_functions(mod, extra_globals=()) -> list:
+    """Functions the capture would not see, swapped for their dispatching wrappers for the
+    capture: those the model holds as attributes (``self.activation = F.relu``, bound before
+    dispatch was on) and those bound as globals of the modules that define the model's
+    classes, or of ``extra_globals`` (``from ember.fft import rfft`` at the top of a file).
+    Returns ``(dict, key, original)`` rows to put back with :func:`_unroute`."""
+    wrappers = _dispatching_wrappers()
     routed = []
-    for m in mod.modules():
-        for key, value in list(vars(m).items()):
-            if callable(value) and not isinstance(value, type) and id(value) in wrappers:
-                routed.append((m, key, value))
-                vars(m)[key] = wrappers[id(value)]
+    if _is_module(mod) and callable(getattr(mod, "modules", None)):
+        modules = list(mod.modules())
+        for m in modules:
+            d = vars(m)
+            for key, value in list(d.items()):
+                if callable(value) and not isinstance(value, type) and id(value) in wrappers:
+                    routed.append((d, key, value))
+                    d[key] = wrappers[id(value)]
+        dicts = [*extra_globals, *_class_globals(modules)]
+    else:
+        dicts = list(extra_globals)
+    seen: set = set()
+    for d in dicts:
+        if id(d) in seen or _is_namespace_dict(d):
+            continue
+        seen.add(id(d))
+        for key, value in list(d.items()):
+            if id(value) in wrappers and callable(value):
+                routed.append((d, key, value))
+                d[key] = wrappers[id(value)]
     return routed
+
+
+def _unroute(routed) -> None:
+    """Put back what :func:`_route_held_functions` swapped (last swapped first)."""
+    for d, key, value in reversed(routed):
+        d[key] = value
+
+
+def _is_namespace_dict(d) -> bool:
+    """Whether ``d`` is the globals of a registered namespace or of ember's own core modules
+    (those call ops by design; their code runs inside ops, where the capture is off)."""
+    from .. import overrides
+
+    name = d.get("__name__", "") if isinstance(d, dict) else ""
+    if any(vars(ns) is d for ns in overrides._NAMESPACES):
+        return True
+    return name == "ember" or name.startswith(("ember._", "ember.ops", "ember.export",
+                                               "ember.autograd", "ember.jit"))
+
+
+def _function_globals(fn) -> list:
+    """The globals of a plain function being captured (not a module's bound method)."""
+    fn = getattr(fn, "__func__", fn)
+    g = getattr(fn, "__globals__", None)
+    return [g] if isinstance(g, dict) else []
+
+
+def _class_globals(modules) -> list:
+    """The globals of the functions the modules' classes define (``forward`` and its
+    helpers: the globals of the files that define them)."""
+    out, seen = [], set()
+    for m in modules:
+        for cls in type(m).__mro__:
+            if cls is object or id(cls) in seen:
+                continue
+            seen.add(id(cls))
+            for value in vars(cls).values():
+                g = getattr(getattr(value, "__func__", value), "__globals__", None)
+                if isinstance(g, dict) and all(g is not x for x in out):
+                    out.append(g)
+    return out
 
 
 def _snapshot_buffers(mod):
