@@ -140,11 +140,6 @@ GAPS: dict[str, dict[str, list[str]]] = {
                     "guaranteed_datapipes_determinism", "non_deterministic",
                     "runtime_validation", "runtime_validation_disabled"],
     },
-    "torch.linalg": {
-        NOT_YET: [
-                  ],
-        COMPLEX: ["eig", "eigvals"],
-    },
     "torch.autograd": {
         DEPRECATED: ["NestedIOFunction"],
     },

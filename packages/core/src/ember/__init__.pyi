@@ -1762,7 +1762,9 @@ def logcumsumexp(input: Tensor, dim: _int) -> Tensor:
     """``log(cumsum(exp(input), dim))`` computed stably."""
 
 def logdet(input: Tensor) -> Tensor:
-    """Log-determinant: nan for a negative determinant, -inf for a zero one."""
+    """Log-determinant: nan for a negative determinant, -inf for a zero one; complex for a
+    complex input (``log(sign) + logabsdet``).
+    """
 
 def logical_and(input: Tensor, other: _TensorOrNumber) -> Tensor:
     """Elementwise logical AND (nonzero is True)."""

@@ -61,6 +61,11 @@ class linalg_cholesky_ex(NamedTuple):
     info: Tensor
 
 
+class linalg_eig(NamedTuple):
+    eigenvalues: Tensor
+    eigenvectors: Tensor
+
+
 class linalg_eigh(NamedTuple):
     eigenvalues: Tensor
     eigenvectors: Tensor

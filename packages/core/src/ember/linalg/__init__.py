@@ -7,8 +7,10 @@ the factorizations NumPy lacks, written in array code vectorised over the batch:
 (``ops.linalg_lu``), triangular solves (``ops.linalg_triangular``), Householder QR
 (``ops.linalg_householder``), Bunch-Kaufman LDL^T (``ops.linalg_ldl``); and ``matrix_exp``,
 ``cond`` and the tensor solvers (``ops.linalg_functions``). Every function is differentiable
-(float64 gradchecks in the tests); the gradients of ``svd`` and ``eigh`` assume distinct
-singular values / eigenvalues, as PyTorch's do.
+(float64 gradchecks in the tests; complex128 ones for complex inputs, under PyTorch's
+conjugate Wirtinger convention); the gradients of ``svd``, ``eigh`` and ``eig`` assume
+distinct singular values / eigenvalues, as PyTorch's do. ``eig`` and ``eigvals``
+(``ops.linalg_eig``) return complex tensors whatever the input.
 
 This module only re-exports them. The kernel modules load on first use of one of their names
 (PEP 562), so that ``import ember`` does not pay for them; ``torch.<name>`` spellings and
@@ -31,6 +33,7 @@ _HOMES = {
     "linalg_decompositions": (
         "cholesky", "cholesky_ex", "det", "eigh", "eigvalsh", "inv", "inv_ex", "lstsq",
         "matrix_power", "matrix_rank", "pinv", "qr", "slogdet", "solve", "svd", "svdvals"),
+    "linalg_eig": ("eig", "eigvals"),
     "linalg_functions": ("cond", "diagonal", "matrix_exp", "tensorinv", "tensorsolve", "vander"),
     "linalg_householder": ("householder_product",),
     "linalg_ldl": ("ldl_factor", "ldl_factor_ex", "ldl_solve"),
@@ -40,12 +43,12 @@ _HOMES = {
 }
 _HOME_OF = {name: module for module, names in _HOMES.items() for name in names}
 
-__all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "diagonal", "eigh",
-           "eigvalsh", "householder_product", "inv", "inv_ex", "ldl_factor", "ldl_factor_ex",
-           "ldl_solve", "lstsq", "lu", "lu_factor", "lu_factor_ex", "lu_solve", "matmul",
-           "matrix_exp", "matrix_norm", "matrix_power", "matrix_rank", "multi_dot", "norm",
-           "pinv", "qr", "slogdet", "solve", "solve_ex", "solve_triangular", "svd", "svdvals",
-           "tensorinv", "tensorsolve", "vander", "vecdot", "vector_norm"]
+__all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "diagonal", "eig",
+           "eigh", "eigvals", "eigvalsh", "householder_product", "inv", "inv_ex", "ldl_factor",
+           "ldl_factor_ex", "ldl_solve", "lstsq", "lu", "lu_factor", "lu_factor_ex", "lu_solve",
+           "matmul", "matrix_exp", "matrix_norm", "matrix_power", "matrix_rank", "multi_dot",
+           "norm", "pinv", "qr", "slogdet", "solve", "solve_ex", "solve_triangular", "svd",
+           "svdvals", "tensorinv", "tensorsolve", "vander", "vecdot", "vector_norm"]
 
 
 def __getattr__(name: str):

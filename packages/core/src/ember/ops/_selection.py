@@ -14,6 +14,7 @@ import numpy as np
 from .. import _dtype, _factory
 from .. import return_types as _return_types
 from .._device import xp_of
+from .._dtype import scalar_type_name
 from .._tensor import Tensor, _make
 from ..autograd.grad_mode import GRAD
 from ..autograd.graph import record
@@ -47,6 +48,20 @@ def not_implemented_for_bool(input, kernel):
     """PyTorch has no bool kernel for some selections; it says so in these words."""
     if input._data.dtype.kind == "b":
         raise NotImplementedError(f'"{kernel}" not implemented for \'Bool\'')
+
+
+def no_complex(input, message: str, error=RuntimeError) -> None:
+    """Ordering ops refuse complex numbers (they have no order), in PyTorch's words."""
+    if input._data.dtype.kind == "c":
+        raise error(message)
+
+
+def no_complex_kernel(input, kernel: str) -> None:
+    """``no_complex`` with PyTorch's dispatch error (``"kthvalue_cpu" not implemented for
+    'ComplexFloat'``)."""
+    dt = input._data.dtype
+    if dt.kind == "c":
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{scalar_type_name(dt)}\'')
 
 
 def nonempty(name, d, axis):

@@ -1288,7 +1288,7 @@ register_batch_rule(
     "svd", "cholesky", "cholesky_solve", "triangular_solve",
     "scaled_dot_product_attention", "linalg_inv", "linalg_det", "linalg_slogdet",
     "linalg_cholesky", "linalg_qr", "linalg_svd", "linalg_svdvals", "linalg_eigh",
-    "linalg_eigvalsh", "linalg_pinv", "linalg_matrix_exp",
+    "linalg_eigvalsh", "linalg_eig", "linalg_eigvals", "linalg_pinv", "linalg_matrix_exp",
     "linalg_matrix_power", "linalg_inv_ex", "linalg_cholesky_ex", "pairwise_distance",
     "view_as_real", "view_as_complex", "resolve_conj", "resolve_neg")(_pointwise)
 

@@ -24,7 +24,7 @@ from .._sparse_tensor import SparseTensor as _Sparse
 from .._sparse_tensor import sparse_product
 from .._tensor import Tensor, _make
 from ..autograd.grad_mode import GRAD
-from ..autograd.graph import make_node_class, record
+from ..autograd.graph import make_node_class, mark_holomorphic, record
 from ._factories import sum_to_size
 from ._inplace import accepts_out, write_out
 from ._promotion import broadcast_shape, wrap_dim
@@ -767,6 +767,7 @@ def _cross_bw(node, g):
 
 
 LinalgCrossBackward0 = make_node_class("LinalgCrossBackward0", _cross_bw)
+mark_holomorphic(LinalgCrossBackward0)  # bilinear: complex gradients are conj(a) x g, ...
 
 
 def _cross(input, other, dim):
@@ -814,16 +815,17 @@ def linalg_cross(input, other, *, dim=-1, out=None):
 
 @accepts_out
 def vecdot(x, y, *, dim=-1, out=None):
-    """Dot product of vectors along ``dim`` (batches broadcast)."""
+    """Dot product of vectors along ``dim`` (batches broadcast); ``x`` is conjugated when
+    complex."""
     for t in (x, y):
-        if t._data.dtype not in _dtype.FLOATING_NP:
+        if t._data.dtype not in _dtype.FLOATING_NP and t._data.dtype not in _dtype.COMPLEX_NP:
             raise RuntimeError(f"linalg.vecdot: Expected a floating point or complex tensor as "
                                f"input. Got {scalar_type_name(t._data.dtype)}")
     if x._data.dtype != y._data.dtype:
         raise RuntimeError(f"linalg.vecdot: Expected x and y to have the same dtype, but found x "
                            f"of type {scalar_type_name(x._data.dtype)} and y of type "
                            f"{scalar_type_name(y._data.dtype)} instead")
-    return (x * y).sum(dim)
+    return (x.conj() * y).sum(dim)  # conj(x) . y, as PyTorch's (x itself when real)
 
 
 def _chain_order(dims):
@@ -933,8 +935,11 @@ def det(input):
 
 @register("logdet")
 def logdet(input):
-    """Log-determinant: nan for a negative determinant, -inf for a zero one."""
+    """Log-determinant: nan for a negative determinant, -inf for a zero one; complex for a
+    complex input (``log(sign) + logabsdet``)."""
     sign, logabsdet = _la().slogdet(input)
+    if sign._data.dtype.kind == "c":
+        return sign.log() + logabsdet
     offset = xp_of(sign).where(sign._data < 0, np.nan, 0).astype(logabsdet._data.dtype)
     return logabsdet + _make(offset, sign._device)
 

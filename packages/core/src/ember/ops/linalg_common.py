@@ -11,7 +11,7 @@ from .._device import xp_of
 from .._dtype import scalar_type_name
 from .._tensor import _make
 from ..autograd.grad_mode import GRAD
-from ..autograd.graph import make_node_class, record
+from ..autograd.graph import make_node_class, mark_holomorphic, record
 
 
 class LinAlgError(RuntimeError):
@@ -28,6 +28,7 @@ LinalgSvdResult = _rt.linalg_svd
 QrResult = _rt.qr
 LinalgQrResult = _rt.linalg_qr
 LinalgEighResult = _rt.linalg_eigh
+LinalgEigResult = _rt.linalg_eig
 LinalgLstsqResult = _rt.linalg_lstsq
 LinalgInvExResult = _rt.linalg_inv_ex
 LinalgCholeskyExResult = _rt.linalg_cholesky_ex
@@ -46,7 +47,7 @@ GeqrfResult = _rt.geqrf
 def check_float(A, fn: str) -> None:
     """PyTorch's dtype checks of a LAPACK-backed function ``fn``."""
     dt = A._data.dtype
-    if dt not in _dtype.FLOATING_NP:
+    if dt not in _dtype.FLOATING_NP and dt not in _dtype.COMPLEX_NP:
         raise RuntimeError(f"{fn}: Expected a floating point or complex tensor as input. Got "
                            f"{scalar_type_name(dt)}")
     if dt in _dtype.OPMATH:  # float16, bfloat16
@@ -97,10 +98,13 @@ def check_equation_shapes(n: int, b, left: bool, fn: str) -> None:
                            f"({n}x{n} and {b.shape[-2]}x{b.shape[-1]})")
 
 
-def kernel_dtype(A, kernel: str) -> None:
+def kernel_dtype(A, kernel: str, complex_ok: bool = False) -> None:
     """PyTorch's dispatch error for a LAPACK kernel that has no version for ``A``'s dtype
-    (integers, bool, half, bfloat16)."""
+    (integers, bool, half, bfloat16; complex unless ``complex_ok``: ember's own kernels that
+    are not written for complex numbers refuse them)."""
     dt = A._data.dtype
+    if complex_ok and dt in _dtype.COMPLEX_NP:
+        return
     if dt not in _dtype.FLOATING_NP or dt in _dtype.OPMATH:
         raise NotImplementedError(f'"{kernel}" not implemented for \'{scalar_type_name(dt)}\'')
 
@@ -252,6 +256,18 @@ def saved_outputs(node):
                 t._nr = i
         res.append(t)
     return res
+
+
+def complex_own(*node_classes) -> None:
+    """Mark node classes whose backward is written for complex numbers (PyTorch's formulas,
+    conjugate transposes included): autograd runs them as they are on complex tensors."""
+    for cls in node_classes:
+        cls._complex = "own"
+
+
+# the linear shape ops the factorizations' forwards (lu_unpack's tril/triu) and backwards
+# (diag_embed of eigenvalue gradients) record: their complex gradient is conj(backward(conj g))
+mark_holomorphic("TrilBackward0", "TriuBackward0", "DiagEmbedBackward0")
 
 
 def not_differentiable(name: str, error=RuntimeError):

@@ -8,7 +8,7 @@ import numpy as np
 from .._device import check_same_device, xp_of
 from .._dtype import scalar_type_name
 from .._tensor import _make
-from ..autograd.graph import make_node_class, record
+from ..autograd.graph import make_node_class, mark_holomorphic, record
 from ._factories import sum_to_size
 from ._inplace import accepts_out
 from .linalg import _list_str, _shape_str, broadcast_shapes_or_raise
@@ -27,6 +27,7 @@ from .linalg_common import (
     check_float,
     check_matrix,
     check_square,
+    complex_own,
     const,
     eye_like,
     first_failing,
@@ -58,6 +59,7 @@ def _inv_bw(node, g):
 
 
 LinalgInvExBackward0 = make_node_class("LinalgInvExBackward0", _inv_bw)
+mark_holomorphic(LinalgInvExBackward0)  # complex: -A^{-H} G A^{-H}
 
 
 @accepts_out
@@ -87,23 +89,24 @@ def _det_bw(node, g):
     det_ = node.output()
     if bool((det_._data == 0).any()):
         return (_singular_det_grad(A, g),)
-    return ((g * det_).unsqueeze(-1).unsqueeze(-1) * inv(A).mT,)
+    return ((g * det_.conj()).unsqueeze(-1).unsqueeze(-1) * inv(A).mH,)
 
 
 def _singular_det_grad(A, g):
-    # det = det(U) det(Vh) prod(S): d det / dA = U diag(det(U) det(Vh) prod_{j!=i} s_j) Vh
-    # (first order only: the factors are taken as constants)
+    # det = det(U) det(Vh) prod(S): the gradient is U diag(conj(det(U) det(Vh)) g
+    # prod_{j!=i} s_j) Vh (first order only: the factors are taken as constants)
     xp = xp_of(A)
     u, s, vh = xp.linalg.svd(A._data)
     left = xp.concatenate([xp.ones_like(s[..., :1]), xp.cumprod(s[..., :-1], -1)], -1)
     right = xp.flip(xp.concatenate([xp.ones_like(s[..., :1]),
                                     xp.cumprod(xp.flip(s[..., 1:], -1), -1)], -1), -1)
-    scale = left * right * (xp.linalg.det(u) * xp.linalg.det(vh))[..., None]
+    scale = left * right * xp.conj(xp.linalg.det(u) * xp.linalg.det(vh))[..., None]
     core = const(A, u).matmul(const(A, scale[..., :, None] * vh))
     return g.unsqueeze(-1).unsqueeze(-1) * core
 
 
 LinalgDetBackward0 = make_node_class("LinalgDetBackward0", _det_bw)
+complex_own(LinalgDetBackward0)
 
 
 @accepts_out
@@ -117,14 +120,20 @@ def det(A, *, out=None):
 
 
 def _slogdet_bw(node, grads):
+    # PyTorch's slogdet_backward: (g_logabsdet - i Im(conj(g_sign) sign)) A^{-H}; a real
+    # sign is piecewise constant (no gradient)
     (A,) = node.saved
-    g = grads[1]
-    if g is None:  # only the sign was used: it is piecewise constant
+    g_sign, g = grads
+    if A._data.dtype.kind == "c" and g_sign is not None:
+        turn = (g_sign.conj() * multi_ctx(node)).imag * -1j
+        g = turn if g is None else g + turn
+    if g is None:
         return (None,)
-    return (g.unsqueeze(-1).unsqueeze(-1) * inv(A).mT,)
+    return (g.unsqueeze(-1).unsqueeze(-1) * inv(A).mH,)
 
 
 LinalgSlogdetBackward0 = make_node_class("LinalgSlogdetBackward0", _slogdet_bw, n_out=2)
+complex_own(LinalgSlogdetBackward0)
 
 
 @accepts_out
@@ -134,8 +143,8 @@ def slogdet(A, *, out=None):
     sign, logabs = xp_of(A).linalg.slogdet(A._data)
     sign = _make(sign, A._device)
     logabs = _make(logabs, A._device)
-    if needs_grad(A):  # sign is attached as in PyTorch, but gets no gradient
-        record_multi(LinalgSlogdetBackward0, (sign, logabs), (A,), (A,))
+    if needs_grad(A):  # sign is attached as in PyTorch (a gradient for complex A only)
+        record_multi(LinalgSlogdetBackward0, (sign, logabs), (A,), (A,), const(A, sign._data))
     return LinalgSlogdetResult(sign, logabs)
 
 
@@ -159,6 +168,7 @@ def _solve_bw(node, g):
 
 
 LinalgSolveExBackward0 = make_node_class("LinalgSolveExBackward0", _solve_bw)
+mark_holomorphic(LinalgSolveExBackward0)  # complex: gB = A^{-H} G, gA = -gB X^H
 
 
 @accepts_out
@@ -201,48 +211,41 @@ def solve(A, B, *, left=True, out=None):
 
 # -- cholesky -------------------------------------------------------------------------------
 
-def _tril_half_mask(L):
-    """Lower-triangular ones with halved diagonal (PyTorch's Phi), L's dtype and device."""
-    n = L._data.shape[-1]
-    xp = xp_of(L)
-    m = xp.tril(xp.ones((n, n), dtype=L._data.dtype))
-    m[xp.arange(n), xp.arange(n)] = 0.5
-    return const(L, m)
-
-
 def _cholesky_bw(node, g):
-    # Murray (2016), arXiv:1602.07527: gA = sym(L^{-H} Phi(L^H gL) L^{-1})
+    # PyTorch's cholesky_backward (Murray 2016, arXiv:1602.07527):
+    # gA = L^{-H} Phi L^{-1},  Phi = (tril(L^H gL) + tril(L^H gL, -1)^H) / 2
     upper = node.ctx
     L = node.output()
     if upper:
-        L, g = L.mT, g.mT
-    phi = L.mT.matmul(g) * _tril_half_mask(L)
+        L, g = L.mH, g.mH
+    M = L.mH.matmul(g).tril()
+    phi = (M + M.tril(-1).mH) * 0.5
     L_inv = inv(L)
-    gA = L_inv.mT.matmul(phi).matmul(L_inv)
-    return ((gA + gA.mT) * 0.5,)
+    return (L_inv.mH.matmul(phi).matmul(L_inv),)
 
 
 LinalgCholeskyExBackward0 = make_node_class("LinalgCholeskyExBackward0", _cholesky_bw)
+complex_own(LinalgCholeskyExBackward0)
 
 
 def _not_pd_order(a) -> int:
     """1-based order of the first leading minor that is not positive-definite (potrf's
     ``info``), 0 when there is none. Runs only on the error path."""
-    a = np.array(a, dtype=np.float64, copy=True)
+    a = np.array(a, dtype=np.result_type(a.dtype, np.float64), copy=True)
     n = a.shape[0]
     for k in range(n):
-        d = a[k, k] - a[k, :k] @ a[k, :k]
+        d = (a[k, k] - a[k, :k] @ a[k, :k].conj()).real  # Hermitian: a real pivot
         if not d > 0:
             return k + 1
         a[k, k] = np.sqrt(d)
-        a[k + 1:, k] = (a[k + 1:, k] - a[k + 1:, :k] @ a[k, :k]) / a[k, k]
+        a[k + 1:, k] = (a[k + 1:, k] - a[k + 1:, :k] @ a[k, :k].conj()) / a[k, k]
     return 0
 
 
 @accepts_out
 def cholesky(A, *, upper=False, out=None, _name="linalg.cholesky"):
-    """Cholesky factor ``L`` (``A = L L^T``, lower triangle of ``A`` read); ``upper=True``
-    gives ``L^T``. ``LinAlgError`` when ``A`` is not positive-definite."""
+    """Cholesky factor ``L`` (``A = L L^H``, lower triangle of ``A`` read); ``upper=True``
+    gives ``L^H``. ``LinAlgError`` when ``A`` is not positive-definite."""
     check_matrix(A, _name, square=True)
     try:
         r = xp_of(A).linalg.cholesky(A._data)
@@ -251,8 +254,10 @@ def cholesky(A, *, upper=False, out=None, _name="linalg.cholesky"):
         raise LinAlgError(f"{_name}: {batch_prefix(A, i)}The factorization could not be "
                           "completed because the input is not positive-definite (the leading "
                           f"minor of order {k} is not positive-definite).") from None
-    if upper:
+    if upper:  # L^H
         r = r.swapaxes(-1, -2)
+        if r.dtype.kind == "c":
+            r = r.conj()
     res = _make(r, A._device)
     if needs_grad(A):
         record(LinalgCholeskyExBackward0, res, (A,), (), upper, True)
@@ -269,6 +274,9 @@ def cholesky_ex(A, *, upper=False, check_errors=False, out=None):
 # -- qr -------------------------------------------------------------------------------------
 
 def _qr_bw(node, grads):
+    # PyTorch's linalg_qr_backward, with M = gR R^H - Q^H gQ:
+    # m >= n: gA = [gQ + Q syminvadj(triu(M))] R^{-H}
+    # m < n:  gA = [Q trilImInvAdjSkew(-M) R_1^{-H} | 0] + Q gR
     mode, m, n = multi_ctx(node)
     if mode == "r":
         raise RuntimeError("The derivative of linalg.qr depends on Q, which is not computed when "
@@ -279,35 +287,36 @@ def _qr_bw(node, grads):
                            "nrows > ncols.")
     Q, R = saved_outputs(node)
     gQ, gR = grads
-    if m < n:
-        # A = [X | Y] with X square: R = [U | V], V = Q^H Y (Liao et al. 2019)
-        (A,) = node.saved
-        Y = A.narrow(-1, m, n - m)
-        gV = gR.narrow(-1, m, n - m) if gR is not None else None
-        gU = gR.narrow(-1, 0, m) if gR is not None else None
-        if gV is not None:
-            gQ = Y.matmul(gV.mT) if gQ is None else gQ + Y.matmul(gV.mT)
-        gX = _qr_square_grad(Q, R.narrow(-1, 0, m), gQ, gU)
-        gY = Q.matmul(gV) if gV is not None else Y * 0
-        return (cat([gX, gY], -1),)
-    return (_qr_square_grad(Q, R, gQ, gR),)
-
-
-def _qr_square_grad(Q, R, gQ, gR):
-    # m >= n: gA = [gQ + Q copyltu(M)] R^{-H},  M = R gR^H - gQ^H Q
-    M = None
+    if gQ is None and gR is None:
+        return (None,)
+    M = gR.matmul(R.mH) if gR is not None else None
+    if gQ is not None:
+        QhgQ = Q.mH.matmul(gQ)
+        M = -QhgQ if M is None else M - QhgQ
+    if m >= n:
+        upper = M.triu(1)
+        sym = upper + upper.mH + M.diagonal(0, -2, -1).real.diag_embed()
+        X = Q.matmul(sym)
+        if gQ is not None:
+            X = X + gQ
+        return (_times_inv_h(X, R),)
+    Y = -M
+    skew = Y - Y.mH  # its diagonal is imaginary (zero for real numbers): halved
+    X = Q.matmul(skew.tril() - skew.diagonal(0, -2, -1).diag_embed() * 0.5)
+    gA = _times_inv_h(X, R.narrow(-1, 0, m))
+    gA = cat([gA, gA.new_zeros(gA.shape[:-1] + (n - m,))], -1)
     if gR is not None:
-        M = R.matmul(gR.mT)
-    if gQ is not None:
-        M = -gQ.mT.matmul(Q) if M is None else M - gQ.mT.matmul(Q)
-    sym = M.tril() + M.tril(-1).mT
-    X = Q.matmul(sym)
-    if gQ is not None:
-        X = X + gQ
-    return solve(R, X.mT).mT
+        gA = gA + Q.matmul(gR)
+    return (gA,)
+
+
+def _times_inv_h(X, R):
+    """``X R^{-H}`` for an upper-triangular ``R``."""
+    return solve(R, X.mH).mH
 
 
 LinalgQrBackward0 = make_node_class("LinalgQrBackward0", _qr_bw, n_out=2)
+complex_own(LinalgQrBackward0)
 
 
 @accepts_out
@@ -326,28 +335,35 @@ def qr(A, mode="reduced", *, out=None):
         q, r = xp.linalg.qr(A._data, mode=mode)
     Q, R = _make(q, A._device), _make(r, A._device)
     if needs_grad(A):
-        record_multi(LinalgQrBackward0, (Q, R), (A,), (A,) if m < n else (), (mode, m, n))
+        record_multi(LinalgQrBackward0, (Q, R), (A,), (), (mode, m, n))
     return LinalgQrResult(Q, R)
 
 
 # -- eigh -----------------------------------------------------------------------------------
 
 def _eigh_bw(node, grads):
-    # gA = V (diag(gL) + skew(V^H gV) / E) V^H,  E_ij = L_j - L_i (1 on the diagonal)
+    # PyTorch's linalg_eig_backward for Hermitian A:
+    # gA = V (diag(gL) + skew(V^H gV) / 2E) V^H,  E_ij = L_j - L_i (1 on the diagonal)
     L, V = saved_outputs(node)
     gL, gV = grads
-    inner = None
-    if gV is not None:
-        VhgV = V.mT.matmul(gV)
-        E = L.unsqueeze(-2) - L.unsqueeze(-1) + eye_like(V)
-        inner = (VhgV - VhgV.mT) * 0.5 / E
+    if gL is None and gV is None:
+        return (None,)
+    if gV is None:
+        return ((V * gL.unsqueeze(-2)).matmul(V.mH),)
+    VhgV = V.mH.matmul(gV)
+    if VhgV._data.dtype.kind == "c":
+        from .linalg_eig import _phase_check
+
+        _phase_check(VhgV.diagonal(0, -2, -1), "linalg_eigh_backward")
+    eye = eye_like(V)
+    inner = (VhgV - VhgV.mH) * 0.5 / (L.unsqueeze(-2) - L.unsqueeze(-1) + eye)
     if gL is not None:
-        diag = gL.diag_embed()
-        inner = diag if inner is None else inner + diag
-    return (V.matmul(inner).matmul(V.mT),)
+        inner = inner * (1 - eye) + gL.diag_embed()
+    return (V.matmul(inner).matmul(V.mH),)
 
 
 LinalgEighBackward0 = make_node_class("LinalgEighBackward0", _eigh_bw, n_out=2)
+complex_own(LinalgEighBackward0)
 
 
 def _check_uplo(UPLO):
@@ -358,7 +374,7 @@ def _check_uplo(UPLO):
 def _check_eigh(A, UPLO):
     _check_uplo(UPLO)
     dt = A._data.dtype
-    if dt.kind != "f":  # PyTorch's kernel-dispatch error, not the usual dtype check
+    if dt.kind not in "fc":  # PyTorch's kernel-dispatch error, not the usual dtype check
         raise NotImplementedError(f'"linalg_eigh_cpu" not implemented for '
                                   f"'{scalar_type_name(dt)}'")
     check_matrix(A, "linalg.eigh", square=True)
@@ -366,8 +382,8 @@ def _check_eigh(A, UPLO):
 
 @accepts_out
 def eigh(A, UPLO="L", *, out=None):
-    """Eigenvalues (ascending) and eigenvectors of a symmetric matrix, of which only the
-    ``UPLO`` triangle is read. Gradients assume distinct eigenvalues."""
+    """Eigenvalues (ascending, real) and eigenvectors of a symmetric (complex: Hermitian)
+    matrix, of which only the ``UPLO`` triangle is read. Gradients assume distinct eigenvalues."""
     _check_eigh(A, UPLO)
     w, v = xp_of(A).linalg.eigh(A._data, UPLO=UPLO)
     L, V = _make(w, A._device), _make(v, A._device)
@@ -388,7 +404,8 @@ def eigvalsh(A, UPLO="L", *, out=None):
 # -- svd ------------------------------------------------------------------------------------
 
 def _svd_bw(node, grads):
-    # PyTorch's svd_backward (real case, distinct singular values), on the reduced SVD
+    # PyTorch's svd_backward (distinct singular values), on the reduced SVD; for complex
+    # numbers the loss must not depend on the phases of the singular vectors
     U, S, Vh = saved_outputs(node)
     gU, gS, gVh = grads
     full, m, n = multi_ctx(node)
@@ -406,11 +423,14 @@ def _svd_bw(node, grads):
     S2 = S * S
     E = S2.unsqueeze(-2) - S2.unsqueeze(-1) + eye_like(S_col, k)
     if gU is not None:
-        UhgU = U.mT.matmul(gU)
-        UhgU = UhgU - UhgU.mT
+        UhgU = U.mH.matmul(gU)
+        UhgU = UhgU - UhgU.mH
     if gVh is not None:
-        VhgV = Vh.matmul(gVh.mT)
-        VhgV = VhgV - VhgV.mT
+        VhgV = Vh.matmul(gVh.mH)
+        VhgV = VhgV - VhgV.mH
+    is_complex = U._data.dtype.kind == "c"
+    if is_complex:
+        _svd_phase_check(UhgU if gU is not None else None, VhgV if gVh is not None else None)
     if gU is not None and gVh is not None:
         core = (UhgU * S_row + S_col * VhgV) / E
     elif gU is not None:
@@ -419,20 +439,36 @@ def _svd_bw(node, grads):
         core = S_col * (VhgV / E)
     if gS is not None:
         core = core + gS.diag_embed()
+    if is_complex and gU is not None and gVh is not None:
+        core = core + (UhgU.diagonal(0, -2, -1) / (2 * S)).diag_embed()
     if m > n and gU is not None:
         gA = U.matmul(core)
         gUSinv = gU / S_row
-        gA = gA + gUSinv - U.matmul(U.mT.matmul(gUSinv))
+        gA = gA + gUSinv - U.matmul(U.mH.matmul(gUSinv))
         return (gA.matmul(Vh),)
     if m < n and gVh is not None:
         gA = core.matmul(Vh)
         SinvgVh = gVh / S_col
-        gA = gA + SinvgVh - SinvgVh.matmul(Vh.mT).matmul(Vh)
+        gA = gA + SinvgVh - SinvgVh.matmul(Vh.mH).matmul(Vh)
         return (U.matmul(gA),)
     return (U.matmul(core.matmul(Vh)) if m >= n else U.matmul(core).matmul(Vh),)
 
 
+def _svd_phase_check(UhgU, VhgV) -> None:
+    """PyTorch's check that the loss is invariant under (U, V) -> (U L, V L) for unit
+    complex diagonal L: Im(diag(U^H gU)) = -Im(diag(V^H gV))."""
+    parts = [x.diagonal(0, -2, -1)._data.imag for x in (UhgU, VhgV) if x is not None]
+    total = parts[0] + parts[1] if len(parts) == 2 else parts[0]
+    xp = xp_of(UhgU if UhgU is not None else VhgV)
+    bound = 1e-2 + 1e-2 * xp.abs(parts[-1]) if len(parts) == 2 else 1e-2
+    if not bool((xp.abs(total) <= bound).all()):
+        raise RuntimeError("svd_backward: The singular vectors in the complex case are specified "
+                           "up to multiplication by e^{i phi}. The specified loss function depends "
+                           "on this phase term, making it ill-defined.")
+
+
 LinalgSvdBackward0 = make_node_class("LinalgSvdBackward0", _svd_bw, n_out=3)
+complex_own(LinalgSvdBackward0)
 
 
 @accepts_out
@@ -488,19 +524,20 @@ def _pinv_bw(node, g):
     (A,) = node.saved
     P = node.output()
     m, n = A._data.shape[-2:]
-    Ph, gh = P.mT, g.mT
+    Ph, gh = P.mH, g.mH
     if m <= n:
         K = gh.matmul(P)
         KPh = K.matmul(Ph)
-        return (-(P.matmul(K)).mT + KPh - A.matmul(P).matmul(KPh)
+        return (-(P.matmul(K)).mH + KPh - A.matmul(P).matmul(KPh)
                 + Ph.matmul(P).matmul(gh - K.matmul(A)),)
     K = P.matmul(gh)
     PhK = Ph.matmul(K)
-    return (-(K.matmul(P)).mT + (gh - A.matmul(K)).matmul(P).matmul(Ph) + PhK
+    return (-(K.matmul(P)).mH + (gh - A.matmul(K)).matmul(P).matmul(Ph) + PhK
             - PhK.matmul(P).matmul(A),)
 
 
 LinalgPinvBackward0 = make_node_class("LinalgPinvBackward0", _pinv_bw)
+complex_own(LinalgPinvBackward0)  # PyTorch's pinv_backward, conjugate transposes included
 
 
 @accepts_out
@@ -508,7 +545,7 @@ def pinv(A, *, atol=None, rtol=None, hermitian=False, rcond=None, out=None):
     """Moore-Penrose pseudo-inverse (through the SVD; ``hermitian`` uses ``eigh``).
     Singular values below ``max(atol, rtol * s_max)`` are treated as zero."""
     d = A._data
-    if d.ndim < 2 or d.dtype.kind != "f":
+    if d.ndim < 2 or d.dtype.kind not in "fc":
         raise RuntimeError(f"linalg.pinv({scalar_type_name(d.dtype)}{{{_list_str(d.shape)}}}): "
                            "expected a tensor with 2 or more dimensions of float, double, "
                            "cfloat or cdouble types")
@@ -519,14 +556,14 @@ def pinv(A, *, atol=None, rtol=None, hermitian=False, rcond=None, out=None):
     if hermitian:
         check_matrix(A, "linalg.eigh", square=True)
         w, v = xp.linalg.eigh(d)
-        tol = _tolerance(xp, xp.abs(w), d.shape, atol, rtol, d.dtype)
-        winv = xp.where(xp.abs(w) > tol, 1 / xp.where(w == 0, 1, w), 0).astype(d.dtype)
-        r = (v * winv[..., None, :]) @ v.swapaxes(-1, -2)
+        tol = _tolerance(xp, xp.abs(w), d.shape, atol, rtol, w.dtype)
+        winv = xp.where(xp.abs(w) > tol, 1 / xp.where(w == 0, 1, w), 0).astype(w.dtype)
+        r = (v * winv[..., None, :]) @ xp.conj(v.swapaxes(-1, -2))
     else:
         u, s, vh = xp.linalg.svd(d, full_matrices=False)
-        tol = _tolerance(xp, s, d.shape, atol, rtol, d.dtype)
-        sinv = xp.where(s > tol, 1 / xp.where(s == 0, 1, s), 0).astype(d.dtype)
-        r = (vh.swapaxes(-1, -2) * sinv[..., None, :]) @ u.swapaxes(-1, -2)
+        tol = _tolerance(xp, s, d.shape, atol, rtol, s.dtype)
+        sinv = xp.where(s > tol, 1 / xp.where(s == 0, 1, s), 0).astype(s.dtype)
+        r = (xp.conj(vh.swapaxes(-1, -2)) * sinv[..., None, :]) @ xp.conj(u.swapaxes(-1, -2))
     res = _make(r, A._device)
     if needs_grad(A):
         record(LinalgPinvBackward0, res, (A,), (A,), None, True)
@@ -540,14 +577,14 @@ def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, tol=None, out=None)
     if d.ndim < 2:
         raise RuntimeError("torch.linalg.matrix_rank: The input tensor input must have at least "
                            "2 dimensions.")
-    if d.dtype.kind != "f":
+    if d.dtype.kind not in "fc":
         raise RuntimeError("This function doesn't handle types other than float and double")
     check_float(A, "torch.linalg.matrix_rank")
     if tol is not None:
         atol, rtol = tol, 0.0
     xp = xp_of(A)
     s = xp.abs(xp.linalg.eigvalsh(d)) if hermitian else xp.linalg.svd(d, compute_uv=False)
-    tol_ = _tolerance(xp, s, d.shape, atol, rtol, d.dtype)
+    tol_ = _tolerance(xp, s, d.shape, atol, rtol, s.dtype)
     return _make((s > tol_).sum(-1).astype(np.int64), A._device)
 
 
@@ -578,13 +615,24 @@ def lstsq(A, B, rcond=None, *, driver=None):
     full_rank = driver == "gels" or bool((rank._data == n).all())
     if driver != "gelsy" and m > n and full_rank:
         r = A.matmul(X) - Bm
-        residuals = (r * r).sum(-2)
+        if r._data.dtype.kind == "c":  # |r|^2, real as PyTorch's
+            r = ember_view_as_real(r)
+            residuals = (r * r).sum((-3, -1))
+        else:
+            residuals = (r * r).sum(-2)
         if vector:
             residuals = residuals.reshape(*residuals._data.shape[:-1])
     sv = svdvals(A.detach()) if driver in ("gelsd", "gelss") else empty
     if vector:
         X = X.reshape(*X._data.shape[:-1])
     return LinalgLstsqResult(X, residuals, rank, sv)
+
+
+def ember_view_as_real(t):
+    """``ember.view_as_real`` (looked up on use)."""
+    from .complex_ops import view_as_real
+
+    return view_as_real(t)
 
 
 # -- matrix_power ---------------------------------------------------------------------------
@@ -595,6 +643,7 @@ def _copy_backwards(node, g):
 
 
 CopyBackwards = make_node_class("CopyBackwards", _copy_backwards)
+mark_holomorphic(CopyBackwards)  # zeros: linear
 
 
 @accepts_out

@@ -18,7 +18,7 @@ from .. import _dtype
 from .._device import xp_of
 from .._dtype import scalar_type_name
 from .._tensor import _make
-from ..autograd.graph import make_node_class, record
+from ..autograd.graph import make_node_class, mark_holomorphic, record
 from ._inplace import accepts_out
 from .linalg_common import (
     LinAlgError,
@@ -109,7 +109,7 @@ def _taylor(xp, a, degree: int):
 
 def _expm_array(xp, a):
     """``exp`` of each matrix of ``a`` (batch, n, n), degree chosen per matrix."""
-    thetas = _THETAS[np.dtype(a.dtype)]
+    thetas = _THETAS[np.finfo(a.dtype).dtype]  # a complex dtype's real one
     norm = xp.abs(a).sum(-2).max(-1)
     res = xp.empty_like(a)
     lower = -1.0
@@ -147,6 +147,7 @@ def _matrix_exp_bw(node, g):
 
 
 LinalgMatrixExpBackward0 = make_node_class("LinalgMatrixExpBackward0", _matrix_exp_bw)
+mark_holomorphic(LinalgMatrixExpBackward0)  # complex: exp of [[A^H, G], [0, A^H]]
 
 
 def matrix_exp(input):
@@ -156,7 +157,7 @@ def matrix_exp(input):
     check_dims(d, "linalg.matrix_exp")
     check_square(d, "linalg.matrix_exp")
     n = d.shape[-1]
-    if d.dtype not in _dtype.FLOATING_NP:
+    if d.dtype not in _dtype.FLOATING_NP and d.dtype not in _dtype.COMPLEX_NP:
         raise RuntimeError(f"linalg.matrix_exp: Expected a floating point or complex tensor as "
                            f"input. Got {scalar_type_name(d.dtype)}")
     xp = xp_of(A)
@@ -198,7 +199,7 @@ def cond(input, p=None, *, out=None):
     if not valid:
         raise RuntimeError(f"linalg.cond got an invalid norm type: {_ord_text(ord_)}")
     if d.size == 0:
-        real = d.dtype if d.dtype.kind == "f" else np.float32
+        real = np.finfo(d.dtype).dtype if d.dtype.kind in "fc" else np.float32
         return _make(xp_of(A).zeros(d.shape[:-2], dtype=real), A._device)
     if not isinstance(ord_, str) and abs(ord_) == 2:
         s = svdvals(A)  # descending
@@ -208,8 +209,9 @@ def cond(input, p=None, *, out=None):
         raise RuntimeError(f"linalg.cond(ord={_ord_text(ord_)}): A must be batches of square "
                            f"matrices, but they are {d.shape[-2]} by {d.shape[-1]} matrices")
     inverse, info = inv_ex(A)
-    singular = const(A, (info._data > 0)[..., None, None])
-    inverse = inverse.masked_fill(singular, math.inf)
+    singular = info._data > 0
+    if bool(singular.any()):  # inf norms of the inverse: an infinite condition number
+        inverse = inverse.masked_fill(const(A, singular[..., None, None]), math.inf)
     r = matrix_norm(A, ord_) * matrix_norm(inverse, ord_)
     return r.nan_to_num(math.inf, math.inf, -math.inf)
 
@@ -265,7 +267,7 @@ def vander(x, *, N=None):
     """The Vandermonde matrix of the last dim of ``x``: columns ``x^0 ... x^(N-1)``
     (``torch.linalg.vander``; integers give int64)."""
     dt = x._data.dtype
-    if dt.kind not in "fiu" or dt == np.float16:
+    if dt.kind not in "fciu" or dt == np.float16:
         raise RuntimeError(f"linalg.vander supports floating point, complex, and integer "
                            f"tensors, but got {scalar_type_name(dt)}")
     x_ = x.unsqueeze(-1) if x._data.ndim == 0 else x

@@ -16,7 +16,7 @@ from .. import _dtype
 from .._device import check_same_device, xp_of
 from .._dtype import scalar_type_name
 from .._tensor import _make
-from ..autograd.graph import make_node_class, record
+from ..autograd.graph import make_node_class, mark_holomorphic, record
 from ._inplace import accepts_out
 from .linalg import _list_str, broadcast_shapes_or_raise
 from .linalg_common import (
@@ -75,7 +75,10 @@ def _eliminate_column(xp, a, piv, info, rows, j, j1, pivot):
     """Step ``j`` of the panel that ends at column ``j1``: pivot, scale, update the panel."""
     m = a.shape[1]
     if pivot:
-        p = j + xp.argmax(xp.abs(a[:, j:, j]), axis=1)
+        col = a[:, j:, j]
+        # LAPACK's i?amax: |x| for real numbers, |Re x| + |Im x| for complex ones
+        mag = xp.abs(col.real) + xp.abs(col.imag) if col.dtype.kind == "c" else xp.abs(col)
+        p = j + xp.argmax(mag, axis=1)
         piv[:, j] = p + 1
         row_j = a[rows, j].copy()  # swap whole rows, as getrf's laswp does
         a[rows, j] = a[rows, p]
@@ -125,7 +128,7 @@ def _check_lu_input(A, fn: str) -> None:
     if d.ndim < 2:
         raise RuntimeError(f"{fn}: Expected tensor with 2 or more dimensions. Got size: "
                            f"{_list_str(d.shape)} instead")
-    kernel_dtype(A, "lu_cpu")
+    kernel_dtype(A, "lu_cpu", complex_ok=True)
 
 
 def _factor_arrays(A, pivot: bool):
@@ -224,6 +227,9 @@ def _lu_bw(node, grads):
 
 
 LinalgLuBackward0 = make_node_class("LinalgLuBackward0", _lu_bw, n_out=3)
+# A = P L U is holomorphic and lu_backward linear in the gradients (transposes, triangular
+# solves): for complex numbers, conj(backward(conj(g))) is PyTorch's formula with A^H
+mark_holomorphic(LinalgLuFactorExBackward0, LinalgLuBackward0)
 
 
 # -- lu_factor, lu_factor_ex, lu -------------------------------------------------------------
@@ -315,10 +321,10 @@ def _check_lu_solve(LU, pivots, B, left):
     ld, pd, bd = LU._data, pivots._data, B._data
     check_dims(ld, f"torch.{fn}")
     check_dims(bd, fn, "B")
-    if ld.dtype not in _dtype.FLOATING_NP:
+    if ld.dtype not in _dtype.FLOATING_NP and ld.dtype not in _dtype.COMPLEX_NP:
         raise RuntimeError(f"torch.{fn}: Expected a floating point or complex tensor as input. "
                            f"Got {scalar_type_name(ld.dtype)}")
-    kernel_dtype(LU, f"{fn}_cpu")
+    kernel_dtype(LU, f"{fn}_cpu", complex_ok=True)
     check_square(ld, f"torch.{fn}")
     n = ld.shape[-1]
     if bd.dtype != ld.dtype:
@@ -342,23 +348,23 @@ def _lu_solve_left(LU, P, B, adjoint):
     if not adjoint:  # X = U^{-1} L^{-1} P^T B
         Y = solve_triangular(LU, P.mT.matmul(B), upper=False, unitriangular=True)
         return solve_triangular(LU, Y, upper=True)
-    # A^T = U^T L^T P^T:  X = P L^{-T} U^{-T} B
-    Y = solve_triangular(LU.mT, B, upper=False)
-    return P.matmul(solve_triangular(LU.mT, Y, upper=True, unitriangular=True))
+    # A^H = U^H L^H P^T:  X = P L^{-H} U^{-H} B
+    Y = solve_triangular(LU.mH, B, upper=False)
+    return P.matmul(solve_triangular(LU.mH, Y, upper=True, unitriangular=True))
 
 
 @accepts_out
 def lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
     """The solution ``X`` of ``A X = B`` given the LU factorization of ``A``
-    (``lu_factor``'s output); ``left=False`` solves ``X A = B``, ``adjoint`` uses ``A^T``.
+    (``lu_factor``'s output); ``left=False`` solves ``X A = B``, ``adjoint`` uses ``A^H``.
     Batches broadcast; differentiable in ``LU`` and ``B``."""
     _check_lu_solve(LU, pivots, B, left)
     P = const(LU, permutation_matrix(xp_of(LU), pivots._data, LU._data.shape[-1],
                                      LU._data.dtype))
     if left:
         return _lu_solve_left(LU, P, B, adjoint)
-    # X A = B  <=>  A^T X^T = B^T;  X A^T = B  <=>  A X^T = B^T
-    return _lu_solve_left(LU, P, B.mT, not adjoint).mT
+    # X A = B  <=>  A^H X^H = B^H;  X A^H = B  <=>  A X^H = B^H
+    return _lu_solve_left(LU, P, B.mH, not adjoint).mH
 
 
 @accepts_out

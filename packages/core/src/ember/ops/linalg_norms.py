@@ -30,6 +30,10 @@ def _ord_str(ord) -> str:
 
 
 def _vector_norm_array(xp, d, ord, axis, keepdim):
+    if d.dtype.kind == "c":  # the norm of the moduli (a real result)
+        if ord == 0:
+            return xp.sum(d != 0, axis=axis, keepdims=keepdim).astype(d.real.dtype)
+        d = xp.abs(d)
     if ord == 2:
         return xp.sqrt(xp.sum(d * d, axis=axis, keepdims=keepdim))
     a = xp.abs(d)
@@ -58,7 +62,12 @@ def _vector_norm_bw(node, g):
     dt = xd.dtype
     if ord == 0:  # piecewise constant: no gradient (None, as PyTorch's undefined grad)
         return (None,)
-    sgn = const(x, xp.sign(xd))
+    if dt.kind == "c":  # x / |x| (0 at 0), as PyTorch's sgn; masks in the real dtype
+        ax = xp.abs(xd)
+        sgn = const(x, xd / xp.where(ax == 0, 1, ax))
+        dt = ax.dtype
+    else:
+        sgn = const(x, xp.sign(xd))
     if ord == 1:
         return (sgn * g,)
     norm_zero = const(x, (nd == 0).astype(dt))
@@ -79,11 +88,12 @@ def _vector_norm_bw(node, g):
 
 
 LinalgVectorNormBackward0 = make_node_class("LinalgVectorNormBackward0", _vector_norm_bw)
+LinalgVectorNormBackward0._complex = "own"  # PyTorch's norm_backward: sgn(x), x |x|^(p-2)
 
 
 def _cast_for_norm(x, dtype, fn):
     d = x._data
-    if d.dtype not in _dtype.FLOATING_NP:
+    if d.dtype not in _dtype.FLOATING_NP and d.dtype not in _dtype.COMPLEX_NP:
         raise RuntimeError(f"{fn}: Expected a floating point or complex tensor as input. Got "
                            f"{scalar_type_name(d.dtype)}")
     if dtype is None:

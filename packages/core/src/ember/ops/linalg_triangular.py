@@ -13,7 +13,7 @@ import numpy as np
 
 from .._device import check_same_device, xp_of
 from .._tensor import _make
-from ..autograd.graph import make_node_class, record
+from ..autograd.graph import make_node_class, mark_holomorphic, record
 from ._factories import sum_to_size
 from ._inplace import accepts_out
 from .linalg import broadcast_shapes_or_raise
@@ -89,6 +89,7 @@ def _solve_triangular_bw(node, g):
 
 LinalgSolveTriangularBackward0 = make_node_class("LinalgSolveTriangularBackward0",
                                                  _solve_triangular_bw)
+mark_holomorphic(LinalgSolveTriangularBackward0)  # complex: gB = A^{-H} gX, gA = -gB X^H
 
 
 @accepts_out
@@ -104,7 +105,7 @@ def solve_triangular(input, B, *, upper, left=True, unitriangular=False, out=Non
     check_square(ad, fn)
     check_equation_shapes(ad.shape[-1], bd, left, fn)
     broadcast_shapes_or_raise(ad.shape[:-2], bd.shape[:-2])
-    kernel_dtype(A, "triangular_solve_cpu")
+    kernel_dtype(A, "triangular_solve_cpu", complex_ok=True)
     check_same_device(A, B)
     if bd.dtype != ad.dtype:
         B = B.to(A.dtype)
@@ -142,8 +143,8 @@ def triangular_solve(b, A, upper=True, transpose=False, unitriangular=False):
 # -- cholesky_solve, cholesky_inverse --------------------------------------------------------
 
 def _cholesky_solve_array(xp, L, B, upper):
-    """``(L L^T)^{-1} B`` (``(U^T U)^{-1} B`` with ``upper``) in array code."""
-    Lt = L.swapaxes(-1, -2)
+    """``(L L^H)^{-1} B`` (``(U^H U)^{-1} B`` with ``upper``) in array code."""
+    Lt = _adjoint(xp, L)
     if upper:
         return trsm(xp, L, trsm(xp, Lt, B, False), True)
     return trsm(xp, Lt, trsm(xp, L, B, False), True)
@@ -157,20 +158,27 @@ def _cholesky_solve_bw(node, g):
     gB = cholesky_solve(g, L, upper)
     gL = None
     if L.requires_grad:
-        common = gB.matmul(X.mT)
-        common = common + common.mT
+        common = gB.matmul(X.mH)
+        common = common + common.mH
         gL = -L.matmul(common) if upper else -common.matmul(L)
         gL = sum_to_size(gL, L._data.shape)
     return sum_to_size(gB, B._data.shape) if B.requires_grad else None, gL
 
 
 CholeskySolveBackward0 = make_node_class("CholeskySolveBackward0", _cholesky_solve_bw)
+CholeskySolveBackward0._complex = "own"  # PyTorch's formula, conjugate transposes included
+
+
+def _adjoint(xp, a):
+    """The conjugate transpose of the matrices of the array ``a``."""
+    t = a.swapaxes(-1, -2)
+    return xp.conj(t) if t.dtype.kind == "c" else t
 
 
 @accepts_out
 def cholesky_solve(B, L, upper=False, *, out=None):
-    """The solution ``X`` of ``A X = B`` with ``A = L L^T`` given its Cholesky factor ``L``
-    (``A = U^T U`` with ``upper``); batches broadcast."""
+    """The solution ``X`` of ``A X = B`` with ``A = L L^H`` given its Cholesky factor ``L``
+    (``A = U^H U`` with ``upper``); batches broadcast."""
     bd, ld = B._data, L._data
     if bd.ndim < 2:
         raise RuntimeError(f"b should have at least 2 dimensions, but has {bd.ndim} dimensions "
@@ -180,7 +188,7 @@ def cholesky_solve(B, L, upper=False, *, out=None):
                            "instead")
     check_linear_solve(bd, ld, "cholesky_solve")
     broadcast_shapes_or_raise(bd.shape[:-2], ld.shape[:-2])
-    kernel_dtype(L, "cholesky_solve_cpu")
+    kernel_dtype(L, "cholesky_solve_cpu", complex_ok=True)
     check_same_device(B, L)
     res = _make(_cholesky_solve_array(xp_of(L), ld, bd, upper), L._device)
     if needs_grad(B, L):
@@ -189,26 +197,27 @@ def cholesky_solve(B, L, upper=False, *, out=None):
 
 
 def _cholesky_inverse_bw(node, g):
-    # PyTorch's cholesky_inverse_backward: gL = -(A^{-1} (g + g^T) A^{-1}) L
+    # PyTorch's cholesky_inverse_backward: gL = -(A^{-1} (g + g^H) A^{-1}) L
     (L,) = node.saved
     upper = node.ctx
     inverse = node.output()
-    common = inverse.matmul((g + g.mT).matmul(inverse))
+    common = inverse.matmul((g + g.mH).matmul(inverse))
     return (-L.matmul(common) if upper else -common.matmul(L),)
 
 
 CholeskyInverseBackward0 = make_node_class("CholeskyInverseBackward0", _cholesky_inverse_bw)
+CholeskyInverseBackward0._complex = "own"
 
 
 @accepts_out
 def cholesky_inverse(L, upper=False, *, out=None):
-    """The inverse of ``A = L L^T`` (``U^T U`` with ``upper``) from its Cholesky factor;
+    """The inverse of ``A = L L^H`` (``U^H U`` with ``upper``) from its Cholesky factor;
     ``LinAlgError`` when a diagonal element of the factor is zero."""
     fn = "cholesky_inverse"
     ld = L._data
     check_dims(ld, fn)
     check_square(ld, fn)
-    kernel_dtype(L, "cholesky_inverse_out_cpu")
+    kernel_dtype(L, "cholesky_inverse_out_cpu", complex_ok=True)
     xp = xp_of(L)
     n = ld.shape[-1]
     diag = ld.diagonal(0, -2, -1)
@@ -221,12 +230,12 @@ def cholesky_inverse(L, upper=False, *, out=None):
                           "inversion could not be completed because the input matrix is "
                           "singular.")
     eye = xp.broadcast_to(xp.eye(n, dtype=ld.dtype), ld.shape)
-    # A^{-1} = L^{-T} L^{-1} (lower) or U^{-1} U^{-T} (upper)
+    # A^{-1} = L^{-H} L^{-1} (lower) or U^{-1} U^{-H} (upper)
     inv_factor = trsm(xp, ld, eye, bool(upper))
     if upper:
-        r = inv_factor @ inv_factor.swapaxes(-1, -2)
+        r = inv_factor @ _adjoint(xp, inv_factor)
     else:
-        r = inv_factor.swapaxes(-1, -2) @ inv_factor
+        r = _adjoint(xp, inv_factor) @ inv_factor
     res = _make(r, L._device)
     if needs_grad(L):
         record(CholeskyInverseBackward0, res, (L,), (L,), bool(upper), True)

@@ -786,6 +786,8 @@ def _clamp(input, low, high, name):
         raise RuntimeError("ember.clamp: At least one of 'min' or 'max' must not be None")
     operands = [v for v in (input, low, high) if v is not None]
     rt = _dtype.result_type(*operands).np
+    if rt.kind == "c":  # complex numbers have no order
+        raise NotImplementedError("clamp is not supported for complex types")
     if rt.kind == "b":
         _check_bool_clamp(input, low, high)
     (tx, tlow, thigh), (x, lo, hi), dev = _prepare((input, low, high), rt)
@@ -934,14 +936,25 @@ def _fmin_bw(node, g):
     return where(to_a, g, 0.0), where(to_a, 0.0, g)
 
 
-maximum = _binary("maximum", np.maximum, _maximum_bw, saves="ab", tensors_only=True,
-                  inplace=False, doc="Elementwise maximum (NaN propagates).")
-minimum = _binary("minimum", np.minimum, _minimum_bw, saves="ab", tensors_only=True,
-                  inplace=False, doc="Elementwise minimum (NaN propagates).")
-fmax = _binary("fmax", np.fmax, _fmax_bw, saves="ab", tensors_only=True, inplace=False,
-               doc="Elementwise maximum ignoring NaN.")
-fmin = _binary("fmin", np.fmin, _fmin_bw, saves="ab", tensors_only=True, inplace=False,
-               doc="Elementwise minimum ignoring NaN.")
+def _no_complex(name, fwd):
+    """``fwd`` refusing complex operands, which have no order (PyTorch's error)."""
+
+    def run(a, b):
+        if (a if hasattr(a, "dtype") else b).dtype.kind == "c":
+            raise RuntimeError(f"{name} not implemented for complex tensors.")
+        return fwd(a, b)
+
+    return run
+
+
+maximum = _binary("maximum", _no_complex("maximum", np.maximum), _maximum_bw, saves="ab",
+                  tensors_only=True, inplace=False, doc="Elementwise maximum (NaN propagates).")
+minimum = _binary("minimum", _no_complex("minimum", np.minimum), _minimum_bw, saves="ab",
+                  tensors_only=True, inplace=False, doc="Elementwise minimum (NaN propagates).")
+fmax = _binary("fmax", _no_complex("fmax", np.fmax), _fmax_bw, saves="ab", tensors_only=True,
+               inplace=False, doc="Elementwise maximum ignoring NaN.")
+fmin = _binary("fmin", _no_complex("fmin", np.fmin), _fmin_bw, saves="ab", tensors_only=True,
+               inplace=False, doc="Elementwise minimum ignoring NaN.")
 
 
 # -- closeness and finiteness -----------------------------------------------------------------
@@ -1079,10 +1092,23 @@ def _comparison(name, fwd, aliases=()):
                    "comparison (bool result, PyTorch's promotion).")
 
 
-gt = _comparison("gt", np.greater, ("greater",))
-lt = _comparison("lt", np.less, ("less",))
-ge = _comparison("ge", np.greater_equal, ("greater_equal",))
-le = _comparison("le", np.less_equal, ("less_equal",))
+def _ordering(kernel, fwd):
+    """An order comparison's forward: complex operands (no order) get PyTorch's error."""
+
+    def run(a, b):
+        arr = a if hasattr(a, "dtype") else b
+        if arr.dtype.kind == "c":
+            _broadcast_all(a, b)  # PyTorch checks shapes before the dtype
+            raise _unsupported(kernel, arr)
+        return fwd(a, b)
+
+    return run
+
+
+gt = _comparison("gt", _ordering("gt", np.greater), ("greater",))
+lt = _comparison("lt", _ordering("lt", np.less), ("less",))
+ge = _comparison("ge", _ordering("ge", np.greater_equal), ("greater_equal",))
+le = _comparison("le", _ordering("le", np.less_equal), ("less_equal",))
 eq = _comparison("eq", np.equal)
 ne = _comparison("ne", np.not_equal, ("not_equal",))
 

@@ -31,6 +31,8 @@ from ._selection import (
     evenly_bw,
     keep,
     keep_shape,
+    no_complex,
+    no_complex_kernel,
     nonempty,
     pick_along,
     picked,
@@ -454,12 +456,19 @@ def _empty_full_reduction(name):
 def _extreme(input, dims, keepdim, name, node_cls):
     """max/min/amax/amin over ``dims`` (None: all); NaN propagates."""
     d = input._data
+    if d.dtype.kind == "c":
+        no_complex_kernel(input, _EXTREME_KERNELS[name])
     if not d.size and (dims is None or not _count(d.shape, dims)):
         if dims is None or not d.ndim:
             raise _empty_full_reduction(name)
         nonempty(name, d, next(i for i in dims if not d.shape[i]))
     r = (d.max if name.endswith("max") else d.min)(axis=dims, keepdims=keepdim)
     return result(r, input._device, node_cls, (input,), (input,), (dims, keepdim), True)
+
+
+#: PyTorch's kernels of ``_extreme``, named by its error for complex input
+_EXTREME_KERNELS = {"max": "max_all", "min": "min_all", "amax": "max_values_cpu",
+                    "amin": "min_values_cpu"}
 
 
 def _argmax_keep(a, axis, xp):
@@ -476,6 +485,7 @@ def _max_or_min(input, dim, keepdim, other, name):
         return input.maximum(other) if name == "max" else input.minimum(other)
     if dim is None:
         return _extreme(input, None, False, name, MaxBackward1 if name == "max" else MinBackward1)
+    no_complex(input, f"{name}(): does not support complex input")
     if name == "max":
         return pick_along(input, dim, keepdim, "max", _argmax_keep, MaxBackward0)
     return pick_along(input, dim, keepdim, "min", _argmin_keep, MinBackward0)
@@ -510,6 +520,7 @@ def amin(input, dim=(), keepdim=False):
 def aminmax(input, *, dim=None, keepdim=False):
     """``(min, max)`` over ``dim`` (all dims when None)."""
     d = input._data
+    no_complex_kernel(input, "aminmax_cpu")
     if not d.size and (dim is None or not d.shape[wrap_dim(dim, d.ndim)]):
         raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the "
                            "operation has no identity.")
@@ -519,8 +530,9 @@ def aminmax(input, *, dim=None, keepdim=False):
 
 def _arg_extreme(input, dim, keepdim, name):
     d = input._data
-    if d.dtype.kind == "b":
-        raise RuntimeError(f"{name}(): does not support bool input")
+    if d.dtype.kind in "bc":
+        kind = "bool" if d.dtype.kind == "b" else "complex"
+        raise RuntimeError(f"{name}(): does not support {kind} input")
     if dim is None:
         if not d.size:
             raise IndexError(f"{name}(): Expected reduction dim to be specified for "
@@ -728,6 +740,7 @@ def cumprod(input, dim, *, dtype=None):
 
 def _cum_extreme(input, dim, name, node_cls):
     d = input._data
+    no_complex_kernel(input, f"{name}_cpu")
     xp = xp_of(input)
     a, axis, restore = along(d, dim)
     values = (xp.maximum if name == "cummax" else xp.minimum).accumulate(a, axis=axis)

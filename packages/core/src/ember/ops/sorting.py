@@ -21,6 +21,8 @@ from ._selection import (
     const,
     evenly_bw,
     keep_shape,
+    no_complex,
+    no_complex_kernel,
     not_implemented_for_bool,
     pick_along,
     picked,
@@ -51,6 +53,8 @@ def _keys(a):
 
 def _sort_order(a, axis, descending, xp):
     """Stable argsort; descending keeps equal elements in their original order too."""
+    if a.dtype.kind == "c":  # no order (NumPy's lexicographic one is not PyTorch's)
+        raise RuntimeError(" Sort does not support complex dtypes on CPU")
     a = _keys(a)
     if not descending:
         return xp.argsort(a, axis=axis, kind="stable")
@@ -94,6 +98,7 @@ def topk(input, k, dim=-1, largest=True, sorted=True):  # PyTorch's name
     d = input._data
     if d.dtype.kind == "b":
         raise RuntimeError("topk does not support bool dtypes on CPU")
+    no_complex(input, " topk does not support complex dtypes on CPU")
     xp = xp_of(input)
     a, axis, restore = along(d, dim)
     if not 0 <= k <= a.shape[axis]:
@@ -109,6 +114,7 @@ def topk(input, k, dim=-1, largest=True, sorted=True):  # PyTorch's name
 def kthvalue(input, k, dim=-1, keepdim=False):
     """The ``k``-th smallest element along ``dim`` (1-based): ``(values, indices)``."""
     not_implemented_for_bool(input, "kthvalue_cpu")
+    no_complex_kernel(input, "kthvalue_cpu")
 
     def index_of(a, axis, xp):
         if not 1 <= k <= a.shape[axis]:
@@ -167,6 +173,7 @@ def median(input, dim=None, keepdim=False):
     """``median(input)``: the lower median of all elements (NaN if any is NaN);
     ``median(input, dim)``: ``(values, indices)`` of the lower median along ``dim``."""
     not_implemented_for_bool(input, "median_cpu" if dim is None else "median_out")
+    no_complex_kernel(input, "median_cpu" if dim is None else "median_out")
     if dim is None:
         return _full_median(input, False, MedianBackward0)
     return pick_along(input, dim, keepdim, "median", _median_index(False), MedianBackward1)
@@ -176,6 +183,7 @@ def median(input, dim=None, keepdim=False):
 def nanmedian(input, dim=None, keepdim=False):
     """``median`` ignoring NaN (NaN only where a slice is all NaN)."""
     not_implemented_for_bool(input, "median_cpu" if dim is None else "median_out")
+    no_complex_kernel(input, "median_cpu" if dim is None else "median_out")
     if dim is None:
         return _full_median(input, True, NanmedianBackward0)
     return pick_along(input, dim, keepdim, "nanmedian", _median_index(True),
