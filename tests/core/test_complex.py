@@ -218,6 +218,9 @@ COMPLEX_GRAD_OPS = [
     "clone", "narrow", "diagonal", "cumsum", "prod", "index_select", "gather", "take",
     "tile", "flatten", "movedim", "kron", "outer", "trace", "abs", "sgn", "angle",
     "conj", "conj_physical", "real", "imag", "view_as_real",
+    # linear algebra (holomorphic, or PyTorch's conjugate formulas)
+    "inverse", "det", "slogdet", "logdet", "matrix_exp", "matrix_power", "pinverse", "qr",
+    "cross", "triangular_solve", "lu_solve",
 ]
 
 
@@ -364,3 +367,27 @@ def test_gradcheck_linear_and_indexing_paths():
         return a.sum() * (1 - b).sum() + (2 - c).sum() + d.sum() + e.sum() + x.view(4, 3).sum()
 
     assert gradcheck(f, (x,))
+
+
+def test_rand_and_randn_of_a_complex_dtype():
+    """PyTorch's complex sampling: parts drawn independently; randn's each with variance 1/2
+    (E|z|^2 = 1), rand's uniform in [0, 1)."""
+    ember.manual_seed(0)
+    z = ember.randn(200_000, dtype=ember.complex64)
+    assert z.dtype is ember.complex64 and z.shape == (200_000,)
+    assert abs((z.abs() ** 2).mean().item() - 1.0) < 0.02
+    for part in (z.real, z.imag):
+        assert abs(part.mean().item()) < 0.01 and abs(part.var().item() - 0.5) < 0.01
+    u = ember.rand(2, 50_000, dtype=ember.complex128)
+    assert u.dtype is ember.complex128 and u.shape == (2, 50_000)
+    for part in (u.real, u.imag):
+        assert 0.0 <= part.min().item() and part.max().item() < 1.0
+        assert abs(part.mean().item() - 0.5) < 0.01
+    like = ember.randn_like(ember.zeros(3, 2, dtype=ember.cfloat))
+    assert like.dtype is ember.complex64 and like.shape == (3, 2)
+
+
+def test_gradgradcheck_draws_complex_grad_outputs_for_complex_outputs():
+    x = ember.randn(3, 3, dtype=ember.complex128, requires_grad=True)
+    assert ember.autograd.gradgradcheck(lambda a: (a * a).exp().sum(0), (x,))
+    assert ember.autograd.gradgradcheck(lambda a: a @ a, (x,))

@@ -9,6 +9,7 @@ deterministic under ``manual_seed`` (the streams are not bit-identical to PyTorc
 
 from __future__ import annotations
 
+import math
 import numbers
 import secrets
 import threading
@@ -248,9 +249,27 @@ def _float_samples(sample, kernel: str, shape, dtype, device, generator):
     """``sample(g, shape, np_dtype)`` for a float factory: ``dtype`` the default float unless
     given (floats only: PyTorch's error names ``kernel``). Returns ``(array, dtype, device)``."""
     dt = _dtype_or_default(dtype)
-    _require_float(dt, kernel)
+    if dt.is_complex:
+        sample = _complex_sampler(sample)
+    else:
+        _require_float(dt, kernel)
     dev = resolve_device(device)
     return allocating(sample, shape, dt.itemsize, dev, _rng(generator, dev), shape, dt.np), dt, dev
+
+
+def _complex_sampler(sample):
+    """A complex dtype's sampler, as PyTorch's: real and imaginary parts drawn independently
+    from the real sampler (normal ones scaled by sqrt(1/2), so that E|z|^2 = 1)."""
+    scale = math.sqrt(0.5) if sample is _standard_normal else None
+
+    def draw(g, shape, np_dt):
+        part = np.dtype(np.float32) if np_dt == np.complex64 else np.dtype(np.float64)
+        pairs = sample(g, (*shape, 2), part)
+        if scale is not None:
+            pairs *= scale
+        return np.ascontiguousarray(pairs).view(np_dt).reshape(shape)
+
+    return draw
 
 
 def _standard_normal(g, shape, np_dt) -> np.ndarray:

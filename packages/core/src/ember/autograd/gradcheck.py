@@ -385,8 +385,14 @@ def _random_grad_output(x, noncontiguous: bool, rng):
     from .. import _dtype, _factory
     from .._tensor import _make
 
-    np_dt = x._data.dtype if x._data.dtype in _dtype.FLOATING_NP else np.dtype(np.float64)
-    values = rng.uniform(-1, 1, size=x._data.shape).astype(np_dt)
+    dt = x._data.dtype
+    if dt in _dtype.COMPLEX_NP:  # a complex output gets a complex grad_output (PyTorch's)
+        np_dt = dt
+        values = (rng.uniform(-1, 1, size=x._data.shape)
+                  + 1j * rng.uniform(-1, 1, size=x._data.shape)).astype(np_dt)
+    else:
+        np_dt = dt if dt in _dtype.FLOATING_NP else np.dtype(np.float64)
+        values = rng.uniform(-1, 1, size=x._data.shape).astype(np_dt)
     if noncontiguous and values.size > 1:
         wide = np.empty(values.shape + (2,), dtype=np_dt)
         wide[..., 0] = values
