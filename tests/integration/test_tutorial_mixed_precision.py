@@ -29,6 +29,9 @@ def test_mixed_precision_tutorial(run_tutorial, capsys):
     assert ns["gap"] <= 0.02
     assert ns["bf16_final"] < ns["bf16_losses"][0] * 0.8
     assert len(ns["curves"]["fp32"]) == len(ns["curves"]["bf16"]) == len(ns["fp32_losses"])
+    for run in ("fp32", "bf16"):  # what tensorboard --logdir shows: scalars, histogram, image
+        assert ns["logged"][run] == {"scalars": ["loss/train"], "histograms": ["embedding"],
+                                     "images": ["classifier/weight"]}
     table = ns["table"]
     for name in ("aten::scaled_dot_product_attention", "aten::linear", "ProfilerStep#2"):
         assert name in table
