@@ -184,8 +184,7 @@ GAPS: dict[str, dict[str, list[str]]] = {
     "torch.autograd.*": {
         NOT_YET: ["function.FunctionMeta", "graph.GradientEdge",
                   "graph.get_gradient_edge", "graph.allow_mutation_on_saved_tensors",
-                  "graph.disable_saved_tensors_hooks", "graph.saved_tensors_hooks",
-                  "graph.save_on_cpu", "graph.increment_version",
+                  "graph.increment_version",
                   "graph.register_multi_grad_hook"],
         DEPRECATED: ["function.NestedIOFunction", "variable.*", "gradcheck.get_*_jacobian*"],
         MIXED_PRECISION: ["profiler.*", "profiler_legacy.*", "profiler_util.*"],

@@ -17,6 +17,7 @@ import pytest
 from testutils import assert_allclose, assert_same_error, randn64, to_numpy, to_torch
 
 import ember
+from ember.autograd.graph import has_packed_values
 from ember.utils.checkpoint import (
     CheckpointError,
     checkpoint,
@@ -114,11 +115,13 @@ def test_non_reentrant_drops_the_saved_values_until_the_backward():
     exp_node = y.grad_fn
     tanh_node = exp_node.next_functions[0][0]
     assert exp_node.name() == "ExpBackward0" and tanh_node.name() == "TanhBackward0"
-    assert exp_node.out_data is None and tanh_node.out_data is None  # dropped
+    # what the graph keeps is the checkpoint's handle, not the array
+    for node in (exp_node, tanh_node):
+        assert has_packed_values(node) and not hasattr(node.out_data, "shape")
     y.sum().backward(retain_graph=True)
-    assert exp_node.out_data is not None  # refilled by the recomputation, kept by retain_graph
+    assert has_packed_values(exp_node)  # retain_graph keeps the handles, not the values
     expected = to_numpy(ember.exp(ember.tanh(x @ w)))
-    np.testing.assert_array_equal(to_numpy(exp_node.output()), expected)
+    np.testing.assert_array_equal(to_numpy(exp_node.output()), expected)  # recomputed
 
 
 @BOTH
@@ -518,7 +521,9 @@ def test_determinism_check_none_skips_the_metadata_check():
     y = checkpoint(fn, x, use_reentrant=False, determinism_check="none")
     scale["v"] = 2.0
     y.sum().backward()
-    assert_allclose(x.grad, 2.0 * np.cos(2.0 * to_numpy(x)), rtol=1e-12)
+    # the saved tensor is the recomputed one (sin's input, 2x); the scalar 1.0 kept by the
+    # forward's mul node is not a saved tensor and stays: cos(2x), as PyTorch gives
+    assert_allclose(x.grad, np.cos(2.0 * to_numpy(x)), rtol=1e-12)
 
 
 def test_recomputation_with_other_operations_is_an_error_even_without_the_check():
@@ -574,11 +579,19 @@ def test_context_fn_runs_the_forward_and_the_recomputation_in_its_contexts():
         log.append("run")
         return t.sin()
 
-    y = checkpoint(fn, x, use_reentrant=False,
-                   context_fn=lambda: (context("forward"), context("recompute")))
+    with set_checkpoint_early_stop(False):
+        y = checkpoint(fn, x, use_reentrant=False,
+                       context_fn=lambda: (context("forward"), context("recompute")))
     assert log == ["enter forward", "run", "exit forward"]
     y.sum().backward()
     assert log[3:] == ["enter recompute", "run", "exit recompute"]
+    # with early stop (the default) the recomputation stops inside the context once sin has
+    # saved its input, as in PyTorch: the code after the context's ``yield`` does not run
+    log.clear()
+    y = checkpoint(fn, x, use_reentrant=False,
+                   context_fn=lambda: (context("forward"), context("recompute")))
+    y.sum().backward()
+    assert log == ["enter forward", "run", "exit forward", "enter recompute", "run"]
 
 
 def test_a_forward_context_that_swallows_the_error():
@@ -697,6 +710,202 @@ def test_checkpointing_a_deep_narrow_mlp_lowers_the_peak_memory():
     ckpt = _peak_bytes(step(4))
     assert plain > 16 * 256 * 1024  # every block's activation was held
     assert ckpt < 0.6 * plain, (ckpt, plain)
+
+
+def _forward_peak_bytes(run) -> int:
+    """Peak allocation while ``run()`` (a forward) runs, above what was allocated before."""
+    gc.collect()
+    tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        tracemalloc.reset_peak()
+        out = run()
+        return tracemalloc.get_traced_memory()[1] - base, out
+    finally:
+        tracemalloc.stop()
+
+
+def test_inside_one_region_the_forward_keeps_nothing():
+    # one region around the whole deep MLP: its forward keeps no activation (the hooks store
+    # handles), where a plain forward keeps all 16 (1024 x 64 float32, 256 KiB each)
+    rng = np.random.default_rng(49)
+    ws = [ember.tensor(rng.standard_normal((64, 64)).astype(np.float32) / 8, device="cpu",
+                       requires_grad=True) for _ in range(16)]
+
+    def model(t):
+        for w in ws:
+            t = (t @ w).tanh()
+        return t
+
+    x = ember.tensor(rng.standard_normal((1024, 64)).astype(np.float32), device="cpu")
+    plain, y_plain = _forward_peak_bytes(lambda: model(x))
+    ckpt, y_ckpt = _forward_peak_bytes(lambda: checkpoint(model, x, use_reentrant=False))
+    assert plain > 16 * 256 * 1024
+    assert ckpt < 0.25 * plain, (ckpt, plain)
+    expected = ember.autograd.grad(y_plain.sum(), ws)
+    del y_plain
+    got = ember.autograd.grad(y_ckpt.sum(), ws)
+    for g, e in zip(got, expected):
+        np.testing.assert_array_equal(to_numpy(g), to_numpy(e))
+
+
+def test_one_region_with_dropout_gives_the_plain_gradients():
+    model = MLP(sizes=(6, 32, 32, 32, 4), dropout=0.3)
+    x = randn64(16, 6, rng=50)
+    y0, plain = _loss_and_grads(model, x, model)
+    y1, ckpt = _loss_and_grads(model, x, lambda t: checkpoint(model, t, use_reentrant=False))
+    np.testing.assert_array_equal(y0, y1)
+    _assert_same_grads(ckpt, plain)
+    # the same under save_on_cpu around the region (it packs the region's input)
+    with ember.autograd.graph.save_on_cpu():
+        y2, hooked = _loss_and_grads(model, x,
+                                     lambda t: checkpoint(model, t, use_reentrant=False))
+    np.testing.assert_array_equal(y0, y2)
+    _assert_same_grads(hooked, plain)
+
+
+def test_the_hooks_around_a_checkpoint_pack_its_inputs_as_in_torch():
+    torch = pytest.importorskip("torch")
+    import torch.utils.checkpoint as tcp
+
+    def run(lib, cp, x):
+        calls = []
+        with lib.autograd.graph.saved_tensors_hooks(lambda t: calls.append("pack") or t,
+                                                    lambda t: calls.append("unpack") or t):
+            y = cp(lambda t: t.sin().exp(), x, use_reentrant=False)
+        forward = list(calls)
+        y.sum().backward()
+        return forward, calls, x.grad
+
+    x = randn64(4, rng=51)
+    ours = run(ember, checkpoint, x)
+    theirs = run(torch, tcp.checkpoint, to_torch(x).requires_grad_())
+    assert ours[:2] == theirs[:2] == (["pack"], ["pack", "unpack"])
+    assert_allclose(ours[2], theirs[2], rtol=1e-12)
+
+
+def test_each_backward_recomputes_the_region_as_in_torch():
+    torch = pytest.importorskip("torch")
+    import torch.utils.checkpoint as tcp
+
+    def runs(lib, cp, x):
+        n = {"runs": 0}
+
+        def fn(t):
+            n["runs"] += 1
+            return t.sin().exp()
+
+        y = cp(fn, x, use_reentrant=False).sum()
+        y.backward(retain_graph=True)
+        y.backward()
+        return n["runs"], x.grad
+
+    x = randn64(4, rng=52)
+    ours, theirs = runs(ember, checkpoint, x), runs(torch, tcp.checkpoint,
+                                                     to_torch(x).requires_grad_())
+    assert ours[0] == theirs[0] == 3  # the forward and one recomputation per backward
+    assert_allclose(ours[1], theirs[1], rtol=1e-12)
+
+
+@pytest.mark.parametrize("early_stop", [True, False])
+def test_early_stop_skips_what_follows_the_last_saved_tensor_as_in_torch(early_stop):
+    torch = pytest.importorskip("torch")
+    import torch.utils.checkpoint as tcp
+
+    def log_of(lib, cp, set_early_stop, x):
+        log = []
+
+        def fn(t):
+            log.append("start")
+            u = t.sin()  # saves t
+            log.append("after sin")
+            return u + 1  # saves nothing
+
+        with set_early_stop(early_stop):
+            y = cp(fn, x, use_reentrant=False)
+        y.sum().backward()
+        return log, x.grad
+
+    x = randn64(3, rng=53)
+    ours = log_of(ember, checkpoint, set_checkpoint_early_stop, x)
+    theirs = log_of(torch, tcp.checkpoint, tcp.set_checkpoint_early_stop,
+                    to_torch(x).requires_grad_())
+    assert ours[0] == theirs[0]
+    assert ours[0] == (["start", "after sin", "start"] if early_stop
+                       else ["start", "after sin", "start", "after sin"])
+    assert_allclose(ours[1], theirs[1], rtol=1e-12)
+
+
+def test_unpacking_a_value_twice_in_one_backward_is_an_error_as_in_torch():
+    torch = pytest.importorskip("torch")
+    import torch.utils.checkpoint as tcp
+
+    def twice(lib):
+        class ReadsTwice(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, t):
+                ctx.save_for_backward(t)
+                return t * 2
+
+            @staticmethod
+            def backward(ctx, g):
+                _ = ctx.saved_tensors
+                (t,) = ctx.saved_tensors
+                return g * t
+
+        return ReadsTwice
+
+    x = randn64(3, rng=54)
+    fn, tfn = twice(ember), twice(torch)
+    with pytest.raises(tcp.CheckpointError) as theirs:
+        tcp.checkpoint(lambda t: tfn.apply(t.sin()), to_torch(x).requires_grad_(),
+                       use_reentrant=False).sum().backward()
+    with pytest.raises(CheckpointError) as ours:
+        checkpoint(lambda t: fn.apply(t.sin()), x, use_reentrant=False).sum().backward()
+    assert str(ours.value) == str(theirs.value)
+
+
+def test_hooks_inside_the_region_take_their_values():
+    # ops under the user's hooks inside the function are packed by those hooks, in the forward
+    # and in the recomputation alike; the rest by the checkpoint
+    x = randn64(5, rng=55)
+    calls = []
+
+    def fn(t):
+        u = t.sin()
+        with ember.autograd.graph.saved_tensors_hooks(lambda v: calls.append("p") or v,
+                                                      lambda v: calls.append("u") or v):
+            u = u.exp()
+        return u.tanh()
+
+    expected = ember.autograd.grad(fn(x).sum(), x)[0]
+    calls.clear()
+    y = checkpoint(fn, x, use_reentrant=False)
+    assert calls == ["p"]
+    y.sum().backward()
+    assert calls == ["p", "p", "u"]  # the recomputation packed once more (its own graph)
+    assert_allclose(x.grad, expected, rtol=1e-12)
+
+
+def test_checkpoint_inside_a_dual_level_gives_the_plain_tangent_and_gradients():
+    import ember.autograd.forward_ad as fwAD
+
+    x = randn64(6, rng=56)
+
+    def fn(t):
+        return ember.dropout((t * t).sin().exp(), 0.5, True)
+
+    with fwAD.dual_level():
+        d = fwAD.make_dual(x, ember.ones_like(x))
+        ember.manual_seed(2)
+        plain = fn(d)
+        t_plain = fwAD.unpack_dual(plain).tangent
+        ember.manual_seed(2)
+        ckpt = checkpoint(fn, d, use_reentrant=False)
+        t_ckpt = fwAD.unpack_dual(ckpt).tangent
+    np.testing.assert_array_equal(to_numpy(t_ckpt), to_numpy(t_plain))
+    expected = ember.autograd.grad(plain.sum(), x)[0]
+    assert_allclose(ember.autograd.grad(ckpt.sum(), x)[0], expected, rtol=0)
 
 
 # -- PyTorch as the oracle -------------------------------------------------------------------------

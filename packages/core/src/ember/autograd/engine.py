@@ -8,6 +8,7 @@ functions run with grad mode on, so the gradients carry a graph of their own.
 from __future__ import annotations
 
 import heapq
+import itertools
 import threading
 
 from .._tensor import _make
@@ -130,6 +131,22 @@ def _add_into_grad(var, grad, gd, create_graph: bool, taken: set) -> None:
 #: about 50 ns, and threads accumulating into different leaves rarely wait for each other
 _LEAF_LOCKS = tuple(threading.Lock() for _ in range(64))
 
+
+class _TaskState(threading.local):
+    id = -1  # the innermost backward running in this thread (-1: none)
+
+
+_TASK = _TaskState()
+_TASK_IDS = itertools.count(1)
+
+
+def current_graph_task_id() -> int:
+    """The id of the innermost backward (``run_backward`` call) running in this thread, -1
+    outside any (PyTorch's ``torch._C._current_graph_task_id``). The non-reentrant checkpoint
+    recomputes a region once per backward that needs it."""
+    return _TASK.id
+
+
 #: ``ember.profiler``'s hook: while a profiler records on some thread, ``PROFILING[0]`` is
 #: true and ``PROFILED.recorder`` is the recorder of the threads it records (one check per
 #: backward call when no profiler is active)
@@ -180,6 +197,9 @@ def run_backward(roots, root_grads, retain_graph: bool, create_graph: bool,
     taken = {id(g._data) for g in root_grads if g is not None}
     prev_mode = GRAD.enabled
     GRAD.enabled = create_graph
+    task = _TASK
+    prev_task = task.id
+    task.id = next(_TASK_IDS)
     anomaly = ANOMALY_THREADS[0] and GRAD.anomaly
     recorder = getattr(PROFILED, "recorder", None) if PROFILING[0] else None
     pop = heapq.heappop
@@ -263,6 +283,7 @@ def run_backward(roots, root_grads, retain_graph: bool, create_graph: bool,
                     _accumulate_leaf(node, grad, create_graph, taken)
     finally:
         GRAD.enabled = prev_mode
+        task.id = prev_task
     if capture is not None:
         return [capture[e] for e in inputs]
     return None
@@ -347,4 +368,4 @@ def _retain_grads(node, grad, retain):
         t._grad = g.detach() if old is None else (old + g).detach()
 
 
-__all__ += ["accumulate_node"]
+__all__ += ["accumulate_node", "current_graph_task_id"]

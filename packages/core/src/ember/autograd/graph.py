@@ -7,10 +7,15 @@ on (``create_graph=True``) records the graph of the gradient itself.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import re
 import threading
 import weakref
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
 
 from .. import _dtype
 from .._format import shape_str
@@ -19,7 +24,8 @@ from .._tensor import _make
 from .grad_mode import ANOMALY_THREADS, GRAD
 
 # make_node_class and record are core's internals; other distributions use ember.ops.api
-__all__ = ["Node", "AccumulateGrad", "RemovableHandle"]
+__all__ = ["Node", "AccumulateGrad", "RemovableHandle", "saved_tensors_hooks", "save_on_cpu",
+           "disable_saved_tensors_hooks"]
 
 
 class RemovableHandle:
@@ -96,15 +102,21 @@ class Node:
     # -- saved values ----------------------------------------------------------------
     @property
     def saved_tensors(self):
-        if self.saved is None:
+        """What the op saved for backward (unpacked by its saved-tensor hooks, if any)."""
+        saved = self.saved
+        if saved is None:
             raise RuntimeError(self._freed_msg)
-        return self.saved
+        if saved.__class__ is _Packed:
+            return saved.unpacked()
+        return saved
 
     def output(self, requires_grad_graph: bool = True):
         """The op's (single) output, rebuilt from the saved array during backward."""
         data = self.out_data
         if data is None:
             raise RuntimeError(self._freed_msg)
+        if data.__class__ is _Slot:  # packed by saved-tensor hooks: outside a backward
+            data = _unpack_slot(data, self)
         t = _make(data, self.device)
         if GRAD.enabled and requires_grad_graph:
             t.requires_grad = True
@@ -278,6 +290,7 @@ HOLOMORPHIC = {
     "SqueezeBackward0", "SqueezeBackward1", "SqueezeBackward2", "StackBackward0",
     "SubBackward0", "SumBackward0", "SumBackward1", "TBackward0", "TakeBackward0",
     "TanBackward0", "TanhBackward0", "ToCopyBackward0", "TraceBackward0", "TransposeBackward0",
+    "TrilBackward0", "TriuBackward0", "DiagEmbedBackward0",
     "UnbindBackward0", "UnsafeViewBackward0", "UnsqueezeBackward0", "ViewBackward0",
 }
 
@@ -394,6 +407,8 @@ def record(node_cls, out, inputs, saved=(), ctx=None, save_output: bool = False)
     out.grad_fn = node
     if _FW_HOOK is not None:  # forward AD: a dual level is active (forward_ad.py)
         _FW_HOOK(node, out, inputs)
+    if _PACK_HOOK is not None:  # some thread has saved-tensor hooks (saved_tensors_hooks)
+        _PACK_HOOK(node, out)
     return out
 
 
@@ -401,3 +416,516 @@ def record(node_cls, out, inputs, saved=(), ctx=None, save_output: bool = False)
 #: active (``ember.autograd.forward_ad``): outside forward AD it costs one global read per
 #: recorded op and nothing on the no-grad path
 _FW_HOOK = None
+
+
+# -- saved-tensor hooks --------------------------------------------------------------------------
+# PyTorch's ``saved_tensors_hooks``: while a pair of hooks is active in a thread, each value an
+# op recorded in that thread keeps for its backward goes through ``pack_hook``, what it returns
+# is kept instead, and the backward gets the value back from ``unpack_hook``. A node keeps
+# values in three places: ``saved`` (tensors, arrays and plain values), ``out_data`` (its
+# output's array, ``save_output``) and ``ctx`` (a dropout mask, norm statistics: a tensor or an
+# array, alone or in a tuple or dict). The tensors and arrays of all three are packed (an array
+# as a tensor without a graph). ``saved`` then holds a ``_Packed``, ``out_data`` a ``_Slot``
+# and ``ctx`` a ``_CtxMark``, and the node's class becomes a subclass whose backward unpacks
+# them for the call and puts the packed values back after it (``_packed_class``), so that no
+# op needs code of its own; the engine frees the packed values with the node's other saved
+# values. Without hooks in any thread, ``record`` pays one global read (``_PACK_HOOK``).
+
+class _HooksState(threading.local):
+    """This thread's saved-tensor hooks; the class attributes are a new thread's values."""
+
+    stack = ()  # (pack_hook, unpack_hook) pairs, innermost last
+    disabled = None  # the message of an active ``disable_saved_tensors_hooks``
+    packing = None  # the node whose saved values are being packed (``packing_node``)
+
+
+_HOOKS = _HooksState()
+_HOOK_THREADS = [0]  # how many threads have hooks on
+_HOOK_LOCK = threading.Lock()
+
+#: ``_pack_recorded`` while some thread has saved-tensor hooks on, else None
+_PACK_HOOK = None
+
+_PACK_INPLACE_MSG = ("A saved tensor pack hook is modifying its input in place. Tensors provided "
+                     "as input to pack hook cannot be modified by in-place operations as this "
+                     "can lead to unexpected side-effects. Please open an issue if you need to "
+                     "perform in-place operations on the input to a pack hook.")
+
+
+def push_saved_tensors_hooks(pack_hook: Callable, unpack_hook: Callable) -> None:
+    """Make ``(pack_hook, unpack_hook)`` this thread's innermost saved-tensor hooks."""
+    global _PACK_HOOK
+    st = _HOOKS
+    if st.disabled is not None:
+        raise RuntimeError(st.disabled)
+    stack = st.stack
+    st.stack = stack + ((pack_hook, unpack_hook, _fw_busy()),)
+    if not stack:
+        with _HOOK_LOCK:
+            _HOOK_THREADS[0] += 1
+            _PACK_HOOK = _pack_recorded
+
+
+def pop_saved_tensors_hooks() -> None:
+    """Take this thread's innermost saved-tensor hooks off."""
+    global _PACK_HOOK
+    st = _HOOKS
+    stack = st.stack
+    if not stack:
+        raise RuntimeError("pop_saved_tensors_hooks: no saved tensors hooks are set")
+    st.stack = stack[:-1]
+    if len(stack) == 1:
+        with _HOOK_LOCK:
+            _HOOK_THREADS[0] -= 1
+            if not _HOOK_THREADS[0]:
+                _PACK_HOOK = None
+
+
+def current_saved_tensors_hooks() -> tuple | None:
+    """This thread's innermost ``(pack_hook, unpack_hook)``, or None."""
+    stack = _HOOKS.stack
+    return stack[-1][:2] if stack else None
+
+
+def _fw_busy() -> bool:
+    """Whether forward AD is computing a tangent in the active dual level: the ops it records
+    for that are its own, and hooks set before it started do not see them."""
+    if _FW_HOOK is None:
+        return False
+    from .forward_ad import _LEVEL
+
+    level = _LEVEL[0]
+    return level is not None and level.busy
+
+
+def _innermost_hooks():
+    """This thread's innermost hooks that apply to an op recorded now, or None."""
+    stack = _HOOKS.stack
+    if not stack:
+        return None
+    pack, unpack, set_while_busy = stack[-1]
+    if not set_while_busy and _FW_HOOK is not None and _fw_busy():
+        return None
+    return pack, unpack
+
+
+def packing_node():
+    """The node whose saved values the running pack hook is packing (None outside one)."""
+    return _HOOKS.packing
+
+
+class _Slot:
+    """One packed tensor or array: what ``pack_hook`` returned, the ``unpack_hook`` that gets
+    it back, and what the unpacked value must be: None for an array or a saved output (its
+    array is used), else ``(requires_grad, grad_fn, output_nr, AccumulateGrad)`` of the saved
+    tensor, so that the unpacked tensor joins the graph where the saved one was, as PyTorch's
+    ``SavedVariable`` does (``_SELF`` stands for the node itself, to keep no cycle)."""
+
+    __slots__ = ("packed", "unpack", "meta")
+
+    def __init__(self, packed, unpack, meta):
+        self.packed = packed
+        self.unpack = unpack
+        self.meta = meta
+
+
+class _Packed:
+    """A node's ``saved`` once packed: the saved values (``_Slot`` in place of tensors and
+    arrays) and, when its ``ctx`` held arrays, the packed ctx (its ``_CtxMark`` refers back
+    here). Read as a sequence, it unpacks the saved values (each access calls the unpack
+    hooks), for code that reads a node's saved values outside its backward (forward AD)."""
+
+    __slots__ = ("saved", "ctx", "node", "__weakref__")
+
+    def __init__(self, saved, ctx, node):
+        self.saved = saved
+        self.ctx = ctx
+        self.node = weakref.ref(node)
+
+    def unpacked(self):
+        return _unpack_tree(self.saved, self.node())
+
+    def __bool__(self) -> bool:
+        return True
+
+    def __len__(self) -> int:
+        return len(self.saved)
+
+    def __iter__(self):
+        return iter(self.unpacked())
+
+    def __getitem__(self, i):
+        return self.unpacked()[i]
+
+
+class _PTuple(tuple):
+    """A tuple with packed items."""
+
+    __slots__ = ()
+
+
+class _PList(list):
+    """A node's ``saved`` list with packed items."""
+
+    __slots__ = ()
+
+
+class _PDict(dict):
+    """A dict with packed values."""
+
+    __slots__ = ()
+
+
+class _CtxMark(dict):
+    """What a node's ``ctx`` holds while its arrays are packed: the entries of a dict ctx that
+    were not packed (the engine reads ``out_shapes`` from it), else nothing, and a weak
+    reference to the node's ``_Packed`` (``saved``), which holds the packed ctx: freeing the
+    node's saved values frees it too."""
+
+    __slots__ = ("packed",)
+
+
+_SELF = object()
+_NO_GRAD_META = (False, None, 0, None)
+
+
+def _is_array(v) -> bool:
+    return (not isinstance(v, (_Tensor, np.generic)) and hasattr(v, "shape")
+            and hasattr(v, "nbytes") and hasattr(v, "dtype"))
+
+
+def _pack_tensor(t, pack, unpack, meta) -> _Slot:
+    before = t._version
+    packed = pack(t)
+    if t._version != before:
+        raise RuntimeError(_PACK_INPLACE_MSG)
+    return _Slot(packed, unpack, meta)
+
+
+def _tensor_meta(t, node):
+    if not t.requires_grad:
+        return _NO_GRAD_META
+    gf = t.grad_fn
+    if gf is None:
+        return (True, None, 0, accumulate_node(t))
+    return (True, _SELF if gf is node else gf, t._nr, None)
+
+
+def _pack_tree(v, pack, unpack, node, depth: int):
+    """``v`` with its tensors and arrays packed (inside a tuple or dict down to ``depth``
+    levels; lists are left alone: they may be cells that nodes share), or ``v`` itself."""
+    if isinstance(v, _Tensor):
+        return _pack_tensor(v, pack, unpack, _tensor_meta(v, node))
+    if _is_array(v):
+        return _pack_tensor(_make(v, node.device), pack, unpack, None)
+    if depth:
+        cls = v.__class__
+        if cls is tuple:
+            items = [_pack_tree(x, pack, unpack, node, depth - 1) for x in v]
+            if any(p is not x for p, x in zip(items, v)):
+                return _PTuple(items)
+        elif cls is dict:
+            items = {k: _pack_tree(x, pack, unpack, node, depth - 1) for k, x in v.items()}
+            if any(items[k] is not x for k, x in v.items()):
+                return _PDict(items)
+    return v
+
+
+def _unpack_slot(slot: _Slot, node):
+    t = slot.unpack(slot.packed)
+    if not isinstance(t, _Tensor):
+        raise TypeError("Output of saved tensor unpack_hook expected to be a Tensor but got "
+                        f"result of type {type(t).__name__}")
+    meta = slot.meta
+    if meta is None:
+        return t._data
+    requires_grad, gf, nr, acc = meta
+    if not requires_grad:
+        return t if not t.requires_grad else _make(t._data, t._device)
+    if gf is _SELF:
+        gf = node
+    if t.requires_grad and t.grad_fn is gf and (t._nr == nr if gf is not None
+                                                 else t._accum is acc):
+        return t  # the saved tensor itself
+    if t.__class__ is not _Tensor and not _is_array(t._data):
+        return t  # a sparse tensor: its graph is its values'
+    new = _make(t._data, t._device)
+    new.requires_grad = True
+    if gf is not None:
+        new.grad_fn = gf
+        if nr:
+            new._nr = nr
+    else:
+        new._accum = acc  # the saved leaf's: gradients through it reach that leaf
+    return new
+
+
+def _unpack_tree(v, node):
+    cls = v.__class__
+    if cls is _Slot:
+        return _unpack_slot(v, node)
+    if cls is _PTuple:
+        return tuple([_unpack_tree(x, node) for x in v])
+    if cls is _PList:
+        return [_unpack_tree(x, node) for x in v]
+    if cls is _PDict:
+        return {k: _unpack_tree(x, node) for k, x in v.items()}
+    return v
+
+
+def _pack_saved(saved, pack, unpack, node):
+    cls = saved.__class__
+    if cls is not tuple and cls is not list:
+        return saved
+    items = [_pack_tree(x, pack, unpack, node, 1) for x in saved]
+    if not any(p is not x for p, x in zip(items, saved)):
+        return saved
+    return _PList(items) if cls is list else _PTuple(items)
+
+
+def _pack_recorded(node, out) -> None:
+    """``record``'s hook while some thread has saved-tensor hooks: pack what ``node`` saved
+    with this thread's innermost hooks (nothing when this thread has none)."""
+    if not _HOOKS.stack:
+        return
+    saved, out_data, ctx = node.saved, node.out_data, node.ctx
+    if not saved and out_data is None and ctx is None:
+        return
+    hooks = _innermost_hooks()
+    if hooks is None:
+        return
+    pack, unpack = hooks
+    st = _HOOKS
+    prev_grad, prev_node = GRAD.enabled, st.packing
+    GRAD.enabled = False  # as PyTorch: the hooks run without recording
+    st.packing = node
+    try:
+        psaved = _pack_saved(saved, pack, unpack, node) if saved else saved
+        pctx = _pack_tree(ctx, pack, unpack, node, 1) if ctx is not None else ctx
+        pout = _pack_tensor(out, pack, unpack, None) if out_data is not None else None
+    finally:
+        GRAD.enabled = prev_grad
+        st.packing = prev_node
+    if psaved is saved and pctx is ctx and pout is None:
+        return
+    if psaved is not saved or pctx is not ctx:
+        packed = node.saved = _Packed(psaved, None, node)
+        if pctx is not ctx:
+            packed.ctx = pctx
+            mark = _CtxMark({k: x for k, x in ctx.items() if pctx[k] is x}) \
+                if ctx.__class__ is dict else _CtxMark()
+            mark.packed = weakref.ref(packed)
+            node.ctx = mark
+        node.versions = None  # as PyTorch: versions are not tracked through hooks
+    if pout is not None:
+        node.out_data = pout
+        node.out_vc = None
+    node.__class__ = _packed_class(node.__class__)
+
+
+def pack_function_saved(ctx_node) -> None:
+    """Pack what an ``autograd.Function`` saved (``ctx.save_for_backward``) with this thread's
+    innermost hooks; ``ctx.saved_tensors`` unpacks them on each access, as in PyTorch."""
+    hooks = _innermost_hooks()
+    if hooks is None:
+        return
+    pack, unpack = hooks
+    st = _HOOKS
+    prev_grad, prev_node = GRAD.enabled, st.packing
+    GRAD.enabled = False
+    st.packing = ctx_node
+    try:
+        saved = ctx_node.saved
+        items = tuple([x if x is None else _pack_tensor(x, pack, unpack, _tensor_meta(x, ctx_node))
+                       for x in saved])
+    finally:
+        GRAD.enabled = prev_grad
+        st.packing = prev_node
+    ctx_node.saved = _Packed(_PTuple(items), None, ctx_node)
+    ctx_node.versions = None
+
+
+_PACKED_VARIANTS: dict = {}
+
+
+def _packed_class(node_cls) -> type:
+    """The class a node of ``node_cls`` with packed values runs as: its backward unpacks the
+    values for the call (each ``unpack_hook`` once) and puts the packed ones back after it."""
+    variant = _PACKED_VARIANTS.get(node_cls)
+    if variant is not None:
+        return variant
+    raw = node_cls.backward
+
+    def backward(node, grad, _raw=raw):
+        saved, out_data, ctx = node.saved, node.out_data, node.ctx
+        try:
+            if saved.__class__ is _Packed:
+                node.saved = _unpack_tree(saved.saved, node)
+            if ctx.__class__ is _CtxMark:
+                packed = ctx.packed()
+                if packed is None:
+                    raise RuntimeError(Node._freed_msg)
+                node.ctx = _unpack_tree(packed.ctx, node)
+            if out_data.__class__ is _Slot:
+                node.out_data = _unpack_slot(out_data, node)
+            return _raw(node, grad)
+        finally:
+            node.saved, node.out_data, node.ctx = saved, out_data, ctx
+
+    variant = type(node_cls.__name__, (node_cls,), {
+        "__slots__": (), "backward": backward, "__module__": node_cls.__module__,
+        "__qualname__": node_cls.__qualname__})
+    _PACKED_VARIANTS[node_cls] = variant
+    return variant
+
+
+def has_packed_values(node) -> bool:
+    """Whether saved-tensor hooks packed values of ``node`` (and they are not freed yet)."""
+    return node.saved.__class__ is _Packed or node.out_data.__class__ is _Slot
+
+
+class saved_tensors_hooks:
+    """Context-manager that sets a pair of pack / unpack hooks for saved tensors.
+
+    Use this context-manager to define how intermediary results of an operation should be
+    packed before saving, and unpacked on retrieval.
+
+    In that context, ``pack_hook`` is called every time an operation saves a tensor for
+    backward (this includes intermediary results saved with ``ctx.save_for_backward`` in an
+    ``autograd.Function``, but also those recorded by Ember's own ops: their inputs, their
+    outputs and the arrays they keep, such as a dropout mask, each handed over as a tensor).
+    The output of ``pack_hook`` is then stored in the graph instead of the original tensor.
+
+    ``unpack_hook`` is called when the saved tensor is needed, namely when running
+    ``Tensor.backward()`` or ``ember.autograd.grad()`` (once per saved tensor and backward
+    call; ``ctx.saved_tensors`` of a Function unpacks on each access). It takes the *packed*
+    object returned by ``pack_hook`` and must return a tensor with the same content as the
+    original tensor (passed as input to the corresponding ``pack_hook``).
+
+    The hooks should have the following signatures::
+
+        pack_hook(tensor: Tensor) -> Any
+        unpack_hook(Any) -> Tensor
+
+    where the return value of ``pack_hook`` is a valid input to ``unpack_hook``. ``pack_hook``
+    runs with grad mode off and must not modify its input in place (a ``RuntimeError``).
+
+    Hooks are per thread, like grad mode: ops recorded in other threads are not affected.
+    When nesting this context-manager, only the innermost pair of hooks applies. As in
+    PyTorch, tensors saved through hooks are not checked for in-place modification at
+    backward: the hooks decide what comes back.
+
+    Example::
+
+        >>> import ember
+        >>> def pack_hook(x):
+        ...     print("Packing", x)
+        ...     return x.detach()
+        >>> def unpack_hook(x):
+        ...     print("Unpacking", x)
+        ...     return x
+        >>> a = ember.ones(5, requires_grad=True)
+        >>> b = ember.ones(5, requires_grad=True) * 2
+        >>> with ember.autograd.graph.saved_tensors_hooks(pack_hook, unpack_hook):
+        ...     y = a * b
+        Packing tensor([1., 1., 1., 1., 1.], requires_grad=True)
+        Packing tensor([2., 2., 2., 2., 2.], grad_fn=<MulBackward0>)
+        >>> y.sum().backward()
+        Unpacking tensor([1., 1., 1., 1., 1.])
+        Unpacking tensor([2., 2., 2., 2., 2.])
+    """
+
+    def __init__(self, pack_hook: Callable[[_Tensor], Any],
+                 unpack_hook: Callable[[Any], _Tensor]) -> None:
+        self.pack_hook = pack_hook
+        self.unpack_hook = unpack_hook
+
+    def __enter__(self) -> None:
+        push_saved_tensors_hooks(self.pack_hook, self.unpack_hook)
+
+    def __exit__(self, *args: object) -> None:
+        pop_saved_tensors_hooks()
+
+
+class save_on_cpu(saved_tensors_hooks):
+    """Context manager under which tensors saved by the forward pass are stored on the CPU,
+    then retrieved for backward.
+
+    When performing operations within this context manager, intermediary results saved in
+    the graph during the forward pass are moved to the CPU, then copied back to their original
+    device when needed for the backward pass. If the graph was already on the CPU, no tensor
+    copy is performed (``tensor.cpu()`` is the tensor itself).
+
+    Use this context-manager to trade compute for GPU memory usage (e.g. when your model does
+    not fit in GPU memory during training).
+
+    Args:
+        pin_memory (bool): If ``True`` tensors are saved to CPU pinned memory during packing
+            and copied to the device asynchronously during unpacking. Defaults to ``False``.
+        device_type (str): the device module whose ``is_available()`` says whether memory can
+            be pinned. Defaults to ``"cuda"``.
+
+    Example::
+
+        >>> import ember
+        >>> a = ember.randn(5, requires_grad=True)
+        >>> b = ember.randn(5, requires_grad=True)
+        >>> with ember.autograd.graph.save_on_cpu():
+        ...     y = a * b  # a and b are saved on the CPU
+        >>> y.sum().backward()  # copied back to their device for the backward
+    """
+
+    def __init__(self, pin_memory: bool = False, device_type: str = "cuda") -> None:
+        import ember
+
+        device_module = getattr(ember, device_type, ember.cuda)
+
+        def pack_to_cpu(tensor):
+            if not pin_memory:
+                return (tensor.device, tensor.cpu())
+            is_pinnable = device_module.is_available() and not tensor.is_sparse
+            packed = ember.empty(tensor.size(), dtype=tensor.dtype, layout=tensor.layout,
+                                 pin_memory=is_pinnable)
+            packed.copy_(tensor, non_blocking=is_pinnable)
+            return (tensor.device, packed)
+
+        def unpack_from_cpu(packed):
+            device, tensor = packed
+            return tensor.to(device, non_blocking=pin_memory)
+
+        super().__init__(pack_to_cpu, unpack_from_cpu)
+
+
+@contextlib.contextmanager
+def disable_saved_tensors_hooks(error_message: str):
+    """Context-manager that disables the saved tensors default hooks feature.
+
+    Useful if you are creating a feature that does not work with saved tensors default hooks.
+    Entering it while hooks are active in this thread, or setting hooks inside it, raises a
+    ``RuntimeError`` with ``error_message``. Per thread, and nestable (the innermost message
+    applies).
+
+    Args:
+        error_message (str): When saved tensors default hooks are used when they have been
+            disabled, a RuntimeError with this error message gets raised.
+
+    Example::
+
+        >>> import ember
+        >>> message = "saved tensors default hooks are disabled"
+        >>> with ember.autograd.graph.disable_saved_tensors_hooks(message):
+        ...     with ember.autograd.graph.save_on_cpu():
+        ...         pass
+        Traceback (most recent call last):
+        ...
+        RuntimeError: saved tensors default hooks are disabled
+    """
+    st = _HOOKS
+    prev = st.disabled
+    try:
+        st.disabled = error_message
+        if st.stack:
+            raise RuntimeError(error_message)
+        yield
+    finally:
+        st.disabled = prev

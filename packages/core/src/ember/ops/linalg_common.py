@@ -11,7 +11,7 @@ from .._device import xp_of
 from .._dtype import scalar_type_name
 from .._tensor import _make
 from ..autograd.grad_mode import GRAD
-from ..autograd.graph import make_node_class, mark_holomorphic, record
+from ..autograd.graph import make_node_class, record
 
 
 class LinAlgError(RuntimeError):
@@ -264,10 +264,6 @@ def complex_own(*node_classes) -> None:
     for cls in node_classes:
         cls._complex = "own"
 
-
-# the linear shape ops the factorizations' forwards (lu_unpack's tril/triu) and backwards
-# (diag_embed of eigenvalue gradients) record: their complex gradient is conj(backward(conj g))
-mark_holomorphic("TrilBackward0", "TriuBackward0", "DiagEmbedBackward0")
 
 
 def not_differentiable(name: str, error=RuntimeError):
