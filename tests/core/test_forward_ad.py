@@ -550,3 +550,78 @@ def test_no_cost_outside_forward_ad():
     with fwAD.dual_level():
         assert graph._FW_HOOK is not None
     assert graph._FW_HOOK is None
+
+
+class _ScaleSin(ember.autograd.Function):
+    """Two outputs and a non-tensor input; the jvp reads what ``save_for_forward`` kept."""
+
+    @staticmethod
+    def forward(ctx, x, k):
+        ctx.save_for_forward(x.cos())
+        ctx.save_for_backward(x)
+        ctx.k = k
+        return x * k, x.sin()
+
+    @staticmethod
+    def backward(ctx, g1, g2):
+        (x,) = ctx.saved_tensors
+        return g1 * ctx.k + g2 * x.cos(), None
+
+    @staticmethod
+    def jvp(ctx, tx, tk):
+        assert tk is None  # the non-tensor input's place
+        (cos_x,) = ctx.saved_tensors  # save_for_forward's, as in PyTorch
+        return tx * ctx.k, tx * cos_x
+
+
+def test_custom_function_outputs_carry_its_jvp():
+    x = ember.tensor([1.0, 2.0], dtype=ember.float64)
+    v = ember.tensor([1.0, 0.5], dtype=ember.float64)
+    with fwAD.dual_level():
+        a, b = _ScaleSin.apply(fwAD.make_dual(x, v), 3.0)
+        np.testing.assert_allclose(fwAD.unpack_dual(a).tangent.numpy(), [3.0, 1.5])
+        np.testing.assert_allclose(fwAD.unpack_dual(b).tangent.numpy(),
+                                   np.array([1.0, 0.5]) * np.cos([1.0, 2.0]))
+        # the tangent flows on through ordinary ops
+        np.testing.assert_allclose(fwAD.unpack_dual((a * 2).sum()).tangent.item(), 9.0)
+        # without tangents in, the Function runs as always
+        assert fwAD.unpack_dual(_ScaleSin.apply(x, 2.0)[0]).tangent is None
+    # the same through ember.func.jvp
+    out, tangent = ember.func.jvp(lambda t: _ScaleSin.apply(t, 3.0)[1], (x,), (v,))
+    np.testing.assert_allclose(tangent.numpy(), np.array([1.0, 0.5]) * np.cos([1.0, 2.0]))
+
+
+def test_custom_function_jvp_errors_in_pytorchs_words():
+    class NoJvp(ember.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+    class Short(_ScaleSin):
+        @staticmethod
+        def jvp(ctx, tx, tk):
+            return tx
+
+    class Wrong(_ScaleSin):
+        @staticmethod
+        def jvp(ctx, tx, tk):
+            return tx, tx[:1]
+
+    x = ember.tensor([1.0, 2.0])
+    with fwAD.dual_level():
+        d = fwAD.make_dual(x, ember.ones(2))
+        with pytest.raises(NotImplementedError, match="You must implement the jvp function "
+                                                      "for custom autograd.Function to use it "
+                                                      "with forward mode AD."):
+            NoJvp.apply(d)
+        with pytest.raises(RuntimeError, match=r"Function's jvp returned an invalid number "
+                                               r"of forward gradients \(expected 2 but got 1\)"):
+            Short.apply(d, 3.0)
+        with pytest.raises(RuntimeError, match=r"Tensor is of size \[2\] while the given "
+                                               r"forward gradient is of size \[1\]"):
+            Wrong.apply(d, 3.0)
+        NoJvp.apply(x)  # no tangent in: no jvp needed

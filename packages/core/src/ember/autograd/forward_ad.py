@@ -21,8 +21,8 @@ reads its tangent as the same view of its base's tangent.
 
 Differences from PyTorch, all following from riding on the recorded graph: a dual tensor
 and the results computed from it report ``requires_grad=True``; ops run under ``no_grad``
-(or ``inference_mode``) record nothing and so give results without a tangent; custom
-``autograd.Function`` outputs get no tangent (their ``jvp`` staticmethod is not called yet).
+(or ``inference_mode``) record nothing and so give results without a tangent. A custom
+``autograd.Function`` gives its outputs the tangents its ``jvp`` staticmethod returns.
 """
 
 from __future__ import annotations
@@ -398,6 +398,56 @@ def _write(target: Tensor, value) -> None:
     else:
         v = value._data
         d[...] = v if v.dtype == d.dtype else v.astype(d.dtype)
+
+
+def function_tangents(ctx, cls, args, outs) -> None:
+    """``Function.apply``'s step while a level is active (its node is built without
+    ``record``): when an input carries a tangent, the outputs' tangents are what the
+    Function's ``jvp(ctx, *input_tangents)`` returns (None for a non-tensor input), as in
+    PyTorch; without a ``jvp`` that is PyTorch's NotImplementedError."""
+    active = _LEVEL[0]
+    if active is None or active.busy:
+        return
+    if active.pending:
+        _flush(active)
+    tangents = [_lookup(active, a) if isinstance(a, Tensor) and a.requires_grad else None
+                for a in args]
+    if all(t is None for t in tangents):
+        return
+    from .function import Function
+
+    if getattr(cls.jvp, "__func__", cls.jvp) is getattr(Function.jvp, "__func__", Function.jvp):
+        raise NotImplementedError("You must implement the jvp function for custom "
+                                  "autograd.Function to use it with forward mode AD.")
+    was, prev = active.busy, GRAD.enabled
+    active.busy = True
+    GRAD.enabled = any(t is not None and t.requires_grad for t in tangents)
+    ctx._jvp_saved = tuple(getattr(ctx, "saved_for_forward", ()))
+    try:
+        res = cls.jvp(ctx, *tangents)
+    finally:
+        active.busy = was
+        GRAD.enabled = prev
+        del ctx._jvp_saved
+    res = res if isinstance(res, tuple) else (res,)
+    if len(res) != len(outs):
+        raise RuntimeError(f"Function's jvp returned an invalid number of forward gradients "
+                           f"(expected {len(outs)} but got {len(res)})")
+    found = {}
+    for o, t in zip(outs, res):
+        if t is None or not isinstance(o, Tensor) or o.grad_fn is not ctx:
+            continue
+        if t._data.shape != o._data.shape:
+            raise RuntimeError("Trying to set a forward gradient that has a different size "
+                               "than that of the original Tensor, this is not supported. "
+                               f"Tensor is of size [{shape_str(o._data.shape)}] while the "
+                               f"given forward gradient is of size "
+                               f"[{shape_str(t._data.shape)}].")
+        if not _is_inexact(t):
+            raise RuntimeError("Expected both tensor and its forward grad to be floating "
+                               f"point or complex, but the forward grad is {t.dtype}")
+        found[o._nr] = t
+    _attach(active, ctx, _Record(active, None, found, final=True))
 
 
 def _make_plain(t: Tensor) -> Tensor:

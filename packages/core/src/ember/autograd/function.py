@@ -29,6 +29,7 @@ import inspect
 import warnings
 
 from .. import _dtype, _tensor
+from . import graph as _graph
 from .grad_mode import ANOMALY_THREADS, GRAD
 from .graph import Node, edge, make_node_class, new_node, record
 
@@ -50,7 +51,9 @@ class FunctionCtx:
     def save_for_backward(self, *tensors) -> None:
         """Save tensors (or None) for ``backward``, where ``ctx.saved_tensors`` returns them.
 
-        They are checked for in-place modification when read back.
+        They are checked for in-place modification when read back. Under
+        ``ember.autograd.graph.saved_tensors_hooks`` they are packed by the hooks when
+        ``forward`` returns and unpacked on each access to ``ctx.saved_tensors``.
         """
         for i, t in enumerate(tensors):
             if t is not None and not isinstance(t, _tensor.Tensor):
@@ -59,7 +62,8 @@ class FunctionCtx:
         self.to_save = tensors
 
     def save_for_forward(self, *tensors) -> None:
-        """Kept for API compatibility: ember has no forward-mode AD."""
+        """Keep ``tensors`` for the ``jvp`` staticmethod (forward-mode AD): inside ``jvp``,
+        ``ctx.saved_tensors`` are these, as in PyTorch."""
         self.saved_for_forward = tensors
 
     def mark_dirty(self, *args) -> None:
@@ -90,10 +94,16 @@ class BackwardCFunction(Node, FunctionCtx):
 
     @property
     def saved_tensors(self) -> tuple:
-        """The tensors given to ``save_for_backward``, checked for in-place modification."""
+        """The tensors given to ``save_for_backward``, checked for in-place modification
+        (unpacked by the saved-tensor hooks that packed them, on each access, if any)."""
+        in_jvp = self.__dict__.get("_jvp_saved")
+        if in_jvp is not None:  # inside the Function's jvp: what save_for_forward kept
+            return in_jvp
         saved = self.saved
         if saved is None:
             raise RuntimeError(Node._freed_msg)
+        if saved.__class__ is _graph._Packed:
+            return saved.unpacked()
         if self.versions is not None:
             self._check_versions()
         return saved
@@ -338,6 +348,8 @@ def _wrap_outputs(ctx, args, out):
     if to_save:
         ctx.saved = to_save
         ctx.versions = tuple([None if t is None else t._version for t in to_save])
+        if _graph._PACK_HOOK is not None:  # saved-tensor hooks are on in some thread
+            _graph.pack_function_saved(ctx)
     else:
         ctx.saved = ()
         ctx.versions = None
@@ -345,6 +357,10 @@ def _wrap_outputs(ctx, args, out):
         import traceback
 
         ctx._anomaly_trace = "".join(traceback.format_stack()[:-2])
+    if _graph._FW_HOOK is not None:  # a dual level is active: the outputs' tangents
+        from .forward_ad import function_tangents
+
+        function_tangents(ctx, ctx._forward_cls, args, outs)
     return result
 
 
