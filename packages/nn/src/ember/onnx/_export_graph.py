@@ -296,3 +296,6 @@ class Builder:
             for k, v in table.items():
                 if v == old:
                     table[k] = new
+        for k, (name, d) in self.sym_source.items():
+            if name == old:
+                self.sym_source[k] = (new, d)

@@ -100,8 +100,30 @@ def _callable(op: str):
 
 _SIGNATURES: dict = {}
 
-#: parameters of ops whose callables take ``*args`` (their kernels parse them)
-_PARAMETERS = {"masked_fill": ("input", "mask", "value")}
+#: parameters of ops whose callables take ``*args`` (their kernels parse them), PyTorch's
+#: signatures; ``name=`` marks a parameter that defaults to None, ``*`` the keyword-only ones
+_PARAMETERS = {
+    "masked_fill": ("input", "mask", "value"),
+    "scatter": ("input", "dim", "index", "src=", "value=", "*", "reduce="),
+    "scatter_add": ("input", "dim", "index", "src"),
+    "index_add": ("input", "dim", "index", "source", "*", "alpha="),
+    "index_copy": ("input", "dim", "index", "source"),
+    "index_fill": ("input", "dim", "index", "value"),
+    "index_put": ("input", "indices", "values", "accumulate="),
+    "put": ("input", "index", "source", "accumulate="),
+    "masked_scatter": ("input", "mask", "source"),
+}
+
+
+def _signature(names: tuple) -> inspect.Signature:
+    params, kind = [], inspect.Parameter.POSITIONAL_OR_KEYWORD
+    for n in names:
+        if n == "*":
+            kind = inspect.Parameter.KEYWORD_ONLY
+            continue
+        default = None if n.endswith("=") else inspect.Parameter.empty
+        params.append(inspect.Parameter(n.rstrip("="), kind, default=default))
+    return inspect.Signature(params)
 
 
 def bind(op: str, args: list, kwargs: dict) -> dict:
@@ -109,9 +131,7 @@ def bind(op: str, args: list, kwargs: dict) -> dict:
     "x"}, "dim": 1, ...}``. Varargs stay a list under their name."""
     sig = _SIGNATURES.get(op)
     if sig is None and op.rstrip("_") in _PARAMETERS:
-        sig = _SIGNATURES[op] = inspect.Signature(
-            [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-             for n in _PARAMETERS[op.rstrip("_")]])
+        sig = _SIGNATURES[op] = _signature(_PARAMETERS[op.rstrip("_")])
     if sig is None:
         fn = _callable(op)
         try:
@@ -278,6 +298,8 @@ class Call:
             name = self.b.value(arg["tensor"])
             return self.b.cast(name, self.b.meta(arg["tensor"])["dtype"], dtype) \
                 if dtype is not None else name
+        if isinstance(arg, dict) and "symint" in arg:  # a size read from a tensor
+            return self.b.cast(self.b.scalar_expr(arg["symint"]), "int64", dtype or "int64")
         value = decode(arg)
         if isinstance(value, (bool, int, float)):
             return self.const(value, dtype or ("float32" if isinstance(value, float)

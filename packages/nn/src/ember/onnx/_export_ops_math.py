@@ -416,6 +416,10 @@ def _softmax(c: Call):
     axis = norm_axis(int(dim), rank)
     if c.op == "softmin":
         x = c.add("Neg", [x])
+    if rank == 0:  # one element: ONNX's softmax needs an axis
+        out = c.add("LogSoftmax" if c.op == "log_softmax" else "Softmax",
+                    [unsqueeze(c, x, [0])], axis=0)
+        return c.add("Squeeze", [out, c.i64([0])])
     return c.add("LogSoftmax" if c.op == "log_softmax" else "Softmax", [x], axis=axis)
 
 
@@ -425,6 +429,9 @@ def _softmax(c: Call):
 def _matmul(c: Call):
     d = c.out_dtype
     x, y = _two(c, d)
+    names = list(c.p)
+    if c.rank(names[0]) == 0 or c.rank(names[1]) == 0:  # inner with a scalar: a product
+        return c.add("Mul", [x, y])
     if c.op == "inner" and c.rank(list(c.p)[1]) > 1:
         rank = c.rank(list(c.p)[1])
         y = c.add("Transpose", [y], perm=list(range(rank - 2)) + [rank - 1, rank - 2])

@@ -76,14 +76,21 @@ def _pool_args(c: Call, n: int) -> dict:
             "ceil_mode": int(bool(c.lit("ceil_mode", False)))}
 
 
-@mapping("max_pool1d", "max_pool2d", "max_pool3d")
+@mapping("max_pool1d", "max_pool2d", "max_pool3d", "max_pool1d_with_indices",
+         "max_pool2d_with_indices", "max_pool3d_with_indices")
 def _max_pool(c: Call):
-    if c.lit("return_indices", False):
-        raise Unsupported("return_indices=True (ONNX MaxPool's indices count over the whole "
-                          "tensor, PyTorch's per plane)")
-    n = int(c.op[-2])
-    return c.add("MaxPool", [c.t("input")], dilations=c.ints("dilation", n, 1),
-                 **_pool_args(c, n))
+    n = int(c.op.split("_")[1][-2])
+    x = c.t("input")
+    attrs = dict(dilations=c.ints("dilation", n, 1), **_pool_args(c, n))
+    if not c.lit("return_indices", False) and len(c.outputs) == 1:
+        return c.add("MaxPool", [x], **attrs)
+    # ONNX counts the indices over the whole tensor, PyTorch per (batch, channel) plane:
+    # subtract each plane's first flat index (a 1x1 MaxPool's indices at the origin)
+    values, flat = c.add("MaxPool", [x], outputs=2, **attrs)
+    _, origin = c.add("MaxPool", [x], outputs=2, kernel_shape=[1] * n, strides=[1] * n)
+    spatial = list(range(2, 2 + n))
+    origin = c.add("Slice", [origin, c.i64([0] * n), c.i64([1] * n), c.i64(spatial)])
+    return [values, c.add("Sub", [flat, origin])]
 
 
 @mapping("avg_pool1d", "avg_pool2d", "avg_pool3d")
@@ -110,14 +117,29 @@ def _adaptive_pool(c: Call):
         return c.add("GlobalMaxPool" if is_max else "GlobalAveragePool", [x])
     if list(in_sizes) == list(out_sizes):
         return x
-    if not all(isinstance(s, int) for s in list(in_sizes) + list(out_sizes)) \
-            or any(i % o for i, o in zip(in_sizes, out_sizes)):
-        raise Unsupported(f"adaptive pooling from {in_sizes} to {out_sizes}: ONNX pools "
-                          "with one kernel, so the input sizes must be static multiples of "
-                          "the output sizes")
-    kernel = [i // o for i, o in zip(in_sizes, out_sizes)]
-    return c.add("MaxPool" if is_max else "AveragePool", [x], kernel_shape=kernel,
-                 strides=kernel)
+    if not all(isinstance(s, int) for s in list(in_sizes) + list(out_sizes)):
+        raise Unsupported(f"adaptive pooling from {in_sizes} to {out_sizes}: the sizes must "
+                          "be static (ONNX has no adaptive pooling)")
+    if not any(i % o for i, o in zip(in_sizes, out_sizes)):
+        kernel = [i // o for i, o in zip(in_sizes, out_sizes)]
+        return c.add("MaxPool" if is_max else "AveragePool", [x], kernel_shape=kernel,
+                     strides=kernel)
+    # PyTorch's windows [floor(i * In / Out), ceil((i + 1) * In / Out)): a rectangle per output
+    # cell, so the pooling is separable, one axis at a time
+    reduce_op = "ReduceMax" if is_max else "ReduceMean"
+    rank = c.rank("input")
+    for k, (size_in, size_out) in enumerate(zip(in_sizes, out_sizes)):
+        axis = rank - n + k
+        if size_in == size_out:
+            continue
+        cells = []
+        for i in range(size_out):
+            start = (i * size_in) // size_out
+            end = -((-(i + 1) * size_in) // size_out)
+            window = c.add("Slice", [x, c.i64([start]), c.i64([end]), c.i64([axis])])
+            cells.append(reduce(c, reduce_op, window, [axis], True))
+        x = cells[0] if len(cells) == 1 else c.add("Concat", cells, axis=axis)
+    return x
 
 
 # -- normalization ------------------------------------------------------------------------------
@@ -313,6 +335,78 @@ def _embedding(c: Call):
     return c.add("Gather", [c.t("weight"), ids], axis=0)
 
 
+@mapping("nn.functional.embedding_bag")
+def _embedding_bag(c: Call):
+    """Bags as a ``[bags, n]`` membership matrix: ``sum`` and ``mean`` are a product with
+    the gathered rows, ``max`` a masked reduction; an empty bag gives zeros, as PyTorch."""
+    if c.lit("max_norm") is not None:
+        raise Unsupported("max_norm (it renormalizes the weight in place while running)")
+    d = c.out_dtype
+    mode = c.lit("mode", "mean")
+    ids = c.t("input", "int64")
+    rows = c.add("Gather", [c.t("weight", d), ids], axis=0)
+    if c.has("per_sample_weights"):
+        rows = c.add("Mul", [rows, unsqueeze(c, c.t("per_sample_weights", d), [-1])])
+    zero64, one64 = c.const(np.int64(0), "int64"), c.const(np.int64(1), "int64")
+    if c.rank("input") == 2:
+        keep = None
+        if c.p.get("padding_idx") is not None:
+            keep = c.add("Not", [c.add("Equal", [ids, c.const(int(c.lit("padding_idx")),
+                                                              "int64")])])
+        member = keep  # [B, L] or all
+        if member is None:
+            if mode == "sum":
+                return reduce(c, "ReduceSum", rows, [1], False)
+            if mode == "mean":
+                return reduce(c, "ReduceMean", rows, [1], False)
+            return reduce(c, "ReduceMax", rows, [1], False)
+        member3 = unsqueeze(c, member, [2])
+        zero = c.const(0.0, d)
+        if mode == "max":
+            masked = c.add("Where", [member3, rows, c.const(-np.inf, d)])
+            out = reduce(c, "ReduceMax", masked, [1], False)
+            count = reduce(c, "ReduceSum", c.add("Cast", [member], to=onnx_type("int64")), [1],
+                           True)
+            return c.add("Where", [c.add("Equal", [count, zero64]), zero, out])
+        total = reduce(c, "ReduceSum", c.add("Where", [member3, rows, zero]), [1], False)
+        if mode == "sum":
+            return total
+        count = reduce(c, "ReduceSum", c.add("Cast", [member], to=onnx_type(d)), [1], True)
+        return c.add("Div", [total, c.add("Max", [count, c.const(1.0, d)])])
+    if not c.has("offsets"):
+        raise Unsupported("a 1-d input without offsets")
+    offsets = c.t("offsets", "int64")
+    n_off = c.b.dim_of(offsets, 0)
+    if c.lit("include_last_offset", False):
+        n_off = c.add("Sub", [n_off, c.i64([1])])
+        offsets = c.add("Slice", [offsets, c.i64([0]), n_off, c.i64([0])])
+    positions = c.add("Range", [zero64, c.add("Squeeze", [c.b.dim_of(ids, 0), c.i64([0])]),
+                                one64])
+    # bag of each position: the number of offsets at or before it, minus one
+    bag = c.add("Sub", [reduce(c, "ReduceSum", c.add("Cast", [
+        c.add("LessOrEqual", [unsqueeze(c, offsets, [0]), unsqueeze(c, positions, [1])])],
+        to=onnx_type("int64")), [1], False), one64])
+    bags = c.add("Range", [zero64, c.add("Squeeze", [n_off, c.i64([0])]), one64])
+    member = c.add("Equal", [unsqueeze(c, bags, [1]), unsqueeze(c, bag, [0])])   # [B, L]
+    if c.p.get("padding_idx") is not None:
+        member = c.add("And", [member, unsqueeze(c, c.add("Not", [c.add("Equal", [
+            ids, c.const(int(c.lit("padding_idx")), "int64")])]), [0])])
+    zero = c.const(0.0, d)
+    if mode == "max":
+        masked = c.add("Where", [unsqueeze(c, member, [2]), unsqueeze(c, rows, [0]),
+                                 c.const(-np.inf, d)])
+        out = reduce(c, "ReduceMax", masked, [1], False)
+        count = reduce(c, "ReduceSum", c.add("Cast", [member], to=onnx_type("int64")), [1],
+                       True)
+        return c.add("Where", [c.add("Equal", [count, zero64]), zero, out])
+    weights = c.add("Cast", [member], to=onnx_type(d))
+    total = c.add("MatMul", [weights, rows])
+    if mode == "sum":
+        return total
+    count = reduce(c, "ReduceSum", weights, [1], True)
+    return c.add("Div", [total, c.add("Max", [count, c.const(1.0, d)])])
+
+
 # -- padding and resizing -----------------------------------------------------------------------
 
 _PAD_MODES = {"constant": "constant", "reflect": "reflect", "replicate": "edge",
@@ -379,10 +473,132 @@ def _interpolate(c: Call):
 
 @mapping("pixel_shuffle")
 def _pixel_shuffle(c: Call):
-    if c.rank("input") != 4:
-        raise Unsupported("pixel_shuffle of a tensor that is not 4-d")
-    return c.add("DepthToSpace", [c.t("input")], blocksize=int(c.lit("upscale_factor")),
-                 mode="CRD")
+    r = int(c.lit("upscale_factor"))
+    if c.rank("input") == 4:
+        return c.add("DepthToSpace", [c.t("input")], blocksize=r, mode="CRD")
+    shape = c.shape("input")
+    lead, (ch, h, w) = list(shape[:-3]), shape[-3:]
+    k = len(lead)
+    split = lead + [_div(ch, r * r), r, r, h, w]
+    x = reshape_to(c, c.t("input"), shape, split)
+    x = c.add("Transpose", [x], perm=list(range(k)) + [k, k + 3, k + 1, k + 4, k + 2])
+    return reshape_to(c, x, lead + [_div(ch, r * r), h, r, w, r], c.out_shape)
+
+
+def _div(e, k: int):
+    return e // k if isinstance(e, int) else {"floordiv": [e, k]}
+
+
+def _mul(e, k: int):
+    return e * k if isinstance(e, int) else {"mul": [e, k]}
+
+
+@mapping("pixel_unshuffle")
+def _pixel_unshuffle(c: Call):
+    r = int(c.lit("downscale_factor"))
+    shape = c.shape("input")
+    lead, (ch, h, w) = list(shape[:-3]), shape[-3:]
+    k = len(lead)
+    split = lead + [ch, _div(h, r), r, _div(w, r), r]
+    x = reshape_to(c, c.t("input"), shape, split)
+    x = c.add("Transpose", [x], perm=list(range(k)) + [k, k + 2, k + 4, k + 1, k + 3])
+    return reshape_to(c, x, lead + [ch, r, r, _div(h, r), _div(w, r)], c.out_shape)
+
+
+@mapping("channel_shuffle", "native_channel_shuffle")
+def _channel_shuffle(c: Call):
+    g = int(c.lit("groups"))
+    shape = c.shape("input")
+    rest = list(shape[2:])
+    split = [shape[0], g, _div(shape[1], g)] + rest
+    x = reshape_to(c, c.t("input"), shape, split)
+    perm = [0, 2, 1] + list(range(3, len(split)))
+    x = c.add("Transpose", [x], perm=perm)
+    return reshape_to(c, x, [shape[0], _div(shape[1], g), g] + rest, shape)
+
+
+@mapping("local_response_norm")
+def _local_response_norm(c: Call):
+    """PyTorch's formula: the mean of squares over a window of ``size`` channels (zero
+    padded ``size // 2`` before, ``(size - 1) // 2`` after), ``(k + alpha * mean) ** beta``."""
+    d = c.out_dtype
+    size = int(c.lit("size"))
+    shape = c.shape("input")
+    if len(shape) < 3:
+        raise Unsupported("local_response_norm of a tensor with fewer than 3 dims")
+    x = c.t("input", d)
+    sq = c.add("Mul", [x, x])
+    grid = c.add("Reshape", [sq, c.b.sizes([shape[0], 1, shape[1], -1])])   # [N, 1, C, R]
+    grid = c.add("Pad", [grid, c.i64([0, 0, size // 2, 0, 0, 0, (size - 1) // 2, 0])])
+    mean = c.add("AveragePool", [grid], kernel_shape=[size, 1], strides=[1, 1])
+    mean = c.add("Reshape", [mean, c.b.shape_of(x)])
+    div = c.add("Pow", [c.add("Add", [c.add("Mul", [mean, c.const(float(c.lit("alpha", 1e-4)),
+                                                                       d)]),
+                                      c.const(float(c.lit("k", 1.0)), d)]),
+                        c.const(float(c.lit("beta", 0.75)), d)])
+    return c.add("Div", [x, div])
+
+
+@mapping("lp_pool1d", "lp_pool2d", "lp_pool3d")
+def _lp_pool(c: Call):
+    """PyTorch's formula: ``(avg_pool(x ** p) * kernel size) ** (1 / p)``."""
+    n = int(c.op[-2])
+    d = c.out_dtype
+    p = float(c.lit("norm_type"))
+    kernel = c.ints("kernel_size", n)
+    stride = c.lit("stride")
+    strides = kernel if stride is None or stride == [] else c.ints("stride", n)
+    x = c.t("input", d)
+    powered = c.add("Pow", [x, c.const(p, d)])
+    pooled = c.add("AveragePool", [powered], kernel_shape=kernel, strides=strides,
+                   ceil_mode=int(bool(c.lit("ceil_mode", False))))
+    total = c.add("Mul", [pooled, c.const(float(np.prod(kernel)), d)])
+    return c.add("Pow", [total, c.const(1.0 / p, d)])
+
+
+# -- sampling grids -----------------------------------------------------------------------------
+
+@mapping("grid_sample", "grid_sampler")
+def _grid_sample(c: Call):
+    mode = c.lit("mode", c.lit("interpolation_mode", "bilinear"))  # grid_sampler: ints
+    padding = c.lit("padding_mode", "zeros")
+    if isinstance(mode, int):
+        mode = ("bilinear", "nearest", "bicubic")[mode]
+    if isinstance(padding, int):
+        padding = ("zeros", "border", "reflection")[padding]
+    rank = c.rank("input")
+    if rank != 4:
+        c.require(20, f"grid_sample of a {rank}-d input (GridSample in N-d)")
+    c.require(16, "grid_sample (GridSample)")
+    if c.opset >= 20:
+        mode = {"bilinear": "linear", "bicubic": "cubic"}.get(mode, mode)
+    d = c.out_dtype
+    return c.add("GridSample", [c.t("input", d), c.t("grid", d)], mode=mode,
+                 padding_mode=padding, align_corners=int(bool(c.lit("align_corners", False))))
+
+
+def _base_coords(n: int, align: bool) -> np.ndarray:
+    if align:
+        return np.linspace(-1.0, 1.0, n) if n > 1 else np.zeros(1)
+    return (np.arange(n) * 2.0 + 1.0) / n - 1.0
+
+
+@mapping("affine_grid", "affine_grid_generator")
+def _affine_grid(c: Call):
+    size = c.sizes("size")
+    spatial = size[2:]
+    if not all(isinstance(e, int) for e in spatial):
+        raise Unsupported("affine_grid with dynamic spatial sizes")
+    align = bool(c.lit("align_corners", False))
+    # the base grid: one row [x, y, (z,) 1] per output position, x varying fastest
+    axes = [_base_coords(n, align) for n in spatial]
+    mesh = np.meshgrid(*axes, indexing="ij")               # in (D,) H, W order
+    coords = [m.reshape(-1) for m in reversed(mesh)] + [np.ones(mesh[0].size)]
+    base = np.stack(coords, axis=-1)                       # [positions, k + 1]
+    d = c.out_dtype
+    theta = c.t("theta", d)
+    grid = c.add("MatMul", [c.const(base, d), c.add("Transpose", [theta], perm=[0, 2, 1])])
+    return c.add("Reshape", [grid, c.b.sizes([size[0]] + list(spatial) + [len(spatial)])])
 
 
 @mapping("nn.functional.normalize")

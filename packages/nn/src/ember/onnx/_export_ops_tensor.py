@@ -18,6 +18,7 @@ from ._export_ops import (
     is_tensor_arg,
     mapping,
     norm_axis,
+    reduce,
     squeeze,
     unsqueeze,
 )
@@ -231,6 +232,14 @@ def _getitem(c: Call):
     shape = c.shape("self")
     rank = len(shape)
     items = _index_items(c.p["index"])
+    if len(items) == 1 and is_tensor_arg(items[0]) and \
+            c.arg_meta(items[0])["dtype"] in ("bool", "uint8"):
+        from ._export_ops_select import select_by_mask
+
+        mask_rank = len(c.arg_meta(items[0])["shape"])
+        if mask_rank == 0 or mask_rank > rank:
+            raise Unsupported(f"a {mask_rank}-d boolean mask for a {rank}-d tensor")
+        return select_by_mask(c, x, shape, c.t(items[0], "bool"), mask_rank)
     consumed = sum(1 for it in items if it is not None and not _is_ellipsis(it))
     if consumed > rank:
         raise Unsupported(f"too many indices for a {rank}-d tensor")
@@ -319,11 +328,16 @@ def _getitem(c: Call):
 @mapping("setitem")
 def _setitem(c: Call):
     """``x[index] = value`` for an index of ints, slices and ``...`` on a tensor of static
-    shape: ``ScatterND`` at the (constant) coordinates of the written region."""
+    shape (``ScatterND`` at the constant coordinates of the written region), or of index
+    tensors (``index_put``: a boolean mask, or integer indices on the leading dims)."""
+    items = _index_items(c.p["index"])
+    if items and all(is_tensor_arg(it) for it in items):
+        from ._export_ops_select import index_put
+
+        return index_put(c, "self", items, c.p["value"], accumulate=False)
     shape = c.shape("self")
     if not all(isinstance(e, int) for e in shape):
         raise Unsupported("assignment into a tensor with dynamic dimensions")
-    items = _index_items(c.p["index"])
     if any(it is None or isinstance(it, bool) or is_tensor_arg(it) or isinstance(it, list)
            for it in items):
         raise Unsupported("assignment through None, bool, list or tensor indices")
@@ -406,9 +420,110 @@ def _gather(c: Call):
         raise Unsupported("take_along_dim without dim (over the flattened input)")
     axis = norm_axis(int(c.lit("dim")), c.rank("input"))
     index = "index" if "index" in c.p else "indices"
-    if c.shape(index) != c.out_shape:
-        raise Unsupported("indices that broadcast against the input")
-    return c.add("GatherElements", [c.t("input"), c.t(index, "int64")], axis=axis)
+    x, idx = c.t("input"), c.t(index, "int64")
+    if c.shape(index) != c.out_shape:  # take_along_dim broadcasts all dims but ``dim``
+        if c.op != "take_along_dim":
+            raise Unsupported("an index of another shape than the output")
+        # zeros shaped like each: they broadcast against each other, except along ``axis``
+        # where each keeps its own size
+        zero = c.const(np.int64(0), "int64")
+        x_zeros = c.add("Mul", [c.b.cast(x, c.dtype("input"), "int64"), zero])
+        i_zeros = c.add("Mul", [idx, zero])
+        x_shape = c.b.shape_of(c.add("Add", [x_zeros, reduce(c, "ReduceMax", i_zeros, [axis],
+                                                             True)]))
+        i_shape = c.b.shape_of(c.add("Add", [i_zeros, reduce(c, "ReduceMax", x_zeros, [axis],
+                                                             True)]))
+        x, idx = c.add("Expand", [x, x_shape]), c.add("Expand", [idx, i_shape])
+    return c.add("GatherElements", [x, idx], axis=axis)
+
+
+@mapping("hstack", "vstack", "dstack", "column_stack", "row_stack")
+def _hstack(c: Call):
+    items = _tensor_list(c, "tensors")
+    d = c.out_dtype
+    out_rank = len(c.out_shape)
+    names = []
+    for t in items:
+        shape = c.arg_meta(t)["shape"]
+        x = c.t(t, d)
+        if c.op == "column_stack" and len(shape) <= 1:
+            x = reshape_to(c, x, shape, [shape[0] if shape else 1, 1])
+        elif c.op in ("vstack", "row_stack") and len(shape) < 2:
+            x = reshape_to(c, x, shape, [1, shape[0] if shape else 1])
+        elif c.op == "dstack" and len(shape) < 3:
+            x = reshape_to(c, x, shape, [1] + ([shape[0]] if shape else [1]) + [1]
+                           if len(shape) <= 1 else list(shape) + [1])
+        elif c.op == "hstack" and not shape:
+            x = unsqueeze(c, x, [0])
+        names.append(x)
+    axis = {"hstack": 1 if out_rank > 1 else 0, "vstack": 0, "row_stack": 0, "dstack": 2,
+            "column_stack": 1}[c.op]
+    return names[0] if len(names) == 1 else c.add("Concat", names, axis=axis)
+
+
+@mapping("atleast_1d", "atleast_2d", "atleast_3d")
+def _atleast(c: Call):
+    items = c.p.get("tensors") or []
+    if len(items) == 1 and isinstance(items[0], list):
+        items = items[0]
+    outs = []
+    for t, o in zip(items, c.outputs):
+        shape = c.arg_meta(t)["shape"]
+        outs.append(reshape_to(c, c.t(t), shape, o["shape"]))
+    return outs[0] if len(c.outputs) == 1 else outs
+
+
+@mapping("fliplr", "flipud")
+def _fliplr(c: Call):
+    axis = 1 if c.op == "fliplr" else 0
+    return c.add("Slice", [c.t("input"), c.i64([-1]), c.i64([INT64_MIN]), c.i64([axis]),
+                           c.i64([-1])])
+
+
+@mapping("broadcast_tensors")
+def _broadcast_tensors(c: Call):
+    items = c.p.get("tensors") or []
+    return [expand_to(c, c.t(t), c.arg_meta(t)["shape"], o["shape"])
+            for t, o in zip(items, c.outputs)]
+
+
+@mapping("meshgrid")
+def _meshgrid(c: Call):
+    items = c.p.get("tensors") or []
+    if len(items) == 1 and isinstance(items[0], list):
+        items = items[0]
+    xy = c.lit("indexing") == "xy" and len(items) >= 2
+    n = len(items)
+    outs = []
+    for k, (t, o) in enumerate(zip(items, c.outputs)):
+        axis = k
+        if xy and k < 2:
+            axis = 1 - k
+        x = reshape_to(c, c.t(t), c.arg_meta(t)["shape"],
+                       [o["shape"][axis] if a == axis else 1 for a in range(n)])
+        outs.append(c.add("Expand", [x, c.b.sizes(o["shape"])]))
+    return outs
+
+
+@mapping("rot90")
+def _rot90(c: Call):
+    k = int(c.lit("k", 1)) % 4
+    rank = c.rank("input")
+    a, b = (norm_axis(int(d), rank) for d in c.lit("dims", [0, 1]))
+    x = c.t("input")
+    if k == 0:
+        return x
+
+    def flip(v, axis):
+        return c.add("Slice", [v, c.i64([-1]), c.i64([INT64_MIN]), c.i64([axis]), c.i64([-1])])
+
+    perm = list(range(rank))
+    perm[a], perm[b] = perm[b], perm[a]
+    if k == 2:
+        return flip(flip(x, a), b)
+    if k == 1:
+        return c.add("Transpose", [flip(x, b)], perm=perm)
+    return flip(c.add("Transpose", [x], perm=perm), b)
 
 
 @mapping("flip")
@@ -495,11 +610,17 @@ def _trilu(c: Call):
 @mapping("one_hot")
 def _one_hot(c: Call):
     n = c.lit("num_classes", -1)
-    if n is None or n < 0:
-        raise Unsupported("one_hot without num_classes has a data-dependent size")
+    ids = c.t("tensor" if "tensor" in c.p else "input", "int64")
+    if n is None or n < 0:  # the classes the data has: max + 1
+        depth = c.add("Add", [c.add("ReduceMax", [ids], keepdims=0),
+                              c.const(np.int64(1), "int64")])
+    else:
+        depth = c.const(np.int64(n), "int64")
     values = c.const([0, 1], c.out_dtype)
-    return c.add("OneHot", [c.t("tensor" if "tensor" in c.p else "input", "int64"),
-                            c.const(np.int64(n), "int64"), values], axis=-1)
+    if not c.rank("tensor" if "tensor" in c.p else "input"):  # OneHot needs indices of rank 1+
+        return squeeze(c, c.add("OneHot", [unsqueeze(c, ids, [0]), depth, values], axis=-1),
+                       [0])
+    return c.add("OneHot", [ids, depth, values], axis=-1)
 
 
 # -- casts --------------------------------------------------------------------------------------

@@ -12,7 +12,14 @@ from __future__ import annotations
 
 import ember
 
-from . import _export_ops_math, _export_ops_nn, _export_ops_tensor  # noqa: F401 (mappings)
+from . import (  # noqa: F401 (the mappings register themselves)
+    _export_ops_linalg,
+    _export_ops_loss,
+    _export_ops_math,
+    _export_ops_nn,
+    _export_ops_select,
+    _export_ops_tensor,
+)
 from ._export_graph import (
     Builder,
     NeedsOpset,
@@ -276,6 +283,9 @@ def _translate(b: Builder, nodes: list, own_names: set) -> None:
                 r = o["name"]
             b.env[o["name"]] = r
             b.metas[o["name"]] = o
+            for d, e in enumerate(o["shape"]):  # a data-dependent size: read it from here
+                if isinstance(e, dict) and "sym" in e:
+                    b.sym_source.setdefault(e["sym"], (r, d))
     b.current = ""
     if problems:
         raise unsupported_error(problems, b.opset)

@@ -101,8 +101,10 @@ def export(model, args=(), f=None, *, kwargs=None, verbose=None, input_names=Non
 
     Every op of the captured graph needs a mapping that the requested opset can express;
     otherwise one :class:`UnsupportedOperatorError` lists each such op with its source line
-    and, where a newer opset has it, that opset. Guards of the capture (assumptions on sizes)
-    are not checked by the ONNX graph.
+    and, where a newer opset has it, that opset. A size that depends on the data (``nonzero``,
+    ``x[mask]``, ``unique``) is a ``dim_param`` of the ONNX graph, read at run time from the
+    value that has it. Guards of the capture (assumptions on sizes) are not checked by the
+    ONNX graph: ONNX has no assertion operator.
     """
     from ember import export as ember_export
 
