@@ -683,6 +683,21 @@ def _pack_saved(saved, pack, unpack, node):
     return _PList(items) if cls is list else _PTuple(items)
 
 
+@contextlib.contextmanager
+def _packing(node):
+    """Inside: pack hooks run for ``node`` (``packing_node()``), without recording (as
+    PyTorch's hooks run)."""
+    st = _HOOKS
+    prev_grad, prev_node = GRAD.enabled, st.packing
+    GRAD.enabled = False
+    st.packing = node
+    try:
+        yield
+    finally:
+        GRAD.enabled = prev_grad
+        st.packing = prev_node
+
+
 def _pack_recorded(node, out) -> None:
     """``record``'s hook while some thread has saved-tensor hooks: pack what ``node`` saved
     with this thread's innermost hooks (nothing when this thread has none)."""
@@ -695,17 +710,10 @@ def _pack_recorded(node, out) -> None:
     if hooks is None:
         return
     pack, unpack = hooks
-    st = _HOOKS
-    prev_grad, prev_node = GRAD.enabled, st.packing
-    GRAD.enabled = False  # as PyTorch: the hooks run without recording
-    st.packing = node
-    try:
+    with _packing(node):
         psaved = _pack_saved(saved, pack, unpack, node) if saved else saved
         pctx = _pack_tree(ctx, pack, unpack, node, 1) if ctx is not None else ctx
         pout = _pack_tensor(out, pack, unpack, None) if out_data is not None else None
-    finally:
-        GRAD.enabled = prev_grad
-        st.packing = prev_node
     if psaved is saved and pctx is ctx and pout is None:
         return
     if psaved is not saved or pctx is not ctx:
@@ -730,17 +738,9 @@ def pack_function_saved(ctx_node) -> None:
     if hooks is None:
         return
     pack, unpack = hooks
-    st = _HOOKS
-    prev_grad, prev_node = GRAD.enabled, st.packing
-    GRAD.enabled = False
-    st.packing = ctx_node
-    try:
-        saved = ctx_node.saved
+    with _packing(ctx_node):
         items = tuple([x if x is None else _pack_tensor(x, pack, unpack, _tensor_meta(x, ctx_node))
-                       for x in saved])
-    finally:
-        GRAD.enabled = prev_grad
-        st.packing = prev_node
+                       for x in ctx_node.saved])
     ctx_node.saved = _Packed(_PTuple(items), None, ctx_node)
     ctx_node.versions = None
 
