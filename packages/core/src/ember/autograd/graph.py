@@ -290,7 +290,7 @@ HOLOMORPHIC = {
     "SqueezeBackward0", "SqueezeBackward1", "SqueezeBackward2", "StackBackward0",
     "SubBackward0", "SumBackward0", "SumBackward1", "TBackward0", "TakeBackward0",
     "TanBackward0", "TanhBackward0", "ToCopyBackward0", "TraceBackward0", "TransposeBackward0",
-    "TrilBackward0", "TriuBackward0", "DiagEmbedBackward0",
+    "TrilBackward0", "TriuBackward0", "DiagEmbedBackward0", "IndexPutBackward0",
     "UnbindBackward0", "UnsafeViewBackward0", "UnsqueezeBackward0", "ViewBackward0",
 }
 

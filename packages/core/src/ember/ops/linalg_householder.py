@@ -2,10 +2,14 @@
 reflectors' vectors below it, and their scales ``tau``), ``householder_product`` (LAPACK's
 orgqr: the explicit Q) and ``ormqr`` (a product with Q without forming it).
 
-``Q = H_1 ... H_k`` with ``H_i = I - tau_i v_i v_i^T``, ``v_i`` zero above row i, one at row
-i and column i of the packed matrix below. The reflectors are applied by one loop over them,
-each step vectorised over the batch; the same loop runs on arrays when no gradient is needed
-and on tensors (so that autograd records it, double backward included) when one is.
+``Q = H_1 ... H_k`` with ``H_i = I - tau_i v_i v_i^H`` (``v_i^T`` for real numbers), ``v_i``
+zero above row i, one at row i and column i of the packed matrix below. For complex numbers
+``tau`` is complex and ``H_i`` is not Hermitian (LAPACK's zlarfg: ``H^H x = beta e_1`` with
+``beta`` real), and ``transpose`` in ``ormqr`` means the conjugate transpose, as in PyTorch.
+
+The reflectors are applied by one loop over them, each step vectorised over the batch; the
+same loop runs on arrays when no gradient is needed and on tensors (so that autograd records
+it, double backward included for real numbers) when one is.
 """
 
 from __future__ import annotations
@@ -33,30 +37,43 @@ __all__ = ["geqrf", "householder_product", "ormqr"]
 # -- geqrf -----------------------------------------------------------------------------------
 
 def geqrf_array(xp, a):
-    """Householder QR of ``a`` (batch, m, n) in place, LAPACK's geqr2 step by step (dlarfg's
-    sign convention: ``beta = -sign(alpha) * norm``); returns ``tau`` (batch, min(m, n))."""
+    """Householder QR of ``a`` (batch, m, n) in place, LAPACK's geqr2 step by step (dlarfg /
+    zlarfg's convention: ``beta = -sign(Re alpha) * norm``, real; ``tau = (beta - alpha) /
+    beta``; ``H_j^H`` applied to the trailing columns); returns ``tau`` (batch, min(m, n))."""
     nb, m, n = a.shape
     k = min(m, n)
+    cplx = a.dtype.kind == "c"
     tau = xp.zeros((nb, k), dtype=a.dtype)
     with np.errstate(divide="ignore", invalid="ignore"):
         for j in range(k):
             alpha = a[:, j, j]
             below = a[:, j + 1:, j]
-            xnorm = xp.sqrt((below * below).sum(-1))
-            reflect = xnorm != 0  # dlarfg: H = I (tau = 0) when the column is already reduced
-            beta = -xp.copysign(xp.hypot(alpha, xnorm), alpha)
+            if cplx:
+                alphr, alphi = alpha.real, alpha.imag
+                xnorm = xp.sqrt((below.real ** 2 + below.imag ** 2).sum(-1))
+                # zlarfg: H = I (tau = 0) when the column is reduced and alpha is real
+                reflect = (xnorm != 0) | (alphi != 0)
+                beta = -xp.copysign(xp.hypot(xp.hypot(alphr, alphi), xnorm), alphr)
+            else:
+                alphr = alpha
+                xnorm = xp.sqrt((below * below).sum(-1))
+                reflect = xnorm != 0  # dlarfg: H = I (tau = 0) when the column is reduced
+                beta = -xp.copysign(xp.hypot(alpha, xnorm), alpha)
             safe_beta = xp.where(reflect, beta, 1)
-            t = xp.where(reflect, (beta - alpha) / safe_beta, 0)
+            t = (beta - alphr) / safe_beta
+            if cplx:
+                t = t - 1j * (alphi / safe_beta)
+            t = xp.where(reflect, t, 0)
             scale = xp.where(reflect, 1 / xp.where(reflect, alpha - beta, 1), 1)
             a[:, j + 1:, j] = below * scale[:, None]
             a[:, j, j] = xp.where(reflect, beta, alpha)
             tau[:, j] = t
-            if j + 1 < n:  # apply H_j to the trailing columns: C -= tau v (v^T C)
+            if j + 1 < n:  # apply H_j^H to the trailing columns: C -= conj(tau) v (v^H C)
                 v = a[:, j:, j].copy()
                 v[:, 0] = 1
                 trailing = a[:, j:, j + 1:]
-                w = (v[:, None, :] @ trailing)  # (nb, 1, n - j - 1)
-                trailing -= (t[:, None] * v)[:, :, None] * w
+                w = (v.conj()[:, None, :] @ trailing)  # (nb, 1, n - j - 1)
+                trailing -= (t.conj()[:, None] * v)[:, :, None] * w
     return tau
 
 
@@ -70,7 +87,10 @@ def geqrf(input):
     d = input._data
     if d.ndim < 2:
         raise RuntimeError("torch.geqrf: input must have at least 2 dimensions.")
-    kernel_dtype(input, "geqrf_cpu")
+    kernel_dtype(input, "geqrf_cpu", complex_ok=True)
+    if d.dtype.kind == "c" and needs_grad(input):
+        raise RuntimeError("geqrf does not support automatic differentiation for outputs with "
+                           "complex dtype.")
     m, n = d.shape[-2:]
     a = flatten_batch(d).copy()
     tau = geqrf_array(xp_of(input), a)
@@ -85,24 +105,29 @@ def geqrf(input):
 # -- applying reflectors ---------------------------------------------------------------------
 
 def apply_reflectors(V, tau, C, left: bool, transpose: bool, const_like):
-    """``Q C`` / ``Q^T C`` (``left``) or ``C Q`` / ``C Q^T`` for ``Q = H_1 ... H_k``, the
-    reflectors stored in the columns of ``V`` (..., m, >= k) and ``tau`` (..., k).
+    """``Q C`` / ``Q^H C`` (``left``) or ``C Q`` / ``C Q^H`` for ``Q = H_1 ... H_k``, the
+    reflectors stored in the columns of ``V`` (..., m, >= k) and ``tau`` (..., k); ``Q^H`` is
+    ``Q^T`` for real numbers.
 
     ``V``, ``tau`` and ``C`` are all arrays or all tensors (then every step is recorded by
     autograd); ``const_like(fn)`` makes the constant ``fn(xp, dtype)`` of the same kind. Only
-    operators and indexing are used, which arrays and tensors share."""
+    operators, indexing and ``conj()``, which arrays and tensors share, are used."""
     m = V.shape[-2]
     k = tau.shape[-1]
-    forward = left == transpose  # Q^T C = H_k ... H_1 C applies H_1 first
+    cplx = V.dtype.is_complex if hasattr(V.dtype, "is_complex") else V.dtype.kind == "c"
+    if cplx and transpose:  # H^H = I - conj(tau) v v^H
+        tau = tau.conj()
+    forward = left == transpose  # Q^H C = H_k^H ... H_1^H C applies H_1^H first
     for i in (range(k) if forward else range(k - 1, -1, -1)):
         below = const_like(lambda xp, dt, i=i: (xp.arange(m) > i).astype(dt))
         unit = const_like(lambda xp, dt, i=i: (xp.arange(m) == i).astype(dt))
         v = V[..., :, i] * below + unit  # (..., m): zero above i, one at i
+        vh = v.conj() if cplx else v
         t = tau[..., i, None, None]
-        if left:  # H C = C - tau v (v^T C)
-            C = C - (t * v[..., :, None]) @ (v[..., None, :] @ C)
-        else:  # C H = C - (C v) tau v^T
-            C = C - (C @ v[..., :, None]) @ (t * v[..., None, :])
+        if left:  # H C = C - tau v (v^H C)
+            C = C - (t * v[..., :, None]) @ (vh[..., None, :] @ C)
+        else:  # C H = C - (C v) tau v^H
+            C = C - (C @ v[..., :, None]) @ (t * vh[..., None, :])
     return C
 
 
@@ -161,7 +186,7 @@ def householder_product(input, tau, *, out=None):
         raise RuntimeError(f"{fn}: tau dtype {scalar_type_name(td.dtype)} does not match input "
                            f"dtype {scalar_type_name(ad.dtype)}")
     check_same_device(A, tau)
-    kernel_dtype(A, "orgqr_cpu")
+    kernel_dtype(A, "orgqr_cpu", complex_ok=True)
     m, n = ad.shape[-2:]
     xp = xp_of(A)
     eye = xp.broadcast_to(xp.eye(m, n, dtype=ad.dtype), ad.shape).copy()
@@ -171,9 +196,9 @@ def householder_product(input, tau, *, out=None):
 
 @accepts_out
 def ormqr(input, input2, input3, left=True, transpose=False, *, out=None):
-    """``Q C`` (``Q^T C`` with ``transpose``; ``C Q`` with ``left=False``) for ``C = input3``
-    and ``Q`` given by the reflectors of ``geqrf`` (``input``, ``tau = input2``), without
-    forming ``Q``. Differentiable in all three."""
+    """``Q C`` (``Q^H C`` with ``transpose``, ``Q^T C`` for real numbers; ``C Q`` with
+    ``left=False``) for ``C = input3`` and ``Q`` given by the reflectors of ``geqrf``
+    (``input``, ``tau = input2``), without forming ``Q``. Differentiable in all three."""
     A, tau, C = input, input2, input3
     fn = "torch.ormqr"
     ad, td, cd = A._data, tau._data, C._data
@@ -190,6 +215,6 @@ def ormqr(input, input2, input3, left=True, transpose=False, *, out=None):
                                f"input has dtype{scalar_type_name(ad.dtype)} and {name} has dtype "
                                f"{scalar_type_name(t._data.dtype)}")
     check_same_device(A, tau, C)
-    kernel_dtype(A, "ormqr_cpu")
+    kernel_dtype(A, "ormqr_cpu", complex_ok=True)
     return _run((A, tau, C), lambda V, t, c, const_like: apply_reflectors(
         V, t, c, bool(left), bool(transpose), const_like))
