@@ -929,3 +929,130 @@ def test_fft_and_special_ops_bound_as_globals_are_traced_and_put_back():
         assert_allclose(traced(x2), model(x2), rtol=1e-6, atol=1e-6)
     assert _plain_rfft is ember.ops.fft_ops.fft_rfft  # the globals are the plain functions again
     assert SpectralGlobals.forward.__globals__["_plain_erf"] is OPS["erf"].fn
+
+
+def _shapes(ep) -> dict:
+    """value name -> its recorded shape, from the graph's node metadata."""
+    return {name: meta.shape for node in ep.graph.nodes for name, meta in node.outputs}
+
+
+def test_unbacked_sizes_flow_through_the_ops_that_follow():
+    def f(x):
+        y = x[x > 0] * 2
+        z = y.view(-1, 1).expand(-1, 3) + 1
+        return y.sum(), z, z.sum(1), ember.cat([y, y]), ember.zeros(y.shape[0], 2,
+                                                                    device=x.device)
+
+    ep = E.export(f, (ember.tensor([1.0, -1.0, 2.0, 3.0, 4.0, 5.0, 6.0, -7.0, 8.0]),))
+    text = str(ep.graph)
+    assert "float32[u0] = getitem(%x, %gt)" in text
+    assert "float32[u0] = mul(%getitem, 2)" in text  # not the example's count, 7
+    shapes = _shapes(ep)
+    u0 = ("sym", "u0")
+    assert shapes["mul"] == [u0] and shapes["sum"] == []
+    assert shapes["view"] == [u0, 1] and shapes["expand"] == [u0, 3] and shapes["add"] == [u0, 3]
+    assert shapes["sum_1"] == [u0]
+    assert E._symbolic.evaluate(shapes["cat"][0], {"u0": 5}) == 10
+    assert shapes["zeros"] == [u0, 2]
+    assert "7" not in "".join(str(s) for s in shapes.values())
+    m = ep.module()
+    for data in ([1.0, -1.0, 2.0] * 3, [-1.0] * 9, [0.5] * 9):
+        x = ember.tensor(data)
+        _assert_same(m(x), f(x))
+
+
+def test_unbacked_sizes_with_dynamic_dims_and_masks_along_other_dims():
+    def f(x):
+        cols = x[:, x[0] > 0] * 2  # the count is dim 1
+        picked = x[x > 0] + 1
+        return cols, picked, ember.cat([x, x], 0).sum(0)
+
+    batch = E.Dim("batch", max=64)
+    x = ember.tensor([[1.0, -1.0, 2.0], [3.0, 4.0, -5.0], [1.0, 1.0, 1.0]])
+    ep = E.export(f, (x,), dynamic_shapes={"x": {0: batch}})
+    shapes = _shapes(ep)
+    assert shapes["getitem_1"] == [("sym", "batch"), ("sym", "u0")]
+    assert shapes["mul"] == [("sym", "batch"), ("sym", "u0")]
+    assert shapes["add"] == [("sym", "u1")] and shapes["sum"] == [3]
+    m = ep.module()
+    for xb in (ember.tensor([[-1.0, 2.0, 3.0]]), ember.randn(9, 3), ember.randn(2, 3).abs()):
+        _assert_same(m(xb), f(xb))
+
+
+def test_unique_inverse_has_the_input_shape_and_counts_share_the_symbol():
+    def f(x):
+        values, inverse, counts = ember.unique(x, return_inverse=True, return_counts=True)
+        return values * 2, inverse, counts, values[inverse]
+
+    x = ember.tensor([[1, 2, 2, 3], [3, 3, 1, 5]])
+    ep = E.export(f, (x,))
+    text = str(ep.graph)
+    assert "(int64[u0], int64[2, 4], int64[u0]) = unique(%x, return_inverse=True, " \
+        "return_counts=True)" in text
+    shapes = _shapes(ep)
+    assert shapes["mul"] == [("sym", "u0")] and shapes["getitem"] == [2, 4]
+    assert [s for s, v in ep.graph.symbols.items() if v.get("unbacked")] == ["u0"]
+    x2 = ember.tensor([[7, 7, 7, 7], [7, 7, 7, 7]])
+    _assert_same(ep.module()(x2), f(x2))
+
+    def g(x):  # along a dim: the count is that dim, the inverse that dim's length
+        return ember.unique(x, return_inverse=True, dim=1)
+
+    ep = E.export(g, (ember.tensor([[1, 2, 1], [3, 4, 3]]),))
+    assert "(int64[2, u0], int64[3]) = unique(" in str(ep.graph)
+    assert "int64[u0], int64[u0]" in str(E.export(
+        lambda x: (x > 1).nonzero(as_tuple=True), (x,)).graph)
+
+
+def test_a_broadcast_against_a_data_dependent_count_keeps_the_example_size():
+    def f(x):
+        return x[x > 10] + ember.ones(4, device=x.device)  # one element selected: broadcast
+
+    ep = E.export(f, (ember.tensor([1.0, 20.0, 3.0]),))
+    assert "float32[4] = add(%getitem" in str(ep.graph)
+    x = ember.tensor([11.0, 2.0, 3.0])
+    _assert_same(ep.module()(x), f(x))
+
+
+def test_op_functions_taken_before_the_capture_are_routed():
+    x = ember.randn(3)
+    ep = E.export(ember.abs, (x,))  # the callable itself
+    assert [n.op for n in ep.graph.nodes] == ["abs"]
+    _assert_same(ep.module()(-x), ember.abs(-x))
+
+    grid = ember.rand(1, 2, 2, 2) * 2 - 1
+    inp = ember.randn(1, 1, 3, 3)
+    ep = E.export(F.grid_sample, (inp, grid), {"align_corners": False})
+    assert [n.op for n in ep.graph.nodes] == ["grid_sample"]
+    _assert_same(ep.module()(inp, grid, align_corners=False),
+                 F.grid_sample(inp, grid, align_corners=False))
+
+    def closure():
+        f = ember.abs
+        return lambda x: f(x) + 1
+
+    def defaults(x, act=ember.tanh, *, act2=F.relu):
+        return act2(act(x))
+
+    fn = closure()
+    ep = E.export(fn, (x,))
+    assert [n.op for n in ep.graph.nodes] == ["abs", "add"]
+    _assert_same(ep.module()(-x), fn(-x))
+    ep = E.export(defaults, (x,))
+    assert [n.op for n in ep.graph.nodes] == ["tanh", "relu"]
+    _assert_same(ep.module()(-x), defaults(-x))
+    # put back after the capture
+    assert not hasattr(fn.__closure__[0].cell_contents, "_ember_original")
+    assert not hasattr(defaults.__defaults__[0], "_ember_original")
+    assert not hasattr(defaults.__kwdefaults__["act2"], "_ember_original")
+
+
+def test_an_op_function_held_where_the_capture_does_not_look_says_how_to_fix_it():
+    held = [ember.abs]
+
+    def f(x):
+        return held[0](x)
+
+    with pytest.raises(E.UntracedTensorError, match=r"call it through its namespace, "
+                                                      r"ember\.abs\(x\)"):
+        E.export(f, (ember.randn(3),))

@@ -940,3 +940,24 @@ def test_bad_dynamic_axes_and_names():
         onnx_export(model, (x,), opset_version=12)
     with pytest.raises(ValueError, match="not both"):
         onnx_export(model, (x,), dynamic_axes={"x": [0]}, dynamic_shapes={"x": {}})
+
+
+def test_a_registered_op_function_exported_as_it_is():
+    x, grid = randn(1, 1, 4, 4), ember.tensor(RNG.uniform(-1, 1, (1, 3, 2, 2)).astype(np.float32))
+    proto = onnx_export(F.grid_sample, (x, grid, "bilinear", "zeros", False), opset_version=16)
+    assert [n.op_type for n in proto.graph.node] == ["GridSample"]
+    sess = ort.InferenceSession(proto.SerializeToString())
+    got = sess.run(None, {sess.get_inputs()[0].name: x.numpy(),
+                          sess.get_inputs()[1].name: grid.numpy()})[0]
+    want = F.grid_sample(x, grid, align_corners=False).numpy()
+    np.testing.assert_allclose(got, want, **TOL)
+
+
+def test_a_data_dependent_count_is_a_symbolic_dim_of_the_ops_after_it():
+    proto = onnx_export(lambda x: x[x > 0] * 2, (ember.tensor([1.0, -1.0, 2.0, 3.0]),))
+    dim = proto.graph.output[0].type.tensor_type.shape.dim[0]
+    assert dim.dim_param == "u0"  # not the example's count, 3
+    sess = ort.InferenceSession(proto.SerializeToString())
+    x = np.array([-1.0, 5.0, -2.0, -3.0], dtype=np.float32)
+    got = sess.run(None, {sess.get_inputs()[0].name: x})[0]
+    np.testing.assert_allclose(got, [10.0], **TOL)

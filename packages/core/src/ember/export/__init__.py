@@ -10,6 +10,19 @@ capture's assumptions kept as guards. ``print(ep.graph)`` shows it; ``ep.module(
     ep = ember.export.export(model, (x,), dynamic_shapes={"x": {0: batch}})
     ember.export.save(ep, "model.ember")
     out = ember.export.load("model.ember").module()(x)
+
+Data-dependent sizes (``nonzero``, ``masked_select``, ``x[mask]``, ``unique``) are unbacked
+symbols ``u0``, ``u1``, ... that the shapes of the ops after them carry (``x[x > 0] * 2`` is
+``float32[u0]``); the program runs for any count.
+
+The capture sees ops through their namespaces (``ember.abs``, ``F.relu``, Tensor methods),
+which dispatch only while a capture runs: a reference to an op function taken before it
+(``f = ember.abs``) holds the plain function. ``export`` routes the references it can find:
+the exported callable itself (``export(F.grid_sample, args)``), its closure variables and
+default arguments, globals of the files that define it or the model's classes, and module
+attributes (``self.act = F.relu``). One held elsewhere (in a list, on another object) runs
+unseen and raises :class:`UntracedTensorError`: call the op through its namespace inside the
+function you export (``ember.abs(x)``), or wrap it in a lambda defined there.
 """
 
 from __future__ import annotations

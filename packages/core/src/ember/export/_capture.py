@@ -217,9 +217,6 @@ class _CaptureMode(overrides.TorchFunctionMode):
 #: ops whose non-tensor result reads tensor data (the others return metadata)
 _DATA_READS = frozenset({"equal", "allclose", "Tensor.is_nonzero", "Tensor.__contains__",
                          "Tensor.tolist", "Tensor.item", "Tensor.numpy", "Tensor.__bool__"})
-#: ops whose output's first dimension depends on the data
-_DATA_SHAPED = frozenset({"nonzero", "argwhere", "masked_select", "unique",
-                          "unique_consecutive", "Tensor.nonzero"})
 _REAL_TYPES = (int, float, bool, str, type(None), complex)
 #: ops that return their input itself for reasons fixed at capture: no node when they do.
 #: Dropout outside training, always; casts and moves to the input's own dtype/device in
@@ -268,6 +265,8 @@ class Capture:
         self.shadow_on = False
         self.shadow_values: dict = {}  # value name -> shadow tensor
         self.shadow_plain: dict = {}   # id -> shadow copy of a buffer/constant
+        self.hint_shapes: dict = {}    # value name -> its shape in the example run
+        self.data_now: dict = {}       # the node being recorded: {output: data dim, "symbol"}
         self.param_names: frozenset = frozenset()  # input names of the parameters
         self.done = False
         self.mode = _CaptureMode(self)
@@ -305,6 +304,7 @@ class Capture:
     def add_input(self, spec: InputSpec, tensor: Tensor) -> None:
         self.inputs.append(spec)
         self.metas[spec.name] = spec.meta
+        self.hint_shapes[spec.name] = tuple(tensor._data.shape)
         self.vc_roots.setdefault(id(_shared_vc(tensor)), spec.name)
 
     def shape_of(self, t: TracedTensor):
@@ -407,15 +407,20 @@ class Capture:
             else:
                 return self.python_result(name, out)
         return self.record(name, enc_args, enc_kwargs, args, out, shadow, source_frame,
-                           written)
+                           written, kwargs)
 
     # -- recording ----------------------------------------------------------------------
-    def record(self, name, enc_args, enc_kwargs, args, out, shadow, frame, written=()):
+    def record(self, name, enc_args, enc_kwargs, args, out, shadow, frame, written=(),
+               kwargs=None):
         node = Node(self.fresh_name(name), name, enc_args, enc_kwargs, [],
                     source=describe_frame(frame, short=True))
         node.mutates = self.note_mutations(written, args)
         taint = self.is_tainted(args)
         traced_args = [a for a in _flat(args) if isinstance(a, TracedTensor)]
+        data = self.data_dims(name, args, kwargs or {}, out)
+        if data:
+            shadow = self.unbacked_outputs(node, out, shadow, data)
+        self.data_now = data  # read by output() (a subclass's override keeps its signature)
         if isinstance(out, Tensor):
             node.result = "tensor"
             wrapped = self.output(node, out, shadow, 0, traced_args, args, taint, single=True)
@@ -432,6 +437,7 @@ class Capture:
                 items.append(self.output(node, o, so, i, traced_args, args, taint)
                              if isinstance(o, Tensor) else _note_none(node, o))
             wrapped = type(out)(*items) if hasattr(out, "_fields") else type(out)(items)
+        self.data_now = {}
         self.nodes.append(node)
         return wrapped
 
@@ -439,10 +445,15 @@ class Capture:
         vname = node.name if single else f"{node.name}_{i}"
         if not single:
             self.names.add(vname)
-        shape = self.infer_shape(node, real, shadow, traced_args, args, i)
+        data = self.data_now
+        data_dim = data.get(i) if data else None
+        shape = self.infer_shape(node, real, shadow, traced_args, args, i, data_dim)
+        if data_dim is not None:
+            shape[data_dim] = data["symbol"]
         meta = self.meta_of(real, shape)
         node.outputs.append((vname, meta))
         self.metas[vname] = meta
+        self.hint_shapes[vname] = tuple(real._data.shape)
         if taint:
             self.tainted.add(vname)
         if shadow is not None:
@@ -457,6 +468,70 @@ class Capture:
             if a is real and not isinstance(a, TracedTensor):
                 return a
         return self.wrap(real, vname, shadow)
+
+    # -- data-dependent sizes ---------------------------------------------------------------
+    def data_dims(self, name, args, kwargs, out) -> dict:
+        """``{output index: dim}`` of the outputs whose size along ``dim`` is the data's
+        (one unbacked symbol for them all: ``unique``'s values and counts share it, as do
+        ``nonzero(as_tuple=True)``'s tensors); empty for other ops."""
+        base = name.removeprefix("Tensor.")
+        outs = [out] if isinstance(out, Tensor) else list(out) \
+            if isinstance(out, (list, tuple)) else []
+        tensors = [i for i, o in enumerate(outs) if isinstance(o, Tensor)]
+        if not tensors:
+            return {}
+        if base in ("nonzero", "argwhere", "masked_select"):
+            dims = {i: 0 for i in tensors if outs[i]._data.ndim}
+        elif base in ("unique", "unique_consecutive"):
+            flags = _bind_unique(base, args, kwargs)
+            if flags is None:
+                dims = {i: 0 for i in tensors if outs[i]._data.ndim}
+            else:
+                inverse, counts, dim = flags
+                nd = outs[0]._data.ndim
+                dims = {0: 0 if dim is None or not nd else dim % nd}
+                if counts:
+                    dims[len(outs) - 1] = 0
+        elif base == "getitem" and _bool_index(args) and isinstance(out, Tensor) \
+                and out._data.ndim:
+            dims = {0: _mask_dim(self.real(args), out)}
+        else:
+            return {}
+        return dims
+
+    def unbacked_outputs(self, node, out, shadow, data: dict):
+        """Give the data-dependent outputs of ``node`` one unbacked symbol; in ``export``,
+        also a shadow whose size along the data dim differs from the example's, so that the
+        shadow run carries the symbol through the ops that follow (``y = x[x > 0] * 2`` is
+        ``[u0]``, not the example's count). Returns the node's shadow."""
+        outs = [out] if isinstance(out, Tensor) else list(out)
+        first = min(data)
+        hint = outs[first]._data.shape[data[first]]
+        symbol = self.new_unbacked()
+        data["symbol"] = symbol
+        if self.kind != "export":
+            return shadow
+        info = self.symbols[symbol[1]]
+        info["hint"] = hint
+        shadows = [shadow] if isinstance(out, Tensor) else list(shadow) \
+            if shadow is not None else [None] * len(outs)
+        if len(shadows) != len(outs):
+            return shadow  # record() reports the mismatch
+        base = []
+        for o, so in zip(outs, shadows):
+            base.append(so if so is not None else
+                        o.detach().clone() if isinstance(o, Tensor) else o)
+        k = base[first]._data.shape[data[first]]
+        size = max(hint, k) + 1
+        while any(not s.get("unbacked") and s.get("hint") == hint and s.get("shadow") == size
+                  for s in self.symbols.values()):
+            size += 1
+        info["shadow"] = size
+        for i, d in data.items():
+            if i != "symbol" and isinstance(base[i], Tensor):
+                base[i] = _resize(base[i], d, size)
+        self.shadow_on = True
+        return base[0] if isinstance(out, Tensor) else base
 
     def sync(self, t: TracedTensor) -> None:
         real = t._real
@@ -510,12 +585,8 @@ class Capture:
         return False
 
     # -- shapes ----------------------------------------------------------------------------
-    def infer_shape(self, node, real, shadow, traced_args, args, i) -> list:
+    def infer_shape(self, node, real, shadow, traced_args, args, i, data_dim=None) -> list:
         shape = list(real._data.shape)
-        if node.op in _DATA_SHAPED or node.op == "getitem" and _bool_index(args):
-            if shape:
-                shape[0] = self.new_unbacked()
-            return shape
         if shadow is None:
             return shape
         other = list(shadow._data.shape)
@@ -525,7 +596,7 @@ class Capture:
                 f"sizes and a {len(other)}-d one at others: its rank depends on a dynamic size")
         cands = None
         for d, (v1, v2) in enumerate(zip(shape, other)):
-            if v1 == v2:
+            if v1 == v2 or d == data_dim:
                 continue
             if cands is None:
                 cands = self.candidates(traced_args, args)
@@ -548,8 +619,9 @@ class Capture:
                     atoms.append(expr)
         for a in _flat(args):
             if isinstance(a, sym.SymInt) and not isinstance(a.expr, int):
-                if a.expr not in atoms:
-                    atoms.append(a.expr)
+                expr = self.canonical(a.expr)
+                if expr not in atoms:
+                    atoms.append(expr)
             elif type(a) is int:
                 ints.add(a)
         for s, info in self.symbols.items():
@@ -594,10 +666,26 @@ class Capture:
                                    if "shadow" in v}, self.size_shadow)
 
     def size_hint(self, vname, d):
-        raise KeyError(vname)  # size references only appear with unbacked sizes
+        return self.hint_shapes[vname][d]
 
     def size_shadow(self, vname, d):
-        return self.shadow_values[vname]._data.shape[d]
+        shadow = self.shadow_values.get(vname)
+        if shadow is None:  # made before a data-dependent size turned the shadow run on
+            return self.hint_shapes[vname][d]
+        return shadow._data.shape[d]
+
+    def canonical(self, expr):
+        """``expr`` with size references to unbacked dims as their symbols (``u0``), the
+        names that metadata uses (a graph argument keeps the reference: a runner reads it)."""
+        if isinstance(expr, int) or expr[0] == "sym":
+            return expr
+        if expr[0] == "size":
+            meta = self.metas.get(expr[1])
+            if meta is not None and expr[2] < len(meta.shape) \
+                    and not isinstance(meta.shape[expr[2]], int):
+                return meta.shape[expr[2]]
+            return expr
+        return sym.binary(expr[0], self.canonical(expr[1]), self.canonical(expr[2]))
 
     # -- guards and specialization ---------------------------------------------------------
     def guard(self, lhs, op: str, rhs, result: bool) -> None:
@@ -681,9 +769,13 @@ class Capture:
                "capture cannot see" if run_through else
                "it is not an input, a parameter or buffer of the module, nor a constant made "
                "during the capture: it was computed by code the capture cannot see (a kernel "
-               "function called directly instead of through ember.<op> or a Tensor method), "
-               "or it is a global tensor (make it a buffer with register_buffer; export the "
-               "module itself, not a function that calls it, to lift its parameters)")
+               "function called directly instead of through ember.<op> or a Tensor method, "
+               "or an ember function taken before the capture began and held where the "
+               "capture does not look, such as a container or another object's attribute: "
+               "call it through its namespace, ember.abs(x), F.relu(x), inside the function "
+               "you export), or it is a global tensor (make it a buffer with "
+               "register_buffer; export the module itself, not a function that calls it, "
+               "to lift its parameters)")
         msg = f"{what} at {text} is a tensor the capture did not see being made: {why}"
         if self.kind == "export":
             raise UntracedTensorError(msg)
@@ -857,6 +949,10 @@ class Capture:
     # -- the shadow run -------------------------------------------------------------------
     def shadow_args(self, obj):
         if isinstance(obj, TracedTensor):
+            if obj._shadow is None:  # made before a data-dependent size turned the run on
+                obj._shadow = self.shadow_values.get(obj._vname)
+                if obj._shadow is None:
+                    obj._shadow = self.shadow_values[obj._vname] = obj._real.detach().clone()
             return obj._shadow
         if isinstance(obj, sym.SymInt):
             return self.eval_shadow(obj.expr)
@@ -886,6 +982,10 @@ class Capture:
         try:
             return fn(*self.shadow_args(args), **self.shadow_args(kwargs))
         except Exception as exc:
+            if not any("hint" in v and not v.get("unbacked") for v in self.symbols.values()):
+                # only data-dependent sizes are in play (no dynamic_shapes): an op that needs
+                # the example's count (a broadcast against it, say) keeps concrete sizes
+                return None
             hints = ", ".join(f"{s}={v['hint']}" for s, v in self.symbols.items()
                               if "hint" in v)
             others = ", ".join(f"{s}={v['shadow']}" for s, v in self.symbols.items()
@@ -948,6 +1048,80 @@ def _note_none(node, value):
         raise ExportError(f"{node.op} returned a {type(value).__name__} among its tensors")
     node.outputs.append(None)
     return value
+
+
+def _bind_unique(base: str, args, kwargs):
+    """``(return_inverse, return_counts, dim)`` of a ``unique``/``unique_consecutive`` call."""
+    import inspect
+
+    from ..ops.registry import OPS
+
+    info = OPS.get(base)
+    if info is None:
+        return None
+    try:
+        bound = inspect.signature(info.fn).bind(*args, **kwargs)
+    except TypeError:
+        return None
+    bound.apply_defaults()
+    a = bound.arguments
+    dim = a.get("dim")
+    return bool(a.get("return_inverse")), bool(a.get("return_counts")), \
+        None if dim is None else int(dim)
+
+
+def _resize(t: Tensor, d: int, size: int) -> Tensor:
+    """``t`` with ``size`` entries along ``d`` (its entries repeated, zeros if it has none):
+    a shadow of a data-dependent result (indices in it stay valid)."""
+    from .._device import xp_of
+    from .._tensor import _make
+
+    xp = xp_of(t)
+    a = t._data
+    k = a.shape[d]
+    if k:
+        new = xp.take(a, xp.arange(size) % k, axis=d)
+    else:
+        shape = list(a.shape)
+        shape[d] = size
+        new = xp.zeros(shape, dtype=a.dtype)
+    return _make(new, t._device)
+
+
+def _mask_dim(args, out) -> int:
+    """The dim of ``x[index]``'s result that a boolean mask in ``index`` makes (its count):
+    found by indexing a zero-strided stand-in of ``x`` with the masks as index arrays of two
+    lengths (NumPy's placement rules); 0 when that cannot tell."""
+    import numpy as np
+
+    x, index = args[0], args[1] if len(args) > 1 else None
+    shape = tuple(x._data.shape)
+    if 0 in shape:
+        return 0
+    dummy = np.broadcast_to(np.zeros((), dtype=np.bool_), shape)
+
+    def probe(n):
+        items = []
+        for it in (index if isinstance(index, tuple) else (index,)):
+            if isinstance(it, Tensor):
+                if it._data.dtype.kind == "b":
+                    items += [np.zeros(n, dtype=np.intp)] * max(it._data.ndim, 1)
+                else:
+                    items.append(np.zeros(it._data.shape, dtype=np.intp))
+            elif isinstance(it, list):
+                items.append(np.zeros(np.shape(it), dtype=np.intp))
+            else:
+                items.append(it)
+        return dummy[tuple(items)].shape
+
+    try:
+        one, two = probe(1), probe(2)
+    except Exception:
+        return 0
+    diff = [d for d, (a, b) in enumerate(zip(one, two)) if a != b]
+    if len(one) != out._data.ndim or len(two) != len(one) or len(diff) != 1:
+        return 0
+    return diff[0]
 
 
 def _bool_index(args) -> bool:

@@ -291,6 +291,9 @@ def capture_program(mod, args: tuple, kwargs: dict, dynamic_shapes, kind: str,
     try:
         with cap.mode:
             routed = _route_held_functions(mod, _function_globals(call))
+            if kind == "export":  # jit.trace warns and bakes in what it does not see
+                routed += _route_closure(call)
+            call = _dispatching_wrappers().get(id(call), call)  # export(F.relu, ...)
             out = call(*call_args, **call_kwargs)
         out_spec = _output_spec(cap, out, check_strict_outputs)
     finally:
@@ -407,10 +410,50 @@ def _route_held_functions(mod, extra_globals=()) -> list:
     return routed
 
 
+def _route_closure(fn) -> list:
+    """Raw op functions the captured function holds in its closure cells or default
+    arguments (``f = ember.abs; export(lambda x: f(x), ...)``, bound before dispatch was
+    on), swapped for their dispatching wrappers for the capture; rows for :func:`_unroute`."""
+    fn = getattr(fn, "__func__", fn)
+    if not callable(fn) or _is_namespace_dict(getattr(fn, "__globals__", None)):
+        return []
+    wrappers = _dispatching_wrappers()
+    routed = []
+    for cell in getattr(fn, "__closure__", None) or ():
+        try:
+            value = cell.cell_contents
+        except ValueError:  # an empty cell (a name assigned later)
+            continue
+        if callable(value) and id(value) in wrappers:
+            routed.append((cell, _CELL, value))
+            cell.cell_contents = wrappers[id(value)]
+    defaults = getattr(fn, "__defaults__", None)
+    if isinstance(defaults, tuple) and any(id(v) in wrappers for v in defaults):
+        routed.append((fn, "__defaults__", defaults))
+        fn.__defaults__ = tuple(wrappers.get(id(v), v) if callable(v) else v
+                                for v in defaults)
+    kwdefaults = getattr(fn, "__kwdefaults__", None)
+    if isinstance(kwdefaults, dict) and any(id(v) in wrappers for v in kwdefaults.values()):
+        routed.append((fn, "__kwdefaults__", kwdefaults))
+        fn.__kwdefaults__ = {k: wrappers.get(id(v), v) if callable(v) else v
+                             for k, v in kwdefaults.items()}
+    return routed
+
+
+#: the key of a closure cell's row in a routing (its contents were swapped)
+_CELL = object()
+
+
 def _unroute(routed) -> None:
-    """Put back what :func:`_route_held_functions` swapped (last swapped first)."""
+    """Put back what :func:`_route_held_functions` and :func:`_route_closure` swapped (last
+    swapped first)."""
     for d, key, value in reversed(routed):
-        d[key] = value
+        if isinstance(d, dict):
+            d[key] = value
+        elif key is _CELL:
+            d.cell_contents = value
+        else:
+            setattr(d, key, value)
 
 
 def _is_namespace_dict(d) -> bool:
