@@ -69,6 +69,7 @@ const OpTable& op_table() {
         register_shape_ops(t);
         register_index_ops(t);
         register_nn_ops(t);
+        register_nn_extra_ops(t);
         register_factory_ops(t);
         register_tensor_methods(t);
         return t;

@@ -52,6 +52,7 @@ void register_reduction_ops(OpTable& table);
 void register_shape_ops(OpTable& table);
 void register_index_ops(OpTable& table);
 void register_nn_ops(OpTable& table);
+void register_nn_extra_ops(OpTable& table);
 void register_factory_ops(OpTable& table);
 void register_tensor_methods(OpTable& table);
 

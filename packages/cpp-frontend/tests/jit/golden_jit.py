@@ -181,6 +181,28 @@ def models(out_dir: str) -> None:
     trace_program(out_dir, "bert_trace", bert, (ids, mask),
                   [(ember.randint(0, 50, (3, 12)), mask3)])
 
+    # issue 14's resampling and 3-D layers: a decoder (transposed convolutions, upsampling)
+    # and a small video model (3-D convolution, pooling, transposed convolution)
+    ember.manual_seed(7)
+    decoder = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.ReLU(),
+                            nn.ConvTranspose2d(8, 4, 4, stride=2, padding=1),
+                            nn.Upsample(scale_factor=2, mode="bilinear"), nn.ReLU(),
+                            nn.ConvTranspose2d(4, 2, 3, stride=2, padding=1, output_padding=1),
+                            nn.Upsample(size=(20, 24)), nn.Sigmoid()).eval()
+    export_program(out_dir, "decoder_export", decoder, (ember.randn(2, 3, 5, 6),), ({0: batch},),
+                   [(ember.randn(3, 3, 5, 6),)])
+    trace_program(out_dir, "decoder_trace", decoder, (ember.randn(1, 3, 5, 6),))
+
+    ember.manual_seed(8)
+    video = nn.Sequential(nn.Conv3d(2, 4, 3, padding=1), nn.BatchNorm3d(4), nn.ReLU(),
+                          nn.MaxPool3d(2), nn.ConvTranspose3d(4, 3, 2, stride=2),
+                          nn.AvgPool3d(3, stride=2, padding=1), nn.AdaptiveAvgPool3d((2, 1, 2)),
+                          nn.Flatten(), nn.Linear(12, 5))
+    randomize_norms(video)
+    video.eval()
+    export_program(out_dir, "video_export", video, (ember.randn(2, 2, 6, 8, 8),), ({0: batch},),
+                   [(ember.randn(1, 2, 6, 8, 8),)])
+
     # training mode: batch statistics, and the running statistics updated in place (mutations)
     ember.manual_seed(6)
     bn = nn.Sequential(nn.Conv2d(3, 4, 3), nn.BatchNorm2d(4), nn.ReLU()).train()
@@ -382,6 +404,56 @@ def more_ops(x, m):
             x[[[0, 1], [2, 3]]])
 
 
+def nn_resampling(x, wt, wtg, bias, seq, wt1, x3, w3, w3g, wt3):
+    """interpolate / upsample, transposed convolutions, 3-D convolution and pooling, 1-D
+    pooling and einsum."""
+    up = (F.interpolate(x, scale_factor=2), F.interpolate(x, size=(5, 7)),
+          F.interpolate(x, scale_factor=(1.5, 0.75), mode="nearest-exact"),
+          F.interpolate(x, size=(5, 9), mode="bilinear"),
+          F.interpolate(x, size=(5, 9), mode="bilinear", align_corners=True),
+          F.interpolate(x, scale_factor=1.7, mode="bilinear"),
+          F.interpolate(x, scale_factor=1.7, mode="bilinear", recompute_scale_factor=True),
+          F.interpolate(x, size=(6, 5), mode="bicubic"),
+          F.interpolate(x, size=(7, 3), mode="bicubic", align_corners=True),
+          F.interpolate(seq, size=11, mode="linear", align_corners=True),
+          F.interpolate(seq, scale_factor=0.5, mode="linear"),
+          F.interpolate(x3, scale_factor=2, mode="trilinear"),
+          F.interpolate(x3, size=(3, 5, 6)),
+          F.upsample(x, scale_factor=2, mode="bilinear", align_corners=False),
+          F.upsample_bilinear(x, scale_factor=2), F.upsample_nearest(x, size=(3, 3)))
+    transposed = (F.conv_transpose2d(x, wt, stride=2, padding=1, output_padding=1),
+                  F.conv_transpose2d(x, wt, bias[:2], stride=(1, 2), dilation=(2, 1)),
+                  F.conv_transpose2d(x, wtg, groups=3, stride=2, padding=(0, 1)),
+                  F.conv_transpose2d(x[0], wt),
+                  F.conv_transpose1d(seq, wt1, stride=3, padding=1, output_padding=2),
+                  F.conv_transpose1d(seq, wt1, bias[:2], dilation=2),
+                  F.conv_transpose3d(x3, wt3, stride=2, padding=1, output_padding=1),
+                  F.conv_transpose3d(x3, wt3, bias[:2], stride=(1, 2, 1), dilation=(2, 1, 1)))
+    conv3 = (F.conv3d(x3, w3, padding=1),
+             F.conv3d(x3, w3, bias, stride=(2, 1, 2), dilation=(1, 2, 1)),
+             F.conv3d(x3, w3g, groups=3, padding=(2, 0, 1)), F.conv3d(x3[0], w3))
+    pools = (F.max_pool3d(x3, 2), F.max_pool3d(x3, 3, stride=2, padding=1, return_indices=True),
+             F.max_pool3d(x3, 2, stride=2, ceil_mode=True),
+             F.max_pool3d(x3, (2, 3, 2), stride=1, dilation=(2, 1, 2)),
+             F.avg_pool3d(x3, 3, stride=2, padding=1),
+             F.avg_pool3d(x3, 3, stride=2, padding=1, ceil_mode=True, count_include_pad=False),
+             F.avg_pool3d(x3, 2, divisor_override=3), F.avg_pool3d(x3[0], (1, 2, 3)),
+             F.adaptive_avg_pool3d(x3, (2, None, 3)), F.adaptive_avg_pool3d(x3, 3),
+             F.max_pool1d(seq, 3, 2, 1, return_indices=True), F.max_pool1d(seq, 2, ceil_mode=True),
+             F.avg_pool1d(seq, 3, 2, 1, count_include_pad=False), F.adaptive_avg_pool1d(seq, 3))
+    m = seq[0]
+    sums = (ember.einsum("bij,bjk->bik", seq, seq.transpose(1, 2)), ember.einsum("ij,jk", m, m.t()),
+            ember.einsum("ii->i", m[:4, :4]), ember.einsum("ii", m[:4, :4]),
+            ember.einsum("ij->", m),
+            ember.einsum("i,j->ij", m[0], m[1]), ember.einsum("...ij,...jk->...ik", x, x),
+            ember.einsum("bhqd,bhkd->bhqk", x, x * 0.5), ember.einsum("ij,jk,kl->il", m, m.t(), m),
+            ember.einsum("bij->jb", seq), ember.einsum("ij,ij->i", m, m * 2),
+            ember.einsum("b i j, b j -> b i", seq, seq[:, 0, :]),
+            ember.einsum("iij->j", x[0, :2, :2]),
+            ember.einsum("bij,bkj->bik", [seq, seq]))
+    return up, transposed, conv3, pools, sums
+
+
 def factories(x, *, scale=1.0):
     n = x.shape[0]
     z = ember.zeros(n, 3) + ember.arange(n).view(n, 1)
@@ -412,6 +484,11 @@ def coverage(out_dir: str) -> None:
                    ember.randn(2, 5, 8), target))
     trace_program(out_dir, "ops_more", more_ops,
                   (ember.randn(4, 6), ember.tensor([[0, 7], [3, 5], [2, 9], [11, 1]])))
+    trace_program(out_dir, "ops_nn_resampling", nn_resampling,
+                  (ember.randn(2, 3, 4, 4), ember.randn(3, 2, 3, 3), ember.randn(3, 1, 3, 2),
+                   ember.randn(4), ember.randn(2, 5, 8), ember.randn(5, 2, 3),
+                   ember.randn(2, 3, 5, 6, 7), ember.randn(4, 3, 3, 3, 3) * 0.2,
+                   ember.randn(3, 1, 2, 3, 2) * 0.2, ember.randn(3, 2, 2, 3, 2) * 0.2))
     n = E.Dim("n", min=2, max=32)
     export_program(out_dir, "ops_factories", factories, (ember.randn(4, 3),), ({0: n},),
                    [(ember.randn(6, 3),)], kwargs={"scale": 0.5})

@@ -2,7 +2,10 @@
 // the models of issue 14 (an MLP, the digits CNN, resnet18, a 2-layer LSTM, a transformer
 // encoder layer, a small BERT), each exported with a dynamic batch and traced, and programs
 // that exercise the op table (pointwise, reductions, shapes, indexing, in-place ops through
-// views, convolutions/pooling/normalization/attention/losses, factories with symbolic sizes).
+// views, convolutions/pooling/normalization/attention/losses, factories with symbolic sizes),
+// a decoder (transposed convolutions, upsampling) and a 3-D model (conv3d, 3-D pooling,
+// conv_transpose3d), and a program of interpolate modes, transposed / 3-D convolutions,
+// 1-D and 3-D pooling and einsum.
 // Every run compares every output tensor (float32: within 1e-5 absolute + 1e-5 relative),
 // including a second batch size (or sequence length) for the programs that allow one.
 #include <fstream>
@@ -20,6 +23,7 @@ const std::vector<std::string> kPrograms = {
     "resnet18_trace",     "lstm_export",        "lstm_trace",      "transformer_export", "transformer_trace",
     "bert_export",        "bert_trace",         "bn_train_export", "ops_pointwise",   "ops_reductions", "ops_shapes",
     "ops_indexing",       "ops_inplace_views",  "ops_nn",          "ops_more",       "ops_factories",
+    "decoder_export",     "decoder_trace",      "video_export",    "ops_nn_resampling",
 };
 
 class Program : public ::testing::TestWithParam<std::string> {};
@@ -97,6 +101,9 @@ TEST(Programs, CaptureWhatTheModelsDo) {
                                                        "Tensor.view", "unbind", "reshape", "add"}), "");
     EXPECT_EQ(has_all(ops_of("bert_trace"), {"nn.functional.embedding", "layer_norm", "gelu", "rsub", "mul",
                                                "Tensor.to", "scaled_dot_product_attention"}), "");
+    EXPECT_EQ(has_all(ops_of("decoder_export"), {"conv2d", "conv_transpose2d", "interpolate"}), "");
+    EXPECT_EQ(has_all(ops_of("video_export"), {"conv3d", "max_pool3d", "conv_transpose3d", "avg_pool3d",
+                                                 "adaptive_avg_pool3d"}), "");
     EXPECT_EQ(ember::jit::load(golden("mlp_export.ember")).kind(), "export");
     EXPECT_EQ(ember::jit::load(golden("transformer_trace.ember")).kind(), "jit");
 }
