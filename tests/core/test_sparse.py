@@ -605,3 +605,173 @@ class _WrongGrad(ember.autograd.Function):
     @staticmethod
     def backward(ctx, g):
         return g * 2
+
+
+# -- CSC (ember.sparse_csc) ----------------------------------------------------------------------
+
+def _csc(dtype=ember.float32, **kw):
+    """DENSE as CSC: columns 0 and 2 hold (1, 0) and (0, 2), (1, 2)."""
+    return ember.sparse_csc_tensor([0, 1, 1, 3], [1, 0, 1], ember.tensor([4.0, 4.0, 5.0],
+                                                                          dtype=dtype), (2, 3),
+                                   **kw)
+
+
+def _tcsc(torch, x):
+    return torch.sparse_csc_tensor(torch.from_numpy(x.ccol_indices().numpy().copy()),
+                                   torch.from_numpy(x.row_indices().numpy().copy()),
+                                   torch.from_numpy(x.values().detach().numpy().copy()),
+                                   tuple(x.shape))
+
+
+def test_csc_construction_parts_and_conversions():
+    c = _csc()
+    assert c.layout is ember.sparse_csc and not c.is_sparse and not c.is_sparse_csr
+    assert c.shape == (2, 3) and c._nnz() == 3 and c.sparse_dim() == 2 and c.dense_dim() == 0
+    np.testing.assert_array_equal(c.ccol_indices().numpy(), [0, 1, 1, 3])
+    np.testing.assert_array_equal(c.row_indices().numpy(), [1, 0, 1])
+    np.testing.assert_array_equal(_np(c), DENSE)
+    inferred = ember.sparse_csc_tensor([0, 1, 1, 3], [1, 0, 1], [4.0, 4.0, 5.0])
+    assert inferred.shape == (2, 3)
+    for made in (ember.tensor(DENSE, dtype=ember.float32).to_sparse_csc(),
+                 ember.tensor(DENSE, dtype=ember.float32).to_sparse(layout=ember.sparse_csc),
+                 _coo().to_sparse_csc(), _coo().to_sparse_csr().to_sparse_csc(),
+                 _coo().to_sparse(layout=ember.sparse_csc)):
+        assert made.layout is ember.sparse_csc
+        np.testing.assert_array_equal(made.ccol_indices().numpy(), [0, 1, 1, 3])
+        np.testing.assert_array_equal(made.row_indices().numpy(), [1, 0, 1])
+        np.testing.assert_array_equal(made.values().numpy(), [4.0, 4.0, 5.0])
+    assert c.to_sparse_csc() is c
+    coo = c.to_sparse()  # column-major order, uncoalesced (as PyTorch's)
+    assert coo.layout is ember.sparse_coo and not coo.is_coalesced()
+    np.testing.assert_array_equal(coo._indices().numpy(), [[1, 0, 1], [0, 2, 2]])
+    np.testing.assert_array_equal(_np(coo), DENSE)
+    csr = c.to_sparse_csr()
+    np.testing.assert_array_equal(csr.crow_indices().numpy(), [0, 1, 3])
+    np.testing.assert_array_equal(csr.col_indices().numpy(), [2, 0, 2])
+    t = c.t()  # CSC.t() is CSR and back
+    assert t.layout is ember.sparse_csr and t.shape == (3, 2)
+    np.testing.assert_array_equal(_np(t), DENSE.T)
+    assert t.t().layout is ember.sparse_csc
+    np.testing.assert_array_equal(_np(t.t()), DENSE)
+    np.testing.assert_array_equal(_np(c.clone()), DENSE)
+    assert c.to(ember.float64).dtype is ember.float64 and c.to(ember.float64).layout is c.layout
+
+
+def test_csc_arithmetic_products_and_sum():
+    c = _csc()
+    d = ember.tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
+    np.testing.assert_allclose((c @ d).numpy(), DENSE @ d.numpy())
+    np.testing.assert_allclose(ember.mm(c, d).numpy(), DENSE @ d.numpy())
+    np.testing.assert_allclose(ember.sparse.mm(c, d).numpy(), DENSE @ d.numpy())
+    np.testing.assert_allclose((d @ c).numpy(), d.numpy() @ DENSE)
+    np.testing.assert_allclose((c @ ember.ones(3)).numpy(), DENSE.sum(1))
+    for out, ref in ((c * 2, DENSE * 2), (-c, -DENSE), (c + c, 2 * DENSE), (c - c, 0 * DENSE),
+                     (c * c, DENSE * DENSE), (c / 2, DENSE / 2),
+                     (c * ember.tensor([1.0, 2.0, 3.0]), DENSE * [1.0, 2.0, 3.0])):
+        assert out.layout is ember.sparse_csc
+        np.testing.assert_allclose(_np(out), ref)
+    np.testing.assert_allclose((ember.ones(2, 3) + c).numpy(), 1 + DENSE)
+    assert c.sum().item() == 13.0
+    with pytest.raises(RuntimeError, match="only compressed sparse format supported for "
+                                           "sum.dim_IntList is CSR, but got layout SparseCsc"):
+        c.sum(0)
+    with pytest.raises(NotImplementedError, match="_sparse_softmax"):
+        ember.sparse.softmax(c, 1)
+    s = ember.sparse.spdiags(ember.tensor([[1.0, 2.0, 3.0]]), ember.tensor([0]), (3, 3),
+                             layout=ember.sparse_csc)
+    assert s.layout is ember.sparse_csc
+    np.testing.assert_array_equal(_np(s), np.diag([1.0, 2.0, 3.0]))
+
+
+def test_csc_errors():
+    c = _csc()
+    d = ember.tensor(DENSE)
+    for x, word in ((d, "Strided"), (_coo(), "Sparse"), (_coo().to_sparse_csr(), "SparseCsr")):
+        for name in ("ccol_indices", "row_indices"):
+            with pytest.raises(RuntimeError, match=f"{name} expected sparse column compressed "
+                                                   f"tensor layout but got {word}"):
+                getattr(x, name)()
+    for name in ("crow_indices", "col_indices"):
+        with pytest.raises(RuntimeError, match=f"{name} expected sparse row compressed tensor "
+                                               "layout but got SparseCsc"):
+            getattr(c, name)()
+    for name in ("indices", "coalesce", "is_coalesced"):
+        with pytest.raises(RuntimeError, match=f"{name} expected sparse coordinate tensor "
+                                               "layout but got SparseCsc"):
+            getattr(c, name)()
+    with pytest.raises(RuntimeError, match=r"`ccol_indices\[..., -1\] == nnz` is not "
+                                           "satisfied"):
+        ember.sparse_csc_tensor([0, 1, 2], [0, 1, 1], [1.0, 2.0, 3.0], (2, 2))
+    with pytest.raises(RuntimeError, match="`0 <= row_indices < nrows` is not satisfied"):
+        ember.sparse_csc_tensor([0, 1, 2], [0, 5], [1.0, 2.0], (2, 2))
+    with pytest.raises(RuntimeError, match=r"size\[1\] \(3\) does not match the number of "
+                                           r"columns of ccol_indices \(2\)"):
+        ember.sparse_csc_tensor([0, 1, 2], [0, 1], [1.0, 2.0], (2, 3))
+    with pytest.raises(RuntimeError, match="to_sparse_csc: Ember's CSC tensors are 2-D"):
+        ember.ones(2, 2, 2).to_sparse_csc()
+
+
+def test_csc_gradients():
+    v = ember.tensor([4.0, 4.0, 5.0], dtype=ember.float64, requires_grad=True)
+    d = ember.tensor(np.arange(6.0).reshape(3, 2) / 3, dtype=ember.float64, requires_grad=True)
+
+    def sp(values):
+        return ember.sparse_csc_tensor([0, 1, 1, 3], [1, 0, 1], values, (2, 3))
+
+    assert gradcheck(lambda v, d: sp(v) @ d, (v, d))
+    assert gradcheck(lambda v, d: ember.sparse.mm(sp(v), d), (v, d))
+    assert gradcheck(lambda v, d: d @ sp(v), (v, d))
+    assert gradgradcheck(lambda v, d: sp(v) @ d, (v, d))
+    assert gradcheck(lambda v: sp(v).to_dense(), (v,))
+    assert gradcheck(lambda v: sp(v).to_sparse_csr().values(), (v,))
+    assert gradcheck(lambda x: x.to_sparse_csc().values(), ((d + 1).detach().requires_grad_(),))
+    # a CSC leaf's gradient is CSC with its pattern
+    c = _csc(ember.float64, requires_grad=True)
+    (c @ d).sum().backward()
+    assert c.grad.layout is ember.sparse_csc
+    np.testing.assert_allclose(c.grad.values().numpy(), d.detach().numpy().sum(1)[[0, 2, 2]])
+    check = ember.sparse.as_sparse_gradcheck(gradcheck)
+    assert check(lambda s, d: s @ d, (_csc(ember.float64, requires_grad=True), d))
+
+
+def test_csc_pickle_and_deepcopy():
+    c = _csc()
+    for out in (pickle.loads(pickle.dumps(c)), copy.deepcopy(c)):
+        assert out.layout is ember.sparse_csc
+        np.testing.assert_array_equal(out.ccol_indices().numpy(), [0, 1, 1, 3])
+        np.testing.assert_array_equal(_np(out), DENSE)
+
+
+@pytest.mark.parity
+def test_csc_parity_with_torch():
+    torch = _torch()
+    c = _csc()
+    tc = _tcsc(torch, c)
+    assert repr(c.to("cpu")) == repr(tc).replace("torch.", "ember.")  # reprs: on the CPU
+    c64 = _csc(ember.float64, device="cpu", requires_grad=True)
+    assert repr(c64) == repr(_tcsc(torch, c64).requires_grad_()).replace("torch.", "ember.")
+    td = torch.tensor(DENSE, dtype=torch.float32)
+    for e, t in ((ember.tensor(DENSE, dtype=ember.float32).to_sparse_csc(), td.to_sparse_csc()),
+                 (c.t(), tc.t()), (c.t().t(), tc.t().t()), (c * 2, tc * 2), (c + c, tc + tc)):
+        assert str(e.layout).split(".")[-1] == str(t.layout).split(".")[-1]
+        assert repr(e.to("cpu")) == repr(t).replace("torch.", "ember.")
+    _same_sparse(c.to_sparse(), tc.to_sparse())
+    _same_sparse(c.to_sparse_csr(), tc.to_sparse_csr())
+    # products and the gradients of the values and of the dense operand
+    v = ember.tensor([4.0, 4.0, 5.0], requires_grad=True)
+    d = ember.tensor(np.arange(6.0).reshape(3, 2), dtype=ember.float32, requires_grad=True)
+    tv = torch.tensor([4.0, 4.0, 5.0], requires_grad=True)
+    tdd = torch.arange(6.0).reshape(3, 2).requires_grad_()
+    e = ember.sparse_csc_tensor([0, 1, 1, 3], [1, 0, 1], v, (2, 3))
+    t = torch.sparse_csc_tensor(torch.tensor([0, 1, 1, 3]), torch.tensor([1, 0, 1]), tv, (2, 3))
+    out, tout = e @ d, t @ tdd
+    np.testing.assert_allclose(out.detach().numpy(), tout.detach().numpy())
+    (out * ember.tensor([[1.0, -2.0], [3.0, 0.5]])).sum().backward()
+    (tout * torch.tensor([[1.0, -2.0], [3.0, 0.5]])).sum().backward()
+    np.testing.assert_allclose(v.grad.numpy(), tv.grad.numpy())
+    np.testing.assert_allclose(d.grad.numpy(), tdd.grad.numpy())
+    assert_same_error(lambda: c.sum(0), lambda: tc.sum(0))
+    assert_same_error(lambda: c.crow_indices(), lambda: tc.crow_indices())
+    assert_same_error(lambda: c.coalesce(), lambda: tc.coalesce())
+    assert_same_error(lambda: ember.tensor(DENSE).ccol_indices(),
+                      lambda: torch.tensor(DENSE).ccol_indices())

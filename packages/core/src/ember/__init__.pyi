@@ -245,6 +245,8 @@ set_anomaly_enabled = _set_anomaly_enabled
 smm: Any
 sparse_coo: _Layout
 sparse_coo_tensor: Any
+sparse_csc: _Layout
+sparse_csc_tensor: Any
 sparse_csr: _Layout
 sparse_csr_tensor: Any
 spmm: Any

@@ -1,12 +1,12 @@
 """``ember.layout``: how a tensor's elements are stored. ``ember.strided`` (dense arrays with
 strides) is the default, as ``torch.strided`` is PyTorch's; ``ember.sparse_coo`` and
-``ember.sparse_csr`` are the layouts of sparse tensors (``ember._sparse_tensor``). PyTorch's
-blocked and column-compressed layouts (``sparse_csc``, ``sparse_bsr``, ``sparse_bsc``) are not
+``ember.sparse_csr``/``ember.sparse_csc`` are the layouts of sparse tensors
+(``ember._sparse_tensor``). PyTorch's blocked layouts (``sparse_bsr``, ``sparse_bsc``) are not
 there (see the compat report)."""
 
 from __future__ import annotations
 
-__all__ = ["layout", "sparse_coo", "sparse_csr", "strided"]
+__all__ = ["layout", "sparse_coo", "sparse_csc", "sparse_csr", "strided"]
 
 
 class NamedConstant:
@@ -35,7 +35,7 @@ class NamedConstant:
 
 class layout(NamedConstant):
     """The storage layout of a tensor, like ``torch.layout``: ``ember.strided``,
-    ``ember.sparse_coo`` or ``ember.sparse_csr``."""
+    ``ember.sparse_coo``, ``ember.sparse_csr`` or ``ember.sparse_csc``."""
 
     __slots__ = ()
 
@@ -45,3 +45,6 @@ layout.__module__ = "ember"
 strided = layout._constant("strided")
 sparse_coo = layout._constant("sparse_coo")
 sparse_csr = layout._constant("sparse_csr")
+#: the compressed sparse column layout (PyTorch's ``torch.sparse_csc``): a 2-D tensor whose
+#: elements are stored column by column, rows sorted within each column
+sparse_csc = layout._constant("sparse_csc")

@@ -1,10 +1,12 @@
-"""Sparse COO and CSR tensors (``ember.sparse_coo``, ``ember.sparse_csr``), as PyTorch's.
+"""Sparse COO, CSR and CSC tensors (``ember.sparse_coo``, ``ember.sparse_csr``,
+``ember.sparse_csc``), as PyTorch's.
 
 A sparse tensor is a :class:`SparseTensor`, a ``Tensor`` subclass holding
 
 - ``_idx``: an int64 array of the device's array module, ``(sparse_dim, nnz)``, the
-  coordinates of the stored elements (a CSR tensor keeps its row and column per element too:
-  ``crow_indices()`` is derived from them);
+  coordinates of the stored elements (a CSR tensor keeps its row and column per element too,
+  in row-major order: ``crow_indices()`` is derived from them; a CSC tensor the same in
+  column-major order, ``ccol_indices()`` derived);
 - ``_vals``: a dense ``Tensor`` of shape ``(nnz, *dense_shape)`` that carries autograd;
 - ``_data``: a :class:`_SparseData` placeholder with the shape and dtype of the dense tensor,
   which refuses every array operation: a dense op handed a sparse tensor fails with PyTorch's
@@ -36,15 +38,18 @@ import numpy as np
 
 from . import _dtype
 from ._device import check_same_device, xp_of
-from ._layout import sparse_coo, sparse_csr
+from ._layout import sparse_coo, sparse_csc, sparse_csr
 from ._tensor import Tensor, _make, _parse_to
 from .autograd.grad_mode import GRAD
 from .autograd.graph import make_node_class, record
 from .overrides import disabled_torch_function_impl
 
-__all__ = ["SparseTensor", "is_sparse"]
+__all__ = ["SparseTensor", "is_sparse", "sparse_csc"]
 
 _new = object.__new__
+
+#: how PyTorch's layout errors name each layout
+_LAYOUT_WORDS = {sparse_coo: "Sparse", sparse_csr: "SparseCsr", sparse_csc: "SparseCsc"}
 
 
 def _backend_name(device) -> str:
@@ -97,7 +102,7 @@ class _SparseData:
 
 
 def is_sparse(t) -> bool:
-    """Whether ``t`` is a sparse tensor (COO or CSR)."""
+    """Whether ``t`` is a sparse tensor (COO, CSR or CSC)."""
     return t.__class__ is SparseTensor
 
 
@@ -270,6 +275,17 @@ def csr_from_rows(rows, cols, values: Tensor, shape: tuple) -> SparseTensor:
                        layout=sparse_csr)
 
 
+def csc_from_cols(rows, cols, values: Tensor, shape: tuple) -> SparseTensor:
+    """A CSC tensor over column-sorted ``rows``/``cols`` arrays."""
+    xp = xp_of(values._device)
+    ordered = True
+    if cols.shape[0] > 1:
+        same = cols[1:] == cols[:-1]
+        ordered = not bool(xp.any(same & (rows[1:] <= rows[:-1])))
+    return make_sparse(xp.stack((rows, cols)), values, shape, coalesced=ordered,
+                       layout=sparse_csc)
+
+
 def _crow(rows, nrows: int, xp):
     """The compressed row pointers of row-sorted ``rows``."""
     return xp.searchsorted(rows, xp.arange(nrows + 1, dtype=np.int64), side="left") \
@@ -279,9 +295,10 @@ def _crow(rows, nrows: int, xp):
 # -- the sparse tensor ---------------------------------------------------------------------------
 
 class SparseTensor(Tensor):
-    """A sparse COO or CSR tensor (``layout`` is ``ember.sparse_coo`` or
-    ``ember.sparse_csr``); made by ``ember.sparse_coo_tensor``, ``ember.sparse_csr_tensor``,
-    ``Tensor.to_sparse()`` and ``Tensor.to_sparse_csr()``. See the module doc."""
+    """A sparse COO, CSR or CSC tensor (``layout`` is ``ember.sparse_coo``,
+    ``ember.sparse_csr`` or ``ember.sparse_csc``); made by ``ember.sparse_coo_tensor``,
+    ``ember.sparse_csr_tensor``, ``ember.sparse_csc_tensor``, ``Tensor.to_sparse()``,
+    ``Tensor.to_sparse_csr()`` and ``Tensor.to_sparse_csc()``. See the module doc."""
 
     __torch_function__ = disabled_torch_function_impl  # no dispatch: dense ops pay nothing
 
@@ -405,12 +422,17 @@ class SparseTensor(Tensor):
     def _expect_coo(self, name: str) -> None:
         if self._layout is not sparse_coo:
             raise RuntimeError(f"{name} expected sparse coordinate tensor layout but got "
-                               "SparseCsr")
+                               f"{_LAYOUT_WORDS[self._layout]}")
 
     def _expect_csr(self, name: str) -> None:
         if self._layout is not sparse_csr:
             raise RuntimeError(f"{name} expected sparse row compressed tensor layout but got "
-                               "Sparse")
+                               f"{_LAYOUT_WORDS[self._layout]}")
+
+    def _expect_csc(self, name: str) -> None:
+        if self._layout is not sparse_csc:
+            raise RuntimeError(f"{name} expected sparse column compressed tensor layout but "
+                               f"got {_LAYOUT_WORDS[self._layout]}")
 
     # -- parts ---------------------------------------------------------------------------
     def indices(self) -> Tensor:
@@ -450,6 +472,26 @@ class SparseTensor(Tensor):
         """The column of each stored element of a CSR tensor."""
         self._expect_csr("col_indices")
         return _index_tensor(self._idx[1], self._device)
+
+    def ccol_indices(self) -> Tensor:
+        """The compressed column pointers ``(ncols + 1,)`` of a CSC tensor."""
+        self._expect_csc("ccol_indices")
+        ccol = self._cache.get("ccol")
+        if ccol is None:
+            xp = xp_of(self._device)
+            ccol = self._cache["ccol"] = _crow(self._idx[1], self._data.shape[1], xp)
+        return _index_tensor(ccol, self._device)
+
+    def row_indices(self) -> Tensor:
+        """The row of each stored element of a CSC tensor."""
+        self._expect_csc("row_indices")
+        return _index_tensor(self._idx[0], self._device)
+
+    def _compressed_parts(self) -> tuple:
+        """``(compressed indices, plain indices)`` of a CSR or CSC tensor."""
+        if self._layout is sparse_csc:
+            return self.ccol_indices(), self.row_indices()
+        return self.crow_indices(), self.col_indices()
 
     # -- conversions ---------------------------------------------------------------------
     def coalesce(self):
@@ -524,25 +566,46 @@ class SparseTensor(Tensor):
             return self.to_sparse_coo()
         if layout is sparse_csr:
             return self.to_sparse_csr(dense_dim)
-        raise RuntimeError(f"to_sparse: layout {layout} is not supported by Ember (sparse_coo "
-                           "and sparse_csr are)")
+        if layout is sparse_csc:
+            return self.to_sparse_csc(dense_dim)
+        raise RuntimeError(f"to_sparse: layout {layout} is not supported by Ember (sparse_coo, "
+                           "sparse_csr and sparse_csc are)")
 
     def to_sparse_coo(self):
+        """This tensor as a COO tensor (a CSC tensor's in its column-major order: uncoalesced,
+        as PyTorch's)."""
         if self._layout is sparse_coo:
             return self
         return make_sparse(self._idx, self._vals, self._data.shape,
-                           coalesced=self._coalesced)
+                           coalesced=self._coalesced and self._layout is sparse_csr)
 
-    def to_sparse_csr(self, dense_dim=None):
-        if self._layout is sparse_csr:
-            return self
+    def _check_compressible(self, name: str, kind: str) -> None:
         if self._data.ndim != 2 or self.dense_dim():
-            raise RuntimeError(f"to_sparse_csr: Ember's CSR tensors are 2-D without dense "
+            raise RuntimeError(f"{name}: Ember's {kind} tensors are 2-D without dense "
                                f"dimensions, got a {self._data.ndim}-D tensor with "
                                f"{self.dense_dim()} dense dimensions")
-        c = self.coalesce()
+
+    def to_sparse_csr(self, dense_dim=None):
+        """This 2-D tensor as a CSR tensor."""
+        if self._layout is sparse_csr:
+            return self
+        self._check_compressible("to_sparse_csr", "CSR")
+        c = self.to_sparse_coo().coalesce()
         return make_sparse(c._idx, c._vals, c._data.shape, coalesced=True,
                            layout=sparse_csr)
+
+    def to_sparse_csc(self, dense_dim=None):
+        """This 2-D tensor as a CSC tensor (its elements sorted column by column);
+        differentiable in the values."""
+        if self._layout is sparse_csc:
+            return self
+        self._check_compressible("to_sparse_csc", "CSC")
+        c = self.to_sparse_coo().coalesce()
+        xp = xp_of(self._device)
+        order = xp.argsort(c._idx[1], kind="stable")  # rows stay sorted within a column
+        vals = c._vals.index_select(0, _index_tensor(order, self._device))
+        return make_sparse(c._idx[:, order], vals, c._data.shape, coalesced=True,
+                           layout=sparse_csc)
 
     # -- copies and moves ----------------------------------------------------------------
     def clone(self, *, memory_format=None):
@@ -594,7 +657,8 @@ class SparseTensor(Tensor):
 
     # -- shape ---------------------------------------------------------------------------
     def t(self):
-        """The transpose of a 2-D COO tensor (its two index rows swapped)."""
+        """The transpose of a 2-D sparse tensor (its two index rows swapped; a CSR tensor's
+        is CSC and a CSC tensor's CSR, as in PyTorch)."""
         if self._data.ndim > 2:
             raise RuntimeError(f"t() expects a tensor with <= 2 sparse and 0 dense dimensions, "
                                f"but self is {self.sparse_dim()} sparse and {self.dense_dim()} "
@@ -605,13 +669,16 @@ class SparseTensor(Tensor):
 
     def transpose(self, dim0: int, dim1: int):
         """``self`` with sparse dims ``dim0`` and ``dim1`` swapped (COO)."""
-        if self._layout is not sparse_coo:
-            raise RuntimeError("transpose of a sparse CSR tensor (a CSC tensor) is not "
-                               "supported by Ember: convert with .to_sparse() first")
         from .ops._promotion import wrap_dim
 
         n = self._data.ndim
         d0, d1 = wrap_dim(dim0, n), wrap_dim(dim1, n)
+        if self._layout is not sparse_coo:  # CSR <-> CSC: the same arrays, read the other way
+            if d0 == d1:
+                return self
+            layout = sparse_csc if self._layout is sparse_csr else sparse_csr
+            return make_sparse(self._idx[::-1].copy(), self._vals, self._data.shape[::-1],
+                               coalesced=self._coalesced, layout=layout)
         sd = self._idx.shape[0]
         if (d0 < sd) != (d1 < sd):
             raise RuntimeError("transpose(): Cannot transpose a sparse dimension with a dense "
@@ -704,7 +771,7 @@ def _rebuild_sparse(indices, values, shape, layout_name, device, coalesced, requ
     # copy, which ops that compare dtypes by identity refuse)
     vals = place(np.array(values, copy=True).view(np.dtype(values.dtype.name)), dev)
     idx = place(np.array(indices, copy=True).view(np.dtype(indices.dtype.name)), dev)._data
-    layout = sparse_csr if layout_name == "sparse_csr" else sparse_coo
+    layout = {"sparse_csr": sparse_csr, "sparse_csc": sparse_csc}.get(layout_name, sparse_coo)
     out = make_sparse(idx, vals, tuple(shape), coalesced=coalesced, layout=layout)
     if requires_grad:
         vals.requires_grad_(True)
@@ -729,6 +796,15 @@ def _check_dims(s: SparseTensor, name: str) -> None:
 def row_plan(s: SparseTensor) -> tuple:
     """``(row plan, values in its order)`` of a 2-D sparse tensor. An uncoalesced COO tensor
     is coalesced first (its values, differentiably, every time; the index work is cached)."""
+    if s._layout is sparse_csc:  # column-major: the values permuted into row order
+        cached = s._cache.get("rows")
+        if cached is None:
+            xp = xp_of(s._device)
+            order = xp.argsort(s._idx[0], kind="stable")
+            plan = _RowPlan(s._idx[0][order], s._idx[1][order], s._data.shape, s._device)
+            cached = s._cache["rows"] = (plan, _index_tensor(order, s._device))
+        plan, order = cached
+        return plan, s._vals.index_select(0, order)
     c = s if (s._coalesced or s._layout is sparse_csr) else s.coalesce()
     plan = s._cache.get("rows")
     if plan is None:
@@ -802,6 +878,9 @@ def sparse_sum(s: SparseTensor, dim=None, keepdim: bool = False, dtype=None):
     n = s._data.ndim
     dims = [dim] if isinstance(dim, int) else list(dim)
     dims = sorted({wrap_dim(d, n) for d in dims})
+    if s._layout is sparse_csc:
+        raise RuntimeError("Currently the only compressed sparse format supported for "
+                           "sum.dim_IntList is CSR, but got layout SparseCsc")
     if s._layout is sparse_csr:
         if not keepdim:
             raise RuntimeError("reduction operations on CSR tensors with keepdim=False is "
@@ -842,9 +921,9 @@ def sparse_add(s: SparseTensor, other, alpha=1):
         raise RuntimeError(f"add: expected sizes of 'self' and 'other' to match, but "
                            f"{list(s._data.shape)} != {list(other._data.shape)}")
     check_same_device(s, other)
-    if s._layout is sparse_csr or other._layout is sparse_csr:
+    if s._layout is not sparse_coo or other._layout is not sparse_coo:
         out = sparse_add(s.to_sparse_coo(), other.to_sparse_coo(), alpha)
-        return out.to_sparse_csr() if s._layout is sparse_csr else out
+        return _as_layout(out, s._layout)
     from .ops.shape import cat
 
     xp = xp_of(s._device)
@@ -912,7 +991,16 @@ def _mul_sparse(a: SparseTensor, b: SparseTensor):
     kb = _index_tensor(pos[keep], a._device)
     values = a._vals.index_select(0, ka) * b._vals.index_select(0, kb)
     out = make_sparse(a._idx[:, keep], values, a._data.shape, coalesced=True)
-    return out.to_sparse_csr() if layout is sparse_csr else out
+    return _as_layout(out, layout)
+
+
+def _as_layout(s: SparseTensor, layout) -> SparseTensor:
+    """The COO tensor ``s`` in ``layout``."""
+    if layout is sparse_csr:
+        return s.to_sparse_csr()
+    if layout is sparse_csc:
+        return s.to_sparse_csc()
+    return s
 
 
 # -- printing ---------------------------------------------------------------------------------
@@ -965,8 +1053,10 @@ def sparse_repr(s: SparseTensor) -> str:
                  _part_str("values", values, indent)]
         force = True
     else:
-        parts = [_part_str("crow_indices", s.crow_indices(), indent),
-                 _part_str("col_indices", s.col_indices(), indent),
+        compressed, plain = s._compressed_parts()
+        names = ("ccol", "row") if s._layout is sparse_csc else ("crow", "col")
+        parts = [_part_str(f"{names[0]}_indices", compressed, indent),
+                 _part_str(f"{names[1]}_indices", plain, indent),
                  _part_str("values", values, indent)]
         force = False
     body = ("tensor(" + (",\n" + " " * indent).join(parts))

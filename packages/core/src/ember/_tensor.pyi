@@ -511,6 +511,9 @@ class Tensor:
 
     def cauchy_(self, *args: Any, generator: _Generator | None = None, **kwargs: Any) -> Tensor: ...
 
+    def ccol_indices(self, *args: Any, **kwargs: Any) -> Any:
+        """PyTorch's error: ``ccol_indices`` is a method of sparse tensors."""
+
     def cdouble(self) -> Any: ...
 
     def ceil(self) -> Tensor:
@@ -1926,6 +1929,9 @@ class Tensor:
     def round_(self, *, decimals: _int = 0) -> Tensor:
         """In-place version of :meth:`Tensor.round`."""
 
+    def row_indices(self, *args: Any, **kwargs: Any) -> Any:
+        """PyTorch's error: ``row_indices`` is a method of sparse tensors."""
+
     def rsqrt(self) -> Tensor:
         """See :func:`ember.rsqrt`."""
 
@@ -2307,6 +2313,9 @@ class Tensor:
 
     def to_sparse_coo(self) -> Any:
         """This tensor as a sparse COO tensor (``to_sparse()``)."""
+
+    def to_sparse_csc(self, dense_dim: Any = None) -> Any:
+        """This 2-D tensor as a sparse CSC tensor."""
 
     def to_sparse_csr(self, dense_dim: Any = None) -> Any:
         """This 2-D tensor as a sparse CSR tensor."""

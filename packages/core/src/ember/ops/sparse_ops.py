@@ -1,6 +1,7 @@
-"""The public sparse API of ``ember``: the factories ``sparse_coo_tensor`` and
-``sparse_csr_tensor``, ``spmm``/``smm``, the layouts, and the sparse conversions of dense
-tensors (``Tensor.to_sparse``, ``to_sparse_csr``, ``to_dense``, ...).
+"""The public sparse API of ``ember``: the factories ``sparse_coo_tensor``,
+``sparse_csr_tensor`` and ``sparse_csc_tensor``, ``spmm``/``smm``, the layouts, and the
+sparse conversions of dense tensors (``Tensor.to_sparse``, ``to_sparse_csr``,
+``to_sparse_csc``, ``to_dense``, ...).
 
 The sparse tensor itself, its kernels and its autograd are in ``ember._sparse_tensor``. These
 are not registered ops (``OpInfo``): an op there is a dense kernel that the op database
@@ -18,17 +19,20 @@ from .._layout import sparse_coo, sparse_csr, strided
 from .._sparse_tensor import (
     SparseTensor,
     _named,
+    csc_from_cols,
     csr_from_rows,
     dense_sparse_mm,
     dense_to_sparse,
     is_sparse,
     make_sparse,
+    sparse_csc,
     sparse_mm,
 )
 from .._tensor import Tensor, _make
 from .registry import register_export, register_method
 
-__all__ = ["sparse_coo_tensor", "sparse_csr_tensor", "spmm", "smm", "sparse_coo", "sparse_csr"]
+__all__ = ["sparse_coo_tensor", "sparse_csr_tensor", "sparse_csc_tensor", "spmm", "smm",
+           "sparse_coo", "sparse_csr", "sparse_csc"]
 
 
 # -- factories ----------------------------------------------------------------------------------
@@ -137,48 +141,79 @@ def sparse_csr_tensor(crow_indices, col_indices, values, size=None, *, dtype=Non
     Ember's CSR tensors are 2-D with scalar values (no batch or dense dimensions); the
     compressed-index invariants are always checked. Differentiable in ``values``.
     """
+    vals, rows, cols, shape = _compressed(crow_indices, col_indices, values, size, dtype,
+                                          device, "csr")
+    vals = _autograd_values(vals, requires_grad, "SparseCsrTensorBackward0")
+    return csr_from_rows(rows, cols, vals, shape)
+
+
+def sparse_csc_tensor(ccol_indices, row_indices, values, size=None, *, dtype=None,
+                      device=None, pin_memory: bool = False, requires_grad: bool = False,
+                      check_invariants=None) -> SparseTensor:
+    """A sparse CSC matrix, as ``torch.sparse_csc_tensor``: column ``j`` holds the elements
+    ``ccol_indices[j]:ccol_indices[j + 1]`` of ``row_indices`` and ``values``.
+
+    ``size`` is inferred as ``(max(row_indices) + 1, len(ccol_indices) - 1)`` when omitted.
+    Ember's CSC tensors are 2-D with scalar values; the compressed-index invariants are
+    always checked. Differentiable in ``values``.
+    """
+    vals, cols, rows, shape = _compressed(ccol_indices, row_indices, values, size, dtype,
+                                          device, "csc")
+    vals = _autograd_values(vals, requires_grad, "SparseCompressedTensorBackward0")
+    return csc_from_cols(rows, cols, vals, shape)
+
+
+def _compressed(compressed, plain, values, size, dtype, device, kind: str):
+    """The checked parts of a CSR (``kind="csr"``) or CSC tensor: ``(values, the compressed
+    dimension's index of each element, the plain indices, shape)``."""
+    c, p = ("crow", "col") if kind == "csr" else ("ccol", "row")
+    name = f"sparse_{kind}_tensor"
     dev = None if device is None else resolve_device(device)
     vals = _as_values(values, dtype, dev)
     dev = vals._device
-    crow = _as_index_tensor(crow_indices, dev, "crow_indices")
-    col = _as_index_tensor(col_indices, dev, "col_indices")
-    if crow._data.ndim != 1 or col._data.ndim != 1 or vals._data.ndim != 1:
-        raise RuntimeError("sparse_csr_tensor: Ember's CSR tensors are 2-D with 1-D "
-                           f"crow_indices, col_indices and values, got {crow._data.ndim}-D, "
-                           f"{col._data.ndim}-D and {vals._data.ndim}-D")
-    nnz = col._data.shape[0]
+    cidx = _as_index_tensor(compressed, dev, f"{c}_indices")
+    pidx = _as_index_tensor(plain, dev, f"{p}_indices")
+    if cidx._data.ndim != 1 or pidx._data.ndim != 1 or vals._data.ndim != 1:
+        raise RuntimeError(f"{name}: Ember's {kind.upper()} tensors are 2-D with 1-D "
+                           f"{c}_indices, {p}_indices and values, got {cidx._data.ndim}-D, "
+                           f"{pidx._data.ndim}-D and {vals._data.ndim}-D")
+    nnz = pidx._data.shape[0]
     if vals._data.shape[0] != nnz:
-        raise RuntimeError(f"col_indices and values must have the same number of elements, "
+        raise RuntimeError(f"{p}_indices and values must have the same number of elements, "
                            f"but got {nnz} and {vals._data.shape[0]}")
-    nrows = crow._data.shape[0] - 1
-    if nrows < 0:
-        raise RuntimeError("crow_indices must have at least one element")
-    host_crow = crow._host()
-    host_col = col._host()
+    ncomp = cidx._data.shape[0] - 1
+    if ncomp < 0:
+        raise RuntimeError(f"{c}_indices must have at least one element")
+    host_c = cidx._host()
+    host_p = pidx._host()
+    nplain = int(host_p.max()) + 1 if nnz else 0
     if size is None:
-        shape = (nrows, int(host_col.max()) + 1 if nnz else 0)
+        shape = (ncomp, nplain) if kind == "csr" else (nplain, ncomp)
     else:
         shape = tuple(int(s) for s in size)
         if len(shape) != 2:
-            raise RuntimeError(f"sparse_csr_tensor: size of a CSR tensor must have 2 elements "
+            raise RuntimeError(f"{name}: size of a {kind.upper()} tensor must have 2 elements "
                                f"in Ember, got {len(shape)}")
-        if shape[0] != nrows:
-            raise RuntimeError(f"size[0] ({shape[0]}) does not match the number of rows of "
-                               f"crow_indices ({nrows})")
-    if host_crow[0] != 0:
-        raise RuntimeError("`crow_indices[..., 0] == 0` is not satisfied.")
-    if host_crow[-1] != nnz:
-        raise RuntimeError("`crow_indices[..., -1] == nnz` is not satisfied.")
-    step = np.diff(host_crow)
-    if step.size and (step.min() < 0 or step.max() > shape[1]):
-        raise RuntimeError("`0 <= crow_indices[..., 1:] - crow_indices[..., :-1] <= ncols` is "
-                           "not satisfied.")
-    if nnz and (host_col.min() < 0 or host_col.max() >= shape[1]):
-        raise RuntimeError("`0 <= col_indices < ncols` is not satisfied.")
+        cdim = 0 if kind == "csr" else 1
+        if shape[cdim] != ncomp:
+            raise RuntimeError(f"size[{cdim}] ({shape[cdim]}) does not match the number of "
+                               f"{'rows' if kind == 'csr' else 'columns'} of {c}_indices "
+                               f"({ncomp})")
+    limit = shape[1] if kind == "csr" else shape[0]
+    plain_n = "ncols" if kind == "csr" else "nrows"
+    if host_c[0] != 0:
+        raise RuntimeError(f"`{c}_indices[..., 0] == 0` is not satisfied.")
+    if host_c[-1] != nnz:
+        raise RuntimeError(f"`{c}_indices[..., -1] == nnz` is not satisfied.")
+    step = np.diff(host_c)
+    if step.size and (step.min() < 0 or step.max() > limit):
+        raise RuntimeError(f"`0 <= {c}_indices[..., 1:] - {c}_indices[..., :-1] <= "
+                           f"{plain_n}` is not satisfied.")
+    if nnz and (host_p.min() < 0 or host_p.max() >= limit):
+        raise RuntimeError(f"`0 <= {p}_indices < {plain_n}` is not satisfied.")
     xp = xp_of(dev)
-    rows = xp.searchsorted(crow._data, xp.arange(nnz, dtype=np.int64), side="right") - 1
-    vals = _autograd_values(vals, requires_grad, "SparseCsrTensorBackward0")
-    return csr_from_rows(rows.astype(np.int64, copy=False), col._data, vals, shape)
+    owner = xp.searchsorted(cidx._data, xp.arange(nnz, dtype=np.int64), side="right") - 1
+    return vals, owner.astype(np.int64, copy=False), pidx._data, shape
 
 
 # -- products -----------------------------------------------------------------------------------
@@ -215,10 +250,12 @@ def _to_sparse(self, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=
         return dense_to_sparse(self, sparse_dim)
     if layout is sparse_csr:
         return _to_sparse_csr(self, dense_dim)
+    if layout is sparse_csc:
+        return _to_sparse_csc(self, dense_dim)
     if layout is strided:
         raise RuntimeError("to_sparse: the strided layout is not a sparse layout")
-    raise RuntimeError(f"to_sparse: layout {layout} is not supported by Ember (sparse_coo and "
-                       "sparse_csr are)")
+    raise RuntimeError(f"to_sparse: layout {layout} is not supported by Ember (sparse_coo, "
+                       "sparse_csr and sparse_csc are)")
 
 
 def _to_sparse_coo(self):
@@ -232,6 +269,14 @@ def _to_sparse_csr(self, dense_dim=None):
         raise RuntimeError(f"to_sparse_csr: Ember's CSR tensors are 2-D without dense "
                            f"dimensions, got a {self._data.ndim}-D tensor")
     return dense_to_sparse(self).to_sparse_csr()
+
+
+def _to_sparse_csc(self, dense_dim=None):
+    """This 2-D tensor as a sparse CSC tensor."""
+    if self._data.ndim != 2 or dense_dim:
+        raise RuntimeError(f"to_sparse_csc: Ember's CSC tensors are 2-D without dense "
+                           f"dimensions, got a {self._data.ndim}-D tensor")
+    return dense_to_sparse(self).to_sparse_csc()
 
 
 def _to_dense(self, dtype=None, *, masked_grad=None):
@@ -261,6 +306,7 @@ def _expects_sparse(name: str, kind: str = "sparse coordinate"):
 register_method("to_sparse", _to_sparse)
 register_method("to_sparse_coo", _to_sparse_coo)
 register_method("to_sparse_csr", _to_sparse_csr)
+register_method("to_sparse_csc", _to_sparse_csc)
 register_method("to_dense", _to_dense)
 register_method("sparse_dim", _sparse_dim)
 register_method("dense_dim", _dense_dim)
@@ -270,10 +316,14 @@ for _name in ("indices", "values", "_indices", "_values", "coalesce", "is_coales
     register_method(_name, _expects_sparse(_name))
 for _name in ("crow_indices", "col_indices"):
     register_method(_name, _expects_sparse(_name, "sparse row compressed"))
+for _name in ("ccol_indices", "row_indices"):
+    register_method(_name, _expects_sparse(_name, "sparse column compressed"))
 register_method("smm", smm)
 
 for _name, _obj in (("sparse_coo_tensor", sparse_coo_tensor),
-                    ("sparse_csr_tensor", sparse_csr_tensor), ("spmm", spmm), ("smm", smm),
-                    ("sparse_coo", sparse_coo), ("sparse_csr", sparse_csr)):
+                    ("sparse_csr_tensor", sparse_csr_tensor),
+                    ("sparse_csc_tensor", sparse_csc_tensor), ("spmm", spmm), ("smm", smm),
+                    ("sparse_coo", sparse_coo), ("sparse_csr", sparse_csr),
+                    ("sparse_csc", sparse_csc)):
     register_export(_name, _obj)
 del _name, _obj

@@ -18,9 +18,12 @@ import numpy as np
 
 from .. import _dtype
 from .._device import device as _device_cls
+from .._layout import layout as _layout_cls
 from .._size import Size
+from .._sparse_tensor import _SparseData
 from .._tensor import CPU, Tensor, _address, _make
 from ..backends import backend_of
+from . import _sparse
 
 # -- names PyTorch writes ---------------------------------------------------------------------
 
@@ -65,6 +68,8 @@ REBUILD_TENSOR_V2 = _marker("torch._utils", "_rebuild_tensor_v2")
 REBUILD_PARAMETER = _marker("torch._utils", "_rebuild_parameter")
 TORCH_DEVICE = _marker("torch", "device")
 TORCH_SIZE = _marker("torch", "Size")
+REBUILD_SPARSE_TENSOR = _marker("torch._utils", "_rebuild_sparse_tensor")
+GET_LAYOUT = _marker("torch.serialization", "_get_layout")
 STORAGE_MARKERS = {dt: _marker("torch", name) for dt, name in STORAGE_NAMES.items()}
 for _dt in _dtype.ALL_DTYPES:
     _GLOBAL_PATHS[id(_dt)] = ("torch", _dt.name)
@@ -140,6 +145,8 @@ class TorchPickler(pickle._Pickler):
             if self._param_cls is not None and isinstance(obj, self._param_cls):
                 plain = _make(obj._data, obj._device)
                 return REBUILD_PARAMETER, (plain, obj.requires_grad, collections.OrderedDict())
+            if cls is not Tensor and obj._data.__class__ is _SparseData:
+                return REBUILD_SPARSE_TENSOR, _sparse.reduce_args(obj)
             return self._reduce_tensor(obj)
         if cls is _dtype.dtype:
             return obj.name
@@ -148,6 +155,8 @@ class TorchPickler(pickle._Pickler):
             return TORCH_DEVICE, args
         if cls is Size:
             return TORCH_SIZE, (tuple(obj),)
+        if cls is _layout_cls:
+            return GET_LAYOUT, (_sparse.layout_name(obj),)
         return NotImplemented
 
     def _reduce_tensor(self, t: Tensor):
@@ -414,6 +423,8 @@ def _make_allowed() -> dict:
         "torch._utils._rebuild_parameter": rebuild_parameter,
         "torch._utils._rebuild_parameter_with_state": rebuild_parameter,
         "torch._tensor._rebuild_from_type_v2": rebuild_from_type_v2,
+        "torch._utils._rebuild_sparse_tensor": _sparse.rebuild_sparse_tensor,
+        "torch.serialization._get_layout": _sparse.get_layout,
         "torch.Tensor": Tensor, "torch._tensor.Tensor": Tensor,
         "torch.nn.parameter.Parameter": _ParameterType,
         "torch.device": _device_cls, "torch.Size": Size,
@@ -435,7 +446,8 @@ CALLABLE_GLOBALS = frozenset({
     "torch._utils._rebuild_tensor_v2", "torch._utils._rebuild_tensor",
     "torch._utils._rebuild_parameter", "torch._utils._rebuild_parameter_with_state",
     "torch._tensor._rebuild_from_type_v2", "torch.device", "torch.Size",
-    "torch.nn.parameter.Parameter",
+    "torch.nn.parameter.Parameter", "torch._utils._rebuild_sparse_tensor",
+    "torch.serialization._get_layout",
 })
 
 UNSAFE_MESSAGE = (

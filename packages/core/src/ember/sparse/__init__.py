@@ -15,8 +15,10 @@ from .._sparse_tensor import (
     SparseAddmmBackward0,
     SparseTensor,
     _linear_index,
+    _not_implemented,
     is_sparse,
     make_sparse,
+    sparse_csc,
     sparse_mm,
     sparse_sum,
 )
@@ -83,6 +85,8 @@ def _lines(s: SparseTensor, dim: int):
 
 def _softmax(input, dim: int, dtype, log: bool, name: str):
     _expect_sparse(input, name)
+    if input._layout is sparse_csc:  # as PyTorch: no softmax kernel for compressed columns
+        raise _not_implemented("aten::_sparse_softmax", input._device)
     from .._factory import zeros
     from ..ops._promotion import wrap_dim
 
@@ -154,8 +158,8 @@ def sampled_addmm(input, mat1, mat2, *, beta=1.0, alpha=1.0, out=None):
 def spdiags(diagonals, offsets, shape, layout=None):
     """A sparse matrix of ``shape`` with the rows of ``diagonals`` on the diagonals
     ``offsets`` (``torch.sparse.spdiags``, scipy's convention: ``diagonals[k, j]`` goes to
-    ``(j - offsets[k], j)``); COO by default, or ``layout=ember.sparse_csr``. Differentiable
-    in ``diagonals``."""
+    ``(j - offsets[k], j)``); COO by default, or ``layout=ember.sparse_csr`` or
+    ``ember.sparse_csc``. Differentiable in ``diagonals``."""
     from ..ops.shape import cat
 
     if diagonals._data.ndim != 2 and diagonals._data.ndim != 1:
@@ -184,8 +188,10 @@ def spdiags(diagonals, offsets, shape, layout=None):
         return out
     if layout is sparse_csr:
         return out.to_sparse_csr()
-    raise RuntimeError(f"spdiags: layout {layout} is not supported by Ember (sparse_coo and "
-                       "sparse_csr are)")
+    if layout is sparse_csc:
+        return out.to_sparse_csc()
+    raise RuntimeError(f"spdiags: layout {layout} is not supported by Ember (sparse_coo, "
+                       "sparse_csr and sparse_csc are)")
 
 
 class check_sparse_tensor_invariants:
@@ -243,7 +249,7 @@ def as_sparse_gradcheck(gradcheck):
     """``gradcheck`` extended to sparse inputs and outputs, as ``torch.sparse``'s decorator.
 
     ``as_sparse_gradcheck(ember.autograd.gradcheck)(func, inputs, **kwargs)`` checks ``func``
-    with respect to the *values* of its sparse inputs that require grad (COO or CSR: the
+    with respect to the *values* of its sparse inputs that require grad (COO, CSR, CSC: the
     pattern is held fixed, as a sparse gradient has the input's pattern) and compares sparse
     outputs through ``to_dense()``; dense inputs and outputs are checked as they are.
     """
@@ -260,9 +266,10 @@ def as_sparse_gradcheck(gradcheck):
                     rebuild.append(lambda v, idx=idx, size=size: _coo(idx, v, size))
                     flat.append(t._values().detach().requires_grad_())
                 else:
-                    crow, col, size = t.crow_indices(), t.col_indices(), t.shape
-                    rebuild.append(lambda v, crow=crow, col=col, size=size:
-                                   _csr(crow, col, v, size))
+                    comp, plain = t._compressed_parts()
+                    make = _csc if t.layout is sparse_csc else _csr
+                    rebuild.append(lambda v, comp=comp, plain=plain, size=t.shape, make=make:
+                                   make(comp, plain, v, size))
                     flat.append(t.values().detach().requires_grad_())
             else:
                 rebuild.append(None)
@@ -292,3 +299,9 @@ def _csr(crow, col, values, size):
     from .. import sparse_csr_tensor
 
     return sparse_csr_tensor(crow, col, values, size)
+
+
+def _csc(ccol, row, values, size):
+    from .. import sparse_csc_tensor
+
+    return sparse_csc_tensor(ccol, row, values, size)
