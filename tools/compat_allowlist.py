@@ -128,11 +128,6 @@ GAPS: dict[str, dict[str, list[str]]] = {
     "torch.nn.utils": {
         NOT_YET: [],
     },
-    "torch.optim": {
-        NOT_YET: [
-                  ],
-        SPARSE: ["SparseAdam"],
-    },
     "torch.utils.data": {
         DATAPIPES: ["DFIterDataPipe", "DataChunk", "IterDataPipe", "MapDataPipe",
                     "functional_datapipe", "argument_validation",
@@ -171,9 +166,6 @@ GAPS: dict[str, dict[str, list[str]]] = {
         NOT_YET: [
                   ],
         UNDOCUMENTED: ["rnn.PackedSequence_", "rnn.bind"],
-    },
-    "torch.optim.*": {
-        SPARSE: ["sparse_adam.SparseAdam"],
     },
     "torch.utils.data.*": {
         NOT_YET: [],

@@ -722,7 +722,9 @@ class SparseTensor(Tensor):
     def __add__(self, other):
         return sparse_add(self, other)
 
-    add = __add__
+    def add(self, other, *, alpha=1):
+        """``self + alpha * other`` for a sparse ``other`` (a dense one is PyTorch's error)."""
+        return sparse_add(self, other, alpha)
 
     def __radd__(self, other):
         return dense_add_sparse(other, self, 1)
@@ -753,6 +755,19 @@ class SparseTensor(Tensor):
         return self._with_values(-self._vals)
 
     neg = __neg__
+
+    def zero_(self):
+        """Remove every stored element, in place (PyTorch's ``zero_`` of a sparse tensor: the
+        shape stays, ``nnz`` becomes 0)."""
+        if self._layout is not sparse_coo:
+            raise _not_implemented("zero_", self._device)
+        vals = self._vals
+        self._idx = self._idx[:, :0].copy()
+        self._vals = _make(vals._data[:0].copy(), vals._device)
+        self._coalesced = True
+        self._cache = {}
+        self._bump_version()
+        return self
 
     def _with_values(self, values: Tensor):
         return make_sparse(self._idx, values, self._data.shape, coalesced=self._coalesced,

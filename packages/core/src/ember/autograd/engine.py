@@ -11,6 +11,7 @@ import heapq
 import itertools
 import threading
 
+from .._tensor import Tensor as _Tensor
 from .._tensor import _make
 from .grad_mode import ANOMALY_THREADS, GRAD
 from .graph import AccumulateGrad, Node, accumulate_node
@@ -93,20 +94,41 @@ def _accumulate_leaf(node: AccumulateGrad, grad, create_graph: bool, taken: set)
     var = node._variable()
     if var is None or grad is None:
         return
-    gd = grad._data
-    vd = var._data
-    if gd.dtype is not vd.dtype:
-        gd = gd.astype(vd.dtype)
-    if gd.shape != vd.shape:
-        raise RuntimeError(f"Function AccumulateGrad returned an invalid gradient - got "
-                           f"{list(gd.shape)} but expected shape compatible with "
-                           f"{list(vd.shape)}")
-    with _LEAF_LOCKS[(id(var) >> 4) & 63]:
-        _add_into_grad(var, grad, gd, create_graph, taken)
+    if grad.__class__ is not _Tensor and grad.is_sparse:  # nn.Embedding(sparse=True), ...
+        with _LEAF_LOCKS[(id(var) >> 4) & 63]:
+            _add_sparse_into_grad(var, grad)
+    else:
+        gd = grad._data
+        vd = var._data
+        if gd.dtype is not vd.dtype:
+            gd = gd.astype(vd.dtype)
+        if gd.shape != vd.shape:
+            raise RuntimeError(f"Function AccumulateGrad returned an invalid gradient - got "
+                               f"{list(gd.shape)} but expected shape compatible with "
+                               f"{list(vd.shape)}")
+        with _LEAF_LOCKS[(id(var) >> 4) & 63]:
+            _add_into_grad(var, grad, gd, create_graph, taken)
     extra = var._extra
     if extra and extra.get("post_hooks"):
         for fn in list(extra["post_hooks"].values()):
             fn(var)
+
+
+def _add_sparse_into_grad(var, grad) -> None:
+    """A sparse gradient, as PyTorch's AccumulateGrad keeps it: the first one becomes
+    ``.grad``; a later one is added (sparse + sparse stays sparse, uncoalesced; into a dense
+    ``.grad`` it is added in place)."""
+    if tuple(grad.shape) != tuple(var._data.shape):
+        raise RuntimeError(f"Function AccumulateGrad returned an invalid gradient - got "
+                           f"{list(grad.shape)} but expected shape compatible with "
+                           f"{list(var._data.shape)}")
+    old = var._grad
+    if old is None:
+        var._grad = grad
+    elif old.is_sparse:
+        var._grad = old + grad
+    else:
+        old.add_(grad)
 
 
 def _add_into_grad(var, grad, gd, create_graph: bool, taken: set) -> None:

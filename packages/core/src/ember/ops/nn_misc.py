@@ -209,6 +209,8 @@ def _embedding_bw(node, g):
     looked up from (``padding_idx``'s row none; ``scale_grad_by_freq`` divides by the count
     of each index in the batch). Without ``create_graph`` a segment sum on arrays; with it
     ``index_add``, differentiable again."""
+    if len(node.ctx) == 4:  # sparse=True
+        return (_embedding_sparse_grad(node, g),)
     if not GRAD.enabled:
         return (_make(_embedding_grad_array(node, g._data), g._device),)
     indices = node.saved[0]
@@ -229,6 +231,26 @@ def _embedding_bw(node, g):
         src = src * _make(coef.reshape(-1, 1), g._device)
     gw = zeros(num, dim, dtype=g.dtype, device=g._device).index_add(0, flat, src)
     return (gw,)
+
+
+def _embedding_sparse_grad(node, g):
+    """``sparse=True``: the weight's gradient as an uncoalesced sparse COO tensor, PyTorch's
+    ``embedding_sparse_backward``: one row of ``g`` per looked-up index (``padding_idx``'s
+    entries dropped), repeated indices left for ``coalesce`` to sum."""
+    from .._sparse_tensor import make_sparse
+
+    num, padding_idx, _, weight_shape = node.ctx
+    dim = g._data.shape[-1]
+    idx = node.saved[0]._data.reshape(-1)
+    values = g.reshape(-1, dim)
+    if padding_idx >= 0:
+        keep = idx != padding_idx
+        idx = idx[keep]
+        values = values[_make(keep, g._device)]
+    else:
+        values = values.clone()  # the gradient owns its values (g may be reused)
+    return make_sparse(idx.reshape(1, -1).astype("int64", copy=False), values, weight_shape,
+                       coalesced=False)
 
 
 def _embedding_grad_array(node, gd):
@@ -290,8 +312,9 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
                            "following scalar types: Long, Int; but got "
                            f"ember.{type_name(input)} instead (while checking arguments for "
                            "embedding)")
-    if sparse:
-        raise NotImplementedError("ember: sparse embedding gradients are not supported")
+    if sparse and scale_grad_by_freq:
+        raise RuntimeError("embedding_backward: scale_grad_by_freq not supported with sparse "
+                           "gradients")
     num = weight._data.shape[0]
     padding_idx = check_padding_idx(padding_idx, num)
     if padding_idx is None:
@@ -306,8 +329,10 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
     out = _make(weight._data[idx], dev)
     if GRAD.enabled and weight.requires_grad:
         # the weight is the node's only input, as PyTorch's (the indices have no gradient)
-        record(EmbeddingBackward0, out, (weight,), (input,),
-               (num, padding_idx, scale_grad_by_freq))
+        ctx = (num, padding_idx, scale_grad_by_freq)
+        if sparse:  # the gradient is a sparse tensor of the weight's shape
+            ctx = (*ctx, tuple(weight._data.shape))
+        record(EmbeddingBackward0, out, (weight,), (input,), ctx)
     return out
 
 

@@ -23,6 +23,7 @@ from .radam import RAdam
 from .rmsprop import RMSprop
 from .rprop import Rprop
 from .sgd import SGD
+from .sparse_adam import SparseAdam
 
 # PyTorch shows these under ``torch.optim`` though they live in private modules
 Adafactor.__module__ = "ember.optim"
@@ -32,5 +33,5 @@ swap_in_optimizer_params_and_state.__module__ = "ember.optim"
 __version__ = "0.1.0"
 
 __all__ = ["ASGD", "Adadelta", "Adafactor", "Adagrad", "Adam", "AdamW", "Adamax", "LBFGS", "Muon",
-           "NAdam", "Optimizer", "RAdam", "RMSprop", "Rprop", "SGD", "lr_scheduler",
+           "NAdam", "Optimizer", "RAdam", "RMSprop", "Rprop", "SGD", "SparseAdam", "lr_scheduler",
            "swa_utils", "swap_in_optimizer_params_and_state"]

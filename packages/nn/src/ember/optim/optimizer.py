@@ -310,6 +310,9 @@ class Optimizer:
                         g.detach_()
                     else:
                         g.requires_grad_(False)
+                    if g.__class__ is not Tensor and g.is_sparse:
+                        g.zero_()  # no stored elements left, as PyTorch's
+                        continue
                     g._data[...] = 0
                     g._bump_version()
 

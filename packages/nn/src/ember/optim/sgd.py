@@ -94,6 +94,13 @@ def sgd(params: list[Tensor], d_p_list: list[Tensor], momentum_buffer_list: list
 def _single_tensor_sgd(params, grads, momentum_buffer_list, *, weight_decay, momentum, lr,
                        dampening, nesterov, maximize, scratch) -> None:
     lr, wd = _scalar(lr), _scalar(weight_decay)
+    if any(g.is_sparse for g in grads if g.__class__ is not Tensor):
+        with ember.no_grad():
+            for i, (param, grad) in enumerate(zip(params, grads)):
+                _sgd_step_tensors(param, grad, momentum_buffer_list, i, weight_decay=wd,
+                                  momentum=momentum, lr=lr, dampening=dampening,
+                                  nesterov=nesterov, maximize=maximize)
+        return
     plain = not maximize and wd == 0
     lr_of = _ScalarOf(lr)
     if momentum == 0 and plain:  # the hot path of simple training loops: d -= lr * g
@@ -132,6 +139,26 @@ def _single_tensor_sgd(params, grads, momentum_buffer_list, *, weight_decay, mom
         np.multiply(g, lr_of(d), tmp)
         d -= tmp
         param._bump_version()
+
+
+def _sgd_step_tensors(param, grad, momentum_buffer_list, i, *, weight_decay, momentum, lr,
+                      dampening, nesterov, maximize) -> None:
+    """One parameter's step in Tensor ops, as PyTorch writes it: the path of sparse gradients
+    (``nn.Embedding(sparse=True)``), which stay sparse (a sparse gradient with weight decay is
+    PyTorch's error: sparse + dense)."""
+    if maximize:
+        grad = -grad
+    if weight_decay != 0:
+        grad = grad.add(param, alpha=weight_decay)
+    if momentum != 0:
+        buf = momentum_buffer_list[i]
+        if buf is None:
+            buf = grad.clone().detach()
+        else:
+            buf = buf * momentum + (grad if dampening == 0 else grad * (1 - dampening))
+        momentum_buffer_list[i] = buf
+        grad = grad + buf * momentum if nesterov else buf
+    param.add_(grad, alpha=-lr)
 
 
 class _ScalarOf:

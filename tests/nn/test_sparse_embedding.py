@@ -1,0 +1,124 @@
+"""nn.Embedding(sparse=True): sparse COO weight gradients as PyTorch's, accumulated as
+PyTorch's AccumulateGrad does, and the optimizers that take them (SGD, SparseAdam) stepping
+to PyTorch's parameters."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import ember
+from ember import nn
+
+IDX = [[0, 2, 0, 5], [4, 2, 1, 5]]
+
+
+def _torch():
+    return pytest.importorskip("torch")
+
+
+def test_sparse_gradient_is_coo_and_equals_the_dense_one():
+    emb = nn.Embedding(6, 3, sparse=True, padding_idx=1)
+    dense = nn.Embedding(6, 3, padding_idx=1)
+    dense.load_state_dict(emb.state_dict())
+    x = ember.tensor(IDX)
+    (emb(x) * ember.arange(3.0)).sum().backward()
+    (dense(x) * ember.arange(3.0)).sum().backward()
+    g = emb.weight.grad
+    assert g.layout is ember.sparse_coo and not g.is_coalesced()
+    assert g._indices().tolist() == [[0, 2, 0, 5, 4, 2, 5]]  # padding_idx's entry dropped
+    np.testing.assert_allclose(g.to_dense().numpy(), dense.weight.grad.numpy())
+
+
+def test_gradients_accumulate_as_torch():
+    torch = _torch()
+    emb = nn.Embedding(6, 3, sparse=True)
+    temb = torch.nn.Embedding(6, 3, sparse=True)
+    temb.weight.data = torch.tensor(emb.weight.detach().numpy())
+    for rows in ([0, 3], [3, 3, 5]):
+        emb(ember.tensor(rows)).pow(2).sum().backward()
+        temb(torch.tensor(rows)).pow(2).sum().backward()
+    assert emb.weight.grad.is_sparse and temb.weight.grad.is_sparse
+    np.testing.assert_allclose(emb.weight.grad.to_dense().numpy(),
+                               temb.weight.grad.to_dense().numpy(), rtol=1e-6)
+    assert not emb.weight.grad.is_coalesced()  # indices repeat until coalesce()
+
+
+def test_scale_grad_by_freq_with_sparse_is_torchs_error():
+    w = ember.randn(4, 2, requires_grad=True)
+    with pytest.raises(RuntimeError, match="scale_grad_by_freq not supported with sparse"):
+        ember.nn.functional.embedding(ember.tensor([1]), w, scale_grad_by_freq=True,
+                                      sparse=True)
+
+
+@pytest.mark.parametrize("opt", ["SGD", "SGD-momentum", "SGD-nesterov", "SparseAdam",
+                                 "SparseAdam-maximize"])
+def test_optimizer_steps_equal_torchs(opt):
+    torch = _torch()
+    name, _, variant = opt.partition("-")
+    kw = {"SGD": {"lr": 0.1}, "SparseAdam": {"lr": 0.05}}[name]
+    if variant == "momentum":
+        kw.update(momentum=0.9, dampening=0.1)
+    if variant == "nesterov":
+        kw.update(momentum=0.9, nesterov=True)
+    if variant == "maximize":
+        kw.update(maximize=True)
+    emb = nn.Embedding(7, 4, sparse=True)
+    temb = torch.nn.Embedding(7, 4, sparse=True)
+    temb.weight.data = torch.tensor(emb.weight.detach().numpy())
+    eopt = getattr(ember.optim, name)(emb.parameters(), **kw)
+    topt = getattr(torch.optim, name)(temb.parameters(), **kw)
+    rng = np.random.default_rng(0)
+    for _ in range(4):
+        rows = rng.integers(0, 7, (3, 2))
+        target = rng.standard_normal((3, 2, 4)).astype(np.float32)
+        for m, o, lib in ((emb, eopt, ember), (temb, topt, torch)):
+            o.zero_grad()
+            ((m(lib.tensor(rows)) - lib.tensor(target)) ** 2).sum().backward()
+            o.step()
+    np.testing.assert_allclose(emb.weight.detach().numpy(), temb.weight.detach().numpy(),
+                               rtol=1e-5, atol=1e-6)
+    if name == "SparseAdam":
+        st, tt = eopt.state[emb.weight], topt.state[temb.weight]
+        assert st["step"] == tt["step"] == 4
+        np.testing.assert_allclose(st["exp_avg_sq"].numpy(), tt["exp_avg_sq"].numpy(),
+                                   rtol=1e-5, atol=1e-7)
+
+
+def test_sparse_adam_refuses_what_torch_refuses():
+    torch = _torch()
+    dense = nn.Linear(2, 2)
+    opt = ember.optim.SparseAdam(dense.parameters())
+    dense(ember.ones(1, 2)).sum().backward()
+    with pytest.raises(RuntimeError, match="SparseAdam does not support dense gradients, "
+                                           "please consider Adam instead"):
+        opt.step()
+    for kw, msg in (({"lr": 0.0}, "Invalid learning rate: 0.0"),
+                    ({"eps": 0.0}, "Invalid epsilon value: 0.0"),
+                    ({"betas": (1.0, 0.9)}, "Invalid beta parameter at index 0: 1.0")):
+        with pytest.raises(ValueError, match=msg.replace("(", r"\(")):
+            ember.optim.SparseAdam([ember.zeros(2, requires_grad=True)], **kw)
+        with pytest.raises(ValueError, match=msg.replace("(", r"\(")):
+            torch.optim.SparseAdam([torch.zeros(2, requires_grad=True)], **kw)
+
+
+def test_sgd_weight_decay_on_a_sparse_gradient_is_torchs_error():
+    emb = nn.Embedding(3, 2, sparse=True)
+    opt = ember.optim.SGD(emb.parameters(), lr=0.1, weight_decay=0.01)
+    emb(ember.tensor([1])).sum().backward()
+    with pytest.raises(RuntimeError, match=r"add\(sparse, dense\) is not supported"):
+        opt.step()
+
+
+def test_zero_grad_without_none_empties_a_sparse_gradient():
+    emb = nn.Embedding(4, 2, sparse=True)
+    opt = ember.optim.SGD(emb.parameters(), lr=0.1)
+    for reset in (lambda: opt.zero_grad(set_to_none=False),
+                  lambda: emb.zero_grad(set_to_none=False)):
+        emb(ember.tensor([1, 3])).sum().backward()
+        reset()
+        g = emb.weight.grad
+        assert g.is_sparse and g._nnz() == 0 and tuple(g.shape) == (4, 2)
+        emb(ember.tensor([2])).sum().backward()  # accumulates into the emptied gradient
+        np.testing.assert_allclose(emb.weight.grad.to_dense().numpy(),
+                                   [[0, 0], [0, 0], [1, 1], [0, 0]])
