@@ -678,3 +678,280 @@ def test_public_names():
                  "functional_call", "stack_module_state", "linearize", "functionalize",
                  "replace_all_batch_norm_modules_", "debug_unwrap"):
         assert name in func.__all__ and callable(getattr(func, name))
+
+
+# -- batch norm and recurrent layers under vmap --------------------------------------------------
+
+class _LoopSpy:
+    """Records the ops that ran through vmap's per-example loop."""
+
+    def __init__(self):
+        from ember._functorch import _batched
+
+        self.mod, self.real, self.ran = _batched, _batched._loop, []
+
+    def __enter__(self):
+        def spy(lvl, fn, args, kwargs, key, same_random=False):
+            self.ran.append(key)
+            return self.real(lvl, fn, args, kwargs, key, same_random)
+
+        self.mod._loop = spy
+        return self
+
+    def __exit__(self, *exc):
+        self.mod._loop = self.real
+
+
+def _bn_case(F_, vmap_, x, rm, rv, w, b, training):
+    """vmap over F.batch_norm with batched input, running statistics and affine parameters:
+    the output, the statistics after the call, and (training) the per-example gradient."""
+    out = vmap_(lambda x, m, v, w, b: F_.batch_norm(x, m, v, w, b, training=training,
+                                                     momentum=0.3))(x, rm, rv, w, b)
+    return out, rm, rv
+
+
+@pytest.mark.parametrize("training", [True, False])
+@pytest.mark.parametrize("shape", [(4, 3), (4, 3, 5), (2, 3, 2, 2)])
+def test_vmap_batch_norm_per_example_statistics_match_torch(torch, training, shape):
+    """Each example is normalized over its own (N, *) slice and updates its own running
+    statistics (training) or uses them (eval), as torch.func.vmap does, by the batching rule
+    (no per-example loop)."""
+    B, C = 3, shape[1]
+    x = r64(B, *shape)
+    rm, rv, w, b = r64(B, C, seed=1), r64(B, C, seed=2).abs() + 0.5, r64(B, C, seed=3), \
+        r64(B, C, seed=4)
+    trm, trv = tt(torch, rm), tt(torch, rv)
+    with _LoopSpy() as spy:
+        out, rm, rv = _bn_case(F, vmap, x, rm, rv, w, b, training)
+    assert "batch_norm" not in spy.ran
+    tout, trm, trv = _bn_case(torch.nn.functional, torch.func.vmap, tt(torch, x), trm, trv,
+                              tt(torch, w), tt(torch, b), training)
+    close(out, tout, 1e-10)
+    close(rm, trm, 1e-12)
+    close(rv, trv, 1e-12)
+
+
+def test_vmap_batch_norm_gradients_match_torch(torch):
+    """Per-example gradients through training-mode batch norm (vmap of grad, every argument
+    batched; then weight shared), against torch.func."""
+    x, w, b = r64(3, 4, 2, 5), r64(3, 2, seed=1), r64(3, 2, seed=2)
+
+    def loss(F_):
+        return lambda x, w, b: (F_.batch_norm(x, None, None, w, b, training=True) ** 3).sum()
+
+    got = vmap(grad(loss(F), argnums=(0, 1, 2)))(x, w, b)
+    want = torch.func.vmap(torch.func.grad(loss(torch.nn.functional), argnums=(0, 1, 2)))(
+        tt(torch, x), tt(torch, w), tt(torch, b))
+    close(got, want, 1e-9)
+    got = vmap(grad(loss(F), argnums=(0, 1)), in_dims=(0, None, None))(x, w[0], b[0])
+    want = torch.func.vmap(torch.func.grad(loss(torch.nn.functional), argnums=(0, 1)),
+                           in_dims=(0, None, None))(tt(torch, x), tt(torch, w[0]),
+                                                    tt(torch, b[0]))
+    close(got, want, 1e-9)
+
+
+def test_vmap_batch_norm_refuses_shared_running_stats_like_torch(torch):
+    """Training mode with a batched input and running statistics that are not batched (the
+    default BatchNorm module) raises PyTorch's error; without running statistics
+    (replace_all_batch_norm_modules_, track_running_stats=False) it runs per example."""
+    x = r64(3, 4, 2, 5)
+
+    def case(lib, F_, vmap_, x):
+        return vmap_(lambda t: F_.batch_norm(t, lib.zeros(2, dtype=lib.float64),
+                                             lib.ones(2, dtype=lib.float64), training=True))(x)
+
+    assert_same_error(lambda: case(ember, F, vmap, x),
+                      lambda: case(torch, torch.nn.functional, torch.func.vmap, tt(torch, x)))
+    m = nn.BatchNorm2d(2).double()
+    tm = torch.nn.BatchNorm2d(2).double()
+    assert_same_error(lambda: vmap(m)(x[..., None]), lambda: torch.func.vmap(tm)(
+        tt(torch, x[..., None])))
+    func.replace_all_batch_norm_modules_(m)
+    torch.func.replace_all_batch_norm_modules_(tm)
+    close(vmap(m)(x[..., None]), torch.func.vmap(tm)(tt(torch, x[..., None])), 1e-10)
+    # one value per channel: F.batch_norm's error names the example's size
+    assert_same_error(lambda: vmap(lambda t: F.batch_norm(t, None, None, training=True))(
+        r64(3, 1, 2)), lambda: torch.func.vmap(lambda t: torch.nn.functional.batch_norm(
+            t, None, None, training=True))(torch.zeros(3, 1, 2, dtype=torch.float64)))
+
+
+def test_vmap_batch_norm_shared_input_batched_parameters(torch):
+    """An unbatched input with batched weights (normalized once, each example's affine) or
+    batched running statistics (each example updates its own): as torch.func."""
+    x = r64(4, 2, 5)
+    w, rm, rv = r64(3, 2, seed=1), r64(3, 2, seed=2), r64(3, 2, seed=3).abs() + 0.5
+    srm, srv = ember.zeros(2, dtype=ember.float64), ember.ones(2, dtype=ember.float64)
+    trm, trv = tt(torch, srm), tt(torch, srv)
+    got = vmap(lambda w: F.batch_norm(x, srm, srv, w, None, training=True))(w)
+    want = torch.func.vmap(lambda w: torch.nn.functional.batch_norm(
+        tt(torch, x), trm, trv, w, None, training=True))(tt(torch, w))
+    close(got, want, 1e-10)
+    close((srm, srv), (trm, trv), 1e-12)  # one update, not one per example
+    trm, trv = tt(torch, rm), tt(torch, rv)
+    got = vmap(lambda m, v: F.batch_norm(x, m, v, training=True))(rm, rv)
+    want = torch.func.vmap(lambda m, v: torch.nn.functional.batch_norm(
+        tt(torch, x), m, v, training=True))(trm, trv)
+    close(got, want, 1e-10)
+    close((rm, rv), (trm, trv), 1e-12)
+    got = vmap(lambda m, v: F.batch_norm(x, m, v, training=False), in_dims=(0, None))(rm, srv)
+    want = torch.func.vmap(lambda m, v: torch.nn.functional.batch_norm(
+        tt(torch, x), m, v, training=False), in_dims=(0, None))(trm, tt(torch, srv))
+    close(got, want, 1e-10)
+
+
+def _to_torch(torch, module, tmodule):
+    """``tmodule`` with ``module``'s parameters."""
+    with torch.no_grad():
+        for name, p in module.named_parameters():
+            dict(tmodule.named_parameters())[name].copy_(tt(torch, p))
+    return tmodule
+
+
+_RNNS = [
+    ("LSTM", dict(num_layers=2, bidirectional=True)),
+    ("LSTM", dict(proj_size=2, batch_first=True)),
+    ("GRU", dict(num_layers=2, batch_first=True)),
+    ("RNN", dict(nonlinearity="relu", bidirectional=True)),
+]
+
+
+@pytest.mark.parametrize("kind,kw", _RNNS, ids=[f"{k}-{i}" for i, (k, _) in enumerate(_RNNS)])
+def test_vmap_recurrent_modules_fold_the_batch(kind, kw):
+    """vmap over RNN/LSTM/GRU inputs (batched, unbatched per example, with batched initial
+    states) equals the per-example loop, through the layer's batching rule (one fused layer
+    for the vmap, not a loop), and per-example gradients equal the loop's."""
+    ember.manual_seed(0)
+    m = getattr(nn, kind)(3, 4, **kw).double()
+    x = r64(5, 6, 2, 3)  # per example (T, B, I) or, batch_first, (B, T, I)
+    with _LoopSpy() as spy:
+        got = vmap(lambda t: m(t)[0])(x)
+        got_h = vmap(lambda t: m(t)[1])(x)
+    assert "_recurrent_layer" not in spy.ran
+    close(got, ember.stack([m(x[i])[0] for i in range(5)]), 1e-12)
+    close(got_h, [ember.stack([m(x[i])[1][j] for i in range(5)]) for j in range(2)]
+          if kind == "LSTM" else ember.stack([m(x[i])[1] for i in range(5)]), 1e-12)
+    xs = x[:, :, 0]  # unbatched sequences per example
+    close(vmap(lambda t: m(t)[0])(xs), ember.stack([m(xs[i])[0] for i in range(5)]), 1e-12)
+    D = (2 if m.bidirectional else 1) * m.num_layers
+    H = m.proj_size or m.hidden_size
+    Bsz = x.shape[1] if m.batch_first else x.shape[2]
+    h0 = r64(5, D, Bsz, H, seed=1)
+    state = (h0, r64(5, D, Bsz, 4, seed=2)) if kind == "LSTM" else h0
+    with _LoopSpy() as spy:
+        got = vmap(lambda t, s: m(t, s)[0])(x, state)
+    assert "_recurrent_layer" not in spy.ran
+    per = [m(x[i], (state[0][i], state[1][i]) if kind == "LSTM" else state[i])[0]
+           for i in range(5)]
+    close(got, ember.stack(per), 1e-12)
+    params = dict(m.named_parameters())
+
+    def loss(p, t):
+        return (functional_call(m, p, (t,))[0] ** 2).sum()
+
+    g = vmap(grad(loss), in_dims=(None, 0))(params, x)
+    for i in (0, 4):
+        close({k: v[i] for k, v in g.items()}, grad(loss)(params, x[i]), 1e-10)
+
+
+@pytest.mark.parametrize("kind", ["LSTMCell", "GRUCell", "RNNCell"])
+def test_vmap_recurrent_cells(kind):
+    """Cells inside vmap: unbatched and batched inputs per example, with and without a state,
+    equal the loop."""
+    m = getattr(nn, kind)(3, 4).double()
+    for shape in ((5, 3), (5, 2, 3)):
+        x = r64(*shape)
+        h = r64(*shape[:-1], 4, seed=1)
+        state = (h, r64(*shape[:-1], 4, seed=2)) if kind == "LSTMCell" else h
+        close(vmap(lambda t: m(t))(x), ember.stack([m(x[i]) for i in range(5)])
+              if kind != "LSTMCell" else
+              [ember.stack([m(x[i])[j] for i in range(5)]) for j in range(2)], 1e-12)
+        got = vmap(lambda t, s: m(t, s))(x, state)
+        per = [m(x[i], (state[0][i], state[1][i]) if kind == "LSTMCell" else state[i])
+               for i in range(5)]
+        close(got, ember.stack(per) if kind != "LSTMCell" else
+              [ember.stack([p[j] for p in per]) for j in range(2)], 1e-12)
+
+
+@pytest.mark.parametrize("kind", ["LSTM", "GRU"])
+def test_vmap_recurrent_ensemble(torch, kind):
+    """The ensemble pattern: several models' stacked parameters (stack_module_state) vmapped
+    through functional_call: outputs and per-model gradients equal each model's own, and the
+    models' outputs equal torch's modules (torch.func.vmap itself refuses this: "Batching rule
+    not implemented for aten::lstm.input")."""
+    ember.manual_seed(0)
+    models = [getattr(nn, kind)(3, 4, batch_first=True).double() for _ in range(3)]
+    tmodels = [_to_torch(torch, m, getattr(torch.nn, kind)(3, 4, batch_first=True).double())
+               for m in models]
+    x = r64(2, 5, 3)
+    params, bufs = stack_module_state(models)
+    base = models[0]
+    got = vmap(lambda p, b: functional_call(base, (p, b), (x,))[0])(params, bufs)
+    close(got, ember.stack([m(x)[0] for m in models]), 1e-12)
+    close(got, torch.stack([m(tt(torch, x))[0] for m in tmodels]), 1e-10)
+    with pytest.raises(RuntimeError, match="Batching rule not implemented"):
+        tparams, tbufs = torch.func.stack_module_state(tmodels)
+        torch.func.vmap(lambda p, b: torch.func.functional_call(tmodels[0], (p, b), (
+            tt(torch, x),))[0])(tparams, tbufs)
+
+    def loss(p, b, t):
+        return (functional_call(base, (p, b), (t,))[0] ** 2).sum()
+
+    got = vmap(grad(loss), in_dims=(0, 0, None))(params, bufs, x)
+    for i, m in enumerate(models):
+        close({k: v[i] for k, v in got.items()}, grad(loss)(dict(m.named_parameters()), {}, x),
+              1e-10)
+
+
+def test_nested_vmap_recurrent_and_batch_norm():
+    """Nested vmaps: the layer rule and the batch-norm rule each fold their own level (each
+    example's running statistics updated through both levels), and jacrev per example."""
+    ember.manual_seed(0)
+    m = nn.LSTM(3, 4, num_layers=2).double()
+    x = r64(2, 3, 5, 2, 3)
+    want = ember.stack([ember.stack([m(x[i, j])[0] for j in range(3)]) for i in range(2)])
+    close(vmap(vmap(lambda t: m(t)[0]))(x), want, 1e-12)
+    close(vmap(lambda t: m(t)[0], in_dims=2)(x[0]),
+          ember.stack([m(x[0][:, :, i])[0] for i in range(2)]), 1e-12)
+
+    def f(t):
+        return m(t)[0].sum(0)
+
+    close(vmap(jacrev(f))(x[0, :, :, 0]),
+          ember.stack([jacrev(f)(x[0, i, :, 0]) for i in range(3)]), 1e-10)
+    y = r64(2, 3, 4, 2, 5)
+    rm, ref = ember.zeros(2, 3, 2, dtype=ember.float64), ember.zeros(2, 3, 2,
+                                                                      dtype=ember.float64)
+    got = vmap(vmap(lambda t, r: F.batch_norm(t, r, None, training=True)))(y, rm)
+    want = ember.stack([ember.stack([F.batch_norm(y[i, j], ref[i, j], None, training=True)
+                                     for j in range(3)]) for i in range(2)])
+    close(got, want, 1e-12)
+    close(rm, ref, 1e-12)
+
+
+def test_vmap_instance_norm_running_stats_match_torch(torch):
+    """Instance norm under vmap: shared running statistics with input statistics raise
+    PyTorch's error; batched running statistics (each example's own, updated in place),
+    batched weights and evaluation with batched statistics match torch.func, by the rule."""
+    x, w = r64(3, 4, 2, 5), r64(3, 2, seed=1)
+    rm, rv = r64(3, 2, seed=2), r64(3, 2, seed=3).abs() + 0.5
+    TF = torch.nn.functional
+
+    def shared(lib, F_, vmap_, x):
+        return vmap_(lambda t: F_.instance_norm(t, lib.zeros(2, dtype=lib.float64),
+                                                lib.ones(2, dtype=lib.float64)))(x)
+
+    assert_same_error(lambda: shared(ember, F, vmap, x),
+                      lambda: shared(torch, TF, torch.func.vmap, tt(torch, x)))
+    trm, trv = tt(torch, rm), tt(torch, rv)
+    with _LoopSpy() as spy:
+        got = [vmap(lambda t, m, v: F.instance_norm(t, m, v))(x, rm, rv),
+               vmap(lambda t, w: F.instance_norm(t, None, None, w))(x, w),
+               vmap(lambda t, m, v: F.instance_norm(t, m, v, use_input_stats=False))(x, rm, rv)]
+    assert "instance_norm" not in spy.ran
+    tx = tt(torch, x)
+    want = [torch.func.vmap(lambda t, m, v: TF.instance_norm(t, m, v))(tx, trm, trv),
+            torch.func.vmap(lambda t, w: TF.instance_norm(t, None, None, w))(tx, tt(torch, w)),
+            torch.func.vmap(lambda t, m, v: TF.instance_norm(t, m, v, use_input_stats=False))(
+                tx, trm, trv)]
+    close(got, want, 1e-10)
+    close((rm, rv), (trm, trv), 1e-12)

@@ -29,6 +29,8 @@ __all__ = ["BatchedTensor", "VmapLevel", "VmapMode", "current_levels", "is_batch
            "unwrap_to_level", "wrap", "to_physical", "from_physical", "levels_of"]
 
 _new = object.__new__
+_DISPATCH = _overrides._STATE  # this thread's dispatch state (modes, flags)
+_relevant_args = _overrides._relevant_args
 
 
 class _State(threading.local):
@@ -345,6 +347,8 @@ def levels_of(x) -> list:
 def to_physical(x, levels: list):
     """The physical tensor of ``x`` with one leading dim per level of ``levels`` (VmapLevel
     objects, outermost first), expanding ``x`` over the levels it is not batched at."""
+    if type(x) is not BatchedTensor and not levels:
+        return x
     have = levels_of(x)
     phys = x
     while type(phys) is BatchedTensor:
@@ -352,17 +356,39 @@ def to_physical(x, levels: list):
     if have == [lv.level for lv in levels]:
         return phys
     logical_rank = phys.dim() - len(have)
+    raw = passes_through(phys)
+    unsqueeze = _raw(Tensor.unsqueeze) if raw else Tensor.unsqueeze
     sizes = []
     pos = 0
     for lv in levels:
         if pos < len(have) and have[pos] == lv.level:
             pos += 1
         else:
-            phys = phys.unsqueeze(len(sizes))
+            phys = unsqueeze(phys, len(sizes))
         sizes.append(lv.size)
     if pos != len(have):
         raise RuntimeError("vmap: a tensor of an exited vmap level escaped its vmap")
-    return phys.expand((*sizes, *phys.shape[len(sizes):len(sizes) + logical_rank]))
+    expand = _raw(Tensor.expand) if raw else Tensor.expand
+    return expand(phys, (*sizes, *phys.shape[len(sizes):len(sizes) + logical_rank]))
+
+
+def _raw(method):
+    """The kernel behind a (possibly dispatching) Tensor method or ember function."""
+    return getattr(method, "_ember_original", method)
+
+
+def passes_through(*tensors) -> bool:
+    """Whether dispatch would hand a call on exactly these plain tensors straight to its
+    kernel: every active mode is a :class:`VmapMode` (each passes a call with nothing batched
+    at its level through) and no tensor is a subclass (BatchedTensor or one that overrides).
+    The transforms' own bookkeeping on physical tensors then calls the kernels directly."""
+    for t in tensors:
+        if type(t) is not Tensor:
+            return False
+    for m in _overrides._STATE.modes:
+        if type(m) is not VmapMode:
+            return False
+    return True
 
 
 def from_physical(phys, levels: list):
@@ -381,31 +407,58 @@ class VmapMode(_overrides.TorchFunctionMode):
         self.lvl = lvl
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
+        # most calls inside a vmap pass through (the grad machinery's and backward's ops on
+        # physical tensors): the scan for an argument batched at this level is inlined
         lvl = self.lvl
-        kwargs = kwargs or {}
-        if not _any_batched(args, kwargs, lvl.level):
+        level = lvl.level
+        for a in args:
+            tp = type(a)
+            if tp is BatchedTensor:
+                if a._level == level:
+                    return dispatch(lvl, func, args, kwargs or {})
+            elif (tp is tuple or tp is list) and _any_batched(a, None, level):
+                return dispatch(lvl, func, args, kwargs or {})
+        if kwargs:
+            if _any_batched(kwargs.values(), None, level):
+                return dispatch(lvl, func, args, kwargs)
             if lvl.randomness != "same" and _is_random_factory(func):
                 return _random_factory(lvl, func, args, kwargs)
             return func(*args, **kwargs)
-        return dispatch(lvl, func, args, kwargs)
+        if lvl.randomness != "same" and _is_random_factory(func):
+            return _random_factory(lvl, func, args, {})
+        if not _DISPATCH.modes:  # the innermost mode: what func's dispatch would do next
+            fn = getattr(func, "_ember_original", None)
+            if fn is not None and not _DISPATCH.all_disabled and not _relevant_args(args, None):
+                return fn(*args)
+        return func(*args)
 
 
 def dispatch(lvl: VmapLevel, func, args, kwargs):
     """Run ``func`` on batched arguments at level ``lvl``: its rule, or the loop."""
-    from ..ops.registry import batch_rule, op_key
+    key = _KEYS.get(func)
+    if key is None:
+        from ..ops.registry import op_key
 
-    key = op_key(func)
+        if len(_KEYS) > 4096:  # callables made on the fly (wrappers of wrappers): stay small
+            _KEYS.clear()
+        key = _KEYS[func] = op_key(func)
     if (key in _RANDOM_OPS or key in _RANDOM_INPLACE) and _draws(key, func, args, kwargs):
         if lvl.randomness == "error":
             raise RuntimeError(_RANDOM_ERROR)
         if lvl.randomness == "same":
             return _loop(lvl, func, args, kwargs, key, same_random=True)
+    from ..ops.registry import batch_rule
+
     rule = batch_rule(key)
     if rule is not None:
         out = rule(lvl, func, args, kwargs)
         if out is not NotImplemented:
             return _wrap_out(out, lvl.level)
     return _loop(lvl, func, args, kwargs, key)
+
+
+#: op key (``registry.op_key``) per callable that dispatch handed over
+_KEYS: dict = {}
 
 
 def _wrap_out(out, level: int):

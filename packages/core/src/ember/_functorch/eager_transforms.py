@@ -28,6 +28,11 @@ from ._pytree import tree_flatten, tree_unflatten
 __all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "linearize"]
 
 
+#: ``Tensor.detach``'s kernel (what dispatch runs for a plain tensor when only vmap modes are on)
+_DETACH = _batched._raw(Tensor.detach)
+_REQUIRES_GRAD_ = _batched._raw(Tensor.requires_grad_)
+
+
 class _Depth(threading.local):
     value = 0
 
@@ -82,6 +87,8 @@ class _Diff:
                 if phys.requires_grad:
                     connected = True
                     leaf = phys.view_as(phys)
+                elif _batched.passes_through(phys):  # what dispatch would run, without it
+                    leaf = _REQUIRES_GRAD_(_DETACH(phys), True)
                 else:
                     leaf = phys.detach().requires_grad_(True)
                 self.leaves.append(leaf)
@@ -128,7 +135,7 @@ def _level_out(x, levels, create_graph: bool):
     """A result (physical) as the logical tensor at ``levels``, detached unless the graph is
     kept."""
     if not create_graph:
-        x = x.detach()
+        x = _DETACH(x) if _batched.passes_through(x) else x.detach()
     return _batched.from_physical(x, levels)
 
 

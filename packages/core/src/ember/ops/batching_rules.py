@@ -24,7 +24,11 @@ The families:
 - matmul family, ``linear``, ``conv``: the batch as a matmul batch, as rows, or (a batched
   conv weight) as groups;
 - pooling, interpolation, normalization over a leading batch: the vmap batch folded into
-  the op's batch;
+  the op's batch; batch and instance norm with per-example statistics (training mode, or
+  batched running statistics or affine parameters): folded into the channels instead,
+  ``(B, N, C, *) -> (N, B*C, *)``;
+- ``ember.nn``'s recurrent layer (RNN, LSTM, GRU and their cells): the vmap batch folded
+  into the layer's batch;
 - losses: computed per element (``reduction="none"``), reduced per example.
 """
 
@@ -264,6 +268,27 @@ register_batch_rule(*_UNARY, *_BINARY)(_pointwise)
 register_batch_rule(*_INPLACE, "requires_grad_", "detach_")(_pointwise_inplace)
 
 
+@register_batch_rule("masked_fill")
+def _masked_fill(ctx, func, args, kwargs):
+    """A batched (0-dim per example) fill value is ``where(mask, value, input)`` with the
+    value as one number per example; otherwise pointwise."""
+    if not args:
+        return NotImplemented
+    x = args[0]
+    mask = args[1] if len(args) > 1 else kwargs.get("mask")
+    value = args[2] if len(args) > 2 else kwargs.get("value")
+    if not ctx.batched(value):
+        return _pointwise(ctx, func, args, kwargs)
+    if not isinstance(x, Tensor) or not isinstance(mask, Tensor) or ctx.ldim(value) != 0:
+        return NotImplemented  # the loop raises the per-example error
+    rank = max(ctx.ldim(x), ctx.ldim(mask))
+    e = _ember()
+    X = _pad(x._value, rank) if ctx.batched(x) else x
+    M = _pad(mask._value, rank) if ctx.batched(mask) else mask
+    V = _pad(value._value, rank).to(x.dtype)
+    return e.where(M, V, X)  # V carries the batch: so does the result
+
+
 # -- reductions and dim-wise ops ------------------------------------------------------------------
 
 def _dims_rule(param: str = "dim", *, none: str = "all", keep: str | None = "keepdim",
@@ -407,9 +432,8 @@ def _index_select(ctx, func, args, kwargs):
     view = [idx.shape[0]] + [1] * (len(shape) - 1)
     view[d] = idx.shape[1]
     out = _ember().gather(X, d, idx.reshape(view).expand(shape))
-    if rank == 0 or index.dim() == 0:
-        out = out.reshape((out.shape[0], *X.shape[1:d], *X.shape[d + 1:])) if rank else \
-            out.reshape(out.shape[0])
+    if rank == 0:  # a 0-dim input gives a 0-dim result (a 0-dim index keeps its dim)
+        out = out.reshape(out.shape[0])
     return out
 
 
@@ -733,6 +757,12 @@ def _gather(ctx, func, args, kwargs):
                 return NotImplemented
             ba.arguments[name] = ctx.materialize(v)
     ba.arguments["dim"] = _shift(ba.arguments["dim"], rank)
+    if rank == 0:  # 0-dim operands: one element per example, as (B, 1)
+        for name, v in ba.arguments.items():
+            if isinstance(v, Tensor):
+                ba.arguments[name] = v.reshape(v.shape[0], 1)
+        out = _call_overloaded(func, ba)
+        return out.reshape(out.shape[0]) if isinstance(out, Tensor) else out
     return _call_overloaded(func, ba)
 
 
@@ -752,6 +782,12 @@ def _index_add(ctx, func, args, kwargs):
     if rank == 0:
         return NotImplemented
     ba.arguments["dim"] = _shift(ba.arguments["dim"], rank)
+    if rank == 0:  # 0-dim operands: one element per example, as (B, 1)
+        for name, v in ba.arguments.items():
+            if isinstance(v, Tensor):
+                ba.arguments[name] = v.reshape(v.shape[0], 1)
+        out = _call_overloaded(func, ba)
+        return out.reshape(out.shape[0]) if isinstance(out, Tensor) else out
     return _call_overloaded(func, ba)
 
 
@@ -1464,30 +1500,133 @@ def _prelu(ctx, func, args, kwargs):
     return _call(func, ba)
 
 
+_BN_SHARED_STATS = (
+    "Batch norm got a batched tensor as input while the running_mean or running_var, which "
+    "will be updated in place, were not batched.\nIf you are using a module and do not need "
+    "eval mode, please set `track_running_stats` to be False.If you are using a prebuilt "
+    "module and do not need eval mode, please see the functorch website for resources on how "
+    "to patch your module to work with vmap")
+
+
 @register_batch_rule("batch_norm")
 def _batch_norm(ctx, func, args, kwargs):
-    """Batch norm with running statistics (eval mode) is per channel and example: the vmap
-    batch folds into N. Training mode computes statistics over each example's own batch (and
-    would update shared running statistics from it): the loop."""
+    """Batch norm per example. Evaluation mode with only the input batched folds the vmap
+    batch into N (running statistics are per channel). Otherwise each example normalizes
+    over its own (N, *) slice: the vmap batch folds into the channels, ``(B, N, C, *) ->
+    (N, B*C, *)``, with weight, bias and running statistics as ``(B*C,)`` (each example's
+    own running statistics, updated in place, when they are batched). As in PyTorch, a
+    batched input in training mode with running statistics that are not batched is an error
+    (they would be updated from every example: ``track_running_stats=False`` or
+    ``replace_all_batch_norm_modules_``)."""
     ba = _bind(func, args, kwargs)
-    if ba is None or ba.arguments.get("training") or not _only_first_batched(ctx, ba, "input"):
+    if ba is None:
         return NotImplemented
-    v = ba.arguments["input"]._value
-    if v.dim() - 1 < 2:
+    a = ba.arguments
+    x, rm, rv = a.get("input"), a.get("running_mean"), a.get("running_var")
+    w, b = a.get("weight"), a.get("bias")
+    training = bool(a.get("training"))
+    if not isinstance(x, Tensor):
         return NotImplemented
-    return _fold_batch(ctx, func, args, kwargs, v.dim() - 3)
+    stats_batched = [ctx.batched(t) for t in (rm, rv) if t is not None]
+    if training and ctx.batched(x) and not all(stats_batched):
+        raise RuntimeError(_BN_SHARED_STATS)
+    rank = ctx.ldim(x)
+    if rank < 2:
+        return NotImplemented  # the loop raises the per-example error
+    C = x.shape[1]
+    for t in (rm, rv, w, b):
+        if t is not None and (not isinstance(t, Tensor) or ctx.ldim(t) != 1 or t.shape[0] != C):
+            return NotImplemented
+    if training and "cudnn_enabled" not in a:  # F.batch_norm checks the (logical) size
+        from .normalization import _verify_batch_size
+
+        _verify_batch_size(tuple(x.shape))
+    if not ctx.batched(x) and not any(stats_batched):
+        # only weight or bias batched: normalize once, apply each example's affine after
+        a["weight"] = None
+        a["bias"] = None
+        out = _call(func, ba)
+        shape = (ctx.size, 1, C) + (1,) * (rank - 2)
+        e = _ember()
+        if w is not None:
+            out = e.mul(out, ctx.materialize(w).reshape(shape))
+        if b is not None:
+            out = e.add(out, ctx.materialize(b).reshape(shape))
+        return ctx.materialize(out) if out.dim() == rank else out
+    if not ctx.batched(x) and training and len(stats_batched) == 2 and \
+            stats_batched[0] != stats_batched[1]:
+        return NotImplemented  # one shared statistic updated by every example: the loop
+    if not training and ctx.batched(x) and not any(stats_batched) and \
+            not ctx.batched(w) and not ctx.batched(b):
+        return _fold_batch(ctx, func, args, kwargs, rank - 2)
+    return _channel_fold(ctx, func, ba, training)
+
+
+def _channel_fold(ctx, func, ba, update: bool):
+    """A per-channel normalization (batch or instance norm) with the vmap batch folded into
+    the channels: input ``(B, N, C, *) -> (N, B*C, *)``, running statistics, weight and bias
+    ``(B, C) -> (B*C,)``; batched running statistics get each example's update (``update``)
+    written back, also when their physical tensor is not contiguous."""
+    a = ba.arguments
+    x = a["input"]
+    B, C = ctx.size, x.shape[1]
+    X = ctx.materialize(x)
+    N, spatial = X.shape[1], tuple(X.shape[3:])
+    a["input"] = X.movedim(0, 1).reshape((N, B * C) + spatial)
+    stats = []
+    for name in ("running_mean", "running_var", "weight", "bias"):
+        t = a.get(name)
+        if t is not None:
+            phys = ctx.materialize(t)
+            a[name] = flat = phys.reshape(B * C)
+            if update and name.startswith("running") and ctx.batched(t):
+                stats.append((phys, flat))
+    out = _call(func, ba)
+    if stats:
+        from ..autograd.grad_mode import no_grad
+
+        with no_grad():
+            for phys, flat in stats:  # each example's statistics, also when not a view
+                phys.copy_(flat.reshape(phys.shape))
+    return out.reshape((N, B, C) + spatial).movedim(1, 0)
 
 
 @register_batch_rule("instance_norm")
 def _instance_norm(ctx, func, args, kwargs):
+    """Instance norm per example: only the input batched folds the vmap batch into N;
+    batched running statistics, weight or bias fold it into the channels (as batch norm).
+    Input statistics with running statistics that are not batched: PyTorch's batch-norm
+    error (they would be updated from every example)."""
     ba = _bind(func, args, kwargs)
-    if ba is None or not _only_first_batched(ctx, ba, "input"):
+    if ba is None:
         return NotImplemented
-    if ba.arguments.get("use_input_stats", True) and \
-            ba.arguments.get("running_mean") is not None:
-        return NotImplemented  # updates shared running statistics per example: the loop
-    v = ba.arguments["input"]._value
-    return _fold_batch(ctx, func, args, kwargs, v.dim() - 3)
+    a = ba.arguments
+    x, rm, rv = a.get("input"), a.get("running_mean"), a.get("running_var")
+    if not isinstance(x, Tensor):
+        return NotImplemented
+    use_stats = bool(a.get("use_input_stats", True))
+    stats_batched = [ctx.batched(t) for t in (rm, rv) if t is not None]
+    if use_stats and ctx.batched(x) and not all(stats_batched):
+        raise RuntimeError(_BN_SHARED_STATS)
+    if _only_first_batched(ctx, ba, "input"):
+        if use_stats and rm is not None:
+            return NotImplemented
+        return _fold_batch(ctx, func, args, kwargs, x._value.dim() - 3)
+    rank = ctx.ldim(x)
+    if rank < 2 or not ctx.batched(x) and use_stats and stats_batched and \
+            not all(stats_batched):
+        return NotImplemented
+    C = x.shape[1]
+    for name in ("running_mean", "running_var", "weight", "bias"):
+        t = a.get(name)
+        if t is not None and (not isinstance(t, Tensor) or ctx.ldim(t) != 1 or t.shape[0] != C):
+            return NotImplemented
+    if use_stats and "cudnn_enabled" not in a and math.prod(x.shape[2:]) == 1:
+        from .normalization import _torch_size
+
+        raise ValueError("Expected more than 1 spatial element when training, got input size "
+                         f"{_torch_size(tuple(x.shape))}")
+    return _channel_fold(ctx, func, ba, use_stats)
 
 
 @register_batch_rule("local_response_norm")
@@ -1525,6 +1664,53 @@ def _conv_transpose_per_example(ctx, func, ba, X, W, b, spatial):
 
 register_batch_rule("conv_transpose1d", "conv_transpose2d", "conv_transpose3d")(
     _conv_rule(_conv_transpose_per_example))
+
+
+# -- recurrent layers ------------------------------------------------------------------------------
+
+@register_batch_rule("_recurrent_layer")
+def _recurrent_layer(ctx, func, args, kwargs):
+    """``ember.nn``'s recurrent layer (one layer and direction of ``RNN``/``LSTM``/``GRU``
+    and their cells: ``(mode, xw, h0, c0, w, b, w_hr, batch_sizes, reverse, lead=None)`` ->
+    ``(output, h_n, c_n)``, ``xw`` the input projection of the steps in time-major rows,
+    ``N x G``). With shared weights and equal batch sizes at every step (padded input) the
+    vmap batch folds into the layer's batch, ``(V, T*B, G) -> (T*V*B, G)``: one fused layer
+    for the whole vmap. Batched weights (an ensemble through ``functional_call``) and packed
+    sequences run one fused layer per example (the loop)."""
+    ba = _bind(func, args, kwargs)
+    if ba is None:
+        return NotImplemented
+    a = ba.arguments
+    if any(ctx.batched(a[n]) for n in ("w", "b", "w_hr")):
+        return NotImplemented
+    steps = list(a["batch_sizes"])
+    if not steps or any(s != steps[0] for s in steps):
+        return NotImplemented
+    T, Bn, V = len(steps), steps[0], ctx.size
+    lead = a["lead"]
+    X = ctx.materialize(a["xw"])
+    if X.dim() != 3 or X.shape[1] != T * Bn or (lead is not None and tuple(lead) != (T, Bn)):
+        return NotImplemented
+    G = X.shape[2]
+    a["xw"] = X.reshape((V, T, Bn, G)).movedim(0, 1).reshape((T * V * Bn, G))
+    for n in ("h0", "c0"):
+        if a[n] is not None:
+            H = ctx.materialize(a[n])
+            if H.dim() != 3 or H.shape[1] != Bn:
+                return NotImplemented
+            a[n] = H.reshape((V * Bn, H.shape[2]))
+    a["batch_sizes"] = [V * Bn] * T
+    if lead is not None:
+        a["lead"] = (T, V * Bn)
+    out, h_n, c_n = _call(func, ba)
+    P = out.shape[-1]
+    out = out.reshape((T, V, Bn, P)).movedim(1, 0)
+    if lead is None:
+        out = out.reshape((V, T * Bn, P))
+    h_n = h_n.reshape((V, Bn, h_n.shape[-1]))
+    if c_n is not None:
+        c_n = c_n.reshape((V, Bn, c_n.shape[-1]))
+    return out, h_n, c_n
 
 
 # -- what has a rule ------------------------------------------------------------------------------

@@ -429,6 +429,10 @@ def _recurrent_layer(mode, xw, h0, c0, w, b, w_hr, batch_sizes, reverse, lead=No
         Y, h_n, c_n = _fused_layer(mode, _steps(batch_sizes, reverse), batch_sizes[0])(
             *tensors)
         return (Y if lead is None else Y.reshape(tuple(lead) + (Y.shape[1],))), h_n, c_n
+    if _in_vmap(tensors):
+        # tensors seen inside ember.func.vmap: the layer goes through dispatch, where vmap's
+        # batching rule for it (ember.ops.batching_rules) runs it on the physical tensors
+        return _dispatching_layer(mode, xw, h0, c0, w, b, w_hr, batch_sizes, reverse, lead)
     dev = xw._device
     for t in tensors:
         if t is not None and t._device is not dev:
@@ -460,6 +464,26 @@ def _recurrent_layer(mode, xw, h0, c0, w, b, w_hr, batch_sizes, reverse, lead=No
                 t.grad_fn = out.grad_fn
                 t._nr = nr
     return out, h_n, c_n
+
+
+def _in_vmap(tensors) -> bool:
+    """Whether any of ``tensors`` is a tensor seen inside ``vmap`` (its kernel would need the
+    physical batch)."""
+    for t in tensors:
+        tp = type(t)
+        if tp is not Tensor and tp is not Parameter and t is not None and \
+                ember.func.debug_unwrap(t) is not t:
+            return True
+    return False
+
+
+def _layer_tensors(mode, xw, h0, c0, w, b, w_hr, *args, **kwargs):
+    return (xw, h0, c0, w, b, w_hr)
+
+
+#: ``_recurrent_layer`` as a dispatching function (``__torch_function__`` modes see it, under
+#: its name): vmap's rule ``"_recurrent_layer"`` folds the vmap batch into the layer's batch
+_dispatching_layer = ember.overrides.wrap_torch_function(_layer_tensors)(_recurrent_layer)
 
 
 # -- modules ---------------------------------------------------------------------------------
