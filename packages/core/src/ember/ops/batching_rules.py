@@ -779,15 +779,9 @@ def _index_add(ctx, func, args, kwargs):
             if name != first and ctx.ldim(v) != rank:
                 return NotImplemented  # a 0-dim fill value tensor: the loop
             ba.arguments[name] = ctx.materialize(v)
-    if rank == 0:
+    if rank == 0:  # a 0-dim input: the loop
         return NotImplemented
     ba.arguments["dim"] = _shift(ba.arguments["dim"], rank)
-    if rank == 0:  # 0-dim operands: one element per example, as (B, 1)
-        for name, v in ba.arguments.items():
-            if isinstance(v, Tensor):
-                ba.arguments[name] = v.reshape(v.shape[0], 1)
-        out = _call_overloaded(func, ba)
-        return out.reshape(out.shape[0]) if isinstance(out, Tensor) else out
     return _call_overloaded(func, ba)
 
 
