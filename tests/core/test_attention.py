@@ -242,3 +242,30 @@ def test_float16_computes_as_before():
     assert out.dtype == ember.float16
     want = _ref(*(t.numpy().astype(np.float64) for t in (q, k, v)))
     np.testing.assert_allclose(out.numpy(), want, rtol=2e-2, atol=2e-3)
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+@pytest.mark.parametrize("causal", [False, True])
+def test_low_precision_is_computed_in_float32_and_rounded_once(dtype, causal):
+    """float16/bfloat16 run the array kernels in float32 with one rounding of the output and
+    of each gradient, as PyTorch's CPU kernels do (its math path upcasts half types)."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(3)
+    arrays = [rng.standard_normal((2, 3, 8, 16)).astype(np.float32) for _ in range(3)]
+    mask = rng.random((8, 8)) > 0.2 if not causal else None
+    ours = [ember.tensor(a).to(getattr(ember, dtype)).requires_grad_() for a in arrays]
+    theirs = [torch.tensor(a).to(getattr(torch, dtype)).requires_grad_() for a in arrays]
+    out = ember.nn.functional.scaled_dot_product_attention(
+        *ours, attn_mask=None if mask is None else ember.tensor(mask), is_causal=causal)
+    ref = torch.nn.functional.scaled_dot_product_attention(
+        *theirs, attn_mask=None if mask is None else torch.tensor(mask), is_causal=causal)
+    assert out.dtype is getattr(ember, dtype)
+    g = rng.standard_normal(tuple(out.shape)).astype(np.float32)
+    out.backward(ember.tensor(g).to(out.dtype))
+    ref.backward(torch.tensor(g).to(ref.dtype))
+    ulp = 2.0 ** -7 if dtype == "bfloat16" else 2.0 ** -10
+    for a, b in [(out, ref)] + [(x.grad, y.grad) for x, y in zip(ours, theirs)]:
+        a = a.detach().float().numpy()
+        b = b.detach().float().numpy()
+        assert a.dtype == np.float32
+        np.testing.assert_allclose(a, b, rtol=2 * ulp, atol=2 * ulp * np.abs(b).max())

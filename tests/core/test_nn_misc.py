@@ -390,3 +390,20 @@ def test_cdist_errors():
         ember.cdist(ember.randn(2, 3), ember.randn(2, 4))
     with pytest.raises(RuntimeError, match="cdist only supports non-negative p values"):
         ember.cdist(ember.randn(2, 3), ember.randn(2, 3), -1.0)
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_low_precision_dropout_rounds_once_as_torch(dtype):
+    """float16/bfloat16 dropout scales in float32 and rounds once: each kept value is
+    torch's ``x * (1 / (1 - p))`` rounded to the dtype; the gradient is the rounded scale."""
+    torch = pytest.importorskip("torch")
+    x = ember.randn(4000).to(getattr(ember, dtype)).requires_grad_()
+    y = ember.nn.functional.dropout(x, 0.3)
+    keep = (y != 0).numpy()
+    assert y.dtype is x.dtype and 0.65 < keep.mean() < 0.75
+    tx = torch.tensor(x.detach().float().numpy()).to(getattr(torch, dtype))
+    ref = (tx * torch.tensor(1 / 0.7)).float().numpy()
+    np.testing.assert_array_equal(y.detach().float().numpy()[keep], ref[keep])
+    y.sum().backward()
+    scale = float(torch.tensor(1 / 0.7).to(getattr(torch, dtype)))
+    np.testing.assert_array_equal(np.unique(x.grad.float().numpy()), [0.0, scale])

@@ -100,16 +100,27 @@ def _gqa(query, key, value):
     return key, value
 
 
+def _keep_shape(q, k, L, S, attn_mask):
+    """The shape of the attention weights' dropout mask (the scores', mask broadcast in)."""
+    shape = np.broadcast_shapes(q.shape[:-1] + (S,), k.shape[:-2] + (L, S))
+    if attn_mask is not None:
+        shape = np.broadcast_shapes(shape, attn_mask._data.shape)
+    return shape
+
+
 def _dropout_mask(shape, dtype, dev, p):
     """A constant array of ``0`` and ``1 / (1 - p)`` drawn by ember's default generator."""
     from .._factory import place
-    from .._random import _rng, _uniform
+    from .._random import _rng
 
     if p >= 1.0:
         return xp_of(dev).zeros(shape, dtype)
-    keep = (_uniform(_rng(None, dev), shape, dtype) >= p).astype(dtype)
-    keep *= 1.0 / (1.0 - p)
-    return place(keep, dev)._data
+    # drawn and scaled in float32 for float16/bfloat16 (one cast at the end): a low-precision
+    # uniform draw and bfloat16 arithmetic took ~4 ms of a 54 ms bfloat16 autocast step
+    work = np.dtype(np.float32) if dtype in _dtype.OPMATH else dtype
+    keep = (_rng(None, dev).random(shape, dtype=work) >= p).astype(work)
+    keep *= work.type(1.0 / (1.0 - p))
+    return place(keep.astype(dtype, copy=False), dev)._data
 
 
 # -- the Tensor-op form (float16, empty inputs, gradients of gradients) -------------------------
@@ -301,6 +312,9 @@ def _sdpa_bw(node, g):
         return _sdpa_bw_tensor(node, g)
     xp = xp_of(g)
     q, k, v, gd, o = query._data, key._data, value._data, g._data, node.out_data
+    low = q.dtype in _dtype.OPMATH  # float16/bfloat16: in float32 (the forward's e, r are)
+    if low:
+        q, k, v, gd, o = (_dtype.widen(a) for a in (q, k, v, gd, o))
     scale = node.ctx[0]
     need = [node.needs_grad(i) for i in range(4)]
     if xp is not np or e.ndim < 3:
@@ -318,6 +332,9 @@ def _sdpa_bw(node, g):
             _sdpa_bw_chunk(*ins, scale, need, xp, [_batch_part(a, b0, b1, ndim) for a in grads])
 
         parallel_for(0, n, -(-_PARALLEL_SCORES // max(e.size // max(n, 1), 1)), run)
+    if low:
+        grads = [None if a is None else _dtype.narrow(a, t._data.dtype)
+                 for a, t in zip(grads, (query, key, value, mask))]
     # inputs broadcast against each other (or the mask against them) get summed gradients
     return tuple(None if a is None else sum_to_size(_make(a, g._device), t._data.shape)
                  for a, t in zip(grads, (query, key, value, mask)))
@@ -357,11 +374,13 @@ def _sdpa_bw_tensor(node, g):
     if mask_arg is True:
         mask_arg = _causal_tensor(query._data.shape[-2], key._data.shape[-2], g._device)
     p = _weights_tensor(query, key, mask_arg, scale)
-    w = p if keep is None else p * _make(keep, g._device)
+    if keep is not None:  # float32 for float16/bfloat16 inputs (the array forward's)
+        keep = _make(_dtype.narrow(keep, p._data.dtype), g._device)
+    w = p if keep is None else p * keep
     gv = sum_to_size(w.transpose(-2, -1).matmul(g), value._data.shape)
     dp = g.matmul(value.transpose(-2, -1))
     if keep is not None:
-        dp = dp * _make(keep, g._device)
+        dp = dp * keep
     ds = p * (dp - (dp * p).sum(-1, keepdim=True))
     gq = sum_to_size(ds.matmul(key) * scale, query._data.shape)
     gk = sum_to_size(ds.transpose(-2, -1).matmul(query) * scale, key._data.shape)
@@ -406,25 +425,28 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     L, S = q.shape[-2], k.shape[-2]
     dev = query._device
     keep = None
-    if dropout_p > 0.0:
-        shape = np.broadcast_shapes(q.shape[:-1] + (S,), k.shape[:-2] + (L, S))
-        if attn_mask is not None:
-            shape = np.broadcast_shapes(shape, attn_mask._data.shape)
-        keep = _dropout_mask(shape, q.dtype, dev, dropout_p)
-    if q.dtype in _dtype.OPMATH or not (q.size and k.size and v.size):  # float16, bfloat16
+    if not (q.size and k.size and v.size):  # empty: the Tensor-op form
+        if dropout_p > 0.0:
+            keep = _dropout_mask(_keep_shape(q, k, L, S, attn_mask), q.dtype, dev, dropout_p)
         if is_causal:
             attn_mask = _causal_tensor(L, S, dev)
         return _attention_tensor(query, key, value, attn_mask, scale, keep)
+    low = q.dtype in _dtype.OPMATH  # float16/bfloat16: computed in float32 as PyTorch's CPU
+    if low:  # flash kernel accumulates them, the output rounded once
+        q, k, v = _dtype.widen(q), _dtype.widen(k), _dtype.widen(v)
+    if dropout_p > 0.0:
+        keep = _dropout_mask(_keep_shape(q, k, L, S, attn_mask), q.dtype, dev, dropout_p)
     xp = xp_of(query)
     if is_causal:
         add = _causal_mask(L, S, q.dtype, dev)
     else:
-        add = None if attn_mask is None else _additive(attn_mask._data, q.dtype, xp)
+        add = None if attn_mask is None else _additive(_dtype.widen(attn_mask._data), q.dtype,
+                                                       xp)
     # PyTorch's flash kernel keeps the query's layout; its composite path (dropout, a mask
     # that requires grad) gives a contiguous output: so does this
     query_layout = keep is None and not (attn_mask is not None and attn_mask.requires_grad)
     out, e, r = _attention_arrays(q, k, v, add, scale, keep, query_layout, xp)
-    out = _make(out, dev)
+    out = _make(_dtype.narrow(out, query._data.dtype) if low else out, dev)
     if GRAD.enabled and (query.requires_grad or key.requires_grad or value.requires_grad
                          or attn_mask is not None and attn_mask.requires_grad):
         grad_mask = attn_mask if attn_mask is not None and attn_mask.requires_grad else None
