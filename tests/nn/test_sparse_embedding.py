@@ -52,17 +52,20 @@ def test_scale_grad_by_freq_with_sparse_is_torchs_error():
 
 
 @pytest.mark.parametrize("opt", ["SGD", "SGD-momentum", "SGD-nesterov", "SparseAdam",
-                                 "SparseAdam-maximize"])
+                                 "SparseAdam-maximize", "Adagrad", "Adagrad-lr_decay",
+                                 "Adagrad-maximize"])
 def test_optimizer_steps_equal_torchs(opt):
     torch = _torch()
     name, _, variant = opt.partition("-")
-    kw = {"SGD": {"lr": 0.1}, "SparseAdam": {"lr": 0.05}}[name]
+    kw = {"SGD": {"lr": 0.1}, "SparseAdam": {"lr": 0.05}, "Adagrad": {"lr": 0.1}}[name]
     if variant == "momentum":
         kw.update(momentum=0.9, dampening=0.1)
     if variant == "nesterov":
         kw.update(momentum=0.9, nesterov=True)
     if variant == "maximize":
         kw.update(maximize=True)
+    if variant == "lr_decay":
+        kw.update(lr_decay=0.1, initial_accumulator_value=0.5)
     emb = nn.Embedding(7, 4, sparse=True)
     temb = torch.nn.Embedding(7, 4, sparse=True)
     temb.weight.data = torch.tensor(emb.weight.detach().numpy())
@@ -78,6 +81,9 @@ def test_optimizer_steps_equal_torchs(opt):
             o.step()
     np.testing.assert_allclose(emb.weight.detach().numpy(), temb.weight.detach().numpy(),
                                rtol=1e-5, atol=1e-6)
+    if name == "Adagrad":
+        np.testing.assert_allclose(eopt.state[emb.weight]["sum"].numpy(),
+                                   topt.state[temb.weight]["sum"].numpy(), rtol=1e-5)
     if name == "SparseAdam":
         st, tt = eopt.state[emb.weight], topt.state[temb.weight]
         assert st["step"] == tt["step"] == 4
@@ -122,3 +128,12 @@ def test_zero_grad_without_none_empties_a_sparse_gradient():
         emb(ember.tensor([2])).sum().backward()  # accumulates into the emptied gradient
         np.testing.assert_allclose(emb.weight.grad.to_dense().numpy(),
                                    [[0, 0], [0, 0], [1, 1], [0, 0]])
+
+
+def test_adagrad_weight_decay_on_a_sparse_gradient_is_torchs_error():
+    emb = nn.Embedding(3, 2, sparse=True)
+    opt = ember.optim.Adagrad(emb.parameters(), lr=0.1, weight_decay=0.01)
+    emb(ember.tensor([1])).sum().backward()
+    with pytest.raises(RuntimeError, match="weight_decay option is not compatible with sparse "
+                                           "gradients"):
+        opt.step()

@@ -71,6 +71,11 @@ def adagrad(params: list[Tensor], grads: list[Tensor], state_sums: list[Tensor],
 def _single_tensor_adagrad(params, grads, state_sums, state_steps, *, lr, weight_decay,
                            lr_decay, eps, maximize, scratch) -> None:
     lr = _scalar(lr)
+    if any(g.__class__ is not Tensor and g.is_sparse for g in grads):
+        _sparse_adagrad(params, grads, state_sums, state_steps, lr=lr,
+                        weight_decay=weight_decay, lr_decay=lr_decay, eps=eps,
+                        maximize=maximize)
+        return
     for i, d, g, step_t in _walk_params(params, grads, state_steps, maximize=maximize,
                                         weight_decay=weight_decay):
         step = float(step_t)
@@ -84,3 +89,30 @@ def _single_tensor_adagrad(params, grads, state_sums, state_steps, *, lr, weight
         np.divide(g, std, out=tmp)
         tmp *= clr
         d -= tmp
+
+
+def _sparse_adagrad(params, grads, state_sums, state_steps, *, lr, weight_decay, lr_decay, eps,
+                    maximize) -> None:
+    """Adagrad on sparse gradients (``nn.Embedding(sparse=True)``), as PyTorch's: the sums
+    and the parameter change only at the coalesced gradient's indices; weight decay is
+    PyTorch's error."""
+    with ember.no_grad():
+        for i, param in enumerate(params):
+            grad, step_t = grads[i], state_steps[i]
+            if grad.__class__ is Tensor or not grad.is_sparse:  # a dense one in the group
+                _single_tensor_adagrad([param], [grad], [state_sums[i]], [step_t], lr=lr,
+                                       weight_decay=weight_decay, lr_decay=lr_decay, eps=eps,
+                                       maximize=maximize, scratch={})
+                continue
+            step_t.add_(1)
+            step = float(step_t)
+            if weight_decay != 0:
+                raise RuntimeError("weight_decay option is not compatible with sparse "
+                                   "gradients")
+            grad = (-grad if maximize else grad).coalesce()  # non-linear: unique indices
+            values = grad._values()
+            where = tuple(grad._indices())
+            state_sums[i].index_put_(where, values * values, accumulate=True)
+            std = state_sums[i][where].sqrt() + eps
+            clr = lr / (1 + (step - 1) * lr_decay)
+            param.index_put_(where, values / std * -clr, accumulate=True)
