@@ -105,6 +105,33 @@ def copy_state_to_torch(ember_module, torch_module):
     return ember_module, torch_module
 
 
+def assert_same_sparse(e, t, rtol: float = 0.0) -> None:
+    """An ember sparse tensor (COO, CSR or CSC) equals a torch one: layout, size, dtype,
+    coalesced flag, index arrays exactly, values exactly (``rtol=0``) or to ``rtol``."""
+    import torch
+
+    def values_match(a, b):
+        a, b = a.detach().numpy(), b.detach().numpy()
+        if rtol:
+            np.testing.assert_allclose(a, b, rtol=rtol)
+        else:
+            np.testing.assert_array_equal(a, b)
+
+    assert str(e.layout).split(".")[-1] == str(t.layout).split(".")[-1]
+    assert tuple(e.shape) == tuple(t.shape)
+    assert str(e.dtype).split(".")[-1] == str(t.dtype).split(".")[-1]
+    if t.layout == torch.sparse_coo:
+        assert e.is_coalesced() == t.is_coalesced()
+        np.testing.assert_array_equal(e._indices().numpy(), t._indices().numpy())
+        values_match(e._values(), t._values())
+        return
+    parts = (("crow_indices", "col_indices") if t.layout == torch.sparse_csr
+             else ("ccol_indices", "row_indices"))
+    for name in parts:
+        np.testing.assert_array_equal(getattr(e, name)().numpy(), getattr(t, name)().numpy())
+    values_match(e.values(), t.values())
+
+
 def assert_same_error(ember_fn: Callable[[], object], torch_fn: Callable[[], object]) -> None:
     """``torch_fn()`` raises; ``ember_fn()`` raises the same exception type with its message."""
     with pytest.raises(Exception) as expected:

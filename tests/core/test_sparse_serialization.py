@@ -10,6 +10,7 @@ import pickle
 
 import numpy as np
 import pytest
+from testutils import assert_same_sparse
 
 import ember
 from ember.serialization import _pickle
@@ -64,23 +65,9 @@ def _same(a, b):
 
 
 def _same_torch(e, t):
-    """An ember sparse tensor equals a torch one."""
-    torch = pytest.importorskip("torch")
-    assert str(e.layout).split(".")[-1] == str(t.layout).split(".")[-1]
-    assert tuple(e.shape) == tuple(t.shape)
-    assert str(e.dtype).split(".")[-1] == str(t.dtype).split(".")[-1]
-    if t.layout == torch.sparse_coo:
-        assert e.is_coalesced() == t.is_coalesced()
-        np.testing.assert_array_equal(e._indices().numpy(), t._indices().numpy())
-        np.testing.assert_array_equal(e._values().numpy(), t._values().numpy())
-    elif t.layout == torch.sparse_csr:
-        np.testing.assert_array_equal(e.crow_indices().numpy(), t.crow_indices().numpy())
-        np.testing.assert_array_equal(e.col_indices().numpy(), t.col_indices().numpy())
-        np.testing.assert_array_equal(e.values().detach().numpy(), t.values().numpy())
-    else:
-        np.testing.assert_array_equal(e.ccol_indices().numpy(), t.ccol_indices().numpy())
-        np.testing.assert_array_equal(e.row_indices().numpy(), t.row_indices().numpy())
-        np.testing.assert_array_equal(e.values().detach().numpy(), t.values().numpy())
+    """An ember sparse tensor equals a torch one, exactly."""
+    pytest.importorskip("torch")
+    assert_same_sparse(e, t)
 
 
 # -- ember to ember ----------------------------------------------------------------------------
