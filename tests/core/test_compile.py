@@ -175,6 +175,33 @@ def test_in_place_parameter_update_is_seen_and_replacement_recaptures():
     assert len(explain(cm)["entries"]) == 2
 
 
+def test_broadcast_bias_copy_follows_in_place_updates():
+    # an inference entry adds a same-shape copy of each bias (faster than a broadcast): every
+    # in-place route to the bias (the tensor, its .data, a view, an optimizer step, a loaded
+    # state dict) reaches the copy through the version counter
+    m = _mlp().eval()
+    cm = ember.compile(m)
+    x = ember.randn(8, 32)
+    opt = ember.optim.SGD(m.parameters(), lr=0.5)
+    with ember.no_grad():
+        cm(x)
+        assert "_bb" in explain(cm)["entries"][0]["source"]
+        m[0].bias.add_(1.0)
+        assert_allclose(cm(x), m(x))
+        m[2].bias.data.mul_(-2.0)
+        assert_allclose(cm(x), m(x))
+        m[0].bias[:3].fill_(0.25)
+        assert_allclose(cm(x), m(x))
+    for p in m.parameters():
+        p.grad = ember.ones_like(p)
+    opt.step()
+    with ember.no_grad():
+        assert_allclose(cm(x), m(x))
+        m.load_state_dict(_mlp().state_dict())
+        assert_allclose(cm(x), m(x))
+    assert len(explain(cm)["entries"]) == 1
+
+
 def test_guards_recapture_on_shape_dtype_grad_mode_and_training_flag():
     m = nn.Sequential(nn.Linear(4, 4), nn.Dropout(0.5))
     cm = ember.compile(m.eval())

@@ -122,7 +122,9 @@ def _linear(g, node):
         o2 = f"{out}.reshape(-1, {ws[0]})"
     g.emit(f"xp.dot({xa}, {g.transposed(w)}, out={o2})")
     if bias is not None:
-        g.emit(f"xp.add({o2}, {g.a(bias)}, out={o2})")
+        rows = int(np.prod(xs[:-1]))
+        full = g.broadcast_operand(bias, (rows, ws[0]))
+        g.emit(f"xp.add({o2}, {full or g.a(bias)}, out={o2})")
 
 
 @vjp("linear")
@@ -182,7 +184,11 @@ def _relu(g, node):
         g.alias(node, g.a(x))
         return None
     out = _unary_out(g, node, x)
-    zero = g.const(g.xp.zeros((), dtype=g.dtype(x)), "zero")  # a 0-d operand: no conversion
+    # a 0-d operand (no conversion of a Python 0); for small outputs a zero array of the
+    # output's own shape: NumPy's ufuncs are ~0.4 us faster per call without a broadcast
+    shape = g.shape(x)
+    zshape = shape if int(np.prod(shape)) <= 16384 else ()
+    zero = g.const(g.xp.zeros(zshape, dtype=g.dtype(x)), "zero")
     g.emit(f"xp.maximum({g.a(x)}, {zero}, out={out})")
 
 
