@@ -594,3 +594,249 @@ def _cumsum(c: Call):
     x = c.t("input", d)
     axis = norm_axis(int(c.lit("dim")), c.rank("input"))
     return c.add("CumSum", [x, c.const(np.int64(axis), "int64")])
+
+
+@mapping("linalg.multi_dot", "chain_matmul")
+def _multi_dot(c: Call):
+    """A chain of products, left to right (1-d ends as ``multi_dot`` treats them)."""
+    d = c.out_dtype
+    arg = c.p.get("tensors", c.p.get("matrices"))
+    operands = arg if isinstance(arg, list) else list(c.p.values())[0]
+    if len(operands) == 1 and isinstance(operands[0], list):
+        operands = operands[0]
+    if len(operands) < 2:
+        raise Unsupported("multi_dot(): expected at least 2 tensors")
+    out = c.t(operands[0], d)
+    for o in operands[1:]:
+        out = c.add("MatMul", [out, c.t(o, d)])
+    return out
+
+
+@mapping("matrix_power", "linalg.matrix_power")
+def _matrix_power(c: Call):
+    """Repeated squaring for a constant ``n >= 0`` (the identity for 0); a negative power
+    needs an inverse, which ONNX has no operator for."""
+    n = int(c.lit("n"))
+    d = c.out_dtype
+    name = next(iter(c.p))  # input (torch.matrix_power) or A (linalg.matrix_power)
+    x = c.t(name, d)
+    if n < 0:
+        raise Unsupported(f"ONNX has no operator for {c.op} with n = {n} (a negative power "
+                          "needs a matrix inverse)")
+    if n == 0:
+        shape = c.shape(name)
+        size = shape[-1]
+        if not isinstance(size, int):
+            raise Unsupported("matrix_power(x, 0) of a matrix of dynamic size")
+        eye = c.const(np.eye(size), d)
+        return c.add("Expand", [eye, c.b.shape_of(x)])
+    result, square = None, x
+    while n:
+        if n & 1:
+            result = square if result is None else c.add("MatMul", [result, square])
+        n >>= 1
+        if n:
+            square = c.add("MatMul", [square, square])
+    return result
+
+
+# -- randomized activations ---------------------------------------------------------------------
+
+@mapping("rrelu")
+def _rrelu(c: Call):
+    """In evaluation a leaky ReLU of slope ``(lower + upper) / 2``; in training each negative
+    element scaled by its own uniform draw from ``[lower, upper)`` (RandomUniformLike)."""
+    d = c.out_dtype
+    x = c.t("input", d)
+    lower, upper = float(c.lit("lower", 1 / 8)), float(c.lit("upper", 1 / 3))
+    if not c.lit("training", False):
+        return c.add("LeakyRelu", [x], alpha=(lower + upper) / 2)
+    slope = c.add("RandomUniformLike", [x], dtype=onnx_type(d), low=lower, high=upper)
+    negative = c.add("Less", [x, c.const(0, d)])
+    return c.add("Where", [negative, c.add("Mul", [x, slope]), x])
+
+
+@mapping("gumbel_softmax")
+def _gumbel_softmax(c: Call):
+    """``softmax((logits + g) / tau)`` with Gumbel noise ``g = -log(E)``, ``E`` exponential
+    draws (``-log(1 - u)``, ``u`` uniform); ``hard``: the one-hot of its argmax, written as
+    ``(hard - soft) + soft`` as PyTorch computes it."""
+    d = c.out_dtype
+    x = c.t("logits", d)
+    rank = c.rank("logits")
+    axis = norm_axis(int(c.lit("dim", -1)), rank)
+    u = c.add("RandomUniformLike", [x], dtype=onnx_type(d), low=0.0, high=1.0)
+    expo = c.add("Neg", [c.add("Log", [c.add("Sub", [c.const(1.0, d), u])])])
+    gumbel = c.add("Neg", [c.add("Log", [expo])])
+    logits = c.add("Div", [c.add("Add", [x, gumbel]), c.const(float(c.lit("tau", 1.0)), d)])
+    soft = c.add("Softmax", [logits], axis=axis)
+    if not c.lit("hard", False):
+        return soft
+    index = c.add("ArgMax", [soft], axis=axis, keepdims=1)
+    zeros = c.add("ConstantOfShape", [c.b.shape_of(soft)], value=_scalar_tensor(c, 0, d))
+    ones = c.add("ConstantOfShape", [c.b.shape_of(index)], value=_scalar_tensor(c, 1, d))
+    hard = c.add("ScatterElements", [zeros, index, ones], axis=axis)
+    return c.add("Add", [c.add("Sub", [hard, soft]), soft])
+
+
+# -- ops ONNX has no operator for ---------------------------------------------------------------
+
+#: decompositions, solvers and what needs them: ONNX's default domain has no operator for
+#: any (nor a matrix inverse: see ``linalg.inv``), and unrolling one per matrix size is not an
+#: export; the error says so, rather than only that no mapping exists
+_NO_OPERATOR = {
+    "a QR decomposition": ("linalg.qr", "qr", "geqrf", "orgqr", "ormqr",
+                           "linalg.householder_product"),
+    "a singular value decomposition": ("linalg.svd", "svd", "linalg.svdvals", "pinverse",
+                                       "linalg.pinv", "linalg.matrix_rank", "linalg.cond"),
+    "an LU decomposition": ("linalg.lu", "lu", "linalg.lu_factor", "linalg.lu_factor_ex",
+                            "linalg.lu_solve", "lu_solve", "linalg.ldl_factor"),
+    "an eigendecomposition": ("linalg.eig", "linalg.eigh", "linalg.eigvals",
+                              "linalg.eigvalsh"),
+    "a Cholesky decomposition": ("linalg.cholesky", "cholesky", "linalg.cholesky_ex",
+                                 "cholesky_solve", "cholesky_inverse"),
+    "a linear solver": ("linalg.solve", "linalg.solve_ex", "linalg.lstsq",
+                        "linalg.solve_triangular", "triangular_solve", "linalg.inv_ex",
+                        "linalg.tensorinv", "linalg.tensorsolve"),
+    "a matrix exponential (its Pade approximant needs a solver)": ("linalg.matrix_exp",
+                                                                   "matrix_exp"),
+}
+_NO_OPERATOR_REASON = {op: what for what, ops in _NO_OPERATOR.items() for op in ops}
+
+
+@mapping(*_NO_OPERATOR_REASON)
+def _no_operator(c: Call):
+    raise Unsupported(f"ONNX has no operator for {c.op} ({_NO_OPERATOR_REASON[c.op]})")
+
+
+# -- complex views of real tensors, differences and integrals -----------------------------------
+
+@mapping("real", "conj", "conj_physical", "resolve_conj", "resolve_neg")
+def _real_identity(c: Call):
+    """On a real tensor (complex tensors have no ONNX type Ember writes) these are copies."""
+    return c.t("input", c.out_dtype)
+
+
+@mapping("angle")
+def _angle(c: Call):
+    """The argument of a real number: pi where negative, 0 elsewhere, NaN kept."""
+    d = c.out_dtype
+    x = c.t("input", d)
+    zero = c.const(0.0, d)
+    out = c.add("Where", [c.add("Less", [x, zero]), c.const(math.pi, d), zero])
+    return c.add("Where", [c.add("IsNaN", [x]), x, out]) if d in FLOAT_TYPES else out
+
+
+@mapping("isreal")
+def _isreal(c: Call):
+    return c.add("ConstantOfShape", [c.b.shape_of(c.t("input"))],
+                 value=_scalar_tensor(c, True, "bool"))
+
+
+@mapping("ldexp")
+def _ldexp(c: Call):
+    d = c.out_dtype
+    return c.add("Mul", [c.t("input", d), c.add("Pow", [c.const(2.0, d), c.t("other", d)])])
+
+
+def _slice(c: Call, x: str, axis: int, start: int, end: int) -> str:
+    return c.add("Slice", [x, c.i64([start]), c.i64([end]), c.i64([axis])])
+
+
+def _diff_once(c: Call, x: str, axis: int, d: str) -> str:
+    hi, lo = _slice(c, x, axis, 1, 2 ** 62), _slice(c, x, axis, 0, -1)
+    return c.add("Xor" if d == "bool" else "Sub", [hi, lo])
+
+
+@mapping("diff")
+def _diff(c: Call):
+    d = c.out_dtype
+    rank = c.rank("input")
+    axis = norm_axis(int(c.lit("dim", -1)), rank)
+    parts = [c.t(n, d) for n in ("prepend", "input", "append") if c.has(n)]
+    x = parts[0] if len(parts) == 1 else c.add("Concat", parts, axis=axis)
+    for _ in range(int(c.lit("n", 1))):
+        x = _diff_once(c, x, axis, d)
+    return x
+
+
+def _trapezoid_terms(c: Call) -> tuple[str, int]:
+    """The areas of the trapezoids along ``dim`` (``x`` spacing, ``dx``, or 1) and the axis."""
+    d = c.out_dtype
+    y = c.t("y", d)
+    axis = norm_axis(int(c.lit("dim", -1)), c.rank("y"))
+    mids = c.add("Add", [_slice(c, y, axis, 1, 2 ** 62), _slice(c, y, axis, 0, -1)])
+    mids = c.add("Mul", [mids, c.const(0.5, d)])
+    if c.is_tensor("x"):
+        xr = c.rank("x")
+        x = c.t("x", d)
+        spacing = _diff_once(c, x, xr - 1 if xr == 1 else axis - (c.rank("y") - xr), d)
+        if xr == 1 and axis != c.rank("y") - 1:  # a 1-d x runs along dim
+            spacing = unsqueeze(c, spacing, list(range(1, c.rank("y") - axis)))
+        return c.add("Mul", [mids, spacing]), axis
+    step = c.p.get("dx") if c.has("dx") else c.p.get("x")
+    if step is not None and decode(step) != 1:
+        mids = c.add("Mul", [mids, c.t(step, d)])
+    return mids, axis
+
+
+@mapping("trapezoid", "trapz")
+def _trapezoid(c: Call):
+    terms, axis = _trapezoid_terms(c)
+    return reduce(c, "ReduceSum", terms, [axis], False)
+
+
+@mapping("cumulative_trapezoid")
+def _cumulative_trapezoid(c: Call):
+    terms, axis = _trapezoid_terms(c)
+    return c.add("CumSum", [terms, c.const(np.int64(axis), "int64")])
+
+
+@mapping("kron")
+def _kron(c: Call):
+    """``a (x) b``: ``a`` with a unit axis after each of its axes times ``b`` with one before
+    each of its, reshaped to the products of the sizes."""
+    d = c.out_dtype
+    a, b = c.t("input", d), c.t("other", d)
+    ra, rb = c.rank("input"), c.rank("other")
+    r = max(ra, rb)
+    if ra < r:
+        a = unsqueeze(c, a, list(range(r - ra)))
+    if rb < r:
+        b = unsqueeze(c, b, list(range(r - rb)))
+    a = unsqueeze(c, a, [2 * i + 1 for i in range(r)])
+    b = unsqueeze(c, b, [2 * i for i in range(r)])
+    prod = c.add("Mul", [a, b])
+    from ._export_ops_tensor import reshape_to
+
+    return reshape_to(c, prod, [None] * (2 * r), c.out_shape)
+
+
+@mapping("vander")
+def _vander(c: Call):
+    n = c.lit("N")
+    size = c.shape("x")[0]
+    if n is None:
+        if not isinstance(size, int):
+            raise Unsupported("vander of a vector of dynamic size without N")
+        n = size
+    powers = list(range(int(n))) if c.lit("increasing", False) else list(range(int(n)))[::-1]
+    d = c.out_dtype
+    x = unsqueeze(c, c.t("x", d), [1])
+    return c.add("Pow", [x, c.const(np.asarray(powers), d)])
+
+
+@mapping("isin")
+def _isin(c: Call):
+    """Each element compared with every test element (broadcast), counted along the last
+    axis: found where the count is nonzero (none when there are no test elements)."""
+    dt = c.common_dtype("elements", "test_elements")
+    x = c.t("elements", dt)
+    if c.is_tensor("elements"):
+        x = unsqueeze(c, x, [-1])
+    test = c.add("Reshape", [c.t("test_elements", dt), c.i64([-1])])
+    hits = c.add("Cast", [c.add("Equal", [x, test])], to=onnx_type("int32"))
+    found = c.add("Cast", [reduce(c, "ReduceSum", hits, [-1], False)], to=onnx_type("bool"))
+    if c.lit("invert", False):
+        found = c.add("Not", [found])
+    return found

@@ -396,7 +396,7 @@ def _select(c: Call):
     return c.add("Gather", [c.t("input"), c.b.scalar_expr(index)], axis=axis)
 
 
-@mapping("narrow")
+@mapping("narrow", "narrow_copy")
 def _narrow(c: Call):
     rank = c.rank("input")
     axis = norm_axis(int(c.lit("dim")), rank)
@@ -687,3 +687,338 @@ def _arange(c: Call):
     if d not in FLOAT_TYPES and d not in ("int32", "int64", "int16"):
         raise Unsupported(f"arange of dtype {d}")
     return c.add("Range", bounds)
+
+
+# -- random sampling ----------------------------------------------------------------------------
+# ONNX's samplers (RandomUniformLike, RandomNormalLike, Bernoulli, Multinomial) draw from the
+# runtime's generator: an exported model samples the same distributions as Ember, not the same
+# values. Each draw is a fresh node (no seed attribute), as each call in Ember draws anew.
+
+_SAMPLE_TYPES = ("float16", "float32", "float64")
+
+
+def _sample_dtype(c: Call) -> str:
+    """The dtype a sampler draws in for the output: its own where ONNX's samplers have it,
+    float64 for integer and bfloat16 outputs (drawn, then rounded or cast)."""
+    return c.out_dtype if c.out_dtype in _SAMPLE_TYPES else "float64"
+
+
+def _shaped_like_output(c: Call, like: str | None = None) -> str:
+    """A tensor of the output's shape for the ``*Like`` samplers: ``like`` where it has that
+    shape, else zeros built from the output's (possibly symbolic) sizes."""
+    if like is not None and is_tensor_arg(c.p.get(like)) and c.shape(like) == c.out_shape:
+        return c.t(like)
+    return c.add("ConstantOfShape", [c.b.sizes(c.out_shape)])
+
+
+def uniform(c: Call, low: float = 0.0, high: float = 1.0, like: str | None = None,
+            dtype: str | None = None) -> str:
+    """Samples of U[low, high) of the output's shape in ``dtype`` (the sampling dtype)."""
+    d = dtype or _sample_dtype(c)
+    return c.add("RandomUniformLike", [_shaped_like_output(c, like)], dtype=ONNX_TYPES[d],
+                 low=float(low), high=float(high))
+
+
+def normal(c: Call, like: str | None = None, dtype: str | None = None) -> str:
+    """Standard normal samples of the output's shape in ``dtype`` (the sampling dtype)."""
+    d = dtype or _sample_dtype(c)
+    return c.add("RandomNormalLike", [_shaped_like_output(c, like)], dtype=ONNX_TYPES[d],
+                 mean=0.0, scale=1.0)
+
+
+def _number(c: Call, value, name: str) -> float:
+    if is_tensor_arg(value):
+        raise Unsupported(f"a {name} given as a tensor here")
+    v = decode(value)
+    if isinstance(v, dict):
+        raise Unsupported(f"a {name} computed from a dynamic size")
+    return float(v)
+
+
+def _method_args(c: Call, names: tuple, defaults: tuple) -> list:
+    """The arguments of a ``Tensor.<sampler>_(*args, **kwargs)`` method by position or name."""
+    args = list(c.p.get("args") or [])
+    out = []
+    for i, (n, d) in enumerate(zip(names, defaults)):
+        v = args[i] if i < len(args) else c.p.get(n, d)
+        out.append(d if v is None else v)
+    return out
+
+
+@mapping("ember.rand", "ember.rand_like", "ember.randn", "ember.randn_like")
+def _rand(c: Call):
+    like = "input" if c.op.endswith("_like") else None
+    d = _sample_dtype(c)
+    out = normal(c, like, d) if "randn" in c.op else uniform(c, 0.0, 1.0, like, d)
+    return c.b.cast(out, d, c.out_dtype)
+
+
+def _integers(c: Call, low: float, high: float, like: str | None = None) -> str:
+    """Uniform integers in ``[low, high)``: a float64 draw floored (clipped below ``high``
+    against rounding) and cast to the output dtype."""
+    if high <= low:
+        raise Unsupported(f"random_ expects 'from' to be less than 'to', but got from={low} "
+                          f">= to={high}")
+    u = c.add("Floor", [uniform(c, low, high, like, "float64")])
+    u = c.add("Min", [u, c.const(high - 1, "float64")])
+    return c.b.cast(u, "float64", c.out_dtype)
+
+
+@mapping("ember.randint")
+def _randint(c: Call):
+    args = list(c.p.get("args") or [])
+    low, high = c.p.get("low"), c.p.get("high")
+    if high is None:  # randint(high, size) or randint(low, high, size)
+        bounds = args[:-1] if c.p.get("size") is None else args
+        low, high = (0, bounds[0]) if len(bounds) == 1 else (bounds[0], bounds[1])
+    return _integers(c, _number(c, low or 0, "bound"), _number(c, high, "bound"))
+
+
+@mapping("ember.randint_like")
+def _randint_like(c: Call):
+    low, high = c.p.get("low", 0), c.p.get("high")
+    if high is None:
+        low, high = 0, low
+    return _integers(c, _number(c, low, "bound"), _number(c, high, "bound"), "input")
+
+
+def _affine(c: Call, z: str, d: str, loc, scale) -> str:
+    """``loc + scale * z`` (numbers or tensors; a 0 or 1 is no node)."""
+    if not (not is_tensor_arg(scale) and decode(scale) == 1):
+        z = c.add("Mul", [z, c.t(scale, d)])
+    if not (not is_tensor_arg(loc) and decode(loc) == 0):
+        z = c.add("Add", [z, c.t(loc, d)])
+    return z
+
+
+@mapping("ember.normal")
+def _normal(c: Call):
+    d = _sample_dtype(c)
+    out = _affine(c, normal(c, None, d), d, c.p.get("mean", 0.0), c.p.get("std", 1.0))
+    return c.b.cast(out, d, c.out_dtype)
+
+
+@mapping("Tensor.normal_", "Tensor.log_normal_")
+def _normal_(c: Call):
+    d = _sample_dtype(c)
+    defaults = (0.0, 1.0) if c.op == "Tensor.normal_" else (1.0, 2.0)
+    mean, std = _method_args(c, ("mean", "std"), defaults)
+    out = _affine(c, normal(c, "self", d), d, mean, std)
+    if c.op == "Tensor.log_normal_":
+        out = c.add("Exp", [out])
+    return c.b.cast(out, d, c.out_dtype)
+
+
+@mapping("Tensor.uniform_")
+def _uniform_(c: Call):
+    d = _sample_dtype(c)
+    low, high = _method_args(c, ("from", "to"), (0.0, 1.0))
+    out = uniform(c, _number(c, low, "bound"), _number(c, high, "bound"), "self", d)
+    return c.b.cast(out, d, c.out_dtype)
+
+
+@mapping("Tensor.exponential_", "Tensor.cauchy_", "Tensor.geometric_")
+def _inverse_cdf(c: Call):
+    """Samplers by the inverse CDF of one uniform draw ``u`` in [0, 1)."""
+    d = _sample_dtype(c)
+    u = uniform(c, 0.0, 1.0, "self", d)
+    one_minus = c.add("Sub", [c.const(1.0, d), u])  # in (0, 1]
+    if c.op == "Tensor.exponential_":
+        lambd, = _method_args(c, ("lambd",), (1.0,))
+        out = c.add("Div", [c.add("Neg", [c.add("Log", [one_minus])]), c.t(lambd, d)])
+    elif c.op == "Tensor.cauchy_":
+        median, sigma = _method_args(c, ("median", "sigma"), (0.0, 1.0))
+        angle = c.add("Mul", [c.add("Sub", [u, c.const(0.5, d)]), c.const(np.pi, d)])
+        tan = c.add("Div", [c.add("Sin", [angle]), c.add("Cos", [angle])])
+        out = _affine(c, tan, d, median, sigma)
+    else:
+        p, = _method_args(c, ("p",), (None,))
+        if p is None:
+            raise Unsupported("geometric_ without p")
+        p = _number(c, p, "probability")
+        trials = c.add("Ceil", [c.add("Div", [c.add("Log", [one_minus]),
+                                               c.const(float(np.log1p(-p)), d)])])
+        out = c.add("Max", [trials, c.const(1.0, d)])
+    return c.b.cast(out, d, c.out_dtype)
+
+
+def _bernoulli_of(c: Call, probs: str, d: str, like: str | None) -> str:
+    """0/1 draws with probabilities ``probs`` (dtype ``d``): a uniform draw below them, which
+    is the function body ONNX defines its Bernoulli (opset 15) by. Not the Bernoulli node
+    itself: onnxruntime 1.32's kernel draws 1 with probability ``1 - p`` (measured: p = 0.1
+    gave 0.898 ones over 1e5 draws), so a model using it would sample the wrong
+    distribution there."""
+    drawn = c.add("Less", [uniform(c, 0.0, 1.0, like, d), probs])
+    return c.add("Cast", [drawn], to=ONNX_TYPES[_sample_dtype(c)])
+
+
+@mapping("bernoulli", "Tensor.bernoulli_")
+def _bernoulli(c: Call):
+    d = c.dtype("input") if c.dtype("input") in _SAMPLE_TYPES else "float64"
+    p = c.p.get("p")
+    if c.op == "Tensor.bernoulli_" and p is None:
+        p = 0.5
+    if p is None:  # bernoulli(input): the input holds the probabilities
+        out = _bernoulli_of(c, c.t("input", d), d, None)
+    else:
+        out = _bernoulli_of(c, c.t(p, d), d, "input")
+    return c.b.cast(out, _sample_dtype(c), c.out_dtype)
+
+
+@mapping("multinomial", since=7)
+def _multinomial(c: Call):
+    """With replacement: ONNX's Multinomial (on log-probabilities). Without: the Gumbel
+    top-k trick, the ``num_samples`` largest of ``log p + Gumbel noise``, which draws the
+    categories one after another without replacement with the probabilities renormalised."""
+    k = int(c.lit("num_samples"))
+    rank = c.rank("input")
+    if rank not in (1, 2):
+        raise Unsupported("prob_dist must be 1 or 2 dim")
+    p = c.t("input", "float32")
+    if rank == 1:
+        p = unsqueeze(c, p, [0])
+    logp = c.add("Log", [p])
+    if c.lit("replacement", False):
+        out = c.add("Multinomial", [logp], dtype=ONNX_TYPES["int64"], sample_size=k)
+    else:
+        u = c.add("RandomUniformLike", [logp], dtype=ONNX_TYPES["float32"], low=0.0, high=1.0)
+        gumbel = c.add("Neg", [c.add("Log", [c.add("Neg", [c.add("Log", [u])])])])
+        keys = c.add("Add", [logp, gumbel])
+        _, out = c.add("TopK", [keys, c.i64([k])], outputs=2, axis=-1, largest=1, sorted=1)
+    return squeeze(c, out, [0]) if rank == 1 else out
+
+
+@mapping("ember.randperm")
+def _randperm(c: Call):
+    """A uniform permutation: the order that sorts independent uniform draws."""
+    keys = uniform(c, 0.0, 1.0, None, "float32")
+    n = c.b.sizes(c.out_shape)
+    _, order = c.add("TopK", [keys, n], outputs=2, axis=0, largest=0, sorted=1)
+    return c.b.cast(order, "int64", c.out_dtype)
+
+
+@mapping("ember.poisson", "binomial")
+def _no_sampler(c: Call):
+    what = "Poisson" if c.op == "ember.poisson" else "binomial"
+    raise Unsupported(f"ONNX has no operator for {c.op} (no {what} sampler: its random ops "
+                      "draw uniform, normal, Bernoulli and categorical samples only)")
+
+
+# -- windows ------------------------------------------------------------------------------------
+
+def _window(c: Call, values, native: str | None = None):
+    """A window of ``window_length`` points: ``values(fn, k, m)`` gives the symmetric window
+    of ``m`` points at ``k = 0 .. window_length - 1`` in float64 (``m = window_length + 1``
+    when periodic); ``native``: the ONNX operator (opset 17) that computes it, used there.
+    One point or none: ones, as PyTorch's."""
+    from ._export_ops_special import COMPUTE, Expr, Fn
+
+    d = c.out_dtype
+    if d not in FLOAT_TYPES:
+        raise Unsupported(f"a window of dtype {d}")
+    periodic = bool(c.lit("periodic", True))
+    length = c.sizes("window_length")[0]
+    n = c.b.scalar_expr(length)
+    f = Fn(c)
+    nf = Expr(f, c.b.cast(n, "int64", COMPUTE))
+    if native is not None and c.opset >= 17:
+        w = Expr(f, c.add(native, [n], output_datatype=ONNX_TYPES[COMPUTE],
+                          periodic=int(periodic)))
+    else:
+        k = Expr(f, c.add("Range", [c.const(0.0, COMPUTE), nf.name, c.const(1.0, COMPUTE)]))
+        w = values(f, k, nf + 1.0 if periodic else nf)
+    if isinstance(length, int) and length > 1:
+        return f.result(w)
+    return f.result(f.where(nf <= 1.0, 1.0, w))
+
+
+def _cosine_sum(*a: float):
+    """``a0 - a1 cos(2 pi k / (m - 1)) + a2 cos(4 pi k / (m - 1))``."""
+    def values(f, k, m):
+        t = k * (2 * np.pi) / (m - 1.0)
+        w = a[0] - f.cos(t) * a[1]
+        return w + f.cos(t * 2.0) * a[2] if len(a) > 2 else w
+    return values
+
+
+@mapping("hann_window")
+def _hann_window(c: Call):
+    return _window(c, _cosine_sum(0.5, 0.5), "HannWindow")
+
+
+@mapping("hamming_window")
+def _hamming_window(c: Call):
+    # ONNX's HammingWindow has alpha = 25/46, beta = 21/46, not PyTorch's 0.54 and 0.46
+    alpha, beta = float(c.lit("alpha", 0.54)), float(c.lit("beta", 0.46))
+    return _window(c, _cosine_sum(alpha, beta))
+
+
+@mapping("blackman_window")
+def _blackman_window(c: Call):
+    return _window(c, _cosine_sum(0.42, 0.5, 0.08), "BlackmanWindow")
+
+
+@mapping("bartlett_window")
+def _bartlett_window(c: Call):
+    def values(f, k, m):
+        return 1.0 - f.abs(k * 2.0 / (m - 1.0) - 1.0)
+    return _window(c, values)
+
+
+@mapping("kaiser_window")
+def _kaiser_window(c: Call):
+    from ._export_ops_special import i0
+
+    beta = float(c.lit("beta", 12.0))
+
+    def values(f, k, m):
+        a = (m - 1.0) / 2.0
+        r = (k - a) / a
+        return i0(f, f.sqrt(f.maximum(1.0 - r * r, 0.0)) * beta) / i0(f, f.lift(beta))
+    return _window(c, values)
+
+
+# -- short-time Fourier transform ---------------------------------------------------------------
+
+_PAD_MODES = {"reflect": "reflect", "constant": "constant", "replicate": "edge"}
+
+
+@mapping("stft", since=17)
+def _stft(c: Call):
+    """``stft(..., return_complex=False)`` of a real signal: ONNX's STFT (opset 17) on the
+    signal padded as ``center`` asks, the window centred in ``n_fft`` points; its
+    ``[batch, frames, bins, 2]`` transposed to PyTorch's ``[batch, bins, frames, 2]``.
+    A complex result has no ONNX type that Ember writes (ONNX keeps complex numbers as a
+    trailing axis of 2, which is what ``return_complex=False`` returns)."""
+    if c.lit("return_complex") is not False:
+        raise Unsupported("a complex result (ONNX's DFT and STFT give real [..., 2] pairs: "
+                          "export stft(..., return_complex=False))")
+    d = c.out_dtype
+    if c.dtype("input") not in FLOAT_TYPES:
+        raise Unsupported("stft of a complex signal")
+    n_fft = int(c.lit("n_fft"))
+    hop = int(c.lit("hop_length") or n_fft // 4)
+    win = int(c.lit("win_length") or n_fft)
+    x = c.t("input", d)
+    batched = c.rank("input") == 2
+    if not batched:
+        x = unsqueeze(c, x, [0])
+    if c.lit("center", True):
+        mode = c.lit("pad_mode", "reflect")
+        if mode not in _PAD_MODES:
+            raise Unsupported(f"stft's pad_mode {mode!r}")
+        half = n_fft // 2
+        x = c.add("Pad", [x, c.i64([0, half, 0, half])], mode=_PAD_MODES[mode])
+    signal = unsqueeze(c, x, [2])
+    window = c.t("window", d) if c.has("window") else c.const(np.ones(win), d)
+    if win < n_fft:
+        left = (n_fft - win) // 2
+        window = c.add("Pad", [window, c.i64([left, n_fft - win - left])])
+    onesided = c.lit("onesided")
+    onesided = True if onesided is None else bool(onesided)
+    frames = c.add("STFT", [signal, c.const(np.int64(hop), "int64"), window,
+                            c.const(np.int64(n_fft), "int64")], onesided=int(onesided))
+    out = c.add("Transpose", [frames], perm=[0, 2, 1, 3])
+    if c.lit("normalized", False):
+        out = c.add("Mul", [out, c.const(1 / np.sqrt(n_fft), d)])
+    return out if batched else squeeze(c, out, [0])

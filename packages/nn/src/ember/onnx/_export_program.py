@@ -18,6 +18,7 @@ from . import (  # noqa: F401 (the mappings register themselves)
     _export_ops_math,
     _export_ops_nn,
     _export_ops_select,
+    _export_ops_special,
     _export_ops_tensor,
 )
 from ._export_graph import (
