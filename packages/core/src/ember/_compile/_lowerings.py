@@ -120,9 +120,20 @@ def _linear(g, node):
     if len(xs) > 2:
         xa = f"{xa}.reshape(-1, {xs[-1]})"
         o2 = f"{out}.reshape(-1, {ws[0]})"
-    g.emit(f"xp.dot({xa}, {g.transposed(w)}, out={o2})")
+    rows = int(np.prod(xs[:-1]))
+    block = 0
+    if g.xp is np and dt == np.float32:
+        from ..ops.linalg import gemm_column_block
+
+        block = gemm_column_block(rows, xs[-1], ws[0], "transposed")
+    if block:  # column blocks under OpenBLAS's small-matrix bound, as eager's gemm
+        wt = g.transposed(w)
+        blocks = g.const([(g.ns[wt][:, j:j + block], slice(j, j + block))
+                          for j in range(0, ws[0], block)], "blocks")
+        g.emit(f"for _wb, _cols in {blocks}: xp.matmul({xa}, _wb, out={o2}[:, _cols])")
+    else:
+        g.emit(f"xp.dot({xa}, {g.transposed(w)}, out={o2})")
     if bias is not None:
-        rows = int(np.prod(xs[:-1]))
         full = g.broadcast_operand(bias, (rows, ws[0]))
         g.emit(f"xp.add({o2}, {full or g.a(bias)}, out={o2})")
 

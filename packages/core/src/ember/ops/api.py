@@ -36,12 +36,13 @@ from .._tensor import Tensor, _make
 from ..autograd.grad_mode import GRAD
 from ..autograd.graph import Node, make_node_class, record, result
 from ._inplace import make_inplace
+from .linalg import gemm_column_block
 from .registry import OPS, OpInfo, functional_kernels, register
 
 __all__ = ["array_module", "array_module_of", "array", "wrap", "result", "needs_grad",
            "grad_enabled", "node_class", "record", "check_same_device", "make_inplace",
            "defop", "register", "fused_kernel", "functional_kernels", "OPS", "OpInfo", "Node",
-           "rng", "dtype_from_numpy", "parse_to", "fused_op"]
+           "rng", "dtype_from_numpy", "parse_to", "fused_op", "gemm_column_block"]
 
 
 def array_module(t: Tensor):

@@ -145,13 +145,83 @@ def matmul_arrays(a, b):
     return _dtype.narrow(gemm(_dtype.widen(a), _dtype.widen(b)), a.dtype)
 
 
+# OpenBLAS's x86-64 AVX-512 cores (SkylakeX, Cooperlake, SapphireRapids) multiply float32
+# products with M*N*K <= 1e6 in "small-matrix" kernels that skip packing the operands (its
+# kernel/x86_64/sgemm_small_kernel_permit_skylakex.c; in BLAS's column-major terms, a
+# transposed first operand also needs M*N <= 1200 and K >= 32). Just above that bound a
+# product of a few rows spends most of its time packing the weight: at one thread,
+# (4, 512) @ (512, 2048) with the weight transposed (a linear layer) took 621 us as one
+# product and 94 us as seven column blocks under the bound; (16, 784) @ (784, 512) 316 ->
+# 134 us; (32, 400) @ (400, 120) 62 -> 38 us. Row-major weights gain for up to 8 rows only
+# (their column blocks are strided), transposed ones up to 32 (48-64 rows were mixed).
+# ``SMALL_GEMM``: None asks threadpoolctl once which core NumPy's OpenBLAS runs; tests set it.
+SMALL_GEMM = None
+_SMALL_MNK = 1_000_000
+_SMALL_CORES = ("skylakex", "cooperlake", "sapphirerapids")
+
+
+def _small_gemm() -> bool:
+    global SMALL_GEMM
+    if SMALL_GEMM is None:
+        found = False
+        try:
+            from threadpoolctl import threadpool_info
+
+            libs = [i for i in threadpool_info() if i.get("internal_api") == "openblas"]
+            mine = [i for i in libs if "numpy" in str(i.get("filepath", ""))] or libs[:1]
+            found = bool(mine) and str(mine[0].get("architecture", "")).lower() in \
+                _SMALL_CORES
+        except Exception:  # no threadpoolctl answer: one product, as NumPy does
+            found = False
+        SMALL_GEMM = found
+    return SMALL_GEMM
+
+
+def gemm_column_block(m: int, k: int, n: int, b_layout: str = "rows") -> int:
+    """The width of the column blocks that a float32 ``(m, k) @ (k, n)`` product runs fastest
+    in on NumPy's OpenBLAS (each block under its small-matrix bound), or 0 for one product.
+    ``b_layout``: the right operand is ``"rows"`` (row-major: its column blocks are strided),
+    ``"transposed"`` (a transposed row-major array, a weight ``w.T``) or ``"copied"`` (the
+    caller copies each block row-major once and reuses it: the recurrent kernels' weights;
+    16x128 by 128x512 34 -> 22 us as two blocks, 64 rows 90 -> 81 us as eight)."""
+    if m * k * n <= _SMALL_MNK or m == 0:
+        return 0
+    if b_layout == "transposed":
+        if m > 32 or k < 32:
+            return 0
+        c = min(_SMALL_MNK // (m * k), 1200 // m)
+    else:
+        if m > (8 if b_layout == "rows" else 64):
+            return 0
+        c = _SMALL_MNK // (m * k)
+    if c < 16 or c >= n or not _small_gemm():
+        return 0
+    blocks = -(-n // c)
+    width = -(-n // blocks)  # even blocks (two of 256, not 488 and 24), 16-aligned if it fits
+    aligned = -(-width // 16) * 16
+    return aligned if aligned <= c else width
+
+
 def gemm(a, b):
     """``a @ b`` of two arrays of one dtype. A product whose inner size is 1 (an outer product:
     the weight gradient of a linear layer on one example) is a broadcast multiply, exactly the
     same numbers: NumPy's matmul takes 12x longer for it ((128, 1) @ (1, 9216): 1.3 ms against
-    0.11 ms), which made per-example training steps spend most of their time there."""
+    0.11 ms), which made per-example training steps spend most of their time there. A float32
+    product of a few rows just past OpenBLAS's small-matrix bound runs as column blocks under
+    it (``gemm_column_block``)."""
     if a.ndim >= 2 and b.ndim >= 2 and a.shape[-1] == 1 and b.shape[-2] == 1:
         return a * b
+    if (a.ndim == 2 and b.ndim == 2 and type(a) is np.ndarray and type(b) is np.ndarray
+            and a.dtype == np.float32 and b.dtype == np.float32 and a.strides[1] == 4
+            and (b.strides[1] == 4 or b.strides[0] == 4)):
+        m, k = a.shape
+        n = b.shape[1]
+        c = gemm_column_block(m, k, n, "rows" if b.strides[1] == 4 else "transposed")
+        if c:
+            out = np.empty((m, n), dtype=np.float32)
+            for j in range(0, n, c):
+                np.matmul(a, b[:, j:j + c], out=out[:, j:j + c])
+            return out
     return a @ b
 
 

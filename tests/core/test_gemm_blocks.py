@@ -1,0 +1,126 @@
+"""``ops.linalg.gemm`` runs a float32 product of a few rows just past OpenBLAS's small-matrix
+bound as column blocks under it (``gemm_column_block``). Forced on here (the rule only
+engages on AVX-512 OpenBLAS cores): the blocked products equal one product, in linear's
+forward and backward and in the recurrent kernels."""
+
+import numpy as np
+import pytest
+
+import ember
+from ember.ops import linalg
+
+
+@pytest.fixture(params=[True, False], ids=["blocks", "one-product"])
+def small_gemm(request, monkeypatch):
+    monkeypatch.setattr(linalg, "SMALL_GEMM", request.param)
+    return request.param
+
+
+def test_column_block_rule():
+    g = linalg.gemm_column_block
+    assert g(16, 64, 512, "rows") == 0  # under the bound: one product
+    assert g(64, 784, 512, "transposed") == 0  # too many rows for the transposed kernel
+    assert g(16, 784, 512, "rows") == 0  # strided row-major blocks only up to 8 rows
+
+
+@pytest.mark.parametrize("layout", ["transposed", "rows", "copied"])
+@pytest.mark.parametrize("m,k,n", [(4, 512, 2048), (8, 256, 1024), (16, 784, 512),
+                                   (32, 400, 120), (3, 700, 999)])
+def test_blocks_partition_the_columns(monkeypatch, layout, m, k, n):
+    monkeypatch.setattr(linalg, "SMALL_GEMM", True)
+    c = linalg.gemm_column_block(m, k, n, layout)
+    if c == 0:
+        return
+    blocks = -(-n // c)
+    assert m * k * c <= 1_000_000 and 16 <= c < n
+    assert -(-n // blocks) <= c  # even blocks
+    if layout == "transposed":
+        assert m * c <= 1200 and k >= 32
+
+
+@pytest.mark.parametrize("m,k,n", [(4, 512, 2048), (16, 784, 512), (32, 400, 120),
+                                   (3, 700, 999), (8, 256, 1024)])
+def test_gemm_blocks_equal_one_product(small_gemm, m, k, n):
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((m, k)).astype(np.float32)
+    w = rng.standard_normal((n, k)).astype(np.float32)
+    for b in (w.T, np.ascontiguousarray(w.T)):
+        got = linalg.gemm(a, b)
+        assert got.shape == (m, n) and got.dtype == np.float32
+        want = a.astype(np.float64) @ b.astype(np.float64)
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+
+
+def test_gemm_leaves_other_dtypes_and_layouts_alone(monkeypatch):
+    monkeypatch.setattr(linalg, "SMALL_GEMM", True)
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal((4, 512))
+    b = rng.standard_normal((512, 2048))
+    np.testing.assert_array_equal(linalg.gemm(a, b), a @ b)  # float64: one product
+    a32, b32 = a.astype(np.float32), b.astype(np.float32)
+    at = np.asfortranarray(a32)  # a transposed left operand: one product
+    np.testing.assert_array_equal(linalg.gemm(at, b32), at @ b32)
+
+
+def test_linear_forward_and_backward_with_blocks(small_gemm):
+    ember.manual_seed(0)
+    lin = ember.nn.Linear(512, 2048)
+    x = ember.randn(4, 512, requires_grad=True)
+    y = lin(x)
+    y.square().sum().backward()
+    xd, wd, bd = (t.detach().numpy().astype(np.float64) for t in (x, lin.weight, lin.bias))
+    want = xd @ wd.T + bd
+    np.testing.assert_allclose(y.detach().numpy(), want, rtol=1e-4, atol=1e-4)
+    gy = 2 * want
+    np.testing.assert_allclose(x.grad.numpy(), gy @ wd, rtol=1e-4, atol=1e-3)
+    np.testing.assert_allclose(lin.weight.grad.numpy(), gy.T @ xd, rtol=1e-4, atol=1e-3)
+
+
+@pytest.mark.parametrize("mode", ["LSTM", "GRU", "RNN"])
+def test_recurrent_layers_with_blocks_equal_one_product(monkeypatch, mode):
+    # 16 rows by 256 -> 256 (RNN), 768 (GRU), 1024 (LSTM) per step: over the bound
+    from ember.nn.modules import rnn
+
+    made = []
+    init = rnn._Operand.__init__
+
+    def spy(self, *args):
+        init(self, *args)
+        made.append(self.parts is not None)
+
+    monkeypatch.setattr(rnn._Operand, "__init__", spy)
+
+    def run(flag):
+        monkeypatch.setattr(linalg, "SMALL_GEMM", flag)
+        ember.manual_seed(0)
+        layer = getattr(ember.nn, mode)(64, 256, num_layers=2, batch_first=True)
+        x = ember.randn(16, 12, 64, requires_grad=True)
+        out, _ = layer(x)
+        out.square().sum().backward()
+        return [out.detach().numpy()] + [p.grad.numpy() for p in (x, *layer.parameters())]
+
+    blocked = run(True)
+    numpy_arrays = ember.ops.api.array_module(ember.empty(0)) is np  # not the strict device
+    assert made and all(made) == numpy_arrays  # blocks on NumPy arrays (forward and backward)
+    made.clear()
+    one = run(False)
+    assert made and not any(made)
+    for got, want in zip(blocked, one):
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+
+
+def test_compiled_linear_uses_the_same_blocks(monkeypatch):
+    from ember._compile import explain
+
+    monkeypatch.setattr(linalg, "SMALL_GEMM", True)
+    nn = ember.nn
+    m = nn.Sequential(nn.Linear(784, 512), nn.ReLU(), nn.Linear(512, 10)).eval()
+    cm = ember.compile(m)
+    x = ember.randn(16, 784)
+    with ember.no_grad():
+        np.testing.assert_allclose(cm(x).numpy(), m(x).numpy(), rtol=1e-5, atol=1e-6)
+        m[0].weight.mul_(0.5)  # the blocks are views of the weight: in-place changes reach them
+        np.testing.assert_allclose(cm(x).numpy(), m(x).numpy(), rtol=1e-5, atol=1e-6)
+    source = explain(cm)["entries"][0]["source"]
+    numpy_arrays = ember.ops.api.array_module(x) is np
+    assert ("_blocks" in source) == numpy_arrays
