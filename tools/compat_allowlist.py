@@ -25,8 +25,6 @@ MIXED_PRECISION = "open issue 16: mixed precision (autocast, GradScaler, bfloat1
 COMPLEX = ("open issue 17: fft and spectral ops; complex32/chalf has no NumPy dtype, so ember "
            "has complex64 and complex128 only")
 SPECIAL = "open issue 17: special functions (torch.special)"
-SPARSE = "open issue 17: sparse tensors"
-SEMI_STRUCTURED = "2:4 semi-structured sparsity: CUDA kernels only (cuSPARSELt, CUTLASS)"
 EINOPS = "needs einops, which ember does not depend on (write the permute/reshape instead)"
 QUANTIZATION = "quantization: not planned"
 LOW_BITS = "sub-byte and float8 dtypes: no NumPy/CuPy array type to hold them"
@@ -85,8 +83,6 @@ GAPS: dict[str, dict[str, list[str]]] = {
         MIXED_PRECISION: ["GradScaler", "*autocast*"],
         DISTRIBUTED: ["is_distributed"],
         COMPLEX: ["complex32", "chalf"],
-        SPARSE: ["sparse_*", "hsmm", "dsmm", "hspmm", "saddmm", "sspaddmm",
-                 "resize_as_sparse_"],
         QUANTIZATION: ["q_*", "qint8", "qint32", "quint8", "quint2x4", "quint4x2", "qscheme",
                        "quantize_*", "quantized_*", "dequantize", "int_repr", "empty_quantized",
                        "fake_quantize_*", "fused_moving_avg_obs_fake_quant",
@@ -101,9 +97,6 @@ GAPS: dict[str, dict[str, list[str]]] = {
         REMOVED: ["reinforce"],
         DISTRIBUTED: ["is_distributed"],
         COMPLEX: ["chalf"],
-        SPARSE: ["sparse_mask",
-                 "sparse_resize_", "sparse_resize_and_clear_", "to_sparse*",
-                 "sspaddmm", "resize_as_sparse_"],
         QUANTIZATION: ["q_*", "qscheme", "dequantize", "int_repr"],
         PROTOTYPE: ["to_padded_tensor", "name"],
         BACKEND_KERNELS: ["ipu", "to_mkldnn", "mtia"],
@@ -139,10 +132,6 @@ GAPS: dict[str, dict[str, list[str]]] = {
     },
     "torch.func": {
         EINOPS: ["rearrange"],
-    },
-    "torch.sparse": {
-        SEMI_STRUCTURED: ["SparseSemiStructuredTensor", "SparseSemiStructuredTensorCUSPARSELT",
-                          "SparseSemiStructuredTensorCUTLASS", "to_sparse_semi_structured"],
     },
     "torch.* modules": {
         NOT_YET: ["library"],

@@ -224,7 +224,7 @@ V = ember.tensor(VAL, device=CPU)
     ("torch.sparse_coo", (I64, V, (2, 3), False), "unsupported layout"),
     (ember.strided, (I64, V, (2, 3), False), "unsupported layout"),
     (_layout_marker("os.system"), (I64, V, (2, 3), False), "unsupported layout 'os.system'"),
-    (_layout_marker("torch.sparse_bsr"), (I64, V, (2, 3), False), "unsupported layout"),
+    (_layout_marker("torch._mkldnn"), (I64, V, (2, 3), False), "unsupported layout"),
     (_layout_marker(7), (I64, V, (2, 3), False), "expects a layout name"),
 ])
 def test_malformed_sparse_arguments_are_refused(layout, data, message):

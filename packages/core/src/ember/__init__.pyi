@@ -234,15 +234,25 @@ from .serialization import save as save
 from .torch_version import TorchVersion as _TorchVersion
 
 __version__: _TorchVersion
+dsmm: Any
 e: _float
 has_mkl: _bool
 has_openmp: _bool
+hsmm: Any
+hspmm: Any
 inf: _float
 nan: _float
 newaxis: None
 pi: _float
+resize_as_sparse_: Any
+saddmm: Any
 set_anomaly_enabled = _set_anomaly_enabled
 smm: Any
+sparse_bsc: _Layout
+sparse_bsc_tensor: Any
+sparse_bsr: _Layout
+sparse_bsr_tensor: Any
+sparse_compressed_tensor: Any
 sparse_coo: _Layout
 sparse_coo_tensor: Any
 sparse_csc: _Layout
@@ -250,6 +260,7 @@ sparse_csc_tensor: Any
 sparse_csr: _Layout
 sparse_csr_tensor: Any
 spmm: Any
+sspaddmm: Any
 
 def abs(input: Tensor) -> Tensor:
     """Absolute value (bool tensors are an error)."""

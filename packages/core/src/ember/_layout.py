@@ -1,12 +1,12 @@
 """``ember.layout``: how a tensor's elements are stored. ``ember.strided`` (dense arrays with
 strides) is the default, as ``torch.strided`` is PyTorch's; ``ember.sparse_coo`` and
-``ember.sparse_csr``/``ember.sparse_csc`` are the layouts of sparse tensors
-(``ember._sparse_tensor``). PyTorch's blocked layouts (``sparse_bsr``, ``sparse_bsc``) are not
-there (see the compat report)."""
+``ember.sparse_csr``/``ember.sparse_csc`` and the blocked ``ember.sparse_bsr``/
+``ember.sparse_bsc`` are the layouts of sparse tensors (``ember._sparse_tensor``)."""
 
 from __future__ import annotations
 
-__all__ = ["layout", "sparse_coo", "sparse_csc", "sparse_csr", "strided"]
+__all__ = ["layout", "sparse_bsc", "sparse_bsr", "sparse_coo", "sparse_csc", "sparse_csr",
+           "strided"]
 
 
 class NamedConstant:
@@ -35,7 +35,8 @@ class NamedConstant:
 
 class layout(NamedConstant):
     """The storage layout of a tensor, like ``torch.layout``: ``ember.strided``,
-    ``ember.sparse_coo``, ``ember.sparse_csr`` or ``ember.sparse_csc``."""
+    ``ember.sparse_coo``, ``ember.sparse_csr``, ``ember.sparse_csc``, ``ember.sparse_bsr`` or
+    ``ember.sparse_bsc``."""
 
     __slots__ = ()
 
@@ -48,3 +49,8 @@ sparse_csr = layout._constant("sparse_csr")
 #: the compressed sparse column layout (PyTorch's ``torch.sparse_csc``): a 2-D tensor whose
 #: elements are stored column by column, rows sorted within each column
 sparse_csc = layout._constant("sparse_csc")
+#: block compressed sparse row (PyTorch's ``torch.sparse_bsr``): a 2-D tensor stored as dense
+#: ``(R, C)`` blocks, block rows compressed, block columns sorted within each block row
+sparse_bsr = layout._constant("sparse_bsr")
+#: block compressed sparse column (``torch.sparse_bsc``): blocks stored column by column
+sparse_bsc = layout._constant("sparse_bsc")

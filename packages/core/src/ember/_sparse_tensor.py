@@ -1,5 +1,7 @@
-"""Sparse COO, CSR and CSC tensors (``ember.sparse_coo``, ``ember.sparse_csr``,
-``ember.sparse_csc``), as PyTorch's.
+"""Sparse COO, CSR, CSC, BSR and BSC tensors (``ember.sparse_coo``, ``ember.sparse_csr``,
+``ember.sparse_csc``, ``ember.sparse_bsr``, ``ember.sparse_bsc``), as PyTorch's. The block
+layouts' kernels are in ``ember.sparse._blocks``: there ``_idx`` holds each block's (block
+row, block column) and ``_vals`` the ``(nblocks, R, C)`` blocks.
 
 A sparse tensor is a :class:`SparseTensor`, a ``Tensor`` subclass holding
 
@@ -38,7 +40,7 @@ import numpy as np
 
 from . import _dtype
 from ._device import check_same_device, xp_of
-from ._layout import sparse_coo, sparse_csc, sparse_csr
+from ._layout import sparse_bsc, sparse_bsr, sparse_coo, sparse_csc, sparse_csr
 from ._tensor import Tensor, _make, _parse_to
 from .autograd.grad_mode import GRAD
 from .autograd.graph import make_node_class, record
@@ -49,7 +51,12 @@ __all__ = ["SparseTensor", "is_sparse", "sparse_csc"]
 _new = object.__new__
 
 #: how PyTorch's layout errors name each layout
-_LAYOUT_WORDS = {sparse_coo: "Sparse", sparse_csr: "SparseCsr", sparse_csc: "SparseCsc"}
+_LAYOUT_WORDS = {sparse_coo: "Sparse", sparse_csr: "SparseCsr", sparse_csc: "SparseCsc",
+                 sparse_bsr: "SparseBsr", sparse_bsc: "SparseBsc"}
+#: the layouts whose tensors store dense blocks (``ember.sparse._blocks``)
+_BLOCK = (sparse_bsr, sparse_bsc)
+#: the layouts whose compressed dimension is the columns
+_BY_COLUMN = (sparse_csc, sparse_bsc)
 
 
 def _backend_name(device) -> str:
@@ -295,10 +302,12 @@ def _crow(rows, nrows: int, xp):
 # -- the sparse tensor ---------------------------------------------------------------------------
 
 class SparseTensor(Tensor):
-    """A sparse COO, CSR or CSC tensor (``layout`` is ``ember.sparse_coo``,
-    ``ember.sparse_csr`` or ``ember.sparse_csc``); made by ``ember.sparse_coo_tensor``,
-    ``ember.sparse_csr_tensor``, ``ember.sparse_csc_tensor``, ``Tensor.to_sparse()``,
-    ``Tensor.to_sparse_csr()`` and ``Tensor.to_sparse_csc()``. See the module doc."""
+    """A sparse COO, CSR, CSC, BSR or BSC tensor (``layout`` is ``ember.sparse_coo``,
+    ``ember.sparse_csr``, ``ember.sparse_csc``, ``ember.sparse_bsr`` or ``ember.sparse_bsc``);
+    made by ``ember.sparse_coo_tensor``, ``ember.sparse_csr_tensor``,
+    ``ember.sparse_csc_tensor``, ``ember.sparse_bsr_tensor``, ``ember.sparse_bsc_tensor``,
+    ``ember.sparse_compressed_tensor``, ``Tensor.to_sparse()``, ``Tensor.to_sparse_csr()``,
+    ``to_sparse_csc()``, ``to_sparse_bsr()`` and ``to_sparse_bsc()``. See the module doc."""
 
     __torch_function__ = disabled_torch_function_impl  # no dispatch: dense ops pay nothing
 
@@ -372,7 +381,7 @@ class SparseTensor(Tensor):
 
     @property
     def is_sparse(self) -> bool:
-        return self._layout is sparse_coo
+        return self._layout is sparse_coo  # PyTorch's: True for COO only
 
     @property
     def is_sparse_csr(self) -> bool:
@@ -425,12 +434,12 @@ class SparseTensor(Tensor):
                                f"{_LAYOUT_WORDS[self._layout]}")
 
     def _expect_csr(self, name: str) -> None:
-        if self._layout is not sparse_csr:
+        if self._layout is not sparse_csr and self._layout is not sparse_bsr:
             raise RuntimeError(f"{name} expected sparse row compressed tensor layout but got "
                                f"{_LAYOUT_WORDS[self._layout]}")
 
     def _expect_csc(self, name: str) -> None:
-        if self._layout is not sparse_csc:
+        if self._layout is not sparse_csc and self._layout is not sparse_bsc:
             raise RuntimeError(f"{name} expected sparse column compressed tensor layout but "
                                f"got {_LAYOUT_WORDS[self._layout]}")
 
@@ -460,36 +469,48 @@ class SparseTensor(Tensor):
         return self._vals.detach()
 
     def crow_indices(self) -> Tensor:
-        """The compressed row pointers ``(nrows + 1,)`` of a CSR tensor."""
+        """The compressed row pointers ``(nrows + 1,)`` of a CSR tensor (of block rows, of a
+        BSR tensor)."""
         self._expect_csr("crow_indices")
         crow = self._cache.get("crow")
         if crow is None:
             xp = xp_of(self._device)
-            crow = self._cache["crow"] = _crow(self._idx[0], self._data.shape[0], xp)
+            crow = self._cache["crow"] = _crow(self._idx[0], self._n_compressed(), xp)
         return _index_tensor(crow, self._device)
 
     def col_indices(self) -> Tensor:
-        """The column of each stored element of a CSR tensor."""
+        """The column of each stored element of a CSR tensor (block column of each block, of
+        a BSR tensor)."""
         self._expect_csr("col_indices")
         return _index_tensor(self._idx[1], self._device)
 
     def ccol_indices(self) -> Tensor:
-        """The compressed column pointers ``(ncols + 1,)`` of a CSC tensor."""
+        """The compressed column pointers ``(ncols + 1,)`` of a CSC tensor (of block columns,
+        of a BSC tensor)."""
         self._expect_csc("ccol_indices")
         ccol = self._cache.get("ccol")
         if ccol is None:
             xp = xp_of(self._device)
-            ccol = self._cache["ccol"] = _crow(self._idx[1], self._data.shape[1], xp)
+            ccol = self._cache["ccol"] = _crow(self._idx[1], self._n_compressed(), xp)
         return _index_tensor(ccol, self._device)
 
     def row_indices(self) -> Tensor:
-        """The row of each stored element of a CSC tensor."""
+        """The row of each stored element of a CSC tensor (block row of each block, of a BSC
+        tensor)."""
         self._expect_csc("row_indices")
         return _index_tensor(self._idx[0], self._device)
 
+    def _n_compressed(self) -> int:
+        """The number of rows (CSR), columns (CSC), block rows (BSR) or block columns (BSC)."""
+        dim = 1 if self._layout in _BY_COLUMN else 0
+        n = self._data.shape[dim]
+        if self._layout in _BLOCK:
+            n //= self._vals._data.shape[1 + dim]
+        return n
+
     def _compressed_parts(self) -> tuple:
-        """``(compressed indices, plain indices)`` of a CSR or CSC tensor."""
-        if self._layout is sparse_csc:
+        """``(compressed indices, plain indices)`` of a CSR, CSC, BSR or BSC tensor."""
+        if self._layout in _BY_COLUMN:
             return self.ccol_indices(), self.row_indices()
         return self.crow_indices(), self.col_indices()
 
@@ -543,6 +564,8 @@ class SparseTensor(Tensor):
         """The dense tensor (duplicates summed); differentiable in the values."""
         from ._factory import zeros
 
+        if self._layout in _BLOCK:
+            return _blocks().block_to_coo(self).to_dense(dtype)
         shape = self._data.shape
         sd = self._idx.shape[0]
         vals = self._vals
@@ -555,27 +578,41 @@ class SparseTensor(Tensor):
         return out if dtype is None else out.to(dtype)
 
     def to_sparse(self, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=None):
-        """This tensor in ``layout`` (COO by default): itself when it is already."""
+        """This tensor in ``layout`` (COO by default; ``blocksize`` for ``ember.sparse_bsr``
+        and ``ember.sparse_bsc``): itself when it is already."""
         if sparse_dim is not None and sparse_dim != self.sparse_dim():
             raise RuntimeError("to_sparse: conversion from Sparse to Sparse with sparse_dim "
                                "argument != self.sparse_dim() is not supported")
-        if blocksize is not None:
-            raise RuntimeError("to_sparse: blocked layouts (sparse_bsr/bsc) are not supported "
-                               "by Ember")
-        if layout is None or layout is sparse_coo:
+        target = sparse_coo if layout is None else layout
+        fn = "sparse_coo_to_sparse" if self._layout is sparse_coo else \
+            "sparse_compressed_to_sparse"
+        src, dst = _LAYOUT_WORDS[self._layout], _LAYOUT_WORDS.get(target, target)
+        if target in _BLOCK and blocksize is None and target is not self._layout:
+            raise RuntimeError(f"{fn}: conversion from {src} to {dst} without blocksize "
+                               "argument given is not supported")
+        if target not in _BLOCK and blocksize is not None:
+            raise RuntimeError(f"{fn}: conversion from {src} to {dst} with blocksize argument "
+                               "given is not supported")
+        if target is sparse_coo:
             return self.to_sparse_coo()
-        if layout is sparse_csr:
+        if target is sparse_csr:
             return self.to_sparse_csr(dense_dim)
-        if layout is sparse_csc:
+        if target is sparse_csc:
             return self.to_sparse_csc(dense_dim)
-        raise RuntimeError(f"to_sparse: layout {layout} is not supported by Ember (sparse_coo, "
-                           "sparse_csr and sparse_csc are)")
+        if target in _BLOCK:
+            if blocksize is None:
+                return self
+            return _blocks().sparse_to_block(self, blocksize, target,
+                                             "to_sparse" if target is self._layout else None)
+        raise RuntimeError(f"to_sparse: expected a sparse layout, got {layout}")
 
     def to_sparse_coo(self):
         """This tensor as a COO tensor (a CSC tensor's in its column-major order: uncoalesced,
         as PyTorch's)."""
         if self._layout is sparse_coo:
             return self
+        if self._layout in _BLOCK:
+            return _blocks().block_to_coo(self)
         return make_sparse(self._idx, self._vals, self._data.shape,
                            coalesced=self._coalesced and self._layout is sparse_csr)
 
@@ -589,6 +626,7 @@ class SparseTensor(Tensor):
         """This 2-D tensor as a CSR tensor."""
         if self._layout is sparse_csr:
             return self
+        _blocks().expect_not_block(self, "csr")
         self._check_compressible("to_sparse_csr", "CSR")
         c = self.to_sparse_coo().coalesce()
         return make_sparse(c._idx, c._vals, c._data.shape, coalesced=True,
@@ -599,6 +637,7 @@ class SparseTensor(Tensor):
         differentiable in the values."""
         if self._layout is sparse_csc:
             return self
+        _blocks().expect_not_block(self, "csc")
         self._check_compressible("to_sparse_csc", "CSC")
         c = self.to_sparse_coo().coalesce()
         xp = xp_of(self._device)
@@ -606,6 +645,15 @@ class SparseTensor(Tensor):
         vals = c._vals.index_select(0, _index_tensor(order, self._device))
         return make_sparse(c._idx[:, order], vals, c._data.shape, coalesced=True,
                            layout=sparse_csc)
+
+    def to_sparse_bsr(self, blocksize, dense_dim=None):
+        """This 2-D tensor as a BSR tensor of ``(R, C)`` blocks (an int: square blocks), as
+        ``Tensor.to_sparse_bsr``; differentiable in the values."""
+        return _blocks().sparse_to_block(self, blocksize, sparse_bsr)
+
+    def to_sparse_bsc(self, blocksize, dense_dim=None):
+        """This 2-D tensor as a BSC tensor of ``(R, C)`` blocks (``Tensor.to_sparse_bsc``)."""
+        return _blocks().sparse_to_block(self, blocksize, sparse_bsc)
 
     # -- copies and moves ----------------------------------------------------------------
     def clone(self, *, memory_format=None):
@@ -676,6 +724,8 @@ class SparseTensor(Tensor):
         if self._layout is not sparse_coo:  # CSR <-> CSC: the same arrays, read the other way
             if d0 == d1:
                 return self
+            if self._layout in _BLOCK:  # BSR <-> BSC, each block transposed
+                return _blocks().block_transpose(self)
             layout = sparse_csc if self._layout is sparse_csr else sparse_csr
             return make_sparse(self._idx[::-1].copy(), self._vals, self._data.shape[::-1],
                                coalesced=self._coalesced, layout=layout)
@@ -786,7 +836,8 @@ def _rebuild_sparse(indices, values, shape, layout_name, device, coalesced, requ
     # copy, which ops that compare dtypes by identity refuse)
     vals = place(np.array(values, copy=True).view(np.dtype(values.dtype.name)), dev)
     idx = place(np.array(indices, copy=True).view(np.dtype(indices.dtype.name)), dev)._data
-    layout = {"sparse_csr": sparse_csr, "sparse_csc": sparse_csc}.get(layout_name, sparse_coo)
+    layout = {"sparse_csr": sparse_csr, "sparse_csc": sparse_csc, "sparse_bsr": sparse_bsr,
+              "sparse_bsc": sparse_bsc}.get(layout_name, sparse_coo)
     out = make_sparse(idx, vals, tuple(shape), coalesced=coalesced, layout=layout)
     if requires_grad:
         vals.requires_grad_(True)
@@ -844,6 +895,8 @@ def sparse_mm(s: SparseTensor, other, name: str = "mm", node_cls=MmBackward0) ->
         raise TypeError(f"{name}(): argument 'mat2' (position 2) must be Tensor, not "
                         f"{type(other).__name__}")
     _check_dims(s, "addmm")
+    if s._layout in _BLOCK and is_sparse(other):
+        s = s.to_sparse_coo()
     if is_sparse(other):
         _check_dims(other, "addmm")
         dense = other.to_dense()
@@ -854,6 +907,14 @@ def sparse_mm(s: SparseTensor, other, name: str = "mm", node_cls=MmBackward0) ->
     d = other.unsqueeze(1) if vector else other
     if d._data.ndim != 2:
         raise RuntimeError(f"addmm: matrices expected, got {d._data.ndim}D tensor")
+    if s._layout in _BLOCK:
+        check_same_device(s, d)
+        if d._data.shape[0] != s._data.shape[1]:
+            raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({s._data.shape[0]}x"
+                               f"{s._data.shape[1]} and {d._data.shape[0]}x{d._data.shape[1]})")
+        _check_mm_operands(s, d, "addmm")
+        out = _blocks().block_mm(s, d)
+        return out.squeeze(1) if vector else out
     _check_mm_operands(s, d, "addmm")
     plan, values = row_plan(s)
     out = spmm_plan(plan, values, d, node_cls)
@@ -877,6 +938,9 @@ def dense_sparse_mm(d, s: SparseTensor, name: str = "mm") -> Tensor:
     if dd._data.dtype != s._data.dtype:
         raise RuntimeError(f"expected scalar type {_dtype.scalar_type_name(dd._data.dtype)} "
                            f"but found {_dtype.scalar_type_name(s._data.dtype)}")
+    if s._layout in _BLOCK:  # (s.T @ d.T).T
+        out = _blocks().block_mm(_blocks().block_transpose(s), dd.t()).t()
+        return out.squeeze(0) if vector else out
     plan, values = row_plan(s)
     tplan, order = plan.transposed()
     out = spmm_plan(tplan, values.index_select(0, order), dd.t()).t()
@@ -893,9 +957,9 @@ def sparse_sum(s: SparseTensor, dim=None, keepdim: bool = False, dtype=None):
     n = s._data.ndim
     dims = [dim] if isinstance(dim, int) else list(dim)
     dims = sorted({wrap_dim(d, n) for d in dims})
-    if s._layout is sparse_csc:
+    if s._layout is not sparse_coo and s._layout is not sparse_csr:
         raise RuntimeError("Currently the only compressed sparse format supported for "
-                           "sum.dim_IntList is CSR, but got layout SparseCsc")
+                           f"sum.dim_IntList is CSR, but got layout {_LAYOUT_WORDS[s._layout]}")
     if s._layout is sparse_csr:
         if not keepdim:
             raise RuntimeError("reduction operations on CSR tensors with keepdim=False is "
@@ -938,7 +1002,7 @@ def sparse_add(s: SparseTensor, other, alpha=1):
     check_same_device(s, other)
     if s._layout is not sparse_coo or other._layout is not sparse_coo:
         out = sparse_add(s.to_sparse_coo(), other.to_sparse_coo(), alpha)
-        return _as_layout(out, s._layout)
+        return _as_layout(out, s)
     from .ops.shape import cat
 
     xp = xp_of(s._device)
@@ -966,8 +1030,8 @@ def sparse_mul(s: SparseTensor, other):
     if is_sparse(other):
         return _mul_sparse(s, other)
     if isinstance(other, Tensor) and other._data.ndim:
-        if s._layout is sparse_csr:
-            return _mul_dense(s.to_sparse_coo(), other).to_sparse_csr()
+        if s._layout is not sparse_coo:
+            return _as_layout(_mul_dense(s.to_sparse_coo(), other), s)
         return _mul_dense(s, other)
     return s._with_values(s._vals * other)
 
@@ -989,7 +1053,7 @@ def _mul_sparse(a: SparseTensor, b: SparseTensor):
         raise RuntimeError(f"mul: expected sizes of 'self' and 'other' to match, but "
                            f"{list(a._data.shape)} != {list(b._data.shape)}")
     check_same_device(a, b)
-    layout = a._layout
+    like = a
     a, b = a.to_sparse_coo().coalesce(), b.to_sparse_coo().coalesce()
     xp = xp_of(a._device)
     sd = a._idx.shape[0]
@@ -1006,11 +1070,14 @@ def _mul_sparse(a: SparseTensor, b: SparseTensor):
     kb = _index_tensor(pos[keep], a._device)
     values = a._vals.index_select(0, ka) * b._vals.index_select(0, kb)
     out = make_sparse(a._idx[:, keep], values, a._data.shape, coalesced=True)
-    return _as_layout(out, layout)
+    return _as_layout(out, like)
 
 
-def _as_layout(s: SparseTensor, layout) -> SparseTensor:
-    """The COO tensor ``s`` in ``layout``."""
+def _as_layout(s: SparseTensor, like: SparseTensor) -> SparseTensor:
+    """The COO tensor ``s`` in the layout (and blocksize) of ``like``."""
+    layout = like._layout
+    if layout in _BLOCK:
+        return _blocks().as_block_layout(s, like)
     if layout is sparse_csr:
         return s.to_sparse_csr()
     if layout is sparse_csc:
@@ -1069,7 +1136,7 @@ def sparse_repr(s: SparseTensor) -> str:
         force = True
     else:
         compressed, plain = s._compressed_parts()
-        names = ("ccol", "row") if s._layout is sparse_csc else ("crow", "col")
+        names = ("ccol", "row") if s._layout in _BY_COLUMN else ("crow", "col")
         parts = [_part_str(f"{names[0]}_indices", compressed, indent),
                  _part_str(f"{names[1]}_indices", plain, indent),
                  _part_str("values", values, indent)]
@@ -1088,3 +1155,11 @@ def sparse_product(a, b, name: str) -> Tensor:
     if is_sparse(a):
         return sparse_mm(a, b, name)
     return dense_sparse_mm(a, b, name)
+
+
+def _blocks():
+    """``ember.sparse._blocks``, the block layouts' kernels (imported on first use: it
+    imports this module)."""
+    from .sparse import _blocks as module
+
+    return module

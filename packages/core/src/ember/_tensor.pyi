@@ -1906,6 +1906,11 @@ class Tensor:
     ) -> Tensor:
         """See :func:`ember.resize_as_`."""
 
+    def resize_as_sparse_(self, src: Tensor) -> Tensor:
+        """``self.sparse_resize_(src.size(), src.sparse_dim(), src.dense_dim())``
+        (``Tensor.resize_as_sparse_``) for a sparse COO ``self``.
+        """
+
     def resolve_conj(self) -> Any:
         """This tensor: ember never holds an unresolved conjugation."""
 
@@ -2094,6 +2099,32 @@ class Tensor:
     def sparse_dim(self) -> _int:
         """0: a dense tensor has no sparse dimensions."""
 
+    def sparse_mask(self, mask: Tensor) -> _SparseTensor:
+        """The elements of ``self`` (dense or sparse) at the stored elements of the sparse
+        ``mask``, as a sparse tensor with ``mask``'s layout, indices (and blocks) and
+        coalesced
+        flag, and ``self``'s dtype (``Tensor.sparse_mask``). Differentiable in ``self``.
+        """
+
+    def sparse_resize_(self, size: _IntOrInts, sparse_dim: _int, dense_dim: _int) -> Tensor:
+        """Resize the sparse COO ``self`` in place to ``size`` with ``sparse_dim`` sparse and
+        ``dense_dim`` dense dimensions (``Tensor.sparse_resize_``). A non-empty tensor keeps
+        its
+        elements, so it may only grow, keeping its numbers of sparse and dense dimensions (new
+        dense positions are zero); an empty one takes any size.
+        """
+
+    def sparse_resize_and_clear_(
+        self,
+        size: _IntOrInts,
+        sparse_dim: _int,
+        dense_dim: _int,
+    ) -> Tensor:
+        """Remove every element of the sparse COO ``self`` and resize it in place to ``size``
+        with ``sparse_dim`` sparse and ``dense_dim`` dense dimensions
+        (``Tensor.sparse_resize_and_clear_``).
+        """
+
     def split(self, split_size_or_sections: _IntOrInts, dim: _int = 0) -> tuple[Tensor, ...]:
         """See :func:`ember.split`."""
 
@@ -2123,6 +2154,9 @@ class Tensor:
         """``squeeze(dim)`` in place: drop the size-one dims (of those in ``dim`` when given)."""
     @overload
     def squeeze_(self, *dim: _int) -> Tensor: ...
+
+    def sspaddmm(self, mat1: Tensor, mat2: Tensor, *, beta: _float = 1, alpha: _float = 1) -> Any:
+        """``ember.sspaddmm(self, mat1, mat2, beta=beta, alpha=alpha)``."""
 
     def std(
         self,
@@ -2308,7 +2342,19 @@ class Tensor:
         dense_dim: Any = None,
     ) -> Any:
         """This tensor as a sparse tensor: COO with ``sparse_dim`` sparse dims (all by
-        default), or ``layout=ember.sparse_csr``.
+        default), or ``layout=ember.sparse_csr``/``sparse_csc``, or
+        ``layout=ember.sparse_bsr``/
+        ``sparse_bsc`` with ``blocksize``.
+        """
+
+    def to_sparse_bsc(self, blocksize: Any, dense_dim: Any = None) -> Any:
+        """This 2-D tensor as a sparse BSC tensor of ``blocksize`` blocks, as
+        ``Tensor.to_sparse_bsc``.
+        """
+
+    def to_sparse_bsr(self, blocksize: Any, dense_dim: Any = None) -> Any:
+        """This 2-D tensor as a sparse BSR tensor of ``blocksize`` ``(R, C)`` blocks (an int:
+        square ones): the blocks holding a nonzero element, as ``Tensor.to_sparse_bsr``.
         """
 
     def to_sparse_coo(self) -> Any:

@@ -513,6 +513,10 @@ def _check_addbmm(idata, ad, bd):
 @register("addmm", inplace=True)
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     """``beta * input + alpha * (mat1 @ mat2)``."""
+    if mat1.__class__ is _Sparse or mat2.__class__ is _Sparse or input.__class__ is _Sparse:
+        from .. import sparse
+
+        return sparse.addmm(input, mat1, mat2, beta=beta, alpha=alpha)
     return _add_product(AddmmBackward0, input, mat1, mat2, _check_addmm, beta, alpha)
 
 

@@ -1,7 +1,8 @@
 """The public sparse API of ``ember``: the factories ``sparse_coo_tensor``,
-``sparse_csr_tensor`` and ``sparse_csc_tensor``, ``spmm``/``smm``, the layouts, and the
-sparse conversions of dense tensors (``Tensor.to_sparse``, ``to_sparse_csr``,
-``to_sparse_csc``, ``to_dense``, ...).
+``sparse_csr_tensor``, ``sparse_csc_tensor``, ``sparse_bsr_tensor``, ``sparse_bsc_tensor`` and
+``sparse_compressed_tensor``, ``spmm``/``smm``, the layouts, and the sparse conversions of
+dense tensors (``Tensor.to_sparse``, ``to_sparse_csr``, ``to_sparse_csc``, ``to_sparse_bsr``,
+``to_sparse_bsc``, ``to_dense``, ...).
 
 The sparse tensor itself, its kernels and its autograd are in ``ember._sparse_tensor``. These
 are not registered ops (``OpInfo``): an op there is a dense kernel that the op database
@@ -15,7 +16,7 @@ import numpy as np
 
 from .. import _dtype
 from .._device import resolve_device, xp_of
-from .._layout import sparse_coo, sparse_csr, strided
+from .._layout import sparse_bsc, sparse_bsr, sparse_coo, sparse_csr, strided
 from .._sparse_tensor import (
     SparseTensor,
     _named,
@@ -31,8 +32,11 @@ from .._sparse_tensor import (
 from .._tensor import Tensor, _make
 from .registry import register_export, register_method
 
-__all__ = ["sparse_coo_tensor", "sparse_csr_tensor", "sparse_csc_tensor", "spmm", "smm",
-           "sparse_coo", "sparse_csr", "sparse_csc"]
+__all__ = ["sparse_coo_tensor", "sparse_csr_tensor", "sparse_csc_tensor", "sparse_bsr_tensor",
+           "sparse_bsc_tensor", "sparse_compressed_tensor", "spmm", "smm", "sparse_coo",
+           "sparse_csr", "sparse_csc", "sparse_bsr", "sparse_bsc", "sspaddmm", "saddmm", "hspmm",
+           "hsmm", "dsmm", "resize_as_sparse_", "sparse_mask", "sparse_resize_",
+           "sparse_resize_and_clear_"]
 
 
 # -- factories ----------------------------------------------------------------------------------
@@ -163,44 +167,128 @@ def sparse_csc_tensor(ccol_indices, row_indices, values, size=None, *, dtype=Non
     return csc_from_cols(rows, cols, vals, shape)
 
 
+def sparse_bsr_tensor(crow_indices, col_indices, values, size=None, *, dtype=None,
+                      device=None, pin_memory: bool = False, requires_grad: bool = False,
+                      check_invariants=None) -> SparseTensor:
+    """A block sparse row (BSR) matrix, as ``torch.sparse_bsr_tensor``: block row ``i``
+    holds the blocks ``values[crow_indices[i]:crow_indices[i + 1]]`` (``values`` is
+    ``(nblocks, R, C)``) at the block columns ``col_indices[...]``.
+
+    ``size`` is inferred as ``((len(crow_indices) - 1) * R, (max(col_indices) + 1) * C)``
+    when omitted. Ember's block tensors are 2-D (no batch or dense dimensions); the
+    invariants (PyTorch's ``check_invariants=True`` checks) are always checked.
+    Differentiable in ``values``.
+    """
+    vals, rows, cols, shape = _compressed(crow_indices, col_indices, values, size, dtype,
+                                          device, "bsr")
+    vals = _autograd_values(vals, requires_grad, "SparseCompressedTensorBackward0")
+    return make_sparse(xp_of(vals._device).stack((rows, cols)), vals, shape, coalesced=True,
+                       layout=sparse_bsr)
+
+
+def sparse_bsc_tensor(ccol_indices, row_indices, values, size=None, *, dtype=None,
+                      device=None, pin_memory: bool = False, requires_grad: bool = False,
+                      check_invariants=None) -> SparseTensor:
+    """A block sparse column (BSC) matrix, as ``torch.sparse_bsc_tensor``: block column
+    ``j`` holds the ``(R, C)`` blocks ``values[ccol_indices[j]:ccol_indices[j + 1]]`` at the
+    block rows ``row_indices[...]``. ``size`` is inferred as
+    ``((max(row_indices) + 1) * R, (len(ccol_indices) - 1) * C)``. Differentiable in
+    ``values``.
+    """
+    vals, cols, rows, shape = _compressed(ccol_indices, row_indices, values, size, dtype,
+                                          device, "bsc")
+    vals = _autograd_values(vals, requires_grad, "SparseCompressedTensorBackward0")
+    return make_sparse(xp_of(vals._device).stack((rows, cols)), vals, shape, coalesced=True,
+                       layout=sparse_bsc)
+
+
+_COMPRESSED_FACTORIES = {sparse_csr: sparse_csr_tensor, sparse_csc: sparse_csc_tensor,
+                         sparse_bsr: sparse_bsr_tensor, sparse_bsc: sparse_bsc_tensor}
+
+
+def sparse_compressed_tensor(compressed_indices, plain_indices, values, size=None, *,
+                             dtype=None, layout=None, device=None, pin_memory: bool = False,
+                             requires_grad: bool = False,
+                             check_invariants=None) -> SparseTensor:
+    """A sparse compressed tensor of ``layout`` (``ember.sparse_csr``, ``sparse_csc``,
+    ``sparse_bsr`` or ``sparse_bsc``), as ``torch.sparse_compressed_tensor``: the factory of
+    that layout with these parts."""
+    factory = _COMPRESSED_FACTORIES.get(layout) if layout is not None else None
+    if factory is None:
+        word = "none" if layout is None else \
+            {sparse_coo: "Sparse", strided: "Strided"}.get(layout, str(layout))
+        raise RuntimeError("sparse_compressed_tensor expected sparse compressed tensor layout "
+                           f"but got {word}")
+    return factory(compressed_indices, plain_indices, values, size, dtype=dtype,
+                   device=device, pin_memory=pin_memory, requires_grad=requires_grad,
+                   check_invariants=check_invariants)
+
+
 def _compressed(compressed, plain, values, size, dtype, device, kind: str):
     """The checked parts of a CSR (``kind="csr"``) or CSC tensor: ``(values, the compressed
     dimension's index of each element, the plain indices, shape)``."""
-    c, p = ("crow", "col") if kind == "csr" else ("ccol", "row")
+    by_row = kind in ("csr", "bsr")
+    block = kind in ("bsr", "bsc")
+    c, p = ("crow", "col") if by_row else ("ccol", "row")
     name = f"sparse_{kind}_tensor"
     dev = None if device is None else resolve_device(device)
     vals = _as_values(values, dtype, dev)
     dev = vals._device
     cidx = _as_index_tensor(compressed, dev, f"{c}_indices")
     pidx = _as_index_tensor(plain, dev, f"{p}_indices")
-    if cidx._data.ndim != 1 or pidx._data.ndim != 1 or vals._data.ndim != 1:
+    if block and vals._data.ndim != 3:
+        if vals._data.ndim < 3:
+            raise RuntimeError("values must have dimensionality > sum of batch and block "
+                               f"dimensionalities (=0 + 2) but got {vals._data.ndim}")
+        raise RuntimeError(f"{name}: Ember's {kind.upper()} tensors have no dense dimensions: "
+                           f"values must be (nnz, R, C), got {vals._data.ndim}-D")
+    if cidx._data.ndim != 1 or pidx._data.ndim != 1 or (vals._data.ndim != 1 and not block):
         raise RuntimeError(f"{name}: Ember's {kind.upper()} tensors are 2-D with 1-D "
                            f"{c}_indices, {p}_indices and values, got {cidx._data.ndim}-D, "
                            f"{pidx._data.ndim}-D and {vals._data.ndim}-D")
     nnz = pidx._data.shape[0]
     if vals._data.shape[0] != nnz:
+        if block:
+            raise RuntimeError(f"{p}_indices.shape[-1] must be equal to nnz (="
+                               f"{vals._data.shape[0]}) as defined by values.shape[0], but "
+                               f"got {nnz}")
         raise RuntimeError(f"{p}_indices and values must have the same number of elements, "
                            f"but got {nnz} and {vals._data.shape[0]}")
+    bs = tuple(vals._data.shape[1:3]) if block else (1, 1)
     ncomp = cidx._data.shape[0] - 1
     if ncomp < 0:
         raise RuntimeError(f"{c}_indices must have at least one element")
     host_c = cidx._host()
     host_p = pidx._host()
     nplain = int(host_p.max()) + 1 if nnz else 0
+    cdim = 0 if by_row else 1
     if size is None:
-        shape = (ncomp, nplain) if kind == "csr" else (nplain, ncomp)
+        shape = (ncomp * bs[0], nplain * bs[1]) if by_row else (nplain * bs[0], ncomp * bs[1])
     else:
         shape = tuple(int(s) for s in size)
         if len(shape) != 2:
+            if block:
+                raise RuntimeError("tensor dimensionality must be sum of batch, base, and "
+                                   f"dense dimensionalities (=0 + 2 + 0) but got {len(shape)}")
             raise RuntimeError(f"{name}: size of a {kind.upper()} tensor must have 2 elements "
                                f"in Ember, got {len(shape)}")
-        cdim = 0 if kind == "csr" else 1
-        if shape[cdim] != ncomp:
+        if block:
+            for d in (0, 1):
+                if shape[d] % bs[d]:
+                    raise RuntimeError(f"tensor shape[{d}] (={shape[d]}) must be divisible "
+                                       f"with blocksize[{d}] (={bs[d]}) as defined by values "
+                                       "shape")
+            if shape[cdim] // bs[cdim] != ncomp:
+                what = "row" if by_row else "column"
+                raise RuntimeError(f"{c}_indices.shape[-1] must be equal to the number of "
+                                   f"{what} blocks + 1 (={shape[cdim] // bs[cdim] + 1}), but "
+                                   f"got {ncomp + 1}")
+        elif shape[cdim] != ncomp:
             raise RuntimeError(f"size[{cdim}] ({shape[cdim]}) does not match the number of "
-                               f"{'rows' if kind == 'csr' else 'columns'} of {c}_indices "
+                               f"{'rows' if by_row else 'columns'} of {c}_indices "
                                f"({ncomp})")
-    limit = shape[1] if kind == "csr" else shape[0]
-    plain_n = "ncols" if kind == "csr" else "nrows"
+    limit = shape[1 - cdim] // bs[1 - cdim]
+    plain_n = "ncols" if by_row else "nrows"
     if host_c[0] != 0:
         raise RuntimeError(f"`{c}_indices[..., 0] == 0` is not satisfied.")
     if host_c[-1] != nnz:
@@ -211,6 +299,12 @@ def _compressed(compressed, plain, values, size, dtype, device, kind: str):
                            f"{plain_n}` is not satisfied.")
     if nnz and (host_p.min() < 0 or host_p.max() >= limit):
         raise RuntimeError(f"`0 <= {p}_indices < {plain_n}` is not satisfied.")
+    if block and nnz > 1:  # the block kernels rely on sorted, distinct plain indices
+        owner_h = np.repeat(np.arange(ncomp), step)
+        if np.any((owner_h[1:] == owner_h[:-1]) & (host_p[1:] <= host_p[:-1])):
+            raise RuntimeError(f"`{p}_indices[..., {c}_indices[..., i - 1]:{c}_indices[..., i]] "
+                               f"for all i = 1, ..., n{'rows' if by_row else 'cols'} are sorted "
+                               "and distinct along the last dimension values` is not satisfied.")
     xp = xp_of(dev)
     owner = xp.searchsorted(cidx._data, xp.arange(nnz, dtype=np.int64), side="right") - 1
     return vals, owner.astype(np.int64, copy=False), pidx._data, shape
@@ -236,14 +330,269 @@ def smm(input, mat) -> SparseTensor:
     return input.smm(mat)
 
 
+def _layout_word(x) -> str:
+    from .._sparse_tensor import _LAYOUT_WORDS
+
+    return _LAYOUT_WORDS.get(x.layout, "Strided") if isinstance(x, Tensor) else \
+        type(x).__name__
+
+
+def _cpu_backend(x) -> str:
+    """PyTorch's dispatch-key name of ``x``'s backend ("CPU", "SparseCPU", "SparseCsrCPU")."""
+    dev = x._device.type.upper()
+    if not is_sparse(x):
+        return dev
+    return ("Sparse" if x.layout is sparse_coo else "SparseCsr") + dev
+
+
+def _no_kernel(op: str, x) -> NotImplementedError:
+    return NotImplementedError(f"Could not run 'aten::{op}' with arguments from the "
+                               f"'{_cpu_backend(x)}' backend. Ember has it for sparse COO "
+                               "tensors only.")
+
+
+def _check_dtypes(expected: Tensor, *others: Tensor) -> None:
+    for o in others:
+        if o.dtype is not expected.dtype:
+            want = _dtype.scalar_type_name(expected._data.dtype)
+            raise RuntimeError(f"expected scalar type {want} but found "
+                               f"{_dtype.scalar_type_name(o._data.dtype)}")
+
+
+def _check_matrix(x: Tensor, name: str, arg: int) -> None:
+    if x._data.ndim != 2:
+        raise RuntimeError(f"{name}: Argument #{arg}: matrices expected, got {x._data.ndim}D "
+                           "tensor")
+
+
+def _coalesced_matrix(mat1, name: str):
+    """The coalesced COO form of the sparse 2-D ``mat1`` (any sparse layout)."""
+    if not is_sparse(mat1):
+        raise RuntimeError(f"{name}: expected 'mat1' to have sparse layout, got 'mat1' with "
+                           f"layout {_layout_word(mat1)}")
+    _check_matrix(mat1, name, 2)
+    if mat1.dense_dim():
+        raise RuntimeError(f"{name}: Argument #2: matrices expected, got {mat1.dense_dim()} "
+                           "dense dimensions")
+    return mat1.to_sparse_coo().coalesce()
+
+
+def _row_product(mat1, mat2, name: str, arg: int):
+    """``(coalesced mat1, its distinct nonempty rows as an index tensor, the rows of
+    mat1 @ mat2 at them)``: the common part of ``hspmm`` and ``sspaddmm``."""
+    s = _coalesced_matrix(mat1, name)
+    if not isinstance(mat2, Tensor) or is_sparse(mat2):
+        raise RuntimeError(f"{name}: expected 'mat2' to have strided layout, got 'mat2' with "
+                           f"layout {_layout_word(mat2)}")
+    _check_matrix(mat2, name, arg)
+    if mat2._data.shape[0] != s._data.shape[1]:
+        raise RuntimeError(f"{name}: Argument #{arg}: Expected dim 0 size {s._data.shape[1]}, "
+                           f"got {mat2._data.shape[0]}")
+    _check_dtypes(s, mat2)
+    xp = xp_of(s._device)
+    rows = s._idx[0]
+    if rows.shape[0]:
+        new = xp.empty(rows.shape[0], dtype=bool)
+        new[:1] = True
+        xp.not_equal(rows[1:], rows[:-1], out=new[1:])
+        rows = rows[new]
+    row_t = _make(rows, s._device)
+    return s, row_t, sparse_mm(s, mat2, "mm").index_select(0, row_t)
+
+
+def hspmm(mat1, mat2) -> SparseTensor:
+    """``mat1 @ mat2`` for a sparse COO ``mat1`` and a dense ``mat2`` as a hybrid COO tensor
+    (``torch.hspmm``): one sparse dimension (the rows of ``mat1`` that hold an element) and
+    one dense dimension (the full rows of the product). Differentiable in ``mat1``'s values
+    and ``mat2`` (PyTorch's has no derivative)."""
+    if not is_sparse(mat1):
+        raise _no_kernel("hspmm", mat1)
+    s, rows, values = _row_product(mat1, mat2, "hspmm", 3)
+    return make_sparse(rows._data.reshape(1, -1), values,  # flagged as PyTorch flags it
+                       (s._data.shape[0], mat2._data.shape[1]), coalesced=values.shape[0] < 2)
+
+
+def hsmm(mat1, mat2) -> SparseTensor:
+    """``torch.hsmm``: ``hspmm(mat1, mat2)``, the product as a hybrid COO tensor."""
+    return hspmm(mat1, mat2)
+
+
+def dsmm(mat1, mat2) -> Tensor:
+    """``torch.dsmm``: the dense matrix ``mat1 @ mat2`` of a sparse ``mat1`` and a dense
+    ``mat2`` (as ``ember.mm``); differentiable in both."""
+    if not is_sparse(mat1):
+        raise _no_kernel("dsmm", mat1)
+    return sparse_mm(mat1, mat2, "mm")
+
+
+def sspaddmm(input, mat1, mat2, *, beta=1, alpha=1) -> SparseTensor:
+    """``beta * input + alpha * (mat1 @ mat2)`` as a sparse COO tensor, for a sparse
+    ``input`` and ``mat1`` and a dense ``mat2`` (``torch.sspaddmm``).
+
+    As PyTorch's, the result is uncoalesced: ``input``'s elements (scaled by ``beta``) then,
+    for every row of ``mat1`` that holds an element, that whole row of the product.
+    Differentiable in the values of ``input`` and ``mat1`` and in ``mat2`` (PyTorch's has no
+    derivative)."""
+    from .shape import cat
+
+    if not is_sparse(input):
+        raise RuntimeError("sspaddmm: expected 'self' to have sparse layout, got 'self' with "
+                           f"layout {_layout_word(input)}")
+    s, rows, prod = _row_product(mat1, mat2, "sspaddmm", 3)
+    m, n = s._data.shape[0], mat2._data.shape[1]
+    for d, size in enumerate((m, n)):
+        if input._data.ndim <= d or input._data.shape[d] != size:
+            got = input._data.shape[d] if input._data.ndim > d else "none"
+            raise RuntimeError(f"sspaddmm: Argument #1: Expected dim {d} size {size}, got {got}")
+    _check_dtypes(s, input)
+    inp = input.to_sparse_coo()
+    if inp.dense_dim() or inp.sparse_dim() != 2:
+        raise RuntimeError("sspaddmm: Argument #1: expected a 2-D sparse tensor without dense "
+                           "dimensions")
+    xp = xp_of(s._device)
+    nrows = rows._data.shape[0]
+    prod_idx = xp.stack((xp.repeat(rows._data, n),
+                         xp.tile(xp.arange(n, dtype=np.int64), nrows)))
+    idx = xp.concatenate((inp._idx, prod_idx), axis=1)
+    in_vals = inp._vals if beta == 1 else inp._vals * beta
+    prod_vals = prod.reshape(-1) if alpha == 1 else prod.reshape(-1) * alpha
+    values = cat([in_vals, prod_vals])
+    return make_sparse(idx, values, (m, n), coalesced=idx.shape[1] < 2)
+
+
+def saddmm(input, mat1, mat2, *, beta=1, alpha=1) -> SparseTensor:
+    """``torch.saddmm``: ``sspaddmm(input, mat1, mat2, beta=beta, alpha=alpha)``."""
+    return sspaddmm(input, mat1, mat2, beta=beta, alpha=alpha)
+
+
+def sparse_mask(self, mask) -> SparseTensor:
+    """The elements of ``self`` (dense or sparse) at the stored elements of the sparse
+    ``mask``, as a sparse tensor with ``mask``'s layout, indices (and blocks) and coalesced
+    flag, and ``self``'s dtype (``Tensor.sparse_mask``). Differentiable in ``self``."""
+    from .._sparse_tensor import _BLOCK
+
+    if not is_sparse(mask):
+        raise _no_kernel("sparse_mask", mask)
+    if tuple(self._data.shape) != tuple(mask._data.shape):
+        raise RuntimeError(f"sparse_mask(): operands have incompatible sizes; self has size "
+                           f"{list(self._data.shape)} but mask has size "
+                           f"{list(mask._data.shape)}")
+    from .._device import check_same_device
+
+    check_same_device(self, mask)
+    dense = self.to_dense() if is_sparse(self) else self
+    dev = mask._device
+    if mask.layout in _BLOCK:
+        (m, n), (r, c) = mask._data.shape, mask._vals._data.shape[1:3]
+        blocks = dense.reshape(m // r, r, n // c, c).permute(0, 2, 1, 3)
+        values = blocks[(_make(mask._idx[0], dev), _make(mask._idx[1], dev))]
+    else:
+        values = dense[tuple(_make(i, dev) for i in mask._idx)]
+    return make_sparse(mask._idx, _named(values, "SparseMaskBackward0"), mask._data.shape,
+                       coalesced=mask._coalesced, layout=mask.layout)
+
+
+_RESIZE_HELP = ("on a non-empty sparse tensor is not supported.\nYou could try the following "
+                "options:\n1. If you need an empty sparse tensor of this size, call `x = "
+                "ember.sparse_coo_tensor(size)`.\n2. If you need to resize this tensor, you have "
+                "the following options:\n    1. For both sparse and dense dimensions, keep the "
+                "number of them constant and the size of them non-shrinking, and then try the "
+                "same call again.\n    2. Or, create a new sparse tensor with the correct "
+                "indices and values from this sparse tensor.")
+
+
+def _resize(self, size, sparse_dim: int, dense_dim: int, clear: bool, op: str):
+    """The in-place resize of a sparse COO tensor (PyTorch's ``SparseTensorImpl::resize_``)."""
+    from .._sparse_tensor import _SparseData
+    from ..autograd.grad_mode import GRAD
+
+    if not is_sparse(self) or self.layout is not sparse_coo:
+        raise _no_kernel(op, self)
+    shape = tuple(int(n) for n in size)
+    sparse_dim, dense_dim = int(sparse_dim), int(dense_dim)
+    if len(shape) != sparse_dim + dense_dim:
+        raise RuntimeError(f"'len(size) == sparse_dim + dense_dim' is not satisfied: len(size) = "
+                           f"{len(shape)}, sparse_dim = {sparse_dim}, dense_dim = {dense_dim}")
+    vals = self._vals
+    if GRAD.enabled and vals.requires_grad and vals.grad_fn is None:
+        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
+                           "operation.")
+    xp = xp_of(self._device)
+    old = tuple(self._data.shape)
+    old_sd = self._idx.shape[0]
+    if clear or not self._idx.shape[1]:
+        self._idx = xp.zeros((sparse_dim, 0), dtype=np.int64)
+        self._vals = _make(xp.zeros((0,) + shape[sparse_dim:], dtype=vals._data.dtype),
+                           self._device)
+        self._coalesced = True if clear else self._coalesced
+    else:
+        if sparse_dim != old_sd:
+            raise RuntimeError(f"changing the number of sparse dimensions (from {old_sd} to "
+                               f"{sparse_dim}) {_RESIZE_HELP}")
+        if dense_dim != len(old) - old_sd:
+            raise RuntimeError(f"changing the number of dense dimensions (from "
+                               f"{len(old) - old_sd} to {dense_dim}) {_RESIZE_HELP}")
+        for part, a, b in (("sparse", old[:old_sd], shape[:old_sd]),
+                           ("dense", old[old_sd:], shape[old_sd:])):
+            if any(y < x for x, y in zip(a, b)):
+                raise RuntimeError(f"shrinking the size of {part} dimensions (from {list(a)} to "
+                                   f"{list(b)}) {_RESIZE_HELP}")
+        if shape[old_sd:] != old[old_sd:]:  # grown dense dims: zero-padded values
+            grown = xp.zeros((vals._data.shape[0],) + shape[old_sd:], dtype=vals._data.dtype)
+            grown[(slice(None),) + tuple(slice(0, n) for n in old[old_sd:])] = vals._data
+            self._vals = _make(grown, self._device)
+    self._data = _SparseData(shape, self._vals._data.dtype, self._device)
+    self._cache = {}
+    self._bump_version()
+    return self
+
+
+def sparse_resize_(self, size, sparse_dim: int, dense_dim: int):
+    """Resize the sparse COO ``self`` in place to ``size`` with ``sparse_dim`` sparse and
+    ``dense_dim`` dense dimensions (``Tensor.sparse_resize_``). A non-empty tensor keeps its
+    elements, so it may only grow, keeping its numbers of sparse and dense dimensions (new
+    dense positions are zero); an empty one takes any size."""
+    return _resize(self, size, sparse_dim, dense_dim, False, "sparse_resize_")
+
+
+def sparse_resize_and_clear_(self, size, sparse_dim: int, dense_dim: int):
+    """Remove every element of the sparse COO ``self`` and resize it in place to ``size``
+    with ``sparse_dim`` sparse and ``dense_dim`` dense dimensions
+    (``Tensor.sparse_resize_and_clear_``)."""
+    return _resize(self, size, sparse_dim, dense_dim, True, "sparse_resize_and_clear_")
+
+
+def resize_as_sparse_(self, src):
+    """``self.sparse_resize_(src.size(), src.sparse_dim(), src.dense_dim())``
+    (``Tensor.resize_as_sparse_``) for a sparse COO ``self``."""
+    return _resize(self, src.shape, src.sparse_dim(), src.dense_dim(), False,
+                   "resize_as_sparse_")
+
+
+def _sspaddmm_method(self, mat1, mat2, *, beta=1, alpha=1):
+    """``ember.sspaddmm(self, mat1, mat2, beta=beta, alpha=alpha)``."""
+    return sspaddmm(self, mat1, mat2, beta=beta, alpha=alpha)
+
+
 # -- the sparse methods of dense tensors ------------------------------------------------------
 
 def _to_sparse(self, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=None):
     """This tensor as a sparse tensor: COO with ``sparse_dim`` sparse dims (all by
-    default), or ``layout=ember.sparse_csr``."""
-    if blocksize is not None:
-        raise RuntimeError("to_sparse: blocked layouts (sparse_bsr/bsc) are not supported by "
-                           "Ember")
+    default), or ``layout=ember.sparse_csr``/``sparse_csc``, or ``layout=ember.sparse_bsr``/
+    ``sparse_bsc`` with ``blocksize``."""
+    from ..sparse import _blocks
+
+    target = sparse_coo if layout is None else layout
+    words = {sparse_coo: "Sparse", sparse_csr: "SparseCsr", sparse_csc: "SparseCsc",
+             sparse_bsr: "SparseBsr", sparse_bsc: "SparseBsc", strided: "Strided"}
+    if target in _blocks.BLOCK_LAYOUTS:
+        if blocksize is None:
+            raise RuntimeError(f"dense_to_sparse: conversion from Strided to {words[target]} "
+                               "without blocksize argument given is not supported")
+        return _blocks.dense_to_block(self, blocksize, target)
+    if blocksize is not None and target in words:
+        raise RuntimeError(f"dense_to_sparse: conversion from Strided to {words[target]} with "
+                           "blocksize argument given is not supported")
     if layout is None or layout is sparse_coo:
         if dense_dim is not None and sparse_dim is None:
             sparse_dim = self._data.ndim - dense_dim
@@ -254,8 +603,23 @@ def _to_sparse(self, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=
         return _to_sparse_csc(self, dense_dim)
     if layout is strided:
         raise RuntimeError("to_sparse: the strided layout is not a sparse layout")
-    raise RuntimeError(f"to_sparse: layout {layout} is not supported by Ember (sparse_coo, "
-                       "sparse_csr and sparse_csc are)")
+    raise RuntimeError(f"to_sparse: expected a sparse layout, got {layout}")
+
+
+def _to_sparse_bsr(self, blocksize, dense_dim=None):
+    """This 2-D tensor as a sparse BSR tensor of ``blocksize`` ``(R, C)`` blocks (an int:
+    square ones): the blocks holding a nonzero element, as ``Tensor.to_sparse_bsr``."""
+    from ..sparse import _blocks
+
+    return _blocks.dense_to_block(self, blocksize, sparse_bsr)
+
+
+def _to_sparse_bsc(self, blocksize, dense_dim=None):
+    """This 2-D tensor as a sparse BSC tensor of ``blocksize`` blocks, as
+    ``Tensor.to_sparse_bsc``."""
+    from ..sparse import _blocks
+
+    return _blocks.dense_to_block(self, blocksize, sparse_bsc)
 
 
 def _to_sparse_coo(self):
@@ -307,6 +671,8 @@ register_method("to_sparse", _to_sparse)
 register_method("to_sparse_coo", _to_sparse_coo)
 register_method("to_sparse_csr", _to_sparse_csr)
 register_method("to_sparse_csc", _to_sparse_csc)
+register_method("to_sparse_bsr", _to_sparse_bsr)
+register_method("to_sparse_bsc", _to_sparse_bsc)
 register_method("to_dense", _to_dense)
 register_method("sparse_dim", _sparse_dim)
 register_method("dense_dim", _dense_dim)
@@ -319,11 +685,22 @@ for _name in ("crow_indices", "col_indices"):
 for _name in ("ccol_indices", "row_indices"):
     register_method(_name, _expects_sparse(_name, "sparse column compressed"))
 register_method("smm", smm)
+register_method("sparse_mask", sparse_mask)
+register_method("sspaddmm", _sspaddmm_method)
+register_method("sparse_resize_", sparse_resize_)
+register_method("sparse_resize_and_clear_", sparse_resize_and_clear_)
+register_method("resize_as_sparse_", resize_as_sparse_)
 
 for _name, _obj in (("sparse_coo_tensor", sparse_coo_tensor),
                     ("sparse_csr_tensor", sparse_csr_tensor),
-                    ("sparse_csc_tensor", sparse_csc_tensor), ("spmm", spmm), ("smm", smm),
-                    ("sparse_coo", sparse_coo), ("sparse_csr", sparse_csr),
-                    ("sparse_csc", sparse_csc)):
+                    ("sparse_csc_tensor", sparse_csc_tensor),
+                    ("sparse_bsr_tensor", sparse_bsr_tensor),
+                    ("sparse_bsc_tensor", sparse_bsc_tensor),
+                    ("sparse_compressed_tensor", sparse_compressed_tensor), ("spmm", spmm),
+                    ("smm", smm), ("sparse_coo", sparse_coo), ("sparse_csr", sparse_csr),
+                    ("sparse_csc", sparse_csc), ("sparse_bsr", sparse_bsr),
+                    ("sparse_bsc", sparse_bsc), ("sspaddmm", sspaddmm), ("saddmm", saddmm),
+                    ("hspmm", hspmm), ("hsmm", hsmm), ("dsmm", dsmm),
+                    ("resize_as_sparse_", resize_as_sparse_)):
     register_export(_name, _obj)
 del _name, _obj

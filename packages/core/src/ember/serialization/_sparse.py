@@ -5,7 +5,8 @@ with ``layout`` itself pickled as ``torch.serialization._get_layout("torch.spars
 
 - COO: ``data = (indices, values, size, is_coalesced)`` (older files: without
   ``is_coalesced``), ``indices`` the ``_indices()`` ``(sparse_dim, nnz)``, uncoalesced or not;
-- compressed (CSR/CSC): ``data = (compressed_indices, plain_indices, values, size)``.
+- compressed (CSR/CSC/BSR/BSC): ``data = (compressed_indices, plain_indices, values,
+  size)`` (block layouts: ``values`` is ``(nblocks, R, C)``).
 
 The parts are ordinary dense tensors (``_rebuild_tensor_v2``); ``requires_grad`` is not kept
 (PyTorch writes none). Loading goes through the public factories with strict argument checks:
@@ -29,7 +30,8 @@ from .._tensor import Tensor, _make
 
 #: the layout names a checkpoint may give ``torch.serialization._get_layout``
 _LAYOUTS = {"torch.strided": _layout.strided, "torch.sparse_coo": _layout.sparse_coo,
-            "torch.sparse_csr": _layout.sparse_csr, "torch.sparse_csc": sparse_csc}
+            "torch.sparse_csr": _layout.sparse_csr, "torch.sparse_csc": sparse_csc,
+            "torch.sparse_bsr": _layout.sparse_bsr, "torch.sparse_bsc": _layout.sparse_bsc}
 
 
 def layout_name(layout) -> str:
@@ -82,7 +84,7 @@ def _size(size) -> tuple:
 def rebuild_sparse_tensor(layout, data) -> SparseTensor:
     """``torch._utils._rebuild_sparse_tensor``: a sparse tensor from its pickled parts,
     checked (see the module doc)."""
-    from ..ops.sparse_ops import sparse_coo_tensor, sparse_csc_tensor, sparse_csr_tensor
+    from ..ops.sparse_ops import _COMPRESSED_FACTORIES, sparse_coo_tensor
 
     if type(data) is not tuple:
         raise pickle.UnpicklingError(f"_rebuild_sparse_tensor: data must be a tuple, got "
@@ -119,7 +121,7 @@ def rebuild_sparse_tensor(layout, data) -> SparseTensor:
         pidx = _part(pidx, "plain_indices", integer=True)
         values = _part(values, "values")
         size = _size(size)
-        factory = sparse_csr_tensor if layout is _layout.sparse_csr else sparse_csc_tensor
+        factory = _COMPRESSED_FACTORIES[layout]
         out = factory(cidx, pidx, values.detach(), size)
         _check_sorted_plain(cidx, pidx, *names)
     if values.requires_grad:
@@ -157,4 +159,6 @@ def _check_sorted_plain(cidx: Tensor, pidx: Tensor, cname: str, pname: str,
 
 #: id(layout) -> PyTorch's words for a compressed layout's parts in its errors
 _COMPRESSED: dict = {id(_layout.sparse_csr): ("crow", "col", "rows"),
-                     id(sparse_csc): ("ccol", "row", "cols")}
+                     id(sparse_csc): ("ccol", "row", "cols"),
+                     id(_layout.sparse_bsr): ("crow", "col", "rows"),
+                     id(_layout.sparse_bsc): ("ccol", "row", "cols")}

@@ -10,7 +10,7 @@ import numpy as np
 
 from .. import _dtype
 from .._device import xp_of
-from .._layout import sparse_coo, sparse_csr
+from .._layout import sparse_bsc, sparse_bsr, sparse_coo, sparse_csr
 from .._sparse_tensor import (
     SparseAddmmBackward0,
     SparseTensor,
@@ -25,7 +25,27 @@ from .._sparse_tensor import (
 from .._tensor import Tensor, _make
 
 __all__ = ["mm", "sum", "addmm", "sampled_addmm", "softmax", "log_softmax", "spdiags",
-           "check_sparse_tensor_invariants", "as_sparse_gradcheck"]
+           "check_sparse_tensor_invariants", "as_sparse_gradcheck", "to_sparse_semi_structured",
+           "SparseSemiStructuredTensor", "SparseSemiStructuredTensorCUTLASS",
+           "SparseSemiStructuredTensorCUSPARSELT"]
+
+#: names of ``ember.sparse.semi_structured``, imported on first use: its tensor class overrides
+#: ``__torch_function__``, which turns dispatch on for the process (see that module)
+_SEMI_STRUCTURED = frozenset({"to_sparse_semi_structured", "SparseSemiStructuredTensor",
+                              "SparseSemiStructuredTensorCUTLASS",
+                              "SparseSemiStructuredTensorCUSPARSELT"})
+
+
+def __getattr__(name: str):
+    if name in _SEMI_STRUCTURED:
+        from . import semi_structured
+
+        return getattr(semi_structured, name)
+    raise AttributeError(f"module 'ember.sparse' has no attribute '{name}'")
+
+
+def __dir__():
+    return sorted(set(globals()) | _SEMI_STRUCTURED)
 
 
 def _expect_sparse(x, name: str, arg: str = "input") -> None:
@@ -85,7 +105,8 @@ def _lines(s: SparseTensor, dim: int):
 
 def _softmax(input, dim: int, dtype, log: bool, name: str):
     _expect_sparse(input, name)
-    if input._layout is sparse_csc:  # as PyTorch: no softmax kernel for compressed columns
+    if input._layout is not sparse_coo and input._layout is not sparse_csr:
+        # as PyTorch: no softmax kernel for compressed columns or blocks
         raise _not_implemented("aten::_sparse_softmax", input._device)
     from .._factory import zeros
     from ..ops._promotion import wrap_dim
@@ -249,7 +270,7 @@ def as_sparse_gradcheck(gradcheck):
     """``gradcheck`` extended to sparse inputs and outputs, as ``torch.sparse``'s decorator.
 
     ``as_sparse_gradcheck(ember.autograd.gradcheck)(func, inputs, **kwargs)`` checks ``func``
-    with respect to the *values* of its sparse inputs that require grad (COO, CSR, CSC: the
+    with respect to the *values* of its sparse inputs that require grad (every layout: the
     pattern is held fixed, as a sparse gradient has the input's pattern) and compares sparse
     outputs through ``to_dense()``; dense inputs and outputs are checked as they are.
     """
@@ -267,7 +288,7 @@ def as_sparse_gradcheck(gradcheck):
                     flat.append(t._values().detach().requires_grad_())
                 else:
                     comp, plain = t._compressed_parts()
-                    make = _csc if t.layout is sparse_csc else _csr
+                    make = _COMPRESSED_MAKERS[t.layout]
                     rebuild.append(lambda v, comp=comp, plain=plain, size=t.shape, make=make:
                                    make(comp, plain, v, size))
                     flat.append(t.values().detach().requires_grad_())
@@ -305,3 +326,18 @@ def _csc(ccol, row, values, size):
     from .. import sparse_csc_tensor
 
     return sparse_csc_tensor(ccol, row, values, size)
+
+
+def _bsr(crow, col, values, size):
+    from .. import sparse_bsr_tensor
+
+    return sparse_bsr_tensor(crow, col, values, size)
+
+
+def _bsc(ccol, row, values, size):
+    from .. import sparse_bsc_tensor
+
+    return sparse_bsc_tensor(ccol, row, values, size)
+
+
+_COMPRESSED_MAKERS = {sparse_csr: _csr, sparse_csc: _csc, sparse_bsr: _bsr, sparse_bsc: _bsc}
