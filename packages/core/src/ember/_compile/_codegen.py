@@ -401,6 +401,17 @@ def emit_grad_fallback(gen: Gen, node, direct: bool = False) -> None:
     devices = _devices(gen, refs)
     needs = [gen.requires.get(r, False) for r in refs]
     wrap = api.wrap
+    from ..export._capture import _is_inplace
+
+    inplace = _is_inplace(node.op)
+    if not inplace:  # an F-style op's inplace=True (dropout, relu, ...)
+        import inspect
+
+        try:
+            bound = inspect.signature(fn).bind(*args, **kwargs).arguments
+            inplace = bound.get("inplace") is True
+        except (TypeError, ValueError):
+            inplace = False
 
     def run(*arrays):
         ts = [wrap(a, d) for a, d in zip(arrays, devices)]
@@ -408,7 +419,11 @@ def emit_grad_fallback(gen: Gen, node, direct: bool = False) -> None:
             if n:
                 t.requires_grad = True
         with enable_grad():
-            out = fn(*_fill(args, ts), **_fill(kwargs, ts))
+            # an in-place op writes its input: give it a recorded clone of the leaf (autograd
+            # refuses in-place writes to leaves that require grad; gradients reach the leaf
+            # through the clone)
+            call = [t.clone() if inplace and n else t for t, n in zip(ts, needs)]
+            out = fn(*_fill(args, call), **_fill(kwargs, call))
         outs = _outputs_of(node, out)
         state = _direct_state(ts, outs) if direct else None
         return [state or (ts, outs)] + [None if o is None else o._data for o in outs]

@@ -353,7 +353,11 @@ class Capture:
             return self.call(entry.name, info.fn, rest, {}, rest, {})
         if info.inplace is not None:
             return self.call(entry.name + "_", info.inplace, rest, {}, rest, {})
-        out = self.call(entry.name, info.fn, rest, {}, rest, {})
+        # no in-place kernel: the op on a recorded clone, copied back. The clone keeps what
+        # the op saves for backward (its input) apart from the write (a version error at
+        # backward otherwise: nn.Hardswish(inplace=True) in a compiled training step)
+        snap = self.call("clone", OPS["clone"].fn, rest[:1], {}, rest[:1], {})
+        out = self.call(entry.name, info.fn, [snap] + rest[1:], {}, [snap] + rest[1:], {})
         copy_ = _ops._raw(vars(Tensor)["copy_"])
         return self.call("Tensor.copy_", copy_, (rest[0], out), {}, (rest[0], out), {})
 
