@@ -428,3 +428,30 @@ def test_stft_needs_opset_17():
     with pytest.raises(UnsupportedOperatorError, match=r"stft needs opset >= 17 \(requested "
                                                        r"13\)"):
         onnx_export(_stfts, args, opset_version=13)
+
+
+# -- diagonal embeddings, scatters into views, products of sets ---------------------------------
+
+def _embeddings(x, v, s, idx):
+    return (ember.diag_embed(x), ember.diag_embed(x, 1), ember.diag_embed(x, -2, 0, 2),
+            ember.diag_embed(v, offset=-1, dim1=1, dim2=0), ember.diagflat(x),
+            ember.diagflat(v, 2), ember.select_scatter(x, v[:3], 1, 2),
+            ember.select_scatter(x, v[:3], -1, -1), ember.select_scatter(x, x[0], 0, 0),
+            ember.slice_scatter(x, x[:, ::2] * 2, 1, 0, None, 2),
+            ember.slice_scatter(x, x[1:] + 1, 0, 1),
+            ember.slice_scatter(x, x[:, 1:3], -1, 1, 3), ember.cartesian_prod(v, s),
+            ember.cartesian_prod(idx, idx[:2], idx[1:]), ember.cartesian_prod(v),
+            ember.block_diag(x, v, s[0], x[:1]), ember.block_diag(idx[:2], idx))
+
+
+@pytest.mark.parametrize("opset", [13, 18])
+def test_diagonal_embeddings_scatters_into_views_and_products_of_sets(opset):
+    x = tensor(RNG.standard_normal((3, 4)))
+    x = ember.tensor(np.where(np.arange(12).reshape(3, 4) == 5, np.nan, x.numpy()))
+    args = (x, tensor(RNG.standard_normal(5)), tensor(RNG.standard_normal(2)),
+            ember.tensor([4, 1, 7]))
+    proto = onnx_export(_embeddings, args, opset_version=opset)
+    check(proto)
+    for i, (got, want) in enumerate(zip(run(proto, *args), _embeddings(*args))):
+        assert got.shape == tuple(want.shape) and got.dtype == want.numpy().dtype, i
+        np.testing.assert_array_equal(got, want.numpy(), err_msg=f"output {i}")

@@ -16,7 +16,8 @@ import json
 import numpy as np
 
 __all__ = ["OnnxExporterError", "UnsupportedOperatorError", "Unsupported", "NeedsOpset",
-           "Builder", "ONNX_TYPES", "NUMPY_DTYPES", "INT64_MAX", "INT64_MIN", "onnx_type"]
+           "Builder", "ONNX_TYPES", "NUMPY_DTYPES", "INT64_MAX", "INT64_MIN", "onnx_type",
+           "COMPLEX_PARTS", "is_complex"]
 
 INT64_MAX = 2 ** 63 - 1
 INT64_MIN = -2 ** 63
@@ -32,6 +33,15 @@ NUMPY_DTYPES = {"float32": np.float32, "uint8": np.uint8, "int8": np.int8, "int1
                 "uint64": np.uint64}
 
 FLOAT_TYPES = ("float16", "bfloat16", "float32", "float64")
+
+#: complex graph dtypes -> the real dtype of their parts. ONNX has no complex tensor type that
+#: onnxruntime runs; inside a graph a complex value is carried as a real tensor with a trailing
+#: axis of 2 (real, imaginary), the convention of ONNX's DFT and STFT
+COMPLEX_PARTS = {"complex32": "float16", "complex64": "float32", "complex128": "float64"}
+
+
+def is_complex(dtype: str) -> bool:
+    return dtype in COMPLEX_PARTS
 
 
 class OnnxExporterError(RuntimeError):
@@ -197,6 +207,11 @@ class Builder:
     def cast(self, name: str, src: str, dst: str) -> str:
         if src == dst:
             return name
+        if src in COMPLEX_PARTS or dst in COMPLEX_PARTS:
+            if src in COMPLEX_PARTS and dst in COMPLEX_PARTS:  # the pairs' parts
+                return self.cast(name, COMPLEX_PARTS[src], COMPLEX_PARTS[dst])
+            raise Unsupported(f"a cast from {src} to {dst} (complex values are real pairs "
+                              "in ONNX: a mapping must convert them itself)")
         return self.add("Cast", [name], to=onnx_type(dst))
 
     # -- sizes ------------------------------------------------------------------------------
@@ -278,7 +293,13 @@ class Builder:
         return out
 
     def value_info(self, name: str, meta: dict, overrides: dict | None = None):
-        return self.helper.make_tensor_value_info(name, onnx_type(meta["dtype"]),
+        """The typed value of ``name``; a complex value is its real pairs (``[..., 2]``)."""
+        dtype = meta["dtype"]
+        if dtype in COMPLEX_PARTS:
+            return self.helper.make_tensor_value_info(
+                name, onnx_type(COMPLEX_PARTS[dtype]),
+                self.dims(meta["shape"], overrides) + [2])
+        return self.helper.make_tensor_value_info(name, onnx_type(dtype),
                                                   self.dims(meta["shape"], overrides))
 
     def rename(self, old: str, new: str, start: int = 0) -> None:

@@ -13,7 +13,10 @@ one that needs a newer opset than requested raises :class:`NeedsOpset` (``Call.r
 This file holds the table, the binding of a node's arguments and the helpers the mappings
 share; ``_export_ops_math.py`` has the elementwise, activation, product and reduction ops,
 ``_export_ops_tensor.py`` the shape, indexing and creation ops, ``_export_ops_nn.py``
-convolution, pooling, normalization, attention, embedding, padding and resizing.
+convolution, pooling, normalization, attention, embedding, padding and resizing,
+``_export_ops_linalg.py`` determinants, norms, small products and the decompositions ONNX
+has no operator for, ``_export_ops_special.py`` the special functions, ``_export_ops_fft.py``
+complex values, the FFTs and istft.
 """
 
 from __future__ import annotations

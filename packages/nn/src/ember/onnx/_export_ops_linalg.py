@@ -20,6 +20,36 @@ import numpy as np
 from ._export_graph import FLOAT_TYPES, Unsupported, onnx_type
 from ._export_ops import Call, mapping, norm_axis, reduce, squeeze, unsqueeze
 
+# -- ops ONNX has no operator for ---------------------------------------------------------------
+
+#: decompositions, solvers and what needs them: ONNX's default domain has no operator for
+#: any (nor a matrix inverse: see ``linalg.inv``), and unrolling one per matrix size is not an
+#: export; the error says so, rather than only that no mapping exists
+_NO_OPERATOR = {
+    "a QR decomposition": ("linalg.qr", "qr", "geqrf", "orgqr", "ormqr",
+                           "linalg.householder_product"),
+    "a singular value decomposition": ("linalg.svd", "svd", "linalg.svdvals", "pinverse",
+                                       "linalg.pinv", "linalg.matrix_rank", "linalg.cond"),
+    "an LU decomposition": ("linalg.lu", "lu", "linalg.lu_factor", "linalg.lu_factor_ex",
+                            "linalg.lu_solve", "lu_solve", "linalg.ldl_factor"),
+    "an eigendecomposition": ("linalg.eig", "linalg.eigh", "linalg.eigvals",
+                              "linalg.eigvalsh"),
+    "a Cholesky decomposition": ("linalg.cholesky", "cholesky", "linalg.cholesky_ex",
+                                 "cholesky_solve", "cholesky_inverse"),
+    "a linear solver": ("linalg.solve", "linalg.solve_ex", "linalg.lstsq",
+                        "linalg.solve_triangular", "triangular_solve", "linalg.inv_ex",
+                        "linalg.tensorinv", "linalg.tensorsolve"),
+    "a matrix exponential (its Pade approximant needs a solver)": ("linalg.matrix_exp",
+                                                                   "matrix_exp"),
+}
+_NO_OPERATOR_REASON = {op: what for what, ops in _NO_OPERATOR.items() for op in ops}
+
+
+@mapping(*_NO_OPERATOR_REASON)
+def _no_operator(c: Call):
+    raise Unsupported(f"ONNX has no operator for {c.op} ({_NO_OPERATOR_REASON[c.op]})")
+
+
 # -- determinants and inverse -------------------------------------------------------------------
 
 def _square(c: Call, name: str) -> list:

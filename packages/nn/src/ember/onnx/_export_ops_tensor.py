@@ -11,7 +11,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._export_graph import FLOAT_TYPES, INT64_MAX, INT64_MIN, ONNX_TYPES, Unsupported
+from ._export_graph import (
+    COMPLEX_PARTS,
+    FLOAT_TYPES,
+    INT64_MAX,
+    INT64_MIN,
+    ONNX_TYPES,
+    Unsupported,
+)
 from ._export_ops import (
     Call,
     decode,
@@ -985,15 +992,12 @@ _PAD_MODES = {"reflect": "reflect", "constant": "constant", "replicate": "edge"}
 
 @mapping("stft", since=17)
 def _stft(c: Call):
-    """``stft(..., return_complex=False)`` of a real signal: ONNX's STFT (opset 17) on the
-    signal padded as ``center`` asks, the window centred in ``n_fft`` points; its
-    ``[batch, frames, bins, 2]`` transposed to PyTorch's ``[batch, bins, frames, 2]``.
-    A complex result has no ONNX type that Ember writes (ONNX keeps complex numbers as a
-    trailing axis of 2, which is what ``return_complex=False`` returns)."""
-    if c.lit("return_complex") is not False:
-        raise Unsupported("a complex result (ONNX's DFT and STFT give real [..., 2] pairs: "
-                          "export stft(..., return_complex=False))")
-    d = c.out_dtype
+    """``stft`` of a real signal: ONNX's STFT (opset 17) on the signal padded as ``center``
+    asks, the window centred in ``n_fft`` points; its ``[batch, frames, bins, 2]`` transposed
+    to PyTorch's ``[batch, bins, frames, 2]``: the real pairs ``return_complex=False``
+    returns, which are also how a complex result is carried inside the graph
+    (``_export_ops_fft.py``)."""
+    d = COMPLEX_PARTS.get(c.out_dtype, c.out_dtype)
     if c.dtype("input") not in FLOAT_TYPES:
         raise Unsupported("stft of a complex signal")
     n_fft = int(c.lit("n_fft"))
@@ -1022,3 +1026,146 @@ def _stft(c: Call):
     if c.lit("normalized", False):
         out = c.add("Mul", [out, c.const(1 / np.sqrt(n_fft), d)])
     return out if batched else squeeze(c, out, [0])
+
+
+# -- diagonal embeddings, scatters into views, products of sets ---------------------------------
+
+def _static(c: Call, sizes: list, what: str) -> list:
+    if not all(isinstance(s, int) for s in sizes):
+        raise Unsupported(f"{what} of a dynamic size (the result's shape depends on it)")
+    return sizes
+
+
+def _embed_last(c: Call, x: str, n: int, offset: int, d: str) -> str:
+    """``x`` (``[..., n]``) on the ``offset`` diagonal of its last two (new) axes."""
+    eye = c.const(np.eye(n, dtype=bool), "bool")
+    out = c.add("Where", [eye, unsqueeze(c, x, [-1]), c.const(0, d)])
+    k = abs(offset)
+    if k:
+        out = _pad_last_two(c, out, k, offset)
+    return out
+
+
+def _pad_last_two(c: Call, x: str, k: int, offset: int) -> str:
+    """``offset > 0``: k columns on the left, k rows at the bottom; else rows on top and
+    columns on the right (moves the main diagonal to ``offset``)."""
+    rank = len(c.out_shape)
+    pads = [0] * (2 * rank)
+    if offset > 0:
+        pads[rank - 1] = k          # columns before
+        pads[2 * rank - 2] = k      # rows after
+    else:
+        pads[rank - 2] = k          # rows before
+        pads[2 * rank - 1] = k      # columns after
+    return c.add("Pad", [x, c.i64(pads)])
+
+
+@mapping("diag_embed")
+def _diag_embed(c: Call):
+    d = c.out_dtype
+    shape = c.shape("input")
+    n = _static(c, shape[-1:], "diag_embed")[0] if shape else 1
+    x = c.t("input", d)
+    if not shape:
+        x = unsqueeze(c, x, [0])
+    offset = int(c.lit("offset", 0))
+    out = _embed_last(c, x, n, offset, d)
+    rank = len(c.out_shape)
+    d1, d2 = norm_axis(int(c.lit("dim1", -2)), rank), norm_axis(int(c.lit("dim2", -1)), rank)
+    if d1 == d2:
+        raise Unsupported("diag_embed with dim1 == dim2")
+    if (d1, d2) == (rank - 2, rank - 1):
+        return out
+    rest = iter(range(rank - 2))
+    perm = [rank - 2 if a == d1 else rank - 1 if a == d2 else next(rest) for a in range(rank)]
+    return c.add("Transpose", [out], perm=perm)
+
+
+@mapping("diagflat")
+def _diagflat(c: Call):
+    d = c.out_dtype
+    n = 1
+    for s in _static(c, c.shape("input"), "diagflat"):
+        n *= s
+    x = c.add("Reshape", [c.t("input", d), c.i64([n])])
+    return _embed_last(c, x, n, int(c.lit("offset", 0)), d)
+
+
+@mapping("select_scatter")
+def _select_scatter(c: Call):
+    d = c.out_dtype
+    shape = c.shape("input")
+    axis = norm_axis(int(c.lit("dim")), len(shape))
+    size = _static(c, [shape[axis]], "select_scatter")[0]
+    index = int(c.lit("index"))
+    if not -size <= index < size:
+        raise Unsupported(f"index {index} out of range for size {size}")
+    index %= size
+    x, src = c.t("input", d), unsqueeze(c, c.t("src", d), [axis])
+    parts = []
+    if index:
+        parts.append(c.add("Slice", [x, c.i64([0]), c.i64([index]), c.i64([axis])]))
+    parts.append(src)
+    if index + 1 < size:
+        parts.append(c.add("Slice", [x, c.i64([index + 1]), c.i64([size]), c.i64([axis])]))
+    return parts[0] if len(parts) == 1 else c.add("Concat", parts, axis=axis)
+
+
+@mapping("slice_scatter")
+def _slice_scatter(c: Call):
+    """``ScatterElements`` of ``src`` at the slice's indices along ``dim``."""
+    d = c.out_dtype
+    shape = c.shape("input")
+    rank = len(shape)
+    axis = norm_axis(int(c.lit("dim", 0)), rank)
+    size = _static(c, [shape[axis]], "slice_scatter")[0]
+    start, end, step = c.lit("start"), c.lit("end"), int(c.lit("step", 1))
+    indices = list(range(size))[slice(start, end, step)]
+    x, src = c.t("input", d), c.t("src", d)
+    if not indices:
+        return x
+    where = [1] * rank
+    where[axis] = len(indices)
+    idx = c.i64(np.asarray(indices, dtype=np.int64).reshape(where))
+    idx = c.add("Expand", [idx, c.b.shape_of(src)])
+    return c.add("ScatterElements", [x, idx, src], axis=axis)
+
+
+@mapping("cartesian_prod")
+def _cartesian_prod(c: Call):
+    d = c.out_dtype
+    args = c.p["tensors"]
+    if len(args) == 1:
+        return c.t(args[0], d)
+    sizes = [c.arg_meta(a)["shape"][0] for a in args]
+    full = c.b.sizes(sizes)
+    cols = []
+    for i, a in enumerate(args):
+        where = [1] * len(args)
+        where[i] = -1
+        x = c.add("Reshape", [c.t(a, d), c.i64(where)])
+        x = c.add("Reshape", [c.add("Expand", [x, full]), c.i64([-1, 1])])
+        cols.append(x)
+    return c.add("Concat", cols, axis=1)
+
+
+@mapping("block_diag")
+def _block_diag(c: Call):
+    d = c.out_dtype
+    blocks = []
+    for a in c.p["tensors"]:
+        shape = _static(c, list(c.arg_meta(a)["shape"]), "block_diag")
+        x = c.t(a, d)
+        if len(shape) == 0:
+            x, shape = c.add("Reshape", [x, c.i64([1, 1])]), [1, 1]
+        elif len(shape) == 1:
+            x, shape = unsqueeze(c, x, [0]), [1, shape[0]]
+        blocks.append((x, shape))
+    if not blocks:
+        raise Unsupported("block_diag of no tensors")
+    width = sum(s[1] for _, s in blocks)
+    rows, left = [], 0
+    for x, (_, cols) in blocks:
+        rows.append(c.add("Pad", [x, c.i64([0, left, 0, width - left - cols])]))
+        left += cols
+    return rows[0] if len(rows) == 1 else c.add("Concat", rows, axis=0)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import ember
 
 from . import (  # noqa: F401 (the mappings register themselves)
+    _export_ops_fft,
     _export_ops_linalg,
     _export_ops_loss,
     _export_ops_math,
@@ -27,9 +28,11 @@ from ._export_graph import (
     OnnxExporterError,
     Unsupported,
     UnsupportedOperatorError,
+    is_complex,
     onnx_type,
 )
 from ._export_ops import Call, bind, lookup
+from ._export_ops_fft import COMPLEX_OPS
 
 __all__ = ["to_onnx", "flatten_outputs"]
 
@@ -76,15 +79,30 @@ def flatten_outputs(spec) -> list:
     return out
 
 
-def _check_mappings(nodes: list, opset: int) -> None:
-    """One error for every op without a mapping or whose mapping needs a newer opset."""
+_REAL_ONLY = ("its ONNX mapping works on real tensors only (complex values are carried as "
+              "[..., 2] real pairs, which only the fft ops, stft/istft, the complex views and "
+              "parts and complex arithmetic read)")
+
+
+def _check_mappings(nodes: list, opset: int, dtypes: dict) -> None:
+    """One error for every op without a mapping, whose mapping needs a newer opset, or whose
+    mapping cannot read the complex values it is given (``dtypes``: the program inputs'
+    dtypes by value name)."""
     problems: dict = {}
+    dtypes = dict(dtypes)
+    for node in nodes:
+        for o in node["outputs"]:
+            if o is not None:
+                dtypes[o["name"]] = o["dtype"]
     for node in nodes:
         found = lookup(node["op"])
         if found is not None and found.since <= opset:
-            continue
-        since = None if found is None else found.since
-        entry = problems.setdefault(node["op"], (since, None, []))
+            if found.name in COMPLEX_OPS or not _touches_complex(dtypes, node):
+                continue
+            entry = problems.setdefault(node["op"], (None, _REAL_ONLY, []))
+        else:
+            since = None if found is None else found.since
+            entry = problems.setdefault(node["op"], (since, None, []))
         if node.get("source") and node["source"] not in entry[2]:
             entry[2].append(node["source"])
     if problems:
@@ -139,7 +157,7 @@ def to_onnx(onnx, ep, *, opset: int, input_names: list, output_names: list | Non
     input (they must name an output)."""
     program = ep.graph.to_json()
     nodes = program["nodes"]
-    _check_mappings(nodes, opset)
+    _check_mappings(nodes, opset, {i["name"]: i["dtype"] for i in program["inputs"]})
     b = Builder(onnx, opset, dim_names)
     helper = onnx.helper
 
@@ -172,7 +190,16 @@ def to_onnx(onnx, ep, *, opset: int, input_names: list, output_names: list | Non
             if o is not None and o["name"] not in b.used:
                 b.reserve(o["name"])
                 own_names.add(o["name"])
+    for spec, name in zip(user, input_names):
+        if is_complex(spec["dtype"]):
+            raise OnnxExporterError(
+                f"graph input {name!r} (value %{spec['name']}) is {spec['dtype']}: ONNX has "
+                "no complex tensor type that onnxruntime runs; pass ember.view_as_real of it "
+                "and call ember.view_as_complex inside the model")
+    _check_complex_outputs(nodes, outputs, out_names, user, weights)
     for spec in user + weights + [o for n in nodes for o in n["outputs"] if o is not None]:
+        if is_complex(spec["dtype"]):  # carried as real pairs inside the graph
+            continue
         try:
             onnx_type(spec["dtype"])
         except Unsupported as exc:
@@ -194,6 +221,12 @@ def to_onnx(onnx, ep, *, opset: int, input_names: list, output_names: list | Non
         if export_params:
             b.initializer(target, _weight(ep, spec), spec["dtype"])
         if keep_initializers_as_inputs or not export_params:
+            if is_complex(spec["dtype"]):
+                raise OnnxExporterError(
+                    f"weight {target!r} is {spec['dtype']}: ONNX has no complex tensor type "
+                    "that onnxruntime runs, so it cannot be a graph input (export it with "
+                    "export_params=True and keep_initializers_as_inputs=False, which stores "
+                    "it as real pairs)")
             extra_inputs.append(b.value_info(target, spec))
     b.inputs.extend(extra_inputs)
 
@@ -218,6 +251,8 @@ def _weight(ep, spec: dict):
         raise OnnxExporterError(f"the program has no tensor for its input {spec['name']} "
                                 f"(target {target!r})")
     t = t.detach().cpu()
+    if t.is_complex():  # real pairs, as complex values are carried inside the graph
+        return ember.view_as_real(t.resolve_conj()).numpy()
     if t.dtype == ember.bfloat16:  # NumPy has no bfloat16: onnx takes ml_dtypes' (BFLOAT16)
         import ml_dtypes
 
@@ -252,6 +287,9 @@ def _translate(b: Builder, nodes: list, own_names: set) -> None:
         try:
             params = bind(node["op"], node["args"], node["kwargs"])
             found = lookup(node["op"])
+            if found.name not in COMPLEX_OPS and _touches_complex(
+                    {k: m["dtype"] for k, m in b.metas.items()}, node):
+                raise Unsupported(_REAL_ONLY)
             result = found.fn(Call(b, node, params, found.name))
         except (Unsupported, NeedsOpset) as exc:
             since = exc.opset if isinstance(exc, NeedsOpset) else None
@@ -290,6 +328,28 @@ def _translate(b: Builder, nodes: list, own_names: set) -> None:
     b.current = ""
     if problems:
         raise unsupported_error(problems, b.opset)
+
+
+def _touches_complex(dtypes: dict, node: dict) -> bool:
+    """Whether a node reads or makes a complex value (``dtypes``: value name -> dtype)."""
+    if any(o is not None and is_complex(o["dtype"]) for o in node["outputs"]):
+        return True
+    return any(is_complex(dtypes.get(name, ""))
+               for name in _refs([node["args"], node["kwargs"]], set()))
+
+
+def _check_complex_outputs(nodes: list, outputs: list, out_names: list, user: list,
+                           weights: list) -> None:
+    """A complex graph output is refused, naming it: ONNX has no complex tensor type that
+    onnxruntime runs."""
+    dtypes = {s["name"]: s["dtype"] for s in user + weights}
+    dtypes.update((o["name"], o["dtype"]) for n in nodes for o in n["outputs"] if o is not None)
+    for (kind, v), name in zip(outputs, out_names):
+        if kind == "tensor" and is_complex(dtypes.get(v, "")):
+            raise OnnxExporterError(
+                f"output {name!r} (value %{v}) is {dtypes[v]}: ONNX has no complex tensor type "
+                "that onnxruntime runs; return ember.view_as_real of it (or its abs/angle, "
+                ".real/.imag) instead")
 
 
 def _name_outputs(b: Builder, outputs: list, names: list, axes: dict) -> None:
