@@ -391,3 +391,10 @@ def test_gradgradcheck_draws_complex_grad_outputs_for_complex_outputs():
     x = ember.randn(3, 3, dtype=ember.complex128, requires_grad=True)
     assert ember.autograd.gradgradcheck(lambda a: (a * a).exp().sum(0), (x,))
     assert ember.autograd.gradgradcheck(lambda a: a @ a, (x,))
+
+
+def test_isreal_of_complex_is_where_the_imaginary_part_is_zero():
+    z = ember.complex(ember.tensor([1.0, 0.0, -2.0]), ember.tensor([1.0, 0.0, -0.0]))
+    assert ember.isreal(z).tolist() == [False, True, True]
+    assert z.isreal().tolist() == [False, True, True]
+    assert ember.isreal(ember.tensor([1.0, float("nan")])).tolist() == [True, True]

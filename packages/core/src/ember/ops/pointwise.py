@@ -1010,6 +1010,8 @@ def _isneginf_np(a):
 
 
 def _isreal_np(a):
+    if a.dtype.kind == "c":  # a complex element is real when its imaginary part is 0
+        return a.imag == 0
     return xp_of(a).ones(a.shape, dtype=np.bool_)
 
 
@@ -1022,7 +1024,8 @@ isposinf = _unary("isposinf", _isposinf_np, to_float=False, inplace=False,
 isneginf = _unary("isneginf", _isneginf_np, to_float=False, inplace=False,
                   doc="True where -inf.")
 isreal = _unary("isreal", _isreal_np, to_float=False, inplace=False,
-                doc="True everywhere (ember tensors are real).")
+                doc="True where the element is real: everywhere for real dtypes, where the "
+                    "imaginary part is 0 for complex ones.")
 
 
 # -- activations' kernels -----------------------------------------------------------------------
