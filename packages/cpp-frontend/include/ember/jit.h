@@ -95,6 +95,19 @@ public:
     std::vector<Tensor> buffers() const;
     OrderedDict<std::string, Tensor> state_dict() const;
 
+    // Converts the floating parameters and buffers to `dtype` in place, as libtorch's
+    // torch::jit::Module::to (every handle from parameters(), buffers(), state_dict() and
+    // every copy of this Module sees the converted tensors; requires_grad is kept). forward
+    // then computes in that dtype. Integer and bool buffers, the graph's constants and the
+    // dtypes the graph names itself (x.to(ember.float64), factories with dtype=) stay as
+    // captured, and a program from ember.export.export still checks its inputs' dtypes
+    // against the capture's, as Python's converted GraphModule does: convert a traced program
+    // (ember.jit.trace) to feed it inputs of another dtype. to(Device) keeps the tensors
+    // where they are (ember::Device is the CPU only).
+    void to(ScalarType dtype, bool non_blocking = false);
+    void to(Device device, bool non_blocking = false);
+    void to(Device device, ScalarType dtype, bool non_blocking = false);
+
     // The mode the program was captured in (training is false for a function).
     bool is_training() const;
     // The program's graph is fixed to one mode: switching raises (as Python's GraphModule).

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string_view>
 #include <tuple>
+#include <type_traits>
 #include <vector>
 
 #include "factories.h"
@@ -228,6 +229,40 @@ EMBER_API Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor&
                         IntArrayRef padding = 0, IntArrayRef dilation = 1, int64_t groups = 1);
 EMBER_API Tensor conv1d(const Tensor& input, const Tensor& weight, const Tensor& bias = {}, IntArrayRef stride = 1,
                         IntArrayRef padding = 0, IntArrayRef dilation = 1, int64_t groups = 1);
+// input (N, C_in, D, H, W) or (C_in, D, H, W); weight (O, C/groups, kd, kh, kw)
+EMBER_API Tensor conv3d(const Tensor& input, const Tensor& weight, const Tensor& bias = {}, IntArrayRef stride = 1,
+                        IntArrayRef padding = 0, IntArrayRef dilation = 1, int64_t groups = 1);
+
+namespace detail {
+// conv{dims}d with Python's string padding: "valid" (none) or "same" (the output keeps the
+// input's size; stride must be 1; an even total padding d * (k - 1) puts the extra element
+// on the right, as PyTorch). Other strings: "Invalid padding string: '...'".
+EMBER_API Tensor conv_string_padding(int64_t dims, const Tensor& input, const Tensor& weight, const Tensor& bias,
+                                     IntArrayRef stride, std::string_view padding, IntArrayRef dilation,
+                                     int64_t groups);
+// A string-like argument (not an integer: a literal 0 stays a padding of zero).
+template <typename S>
+using if_padding_string_t =
+    std::enable_if_t<std::is_convertible_v<const S&, std::string_view> && !std::is_arithmetic_v<S>, int>;
+}  // namespace detail
+
+// The convolutions with a string padding (aten's conv*d.padding overloads):
+//   ember::conv2d(x, w, b, 1, "same");   ember::conv1d(x, w, {}, 1, "valid", 2);
+template <typename S, detail::if_padding_string_t<S> = 0>
+Tensor conv1d(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride, const S& padding,
+              IntArrayRef dilation = 1, int64_t groups = 1) {
+    return detail::conv_string_padding(1, input, weight, bias, stride, padding, dilation, groups);
+}
+template <typename S, detail::if_padding_string_t<S> = 0>
+Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride, const S& padding,
+              IntArrayRef dilation = 1, int64_t groups = 1) {
+    return detail::conv_string_padding(2, input, weight, bias, stride, padding, dilation, groups);
+}
+template <typename S, detail::if_padding_string_t<S> = 0>
+Tensor conv3d(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride, const S& padding,
+              IntArrayRef dilation = 1, int64_t groups = 1) {
+    return detail::conv_string_padding(3, input, weight, bias, stride, padding, dilation, groups);
+}
 // stride defaults to kernel_size; indices are flat positions in each H*W plane (as PyTorch)
 EMBER_API std::tuple<Tensor, Tensor> max_pool2d_with_indices(const Tensor& self, IntArrayRef kernel_size,
                                                              IntArrayRef stride = {}, IntArrayRef padding = 0,
@@ -238,6 +273,13 @@ EMBER_API Tensor avg_pool2d(const Tensor& self, IntArrayRef kernel_size, IntArra
                             bool ceil_mode = false, bool count_include_pad = true,
                             std::optional<int64_t> divisor_override = std::nullopt);
 EMBER_API Tensor adaptive_avg_pool2d(const Tensor& self, IntArrayRef output_size);
+// Adaptive max pooling over the last 1, 2 or 3 dims of a (N, C, *) or (C, *) input:
+// (output, indices), indices being flat positions in each input plane (L, H*W, D*H*W),
+// as aten's; output_size: one value per pooled dim, or one for all. Window i of an axis of size X pooled to Y spans [floor(i*X/Y), ceil((i+1)*X/Y));
+// the first maximum wins (a NaN, the last NaN). The gradient goes to each window's maximum.
+EMBER_API std::tuple<Tensor, Tensor> adaptive_max_pool1d(const Tensor& self, IntArrayRef output_size);
+EMBER_API std::tuple<Tensor, Tensor> adaptive_max_pool2d(const Tensor& self, IntArrayRef output_size);
+EMBER_API std::tuple<Tensor, Tensor> adaptive_max_pool3d(const Tensor& self, IntArrayRef output_size);
 
 // ---- sorting -----------------------------------------------------------------------------
 EMBER_API std::tuple<Tensor, Tensor> topk(const Tensor& self, int64_t k, int64_t dim = -1, bool largest = true, bool sorted = true);

@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <cstring>
 
+#include "ember/autograd.h"
 #include "ember/checkpoint.h"
 #include "ember/jit.h"
 #include "ember/serialize.h"
 #include "jit/program.h"
+#include "nn/set_data.h"
 #include "serialize/common.h"
 
 namespace ember::jit {
@@ -232,6 +234,30 @@ OrderedDict<std::string, Tensor> Module::state_dict() const {
         if (kept && !out.contains(in.target)) out.insert(in.target, program().weights.at(in.target));
     }
     return out;
+}
+
+void Module::to(ScalarType dtype, bool /*non_blocking*/) {
+    EMBER_CHECK_TYPE(is_floating_point(dtype),
+                     "nn.Module.to only accepts floating point or complex dtypes, but got desired dtype=ember.",
+                     dtype_name(dtype));
+    const Program& p = program();
+    NoGradGuard no_grad;
+    for (const detail::Input& in : p.inputs) {
+        if (in.kind != "parameter" && in.kind != "buffer") continue;
+        const Tensor& t = p.weights.at(in.target);
+        if (t.is_floating_point() && t.scalar_type() != dtype) nn::detail::set_data_in_place(t, t.detach().to(dtype));
+    }
+}
+
+void Module::to(Device device, bool /*non_blocking*/) {
+    EMBER_CHECK(device.is_cpu(), "ember::jit::Module::to: Ember's C++ frontend runs on the CPU only, not on ",
+                device.str());
+    (void)program();  // a default-constructed Module raises, as for every other call
+}
+
+void Module::to(Device device, ScalarType dtype, bool non_blocking) {
+    to(device, non_blocking);
+    to(dtype, non_blocking);
 }
 
 bool Module::is_training() const { return program().training; }

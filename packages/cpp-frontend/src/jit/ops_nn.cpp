@@ -144,14 +144,16 @@ void register_nn_ops(OpTable& t) {
     // ---- convolution and pooling
     def(t, "conv2d", "input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1", [](const Args& a) {
         if (a["padding"].kind == Value::Kind::String) {
-            throw NotImplementedError("conv2d(padding='" + a.string("padding") + "') is not supported by Ember's C++ frontend");
+            return one(ember::conv2d(a.tensor("input"), a.tensor("weight"), a.optional_tensor("bias"), a.ints("stride", 2),
+                                     a.string("padding"), a.ints("dilation", 2), a.integer("groups")));
         }
         return one(ember::conv2d(a.tensor("input"), a.tensor("weight"), a.optional_tensor("bias"), a.ints("stride", 2),
                                  a.ints("padding", 2), a.ints("dilation", 2), a.integer("groups")));
     });
     def(t, "conv1d", "input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1", [](const Args& a) {
         if (a["padding"].kind == Value::Kind::String) {
-            throw NotImplementedError("conv1d(padding='" + a.string("padding") + "') is not supported by Ember's C++ frontend");
+            return one(ember::conv1d(a.tensor("input"), a.tensor("weight"), a.optional_tensor("bias"), a.ints("stride", 1),
+                                     a.string("padding"), a.ints("dilation", 1), a.integer("groups")));
         }
         return one(ember::conv1d(a.tensor("input"), a.tensor("weight"), a.optional_tensor("bias"), a.ints("stride", 1),
                                  a.ints("padding", 1), a.ints("dilation", 1), a.integer("groups")));

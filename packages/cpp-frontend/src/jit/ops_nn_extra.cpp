@@ -6,8 +6,9 @@
 //     with Python Ember's source-coordinate rules (ember/ops/nn_misc.py);
 //   conv_transpose1d/2d/3d: W^T x through matmul, then col2im (3-D: the 2-D transposed
 //     convolution of each depth tap, accumulated by index_add);
-//   conv3d, max_pool3d, avg_pool3d, adaptive_avg_pool3d: the depth window gathered by
-//     index_select, the 2-D kernel over height and width;
+//   conv3d (the core's ember::conv3d, with string padding), max_pool3d, avg_pool3d,
+//     adaptive_avg_pool3d: the depth window gathered by index_select, the 2-D kernel over
+//     height and width; adaptive_max_pool1d/2d/3d: the core kernels;
 //   max_pool1d, avg_pool1d, adaptive_avg_pool1d: the 2-D kernels over a height of 1;
 //   einsum: diagonals for repeated labels, then pairwise contractions by bmm.
 #include <algorithm>
@@ -372,58 +373,6 @@ Tensor conv_transpose3d(const Tensor& input, const Tensor& weight, const Tensor&
     Tensor out = acc.narrow(1, padding[0], dout).permute({0, 2, 1, 3, 4});
     if (bias.defined()) out = out + bias.view({1, -1, 1, 1, 1});
     return unbatched ? out.squeeze(0) : out;
-}
-
-// conv3d: for each depth tap j, the depth slices it reads (index_select of the zero-padded
-// input) go through conv2d as a batch of N * Dout images; the taps' results add up.
-Tensor conv3d(const Tensor& input, const Tensor& weight, const Tensor& bias, const Shape& stride, const Shape& padding,
-              const Shape& dilation, int64_t groups, const std::string& op) {
-    if (input.dim() != 4 && input.dim() != 5) {
-        throw Error(op + "(): Expected 4D (unbatched) or 5D (batched) input to conv3d, but got input of size: " +
-                    list_text(shape_of(input)));
-    }
-    if (weight.dim() != 5) {
-        throw Error(op + "(): weight should have 5 dimensions, but got weight of size " + list_text(shape_of(weight)));
-    }
-    const bool unbatched = input.dim() == 4;
-    Tensor x = unbatched ? input.unsqueeze(0) : input;
-    const int64_t n = x.size(0), c = x.size(1), d = x.size(2), h = x.size(3), w = x.size(4);
-    const int64_t kd = weight.size(2);
-    if (groups <= 0) throw Error(op + "(): non-positive groups is not supported");
-    if (weight.size(1) * groups != c) {
-        throw Error("Given groups=" + std::to_string(groups) + ", weight of size " + list_text(shape_of(weight)) +
-                    ", expected input" + list_text(shape_of(x)) + " to have " + std::to_string(weight.size(1) * groups) +
-                    " channels, but got " + std::to_string(c) + " channels instead");
-    }
-    if (stride[0] <= 0 || dilation[0] <= 0 || padding[0] < 0) {
-        throw Error(op + "(): stride and dilation must be positive and padding non-negative");
-    }
-    const int64_t pd = padding[0];
-    if (pd > 0) {
-        Tensor zeros = ember::zeros({n, c, pd, h, w}, x.scalar_type());
-        x = ember::cat({zeros, x, zeros}, 2);
-    }
-    const int64_t dout = (d + 2 * pd - dilation[0] * (kd - 1) - 1) / stride[0] + 1;
-    if (d + 2 * pd - dilation[0] * (kd - 1) - 1 < 0) {
-        throw Error(op + "(): Calculated padded input size per channel: (" + std::to_string(d + 2 * pd) + " x " +
-                    std::to_string(h + 2 * padding[1]) + " x " + std::to_string(w + 2 * padding[2]) +
-                    "). Kernel size: (" + std::to_string(dilation[0] * (kd - 1) + 1) + " x " +
-                    std::to_string(dilation[1] * (weight.size(3) - 1) + 1) + " x " +
-                    std::to_string(dilation[2] * (weight.size(4) - 1) + 1) + "). Kernel size can't be greater than actual "
-                    "input size");
-    }
-    Tensor sum;
-    for (int64_t j = 0; j < kd; ++j) {
-        std::vector<int64_t> at;
-        for (int64_t o = 0; o < dout; ++o) at.push_back(o * stride[0] + j * dilation[0]);
-        Tensor xj = x.index_select(2, long_tensor(at)).permute({0, 2, 1, 3, 4}).reshape({n * dout, c, h, w});
-        Tensor yj = ember::conv2d(xj, weight.select(2, j), Tensor(), {stride[1], stride[2]}, {padding[1], padding[2]},
-                                  {dilation[1], dilation[2]}, groups);
-        sum = sum.defined() ? sum + yj : yj;
-    }
-    Tensor out = sum.reshape({n, dout, sum.size(1), sum.size(2), sum.size(3)}).permute({0, 2, 1, 3, 4});
-    if (bias.defined()) out = out + bias.view({1, -1, 1, 1, 1});
-    return unbatched ? out.squeeze(0) : out.contiguous();
 }
 
 // ------------------------------------------------------------------------- 3-D pooling
@@ -894,10 +843,11 @@ void register_nn_extra_ops(OpTable& t) {
     // ---- 3-D convolution and pooling
     def(t, "conv3d", "input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1", [](const Args& a) {
         if (a["padding"].kind == Value::Kind::String) {
-            throw NotImplementedError("conv3d(padding='" + a.string("padding") + "') is not supported by Ember's C++ frontend");
+            return one(ember::conv3d(a.tensor("input"), a.tensor("weight"), a.optional_tensor("bias"), a.ints("stride", 3),
+                                     a.string("padding"), a.ints("dilation", 3), a.integer("groups")));
         }
-        return one(conv3d(a.tensor("input"), a.tensor("weight"), a.optional_tensor("bias"), a.ints("stride", 3),
-                          a.ints("padding", 3), a.ints("dilation", 3), a.integer("groups"), a.op()));
+        return one(ember::conv3d(a.tensor("input"), a.tensor("weight"), a.optional_tensor("bias"), a.ints("stride", 3),
+                                 a.ints("padding", 3), a.ints("dilation", 3), a.integer("groups")));
     });
     const char* max_pool_signature = "input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False";
     def(t, "max_pool3d", max_pool_signature, [](const Args& a) -> OpResult {
@@ -924,6 +874,28 @@ void register_nn_extra_ops(OpTable& t) {
         const Tensor x = a.tensor("input");
         return one(adaptive_avg_pool3d(x, adaptive_size(a, x, 3), a.op()));
     });
+
+    // ---- adaptive max pooling (the core kernels: indices flat in each input plane)
+    using AdaptiveMax = std::tuple<Tensor, Tensor> (*)(const Tensor&, IntArrayRef);
+    const AdaptiveMax adaptive_max[] = {&ember::adaptive_max_pool1d, &ember::adaptive_max_pool2d,
+                                        &ember::adaptive_max_pool3d};
+    for (std::size_t k = 1; k <= 3; ++k) {
+        const std::string name = "adaptive_max_pool" + std::to_string(k) + "d";
+        const AdaptiveMax fn = adaptive_max[k - 1];
+        def(t, name, "input, output_size, return_indices=False", [fn, k](const Args& a) -> OpResult {
+            const Tensor x = a.tensor("input");
+            auto [out, indices] = fn(x, adaptive_size(a, x, k));
+            if (a.boolean("return_indices")) return {out, indices};
+            return one(out);
+        });
+        def(t, name + "_with_indices", "input, output_size, return_indices=False", [fn, k](const Args& a) -> OpResult {
+            const Tensor x = a.tensor("input");
+            auto [out, indices] = fn(x, adaptive_size(a, x, k));
+            return {out, indices};
+        });
+        alias(t, "nn.functional." + name, name);
+        alias(t, "nn.functional." + name + "_with_indices", name + "_with_indices");
+    }
 
     // ---- 1-D pooling: the 2-D kernels over a height of 1
     def(t, "max_pool1d", max_pool_signature, [](const Args& a) -> OpResult {

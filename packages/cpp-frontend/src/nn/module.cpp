@@ -13,6 +13,7 @@
 #include "ember/autograd.h"
 #include "ember/error.h"
 #include "autograd/zero_grad.h"
+#include "nn/set_data.h"
 
 namespace ember {
 namespace nn {
@@ -47,6 +48,10 @@ std::string short_type_name(const std::string& demangled) {
     return name;
 }
 
+}  // namespace
+
+namespace detail {
+
 // Changes the dtype of `self` to that of `data` in place: the TensorImpl that every handle
 // of `self` points to is rebuilt over data's storage (as libtorch's Tensor::set_data). The
 // version counter is kept; requires_grad and the gradient (converted) are restored.
@@ -71,7 +76,7 @@ void set_data_in_place(const Tensor& self, const Tensor& data) {
     if (new_grad.defined()) self.set_grad(new_grad);
 }
 
-}  // namespace
+}  // namespace detail
 
 // ---- construction ---------------------------------------------------------------------------
 
@@ -227,7 +232,7 @@ void Module::to(ScalarType dtype, bool /*non_blocking*/) {
                      dtype_name(dtype));
     NoGradGuard no_grad;
     auto convert = [dtype](const Tensor& t) {
-        if (t.defined() && t.is_floating_point() && t.scalar_type() != dtype) set_data_in_place(t, t.detach().to(dtype));
+        if (t.defined() && t.is_floating_point() && t.scalar_type() != dtype) detail::set_data_in_place(t, t.detach().to(dtype));
     };
     for (const Tensor& p : parameters()) convert(p);
     for (const Tensor& b : buffers()) convert(b);

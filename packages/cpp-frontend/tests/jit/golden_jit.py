@@ -26,6 +26,7 @@ Weights are random (seeded); batch norms get random running statistics so that t
 from __future__ import annotations
 
 import collections
+import copy
 import inspect
 import json
 import os
@@ -202,6 +203,38 @@ def models(out_dir: str) -> None:
     video.eval()
     export_program(out_dir, "video_export", video, (ember.randn(2, 2, 6, 8, 8),), ({0: batch},),
                    [(ember.randn(1, 2, 6, 8, 8),)])
+
+    # the graph-mode gaps of issue 14: convolutions with padding="same" (an even kernel: the
+    # extra padding element after the input) and "valid", adaptive max pooling
+    ember.manual_seed(9)
+    gaps = nn.Sequential(nn.Conv2d(3, 6, 4, padding="same"), nn.BatchNorm2d(6), nn.ReLU(),
+                         nn.AdaptiveMaxPool2d((4, None)), nn.Conv2d(6, 4, 3, padding="valid"),
+                         nn.ReLU(), nn.AdaptiveMaxPool2d(1), nn.Flatten(), nn.Linear(4, 3))
+    randomize_norms(gaps)
+    gaps.eval()
+    export_program(out_dir, "gaps_export", gaps, (ember.randn(2, 3, 9, 7),), ({0: batch},),
+                   [(ember.randn(3, 3, 9, 7),)])
+    trace_program(out_dir, "gaps_trace", gaps, (ember.randn(2, 3, 9, 7),),
+                  [(ember.randn(1, 3, 11, 8),)])
+
+    # a float64 program; its C++ Module::to(kFloat32) is compared with Python's converted
+    # module (jit.load(...).to(ember.float32)) in <name>.float32.safetensors
+    ember.manual_seed(11)
+    wide = nn.Sequential(nn.Conv2d(2, 4, 3, padding="same"), nn.BatchNorm2d(4), nn.Tanh(),
+                         nn.AdaptiveMaxPool2d(2), nn.Flatten(), nn.Linear(16, 5)).double()
+    randomize_norms(wide)
+    wide.eval()
+    x64 = ember.randn(2, 2, 6, 5, dtype=ember.float64)
+    trace_program(out_dir, "f64_trace", wide, (x64,))
+    converted = ember.jit.load(os.path.join(out_dir, "f64_trace.ember"))
+    converted.to(ember.float32)
+    x32 = ember.randn(3, 2, 6, 5)
+    with ember.no_grad():
+        y32 = converted(x32)
+        eager = copy.deepcopy(wide).float()(x32)
+    assert y32.dtype == ember.float32 and float((y32 - eager).abs().max()) < 1e-5
+    save_file({"in.0": x32, "out.0": y32.contiguous()},
+              os.path.join(out_dir, "f64_trace.float32.safetensors"))
 
     # training mode: batch statistics, and the running statistics updated in place (mutations)
     ember.manual_seed(6)
@@ -454,6 +487,20 @@ def nn_resampling(x, wt, wtg, bias, seq, wt1, x3, w3, w3g, wt3):
     return up, transposed, conv3, pools, sums
 
 
+def conv_pool_gaps(seq, w1, img, w2, vol, w3):
+    """String paddings of the convolutions and adaptive max pooling, 1-D to 3-D."""
+    convs = (F.conv1d(seq, w1, padding="same"), F.conv1d(seq, w1, padding="same", dilation=3),
+             F.conv1d(seq, w1, padding="valid"), F.conv2d(img, w2, padding="same"),
+             F.conv2d(img, w2, padding="same", dilation=(2, 1)), F.conv2d(img, w2, padding="valid"),
+             F.conv3d(vol, w3, padding="same"), F.conv3d(vol[0], w3, padding="valid"))
+    pools = (F.adaptive_max_pool1d(seq, 4), F.adaptive_max_pool1d(seq, 3, return_indices=True),
+             F.adaptive_max_pool2d(img, (2, None), return_indices=True),
+             F.adaptive_max_pool2d(img[0], 3), F.adaptive_max_pool3d(vol, (2, 3, None)),
+             F.adaptive_max_pool3d(vol, 2, return_indices=True),
+             nn.AdaptiveMaxPool2d((4, 7))(img), nn.AdaptiveMaxPool1d(5, return_indices=True)(seq))
+    return convs, pools
+
+
 def factories(x, *, scale=1.0):
     n = x.shape[0]
     z = ember.zeros(n, 3) + ember.arange(n).view(n, 1)
@@ -489,6 +536,10 @@ def coverage(out_dir: str) -> None:
                    ember.randn(4), ember.randn(2, 5, 8), ember.randn(5, 2, 3),
                    ember.randn(2, 3, 5, 6, 7), ember.randn(4, 3, 3, 3, 3) * 0.2,
                    ember.randn(3, 1, 2, 3, 2) * 0.2, ember.randn(3, 2, 2, 3, 2) * 0.2))
+    trace_program(out_dir, "ops_conv_pool_gaps", conv_pool_gaps,
+                  (ember.randn(2, 3, 9), ember.randn(4, 3, 4), ember.randn(2, 3, 5, 6),
+                   ember.randn(4, 3, 2, 3), ember.randn(2, 2, 4, 5, 6),
+                   ember.randn(3, 2, 2, 3, 2) * 0.3))
     n = E.Dim("n", min=2, max=32)
     export_program(out_dir, "ops_factories", factories, (ember.randn(4, 3),), ({0: n},),
                    [(ember.randn(6, 3),)], kwargs={"scale": 0.5})

@@ -4,8 +4,11 @@
 // that exercise the op table (pointwise, reductions, shapes, indexing, in-place ops through
 // views, convolutions/pooling/normalization/attention/losses, factories with symbolic sizes),
 // a decoder (transposed convolutions, upsampling) and a 3-D model (conv3d, 3-D pooling,
-// conv_transpose3d), and a program of interpolate modes, transposed / 3-D convolutions,
-// 1-D and 3-D pooling and einsum.
+// conv_transpose3d), a program of interpolate modes, transposed / 3-D convolutions,
+// 1-D and 3-D pooling and einsum, and issue 14's gaps: a model with padding="same"/"valid"
+// convolutions and nn.AdaptiveMaxPool2d (exported and traced), a program of string-padded
+// 1-D/2-D/3-D convolutions and adaptive max pooling, and a float64 program (f64_trace, also
+// converted to float32 by Module::to in test_module.cpp).
 // Every run compares every output tensor (float32: within 1e-5 absolute + 1e-5 relative),
 // including a second batch size (or sequence length) for the programs that allow one.
 #include <fstream>
@@ -24,6 +27,7 @@ const std::vector<std::string> kPrograms = {
     "bert_export",        "bert_trace",         "bn_train_export", "ops_pointwise",   "ops_reductions", "ops_shapes",
     "ops_indexing",       "ops_inplace_views",  "ops_nn",          "ops_more",       "ops_factories",
     "decoder_export",     "decoder_trace",      "video_export",    "ops_nn_resampling",
+    "gaps_export",        "gaps_trace",         "f64_trace",       "ops_conv_pool_gaps",
 };
 
 class Program : public ::testing::TestWithParam<std::string> {};
@@ -104,6 +108,9 @@ TEST(Programs, CaptureWhatTheModelsDo) {
     EXPECT_EQ(has_all(ops_of("decoder_export"), {"conv2d", "conv_transpose2d", "interpolate"}), "");
     EXPECT_EQ(has_all(ops_of("video_export"), {"conv3d", "max_pool3d", "conv_transpose3d", "avg_pool3d",
                                                  "adaptive_avg_pool3d"}), "");
+    EXPECT_EQ(has_all(ops_of("gaps_export"), {"conv2d", "adaptive_max_pool2d", "linear"}), "");
+    EXPECT_EQ(has_all(ops_of("ops_conv_pool_gaps"), {"conv1d", "conv2d", "conv3d", "adaptive_max_pool1d",
+                                                       "adaptive_max_pool2d", "adaptive_max_pool3d"}), "");
     EXPECT_EQ(ember::jit::load(golden("mlp_export.ember")).kind(), "export");
     EXPECT_EQ(ember::jit::load(golden("transformer_trace.ember")).kind(), "jit");
 }

@@ -22,7 +22,10 @@ TEST(FunctionalOptions, ChainedSettersAndConversions) {
 
     const auto conv = F::Conv2dFuncOptions().stride(2).padding({1, 0});
     EXPECT_EQ(conv.stride().vec(), (std::vector<int64_t>{2, 2}));
-    EXPECT_EQ(conv.padding().vec(), (std::vector<int64_t>{1, 0}));
+    // padding is libtorch's variant: numbers, kValid or kSame
+    EXPECT_EQ(std::get<F::ExpandingArray<2>>(conv.padding()).vec(), (std::vector<int64_t>{1, 0}));
+    EXPECT_TRUE(F::Conv2dFuncOptions().padding(kSame).padding().is_same());
+    EXPECT_TRUE(std::holds_alternative<enumtype::kValid>(F::Conv1dFuncOptions().padding(kValid).padding()));
     EXPECT_EQ(conv.dilation().vec(), (std::vector<int64_t>{1, 1}));
     EXPECT_EQ(conv.groups(), 1);
     EXPECT_FALSE(conv.bias().defined());

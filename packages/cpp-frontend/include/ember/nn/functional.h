@@ -24,6 +24,7 @@
 #include "../ops.h"
 #include "../tensor.h"
 #include "functional/options.h"
+#include "options/pooling.h"
 
 namespace ember {
 namespace nn {
@@ -40,8 +41,30 @@ EMBER_API Tensor conv1d(const Tensor& input, const Tensor& weight, const Conv1dF
 EMBER_API Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias = {}, IntArrayRef stride = 1,
                         IntArrayRef padding = 0, IntArrayRef dilation = 1, int64_t groups = 1);
 EMBER_API Tensor conv2d(const Tensor& input, const Tensor& weight, const Conv2dFuncOptions& options);
+// input (N, C_in, D, H, W) or (C_in, D, H, W); weight (C_out, C_in / groups, kD, kH, kW)
+EMBER_API Tensor conv3d(const Tensor& input, const Tensor& weight, const Tensor& bias = {}, IntArrayRef stride = 1,
+                        IntArrayRef padding = 0, IntArrayRef dilation = 1, int64_t groups = 1);
+EMBER_API Tensor conv3d(const Tensor& input, const Tensor& weight, const Conv3dFuncOptions& options);
+// Python's string padding: F::conv2d(x, w, b, 1, "same") (or the options' ember::kSame /
+// ember::kValid). "same" keeps the input's size (stride 1 only; PyTorch's error otherwise),
+// an even kernel's extra padding element going on the right; "valid" pads nothing.
+template <typename S, ember::detail::if_padding_string_t<S> = 0>
+Tensor conv1d(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride, const S& padding,
+              IntArrayRef dilation = 1, int64_t groups = 1) {
+    return ember::conv1d(input, weight, bias, stride, padding, dilation, groups);
+}
+template <typename S, ember::detail::if_padding_string_t<S> = 0>
+Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride, const S& padding,
+              IntArrayRef dilation = 1, int64_t groups = 1) {
+    return ember::conv2d(input, weight, bias, stride, padding, dilation, groups);
+}
+template <typename S, ember::detail::if_padding_string_t<S> = 0>
+Tensor conv3d(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride, const S& padding,
+              IntArrayRef dilation = 1, int64_t groups = 1) {
+    return ember::conv3d(input, weight, bias, stride, padding, dilation, groups);
+}
 
-// ---- pooling (input (N, C, H, W) or (C, H, W)) -----------------------------------------
+// ---- pooling (input (N, C, H, W) or (C, H, W); adaptive max: 1-D to 3-D) ----------------
 // stride defaults to kernel_size (an empty list)
 EMBER_API Tensor max_pool2d(const Tensor& input, IntArrayRef kernel_size, IntArrayRef stride = {},
                             IntArrayRef padding = 0, IntArrayRef dilation = 1, bool ceil_mode = false);
@@ -58,6 +81,25 @@ EMBER_API Tensor avg_pool2d(const Tensor& input, IntArrayRef kernel_size, IntArr
 EMBER_API Tensor avg_pool2d(const Tensor& input, const AvgPool2dFuncOptions& options);
 EMBER_API Tensor adaptive_avg_pool2d(const Tensor& input, IntArrayRef output_size);
 EMBER_API Tensor adaptive_avg_pool2d(const Tensor& input, const AdaptiveAvgPool2dFuncOptions& options);
+// Adaptive max pooling of (N, C, *) or (C, *) inputs over the last 1, 2 or 3 dims to
+// output_size (options: std::nullopt keeps an input size). _with_indices also gives each
+// maximum's flat position in its input plane (L, H*W or D*H*W), as Python's
+// return_indices=True. The gradient goes to each window's maximum.
+EMBER_API Tensor adaptive_max_pool1d(const Tensor& input, IntArrayRef output_size);
+EMBER_API Tensor adaptive_max_pool1d(const Tensor& input, const AdaptiveMaxPool1dFuncOptions& options);
+EMBER_API std::tuple<Tensor, Tensor> adaptive_max_pool1d_with_indices(const Tensor& input, IntArrayRef output_size);
+EMBER_API std::tuple<Tensor, Tensor> adaptive_max_pool1d_with_indices(const Tensor& input,
+                                                                      const AdaptiveMaxPool1dFuncOptions& options);
+EMBER_API Tensor adaptive_max_pool2d(const Tensor& input, IntArrayRef output_size);
+EMBER_API Tensor adaptive_max_pool2d(const Tensor& input, const AdaptiveMaxPool2dFuncOptions& options);
+EMBER_API std::tuple<Tensor, Tensor> adaptive_max_pool2d_with_indices(const Tensor& input, IntArrayRef output_size);
+EMBER_API std::tuple<Tensor, Tensor> adaptive_max_pool2d_with_indices(const Tensor& input,
+                                                                      const AdaptiveMaxPool2dFuncOptions& options);
+EMBER_API Tensor adaptive_max_pool3d(const Tensor& input, IntArrayRef output_size);
+EMBER_API Tensor adaptive_max_pool3d(const Tensor& input, const AdaptiveMaxPool3dFuncOptions& options);
+EMBER_API std::tuple<Tensor, Tensor> adaptive_max_pool3d_with_indices(const Tensor& input, IntArrayRef output_size);
+EMBER_API std::tuple<Tensor, Tensor> adaptive_max_pool3d_with_indices(const Tensor& input,
+                                                                      const AdaptiveMaxPool3dFuncOptions& options);
 
 // ---- activations -----------------------------------------------------------------------
 // inplace: modifies input (which must not be a leaf requiring grad) and returns it

@@ -1,4 +1,4 @@
-// Conv1d, Conv2d.
+// Conv1d, Conv2d, Conv3d.
 #include "ember/nn/modules/conv.h"
 
 #include <vector>
@@ -27,6 +27,11 @@ ConvNdImpl<D>::ConvNdImpl(const ConvOptions<D>& options_)
     : Module("Conv" + std::to_string(D) + "d"), options(options_) {
     const int64_t groups = options.groups();
     EMBER_CHECK_VALUE(groups > 0, "groups must be a positive integer");
+    if (options.padding().is_same()) {
+        for (size_t i = 0; i < D; ++i) {
+            EMBER_CHECK_VALUE(options.stride()[i] == 1, "padding='same' is not supported for strided convolutions");
+        }
+    }
     EMBER_CHECK_VALUE(options.in_channels() % groups == 0, "in_channels must be divisible by groups");
     EMBER_CHECK_VALUE(options.out_channels() % groups == 0, "out_channels must be divisible by groups");
     std::vector<int64_t> shape = {options.out_channels(), options.in_channels() / groups};
@@ -47,7 +52,11 @@ std::string ConvNdImpl<D>::extra_repr() const {
     std::string s = std::to_string(options.in_channels()) + ", " + std::to_string(options.out_channels()) +
                     ", kernel_size=" + py_tuple_repr(options.kernel_size().vec()) +
                     ", stride=" + py_tuple_repr(options.stride().vec());
-    if (!all_equal(options.padding(), 0)) s += ", padding=" + py_tuple_repr(options.padding().vec());
+    if (const auto* numbers = std::get_if<ExpandingArray<D>>(&options.padding())) {
+        if (!all_equal(*numbers, 0)) s += ", padding=" + py_tuple_repr(numbers->vec());
+    } else {
+        s += std::string(", padding=") + options.padding().name();  // Python prints padding=same
+    }
     if (!all_equal(options.dilation(), 1)) s += ", dilation=" + py_tuple_repr(options.dilation().vec());
     if (options.groups() != 1) s += ", groups=" + std::to_string(options.groups());
     if (!bias.defined()) s += ", bias=False";
@@ -56,17 +65,20 @@ std::string ConvNdImpl<D>::extra_repr() const {
 
 template <size_t D>
 Tensor ConvNdImpl<D>::forward(const Tensor& input) {
+    auto o = functional::ConvFuncOptions<D>().bias(bias).stride(options.stride()).padding(options.padding())
+                 .dilation(options.dilation()).groups(options.groups());
     if constexpr (D == 1) {
-        return functional::conv1d(input, weight, bias, options.stride(), options.padding(), options.dilation(),
-                                  options.groups());
+        return functional::conv1d(input, weight, o);
+    } else if constexpr (D == 2) {
+        return functional::conv2d(input, weight, o);
     } else {
-        return functional::conv2d(input, weight, bias, options.stride(), options.padding(), options.dilation(),
-                                  options.groups());
+        return functional::conv3d(input, weight, o);
     }
 }
 
 template class ConvNdImpl<1>;
 template class ConvNdImpl<2>;
+template class ConvNdImpl<3>;
 
 }  // namespace nn
 }  // namespace ember

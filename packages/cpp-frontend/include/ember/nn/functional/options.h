@@ -20,6 +20,7 @@
 #include <string_view>
 #include <type_traits>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include "../../array_ref.h"
@@ -64,6 +65,19 @@ EMBER_API Reduction reduction_from_string(std::string_view s);
 inline constexpr nn::Reduction kNone = nn::Reduction::None;
 inline constexpr nn::Reduction kMean = nn::Reduction::Mean;
 inline constexpr nn::Reduction kSum = nn::Reduction::Sum;
+
+// The string paddings of a convolution (libtorch's torch::kValid and torch::kSame, Python's
+// padding="valid" and padding="same").
+namespace enumtype {
+struct kValid {
+    constexpr bool operator==(const kValid&) const noexcept { return true; }
+};
+struct kSame {
+    constexpr bool operator==(const kSame&) const noexcept { return true; }
+};
+}  // namespace enumtype
+inline constexpr enumtype::kValid kValid{};
+inline constexpr enumtype::kSame kSame{};
 
 namespace nn {
 namespace functional {
@@ -110,17 +124,57 @@ private:
     std::array<int64_t, D> values_{};
 };
 
+}  // namespace functional
+
+namespace detail {
+
+// A convolution's padding (libtorch's conv_padding_t): D ints (one int repeats), or
+// ember::kValid (no padding) or ember::kSame (the output keeps the input's size; stride 1
+// only), Python's padding="valid" / "same". A std::variant of the three, so std::get,
+// std::get_if, std::holds_alternative and std::visit work on it:
+//   Conv2dOptions(3, 8, 3).padding(1)        .padding({1, 2})        .padding(ember::kSame)
+template <size_t D>
+class conv_padding_t : public std::variant<functional::ExpandingArray<D>, enumtype::kValid, enumtype::kSame> {
+    using Base = std::variant<functional::ExpandingArray<D>, enumtype::kValid, enumtype::kSame>;
+
+public:
+    conv_padding_t(int64_t single) : Base(functional::ExpandingArray<D>(single)) {}  // NOLINT
+    conv_padding_t(std::initializer_list<int64_t> list) : Base(functional::ExpandingArray<D>(list)) {}  // NOLINT
+    conv_padding_t(const std::vector<int64_t>& list) : Base(functional::ExpandingArray<D>(list)) {}  // NOLINT
+    conv_padding_t(const functional::ExpandingArray<D>& values) : Base(values) {}  // NOLINT
+    conv_padding_t(enumtype::kValid v) : Base(v) {}  // NOLINT
+    conv_padding_t(enumtype::kSame v) : Base(v) {}  // NOLINT
+
+    // Python's padding="same" / "valid" ...
+    bool is_same() const noexcept { return std::holds_alternative<enumtype::kSame>(*this); }
+    bool is_valid() const noexcept { return std::holds_alternative<enumtype::kValid>(*this); }
+    // ... and its string ("same", "valid"; "" for numbers)
+    const char* name() const noexcept { return is_same() ? "same" : is_valid() ? "valid" : ""; }
+
+    friend bool operator==(const conv_padding_t& a, const conv_padding_t& b) {
+        return static_cast<const Base&>(a) == static_cast<const Base&>(b);
+    }
+    friend bool operator!=(const conv_padding_t& a, const conv_padding_t& b) { return !(a == b); }
+};
+
+}  // namespace detail
+
+namespace functional {
+
 // ---- linear / convolution --------------------------------------------------------------
 template <size_t D>
 struct ConvFuncOptions {
+    using padding_t = ::ember::nn::detail::conv_padding_t<D>;
     EMBER_ARG(Tensor, bias);
     EMBER_ARG(ExpandingArray<D>, stride) = 1;
-    EMBER_ARG(ExpandingArray<D>, padding) = 0;
+    // numbers, or ember::kSame / ember::kValid
+    EMBER_ARG(padding_t, padding) = 0;
     EMBER_ARG(ExpandingArray<D>, dilation) = 1;
     EMBER_ARG(int64_t, groups) = 1;
 };
 using Conv1dFuncOptions = ConvFuncOptions<1>;
 using Conv2dFuncOptions = ConvFuncOptions<2>;
+using Conv3dFuncOptions = ConvFuncOptions<3>;
 
 // ---- pooling ---------------------------------------------------------------------------
 // The window of a pooling: kernel_size (the constructor's argument), stride (defaulting to

@@ -1,7 +1,10 @@
-// Options of MaxPool2d, AvgPool2d and AdaptiveAvgPool2d (libtorch's torch::nn::*Options).
+// Options of MaxPool2d, AvgPool2d, AdaptiveAvgPool2d and AdaptiveMaxPool1d/2d/3d (libtorch's
+// torch::nn::*Options; the adaptive max pools' are also their functional options).
 //
 //   ember::nn::MaxPool2d pool(ember::nn::MaxPool2dOptions(3).stride(2).padding(1));
 //   ember::nn::AdaptiveAvgPool2d gap(ember::nn::AdaptiveAvgPool2dOptions({7, std::nullopt}));
+//   ember::nn::AdaptiveMaxPool2d amp(ember::nn::AdaptiveMaxPool2dOptions({3, std::nullopt}));
+//   F::adaptive_max_pool1d(x, F::AdaptiveMaxPool1dFuncOptions(4));
 //
 // stride defaults to kernel_size, as in Python.
 #pragma once
@@ -41,6 +44,23 @@ struct AdaptiveAvgPool2dOptions {
     // the output (H, W); std::nullopt keeps that input size
     EMBER_ARG(ExpandingArrayWithOptional<2>, output_size);
 };
+
+// AdaptiveMaxPool1d/2d/3d: the output size (libtorch's AdaptiveMaxPoolOptions). 2-D and 3-D
+// take std::nullopt for a size kept from the input (Python's None).
+template <typename output_size_t>
+struct AdaptiveMaxPoolOptions {
+    AdaptiveMaxPoolOptions(output_size_t output_size) : output_size_(output_size) {}  // NOLINT
+    EMBER_ARG(output_size_t, output_size);
+};
+using AdaptiveMaxPool1dOptions = AdaptiveMaxPoolOptions<ExpandingArray<1>>;
+using AdaptiveMaxPool2dOptions = AdaptiveMaxPoolOptions<ExpandingArrayWithOptional<2>>;
+using AdaptiveMaxPool3dOptions = AdaptiveMaxPoolOptions<ExpandingArrayWithOptional<3>>;
+
+namespace functional {
+using AdaptiveMaxPool1dFuncOptions = AdaptiveMaxPool1dOptions;
+using AdaptiveMaxPool2dFuncOptions = AdaptiveMaxPool2dOptions;
+using AdaptiveMaxPool3dFuncOptions = AdaptiveMaxPool3dOptions;
+}  // namespace functional
 
 }  // namespace nn
 }  // namespace ember
