@@ -1631,7 +1631,9 @@ def isposinf(input: Tensor) -> Tensor:
     """True where +inf."""
 
 def isreal(input: Tensor) -> Tensor:
-    """True everywhere (ember tensors are real)."""
+    """True where the element is real: everywhere for real dtypes, where the imaginary part is 0
+    for complex ones.
+    """
 
 def istft(
     input: Tensor,
