@@ -107,6 +107,8 @@ class Gen:
         self.buffers: dict = {}       # value name -> its reused buffer (views of it too)
         self.owned: set = set()       # values held in buffers written by their node only
         self.views: dict = {}         # (kind, var) -> constant view of a fixed array
+        self.external: set = set()    # values that are state outside the graph (_plan)
+        self.on_path: set = set()     # nodes before backward() on the gradient's path
 
     # -- names and constants ----------------------------------------------------------------
     def new(self, base: str = "t") -> str:
@@ -240,6 +242,14 @@ class Gen:
             self.views[key] = full
         return self.views[key]
 
+    def functional_inplace(self, node) -> bool:
+        """Whether an in-place op runs as its functional form: on the gradient's path of a
+        training step (autograd refuses in-place writes to leaves, so its target is an
+        intermediate value), writing no state outside the graph. Elsewhere the write is
+        real (a manual SGD update under no_grad, ``p.grad.mul_()``)."""
+        return (self.training and node.name in self.on_path
+                and not set(getattr(node, "mutates", ()) or ()) & self.external)
+
     def can_overwrite(self, name: str, node) -> bool:
         """Whether ``node`` may write its output into ``name``'s buffer: a buffer of a lowered
         node, read by no other node, not saved for backward and not leaving the call."""
@@ -263,6 +273,11 @@ def _plan(gen: Gen, nodes, outputs: list, forward_lowering, vjp_table, bw_index)
     from ._lowerings import ALIASES, SAVES
 
     plan = {}
+    # values whose memory is state outside the graph: its inputs (parameters, buffers, the
+    # caller's tensors) and what compile.* nodes read (.grad): an in-place op on them writes
+    gen.external = {i.name for i in gen.graph.inputs} | {
+        o[0] for n in nodes if n.op.startswith("compile.") for o in n.outputs if o is not None}
+    graph_inputs = gen.external
     for node in nodes:
         for v in set(gen.tensor_args(node)):
             gen.consumers[v] = gen.consumers.get(v, 0) + 1
@@ -279,11 +294,21 @@ def _plan(gen: Gen, nodes, outputs: list, forward_lowering, vjp_table, bw_index)
         ins = gen.tensor_args(node)
         on_path = k < bw_index and any(gen.requires.get(v) for v in ins) and any(
             o is not None and gen.requires.get(o[0]) for o in node.outputs)
+        if on_path:
+            gen.on_path.add(node.name)
         lower = forward_lowering.get(node.op) if _native_dtypes(gen, node) else None
-        if lower is not None and gen.single_device and (not on_path or node.op in vjp_table):
+        writes = on_path and (node.op.endswith("_") or node.op == "setitem")
+        if writes and lower is not None and node.op in vjp_table \
+                and not set(node.mutates) & graph_inputs:
+            # an in-place op on an intermediate value (ReLU(inplace=True), an activation's
+            # copy-back): later nodes read its output's name, so it runs as its functional
+            # form; on a graph input (a parameter, the user's tensor) it stays unsupported
+            writes = False
+        if lower is not None and gen.single_device and (not on_path or node.op in vjp_table) \
+                and not writes:
             plan[node.name] = "lower"
         elif on_path:
-            if node.op.endswith("_") or node.op == "setitem":
+            if writes:
                 raise Unsupported(f"in-place op {node.op} on the gradient's path (at "
                                   f"{node.source})")
             plan[node.name] = "node_vjp" if gen.capture.one_node.get(node.name) \
@@ -747,6 +772,11 @@ def generate(captured, guard_lines: list, guard_ns: dict, input_exprs: dict, nam
         elif kind == "lower":
             before = set(gen.var)
             if FORWARD[node.op](gen, node) is False:
+                if node.name in gen.on_path and (node.op.endswith("_") or
+                                                 node.op == "setitem"):
+                    # its fallback would write in place under the functional VJP's inputs
+                    raise Unsupported(f"in-place op {node.op} on the gradient's path (at "
+                                      f"{node.source})")
                 plan[node.name] = "fallback"
                 emit_fallback(gen, node)
             else:

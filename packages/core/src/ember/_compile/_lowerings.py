@@ -121,16 +121,12 @@ def _linear(g, node):
         xa = f"{xa}.reshape(-1, {xs[-1]})"
         o2 = f"{out}.reshape(-1, {ws[0]})"
     rows = int(np.prod(xs[:-1]))
-    block = 0
     if g.xp is np and dt == np.float32:
-        from ..ops.linalg import gemm_column_block
+        # eager's products (gemm's column blocks under OpenBLAS's small-matrix bound, decided
+        # by the arrays' layout at run time), so that replays equal eager bit for bit
+        from ..ops.linalg import gemm_into
 
-        block = gemm_column_block(rows, xs[-1], ws[0], "transposed")
-    if block:  # column blocks under OpenBLAS's small-matrix bound, as eager's gemm
-        wt = g.transposed(w)
-        blocks = g.const([(g.ns[wt][:, j:j + block], slice(j, j + block))
-                          for j in range(0, ws[0], block)], "blocks")
-        g.emit(f"for _wb, _cols in {blocks}: xp.matmul({xa}, _wb, out={o2}[:, _cols])")
+        g.emit(f"{g.const(gemm_into, 'gemm')}({xa}, {g.transposed(w)}, {o2})")
     else:
         g.emit(f"xp.dot({xa}, {g.transposed(w)}, out={o2})")
     if bias is not None:
@@ -150,9 +146,12 @@ def _linear_vjp(g, node, gouts):
         gy2 = f"{gy}.reshape(-1, {g.shape(w)[0]})"
         x2 = f"{x2}.reshape(-1, {xs[-1]})"
     if g.requires.get(x):
+        from ..ops.linalg import gemm
+
         gx = g.new("g")
-        g.emit(f"{gx} = xp.matmul({gy2}, {g.a(w)})" + (f".reshape({xs!r})" if len(xs) > 2
-                                                        else ""))
+        # eager's product (column blocks included), so that replays equal eager bit for bit
+        g.emit(f"{gx} = {g.const(gemm, 'gemm')}({gy2}, {g.a(w)})" +
+               (f".reshape({xs!r})" if len(xs) > 2 else ""))
         out.append((x, gx, True))
     if g.requires.get(w):
         gw = g.new("g")
@@ -188,12 +187,15 @@ def _relu(g, node):
     x = _unary_ok(g, node)
     if x is None or g.dtype(x).kind not in "fiu":
         return False
-    if node.op == "relu_":
+    if node.op == "relu_" and not g.functional_inplace(node):
         if g.training:
-            return False
+            return False  # a real write in a training step: the fallback makes it
         g.emit(f"xp.maximum({g.a(x)}, 0, out={g.a(x)})")
         g.alias(node, g.a(x))
         return None
+    # relu, or relu_ in a training step (the plan admits it only on an intermediate value:
+    # later nodes read the output's name, so it is relu into x's buffer when nothing else
+    # reads x, else into a buffer of its own)
     out = _unary_out(g, node, x)
     # a 0-d operand (no conversion of a Python 0); for small outputs a zero array of the
     # output's own shape: NumPy's ufuncs are ~0.4 us faster per call without a broadcast
@@ -203,7 +205,7 @@ def _relu(g, node):
     g.emit(f"xp.maximum({g.a(x)}, {zero}, out={out})")
 
 
-@vjp("relu")
+@vjp("relu", "relu_")
 def _relu_vjp(g, node, gouts):
     x = g.tensor_args(node)[0]
     gx = g.new("g")
@@ -238,6 +240,43 @@ def _register_unary(name: str, kinds: str, ufunc: str, saves: str, grad: str) ->
 
 for _name, _row in _UNARY.items():
     _register_unary(_name, *_row)
+
+
+@forward("clone", "Tensor.clone", saves="")
+def _clone(g, node):
+    """``x.clone()`` (default memory format): a copy in a buffer of its own."""
+    ins = g.tensor_args(node)
+    if len(ins) != 1 or len(node.args) != 1 or any(
+            k != "memory_format" or g.decode(v) is not None for k, v in node.kwargs.items()):
+        return False
+    out = g.out(node)
+    g.emit(f"xp.copyto({out}, {g.a(ins[0])})")
+
+
+@vjp("clone", "Tensor.clone")
+def _clone_vjp(g, node, gouts):
+    return [(g.tensor_args(node)[0], gouts[0][0], gouts[0][1])]
+
+
+@forward("Tensor.copy_", saves="")
+def _copy(g, node):
+    """``dst.copy_(src)`` of one shape and dtype in a training step, on an intermediate
+    ``dst`` (the plan's condition): the output is ``src``'s value, in ``dst``'s buffer when
+    nothing else reads ``dst``, else in a buffer of its own."""
+    ins = g.tensor_args(node)
+    if len(ins) != 2 or len(node.args) != 2 or node.kwargs or not g.functional_inplace(node):
+        return False
+    dst, src = ins
+    if g.shape(dst) != g.shape(src) or g.dtype(dst) != g.dtype(src):
+        return False
+    out = _unary_out(g, node, dst)
+    g.emit(f"xp.copyto({out}, {g.a(src)})")
+
+
+@vjp("Tensor.copy_")
+def _copy_vjp(g, node, gouts):
+    # the old value of dst is overwritten: no gradient reaches it; src gets the gradient
+    return [(g.tensor_args(node)[1], gouts[0][0], gouts[0][1])]
 
 
 @forward("zero_", "Tensor.zero_", saves="", inplace=True)
@@ -280,12 +319,18 @@ def _binary_operands(g, node):
     return ops
 
 
-@forward("add", "sub", "mul", "div", saves="inputs", inplace=True)
+@forward("add", "sub", "mul", "div", "add_", "sub_", "mul_", "div_", saves="inputs",
+         inplace=True)
 def _binary(g, node):
+    """``a op b``; the in-place forms (``out += identity`` in a residual block) only in a
+    training step on an intermediate value (the plan's condition), computed as the
+    functional op."""
+    if node.op.endswith("_") and not g.functional_inplace(node):
+        return False
     ops = _binary_operands(g, node)
     if ops is None:
         return False
-    ufunc = _BINARY[node.op]
+    ufunc = _BINARY[node.op.rstrip("_")]
     outname = node.outputs[0][0]
     shape = g.shape(outname)
     target = None
@@ -300,12 +345,13 @@ def _binary(g, node):
     g.emit(f"xp.{ufunc}({exprs[0]}, {exprs[1]}, out={target})")
 
 
-SAVES["add"] = SAVES["sub"] = ""
+SAVES["add"] = SAVES["sub"] = SAVES["add_"] = SAVES["sub_"] = ""
 
 
-@vjp("add", "sub", "mul", "div")
+@vjp("add", "sub", "mul", "div", "add_", "sub_", "mul_", "div_")
 def _binary_vjp(g, node, gouts):
     ops = _binary_operands(g, node)
+    op = node.op.rstrip("_")
     gy = gouts[0][0]
     out = []
     ns = g.const(sum_to, "sum_to")
@@ -314,17 +360,17 @@ def _binary_vjp(g, node, gouts):
             continue
         other = ops[1 - i]
         o = g.a(other[1]) if other[0] == "t" else _lit(other[1])
-        if node.op == "add":
+        if op == "add":
             expr = gy
-        elif node.op == "sub":
+        elif op == "sub":
             expr = gy if i == 0 else f"-{gy}"
-        elif node.op == "mul":
+        elif op == "mul":
             expr = f"{gy} * {o}"
         elif i == 0:
             expr = f"{gy} / {o}"
-        else:
-            a = g.a(ops[0][1]) if ops[0][0] == "t" else _lit(ops[0][1])
-            expr = f"-{gy} * {a} / ({o} * {o})"
+        else:  # d(a / b)/db = -a / b**2 (b: this operand, a: the other)
+            b = g.a(v)
+            expr = f"-{gy} * {o} / ({b} * {b})"
         gv = g.new("g")
         g.emit(f"{gv} = {ns}({expr}, {g.shape(v)!r})")
         out.append((v, gv, expr != gy))

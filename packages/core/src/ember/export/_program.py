@@ -437,12 +437,21 @@ class GraphModule:
             yield v
 
     def to(self, *args, **kwargs) -> GraphModule:
-        """Move the parameters, buffers and constants (``Module.to``). The graph's own device
-        arguments (``ember.zeros(..., device=...)``) stay as captured."""
+        """Move the parameters, buffers and constants (``Module.to``): a dtype converts the
+        floating and complex ones only (integer buffers such as BatchNorm's
+        ``num_batches_tracked`` stay). The graph's own device arguments
+        (``ember.zeros(..., device=...)``) stay as captured."""
+        from ..ops.api import parse_to
+
+        device, dtype, non_blocking = parse_to(*args, **kwargs)[:3]
+        if dtype is not None and not (dtype.is_floating_point or dtype.is_complex):
+            raise TypeError("nn.Module.to only accepts floating point or complex dtypes, but "
+                            f"got desired dtype={dtype}")
         p = self._program
         for store in (p.state_dict, p.constants):
             for k, v in list(store.items()):
-                moved = v.to(*args, **kwargs)
+                inexact = v.is_floating_point() or v.is_complex()
+                moved = v.to(device, dtype if inexact else None, non_blocking=non_blocking)
                 if moved is not v:
                     if getattr(v, "requires_grad", False) and v.is_leaf:
                         moved = moved.detach().requires_grad_(True)

@@ -211,18 +211,37 @@ def gemm(a, b):
     it (``gemm_column_block``)."""
     if a.ndim >= 2 and b.ndim >= 2 and a.shape[-1] == 1 and b.shape[-2] == 1:
         return a * b
-    if (a.ndim == 2 and b.ndim == 2 and type(a) is np.ndarray and type(b) is np.ndarray
-            and a.dtype == np.float32 and b.dtype == np.float32 and a.strides[1] == 4
-            and (b.strides[1] == 4 or b.strides[0] == 4)):
-        m, k = a.shape
-        n = b.shape[1]
-        c = gemm_column_block(m, k, n, "rows" if b.strides[1] == 4 else "transposed")
-        if c:
-            out = np.empty((m, n), dtype=np.float32)
-            for j in range(0, n, c):
-                np.matmul(a, b[:, j:j + c], out=out[:, j:j + c])
-            return out
+    c = _block_of(a, b)
+    if c:
+        a = np.ascontiguousarray(a)  # a few rows: one layout, one kernel, whatever came in
+        out = np.empty((a.shape[0], b.shape[1]), dtype=np.float32)
+        for j in range(0, b.shape[1], c):
+            np.matmul(a, b[:, j:j + c], out=out[:, j:j + c])
+        return out
     return a @ b
+
+
+def _block_of(a, b) -> int:
+    """``gemm_column_block`` for two NumPy arrays as laid out (0: one product)."""
+    if (a.ndim == 2 and b.ndim == 2 and type(a) is np.ndarray and type(b) is np.ndarray
+            and a.dtype == np.float32 and b.dtype == np.float32
+            and (a.strides[1] == 4 or a.strides[0] == 4)
+            and (b.strides[1] == 4 or b.strides[0] == 4)):
+        return gemm_column_block(a.shape[0], a.shape[1], b.shape[1],
+                                 "rows" if b.strides[1] == 4 else "transposed")
+    return 0
+
+
+def gemm_into(a, b, out) -> None:
+    """``np.dot(a, b, out=out)`` for 2-D NumPy arrays with ``gemm``'s column blocks: the same
+    numbers as ``gemm`` (compiled code writes its products into reused buffers with it)."""
+    c = _block_of(a, b)
+    if not c:
+        np.dot(a, b, out=out)
+        return
+    a = np.ascontiguousarray(a)
+    for j in range(0, b.shape[1], c):
+        np.matmul(a, b[:, j:j + c], out=out[:, j:j + c])
 
 
 def matmul_grads(a, b, g, need_a=True, need_b=True):
