@@ -1056,3 +1056,14 @@ def test_an_op_function_held_where_the_capture_does_not_look_says_how_to_fix_it(
     with pytest.raises(E.UntracedTensorError, match=r"call it through its namespace, "
                                                       r"ember\.abs\(x\)"):
         E.export(f, (ember.randn(3),))
+
+
+def test_graph_module_to_dtype_converts_floating_state_only():
+    # nn.Module.to(dtype): floating parameters and buffers only; integer buffers stay
+    m = nn.Sequential(nn.Linear(3, 4), nn.BatchNorm1d(4)).eval()
+    gm = ember.export.export(m, (ember.randn(2, 3),)).module().to(ember.float64)
+    dtypes = {k: v.dtype for k, v in gm.state_dict().items()}
+    assert dtypes["1.num_batches_tracked"] == ember.int64
+    assert dtypes["0.weight"] == dtypes["1.running_var"] == ember.float64
+    with pytest.raises(TypeError, match="only accepts floating point or complex dtypes"):
+        gm.to(ember.int32)
