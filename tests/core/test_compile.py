@@ -282,6 +282,42 @@ def test_binary_ops_and_their_in_place_forms_differentiate_as_eager(how):
     assert not explain(compiled)["entries"][0]["eager"]
 
 
+@pytest.mark.parametrize("shared", [False, True])
+def test_relu_then_max_pool_runs_pooled_first(shared):
+    # max_pool(relu(x)) == relu(max_pool(x)), gradients too: the compiled step pools first
+    # (a quarter of the ReLU work for 2x2 pools) unless the ReLU's output is read elsewhere
+    def build():
+        ember.manual_seed(0)
+        conv, head = nn.Conv2d(1, 4, 3), nn.Linear(4 * 3 * 3, 3)
+
+        def step(x):
+            r = F.relu(conv(x))
+            h = F.max_pool2d(r, 2)
+            loss = head(h.flatten(1)).square().mean()
+            if shared:
+                loss = loss + r.mean()
+            loss.backward()
+            return loss
+
+        return (conv, head), step
+
+    (m1, eager), (m2, step) = build(), build()
+    compiled = ember.compile(step)
+    x = ember.randn(2, 1, 8, 8)
+    x[0, 0, :4, :4] = -1.0  # whole windows at or below zero: no gradient either way
+    for _ in range(2):
+        for p in [*m1[0].parameters(), *m1[1].parameters(), *m2[0].parameters(),
+                  *m2[1].parameters()]:
+            p.grad = None
+        assert_allclose(compiled(x), eager(x), rtol=1e-6, atol=1e-7)
+        for a, b in zip([*m2[0].parameters(), *m2[1].parameters()],
+                        [*m1[0].parameters(), *m1[1].parameters()]):
+            assert_allclose(a.grad, b.grad, rtol=1e-5, atol=1e-7)
+    src = explain(compiled)["entries"][0]["source"]
+    pooled_first = src.index("v_max_pool2d") < src.index("xp.maximum(")
+    assert pooled_first != shared
+
+
 def test_guards_recapture_on_shape_dtype_grad_mode_and_training_flag():
     m = nn.Sequential(nn.Linear(4, 4), nn.Dropout(0.5))
     cm = ember.compile(m.eval())

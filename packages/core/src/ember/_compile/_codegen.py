@@ -731,6 +731,7 @@ def generate(captured, guard_lines: list, guard_ns: dict, input_exprs: dict, nam
     from ._lowerings import FORWARD, VJP
 
     graph, cap = captured.graph, captured.capture
+    graph = _pool_before_relu(graph, captured.result)
     nodes = graph.nodes
     bw_index = next((i for i, n in enumerate(nodes) if n.op == "compile.backward"),
                     len(nodes))
@@ -793,6 +794,64 @@ def generate(captured, guard_lines: list, guard_ns: dict, input_exprs: dict, nam
     code = compile(source, f"<ember.compile {name}>", "exec")  # the builtin
     exec(code, gen.ns)
     return gen.ns[name], source, gen
+
+
+_MAX_POOLS = ("max_pool1d", "max_pool2d", "max_pool3d")
+
+
+def _pool_before_relu(graph, result):
+    """``max_pool(relu(x))`` as ``relu(max_pool(x))``: the same values and gradients (the
+    maximum commutes with a non-decreasing function; a window whose maximum is not positive
+    passes no gradient either way, and a positive maximum is found at the same first
+    position), with the ReLU and its backward on the pooled, smaller array (LeNet's 2x2
+    pools: a quarter). Only when the ReLU's output feeds the pool alone, the pool returns no
+    indices, and both are plain calls; a new graph, the capture's own is left as it was."""
+    import copy
+
+    nodes = list(graph.nodes)
+    uses: dict = {}
+    for n in nodes:
+        for v in _names_in((n.args, n.kwargs)):
+            uses[v] = uses.get(v, 0) + 1
+    outputs = set(_spec_names(graph.outputs))
+    changed = False
+    for i in range(len(nodes) - 1):
+        relu, pool = nodes[i], nodes[i + 1]
+        if relu.op != "relu" or pool.op not in _MAX_POOLS or relu.kwargs or relu.mutates \
+                or pool.mutates or len(relu.args) != 1 or len(relu.outputs) != 1:
+            continue
+        r = relu.outputs[0][0]
+        if uses.get(r) != 1 or r in outputs or not pool.args or pool.args[0] != {"tensor": r}:
+            continue
+        flags = pool.args[6:7] + [pool.kwargs.get("return_indices", False)]
+        if any(f not in (False, None) for f in flags) or len(pool.outputs) != 1:
+            continue
+        x = relu.args[0]
+        p_name, p_meta = pool.outputs[0]
+        new_pool = copy.copy(pool)
+        new_pool.args = [x] + list(pool.args[1:])
+        new_pool.outputs = [(r, p_meta)]
+        new_relu = copy.copy(relu)
+        new_relu.args = [{"tensor": r}]
+        new_relu.outputs = [(p_name, p_meta)]  # a pool and a ReLU keep the dtype
+        nodes[i], nodes[i + 1] = new_pool, new_relu
+        changed = True
+    if not changed:
+        return graph
+    out = copy.copy(graph)
+    out.nodes = nodes
+    return out
+
+
+def _names_in(obj) -> list:
+    """The value names referenced in encoded arguments."""
+    if isinstance(obj, dict):
+        if len(obj) == 1 and "tensor" in obj and isinstance(obj["tensor"], str):
+            return [obj["tensor"]]
+        return [n for v in obj.values() for n in _names_in(v)]
+    if isinstance(obj, (list, tuple)):
+        return [n for v in obj for n in _names_in(v)]
+    return []
 
 
 def _spec_names(spec) -> list:
