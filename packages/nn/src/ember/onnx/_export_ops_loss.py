@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import math
 
-from ._export_graph import Unsupported
+import numpy as np
+
+from ._export_graph import Unsupported, onnx_type
 from ._export_ops import Call, mapping, norm_axis, reduce, squeeze, unsqueeze
 
 _REDUCTIONS = {0: "none", 1: "mean", 2: "sum"}
@@ -339,3 +341,107 @@ def _probability_ce(c: Call, logp: str, d: str, axis: int, reduction: str, eps: 
     loss = c.add("Neg", [reduce(c, "ReduceSum", prod, [norm_axis(axis, c.rank("input"))],
                                 False)])
     return _reduced(c, loss, reduction)
+
+
+# -- margin losses over classes, triplets -------------------------------------------------------
+
+def _as_rows(c: Call, x: str, rank: int) -> str:
+    """A ``[C]`` input as one row ``[1, C]``."""
+    return unsqueeze(c, x, [0]) if rank == 1 else x
+
+
+@mapping("multi_margin_loss")
+def _multi_margin_loss(c: Call):
+    """``sum_{j != y} max(0, margin - x[y] + x[j])**p * w[y] / C`` per sample."""
+    d = c.out_dtype
+    rank = c.rank("input")
+    if rank not in (1, 2):
+        raise Unsupported(f"multi_margin_loss of a {rank}-d input")
+    classes = c.shape("input")[-1]
+    if not isinstance(classes, int):
+        raise Unsupported("multi_margin_loss with a dynamic number of classes")
+    p = int(c.lit("p", 1))
+    if p not in (1, 2):
+        raise Unsupported("p other than 1 and 2")
+    x = _as_rows(c, c.t("input", d), rank)                              # [N, C]
+    t = c.add("Reshape", [c.t("target", "int64"), c.i64([-1, 1])])     # [N, 1]
+    picked = c.add("GatherElements", [x, t], axis=1)
+    z = c.add("Relu", [c.add("Add", [c.add("Sub", [x, picked]),
+                                     c.const(float(c.lit("margin", 1.0)), d)])])
+    if p == 2:
+        z = c.add("Mul", [z, z])
+    others = c.add("Not", [c.add("Equal", [t, c.i64(np.arange(classes)[None, :])])])
+    z = c.add("Where", [others, z, c.const(0.0, d)])
+    if c.has("weight"):
+        z = c.add("Mul", [z, c.add("Gather", [c.t("weight", d), t], axis=0)])
+    loss = c.add("Div", [reduce(c, "ReduceSum", z, [1], False), c.const(float(classes), d)])
+    if rank == 1:
+        loss = c.add("Reshape", [loss, c.i64([])])
+    return _reduced(c, loss, _reduction(c))
+
+
+@mapping("multilabel_margin_loss")
+def _multilabel_margin_loss(c: Call):
+    """``sum_{j in y, i not in y} max(0, 1 - (x[j] - x[i])) / C`` per sample, ``y`` the
+    target's class indices before its first -1 (a repeated index counts each time)."""
+    d = c.out_dtype
+    rank = c.rank("input")
+    if rank not in (1, 2):
+        raise Unsupported(f"multilabel_margin_loss of a {rank}-d input")
+    classes = c.shape("input")[-1]
+    if not isinstance(classes, int):
+        raise Unsupported("multilabel_margin_loss with a dynamic number of classes")
+    x = _as_rows(c, c.t("input", d), rank)                               # [N, C]
+    t = _as_rows(c, c.t("target", "int64"), rank)                        # [N, C]
+    ended = c.add("CumSum", [c.add("Cast", [c.add("Equal", [t, c.i64(-1)])],
+                                   to=onnx_type("int64")), c.i64(1)])
+    valid = c.add("Equal", [ended, c.i64(0)])                            # [N, C]
+    hit = c.add("And", [c.add("Equal", [unsqueeze(c, t, [2]),
+                                        c.i64(np.arange(classes)[None, None, :])]),
+                        unsqueeze(c, valid, [2])])                       # [N, p, class]
+    count = reduce(c, "ReduceSum", c.add("Cast", [hit], to=onnx_type(d)), [1], False)
+    absent = c.add("Cast", [c.add("Equal", [count, c.const(0.0, d)])], to=onnx_type(d))
+    pair = c.add("Mul", [unsqueeze(c, count, [2]), unsqueeze(c, absent, [1])])  # [N, j, i]
+    z = c.add("Relu", [c.add("Add", [c.add("Sub", [c.const(1.0, d), unsqueeze(c, x, [2])]),
+                                     unsqueeze(c, x, [1])])])
+    loss = c.add("Div", [reduce(c, "ReduceSum", c.add("Mul", [z, pair]), [1, 2], False),
+                         c.const(float(classes), d)])
+    if rank == 1:
+        loss = c.add("Reshape", [loss, c.i64([])])
+    return _reduced(c, loss, _reduction(c))
+
+
+def _distance(c: Call, a: str, b: str, p: float, eps: float, rank: int, d: str) -> str:
+    """``pairwise_distance``: the ``p``-norm of ``a - b + eps`` along the last axis."""
+    from ._export_ops_linalg import vector_norm
+
+    diff = c.add("Add", [c.add("Sub", [a, b]), c.const(eps, d)])
+    if rank == 0:
+        return c.add("Abs", [diff])
+    return vector_norm(c, diff, p, [rank - 1], False, d)
+
+
+@mapping("triplet_margin_loss", "nn.functional.triplet_margin_loss",
+         "triplet_margin_with_distance_loss", "nn.functional.triplet_margin_with_distance_loss")
+def _triplet_margin_loss(c: Call):
+    """``max(d(a, p) - d(a, n) + margin, 0)``, ``d`` the pairwise ``p``-distance (the
+    default distance of ``triplet_margin_with_distance_loss``: ``pairwise_distance``);
+    ``swap`` uses ``min(d(a, n), d(p, n))``."""
+    d = c.out_dtype
+    if c.op.endswith("triplet_margin_with_distance_loss"):
+        if c.p.get("distance_function") is not None:
+            raise Unsupported("a distance_function other than the default "
+                              "(pairwise_distance): a Python callable is not part of the "
+                              "captured graph")
+        p, eps = 2.0, 1e-6
+    else:
+        p, eps = float(c.lit("p", 2.0)), float(c.lit("eps", 1e-6))
+    rank = max(c.rank("anchor"), c.rank("positive"), c.rank("negative"))
+    a, pos, neg = c.t("anchor", d), c.t("positive", d), c.t("negative", d)
+    d_pos = _distance(c, a, pos, p, eps, rank, d)
+    d_neg = _distance(c, a, neg, p, eps, rank, d)
+    if c.lit("swap", False):
+        d_neg = c.add("Min", [d_neg, _distance(c, pos, neg, p, eps, rank, d)])
+    loss = c.add("Relu", [c.add("Sub", [c.add("Add", [c.const(float(c.lit("margin", 1.0)), d),
+                                                      d_pos]), d_neg])])
+    return _reduced(c, loss, _reduction(c))

@@ -14,7 +14,7 @@ import math
 
 import numpy as np
 
-from ._export_graph import Unsupported, onnx_type
+from ._export_graph import NUMPY_DTYPES, Unsupported, onnx_type
 from ._export_ops import Call, mapping, norm_axis, reduce, unsqueeze
 from ._export_ops_tensor import expand_to, reshape_to
 
@@ -106,9 +106,11 @@ def _avg_pool(c: Call):
 @mapping("adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d",
          "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d")
 def _adaptive_pool(c: Call):
-    if c.lit("return_indices", False):
-        raise Unsupported("return_indices=True")
     n = int(c.op[-2])
+    if c.lit("return_indices", False):
+        if "max" not in c.op:
+            raise Unsupported("return_indices=True")
+        return _adaptive_max_with_indices(c, n)
     is_max = "max" in c.op
     x = c.t("input")
     in_sizes = c.shape("input")[-n:]
@@ -613,3 +615,85 @@ def _normalize_lp(c: Call):
     eps = c.const(float(c.lit("eps", 1e-12)), d)
     norm = c.add("Max", [reduce(c, op_type, x, [axis], True), eps])
     return c.add("Div", [x, norm])
+
+
+# -- unpooling, adaptive max pooling with indices, pdist ----------------------------------------
+
+@mapping("max_unpool1d", "max_unpool2d", "max_unpool3d")
+def _max_unpool(c: Call):
+    """Each value scattered to its plane's flat index (``ScatterElements`` into zeros of
+    ``[N, C, prod(output size)]``), then shaped ``[N, C, *output size]``."""
+    n = int(c.op[-2])
+    d = c.out_dtype
+    shape = list(c.shape("input"))
+    if len(shape) not in (n + 1, n + 2):
+        raise Unsupported(f"{c.op} of a {len(shape)}-d input")
+    kernel = c.ints("kernel_size", n)
+    stride = c.lit("stride")
+    strides = kernel if stride is None or stride == [] else c.ints("stride", n)
+    pads = c.ints("padding", n, 0)
+    if c.has("output_size"):
+        sizes = [int(v) for v in c.lit("output_size")][-n:]
+    else:
+        spatial = shape[-n:]
+        if not all(isinstance(s, int) for s in spatial):
+            raise Unsupported(f"{c.op} of a dynamic spatial size")
+        sizes = [(spatial[i] - 1) * strides[i] - 2 * pads[i] + kernel[i] for i in range(n)]
+    if d not in ("float32", "float64", "float16"):
+        raise Unsupported(f"{c.op} of {d}")
+    volume = int(np.prod(sizes))
+    lead = c.b.sizes(shape[:-n])
+    x = c.add("Reshape", [c.t("input", d), c.add("Concat", [lead, c.i64([-1])], axis=0)])
+    idx = c.add("Reshape", [c.t("indices", "int64"),
+                            c.add("Concat", [lead, c.i64([-1])], axis=0)])
+    zeros = c.add("ConstantOfShape", [c.add("Concat", [lead, c.i64([volume])], axis=0)],
+                  value=c.b.onnx.numpy_helper.from_array(np.zeros(1, NUMPY_DTYPES[d])))
+    out = c.add("ScatterElements", [zeros, idx, x], axis=len(shape) - n)
+    return c.add("Reshape", [out, c.add("Concat", [lead, c.i64(sizes)], axis=0)])
+
+
+@mapping("adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices",
+         "adaptive_max_pool3d_with_indices")
+def _adaptive_max_pool_indices(c: Call):
+    return _adaptive_max_with_indices(c, int(c.op.split("_")[2][-2]))
+
+
+def _adaptive_max_with_indices(c: Call, n: int) -> list:
+    """Where each output size divides its input size the windows are PyTorch's exactly
+    (``floor(i * In / Out)`` to ``ceil((i + 1) * In / Out)``, all ``In / Out`` wide, no
+    overlap): ``MaxPool`` with kernel = stride = ``In / Out`` and its indices made per
+    plane as ``max_pool``'s are."""
+    x = c.t("input")
+    in_sizes = c.shape("input")[-n:]
+    out_sizes = c.out_shape[-n:]
+    if not all(isinstance(s, int) for s in list(in_sizes) + list(out_sizes)):
+        raise Unsupported("adaptive max pooling with indices of dynamic sizes")
+    if any(o == 0 or i % o for i, o in zip(in_sizes, out_sizes)):
+        raise Unsupported(f"adaptive max pooling with indices from {list(in_sizes)} to "
+                          f"{list(out_sizes)}: ONNX MaxPool's windows match PyTorch's "
+                          "overlapping adaptive windows only where each output size divides "
+                          "the input size")
+    kernel = [i // o for i, o in zip(in_sizes, out_sizes)]
+    values, flat = c.add("MaxPool", [x], outputs=2, kernel_shape=kernel, strides=kernel)
+    _, origin = c.add("MaxPool", [x], outputs=2, kernel_shape=[1] * n, strides=[1] * n)
+    rank = c.rank("input")
+    spatial = list(range(rank - n, rank))
+    origin = c.add("Slice", [origin, c.i64([0] * n), c.i64([1] * n), c.i64(spatial)])
+    return [values, c.add("Sub", [flat, origin])]
+
+
+@mapping("pdist")
+def _pdist(c: Call):
+    """The ``p``-distances of every pair ``i < j`` of rows (row-major): the rows gathered
+    at the upper triangle's (constant) indices, one norm per pair."""
+    from ._export_ops_linalg import vector_norm
+
+    d = c.out_dtype
+    shape = c.shape("input")
+    if len(shape) != 2 or not isinstance(shape[0], int):
+        raise Unsupported("pdist of an input that is not 2-d with a static number of rows")
+    first, second = np.triu_indices(shape[0], 1)
+    x = c.t("input", d)
+    diff = c.add("Sub", [c.add("Gather", [x, c.i64(first)], axis=0),
+                         c.add("Gather", [x, c.i64(second)], axis=0)])
+    return vector_norm(c, diff, float(c.lit("p", 2)), [1], False, d)

@@ -530,3 +530,156 @@ def _bucketize(c: Call):
     below = c.add("LessOrEqual" if right else "Less", [s_b, v_b])
     out = reduce(c, "ReduceSum", c.add("Cast", [below], to=onnx_type("int64")), [vrank], False)
     return c.b.cast(out, "int64", c.out_dtype)
+
+
+# -- quantiles ----------------------------------------------------------------------------------
+
+def _quantile_input(c: Call) -> tuple[str, list, int, bool, str]:
+    """The input with the reduced axis (all of them flattened when ``dim`` is None), that
+    axis, its static size, keepdim and the compute dtype."""
+    d = c.dtype("input")
+    if d not in FLOAT_TYPES:
+        raise Unsupported(f"{c.op} of {d} (it takes float or double)")
+    shape = list(c.shape("input"))
+    x = c.t("input")
+    dim = c.lit("dim")
+    if dim is None:
+        n = 1
+        for e in shape:
+            if not isinstance(e, int):
+                raise Unsupported(f"{c.op} over all elements of a dynamic shape")
+            n *= e
+        return c.add("Reshape", [x, c.i64([-1])]), [n], 0, shape, d
+    axis = norm_axis(int(dim), len(shape))
+    if not shape:
+        return c.add("Reshape", [x, c.i64([1])]), [1], 0, shape, d
+    if not isinstance(shape[axis], int):
+        raise Unsupported(f"{c.op} along a dynamic dimension")
+    return x, shape, axis, shape, d
+
+
+def _sort_nan_last(c: Call, x: str, n: int, axis: int, d: str) -> tuple[str, str, str]:
+    """Ascending along ``axis`` with NaN as +inf (``TopK`` leaves NaN's place unspecified):
+    the sorted keys, their indices and the count of non-NaN elements (kept axis)."""
+    nan = c.add("IsNaN", [x])
+    keys = c.add("Where", [nan, c.const(np.inf, d), x])
+    values, indices = c.add("TopK", [keys, c.i64([n])], outputs=2, axis=axis, largest=0,
+                            sorted=1)
+    valid = reduce(c, "ReduceSum", c.add("Cast", [c.add("Not", [nan])], to=onnx_type("int64")),
+                   [axis], True)
+    return values, indices, valid
+
+
+@mapping("quantile", "nanquantile")
+def _quantile(c: Call):
+    """PyTorch's ``quantile``: ranks ``q * (n - 1)`` (``n`` the non-NaN count for
+    nanquantile), the interpolation between the neighbouring sorted values (``lerp`` as
+    PyTorch computes it); a slice with a NaN gives NaN (quantile), an all-NaN slice NaN
+    (nanquantile)."""
+    x, shape, axis, in_shape, d = _quantile_input(c)
+    rank = len(shape)
+    n = shape[axis]
+    if n == 0:
+        raise Unsupported(f"{c.op} of an empty tensor")
+    values, _, valid = _sort_nan_last(c, x, n, axis, d)
+    q_scalar = not c.is_tensor("q")
+    q = c.t("q", d)
+    if not q_scalar and len(c.shape("q")) > 1:
+        raise Unsupported("q must be a scalar or a 1-d tensor")
+    where = [1] * rank
+    where[axis] = -1
+    q = c.add("Reshape", [q, c.i64(where)])  # along the reduced axis
+    if c.op == "nanquantile":
+        last = c.add("Cast", [c.add("Sub", [valid, c.i64([1])])], to=onnx_type(d))
+        ranks = c.add("Max", [c.add("Mul", [q, last]), c.const(0.0, d)])
+    else:
+        ranks = c.add("Mul", [q, c.const(float(n - 1), d)])
+    mode = c.lit("interpolation", "linear")
+    if mode not in ("linear", "lower", "higher", "midpoint", "nearest"):
+        raise Unsupported(f"interpolation={mode!r}")
+    if mode == "lower":
+        ranks = c.add("Floor", [ranks])
+    elif mode == "higher":
+        ranks = c.add("Ceil", [ranks])
+    elif mode == "nearest":
+        ranks = c.add("Round", [ranks])  # half to even, as PyTorch's round
+    shape_q = c.add("Shape", [ranks])
+    full = c.add("Max", [shape_q, c.add("Shape", [valid])])  # [..., Q, ...]
+    ranks = c.add("Expand", [ranks, full])
+
+    def gather(r):
+        return c.add("GatherElements", [values, c.add("Cast", [r], to=onnx_type("int64"))],
+                     axis=axis)
+
+    below = gather(c.add("Floor", [ranks]))
+    if mode in ("linear", "midpoint"):
+        above = gather(c.add("Ceil", [ranks]))
+        w = c.const(0.5, d) if mode == "midpoint" else \
+            c.add("Sub", [ranks, c.add("Floor", [ranks])])
+        diff = c.add("Sub", [above, below])
+        low = c.add("Add", [below, c.add("Mul", [w, diff])])
+        high = c.add("Sub", [above, c.add("Mul", [diff, c.add("Sub", [c.const(1.0, d), w])])])
+        out = c.add("Where", [c.add("Less", [w, c.const(0.5, d)]), low, high])
+    else:
+        out = below
+    bad = c.add("Equal", [valid, c.i64([0])]) if c.op == "nanquantile" else \
+        c.add("Less", [valid, c.i64([n])])
+    out = c.add("Where", [bad, c.const(np.nan, d), out])
+    return _quantile_output(c, out, axis, rank, in_shape, q_scalar)
+
+
+def _quantile_output(c: Call, out: str, axis: int, rank: int, in_shape: list,
+                     q_scalar: bool) -> str:
+    """``out`` has the q values along ``axis``; PyTorch puts them first (none for a scalar
+    q), and keeps the reduced axis (all axes when ``dim`` is None) as 1 under keepdim."""
+    keep = bool(c.lit("keepdim", False))
+    if c.lit("dim") is None:
+        # out: [Q]; result [Q] + ([1] * in_rank if keepdim)
+        dims = [1] * len(in_shape) if keep else []
+        return c.add("Reshape", [out, c.i64(([] if q_scalar else [-1]) + dims)])
+    if not in_shape:
+        return c.add("Reshape", [out, c.i64([] if q_scalar else [-1])])
+    if q_scalar:
+        return out if keep else squeeze(c, out, [axis])
+    perm = [axis] + [a for a in range(rank) if a != axis]
+    moved = c.add("Transpose", [out], perm=perm)
+    return unsqueeze(c, moved, [axis + 1]) if keep else moved
+
+
+@mapping("nanmedian")
+def _nanmedian(c: Call):
+    """The lower median of the non-NaN elements (``k = (n_valid - 1) // 2``, truncated as
+    C++ divides, so an all-NaN slice gives its first NaN); with ``dim``, its index too."""
+    d = c.dtype("input")
+    shape = list(c.shape("input"))
+    rank = len(shape)
+    x = c.t("input")
+    with_dim = c.p.get("dim") is not None
+    if d not in FLOAT_TYPES:  # no NaN: the median
+        return _median(c)
+    if not with_dim:
+        n = 1
+        for e in shape:
+            if not isinstance(e, int):
+                raise Unsupported("nanmedian over all elements of a dynamic shape")
+            n *= e
+        x, axis, n_axis, keep = c.add("Reshape", [x, c.i64([-1])]), 0, n, False
+    elif rank == 0:
+        return [x, c.const(np.int64(0), "int64")]
+    else:
+        axis = norm_axis(int(c.lit("dim")), rank)
+        n_axis, keep = shape[axis], bool(c.lit("keepdim", False))
+        if not isinstance(n_axis, int):
+            raise Unsupported("nanmedian along a dynamic dimension")
+    if n_axis == 0:
+        raise Unsupported("nanmedian of an empty tensor")
+    values, indices, valid = _sort_nan_last(c, x, n_axis, axis, d)
+    k = c.add("Div", [c.add("Max", [c.add("Sub", [valid, c.i64([1])]), c.i64([0])]),
+                      c.i64([2])])
+    # values at k are keys (NaN as +inf): an all-NaN slice is NaN
+    v = c.add("GatherElements", [values, k], axis=axis)
+    v = c.add("Where", [c.add("Equal", [valid, c.i64([0])]), c.const(np.nan, d), v])
+    i = c.add("GatherElements", [indices, k], axis=axis)
+    if not with_dim:
+        return c.add("Reshape", [v, c.i64([])])
+    return [v, i] if keep else [squeeze(c, v, [axis]), squeeze(c, i, [axis])]

@@ -1169,3 +1169,61 @@ def _block_diag(c: Call):
         rows.append(c.add("Pad", [x, c.i64([0, left, 0, width - left - cols])]))
         left += cols
     return rows[0] if len(rows) == 1 else c.add("Concat", rows, axis=0)
+
+
+@mapping("diagonal_scatter")
+def _diagonal_scatter(c: Call):
+    """``src`` written on the ``offset`` diagonal of ``dim1``/``dim2``: the two axes moved to
+    the front, ``ScatterND`` at the diagonal's (row, column) pairs, moved back. ``src`` has
+    the diagonal's shape (the other axes, then the diagonal)."""
+    d = c.out_dtype
+    shape = c.shape("input")
+    rank = len(shape)
+    if rank < 2:
+        raise Unsupported(f"diagonal_scatter of a {rank}-d input")
+    a1 = norm_axis(int(c.lit("dim1", 0)), rank)
+    a2 = norm_axis(int(c.lit("dim2", 1)), rank)
+    if a1 == a2:
+        raise Unsupported("diagonal dimensions cannot be identical")
+    rows, cols = _static(c, [shape[a1], shape[a2]], "diagonal_scatter")
+    offset = int(c.lit("offset", 0))
+    start_r, start_c = max(-offset, 0), max(offset, 0)
+    n = max(0, min(rows - start_r, cols - start_c))
+    x = c.t("input", d)
+    if n == 0:
+        return x
+    rest = [a for a in range(rank) if a not in (a1, a2)]
+    perm = [a1, a2] + rest
+    moved = c.add("Transpose", [x], perm=perm)
+    pairs = np.stack([np.arange(n) + start_r, np.arange(n) + start_c], axis=1)
+    src = c.t("src", d)  # [*rest, n] -> [n, *rest]
+    src = c.add("Transpose", [src], perm=[rank - 2] + list(range(rank - 2)))
+    out = c.add("ScatterND", [moved, c.i64(pairs), src])
+    back = [perm.index(a) for a in range(rank)]
+    return c.add("Transpose", [out], perm=back)
+
+
+@mapping("tril_indices", "triu_indices")
+def _tri_indices(c: Call):
+    """The (row, column) indices of the lower/upper triangle: constants (the sizes are
+    arguments, not data), in PyTorch's row-major order."""
+    row, col = int(c.lit("row")), int(c.lit("col"))
+    offset = int(c.lit("offset", 0))
+    r, k = np.indices((row, col)) if row > 0 and col > 0 else (np.zeros((0, 0)),) * 2
+    keep = (k - r <= offset) if c.op == "tril_indices" else (k - r >= offset)
+    pairs = np.stack([r[keep], k[keep]]).astype(np.int64).reshape(2, -1)
+    return c.const(pairs, c.out_dtype)
+
+
+_PYTHON_VALUED = {"equal": "a Python bool", "allclose": "a Python bool",
+                  "is_same_size": "a Python bool", "is_conj": "a Python bool",
+                  "is_neg": "a Python bool", "is_inference": "a Python bool",
+                  "broadcast_shapes": "a Python shape (torch.Size)"}
+
+
+@mapping(*_PYTHON_VALUED)
+def _python_valued(c: Call):
+    raise Unsupported(f"it returns {_PYTHON_VALUED[c.op]}, not a tensor: an ONNX graph "
+                      "computes tensors only, so the value must be decided at export time "
+                      "(compare with tensor ops, e.g. (a == b).all() or isclose(a, b).all(), "
+                      "to keep it in the graph)")
