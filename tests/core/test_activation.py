@@ -215,3 +215,13 @@ def test_relu_values_on_every_size(shape, dtype):
     x = ember.from_numpy(a.copy())
     x.relu_()
     np.testing.assert_array_equal(x.numpy(), out)
+
+
+def test_relu_and_threshold_backward_pass_the_gradient_at_nan_inputs():
+    # PyTorch's threshold_backward is `x <= t ? 0 : g`: a NaN input passes its gradient
+    x = ember.tensor([1.0, float("nan"), -1.0, 0.0], requires_grad=True)
+    ember.relu(x).sum().backward()
+    assert x.grad.tolist() == [1.0, 1.0, 0.0, 0.0]
+    g = ember.tensor([2.0, 3.0, 4.0, 5.0])
+    out = ember.threshold_backward(g, ember.tensor([0.5, float("nan"), 0.2, 0.7]), 0.5)
+    assert out.tolist() == [0.0, 3.0, 0.0, 5.0]

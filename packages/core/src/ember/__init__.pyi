@@ -2700,8 +2700,9 @@ def threshold_(
     """In-place ``threshold``."""
 
 def threshold_backward(grad_output: Tensor, input: Tensor, threshold: _float) -> Tensor:
-    """``grad_output`` where ``input > threshold``, else 0: the backward kernel of relu and
-    threshold, itself differentiable (one fused NumPy expression instead of two ops).
+    """``grad_output`` where not ``input <= threshold``, else 0: the backward kernel of relu
+    and threshold, itself differentiable (one fused NumPy expression instead of two ops). A
+    NaN input passes its gradient, as PyTorch's ``x <= t ? 0 : g``.
     """
 
 def tile(input: Tensor, dims: _IntOrInts) -> Tensor:

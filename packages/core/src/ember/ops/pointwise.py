@@ -1040,10 +1040,11 @@ ThresholdBackwardBackward0 = make_node_class("ThresholdBackwardBackward0", _thre
 
 @register("threshold_backward", method=False)
 def threshold_backward(grad_output, input, threshold):
-    """``grad_output`` where ``input > threshold``, else 0: the backward kernel of relu and
-    threshold, itself differentiable (one fused NumPy expression instead of two ops)."""
+    """``grad_output`` where not ``input <= threshold``, else 0: the backward kernel of relu
+    and threshold, itself differentiable (one fused NumPy expression instead of two ops). A
+    NaN input passes its gradient, as PyTorch's ``x <= t ? 0 : g``."""
     gd = grad_output._data
-    r = gd * (input._data > threshold)
+    r = gd * ~(input._data <= threshold)
     if r.dtype is not gd.dtype:
         r = r.astype(gd.dtype)
     out = _make(r, grad_output._device)
