@@ -18,6 +18,11 @@ from ._export_ops import (
     reduce,
     unsqueeze,
 )
+from ._special_coefficients import IGAM_MAXITER as _IGAM_MAXITER
+from ._special_coefficients import LANCZOS_DEN as _LANCZOS_DEN
+from ._special_coefficients import LANCZOS_G as _LANCZOS_G
+from ._special_coefficients import LANCZOS_NUM as _LANCZOS_NUM
+from ._special_coefficients import MACHEP as _MACHEP
 
 # -- elementwise: unary -------------------------------------------------------------------------
 
@@ -1026,24 +1031,6 @@ def _cov_op(c: Call):
 # once done), here in an ONNX ``Loop`` that stops at the first iteration where all are done
 # (at most 2000, Ember's cap), in float64, the result rounded once.
 
-_MACHEP = 1.11022302462515654042e-16
-_IGAM_MAXITER = 2000
-_LANCZOS_NUM = (0.006061842346248906525783753964555936883222,
-                0.5098416655656676188125178644804694509993,
-                19.51992788247617482847860966235652136208,
-                449.9445569063168119446858607650988409623,
-                6955.999602515376140356310115515198987526,
-                75999.29304014542649875303443598909137092,
-                601859.6171681098786670226533699352302507,
-                3481712.15498064590882071018964774556468,
-                14605578.08768506808414169982791359218571,
-                43338889.32467613834773723740590533316085,
-                86363131.28813859145546927288977868422342,
-                103794043.1163445451906271053616070238554,
-                56906521.91347156388090791033559122686859)
-_LANCZOS_DEN = (1.0, 66.0, 1925.0, 32670.0, 357423.0, 2637558.0, 13339535.0, 45995730.0,
-                105258076.0, 150917976.0, 120543840.0, 39916800.0, 0.0)
-_LANCZOS_G = 6.024680040776729583740234375
 
 
 def _converge(f, carried: list, step) -> list:
