@@ -204,6 +204,31 @@ class LocalHTTPServer(ThreadingHTTPServer):
 
 
 @contextlib.contextmanager
+def onnx_check(proto) -> None:
+    """The ONNX exports' test: the full checker, and ONNX's strict shape inference agreeing on
+    the outputs' types (onnx is imported here: callers have importorskip'ed it)."""
+    import onnx
+
+    onnx.checker.check_model(proto, full_check=True)
+    inferred = onnx.shape_inference.infer_shapes(proto, strict_mode=True, data_prop=True)
+    for ours, theirs in zip(proto.graph.output, inferred.graph.output):
+        assert ours.type.tensor_type.elem_type == theirs.type.tensor_type.elem_type
+
+
+def onnx_session(proto):
+    """An onnxruntime CPU session of an exported model."""
+    import onnxruntime as ort
+
+    return ort.InferenceSession(proto.SerializeToString(), providers=["CPUExecutionProvider"])
+
+
+def onnx_run(proto, *inputs) -> list:
+    """An exported model run in onnxruntime on Ember tensors, inputs by position."""
+    sess = onnx_session(proto)
+    names = [i.name for i in sess.get_inputs()]
+    return sess.run(None, {n: t.numpy() for n, t in zip(names, inputs)})
+
+
 def local_http_server(
     handler_class: Callable[..., BaseHTTPRequestHandler],
 ) -> Iterator[LocalHTTPServer]:

@@ -19,25 +19,15 @@ import ember
 onnx = pytest.importorskip("onnx")
 ort = pytest.importorskip("onnxruntime")
 
+from testutils import onnx_check as check  # noqa: E402
+from testutils import onnx_run as run  # noqa: E402
+
 from ember.onnx import OnnxExporterError, UnsupportedOperatorError  # noqa: E402
 from ember.onnx import export as onnx_export  # noqa: E402
 
 RNG = np.random.default_rng(11)
 FFT = ember.fft
 OPSETS = [17, 20]
-
-
-def check(proto) -> None:
-    onnx.checker.check_model(proto, full_check=True)
-    inferred = onnx.shape_inference.infer_shapes(proto, strict_mode=True, data_prop=True)
-    for ours, theirs in zip(proto.graph.output, inferred.graph.output):
-        assert ours.type.tensor_type.elem_type == theirs.type.tensor_type.elem_type
-
-
-def run(proto, *inputs) -> list:
-    sess = ort.InferenceSession(proto.SerializeToString(), providers=["CPUExecutionProvider"])
-    names = [i.name for i in sess.get_inputs()]
-    return sess.run(None, {n: t.numpy() for n, t in zip(names, inputs)})
 
 
 def tensor(values, dtype=np.float32):

@@ -24,29 +24,15 @@ import ember.nn.functional as F
 onnx = pytest.importorskip("onnx")
 ort = pytest.importorskip("onnxruntime")
 
+from testutils import onnx_check as check  # noqa: E402
+from testutils import onnx_run as run  # noqa: E402
+from testutils import onnx_session as session  # noqa: E402
+
 from ember.onnx import UnsupportedOperatorError  # noqa: E402
 from ember.onnx import export as onnx_export  # noqa: E402
 
 RNG = np.random.default_rng(7)
 SPECIAL = ember.special
-
-
-def check(proto) -> None:
-    """The full checker, and ONNX's strict shape inference agreeing on the outputs' types."""
-    onnx.checker.check_model(proto, full_check=True)
-    inferred = onnx.shape_inference.infer_shapes(proto, strict_mode=True, data_prop=True)
-    for ours, theirs in zip(proto.graph.output, inferred.graph.output):
-        assert ours.type.tensor_type.elem_type == theirs.type.tensor_type.elem_type
-
-
-def session(proto):
-    return ort.InferenceSession(proto.SerializeToString(), providers=["CPUExecutionProvider"])
-
-
-def run(proto, *inputs) -> list:
-    sess = session(proto)
-    names = [i.name for i in sess.get_inputs()]
-    return sess.run(None, {n: t.numpy() for n, t in zip(names, inputs)})
 
 
 def tensor(values, dtype=np.float32):
