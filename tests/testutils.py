@@ -105,6 +105,21 @@ def copy_state_to_torch(ember_module, torch_module):
     return ember_module, torch_module
 
 
+def sparse_parts(x) -> tuple:
+    """The index arrays and values of a tensor of either library (any sparse layout; a dense
+    tensor's data), as NumPy arrays; COO adds its coalesced flag."""
+    name = str(x.layout).split(".")[-1]
+    if name == "sparse_coo":
+        return (x._indices().numpy(), x._values().detach().numpy(), x.is_coalesced())
+    if name in ("sparse_csr", "sparse_bsr"):
+        return (x.crow_indices().numpy(), x.col_indices().numpy(),
+                x.values().detach().numpy())
+    if name in ("sparse_csc", "sparse_bsc"):
+        return (x.ccol_indices().numpy(), x.row_indices().numpy(),
+                x.values().detach().numpy())
+    return (x.detach().numpy(),)
+
+
 def assert_same_sparse(e, t, rtol: float = 0.0) -> None:
     """An ember sparse tensor (COO, CSR or CSC) equals a torch one: layout, size, dtype,
     coalesced flag, index arrays exactly, values exactly (``rtol=0``) or to ``rtol``."""

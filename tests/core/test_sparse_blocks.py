@@ -11,6 +11,7 @@ import re
 import numpy as np
 import pytest
 from testutils import assert_same_error
+from testutils import sparse_parts as _parts
 
 import ember
 from ember.autograd import gradcheck, gradgradcheck
@@ -54,17 +55,6 @@ def _to(x, layout, blocksize=(2, 2)):
     if layout in ("bsr", "bsc"):
         return getattr(x, f"to_sparse_{layout}")(blocksize)
     return getattr(x, f"to_sparse_{layout}")()
-
-
-def _parts(x):
-    """The index arrays and values of a sparse tensor of either library, as numpy."""
-    name = str(x.layout).split(".")[-1]
-    if name == "sparse_coo":
-        return (x._indices().numpy(), x._values().detach().numpy(), x.is_coalesced())
-    if name in ("sparse_csr", "sparse_bsr"):
-        return (x.crow_indices().numpy(), x.col_indices().numpy(),
-                x.values().detach().numpy())
-    return (x.ccol_indices().numpy(), x.row_indices().numpy(), x.values().detach().numpy())
 
 
 def _same(e, t):

@@ -10,6 +10,7 @@ import re
 import numpy as np
 import pytest
 from testutils import assert_same_error
+from testutils import sparse_parts as _parts
 
 import ember
 from ember.autograd import gradcheck, gradgradcheck
@@ -32,19 +33,6 @@ def _torch():
 
 def _mask(m, dtype=None):
     return m.sparse_coo_tensor(m.tensor(IDX), m.tensor(VAL, dtype=dtype), (2, 3))
-
-
-def _parts(x):
-    name = str(x.layout).split(".")[-1]
-    if name == "sparse_coo":
-        return (x._indices().numpy(), x._values().detach().numpy(), x.is_coalesced())
-    if name in ("sparse_csr", "sparse_bsr"):
-        return (x.crow_indices().numpy(), x.col_indices().numpy(),
-                x.values().detach().numpy())
-    if name in ("sparse_csc", "sparse_bsc"):
-        return (x.ccol_indices().numpy(), x.row_indices().numpy(),
-                x.values().detach().numpy())
-    return (x.detach().numpy(),)
 
 
 def _same(e, t):
