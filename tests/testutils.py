@@ -218,7 +218,6 @@ class LocalHTTPServer(ThreadingHTTPServer):
                                f"HTTP server stopped: {alive}")
 
 
-@contextlib.contextmanager
 def onnx_check(proto) -> None:
     """The ONNX exports' test: the full checker, and ONNX's strict shape inference agreeing on
     the outputs' types (onnx is imported here: callers have importorskip'ed it)."""
@@ -244,6 +243,7 @@ def onnx_run(proto, *inputs) -> list:
     return sess.run(None, {n: t.numpy() for n, t in zip(names, inputs)})
 
 
+@contextlib.contextmanager
 def local_http_server(
     handler_class: Callable[..., BaseHTTPRequestHandler],
 ) -> Iterator[LocalHTTPServer]:
