@@ -13,12 +13,14 @@ run with ``lib`` bound to ember and to torch, from the same weights and data:
 
 The table gives each library's loop and vmap times and the speedup (loop / vmap), the number
 the issue asks to be at least 5 for Ember; the last column compares Ember's vmap with
-PyTorch's. Run: ``python benchmarks/run.py bench_vmap`` (``BENCH_ONLY=cnn`` for one).
+PyTorch's. Run: ``python benchmarks/run.py bench_vmap`` (``BENCH_ONLY=cnn`` for one);
+``BENCH_DEVICE=cuda`` runs both libraries on the GPU (each call ends with a synchronize).
 """
 
 from __future__ import annotations
 
 import copy
+import os
 import time
 
 import numpy as np
@@ -26,6 +28,7 @@ from harness import compare, fmt_time
 
 BATCH = 64
 MODELS = 10
+DEVICE = os.environ.get("BENCH_DEVICE", "cpu")
 
 
 def _cnn(lib):
@@ -170,9 +173,29 @@ def _pairs(torch):
         for t, e in zip(t_models, e_models):
             _copy_weights(t, e)
 
+    def on_device(lib, model):
+        for m in model if isinstance(model, list) else [model]:
+            m.to(DEVICE)
+        return model
+
+    def synced(lib, fns):
+        if DEVICE == "cpu":
+            return fns
+        sync = lib.cuda.synchronize
+
+        def wrap(fn):
+            def call():
+                out = fn()
+                sync()
+                return out
+            return call
+        return tuple(wrap(fn) for fn in fns)
+
     def libs(make, e_model, t_model, x, y):
-        e = make(ember, e_model, ember.tensor(x), ember.tensor(y))
-        t = make(torch, t_model, torch.tensor(x), torch.tensor(y)) if torch is not None \
+        e = synced(ember, make(ember, on_device(ember, e_model),
+                               ember.tensor(x, device=DEVICE), ember.tensor(y, device=DEVICE)))
+        t = synced(torch, make(torch, on_device(torch, t_model), torch.tensor(x, device=DEVICE),
+                               torch.tensor(y, device=DEVICE))) if torch is not None \
             else (None, None)
         return e, t
 

@@ -16,16 +16,25 @@ import pytest
 #: that refuse NumPy as CuPy's do) as the default device; the tests that cannot pass there are
 #: listed, each with its reason, in ``strict_exceptions.py``.
 STRICT = os.environ.get("EMBER_TEST_DEVICE") == "strict"
+#: ``EMBER_TEST_DEVICE=cuda`` runs it with a real GPU (CuPy) as the default device, on a machine
+#: that has one (``tools/gpu_check.sh``); the strict run's exceptions apply to it too, and
+#: ``cuda_exceptions.py`` lists what differs on a GPU alone.
+CUDA = os.environ.get("EMBER_TEST_DEVICE") == "cuda"
+DEVICE_RUN = "strict" if STRICT else "cuda" if CUDA else None
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    if not STRICT:
+    if DEVICE_RUN is None:
         return
     import ember
-    from ember.testing import register_strict_device
 
-    register_strict_device()
-    ember.set_default_device("strict")
+    if STRICT:
+        from ember.testing import register_strict_device
+
+        register_strict_device()
+    elif not ember.cuda.is_available():
+        raise pytest.UsageError("EMBER_TEST_DEVICE=cuda needs a CUDA GPU that CuPy can see")
+    ember.set_default_device(DEVICE_RUN)
     # tests read results with .numpy(), as on the CPU: under this run it copies to the host
     # (the one leniency; a GPU tensor raises there, and the strict device's own tests check it)
     ember.Tensor.numpy = functools.partialmethod(ember.Tensor.numpy, force=True)
@@ -44,26 +53,30 @@ def cuda_device_count() -> int:
         return 0
 
 
-def _strict_exceptions(items: list[pytest.Item]) -> None:
-    """Under a strict run, skip the tests that ``strict_exceptions.py`` lists (with why)."""
+def _device_exceptions(items: list[pytest.Item]) -> None:
+    """Under a strict or cuda run, skip the tests that ``strict_exceptions.py`` (and for cuda
+    also ``cuda_exceptions.py``) list, with why."""
     import fnmatch
     import importlib.util
     import pathlib
 
-    spec = importlib.util.spec_from_file_location(
-        "strict_exceptions", pathlib.Path(__file__).with_name("strict_exceptions.py"))
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    exceptions: dict[str, str] = {}
+    for name in ("strict_exceptions",) + (("cuda_exceptions",) if CUDA else ()):
+        spec = importlib.util.spec_from_file_location(
+            name, pathlib.Path(__file__).with_name(f"{name}.py"))
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        exceptions.update(mod.EXCEPTIONS)
     for item in items:
-        for pattern, reason in mod.EXCEPTIONS.items():
+        for pattern, reason in exceptions.items():
             if fnmatch.fnmatchcase(item.nodeid, pattern):
-                item.add_marker(pytest.mark.skip(reason=f"strict device: {reason}"))
+                item.add_marker(pytest.mark.skip(reason=f"{DEVICE_RUN} device: {reason}"))
                 break
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    if STRICT:
-        _strict_exceptions(items)
+    if DEVICE_RUN is not None:
+        _device_exceptions(items)
     gpu_items = [item for item in items if item.get_closest_marker("gpu") is not None]
     if not gpu_items or cuda_device_count() > 0:
         return
@@ -89,29 +102,29 @@ def _dispatch_off() -> None:
         overrides._deactivate()
 
 
-if STRICT:
+if DEVICE_RUN is not None:
     @pytest.fixture(autouse=True)
-    def _strict_device_stays_default():
+    def _test_device_stays_default():
         """A test that leaves another default device behind would run every later test of a
-        strict run off the strict device, hiding their kernels' host copies: fail it, and
-        put the strict device back."""
+        strict (or cuda) run off that device, hiding their kernels' host copies: fail it, and
+        put the device back."""
         yield
         import ember
 
         left = ember.get_default_device()
-        if left.type != "strict":
-            ember.set_default_device("strict")
-            pytest.fail(f"the test left the default device as {left}, not the strict device")
+        if left.type != DEVICE_RUN:
+            ember.set_default_device(DEVICE_RUN)
+            pytest.fail(f"the test left the default device as {left}, not {DEVICE_RUN}")
 
 
-if STRICT and os.environ.get("EMBER_STRICT_REPORT"):
+if DEVICE_RUN is not None and os.environ.get("EMBER_STRICT_REPORT"):
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_makereport(item, call):
-        """Under a strict run, append the kernel line that each failure stopped at (the
-        innermost frame in ember outside ember._strict) to $EMBER_STRICT_REPORT."""
+        """Under a strict or cuda run, append the kernel line that each failure stopped at
+        (the innermost frame in ember outside ember._strict) to $EMBER_STRICT_REPORT."""
         outcome = yield
         report = outcome.get_result()
-        if call.excinfo is None or report.when != "call":
+        if call.excinfo is None or report.when == "teardown" or not report.failed:
             return
         import traceback
 
@@ -120,7 +133,7 @@ if STRICT and os.environ.get("EMBER_STRICT_REPORT"):
         where = (f"{frames[-1].filename.split('/src/')[-1]}:{frames[-1].lineno}"
                  if frames else "tests")
         with open(os.environ["EMBER_STRICT_REPORT"], "a") as fh:
-            fh.write(f"{where}\t{call.excinfo.typename}\t{str(call.excinfo.value)[:80]!r}"
+            fh.write(f"{where}\t{call.excinfo.typename}\t{str(call.excinfo.value)[:160]!r}"
                      f"\t{item.nodeid}\n")
 
 

@@ -81,6 +81,14 @@ def to_numpy(x) -> np.ndarray:
     return x.detach().numpy() if hasattr(x, "detach") else np.asarray(x)
 
 
+def stable_id(value) -> str:
+    """A parametrize id from ``repr`` without object addresses (``<object object at 0x..>``):
+    ids must be equal in every process that collects them (pytest-xdist workers)."""
+    if callable(value) and hasattr(value, "__qualname__"):
+        return value.__qualname__.replace(".<locals>", "")
+    return re.sub(r" at 0x[0-9a-f]+", "", repr(value))
+
+
 def assert_allclose(actual, desired, **kwargs) -> None:
     """``np.testing.assert_allclose`` for ember/torch tensors and array-likes alike."""
     np.testing.assert_allclose(to_numpy(actual), to_numpy(desired), **kwargs)

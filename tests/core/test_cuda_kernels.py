@@ -802,7 +802,10 @@ def test_gpu_gelu(approximate, dtype):
     np.testing.assert_allclose(_host(y), out.detach().numpy(), **_tol(dtype))
     g = _randn(3000, dtype=dtype, seed=1)
     out.backward(_cpu(g))
-    tol = dict(rtol=1e-2, atol=1e-2) if dtype == np.float16 else _tol(dtype)
+    # float32 tanh: where 1 + tanh(u) is a few ulps (x near -5) the gradient's two terms cancel,
+    # so one ulp of tanh moves it by ~3e-6 (the GPU's tanh and NumPy's differ there)
+    tol = (dict(rtol=1e-2, atol=1e-2) if dtype == np.float16
+           else dict(rtol=2e-5, atol=1e-5) if dtype == np.float32 else _tol(dtype))
     np.testing.assert_allclose(_host(K.gelu_backward(_gpu(g), _gpu(x), approximate)),
                                t.grad.numpy(), **tol)
 

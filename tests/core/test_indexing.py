@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from testutils import randn64
+from testutils import randn64, stable_id
 
 import ember
 from ember.autograd import gradcheck, gradgradcheck
@@ -239,7 +239,7 @@ SETITEM = [
 ]
 
 
-@pytest.mark.parametrize("index,value,ref", SETITEM, ids=repr)
+@pytest.mark.parametrize("index,value,ref", SETITEM, ids=stable_id)
 def test_setitem_matches_numpy(index, value, ref):
     x = ember.tensor(A)
     expected = A.copy()

@@ -10,7 +10,7 @@ import warnings
 
 import numpy as np
 import pytest
-from testutils import to_numpy
+from testutils import stable_id, to_numpy
 
 import ember
 
@@ -166,7 +166,7 @@ def _outcome(lib, index, assign):
 
 
 @pytest.mark.parametrize("assign", [False, True], ids=["getitem", "setitem"])
-@pytest.mark.parametrize("index", INDICES, ids=repr)
+@pytest.mark.parametrize("index", INDICES, ids=stable_id)
 def test_sequence_indices_match_pytorch(index, assign):
     theirs = _outcome(torch, index, assign)
     ours = _outcome(ember, index, assign)

@@ -39,8 +39,21 @@ class Stream:
     def priority_range() -> tuple:
         """``(lowest, highest)`` stream priorities of the current device (numerically,
         ``highest <= lowest``)."""
-        least, greatest = backend().xp.cuda.runtime.deviceGetStreamPriorityRange()
-        return int(least), int(greatest)
+        runtime = backend().xp.cuda.runtime
+        query = getattr(runtime, "deviceGetStreamPriorityRange", None)
+        if query is not None:  # CuPy < 14
+            least, greatest = query()
+            return int(least), int(greatest)
+        # CuPy 14 dropped that call: CUDA clamps a requested priority into the device's
+        # range, so a stream asked for far outside it reports each end
+        ends = []
+        for asked in (1 << 20, -(1 << 20)):
+            handle = runtime.streamCreateWithPriority(runtime.streamNonBlocking, asked)
+            try:
+                ends.append(int(runtime.streamGetPriority(handle)))
+            finally:
+                runtime.streamDestroy(handle)
+        return ends[0], ends[1]
 
     def query(self) -> bool:
         """Whether all work queued on the stream has finished."""
