@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import ember
+import ember.backends as _backends
 import ember.backends.cuda as cuda_backend
 from ember import _random
 from ember.backends import register_backend, unregister_backend
@@ -241,6 +242,10 @@ class FakeCupy(types.ModuleType):
 
 @pytest.fixture
 def fake_cuda():
+    # on a machine with a GPU the real backend (and its generators) is put back afterwards
+    real = _backends._REGISTRY.get("cuda")
+    real_generators = {d: g for d, g in _random._device_generators.items() if d.type == "cuda"}
+    real_seed = _random._later_seeds.get("cuda")
     fake = FakeCupy()
     register_backend(cuda_backend.CUDABackend(fake))
     yield fake
@@ -248,6 +253,11 @@ def fake_cuda():
     for dev in [d for d in _random._device_generators if d.type == "cuda"]:
         del _random._device_generators[dev]
     _random._later_seeds.pop("cuda", None)
+    if real is not None:
+        register_backend(real)
+        _random._device_generators.update(real_generators)
+        if real_seed is not None:
+            _random._later_seeds["cuda"] = real_seed
 
 
 def test_fake_device_queries(fake_cuda):

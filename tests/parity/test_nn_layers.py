@@ -6,6 +6,7 @@ import re
 
 import numpy as np
 import pytest
+from testutils import to_numpy
 
 import ember
 import ember.nn as enn
@@ -19,7 +20,7 @@ TOL = dict(rtol=1e-5, atol=1e-5)
 
 
 def to_np(t):
-    return t.detach().numpy() if isinstance(t, torch.Tensor) else np.asarray(t._data)
+    return t.detach().numpy() if isinstance(t, torch.Tensor) else to_numpy(t)
 
 
 def make_pair(name, args, kwargs):

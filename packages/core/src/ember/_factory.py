@@ -114,6 +114,8 @@ def raise_allocation_error(exc: Exception, shape, itemsize: int, dev) -> None:
 def allocating(make, shape, itemsize: int, dev, *args):
     """``make(*args)``, a new array of ``shape``; a failed allocation is reported as PyTorch
     does (``raise_allocation_error``)."""
+    if dev.type != "cpu":  # CuPy's size count wraps where NumPy's refuses
+        storage_nbytes(shape, itemsize)
     try:
         return make(*args)
     except (MemoryError, ValueError) as exc:
@@ -319,9 +321,11 @@ def _filled(fill, shape: tuple, dt: _dtype.dtype, dev, requires_grad, out=None,
     """A new tensor of ``shape`` holding ``fill``; laid out in ``order`` (a memory format's
     axes, outermost first) when given, else C-contiguous."""
     xp = xp_of(dev)
+    alloc_shape = shape if order is None else tuple(shape[d] for d in order)
     if dev is not CPU:
         backend_of(dev).check_dtype(dt.np)
-    alloc_shape = shape if order is None else tuple(shape[d] for d in order)
+        # NumPy refuses an overflowing size; CuPy's count wraps and allocates too little
+        storage_nbytes(shape, dt.itemsize)
     try:
         if fill is None:
             arr = xp.empty(alloc_shape, dtype=dt.np)

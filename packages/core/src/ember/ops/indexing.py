@@ -285,8 +285,10 @@ def _lst(shape) -> str:
 
 
 def _index_error(exc, ndim: int) -> IndexError:
-    """NumPy's IndexError in PyTorch's words."""
+    """NumPy's (or CuPy's) IndexError in PyTorch's words."""
     msg = str(exc)
+    if msg.startswith("Index "):  # CuPy capitalises NumPy's message
+        msg = "i" + msg[1:]
     if "out of bounds for axis" in msg:
         return IndexError(msg.replace("for axis", "for dimension"))
     if msg.startswith("too many indices"):
@@ -436,6 +438,8 @@ def _parse(t: Tensor, index):
     if not has_int:  # no ints or None: NumPy's placement is PyTorch's
         adv = tuple(items)
         _check_masks(t._data.shape, adv)
+        if t._data.__class__ is not np.ndarray:
+            _check_index_bounds(t._data.shape, adv)
         return (), adv
     # PyTorch applies integers (selects) and None first: view with them, then index the rest
     basic, adv = [], []
@@ -458,7 +462,26 @@ def _parse(t: Tensor, index):
         raise _index_error(exc, t._data.ndim) from None
     adv = tuple(adv)
     _check_masks(view_shape, adv)
+    if t._data.__class__ is not np.ndarray:
+        _check_index_bounds(view_shape, adv)
     return basic, adv
+
+
+def _check_index_bounds(shape, adv):
+    """NumPy's IndexError for an integer index outside its dim, checked before a device array
+    is indexed: CuPy does not check (reads wrap, writes go out of bounds and poison the
+    process with an illegal address). One reduction and a sync per index array."""
+    consumed = [(it.ndim if it.dtype.kind == "b" else 1) if hasattr(it, "dtype") else
+                (0 if it is Ellipsis or it is None else 1) for it in adv]
+    ndim = len(shape)
+    pos = 0
+    for k, it in enumerate(adv):
+        if it is Ellipsis:
+            pos = ndim - sum(consumed[k + 1:])
+            continue
+        if hasattr(it, "dtype") and it.dtype.kind in "iu" and pos < ndim:
+            _check_bounds(it, shape[pos], pos, True, IndexError)
+        pos += consumed[k]
 
 
 def _check_masks(shape, adv):

@@ -979,8 +979,14 @@ def repeat(input, repeats):
     if any(r < 0 for r in reps):
         raise RuntimeError(f"Trying to create tensor with negative dimension {min(reps)}: "
                            f"[{shape_str(reps)}]")
+    xp = xp_of(input)
+    if xp is not np:  # CuPy's size count wraps where NumPy's refuses (an illegal address)
+        from .._factory import storage_nbytes
+
+        storage_nbytes(tuple(math.prod(p) for p in zip((1,) * (len(reps) - d.ndim) + d.shape,
+                                                       reps)), d.itemsize)
     try:
-        r = xp_of(input).tile(d, reps)
+        r = xp.tile(d, reps)
     except (MemoryError, ValueError) as exc:
         from .._factory import raise_allocation_error
 
