@@ -28,6 +28,14 @@ class Backend:
     def is_available(self) -> bool:
         return True
 
+    def linalg_errors(self):
+        """A context in which the array module's linear algebra raises
+        ``numpy.linalg.LinAlgError`` on a singular or not positive-definite input, as NumPy's
+        always does (CuPy skips the check, and its sync, unless asked)."""
+        import contextlib
+
+        return contextlib.nullcontext()
+
     def check_dtype(self, np_dtype) -> None:
         """Raise a TypeError naming the dtype when this backend's arrays cannot hold it."""
         if np_dtype in self.unsupported_dtypes:

@@ -51,6 +51,11 @@ class CUDABackend(Backend):
     def is_available(self) -> bool:
         return self.device_count() > 0
 
+    def linalg_errors(self):
+        import cupyx  # CuPy's own; its linalg setting is per thread, so set it per call
+
+        return cupyx.errstate(linalg="raise")
+
     def device_count(self) -> int:
         try:
             return self.xp.cuda.runtime.getDeviceCount()

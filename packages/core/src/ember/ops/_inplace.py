@@ -11,8 +11,19 @@ from ..autograd.grad_mode import GRAD
 from ._casts import cast_to
 from ._promotion import _dtype_category, broadcast_shape
 
-__all__ = ["write_inplace", "check_inplace_autograd", "make_inplace", "rebase_history",
+__all__ = ["writable", "write_inplace", "check_inplace_autograd", "make_inplace", "rebase_history",
            "write_out", "accepts_out"]
+
+
+def writable(arr) -> bool:
+    """Whether ``arr`` may be written: NumPy's writeable flag; CuPy arrays have none, so there
+    a view in which one element is reached through a zero stride (expand's) is refused, as
+    PyTorch refuses writing to memory that several elements share."""
+    flags = getattr(arr, "flags", None)
+    writeable = getattr(flags, "writeable", None)
+    if writeable is not None:
+        return bool(writeable)
+    return not any(st == 0 and n > 1 for st, n in zip(arr.strides, arr.shape))
 
 
 def write_inplace(self: Tensor, result, name: str) -> None:
@@ -28,8 +39,7 @@ def write_inplace(self: Tensor, result, name: str) -> None:
             raise RuntimeError(f"result type {_dtype.scalar_type_name(result.dtype)} can't be "
                                "cast to the desired output type "
                                f"{_dtype.scalar_type_name(sd.dtype)}")
-    flags = getattr(sd, "flags", None)  # CuPy arrays have no writeable flag
-    if flags is not None and not getattr(flags, "writeable", True):
+    if not writable(sd):
         raise RuntimeError(f"{name}: unsupported operation: the tensor is a read-only view "
                            "(e.g. of expand()); clone it first")
     if sd.ndim:
