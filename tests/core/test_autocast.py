@@ -240,7 +240,10 @@ def test_older_per_device_names():
         assert ember.mm(x, x).dtype == LOW
         assert ember.is_autocast_cpu_enabled() and ember.get_autocast_cpu_dtype() == LOW
     with pytest.warns(FutureWarning, match="torch.amp.GradScaler\\('cuda', args...\\)"):
-        with pytest.warns(UserWarning, match="CUDA is not available"):
-            assert not ember.cuda.amp.GradScaler().is_enabled()
+        if ember.cuda.is_available():
+            assert ember.cuda.amp.GradScaler().is_enabled()
+        else:
+            with pytest.warns(UserWarning, match="CUDA is not available"):
+                assert not ember.cuda.amp.GradScaler().is_enabled()
     with pytest.warns(FutureWarning):
         assert ember.cpu.amp.GradScaler().is_enabled()
