@@ -166,7 +166,8 @@ def _integer_pow(a, b):
         return np.power(a, b)
     xp = xp_of(b)
     r = np.power(a, xp.where(negative, 0, b))
-    inverse = xp.where(a == 1, 1, xp.where(a == -1, 1 - 2 * (b & 1), 0))
+    base = a if hasattr(a, "dtype") else xp.asarray(a)  # CuPy's where wants array conditions
+    inverse = xp.where(base == 1, 1, xp.where(base == -1, 1 - 2 * (b & 1), 0))
     return xp.where(negative, inverse, r).astype(r.dtype, copy=False)
 
 

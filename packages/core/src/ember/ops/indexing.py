@@ -37,7 +37,7 @@ from ..autograd.grad_mode import GRAD
 from ..autograd.graph import make_node_class, record
 from ._casts import cast_to
 from ._factories import sum_to_size
-from ._inplace import check_inplace_autograd, rebase_history
+from ._inplace import check_inplace_autograd, rebase_history, writable
 from ._promotion import wrap_dim
 from .registry import register, register_method
 from .views import make_view
@@ -93,7 +93,7 @@ class AdvancedIndex:
         self._view(a)[self.adv] = v
 
     def add(self, a, v, xp):
-        xp.add.at(self._view(a), self.adv, v)  # repeated indices accumulate
+        ufunc_at(xp, "add", self._view(a), self.adv, v)  # repeated indices accumulate
 
     def tget(self, t):
         if self.basic:
@@ -144,8 +144,15 @@ def _in_float32(a, dt, xp):
     return xp.asarray(a, dtype=dt).astype(np.float32)
 
 
+_SHARED_WRITE = ("unsupported operation: more than one element of the written-to tensor "
+                 "refers to a single memory location. Please clone() the tensor before "
+                 "performing the operation.")
+
+
 def _write(spec, arr, v, accumulate, xp):
     """``arr[spec] = v`` (or ``+= v`` with repeated indices summing), PyTorch's errors."""
+    if arr.__class__ is not np.ndarray and not writable(arr):  # NumPy checks its own
+        raise RuntimeError(_SHARED_WRITE)
     try:
         if accumulate:
             if hasattr(v, "shape"):
@@ -163,9 +170,7 @@ def _write(spec, arr, v, accumulate, xp):
     except ValueError as exc:
         msg = str(exc)
         if "read-only" in msg:
-            raise RuntimeError("unsupported operation: more than one element of the written-to "
-                               "tensor refers to a single memory location. Please clone() the "
-                               "tensor before performing the operation.") from None
+            raise RuntimeError(_SHARED_WRITE) from None
         if "broadcast" in msg:
             region = spec.get(arr).shape
             if spec.__class__ is BasicIndex:  # PyTorch copies into the view: expand's error
@@ -438,6 +443,7 @@ def _parse(t: Tensor, index):
     if not has_int:  # no ints or None: NumPy's placement is PyTorch's
         adv = tuple(items)
         _check_masks(t._data.shape, adv)
+        _check_index_broadcast(t._data, adv)
         if t._data.__class__ is not np.ndarray:
             _check_index_bounds(t._data.shape, adv)
         return (), adv
@@ -462,6 +468,7 @@ def _parse(t: Tensor, index):
         raise _index_error(exc, t._data.ndim) from None
     adv = tuple(adv)
     _check_masks(view_shape, adv)
+    _check_index_broadcast(t._data, adv)
     if t._data.__class__ is not np.ndarray:
         _check_index_bounds(view_shape, adv)
     return basic, adv
@@ -506,6 +513,28 @@ def _check_masks(shape, adv):
                                      f"not match the shape of the indexed tensor {_lst(shape)} "
                                      f"at index {pos + j}")
         pos += consumed[k]
+
+
+def _check_index_broadcast(d, adv):
+    """NumPy's check that the index arrays broadcast together, in PyTorch's words, made before
+    a device array is indexed: CuPy raises a ValueError worded its own way. A k-dim mask
+    stands for k index arrays of its number of True elements (one sync)."""
+    if d.__class__ is np.ndarray:
+        return  # NumPy's IndexError is reworded by ``_index_error``
+    arrays = [it for it in adv if hasattr(it, "dtype") and (it.ndim or it.dtype.kind != "b")]
+    if len(arrays) < 2:
+        return
+    shapes = []
+    for it in arrays:
+        if it.dtype.kind == "b":
+            shapes.extend([(int(it.sum()),)] * it.ndim)
+        else:
+            shapes.append(tuple(it.shape))
+    try:
+        np.broadcast_shapes(*shapes)
+    except ValueError:
+        raise IndexError("shape mismatch: indexing tensors could not be broadcast together "
+                         "with shapes " + ", ".join(_lst(sh) for sh in shapes)) from None
 
 
 def _with_ellipsis(idx: tuple) -> tuple:
@@ -898,11 +927,81 @@ def _reduce_identity(reduce, dtype):
 def ufunc_at(xp, name: str, target, index, values) -> None:
     """``xp.<name>.at(target, index, values)``: repeated indices combine. CuPy has ``at``
     for add, subtract, maximum and minimum only; a product there runs one vectorised pass per
-    repetition of the most repeated index (``_multiply_at``)."""
-    if name == "multiply" and not _has_multiply_at(xp):
+    repetition of the most repeated index (``_multiply_at``). CuPy's ``add.at`` takes only
+    int32/int64/uint32/uint64/float16/float32/float64 (others go through ``_wide_add_at``),
+    and its ``maximum.at``/``minimum.at`` no float16, bool or small ints, drop NaNs and
+    round float64 through float32 (all go through ``_extreme_at``)."""
+    if xp is np:
+        getattr(np, name).at(target, index, values)
+    elif name == "multiply" and not _has_multiply_at(xp):
         _multiply_at(xp, target, index, values)
+    elif name in ("maximum", "minimum") and (target.dtype.kind in "biu" or (
+            target.dtype.kind == "f" and target.dtype.itemsize in _KEY_MASK)):
+        _extreme_at(xp, name, target, index, values)
+    elif name == "add" and target.dtype.kind in "biuc" and target.dtype not in _ADD_AT_DTYPES:
+        _wide_add_at(xp, target, index, values)
     else:
         getattr(xp, name).at(target, index, values)
+
+
+_ADD_AT_DTYPES = frozenset(np.dtype(t) for t in (np.int32, np.int64, np.uint32, np.uint64,
+                                                 np.float16, np.float32, np.float64))
+
+
+def _wide_add_at(xp, target, index, values) -> None:
+    """``add.at`` for the dtypes CuPy's lacks: bool and small integers summed as int64 and
+    cast back (wrapping, and ``or`` for bool, as NumPy's), complex as its two float parts."""
+    dt = target.dtype
+    v = xp.asarray(values, dtype=dt)
+    if dt.kind == "c":
+        part = np.float64 if dt == np.complex128 else np.float32
+        re = target.real.astype(part)
+        im = target.imag.astype(part)
+        xp.add.at(re, index, v.real.astype(part))
+        xp.add.at(im, index, v.imag.astype(part))
+        out = xp.empty(target.shape, dtype=dt)
+        out.real[...] = re
+        out.imag[...] = im
+        target[...] = out
+        return
+    wide = target.astype(np.int64)
+    xp.add.at(wide, index, v.astype(np.int64))
+    target[...] = wide.astype(dt)
+
+
+_EXTREME_AT_INTS = frozenset(np.dtype(t) for t in (np.int32, np.int64, np.uint32, np.uint64))
+_KEY_MASK = {2: 0x7FFF, 4: 0x7FFFFFFF, 8: 0x7FFFFFFFFFFFFFFF}
+_INT64 = np.iinfo(np.int64)
+
+
+def _extreme_at(xp, name: str, target, index, values) -> None:
+    """``maximum.at``/``minimum.at`` through CuPy's exact int64 atomics: a float becomes an
+    int64 key with the float's order (its bits, the negatives' magnitude bits flipped), a NaN
+    the key that always wins (NaN propagates, as NumPy's); integers and bool are widened."""
+    dt = target.dtype
+    v = xp.asarray(values, dtype=dt)
+    if dt in _EXTREME_AT_INTS:
+        getattr(xp, name).at(target, index, v)
+        return
+    if dt.kind != "f":  # bool and small integers: exact in int64
+        wide = target.astype(np.int64)
+        getattr(xp, name).at(wide, index, v.astype(np.int64))
+        target[...] = wide.astype(dt)
+        return
+    bits = np.dtype(f"int{8 * dt.itemsize}")
+    mask = _KEY_MASK[dt.itemsize]
+    nan_key = _INT64.max if name == "maximum" else _INT64.min
+
+    def key(a):
+        i = xp.ascontiguousarray(a).view(bits).astype(np.int64)
+        return xp.where(xp.isnan(a), nan_key, xp.where(i < 0, i ^ mask, i))
+
+    k = key(target)
+    getattr(xp, name).at(k, index, key(v))
+    is_nan = k == nan_key
+    k = xp.where(k < 0, k ^ mask, k)  # the key's map is its own inverse
+    out = k.astype(bits).view(dt)
+    target[...] = xp.where(is_nan, xp.asarray(np.nan, dtype=dt), out)
 
 
 _MULTIPLY_AT: dict = {}

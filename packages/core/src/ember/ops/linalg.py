@@ -807,8 +807,9 @@ def tensordot(a, b, dims=2, out=None):
             raise RuntimeError(f"contracted dimensions need to match, but first has size "
                                f"{ad.shape[x]} in dim {given_a[i]} and second has size "
                                f"{bd.shape[y]} in dim {given_b[i]}")
-    r = _dtype.narrow(xp_of(a).tensordot(_dtype.widen(ad), _dtype.widen(bd), axes=(ca, cb)),
-                      ad.dtype)
+    # tuples: CuPy takes a 0-dim input only with axes == ((), ()), not ([], [])
+    r = _dtype.narrow(xp_of(a).tensordot(_dtype.widen(ad), _dtype.widen(bd),
+                                         axes=(tuple(ca), tuple(cb))), ad.dtype)
     res = _make(r, a._device)
     if GRAD.enabled and (a.requires_grad or b.requires_grad):
         record(TensordotBackward0, res, (a, b), (a, b), (ca, cb))

@@ -9,6 +9,7 @@ from .._device import check_same_device, xp_of
 from .._dtype import scalar_type_name
 from .._tensor import _make
 from ..autograd.graph import make_node_class, mark_holomorphic, record
+from ..backends import backend_of
 from ._factories import sum_to_size
 from ._inplace import accepts_out
 from .linalg import _list_str, _shape_str, broadcast_shapes_or_raise
@@ -67,7 +68,8 @@ def inv(A, *, out=None):
     """Inverse of a square matrix (or batch); ``LinAlgError`` when it is singular."""
     check_matrix(A, "linalg.inv", square=True)
     try:
-        r = xp_of(A).linalg.inv(A._data)
+        with backend_of(A._device).linalg_errors():  # CuPy checks only when asked
+            r = xp_of(A).linalg.inv(A._data)
     except _LinAlgErrorNp:
         raise _singular(A, "linalg.inv") from None
     res = _make(r, A._device)
@@ -193,8 +195,14 @@ def solve(A, B, *, left=True, out=None):
                            f"AX = B ({n}x{n} and {_shape_str(shape)})")
     batch = broadcast_shapes_or_raise(bm.shape[:-2], ad.shape[:-2])
     xp = xp_of(A)
+    if xp is not np:  # CuPy's solve does not broadcast the batch dims of A and B
+        if ad.shape[:-2] != batch:
+            ad = xp.ascontiguousarray(xp.broadcast_to(ad, batch + ad.shape[-2:]))
+        if bm.shape[:-2] != batch:
+            bm = xp.ascontiguousarray(xp.broadcast_to(bm, batch + bm.shape[-2:]))
     try:
-        x = xp.linalg.solve(ad, bm)
+        with backend_of(A._device).linalg_errors():
+            x = xp.linalg.solve(ad, bm)
     except _LinAlgErrorNp:
         full = np.broadcast_to(A._host(), batch + ad.shape[-2:])
         i, _ = first_failing(full, lu_zero_pivot)
@@ -248,7 +256,8 @@ def cholesky(A, *, upper=False, out=None, _name="linalg.cholesky"):
     gives ``L^H``. ``LinAlgError`` when ``A`` is not positive-definite."""
     check_matrix(A, _name, square=True)
     try:
-        r = xp_of(A).linalg.cholesky(A._data)
+        with backend_of(A._device).linalg_errors():
+            r = xp_of(A).linalg.cholesky(A._data)
     except _LinAlgErrorNp:
         i, k = first_failing(A._host(), _not_pd_order)
         raise LinAlgError(f"{_name}: {batch_prefix(A, i)}The factorization could not be "

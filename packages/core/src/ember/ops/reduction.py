@@ -664,8 +664,28 @@ def _cumprod(a, axis, acc):
     return a.cumprod(axis=axis, dtype=acc)
 
 
+def _accumulate(xp, name, a, axis, dtype=None):
+    """``xp.<name>.accumulate(a, axis=axis, dtype=dtype)``. CuPy's ``accumulate`` covers only
+    add and multiply, so another array module scans in ceil(log2(n)) doubling steps
+    (Hillis-Steele): exact for maximum and minimum (NaN propagates as in the sequential fold),
+    within rounding of the sequential fold for logaddexp."""
+    ufunc = getattr(xp, name)
+    if xp is np:
+        return ufunc.accumulate(a, axis=axis, dtype=dtype)
+    out = a.astype(dtype) if dtype is not None and a.dtype != dtype else a.copy()
+    n = out.shape[axis]
+    head = (slice(None),) * axis
+    k = 1
+    while k < n:
+        # the right-hand side is a new array, so the overlapping write is safe
+        out[head + (slice(k, None),)] = ufunc(out[head + (slice(None, n - k),)],
+                                              out[head + (slice(k, None),)])
+        k *= 2
+    return out
+
+
 def _logcumsumexp(a, axis, acc):
-    return xp_of(a).logaddexp.accumulate(a, axis=axis, dtype=acc)
+    return _accumulate(xp_of(a), "logaddexp", a, axis, acc)
 
 
 def _cumsum_bw(node, g):
@@ -743,11 +763,11 @@ def _cum_extreme(input, dim, name, node_cls):
     no_complex_kernel(input, f"{name}_cpu")
     xp = xp_of(input)
     a, axis, restore = along(d, dim)
-    values = (xp.maximum if name == "cummax" else xp.minimum).accumulate(a, axis=axis)
+    values = _accumulate(xp, "maximum" if name == "cummax" else "minimum", a, axis)
     # the index moves to every element that equals the running value (ties: the last one)
     pos = xp.arange(a.shape[axis]).reshape([-1 if i == axis else 1 for i in range(a.ndim)])
     hit = same_nan(a, values, xp)
-    idx = xp.maximum.accumulate(xp.where(hit, pos, 0), axis=axis).astype(np.int64)
+    idx = _accumulate(xp, "maximum", xp.where(hit, pos, 0), axis).astype(np.int64)
     return picked(input, restore(values), restore(idx), name, node_cls, (axis, d.shape))
 
 

@@ -22,6 +22,7 @@ from .._device import check_same_device, xp_of
 from .._dtype import scalar_type_name
 from .._format import shape_str
 from .._size import Size
+from .._sparse_tensor import _not_implemented, _SparseData
 from .._tensor import Tensor, _make
 from ..autograd.grad_mode import GRAD
 from ..autograd.graph import make_node_class, record
@@ -828,6 +829,7 @@ def cat(tensors, dim=0, *, axis=None, out=None):
                 raise RuntimeError(f"Sizes of tensors must match except in dimension {dim}. "
                                    f"Expected size {ref.shape[k]} but got size {s[k]} for "
                                    f"tensor number {i} in the list.")
+    _refuse_sparse(kept, "concatenate")
     xp = xp_of(kept[0])
     r = xp.concatenate(_arrays_as(kept, dt), axis=dim)
     res = _make(r, kept[0]._device)
@@ -836,6 +838,14 @@ def cat(tensors, dim=0, *, axis=None, out=None):
                       for t, s in zip(tensors, skipped))
         record(CatBackward0, res, tensors, (), (dim, metas))
     return _finish_join(res, out)
+
+
+def _refuse_sparse(tensors, what):
+    """PyTorch's error for a sparse operand of a dense join, raised before the array module
+    sees it (NumPy lets the operand raise it; CuPy refuses it as an unsupported type first)."""
+    for t in tensors:
+        if t._data.__class__ is _SparseData:
+            raise _not_implemented(what, t._device)
 
 
 def _finish_join(res, out):
@@ -878,6 +888,7 @@ def stack(tensors, dim=0, *, out=None):
                                f"at entry {i}")
     dim = wrap_dim(dim, len(shape) + 1)
     dt = _common_dtype(tensors)
+    _refuse_sparse(tensors, "stack")
     r = xp_of(tensors[0]).stack(_arrays_as(tensors, dt), axis=dim)
     res = _make(r, tensors[0]._device)
     if GRAD.enabled and any(t.requires_grad for t in tensors):
