@@ -280,7 +280,11 @@ def inplace_matches(name) -> int:
 
 
 def _shares(a, b) -> bool:
-    """Whether two tensors share memory (their arrays, on any NumPy-backed device)."""
+    """Whether two tensors share memory (their arrays, on any NumPy-backed device or CuPy)."""
+    if type(a._data).__module__.startswith("cupy"):
+        import cupy
+
+        return bool(cupy.shares_memory(a._data, b._data))
     return np.shares_memory(a._data.view(np.ndarray), b._data.view(np.ndarray))
 
 

@@ -170,6 +170,7 @@ def test_gradients_reach_the_dense_operand_and_the_weight(force_cutlass):
     np.testing.assert_allclose(got[kept], dense_grad[kept], rtol=1e-5, atol=1e-5)
     stored = np.zeros_like(a, dtype=bool)  # the stored (kept) positions, zeros included
     cols = s._cols()
+    cols = cols.get() if hasattr(cols, "get") else cols  # a device array: to the host
     stored[np.arange(32)[:, None], cols] = True
     assert not got[~stored].any()
 

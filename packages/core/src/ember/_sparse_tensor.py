@@ -173,7 +173,9 @@ def _spmm_arrays(plan: _RowPlan, v, d):
     if reduceat is not None:
         out[plan.seg_rows] = reduceat(prod, plan.starts, axis=0)
     else:  # an array module without reduceat (CuPy): an atomic scatter-add
-        xp.add.at(out, plan.rows, prod)
+        from .ops.indexing import ufunc_at  # CuPy's add.at lacks some dtypes
+
+        ufunc_at(xp, "add", out, plan.rows, prod)
     return out
 
 

@@ -27,6 +27,7 @@ from ._casts import cast_to
 from ._inplace import make_inplace
 from ._promotion import wrap_dim
 from .grid import affine_grid, cubic_weights, grid_sample
+from .indexing import ufunc_at
 from .registry import register
 
 __all__ = ["dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout",
@@ -610,7 +611,7 @@ def _bag_max(rows, idx, layout, keep, counts, w, xp):
         first = layout.to_grid(rows, lowest, xp).argmax(1) + layout.starts[:, None]
     else:
         best = xp.full((bags, dim), lowest, dtype=w.dtype)
-        xp.maximum.at(best, layout.bag, rows)
+        ufunc_at(xp, "maximum", best, layout.bag, rows)  # exact on CuPy too
         hit = rows == best[layout.bag]
         if keep is not None:
             hit &= keep[:, None]

@@ -129,7 +129,10 @@ def _softmax(input, dim: int, dtype, log: bool, name: str):
         g = _make(group, s._device)
         v = vals._data
         top = xp.full((n,) + v.shape[1:], -np.inf, dtype=v.dtype)
-        xp.maximum.at(top, group, v)  # the shift: any constant per line gives the same result
+        from ..ops.indexing import ufunc_at
+
+        # the shift: any constant per line gives the same result
+        ufunc_at(xp, "maximum", top, group, v)
         shifted = vals - _make(top[group], s._device)
         exp = shifted.exp()
         total = zeros((n,) + tuple(v.shape[1:]), dtype=vals.dtype, device=s._device)
