@@ -59,7 +59,7 @@ def compare_outputs(tv_model, em_model, shape, seed=0):
     with torch.no_grad():
         expected = tv_model(torch.from_numpy(x)).numpy()
     with ember.no_grad():
-        got = em_model(ember.from_numpy(x)).numpy()
+        got = em_model(ember.tensor(x)).numpy()
     assert got.shape == expected.shape
     assert got.dtype == expected.dtype
     scale = np.abs(expected).max()

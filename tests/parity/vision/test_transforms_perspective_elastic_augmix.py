@@ -52,7 +52,7 @@ ENDS = [
 
 
 def _pair(x):
-    return torch.from_numpy(x.copy()), ember.from_numpy(x.copy())
+    return torch.from_numpy(x.copy()), ember.tensor(x)
 
 
 def _close(t, e, atol=None):
@@ -168,7 +168,7 @@ def test_random_perspective_fill_error():
 
 def _displacement(scale, seed=0, h=H, w=W):
     d = np.random.default_rng(seed).uniform(-scale, scale, (1, h, w, 2)).astype(np.float32)
-    return torch.from_numpy(d.copy()), ember.from_numpy(d.copy())
+    return torch.from_numpy(d.copy()), ember.tensor(d)
 
 
 @pytest.mark.parametrize("scale", [0.05, 0.3])
@@ -221,7 +221,7 @@ def test_elastic_get_params_with_same_noise(monkeypatch, alpha, sigma):
     noise = np.random.default_rng(2).random((2, 1, 1, H, W), dtype=np.float32)
     draws = {"t": iter(noise), "e": iter(noise)}
     monkeypatch.setattr(torch, "rand", lambda size: torch.from_numpy(next(draws["t"]).copy()))
-    monkeypatch.setattr(ember, "rand", lambda size: ember.from_numpy(next(draws["e"]).copy()))
+    monkeypatch.setattr(ember, "rand", lambda size: ember.tensor(next(draws["e"])))
     _close(
         TT.ElasticTransform.get_params(alpha, sigma, [H, W]),
         ET.ElasticTransform.get_params(alpha, sigma, [H, W]),

@@ -38,10 +38,12 @@ def _axis_plan(xp, start, bin_size, grid, n_bins, size, dtype):
     )
     used = (i[None, None, :] < gridf) & (pos >= -1.0) & (pos <= size)
     pos = xp.maximum(pos, 0)
-    low = pos.astype(np.int64)
+    # clipped in integers before any gather: a NaN (or huge) position casts to an arbitrary
+    # integer, and CuPy does not bounds-check indices (its samples are masked off by ``used``)
+    low = xp.clip(pos.astype(np.int64), 0, max(size - 1, 0))
     at_edge = low >= size - 1
-    low = xp.where(at_edge, size - 1, low)
-    high = xp.where(at_edge, size - 1, low + 1)
+    low = xp.where(at_edge, max(size - 1, 0), low)
+    high = xp.where(at_edge, max(size - 1, 0), low + 1)
     frac = xp.where(at_edge, 0, pos - low).astype(dtype)
     idx = xp.stack((low, high), axis=-1)
     w = xp.stack((1 - frac, frac), axis=-1) * used[..., None]
@@ -220,7 +222,7 @@ def _unpool(g: Tensor, plan: Plan) -> Tensor:
         starts = xp.flatnonzero(xp.concatenate((xp.ones(1, dtype=bool), target[1:] != target[:-1])))
         vals = gt[blk].reshape(-1, c)[order // slots]
         vals *= wt.reshape(-1)[order][:, None]
-        flat[target[starts]] += np.add.reduceat(vals, starts, axis=0)
+        flat[target[starts]] += xp.add.reduceat(vals, starts, axis=0)
     result = api.wrap(table_to_input(flat, plan, xp), g._device)
     if api.needs_grad(g):
         api.record(_linear_nodes(plan.name)[1], result, (g,), (), plan)

@@ -26,10 +26,11 @@ __all__ = ["roi_pool", "RoIPool"]
 
 def _c_round(v):
     """C's ``round``: halves away from zero (NumPy rounds them to even)."""
-    a = np.abs(v)
-    r = np.floor(a)
+    xp = api.array_module_of(v)  # the rois' own module: NumPy, or CuPy on a GPU
+    a = xp.abs(v)
+    r = xp.floor(a)
     r = r + (a - r >= 0.5)
-    return np.copysign(r, v).astype(np.int64)
+    return xp.copysign(r, v).astype(np.int64)
 
 
 class QuantizedBins(NamedTuple):
