@@ -15,6 +15,14 @@ usual, but which refuses what CuPy refuses:
   ``np.ndarray`` (a host array that a kernel built with ``np.*``), as CuPy's do;
 - ``__array__`` raises, so ``np.array(t)`` / ``np.asarray`` on an object holding it fail.
 
+It also has CuPy's gaps (seen on a GPU with CuPy 14): ``ufunc.accumulate`` only for add and
+multiply; ``add.at``/``subtract.at`` only for int32/int64/uint32/uint64/float16/float32/
+float64 and ``maximum.at``/``minimum.at`` only for the four integer types (CuPy's float ones
+round through float32 and drop NaNs: kernels go through ``ember.ops.indexing.ufunc_at``);
+``where`` with a Python bool condition; ``tensordot`` of a 0-d array with axes;
+``linalg.solve`` with batch dims that need broadcasting; ``concatenate``/``stack`` of an
+operand that is not an array of the module.
+
 An ndarray subclass cannot stop ``np.asarray(a)`` on the array itself (NumPy views a subclass
 without asking it); that one leak is documented in ``ember.testing``.
 
@@ -29,6 +37,7 @@ import functools
 import threading
 import types
 
+import ml_dtypes
 import numpy as np
 
 __all__ = ["StrictArray", "StrictNumpy", "strict_numpy", "to_strict", "from_strict"]
@@ -106,6 +115,7 @@ class StrictArray(np.ndarray):
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         # CuPy arrays take NumPy's ufuncs (NEP 13 dispatch), but never with a host operand
+        _cupy_ufunc_gaps(ufunc.__name__, method, inputs)
         return _call(getattr(ufunc, method), inputs, kwargs)
 
     def __array_function__(self, func, types_, args, kwargs):
@@ -210,16 +220,22 @@ StrictArray.__getitem__ = _getitem
 class StrictNumpy(types.ModuleType):
     """NumPy as a strict device's array module: results stay strict (see the module doc)."""
 
-    def __init__(self, base=np, name: str = "ember_strict_numpy"):
+    def __init__(self, base=np, name: str = "ember_strict_numpy", *, gaps: bool = True,
+                 _path: str = ""):
         super().__init__(name)
         self._base = base
+        self._gaps = gaps  # CuPy's gaps (see the module doc)
+        self._path = _path
 
     def __getattr__(self, name: str):
         attr = getattr(self._base, name)
+        qual = f"{self._path}.{name}".lstrip(".")
         if name == "ndarray":
             value = StrictArray
+        elif qual in _GAPS and self._gaps:
+            value = _GAPS[qual]
         elif isinstance(attr, types.ModuleType):
-            value = StrictNumpy(attr, f"{self.__name__}.{name}")
+            value = StrictNumpy(attr, f"{self.__name__}.{name}", gaps=self._gaps, _path=qual)
         elif isinstance(attr, type) or not callable(attr):
             value = attr  # dtypes, scalar types, constants
         else:
@@ -239,6 +255,27 @@ def _strict_function(fn):
     return run
 
 
+# bfloat16 never reaches CuPy (the cuda backend refuses it), so the strict device keeps it
+_ADD_AT = frozenset([np.dtype(t) for t in ("int32", "int64", "uint32", "uint64", "float16",
+                                            "float32", "float64")]
+                    + [np.dtype(ml_dtypes.bfloat16)])
+_EXTREME_AT = frozenset(np.dtype(t) for t in ("int32", "int64", "uint32", "uint64"))
+_AT_DTYPES = {"add": _ADD_AT, "subtract": _ADD_AT, "maximum": _EXTREME_AT,
+              "minimum": _EXTREME_AT}
+
+
+def _cupy_ufunc_gaps(name: str, method: str, args) -> None:
+    """CuPy's limits on ufunc methods (see the module doc)."""
+    if method == "accumulate" and name not in ("add", "multiply"):
+        raise NotImplementedError(f"`cupy_{name}.accumulate` is not supported yet")
+    if method == "at":
+        dt = getattr(args[0], "dtype", None) if args else None
+        allowed = _AT_DTYPES.get(name)
+        if allowed is None or dt not in allowed:
+            raise TypeError(f"strict device: {name}.at on {dt}: CuPy has none, or an inexact "
+                            "one (use ember.ops.indexing.ufunc_at)")
+
+
 class _StrictUfunc:
     """A ufunc of the strict module: its call and its methods (reduce, at, ...) unwrap."""
 
@@ -252,8 +289,54 @@ class _StrictUfunc:
     def __getattr__(self, name):
         attr = getattr(self._ufunc, name)
         if callable(attr):
-            return lambda *a, **k: _call(attr, a, k)
+            uname = self.__name__
+
+            def method(*a, **k):
+                _cupy_ufunc_gaps(uname, name, a)
+                return _call(attr, a, k)
+            return method
         return attr
+
+
+def _gap_where(condition, *args):
+    if not hasattr(condition, "dtype"):  # CuPy: 'bool' object has no attribute 'astype'
+        raise AttributeError(f"'{type(condition).__name__}' object has no attribute 'astype'")
+    return _call(np.where, (condition, *args), {})
+
+
+def _gap_tensordot(a, b, axes=2):
+    if (getattr(a, "ndim", 1) == 0 or getattr(b, "ndim", 1) == 0) and not (
+            axes == 0 or axes == ((), ())):
+        raise ValueError("An input is zero-dim while axes has dimensions")
+    return _call(np.tensordot, (a, b), {"axes": axes})
+
+
+def _arrays_only(arrays) -> None:
+    for a in arrays:
+        if not isinstance(a, StrictArray):
+            raise TypeError(f"Unsupported type {type(a)}")
+
+
+def _gap_concatenate(arrays, *args, **kwargs):
+    _arrays_only(arrays)
+    return _call(np.concatenate, (arrays, *args), kwargs)
+
+
+def _gap_stack(arrays, *args, **kwargs):
+    _arrays_only(arrays)
+    return _call(np.stack, (arrays, *args), kwargs)
+
+
+def _gap_solve(a, b):
+    if not ((a.ndim == b.ndim or a.ndim == b.ndim + 1) and a.shape[:-1] == b.shape[:a.ndim - 1]):
+        raise ValueError("a must have (..., M, M) shape and b must have (..., M, K) for "
+                         "multidimensional b")
+    return _call(np.linalg.solve, (a, b), {})
+
+
+#: the strict module's functions that have CuPy's limits (``StrictNumpy.__getattr__``)
+_GAPS = {"where": _gap_where, "tensordot": _gap_tensordot, "concatenate": _gap_concatenate,
+         "stack": _gap_stack, "linalg.solve": _gap_solve}
 
 
 strict_numpy = StrictNumpy()

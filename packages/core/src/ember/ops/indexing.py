@@ -935,6 +935,11 @@ def ufunc_at(xp, name: str, target, index, values) -> None:
         getattr(np, name).at(target, index, values)
     elif name == "multiply" and not _has_multiply_at(xp):
         _multiply_at(xp, target, index, values)
+    elif name in ("maximum", "minimum") and target.dtype == _dtype.BFLOAT16_NP:
+        wide = target.astype(np.float32)  # exact: bfloat16 is float32's upper half
+        _extreme_at(xp, name, wide, index, xp.asarray(values, dtype=target.dtype)
+                    .astype(np.float32))
+        target[...] = wide.astype(target.dtype)
     elif name in ("maximum", "minimum") and (target.dtype.kind in "biu" or (
             target.dtype.kind == "f" and target.dtype.itemsize in _KEY_MASK)):
         _extreme_at(xp, name, target, index, values)
@@ -1100,7 +1105,7 @@ def _reduce_into_bw(node, g, pick, redo, name, src_label):
         gs, gsrc = g, pick(g)
     elif reduce == "mean":
         n = (xp.ones if include_self else xp.zeros)(sd.shape, dtype=sd.dtype)
-        xp.add.at(n, spec.adv, 1)
+        ufunc_at(xp, "add", n, spec.adv, 1)
         n[n == 0] = 1
         gs = g / const(n)
         gsrc = pick(gs)
