@@ -81,3 +81,33 @@ def test_the_cpu_backend_needs_no_linalg_error_context():
     with Backend().linalg_errors():
         with pytest.raises(np.linalg.LinAlgError):
             np.linalg.inv(np.zeros((2, 2)))
+
+
+def test_deterministic_scatter_add_sums_in_index_order_off_numpy():
+    from ember._strict import StrictNumpy, from_strict, to_strict
+    from ember.ops.indexing import ufunc_at
+
+    rng = np.random.default_rng(0)
+    src = rng.standard_normal(1000).astype(np.float32)
+    index = rng.integers(0, 7, 1000)
+    expected = np.zeros(7, np.float32)
+    np.add.at(expected, index, src)  # the CPU's order
+    xp = StrictNumpy(np, "no_atomic_add")
+
+    class _NoAt:  # an atomic scatter-add would not be deterministic on a GPU
+        def at(self, *args):
+            raise AssertionError("add.at called in deterministic mode")
+
+    xp.add = _NoAt()
+    ember.use_deterministic_algorithms(True)
+    try:
+        target = to_strict(np.zeros(7, np.float32))
+        ufunc_at(xp, "add", target, to_strict(index), to_strict(src))
+        # a non-contiguous target (a column view) is written back
+        wide = to_strict(np.zeros((7, 2), np.float32))
+        ufunc_at(xp, "add", wide[:, 1], to_strict(index), to_strict(src))
+    finally:
+        ember.use_deterministic_algorithms(False)
+    assert np.array_equal(from_strict(target), expected)  # bit for bit
+    assert np.array_equal(from_strict(wide)[:, 1], expected)
+    assert not from_strict(wide)[:, 0].any()

@@ -183,8 +183,8 @@ def use_deterministic_algorithms(mode: bool, *, warn_only: bool = False) -> None
     Ember's CPU kernels are deterministic: NumPy and its BLAS give the same result for the
     same input, every run. On CUDA, accumulating scatters (``scatter_add``, ``index_put``
     with ``accumulate=True``, the backward of advanced indexing) use CuPy's atomic adds,
-    whose float sums can differ between runs; Ember does not yet raise or warn for them
-    when this mode is on.
+    whose float sums can differ between runs; in this mode they sum in index order instead
+    (one pass per repetition of the most repeated index: slower, and equal to the CPU's).
     """
     _check_bool("use_deterministic_algorithms", "mode", mode, " (position 1)")
     _check_bool("use_deterministic_algorithms", "warn_only", warn_only)

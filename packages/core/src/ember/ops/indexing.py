@@ -29,7 +29,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .. import _dtype
+from .. import _dtype, _settings
 from .._device import check_same_device, xp_of
 from .._dtype import scalar_type_name
 from .._tensor import Tensor, _make
@@ -935,6 +935,11 @@ def ufunc_at(xp, name: str, target, index, values) -> None:
         getattr(np, name).at(target, index, values)
     elif name == "multiply" and not _has_multiply_at(xp):
         _multiply_at(xp, target, index, values)
+    elif (name == "add" and target.dtype.kind in "fc"
+          and _settings.are_deterministic_algorithms_enabled()):
+        # use_deterministic_algorithms: CuPy's add.at is an atomic scatter whose float sums
+        # depend on thread order; these passes sum in index order, as the CPU does
+        _multiply_at(xp, target, index, values, op="add")
     elif name in ("maximum", "minimum") and target.dtype == _dtype.BFLOAT16_NP:
         wide = target.astype(np.float32)  # exact: bfloat16 is float32's upper half
         _extreme_at(xp, name, wide, index, xp.asarray(values, dtype=target.dtype)
@@ -1025,15 +1030,24 @@ def _has_multiply_at(xp) -> bool:
     return ok
 
 
-def _multiply_at(xp, target, index, values) -> None:
-    """``multiply.at`` without ``ufunc.at``: the k-th occurrence of every target position is
-    applied in pass k, so that within a pass the positions are distinct."""
+def _multiply_at(xp, target, index, values, op: str = "multiply") -> None:
+    """``multiply.at`` (or ``add.at``) without ``ufunc.at``: the k-th occurrence of every
+    target position is applied in pass k, so that within a pass the positions are distinct.
+    The occurrences are applied in index order, as NumPy's ``at`` does: deterministic, and
+    for add the same sums as the CPU's (an atomic scatter-add is neither)."""
     positions = xp.arange(target.size).reshape(target.shape)[index].reshape(-1)
     vals = xp.broadcast_to(xp.asarray(values, dtype=target.dtype),
                            target[index].shape).reshape(-1)
     n = positions.shape[0]
     if not n:
         return
+    work = target if target.flags.c_contiguous else xp.ascontiguousarray(target)
+    _ranked_passes(xp, work.reshape(-1), positions, vals, n, op)
+    if work is not target:
+        target[...] = work
+
+
+def _ranked_passes(xp, flat, positions, vals, n, op) -> None:
     order = xp.argsort(positions, kind="stable")
     sorted_pos = positions[order]
     first = xp.ones(n, dtype=bool)
@@ -1041,10 +1055,12 @@ def _multiply_at(xp, target, index, values) -> None:
     starts = xp.nonzero(first)[0]
     group = xp.cumsum(first) - 1
     rank = xp.arange(n) - starts[group]
-    flat = target.reshape(-1)  # target is C-contiguous: a fresh copy or result array
     for k in range(int(rank.max().item()) + 1):
         sel = order[rank == k]
-        flat[positions[sel]] *= vals[sel]
+        if op == "add":
+            flat[positions[sel]] += vals[sel]
+        else:
+            flat[positions[sel]] *= vals[sel]
 
 
 def _scatter_reduce_arrays(d, spec, v, reduce, include_self, xp, opmath=False):
