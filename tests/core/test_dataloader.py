@@ -247,7 +247,8 @@ def test_single_process_rejects_nothing_but_warns_on_pin_memory():
         warnings.simplefilter("always")
         out = _values(DataLoader(Range(3), batch_size=2, pin_memory=True))
     assert out == [[0, 1], [2]]
-    assert any("pin_memory" in str(w.message) for w in caught)
+    # PyTorch warns only where no accelerator could use pinned memory
+    assert any("pin_memory" in str(w.message) for w in caught) != ember.cuda.is_available()
 
 
 def test_exception_in_main_process_is_raised_plainly():

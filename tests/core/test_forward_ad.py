@@ -284,7 +284,7 @@ def _shares(a, b) -> bool:
     if type(a._data).__module__.startswith("cupy"):
         import cupy
 
-        return bool(cupy.shares_memory(a._data, b._data))
+        return bool(cupy.may_share_memory(a._data, b._data))  # shares_memory: no 0-d
     return np.shares_memory(a._data.view(np.ndarray), b._data.view(np.ndarray))
 
 

@@ -27,7 +27,7 @@ from ..autograd.graph import make_node_class, record, result
 from . import _special
 from ._casts import cast_to
 from ._factories import _fit, binary_op, unary_op
-from ._inplace import make_inplace, write_inplace
+from ._inplace import make_inplace, writable, write_inplace
 from ._promotion import broadcast_shape
 from ._special import TWO_OVER_SQRT_PI, in_float64
 from .registry import register, register_method
@@ -1308,7 +1308,7 @@ def zero_(self):
 
 def _fill_array(self, scalar, name):
     data = self._data
-    if not getattr(data.flags, "writeable", True):
+    if not writable(data):
         write_inplace(self, data, name)  # raises PyTorch's error for a read-only view
     data.fill(scalar)
     self._bump_version()
