@@ -298,6 +298,22 @@ def test_fake_tensors_on_cuda(fake_cuda):
         assert ember.arange(3).device == ember.device("cuda", 0)
 
 
+def test_a_forked_child_gets_pytorchs_error_not_a_driver_one(fake_cuda, monkeypatch):
+    # what os.register_at_fork runs in a child forked after CUDA started (run here directly:
+    # a real fork of the test process would need a GPU to mean anything)
+    monkeypatch.setattr(cuda_backend, "_COUNT", [2])
+    cuda_backend._after_fork_in_child()
+    message = "Cannot re-initialize CUDA in forked subprocess. To use CUDA with multiprocessing"
+    with pytest.raises(RuntimeError, match=message):
+        ember.zeros(2, device="cuda")
+    with pytest.raises(RuntimeError, match=message):
+        ember.tensor([1.0]).cuda()
+    assert ember.cuda.device_count() == 2  # queries answer, as PyTorch's (NVML) do
+    assert ember.ones(2).tolist() == [1.0, 1.0]  # the CPU is untouched
+    cuda_backend._after_fork_in_child()  # a grandchild: stays the stand-in
+    assert isinstance(_backends._REGISTRY["cuda"], cuda_backend._ForkedCUDABackend)
+
+
 class FakeCupyArray(np.ndarray):
     """A NumPy array that presents itself as a CuPy array on device 0."""
 

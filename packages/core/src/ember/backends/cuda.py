@@ -137,14 +137,65 @@ class CUDABackend(Backend):
         linalg.set_compute_type(self.xp.float32, kind)
 
 
+FORKED_MESSAGE = ("Cannot re-initialize CUDA in forked subprocess. To use CUDA with "
+                  "multiprocessing, you must use the 'spawn' start method")
+
+
+class _ForkedArrayModule:
+    """CuPy's place in a child forked after CUDA started: every use raises PyTorch's error
+    (the driver cannot run in a forked child; CuPy would fail with a bare
+    cudaErrorInitializationError)."""
+
+    def __getattr__(self, name):
+        raise RuntimeError(FORKED_MESSAGE)
+
+
+class _ForkedCUDABackend(CUDABackend):
+    """The cuda backend in a forked child: device queries answer from the parent's count (as
+    PyTorch's do, through NVML), anything that would touch the GPU raises."""
+
+    def __init__(self, parent: CUDABackend, count: int):
+        self.unsupported_dtypes = parent.unsupported_dtypes
+        self.kernels = {}
+        self.xp = _ForkedArrayModule()
+        self._count = count
+
+    def device_count(self) -> int:
+        return self._count
+
+    def default_index(self, index):
+        raise RuntimeError(FORKED_MESSAGE)
+
+    def to_device(self, array, index):
+        raise RuntimeError(FORKED_MESSAGE)
+
+
+def _after_fork_in_child() -> None:
+    """Registered with ``os.register_at_fork``: a child forked from a process whose cuda
+    backend is registered gets the forked stand-in (nothing changes for the CPU)."""
+    from . import _REGISTRY
+
+    be = _REGISTRY.get("cuda")
+    if isinstance(be, CUDABackend) and not isinstance(be, _ForkedCUDABackend):
+        register_backend(_ForkedCUDABackend(be, _COUNT[0]))
+
+
+_COUNT = [0]
+
+
 def _register() -> None:
     global _why_not, _registered
     if _cupy is None:
         return
     backend = CUDABackend(_cupy)
-    if backend.device_count() > 0:
+    count = backend.device_count()
+    if count > 0:
         register_backend(backend)
         _registered = True
+        _COUNT[0] = count
+        import os
+
+        os.register_at_fork(after_in_child=_after_fork_in_child)
         # Left alone at 'highest', so that CuPy's own CUPY_TF32 switch still works.
         if _settings.get_float32_matmul_precision() != "highest":
             backend.allow_tf32_matmul(True)
