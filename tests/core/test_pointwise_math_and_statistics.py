@@ -94,6 +94,20 @@ def test_gcd_lcm():
         ember.lcm(ember.tensor([True]), ember.tensor([True]))
 
 
+@pytest.mark.parametrize("dtype", ["int8", "uint8", "int16", "int32", "int64"])
+def test_lcm_overflow_wraps_as_torch(dtype):
+    # PyTorch: abs(a / gcd * b) in C++ arithmetic (narrow types in int, then wrapped); NumPy
+    # takes the abs first, so an overflowing lcm came out negative
+    torch = pytest.importorskip("torch")
+    info = np.iinfo(dtype)
+    rng = np.random.default_rng(1)
+    a = rng.integers(info.min, info.max, 500, endpoint=True).astype(dtype)
+    b = rng.integers(info.min, info.max, 500, endpoint=True).astype(dtype)
+    a[:3], b[:3] = info.min, [1, 3, 0]  # the most negative value; lcm with 0
+    expected = torch.lcm(torch.from_numpy(a), torch.from_numpy(b)).numpy()
+    assert np.array_equal(ember.lcm(ember.tensor(a), ember.tensor(b)).numpy(), expected)
+
+
 def test_ldexp_nextafter_frexp():
     x, e = arr((5,)), np.array([0, 1, -2, 3, 10])
     np.testing.assert_allclose(ember.ldexp(ember.tensor(x), ember.tensor(e)).numpy(),

@@ -1380,7 +1380,21 @@ logaddexp2 = _binary("logaddexp2", _floats_only("logaddexp2", np.logaddexp2), _l
                      doc="``log2(2 ** input + 2 ** other)`` without overflow (floats only).")
 gcd = _binary("gcd", _integers_only("gcd", np.gcd), tensors_only=True,
               doc="Greatest common divisor (integers only; ``gcd(0, 0) == 0``).")
-lcm = _binary("lcm", _integers_only("lcm", np.lcm), tensors_only=True,
+def _lcm_np(a, b):
+    """PyTorch's ``abs(a / gcd(a, b) * b)`` in C++'s arithmetic: types narrower than int are
+    computed in int, then wrapped; int32 and int64 wrap before the abs (NumPy's lcm takes the
+    abs first, so an overflowing lcm differs in sign)."""
+    xp = np if a.__class__ is np.ndarray else xp_of(a)
+    dt = a.dtype
+    if dt.itemsize < 4:
+        a, b = a.astype(np.int32), b.astype(np.int32)
+    g = xp.gcd(a, b)
+    with np.errstate(over="ignore"):
+        r = (a // xp.where(g == 0, 1, g)) * b
+        return xp.abs(xp.where(g == 0, 0, r)).astype(dt)
+
+
+lcm = _binary("lcm", _integers_only("lcm", _lcm_np), tensors_only=True,
               doc="Least common multiple, non-negative (integers only).")
 nextafter = _binary("nextafter", _floats_only("nextafter", np.nextafter, opmath=False),
                     tensors_only=True,
