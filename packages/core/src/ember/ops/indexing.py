@@ -474,21 +474,27 @@ def _parse(t: Tensor, index):
     return basic, adv
 
 
-def _check_index_bounds(shape, adv):
-    """NumPy's IndexError for an integer index outside its dim, checked before a device array
-    is indexed: CuPy does not check (reads wrap, writes go out of bounds and poison the
-    process with an illegal address). One reduction and a sync per index array."""
+def _indexed_dims(ndim: int, adv):
+    """``(item, first dim it indexes)`` for the items of an advanced index (an Ellipsis spans
+    what the others leave; None takes none; a k-dim mask takes k)."""
     consumed = [(it.ndim if it.dtype.kind == "b" else 1) if hasattr(it, "dtype") else
                 (0 if it is Ellipsis or it is None else 1) for it in adv]
-    ndim = len(shape)
     pos = 0
     for k, it in enumerate(adv):
         if it is Ellipsis:
             pos = ndim - sum(consumed[k + 1:])
             continue
-        if hasattr(it, "dtype") and it.dtype.kind in "iu" and pos < ndim:
-            _check_bounds(it, shape[pos], pos, True, IndexError)
+        yield it, pos
         pos += consumed[k]
+
+
+def _check_index_bounds(shape, adv):
+    """NumPy's IndexError for an integer index outside its dim, checked before a device array
+    is indexed: CuPy does not check (reads wrap, writes go out of bounds and poison the
+    process with an illegal address). One reduction and a sync per index array."""
+    for it, pos in _indexed_dims(len(shape), adv):
+        if hasattr(it, "dtype") and it.dtype.kind in "iu" and pos < len(shape):
+            _check_bounds(it, shape[pos], pos, True, IndexError)
 
 
 def _check_masks(shape, adv):
@@ -496,14 +502,8 @@ def _check_masks(shape, adv):
     if not any(getattr(it, "dtype", None) is not None and it.dtype.kind == "b" and it.ndim
                for it in adv):
         return
-    consumed = [(it.ndim if it.dtype.kind == "b" else 1) if hasattr(it, "dtype") else
-                (0 if it is Ellipsis or it is None else 1) for it in adv]
     ndim = len(shape)
-    pos = 0
-    for k, it in enumerate(adv):
-        if it is Ellipsis:
-            pos = ndim - sum(consumed[k + 1:])
-            continue
+    for it, pos in _indexed_dims(ndim, adv):
         if hasattr(it, "dtype") and it.dtype.kind == "b" and it.ndim:
             for j, s in enumerate(it.shape):
                 if pos + j >= ndim:
@@ -512,7 +512,6 @@ def _check_masks(shape, adv):
                     raise IndexError(f"The shape of the mask {_lst(it.shape)} at index {j} does "
                                      f"not match the shape of the indexed tensor {_lst(shape)} "
                                      f"at index {pos + j}")
-        pos += consumed[k]
 
 
 def _check_index_broadcast(d, adv):
