@@ -628,3 +628,43 @@ def _glu(c: Call):
     a, b = c.add("Split", [c.t("input", c.out_dtype), c.i64([shape[axis] // 2] * 2)],
                  outputs=2, axis=axis)
     return c.add("Mul", [a, c.add("Sigmoid", [b])])
+
+
+@mapping("lu_unpack")
+def _lu_unpack(c: Call):
+    """``(P, L, U)`` from ``lu_factor``'s packed output: ``L`` and ``U`` are the triangles
+    (``Trilu``) with a unit diagonal on ``L``; ``P`` the permutation of the rows made by the
+    ``k`` (static) pivot swaps, one ``GatherElements``/``ScatterElements`` pair each."""
+    d = c.dtype("LU_data")
+    shape = c.shape("LU_data")
+    m, n = shape[-2:]
+    if not isinstance(m, int) or not isinstance(n, int):
+        raise Unsupported("lu_unpack of matrices of dynamic sizes")
+    k = min(m, n)
+    lu = c.t("LU_data")
+    empty = c.const(np.zeros(0, dtype=np.float64), "float64")
+    empty = c.b.cast(empty, "float64", d)
+    outs = [empty, empty, empty]
+    if bool(c.lit("unpack_data", True)):
+        c.require(14, "lu_unpack's triangles (Trilu)")
+        cols = c.add("Slice", [lu, c.i64([0]), c.i64([k]), c.i64([-1])])
+        rows = c.add("Slice", [lu, c.i64([0]), c.i64([k]), c.i64([-2])])
+        eye = c.const(np.eye(m, k), d)
+        outs[1] = c.add("Add", [c.add("Trilu", [cols, c.i64(-1)], upper=0), eye])
+        outs[2] = c.add("Trilu", [rows], upper=1)
+    if bool(c.lit("unpack_pivots", True)):
+        piv = c.add("Sub", [c.t("LU_pivots", "int64"), c.const(np.int64(1), "int64")])
+        batch = c.b.sizes(shape[:-2] + [1])
+        order = c.add("Expand", [c.i64(np.arange(m)), c.b.sizes(shape[:-2] + [m])])
+        for i in range(c.shape("LU_pivots")[-1]):
+            at = c.add("Expand", [c.i64([i]), batch])
+            j = c.add("Slice", [piv, c.i64([i]), c.i64([i + 1]), c.i64([-1])])
+            oi = c.add("GatherElements", [order, at], axis=-1)
+            oj = c.add("GatherElements", [order, j], axis=-1)
+            order = c.add("ScatterElements", [order, c.add("Concat", [j, at], axis=-1),
+                                              c.add("Concat", [oi, oj], axis=-1)], axis=-1)
+        rank = len(shape)
+        p = c.add("Equal", [unsqueeze(c, order, [rank - 2]),
+                            c.i64(np.arange(m).reshape(m, 1))])
+        outs[0] = c.add("Cast", [p], to=onnx_type(d))
+    return outs

@@ -1193,3 +1193,77 @@ def _igamma(c: Call):
     r = f.where(a.eq(0.0), f.where(x > 0.0, one, nan), r)
     r = f.where((x < 0.0) | (a < 0.0), nan, r)
     return f.result(r)
+
+
+# -- frexp, nextafter: exponents without a bit cast ---------------------------------------------
+
+_MANTISSA_BITS = {"float16": 11, "float32": 24, "float64": 53}
+
+
+def _frexp64(c: Call, x: str) -> tuple:
+    """``(mantissa, exponent, special)`` of float64 ``x``: the exponent estimated from
+    ``log(|x|) / log(2)`` and corrected by one either way; the mantissa is ``x`` times
+    powers of two only (two factors, so subnormals and the largest values do not overflow;
+    no ``Where`` on it, which loses the sign of -0 in onnxruntime). Zero, inf and NaN are
+    ``special``: mantissa ``x``, exponent 0, as NumPy's frexp."""
+    f = "float64"
+    one, two, half, zero = (c.const(v, f) for v in (1.0, 2.0, 0.5, 0.0))
+    special = c.add("Or", [c.add("Equal", [x, zero]),
+                           c.add("Or", [c.add("IsInf", [x]), c.add("IsNaN", [x])])])
+    regular = c.add("Not", [special])
+    safe = c.add("Where", [special, one, c.add("Abs", [x])])
+    e = c.add("Add", [c.add("Floor", [c.add("Div", [c.add("Log", [safe]),
+                                                      c.const(math.log(2.0), f)])]), one])
+    e = c.add("Where", [special, zero, e])
+    a = c.add("Floor", [c.add("Div", [c.add("Neg", [e]), two])])
+    b = c.add("Sub", [c.add("Neg", [e]), a])
+    m = c.add("Mul", [c.add("Mul", [x, c.add("Pow", [two, a])]), c.add("Pow", [two, b])])
+    for test, factor, shift in (("GreaterOrEqual", half, one), ("Less", two, c.const(-1.0, f))):
+        fix = c.add("And", [regular, c.add(test, [c.add("Abs", [m]), one if factor is half
+                                                   else half])])
+        m = c.add("Mul", [m, c.add("Where", [fix, factor, one])])
+        e = c.add("Add", [e, c.add("Where", [fix, shift, zero])])
+    return m, e, special
+
+
+@mapping("frexp")
+def _frexp(c: Call):
+    """Mantissa in ``[0.5, 1)`` and int32 exponent, computed in float64 (exact for float16
+    and float32; float64 scaled in two steps)."""
+    d = c.dtype("input")
+    if d not in _MANTISSA_BITS:
+        raise Unsupported(f"frexp of {d}")
+    m, e, _ = _frexp64(c, c.t("input", "float64"))
+    return [c.b.cast(m, "float64", d), c.add("Cast", [e], to=onnx_type(c.out(1)["dtype"]))]
+
+
+@mapping("nextafter")
+def _nextafter(c: Call):
+    """The next representable value after ``input`` towards ``other``: ``input`` plus or
+    minus its spacing (``2 ** (exponent - mantissa bits)``, halved below a power of two,
+    at least the smallest subnormal), computed exactly in float64; equal inputs give
+    ``other``, NaN gives NaN, an infinity steps to the largest finite value."""
+    d = c.out_dtype
+    if d not in _MANTISSA_BITS:
+        raise Unsupported(f"nextafter of {d}")
+    f = "float64"
+    info = np.finfo(NUMPY_DTYPES[d])
+    x = c.b.cast(c.t("input", d), d, f)
+    y = c.b.cast(c.t("other", d), d, f)
+    m, e, _ = _frexp64(c, x)
+    direction = c.add("Sign", [c.add("Sub", [y, x])])
+    two = c.const(2.0, f)
+    step = c.add("Pow", [two, c.add("Sub", [e, c.const(float(_MANTISSA_BITS[d]), f)])])
+    down = c.add("And", [c.add("Equal", [c.add("Abs", [m]), c.const(0.5, f)]),
+                         c.add("Less", [c.add("Mul", [direction, c.add("Sign", [x])]),
+                                        c.const(0.0, f)])])
+    step = c.add("Where", [down, c.add("Mul", [step, c.const(0.5, f)]), step])
+    tiny = c.const(float(info.smallest_subnormal), f)
+    step = c.add("Where", [c.add("Equal", [x, c.const(0.0, f)]), tiny, c.add("Max", [step, tiny])])
+    out = c.add("Add", [x, c.add("Mul", [direction, step])])
+    out = c.add("Where", [c.add("IsInf", [x]), c.add("Mul", [c.add("Sign", [x]), c.const(
+        float(info.max), f)]), out])
+    out = c.add("Where", [c.add("Equal", [x, y]), y, out])
+    nan = c.add("Or", [c.add("IsNaN", [x]), c.add("IsNaN", [y])])
+    out = c.add("Where", [nan, c.add("Add", [x, y]), out])
+    return c.b.cast(out, f, d)

@@ -15,7 +15,7 @@ import math
 import numpy as np
 
 from ._export_graph import NUMPY_DTYPES, Unsupported, onnx_type
-from ._export_ops import Call, mapping, norm_axis, reduce, unsqueeze
+from ._export_ops import Call, mapping, norm_axis, reduce, squeeze, unsqueeze
 from ._export_ops_tensor import expand_to, reshape_to
 
 # -- convolution --------------------------------------------------------------------------------
@@ -560,7 +560,7 @@ def _lp_pool(c: Call):
 
 # -- sampling grids -----------------------------------------------------------------------------
 
-@mapping("grid_sample", "grid_sampler")
+@mapping("grid_sample", "grid_sampler", "grid_sampler_2d", "grid_sampler_3d")
 def _grid_sample(c: Call):
     mode = c.lit("mode", c.lit("interpolation_mode", "bilinear"))  # grid_sampler: ints
     padding = c.lit("padding_mode", "zeros")
@@ -697,3 +697,141 @@ def _pdist(c: Call):
     diff = c.add("Sub", [c.add("Gather", [x, c.i64(first)], axis=0),
                          c.add("Gather", [x, c.i64(second)], axis=0)])
     return vector_norm(c, diff, float(c.lit("p", 2)), [1], False, d)
+
+
+# -- the ATen forms: bilinear, conv_tbc, im2col/col2im (F.unfold/F.fold), embedding_bag ---------
+
+@mapping("bilinear")
+def _bilinear(c: Call):
+    """``x1^T A x2 + b`` over the last dims, as Ember's ``einsum("...i,oij,...j->...o")``."""
+    d = c.out_dtype
+    out = c.add("Einsum", [c.t("input1", d), c.t("weight", d), c.t("input2", d)],
+                equation="...i,oij,...j->...o")
+    return c.add("Add", [out, c.t("bias", d)]) if c.has("bias") else out
+
+
+@mapping("conv_tbc")
+def _conv_tbc(c: Call):
+    """Time-batch-channel 1-d convolution: ``Conv`` over the input as (B, C, T) and the
+    weight as (C_out, C_in, K), then back to (T', B, C_out)."""
+    d = c.out_dtype
+    if any(e == 0 for e in c.out_shape):
+        return c.const(np.zeros(_static(c.out_shape, "conv_tbc output"),
+                                dtype=NUMPY_DTYPES[d]), d)
+    kernel = _static(c.shape("weight"), "conv_tbc weight")[0]
+    pad = int(c.lit("pad", 0))
+    x = c.add("Transpose", [c.t("input", d)], perm=[1, 2, 0])
+    w = c.add("Transpose", [c.t("weight", d)], perm=[2, 1, 0])
+    y = c.add("Conv", [x, w, c.t("bias", d)], kernel_shape=[kernel], pads=[pad, pad])
+    return c.add("Transpose", [y], perm=[2, 0, 1])
+
+
+def _fold_geometry(c: Call, image: list) -> tuple:
+    k, dil = c.ints("kernel_size", 2), c.ints("dilation", 2, 1)
+    pad, stride = c.ints("padding", 2, 0), c.ints("stride", 2, 1)
+    out = [(image[i] + 2 * pad[i] - dil[i] * (k[i] - 1) - 1) // stride[i] + 1 for i in range(2)]
+    return k, dil, pad, stride, out
+
+
+@mapping("im2col")
+def _im2col(c: Call):
+    """``F.unfold``: the zero-padded image flattened per channel and gathered at the constant
+    positions of each block element and block (copies: exact for every dtype, inf and NaN)."""
+    shape = _static(c.shape("input"), "unfold input")
+    batched = len(shape) == 4
+    x = c.t("input")
+    if not batched:
+        x = unsqueeze(c, x, [0])
+    n, ch, h, w = [1] + shape if not batched else shape
+    k, dil, pad, stride, (oh, ow) = _fold_geometry(c, [h, w])
+    if any(pad):
+        x = c.add("Pad", [x, c.i64([0, 0, pad[0], pad[1], 0, 0, pad[0], pad[1]])])
+    wp = w + 2 * pad[1]
+    ki, kj = np.meshgrid(np.arange(k[0]) * dil[0], np.arange(k[1]) * dil[1], indexing="ij")
+    bi, bj = np.meshgrid(np.arange(oh) * stride[0], np.arange(ow) * stride[1], indexing="ij")
+    index = (ki.reshape(-1, 1) + bi.reshape(1, -1)) * wp + kj.reshape(-1, 1) + bj.reshape(1, -1)
+    flat = c.add("Reshape", [x, c.i64([n, ch, -1])])
+    cols = c.add("Gather", [flat, c.i64(index)], axis=2)           # [N, C, K, L]
+    out = c.add("Reshape", [cols, c.i64([n, ch * k[0] * k[1], oh * ow])])
+    return out if batched else squeeze(c, out, [0])
+
+
+@mapping("col2im", since=18)
+def _col2im(c: Call):
+    """``F.fold``: ONNX ``Col2Im`` (opset 18), overlaps summed."""
+    c.require(18, "fold/col2im (Col2Im)")
+    d = c.out_dtype
+    batched = c.rank("input") == 3
+    image = c.ints("output_size", 2)
+    k, dil, pad, stride, _ = _fold_geometry(c, image)
+    x = c.t("input", d)
+    if not batched:
+        x = unsqueeze(c, x, [0])
+    out = c.add("Col2Im", [x, c.i64(image), c.i64(k)], dilations=dil, pads=pad + pad,
+                strides=stride)
+    return out if batched else squeeze(c, out, [0])
+
+
+@mapping("embedding_bag")
+def _embedding_bag_aten(c: Call):
+    """``ember.embedding_bag(weight, indices, offsets, ...)``: the bags as
+    ``F.embedding_bag``'s mapping computes them, and its other outputs as Ember's kernel
+    gives them (``offset2bag``: each index's bag or empty; ``bag_size``: the counts of
+    non-padding indices, or zeros for sum; ``max_indices``: the row each maximum comes from,
+    the counts for mean, zeros for sum)."""
+    mode = int(c.lit("mode", 0))
+    num = c.shape("weight")[0]
+    pad = c.lit("padding_idx")
+    if pad is not None:
+        if not isinstance(num, int):
+            raise Unsupported("padding_idx with a dynamic number of embeddings")
+        pad = int(pad) % num
+    params = {**c.p, "input": c.p["indices"], "mode": ("sum", "mean", "max")[mode],
+              "padding_idx": pad, "max_norm": None}
+    bags = _embedding_bag(Call(c.b, c.node, params, c.op))
+    ids = c.t("indices", "int64")
+    o2b, size, maxi = c.outputs[1:]
+
+    def zeros(o):
+        return c.const(np.zeros(_static(o["shape"], "embedding_bag output"),
+                                dtype=NUMPY_DTYPES[o["dtype"]]), o["dtype"])
+
+    if mode == 0 and (o2b is None or o2b["shape"] == [0]):
+        return [bags] + [None if o is None else zeros(o) for o in (o2b, size, maxi)]
+    zero64, one64 = c.const(np.int64(0), "int64"), c.const(np.int64(1), "int64")
+    offsets = c.t("offsets", "int64")
+    n_off = c.b.dim_of(offsets, 0)
+    if c.lit("include_last_offset", False):
+        n_off = c.add("Sub", [n_off, c.i64([1])])
+        offsets = c.add("Slice", [offsets, c.i64([0]), n_off, c.i64([0])])
+    positions = c.add("Range", [zero64, c.add("Squeeze", [c.b.dim_of(ids, 0), c.i64([0])]),
+                                one64])
+    bag = c.add("Sub", [reduce(c, "ReduceSum", c.add("Cast", [
+        c.add("LessOrEqual", [unsqueeze(c, offsets, [0]), unsqueeze(c, positions, [1])])],
+        to=onnx_type("int64")), [1], False), one64])
+    bag_ids = c.add("Range", [zero64, c.add("Squeeze", [n_off, c.i64([0])]), one64])
+    member = c.add("Equal", [unsqueeze(c, bag_ids, [1]), unsqueeze(c, bag, [0])])   # [B, L]
+    if pad is not None:
+        member = c.add("And", [member, unsqueeze(c, c.add("Not", [c.add("Equal", [
+            ids, c.const(pad, "int64")])]), [0])])
+    counts = reduce(c, "ReduceSum", c.add("Cast", [member], to=onnx_type("int64")), [1], False)
+    outs = [bags]
+    outs.append(None if o2b is None else zeros(o2b) if o2b["shape"] == [0] else
+                c.b.cast(bag, "int64", o2b["dtype"]))
+    if mode == 0:
+        return outs + [None if o is None else zeros(o) for o in (size, maxi)]
+    outs.append(None if size is None else c.b.cast(counts, "int64", size["dtype"]))
+    if mode == 1:
+        return outs + [None if maxi is None else c.b.cast(counts, "int64", maxi["dtype"])]
+    d = c.out_dtype
+    rows = c.add("Gather", [c.t("weight", d), ids], axis=0)                    # [L, D]
+    member3 = unsqueeze(c, member, [2])
+    masked = c.add("Where", [member3, unsqueeze(c, rows, [0]), c.const(-np.inf, d)])
+    best = reduce(c, "ReduceMax", masked, [1], True)                            # [B, 1, D]
+    hit = c.add("And", [c.add("Equal", [masked, best]), member3])
+    first = c.add("ArgMax", [c.add("Cast", [hit], to=onnx_type("int32"))], axis=1,
+                  keepdims=0)                                                   # [B, D]
+    picked = c.add("Gather", [ids, first], axis=0)
+    nonempty = unsqueeze(c, c.add("Greater", [counts, zero64]), [1])
+    outs.append(c.b.cast(c.add("Where", [nonempty, picked, zero64]), "int64", maxi["dtype"]))
+    return outs

@@ -154,9 +154,13 @@ def _scatter_reduce(c: Call):
     axis = norm_axis(int(c.lit("dim")), max(rank, 1))
     index = c.t("index", "int64")
     updates = _src_like(c, c.p["src"], index, c.shape("index"), d)
-    how = c.lit("reduce")
-    include_self = bool(c.lit("include_self", True))
-    x = c.t("input", d)
+    return _scatter_reduce_into(c, c.t("input", d), index, updates, axis, c.lit("reduce"),
+                                bool(c.lit("include_self", True)), d)
+
+
+def _scatter_reduce_into(c: Call, x: str, index: str, updates: str, axis: int, how: str,
+                         include_self: bool, d: str) -> str:
+    """``scatter_reduce`` of ``updates`` into ``x`` at ``index`` (the shape of ``updates``)."""
     if how == "mean":
         if d not in FLOAT_TYPES:
             raise Unsupported("scatter_reduce(reduce='mean') of an integer tensor")
@@ -683,3 +687,121 @@ def _nanmedian(c: Call):
     if not with_dim:
         return c.add("Reshape", [v, c.i64([])])
     return [v, i] if keep else [squeeze(c, v, [axis]), squeeze(c, i, [axis])]
+
+
+@mapping("index_reduce")
+def _index_reduce(c: Call):
+    """``scatter_reduce`` with the 1-d index laid along ``dim`` and broadcast to ``source``."""
+    d = c.out_dtype
+    rank = c.rank("input")
+    if rank == 0:
+        raise Unsupported("index_reduce of a 0-d tensor")
+    axis = norm_axis(int(c.lit("dim")), rank)
+    source = c.t("source", d)
+    index = _index_along(c, c.t("index", "int64"), axis, source, rank)
+    how = {"prod": "prod", "mean": "mean", "amax": "amax", "amin": "amin"}.get(c.lit("reduce"))
+    if how is None:
+        raise Unsupported(f"reduce={c.lit('reduce')!r}")
+    return _scatter_reduce_into(c, c.t("input", d), index, source, axis, how,
+                                bool(c.lit("include_self", True)), d)
+
+
+# -- bincount, histc, mode ----------------------------------------------------------------------
+
+def _count_into(c: Call, bins: str, size: str, keep: str | None, weights: str | None,
+                d: str) -> str:
+    """Per bin ``0..size-1``: the number (or ``weights``' sum) of the 1-d int64 ``bins``
+    that fall in it (where ``keep``), as ``d``: a ``[n, size]`` membership product."""
+    zero64, one64 = c.const(np.int64(0), "int64"), c.const(np.int64(1), "int64")
+    member = c.add("Equal", [unsqueeze(c, bins, [1]), unsqueeze(c, c.add(
+        "Range", [zero64, size, one64]), [0])])
+    if keep is not None:
+        member = c.add("And", [member, unsqueeze(c, keep, [1])])
+    member = c.add("Cast", [member], to=onnx_type(d))
+    if weights is not None:
+        member = c.add("Mul", [member, unsqueeze(c, weights, [1])])
+    return reduce(c, "ReduceSum", member, [0], False)
+
+
+@mapping("bincount")
+def _bincount(c: Call):
+    """``max(max(input) + 1, minlength)`` bins (a size read from the data), each the count
+    (or the weights' sum, in float64 rounded once as Ember) of its value."""
+    d = c.out_dtype
+    x = c.t("input", "int64")
+    top = reduce(c, "ReduceMax", c.add("Concat", [x, c.i64([-1])], axis=0), None, False)
+    size = c.add("Max", [c.add("Add", [top, c.const(np.int64(1), "int64")]),
+                         c.const(np.int64(int(c.lit("minlength", 0))), "int64")])
+    if not c.has("weights"):
+        return _count_into(c, x, size, None, None, d)
+    total = _count_into(c, x, size, None, c.t("weights", "float64"), "float64")
+    return c.b.cast(total, "float64", d)
+
+
+@mapping("histc")
+def _histc(c: Call):
+    """``bins`` equal bins over ``[min, max]`` (the data's range when both are 0): the bin
+    of a value is ``(x - min) / (max - min) * bins`` truncated, ``max`` in the last bin,
+    values outside (and NaN) left out, as Ember computes it in the input's dtype."""
+    d = c.dtype("input")
+    if d not in ("float32", "float64"):
+        raise Unsupported(f"histc of {d} (Ember rounds each step to it)")
+    bins = int(c.lit("bins", 100))
+    lo, hi = float(c.lit("min", 0)), float(c.lit("max", 0))
+    x = c.add("Reshape", [c.t("input"), c.i64([-1])])
+    if lo == hi:  # the data's range (an empty input: [-1, 1])
+        f = "float64"
+        x64 = c.b.cast(x, d, f)
+        empty = c.add("Equal", [c.b.dim_of(x, 0), c.i64([0])])
+        low = c.add("Where", [empty, c.const([lo], f), reduce(c, "ReduceMin", c.add(
+            "Concat", [x64, c.const([np.inf], f)], axis=0), [0], True)])
+        high = c.add("Where", [empty, c.const([hi], f), reduce(c, "ReduceMax", c.add(
+            "Concat", [x64, c.const([-np.inf], f)], axis=0), [0], True)])
+        same = c.add("Equal", [low, high])
+        low = c.add("Where", [same, c.add("Sub", [low, c.const([1.0], f)]), low])
+        high = c.add("Where", [same, c.add("Add", [high, c.const([1.0], f)]), high])
+        width = c.b.cast(c.add("Sub", [high, low]), f, d)
+        low, high = c.b.cast(low, f, d), c.b.cast(high, f, d)
+    else:
+        if lo > hi:
+            raise Unsupported("histc with min > max")
+        width = c.const(hi - lo, d)
+        low, high = c.const(lo, d), c.const(hi, d)
+    keep = c.add("And", [c.add("GreaterOrEqual", [x, low]), c.add("LessOrEqual", [x, high])])
+    scaled = c.add("Mul", [c.add("Div", [c.add("Sub", [x, low]), width]), c.const(float(bins), d)])
+    scaled = c.add("Where", [keep, scaled, c.const(0.0, d)])
+    pos = c.add("Min", [c.add("Cast", [scaled], to=onnx_type("int64")),
+                        c.const(np.int64(bins - 1), "int64")])
+    return _count_into(c, pos, c.const(np.int64(bins), "int64"), keep, None, d)
+
+
+@mapping("mode")
+def _mode(c: Call):
+    """The most frequent value along ``dim`` (the smallest of equally frequent ones) and its
+    last index, from the ``[n, n]`` equality counts of each element (no NaN handling)."""
+    d = c.dtype("input")
+    rank = c.rank("input")
+    if rank == 0:
+        return [c.t("input"), c.const(np.int64(0), "int64")]
+    if d == "bool" or d not in NUMPY_DTYPES:
+        raise Unsupported(f"mode of {d}")
+    axis = norm_axis(int(c.lit("dim", -1)), rank)
+    keep = bool(c.lit("keepdim", False))
+    x = c.t("input")
+    eq = c.add("Equal", [unsqueeze(c, x, [axis + 1]), unsqueeze(c, x, [axis])])
+    count = reduce(c, "ReduceSum", c.add("Cast", [eq], to=onnx_type("int64")), [axis + 1],
+                   False)
+    top = reduce(c, "ReduceMax", count, [axis], True)
+    info = np.finfo if d in FLOAT_TYPES else np.iinfo
+    big = np.inf if d in FLOAT_TYPES else info(NUMPY_DTYPES[d]).max
+    value = reduce(c, "ReduceMin", c.add("Where", [c.add("Equal", [count, top]), x,
+                                                   c.const(big, d)]), [axis], True)
+    n = c.b.dim_of(x, axis)
+    pos = c.add("Range", [c.const(np.int64(0), "int64"), squeeze(c, n, [0]),
+                          c.const(np.int64(1), "int64")])
+    pos = unsqueeze(c, pos, [a for a in range(rank) if a != axis]) if rank > 1 else pos
+    index = reduce(c, "ReduceMax", c.add("Where", [c.add("Equal", [x, value]), pos,
+                                                   c.const(np.int64(-1), "int64")]), [axis], True)
+    if keep:
+        return [value, index]
+    return [squeeze(c, value, [axis]), squeeze(c, index, [axis])]

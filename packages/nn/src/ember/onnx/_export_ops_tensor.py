@@ -207,7 +207,7 @@ def _unbind(c: Call):
 
 
 @mapping("chunk", "split", "split_with_sizes", "tensor_split", "unsafe_chunk",
-         "unsafe_split", "unsafe_split_with_sizes", "hsplit", "vsplit")
+         "unsafe_split", "unsafe_split_with_sizes", "hsplit", "vsplit", "dsplit")
 def _split_op(c: Call):
     name = _first(c)
     rank = c.rank(name)
@@ -215,6 +215,8 @@ def _split_op(c: Call):
         dim = 1 if rank >= 2 else 0
     elif c.op == "vsplit":
         dim = 0
+    elif c.op == "dsplit":
+        dim = 2
     else:
         dim = c.lit("dim", 0)
     axis = norm_axis(int(dim), rank)
@@ -1227,3 +1229,96 @@ def _python_valued(c: Call):
                       "computes tensors only, so the value must be decided at export time "
                       "(compare with tensor ops, e.g. (a == b).all() or isclose(a, b).all(), "
                       "to keep it in the graph)")
+
+
+# -- combinations, unravel_index, gradient ------------------------------------------------------
+
+@mapping("combinations")
+def _combinations(c: Call):
+    """The elements gathered at the (constant) index tuples of itertools' combinations."""
+    import itertools
+
+    n = c.shape("input")[0]
+    r = int(c.lit("r", 2))
+    out_shape = c.out_shape
+    if not isinstance(n, int):
+        raise Unsupported("combinations of an input of dynamic size")
+    d = c.out_dtype
+    if 0 in out_shape:
+        empty = c.add("Slice", [c.t("input", d), c.i64([0]), c.i64([0]), c.i64([0])])
+        return empty if len(out_shape) == 1 else c.add("Reshape", [empty, c.i64(out_shape)])
+    gen = itertools.combinations_with_replacement if c.lit("with_replacement", False) \
+        else itertools.combinations
+    index = np.array(list(gen(range(n), r)), dtype=np.int64).reshape(-1, r)
+    out = c.add("Gather", [c.t("input", d), c.i64(index)], axis=0)
+    return out if list(index.shape) == list(out_shape) else c.add("Reshape", [
+        out, c.i64(out_shape)])
+
+
+@mapping("unravel_index")
+def _unravel_index(c: Call):
+    """One coordinate per dim: ``(i // stride) % size`` with Python's floor division (int64),
+    as Ember computes them (negative indices count from the end)."""
+    shape = c.ints("shape")
+    x = c.t("indices", "int64")
+    zero = c.const(np.int64(0), "int64")
+    strides = [1] * len(shape)
+    for k in range(len(shape) - 2, -1, -1):
+        strides[k] = strides[k + 1] * shape[k + 1]
+    outs = []
+    for stride, size in zip(strides, shape):
+        q = x
+        if stride != 1:
+            s = c.const(np.int64(stride), "int64")
+            q = c.add("Div", [x, s])  # truncates: one less where negative and inexact
+            inexact = c.add("And", [c.add("Less", [x, zero]), c.add("Not", [c.add(
+                "Equal", [c.add("Mul", [q, s]), x])])])
+            q = c.add("Sub", [q, c.add("Cast", [inexact], to=ONNX_TYPES["int64"])])
+        outs.append(c.add("Mod", [q, c.const(np.int64(size), "int64")]) if size else q)
+    return outs
+
+
+@mapping("gradient")
+def _gradient(c: Call):
+    """Ember's ``gradient`` with numbers as spacing: central differences inside, first- or
+    second-order one-sided ones at the ends (slices along each dim, concatenated)."""
+    shape = c.shape("input")
+    rank = len(shape)
+    dims = c.lit("dim")
+    dims = list(range(rank)) if dims is None else [dims] if isinstance(dims, int) else dims
+    dims = [norm_axis(int(k), rank) for k in dims]
+    spacing = c.p.get("spacing", 1)
+    spacing = decode(spacing) if not is_tensor_arg(spacing) and not (
+        isinstance(spacing, list) and any(is_tensor_arg(s) for s in spacing)) else None
+    if spacing is None:
+        raise Unsupported("spacing given as coordinate tensors")
+    if not isinstance(spacing, (list, tuple)):
+        spacing = [spacing] * len(dims)
+    edge = int(c.lit("edge_order", 1))
+    outs = []
+    for k, h, o in zip(dims, spacing, c.outputs):
+        d = o["dtype"]
+        x = c.t("input", d)
+
+        def part(start, end, x=x, k=k):
+            return c.add("Slice", [x, c.i64([start]), c.i64([end]), c.i64([k])])
+
+        hc = c.const(h, d)
+
+        def scaled(v, w, d=d):
+            return c.add("Mul", [v, c.const(w, d)])
+
+        center = c.add("Div", [c.add("Sub", [part(2, INT64_MAX), part(0, -2)]), hc])
+        s0, s1, s2 = part(0, 1), part(1, 2), part(2, 3)
+        if edge == 1:
+            first = c.add("Div", [c.add("Sub", [s1, s0]), hc])
+            last = c.add("Div", [c.add("Sub", [part(-1, INT64_MAX), part(-2, -1)]), hc])
+        else:
+            first = c.add("Div", [c.add("Sub", [c.add("Add", [scaled(s0, -1.5), scaled(s1, 2.0)]),
+                                                scaled(s2, 0.5)]), hc])
+            last = c.add("Div", [c.add("Add", [c.add("Add", [
+                scaled(part(-3, -2), 0.5), scaled(part(-2, -1), -2.0)]),
+                scaled(part(-1, INT64_MAX), 1.5)]), hc])
+        outs.append(c.add("Concat", [first, c.add("Div", [center, c.const(2.0, d)]), last],
+                          axis=k))
+    return outs
