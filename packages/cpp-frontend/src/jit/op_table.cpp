@@ -104,6 +104,27 @@ std::vector<int64_t> dims_of(const Args& a, const char* name) {
     return a.ints(name);
 }
 
+void def_inplace_by_copy(OpTable& t, const std::string& name) {
+    const OpEntry& base = t.at(name);
+    OpFn fn = base.fn;
+    const std::string inplace = name + "_";
+    const Signature signature = base.signature;
+    const std::string first = signature.params().at(0).name;
+    def_raw(t, inplace, signature.text(), [fn, inplace, signature, first](const std::vector<Value>& args, const Kwargs& kwargs) {
+        Tensor self = Args(signature, args, kwargs, inplace).tensor(first);
+        return one(write_into(self, fn(args, kwargs).at(0), inplace));
+    });
+}
+
+int64_t dim_index(int64_t dim, int64_t ndim, const std::string& op) {
+    const int64_t n = ndim > 0 ? ndim : 1;
+    if (dim < -n || dim >= n) {
+        throw IndexError(op + "(): Dimension out of range (expected to be in range of [" + std::to_string(-n) +
+                         ", " + std::to_string(n - 1) + "], but got " + std::to_string(dim) + ")");
+    }
+    return dim < 0 ? dim + n : dim;
+}
+
 Tensor to_out(const Args& a, Tensor result) {
     if (a.has("out") && !a.is_none("out")) {
         Tensor out = a.tensor("out");

@@ -253,6 +253,11 @@ void register_tensor_methods(OpTable& t) {
             TensorOptions o = TensorOptions().dtype(a.dtype("dtype").value_or(self.scalar_type()));
             return one(finish(a, ember::full(a.ints("size"), a.scalar("fill_value"), o)));
         });
+
+    // in-place variants of ops of the other families (registered before this one)
+    for (const char* name : {"round", "cumsum", "addmm", "addmv", "baddbmm", "selu", "celu", "threshold"}) {
+        if (!t.count(std::string(name) + "_")) def_inplace_by_copy(t, name);
+    }
 }
 
 }  // namespace ember::jit::detail

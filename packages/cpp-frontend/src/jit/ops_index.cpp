@@ -239,6 +239,69 @@ void register_index_ops(OpTable& t) {
             if (pad && *pad < 0) *pad += a.tensor("weight").size(0);
             return one(nn::functional::embedding(a.tensor("input"), a.tensor("weight"), pad));
         });
+
+    // ---- more gathers and scatters
+    def(t, "take", "input, index", [](const Args& a) {
+        Tensor x = a.tensor("input").reshape({-1});
+        Tensor index = a.tensor("index");
+        const int64_t n = x.numel();
+        Tensor idx = index.to(kLong).contiguous();
+        Tensor wrapped = ember::where(idx < 0, idx + n, idx);
+        if (wrapped.numel() && (ember::any(wrapped < 0).item<bool>() || ember::any(wrapped >= n).item<bool>())) {
+            throw IndexError("out of range: tried to access index out of range of a tensor of " + std::to_string(n) + " elements");
+        }
+        return one(ember::index_select(x, 0, wrapped.reshape({-1})).reshape(index.sizes()));
+    });
+    def(t, "argwhere", "input", [](const Args& a) { return one(ember::nonzero(a.tensor("input"))); });
+    auto index_fill = [](const Args& a) {
+        Tensor x = a.tensor("input").clone();
+        const int64_t d = dim_index(a.integer("dim"), x.dim(), a.op());
+        Tensor index = a.tensor("index").to(kLong).reshape({-1});
+        Tensor view = x.dim() == 0 ? x.reshape({1}) : x;
+        Tensor chosen = ember::index_select(view, d, index);
+        if (a["value"].is_tensor()) chosen.fill_(a.tensor("value"));
+        else chosen.fill_(a.scalar("value"));
+        std::vector<std::optional<Tensor>> at(static_cast<std::size_t>(d) + 1);
+        at[static_cast<std::size_t>(d)] = index;
+        Tensor out = ember::index_put(view, at, chosen);
+        return out.reshape(x.sizes());
+    };
+    def(t, "index_fill", "input, dim, index, value", [index_fill](const Args& a) { return one(index_fill(a)); });
+    def(t, "index_fill_", "input, dim, index, value", [index_fill](const Args& a) {
+        return one(write_into(a.tensor("input"), index_fill(a), a.op()));
+    });
+    auto index_copy = [](const Args& a) {
+        Tensor x = a.tensor("input");
+        const int64_t d = dim_index(a.integer("dim"), x.dim(), a.op());
+        Tensor index = a.tensor("index").to(kLong).reshape({-1});
+        Tensor src = a.tensor("source").to(x.scalar_type());
+        Tensor view = x.dim() == 0 ? x.reshape({1}) : x;
+        if (src.dim() == 0) src = src.reshape({1});
+        // index_put takes the indexed dims first: move dim d of the source to the front
+        std::vector<std::optional<Tensor>> at(static_cast<std::size_t>(d) + 1);
+        at[static_cast<std::size_t>(d)] = index;
+        return ember::index_put(view, at, src).reshape(x.sizes());
+    };
+    def(t, "index_copy", "input, dim, index, source", [index_copy](const Args& a) { return one(index_copy(a)); });
+    def(t, "index_copy_", "input, dim, index, source", [index_copy](const Args& a) {
+        return one(write_into(a.tensor("input"), index_copy(a), a.op()));
+    });
+    def(t, "select_scatter", "input, src, dim, index", [](const Args& a) {
+        Tensor out = a.tensor("input").clone();
+        out.select(a.integer("dim"), a.integer("index")).copy_(a.tensor("src"));
+        return one(out);
+    });
+    def(t, "slice_scatter", "input, src, dim=0, start=None, end=None, step=1", [](const Args& a) {
+        Tensor out = a.tensor("input").clone();
+        ember::slice(out, a.integer("dim"), a.optional_integer("start"), a.optional_integer("end"), a.integer("step"))
+            .copy_(a.tensor("src"));
+        return one(out);
+    });
+    def(t, "diagonal_scatter", "input, src, offset=0, dim1=0, dim2=1", [](const Args& a) {
+        Tensor out = a.tensor("input").clone();
+        out.diagonal(a.integer("offset"), a.integer("dim1"), a.integer("dim2")).copy_(a.tensor("src"));
+        return one(out);
+    });
 }
 
 }  // namespace ember::jit::detail

@@ -1,6 +1,7 @@
 // Pointwise ops of the C++ op table: unary math and activations, binary arithmetic,
 // comparisons and logic, clamps and selects, with their in-place variants ("add_").
 #include <cmath>
+#include <limits>
 
 #include "ember/error.h"
 #include "ember/nn/functional.h"
@@ -21,6 +22,35 @@ struct UnaryOp {
     UnaryInplace inplace;  // nullptr: no in-place variant in the registry
 };
 
+// erfinv: Giles' single-precision approximation refined by two Newton steps on erf.
+double erfinv_double(double y) {
+    if (std::isnan(y) || y < -1 || y > 1) return std::numeric_limits<double>::quiet_NaN();
+    if (y == 1) return std::numeric_limits<double>::infinity();
+    if (y == -1) return -std::numeric_limits<double>::infinity();
+    double w = -std::log((1.0 - y) * (1.0 + y));
+    double x;
+    if (w < 5.0) {
+        w -= 2.5;
+        double p = 2.81022636e-08;
+        p = 3.43273939e-07 + p * w; p = -3.5233877e-06 + p * w; p = -4.39150654e-06 + p * w;
+        p = 0.00021858087 + p * w; p = -0.00125372503 + p * w; p = -0.00417768164 + p * w;
+        p = 0.246640727 + p * w; p = 1.50140941 + p * w;
+        x = p * y;
+    } else {
+        w = std::sqrt(w) - 3.0;
+        double p = -0.000200214257;
+        p = 0.000100950558 + p * w; p = 0.00134934322 + p * w; p = -0.00367342844 + p * w;
+        p = 0.00573950773 + p * w; p = -0.0076224613 + p * w; p = 0.00943887047 + p * w;
+        p = 1.00167406 + p * w; p = 2.83297682 + p * w;
+        x = p * y;
+    }
+    for (int k = 0; k < 2; ++k) {
+        const double err = std::erf(x) - y;
+        x -= err / (2.0 / std::sqrt(M_PI) * std::exp(-x * x));
+    }
+    return x;
+}
+
 Tensor positive(const Tensor& x) {
     if (x.scalar_type() == kBool) {
         throw Error("The `+` operator, on a bool tensor is not supported.");
@@ -40,6 +70,42 @@ Tensor hardswish(const Tensor& x) { return x * ember::clamp(x + 3, 0, 6) / 6; }
 Tensor mish(const Tensor& x) { return x * ember::tanh(F::softplus(x)); }
 Tensor logsigmoid(const Tensor& x) { return F::logsigmoid(x); }
 Tensor silu(const Tensor& x) { return ember::silu(x); }
+
+// The float math family without a library kernel: computed in double (map_float).
+#define EMBER_JIT_FLOAT_UNARY_(NAME, EXPR) \
+    Tensor NAME(const Tensor& x) { return map_float(x, [](double v) { return EXPR; }); }
+EMBER_JIT_FLOAT_UNARY_(acos_f, std::acos(v))
+EMBER_JIT_FLOAT_UNARY_(asin_f, std::asin(v))
+EMBER_JIT_FLOAT_UNARY_(atan_f, std::atan(v))
+EMBER_JIT_FLOAT_UNARY_(acosh_f, std::acosh(v))
+EMBER_JIT_FLOAT_UNARY_(asinh_f, std::asinh(v))
+EMBER_JIT_FLOAT_UNARY_(atanh_f, std::atanh(v))
+EMBER_JIT_FLOAT_UNARY_(sinh_f, std::sinh(v))
+EMBER_JIT_FLOAT_UNARY_(cosh_f, std::cosh(v))
+EMBER_JIT_FLOAT_UNARY_(erfc_f, std::erfc(v))
+EMBER_JIT_FLOAT_UNARY_(lgamma_f, std::lgamma(v))
+EMBER_JIT_FLOAT_UNARY_(erfinv_f, erfinv_double(v))
+EMBER_JIT_FLOAT_UNARY_(sinc_f, v == 0 ? 1.0 : std::sin(M_PI * v) / (M_PI * v))
+#undef EMBER_JIT_FLOAT_UNARY_
+
+// A bool result per element (signbit, isposinf, isneginf).
+template <typename Fn>
+Tensor map_bool(const Tensor& x, Fn fn) {
+    const Tensor src = x.to(kDouble).contiguous();
+    Tensor r = ember::empty(src.sizes(), kBool);
+    const double* in = src.data_ptr<double>();
+    bool* o = r.data_ptr<bool>();
+    for (int64_t i = 0, n = src.numel(); i < n; ++i) o[i] = fn(in[i]);
+    return r;
+}
+
+double finfo_max(ScalarType t) {
+    switch (t) {
+        case kDouble: return std::numeric_limits<double>::max();
+        case kHalf: return 65504.0;
+        default: return static_cast<double>(std::numeric_limits<float>::max());
+    }
+}
 
 // The ops the registry declares as `fn(input, *params)` (parameter-free activations).
 void check_no_params(const Args& a) {
@@ -67,18 +133,6 @@ void def_unary(OpTable& t, const UnaryOp& op, const char* signature = "input") {
     }
 }
 
-// An in-place variant computed out of place and written back (write_into's checks).
-void def_inplace_by_copy(OpTable& t, const std::string& name) {
-    const OpEntry& base = t.at(name);
-    OpFn fn = base.fn;
-    const std::string inplace = name + "_";
-    const Signature signature = base.signature;
-    const std::string first = signature.params().at(0).name;
-    def_raw(t, inplace, signature.text(), [fn, inplace, signature, first](const std::vector<Value>& args, const Kwargs& kwargs) {
-        Tensor self = Args(signature, args, kwargs, inplace).tensor(first);
-        return one(write_into(self, fn(args, kwargs).at(0), inplace));
-    });
-}
 
 }  // namespace
 
@@ -130,6 +184,43 @@ void register_pointwise_ops(OpTable& t) {
         {"logsigmoid", &logsigmoid, nullptr},
     };
     for (const UnaryOp& op : activations) def_unary(t, op, "input, *params");
+    static const UnaryOp float_math[] = {
+        {"acos", &acos_f, nullptr},   {"asin", &asin_f, nullptr},   {"atan", &atan_f, nullptr},
+        {"acosh", &acosh_f, nullptr}, {"asinh", &asinh_f, nullptr}, {"atanh", &atanh_f, nullptr},
+        {"sinh", &sinh_f, nullptr},   {"cosh", &cosh_f, nullptr},   {"erfc", &erfc_f, nullptr},
+        {"erfinv", &erfinv_f, nullptr}, {"lgamma", &lgamma_f, nullptr}, {"sinc", &sinc_f, nullptr},
+    };
+    for (const UnaryOp& op : float_math) {
+        def_unary(t, op);
+        def_inplace_by_copy(t, op.name);
+    }
+    def(t, "signbit", "input", [](const Args& a) {
+        return one(map_bool(a.tensor("input"), [](double v) { return std::signbit(v); }));
+    });
+    def(t, "isposinf", "input", [](const Args& a) {
+        return one(map_bool(a.tensor("input"), [](double v) { return std::isinf(v) && v > 0; }));
+    });
+    def(t, "isneginf", "input", [](const Args& a) {
+        return one(map_bool(a.tensor("input"), [](double v) { return std::isinf(v) && v < 0; }));
+    });
+    def(t, "logit", "input, eps=None", [](const Args& a) {
+        std::optional<double> eps = a.optional_number("eps");
+        return one(map_float(a.tensor("input"), [eps](double v) {
+            if (eps) v = std::min(std::max(v, *eps), 1.0 - *eps);
+            return std::log(v / (1.0 - v));
+        }));
+    });
+    def_inplace_by_copy(t, "logit");
+    def(t, "nan_to_num", "input, nan=0.0, posinf=None, neginf=None", [](const Args& a) {
+        Tensor x = a.tensor("input");
+        if (!x.is_floating_point()) return one(x.clone());
+        const double big = finfo_max(x.scalar_type());
+        const double nan = a.number("nan");
+        const double pos = a.optional_number("posinf").value_or(big);
+        const double neg = a.optional_number("neginf").value_or(-big);
+        return one(map_float(x, [=](double v) { return std::isnan(v) ? nan : v == INFINITY ? pos : v == -INFINITY ? neg : v; }));
+    });
+    def_inplace_by_copy(t, "nan_to_num");
 
     def(t, "round", "input, *, decimals=0", [](const Args& a) {
         Tensor x = a.tensor("input");
@@ -235,6 +326,47 @@ void register_pointwise_ops(OpTable& t) {
     EMBER_JIT_BINARY_(bitwise_or)
     EMBER_JIT_BINARY_(bitwise_xor)
 #undef EMBER_JIT_BINARY_
+
+    // ---- binary float math (map_float, a number operand wrapped as Python does)
+#define EMBER_JIT_FLOAT_BINARY_(NAME, EXPR)                                                        \
+    def(t, NAME, "input, other", [](const Args& a) {                                               \
+        return one(binary(a, "input", "other", [](const Tensor& x, const Tensor& y) {              \
+            return map_float(x, y, [](double u, double v) { return EXPR; });                        \
+        }));                                                                                       \
+    });
+    EMBER_JIT_FLOAT_BINARY_("atan2", std::atan2(u, v))
+    EMBER_JIT_FLOAT_BINARY_("hypot", std::hypot(u, v))
+    EMBER_JIT_FLOAT_BINARY_("copysign", std::copysign(u, v))
+    EMBER_JIT_FLOAT_BINARY_("ldexp", u * std::exp2(v))
+    EMBER_JIT_FLOAT_BINARY_("logaddexp", (std::isinf(u) && u == v) ? u : std::max(u, v) + std::log1p(std::exp(-std::abs(u - v))))
+    EMBER_JIT_FLOAT_BINARY_("logaddexp2", (std::isinf(u) && u == v) ? u : std::max(u, v) + std::log2(1.0 + std::exp2(-std::abs(u - v))))
+    EMBER_JIT_FLOAT_BINARY_("xlogy", std::isnan(v) ? v : u == 0 ? 0.0 : u * std::log(v))
+#undef EMBER_JIT_FLOAT_BINARY_
+    // fmax / fmin: maximum / minimum that ignore a NaN operand
+    def(t, "fmax", "input, other", [](const Args& a) {
+        return one(binary(a, "input", "other", [](const Tensor& x, const Tensor& y) {
+            Tensor m = ember::maximum(x, y);
+            if (!is_floating_point(m.scalar_type())) return m;
+            return ember::where(ember::isnan(x), y.to(m.scalar_type()), ember::where(ember::isnan(y), x.to(m.scalar_type()), m));
+        }));
+    });
+    def(t, "fmin", "input, other", [](const Args& a) {
+        return one(binary(a, "input", "other", [](const Tensor& x, const Tensor& y) {
+            Tensor m = ember::minimum(x, y);
+            if (!is_floating_point(m.scalar_type())) return m;
+            return ember::where(ember::isnan(x), y.to(m.scalar_type()), ember::where(ember::isnan(y), x.to(m.scalar_type()), m));
+        }));
+    });
+    def(t, "heaviside", "input, values", [](const Args& a) {
+        Tensor x = a.tensor("input");
+        Tensor v = a.tensor("values");
+        const ScalarType dt = result_type(x, v);
+        return one(ember::where(x == 0, v.to(dt), (x > 0).to(dt)));
+    });
+    def(t, "isclose", "input, other, rtol=1e-05, atol=1e-08, equal_nan=False", [](const Args& a) {
+        return one(ember::isclose(a.tensor("input"), a.tensor("other"), a.number("rtol"), a.number("atol"),
+                                  a.boolean("equal_nan")));
+    });
 
     // ---- ternary and selects
     def(t, "lerp", "input, end, weight", [](const Args& a) {
@@ -371,7 +503,8 @@ void register_pointwise_ops(OpTable& t) {
     // the others: computed, then written back
     for (const char* name : {"true_divide", "floor_divide", "remainder", "fmod", "eq", "ne", "lt", "le", "gt", "ge",
                              "logical_and", "logical_or", "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor",
-                             "bitwise_not", "addcmul", "addcdiv", "sgn", "frac", "deg2rad", "rad2deg", "float_power"}) {
+                             "bitwise_not", "addcmul", "addcdiv", "sgn", "frac", "deg2rad", "rad2deg", "float_power",
+                             "atan2", "hypot", "copysign", "ldexp", "xlogy", "heaviside"}) {
         def_inplace_by_copy(t, name);
     }
 }

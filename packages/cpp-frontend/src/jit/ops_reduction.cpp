@@ -1,6 +1,8 @@
 // Reductions of the C++ op table: sums and means, extrema, statistics, norms, softmax,
 // sorting.
 #include <algorithm>
+#include <cmath>
+#include <limits>
 
 #include "ember/error.h"
 #include "ember/nn/functional.h"
@@ -30,6 +32,45 @@ std::pair<OptionalIntArrayRef, std::optional<Scalar>> correction_of(const Args& 
     OptionalIntArrayRef dim_ref;
     if (has_dim) dim_ref = IntArrayRef(dims);
     return {dim_ref, correction};
+}
+
+// A running scan along `dim` (cumprod, cummax, logcumsumexp): each row of the input (the dim
+// moved last, contiguous) goes through `scan(in, out, n)` in the accumulator type T; the
+// result has `out_type`.
+template <typename T, typename Scan>
+Tensor scan_along(const Tensor& x, int64_t dim, ScalarType acc, ScalarType out_type, const std::string& op, Scan scan) {
+    const int64_t d = dim_index(dim, x.dim(), op);
+    if (x.dim() == 0) return scan_along<T>(x.reshape({1}), 0, acc, out_type, op, scan).reshape({});
+    const Tensor rows = x.transpose(d, -1).to(acc).contiguous();
+    Tensor out = ember::empty(rows.sizes(), acc);
+    const int64_t n = rows.size(-1);
+    const T* in = rows.data_ptr<T>();
+    T* o = out.data_ptr<T>();
+    if (n > 0) {
+        for (int64_t r = 0, m = rows.numel() / n; r < m; ++r) scan(in + r * n, o + r * n, n);
+    }
+    return out.transpose(d, -1).to(out_type).contiguous();
+}
+
+// cummax / cummin: (values, indices); an index moves to every element equal to the running
+// value (ties: the last one), NaN propagates.
+OpResult cum_extreme(const Tensor& x, int64_t dim, bool max, const std::string& op) {
+    // out[i] = the running value; with `index`, the position of its last occurrence instead
+    auto run = [max](const double* in, double* o, int64_t n, bool index) {
+        double cur = in[0];
+        int64_t at = 0;
+        for (int64_t i = 0; i < n; ++i) {
+            const double v = in[i];
+            if (i > 0 && !std::isnan(cur) && (std::isnan(v) || (max ? v > cur : v < cur))) cur = v;
+            if (v == cur || (std::isnan(v) && std::isnan(cur))) at = i;
+            o[i] = index ? static_cast<double>(at) : cur;
+        }
+    };
+    Tensor values = scan_along<double>(x, dim, kDouble, x.scalar_type(), op,
+                                       [&](const double* in, double* o, int64_t n) { run(in, o, n, false); });
+    Tensor indices = scan_along<double>(x, dim, kDouble, kLong, op,
+                                        [&](const double* in, double* o, int64_t n) { run(in, o, n, true); });
+    return {values, indices};
 }
 
 // softmax(x) without dim: PyTorch's legacy choice (0 for 0-, 1- and 3-d inputs, else 1).
@@ -208,6 +249,115 @@ void register_reduction_ops(OpTable& t) {
     });
     for (const char* name : {"softmax", "log_softmax", "softmin"}) alias(t, std::string("nn.functional.") + name, name);
 
+    // ---- scans
+    def(t, "cumprod", "input, dim, *, dtype=None", [](const Args& a) {
+        Tensor x = a.tensor("input");
+        std::optional<ScalarType> dtype = a.dtype("dtype");
+        if (dtype) x = x.to(*dtype);
+        const std::string& op = a.op();
+        if (!x.is_floating_point()) {
+            return one(scan_along<int64_t>(x, a.integer("dim"), kLong, kLong, op, [](const int64_t* in, int64_t* o, int64_t n) {
+                int64_t acc = 1;
+                for (int64_t i = 0; i < n; ++i) o[i] = acc *= in[i];
+            }));
+        }
+        return one(scan_along<double>(x, a.integer("dim"), kDouble, x.scalar_type(), op, [](const double* in, double* o, int64_t n) {
+            double acc = 1;
+            for (int64_t i = 0; i < n; ++i) o[i] = acc *= in[i];
+        }));
+    });
+    def_inplace_by_copy(t, "cumprod");
+    def(t, "cummax", "input, dim", [](const Args& a) { return cum_extreme(a.tensor("input"), a.integer("dim"), true, a.op()); });
+    def(t, "cummin", "input, dim", [](const Args& a) { return cum_extreme(a.tensor("input"), a.integer("dim"), false, a.op()); });
+    def(t, "logcumsumexp", "input, dim", [](const Args& a) {
+        Tensor x = a.tensor("input");
+        if (!x.is_floating_point()) {
+            throw NotImplementedError("\"logcumsumexp_out_cpu\" not implemented for '" +
+                                      std::string(scalar_type_name(x.scalar_type())) + "'");
+        }
+        return one(scan_along<double>(x, a.integer("dim"), kDouble, x.scalar_type(), a.op(), [](const double* in, double* o, int64_t n) {
+            double acc = -std::numeric_limits<double>::infinity();
+            for (int64_t i = 0; i < n; ++i) {
+                const double v = in[i];
+                const double hi = std::max(acc, v);
+                acc = std::isinf(hi) && hi < 0 ? hi : (std::isnan(v) ? v : hi + std::log(std::exp(acc - hi) + std::exp(v - hi)));
+                o[i] = acc;
+            }
+        }));
+    });
+
+    // ---- NaN-ignoring reductions, aminmax, order statistics
+    def(t, "nansum", "input, dim=None, keepdim=False, *, dtype=None", [](const Args& a) {
+        Tensor x = a.tensor("input");
+        if (x.is_floating_point()) x = ember::where(ember::isnan(x), scalar_tensor(0, x.scalar_type()), x);
+        if (a.is_none("dim")) {
+            Tensor r = ember::sum(x, a.dtype("dtype"));
+            return one(a.boolean("keepdim") ? r.reshape(std::vector<int64_t>(static_cast<std::size_t>(x.dim()), 1)) : r);
+        }
+        return one(ember::sum(x, dims_of(a, "dim"), a.boolean("keepdim"), a.dtype("dtype")));
+    });
+    def(t, "nanmean", "input, dim=None, keepdim=False, *, dtype=None", [](const Args& a) {
+        Tensor x = a.tensor("input");
+        std::optional<ScalarType> dtype = a.dtype("dtype");
+        if (dtype) x = x.to(*dtype);
+        if (!x.is_floating_point()) {
+            throw Error("nanmean(): expected input to have floating point or complex dtype but got " +
+                        std::string(scalar_type_name(x.scalar_type())));
+        }
+        Tensor keep = ember::logical_not(ember::isnan(x));
+        Tensor zeroed = ember::where(keep, x, scalar_tensor(0, x.scalar_type()));
+        std::vector<int64_t> dims = dims_of(a, "dim");
+        if (dims.empty()) for (int64_t d = 0; d < x.dim(); ++d) dims.push_back(d);
+        const bool keepdim = a.boolean("keepdim");
+        return one(ember::sum(zeroed, dims, keepdim) / ember::sum(keep, dims, keepdim).to(x.scalar_type()));
+    });
+    def(t, "aminmax", "input, *, dim=None, keepdim=False", [](const Args& a) -> OpResult {
+        Tensor x = a.tensor("input");
+        const bool keepdim = a.boolean("keepdim");
+        if (a.is_none("dim")) {
+            Tensor lo = ember::amin(x), hi = ember::amax(x);
+            if (keepdim) {
+                std::vector<int64_t> ones(static_cast<std::size_t>(x.dim()), 1);
+                return {lo.reshape(ones), hi.reshape(ones)};
+            }
+            return {lo, hi};
+        }
+        std::vector<int64_t> dim{a.integer("dim")};
+        return {ember::amin(x, dim, keepdim), ember::amax(x, dim, keepdim)};
+    });
+    def(t, "msort", "input", [](const Args& a) { return one(std::get<0>(ember::sort(a.tensor("input"), 0))); });
+    def(t, "kthvalue", "input, k, dim=-1, keepdim=False", [](const Args& a) -> OpResult {
+        Tensor x = a.tensor("input");
+        const int64_t d = dim_index(a.integer("dim"), x.dim(), a.op());
+        const int64_t k = a.integer("k");
+        const int64_t n = x.dim() == 0 ? 1 : x.size(d);
+        if (k < 1 || k > n) throw Error("kthvalue(): selected number k out of range for dimension " + std::to_string(d));
+        if (x.dim() == 0) return {x.clone(), ember::zeros({}, kLong)};
+        auto [values, indices] = ember::sort(x, d);
+        Tensor v = values.narrow(d, k - 1, 1), i = indices.narrow(d, k - 1, 1);
+        if (!a.boolean("keepdim")) return {v.squeeze(d), i.squeeze(d)};
+        return {v.contiguous(), i.contiguous()};
+    });
+    def(t, "median", "input, dim=None, keepdim=False", [](const Args& a) -> OpResult {
+        Tensor x = a.tensor("input");
+        if (a.is_none("dim")) {
+            Tensor flat = x.reshape({-1});
+            if (x.is_floating_point() && ember::any(ember::isnan(flat)).item<bool>()) {
+                return {scalar_tensor(std::numeric_limits<double>::quiet_NaN(), x.scalar_type())};
+            }
+            const int64_t n = flat.numel();
+            if (n == 0) return {scalar_tensor(std::numeric_limits<double>::quiet_NaN(), x.scalar_type())};
+            return {std::get<0>(ember::sort(flat, 0)).select(0, (n - 1) / 2).clone()};
+        }
+        const int64_t d = dim_index(a.integer("dim"), x.dim(), a.op());
+        if (x.dim() == 0) return {x.clone(), ember::zeros({}, kLong)};
+        auto [values, indices] = ember::sort(x, d);
+        const int64_t pos = (x.size(d) - 1) / 2;
+        Tensor v = values.narrow(d, pos, 1), i = indices.narrow(d, pos, 1);
+        if (!a.boolean("keepdim")) return {v.squeeze(d), i.squeeze(d)};
+        return {v.contiguous(), i.contiguous()};
+    });
+
     // ---- sorting (Ember's sort is always stable)
     def(t, "sort", "input, dim=-1, descending=False, stable=False", [](const Args& a) -> OpResult {
         auto [values, indices] = ember::sort(a.tensor("input"), a.integer("dim"), a.boolean("descending"));
@@ -220,6 +370,105 @@ void register_reduction_ops(OpTable& t) {
         auto [values, indices] =
             ember::topk(a.tensor("input"), a.integer("k"), a.integer("dim"), a.boolean("largest"), a.boolean("sorted"));
         return {values, indices};
+    });
+
+    // ---- searching and membership
+    // the insertion points of `values` into each row of `sorted` (1-D: one row for all)
+    auto search = [](const Tensor& sorted, const Tensor& values, bool right, bool int32) {
+        const Tensor seq = sorted.to(kDouble).contiguous();
+        const Tensor v = values.to(kDouble).contiguous();
+        const int64_t n = seq.dim() == 0 ? 1 : seq.size(-1);
+        const bool one_row = seq.dim() <= 1;
+        if (!one_row && (seq.dim() != v.dim() || seq.numel() / n != (v.dim() ? v.numel() / v.size(-1) : 1))) {
+            throw Error("torch.searchsorted(): boundaries tensor should be 1 dimension or the first N-1 dimensions of "
+                        "boundaries tensor and input value tensor must match");
+        }
+        Tensor out = ember::empty(v.sizes(), kLong);
+        const double* s = seq.data_ptr<double>();
+        const double* pv = v.data_ptr<double>();
+        int64_t* o = out.data_ptr<int64_t>();
+        const int64_t per_row = v.dim() == 0 ? 1 : v.size(-1);
+        for (int64_t i = 0; i < v.numel(); ++i) {
+            const double* row = one_row ? s : s + (i / per_row) * n;
+            const double* at = right ? std::upper_bound(row, row + n, pv[i]) : std::lower_bound(row, row + n, pv[i]);
+            o[i] = at - row;
+        }
+        return int32 ? out.to(kInt) : out;
+    };
+    def(t, "bucketize", "input, boundaries, *, out_int32=False, right=False, out=None", [search](const Args& a) {
+        Tensor b = a.tensor("boundaries");
+        if (b.dim() != 1) throw Error("boundaries tensor must be 1 dimension, but got dim(" + std::to_string(b.dim()) + ")");
+        Tensor x = a["input"].is_tensor() ? a.tensor("input") : scalar_tensor(a.scalar("input"));
+        return one(to_out(a, search(b, x, a.boolean("right"), a.boolean("out_int32"))));
+    });
+    def(t, "searchsorted", "sorted_sequence, input, *, out_int32=False, right=False, side=None, sorter=None, out=None",
+        [search](const Args& a) {
+            Tensor seq = a.tensor("sorted_sequence");
+            if (!a.is_none("sorter")) seq = ember::gather(seq, -1, a.tensor("sorter"));
+            bool right = a.boolean("right");
+            if (!a.is_none("side")) {
+                const std::string side = a.string("side");
+                if (side != "left" && side != "right") throw Error("torch.searchsorted(): side can only be 'left' or 'right' but got " + side);
+                if (right && side == "left") {
+                    throw Error("torch.searchsorted(): side and right can't be set to opposites, got side of left while right was True");
+                }
+                right = side == "right";
+            }
+            Tensor x = a["input"].is_tensor() ? a.tensor("input") : scalar_tensor(a.scalar("input"));
+            return one(to_out(a, search(seq, x, right, a.boolean("out_int32"))));
+        });
+    def(t, "isin", "elements, test_elements, *, assume_unique=False, invert=False", [](const Args& a) {
+        Tensor x = a["elements"].is_tensor() ? a.tensor("elements") : scalar_tensor(a.scalar("elements"));
+        Tensor test = a["test_elements"].is_tensor() ? a.tensor("test_elements") : scalar_tensor(a.scalar("test_elements"));
+        Tensor flat = test.to(kDouble).contiguous().reshape({-1});
+        std::vector<double> sorted(flat.data_ptr<double>(), flat.data_ptr<double>() + flat.numel());
+        std::sort(sorted.begin(), sorted.end());
+        const bool invert = a.boolean("invert");
+        const Tensor v = x.to(kDouble).contiguous();
+        Tensor out = ember::empty(v.sizes(), kBool);
+        const double* pv = v.data_ptr<double>();
+        bool* o = out.data_ptr<bool>();
+        for (int64_t i = 0; i < v.numel(); ++i) o[i] = std::binary_search(sorted.begin(), sorted.end(), pv[i]) != invert;
+        return one(out);
+    });
+    def(t, "mode", "input, dim=-1, keepdim=False", [](const Args& a) -> OpResult {
+        // the most frequent value of each row (the smallest of equally frequent ones) and the
+        // index of its last occurrence
+        Tensor x = a.tensor("input");
+        const int64_t d = dim_index(a.integer("dim"), x.dim(), a.op());
+        std::vector<int64_t> perm;  // dim d moved last, the others in order
+        for (int64_t k = 0; k < x.dim(); ++k) if (k != d) perm.push_back(k);
+        perm.push_back(d);
+        Tensor rows = (x.dim() == 0 ? x.reshape({1}) : x.permute(perm)).to(kDouble).contiguous();
+        const int64_t n = rows.size(-1);
+        std::vector<int64_t> shape(rows.sizes().begin(), rows.sizes().end() - 1);
+        Tensor values = ember::empty(shape, kDouble), indices = ember::empty(shape, kLong);
+        const double* in = rows.data_ptr<double>();
+        double* pv = values.data_ptr<double>();
+        int64_t* pi = indices.data_ptr<int64_t>();
+        for (int64_t r = 0, m = n ? rows.numel() / n : 0; r < m; ++r) {
+            const double* row = in + r * n;
+            std::vector<double> s(row, row + n);
+            std::sort(s.begin(), s.end());
+            double best = s[0];
+            int64_t best_count = 0;
+            for (int64_t i = 0; i < n;) {
+                int64_t j = i;
+                while (j < n && s[j] == s[i]) ++j;
+                if (j - i > best_count) {
+                    best_count = j - i;
+                    best = s[i];
+                }
+                i = j;
+            }
+            int64_t at = 0;
+            for (int64_t i = 0; i < n; ++i) if (row[i] == best) at = i;
+            pv[r] = best;
+            pi[r] = at;
+        }
+        Tensor v = values.to(x.scalar_type()), i = indices;
+        if (a.boolean("keepdim") && x.dim() > 0) return {v.unsqueeze(d), i.unsqueeze(d)};
+        return {v, i};
     });
 }
 

@@ -545,6 +545,127 @@ def coverage(out_dir: str) -> None:
                    [(ember.randn(6, 3),)], kwargs={"scale": 0.5})
 
 
+# -- issue 15's ops: the float math family, scans, more shapes, gathers and nn ops ------------
+
+def math_extra(x, y):
+    u = x.tanh() * 0.9  # in (-1, 1)
+    p = y.abs() + 1.5   # > 1
+    a = u.clone()
+    a.asin_()
+    b = x.clone()
+    b.atan2_(y)
+    c = x.clone()
+    c.round_(decimals=1).hypot_(y).addmm_(x, ember.eye(4), beta=0.5)
+    z = ember.tensor([float("nan"), float("inf"), -float("inf"), -0.0, 0.0, 1.5])
+    return (u.acos(), u.asin(), x.atan(), p.acosh(), x.asinh(), u.atanh(), x.sinh(), x.cosh(),
+            x.erfc(), u.erfinv(), p.lgamma(), x.sinc(), a, b, c, ember.atan2(x, y),
+            ember.hypot(x, y), ember.copysign(x, y), ember.copysign(x, -1.0),
+            ember.ldexp(x, ember.tensor([2, 0, -1, 3])),
+            ember.logaddexp(x, y), ember.logaddexp2(x, y), ember.xlogy(x, p),
+            ember.xlogy(ember.tensor([0.0, 2.0]), ember.tensor([0.0, 3.0])), ember.fmax(x, z[:4]),
+            ember.fmin(x, z[:4]), ember.heaviside(x.round(), ember.tensor(0.5)),
+            ember.isclose(x, x + 1e-6), (u * 0.5 + 0.5).logit(), ember.logit(u, eps=0.1),
+            z.nan_to_num(), z.nan_to_num(nan=1.0, posinf=2.0, neginf=-2.0), z.signbit(),
+            z.isposinf(), z.isneginf(), ember.tensor([1, 2, 3]).asin())
+
+
+def scans(x):
+    z = x.clone()
+    z[0, 1, 2] = float("nan")
+    c = x.clone()
+    c.cumsum_(1).cumprod_(2)
+    return (c, x.cumprod(1), x.cumprod(0, dtype=ember.float64), (x > 0).long().cumprod(2),
+            x.cummax(1), x.cummin(2), ember.cummax(z, 2), x.logcumsumexp(1), z.nansum(),
+            z.nansum(1), z.nanmean((0, 2), keepdim=True), x.aminmax(), ember.aminmax(x, dim=1),
+            x.msort(), x.kthvalue(2, 1), x.kthvalue(3, keepdim=True), x.median(), x.median(2),
+            ember.median(x, 0, keepdim=True))
+
+
+def shapes_extra(x, v):
+    m = x[0]
+    return (x.roll(1, 2), x.roll((1, -2), (0, 2)), x.roll(3), m.rot90(), m.rot90(2),
+            x.rot90(-1, (1, 2)), m.fliplr(), x.flipud(), ember.atleast_1d(v[0]),
+            ember.atleast_2d(v), ember.atleast_3d(m, v),
+            ember.hstack([m, m]), ember.hstack([v, v]), ember.vstack([v, v]), ember.dstack([m, m]),
+            ember.column_stack([v, v]), x.tensor_split(3, 2), x.tensor_split([1, 3], dim=2),
+            m.hsplit(2), x.vsplit([1]), x.dsplit(2), ember.diag(v), ember.diag(v, -1),
+            ember.diag(m, 1),
+            ember.diagflat(m), ember.diag_embed(m), ember.trace(m), ember.tril_indices(3, 4),
+            ember.triu_indices(4, 3, 1), ember.meshgrid(v, v[:2], indexing="ij"),
+            ember.meshgrid(v, v[:2], indexing="xy"), ember.kron(m, m[:2, :2]), ember.inner(m, m),
+            ember.diff(x), ember.diff(x, n=2, dim=1), ember.diff(v, prepend=v[:1], append=v[:2]),
+            m.repeat_interleave(2), x.repeat_interleave(ember.tensor([1, 0, 2, 1]), dim=1),
+            x.unsafe_chunk(2, 2), x.unsafe_split(1, 0))
+
+
+def gathers_extra(x, idx):
+    return (x.take(ember.tensor([[0, -1], [5, 7]])), ember.argwhere(x > 0),
+            x.index_fill(1, idx % 4, -1.0), x.index_fill(0, idx[:2], ember.tensor(2.0)),
+            x.index_copy(0, idx, x[:3] * 10), ember.zeros(2, 4).index_copy(1, idx % 4, x[:2, :3]),
+            x.select_scatter(x[0] * 0, 0, 2), x.slice_scatter(x[:, :2] + 5, 1, 1, 4, 2),
+            x[:4].diagonal_scatter(ember.ones(4), 0), x[:4].diagonal_scatter(ember.ones(3), 1))
+
+
+def nn_extra(x, y, target, logp):
+    return (F.pixel_shuffle(x, 2), F.pixel_unshuffle(F.pixel_shuffle(x, 2), 2),
+            F.channel_shuffle(x, 2), F.instance_norm(x),
+            F.instance_norm(x, weight=ember.ones(8) * 2, bias=ember.arange(8.0)),
+            F.local_response_norm(x, 3), F.local_response_norm(x[0], 2, alpha=0.1, beta=0.5, k=2.0),
+            F.cosine_similarity(y, y.flip(0)), F.cosine_similarity(y, y * 2, dim=-1),
+            F.pairwise_distance(y, y.flip(0)), F.pairwise_distance(y, y * 0.5, p=1.0, keepdim=True),
+            F.kl_div(logp, target, reduction="batchmean"), F.kl_div(logp, target, reduction="none"),
+            F.kl_div(logp, target.log(), reduction="sum", log_target=True),
+            F.dropout2d(x, 0.3, training=False), F.alpha_dropout(x, 0.3, training=False),
+            F.feature_alpha_dropout(x, 0.3, training=False))
+
+
+def more_extra(x, y, m):
+    """The second batch: windows, contractions, searches, modes and the margin losses."""
+    bounds = ember.tensor([-1.0, 0.0, 0.5, 1.0])
+    target = ember.tensor([1.0, -1.0, 1.0])
+    labels = (y > 0).float()
+    return (x.unfold(1, 2, 1), x.unfold(0, 2, 2), ember.tensordot(x, y.t(), 1),
+            ember.tensordot(x.view(3, 2, 2), y.view(3, 2, 2), ([1, 2], [1, 2])),
+            ember.block_diag(x[:2, :2], y[0], ember.tensor(7.0)),
+            ember.cartesian_prod(bounds, target),
+            ember.bucketize(x, bounds), ember.bucketize(x, bounds, right=True, out_int32=True),
+            ember.searchsorted(bounds, x), ember.searchsorted(x.sort(1).values, y, side="right"),
+            ember.isin(m, ember.tensor([1, 3])), ember.isin(m, ember.tensor([1, 3]), invert=True),
+            m.mode(1), m.mode(0, keepdim=True),
+            F.hinge_embedding_loss(x[:, 0], target),
+            F.margin_ranking_loss(x[:, 0], y[:, 0], target),
+            F.cosine_embedding_loss(x, y, target, margin=0.1, reduction="none"),
+            F.triplet_margin_loss(x, y, x.flip(0)), F.triplet_margin_loss(x, y, y * 2, swap=True),
+            F.soft_margin_loss(x, target.view(3, 1).expand(3, 4)),
+            F.multilabel_soft_margin_loss(x, labels, reduction="sum"))
+
+
+def extra_coverage(out_dir: str) -> None:
+    ember.manual_seed(12)
+    trace_program(out_dir, "ops_math_extra", math_extra, (ember.randn(3, 4), ember.randn(3, 4)))
+    trace_program(out_dir, "ops_scans", scans, (ember.randn(3, 4, 5),))
+    trace_program(out_dir, "ops_shapes_extra", shapes_extra, (ember.randn(2, 4, 4), ember.randn(3)))
+    trace_program(out_dir, "ops_gathers_extra", gathers_extra,
+                  (ember.randn(5, 4), ember.tensor([4, 0, 2])))
+    target = ember.rand(3, 5).softmax(1)
+    trace_program(out_dir, "ops_nn_extra", nn_extra,
+                  (ember.randn(2, 8, 3, 4), ember.randn(3, 6), target,
+                   ember.randn(3, 5).log_softmax(1)))
+    trace_program(out_dir, "ops_more_extra", more_extra,
+                  (ember.randn(3, 4), ember.randn(3, 4),
+                   ember.tensor([[1, 3, 3, 2], [0, 0, 5, 5], [2, 1, 1, 2]])))
+
+    # a model of the new layers (instance norm, channel shuffle, pixel shuffle, local response
+    # norm, channel dropout): its program would not load before they were in the C++ table
+    ember.manual_seed(13)
+    shuffle = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.InstanceNorm2d(8, affine=True),
+                            nn.ReLU(), nn.ChannelShuffle(4), nn.Conv2d(8, 12, 3, padding=1),
+                            nn.PixelShuffle(2), nn.LocalResponseNorm(2), nn.Dropout2d(0.2),
+                            nn.Hardswish(), nn.PixelUnshuffle(2), nn.Conv2d(12, 4, 1)).eval()
+    export_program(out_dir, "shuffle_export", shuffle, (ember.randn(2, 3, 6, 5),),
+                   ({0: E.Dim("batch", min=1, max=64)},), [(ember.randn(3, 3, 6, 5),)])
+
+
 # -- the Python registry's signatures ----------------------------------------------------------
 
 def signature_text(fn) -> str:
@@ -601,6 +722,7 @@ def main() -> int:
     os.makedirs(out_dir, exist_ok=True)
     models(out_dir)
     coverage(out_dir)
+    extra_coverage(out_dir)
     signatures(out_dir)
     with open(os.path.join(out_dir, "programs.txt"), "w") as f:
         for name, kind, runs in PROGRAMS:

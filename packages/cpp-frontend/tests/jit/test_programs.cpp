@@ -8,7 +8,10 @@
 // 1-D and 3-D pooling and einsum, and issue 14's gaps: a model with padding="same"/"valid"
 // convolutions and nn.AdaptiveMaxPool2d (exported and traced), a program of string-padded
 // 1-D/2-D/3-D convolutions and adaptive max pooling, and a float64 program (f64_trace, also
-// converted to float32 by Module::to in test_module.cpp).
+// converted to float32 by Module::to in test_module.cpp); and issue 15's ops, one program per
+// family (the float math family, scans and order statistics, more shape ops, gathers and
+// scatters, shuffles / instance and local response norms / distances / kl_div / dropouts),
+// with a model of those layers (shuffle_export) that did not load before they were added.
 // Every run compares every output tensor (float32: within 1e-5 absolute + 1e-5 relative),
 // including a second batch size (or sequence length) for the programs that allow one.
 #include <fstream>
@@ -28,6 +31,8 @@ const std::vector<std::string> kPrograms = {
     "ops_indexing",       "ops_inplace_views",  "ops_nn",          "ops_more",       "ops_factories",
     "decoder_export",     "decoder_trace",      "video_export",    "ops_nn_resampling",
     "gaps_export",        "gaps_trace",         "f64_trace",       "ops_conv_pool_gaps",
+    "ops_math_extra",     "ops_scans",          "ops_shapes_extra", "ops_gathers_extra", "ops_nn_extra",
+    "ops_more_extra",     "shuffle_export",
 };
 
 class Program : public ::testing::TestWithParam<std::string> {};
