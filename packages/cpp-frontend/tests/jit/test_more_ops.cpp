@@ -14,6 +14,7 @@
 #include "ember/ember.h"
 #include "jit/op_table.h"
 #include "jit/value.h"
+#include "op_call.h"
 
 namespace {
 
@@ -21,30 +22,14 @@ using ember::Tensor;
 using ember::jit::detail::Kwargs;
 using ember::jit::detail::op_table;
 using ember::jit::detail::Value;
-
-Value ints(std::vector<int64_t> v) {
-    std::vector<Value> items;
-    for (int64_t i : v) items.push_back(Value::integer(i));
-    return Value::list(std::move(items));
-}
+using jit_ops::call;
+using jit_ops::error_of;
+using jit_ops::ints;
 
 Value of(const Tensor& t) { return Value::of(t); }
 
-std::vector<Tensor> call(const std::string& op, std::vector<Value> args, Kwargs kwargs = {}) {
-    return op_table().at(op).fn(args, kwargs);
-}
-
 Tensor call1(const std::string& op, std::vector<Value> args, Kwargs kwargs = {}) {
     return call(op, std::move(args), std::move(kwargs)).at(0);
-}
-
-std::string error_of(const std::string& op, std::vector<Value> args, Kwargs kwargs = {}) {
-    try {
-        call(op, std::move(args), std::move(kwargs));
-    } catch (const ember::Error& e) {
-        return e.what();
-    }
-    return "(no error)";
 }
 
 double max_diff(const Tensor& a, const Tensor& b) {

@@ -12,6 +12,7 @@
 #include "ember/ember.h"
 #include "jit/op_table.h"
 #include "jit/value.h"
+#include "op_call.h"
 
 namespace {
 
@@ -19,25 +20,9 @@ using ember::Tensor;
 using ember::jit::detail::Kwargs;
 using ember::jit::detail::op_table;
 using ember::jit::detail::Value;
-
-Value ints(std::vector<int64_t> v) {
-    std::vector<Value> items;
-    for (int64_t i : v) items.push_back(Value::integer(i));
-    return Value::list(std::move(items));
-}
-
-std::vector<Tensor> call(const std::string& op, std::vector<Value> args, Kwargs kwargs = {}) {
-    return op_table().at(op).fn(args, kwargs);
-}
-
-std::string error_of(const std::string& op, std::vector<Value> args, Kwargs kwargs = {}) {
-    try {
-        call(op, std::move(args), std::move(kwargs));
-    } catch (const ember::Error& e) {
-        return e.what();
-    }
-    return "(no error)";
-}
+using jit_ops::call;
+using jit_ops::error_of;
+using jit_ops::ints;
 
 double inner(const Tensor& a, const Tensor& b) { return (a.to(ember::kDouble) * b.to(ember::kDouble)).sum().item<double>(); }
 

@@ -337,6 +337,29 @@ def _embedding(c: Call):
     return c.add("Gather", [c.t("weight"), ids], axis=0)
 
 
+def _bag_membership(c: Call, ids: str, padding_idx) -> tuple:
+    """``(bag, member)`` for 1-d ``ids`` cut into bags at ``offsets``: each position's bag
+    (the number of offsets at or before it, minus one) and the ``[bags, positions]``
+    membership matrix, without the ``padding_idx`` positions."""
+    zero64, one64 = c.const(np.int64(0), "int64"), c.const(np.int64(1), "int64")
+    offsets = c.t("offsets", "int64")
+    n_off = c.b.dim_of(offsets, 0)
+    if c.lit("include_last_offset", False):
+        n_off = c.add("Sub", [n_off, c.i64([1])])
+        offsets = c.add("Slice", [offsets, c.i64([0]), n_off, c.i64([0])])
+    positions = c.add("Range", [zero64, c.add("Squeeze", [c.b.dim_of(ids, 0), c.i64([0])]),
+                                one64])
+    bag = c.add("Sub", [reduce(c, "ReduceSum", c.add("Cast", [
+        c.add("LessOrEqual", [unsqueeze(c, offsets, [0]), unsqueeze(c, positions, [1])])],
+        to=onnx_type("int64")), [1], False), one64])
+    bags = c.add("Range", [zero64, c.add("Squeeze", [n_off, c.i64([0])]), one64])
+    member = c.add("Equal", [unsqueeze(c, bags, [1]), unsqueeze(c, bag, [0])])   # [B, L]
+    if padding_idx is not None:
+        member = c.add("And", [member, unsqueeze(c, c.add("Not", [c.add("Equal", [
+            ids, c.const(int(padding_idx), "int64")])]), [0])])
+    return bag, member
+
+
 @mapping("nn.functional.embedding_bag")
 def _embedding_bag(c: Call):
     """Bags as a ``[bags, n]`` membership matrix: ``sum`` and ``mean`` are a product with
@@ -349,7 +372,7 @@ def _embedding_bag(c: Call):
     rows = c.add("Gather", [c.t("weight", d), ids], axis=0)
     if c.has("per_sample_weights"):
         rows = c.add("Mul", [rows, unsqueeze(c, c.t("per_sample_weights", d), [-1])])
-    zero64, one64 = c.const(np.int64(0), "int64"), c.const(np.int64(1), "int64")
+    zero64 = c.const(np.int64(0), "int64")
     if c.rank("input") == 2:
         keep = None
         if c.p.get("padding_idx") is not None:
@@ -377,22 +400,7 @@ def _embedding_bag(c: Call):
         return c.add("Div", [total, c.add("Max", [count, c.const(1.0, d)])])
     if not c.has("offsets"):
         raise Unsupported("a 1-d input without offsets")
-    offsets = c.t("offsets", "int64")
-    n_off = c.b.dim_of(offsets, 0)
-    if c.lit("include_last_offset", False):
-        n_off = c.add("Sub", [n_off, c.i64([1])])
-        offsets = c.add("Slice", [offsets, c.i64([0]), n_off, c.i64([0])])
-    positions = c.add("Range", [zero64, c.add("Squeeze", [c.b.dim_of(ids, 0), c.i64([0])]),
-                                one64])
-    # bag of each position: the number of offsets at or before it, minus one
-    bag = c.add("Sub", [reduce(c, "ReduceSum", c.add("Cast", [
-        c.add("LessOrEqual", [unsqueeze(c, offsets, [0]), unsqueeze(c, positions, [1])])],
-        to=onnx_type("int64")), [1], False), one64])
-    bags = c.add("Range", [zero64, c.add("Squeeze", [n_off, c.i64([0])]), one64])
-    member = c.add("Equal", [unsqueeze(c, bags, [1]), unsqueeze(c, bag, [0])])   # [B, L]
-    if c.p.get("padding_idx") is not None:
-        member = c.add("And", [member, unsqueeze(c, c.add("Not", [c.add("Equal", [
-            ids, c.const(int(c.lit("padding_idx")), "int64")])]), [0])])
+    _, member = _bag_membership(c, ids, c.p.get("padding_idx"))
     zero = c.const(0.0, d)
     if mode == "max":
         masked = c.add("Where", [unsqueeze(c, member, [2]), unsqueeze(c, rows, [0]),
@@ -798,22 +806,8 @@ def _embedding_bag_aten(c: Call):
 
     if mode == 0 and (o2b is None or o2b["shape"] == [0]):
         return [bags] + [None if o is None else zeros(o) for o in (o2b, size, maxi)]
-    zero64, one64 = c.const(np.int64(0), "int64"), c.const(np.int64(1), "int64")
-    offsets = c.t("offsets", "int64")
-    n_off = c.b.dim_of(offsets, 0)
-    if c.lit("include_last_offset", False):
-        n_off = c.add("Sub", [n_off, c.i64([1])])
-        offsets = c.add("Slice", [offsets, c.i64([0]), n_off, c.i64([0])])
-    positions = c.add("Range", [zero64, c.add("Squeeze", [c.b.dim_of(ids, 0), c.i64([0])]),
-                                one64])
-    bag = c.add("Sub", [reduce(c, "ReduceSum", c.add("Cast", [
-        c.add("LessOrEqual", [unsqueeze(c, offsets, [0]), unsqueeze(c, positions, [1])])],
-        to=onnx_type("int64")), [1], False), one64])
-    bag_ids = c.add("Range", [zero64, c.add("Squeeze", [n_off, c.i64([0])]), one64])
-    member = c.add("Equal", [unsqueeze(c, bag_ids, [1]), unsqueeze(c, bag, [0])])   # [B, L]
-    if pad is not None:
-        member = c.add("And", [member, unsqueeze(c, c.add("Not", [c.add("Equal", [
-            ids, c.const(pad, "int64")])]), [0])])
+    zero64 = c.const(np.int64(0), "int64")
+    bag, member = _bag_membership(c, ids, pad)
     counts = reduce(c, "ReduceSum", c.add("Cast", [member], to=onnx_type("int64")), [1], False)
     outs = [bags]
     outs.append(None if o2b is None else zeros(o2b) if o2b["shape"] == [0] else
