@@ -251,6 +251,29 @@ def onnx_run(proto, *inputs) -> list:
     return sess.run(None, {n: t.numpy() for n, t in zip(names, inputs)})
 
 
+def onnx_compare(fn, args, *, opset: int = 13, exact: bool = False, **tol) -> tuple:
+    """``fn`` exported at ``opset``, checked (``onnx_check``) and run in onnxruntime on
+    ``args``: its outputs equal eager's in number, dtype and shape, and in value (exactly for
+    non-float outputs or with ``exact``, else ``assert_allclose(**tol)`` with NaNs equal).
+    Returns ``(proto, outputs)``."""
+    from ember.onnx import export
+
+    proto = export(fn, args, opset_version=opset)
+    onnx_check(proto)
+    got = onnx_run(proto, *args)
+    with ember.no_grad():
+        want = fn(*args)
+    want = [t.numpy() for t in (want if isinstance(want, (tuple, list)) else (want,))]
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        assert g.dtype == w.dtype and g.shape == w.shape, (g.dtype, w.dtype, g.shape, w.shape)
+        if exact or not np.issubdtype(w.dtype, np.floating):
+            np.testing.assert_array_equal(g, w)
+        else:
+            np.testing.assert_allclose(g, w, equal_nan=True, **tol)
+    return proto, got
+
+
 @contextlib.contextmanager
 def local_http_server(
     handler_class: Callable[..., BaseHTTPRequestHandler],

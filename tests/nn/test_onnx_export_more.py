@@ -21,7 +21,7 @@ import ember.nn.functional as F
 onnx = pytest.importorskip("onnx")
 ort = pytest.importorskip("onnxruntime")
 
-from testutils import onnx_check as check  # noqa: E402
+from testutils import onnx_compare  # noqa: E402
 from testutils import onnx_run as run  # noqa: E402
 
 from ember.onnx import UnsupportedOperatorError  # noqa: E402
@@ -37,20 +37,7 @@ def tensor(values, dtype=np.float32):
 
 def export_and_compare(fn, args, *, opset=13, dtype=np.float32):
     """Export, check, run; the outputs equal eager's (same dtype and shape)."""
-    proto = onnx_export(fn, args, opset_version=opset)
-    check(proto)
-    got = run(proto, *args)
-    with ember.no_grad():
-        want = fn(*args)
-    want = [t.numpy() for t in (want if isinstance(want, (tuple, list)) else (want,))]
-    assert len(got) == len(want)
-    for g, w in zip(got, want):
-        assert g.dtype == w.dtype and g.shape == w.shape
-        if np.issubdtype(w.dtype, np.integer):
-            np.testing.assert_array_equal(g, w)
-        else:
-            np.testing.assert_allclose(g, w, equal_nan=True, **TOL[dtype])
-    return proto
+    return onnx_compare(fn, args, opset=opset, **TOL[dtype])[0]
 
 
 def op_types(proto) -> set:

@@ -25,6 +25,7 @@ onnx = pytest.importorskip("onnx")
 ort = pytest.importorskip("onnxruntime")
 
 from testutils import onnx_check as check  # noqa: E402
+from testutils import onnx_compare  # noqa: E402
 from testutils import onnx_run as run  # noqa: E402
 from testutils import onnx_session as session  # noqa: E402
 
@@ -101,16 +102,7 @@ TOL = {np.float32: {"rtol": 1e-5, "atol": 1e-6}, np.float64: {"rtol": 1e-8, "ato
 
 
 def export_and_compare(fn, args, *, opset=13, dtype=np.float32):
-    proto = onnx_export(fn, args, opset_version=opset)
-    check(proto)
-    got = run(proto, *args)
-    with ember.no_grad():
-        want = fn(*args)
-    want = [t.numpy() for t in (want if isinstance(want, tuple) else (want,))]
-    for g, w in zip(got, want):
-        assert g.dtype == w.dtype and g.shape == w.shape
-        np.testing.assert_allclose(g, w, equal_nan=True, **TOL[dtype])
-    return proto
+    return onnx_compare(fn, args, opset=opset, **TOL[dtype])[0]
 
 
 @pytest.mark.filterwarnings("ignore:overflow encountered in cast")  # eager: inf, as PyTorch
