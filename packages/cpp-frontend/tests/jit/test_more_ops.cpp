@@ -12,19 +12,11 @@
 #include <vector>
 
 #include "ember/ember.h"
-#include "jit/op_table.h"
-#include "jit/value.h"
 #include "op_call.h"
 
 namespace {
 
-using ember::Tensor;
-using ember::jit::detail::Kwargs;
-using ember::jit::detail::op_table;
-using ember::jit::detail::Value;
-using jit_ops::call;
-using jit_ops::error_of;
-using jit_ops::ints;
+using namespace jit_ops;  // Tensor, Value, Kwargs, op_table, ints, call, error_of
 
 Value of(const Tensor& t) { return Value::of(t); }
 

@@ -10,19 +10,11 @@
 #include <vector>
 
 #include "ember/ember.h"
-#include "jit/op_table.h"
-#include "jit/value.h"
 #include "op_call.h"
 
 namespace {
 
-using ember::Tensor;
-using ember::jit::detail::Kwargs;
-using ember::jit::detail::op_table;
-using ember::jit::detail::Value;
-using jit_ops::call;
-using jit_ops::error_of;
-using jit_ops::ints;
+using namespace jit_ops;  // Tensor, Value, Kwargs, op_table, ints, call, error_of
 
 double inner(const Tensor& a, const Tensor& b) { return (a.to(ember::kDouble) * b.to(ember::kDouble)).sum().item<double>(); }
 
