@@ -11,6 +11,8 @@ The submodules are also PyTorch's ``torch.backends.*`` for programs that ask abo
 
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 
 __all__ = ["Backend", "register_backend", "get_backend", "backend_of", "available_types"]
@@ -32,9 +34,7 @@ class Backend:
         """A context in which the array module's linear algebra raises
         ``numpy.linalg.LinAlgError`` on a singular or not positive-definite input, as NumPy's
         always does (CuPy skips the check, and its sync, unless asked)."""
-        import contextlib
-
-        return contextlib.nullcontext()
+        return _NO_CONTEXT
 
     def check_dtype(self, np_dtype) -> None:
         """Raise a TypeError naming the dtype when this backend's arrays cannot hold it."""
@@ -90,6 +90,9 @@ def unregister_backend(type: str) -> None:
 
 def _known_type(type: str) -> bool:
     return type in _KNOWN
+
+
+_NO_CONTEXT = contextlib.nullcontext()  # reusable: enters and exits without state
 
 
 def available_types() -> list[str]:
