@@ -926,19 +926,19 @@ def _reduce_identity(reduce, dtype):
 def ufunc_at(xp, name: str, target, index, values) -> None:
     """``xp.<name>.at(target, index, values)``: repeated indices combine. CuPy has ``at``
     for add, subtract, maximum and minimum only; a product there runs one vectorised pass per
-    repetition of the most repeated index (``_multiply_at``). CuPy's ``add.at`` takes only
+    repetition of the most repeated index (``_ranked_at``). CuPy's ``add.at`` takes only
     int32/int64/uint32/uint64/float16/float32/float64 (others go through ``_wide_add_at``),
     and its ``maximum.at``/``minimum.at`` no float16, bool or small ints, drop NaNs and
     round float64 through float32 (all go through ``_extreme_at``)."""
     if xp is np:
         getattr(np, name).at(target, index, values)
     elif name == "multiply" and not _has_multiply_at(xp):
-        _multiply_at(xp, target, index, values)
+        _ranked_at(xp, "multiply", target, index, values)
     elif (name == "add" and target.dtype.kind in "fc"
           and _settings.are_deterministic_algorithms_enabled()):
         # use_deterministic_algorithms: CuPy's add.at is an atomic scatter whose float sums
         # depend on thread order; these passes sum in index order, as the CPU does
-        _multiply_at(xp, target, index, values, op="add")
+        _ranked_at(xp, "add", target, index, values)
     elif name in ("maximum", "minimum") and target.dtype == _dtype.BFLOAT16_NP:
         wide = target.astype(np.float32)  # exact: bfloat16 is float32's upper half
         _extreme_at(xp, name, wide, index, xp.asarray(values, dtype=target.dtype)
@@ -1029,8 +1029,8 @@ def _has_multiply_at(xp) -> bool:
     return ok
 
 
-def _multiply_at(xp, target, index, values, op: str = "multiply") -> None:
-    """``multiply.at`` (or ``add.at``) without ``ufunc.at``: the k-th occurrence of every
+def _ranked_at(xp, name: str, target, index, values) -> None:
+    """``xp.<name>.at`` (multiply, or add) without ``ufunc.at``: the k-th occurrence of every
     target position is applied in pass k, so that within a pass the positions are distinct.
     The occurrences are applied in index order, as NumPy's ``at`` does: deterministic, and
     for add the same sums as the CPU's (an atomic scatter-add is neither)."""
@@ -1041,25 +1041,20 @@ def _multiply_at(xp, target, index, values, op: str = "multiply") -> None:
     if not n:
         return
     work = target if target.flags.c_contiguous else xp.ascontiguousarray(target)
-    _ranked_passes(xp, work.reshape(-1), positions, vals, n, op)
-    if work is not target:
-        target[...] = work
-
-
-def _ranked_passes(xp, flat, positions, vals, n, op) -> None:
+    flat = work.reshape(-1)
+    combine = operator.add if name == "add" else operator.mul
     order = xp.argsort(positions, kind="stable")
     sorted_pos = positions[order]
     first = xp.ones(n, dtype=bool)
     first[1:] = sorted_pos[1:] != sorted_pos[:-1]
     starts = xp.nonzero(first)[0]
-    group = xp.cumsum(first) - 1
-    rank = xp.arange(n) - starts[group]
+    rank = xp.arange(n) - starts[xp.cumsum(first) - 1]
     for k in range(int(rank.max().item()) + 1):
         sel = order[rank == k]
-        if op == "add":
-            flat[positions[sel]] += vals[sel]
-        else:
-            flat[positions[sel]] *= vals[sel]
+        at = positions[sel]
+        flat[at] = combine(flat[at], vals[sel])
+    if work is not target:
+        target[...] = work
 
 
 def _scatter_reduce_arrays(d, spec, v, reduce, include_self, xp, opmath=False):
