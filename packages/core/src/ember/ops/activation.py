@@ -13,7 +13,7 @@ import warnings
 
 import numpy as np
 
-from .. import _dtype
+from .. import _dtype, _native
 from .._device import check_same_device, fused_kernel, xp_of
 from .._dtype import scalar_type_name
 from .._tensor import Tensor, _make
@@ -262,7 +262,14 @@ def _gelu_arrays(a, with_grad):
     shape = a.shape
     if not shape:  # NumPy's ufuncs give a 0-dim array's result as a scalar: work in 1-d
         a = a.reshape(1)
-    if a.dtype == np.float32:
+    native = (_native.kernel("ember_gelu_with_grad_f32" if with_grad else "ember_gelu_f32")
+              if a.dtype == np.float32 and a.__class__ is np.ndarray else None)
+    if native is not None:  # one fused pass (kernels.c), same polynomial as the NumPy kernel
+        if with_grad:
+            y, d = _native.pointwise(native, 2, a)
+        else:
+            y, d = _native.pointwise(native, 1, a), None
+    elif a.dtype == np.float32:
         if with_grad:
             y, d = _special.blocked(_special.gelu_with_grad_float32_into, 2, a)
         else:
@@ -321,6 +328,10 @@ def _gelu_bw(node, g):
     with np.errstate(over="ignore", invalid="ignore"):
         if (node.ctx[0] == "none" and x.dtype == np.float32 and gd.dtype == np.float32
                 and gd.shape == x.shape):
+            native = (_native.kernel("ember_gelu_backward_f32")
+                      if x.__class__ is np.ndarray and gd.__class__ is np.ndarray else None)
+            if native is not None:
+                return (_make(_native.pointwise(native, 1, x, gd), g._device),)
             out = _special.blocked(_special.gelu_backward_float32_into, 1, x, gd)
             return (_make(out, g._device),)
         return (g * _const(_gelu_grad_opmath(x, *node.ctx), g),)

@@ -20,7 +20,7 @@ import numbers
 
 import numpy as np
 
-from .. import _dtype
+from .. import _dtype, _native
 from .._device import check_same_device, fused_kernel, xp_of
 from .._dtype import scalar_type_name
 from .._format import shape_str
@@ -191,8 +191,26 @@ def _layer_norm_arrays(d, w, b, eps, nd):
     y = xp.empty(x.shape, d.dtype)
     mean, rstd = xp.empty((x.shape[0], 1), d.dtype), xp.empty((x.shape[0], 1), d.dtype)
 
-    def run(r0, r1):
-        _layer_norm_rows(x[r0:r1], wv, bv, eps, n, xp, y[r0:r1], mean[r0:r1], rstd[r0:r1])
+    native = None
+    if (x.__class__ is np.ndarray and x.dtype == np.float32
+            and all(v is None or (v.__class__ is np.ndarray and v.dtype == np.float32)
+                    for v in (wv, bv))):
+        native = _native.kernel("ember_layer_norm_f32")
+    if native is not None:  # each row in one fused pass set (kernels.c), in cache
+        x = np.ascontiguousarray(x)
+        wv = None if wv is None else np.ascontiguousarray(wv)
+        bv = None if bv is None else np.ascontiguousarray(bv)
+        px, py, pm, pr = (t.ctypes.data for t in (x, y, mean, rstd))
+        pw = None if wv is None else wv.ctypes.data
+        pb = None if bv is None else bv.ctypes.data
+
+        def run(r0, r1):
+            native(px + r0 * n * 4, pw, pb, py + r0 * n * 4, pm + r0 * 4, pr + r0 * 4,
+                   r1 - r0, n, eps)
+    else:
+        def run(r0, r1):
+            _layer_norm_rows(x[r0:r1], wv, bv, eps, n, xp, y[r0:r1], mean[r0:r1],
+                             rstd[r0:r1])
 
     if xp is np:
         parallel_for(0, x.shape[0], -(-_PARALLEL_ELEMENTS // n), run)

@@ -22,7 +22,7 @@ import warnings
 import numpy as np
 
 import ember
-from ember import Tensor
+from ember import Tensor, _native
 from ember.ops import api
 
 from .. import functional as F
@@ -198,6 +198,24 @@ def _lstm_fwd(xp, mode, x, h0, c0, w, b, w_hr, steps):
     A = xp.empty((N, G), dtype=x.dtype)
     TC = xp.empty((N, H), dtype=x.dtype)
     M = xp.empty((N, H), dtype=x.dtype) if w_hr is not None else Y
+    native = (_native.kernel("ember_lstm_gates_f32")
+              if xp is np and x.dtype == np.float32 and c0.dtype == np.float32 else None)
+    if native is not None:  # each step's gate arithmetic as one fused pass (kernels.c)
+        c0 = np.ascontiguousarray(c0)
+        pa, pc, ptc, pm, pc0 = (t.ctypes.data for t in (A, C, TC, M, c0))
+        for s, (off, bs) in enumerate(steps):
+            wr.times_add(x[off:off + bs], _prev(xp, Y, h0, steps, s), A[off:off + bs])
+            if s == 0:
+                pprev = pc0
+            else:
+                poff, pbs = steps[s - 1]
+                cp = _prev(xp, C, c0, steps, s) if bs > pbs else None
+                pprev = pc + poff * H * 4 if cp is None else cp.ctypes.data
+            native(pa + off * G * 4, pprev, pc + off * H * 4, ptc + off * H * 4,
+                   pm + off * H * 4, bs, H)
+            if w_hr is not None:
+                Y[off:off + bs] = M[off:off + bs] @ w_hr.T
+        return Y, C, {"Y": Y, "C": C, "A": A, "TC": TC, "M": M}
     offset = xp.full(G, 0.5, dtype=x.dtype)  # 0.5 * tanh(z / 2) + 0.5 on sigmoid gates
     offset[2 * H:3 * H] = 0
     for s, (off, bs) in enumerate(steps):
@@ -232,6 +250,22 @@ def _lstm_bwd(xp, mode, a, dY, dh, dc, w, w_hr, steps):
     dG = xp.empty((N, 4, H), dtype=A.dtype)
     DH = xp.empty((N, w.shape[1]), dtype=A.dtype) if w_hr is not None else None
     wr = _backward_operand(xp, dh, w)
+    native = (_native.kernel("ember_lstm_gates_backward_f32")
+              if (xp is np and w_hr is None and A.dtype == np.float32 and dh.dtype == A.dtype
+                  and dc.dtype == A.dtype and dh.flags.c_contiguous and dc.flags.c_contiguous
+                  and (dY is None or dY.dtype == A.dtype)) else None)
+    if native is not None:  # each step's gate-gradient arithmetic as one fused pass
+        G = 4 * H
+        dY = None if dY is None else np.ascontiguousarray(dY)
+        pdh, pdc, pod, ptcd, pf3, pa, pdg = (t.ctypes.data for t in (dh, dc, OD, TCD, F3, A, dG))
+        pdy = None if dY is None else dY.ctypes.data
+        for off, bs in reversed(steps):
+            native(pdh, None if pdy is None else pdy + off * H * 4, pod + off * H * 4,
+                   ptcd + off * H * 4, pf3 + off * 3 * H * 4, pa + (off * G + H) * 4, pdc,
+                   pdg + off * G * 4, bs, H, G)
+            wr.times(dG[off:off + bs].reshape(bs, G), dh[:bs])
+        dG = dG.reshape(N, G)
+        return dG, dG, None, dc
     for off, bs in reversed(steps):
         sl = slice(off, off + bs)
         dm = dh[:bs] + dY[sl] if dY is not None else dh[:bs].copy()

@@ -1,0 +1,210 @@
+/* Ember's fused float32 CPU kernels (ember._native compiles this file with the machine's C
+ * compiler on first use and calls it through ctypes; see __init__.py).
+ *
+ * Each kernel is one pass over contiguous float32 rows doing what the NumPy formulation does
+ * in many (one ufunc call per arithmetic step): exact GELU and its derivative, layer norm's
+ * rows, an LSTM time step's gate arithmetic and its backward. The loops are branch-free so
+ * that the compiler vectorizes them (-O3 -march=native); no -ffast-math: NaN and infinities
+ * come out as IEEE arithmetic makes them, and nothing is reassociated except the row sums
+ * marked `omp simd reduction` (lane-wise partial sums, as NumPy's own pairwise sums).
+ *
+ * exp_f32 and tanh_f32 are Cephes' float32 polynomials (S. Moshier), written here without
+ * branches; GELU's normal CDF is the same weighted minimax polynomial as the NumPy kernel
+ * (ember/ops/_special.py, _GELU_H) written as Phi = 1 / (1 + exp(-2 g(x))).
+ */
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+typedef ptrdiff_t idx;
+
+static inline float bits_float(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
+static inline uint32_t float_bits(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
+
+/* exp(x): x = n ln2 + r with |r| <= ln2/2, Cephes' degree-5 polynomial for e^r, and 2^n
+ * applied in two halves so that overflow to inf and gradual underflow to 0 come out of the
+ * multiplications themselves. NaN propagates (the clamps compare false). */
+static inline float exp_f32(float x) {
+    float xc = x > 89.0f ? 89.0f : x;
+    xc = xc < -104.0f ? -104.0f : xc;
+    float t = xc * 1.44269504088896341f + 12582912.0f; /* + 1.5 * 2^23 rounds to an integer */
+    uint32_t n = float_bits(t) - 0x4B400000u;
+    float fn = t - 12582912.0f;
+    float r = xc - fn * 0.693359375f;
+    r = r - fn * -2.12194440e-4f;
+    float p = 1.9875691500e-4f;
+    p = p * r + 1.3981999507e-3f;
+    p = p * r + 8.3334519073e-3f;
+    p = p * r + 4.1665795894e-2f;
+    p = p * r + 1.6666665459e-1f;
+    p = p * r + 5.0000001201e-1f;
+    float y = p * (r * r) + r + 1.0f;
+    int32_t ni = (int32_t)n;
+    int32_t n1 = ni / 2, n2 = ni - n1;
+    y *= bits_float((uint32_t)(n1 + 127) << 23);
+    return y * bits_float((uint32_t)(n2 + 127) << 23);
+}
+
+/* exp(x) with 2^n added to the exponent bits directly (cheaper than exp_f32's two scalings),
+ * so results stay normal: x below -87 gives ~1.6e-38 instead of a subnormal or 0, which is
+ * harmless where the result is added to 1 (sigmoid); above float32's range it is inf. */
+static inline float exp_normal_f32(float x) {
+    float xc = x > 88.0f ? 88.0f : x;
+    xc = xc < -87.0f ? -87.0f : xc;
+    float t = xc * 1.44269504088896341f + 12582912.0f;
+    uint32_t n = float_bits(t) - 0x4B400000u;
+    float fn = t - 12582912.0f;
+    float r = xc - fn * 0.693359375f;
+    r = r - fn * -2.12194440e-4f;
+    float p = 1.9875691500e-4f;
+    p = p * r + 1.3981999507e-3f;
+    p = p * r + 8.3334519073e-3f;
+    p = p * r + 4.1665795894e-2f;
+    p = p * r + 1.6666665459e-1f;
+    p = p * r + 5.0000001201e-1f;
+    float y = p * (r * r) + r + 1.0f;
+    float e = bits_float(float_bits(y) + (n << 23));
+    e = x > 88.72284f ? INFINITY : e; /* past float32's largest exp: inf, as exp_f32 */
+    return xc == xc ? e : xc; /* a NaN's payload bits must not reach the exponent sum */
+}
+
+/* tanh(x): Cephes' odd polynomial below |x| = 0.625, 1 - 2 / (e^2|x| + 1) with x's sign
+ * above (both computed, one selected: no branch). */
+static inline float tanh_f32(float x) {
+    float z = x * x;
+    float small = ((((-5.70498872745e-3f * z + 2.06390887954e-2f) * z - 5.37397155531e-2f) * z
+                    + 1.33314422036e-1f) * z - 3.33332819422e-1f) * z * x + x;
+    float ax = fabsf(x);
+    float big = 1.0f - 2.0f / (exp_f32(2.0f * ax) + 1.0f);
+    big = copysignf(big, x);
+    return ax < 0.625f ? small : big;
+}
+
+/* 1 / (1 + e^-x): no cancellation anywhere (e^-x overflowing gives exactly 0). */
+static inline float sigmoid_f32(float x) { return 1.0f / (1.0f + exp_normal_f32(-x)); }
+
+/* Phi(x) = (1 + tanh(g)) / 2 = 1 / (1 + e^(-2g)), g(x) = x h(x^2). */
+static inline float normal_cdf_f32(float x, float z) {
+    float h = 1.7562759871638681e-09f;
+    h = h * z - 1.322662317424106e-07f;
+    h = h * z + 3.964772623463722e-06f;
+    h = h * z - 5.530631422802009e-05f;
+    h = h * z - 3.2594749802310294e-05f;
+    h = h * z + 0.036333084412767114f;
+    h = h * z + 0.797884941489105f;
+    return sigmoid_f32(2.0f * x * h);
+}
+
+#define INV_SQRT_2PI 0.3989422804014327f
+
+/* y = gelu(x) (exact form). */
+void ember_gelu_f32(const float *restrict x, float *restrict y, idx n) {
+    for (idx i = 0; i < n; i++) {
+        float v = x[i];
+        y[i] = v * normal_cdf_f32(v, v * v);
+    }
+}
+
+/* y = gelu(x) and d = gelu'(x) = Phi(x) + x phi(x) (exact form). */
+void ember_gelu_with_grad_f32(const float *restrict x, float *restrict y, float *restrict d,
+                              idx n) {
+    for (idx i = 0; i < n; i++) {
+        float v = x[i], z = v * v;
+        float p = normal_cdf_f32(v, z);
+        y[i] = v * p;
+        d[i] = p + v * (exp_f32(-0.5f * z) * INV_SQRT_2PI);
+    }
+}
+
+/* out = g * gelu'(x) (exact form). */
+void ember_gelu_backward_f32(const float *restrict x, const float *restrict g,
+                             float *restrict out, idx n) {
+    for (idx i = 0; i < n; i++) {
+        float v = x[i], z = v * v;
+        float p = normal_cdf_f32(v, z);
+        out[i] = g[i] * (p + v * (exp_f32(-0.5f * z) * INV_SQRT_2PI));
+    }
+}
+
+/* Layer norm of `rows` contiguous rows of n: mean and 1/sqrt(var + eps) (biased variance of
+ * the centred row, two passes) into mean/rstd, y = (x - mean) * rstd [* w] [+ b]. */
+void ember_layer_norm_f32(const float *restrict x, const float *restrict w,
+                          const float *restrict b, float *restrict y, float *restrict mean,
+                          float *restrict rstd, idx rows, idx n, float eps) {
+    for (idx r = 0; r < rows; r++) {
+        const float *xr = x + r * n;
+        float *yr = y + r * n;
+        float s = 0.0f;
+#pragma omp simd reduction(+ : s)
+        for (idx i = 0; i < n; i++) s += xr[i];
+        float m = s / (float)n;
+        float q = 0.0f;
+#pragma omp simd reduction(+ : q)
+        for (idx i = 0; i < n; i++) {
+            float c = xr[i] - m;
+            q += c * c;
+        }
+        float rs = 1.0f / sqrtf(q / (float)n + eps);
+        mean[r] = m;
+        rstd[r] = rs;
+        if (w != NULL && b != NULL) {
+            for (idx i = 0; i < n; i++) yr[i] = (xr[i] - m) * rs * w[i] + b[i];
+        } else if (w != NULL) {
+            for (idx i = 0; i < n; i++) yr[i] = (xr[i] - m) * rs * w[i];
+        } else if (b != NULL) {
+            for (idx i = 0; i < n; i++) yr[i] = (xr[i] - m) * rs + b[i];
+        } else {
+            for (idx i = 0; i < n; i++) yr[i] = (xr[i] - m) * rs;
+        }
+    }
+}
+
+/* One LSTM time step's gates for `bs` rows of hidden size H (ember.nn's packed layout):
+ * a (bs, 4H) holds the pre-activations i/2, f/2, g, o/2 (the sigmoid gates pre-scaled by one
+ * half, as the NumPy kernel keeps them) and is overwritten by the activations
+ * sigmoid(i), sigmoid(f), tanh(g), sigmoid(o); then c = f * c_prev + i * g, tc = tanh(c),
+ * m = o * tc. Rows of a have stride 4H, the others H. */
+void ember_lstm_gates_f32(float *restrict a, const float *restrict c_prev, float *restrict c,
+                          float *restrict tc, float *restrict m, idx bs, idx H) {
+    for (idx r = 0; r < bs; r++) {
+        float *ar = a + r * 4 * H;
+        for (idx k = 0; k < 2 * H; k++) ar[k] = sigmoid_f32(2.0f * ar[k]);
+        for (idx k = 2 * H; k < 3 * H; k++) ar[k] = tanh_f32(ar[k]);
+        for (idx k = 3 * H; k < 4 * H; k++) ar[k] = sigmoid_f32(2.0f * ar[k]);
+        const float *cp = c_prev + r * H;
+        float *cr = c + r * H, *tr = tc + r * H, *mr = m + r * H;
+        for (idx k = 0; k < H; k++) {
+            float cv = ar[H + k] * cp[k] + ar[k] * ar[2 * H + k];
+            float t = tanh_f32(cv);
+            cr[k] = cv;
+            tr[k] = t;
+            mr[k] = ar[3 * H + k] * t;
+        }
+    }
+}
+
+/* One LSTM time step backward, rows as ember_lstm_gates_f32's: dm = dh [+ dy];
+ * dcs = dm * od + dc; the pre-activation gradients dg[:, k] = dcs * f3[:, k] (k = i, f, g) and
+ * dg[:, 3] = dm * tcd; dc = dcs * f. f3 is (bs, 3, H), dg (bs, 4, H); dy may be NULL. */
+void ember_lstm_gates_backward_f32(const float *restrict dh, const float *restrict dy,
+                                   const float *restrict od, const float *restrict tcd,
+                                   const float *restrict f3, const float *restrict f,
+                                   float *restrict dc, float *restrict dg, idx bs, idx H,
+                                   idx f_stride) {
+    for (idx r = 0; r < bs; r++) {
+        const float *dhr = dh + r * H, *odr = od + r * H, *tcdr = tcd + r * H;
+        const float *f3r = f3 + r * 3 * H, *fr = f + r * f_stride;
+        float *dcr = dc + r * H, *dgr = dg + r * 4 * H;
+        const float *dyr = dy != NULL ? dy + r * H : NULL;
+        for (idx k = 0; k < H; k++) {
+            float dm = dyr != NULL ? dhr[k] + dyr[k] : dhr[k];
+            float dcs = dm * odr[k] + dcr[k];
+            dgr[k] = dcs * f3r[k];
+            dgr[H + k] = dcs * f3r[H + k];
+            dgr[2 * H + k] = dcs * f3r[2 * H + k];
+            dgr[3 * H + k] = dm * tcdr[k];
+            dcr[k] = dcs * fr[k];
+        }
+    }
+}

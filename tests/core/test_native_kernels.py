@@ -1,0 +1,372 @@
+"""ember._native: the fused float32 CPU kernels compiled on first use (kernels.c), their loader
+(cache, fallbacks, errors) and every caller checked against its NumPy formulation
+(``EMBER_NATIVE=0``): exact GELU and its derivative, layer norm's rows, the LSTM time step
+forward and backward.
+
+Accuracy, float32: the native GELU is within 5 ulp of ``0.5 * |x|`` of the exact value (4.34
+measured over the grid below; the NumPy kernel 3.74, PyTorch's own 10), its derivative within
+2 ulp of 1 (1.59 measured).
+"""
+
+import math
+import os
+import shutil
+import subprocess
+import sys
+import threading
+
+import numpy as np
+import pytest
+
+import ember
+import ember.nn.functional as F
+from ember import _native
+
+from .test_gelu_kernel import _exact, _grid, _ulps_of_half_x
+
+pytestmark = pytest.mark.skipif(
+    shutil.which(os.environ.get("CC", "cc").split()[0]) is None and shutil.which("gcc") is None,
+    reason="no C compiler on this machine: ember._native falls back to NumPy (tested below "
+    "through EMBER_NATIVE=0)")
+
+
+@pytest.fixture(autouse=True)
+def on_the_cpu():
+    """These are CPU kernels: run on the CPU under a strict or cuda test run too (the default
+    device is per thread, as PyTorch's, so threads started here are on the CPU anyway)."""
+    before = ember.get_default_device()
+    ember.set_default_device("cpu")
+    yield
+    ember.set_default_device(before)
+
+
+@pytest.fixture
+def fresh_state(monkeypatch):
+    """The loader as if nothing had been tried in this process (restored afterwards)."""
+    monkeypatch.setitem(_native._state, "lib", None)
+    monkeypatch.setitem(_native._state, "status", None)
+    monkeypatch.delenv("EMBER_NATIVE", raising=False)
+    return monkeypatch
+
+
+def _both(fn, monkeypatch):
+    """``fn()`` with the native kernels and with the NumPy formulation."""
+    monkeypatch.delenv("EMBER_NATIVE", raising=False)
+    assert _native.library() is not None, _native.status()
+    native = fn()
+    monkeypatch.setenv("EMBER_NATIVE", "0")
+    assert _native.library() is None
+    plain = fn()
+    monkeypatch.delenv("EMBER_NATIVE")
+    return native, plain
+
+
+# -- the loader ----------------------------------------------------------------------------------
+
+def test_library_loads_and_says_where_from():
+    assert _native.library() is not None
+    status = _native.status()
+    assert status.startswith("loaded ") and status.endswith(".so"), status
+
+
+@pytest.mark.parametrize("value", ["0", "false", "off", " NO "])
+def test_ember_native_off_disables_every_kernel(monkeypatch, value):
+    monkeypatch.setenv("EMBER_NATIVE", value)
+    assert not _native.enabled()
+    assert _native.library() is None and _native.kernel("ember_gelu_f32") is None
+    assert _native.status() == "disabled by EMBER_NATIVE"
+
+
+def test_no_compiler_falls_back_and_says_so(fresh_state):
+    fresh_state.setenv("CC", "/nonexistent/ember-cc")
+    assert _native.library() is None
+    assert "no C compiler" in _native.status()
+    x = ember.linspace(-3, 3, 7)  # the ops keep working on the NumPy kernels
+    expected = [v * 0.5 * (1 + math.erf(v / math.sqrt(2))) for v in np.linspace(-3, 3, 7)]
+    np.testing.assert_allclose(F.gelu(x).numpy(), expected, rtol=1e-6, atol=1e-7)
+
+
+def test_a_failing_build_is_reported_not_raised(fresh_state, tmp_path):
+    bad = tmp_path / "kernels.c"
+    bad.write_text("this is not C\n")
+    fresh_state.setattr(_native, "_SOURCE", str(bad))
+    fresh_state.setenv("EMBER_HOME", str(tmp_path / "home"))
+    assert _native.library() is None
+    assert "failed" in _native.status() and "error" in _native.status()
+    assert not list((tmp_path / "home" / "native").glob("*.so"))  # no half-written library
+
+
+def test_the_build_is_cached_per_source_and_reused(fresh_state, tmp_path):
+    fresh_state.setenv("EMBER_HOME", str(tmp_path))
+    assert _native.library() is not None
+    built = list((tmp_path / "native").glob("kernels-*.so"))
+    assert len(built) == 1 and str(built[0]) in _native.status()
+    stamp = built[0].stat().st_mtime_ns
+    # another process finds the same file and does not compile again
+    code = ("import ember._native as n; assert n.library() is not None, n.status(); "
+            "print(n.status())")
+    env = dict(os.environ, EMBER_HOME=str(tmp_path))
+    env.pop("EMBER_NATIVE", None)
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == f"loaded {built[0]}"
+    assert built[0].stat().st_mtime_ns == stamp
+    # an edited source is another key: a second library beside the first
+    edited = tmp_path / "kernels.c"
+    edited.write_text(open(_native._SOURCE).read() + "\n/* edited */\n")
+    fresh_state.setattr(_native, "_SOURCE", str(edited))
+    fresh_state.setitem(_native._state, "status", None)
+    assert _native.library() is not None
+    assert len(list((tmp_path / "native").glob("kernels-*.so"))) == 2
+
+
+def test_concurrent_first_calls_load_one_library(fresh_state, tmp_path):
+    fresh_state.setenv("EMBER_HOME", str(tmp_path))
+    seen, errors = [], []
+
+    def load():
+        try:
+            seen.append(_native.library())
+        except Exception as e:  # pragma: no cover - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=load) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors and len(seen) == 4 and all(lib is seen[0] for lib in seen)
+    assert seen[0] is not None
+
+
+# -- GELU ----------------------------------------------------------------------------------------
+
+def test_native_gelu_accuracy_over_the_float32_range():
+    x = _grid()
+    y = _native.pointwise(_native.kernel("ember_gelu_f32"), 1, x)
+    y2, d = _native.pointwise(_native.kernel("ember_gelu_with_grad_f32"), 2, x)
+    gd = _native.pointwise(_native.kernel("ember_gelu_backward_f32"), 1, x, np.ones_like(x))
+    ref, dref = _exact(x)
+    finite = np.isfinite(ref)
+    assert _ulps_of_half_x(y, ref, x)[finite].max() <= 5
+    np.testing.assert_array_equal(y2, y)
+    fd = np.isfinite(dref)
+    assert (np.abs(d.astype(np.float64) - dref)[fd] / 2.0 ** -23).max() <= 2
+    np.testing.assert_array_equal(gd, d)
+
+
+def test_native_gelu_special_values_match_the_numpy_kernel(monkeypatch):
+    x = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1e-30, -1e-30, 1e30, -1e30, 5.38, -5.72,
+                  -13.0, -20.0, -50.0, 88.0, -88.0, 3e38, -3e38], np.float32)
+    t = ember.tensor(x, requires_grad=True)
+
+    def run():
+        t.grad = None
+        y = F.gelu(t)
+        y.backward(ember.ones_like(y))
+        return y.detach().numpy(), t.grad.numpy()
+
+    (yn, gn), (yp, gp) = _both(run, monkeypatch)
+    np.testing.assert_array_equal(np.isnan(yn), np.isnan(yp))
+    np.testing.assert_array_equal(np.signbit(yn), np.signbit(yp))
+    np.testing.assert_allclose(yn, yp, rtol=0, atol=1e-7)
+    np.testing.assert_array_equal(np.isnan(gn), np.isnan(gp))
+    np.testing.assert_allclose(gn, gp, rtol=0, atol=3e-7)
+
+
+@pytest.mark.parametrize("shape", [(), (1,), (7, 3), (4, 600, 700)])
+def test_gelu_forward_backward_native_equals_numpy(monkeypatch, shape):
+    rng = np.random.default_rng(len(shape))
+    x = (rng.standard_normal(shape) * 3).astype(np.float32)
+    g = rng.standard_normal(shape).astype(np.float32)
+
+    def run():
+        t = ember.tensor(x, requires_grad=True)
+        y = F.gelu(t)
+        y.backward(ember.tensor(g))
+        return y.detach().numpy(), t.grad.numpy()
+
+    (yn, gn), (yp, gp) = _both(run, monkeypatch)
+    scale = np.spacing(np.float32(0.5) * np.abs(x) + np.float32(1e-30))
+    assert (np.abs(yn - yp) / scale).max() <= 9  # both within 5 and 4 ulp of the exact value
+    np.testing.assert_allclose(gn, gp, rtol=0, atol=4 * 2.0 ** -23 * np.abs(g).max())
+
+
+def test_gelu_of_a_non_contiguous_input_and_over_two_threads(monkeypatch):
+    rng = np.random.default_rng(3)
+    x = (rng.standard_normal((900, 1400)) * 2).astype(np.float32)
+    threads = ember.get_num_threads()
+    ember.set_num_threads(2)
+    try:
+        def run():
+            t = ember.tensor(x)
+            return F.gelu(t.t()).numpy(), F.gelu(t[:, ::3]).numpy()
+        (a, b), (c, d) = _both(run, monkeypatch)
+    finally:
+        ember.set_num_threads(threads)
+    assert a.shape == (1400, 900) and b.shape == (900, 467)
+    for got, want, xs in ((a, c, x.T), (b, d, x[:, ::3])):
+        scale = np.spacing(np.float32(0.5) * np.abs(xs) + np.float32(1e-30))
+        assert (np.abs(got - want) / scale).max() <= 9  # each within 5 / 4 ulp of exact
+
+
+def test_gelu_float64_and_tanh_forms_do_not_use_the_float32_kernel(monkeypatch):
+    x = np.linspace(-4, 4, 101)
+
+    def run():
+        t = ember.tensor(x)
+        return F.gelu(t).numpy(), F.gelu(t.float(), approximate="tanh").numpy()
+
+    (a, b), (c, d) = _both(run, monkeypatch)
+    np.testing.assert_array_equal(a, c)
+    np.testing.assert_array_equal(b, d)
+
+
+def test_gelu_runs_in_several_threads_at_once():
+    rng = np.random.default_rng(5)
+    xs = [(rng.standard_normal(300_000) * 2).astype(np.float32) for _ in range(4)]
+    expected = [F.gelu(ember.tensor(x)).numpy() for x in xs]
+    got = [None] * 4
+
+    def work(i):
+        for _ in range(5):
+            got[i] = F.gelu(ember.tensor(xs[i])).numpy()
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for a, b in zip(got, expected):
+        np.testing.assert_array_equal(a, b)
+
+
+# -- layer norm ----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("affine", ["both", "weight", "bias", "none"])
+@pytest.mark.parametrize("shape,normalized", [((2048, 384), (384,)), ((3, 5, 7), (5, 7)),
+                                              ((1, 1), (1,)), ((40000, 8), (8,))])
+def test_layer_norm_native_equals_numpy(monkeypatch, affine, shape, normalized):
+    rng = np.random.default_rng(len(shape))
+    x = (rng.standard_normal(shape) * 4 + 3).astype(np.float32)
+    w = rng.standard_normal(normalized).astype(np.float32) if affine in ("both", "weight") \
+        else None
+    b = rng.standard_normal(normalized).astype(np.float32) if affine in ("both", "bias") \
+        else None
+
+    def run():
+        t = ember.tensor(x, requires_grad=True)
+        y = F.layer_norm(t, normalized, None if w is None else ember.tensor(w),
+                         None if b is None else ember.tensor(b), 1e-5)
+        y.backward(ember.ones_like(y) * 0.5)
+        return y.detach().numpy(), t.grad.numpy()
+
+    (yn, gn), (yp, gp) = _both(run, monkeypatch)
+    np.testing.assert_allclose(yn, yp, rtol=1e-5, atol=2e-5)
+    np.testing.assert_allclose(gn, gp, rtol=1e-4, atol=2e-5)
+
+
+def test_layer_norm_native_constant_rows_nan_and_a_strided_input(monkeypatch):
+    x = np.ones((6, 10), np.float32) * 7
+    x[1] = np.arange(10)
+    x[2, 3] = np.nan
+    x[3, 0] = np.inf
+
+    def run():
+        t = ember.tensor(x)
+        return (F.layer_norm(t, (10,), eps=1e-5).numpy(),
+                F.layer_norm(ember.tensor(x.T.copy()).t(), (10,)).numpy(),
+                F.layer_norm(t[:, ::2], (5,)).numpy())
+
+    native, plain = _both(run, monkeypatch)
+    for a, b in zip(native, plain):
+        np.testing.assert_array_equal(np.isnan(a), np.isnan(b))
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)
+    np.testing.assert_array_equal(native[0][0], np.zeros(10, np.float32))
+
+
+# -- the LSTM time step --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("kind", ["padded", "packed", "bidirectional", "states", "proj",
+                                  "dropout-free 3 layers"])
+def test_lstm_native_steps_equal_numpy(monkeypatch, kind):
+    ember.manual_seed(7)
+    kw = {}
+    if kind == "bidirectional":
+        kw["bidirectional"] = True
+    if kind == "proj":
+        kw["proj_size"] = 5
+    layers = 3 if kind.startswith("dropout") else 2
+    lstm = ember.nn.LSTM(6, 12, num_layers=layers, **kw)
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((9, 4, 6)).astype(np.float32)
+
+    def run():
+        lstm.zero_grad()
+        t = ember.tensor(x, requires_grad=True)
+        inp = t
+        if kind in ("packed", "bidirectional"):
+            inp = ember.nn.utils.rnn.pack_padded_sequence(t, [9, 7, 7, 2])
+        state = None
+        if kind == "states":
+            state = (ember.tensor(rng.standard_normal((layers, 4, 12)).astype(np.float32)),
+                     ember.tensor(rng.standard_normal((layers, 4, 12)).astype(np.float32)))
+        out, (h, c) = lstm(inp, state)
+        if kind in ("packed", "bidirectional"):
+            out = ember.nn.utils.rnn.pad_packed_sequence(out)[0]
+        (out.square().sum() + h.sum() * 0.3 + c.square().sum() * 0.2).backward()
+        return (out.detach().numpy(), h.detach().numpy(), c.detach().numpy(), t.grad.numpy(),
+                *[p.grad.numpy() for p in lstm.parameters()])
+
+    rng_state = rng.bit_generator.state
+    native = run()
+    rng.bit_generator.state = rng_state
+    monkeypatch.setenv("EMBER_NATIVE", "0")
+    plain = run()
+    assert len(native) == len(plain)
+    for a, b in zip(native, plain):
+        np.testing.assert_allclose(a, b, rtol=2e-5, atol=2e-6)
+
+
+def test_lstm_native_backward_kernel_alone():
+    """One backward step of the kernel against its NumPy formula, with and without dy."""
+    rng = np.random.default_rng(2)
+    bs, H = 3, 5
+    A = rng.uniform(0.1, 0.9, (bs, 4 * H)).astype(np.float32)
+    dh, dy, od, tcd = (rng.standard_normal((bs, H)).astype(np.float32) for _ in range(4))
+    f3 = rng.standard_normal((bs, 3, H)).astype(np.float32)
+    fn = _native.kernel("ember_lstm_gates_backward_f32")
+    for with_dy in (False, True):
+        dc = rng.standard_normal((bs, H)).astype(np.float32)
+        dc0 = dc.copy()
+        dg = np.empty((bs, 4, H), np.float32)
+        fn(dh.ctypes.data, dy.ctypes.data if with_dy else None, od.ctypes.data,
+           tcd.ctypes.data, f3.ctypes.data, A.ctypes.data + H * 4, dc.ctypes.data,
+           dg.ctypes.data, bs, H, 4 * H)
+        dm = dh + dy if with_dy else dh
+        dcs = dm * od + dc0
+        np.testing.assert_allclose(dg[:, :3], dcs[:, None] * f3, rtol=1e-6)
+        np.testing.assert_allclose(dg[:, 3], dm * tcd, rtol=1e-6)
+        np.testing.assert_allclose(dc, dcs * A[:, H:2 * H], rtol=1e-6)
+
+
+def test_lstm_gate_activations_alone():
+    """The gate kernel's sigmoid/tanh against float64 over a wide range (tanh's odd polynomial
+    below 0.625 keeps small values' relative precision)."""
+    bs, H = 2, 400
+    pre = np.concatenate([np.linspace(-30, 30, 4 * H), np.linspace(-1e-3, 1e-3, 4 * H)])
+    a = pre.reshape(bs, 4 * H).astype(np.float32)
+    a0 = a.astype(np.float64)
+    cp = np.full((bs, H), 0.5, np.float32)
+    c, tc, m = (np.empty((bs, H), np.float32) for _ in range(3))
+    _native.kernel("ember_lstm_gates_f32")(a.ctypes.data, cp.ctypes.data, c.ctypes.data,
+                                            tc.ctypes.data, m.ctypes.data, bs, H)
+    sig = 1 / (1 + np.exp(-2 * a0))
+    act = sig.copy()
+    act[:, 2 * H:3 * H] = np.tanh(a0[:, 2 * H:3 * H])
+    np.testing.assert_allclose(a, act, rtol=4e-7, atol=1e-30)
+    c_ref = act[:, H:2 * H] * 0.5 + act[:, :H] * act[:, 2 * H:3 * H]
+    np.testing.assert_allclose(c, c_ref, rtol=1e-6)
+    np.testing.assert_allclose(tc, np.tanh(c.astype(np.float64)), rtol=4e-7)
+    np.testing.assert_allclose(m, act[:, 3 * H:] * tc, rtol=4e-7)
