@@ -267,6 +267,7 @@ def test_layer_norm_native_equals_numpy(monkeypatch, affine, shape, normalized):
     np.testing.assert_allclose(gn, gp, rtol=1e-4, atol=2e-5)
 
 
+@pytest.mark.filterwarnings("ignore:invalid value:RuntimeWarning")  # NumPy's, on the NaN row
 def test_layer_norm_native_constant_rows_nan_and_a_strided_input(monkeypatch):
     x = np.ones((6, 10), np.float32) * 7
     x[1] = np.arange(10)
@@ -333,22 +334,24 @@ def test_lstm_native_backward_kernel_alone():
     """One backward step of the kernel against its NumPy formula, with and without dy."""
     rng = np.random.default_rng(2)
     bs, H = 3, 5
-    A = rng.uniform(0.1, 0.9, (bs, 4 * H)).astype(np.float32)
-    dh, dy, od, tcd = (rng.standard_normal((bs, H)).astype(np.float32) for _ in range(4))
-    f3 = rng.standard_normal((bs, 3, H)).astype(np.float32)
+    A = rng.uniform(0.05, 0.95, (bs, 4 * H)).astype(np.float32)
+    A[:, 2 * H:3 * H] = rng.uniform(-0.9, 0.9, (bs, H))
+    dh, dy, cp = (rng.standard_normal((bs, H)).astype(np.float32) for _ in range(3))
+    tc = rng.uniform(-0.9, 0.9, (bs, H)).astype(np.float32)
+    i, f, g, o = (A[:, k * H:(k + 1) * H].astype(np.float64) for k in range(4))
     fn = _native.kernel("ember_lstm_gates_backward_f32")
     for with_dy in (False, True):
         dc = rng.standard_normal((bs, H)).astype(np.float32)
-        dc0 = dc.copy()
-        dg = np.empty((bs, 4, H), np.float32)
-        fn(dh.ctypes.data, dy.ctypes.data if with_dy else None, od.ctypes.data,
-           tcd.ctypes.data, f3.ctypes.data, A.ctypes.data + H * 4, dc.ctypes.data,
-           dg.ctypes.data, bs, H, 4 * H)
-        dm = dh + dy if with_dy else dh
-        dcs = dm * od + dc0
-        np.testing.assert_allclose(dg[:, :3], dcs[:, None] * f3, rtol=1e-6)
-        np.testing.assert_allclose(dg[:, 3], dm * tcd, rtol=1e-6)
-        np.testing.assert_allclose(dc, dcs * A[:, H:2 * H], rtol=1e-6)
+        dc0 = dc.astype(np.float64)
+        dg = np.empty((bs, 4 * H), np.float32)
+        fn(dh.ctypes.data, dy.ctypes.data if with_dy else None, A.ctypes.data, tc.ctypes.data,
+           cp.ctypes.data, dc.ctypes.data, dg.ctypes.data, bs, H)
+        dm = (dh + dy if with_dy else dh).astype(np.float64)
+        dcs = dm * o * (1 - tc.astype(np.float64) ** 2) + dc0
+        want = np.concatenate([dcs * g * i * (1 - i), dcs * cp * f * (1 - f),
+                               dcs * i * (1 - g * g), dm * tc * o * (1 - o)], axis=1)
+        np.testing.assert_allclose(dg, want, rtol=2e-6, atol=1e-7)
+        np.testing.assert_allclose(dc, dcs * f, rtol=2e-6, atol=1e-7)
 
 
 def test_lstm_gate_activations_alone():
@@ -370,3 +373,40 @@ def test_lstm_gate_activations_alone():
     np.testing.assert_allclose(c, c_ref, rtol=1e-6)
     np.testing.assert_allclose(tc, np.tanh(c.astype(np.float64)), rtol=4e-7)
     np.testing.assert_allclose(m, act[:, 3 * H:] * tc, rtol=4e-7)
+
+
+# -- Adam ----------------------------------------------------------------------------------------
+
+@pytest.mark.filterwarnings("ignore:invalid value:RuntimeWarning")  # NumPy's, on the inf
+@pytest.mark.parametrize("options", [{}, {"amsgrad": True}, {"weight_decay": 0.1},
+                                     {"maximize": True}, {"adamw": True, "weight_decay": 0.1},
+                                     {"betas": (0.3, 0.9)}, {"betas": (0.5, 0.999)}])
+def test_adam_native_step_is_bit_identical_to_numpy(monkeypatch, options):
+    options = dict(options)
+    cls = ember.optim.AdamW if options.pop("adamw", False) else ember.optim.Adam
+    n = 300_001  # over two threads' grains, odd
+    grads = np.random.default_rng(1).standard_normal((4, n)).astype(np.float32)
+    grads[2, 7] = np.inf
+
+    def run():
+        p = ember.nn.Parameter(ember.tensor(
+            np.random.default_rng(5).standard_normal(n).astype(np.float32)))
+        q = ember.nn.Parameter(ember.tensor(np.ones((3, 4), np.float32)))
+        opt = cls([p, q], lr=1e-2, **options)
+        for g in grads:
+            p.grad = ember.tensor(g)
+            q.grad = ember.tensor(g[:12].reshape(4, 3).T)  # a non-contiguous gradient
+            opt.step()
+        st = opt.state[p]
+        return [p.detach().numpy(), q.detach().numpy(), st["exp_avg"].numpy(),
+                st["exp_avg_sq"].numpy()] + ([st["max_exp_avg_sq"].numpy()]
+                                             if options.get("amsgrad") else [])
+
+    threads = ember.get_num_threads()
+    ember.set_num_threads(2)
+    try:
+        native, plain = _both(run, monkeypatch)
+    finally:
+        ember.set_num_threads(threads)
+    for a, b in zip(native, plain):
+        np.testing.assert_array_equal(a, b)

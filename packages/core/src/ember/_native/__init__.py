@@ -33,7 +33,7 @@ import sys
 import tempfile
 import threading
 
-__all__ = ["library", "status", "enabled", "kernel", "pointwise"]
+__all__ = ["library", "status", "enabled", "kernel", "pointwise", "chunks", "native_arrays"]
 
 _SOURCE = os.path.join(os.path.dirname(__file__), "kernels.c")
 # -O3 vectorises the branch-free loops; no -ffast-math (IEEE infinities and NaN, no
@@ -50,7 +50,8 @@ _SIGNATURES = {
     "ember_gelu_backward_f32": (_P, _P, _P, _N),
     "ember_layer_norm_f32": (_P, _P, _P, _P, _P, _P, _N, _N, ctypes.c_float),
     "ember_lstm_gates_f32": (_P, _P, _P, _P, _P, _N, _N),
-    "ember_lstm_gates_backward_f32": (_P, _P, _P, _P, _P, _P, _P, _P, _N, _N, _N),
+    "ember_lstm_gates_backward_f32": (_P, _P, _P, _P, _P, _P, _P, _N, _N),
+    "ember_adam_f32": (_P, _P, _P, _P, _P, _N, ctypes.c_int) + (ctypes.c_float,) * 7,
 }
 
 _lock = threading.Lock()
@@ -183,3 +184,24 @@ def pointwise(fn, n_out: int, *arrays):
 
     parallel_for(0, arrays[0].size, POINTWISE_GRAIN, run)
     return outs[0] if n_out == 1 else outs
+
+
+def native_arrays(*arrays) -> bool:
+    """True when every array (None skipped) is a C-contiguous float32 NumPy array of the first
+    one's shape: what the in-place kernels take."""
+    import numpy as np
+
+    shape = arrays[0].shape
+    return all(a is None or (a.__class__ is np.ndarray and a.dtype == np.float32
+                             and a.shape == shape and a.flags.c_contiguous) for a in arrays)
+
+
+def chunks(fn, n: int, pointers, *scalars) -> None:
+    """``fn(*pointers_at_b, e - b, *scalars)`` over chunks ``[b, e)`` of ``n`` float32
+    elements (None pointers stay None), over Ember's intra-op threads."""
+    from .._parallel import parallel_for
+
+    def run(b: int, e: int) -> None:
+        fn(*[None if p is None else p + 4 * b for p in pointers], e - b, *scalars)
+
+    parallel_for(0, n, POINTWISE_GRAIN, run)

@@ -184,27 +184,60 @@ void ember_lstm_gates_f32(float *restrict a, const float *restrict c_prev, float
     }
 }
 
-/* One LSTM time step backward, rows as ember_lstm_gates_f32's: dm = dh [+ dy];
- * dcs = dm * od + dc; the pre-activation gradients dg[:, k] = dcs * f3[:, k] (k = i, f, g) and
- * dg[:, 3] = dm * tcd; dc = dcs * f. f3 is (bs, 3, H), dg (bs, 4, H); dy may be NULL. */
+/* One LSTM time step backward, rows as ember_lstm_gates_f32's. From the step's activations
+ * a = (i, f, g, o) (bs, 4H), tc = tanh(c) and the cell state entering the step c_prev:
+ * dm = dh [+ dy]; dcs = dm * o * (1 - tc^2) + dc; the pre-activation gradients
+ * dg = (dcs * g * i (1 - i), dcs * c_prev * f (1 - f), dcs * i * (1 - g^2),
+ *       dm * tc * o (1 - o)) into dg (bs, 4H); dc = dcs * f. dy may be NULL. */
 void ember_lstm_gates_backward_f32(const float *restrict dh, const float *restrict dy,
-                                   const float *restrict od, const float *restrict tcd,
-                                   const float *restrict f3, const float *restrict f,
-                                   float *restrict dc, float *restrict dg, idx bs, idx H,
-                                   idx f_stride) {
+                                   const float *restrict a, const float *restrict tc,
+                                   const float *restrict c_prev, float *restrict dc,
+                                   float *restrict dg, idx bs, idx H) {
     for (idx r = 0; r < bs; r++) {
-        const float *dhr = dh + r * H, *odr = od + r * H, *tcdr = tcd + r * H;
-        const float *f3r = f3 + r * 3 * H, *fr = f + r * f_stride;
+        const float *dhr = dh + r * H, *ar = a + r * 4 * H, *tr = tc + r * H;
+        const float *cp = c_prev + r * H;
         float *dcr = dc + r * H, *dgr = dg + r * 4 * H;
         const float *dyr = dy != NULL ? dy + r * H : NULL;
         for (idx k = 0; k < H; k++) {
+            float i = ar[k], f = ar[H + k], g = ar[2 * H + k], o = ar[3 * H + k], t = tr[k];
             float dm = dyr != NULL ? dhr[k] + dyr[k] : dhr[k];
-            float dcs = dm * odr[k] + dcr[k];
-            dgr[k] = dcs * f3r[k];
-            dgr[H + k] = dcs * f3r[H + k];
-            dgr[2 * H + k] = dcs * f3r[2 * H + k];
-            dgr[3 * H + k] = dm * tcdr[k];
-            dcr[k] = dcs * fr[k];
+            float dcs = dm * (o * (1.0f - t * t)) + dcr[k];
+            dgr[k] = dcs * (g * (i * (1.0f - i)));
+            dgr[H + k] = dcs * (cp[k] * (f * (1.0f - f)));
+            dgr[2 * H + k] = dcs * (i * (1.0f - g * g));
+            dgr[3 * H + k] = dm * (t * (o * (1.0f - o)));
+            dcr[k] = dcs * f;
         }
     }
 }
+
+/* One Adam (or AdamW, after its decay) update of n float32 elements in place, in the order
+ * of operations of the NumPy formulation (ember.optim.adam._single_tensor_adam) and of
+ * torch.optim.Adam's single-tensor form, without contracting a * b + c into FMAs, so each
+ * element rounds exactly as there:
+ * m = m.lerp(g, w1) (PyTorch's two-sided lerp: low (w1 < 0.5) ? m + (g - m) * w1
+ * : g - (g - m) * w1c, w1c = 1 - w1), v = v * beta2 + g * g * b2c, vmax = max(vmax, v) when
+ * vmax is given (amsgrad), p -= m / (sqrt(v or vmax) / bc2 + eps) * step_size. */
+#pragma GCC push_options
+#pragma GCC optimize("fp-contract=off")
+void ember_adam_f32(float *restrict p, const float *restrict g, float *restrict m,
+                    float *restrict v, float *restrict vmax, idx n, int low, float w1,
+                    float w1c, float beta2, float b2c, float bc2, float eps, float step_size) {
+    for (idx i = 0; i < n; i++) {
+        float gi = g[i], mi = m[i];
+        float d = gi - mi;
+        mi = low ? mi + d * w1 : gi - d * w1c;
+        m[i] = mi;
+        float vi = v[i] * beta2 + (gi * gi) * b2c;
+        v[i] = vi;
+        if (vmax != NULL) {
+            float u = vmax[i];
+            u = (u > vi || u != u) ? u : vi; /* np.maximum: NaN wins */
+            vmax[i] = u;
+            vi = u;
+        }
+        float den = sqrtf(vi) / bc2 + eps;
+        p[i] = p[i] - (mi / den) * step_size;
+    }
+}
+#pragma GCC pop_options

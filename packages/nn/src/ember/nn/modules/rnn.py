@@ -239,6 +239,32 @@ def _lstm_fwd(xp, mode, x, h0, c0, w, b, w_hr, steps):
 def _lstm_bwd(xp, mode, a, dY, dh, dc, w, w_hr, steps):
     A, TC, C = a["A"], a["TC"], a["C"]
     N, H = TC.shape
+    wr = _backward_operand(xp, dh, w)
+    native = (_native.kernel("ember_lstm_gates_backward_f32")
+              if (xp is np and w_hr is None and A.dtype == np.float32 and dh.dtype == A.dtype
+                  and dc.dtype == A.dtype and dh.flags.c_contiguous and dc.flags.c_contiguous
+                  and a["c0"].dtype == A.dtype and (dY is None or dY.dtype == A.dtype))
+              else None)
+    if native is not None:  # each step's gate gradients in one fused pass, from A, TC, C
+        G = 4 * H
+        dG = np.empty((N, G), dtype=A.dtype)
+        dY = None if dY is None else np.ascontiguousarray(dY)
+        c0 = np.ascontiguousarray(a["c0"])
+        pdh, pdc, pa, ptc, pC, pc0, pdg = (t.ctypes.data for t in (dh, dc, A, TC, C, c0, dG))
+        pdy = None if dY is None else dY.ctypes.data
+        for s in range(len(steps) - 1, -1, -1):
+            off, bs = steps[s]
+            cp = None
+            if s == 0:
+                pprev = pc0
+            else:
+                poff, pbs = steps[s - 1]
+                cp = _prev(xp, C, c0, steps, s) if bs > pbs else None
+                pprev = pC + poff * H * 4 if cp is None else cp.ctypes.data
+            native(pdh, None if pdy is None else pdy + off * H * 4, pa + off * G * 4,
+                   ptc + off * H * 4, pprev, pdc, pdg + off * G * 4, bs, H)
+            wr.times(dG[off:off + bs], dh[:bs])
+        return dG, dG, None, dc
     i_, f_, g_, o_ = (A[:, k * H:(k + 1) * H] for k in range(4))
     # per-row factors of the gate gradients, computed once for all steps
     F3 = xp.empty((N, 3, H), dtype=A.dtype)  # d(i, f, g pre-activation) / dc
@@ -249,23 +275,6 @@ def _lstm_bwd(xp, mode, a, dY, dh, dc, w, w_hr, steps):
     TCD = TC * o_ * (1 - o_)  # d(o pre-activation) / dh
     dG = xp.empty((N, 4, H), dtype=A.dtype)
     DH = xp.empty((N, w.shape[1]), dtype=A.dtype) if w_hr is not None else None
-    wr = _backward_operand(xp, dh, w)
-    native = (_native.kernel("ember_lstm_gates_backward_f32")
-              if (xp is np and w_hr is None and A.dtype == np.float32 and dh.dtype == A.dtype
-                  and dc.dtype == A.dtype and dh.flags.c_contiguous and dc.flags.c_contiguous
-                  and (dY is None or dY.dtype == A.dtype)) else None)
-    if native is not None:  # each step's gate-gradient arithmetic as one fused pass
-        G = 4 * H
-        dY = None if dY is None else np.ascontiguousarray(dY)
-        pdh, pdc, pod, ptcd, pf3, pa, pdg = (t.ctypes.data for t in (dh, dc, OD, TCD, F3, A, dG))
-        pdy = None if dY is None else dY.ctypes.data
-        for off, bs in reversed(steps):
-            native(pdh, None if pdy is None else pdy + off * H * 4, pod + off * H * 4,
-                   ptcd + off * H * 4, pf3 + off * 3 * H * 4, pa + (off * G + H) * 4, pdc,
-                   pdg + off * G * 4, bs, H, G)
-            wr.times(dG[off:off + bs].reshape(bs, G), dh[:bs])
-        dG = dG.reshape(N, G)
-        return dG, dG, None, dc
     for off, bs in reversed(steps):
         sl = slice(off, off + bs)
         dm = dh[:bs] + dY[sl] if dY is not None else dh[:bs].copy()
