@@ -410,3 +410,30 @@ def test_adam_native_step_is_bit_identical_to_numpy(monkeypatch, options):
         ember.set_num_threads(threads)
     for a, b in zip(native, plain):
         np.testing.assert_array_equal(a, b)
+
+
+# -- BERT's feed-forward bias + GELU, fused at inference ------------------------------------------
+
+def test_bert_bias_gelu_fusion_equals_the_two_ops(monkeypatch):
+    from ember.text.models import bert
+
+    ember.manual_seed(0)
+    dense = ember.nn.Linear(48, 192)
+    x = ember.randn(3, 700, 48)
+    threads = ember.get_num_threads()
+    ember.set_num_threads(2)
+    try:
+        with ember.no_grad():
+            fused = bert._bias_gelu_inference(dense, F.gelu, x)
+            plain = F.gelu(dense(x))
+    finally:
+        ember.set_num_threads(threads)
+    assert fused is not None and fused.shape == (3, 700, 192)
+    np.testing.assert_array_equal(fused.numpy(), plain.numpy())  # same sum, same kernel
+    # not taken where a graph is wanted, for another activation, another dtype, or no kernel
+    assert bert._bias_gelu_inference(dense, F.gelu, x) is None  # grad mode on
+    with ember.no_grad():
+        assert bert._bias_gelu_inference(dense, F.relu, x) is None
+        assert bert._bias_gelu_inference(dense.double(), F.gelu, x.double()) is None
+        monkeypatch.setenv("EMBER_NATIVE", "0")
+        assert bert._bias_gelu_inference(dense.float(), F.gelu, x) is None

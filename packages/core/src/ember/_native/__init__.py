@@ -48,6 +48,7 @@ _SIGNATURES = {
     "ember_gelu_f32": (_P, _P, _N),
     "ember_gelu_with_grad_f32": (_P, _P, _P, _N),
     "ember_gelu_backward_f32": (_P, _P, _P, _N),
+    "ember_bias_gelu_inplace_f32": (_P, _P, _N, _N),
     "ember_layer_norm_f32": (_P, _P, _P, _P, _P, _P, _N, _N, ctypes.c_float),
     "ember_lstm_gates_f32": (_P, _P, _P, _P, _P, _N, _N),
     "ember_lstm_gates_backward_f32": (_P, _P, _P, _P, _P, _P, _P, _N, _N),

@@ -117,6 +117,18 @@ void ember_gelu_with_grad_f32(const float *restrict x, float *restrict y, float 
     }
 }
 
+/* x = gelu(x + b) in place over `rows` contiguous rows of n, b (n) added to every row: a
+ * linear layer's bias and exact GELU in one pass over its fresh output (inference). */
+void ember_bias_gelu_inplace_f32(float *x, const float *restrict b, idx rows, idx n) {
+    for (idx r = 0; r < rows; r++) {
+        float *restrict xr = x + r * n;
+        for (idx i = 0; i < n; i++) {
+            float v = xr[i] + b[i];
+            xr[i] = v * normal_cdf_f32(v, v * v);
+        }
+    }
+}
+
 /* out = g * gelu'(x) (exact form). */
 void ember_gelu_backward_f32(const float *restrict x, const float *restrict g,
                              float *restrict out, idx n) {

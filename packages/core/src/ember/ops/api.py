@@ -30,8 +30,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from .. import _native
 from .._device import check_same_device, xp_of
 from .._device import fused_kernel as _fused_kernel
+from .._parallel import parallel_for
 from .._tensor import Tensor, _make
 from ..autograd.grad_mode import GRAD
 from ..autograd.graph import Node, make_node_class, record, result
@@ -42,7 +44,8 @@ from .registry import OPS, OpInfo, functional_kernels, register
 __all__ = ["array_module", "array_module_of", "array", "wrap", "result", "needs_grad",
            "grad_enabled", "node_class", "record", "check_same_device", "make_inplace",
            "defop", "register", "fused_kernel", "functional_kernels", "OPS", "OpInfo", "Node",
-           "rng", "dtype_from_numpy", "parse_to", "fused_op", "gemm_column_block"]
+           "rng", "dtype_from_numpy", "parse_to", "fused_op", "gemm_column_block",
+           "native_kernel", "native_arrays", "native_chunks", "parallel_for"]
 
 
 def array_module(t: Tensor):
@@ -60,6 +63,26 @@ def fused_kernel(t: Tensor, name: str):
     without it). On a CUDA device, ``fused_kernel(p, "adam_step_")`` is CuPy's one-pass Adam
     update (``ember.cuda._kernels``); its arrays are the tensors' (``array(t)``)."""
     return _fused_kernel(t._device, name)
+
+
+def native_kernel(name: str):
+    """The fused float32 CPU kernel ``name`` of ember-core's ``_native/kernels.c`` (a ctypes
+    function taking array addresses as integers, ``None`` for a null pointer), or None where
+    the kernels cannot be used (no C compiler, ``EMBER_NATIVE=0``): keep a NumPy formulation
+    for that case. Take it once per call of your op (the lookup reads the environment)."""
+    return _native.kernel(name)
+
+
+def native_arrays(*arrays) -> bool:
+    """True when every array given (None skipped) is a C-contiguous float32 NumPy array of
+    the first one's shape: what the in-place native kernels take."""
+    return _native.native_arrays(*arrays)
+
+
+def native_chunks(fn, n: int, addresses, *scalars) -> None:
+    """``fn(*addresses_at_b, e - b, *scalars)`` over chunks ``[b, e)`` of ``n`` float32
+    elements, over Ember's intra-op threads (None addresses stay None)."""
+    _native.chunks(fn, n, addresses, *scalars)
 
 
 def array(t: Tensor):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 import ember
-from ember import Tensor, _native
+from ember import Tensor
 from ember.ops import api
 
 from ._single_tensor import _buffer, _ema_square_, _lerp_, _scalar, _unscale_or_skip, _walk_params
@@ -104,17 +104,17 @@ def _single_tensor_adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, s
                   maximize=maximize, decoupled=decoupled_weight_decay)
             param._bump_version()
         return
-    native = _native.kernel("ember_adam_f32") if params else None
+    native = api.native_kernel("ember_adam_f32") if params else None
     for i, d, g, step_t in _walk_params(params, grads, state_steps, maximize=maximize,
                                         weight_decay=weight_decay, lr=lr,
                                         decoupled_weight_decay=decoupled_weight_decay):
         step = float(step_t)
         m, v = exp_avgs[i]._data, exp_avg_sqs[i]._data
         v_max = max_exp_avg_sqs[i]._data if amsgrad else None
-        if native is not None and _native.native_arrays(d, g, m, v, v_max):
+        if native is not None and api.native_arrays(d, g, m, v, v_max):
             # one pass per element (kernels.c), the same roundings as the passes below
             w1 = 1 - beta1
-            _native.chunks(native, d.size, [a if a is None else a.ctypes.data
+            api.native_chunks(native, d.size, [a if a is None else a.ctypes.data
                                             for a in (d, g, m, v, v_max)],
                            w1 < 0.5, w1, 1 - w1, beta2, 1 - beta2,
                            (1 - beta2**step) ** 0.5, _scalar(eps), lr / (1 - beta1**step))

@@ -22,7 +22,7 @@ import warnings
 import numpy as np
 
 import ember
-from ember import Tensor, _native
+from ember import Tensor
 from ember.ops import api
 
 from .. import functional as F
@@ -198,7 +198,7 @@ def _lstm_fwd(xp, mode, x, h0, c0, w, b, w_hr, steps):
     A = xp.empty((N, G), dtype=x.dtype)
     TC = xp.empty((N, H), dtype=x.dtype)
     M = xp.empty((N, H), dtype=x.dtype) if w_hr is not None else Y
-    native = (_native.kernel("ember_lstm_gates_f32")
+    native = (api.native_kernel("ember_lstm_gates_f32")
               if xp is np and x.dtype == np.float32 and c0.dtype == np.float32 else None)
     if native is not None:  # each step's gate arithmetic as one fused pass (kernels.c)
         c0 = np.ascontiguousarray(c0)
@@ -240,7 +240,7 @@ def _lstm_bwd(xp, mode, a, dY, dh, dc, w, w_hr, steps):
     A, TC, C = a["A"], a["TC"], a["C"]
     N, H = TC.shape
     wr = _backward_operand(xp, dh, w)
-    native = (_native.kernel("ember_lstm_gates_backward_f32")
+    native = (api.native_kernel("ember_lstm_gates_backward_f32")
               if (xp is np and w_hr is None and A.dtype == np.float32 and dh.dtype == A.dtype
                   and dc.dtype == A.dtype and dh.flags.c_contiguous and dc.flags.c_contiguous
                   and a["c0"].dtype == A.dtype and (dY is None or dY.dtype == A.dtype))

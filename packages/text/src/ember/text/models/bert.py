@@ -20,6 +20,7 @@ from typing import Any
 import ember
 import ember.nn.functional as F
 from ember import Tensor, nn
+from ember.ops import api
 
 __all__ = [
     "BaseModelOutputWithPooling",
@@ -295,6 +296,29 @@ def _activate_in_blocks(act_fn, x: Tensor) -> Tensor:
     return x
 
 
+def _bias_gelu_inference(dense: nn.Linear, act_fn, x: Tensor) -> Tensor | None:
+    """``gelu(dense(x))`` (exact GELU) as the product without its bias, then the bias add and
+    GELU in one native pass over it in place (kernels.c), when nothing needs a graph and all
+    is float32 on the CPU: the same values as the two ops (the same float32 sum, then the same
+    GELU kernel), one pass over the 4x-wide activation fewer. None otherwise."""
+    if act_fn is not F.gelu or ember.is_grad_enabled() or x.device.type != "cpu" \
+            or dense.bias is None or x.dtype != ember.float32:
+        return None
+    kernel = api.native_kernel("ember_bias_gelu_inplace_f32")
+    if kernel is None:
+        return None
+    y = F.linear(x, dense.weight)
+    yd, bd = api.array(y), api.array(dense.bias)
+    if not api.native_arrays(yd) or not api.native_arrays(bd) or y.requires_grad:
+        return None
+    n = bd.shape[0]
+    rows = yd.size // n
+    base, bias = yd.ctypes.data, bd.ctypes.data
+    grain = max(1, _ACT_BLOCK_ELEMENTS // n)
+    api.parallel_for(0, rows, grain, lambda r0, r1: kernel(base + r0 * n * 4, bias, r1 - r0, n))
+    return y
+
+
 class BertIntermediate(nn.Module):
     """The feed-forward block's expansion and activation (``config.hidden_act``)."""
 
@@ -304,6 +328,9 @@ class BertIntermediate(nn.Module):
         self.intermediate_act_fn = _ACTIVATIONS[config.hidden_act]
 
     def forward(self, hidden_states: Tensor) -> Tensor:
+        fused = _bias_gelu_inference(self.dense, self.intermediate_act_fn, hidden_states)
+        if fused is not None:
+            return fused
         hidden_states = self.dense(hidden_states)
         if ember.is_grad_enabled() or hidden_states.device.type != "cpu" \
                 or hidden_states.numel() <= 2 * _ACT_BLOCK_ELEMENTS \
