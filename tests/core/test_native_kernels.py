@@ -437,3 +437,56 @@ def test_bert_bias_gelu_fusion_equals_the_two_ops(monkeypatch):
         assert bert._bias_gelu_inference(dense.double(), F.gelu, x.double()) is None
         monkeypatch.setenv("EMBER_NATIVE", "0")
         assert bert._bias_gelu_inference(dense.float(), F.gelu, x) is None
+
+
+# -- max pooling's training path ------------------------------------------------------------------
+
+@pytest.mark.parametrize("shape,kernel,stride,dilation", [
+    ((8, 6, 24, 24), 2, 2, 1), ((4, 3, 11, 13), 3, 2, 1), ((4, 3, 11, 13), 3, 1, 2),
+    ((3, 9, 9), (2, 3), (1, 2), 1), ((2, 5, 17), 3, 2, 1), ((2, 5, 17), 2, None, 1)])
+def test_max_pool_native_equals_numpy(monkeypatch, shape, kernel, stride, dilation):
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal(shape).astype(np.float32)
+    x[..., 0] = x[..., 1]  # ties: the first maximum wins
+    one_d = len(shape) == 3 and not isinstance(kernel, tuple)
+    pool = F.max_pool1d if one_d else F.max_pool2d
+    y_shape = pool(ember.tensor(x), kernel, stride, 0, dilation).shape
+    g = rng.standard_normal(y_shape).astype(np.float32)
+
+    def run():
+        t = ember.tensor(x, requires_grad=True)
+        gt = ember.tensor(g, requires_grad=True)
+        y = pool(t, kernel, stride, 0, dilation)
+        (gx,) = ember.autograd.grad(y, t, gt, create_graph=True)
+        (gg,) = ember.autograd.grad(gx, gt, ember.tensor(x * 3))  # the double backward
+        return y.detach().numpy(), gx.detach().numpy(), gg.numpy()
+
+    (yn, gn, ggn), (yp, gp, ggp) = _both(run, monkeypatch)
+    np.testing.assert_array_equal(yn, yp)
+    disjoint = (stride or kernel) == kernel and dilation == 1
+    if disjoint:
+        np.testing.assert_array_equal(gn, gp)
+    else:  # overlapping windows sum in another order
+        np.testing.assert_allclose(gn, gp, rtol=1e-6, atol=1e-6)
+    np.testing.assert_array_equal(ggn, ggp)
+
+
+def test_max_pool_native_is_not_used_with_padding_nan_or_indices(monkeypatch):
+    calls = []
+    real = _native.kernel
+
+    def spy(name):
+        calls.append(name)
+        return real(name)
+
+    monkeypatch.setattr(_native, "kernel", spy)
+    x = ember.randn(2, 3, 8, 8, requires_grad=True)
+    F.max_pool2d(x, 2, padding=1).sum().backward()
+    F.max_pool2d(x, 2, return_indices=True)[0].sum().backward()
+    x2 = ember.tensor(np.where(np.eye(8, dtype=bool), np.nan, 1.0).astype(np.float32)[None, None],
+                      requires_grad=True)
+    F.max_pool2d(x2, 2).sum().backward()
+    F.max_pool3d(ember.randn(1, 1, 4, 4, 4, requires_grad=True), 2).sum().backward()
+    assert "ember_max_pool2d_backward_f32" not in calls
+    F.max_pool2d(x, 2).sum().backward()
+    assert "ember_max_pool2d_backward_f32" in calls

@@ -52,6 +52,7 @@ _SIGNATURES = {
     "ember_layer_norm_f32": (_P, _P, _P, _P, _P, _P, _N, _N, ctypes.c_float),
     "ember_lstm_gates_f32": (_P, _P, _P, _P, _P, _N, _N),
     "ember_lstm_gates_backward_f32": (_P, _P, _P, _P, _P, _P, _P, _N, _N),
+    "ember_max_pool2d_backward_f32": (_P, _P, _P) + (_N,) * 11,
     "ember_adam_f32": (_P, _P, _P, _P, _P, _N, ctypes.c_int) + (ctypes.c_float,) * 7,
 }
 

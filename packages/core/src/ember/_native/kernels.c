@@ -223,6 +223,29 @@ void ember_lstm_gates_backward_f32(const float *restrict dh, const float *restri
     }
 }
 
+/* The adjoint of 2-d max pooling without padding (ember.ops.pooling._window_scatter) over
+ * `planes` contiguous planes: gx (planes, H, W) = 0 with each gy (planes, OH, OW) added at
+ * its window's picked position, `which` (uint8) the index of the kernel offset (row-major
+ * over kh x kw) the forward picked; sums where windows overlap. (The forward stays NumPy:
+ * its strided passes measured faster than a scalar loop here.) */
+void ember_max_pool2d_backward_f32(const float *restrict gy, const unsigned char *restrict which,
+                                   float *restrict gx, idx planes, idx H, idx W, idx OH,
+                                   idx OW, idx kh, idx kw, idx sh, idx sw, idx dh, idx dw) {
+    memset(gx, 0, (size_t)(planes * H * W) * sizeof(float));
+    for (idx p = 0; p < planes; p++) {
+        float *gp = gx + p * H * W;
+        const float *yp = gy + p * OH * OW;
+        const unsigned char *wp = which + p * OH * OW;
+        for (idx oi = 0; oi < OH; oi++) {
+            for (idx oj = 0; oj < OW; oj++) {
+                idx j = wp[oi * OW + oj];
+                idx a = j / kw, b = j % kw;
+                gp[(oi * sh + a * dh) * W + oj * sw + b * dw] += yp[oi * OW + oj];
+            }
+        }
+    }
+}
+
 /* One Adam (or AdamW, after its decay) update of n float32 elements in place, in the order
  * of operations of the NumPy formulation (ember.optim.adam._single_tensor_adam) and of
  * torch.optim.Adam's single-tensor form, without contracting a * b + c into FMAs, so each

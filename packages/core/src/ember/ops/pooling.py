@@ -18,7 +18,7 @@ import math
 
 import numpy as np
 
-from .. import _dtype
+from .. import _dtype, _native
 from .._device import check_same_device, xp_of
 from .._dtype import scalar_type_name
 from .._format import shape_str
@@ -245,13 +245,37 @@ def _window_argmax(win, g: Geom):
     return best, which
 
 
+def _native_pool_args(a, g: Geom):
+    """``(kernel args after the arrays)`` for the native 2-d max-pool backward over the planes
+    of ``a`` (a C-contiguous float32 NumPy array whose last ``len(g.k)`` dims are the input's
+    or output's spatial dims; 1-d pooling as 2-d with one row), or None where they do not
+    apply (another dtype or device, 3-d, padding, a non-contiguous array, no kernels)."""
+    n = len(g.k)
+    if n > 2 or any(g.lo) or a.__class__ is not np.ndarray or a.dtype != np.float32 \
+            or not a.flags.c_contiguous:
+        return None
+    k, s, d, x, y = ((1,) * (2 - n) + tuple(t) for t in (g.k, g.s, g.d, g.x, g.y))
+    planes = math.prod(a.shape[:a.ndim - n])
+    return (planes, x[0], x[1], y[0], y[1], k[0], k[1], s[0], s[1], d[0], d[1])
+
+
 def _window_scatter(gy, which, g: Geom):
     """The adjoint of picking offset ``which`` in each window: zeros of the input's shape with
     ``gy`` added at each window's picked position, one strided product per kernel offset (a
     fixed offset maps windows to distinct positions, so overlapping windows sum right)."""
     gd = gy._data
-    xp = xp_of(gy)
     n = len(g.k)
+    if gd.__class__ is np.ndarray and not gd.flags.c_contiguous:
+        gd = np.ascontiguousarray(gd)  # e.g. a sum's broadcast gradient: one small copy
+    args = _native_pool_args(gd, g)
+    fn = None
+    if args is not None and which.__class__ is np.ndarray and which.flags.c_contiguous:
+        fn = _native.kernel("ember_max_pool2d_backward_f32")
+    if fn is not None:
+        buf = np.empty(gd.shape[:-n] + g.x, dtype=gd.dtype)
+        fn(gd.ctypes.data, which.ctypes.data, buf.ctypes.data, *args)
+        return result(buf, gy._device, WindowScatterBackward0, (gy,), (), (which, g))
+    xp = xp_of(gy)
     buf = xp.zeros(gd.shape[:-n] + g.x, dtype=gd.dtype)
     win = windows(buf, g)  # unpadded geometry: a writable view of buf
     disjoint = all(g.s[i] >= g.d[i] * (g.k[i] - 1) + 1 for i in range(n))
