@@ -20,6 +20,7 @@ from . import (  # noqa: F401 (the mappings register themselves)
     _export_ops_nn,
     _export_ops_select,
     _export_ops_special,
+    _export_ops_tail,
     _export_ops_tensor,
 )
 from ._export_graph import (
