@@ -437,6 +437,17 @@ def test_bert_bias_gelu_fusion_equals_the_two_ops(monkeypatch):
         assert bert._bias_gelu_inference(dense.double(), F.gelu, x.double()) is None
         monkeypatch.setenv("EMBER_NATIVE", "0")
         assert bert._bias_gelu_inference(dense.float(), F.gelu, x) is None
+        monkeypatch.delenv("EMBER_NATIVE")
+        # a capture must see the bias add and GELU as ops: compiled equals eager
+        inter = bert.BertIntermediate(bert.BertConfig(hidden_size=48, intermediate_size=192,
+                                                      hidden_act="gelu"))
+        eager = inter(x)
+        compiled = ember.compile(inter)
+        np.testing.assert_allclose(compiled(x).numpy(), eager.numpy(), rtol=1e-6, atol=1e-6)
+        np.testing.assert_allclose(compiled(x).numpy(), eager.numpy(), rtol=1e-6, atol=1e-6)
+        ep = ember.export.export(inter, (x,))
+        assert "gelu" in str(ep.graph)
+        np.testing.assert_allclose(ep.module()(x).numpy(), eager.numpy(), rtol=1e-6, atol=1e-6)
 
 
 # -- max pooling's training path ------------------------------------------------------------------

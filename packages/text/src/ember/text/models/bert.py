@@ -300,10 +300,14 @@ def _bias_gelu_inference(dense: nn.Linear, act_fn, x: Tensor) -> Tensor | None:
     """``gelu(dense(x))`` (exact GELU) as the product without its bias, then the bias add and
     GELU in one native pass over it in place (kernels.c), when nothing needs a graph and all
     is float32 on the CPU: the same values as the two ops (the same float32 sum, then the same
-    GELU kernel), one pass over the 4x-wide activation fewer. None otherwise."""
+    GELU kernel), one pass over the 4x-wide activation fewer. None otherwise, and whenever
+    something records or intercepts ops (export/jit/compile capture, vmap, overrides): the
+    in-place pass is not an op they could see."""
     if act_fn is not F.gelu or ember.is_grad_enabled() or x.device.type != "cpu" \
-            or dense.bias is None or x.dtype != ember.float32:
+            or dense.bias is None or x.dtype != ember.float32 or type(x) is not Tensor:
         return None
+    if ember.jit.is_tracing() or ember.overrides.is_active():
+        return None  # a capture, vmap or a __torch_function__ class must see the two ops
     kernel = api.native_kernel("ember_bias_gelu_inplace_f32")
     if kernel is None:
         return None
