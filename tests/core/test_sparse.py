@@ -175,8 +175,8 @@ def test_csr_construction_and_conversions():
 def test_dense_ops_raise_for_sparse_tensors():
     s = _coo()
     backend = f"Sparse{s.device.type.upper()}"
-    for op in (ember.exp, lambda t: t.reshape(6), lambda t: t.view(6), lambda t: t[0],
-               lambda t: ember.relu(t), lambda t: t.mean(), lambda t: ember.cat([t, t])):
+    for op in (ember.exp, lambda t: t.reshape(6), lambda t: t.view(6), lambda t: t[0:1],
+               lambda t: ember.sigmoid(t), lambda t: t.mean(), lambda t: ember.cat([t, t])):
         with pytest.raises(NotImplementedError,
                            match=f"with arguments from the '{backend}' backend"):
             op(s)

@@ -8,7 +8,8 @@ A sparse tensor is a :class:`SparseTensor`, a ``Tensor`` subclass holding
 - ``_idx``: an int64 array of the device's array module, ``(sparse_dim, nnz)``, the
   coordinates of the stored elements (a CSR tensor keeps its row and column per element too,
   in row-major order: ``crow_indices()`` is derived from them; a CSC tensor the same in
-  column-major order, ``ccol_indices()`` derived);
+  column-major order, ``ccol_indices()`` derived; a batched CSR tensor its batch indices
+  first: ``ember.sparse._batched``);
 - ``_vals``: a dense ``Tensor`` of shape ``(nnz, *dense_shape)`` that carries autograd;
 - ``_data``: a :class:`_SparseData` placeholder with the shape and dtype of the dense tensor,
   which refuses every array operation: a dense op handed a sparse tensor fails with PyTorch's
@@ -301,6 +302,46 @@ def _crow(rows, nrows: int, xp):
         .astype(np.int64, copy=False)
 
 
+# -- the hook of dense ops ----------------------------------------------------------------------
+
+#: the in-place unary ops PyTorch has for sparse tensors (``ember.sparse._pointwise``), methods
+#: of ``SparseTensor``; PyTorch's other names of them map to these
+_INPLACE_UNARY = (
+    "abs_", "neg_", "sign_", "sgn_", "sqrt_", "sin_", "sinh_", "tan_", "tanh_", "asin_",
+    "asinh_", "atan_", "atanh_", "ceil_", "floor_", "round_", "trunc_", "frac_", "expm1_",
+    "log1p_", "relu_", "deg2rad_", "rad2deg_", "erf_", "erfinv_", "conj_physical_", "square_",
+    "nan_to_num_",
+)
+_INPLACE_ALIASES = {"absolute_": "abs_", "negative_": "neg_", "arcsin_": "asin_",
+                    "arcsinh_": "asinh_", "arctan_": "atan_", "arctanh_": "atanh_",
+                    "fix_": "trunc_"}
+
+
+def sparse_op(name: str, fn, input, *args, **kwargs):
+    """The sparse form of the dense element-wise unary op ``name`` (``fn``), for
+    ``ember.sin(s)`` and ``s.sin()`` (``ember.sparse._pointwise``).
+
+    Dense ops call this from an ``except NotImplementedError:`` around their kernel, which a
+    sparse tensor's array (``_SparseData``) makes raise, so dense calls pay nothing (or after a
+    class-identity check); it re-raises that exception unless ``input`` is sparse."""
+    if input.__class__ is not SparseTensor:
+        raise  # the NotImplementedError the caller is handling
+    from .sparse import _pointwise
+
+    return _pointwise.unary(input, name, fn, args, kwargs)
+
+
+def sparse_inplace(name: str, fn, self, *args, **kwargs):
+    """The sparse form of the in-place op ``name`` (``"sin_"``; ``fn`` its out-of-place op),
+    for ``ember.sin_(s)`` (``make_inplace``'s hook; ``s.sin_()`` is a method). Re-raises the
+    exception being handled unless ``self`` is sparse."""
+    if self.__class__ is not SparseTensor:
+        raise  # the NotImplementedError the caller is handling
+    from .sparse import _pointwise
+
+    return _pointwise.unary_(self, name, args, kwargs, unary=getattr(fn, "_unary", False))
+
+
 # -- the sparse tensor ---------------------------------------------------------------------------
 
 class SparseTensor(Tensor):
@@ -390,12 +431,16 @@ class SparseTensor(Tensor):
         return self._layout is sparse_csr
 
     def sparse_dim(self) -> int:
-        return self._idx.shape[0]
+        # a batched CSR tensor keeps its batch indices in _idx too (ember.sparse._batched)
+        return self._idx.shape[0] if self._layout is sparse_coo else 2
 
     def dense_dim(self) -> int:
         return self._data.ndim - self._idx.shape[0]
 
     def _nnz(self) -> int:
+        """The number of stored elements (of each batch, of a batched CSR tensor)."""
+        if self._idx.shape[0] > 2 and self._layout is sparse_csr:
+            return _batched().nnz(self)
         return self._idx.shape[1]
 
     def is_coalesced(self) -> bool:
@@ -459,6 +504,8 @@ class SparseTensor(Tensor):
         if self._layout is sparse_coo and not self._coalesced:
             raise RuntimeError("Cannot get values on an uncoalesced tensor, please call "
                                ".coalesce() first")
+        if self._idx.shape[0] > 2 and self._layout is sparse_csr:  # (*batch, nnz)
+            return _batched().values(self)
         return self._vals
 
     def _indices(self) -> Tensor:
@@ -474,6 +521,8 @@ class SparseTensor(Tensor):
         """The compressed row pointers ``(nrows + 1,)`` of a CSR tensor (of block rows, of a
         BSR tensor)."""
         self._expect_csr("crow_indices")
+        if self._idx.shape[0] > 2:  # batched: (*batch, nrows + 1)
+            return _batched().crow_indices(self)
         crow = self._cache.get("crow")
         if crow is None:
             xp = xp_of(self._device)
@@ -484,6 +533,8 @@ class SparseTensor(Tensor):
         """The column of each stored element of a CSR tensor (block column of each block, of
         a BSR tensor)."""
         self._expect_csr("col_indices")
+        if self._idx.shape[0] > 2:  # batched: (*batch, nnz)
+            return _batched().col_indices(self)
         return _index_tensor(self._idx[1], self._device)
 
     def ccol_indices(self) -> Tensor:
@@ -709,6 +760,9 @@ class SparseTensor(Tensor):
     def t(self):
         """The transpose of a 2-D sparse tensor (its two index rows swapped; a CSR tensor's
         is CSC and a CSC tensor's CSR, as in PyTorch)."""
+        if self._data.ndim > 2 and self._layout is not sparse_coo:  # batched CSR
+            raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is "
+                               f"{self._data.ndim}D")
         if self._data.ndim > 2:
             raise RuntimeError(f"t() expects a tensor with <= 2 sparse and 0 dense dimensions, "
                                f"but self is {self.sparse_dim()} sparse and {self.dense_dim()} "
@@ -726,6 +780,15 @@ class SparseTensor(Tensor):
         if self._layout is not sparse_coo:  # CSR <-> CSC: the same arrays, read the other way
             if d0 == d1:
                 return self
+            if n > 2:  # batched CSR
+                kinds = ["Batch" if d < n - 2 else "Sparse" for d in (d0, d1)]
+                if kinds[0] != kinds[1]:
+                    raise RuntimeError("transpose(): can only transpose dimensions of the same "
+                                       f"type (Batch, Sparse, Dense), got {d0}({kinds[0]}) and "
+                                       f"{d1}({kinds[1]})")
+                raise RuntimeError("transpose: Ember does not transpose batched CSR tensors "
+                                   "(PyTorch's transposes are batched CSC tensors, which Ember "
+                                   "has not); convert with to_sparse_coo() or to_dense()")
             if self._layout in _BLOCK:  # BSR <-> BSC, each block transposed
                 return _blocks().block_transpose(self)
             layout = sparse_csc if self._layout is sparse_csr else sparse_csr
@@ -809,10 +872,8 @@ class SparseTensor(Tensor):
     neg = __neg__
 
     def zero_(self):
-        """Remove every stored element, in place (PyTorch's ``zero_`` of a sparse tensor: the
-        shape stays, ``nnz`` becomes 0)."""
-        if self._layout is not sparse_coo:
-            raise _not_implemented("zero_", self._device)
+        """Remove every stored element, in place (PyTorch's ``zero_`` of a sparse tensor of
+        any layout: the shape (and block size) stays, ``nnz`` becomes 0)."""
         vals = self._vals
         self._idx = self._idx[:, :0].copy()
         self._vals = _make(vals._data[:0].copy(), vals._device)
@@ -825,8 +886,78 @@ class SparseTensor(Tensor):
         return make_sparse(self._idx, values, self._data.shape, coalesced=self._coalesced,
                            layout=self._layout)
 
+    # -- indexing (ember.sparse._indexing) -------------------------------------------------
+    def __getitem__(self, key):
+        """``s[i]``, ``s[i, j]``, ``s[..., i]``, ``s[None]``, ``s[:, i]``: integers select,
+        ``None`` inserts a dimension; other slices and tensor indices are PyTorch's errors."""
+        return _indexing().getitem(self, key)
+
+    def select(self, dim, index):
+        """The elements at ``index`` along ``dim`` (COO; CSR and CSC give COO), that dimension
+        removed; dense when no sparse dimension is left."""
+        return _indexing().select(self, dim, index)
+
+    def index_select(self, dim, index):
+        """The slices at the positions ``index`` (1-D int64) along ``dim`` (COO)."""
+        return _indexing().index_select(self, dim, index)
+
+    def narrow_copy(self, dim, start, length):
+        """The elements with ``start <= i < start + length`` along ``dim``, shifted (COO)."""
+        return _indexing().narrow_copy(self, dim, start, length)
+
+    def unsqueeze(self, dim):
+        """A size-one dimension inserted at ``dim`` (COO)."""
+        return _indexing().unsqueeze(self, dim)
+
+    # -- in-place resizes (COO: ember.ops.sparse_ops; compressed: ember.sparse._resize) ------
+    def resize_(self, *size, memory_format=None):
+        """Resize a CSR or CSC tensor in place (PyTorch's ``resize_`` of a compressed tensor:
+        see ``ember.sparse._resize``); COO tensors are PyTorch's error (use
+        ``sparse_resize_``)."""
+        if len(size) == 1 and not isinstance(size[0], int):
+            size = tuple(size[0])
+        if self._layout is sparse_coo:
+            raise NotImplementedError(
+                f"Could not run 'aten::resize_' with arguments from the "
+                f"'{_backend_name(self._device)}' backend. This could be because the operator "
+                "doesn't exist for this backend (use sparse_resize_).")
+        from .sparse import _resize
+
+        return _resize.resize_compressed_(self, size)
+
+    def resize_as_(self, the_template, *, memory_format=None):
+        """``resize_as_sparse_`` for two COO tensors, else ``self.resize_(the_template.shape)``
+        (PyTorch's rule)."""
+        if self._layout is sparse_coo and is_sparse(the_template) and \
+                the_template._layout is sparse_coo:
+            from .ops.sparse_ops import resize_as_sparse_
+
+            return resize_as_sparse_(self, the_template)
+        return self.resize_(tuple(the_template.shape))
+
     def __repr__(self) -> str:
         return sparse_repr(self)
+
+
+def _inplace_unary(name: str):
+    """The method ``SparseTensor.<name>`` (``sin_``): the op in place on the stored values."""
+
+    def method(self, *args, **kwargs):
+        from .sparse import _pointwise
+
+        return _pointwise.unary_(self, name, args, kwargs)
+
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = (f"``{name[:-1]}`` in place on the stored values, as PyTorch's sparse "
+                      f"``{name}`` (a COO tensor must be coalesced).")
+    return method
+
+
+for _name in _INPLACE_UNARY:
+    setattr(SparseTensor, _name, _inplace_unary(_name))
+for _name, _target in _INPLACE_ALIASES.items():
+    setattr(SparseTensor, _name, getattr(SparseTensor, _target))
+del _name, _target
 
 
 def _rebuild_sparse(indices, values, shape, layout_name, device, coalesced, requires_grad):
@@ -896,6 +1027,8 @@ def sparse_mm(s: SparseTensor, other, name: str = "mm", node_cls=MmBackward0) ->
     if not isinstance(other, Tensor):
         raise TypeError(f"{name}(): argument 'mat2' (position 2) must be Tensor, not "
                         f"{type(other).__name__}")
+    if s._idx.shape[0] > 2 and s._layout is sparse_csr:  # batched (ember.sparse._batched)
+        return _batched().matmul(s, other, name)
     _check_dims(s, "addmm")
     if s._layout in _BLOCK and is_sparse(other):
         s = s.to_sparse_coo()
@@ -1080,6 +1213,8 @@ def _as_layout(s: SparseTensor, like: SparseTensor) -> SparseTensor:
     layout = like._layout
     if layout in _BLOCK:
         return _blocks().as_block_layout(s, like)
+    if layout is sparse_csr and like._idx.shape[0] > 2:  # batched
+        return _batched().from_coo(s, like)
     if layout is sparse_csr:
         return s.to_sparse_csr()
     if layout is sparse_csc:
@@ -1131,7 +1266,7 @@ def sparse_repr(s: SparseTensor) -> str:
     default = _dtype.get_default_dtype()
     if dt not in (default, default.to_complex(), _dtype.int64, _dtype.bool):
         suffixes.append(f"dtype={dt}")
-    values = s._vals.detach()
+    values = (s._vals if s._layout is sparse_coo else s.values()).detach()
     if s._layout is sparse_coo:
         parts = [_part_str("indices", _index_tensor(s._idx, s._device), indent),
                  _part_str("values", values, indent)]
@@ -1163,5 +1298,19 @@ def _blocks():
     """``ember.sparse._blocks``, the block layouts' kernels (imported on first use: it
     imports this module)."""
     from .sparse import _blocks as module
+
+    return module
+
+
+def _batched():
+    """``ember.sparse._batched``: batched CSR tensors."""
+    from .sparse import _batched as module
+
+    return module
+
+
+def _indexing():
+    """``ember.sparse._indexing``: ``s[i]``, ``select``, ``index_select``, ``narrow_copy``."""
+    from .sparse import _indexing as module
 
     return module

@@ -148,14 +148,19 @@ def unary_op(name: str, fwd, backward=None, *, to_float: bool = False, saves: st
 
     def op(input):
         d = input._data
-        if to_float and d.dtype not in _FLOATING:
-            d = d.astype(default().np)
-        elif no_bool and d.dtype.kind == "b":
-            raise RuntimeError(f"{name}: Negation, the `-` operator, on a bool tensor is not "
-                               "supported. If you are trying to invert a mask, use the `~` or "
-                               "`logical_not()` operator instead." if name == "neg" else
-                               f"{name} is not supported for bool tensors")
-        r = fwd(d) if d.dtype is not _BF16 else in_float32(fwd, d)
+        try:
+            if to_float and d.dtype not in _FLOATING:
+                d = d.astype(default().np)
+            elif no_bool and d.dtype.kind == "b":
+                raise RuntimeError("Negation, the `-` operator, on a bool tensor is "
+                                   "not supported. If you are trying to invert a mask, use the "
+                                   "`~` or `logical_not()` operator instead." if name == "neg"
+                                   else f"{name} is not supported for bool tensors")
+            r = fwd(d) if d.dtype is not _BF16 else in_float32(fwd, d)
+        except NotImplementedError:  # a sparse tensor's array refused: its own kernel
+            from .._sparse_tensor import sparse_op
+
+            return sparse_op(name, op, input)
         if Node is not None and input.requires_grad and GRAD.enabled:
             out = _make(r, input._device)
             record(Node, out, (input,), (input,) if save_in else (), None, save_out)
@@ -165,6 +170,7 @@ def unary_op(name: str, fwd, backward=None, *, to_float: bool = False, saves: st
     op.__name__ = op.__qualname__ = name
     op._node = Node
     op._fwd = fwd
+    op._unary = True  # (a sparse tensor's in-place form: ember.sparse._pointwise)
     return op
 
 

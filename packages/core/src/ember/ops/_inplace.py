@@ -62,10 +62,15 @@ def make_inplace(fn, name: str):
     """``Tensor.<op>_``: run the out-of-place op, write into ``self``, rebase its history."""
 
     def inplace(self, *args, **kwargs):
-        if GRAD.enabled and (self.requires_grad or _any_requires_grad(args)):
-            return _inplace_with_grad(self, fn, name, args, kwargs)
-        r = fn(self, *args, **kwargs)
-        write_inplace(self, r._data, name)
+        try:
+            if GRAD.enabled and (self.requires_grad or _any_requires_grad(args)):
+                return _inplace_with_grad(self, fn, name, args, kwargs)
+            r = fn(self, *args, **kwargs)
+            write_inplace(self, r._data, name)
+        except NotImplementedError:  # a sparse tensor's array refused: its own kernel
+            from .._sparse_tensor import sparse_inplace
+
+            return sparse_inplace(name, fn, self, *args, **kwargs)
         self._bump_version()
         return self
 

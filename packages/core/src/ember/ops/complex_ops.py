@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from .. import _dtype
 from .._device import xp_of
+from .._sparse_tensor import SparseTensor as _Sparse
+from .._sparse_tensor import sparse_op
 from .._tensor import Tensor
 from ..autograd.graph import make_node_class, result
 from ._factories import sum_to_size
@@ -195,6 +197,8 @@ def _angle_np(a, xp):
 @register("angle")
 def angle(input):
     """The argument of each element in radians; real tensors give 0 or pi."""
+    if input.__class__ is _Sparse:  # ember._sparse_tensor: on the stored values
+        return sparse_op("angle", angle, input)
     r = _angle_np(input._data, xp_of(input))
     return result(r, input._device, AngleBackward0, (input,), (input,))
 

@@ -32,6 +32,7 @@ import numpy as np
 from .. import _dtype, _settings
 from .._device import check_same_device, xp_of
 from .._dtype import scalar_type_name
+from .._sparse_tensor import SparseTensor as _Sparse
 from .._tensor import Tensor, _make
 from ..autograd.grad_mode import GRAD
 from ..autograd.graph import make_node_class, record
@@ -1270,6 +1271,8 @@ def _dim_index(name, input, dim, index, exc=RuntimeError, expected="int32/int64"
 @register("index_select")
 def index_select(input, dim, index):
     """The slices of ``input`` along ``dim`` at the positions in the vector ``index``."""
+    if input.__class__ is _Sparse:  # ember._sparse_tensor: its own kernel
+        return input.index_select(dim, index)
     ndim = input._data.ndim
     dim = wrap_dim(dim, ndim)
     # PyTorch's dim-1 kernel (inputs of two or more dims) words its bounds error its own way

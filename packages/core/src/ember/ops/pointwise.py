@@ -21,6 +21,8 @@ from .. import return_types as _return_types
 from .._device import _device_error, check_same_device, xp_of
 from .._dtype import scalar_type_name
 from .._format import shape_str
+from .._sparse_tensor import SparseTensor as _Sparse
+from .._sparse_tensor import sparse_op
 from .._tensor import Tensor, _make
 from ..autograd.grad_mode import GRAD
 from ..autograd.graph import make_node_class, record, result
@@ -67,7 +69,8 @@ def _zeros(g: Tensor) -> Tensor:
 
 def _unsupported(kernel: str, arr) -> NotImplementedError:
     """PyTorch's error for a dtype a kernel does not cover (``"abs_cpu" not implemented...``)."""
-    suffix = "cpu" if arr.__class__ is np.ndarray else "cuda"
+    cpu = arr.__class__ is np.ndarray or str(getattr(arr, "_device", "")) == "cpu"  # sparse
+    suffix = "cpu" if cpu else "cuda"
     return NotImplementedError(f'"{kernel}_{suffix}" not implemented for '
                                f"'{scalar_type_name(arr.dtype)}'")
 
@@ -643,6 +646,8 @@ NanToNumBackward0 = make_node_class("NanToNumBackward0", _nan_to_num_bw)
 def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
     """Replace NaN by ``nan`` and infinities by ``posinf``/``neginf`` (default: the dtype's
     largest and smallest finite values). Integer and bool tensors are returned as copies."""
+    if input.__class__ is _Sparse:  # ember._sparse_tensor: on the stored values
+        return sparse_op("nan_to_num", nan_to_num, input, nan, posinf, neginf)
     d = input._data
     if d.dtype not in _dtype.FLOATING_NP:
         return _make(d.copy(), input._device)
@@ -715,6 +720,8 @@ RoundBackward1 = make_node_class("RoundBackward1", _zero_bw)
 @register("round", inplace=True)
 def round(input, *, decimals=0):  # PyTorch's name
     """Round half to even; ``decimals`` rounds to that many decimal places."""
+    if input.__class__ is _Sparse:  # ember._sparse_tensor: on the stored values
+        return sparse_op("round", round, input, decimals=decimals)
     d = input._data
     if d.dtype.kind in "biu":
         if d.dtype.kind == "b" or decimals != 0:
@@ -1338,8 +1345,10 @@ def _scaled_bw(factor):
 
 
 deg2rad = _unary("deg2rad", _scaled(_DEG2RAD), _scaled_bw(_DEG2RAD),
+                 node_name="Deg2RadBackward0",  # PyTorch's name
                  doc="Degrees to radians (integers and bools give floats).")
 rad2deg = _unary("rad2deg", _scaled(_RAD2DEG), _scaled_bw(_RAD2DEG),
+                 node_name="Rad2DegBackward0",
                  doc="Radians to degrees (integers and bools give floats).")
 
 

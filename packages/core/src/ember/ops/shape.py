@@ -412,7 +412,12 @@ def unsqueeze(input, dim):
     """Insert a size-one dimension at ``dim``."""
     d = input._data
     dim = wrap_dim(dim, d.ndim + 1)
-    arr = xp_of(input).expand_dims(d, dim)
+    try:
+        arr = xp_of(input).expand_dims(d, dim)
+    except NotImplementedError:  # a sparse tensor's array (ember._sparse_tensor): its own
+        if d.__class__ is not _SparseData:
+            raise
+        return input.unsqueeze(dim)
     return make_view(input, arr, UnsqueezeBackward0, dim, lambda b, k=dim: b.unsqueeze(k))
 
 
@@ -592,7 +597,12 @@ def select(input, dim, index):
     if not -size <= index < size:
         raise IndexError(f"select(): index {index} out of range for tensor of size "
                          f"[{shape_str(d.shape)}] at dimension {dim}")
-    return basic_view(input, (slice(None),) * dim + (index, Ellipsis), SelectBackward0)
+    try:
+        return basic_view(input, (slice(None),) * dim + (index, Ellipsis), SelectBackward0)
+    except NotImplementedError:  # a sparse tensor's array (ember._sparse_tensor): its own
+        if d.__class__ is not _SparseData:
+            raise
+        return input.select(dim, index)
 
 
 @register("unbind", view=True)
@@ -1491,6 +1501,8 @@ def adjoint(input):
 @register("narrow_copy")
 def narrow_copy(input, dim, start, length):
     """``narrow`` as a new tensor (not a view)."""
+    if input._data.__class__ is _SparseData:  # a sparse tensor (ember._sparse_tensor)
+        return input.narrow_copy(dim, start, length)
     return copy_as(narrow(input, dim, start, length))
 
 

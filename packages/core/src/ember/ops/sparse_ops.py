@@ -142,9 +142,18 @@ def sparse_csr_tensor(crow_indices, col_indices, values, size=None, *, dtype=Non
     ``crow_indices[i]:crow_indices[i + 1]`` of ``col_indices`` and ``values``.
 
     ``size`` is inferred as ``(len(crow_indices) - 1, max(col_indices) + 1)`` when omitted.
-    Ember's CSR tensors are 2-D with scalar values (no batch or dense dimensions); the
+    Batched parts (``(*batch, nrows + 1)``, ``(*batch, nnz)``) make a batched CSR tensor
+    (``ember.sparse._batched``); Ember's CSR values are scalars (no dense dimensions). The
     compressed-index invariants are always checked. Differentiable in ``values``.
     """
+    ndim = crow_indices._data.ndim if isinstance(crow_indices, Tensor) else np.ndim(crow_indices)
+    if ndim > 1:  # batched
+        from ..sparse._batched import csr_tensor
+
+        vals = _as_values(values, dtype, None if device is None else resolve_device(device))
+        return csr_tensor(_as_index_tensor(crow_indices, vals._device, "crow_indices"),
+                          _as_index_tensor(col_indices, vals._device, "col_indices"), vals, size,
+                          requires_grad)
     vals, rows, cols, shape = _compressed(crow_indices, col_indices, values, size, dtype,
                                           device, "csr")
     vals = _autograd_values(vals, requires_grad, "SparseCsrTensorBackward0")
@@ -564,7 +573,12 @@ def sparse_resize_and_clear_(self, size, sparse_dim: int, dense_dim: int):
 
 def resize_as_sparse_(self, src):
     """``self.sparse_resize_(src.size(), src.sparse_dim(), src.dense_dim())``
-    (``Tensor.resize_as_sparse_``) for a sparse COO ``self``."""
+    (``Tensor.resize_as_sparse_``) for a sparse COO ``self``; compressed tensors (CSR, CSC,
+    BSR, BSC): ``ember.sparse._resize``."""
+    if any(is_sparse(t) and t.layout is not sparse_coo for t in (self, src)):
+        from ..sparse._resize import resize_as_sparse_compressed_
+
+        return resize_as_sparse_compressed_(self, src)
     return _resize(self, src.shape, src.sparse_dim(), src.dense_dim(), False,
                    "resize_as_sparse_")
 
@@ -628,7 +642,11 @@ def _to_sparse_coo(self):
 
 
 def _to_sparse_csr(self, dense_dim=None):
-    """This 2-D tensor as a sparse CSR tensor."""
+    """This 2-D tensor as a sparse CSR tensor (of more dimensions: a batched one)."""
+    if self._data.ndim > 2 and not dense_dim:
+        from ..sparse._batched import dense_to_csr
+
+        return dense_to_csr(self)
     if self._data.ndim != 2 or dense_dim:
         raise RuntimeError(f"to_sparse_csr: Ember's CSR tensors are 2-D without dense "
                            f"dimensions, got a {self._data.ndim}-D tensor")

@@ -57,7 +57,7 @@ def reduce_args(s: SparseTensor) -> tuple:
     ``s`` (the parts are dense tensors outside the graph, ``size`` an ``ember.Size``)."""
     # contiguous parts: PyTorch refuses compressed indices that are not
     size = Size(s._data.shape)
-    values = s._vals.detach().contiguous()
+    values = (s._vals if s._layout is _layout.sparse_coo else s.values()).detach().contiguous()
     if s._layout is _layout.sparse_coo:
         indices = _make(s._idx, s._device).contiguous()
         return s._layout, (indices, values, size, bool(s._coalesced))
@@ -123,7 +123,8 @@ def rebuild_sparse_tensor(layout, data) -> SparseTensor:
         size = _size(size)
         factory = _COMPRESSED_FACTORIES[layout]
         out = factory(cidx, pidx, values.detach(), size)
-        _check_sorted_plain(cidx, pidx, *names)
+        if cidx._data.ndim == 1:  # a batched CSR factory checks its batches itself
+            _check_sorted_plain(cidx, pidx, *names)
     if values.requires_grad:
         out.requires_grad_(True)
     return out
