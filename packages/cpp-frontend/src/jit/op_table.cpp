@@ -72,6 +72,11 @@ const OpTable& op_table() {
         register_nn_extra_ops(t);
         register_factory_ops(t);
         register_tensor_methods(t);
+        register_more2_ops(t);
+        register_more3_ops(t);
+        register_more4_ops(t);
+        register_more5_ops(t);
+        register_more6_ops(t);
         return t;
     }();
     return table;

@@ -55,5 +55,10 @@ void register_nn_ops(OpTable& table);
 void register_nn_extra_ops(OpTable& table);
 void register_factory_ops(OpTable& table);
 void register_tensor_methods(OpTable& table);
+void register_more2_ops(OpTable& table);
+void register_more3_ops(OpTable& table);
+void register_more4_ops(OpTable& table);
+void register_more5_ops(OpTable& table);
+void register_more6_ops(OpTable& table);
 
 }  // namespace ember::jit::detail

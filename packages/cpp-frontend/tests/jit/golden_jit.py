@@ -700,6 +700,7 @@ def signatures(out_dir: str) -> None:
     names.update("Tensor." + n for n in vars(ember.Tensor) if not n.startswith("_"))
     names.update("nn.functional." + n for n in functional_kernels())
     names.update("ember." + n for n in dir(ember) if not n.startswith("_"))
+    names.update("linalg." + n for n in ember.linalg.__all__)  # ember.linalg's functions
     out = {}
     for name in sorted(names):
         try:
