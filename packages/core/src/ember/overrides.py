@@ -26,7 +26,6 @@ turned it on for good), so a process pays nothing once its captures (``ember.exp
 from __future__ import annotations
 
 import functools
-import operator
 import threading
 from collections.abc import Callable
 
@@ -113,11 +112,19 @@ _PLAIN = frozenset({int, float, bool, str, type(None), slice, type(Ellipsis)})
 
 
 def _relevant_args(args, kwargs) -> list:
-    """The arguments (and the items of list/tuple arguments) that take part in dispatch."""
+    """The arguments (and the items of list/tuple arguments) that take part in dispatch.
+    Plain tensors and numbers, what nearly every call passes, are skipped inline (this runs
+    on every call while dispatch is on)."""
     found = []
     for a in (*args, *kwargs.values()) if kwargs else args:
-        if type(a) in (list, tuple):
-            found.extend(x for x in a if _is_relevant(x))
+        tp = type(a)
+        if tp is Tensor or tp in _PLAIN:
+            continue
+        if tp is list or tp is tuple:
+            for x in a:
+                tx = type(x)
+                if tx is not Tensor and tx not in _PLAIN and _is_relevant(x):
+                    found.append(x)
         elif _is_relevant(a):
             found.append(a)
     return found
@@ -256,29 +263,112 @@ def _wrap_all() -> None:
             return
         for owner in (Tensor, *_NAMESPACES):
             plan = _PLANS.get(owner)
-            d = vars(owner)
-            if plan is None or plan.size != len(d) or not all(
-                    map(operator.is_, map(d.get, plan.names), plan.originals)):
+            d = _names_of(owner)
+            if plan is None or plan.size != len(d) or not d.items() >= plan.original_items:
                 _full_wrap(owner)  # first time, or names added or replaced since
-            elif owner is Tensor:
-                for name, wrapped in zip(plan.names, plan.wrapped):
-                    setattr(owner, name, wrapped)
-            else:  # a module: one dict update
-                d.update(zip(plan.names, plan.wrapped))
+            else:
+                _replay(owner, plan, plan.wrapped)
         _ACTIVE[0] = True
 
 
+def _replay(owner, plan, values) -> None:
+    """Set ``owner``'s names to ``values`` (the plan's ``wrapped`` or ``originals``: name ->
+    value).
+
+    A module is one dict update. A class takes one ``setattr`` per name where the names need
+    it (a ``setattr`` on a class also re-resolves its slots and clears the method caches of
+    the class and its subclasses: 1,200 of them for Tensor's ~600 names were most of a
+    mode's enter/exit); where every name swaps a plain function for another plain function
+    (or a property for a property) under a non-special name or a dunder whose slot looks the
+    name up anyway, the class's own dict takes one update and one ``setattr`` then clears
+    the caches (``plan.direct``, checked when the plan was made)."""
+    if not isinstance(owner, type):
+        vars(owner).update(values)
+        return
+    d = _class_dict(owner) if plan.direct else None
+    if d is None:
+        for name, value in values.items():
+            setattr(owner, name, value)
+        return
+    d.update(values)
+    setattr(owner, _SWAP_FLAG, values is plan.wrapped)  # the caches: PyType_Modified
+
+
+def _names_of(owner):
+    """``vars(owner)``, for a class the dict behind its proxy where reachable (what the
+    plan checks read: the dict itself is read faster than through the proxy)."""
+    if isinstance(owner, type) and owner in _CLASS_DICTS:
+        return _CLASS_DICTS[owner] or vars(owner)
+    return vars(owner)
+
+
+#: a class attribute set after a direct dict update of the class (invalidates its caches)
+_SWAP_FLAG = "_ember_dispatching"
+#: the dict behind each class's ``__dict__`` proxy, or None where that cannot be reached
+_CLASS_DICTS: dict = {}
+
+
+def _class_dict(cls):
+    """The dict that ``cls.__dict__`` (a read-only proxy) shows, on CPython; None elsewhere.
+    Checked once per class: a ``setattr`` must show in it."""
+    if cls in _CLASS_DICTS:
+        return _CLASS_DICTS[cls]
+    import gc
+    import sys
+
+    d = None
+    # CPython with its GIL: one dict update is atomic to other threads (a free-threaded
+    # build takes the setattr per name)
+    gil = getattr(sys, "_is_gil_enabled", None)
+    if sys.implementation.name == "cpython" and (gil is None or gil()):
+        refs = gc.get_referents(vars(cls))
+        if len(refs) == 1 and type(refs[0]) is dict:
+            probe = object()
+            setattr(cls, _SWAP_FLAG, probe)
+            if refs[0].get(_SWAP_FLAG) is probe:
+                d = refs[0]
+            setattr(cls, _SWAP_FLAG, _ACTIVE[0])
+    _CLASS_DICTS[cls] = d
+    return d
+
+
+def _direct_swap_ok(names, originals, wrapped) -> bool:
+    """Whether a class's names can be swapped in its dict without ``setattr``: each pair is
+    two Python functions, or two properties under a name that is not a dunder (a Python
+    function's dunder has a slot that looks the name up on each call, so it needs no
+    re-resolving; anything else might)."""
+    for name, a, b in zip(names, originals, wrapped):
+        ta, tb = type(a), type(b)
+        if ta is _FUNCTION and tb is _FUNCTION:
+            continue
+        if ta is property and tb is property and not name.startswith("__"):
+            continue
+        return False
+    return True
+
+
+_FUNCTION = type(_run_undispatched)
+
+
 class _Plan:
-    """What wrapping changed on one owner (Tensor or a namespace): its names, the original
-    and the wrapped values, and how many names the owner had. Entering and leaving a mode
-    (each ``vmap`` call) swaps ~1,400 names in and out; replaying the plan, checked in one
-    C-level pass that nothing was replaced since, took a mode's enter/exit from 1.5 ms (each
-    attribute decided afresh) to ~0.2 ms."""
+    """What wrapping changed on one owner (Tensor or a namespace): the original and the
+    wrapped value of each name (dicts, name -> value, for one C-level update), the same as
+    sets of ``(name, value)`` items (an owner's ``vars().items() >= items`` checks in one
+    C-level pass that nothing was replaced since), and how many names the owner had.
+    Entering and leaving a mode (each ``vmap`` call) swaps ~1,400 names in and out;
+    replaying the plan took a mode's enter/exit from 1.5 ms (each attribute decided afresh)
+    to ~0.2 ms, and the item-set checks and dict updates halved the rest."""
 
-    __slots__ = ("size", "names", "originals", "wrapped")
+    __slots__ = ("size", "originals", "wrapped", "original_items", "wrapped_items",
+                 "direct")
 
-    def __init__(self, size, names, originals, wrapped):
-        self.size, self.names, self.originals, self.wrapped = size, names, originals, wrapped
+    def __init__(self, size, names, originals, wrapped, direct=False):
+        self.size = size
+        self.originals = dict(zip(names, originals))
+        self.wrapped = dict(zip(names, wrapped))
+        self.original_items = frozenset(self.originals.items())
+        self.wrapped_items = frozenset(self.wrapped.items())
+        self.direct = direct  # a class whose names _replay may swap in its dict
 
 
 #: the last full wrap's plan per owner
@@ -296,6 +386,8 @@ def _original(value):
 
 def _full_wrap(owner) -> None:
     """Wrap ``owner``'s dispatching attributes, deciding each afresh, and record the plan."""
+    if isinstance(owner, type):
+        _class_dict(owner)  # its probe attribute is there before the plan counts the names
     before = dict(vars(owner))
     if owner is Tensor:
         for name in list(before):
@@ -314,7 +406,8 @@ def _full_wrap(owner) -> None:
             if original is not None:
                 rows.append((name, original, value))
     names, originals, wrapped = (tuple(c) for c in zip(*rows)) if rows else ((), (), ())
-    _PLANS[owner] = _Plan(len(after), names, originals, wrapped)
+    direct = isinstance(owner, type) and _direct_swap_ok(names, originals, wrapped)
+    _PLANS[owner] = _Plan(len(after), names, originals, wrapped, direct)
 
 
 def _deactivate() -> None:
@@ -324,15 +417,10 @@ def _deactivate() -> None:
             _KEEP_ACTIVE[0] = False
             return
         for owner in (Tensor, *_NAMESPACES):
-            d = vars(owner)
+            d = _names_of(owner)
             plan = _PLANS.get(owner)
-            if plan is not None and plan.size == len(d) and all(
-                    map(operator.is_, map(d.get, plan.names), plan.wrapped)):
-                if owner is Tensor:
-                    for name, original in zip(plan.names, plan.originals):
-                        setattr(owner, name, original)
-                else:
-                    d.update(zip(plan.names, plan.originals))
+            if plan is not None and plan.size == len(d) and d.items() >= plan.wrapped_items:
+                _replay(owner, plan, plan.originals)
                 continue
             _PLANS.pop(owner, None)
             for name, value in list(d.items()):
@@ -385,6 +473,10 @@ class TorchFunctionMode:
     ``NotImplemented`` hands the call on. Other threads never see the mode.
     """
 
+    #: False in a mode whose handler never reads ``types`` (vmap's): each call it sees then
+    #: skips collecting the overriding types of its arguments (``()`` is passed)
+    _ember_reads_types = True
+
     def __torch_function__(self, func, types, args=(), kwargs=None):
         raise NotImplementedError(f"{type(self).__name__} must define __torch_function__")
 
@@ -407,8 +499,10 @@ def _call_mode(public, args, kwargs):
     modes = _STATE.modes
     _STATE.modes = modes[:-1]
     try:
-        types = tuple(_dispatch_types(_relevant_args(args, kwargs)))
-        result = modes[-1].__torch_function__(public, types, args, kwargs)
+        mode = modes[-1]
+        types = tuple(_dispatch_types(_relevant_args(args, kwargs))) \
+            if mode._ember_reads_types else ()
+        result = mode.__torch_function__(public, types, args, kwargs)
         if result is NotImplemented:
             result = public(*args, **kwargs)  # the next mode, or the subclasses
         return result

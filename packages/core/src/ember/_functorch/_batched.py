@@ -76,6 +76,8 @@ class VmapLevel:
         """``x`` as a physical tensor batched in dim 0 (an unbatched ``x`` is expanded)."""
         if type(x) is BatchedTensor and x._level == self.level:
             return x._value
+        if passes_through(x):  # a plain tensor: one broadcast view, by its kernel
+            return _raw(Tensor.expand)(x, (self.size, *x._data.shape))
         return x.unsqueeze(0).expand((self.size, *x.shape))
 
     def unwrap(self, tree):
@@ -247,7 +249,9 @@ def wrap(value, level: int) -> BatchedTensor:
     inner = value
     while type(inner) is BatchedTensor:
         inner = inner._value
-    t._data = _NoData(inner._data)
+    nd = _new(_NoData)  # _NoData(inner._data) without the __init__ call
+    nd._array = inner._data
+    t._data = nd
     t._device = inner._device
     return t
 
@@ -347,8 +351,13 @@ def levels_of(x) -> list:
 def to_physical(x, levels: list):
     """The physical tensor of ``x`` with one leading dim per level of ``levels`` (VmapLevel
     objects, outermost first), expanding ``x`` over the levels it is not batched at."""
-    if type(x) is not BatchedTensor and not levels:
-        return x
+    if type(x) is not BatchedTensor:
+        if not levels:
+            return x
+        # batched at none of them (grad's per-example copy of an unbatched input): one
+        # broadcast view in front, what unsqueezing per level and expanding gives
+        expand = _raw(Tensor.expand) if passes_through(x) else Tensor.expand
+        return expand(x, (*[lv.size for lv in levels], *x.shape))
     have = levels_of(x)
     phys = x
     while type(phys) is BatchedTensor:
@@ -406,6 +415,9 @@ class VmapMode(_overrides.TorchFunctionMode):
     def __init__(self, lvl: VmapLevel):
         self.lvl = lvl
 
+    #: the handler never reads ``types``: the mode call skips computing them
+    _ember_reads_types = False
+
     def __torch_function__(self, func, types, args=(), kwargs=None):
         # most calls inside a vmap pass through (the grad machinery's and backward's ops on
         # physical tensors): the scan for an argument batched at this level is inlined
@@ -428,33 +440,62 @@ class VmapMode(_overrides.TorchFunctionMode):
             return _random_factory(lvl, func, args, {})
         if not _DISPATCH.modes:  # the innermost mode: what func's dispatch would do next
             fn = getattr(func, "_ember_original", None)
-            if fn is not None and not _DISPATCH.all_disabled and not _relevant_args(args, None):
+            if fn is not None and not _DISPATCH.all_disabled and _plain(args):
                 return fn(*args)
         return func(*args)
+
+
+def _plain(args) -> bool:
+    """Whether no argument takes part in ``__torch_function__`` dispatch (the common call:
+    plain tensors and numbers, checked inline; anything else asks ``overrides``)."""
+    for a in args:
+        tp = type(a)
+        if tp is not Tensor and tp is not int and tp is not float and tp is not bool \
+                and a is not None:
+            return not _relevant_args(args, None)
+    return True
 
 
 def dispatch(lvl: VmapLevel, func, args, kwargs):
     """Run ``func`` on batched arguments at level ``lvl``: its rule, or the loop."""
     key = _KEYS.get(func)
     if key is None:
-        from ..ops.registry import op_key
-
-        if len(_KEYS) > 4096:  # callables made on the fly (wrappers of wrappers): stay small
-            _KEYS.clear()
-        key = _KEYS[func] = op_key(func)
-    if (key in _RANDOM_OPS or key in _RANDOM_INPLACE) and _draws(key, func, args, kwargs):
+        key = _op_key(func)
+    if key in _MAYBE_RANDOM and _draws(key, func, args, kwargs):
         if lvl.randomness == "error":
             raise RuntimeError(_RANDOM_ERROR)
         if lvl.randomness == "same":
             return _loop(lvl, func, args, kwargs, key, same_random=True)
-    from ..ops.registry import batch_rule
-
-    rule = batch_rule(key)
+    info = _REGISTRY.OPS.get(key)  # registry.batch_rule, inlined
+    rule = info.batch_rule if info is not None else None
+    if rule is None:
+        rule = _REGISTRY.BATCH_RULES.get(key)
     if rule is not None:
         out = rule(lvl, func, args, kwargs)
         if out is not NotImplemented:
             return _wrap_out(out, lvl.level)
     return _loop(lvl, func, args, kwargs, key)
+
+
+def _op_key(func) -> str:
+    """``registry.op_key(func)``, remembered (``_KEYS``); binds the registry and the set of
+    random ops on first use (their modules import after this one)."""
+    global _REGISTRY, _MAYBE_RANDOM
+    from ..ops import registry
+
+    if _REGISTRY is None:  # the random set first: a thread that sees the registry sees it
+        _MAYBE_RANDOM = _random_ops() | _RANDOM_INPLACE
+        _REGISTRY = registry
+    if len(_KEYS) > 4096:  # callables made on the fly (wrappers of wrappers): stay small
+        _KEYS.clear()
+    key = _KEYS[func] = registry.op_key(func)
+    return key
+
+
+#: ``ember.ops.registry`` once a call was dispatched (``_op_key``)
+_REGISTRY = None
+#: the op keys that may draw random numbers (random ops, factories and in-place fills)
+_MAYBE_RANDOM: frozenset = frozenset()
 
 
 #: op key (``registry.op_key``) per callable that dispatch handed over

@@ -20,7 +20,13 @@ class TreeSpec:
 
     def __init__(self, kind, context, children):
         self.kind, self.context, self.children = kind, context, children
-        self.num_leaves = 1 if kind is None else sum(c.num_leaves for c in children)
+        if kind is None:
+            self.num_leaves = 1
+        else:
+            n = 0
+            for c in children:
+                n += c.num_leaves
+            self.num_leaves = n
 
     def __eq__(self, other) -> bool:
         return (isinstance(other, TreeSpec) and self.kind == other.kind
@@ -63,17 +69,22 @@ def _node(x):
 def tree_flatten(tree) -> tuple[list, TreeSpec]:
     """The leaves of ``tree`` (left to right) and its structure."""
     leaves: list = []
+    return leaves, _flatten(tree, leaves)
 
-    def go(x):
-        node = _node(x)
-        if node is None:
-            leaves.append(x)
-            return _LEAF
-        kind, ctx, children = node
-        return TreeSpec(kind, ctx, [go(c) for c in children])
 
-    spec = go(tree)
-    return leaves, spec
+def _flatten(x, leaves: list) -> TreeSpec:
+    """``x``'s spec, its leaves appended to ``leaves`` (``_node``'s cases, inlined: vmap and
+    the transforms flatten their arguments and results on every call)."""
+    tp = type(x)
+    if tp is tuple or tp is list:
+        return TreeSpec(tp, None, [_flatten(c, leaves) for c in x])
+    if tp is dict:
+        keys = tuple(x)
+        return TreeSpec(dict, keys, [_flatten(x[k], leaves) for k in keys])
+    if isinstance(x, tuple) and hasattr(x, "_fields"):
+        return TreeSpec(tp, None, [_flatten(c, leaves) for c in x])
+    leaves.append(x)
+    return _LEAF
 
 
 def tree_unflatten(leaves, spec: TreeSpec):

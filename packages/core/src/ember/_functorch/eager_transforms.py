@@ -31,6 +31,7 @@ __all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian"
 #: ``Tensor.detach``'s kernel (what dispatch runs for a plain tensor when only vmap modes are on)
 _DETACH = _batched._raw(Tensor.detach)
 _REQUIRES_GRAD_ = _batched._raw(Tensor.requires_grad_)
+_VIEW_AS = _batched._raw(Tensor.view_as)
 
 
 class _Depth(threading.local):
@@ -86,7 +87,8 @@ class _Diff:
                 phys = _batched.to_physical(x, levels)
                 if phys.requires_grad:
                     connected = True
-                    leaf = phys.view_as(phys)
+                    leaf = _VIEW_AS(phys, phys) if _batched.passes_through(phys) \
+                        else phys.view_as(phys)
                 elif _batched.passes_through(phys):  # what dispatch would run, without it
                     leaf = _REQUIRES_GRAD_(_DETACH(phys), True)
                 else:

@@ -60,8 +60,16 @@ def functional_call(module, parameter_and_buffer_dicts, args=None, kwargs=None, 
         args = ()
     elif not isinstance(args, tuple):
         args = (args,)
-    with _reparametrize_module(module, values, tie_weights=tie_weights, strict=strict):
+    # _reparametrize_module's steps, without a generator-based context manager per call
+    named_tensors = _untie_named_tensors_map(module, values) if tie_weights else values
+    if strict:
+        _check_keys(module, named_tensors)
+    originals = _swap_tensors(module, named_tensors)
+    try:
         return module(*args, **kwargs)
+    finally:
+        final = _swap_tensors(module, originals)
+        values.update({k: final[k] for k in values if k in final})
 
 
 #: marks a name the module did not have before a swap
@@ -71,11 +79,24 @@ _MISSING: Any = object()
 def _untie_named_tensors_map(module, parameters_and_buffers: dict) -> dict:
     """``parameters_and_buffers`` with each value given for a tied tensor (one object under
     several names) also set under the tied names."""
-    all_named_tensors = dict(module.named_parameters(remove_duplicate=False))
-    all_named_tensors.update(module.named_buffers(remove_duplicate=False))
+    # every parameter and buffer name (named_parameters and named_buffers with
+    # remove_duplicate=False, in one walk), by tensor identity
     names_by_tensor: dict = {}
-    for name, tensor in all_named_tensors.items():
-        names_by_tensor.setdefault(tensor, set()).add(name)
+    tied = False
+    for prefix, m in module.named_modules(remove_duplicate=False):
+        dot = prefix + "." if prefix else ""
+        for members in (m._parameters, m._buffers):
+            for k, tensor in members.items():
+                if tensor is None:
+                    continue
+                names = names_by_tensor.get(id(tensor))
+                if names is None:
+                    names_by_tensor[id(tensor)] = {dot + k}
+                else:
+                    names.add(dot + k)
+                    tied = tied or len(names) > 1
+    if not tied:  # the common module: nothing to untie
+        return dict(parameters_and_buffers)
     tied_names = {name: names for names in names_by_tensor.values() if len(names) > 1
                   for name in names}
     given_tied = {name for name in parameters_and_buffers if name in tied_names}
@@ -120,10 +141,14 @@ def _swap_tensors(module, named_tensors: dict) -> dict:
     """Swap every ``dotted name: tensor`` in; returns what was there, by name. On an error
     the tensors already swapped are put back."""
     originals: dict = {}
+    owners: dict = {}  # each dotted prefix's submodule, looked up once
     try:
         for name, tensor in named_tensors.items():
             prefix, _, attr = name.rpartition(".")
-            originals[name] = _swap_tensor(module.get_submodule(prefix), attr, tensor)
+            owner = owners.get(prefix)
+            if owner is None:
+                owner = owners[prefix] = module.get_submodule(prefix)
+            originals[name] = _swap_tensor(owner, attr, tensor)
     except Exception:
         _swap_tensors(module, originals)
         raise

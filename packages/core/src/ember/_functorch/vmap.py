@@ -76,6 +76,8 @@ def vmap(func, in_dims=0, out_dims=0, randomness: str = "error", *, chunk_size=N
 
 
 def _check_out_dims(out_dims, func) -> None:
+    if out_dims is None or type(out_dims) is int:  # the usual out_dims: nothing to check
+        return
     leaves, _ = tree_flatten(out_dims)
     for x in leaves:
         if x is not None and not isinstance(x, int):
@@ -86,45 +88,57 @@ def _check_out_dims(out_dims, func) -> None:
 
 
 def _process_inputs(in_dims, args, func):
-    name = _get_name(func)
     if not isinstance(in_dims, (int, tuple)):
-        raise ValueError(f"vmap({name}, in_dims={in_dims}, ...)(<inputs>): expected `in_dims` "
-                         f"to be int or a (potentially nested) tuple matching the structure "
-                         f"of inputs, got: {type(in_dims)}.")
+        raise ValueError(f"vmap({_get_name(func)}, in_dims={in_dims}, ...)(<inputs>): expected "
+                         f"`in_dims` to be int or a (potentially nested) tuple matching the "
+                         f"structure of inputs, got: {type(in_dims)}.")
     if not args:
-        raise ValueError(f"vmap({name})(<inputs>): got no inputs. Maybe you forgot to add "
-                         f"inputs, or you are trying to vmap over a function with no inputs. "
-                         f"The latter is unsupported.")
+        raise ValueError(f"vmap({_get_name(func)})(<inputs>): got no inputs. Maybe you forgot "
+                         f"to add inputs, or you are trying to vmap over a function with no "
+                         f"inputs. The latter is unsupported.")
     flat_args, spec = tree_flatten(args)
     flat_in_dims = broadcast_prefix(in_dims, spec)
     if flat_in_dims is None:
-        raise ValueError(f"vmap({name}, in_dims={in_dims}, ...)(<inputs>): in_dims is not "
-                         f"compatible with the structure of `inputs`. in_dims has structure "
-                         f"{tree_flatten(in_dims)[1]} but inputs has structure {spec}.")
-    for i, (arg, d) in enumerate(zip(flat_args, flat_in_dims)):
-        if d is not None and (not isinstance(d, int) or isinstance(d, bool)):
-            raise ValueError(f"vmap({name}, in_dims={in_dims}, ...)(<inputs>): Got in_dim={d} "
-                             f"for an input but in_dim must be either an integer dimension or "
-                             f"None.")
-        if isinstance(d, int) and not isinstance(arg, Tensor):
-            raise ValueError(f"vmap({name}, in_dims={in_dims}, ...)(<inputs>): Got in_dim={d} "
-                             f"for an input but the input is of type {type(arg)}. We cannot "
-                             f"vmap over non-Tensor arguments, please use None as the "
-                             f"respective in_dim")
-        if d is not None and (d < -arg.dim() or d >= arg.dim()):
-            raise ValueError(f"vmap({name}, in_dims={in_dims}, ...)(<inputs>): Got in_dim={d} "
-                             f"for some input, but that input is a Tensor of dimensionality "
-                             f"{arg.dim()} so expected in_dim to satisfy -{arg.dim()} <= in_dim "
-                             f"< {arg.dim()}.")
-        if d is not None and d < 0:
-            flat_in_dims[i] = d % arg.dim()
-    sizes = [arg.size(d) for arg, d in zip(flat_args, flat_in_dims) if d is not None]
+        raise ValueError(f"vmap({_get_name(func)}, in_dims={in_dims}, ...)(<inputs>): in_dims "
+                         f"is not compatible with the structure of `inputs`. in_dims has "
+                         f"structure {tree_flatten(in_dims)[1]} but inputs has structure "
+                         f"{spec}.")
+    sizes = []
+    for i, d in enumerate(flat_in_dims):
+        if d is None:  # not mapped: nothing to check
+            continue
+        arg = flat_args[i]
+        if type(d) is not int:
+            _check_in_dim(in_dims, func, arg, d)
+        if not isinstance(arg, Tensor):
+            raise ValueError(f"vmap({_get_name(func)}, in_dims={in_dims}, ...)(<inputs>): Got "
+                             f"in_dim={d} for an input but the input is of type {type(arg)}. "
+                             f"We cannot vmap over non-Tensor arguments, please use None as "
+                             f"the respective in_dim")
+        n = arg.dim()
+        if d < -n or d >= n:
+            raise ValueError(f"vmap({_get_name(func)}, in_dims={in_dims}, ...)(<inputs>): Got "
+                             f"in_dim={d} for some input, but that input is a Tensor of "
+                             f"dimensionality {n} so expected in_dim to satisfy -{n} <= in_dim "
+                             f"< {n}.")
+        if d < 0:
+            d = flat_in_dims[i] = d % n
+        sizes.append(arg.size(d))
     if not sizes:
         raise ValueError("vmap: Expected at least one Tensor to vmap over")
     if any(s != sizes[0] for s in sizes):
         raise ValueError(f"vmap: Expected all tensors to have the same size in the mapped "
                          f"dimension, got sizes {sizes} for the mapped dimension")
     return sizes[0], flat_in_dims, flat_args, spec
+
+
+def _check_in_dim(in_dims, func, arg, d) -> None:
+    """An in_dim that is not a plain int: an int subclass other than bool passes, anything
+    else is PyTorch's error."""
+    if not isinstance(d, int) or isinstance(d, bool):
+        raise ValueError(f"vmap({_get_name(func)}, in_dims={in_dims}, ...)(<inputs>): Got "
+                         f"in_dim={d} for an input but in_dim must be either an integer "
+                         f"dimension or None.")
 
 
 def _vmap_call(func, flat_args, flat_in_dims, spec, batch_size, out_dims, randomness,

@@ -37,10 +37,12 @@ from __future__ import annotations
 import inspect
 import math
 
+from .. import _dtype
+from .._device import xp_of
 from .._tensor import Tensor, _make
 from ..autograd.grad_mode import GRAD
 from ..autograd.graph import make_node_class, result
-from .linalg import matmul_arrays
+from .linalg import BmmBackward0, matmul_arrays
 from .registry import OPS, register_batch_rule
 
 __all__: list = []
@@ -71,7 +73,37 @@ def _signature(func):
 
 def _bind(func, args, kwargs):
     """``inspect.BoundArguments`` of the call with defaults applied; None if it cannot bind
-    (a varargs method called with several ints is packed into its list parameter)."""
+    (a varargs method called with several ints is packed into its list parameter).
+
+    Most calls bind on the fast path (:class:`_Bound`, what ``Signature.bind`` and
+    ``apply_defaults`` would give, without their per-parameter work: a rule's binding was
+    a tenth of a vmapped op's cost); anything it does not take for sure (varargs, a
+    missing or unknown argument) goes to ``inspect``."""
+    plan = _BIND_PLANS.get(func)
+    if plan is None:
+        plan = _bind_plan(func)
+    if plan and len(args) <= len(plan.positional):
+        arguments = plan.defaults.copy()  # every name, in signature order
+        arguments.update(zip(plan.positional, args))
+        ok = True
+        if kwargs:
+            keyword = plan.keyword
+            n = len(args)
+            for k in kwargs:
+                i = keyword.get(k)
+                if i is None or i < n:  # unknown, positional-only, or given twice
+                    ok = False
+                    break
+            if ok:
+                arguments.update(kwargs)
+        if ok and (plan.required is None
+                   or all(arguments[r] is not _REQUIRED for r in plan.required)):
+            return _Bound(arguments, plan)
+    return _bind_inspect(func, args, kwargs)
+
+
+def _bind_inspect(func, args, kwargs):
+    """``_bind`` by ``inspect.Signature.bind`` (every call the fast path does not take)."""
     sig = _signature(func)
     if sig is None:
         return None
@@ -86,6 +118,72 @@ def _bind(func, args, kwargs):
             return None
     ba.apply_defaults()
     return ba
+
+
+class _BindPlan:
+    """A signature without varargs, as the fast path of ``_bind`` reads it: the positional
+    parameter names, each keyword-passable name's position (keyword-only ones after all
+    positional ones), every name with its default (``_REQUIRED`` if none) in order, and the
+    required names (None if there are none)."""
+
+    __slots__ = ("positional", "keyword_only", "keyword", "defaults", "required")
+
+    def __init__(self, sig):
+        P = inspect.Parameter
+        params = list(sig.parameters.values())
+        self.positional = tuple(p.name for p in params
+                                if p.kind in (P.POSITIONAL_ONLY, P.POSITIONAL_OR_KEYWORD))
+        self.keyword_only = tuple(p.name for p in params if p.kind is P.KEYWORD_ONLY)
+        self.keyword = {p.name: i for i, p in enumerate(params)
+                        if p.kind is not P.POSITIONAL_ONLY}
+        self.defaults = {p.name: _REQUIRED if p.default is P.empty else p.default
+                         for p in params}
+        required = tuple(p.name for p in params if p.default is P.empty)
+        self.required = required or None
+
+
+class _Bound:
+    """What ``inspect.BoundArguments`` gives a rule after ``apply_defaults``: ``arguments``
+    (every parameter, in order, mutable) and the ``args`` and ``kwargs`` to call with."""
+
+    __slots__ = ("arguments", "_plan")
+
+    def __init__(self, arguments: dict, plan: _BindPlan):
+        self.arguments = arguments
+        self._plan = plan
+
+    @property
+    def args(self) -> tuple:
+        a = self.arguments
+        return tuple([a[n] for n in self._plan.positional])
+
+    @property
+    def kwargs(self) -> dict:
+        a = self.arguments
+        return {n: a[n] for n in self._plan.keyword_only}
+
+    def apply_defaults(self) -> None:
+        """Defaults are applied already."""
+
+
+#: a parameter without a default (what the fast path of ``_bind`` fills in last)
+_REQUIRED = object()
+#: per callable, its ``_BindPlan``, or False (a signature with varargs, or none)
+_BIND_PLANS: dict = {}
+
+
+def _bind_plan(func):
+    sig = _signature(func)
+    P = inspect.Parameter
+    if sig is None or any(p.kind in (P.VAR_POSITIONAL, P.VAR_KEYWORD)
+                          for p in sig.parameters.values()):
+        plan = False
+    else:
+        plan = _BindPlan(sig)
+    if len(_BIND_PLANS) > 4096:  # callables made on the fly: stay small
+        _BIND_PLANS.clear()
+    _BIND_PLANS[func] = plan
+    return plan
 
 
 def _call(func, ba):
@@ -830,7 +928,12 @@ def _matmul(ctx, func, args, kwargs):
 def _shared(w) -> bool:
     """Whether physical ``w`` is one tensor expanded over the batch (stride 0 in dim 0): the
     per-example copy that ``grad`` inside ``vmap`` makes of an unbatched weight."""
-    return w.dim() > 0 and w.shape[0] > 1 and w.stride(0) == 0
+    a = w._data
+    if not a.ndim or a.shape[0] <= 1:
+        return False
+    if a.size:  # the array's own stride (Tensor.stride builds every dim's)
+        return a.strides[0] == 0
+    return w.stride(0) == 0  # no elements: PyTorch's strides, as Tensor.stride gives them
 
 
 def _per_example_linear_bw(node, gy):
@@ -855,8 +958,6 @@ def _shared_product(a, b):
     product it is (so ``create_graph`` differentiates it again exactly). An ensemble's weight
     gradient against its shared minibatch took 1.6 ms as ten products of copied inputs, 0.6 ms
     as one."""
-    from .linalg import BmmBackward0
-
     ad = a._data
     B, P, K = ad.shape
     arr = matmul_arrays(_xp(ad).ascontiguousarray(ad).reshape(B * P, K), b._data[0])
@@ -866,12 +967,29 @@ def _shared_product(a, b):
 PerExampleLinearBackward0 = make_node_class("PerExampleLinearBackward0", _per_example_linear_bw)
 
 
-def _per_example_linear(x, w):
-    """``x @ w.mT`` per example for physical ``x`` (B, M, in) and ``w`` (B, out, in), as few
-    matrix products as the sharing allows: a shared weight (expanded over the batch, what
-    ``grad`` inside ``vmap`` makes of an unbatched one) is one product over all rows, a
-    shared input (an ensemble's minibatch) one product against all weights side by side;
-    per-example weight gradients (outer products) in the backward."""
+def _per_example_linear_bias_bw(node, gy):
+    # the bias's first, as the separate add's backward ran before the product's (so a
+    # graph kept for higher derivatives is recorded, and summed, in the same order)
+    gb = None
+    if node.needs_grad(2):  # what the add's backward gave: the rows summed per example
+        B, M, O = gy.shape
+        gb = gy.reshape(B, O) if M == 1 else gy.sum(1)
+    gx, gw = _per_example_linear_bw(node, gy)
+    return gx, gw, gb
+
+
+PerExampleLinearBiasBackward0 = make_node_class("PerExampleLinearBiasBackward0",
+                                                _per_example_linear_bias_bw)
+
+
+def _per_example_linear(x, w, b=None):
+    """``x @ w.mT`` (``+ b``) per example for physical ``x`` (B, M, in), ``w`` (B, out, in)
+    and ``b`` (B, out), as few matrix products as the sharing allows: a shared weight
+    (expanded over the batch, what ``grad`` inside ``vmap`` makes of an unbatched one) is
+    one product over all rows, a shared input (an ensemble's minibatch) one product against
+    all weights side by side; per-example weight gradients (outer products) in the backward.
+    The bias is added in the same node (the numbers of a separate ``add``: one rounding per
+    element), which saves the add, its broadcast gradient's reduction and two reshapes."""
     xd, wd = x._data, w._data
     B, M, n = xd.shape
     O = wd.shape[1]
@@ -884,12 +1002,30 @@ def _per_example_linear(x, w):
         arr = xp.ascontiguousarray(arr)
     else:
         arr = matmul_arrays(xp.ascontiguousarray(xd), wd.swapaxes(1, 2))
-    return result(arr, x._device, PerExampleLinearBackward0, (x, w), (x, w))
+    if b is None:
+        return result(arr, x._device, PerExampleLinearBackward0, (x, w), (x, w))
+    xp.add(arr, b._data[:, None, :], out=arr)  # arr is the product's own new array
+    return result(arr, x._device, PerExampleLinearBiasBackward0, (x, w, b), (x, w))
+
+
+def _fused_bias(ctx, b, X, W):
+    """The physical bias (B, out) to add inside ``_per_example_linear``, or None to add it
+    apart: a bias batched at this level, one row per example, of the product's dtype
+    (float32 or float64: where the add is one plain rounding) and device."""
+    if not ctx.batched(b):
+        return None
+    v = b._value
+    if type(v) is not Tensor or v._data.ndim != 2 or v._data.shape[1] != W._data.shape[1] \
+            or v._data.dtype is not X._data.dtype or X._data.dtype not in _FUSED_DTYPES \
+            or (v._device is not X._device and v._device != X._device):
+        return None
+    return v
+
+
+_FUSED_DTYPES = (_dtype.float32.np, _dtype.float64.np)
 
 
 def _xp(arr):
-    from .._device import xp_of
-
     return xp_of(arr)
 
 
@@ -907,8 +1043,14 @@ def _linear(ctx, func, args, kwargs):
             and x.dtype == w.dtype:
         X = ctx.materialize(x)
         lead = tuple(X.shape[1:-1])
-        out = _per_example_linear(X.reshape(X.shape[0], -1, X.shape[-1]), w._value)
-        out = out.reshape((X.shape[0], *lead, out.shape[-1]))
+        if len(lead) != 1:  # (B, M, in) as it is: no view to make and differentiate
+            X = X.reshape(X.shape[0], -1, X.shape[-1])
+        fused = _fused_bias(ctx, b, X, w._value) if len(lead) <= 1 else None
+        out = _per_example_linear(X, w._value, fused)
+        if len(lead) != 1:
+            out = out.reshape((X.shape[0], *lead, out.shape[-1]))
+        if fused is not None:
+            return out
     else:
         wt = ctx.value(w).transpose(-1, -2) if ctx.batched(w) else w.t()
         if ctx.batched(w):
@@ -923,9 +1065,19 @@ def _linear(ctx, func, args, kwargs):
 
 
 def _is_batched_tensor(t) -> bool:
-    from .._functorch._batched import BatchedTensor
+    return type(t) is _batched_tensor_type()
 
-    return type(t) is BatchedTensor
+
+def _batched_tensor_type():
+    global _BATCHED_TENSOR
+    if _BATCHED_TENSOR is None:
+        from .._functorch._batched import BatchedTensor
+
+        _BATCHED_TENSOR = BatchedTensor
+    return _BATCHED_TENSOR
+
+
+_BATCHED_TENSOR = None
 
 
 @register_batch_rule("addmm", "addmv", "baddbmm")
@@ -1300,6 +1452,12 @@ def _nll(ctx, func, args, kwargs):
     per = _rows(loss, B)
     if reduction == "sum":
         return per.sum(1)
+    if weight is None and type(T) is Tensor and T._data.size // max(B, 1) < _COUNT_LIMIT:
+        # each example's count of targets not ignored, counted on the array (what summing
+        # the float mask gives, exactly, below 2**24): no graph to make for the mask
+        td = T._data
+        count = (td != ignore).reshape(B, td.size // B if B else 0).sum(axis=1)
+        return per.sum(1) / _make(count.astype(per._data.dtype), per._device)
     valid = _rows(T != ignore, B)
     if weight is not None:
         safe = e.where(valid, _rows(T, B), e.zeros_like(_rows(T, B)))
@@ -1307,6 +1465,11 @@ def _nll(ctx, func, args, kwargs):
     else:
         wt = valid.to(per.dtype)
     return per.sum(1) / wt.sum(1)
+
+
+#: the examples' target counts are counted on the array below this many targets each (where
+#: summing a float32 mask of ones is exact)
+_COUNT_LIMIT = 2 ** 24
 
 
 # -- more families --------------------------------------------------------------------------------
