@@ -1,6 +1,8 @@
 // Private: helpers shared by the op families of the C++ op table (ops_*.cpp).
 #pragma once
 
+#include <cstdint>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -13,6 +15,23 @@
 namespace ember::jit::detail {
 
 inline OpResult one(Tensor t) { return OpResult{std::move(t)}; }
+
+using Shape = std::vector<int64_t>;
+
+inline Shape shape_of(const Tensor& t) {
+    auto s = t.sizes();
+    return Shape(s.begin(), s.end());
+}
+
+// "2, 3, 4" (`sep` between the sizes): shapes in error messages.
+inline std::string join_dims(const Shape& s, const char* sep = ", ") {
+    std::ostringstream os;
+    for (std::size_t i = 0; i < s.size(); ++i) os << (i ? sep : "") << s[i];
+    return os.str();
+}
+
+// "[2, 3, 4]", as Python prints a list of sizes.
+inline std::string bracketed(const Shape& s) { return "[" + join_dims(s) + "]"; }
 
 // A number (bool, int, float) as a 0-d tensor of the dtype it would take next to `like`
 // in a binary op (PyTorch's wrapped-number promotion: 2 * int64 -> int64, 2.5 * int64 ->

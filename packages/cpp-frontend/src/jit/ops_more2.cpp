@@ -24,19 +24,6 @@ namespace ember::jit::detail {
 
 namespace {
 
-using Shape = std::vector<int64_t>;
-
-Shape shape_of(const Tensor& t) {
-    auto s = t.sizes();
-    return Shape(s.begin(), s.end());
-}
-
-std::string shape_text(const Shape& s) {
-    std::ostringstream os;
-    for (std::size_t i = 0; i < s.size(); ++i) os << (i ? ", " : "") << s[i];
-    return os.str();
-}
-
 // ------------------------------------------------------------------------- in-place views
 
 // self takes `view`'s geometry (a view of its own storage): the in-place view ops. Autograd
@@ -161,13 +148,13 @@ Tensor multi_margin(const Args& a) {
     const int64_t C = x.dim() ? x.size(-1) : 0;
     if (x.dim() > 2 || x.dim() == 0 || C == 0) {
         throw Error("Expected non-empty vector or matrix with optional 0-dim batch size, but got: [" +
-                    shape_text(shape_of(x)) + "]");
+                    join_dims(shape_of(x)) + "]");
     }
     const int64_t n = x.dim() == 2 ? x.size(0) : 1;
     if (target.dim() > 1 || target.numel() != n) {
         throw Error("multi_margin_loss: target tensor should be 1-D with size equal to the number of input samples (batch "
-                    "size). Expected target size [" + std::to_string(n) + "], but got [" + shape_text(shape_of(target)) +
-                    "]. Input has shape [" + shape_text(shape_of(x)) + "].");
+                    "size). Expected target size [" + std::to_string(n) + "], but got [" + join_dims(shape_of(target)) +
+                    "]. Input has shape [" + join_dims(shape_of(x)) + "].");
     }
     if (target.scalar_type() != kLong) {
         throw Error(std::string("expected scalar type Long but found ") + std::string(scalar_type_name(target.scalar_type())));
@@ -175,7 +162,7 @@ Tensor multi_margin(const Args& a) {
     if (((target < 0) | (target >= C)).any().item<bool>()) throw Error("target out of range");
     Tensor weight = a.optional_tensor("weight");
     if (weight.defined() && (weight.dim() != 1 || weight.size(0) != C)) {
-        throw Error("inconsistent weight size, expected " + std::to_string(C) + " but got [" + shape_text(shape_of(weight)) +
+        throw Error("inconsistent weight size, expected " + std::to_string(C) + " but got [" + join_dims(shape_of(weight)) +
                     "]");
     }
     Tensor x2 = x.reshape({n, C});
@@ -194,13 +181,13 @@ Tensor multilabel_margin(const Args& a) {
     Tensor x = a.tensor("input"), target = a.tensor("target");
     if (!((x.dim() <= 2 && x.numel() > 0) || (x.dim() == 2 && x.size(1) > 0))) {
         throw Error("Expected non-empty vector or matrix with optional 0-dim batch size, but got: [" +
-                    shape_text(shape_of(x)) + "]");
+                    join_dims(shape_of(x)) + "]");
     }
     const int64_t C = x.dim() == 0 ? 1 : x.size(-1);
     const bool ok = x.dim() <= 1 ? target.dim() <= 1 && target.numel() == C : target.dim() == 2 && target.sizes() == x.sizes();
     if (!ok) {
-        throw Error("inconsistent target size: [" + shape_text(shape_of(target)) + "] for input of size: [" +
-                    shape_text(shape_of(x)) + "]");
+        throw Error("inconsistent target size: [" + join_dims(shape_of(target)) + "] for input of size: [" +
+                    join_dims(shape_of(x)) + "]");
     }
     if (target.scalar_type() != kLong) {
         throw Error(std::string("expected scalar type Long but found ") + std::string(scalar_type_name(target.scalar_type())));
@@ -623,7 +610,7 @@ void register_more2_ops(OpTable& t) {
     });
     def(t, "combinations", "input, r=2, with_replacement=False", [](const Args& a) {
         Tensor x = a.tensor("input");
-        if (x.dim() != 1) throw Error("Expect a 1D vector, but got shape [" + shape_text(shape_of(x)) + "]");
+        if (x.dim() != 1) throw Error("Expect a 1D vector, but got shape [" + join_dims(shape_of(x)) + "]");
         const int64_t r = a.integer("r");
         if (r < 0) throw Error("Expect a non-negative number, but got " + std::to_string(r));
         if (r == 0) return one(ember::empty({0}, x.scalar_type()));

@@ -26,19 +26,6 @@ namespace ember::jit::detail {
 
 namespace {
 
-using Shape = std::vector<int64_t>;
-
-Shape shape_of(const Tensor& t) {
-    auto s = t.sizes();
-    return Shape(s.begin(), s.end());
-}
-
-std::string list_text(const Shape& s, const char* sep = ", ") {
-    std::ostringstream os;
-    for (std::size_t i = 0; i < s.size(); ++i) os << (i ? sep : "") << s[i];
-    return os.str();
-}
-
 Shape contiguous_strides(const Shape& s) {
     Shape st(s.size(), 1);
     for (int64_t k = static_cast<int64_t>(s.size()) - 2; k >= 0; --k) {
@@ -183,9 +170,9 @@ Tensor scatter_reduce(const Tensor& input, int64_t dim_arg, const Tensor& index,
     Shape sshape = src.dim() ? shape_of(src) : Shape{1};
     for (std::size_t k = 0; k < shape.size(); ++k) {
         if ((static_cast<int64_t>(k) != dim && ishape[k] > shape[k]) || ishape[k] > sshape[k]) {
-            throw Error("Expected index [" + list_text(ishape) + "] to be no larger than self [" + list_text(shape) +
+            throw Error("Expected index [" + join_dims(ishape) + "] to be no larger than self [" + join_dims(shape) +
                         "] apart from dimension " + std::to_string(dim) + " and to be no larger size than src [" +
-                        list_text(sshape) + "]");
+                        join_dims(sshape) + "]");
         }
     }
     std::vector<int64_t> idx = long_values(index);
@@ -220,7 +207,7 @@ Tensor index_reduce(const Tensor& input, int64_t dim_arg, const Tensor& index, c
     if (index.dim() > 1) {
         throw IndexError("index_reduce_(): Index is supposed to be a vector, but got dim: " + std::to_string(index.dim()) +
                          " with type: " + std::string(scalar_type_name(index.scalar_type())) + " and size: [" +
-                         list_text(shape_of(index)) + "]");
+                         join_dims(shape_of(index)) + "]");
     }
     check_index_dtype(index, std::string("index_reduce_(): Expected dtype int32/int64 for index but got: ") +
                                  std::string(scalar_type_name(index.scalar_type())));
@@ -238,7 +225,7 @@ Tensor index_reduce(const Tensor& input, int64_t dim_arg, const Tensor& index, c
     for (int64_t k = 0; shape_ok && k < input.dim(); ++k) shape_ok = k == dim || source.size(k) == input.size(k);
     if (!shape_ok) {
         throw Error("source tensor shape must match self tensor shape, excluding the specified dimension. Got self.shape = [" +
-                    list_text(shape_of(input)) + "] source.shape = [" + list_text(shape_of(source)) + "]");
+                    join_dims(shape_of(input)) + "] source.shape = [" + join_dims(shape_of(source)) + "]");
     }
     const int64_t size = input.dim() ? input.size(dim) : 1;
     std::vector<int64_t> idx = long_values(index);
@@ -354,18 +341,18 @@ Tensor grid_sampler(const Tensor& input, const Tensor& grid, int64_t mode, int64
     if (mode < 0 || mode > 2) throw Error("grid_sampler(): unknown interpolation mode " + std::to_string(mode));
     if (padding_mode < 0 || padding_mode > 2) throw Error("grid_sampler(): unknown padding mode " + std::to_string(padding_mode));
     const Shape ish = shape_of(input), gsh = shape_of(grid);
-    const std::string sizes = "input with sizes [" + list_text(ish) + "] and grid with sizes [" + list_text(gsh) + "]";
+    const std::string sizes = "input with sizes [" + join_dims(ish) + "] and grid with sizes [" + join_dims(gsh) + "]";
     if (ish.empty() || gsh.empty() || ish[0] != gsh[0]) {
         throw Error("grid_sampler(): expected grid and input to have same batch size, but got " + sizes);
     }
     if (gsh.back() != static_cast<int64_t>(ish.size()) - 2) {
         throw Error("grid_sampler(): expected grid to have size " + std::to_string(ish.size() - 2) +
-                    " in last dimension, but got grid with sizes [" + list_text(gsh) + "]");
+                    " in last dimension, but got grid with sizes [" + join_dims(gsh) + "]");
     }
     for (std::size_t i = 2; i < ish.size(); ++i) {
         if (ish[i] <= 0) {
             throw Error("grid_sampler(): expected input to have non-empty spatial dimensions, but input has sizes [" +
-                        list_text(ish) + "] with dimension " + std::to_string(i) + " being empty");
+                        join_dims(ish) + "] with dimension " + std::to_string(i) + " being empty");
         }
     }
     if (static_cast<int>(ish.size()) != dims || static_cast<int>(gsh.size()) != dims) {
@@ -511,8 +498,8 @@ Tensor max_unpool(const Args& a, int n) {
     const Shape s = a.is_none("stride") ? k : ntuple(a, "stride", static_cast<std::size_t>(n));
     const Shape p = ntuple(a, "padding", static_cast<std::size_t>(n));
     if (x.sizes() != indices.sizes()) {
-        throw Error("Expected shape of indices to be same as that of the input tensor (" + list_text(shape_of(x), "x") +
-                    ") but got indices tensor with shape: (" + list_text(shape_of(indices), "x") + ")");
+        throw Error("Expected shape of indices to be same as that of the input tensor (" + join_dims(shape_of(x), "x") +
+                    ") but got indices tensor with shape: (" + join_dims(shape_of(indices), "x") + ")");
     }
     if (x.dim() < n) throw Error("max_unpool: input needs at least " + std::to_string(n) + " dimensions");
     Shape xs;
@@ -535,7 +522,7 @@ Tensor max_unpool(const Args& a, int n) {
             Shape shown = xs;
             if (n == 1) shown.push_back(1);
             throw Error("Found an invalid max index: " + std::to_string(bad) + " (output volumes are of size " +
-                        list_text(shown, "x") + ")");
+                        join_dims(shown, "x") + ")");
         }
     }
     Shape lead(x.sizes().begin(), x.sizes().end() - n);
@@ -613,11 +600,11 @@ OpResult fractional_max(const Args& a, int n, bool force_indices) {
     const Shape shape = shape_of(x);
     if (x.dim() != n + 1 && x.dim() != n + 2) {
         throw Error(prefix + ": Expected " + std::to_string(n + 1) + "D or " + std::to_string(n + 2) + "D tensor, but got: [" +
-                    list_text(shape) + "]");
+                    join_dims(shape) + "]");
     }
     for (std::size_t i = 1; i < shape.size(); ++i) {
         if (shape[i] <= 0) {
-            throw Error(prefix + ": Expected input to have non-zero size for non-batch dimensions, but got[" + list_text(shape) +
+            throw Error(prefix + ": Expected input to have non-zero size for non-batch dimensions, but got[" + join_dims(shape) +
                         "] with dimension " + std::to_string(i) + " being empty.");
         }
     }
@@ -900,8 +887,8 @@ void register_more3_ops(OpTable& t) {
         }
         const Shape bshape = ember::infer_size(input.sizes(), mask.sizes());
         if (inplace && bshape != shape_of(input)) {
-            throw Error("output with shape [" + list_text(shape_of(input)) + "] doesn't match the broadcast shape [" +
-                        list_text(bshape) + "]");
+            throw Error("output with shape [" + join_dims(shape_of(input)) + "] doesn't match the broadcast shape [" +
+                        join_dims(bshape) + "]");
         }
         Tensor m = mask.expand(bshape);
         const int64_t count = ember::sum(m).item<int64_t>();
@@ -979,7 +966,7 @@ void register_more3_ops(OpTable& t) {
         Shape shape = sv.is_sequence() ? to_ints(sv, "unravel_index(): shape") : Shape{to_int(sv, "unravel_index(): shape")};
         for (int64_t s : shape) {
             if (s < 0) {
-                throw ValueError("'shape' cannot have negative values, but got (" + list_text(shape) +
+                throw ValueError("'shape' cannot have negative values, but got (" + join_dims(shape) +
                                  (shape.size() == 1 ? ",)" : ")"));
             }
         }
@@ -1039,17 +1026,17 @@ void register_more3_ops(OpTable& t) {
             const Shape size = a.ints("size");
             if (size.size() != 4 && size.size() != 5) {
                 throw NotImplementedError("affine_grid only supports 4D and 5D sizes, for 2D and 3D affine transforms, "
-                                          "respectively. Got size (" + list_text(size) + ").");
+                                          "respectively. Got size (" + join_dims(size) + ").");
             }
             const int64_t rows = static_cast<int64_t>(size.size()) - 2;
             if (theta.dim() != 3 || theta.size(1) != rows || theta.size(2) != rows + 1) {
                 throw ValueError(std::string("Expected a batch of ") + (rows == 2 ? "2D" : "3D") + " affine matrices of shape Nx" +
-                                 std::to_string(rows) + "x" + std::to_string(rows + 1) + " for size (" + list_text(size) +
-                                 "). Got ember.Size([" + list_text(shape_of(theta)) + "]).");
+                                 std::to_string(rows) + "x" + std::to_string(rows + 1) + " for size (" + join_dims(size) +
+                                 "). Got ember.Size([" + join_dims(shape_of(theta)) + "]).");
             }
             const int64_t smallest = *std::min_element(size.begin() + 2, size.end());
             if (!(align_corners && smallest == 1) && *std::min_element(size.begin(), size.end()) <= 0) {
-                throw ValueError("Expected non-zero, positive output size. Got (" + list_text(size) + ")");
+                throw ValueError("Expected non-zero, positive output size. Got (" + join_dims(size) + ")");
             }
             return one(affine_grid_generator(theta, size, align_corners));
         });

@@ -39,22 +39,8 @@ namespace ember::jit::detail {
 
 namespace {
 
-using Shape = std::vector<int64_t>;
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-
-Shape shape_of(const Tensor& t) {
-    auto s = t.sizes();
-    return Shape(s.begin(), s.end());
-}
-
-std::string list_text(const Shape& s) {
-    std::ostringstream os;
-    os << "[";
-    for (std::size_t i = 0; i < s.size(); ++i) os << (i ? ", " : "") << s[i];
-    os << "]";
-    return os.str();
-}
 
 std::string type_name_of(const Tensor& t) { return std::string(scalar_type_name(t.scalar_type())); }
 
@@ -1055,7 +1041,7 @@ Tensor tolerance(const Tensor& s, int64_t m, int64_t n, std::optional<double> at
 
 Tensor pinv(const Tensor& A, std::optional<double> atol, std::optional<double> rtol, bool hermitian) {
     if (A.dim() < 2 || !A.is_floating_point()) {
-        throw Error("linalg.pinv(" + type_name_of(A) + "{" + list_text(shape_of(A)).substr(1, list_text(shape_of(A)).size() - 2) +
+        throw Error("linalg.pinv(" + type_name_of(A) + "{" + bracketed(shape_of(A)).substr(1, bracketed(shape_of(A)).size() - 2) +
                     "}): expected a tensor with 2 or more dimensions of float, double, cfloat or cdouble types");
     }
     check_float(A, "linalg.pinv");
@@ -1084,7 +1070,7 @@ Tensor matrix_rank(const Tensor& A, std::optional<double> atol, std::optional<do
 
 OpResult lu_unpack(const Tensor& LU, const Tensor& piv, bool unpack_data, bool unpack_pivots) {
     if (LU.dim() < 2) {
-        throw Error("torch.lu_unpack: Expected tensor with 2 or more dimensions. Got size: " + list_text(shape_of(LU)) + " instead");
+        throw Error("torch.lu_unpack: Expected tensor with 2 or more dimensions. Got size: " + bracketed(shape_of(LU)) + " instead");
     }
     if (piv.scalar_type() != kInt) {
         throw Error("torch.lu_unpack: LU_pivots is expected to be a contiguous tensor of torch.int32 dtype.");
@@ -1095,7 +1081,7 @@ OpResult lu_unpack(const Tensor& LU, const Tensor& piv, bool unpack_data, bool u
     if (plead != lead || piv.dim() == 0 || piv.size(-1) > k) {
         Shape want = lead;
         want.push_back(k);
-        throw Error("torch.lu_unpack: Expected LU_pivots of shape " + list_text(want) + ", but got " + list_text(shape_of(piv)));
+        throw Error("torch.lu_unpack: Expected LU_pivots of shape " + bracketed(want) + ", but got " + bracketed(shape_of(piv)));
     }
     Tensor empty = ember::zeros({0}, LU.scalar_type());
     Tensor P = empty, L = empty, U = empty;
@@ -1285,11 +1271,11 @@ void register_more5_ops(OpTable& t) {
         const Shape lead(A.sizes().begin(), A.sizes().end() - 2);
         if (Shape(tau.sizes().begin(), tau.sizes().end() - 1) != lead) {
             throw Error(fn + ": Expected batch dimensions of tau to be equal to input.shape[:-2], but got " +
-                        list_text(Shape(tau.sizes().begin(), tau.sizes().end() - 1)));
+                        bracketed(Shape(tau.sizes().begin(), tau.sizes().end() - 1)));
         }
         if (C && Shape(C->sizes().begin(), C->sizes().end() - 2) != lead) {
             throw Error(fn + ": Expected batch dimensions of other to be equal to input.shape[:-2], but got " +
-                        list_text(Shape(C->sizes().begin(), C->sizes().end() - 2)));
+                        bracketed(Shape(C->sizes().begin(), C->sizes().end() - 2)));
         }
     };
     auto householder_product = [check_reflectors](const Tensor& A, const Tensor& tau) {
@@ -1683,7 +1669,7 @@ void register_more5_ops(OpTable& t) {
         for (std::size_t i = 0; i + 1 < n; ++i) {
             if (ts[i].size(-1) != ts[i + 1].size(0)) {
                 throw Error("multi_dot(): tensors " + std::to_string(i) + " and " + std::to_string(i + 1) + " with shapes " +
-                            list_text(shape_of(ts[i])) + " and " + list_text(shape_of(ts[i + 1])) + " cannot be multiplied");
+                            bracketed(shape_of(ts[i])) + " and " + bracketed(shape_of(ts[i + 1])) + " cannot be multiplied");
             }
         }
         // the cheapest order (the classic matrix-chain dynamic program)

@@ -22,19 +22,6 @@ namespace ember::jit::detail {
 
 namespace {
 
-using Shape = std::vector<int64_t>;
-
-Shape shape_of(const Tensor& t) {
-    auto s = t.sizes();
-    return Shape(s.begin(), s.end());
-}
-
-std::string shape_text(const Shape& s) {
-    std::ostringstream os;
-    for (std::size_t i = 0; i < s.size(); ++i) os << (i ? ", " : "") << s[i];
-    return os.str();
-}
-
 std::string c_float(double v) {
     std::ostringstream os;
     os << v;
@@ -247,8 +234,8 @@ OpResult histogramdd_impl(const Tensor& input, const Shape& points_shape, const 
         Shape ws = weight.dim() ? shape_of(weight) : Shape{1};
         if (ws != Shape(points_shape.begin(), points_shape.end() - 1)) {
             throw Error("torch.histogramdd: if weight tensor is provided it should have the same shape as the input tensor excluding "
-                        "its innermost dimension, but got input with shape [" + shape_text(points_shape) + "] and weight with shape [" +
-                        shape_text(shape_of(weight)) + "]");
+                        "its innermost dimension, but got input with shape [" + join_dims(points_shape) + "] and weight with shape [" +
+                        join_dims(shape_of(weight)) + "]");
         }
         w = weight.reshape({-1}).to(kDouble).contiguous();
     }
@@ -497,8 +484,8 @@ void register_more6_ops(OpTable& t) {
         const Shape size = a.ints("size");
         Tensor region = out.as_strided(size, a.ints("stride"), a.optional_integer("storage_offset"));
         if (shape_of(src) != size) {
-            throw Error("expected src to have a size equal to the slice of self. src size = [" + shape_text(shape_of(src)) +
-                        "], slice size = [" + shape_text(size) + "]");
+            throw Error("expected src to have a size equal to the slice of self. src size = [" + join_dims(shape_of(src)) +
+                        "], slice size = [" + join_dims(size) + "]");
         }
         region.copy_(src.to(region.scalar_type()));
         return one(out);

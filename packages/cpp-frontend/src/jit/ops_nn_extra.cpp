@@ -25,21 +25,6 @@ namespace ember::jit::detail {
 
 namespace {
 
-using Shape = std::vector<int64_t>;
-
-Shape shape_of(const Tensor& t) {
-    auto s = t.sizes();
-    return Shape(s.begin(), s.end());
-}
-
-std::string list_text(const Shape& s) {
-    std::ostringstream os;
-    os << "[";
-    for (std::size_t i = 0; i < s.size(); ++i) os << (i ? ", " : "") << s[i];
-    os << "]";
-    return os.str();
-}
-
 Tensor long_tensor(const std::vector<int64_t>& v) {
     Tensor t = ember::empty({static_cast<int64_t>(v.size())}, kLong);
     std::copy(v.begin(), v.end(), t.data_ptr<int64_t>());
@@ -160,7 +145,7 @@ std::vector<double> per_spatial_dim(const Value& value, const Shape& spatial, co
     }
     if (value.items.size() != k) {
         throw ValueError(std::string("Input and ") + name + " must have the same number of spatial dimensions, but got input "
-                         "with spatial dimensions of " + list_text(spatial) + " and " + described + " " + describe(value) +
+                         "with spatial dimensions of " + bracketed(spatial) + " and " + described + " " + describe(value) +
                          ". Please provide input tensor in (N, C, d1, d2, ...,dK) format and " + fmt + " format.");
     }
     std::vector<double> out;
@@ -232,7 +217,7 @@ Tensor interpolate(const Tensor& x, const Value& size, const Value& scale_factor
         const auto u = static_cast<std::size_t>(i);
         const int64_t n = spatial[u], m = sizes[u];
         if (m <= 0 || n <= 0) {
-            std::string in_text = list_text(spatial), out_text = list_text(sizes);
+            std::string in_text = bracketed(spatial), out_text = bracketed(sizes);
             in_text = in_text.substr(1, in_text.size() - 2);
             out_text = out_text.substr(1, out_text.size() - 2);
             throw Error("Input and output sizes should be greater than 0, but got input (" + in_text + ") and output (" +
@@ -274,19 +259,19 @@ Tensor conv_transpose2d(const Tensor& input, const Tensor& weight, const Tensor&
                         const std::string& op) {
     if (input.dim() != 3 && input.dim() != 4) {
         throw Error(op + "(): Expected 3D (unbatched) or 4D (batched) input to conv_transpose2d, but got input of size: " +
-                    list_text(shape_of(input)));
+                    bracketed(shape_of(input)));
     }
     const bool unbatched = input.dim() == 3;
     const Tensor x = unbatched ? input.unsqueeze(0) : input;
     if (weight.dim() != 4) {
-        throw Error(op + "(): weight should have 4 dimensions, but got weight of size " + list_text(shape_of(weight)));
+        throw Error(op + "(): weight should have 4 dimensions, but got weight of size " + bracketed(shape_of(weight)));
     }
     if (groups <= 0) throw Error(op + "(): non-positive groups is not supported");
     const int64_t n = x.size(0), cin = x.size(1), h = x.size(2), w = x.size(3);
     const int64_t cog = weight.size(1), kh = weight.size(2), kw = weight.size(3);
     if (weight.size(0) != cin || cin % groups != 0) {
-        throw Error("Given transposed=1, weight of size " + list_text(shape_of(weight)) + ", expected input" +
-                    list_text(shape_of(x)) + " to have " + std::to_string(weight.size(0)) + " channels, but got " +
+        throw Error("Given transposed=1, weight of size " + bracketed(shape_of(weight)) + ", expected input" +
+                    bracketed(shape_of(x)) + " to have " + std::to_string(weight.size(0)) + " channels, but got " +
                     std::to_string(cin) + " channels instead");
     }
     for (std::size_t i = 0; i < 2; ++i) {
@@ -322,10 +307,10 @@ Tensor conv_transpose1d(const Tensor& input, const Tensor& weight, const Tensor&
                         const std::string& op) {
     if (input.dim() != 2 && input.dim() != 3) {
         throw Error(op + "(): Expected 2D (unbatched) or 3D (batched) input to conv_transpose1d, but got input of size: " +
-                    list_text(shape_of(input)));
+                    bracketed(shape_of(input)));
     }
     if (weight.dim() != 3) {
-        throw Error(op + "(): weight should have 3 dimensions, but got weight of size " + list_text(shape_of(weight)));
+        throw Error(op + "(): weight should have 3 dimensions, but got weight of size " + bracketed(shape_of(weight)));
     }
     Tensor out = conv_transpose2d(input.unsqueeze(-2), weight.unsqueeze(2), bias, {1, stride[0]}, {0, padding[0]},
                                   {0, output_padding[0]}, groups, {1, dilation[0]}, op);
@@ -339,10 +324,10 @@ Tensor conv_transpose3d(const Tensor& input, const Tensor& weight, const Tensor&
                         const std::string& op) {
     if (input.dim() != 4 && input.dim() != 5) {
         throw Error(op + "(): Expected 4D (unbatched) or 5D (batched) input to conv_transpose3d, but got input of size: " +
-                    list_text(shape_of(input)));
+                    bracketed(shape_of(input)));
     }
     if (weight.dim() != 5) {
-        throw Error(op + "(): weight should have 5 dimensions, but got weight of size " + list_text(shape_of(weight)));
+        throw Error(op + "(): weight should have 5 dimensions, but got weight of size " + bracketed(shape_of(weight)));
     }
     const bool unbatched = input.dim() == 4;
     const Tensor x = unbatched ? input.unsqueeze(0) : input;
@@ -386,7 +371,7 @@ int64_t pool_out(int64_t size, int64_t k, int64_t s, int64_t p, int64_t d, bool 
 
 void check_pool3d(const Tensor& x, const Shape& k, const Shape& s, const Shape& p, const Shape& d, const std::string& op) {
     if (x.dim() != 4 && x.dim() != 5) {
-        throw Error(op + "(): Expected 4D or 5D (batch mode) tensor for input, but got: " + list_text(shape_of(x)));
+        throw Error(op + "(): Expected 4D or 5D (batch mode) tensor for input, but got: " + bracketed(shape_of(x)));
     }
     for (std::size_t i = 0; i < 3; ++i) {
         if (k[i] <= 0) throw Error(op + "(): kernel_size must be greater than zero");
@@ -465,7 +450,7 @@ std::vector<double> avg_counts(int64_t size, int64_t out, int64_t k, int64_t s, 
 Tensor avg_pool3d(const Tensor& input, const Shape& k, const Shape& s, const Shape& p, bool ceil_mode, bool include_pad,
                   std::optional<int64_t> divisor_override, const std::string& op) {
     if (input.dim() != 4 && input.dim() != 5) {
-        throw Error(op + "(): Expected 4D or 5D (batch mode) tensor for input, but got: " + list_text(shape_of(input)));
+        throw Error(op + "(): Expected 4D or 5D (batch mode) tensor for input, but got: " + bracketed(shape_of(input)));
     }
     for (std::size_t i = 0; i < 3; ++i) {
         if (k[i] <= 0 || s[i] <= 0) throw Error(op + "(): kernel_size and stride must be greater than zero");
@@ -532,10 +517,10 @@ Shape adaptive_size(const Args& a, const Tensor& x, std::size_t k) {
 
 Tensor adaptive_avg_pool3d(const Tensor& input, const Shape& size, const std::string& op) {
     if (input.dim() != 4 && input.dim() != 5) {
-        throw Error(op + "(): Expected 4D or 5D tensor, but got " + list_text(shape_of(input)));
+        throw Error(op + "(): Expected 4D or 5D tensor, but got " + bracketed(shape_of(input)));
     }
     for (int64_t m : size) {
-        if (m <= 0) throw Error(op + "(): elements of output_size must be greater than or equal to 1, but got " + list_text(size));
+        if (m <= 0) throw Error(op + "(): elements of output_size must be greater than or equal to 1, but got " + bracketed(size));
     }
     const bool unbatched = input.dim() == 4;
     const Tensor x = unbatched ? input.unsqueeze(0) : input;
@@ -751,7 +736,7 @@ Tensor einsum(const std::string& raw, std::vector<Tensor> operands) {
                 sizes[l] = n;
             } else if (n != 1 && n != it->second) {
                 throw Error("einsum(): operands do not broadcast with remapped shapes (original->remapped): " +
-                            list_text(shape_of(acc.t)) + " and " + list_text(shape_of(b.t)));
+                            bracketed(shape_of(acc.t)) + " and " + bracketed(shape_of(b.t)));
             }
         }
         auto arrange = [&](const Operand& o, const std::vector<std::vector<int>*>& groups) {
@@ -901,7 +886,7 @@ void register_nn_extra_ops(OpTable& t) {
     def(t, "max_pool1d", max_pool_signature, [](const Args& a) -> OpResult {
         const Tensor x = a.tensor("input");
         if (x.dim() != 2 && x.dim() != 3) {
-            throw Error(a.op() + "(): Expected 2D or 3D input tensor, but got " + list_text(shape_of(x)));
+            throw Error(a.op() + "(): Expected 2D or 3D input tensor, but got " + bracketed(shape_of(x)));
         }
         auto [out, indices] = ember::max_pool2d_with_indices(
             x.unsqueeze(-2), {1, a.ints("kernel_size", 1)[0]}, {1, stride_or_kernel(a, 1)[0]}, {0, a.ints("padding", 1)[0]},
@@ -912,7 +897,7 @@ void register_nn_extra_ops(OpTable& t) {
     def(t, "avg_pool1d", avg_pool_signature, [](const Args& a) {
         const Tensor x = a.tensor("input");
         if (x.dim() != 2 && x.dim() != 3) {
-            throw Error(a.op() + "(): Expected 2D or 3D input tensor, but got " + list_text(shape_of(x)));
+            throw Error(a.op() + "(): Expected 2D or 3D input tensor, but got " + bracketed(shape_of(x)));
         }
         return one(ember::avg_pool2d(x.unsqueeze(-2), {1, a.ints("kernel_size", 1)[0]}, {1, stride_or_kernel(a, 1)[0]},
                                      {0, a.ints("padding", 1)[0]}, a.boolean("ceil_mode"), a.boolean("count_include_pad"),
@@ -922,7 +907,7 @@ void register_nn_extra_ops(OpTable& t) {
     def(t, "adaptive_avg_pool1d", "input, output_size", [](const Args& a) {
         const Tensor x = a.tensor("input");
         if (x.dim() != 2 && x.dim() != 3) {
-            throw Error(a.op() + "(): Expected 2D or 3D input tensor, but got " + list_text(shape_of(x)));
+            throw Error(a.op() + "(): Expected 2D or 3D input tensor, but got " + bracketed(shape_of(x)));
         }
         return one(ember::adaptive_avg_pool2d(x.unsqueeze(-2), {1, adaptive_size(a, x, 1)[0]}).squeeze(-2));
     });

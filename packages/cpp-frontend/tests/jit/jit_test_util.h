@@ -9,6 +9,7 @@
 #include <fstream>
 #include <functional>
 #include <map>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -23,6 +24,18 @@ using ember::Tensor;
 using ember::jit::detail::Json;
 
 inline std::string golden(const std::string& file) { return std::string(EMBER_GOLDEN_DIR) + "/" + file; }
+
+// The programs a golden writer listed in `list_file` ("name kind runs" lines) are exactly the
+// ones a test instantiates.
+inline void expect_written_programs(const std::string& list_file,
+                                    const std::vector<std::string>& programs) {
+    std::ifstream f(golden(list_file));
+    std::set<std::string> written, tested(programs.begin(), programs.end());
+    std::string name, kind;
+    int runs = 0;
+    while (f >> name >> kind >> runs) written.insert(name);
+    EXPECT_EQ(written, tested);
+}
 inline std::string scratch(const std::string& file) { return std::string(EMBER_TEST_BINARY_DIR) + "/" + file; }
 
 #define EMBER_JIT_NEED_GOLDEN()                                                              \

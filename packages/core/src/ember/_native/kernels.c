@@ -22,14 +22,11 @@ typedef ptrdiff_t idx;
 static inline float bits_float(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
 static inline uint32_t float_bits(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
 
-/* exp(x): x = n ln2 + r with |r| <= ln2/2, Cephes' degree-5 polynomial for e^r, and 2^n
- * applied in two halves so that overflow to inf and gradual underflow to 0 come out of the
- * multiplications themselves. NaN propagates (the clamps compare false). */
-static inline float exp_f32(float x) {
-    float xc = x > 89.0f ? 89.0f : x;
-    xc = xc < -104.0f ? -104.0f : xc;
+/* e^r for xc = n ln2 + r, |r| <= ln2/2 (Cephes' degree-5 polynomial), n into *n: the
+ * shared core of the two exps below, which differ in how they apply 2^n. */
+static inline float exp_reduced(float xc, uint32_t *n) {
     float t = xc * 1.44269504088896341f + 12582912.0f; /* + 1.5 * 2^23 rounds to an integer */
-    uint32_t n = float_bits(t) - 0x4B400000u;
+    *n = float_bits(t) - 0x4B400000u;
     float fn = t - 12582912.0f;
     float r = xc - fn * 0.693359375f;
     r = r - fn * -2.12194440e-4f;
@@ -39,7 +36,16 @@ static inline float exp_f32(float x) {
     p = p * r + 4.1665795894e-2f;
     p = p * r + 1.6666665459e-1f;
     p = p * r + 5.0000001201e-1f;
-    float y = p * (r * r) + r + 1.0f;
+    return p * (r * r) + r + 1.0f;
+}
+
+/* exp(x), 2^n applied in two halves so that overflow to inf and gradual underflow to 0
+ * come out of the multiplications themselves. NaN propagates (the clamps compare false). */
+static inline float exp_f32(float x) {
+    float xc = x > 89.0f ? 89.0f : x;
+    xc = xc < -104.0f ? -104.0f : xc;
+    uint32_t n;
+    float y = exp_reduced(xc, &n);
     int32_t ni = (int32_t)n;
     int32_t n1 = ni / 2, n2 = ni - n1;
     y *= bits_float((uint32_t)(n1 + 127) << 23);
@@ -52,18 +58,8 @@ static inline float exp_f32(float x) {
 static inline float exp_normal_f32(float x) {
     float xc = x > 88.0f ? 88.0f : x;
     xc = xc < -87.0f ? -87.0f : xc;
-    float t = xc * 1.44269504088896341f + 12582912.0f;
-    uint32_t n = float_bits(t) - 0x4B400000u;
-    float fn = t - 12582912.0f;
-    float r = xc - fn * 0.693359375f;
-    r = r - fn * -2.12194440e-4f;
-    float p = 1.9875691500e-4f;
-    p = p * r + 1.3981999507e-3f;
-    p = p * r + 8.3334519073e-3f;
-    p = p * r + 4.1665795894e-2f;
-    p = p * r + 1.6666665459e-1f;
-    p = p * r + 5.0000001201e-1f;
-    float y = p * (r * r) + r + 1.0f;
+    uint32_t n;
+    float y = exp_reduced(xc, &n);
     float e = bits_float(float_bits(y) + (n << 23));
     e = x > 88.72284f ? INFINITY : e; /* past float32's largest exp: inf, as exp_f32 */
     return xc == xc ? e : xc; /* a NaN's payload bits must not reach the exponent sum */

@@ -60,6 +60,19 @@ def _prev(xp, Y, init, steps, s):
     return xp.concatenate([Y[poff:poff + pbs], init[pbs:bs]])
 
 
+def _prev_address(C, c0, steps, s, pc, pc0):
+    """``(address, keep)`` of the float32 cell state entering step ``s`` for the native LSTM
+    kernels: rows of ``C`` (at address ``pc``) or of ``c0`` (``pc0``), or a fresh
+    concatenation of both (``keep``: hold it while the kernel runs)."""
+    if s == 0:
+        return pc0, None
+    poff, pbs = steps[s - 1]
+    if steps[s][1] <= pbs:
+        return pc + poff * C.shape[1] * 4, None
+    cp = _prev(np, C, c0, steps, s)
+    return cp.ctypes.data, cp
+
+
 def _all_prev(xp, Y, init, steps):
     """The states entering every step, laid out like the packed data (for ``dW_hh``)."""
     out = xp.empty(Y.shape[:1] + init.shape[1:], dtype=Y.dtype)
@@ -205,12 +218,7 @@ def _lstm_fwd(xp, mode, x, h0, c0, w, b, w_hr, steps):
         pa, pc, ptc, pm, pc0 = (t.ctypes.data for t in (A, C, TC, M, c0))
         for s, (off, bs) in enumerate(steps):
             wr.times_add(x[off:off + bs], _prev(xp, Y, h0, steps, s), A[off:off + bs])
-            if s == 0:
-                pprev = pc0
-            else:
-                poff, pbs = steps[s - 1]
-                cp = _prev(xp, C, c0, steps, s) if bs > pbs else None
-                pprev = pc + poff * H * 4 if cp is None else cp.ctypes.data
+            pprev, _keep = _prev_address(C, c0, steps, s, pc, pc0)
             native(pa + off * G * 4, pprev, pc + off * H * 4, ptc + off * H * 4,
                    pm + off * H * 4, bs, H)
             if w_hr is not None:
@@ -254,13 +262,7 @@ def _lstm_bwd(xp, mode, a, dY, dh, dc, w, w_hr, steps):
         pdy = None if dY is None else dY.ctypes.data
         for s in range(len(steps) - 1, -1, -1):
             off, bs = steps[s]
-            cp = None
-            if s == 0:
-                pprev = pc0
-            else:
-                poff, pbs = steps[s - 1]
-                cp = _prev(xp, C, c0, steps, s) if bs > pbs else None
-                pprev = pC + poff * H * 4 if cp is None else cp.ctypes.data
+            pprev, _keep = _prev_address(C, c0, steps, s, pC, pc0)
             native(pdh, None if pdy is None else pdy + off * H * 4, pa + off * G * 4,
                    ptc + off * H * 4, pprev, pdc, pdg + off * G * 4, bs, H)
             wr.times(dG[off:off + bs], dh[:bs])
