@@ -1908,7 +1908,9 @@ class Tensor:
 
     def resize_as_sparse_(self, src: Tensor) -> Tensor:
         """``self.sparse_resize_(src.size(), src.sparse_dim(), src.dense_dim())``
-        (``Tensor.resize_as_sparse_``) for a sparse COO ``self``.
+        (``Tensor.resize_as_sparse_``) for a sparse COO ``self``; compressed tensors (CSR,
+        CSC,
+        BSR, BSC): ``ember.sparse._resize``.
         """
 
     def resolve_conj(self) -> Any:
@@ -2364,7 +2366,7 @@ class Tensor:
         """This 2-D tensor as a sparse CSC tensor."""
 
     def to_sparse_csr(self, dense_dim: Any = None) -> Any:
-        """This 2-D tensor as a sparse CSR tensor."""
+        """This 2-D tensor as a sparse CSR tensor (of more dimensions: a batched one)."""
 
     def tolist(self) -> Any: ...
 
