@@ -163,6 +163,28 @@ def assert_same_error(ember_fn: Callable[[], object], torch_fn: Callable[[], obj
         ember_fn()
 
 
+def assert_same_dispatch_error(ember_fn: Callable[[], object],
+                               torch_fn: Callable[[], object]) -> None:
+    """Both raise the same exception type with the same message, read with the test device's
+    backend name: PyTorch's dispatcher errors ("Could not run ... 'SparseCPU' backend") are
+    compared by their first sentence, and on another device a kernel's dtype error names its
+    kind ("abs_cuda" for "abs_cpu")."""
+    import ember
+
+    with pytest.raises(Exception) as expected:
+        torch_fn()
+    with pytest.raises(type(expected.value)) as got:
+        ember_fn()
+    want, have = str(expected.value), str(got.value)
+    dev = ember.get_default_device().type
+    if want.startswith("Could not run"):
+        want = want.split(". ")[0].replace("CPU'", f"{dev.upper()}'")
+        have = have.split(". ")[0]
+    elif dev != "cpu":
+        want = want.replace('_cpu"', '_cuda"')
+    assert have == want
+
+
 # -- a local HTTP server ------------------------------------------------------------------------
 
 #: how often serve_forever looks for a shutdown request: the most that stopping waits for it

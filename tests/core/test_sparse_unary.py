@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from testutils import sparse_parts
+from testutils import assert_same_dispatch_error, sparse_parts
 
 import ember
 from ember.autograd import gradcheck
@@ -81,21 +81,7 @@ def _same(e, t, rtol=1e-6):
             np.testing.assert_array_equal(a, b)
 
 
-def _same_error(ember_fn, torch_fn):
-    """Both raise the same exception type; the same message, whose backend name is the test
-    device's (PyTorch's dispatcher errors: their first sentence, then a list of backends)."""
-    with pytest.raises(Exception) as expected:
-        torch_fn()
-    with pytest.raises(type(expected.value)) as got:
-        ember_fn()
-    want, have = str(expected.value), str(got.value)
-    dev = ember.get_default_device().type
-    if want.startswith("Could not run"):
-        want = want.split(". ")[0].replace("CPU'", f"{dev.upper()}'")
-        have = have.split(". ")[0]
-    elif dev != "cpu":  # a kernel's dtype error names the device kind ("abs_cuda")
-        want = want.replace('_cpu"', '_cuda"')
-    assert have == want
+_same_error = assert_same_dispatch_error
 
 
 # -- out of place ---------------------------------------------------------------------------
