@@ -50,6 +50,37 @@ def test_sum_dtypes():
     assert s.dtype is ember.float64 and s.item() == 3.0
 
 
+@pytest.mark.parametrize("op", ["sum", "sum_dim", "nansum", "prod", "prod_dim", "cumsum",
+                                "cumprod"])
+@pytest.mark.parametrize("src", ["int8", "int32", "int64", "uint8", "bool", "float32"])
+@pytest.mark.parametrize("dtype", ["int16", "int32", "uint8"])
+def test_explicit_integer_dtype_is_the_result_dtype(op, src, dtype):
+    # PyTorch: an explicit integer dtype is the result's (and the accumulator's: it wraps);
+    # only dtype=None widens integers to int64
+    x = ember.arange(1, 13).reshape(3, 4).to(getattr(ember, src))
+    ref = to_numpy(x).astype(getattr(np, dtype))
+    dt = getattr(ember, dtype)
+    r, expected = {
+        "sum": (lambda: x.sum(dtype=dt), lambda: ref.sum(dtype=ref.dtype)),
+        "sum_dim": (lambda: ember.sum(x, 0, dtype=dt), lambda: ref.sum(0, dtype=ref.dtype)),
+        "nansum": (lambda: ember.nansum(x, 1, dtype=dt), lambda: ref.sum(1, dtype=ref.dtype)),
+        "prod": (lambda: x.prod(dtype=dt), lambda: ref.prod(dtype=ref.dtype)),
+        "prod_dim": (lambda: ember.prod(x, 1, dtype=dt), lambda: ref.prod(1, dtype=ref.dtype)),
+        "cumsum": (lambda: x.cumsum(1, dtype=dt), lambda: ref.cumsum(1, dtype=ref.dtype)),
+        "cumprod": (lambda: ember.cumprod(x, 0, dtype=dt),
+                    lambda: ref.cumprod(0, dtype=ref.dtype)),
+    }[op]
+    got = r()
+    assert got.dtype is dt
+    np.testing.assert_array_equal(to_numpy(got), expected())
+
+
+@pytest.mark.parametrize("op", ["cumsum", "cumprod"])
+def test_running_op_with_bool_dtype_is_pytorchs_error(op):
+    with pytest.raises(NotImplementedError, match=f'"{op}_out_cpu" not implemented for'):
+        getattr(ember, op)(ember.arange(4), 0, dtype=ember.bool)
+
+
 def test_sum_with_dtype_gives_input_dtype_gradient():
     x = ember.tensor([1.0, 2.0], requires_grad=True)
     x.sum(dtype=ember.float64).backward()

@@ -118,6 +118,15 @@ _ACC = {np.dtype(t): np.int64 for t in (np.bool_, np.uint8, np.int8, np.int16, n
 _ACC.update((low, np.float32) for low in _dtype.OPMATH)
 
 
+def _acc_of(d, dtype):
+    """The accumulation dtype of a sum/product of array ``d`` (``_ACC``), except that an
+    explicit integer ``dtype`` (``sum(x, dtype=int32)``) sums in that dtype, as PyTorch's
+    result does (a float16 one still accumulates in float32). NumPy's own default would
+    widen int32 to int64, so the dtype is named."""
+    acc = _ACC.get(d.dtype)
+    return d.dtype if acc is np.int64 and dtype is not None else acc
+
+
 def _rounded(r, acc, d):
     """A float16/bfloat16 input's result, accumulated in float32 (``acc``), back in its
     dtype."""
@@ -177,7 +186,7 @@ def sum(input, dim=None, keepdim=False, *, dtype=None):
     input = _with_dtype(input, dtype)
     d = input._data
     dims = None if dim is None else _dims_of(dim, d.ndim)
-    acc = _ACC.get(d.dtype)
+    acc = _ACC.get(d.dtype) if dtype is None else _acc_of(d, dtype)
     if d.__class__ is np.ndarray:  # the ufunc's reduce skips ndarray.sum's Python wrapper
         r = _add_reduce(d, dims, acc, None, keepdim)
     elif d.__class__ is _SparseData:  # a sparse tensor (ember._sparse_tensor): its own sum
@@ -229,7 +238,7 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None):
     d = input._data
     dims = _dims_of(dim, d.ndim)
     xp = xp_of(input)
-    acc = _ACC.get(d.dtype)
+    acc = _acc_of(d, dtype)
     # NumPy's nansum skips NaN of its own float dtypes only: bfloat16 goes in as float32
     r = _rounded(xp.nansum(d if d.dtype is not _dtype.BFLOAT16_NP else d.astype(acc),
                            axis=dims, dtype=acc, keepdims=keepdim), acc, d)
@@ -318,7 +327,7 @@ def prod(input, dim=None, keepdim=False, *, dtype=None):
     if d.dtype.char == "e" and d.size:
         r = _half_prod(d, axis if d.ndim else None, keepdim and d.ndim > 0)
     else:
-        acc = _ACC.get(d.dtype)
+        acc = _acc_of(d, dtype)
         r = _rounded(d.prod(axis=axis if d.ndim else None, dtype=acc,
                             keepdims=keepdim and d.ndim > 0), acc, d)
     node = ProdBackward0 if dim is None else ProdBackward1
@@ -644,12 +653,16 @@ def count_nonzero(input, dim=None):
 
 # -- cumulative ops -----------------------------------------------------------------------------
 
-def _running(input, dim, kernel, node_cls, saves: bool):
+def _running(input, dim, kernel, node_cls, saves: bool, dtype=None):
     """A cumulative op along ``dim``: ``kernel(array, axis, acc)`` accumulating in ``acc``
     (``_ACC``: int64 for integers, float32 for float16, rounded back once). ``saves``: the
-    backward reads the input and the output (cumprod, logcumsumexp)."""
+    backward reads the input and the output (cumprod, logcumsumexp); ``dtype``: the one the
+    caller asked for (see :func:`_acc_of`)."""
     a, axis, restore = along(input._data, dim)
-    acc = _ACC.get(a.dtype)
+    acc = _acc_of(a, dtype)
+    if isinstance(acc, np.dtype) and acc.kind == "b":
+        raise NotImplementedError(f'"{kernel.__name__[1:]}_out_cpu" not implemented for '
+                                  "'Bool'")  # PyTorch's dispatch error for dtype=bool
     r = restore(_rounded(kernel(a, axis, acc), acc, a))
     if saves:
         return result(r, input._device, node_cls, (input,), (input,), axis, True)
@@ -698,8 +711,8 @@ CumsumBackward0 = make_node_class("CumsumBackward0", _cumsum_bw)
 
 @register("cumsum", inplace=True)
 def cumsum(input, dim, *, dtype=None):
-    """Running sums along ``dim``; integers accumulate as int64."""
-    return _running(_with_dtype(input, dtype), dim, _cumsum, CumsumBackward0, False)
+    """Running sums along ``dim``; integers accumulate as int64 (or in ``dtype``)."""
+    return _running(_with_dtype(input, dtype), dim, _cumsum, CumsumBackward0, False, dtype)
 
 
 def _cumprod_grad_with_zeros(g, x, out, dim):
@@ -754,8 +767,8 @@ CumprodBackward0 = make_node_class("CumprodBackward0", _cumprod_bw)
 
 @register("cumprod", inplace=True)
 def cumprod(input, dim, *, dtype=None):
-    """Running products along ``dim``; integers accumulate as int64."""
-    return _running(_with_dtype(input, dtype), dim, _cumprod, CumprodBackward0, True)
+    """Running products along ``dim``; integers accumulate as int64 (or in ``dtype``)."""
+    return _running(_with_dtype(input, dtype), dim, _cumprod, CumprodBackward0, True, dtype)
 
 
 def _cum_extreme(input, dim, name, node_cls):
