@@ -162,10 +162,7 @@ GAPS: dict[str, dict[str, list[str]]] = {
         DATAPIPES: ["graph.*", "graph_settings.*"],
     },
     "torch.autograd.*": {
-        NOT_YET: ["function.FunctionMeta", "graph.GradientEdge",
-                  "graph.get_gradient_edge", "graph.allow_mutation_on_saved_tensors",
-                  "graph.increment_version",
-                  "graph.register_multi_grad_hook"],
+        NOT_YET: [],
         DEPRECATED: ["function.NestedIOFunction", "variable.*", "gradcheck.get_*_jacobian*"],
         MIXED_PRECISION: ["profiler.*", "profiler_legacy.*", "profiler_util.*"],
         GRAPH_MODE: ["graph.region_activation_memory_budget"],

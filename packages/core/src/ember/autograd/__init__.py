@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 from .. import _dtype
 from . import graph
+from ._graph_api import GradientEdge, as_edge
 from .anomaly_mode import (
     detect_anomaly,
     is_anomaly_check_nan_enabled,
@@ -24,7 +25,7 @@ from .grad_mode import (
     set_grad_enabled,
     set_multithreading_enabled,
 )
-from .graph import Node, edge
+from .graph import Node
 from .variable import Variable
 
 __all__ = ["backward", "grad", "Variable", "Node", "Function", "FunctionCtx", "InplaceFunction",
@@ -40,9 +41,27 @@ def _as_tuple(x):
 
     if x is None:
         return None
-    if isinstance(x, Tensor):
+    if isinstance(x, (Tensor, GradientEdge)):
         return (x,)
     return tuple(x)
+
+
+def _edge_root_grads(outputs, grad_outputs, create_graph):
+    """``_make_root_grads`` where some outputs are ``GradientEdge``s: an edge's gradient must
+    be given (Ember's nodes do not record their outputs' shapes to make ones from)."""
+    plain = [None if isinstance(o, GradientEdge) else o for o in outputs]
+    go = list(grad_outputs) if grad_outputs is not None else [None] * len(outputs)
+    if len(go) != len(outputs):
+        raise RuntimeError(f"grad requires one grad_output per output: got {len(go)} "
+                           f"grad_outputs and {len(outputs)} outputs")
+    for i, o in enumerate(outputs):
+        if o.__class__ is GradientEdge and go[i] is None:
+            raise RuntimeError(f"grad_outputs[{i}] must be given for output {i}, a GradientEdge "
+                               "(its shape and dtype are not known)")
+    grads = _make_root_grads([p for p in plain if p is not None],
+                             [g for p, g in zip(plain, go) if p is not None], create_graph)
+    it = iter(grads)
+    return [go[i] if p is None else next(it) for i, p in enumerate(plain)]
 
 
 def _make_root_grads(outputs, grad_outputs, create_graph):
@@ -84,20 +103,22 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
     grad_tensors = _as_tuple(grad_tensors if grad_tensors is not None else grad_variables)
     if grad_tensors is not None and len(grad_tensors) != len(tensors):
         raise RuntimeError(f"got {len(grad_tensors)} tensors and {len(tensors)} gradients")
+    edges = any(t.__class__ is GradientEdge for t in tensors)
     for i, t in enumerate(tensors):
-        if not t.requires_grad:
+        if t.__class__ is not GradientEdge and not t.requires_grad:
             raise RuntimeError(f"element {i} of tensors does not require grad and does not "
                                "have a grad_fn")
     if retain_graph is None:
         retain_graph = create_graph
-    roots = [edge(t) for t in tensors]
-    grads = _make_root_grads(tensors, grad_tensors, create_graph)
+    roots = [as_edge(t) for t in tensors]
+    grads = (_edge_root_grads(tensors, grad_tensors, create_graph) if edges
+             else _make_root_grads(tensors, grad_tensors, create_graph))
     inp = None
     if inputs is not None:
         inputs = _as_tuple(inputs)
         if not inputs:
             raise RuntimeError("'inputs' argument to backward() cannot be empty.")
-        inp = [edge(t) for t in inputs]
+        inp = [as_edge(t) for t in inputs]
     run_backward(roots, grads, retain_graph, create_graph, inputs=inp, accumulate=True)
 
 
@@ -113,25 +134,34 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     if allow_unused is None:
         allow_unused = materialize_grads
     if is_grads_batched:
+        if any(o.__class__ is GradientEdge for o in outputs):
+            raise RuntimeError("Batched grads are not supported with GradientEdge")
         return _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph,
                              allow_unused, materialize_grads)
     if retain_graph is None:
         retain_graph = create_graph
     for t in inputs:
-        if not t.requires_grad:
+        if t.__class__ is not GradientEdge and not t.requires_grad:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
+    edges = False
     for i, o in enumerate(outputs):
-        if not o.requires_grad:
+        if o.__class__ is GradientEdge:
+            edges = True
+        elif not o.requires_grad:
             raise RuntimeError(f"element {i} of tensors does not require grad and does not "
                                "have a grad_fn")
-    roots = [edge(t) for t in outputs]
-    grads = _make_root_grads(outputs, grad_outputs, create_graph)
-    inp = [edge(t) for t in inputs]
+    roots = [as_edge(t) for t in outputs]
+    grads = (_edge_root_grads(outputs, grad_outputs, create_graph) if edges
+             else _make_root_grads(outputs, grad_outputs, create_graph))
+    inp = [as_edge(t) for t in inputs]
     result = run_backward(roots, grads, retain_graph, create_graph, inputs=inp,
                           accumulate=False)
     out = []
     for i, (t, g) in enumerate(zip(inputs, result)):
         if g is None:
+            if materialize_grads and t.__class__ is GradientEdge:
+                raise RuntimeError("materialize_grads cannot be used when the given input is a "
+                                   "GradientEdge")
             if materialize_grads:
                 from .. import _factory
 

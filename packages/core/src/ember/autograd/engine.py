@@ -156,6 +156,7 @@ _LEAF_LOCKS = tuple(threading.Lock() for _ in range(64))
 
 class _TaskState(threading.local):
     id = -1  # the innermost backward running in this thread (-1: none)
+    run = None  # its (root edges, needed nodes or None, reachable-node cache)
 
 
 _TASK = _TaskState()
@@ -167,6 +168,29 @@ def current_graph_task_id() -> int:
     outside any (PyTorch's ``torch._C._current_graph_task_id``). The non-reentrant checkpoint
     recomputes a region once per backward that needs it."""
     return _TASK.id
+
+
+def will_engine_execute_node(node) -> bool:
+    """Whether the backward running in this thread will run ``node`` (PyTorch's
+    ``torch._C._will_engine_execute_node``): it is reachable from the backward's roots and,
+    when ``inputs`` restrict the run, leads to one of them. ``register_multi_grad_hook``
+    counts the gradients it waits for with it."""
+    run = _TASK.run
+    if run is None:
+        raise RuntimeError("_will_engine_execute_node should only be called during the backward "
+                           "pass")
+    roots, needed, reach = run
+    if needed is not None:
+        return node in needed
+    if not reach:  # the set of nodes reachable from the roots, built on the first question
+        stack = [n for n, _ in roots if n is not None]
+        reach.update(stack)
+        while stack:
+            for nxt, _ in stack.pop().next_functions:
+                if nxt is not None and nxt not in reach:
+                    reach.add(nxt)
+                    stack.append(nxt)
+    return node in reach
 
 
 #: ``ember.profiler``'s hook: while a profiler records on some thread, ``PROFILING[0]`` is
@@ -220,8 +244,9 @@ def run_backward(roots, root_grads, retain_graph: bool, create_graph: bool,
     prev_mode = GRAD.enabled
     GRAD.enabled = create_graph
     task = _TASK
-    prev_task = task.id
+    prev_task, prev_run = task.id, task.run
     task.id = next(_TASK_IDS)
+    task.run = (roots, needed, set())
     anomaly = ANOMALY_THREADS[0] and GRAD.anomaly
     recorder = getattr(PROFILED, "recorder", None) if PROFILING[0] else None
     pop = heapq.heappop
@@ -305,7 +330,7 @@ def run_backward(roots, root_grads, retain_graph: bool, create_graph: bool,
                     _accumulate_leaf(node, grad, create_graph, taken)
     finally:
         GRAD.enabled = prev_mode
-        task.id = prev_task
+        task.id, task.run = prev_task, prev_run
     if capture is not None:
         return [capture[e] for e in inputs]
     return None
@@ -390,4 +415,4 @@ def _retain_grads(node, grad, retain):
         t._grad = g.detach() if old is None else (old + g).detach()
 
 
-__all__ += ["accumulate_node", "current_graph_task_id"]
+__all__ += ["accumulate_node", "current_graph_task_id", "will_engine_execute_node"]

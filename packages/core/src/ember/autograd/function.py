@@ -33,7 +33,7 @@ from . import graph as _graph
 from .grad_mode import ANOMALY_THREADS, GRAD
 from .graph import Node, edge, make_node_class, new_node, record
 
-__all__ = ["Function", "FunctionCtx", "BackwardCFunction", "InplaceFunction",
+__all__ = ["Function", "FunctionCtx", "BackwardCFunction", "InplaceFunction", "FunctionMeta",
            "once_differentiable"]
 
 _new = object.__new__
@@ -191,7 +191,26 @@ def _validate_grad(node, index, g, meta):
     return g
 
 
-class _SingleLevelFunction(FunctionCtx):
+class FunctionMeta(type):
+    """The metaclass of ``Function`` (PyTorch's ``torch.autograd.function.FunctionMeta``): each
+    class it makes gets ``_backward_cls``, the node class (``<Name>Backward``, a
+    ``BackwardCFunction``) that records its applications, and notes whether it uses the
+    new-style ``setup_context``."""
+
+    def __init__(cls, name, bases, attrs, **kwargs):
+        super().__init__(name, bases, attrs, **kwargs)
+        node_name = name + "Backward"
+        cls._backward_cls = type(node_name, (BackwardCFunction,), {
+            "_forward_cls": cls, "__module__": __name__, "__qualname__": node_name})
+        root = _ROOT[0]  # None while the root class itself is made
+        cls._setup_ctx = root is not None and cls.setup_context is not root.setup_context
+        cls._signature = None
+
+
+_ROOT: list = [None]  # _SingleLevelFunction, the class whose setup_context is the default
+
+
+class _SingleLevelFunction(FunctionCtx, metaclass=FunctionMeta):
     @staticmethod
     def forward(*args, **kwargs):
         """Compute the outputs (runs under ``no_grad``). Old style: ``forward(ctx, *args)``;
@@ -219,20 +238,11 @@ class _SingleLevelFunction(FunctionCtx):
                                   "autograd.Function to use it with forward mode AD.")
 
 
+_ROOT[0] = _SingleLevelFunction
+
+
 class Function(_SingleLevelFunction):
     """Base class of custom differentiable operations, used through ``MyFn.apply(*args)``."""
-
-    _backward_cls = BackwardCFunction
-    _setup_ctx = False
-    _signature = None
-
-    def __init_subclass__(cls, **kwargs):
-        super().__init_subclass__(**kwargs)
-        name = cls.__name__ + "Backward"
-        cls._backward_cls = type(name, (BackwardCFunction,), {
-            "_forward_cls": cls, "__module__": __name__, "__qualname__": name})
-        cls._setup_ctx = cls.setup_context is not _SingleLevelFunction.setup_context
-        cls._signature = None
 
     def __init__(self, *args, **kwargs):
         warnings.warn(f"{self.__class__} should not be instantiated. Methods on autograd "

@@ -929,3 +929,15 @@ def disable_saved_tensors_hooks(error_message: str):
         yield
     finally:
         st.disabled = prev
+
+
+from ._graph_api import (  # noqa: E402 - they build on the names above
+    GradientEdge,
+    allow_mutation_on_saved_tensors,
+    get_gradient_edge,
+    increment_version,
+    register_multi_grad_hook,
+)
+
+__all__ += ["GradientEdge", "get_gradient_edge", "increment_version",
+            "register_multi_grad_hook", "allow_mutation_on_saved_tensors"]
