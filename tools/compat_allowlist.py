@@ -49,8 +49,7 @@ VIDEO = "video decoding (torchvision.io video, video datasets/models): not plann
 GAPS: dict[str, dict[str, list[str]]] = {
     "torch": {
         NOT_YET: [
-            "uint16", "uint32", "uint64",
-            "lobpcg"],
+            "uint16", "uint32", "uint64"],
         DEPRECATED: ["set_default_tensor_type",
                      "frobenius_norm", "nuclear_norm"],
         GRAPH_MODE: ["cond", "fork", "wait", "Future", "JITException",

@@ -63,6 +63,7 @@ from ._tensor_types import (  # the legacy types
 )
 from .ops.extras import detach_, fill_  # the function forms of two Tensor methods
 from .ops.extras import eig, lstsq, solve, symeig  # removed: they raise
+from ._lobpcg import lobpcg  # a composite over the linalg ops (torch.lobpcg)
 from ._storage import (  # also attaches Tensor.untyped_storage, set_, ...
     BFloat16Storage, BoolStorage, ByteStorage, CharStorage, ComplexDoubleStorage,
     ComplexFloatStorage, DoubleStorage, FloatStorage, HalfStorage, IntStorage, LongStorage,

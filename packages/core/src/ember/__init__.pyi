@@ -105,6 +105,7 @@ from ._factory import zeros_like as zeros_like
 from ._layout import layout as _Layout
 from ._layout import layout as layout
 from ._layout import strided as strided
+from ._lobpcg import lobpcg as lobpcg
 from ._memory_format import channels_last as channels_last
 from ._memory_format import channels_last_3d as channels_last_3d
 from ._memory_format import contiguous_format as contiguous_format
@@ -1021,13 +1022,13 @@ def cummin(input: Tensor, dim: _int) -> _return_types.cummin:
     """Running minimum along ``dim``: ``(values, indices)``."""
 
 def cumprod(input: Tensor, dim: _int, *, dtype: _DtypeLike | None = None) -> Tensor:
-    """Running products along ``dim``; integers accumulate as int64."""
+    """Running products along ``dim``; integers accumulate as int64 (or in ``dtype``)."""
 
 def cumprod_(input: Tensor, dim: _int, *, dtype: _DtypeLike | None = None) -> Tensor:
     """In-place version of :func:`ember.cumprod`."""
 
 def cumsum(input: Tensor, dim: _int, *, dtype: _DtypeLike | None = None) -> Tensor:
-    """Running sums along ``dim``; integers accumulate as int64."""
+    """Running sums along ``dim``; integers accumulate as int64 (or in ``dtype``)."""
 
 def cumsum_(input: Tensor, dim: _int, *, dtype: _DtypeLike | None = None) -> Tensor:
     """In-place version of :func:`ember.cumsum`."""
