@@ -6,7 +6,6 @@ from collections.abc import Sequence
 
 from .. import _dtype
 from . import graph
-from ._graph_api import GradientEdge, as_edge
 from .anomaly_mode import (
     detect_anomaly,
     is_anomaly_check_nan_enabled,
@@ -25,7 +24,7 @@ from .grad_mode import (
     set_grad_enabled,
     set_multithreading_enabled,
 )
-from .graph import Node
+from .graph import GradientEdge, Node, as_edge
 from .variable import Variable
 
 __all__ = ["backward", "grad", "Variable", "Node", "Function", "FunctionCtx", "InplaceFunction",
