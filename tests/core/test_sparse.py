@@ -690,11 +690,12 @@ def test_csc_errors():
         ember.sparse_csc_tensor([0, 1, 2], [0, 1, 1], [1.0, 2.0, 3.0], (2, 2))
     with pytest.raises(RuntimeError, match="`0 <= row_indices < nrows` is not satisfied"):
         ember.sparse_csc_tensor([0, 1, 2], [0, 5], [1.0, 2.0], (2, 2))
-    with pytest.raises(RuntimeError, match=r"size\[1\] \(3\) does not match the number of "
-                                           r"columns of ccol_indices \(2\)"):
+    with pytest.raises(RuntimeError, match=r"ccol_indices.shape\[-1\] must be equal to the "
+                                           r"number of columns \+ 1 \(=4\), but got 3"):
         ember.sparse_csc_tensor([0, 1, 2], [0, 1], [1.0, 2.0], (2, 3))
-    with pytest.raises(RuntimeError, match="to_sparse_csc: Ember's CSC tensors are 2-D"):
-        ember.ones(2, 2, 2).to_sparse_csc()
+    with pytest.raises(RuntimeError, match=r"dense_to_sparse_csc: dense_dim argument must be in "
+                                           r"\[0,1\] range, but 2 is given"):
+        ember.ones(2, 2, 2).to_sparse_csc(dense_dim=2)
 
 
 def test_csc_gradients():

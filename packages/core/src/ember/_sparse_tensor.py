@@ -1,16 +1,18 @@
 """Sparse COO, CSR, CSC, BSR and BSC tensors (``ember.sparse_coo``, ``ember.sparse_csr``,
-``ember.sparse_csc``, ``ember.sparse_bsr``, ``ember.sparse_bsc``), as PyTorch's. The block
-layouts' kernels are in ``ember.sparse._blocks``: there ``_idx`` holds each block's (block
-row, block column) and ``_vals`` the ``(nblocks, R, C)`` blocks.
+``ember.sparse_csc``, ``ember.sparse_bsr``, ``ember.sparse_bsc``), as PyTorch's. The compressed
+layouts (with batch and dense dimensions: ``ember.sparse._compressed``) keep one coordinate per
+stored element too: a block tensor's ``_idx`` holds each block's (block row, block column) and
+its ``_vals`` the ``(nblocks, R, C, *dense)`` blocks (kernels: ``ember.sparse._blocks``).
 
 A sparse tensor is a :class:`SparseTensor`, a ``Tensor`` subclass holding
 
 - ``_idx``: an int64 array of the device's array module, ``(sparse_dim, nnz)``, the
   coordinates of the stored elements (a CSR tensor keeps its row and column per element too,
   in row-major order: ``crow_indices()`` is derived from them; a CSC tensor the same in
-  column-major order, ``ccol_indices()`` derived; a batched CSR tensor its batch indices
-  first: ``ember.sparse._batched``);
-- ``_vals``: a dense ``Tensor`` of shape ``(nnz, *dense_shape)`` that carries autograd;
+  column-major order, ``ccol_indices()`` derived; a batched compressed tensor its batch
+  indices first, batch by batch: ``ember.sparse._compressed``);
+- ``_vals``: a dense ``Tensor`` of shape ``(nnz, *dense_shape)`` (of a compressed tensor,
+  ``(B * nnz, *block, *dense_shape)``) that carries autograd;
 - ``_data``: a :class:`_SparseData` placeholder with the shape and dtype of the dense tensor,
   which refuses every array operation: a dense op handed a sparse tensor fails with PyTorch's
   "Could not run ... with arguments from the 'SparseCPU' backend" rather than computing on
@@ -110,7 +112,7 @@ class _SparseData:
 
 
 def is_sparse(t) -> bool:
-    """Whether ``t`` is a sparse tensor (COO, CSR or CSC)."""
+    """Whether ``t`` is a sparse tensor (of any sparse layout)."""
     return t.__class__ is SparseTensor
 
 
@@ -274,34 +276,6 @@ def dense_to_sparse(x: Tensor, sparse_dim: int | None = None) -> SparseTensor:
     return make_sparse(idx, _named(values, "ToSparseBackward1"), d.shape, coalesced=True)
 
 
-def csr_from_rows(rows, cols, values: Tensor, shape: tuple) -> SparseTensor:
-    """A CSR tensor over row-sorted ``rows``/``cols`` arrays."""
-    xp = xp_of(values._device)
-    ordered = True
-    if rows.shape[0] > 1:
-        same = rows[1:] == rows[:-1]
-        ordered = not bool(xp.any(same & (cols[1:] <= cols[:-1])))
-    return make_sparse(xp.stack((rows, cols)), values, shape, coalesced=ordered,
-                       layout=sparse_csr)
-
-
-def csc_from_cols(rows, cols, values: Tensor, shape: tuple) -> SparseTensor:
-    """A CSC tensor over column-sorted ``rows``/``cols`` arrays."""
-    xp = xp_of(values._device)
-    ordered = True
-    if cols.shape[0] > 1:
-        same = cols[1:] == cols[:-1]
-        ordered = not bool(xp.any(same & (rows[1:] <= rows[:-1])))
-    return make_sparse(xp.stack((rows, cols)), values, shape, coalesced=ordered,
-                       layout=sparse_csc)
-
-
-def _crow(rows, nrows: int, xp):
-    """The compressed row pointers of row-sorted ``rows``."""
-    return xp.searchsorted(rows, xp.arange(nrows + 1, dtype=np.int64), side="left") \
-        .astype(np.int64, copy=False)
-
-
 # -- the hook of dense ops ----------------------------------------------------------------------
 
 #: the in-place unary ops PyTorch has for sparse tensors (``ember.sparse._pointwise``), methods
@@ -431,16 +405,17 @@ class SparseTensor(Tensor):
         return self._layout is sparse_csr
 
     def sparse_dim(self) -> int:
-        # a batched CSR tensor keeps its batch indices in _idx too (ember.sparse._batched)
+        # a batched compressed tensor keeps its batch indices in _idx too
         return self._idx.shape[0] if self._layout is sparse_coo else 2
 
     def dense_dim(self) -> int:
         return self._data.ndim - self._idx.shape[0]
 
     def _nnz(self) -> int:
-        """The number of stored elements (of each batch, of a batched CSR tensor)."""
-        if self._idx.shape[0] > 2 and self._layout is sparse_csr:
-            return _batched().nnz(self)
+        """The number of stored elements (blocks; of each batch, of a batched compressed
+        tensor)."""
+        if self._idx.shape[0] > 2 and self._layout is not sparse_coo:
+            return _compressed().nnz(self)
         return self._idx.shape[1]
 
     def is_coalesced(self) -> bool:
@@ -500,12 +475,13 @@ class SparseTensor(Tensor):
         return _index_tensor(self._idx, self._device)
 
     def values(self) -> Tensor:
-        """The stored values ``(nnz, *dense_shape)`` (differentiable); COO: coalesced only."""
+        """The stored values ``(nnz, *dense_shape)`` (differentiable; of a compressed tensor
+        ``(*batch, nnz, *block, *dense_shape)``); COO: coalesced only."""
         if self._layout is sparse_coo and not self._coalesced:
             raise RuntimeError("Cannot get values on an uncoalesced tensor, please call "
                                ".coalesce() first")
-        if self._idx.shape[0] > 2 and self._layout is sparse_csr:  # (*batch, nnz)
-            return _batched().values(self)
+        if self._idx.shape[0] > 2 and self._layout is not sparse_coo:  # (*batch, nnz, ...)
+            return _compressed().values(self)
         return self._vals
 
     def _indices(self) -> Tensor:
@@ -518,48 +494,28 @@ class SparseTensor(Tensor):
         return self._vals.detach()
 
     def crow_indices(self) -> Tensor:
-        """The compressed row pointers ``(nrows + 1,)`` of a CSR tensor (of block rows, of a
-        BSR tensor)."""
+        """The compressed row pointers ``(*batch, nrows + 1)`` of a CSR tensor (of block rows,
+        of a BSR tensor)."""
         self._expect_csr("crow_indices")
-        if self._idx.shape[0] > 2:  # batched: (*batch, nrows + 1)
-            return _batched().crow_indices(self)
-        crow = self._cache.get("crow")
-        if crow is None:
-            xp = xp_of(self._device)
-            crow = self._cache["crow"] = _crow(self._idx[0], self._n_compressed(), xp)
-        return _index_tensor(crow, self._device)
+        return _compressed().compressed_indices(self)
 
     def col_indices(self) -> Tensor:
-        """The column of each stored element of a CSR tensor (block column of each block, of
-        a BSR tensor)."""
+        """The column ``(*batch, nnz)`` of each stored element of a CSR tensor (block column
+        of each block, of a BSR tensor)."""
         self._expect_csr("col_indices")
-        if self._idx.shape[0] > 2:  # batched: (*batch, nnz)
-            return _batched().col_indices(self)
-        return _index_tensor(self._idx[1], self._device)
+        return _compressed().plain_indices(self)
 
     def ccol_indices(self) -> Tensor:
-        """The compressed column pointers ``(ncols + 1,)`` of a CSC tensor (of block columns,
-        of a BSC tensor)."""
+        """The compressed column pointers ``(*batch, ncols + 1)`` of a CSC tensor (of block
+        columns, of a BSC tensor)."""
         self._expect_csc("ccol_indices")
-        ccol = self._cache.get("ccol")
-        if ccol is None:
-            xp = xp_of(self._device)
-            ccol = self._cache["ccol"] = _crow(self._idx[1], self._n_compressed(), xp)
-        return _index_tensor(ccol, self._device)
+        return _compressed().compressed_indices(self)
 
     def row_indices(self) -> Tensor:
-        """The row of each stored element of a CSC tensor (block row of each block, of a BSC
-        tensor)."""
+        """The row ``(*batch, nnz)`` of each stored element of a CSC tensor (block row of
+        each block, of a BSC tensor)."""
         self._expect_csc("row_indices")
-        return _index_tensor(self._idx[0], self._device)
-
-    def _n_compressed(self) -> int:
-        """The number of rows (CSR), columns (CSC), block rows (BSR) or block columns (BSC)."""
-        dim = 1 if self._layout in _BY_COLUMN else 0
-        n = self._data.shape[dim]
-        if self._layout in _BLOCK:
-            n //= self._vals._data.shape[1 + dim]
-        return n
+        return _compressed().plain_indices(self)
 
     def _compressed_parts(self) -> tuple:
         """``(compressed indices, plain indices)`` of a CSR, CSC, BSR or BSC tensor."""
@@ -618,7 +574,7 @@ class SparseTensor(Tensor):
         from ._factory import zeros
 
         if self._layout in _BLOCK:
-            return _blocks().block_to_coo(self).to_dense(dtype)
+            return _compressed().to_coo(self).to_dense(dtype)
         shape = self._data.shape
         sd = self._idx.shape[0]
         vals = self._vals
@@ -640,6 +596,10 @@ class SparseTensor(Tensor):
         fn = "sparse_coo_to_sparse" if self._layout is sparse_coo else \
             "sparse_compressed_to_sparse"
         src, dst = _LAYOUT_WORDS[self._layout], _LAYOUT_WORDS.get(target, target)
+        if dense_dim is not None:
+            word = "to_sparse" if target is self._layout else fn
+            raise RuntimeError(f"{word}: conversion from {src} to {dst} with dense_dim argument "
+                               "given is not supported")
         if target in _BLOCK and blocksize is None and target is not self._layout:
             raise RuntimeError(f"{fn}: conversion from {src} to {dst} without blocksize "
                                "argument given is not supported")
@@ -648,65 +608,38 @@ class SparseTensor(Tensor):
                                "given is not supported")
         if target is sparse_coo:
             return self.to_sparse_coo()
-        if target is sparse_csr:
-            return self.to_sparse_csr(dense_dim)
-        if target is sparse_csc:
-            return self.to_sparse_csc(dense_dim)
-        if target in _BLOCK:
-            if blocksize is None:
-                return self
-            return _blocks().sparse_to_block(self, blocksize, target,
-                                             "to_sparse" if target is self._layout else None)
-        raise RuntimeError(f"to_sparse: expected a sparse layout, got {layout}")
+        if target not in _LAYOUT_WORDS:
+            raise RuntimeError(f"to_sparse: expected a sparse layout, got {layout}")
+        if target in _BLOCK and blocksize is None:
+            return self
+        return _compressed().convert(self, target, blocksize, None, method=False)
 
     def to_sparse_coo(self):
-        """This tensor as a COO tensor (a CSC tensor's in its column-major order: uncoalesced,
-        as PyTorch's)."""
+        """This tensor as a COO tensor (a compressed tensor's batch dimensions sparse, its
+        dense ones dense; a CSC tensor's in its column-major order: uncoalesced, as
+        PyTorch's)."""
         if self._layout is sparse_coo:
             return self
-        if self._layout in _BLOCK:
-            return _blocks().block_to_coo(self)
-        return make_sparse(self._idx, self._vals, self._data.shape,
-                           coalesced=self._coalesced and self._layout is sparse_csr)
-
-    def _check_compressible(self, name: str, kind: str) -> None:
-        if self._data.ndim != 2 or self.dense_dim():
-            raise RuntimeError(f"{name}: Ember's {kind} tensors are 2-D without dense "
-                               f"dimensions, got a {self._data.ndim}-D tensor with "
-                               f"{self.dense_dim()} dense dimensions")
+        return _compressed().to_coo(self)
 
     def to_sparse_csr(self, dense_dim=None):
-        """This 2-D tensor as a CSR tensor."""
-        if self._layout is sparse_csr:
-            return self
-        _blocks().expect_not_block(self, "csr")
-        self._check_compressible("to_sparse_csr", "CSR")
-        c = self.to_sparse_coo().coalesce()
-        return make_sparse(c._idx, c._vals, c._data.shape, coalesced=True,
-                           layout=sparse_csr)
+        """This tensor as a CSR tensor (COO: of two sparse dimensions; CSC: batched or
+        hybrid too); ``dense_dim`` is for dense tensors (PyTorch's error here)."""
+        return _compressed().convert(self, sparse_csr, None, dense_dim)
 
     def to_sparse_csc(self, dense_dim=None):
-        """This 2-D tensor as a CSC tensor (its elements sorted column by column);
-        differentiable in the values."""
-        if self._layout is sparse_csc:
-            return self
-        _blocks().expect_not_block(self, "csc")
-        self._check_compressible("to_sparse_csc", "CSC")
-        c = self.to_sparse_coo().coalesce()
-        xp = xp_of(self._device)
-        order = xp.argsort(c._idx[1], kind="stable")  # rows stay sorted within a column
-        vals = c._vals.index_select(0, _index_tensor(order, self._device))
-        return make_sparse(c._idx[:, order], vals, c._data.shape, coalesced=True,
-                           layout=sparse_csc)
+        """This tensor as a CSC tensor (its elements sorted column by column, batch by
+        batch); differentiable in the values."""
+        return _compressed().convert(self, sparse_csc, None, dense_dim)
 
     def to_sparse_bsr(self, blocksize, dense_dim=None):
-        """This 2-D tensor as a BSR tensor of ``(R, C)`` blocks (an int: square blocks), as
+        """This tensor as a BSR tensor of ``(R, C)`` blocks (an int: square blocks), as
         ``Tensor.to_sparse_bsr``; differentiable in the values."""
-        return _blocks().sparse_to_block(self, blocksize, sparse_bsr)
+        return _compressed().convert(self, sparse_bsr, blocksize, dense_dim)
 
     def to_sparse_bsc(self, blocksize, dense_dim=None):
-        """This 2-D tensor as a BSC tensor of ``(R, C)`` blocks (``Tensor.to_sparse_bsc``)."""
-        return _blocks().sparse_to_block(self, blocksize, sparse_bsc)
+        """This tensor as a BSC tensor of ``(R, C)`` blocks (``Tensor.to_sparse_bsc``)."""
+        return _compressed().convert(self, sparse_bsc, blocksize, dense_dim)
 
     # -- copies and moves ----------------------------------------------------------------
     def clone(self, *, memory_format=None):
@@ -760,7 +693,7 @@ class SparseTensor(Tensor):
     def t(self):
         """The transpose of a 2-D sparse tensor (its two index rows swapped; a CSR tensor's
         is CSC and a CSC tensor's CSR, as in PyTorch)."""
-        if self._data.ndim > 2 and self._layout is not sparse_coo:  # batched CSR
+        if self._data.ndim > 2 and self._layout is not sparse_coo:  # batched or hybrid
             raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is "
                                f"{self._data.ndim}D")
         if self._data.ndim > 2:
@@ -772,28 +705,15 @@ class SparseTensor(Tensor):
         return self.transpose(0, 1)
 
     def transpose(self, dim0: int, dim1: int):
-        """``self`` with sparse dims ``dim0`` and ``dim1`` swapped (COO)."""
+        """``self`` with dims ``dim0`` and ``dim1`` swapped: COO, two sparse or two dense
+        dims; compressed, two batch dims (the same layout) or the two sparse ones (CSR <->
+        CSC, BSR <-> BSC, as PyTorch's: ``ember.sparse._compressed.transpose``)."""
         from .ops._promotion import wrap_dim
 
         n = self._data.ndim
         d0, d1 = wrap_dim(dim0, n), wrap_dim(dim1, n)
-        if self._layout is not sparse_coo:  # CSR <-> CSC: the same arrays, read the other way
-            if d0 == d1:
-                return self
-            if n > 2:  # batched CSR
-                kinds = ["Batch" if d < n - 2 else "Sparse" for d in (d0, d1)]
-                if kinds[0] != kinds[1]:
-                    raise RuntimeError("transpose(): can only transpose dimensions of the same "
-                                       f"type (Batch, Sparse, Dense), got {d0}({kinds[0]}) and "
-                                       f"{d1}({kinds[1]})")
-                raise RuntimeError("transpose: Ember does not transpose batched CSR tensors "
-                                   "(PyTorch's transposes are batched CSC tensors, which Ember "
-                                   "has not); convert with to_sparse_coo() or to_dense()")
-            if self._layout in _BLOCK:  # BSR <-> BSC, each block transposed
-                return _blocks().block_transpose(self)
-            layout = sparse_csc if self._layout is sparse_csr else sparse_csr
-            return make_sparse(self._idx[::-1].copy(), self._vals, self._data.shape[::-1],
-                               coalesced=self._coalesced, layout=layout)
+        if self._layout is not sparse_coo:
+            return _compressed().transpose(self, d0, d1)
         sd = self._idx.shape[0]
         if (d0 < sd) != (d1 < sd):
             raise RuntimeError("transpose(): Cannot transpose a sparse dimension with a dense "
@@ -810,6 +730,13 @@ class SparseTensor(Tensor):
         idx = self._idx[perm]
         return make_sparse(idx, self._vals, tuple(shape),
                            coalesced=self._coalesced and self._idx.shape[1] < 2)
+
+    def transpose_(self, dim0: int, dim1: int):
+        """PyTorch's error for a compressed tensor (no in-place transposes)."""
+        if self._layout is not sparse_coo:
+            raise RuntimeError("torch.transpose_: in-place transposition is not supported for "
+                               f"{_LAYOUT_WORDS[self._layout]} layout")
+        return super().transpose_(dim0, dim1)
 
     # -- reductions and products -----------------------------------------------------------
     def sum(self, dim=None, keepdim: bool = False, *, dtype=None):
@@ -978,9 +905,8 @@ def _rebuild_sparse(indices, values, shape, layout_name, device, coalesced, requ
 
 
 def _sampled(s: SparseTensor, like: SparseTensor) -> Tensor:
-    """The values of ``s`` at the coordinates of ``like`` (zero where ``s`` has none)."""
-    dense = s.to_dense()
-    return dense[tuple(_index_tensor(i, like._device) for i in like._idx)]
+    """The values of ``s`` at the elements (blocks) of ``like`` (zero where ``s`` has none)."""
+    return _compressed().gather(s.to_dense(), like)
 
 
 # -- the operations --------------------------------------------------------------------------
@@ -1027,7 +953,7 @@ def sparse_mm(s: SparseTensor, other, name: str = "mm", node_cls=MmBackward0) ->
     if not isinstance(other, Tensor):
         raise TypeError(f"{name}(): argument 'mat2' (position 2) must be Tensor, not "
                         f"{type(other).__name__}")
-    if s._idx.shape[0] > 2 and s._layout is sparse_csr:  # batched (ember.sparse._batched)
+    if s._layout is not sparse_coo and s._data.ndim > 2:  # batched or hybrid
         return _batched().matmul(s, other, name)
     _check_dims(s, "addmm")
     if s._layout in _BLOCK and is_sparse(other):
@@ -1061,6 +987,12 @@ def dense_sparse_mm(d, s: SparseTensor, name: str = "mm") -> Tensor:
     if not isinstance(d, Tensor):
         raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not "
                         f"{type(d).__name__}")
+    if s._layout is not sparse_coo and s._data.ndim > 2:  # batched or hybrid
+        if name != "matmul":
+            raise RuntimeError(f"mat2 must be a matrix, got {s._data.ndim}-D tensor")
+        if not isinstance(d, SparseTensor) and d._data.ndim >= 2:  # (s.mT @ d.mT).mT
+            st = _compressed().transpose(s, s._data.ndim - 2, s._data.ndim - 1)
+            return _batched().matmul(st, d.transpose(-2, -1), name).transpose(-2, -1)
     _check_dims(s, "addmm")
     vector = d._data.ndim == 1 and name == "matmul"
     dd = d.unsqueeze(0) if vector else d
@@ -1074,7 +1006,7 @@ def dense_sparse_mm(d, s: SparseTensor, name: str = "mm") -> Tensor:
         raise RuntimeError(f"expected scalar type {_dtype.scalar_type_name(dd._data.dtype)} "
                            f"but found {_dtype.scalar_type_name(s._data.dtype)}")
     if s._layout in _BLOCK:  # (s.T @ d.T).T
-        out = _blocks().block_mm(_blocks().block_transpose(s), dd.t()).t()
+        out = _blocks().block_mm(_compressed().transpose(s, 0, 1), dd.t()).t()
         return out.squeeze(0) if vector else out
     plan, values = row_plan(s)
     tplan, order = plan.transposed()
@@ -1099,6 +1031,11 @@ def sparse_sum(s: SparseTensor, dim=None, keepdim: bool = False, dtype=None):
         if not keepdim:
             raise RuntimeError("reduction operations on CSR tensors with keepdim=False is "
                                "unsupported")
+        if n > 2:  # PyTorch's kernel asserts a 2-D input (an internal error there)
+            raise RuntimeError(f"sum: reduction over dimensions of a CSR tensor is supported "
+                               f"for 2-D tensors only (without batch or dense dimensions), got "
+                               f"a {n}-D tensor with {s._idx.shape[0] - 2} batch and "
+                               f"{s.dense_dim()} dense dimensions")
         return sparse_sum(s.to_sparse_coo(), dims, keepdim, dtype).to_sparse_csr()
     sd = s._idx.shape[0]
     sparse_dims = [d for d in dims if d < sd]
@@ -1209,17 +1146,10 @@ def _mul_sparse(a: SparseTensor, b: SparseTensor):
 
 
 def _as_layout(s: SparseTensor, like: SparseTensor) -> SparseTensor:
-    """The COO tensor ``s`` in the layout (and blocksize) of ``like``."""
-    layout = like._layout
-    if layout in _BLOCK:
-        return _blocks().as_block_layout(s, like)
-    if layout is sparse_csr and like._idx.shape[0] > 2:  # batched
-        return _batched().from_coo(s, like)
-    if layout is sparse_csr:
-        return s.to_sparse_csr()
-    if layout is sparse_csc:
-        return s.to_sparse_csc()
-    return s
+    """The COO tensor ``s`` in the layout (blocksize, batch dimensions) of ``like``."""
+    if like._layout is sparse_coo:
+        return s
+    return _compressed().as_layout(s, like)
 
 
 # -- printing ---------------------------------------------------------------------------------
@@ -1303,8 +1233,17 @@ def _blocks():
 
 
 def _batched():
-    """``ember.sparse._batched``: batched CSR tensors."""
+    """``ember.sparse._batched``: batch selection and products of batched compressed
+    tensors."""
     from .sparse import _batched as module
+
+    return module
+
+
+def _compressed():
+    """``ember.sparse._compressed``: compressed tensors with batch and dense dimensions, their
+    parts, construction and conversions."""
+    from .sparse import _compressed as module
 
     return module
 

@@ -2343,30 +2343,38 @@ class Tensor:
         blocksize: Any = None,
         dense_dim: Any = None,
     ) -> Any:
-        """This tensor as a sparse tensor: COO with ``sparse_dim`` sparse dims (all by
-        default), or ``layout=ember.sparse_csr``/``sparse_csc``, or
-        ``layout=ember.sparse_bsr``/
-        ``sparse_bsc`` with ``blocksize``.
+        """This tensor as a sparse tensor: COO with ``sparse_dim`` sparse dims (all by default,
+        or
+        all but ``dense_dim``), or ``layout=ember.sparse_csr``/``sparse_csc``, or
+        ``layout=ember.sparse_bsr``/``sparse_bsc`` with ``blocksize`` (with ``dense_dim``
+        trailing
+        dense dimensions, the leading ones batches).
         """
 
     def to_sparse_bsc(self, blocksize: Any, dense_dim: Any = None) -> Any:
-        """This 2-D tensor as a sparse BSC tensor of ``blocksize`` blocks, as
-        ``Tensor.to_sparse_bsc``.
+        """This tensor as a sparse BSC tensor of ``blocksize`` blocks, as
+        ``Tensor.to_sparse_bsc`` (batched and hybrid as ``to_sparse_bsr``).
         """
 
     def to_sparse_bsr(self, blocksize: Any, dense_dim: Any = None) -> Any:
-        """This 2-D tensor as a sparse BSR tensor of ``blocksize`` ``(R, C)`` blocks (an int:
-        square ones): the blocks holding a nonzero element, as ``Tensor.to_sparse_bsr``.
+        """This tensor as a sparse BSR tensor of ``blocksize`` ``(R, C)`` blocks (an int: square
+        ones): the blocks holding a nonzero element, as ``Tensor.to_sparse_bsr``; with
+        ``dense_dim`` trailing dense dimensions, the leading ones batches (every batch must
+        hold
+        as many blocks).
         """
 
     def to_sparse_coo(self) -> Any:
         """This tensor as a sparse COO tensor (``to_sparse()``)."""
 
     def to_sparse_csc(self, dense_dim: Any = None) -> Any:
-        """This 2-D tensor as a sparse CSC tensor."""
+        """This tensor as a sparse CSC tensor (batched and hybrid as ``to_sparse_csr``)."""
 
     def to_sparse_csr(self, dense_dim: Any = None) -> Any:
-        """This 2-D tensor as a sparse CSR tensor (of more dimensions: a batched one)."""
+        """This tensor as a sparse CSR tensor: the last ``dense_dim`` dimensions dense (hybrid),
+        the two before them sparse, the leading ones batches (every batch must hold as many
+        elements), as ``Tensor.to_sparse_csr``.
+        """
 
     def tolist(self) -> Any: ...
 

@@ -20,8 +20,6 @@ from .._layout import sparse_bsc, sparse_bsr, sparse_coo, sparse_csr, strided
 from .._sparse_tensor import (
     SparseTensor,
     _named,
-    csc_from_cols,
-    csr_from_rows,
     dense_sparse_mm,
     dense_to_sparse,
     is_sparse,
@@ -135,80 +133,74 @@ def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None,
     return make_sparse(arr, vals, shape, coalesced=coalesced)
 
 
+def _compressed_tensor(layout, compressed, plain, values, size, dtype, device,
+                       requires_grad: bool) -> SparseTensor:
+    """The factory of a compressed ``layout``: the parts as tensors on one device, then
+    ``ember.sparse._compressed.build`` (PyTorch's checks, always made)."""
+    from ..sparse._compressed import _PARTS, build
+
+    c, p = _PARTS[layout]
+    vals = _as_values(values, dtype, None if device is None else resolve_device(device))
+    return build(_as_index_tensor(compressed, vals._device, f"{c}_indices"),
+                 _as_index_tensor(plain, vals._device, f"{p}_indices"), vals, size, layout,
+                 requires_grad)
+
+
 def sparse_csr_tensor(crow_indices, col_indices, values, size=None, *, dtype=None,
                       device=None, pin_memory: bool = False, requires_grad: bool = False,
                       check_invariants=None) -> SparseTensor:
-    """A sparse CSR matrix, as ``torch.sparse_csr_tensor``: row ``i`` holds the elements
-    ``crow_indices[i]:crow_indices[i + 1]`` of ``col_indices`` and ``values``.
+    """A sparse CSR tensor, as ``torch.sparse_csr_tensor``: row ``i`` holds the elements
+    ``crow_indices[..., i]:crow_indices[..., i + 1]`` of ``col_indices`` and ``values``.
 
-    ``size`` is inferred as ``(len(crow_indices) - 1, max(col_indices) + 1)`` when omitted.
-    Batched parts (``(*batch, nrows + 1)``, ``(*batch, nnz)``) make a batched CSR tensor
-    (``ember.sparse._batched``); Ember's CSR values are scalars (no dense dimensions). The
-    compressed-index invariants are always checked. Differentiable in ``values``.
+    Parts with leading batch dimensions (``(*batch, nrows + 1)``, ``(*batch, nnz)``) make a
+    batched tensor; ``values`` with trailing dimensions (``(*batch, nnz, *dense)``) a hybrid
+    one. ``size`` is inferred as ``(*batch, nrows, max(col_indices) + 1, *dense)`` when
+    omitted. PyTorch's invariants are always checked (as under ``check_invariants=True``).
+    Differentiable in ``values``.
     """
-    ndim = crow_indices._data.ndim if isinstance(crow_indices, Tensor) else np.ndim(crow_indices)
-    if ndim > 1:  # batched
-        from ..sparse._batched import csr_tensor
-
-        vals = _as_values(values, dtype, None if device is None else resolve_device(device))
-        return csr_tensor(_as_index_tensor(crow_indices, vals._device, "crow_indices"),
-                          _as_index_tensor(col_indices, vals._device, "col_indices"), vals, size,
-                          requires_grad)
-    vals, rows, cols, shape = _compressed(crow_indices, col_indices, values, size, dtype,
-                                          device, "csr")
-    vals = _autograd_values(vals, requires_grad, "SparseCsrTensorBackward0")
-    return csr_from_rows(rows, cols, vals, shape)
+    return _compressed_tensor(sparse_csr, crow_indices, col_indices, values, size, dtype,
+                              device, requires_grad)
 
 
 def sparse_csc_tensor(ccol_indices, row_indices, values, size=None, *, dtype=None,
                       device=None, pin_memory: bool = False, requires_grad: bool = False,
                       check_invariants=None) -> SparseTensor:
-    """A sparse CSC matrix, as ``torch.sparse_csc_tensor``: column ``j`` holds the elements
-    ``ccol_indices[j]:ccol_indices[j + 1]`` of ``row_indices`` and ``values``.
+    """A sparse CSC tensor, as ``torch.sparse_csc_tensor``: column ``j`` holds the elements
+    ``ccol_indices[..., j]:ccol_indices[..., j + 1]`` of ``row_indices`` and ``values``.
 
-    ``size`` is inferred as ``(max(row_indices) + 1, len(ccol_indices) - 1)`` when omitted.
-    Ember's CSC tensors are 2-D with scalar values; the compressed-index invariants are
-    always checked. Differentiable in ``values``.
+    Batched and hybrid as ``sparse_csr_tensor``; ``size`` is inferred as
+    ``(*batch, max(row_indices) + 1, ncols, *dense)``. Differentiable in ``values``.
     """
-    vals, cols, rows, shape = _compressed(ccol_indices, row_indices, values, size, dtype,
-                                          device, "csc")
-    vals = _autograd_values(vals, requires_grad, "SparseCompressedTensorBackward0")
-    return csc_from_cols(rows, cols, vals, shape)
+    return _compressed_tensor(sparse_csc, ccol_indices, row_indices, values, size, dtype,
+                              device, requires_grad)
 
 
 def sparse_bsr_tensor(crow_indices, col_indices, values, size=None, *, dtype=None,
                       device=None, pin_memory: bool = False, requires_grad: bool = False,
                       check_invariants=None) -> SparseTensor:
-    """A block sparse row (BSR) matrix, as ``torch.sparse_bsr_tensor``: block row ``i``
-    holds the blocks ``values[crow_indices[i]:crow_indices[i + 1]]`` (``values`` is
-    ``(nblocks, R, C)``) at the block columns ``col_indices[...]``.
+    """A block sparse row (BSR) tensor, as ``torch.sparse_bsr_tensor``: block row ``i``
+    holds the blocks ``values[..., crow_indices[..., i]:crow_indices[..., i + 1], :, :]``
+    (``values`` is ``(*batch, nblocks, R, C, *dense)``) at the block columns
+    ``col_indices[...]``.
 
-    ``size`` is inferred as ``((len(crow_indices) - 1) * R, (max(col_indices) + 1) * C)``
-    when omitted. Ember's block tensors are 2-D (no batch or dense dimensions); the
-    invariants (PyTorch's ``check_invariants=True`` checks) are always checked.
-    Differentiable in ``values``.
+    ``size`` is inferred as ``(*batch, nblockrows * R, (max(col_indices) + 1) * C, *dense)``
+    when omitted. PyTorch's invariants are always checked. Differentiable in ``values``.
     """
-    vals, rows, cols, shape = _compressed(crow_indices, col_indices, values, size, dtype,
-                                          device, "bsr")
-    vals = _autograd_values(vals, requires_grad, "SparseCompressedTensorBackward0")
-    return make_sparse(xp_of(vals._device).stack((rows, cols)), vals, shape, coalesced=True,
-                       layout=sparse_bsr)
+    return _compressed_tensor(sparse_bsr, crow_indices, col_indices, values, size, dtype,
+                              device, requires_grad)
 
 
 def sparse_bsc_tensor(ccol_indices, row_indices, values, size=None, *, dtype=None,
                       device=None, pin_memory: bool = False, requires_grad: bool = False,
                       check_invariants=None) -> SparseTensor:
-    """A block sparse column (BSC) matrix, as ``torch.sparse_bsc_tensor``: block column
-    ``j`` holds the ``(R, C)`` blocks ``values[ccol_indices[j]:ccol_indices[j + 1]]`` at the
-    block rows ``row_indices[...]``. ``size`` is inferred as
-    ``((max(row_indices) + 1) * R, (len(ccol_indices) - 1) * C)``. Differentiable in
+    """A block sparse column (BSC) tensor, as ``torch.sparse_bsc_tensor``: block column
+    ``j`` holds the ``(R, C)`` blocks ``values[..., ccol_indices[..., j]:ccol_indices[..., j +
+    1], :, :]`` at the block rows ``row_indices[...]``. ``size`` is inferred as
+    ``(*batch, (max(row_indices) + 1) * R, nblockcols * C, *dense)``. Differentiable in
     ``values``.
     """
-    vals, cols, rows, shape = _compressed(ccol_indices, row_indices, values, size, dtype,
-                                          device, "bsc")
-    vals = _autograd_values(vals, requires_grad, "SparseCompressedTensorBackward0")
-    return make_sparse(xp_of(vals._device).stack((rows, cols)), vals, shape, coalesced=True,
-                       layout=sparse_bsc)
+    return _compressed_tensor(sparse_bsc, ccol_indices, row_indices, values, size, dtype,
+                              device, requires_grad)
 
 
 _COMPRESSED_FACTORIES = {sparse_csr: sparse_csr_tensor, sparse_csc: sparse_csc_tensor,
@@ -221,7 +213,7 @@ def sparse_compressed_tensor(compressed_indices, plain_indices, values, size=Non
                              check_invariants=None) -> SparseTensor:
     """A sparse compressed tensor of ``layout`` (``ember.sparse_csr``, ``sparse_csc``,
     ``sparse_bsr`` or ``sparse_bsc``), as ``torch.sparse_compressed_tensor``: the factory of
-    that layout with these parts."""
+    that layout with these parts (batched and hybrid ones too)."""
     factory = _COMPRESSED_FACTORIES.get(layout) if layout is not None else None
     if factory is None:
         word = "none" if layout is None else \
@@ -231,92 +223,6 @@ def sparse_compressed_tensor(compressed_indices, plain_indices, values, size=Non
     return factory(compressed_indices, plain_indices, values, size, dtype=dtype,
                    device=device, pin_memory=pin_memory, requires_grad=requires_grad,
                    check_invariants=check_invariants)
-
-
-def _compressed(compressed, plain, values, size, dtype, device, kind: str):
-    """The checked parts of a CSR (``kind="csr"``) or CSC tensor: ``(values, the compressed
-    dimension's index of each element, the plain indices, shape)``."""
-    by_row = kind in ("csr", "bsr")
-    block = kind in ("bsr", "bsc")
-    c, p = ("crow", "col") if by_row else ("ccol", "row")
-    name = f"sparse_{kind}_tensor"
-    dev = None if device is None else resolve_device(device)
-    vals = _as_values(values, dtype, dev)
-    dev = vals._device
-    cidx = _as_index_tensor(compressed, dev, f"{c}_indices")
-    pidx = _as_index_tensor(plain, dev, f"{p}_indices")
-    if block and vals._data.ndim != 3:
-        if vals._data.ndim < 3:
-            raise RuntimeError("values must have dimensionality > sum of batch and block "
-                               f"dimensionalities (=0 + 2) but got {vals._data.ndim}")
-        raise RuntimeError(f"{name}: Ember's {kind.upper()} tensors have no dense dimensions: "
-                           f"values must be (nnz, R, C), got {vals._data.ndim}-D")
-    if cidx._data.ndim != 1 or pidx._data.ndim != 1 or (vals._data.ndim != 1 and not block):
-        raise RuntimeError(f"{name}: Ember's {kind.upper()} tensors are 2-D with 1-D "
-                           f"{c}_indices, {p}_indices and values, got {cidx._data.ndim}-D, "
-                           f"{pidx._data.ndim}-D and {vals._data.ndim}-D")
-    nnz = pidx._data.shape[0]
-    if vals._data.shape[0] != nnz:
-        if block:
-            raise RuntimeError(f"{p}_indices.shape[-1] must be equal to nnz (="
-                               f"{vals._data.shape[0]}) as defined by values.shape[0], but "
-                               f"got {nnz}")
-        raise RuntimeError(f"{p}_indices and values must have the same number of elements, "
-                           f"but got {nnz} and {vals._data.shape[0]}")
-    bs = tuple(vals._data.shape[1:3]) if block else (1, 1)
-    ncomp = cidx._data.shape[0] - 1
-    if ncomp < 0:
-        raise RuntimeError(f"{c}_indices must have at least one element")
-    host_c = cidx._host()
-    host_p = pidx._host()
-    nplain = int(host_p.max()) + 1 if nnz else 0
-    cdim = 0 if by_row else 1
-    if size is None:
-        shape = (ncomp * bs[0], nplain * bs[1]) if by_row else (nplain * bs[0], ncomp * bs[1])
-    else:
-        shape = tuple(int(s) for s in size)
-        if len(shape) != 2:
-            if block:
-                raise RuntimeError("tensor dimensionality must be sum of batch, base, and "
-                                   f"dense dimensionalities (=0 + 2 + 0) but got {len(shape)}")
-            raise RuntimeError(f"{name}: size of a {kind.upper()} tensor must have 2 elements "
-                               f"in Ember, got {len(shape)}")
-        if block:
-            for d in (0, 1):
-                if shape[d] % bs[d]:
-                    raise RuntimeError(f"tensor shape[{d}] (={shape[d]}) must be divisible "
-                                       f"with blocksize[{d}] (={bs[d]}) as defined by values "
-                                       "shape")
-            if shape[cdim] // bs[cdim] != ncomp:
-                what = "row" if by_row else "column"
-                raise RuntimeError(f"{c}_indices.shape[-1] must be equal to the number of "
-                                   f"{what} blocks + 1 (={shape[cdim] // bs[cdim] + 1}), but "
-                                   f"got {ncomp + 1}")
-        elif shape[cdim] != ncomp:
-            raise RuntimeError(f"size[{cdim}] ({shape[cdim]}) does not match the number of "
-                               f"{'rows' if by_row else 'columns'} of {c}_indices "
-                               f"({ncomp})")
-    limit = shape[1 - cdim] // bs[1 - cdim]
-    plain_n = "ncols" if by_row else "nrows"
-    if host_c[0] != 0:
-        raise RuntimeError(f"`{c}_indices[..., 0] == 0` is not satisfied.")
-    if host_c[-1] != nnz:
-        raise RuntimeError(f"`{c}_indices[..., -1] == nnz` is not satisfied.")
-    step = np.diff(host_c)
-    if step.size and (step.min() < 0 or step.max() > limit):
-        raise RuntimeError(f"`0 <= {c}_indices[..., 1:] - {c}_indices[..., :-1] <= "
-                           f"{plain_n}` is not satisfied.")
-    if nnz and (host_p.min() < 0 or host_p.max() >= limit):
-        raise RuntimeError(f"`0 <= {p}_indices < {plain_n}` is not satisfied.")
-    if block and nnz > 1:  # the block kernels rely on sorted, distinct plain indices
-        owner_h = np.repeat(np.arange(ncomp), step)
-        if np.any((owner_h[1:] == owner_h[:-1]) & (host_p[1:] <= host_p[:-1])):
-            raise RuntimeError(f"`{p}_indices[..., {c}_indices[..., i - 1]:{c}_indices[..., i]] "
-                               f"for all i = 1, ..., n{'rows' if by_row else 'cols'} are sorted "
-                               "and distinct along the last dimension values` is not satisfied.")
-    xp = xp_of(dev)
-    owner = xp.searchsorted(cidx._data, xp.arange(nnz, dtype=np.int64), side="right") - 1
-    return vals, owner.astype(np.int64, copy=False), pidx._data, shape
 
 
 # -- products -----------------------------------------------------------------------------------
@@ -478,7 +384,7 @@ def sparse_mask(self, mask) -> SparseTensor:
     """The elements of ``self`` (dense or sparse) at the stored elements of the sparse
     ``mask``, as a sparse tensor with ``mask``'s layout, indices (and blocks) and coalesced
     flag, and ``self``'s dtype (``Tensor.sparse_mask``). Differentiable in ``self``."""
-    from .._sparse_tensor import _BLOCK
+    from ..sparse._compressed import gather
 
     if not is_sparse(mask):
         raise _no_kernel("sparse_mask", mask)
@@ -490,13 +396,7 @@ def sparse_mask(self, mask) -> SparseTensor:
 
     check_same_device(self, mask)
     dense = self.to_dense() if is_sparse(self) else self
-    dev = mask._device
-    if mask.layout in _BLOCK:
-        (m, n), (r, c) = mask._data.shape, mask._vals._data.shape[1:3]
-        blocks = dense.reshape(m // r, r, n // c, c).permute(0, 2, 1, 3)
-        values = blocks[(_make(mask._idx[0], dev), _make(mask._idx[1], dev))]
-    else:
-        values = dense[tuple(_make(i, dev) for i in mask._idx)]
+    values = gather(dense, mask)
     return make_sparse(mask._idx, _named(values, "SparseMaskBackward0"), mask._data.shape,
                        coalesced=mask._coalesced, layout=mask.layout)
 
@@ -591,19 +491,20 @@ def _sspaddmm_method(self, mat1, mat2, *, beta=1, alpha=1):
 # -- the sparse methods of dense tensors ------------------------------------------------------
 
 def _to_sparse(self, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=None):
-    """This tensor as a sparse tensor: COO with ``sparse_dim`` sparse dims (all by
-    default), or ``layout=ember.sparse_csr``/``sparse_csc``, or ``layout=ember.sparse_bsr``/
-    ``sparse_bsc`` with ``blocksize``."""
-    from ..sparse import _blocks
+    """This tensor as a sparse tensor: COO with ``sparse_dim`` sparse dims (all by default, or
+    all but ``dense_dim``), or ``layout=ember.sparse_csr``/``sparse_csc``, or
+    ``layout=ember.sparse_bsr``/``sparse_bsc`` with ``blocksize`` (with ``dense_dim`` trailing
+    dense dimensions, the leading ones batches)."""
+    from ..sparse._compressed import BLOCK, from_dense
 
     target = sparse_coo if layout is None else layout
     words = {sparse_coo: "Sparse", sparse_csr: "SparseCsr", sparse_csc: "SparseCsc",
              sparse_bsr: "SparseBsr", sparse_bsc: "SparseBsc", strided: "Strided"}
-    if target in _blocks.BLOCK_LAYOUTS:
+    if target in BLOCK:
         if blocksize is None:
             raise RuntimeError(f"dense_to_sparse: conversion from Strided to {words[target]} "
                                "without blocksize argument given is not supported")
-        return _blocks.dense_to_block(self, blocksize, target)
+        return from_dense(self, target, blocksize, dense_dim, "to_sparse")
     if blocksize is not None and target in words:
         raise RuntimeError(f"dense_to_sparse: conversion from Strided to {words[target]} with "
                            "blocksize argument given is not supported")
@@ -611,29 +512,29 @@ def _to_sparse(self, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=
         if dense_dim is not None and sparse_dim is None:
             sparse_dim = self._data.ndim - dense_dim
         return dense_to_sparse(self, sparse_dim)
-    if layout is sparse_csr:
-        return _to_sparse_csr(self, dense_dim)
-    if layout is sparse_csc:
-        return _to_sparse_csc(self, dense_dim)
+    if layout in (sparse_csr, sparse_csc):
+        return from_dense(self, layout, None, dense_dim, "to_sparse")
     if layout is strided:
         raise RuntimeError("to_sparse: the strided layout is not a sparse layout")
     raise RuntimeError(f"to_sparse: expected a sparse layout, got {layout}")
 
 
 def _to_sparse_bsr(self, blocksize, dense_dim=None):
-    """This 2-D tensor as a sparse BSR tensor of ``blocksize`` ``(R, C)`` blocks (an int:
-    square ones): the blocks holding a nonzero element, as ``Tensor.to_sparse_bsr``."""
-    from ..sparse import _blocks
+    """This tensor as a sparse BSR tensor of ``blocksize`` ``(R, C)`` blocks (an int: square
+    ones): the blocks holding a nonzero element, as ``Tensor.to_sparse_bsr``; with
+    ``dense_dim`` trailing dense dimensions, the leading ones batches (every batch must hold
+    as many blocks)."""
+    from ..sparse._compressed import from_dense
 
-    return _blocks.dense_to_block(self, blocksize, sparse_bsr)
+    return from_dense(self, sparse_bsr, blocksize, dense_dim)
 
 
 def _to_sparse_bsc(self, blocksize, dense_dim=None):
-    """This 2-D tensor as a sparse BSC tensor of ``blocksize`` blocks, as
-    ``Tensor.to_sparse_bsc``."""
-    from ..sparse import _blocks
+    """This tensor as a sparse BSC tensor of ``blocksize`` blocks, as
+    ``Tensor.to_sparse_bsc`` (batched and hybrid as ``to_sparse_bsr``)."""
+    from ..sparse._compressed import from_dense
 
-    return _blocks.dense_to_block(self, blocksize, sparse_bsc)
+    return from_dense(self, sparse_bsc, blocksize, dense_dim)
 
 
 def _to_sparse_coo(self):
@@ -642,23 +543,19 @@ def _to_sparse_coo(self):
 
 
 def _to_sparse_csr(self, dense_dim=None):
-    """This 2-D tensor as a sparse CSR tensor (of more dimensions: a batched one)."""
-    if self._data.ndim > 2 and not dense_dim:
-        from ..sparse._batched import dense_to_csr
+    """This tensor as a sparse CSR tensor: the last ``dense_dim`` dimensions dense (hybrid),
+    the two before them sparse, the leading ones batches (every batch must hold as many
+    elements), as ``Tensor.to_sparse_csr``."""
+    from ..sparse._compressed import from_dense
 
-        return dense_to_csr(self)
-    if self._data.ndim != 2 or dense_dim:
-        raise RuntimeError(f"to_sparse_csr: Ember's CSR tensors are 2-D without dense "
-                           f"dimensions, got a {self._data.ndim}-D tensor")
-    return dense_to_sparse(self).to_sparse_csr()
+    return from_dense(self, sparse_csr, None, dense_dim)
 
 
 def _to_sparse_csc(self, dense_dim=None):
-    """This 2-D tensor as a sparse CSC tensor."""
-    if self._data.ndim != 2 or dense_dim:
-        raise RuntimeError(f"to_sparse_csc: Ember's CSC tensors are 2-D without dense "
-                           f"dimensions, got a {self._data.ndim}-D tensor")
-    return dense_to_sparse(self).to_sparse_csc()
+    """This tensor as a sparse CSC tensor (batched and hybrid as ``to_sparse_csr``)."""
+    from ..sparse._compressed import from_dense
+
+    return from_dense(self, sparse_csc, None, dense_dim)
 
 
 def _to_dense(self, dtype=None, *, masked_grad=None):

@@ -106,10 +106,10 @@ def _lines(s: SparseTensor, dim: int):
 def _softmax(input, dim: int, dtype, log: bool, name: str):
     _expect_sparse(input, name)
     if input._layout is not sparse_coo and (input._layout is not sparse_csr or
-                                            input._idx.shape[0] > 2):
-        # as PyTorch: no softmax kernel for compressed columns, blocks or batches
+                                            input._data.ndim > 2):
+        # as PyTorch: no softmax kernel for compressed columns, blocks, batches or dense dims
         raise NotImplementedError(
-            "Could not run 'aten::_sparse_softmax' with arguments from the "
+            f"Could not run 'aten::_sparse_{'log_' if log else ''}softmax' with arguments from the "
             f"'SparseCsr{input._device.type.upper()}' backend. This operation is not "
             "implemented for these sparse tensors (convert to CSR or COO first).")
     from .._factory import zeros
@@ -164,9 +164,9 @@ def sampled_addmm(input, mat1, mat2, *, beta=1.0, alpha=1.0, out=None):
     differentiable in ``input``'s values, ``mat1`` and ``mat2``."""
     if not is_sparse(input) or input._layout is not sparse_csr:
         raise RuntimeError("sampled_addmm: Expected input to be a sparse CSR tensor")
-    if input._idx.shape[0] > 2:
+    if input._data.ndim > 2:
         raise RuntimeError("sampled_addmm: Ember's sampled_addmm takes a 2-D CSR input, not a "
-                           "batched one")
+                           "batched or hybrid one")
     if out is not None:
         raise RuntimeError("sampled_addmm: out= is not supported by Ember")
     for name, m in (("mat1", mat1), ("mat2", mat2)):

@@ -2,7 +2,8 @@
 slices), ``select``, ``index_select``, ``narrow_copy`` and ``unsqueeze`` of COO tensors, and
 ``select`` / ``s[i]`` of CSR, CSC, BSR and BSC tensors (a COO result; of a block tensor, every
 element of the blocks on the line, zeros included, as PyTorch's ``select_copy``: its ``select``
-refuses where the result cannot be a view of the blocks).
+refuses where the result cannot be a view of the blocks; a batch dimension selects a tensor of
+the same layout, and so does a dense dimension of a hybrid one, as in PyTorch).
 
 Every result is a gather of the stored elements (the indices that match, the values at them),
 so it is differentiable in the values; the indices, their order and the coalesced flags are
@@ -57,10 +58,17 @@ def select(s, dim, index):
     if index < 0:
         index += size
     nb = s._idx.shape[0] - 2 if s._layout is not sparse_coo else 0
-    if dim < nb:  # a batch of a batched CSR tensor: CSR (ember.sparse._batched)
+    if dim < nb:  # a batch of a batched compressed tensor: that layout (ember.sparse._batched)
         from ._batched import select_batch
 
         return select_batch(s, dim, index)
+    if s._layout is not sparse_coo and dim >= nb + 2:  # a dense dim: the values', same layout
+        from ._compressed import BLOCK
+
+        values = s._vals.select(dim - nb - 1 + (2 if s._layout in BLOCK else 0), index)
+        shape = s._data.shape[:dim] + s._data.shape[dim + 1:]
+        return make_sparse(s._idx, _named(values, "SelectBackward0"), shape,
+                           coalesced=s._coalesced, layout=s._layout)
     if nb:
         raise RuntimeError("select(): selecting sparse dimensions is not supported for batched "
                            "sparse compressed tensors.")

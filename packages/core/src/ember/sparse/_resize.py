@@ -67,7 +67,7 @@ def resize_as_sparse_compressed_(self, src):
                                f"compressed tensor layout but got {_layout_word(t)}")
     _check_leaf(self)
     if self._idx.shape[0] > 2 or src._idx.shape[0] > 2:
-        raise RuntimeError("resize_as_sparse_: Ember does not resize batched CSR tensors in "
+        raise RuntimeError("resize_as_sparse_: Ember does not resize batched compressed tensors in "
                            "place; build a new one")
     if self._layout is not src._layout:
         raise RuntimeError("resize_as_sparse_compressed_tensor_: self and src must have the "
