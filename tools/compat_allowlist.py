@@ -133,7 +133,6 @@ GAPS: dict[str, dict[str, list[str]]] = {
         EINOPS: ["rearrange"],
     },
     "torch.* modules": {
-        NOT_YET: ["library"],
         GRAPH_MODE: ["fx", "futures", "nativert",
                      "package"],
         COMPLEX: ["signal"],

@@ -19,6 +19,7 @@ from . import func as func
 from . import functional as functional
 from . import hub as hub
 from . import jit as jit
+from . import library as library
 from . import linalg as linalg
 from . import mps as mps
 from . import multiprocessing as multiprocessing

@@ -19,7 +19,7 @@ using detail::Json;
 using detail::Program;
 
 constexpr const char* kFormat = "ember.export";
-const char* const kReads[] = {"1"};
+const char* const kReads[] = {"1", "2"};
 
 [[noreturn]] void format_error(const std::string& what) { throw FormatError(what); }
 

@@ -22,7 +22,8 @@
 namespace ember::jit::detail {
 
 // The op's results: one tensor for a "tensor" node, the items of a "tuple"/"list" node
-// (an undefined Tensor where Python's item is not a tensor), none for a "none" node.
+// (an undefined Tensor where Python's item is not a tensor), the leaves of a "nested" node in
+// depth-first order (histogramdd: hist, then each dimension's edges), none for a "none" node.
 using OpResult = std::vector<Tensor>;
 // What the interpreter calls: the decoded positional and keyword arguments of one call.
 using OpFn = std::function<OpResult(const std::vector<Value>& args, const Kwargs& kwargs)>;

@@ -3,6 +3,7 @@
 // unknown ones all named in one error), arguments that bind to each op's signature,
 // references only to values defined earlier, well-formed size expressions and specs.
 #include <algorithm>
+#include <functional>
 #include <set>
 #include <unordered_map>
 
@@ -52,6 +53,7 @@ private:
     ScalarType dtype(const Json& j, const std::string& what) const;
     Arg arg(const Json& j, const std::string& what);
     Spec spec(const Json& j, const std::string& what, bool outputs);
+    Spec structure(const Json& j, const std::string& what, const std::vector<std::string>& outputs);
     Value literal(std::string_view tag, const Json& v, const std::string& what) const;
     int slot_of(const std::string& name, const std::string& what, bool need_defined_now) const;
 
@@ -305,6 +307,46 @@ Spec Compiler::spec(const Json& j, const std::string& what, bool outputs) {
     return s;
 }
 
+// A nested result's "structure" (FORMAT.md "Nodes", version 2): tuples and lists (the outermost
+// one a container) of {"tensor": output} and null, whose leaves are the node's outputs in order
+// ("" for a null leaf, as `outputs` has it).
+Spec Compiler::structure(const Json& j, const std::string& what, const std::vector<std::string>& outputs) {
+    std::vector<std::string> leaves;
+    std::function<Spec(const Json&, bool)> walk = [&](const Json& s, bool top) -> Spec {
+        Spec out;
+        const std::string_view tag = s.is_object() ? s.single_key() : std::string_view();
+        if (s.is_null() && !top) {
+            leaves.emplace_back();
+            return out;  // a Literal (None): an item that is not a tensor
+        }
+        if (tag == "tensor" && s.single_value().is_string() && !top) {
+            out.kind = Spec::Kind::Tensor;
+            out.tensor_name = s.single_value().as_string(what);
+            auto it = slots_.find(out.tensor_name);
+            out.slot = it == slots_.end() ? -1 : it->second;
+            leaves.push_back(out.tensor_name);
+            return out;
+        }
+        if ((tag == "tuple" || tag == "list") && s.single_value().is_array()) {
+            out.kind = tag == "tuple" ? Spec::Kind::Tuple : Spec::Kind::List;
+            for (const Json& item : s.single_value().as_array(what)) out.items.push_back(walk(item, false));
+            return out;
+        }
+        format_error(where_, what + ": a nested result needs a structure of tuple/list containers with tensor and null "
+                                    "leaves, not " + s.dump());
+    };
+    Spec out = walk(j, true);
+    if (leaves != outputs) {
+        auto names = [](const std::vector<std::string>& v) {
+            std::string text;
+            for (const std::string& n : v) text += (text.empty() ? "" : ", ") + (n.empty() ? std::string("None") : "'" + n + "'");
+            return "[" + text + "]";
+        };
+        format_error(where_, what + ": the leaves of the structure " + names(leaves) + " are not the outputs " + names(outputs));
+    }
+    return out;
+}
+
 void Compiler::symbols(const Json& graph) {
     const Json* symbols = graph.find("symbols");
     if (!symbols || symbols->is_null()) return;
@@ -454,8 +496,13 @@ void Compiler::nodes(const Json& nodes) {
         if (const Json* s = node.find("source"); s && s->is_string()) step.source = s->as_string(what);
         step.result = "tensor";
         if (const Json* r = node.find("result"); r && !r->is_null()) step.result = r->as_string(what + ": result");
-        if (step.result != "tensor" && step.result != "tuple" && step.result != "list" && step.result != "none") {
-            format_error(where_, what + ": result must be one of tensor, tuple, list, none (got '" + step.result + "')");
+        if (step.result != "tensor" && step.result != "tuple" && step.result != "list" && step.result != "nested" &&
+            step.result != "none") {
+            format_error(where_, what + ": result must be one of tensor, tuple, list, nested, none (got '" + step.result + "')");
+        }
+        if (step.result == "nested") {
+            const Json* s = node.find("structure");
+            step.structure = structure(s ? *s : Json(), what, output_names[k]);
         }
         const Json* args = node.find("args");
         const Json* kwargs = node.find("kwargs");

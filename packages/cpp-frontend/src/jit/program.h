@@ -106,11 +106,14 @@ struct Step {
     std::string name;
     std::string op;
     std::string source;
-    std::string result;  // tensor, tuple, list, none
+    std::string result;  // tensor, tuple, list, nested (FORMAT.md version 2), none
     const OpEntry* entry = nullptr;
     std::vector<Arg> args;
     std::vector<std::pair<std::string, Arg>> kwargs;
     std::vector<int> outputs;  // slots; -1 for an item that is not a tensor
+    // a "nested" result: its tuples/lists (Tensor leaves: the outputs; Literal: a non-tensor
+    // leaf). The op returns the leaves flat, in depth-first order, as `outputs` lists them.
+    Spec structure;
     std::vector<Guard> guards;  // checked after this step (when their sizes exist)
 };
 

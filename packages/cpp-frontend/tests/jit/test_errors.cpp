@@ -56,11 +56,11 @@ TEST(LoadErrors, MissingFile) {
 
 TEST(LoadErrors, UnknownFormatVersion) {
     EMBER_JIT_NEED_GOLDEN();
-    const std::string path = rewrite("mlp_export", "version2.ember", [](ember::serialize::SafetensorsFile& f) {
-        f.metadata["format_version"] = "2";
+    const std::string path = rewrite("mlp_export", "version3.ember", [](ember::serialize::SafetensorsFile& f) {
+        f.metadata["format_version"] = "3";
     });
     EXPECT_EQ(error_as<ember::jit::FormatError>([&] { ember::jit::load(path); }),
-              path + " has format_version '2'; this Ember reads format_version 1: upgrade ember-cpp to load it");
+              path + " has format_version '3'; this Ember reads format_version 1, 2: upgrade ember-cpp to load it");
 }
 
 TEST(LoadErrors, NotAnEmberProgram) {
@@ -162,7 +162,7 @@ TEST(LoadErrors, MalformedPrograms) {
         {{"\"symbols\":{\"batch\":{\"min\":1,", "\"symbols\":{\"batch\":{\"min\":\"one\","}},
     };
     const char* expected[] = {
-        "result must be one of tensor, tuple, list, none (got 'blob')",
+        "result must be one of tensor, tuple, list, nested, none (got 'blob')",
         "refers to symbol 'nope', which the graph does not declare",
         "dtype 'complex128' is not one of Ember's C++ dtypes",
         "bad literal {\"layout\": \"banana\"}",

@@ -9,6 +9,16 @@ place into a buffer that nothing else reads. A training step (forward, ``loss.ba
 ``optimizer.step()``) is captured whole: the backward becomes the VJP lowerings of the
 recorded forward, the optimizer's ``step``/``zero_grad`` run as opaque calls.
 
+On a CUDA device (CuPy) each run of consecutive elementwise nodes with a lowering (``+ - * /``
+with tensors or Python scalars, broadcasting included; ``neg``, ``exp``, ``tanh``, ``relu``,
+``clone``, and the in-place forms a training step replays functionally) of one float dtype and
+one output shape runs as ONE generated ``cupy.ElementwiseKernel`` (``_cuda_fusion``), cached per
+chain and compute type: only the values read outside the chain (by another op, a VJP, the
+caller) are written to memory. Each op rounds to the dtype as it does alone (float16 computes
+in float32 per op) and the kernels do not contract multiply-adds, so results equal the unfused
+ops'. Other ops, integer dtypes, real in-place writes and the backward run as on the CPU, as
+array calls of the backend's array module.
+
 What the function does to state the replay must redo is replayed, in order:
 
 * gradients: every read and write of ``.grad`` by the function (``model.zero_grad()``,
@@ -319,7 +329,8 @@ def compile(model=None, *, fullgraph: bool = False, dynamic=None, backend="ember
     per set of shapes, up to ``config.cache_size_limit``); ``backend`` is ``"ember"`` (also
     ``"inductor"``: the array lowerings) or ``"eager"``/``"aot_eager"`` (the captured graph
     replayed op by op); ``mode`` and ``options`` are accepted and change nothing;
-    ``disable=True`` returns ``model`` itself."""
+    ``disable=True`` returns ``model`` itself. On a CUDA device, chains of elementwise ops run as
+    one generated CuPy kernel each (see the module's documentation)."""
     if backend not in _BACKENDS and not callable(backend):
         raise ValueError(f"ember.compile: unknown backend {backend!r}; available: "
                          f"{', '.join(_BACKENDS)}")

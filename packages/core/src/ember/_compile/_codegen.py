@@ -9,6 +9,9 @@ without one. The function starts with the entry's guards and returns ``MISS`` wh
 Aliasing: a value that leaves the call (an output, or what an output is a view of) is
 allocated fresh on every call, never a reused buffer, as ``torch.compile`` returns fresh
 tensors; gradients handed to ``.grad`` are fresh arrays too.
+
+On a backend with the ``elementwise_chain`` kernel (CUDA), runs of elementwise nodes become
+one generated kernel each (``_cuda_fusion``) instead of one array call per node.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import numpy as np
 from .. import _dtype
 from .._tensor import Tensor
 from ..export._graph import decode_literal
+from . import _cuda_fusion
 
 __all__ = ["generate", "MISS", "Unsupported"]
 
@@ -94,6 +98,8 @@ class Gen:
         self.fallbacks: list = []     # op names run through their registry function
         self.grad_fallbacks: list = []  # ops differentiated by autograd.grad on each call
         self.node_vjps: list = []     # ops whose own autograd node's backward is called
+        self.fused_chains: list = []  # the ops of each chain run as one kernel (_cuda_fusion)
+        self.leaving: set = set()     # values the call returns or hands to .grad
         devices = {m.device for m in self.metas.values()}
         self.device = ember.device(sorted(devices)[0]) if devices else ember.device("cpu")
         self.single_device = len(devices) <= 1
@@ -270,7 +276,7 @@ def _native_dtypes(gen: Gen, node) -> bool:
 def _plan(gen: Gen, nodes, outputs: list, forward_lowering, vjp_table, bw_index) -> dict:
     """Per node: "lower", "fallback" or "grad_fallback" (autograd through the op); the fresh
     values; consumer counts."""
-    from ._lowerings import ALIASES, SAVES
+    from ._lowerings import SAVES
 
     plan = {}
     # values whose memory is state outside the graph: its inputs (parameters, buffers, the
@@ -324,18 +330,27 @@ def _plan(gen: Gen, nodes, outputs: list, forward_lowering, vjp_table, bw_index)
                 gen.saved.update(ins)
             if "output" in saves:
                 gen.saved.update(o[0] for o in node.outputs if o is not None)
+    gen.fresh = fresh_values(gen, nodes, plan, outputs)
+    return plan
+
+
+def fresh_values(gen: Gen, nodes, plan, outputs, fused=frozenset()) -> set:
+    """The values that leave the call, and those that what leaves may share memory with (an
+    input a lowered node may write its output into, what a view or an aliasing fallback
+    returns). A node in ``fused`` (a kernel chain's) writes arrays of its own."""
+    from ._lowerings import ALIASES
+
     fresh = set(outputs)
     for node in reversed(nodes):
         outs = [o[0] for o in node.outputs if o is not None]
-        if not any(o in fresh for o in outs):
+        if not any(o in fresh for o in outs) or node.name in fused:
             continue
         kind = plan[node.name]
         if kind == "lower":
             fresh.update(ALIASES(node, gen))
         elif kind in ("fallback", "grad_fallback", "node_vjp") and may_alias(node.op):
             fresh.update(gen.tensor_args(node))
-    gen.fresh = fresh
-    return plan
+    return fresh
 
 
 # -- fallbacks -----------------------------------------------------------------------------
@@ -370,12 +385,13 @@ def _devices(gen: Gen, refs: list) -> list:
 
 
 def _outputs_of(node, out):
+    """One item per output of ``node``: its items, or its leaves when nested (histogramdd)."""
     if node.result in ("tensor", "none") or node.op == "setitem":
         return [out]
-    if len(out) != len(node.outputs):
-        raise RuntimeError(f"{node.op} returned {len(out)} tensors, but the compiled graph "
-                           f"recorded {len(node.outputs)}")
-    return list(out)
+    try:
+        return node.leaves(out)
+    except ValueError as exc:
+        raise RuntimeError(f"{node.op} {exc} (in the compiled graph)") from None
 
 
 def emit_fallback(gen: Gen, node) -> None:
@@ -746,7 +762,14 @@ def generate(captured, guard_lines: list, guard_ns: dict, input_exprs: dict, nam
         raise Unsupported("an output requires grad and the function does not call "
                           "backward(): outputs that carry autograd graphs are not compiled "
                           "(call it under no_grad, or compile the whole training step)")
-    plan = _plan(gen, nodes, outputs + set_grad_values(nodes), FORWARD, VJP, bw_index)
+    leaving = outputs + set_grad_values(nodes)
+    gen.leaving = set(leaving)
+    plan = _plan(gen, nodes, leaving, FORWARD, VJP, bw_index)
+    build = _cuda_fusion.chain_kernel(gen)
+    chains = _cuda_fusion.find_chains(gen, nodes, plan) if build is not None else {}
+    in_chain = {n.name for c in chains.values() for n in c.nodes}
+    if in_chain:  # a chain writes arrays of its own: what it reads need not be fresh
+        gen.fresh = fresh_values(gen, nodes, plan, leaving, in_chain)
     for line in guard_lines:
         gen.emit(line)
     for i in graph.inputs:
@@ -770,8 +793,12 @@ def generate(captured, guard_lines: list, guard_ns: dict, input_exprs: dict, nam
             emit_set_state(gen, node)
         elif kind == "compile.fused":
             emit_fused(gen, node)
+        elif node.name in in_chain:
+            if node.name in chains:  # the chain's first node: the whole chain, one kernel
+                gen.owned.update(_cuda_fusion.emit_chain(gen, chains[node.name], build))
         elif kind == "lower":
-            before = set(gen.var)
+            before = {v: gen.var[v] for v in gen.tensor_args(node) if v in gen.var}
+            known = set(gen.var)
             if FORWARD[node.op](gen, node) is False:
                 if node.name in gen.on_path and (node.op.endswith("_") or
                                                  node.op == "setitem"):
@@ -781,9 +808,7 @@ def generate(captured, guard_lines: list, guard_ns: dict, input_exprs: dict, nam
                 plan[node.name] = "fallback"
                 emit_fallback(gen, node)
             else:
-                for o in node.outputs:
-                    if o is not None and o[0] not in before and o[0] not in gen.fresh:
-                        gen.owned.add(o[0])
+                _mark_owned(gen, node, known, before)
         elif kind in ("grad_fallback", "node_vjp"):
             emit_grad_fallback(gen, node, direct=kind == "node_vjp")
         else:
@@ -794,6 +819,24 @@ def generate(captured, guard_lines: list, guard_ns: dict, input_exprs: dict, nam
     code = compile(source, f"<ember.compile {name}>", "exec")  # the builtin
     exec(code, gen.ns)
     return gen.ns[name], source, gen
+
+
+def _mark_owned(gen: Gen, node, known: set, inputs: dict) -> None:
+    """The outputs of a lowered node that later nodes may overwrite in place: an array of its
+    own, or the buffer of an input it was allowed to overwrite (``can_overwrite``). Not a view
+    (its memory is another value's) nor an in-place write into an array that is not the
+    graph's to reuse (an input, a value something else still reads)."""
+    from ._lowerings import _VIEWS
+
+    if node.op in _VIEWS:
+        return
+    for o in node.outputs:
+        if o is None or o[0] in known or o[0] in gen.fresh:
+            continue
+        var = gen.var.get(o[0])
+        sources = [v for v, a in inputs.items() if a == var]
+        if all(v in gen.owned and gen.consumers.get(v, 0) == 1 for v in sources):
+            gen.owned.add(o[0])
 
 
 _MAX_POOLS = ("max_pool1d", "max_pool2d", "max_pool3d")

@@ -11,17 +11,25 @@ array is fresh and used once (it may be handed to ``.grad`` as is).
 ``SAVES[op]``: what the VJP reads after the forward (``"inputs"``, ``"output"``, both, or
 ``""``), so that no later node overwrites it; ``ALIASES(node, g)``: the inputs a lowered
 node's output may share memory with (views, in-place writes).
+
+``POINTWISE[op]``: the elementwise lowerings once more, as one expression per element for
+the CUDA backend's fused chains (``_cuda_fusion``): ``fn(g, node)`` returns ``(operands,
+expression)`` or None where the node runs as its array code only (a real in-place write, an
+argument the lowering leaves to the fallback). ``operands`` are ``("t", value name)`` or
+``("s", Python number)``; the expression is in ``ember.cuda._kernels``' formula language,
+with ``{0}``, ``{1}``... for the operands, and computes what the array code computes.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["FORWARD", "VJP", "SAVES", "ALIASES", "sum_to"]
+__all__ = ["FORWARD", "VJP", "SAVES", "ALIASES", "POINTWISE", "sum_to"]
 
 FORWARD: dict = {}
 VJP: dict = {}
 SAVES: dict = {}
+POINTWISE: dict = {}
 _VIEWS: set = set()
 _INPLACE_CAPABLE: set = set()
 
@@ -43,6 +51,14 @@ def vjp(*names):
     def deco(fn):
         for n in names:
             VJP[n] = fn
+        return fn
+    return deco
+
+
+def pointwise(*names):
+    def deco(fn):
+        for n in names:
+            POINTWISE[n] = fn
         return fn
     return deco
 
@@ -205,6 +221,15 @@ def _relu(g, node):
     g.emit(f"xp.maximum({g.a(x)}, {zero}, out={out})")
 
 
+@pointwise("relu", "relu_")
+def _relu_pointwise(g, node):
+    x = _unary_ok(g, node)
+    if x is None or g.dtype(x).kind not in "fiu" or (
+            node.op == "relu_" and not g.functional_inplace(node)):
+        return None
+    return [("t", x)], "vmax({0}, A(0))"  # numpy.maximum's NaN and signed zero
+
+
 @vjp("relu", "relu_")
 def _relu_vjp(g, node, gouts):
     x = g.tensor_args(node)[0]
@@ -214,22 +239,32 @@ def _relu_vjp(g, node, gouts):
 
 
 # unary ufuncs: (dtype kinds lowered, the ufunc, what the gradient needs saved, the gradient
-# of the input from the output's gradient {g} and the output {y})
+# of the input from the output's gradient {g} and the output {y}, the CUDA expression)
 _UNARY = {
-    "tanh": ("f", "xp.tanh", "output", "{g} * (1 - {y} * {y})"),
-    "exp": ("f", "xp.exp", "output", "{g} * {y}"),
-    "neg": ("fi", "xp.negative", "", "-{g}"),
+    "tanh": ("f", "xp.tanh", "output", "{g} * (1 - {y} * {y})", "tanh({0})"),
+    "exp": ("f", "xp.exp", "output", "{g} * {y}", "exp({0})"),
+    "neg": ("fi", "xp.negative", "", "-{g}", "-{0}"),
 }
 
 
-def _register_unary(name: str, kinds: str, ufunc: str, saves: str, grad: str) -> None:
+def _register_unary(name: str, kinds: str, ufunc: str, saves: str, grad: str,
+                    cuda: str) -> None:
+    def operand(g, node):
+        x = _unary_ok(g, node)
+        return x if x is not None and g.dtype(x).kind in kinds else None
+
     @forward(name, saves=saves, inplace=True)
     def lower(g, node):
-        x = _unary_ok(g, node)
-        if x is None or g.dtype(x).kind not in kinds:
+        x = operand(g, node)
+        if x is None:
             return False
         out = _unary_out(g, node, x)
         g.emit(f"{ufunc}({g.a(x)}, out={out})")
+
+    @pointwise(name)
+    def lower_pointwise(g, node):
+        x = operand(g, node)
+        return None if x is None else ([("t", x)], cuda)
 
     @vjp(name)
     def lower_vjp(g, node, gouts):
@@ -242,15 +277,28 @@ for _name, _row in _UNARY.items():
     _register_unary(_name, *_row)
 
 
-@forward("clone", "Tensor.clone", saves="")
-def _clone(g, node):
-    """``x.clone()`` (default memory format): a copy in a buffer of its own."""
+def _clone_source(g, node):
     ins = g.tensor_args(node)
     if len(ins) != 1 or len(node.args) != 1 or any(
             k != "memory_format" or g.decode(v) is not None for k, v in node.kwargs.items()):
+        return None
+    return ins[0]
+
+
+@forward("clone", "Tensor.clone", saves="")
+def _clone(g, node):
+    """``x.clone()`` (default memory format): a copy in a buffer of its own."""
+    x = _clone_source(g, node)
+    if x is None:
         return False
     out = g.out(node)
-    g.emit(f"xp.copyto({out}, {g.a(ins[0])})")
+    g.emit(f"xp.copyto({out}, {g.a(x)})")
+
+
+@pointwise("clone", "Tensor.clone")
+def _clone_pointwise(g, node):
+    x = _clone_source(g, node)
+    return None if x is None else ([("t", x)], "{0}")
 
 
 @vjp("clone", "Tensor.clone")
@@ -258,19 +306,33 @@ def _clone_vjp(g, node, gouts):
     return [(g.tensor_args(node)[0], gouts[0][0], gouts[0][1])]
 
 
+def _copy_operands(g, node):
+    ins = g.tensor_args(node)
+    if len(ins) != 2 or len(node.args) != 2 or node.kwargs or not g.functional_inplace(node):
+        return None
+    dst, src = ins
+    if g.shape(dst) != g.shape(src) or g.dtype(dst) != g.dtype(src):
+        return None
+    return dst, src
+
+
 @forward("Tensor.copy_", saves="")
 def _copy(g, node):
     """``dst.copy_(src)`` of one shape and dtype in a training step, on an intermediate
     ``dst`` (the plan's condition): the output is ``src``'s value, in ``dst``'s buffer when
     nothing else reads ``dst``, else in a buffer of its own."""
-    ins = g.tensor_args(node)
-    if len(ins) != 2 or len(node.args) != 2 or node.kwargs or not g.functional_inplace(node):
+    operands = _copy_operands(g, node)
+    if operands is None:
         return False
-    dst, src = ins
-    if g.shape(dst) != g.shape(src) or g.dtype(dst) != g.dtype(src):
-        return False
+    dst, src = operands
     out = _unary_out(g, node, dst)
     g.emit(f"xp.copyto({out}, {g.a(src)})")
+
+
+@pointwise("Tensor.copy_")
+def _copy_pointwise(g, node):
+    operands = _copy_operands(g, node)
+    return None if operands is None else ([("t", operands[1])], "{0}")
 
 
 @vjp("Tensor.copy_")
@@ -290,6 +352,7 @@ def _zero(g, node):
 
 
 _BINARY = {"add": "add", "sub": "subtract", "mul": "multiply", "div": "divide"}
+_BINARY_C = {"add": "+", "sub": "-", "mul": "*", "div": "/"}
 
 
 def _binary_operands(g, node):
@@ -346,6 +409,16 @@ def _binary(g, node):
 
 
 SAVES["add"] = SAVES["sub"] = SAVES["add_"] = SAVES["sub_"] = ""
+
+
+@pointwise("add", "sub", "mul", "div", "add_", "sub_", "mul_", "div_")
+def _binary_pointwise(g, node):
+    if node.op.endswith("_") and not g.functional_inplace(node):
+        return None
+    ops = _binary_operands(g, node)
+    if ops is None:
+        return None
+    return ops, f"{{0}} {_BINARY_C[node.op.rstrip('_')]} {{1}}"
 
 
 @vjp("add", "sub", "mul", "div", "add_", "sub_", "mul_", "div_")

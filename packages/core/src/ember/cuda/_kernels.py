@@ -1,6 +1,8 @@
 """Fused CUDA kernels for the chains that dominate a training step: softmax and log-softmax
 (forward and backward), layer norm (forward with the statistics its backward keeps, and
-backward), GELU and its backward, and the Adam/AdamW update.
+backward), GELU and its backward, and the Adam/AdamW update; and ``elementwise_chain``, one
+kernel for a chain of elementwise ops that ``ember.compile`` generates (``_compile``'s
+``_cuda_fusion``).
 
 Each kernel is built with CuPy (``ElementwiseKernel``, ``ReductionKernel``, ``RawKernel``)
 on first use and cached here (CuPy compiles it for each dtype it meets and keeps the binary
@@ -29,8 +31,8 @@ import string
 import numpy as np
 
 __all__ = ["softmax", "softmax_backward", "layer_norm", "layer_norm_backward", "gelu",
-           "gelu_backward", "adam_step_", "KERNELS", "CONSTANTS", "GELU", "GELU_GRAD",
-           "SOFTMAX", "LAYER_NORM", "adam_statements"]
+           "gelu_backward", "adam_step_", "elementwise_chain", "KERNELS", "CONSTANTS", "GELU",
+           "GELU_GRAD", "SOFTMAX", "LAYER_NORM", "adam_statements", "CHAIN_OPTIONS"]
 
 
 # -- the formulas ------------------------------------------------------------------------------
@@ -316,15 +318,17 @@ def _scalar_dtype(acc: str):
     return np.float64 if acc == "double" else np.float32
 
 
-def _elementwise(name, acc, inputs, outputs, statements, scalars=(), inplace=()):
+def _elementwise(name, acc, inputs, outputs, statements, scalars=(), inplace=(), options=()):
     """An ``ElementwiseKernel``: ``inputs`` arrays (read), then the ``scalars`` (in the compute
-    type), then ``outputs`` arrays (written; those also in ``inplace`` read first)."""
+    type), then ``outputs`` arrays (written; those also in ``inplace`` read first);
+    ``options``: NVRTC's, when given."""
     sdt = np.dtype(_scalar_dtype(acc)).name
     in_params = ", ".join([f"T {a}_" for a in inputs] + [f"{sdt} {s}" for s in scalars])
     out_params = ", ".join(f"T {a}_" for a in outputs)
     body = elementwise_body(acc, [*inputs, *inplace], statements, outputs)
+    extra = {"options": tuple(options)} if options else {}
     return _cupy().ElementwiseKernel(in_params, out_params, body, f"ember_{name}_{acc}",
-                                     preamble=_PREAMBLE)
+                                     preamble=_PREAMBLE, **extra)
 
 
 def _row_kernel(name: str, acc: str):
@@ -530,6 +534,32 @@ def adam_step_(param, grad, exp_avg, exp_avg_sq, *, lr: float, beta1: float, bet
     kernel(grad, *scalars, *state)
 
 
+# -- elementwise chains (ember.compile) -----------------------------------------------------
+
+#: NVRTC options of a chain kernel: no contraction of a product and a sum into one fused
+#: multiply-add, so that each operation rounds as the ops run one by one do (CuPy's ufuncs,
+#: NumPy's) and a fused chain equals its unfused sequence
+CHAIN_OPTIONS = ("--fmad=false",)
+
+
+def elementwise_chain(name: str, dtype, inputs, scalars, outputs, statements, inplace=()):
+    """The ``ElementwiseKernel`` of a chain of elementwise ops on arrays of ``dtype`` (float16,
+    float32 or float64), built on first use and cached per signature (its names and
+    statements) and compute type. Call it as ``kernel(*inputs, *scalars, *outputs)``: the
+    input arrays (broadcast to the outputs' shape), the scalars (Python floats, converted to
+    the compute type), then the output arrays, all of ``dtype``. ``statements`` are
+    ``(name, expression)`` pairs in the formula language above, run per element in the compute
+    type (float16 in float32); an output named in ``inplace`` is also read first, under its
+    own name. ``name`` (an identifier) names the kernel in profiles."""
+    if not name.isidentifier():
+        raise ValueError(f"elementwise_chain: the kernel name must be an identifier, got {name!r}")
+    acc = _acc(np.dtype(dtype))
+    key = ("chain", name, tuple(inputs), tuple(scalars), tuple(outputs), tuple(inplace),
+           tuple(statements), acc)
+    return _compiled(key, lambda: _elementwise(name, acc, inputs, outputs, statements, scalars,
+                                               inplace, options=CHAIN_OPTIONS))
+
+
 KERNELS = {
     "softmax": softmax,
     "softmax_backward": softmax_backward,
@@ -538,4 +568,5 @@ KERNELS = {
     "gelu": gelu,
     "gelu_backward": gelu_backward,
     "adam_step_": adam_step_,
+    "elementwise_chain": elementwise_chain,
 }

@@ -15,6 +15,11 @@ Data-dependent sizes (``nonzero``, ``masked_select``, ``x[mask]``, ``unique``) a
 symbols ``u0``, ``u1``, ... that the shapes of the ops after them carry (``x[x > 0] * 2`` is
 ``float32[u0]``); the program runs for any count.
 
+An op whose result nests tuples or lists of tensors (``histogramdd``'s ``(hist, (edges_0,
+edges_1))``) is one node with a graph value per tensor leaf (``%histogramdd_1_0``) that keeps
+the nesting: the program returns the same structure, and its file is format version 2 (a
+graph without such a node stays version 1).
+
 The capture sees ops through their namespaces (``ember.abs``, ``F.relu``, Tensor methods),
 which dispatch only while a capture runs: a reference to an op function taken before it
 (``f = ember.abs``) holds the plain function. ``export`` routes the references it can find:

@@ -61,7 +61,7 @@ _EMBER = os.path.dirname(_HERE)
 #: files whose frames are the capture's machinery (skipped when naming the user's line)
 _MACHINERY = (_HERE + os.sep, os.path.join(_EMBER, "jit") + os.sep,
               os.path.join(_EMBER, "overrides.py"), os.path.join(_EMBER, "_tensor.py"),
-              os.path.join(_EMBER, "_size.py"))
+              os.path.join(_EMBER, "_size.py"), os.path.join(_EMBER, "_library") + os.sep)
 
 
 def current():
@@ -273,7 +273,10 @@ class Capture:
 
     # -- names ------------------------------------------------------------------------
     def fresh_name(self, base: str) -> str:
-        base = base.rpartition(".")[2].strip("_") or "v"
+        # "Tensor.view" -> "view"; a custom op "mylib::foo.out" -> "foo"
+        base = base.rpartition("::")[2].partition(".")[0] if "::" in base \
+            else base.rpartition(".")[2]
+        base = base.strip("_") or "v"
         if not base.isidentifier() or base[0].isdigit():
             base = "v_" + "".join(c if c.isalnum() else "_" for c in base)
         name, i = base, 1
@@ -405,9 +408,15 @@ class Capture:
                 if isinstance(a, TracedTensor) and a._real is out:
                     return a
         if not _has_tensor(out):
-            if out is None and _is_inplace(name):
+            if out is None and _is_inplace(name) and "::" not in name:
                 out = self.real(args)[0]
                 shadow = None if shadow is None else _first_tensor(self.shadow_args(args))
+            elif out is None and written:  # a custom op (ember.library) that writes its args
+                node = Node(self.fresh_name(name), name, enc_args, enc_kwargs, [],
+                            result="none", source=describe_frame(source_frame, short=True))
+                node.mutates = self.note_mutations(written, args)
+                self.nodes.append(node)
+                return None
             else:
                 return self.python_result(name, out)
         return self.record(name, enc_args, enc_kwargs, args, out, shadow, source_frame,
@@ -429,24 +438,50 @@ class Capture:
             node.result = "tensor"
             wrapped = self.output(node, out, shadow, 0, traced_args, args, taint, single=True)
         else:
-            node.result = "list" if isinstance(out, list) else "tuple"
-            items = []
-            shadows = list(shadow) if shadow is not None else [None] * len(out)
-            if len(shadows) != len(out):
-                raise ConstraintViolationError(
-                    f"{name} at {describe_frame(frame)} returns {len(out)} tensors at the "
-                    f"example sizes and {len(shadows)} at others: the number of outputs "
-                    "depends on a dynamic dimension")
-            for i, (o, so) in enumerate(zip(out, shadows)):
-                items.append(self.output(node, o, so, i, traced_args, args, taint)
-                             if isinstance(o, Tensor) else _note_none(node, o))
-            wrapped = type(out)(*items) if hasattr(out, "_fields") else type(out)(items)
+            wrapped = self.record_sequence(node, out, shadow, frame, traced_args, args, taint)
         self.data_now = {}
         self.nodes.append(node)
         return wrapped
 
+    def record_sequence(self, node, out, shadow, frame, traced_args, args, taint):
+        """The outputs of a call that returned a tuple or list: one per item (result
+        ``tuple``/``list``), or, when tuples/lists nest inside (``histogramdd``'s ``(hist,
+        (edges, ...))``), one per leaf with the nesting kept as ``structure`` (``nested``).
+        Returns the result with graph values in place of its tensors."""
+        nested = any(isinstance(o, (list, tuple)) for o in out)
+        node.result = "nested" if nested else "list" if isinstance(out, list) else "tuple"
+        leaves = list(_leaf_paths(out))
+        shadows = [None] * len(leaves)
+        if shadow is not None:
+            if _skeleton(shadow) != _skeleton(out):
+                what = (f"{len(out)} tensors at the example sizes and {len(shadow)} at "
+                        "others: the number of outputs") if not nested else \
+                    "a result whose nesting differs between the example sizes and others: it"
+                raise ConstraintViolationError(
+                    f"{node.op} at {describe_frame(frame)} returns {what} depends on a "
+                    "dynamic dimension")
+            shadows = [so for _, so in _leaf_paths(shadow)]
+        items = []
+        for (path, o), so in zip(leaves, shadows):
+            i = path if nested else path[0]
+            items.append(self.output(node, o, so, i, traced_args, args, taint)
+                         if isinstance(o, Tensor) else _note_none(node, o))
+        if nested:
+            names = iter(None if o is None else o[0] for o in node.outputs)
+            node.structure = _structure_spec(out, names)
+        return _rebuild(out, iter(items))
+
     def output(self, node, real, shadow, i, traced_args, args, taint, single=False):
-        vname = node.name if single else f"{node.name}_{i}"
+        """The graph value of output ``i`` of ``node`` (an item index, or the path of a
+        leaf of a nested result: ``(1, 0)`` is ``%<node>_1_0``)."""
+        if single:
+            vname = node.name
+        elif isinstance(i, tuple):
+            vname = f"{node.name}_{'_'.join(map(str, i))}"
+            for k in range(1, len(i)):  # the inner containers' names, kept from later nodes
+                self.names.add(f"{node.name}_{'_'.join(map(str, i[:k]))}")
+        else:
+            vname = f"{node.name}_{i}"
         if not single:
             self.names.add(vname)
         data = self.data_now
@@ -1040,7 +1075,42 @@ def _tensors(out):
 def _has_tensor(out) -> bool:
     if isinstance(out, Tensor):
         return True
-    return isinstance(out, (list, tuple)) and any(isinstance(x, Tensor) for x in out)
+    return isinstance(out, (list, tuple)) and any(_has_tensor(x) for x in out)
+
+
+def _leaf_paths(out, path=()):
+    """``(path, leaf)`` of every item of nested tuples/lists, depth first."""
+    for i, x in enumerate(out):
+        if isinstance(x, (list, tuple)):
+            yield from _leaf_paths(x, path + (i,))
+        else:
+            yield path + (i,), x
+
+
+def _skeleton(out):
+    """The nesting of tuples/lists in ``out`` (their lengths), its leaves left out."""
+    if isinstance(out, (list, tuple)):
+        return tuple(_skeleton(x) for x in out)
+    return None
+
+
+def _structure_spec(out, names):
+    """A nested result's ``structure`` (FORMAT.md, "Nodes"): its tuples and lists with
+    ``{"tensor": name}`` for each tensor leaf (``names``: the outputs in order, None where
+    a leaf is not a tensor) and null for the other leaves."""
+    if isinstance(out, (list, tuple)):
+        return {"list" if isinstance(out, list) else "tuple":
+                [_structure_spec(x, names) for x in out]}
+    name = next(names)
+    return None if name is None else {"tensor": name}
+
+
+def _rebuild(out, items):
+    """``out``'s nesting (namedtuples included) around the next of ``items`` per leaf."""
+    if not isinstance(out, (list, tuple)):
+        return next(items)
+    parts = [_rebuild(x, items) for x in out]
+    return type(out)(*parts) if hasattr(out, "_fields") else type(out)(parts)
 
 
 def _first_tensor(args):

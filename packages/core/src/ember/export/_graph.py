@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 
 from . import _symbolic as sym
 
-__all__ = ["TensorMeta", "InputSpec", "Node", "Graph", "FormatError"]
+__all__ = ["TensorMeta", "InputSpec", "Node", "Graph", "FormatError", "RESULTS",
+           "structure_leaves"]
 
 
 class FormatError(ValueError):
@@ -80,13 +81,20 @@ class InputSpec:
         return out
 
 
+#: what a node's op returns (FORMAT.md, "Nodes")
+RESULTS = ("tensor", "tuple", "list", "nested", "none")
+
+
 @dataclass
 class Node:
     """One registry op call: ``outputs = op(*args, **kwargs)``.
 
     ``result`` says what the op returned: ``"tensor"`` (one output), ``"tuple"``/``"list"``
-    (one output per item; None where an item is not a tensor), ``"none"``. An in-place op's
-    output is its first argument, mutated (``add_``, ``setitem``)."""
+    (one output per item; None where an item is not a tensor), ``"nested"`` (tuples/lists
+    inside the result, ``histogramdd``'s ``(hist, (edges, ...))``: one output per leaf, in
+    depth-first order, and ``structure``, a spec of ``{"tuple"}``/``{"list"}`` containers
+    whose leaves are ``{"tensor": output}`` or None), ``"none"``. An in-place op's output is
+    its first argument, mutated (``add_``, ``setitem``)."""
 
     name: str
     op: str
@@ -96,15 +104,34 @@ class Node:
     result: str = "tensor"
     source: str | None = None
     mutates: list = field(default_factory=list)  # values the op writes in place
+    structure: object = None  # "nested" results: the containers, leaves {"tensor"} or None
 
     def output_names(self) -> list:
         return [o[0] for o in self.outputs if o is not None]
+
+    def leaves(self, out) -> list:
+        """A call's result as one item per output (``outputs``' order): the result itself
+        (``tensor``, ``none``), its items (``tuple``/``list``) or its leaves along
+        ``structure`` (``nested``). ValueError, naming where, when the result's structure is
+        not the capture's."""
+        if self.result in ("tensor", "none"):
+            return [out]
+        if self.result == "nested":
+            found: list = []
+            _flatten_along(self.structure, out, found, "result")
+            return found
+        if not isinstance(out, (list, tuple)) or len(out) != len(self.outputs):
+            raise ValueError(f"returned {_count(out)} tensors, but the capture recorded "
+                             f"{len(self.outputs)}")
+        return list(out)
 
     def to_json(self) -> dict:
         out = {"name": self.name, "op": self.op, "args": self.args, "kwargs": self.kwargs,
                "outputs": [None if o is None else {"name": o[0], **o[1].to_json()}
                            for o in self.outputs],
                "result": self.result}
+        if self.result == "nested":
+            out["structure"] = self.structure
         if self.mutates:
             out["mutates"] = self.mutates
         if self.source:
@@ -184,11 +211,18 @@ class Graph:
                 lines.append(f"    {call}")
             elif n.result == "tensor" or n.op == "setitem":
                 lines.append(f"    {outs[0]} = {call}")
+            elif n.result == "nested":
+                lines.append(f"    {_format_targets(n.structure, str)} = {call}")
             else:
                 lhs = ", ".join(o[0] if o is not None else "_" for o in n.outputs)
                 lines.append(f"    {lhs}{',' if len(n.outputs) == 1 else ''} = {call}")
         lines.append(f"    return {format_spec(self.outputs, plain=True)}")
         return "\n".join(lines) + "\n"
+
+    def format_version(self) -> str:
+        """The lowest FORMAT.md version that holds this graph: "2" when a node has a nested
+        result, else "1" (so that readers of version 1 keep reading such files)."""
+        return "2" if any(n.result == "nested" for n in self.nodes) else "1"
 
     # -- JSON -------------------------------------------------------------------------
     def to_json(self) -> dict:
@@ -230,9 +264,9 @@ class Graph:
             result = node.get("result", "tensor")
             if not isinstance(name, str) or not isinstance(op, str) \
                     or not isinstance(args, list) or not isinstance(kwargs, dict) \
-                    or result not in ("tensor", "tuple", "list", "none"):
+                    or result not in RESULTS:
                 raise FormatError(f"{where}: needs name, op, args (list), kwargs (object) and "
-                                  "a result in tensor/tuple/list/none")
+                                  f"a result in {'/'.join(RESULTS)}")
             outputs = []
             for o in _list(node, "outputs"):
                 if o is None:
@@ -246,8 +280,12 @@ class Graph:
             mutates = node.get("mutates", [])
             if not isinstance(mutates, list) or not all(isinstance(m, str) for m in mutates):
                 raise FormatError(f"{where} ({name}): mutates must be a list of value names")
+            structure = node.get("structure")
+            if result == "nested":
+                _check_structure(structure, outputs, f"{where} ({name})")
             g.nodes.append(Node(name, op, args, kwargs, outputs, result,
-                                source if isinstance(source, str) else None, mutates))
+                                source if isinstance(source, str) else None, mutates,
+                                structure if result == "nested" else None))
         g.outputs = obj.get("outputs")
         symbols = obj.get("symbols", {})
         if not isinstance(symbols, dict):
@@ -284,6 +322,64 @@ def _unique(name: str, seen: set, where: str) -> None:
     seen.add(name)
 
 
+# -- nested results ----------------------------------------------------------------------------
+
+def structure_leaves(spec) -> list:
+    """The leaves of a nested result's structure in depth-first order: the value names of its
+    ``{"tensor": name}`` leaves, None for its null leaves (items that are not tensors)."""
+    if isinstance(spec, dict) and len(spec) == 1:
+        (tag, v), = spec.items()
+        if tag == "tensor":
+            return [v]
+        if tag in ("tuple", "list"):
+            return [leaf for x in v for leaf in structure_leaves(x)]
+    return [None]
+
+
+def _check_structure(spec, outputs: list, where: str) -> None:
+    """A nested result's ``structure``: tuples and lists (the outermost one a container) of
+    ``{"tensor": name}`` and null, whose leaves are the node's outputs in order."""
+    def valid(s) -> bool:
+        if s is None:
+            return True
+        if not isinstance(s, dict) or len(s) != 1:
+            return False
+        (tag, v), = s.items()
+        if tag == "tensor":
+            return isinstance(v, str)
+        return tag in ("tuple", "list") and isinstance(v, list) and all(valid(x) for x in v)
+
+    if not valid(spec) or not isinstance(spec, dict) or "tensor" in spec:
+        raise FormatError(f"{where}: a nested result needs a structure of tuple/list "
+                          f"containers with tensor and null leaves, not {spec!r}")
+    names = [None if o is None else o[0] for o in outputs]
+    if structure_leaves(spec) != names:
+        raise FormatError(f"{where}: the leaves of the structure {structure_leaves(spec)} are "
+                          f"not the outputs {names}")
+
+
+def _count(out) -> int:
+    return len(out) if isinstance(out, (list, tuple)) else 1
+
+
+def _flatten_along(spec, out, found: list, path: str) -> None:
+    from .._tensor import Tensor
+
+    (tag, v), = spec.items() if isinstance(spec, dict) else (("leaf", None),)
+    if tag in ("tuple", "list"):
+        if not isinstance(out, (list, tuple)) or len(out) != len(v):
+            got = f"{len(out)} items" if isinstance(out, (list, tuple)) else \
+                type(out).__name__
+            raise ValueError(f"returned {got} at {path}, but the capture recorded {len(v)}")
+        for i, (s, x) in enumerate(zip(v, out)):
+            _flatten_along(s, x, found, f"{path}[{i}]")
+        return
+    if tag == "tensor" and not isinstance(out, Tensor):
+        raise ValueError(f"returned a {type(out).__name__} at {path}, but the capture "
+                         "recorded a tensor")
+    found.append(out)
+
+
 # -- printing ----------------------------------------------------------------------------------
 
 def format_node(n: Node) -> str:
@@ -294,9 +390,30 @@ def format_node(n: Node) -> str:
     if len(n.outputs) == 1 and n.result in ("tensor", "none") or n.op == "setitem":
         name, meta = outs[0]
         return f"%{name} : {meta} = {call}"
+    if n.result == "nested":
+        metas = {o[0]: str(o[1]) for o in outs}
+        names = _format_targets(n.structure, lambda v: f"%{v}")
+        types = _format_targets(n.structure, metas.get, none="None")
+        return f"{names} : ({types}) = {call}"
     names = ", ".join("_" if o is None else f"%{o[0]}" for o in n.outputs)
     metas = ", ".join("None" if o is None else str(o[1]) for o in n.outputs)
     return f"{names} : ({metas}) = {call}"
+
+
+def _format_targets(spec, leaf, none: str = "_", top: bool = True) -> str:
+    """A nested result's structure as the targets of an assignment: ``a, (b, c)`` (its
+    outermost container bare), ``leaf(name)`` for each tensor, ``none`` for the others."""
+    if isinstance(spec, dict) and len(spec) == 1:
+        (tag, v), = spec.items()
+        if tag == "tensor":
+            return leaf(v)
+        if tag in ("tuple", "list"):
+            items = [_format_targets(x, leaf, none, False) for x in v]
+            text = ", ".join(items) + ("," if len(items) == 1 and tag == "tuple" else "")
+            if top:
+                return text + ("," if len(items) == 1 and tag == "list" else "")
+            return f"({text})" if tag == "tuple" else f"[{text}]"
+    return none
 
 
 def _call_name(op: str) -> str:

@@ -348,12 +348,13 @@ class GraphModule:
             if step.outs:
                 values[step.outs[0]] = out if node.op != "setitem" else args_[0]
             return
-        if len(out) != len(step.outs):
-            raise GuardError(f"node %{node.name} ({node.op}) returned {len(out)} tensors, but "
-                             f"the capture recorded {len(step.outs)}"
+        try:
+            items = node.leaves(out)
+        except ValueError as exc:
+            raise GuardError(f"node %{node.name} ({node.op}) {exc}"
                              + (f" (at {node.source})" if node.source else "")
-                             + ": the trace specialized its inputs' sizes")
-        for name, o in zip(step.outs, out):
+                             + ": the trace specialized its inputs' sizes") from None
+        for name, o in zip(step.outs, items):
             if name is not None:
                 values[name] = o
 

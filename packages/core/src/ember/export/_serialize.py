@@ -21,9 +21,12 @@ __all__ = ["save", "load", "FORMAT", "FORMAT_VERSION", "program_to_bytes",
            "program_from_bytes"]
 
 FORMAT = "ember.export"
-FORMAT_VERSION = "1"
+#: the newest version this Ember writes; a file gets the lowest version that holds its graph
+#: (``Graph.format_version``: "2" only for nested results), so readers of "1" keep reading
+#: every program without one
+FORMAT_VERSION = "2"
 #: the versions this Ember reads
-READS = ("1",)
+READS = ("1", "2")
 
 
 def save(ep: ExportedProgram, f, *, extra_files: dict | None = None,
@@ -53,7 +56,7 @@ def program_to_bytes(ep: ExportedProgram, extra_files: dict | None = None) -> by
             arrays[target] = np.array(t.detach().contiguous()._host(), copy=True)
     program = {"kind": ep.kind, "training": ep.training, "mutations": ep.mutations,
                "producer": _producer(), "graph": ep.graph.to_json()}
-    metadata = {"format": FORMAT, "format_version": FORMAT_VERSION,
+    metadata = {"format": FORMAT, "format_version": ep.graph.format_version(),
                 "graph": json.dumps(program, separators=(",", ":"), allow_nan=False)}
     if extra_files:
         metadata["extra_files"] = json.dumps({str(k): str(v) for k, v in extra_files.items()})

@@ -1,4 +1,7 @@
-"""All differentiable ops, registered once in ``ops.registry`` (see its docstring)."""
+"""All differentiable ops, registered once in ``ops.registry`` (see its docstring).
+
+``ember.ops.<ns>`` is also the namespace of the custom ops defined in ``<ns>`` through
+``ember.library`` (``ember.ops.mylib.numpy_sin.default``), as ``torch.ops.<ns>`` is."""
 
 from . import (
     activation,
@@ -31,3 +34,15 @@ from .registry import OPS
 # isort: off
 from . import batching_rules  # vmap's batching rules: imported after the ops they batch
 # isort: on
+
+
+def __getattr__(name: str):
+    """``ember.ops.<ns>``: a namespace of custom ops (``ember.library``), once one exists."""
+    import sys
+
+    library = sys.modules.get("ember._library.ops")  # no namespace exists before it loads
+    if library is not None and not name.startswith("_"):
+        ns = library.namespace(name)
+        if ns is not None:
+            return ns
+    raise AttributeError(f"module 'ember.ops' has no attribute '{name}'")

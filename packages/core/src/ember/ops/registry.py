@@ -180,7 +180,11 @@ def _key(name: str, module: str) -> str:
 def op_key(func) -> str:
     """The op a public callable runs, by PyTorch's ATen name (``Tensor.__matmul__`` ->
     ``"matmul"``, ``__iadd__`` -> ``"add_"``, ``ember.linalg.inv`` -> ``"linalg_inv"``): what
-    the profiler names and the autocast policy is keyed by."""
+    the profiler names and the autocast policy is keyed by. A custom op (``ember.library``)
+    carries its key: ``"mylib::numpy_sin"``."""
+    key = getattr(func, "_ember_op_key", None)
+    if key is not None:
+        return key
     namespace = getattr(func, "_ember_namespace", None) or getattr(func, "__module__", None)
     return _key(getattr(func, "__name__", "op"), namespace or "")
 

@@ -1,6 +1,7 @@
 """ONNX export mappings: the last ops of the registry (registered in the table of
 ``_export_ops.py``): strided views and scatters, ``resize_as_``, ``nonzero_static``,
-``unique_consecutive``, ``histogram``, fractional max pooling, ``ctc_loss`` and ``hash_tensor``.
+``unique_consecutive``, ``histogram`` and ``histogramdd``, fractional max pooling, ``ctc_loss``
+and ``hash_tensor``.
 
 An ONNX value owns its elements densely, in row-major order, so the "storage" that
 ``as_strided``, ``as_strided_scatter`` and ``resize_as_`` address is the flattened input (as
@@ -8,8 +9,9 @@ An ONNX value owns its elements densely, in row-major order, so the "storage" th
 input, a weight, the result of a non-view op); a view's base storage is not an ONNX value.
 Sizes, strides and offsets are static, so the storage positions are a constant index array.
 
-``histogramdd`` has no mapping: ``ember.export`` cannot capture it (it returns a tuple of edge
-tensors inside its result tuple), so no graph ever holds it.
+``histogramdd`` returns its edges in a tuple inside its result: the captured node's result is
+"nested" (FORMAT.md), its outputs the leaves in order (``hist``, then one edge tensor per
+dimension), which is the list its mapping returns.
 """
 
 from __future__ import annotations
@@ -262,6 +264,59 @@ def _data_edges(c: Call, x: str, bins: int, d: str) -> str:
     return _spaced(c, c.b.cast(lo2, f, d), c.b.cast(hi2, f, d), bins + 1, d)
 
 
+def _bin_of(c: Call, x: str, edges: str) -> tuple[str, str, str]:
+    """``(bin, keep, count)`` of the values ``x`` (``[M]``) between ``edges``: a value's bin is
+    the number of edges at or below it less one, clamped to the bins (the last bin holds its
+    right edge); ``keep`` is False outside the edges (and for NaN); ``count`` the number of
+    bins (an int64 ``[1]``)."""
+    nb = c.add("Sub", [c.b.dim_of(edges, 0), c.i64([1])])
+    first = _slice(c, edges, 0, 1, 0)
+    last = _slice(c, edges, -1, _INT64_MAX, 0)
+    keep = c.add("And", [c.add("GreaterOrEqual", [x, first]), c.add("LessOrEqual", [x, last])])
+    below = c.add("Cast", [c.add("LessOrEqual", [unsqueeze(c, edges, [0]), unsqueeze(c, x, [1])])],
+                  to=onnx_type("int64"))
+    one = c.const(np.int64(1), "int64")
+    pos = c.add("Sub", [reduce(c, "ReduceSum", below, [1], False), one])
+    pos = c.add("Min", [c.add("Max", [pos, c.const(np.int64(0), "int64")]),
+                        c.add("Sub", [squeeze(c, nb, [0]), one])])
+    return pos, keep, nb
+
+
+def _counted(c: Call, flat: str, keep: str, total: str, weight: str | None, d: str) -> str:
+    """The ``[total]`` counts (or summed weights, in float64 rounded once to ``d``) of the
+    kept values' flat bins ``flat``."""
+    one = c.const(np.int64(1), "int64")
+    member = c.add("Equal", [unsqueeze(c, flat, [1]), unsqueeze(c, c.add(
+        "Range", [c.const(np.int64(0), "int64"), squeeze(c, total, [0]), one]), [0])])
+    member = c.add("And", [member, unsqueeze(c, keep, [1])])
+    if weight is not None:
+        summed = reduce(c, "ReduceSum", c.add("Mul", [c.add(
+            "Cast", [member], to=onnx_type("float64")), unsqueeze(c, weight, [1])]), [0], False)
+        return c.b.cast(summed, "float64", d)
+    counted = reduce(c, "ReduceSum", c.add("Cast", [member], to=onnx_type("int64")), [0], False)
+    return c.add("Cast", [counted], to=onnx_type(d))
+
+
+def _widths(c: Call, edges: str) -> str:
+    return c.add("Sub", [_slice(c, edges, 1, _INT64_MAX, 0), _slice(c, edges, 0, -1, 0)])
+
+
+def _range_edges(c: Call, lo: float, hi: float, bins: int, d: str) -> str:
+    """``bins + 1`` edges over ``[lo, hi]`` (an empty range widened by 0.5 each way)."""
+    if not (math.isfinite(lo) and math.isfinite(hi)) or lo > hi:
+        raise Unsupported(f"range [{lo}, {hi}]")
+    if lo == hi:
+        lo, hi = lo - 0.5, hi + 0.5
+    return c.const(_spaced_const(lo, hi, bins + 1, d), d)
+
+
+def _weight(c: Call) -> str | None:
+    if not c.has("weight"):
+        return None
+    w = c.add("Reshape", [c.t("weight"), c.i64([-1])])
+    return c.b.cast(w, c.dtype("weight"), "float64")
+
+
 @mapping("histogram")
 def _histogram(c: Call):
     """Counts (or summed weights, in float64 rounded once) of the values in the bins between
@@ -283,40 +338,69 @@ def _histogram(c: Call):
             edges = _data_edges(c, x, bins, d)
         else:
             lo, hi = (float(v) for v in rng)
-            if not (math.isfinite(lo) and math.isfinite(hi)) or lo > hi:
-                raise Unsupported(f"range {rng!r}")
-            if lo == hi:
-                lo, hi = lo - 0.5, hi + 0.5
-            edges = c.const(_spaced_const(lo, hi, bins + 1, d), d)
-    count = c.b.dim_of(edges, 0)
-    nb = c.add("Sub", [count, c.i64([1])])
-    first = _slice(c, edges, 0, 1, 0)
-    last = _slice(c, edges, -1, _INT64_MAX, 0)
-    keep = c.add("And", [c.add("GreaterOrEqual", [x, first]), c.add("LessOrEqual", [x, last])])
-    below = c.add("Cast", [c.add("LessOrEqual", [unsqueeze(c, edges, [0]), unsqueeze(c, x, [1])])],
-                  to=onnx_type("int64"))
-    one = c.const(np.int64(1), "int64")
-    pos = c.add("Sub", [reduce(c, "ReduceSum", below, [1], False), one])
-    pos = c.add("Min", [c.add("Max", [pos, c.const(np.int64(0), "int64")]),
-                        c.add("Sub", [squeeze(c, nb, [0]), one])])
-    member = c.add("Equal", [unsqueeze(c, pos, [1]), unsqueeze(c, c.add(
-        "Range", [c.const(np.int64(0), "int64"), squeeze(c, nb, [0]), one]), [0])])
-    member = c.add("And", [member, unsqueeze(c, keep, [1])])
-    if c.has("weight"):
-        w = c.b.cast(c.add("Reshape", [c.t("weight"), c.i64([-1])]), c.dtype("weight"),
-                     "float64")
-        summed = reduce(c, "ReduceSum", c.add("Mul", [c.add(
-            "Cast", [member], to=onnx_type("float64")), unsqueeze(c, w, [1])]), [0], False)
-        hist = c.b.cast(summed, "float64", d)
-    else:
-        counted = reduce(c, "ReduceSum", c.add("Cast", [member], to=onnx_type("int64")), [0],
-                         False)
-        hist = c.add("Cast", [counted], to=onnx_type(d))
+            edges = _range_edges(c, lo, hi, bins, d)
+    pos, keep, nb = _bin_of(c, x, edges)
+    hist = _counted(c, pos, keep, nb, _weight(c), d)
     if c.lit("density", False):
         hist = c.add("Div", [hist, reduce(c, "ReduceSum", hist, [0], True)])
-        widths = c.add("Sub", [_slice(c, edges, 1, _INT64_MAX, 0), _slice(c, edges, 0, -1, 0)])
-        hist = c.add("Div", [hist, widths])
+        hist = c.add("Div", [hist, _widths(c, edges)])
     return [hist, c.add("Identity", [edges]) if c.is_tensor("bins") else edges]
+
+
+@mapping("histogramdd")
+def _histogramdd(c: Call):
+    """The N-dimensional histogram of the rows of ``input`` (``[..., N]``, N static): per
+    dimension the bin of each coordinate between that dimension's edges (given tensors, from
+    ``range``'s pairs, or over the data's range of that column), a point counted (or its
+    weight summed, in float64) in the bin of the flat index of its N bins when every
+    coordinate is inside its edges; ``density`` divides by the total and by each dimension's
+    bin widths. Returns ``hist`` and the N edge tensors (the node's leaves in order)."""
+    d = c.dtype("input")
+    if d not in ("float32", "float64"):
+        raise Unsupported(f"histogramdd of {d}")
+    n = c.shape("input")[-1]
+    if not isinstance(n, int):
+        raise Unsupported("histogramdd over a dynamic number of dimensions")
+    if n == 0:
+        return [c.add("Identity", [c.const(np.zeros((), dtype=d), d)])]
+    points = c.add("Reshape", [c.t("input"), c.i64([-1, n])])
+    cols = [squeeze(c, _slice(c, points, k, k + 1, 1), [1]) for k in range(n)]
+    bins = c.p.get("bins")
+    given = isinstance(bins, list) and bool(bins) and all(is_tensor_arg(b) for b in bins)
+    if given:
+        edges = [c.t(b) for b in bins]
+    else:
+        counts = c.ints("bins", n)
+        if len(counts) != n or any(k <= 0 for k in counts):
+            raise Unsupported(f"bins {counts} for {n} dimensions")
+        rng = c.lit("range")
+        if rng is None:
+            edges = [_data_edges(c, col, k, d) for col, k in zip(cols, counts)]
+        else:
+            if len(rng) != 2 * n:
+                raise Unsupported(f"range {rng!r} for {n} dimensions")
+            edges = [_range_edges(c, float(rng[2 * k]), float(rng[2 * k + 1]), counts[k], d)
+                     for k in range(n)]
+    flat = keep = total = None
+    sizes = []
+    for col, e in zip(cols, edges):
+        pos, inside, nb = _bin_of(c, col, e)
+        sizes.append(nb)
+        if flat is None:
+            flat, keep, total = pos, inside, nb
+        else:
+            flat = c.add("Add", [c.add("Mul", [flat, squeeze(c, nb, [0])]), pos])
+            keep = c.add("And", [keep, inside])
+            total = c.add("Mul", [total, nb])
+    hist = _counted(c, flat, keep, total, _weight(c), d)
+    hist = c.add("Reshape", [hist, c.add("Concat", sizes, axis=0) if n > 1 else sizes[0]])
+    if c.lit("density", False):
+        hist = c.add("Div", [hist, reduce(c, "ReduceSum", hist, None, True)])
+        for k, e in enumerate(edges):
+            shape = [1] * n
+            shape[k] = -1
+            hist = c.add("Div", [hist, c.add("Reshape", [_widths(c, e), c.i64(shape)])])
+    return [hist] + [c.add("Identity", [e]) if given else e for e in edges]
 
 
 # -- fractional max pooling ---------------------------------------------------------------------
