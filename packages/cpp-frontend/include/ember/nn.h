@@ -24,6 +24,7 @@
 #include "nn/modules/embedding.h"
 #include "nn/modules/linear.h"
 #include "nn/modules/normalization.h"
+#include "nn/modules/padding.h"
 #include "nn/modules/pooling.h"
 #include "nn/modules/rnn.h"
 #include "nn/modules/transformer.h"

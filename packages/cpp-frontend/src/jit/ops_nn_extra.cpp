@@ -4,8 +4,9 @@
 //   interpolate (nearest, nearest-exact, linear, bilinear, bicubic, trilinear) and the
 //     deprecated upsample spellings: separable per-axis resampling, sum_k x[idx_k] * w_k,
 //     with Python Ember's source-coordinate rules (ember/ops/nn_misc.py);
-//   conv_transpose1d/2d/3d: W^T x through matmul, then col2im (3-D: the 2-D transposed
-//     convolution of each depth tap, accumulated by index_add);
+//   conv_transpose1d/2d/3d: ember::nn::functional's (nn/functional/conv_transpose.h: W^T x
+//     through matmul, then col2im; 3-D: the 2-D transposed convolution of each depth tap,
+//     accumulated by index_add);
 //   conv3d (the core's ember::conv3d, with string padding), max_pool3d, avg_pool3d,
 //     adaptive_avg_pool3d: the depth window gathered by index_select, the 2-D kernel over
 //     height and width; adaptive_max_pool1d/2d/3d: the core kernels;
@@ -20,6 +21,7 @@
 
 #include "ember/error.h"
 #include "jit/ops_common.h"
+#include "nn/functional/conv_transpose.h"
 
 namespace ember::jit::detail {
 
@@ -241,123 +243,6 @@ bool truthy(const Value& v) {
     if (v.kind == Value::Kind::Bool) return v.b;
     if (v.kind == Value::Kind::Int) return v.i != 0;
     return true;
-}
-
-// ------------------------------------------------------------------------- convolutions
-
-std::string dims_text(const char* what, const Shape& v, const char* const* names) {
-    std::string s;
-    for (std::size_t i = 0; i < v.size(); ++i) {
-        s += std::string(s.empty() ? "" : " ") + what + "_" + names[i] + ": " + std::to_string(v[i]);
-    }
-    return s;
-}
-
-// conv_transpose over the last two dims: x (N, Cin, H, W), weight (Cin, Cout/groups, kh, kw).
-Tensor conv_transpose2d(const Tensor& input, const Tensor& weight, const Tensor& bias, const Shape& stride,
-                        const Shape& padding, const Shape& output_padding, int64_t groups, const Shape& dilation,
-                        const std::string& op) {
-    if (input.dim() != 3 && input.dim() != 4) {
-        throw Error(op + "(): Expected 3D (unbatched) or 4D (batched) input to conv_transpose2d, but got input of size: " +
-                    bracketed(shape_of(input)));
-    }
-    const bool unbatched = input.dim() == 3;
-    const Tensor x = unbatched ? input.unsqueeze(0) : input;
-    if (weight.dim() != 4) {
-        throw Error(op + "(): weight should have 4 dimensions, but got weight of size " + bracketed(shape_of(weight)));
-    }
-    if (groups <= 0) throw Error(op + "(): non-positive groups is not supported");
-    const int64_t n = x.size(0), cin = x.size(1), h = x.size(2), w = x.size(3);
-    const int64_t cog = weight.size(1), kh = weight.size(2), kw = weight.size(3);
-    if (weight.size(0) != cin || cin % groups != 0) {
-        throw Error("Given transposed=1, weight of size " + bracketed(shape_of(weight)) + ", expected input" +
-                    bracketed(shape_of(x)) + " to have " + std::to_string(weight.size(0)) + " channels, but got " +
-                    std::to_string(cin) + " channels instead");
-    }
-    for (std::size_t i = 0; i < 2; ++i) {
-        if (stride[i] <= 0) throw Error(op + "(): non-positive stride is not supported");
-        if (padding[i] < 0) throw Error(op + "(): negative padding is not supported");
-        if (dilation[i] <= 0) throw Error(op + "(): dilation should be greater than zero");
-        if (output_padding[i] >= stride[i] && output_padding[i] >= dilation[i]) {
-            static const char* const names[] = {"height", "width"};
-            throw Error("output padding must be smaller than either stride or dilation, but got " +
-                        dims_text("output_padding", output_padding, names) + " " + dims_text("stride", stride, names) +
-                        " " + dims_text("dilation", dilation, names));
-        }
-    }
-    const int64_t ho = (h - 1) * stride[0] - 2 * padding[0] + dilation[0] * (kh - 1) + output_padding[0] + 1;
-    const int64_t wo = (w - 1) * stride[1] - 2 * padding[1] + dilation[1] * (kw - 1) + output_padding[1] + 1;
-    if (ho <= 0 || wo <= 0) {
-        throw Error(op + "(): Given input size per channel: (" + std::to_string(h) + " x " + std::to_string(w) +
-                    "). Calculated output size per channel: (" + std::to_string(ho) + " x " + std::to_string(wo) +
-                    "). Output size is too small");
-    }
-    const int64_t g = groups, cg = cin / groups;
-    // columns[n, g] = W_g^T (Cout/g*kh*kw, Cin/g) @ x_g (Cin/g, H*W), then their overlapping sum
-    Tensor xg = x.reshape({n, g, cg, h * w});
-    Tensor wg = weight.reshape({g, cg, cog * kh * kw}).transpose(1, 2);
-    Tensor cols = ember::matmul(wg, xg).reshape({n, g * cog * kh * kw, h * w});
-    Tensor out = ember::col2im(cols, {ho, wo}, {kh, kw}, dilation, padding, stride);
-    if (bias.defined()) out = out + bias.view({1, g * cog, 1, 1});
-    return unbatched ? out.squeeze(0) : out;
-}
-
-Tensor conv_transpose1d(const Tensor& input, const Tensor& weight, const Tensor& bias, const Shape& stride,
-                        const Shape& padding, const Shape& output_padding, int64_t groups, const Shape& dilation,
-                        const std::string& op) {
-    if (input.dim() != 2 && input.dim() != 3) {
-        throw Error(op + "(): Expected 2D (unbatched) or 3D (batched) input to conv_transpose1d, but got input of size: " +
-                    bracketed(shape_of(input)));
-    }
-    if (weight.dim() != 3) {
-        throw Error(op + "(): weight should have 3 dimensions, but got weight of size " + bracketed(shape_of(weight)));
-    }
-    Tensor out = conv_transpose2d(input.unsqueeze(-2), weight.unsqueeze(2), bias, {1, stride[0]}, {0, padding[0]},
-                                  {0, output_padding[0]}, groups, {1, dilation[0]}, op);
-    return out.squeeze(-2);
-}
-
-// 3-D: the 2-D transposed convolution of each depth tap j, added at depth i*stride + j*dilation
-// of the uncropped output, which is then cropped by the depth padding.
-Tensor conv_transpose3d(const Tensor& input, const Tensor& weight, const Tensor& bias, const Shape& stride,
-                        const Shape& padding, const Shape& output_padding, int64_t groups, const Shape& dilation,
-                        const std::string& op) {
-    if (input.dim() != 4 && input.dim() != 5) {
-        throw Error(op + "(): Expected 4D (unbatched) or 5D (batched) input to conv_transpose3d, but got input of size: " +
-                    bracketed(shape_of(input)));
-    }
-    if (weight.dim() != 5) {
-        throw Error(op + "(): weight should have 5 dimensions, but got weight of size " + bracketed(shape_of(weight)));
-    }
-    const bool unbatched = input.dim() == 4;
-    const Tensor x = unbatched ? input.unsqueeze(0) : input;
-    const int64_t n = x.size(0), cin = x.size(1), d = x.size(2), h = x.size(3), w = x.size(4);
-    const int64_t kd = weight.size(2);
-    if (output_padding[0] >= stride[0] && output_padding[0] >= dilation[0]) {
-        throw Error("output padding must be smaller than either stride or dilation, but got output_padding_depth: " +
-                    std::to_string(output_padding[0]) + " stride_depth: " + std::to_string(stride[0]) +
-                    " dilation_depth: " + std::to_string(dilation[0]));
-    }
-    if (stride[0] <= 0 || dilation[0] <= 0 || padding[0] < 0) {
-        throw Error(op + "(): stride and dilation must be positive and padding non-negative");
-    }
-    const int64_t dfull = (d - 1) * stride[0] + dilation[0] * (kd - 1) + 1 + output_padding[0];
-    const int64_t dout = dfull - 2 * padding[0];
-    if (dout <= 0) throw Error(op + "(): Output size is too small (depth " + std::to_string(dout) + ")");
-    const Tensor slices = x.permute({0, 2, 1, 3, 4}).reshape({n * d, cin, h, w});
-    Tensor acc;
-    for (int64_t j = 0; j < kd; ++j) {
-        Tensor y = conv_transpose2d(slices, weight.select(2, j), Tensor(), {stride[1], stride[2]}, {padding[1], padding[2]},
-                                    {output_padding[1], output_padding[2]}, groups, {dilation[1], dilation[2]}, op);
-        y = y.reshape({n, d, y.size(1), y.size(2), y.size(3)});
-        if (!acc.defined()) acc = ember::zeros({n, dfull, y.size(2), y.size(3), y.size(4)}, y.scalar_type());
-        std::vector<int64_t> at;
-        for (int64_t i = 0; i < d; ++i) at.push_back(i * stride[0] + j * dilation[0]);
-        acc = acc.index_add(1, long_tensor(at), y);
-    }
-    Tensor out = acc.narrow(1, padding[0], dout).permute({0, 2, 1, 3, 4});
-    if (bias.defined()) out = out + bias.view({1, -1, 1, 1, 1});
-    return unbatched ? out.squeeze(0) : out;
 }
 
 // ------------------------------------------------------------------------- 3-D pooling
@@ -807,23 +692,16 @@ void register_nn_extra_ops(OpTable& t) {
                                a.op()));
     });
 
-    // ---- transposed convolutions
+    // ---- transposed convolutions (shared with ember::nn::functional: nn/functional/conv_transpose.h)
     const char* transposed = "input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1";
-    def(t, "conv_transpose1d", transposed, [](const Args& a) {
-        return one(conv_transpose1d(a.tensor("input"), a.tensor("weight"), a.optional_tensor("bias"), a.ints("stride", 1),
-                                    a.ints("padding", 1), a.ints("output_padding", 1), a.integer("groups"),
-                                    a.ints("dilation", 1), a.op()));
-    });
-    def(t, "conv_transpose2d", transposed, [](const Args& a) {
-        return one(conv_transpose2d(a.tensor("input"), a.tensor("weight"), a.optional_tensor("bias"), a.ints("stride", 2),
-                                    a.ints("padding", 2), a.ints("output_padding", 2), a.integer("groups"),
-                                    a.ints("dilation", 2), a.op()));
-    });
-    def(t, "conv_transpose3d", transposed, [](const Args& a) {
-        return one(conv_transpose3d(a.tensor("input"), a.tensor("weight"), a.optional_tensor("bias"), a.ints("stride", 3),
-                                    a.ints("padding", 3), a.ints("output_padding", 3), a.integer("groups"),
-                                    a.ints("dilation", 3), a.op()));
-    });
+    for (int64_t dims = 1; dims <= 3; ++dims) {
+        const auto n = static_cast<std::size_t>(dims);
+        def(t, "conv_transpose" + std::to_string(dims) + "d", transposed, [dims, n](const Args& a) {
+            return one(nn::functional::detail::conv_transpose(
+                dims, a.tensor("input"), a.tensor("weight"), a.optional_tensor("bias"), a.ints("stride", n),
+                a.ints("padding", n), a.ints("output_padding", n), a.integer("groups"), a.ints("dilation", n), a.op()));
+        });
+    }
 
     // ---- 3-D convolution and pooling
     def(t, "conv3d", "input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1", [](const Args& a) {

@@ -110,6 +110,60 @@ case(
     ),
     lambda: [randn(2, 4, 7, 6, dtype=f64)],
 )
+# padding modes (F.pad, then a convolution without padding) and transposed convolutions
+case(
+    "conv2d_reflect",
+    lambda: nn.Conv2d(2, 3, 3, padding=(1, 2), padding_mode="reflect"),
+    lambda: [randn(2, 2, 5, 6)],
+)
+case(
+    "conv1d_circular_same",
+    lambda: nn.Conv1d(2, 3, 4, padding="same", dilation=2, padding_mode="circular"),
+    lambda: [randn(2, 2, 9)],
+)
+case(
+    "conv3d_replicate_f64",
+    lambda: nn.Conv3d(2, 2, (2, 3, 2), stride=(1, 2, 1), padding=1, padding_mode="replicate",
+                      dtype=f64),
+    lambda: [randn(1, 2, 3, 5, 4, dtype=f64)],
+)
+case(
+    "conv_transpose1d",
+    lambda: nn.ConvTranspose1d(3, 4, 3, stride=2, padding=1, output_padding=1),
+    lambda: [randn(2, 3, 6)],
+)
+case(
+    "conv_transpose2d_groups_f64",
+    lambda: nn.ConvTranspose2d(4, 6, (3, 2), stride=(2, 1), padding=(1, 0), groups=2, bias=False,
+                               dilation=(1, 2), dtype=f64),
+    lambda: [randn(2, 4, 4, 5, dtype=f64)],
+)
+case(
+    "conv_transpose2d_output_size",
+    lambda: nn.ConvTranspose2d(3, 2, 3, stride=2, padding=1),
+    lambda: [randn(2, 3, 4, 5)],
+    lambda m, xs: (m(xs[0], output_size=[2, 2, 8, 10]),),
+)
+case("conv_transpose3d_unbatched", lambda: nn.ConvTranspose3d(2, 3, 2, stride=2),
+     lambda: [randn(2, 2, 3, 2)])
+case("reflection_pad1d", lambda: nn.ReflectionPad1d((3, 1)), lambda: [randn(2, 3, 5)])
+case("reflection_pad2d", lambda: nn.ReflectionPad2d((1, 1, 2, 0)), lambda: [randn(2, 3, 4, 5)])
+case("reflection_pad3d", lambda: nn.ReflectionPad3d(1), lambda: [randn(2, 3, 3, 4)])
+case("replication_pad1d", lambda: nn.ReplicationPad1d(2), lambda: [randn(3, 4)])
+case("replication_pad2d", lambda: nn.ReplicationPad2d((0, 3, 1, 2)), lambda: [randn(1, 2, 3, 3)])
+case(
+    "replication_pad3d", lambda: nn.ReplicationPad3d((1, 2, 0, 1, 2, 1)),
+    lambda: [randn(1, 2, 3, 3, 4)],
+)
+case("zero_pad1d", lambda: nn.ZeroPad1d((2, 0)), lambda: [randn(2, 3, 4)])
+case("zero_pad2d", lambda: nn.ZeroPad2d(2), lambda: [randn(2, 3, 3)])
+case("zero_pad3d", lambda: nn.ZeroPad3d((1, 0, 0, 2, 1, 1)), lambda: [randn(1, 2, 2, 3, 3)])
+case("constant_pad1d", lambda: nn.ConstantPad1d((3, 1), 3.5), lambda: [randn(2, 4)])
+case("constant_pad2d", lambda: nn.ConstantPad2d((-1, 2, 1, 0), -2.0), lambda: [randn(2, 3, 4)])
+case("constant_pad3d", lambda: nn.ConstantPad3d(1, 0.25), lambda: [randn(1, 2, 2, 3, 2)])
+case("circular_pad1d", lambda: nn.CircularPad1d((2, 3)), lambda: [randn(2, 3, 4)])
+case("circular_pad2d", lambda: nn.CircularPad2d((1, 2, 2, 0)), lambda: [randn(3, 4, 5)])
+case("circular_pad3d", lambda: nn.CircularPad3d((1, 1, 0, 2, 1, 0)), lambda: [randn(1, 2, 2, 3, 3)])
 case("batchnorm2d_train", lambda: nn.BatchNorm2d(3), lambda: [randn(4, 3, 5, 5)])
 case("batchnorm2d_eval", lambda: nn.BatchNorm2d(3), lambda: [randn(4, 3, 5, 5)], train=False)
 case(

@@ -1,6 +1,7 @@
 // Modules against Python Ember (golden_nn.py): the same module built in C++, its state
 // copied in by name, must give Python's outputs, gradients, running statistics, state_dict
-// keys (in order) and repr.
+// keys (in order) and repr (the layers, the convolutions' padding modes, the transposed
+// convolutions and the padding modules).
 #include <gtest/gtest.h>
 
 #include <functional>
@@ -55,6 +56,49 @@ const std::map<std::string, std::function<Built()>>& cases() {
              return unary(Conv2d(
                  Conv2dOptions(4, 6, {3, 2}).stride({2, 1}).padding({1, 0}).dilation({1, 2}).groups(2).bias(false)));
          }},
+        {"conv2d_reflect",
+         [] { return unary(Conv2d(Conv2dOptions(2, 3, 3).padding({1, 2}).padding_mode(kReflect))); }},
+        {"conv1d_circular_same",
+         [] { return unary(Conv1d(Conv1dOptions(2, 3, 4).padding(kSame).dilation(2).padding_mode(kCircular))); }},
+        {"conv3d_replicate_f64",
+         [] {
+             return unary(
+                 Conv3d(Conv3dOptions(2, 2, {2, 3, 2}).stride({1, 2, 1}).padding(1).padding_mode(kReplicate)));
+         }},
+        {"conv_transpose1d",
+         [] { return unary(ConvTranspose1d(ConvTranspose1dOptions(3, 4, 3).stride(2).padding(1).output_padding(1))); }},
+        {"conv_transpose2d_groups_f64",
+         [] {
+             return unary(ConvTranspose2d(ConvTranspose2dOptions(4, 6, {3, 2})
+                                              .stride({2, 1})
+                                              .padding({1, 0})
+                                              .groups(2)
+                                              .bias(false)
+                                              .dilation({1, 2})));
+         }},
+        {"conv_transpose2d_output_size",
+         [] {
+             ConvTranspose2d m(ConvTranspose2dOptions(3, 2, 3).stride(2).padding(1));
+             return Built{m.ptr(), [m](const Inputs& x) mutable {
+                              return Outputs{m(x[0], std::vector<int64_t>{2, 2, 8, 10})};
+                          }};
+         }},
+        {"conv_transpose3d_unbatched", [] { return unary(ConvTranspose3d(ConvTranspose3dOptions(2, 3, 2).stride(2))); }},
+        {"reflection_pad1d", [] { return unary(ReflectionPad1d(ReflectionPad1dOptions({3, 1}))); }},
+        {"reflection_pad2d", [] { return unary(ReflectionPad2d(ReflectionPad2dOptions({1, 1, 2, 0}))); }},
+        {"reflection_pad3d", [] { return unary(ReflectionPad3d(1)); }},
+        {"replication_pad1d", [] { return unary(ReplicationPad1d(2)); }},
+        {"replication_pad2d", [] { return unary(ReplicationPad2d(ReplicationPad2dOptions({0, 3, 1, 2}))); }},
+        {"replication_pad3d", [] { return unary(ReplicationPad3d(ReplicationPad3dOptions({1, 2, 0, 1, 2, 1}))); }},
+        {"zero_pad1d", [] { return unary(ZeroPad1d(ZeroPad1dOptions({2, 0}))); }},
+        {"zero_pad2d", [] { return unary(ZeroPad2d(2)); }},
+        {"zero_pad3d", [] { return unary(ZeroPad3d(ZeroPad3dOptions({1, 0, 0, 2, 1, 1}))); }},
+        {"constant_pad1d", [] { return unary(ConstantPad1d(ConstantPad1dOptions({3, 1}, 3.5))); }},
+        {"constant_pad2d", [] { return unary(ConstantPad2d(ConstantPad2dOptions({-1, 2, 1, 0}, -2.0))); }},
+        {"constant_pad3d", [] { return unary(ConstantPad3d(1, 0.25)); }},
+        {"circular_pad1d", [] { return unary(CircularPad1d(CircularPad1dOptions({2, 3}))); }},
+        {"circular_pad2d", [] { return unary(CircularPad2d(CircularPad2dOptions({1, 2, 2, 0}))); }},
+        {"circular_pad3d", [] { return unary(CircularPad3d(CircularPad3dOptions({1, 1, 0, 2, 1, 0}))); }},
         {"batchnorm2d_train", [] { return unary(BatchNorm2d(3)); }},
         {"batchnorm2d_eval", [] { return unary(BatchNorm2d(3)); }},
         {"batchnorm1d_train_f64", [] { return unary(BatchNorm1d(BatchNorm1dOptions(4).momentum(std::nullopt))); }},

@@ -64,6 +64,42 @@ Tensor conv3d(const Tensor& input, const Tensor& weight, const Tensor& bias, Int
     return ember::conv3d(input, weight, bias, stride, padding, dilation, groups);
 }
 
+// Transposed convolutions (Python's F.conv_transpose1d/2d/3d; the gradient of conv*d with
+// respect to its input): input (N, C_in, *) or (C_in, *) with D spatial dims, weight
+// (C_in, C_out / groups, k...), bias (C_out). Each output dim is
+// (in - 1) * stride - 2 * padding + dilation * (k - 1) + output_padding + 1, output_padding
+// smaller than stride or dilation. stride, padding, output_padding and dilation: one value
+// or D values. Differentiable in input, weight and bias.
+EMBER_API Tensor conv_transpose1d(const Tensor& input, const Tensor& weight, const Tensor& bias = {},
+                                  IntArrayRef stride = 1, IntArrayRef padding = 0, IntArrayRef output_padding = 0,
+                                  int64_t groups = 1, IntArrayRef dilation = 1);
+EMBER_API Tensor conv_transpose1d(const Tensor& input, const Tensor& weight,
+                                  const ConvTranspose1dFuncOptions& options);
+EMBER_API Tensor conv_transpose2d(const Tensor& input, const Tensor& weight, const Tensor& bias = {},
+                                  IntArrayRef stride = 1, IntArrayRef padding = 0, IntArrayRef output_padding = 0,
+                                  int64_t groups = 1, IntArrayRef dilation = 1);
+EMBER_API Tensor conv_transpose2d(const Tensor& input, const Tensor& weight,
+                                  const ConvTranspose2dFuncOptions& options);
+EMBER_API Tensor conv_transpose3d(const Tensor& input, const Tensor& weight, const Tensor& bias = {},
+                                  IntArrayRef stride = 1, IntArrayRef padding = 0, IntArrayRef output_padding = 0,
+                                  int64_t groups = 1, IntArrayRef dilation = 1);
+EMBER_API Tensor conv_transpose3d(const Tensor& input, const Tensor& weight,
+                                  const ConvTranspose3dFuncOptions& options);
+
+// ---- padding ---------------------------------------------------------------------------
+// Python's F.pad: pad holds (left, right) pairs from the last dim backwards (negative values
+// crop). mode "constant" pads with value (default 0) any number of dims; "reflect" (the
+// mirror image, edge not repeated: each pad smaller than its dim), "replicate" (edge values
+// repeated) and "circular" (wrapped around, at most once) pad the last 1, 2 or 3 dims of a
+// (C, *) or (N, C, *) input (2 values for a 2-D or 3-D input, 4 for 3-D or 4-D, 6 for 4-D or
+// 5-D) and take no value. Differentiable (ConstantPadNdBackward0, ReflectionPad2DBackward0,
+// ...); PyTorch's errors for a bad pad.
+//   F::pad(x, {1, 1, 2, 0}, "reflect");
+//   F::pad(x, F::PadFuncOptions({1, 1, 2, 0}).mode(ember::kReflect));   // libtorch's spelling
+EMBER_API Tensor pad(const Tensor& input, IntArrayRef pad, std::string_view mode = "constant",
+                     std::optional<double> value = std::nullopt);
+EMBER_API Tensor pad(const Tensor& input, const PadFuncOptions& options);
+
 // ---- pooling (input (N, C, H, W) or (C, H, W); adaptive max: 1-D to 3-D) ----------------
 // stride defaults to kernel_size (an empty list)
 EMBER_API Tensor max_pool2d(const Tensor& input, IntArrayRef kernel_size, IntArrayRef stride = {},

@@ -1,8 +1,11 @@
 // Option structs of ember::nn::functional (libtorch's F::*FuncOptions), the EMBER_ARG
-// chained-setter macro, ExpandingArray (one int or D ints) and the loss Reduction.
+// chained-setter macro, ExpandingArray (one int or D ints), the loss Reduction and the
+// padding modes (ember::kZeros, kConstant, kReflect, kReplicate, kCircular).
 //
 //   namespace F = ember::nn::functional;
 //   F::conv2d(x, w, F::Conv2dFuncOptions().bias(b).stride(2).padding({1, 0}));
+//   F::conv_transpose2d(x, w, F::ConvTranspose2dFuncOptions().stride(2).output_padding(1));
+//   F::pad(x, F::PadFuncOptions({1, 1, 2, 0}).mode(ember::kReflect));
 //   F::cross_entropy(logits, target,
 //                    F::CrossEntropyFuncOptions().ignore_index(-100).reduction(ember::kMean)
 //                        .label_smoothing(0.1));
@@ -78,6 +81,37 @@ struct kSame {
 }  // namespace enumtype
 inline constexpr enumtype::kValid kValid{};
 inline constexpr enumtype::kSame kSame{};
+
+// The padding modes (libtorch's torch::kZeros, kConstant, kReflect, kReplicate, kCircular):
+// F::pad's mode (PadFuncOptions::mode_t: constant, reflect, replicate, circular) and a
+// convolution's padding_mode (ConvOptions::padding_mode_t: zeros, reflect, replicate,
+// circular). name() is Python's string ("reflect").
+namespace enumtype {
+#define EMBER_PADDING_ENUM_(Name, text)                                              \
+    struct Name {                                                                    \
+        constexpr bool operator==(const Name&) const noexcept { return true; }       \
+        constexpr bool operator!=(const Name&) const noexcept { return false; }      \
+        static constexpr const char* name() noexcept { return text; }                \
+    }
+EMBER_PADDING_ENUM_(kZeros, "zeros");
+EMBER_PADDING_ENUM_(kConstant, "constant");
+EMBER_PADDING_ENUM_(kReflect, "reflect");
+EMBER_PADDING_ENUM_(kReplicate, "replicate");
+EMBER_PADDING_ENUM_(kCircular, "circular");
+#undef EMBER_PADDING_ENUM_
+
+// Python's string of the mode a std::variant of these holds: enum_name(options.mode()) is
+// "reflect" for ember::kReflect.
+template <typename... Modes>
+const char* enum_name(const std::variant<Modes...>& mode) noexcept {
+    return std::visit([](const auto& m) { return m.name(); }, mode);
+}
+}  // namespace enumtype
+inline constexpr enumtype::kZeros kZeros{};
+inline constexpr enumtype::kConstant kConstant{};
+inline constexpr enumtype::kReflect kReflect{};
+inline constexpr enumtype::kReplicate kReplicate{};
+inline constexpr enumtype::kCircular kCircular{};
 
 namespace nn {
 namespace functional {
@@ -175,6 +209,44 @@ struct ConvFuncOptions {
 using Conv1dFuncOptions = ConvFuncOptions<1>;
 using Conv2dFuncOptions = ConvFuncOptions<2>;
 using Conv3dFuncOptions = ConvFuncOptions<3>;
+
+// F::conv_transpose{1,2,3}d (libtorch's ConvTransposeFuncOptions<D>; Python's
+// F.conv_transpose*d arguments, in its order):
+//   F::conv_transpose2d(x, w, F::ConvTranspose2dFuncOptions().bias(b).stride(2).padding(1)
+//                                 .output_padding(1));
+template <size_t D>
+struct ConvTransposeFuncOptions {
+    // (out_channels) or undefined
+    EMBER_ARG(Tensor, bias);
+    EMBER_ARG(ExpandingArray<D>, stride) = 1;
+    // dilation * (kernel_size - 1) - padding zeros on both sides of the input: the output
+    // loses `padding` elements at each end
+    EMBER_ARG(ExpandingArray<D>, padding) = 0;
+    // extra elements at the end of each output dim (smaller than stride or dilation)
+    EMBER_ARG(ExpandingArray<D>, output_padding) = 0;
+    EMBER_ARG(int64_t, groups) = 1;
+    EMBER_ARG(ExpandingArray<D>, dilation) = 1;
+};
+using ConvTranspose1dFuncOptions = ConvTransposeFuncOptions<1>;
+using ConvTranspose2dFuncOptions = ConvTransposeFuncOptions<2>;
+using ConvTranspose3dFuncOptions = ConvTransposeFuncOptions<3>;
+
+// ---- padding ---------------------------------------------------------------------------
+// F::pad (libtorch's PadFuncOptions):
+//   F::pad(x, F::PadFuncOptions({1, 2, 2, 1}).mode(ember::kReflect));
+//   F::pad(x, F::PadFuncOptions({1, 1}).value(-1.0));            // constant padding with -1
+struct PadFuncOptions {
+    using mode_t = std::variant<enumtype::kConstant, enumtype::kReflect, enumtype::kReplicate, enumtype::kCircular>;
+    // explicit (unlike libtorch's), so that F::pad(x, some_vector) picks Python's spelling
+    explicit PadFuncOptions(std::vector<int64_t> pad) : pad_(std::move(pad)) {}
+    // (left, right) pairs from the last dim backwards: {left, right, top, bottom, front, back};
+    // negative values crop
+    EMBER_ARG(std::vector<int64_t>, pad);
+    EMBER_ARG(mode_t, mode) = kConstant;
+    // the fill value of constant padding (the other modes take none: a non-zero value is
+    // PyTorch's error)
+    EMBER_ARG(double, value) = 0;
+};
 
 // ---- pooling ---------------------------------------------------------------------------
 // The window of a pooling: kernel_size (the constructor's argument), stride (defaulting to
