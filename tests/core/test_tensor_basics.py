@@ -45,6 +45,20 @@ def test_numpy_shares_memory():
         ember.ones(2, requires_grad=True).numpy()
 
 
+def test_numpy_of_a_tensor_requiring_grad_under_no_grad():
+    # PyTorch refuses only while grad mode is on
+    w = ember.ones(2, requires_grad=True)
+    with ember.no_grad():
+        assert w.numpy().tolist() == [1.0, 1.0]
+    with ember.inference_mode():
+        assert w.numpy() is w._data
+    b = ember.ones(2, dtype=ember.bfloat16, requires_grad=True)
+    with pytest.raises(RuntimeError, match="requires grad"):
+        b.numpy()
+    with ember.no_grad(), pytest.raises(TypeError, match="BFloat16"):
+        b.numpy()
+
+
 def test_conversions_copy_only_when_needed():
     t = ember.ones(2)
     assert t.float() is t

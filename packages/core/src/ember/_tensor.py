@@ -58,6 +58,13 @@ def _as_array(data):
     return data  # a backend array (e.g. CuPy) or an ndarray subclass
 
 
+
+def _grad_enabled() -> bool:
+    """Whether grad mode is on in this thread (autograd imports this module: a late import)."""
+    from .autograd.grad_mode import GRAD
+
+    return GRAD.enabled
+
 class Tensor:
     """A multi-dimensional array with autograd, like ``torch.Tensor``."""
 
@@ -552,7 +559,9 @@ class Tensor:
     def numpy(self, *, force: bool = False) -> np.ndarray:
         """The tensor's NumPy array (shared, not copied), as ``torch.Tensor.numpy``; bfloat16
         raises PyTorch's TypeError (NumPy has no bfloat16: ``t.float().numpy()``)."""
-        if self._data.dtype is _dtype.BFLOAT16_NP and not (self.requires_grad and not force):
+        # PyTorch refuses a tensor that requires grad only while grad mode is on
+        grad_error = self.requires_grad and not force and _grad_enabled()
+        if self._data.dtype is _dtype.BFLOAT16_NP and not grad_error:
             raise _no_numpy_bfloat16()
         if self._device.type != "cpu":
             if force:
@@ -560,7 +569,7 @@ class Tensor:
             raise TypeError(f"can't convert {self._device.type}:{self._device.index or 0} device "
                             "type tensor to numpy. Use Tensor.cpu() to copy the tensor to host "
                             "memory first.")
-        if self.requires_grad and not force:
+        if grad_error:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
                                "tensor.detach().numpy() instead.")
         return self._data
