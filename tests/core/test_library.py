@@ -855,3 +855,18 @@ def test_the_docs_page_runs_as_written(capsys):
     for i, block in enumerate(blocks):
         exec(compile(block, f"custom_ops.md block {i}", "exec"), namespace)
     assert "mylib::numpy_sin(Tensor x) -> Tensor" in capsys.readouterr().out
+
+
+def test_profiler_names_a_custom_op_by_its_own_namespace():
+    @L.custom_op("mylib::twice", mutates_args=())
+    def twice(x: Tensor) -> Tensor:
+        return x * 2
+
+    from ember.profiler import profile
+
+    with profile() as prof:
+        twice(ember.ones(3))
+        ember.ones(3).sin()
+    keys = [e.key for e in prof.key_averages()]
+    assert "mylib::twice" in keys and "aten::sin" in keys
+    assert not any(k.startswith("aten::mylib") for k in keys)

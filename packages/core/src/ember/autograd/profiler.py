@@ -27,8 +27,10 @@ _IDS = itertools.count(1)
 
 
 def _op_name(func) -> str:
-    """PyTorch's ``aten::`` name for the op a public callable runs."""
-    return f"aten::{op_key(func)}"
+    """PyTorch's ``aten::`` name for the op a public callable runs; a custom op
+    (``ember.library``) keeps its own namespace (``mylib::numpy_sin``)."""
+    key = op_key(func)
+    return key if "::" in key else f"aten::{key}"
 
 
 def _shapes(args, kwargs) -> list:
