@@ -22,8 +22,7 @@ VISION_NOT_YET = "ember-vision: not yet (no open issue)"
 GRAPH_MODE = "open issue 14: graph mode (jit, export, onnx, compile, fx, symbolic shapes)"
 DISTRIBUTED = "open issue 15: distributed and multiprocessing"
 MIXED_PRECISION = "open issue 16: mixed precision (autocast, GradScaler, bfloat16), profiler"
-COMPLEX = ("open issue 17: fft and spectral ops; complex32/chalf has no NumPy dtype, so ember "
-           "has complex64 and complex128 only")
+COMPLEX = "open issue 17: fft and spectral ops"
 SPECIAL = "open issue 17: special functions (torch.special)"
 EINOPS = "needs einops, which ember does not depend on (write the permute/reshape instead)"
 QUANTIZATION = "quantization: not planned"
@@ -81,7 +80,6 @@ GAPS: dict[str, dict[str, list[str]]] = {
             "rnn_relu", "rnn_relu_cell", "rnn_tanh", "rnn_tanh_cell"],
         MIXED_PRECISION: ["GradScaler", "*autocast*"],
         DISTRIBUTED: ["is_distributed"],
-        COMPLEX: ["complex32", "chalf"],
         QUANTIZATION: ["q_*", "qint8", "qint32", "quint8", "quint2x4", "quint4x2", "qscheme",
                        "quantize_*", "quantized_*", "dequantize", "int_repr", "empty_quantized",
                        "fake_quantize_*", "fused_moving_avg_obs_fake_quant",
@@ -95,7 +93,6 @@ GAPS: dict[str, dict[str, list[str]]] = {
         FIRST_CLASS_DIMS: ["index"],
         REMOVED: ["reinforce"],
         DISTRIBUTED: ["is_distributed"],
-        COMPLEX: ["chalf"],
         QUANTIZATION: ["q_*", "qscheme", "dequantize", "int_repr"],
         PROTOTYPE: ["to_padded_tensor", "name"],
         BACKEND_KERNELS: ["ipu", "to_mkldnn", "mtia"],

@@ -32,9 +32,9 @@ _warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"ember(\.|$)
 from . import _dtype
 from ._device import device, get_default_device, set_default_device
 from ._dtype import (
-    bfloat16, bool, can_cast, cdouble, cfloat, complex64, complex128, double, dtype, finfo,
-    float, float16, float32, float64, get_default_dtype, half, iinfo, int, int8, int16, int32,
-    int64, long, promote_types, result_type, set_default_dtype, short, uint8,
+    bfloat16, bool, can_cast, cdouble, cfloat, chalf, complex32, complex64, complex128, double,
+    dtype, finfo, float, float16, float32, float64, get_default_dtype, half, iinfo, int, int8,
+    int16, int32, int64, long, promote_types, result_type, set_default_dtype, short, uint8,
 )
 from ._size import Size
 from ._memory_format import (

@@ -58,6 +58,8 @@ from ._dtype import bool as bool
 from ._dtype import can_cast as can_cast
 from ._dtype import cdouble as cdouble
 from ._dtype import cfloat as cfloat
+from ._dtype import chalf as chalf
+from ._dtype import complex32 as complex32
 from ._dtype import complex64 as complex64
 from ._dtype import complex128 as complex128
 from ._dtype import double as double
@@ -861,8 +863,8 @@ def combinations(input: Tensor, r: _int = 2, with_replacement: _bool = False) ->
     """
 
 def complex(real: Any, imag: Any) -> Tensor:
-    """A complex tensor from real and imaginary parts of one floating dtype (float32 gives
-    complex64, float64 complex128), broadcast together.
+    """A complex tensor from real and imaginary parts of one floating dtype (float16 gives
+    complex32, float32 complex64, float64 complex128), broadcast together.
     """
 
 def conj(input: Tensor) -> Tensor:
@@ -1247,7 +1249,7 @@ def flipud(input: Tensor) -> Tensor:
     """Flip along dim 0 (needs at least 1 dim)."""
 
 def float_power(input: Tensor, exponent: _TensorOrNumber) -> Tensor:
-    """``pow`` computed in float64."""
+    """``pow`` computed in float64 (complex128 when either operand is complex)."""
 
 def float_power_(input: Tensor, exponent: _TensorOrNumber) -> Tensor:
     """In-place version of :func:`ember.float_power`."""
@@ -2901,7 +2903,9 @@ def vdot(input: Tensor, other: _TensorOrNumber) -> Tensor:
     """``dot`` with the first argument conjugated (the same for real tensors)."""
 
 def view_as_complex(input: Tensor) -> Tensor:
-    """A real tensor whose last dimension is 2 as a complex view (PyTorch's checks)."""
+    """A real tensor whose last dimension is 2 as a complex view (PyTorch's checks): float16
+    gives complex32, float32 complex64, float64 complex128.
+    """
 
 def view_as_real(input: Tensor) -> Tensor:
     """A complex tensor as a real view with a trailing dimension of 2 (real, imaginary)."""

@@ -9,8 +9,8 @@ import numpy as np
 
 __all__ = [
     "dtype", "bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16",
-    "float32", "float64", "complex64", "complex128", "cfloat", "cdouble", "half", "float",
-    "double", "short", "int", "long",
+    "float32", "float64", "complex32", "complex64", "complex128", "chalf", "cfloat", "cdouble",
+    "half", "float", "double", "short", "int", "long",
     "get_default_dtype", "set_default_dtype", "promote_types", "result_type", "can_cast",
     "finfo", "iinfo",
 ]
@@ -43,9 +43,9 @@ class dtype:
         return _TO_REAL.get(self, self)
 
     def to_complex(self) -> dtype:
-        """The complex dtype of a floating one (``float64`` -> ``complex128``); complex
-        dtypes: themselves. float16 has no complex counterpart in ember (PyTorch's
-        ``complex32`` has no NumPy dtype), nor do integer dtypes (PyTorch's error)."""
+        """The complex dtype of a floating one (``float64`` -> ``complex128``, ``float16`` ->
+        ``complex32``, ``bfloat16`` -> ``complex64``); complex dtypes: themselves. Integer
+        dtypes have none (PyTorch's error)."""
         if self._category == 3:
             return self
         c = _TO_COMPLEX.get(self)
@@ -70,22 +70,30 @@ float16 = dtype("float16", np.float16, 2)
 bfloat16 = dtype("bfloat16", ml_dtypes.bfloat16, 2)
 float32 = dtype("float32", np.float32, 2)
 float64 = dtype("float64", np.float64, 2)
-#: complex dtypes hold NumPy's complex arrays; PyTorch's ``complex32`` (``chalf``) has no NumPy
-#: dtype and is not there
+#: complex64 and complex128 hold NumPy's complex arrays. complex32 (PyTorch's ComplexHalf,
+#: ``chalf``: a pair of float16, 4 bytes, real part first, as PyTorch's storage) has no NumPy
+#: dtype: its arrays are ``ml_dtypes``' complex32 (``ml_dtypes>=0.6``), whose add, subtract
+#: and multiply loops compute in complex64 and round each part to float16 once, bit for bit
+#: PyTorch's CPU kernels; ops PyTorch has no complex32 kernel for raise its error
+#: (``no_chalf_kernel``). NumPy does not know that dtype is complex: ``arr.real``,
+#: ``arr.imag`` and ``astype(bool)`` are wrong for it (use ``real_part``, ``imag_part``,
+#: ``astype``), its kind is 'W' (ask ``in COMPLEX_NP``) and ``np.lib.stride_tricks`` cannot
+#: rebuild it (``as_strided``).
+complex32 = dtype("complex32", ml_dtypes.complex32, 3)
 complex64 = dtype("complex64", np.complex64, 3)
 complex128 = dtype("complex128", np.complex128, 3)
 half, float, double = float16, float32, float64
-cfloat, cdouble = complex64, complex128
+chalf, cfloat, cdouble = complex32, complex64, complex128
 short, int, long = int16, int32, int64
 
 ALL_DTYPES = (bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64,
-              complex64, complex128)
+              complex32, complex64, complex128)
 _BY_NAME = {d.name: d for d in ALL_DTYPES}
 _BY_NAME.update(half=half, float=float32, double=float64, short=int16, int=int32, long=int64,
-                cfloat=complex64, cdouble=complex128)
-_TO_REAL = {complex64: float32, complex128: float64}
-#: float16 and bfloat16 meet complex numbers at complex64 (see ``to_complex``)
-_TO_COMPLEX = {float16: complex64, bfloat16: complex64, float32: complex64,
+                chalf=complex32, cfloat=complex64, cdouble=complex128)
+_TO_REAL = {complex32: float16, complex64: float32, complex128: float64}
+#: bfloat16 meets complex numbers at complex64 (there is no bfloat16 complex dtype)
+_TO_COMPLEX = {float16: complex32, bfloat16: complex64, float32: complex64,
                float64: complex128}
 #: The one dtype-name table: per dtype, PyTorch's ScalarType name (in "result type Float
 #: can't be cast..."), its legacy tensor type, the C type of c10's overflow errors, how a
@@ -102,6 +110,8 @@ _NAMES = {
                  "c10::BFloat16"),
     "float32": ("Float", "FloatTensor", "float", "float", "float"),
     "float64": ("Double", "DoubleTensor", "double", "double", "double"),
+    "complex32": ("ComplexHalf", None, "c10::complex<c10::Half>", "c10::complex<c10::Half>",
+                  "c10::complex<c10::Half>"),
     "complex64": ("ComplexFloat", None, "c10::complex<float>", "c10::complex<float>",
                   "c10::complex<float>"),
     "complex128": ("ComplexDouble", None, "c10::complex<double>", "c10::complex<double>",
@@ -146,8 +156,11 @@ FROM_NP[np.dtype(np.intc)] = int32
 #: kind is 'V', so a test of ``dtype.kind == "f"`` misses it.
 FLOATING_NP = frozenset(d.np for d in ALL_DTYPES if d.is_floating_point)
 BFLOAT16_NP = bfloat16.np
-#: NumPy's complex dtypes ember has (``arr.dtype in COMPLEX_NP``: "is it complex")
-COMPLEX_NP = frozenset((complex64.np, complex128.np))
+#: the complex dtypes' NumPy dtypes (``arr.dtype in COMPLEX_NP``: "is it complex"), complex32's
+#: ``ml_dtypes`` dtype included
+COMPLEX_NP = frozenset((complex32.np, complex64.np, complex128.np))
+#: complex32's NumPy dtype (``ml_dtypes.complex32``): ``arr.dtype is CHALF_NP``
+CHALF_NP = complex32.np
 #: floating or complex: the dtypes that can require grad (PyTorch's "floating point and
 #: complex"), and that a true division or ``exp`` keeps rather than turning into floats
 INEXACT_NP = FLOATING_NP | COMPLEX_NP
@@ -158,6 +171,49 @@ INEXACT_NP = FLOATING_NP | COMPLEX_NP
 OPMATH = {float16.np: float32.np, bfloat16.np: float32.np}
 
 
+def real_part(arr):
+    """``arr.real`` (a view), right for complex32 too: NumPy takes an ``ml_dtypes`` complex32
+    array for a real one, so its real parts are read as float16 through a view."""
+    if arr.dtype is CHALF_NP:
+        return arr[..., None].view(float16.np)[..., 0]
+    return arr.real
+
+
+def imag_part(arr):
+    """``arr.imag`` (a view) of a complex array, complex32 included (see ``real_part``)."""
+    if arr.dtype is CHALF_NP:
+        return arr[..., None].view(float16.np)[..., 1]
+    return arr.imag
+
+
+def astype(arr, np_dtype, copy: _b.bool = True):
+    """``arr.astype(np_dtype)``, right for complex32 sources: ``ml_dtypes`` casts a complex32
+    to bool by its real part only (PyTorch: nonzero real or imaginary part)."""
+    if arr.dtype is CHALF_NP and np_dtype == bool.np:
+        pairs = arr[..., None].view(float16.np)
+        return (pairs[..., 0] != 0) | (pairs[..., 1] != 0)
+    return arr.astype(np_dtype, copy=copy)
+
+
+def no_chalf_kernel(kernel: str) -> NotImplementedError:
+    """PyTorch's dispatch error for an op whose CPU kernel has no complex32 case:
+    ``"sum_cpu" not implemented for 'ComplexHalf'`` (``kernel`` in PyTorch's words)."""
+    return NotImplementedError(f"\"{kernel}\" not implemented for 'ComplexHalf'")
+
+
+def as_strided(xp, arr, shape, strides, **kwargs):
+    """``xp.lib.stride_tricks.as_strided(arr, shape, strides)`` for any ember dtype: NumPy
+    rebuilds the view from the array interface, whose type string ('<W4') it cannot read for
+    complex32, so a complex32 array is strided as uint32 (same itemsize) and viewed back."""
+    if arr.dtype is CHALF_NP:
+        return xp.lib.stride_tricks.as_strided(arr.view(_UINT32), shape, strides,
+                                               **kwargs).view(CHALF_NP)
+    return xp.lib.stride_tricks.as_strided(arr, shape, strides, **kwargs)
+
+
+_UINT32 = np.dtype(np.uint32)
+
+
 def opmath_np(np_dtype):
     """The NumPy dtype ``np_dtype`` is computed in: float32 for float16 and bfloat16, else
     itself."""
@@ -165,8 +221,11 @@ def opmath_np(np_dtype):
 
 
 def np_finfo(np_dtype):
-    """``np.finfo`` that also knows bfloat16 (through ``ml_dtypes.finfo``)."""
-    return ml_dtypes.finfo(np_dtype) if np_dtype == BFLOAT16_NP else np.finfo(np_dtype)
+    """``np.finfo`` that also knows bfloat16 (through ``ml_dtypes.finfo``) and complex32
+    (float16's, as complex64 has float32's)."""
+    if np_dtype == BFLOAT16_NP:
+        return ml_dtypes.finfo(np_dtype)
+    return np.finfo(float16.np if np_dtype == CHALF_NP else np_dtype)
 
 
 def widen(a):

@@ -144,6 +144,12 @@ def _check_fill(value, dt: _dtype.dtype) -> None:
         if isinstance(value, complex) and not dt.is_complex and value.imag:
             raise RuntimeError(f"value cannot be converted to type {_dtype.c_type_name(dt)} "
                                "without overflow")
+        if dt.is_complex:  # each part within the part type's range (float16 for complex32)
+            big = float(_dtype.np_finfo(dt.np).max)
+            z = complex(value)
+            if any(math.isfinite(p) and abs(p) > big for p in (z.real, z.imag)):
+                raise RuntimeError(f"value cannot be converted to type "
+                                   f"{_dtype.c_type_name(dt)} without overflow")
         return
     if dt.is_floating_point:
         if math.isfinite(value) and abs(value) > float(_dtype.np_finfo(dt.np).max):
@@ -396,8 +402,7 @@ def empty_strided(size, stride, *, dtype=None, layout=None, device=None,
     extent = 1 + builtins.sum((n - 1) * s for n, s in zip(shape, strides)) \
         if all(shape) else 0
     buf = allocating(xp.empty, (extent,), dt.itemsize, dev, extent, dt.np)
-    arr = xp.lib.stride_tricks.as_strided(
-        buf, shape, tuple(s * dt.itemsize for s in strides))
+    arr = _dtype.as_strided(xp, buf, shape, tuple(s * dt.itemsize for s in strides))
     return finish(_make(arr, dev), requires_grad)
 
 
@@ -505,6 +510,8 @@ def arange(*args, start=None, end=None, step=None, out=None, dtype=None, layout=
     dt = _range_dtype(dtype, (start, end, step))
     if dt is _dtype.bool:
         raise NotImplementedError("\"arange_cpu\" not implemented for 'Bool'")
+    if dt is _dtype.complex32:
+        raise _dtype.no_chalf_kernel("arange_cpu")
     if dt.is_floating_point:
         acc_start, acc_end, acc_step = float(start), float(end), float(step)
         _check_range(acc_start, acc_end, acc_step)
@@ -585,6 +592,8 @@ def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=Non
              requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
     """``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
     steps, start, end, dt, dev, xp = _spacing_args(start, end, steps, dtype, device)
+    if dt is _dtype.complex32:
+        raise _dtype.no_chalf_kernel("linspace_cpu")
     if steps == 1:
         arr = xp.full((1,), start, dtype=dt.np)
     elif steps == 0:
@@ -598,6 +607,8 @@ def logspace(start, end, steps, base: float = 10.0, *, out=None, dtype=None, lay
              device=None, requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
     """``steps`` values ``base ** linspace(start, end, steps)``."""
     steps, start, end, dt, dev, xp = _spacing_args(start, end, steps, dtype, device)
+    if dt is _dtype.complex32:
+        raise _dtype.no_chalf_kernel("logspace_cpu")
     if steps == 0:
         arr = xp.empty((0,), dtype=dt.np)
     elif steps == 1:
@@ -627,6 +638,8 @@ def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None,
     if m < 0:
         raise RuntimeError(f"m must be greater or equal to 0, got {m}")
     dt = _dtype_or_default(dtype)
+    if dt is _dtype.complex32:
+        raise _dtype.no_chalf_kernel("eye")
     dev = resolve_device(device)
     arr = allocating(xp_of(dev).eye, (n, m), dt.itemsize, dev, n, m, 0, dt.np)
     return finish(_make(arr, dev), requires_grad, out)

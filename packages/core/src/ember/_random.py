@@ -263,10 +263,13 @@ def _complex_sampler(sample):
     scale = math.sqrt(0.5) if sample is _standard_normal else None
 
     def draw(g, shape, np_dt):
-        part = np.dtype(np.float32) if np_dt == np.complex64 else np.dtype(np.float64)
-        pairs = sample(g, (*shape, 2), part)
-        if scale is not None:
+        part = _dtype.FROM_NP[np_dt].to_real().np  # float16 for complex32
+        if scale is None:
+            pairs = sample(g, (*shape, 2), part)
+        else:  # scaled in the opmath type, rounded once (complex32's parts: float32)
+            pairs = sample(g, (*shape, 2), _dtype.opmath_np(part))
             pairs *= scale
+            pairs = pairs.astype(part, copy=False)
         return np.ascontiguousarray(pairs).view(np_dt).reshape(shape)
 
     return draw

@@ -65,7 +65,7 @@ def _bytes_of(anchor, xp):
     # the element at the lowest address: the last index along negative strides
     first = anchor[tuple(slice(-1, None) if st < 0 else slice(0, 1) for st in anchor.strides)]
     item = anchor.itemsize
-    flat = xp.lib.stride_tricks.as_strided(first, (nbytes // item,), (item,))
+    flat = _dtype.as_strided(xp, first, (nbytes // item,), (item,))
     return flat.view(np.uint8)
 
 
@@ -219,8 +219,7 @@ class UntypedStorage:
         typed = b[:n * item].view(np_dtype)
         start = typed[min(offset, n):]
         xp = xp_of(self._device)
-        return xp.lib.stride_tricks.as_strided(start, tuple(size),
-                                               tuple(s * item for s in stride))
+        return _dtype.as_strided(xp, start, tuple(size), tuple(s * item for s in stride))
 
     # -- bytes ----------------------------------------------------------------------------
     def _host(self, arr) -> np.ndarray:

@@ -255,10 +255,11 @@ def _strict_function(fn):
     return run
 
 
-# bfloat16 never reaches CuPy (the cuda backend refuses it), so the strict device keeps it
+# bfloat16 and complex32 never reach CuPy (the cuda backend refuses them), so the strict
+# device keeps them
 _ADD_AT = frozenset([np.dtype(t) for t in ("int32", "int64", "uint32", "uint64", "float16",
                                             "float32", "float64")]
-                    + [np.dtype(ml_dtypes.bfloat16)])
+                    + [np.dtype(ml_dtypes.bfloat16), np.dtype(ml_dtypes.complex32)])
 _EXTREME_AT = frozenset(np.dtype(t) for t in ("int32", "int64", "uint32", "uint64"))
 _AT_DTYPES = {"add": _ADD_AT, "subtract": _ADD_AT, "maximum": _EXTREME_AT,
               "minimum": _EXTREME_AT}

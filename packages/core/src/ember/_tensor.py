@@ -558,11 +558,12 @@ class Tensor:
     # -- conversion ---------------------------------------------------------------------
     def numpy(self, *, force: bool = False) -> np.ndarray:
         """The tensor's NumPy array (shared, not copied), as ``torch.Tensor.numpy``; bfloat16
-        raises PyTorch's TypeError (NumPy has no bfloat16: ``t.float().numpy()``)."""
+        and complex32 raise PyTorch's TypeError (NumPy has neither: ``t.float().numpy()``,
+        ``t.cfloat().numpy()``)."""
         # PyTorch refuses a tensor that requires grad only while grad mode is on
         grad_error = self.requires_grad and not force and _grad_enabled()
-        if self._data.dtype is _dtype.BFLOAT16_NP and not grad_error:
-            raise _no_numpy_bfloat16()
+        if self._data.dtype in _NO_NUMPY and not grad_error:
+            raise _no_numpy_bfloat16(self._data.dtype)
         if self._device.type != "cpu":
             if force:
                 return backend_of(self._device).to_host(self._data)
@@ -604,8 +605,8 @@ class Tensor:
 
     def __array__(self, dtype=None, copy=None):
         # as PyTorch: a tensor off the CPU does not convert implicitly (``numpy()`` raises)
-        if self._data.dtype is _dtype.BFLOAT16_NP:
-            raise _no_numpy_bfloat16()
+        if self._data.dtype in _NO_NUMPY:
+            raise _no_numpy_bfloat16(self._data.dtype)
         arr = self._data if self._device.type == "cpu" else self.numpy()
         if dtype is not None and arr.dtype != dtype:
             return arr.astype(dtype)
@@ -876,16 +877,21 @@ for _name, _dt in (("double", _dtype.float64), ("float", _dtype.float32),
                    ("half", _dtype.float16), ("bfloat16", _dtype.bfloat16),
                    ("long", _dtype.int64), ("int", _dtype.int32),
                    ("short", _dtype.int16), ("char", _dtype.int8), ("byte", _dtype.uint8),
-                   ("bool", _dtype.bool), ("cfloat", _dtype.complex64),
+                   ("bool", _dtype.bool), ("chalf", _dtype.complex32),
+                   ("cfloat", _dtype.complex64),
                    ("cdouble", _dtype.complex128)):
     setattr(Tensor, _name, _cast_method(_name, _dt))
 
 
-def _no_numpy_bfloat16() -> TypeError:
-    """PyTorch's error for NumPy conversions of bfloat16 (NumPy has no bfloat16 dtype; Ember
-    keeps them ``ml_dtypes`` arrays inside: ``t.float().numpy()`` or ``t.view(ember.int16)``
-    reach the values)."""
-    return TypeError("Got unsupported ScalarType BFloat16")
+def _no_numpy_bfloat16(np_dtype=_dtype.BFLOAT16_NP) -> TypeError:
+    """PyTorch's error for NumPy conversions of bfloat16 and complex32 (NumPy has neither
+    dtype; Ember keeps them ``ml_dtypes`` arrays inside: ``t.float().numpy()``,
+    ``t.cfloat().numpy()`` or ``t.view(ember.int16)`` reach the values)."""
+    return TypeError(f"Got unsupported ScalarType {_dtype.scalar_type_name(np_dtype)}")
+
+
+#: the dtypes ``numpy()`` refuses, as PyTorch does (NumPy has no such dtype)
+_NO_NUMPY = frozenset((_dtype.BFLOAT16_NP, _dtype.CHALF_NP))
 
 
 def _rebuild_tensor(cls, array, device, requires_grad):

@@ -524,6 +524,8 @@ class Tensor:
 
     def cfloat(self) -> Any: ...
 
+    def chalf(self) -> Any: ...
+
     def char(self) -> Tensor: ...
 
     def cholesky(self, upper: _bool = False) -> Tensor:
@@ -1707,7 +1709,8 @@ class Tensor:
 
     def numpy(self, *, force: _bool = False) -> _Ndarray:
         """The tensor's NumPy array (shared, not copied), as ``torch.Tensor.numpy``; bfloat16
-        raises PyTorch's TypeError (NumPy has no bfloat16: ``t.float().numpy()``).
+        and complex32 raise PyTorch's TypeError (NumPy has neither: ``t.float().numpy()``,
+        ``t.cfloat().numpy()``).
         """
 
     def orgqr(self, input2: Tensor) -> Tensor:

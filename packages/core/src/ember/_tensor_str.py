@@ -128,8 +128,8 @@ class _ComplexFormatter:
     formatter (width, notation), joined as ``1.+2.j`` / ``1.-2.j``."""
 
     def __init__(self, arr: np.ndarray):
-        self.real = _Formatter(arr.real)
-        self.imag = _Formatter(arr.imag)
+        self.real = _Formatter(_dtype.real_part(arr))  # complex32's parts too
+        self.imag = _Formatter(_dtype.imag_part(arr))
         self.max_width = self.real.max_width + self.imag.max_width + 1
 
     def format(self, value) -> str:

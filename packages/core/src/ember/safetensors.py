@@ -7,8 +7,10 @@ JSON, dtypes, shapes, offsets that must tile the data exactly) and raises
 ``safetensors.SafetensorError``, as ``safetensors.torch`` does. ``BF16`` tensors are
 ``ember.bfloat16`` both ways (``ml_dtypes`` arrays, which the package's NumPy layer reads and
 writes); a tensor of a dtype Ember lacks (F8_*, U16...) raises ``TypeError`` naming it
-when it is read. Files round-trip with ``safetensors.torch``; ``save_file`` writes
-atomically and durably.
+when it is read. The format has no complex32 dtype: saving an ``ember.complex32`` tensor
+raises the package's ``SafetensorError`` (``safetensors.torch`` raises ``KeyError``); save
+``t.cfloat()`` or ``ember.view_as_real(t)`` instead. Files round-trip with
+``safetensors.torch``; ``save_file`` writes atomically and durably.
 """
 
 from __future__ import annotations

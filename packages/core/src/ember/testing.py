@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._dtype import BFLOAT16_NP
+from ._dtype import BFLOAT16_NP, CHALF_NP, COMPLEX_NP
 from .backends import Backend, register_backend, unregister_backend
 
 __all__ = ["NumpyTestBackend", "StrictTestBackend", "register_test_device",
@@ -70,18 +70,23 @@ def assert_close(actual, expected, *, rtol=None, atol=None, equal_nan=False,
     if a.shape != e.shape:
         raise AssertionError(f"The values for attribute 'shape' do not match: {a.shape} != "
                              f"{e.shape}.")
+    # complex dtypes get their parts' tolerances, as in PyTorch
     tol = {np.dtype(np.float16): (1e-3, 1e-5), BFLOAT16_NP: (1.6e-2, 1e-5),
-           np.dtype(np.float32): (1.3e-6, 1e-5), np.dtype(np.float64): (1e-7, 1e-7)}
+           np.dtype(np.float32): (1.3e-6, 1e-5), np.dtype(np.float64): (1e-7, 1e-7),
+           CHALF_NP: (1e-3, 1e-5), np.dtype(np.complex64): (1.3e-6, 1e-5),
+           np.dtype(np.complex128): (1e-7, 1e-7)}
     dr, da = tol.get(a.dtype, (0.0, 0.0))
     rtol = dr if rtol is None else rtol
     atol = da if atol is None else atol
     if a.dtype.kind in "biu" and e.dtype.kind in "biu":
         ok = np.array_equal(a, e)
-    else:
-        a, e = a.astype(np.float64), e.astype(np.float64)  # bfloat16 too (ml_dtypes)
+    else:  # bfloat16 and complex32 (ml_dtypes) too; complex values compared as complex
+        wide = np.complex128 if a.dtype in COMPLEX_NP or e.dtype in COMPLEX_NP else np.float64
+        a, e = a.astype(wide), e.astype(wide)
         ok = np.allclose(a, e, rtol=rtol, atol=atol, equal_nan=equal_nan)
     if not ok:
-        diff = np.abs(a.astype(np.float64) - e.astype(np.float64))
+        diff = np.abs(a - e) if a.dtype.kind in "fc" else \
+            np.abs(a.astype(np.float64) - e.astype(np.float64))
         raise AssertionError(msg or f"Tensor-likes are not close!\n\nMismatched elements: "
                              f"{int((~np.isclose(a, e, rtol=rtol, atol=atol)).sum())} / {a.size}"
                              f"\nGreatest absolute difference: {np.nanmax(diff)}")

@@ -39,10 +39,11 @@ class Backend:
     def check_dtype(self, np_dtype) -> None:
         """Raise a TypeError naming the dtype when this backend's arrays cannot hold it."""
         if np_dtype in self.unsupported_dtypes:
+            instead = "complex64" if np_dtype.name == "complex32" else "float16 or float32"
             raise TypeError(f"{self.type} tensors cannot hold {np_dtype.name}: the {self.type} "
                             f"backend's array module ({self.xp.__name__}) has no {np_dtype.name} "
-                            f"dtype. Keep {np_dtype.name} tensors on the CPU, or use float16 "
-                            f"or float32 on {self.type}")
+                            f"dtype. Keep {np_dtype.name} tensors on the CPU, or use {instead} "
+                            f"on {self.type}")
 
     def device_count(self) -> int:
         return 1

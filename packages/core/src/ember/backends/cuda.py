@@ -42,7 +42,9 @@ class CUDABackend(Backend):
         import ml_dtypes
         import numpy as np
 
-        self.unsupported_dtypes = frozenset({np.dtype(ml_dtypes.bfloat16)})  # CuPy has none
+        # CuPy has neither bfloat16 nor complex32 (ember's are ml_dtypes arrays, host only)
+        self.unsupported_dtypes = frozenset({np.dtype(ml_dtypes.bfloat16),
+                                             np.dtype(ml_dtypes.complex32)})
         from ..cuda import _kernels  # CuPy kernels, compiled on first use
 
         self.xp = cupy

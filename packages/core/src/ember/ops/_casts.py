@@ -12,6 +12,9 @@ from ..backends import backend_of
 
 __all__ = ["cast_to", "as_tensor_like", "bfloat16_in_float32"]
 
+_BOOL = _dtype.bool.np
+_CHALF = _dtype.CHALF_NP
+
 
 def _to_copy_backward(node, grad):
     src_dev, src_dtype = node.ctx
@@ -36,21 +39,23 @@ def cast_to(t: Tensor, device, dtype, copy: bool) -> Tensor:
     np_dt = data.dtype if dtype is None else dtype.np
     if dev is src_dev and np_dt is data.dtype and not copy:
         return t
-    if data.dtype in _dtype.COMPLEX_NP and np_dt not in _dtype.COMPLEX_NP:
+    if data.dtype in _dtype.COMPLEX_NP and np_dt not in _dtype.COMPLEX_NP \
+            and np_dt is not _BOOL:  # to bool: nonzero real or imaginary part, no warning
         import warnings
 
         warnings.warn("Casting complex values to real discards the imaginary part",
                       UserWarning, stacklevel=3)
-        data = data.real
+        data = _dtype.real_part(data)
     if dev is not src_dev:
         backend_of(dev).check_dtype(np_dt)
         host = backend_of(src_dev).to_host(data)
         if np_dt is not host.dtype:
-            host = host.astype(np_dt)
+            host = host.astype(np_dt) if host.dtype is not _CHALF else _dtype.astype(host, np_dt)
         out_data = backend_of(dev).to_device(host, dev.index)
     else:
         backend_of(dev).check_dtype(np_dt)
-        out_data = data.astype(np_dt, copy=True)
+        out_data = data.astype(np_dt, copy=True) if data.dtype is not _CHALF \
+            else _dtype.astype(data, np_dt)  # complex32 -> bool
     out = _make(out_data, dev)
     if t.requires_grad and GRAD.enabled:
         if out_data.dtype not in _dtype.INEXACT_NP:

@@ -17,9 +17,28 @@ from ._promotion import broadcast_shape, coerce
 __all__ = ["binary_op", "unary_op", "sum_to_size", "camel", "in_float32"]
 
 _FROM_NP = _dtype.FROM_NP
-_FLOATING = _dtype.INEXACT_NP  # floating or complex: what ``to_float`` leaves as it is
+_CHALF = _dtype.CHALF_NP
+#: floating or complex: what ``to_float`` leaves as it is. complex32 is left out, so that the
+#: ``to_float`` branch (never taken by float inputs) is where it meets PyTorch's error: its
+#: CPU kernels for exp, log, sin, div, ... have no ComplexHalf case (``_no_chalf_op``)
+_FLOATING = _dtype.INEXACT_NP - {_CHALF}
 _BF16 = _dtype.BFLOAT16_NP
 _COMPLEX = _dtype.COMPLEX_NP
+#: PyTorch's CPU kernel names, where they are not ``<op>_cpu``, in its dispatch errors
+_VML_KERNELS = frozenset(("acos", "asin", "atan", "cos", "erf", "erfc", "erfinv", "exp",
+                          "expm1", "i0", "lgamma", "log", "log10", "log1p", "log2", "sin",
+                          "sqrt", "tan", "tanh"))
+_PLAIN_KERNELS = {"exp2": "exp2", "digamma": "digamma", "polygamma": "polygamma",
+                  "special_ndtr": "erf_vml_cpu"}
+
+
+def _no_chalf_op(name: str) -> NotImplementedError:
+    """PyTorch's error for elementwise op ``name``, whose CPU kernel computes every float and
+    complex dtype but complex32 (``"exp_vml_cpu" not implemented for 'ComplexHalf'``)."""
+    if name in _VML_KERNELS:
+        return _dtype.no_chalf_kernel(name + "_vml_cpu")
+    return _dtype.no_chalf_kernel(_PLAIN_KERNELS.get(name)
+                                  or name.removeprefix("special_") + "_cpu")
 
 
 def in_float32(fwd, *arrays):
@@ -110,6 +129,8 @@ def binary_op(name: str, fwd, backward=None, *, kind: str = "arith", saves: str 
             ta, tb, ad, bd, dev = coerce(input, other, to_float)
         a_arr = ad if ta is not None else bd
         if to_float and a_arr.dtype not in _FLOATING:
+            if a_arr.dtype is _CHALF:
+                raise _no_chalf_op(name)
             ft = default().np
             ad = ad.astype(ft) if ta is not None else ad
             bd = bd.astype(ft) if tb is not None else bd
@@ -150,6 +171,8 @@ def unary_op(name: str, fwd, backward=None, *, to_float: bool = False, saves: st
         d = input._data
         try:
             if to_float and d.dtype not in _FLOATING:
+                if d.dtype is _CHALF:
+                    raise _no_chalf_op(name)
                 d = d.astype(default().np)
             elif no_bool and d.dtype.kind == "b":
                 raise RuntimeError("Negation, the `-` operator, on a bool tensor is "
@@ -158,6 +181,8 @@ def unary_op(name: str, fwd, backward=None, *, to_float: bool = False, saves: st
                                    else f"{name} is not supported for bool tensors")
             r = fwd(d) if d.dtype is not _BF16 else in_float32(fwd, d)
         except NotImplementedError:  # a sparse tensor's array refused: its own kernel
+            if getattr(d, "dtype", None) is _CHALF:
+                raise
             from .._sparse_tensor import sparse_op
 
             return sparse_op(name, op, input)

@@ -101,6 +101,10 @@ def coerce(input, other, to_float: bool = False):
             ct = _dtype.result_type(t, s).np
             data = (data.astype(np.float32) if data.dtype is _dtype.BFLOAT16_NP
                     else data).astype(ct)
+    if data.dtype is _dtype.CHALF_NP:
+        # a number meets a complex32 tensor as a complex32 scalar (rounded to float16, as
+        # PyTorch's kernels take it): NumPy would widen the result to complex64
+        s = data.dtype.type(s)
     if ta is not None:
         return ta, None, data, s, t._device
     return None, tb, s, data, t._device

@@ -52,7 +52,7 @@ def not_implemented_for_bool(input, kernel):
 
 def no_complex(input, message: str, error=RuntimeError) -> None:
     """Ordering ops refuse complex numbers (they have no order), in PyTorch's words."""
-    if input._data.dtype.kind == "c":
+    if input._data.dtype in _dtype.COMPLEX_NP:
         raise error(message)
 
 
@@ -60,7 +60,7 @@ def no_complex_kernel(input, kernel: str) -> None:
     """``no_complex`` with PyTorch's dispatch error (``"kthvalue_cpu" not implemented for
     'ComplexFloat'``)."""
     dt = input._data.dtype
-    if dt.kind == "c":
+    if dt in _dtype.COMPLEX_NP:
         raise NotImplementedError(f'"{kernel}" not implemented for \'{scalar_type_name(dt)}\'')
 
 

@@ -142,11 +142,13 @@ _fmod_np = _integer_checked(np.fmod, "fmod_cpu")
 def _pow_np(a, b):
     """``a ** b``; integer and bool powers follow PyTorch (``_integer_pow``)."""
     try:
-        kind = a.dtype.kind
+        dt = a.dtype
     except AttributeError:  # a Python scalar base: ``2 ** t``
-        kind = b.dtype.kind
-    if kind == "f":
+        dt = b.dtype
+    if dt.kind == "f":
         return np.power(a, b)
+    if dt is _dtype.CHALF_NP:  # PyTorch has no complex32 kernel
+        raise _dtype.no_chalf_kernel("pow")
     return _integer_pow(a, b)
 
 
@@ -283,10 +285,15 @@ def _check_integer_exponent(np_dtype, exponent: int) -> None:
 
 @register("float_power", inplace=True)
 def float_power(input, exponent):
-    """``pow`` computed in float64."""
-    a = input.double() if isinstance(input, Tensor) else float(input)
-    b = exponent.double() if isinstance(exponent, Tensor) else float(exponent)
-    return _pow(a, b)
+    """``pow`` computed in float64 (complex128 when either operand is complex)."""
+    return _pow(_double(input), _double(exponent))
+
+
+def _double(x):
+    """``float_power``'s operand in double precision: complex128 for complex ones."""
+    if isinstance(x, Tensor):
+        return x.to(_dtype.complex128) if x._data.dtype in _dtype.COMPLEX_NP else x.double()
+    return x if isinstance(x, complex) else float(x)
 
 
 def _out(r, out):
@@ -330,10 +337,12 @@ def _addc(input, tensor1, tensor2, value, divide):
         if not isinstance(t, Tensor):
             raise TypeError(f"{name}(): argument '{arg}' (position {pos}) must be Tensor, not "
                             f"{type(t).__name__}")
-    if divide and tensor1._data.dtype not in _dtype.FLOATING_NP \
-            and tensor2._data.dtype not in _dtype.FLOATING_NP:
+    if divide and tensor1._data.dtype not in _dtype.INEXACT_NP \
+            and tensor2._data.dtype not in _dtype.INEXACT_NP:
         raise RuntimeError(_ADDCDIV_INTEGER)
     rt = _dtype.result_type(input, tensor1, tensor2).np
+    if divide and rt is _dtype.CHALF_NP:
+        raise _dtype.no_chalf_kernel("addcdiv_cpu_out")
     (tx, t1, t2), (x, a, b), dev = _prepare((input, tensor1, tensor2), rt)
     shape = _broadcast_all(x, a, b)
     if rt.kind == "b":

@@ -328,8 +328,8 @@ _UNARY = (
     "special_spherical_bessel_j0",
     # dtype/device/memory conversions and copies: no dims involved
     "to", "float", "double", "half", "bfloat16", "int", "long", "short", "char", "byte",
-    "bool", "cfloat", "cdouble", "type", "type_as", "contiguous", "clone", "detach", "cpu",
-    "cuda", "alias", "zeros_like", "ones_like", "empty_like",
+    "bool", "chalf", "cfloat", "cdouble", "type", "type_as", "contiguous", "clone", "detach",
+    "cpu", "cuda", "alias", "zeros_like", "ones_like", "empty_like",
     "full_like",
     # random, elementwise: each element (so each example) draws its own numbers
     "dropout", "alpha_dropout", "bernoulli", "rand_like", "randn_like", "randint_like",
@@ -356,8 +356,8 @@ _BINARY = (
 _INPLACE = tuple(n + "_" for n in _UNARY + _BINARY
                  if n not in ("to", "type", "type_as", "float",
                               "double", "half", "bfloat16", "int", "long", "short", "char",
-                              "byte", "bool", "cfloat", "cdouble", "contiguous", "clone",
-                              "cpu", "cuda", "alias", "rand_like", "randn_like",
+                              "byte", "bool", "chalf", "cfloat", "cdouble", "contiguous",
+                              "clone", "cpu", "cuda", "alias", "rand_like", "randn_like",
                               "randint_like")) + (
     "copy_", "fill_", "zero_", "uniform_", "normal_", "bernoulli_", "random_", "exponential_",
     "cauchy_", "log_normal_", "geometric_")

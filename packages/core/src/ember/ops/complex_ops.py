@@ -61,7 +61,7 @@ def real(input):
     a real tensor itself."""
     if not _is_complex(input):
         return input
-    return make_view(input, input._data.real, RealBackward0, None, view_fn=real)
+    return make_view(input, _dtype.real_part(input._data), RealBackward0, None, view_fn=real)
 
 
 @register("imag", method=False, view=True)
@@ -70,7 +70,7 @@ def imag(input):
     for real tensors)."""
     if not _is_complex(input):
         raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
-    return make_view(input, input._data.imag, ImagBackward0, None, view_fn=imag)
+    return make_view(input, _dtype.imag_part(input._data), ImagBackward0, None, view_fn=imag)
 
 
 # -- view_as_real / view_as_complex --------------------------------------------------------------
@@ -93,20 +93,23 @@ def view_as_real(input):
     if not _is_complex(input):
         raise RuntimeError("view_as_real is only supported for complex tensors")
     d = input._data
-    xp = xp_of(d)
-    # d.real shares d's memory and data pointer: stride it over both parts of each element
-    arr = xp.lib.stride_tricks.as_strided(d.real, shape=d.shape + (2,),
-                                          strides=d.strides + (d.itemsize // 2,))
+    if d.dtype is _dtype.CHALF_NP:  # a pair of float16 per element: a trailing axis of 2
+        arr = d[..., None].view(_dtype.float16.np)
+    else:  # d.real shares d's memory and data pointer: stride it over both parts
+        arr = xp_of(d).lib.stride_tricks.as_strided(d.real, shape=d.shape + (2,),
+                                                    strides=d.strides + (d.itemsize // 2,))
     return make_view(input, arr, ViewAsRealBackward0, None, view_fn=view_as_real)
 
 
 @register("view_as_complex", method=False, view=True)
 def view_as_complex(input):
-    """A real tensor whose last dimension is 2 as a complex view (PyTorch's checks)."""
+    """A real tensor whose last dimension is 2 as a complex view (PyTorch's checks): float16
+    gives complex32, float32 complex64, float64 complex128."""
     d = input._data
-    if d.dtype not in (_dtype.float32.np, _dtype.float64.np):
-        raise RuntimeError("view_as_complex is only supported for float and double tensors, "
-                           f"but got a tensor of scalar type: {_dtype.scalar_type_name(d.dtype)}")
+    if d.dtype not in (_dtype.float16.np, _dtype.float32.np, _dtype.float64.np):
+        raise RuntimeError("view_as_complex is only supported for half, float and double "
+                           "tensors, but got a tensor of scalar type: "
+                           f"{_dtype.scalar_type_name(d.dtype)}")
     if d.ndim == 0 or d.shape[-1] != 2:
         raise RuntimeError("Tensor must have a last dimension of size 2")
     if d.size == 0:  # no memory to view: an empty complex tensor
@@ -186,6 +189,10 @@ AngleBackward0 = _own("AngleBackward0", _angle_bw)
 
 def _angle_np(a, xp):
     if a.dtype in _COMPLEX:
+        if a.dtype is _dtype.CHALF_NP:  # PyTorch has no complex32 kernel
+            from .pointwise import _unsupported
+
+            raise _unsupported("angle", a)
         return xp.angle(a)
     if a.dtype.kind in "biu":
         a = a.astype(_dtype.get_default_dtype().np)
@@ -214,6 +221,10 @@ def polar(abs, angle):
         raise RuntimeError(f"Expected object of scalar type {abs.dtype.name.capitalize()} but "
                            f"got scalar type {angle.dtype.name.capitalize()} for second "
                            "argument")
+    if abs._data.dtype is _dtype.float16.np:  # PyTorch has no complex32 polar kernel
+        from .pointwise import _unsupported
+
+        raise _unsupported("polar", abs._data)
     return complex(abs * angle.cos(), abs * angle.sin())
 
 
@@ -228,8 +239,8 @@ ComplexBackward0 = _own("ComplexBackward0", _complex_bw)
 
 @register("complex", method=False)
 def complex(real, imag):
-    """A complex tensor from real and imaginary parts of one floating dtype (float32 gives
-    complex64, float64 complex128), broadcast together."""
+    """A complex tensor from real and imaginary parts of one floating dtype (float16 gives
+    complex32, float32 complex64, float64 complex128), broadcast together."""
     for name, t in (("real", real), ("imag", imag)):
         if not isinstance(t, Tensor):
             raise TypeError(f"complex(): argument '{name}' must be Tensor, not "
@@ -251,6 +262,6 @@ def complex(real, imag):
     shape = xp.broadcast_shapes(a.shape, b.shape) if hasattr(xp, "broadcast_shapes") else \
         (a + b).shape
     out = xp.empty(shape, dtype=cdt)
-    out.real = a
-    out.imag = b
+    _dtype.real_part(out)[...] = a
+    _dtype.imag_part(out)[...] = b
     return result(out, dev, ComplexBackward0, (real, imag), ctx=(a.shape, b.shape))

@@ -213,6 +213,8 @@ def _check_points(n: int) -> None:
 def _promote(x: Tensor, require_complex: bool) -> Tensor:
     """``x`` in a dtype the transforms take (PyTorch's ``promote_tensor_fft``)."""
     dt = x.dtype
+    if dt is _dtype.complex32:  # PyTorch's CPU transforms (MKL, pocketfft) have no complex32
+        raise RuntimeError("MKL FFT doesn't support tensors of type: Half")
     if dt.is_complex:
         return x
     if not dt.is_floating_point:

@@ -131,6 +131,8 @@ def _dot_error(ad, bd, name="dot"):
                             f"{ad.shape[0]} and {bd.shape[0]} elements respectively")
     if ad.dtype.kind == "b":
         return NotImplementedError(f'"{name}" not implemented for \'Bool\'')
+    if ad.dtype is _dtype.CHALF_NP:
+        return _dtype.no_chalf_kernel(name)
     return None
 
 
@@ -141,6 +143,9 @@ def matmul_arrays(a, b):
     (PyTorch's CPU kernels accumulate low-precision products in float; NumPy has no bfloat16
     GEMM and runs float16 without BLAS)."""
     if a.dtype not in _dtype.OPMATH:
+        if a.dtype is _dtype.CHALF_NP:  # PyTorch's CPU products have no complex32 kernel
+            raise _dtype.no_chalf_kernel("bmm" if b.ndim > 2 else "addmv_impl_cpu"
+                                         if b.ndim == 1 and a.ndim > 1 else "addmm_impl_cpu_")
         return gemm(a, b)
     return _dtype.narrow(gemm(_dtype.widen(a), _dtype.widen(b)), a.dtype)
 
@@ -745,6 +750,13 @@ def einsum(equation, *operands):
                                f"{scalar_type_name(d.dtype)}")
         shape = tuple(sizes[c] for c in s)
         arrays.append(d if d.shape == shape else xp.broadcast_to(d, shape))
+    chalf = first is _dtype.CHALF_NP
+    if chalf:  # PyTorch contracts with bmm and sums with sum, neither of which has complex32;
+        if len(arrays) > 1:  # a permutation or a diagonal only moves the elements' bits
+            raise _dtype.no_chalf_kernel("bmm")
+        if set(subs[0]) - set(out):
+            raise _dtype.no_chalf_kernel("sum_cpu")
+        arrays = [arrays[0].view(np.uint32)]
     if first.kind in "biu":  # PyTorch sums some integer operands to int64 first
         dt = _integer_einsum_dtype(subs, out, [t._data.shape for t in operands], first)
         if dt != first:
@@ -753,6 +765,8 @@ def einsum(equation, *operands):
     optimize = len(arrays) > 2 or (len(arrays) == 2 and max(a.size for a in arrays) > 256)
     r = xp.einsum(",".join(subs) + "->" + out, *map(_dtype.widen, arrays), optimize=optimize)
     r = _dtype.narrow(r, first)  # float16 and bfloat16 summed in float32, rounded once
+    if chalf:
+        r = r.view(first)
     if getattr(r, "base", None) is not None and any(xp.may_share_memory(r, a) for a in arrays):
         r = r.copy()  # np.einsum may return a view of its input ('ij->ji', 'ii->i')
     res = _make(r, operands[0]._device)
@@ -844,6 +858,8 @@ def trace(input):
         raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {d.ndim}")
     if d.dtype.kind == "b":
         raise NotImplementedError('"trace" not implemented for \'Bool\'')
+    if d.dtype is _dtype.CHALF_NP:
+        raise _dtype.no_chalf_kernel("trace")
     r = _dtype.narrow(_dtype.widen(d).trace(dtype=np.int64 if d.dtype.kind in "iu" else None),
                       d.dtype)
     out = _make(r, input._device)
@@ -876,6 +892,8 @@ def _cross(input, other, dim):
                            f"{scalar_type_name(bd.dtype)}")
     check_same_device(input, other)
     broadcast_shapes_or_raise(ad.shape, bd.shape)
+    if ad.dtype is _dtype.CHALF_NP:
+        raise _dtype.no_chalf_kernel("cross")
     axis = wrap_dim(dim, ad.ndim)
     r = xp_of(input).cross(ad, bd, axis=axis)
     out = _make(r, input._device)

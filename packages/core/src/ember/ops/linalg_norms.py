@@ -127,6 +127,9 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
     if d.dtype in _dtype.OPMATH and not math.isinf(ord):  # sums in float32, as PyTorch
         r = _vector_norm_array(xp_of(x), d.astype(np.float32), ord, dims, keepdim)
         r = r.astype(d.dtype)
+    elif d.dtype is _dtype.CHALF_NP:  # |z| and sums in float32 (complex64), rounded once
+        r = _vector_norm_array(xp_of(x), d.astype(np.complex64), ord, dims, keepdim)
+        r = r.astype(np.float16)
     else:
         r = _vector_norm_array(xp_of(x), d, ord, dims, keepdim)
     out_ = _make(r, x._device)

@@ -131,6 +131,8 @@ def _product(xd, wd, bd):
     if xd.dtype in _dtype.OPMATH:
         wide = _dtype.widen
         return _dtype.narrow(_product_arrays(wide(xd), wide(wd), wide(bd)), xd.dtype)
+    if xd.dtype is _dtype.CHALF_NP:
+        raise _dtype.no_chalf_kernel("addmm_impl_cpu_")
     return _product_arrays(xd, wd, bd)
 
 

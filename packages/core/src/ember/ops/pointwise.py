@@ -99,6 +99,14 @@ def _scalar_as(value, np_dtype):
         return np.bool_(value)
     if kind == "c":
         return np_dtype.type(value)
+    if np_dtype is _dtype.CHALF_NP:  # complex32 (its kind is 'W'): both parts fit float16
+        z = complex(value)
+        low, high = _VALUE_RANGES[_dtype.float16.np]
+        for part in (z.real, z.imag):
+            if math.isfinite(part) and not low <= part <= high:
+                raise RuntimeError("value cannot be converted to type "
+                                   f"{_dtype.c_type_name(np_dtype)} without overflow")
+        return np_dtype.type(z)
     if isinstance(value, complex):
         if value.imag:
             raise RuntimeError(f"value cannot be converted to type "
@@ -258,6 +266,8 @@ def _rsqrt_np(a):
 
 
 def _square_np(a):
+    if a.dtype is _dtype.CHALF_NP:  # PyTorch's square is pow, which has no complex32 kernel
+        raise _dtype.no_chalf_kernel("pow")
     return a.astype(np.int64) if a.dtype.kind == "b" else np.square(a)
 
 
@@ -296,6 +306,9 @@ def _sign_np(a):
     # (x > 0) - (x < 0): 0 for NaN and -0.0, as PyTorch (np.sign keeps NaN)
     if a.dtype.kind == "b":
         return a.copy()
+    if a.dtype in _dtype.COMPLEX_NP:
+        raise NotImplementedError("Unlike NumPy, ember.sign is not intended to support complex "
+                                  "numbers. Please use ember.sgn instead.")
     return (a > 0).astype(a.dtype) - (a < 0).astype(a.dtype)
 
 
@@ -304,8 +317,23 @@ def _sgn_np(a):
     if a.dtype not in _dtype.COMPLEX_NP:
         return _sign_np(a)
     xp = xp_of(a)
+    if a.dtype is _dtype.CHALF_NP:
+        return _sgn_chalf(a, xp)
     mag = xp.abs(a)
     return xp.where(mag == 0, 0, a / xp.where(mag == 0, 1, mag)).astype(a.dtype)
+
+
+def _sgn_chalf(a, xp):
+    """complex32 ``sgn`` as PyTorch computes it: in float32, each part times ``1 / |z|``
+    (|z| = hypot(re, im)), rounded to float16 once; 0 at 0."""
+    re = _dtype.real_part(a).astype(np.float32)
+    im = _dtype.imag_part(a).astype(np.float32)
+    mag = xp.hypot(re, im)
+    inv = xp.where(mag == 0, np.float32(0), np.float32(1) / xp.where(mag == 0, 1, mag))
+    out = xp.empty(a.shape, dtype=a.dtype)
+    _dtype.real_part(out)[...] = re * inv
+    _dtype.imag_part(out)[...] = im * inv
+    return out
 
 
 def _sgn_bw(node, g):
@@ -650,6 +678,8 @@ def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
         return sparse_op("nan_to_num", nan_to_num, input, nan, posinf, neginf)
     d = input._data
     if d.dtype not in _dtype.FLOATING_NP:
+        if d.dtype is _dtype.CHALF_NP:
+            raise _dtype.no_chalf_kernel("nan_to_num")
         return _make(d.copy(), input._device)
     if d.dtype is _dtype.BFLOAT16_NP:  # NumPy's nan_to_num knows its own float dtypes only
         big = float(_dtype.np_finfo(d.dtype).max)
@@ -793,7 +823,7 @@ def _clamp(input, low, high, name):
         raise RuntimeError("ember.clamp: At least one of 'min' or 'max' must not be None")
     operands = [v for v in (input, low, high) if v is not None]
     rt = _dtype.result_type(*operands).np
-    if rt.kind == "c":  # complex numbers have no order
+    if rt in _dtype.COMPLEX_NP:  # complex numbers have no order
         raise NotImplementedError("clamp is not supported for complex types")
     if rt.kind == "b":
         _check_bool_clamp(input, low, high)
@@ -947,7 +977,7 @@ def _no_complex(name, fwd):
     """``fwd`` refusing complex operands, which have no order (PyTorch's error)."""
 
     def run(a, b):
-        if (a if hasattr(a, "dtype") else b).dtype.kind == "c":
+        if (a if hasattr(a, "dtype") else b).dtype in _dtype.COMPLEX_NP:
             raise RuntimeError(f"{name} not implemented for complex tensors.")
         return fwd(a, b)
 
@@ -981,14 +1011,16 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
             raise RuntimeError(f"{label} must be greater than or equal to zero, but got {value}")
     dev = check_same_device(input, other)
     close = a == b
-    if equal_nan and a.dtype in _dtype.FLOATING_NP:
+    if equal_nan and a.dtype in _dtype.INEXACT_NP:
         close = close | (np.isnan(a) & np.isnan(b))
     if rtol or atol:
-        if a.dtype not in _dtype.FLOATING_NP:
+        if a.dtype not in _dtype.INEXACT_NP:
             ft = _dtype.get_default_dtype().np
             a, b = a.astype(ft), b.astype(ft)
+        # complex32 computes in its own precision, rtol rounded to it (as PyTorch's kernel)
+        rt = rtol if a.dtype is not _dtype.CHALF_NP else a.dtype.type(rtol)
         with np.errstate(all="ignore"):
-            allowed = atol + np.abs(rtol * b)
+            allowed = atol + np.abs(rt * b)
             actual = np.abs(a - b)
             close = close | (np.isfinite(actual) & (actual <= allowed))
     return _make(close, dev)
@@ -1005,6 +1037,8 @@ def equal(input, other) -> bool:
     """True if both tensors have the same shape and the same values (a Python bool)."""
     check_same_device(input, other)
     a, b = input._data, other._data
+    if a.dtype is _dtype.CHALF_NP or b.dtype is _dtype.CHALF_NP:
+        raise _dtype.no_chalf_kernel("equal_notnan_cpu")
     return a.shape == b.shape and bool((a == b).all())
 
 
@@ -1017,8 +1051,8 @@ def _isneginf_np(a):
 
 
 def _isreal_np(a):
-    if a.dtype.kind == "c":  # a complex element is real when its imaginary part is 0
-        return a.imag == 0
+    if a.dtype in _dtype.COMPLEX_NP:  # a complex element is real when its imaginary part is 0
+        return _dtype.imag_part(a) == 0
     return xp_of(a).ones(a.shape, dtype=np.bool_)
 
 
@@ -1108,7 +1142,7 @@ def _ordering(kernel, fwd):
 
     def run(a, b):
         arr = a if hasattr(a, "dtype") else b
-        if arr.dtype.kind == "c":
+        if arr.dtype in _dtype.COMPLEX_NP:
             _broadcast_all(a, b)  # PyTorch checks shapes before the dtype
             raise _unsupported(kernel, arr)
         return fwd(a, b)
@@ -1145,14 +1179,28 @@ def _bitwise_not_np(a):
     return np.logical_not(a) if a.dtype.kind == "b" else np.invert(a)
 
 
-logical_and = _binary("logical_and", np.logical_and, kind="bool", tensors_only=True,
-                      doc="Elementwise logical AND (nonzero is True).")
-logical_or = _binary("logical_or", np.logical_or, kind="bool", tensors_only=True,
-                     doc="Elementwise logical OR (nonzero is True).")
-logical_xor = _binary("logical_xor", np.logical_xor, kind="bool", tensors_only=True,
-                      doc="Elementwise logical XOR (nonzero is True).")
-logical_not = _unary("logical_not", np.logical_not, to_float=False,
-                     doc="Elementwise logical NOT (bool result).")
+def _no_chalf(kernel, fwd):
+    """``fwd`` refusing complex32 arrays with PyTorch's error (it has no such kernel; the
+    ``ml_dtypes`` loops NumPy would run look at the real part only)."""
+
+    def run(*arrays):
+        for a in arrays:
+            if getattr(a, "dtype", None) is _dtype.CHALF_NP:
+                raise _dtype.no_chalf_kernel(kernel)
+        return fwd(*arrays)
+
+    run.__name__ = getattr(fwd, "__name__", kernel)
+    return run
+
+
+logical_and = _binary("logical_and", _no_chalf("logical_and_cpu", np.logical_and), kind="bool",
+                      tensors_only=True, doc="Elementwise logical AND (nonzero is True).")
+logical_or = _binary("logical_or", _no_chalf("logical_or_cpu", np.logical_or), kind="bool",
+                     tensors_only=True, doc="Elementwise logical OR (nonzero is True).")
+logical_xor = _binary("logical_xor", _no_chalf("logical_xor_cpu", np.logical_xor), kind="bool",
+                      tensors_only=True, doc="Elementwise logical XOR (nonzero is True).")
+logical_not = _unary("logical_not", _no_chalf("logical_not_cpu", np.logical_not),
+                     to_float=False, doc="Elementwise logical NOT (bool result).")
 bitwise_and = _binary("bitwise_and", _integral("bitwise_and", np.bitwise_and),
                       doc="Bitwise AND of integers (logical AND of bools).")
 bitwise_or = _binary("bitwise_or", _integral("bitwise_or", np.bitwise_or),

@@ -116,6 +116,7 @@ def _with_dtype(input, dtype):
 _ACC = {np.dtype(t): np.int64 for t in (np.bool_, np.uint8, np.int8, np.int16, np.int32,
                                          np.uint16, np.uint32, np.uint64)}
 _ACC.update((low, np.float32) for low in _dtype.OPMATH)
+_CHALF = _dtype.CHALF_NP  # complex32: PyTorch's CPU sums and products have no kernel for it
 
 
 def _acc_of(d, dtype):
@@ -185,6 +186,8 @@ def sum(input, dim=None, keepdim=False, *, dtype=None):
     accumulates in float32 (rounded once), as in PyTorch."""
     input = _with_dtype(input, dtype)
     d = input._data
+    if d.dtype is _CHALF:
+        raise _dtype.no_chalf_kernel("sum_cpu")
     dims = None if dim is None else _dims_of(dim, d.ndim)
     acc = _ACC.get(d.dtype) if dtype is None else _acc_of(d, dtype)
     if d.__class__ is np.ndarray:  # the ufunc's reduce skips ndarray.sum's Python wrapper
@@ -217,6 +220,8 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
     input, d, dims = _floating_reduction(input, dim, dtype, "mean(): could not infer output "
                                          "dtype. Input dtype must be either a floating point "
                                          "or complex dtype. Got: {dtype}")
+    if d.dtype is _CHALF:  # PyTorch's mean is a sum
+        raise _dtype.no_chalf_kernel("sum_cpu")
     n = _count(d.shape, dims)
     r = _mean_array(d, dims, keepdim, n)
     return result(r, input._device, MeanBackward0 if dim is None else MeanBackward1,
@@ -327,6 +332,8 @@ def prod(input, dim=None, keepdim=False, *, dtype=None):
     if d.dtype.char == "e" and d.size:
         r = _half_prod(d, axis if d.ndim else None, keepdim and d.ndim > 0)
     else:
+        if d.dtype is _CHALF:
+            raise _dtype.no_chalf_kernel("prod_out_cpu")
         acc = _acc_of(d, dtype)
         r = _rounded(d.prod(axis=axis if d.ndim else None, dtype=acc,
                             keepdims=keepdim and d.ndim > 0), acc, d)
@@ -366,6 +373,17 @@ def _var_array(d, dims, correction, keepdim, name):
         return ss / 0, dof
 
 
+def _chalf_var(d, dims, correction, keepdim, name):
+    """The variance of a complex32 array as PyTorch computes it: the float16 variances of
+    the real and the imaginary parts (each in float32, rounded once), added in float16."""
+    xp = xp_of(d)
+    parts = xp.moveaxis(d[..., None].view(np.float16), -1, 0).astype(np.float32)
+    axes = tuple(range(1, d.ndim + 1)) if dims is None else tuple(i + 1 for i in dims)
+    r, dof = _var_array(parts, axes, correction, keepdim, name)
+    r = r.astype(np.float16)
+    return r[0] + r[1], dof
+
+
 def _var_grad(g_keep, x, dims, dof):
     """d var / d x times ``g_keep`` (the gradient with the reduced dims kept)."""
     scale = 2.0 / dof if dof > 0 else math.inf
@@ -396,6 +414,12 @@ def _var_std(input, dim, keepdim, correction, name, take_sqrt, label):
     _floating_input(input, f"{label} only support floating point and complex dtypes")
     d = input._data
     dims = _dims_of(dim, d.ndim)
+    if d.dtype is _dtype.CHALF_NP:
+        r, dof = _chalf_var(d, dims, correction, keepdim, name)
+        if take_sqrt:
+            r = xp_of(input).sqrt(r.astype(np.float32)).astype(r.dtype)
+        return result(r, input._device, StdBackward0 if take_sqrt else VarBackward0,
+                      (input,), (input,), (dims, keepdim, dof), take_sqrt)
     half = d.dtype in _dtype.OPMATH  # float16/bfloat16 compute in float32, rounded once
     r, dof = _var_array(_dtype.widen(d), dims, correction, keepdim, name)
     if take_sqrt:
@@ -425,7 +449,7 @@ def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """``(var, mean)`` over ``dim``."""
     dim, correction = _correction("var_mean", dim, unbiased, correction)
     return (_var_std(input, dim, keepdim, correction, "var_mean", False, "var_mean"),
-            mean(input, dim, keepdim))
+            _mean_of(input, dim, keepdim))
 
 
 @register("std_mean", method=False)
@@ -433,7 +457,15 @@ def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """``(std, mean)`` over ``dim``."""
     dim, correction = _correction("std_mean", dim, unbiased, correction)
     return (_var_std(input, dim, keepdim, correction, "std_mean", True, "std_mean"),
-            mean(input, dim, keepdim))
+            _mean_of(input, dim, keepdim))
+
+
+def _mean_of(input, dim, keepdim):
+    """The mean ``var_mean``/``std_mean`` return: for complex32 (which ``mean`` refuses, as in
+    PyTorch) the complex64 mean rounded once, as PyTorch's fused kernel computes it."""
+    if input._data.dtype is not _CHALF:
+        return mean(input, dim, keepdim)
+    return mean(input.to(_dtype.complex64), dim, keepdim).to(_dtype.complex32)
 
 
 # -- max, min, amax, amin, aminmax, argmax, argmin --------------------------------------------
@@ -465,7 +497,7 @@ def _empty_full_reduction(name):
 def _extreme(input, dims, keepdim, name, node_cls):
     """max/min/amax/amin over ``dims`` (None: all); NaN propagates."""
     d = input._data
-    if d.dtype.kind == "c":
+    if d.dtype in _dtype.COMPLEX_NP:
         no_complex_kernel(input, _EXTREME_KERNELS[name])
     if not d.size and (dims is None or not _count(d.shape, dims)):
         if dims is None or not d.ndim:
@@ -539,7 +571,7 @@ def aminmax(input, *, dim=None, keepdim=False):
 
 def _arg_extreme(input, dim, keepdim, name):
     d = input._data
-    if d.dtype.kind in "bc":
+    if d.dtype.kind == "b" or d.dtype in _dtype.COMPLEX_NP:
         kind = "bool" if d.dtype.kind == "b" else "complex"
         raise RuntimeError(f"{name}(): does not support {kind} input")
     if dim is None:
@@ -625,6 +657,8 @@ def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
 
 def _truth_reduction(input, dim, keepdim, how):
     d = input._data
+    if d.dtype is _CHALF:  # nonzero real or imaginary part (NumPy's cast looks at the real)
+        d = _dtype.astype(d, np.bool_)
     if isinstance(dim, (tuple, list)) and not dim:  # dim=(): no dim reduced (unlike sum's)
         r = d != 0
     else:
@@ -659,6 +693,8 @@ def _running(input, dim, kernel, node_cls, saves: bool, dtype=None):
     backward reads the input and the output (cumprod, logcumsumexp); ``dtype``: the one the
     caller asked for (see :func:`_acc_of`)."""
     a, axis, restore = along(input._data, dim)
+    if a.dtype is _CHALF:
+        raise _dtype.no_chalf_kernel(f"{kernel.__name__[1:]}_out_cpu")
     acc = _acc_of(a, dtype)
     if isinstance(acc, np.dtype) and acc.kind == "b":
         raise NotImplementedError(f'"{kernel.__name__[1:]}_out_cpu" not implemented for '
@@ -841,7 +877,7 @@ def dist(input, other, p=2):
     from ..linalg import vector_norm
 
     diff = input - other
-    if diff._data.dtype not in _dtype.FLOATING_NP:
+    if diff._data.dtype not in _dtype.INEXACT_NP:
         raise RuntimeError("norm(): input dtype should be either floating point or complex. "
                            f"Got {scalar_type_name(diff._data.dtype)} instead.")
     return vector_norm(diff, p)

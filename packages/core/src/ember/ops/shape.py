@@ -1175,8 +1175,8 @@ class _StridedIndex:
 def _strided_view(a, shape, strides):
     """``a``'s memory seen with ``shape`` and ``strides`` (bytes); writable where ``a`` is."""
     if a.__class__ is np.ndarray:
-        return np.lib.stride_tricks.as_strided(a, shape, strides, writeable=a.flags.writeable)
-    return xp_of(a).lib.stride_tricks.as_strided(a, shape, strides)
+        return _dtype.as_strided(np, a, shape, strides, writeable=a.flags.writeable)
+    return _dtype.as_strided(xp_of(a), a, shape, strides)
 
 
 @dataclasses.dataclass(slots=True, eq=False)

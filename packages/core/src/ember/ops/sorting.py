@@ -53,7 +53,7 @@ def _keys(a):
 
 def _sort_order(a, axis, descending, xp):
     """Stable argsort; descending keeps equal elements in their original order too."""
-    if a.dtype.kind == "c":  # no order (NumPy's lexicographic one is not PyTorch's)
+    if a.dtype in _dtype.COMPLEX_NP:  # no order (NumPy's lexicographic one is not PyTorch's)
         raise RuntimeError(" Sort does not support complex dtypes on CPU")
     a = _keys(a)
     if not descending:

@@ -34,7 +34,8 @@ class _Placeholder:
 
 _PLACEHOLDER = _Placeholder()
 _TENSOR_BUILDERS = frozenset(id(_pickle.ALLOWED_GLOBALS[name]) for name in (
-    "torch._utils._rebuild_tensor_v2", "torch._utils._rebuild_tensor",
+    "torch._utils._rebuild_tensor_v2", "torch._utils._rebuild_tensor_v3",
+    "torch._utils._rebuild_tensor",
     "torch._utils._rebuild_parameter", "torch._utils._rebuild_parameter_with_state",
     "torch._tensor._rebuild_from_type_v2", "torch.nn.parameter.Parameter",
     "torch._utils._rebuild_sparse_tensor"))

@@ -44,8 +44,13 @@ def storage_np_dtype(dtype) -> np.dtype:
 
 
 def raw(array: np.ndarray) -> np.ndarray:
-    """A storage's array as its bytes can be written (a bfloat16 array viewed as uint16)."""
-    return array.view(np.uint16) if array.dtype == _dtype.BFLOAT16_NP else array
+    """A storage's array as its bytes can be written: a bfloat16 array viewed as uint16, a
+    complex32 one as its bytes (PyTorch pickles it as an untyped storage: ``V3_DTYPES``)."""
+    if array.dtype == _dtype.BFLOAT16_NP:
+        return array.view(np.uint16)
+    if array.dtype == _dtype.CHALF_NP:
+        return array.view(np.uint8)
+    return array
 
 
 def from_raw(array: np.ndarray, dtype) -> np.ndarray:
@@ -71,6 +76,12 @@ TORCH_SIZE = _marker("torch", "Size")
 REBUILD_SPARSE_TENSOR = _marker("torch._utils", "_rebuild_sparse_tensor")
 GET_LAYOUT = _marker("torch.serialization", "_get_layout")
 STORAGE_MARKERS = {dt: _marker("torch", name) for dt, name in STORAGE_NAMES.items()}
+#: dtypes without a typed storage class (``torch.ComplexHalfStorage`` does not exist): PyTorch
+#: pickles their tensors with ``_rebuild_tensor_v3``, whose storage is an ``UntypedStorage``
+#: of bytes and whose last argument is the dtype
+V3_DTYPES = frozenset({_dtype.complex32})
+REBUILD_TENSOR_V3 = _marker("torch._utils", "_rebuild_tensor_v3")
+UNTYPED_STORAGE = _marker("torch.storage", "UntypedStorage")
 for _dt in _dtype.ALL_DTYPES:
     _GLOBAL_PATHS[id(_dt)] = ("torch", _dt.name)
 
@@ -120,10 +131,11 @@ class TorchPickler(pickle._Pickler):
 
     def persistent_id(self, obj):
         if obj.__class__ is StorageRef:
-            numel = obj.array.size
+            numel = obj.array.size  # bytes for an untyped storage (``raw`` gives uint8)
+            marker = UNTYPED_STORAGE if obj.dtype in V3_DTYPES else STORAGE_MARKERS[obj.dtype]
             if self.legacy:
-                return ("storage", STORAGE_MARKERS[obj.dtype], obj.key, obj.location, numel, None)
-            return ("storage", STORAGE_MARKERS[obj.dtype], obj.key, obj.location, numel)
+                return ("storage", marker, obj.key, obj.location, numel, None)
+            return ("storage", marker, obj.key, obj.location, numel)
         return None
 
     def save_global(self, obj, name=None):
@@ -161,8 +173,11 @@ class TorchPickler(pickle._Pickler):
 
     def _reduce_tensor(self, t: Tensor):
         ref, offset, strides = self._storage_of(t)
-        return REBUILD_TENSOR_V2, (ref, offset, tuple(t._data.shape), strides,
-                                   bool(t.requires_grad), collections.OrderedDict())
+        args = (ref, offset, tuple(t._data.shape), strides, bool(t.requires_grad),
+                collections.OrderedDict())
+        if ref.dtype in V3_DTYPES:  # offset and strides stay in elements of the dtype
+            return REBUILD_TENSOR_V3, (*args, ref.dtype)
+        return REBUILD_TENSOR_V2, args
 
     def _new_ref(self, dt, location: str, flat) -> StorageRef:
         ref = StorageRef(str(len(self.storages)), dt, location, raw(flat))
@@ -299,11 +314,31 @@ def rebuild_tensor(storage, storage_offset, size, stride, requires_grad=False,
         if 0 in size:
             data = xp.empty(size, dtype=arr.dtype)
         else:
-            data = xp.lib.stride_tricks.as_strided(arr[offset:], shape=size, strides=strides)
+            data = _dtype.as_strided(xp, arr[offset:], size, strides)
     t = _make(data, storage.device)
-    if requires_grad and data.dtype in _dtype.FLOATING_NP:
+    if requires_grad and data.dtype in _dtype.INEXACT_NP:
         t.requires_grad = True
     return t
+
+
+def rebuild_tensor_v3(storage, storage_offset, size, stride, requires_grad=False,
+                      backward_hooks=None, dtype=None, metadata=None) -> Tensor:
+    """``torch._utils._rebuild_tensor_v3``: a tensor of ``dtype`` viewing an untyped storage
+    (bytes), as PyTorch writes the dtypes that have no typed storage class (complex32).
+    ``storage_offset`` and ``stride`` count elements of ``dtype``."""
+    if not isinstance(dtype, _dtype.dtype):
+        raise pickle.UnpicklingError(f"expected a dtype, got {type(dtype).__name__}")
+    if not isinstance(storage, Storage):
+        raise pickle.UnpicklingError(f"expected a storage, got {type(storage).__name__}")
+    if storage.dtype is not dtype:
+        arr = storage.array
+        if arr.dtype != np.uint8 or arr.ndim != 1 or arr.size % dtype.itemsize:
+            raise pickle.UnpicklingError(f"a storage of {arr.size} {arr.dtype} elements cannot "
+                                         f"hold {dtype} elements")
+        backend_of(storage.device).check_dtype(dtype.np)
+        storage = Storage(arr.view(dtype.np), storage.device, dtype)
+    return rebuild_tensor(storage, storage_offset, size, stride, requires_grad, backward_hooks,
+                          metadata)
 
 
 def _rebuild_tensor_v1(storage, storage_offset, size, stride) -> Tensor:
@@ -419,6 +454,7 @@ def _make_allowed() -> dict:
         "builtins.slice": slice, "builtins.bytearray": _safe_bytearray,
         "_codecs.encode": _safe_encode,
         "torch._utils._rebuild_tensor_v2": rebuild_tensor,
+        "torch._utils._rebuild_tensor_v3": rebuild_tensor_v3,
         "torch._utils._rebuild_tensor": _rebuild_tensor_v1,
         "torch._utils._rebuild_parameter": rebuild_parameter,
         "torch._utils._rebuild_parameter_with_state": rebuild_parameter,
@@ -432,6 +468,7 @@ def _make_allowed() -> dict:
     }
     for dt, name in STORAGE_NAMES.items():
         rc[f"torch.{name}"] = StorageType(name, dt)
+    for dt in _dtype.ALL_DTYPES:
         rc[f"torch.{dt.name}"] = dt
     return rc
 
@@ -443,7 +480,8 @@ ALLOWED_GLOBALS = _make_allowed()
 CALLABLE_GLOBALS = frozenset({
     "collections.OrderedDict", "collections.Counter", "builtins.set", "builtins.frozenset",
     "builtins.complex", "builtins.slice", "builtins.bytearray", "_codecs.encode",
-    "torch._utils._rebuild_tensor_v2", "torch._utils._rebuild_tensor",
+    "torch._utils._rebuild_tensor_v2", "torch._utils._rebuild_tensor_v3",
+    "torch._utils._rebuild_tensor",
     "torch._utils._rebuild_parameter", "torch._utils._rebuild_parameter_with_state",
     "torch._tensor._rebuild_from_type_v2", "torch.device", "torch.Size",
     "torch.nn.parameter.Parameter", "torch._utils._rebuild_sparse_tensor",
