@@ -762,3 +762,37 @@ def test_csc_parity_with_torch():
     assert_same_error(lambda: c.coalesce(), lambda: tc.coalesce())
     assert_same_error(lambda: ember.tensor(DENSE).ccol_indices(),
                       lambda: torch.tensor(DENSE).ccol_indices())
+
+
+@pytest.mark.parametrize("layout", ["coo", "csr", "csc"])
+def test_function_forms_of_transposes_take_sparse_tensors(layout):
+    # ember.transpose/swapaxes/swapdims/t and .mT/.adjoint() reach the sparse tensor's own
+    # transpose (CSR <-> CSC), as PyTorch's function forms do
+    dense = ember.tensor([[0.0, 1.0, 0.0], [2.0, 0.0, 3.0]])
+    s = {"coo": dense.to_sparse(), "csr": dense.to_sparse_csr(),
+         "csc": dense.to_sparse_csc()}[layout]
+    flipped = {"coo": ember.sparse_coo, "csr": ember.sparse_csc, "csc": ember.sparse_csr}[layout]
+    for r in (ember.transpose(s, 0, 1), ember.swapaxes(s, 0, 1), ember.swapdims(s, 1, 0),
+              ember.t(s), s.mT, s.adjoint()):
+        assert r.layout is flipped
+        np.testing.assert_array_equal(r.to_dense().numpy(), dense.numpy().T)
+
+
+def test_permute_of_a_coo_tensor():
+    d = ember.arange(48.0, dtype=ember.float64).reshape(2, 3, 2, 4)
+    s = d.to_sparse(2)  # two sparse dims, two dense
+    for dims in [(1, 0, 2, 3), (0, 1, 3, 2), (1, 0, 3, 2)]:
+        r = ember.permute(s, dims)
+        assert r.layout is ember.sparse_coo and (r.sparse_dim(), r.dense_dim()) == (2, 2)
+        np.testing.assert_array_equal(r.to_dense().numpy(), d.permute(dims).numpy())
+    assert s.permute(0, 1, 2, 3) is s
+    with pytest.raises(RuntimeError, match="transpositions between sparse and dense"):
+        s.permute(0, 2, 1, 3)
+    with pytest.raises(RuntimeError, match="duplicate dims"):
+        s.permute(0, 0, 2, 3)
+    with pytest.raises(NotImplementedError, match="as_strided.*SparseCsr"):
+        ember.permute(ember.eye(3).to_sparse_csr(), (1, 0))
+    v = ember.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=ember.float64, requires_grad=True)
+    i = ember.tensor([[0, 1], [1, 0]])
+    assert gradcheck(lambda v: ember.sparse_coo_tensor(i, v, (2, 2, 2)).permute(1, 0, 2)
+                     .to_dense(), (v,))

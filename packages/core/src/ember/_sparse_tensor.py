@@ -731,6 +731,41 @@ class SparseTensor(Tensor):
         return make_sparse(idx, self._vals, tuple(shape),
                            coalesced=self._coalesced and self._idx.shape[1] < 2)
 
+    def permute(self, *dims):
+        """A COO tensor's dims reordered: the sparse dims among themselves (its index rows)
+        and the dense dims among themselves (its values'), as PyTorch's; the result is not
+        marked coalesced. Compressed tensors have no ``permute`` in PyTorch."""
+        from .ops._promotion import wrap_dim
+
+        if len(dims) == 1 and not isinstance(dims[0], int):
+            dims = tuple(dims[0])
+        n = self._data.ndim
+        if self._layout is not sparse_coo:
+            raise NotImplementedError(
+                "Could not run 'aten::as_strided' with arguments from the 'SparseCsr"
+                f"{self._device.type.upper()}' backend. This could be because the operator "
+                "doesn't exist for this backend (permute has no compressed-layout kernel).")
+        if len(dims) != n:
+            raise RuntimeError(f"permute(sparse_coo): number of dimensions in the tensor input "
+                               f"does not match the length of the desired ordering of "
+                               f"dimensions i.e. input.dim() = {n} is not equal to len(dims) = "
+                               f"{len(dims)}")
+        dims = tuple(wrap_dim(d, n) for d in dims)
+        if len(set(dims)) != n:
+            raise RuntimeError("permute(): duplicate dims are not allowed.")
+        sd = self._idx.shape[0]
+        if any((d < sd) != (i < sd) for i, d in enumerate(dims)):
+            raise RuntimeError("permute(sparse_coo): transpositions between sparse and dense "
+                               "dimensions are not allowed.Only transpositions within sparse "
+                               "and dense dimensions are supported.")
+        if dims == tuple(range(n)):
+            return self
+        shape = tuple(self._data.shape[d] for d in dims)
+        values = self._vals
+        if n > sd:
+            values = values.permute((0, *(d - sd + 1 for d in dims[sd:])))
+        return make_sparse(self._idx[list(dims[:sd])], values, shape, coalesced=False)
+
     def transpose_(self, dim0: int, dim1: int):
         """PyTorch's error for a compressed tensor (no in-place transposes)."""
         if self._layout is not sparse_coo:

@@ -465,9 +465,12 @@ def transpose(input, dim0, dim1):
     d = input._data
     n = d.ndim
     d0, d1 = wrap_dim(dim0, n), wrap_dim(dim1, n)
+    try:
+        arr = d.view() if n < 2 else d.swapaxes(d0, d1)
+    except NotImplementedError:  # a sparse tensor's array refuses: its own transpose
+        return input.transpose(d0, d1)
     if n < 2:
-        return make_view(input, d.view(), TransposeBackward0, (0, 0), lambda b: b)
-    arr = d.swapaxes(d0, d1)
+        return make_view(input, arr, TransposeBackward0, (0, 0), lambda b: b)
     return make_view(input, arr, TransposeBackward0, (d0, d1),
                      lambda b, a=d0, c=d1: b.transpose(a, c))
 
@@ -497,7 +500,11 @@ def t(input):
     d = input._data
     if d.ndim > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {d.ndim}D")
-    return make_view(input, d.T, TBackward0, None, t)
+    try:
+        arr = d.T
+    except NotImplementedError:  # a sparse tensor's array refuses: its own t()
+        return input.t()
+    return make_view(input, arr, TBackward0, None, t)
 
 
 def _permute_bw(node, g):
@@ -512,6 +519,8 @@ PermuteBackward0 = make_node_class("PermuteBackward0", _permute_bw)
 def permute(input, dims):
     """Reorder dimensions (a view)."""
     dims = _int_tuple(dims)
+    if input._data.__class__ is _SparseData:
+        return input.permute(dims)  # a sparse tensor's own (its array refuses)
     n = input._data.ndim
     if len(dims) != n:
         raise RuntimeError(f"permute(sparse_coo): number of dimensions in the tensor input does "
