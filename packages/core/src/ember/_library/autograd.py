@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import warnings
 
-from .._tensor import Tensor
 from ..autograd.function import Function
 from ..autograd.graph import make_node_class, record
+from .ops import _tensors_of
 
 __all__ = ["apply", "not_implemented_fallback"]
 
@@ -158,19 +158,10 @@ def not_implemented_fallback(op, args, kwargs, out) -> None:
     no gradient."""
     from .._dtype import INEXACT_NP
 
-    inputs = [t for t in _tensors((*args, *kwargs.values()))]
+    inputs = [t for t in _tensors_of((*args, *kwargs.values()))]
     outs = out if isinstance(out, tuple) else (out,)
-    for o in _tensors(outs):
+    for o in _tensors_of(outs):
         if not o.requires_grad and o._data.dtype in INEXACT_NP and \
                 not any(o is t for t in inputs):
             record(_NotImplemented, o, inputs, ctx=op.qualname)
 
-
-def _tensors(values):
-    for v in values:
-        if isinstance(v, Tensor):
-            yield v
-        elif isinstance(v, (list, tuple)):
-            for x in v:
-                if isinstance(x, Tensor):
-                    yield x
