@@ -1,0 +1,101 @@
+"""Run a PyTorch program on Ember without editing it: ``python -m ember.as_torch train.py
+--epochs 2`` runs ``train.py`` with ``import torch`` (and ``torch.nn``, ``torch.utils.data``,
+...) resolving to ``ember`` (``ember.nn``, ``ember.utils.data``, ...), ``torchvision`` to
+``ember.vision`` and ``torchtext`` to ``ember.text`` (where those packages are installed).
+
+``ember.as_torch.install()`` does the same inside a running interpreter (before the program's
+first ``import torch``); ``uninstall()`` takes it back. A submodule Ember does not have fails
+to import with ``ModuleNotFoundError`` naming both names (``torch.fx`` -> ``ember.fx``).
+Modules already imported under the real names (a real PyTorch imported earlier in the
+process) are left alone: install first.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.abc
+import importlib.util
+import runpy
+import sys
+
+__all__ = ["install", "uninstall", "installed", "main"]
+
+#: the PyTorch distribution names and the Ember packages that stand in for them
+ALIASES = {"torch": "ember", "torchvision": "ember.vision", "torchtext": "ember.text"}
+
+
+class _AliasFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Finds ``torch[.x]`` as the already-importable ``ember[.x]``: the module object is
+    Ember's own, so ``torch.nn is ember.nn`` and classes pickle under their Ember paths."""
+
+    def find_spec(self, name, path=None, target=None):
+        top = name.partition(".")[0]
+        if top not in ALIASES:
+            return None
+        return importlib.util.spec_from_loader(name, self)
+
+    def create_module(self, spec):
+        top, _, rest = spec.name.partition(".")
+        target = ALIASES[top] + ("." + rest if rest else "")
+        try:
+            return importlib.import_module(target)
+        except ModuleNotFoundError as exc:
+            if exc.name is not None and (exc.name == target or target.startswith(exc.name + ".")):
+                raise ModuleNotFoundError(f"No module named '{spec.name}': running on Ember "
+                                          f"(ember.as_torch), which has no '{target}'",
+                                          name=spec.name) from None
+            raise
+
+    def exec_module(self, module):
+        # the module is Ember's, already executed; only the alias name is registered
+        pass
+
+
+_FINDER = _AliasFinder()
+
+
+def installed() -> bool:
+    """Whether ``torch`` imports resolve to Ember in this interpreter."""
+    return _FINDER in sys.meta_path
+
+
+def install() -> None:
+    """Make ``import torch`` (``torchvision``, ``torchtext``) import Ember from now on."""
+    if not installed():
+        sys.meta_path.insert(0, _FINDER)
+
+
+def uninstall() -> None:
+    """Undo :func:`install` and forget the alias modules already imported."""
+    if installed():
+        sys.meta_path.remove(_FINDER)
+    for name in list(sys.modules):
+        if name.partition(".")[0] in ALIASES and \
+                getattr(sys.modules[name], "__name__", "").startswith("ember"):
+            del sys.modules[name]
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m ember.as_torch script.py [args...]`` or ``-m module [args...]``."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] in ("-h", "--help"):
+        print("usage: python -m ember.as_torch script.py [args...]\n"
+              "       python -m ember.as_torch -m module [args...]\n\n"
+              + __doc__.split("\n\n")[0], file=sys.stderr if not argv else sys.stdout)
+        return 2 if not argv else 0
+    install()
+    if argv[0] == "-m":
+        if len(argv) < 2:
+            print("ember.as_torch: -m needs a module name", file=sys.stderr)
+            return 2
+        sys.argv = argv[1:]
+        runpy.run_module(argv[1], run_name="__main__", alter_sys=True)
+    else:
+        sys.argv = argv
+        sys.path.insert(0, str(__import__("pathlib").Path(argv[0]).resolve().parent))
+        runpy.run_path(argv[0], run_name="__main__")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,81 @@
+"""``python -m ember.as_torch``: a PyTorch program runs on Ember without editing its imports."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+PROGRAM = '''
+import sys
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.utils.data import DataLoader, TensorDataset
+
+torch.manual_seed(0)
+x = torch.randn(64, 4)
+y = (x.sum(1, keepdim=True) > 0).float()
+model = nn.Sequential(nn.Linear(4, 16), nn.ReLU(), nn.Linear(16, 1))
+opt = torch.optim.SGD(model.parameters(), lr=0.5)
+for _ in range(30):
+    for xb, yb in DataLoader(TensorDataset(x, y), batch_size=16):
+        opt.zero_grad()
+        loss = F.binary_cross_entropy_with_logits(model(xb), yb)
+        loss.backward()
+        opt.step()
+print(torch.__name__, nn.__name__, F.__name__, sys.argv[1:], round(loss.item(), 3) < 0.3)
+'''
+
+
+def _run(tmp_path, *args):
+    script = tmp_path / "train.py"
+    script.write_text(textwrap.dedent(PROGRAM))
+    return subprocess.run([sys.executable, "-m", "ember.as_torch", *args], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_a_pytorch_script_runs_on_ember(tmp_path):
+    r = _run(tmp_path, "train.py", "--epochs", "2")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["ember", "ember.nn", "ember.nn.functional", "['--epochs',",
+                                "'2']", "True"]
+
+
+def test_module_form_and_usage(tmp_path):
+    (tmp_path / "prog.py").write_text("import torch\nprint(torch.__name__)\n")
+    r = subprocess.run([sys.executable, "-m", "ember.as_torch", "-m", "prog"], cwd=tmp_path,
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0 and r.stdout.strip() == "ember", r.stderr
+    r = subprocess.run([sys.executable, "-m", "ember.as_torch"], capture_output=True,
+                       text=True, timeout=300)
+    assert r.returncode == 2 and "usage: python -m ember.as_torch" in r.stderr
+
+
+IN_PROCESS = """
+import sys
+import ember
+from ember import as_torch
+
+as_torch.install()
+import torch
+import torch.nn.functional as F
+assert torch is ember and F is ember.nn.functional and as_torch.installed()
+try:
+    import torch.no_such_module
+except ModuleNotFoundError as exc:
+    print(exc)
+as_torch.uninstall()
+assert not as_torch.installed() and "torch" not in sys.modules
+print("ok")
+"""
+
+
+def test_install_in_process_and_missing_submodules():
+    # in a fresh interpreter: this one may hold the real torch (the test oracle)
+    r = subprocess.run([sys.executable, "-c", IN_PROCESS], capture_output=True, text=True,
+                       timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == [
+        "No module named 'torch.no_such_module': running on Ember (ember.as_torch), which has "
+        "no 'ember.no_such_module'", "ok"]
