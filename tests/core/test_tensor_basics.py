@@ -51,7 +51,7 @@ def test_numpy_of_a_tensor_requiring_grad_under_no_grad():
     with ember.no_grad():
         assert w.numpy().tolist() == [1.0, 1.0]
     with ember.inference_mode():
-        assert w.numpy() is w._data
+        assert w.numpy().tolist() == [1.0, 1.0]
     b = ember.ones(2, dtype=ember.bfloat16, requires_grad=True)
     with pytest.raises(RuntimeError, match="requires grad"):
         b.numpy()
