@@ -163,6 +163,43 @@ def assert_same_error(ember_fn: Callable[[], object], torch_fn: Callable[[], obj
         ember_fn()
 
 
+def assert_same_sparse_parts(e, t) -> None:
+    """ember ``e`` equals torch ``t`` part by part (any sparse layout, batched or hybrid, or
+    dense): layout, size, dtype, every part of :func:`sparse_parts` (shapes included; floats
+    to 1e-6), ``_nnz()``, ``sparse_dim()``, ``dense_dim()`` (and COO's coalesced flag)."""
+    assert str(e.layout).split(".")[-1] == str(t.layout).split(".")[-1]
+    assert tuple(e.shape) == tuple(t.shape)
+    assert str(e.dtype).split(".")[-1] == str(t.dtype).split(".")[-1]
+    for a, b in zip(sparse_parts(e), sparse_parts(t), strict=True):
+        a, b = np.asarray(a), np.asarray(b)
+        assert a.shape == b.shape
+        if a.dtype.kind == "f":
+            np.testing.assert_allclose(a, b, rtol=1e-6)
+        else:
+            np.testing.assert_array_equal(a, b)
+    if str(t.layout) != "torch.strided":
+        assert (e._nnz(), e.sparse_dim(), e.dense_dim()) == (t._nnz(), t.sparse_dim(),
+                                                            t.dense_dim())
+
+
+def same_sparse_in_both(fn: Callable[[object], object]) -> None:
+    """``fn(ember)`` and ``fn(torch)`` give the same tensor (:func:`assert_same_sparse_parts`);
+    skipped without torch."""
+    import ember
+
+    torch = pytest.importorskip("torch")
+    assert_same_sparse_parts(fn(ember), fn(torch))
+
+
+def same_error_in_both(fn: Callable[[object], object]) -> None:
+    """``fn(ember)`` and ``fn(torch)`` raise the same error (:func:`assert_same_dispatch_error`);
+    skipped without torch."""
+    import ember
+
+    torch = pytest.importorskip("torch")
+    assert_same_dispatch_error(lambda: fn(ember), lambda: fn(torch))
+
+
 def assert_same_dispatch_error(ember_fn: Callable[[], object],
                                torch_fn: Callable[[], object]) -> None:
     """Both raise the same exception type with the same message, read with the test device's

@@ -13,7 +13,7 @@ import pickle
 
 import numpy as np
 import pytest
-from testutils import assert_same_dispatch_error, sparse_parts
+from testutils import assert_same_sparse_parts, same_error_in_both, same_sparse_in_both
 
 import ember
 from ember.autograd import gradcheck
@@ -52,34 +52,6 @@ def _b(m, layout, dtype=None):
 
 def _four_d(m, layout):
     return _conv(m.tensor(_four_d_np()), layout)
-
-
-def _same(e, t):
-    """ember ``e`` equals torch ``t``: layout, size, dtype, every part (shapes included),
-    ``_nnz()``, ``sparse_dim()``, ``dense_dim()`` (and COO's coalesced flag)."""
-    assert str(e.layout).split(".")[-1] == str(t.layout).split(".")[-1]
-    assert tuple(e.shape) == tuple(t.shape)
-    assert str(e.dtype).split(".")[-1] == str(t.dtype).split(".")[-1]
-    for a, b in zip(sparse_parts(e), sparse_parts(t), strict=True):
-        a, b = np.asarray(a), np.asarray(b)
-        assert a.shape == b.shape
-        if a.dtype.kind == "f":
-            np.testing.assert_allclose(a, b, rtol=1e-6)
-        else:
-            np.testing.assert_array_equal(a, b)
-    if str(t.layout) != "torch.strided":
-        assert (e._nnz(), e.sparse_dim(), e.dense_dim()) == (t._nnz(), t.sparse_dim(),
-                                                            t.dense_dim())
-
-
-def _both(fn):
-    torch = _torch()
-    _same(fn(ember), fn(torch))
-
-
-def _same_error(fn):
-    torch = _torch()
-    assert_same_dispatch_error(lambda: fn(ember), lambda: fn(torch))
 
 
 def _parts_of(m, layout, x):
@@ -140,7 +112,7 @@ _PARITY = [
 @pytest.mark.parametrize("layout", LAYOUTS)
 @pytest.mark.parametrize("fn", _PARITY)
 def test_batched_compressed_matches_torch(fn, layout):
-    _both(lambda m: fn(m, layout))
+    same_sparse_in_both(lambda m: fn(m, layout))
 
 
 @pytest.mark.parametrize("layout", LAYOUTS)
@@ -175,10 +147,10 @@ def test_conversions_between_layouts_match_torch(src, dst, bs):
     try:
         t = call(torch)
     except RuntimeError:
-        _same_error(call)
+        same_error_in_both(call)
         return
     e = call(ember)
-    _same(e, t)
+    assert_same_sparse_parts(e, t)
     np.testing.assert_array_equal(e.to_dense().numpy(), d)
 
 
@@ -194,9 +166,9 @@ def test_to_sparse_with_a_layout_of_a_batched_tensor(dst):
         try:
             t = call(_torch())
         except RuntimeError:
-            _same_error(call)
+            same_error_in_both(call)
             continue
-        _same(call(ember), t)
+        assert_same_sparse_parts(call(ember), t)
 
 
 @pytest.mark.parity
@@ -213,7 +185,7 @@ def test_coalesced_flags_of_coo_conversions_match_torch(layout):
             e = _conv(ember.tensor(x), layout, bs).to_sparse_coo()
             t = _conv(torch.from_numpy(x), layout, bs).to_sparse_coo()
             assert e.is_coalesced() == t.is_coalesced()
-            _same(e, t)
+            assert_same_sparse_parts(e, t)
 
 
 # -- errors --------------------------------------------------------------------------------------
@@ -275,15 +247,15 @@ _ERRORS = [
 @pytest.mark.parametrize("layout", LAYOUTS)
 @pytest.mark.parametrize("fn", _ERRORS)
 def test_errors_match_torch(fn, layout):
-    _same_error(lambda m: fn(m, layout))
+    same_error_in_both(lambda m: fn(m, layout))
 
 
 @pytest.mark.parity
 @pytest.mark.parametrize("layout", ["bsr", "bsc"])
 @pytest.mark.parametrize("bs", [(2, 3), (0, 2), (3,), 2.0])
 def test_blocksize_errors_match_torch(layout, bs):
-    _same_error(lambda m: _conv(m.tensor(DENSE), layout, bs))
-    _same_error(lambda m: _conv(_conv(m.tensor(DENSE[0]), "csr"), layout, bs))
+    same_error_in_both(lambda m: _conv(m.tensor(DENSE), layout, bs))
+    same_error_in_both(lambda m: _conv(_conv(m.tensor(DENSE[0]), "csr"), layout, bs))
 
 
 def test_ember_only_errors():
@@ -309,16 +281,16 @@ def test_repr_pickle_and_checkpoints_match_torch(layout):
     torch = _torch()
     e, t = _four_d(ember, layout).to("cpu"), _four_d(torch, layout)  # (torch reads CPU files)
     assert repr(e) == repr(t).replace("torch.", "ember.")
-    _same(pickle.loads(pickle.dumps(e)), t)
-    _same(copy.deepcopy(e), t)
+    assert_same_sparse_parts(pickle.loads(pickle.dumps(e)), t)
+    assert_same_sparse_parts(copy.deepcopy(e), t)
     buf = io.BytesIO()
     ember.save({"b": e}, buf)
     buf.seek(0)
-    _same(e, torch.load(buf)["b"])
+    assert_same_sparse_parts(e, torch.load(buf)["b"])
     buf = io.BytesIO()
     torch.save({"b": _b(torch, layout)}, buf)
     buf.seek(0)
-    _same(ember.load(buf)["b"], _b(torch, layout))
+    assert_same_sparse_parts(ember.load(buf)["b"], _b(torch, layout))
     g = _b(ember, layout).requires_grad_()
     assert repr(g).endswith("requires_grad=True)")
 
@@ -347,7 +319,7 @@ def test_dense_matmul_batched_equals_numpy(layout, other):
     b = _conv(ember.tensor(DENSE, dtype=ember.float64), layout)
     np.testing.assert_allclose((ember.tensor(d) @ b).numpy(), d @ np.asarray(DENSE),
                                rtol=1e-12)
-    _same_error(lambda m: m.mm(m.ones(3, 2), _b(m, layout)))
+    same_error_in_both(lambda m: m.mm(m.ones(3, 2), _b(m, layout)))
 
 
 # -- batched CSR: the transposes and sums PyTorch has, and its errors ----------------------------
@@ -355,8 +327,8 @@ def test_dense_matmul_batched_equals_numpy(layout, other):
 @pytest.mark.parity
 @pytest.mark.parametrize("dims", [(1, 2), (2, 1), (-1, -2), (0, 0), (1, 1), (2, 2)])
 def test_batched_csr_transposes_are_csc(dims):
-    _both(lambda m: _b(m, "csr").transpose(*dims))
-    _both(lambda m: _b(m, "csr").transpose(*dims).to_sparse_csr())
+    same_sparse_in_both(lambda m: _b(m, "csr").transpose(*dims))
+    same_sparse_in_both(lambda m: _b(m, "csr").transpose(*dims).to_sparse_csr())
     out = _b(ember, "csr").transpose(*dims)
     np.testing.assert_array_equal(out.to_dense().numpy(),
                                   np.swapaxes(np.asarray(DENSE), *dims))
@@ -365,9 +337,9 @@ def test_batched_csr_transposes_are_csc(dims):
 @pytest.mark.parity
 @pytest.mark.parametrize("dims", [(0, 1), (1, 0), (0, 2), (-3, -1)])
 def test_batched_csr_transpose_errors(dims):
-    _same_error(lambda m: _b(m, "csr").transpose(*dims))
-    _same_error(lambda m: _b(m, "csr").t())
-    _same_error(lambda m: _b(m, "csr").transpose_(1, 2))
+    same_error_in_both(lambda m: _b(m, "csr").transpose(*dims))
+    same_error_in_both(lambda m: _b(m, "csr").t())
+    same_error_in_both(lambda m: _b(m, "csr").transpose_(1, 2))
 
 
 @pytest.mark.parity
@@ -375,7 +347,7 @@ def test_batched_csr_transpose_errors(dims):
 def test_batched_csr_sum_over_dims_is_refused(dim):
     """PyTorch refuses ``keepdim=False`` and asserts (an internal error) with
     ``keepdim=True``: Ember's error says what is supported."""
-    _same_error(lambda m: _b(m, "csr").sum(dim))
+    same_error_in_both(lambda m: _b(m, "csr").sum(dim))
     with pytest.raises(RuntimeError, match="supported for 2-D tensors only"):
         _b(ember, "csr").sum(dim, keepdim=True)
     with pytest.raises(RuntimeError, match="Currently the only compressed sparse format"):

@@ -12,7 +12,7 @@ import pickle
 
 import numpy as np
 import pytest
-from testutils import assert_same_dispatch_error, sparse_parts
+from testutils import assert_same_sparse_parts, same_error_in_both, same_sparse_in_both
 
 import ember
 from ember.autograd import gradcheck
@@ -42,33 +42,6 @@ def _four_d(m):
     x[..., 0, 1] = 1.0
     x[..., 1, 3] = m.arange(6.0).reshape(2, 3) + 2
     return x
-
-
-def _same(e, t):
-    """ember ``e`` equals torch ``t``: layout, size, dtype, every part (shapes included),
-    ``_nnz()``, ``sparse_dim()``, ``dense_dim()``."""
-    assert str(e.layout).split(".")[-1] == str(t.layout).split(".")[-1]
-    assert tuple(e.shape) == tuple(t.shape)
-    assert str(e.dtype).split(".")[-1] == str(t.dtype).split(".")[-1]
-    for a, b in zip(sparse_parts(e), sparse_parts(t), strict=True):
-        a, b = np.asarray(a), np.asarray(b)
-        if a.dtype.kind == "f":
-            np.testing.assert_allclose(a, b, rtol=1e-6)
-        else:
-            np.testing.assert_array_equal(a, b)
-    if str(t.layout) != "torch.strided":
-        assert (e._nnz(), e.sparse_dim(), e.dense_dim()) == (t._nnz(), t.sparse_dim(),
-                                                            t.dense_dim())
-
-
-def _both(fn):
-    torch = _torch()
-    _same(fn(ember), fn(torch))
-
-
-def _same_error(fn):
-    torch = _torch()
-    assert_same_dispatch_error(lambda: fn(ember), lambda: fn(torch))
 
 
 @pytest.mark.parity
@@ -107,7 +80,7 @@ def _same_error(fn):
     lambda m: _four_d(m).to_sparse_csr().col_indices(),
 ])
 def test_batched_csr_matches_torch(fn):
-    _both(fn)
+    same_sparse_in_both(fn)
 
 
 @pytest.mark.parity
@@ -115,16 +88,16 @@ def test_repr_pickle_and_checkpoints_match_torch():
     torch = _torch()
     e, t = _b(ember).to("cpu"), _b(torch)  # (PyTorch reads files of CPU tensors)
     assert repr(e) == repr(t).replace("torch.", "ember.")
-    _same(pickle.loads(pickle.dumps(e)), t)
-    _same(copy.deepcopy(e), t)
+    assert_same_sparse_parts(pickle.loads(pickle.dumps(e)), t)
+    assert_same_sparse_parts(copy.deepcopy(e), t)
     buf = io.BytesIO()
     ember.save({"b": e}, buf)
     buf.seek(0)
-    _same(e, torch.load(buf)["b"])
+    assert_same_sparse_parts(e, torch.load(buf)["b"])
     buf = io.BytesIO()
     torch.save({"b": _four_d(torch).to_sparse_csr()}, buf)
     buf.seek(0)
-    _same(ember.load(buf)["b"], _four_d(torch).to_sparse_csr())
+    assert_same_sparse_parts(ember.load(buf)["b"], _four_d(torch).to_sparse_csr())
 
 
 def _checked(m, crow=CROW, col=COL, val=VAL, size=(2, 2, 3)):
@@ -161,7 +134,7 @@ def _checked(m, crow=CROW, col=COL, val=VAL, size=(2, 2, 3)):
     lambda m: _b(m).exp(),
 ])
 def test_batched_csr_errors_match_torch(fn):
-    _same_error(fn)
+    same_error_in_both(fn)
 
 
 # -- products with dense tensors ----------------------------------------------------------------

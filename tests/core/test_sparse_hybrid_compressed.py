@@ -13,7 +13,7 @@ import pickle
 
 import numpy as np
 import pytest
-from testutils import assert_same_dispatch_error, sparse_parts
+from testutils import assert_same_sparse_parts, same_error_in_both, same_sparse_in_both
 
 import ember
 from ember.autograd import gradcheck
@@ -66,34 +66,6 @@ def _hb(m, layout, bs=(1, 1)):
 
 def _h2(m, layout):
     return _conv(m.tensor(_four_np()), layout, 2)
-
-
-def _same(e, t):
-    """ember ``e`` equals torch ``t``: layout, size, dtype, every part (shapes included),
-    ``_nnz()``, ``sparse_dim()``, ``dense_dim()`` (and COO's coalesced flag)."""
-    assert str(e.layout).split(".")[-1] == str(t.layout).split(".")[-1]
-    assert tuple(e.shape) == tuple(t.shape)
-    assert str(e.dtype).split(".")[-1] == str(t.dtype).split(".")[-1]
-    for a, b in zip(sparse_parts(e), sparse_parts(t), strict=True):
-        a, b = np.asarray(a), np.asarray(b)
-        assert a.shape == b.shape
-        if a.dtype.kind == "f":
-            np.testing.assert_allclose(a, b, rtol=1e-6)
-        else:
-            np.testing.assert_array_equal(a, b)
-    if str(t.layout) != "torch.strided":
-        assert (e._nnz(), e.sparse_dim(), e.dense_dim()) == (t._nnz(), t.sparse_dim(),
-                                                            t.dense_dim())
-
-
-def _both(fn):
-    torch = _torch()
-    _same(fn(ember), fn(torch))
-
-
-def _same_error(fn):
-    torch = _torch()
-    assert_same_dispatch_error(lambda: fn(ember), lambda: fn(torch))
 
 
 def _parts_of(s):
@@ -161,7 +133,7 @@ _PARITY = [
 @pytest.mark.parametrize("layout", LAYOUTS)
 @pytest.mark.parametrize("fn", _PARITY)
 def test_hybrid_matches_torch(fn, layout):
-    _both(lambda m: fn(m, layout))
+    same_sparse_in_both(lambda m: fn(m, layout))
 
 
 @pytest.mark.parametrize("layout", LAYOUTS)
@@ -200,10 +172,10 @@ def test_conversions_match_torch(src, dst, data):
     try:
         t = call(torch)
     except RuntimeError:
-        _same_error(call)
+        same_error_in_both(call)
         return
     e = call(ember)
-    _same(e, t)
+    assert_same_sparse_parts(e, t)
     np.testing.assert_array_equal(e.to_dense().numpy(), x)
 
 
@@ -252,7 +224,7 @@ _ERRORS = [
 @pytest.mark.parametrize("layout", LAYOUTS)
 @pytest.mark.parametrize("fn", _ERRORS)
 def test_errors_match_torch(fn, layout):
-    _same_error(lambda m: fn(m, layout))
+    same_error_in_both(lambda m: fn(m, layout))
 
 
 @pytest.mark.parametrize("layout", LAYOUTS)
@@ -284,16 +256,16 @@ def test_repr_pickle_and_checkpoints_match_torch(layout):
     for make in (_h, _hb, _h2):
         e, t = make(ember, layout).to("cpu"), make(torch, layout)  # (torch reads CPU files)
         assert repr(e) == repr(t).replace("torch.", "ember.")
-        _same(pickle.loads(pickle.dumps(e)), t)
-        _same(copy.deepcopy(e), t)
+        assert_same_sparse_parts(pickle.loads(pickle.dumps(e)), t)
+        assert_same_sparse_parts(copy.deepcopy(e), t)
         buf = io.BytesIO()
         ember.save({"h": e}, buf)
         buf.seek(0)
-        _same(e, torch.load(buf)["h"])
+        assert_same_sparse_parts(e, torch.load(buf)["h"])
         buf = io.BytesIO()
         torch.save({"h": t}, buf)
         buf.seek(0)
-        _same(ember.load(buf)["h"], t)
+        assert_same_sparse_parts(ember.load(buf)["h"], t)
 
 
 # -- autograd ------------------------------------------------------------------------------------
