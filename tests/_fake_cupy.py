@@ -385,6 +385,29 @@ class FakeRawKernel:
             self.run(*args, grid=grid[0], block=threads)
 
 
+def elementwise_cuda_source(kernels, prefix: str) -> str:
+    """The bodies of ``kernels`` (FakeElementwiseKernel records) as one CUDA translation unit,
+    each wrapped as CuPy wraps an ElementwiseKernel (a grid-stride loop, inputs as ``const T``,
+    outputs as ``T&``), float kernels also as ``__half``: what nvcc compiles to check them."""
+    from ember.cuda import _kernels as K
+
+    parts = ["#include <cuda_fp16.h>", K._PREAMBLE]
+    for number, kernel in enumerate(kernels):
+        for tname in (["float", "__half"] if kernel.name.endswith("_float") else ["double"]):
+            params = [f"const {tname}* {n}p" if t == "T" else
+                      f"{'float' if t == 'float32' else 'double'} {n}" for t, n in kernel.ins]
+            params += [f"{tname}* {n}p" for _, n in kernel.outs]
+            loads = [f"const T {n} = {n}p[i];" for t, n in kernel.ins if t == "T"]
+            loads += [f"T& {n} = {n}p[i];" for _, n in kernel.outs]
+            parts.append(
+                f'extern "C" __global__ void {prefix}{number}_{tname[-4:]}(long long size, '
+                f'{", ".join(params)}) {{\ntypedef {tname} T;\n'
+                "for (long long i = blockIdx.x * blockDim.x + threadIdx.x; i < size; "
+                "i += gridDim.x * blockDim.x) {\n" + "\n".join(loads) + "\n" + kernel.body
+                + "\n}\n}")
+    return "\n".join(parts)
+
+
 class FakeCupy(types.ModuleType):
     """CuPy's kernel classes run with NumPy or, given a ``compiler``, compiled for the host;
     CuPy's array functions are NumPy's."""

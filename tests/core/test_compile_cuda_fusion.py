@@ -450,24 +450,10 @@ def test_chain_sources_compile_with_nvcc(tmp_path, monkeypatch):
                 _replay(fn, _inputs(dtype), DEV)
     finally:
         ember.testing.unregister_test_device(DEV)
-    parts = ["#include <cuda_fp16.h>", K._PREAMBLE]
     kernels = list(K._CACHE.values())
     assert len(kernels) >= 6
-    for number, kernel in enumerate(kernels):
-        for tname in (["float", "__half"] if kernel.name.endswith("_float") else ["double"]):
-            params = [f"const {tname}* {n}p" if t == "T" else
-                      f"{'float' if t == 'float32' else 'double'} {n}" for t, n in kernel.ins]
-            params += [f"{tname}* {n}p" for _, n in kernel.outs]
-            loads = [f"const T {n} = {n}p[i];" for t, n in kernel.ins if t == "T"]
-            loads += [f"T& {n} = {n}p[i];" for _, n in kernel.outs]
-            parts.append(
-                f'extern "C" __global__ void chain{number}_{tname[-4:]}(long long size, '
-                f'{", ".join(params)}) {{\ntypedef {tname} T;\n'
-                "for (long long i = blockIdx.x * blockDim.x + threadIdx.x; i < size; "
-                "i += gridDim.x * blockDim.x) {\n" + "\n".join(loads) + "\n" + kernel.body
-                + "\n}\n}")
     path = tmp_path / "chains.cu"
-    path.write_text("\n".join(parts))
+    path.write_text(_fake_cupy.elementwise_cuda_source(kernels, "chain"))
     done = subprocess.run([nvcc, "-arch=sm_80", "-cubin", "--fmad=false", "-o",
                            str(path.with_suffix(".cubin")), str(path)],
                           capture_output=True, text=True, timeout=600)

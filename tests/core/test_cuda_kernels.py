@@ -364,23 +364,8 @@ def test_sources_compile_with_nvcc(tmp_path, monkeypatch):
         pytest.skip("needs nvcc (the CUDA toolkit) to compile the kernels' source")
     kernels = _elementwise_kernels(monkeypatch)
     assert len(kernels) == 2 * (4 + 4)  # GELU's four, Adam's four, in float and double
-    parts = ["#include <cuda_fp16.h>", K._PREAMBLE]
-    for number, kernel in enumerate(kernels):
-        ctypes_ = ["float", "__half"] if kernel.name.endswith("_float") else ["double"]
-        for tname in ctypes_:
-            params = [f"const {tname}* {n}p" if t == "T" else
-                      f"{'float' if t == 'float32' else 'double'} {n}" for t, n in kernel.ins]
-            params += [f"{tname}* {n}p" for _, n in kernel.outs]
-            loads = [f"const T {n} = {n}p[i];" for t, n in kernel.ins if t == "T"]
-            loads += [f"T& {n} = {n}p[i];" for _, n in kernel.outs]
-            parts.append(
-                f'extern "C" __global__ void ew{number}_{tname[-4:]}(long long size, '
-                f'{", ".join(params)}) {{\ntypedef {tname} T;\n'
-                "for (long long i = blockIdx.x * blockDim.x + threadIdx.x; i < size; "
-                "i += gridDim.x * blockDim.x) {\n" + "\n".join(loads) + "\n" + kernel.body
-                + "\n}\n}")
-    sources = {"elementwise.cu": "\n".join(parts), "row_float.cu": K.row_source("float"),
-               "row_double.cu": K.row_source("double")}
+    sources = {"elementwise.cu": _fake_cupy.elementwise_cuda_source(kernels, "ew"),
+               "row_float.cu": K.row_source("float"), "row_double.cu": K.row_source("double")}
     for name, source in sources.items():
         path = tmp_path / name
         path.write_text(source)
