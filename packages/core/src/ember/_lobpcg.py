@@ -28,6 +28,8 @@ import numpy as np
 from . import _dtype, _layout
 from ._device import xp_of
 from ._tensor import Tensor, _make
+from .autograd.function import Function
+from .autograd.grad_mode import GRAD, no_grad
 
 __all__ = ["lobpcg", "LOBPCG"]
 
@@ -352,8 +354,6 @@ def lobpcg(A, k=None, B=None, X=None, n=None, iK=None, niter=None, tol=None, lar
     args = (k, X, n, iK, niter, tol, largest, method, tracker, ortho_iparams, ortho_fparams,
             ortho_bparams)
     needs_grad = A.requires_grad or (B is not None and B.requires_grad)
-    from .autograd.grad_mode import GRAD, no_grad
-
     if needs_grad and GRAD.enabled:
         if A.layout is not _layout.strided or (B is not None and
                                                 B.layout is not _layout.strided):
@@ -361,7 +361,7 @@ def lobpcg(A, k=None, B=None, X=None, n=None, iK=None, niter=None, tol=None, lar
                              "lobpcg.forward does though.")
         if B is not None and B.requires_grad:
             raise ValueError("lobpcg.backward does not support backward with B != I yet.")
-        return _LobpcgFunction.apply((A + A.mT) / 2, B, largest, args)
+        return LOBPCGAutogradFunction.apply((A + A.mT) / 2, B, largest, args)
     with no_grad():
         return _solve(A.detach(), None if B is None else B.detach(), *_detached(args))
 
@@ -371,35 +371,18 @@ def _detached(args):
     return (k, None if X is None else X.detach(), n, None if iK is None else iK.detach(), *rest)
 
 
-def _make_function():
-    from .autograd.function import Function
+class LOBPCGAutogradFunction(Function):
+    """The differentiable ``lobpcg`` (``A`` dense, ``B`` None): forward on detached tensors,
+    backward by :func:`_eig_backward`."""
 
-    class LOBPCGAutogradFunction(Function):
-        @staticmethod
-        def forward(ctx, A, B, largest, args):
-            E, U = _solve(A, B, *_detached(args))
-            ctx.save_for_backward(A, E, U)
-            ctx.largest = True if largest is None else largest
-            return E, U
+    @staticmethod
+    def forward(ctx, A, B, largest, args):
+        E, U = _solve(A, B, *_detached(args))
+        ctx.save_for_backward(A, E, U)
+        ctx.largest = True if largest is None else largest
+        return E, U
 
-        @staticmethod
-        def backward(ctx, gE, gU):
-            A, E, U = ctx.saved_tensors
-            return _eig_backward(A, E, U, gE, gU, ctx.largest), None, None, None
-
-    return LOBPCGAutogradFunction
-
-
-class _Lazy:
-    """``_LobpcgFunction.apply``: the Function class is made on first use (autograd imports
-    this package's modules)."""
-
-    cls = None
-
-    def apply(self, *args):
-        if _Lazy.cls is None:
-            _Lazy.cls = _make_function()
-        return _Lazy.cls.apply(*args)
-
-
-_LobpcgFunction = _Lazy()
+    @staticmethod
+    def backward(ctx, gE, gU):
+        A, E, U = ctx.saved_tensors
+        return _eig_backward(A, E, U, gE, gU, ctx.largest), None, None, None
