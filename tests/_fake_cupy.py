@@ -41,7 +41,7 @@ def _erf(x):
 
 #: the functions of the formula language, in NumPy
 FUNCTIONS = {"exp": np.exp, "log": np.log, "sqrt": np.sqrt, "tanh": np.tanh, "erf": _erf,
-             "pick": np.where, "vmax": np.maximum}
+             "fabs": np.fabs, "pow": np.power, "pick": np.where, "vmax": np.maximum}
 
 
 def namespace(acc_type, **values):
@@ -199,6 +199,7 @@ _RAW = {"ember_softmax_forward": _raw_softmax_forward,
 HOST_BASICS = r"""
 #include <cmath>
 using std::erf; using std::exp; using std::log; using std::sqrt; using std::tanh;
+using std::fabs; using std::pow;
 #define __global__
 #define __device__
 #define __forceinline__ inline

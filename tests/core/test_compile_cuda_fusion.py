@@ -81,8 +81,9 @@ def _assert_same(got, want, exact, dtype):
     if exact:
         np.testing.assert_array_equal(got, want)
         return
-    # exp/tanh: the host's libm (or the GPU's) against NumPy's SIMD routines, an ulp or two
-    tol = {np.float16: 2e-3, np.float32: 1e-6, np.float64: 1e-14}[np.dtype(dtype).type]
+    # exp/tanh/erf/log/pow: the host's libm (or the GPU's) against NumPy's SIMD routines and
+    # Ember's CPU GELU polynomial (within 4 float32 ulps of the exact value), a few ulps
+    tol = {np.float16: 2e-3, np.float32: 2e-6, np.float64: 1e-14}[np.dtype(dtype).type]
     np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
 
 
@@ -106,10 +107,31 @@ def _copies(x, b, c, s):
     return y.clone() - c
 
 
-CHAINS = {  # name -> (function, exact: only + - * / and copies)
+def _activations(x, b, c, s):
+    y = (x * 0.5).sigmoid() + F.silu(x) - F.gelu(x) * F.gelu(x - b, approximate="tanh")
+    y = (1.0 - y) * y
+    y = y + (x.abs() + 1.0).log() + (x.abs() + 0.25).sqrt() * (x.abs() + 0.5).rsqrt()
+    return y - (x.clamp(-1.0, 1.0) ** 2.0) * x.pow(3) + (x.abs() + c) ** -0.5
+
+
+def _masks(x, b, c, s):
+    # comparisons (tensor, broadcast row, 0-d, number), where (tensors and numbers), casts of
+    # the masks, clamps and abs: every value selected or exactly rounded
+    y = ember.where(x > b, x, c) + ember.where(x <= s, 0.25, x * 2.0)
+    y = y * (x < 0.5).type_as(x) - (x == c).to(x.dtype) + ember.where(x != x, 1.0, -x)
+    y = y + (x >= b).type_as(x) * x.abs() + ember.where(x.bool(), 0.5, x * 3.0)
+    y = y - (x - 1.0).bool().to(x.dtype)
+    return y.clamp(-3.0, 3.0) - x.clamp_min(0.0) + (y - x).clamp_max(0.5) + x.clamp(1.0, -1.0)
+
+
+CHAINS = {  # name -> (function, exact): True: only + - * /, copies and selections; False:
+    # exact when NumPy runs the kernel body (the same ufuncs as the CPU); None: never (the
+    # CPU's exact GELU is a float32 polynomial, the kernel's is erf)
     "arith": (_arith, True),
     "unary": (_unary, False),
     "copies": (_copies, True),
+    "activations": (_activations, None),
+    "masks": (_masks, True),
 }
 
 
@@ -130,7 +152,8 @@ def test_chain_equals_the_cpu_sequence_and_eager(cuda_like, chain, dtype):
     want, cpu_gen = _replay(fn, arrays, "cpu")
     assert gen.fused_chains and not cpu_gen.fused_chains
     assert all(len(c) > 1 for c in gen.fused_chains)
-    exact = exact or not _host_mode(cuda_like)  # NumPy running the body calls NumPy's exp
+    # NumPy running the body calls NumPy's exp
+    exact = exact is True or exact is False and not _host_mode(cuda_like)
     with np.errstate(all="ignore"):
         _assert_same(got, want, exact, dtype)
         _assert_same(got, _eager(fn, arrays, DEV), exact, dtype)
@@ -310,9 +333,50 @@ def test_no_chain_kernel_on_the_cpu_or_a_device_without_it():
 def test_every_elementwise_lowering_has_a_cuda_expression():
     # the lowerings that compute an elementwise value (zero_ writes in place only)
     elementwise = {"relu", "relu_", "tanh", "exp", "neg", "clone", "Tensor.clone",
-                   "Tensor.copy_", "add", "sub", "mul", "div", "add_", "sub_", "mul_", "div_"}
+                   "Tensor.copy_", "add", "sub", "mul", "div", "add_", "sub_", "mul_", "div_",
+                   "log", "sigmoid", "gelu", "silu", "sqrt", "rsqrt", "abs", "where", "lt",
+                   "le", "gt", "ge", "eq", "ne", "pow", "clamp", "clamp_min", "clamp_max",
+                   "Tensor.float", "Tensor.double", "Tensor.half", "Tensor.to",
+                   "Tensor.type_as", "rsub", "Tensor.long", "Tensor.int", "Tensor.bool"}
     assert set(_lowerings.POINTWISE) == elementwise
     assert elementwise <= set(_lowerings.FORWARD)
+
+
+def test_the_new_ops_join_one_chain(cuda_like):
+    _, gen = _replay(_activations, _inputs(np.float32), DEV)
+    ops = {op for chain in gen.fused_chains for op in chain}
+    assert {"sigmoid", "silu", "gelu", "abs", "log", "sqrt", "rsqrt", "clamp", "pow",
+            "rsub"} <= ops
+    assert len(gen.fused_chains) == 1 and gen.fallbacks == []
+    _, gen = _replay(_masks, _inputs(np.float64), DEV)
+    assert len(gen.fused_chains) == 1 and gen.fallbacks == []
+    assert {"gt", "le", "lt", "eq", "ne", "ge", "where", "Tensor.type_as", "Tensor.to",
+            "Tensor.bool", "clamp_min", "clamp_max"} <= set(gen.fused_chains[0])
+    (kernel,) = [k for k in K._CACHE.values() if "where" in k.name or "gt" in k.name]
+    assert [t for t, _ in kernel.ins] == ["T"] * 4 + ["float64"] * len(
+        [t for t, _ in kernel.ins if t != "T"])  # no bool array among the kernel's parameters
+    assert "A t0 = A(x0 > x1);" in kernel.body.splitlines()  # a comparison: 1 or 0
+
+
+def test_a_comparison_read_outside_the_chain_stays_an_array(cuda_like):
+    # the mask leaves the call: its comparison and the where that reads it are array code,
+    # the chains before and after them kernels
+    def fn(x, b):
+        h = x * 2.0 + b
+        m = h > 0.5
+        y = ember.where(m, h, b)
+        return (y * 3.0 - 1.0).tanh(), m
+
+    ts = [ember.tensor(a, device=DEV) for a in (_randn(4, 5), _randn(5, seed=1))]
+    compiled = ember.compile(fn)
+    with ember.no_grad():
+        compiled(*ts)
+        y, m = compiled(*ts)
+        want_y, want_m = fn(*ts)
+    gen = compiled._entries[0].gen
+    assert gen.fused_chains == [["mul", "add"], ["mul", "sub", "tanh"]]
+    np.testing.assert_array_equal(m.to("cpu").numpy(), want_m.to("cpu").numpy())
+    np.testing.assert_allclose(y.to("cpu").numpy(), want_y.to("cpu").numpy(), rtol=1e-6)
 
 
 # -- training steps ------------------------------------------------------------------------------
@@ -446,12 +510,12 @@ def test_chain_sources_compile_with_nvcc(tmp_path, monkeypatch):
     backend.kernels = dict(K.KERNELS)
     try:
         for dtype in (np.float32, np.float64):
-            for fn in (_arith, _unary, _copies):
+            for fn in (_arith, _unary, _copies, _activations, _masks):
                 _replay(fn, _inputs(dtype), DEV)
     finally:
         ember.testing.unregister_test_device(DEV)
     kernels = list(K._CACHE.values())
-    assert len(kernels) >= 6
+    assert len(kernels) >= 10
     path = tmp_path / "chains.cu"
     path.write_text(_fake_cupy.elementwise_cuda_source(kernels, "chain"))
     done = subprocess.run([nvcc, "-arch=sm_80", "-cubin", "--fmad=false", "-o",

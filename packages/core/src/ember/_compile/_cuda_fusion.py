@@ -11,13 +11,18 @@ only the chain itself reads stay in registers. Each op's expression is its lower
 the value's dtype after every op, as the unfused ops round; a scalar is rounded to the
 dtype first, as NumPy and CuPy convert a Python scalar. The kernels compile without
 multiply-add contraction, so a chain of ``+ - * /`` equals its unfused sequence bit for bit;
-``exp`` and ``tanh`` are the device's math functions, as in CuPy's ufuncs.
+``exp``, ``tanh``, ``log``, ``sqrt``, ``pow``, ``erf`` are the device's math functions, as in
+CuPy's ufuncs (and GELU is the formula of CUDA's fused GELU kernel, as eager runs it). A
+comparison's bool result stays in a register (1 or 0) for the ``where`` or the cast in the same
+chain that reads it: a kernel's arrays are all of the chain's float dtype, so a comparison
+whose result something outside the chain reads, and a node reading a bool made outside the
+chain, run as array code (``_bool_safe``).
 
 What is not a chain runs as before: a node without a CUDA expression (an op with no
 ``POINTWISE`` entry, an argument its lowering leaves to the fallback), a real in-place write
 (``relu_``/``add_``... on state outside the graph; the functional forms inside a training
-step are fused), integer and bool dtypes, a node whose output shape differs from the chain's,
-and a chain of a single op (already one kernel). The backward's VJP expressions are CuPy
+step are fused), integer dtypes and bool arrays, a node whose output shape differs from the
+chain's, and a chain of a single op (already one kernel). The backward's VJP expressions are CuPy
 expressions, not fused.
 """
 
@@ -31,6 +36,7 @@ __all__ = ["chain_kernel", "find_chains", "emit_chain", "Chain"]
 KERNEL = "elementwise_chain"
 
 _FLOATS = (np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64))
+_BOOL = np.dtype(np.bool_)
 
 
 def chain_kernel(gen):
@@ -72,10 +78,12 @@ def _spec(gen, node, plan):
     operands, expr = spec
     out = node.outputs[0][0]
     dtype, shape = gen.dtype(out), gen.shape(out)
+    if dtype == _BOOL:  # a comparison: a chain of its operands' dtype holds it in a register
+        dtype = next((gen.dtype(v) for kind, v in operands if kind == "t"), None)
     if dtype not in _FLOATS:
         return None
     for kind, v in operands:
-        if kind == "t" and gen.dtype(v) != dtype:
+        if kind == "t" and gen.dtype(v) not in (dtype, _BOOL):
             return None
         if kind == "s" and _scalar(v, dtype) is None:
             return None
@@ -118,7 +126,54 @@ def find_chains(gen, nodes, plan) -> dict:
         current.nodes.append(node)
         current.specs.append((operands, expr))
     close()
-    return chains
+    return {c.nodes[0].name: c for chain in chains.values() for c in _bool_safe(gen, chain)}
+
+
+def _is_bool(gen, value: str) -> bool:
+    return gen.dtype(value) == _BOOL
+
+
+def _bool_safe(gen, chain: Chain) -> list:
+    """``chain`` cut into the chains (of two or more nodes) whose bool values stay inside
+    them: a kernel's arrays are all of its float dtype, so a comparison joins only a chain
+    that also holds every node reading its result (a ``where``, a cast), and a node reading a
+    bool joins only the chain that computes it. A node left out runs as its array code."""
+    out_of: set = set()  # nodes left out
+    while True:
+        parts, part, made = [], [], set()
+        for node, spec in zip(chain.nodes, chain.specs):
+            if node.name in out_of:
+                parts.append(part)
+                part, made = [], set()
+                continue
+            if any(k == "t" and _is_bool(gen, v) and v not in made for k, v in spec[0]):
+                out_of.add(node.name)  # a bool from outside this part: not an input array
+                parts.append(part)
+                part, made = [], set()
+                continue
+            part.append((node, spec))
+            if _is_bool(gen, node.outputs[0][0]):
+                made.add(node.outputs[0][0])
+        parts.append(part)
+        leaking = [node.name for p in parts for node, _ in p
+                   if _is_bool(gen, node.outputs[0][0]) and _leaves(gen, node, p)]
+        if not leaking:
+            break
+        out_of.update(leaking)
+    result = []
+    for p in parts:
+        if len(p) > 1:
+            c = Chain(chain.dtype, chain.shape)
+            c.nodes, c.specs = [n for n, _ in p], [s for _, s in p]
+            result.append(c)
+    return result
+
+
+def _leaves(gen, node, part: list) -> bool:
+    """Whether ``node``'s value is read by anything but the nodes of ``part``."""
+    value = node.outputs[0][0]
+    readers = sum(value in gen.tensor_args(n) for n, _ in part)
+    return value in gen.leaving or value in gen.saved or gen.consumers.get(value, 0) > readers
 
 
 def _kernel_name(ops: list) -> str:
@@ -155,8 +210,10 @@ def emit_chain(gen, chain: Chain, build) -> list:
             args.append(name)
         out = node.outputs[0][0]
         local[out] = f"t{k}"
-        # rounded to the value's dtype after each op (a no-op for float32 and float64)
-        statements.append((f"t{k}", f"A(T({expr.format(*args)}))"))
+        # rounded to the value's dtype after each op (a no-op for float32 and float64); a
+        # comparison's bool is held as 1 or 0
+        rounded = "A({})" if _is_bool(gen, out) else "A(T({}))"
+        statements.append((f"t{k}", rounded.format(expr.format(*args))))
     # the values something outside the chain reads: its kernel's outputs
     wanted = [(node, node.outputs[0][0]) for node in chain.nodes
               if _read_outside(gen, node.outputs[0][0], inside)]

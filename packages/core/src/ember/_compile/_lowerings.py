@@ -22,6 +22,8 @@ with ``{0}``, ``{1}``... for the operands, and computes what the array code comp
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 __all__ = ["FORWARD", "VJP", "SAVES", "ALIASES", "POINTWISE", "sum_to"]
@@ -32,6 +34,7 @@ SAVES: dict = {}
 POINTWISE: dict = {}
 _VIEWS: set = set()
 _INPLACE_CAPABLE: set = set()
+_CASTS: set = set()
 
 
 def forward(*names, saves: str = "inputs", view: bool = False, inplace: bool = False):
@@ -64,6 +67,9 @@ def pointwise(*names):
 
 
 def ALIASES(node, g) -> list:
+    if node.op in _CASTS:  # a cast to the tensor's own dtype returns the tensor itself
+        ins = g.tensor_args(node)
+        return ins[:1] if g.dtype(ins[0]) == g.dtype(node.outputs[0][0]) else []
     if node.op in _VIEWS or node.op in _INPLACE_CAPABLE:
         ins = g.tensor_args(node)
         return ins[:1] if node.op in _VIEWS else ins
@@ -239,11 +245,17 @@ def _relu_vjp(g, node, gouts):
 
 
 # unary ufuncs: (dtype kinds lowered, the ufunc, what the gradient needs saved, the gradient
-# of the input from the output's gradient {g} and the output {y}, the CUDA expression)
+# of the input from the output's gradient {g}, the input {x}, the output {y} and the dtype
+# {dt}, written as the eager backward computes it, the CUDA expression as CuPy's ufunc)
 _UNARY = {
     "tanh": ("f", "xp.tanh", "output", "{g} * (1 - {y} * {y})", "tanh({0})"),
     "exp": ("f", "xp.exp", "output", "{g} * {y}", "exp({0})"),
     "neg": ("fi", "xp.negative", "", "-{g}", "-{0}"),
+    "log": ("f", "xp.log", "inputs", "{g} / {x}", "log({0})"),
+    "sqrt": ("f", "xp.sqrt", "output", "{g} / ({y} * 2)", "sqrt({0})"),
+    # the gradient times sgn(x): (x > 0) - (x < 0), 0 at NaN and at both zeros
+    "abs": ("fi", "xp.absolute", "inputs",
+            "{g} * (({x} > 0).astype({dt}) - ({x} < 0).astype({dt}))", "fabs({0})"),
 }
 
 
@@ -268,9 +280,17 @@ def _register_unary(name: str, kinds: str, ufunc: str, saves: str, grad: str,
 
     @vjp(name)
     def lower_vjp(g, node, gouts):
-        gx = g.new("g")
-        g.emit(f"{gx} = " + grad.format(g=gouts[0][0], y=g.a(node.outputs[0][0])))
-        return [(g.tensor_args(node)[0], gx, True)]
+        return [(g.tensor_args(node)[0], _vjp_expr(g, node, gouts, grad), True)]
+
+
+def _vjp_expr(g, node, gouts, template: str) -> str:
+    """``gx = template`` with ``{g}`` the output's gradient, ``{x}`` the (first) input, ``{y}``
+    the output and ``{dt}`` the input's dtype; returns ``gx``."""
+    x = g.tensor_args(node)[0]
+    gx = g.new("g")
+    g.emit(f"{gx} = " + template.format(g=gouts[0][0], x=g.a(x), y=g.a(node.outputs[0][0]),
+                                        dt=g.const(g.dtype(x), "dt")))
+    return gx
 
 
 for _name, _row in _UNARY.items():
@@ -351,12 +371,14 @@ def _zero(g, node):
     g.alias(node, g.a(ins[0]))
 
 
-_BINARY = {"add": "add", "sub": "subtract", "mul": "multiply", "div": "divide"}
-_BINARY_C = {"add": "+", "sub": "-", "mul": "*", "div": "/"}
+_BINARY = {"add": "add", "sub": "subtract", "mul": "multiply", "div": "divide",
+           "rsub": "subtract"}
+_BINARY_C = {"add": "+", "sub": "-", "mul": "*", "div": "/", "rsub": "-"}
 
 
 def _binary_operands(g, node):
-    """``(a, b)`` as (kind, value) pairs ("t", name) / ("s", scalar), or None."""
+    """``(a, b)`` as (kind, value) pairs ("t", name) / ("s", scalar), or None; ``rsub(input,
+    other)`` is ``other - input`` (``1 - g``), its operands in that order."""
     op = node.op
     params = ["input", "other"]
     b = bind(g, node, params, {})
@@ -377,12 +399,13 @@ def _binary_operands(g, node):
             ops.append(("s", v))
         else:
             return None
-    if not any(k == "t" for k, _ in ops) or op == "div" and out_dt.kind != "f":
+    if not any(k == "t" for k, _ in ops) or op == "div" and out_dt.kind != "f" \
+            or op == "rsub" and out_dt.kind == "b":
         return None
-    return ops
+    return ops[::-1] if op == "rsub" else ops
 
 
-@forward("add", "sub", "mul", "div", "add_", "sub_", "mul_", "div_", saves="inputs",
+@forward("add", "sub", "mul", "div", "add_", "sub_", "mul_", "div_", "rsub", saves="inputs",
          inplace=True)
 def _binary(g, node):
     """``a op b``; the in-place forms (``out += identity`` in a residual block) only in a
@@ -408,10 +431,10 @@ def _binary(g, node):
     g.emit(f"xp.{ufunc}({exprs[0]}, {exprs[1]}, out={target})")
 
 
-SAVES["add"] = SAVES["sub"] = SAVES["add_"] = SAVES["sub_"] = ""
+SAVES["add"] = SAVES["sub"] = SAVES["add_"] = SAVES["sub_"] = SAVES["rsub"] = ""
 
 
-@pointwise("add", "sub", "mul", "div", "add_", "sub_", "mul_", "div_")
+@pointwise("add", "sub", "mul", "div", "add_", "sub_", "mul_", "div_", "rsub")
 def _binary_pointwise(g, node):
     if node.op.endswith("_") and not g.functional_inplace(node):
         return None
@@ -421,10 +444,10 @@ def _binary_pointwise(g, node):
     return ops, f"{{0}} {_BINARY_C[node.op.rstrip('_')]} {{1}}"
 
 
-@vjp("add", "sub", "mul", "div", "add_", "sub_", "mul_", "div_")
+@vjp("add", "sub", "mul", "div", "add_", "sub_", "mul_", "div_", "rsub")
 def _binary_vjp(g, node, gouts):
     ops = _binary_operands(g, node)
-    op = node.op.rstrip("_")
+    op = "sub" if node.op == "rsub" else node.op.rstrip("_")
     gy = gouts[0][0]
     out = []
     ns = g.const(sum_to, "sum_to")
@@ -448,6 +471,471 @@ def _binary_vjp(g, node, gouts):
         g.emit(f"{gv} = {ns}({expr}, {g.shape(v)!r})")
         out.append((v, gv, expr != gy))
     return out
+
+
+# -- more elementwise ops: each as the eager kernel computes it --------------------------------
+
+def _number(v) -> bool:
+    """A Python int or float (not a bool): a weak scalar for NumPy, CuPy and PyTorch."""
+    return type(v) in (int, float)
+
+
+def _opmath_input(g, x):
+    """``(array expression, wide dtype or None)``: float16 computes in float32 as the eager
+    kernels' opmath (``_dtype.opmath``) does, rounded to float16 once at the end."""
+    if g.dtype(x) == np.float16:
+        w = g.new("w")
+        g.emit(f"{w} = {g.a(x)}.astype({g.const(np.dtype(np.float32), 'dt')})")
+        return w, np.dtype(np.float32)
+    return g.a(x), None
+
+
+def _emit_sigmoid(g, src: str, dst: str) -> None:
+    """``dst = 1 / (1 + exp(-src))`` as ``_special.sigmoid``: in place, four ufuncs."""
+    g.emit(f"xp.negative({src}, out={dst})")
+    g.emit(f"xp.exp({dst}, out={dst})")
+    g.emit(f"xp.add({dst}, 1, out={dst})")
+    g.emit(f"xp.reciprocal({dst}, out={dst})")
+
+
+def _float_unary(g, node):
+    x = _unary_ok(g, node)
+    return x if x is not None and g.dtype(x).kind == "f" else None
+
+
+@forward("sigmoid", saves="output", inplace=True)
+def _sigmoid(g, node):
+    x = _float_unary(g, node)
+    if x is None:
+        return False
+    src, wide = _opmath_input(g, x)
+    if wide is None:
+        _emit_sigmoid(g, src, _unary_out(g, node, x))
+        return None
+    _emit_sigmoid(g, src, src)
+    g.emit(f"xp.copyto({_unary_out(g, node, x)}, {src}, casting='same_kind')")
+
+
+@pointwise("sigmoid")
+def _sigmoid_pointwise(g, node):
+    x = _float_unary(g, node)
+    return None if x is None else ([("t", x)], "1 / (1 + exp(-{0}))")
+
+
+@vjp("sigmoid")
+def _sigmoid_vjp(g, node, gouts):
+    return [(g.tensor_args(node)[0], _vjp_expr(g, node, gouts, "{g} * {y} * (1 - {y})"), True)]
+
+
+@forward("rsqrt", saves="output", inplace=True)
+def _rsqrt(g, node):
+    """``1 / sqrt(x)``: two ufuncs, each rounding (``pointwise._rsqrt_np``)."""
+    x = _float_unary(g, node)
+    if x is None:
+        return False
+    out = _unary_out(g, node, x)
+    g.emit(f"xp.sqrt({g.a(x)}, out={out})")
+    g.emit(f"xp.divide(1, {out}, out={out})")
+
+
+@pointwise("rsqrt")
+def _rsqrt_pointwise(g, node):
+    x = _float_unary(g, node)
+    return None if x is None else ([("t", x)], "1 / A(T(sqrt({0})))")
+
+
+@vjp("rsqrt")
+def _rsqrt_vjp(g, node, gouts):
+    return [(g.tensor_args(node)[0],
+             _vjp_expr(g, node, gouts, "{g} * xp.power({y}, 3) * -0.5"), True)]
+
+
+def _silu_grad(x):
+    """``silu'(x)`` as the eager backward computes it (``activation._silu_grad_np``, opmath)."""
+    from .. import _dtype
+    from ..ops.activation import _silu_grad_np
+
+    with np.errstate(over="ignore", invalid="ignore"):
+        d = _dtype.opmath(_silu_grad_np)(x)
+    return d.astype(x.dtype, copy=False)
+
+
+@forward("silu", saves="inputs")
+def _silu(g, node):
+    """``x * sigmoid(x)`` (``activation._silu_np``), in a buffer of its own: x is read last."""
+    x = _float_unary(g, node)
+    if x is None:
+        return False
+    src, wide = _opmath_input(g, x)
+    if wide is None:
+        out = g.out(node)
+        _emit_sigmoid(g, src, out)
+        g.emit(f"xp.multiply({src}, {out}, out={out})")
+        return None
+    s = g.new("s")
+    g.emit(f"{s} = xp.empty_like({src})")
+    _emit_sigmoid(g, src, s)
+    g.emit(f"xp.multiply({src}, {s}, out={s})")
+    g.emit(f"xp.copyto({g.out(node)}, {s}, casting='same_kind')")
+
+
+@pointwise("silu")
+def _silu_pointwise(g, node):
+    x = _float_unary(g, node)
+    return None if x is None else ([("t", x)], "{0} * (1 / (1 + exp(-{0})))")
+
+
+@vjp("silu")
+def _silu_vjp(g, node, gouts):
+    grad = g.const(_silu_grad, "silu_grad")
+    return [(g.tensor_args(node)[0],
+             _vjp_expr(g, node, gouts, "xp.multiply({g}, " + grad + "({x}))"), True)]
+
+
+def _gelu_operand(g, node):
+    """``(x, approximate)`` of a float ``gelu`` node, or None."""
+    b = bind(g, node, ["input", "approximate"], {"approximate": "none"})
+    if b is None:
+        return None
+    x = tname(b["input"])
+    if x is None or b["approximate"] not in ("none", "tanh") or g.dtype(x).kind != "f" \
+            or g.dtype(x) != g.dtype(node.outputs[0][0]):
+        return None
+    return x, b["approximate"]
+
+
+def _gelu_forward(x, approximate: str, with_grad: bool, fused):
+    """``(gelu(x), gelu'(x) or None)`` as ``activation.gelu`` computes them: the backend's fused
+    kernel (CUDA), the exact form with its derivative when a gradient is recorded (float32,
+    float64), else the activation's kernel (opmath)."""
+    from .. import _dtype
+    from ..ops.activation import _gelu_arrays, _gelu_np
+
+    if fused is not None:
+        return fused(x, approximate), None
+    with np.errstate(over="ignore", invalid="ignore"):
+        if approximate == "none" and with_grad and x.dtype in (np.float32, np.float64):
+            return _gelu_arrays(x, True)
+        r = _dtype.opmath(_gelu_np)(x, approximate)
+    return r.astype(x.dtype, copy=False), None
+
+
+def _gelu_backward(gy, x, deriv, approximate: str):
+    """The input's gradient as ``activation._gelu_bw`` computes it without ``create_graph``:
+    ``gy`` times the derivative the forward made, or one computed from the input."""
+    from ..ops import _special
+    from ..ops.activation import _gelu_grad_opmath
+
+    if deriv is not None:
+        return np.multiply(gy, deriv)
+    with np.errstate(over="ignore", invalid="ignore"):
+        if approximate == "none" and x.dtype == np.float32 and gy.dtype == np.float32 \
+                and gy.shape == x.shape:
+            from .. import _native
+
+            native = (_native.kernel("ember_gelu_backward_f32")
+                      if x.__class__ is np.ndarray and gy.__class__ is np.ndarray else None)
+            if native is not None:
+                return _native.pointwise(native, 1, x, gy)
+            return _special.blocked(_special.gelu_backward_float32_into, 1, x, gy)
+        return gy * _gelu_grad_opmath(x, approximate).astype(gy.dtype, copy=False)
+
+
+@forward("gelu", saves="inputs")
+def _gelu(g, node):
+    operand = _gelu_operand(g, node)
+    if operand is None:
+        return False
+    x, approximate = operand
+    from .._device import fused_kernel
+
+    fused = g.const(fused_kernel(g.device, "gelu"), "gelu_kernel")
+    out, deriv = "v_" + node.outputs[0][0], g.new("d")
+    with_grad = node.name in g.on_path
+    g.emit(f"{out}, {deriv} = {g.const(_gelu_forward, 'gelu')}({g.a(x)}, {approximate!r}, "
+           f"{with_grad}, {fused})")
+    g.alias(node, out)
+    g.gelu_derivs = getattr(g, "gelu_derivs", {})
+    g.gelu_derivs[node.name] = deriv
+
+
+@pointwise("gelu")
+def _gelu_pointwise(g, node):
+    operand = _gelu_operand(g, node)
+    if operand is None:
+        return None
+    from ..cuda._kernels import GELU
+
+    (_, expr), = GELU[operand[1]]  # the fused CUDA kernel's formula, x as the operand
+    return [("t", operand[0])], re.sub(r"\bx\b", "({0})", expr)
+
+
+@vjp("gelu")
+def _gelu_vjp(g, node, gouts):
+    x, approximate = _gelu_operand(g, node)
+    gx = g.new("g")
+    g.emit(f"{gx} = {g.const(_gelu_backward, 'gelu_bw')}({gouts[0][0]}, {g.a(x)}, "
+           f"{g.gelu_derivs[node.name]}, {approximate!r})")
+    return [(x, gx, True)]
+
+
+def _pow_operands(g, node):
+    """``(x, exponent)`` of ``pow`` of a float tensor by a Python number, or None."""
+    b = bind(g, node, ["input", "exponent"], {})
+    if b is None:
+        return None
+    x, e = tname(b["input"]), b["exponent"]
+    if x is None or not _number(e) or g.dtype(x).kind != "f" \
+            or g.dtype(x) != g.dtype(node.outputs[0][0]):
+        return None
+    return x, e
+
+
+@forward("pow", saves="inputs", inplace=True)
+def _pow(g, node):
+    """``x ** e`` (``numpy.power``, as ``arith._pow_np``; no fast path for 2 or 0.5)."""
+    operands = _pow_operands(g, node)
+    if operands is None:
+        return False
+    x, e = operands
+    g.emit(f"xp.power({g.a(x)}, {_lit(e)}, out={_unary_out(g, node, x)})")
+
+
+@pointwise("pow")
+def _pow_pointwise(g, node):
+    operands = _pow_operands(g, node)
+    return None if operands is None else ([("t", operands[0]), ("s", operands[1])],
+                                          "pow({0}, {1})")
+
+
+@vjp("pow")
+def _pow_vjp(g, node, gouts):
+    x, e = _pow_operands(g, node)  # arith._pow_bw: g * e * x ** (e - 1); g * 0 for e == 0
+    template = "{g} * 0" if e == 0 else "{g} * " + _lit(e) + " * xp.power({x}, " + \
+        _lit(e - 1) + ")"
+    return [(x, _vjp_expr(g, node, gouts, template), True)]
+
+
+_CLAMP_PARAMS = {"clamp": ["input", "min", "max"], "clamp_min": ["input", "min"],
+                 "clamp_max": ["input", "max"]}
+
+
+def _clamp_operands(g, node):
+    """``(x, low, high)`` of a float tensor clamped by Python numbers (or None for an absent
+    bound; not both), or None."""
+    b = bind(g, node, _CLAMP_PARAMS[node.op], {"min": None, "max": None})
+    if b is None:
+        return None
+    x, low, high = tname(b["input"]), b.get("min"), b.get("max")
+    if x is None or g.dtype(x).kind != "f" or g.dtype(x) != g.dtype(node.outputs[0][0]) \
+            or (low is None and high is None) \
+            or any(v is not None and not _number(v) for v in (low, high)):
+        return None
+    return x, low, high
+
+
+@forward("clamp", "clamp_min", "clamp_max", saves="inputs", inplace=True)
+def _clamp(g, node):
+    """``minimum(maximum(x, low), high)`` as ``pointwise._clamp``'s path for numbers."""
+    operands = _clamp_operands(g, node)
+    if operands is None:
+        return False
+    x, low, high = operands
+    out = _unary_out(g, node, x)
+    src = g.a(x)
+    if low is not None:
+        g.emit(f"xp.maximum({src}, {_lit(low)}, out={out})")
+        src = out
+    if high is not None:
+        g.emit(f"xp.minimum({src}, {_lit(high)}, out={out})")
+
+
+@pointwise("clamp", "clamp_min", "clamp_max")
+def _clamp_pointwise(g, node):
+    operands = _clamp_operands(g, node)
+    if operands is None:
+        return None
+    x, low, high = operands
+    ops, expr = [("t", x)], "{0}"
+    if low is not None:
+        ops.append(("s", low))
+        expr = f"vmax({expr}, {{{len(ops) - 1}}})"
+    if high is not None:  # numpy.minimum: NaN kept, minimum(a, b) == -maximum(-a, -b)
+        ops.append(("s", high))
+        expr = f"-vmax(-{expr}, -{{{len(ops) - 1}}})"
+    return ops, expr
+
+
+@vjp("clamp", "clamp_min", "clamp_max")
+def _clamp_vjp(g, node, gouts):
+    x, low, high = _clamp_operands(g, node)  # pointwise._clamp_scalar_bw
+    xa = g.a(x)
+    masks = ([f"({xa} >= {_lit(low)})"] if low is not None else []) + \
+        ([f"({xa} <= {_lit(high)})"] if high is not None else [])
+    zero = g.const(g.dtype(x).type(0), "zero")
+    gx = g.new("g")
+    g.emit(f"{gx} = xp.where({' & '.join(masks)}, {gouts[0][0]}, {zero})")
+    return [(x, gx, True)]
+
+
+_COMPARE = {"lt": ("less", "<"), "le": ("less_equal", "<="), "gt": ("greater", ">"),
+            "ge": ("greater_equal", ">="), "eq": ("equal", "=="), "ne": ("not_equal", "!=")}
+
+
+def _compare_operands(g, node):
+    """``[("t", a), ("t", b) or ("s", number)]`` of a comparison whose operands the eager op
+    passes to NumPy as they are (one dtype, or a number the tensor's dtype takes without a
+    cast: ``_promotion.coerce``), or None."""
+    b = bind(g, node, ["input", "other"], {})
+    if b is None or g.dtype(node.outputs[0][0]) != np.bool_:
+        return None
+    a = tname(b["input"])
+    if a is None or g.dtype(a).kind not in "biuf":
+        return None
+    dt, other = g.dtype(a), b["other"]
+    name = tname(other)
+    if name is not None:
+        return [("t", a), ("t", name)] if g.dtype(name) == dt else None
+    if not _number(other) or dt.kind == "b" or type(other) is float and dt.kind != "f":
+        return None
+    if dt.kind in "iu" and not np.iinfo(dt).min <= other <= np.iinfo(dt).max:
+        return None  # the eager op wraps it first
+    return [("t", a), ("s", other)]
+
+
+@forward(*_COMPARE, saves="")
+def _compare(g, node):
+    operands = _compare_operands(g, node)
+    if operands is None:
+        return False
+    args = [g.a(v) if k == "t" else _lit(v) for k, v in operands]
+    g.emit(f"xp.{_COMPARE[node.op][0]}({args[0]}, {args[1]}, out={g.out(node)})")
+
+
+@pointwise(*_COMPARE)
+def _compare_pointwise(g, node):
+    operands = _compare_operands(g, node)
+    return None if operands is None else (operands, f"{{0}} {_COMPARE[node.op][1]} {{1}}")
+
+
+def _where_operands(g, node):
+    """``[("t", condition), a, b]`` of ``where`` with a bool condition and tensors of the
+    output's dtype or numbers (eager: ``_scalar_as`` of the output's dtype), or None."""
+    b = bind(g, node, ["condition", "input", "other"], {})
+    if b is None:
+        return None
+    cond, out_dt = tname(b["condition"]), g.dtype(node.outputs[0][0])
+    if cond is None or g.dtype(cond) != np.bool_ or out_dt.kind not in "biuf":
+        return None
+    ops = [("t", cond)]
+    for key in ("input", "other"):
+        v = b[key]
+        name = tname(v)
+        if name is not None and g.dtype(name) == out_dt:
+            ops.append(("t", name))
+        elif _number(v) and out_dt.kind == "f":
+            ops.append(("s", v))
+        else:
+            return None
+    return ops if any(k == "t" for k, _ in ops[1:]) else None
+
+
+@forward("where", saves="inputs")
+def _where(g, node):
+    operands = _where_operands(g, node)
+    if operands is None:
+        return False
+    dt = g.dtype(node.outputs[0][0])
+    args = [g.a(v) if k == "t" else g.const(dt.type(v), "s") for k, v in operands]
+    g.set_expr(node, f"xp.where({', '.join(args)})")
+
+
+@pointwise("where")
+def _where_pointwise(g, node):
+    operands = _where_operands(g, node)
+    return None if operands is None else (operands, "pick({0}, {1}, {2})")
+
+
+@vjp("where")
+def _where_vjp(g, node, gouts):
+    (_, cond), *values = _where_operands(g, node)  # pointwise._where_bw
+    gy = gouts[0][0]
+    zero = g.const(g.dtype(node.outputs[0][0]).type(0), "zero")
+    ns = g.const(sum_to, "sum_to")
+    out = []
+    for i, (kind, v) in enumerate(values):
+        if kind != "t" or not g.requires.get(v):
+            continue
+        picked = f"{gy}, {zero}" if i == 0 else f"{zero}, {gy}"
+        gv = g.new("g")
+        g.emit(f"{gv} = {ns}(xp.where({g.a(cond)}, {picked}), {g.shape(v)!r})")
+        out.append((v, gv, True))
+    return out
+
+
+_CAST_METHODS = ("Tensor.float", "Tensor.double", "Tensor.half", "Tensor.long", "Tensor.int",
+                 "Tensor.bool")
+
+
+def _cast_source(g, node):
+    """The tensor a dtype cast reads (``Tensor.float()``, ``.double()``, ``.half()``,
+    ``.long()``, ``.int()``, ``.bool()``, ``.to(dtype)``, ``.type_as(other)``) between bool,
+    integer and float dtypes, or None."""
+    from .._dtype import dtype as ember_dtype
+
+    ins = g.tensor_args(node)
+    args = g.decode(node.args)
+    kwargs = {k: g.decode(v) for k, v in node.kwargs.items()}
+    if node.op in _CAST_METHODS:
+        ok = len(args) == 1 and not kwargs
+    elif node.op == "Tensor.to":
+        given = args[1:] + [kwargs[k] for k in kwargs if k == "dtype"]
+        ok = len(given) == 1 and len(args) + len(kwargs) == 2 and \
+            isinstance(given[0], ember_dtype)
+    else:  # Tensor.type_as
+        ok = len(args) == 2 and len(ins) == 2 and not kwargs
+    if not ok or not ins:
+        return None
+    x = ins[0]
+    if g.dtype(x).kind not in "biuf" or g.dtype(node.outputs[0][0]).kind not in "biuf":
+        return None
+    return x
+
+
+@forward(*_CAST_METHODS, "Tensor.to", "Tensor.type_as", saves="")
+def _cast(g, node):
+    """A dtype cast (``ops._casts.cast_to``: ``astype``), or the tensor itself when it has the
+    dtype already."""
+    x = _cast_source(g, node)
+    if x is None:
+        return False
+    if g.dtype(x) == g.dtype(node.outputs[0][0]):
+        g.alias(node, g.a(x))
+        return None
+    g.emit(f"xp.copyto({g.out(node)}, {g.a(x)}, casting='unsafe')")
+
+
+_CASTS.update(_CAST_METHODS, {"Tensor.to", "Tensor.type_as"})
+
+
+@pointwise(*_CAST_METHODS, "Tensor.to", "Tensor.type_as")
+def _cast_pointwise(g, node):
+    x = _cast_source(g, node)
+    out_dt = g.dtype(node.outputs[0][0])
+    if x is None or g.dtype(x) == out_dt:
+        return None  # the tensor itself: no kernel value of its own
+    return [("t", x)], "{0} != 0" if out_dt.kind == "b" else "{0}"  # a bool is 1 or 0
+
+
+@vjp(*_CAST_METHODS, "Tensor.to", "Tensor.type_as")
+def _cast_vjp(g, node, gouts):
+    x = _cast_source(g, node)  # _casts._to_copy_backward: the gradient in the input's dtype
+    gy, owned = gouts[0]
+    if g.dtype(x) == g.dtype(node.outputs[0][0]):
+        return [(x, gy, owned)]
+    gx = g.new("g")
+    g.emit(f"{gx} = {gy}.astype({g.const(g.dtype(x), 'dt')})")
+    return [(x, gx, True)]
 
 
 # -- views ---------------------------------------------------------------------------------
