@@ -629,3 +629,152 @@ def test_custom_function_jvp_errors_in_pytorchs_words():
                                                r"forward gradient is of size \[1\]"):
             Wrong.apply(d, 3.0)
         NoJvp.apply(x)  # no tangent in: no jvp needed
+
+
+# -- under no_grad: tangents as in PyTorch, no backward path -----------------------------------
+
+def _mlp(x, w1, w2):
+    h = ember.nn.functional.gelu(x @ w1.t()).tanh()
+    return ember.log_softmax(h @ w2.t(), dim=1)
+
+
+def _mlp_inputs(seed=6):
+    rng = np.random.default_rng(seed)
+    return [ember.tensor(rng.standard_normal(s)) for s in ((5, 3), (4, 3), (2, 4), (5, 3))]
+
+
+@pytest.mark.parametrize("block", ["no_grad", "set_grad_enabled", "decorator",
+                                   "level_inside"])
+def test_no_grad_still_computes_tangents(block):
+    """PyTorch's forward AD ignores grad mode: the same tangents as with grad mode on."""
+    x, w1, w2, v = _mlp_inputs()
+    with fwAD.dual_level():
+        expected = fwAD.unpack_dual(_mlp(fwAD.make_dual(x, v), w1, w2)).tangent
+
+    if block == "level_inside":
+        with ember.no_grad(), fwAD.dual_level():
+            y = _mlp(fwAD.make_dual(x, v), w1, w2)
+            got = fwAD.unpack_dual(y).tangent
+    else:
+        with fwAD.dual_level():
+            d = fwAD.make_dual(x, v)
+            if block == "no_grad":
+                with ember.no_grad():
+                    y = _mlp(d, w1, w2)
+            elif block == "set_grad_enabled":
+                with ember.set_grad_enabled(False):
+                    y = _mlp(d, w1, w2)
+            else:
+                y = ember.no_grad()(_mlp)(d, w1, w2)
+            got = fwAD.unpack_dual(y).tangent
+    assert got is not None
+    np.testing.assert_allclose(_np(got), _np(expected), rtol=1e-12, atol=1e-14)
+    assert not ember.overrides._STATE.modes  # the mode left with its block
+
+
+def test_no_grad_views_in_place_and_several_outputs():
+    rng = np.random.default_rng(7)
+    x, v = (ember.tensor(rng.standard_normal((3, 4))) for _ in range(2))
+    with fwAD.dual_level():
+        d = fwAD.make_dual(x, v)
+        with ember.no_grad():
+            row = d[1]
+            a, b = d.split(2, dim=1)
+            c = d.clone()
+            c.mul_(3)
+            s = d.sum(dim=1, keepdim=True)
+            vals, idx = d.max(dim=0)
+        tg = {k: fwAD.unpack_dual(t).tangent for k, t in
+              dict(row=row, b=b, c=c, s=s, vals=vals).items()}
+        # grad mode back on: tangents keep flowing from the no_grad results
+        after = fwAD.unpack_dual(c * c).tangent
+    vn, xn = _np(v), _np(x)
+    np.testing.assert_allclose(_np(tg["row"]), vn[1])
+    np.testing.assert_allclose(_np(tg["b"]), vn[:, 2:])
+    np.testing.assert_allclose(_np(tg["c"]), 3 * vn)
+    np.testing.assert_allclose(_np(tg["s"]), vn.sum(1, keepdims=True))
+    np.testing.assert_allclose(_np(tg["vals"]), vn[_np(idx), np.arange(4)])
+    np.testing.assert_allclose(_np(after), 2 * (3 * xn) * (3 * vn))
+
+
+def test_no_grad_results_have_no_backward_path():
+    """A result computed under no_grad is a constant to backward (PyTorch's has no graph)."""
+    x = ember.tensor([1.0, -2.0, 3.0], dtype=ember.float64, requires_grad=True)
+    with fwAD.dual_level():
+        d = fwAD.make_dual(x, ember.ones(3, dtype=ember.float64))
+        with ember.no_grad():
+            k = d * 2
+        assert fwAD.unpack_dual(k).tangent.tolist() == [2.0, 2.0, 2.0]
+        (k * d).sum().backward()
+    assert x.grad.tolist() == [2.0, -4.0, 6.0]  # k's own dependence on x is not followed
+
+
+def test_no_grad_in_place_into_a_leaf_is_allowed():
+    """An optimizer-style update of a leaf that requires grad works under no_grad inside a
+    level, the leaf stays a leaf (Ember keeps no tangent on it: see forward_ad's docs)."""
+    w = ember.nn.Parameter(ember.ones(3, dtype=ember.float64))
+    opt = ember.optim.SGD([w], lr=0.5, momentum=0.9)
+    with fwAD.dual_level():
+        d = fwAD.make_dual(ember.zeros(3, dtype=ember.float64), ember.ones(3, dtype=ember.float64))
+        loss = ((w - 2) ** 2).sum()
+        loss.backward()
+        opt.step()
+        with ember.no_grad():
+            w.add_(d)
+            w.copy_(d + 1)
+        assert w.is_leaf and w.requires_grad
+        assert fwAD.unpack_dual(w).tangent is None
+    assert w.tolist() == [1.0, 1.0, 1.0]
+
+
+def test_no_grad_out_argument_and_inference_mode():
+    with fwAD.dual_level():
+        d = fwAD.make_dual(_f64(3), ember.ones(3, dtype=ember.float64))
+        with ember.no_grad():
+            with pytest.raises(NotImplementedError, match="Trying to use forward AD with "
+                               "sin_out that does not support it because it is an out= "
+                               "function"):
+                ember.sin(d, out=ember.empty(3, dtype=ember.float64))
+            plain = ember.sin(_f64(3))  # no tangent in: nothing recorded
+            assert not plain.requires_grad and plain.grad_fn is None
+        with ember.inference_mode():  # PyTorch's inference mode computes no tangents
+            assert fwAD.unpack_dual(d * 2).tangent is None
+
+
+def test_no_grad_mode_leaves_with_the_level_in_any_order():
+    level = None
+    with ember.no_grad():
+        level = fwAD.enter_dual_level()
+        assert ember.overrides._STATE.modes
+    d = fwAD.make_dual(_f64(2), ember.ones(2, dtype=ember.float64))
+    assert fwAD.unpack_dual(d.exp()).tangent is not None
+    fwAD.exit_dual_level(level=level)
+    assert not ember.overrides._STATE.modes
+    with fwAD.dual_level():
+        g = ember.no_grad()
+        g.__enter__()
+    g.__exit__(None, None, None)  # the level (and its mode) already went
+    assert not ember.overrides._STATE.modes and ember.is_grad_enabled()
+
+
+def test_no_grad_tangents_match_pytorch():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(8)
+    xs, vs, ws = rng.standard_normal((3, 4)), rng.standard_normal((3, 4)), \
+        rng.standard_normal((4, 2))
+
+    def run(lib, fw):
+        x, v, w = (lib.tensor(a) for a in (xs, vs, ws))
+        with fw.dual_level():
+            d = fw.make_dual(x, v)
+            with lib.no_grad():
+                outs = [(d @ w).relu(), d[0].exp(), d.sum(dim=1, keepdim=True),
+                        d.split(2, dim=1)[1].sigmoid(), lib.where(d > 0, d, d * d)]
+                c = d.clone()
+                c.mul_(d)
+                outs.append(c)
+            outs.append(outs[0] * 2 + outs[1].sum())
+            return [np.array(fw.unpack_dual(o).tangent.tolist()) for o in outs]
+
+    for a, b in zip(run(ember, fwAD), run(torch, torch.autograd.forward_ad)):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)

@@ -494,6 +494,19 @@ class TorchFunctionMode:
         return False
 
 
+def remove_mode(mode: TorchFunctionMode) -> None:
+    """Take ``mode`` off this thread's stack wherever it is (a mode whose lifetime is not a
+    ``with`` block: forward AD's under ``no_grad``); nothing when it is not there."""
+    modes = _STATE.modes
+    if mode not in modes:
+        return
+    if modes[-1] is mode:
+        mode.__exit__(None, None, None)
+        return
+    _STATE.modes = tuple(m for m in modes if m is not mode)
+    _exit_mode_scope()
+
+
 def _call_mode(public, args, kwargs):
     """Hand a call to this thread's innermost mode, with that mode off inside."""
     modes = _STATE.modes

@@ -19,10 +19,20 @@ carries it, so in-place ops, which give their tensor a new ``grad_fn``, carry th
 tangent with it; they also write it into the old tangent's memory, as PyTorch does. A view
 reads its tangent as the same view of its base's tangent.
 
+Under ``no_grad`` (a ``no_grad``/``set_grad_enabled(False)`` block, or a level entered
+while grad mode is off) ops still compute tangents, as in PyTorch: while such a block is
+open inside a level, a ``TorchFunctionMode`` (``_TangentsWithoutGrad``) runs each op that
+reads a tangent with recording on, then cuts the recorded node's edges, so the result
+carries its tangent but no backward path to the op's inputs. ``inference_mode`` computes no
+tangents (PyTorch's as well).
+
 Differences from PyTorch, all following from riding on the recorded graph: a dual tensor
-and the results computed from it report ``requires_grad=True``; ops run under ``no_grad``
-(or ``inference_mode``) record nothing and so give results without a tangent. A custom
-``autograd.Function`` gives its outputs the tangents its ``jvp`` staticmethod returns.
+and the results computed from it report ``requires_grad=True`` (under ``no_grad`` as well:
+their backward stops there); under ``no_grad``, an in-place op into a leaf that requires
+grad (an optimizer's ``p.add_(...)``, ``p.copy_(dual)``) gives it no tangent, and the plain
+call ``set_grad_enabled(False)`` (not as a block) turns tangents off with recording. A
+custom ``autograd.Function`` gives its outputs the tangents its ``jvp`` staticmethod
+returns.
 """
 
 from __future__ import annotations
@@ -33,6 +43,8 @@ from typing import NamedTuple
 
 from .._format import shape_str
 from .._tensor import Tensor, _make
+from ..overrides import TorchFunctionMode, remove_mode
+from . import grad_mode as _grad_mode
 from . import graph as _graph
 from ._forward_rules import output_tangent
 from .grad_mode import GRAD, _DecoratorContextManager
@@ -48,13 +60,14 @@ class _Level:
     """One dual level: the nodes that hold its tangents (cleared at exit) and the nodes whose
     output tangent is still to be computed."""
 
-    __slots__ = ("idx", "nodes", "pending", "busy")
+    __slots__ = ("idx", "nodes", "pending", "busy", "nograd")
 
     def __init__(self, idx: int):
         self.idx = idx
         self.nodes: list = []  # weak references to the nodes holding a tangent record
         self.pending: collections.deque = collections.deque()
         self.busy = False  # computing a tangent: ops run then are not forward-differentiated
+        self.nograd = None  # takes off the mode entered with the level under no_grad
 
 
 _LEVEL: list = [None]  # the active _Level
@@ -89,6 +102,9 @@ def enter_dual_level() -> int:
     _LEVEL[0] = level
     _current_level = level.idx
     _graph._FW_HOOK = _on_record
+    _grad_mode.FW_NOGRAD[0] = _nograd_enter
+    if not GRAD.enabled and not GRAD.inference:
+        level.nograd = _nograd_enter()
     return level.idx
 
 
@@ -105,8 +121,11 @@ def exit_dual_level(*, level: int | None = None) -> None:
     if level < 0 or active is None:
         raise RuntimeError("Dual level must be a positive number.")
     _graph._FW_HOOK = None
+    _grad_mode.FW_NOGRAD[0] = None
     _LEVEL[0] = None
     _current_level = level - 1
+    if active.nograd is not None:
+        active.nograd()
     active.pending.clear()
     for ref in active.nodes:
         node = ref()
@@ -345,6 +364,74 @@ def _on_record(node, out: Tensor, inputs) -> None:
             return  # a view: its tangent is read from its base's (``_lookup``)
     _attach(active, node, _Record(active, tuple(tangents)))
     active.pending.append((node, out))
+
+
+# -- tangents under no_grad -------------------------------------------------------------------
+
+class _TangentsWithoutGrad(TorchFunctionMode):
+    """While a block with grad mode off is open inside a dual level: an op that reads a
+    tangent runs with recording on (so its output's tangent is noted as usual), then each
+    node the call recorded loses its edges: the results carry tangents, but no backward
+    reaches the op's inputs through them."""
+
+    _ember_reads_types = False
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        active = _LEVEL[0]
+        if GRAD.enabled or GRAD.inference or active is None or active.busy:
+            return func(*args, **kwargs)
+        tensors: list = []
+        _tensors_in(args, tensors)
+        _tensors_in(kwargs, tensors)
+        if not any(t.requires_grad and _tangent_of(t) is not None for t in tensors):
+            return func(*args, **kwargs)
+        name = getattr(func, "__name__", "")
+        if kwargs.get("out") is not None:
+            raise NotImplementedError(f"Trying to use forward AD with {name}_out that does not "
+                                      "support it because it is an out= function")
+        if _writes_first(name) and args and isinstance(args[0], Tensor) \
+                and args[0].requires_grad and args[0].grad_fn is None:
+            return func(*args, **kwargs)  # a leaf keeps no tangent: the module's docstring
+        first = next(_graph._SEQ)
+        GRAD.enabled = True
+        try:
+            out = func(*args, **kwargs)
+        finally:
+            GRAD.enabled = False
+        _tensors_in(out, tensors)
+        for t in tensors:
+            for x in (t, t._base):
+                node = None if x is None else x.grad_fn
+                if node is not None and getattr(node, "seq", 0) > first:
+                    node.next_functions = (_graph._NO_EDGE,) * len(node.next_functions)
+        return out
+
+
+def _writes_first(name: str) -> bool:
+    """Whether a function of this name writes into its first argument (``add_``,
+    ``__iadd__``, ``__setitem__``)."""
+    if name.startswith("__"):
+        return name == "__setitem__" or name.startswith("__i")
+    return name.endswith("_")
+
+
+def _tensors_in(obj, acc: list) -> None:
+    if isinstance(obj, Tensor):
+        acc.append(obj)
+    elif isinstance(obj, (list, tuple)):
+        for o in obj:
+            _tensors_in(o, acc)
+    elif isinstance(obj, dict):
+        for o in obj.values():
+            _tensors_in(o, acc)
+
+
+def _nograd_enter():
+    """Enter a ``_TangentsWithoutGrad`` mode in this thread; returns what takes it off."""
+    mode = _TangentsWithoutGrad()
+    mode.__enter__()
+    return lambda: remove_mode(mode)
 
 
 def _rebase_with_tangent(self: Tensor, result: Tensor, rebase) -> None:

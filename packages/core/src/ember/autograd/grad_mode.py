@@ -94,6 +94,13 @@ class _DecoratorContextManager:
         return self.__class__()
 
 
+#: forward AD's ``enter`` while a dual level is active (``forward_ad``): a block that turns
+#: grad mode off calls ``enter()`` and, on leaving, the function it returned, so that ops
+#: inside it still compute their outputs' tangents, as PyTorch's forward AD does under
+#: ``no_grad``; None outside forward AD (one list read per block)
+FW_NOGRAD: list = [None]
+
+
 class _GradModeBlock(_DecoratorContextManager):
     """Grad mode ``_mode`` inside the block (or the decorated function)."""
 
@@ -101,13 +108,20 @@ class _GradModeBlock(_DecoratorContextManager):
 
     def __init__(self):
         self.prev = self._mode
+        self._fw = None
 
     def __enter__(self):
         self.prev = GRAD.enabled
         GRAD.enabled = self._mode
+        fw = FW_NOGRAD[0]
+        if fw is not None and not self._mode:
+            self._fw = fw()
 
     def __exit__(self, *exc):
         GRAD.enabled = self.prev
+        leave, self._fw = self._fw, None
+        if leave is not None:
+            leave()
         return False
 
 
@@ -161,12 +175,24 @@ class set_grad_enabled(_ThreadFlag):
     _flag = "enabled"
     _api = "set_grad_enabled"
 
+    _fw = None
+
     def __call__(self, func):
         GRAD.enabled = self.prev  # used as a decorator: the mode applies inside func only
         return super().__call__(func)
 
     def __enter__(self):
         GRAD.enabled = self.mode
+        fw = FW_NOGRAD[0]
+        if fw is not None and not self.mode:
+            self._fw = fw()
+
+    def __exit__(self, *exc) -> bool:
+        GRAD.enabled = self.prev
+        leave, self._fw = self._fw, None
+        if leave is not None:
+            leave()
+        return False
 
 
 class inference_mode(_DecoratorContextManager):
