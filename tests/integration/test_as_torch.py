@@ -79,3 +79,49 @@ def test_install_in_process_and_missing_submodules():
     assert r.stdout.splitlines() == [
         "No module named 'torch.no_such_module': running on Ember (ember.as_torch), which has "
         "no 'ember.no_such_module'", "ok"]
+
+
+HOGWILD = '''
+import sys
+import torch
+import torch.multiprocessing as mp
+import torch.nn as nn
+
+
+def train(rank, model):
+    torch.manual_seed(rank)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for _ in range(20):
+        x = torch.randn(16, 4)
+        loss = ((model(x) - x.sum(1, keepdim=True)) ** 2).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    print(rank, torch.__name__, flush=True)
+
+
+if __name__ == "__main__":
+    mp.set_start_method(sys.argv[1], force=True)
+    model = nn.Linear(4, 1)
+    nn.init.zeros_(model.weight)
+    model.share_memory()
+    procs = [mp.Process(target=train, args=(r, model)) for r in range(2)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(120)
+    print([p.exitcode for p in procs], bool((model.weight.detach() != 0).all()))
+'''
+
+
+def test_spawned_children_import_ember_too(tmp_path):
+    """``spawn``/``forkserver`` children re-import the program in a fresh interpreter: they
+    get the alias as well, and train a shared model (PyTorch's mnist_hogwild pattern)."""
+    (tmp_path / "hogwild.py").write_text(HOGWILD)
+    for method in ("spawn", "forkserver"):
+        r = subprocess.run([sys.executable, "-m", "ember.as_torch", "hogwild.py", method],
+                           cwd=tmp_path, capture_output=True, text=True, timeout=300)
+        assert r.returncode == 0, r.stderr
+        lines = r.stdout.splitlines()
+        assert sorted(lines[:2]) == ["0 ember", "1 ember"], (method, r.stdout, r.stderr)
+        assert lines[2] == "[0, 0] True", (method, r.stdout)

@@ -8,6 +8,11 @@ first ``import torch``); ``uninstall()`` takes it back. A submodule Ember does n
 to import with ``ModuleNotFoundError`` naming both names (``torch.fx`` -> ``ember.fx``).
 Modules already imported under the real names (a real PyTorch imported earlier in the
 process) are left alone: install first.
+
+Child processes started with the ``spawn`` or ``forkserver`` methods (``torch.multiprocessing``
+with ``mp.set_start_method("spawn")``, DataLoader workers in such a context) begin a fresh
+interpreter that imports the program's main module again: while the alias is installed,
+their bootstrap installs it first, so they see Ember too (``fork`` children inherit it).
 """
 
 from __future__ import annotations
@@ -59,16 +64,45 @@ def installed() -> bool:
     return _FINDER in sys.meta_path
 
 
+#: what a spawned or forkserver child runs before its bootstrap program (``-c``)
+_CHILD_PREFIX = "import ember.as_torch; ember.as_torch.install(); "
+
+
+def _spawnv_passfds(path, args, passfds):
+    """``multiprocessing.util.spawnv_passfds`` (how ``spawn`` and ``forkserver`` start a
+    child interpreter on POSIX) with the alias installed first in the child's ``-c``
+    program, while the alias is installed here."""
+    args = list(args)
+    if installed() and "-c" in args:
+        i = args.index("-c") + 1
+        if i < len(args) and args[i].startswith("from multiprocessing"):
+            args[i] = _CHILD_PREFIX + args[i]
+    return _ORIGINAL_SPAWNV[0](path, args, passfds)
+
+
+_ORIGINAL_SPAWNV: list = [None]
+
+
 def install() -> None:
-    """Make ``import torch`` (``torchvision``, ``torchtext``) import Ember from now on."""
+    """Make ``import torch`` (``torchvision``, ``torchtext``) import Ember from now on, in
+    this interpreter and in the ``spawn``/``forkserver`` children it starts."""
     if not installed():
         sys.meta_path.insert(0, _FINDER)
+    from multiprocessing import util
+
+    if _ORIGINAL_SPAWNV[0] is None and hasattr(util, "spawnv_passfds"):
+        _ORIGINAL_SPAWNV[0] = util.spawnv_passfds
+        util.spawnv_passfds = _spawnv_passfds
 
 
 def uninstall() -> None:
     """Undo :func:`install` and forget the alias modules already imported."""
     if installed():
         sys.meta_path.remove(_FINDER)
+    if _ORIGINAL_SPAWNV[0] is not None:
+        from multiprocessing import util
+
+        util.spawnv_passfds, _ORIGINAL_SPAWNV[0] = _ORIGINAL_SPAWNV[0], None
     for name in list(sys.modules):
         if name.partition(".")[0] in ALIASES and \
                 getattr(sys.modules[name], "__name__", "").startswith("ember"):
