@@ -465,3 +465,33 @@ def test_ddp_digits_matches_single_process(tmp_path):
     assert ddp_acc >= 0.97
     assert abs(ddp_acc - single_acc) <= 0.015, (single_acc, ddp_acc)
     assert_no_leftovers(REPO / "examples" / "ddp_digits.py")
+
+
+TORCH_PROGRAM = """
+import torch
+import torch.distributed as dist
+import torch.nn as nn
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+dist.init_process_group(backend="gloo")
+model = DDP(nn.Linear(4, 1))
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+torch.manual_seed(dist.get_rank())
+model(torch.randn(8, 4)).pow(2).mean().backward()
+opt.step()
+w = model.module.weight.detach().clone()
+dist.all_reduce(w)
+same = torch.allclose(w / dist.get_world_size(), model.module.weight.detach())
+print(dist.get_rank(), torch.__name__, same, flush=True)
+dist.destroy_process_group()
+"""
+
+
+def test_torchrun_command_under_as_torch(job):
+    """``python -m ember.as_torch -m torch.distributed.run ... train.py``: torchrun's command
+    for a PyTorch DDP program, whose ranks import Ember as ``torch`` too."""
+    (job / "train.py").write_text(TORCH_PROGRAM)
+    done = run_command([sys.executable, "-m", "ember.as_torch", "-m", "torch.distributed.run",
+                        "--nproc-per-node", "2", "train.py"], 120, cwd=job)
+    assert done.returncode == 0, done.stderr
+    assert sorted(done.stdout.split("\n")[:2]) == ["0 ember True", "1 ember True"], done.stdout

@@ -12,7 +12,10 @@ process) are left alone: install first.
 Child processes started with the ``spawn`` or ``forkserver`` methods (``torch.multiprocessing``
 with ``mp.set_start_method("spawn")``, DataLoader workers in such a context) begin a fresh
 interpreter that imports the program's main module again: while the alias is installed,
-their bootstrap installs it first, so they see Ember too (``fork`` children inherit it).
+their bootstrap installs it first, so they see Ember too (``fork`` children inherit it). So do
+the ranks of ``python -m ember.as_torch -m torch.distributed.run --nproc-per-node 2
+train.py`` (torchrun's command, on Ember's launcher), through the ``EMBER_AS_TORCH``
+environment variable.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from __future__ import annotations
 import importlib
 import importlib.abc
 import importlib.util
+import os
 import runpy
 import sys
 
@@ -27,6 +31,10 @@ __all__ = ["install", "uninstall", "installed", "main"]
 
 #: the PyTorch distribution names and the Ember packages that stand in for them
 ALIASES = {"torch": "ember", "torchvision": "ember.vision", "torchtext": "ember.text"}
+
+#: set to "1" while the alias is installed: the ranks ``ember.distributed.run`` starts (and
+#: so ``python -m ember.as_torch -m torch.distributed.run ... train.py``) install it too
+ENV = "EMBER_AS_TORCH"
 
 
 class _AliasFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
@@ -88,6 +96,7 @@ def install() -> None:
     this interpreter and in the ``spawn``/``forkserver`` children it starts."""
     if not installed():
         sys.meta_path.insert(0, _FINDER)
+    os.environ[ENV] = "1"  # for the ranks of ember.distributed.run (its _bootstrap reads it)
     from multiprocessing import util
 
     if _ORIGINAL_SPAWNV[0] is None and hasattr(util, "spawnv_passfds"):
@@ -99,6 +108,7 @@ def uninstall() -> None:
     """Undo :func:`install` and forget the alias modules already imported."""
     if installed():
         sys.meta_path.remove(_FINDER)
+    os.environ.pop(ENV, None)
     if _ORIGINAL_SPAWNV[0] is not None:
         from multiprocessing import util
 
@@ -107,6 +117,13 @@ def uninstall() -> None:
         if name.partition(".")[0] in ALIASES and \
                 getattr(sys.modules[name], "__name__", "").startswith("ember"):
             del sys.modules[name]
+
+
+def _ember_name(module: str) -> str:
+    """The Ember module a ``-m`` name stands for (``torch.distributed.run`` ->
+    ``ember.distributed.run``); other names as they are."""
+    top, dot, rest = module.partition(".")
+    return ALIASES[top] + dot + rest if top in ALIASES else module
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -123,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
             print("ember.as_torch: -m needs a module name", file=sys.stderr)
             return 2
         sys.argv = argv[1:]
-        runpy.run_module(argv[1], run_name="__main__", alter_sys=True)
+        runpy.run_module(_ember_name(argv[1]), run_name="__main__", alter_sys=True)
     else:
         sys.argv = argv
         sys.path.insert(0, str(__import__("pathlib").Path(argv[0]).resolve().parent))

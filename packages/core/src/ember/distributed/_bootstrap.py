@@ -16,7 +16,8 @@ when one rank fails, the others fail after it, and their exits may come in any o
 time of the first exception, not of the first exit, names the rank that failed first.
 
 It is run as a plain script, so it imports only the standard library, never ``ember``: the
-rank's program pays for its own imports once.
+rank's program pays for its own imports once (the runner imports ``ember.as_torch`` when
+``EMBER_AS_TORCH=1``: a PyTorch program launched under ``ember.as_torch``).
 
 Environment it reads (set by the launcher with ``-genv``, or for a node's own proxy):
 ``EMBER_RUN_LAYOUT`` (ranks per node, comma-separated, in node order: hydra places ranks in
@@ -135,6 +136,10 @@ def run_program(argv: list[str]) -> int:
 
     kind, target, *rest = argv
     sys.argv = [target, *rest]
+    if os.environ.get("EMBER_AS_TORCH") == "1":  # launched under ember.as_torch: alias too
+        import ember.as_torch
+
+        ember.as_torch.install()
     if kind == "--run-path":
         sys.path[0] = os.path.dirname(os.path.abspath(target))
     else:
