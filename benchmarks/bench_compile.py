@@ -278,7 +278,36 @@ def _lstm_step(torch, rng) -> Workload:
                     notes)
 
 
-BUILDERS = [_small_mlp_inference, _mlp_step, _lenet_step, _transformer_step, _lstm_step]
+def _gated(lib):
+    """A small gated MLP whose step is mostly elementwise ops (GELU, sigmoid gate, leaky
+    ``where``, clamp, SiLU): what compile's fused elementwise chains are for."""
+    nn = lib.nn
+    F = nn.functional
+
+    class Gated(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a, self.g, self.o = nn.Linear(64, 128), nn.Linear(64, 128), nn.Linear(128, 10)
+
+        def forward(self, x):
+            h = F.gelu(self.a(x), approximate="tanh") * self.g(x).sigmoid()
+            h = lib.where(h > 0, h, 0.1 * h).clamp(-3.0, 3.0)
+            return self.o(F.silu(h))
+
+    return Gated()
+
+
+def _gated_step(torch, rng) -> Workload:
+    notes: list[str] = []
+    x = rng.standard_normal((16, 64)).astype(np.float32)
+    y = rng.integers(0, 10, 16)
+    fns = _step_columns(torch, _gated, _sgd, _cross_entropy, x, y, notes)
+    return Workload("gated MLP 64-128-10 step (GELU, sigmoid gate, where, clamp, SiLU; b16, "
+                    "SGD momentum, CE)", fns, notes)
+
+
+BUILDERS = [_small_mlp_inference, _mlp_step, _lenet_step, _transformer_step, _lstm_step,
+            _gated_step]
 
 
 def _paired(fns: dict, pairs: int, pause: float) -> dict:
