@@ -67,6 +67,21 @@ def _keep_mask(input: Tensor, shape, p) -> Tensor:
     return place(keep.astype(input._data.dtype), input._device)
 
 
+def _keep_scale(input: Tensor, shape, p):
+    """``_keep_mask(...) * (1 / (1 - p))`` (the same draw and values) as an array on input's
+    device, made in the draw's own memory: a large dropout's cost is mostly fresh memory
+    being touched (GAT's (heads, nodes, nodes) attention), so no temporaries."""
+    from .._factory import place
+    from .._random import _rng
+
+    u = _rng(None, input._device).random(shape, dtype=np.float32)
+    np.greater_equal(u, p, out=u, casting="unsafe")  # the keep mask, as 0/1 float32
+    if input._data.dtype != np.float32:
+        u = u.astype(input._data.dtype)
+    np.multiply(u, 1.0 / (1.0 - p), out=u)
+    return place(u, input._device)._data
+
+
 def _dropout_impl(input, p, feature, alpha):
     """``input * mask * scale`` (alpha: plus the affine shift keeping mean and variance)."""
     d = input._data
@@ -78,8 +93,14 @@ def _dropout_impl(input, p, feature, alpha):
     shape = d.shape
     if feature:
         shape = shape[:2] + (1,) * (d.ndim - 2)
-    keep = _keep_mask(input, shape, p)._data
     low = d.dtype in _dtype.OPMATH
+    if not low and not alpha:  # the common case, in as few passes over memory as it takes
+        scale = _keep_scale(input, shape, p)
+        out = _make(d * scale, input._device)
+        if GRAD.enabled and input.requires_grad:
+            record(NativeDropoutBackward0, out, (input,), (), _make(scale, input._device))
+        return out
+    keep = _keep_mask(input, shape, p)._data
     if low and not alpha:  # float16/bfloat16: the product in float32, rounded once (NumPy's
         # bfloat16 multiplies are ~2x slower than widen, multiply, narrow)
         f32 = np.float32
@@ -95,7 +116,7 @@ def _dropout_impl(input, p, feature, alpha):
         r = d * scale + ((keep - 1) * (_ALPHA * a) + _ALPHA * a * p).astype(d.dtype)
         node = AlphaDropoutBackward0
     else:
-        scale = keep * (1.0 / (1.0 - p)) if p < 1 else keep
+        scale = keep * (1.0 / (1.0 - p))
         r = d * scale
         node = NativeDropoutBackward0
     out = _make(r.astype(d.dtype, copy=False), input._device)
