@@ -45,8 +45,11 @@ _SELU_SCALE = 1.0507009873554804934193349852946
 # stable sigmoid, softplus and erf are ``_special``'s.
 
 def _leaky_np(a, slope):
-    # max(a, s*a) is a where a > 0 and s*a below for s <= 1; min for steeper slopes
-    return np.maximum(a, a * slope) if slope <= 1 else np.minimum(a, a * slope)
+    # max(a, s*a) is a where a > 0 and s*a below for s <= 1; min for steeper slopes (into
+    # s*a's memory: on large inputs fresh memory is most of the cost)
+    t = a * slope
+    pick = np.maximum if slope <= 1 else np.minimum
+    return pick(a, t) if t.ndim == 0 else pick(a, t, out=t)  # 0-d: NumPy gives a scalar
 
 
 def _float_input(input: Tensor, kernel: str, ints: bool = False):
@@ -136,7 +139,15 @@ def relu6(input, inplace=False):
 def _leaky_bw(node, g):
     x = node.saved[0]
     slope = node.ctx[0]
-    return (g * _const(slope + (1 - slope) * (x._data > 0), g),)
+    gd = g._data
+    xp = xp_of(gd)
+    # the coefficient, 1 or slope in g's dtype, picked by the 0/1 mask (one array, no float64
+    # temporaries); the product into it unless the backward is being recorded
+    coef = xp.asarray(xp.asarray([slope, 1.0], dtype=gd.dtype)[(x._data > 0).view(xp.uint8)])
+    if g.requires_grad and GRAD.enabled:
+        return (g * _make(coef, g._device),)
+    xp.multiply(coef, gd, out=coef)
+    return (_make(coef, g._device),)
 
 
 _leaky = _activation("leaky_relu", "leaky_relu", _leaky_np,
