@@ -606,39 +606,12 @@ def _gelu_operand(g, node):
 
 def _gelu_forward(x, approximate: str, with_grad: bool, fused):
     """``(gelu(x), gelu'(x) or None)`` as ``activation.gelu`` computes them: the backend's fused
-    kernel (CUDA), the exact form with its derivative when a gradient is recorded (float32,
-    float64), else the activation's kernel (opmath)."""
-    from .. import _dtype
-    from ..ops.activation import _gelu_arrays, _gelu_np
+    kernel (CUDA), else the eager op's arrays (``activation.gelu_forward_arrays``)."""
+    from ..ops.activation import gelu_forward_arrays
 
     if fused is not None:
         return fused(x, approximate), None
-    with np.errstate(over="ignore", invalid="ignore"):
-        if approximate == "none" and with_grad and x.dtype in (np.float32, np.float64):
-            return _gelu_arrays(x, True)
-        r = _dtype.opmath(_gelu_np)(x, approximate)
-    return r.astype(x.dtype, copy=False), None
-
-
-def _gelu_backward(gy, x, deriv, approximate: str):
-    """The input's gradient as ``activation._gelu_bw`` computes it without ``create_graph``:
-    ``gy`` times the derivative the forward made, or one computed from the input."""
-    from ..ops import _special
-    from ..ops.activation import _gelu_grad_opmath
-
-    if deriv is not None:
-        return np.multiply(gy, deriv)
-    with np.errstate(over="ignore", invalid="ignore"):
-        if approximate == "none" and x.dtype == np.float32 and gy.dtype == np.float32 \
-                and gy.shape == x.shape:
-            from .. import _native
-
-            native = (_native.kernel("ember_gelu_backward_f32")
-                      if x.__class__ is np.ndarray and gy.__class__ is np.ndarray else None)
-            if native is not None:
-                return _native.pointwise(native, 1, x, gy)
-            return _special.blocked(_special.gelu_backward_float32_into, 1, x, gy)
-        return gy * _gelu_grad_opmath(x, approximate).astype(gy.dtype, copy=False)
+    return gelu_forward_arrays(x, approximate, with_grad)
 
 
 @forward("gelu", saves="inputs")
@@ -672,9 +645,11 @@ def _gelu_pointwise(g, node):
 
 @vjp("gelu")
 def _gelu_vjp(g, node, gouts):
+    from ..ops.activation import gelu_backward_arrays
+
     x, approximate = _gelu_operand(g, node)
     gx = g.new("g")
-    g.emit(f"{gx} = {g.const(_gelu_backward, 'gelu_bw')}({gouts[0][0]}, {g.a(x)}, "
+    g.emit(f"{gx} = {g.const(gelu_backward_arrays, 'gelu_bw')}({gouts[0][0]}, {g.a(x)}, "
            f"{g.gelu_derivs[node.name]}, {approximate!r})")
     return [(x, gx, True)]
 

@@ -321,31 +321,51 @@ def _gelu_grad_np(a, approximate):
 
 
 _gelu_grad_opmath = _opmath(_gelu_grad_np)
+_gelu_opmath = _opmath(_gelu_np)
 
 
-def _gelu_bw(node, g):
-    """Tensor ops under ``create_graph`` (they differentiate again); else ``g`` times the
-    derivative the forward saved (exact form, float32/64 on the CPU), or one array pass from
-    the input, fused with the product by ``g`` for float32."""
-    if GRAD.enabled:
-        return _gelu_tensor_bw(node, g)
-    saved, gd = node.saved, g._data
-    if len(saved) > 1:  # gelu'(x), computed by the forward
-        deriv = saved[1]
-        if gd.shape == deriv.shape and gd.dtype == deriv.dtype:
-            return (_make(np.multiply(gd, deriv), g._device),)
-        return (g * _const(deriv, g),)
-    x = saved[0]._data
+def gelu_forward_arrays(a, approximate: str, with_grad: bool):
+    """``(gelu(a), gelu'(a) or None)`` of a float array as the eager op computes them off the
+    fused (CUDA) kernel: the exact form with its derivative, in one blockwise pass, when a
+    gradient is recorded (float32, float64), else the activation's kernel (opmath). Shared
+    with ``ember.compile``'s lowering, which must give the same bits."""
     with np.errstate(over="ignore", invalid="ignore"):
-        if (node.ctx[0] == "none" and x.dtype == np.float32 and gd.dtype == np.float32
+        if approximate == "none" and with_grad and a.dtype in (np.float32, np.float64):
+            return _gelu_arrays(a, True)
+        return _gelu_opmath(a, approximate).astype(a.dtype, copy=False), None
+
+
+def gelu_backward_arrays(gd, x, deriv, approximate: str):
+    """The input's gradient (an array) from the output's ``gd`` as the first-order backward
+    computes it: ``gd`` times the derivative the forward made (``deriv``), or one array pass
+    from the input ``x``, fused with the product for float32. Shared with compile."""
+    if deriv is not None:  # gelu'(x), computed by the forward
+        if gd.shape == deriv.shape and gd.dtype == deriv.dtype:
+            r = np.multiply(gd, deriv)
+        else:
+            r = gd * deriv.astype(gd.dtype, copy=False)
+        return np.asarray(r) if isinstance(r, np.generic) else r
+    with np.errstate(over="ignore", invalid="ignore"):
+        if (approximate == "none" and x.dtype == np.float32 and gd.dtype == np.float32
                 and gd.shape == x.shape):
             native = (_native.kernel("ember_gelu_backward_f32")
                       if x.__class__ is np.ndarray and gd.__class__ is np.ndarray else None)
             if native is not None:
-                return (_make(_native.pointwise(native, 1, x, gd), g._device),)
-            out = _special.blocked(_special.gelu_backward_float32_into, 1, x, gd)
-            return (_make(out, g._device),)
-        return (g * _const(_gelu_grad_opmath(x, *node.ctx), g),)
+                return _native.pointwise(native, 1, x, gd)
+            return _special.blocked(_special.gelu_backward_float32_into, 1, x, gd)
+        r = gd * _gelu_grad_opmath(x, approximate).astype(gd.dtype, copy=False)
+    return np.asarray(r) if isinstance(r, np.generic) else r
+
+
+def _gelu_bw(node, g):
+    """Tensor ops under ``create_graph`` (they differentiate again); else the arrays'
+    product (``gelu_backward_arrays``)."""
+    if GRAD.enabled:
+        return _gelu_tensor_bw(node, g)
+    saved = node.saved
+    deriv = saved[1] if len(saved) > 1 else None
+    return (_make(gelu_backward_arrays(g._data, saved[0]._data, deriv, node.ctx[0]),
+                  g._device),)
 
 
 _gelu = _activation("gelu", "GeluKernelImpl", _gelu_np, _gelu_bw, "GeluBackward0")
@@ -369,8 +389,7 @@ def gelu(input, approximate="none"):
                           (input,), (input,), (approximate,))
     if (approximate == "none" and input.requires_grad and GRAD.enabled
             and (d.dtype == np.float32 or d.dtype == np.float64)):
-        with np.errstate(over="ignore", invalid="ignore"):
-            y, deriv = _gelu_arrays(d, True)
+        y, deriv = gelu_forward_arrays(d, approximate, True)
         return record(_gelu._node, _make(y, input._device), (input,), (input, deriv),
                       (approximate,))
     return _gelu(input, approximate)
