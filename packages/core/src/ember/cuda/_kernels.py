@@ -13,8 +13,9 @@ computes in float32 and rounds once, as on the CPU; float32 and float64 in their
 
 One formula, two back ends. The per-element math is written once, below, as expressions
 in the part of C that Python shares: names, integer literals, ``+ - * /``, comparisons,
-calls of ``exp log sqrt erf tanh`` and of ``pick(c, a, b)`` (``c ? a : b``) and ``vmax``
-(a maximum that propagates NaN, as ``numpy.maximum``), and ``A(...)``/``T(...)`` as
+calls of ``exp log sqrt erf tanh`` (and ``fabs pow`` in compile's fused chains) and of
+``pick(c, a, b)`` (``c ? a : b``) and ``vmax`` (a maximum that propagates NaN, as
+``numpy.maximum``), and ``A(...)``/``T(...)`` as
 conversions to the compute and the array type. Constants are named (``CONSTANTS``), never
 float literals, so that a float kernel stays in float. The kernels are generated from these
 strings; the tests evaluate the same strings with NumPy against Ember's CPU ops, and run the
