@@ -381,9 +381,7 @@ class _TangentsWithoutGrad(TorchFunctionMode):
         active = _LEVEL[0]
         if GRAD.enabled or GRAD.inference or active is None or active.busy:
             return func(*args, **kwargs)
-        tensors: list = []
-        _tensors_in(args, tensors)
-        _tensors_in(kwargs, tensors)
+        tensors = _tensors_in((args, kwargs))
         if not any(t.requires_grad and _tangent_of(t) is not None for t in tensors):
             return func(*args, **kwargs)
         name = getattr(func, "__name__", "")
@@ -399,8 +397,7 @@ class _TangentsWithoutGrad(TorchFunctionMode):
             out = func(*args, **kwargs)
         finally:
             GRAD.enabled = False
-        _tensors_in(out, tensors)
-        for t in tensors:
+        for t in tensors + _tensors_in(out):
             for x in (t, t._base):
                 node = None if x is None else x.grad_fn
                 if node is not None and getattr(node, "seq", 0) > first:
@@ -416,15 +413,10 @@ def _writes_first(name: str) -> bool:
     return name.endswith("_")
 
 
-def _tensors_in(obj, acc: list) -> None:
-    if isinstance(obj, Tensor):
-        acc.append(obj)
-    elif isinstance(obj, (list, tuple)):
-        for o in obj:
-            _tensors_in(o, acc)
-    elif isinstance(obj, dict):
-        for o in obj.values():
-            _tensors_in(o, acc)
+def _tensors_in(obj) -> list:
+    from .._functorch._pytree import tree_flatten
+
+    return [t for t in tree_flatten(obj)[0] if isinstance(t, Tensor)]
 
 
 def _nograd_enter():
