@@ -47,8 +47,7 @@ VIDEO = "video decoding (torchvision.io video, video datasets/models): not plann
 # -- gaps: namespace -> reason -> names (globs allowed) ------------------------------------
 GAPS: dict[str, dict[str, list[str]]] = {
     "torch": {
-        NOT_YET: [
-            "uint16", "uint32", "uint64"],
+        NOT_YET: [],
         DEPRECATED: ["set_default_tensor_type",
                      "frobenius_norm", "nuclear_norm"],
         GRAPH_MODE: ["cond", "fork", "wait", "Future", "JITException",

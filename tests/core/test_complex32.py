@@ -430,7 +430,37 @@ REFUSED = [
     (lambda T, z: T.addcdiv(z, z, z), "addcdiv_cpu_out"),
     (lambda T, z: z.max(), "max_all"), (lambda T, z: z.nan_to_num(), "nan_to_num"),
     (lambda T, z: T.linalg.cross(z[:, :3], z[:, :3]), "cross"),
+    # shape and indexing kernels without a complex32 case (index_select, roll, repeat, cat,
+    # index_put_ have one: ``PARITY``)
+    (lambda T, z: z.flip(1), "flip_cpu"), (lambda T, z: z.fliplr(), "flip_cpu"),
+    (lambda T, z: z[0].flip(0), "flip_cpu"), (lambda T, z: z.t().flip(0), "flip_cpu"),
+    (lambda T, z: z.rot90(), "flip_cpu"), (lambda T, z: z.gather(0, _IDX(T)),
+                                           "scatter_gather_tensor_cpu"),
+    (lambda T, z: T.take_along_dim(z, _IDX(T), 0), "scatter_gather_tensor_cpu"),
+    (lambda T, z: z.scatter(0, _IDX(T), z), "scatter_gather_tensor_cpu"),
+    (lambda T, z: z.scatter(0, _IDX(T), 1.0), "scatter_gather_scalar_cpu"),
+    (lambda T, z: z.scatter_add(0, _IDX(T), z), "scatter_gather_tensor_cpu"),
+    (lambda T, z: z.scatter_reduce(0, _IDX(T), z, "sum"), "scatter_gather_tensor_cpu"),
+    (lambda T, z: z.take(T.tensor([0, 4])), "take_cpu"),
+    (lambda T, z: z.clone().put_(T.tensor([0, 4]), z[0, :2]), "take_put_cpu"),
+    (lambda T, z: z.put(T.tensor([0, 4]), z[0, :2]), "take_put_cpu"),
+    (lambda T, z: z.masked_scatter(z.real > 0, z), "masked_scatter"),
+    (lambda T, z: z.clone().masked_scatter_(z.real > 0, z), "masked_scatter"),
+    (lambda T, z: T.unique(z), "unique"), (lambda T, z: T.unique(z, dim=0), "unique_dim"),
+    (lambda T, z: T.unique_consecutive(z), "unique"),
+    (lambda T, z: T.nn.functional.pad(z[None], (1, 1), mode="reflect"), "reflection_pad1d"),
+    (lambda T, z: T.nn.functional.pad(z[None, None], (1, 1, 1, 1), mode="reflect"),
+     "reflection_pad2d"),
+    (lambda T, z: T.nn.functional.pad(z[None], (1, 1), mode="replicate"), "replication_pad1d"),
+    (lambda T, z: T.equal(z, z.clone()), "equal_cpu"),
+    (lambda T, z: z[0] @ z, "addmm_impl_cpu_"), (lambda T, z: z[0] @ z[1], "dot"),
+    (lambda T, z: z[None] @ z[None], "bmm"), (lambda T, z: z[None] @ z, "addmm_impl_cpu_"),
 ]
+
+
+def _IDX(T):
+    """An index for dim 0 of the (3, 3) samples."""
+    return T.tensor([[2, 0, 1], [0, 0, 2]])
 
 
 @pytest.mark.parametrize("call, kernel", REFUSED, ids=[k for _, k in REFUSED])
@@ -556,6 +586,22 @@ PARITY = [
     lambda T, x, y: T.complex(x.real, y.imag),
     lambda T, x, y: x.index_add(0, T.tensor([1, 1]), y[:2]),
     lambda T, x, y: T.nn.functional.pad(x, (1, 2), value=1.5),
+    # shape and indexing ops PyTorch computes in complex32 (their neighbours refuse: REFUSED)
+    lambda T, x, y: x.index_select(1, T.tensor([3, 0, 0])), lambda T, x, y: x.roll(1, 1),
+    lambda T, x, y: x.roll((1, -1), (0, 1)), lambda T, x, y: x.repeat(2, 1),
+    lambda T, x, y: x.repeat_interleave(2, 0), lambda T, x, y: T.cat([x, y]),
+    lambda T, x, y: T.stack([x, y], 1), lambda T, x, y: x[T.tensor([2, 0])],
+    lambda T, x, y: x.index_put((T.tensor([1, 0]),), y[:2]),
+    lambda T, x, y: x.clone().index_put_((T.tensor([1, 1]),), y[:2], accumulate=True),
+    lambda T, x, y: x.index_fill(1, T.tensor([0]), 1j), lambda T, x, y: x.index_copy(
+        0, T.tensor([2, 0]), y[:2]),
+    lambda T, x, y: x.masked_select(x.real > 0), lambda T, x, y: x.tril(),
+    lambda T, x, y: x.triu(1), lambda T, x, y: T.diag(x[0]), lambda T, x, y: x.t().contiguous(),
+    lambda T, x, y: T.block_diag(x, y), lambda T, x, y: T.nn.functional.pad(x[None], (1, 1),
+                                                                            mode="circular"),
+    # a vertical flip (rows copied whole) runs whatever the dtype; other flips refuse
+    lambda T, x, y: x.flip(0), lambda T, x, y: x.flipud(), lambda T, x, y: x.rot90(3),
+    lambda T, x, y: x.t().flip(1),
 ]
 
 

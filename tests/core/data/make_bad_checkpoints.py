@@ -654,9 +654,15 @@ def _safetensors_cases() -> list[Case]:
         Case("st_trailing_bytes", "st", one(data=f32 + b"junk"), "either"),
         Case("st_ok", "st", good, "load", _save({"w": ember.arange(4.0)})),
     ]
-    for dtype, shape in (("F8_E4M3", (16,)), ("F8_E5M2", (16,)),
-                         ("U16", (8,)), ("U32", (4,)), ("U64", (2,))):
+    for dtype, shape in (("F8_E4M3", (16,)), ("F8_E5M2", (16,))):
         cases.append(Case(f"st_dtype_{dtype.lower()}", "st", one(dtype=dtype, shape=shape)))
+    # the unsigned dtypes ember has: float32 0..3's bytes read as uint16/32/64
+    for dtype, np_dtype in (("U16", np.uint16), ("U32", np.uint32), ("U64", np.uint64)):
+        words = np.frombuffer(f32, dtype=np_dtype)
+        cases.append(Case(f"st_dtype_{dtype.lower()}", "st",
+                          one(dtype=dtype, shape=words.shape), "load",
+                          _save({"w": ember.tensor(words.tolist(), dtype=getattr(
+                              ember, np.dtype(np_dtype).name))})))
     # complex64 is a dtype ember has: the pairs of floats load as 0+1j, 2+3j
     cases.append(Case("st_dtype_c64", "st", one(dtype="C64", shape=(2,)), "load",
                       _save({"w": ember.tensor([1j, 2 + 3j], dtype=ember.complex64)})))

@@ -35,6 +35,7 @@ from ._dtype import (
     bfloat16, bool, can_cast, cdouble, cfloat, chalf, complex32, complex64, complex128, double,
     dtype, finfo, float, float16, float32, float64, get_default_dtype, half, iinfo, int, int8,
     int16, int32, int64, long, promote_types, result_type, set_default_dtype, short, uint8,
+    uint16, uint32, uint64,
 )
 from ._size import Size
 from ._memory_format import (

@@ -83,6 +83,9 @@ from ._dtype import result_type as result_type
 from ._dtype import set_default_dtype as set_default_dtype
 from ._dtype import short as short
 from ._dtype import uint8 as uint8
+from ._dtype import uint16 as uint16
+from ._dtype import uint32 as uint32
+from ._dtype import uint64 as uint64
 from ._errors import AcceleratorError as AcceleratorError
 from ._errors import OutOfMemoryError as OutOfMemoryError
 from ._factory import arange as arange

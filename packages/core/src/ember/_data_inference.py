@@ -19,8 +19,7 @@ __all__ = ["np_to_dtype", "data_to_array"]
 
 #: the category of each Python scalar type: bool, integer, floating (``_category_dtype``)
 _PY_SCALARS = {builtins.bool: 0, builtins.int: 1, builtins.float: 2, builtins.complex: 3}
-_NP_NAMES = ("float64, float32, float16, complex64, complex128, int64, int32, int16, int8, "
-             "uint8, and bool")
+_NP_NAMES = _dtype.NUMPY_NAMES
 
 
 def np_to_dtype(arr: np.ndarray) -> _dtype.dtype:
@@ -193,6 +192,8 @@ def _values_to_array(values, dt: _dtype.dtype) -> np.ndarray:
     if dt.is_floating_point or dt.is_complex or dt is _dtype.bool:
         with np.errstate(over="ignore"):
             return np.array(values, dtype=dt.np)
+    if dt is _dtype.uint64:
+        return _uint64_array(values)
     try:
         arr = np.array(values, dtype=np.int64)
     except OverflowError:
@@ -204,6 +205,19 @@ def _values_to_array(values, dt: _dtype.dtype) -> np.ndarray:
             raise RuntimeError(f"value cannot be converted to type {dt.name} without overflow")
         arr = arr.astype(dt.np)
     return arr
+
+
+def _uint64_array(values) -> np.ndarray:
+    """Python numbers as a uint64 array: PyTorch unpacks each as an unsigned 64-bit integer
+    (Python ints and bools only; no negative or wrapped values)."""
+    for v in np.asarray(values, dtype=object).reshape(-1).tolist():
+        if v.__class__ is not builtins.int and v.__class__ is not builtins.bool:
+            raise TypeError("an integer is required")
+        if v < 0:
+            raise OverflowError("can't convert negative int to unsigned")
+        if v >> 64:
+            raise OverflowError("int too big to convert")
+    return np.array(values, dtype=np.uint64)
 
 
 def data_to_array(data, dt: _dtype.dtype | None) -> np.ndarray:

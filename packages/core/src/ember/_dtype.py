@@ -8,7 +8,8 @@ import ml_dtypes
 import numpy as np
 
 __all__ = [
-    "dtype", "bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16",
+    "dtype", "bool", "uint8", "int8", "int16", "int32", "int64", "uint16", "uint32", "uint64",
+    "float16", "bfloat16",
     "float32", "float64", "complex32", "complex64", "complex128", "chalf", "cfloat", "cdouble",
     "half", "float", "double", "short", "int", "long",
     "get_default_dtype", "set_default_dtype", "promote_types", "result_type", "can_cast",
@@ -64,6 +65,12 @@ int8 = dtype("int8", np.int8, 1)
 int16 = dtype("int16", np.int16, 1)
 int32 = dtype("int32", np.int32, 1)
 int64 = dtype("int64", np.int64, 1)
+#: PyTorch's "shell" unsigned dtypes (2.3+): tensors of them can be made, cast, viewed, copied,
+#: printed and saved, but most CPU kernels have no case for them (``SHELL_NP``, ``no_kernel``)
+#: and they promote with nothing but floats and themselves (``promote_types``)
+uint16 = dtype("uint16", np.uint16, 1)
+uint32 = dtype("uint32", np.uint32, 1)
+uint64 = dtype("uint64", np.uint64, 1)
 float16 = dtype("float16", np.float16, 2)
 #: bfloat16 arrays are ``ml_dtypes``' NumPy dtype (kind 'V', not a subtype of np.floating:
 #: ask ``in FLOATING_NP``, never ``dtype.kind == "f"``); computed in float32 (``OPMATH``)
@@ -87,7 +94,7 @@ chalf, cfloat, cdouble = complex32, complex64, complex128
 short, int, long = int16, int32, int64
 
 ALL_DTYPES = (bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64,
-              complex32, complex64, complex128)
+              complex32, complex64, complex128, uint16, uint32, uint64)
 _BY_NAME = {d.name: d for d in ALL_DTYPES}
 _BY_NAME.update(half=half, float=float32, double=float64, short=int16, int=int32, long=int64,
                 chalf=complex32, cfloat=complex64, cdouble=complex128)
@@ -105,6 +112,10 @@ _NAMES = {
     "int16": ("Short", "ShortTensor", "int16_t", "short int", "short"),
     "int32": ("Int", "IntTensor", "int", "int", "int"),
     "int64": ("Long", "LongTensor", "int64_t", "long int", "long"),
+    "uint16": ("UInt16", "UInt16Tensor", "uint16_t", "short unsigned int",
+               "short unsigned int"),
+    "uint32": ("UInt32", "UInt32Tensor", "uint32_t", "unsigned int", "unsigned int"),
+    "uint64": ("UInt64", "UInt64Tensor", "uint64_t", "long unsigned int", "long unsigned int"),
     "float16": ("Half", "HalfTensor", "c10::Half", "c10::Half", "c10::Half"),
     "bfloat16": ("BFloat16", "BFloat16Tensor", "c10::BFloat16", "c10::BFloat16",
                  "c10::BFloat16"),
@@ -195,10 +206,107 @@ def astype(arr, np_dtype, copy: _b.bool = True):
     return arr.astype(np_dtype, copy=copy)
 
 
+def no_kernel(kernel: str, np_dtype) -> NotImplementedError:
+    """PyTorch's dispatch error for a CPU kernel without a case for ``np_dtype``:
+    ``"flip_cpu" not implemented for 'UInt32'`` (``kernel`` in PyTorch's words)."""
+    return NotImplementedError(f"\"{kernel}\" not implemented for "
+                               f"'{scalar_type_name(np_dtype)}'")
+
+
 def no_chalf_kernel(kernel: str) -> NotImplementedError:
-    """PyTorch's dispatch error for an op whose CPU kernel has no complex32 case:
-    ``"sum_cpu" not implemented for 'ComplexHalf'`` (``kernel`` in PyTorch's words)."""
-    return NotImplementedError(f"\"{kernel}\" not implemented for 'ComplexHalf'")
+    """``no_kernel`` for complex32: ``"sum_cpu" not implemented for 'ComplexHalf'``."""
+    return no_kernel(kernel, CHALF_NP)
+
+
+#: the shell unsigned dtypes' NumPy dtypes (``arr.dtype in SHELL_NP``)
+SHELL_NP = frozenset((uint16.np, uint32.np, uint64.np))
+_SHELL_CHALF = SHELL_NP | {CHALF_NP}
+_CHALF_ONLY = frozenset((CHALF_NP,))
+
+#: The one table of PyTorch's CPU dispatch gaps for ember's rare dtypes: per ember op (or
+#: kernel-sharing op family), the kernel PyTorch's error names and the NumPy dtypes it has no
+#: case for. The elementwise factories read it when they build an op (``binary_op``,
+#: ``unary_op``: float32 skips the check, other dtypes pay one set lookup); other ops ask
+#: ``check_kernel``. Ops absent here compute every dtype (PyTorch 2.13's CPU kernels, probed;
+#: ``tests/core/test_uint_dtypes.py``).
+MISSING_KERNELS: dict[str, tuple[str, frozenset]] = {
+    # elementwise
+    "add": ("add_stub", SHELL_NP), "sub": ("add_stub", SHELL_NP),
+    "floor_divide": ("div_floor_cpu", SHELL_NP), "div_trunc": ("div_trunc_cpu", SHELL_NP),
+    "remainder": ("remainder_cpu", SHELL_NP), "fmod": ("fmod_cpu", SHELL_NP),
+    "pow": ("pow", SHELL_NP), "square": ("pow", SHELL_NP),
+    "bitwise_left_shift": ("lshift_cpu", SHELL_NP),
+    "bitwise_right_shift": ("rshift_cpu", SHELL_NP),
+    "lt": ("lt_cpu", SHELL_NP), "le": ("le_cpu", SHELL_NP), "gt": ("gt_cpu", SHELL_NP),
+    "ge": ("ge_cpu", SHELL_NP),
+    "maximum": ("maximum_cpu", SHELL_NP), "fmax": ("maximum_cpu", SHELL_NP),
+    "minimum": ("minimum_cpu", SHELL_NP), "fmin": ("minimum_cpu", SHELL_NP),
+    "logical_and": ("logical_and_cpu", _SHELL_CHALF),
+    "logical_or": ("logical_or_cpu", _SHELL_CHALF),
+    "logical_xor": ("logical_xor_cpu", _SHELL_CHALF),
+    "logical_not": ("logical_not_cpu", _SHELL_CHALF),
+    "hypot": ("hypot_cpu", SHELL_NP), "gcd": ("gcd_cpu", SHELL_NP),
+    "heaviside": ("heaviside_cpu", SHELL_NP),
+    "lcm": ("lcm_cpu", SHELL_NP),
+    "neg": ("neg_cpu", SHELL_NP), "abs": ("abs_cpu", SHELL_NP),
+    "sign": ("sign_cpu", SHELL_NP), "sgn": ("sign_cpu", SHELL_NP),
+    "bitwise_not": ("bitwise_not_cpu", SHELL_NP),
+    "relu": ("clamp_min_scalar_cpu", SHELL_NP), "clamp_min": ("clamp_min_scalar_cpu", SHELL_NP),
+    "clamp_max": ("clamp_max_scalar_cpu", SHELL_NP), "clamp": ("clamp_scalar_cpu", SHELL_NP),
+    "clamp_tensor": ("clamp_cpu", SHELL_NP),
+    "addcmul": ("addcmul_cpu_out", SHELL_NP),
+    # reductions and sorting
+    "max": ("max_all", SHELL_NP), "min": ("min_all", SHELL_NP),
+    "max_dim": ("max_cpu", SHELL_NP), "min_dim": ("min_cpu", SHELL_NP),
+    "amax": ("max_values_cpu", SHELL_NP), "amin": ("min_values_cpu", SHELL_NP),
+    "argmax": ("argmax_cpu", SHELL_NP), "argmin": ("argmin_cpu", SHELL_NP),
+    "aminmax": ("aminmax_cpu", SHELL_NP),
+    "mode": ("mode_cpu", SHELL_NP), "kthvalue": ("kthvalue_cpu", SHELL_NP),
+    "cummax": ("cummax_cpu", SHELL_NP), "cummin": ("cummin_cpu", SHELL_NP),
+    "topk": ("topk_cpu", SHELL_NP), "count_nonzero": ("nonzero_count_cpu", SHELL_NP),
+    "nonzero": ("nonzero_count_cpu", SHELL_NP), "bincount": ("bincount_cpu", SHELL_NP),
+    "searchsorted": ("searchsorted_out_cpu", SHELL_NP), "isin": ("isin_default_cpu", SHELL_NP),
+    "unique": ("unique", _CHALF_ONLY), "unique_dim": ("unique_dim", _CHALF_ONLY),
+    "trace": ("trace", SHELL_NP), "dot": ("dot", SHELL_NP), "mm": ("addmm_impl_cpu_", SHELL_NP),
+    # shape and indexing
+    "flip": ("flip_cpu", _SHELL_CHALF), "tril": ("tril", SHELL_NP), "triu": ("triu", SHELL_NP),
+    "index_select": ("index_select", SHELL_NP), "take": ("take_cpu", _SHELL_CHALF),
+    "put": ("take_put_cpu", _SHELL_CHALF),
+    "gather": ("scatter_gather_tensor_cpu", _SHELL_CHALF),
+    "scatter": ("scatter_gather_tensor_cpu", _SHELL_CHALF),
+    "scatter_value": ("scatter_gather_scalar_cpu", _SHELL_CHALF),
+    "index_add": ("index_add_", SHELL_NP), "index_copy": ("index_copy_cpu", SHELL_NP),
+    "index_put": ("index_put", SHELL_NP), "index_fill": ("index_fill_cpu", SHELL_NP),
+    "index_reduce": ("index_func_", _SHELL_CHALF),
+    "masked_fill": ("masked_fill", SHELL_NP), "masked_select": ("masked_select", SHELL_NP),
+    "masked_scatter": ("masked_scatter", _SHELL_CHALF),
+    "reflection_pad1d": ("reflection_pad1d", _SHELL_CHALF),
+    "reflection_pad2d": ("reflection_pad2d", _SHELL_CHALF),
+    "reflection_pad3d": ("reflection_pad3d", _SHELL_CHALF),
+    "replication_pad1d": ("replication_pad1d", _SHELL_CHALF),
+    "replication_pad2d": ("replication_pad2d", _SHELL_CHALF),
+    "replication_pad3d": ("replication_pad3d", _SHELL_CHALF),
+    # factories and random
+    "arange": ("arange_cpu", _SHELL_CHALF), "linspace": ("linspace_cpu", _SHELL_CHALF),
+    "eye": ("eye", _SHELL_CHALF),
+    "randperm": ("randperm", SHELL_NP), "bernoulli": ("bernoulli_scalar_cpu_", SHELL_NP),
+    "bernoulli_tensor": ("bernoulli_tensor_cpu_self_", SHELL_NP),
+    "bernoulli_tensor_p": ("bernoulli_tensor_cpu_p_", SHELL_NP),
+}
+
+
+def missing_kernel(op: str) -> tuple[str | None, frozenset]:
+    """``(kernel, dtypes)`` of op ``op`` from ``MISSING_KERNELS`` (``(None, frozenset())``
+    for an op whose kernel has every dtype)."""
+    return MISSING_KERNELS.get(op, (None, frozenset()))
+
+
+def check_kernel(op: str, np_dtype) -> None:
+    """Raise PyTorch's dispatch error when op ``op``'s CPU kernel has no case for
+    ``np_dtype`` (``MISSING_KERNELS``): one dict lookup and one set lookup."""
+    kernel, missing = MISSING_KERNELS[op]
+    if np_dtype in missing:
+        raise no_kernel(kernel, np_dtype)
 
 
 def as_strided(xp, arr, shape, strides, **kwargs):
@@ -260,6 +368,11 @@ def opmath(fn):
     return run
 
 
+#: the NumPy dtypes ``from_numpy`` takes, as PyTorch's error lists them
+NUMPY_NAMES = ("float64, float32, float16, complex64, complex128, int64, int32, int16, int8, "
+               "uint64, uint32, uint16, uint8, and bool")
+
+
 def from_numpy_dtype(np_dtype) -> dtype:
     try:
         return FROM_NP[np_dtype]
@@ -267,11 +380,13 @@ def from_numpy_dtype(np_dtype) -> dtype:
         try:
             return FROM_NP[np.dtype(np_dtype)]
         except (KeyError, TypeError):
-            raise TypeError(
-                f"can't convert np.ndarray of type {np.dtype(np_dtype)}. The only supported types "
-                "are: float64, float32, float16, complex64, complex128, int64, int32, int16, int8, "
-                "uint8, and bool."
-            ) from None
+            try:
+                kind = np.dtype(np_dtype).type
+                name = f"{kind.__module__}.{kind.__name__}"
+            except TypeError:
+                name = str(np_dtype)
+            raise TypeError(f"can't convert np.ndarray of type {name}. The only supported "
+                            f"types are: {NUMPY_NAMES}.") from None
 
 
 def to_dtype(d) -> dtype:
@@ -325,6 +440,11 @@ def promote_types(type1: dtype, type2: dtype) -> dtype:
     if type1 is type2:
         return type1
     c1, c2 = type1._category, type2._category
+    if (type1.np in SHELL_NP or type2.np in SHELL_NP) and 2 not in (c1, c2):
+        # the shell dtypes meet floats (the float wins) and nothing else, not even each other
+        raise RuntimeError("Promotion for uint16, uint32, uint64 types is not supported, "
+                           f"attempted to promote {scalar_type_name(type1)} and "
+                           f"{scalar_type_name(type2)}")
     if c1 != c2:
         if c1 == 0:
             return type2
@@ -438,7 +558,8 @@ class finfo:
         type = to_dtype(type) if type is not None else _default[0]
         type = type.to_real()  # a complex dtype's limits are its real type's (PyTorch)
         if not type.is_floating_point:
-            raise TypeError(f"finfo() requires a floating point input type, got {type}")
+            raise TypeError("torch.finfo() requires a floating point input type. Use torch.iinfo "
+                            "to handle 'torch.finfo'")
         fi = np_finfo(type.np)
         self.dtype = type.name
         self.bits = fi.bits
@@ -469,7 +590,7 @@ class iinfo:
         self.max = 1 if info is None else _pyint(info.max)
 
     def __repr__(self):
-        return f"iinfo(min={self.min}, max={self.max}, dtype={self.dtype})"
+        return f"iinfo(min={self.min:g}, max={self.max:g}, dtype={self.dtype})"
 
 
 def _pyfloat(x):

@@ -510,8 +510,7 @@ def arange(*args, start=None, end=None, step=None, out=None, dtype=None, layout=
     dt = _range_dtype(dtype, (start, end, step))
     if dt is _dtype.bool:
         raise NotImplementedError("\"arange_cpu\" not implemented for 'Bool'")
-    if dt is _dtype.complex32:
-        raise _dtype.no_chalf_kernel("arange_cpu")
+    _dtype.check_kernel("arange", dt.np)
     if dt.is_floating_point:
         acc_start, acc_end, acc_step = float(start), float(end), float(step)
         _check_range(acc_start, acc_end, acc_step)
@@ -592,8 +591,7 @@ def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=Non
              requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
     """``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
     steps, start, end, dt, dev, xp = _spacing_args(start, end, steps, dtype, device)
-    if dt is _dtype.complex32:
-        raise _dtype.no_chalf_kernel("linspace_cpu")
+    _dtype.check_kernel("linspace", dt.np)
     if steps == 1:
         arr = xp.full((1,), start, dtype=dt.np)
     elif steps == 0:
@@ -638,8 +636,7 @@ def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None,
     if m < 0:
         raise RuntimeError(f"m must be greater or equal to 0, got {m}")
     dt = _dtype_or_default(dtype)
-    if dt is _dtype.complex32:
-        raise _dtype.no_chalf_kernel("eye")
+    _dtype.check_kernel("eye", dt.np)
     dev = resolve_device(device)
     arr = allocating(xp_of(dev).eye, (n, m), dt.itemsize, dev, n, m, 0, dt.np)
     return finish(_make(arr, dev), requires_grad, out)

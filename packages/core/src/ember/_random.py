@@ -389,6 +389,7 @@ def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=Non
     n = _int_arg(n, "n")
     check_size((n,), "randperm")
     dt = _dtype.int64 if dtype is None else _dtype.to_dtype(dtype)
+    _dtype.check_kernel("randperm", dt.np)
     dev = resolve_device(device)
     arr = allocating(_rng(generator, dev).permutation, (n,), _dtype.int64.itemsize, dev, n)
     arr = arr.astype(dt.np, copy=False)
@@ -455,6 +456,7 @@ def bernoulli(input, p=None, *, generator=None, out=None) -> Tensor:
     dev = input._device
     g = _rng(generator, dev)
     if p is None:
+        _dtype.check_kernel("bernoulli_tensor", input._data.dtype)
         _require_float(input.dtype, "bernoulli_tensor_cpu_p_")
         probs = input._data
         _check_probs(probs)
@@ -464,6 +466,7 @@ def bernoulli(input, p=None, *, generator=None, out=None) -> Tensor:
     else:
         p = float(p)
         _check_p(p)
+        _dtype.check_kernel("bernoulli", input._data.dtype)
         res = place((g.random(input._data.shape) < p).astype(input._data.dtype), dev)
     return write_out(out, res) if out is not None else res
 
@@ -617,6 +620,10 @@ def _draw_random(t, g, *args, **kwargs):
 
 
 def _draw_bernoulli(t, g, p=0.5):
+    _dtype.check_kernel("bernoulli" if not isinstance(p, Tensor) else "bernoulli_tensor",
+                        t._data.dtype)
+    if isinstance(p, Tensor):
+        _dtype.check_kernel("bernoulli_tensor_p", p._data.dtype)
     u = g.random(t._data.shape)
     if isinstance(p, Tensor):
         probs = p._host()

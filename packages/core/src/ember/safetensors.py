@@ -6,9 +6,10 @@ the CPU) and leaves the format itself to the package, whose parser checks the he
 JSON, dtypes, shapes, offsets that must tile the data exactly) and raises
 ``safetensors.SafetensorError``, as ``safetensors.torch`` does. ``BF16`` tensors are
 ``ember.bfloat16`` both ways (``ml_dtypes`` arrays, which the package's NumPy layer reads and
-writes); a tensor of a dtype Ember lacks (F8_*, U16...) raises ``TypeError`` naming it
-when it is read. The format has no complex32 dtype: saving an ``ember.complex32`` tensor
-raises the package's ``SafetensorError`` (``safetensors.torch`` raises ``KeyError``); save
+writes); ``U16``, ``U32`` and ``U64`` are ``ember.uint16``, ``uint32``, ``uint64``; a
+tensor of a dtype Ember lacks (F8_*, F4...) raises ``TypeError`` naming it when it is read.
+The format has no complex32 dtype: saving an ``ember.complex32`` tensor raises the
+package's ``SafetensorError`` (``safetensors.torch`` raises ``KeyError``); save
 ``t.cfloat()`` or ``ember.view_as_real(t)`` instead. Files round-trip with
 ``safetensors.torch``; ``save_file`` writes atomically and durably.
 """
@@ -35,7 +36,9 @@ def _st_numpy():
 #: the safetensors dtypes Ember has, as NumPy dtypes
 _NUMPY_DTYPES = {"BOOL": np.dtype(np.bool_), "U8": np.dtype(np.uint8), "I8": np.dtype(np.int8),
                  "I16": np.dtype(np.int16), "I32": np.dtype(np.int32),
-                 "I64": np.dtype(np.int64), "F16": np.dtype(np.float16), "BF16": BFLOAT16_NP,
+                 "I64": np.dtype(np.int64), "U16": np.dtype(np.uint16),
+                 "U32": np.dtype(np.uint32), "U64": np.dtype(np.uint64),
+                 "F16": np.dtype(np.float16), "BF16": BFLOAT16_NP,
                  "F32": np.dtype(np.float32), "F64": np.dtype(np.float64),
                  "C64": np.dtype(np.complex64)}
 
@@ -43,7 +46,8 @@ _CONVERT = ("convert it first, e.g. with safetensors.torch: save_file({{k: {} fo
             "load_file(path).items()}}, new_path)")
 _DTYPE_ADVICE = {  # by the dtype name's first letters
     "F": "Ember has no floats narrower than 16 bits; " + _CONVERT.format("v.float()"),
-    "U": "Ember's only unsigned integer dtype is uint8; " + _CONVERT.format("v.long()"),
+    "U": "Ember's unsigned integer dtypes are uint8, uint16, uint32 and uint64; "
+         + _CONVERT.format("v.long()"),
 }
 
 

@@ -23,6 +23,12 @@ _CHALF = _dtype.CHALF_NP
 #: CPU kernels for exp, log, sin, div, ... have no ComplexHalf case (``_no_chalf_op``)
 _FLOATING = _dtype.INEXACT_NP - {_CHALF}
 _BF16 = _dtype.BFLOAT16_NP
+#: float32, float64 and int64 arrays take the factories' fast path by identity tests; the
+#: other dtypes also ask whether PyTorch's kernel lacks them (``_dtype.MISSING_KERNELS``: a
+#: set lookup, which hashes the dtype) and whether they are bfloat16
+_F32 = _dtype.float32.np
+_F64 = _dtype.float64.np
+_I64 = _dtype.int64.np
 _COMPLEX = _dtype.COMPLEX_NP
 #: PyTorch's CPU kernel names, where they are not ``<op>_cpu``, in its dispatch errors
 _VML_KERNELS = frozenset(("acos", "asin", "atan", "cos", "erf", "erfc", "erfinv", "exp",
@@ -116,6 +122,8 @@ def binary_op(name: str, fwd, backward=None, *, kind: str = "arith", saves: str 
     save_inputs = "ab" in saves
     save_out = "o" in saves
     default = _dtype.get_default_dtype
+    kernel, missing = _dtype.missing_kernel(name)  # dtypes PyTorch's kernel has no case for
+    gaps = bool(missing)
 
     def op(input, other):
         ta, tb = input, other
@@ -135,8 +143,16 @@ def binary_op(name: str, fwd, backward=None, *, kind: str = "arith", saves: str 
             ad = ad.astype(ft) if ta is not None else ad
             bd = bd.astype(ft) if tb is not None else bd
             a_arr = ad if ta is not None else bd
+        dt = a_arr.dtype
         try:
-            r = fwd(ad, bd) if a_arr.dtype is not _BF16 else in_float32(fwd, ad, bd)
+            if dt is _F32 or dt is _F64 or dt is _I64 or dt is not _BF16 and (
+                    not gaps or dt not in missing):
+                r = fwd(ad, bd)
+            elif dt is _BF16:
+                r = in_float32(fwd, ad, bd)
+            else:  # PyTorch checks the shapes first
+                broadcast_shape(getattr(ad, "shape", ()), getattr(bd, "shape", ()))
+                raise _dtype.no_kernel(kernel, dt)
         except ValueError:
             broadcast_shape(getattr(ad, "shape", ()), getattr(bd, "shape", ()))
             raise
@@ -166,6 +182,8 @@ def unary_op(name: str, fwd, backward=None, *, to_float: bool = False, saves: st
     save_in = "a" in saves
     save_out = "o" in saves
     default = _dtype.get_default_dtype
+    kernel, missing = _dtype.missing_kernel(name)  # dtypes PyTorch's kernel has no case for
+    gaps = bool(missing)
 
     def op(input):
         d = input._data
@@ -179,9 +197,17 @@ def unary_op(name: str, fwd, backward=None, *, to_float: bool = False, saves: st
                                    "not supported. If you are trying to invert a mask, use the "
                                    "`~` or `logical_not()` operator instead." if name == "neg"
                                    else f"{name} is not supported for bool tensors")
-            r = fwd(d) if d.dtype is not _BF16 else in_float32(fwd, d)
+            dt = d.dtype
+            if dt is _F32 or dt is _F64 or dt is _I64 or dt is not _BF16 and (
+                    not gaps or dt not in missing):
+                r = fwd(d)
+            elif dt is _BF16:
+                r = in_float32(fwd, d)
+            else:
+                raise _dtype.no_kernel(kernel, dt)
         except NotImplementedError:  # a sparse tensor's array refused: its own kernel
-            if getattr(d, "dtype", None) is _CHALF:
+            dt = getattr(d, "dtype", None)
+            if dt is _CHALF or dt in missing:
                 raise
             from .._sparse_tensor import sparse_op
 

@@ -345,6 +345,8 @@ def _addc(input, tensor1, tensor2, value, divide):
         raise _dtype.no_chalf_kernel("addcdiv_cpu_out")
     (tx, t1, t2), (x, a, b), dev = _prepare((input, tensor1, tensor2), rt)
     shape = _broadcast_all(x, a, b)
+    if not divide:
+        _dtype.check_kernel("addcmul", rt)
     if rt.kind == "b":
         suffix = "cpu" if x.__class__ is np.ndarray else "cuda"
         raise NotImplementedError(f'"{name}_{suffix}_out" not implemented for \'Bool\'')

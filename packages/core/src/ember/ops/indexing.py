@@ -370,7 +370,7 @@ def _index_array(t: Tensor, it):
         warnings.warn("indexing with dtype ember.uint8 is now deprecated, please use a dtype "
                       "ember.bool instead.", UserWarning, stacklevel=4)
         return a.astype(bool)
-    if kind == "u":
+    if kind == "u" and not isinstance(it, Tensor):  # a NumPy array's (a tensor's: uint16+)
         return a
     raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
 
@@ -645,6 +645,10 @@ def setitem(self: Tensor, index, value) -> None:
         raise RuntimeError("Index put requires the source and destination dtypes match, got "
                            f"{scalar_type_name(self._data.dtype)} for the destination and "
                            f"{scalar_type_name(value._data.dtype)} for the source.")
+    if self._data.dtype in _dtype.SHELL_NP:  # a bool mask and a number: PyTorch's masked_fill
+        mask_fill = (isinstance(index, Tensor) and index._data.dtype.kind == "b"
+                     and not (isinstance(value, Tensor) and value._data.ndim))
+        _dtype.check_kernel("masked_fill" if mask_fill else "index_put", self._data.dtype)
     scatter_inplace(self, spec, value, False, CopySlicesBackward if spec.basic else None,
                     "__setitem__")
 
@@ -717,15 +721,22 @@ def _dim_spec(input, dim: int, idx):
 
 def _scatter_op(name: str, plan, node_name: str, aliases=()):
     """Register ``name`` (out of place) and ``name_`` (in place) from ``plan(input, ...) ->
-    (input, spec, values, accumulate)``."""
+    (input, spec, values, accumulate)``; PyTorch's dispatch error for a dtype its kernel lacks
+    (``MISSING_KERNELS``, after the plan's argument checks; the scatter family's in
+    ``_scatter_spec``)."""
     node = make_node_class(node_name, _scatter_bw)
+    missing = _dtype.missing_kernel(name)[1]
 
     def op(input, *args, **kwargs):
         input, spec, values, accumulate = plan(input, *args, **kwargs)
+        if missing and input._data.dtype in missing:
+            _dtype.check_kernel(name, input._data.dtype)
         return scatter_by(input, spec, values, accumulate, node)
 
     def op_(self, *args, **kwargs):
         target, spec, values, accumulate = plan(self, *args, inplace=True, **kwargs)
+        if missing and self._data.dtype in missing:
+            _dtype.check_kernel(name, self._data.dtype)
         return scatter_inplace(self, spec, values, accumulate, node, name + "_")
 
     op.__name__ = op.__qualname__ = name
@@ -778,6 +789,7 @@ def gather(input, dim, index, *, sparse_grad=False):
     """Values along ``dim`` at ``index``: ``out[i][j] = input[index[i][j]][j]`` (dim 0)."""
     check_same_device(input, index)
     dim, a = _gather_checks(input, dim, index)
+    _dtype.check_kernel("gather", input._data.dtype)
     if input._data.ndim == 0 or a.ndim == 0:
         return gather(_as_1d(input), 0, _as_1d(index)).reshape(index._data.shape)
     d = input._data
@@ -795,6 +807,7 @@ GatherBackward0 = make_node_class("GatherBackward0", _gather_bw)
 
 def _scatter_spec(name, input, dim, index, src):
     check_same_device(input, index, src if isinstance(src, Tensor) else None)
+    _dtype.check_kernel("scatter" if src is not None else "scatter_value", input._data.dtype)
     a = index._data
     if a.dtype.kind != "i" or a.dtype.itemsize < 4:
         raise RuntimeError("scatter(): Expected dtype int32/int64 for index")
@@ -1087,6 +1100,9 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
     if reduce not in _REDUCE_UFUNC:
         raise RuntimeError("reduce argument must be either sum, prod, mean, amax or amin, got "
                            f"{reduce}")
+    if input._data.dtype in _dtype.SHELL_NP and reduce not in ("sum", "prod"):
+        # PyTorch's sum and prod reductions are scatter's kernel, the others their own
+        raise _dtype.no_kernel(f"scatter_gather_tensor_cpu_reduce_{reduce}", input._data.dtype)
     spec, values = _scatter_spec("scatter_reduce", input, dim, index, src)
     if input._data.ndim == 0:
         raise RuntimeError("scatter_reduce(): 0-dim tensors are not supported")
@@ -1211,6 +1227,7 @@ def _index_reduce_checks(input, dim, index, source, reduce):
                            f"source.shape = {_lst(s.shape)}")
     _check_bounds(a, d.shape[dim] if d.ndim else 1, dim, False, IndexError,
                   "index out of range in self")
+    _dtype.check_kernel("index_reduce", d.dtype)
     return dim, a.reshape(-1)
 
 
@@ -1273,6 +1290,13 @@ def index_select(input, dim, index):
     """The slices of ``input`` along ``dim`` at the positions in the vector ``index``."""
     if input.__class__ is _Sparse:  # ember._sparse_tensor: its own kernel
         return input.index_select(dim, index)
+    _dtype.check_kernel("index_select", input._data.dtype)
+    return select_slices(input, dim, index)
+
+
+def select_slices(input, dim, index):
+    """``index_select`` for every dtype (ops whose PyTorch kernels select slices their own
+    way, such as ``repeat_interleave``, compute where ``index_select`` refuses a dtype)."""
     ndim = input._data.ndim
     dim = wrap_dim(dim, ndim)
     # PyTorch's dim-1 kernel (inputs of two or more dims) words its bounds error its own way
@@ -1463,6 +1487,7 @@ def masked_select(input, mask):
     if not isinstance(mask, Tensor) or mask._data.dtype.kind != "b":
         raise RuntimeError("masked_select: expected BoolTensor for mask")
     check_same_device(input, mask)
+    _dtype.check_kernel("masked_select", input._data.dtype)
     m = mask._data
     input, m = _broadcast_input(input, m, False)
     return gather_by(input, AdvancedIndex((), (m,)), MaskedSelectBackward0)
@@ -1493,6 +1518,7 @@ def _flat_spec(name, input, index):
 @register("take")
 def take(input, index):
     """``input`` seen as 1-D, indexed by ``index`` (result has ``index``'s shape)."""
+    _dtype.check_kernel("take", input._data.dtype)
     return gather_by(input, _flat_spec("take", input, index), TakeBackward0)
 
 
@@ -1549,6 +1575,7 @@ def nonzero(input, *, as_tuple=False):
     """Indices of the non-zero elements: an ``(n, ndim)`` int64 tensor, or with ``as_tuple``
     one 1-D tensor per dimension."""
     d = input._data
+    _dtype.check_kernel("nonzero", d.dtype)
     xp = xp_of(input)
     if as_tuple:
         return tuple(_make(a.astype(np.int64, copy=False), input._device)
@@ -1601,6 +1628,8 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
                                f"{_lst(seq.shape)}and got sorter tensor "
                                f"{_lst(sorter._data.shape)}")
         seq = xp.take_along_axis(seq, sorter._data.astype(np.int64), axis=-1)
+    if seq.dtype in _dtype.SHELL_NP and (scalar or vals.dtype == seq.dtype):
+        _dtype.check_kernel("searchsorted", seq.dtype)
     how = "right" if right else "left"
     if seq.ndim == 1:
         res = xp.searchsorted(seq, vals, side=how)
@@ -1644,6 +1673,9 @@ def isin(elements, test_elements, *, assume_unique=False, invert=False):
     like = elements if isinstance(elements, Tensor) else test_elements
     e, _ = _scalar_or_tensor(elements, like)
     te, _ = _scalar_or_tensor(test_elements, like)
+    if isinstance(elements, Tensor) and isinstance(test_elements, Tensor):
+        _dtype.promote_types(elements.dtype, test_elements.dtype)  # PyTorch's promotion error
+    _dtype.check_kernel("isin", like._data.dtype)
     xp = xp_of(like)
     res = xp.isin(e, te, assume_unique=assume_unique, invert=invert)
     return _make(xp.asarray(res), like._device)

@@ -138,14 +138,18 @@ def _dot_error(ad, bd, name="dot"):
 
 # -- matmul and its kernels -----------------------------------------------------------------
 
+_NO_PRODUCT = _dtype.SHELL_NP | {_dtype.CHALF_NP}
+
+
 def matmul_arrays(a, b):
     """``a @ b`` of two arrays; float16 and bfloat16 through float32 BLAS, rounded once
     (PyTorch's CPU kernels accumulate low-precision products in float; NumPy has no bfloat16
     GEMM and runs float16 without BLAS)."""
     if a.dtype not in _dtype.OPMATH:
-        if a.dtype is _dtype.CHALF_NP:  # PyTorch's CPU products have no complex32 kernel
-            raise _dtype.no_chalf_kernel("bmm" if b.ndim > 2 else "addmv_impl_cpu"
-                                         if b.ndim == 1 and a.ndim > 1 else "addmm_impl_cpu_")
+        if a.dtype in _NO_PRODUCT:  # PyTorch's CPU products have no complex32, uint16+ kernel
+            raise _dtype.no_kernel("bmm" if b.ndim > 2 else "addmv_impl_cpu"
+                                   if b.ndim == 1 and a.ndim > 1 else "dot" if a.ndim == 1
+                                   and b.ndim == 1 else "addmm_impl_cpu_", a.dtype)
         return gemm(a, b)
     return _dtype.narrow(gemm(_dtype.widen(a), _dtype.widen(b)), a.dtype)
 
@@ -750,6 +754,8 @@ def einsum(equation, *operands):
                                f"{scalar_type_name(d.dtype)}")
         shape = tuple(sizes[c] for c in s)
         arrays.append(d if d.shape == shape else xp.broadcast_to(d, shape))
+    if first in _dtype.SHELL_NP and len(arrays) > 1 and set("".join(subs)) - set(out):
+        raise _dtype.no_kernel("bmm", first)  # PyTorch contracts pairs with bmm
     chalf = first is _dtype.CHALF_NP
     if chalf:  # PyTorch contracts with bmm and sums with sum, neither of which has complex32;
         if len(arrays) > 1:  # a permutation or a diagonal only moves the elements' bits
@@ -821,6 +827,9 @@ def tensordot(a, b, dims=2, out=None):
             raise RuntimeError(f"contracted dimensions need to match, but first has size "
                                f"{ad.shape[x]} in dim {given_a[i]} and second has size "
                                f"{bd.shape[y]} in dim {given_b[i]}")
+    if ad.dtype in _dtype.SHELL_NP:  # PyTorch multiplies them as matrices (vectors: dot)
+        raise _dtype.no_kernel("dot" if len(ca) == ad.ndim and len(cb) == bd.ndim
+                               else "addmm_impl_cpu_", ad.dtype)
     # tuples: CuPy takes a 0-dim input only with axes == ((), ()), not ([], [])
     r = _dtype.narrow(xp_of(a).tensordot(_dtype.widen(ad), _dtype.widen(bd),
                                          axes=(tuple(ca), tuple(cb))), ad.dtype)
@@ -856,6 +865,7 @@ def trace(input):
     d = input._data
     if d.ndim != 2:
         raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {d.ndim}")
+    _dtype.check_kernel("trace", d.dtype)
     if d.dtype.kind == "b":
         raise NotImplementedError('"trace" not implemented for \'Bool\'')
     if d.dtype is _dtype.CHALF_NP:
@@ -892,8 +902,8 @@ def _cross(input, other, dim):
                            f"{scalar_type_name(bd.dtype)}")
     check_same_device(input, other)
     broadcast_shapes_or_raise(ad.shape, bd.shape)
-    if ad.dtype is _dtype.CHALF_NP:
-        raise _dtype.no_chalf_kernel("cross")
+    if ad.dtype in _NO_PRODUCT:  # complex32 and the unsigned shell dtypes
+        raise _dtype.no_kernel("cross", ad.dtype)
     axis = wrap_dim(dim, ad.ndim)
     r = xp_of(input).cross(ad, bd, axis=axis)
     out = _make(r, input._device)

@@ -339,11 +339,13 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
               scale_grad_by_freq=False, sparse=False):
     """Rows of ``weight`` at the integer ``input``; ``padding_idx``'s row gets no gradient,
     ``max_norm`` renormalises the looked-up rows of ``weight`` in place."""
-    if input._data.dtype.kind not in "iu":
+    dt = input._data.dtype
+    if dt.kind not in "iu" or dt in _dtype.SHELL_NP:
+        got = (f"CPU{_dtype.scalar_type_name(dt)}Type" if dt in _dtype.SHELL_NP
+               else f"ember.{type_name(input)}")  # PyTorch names the dispatch key's type
         raise RuntimeError("Expected tensor for argument #1 'indices' to have one of the "
-                           "following scalar types: Long, Int; but got "
-                           f"ember.{type_name(input)} instead (while checking arguments for "
-                           "embedding)")
+                           f"following scalar types: Long, Int; but got {got} instead (while "
+                           "checking arguments for embedding)")
     if sparse and scale_grad_by_freq:
         raise RuntimeError("embedding_backward: scale_grad_by_freq not supported with sparse "
                            "gradients")
@@ -868,6 +870,7 @@ def _pad_index(mode, n, lo, hi):
 
 
 _PAD_NAMES = {"reflect": "ReflectionPad", "replicate": "ReplicationPad", "circular": "Pad"}
+_PAD_KERNELS = {"reflect": "reflection_pad", "replicate": "replication_pad"}
 
 
 @register("pad", function=False, method=False)
@@ -896,6 +899,8 @@ def pad(input, pad, mode="constant", value=None):
             "  - 2D or 3D input: padding size = 2 (pads last dimension)\n"
             "  - 3D or 4D input: padding size = 4 (pads last 2 dimensions)\n"
             "  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)")
+    if mode != "circular":  # PyTorch's reflection/replication kernels lack some dtypes
+        _dtype.check_kernel(f"{_PAD_KERNELS[mode]}{k}d", input._data.dtype)
     out = input
     shape = input._data.shape
     for i in range(k):

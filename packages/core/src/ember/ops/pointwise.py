@@ -825,6 +825,11 @@ def _clamp(input, low, high, name):
     rt = _dtype.result_type(*operands).np
     if rt in _dtype.COMPLEX_NP:  # complex numbers have no order
         raise NotImplementedError("clamp is not supported for complex types")
+    if rt in _dtype.SHELL_NP:  # PyTorch's kernel by the bounds given (a tensor bound alone:
+        tensors = isinstance(low, Tensor) or isinstance(high, Tensor)  # maximum/minimum)
+        _dtype.check_kernel(("clamp_tensor" if tensors else "clamp") if low is not None
+                            and high is not None else ("maximum" if tensors else "clamp_min")
+                            if low is not None else ("minimum" if tensors else "clamp_max"), rt)
     if rt.kind == "b":
         _check_bool_clamp(input, low, high)
     (tx, tlow, thigh), (x, lo, hi), dev = _prepare((input, low, high), rt)
@@ -1037,8 +1042,9 @@ def equal(input, other) -> bool:
     """True if both tensors have the same shape and the same values (a Python bool)."""
     check_same_device(input, other)
     a, b = input._data, other._data
-    if a.dtype is _dtype.CHALF_NP or b.dtype is _dtype.CHALF_NP:
-        raise _dtype.no_chalf_kernel("equal_notnan_cpu")
+    if (a.dtype is _dtype.CHALF_NP or b.dtype is _dtype.CHALF_NP) and a.shape == b.shape:
+        # PyTorch compares a tensor with itself by its NaN check alone
+        raise _dtype.no_chalf_kernel("equal_notnan_cpu" if input is other else "equal_cpu")
     return a.shape == b.shape and bool((a == b).all())
 
 

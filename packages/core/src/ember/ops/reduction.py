@@ -119,6 +119,13 @@ _ACC.update((low, np.float32) for low in _dtype.OPMATH)
 _CHALF = _dtype.CHALF_NP  # complex32: PyTorch's CPU sums and products have no kernel for it
 
 
+def _check_acc_kernel(d, dtype, kernel: str) -> None:
+    """PyTorch's sum and product kernels have no complex32 case, nor a uint16/32/64 one: those
+    accumulate as int64 unless an explicit ``dtype`` keeps them (then its error)."""
+    if d.dtype is _CHALF or dtype is not None and d.dtype in _dtype.SHELL_NP:
+        raise _dtype.no_kernel(kernel, d.dtype)
+
+
 def _acc_of(d, dtype):
     """The accumulation dtype of a sum/product of array ``d`` (``_ACC``), except that an
     explicit integer ``dtype`` (``sum(x, dtype=int32)``) sums in that dtype, as PyTorch's
@@ -186,8 +193,8 @@ def sum(input, dim=None, keepdim=False, *, dtype=None):
     accumulates in float32 (rounded once), as in PyTorch."""
     input = _with_dtype(input, dtype)
     d = input._data
-    if d.dtype is _CHALF:
-        raise _dtype.no_chalf_kernel("sum_cpu")
+    if d.dtype is _CHALF or dtype is not None and d.dtype in _dtype.SHELL_NP:
+        raise _dtype.no_kernel("sum_cpu", d.dtype)
     dims = None if dim is None else _dims_of(dim, d.ndim)
     acc = _ACC.get(d.dtype) if dtype is None else _acc_of(d, dtype)
     if d.__class__ is np.ndarray:  # the ufunc's reduce skips ndarray.sum's Python wrapper
@@ -241,6 +248,8 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None):
     """``sum`` treating NaN as zero."""
     input = _with_dtype(input, dtype)
     d = input._data
+    if dtype is not None and d.dtype in _dtype.SHELL_NP:
+        raise _dtype.no_kernel("sum_cpu", d.dtype)
     dims = _dims_of(dim, d.ndim)
     xp = xp_of(input)
     acc = _acc_of(d, dtype)
@@ -332,8 +341,7 @@ def prod(input, dim=None, keepdim=False, *, dtype=None):
     if d.dtype.char == "e" and d.size:
         r = _half_prod(d, axis if d.ndim else None, keepdim and d.ndim > 0)
     else:
-        if d.dtype is _CHALF:
-            raise _dtype.no_chalf_kernel("prod_out_cpu")
+        _check_acc_kernel(d, dtype, "prod_out_cpu")
         acc = _acc_of(d, dtype)
         r = _rounded(d.prod(axis=axis if d.ndim else None, dtype=acc,
                             keepdims=keepdim and d.ndim > 0), acc, d)
@@ -499,6 +507,7 @@ def _extreme(input, dims, keepdim, name, node_cls):
     d = input._data
     if d.dtype in _dtype.COMPLEX_NP:
         no_complex_kernel(input, _EXTREME_KERNELS[name])
+    _dtype.check_kernel(name, d.dtype)
     if not d.size and (dims is None or not _count(d.shape, dims)):
         if dims is None or not d.ndim:
             raise _empty_full_reduction(name)
@@ -527,6 +536,7 @@ def _max_or_min(input, dim, keepdim, other, name):
     if dim is None:
         return _extreme(input, None, False, name, MaxBackward1 if name == "max" else MinBackward1)
     no_complex(input, f"{name}(): does not support complex input")
+    _dtype.check_kernel(name + "_dim", input._data.dtype)
     if name == "max":
         return pick_along(input, dim, keepdim, "max", _argmax_keep, MaxBackward0)
     return pick_along(input, dim, keepdim, "min", _argmin_keep, MinBackward0)
@@ -562,6 +572,7 @@ def aminmax(input, *, dim=None, keepdim=False):
     """``(min, max)`` over ``dim`` (all dims when None)."""
     d = input._data
     no_complex_kernel(input, "aminmax_cpu")
+    _dtype.check_kernel("aminmax", d.dtype)
     if not d.size and (dim is None or not d.shape[wrap_dim(dim, d.ndim)]):
         raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the "
                            "operation has no identity.")
@@ -574,6 +585,7 @@ def _arg_extreme(input, dim, keepdim, name):
     if d.dtype.kind == "b" or d.dtype in _dtype.COMPLEX_NP:
         kind = "bool" if d.dtype.kind == "b" else "complex"
         raise RuntimeError(f"{name}(): does not support {kind} input")
+    _dtype.check_kernel(name, d.dtype)
     if dim is None:
         if not d.size:
             raise IndexError(f"{name}(): Expected reduction dim to be specified for "
@@ -682,6 +694,7 @@ def any(input, dim=None, keepdim=False):  # PyTorch's name
 def count_nonzero(input, dim=None):
     """Number of non-zero elements over ``dim`` (int64)."""
     d = input._data
+    _dtype.check_kernel("count_nonzero", d.dtype)
     return _make((d != 0).sum(axis=_dims_of(dim, d.ndim), dtype=np.int64), input._device)
 
 
@@ -693,8 +706,7 @@ def _running(input, dim, kernel, node_cls, saves: bool, dtype=None):
     backward reads the input and the output (cumprod, logcumsumexp); ``dtype``: the one the
     caller asked for (see :func:`_acc_of`)."""
     a, axis, restore = along(input._data, dim)
-    if a.dtype is _CHALF:
-        raise _dtype.no_chalf_kernel(f"{kernel.__name__[1:]}_out_cpu")
+    _check_acc_kernel(a, dtype, f"{kernel.__name__[1:]}_out_cpu")
     acc = _acc_of(a, dtype)
     if isinstance(acc, np.dtype) and acc.kind == "b":
         raise NotImplementedError(f'"{kernel.__name__[1:]}_out_cpu" not implemented for '
@@ -823,12 +835,14 @@ def _cum_extreme(input, dim, name, node_cls):
 @register("cummax")
 def cummax(input, dim):
     """Running maximum along ``dim``: ``(values, indices)``."""
+    _dtype.check_kernel("cummax", input._data.dtype)
     return _cum_extreme(input, dim, "cummax", CummaxBackward0)
 
 
 @register("cummin")
 def cummin(input, dim):
     """Running minimum along ``dim``: ``(values, indices)``."""
+    _dtype.check_kernel("cummin", input._data.dtype)
     return _cum_extreme(input, dim, "cummin", CumminBackward0)
 
 

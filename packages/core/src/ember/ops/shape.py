@@ -1049,11 +1049,37 @@ def _flip_bw(node, g):
 FlipBackward0 = make_node_class("FlipBackward0", _flip_bw)
 
 
+_FLIP_GAPS = _dtype.missing_kernel("flip")[1]
+
+
+def _flip_dispatches(d, axes) -> bool:
+    """Whether PyTorch's CPU flip of array ``d`` along ``axes`` reaches its dtype dispatch
+    (``flip_cpu``). It does not when nothing moves (no flipped dim longer than 1), nor for a
+    vertical flip: the innermost dims (in memory order, coalesced as its TensorIterator does:
+    not flipped, contiguous) are copied row by row whatever the dtype, if the next dim out
+    is flipped."""
+    order = sorted((k for k in range(d.ndim) if d.shape[k] > 1),
+                   key=lambda k: abs(d.strides[k]))  # innermost first
+    if not any(k in axes for k in order):
+        return False
+    inner = order[0]
+    if inner in axes or abs(d.strides[inner]) != d.itemsize:
+        return True
+    for prev, k in zip(order, order[1:]):
+        if k in axes:
+            return False  # a vertical flip of contiguous rows: a memcpy
+        if abs(d.strides[k]) != abs(d.strides[prev]) * d.shape[prev]:
+            return True  # the rows end before the flipped dim: the dispatched kernel
+    return True
+
+
 @register("flip", varargs=True)
 def flip(input, dims):
     """A copy with the order of elements reversed along ``dims``."""
     d = input._data
     axes = normalize_dims(dims, d.ndim)
+    if d.dtype in _FLIP_GAPS and _flip_dispatches(d, axes):
+        _dtype.check_kernel("flip", d.dtype)
     idx = tuple(slice(None, None, -1) if k in axes else slice(None) for k in range(d.ndim))
     out = _make(d[idx].copy(), input._device)
     if input.requires_grad and GRAD.enabled:
@@ -1132,6 +1158,10 @@ def rot90(input, k=1, dims=(0, 1)):
         raise RuntimeError(f"expected rotation dims to be different, but got dim0 = {d0} and "
                            f"dim1 = {d1}")
     k %= 4
+    d = input._data
+    if k and d.dtype in _FLIP_GAPS and _flip_dispatches(d, (d1,) if k == 1 else (d0, d1)
+                                                        if k == 2 else (d0,)):
+        _dtype.check_kernel("flip", d.dtype)  # PyTorch rotates by flip (then transpose)
     out = _make(xp_of(input).rot90(input._data, k, (d0, d1)).copy(), input._device)
     if input.requires_grad and GRAD.enabled:
         record(Rot90Backward0, out, (input,), (), (k, (d0, d1)))
@@ -1148,6 +1178,7 @@ def _tri_op(name, xp_name):
         d = input._data
         if d.ndim < 2:
             raise RuntimeError(f"{name}: input tensor must have at least 2 dimensions")
+        _dtype.check_kernel(name, d.dtype)
         out = _make(getattr(xp_of(input), xp_name)(d, diagonal), input._device)
         if input.requires_grad and GRAD.enabled:
             record(node_cls, out, (input,), (), diagonal)
@@ -1318,7 +1349,7 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
     """Repeat each element (each slice along ``dim``; the flattened input when ``dim`` is None)
     ``repeats`` times; ``repeat_interleave(repeats)`` alone gives the indices
     ``[0] * repeats[0] + [1] * repeats[1] + ...``."""
-    from .indexing import index_select
+    from .indexing import select_slices
 
     if repeats is None:  # torch.repeat_interleave(repeats)
         r = _repeats_array(input)
@@ -1354,7 +1385,7 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
         raise RuntimeError("allocated size does not match required size")
     if d.ndim == 0:
         input = input.reshape(1)
-    return index_select(input, dim, _make(idx, input._device))
+    return select_slices(input, dim, _make(idx, input._device))
 
 
 @register("diff")
@@ -1679,7 +1710,7 @@ def combinations(input, r=2, with_replacement=False):
     elements, one per row, in itertools' order."""
     import itertools
 
-    from .indexing import index_select
+    from .indexing import select_slices
 
     if input._data.ndim != 1:
         raise RuntimeError("Expect a 1D vector, but got shape "
@@ -1689,12 +1720,13 @@ def combinations(input, r=2, with_replacement=False):
         raise RuntimeError(f"Expect a non-negative number, but got {r}")
     if r == 0:
         return input.new_empty(0)
+    _dtype.check_kernel("masked_select", input._data.dtype)  # PyTorch's combinations uses it
     n = input._data.shape[0]
     gen = itertools.combinations_with_replacement if with_replacement \
         else itertools.combinations
     combos = np.array(list(gen(range(n), r)), dtype=np.int64).reshape(-1, r)
     xp = xp_of(input)
-    cols = [index_select(input, 0, _make(xp.asarray(combos[:, k]), input._device))
+    cols = [select_slices(input, 0, _make(xp.asarray(combos[:, k]), input._device))
             for k in range(r)]
     return stack(cols, 1)
 

@@ -99,6 +99,7 @@ def topk(input, k, dim=-1, largest=True, sorted=True):  # PyTorch's name
     if d.dtype.kind == "b":
         raise RuntimeError("topk does not support bool dtypes on CPU")
     no_complex(input, " topk does not support complex dtypes on CPU")
+    _dtype.check_kernel("topk", d.dtype)
     xp = xp_of(input)
     a, axis, restore = along(d, dim)
     if not 0 <= k <= a.shape[axis]:
@@ -115,6 +116,7 @@ def kthvalue(input, k, dim=-1, keepdim=False):
     """The ``k``-th smallest element along ``dim`` (1-based): ``(values, indices)``."""
     not_implemented_for_bool(input, "kthvalue_cpu")
     no_complex_kernel(input, "kthvalue_cpu")
+    _dtype.check_kernel("kthvalue", input._data.dtype)
 
     def index_of(a, axis, xp):
         if not 1 <= k <= a.shape[axis]:
@@ -174,6 +176,9 @@ def median(input, dim=None, keepdim=False):
     ``median(input, dim)``: ``(values, indices)`` of the lower median along ``dim``."""
     not_implemented_for_bool(input, "median_cpu" if dim is None else "median_out")
     no_complex_kernel(input, "median_cpu" if dim is None else "median_out")
+    if input._data.dtype in _dtype.SHELL_NP:  # PyTorch's median kernels lack them
+        raise _dtype.no_kernel("median_cpu" if dim is None else "median_out",
+                               input._data.dtype)
     if dim is None:
         return _full_median(input, False, MedianBackward0)
     return pick_along(input, dim, keepdim, "median", _median_index(False), MedianBackward1)
@@ -184,6 +189,9 @@ def nanmedian(input, dim=None, keepdim=False):
     """``median`` ignoring NaN (NaN only where a slice is all NaN)."""
     not_implemented_for_bool(input, "median_cpu" if dim is None else "median_out")
     no_complex_kernel(input, "median_cpu" if dim is None else "median_out")
+    if input._data.dtype in _dtype.SHELL_NP:  # PyTorch's median kernels lack them
+        raise _dtype.no_kernel("median_cpu" if dim is None else "median_out",
+                               input._data.dtype)
     if dim is None:
         return _full_median(input, True, NanmedianBackward0)
     return pick_along(input, dim, keepdim, "nanmedian", _median_index(True),
@@ -211,6 +219,7 @@ def _mode_index(a, axis, xp):
 @register("mode")
 def mode(input, dim=-1, keepdim=False):
     """The most frequent value along ``dim`` and the index of its last occurrence."""
+    _dtype.check_kernel("mode", input._data.dtype)
     return pick_along(input, dim, keepdim, "mode", _mode_index, ModeBackward0)
 
 
@@ -309,6 +318,7 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False,
     """The distinct elements (or slices along ``dim``), sorted; optionally the inverse
     indices and the counts. Every NaN counts as distinct, as in PyTorch."""
     d = input._data
+    _dtype.check_kernel("unique" if dim is None else "unique_dim", d.dtype)
     xp = xp_of(input)
     if dim is None:
         values, inverse, counts = xp.unique(d.reshape(-1), return_inverse=True,
@@ -325,6 +335,7 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False,
 def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
     """Collapse runs of equal consecutive elements (or slices along ``dim``)."""
     d = input._data
+    _dtype.check_kernel("unique", d.dtype)
     xp = xp_of(input)
     axis = None if dim is None else wrap_dim(dim, d.ndim)
     rows = d.reshape(-1, 1) if axis is None else xp.moveaxis(d, axis, 0).reshape(d.shape[axis], -1)

@@ -28,6 +28,7 @@ def bincount(input, weights=None, minlength=0):
     """Counts of each value of a 1-d non-negative integer tensor (``weights`` summed instead
     when given: float32 weights give float32, any other dtype float64)."""
     d = input._data
+    _dtype.check_kernel("bincount", d.dtype)
     if d.dtype.kind not in "iu":
         raise NotImplementedError(f'"bincount_{_suffix(d)}" not implemented for '
                                   f"'{scalar_type_name(d.dtype)}'")
@@ -59,6 +60,9 @@ def histc(input, bins=100, min=0, max=0):  # PyTorch's names
     """A histogram of ``bins`` equal bins over ``[min, max]`` (the data's range when both are
     0; values outside are ignored, ``max`` goes into the last bin). Floats only."""
     d = input._data
+    if d.dtype in _dtype.SHELL_NP:  # PyTorch finds the range (aminmax), then the bins
+        raise _dtype.no_kernel("aminmax_cpu" if min == max and d.size else "linspace_cpu",
+                               d.dtype)
     if d.dtype not in _dtype.FLOATING_NP:
         raise NotImplementedError(f'"histogram_{_suffix(d)}" not implemented for '
                                   f"'{scalar_type_name(d.dtype)}'")

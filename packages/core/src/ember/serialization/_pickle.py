@@ -45,10 +45,11 @@ def storage_np_dtype(dtype) -> np.dtype:
 
 def raw(array: np.ndarray) -> np.ndarray:
     """A storage's array as its bytes can be written: a bfloat16 array viewed as uint16, a
-    complex32 one as its bytes (PyTorch pickles it as an untyped storage: ``V3_DTYPES``)."""
+    complex32 or uint16/32/64 one as its bytes (PyTorch pickles them as untyped storages:
+    ``V3_DTYPES``)."""
     if array.dtype == _dtype.BFLOAT16_NP:
         return array.view(np.uint16)
-    if array.dtype == _dtype.CHALF_NP:
+    if array.dtype == _dtype.CHALF_NP or array.dtype in _dtype.SHELL_NP:
         return array.view(np.uint8)
     return array
 
@@ -76,10 +77,11 @@ TORCH_SIZE = _marker("torch", "Size")
 REBUILD_SPARSE_TENSOR = _marker("torch._utils", "_rebuild_sparse_tensor")
 GET_LAYOUT = _marker("torch.serialization", "_get_layout")
 STORAGE_MARKERS = {dt: _marker("torch", name) for dt, name in STORAGE_NAMES.items()}
-#: dtypes without a typed storage class (``torch.ComplexHalfStorage`` does not exist): PyTorch
+#: dtypes without a typed storage class (``torch.ComplexHalfStorage``, ``torch.UInt32Storage``
+#: do not exist): PyTorch
 #: pickles their tensors with ``_rebuild_tensor_v3``, whose storage is an ``UntypedStorage``
 #: of bytes and whose last argument is the dtype
-V3_DTYPES = frozenset({_dtype.complex32})
+V3_DTYPES = frozenset({_dtype.complex32, _dtype.uint16, _dtype.uint32, _dtype.uint64})
 REBUILD_TENSOR_V3 = _marker("torch._utils", "_rebuild_tensor_v3")
 UNTYPED_STORAGE = _marker("torch.storage", "UntypedStorage")
 for _dt in _dtype.ALL_DTYPES:
