@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <optional>
 
 #include "ember/autograd.h"
 #include "ember/error.h"
@@ -38,85 +39,6 @@ void no_loss_weight(const Args& a) {
         throw NotImplementedError(a.op() + "(weight=...): per-element loss weights are not supported by Ember's C++ "
                                   "frontend");
     }
-}
-
-// F.pad: constant padding by copy into a filled tensor; reflect, replicate and circular
-// by gathering the indices each padded position reads.
-Tensor pad(const Tensor& x, const std::vector<int64_t>& pads, const std::string& mode, double value,
-           const std::string& op) {
-    if (pads.size() % 2 != 0) throw Error(op + "(): Padding length must be divisible by 2");
-    const auto npad = static_cast<int64_t>(pads.size() / 2);
-    if (npad > x.dim()) throw Error(op + "(): Padding length too large");
-    if (mode == "constant") {
-        // negative pads crop; positive pads join blocks filled with `value` (differentiable)
-        Tensor out = x;
-        for (int64_t k = 0; k < npad; ++k) {
-            const int64_t d = x.dim() - 1 - k;
-            const int64_t left = pads[static_cast<std::size_t>(2 * k)];
-            const int64_t right = pads[static_cast<std::size_t>(2 * k + 1)];
-            if (out.size(d) + left + right < 0) {
-                throw Error(op + "(): the padded size of dimension " + std::to_string(d) + " is negative (" +
-                            std::to_string(out.size(d) + left + right) + ")");
-            }
-            if (left < 0) out = out.narrow(d, -left, out.size(d) + left);
-            if (right < 0) out = out.narrow(d, 0, out.size(d) + right);
-            std::vector<Tensor> parts;
-            auto block = [&](int64_t n) {
-                std::vector<int64_t> shape(out.sizes().begin(), out.sizes().end());
-                shape[static_cast<std::size_t>(d)] = n;
-                return ember::full(shape, value, out.scalar_type());
-            };
-            if (left > 0) parts.push_back(block(left));
-            parts.push_back(out);
-            if (right > 0) parts.push_back(block(right));
-            if (parts.size() > 1) out = ember::cat(parts, d);
-        }
-        return out;
-    }
-    if (mode != "reflect" && mode != "replicate" && mode != "circular") {
-        throw Error(op + "(): Unrecognised padding mode " + mode);
-    }
-    // PyTorch pads the last 1, 2 or 3 dims of a batched or unbatched input
-    const int64_t n = static_cast<int64_t>(pads.size());
-    const bool supported = (n == 2 && (x.dim() == 2 || x.dim() == 3)) || (n == 4 && (x.dim() == 3 || x.dim() == 4)) ||
-                           (n == 6 && (x.dim() == 4 || x.dim() == 5));
-    if (!supported) {
-        throw NotImplementedError("Padding size " + std::to_string(n) + " is not supported for " + std::to_string(x.dim()) +
-                                  "D input tensor.\nSupported combinations for non-constant padding:\n"
-                                  "  - 2D or 3D input: padding size = 2 (pads last dimension)\n"
-                                  "  - 3D or 4D input: padding size = 4 (pads last 2 dimensions)\n"
-                                  "  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)");
-    }
-    Tensor out = x;
-    for (int64_t k = 0; k < npad; ++k) {
-        const int64_t d = x.dim() - 1 - k;
-        const int64_t n = x.size(d);
-        const int64_t left = pads[static_cast<std::size_t>(2 * k)];
-        const int64_t right = pads[static_cast<std::size_t>(2 * k + 1)];
-        if (mode == "reflect" && (left >= n || right >= n)) {
-            throw Error(op + "(): Padding size should be less than the corresponding input dimension, but got: "
-                        "padding (" + std::to_string(left) + ", " + std::to_string(right) + ") at dimension " +
-                        std::to_string(d) + " of input " + std::to_string(n));
-        }
-        const int64_t m = n + left + right;
-        Tensor idx = ember::empty({m}, kLong);
-        int64_t* p = idx.data_ptr<int64_t>();
-        for (int64_t i = 0; i < m; ++i) {
-            int64_t j = i - left;
-            if (mode == "replicate") {
-                j = std::clamp<int64_t>(j, 0, n - 1);
-            } else if (mode == "circular") {
-                j = ((j % n) + n) % n;
-            } else {
-                const int64_t period = 2 * (n - 1);
-                j = period == 0 ? 0 : ((j % period) + period) % period;
-                if (j >= n) j = period - j;
-            }
-            p[i] = j;
-        }
-        out = out.index_select(d, idx);
-    }
-    return out;
 }
 
 }  // namespace
@@ -318,8 +240,11 @@ void register_nn_ops(OpTable& t) {
     alias(t, "nn.functional.scaled_dot_product_attention", "scaled_dot_product_attention");
 
     // ---- padding
+    // F::pad: every mode, its autograd nodes and PyTorch's errors (the interpreter names the node)
     def(t, "pad", "input, pad, mode='constant', value=None", [](const Args& a) {
-        return one(pad(a.tensor("input"), a.ints("pad"), a.string("mode"), a.is_none("value") ? 0.0 : a.number("value"), a.op()));
+        std::optional<double> value;
+        if (!a.is_none("value")) value = a.number("value");
+        return one(F::pad(a.tensor("input"), a.ints("pad"), a.string("mode"), value));
     });
     alias(t, "nn.functional.pad", "pad");
 

@@ -4,16 +4,18 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <fstream>
 #include <functional>
-#include <map>
+#include <iostream>
 #include <set>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "common/golden.h"
 #include "ember/ember.h"
 #include "jit/json.h"
 
@@ -52,14 +54,16 @@ struct GoldenRun {
     ember::jit::Kwargs kwargs;
 };
 
+inline std::string run_file(const std::string& program, int k) {
+    return golden(program + ".run" + std::to_string(k) + ".safetensors");
+}
+
 inline GoldenRun read_run(const std::string& program, int k) {
-    const std::string path = golden(program + ".run" + std::to_string(k) + ".safetensors");
-    ember::serialize::SafetensorsFile file = ember::serialize::read_safetensors(path);
-    std::map<std::string, Tensor> by_name;
-    for (const auto& [name, record] : file.tensors) by_name[name] = ember::to_tensor(record, /*copy=*/true);
+    const std::string path = run_file(program, k);
+    const ember::testing::GoldenTensors file = ember::testing::read_tensors(path);
     GoldenRun run;
-    for (int i = 0; by_name.count("in." + std::to_string(i)); ++i) run.inputs.push_back(by_name["in." + std::to_string(i)]);
-    for (int j = 0; by_name.count("out." + std::to_string(j)); ++j) run.outputs.push_back(by_name["out." + std::to_string(j)]);
+    for (int i = 0; file.has("in." + std::to_string(i)); ++i) run.inputs.push_back(file.at("in." + std::to_string(i)));
+    for (int j = 0; file.has("out." + std::to_string(j)); ++j) run.outputs.push_back(file.at("out." + std::to_string(j)));
     run.structure = ember::jit::detail::parse_json(file.metadata.at("structure"), path);
     Json kwargs = ember::jit::detail::parse_json(file.metadata.at("kwargs"), path);
     for (const auto& [key, value] : kwargs.as_object("kwargs")) {
@@ -156,6 +160,53 @@ inline std::string check_output(const IValue& out, const Json& structure, const 
         if (!why.empty()) return why;
     }
     return "";
+}
+
+// How a golden program's runs went: how many there were, the largest |C++ - Python|.
+struct ProgramRuns {
+    int runs = 0;
+    double max_abs = 0;
+};
+
+// Runs the golden program `program` (<program>.ember, loaded as `m`) on the inputs of each of
+// its runs (<program>.run<k>.safetensors) and expects every output tensor to be Python's
+// (check_output), printing each run's largest difference; at least one run is expected.
+inline ProgramRuns expect_runs_match_python(const ember::jit::Module& m, const std::string& program) {
+    ProgramRuns result;
+    for (int k = 0; std::ifstream(run_file(program, k)).good(); ++k) {
+        GoldenRun run = read_run(program, k);
+        std::vector<IValue> inputs(run.inputs.begin(), run.inputs.end());
+        IValue out = m.forward(inputs, run.kwargs);
+        std::size_t next = 0;
+        double max_abs = 0;
+        EXPECT_EQ(check_output(out, run.structure, run.outputs, next, max_abs), "") << program << " run " << k;
+        EXPECT_EQ(next, run.outputs.size()) << program << " run " << k << ": fewer tensors than Python's";
+        std::cout << "[jit] " << program << " run " << k;
+        if (!run.inputs.empty()) std::cout << " (input " << run.inputs[0].sizes() << ")";
+        std::cout << ": " << run.outputs.size() << " output tensors, max |C++ - Python| = " << max_abs << "\n";
+        result.max_abs = std::max(result.max_abs, max_abs);
+        ++result.runs;
+    }
+    EXPECT_GE(result.runs, 1) << program << ": no golden runs";
+    return result;
+}
+
+// The same for <program>.ember, loaded here.
+inline ProgramRuns expect_runs_match_python(const std::string& program) {
+    return expect_runs_match_python(ember::jit::load(golden(program + ".ember")), program);
+}
+
+// The message of the exception of type E that f throws ("<no error>" or "<other: ...>").
+template <typename E>
+std::string error_as(const std::function<void()>& f) {
+    try {
+        f();
+    } catch (const E& e) {
+        return e.what();
+    } catch (const std::exception& e) {
+        return std::string("<other: ") + e.what() + ">";
+    }
+    return "<no error>";
 }
 
 inline std::vector<std::byte> read_bytes(const std::string& path) {

@@ -3,9 +3,6 @@
 // within 1e-5 absolute + 1e-5 relative, integers exactly), and the entries called directly
 // for what a program cannot show: in-place views change the tensor itself, the errors of bad
 // arguments, and properties that hold whatever Python computes.
-#include <fstream>
-#include <iostream>
-#include <set>
 
 #include "jit_test_util.h"
 #include "op_call.h"
@@ -35,21 +32,7 @@ TEST_P(MoreOps2Program, MatchesPython) {
     // factorization (MoreOps2.LinalgFactorizations checks it), its vectors' signs not LAPACK's
     if (name == "more2_linalg_vectors") GTEST_SKIP() << "signs of singular/eigen vectors are LAPACK's convention";
 #endif
-    ember::jit::Module m = ember::jit::load(golden(name + ".ember"));
-    int runs = 0;
-    for (int k = 0; std::ifstream(golden(name + ".run" + std::to_string(k) + ".safetensors")).good(); ++k) {
-        GoldenRun run = read_run(name, k);
-        std::vector<IValue> inputs(run.inputs.begin(), run.inputs.end());
-        IValue out = m.forward(inputs, run.kwargs);
-        std::size_t next = 0;
-        double max_abs = 0;
-        EXPECT_EQ(check_output(out, run.structure, run.outputs, next, max_abs), "") << name << " run " << k;
-        EXPECT_EQ(next, run.outputs.size()) << name << " run " << k << ": fewer tensors than Python's";
-        std::cout << "[jit] " << name << " run " << k << ": " << run.outputs.size()
-                  << " output tensors, max |C++ - Python| = " << max_abs << "\n";
-        ++runs;
-    }
-    EXPECT_GE(runs, 1);
+    expect_runs_match_python(name);
 }
 
 INSTANTIATE_TEST_SUITE_P(Golden, MoreOps2Program, ::testing::ValuesIn(kPrograms),

@@ -4,9 +4,7 @@
 // relative, counts exactly); the loader refuses a structure that is not the node's outputs,
 // and a run whose result has other leaves than the capture's is an error.
 #include <algorithm>
-#include <fstream>
 #include <functional>
-#include <iostream>
 
 #include "jit_test_util.h"
 
@@ -20,22 +18,7 @@ class NestedProgram : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(NestedProgram, MatchesPython) {
     EMBER_JIT_NEED_GOLDEN();
-    const std::string name = GetParam();
-    ember::jit::Module m = ember::jit::load(golden(name + ".ember"));
-    int runs = 0;
-    for (int k = 0; std::ifstream(golden(name + ".run" + std::to_string(k) + ".safetensors")).good(); ++k) {
-        GoldenRun run = read_run(name, k);
-        std::vector<IValue> inputs(run.inputs.begin(), run.inputs.end());
-        IValue out = m.forward(inputs, run.kwargs);
-        std::size_t next = 0;
-        double max_abs = 0;
-        EXPECT_EQ(check_output(out, run.structure, run.outputs, next, max_abs), "") << name << " run " << k;
-        EXPECT_EQ(next, run.outputs.size()) << name << " run " << k << ": fewer tensors than Python's";
-        std::cout << "[jit] " << name << " run " << k << ": " << run.outputs.size()
-                  << " output tensors, max |C++ - Python| = " << max_abs << "\n";
-        ++runs;
-    }
-    EXPECT_GE(runs, 1);
+    expect_runs_match_python(GetParam());
 }
 
 INSTANTIATE_TEST_SUITE_P(Golden, NestedProgram, ::testing::ValuesIn(kPrograms),
@@ -45,18 +28,6 @@ INSTANTIATE_TEST_SUITE_P(Golden, NestedProgram, ::testing::ValuesIn(kPrograms),
 TEST(NestedPrograms, AreTheGoldenWritersPrograms) {
     EMBER_JIT_NEED_GOLDEN();
     expect_written_programs("programs_nested.txt", kPrograms);
-}
-
-template <typename E>
-std::string error_as(const std::function<void()>& f) {
-    try {
-        f();
-    } catch (const E& e) {
-        return e.what();
-    } catch (const std::exception& e) {
-        return std::string("<other: ") + e.what() + ">";
-    }
-    return "<no error>";
 }
 
 std::string with_graph(const std::string& name, const std::string& from, const std::string& to) {

@@ -8,10 +8,10 @@
 #include <cmath>
 #include <limits>
 #include <map>
-#include <mutex>
 #include <string>
 #include <vector>
 
+#include "common/golden.h"
 #include "common/gradcheck.h"
 #include "ember/ember.h"
 #include "functional_test_util.h"
@@ -26,18 +26,8 @@ using ember_test::close;
 using ember_test::error_of;
 using In = std::vector<Tensor>;
 
-// The arrays of conv_pool.safetensors (golden_conv_pool.py) by name.
-Tensor cp_golden(const std::string& name) {
-    static std::once_flag once;
-    static std::map<std::string, Tensor> tensors;
-    std::call_once(once, [] {
-        const auto file = serialize::read_safetensors(std::string(EMBER_GOLDEN_DIR) + "/conv_pool.safetensors");
-        for (const auto& [key, record] : file.tensors) tensors.emplace(key, to_tensor(record, /*copy=*/true));
-    });
-    const auto it = tensors.find(name);
-    if (it == tensors.end()) throw std::runtime_error("no golden array " + name);
-    return it->second.clone();
-}
+// The arrays of conv_pool.safetensors (golden_conv_pool.py) by name (fresh copies).
+Tensor cp_golden(const std::string& name) { return ember::testing::golden_tensor("conv_pool.safetensors", name); }
 
 using Inputs = std::map<std::string, Tensor>;
 

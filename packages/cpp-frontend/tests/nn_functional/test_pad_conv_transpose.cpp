@@ -8,10 +8,10 @@
 
 #include <functional>
 #include <map>
-#include <mutex>
 #include <string>
 #include <vector>
 
+#include "common/golden.h"
 #include "common/gradcheck.h"
 #include "ember/ember.h"
 #include "functional_test_util.h"
@@ -26,18 +26,8 @@ using ember_test::close;
 using ember_test::error_of;
 using In = std::vector<Tensor>;
 
-// The arrays of pad_conv_transpose.safetensors (golden_pad_conv_transpose.py) by name.
-Tensor pct_golden(const std::string& name) {
-    static std::once_flag once;
-    static std::map<std::string, Tensor> tensors;
-    std::call_once(once, [] {
-        const auto file = serialize::read_safetensors(std::string(EMBER_GOLDEN_DIR) + "/pad_conv_transpose.safetensors");
-        for (const auto& [key, record] : file.tensors) tensors.emplace(key, to_tensor(record, /*copy=*/true));
-    });
-    const auto it = tensors.find(name);
-    if (it == tensors.end()) throw std::runtime_error("no golden array " + name);
-    return it->second.clone();
-}
+// The arrays of pad_conv_transpose.safetensors (golden_pad_conv_transpose.py) by name (fresh copies).
+Tensor pct_golden(const std::string& name) { return ember::testing::golden_tensor("pad_conv_transpose.safetensors", name); }
 
 using Inputs = std::map<std::string, Tensor>;
 
@@ -208,6 +198,23 @@ TEST(Pad, PyTorchsErrors) {
     EXPECT_EQ(error_of([] { F::pad(randn({2, 3, 4, 5}), {-3, -3, 0, 0, 0, 0}, "replicate"); }),
               "Trying to create tensor with negative dimension -1: [2, 3, 4, -1]");
     EXPECT_EQ(error_of([&] { F::pad(x, {-3, -2}); }), "narrow(): length must be non-negative.");
+    // 2-D / 3-D reflect and replicate: "too small" when every padded dim comes out below 1
+    // (replication_pad2d's text has a space before its parenthesis); one left is an empty result
+    EXPECT_EQ(error_of([] { F::pad(randn({1, 2, 5}), {-6, 1, -1, -1}, "reflect"); }),
+              "input (H: 2, W: 5) is too small. Calculated output H: 0 W: 0");
+    EXPECT_EQ(error_of([] { F::pad(randn({1, 2, 5}), {-6, 1, -1, -1}, "replicate"); }),
+              "input (H: 2, W: 5 ) is too small. Calculated output H: 0 W: 0");
+    EXPECT_EQ(error_of([] { F::pad(randn({1, 2, 3, 4, 5}), {-6, 1, 0, -4, -3, 0}, "replicate"); }),
+              "input (D: 3 H: 4, W: 5) is too small. Calculated output D: 0 H: 0 W: 0");
+    EXPECT_EQ(error_of([] { F::pad(randn({1, 2, 3, 4, 5}), {-5, 0, 0, -4, -3, 0}, "reflect"); }),
+              "input (D: 3 H: 4, W: 5) is too small. Calculated output D: 0 H: 0 W: 0");
+    EXPECT_EQ(F::pad(randn({1, 2, 5}), {-6, 1, 0, -1}, "reflect").sizes(), (std::vector<int64_t>{1, 1, 0}));
+    // circular: aten's checks of every dim come before Ember's own check that the crop leaves
+    // something to wrap around (where aten returns memory it never wrote)
+    EXPECT_EQ(error_of([] { F::pad(randn({2, 1, 1}), {-6, -6, 1, -1}, "circular"); }),
+              "Negative padding value is resulting in an empty dimension");
+    EXPECT_EQ(error_of([] { F::pad(randn({2, 1, 1}), {0, 0, 1, -1}, "circular"); }),
+              "Padding value causes wrapping around more than once.");
 }
 
 // ------------------------------------------------------------------------ conv_transpose

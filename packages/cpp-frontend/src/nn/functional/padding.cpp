@@ -179,19 +179,32 @@ void check_valid_input(const Tensor& input, int64_t k) {
                 input.sizes());
 }
 
-// The output sizes of reflect / replicate padding (PyTorch's errors for a size below 1 in
-// 1-D and below 0 in 2-D / 3-D, where a padded dim may become empty).
-void check_output_size(const Tensor& input, const std::vector<int64_t>& pad) {
+// The output sizes of reflect / replicate padding, with PyTorch's errors: in 1-D an output
+// below 1; in 2-D / 3-D "too small" only when every padded dim comes out below 1 (a padded
+// dim may become empty), else a negative size is the error of creating the output.
+void check_output_size(const Tensor& input, const std::vector<int64_t>& pad, Mode mode) {
     const auto npad = static_cast<int64_t>(pad.size() / 2);
+    const int64_t nd = input.dim();
     std::vector<int64_t> shape = input.sizes().vec();
+    bool all_below_one = true;
     for (int64_t k = 0; k < npad; ++k) {
-        const auto d = static_cast<size_t>(input.dim() - 1 - k);
+        const auto d = static_cast<size_t>(nd - 1 - k);
         shape[d] += pad[static_cast<size_t>(2 * k)] + pad[static_cast<size_t>(2 * k + 1)];
+        all_below_one = all_below_one && shape[d] < 1;
     }
+    const auto in = [&](int64_t d) { return input.size(d); };
+    const auto out = [&](int64_t d) { return shape[static_cast<size_t>(nd + d)]; };
     if (npad == 1) {
-        const int64_t w = input.size(-1), out = shape.back();
-        EMBER_CHECK(out >= 1, "input (W: ", w, ") is too small. Calculated output W: ", out);
+        EMBER_CHECK(out(-1) >= 1, "input (W: ", in(-1), ") is too small. Calculated output W: ", out(-1));
         return;
+    }
+    // (replication_pad2d's message has a space before its parenthesis)
+    if (npad == 2) {
+        EMBER_CHECK(!all_below_one, "input (H: ", in(-2), ", W: ", in(-1), mode == Mode::Replicate ? " )" : ")",
+                    " is too small. Calculated output H: ", out(-2), " W: ", out(-1));
+    } else {
+        EMBER_CHECK(!all_below_one, "input (D: ", in(-3), " H: ", in(-2), ", W: ", in(-1),
+                    ") is too small. Calculated output D: ", out(-3), " H: ", out(-2), " W: ", out(-1));
     }
     for (int64_t size : shape) {
         EMBER_CHECK(size >= 0, "Trying to create tensor with negative dimension ", size, ": ", IntArrayRef(shape));
@@ -223,7 +236,12 @@ Tensor pad_impl(const Tensor& input, IntArrayRef pad_ref, Mode mode, std::option
             const int64_t lo = pad[static_cast<size_t>(2 * k)], hi = pad[static_cast<size_t>(2 * k + 1)];
             EMBER_CHECK(lo <= size && hi <= size, "Padding value causes wrapping around more than once.");
             EMBER_CHECK(size + lo + hi >= 0, "Negative padding value is resulting in an empty dimension");
-            // nothing left to wrap around (the negative pad crops the whole dim)
+        }
+        // then, beyond aten's checks (where aten reads memory it has not written): nothing left
+        // to wrap around when a negative pad crops the whole dim
+        for (int64_t k = npad - 1; k >= 0; --k) {
+            const int64_t size = input.size(nd - 1 - k);
+            const int64_t lo = pad[static_cast<size_t>(2 * k)], hi = pad[static_cast<size_t>(2 * k + 1)];
             const int64_t kept = size - std::max<int64_t>(-lo, 0) - std::max<int64_t>(-hi, 0);
             EMBER_CHECK(kept > 0 || size + lo + hi == 0, "Padding value causes wrapping around more than once.");
         }
@@ -239,7 +257,7 @@ Tensor pad_impl(const Tensor& input, IntArrayRef pad_ref, Mode mode, std::option
                         " of input ", input.sizes());
         }
     }
-    check_output_size(input, pad);
+    check_output_size(input, pad, mode);
     return index_pad(input, pad, mode);
 }
 
