@@ -3,6 +3,7 @@
 
 #include "export.h"
 #include <cstddef>
+#include <complex>
 #include <cstdint>
 #include <ostream>
 #include <string_view>
@@ -23,6 +24,8 @@ enum class ScalarType : int8_t {
     Half = 5,    // float16 (storage and conversion; arithmetic runs in float32)
     Float = 6,   // float32
     Double = 7,  // float64
+    ComplexFloat = 9,   // complex64: std::complex<float> (real, imaginary)
+    ComplexDouble = 10, // complex128: std::complex<double>
     Bool = 11,
 };
 
@@ -45,6 +48,10 @@ inline constexpr ScalarType kFloat = ScalarType::Float;
 inline constexpr ScalarType kFloat64 = ScalarType::Double;
 inline constexpr ScalarType kDouble = ScalarType::Double;
 inline constexpr ScalarType kBool = ScalarType::Bool;
+inline constexpr ScalarType kComplexFloat = ScalarType::ComplexFloat;
+inline constexpr ScalarType kComplex64 = ScalarType::ComplexFloat;
+inline constexpr ScalarType kComplexDouble = ScalarType::ComplexDouble;
+inline constexpr ScalarType kComplex128 = ScalarType::ComplexDouble;
 
 // Bytes per element.
 constexpr std::size_t element_size(ScalarType t) noexcept {
@@ -61,7 +68,10 @@ constexpr std::size_t element_size(ScalarType t) noexcept {
             return 4;
         case ScalarType::Long:
         case ScalarType::Double:
+        case ScalarType::ComplexFloat:
             return 8;
+        case ScalarType::ComplexDouble:
+            return 16;
     }
     return 0;
 }
@@ -70,9 +80,25 @@ constexpr bool is_floating_point(ScalarType t) noexcept {
     return t == ScalarType::Half || t == ScalarType::Float || t == ScalarType::Double;
 }
 
+constexpr bool is_complex(ScalarType t) noexcept {
+    return t == ScalarType::ComplexFloat || t == ScalarType::ComplexDouble;
+}
+
 constexpr bool is_integral(ScalarType t, bool include_bool) noexcept {
     return (t == ScalarType::Bool && include_bool) ||
-           (t != ScalarType::Bool && !is_floating_point(t));
+           (t != ScalarType::Bool && !is_floating_point(t) && !is_complex(t));
+}
+
+// The complex dtype of a real one (float32 -> complex64, float64 -> complex128; a complex
+// dtype is its own), and the real dtype of a complex one (complex64 -> float32; a real dtype
+// is its own). Other dtypes have no counterpart: they are returned unchanged.
+constexpr ScalarType to_complex_type(ScalarType t) noexcept {
+    return t == ScalarType::Float ? ScalarType::ComplexFloat
+         : t == ScalarType::Double ? ScalarType::ComplexDouble : t;
+}
+constexpr ScalarType to_real_type(ScalarType t) noexcept {
+    return t == ScalarType::ComplexFloat ? ScalarType::Float
+         : t == ScalarType::ComplexDouble ? ScalarType::Double : t;
 }
 
 // Python's spelling without the module: "float32", "int64", "bool", ...
@@ -86,6 +112,8 @@ constexpr std::string_view dtype_name(ScalarType t) noexcept {
         case ScalarType::Half: return "float16";
         case ScalarType::Float: return "float32";
         case ScalarType::Double: return "float64";
+        case ScalarType::ComplexFloat: return "complex64";
+        case ScalarType::ComplexDouble: return "complex128";
         case ScalarType::Bool: return "bool";
     }
     return "unknown";
@@ -102,6 +130,8 @@ constexpr std::string_view scalar_type_name(ScalarType t) noexcept {
         case ScalarType::Half: return "Half";
         case ScalarType::Float: return "Float";
         case ScalarType::Double: return "Double";
+        case ScalarType::ComplexFloat: return "ComplexFloat";
+        case ScalarType::ComplexDouble: return "ComplexDouble";
         case ScalarType::Bool: return "Bool";
     }
     return "Undefined";
@@ -122,6 +152,8 @@ template <> struct ScalarTypeToCpp<ScalarType::Long> { using type = int64_t; };
 template <> struct ScalarTypeToCpp<ScalarType::Half> { using type = Half; };
 template <> struct ScalarTypeToCpp<ScalarType::Float> { using type = float; };
 template <> struct ScalarTypeToCpp<ScalarType::Double> { using type = double; };
+template <> struct ScalarTypeToCpp<ScalarType::ComplexFloat> { using type = std::complex<float>; };
+template <> struct ScalarTypeToCpp<ScalarType::ComplexDouble> { using type = std::complex<double>; };
 template <> struct ScalarTypeToCpp<ScalarType::Bool> { using type = bool; };
 
 template <typename T> struct CppTypeToScalarType;
@@ -133,6 +165,8 @@ template <> struct CppTypeToScalarType<int64_t> { static constexpr ScalarType va
 template <> struct CppTypeToScalarType<Half> { static constexpr ScalarType value = ScalarType::Half; };
 template <> struct CppTypeToScalarType<float> { static constexpr ScalarType value = ScalarType::Float; };
 template <> struct CppTypeToScalarType<double> { static constexpr ScalarType value = ScalarType::Double; };
+template <> struct CppTypeToScalarType<std::complex<float>> { static constexpr ScalarType value = ScalarType::ComplexFloat; };
+template <> struct CppTypeToScalarType<std::complex<double>> { static constexpr ScalarType value = ScalarType::ComplexDouble; };
 template <> struct CppTypeToScalarType<bool> { static constexpr ScalarType value = ScalarType::Bool; };
 
 // True for the C++ types that are the element type of some ScalarType.
@@ -146,13 +180,19 @@ constexpr ScalarType scalar_type_of() noexcept {
     return CppTypeToScalarType<T>::value;
 }
 
-// PyTorch's torch.promote_types over Ember's dtypes: bool < integers < floats; two integer
-// types promote to the smallest type that holds both (uint8 with int8 gives int16); a float
-// with an integer gives the float; two floats give the wider.
+// PyTorch's torch.promote_types over Ember's dtypes: bool < integers < floats < complex; two
+// integer types promote to the smallest type that holds both (uint8 with int8 gives int16); a
+// float with an integer gives the float; two floats give the wider; a complex type with
+// anything gives the complex type of the wider float (complex64 with float64: complex128).
 constexpr ScalarType promote_types(ScalarType a, ScalarType b) noexcept {
     if (a == b) return a;
     if (a == ScalarType::Bool) return b;
     if (b == ScalarType::Bool) return a;
+    if (is_complex(a) || is_complex(b)) {
+        const bool wide = a == ScalarType::ComplexDouble || b == ScalarType::ComplexDouble ||
+                          a == ScalarType::Double || b == ScalarType::Double;
+        return wide ? ScalarType::ComplexDouble : ScalarType::ComplexFloat;
+    }
     const bool fa = is_floating_point(a), fb = is_floating_point(b);
     if (fa && fb) return element_size(a) >= element_size(b) ? a : b;
     if (fa) return a;
@@ -166,8 +206,10 @@ constexpr ScalarType promote_types(ScalarType a, ScalarType b) noexcept {
 }
 
 // PyTorch's canCast: whether a value of type `from` may be written into a tensor of type
-// `to` by an in-place op (no float to integer, no non-bool to bool).
+// `to` by an in-place op (no complex to non-complex, no float to integer, no non-bool to
+// bool).
 constexpr bool can_cast(ScalarType from, ScalarType to) noexcept {
+    if (is_complex(from) && !is_complex(to)) return false;
     if (is_floating_point(from) && is_integral(to, /*include_bool=*/true)) return false;
     if (from != ScalarType::Bool && to == ScalarType::Bool) return false;
     return true;
@@ -184,6 +226,8 @@ inline std::string_view cpu_type_string(ScalarType t) noexcept {
         case ScalarType::Half: return "CPUHalfType";
         case ScalarType::Float: return "CPUFloatType";
         case ScalarType::Double: return "CPUDoubleType";
+        case ScalarType::ComplexFloat: return "CPUComplexFloatType";
+        case ScalarType::ComplexDouble: return "CPUComplexDoubleType";
         case ScalarType::Bool: return "CPUBoolType";
     }
     return "UndefinedType";

@@ -13,6 +13,8 @@
 #include <ember/tensor.h>
 #include <ember/factories.h>
 #include <ember/ops.h>
+#include <ember/complex.h>
+#include <ember/fft.h>
 #include <ember/indexing.h>
 #include <ember/autograd.h>
 #include <ember/nn.h>

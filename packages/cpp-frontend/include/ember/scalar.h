@@ -57,6 +57,8 @@ public:
             return Half(static_cast<float>(toDouble()));
         } else if constexpr (std::is_floating_point_v<T>) {
             return static_cast<T>(toDouble());
+        } else if constexpr (std::is_same_v<T, std::complex<float>> || std::is_same_v<T, std::complex<double>>) {
+            return T(static_cast<typename T::value_type>(toDouble()), typename T::value_type(0));
         } else {
             return tag_ == Tag::Double ? static_cast<T>(static_cast<int64_t>(v_.d))
                                        : static_cast<T>(v_.i);

@@ -99,7 +99,7 @@ public:
     bool is_cuda() const { return false; }
     bool is_contiguous() const { return impl().is_contiguous(); }
     bool is_floating_point() const { return ember::is_floating_point(dtype()); }
-    bool is_complex() const { return false; }
+    bool is_complex() const { return ember::is_complex(dtype()); }
     bool is_signed() const;
     const Storage& storage() const { return impl().storage(); }
     bool is_view() const { return impl().is_view(); }

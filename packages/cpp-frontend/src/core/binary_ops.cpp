@@ -36,12 +36,12 @@ void check_alpha(ScalarType compute, const Scalar& alpha) {
 Tensor add_kernel(const Tensor& a, const Tensor& b, const Scalar& alpha, ScalarType compute, Tensor out = {}) {
     const bool unit = !alpha.isFloatingPoint() && alpha.toLong() == 1;
     if (unit) {
-        return run_binary<Kinds::All>(a, b, compute, compute, "add", [](auto tag) {
+        return run_binary<Kinds::AllAndComplex>(a, b, compute, compute, "add", [](auto tag) {
             using T = opmath_t<typename decltype(tag)::type>;
             return [](T x, T y) -> T { return static_cast<T>(x + y); };
         }, std::move(out));
     }
-    return run_binary<Kinds::All>(a, b, compute, compute, "add", [&](auto tag) {
+    return run_binary<Kinds::AllAndComplex>(a, b, compute, compute, "add", [&](auto tag) {
         using T = opmath_t<typename decltype(tag)::type>;
         const T al = alpha.to<T>();
         return [al](T x, T y) -> T { return static_cast<T>(x + al * y); };
@@ -49,7 +49,7 @@ Tensor add_kernel(const Tensor& a, const Tensor& b, const Scalar& alpha, ScalarT
 }
 
 Tensor mul_kernel(const Tensor& a, const Tensor& b, ScalarType compute, Tensor out = {}) {
-    return run_binary<Kinds::All>(a, b, compute, compute, "mul", [](auto tag) {
+    return run_binary<Kinds::AllAndComplex>(a, b, compute, compute, "mul", [](auto tag) {
         using T = opmath_t<typename decltype(tag)::type>;
         return [](T x, T y) -> T {
             if constexpr (std::is_same_v<T, bool>) return x && y;
@@ -84,14 +84,14 @@ T floor_div_float(T a, T b) {
 // mode 0: true division, 1: trunc, 2: floor
 Tensor div_kernel(const Tensor& a, const Tensor& b, int mode, ScalarType compute, Tensor out = {}) {
     if (mode == 0) {
-        return run_binary<Kinds::Floating>(a, b, compute, compute, "div_true", [](auto tag) {
+        return run_binary<Kinds::FloatingAndComplex>(a, b, compute, compute, "div_true", [](auto tag) {
             using T = opmath_t<typename decltype(tag)::type>;
             return [](T x, T y) -> T { return x / y; };
         }, std::move(out));
     }
     EMBER_CHECK(compute != kBool, "\"", mode == 1 ? "div_trunc_cpu" : "div_floor_cpu", "\" not implemented for 'Bool'");
     if (is_integral(compute, false)) check_int_div_by_zero(b);
-    return run_binary<Kinds::Numeric>(a, b, compute, compute, "div", [mode](auto tag) {
+    return run_binary<Kinds::Numeric>(a, b, compute, compute, mode == 1 ? "div_trunc_cpu" : "div_floor_cpu", [mode](auto tag) {
         using T = opmath_t<typename decltype(tag)::type>;
         return [mode](T x, T y) -> T {
             if constexpr (is_float_like<T>) {
@@ -280,6 +280,7 @@ void record_binary(const Tensor& out, const char* name, const Tensor& a, const T
 Tensor add(const Tensor& self, const Tensor& other, const Scalar& alpha) {
     const ScalarType ct = result_type(self, other);
     check_alpha(ct, alpha);
+    check_complex_autograd(ct, "add", self, other);
     Tensor out = add_kernel(self, other, alpha, ct);
     record_binary(out, "AddBackward0", self, other, [&](FunctionNode& n) {
         const auto sa = self.sizes().vec(), sb = other.sizes().vec();
@@ -309,6 +310,7 @@ Tensor sub(const Tensor& self, const Tensor& other, const Scalar& alpha) {
     check_sub(self.scalar_type(), other.scalar_type());
     const ScalarType ct = result_type(self, other);
     check_alpha(ct, alpha);
+    check_complex_autograd(ct, "sub", self, other);
     Tensor out = add_kernel(self, other, -alpha, ct);
     record_binary(out, "SubBackward0", self, other, [&](FunctionNode& n) {
         const auto sa = self.sizes().vec(), sb = other.sizes().vec();
@@ -351,6 +353,7 @@ Tensor rsub(const Tensor& self, const Scalar& other, const Scalar& alpha) {
 
 Tensor mul(const Tensor& self, const Tensor& other) {
     const ScalarType ct = result_type(self, other);
+    check_complex_autograd(ct, "mul", self, other);
     Tensor out = mul_kernel(self, other, ct);
     record_binary(out, "MulBackward0", self, other, [&](FunctionNode& n) {
         const auto sa = self.sizes().vec(), sb = other.sizes().vec();
@@ -391,6 +394,7 @@ static ScalarType div_type(ScalarType result, int mode) {
 Tensor div(const Tensor& self, const Tensor& other, std::optional<std::string_view> rounding_mode) {
     const int mode = rounding(rounding_mode);
     const ScalarType ct = div_type(result_type(self, other), mode);
+    check_complex_autograd(ct, "div", self, other);
     Tensor out = div_kernel(self, other, mode, ct);
     if (mode != 0) {
         record_binary(out, "DivBackward2", self, other, [&](FunctionNode& n) {

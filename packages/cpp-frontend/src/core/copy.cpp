@@ -32,9 +32,9 @@ void copy_kernel(const Tensor& dst, const Tensor& src) {
         s = make_tensor(src.storage(), src.scalar_type(), dst.sizes().vec(), strides, src.storage_offset());
     }
     TensorIter iter = TensorIter::nullary({dst, s});
-    dispatch_all(dst.scalar_type(), "copy_", [&](auto out_tag) {
+    dispatch_all_and_complex(dst.scalar_type(), "copy_", [&](auto out_tag) {
         using out_t = typename decltype(out_tag)::type;
-        dispatch_all(src.scalar_type(), "copy_", [&](auto in_tag) {
+        dispatch_all_and_complex(src.scalar_type(), "copy_", [&](auto in_tag) {
             using in_t = typename decltype(in_tag)::type;
             unary_kernel<out_t, in_t>(iter, [](opmath_t<in_t> v) { return convert<out_t>(v); });
         });
@@ -43,6 +43,10 @@ void copy_kernel(const Tensor& dst, const Tensor& src) {
 
 Tensor cast(const Tensor& t, ScalarType dtype) {
     if (t.scalar_type() == dtype) return t;
+    // a kernel's conversion never drops imaginary parts (Tensor::to does, when asked to)
+    EMBER_CHECK(!t.is_complex() || is_complex(dtype), "a ", scalar_type_name(t.scalar_type()),
+                " tensor cannot be converted to ", scalar_type_name(dtype),
+                " here: this op is not implemented for complex tensors in Ember's C++ frontend");
     Tensor out;
     TensorIter::elementwise(out, dtype, {t});
     copy_kernel(out, t);
@@ -51,7 +55,7 @@ Tensor cast(const Tensor& t, ScalarType dtype) {
 
 Tensor scalar_to_tensor(const Scalar& s, ScalarType dtype) {
     Tensor t = empty_tensor({}, dtype);
-    dispatch_all(dtype, "scalar_tensor", [&](auto tag) {
+    dispatch_all_and_complex(dtype, "scalar_tensor", [&](auto tag) {
         using T = typename decltype(tag)::type;
         *static_cast<T*>(t.data_ptr()) = s.to<T>();
     });
@@ -84,7 +88,7 @@ static void rebase_with_node(const Tensor& self, const std::shared_ptr<FunctionN
 
 void fill_kernel(const Tensor& self, const Scalar& value) {
     if (self.numel() == 0) return;
-    dispatch_all(self.scalar_type(), "fill_", [&](auto tag) {
+    dispatch_all_and_complex(self.scalar_type(), "fill_", [&](auto tag) {
         using T = typename decltype(tag)::type;
         const T v = value.to<T>();
         if (self.is_contiguous()) {

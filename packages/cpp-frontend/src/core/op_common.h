@@ -21,8 +21,16 @@ using autograd::make_node;
 using autograd::set_history;
 using autograd::variable_list;
 
+template <typename T>
+struct is_complex_t : std::false_type {};
+template <typename T>
+struct is_complex_t<std::complex<T>> : std::true_type {};
+template <typename T>
+inline constexpr bool is_complex_v = is_complex_t<T>::value;
+
 // Value conversion between element types with PyTorch's semantics (float to integer
-// truncates through int64, anything to bool is != 0, Half through float).
+// truncates through int64, anything to bool is != 0, Half through float; complex to real
+// keeps the real part, real to complex has a zero imaginary part).
 template <typename To, typename From>
 inline To convert(From v) {
     if constexpr (std::is_same_v<To, From>) {
@@ -31,6 +39,12 @@ inline To convert(From v) {
         return convert<To>(static_cast<float>(v));
     } else if constexpr (std::is_same_v<To, bool>) {
         return v != From(0);
+    } else if constexpr (is_complex_v<To> && is_complex_v<From>) {
+        return To(static_cast<typename To::value_type>(v.real()), static_cast<typename To::value_type>(v.imag()));
+    } else if constexpr (is_complex_v<From>) {
+        return convert<To>(v.real());
+    } else if constexpr (is_complex_v<To>) {
+        return To(static_cast<typename To::value_type>(v), typename To::value_type(0));
     } else if constexpr (std::is_same_v<To, Half>) {
         return Half(static_cast<float>(v));
     } else if constexpr (std::is_integral_v<To> && std::is_floating_point_v<From>) {
@@ -111,6 +125,11 @@ void record_unary(const Tensor& out, const Tensor& input, const char* node_name,
             }
         });
     }
+}
+
+// PyTorch's error for a kernel without complex support: "<name>" not implemented for 'ComplexFloat'.
+inline void check_not_complex(const Tensor& t, const char* name) {
+    EMBER_CHECK(!t.is_complex(), "\"", name, "\" not implemented for '", scalar_type_name(t.scalar_type()), "'");
 }
 
 // The float dtype a float-valued unary op computes in (integers go to the default dtype).

@@ -16,7 +16,18 @@ enum class Kinds : unsigned {
     Numeric = kIntegerTypes | kFloatingTypes,
     Floating = kFloatingTypes,
     Integral = kIntegerTypes | kBoolType,
+    AllAndComplex = kIntegerTypes | kFloatingTypes | kBoolType | kComplexTypes,
+    FloatingAndComplex = kFloatingTypes | kComplexTypes,
+    NumericAndComplex = kIntegerTypes | kFloatingTypes | kComplexTypes,
 };
+
+// Refuses to record autograd for a complex result (Ember's C++ autograd is real-only; a
+// complex tensor cannot require grad, but a real one that does may meet a complex one).
+inline void check_complex_autograd(ScalarType result, const char* op, const Tensor& a, const Tensor& b) {
+    if (!is_complex(result) || !GradMode::is_enabled()) return;
+    EMBER_CHECK(!a.requires_grad() && !b.requires_grad(), op,
+                ": autograd through complex tensors is not supported by Ember's C++ frontend");
+}
 
 template <Kinds K, typename F>
 decltype(auto) dispatch_kind(ScalarType t, const char* name, F&& f) {
@@ -33,7 +44,9 @@ Tensor run_elementwise(ScalarType compute, ScalarType out_dtype, const char* nam
     dispatch_kind<K>(compute, name, [&](auto tag) {
         using T = typename decltype(tag)::type;
         auto f = make(tag);
-        if (out_dtype == kBool) {
+        if constexpr (is_complex_v<T>) {  // the complex kernels (add, mul, div) return T
+            cpu_kernel_n<T, T, sizeof...(Inputs)>(iter, f);
+        } else if (out_dtype == kBool) {
             cpu_kernel_n<bool, T, sizeof...(Inputs)>(iter, f);
         } else {
             cpu_kernel_n<T, T, sizeof...(Inputs)>(iter, f);

@@ -7,6 +7,7 @@
 #include <mutex>
 #include <sstream>
 
+#include "ember/complex.h"
 #include "op_common.h"
 
 namespace ember {
@@ -193,11 +194,11 @@ std::ostream& operator<<(std::ostream& stream, const Tensor& tensor_) {
         return stream;
     }
     NoGradGuard no_grad;
-    const Tensor t = contiguous_data(cast(tensor_, kDouble));
+    // a complex tensor prints its real view (..., 2): real and imaginary parts side by side
+    const Tensor t = contiguous_data(cast(tensor_.is_complex() ? view_as_real(tensor_) : tensor_, kDouble));
     const std::string type = tensor_.toString();
     if (t.dim() == 0) {
         stream << defaultfloat << *static_cast<const double*>(t.data_ptr()) << std::endl;
-        stream << "[ " << type << "{}";
     } else if (t.dim() == 1) {
         if (t.numel() > 0) {
             const double* p = static_cast<const double*>(t.data_ptr());
@@ -205,17 +206,14 @@ std::ostream& operator<<(std::ostream& stream, const Tensor& tensor_) {
             if (scale != 1) print_scale(stream, scale);
             for (int64_t i = 0; i < t.size(0); ++i) stream << std::setw(static_cast<int>(sz)) << p[i] / scale << std::endl;
         }
-        stream << "[ " << type << "{" << t.size(0) << "}";
     } else if (t.dim() == 2) {
         if (t.numel() > 0) print_matrix(stream, t, 80, 0);
-        stream << "[ " << type << "{" << t.size(0) << "," << t.size(1) << "}";
     } else {
         if (t.numel() > 0) print_tensor_nd(stream, t, 80);
-        stream << "[ " << type << "{" << t.size(0);
-        for (int64_t i = 1; i < t.dim(); ++i) stream << "," << t.size(i);
-        stream << "}";
     }
-    stream << " ]";
+    stream << "[ " << type << "{";
+    for (int64_t i = 0; i < tensor_.dim(); ++i) stream << (i ? "," : "") << tensor_.size(i);
+    stream << "} ]";
     return stream;
 }
 
@@ -315,9 +313,27 @@ struct Formatter {
 // A host copy of the elements as doubles (int64 values above 2^53 lose precision; printed via int64).
 struct HostArray {
     std::vector<double> data;
+    std::vector<double> imag;      // a complex tensor's imaginary parts (data: the real parts)
     std::vector<int64_t> shape;
     std::vector<int64_t> strides;  // contiguous
     double at(int64_t off) const { return data[static_cast<size_t>(off)]; }
+};
+
+// Formats the element at an offset: one formatter, or (complex) one for the real parts and
+// one for the imaginary parts, as Python's "1.5000-2.0000j".
+struct ElementFormat {
+    const HostArray& a;
+    const Formatter& re;
+    const Formatter* im = nullptr;
+
+    std::string operator()(int64_t off) const {
+        if (im == nullptr) return re.format(a.at(off));
+        std::string i = im->format(a.imag[static_cast<size_t>(off)]) + "j";
+        i.erase(0, i.find_first_not_of(' '));
+        const std::string r = re.format(a.at(off));
+        return i[0] == '+' || i[0] == '-' ? r + i : r + "+" + i;
+    }
+    size_t width() const { return re.max_width + (im != nullptr ? im->max_width + 1 : 0); }
 };
 
 void collect_summary(const HostArray& a, int64_t dim, int64_t off, bool summarize, int edge, std::vector<double>& out) {
@@ -335,9 +351,9 @@ void collect_summary(const HostArray& a, int64_t dim, int64_t off, bool summariz
     }
 }
 
-std::string vector_str(const HostArray& a, int64_t off, int64_t indent, bool summarize, const Formatter& f,
+std::string vector_str(const HostArray& a, int64_t off, int64_t indent, bool summarize, const ElementFormat& f,
                        const PrintOptions& o) {
-    const size_t element_length = f.max_width + 2;
+    const size_t element_length = f.width() + 2;
     const int64_t per_line =
         std::max<int64_t>(1, static_cast<int64_t>(std::floor(static_cast<double>(o.linewidth - indent) / static_cast<double>(element_length))));
     const int64_t n = a.shape.back();
@@ -347,11 +363,11 @@ std::string vector_str(const HostArray& a, int64_t off, int64_t indent, bool sum
     if (summarize && edge == 0) {
         data.push_back("...");
     } else if (summarize && n > 2 * edge) {
-        for (int64_t i = 0; i < edge; ++i) data.push_back(f.format(a.at(off + i * st)));
+        for (int64_t i = 0; i < edge; ++i) data.push_back(f(off + i * st));
         data.push_back(" ...");
-        for (int64_t i = n - edge; i < n; ++i) data.push_back(f.format(a.at(off + i * st)));
+        for (int64_t i = n - edge; i < n; ++i) data.push_back(f(off + i * st));
     } else {
-        for (int64_t i = 0; i < n; ++i) data.push_back(f.format(a.at(off + i * st)));
+        for (int64_t i = 0; i < n; ++i) data.push_back(f(off + i * st));
     }
     std::string out = "[";
     const std::string sep = ",\n" + std::string(static_cast<size_t>(indent + 1), ' ');
@@ -366,9 +382,9 @@ std::string vector_str(const HostArray& a, int64_t off, int64_t indent, bool sum
 }
 
 std::string str_with_formatter(const HostArray& a, int64_t dim, int64_t off, int64_t indent, bool summarize,
-                               const Formatter& f, const PrintOptions& o) {
+                               const ElementFormat& f, const PrintOptions& o) {
     const int64_t nd = static_cast<int64_t>(a.shape.size()) - dim;
-    if (nd == 0) return f.format(a.at(off));
+    if (nd == 0) return f(off);
     if (nd == 1) {
         return vector_str(a, off, indent, summarize, f, o);
     }
@@ -428,13 +444,21 @@ std::string repr(const Tensor& t) {
         body = "[]";
     } else {
         if (o.edgeitems == 0) suffixes.push_back("size=" + tuple_str(t.sizes()));
-        if (dt != get_default_dtype() && dt != kLong && dt != kBool) suffixes.push_back(dtype_suffix);
+        // PyTorch leaves out the default dtype, its complex counterpart, int64 and bool
+        if (dt != get_default_dtype() && dt != to_complex_type(get_default_dtype()) && dt != kLong && dt != kBool) {
+            suffixes.push_back(dtype_suffix);
+        }
         HostArray a;
         {
             NoGradGuard g;
-            const Tensor c = contiguous_data(cast(t, kDouble));
+            const Tensor c = contiguous_data(cast(t.is_complex() ? real(t) : t, kDouble));
             const double* p = static_cast<const double*>(c.data_ptr());
             a.data.assign(p, p + c.numel());
+            if (t.is_complex()) {
+                const Tensor ci = contiguous_data(cast(imag(t), kDouble));
+                const double* q = static_cast<const double*>(ci.data_ptr());
+                a.imag.assign(q, q + ci.numel());
+            }
             if (dt == kLong) {
                 // exact int64 values for printing
                 const Tensor ci = contiguous_data(t);
@@ -447,8 +471,18 @@ std::string repr(const Tensor& t) {
         const bool summarize = static_cast<double>(t.numel()) > o.threshold;
         std::vector<double> shown;
         collect_summary(a, 0, 0, summarize, o.edgeitems, shown);
-        const Formatter f(summarize ? shown : a.data, t.is_floating_point(), dt == kBool, o);
-        body = str_with_formatter(a, 0, 0, indent, summarize, f, o);
+        const bool floating = t.is_floating_point() || t.is_complex();
+        const Formatter f(summarize ? shown : a.data, floating, dt == kBool, o);
+        if (t.is_complex()) {
+            HostArray im = a;
+            im.data = a.imag;
+            std::vector<double> shown_im;
+            collect_summary(im, 0, 0, summarize, o.edgeitems, shown_im);
+            const Formatter fi(summarize ? shown_im : a.imag, true, false, o);
+            body = str_with_formatter(a, 0, 0, indent, summarize, ElementFormat{a, f, &fi}, o);
+        } else {
+            body = str_with_formatter(a, 0, 0, indent, summarize, ElementFormat{a, f, nullptr}, o);
+        }
     }
     if (t.grad_fn()) {
         suffixes.push_back("grad_fn=<" + t.grad_fn()->name() + ">");

@@ -33,6 +33,11 @@ void update(ResultTypeState& s, const Scalar& v) {
 
 std::optional<ScalarType> combine_categories(std::optional<ScalarType> higher, std::optional<ScalarType> lower) {
     if (!higher) return lower;
+    if (is_complex(*higher)) return higher;
+    if (lower && is_complex(*lower)) {
+        // a complex number with real tensors of a higher category keeps their float width
+        return is_floating_point(*higher) ? to_complex_type(*higher == kHalf ? kFloat : *higher) : *lower;
+    }
     if (is_floating_point(*higher)) return higher;
     if (*higher == kBool || (lower && is_floating_point(*lower))) return promote_skip_undefined(higher, lower);
     return higher;

@@ -537,6 +537,7 @@ Tensor any(const Tensor& self, int64_t dim, bool keepdim) { return all_any(self,
 
 // ---- logsumexp -------------------------------------------------------------------------------------------
 Tensor logsumexp(const Tensor& self, IntArrayRef dim, bool keepdim) {
+    check_not_complex(self, "logsumexp");
     const Tensor x = self.is_floating_point() ? self : self.to(get_default_dtype());
     const std::vector<bool> mask = dim_mask(dim, x.dim());
     // computed in float (double for float64), rounded to x's dtype through an exact double

@@ -52,6 +52,8 @@ template Half* Tensor::data_ptr<Half>() const;
 template float* Tensor::data_ptr<float>() const;
 template double* Tensor::data_ptr<double>() const;
 template bool* Tensor::data_ptr<bool>() const;
+template std::complex<float>* Tensor::data_ptr<std::complex<float>>() const;
+template std::complex<double>* Tensor::data_ptr<std::complex<double>>() const;
 
 Scalar Tensor::item() const {
     EMBER_CHECK(numel() == 1, "a Tensor with ", numel(), " elements cannot be converted to Scalar");

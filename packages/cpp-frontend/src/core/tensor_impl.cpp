@@ -104,8 +104,13 @@ Tensor empty_strided_tensor(IntArrayRef sizes, IntArrayRef strides, ScalarType d
 
 Tensor make_view(const Tensor& self, std::vector<int64_t> sizes, std::vector<int64_t> strides,
                  int64_t offset) {
+    return make_view(self, std::move(sizes), std::move(strides), offset, self.scalar_type());
+}
+
+Tensor make_view(const Tensor& self, std::vector<int64_t> sizes, std::vector<int64_t> strides,
+                 int64_t offset, ScalarType dtype) {
     TensorImpl* impl = self.unsafeGetTensorImpl();
-    Tensor v = make_tensor(impl->storage(), impl->dtype(), std::move(sizes), std::move(strides), offset,
+    Tensor v = make_tensor(impl->storage(), dtype, std::move(sizes), std::move(strides), offset,
                            impl->version_counter());
     TensorImpl* vi = v.unsafeGetTensorImpl();
     vi->set_base(impl->is_view() ? impl->base() : self.getIntrusivePtr());

@@ -42,6 +42,10 @@ int64_t storage_extent(IntArrayRef sizes, IntArrayRef strides);
 // given geometry; no autograd history (the caller records it).
 Tensor make_view(const Tensor& self, std::vector<int64_t> sizes, std::vector<int64_t> strides,
                  int64_t offset);
+// The same with another element type over the same bytes (view_as_real, view_as_complex):
+// sizes, strides and offset count elements of `dtype`.
+Tensor make_view(const Tensor& self, std::vector<int64_t> sizes, std::vector<int64_t> strides,
+                 int64_t offset, ScalarType dtype);
 
 // PyTorch's maybe_wrap_dim: -1 is the last dim; a 0-dim tensor accepts dims -1 and 0.
 inline int64_t wrap_dim(int64_t dim, int64_t ndim, bool wrap_scalar = true) {
@@ -90,6 +94,8 @@ constexpr const char* cpp_type_name(ScalarType t) noexcept {
         case kChar: return "signed char";
         case kByte: return "unsigned char";
         case kBool: return "bool";
+        case kComplexFloat: return "c10::complex<float>";
+        case kComplexDouble: return "c10::complex<double>";
     }
     return "unknown";
 }

@@ -1,6 +1,7 @@
 // Unary pointwise ops and their gradients.
 #include <cmath>
 
+#include "ember/complex.h"
 #include "pointwise_kernels.h"
 
 namespace ember {
@@ -19,6 +20,7 @@ constexpr double kSqrt2OverPi = 0.797884560802865355879892119869;
 // A float-valued unary op (integers compute in the default dtype).
 template <typename Make>
 Tensor float_unary(const Tensor& self, const char* name, Make make, Tensor out = {}) {
+    check_not_complex(self, name);
     const ScalarType ct = float_compute_type(self);
     return run_unary<Kinds::Floating>(self, ct, ct, name, make, std::move(out));
 }
@@ -102,6 +104,7 @@ Tensor same_unary(const Tensor& self, const char* name, Make make, Tensor out = 
 template <typename Make>
 Tensor rounding_op(const Tensor& self, const char* kname, const char* node_name, Make make) {
     EMBER_CHECK(self.scalar_type() != kBool, "\"", kname, "\" not implemented for 'Bool'");
+    check_not_complex(self, kname);
     Tensor out = is_floating_point(self.scalar_type()) ? same_unary<Kinds::Floating>(self, kname, make)
                                                        : self.clone();
     record_unary(out, self, node_name, [](const Tensor& g) { return zeros_like(g); });
@@ -114,7 +117,7 @@ Tensor neg(const Tensor& self) {
     EMBER_CHECK(self.scalar_type() != kBool,
                 "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a mask, "
                 "use the `~` or `logical_not()` operator instead.");
-    Tensor out = same_unary<Kinds::Numeric>(self, "neg", [](auto) { return [](auto x) { return -x; }; });
+    Tensor out = same_unary<Kinds::NumericAndComplex>(self, "neg", [](auto) { return [](auto x) { return -x; }; });
     record_unary(out, self, "NegBackward0", [](const Tensor& g) { return -g; });
     return out;
 }
@@ -122,6 +125,7 @@ Tensor negative(const Tensor& self) { return neg(self); }
 
 Tensor abs(const Tensor& self) {
     EMBER_CHECK(self.scalar_type() != kBool, "\"abs_cpu\" not implemented for 'Bool'");
+    if (self.is_complex()) return complex_abs(self);  // |z|, in the real dtype
     Tensor out = same_unary<Kinds::Numeric>(self, "abs", [](auto tag) {
         using T = opmath_t<typename decltype(tag)::type>;
         return [](T x) -> T {
@@ -231,16 +235,19 @@ Tensor silu(const Tensor& self) {
 
 // ---- bool-valued unary ops ----------------------------------------------------------------------
 Tensor isnan(const Tensor& self) {
+    if (self.is_complex()) return isnan(real(self)).logical_or(isnan(imag(self)));  // either part / both parts
     if (!self.is_floating_point()) return zeros(self.sizes(), kBool);
     return run_unary<Kinds::Floating>(self, self.scalar_type(), kBool, "isnan",
                                       [](auto) { return [](auto x) { return x != x; }; });
 }
 Tensor isinf(const Tensor& self) {
+    if (self.is_complex()) return isinf(real(self)).logical_or(isinf(imag(self)));  // either part / both parts
     if (!self.is_floating_point()) return zeros(self.sizes(), kBool);
     return run_unary<Kinds::Floating>(self, self.scalar_type(), kBool, "isinf",
                                       [](auto) { return [](auto x) { return std::isinf(x); }; });
 }
 Tensor isfinite(const Tensor& self) {
+    if (self.is_complex()) return isfinite(real(self)).logical_and(isfinite(imag(self)));  // either part / both parts
     if (!self.is_floating_point()) return ones(self.sizes(), kBool);
     return run_unary<Kinds::Floating>(self, self.scalar_type(), kBool, "isfinite",
                                       [](auto) { return [](auto x) { return std::isfinite(x); }; });

@@ -1,5 +1,6 @@
 #include "jit/op_table.h"
 
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 
@@ -61,6 +62,46 @@ void alias(OpTable& table, const std::string& alias_name, const std::string& nam
     }
 }
 
+namespace {
+
+// The dtype of the first complex tensor or number among a call's arguments, if any.
+std::optional<ScalarType> complex_in(const Value& v) {
+    if (v.kind == Value::Kind::Complex) return kComplexDouble;  // a Python complex is complex128
+    if (v.is_tensor()) {
+        if (v.tensor.defined() && v.tensor.is_complex()) return v.tensor.scalar_type();
+        return std::nullopt;
+    }
+    for (const Value& item : v.items) {
+        if (auto t = complex_in(item)) return t;
+    }
+    return std::nullopt;
+}
+
+// Wraps every op that does not take complex values with PyTorch's "not implemented" error.
+void refuse_complex(OpTable& t) {
+    for (auto& [name, entry] : t) {
+        if (entry.complex_ok) continue;
+        entry.fn = [fn = std::move(entry.fn), op = &name](const std::vector<Value>& args, const Kwargs& kwargs) {
+            std::optional<ScalarType> c;
+            for (const Value& v : args) {
+                if ((c = complex_in(v))) break;
+            }
+            if (!c) {
+                for (const auto& kv : kwargs) {
+                    if ((c = complex_in(kv.second))) break;
+                }
+            }
+            if (c) {
+                throw Error("\"" + *op + "\" not implemented for '" + std::string(scalar_type_name(*c)) +
+                            "' (Ember's C++ frontend runs this op on real tensors only)");
+            }
+            return fn(args, kwargs);
+        };
+    }
+}
+
+}  // namespace
+
 const OpTable& op_table() {
     static const OpTable table = [] {
         OpTable t;
@@ -77,9 +118,17 @@ const OpTable& op_table() {
         register_more4_ops(t);
         register_more5_ops(t);
         register_more6_ops(t);
+        register_complex_ops(t);
+        refuse_complex(t);
         return t;
     }();
     return table;
+}
+
+void allow_complex(OpTable& table, const std::string& name) {
+    auto it = table.find(name);
+    if (it == table.end()) throw std::logic_error("ember::jit: allow_complex of unknown op " + name);
+    it->second.complex_ok = true;
 }
 
 // ------------------------------------------------------------------------- helpers

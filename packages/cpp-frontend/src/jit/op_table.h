@@ -32,6 +32,10 @@ struct OpEntry {
     std::string name;
     Signature signature;
     OpFn fn;
+    // Whether the body takes complex tensors (and complex numbers). The others are wrapped,
+    // once the table is built, by a check that refuses them with PyTorch's error
+    // ('"<op>" not implemented for 'ComplexFloat''), so a real-only body never sees one.
+    bool complex_ok = false;
 };
 
 using OpTable = std::map<std::string, OpEntry, std::less<>>;
@@ -61,5 +65,12 @@ void register_more3_ops(OpTable& table);
 void register_more4_ops(OpTable& table);
 void register_more5_ops(OpTable& table);
 void register_more6_ops(OpTable& table);
+// ops_complex.cpp: the complex dtypes (FFTs, stft/istft, complex/polar/view_as_complex, the
+// complex family, arithmetic) and the dtype-agnostic ops that take complex tensors. Runs
+// last: it replaces the bodies of ops registered before it by ones that take complex inputs
+// too (real inputs still reach the original body).
+void register_complex_ops(OpTable& table);
+// Marks `name` as taking complex tensors (complex_ok).
+void allow_complex(OpTable& table, const std::string& name);
 
 }  // namespace ember::jit::detail

@@ -985,23 +985,7 @@ void register_more4_ops(OpTable& t) {
         }
         return {m.to(x.scalar_type()), e};
     });
-
-    // ---- the complex family on real tensors (Ember's C++ tensors are real)
-    for (const char* name : {"conj", "conj_physical", "resolve_conj", "resolve_neg", "real"}) {
-        def(t, name, "input", [](const Args& a) { return one(a.tensor("input")); });
-    }
-    def(t, "conj_physical_", "input", [](const Args& a) { return one(a.tensor("input")); });
-    def(t, "imag", "input", [](const Args&) -> OpResult {
-        throw Error("imag is not implemented for tensors with non-complex dtypes.");
-    });
-    def(t, "view_as_real", "input", [](const Args&) -> OpResult {
-        throw Error("view_as_real is only supported for complex tensors");
-    });
-    def(t, "angle", "input", [](const Args& a) {
-        Tensor x = a.tensor("input");
-        return one(map_float(x, [](double v) { return std::isnan(v) ? v : (v < 0 ? M_PI : 0.0); }));
-    });
-    def(t, "isreal", "input", [](const Args& a) { return one(ember::ones(a.tensor("input").sizes(), kBool)); });
+    // the complex family (conj, real, imag, view_as_real, angle, isreal, ...) is in ops_complex.cpp
 }
 
 }  // namespace ember::jit::detail

@@ -4,8 +4,8 @@
 // fft_ifftshift) and the random ops (bernoulli, binomial, multinomial, gumbel_softmax: drawn
 // from Ember C++'s generator, so the same distribution as Python's but not its numbers).
 //
-// Not here, as Ember's C++ tensors have no complex dtype: the FFTs themselves, stft/istft,
-// complex, polar, view_as_complex; nor the ops whose result is not a tensor (equal,
+// The FFTs themselves, stft/istft, complex, polar and view_as_complex are in ops_complex.cpp
+// (the complex dtypes). Not in the table: the ops whose result is not a tensor (equal,
 // allclose, is_same_size, is_inference, is_conj, is_neg, broadcast_shapes), which a capture
 // records as constants.
 #include <algorithm>

@@ -184,9 +184,23 @@ Value Compiler::literal(std::string_view tag, const Json& v, const std::string& 
         format_error(where_, bad);
     }
     if (tag == "ellipsis") return Value::list({}, Value::Kind::Ellipsis);
-    if (tag == "complex") {
-        format_error(where_, what + ": a complex number argument " + v.dump() +
-                                 ": Ember's C++ frontend has no complex dtypes");
+    if (tag == "complex") {  // [re, im], each a number or {"float": "inf" | "-inf" | "nan"}
+        if (!v.is_array() || v.as_array(what).size() != 2) format_error(where_, bad);
+        double parts[2];
+        for (std::size_t k = 0; k < 2; ++k) {
+            const Json& p = v.as_array(what)[k];
+            if (p.is_object() && p.single_key() == "float") {
+                const Value special = literal(p.single_key(), p.single_value(), what);
+                parts[k] = special.f;
+            } else if (p.kind() == Json::Kind::Int) {
+                parts[k] = static_cast<double>(p.as_int(what));
+            } else if (p.kind() == Json::Kind::Float) {
+                parts[k] = p.as_float(what);
+            } else {
+                format_error(where_, bad);
+            }
+        }
+        return Value::complex_number(parts[0], parts[1]);
     }
     format_error(where_, bad);
 }

@@ -28,6 +28,14 @@ Value Value::number(double v) {
     return x;
 }
 
+Value Value::complex_number(double re, double im) {
+    Value x;
+    x.kind = Kind::Complex;
+    x.f = re;
+    x.im = im;
+    return x;
+}
+
 Value Value::string(std::string v, Kind kind) {
     Value x;
     x.kind = kind;
@@ -72,6 +80,7 @@ const char* type_name(const Value& v) noexcept {
         case Value::Kind::Device: return "device";
         case Value::Kind::MemoryFormat: return "memory_format";
         case Value::Kind::Layout: return "layout";
+        case Value::Kind::Complex: return "complex";
     }
     return "value";
 }
@@ -87,6 +96,11 @@ std::string describe(const Value& v) {
             return buf;
         }
         case Value::Kind::String: return "'" + v.s + "'";
+        case Value::Kind::Complex: {  // Python's repr: (1+2j)
+            char buf[80];
+            std::snprintf(buf, sizeof buf, "(%.17g%+.17gj)", v.f, v.im);
+            return buf;
+        }
         case Value::Kind::Tensor: {
             if (!v.tensor.defined()) return "Tensor(undefined)";
             std::ostringstream os;
@@ -121,12 +135,13 @@ std::string describe(const Value& v) {
 }
 
 ScalarType dtype_from_name(const std::string& name, const std::string& where) {
-    static const ScalarType all[] = {kBool, kUInt8, kInt8, kInt16, kInt32, kInt64, kFloat16, kFloat32, kFloat64};
+    static const ScalarType all[] = {kBool,    kUInt8,   kInt8,   kInt16,     kInt32,     kInt64,
+                                     kFloat16, kFloat32, kFloat64, kComplex64, kComplex128};
     for (ScalarType t : all) {
         if (name == dtype_name(t)) return t;
     }
     throw Error(where + ": dtype '" + name + "' is not one of Ember's C++ dtypes (bool, uint8, "
-                "int8, int16, int32, int64, float16, float32, float64)");
+                "int8, int16, int32, int64, float16, float32, float64, complex64, complex128)");
 }
 
 // ------------------------------------------------------------------------- signatures

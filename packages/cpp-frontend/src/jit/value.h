@@ -24,13 +24,14 @@ namespace ember::jit::detail {
 struct Value {
     enum class Kind {
         None, Bool, Int, Float, String, Tensor, List, Tuple, Slice, Ellipsis, Dtype, Device,
-        MemoryFormat, Layout
+        MemoryFormat, Layout, Complex
     };
 
     Kind kind = Kind::None;
     bool b = false;
     int64_t i = 0;
-    double f = 0;
+    double f = 0;                  // Float; Complex: the real part
+    double im = 0;                 // Complex: the imaginary part
     std::string s;                 // String, Device, MemoryFormat, Layout
     ScalarType dtype = kFloat;     // Dtype
     ember::Tensor tensor;          // Tensor
@@ -40,6 +41,7 @@ struct Value {
     static Value boolean(bool v);
     static Value integer(int64_t v);
     static Value number(double v);
+    static Value complex_number(double re, double im);
     static Value string(std::string v, Kind kind = Kind::String);
     static Value of(ember::Tensor t);
     static Value list(std::vector<Value> items, Kind kind = Kind::List);

@@ -51,6 +51,8 @@ bool known_dtype(ScalarType t) noexcept {
         case ScalarType::Half:
         case ScalarType::Float:
         case ScalarType::Double:
+        case ScalarType::ComplexFloat:
+        case ScalarType::ComplexDouble:
         case ScalarType::Bool:
             return true;
     }

@@ -32,24 +32,28 @@ struct DtypeInfo {
 constexpr DtypeInfo kDtypes[] = {
     {ScalarType::Bool, "BOOL", 0},  {ScalarType::Byte, "U8", 4},   {ScalarType::Char, "I8", 5},
     {ScalarType::Short, "I16", 9},  {ScalarType::Half, "F16", 11}, {ScalarType::Int, "I32", 13},
-    {ScalarType::Float, "F32", 15}, {ScalarType::Double, "F64", 17},
-    {ScalarType::Long, "I64", 18},
+    {ScalarType::Float, "F32", 15}, {ScalarType::ComplexFloat, "C64", 16},
+    {ScalarType::Double, "F64", 17}, {ScalarType::Long, "I64", 18},
 };
 
 // The safetensors dtypes Ember has no counterpart for (the reference's other variants).
 constexpr const char* kOtherDtypes[] = {"F4",         "F6_E2M3",     "F6_E3M2", "F8_E5M2",
                                         "F8_E4M3",    "F8_E8M0",     "F8_E4M3FNUZ",
                                         "F8_E5M2FNUZ", "U16",        "BF16",    "U32",
-                                        "C64",        "U64"};
+                                        "U64"};
 
 const DtypeInfo& info_of(ScalarType t, const std::string& where, const std::string& name) {
     for (const auto& d : kDtypes) {
         if (d.type == t) return d;
     }
+    if (t == ScalarType::ComplexDouble) {
+        fail(where, "tensor ", quoted(name), " is complex128, which safetensors cannot store (its only complex "
+             "dtype is C64: convert with .to(kComplexFloat), or store view_as_real(t), which is float64)");
+    }
     fail(where, "tensor ", quoted(name), " has an unknown dtype code ", static_cast<int>(t));
 }
 
-constexpr const char* kSupported = "BOOL, U8, I8, I16, I32, I64, F16, F32, F64";
+constexpr const char* kSupported = "BOOL, U8, I8, I16, I32, I64, F16, F32, F64, C64";
 
 std::string dtype_advice(std::string_view dtype) {
     const std::string convert =

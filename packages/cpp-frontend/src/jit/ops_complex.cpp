@@ -1,0 +1,313 @@
+// The complex dtypes in the C++ op table: the FFTs (fft_fft ... fft_ihfftn), stft/istft,
+// complex, polar, view_as_complex, the complex family (view_as_real, real, imag, conj,
+// conj_physical, resolve_conj, resolve_neg, angle, isreal), arithmetic and a few pointwise
+// functions on complex tensors, and the dtype-agnostic ops (views, copies, cat, roll,
+// fftshift, ...) that take complex tensors unchanged.
+//
+// Registered last (op_table.cpp): def_complex gives an op registered before a second body
+// for calls with a complex argument, real calls still reach the first. Every op not marked
+// here refuses complex arguments with PyTorch's '"<op>" not implemented for 'ComplexFloat''
+// (op_table.cpp, refuse_complex), so a real-only body never computes on real parts alone.
+#include <cmath>
+#include <complex>
+#include <limits>
+
+#include "ember/complex.h"
+#include "ember/error.h"
+#include "ember/fft.h"
+#include "jit/ops_common.h"
+
+namespace ember::jit::detail {
+
+namespace {
+
+using cd = std::complex<double>;
+
+bool complex_value(const Value& v) {
+    if (v.kind == Value::Kind::Complex) return true;
+    if (v.is_tensor()) return v.tensor.defined() && v.tensor.is_complex();
+    for (const Value& item : v.items) {
+        if (complex_value(item)) return true;
+    }
+    return false;
+}
+
+bool complex_call(const std::vector<Value>& args, const Kwargs& kwargs) {
+    for (const Value& v : args) {
+        if (complex_value(v)) return true;
+    }
+    for (const auto& kv : kwargs) {
+        if (complex_value(kv.second)) return true;
+    }
+    return false;
+}
+
+// Gives `name` (registered before) a body for calls with a complex argument.
+void def_complex(OpTable& t, const std::string& name, std::function<OpResult(const Args&)> body) {
+    auto it = t.find(name);
+    if (it == t.end()) throw std::logic_error("ember::jit: def_complex of unknown op " + name);
+    const Signature* sig = &it->second.signature;
+    const std::string* op = &it->first;
+    OpFn real_body = std::move(it->second.fn);
+    it->second.fn = [sig, op, real_body, body = std::move(body)](const std::vector<Value>& args, const Kwargs& kwargs) {
+        if (!complex_call(args, kwargs)) return real_body(args, kwargs);
+        return body(Args(*sig, args, kwargs, *op));
+    };
+    it->second.complex_ok = true;
+}
+
+// A new op that takes complex arguments.
+void def_c(OpTable& t, const std::string& name, const std::string& signature, std::function<OpResult(const Args&)> body) {
+    def(t, name, signature, std::move(body));
+    allow_complex(t, name);
+}
+
+// A Python complex number next to a tensor: a 0-d tensor of the complex dtype PyTorch gives
+// (a complex tensor's own, a float tensor's complex counterpart, else the default's).
+Tensor wrap_complex(const Value& v, const Tensor& like) {
+    ScalarType t = like.scalar_type();
+    if (!is_complex(t)) t = to_complex_type(is_floating_point(t) && t != kHalf ? t : get_default_dtype());
+    Tensor z = ember::empty({}, kComplexDouble);
+    *z.data_ptr<cd>() = cd(v.f, v.im);
+    return z.to(t);
+}
+
+// An operand of a binary op as a tensor: tensors as they are, numbers wrapped next to `like`.
+Tensor operand(const Args& a, const char* name, const Tensor& like) {
+    const Value& v = a[name];
+    if (v.is_tensor()) return v.tensor;
+    if (v.kind == Value::Kind::Complex) return wrap_complex(v, like);
+    return wrap_number(a.scalar(name), like);
+}
+
+// The binary op's two operands (at least one is a tensor).
+std::pair<Tensor, Tensor> operands(const Args& a, const char* lhs, const char* rhs) {
+    const Value& x = a[lhs];
+    const Value& y = a[rhs];
+    if (!x.is_tensor() && !y.is_tensor()) a.type_error(lhs, "Tensor");
+    const Tensor& like = x.is_tensor() ? x.tensor : y.tensor;
+    return {operand(a, lhs, like), operand(a, rhs, like)};
+}
+
+// f(z) elementwise in complex128, rounded to the input's complex dtype.
+template <typename F>
+Tensor map_complex(const Tensor& x, F f) {
+    Tensor c = x.to(kComplexDouble).contiguous();
+    Tensor r = ember::empty(c.sizes(), kComplexDouble);
+    const cd* in = c.data_ptr<cd>();
+    cd* o = r.data_ptr<cd>();
+    for (int64_t i = 0, n = c.numel(); i < n; ++i) o[i] = f(in[i]);
+    return r.to(x.scalar_type());
+}
+
+// `out=` of an FFT: a complex result needs a complex out (PyTorch's message), then to_out.
+Tensor fft_out(const Args& a, const std::string& fname, Tensor result) {
+    if (a.has("out") && !a.is_none("out") && result.is_complex() && !a.tensor("out").is_complex()) {
+        throw Error(fname + " expects a complex output tensor, but got " +
+                    std::string(scalar_type_name(a.tensor("out").scalar_type())));
+    }
+    return to_out(a, std::move(result));
+}
+
+void check_fft_input(const Args& a) {
+    if (!a["input"].is_tensor()) {
+        throw TypeError(a.op() + "(): argument 'input' (position 1) must be Tensor, not " + type_name(a["input"]));
+    }
+}
+
+fft::OptionalInts optional_dims(const Args& a, const char* name) {
+    if (a.is_none(name)) return std::nullopt;
+    return a.ints(name);
+}
+
+void register_ffts(OpTable& t) {
+    using Fn1 = Tensor (*)(const Tensor&, fft::OptionalInt, int64_t, fft::OptionalNorm);
+    static const std::pair<const char*, Fn1> one_d[] = {
+        {"fft", &fft::fft},   {"ifft", &fft::ifft},   {"rfft", &fft::rfft},
+        {"irfft", &fft::irfft}, {"hfft", &fft::hfft}, {"ihfft", &fft::ihfft},
+    };
+    for (const auto& [name, fn] : one_d) {
+        const std::string fname = name;
+        def_c(t, "fft_" + fname, "input, n=None, dim=-1, norm=None, *, out=None", [fn = fn, fname](const Args& a) {
+            check_fft_input(a);
+            return one(fft_out(a, fname, fn(a.tensor("input"), a.optional_integer("n"), a.integer("dim"),
+                                             a.optional_string("norm"))));
+        });
+    }
+    using FnN = Tensor (*)(const Tensor&, fft::OptionalInts, fft::OptionalInts, fft::OptionalNorm);
+    static const std::pair<const char*, FnN> n_d[] = {
+        {"fft", &fft::fftn},   {"ifft", &fft::ifftn},   {"rfft", &fft::rfftn},
+        {"irfft", &fft::irfftn}, {"hfft", &fft::hfftn}, {"ihfft", &fft::ihfftn},
+    };
+    for (const auto& [name, fn] : n_d) {
+        const std::string base = name;
+        for (const bool two : {false, true}) {
+            const std::string fname = base + (two ? "2" : "n");
+            const std::string sig = std::string("input, s=None, dim=") + (two ? "(-2, -1)" : "None") +
+                                    ", norm=None, *, out=None";
+            def_c(t, "fft_" + fname, sig, [fn = fn, fname](const Args& a) {
+                check_fft_input(a);
+                return one(fft_out(a, fname, fn(a.tensor("input"), optional_dims(a, "s"), optional_dims(a, "dim"),
+                                                 a.optional_string("norm"))));
+            });
+        }
+    }
+}
+
+void register_stft(OpTable& t) {
+    def_c(t, "stft",
+          "input, n_fft, hop_length=None, win_length=None, window=None, center=True, pad_mode='reflect', "
+          "normalized=False, onesided=None, return_complex=None, align_to_window=None",
+          [](const Args& a) {
+              StftOptions o;
+              o.hop_length = a.optional_integer("hop_length");
+              o.win_length = a.optional_integer("win_length");
+              o.window = a.optional_tensor("window");
+              o.center = a.boolean("center");
+              o.pad_mode = a.string("pad_mode");
+              o.normalized = a.boolean("normalized");
+              if (!a.is_none("onesided")) o.onesided = a.boolean("onesided");
+              if (!a.is_none("return_complex")) o.return_complex = a.boolean("return_complex");
+              if (!a.is_none("align_to_window")) o.align_to_window = a.boolean("align_to_window");
+              return one(ember::stft(a.tensor("input"), a.integer("n_fft"), o));
+          });
+    def_c(t, "istft",
+          "input, n_fft, hop_length=None, win_length=None, window=None, center=True, normalized=False, "
+          "onesided=None, length=None, return_complex=False",
+          [](const Args& a) {
+              IstftOptions o;
+              o.hop_length = a.optional_integer("hop_length");
+              o.win_length = a.optional_integer("win_length");
+              o.window = a.optional_tensor("window");
+              o.center = a.boolean("center");
+              o.normalized = a.boolean("normalized");
+              if (!a.is_none("onesided")) o.onesided = a.boolean("onesided");
+              o.length = a.optional_integer("length");
+              o.return_complex = a.boolean("return_complex");
+              return one(ember::istft(a.tensor("input"), a.integer("n_fft"), o));
+          });
+}
+
+// The complex family: on a real tensor what PyTorch does for one (most are identities).
+void register_family(OpTable& t) {
+    def_c(t, "complex", "real, imag", [](const Args& a) { return one(ember::complex(a.tensor("real"), a.tensor("imag"))); });
+    def_c(t, "polar", "abs, angle", [](const Args& a) { return one(ember::polar(a.tensor("abs"), a.tensor("angle"))); });
+    def_c(t, "view_as_complex", "input", [](const Args& a) { return one(ember::view_as_complex(a.tensor("input"))); });
+    def_c(t, "view_as_real", "input", [](const Args& a) { return one(ember::view_as_real(a.tensor("input"))); });
+    def_c(t, "real", "input", [](const Args& a) { return one(ember::real(a.tensor("input"))); });
+    def_c(t, "imag", "input", [](const Args& a) { return one(ember::imag(a.tensor("input"))); });
+    // conj is a lazy view in PyTorch; here a copy (resolve_conj then has nothing to resolve)
+    for (const char* name : {"conj", "conj_physical"}) {
+        def_c(t, name, "input", [](const Args& a) { return one(ember::conj_physical(a.tensor("input"))); });
+    }
+    def_c(t, "conj_physical_", "input", [](const Args& a) {
+        Tensor x = a.tensor("input");
+        if (x.is_complex()) x.copy_(ember::conj_physical(x));
+        return one(x);
+    });
+    for (const char* name : {"resolve_conj", "resolve_neg"}) {
+        def_c(t, name, "input", [](const Args& a) { return one(a.tensor("input")); });
+    }
+    def_c(t, "angle", "input", [](const Args& a) {
+        Tensor x = a.tensor("input");
+        if (x.is_complex()) return one(ember::complex_angle(x));
+        return one(map_float(x, [](double v) { return std::isnan(v) ? v : (v < 0 ? M_PI : 0.0); }));
+    });
+    def_c(t, "Tensor.cfloat", "self", [](const Args& a) { return one(a.tensor("self").to(kComplexFloat)); });
+    def_c(t, "Tensor.cdouble", "self", [](const Args& a) { return one(a.tensor("self").to(kComplexDouble)); });
+    def_c(t, "isreal", "input", [](const Args& a) {
+        Tensor x = a.tensor("input");
+        if (x.is_complex()) return one(ember::imag(x) == 0);
+        return one(ember::ones(x.sizes(), kBool));
+    });
+}
+
+// Arithmetic and pointwise functions with a complex argument (real calls keep their bodies).
+void register_complex_math(OpTable& t) {
+    def_complex(t, "add", [](const Args& a) {
+        auto [x, y] = operands(a, "input", "other");
+        return one(to_out(a, ember::add(x, y, a.scalar("alpha"))));
+    });
+    def_complex(t, "sub", [](const Args& a) {
+        auto [x, y] = operands(a, "input", "other");
+        return one(to_out(a, ember::sub(x, y, a.scalar("alpha"))));
+    });
+    def_complex(t, "rsub", [](const Args& a) {
+        auto [x, y] = operands(a, "input", "other");
+        return one(ember::sub(y, x, a.scalar("alpha")));
+    });
+    def_complex(t, "mul", [](const Args& a) {
+        auto [x, y] = operands(a, "input", "other");
+        return one(ember::mul(x, y));
+    });
+    def_complex(t, "div", [](const Args& a) {
+        auto [x, y] = operands(a, "input", "other");
+        if (!a.is_none("rounding_mode")) {
+            const std::string mode = a.string("rounding_mode");
+            throw Error("\"div_" + mode + "_cpu\" not implemented for '" +
+                        std::string(scalar_type_name(ember::result_type(x, y))) + "'");
+        }
+        return one(to_out(a, ember::div(x, y)));
+    });
+    def_complex(t, "true_divide", [](const Args& a) {
+        auto [x, y] = operands(a, "input", "other");
+        return one(ember::div(x, y));
+    });
+    def_complex(t, "abs", [](const Args& a) { return one(ember::complex_abs(a.tensor("input"))); });
+    def_complex(t, "sgn", [](const Args& a) {
+        return one(map_complex(a.tensor("input"), [](cd z) { return z == cd(0, 0) ? z : z / std::abs(z); }));
+    });
+    struct Fn {
+        const char* name;
+        cd (*f)(cd);
+    };
+    static const Fn fns[] = {
+        {"neg", [](cd z) { return -z; }},
+        {"exp", [](cd z) { return std::exp(z); }},
+        {"log", [](cd z) { return std::log(z); }},
+        {"sqrt", [](cd z) { return std::sqrt(z); }},
+        {"sin", [](cd z) { return std::sin(z); }},
+        {"cos", [](cd z) { return std::cos(z); }},
+        {"tan", [](cd z) { return std::tan(z); }},
+        {"tanh", [](cd z) { return std::tanh(z); }},
+        {"sinh", [](cd z) { return std::sinh(z); }},
+        {"cosh", [](cd z) { return std::cosh(z); }},
+        {"reciprocal", [](cd z) { return cd(1, 0) / z; }},
+        {"square", [](cd z) { return z * z; }},
+    };
+    for (const Fn& fn : fns) {
+        cd (*f)(cd) = fn.f;
+        def_complex(t, fn.name, [f](const Args& a) { return one(map_complex(a.tensor("input"), f)); });
+    }
+}
+
+}  // namespace
+
+void register_complex_ops(OpTable& t) {
+    register_ffts(t);
+    register_stft(t);
+    register_family(t);
+    register_complex_math(t);
+    // ops that only move, view or copy elements (their bodies go through views and copies,
+    // which take every dtype) and so take complex tensors as they are
+    static const char* const agnostic[] = {
+        "reshape", "permute", "transpose", "t", "unsqueeze", "squeeze", "flatten", "unflatten", "narrow",
+        "select", "getitem", "clone", "detach", "cat", "stack", "flip", "movedim", "chunk", "split",
+        "unbind", "Tensor.squeeze_", "Tensor.unsqueeze_", "Tensor.t_", "Tensor.transpose_", "swapaxes", "swapdims", "roll", "hstack", "vstack",
+        "tensor_split", "split_with_sizes", "unsafe_chunk", "fft_fftshift", "fft_ifftshift", "Tensor.to",
+        "Tensor.view", "Tensor.view_as", "Tensor.contiguous", "Tensor.expand", "Tensor.type_as",
+        // casts to real dtypes keep the real part (PyTorch's, which also warns)
+        "Tensor.float", "Tensor.double", "Tensor.half", "Tensor.long", "Tensor.int", "Tensor.short",
+        "Tensor.char", "Tensor.byte", "Tensor.bool",
+        // new tensors like a complex one (a real fill value)
+        "ember.zeros_like", "ember.ones_like", "ember.empty_like", "ember.full_like",
+    };
+    std::string missing;
+    for (const char* name : agnostic) {
+        if (t.count(name)) allow_complex(t, name);
+        else missing += std::string(missing.empty() ? "" : ", ") + name;
+    }
+    if (!missing.empty()) throw std::logic_error("ember::jit: allow_complex of unknown ops " + missing);
+}
+
+}  // namespace ember::jit::detail
