@@ -271,7 +271,7 @@ class Tensor:
     def real(self):
         """The real part: a view for complex tensors (writes go through), the tensor itself
         for real ones, as in PyTorch."""
-        from .ops.complex_ops import real
+        from . import real  # ember.real as it is now: captures and modes see the call
 
         return real(self)
 
@@ -282,7 +282,7 @@ class Tensor:
     @property
     def imag(self):
         """The imaginary part of a complex tensor, a view (PyTorch's error for real ones)."""
-        from .ops.complex_ops import imag
+        from . import imag  # ember.imag as it is now: captures and modes see the call
 
         return imag(self)
 
