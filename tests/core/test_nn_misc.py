@@ -262,7 +262,7 @@ def test_pad_errors():
         M.pad(x, (4, 4), "circular")
     with pytest.raises(NotImplementedError, match="Padding size 6 is not supported for 3D"):
         M.pad(x, (1,) * 6, "reflect")
-    with pytest.raises(RuntimeError, match="resulted in a negative output size"):
+    with pytest.raises(RuntimeError, match=r"narrow\(\): length must be non-negative"):
         M.pad(x, (-2, -2))
 
 

@@ -222,6 +222,7 @@ def no_chalf_kernel(kernel: str) -> NotImplementedError:
 SHELL_NP = frozenset((uint16.np, uint32.np, uint64.np))
 _SHELL_CHALF = SHELL_NP | {CHALF_NP}
 _CHALF_ONLY = frozenset((CHALF_NP,))
+_SHELL_CHALF_BOOL = _SHELL_CHALF | {np.dtype(np.bool_)}  # the reflection/replication pads
 
 #: The one table of PyTorch's CPU dispatch gaps for ember's rare dtypes: per ember op (or
 #: kernel-sharing op family), the kernel PyTorch's error names and the NumPy dtypes it has no
@@ -280,12 +281,12 @@ MISSING_KERNELS: dict[str, tuple[str, frozenset]] = {
     "index_reduce": ("index_func_", _SHELL_CHALF),
     "masked_fill": ("masked_fill", SHELL_NP), "masked_select": ("masked_select", SHELL_NP),
     "masked_scatter": ("masked_scatter", _SHELL_CHALF),
-    "reflection_pad1d": ("reflection_pad1d", _SHELL_CHALF),
-    "reflection_pad2d": ("reflection_pad2d", _SHELL_CHALF),
-    "reflection_pad3d": ("reflection_pad3d", _SHELL_CHALF),
-    "replication_pad1d": ("replication_pad1d", _SHELL_CHALF),
-    "replication_pad2d": ("replication_pad2d", _SHELL_CHALF),
-    "replication_pad3d": ("replication_pad3d", _SHELL_CHALF),
+    "reflection_pad1d": ("reflection_pad1d", _SHELL_CHALF_BOOL),
+    "reflection_pad2d": ("reflection_pad2d", _SHELL_CHALF_BOOL),
+    "reflection_pad3d": ("reflection_pad3d", _SHELL_CHALF_BOOL),
+    "replication_pad1d": ("replication_pad1d", _SHELL_CHALF_BOOL),
+    "replication_pad2d": ("replication_pad2d", _SHELL_CHALF_BOOL),
+    "replication_pad3d": ("replication_pad3d", _SHELL_CHALF_BOOL),
     # factories and random
     "arange": ("arange_cpu", _SHELL_CHALF), "linspace": ("linspace_cpu", _SHELL_CHALF),
     "eye": ("eye", _SHELL_CHALF),

@@ -839,14 +839,12 @@ def _constant_pad(input, pad, value):
         ax = nd - 1 - i
         lo, hi = pad[2 * i], pad[2 * i + 1]
         n = d.shape[ax]
-        size = n + lo + hi
-        if size < 0:
-            raise RuntimeError(f"The input size {n}, plus negative padding {lo} and {hi} "
-                               f"resulted in a negative output size, which is invalid. Check "
-                               f"dimension {ax} of your input.")
-        out_shape[ax] = size
+        # PyTorch crops with ``narrow`` (the low side first), which refuses to crop past the size
+        if (lo < 0 and n + lo < 0) or (hi < 0 and n + min(lo, 0) + hi < 0):
+            raise RuntimeError("narrow(): length must be non-negative.")
+        out_shape[ax] = n + lo + hi
         src[ax] = slice(max(-lo, 0), n - max(-hi, 0))
-        dst[ax] = slice(max(lo, 0), max(lo, 0) + max(n - max(-lo, 0) - max(-hi, 0), 0))
+        dst[ax] = slice(max(lo, 0), max(lo, 0) + n - max(-lo, 0) - max(-hi, 0))
     xp = xp_of(input)
     r = xp.full(out_shape, value, dtype=d.dtype)
     r[tuple(dst)] = d[tuple(src)]
@@ -865,7 +863,7 @@ def _pad_index(mode, n, lo, hi):
         o = np.clip(o, 0, n - 1)
     else:  # circular: crop first, then wrap around within what is left
         start, m = max(-lo, 0), n - max(-lo, 0) - max(-hi, 0)
-        o = start + np.arange(-max(lo, 0), m + max(hi, 0)) % m
+        o = start + np.arange(-max(lo, 0), m + max(hi, 0)) % m if m > 0 else o.clip(0, n - 1)
     return o
 
 
@@ -873,10 +871,70 @@ _PAD_NAMES = {"reflect": "ReflectionPad", "replicate": "ReplicationPad", "circul
 _PAD_KERNELS = {"reflect": "reflection_pad", "replicate": "replication_pad"}
 
 
+def _check_circular_pad(shape, pad, k):
+    """PyTorch's ``_pad_circular`` checks (outermost padded dim first). Past them, a pad
+    wider than what the crop leaves has PyTorch read memory it never wrote or fail inside a
+    copy: here it wraps around the kept part again (what PyTorch's copy happens to give for
+    a right pad), and a non-empty result from nothing kept raises."""
+    nd = len(shape)
+    empty = 0 in shape[:nd - k]
+    for ax in range(nd - k, nd):
+        i = nd - 1 - ax
+        lo, hi, n = pad[2 * i], pad[2 * i + 1], shape[ax]
+        if lo > n or hi > n:
+            raise RuntimeError("Padding value causes wrapping around more than once.")
+        if n + lo + hi < 0:
+            raise RuntimeError("Negative padding value is resulting in an empty dimension")
+        empty = empty or n + lo + hi == 0
+    if empty:  # PyTorch's result is well-defined: it has no values
+        return
+    for ax in range(nd - k, nd):
+        i = nd - 1 - ax
+        lo, hi, n = pad[2 * i], pad[2 * i + 1], shape[ax]
+        if n - max(-lo, 0) - max(-hi, 0) <= 0:
+            raise RuntimeError(f"Negative padding ({lo}, {hi}) leaves nothing of the size {n} "
+                               f"of dimension {ax} to wrap around")
+
+
+def _check_resample_pad(mode, shape, pad, k):
+    """PyTorch's ``reflection_pad{k}d`` / ``replication_pad{k}d`` shape checks, in order."""
+    nd = len(shape)
+    if 0 in shape[nd - k - 1:]:  # a batch of 0 is fine, no other empty dim
+        raise RuntimeError(f"Expected {k + 1}D or {k + 2}D (batch mode) tensor with possibly 0 "
+                           "batch size and other non-zero dimensions for input, but got: "
+                           f"[{shape_str(shape)}]")
+    if mode == "reflect":
+        for i in range(k):
+            lo, hi = pad[2 * i], pad[2 * i + 1]
+            if lo >= shape[nd - 1 - i] or hi >= shape[nd - 1 - i]:
+                raise RuntimeError(f"Argument #{4 + 2 * i}: Padding size should be less than "
+                                   "the corresponding input dimension, but got: padding "
+                                   f"({lo}, {hi}) at dimension {nd - 1 - i} of input "
+                                   f"[{shape_str(shape)}]")
+    sizes = shape[nd - k:]
+    out = [n + pad[2 * (k - 1 - j)] + pad[2 * (k - 1 - j) + 1] for j, n in enumerate(sizes)]
+    if max(out) < 1:  # PyTorch refuses only when every padded dim comes out empty
+        names = "DHW"[3 - k:]
+        inp = ", ".join(f"{c}: {n}" for c, n in zip(names, sizes))
+        if k == 3:
+            inp = inp.replace(",", "", 1)
+        if k == 2 and mode == "replicate":
+            inp += " "
+        res = " ".join(f"{c}: {n}" for c, n in zip(names, out))
+        raise RuntimeError(f"input ({inp}) is too small. Calculated output {res}")
+    if min(out) < 0:  # PyTorch's reflection_pad2d fails with "numel: integer multiplication
+        # overflow" here; this is the error of its other kernels
+        raise RuntimeError("Trying to create tensor with negative dimension "
+                           f"{next(s for s in out if s < 0)}: "
+                           f"[{shape_str(shape[:nd - k] + tuple(out))}]")
+
+
 @register("pad", function=False, method=False)
 def pad(input, pad, mode="constant", value=None):
     """Pad the last ``len(pad) // 2`` dims (pairs from the last dim backwards; negative
     values crop). Modes: constant, reflect, replicate, circular."""
+    if mode != "constant" and mode not in _PAD_NAMES:
+        raise NotImplementedError(f"Unrecognised padding mode {mode}")
     pad = tuple(int(p) for p in pad)
     nd = input._data.ndim
     if len(pad) % 2:
@@ -887,33 +945,26 @@ def pad(input, pad, mode="constant", value=None):
                            f"dimension {nd}")
     if mode == "constant":
         return _constant_pad(input, pad, 0 if value is None else value)
-    if mode not in _PAD_NAMES:
-        raise NotImplementedError(f"Unrecognised padding mode {mode}")
     if value is not None and value != 0:
-        raise RuntimeError(f'Padding mode "{mode}" doesn\'t take in value argument.')
+        raise RuntimeError(f'Padding mode "{mode}" doesn\'t take in value argument')
     k = len(pad) // 2
-    if k > 3 or nd not in (k + 1, k + 2):
+    if not 1 <= k <= 3 or nd not in (k + 1, k + 2):
         raise NotImplementedError(
             f"Padding size {len(pad)} is not supported for {nd}D input tensor.\nSupported "
             "combinations for non-constant padding:\n"
             "  - 2D or 3D input: padding size = 2 (pads last dimension)\n"
             "  - 3D or 4D input: padding size = 4 (pads last 2 dimensions)\n"
             "  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)")
-    if mode != "circular":  # PyTorch's reflection/replication kernels lack some dtypes
+    shape = input._data.shape
+    if mode == "circular":
+        _check_circular_pad(shape, pad, k)
+    else:  # PyTorch's reflection/replication kernels lack some dtypes (checked after shapes)
+        _check_resample_pad(mode, shape, pad, k)
         _dtype.check_kernel(f"{_PAD_KERNELS[mode]}{k}d", input._data.dtype)
     out = input
-    shape = input._data.shape
     for i in range(k):
         ax = nd - 1 - i
-        lo, hi = pad[2 * i], pad[2 * i + 1]
-        n = shape[ax]
-        if mode == "reflect" and (lo >= n or hi >= n):
-            raise RuntimeError("Argument #4: Padding size should be less than the corresponding "
-                               f"input dimension, but got: padding ({lo}, {hi}) at dimension "
-                               f"{ax} of input {list(shape)}")
-        if mode == "circular" and (lo > n or hi > n):
-            raise RuntimeError("Padding value causes wrapping around more than once.")
-        idx = xp_of(input).asarray(_pad_index(mode, n, lo, hi))
+        idx = xp_of(input).asarray(_pad_index(mode, shape[ax], pad[2 * i], pad[2 * i + 1]))
         node = _node_for(f"{_PAD_NAMES[mode]}{k}DBackward0" if mode != "circular"
                          else "CircularPadBackward0")
         out = _resample(out, ax, ((idx, None),), node)
