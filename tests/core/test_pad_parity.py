@@ -158,17 +158,8 @@ VALID = [
 
 
 def _np_pad(a, pad, mode, value=None):
-    """NumPy's reference: reflect and replicate map every output position into the whole
-    input (grow, then crop); circular wraps around what the crop keeps (crop, then grow)."""
-    if mode == "circular":
-        return _pad_ref(a, pad, mode)
-    k = len(pad) // 2
-    widths = [(0, 0)] * (a.ndim - k) + [(pad[2 * i], pad[2 * i + 1]) for i in reversed(range(k))]
-    kw = {"constant_values": 0 if value is None else value} if mode == "constant" else {}
-    b = np.pad(a, [(max(lo, 0), max(hi, 0)) for lo, hi in widths],
-               mode={"constant": "constant", "reflect": "reflect", "replicate": "edge"}[mode],
-               **kw)
-    return b[tuple(slice(-min(lo, 0), n + min(hi, 0)) for n, (lo, hi) in zip(b.shape, widths))]
+    """NumPy's reference (opdb's, which grows then crops for reflect/replicate)."""
+    return _pad_ref(a, pad, mode, value)
 
 
 def _x(shape, dtype=np.float64):

@@ -1169,15 +1169,24 @@ _NP_PAD_MODES = {"constant": "constant", "reflect": "reflect", "replicate": "edg
 
 
 def _pad_ref(a, pad, mode="constant", value=None):
-    """Negative pads crop first, then ``np.pad`` grows (circular padding wraps around the
-    cropped tensor, as PyTorch's does)."""
+    """``np.pad`` with PyTorch's negative pads: circular padding wraps around what the crop
+    keeps (crop, then grow); reflect and replicate map every output position into the whole
+    input (grow, then crop); for constant padding the two orders agree."""
+    if not a.ndim:
+        return a.copy()
     k = len(pad) // 2
     widths = [(0, 0)] * (a.ndim - k) + [(pad[2 * i], pad[2 * i + 1])
                                         for i in reversed(range(k))]
-    a = a[tuple(slice(-min(lo, 0), n + min(hi, 0)) for n, (lo, hi) in zip(a.shape, widths))]
     grow = [(max(lo, 0), max(hi, 0)) for lo, hi in widths]
+
+    def crop(b):
+        return b[tuple(slice(-min(lo, 0), n + min(hi, 0))
+                       for n, (lo, hi) in zip(b.shape, widths))]
+
     kw = {"constant_values": 0 if value is None else value} if mode == "constant" else {}
-    return np.pad(a, grow, mode=_NP_PAD_MODES[mode], **kw) if a.ndim else a.copy()
+    if mode == "circular":
+        return np.pad(crop(a), grow, mode="wrap")
+    return crop(np.pad(a, grow, mode=_NP_PAD_MODES[mode], **kw))
 
 
 define("pad", pad_samples, dtypes=FLOAT_AND_INT + ("uint8", "bool"), ref=_pad_ref,
