@@ -115,13 +115,18 @@ def run_both(fn, *inputs):
 # -- excluded: undefined behaviour and known differences ----------------------------------
 
 def _dtype_min_over_minus_one(a, b) -> bool:
-    """``INT_MIN / -1`` overflows: undefined behaviour in C, so no defined result to match."""
-    b_arr = np.asarray(b)
-    if b_arr.dtype.kind not in "iub" or not (b_arr == -1).any():
+    """``INT_MIN / -1`` overflows: undefined behaviour in C (PyTorch's kernels die of SIGFPE),
+    so no defined result to match. A Python number meets the tensor in the tensor's dtype,
+    wrapped: ``int32(-2**31).div_(2**63 - 1, rounding_mode="trunc")`` divides by -1."""
+    a_arr, b_arr = np.asarray(a), np.asarray(b)
+    if a_arr.dtype.kind not in "iub" or b_arr.dtype.kind not in "iub":
         return False
-    a_arr = np.asarray(a)
     dtype = a_arr.dtype if isinstance(a, np.ndarray) else b_arr.dtype
-    return dtype.kind == "i" and bool((a_arr == np.iinfo(dtype).min).any())
+    if dtype.kind != "i":
+        return False
+    a_w = a_arr if isinstance(a, np.ndarray) else a_arr.astype(dtype)
+    b_w = b_arr if isinstance(b, np.ndarray) else b_arr.astype(dtype)
+    return bool((b_w == -1).any()) and bool((a_w == np.iinfo(dtype).min).any())
 
 
 INTEGER_DIVISIONS = {"floor_divide", "//", "div_floor", "div_trunc", "remainder", "%", "fmod"}
