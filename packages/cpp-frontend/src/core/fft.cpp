@@ -522,30 +522,18 @@ EMBER_FFT_1D(irfft, c2r_1d(input, n, dim, norm, false), false)
 EMBER_FFT_1D(hfft, c2r_1d(input, n, dim, norm, true), true)
 #undef EMBER_FFT_1D
 
-Tensor fftn(const Tensor& input, OptionalInts s, OptionalInts dim, OptionalNorm norm) {
-    check_no_grad(input, "fftn");
-    return c2c_nd(input, s, dim, norm, true);
-}
-Tensor ifftn(const Tensor& input, OptionalInts s, OptionalInts dim, OptionalNorm norm) {
-    check_no_grad(input, "ifftn");
-    return c2c_nd(input, s, dim, norm, false);
-}
-Tensor rfftn(const Tensor& input, OptionalInts s, OptionalInts dim, OptionalNorm norm) {
-    check_no_grad(input, "rfftn");
-    return r2c_nd("rfftn", input, s, dim, norm, true);
-}
-Tensor ihfftn(const Tensor& input, OptionalInts s, OptionalInts dim, OptionalNorm norm) {
-    check_no_grad(input, "ihfftn");
-    return r2c_nd("ihfftn", input, s, dim, norm, false);
-}
-Tensor irfftn(const Tensor& input, OptionalInts s, OptionalInts dim, OptionalNorm norm) {
-    check_no_grad(input, "irfftn");
-    return c2r_nd("irfftn", input, s, dim, norm, false);
-}
-Tensor hfftn(const Tensor& input, OptionalInts s, OptionalInts dim, OptionalNorm norm) {
-    check_no_grad(input, "hfftn");
-    return c2r_nd("hfftn", input, s, dim, norm, true);
-}
+#define EMBER_FFT_ND(name, kind)                                                              \
+    Tensor name(const Tensor& input, OptionalInts s, OptionalInts dim, OptionalNorm norm) {  \
+        check_no_grad(input, #name);                                                         \
+        return kind;                                                                         \
+    }
+EMBER_FFT_ND(fftn, c2c_nd(input, s, dim, norm, true))
+EMBER_FFT_ND(ifftn, c2c_nd(input, s, dim, norm, false))
+EMBER_FFT_ND(rfftn, r2c_nd("rfftn", input, s, dim, norm, true))
+EMBER_FFT_ND(ihfftn, r2c_nd("ihfftn", input, s, dim, norm, false))
+EMBER_FFT_ND(irfftn, c2r_nd("irfftn", input, s, dim, norm, false))
+EMBER_FFT_ND(hfftn, c2r_nd("hfftn", input, s, dim, norm, true))
+#undef EMBER_FFT_ND
 
 Tensor fft2(const Tensor& input, OptionalInts s, std::vector<int64_t> dim, OptionalNorm norm) { return fftn(input, s, dim, norm); }
 Tensor ifft2(const Tensor& input, OptionalInts s, std::vector<int64_t> dim, OptionalNorm norm) { return ifftn(input, s, dim, norm); }

@@ -154,19 +154,26 @@ void register_ffts(OpTable& t) {
     }
 }
 
+// The arguments stft and istft share: the frames, the window and the normalization.
+template <typename Options>
+Options window_options(const Args& a) {
+    Options o;
+    o.hop_length = a.optional_integer("hop_length");
+    o.win_length = a.optional_integer("win_length");
+    o.window = a.optional_tensor("window");
+    o.center = a.boolean("center");
+    o.normalized = a.boolean("normalized");
+    if (!a.is_none("onesided")) o.onesided = a.boolean("onesided");
+    return o;
+}
+
 void register_stft(OpTable& t) {
     def_c(t, "stft",
           "input, n_fft, hop_length=None, win_length=None, window=None, center=True, pad_mode='reflect', "
           "normalized=False, onesided=None, return_complex=None, align_to_window=None",
           [](const Args& a) {
-              StftOptions o;
-              o.hop_length = a.optional_integer("hop_length");
-              o.win_length = a.optional_integer("win_length");
-              o.window = a.optional_tensor("window");
-              o.center = a.boolean("center");
+              auto o = window_options<StftOptions>(a);
               o.pad_mode = a.string("pad_mode");
-              o.normalized = a.boolean("normalized");
-              if (!a.is_none("onesided")) o.onesided = a.boolean("onesided");
               if (!a.is_none("return_complex")) o.return_complex = a.boolean("return_complex");
               if (!a.is_none("align_to_window")) o.align_to_window = a.boolean("align_to_window");
               return one(ember::stft(a.tensor("input"), a.integer("n_fft"), o));
@@ -175,13 +182,7 @@ void register_stft(OpTable& t) {
           "input, n_fft, hop_length=None, win_length=None, window=None, center=True, normalized=False, "
           "onesided=None, length=None, return_complex=False",
           [](const Args& a) {
-              IstftOptions o;
-              o.hop_length = a.optional_integer("hop_length");
-              o.win_length = a.optional_integer("win_length");
-              o.window = a.optional_tensor("window");
-              o.center = a.boolean("center");
-              o.normalized = a.boolean("normalized");
-              if (!a.is_none("onesided")) o.onesided = a.boolean("onesided");
+              auto o = window_options<IstftOptions>(a);
               o.length = a.optional_integer("length");
               o.return_complex = a.boolean("return_complex");
               return one(ember::istft(a.tensor("input"), a.integer("n_fft"), o));

@@ -86,6 +86,14 @@ def write(out_dir: str, name: str, kind: str, runs: list, save=None, after=None)
     PROGRAMS.append((name, kind, len(runs)))
 
 
+def write_program_list(out_dir: str, file_name: str) -> None:
+    """`file_name` in `out_dir`: one "name kind runs" line per program written so far (PROGRAMS),
+    the list a C++ test checks its own against (expect_written_programs)."""
+    with open(os.path.join(out_dir, file_name), "w") as f:
+        for name, kind, runs in PROGRAMS:
+            f.write(f"{name} {kind} {runs}\n")
+
+
 def export_program(out_dir, name, model, example, dynamic, others=(), kwargs=None):
     kwargs = kwargs or {}
     ep = E.export(model, example, kwargs or None, dynamic_shapes=dynamic)
@@ -725,9 +733,7 @@ def main() -> int:
     coverage(out_dir)
     extra_coverage(out_dir)
     signatures(out_dir)
-    with open(os.path.join(out_dir, "programs.txt"), "w") as f:
-        for name, kind, runs in PROGRAMS:
-            f.write(f"{name} {kind} {runs}\n")
+    write_program_list(out_dir, "programs.txt")
     return 0
 
 

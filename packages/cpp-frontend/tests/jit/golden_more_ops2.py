@@ -16,7 +16,7 @@ import warnings
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-import golden_jit  # the writer of the first programs: trace_program, write
+import golden_jit  # the writer of the first programs: trace_program, write, write_program_list
 
 import ember
 import ember.export
@@ -434,9 +434,7 @@ def main() -> int:
            ember.tensor([1, 2, 2, 3, 4])))
     golden_jit.export_program(out_dir, "more2_windows_export", windows, (ember.randn(6),),
                               ({0: ember.export.Dim("n", min=2, max=64)},), [(ember.randn(9),)])
-    with open(os.path.join(out_dir, "programs_more2.txt"), "w") as f:
-        for name, kind, runs in golden_jit.PROGRAMS:
-            f.write(f"{name} {kind} {runs}\n")
+    golden_jit.write_program_list(out_dir, "programs_more2.txt")
     return 0
 
 

@@ -17,7 +17,7 @@ import warnings
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-import golden_jit  # the writer of the first programs: trace_program, export_program, write
+import golden_jit  # the first programs' writer: trace_program, export_program, write_program_list
 
 import ember
 import ember.export
@@ -64,9 +64,7 @@ def main() -> int:
     batch = ember.export.Dim("batch", min=1, max=512)
     golden_jit.export_program(out_dir, "nested_export", per_batch, (ember.randn(30, 2),),
                               ({0: batch},), [(ember.randn(7, 2),), (ember.randn(300, 2),)])
-    with open(os.path.join(out_dir, "programs_nested.txt"), "w") as f:
-        for name, kind, runs in golden_jit.PROGRAMS:
-            f.write(f"{name} {kind} {runs}\n")
+    golden_jit.write_program_list(out_dir, "programs_nested.txt")
     return 0
 
 

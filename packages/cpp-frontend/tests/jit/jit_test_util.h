@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "common/error_of.h"
 #include "common/golden.h"
 #include "ember/ember.h"
 #include "jit/json.h"
@@ -196,18 +197,7 @@ inline ProgramRuns expect_runs_match_python(const std::string& program) {
     return expect_runs_match_python(ember::jit::load(golden(program + ".ember")), program);
 }
 
-// The message of the exception of type E that f throws ("<no error>" or "<other: ...>").
-template <typename E>
-std::string error_as(const std::function<void()>& f) {
-    try {
-        f();
-    } catch (const E& e) {
-        return e.what();
-    } catch (const std::exception& e) {
-        return std::string("<other: ") + e.what() + ">";
-    }
-    return "<no error>";
-}
+using ember::testing::error_as;  // the exception of a type and its message (common/error_of.h)
 
 inline std::vector<std::byte> read_bytes(const std::string& path) {
     std::ifstream f(path, std::ios::binary);

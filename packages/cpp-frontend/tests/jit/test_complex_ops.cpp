@@ -5,14 +5,14 @@
 // numbers as arguments, and the op list against the Python registry's FFT names.
 //
 // The golden files store complex tensors as their view_as_real (safetensors has no
-// complex128); the loading here is this file's own (a shared golden loader is planned for
-// tests/common/).
+// complex128), read with tests/common/golden.h and turned back here.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <fstream>
 #include <sstream>
 
+#include "common/golden.h"
 #include "ember/ember.h"
 #include "jit/json.h"
 #include "op_call.h"
@@ -43,18 +43,16 @@ std::vector<int64_t> int_list(const std::string& json_text) {
 
 // A golden run: in.<i> and out.<j>, the complex ones turned back from their real views.
 GoldenRun read_run(const std::string& program, int k) {
-    const auto file = serialize::read_safetensors(golden(program + ".run" + std::to_string(k) + ".safetensors"));
-    std::map<std::string, Tensor> by_name;
-    for (const auto& [name, record] : file.tensors) by_name[name] = to_tensor(record, /*copy=*/true);
+    const ember::testing::GoldenTensors file =
+        ember::testing::read_tensors(golden(program + ".run" + std::to_string(k) + ".safetensors"));
     const std::vector<int64_t> cin = int_list(file.metadata.at("complex_in"));
     const std::vector<int64_t> cout = int_list(file.metadata.at("complex_out"));
     auto take = [&](const std::string& prefix, const std::vector<int64_t>& complex) {
         std::vector<Tensor> out;
-        for (int64_t i = 0;; ++i) {
-            auto it = by_name.find(prefix + std::to_string(i));
-            if (it == by_name.end()) break;
+        for (int64_t i = 0; file.has(prefix + std::to_string(i)); ++i) {
+            const Tensor& t = file.at(prefix + std::to_string(i));
             const bool c = std::find(complex.begin(), complex.end(), i) != complex.end();
-            out.push_back(c ? view_as_complex(it->second) : it->second);
+            out.push_back(c ? view_as_complex(t) : t);
         }
         return out;
     };

@@ -8,19 +8,6 @@ namespace {
 using namespace jit_test;
 using ember::testing::error_of;
 
-// The message of the exception of type E that f throws ("<no error>" or "<other: ...>").
-template <typename E>
-std::string error_as(const std::function<void()>& f) {
-    try {
-        f();
-    } catch (const E& e) {
-        return e.what();
-    } catch (const std::exception& e) {
-        return std::string("<other: ") + e.what() + ">";
-    }
-    return "<no error>";
-}
-
 ::testing::AssertionResult contains(const std::string& text, const std::string& part) {
     if (text.find(part) != std::string::npos) return ::testing::AssertionSuccess();
     return ::testing::AssertionFailure() << "'" << text << "' does not contain '" << part << "'";

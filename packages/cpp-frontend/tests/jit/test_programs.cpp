@@ -15,7 +15,6 @@
 // Every run compares every output tensor (float32: within 1e-5 absolute + 1e-5 relative),
 // including a second batch size (or sequence length) for the programs that allow one.
 #include <fstream>
-#include <iostream>
 #include <set>
 
 #include "jit_test_util.h"
@@ -41,23 +40,7 @@ TEST_P(Program, MatchesPython) {
     EMBER_JIT_NEED_GOLDEN();
     const std::string name = GetParam();
     ember::jit::Module m = ember::jit::load(golden(name + ".ember"));
-    int runs = 0;
-    double worst = 0;
-    for (int k = 0; std::ifstream(golden(name + ".run" + std::to_string(k) + ".safetensors")).good(); ++k) {
-        GoldenRun run = read_run(name, k);
-        std::vector<IValue> inputs(run.inputs.begin(), run.inputs.end());
-        IValue out = m.forward(inputs, run.kwargs);
-        std::size_t next = 0;
-        double max_abs = 0;
-        const std::string why = check_output(out, run.structure, run.outputs, next, max_abs);
-        EXPECT_EQ(why, "") << name << " run " << k;
-        EXPECT_EQ(next, run.outputs.size()) << name << " run " << k << ": fewer tensors than Python's";
-        worst = std::max(worst, max_abs);
-        std::cout << "[jit] " << name << " run " << k << " (input " << run.inputs[0].sizes() << "): " << run.outputs.size()
-                  << " output tensors, max |C++ - Python| = " << max_abs << "\n";
-        ++runs;
-    }
-    EXPECT_GE(runs, 1);
+    const ProgramRuns runs = expect_runs_match_python(m, name);
     // a program captured in training mode updated its buffers in place, as Python's model did
     if (std::ifstream(golden(name + ".after.safetensors")).good()) {
         ember::StateDict after = ember::load_state_dict(golden(name + ".after.safetensors"));
@@ -69,7 +52,7 @@ TEST_P(Program, MatchesPython) {
             EXPECT_TRUE(c.ok) << name << " state " << item.key() << ": " << c.detail;
         }
     }
-    RecordProperty("max_abs_difference", std::to_string(worst));
+    RecordProperty("max_abs_difference", std::to_string(runs.max_abs));
 }
 
 INSTANTIATE_TEST_SUITE_P(Golden, Program, ::testing::ValuesIn(kPrograms),

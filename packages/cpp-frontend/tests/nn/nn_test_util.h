@@ -6,44 +6,26 @@
 
 #include <cmath>
 #include <functional>
-#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "common/error_of.h"
+#include "common/golden.h"
 #include "common/gradcheck.h"
 #include "ember/autograd.h"
 #include "ember/nn.h"
-#include "ember/serialize.h"
 
 namespace nn_test {
 
 using ember::Tensor;
 
-// The tensors of a golden safetensors file by name, and its metadata.
-struct Golden {
-    std::map<std::string, Tensor> tensors;
-    std::map<std::string, std::string> metadata;
-
-    bool has(const std::string& name) const { return tensors.count(name) != 0; }
-    const Tensor& at(const std::string& name) const {
-        auto it = tensors.find(name);
-        if (it == tensors.end()) throw std::runtime_error("golden tensor " + name + " is missing");
-        return it->second;
-    }
-};
+// The tensors of the golden file EMBER_GOLDEN_DIR/<name>.safetensors by name, and its
+// metadata (read anew: the tests may modify them).
+using Golden = ember::testing::GoldenTensors;
 
 inline Golden read_golden(const std::string& name) {
-    const std::string path = std::string(EMBER_GOLDEN_DIR) + "/" + name + ".safetensors";
-    ember::serialize::SafetensorsFile file = ember::serialize::read_safetensors(path);
-    Golden g;
-    g.metadata = file.metadata;
-    for (const auto& [key, record] : file.tensors) {
-        Tensor t = ember::empty(record.shape, record.dtype);
-        if (t.nbytes() > 0) std::memcpy(t.data_ptr(), record.data(), record.nbytes());
-        g.tensors.emplace(key, t);
-    }
-    return g;
+    return ember::testing::read_tensors(std::string(EMBER_GOLDEN_DIR) + "/" + name + ".safetensors");
 }
 
 // Whether actual equals expected (shape, dtype) within the tolerance of its dtype (float32:
@@ -74,15 +56,7 @@ inline ::testing::AssertionResult close(const Tensor& actual, const Tensor& expe
     return ::testing::AssertionSuccess();
 }
 
-// The message of the ember::Error that fn throws ("" when it throws none).
-inline std::string error_of(const std::function<void()>& fn) {
-    try {
-        fn();
-    } catch (const ember::Error& e) {
-        return e.what();
-    }
-    return "";
-}
+using ember::testing::error_of;  // the message of the ember::Error f throws (common/error_of.h)
 
 // Compares d(sum(f() * w))/d(p), from autograd, with central differences for every
 // element of every parameter p of module (float64), perturbing p in place.

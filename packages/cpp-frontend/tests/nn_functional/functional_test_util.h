@@ -4,40 +4,22 @@
 
 #include <gtest/gtest.h>
 
-#include <cstddef>
+#include <cmath>
 #include <functional>
-#include <map>
-#include <mutex>
 #include <string>
 
+#include "common/error_of.h"
+#include "common/golden.h"
 #include "ember/autograd.h"
 #include "ember/nn/functional.h"
-#include "ember/serialize.h"
 #include "ember/tensor.h"
 
 namespace ember_test {
 
-// The arrays of EMBER_GOLDEN_DIR/functional.safetensors by name (read once).
-inline const std::map<std::string, ember::Tensor>& goldens() {
-    static std::once_flag once;
-    static std::map<std::string, ember::Tensor> tensors;
-    std::call_once(once, [] {
-        const auto file = ember::serialize::read_safetensors(std::string(EMBER_GOLDEN_DIR) + "/functional.safetensors");
-        for (const auto& [name, record] : file.tensors) {
-            ember::Tensor t = ember::empty(record.shape, ember::TensorOptions(record.dtype));
-            ember::serialize::copy_contiguous_bytes(record, static_cast<std::byte*>(t.data_ptr()), record.nbytes());
-            tensors.emplace(name, t);
-        }
-    });
-    return tensors;
-}
-
-// The golden array `name` (a fresh copy, so tests may modify it).
+// The golden array `name` of EMBER_GOLDEN_DIR/functional.safetensors (read once; a fresh
+// copy, so tests may modify it).
 inline ember::Tensor golden(const std::string& name) {
-    const auto& all = goldens();
-    const auto it = all.find(name);
-    if (it == all.end()) throw std::runtime_error("no golden array " + name);
-    return it->second.clone();
+    return ember::testing::golden_tensor("functional.safetensors", name);
 }
 
 #define EMBER_REQUIRE_GOLDEN()                                                            \
@@ -64,14 +46,6 @@ inline ::testing::AssertionResult close(const ember::Tensor& actual, const ember
     return ::testing::AssertionSuccess();
 }
 
-// The message of the ember::Error f throws ("" when it throws none).
-inline std::string error_of(const std::function<void()>& f) {
-    try {
-        f();
-    } catch (const ember::Error& e) {
-        return e.what();
-    }
-    return "";
-}
+using ember::testing::error_of;  // the message of the ember::Error f throws (common/error_of.h)
 
 }  // namespace ember_test

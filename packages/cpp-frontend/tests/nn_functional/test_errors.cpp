@@ -2,6 +2,7 @@
 // exception class).
 #include <gtest/gtest.h>
 
+#include "common/error_of.h"
 #include "functional_test_util.h"
 
 namespace {
@@ -9,18 +10,8 @@ namespace {
 using namespace ember;
 namespace F = ember::nn::functional;
 using ember_test::error_of;
+using ember::testing::error_as;
 
-template <typename E, typename Fn>
-std::string error_as(Fn&& f) {
-    try {
-        f();
-    } catch (const E& e) {
-        return e.what();
-    } catch (const std::exception& e) {
-        return std::string("wrong exception type: ") + e.what();
-    }
-    return "";
-}
 
 TEST(FunctionalErrors, Reduction) {
     EXPECT_EQ(error_as<ValueError>([] { F::mse_loss(zeros({2}), zeros({2}), "bad"); }),

@@ -6,12 +6,11 @@
 #include <cmath>
 #include <functional>
 #include <iostream>
-#include <stdexcept>
-#include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "common/golden.h"
 #include "ember/ember.h"
 #include "ember/optim.h"
 
@@ -20,31 +19,14 @@ namespace {
 using ember::Tensor;
 namespace optim = ember::optim;
 
-std::string golden_path(const std::string& name) {
-    return std::string(EMBER_GOLDEN_DIR) + "/" + name + ".safetensors";
+// The tensors of golden file EMBER_GOLDEN_DIR/<name>.safetensors (copies, read anew).
+ember::testing::GoldenTensors read_golden(const std::string& name) {
+    return ember::testing::read_tensors(std::string(EMBER_GOLDEN_DIR) + "/" + name + ".safetensors");
 }
 
-// The tensors of a golden file, by name (copies, so they outlive the file's buffer).
-struct Golden {
-    std::map<std::string, Tensor> tensors;
-    std::map<std::string, std::string> metadata;
-
-    explicit Golden(const std::string& name) {
-        auto file = ember::serialize::read_safetensors(golden_path(name));
-        metadata = file.metadata;
-        for (const auto& [key, record] : file.tensors) {
-            void* data = const_cast<std::byte*>(record.data());
-            tensors[key] = ember::from_blob(data, record.shape, record.dtype).clone();
-        }
-    }
-    bool has(const std::string& key) const { return tensors.count(key) > 0; }
-    const Tensor& at(const std::string& key) const {
-        auto it = tensors.find(key);
-        if (it == tensors.end()) throw std::runtime_error("golden file lacks " + key);
-        return it->second;
-    }
-    int64_t meta_int(const std::string& key) const { return std::stoll(metadata.at(key)); }
-};
+int64_t meta_int(const ember::testing::GoldenTensors& golden, const std::string& key) {
+    return std::stoll(golden.metadata.at(key));
+}
 
 // The largest |a - b| / max(1, |b|).
 double max_rel_diff(const Tensor& a, const Tensor& b) {
@@ -67,9 +49,9 @@ using MakeScheduler = std::function<std::unique_ptr<optim::LRScheduler>(optim::O
 void run_golden(const std::string& name, const MakeOptimizer& make_opt,
                 const MakeScheduler& make_sched = nullptr) {
     if (!EMBER_GOLDEN_AVAILABLE) GTEST_SKIP() << "no Python to write the golden files";
-    const Golden golden(name);
-    const int64_t steps = golden.meta_int("steps");
-    const int64_t n = golden.meta_int("params");
+    const ember::testing::GoldenTensors golden = read_golden(name);
+    const int64_t steps = meta_int(golden, "steps");
+    const int64_t n = meta_int(golden, "params");
     std::vector<Tensor> params;
     for (int64_t i = 0; i < n; ++i) {
         params.push_back(golden.at("p" + std::to_string(i) + ".init").clone().requires_grad_());
@@ -81,7 +63,7 @@ void run_golden(const std::string& name, const MakeOptimizer& make_opt,
     std::vector<Tensor> coeffs;  // the quadratic-loss configuration steps through a closure
     const bool quadratic = golden.has("loss.step1");
     if (quadratic) {
-        const Golden c("quadratic_coeffs");
+        const ember::testing::GoldenTensors c = read_golden("quadratic_coeffs");
         for (int64_t i = 0; i < n; ++i) {
             coeffs.push_back(c.at("c" + std::to_string(i)).to(params[0].scalar_type()));
         }
