@@ -91,16 +91,19 @@ def test_a_mode_in_one_thread_does_not_reach_the_others(mode):
     modes = {"no_grad": ember.no_grad, "inference_mode": ember.inference_mode,
              "set_grad_enabled": lambda: ember.set_grad_enabled(False)}
     seen_in_block: list = []
+    entered = threading.Event()  # the trainers start once the mode is on in the other thread
 
     def inference():
         while not stop.is_set():
             with modes[mode]():
                 seen_in_block.append(ember.is_grad_enabled())
+                entered.set()
                 (ember.ones(4, 4) @ ember.ones(4, 4)).sum()
 
     def trainer(seed):
         def run():
             try:
+                assert entered.wait(60), "the inference thread never ran"
                 w = ember.ones(3, requires_grad=True)
                 for _ in range(400):
                     assert ember.is_grad_enabled()
