@@ -426,6 +426,7 @@ def _abort_unless_peers_end() -> None:
     default = _world.default
     grace = _ABORT_GRACE if default is None else min(_ABORT_GRACE, default._timeout_seconds())
     others = set(range(_world.ctl.Get_size())) - {_world.rank}
+    pending = others
     deadline = time.monotonic() + grace
     while True:
         try:
@@ -443,6 +444,7 @@ def _abort_unless_peers_end() -> None:
                      f"{', '.join(map(str, sorted(pending)))} did not end within {grace:g} s; "
                      f"aborting the MPI job\n")
     sys.stderr.flush()
+    time.sleep(0.2)  # hydra forwards output asynchronously: an abort at once can lose the line
     _world.MPI.COMM_WORLD.Abort(1)
 
 
