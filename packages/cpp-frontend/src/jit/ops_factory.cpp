@@ -1,6 +1,10 @@
 // Factories (ember.zeros, ember.arange, ... recorded when a size is symbolic) and the
 // Tensor methods that are not registry ops (Tensor.to, Tensor.float, Tensor.copy_,
 // Tensor.new_zeros, ...) of the C++ op table.
+#include <cmath>
+#include <random>
+#include <sstream>
+
 #include "ember/error.h"
 #include "jit/ops_common.h"
 
@@ -115,6 +119,203 @@ Tensor tensor_to(const Args& a) {
     return x.to(*dtype, false, copy);
 }
 
+// -- the random and spaced factories Python Ember records by name (ember.normal, ...) ------
+
+std::string number_text(double v) {  // as C++'s ostream prints a double (PyTorch's messages)
+    std::ostringstream os;
+    os << v;
+    return os.str();
+}
+
+// ember.normal's four overloads: (Tensor mean, Tensor std), (Tensor mean, float std),
+// (float mean, Tensor std), (float mean, float std, size). Values: mean + std * N(0, 1) from
+// the C++ generator (not Python's stream).
+Tensor normal(const Args& a) {
+    const Value& mean = a["mean"];
+    const Value& std_ = a["std"];
+    auto check_float = [](const Tensor& x) {
+        if (!x.is_floating_point()) {
+            throw NotImplementedError("\"normal_kernel_cpu\" not implemented for '" +
+                                      std::string(scalar_type_name(x.scalar_type())) + "'");
+        }
+    };
+    auto check_std_tensor = [](const Tensor& s) {
+        if (s.numel() > 0 && (s < 0).any().item<bool>()) throw Error("normal expects all elements of std >= 0.0");
+    };
+    auto check_std_number = [](double s) {
+        if (!(s >= 0.0)) throw Error("normal expects std >= 0.0, but found std " + number_text(s));
+    };
+    if (!mean.is_tensor() && !std_.is_tensor()) {
+        if (a.is_none("size")) {
+            throw TypeError("normal() received an invalid combination of arguments - got (float, float), but expected one "
+                            "of: (Tensor mean, Tensor std), (Tensor mean, float std), (float mean, Tensor std), (float "
+                            "mean, float std, tuple of ints size)");
+        }
+        const double s = a.number("std");
+        check_std_number(s);
+        Tensor r = ember::randn(a.ints("size"), options_of(a));
+        check_float(r);
+        return r.mul_(s).add_(a.number("mean"));
+    }
+    Tensor m = mean.is_tensor() ? mean.tensor : Tensor();
+    Tensor sd = std_.is_tensor() ? std_.tensor : Tensor();
+    if (m.defined()) check_float(m);
+    if (sd.defined()) check_float(sd);
+    if (sd.defined()) check_std_tensor(sd);
+    else check_std_number(a.number("std"));
+    const ScalarType dt = m.defined() && sd.defined() ? promote_types(m.scalar_type(), sd.scalar_type())
+                          : m.defined()               ? m.scalar_type()
+                                                      : sd.scalar_type();
+    Shape shape;
+    if (m.defined() && sd.defined()) {
+        shape = infer_size(m.sizes(), sd.sizes());
+    } else {
+        const Tensor& x = m.defined() ? m : sd;
+        shape.assign(x.sizes().begin(), x.sizes().end());
+    }
+    Tensor z = ember::randn(shape, TensorOptions().dtype(dt));
+    Tensor scale = sd.defined() ? sd.to(dt) : ember::scalar_tensor(a.number("std"), dt);
+    Tensor shift = m.defined() ? m.to(dt) : ember::scalar_tensor(a.number("mean"), dt);
+    return z * scale + shift;
+}
+
+// The generator as a UniformRandomBitGenerator (for the standard library's distributions).
+struct GeneratorBits {
+    using result_type = uint64_t;
+    Generator& g;
+    static constexpr result_type min() { return 0; }
+    static constexpr result_type max() { return ~result_type(0); }
+    result_type operator()() { return g.random64(); }
+};
+
+// ember.poisson: one Poisson draw per rate (a float tensor of non-negative rates).
+Tensor poisson(const Tensor& rates) {
+    if (!rates.is_floating_point()) {
+        throw NotImplementedError("\"poisson_cpu\" not implemented for '" + std::string(scalar_type_name(rates.scalar_type())) +
+                                  "'");
+    }
+    const Tensor r = rates.to(kDouble).contiguous();
+    const double* in = r.data_ptr<double>();
+    const int64_t n = r.numel();
+    for (int64_t i = 0; i < n; ++i) {
+        if (!(in[i] >= 0)) throw Error("invalid Poisson rate, expected rate to be non-negative");
+    }
+    Tensor out = ember::empty(r.sizes(), kDouble);
+    double* o = out.data_ptr<double>();
+    GeneratorBits bits{default_generator()};
+    for (int64_t i = 0; i < n; ++i) {
+        if (in[i] == 0) {
+            o[i] = 0;
+            continue;
+        }
+        std::poisson_distribution<int64_t> draw(in[i]);
+        o[i] = static_cast<double>(draw(bits));
+    }
+    return out.to(rates.scalar_type());
+}
+
+// ember.randint(high, size) / randint(low, high, size), also by keyword.
+Tensor randint(const Args& a) {
+    const std::vector<Value>& v = a.varargs();
+    std::optional<int64_t> low = a.optional_integer("low"), high = a.optional_integer("high");
+    std::optional<std::vector<int64_t>> size = a.optional_ints("size");
+    std::vector<const Value*> rest;
+    for (const Value& x : v) rest.push_back(&x);
+    if (!rest.empty() && rest.back()->is_sequence()) {
+        size = to_ints(*rest.back(), "randint(): size");
+        rest.pop_back();
+    }
+    if (rest.size() == 1) {
+        high = to_int(*rest[0], "randint(): high");
+    } else if (rest.size() == 2) {
+        low = to_int(*rest[0], "randint(): low");
+        high = to_int(*rest[1], "randint(): high");
+    } else if (rest.size() > 2) {
+        throw TypeError("randint() received an invalid combination of arguments");
+    }
+    if (!high || !size) throw TypeError("randint() missing required arguments 'high' and 'size'");
+    const ScalarType dt = a.dtype("dtype").value_or(kLong);
+    const int64_t lo = low.value_or(0);
+    if (dt == kBool && *high > 2) throw Error("to - 1 is out of bounds for bool");
+    return ember::randint(lo, *high, *size, TensorOptions().dtype(kLong)).to(dt);
+}
+
+// PyTorch's symmetric spacing (linspace): the first half counts up from s, the rest down from e.
+std::vector<double> spaced(double s, double e, int64_t steps) {
+    std::vector<double> x(static_cast<std::size_t>(steps));
+    const double step = (e - s) / static_cast<double>(steps - 1);
+    for (int64_t i = 0; i < steps; ++i) {
+        x[static_cast<std::size_t>(i)] = i < steps / 2 ? s + step * static_cast<double>(i) : e - step * static_cast<double>(steps - 1 - i);
+    }
+    return x;
+}
+
+// ember.logspace: base ** linspace(start, end, steps), the exponents in double (float
+// dtypes from ends rounded to the dtype, integer dtypes from truncated ends and a float32 base).
+Tensor logspace(const Args& a) {
+    const int64_t steps = a.integer("steps");
+    if (steps < 0) throw Error("number of steps must be non-negative");
+    const ScalarType dt = a.dtype("dtype").value_or(get_default_dtype());
+    double s = a.number("start"), e = a.number("end"), base = a.number("base");
+    if (is_floating_point(dt)) {
+        s = ember::scalar_tensor(s, kDouble).to(dt).to(kDouble).item<double>();
+        e = ember::scalar_tensor(e, kDouble).to(dt).to(kDouble).item<double>();
+    } else {
+        s = std::trunc(s);
+        e = std::trunc(e);
+        base = static_cast<double>(static_cast<float>(base));
+    }
+    std::vector<double> x;
+    if (steps == 1) x = {std::pow(base, a.number("start"))};
+    else if (steps > 1) x = spaced(s, e, steps);
+    if (steps > 1) {
+        for (double& v : x) v = std::pow(base, v);
+    }
+    Tensor r = ember::empty({steps}, kDouble);
+    std::copy(x.begin(), x.end(), r.data_ptr<double>());
+    return r.to(dt);
+}
+
+// ember.range (deprecated in PyTorch): start to end inclusive by step, default float dtype.
+Tensor range(const Args& a) {
+    std::vector<Scalar> v;
+    for (const Value& x : a.varargs()) v.push_back(to_scalar(x, "range()"));
+    if (v.size() > 3) throw TypeError("range() takes at most 3 positional arguments (" + std::to_string(v.size()) + " given)");
+    double start = 0, end = 0, step = 1;
+    if (v.size() == 1 && a.is_none("end")) {
+        end = v[0].toDouble();
+        if (!a.is_none("start")) start = a.number("start");
+    } else {
+        std::vector<std::optional<double>> slots = {a.optional_number("start"), a.optional_number("end"), a.optional_number("step")};
+        for (std::size_t i = 0; i < v.size(); ++i) slots[i] = v[i].toDouble();
+        if (!slots[1]) throw TypeError("range() missing required argument 'end'");
+        start = slots[0].value_or(0.0);
+        end = *slots[1];
+        step = slots[2].value_or(1.0);
+    }
+    if (step == 0) throw Error("step must be nonzero");
+    if (!std::isfinite(start) || !std::isfinite(end)) {
+        throw Error("unsupported range: " + number_text(start) + " -> " + number_text(end));
+    }
+    if (!((step > 0 && end >= start) || (step < 0 && end <= start))) {
+        throw Error("upper bound and lower bound inconsistent with step sign");
+    }
+    const ScalarType dt = a.dtype("dtype").value_or(get_default_dtype());
+    const int64_t n = static_cast<int64_t>(std::floor((end - start) / step)) + 1;
+    Tensor r;
+    if (is_floating_point(dt)) {
+        r = ember::empty({n}, kDouble);
+        double* p = r.data_ptr<double>();
+        for (int64_t i = 0; i < n; ++i) p[i] = start + static_cast<double>(i) * step;
+    } else {
+        r = ember::empty({n}, kLong);
+        int64_t* p = r.data_ptr<int64_t>();
+        const auto s0 = static_cast<int64_t>(start), st = static_cast<int64_t>(step);
+        for (int64_t i = 0; i < n; ++i) p[i] = s0 + i * st;
+    }
+    return r.to(dt);
+}
+
 void def_cast(OpTable& t, const char* name, ScalarType dtype) {
     def(t, name, "self", [dtype](const Args& a) { return one(a.tensor("self").to(dtype)); });
 }
@@ -171,6 +372,41 @@ void register_factory_ops(OpTable& t) {
         });
     def(t, "ember.scalar_tensor", "s, *, dtype=None, layout=None, device=None, pin_memory=False, requires_grad=False",
         [](const Args& a) { return one(finish(a, ember::scalar_tensor(a.scalar("s"), options_of(a)))); });
+    def(t, "ember.normal",
+        "mean, std=1.0, size=None, *, generator=None, out=None, dtype=None, layout=None, device=None, pin_memory=False, "
+        "requires_grad=False",
+        [](const Args& a) { return one(finish(a, normal(a))); });
+    def(t, "ember.poisson", "input, generator=None", [](const Args& a) { return one(poisson(a.tensor("input"))); });
+    def(t, "ember.randint",
+        "*args, size=None, low=None, high=None, generator=None, out=None, dtype=None, layout=None, device=None, "
+        "requires_grad=False, pin_memory=False",
+        [](const Args& a) { return one(finish(a, randint(a))); });
+    def(t, "ember.randperm",
+        "n, *, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False",
+        [](const Args& a) {
+            const int64_t n = a.integer("n");
+            if (n < 0) throw Error("Trying to create tensor with negative dimension " + std::to_string(n) + ": [" + std::to_string(n) + "]");
+            return one(finish(a, ember::randperm(n, TensorOptions().dtype(a.dtype("dtype").value_or(kLong)))));
+        });
+    def(t, "ember.logspace",
+        "start, end, steps, base=10.0, *, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False",
+        [](const Args& a) { return one(finish(a, logspace(a))); });
+    def(t, "ember.range",
+        "*args, start=None, end=None, step=None, out=None, dtype=None, layout=None, device=None, requires_grad=False",
+        [](const Args& a) { return one(finish(a, range(a))); });
+    def(t, "ember.empty_strided",
+        "size, stride, *, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False", [](const Args& a) {
+            const std::vector<int64_t> size = a.ints("size"), stride = a.ints("stride");
+            if (size.size() != stride.size()) throw Error("mismatch in length of strides and shape");
+            for (int64_t d : size) {
+                if (d < 0) {
+                    std::string dims;
+                    for (int64_t x : size) dims += (dims.empty() ? "" : ", ") + std::to_string(x);
+                    throw Error("Trying to create tensor with negative dimension " + std::to_string(d) + ": [" + dims + "]");
+                }
+            }
+            return one(finish(a, ember::empty_strided(size, stride, options_of(a))));
+        });
     def_like_factory(t, "ember.zeros_like", &zeros_like_f);
     def_like_factory(t, "ember.ones_like", &ones_like_f);
     def_like_factory(t, "ember.empty_like", &empty_like_f);

@@ -14,6 +14,7 @@
 // the library's matmul.
 #include <algorithm>
 #include <cmath>
+#include <complex>
 #include <functional>
 #include <type_traits>
 #include <limits>
@@ -32,6 +33,11 @@ int scipy_LAPACKE_dgesdd(int layout, char jobz, int m, int n, double* a, int lda
                          double* vt, int ldvt);
 int scipy_LAPACKE_ssyevd(int layout, char jobz, char uplo, int n, float* a, int lda, float* w);
 int scipy_LAPACKE_dsyevd(int layout, char jobz, char uplo, int n, double* a, int lda, double* w);
+int scipy_LAPACKE_dgeev(int layout, char jobvl, char jobvr, int n, double* a, int lda, double* wr, double* wi,
+                        double* vl, int ldvl, double* vr, int ldvr);
+// lapack_complex_double is a (real, imaginary) pair, as std::complex<double> lays it out
+int scipy_LAPACKE_zgeev(int layout, char jobvl, char jobvr, int n, void* a, int lda, void* w, void* vl, int ldvl,
+                        void* vr, int ldvr);
 }
 #endif
 
@@ -527,6 +533,118 @@ std::pair<Tensor, Tensor> eigh(const Tensor& A, const std::string& uplo, bool ve
     Shape ws = a.lead;
     ws.push_back(n);
     return {vector_tensor(ws, W, A.scalar_type()), vectors ? tensor_of(V, A.scalar_type()) : Tensor()};
+}
+
+// ------------------------------------------------------------------------- eig
+
+// geev of one row-major n x n matrix `a` (overwritten) of a real type T (double: see eig): the eigenvalues into
+// w, and when vectors, the right eigenvectors into v's columns (row-major, n x n), unit norm
+// with the largest component real (LAPACK's normalisation, NumPy's and PyTorch's). A complex
+// pair's vectors are vr[:, j] +- i vr[:, j + 1]. Returns geev's info.
+template <typename T>
+int geev_real(T* a, int64_t n, std::complex<T>* w, std::complex<T>* v, bool vectors) {
+#ifdef EMBER_HAVE_OPENBLAS
+    const int N = static_cast<int>(n), ld = std::max(1, N);
+    std::vector<T> wr(static_cast<std::size_t>(n)), wi(static_cast<std::size_t>(n));
+    std::vector<T> vr(vectors ? static_cast<std::size_t>(n * n) : 1);
+    const char jobvr = vectors ? 'V' : 'N';
+    static_assert(std::is_same_v<T, double>, "geev runs in double (see eig)");
+    const int info = scipy_LAPACKE_dgeev(101, 'N', jobvr, N, a, ld, wr.data(), wi.data(), nullptr, 1, vr.data(), ld);
+    if (info != 0) return info;
+    for (int64_t j = 0; j < n; ++j) w[j] = {wr[j], wi[j]};
+    if (vectors) {
+        for (int64_t j = 0; j < n; ++j) {
+            if (wi[j] != 0 && j + 1 < n) {  // a conjugate pair: columns j (real part), j + 1 (imaginary)
+                for (int64_t i = 0; i < n; ++i) {
+                    const T re = vr[i * n + j], im = vr[i * n + j + 1];
+                    v[i * n + j] = {re, im};
+                    v[i * n + j + 1] = {re, -im};
+                }
+                ++j;
+            } else {
+                for (int64_t i = 0; i < n; ++i) v[i * n + j] = {vr[i * n + j], T(0)};
+            }
+        }
+    }
+    return 0;
+#else
+    (void)a, (void)n, (void)w, (void)v, (void)vectors;
+    throw Error("linalg.eig: this build of Ember's C++ library has no LAPACK (configure it with EMBER_USE_OPENBLAS=ON)");
+#endif
+}
+
+// geev of one row-major complex n x n matrix.
+template <typename T>
+int geev_complex(std::complex<T>* a, int64_t n, std::complex<T>* w, std::complex<T>* v, bool vectors) {
+#ifdef EMBER_HAVE_OPENBLAS
+    const int N = static_cast<int>(n), ld = std::max(1, N);
+    std::complex<T> unused;
+    std::complex<T>* vr = vectors ? v : &unused;
+    const char jobvr = vectors ? 'V' : 'N';
+    static_assert(std::is_same_v<T, double>, "geev runs in double (see eig)");
+    return scipy_LAPACKE_zgeev(101, 'N', jobvr, N, a, ld, w, nullptr, 1, vr, ld);
+#else
+    (void)a, (void)n, (void)w, (void)v, (void)vectors;
+    throw Error("linalg.eig: this build of Ember's C++ library has no LAPACK (configure it with EMBER_USE_OPENBLAS=ON)");
+#endif
+}
+
+// (eigenvalues, eigenvectors) of a batch of general square matrices, complex as PyTorch's:
+// float32 -> complex64, float64 -> complex128, complex inputs keep their dtype.
+template <typename T>
+std::pair<Tensor, Tensor> eig_as(const Tensor& A, bool vectors) {
+    using C = std::complex<T>;
+    const ScalarType ct = CppTypeToScalarType<C>::value;
+    const int64_t n = A.size(-1);
+    Shape ws(A.sizes().begin(), A.sizes().end() - 1);
+    Tensor W = ember::empty(ws, ct);
+    Tensor V = vectors ? ember::empty(A.sizes(), ct) : Tensor();
+    const int64_t count = n == 0 ? 0 : A.numel() / (n * n);
+    const bool complex_in = A.is_complex();
+    const Tensor src = A.to(complex_in ? ct : CppTypeToScalarType<T>::value).contiguous();
+    {  // the finite check covers the whole batch first, as PyTorch's does
+        const T* p = complex_in ? reinterpret_cast<const T*>(src.data_ptr<C>()) : src.data_ptr<T>();
+        const int64_t len = src.numel() * (complex_in ? 2 : 1);
+        for (int64_t i = 0; i < len; ++i) {
+            if (!std::isfinite(p[i])) throw Error("torch.linalg.eig: input tensor should not contain infs or NaNs.");
+        }
+    }
+    std::vector<T> real_copy;
+    std::vector<C> complex_copy;
+    for (int64_t b = 0; b < count; ++b) {
+        C* w = W.data_ptr<C>() + b * n;
+        C* v = vectors ? V.data_ptr<C>() + b * n * n : nullptr;
+        int info;
+        if (complex_in) {
+            const C* m = src.data_ptr<C>() + b * n * n;
+            complex_copy.assign(m, m + n * n);
+            info = geev_complex<T>(complex_copy.data(), n, w, v, vectors);
+        } else {
+            const T* m = src.data_ptr<T>() + b * n * n;
+            real_copy.assign(m, m + n * n);
+            info = geev_real<T>(real_copy.data(), n, w, v, vectors);
+        }
+        if (info > 0) {
+            throw Error("linalg.eig: " + batch_prefix(A, b) +
+                        "The algorithm failed to converge because the input matrix is ill-conditioned or has too "
+                        "many repeated eigenvalues (error code: " + std::to_string(info) + ").");
+        }
+        if (info < 0) throw Error("linalg.eig: LAPACK's geev rejected argument " + std::to_string(-info));
+    }
+    return {W, V};
+}
+
+std::pair<Tensor, Tensor> eig(const Tensor& A, bool vectors) {
+    check_dims(A, "linalg.eig");
+    check_square(A, "linalg.eig");
+    const ScalarType dt = A.scalar_type();
+    if (dt == kHalf) throw NotImplementedError("\"linalg_eig_out_cpu\" not implemented for '" + type_name_of(A) + "'");
+    if (!A.is_floating_point() && !A.is_complex()) throw Error("Unknown Complex ScalarType for " + type_name_of(A));
+    // in double, rounded once, as NumPy's linalg (so Python Ember's) computes single precision:
+    // the float32 vectors then carry the float64 ones' signs, which sgeev's need not
+    auto [w, v] = eig_as<double>(A, vectors);
+    if (dt == kFloat || dt == kComplexFloat) return {w.to(kComplexFloat), vectors ? v.to(kComplexFloat) : v};
+    return {w, v};
 }
 
 template <typename T>
@@ -1452,6 +1570,13 @@ void register_more5_ops(OpTable& t) {
         auto [w, v] = eigh(a.tensor("A"), a.string("UPLO"), true);
         return {w, v};
     });
+    def(t, "linalg.eig", "A, *, out=None", [](const Args& a) -> OpResult {
+        auto [w, v] = eig(a.tensor("A"), true);
+        return {w, v};
+    });
+    def(t, "linalg.eigvals", "A, *, out=None", [](const Args& a) { return one(to_out(a, eig(a.tensor("A"), false).first)); });
+    allow_complex(t, "linalg.eig");
+    allow_complex(t, "linalg.eigvals");
     def(t, "linalg.eigvalsh", "A, UPLO='L', *, out=None", [](const Args& a) {
         return one(to_out(a, eigh(a.tensor("A"), a.string("UPLO"), false).first));
     });

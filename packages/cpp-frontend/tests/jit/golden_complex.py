@@ -72,6 +72,14 @@ def crandn(*shape, dtype=ember.complex64):
 
 # -- the programs ---------------------------------------------------------------------------------
 
+def eig(a, b, z):
+    """The general eigendecomposition (LAPACK's geev: unit eigenvectors whose largest component
+    is real, NumPy's and PyTorch's convention): real input with complex-pair eigenvalues,
+    a batch, and a complex input."""
+    L = ember.linalg
+    return L.eig(a), L.eigvals(a), L.eig(b), L.eig(z), L.eigvals(z)
+
+
 def fft_1d(x, z):
     """The one-dimensional transforms: n pads or trims, dim, the three norms, real and complex."""
     return (fft.fft(x), fft.fft(x, n=16), fft.fft(x, n=3, dim=0, norm="ortho"),
@@ -151,6 +159,10 @@ def main() -> int:
           (crandn(3, 4), crandn(3, 4, dtype=ember.complex128), ember.randn(3, 4), ember.randn(3, 4),
            ember.randn(3, 4, 2)))
     trace(out_dir, "complex_spectrogram", spectrogram, (ember.randn(2, 64), ember.hann_window(16)))
+    rot = ember.tensor([[0.0, -2.0, 0.5], [2.0, 0.0, 0.1], [0.3, 0.2, 1.0]])  # a complex pair
+    trace(out_dir, "complex_eig", eig, (rot, ember.randn(2, 4, 4), crandn(3, 3)),
+          [(ember.randn(5, 5, dtype=ember.float64), ember.randn(3, 2, 2, dtype=ember.float64),
+            crandn(4, 4, dtype=ember.complex128))])
     ember.manual_seed(32)
     model = Filter().eval()
     ep = E.export(model, (ember.randn(3, 8),), dynamic_shapes=({0: E.Dim("batch", min=1, max=64)},))

@@ -357,6 +357,23 @@ def windows(x):
             ember.fft.fftfreq(n, 0.25), ember.fft.rfftfreq(n, d=2.0))
 
 
+def factories(x):
+    """The random and spaced factories recorded where a size is symbolic or a tensor is an
+    argument. C++ draws from its own stream, so the random ones are called where every draw
+    gives one value (std 0, rate 0, one integer to draw from, a permutation of one)."""
+    n = x.shape[0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # ember.range's deprecation
+        rng = (ember.range(0, n), ember.range(1, n, 0.5, dtype=ember.float64),
+               ember.range(n, 0, -2, dtype=ember.int64), ember.range(n))
+    return (ember.logspace(0, 2, n), ember.logspace(-1.5, 1, n, base=2.0, dtype=ember.float64),
+            ember.logspace(0, 3, n, 2, dtype=ember.int64), *rng,
+            ember.empty_strided((n, 3), (1, n)).fill_(2.5) + x.unsqueeze(1),
+            ember.normal(x, ember.zeros_like(x)), ember.normal(x, 0.0), ember.normal(1.5, x * 0),
+            ember.normal(2.0, 0.0, (n, 2)), ember.poisson(x * 0), ember.randint(0, 1, (n, 2)),
+            ember.randint(1, (n,), dtype=ember.float32), ember.randperm(n - n + 1))
+
+
 def linalg_vectors(a, r, spd):
     """Singular and eigen vectors: their signs are LAPACK's convention (gesdd, syevd)."""
     L = ember.linalg
@@ -434,6 +451,8 @@ def main() -> int:
            ember.tensor([1, 2, 2, 3, 4])))
     golden_jit.export_program(out_dir, "more2_windows_export", windows, (ember.randn(6),),
                               ({0: ember.export.Dim("n", min=2, max=64)},), [(ember.randn(9),)])
+    golden_jit.export_program(out_dir, "more2_factories_export", factories, (ember.randn(5),),
+                              ({0: ember.export.Dim("n", min=2, max=64)},), [(ember.randn(8),)])
     golden_jit.write_program_list(out_dir, "programs_more2.txt")
     return 0
 

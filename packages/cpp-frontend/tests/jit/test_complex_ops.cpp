@@ -80,7 +80,7 @@ void expect_close(const Tensor& actual, const Tensor& expected, const std::strin
 }
 
 const std::vector<std::string> kPrograms = {"complex_fft_1d", "complex_fft_nd", "complex_family", "complex_spectrogram",
-                                            "complex_filter_export"};
+                                            "complex_eig", "complex_filter_export"};
 
 class ComplexProgram : public ::testing::TestWithParam<std::string> {};
 
@@ -194,6 +194,43 @@ TEST(ComplexOps, FftArgumentsAndErrors) {
     call("fft_fft", {Value::of(x)}, {{"out", Value::of(out)}});
     EXPECT_TRUE(view_as_real(out).allclose(view_as_real(fft::fft(x))));
     EXPECT_EQ(error_of("fft_fftn", {Value::of(x)}, {{"dim", jit_ops::ints({1, 1})}}), "FFT dims must be unique");
+}
+
+// linalg.eig / eigvals: A V = V diag(w) with unit eigenvectors, whatever the batch and dtype;
+// empty batches; PyTorch's errors (the programs above compare the values with Python's).
+TEST(ComplexOps, EigDecomposesAndRefusesWhatPyTorchRefuses) {
+    for (ScalarType dt : {kFloat, kDouble, kComplexFloat, kComplexDouble}) {
+        const Tensor a = is_complex(dt) ? crandn({2, 5, 5}).to(dt) : ember::randn({2, 5, 5}, dt);
+        const std::vector<Tensor> r = call("linalg.eig", {Value::of(a)});
+        const ScalarType ct = to_complex_type(dt);
+        ASSERT_EQ(r.at(0).scalar_type(), ct);
+        ASSERT_EQ(r.at(1).sizes(), a.sizes());
+        // A V - V diag(w) in real arithmetic (double)
+        const Tensor ac = a.to(kComplexDouble), w = r.at(0).to(kComplexDouble), v = r.at(1).to(kComplexDouble);
+        const Tensor ar = real(ac), ai = imag(ac), vr = real(v), vi = imag(v);
+        const Tensor wr = real(w).unsqueeze(-2), wi = imag(w).unsqueeze(-2);
+        const Tensor res_re = ember::matmul(ar, vr) - ember::matmul(ai, vi) - (vr * wr - vi * wi);
+        const Tensor res_im = ember::matmul(ar, vi) + ember::matmul(ai, vr) - (vr * wi + vi * wr);
+        const double tol = (dt == kFloat || dt == kComplexFloat) ? 1e-4 : 1e-11;
+        EXPECT_LT(std::max(res_re.abs().max().item<double>(), res_im.abs().max().item<double>()), tol) << dt;
+        const Tensor norms = view_as_real(v).pow(2).sum({-1, -3});  // |v_j|^2 per column
+        EXPECT_LT((norms - 1).abs().max().item<double>(), tol) << dt;
+        const Tensor vals = call("linalg.eigvals", {Value::of(a)}).at(0);
+        EXPECT_TRUE(view_as_real(vals).equal(view_as_real(w))) << dt;
+    }
+    const std::vector<Tensor> empty = call("linalg.eig", {Value::of(ember::zeros({3, 0, 0}, kDouble))});
+    EXPECT_EQ(empty.at(0).sizes(), IntArrayRef({3, 0}));
+    EXPECT_EQ(empty.at(0).scalar_type(), kComplexDouble);
+    EXPECT_EQ(error_of("linalg.eig", {Value::of(ember::zeros({3}))}),
+              "linalg.eig: The input tensor A must have at least 2 dimensions.");
+    EXPECT_EQ(error_of("linalg.eig", {Value::of(ember::zeros({2, 3}))}),
+              "linalg.eig: A must be batches of square matrices, but they are 2 by 3 matrices");
+    EXPECT_EQ(error_of("linalg.eigvals", {Value::of(ember::zeros({2, 2}, kLong))}), "Unknown Complex ScalarType for Long");
+    EXPECT_EQ(error_of("linalg.eig", {Value::of(ember::zeros({2, 2}, kHalf))}),
+              "\"linalg_eig_out_cpu\" not implemented for 'Half'");
+    Tensor nan = ember::zeros({2, 2});
+    nan.select(0, 0).select(0, 1).fill_(std::nan(""));
+    EXPECT_EQ(error_of("linalg.eig", {Value::of(nan)}), "torch.linalg.eig: input tensor should not contain infs or NaNs.");
 }
 
 // Every FFT of the Python registry (and stft, istft, complex, polar, view_as_complex) is in

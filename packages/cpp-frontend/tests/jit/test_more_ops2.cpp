@@ -19,7 +19,7 @@ const std::vector<std::string> kPrograms = {
     "more2_views_products", "more2_windows_activations", "more2_losses", "more2_distances_bags",
     "more2_scatter_index",  "more2_sampling",            "more2_pools",  "more2_order_counts",
     "more2_special",        "more2_integers_floats",     "more2_linalg_solvers", "more2_linalg_factorizations",
-    "more2_rest",           "more2_windows_export",      "more2_linalg_vectors",
+    "more2_rest",           "more2_windows_export",      "more2_linalg_vectors", "more2_factories_export",
 };
 
 class MoreOps2Program : public ::testing::TestWithParam<std::string> {};
@@ -168,6 +168,66 @@ TEST(MoreOps2, LinalgFactorizations) {
               "singular.");
     EXPECT_EQ(error_of("linalg.det", {of(ember::zeros({2, 3}))}),
               "linalg.det: A must be batches of square matrices, but they are 2 by 3 matrices");
+}
+
+// The random factories Python records by name draw from C++'s stream: their shapes, dtypes,
+// ranges and moments, and PyTorch's errors (the golden program checks their arguments bind
+// as Python's, where each draw has one possible value).
+TEST(MoreOps2, RandomFactories) {
+    ember::manual_seed(11);
+    const Tensor mean = ember::full({20000}, 3.0, ember::kDouble);
+    const Tensor n = call1("ember.normal", {of(mean), Value::number(2.0)});
+    EXPECT_EQ(n.scalar_type(), ember::kDouble);
+    EXPECT_NEAR(n.mean().item<double>(), 3.0, 0.05);
+    EXPECT_NEAR(n.std().item<double>(), 2.0, 0.05);
+    const Tensor n2 = call1("ember.normal", {Value::number(0.0), Value::number(1.0), ints({3, 4})});
+    EXPECT_EQ(n2.sizes(), ember::IntArrayRef({3, 4}));
+    EXPECT_EQ(n2.scalar_type(), ember::kFloat);
+    const Tensor n3 = call1("ember.normal", {of(ember::zeros({2, 1})), of(ember::ones({3}))});
+    EXPECT_EQ(n3.sizes(), ember::IntArrayRef({2, 3}));
+    EXPECT_EQ(error_of("ember.normal", {of(ember::zeros({2})), Value::number(-1.0)}),
+              "normal expects std >= 0.0, but found std -1");
+    EXPECT_EQ(error_of("ember.normal", {of(ember::zeros({2})), of(-ember::ones({2}))}), "normal expects all elements of std >= 0.0");
+    EXPECT_EQ(error_of("ember.normal", {of(ember::zeros({2}, ember::kLong)), Value::number(1.0)}),
+              "\"normal_kernel_cpu\" not implemented for 'Long'");
+    EXPECT_NE(error_of("ember.normal", {Value::number(0.0), Value::number(1.0)}).find("invalid combination"), std::string::npos);
+
+    const Tensor p = call1("ember.poisson", {of(ember::full({20000}, 4.0))});
+    EXPECT_EQ(p.scalar_type(), ember::kFloat);
+    EXPECT_TRUE(ember::equal(p, p.round()));
+    EXPECT_NEAR(p.mean().item<double>(), 4.0, 0.08);
+    EXPECT_NEAR(p.var().item<double>(), 4.0, 0.2);
+    EXPECT_EQ(error_of("ember.poisson", {of(-ember::ones({2}))}), "invalid Poisson rate, expected rate to be non-negative");
+    EXPECT_EQ(error_of("ember.poisson", {of(ember::ones({2}, ember::kLong))}), "\"poisson_cpu\" not implemented for 'Long'");
+
+    const Tensor r = call1("ember.randint", {Value::integer(3), Value::integer(7), ints({1000})});
+    EXPECT_EQ(r.scalar_type(), ember::kLong);
+    EXPECT_EQ(r.min().item<int64_t>(), 3);
+    EXPECT_EQ(r.max().item<int64_t>(), 6);
+    const Tensor r2 = call1("ember.randint", {Value::integer(5), ints({2, 3})}, {{"dtype", Value::of_dtype(ember::kFloat)}});
+    EXPECT_EQ(r2.sizes(), ember::IntArrayRef({2, 3}));
+    EXPECT_EQ(r2.scalar_type(), ember::kFloat);
+    const Tensor r3 = call1("ember.randint", {}, {{"high", Value::integer(2)}, {"size", ints({4})}});
+    EXPECT_EQ(r3.sizes(), ember::IntArrayRef({4}));
+    EXPECT_EQ(error_of("ember.randint", {Value::integer(5), Value::integer(5), ints({2})}),
+              "random_ expects 'from' to be less than 'to', but got from=5 >= to=5");
+    EXPECT_EQ(error_of("ember.randint", {Value::integer(0), Value::integer(3), ints({2})}, {{"dtype", Value::of_dtype(ember::kBool)}}),
+              "to - 1 is out of bounds for bool");
+
+    const Tensor perm = call1("ember.randperm", {Value::integer(50)});
+    EXPECT_TRUE(ember::equal(std::get<0>(perm.sort()), ember::arange(50)));
+    EXPECT_EQ(error_of("ember.randperm", {Value::integer(-1)}), "Trying to create tensor with negative dimension -1: [-1]");
+
+    const Tensor e = call1("ember.empty_strided", {ints({2, 3}), ints({1, 2})});
+    EXPECT_EQ(e.strides(), ember::IntArrayRef({1, 2}));
+    EXPECT_EQ(error_of("ember.empty_strided", {ints({2, 3}), ints({1})}), "mismatch in length of strides and shape");
+    EXPECT_EQ(error_of("ember.empty_strided", {ints({2, -3}), ints({1, 2})}),
+              "Trying to create tensor with negative dimension -3: [2, -3]");
+    EXPECT_EQ(error_of("ember.logspace", {Value::integer(0), Value::integer(1), Value::integer(-1)}),
+              "number of steps must be non-negative");
+    EXPECT_EQ(error_of("ember.range", {Value::integer(1), Value::integer(2), Value::integer(0)}), "step must be nonzero");
+    EXPECT_EQ(error_of("ember.range", {Value::integer(1), Value::integer(2), Value::integer(-1)}),
+              "upper bound and lower bound inconsistent with step sign");
 }
 
 TEST(MoreOps2, HistogramddAndRandomOps) {
