@@ -261,6 +261,12 @@ void scale_in_place(Tensor& c, double s) {
     for (int64_t i = 0, n = c.numel(); i < n; ++i) p[i] *= s;
 }
 
+void scale_in_place_real(Tensor& r, double s) {
+    if (s == 1.0) return;
+    double* p = r.data_ptr<double>();
+    for (int64_t i = 0, n = r.numel(); i < n; ++i) p[i] *= s;
+}
+
 double points_of(const Tensor& t, const std::vector<int64_t>& dims) {
     double n = 1;
     for (int64_t d : dims) n *= static_cast<double>(t.size(d));
@@ -275,8 +281,107 @@ Tensor c2c(const Tensor& x, const std::vector<int64_t>& dims, bool forward, cons
     return rounded(c, x.scalar_type());
 }
 
+// The lines of a tensor along `dim`: `outer` blocks of `n * inner` elements, each holding
+// `inner` lines of stride `inner`.
+struct Lines {
+    int64_t outer = 1, inner = 1;
+};
+
+Lines lines_of(const Tensor& t, int64_t dim) {
+    Lines l;
+    for (int64_t d = 0; d < dim; ++d) l.outer *= t.size(d);
+    for (int64_t d = dim + 1; d < t.dim(); ++d) l.inner *= t.size(d);
+    return l;
+}
+
+// exp(-2 pi i k / n) for k <= n / 2: the twiddles that split or join an even-length real
+// transform's half-length complex one.
+std::vector<cd> half_twiddles(int64_t n) {
+    std::vector<cd> w(static_cast<size_t>(n / 2 + 1));
+    for (int64_t k = 0; k <= n / 2; ++k) w[static_cast<size_t>(k)] = std::polar(1.0, -2.0 * kPi * static_cast<double>(k) / static_cast<double>(n));
+    return w;
+}
+
+// The one-sided forward transform (n / 2 + 1 bins) of the real lines of x (double,
+// contiguous) along dim, n = x.size(dim) even: the even and odd samples as one complex line of
+// n / 2 points, one transform of that, then X[k] = E[k] + W^k O[k] with
+// E[k] = (Z[k] + conj(Z[m - k])) / 2, O[k] = (Z[k] - conj(Z[m - k])) / 2i: half the work
+// of transforming the whole line.
+Tensor r2c_even_lines(const Tensor& x, int64_t dim) {
+    const int64_t n = x.size(dim), m = n / 2;
+    std::vector<int64_t> shape = x.sizes().vec();
+    shape[static_cast<size_t>(dim)] = m + 1;
+    Tensor out = empty_tensor(shape, kComplexDouble);
+    if (out.numel() == 0) return out;
+    const Lines l = lines_of(x, dim);
+    const std::vector<cd> w = half_twiddles(n);
+    std::vector<cd> z(static_cast<size_t>(m));
+    const double* src = x.data_ptr<double>();
+    cd* dst = out.data_ptr<cd>();
+    for (int64_t o = 0; o < l.outer; ++o) {
+        for (int64_t i = 0; i < l.inner; ++i) {
+            const double* p = src + o * n * l.inner + i;
+            cd* q = dst + o * (m + 1) * l.inner + i;
+            for (int64_t k = 0; k < m; ++k) z[static_cast<size_t>(k)] = cd(p[2 * k * l.inner], p[(2 * k + 1) * l.inner]);
+            detail::transform(z.data(), m, true);
+            for (int64_t k = 0; k <= m; ++k) {
+                const cd zk = z[static_cast<size_t>(k % m)], zc = std::conj(z[static_cast<size_t>((m - k) % m)]);
+                const cd e = 0.5 * (zk + zc), od = cd(0, -0.5) * (zk - zc);
+                q[k * l.inner] = e + mul(w[static_cast<size_t>(k)], od);
+            }
+        }
+    }
+    return out;
+}
+
+// The inverse of that: real lines of length n (even) along dim from the one-sided spectra
+// (bins along dim; missing bins are zeros, extra ones ignored), unnormalized. The imaginary
+// parts of bins 0 and n / 2 do not reach a real result (PyTorch's c2r drops them too).
+Tensor c2r_even_lines(const Tensor& c, int64_t dim, int64_t n) {
+    const int64_t m = n / 2, bins = c.size(dim);
+    std::vector<int64_t> shape = c.sizes().vec();
+    shape[static_cast<size_t>(dim)] = n;
+    Tensor out = empty_tensor(shape, kDouble);
+    if (out.numel() == 0) return out;
+    const Lines l = lines_of(c, dim);
+    const std::vector<cd> w = half_twiddles(n);
+    std::vector<cd> X(static_cast<size_t>(m + 1)), z(static_cast<size_t>(m));
+    const cd* src = c.data_ptr<cd>();
+    double* dst = out.data_ptr<double>();
+    for (int64_t o = 0; o < l.outer; ++o) {
+        for (int64_t i = 0; i < l.inner; ++i) {
+            const cd* p = src + o * bins * l.inner + i;
+            double* q = dst + o * n * l.inner + i;
+            for (int64_t k = 0; k <= m; ++k) X[static_cast<size_t>(k)] = k < bins ? p[k * l.inner] : cd(0);
+            X[0] = X[0].real();
+            X[static_cast<size_t>(m)] = X[static_cast<size_t>(m)].real();
+            for (int64_t k = 0; k < m; ++k) {
+                const cd a = X[static_cast<size_t>(k)], b = std::conj(X[static_cast<size_t>(m - k)]);  // X[k + m]
+                const cd e = a + b, od = mul(a - b, std::conj(w[static_cast<size_t>(k)]));
+                z[static_cast<size_t>(k)] = e + cd(-od.imag(), od.real());  // e + i od
+            }
+            detail::transform(z.data(), m, false);
+            for (int64_t k = 0; k < m; ++k) {
+                q[2 * k * l.inner] = z[static_cast<size_t>(k)].real();
+                q[(2 * k + 1) * l.inner] = z[static_cast<size_t>(k)].imag();
+            }
+        }
+    }
+    return out;
+}
+
 // real -> complex, forward, over dims; onesided keeps n/2 + 1 bins of the last dim.
 Tensor r2c(const Tensor& x, const std::vector<int64_t>& dims, const std::string& norm, bool onesided) {
+    const int64_t last = dims.back();
+    if (onesided && x.size(last) >= 2 && x.size(last) % 2 == 0) {
+        // the last dim first, as half-length complex transforms; then the others on its bins
+        Tensor real_x = empty_tensor(x.sizes(), kDouble);
+        copy_kernel(real_x, x);
+        Tensor c = r2c_even_lines(real_x, last);
+        for (size_t i = 0; i + 1 < dims.size(); ++i) transform_dim(c, dims[i], true);
+        scale_in_place(c, norm_scale(norm, true, points_of(x, dims)));
+        return rounded(c, to_complex_type(x.scalar_type()));
+    }
     Tensor c = as_cd(x);
     for (int64_t d : dims) transform_dim(c, d, true);
     scale_in_place(c, norm_scale(norm, true, points_of(c, dims)));
@@ -292,6 +397,13 @@ Tensor c2r(const Tensor& x, const std::vector<int64_t>& dims, int64_t last_size,
     Tensor c = as_cd(x);
     for (size_t i = 0; i + 1 < dims.size(); ++i) transform_dim(c, dims[i], false);
     const int64_t last = dims.back();
+    if (last_size >= 2 && last_size % 2 == 0) {
+        Tensor re = c2r_even_lines(c, last, last_size);
+        scale_in_place_real(re, norm_scale(norm, false, points_of(re, dims)));
+        Tensor out = empty_tensor(re.sizes(), to_real_type(x.scalar_type()));
+        copy_kernel(out, re);
+        return out;
+    }
     std::vector<int64_t> shape = c.sizes().vec();
     const int64_t bins = shape[static_cast<size_t>(last)];
     shape[static_cast<size_t>(last)] = last_size;

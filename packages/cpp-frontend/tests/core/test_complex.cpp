@@ -307,6 +307,56 @@ TEST(Fft, NDimensionalIsTheOneDimensionalOverEachDim) {
     EXPECT_EQ(error_of([&] { (void)fft::fftn(r, std::nullopt, std::vector<int64_t>{0, 0}); }), "FFT dims must be unique");
 }
 
+// Even lengths take the half-length path (the real line as n / 2 complex points, split after
+// one transform; joined before one for the inverse): the same bins as the full complex
+// transform, along the last dim or a strided one, for every norm; irfft drops the imaginary
+// parts of bins 0 and n / 2 and pads or trims the spectrum as the full path does.
+TEST(Fft, RealTransformsOfEvenLengthsAreTheFullTransformsBins) {
+    for (int64_t n : {2, 4, 6, 8, 10, 12, 18, 64, 98, 100, 1000, 1024, 4098}) {
+        const Tensor r = ember::randn({3, n}, kDouble);
+        const int64_t bins = n / 2 + 1;
+        const Tensor full = fft::fft(r.to(kComplexDouble));
+        EXPECT_LT(max_rel_error(values_of(fft::rfft(r)), values_of(full.narrow(1, 0, bins).contiguous())), 1e-12) << n;
+        const Tensor rt = r.t();  // the transform's lines are strided
+        EXPECT_LT(max_rel_error(values_of(fft::rfft(rt, std::nullopt, 0, "ortho")),
+                                values_of(fft::fft(rt.to(kComplexDouble), std::nullopt, 0, "ortho").narrow(0, 0, bins).contiguous())),
+                  1e-12) << n;
+        Tensor spec = fft::rfft(r);
+        EXPECT_TRUE(fft::irfft(spec, n).allclose(r, 1e-12, 1e-12)) << n;
+        EXPECT_TRUE(fft::irfft(fft::rfft(rt, std::nullopt, 0, "forward"), n, 0, "forward").allclose(rt, 1e-12, 1e-12)) << n;
+        // imaginary parts of bins 0 and n / 2 are dropped
+        Tensor noisy = spec.clone();
+        view_as_real(noisy).select(-1, 1).select(1, 0).fill_(3.0);
+        view_as_real(noisy).select(-1, 1).select(1, bins - 1).fill_(-2.0);
+        EXPECT_TRUE(fft::irfft(noisy, n).allclose(r, 1e-12, 1e-12)) << n;
+    }
+    // a spectrum shorter or longer than n / 2 + 1 bins: zeros added, extra bins ignored
+    const Tensor r = ember::randn({2, 10}, kDouble);
+    const Tensor spec = fft::rfft(r);  // 6 bins
+    for (int64_t n : {4, 8, 14, 20}) {
+        const Tensor even = fft::irfft(spec, n);
+        // the full path's answer: n odd is n + 1's neighbour, so compare with a direct inverse
+        Tensor hermitian = ember::zeros({2, n}, kComplexDouble);
+        const int64_t keep = std::min<int64_t>(6, n / 2 + 1);
+        hermitian.narrow(1, 0, keep).copy_(spec.narrow(1, 0, keep));
+        for (int64_t k = 1; k < (n + 1) / 2 && k < keep; ++k) {
+            hermitian.narrow(1, n - k, 1).copy_(conj(spec.narrow(1, k, 1)));
+        }
+        view_as_real(hermitian).select(-1, 1).select(1, 0).zero_();
+        view_as_real(hermitian).select(-1, 1).select(1, n / 2).zero_();
+        const Tensor want = real(fft::ifft(hermitian));
+        EXPECT_TRUE(even.allclose(want, 1e-12, 1e-12)) << n;
+    }
+    // rfftn / irfftn: the last dim halves, the others transform the bins
+    const Tensor x = ember::randn({4, 6, 8}, kDouble);
+    EXPECT_LT(max_rel_error(values_of(fft::rfftn(x)), values_of(fft::fftn(x.to(kComplexDouble)).narrow(2, 0, 5).contiguous())),
+              1e-12);
+    EXPECT_TRUE(fft::irfftn(fft::rfftn(x), std::vector<int64_t>{4, 6, 8}).allclose(x, 1e-12, 1e-12));
+    const Tensor f32 = ember::randn({5, 16});
+    EXPECT_EQ(fft::rfft(f32).scalar_type(), kComplexFloat);
+    EXPECT_TRUE(fft::irfft(fft::rfft(f32), 16).allclose(f32, 1e-5, 1e-5));
+}
+
 TEST(Stft, InverseRecoversTheSignal) {
     const Tensor x = ember::randn({2, 64}, kDouble);
     const int64_t n_fft = 16;
