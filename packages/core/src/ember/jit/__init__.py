@@ -433,27 +433,20 @@ def optimize_for_inference(mod, other_methods=None):
     return freeze(mod)
 
 
-class _Future:
-    def __init__(self, value):
-        self._value = value
-
-    def wait(self):
-        return self._value
-
-    def value(self):
-        return self._value
-
-    def done(self) -> bool:
-        return True
-
-
 def fork(func, *args, **kwargs):
-    """``torch.jit.fork``: runs ``func`` now; ``wait`` returns its result."""
-    return _Future(func(*args, **kwargs))
+    """``torch.jit.fork``: outside a TorchScript graph PyTorch runs ``func`` at once, on this
+    thread, and returns a completed :class:`ember.futures.Future` of its result (an
+    exception ``func`` raises propagates from ``fork``); ``wait`` returns the result."""
+    from ..futures import Future
+
+    future = Future()
+    future.set_result(func(*args, **kwargs))
+    return future
 
 
 def wait(future):
-    """``torch.jit.wait``."""
+    """``torch.jit.wait``: the value of a :class:`ember.futures.Future` (blocks until it is
+    complete)."""
     return future.wait()
 
 

@@ -1,0 +1,566 @@
+"""``ember.fx.Graph``: a list of :class:`~ember.fx.Node` in program order, printed and turned
+into Python source as ``torch.fx.Graph`` does."""
+
+from __future__ import annotations
+
+import builtins
+import contextlib
+import keyword
+import math
+import operator
+import re
+import sys
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from .node import Node, map_arg
+
+__all__ = ["Graph", "PythonCode"]
+
+reflectable_magic_methods = {
+    "add": "{} + {}", "sub": "{} - {}", "mul": "{} * {}", "floordiv": "{} // {}",
+    "truediv": "{} / {}", "div": "{} / {}", "mod": "{} % {}", "pow": "{} ** {}",
+    "lshift": "{} << {}", "rshift": "{} >> {}", "and_": "{} & {}", "or_": "{} | {}",
+    "xor": "{} ^ {}", "getitem": "{}[{}]", "matmul": "{} @ {}",
+}
+magic_methods = {
+    "eq": "{} == {}", "ne": "{} != {}", "lt": "{} < {}", "gt": "{} > {}", "le": "{} <= {}",
+    "ge": "{} >= {}", "pos": "+{}", "neg": "-{}", "invert": "~{}", **reflectable_magic_methods,
+}
+
+_name_regex = re.compile(r"^([a-zA-Z_][0-9a-zA-Z_]*?)(?:_(\d+))?$")
+_illegal_char_regex = re.compile("[^0-9a-zA-Z_]+")
+_snake_case_sub = re.compile(r"(?<=[a-z])([A-Z])")
+_illegal_names = {**{k: object() for k in keyword.kwlist}, **builtins.__dict__,
+                  "inf": math.inf, "nan": math.nan, "NoneType": type(None), "ember": None,
+                  "operator": operator, "device": None}
+
+#: namespaces whose functions are printed by their public path (``ember.relu``); a function
+#: that two of them export (``max_pool2d``) is named as ``torch.fx`` names its torch twin
+_PUBLIC_NAMESPACES = ("ember.nn.functional", "ember", "ember.linalg", "ember.special",
+                      "ember.fft")
+
+
+def _snake_case(s: str) -> str:
+    return _snake_case_sub.sub(r"_\1", s).lower()
+
+
+def _same_function(a: Any, b: Any) -> bool:
+    return a is b or getattr(a, "_ember_original", None) is b \
+        or getattr(b, "_ember_original", None) is a
+
+
+def _public_function(fn: Callable) -> Callable:
+    """``fn`` as its namespace binds it now: while ``__torch_function__`` dispatch is on
+    (a trace, a Transformer) ``ember.relu`` is a dispatching wrapper of the function that a
+    node records, and code comparing ``target is ember.relu`` or calling it on proxies
+    needs that wrapper."""
+    from ember.overrides import is_active
+
+    if not is_active() or not getattr(fn, "__module__", "").startswith("ember"):
+        return fn
+    ns, _, name = _qualified_name(fn).rpartition(".")
+    public = getattr(sys.modules.get(ns), name, None)
+    return public if _same_function(public, fn) else fn
+
+
+def _qualified_name(fn: Callable) -> str:
+    """How ``fn`` is named in a printed graph and in generated code: ``operator.add``,
+    ``ember.relu``, ``ember.nn.functional.relu``, ``mymodule.myfn``."""
+    name = getattr(fn, "__name__", None) or type(fn).__name__
+    module = getattr(fn, "__module__", None) or ""
+    if module == "builtins":
+        return name
+    if module == "_operator":
+        return f"operator.{name}"
+    if module.startswith("ember"):
+        for ns in sorted(_PUBLIC_NAMESPACES, key=lambda ns: ns != module):  # its own first
+            found = sys.modules.get(ns)
+            if found is not None and name in (getattr(found, "__all__", None) or vars(found)) \
+                    and _same_function(getattr(found, name, None), fn):
+                return f"{ns}.{name}"
+    return f"{module}.{getattr(fn, '__qualname__', name)}"
+
+
+class _Namespace:
+    """Unique Python identifiers for the nodes of one graph (torch.fx's naming rules:
+    ``add``, ``add_1``, ...; a builtin's name like ``sum`` becomes ``sum_1``)."""
+
+    def __init__(self) -> None:
+        self._obj_to_name: dict[Any, str] = {}
+        self._used_names: set[str] = set()
+        self._base_count: dict[str, int] = {}
+
+    def create_name(self, candidate: str, obj: Any) -> str:
+        if obj is not None and obj in self._obj_to_name:
+            return self._obj_to_name[obj]
+        match = _name_regex.match(candidate)
+        if match is None:
+            candidate = _illegal_char_regex.sub("_", candidate) or "_unnamed"
+            if candidate[0].isdigit():
+                candidate = f"_{candidate}"
+            match = _name_regex.match(candidate)
+        base, num = match.group(1, 2)
+        if num is None or candidate in self._used_names:
+            num = self._base_count.get(base, 0)
+            if _illegal_names.get(candidate, obj) is not obj:
+                num += 1
+                candidate = f"{base}_{num}"
+        else:
+            num = int(num)
+        while candidate in self._used_names:
+            num += 1
+            candidate = f"{base}_{num}"
+        self._used_names.add(candidate)
+        self._base_count[base] = num
+        if obj is not None:
+            self._obj_to_name[obj] = candidate
+        return candidate
+
+
+class PythonCode:
+    """Generated source (``src``) and the globals it needs (``globals``)."""
+
+    def __init__(self, src: str, globals: dict) -> None:
+        self.src = src
+        self.globals = globals
+
+
+class _NodeList:
+    """``graph.nodes``: a live view of the node list (iterable, ``len``, ``reversed``)."""
+
+    def __init__(self, graph: Graph, reverse: bool = False) -> None:
+        self._graph = graph
+        self._reverse = reverse
+
+    def __len__(self) -> int:
+        return self._graph._len
+
+    def __iter__(self) -> Iterator[Node]:
+        root = self._graph._root
+        cur = root._prev if self._reverse else root._next
+        while cur is not root:
+            nxt = cur._prev if self._reverse else cur._next  # the node may be erased meanwhile
+            if not cur._erased:
+                yield cur
+            cur = nxt
+
+    def __reversed__(self) -> Iterator[Node]:
+        return iter(_NodeList(self._graph, not self._reverse))
+
+
+class Graph:
+    """The IR of ``ember.fx`` (``torch.fx.Graph``): nodes in program order."""
+
+    def __init__(self, owning_module=None, tracer_cls=None, tracer_extras=None) -> None:
+        self._root = Node(self, "", "root", "", (), {})
+        self._len = 0
+        self._graph_namespace = _Namespace()
+        self._owning_module = owning_module
+        self._tracer_cls = tracer_cls
+        self._insert = self._root.prepend
+        self._find_nodes_lookup_table: dict = {}
+
+    @property
+    def owning_module(self):
+        return self._owning_module
+
+    @owning_module.setter
+    def owning_module(self, mod) -> None:
+        self._owning_module = mod
+
+    @property
+    def nodes(self) -> _NodeList:
+        return _NodeList(self)
+
+    def find_nodes(self, *, op: str, target: Any = None, sort: bool = True) -> list[Node]:
+        """The nodes with opcode ``op`` (and ``target`` when given), in graph order."""
+        return [n for n in self.nodes if n.op == op
+                and (target is None or n.target == target)]
+
+    # -- building -----------------------------------------------------------------------
+    def create_node(self, op: str, target: Any, args: tuple | None = None,
+                    kwargs: dict | None = None, name: str | None = None,
+                    type_expr: Any = None) -> Node:
+        """Add a node at the insertion point (the end, unless ``inserting_before``/
+        ``inserting_after`` moved it)."""
+        if op not in ("call_function", "call_method", "get_attr", "call_module",
+                      "placeholder", "output"):
+            raise AssertionError(f"op '{op}' is not in _legal_ops")
+        args = () if args is None else args
+        kwargs = {} if kwargs is None else kwargs
+        if not isinstance(args, tuple):
+            raise AssertionError("args must be a tuple")
+        if not isinstance(kwargs, dict):
+            raise AssertionError("kwargs must be a dict")
+        if op == "call_function":  # the function itself, not a dispatching wrapper of it
+            target = getattr(target, "_ember_original", target)
+        candidate = name if name is not None else self._target_to_str(target)
+        name = self._graph_namespace.create_name(candidate, None)
+        n = Node(self, name, op, target, args, kwargs, type_expr)
+        self._insert(n)
+        self._len += 1
+        return n
+
+    @staticmethod
+    def _target_to_str(target: Any) -> str:
+        op = target.__name__ if callable(target) else str(target)
+        if op.startswith("__") and op.endswith("__"):
+            op = op[2:-2]
+        return _snake_case(op)
+
+    def placeholder(self, name: str, type_expr: Any = None, default_value: Any = ...) -> Node:
+        """An input of the graph (``default_value``: the argument's default)."""
+        args = () if default_value is ... else (default_value,)
+        return self.create_node("placeholder", name, args=args, type_expr=type_expr)
+
+    def get_attr(self, qualified_name: str, type_expr: Any = None) -> Node:
+        """Read the attribute ``qualified_name`` of the owning module (a parameter, buffer
+        or tensor constant)."""
+        return self.create_node("get_attr", qualified_name, type_expr=type_expr)
+
+    def call_module(self, module_name: str, args: tuple | None = None,
+                    kwargs: dict | None = None, type_expr: Any = None) -> Node:
+        return self.create_node("call_module", module_name, args, kwargs,
+                                type_expr=type_expr)
+
+    def call_method(self, method_name: str, args: tuple | None = None,
+                    kwargs: dict | None = None, type_expr: Any = None) -> Node:
+        return self.create_node("call_method", method_name, args, kwargs,
+                                type_expr=type_expr)
+
+    def call_function(self, the_function: Callable, args: tuple | None = None,
+                      kwargs: dict | None = None, type_expr: Any = None,
+                      name: str | None = None) -> Node:
+        return self.create_node("call_function", the_function, args, kwargs, name=name,
+                                type_expr=type_expr)
+
+    def output(self, result: Any, type_expr: Any = None) -> Node:
+        """The graph's return value."""
+        return self.create_node("output", "output", (result,), type_expr=type_expr)
+
+    def node_copy(self, node: Node, arg_transform: Callable = lambda x: x) -> Node:
+        """Copy ``node`` (from any graph) here, mapping its argument nodes through
+        ``arg_transform``."""
+        args = map_arg(node.args, arg_transform)
+        kwargs = map_arg(node.kwargs, arg_transform)
+        result = self.create_node(node.op, node.target, args, kwargs, node.name, node.type)
+        result.meta = dict(node.meta)
+        return result
+
+    def graph_copy(self, g: Graph, val_map: dict, return_output_node: bool = False):
+        """Copy every node of ``g`` here (``val_map`` maps ``g``'s nodes to the copies);
+        returns the copy of ``g``'s output value (not its output node)."""
+        for node in g.nodes:
+            if node in val_map:
+                continue
+            if node.op == "output":
+                rv = map_arg(node.args[0], lambda n: val_map[n])
+                return (rv, node) if return_output_node else rv
+            val_map[node] = self.node_copy(node, lambda n: val_map[n])
+        return None
+
+    def __deepcopy__(self, memo=None) -> Graph:
+        memo = {} if memo is None else memo
+        g = Graph(tracer_cls=self._tracer_cls)
+        output_vals = g.graph_copy(self, val_map=memo, return_output_node=True)
+        if output_vals is not None:
+            rv, old_output = output_vals
+            new_output = g.output(rv, type_expr=old_output.type)
+            new_output.meta = dict(old_output.meta)
+        return g
+
+    def erase_node(self, to_erase: Node) -> None:
+        """Remove a node that nothing uses any more."""
+        if len(to_erase.users) > 0:
+            raise RuntimeError(f"Tried to erase Node {to_erase} but it still had "
+                               f"{len(to_erase.users)} users in the graph: {to_erase.users}!")
+        if to_erase.graph is not self:
+            raise RuntimeError(f"Attempting to remove {to_erase} from wrong graph!")
+        if to_erase._erased:
+            import warnings
+
+            warnings.warn(f"erase_node({to_erase}) on an already erased node", stacklevel=2)
+            return
+        to_erase._remove_from_list()
+        to_erase._erased = True
+        self._len -= 1
+        to_erase._update_args_kwargs((), {})
+
+    @contextlib.contextmanager
+    def inserting_before(self, n: Node | None = None):
+        """New nodes go before ``n`` (default: the start of the graph) inside the block."""
+        target = n if n is not None else self._root._next
+        with self._insert_point(target.prepend):
+            yield
+
+    @contextlib.contextmanager
+    def inserting_after(self, n: Node | None = None):
+        """New nodes go after ``n`` (default: the end of the graph) inside the block, in
+        the order they are made."""
+        if n is None:
+            with self._insert_point(self._root.prepend):
+                yield
+            return
+        last = [n]
+
+        def insert(x: Node) -> None:
+            last[0].append(x)
+            last[0] = x
+
+        with self._insert_point(insert):
+            yield
+
+    @contextlib.contextmanager
+    def _insert_point(self, fn):
+        saved = self._insert
+        self._insert = fn
+        try:
+            yield
+        finally:
+            self._insert = saved
+
+    # -- checks and passes ----------------------------------------------------------------
+    def lint(self) -> None:
+        """Check the graph's invariants: nodes belong to it, are defined before use, have
+        unique names, and module targets exist on the owning module."""
+        seen_names: set[str] = set()
+        seen_values: set[Node] = set()
+        for node in self.nodes:
+            if node.op not in ("placeholder", "call_method", "call_module", "call_function",
+                               "get_attr", "output"):
+                raise RuntimeError(f"Node {node} had unknown opcode {node.op}!")
+            if node.graph is not self:
+                raise RuntimeError(f"Node '{node}' does not belong to this Graph!")
+            for arg in node._input_nodes:
+                if arg.graph is not self:
+                    raise RuntimeError(f"Arg {arg} of Node '{node}' does not belong to this "
+                                       "Graph!")
+                if arg not in seen_values:
+                    raise RuntimeError(f"Argument '{arg}' of Node '{node}' was used before "
+                                       "it has been defined! Please check that Nodes in the "
+                                       "graph are topologically ordered\n{self}")
+            if node.name in seen_names:
+                raise RuntimeError(f"Node redefined name {node.name}!")
+            seen_names.add(node.name)
+            seen_values.add(node)
+        root = self.owning_module
+        if root is None:
+            return
+        for node in self.nodes:
+            if node.op in ("get_attr", "call_module"):
+                obj = root
+                for i, atom in enumerate(node.target.split(".")):
+                    if not hasattr(obj, atom):
+                        seen = ".".join(node.target.split(".")[:i])
+                        raise RuntimeError(f"Node {node} target {node.target} references "
+                                           f"nonexistent attribute {atom} of {seen}")
+                    obj = getattr(obj, atom)
+                if node.op == "call_module" and not _is_module(obj):
+                    raise RuntimeError(f"Node {node} target {node.target} {atom} of {seen} "
+                                       "does not reference an nn.Module")
+
+    def eliminate_dead_code(self, is_impure_node: Callable | None = None) -> bool:
+        """Remove the nodes whose values nobody uses (side-effectful ones stay); returns
+        whether the graph changed."""
+        changed = False
+        for node in reversed(self.nodes):
+            impure = is_impure_node(node) if is_impure_node is not None else node.is_impure()
+            if not impure and len(node.users) == 0:
+                self.erase_node(node)
+                changed = True
+        return changed
+
+    # -- printing and code generation -----------------------------------------------------
+    def __str__(self) -> str:
+        lines = ["graph():"]
+        for node in self.nodes:
+            text = node.format_node()
+            if text:
+                lines.append("    " + text)
+        return "\n".join(lines)
+
+    def print_tabular(self) -> None:
+        """Print the nodes as a table (the columns of ``torch.fx``'s, laid out as
+        ``tabulate``'s plain format; no dependency)."""
+        headers = ["opcode", "name", "target", "args", "kwargs"]
+        rows = [[n.op, n.name, n._pretty_target() if callable(n.target) else n.target,
+                 n.args, n.kwargs] for n in self.nodes]
+        print(_tabulate(headers, rows))
+
+    def python_code(self, root_module: str = "self", *, verbose: bool | None = None) \
+            -> PythonCode:
+        """The source of ``forward`` for this graph and the globals it reads."""
+        return _CodeGen(self, root_module).generate()
+
+    def on_generate_code(self, make_transformer: Callable):
+        raise NotImplementedError("ember.fx: Graph.on_generate_code is not supported")
+
+
+def _is_module(obj: Any) -> bool:
+    from ..nn import Module
+
+    return isinstance(obj, Module)
+
+
+def _tabulate(headers: list[str], rows: list[list]) -> str:
+    cells = [[str(c) for c in row] for row in rows]
+    widths = [max([len(h)] + [len(r[i]) for r in cells]) for i, h in enumerate(headers)]
+    fmt = lambda row: "  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip()
+    return "\n".join([fmt(headers), fmt(["-" * w for w in widths]), *map(fmt, cells)])
+
+
+def _is_identifier(s: str) -> bool:
+    return s.isidentifier() and not keyword.iskeyword(s)
+
+
+class _CodeGen:
+    """Python source for one graph: one line per node; after the line that uses a value for
+    the last time, ``;  a = b = None`` frees it (as torch.fx's code does)."""
+
+    def __init__(self, graph: Graph, root_module: str) -> None:
+        import ember
+
+        self.graph = graph
+        self.root = root_module
+        self.globals: dict[str, Any] = {"ember": ember, "operator": operator,
+                                        "inf": math.inf, "nan": math.nan,
+                                        "NoneType": type(None), "device": ember.device}
+        self._global_names = _Namespace()
+        for name in self.globals:
+            self._global_names.create_name(name, self.globals[name])
+        self._node_names = {n.name for n in graph.nodes}
+        for name in self._node_names:  # a global must not be shadowed by a node's value
+            self._global_names.create_name(name, None)
+
+    def add_global(self, hint: str, obj: Any) -> str:
+        """A name in the generated code's globals that refers to ``obj``."""
+        if _is_identifier(hint) and self.globals.get(hint, obj) is obj \
+                and hint not in self._node_names \
+                and (hint not in builtins.__dict__ or builtins.__dict__[hint] is obj):
+            if hint not in builtins.__dict__:
+                self.globals[hint] = obj
+            return hint
+        name = self._global_names.create_name(_illegal_char_regex.sub("_", hint), obj)
+        self.globals[name] = obj
+        return name
+
+    def function_name(self, fn: Callable) -> str:
+        qualified = _qualified_name(fn)
+        root, _, rest = qualified.partition(".")
+        if root in ("ember", "operator") and rest:
+            obj = self.globals[root]
+            for atom in rest.split("."):
+                obj = getattr(obj, atom, None)
+            if _same_function(obj, fn):
+                return qualified
+        if not rest and builtins.__dict__.get(root) is fn:
+            return root
+        return self.add_global(getattr(fn, "__name__", "fn"), fn)
+
+    def repr_arg(self, arg: Any) -> str:
+        import ember
+
+        if isinstance(arg, Node):
+            return arg.name
+        if isinstance(arg, tuple) and hasattr(arg, "_fields"):
+            name = self.add_global(type(arg).__name__, type(arg))
+            return f"{name}({', '.join(self.repr_arg(a) for a in arg)})"
+        if isinstance(arg, tuple):
+            items = ", ".join(self.repr_arg(a) for a in arg)
+            return f"({items},)" if len(arg) == 1 else f"({items})"
+        if isinstance(arg, list):
+            return "[" + ", ".join(self.repr_arg(a) for a in arg) + "]"
+        if isinstance(arg, dict):
+            return "{" + ", ".join(f"{self.repr_arg(k)}: {self.repr_arg(v)}"
+                                   for k, v in arg.items()) + "}"
+        if isinstance(arg, slice):
+            return f"slice({self.repr_arg(arg.start)}, {self.repr_arg(arg.stop)}, " \
+                   f"{self.repr_arg(arg.step)})"
+        if isinstance(arg, float) and (math.isinf(arg) or math.isnan(arg)):
+            return repr(arg)  # 'inf', '-inf', 'nan': names in the globals
+        if arg is None or arg is Ellipsis or type(arg) in (bool, int, float, complex, str):
+            return repr(arg)
+        if isinstance(arg, ember.dtype):
+            return f"ember.{str(arg).rpartition('.')[2]}"
+        if isinstance(arg, ember.device):
+            return repr(arg)
+        if isinstance(arg, (ember.Size, ember.memory_format, ember.layout)) \
+                and repr(arg).startswith("ember."):
+            return repr(arg)
+        return self.add_global(_snake_case(type(arg).__name__)
+                               if not callable(arg) else getattr(arg, "__name__", "obj"),
+                               arg)
+
+    def format_args(self, args: tuple, kwargs: dict) -> str:
+        parts = [self.repr_arg(a) for a in args]
+        parts += [f"{k} = {self.repr_arg(v)}" for k, v in kwargs.items()]
+        return ", ".join(parts)
+
+    def format_target(self, target: str) -> str:
+        elems = target.split(".")
+        expr = self.root
+        for e in elems:
+            expr = f"{expr}.{e}" if _is_identifier(e) else f'getattr({expr}, "{e}")'
+        return expr
+
+    def emit_node(self, node: Node, signature: list[str]) -> str | None:
+        if node.op == "placeholder":
+            target = node.target
+            text = target if not node.args else f"{target} = {self.repr_arg(node.args[0])}"
+            signature.append(text)
+            if target.lstrip("*") != node.name:  # a renamed placeholder: bind the new name
+                return f"{node.name} = {target.lstrip('*')}"
+            return None
+        if node.op == "get_attr":
+            return f"{node.name} = {self.format_target(node.target)}"
+        if node.op == "call_module":
+            return f"{node.name} = {self.format_target(node.target)}" \
+                   f"({self.format_args(node.args, node.kwargs)})"
+        if node.op == "call_method":
+            return f"{node.name} = {self.repr_arg(node.args[0])}.{node.target}" \
+                   f"({self.format_args(node.args[1:], node.kwargs)})"
+        if node.op == "output":
+            return f"return {self.repr_arg(node.args[0])}"
+        target = node.target
+        if getattr(target, "__module__", None) == "_operator" \
+                and target.__name__ in magic_methods and not node.kwargs:
+            template = magic_methods[target.__name__]
+            if template.count("{}") == len(node.args):
+                return f"{node.name} = " + template.format(*map(self.repr_arg, node.args))
+        if target is builtins.getattr and len(node.args) == 2 and not node.kwargs \
+                and isinstance(node.args[1], str) and _is_identifier(node.args[1]):
+            return f"{node.name} = {self.repr_arg(node.args[0])}.{node.args[1]}"
+        return f"{node.name} = {self.function_name(target)}" \
+               f"({self.format_args(node.args, node.kwargs)})"
+
+    def generate(self) -> PythonCode:
+        nodes = list(self.graph.nodes)
+        last_uses: dict[Node, list[Node]] = {}
+        seen: set[Node] = set()
+        for node in reversed(nodes):
+            for arg in node._input_nodes:
+                if arg not in seen:
+                    seen.add(arg)
+                    last_uses.setdefault(node, []).append(arg)
+        signature = [self.root]
+        body: list[str] = []
+        for node in nodes:
+            line = self.emit_node(node, signature)
+            if line is None:
+                continue
+            if node.op == "output":
+                body.append(line + "\n")
+                continue
+            dead = list(last_uses.get(node, []))
+            if not node.users and node.op != "placeholder":
+                dead.append(node)
+            if dead:
+                line += ";  " + " = ".join([n.name for n in dead] + ["None"])
+            body.append(line + "\n")
+        if not any(n.op == "output" for n in nodes):
+            body.append("pass\n")
+        code = "".join(body).lstrip("\n")
+        code = "\n".join("    " + line for line in code.split("\n"))
+        src = f"\n\n\ndef forward({', '.join(signature)}):\n{code}"
+        return PythonCode(src, self.globals)

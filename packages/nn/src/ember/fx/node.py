@@ -1,0 +1,235 @@
+"""``ember.fx.Node``: one operation of a :class:`~ember.fx.Graph` (``torch.fx.Node``)."""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Callable
+from typing import Any
+
+__all__ = ["Node", "map_arg", "map_aggregate", "has_side_effect", "Argument", "Target"]
+
+Argument = Any
+Target = Any
+
+#: the opcodes a node may have
+_OPS = ("placeholder", "call_method", "call_module", "call_function", "get_attr", "output",
+        "root")
+
+_side_effectful_functions: set = {builtins.print}
+
+
+def has_side_effect(fn: Callable) -> Callable:
+    """Mark ``fn`` as side-effectful: ``eliminate_dead_code`` keeps its calls
+    (``torch.fx.node.has_side_effect``)."""
+    _side_effectful_functions.add(fn)
+    return fn
+
+
+def map_aggregate(a: Argument, fn: Callable) -> Argument:
+    """Apply ``fn`` to each leaf of ``a`` (tuples, lists, dicts and slices are walked)."""
+    if isinstance(a, tuple):
+        t = tuple(map_aggregate(elem, fn) for elem in a)
+        return t if not hasattr(a, "_fields") else type(a)(*t)  # a NamedTuple
+    if isinstance(a, list):
+        return [map_aggregate(elem, fn) for elem in a]
+    if isinstance(a, dict):
+        return {k: map_aggregate(v, fn) for k, v in a.items()}
+    if isinstance(a, slice):
+        return slice(map_aggregate(a.start, fn), map_aggregate(a.stop, fn),
+                     map_aggregate(a.step, fn))
+    return fn(a)
+
+
+def map_arg(a: Argument, fn: Callable[[Node], Argument]) -> Argument:
+    """Apply ``fn`` to each :class:`Node` in ``a`` (``torch.fx.node.map_arg``)."""
+    if not callable(fn):
+        raise AssertionError("torch.fx.map_arg(a, fn): fn must be a callable")
+    return map_aggregate(a, lambda x: fn(x) if isinstance(x, Node) else x)
+
+
+class Node:
+    """An operation in a :class:`~ember.fx.Graph`: ``op`` (one of ``placeholder``,
+    ``get_attr``, ``call_function``, ``call_module``, ``call_method``, ``output``),
+    ``target``, ``args``/``kwargs`` (which may hold other nodes), a unique ``name``,
+    ``users`` (the nodes that read this one) and a free-form ``meta`` dict."""
+
+    def __init__(self, graph, name: str, op: str, target: Target, args: tuple, kwargs: dict,
+                 return_type: Any = None) -> None:
+        if op not in _OPS:
+            raise AssertionError(f"Unsupported node type {op}")
+        if op == "call_function" and not callable(target):
+            raise ValueError(f"Node [graph = {graph}, name = '{name}'] target {target} has "
+                             f"type {type(target)} but a Callable is expected")
+        if op in ("call_method", "call_module", "get_attr", "placeholder") \
+                and not isinstance(target, str):
+            raise ValueError(f"Node [graph = {graph}, name = '{name}'] target {target} has "
+                             f"type {type(target)} but a str is expected")
+        self.graph = graph
+        self.name = name
+        self.op = op
+        self.target = target
+        self._input_nodes: dict[Node, None] = {}
+        self._args: tuple = ()
+        self._kwargs: dict = {}
+        self.users: dict[Node, None] = {}
+        self.type = return_type
+        self._prev = self
+        self._next = self
+        self._erased = False
+        self.meta: dict[str, Any] = {}
+        self._update_args_kwargs(args, kwargs)
+
+    # -- linked list ----------------------------------------------------------------------
+    @property
+    def next(self) -> Node:
+        return self._next
+
+    @property
+    def prev(self) -> Node:
+        return self._prev
+
+    def prepend(self, x: Node) -> None:
+        """Insert ``x`` before this node (moving it if it is already in the graph)."""
+        if x is self:
+            raise AssertionError("Cannot prepend a node to itself")
+        x._remove_from_list()
+        p = self._prev
+        p._next, x._prev = x, p
+        x._next, self._prev = self, x
+
+    def append(self, x: Node) -> None:
+        """Insert ``x`` after this node."""
+        self._next.prepend(x)
+
+    def _remove_from_list(self) -> None:
+        p, n = self._prev, self._next
+        p._next, n._prev = n, p
+        self._prev = self._next = self
+
+    # -- arguments ------------------------------------------------------------------------
+    @property
+    def args(self) -> tuple:
+        return self._args
+
+    @args.setter
+    def args(self, a: tuple) -> None:
+        self._update_args_kwargs(a, self._kwargs)
+
+    @property
+    def kwargs(self) -> dict:
+        return self._kwargs
+
+    @kwargs.setter
+    def kwargs(self, k: dict) -> None:
+        self._update_args_kwargs(self._args, k)
+
+    @property
+    def all_input_nodes(self) -> list[Node]:
+        """The nodes this node reads, in order of appearance."""
+        return list(self._input_nodes)
+
+    def update_arg(self, idx: int, arg: Argument) -> None:
+        args = list(self.args)
+        args[idx] = arg
+        self.args = tuple(args)
+
+    def update_kwarg(self, key: str, arg: Argument) -> None:
+        self.kwargs = {**self.kwargs, key: arg}
+
+    def insert_arg(self, idx: int, arg: Argument) -> None:
+        args = list(self.args)
+        args.insert(idx, arg)
+        self.args = tuple(args)
+
+    def _update_args_kwargs(self, new_args, new_kwargs) -> None:
+        for old in self._input_nodes:
+            old.users.pop(self, None)
+        self._input_nodes = {}
+        self._args = map_arg(tuple(new_args), self._note_input)
+        self._kwargs = map_arg(dict(new_kwargs), self._note_input)
+        for new in self._input_nodes:
+            new.users.setdefault(self, None)
+
+    def _note_input(self, n: Node) -> Node:
+        if n.graph is not self.graph:
+            raise AssertionError(f"Argument '{n}' of Node '{self}' does not belong to the "
+                                 "same graph")
+        self._input_nodes.setdefault(n)
+        return n
+
+    def replace_all_uses_with(self, replace_with: Node, delete_user_cb=lambda user: True,
+                              *, propagate_meta: bool = False) -> list[Node]:
+        """Make every user of this node read ``replace_with`` instead; returns the users
+        changed."""
+        if propagate_meta:
+            for k, v in self.meta.items():
+                replace_with.meta.setdefault(k, v)
+        to_process = [u for u in self.users if delete_user_cb(u)]
+        for user in to_process:
+            user.replace_input_with(self, replace_with)
+        return to_process
+
+    def replace_input_with(self, old_input: Node, new_input: Node) -> None:
+        """Replace ``old_input`` by ``new_input`` among this node's arguments."""
+        swap = lambda n: new_input if n is old_input else n
+        self._update_args_kwargs(map_arg(self.args, swap), map_arg(self.kwargs, swap))
+
+    # -- queries ------------------------------------------------------------------------
+    def is_impure(self, impure_random: bool = True) -> bool:
+        """Whether dead-code elimination must keep this node."""
+        if self.op in ("placeholder", "output"):
+            return True
+        if self.op == "call_function":
+            return self.target in _side_effectful_functions or \
+                getattr(self.target, "__name__", "").endswith("_") and \
+                not getattr(self.target, "__name__", "").startswith("_")
+        if self.op == "call_method":
+            return str(self.target).endswith("_") and not str(self.target).startswith("_")
+        if self.op == "call_module":
+            root = getattr(self.graph, "owning_module", None)
+            if root is not None:
+                return bool(getattr(root.get_submodule(self.target), "_is_impure", False))
+        return False
+
+    def format_node(self, placeholder_names: list | None = None,
+                    maybe_return_typename: list | None = None) -> str | None:
+        """This node as one line of ``print(graph)``: ``%name : [num_users=N] = op[...]``."""
+        if self.op == "placeholder":
+            if placeholder_names is not None:
+                placeholder_names.append(self.target)
+            default = f"(default={self.args[0]})" if self.args else ""
+            return f"%{self.name} : [num_users={len(self.users)}] = " \
+                   f"placeholder[target={self.target}]{default}"
+        if self.op == "get_attr":
+            return f"%{self.name} : [num_users={len(self.users)}] = " \
+                   f"get_attr[target={self._pretty_target()}]"
+        if self.op == "output":
+            return f"return {self.args[0]}"
+        return f"%{self.name} : [num_users={len(self.users)}] = " \
+               f"{self.op}[target={self._pretty_target()}](args = {_format_arg(self.args)}, " \
+               f"kwargs = {_format_arg(self.kwargs)})"
+
+    def _pretty_target(self) -> str:
+        from .graph import _qualified_name
+
+        return self.target if isinstance(self.target, str) else _qualified_name(self.target)
+
+    def __repr__(self) -> str:
+        return self.name
+
+    def __getstate__(self):
+        return dict(self.__dict__)
+
+
+def _format_arg(arg: Any) -> str:
+    if isinstance(arg, Node):
+        return f"%{arg}"
+    if isinstance(arg, tuple):
+        items = ", ".join(_format_arg(a) for a in arg)
+        return f"({items},)" if len(arg) == 1 else f"({items})"
+    if isinstance(arg, list):
+        return "[" + ", ".join(_format_arg(a) for a in arg) + "]"
+    if isinstance(arg, dict):
+        return "{" + ", ".join(f"{k}: {_format_arg(v)}" for k, v in arg.items()) + "}"
+    return str(arg)
+
