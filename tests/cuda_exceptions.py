@@ -74,6 +74,11 @@ EXCEPTIONS: dict[str, str] = {
     "tests/core/test_export.py::test_load_in_a_fresh_process_without_the_model_classes":
         FRESH_PROCESS,
     "tests/core/test_bfloat16.py::*": NO_BFLOAT16,
+    "tests/core/test_profiler_legacy.py::test_emit_nvtx_pushes_pytorchs_labels": FAKE_CUDA,
+    "tests/core/test_profiler_legacy.py::test_emit_nvtx_without_shapes_and_when_an_op_raises":
+        FAKE_CUDA,
+    "tests/core/test_profiler_legacy.py::test_emit_nvtx_inside_a_profile_leaves_the_profile_recording":
+        FAKE_CUDA,
     "tests/core/test_cuda.py::test_fake_*": FAKE_CUDA,
     "tests/core/test_cuda.py::test_backend_module_imports_without_cupy": FAKE_CUDA,
     "tests/core/test_cuda.py::test_backend_is_not_registered_without_devices": FAKE_CUDA,

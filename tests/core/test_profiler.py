@@ -78,11 +78,12 @@ def test_times_nest_and_self_times_add_up(batch):
     step = step[0]
     assert {c.name for c in step.cpu_children} >= {"aten::conv2d", "ConvolutionBackward0"}
     for e in events:
-        assert e.end_us >= e.start_us
+        assert e.time_range.end >= e.time_range.start
         assert e.self_cpu_time_total <= e.cpu_time_total + 1e-9
         for c in e.cpu_children:
             assert c.cpu_parent is e
-            assert e.start_us <= c.start_us and c.end_us <= e.end_us
+            assert e.time_range.start <= c.time_range.start
+            assert c.time_range.end <= e.time_range.end
     top = [e for e in events if e.cpu_parent is None]
     assert top == [step]
     assert sum(e.self_cpu_time_total for e in events) == pytest.approx(step.cpu_time_total)
@@ -246,24 +247,36 @@ def _check_trace_event_format_no_flows(trace: dict) -> None:
 
 
 def test_with_stack_names_the_calling_line(tmp_path):
+    x = ember.ones(512, 512)
     with profile(with_stack=True) as prof:
-        ember.ones(2).neg()
+        x.neg()
     neg = next(e for e in prof.events() if e.name == "aten::neg")
     assert "test_profiler.py" in neg.stack[0]
     assert "Source Location" in prof.key_averages(group_by_stack_n=1).table()
     prof.export_stacks(str(tmp_path / "stacks.txt"))
-    assert "aten::neg" in (tmp_path / "stacks.txt").read_text()
+    # PyTorch's flame-graph lines: frames outermost first, blanks as "_", whole microseconds
+    frames = ";".join(f.replace(" ", "_") for f in reversed(neg.stack))
+    lines = (tmp_path / "stacks.txt").read_text().splitlines()
+    assert lines == [f"{frames} {int(neg.self_cpu_time_total)}"]
+    with pytest.raises(ValueError, match="metric should be one of"):
+        prof.export_stacks(str(tmp_path / "stacks.txt"), "cpu_time_total")
+    with pytest.raises(AssertionError, match="requires with_stack=True"):
+        with profile() as plain:
+            x.neg()
+        plain.export_stacks(str(tmp_path / "stacks.txt"))
 
 
-def test_legacy_autograd_profiler():
-    from ember.autograd import profiler as legacy
+def test_autograd_profiler():
+    from ember.autograd import profiler as autograd_profiler
 
-    with legacy.profile(record_shapes=True) as prof:
+    with autograd_profiler.profile(record_shapes=True) as prof:
         ember.ones(3).exp()
     assert [e.name for e in prof.function_events] == ["aten::ones", "aten::exp"]
+    assert not any(e.is_legacy for e in prof.function_events)
     assert "aten::exp" in prof.table()
-    with pytest.raises(RuntimeError, match="didn't finish"):
-        legacy.profile().key_averages()
+    unfinished = autograd_profiler.profile()
+    assert list(unfinished.key_averages()) == []  # PyTorch's: no results, no error
+    assert repr(unfinished) == str(unfinished) == "<unfinished torch.autograd.profile>"
 
 
 def test_bad_sort_key_and_results_before_saving():

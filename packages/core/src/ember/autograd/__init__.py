@@ -208,3 +208,14 @@ def _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, all
 
 from . import forward_ad, functional
 from .gradcheck import gradcheck, gradgradcheck
+
+#: imported on first use, to keep ``import ember`` fast
+_LAZY_SUBMODULES = frozenset(("profiler", "profiler_legacy", "profiler_util"))
+
+
+def __getattr__(name: str):
+    if name in _LAZY_SUBMODULES:
+        import importlib
+
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..autograd.profiler import record_function
+from ..autograd.profiler import KinetoStepTracker, record_function
 from .profiler import (
     ProfilerAction,
     ProfilerActivity,

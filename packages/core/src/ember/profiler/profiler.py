@@ -20,11 +20,15 @@ import time
 import warnings
 from collections.abc import Callable
 
-from ..autograd.profiler import _Recorder, record_function
+from ..autograd.profiler import KinetoStepTracker, _Recorder, record_function
 from ..autograd.profiler_util import EventList, chrome_trace
 
 __all__ = ["ProfilerAction", "ProfilerActivity", "profile", "schedule",
            "supported_activities", "tensorboard_trace_handler"]
+
+
+#: the requester name under which the profiler's steps count in ``KinetoStepTracker``
+PROFILER_STEP_NAME = "ProfilerStep"
 
 
 class ProfilerActivity(enum.Enum):
@@ -133,6 +137,7 @@ class profile:
         self._step_range: record_function | None = None
         self._metadata: dict[str, str] = {}
         self._scheduled = schedule is not None
+        KinetoStepTracker.init_step_count(PROFILER_STEP_NAME)
 
     # -- lifecycle --------------------------------------------------------------------------------
     def __enter__(self):
@@ -141,6 +146,7 @@ class profile:
 
     def __exit__(self, *exc) -> bool:
         self.stop()
+        KinetoStepTracker.erase_step_count(PROFILER_STEP_NAME)
         return False
 
     def start(self) -> None:
@@ -230,12 +236,7 @@ class profile:
         self._metadata[key] = json.loads(value)
 
     def export_stacks(self, path: str, metric: str = "self_cpu_time_total") -> None:
-        """Flame-graph input: one ``frame;frame;op value`` line per event with a stack
-        (``with_stack=True``), the value in microseconds."""
+        """Flame-graph input (see ``EventList.export_stacks``); needs ``with_stack=True``."""
         if not self.with_stack:
-            raise RuntimeError("export_stacks() requires with_stack=True")
-        with open(path, "w") as f:
-            for evt in self.events():
-                if evt.stack:
-                    frames = ";".join(reversed(evt.stack))
-                    f.write(f"{frames};{evt.name} {int(getattr(evt, metric))}\n")
+            raise AssertionError("export_stacks() requires with_stack=True")
+        self.events().export_stacks(path, metric)
