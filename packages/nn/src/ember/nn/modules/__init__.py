@@ -53,6 +53,7 @@ from . import (
 )
 from .activation import *  # noqa: F403
 from .adaptive import *  # noqa: F403
+from .batchnorm import SyncBatchNorm
 from .channelshuffle import *  # noqa: F403
 from .conv import *  # noqa: F403
 from .distance import *  # noqa: F403
@@ -81,3 +82,4 @@ __all__ += pixelshuffle.__all__
 __all__ += pooling.__all__
 __all__ += sparse.__all__
 __all__ += upsampling.__all__
+__all__ += ["SyncBatchNorm"]
