@@ -19,11 +19,14 @@ ORACLES = {"torch": "2.13.", "torchvision": "0.29."}
 # -- reasons ---------------------------------------------------------------------------------
 NOT_YET = "issue 18: not yet"
 VISION_NOT_YET = "ember-vision: not yet (no open issue)"
-GRAPH_MODE = "open issue 14: graph mode (jit, export, onnx, compile, fx, symbolic shapes)"
-DISTRIBUTED = "open issue 15: distributed and multiprocessing"
-MIXED_PRECISION = "open issue 16: mixed precision (autocast, GradScaler, bfloat16), profiler"
-COMPLEX = "open issue 17: fft and spectral ops"
-SPECIAL = "open issue 17: special functions (torch.special)"
+SYMBOLIC = ("symbolic shapes: ember.export keeps dynamic dims as Dim expressions inside the "
+            "graph; user code never holds a SymInt/SymFloat/SymBool")
+TORCHSCRIPT_COMPILER = ("TorchScript's compiler of Python source: ember.jit.script traces "
+                        "(ember.jit.ScriptFunction and friends live in ember.jit)")
+CODE_ARCHIVES = ("archives that carry Python code or compiled models to import (torch.package, "
+                 "nativert): Ember's saved programs never run code on load (ember.export.save)")
+NO_PARTITIONER = ("torch.compile's activation-memory budget for its min-cut partitioner: "
+                  "ember.compile replays whole steps, it has no partitioner to budget")
 EINOPS = "needs einops, which ember does not depend on (write the permute/reshape instead)"
 QUANTIZATION = "quantization: not planned"
 LOW_BITS = "sub-byte and float8 dtypes: no NumPy/CuPy array type to hold them"
@@ -50,9 +53,8 @@ GAPS: dict[str, dict[str, list[str]]] = {
         NOT_YET: [],
         DEPRECATED: ["set_default_tensor_type",
                      "frobenius_norm", "nuclear_norm"],
-        GRAPH_MODE: ["cond", "fork", "wait", "Future", "JITException",
-                     "CompilationUnit", "ScriptFunction", "Sym*", "sym_*", "*_copy",
-                     "slice_inverse"],
+        SYMBOLIC: ["Sym*"],
+        TORCHSCRIPT_COMPILER: ["JITException", "CompilationUnit", "ScriptFunction"],
         TORCH_C_INTERNALS: [
             "AVG", "SUM", "AggregationType", "AliasDb", "AnyType", "Argument", "ArgumentSpec",
             "AwaitType", "BenchmarkConfig", "BenchmarkExecutionStats", "Block", "BoolType",
@@ -77,8 +79,6 @@ GAPS: dict[str, dict[str, list[str]]] = {
             "batch_norm_stats", "batch_norm_update_stats", "constant_pad_nd", "convolution",
             "embedding_renorm_", "norm_except_dim", "gru", "gru_cell", "lstm", "lstm_cell",
             "rnn_relu", "rnn_relu_cell", "rnn_tanh", "rnn_tanh_cell"],
-        MIXED_PRECISION: ["GradScaler", "*autocast*"],
-        DISTRIBUTED: ["is_distributed"],
         QUANTIZATION: ["q_*", "qint8", "qint32", "quint8", "quint2x4", "quint4x2", "qscheme",
                        "quantize_*", "quantized_*", "dequantize", "int_repr", "empty_quantized",
                        "fake_quantize_*", "fused_moving_avg_obs_fake_quant",
@@ -86,23 +86,21 @@ GAPS: dict[str, dict[str, list[str]]] = {
         LOW_BITS: ["bit", "bits*", "float4_*", "float8_*", "int1", "int2", "int3", "int4",
                    "int5", "int6", "int7", "uint1", "uint2", "uint3", "uint4", "uint5", "uint6",
                    "uint7"],
-        BACKEND_KERNELS: ["cudnn_*", "miopen_*", "mkldnn_*", "is_vulkan_available"],
+        BACKEND_KERNELS: ["cudnn_*", "miopen_*", "mkldnn_*", "is_vulkan_available",
+                          "*autocast_ipu*", "*autocast_xla*"],
     },
     "torch.Tensor": {
         FIRST_CLASS_DIMS: ["index"],
         REMOVED: ["reinforce"],
-        DISTRIBUTED: ["is_distributed"],
         QUANTIZATION: ["q_*", "qscheme", "dequantize", "int_repr"],
         PROTOTYPE: ["to_padded_tensor", "name"],
         BACKEND_KERNELS: ["ipu", "to_mkldnn", "mtia"],
-        GRAPH_MODE: ["slice_inverse"],
         ATEN_INTERNALS: [],
     },
     "torch.nn": {
         NOT_YET: [
                   ],
         DEPRECATED: ["Container", "NLLLoss2d"],
-        DISTRIBUTED: ["SyncBatchNorm"],
         QUANTIZATION: ["intrinsic", "qat", "quantizable", "quantized"],
         TYPE_HINTS: ["common_types"],
     },
@@ -129,9 +127,7 @@ GAPS: dict[str, dict[str, list[str]]] = {
         EINOPS: ["rearrange"],
     },
     "torch.* modules": {
-        GRAPH_MODE: ["fx", "futures", "nativert",
-                     "package"],
-        COMPLEX: ["signal"],
+        CODE_ARCHIVES: ["nativert", "package"],
         QUANTIZATION: ["ao", "quantization"],
         PROTOTYPE: ["masked", "nested"],
         BACKEND_KERNELS: ["mtia"],
@@ -140,7 +136,6 @@ GAPS: dict[str, dict[str, list[str]]] = {
     },
     "torch.nn.modules.*": {
         DEPRECATED: ["container.Container", "loss.NLLLoss2d"],
-        DISTRIBUTED: ["batchnorm.SyncBatchNorm"],
     },
     "torch.nn.parallel.*": {
         CUDA_ONLY: ["comm.*"],
@@ -158,15 +153,13 @@ GAPS: dict[str, dict[str, list[str]]] = {
     "torch.autograd.*": {
         NOT_YET: [],
         DEPRECATED: ["function.NestedIOFunction", "variable.*", "gradcheck.get_*_jacobian*"],
-        MIXED_PRECISION: ["profiler.*", "profiler_legacy.*", "profiler_util.*"],
-        GRAPH_MODE: ["graph.region_activation_memory_budget"],
+        NO_PARTITIONER: ["graph.region_activation_memory_budget"],
         CUDA_ONLY: ["graph.set_override_stale_capture_stream",
                     "graph.set_warn_on_accumulate_grad_stream_mismatch"],
     },
     "submodules as attributes": {
         CUDA_ONLY: ["nn.parallel.comm"],
         DATAPIPES: ["utils.data.datapipes", "utils.data.graph", "utils.data.graph_settings"],
-        MIXED_PRECISION: ["autograd.profiler*"],
         DEPRECATED: [],
     },
     # torchvision's rows run only where torchvision is installed (nox -s vision_parity).

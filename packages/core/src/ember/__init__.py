@@ -73,6 +73,12 @@ from ._storage import (  # also attaches Tensor.untyped_storage, set_, ...
 from ._creation import empty_permuted, from_file, frombuffer, scalar_tensor
 from ._stream import Event, Stream
 from . import _random  # registers the random Tensor methods (uniform_...) before install
+from .ops import tensor_info as _tensor_info  # registers is_distributed
+from .ops import view_copy as _view_copy  # the *_copy ops, slice_inverse
+from ._sym import (  # PyTorch's size helpers (torch.sym_*)
+    sym_constrain_range, sym_constrain_range_for_size, sym_float, sym_fresh_size, sym_int,
+    sym_ite, sym_max, sym_min, sym_not, sym_sqrt, sym_sum,
+)
 from .ops import registry as _registry
 
 _registry.install(globals(), Tensor)
@@ -102,7 +108,7 @@ from .serialization import load, save
 # -- sub-distributions: ``ember.nn`` etc. as attributes, with an install hint when missing ----
 _SUBPACKAGES = {
     "nn": "ember-nn", "optim": "ember-nn", "vision": "ember-vision", "text": "ember-text",
-    "hub": "ember-hub", "onnx": "ember-nn", "distributed.optim": "ember-nn",
+    "hub": "ember-hub", "onnx": "ember-nn", "distributed.optim": "ember-nn", "fx": "ember-nn",
 }
 
 
@@ -110,7 +116,7 @@ _SUBPACKAGES = {
 _LAZY_SUBMODULES = {"functional", "quasirandom", "random", "storage", "torch_version",
                     "export", "jit", "compiler", "distributed", "multiprocessing",
                     "profiler", "amp", "special", "distributions", "fft", "func",
-                    "sparse", "library"}
+                    "sparse", "library", "signal", "futures"}
 
 
 #: torch.autocast and its state functions, from ember.amp.autocast_mode on first use
@@ -131,8 +137,16 @@ def __getattr__(name: str):
         return importlib.import_module(f"ember.{name}")
     if name == "vmap":  # torch.vmap is torch.func.vmap
         return importlib.import_module("ember.func").vmap
+    if name == "GradScaler":  # torch.GradScaler is torch.amp.GradScaler
+        return importlib.import_module("ember.amp").GradScaler
     if name in _AUTOCAST_NAMES:
         return getattr(importlib.import_module("ember.amp.autocast_mode"), name)
+    if name == "cond":  # torch.cond
+        return importlib.import_module("ember._cond").cond
+    if name in ("fork", "wait"):  # torch.fork / torch.wait are torch.jit's
+        return getattr(importlib.import_module("ember.jit"), name)
+    if name == "Future":  # torch.Future
+        return importlib.import_module("ember.futures").Future
     if name == "compile":  # not cached in this module's globals: no shadowing of the builtin
         return importlib.import_module("ember._compile").compile
     if name in ("has_mkl", "has_openmp"):  # what NumPy's BLAS is, asked on first use

@@ -17,6 +17,8 @@ from . import export as export
 from . import fft as fft
 from . import func as func
 from . import functional as functional
+from . import futures as futures
+from . import fx as fx
 from . import hub as hub
 from . import jit as jit
 from . import library as library
@@ -35,6 +37,7 @@ from . import return_types as _return_types
 from . import return_types as return_types
 from . import safetensors as safetensors
 from . import serialization as serialization
+from . import signal as signal
 from . import sparse as sparse
 from . import special as special
 from . import storage as storage
@@ -63,6 +66,7 @@ from ._dtype import complex32 as complex32
 from ._dtype import complex64 as complex64
 from ._dtype import complex128 as complex128
 from ._dtype import double as double
+from ._dtype import dtype as _Dtype
 from ._dtype import dtype as dtype
 from ._dtype import finfo as finfo
 from ._dtype import float as float
@@ -183,6 +187,17 @@ from ._storage import TypedStorage as TypedStorage
 from ._storage import UntypedStorage as UntypedStorage
 from ._stream import Event as Event
 from ._stream import Stream as Stream
+from ._sym import sym_constrain_range as sym_constrain_range
+from ._sym import sym_constrain_range_for_size as sym_constrain_range_for_size
+from ._sym import sym_float as sym_float
+from ._sym import sym_fresh_size as sym_fresh_size
+from ._sym import sym_int as sym_int
+from ._sym import sym_ite as sym_ite
+from ._sym import sym_max as sym_max
+from ._sym import sym_min as sym_min
+from ._sym import sym_not as sym_not
+from ._sym import sym_sqrt as sym_sqrt
+from ._sym import sym_sum as sym_sum
 from ._tensor import Tensor as Tensor
 from ._tensor import (
     _bool,
@@ -241,17 +256,22 @@ from .serialization import save as save
 from .torch_version import TorchVersion as _TorchVersion
 
 __version__: _TorchVersion
+ccol_indices_copy: Any
+col_indices_copy: Any
+crow_indices_copy: Any
 dsmm: Any
 e: _float
 has_mkl: _bool
 has_openmp: _bool
 hsmm: Any
 hspmm: Any
+indices_copy: Any
 inf: _float
 nan: _float
 newaxis: None
 pi: _float
 resize_as_sparse_: Any
+row_indices_copy: Any
 saddmm: Any
 set_anomaly_enabled = _set_anomaly_enabled
 smm: Any
@@ -268,6 +288,7 @@ sparse_csr: _Layout
 sparse_csr_tensor: Any
 spmm: Any
 sspaddmm: Any
+values_copy: Any
 
 def abs(input: Tensor) -> Tensor:
     """Absolute value (bool tensors are an error)."""
@@ -441,6 +462,17 @@ def affine_grid_generator(theta: Tensor, size: _IntOrInts, align_corners: _bool)
     (``(N, 2, 3)`` or ``(N, 3, 4)``) for an output of ``size`` (``N, C, *spatial``).
     """
 
+def alias_copy(input: Tensor, *, out: Tensor | None = None) -> Tensor:
+    """Performs the same operation as ``alias``, but all output tensors are freshly created
+    instead of aliasing the input: contiguous, with memory of their own.
+
+    ``alias``: A view of all of ``input``.
+
+    Differentiable as ``alias`` is (the copy's node is its backward). ``out=`` is checked as
+    PyTorch's (dtype, device; a non-empty ``out`` of another shape is resized with a warning)
+    and not differentiated.
+    """
+
 def all(input: Tensor, dim: _IntOrInts | None = None, keepdim: _bool = False) -> Tensor:
     """Whether every element (over ``dim``) is non-zero; bool (uint8 for uint8 input)."""
 
@@ -517,6 +549,26 @@ def as_strided_(
     storage_offset: _int | None = None,
 ) -> Tensor:
     """In-place version of :func:`ember.as_strided`."""
+
+def as_strided_copy(
+    input: Tensor,
+    size: _IntOrInts,
+    stride: _IntOrInts,
+    storage_offset: _int | None = None,
+    *,
+    out: Tensor | None = None,
+) -> Tensor:
+    """Performs the same operation as ``as_strided``, but all output tensors are freshly created
+    instead of aliasing the input: contiguous, with memory of their own.
+
+    ``as_strided``: The view of ``input``'s storage with shape ``size`` and ``stride`` (in
+    elements) from element ``storage_offset`` of the storage (default: ``input``'s own
+    offset).
+
+    Differentiable as ``as_strided`` is (the copy's node is its backward). ``out=`` is checked
+    as PyTorch's (dtype, device; a non-empty ``out`` of another shape is resized with a
+    warning) and not differentiated.
+    """
 
 def as_strided_scatter(
     input: Tensor,
@@ -1062,6 +1114,17 @@ def det(input: Tensor) -> Tensor:
 def detach(input: Tensor) -> Tensor:
     """``input.detach()``: the same data, outside the graph."""
 
+def detach_copy(input: Tensor, *, out: Tensor | None = None) -> Tensor:
+    """Performs the same operation as ``detach``, but all output tensors are freshly created
+    instead of aliasing the input: contiguous, with memory of their own.
+
+    ``detach``: ``input`` outside the graph.
+
+    Its result requires grad when ``input`` does, through a ``NotImplemented`` node whose
+    backward raises, as in PyTorch. ``out=`` is checked as PyTorch's (dtype, device; a
+    non-empty ``out`` of another shape is resized with a warning) and not differentiated.
+    """
+
 def diag(input: Tensor, diagonal: _int = 0) -> Tensor:
     """1-D input: a square matrix with it on diagonal ``diagonal``; 2-D input: that diagonal
     (a copy).
@@ -1078,6 +1141,25 @@ def diagflat(input: Tensor, offset: _int = 0) -> Tensor:
 def diagonal(input: Tensor, offset: _int = 0, dim1: _int = 0, dim2: _int = 1) -> Tensor:
     """The view of the diagonal ``offset`` of dims ``dim1``/``dim2``, appended as the last
     dim.
+    """
+
+def diagonal_copy(
+    input: Tensor,
+    offset: _int = 0,
+    dim1: _int = 0,
+    dim2: _int = 1,
+    *,
+    out: Tensor | None = None,
+) -> Tensor:
+    """Performs the same operation as ``diagonal``, but all output tensors are freshly created
+    instead of aliasing the input: contiguous, with memory of their own.
+
+    ``diagonal``: The view of the diagonal ``offset`` of dims ``dim1``/``dim2``, appended as
+    the last dim.
+
+    Differentiable as ``diagonal`` is (the copy's node is its backward). ``out=`` is checked
+    as PyTorch's (dtype, device; a non-empty ``out`` of another shape is resized with a
+    warning) and not differentiated.
     """
 
 def diagonal_scatter(
@@ -1215,6 +1297,24 @@ def exp2_(input: Tensor) -> Tensor:
 
 def exp_(input: Tensor) -> Tensor:
     """In-place version of :func:`ember.exp`."""
+
+def expand_copy(
+    input: Tensor,
+    size: _IntOrInts,
+    *,
+    implicit: _bool = False,
+    out: Tensor | None = None,
+) -> Tensor:
+    """Performs the same operation as ``expand``, but all output tensors are freshly created
+    instead of aliasing the input: contiguous, with memory of their own.
+
+    ``expand``: ``Tensor.expand`` (``implicit`` is ATen's marker of broadcasting; it changes
+    nothing).
+
+    Differentiable as ``expand`` is (the copy's node is its backward). ``out=`` is checked as
+    PyTorch's (dtype, device; a non-empty ``out`` of another shape is resized with a warning)
+    and not differentiated.
+    """
 
 def expm1(input: Tensor) -> Tensor:
     """``exp(input) - 1``, accurate for small inputs."""
@@ -1590,6 +1690,11 @@ def inverse(input: Tensor) -> Tensor:
 
 def is_conj(input: Tensor) -> _bool:
     """False: ember's ``conj`` is a copy, never a lazily conjugated view."""
+
+def is_distributed(input: Tensor) -> _bool:
+    """Whether ``input`` is a distributed tensor: always False, as in PyTorch (whose dense
+    tensors never are; ``ember.distributed`` shards nothing in place).
+    """
 
 def is_inference(input: Tensor) -> _bool:
     """Whether ``input`` is an inference tensor: always False, as Ember's tensors carry no
@@ -2216,6 +2321,17 @@ def pdist(input: Tensor, p: _float = 2) -> Tensor:
 def permute(input: Tensor, dims: _IntOrInts) -> Tensor:
     """Reorder dimensions (a view)."""
 
+def permute_copy(input: Tensor, dims: _IntOrInts, *, out: Tensor | None = None) -> Tensor:
+    """Performs the same operation as ``permute``, but all output tensors are freshly created
+    instead of aliasing the input: contiguous, with memory of their own.
+
+    ``permute``: Reorder dimensions (a view).
+
+    Differentiable as ``permute`` is (the copy's node is its backward). ``out=`` is checked as
+    PyTorch's (dtype, device; a non-empty ``out`` of another shape is resized with a warning)
+    and not differentiated.
+    """
+
 def pinverse(input: Tensor, rcond: _float = 1e-15) -> Tensor:
     """Pseudo-inverse with singular values below ``rcond * max`` cut (``linalg.pinv``)."""
 
@@ -2468,6 +2584,17 @@ def searchsorted(
 def select(input: Tensor, dim: _int, index: _int) -> Tensor:
     """The view at ``index`` along ``dim`` (that dimension removed)."""
 
+def select_copy(input: Tensor, dim: _int, index: _int, *, out: Tensor | None = None) -> Tensor:
+    """Performs the same operation as ``select``, but all output tensors are freshly created
+    instead of aliasing the input: contiguous, with memory of their own.
+
+    ``select``: The view at ``index`` along ``dim`` (that dimension removed).
+
+    Differentiable as ``select`` is (the copy's node is its backward). As in PyTorch, a
+    complex result is not: an error. ``out=`` is checked as PyTorch's (dtype, device; a
+    non-empty ``out`` of another shape is resized with a warning) and not differentiated.
+    """
+
 def select_scatter(input: Tensor, src: Tensor, dim: _int, index: _int) -> Tensor:
     """``input`` with ``select(dim, index)`` set to ``src``."""
 
@@ -2516,6 +2643,42 @@ def sinh(input: Tensor) -> Tensor:
 def sinh_(input: Tensor) -> Tensor:
     """In-place version of :func:`ember.sinh`."""
 
+def slice_copy(
+    input: Tensor,
+    dim: _int = 0,
+    start: _int | None = None,
+    end: _int | None = None,
+    step: _int = 1,
+    *,
+    out: Tensor | None = None,
+) -> Tensor:
+    """Performs the same operation as ``slice``, but all output tensors are freshly created
+    instead of aliasing the input: contiguous, with memory of their own.
+
+    ``slice``: ``input[..., start:end:step]`` along ``dim`` (ATen's ``slice``), a view.
+
+    Differentiable as ``slice`` is (the copy's node is its backward). As in PyTorch, a complex
+    result is not: an error. ``out=`` is checked as PyTorch's (dtype, device; a non-empty
+    ``out`` of another shape is resized with a warning) and not differentiated.
+    """
+
+def slice_inverse(
+    input: Tensor,
+    src: Tensor,
+    dim: _int = 0,
+    start: _int | None = None,
+    end: _int | None = None,
+    step: _int = 1,
+) -> Tensor:
+    """The inverse of ``src.slice(dim, start, end, step)`` (``src[..., start:end:step]``
+    along ``dim``) when ``input`` is that slice: a view of ``input``'s memory with ``src``'s
+    sizes, strides and storage offset, so a view of the base ``src`` was sliced from.
+
+    ``input`` must reach enough memory for ``src``'s geometry (it is a slice of a tensor laid
+    out as ``src``); ``dim``, ``start``, ``end`` and ``step`` only route the gradient: to
+    ``input`` the gradient's slice, to ``src`` the rest of it.
+    """
+
 def slice_scatter(
     input: Tensor,
     src: Tensor,
@@ -2550,8 +2713,43 @@ def split(tensor: Tensor, split_size_or_sections: _IntOrInts, dim: _int = 0) -> 
     list.
     """
 
+def split_copy(
+    input: Tensor,
+    split_size: _int,
+    dim: _int = 0,
+    *,
+    out: Any = None,
+) -> tuple[Tensor, ...]:
+    """Performs the same operation as ``split``, but all output tensors are freshly created
+    instead of aliasing the input: contiguous, with memory of their own.
+
+    ``split``: ``split`` by one size (ATen's ``split.Tensor``: a list of sizes is
+    ``split_with_sizes``).
+
+    Differentiable as ``split`` is (the copy's node is its backward). ``out=`` is checked as
+    PyTorch's (dtype, device; a non-empty ``out`` of another shape is resized with a warning)
+    and not differentiated.
+    """
+
 def split_with_sizes(input: Tensor, split_sizes: _IntOrInts, dim: _int = 0) -> tuple[Tensor, ...]:
     """Views of the sizes in ``split_sizes`` along ``dim``."""
+
+def split_with_sizes_copy(
+    input: Tensor,
+    split_sizes: Sequence[_int],
+    dim: _int = 0,
+    *,
+    out: Any = None,
+) -> tuple[Tensor, ...]:
+    """Performs the same operation as ``split_with_sizes``, but all output tensors are freshly
+    created instead of aliasing the input: contiguous, with memory of their own.
+
+    ``split_with_sizes``: Views of the sizes in ``split_sizes`` along ``dim``.
+
+    Differentiable as ``split_with_sizes`` is (the copy's node is its backward). ``out=`` is
+    checked as PyTorch's (dtype, device; a non-empty ``out`` of another shape is resized with
+    a warning) and not differentiated.
+    """
 
 def sqrt(input: Tensor) -> Tensor:
     """Square root."""
@@ -2568,6 +2766,23 @@ def square_(input: Tensor) -> Tensor:
 def squeeze(input: Tensor, dim: _IntOrInts | None = None) -> Tensor:
     """Remove size-one dims: all of them, or those in ``dim`` (an int or a tuple) that have
     size one (PyTorch 2: other dims in ``dim`` are left alone).
+    """
+
+def squeeze_copy(
+    input: Tensor,
+    dim: _IntOrInts | None = None,
+    *,
+    out: Tensor | None = None,
+) -> Tensor:
+    """Performs the same operation as ``squeeze``, but all output tensors are freshly created
+    instead of aliasing the input: contiguous, with memory of their own.
+
+    ``squeeze``: Remove size-one dims: all of them, or those in ``dim`` (an int or a tuple)
+    that have size one (PyTorch 2: other dims in ``dim`` are left alone).
+
+    Differentiable as ``squeeze`` is (the copy's node is its backward). ``out=`` is checked as
+    PyTorch's (dtype, device; a non-empty ``out`` of another shape is resized with a warning)
+    and not differentiated.
     """
 
 def stack(tensors: Sequence[Tensor], dim: _int = 0, *, out: Tensor | None = None) -> Tensor:
@@ -2653,6 +2868,17 @@ def swapdims(input: Tensor, dim0: _int, dim1: _int) -> Tensor:
 def t(input: Tensor) -> Tensor:
     """Transpose a tensor of at most 2 dimensions."""
 
+def t_copy(input: Tensor, *, out: Tensor | None = None) -> Tensor:
+    """Performs the same operation as ``t``, but all output tensors are freshly created instead
+    of aliasing the input: contiguous, with memory of their own.
+
+    ``t``: Transpose a tensor of at most 2 dimensions.
+
+    Differentiable as ``t`` is (the copy's node is its backward). ``out=`` is checked as
+    PyTorch's (dtype, device; a non-empty ``out`` of another shape is resized with a warning)
+    and not differentiated.
+    """
+
 def take(input: Tensor, index: Tensor) -> Tensor:
     """``input`` seen as 1-D, indexed by ``index`` (result has ``index``'s shape)."""
 
@@ -2729,6 +2955,17 @@ def trace(input: Tensor) -> Tensor:
 
 def transpose(input: Tensor, dim0: _int, dim1: _int) -> Tensor:
     """Swap two dimensions (a view)."""
+
+def transpose_copy(input: Tensor, dim0: _int, dim1: _int, *, out: Tensor | None = None) -> Tensor:
+    """Performs the same operation as ``transpose``, but all output tensors are freshly created
+    instead of aliasing the input: contiguous, with memory of their own.
+
+    ``transpose``: Swap two dimensions (a view).
+
+    Differentiable as ``transpose`` is (the copy's node is its backward). ``out=`` is checked
+    as PyTorch's (dtype, device; a non-empty ``out`` of another shape is resized with a
+    warning) and not differentiated.
+    """
 
 def trapezoid(
     y: Tensor,
@@ -2832,8 +3069,38 @@ def trunc_(input: Tensor) -> Tensor:
 def unbind(input: Tensor, dim: _int = 0) -> tuple[Tensor, ...]:
     """The views ``select(dim, i)`` for every ``i``."""
 
+def unbind_copy(input: Tensor, dim: _int = 0, *, out: Any = None) -> tuple[Tensor, ...]:
+    """Performs the same operation as ``unbind``, but all output tensors are freshly created
+    instead of aliasing the input: contiguous, with memory of their own.
+
+    ``unbind``: The views ``select(dim, i)`` for every ``i``.
+
+    Differentiable as ``unbind`` is (the copy's node is its backward). ``out=`` is checked as
+    PyTorch's (dtype, device; a non-empty ``out`` of another shape is resized with a warning)
+    and not differentiated.
+    """
+
 def unflatten(input: Tensor, dim: _int, sizes: _IntOrInts) -> Tensor:
     """Split dim ``dim`` into ``sizes`` (one of them may be -1)."""
+
+def unfold_copy(
+    input: Tensor,
+    dimension: _int,
+    size: _IntOrInts,
+    step: _int,
+    *,
+    out: Tensor | None = None,
+) -> Tensor:
+    """Performs the same operation as ``unfold``, but all output tensors are freshly created
+    instead of aliasing the input: contiguous, with memory of their own.
+
+    ``unfold``: The view of all slices of length ``size`` along ``dimension``, ``step`` apart,
+    as a new last dimension (``Tensor.unfold``).
+
+    Differentiable as ``unfold`` is (the copy's node is its backward). ``out=`` is checked as
+    PyTorch's (dtype, device; a non-empty ``out`` of another shape is resized with a warning)
+    and not differentiated.
+    """
 
 def unique(
     input: Tensor,
@@ -2877,6 +3144,17 @@ def unsafe_split_with_sizes(
 def unsqueeze(input: Tensor, dim: _int) -> Tensor:
     """Insert a size-one dimension at ``dim``."""
 
+def unsqueeze_copy(input: Tensor, dim: _int, *, out: Tensor | None = None) -> Tensor:
+    """Performs the same operation as ``unsqueeze``, but all output tensors are freshly created
+    instead of aliasing the input: contiguous, with memory of their own.
+
+    ``unsqueeze``: Insert a size-one dimension at ``dim``.
+
+    Differentiable as ``unsqueeze`` is (the copy's node is its backward). ``out=`` is checked
+    as PyTorch's (dtype, device; a non-empty ``out`` of another shape is resized with a
+    warning) and not differentiated.
+    """
+
 def vander(x: Tensor, N: _int | None = None, increasing: _bool = False) -> Tensor:
     """The Vandermonde matrix of a 1-D ``x``: columns ``x^(N-1) ... x^0`` (``x^0 ... x^(N-1)``
     with ``increasing``); integer and bool inputs give int64.
@@ -2910,8 +3188,49 @@ def view_as_complex(input: Tensor) -> Tensor:
     gives complex32, float32 complex64, float64 complex128.
     """
 
+def view_as_complex_copy(input: Tensor, *, out: Tensor | None = None) -> Tensor:
+    """Performs the same operation as ``view_as_complex``, but all output tensors are freshly
+    created instead of aliasing the input: contiguous, with memory of their own.
+
+    ``view_as_complex``: A real tensor whose last dimension is 2 as a complex view (PyTorch's
+    checks): float16 gives complex32, float32 complex64, float64 complex128.
+
+    As in PyTorch, its complex result is not differentiated: an input that requires grad is an
+    error. ``out=`` is checked as PyTorch's (dtype, device; a non-empty ``out`` of another
+    shape is resized with a warning) and not differentiated.
+    """
+
 def view_as_real(input: Tensor) -> Tensor:
     """A complex tensor as a real view with a trailing dimension of 2 (real, imaginary)."""
+
+def view_as_real_copy(input: Tensor, *, out: Tensor | None = None) -> Tensor:
+    """Performs the same operation as ``view_as_real``, but all output tensors are freshly
+    created instead of aliasing the input: contiguous, with memory of their own.
+
+    ``view_as_real``: A complex tensor as a real view with a trailing dimension of 2 (real,
+    imaginary).
+
+    Differentiable as ``view_as_real`` is (the copy's node is its backward). ``out=`` is
+    checked as PyTorch's (dtype, device; a non-empty ``out`` of another shape is resized with
+    a warning) and not differentiated.
+    """
+
+def view_copy(
+    input: Tensor,
+    size: Sequence[_int] | _int | _Dtype,
+    *,
+    out: Tensor | None = None,
+) -> Tensor:
+    """Performs the same operation as ``view``, but all output tensors are freshly created
+    instead of aliasing the input: contiguous, with memory of their own.
+
+    ``view``: ``Tensor.view``: a new shape, or the same memory read as a dtype. As ATen's
+    ``view_copy``, a shape that the strides cannot view is a reshape (it is copied anyway).
+
+    Differentiable as ``view`` is (the copy's node is its backward). ``out=`` is checked as
+    PyTorch's (dtype, device; a non-empty ``out`` of another shape is resized with a warning)
+    and not differentiated.
+    """
 
 def vsplit(
     input: Tensor,

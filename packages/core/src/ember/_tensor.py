@@ -629,11 +629,18 @@ class Tensor:
                                " is ambiguous")
         return bool(self._host().reshape(()))
 
+    def _python_scalar(self):
+        """The one element, for ``float()``/``int()``/``complex()`` (PyTorch's ValueError
+        for any other count, where ``item()`` raises a RuntimeError)."""
+        if self._data.size != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
+        return self.item()
+
     def __float__(self) -> float:
-        return float(self.item())
+        return float(self._python_scalar())
 
     def __int__(self) -> int:
-        return int(self.item())
+        return int(self._python_scalar())
 
     def __index__(self) -> int:
         if self._data.dtype.kind not in "iub" or self._data.size != 1:
@@ -642,7 +649,7 @@ class Tensor:
         return int(self.item())
 
     def __complex__(self):
-        return complex(self.item())
+        return complex(self._python_scalar())
 
     def __hash__(self) -> int:
         return id(self)

@@ -1125,6 +1125,9 @@ class Tensor:
     @property
     def is_cuda(self) -> _bool: ...
 
+    def is_distributed(self) -> _bool:
+        """See :func:`ember.is_distributed`."""
+
     def is_floating_point(self) -> _bool: ...
 
     def is_inference(self) -> _bool:
@@ -2063,6 +2066,16 @@ class Tensor:
     def size(self, dim: None = None) -> _Size: ...
     @overload
     def size(self, dim: _int) -> _int: ...
+
+    def slice_inverse(
+        self,
+        src: Tensor,
+        dim: _int = 0,
+        start: _int | None = None,
+        end: _int | None = None,
+        step: _int = 1,
+    ) -> Tensor:
+        """See :func:`ember.slice_inverse`."""
 
     def slice_scatter(
         self,

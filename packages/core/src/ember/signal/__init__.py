@@ -1,0 +1,5 @@
+"""``ember.signal``: signal processing, as ``torch.signal`` (its window functions)."""
+
+from . import windows
+
+__all__ = ["windows"]
