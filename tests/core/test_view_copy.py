@@ -366,6 +366,7 @@ def test_list_outs_split_copies_in_the_others_resize(torch):
     lambda m, x: m.select_copy(x, 0, 5),
     lambda m, x: m.diagonal_copy(x, 0, 1, 1),
     lambda m, x: m.indices_copy(x),
+    lambda m, x: m.values_copy(x),
     lambda m, x: m.crow_indices_copy(x),
     lambda m, x: m.col_indices_copy(x),
     lambda m, x: m.ccol_indices_copy(x),

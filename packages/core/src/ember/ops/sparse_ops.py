@@ -593,8 +593,9 @@ register_method("sparse_dim", _sparse_dim)
 register_method("dense_dim", _dense_dim)
 register_method("is_sparse_csr", property(lambda self: False,
                                           doc="False: a dense tensor is not a CSR tensor."))
-for _name in ("indices", "values", "_indices", "_values", "coalesce", "is_coalesced", "_nnz"):
+for _name in ("indices", "_indices", "_values", "coalesce", "is_coalesced", "_nnz"):
     register_method(_name, _expects_sparse(_name))
+register_method("values", _expects_sparse("values", "sparse"))  # COO and compressed both
 for _name in ("crow_indices", "col_indices"):
     register_method(_name, _expects_sparse(_name, "sparse row compressed"))
 for _name in ("ccol_indices", "row_indices"):
