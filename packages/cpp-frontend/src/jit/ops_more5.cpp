@@ -36,6 +36,10 @@ int scipy_LAPACKE_dsyevd(int layout, char jobz, char uplo, int n, double* a, int
 int scipy_LAPACKE_dgeev(int layout, char jobvl, char jobvr, int n, double* a, int lda, double* wr, double* wi,
                         double* vl, int ldvl, double* vr, int ldvr);
 // lapack_complex_double is a (real, imaginary) pair, as std::complex<double> lays it out
+// LAPACK's unblocked Bunch-Kaufman factorization and its solve (Fortran; column-major)
+void scipy_dsytf2_(const char* uplo, const int* n, double* a, const int* lda, int* ipiv, int* info, std::size_t uplo_len);
+void scipy_dsytrs_(const char* uplo, const int* n, const int* nrhs, const double* a, const int* lda, const int* ipiv,
+                   double* b, const int* ldb, int* info, std::size_t uplo_len);
 int scipy_LAPACKE_zgeev(int layout, char jobvl, char jobvr, int n, void* a, int lda, void* w, void* vl, int ldvl,
                         void* vr, int ldvr);
 }
@@ -1005,6 +1009,132 @@ Tensor solve(const Tensor& A, const Tensor& B, bool left, const std::string& fn,
     return vector ? r.squeeze(-1) : r;
 }
 
+// ------------------------------------------------------------------------- LDL^T
+
+// Bunch-Kaufman LDL^T of the lower triangles of a batch of symmetric real matrices (LAPACK
+// dsytf2, which Python Ember's kernel follows step by step), in double, rounded once:
+// (LD with a zero strict upper triangle, 1-based int32 pivots, info per matrix).
+struct Ldl {
+    Tensor LD, pivots, info;
+};
+
+#ifndef EMBER_HAVE_OPENBLAS
+[[noreturn]] void no_lapack(const std::string& fn) {
+    throw Error(fn + ": this build of Ember's C++ library has no LAPACK (configure it with EMBER_USE_OPENBLAS=ON)");
+}
+#endif
+
+Ldl ldl_factor(const Tensor& A, const std::string& fn, bool check_errors) {
+    const std::string checks = "torch.linalg.ldl_factor_ex";  // PyTorch's checks name it for ldl_factor too
+    check_dims(A, checks);
+    check_square(A, checks);
+    if (!A.is_floating_point()) {
+        throw Error(checks + ": Expected a floating point or complex tensor as input. Got " + type_name_of(A));
+    }
+    kernel_dtype(A, "ldl_factor_kernel_cpu");
+    Batch a = batch_of(A);
+    const int64_t n = a.n;
+    Batch out = empty_batch(a.lead, n, n);
+    std::vector<int32_t> piv(static_cast<std::size_t>(a.count * n)), info(static_cast<std::size_t>(a.count));
+    std::vector<double> cm(static_cast<std::size_t>(n * n));
+    for (int64_t b = 0; b < a.count; ++b) {
+        const double* src = a.at(b);
+        for (int64_t i = 0; i < n; ++i) {
+            for (int64_t j = 0; j < n; ++j) cm[static_cast<std::size_t>(j * n + i)] = src[i * n + j];
+        }
+#ifdef EMBER_HAVE_OPENBLAS
+        const int N = static_cast<int>(n), ld = std::max(1, N);
+        int inf = 0;
+        if (n > 0) scipy_dsytf2_("L", &N, cm.data(), &ld, piv.data() + b * n, &inf, 1);
+        info[static_cast<std::size_t>(b)] = inf;
+#else
+        no_lapack(fn);
+#endif
+        double* dst = out.at(b);
+        for (int64_t i = 0; i < n; ++i) {
+            for (int64_t j = 0; j <= i; ++j) dst[i * n + j] = cm[static_cast<std::size_t>(j * n + i)];
+        }
+    }
+    if (check_errors) {
+        for (int64_t b = 0; b < a.count; ++b) {
+            const int32_t k = info[static_cast<std::size_t>(b)];
+            if (k != 0) {
+                throw Error(fn + ": " + batch_prefix(A, b) +
+                            "The factorization could not be completed because the block diagonal matrix D is singular (D[" +
+                            std::to_string(k) + "," + std::to_string(k) + "] is zero).");
+            }
+        }
+    }
+    Shape ps = a.lead;
+    ps.push_back(n);
+    return {tensor_of(out, A.scalar_type()), int_tensor(ps, piv), int_tensor(a.lead, info)};
+}
+
+// X with A X = B given ldl_factor(A) (dsytrs); batches broadcast.
+Tensor ldl_solve(const Tensor& LD, const Tensor& pivots, const Tensor& B) {
+    const std::string fn = "torch.linalg.ldl_solve";
+    check_dims(LD, fn);
+    check_square(LD, fn);
+    const int64_t n = LD.size(-1);
+    if (B.dim() < 2) {
+        throw IndexError("Dimension out of range (expected to be in range of [-" + std::to_string(std::max<int64_t>(B.dim(), 1)) +
+                         ", " + std::to_string(std::max<int64_t>(B.dim(), 1) - 1) + "], but got -2)");
+    }
+    if (!LD.is_floating_point()) {
+        throw Error(fn + ": Expected a floating point or complex tensor as input. Got " + type_name_of(LD));
+    }
+    if (pivots.is_floating_point() || pivots.is_complex() || pivots.scalar_type() == kBool) {
+        throw Error(fn + ": Expected pivots to be integers. Got " + type_name_of(pivots));
+    }
+    if (Shape(pivots.sizes().begin(), pivots.sizes().end()) != Shape(LD.sizes().begin(), LD.sizes().end() - 1)) {
+        std::string dims;
+        for (int64_t d : pivots.sizes()) dims += (dims.empty() ? "" : ", ") + std::to_string(d);
+        throw Error(fn + ": Expected LD.shape[:-1] and pivots.shape to be the same, but got pivots with shape [" + dims +
+                    "] instead");
+    }
+    if (B.scalar_type() != LD.scalar_type()) {
+        throw Error("Expected b and A to have the same dtype, but found b of type " + type_name_of(B) + " and A of type " +
+                    type_name_of(LD) + " instead.");
+    }
+    if (B.size(-2) != n) {
+        throw Error("Incompatible matrix sizes for " + fn + ": each A matrix is " + std::to_string(n) + " by " +
+                    std::to_string(n) + " but each b matrix is " + std::to_string(B.size(-2)) + " by " +
+                    std::to_string(B.size(-1)));
+    }
+    kernel_dtype(LD, "ldl_solve_kernel_cpu");
+    const Shape batch = batch_shape(LD, B);
+    Batch lds = batch_of(broadcast_batch(LD, batch));
+    Shape pshape = batch;
+    pshape.push_back(n);
+    const Tensor p = pivots.to(kInt).expand(pshape).contiguous();
+    Batch x = batch_of(broadcast_batch(B, batch));
+    const int64_t k = x.n;
+    std::vector<double> cm(static_cast<std::size_t>(n * n)), rhs(static_cast<std::size_t>(n * k));
+    for (int64_t b = 0; b < lds.count; ++b) {
+        const double* l = lds.at(b);
+        for (int64_t i = 0; i < n; ++i) {
+            for (int64_t j = 0; j < n; ++j) cm[static_cast<std::size_t>(j * n + i)] = l[i * n + j];
+        }
+        double* xb = x.at(b);
+        for (int64_t i = 0; i < n; ++i) {
+            for (int64_t j = 0; j < k; ++j) rhs[static_cast<std::size_t>(j * n + i)] = xb[i * k + j];
+        }
+#ifdef EMBER_HAVE_OPENBLAS
+        const int N = static_cast<int>(n), K = static_cast<int>(k), ld = std::max(1, N);
+        int inf = 0;
+        if (n > 0 && k > 0) scipy_dsytrs_("L", &N, &K, cm.data(), &ld, p.data_ptr<int32_t>() + b * n, rhs.data(), &ld, &inf, 1);
+        if (inf < 0) throw Error(fn + ": LAPACK's sytrs rejected argument " + std::to_string(-inf));
+#else
+        no_lapack(fn);
+#endif
+        for (int64_t i = 0; i < n; ++i) {
+            for (int64_t j = 0; j < k; ++j) xb[i * k + j] = rhs[static_cast<std::size_t>(j * n + i)];
+        }
+    }
+    return tensor_of(x, LD.scalar_type());
+}
+
+
 // X with op(T) X = B (left) or X op(T) = B, T triangular; batches broadcast.
 Tensor solve_triangular(const Tensor& A, const Tensor& B0, bool upper, bool left, bool unit, const std::string& fn) {
     check_dims(A, fn);
@@ -1569,6 +1699,17 @@ void register_more5_ops(OpTable& t) {
     def(t, "linalg.eigh", "A, UPLO='L', *, out=None", [](const Args& a) -> OpResult {
         auto [w, v] = eigh(a.tensor("A"), a.string("UPLO"), true);
         return {w, v};
+    });
+    def(t, "linalg.ldl_factor_ex", "input, *, hermitian=False, check_errors=False, out=None", [](const Args& a) -> OpResult {
+        Ldl f = ldl_factor(a.tensor("input"), "torch.linalg.ldl_factor_ex", a.boolean("check_errors"));
+        return {f.LD, f.pivots, f.info};
+    });
+    def(t, "linalg.ldl_factor", "input, *, hermitian=False, out=None", [](const Args& a) -> OpResult {
+        Ldl f = ldl_factor(a.tensor("input"), "torch.linalg.ldl_factor", true);
+        return {f.LD, f.pivots};
+    });
+    def(t, "linalg.ldl_solve", "LD, pivots, B, *, hermitian=False, out=None", [](const Args& a) {
+        return one(to_out(a, ldl_solve(a.tensor("LD"), a.tensor("pivots"), a.tensor("B"))));
     });
     def(t, "linalg.eig", "A, *, out=None", [](const Args& a) -> OpResult {
         auto [w, v] = eig(a.tensor("A"), true);

@@ -357,6 +357,16 @@ def windows(x):
             ember.fft.fftfreq(n, 0.25), ember.fft.rfftfreq(n, d=2.0))
 
 
+def linalg_ldl(a, s, b):
+    """Bunch-Kaufman LDL^T (1x1 and 2x2 pivots: ``s`` has a zero diagonal) and its solve,
+    with a broadcast batch."""
+    L = ember.linalg
+    ld, piv = L.ldl_factor(a)
+    ld2, piv2, info = L.ldl_factor_ex(s)
+    return (ld, piv, ld2, piv2, info, L.ldl_solve(ld, piv, b), L.ldl_solve(ld2, piv2, b[0]),
+            L.ldl_factor(s, hermitian=True).LD)
+
+
 def factories(x):
     """The random and spaced factories recorded where a size is symbolic or a tensor is an
     argument. C++ draws from its own stream, so the random ones are called where every draw
@@ -453,6 +463,16 @@ def main() -> int:
                               ({0: ember.export.Dim("n", min=2, max=64)},), [(ember.randn(9),)])
     golden_jit.export_program(out_dir, "more2_factories_export", factories, (ember.randn(5),),
                               ({0: ember.export.Dim("n", min=2, max=64)},), [(ember.randn(8),)])
+    ember.manual_seed(25)
+    m = ember.randn(2, 4, 4, dtype=ember.float64)
+    m5 = ember.randn(2, 5, 5)  # float32
+    trace(out_dir, "more2_linalg_ldl", linalg_ldl,
+          (m + m.transpose(-1, -2),
+           ember.tensor([[0.0, 1.0, 2.0, 0.5], [1.0, 0.0, 3.0, 1.0], [2.0, 3.0, 0.0, -1.0],
+                         [0.5, 1.0, -1.0, 0.0]], dtype=ember.float64),
+           ember.randn(2, 4, 3, dtype=ember.float64)),
+          [(m5 + m5.transpose(-1, -2), ember.randn(5, 5) + 3 * ember.eye(5).flip(0),
+            ember.randn(2, 5, 2))])
     golden_jit.write_program_list(out_dir, "programs_more2.txt")
     return 0
 

@@ -20,6 +20,7 @@ const std::vector<std::string> kPrograms = {
     "more2_scatter_index",  "more2_sampling",            "more2_pools",  "more2_order_counts",
     "more2_special",        "more2_integers_floats",     "more2_linalg_solvers", "more2_linalg_factorizations",
     "more2_rest",           "more2_windows_export",      "more2_linalg_vectors", "more2_factories_export",
+    "more2_linalg_ldl",
 };
 
 class MoreOps2Program : public ::testing::TestWithParam<std::string> {};
@@ -228,6 +229,39 @@ TEST(MoreOps2, RandomFactories) {
     EXPECT_EQ(error_of("ember.range", {Value::integer(1), Value::integer(2), Value::integer(0)}), "step must be nonzero");
     EXPECT_EQ(error_of("ember.range", {Value::integer(1), Value::integer(2), Value::integer(-1)}),
               "upper bound and lower bound inconsistent with step sign");
+}
+
+// ldl_factor / ldl_solve (the golden program compares values): A = P L D L^T P^T solves,
+// and PyTorch's errors.
+TEST(MoreOps2, LdlFactorAndSolve) {
+    ember::manual_seed(3);
+    Tensor m = ember::randn({5, 5}, ember::kDouble);
+    Tensor a = m + m.t();
+    std::vector<Tensor> f = call("linalg.ldl_factor", {of(a)});
+    Tensor b = ember::randn({5, 2}, ember::kDouble);
+    Tensor x = call1("linalg.ldl_solve", {of(f[0]), of(f[1]), of(b)});
+    EXPECT_LT(max_diff(ember::matmul(a, x), b), 1e-10);
+    EXPECT_EQ(f[1].scalar_type(), ember::kInt);
+    EXPECT_EQ(error_of("linalg.ldl_factor", {of(ember::zeros({2, 2}, ember::kDouble))}),
+              "torch.linalg.ldl_factor: The factorization could not be completed because the block diagonal matrix D is "
+              "singular (D[1,1] is zero).");
+    std::vector<Tensor> ex = call("linalg.ldl_factor_ex", {of(ember::zeros({2, 2, 2}, ember::kDouble))});
+    EXPECT_TRUE(ember::equal(ex[2], ember::tensor({1, 1}).to(ember::kInt)));
+    EXPECT_EQ(error_of("linalg.ldl_factor", {of(ember::zeros({2, 2}, ember::kLong))}),
+              "torch.linalg.ldl_factor_ex: Expected a floating point or complex tensor as input. Got Long");
+    EXPECT_EQ(error_of("linalg.ldl_factor", {of(ember::zeros({2, 2}, ember::kHalf))}),
+              "\"ldl_factor_kernel_cpu\" not implemented for 'Half'");
+    EXPECT_EQ(error_of("linalg.ldl_solve", {of(f[0]), of(f[1]), of(ember::ones({5}, ember::kDouble))}),
+              "Dimension out of range (expected to be in range of [-1, 0], but got -2)");
+    EXPECT_EQ(error_of("linalg.ldl_solve", {of(f[0]), of(f[1].to(ember::kFloat)), of(b)}),
+              "torch.linalg.ldl_solve: Expected pivots to be integers. Got Float");
+    EXPECT_EQ(error_of("linalg.ldl_solve", {of(f[0]), of(f[1].narrow(0, 0, 2)), of(b)}),
+              "torch.linalg.ldl_solve: Expected LD.shape[:-1] and pivots.shape to be the same, but got pivots with shape [2] "
+              "instead");
+    EXPECT_EQ(error_of("linalg.ldl_solve", {of(f[0]), of(f[1]), of(ember::ones({2, 1}, ember::kDouble))}),
+              "Incompatible matrix sizes for torch.linalg.ldl_solve: each A matrix is 5 by 5 but each b matrix is 2 by 1");
+    EXPECT_EQ(error_of("linalg.ldl_solve", {of(f[0]), of(f[1]), of(b.to(ember::kFloat))}),
+              "Expected b and A to have the same dtype, but found b of type Float and A of type Double instead.");
 }
 
 TEST(MoreOps2, HistogramddAndRandomOps) {
