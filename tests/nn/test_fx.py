@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 import operator
 import pickle
+import re
 
 import numpy as np
 import pytest
@@ -623,3 +624,164 @@ def test_other_threads_run_modules_normally_during_a_trace():
     gm = fx.symbolic_trace(Net())
     assert isinstance(results[0], ember.Tensor) and tuple(results[0].shape) == (1, 2)
     assert [n.op for n in gm.graph.nodes] == ["placeholder", "call_module", "output"]
+
+
+# -- building code by hand with proxies; wrap'd functions in generated code; profiler ops --
+
+def test_graph_appending_tracer_records_calls_made_outside_a_trace():
+    from ember import overrides
+
+    assert not overrides.is_active()  # (tests/conftest.py turns it off before each test)
+    graph = fx.Graph()
+    tracer = fx.proxy.GraphAppendingTracer(graph)
+    x = fx.Proxy(graph.placeholder("x"), tracer)
+    ones = ember.ones(2)
+    y = ember.tanh(ember.cat([x, x])) * ones  # a tensor stays a constant argument
+    assert overrides.is_active()  # ember functions now see the proxies, as torch's always do
+    with pytest.raises(NotImplementedError, match="argument of type: <class "):
+        x + nn.Linear(2, 2)
+    graph.output(y.node)
+    assert [(n.op, n.name) for n in graph.nodes] == [
+        ("placeholder", "x"), ("call_function", "cat"), ("call_function", "tanh"),
+        ("call_function", "mul"), ("output", "output")]
+    assert graph.find_nodes(op="call_function", target=ember.cat)[0].args == ([x.node, x.node],)
+    assert y.node.args[1] is ones
+    gm = fx.GraphModule(nn.Module(), graph)
+    assert "tanh = ember.tanh(cat)" in gm.code
+    v = ember.randn(1)
+    close(gm(v), ember.tanh(ember.cat([v, v])) * ones)
+    assert fx.Proxy(x.node).tracer.graph is graph  # a bare Proxy appends to its node's graph
+
+
+def test_targets_compare_to_the_public_functions_while_dispatch_is_on():
+    from ember import overrides
+
+    gm = fx.symbolic_trace(lambda x: ember.relu(x) + F.relu(x))
+    overrides.activate()  # as a hand-made proxy or a Tensor subclass does
+    assert ember.relu is not ember.relu._ember_original
+    relus = [n for n in gm.graph.nodes if n.op == "call_function"
+             and n.target in (ember.relu, F.relu)]
+    assert len(relus) == 2
+    relus[0].target = F.gelu  # a dispatching wrapper is stored as its function
+    assert relus[0]._target is F.gelu._ember_original and relus[0].target is F.gelu
+    gm.recompile()
+    assert "relu = ember.nn.functional.gelu(x)\n" in gm.code
+    v = ember.randn(4)
+    close(gm(v), F.gelu(v) + F.relu(v))
+
+
+def test_shared_functions_are_named_as_torch_fx_names_them():
+    torch = pytest.importorskip("torch")
+    import torch.fx as tfx
+
+    def build(lib):
+        def f(x, w):
+            F_ = lib.nn.functional
+            return (lib.tanh(x) + lib.sigmoid(x) + F_.softmax(x, 1)
+                    + F_.layer_norm(x, (4,)) + F_.conv1d(x.unsqueeze(0), w).sum())
+        return f
+
+    def targets(gm, prefix, qualified):
+        return [qualified(n.target).replace(prefix, "LIB").replace("_operator.", "operator.")
+                for n in gm.graph.nodes if n.op == "call_function"]
+
+    ours = targets(fx.symbolic_trace(build(ember)), "ember", lambda t: fx.graph._qualified_name(t))
+    theirs = targets(tfx.symbolic_trace(build(torch)), "torch", tfx.node._get_qualified_name)
+    assert ours == theirs
+
+
+def _lowp(x):
+    return x.float().sigmoid().half()
+
+
+fx.wrap(_lowp)
+
+
+def test_wrapped_functions_stay_leaves_when_the_code_is_traced_again():
+    class Net(nn.Module):
+        def forward(self, x):
+            return _lowp(x) + 1
+
+    gm = fx.symbolic_trace(Net())
+    global_name = re.sub(r"[^0-9a-zA-Z_]", "_", f"{__name__}._lowp")
+    assert gm.code.startswith(f'\nember.fx._symbolic_trace.wrap("{global_name}")\n\n'
+                              "def forward(self, x):\n")
+    assert f"_lowp = {global_name}(x);  x = None" in gm.code
+    again = fx.symbolic_trace(gm)  # tracing the generated forward: _lowp is still one node
+    assert [n.target for n in again.graph.nodes if n.op == "call_function"] == \
+        [_lowp, operator.add]
+    v = ember.randn(3)
+    close(again(v).float(), _lowp(v).float() + 1, tol=1e-3)
+
+
+def test_print_tabular_lays_out_as_tabulate_does(capsys):
+    gm = fx.symbolic_trace(lambda x: x + 1)
+    gm.graph.print_tabular()
+    assert capsys.readouterr().out == (
+        "opcode         name    target        args    kwargs\n"
+        "-------------  ------  ------------  ------  --------\n"
+        "placeholder    x       x             ()      {}\n"
+        "call_function  add     operator.add  (x, 1)  {}\n"
+        "output         output  output        (add,)  {}\n")
+
+
+def _range_events(prof):
+    return [(e.name, e.cpu_parent.name if e.cpu_parent is not None else None)
+            for e in prof.function_events if e.name in ("r", "s", "aten::neg")]
+
+
+@pytest.mark.parametrize("enter", ["_record_function_enter", "_record_function_enter_new"])
+def test_profiler_range_ops_open_a_record_function_range(enter):
+    from ember.autograd import profiler
+
+    ops = ember.ops.profiler
+    x = ember.randn(3)
+    with profiler.profile() as prof:
+        handle = getattr(ops, enter)("r", "args")
+        ember.neg(x)
+        ops._record_function_exit(handle)
+        ops._record_function_exit(handle)  # closing it again does nothing
+        ember.neg(x)
+    assert _range_events(prof) == [("r", None), ("aten::neg", "r"), ("aten::neg", None)]
+    assert isinstance(ops._record_function_enter("s"), ember.Tensor)
+    assert getattr(ops, enter).default is getattr(ops, enter)
+    assert ops._record_function_exit._RecordFunction is ops._record_function_exit
+    handle = getattr(ops, enter)("outside a profile")
+    ops._record_function_exit(handle)
+
+
+def test_profiler_range_ops_errors_match_torch():
+    torch = pytest.importorskip("torch")
+    cases = [lambda lib: lib.ops.profiler._record_function_enter(5),
+             lambda lib: lib.ops.profiler._record_function_enter_new("a", 3),
+             lambda lib: lib.ops.profiler._record_function_exit(5),
+             lambda lib: lib.ops.profiler._record_function_exit(lib.zeros(2))]
+    for case in cases:
+        messages = []
+        for lib in (ember, torch):
+            with pytest.raises(RuntimeError) as info:
+                case(lib)
+            # the lines up to PyTorch's C++ 'Cast error details'
+            messages.append([line for line in str(info.value).split("\n")
+                             if line and not line.startswith("Cast error details")])
+        assert messages[0] == messages[1]
+
+
+def test_profiler_range_ops_in_a_traced_graph():
+    from ember.autograd import profiler
+
+    graph = fx.Graph()
+    x = graph.placeholder("x")
+    tracer = fx.proxy.GraphAppendingTracer(graph)
+    proxy = fx.Proxy(x, tracer)
+    name = fx.Proxy(graph.placeholder("name"), tracer)
+    handle = ember.ops.profiler._record_function_enter_new(name)
+    y = ember.neg(proxy)
+    ember.ops.profiler._record_function_exit(handle)
+    graph.output(y.node)
+    assert not graph.eliminate_dead_code()  # the range ops are side effects: kept
+    gm = fx.GraphModule(nn.Module(), graph)
+    assert "ember.ops.profiler._record_function_enter_new(name)" in gm.code
+    with profiler.profile() as prof:
+        gm(ember.randn(2), "r")
+    assert _range_events(prof) == [("r", None), ("aten::neg", "r")]

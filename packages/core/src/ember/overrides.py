@@ -7,7 +7,8 @@ their bases, the first result that is not ``NotImplemented`` winning. ``Tensor``
 ``__torch_function__`` runs the function with dispatch disabled and turns Tensor results into
 the subclass, so ``MyTensor + 1`` is a ``MyTensor``.
 
-Cost: none until such a subclass exists. The ops are plain functions on the hot path; the
+Cost: none until such a subclass exists (or an ``ember.fx`` Proxy is built by hand, outside
+a trace, which needs the same dispatch). The ops are plain functions on the hot path; the
 first subclass that overrides ``__torch_function__`` (``Parameter`` does not: it disables it,
 as in PyTorch) makes :func:`activate` wrap every registered function in the namespaces that
 exported them (``ember``, ``ember.nn.functional``, ``ember.linalg``, ...) and every Tensor

@@ -85,7 +85,9 @@ def _leaf_call(orig: Callable) -> Callable:
         map_aggregate((args, kwargs), lambda a: proxies.append(a) if isinstance(a, Proxy)
                       else None)
         if proxies:
-            return proxies[0].tracer.create_proxy("call_function", orig, args, kwargs)
+            proxy = proxies[0].tracer.create_proxy("call_function", orig, args, kwargs)
+            proxy.node.meta["is_wrapped"] = True
+            return proxy
         return orig(*args, **kwargs)
 
     return wrapped
@@ -375,13 +377,24 @@ class Tracer:
 
 
 class GraphAppendingTracer(Tracer):
-    """A tracer that appends to an existing graph (what a bare ``Proxy(node)`` uses)."""
+    """A tracer that appends to an existing graph (``torch.fx.proxy.GraphAppendingTracer``):
+    ``Proxy(node, GraphAppendingTracer(node.graph))`` records what is done with the proxy
+    after ``node`` (or where ``graph.inserting_before/after`` says), outside any trace; a
+    bare ``Proxy(node)`` uses one. Having no root module, it keeps a tensor argument as a
+    constant in the node's arguments and refuses a module."""
 
     def __init__(self, graph: Graph) -> None:
         super().__init__()
         self.graph = graph
         self.tensor_attrs = {}
         self.root = Module()
+
+    def create_arg(self, a: Any) -> Any:
+        if isinstance(a, ember.Tensor):
+            return a
+        if isinstance(a, Module):
+            raise NotImplementedError(f"argument of type: {type(a)}")
+        return super().create_arg(a)
 
 
 def symbolic_trace(root: Module | Callable, concrete_args: dict | None = None):

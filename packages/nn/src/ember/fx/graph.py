@@ -40,6 +40,14 @@ _illegal_names = {**{k: object() for k in keyword.kwlist}, **builtins.__dict__,
 _PUBLIC_NAMESPACES = ("ember.nn.functional", "ember", "ember.linalg", "ember.special",
                       "ember.fft")
 
+#: functions that ember and ember.nn.functional share but torch.nn.functional defines apart
+#: from torch's (a traced call is named ``torch.nn.functional.softmax``); any other shared
+#: one is torch's own (``torch.conv2d``, ``torch.tanh``)
+_FUNCTIONAL_OWN = frozenset({
+    "linear", "adaptive_max_pool1d", "celu", "group_norm", "layer_norm", "log_softmax",
+    "max_pool1d", "max_pool1d_with_indices", "max_pool2d", "max_pool3d", "rms_norm", "rrelu",
+    "selu", "softmax", "threshold"})
+
 
 def _snake_case(s: str) -> str:
     return _snake_case_sub.sub(r"_\1", s).lower()
@@ -57,11 +65,23 @@ def _public_function(fn: Callable) -> Callable:
     needs that wrapper."""
     from ember.overrides import is_active
 
-    if not is_active() or not getattr(fn, "__module__", "").startswith("ember"):
+    if not is_active():
+        return fn
+    public = _PUBLIC_WRAPPERS.get(fn)
+    if public is not None:
+        return public
+    if not getattr(fn, "__module__", "").startswith("ember"):
         return fn
     ns, _, name = _qualified_name(fn).rpartition(".")
     public = getattr(sys.modules.get(ns), name, None)
-    return public if _same_function(public, fn) else fn
+    if public is not fn and _same_function(public, fn):
+        _PUBLIC_WRAPPERS[fn] = public  # ember.overrides keeps its wrappers: this one stays
+        return public
+    return fn
+
+
+#: function -> its dispatching wrapper (:func:`_public_function`'s finds)
+_PUBLIC_WRAPPERS: dict = {}
 
 
 def _qualified_name(fn: Callable) -> str:
@@ -74,12 +94,19 @@ def _qualified_name(fn: Callable) -> str:
     if module == "_operator":
         return f"operator.{name}"
     if module.startswith("ember"):
-        for ns in sorted(_PUBLIC_NAMESPACES, key=lambda ns: ns != module):  # its own first
+        def rank(ns: str) -> int:  # its own namespace first; ember before F unless F's own
+            if ns == "ember.nn.functional":
+                return 1 if name in _FUNCTIONAL_OWN else 3
+            return 0 if ns == module and ns != "ember" else 2
+
+        for ns in sorted(_PUBLIC_NAMESPACES, key=rank):
             found = sys.modules.get(ns)
             if found is not None and name in (getattr(found, "__all__", None) or vars(found)) \
                     and _same_function(getattr(found, name, None), fn):
                 return f"{ns}.{name}"
-    return f"{module}.{getattr(fn, '__qualname__', name)}"
+    if module.startswith("ember"):
+        return f"{module}.{getattr(fn, '__qualname__', name)}"
+    return f"{module}.{name}"  # torch.fx names a user function by module and __name__
 
 
 class _Namespace:
@@ -405,7 +432,8 @@ def _is_module(obj: Any) -> bool:
 
 def _tabulate(headers: list[str], rows: list[list]) -> str:
     cells = [[str(c) for c in row] for row in rows]
-    widths = [max([len(h)] + [len(r[i]) for r in cells]) for i, h in enumerate(headers)]
+    # tabulate's 'simple' format: a column is at least its header plus 2 wide
+    widths = [max([len(h) + 2] + [len(r[i]) for r in cells]) for i, h in enumerate(headers)]
     fmt = lambda row: "  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip()
     return "\n".join([fmt(headers), fmt(["-" * w for w in widths]), *map(fmt, cells)])
 
@@ -430,6 +458,7 @@ class _CodeGen:
         for name in self.globals:
             self._global_names.create_name(name, self.globals[name])
         self._node_names = {n.name for n in graph.nodes}
+        self.wrapped_fns: dict[str, None] = {}
         for name in self._node_names:  # a global must not be shadowed by a node's value
             self._global_names.create_name(name, None)
 
@@ -456,7 +485,7 @@ class _CodeGen:
                 return qualified
         if not rest and builtins.__dict__.get(root) is fn:
             return root
-        return self.add_global(getattr(fn, "__name__", "fn"), fn)
+        return self.add_global(qualified, fn)  # torch.fx's global: '__main___my_fn'
 
     def repr_arg(self, arg: Any) -> str:
         import ember
@@ -531,8 +560,10 @@ class _CodeGen:
         if target is builtins.getattr and len(node.args) == 2 and not node.kwargs \
                 and isinstance(node.args[1], str) and _is_identifier(node.args[1]):
             return f"{node.name} = {self.repr_arg(node.args[0])}.{node.args[1]}"
-        return f"{node.name} = {self.function_name(target)}" \
-               f"({self.format_args(node.args, node.kwargs)})"
+        global_name = self.function_name(target)
+        if node.meta.get("is_wrapped", False):  # ember.fx.wrap'd: the code re-wraps it
+            self.wrapped_fns.setdefault(global_name)
+        return f"{node.name} = {global_name}({self.format_args(node.args, node.kwargs)})"
 
     def generate(self) -> PythonCode:
         nodes = list(self.graph.nodes)
@@ -562,5 +593,9 @@ class _CodeGen:
             body.append("pass\n")
         code = "".join(body).lstrip("\n")
         code = "\n".join("    " + line for line in code.split("\n"))
-        src = f"\n\n\ndef forward({', '.join(signature)}):\n{code}"
+        # a retrace of the generated code keeps the wrap'd functions leaves (torch.fx's
+        # ``torch.fx._symbolic_trace.wrap("name")`` lines before the def)
+        wrap_stmts = "\n".join(f'ember.fx._symbolic_trace.wrap("{name}")'
+                               for name in self.wrapped_fns)
+        src = f"\n{wrap_stmts}\n\ndef forward({', '.join(signature)}):\n{code}"
         return PythonCode(src, self.globals)

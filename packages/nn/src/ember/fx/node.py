@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import builtins
+import operator
 from collections.abc import Callable
 from typing import Any
+
+from ember.ops import profiler as _profiler_ops
+from ember.overrides import is_active as _dispatch_active
 
 __all__ = ["Node", "map_arg", "map_aggregate", "has_side_effect", "Argument", "Target"]
 
@@ -15,7 +19,9 @@ Target = Any
 _OPS = ("placeholder", "call_method", "call_module", "call_function", "get_attr", "output",
         "root")
 
-_side_effectful_functions: set = {builtins.print}
+_side_effectful_functions: set = {
+    builtins.print, operator.setitem, _profiler_ops._record_function_enter,
+    _profiler_ops._record_function_enter_new, _profiler_ops._record_function_exit}
 
 
 def has_side_effect(fn: Callable) -> Callable:
@@ -78,6 +84,22 @@ class Node:
         self._erased = False
         self.meta: dict[str, Any] = {}
         self._update_args_kwargs(args, kwargs)
+
+    @property
+    def target(self) -> Target:
+        """What the node calls or reads. A function is the one its namespace binds now:
+        while ``__torch_function__`` dispatch is on, ``ember.relu`` is a dispatching wrapper
+        and ``node.target is ember.relu`` still holds."""
+        t = self._target
+        if self.op == "call_function" and _dispatch_active():
+            from .graph import _public_function
+
+            return _public_function(t)
+        return t
+
+    @target.setter
+    def target(self, t: Target) -> None:  # the function itself, not a dispatching wrapper
+        self._target = getattr(t, "_ember_original", t) if self.op == "call_function" else t
 
     # -- linked list ----------------------------------------------------------------------
     @property
@@ -180,9 +202,9 @@ class Node:
         if self.op in ("placeholder", "output"):
             return True
         if self.op == "call_function":
-            return self.target in _side_effectful_functions or \
-                getattr(self.target, "__name__", "").endswith("_") and \
-                not getattr(self.target, "__name__", "").startswith("_")
+            return self._target in _side_effectful_functions or \
+                getattr(self._target, "__name__", "").endswith("_") and \
+                not getattr(self._target, "__name__", "").startswith("_")
         if self.op == "call_method":
             return str(self.target).endswith("_") and not str(self.target).startswith("_")
         if self.op == "call_module":

@@ -7,10 +7,23 @@ import dis
 import operator
 import sys
 
+from ember.overrides import activate as _activate_dispatch
+from ember.overrides import is_active as _dispatch_active
+
 from .graph import magic_methods, reflectable_magic_methods
 from .node import Node, map_aggregate
 
 __all__ = ["Proxy", "Attribute", "TraceError"]
+
+
+def __getattr__(name: str):
+    # ``torch.fx.proxy.GraphAppendingTracer``: defined with the Tracer it extends, which
+    # imports this module
+    if name == "GraphAppendingTracer":
+        from ._symbolic_trace import GraphAppendingTracer
+
+        return GraphAppendingTracer
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class TraceError(ValueError):
@@ -25,12 +38,17 @@ class Proxy:
     ``if proxy:``, ``for x in proxy`` and ``len(proxy)`` raise."""
 
     def __init__(self, node: Node, tracer=None) -> None:
-        if tracer is None:
-            from ._symbolic_trace import GraphAppendingTracer
+        from ._symbolic_trace import GraphAppendingTracer
 
+        if tracer is None:
             tracer = GraphAppendingTracer(node.graph)
         self.tracer = tracer
         self.node = node
+        if isinstance(tracer, GraphAppendingTracer) and not _dispatch_active():
+            # a proxy made by hand outside a trace, to build or inline code: ember functions
+            # called on it must dispatch ``__torch_function__`` from now on, as PyTorch's
+            # always do (as once a Tensor subclass overrides it)
+            _activate_dispatch()
 
     def __repr__(self) -> str:
         return f"Proxy({self.node.name})"
