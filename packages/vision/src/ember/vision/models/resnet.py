@@ -89,10 +89,10 @@ class BasicBlock(nn.Module):
         self.stride = stride
 
     def forward(self, x: Tensor) -> Tensor:
-        identity = x if self.downsample is None else self.downsample(x)
         out = self.relu(self.bn1(self.conv1(x)))
         out = self.bn2(self.conv2(out))
-        out += identity
+        # the shortcut after the main branch, as torchvision orders it (fx graphs, profiles)
+        out += x if self.downsample is None else self.downsample(x)
         return self.relu(out)
 
 
@@ -130,11 +130,10 @@ class Bottleneck(nn.Module):
         self.stride = stride
 
     def forward(self, x: Tensor) -> Tensor:
-        identity = x if self.downsample is None else self.downsample(x)
         out = self.relu(self.bn1(self.conv1(x)))
         out = self.relu(self.bn2(self.conv2(out)))
         out = self.bn3(self.conv3(out))
-        out += identity
+        out += x if self.downsample is None else self.downsample(x)
         return self.relu(out)
 
 
