@@ -34,7 +34,7 @@ SUBPACKAGES = {
     "ember-core": [""],
     # ember.distributed.optim (ZeroRedundancyOptimizer needs ember.optim) merges into core's
     # ember.distributed package
-    "ember-nn": ["nn", "optim", "onnx", "distributed/optim"],
+    "ember-nn": ["nn", "optim", "onnx", "fx", "distributed/optim"],
     "ember-vision": ["vision"],
     "ember-text": ["text"],
     "ember-hub": ["hub"],
