@@ -250,6 +250,12 @@ def make_node_class(name: str, backward, n_out: int = 1) -> type:
 _SEQ = itertools.count(1)
 
 
+def peek_sequence_nr() -> int:
+    """The ``seq`` the next node will get (PyTorch's ``sequence_number::peek()``), without
+    taking it: an ``itertools.count`` cannot be peeked, but its repr is ``count(n)``."""
+    return int(repr(_SEQ)[6:-1])
+
+
 def new_node(node_cls):
     """An empty node of ``node_cls`` stamped with its creation order (every node is made so)."""
     node = _new(node_cls)

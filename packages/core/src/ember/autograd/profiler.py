@@ -439,15 +439,6 @@ class profile:
 
 # -- NVTX and ITT ranges ----------------------------------------------------------------------
 
-def _next_sequence_nr() -> int:
-    """The ``seq`` the next autograd node will get (PyTorch's ``sequence_number::peek()``).
-    ``graph._SEQ`` is an ``itertools.count``, which cannot be peeked; its repr is
-    ``count(n)``, and reading it leaves the counter alone."""
-    from . import graph
-
-    return int(repr(graph._SEQ)[6:-1])
-
-
 def _nvtx_label(evt: FunctionEvent, input_op_ids) -> str:
     """PyTorch's NVTX range text: ``name[, seq = N], op_id = I[, sizes = [[..], ..]]
     [, input_op_ids = [(op, output), ..]]``."""
@@ -484,9 +475,10 @@ class _NvtxRecorder(_Recorder):
             self._pop()
 
     def begin_op(self, func, args, kwargs) -> FunctionEvent:
+        from . import graph
         from .grad_mode import is_grad_enabled
 
-        seq = _next_sequence_nr() if is_grad_enabled() else -1
+        seq = graph.peek_sequence_nr() if is_grad_enabled() else -1
         if not self.record_shapes:
             return self.begin(_op_name(func), "cpu_op", seq=seq)
         return self.begin(_op_name(func), "cpu_op", _flat_shapes(args, kwargs), seq=seq,
