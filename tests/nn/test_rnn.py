@@ -41,6 +41,167 @@ def test_cell_gradcheck(kind, bias):
         assert gradcheck(lambda x, h, *p: cell(x, h), (x, h) + params)
 
 
+def _cell(kind, bias=True):
+    if kind == "RNNCell_relu":
+        return nn.RNNCell(3, 4, bias=bias, nonlinearity="relu").double()
+    return getattr(nn, kind)(3, 4, bias=bias).double()
+
+
+CELLS = ["RNNCell", "RNNCell_relu", "LSTMCell", "GRUCell"]
+
+
+@pytest.mark.parametrize("kind", CELLS)
+def test_cell_step_is_one_fused_node_equal_to_the_layer_reference(kind):
+    """A cell's step is ONE autograd node (no per-step weight setup), with the values and
+    gradients of the layer op's Tensor-op reference, hx given or not."""
+    from ember.nn.modules.rnn import _cell_reference
+
+    ember.manual_seed(11)
+    cell = _cell(kind)
+    mode = {"RNNCell": "RNN_TANH", "RNNCell_relu": "RNN_RELU", "LSTMCell": "LSTM",
+            "GRUCell": "GRU"}[kind]
+    x, h, c = _r(5, 3), _r(5, 4), _r(5, 4)
+    for state in ((h, c), (None, None)):
+        hx = state if kind == "LSTMCell" else state[0]
+        got = cell(x, None if state[0] is None else hx)
+        got = got if isinstance(got, tuple) else (got,)
+        assert got[0].grad_fn.next_functions[0][0] is not None
+        assert len({o.grad_fn for o in got}) == 1  # h' and c' come from one node
+        p = (cell.weight_ih, cell.weight_hh, cell.bias_ih, cell.bias_hh)
+        want = _cell_reference(mode)(x, state[0], state[1], *p)
+        for g, w in zip(got, want):
+            np.testing.assert_allclose(g.detach().numpy(), w.detach().numpy(), rtol=1e-12,
+                                       atol=1e-14)
+        seeds = [ember.randn(o.shape, dtype=ember.float64) for o in got]
+        used = state if kind == "LSTMCell" else state[:1]
+        wrt = [x] + list(cell.parameters()) + [t for t in used if t is not None]
+        g1 = ember.autograd.grad(got, wrt, seeds)
+        g2 = ember.autograd.grad([w for w in want if w is not None], wrt, seeds)
+        for a, b in zip(g1, g2):
+            np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("kind", CELLS)
+@pytest.mark.parametrize("bias", [True, False])
+def test_cell_without_state_gradcheck_and_gradgradcheck(kind, bias):
+    ember.manual_seed(12)
+    cell = _cell(kind, bias)
+    params = tuple(cell.parameters())
+    x = _r(2, 3)
+    assert gradcheck(lambda x, *p: cell(x), (x,) + params)
+    h = _r(2, 4)
+    if kind == "LSTMCell":
+        c = _r(2, 4)
+        f = (lambda x, h, c, *p: cell(x, (h, c))[1])  # c' alone: h' gets no gradient
+        assert gradcheck(f, (x, h, c) + params)
+        assert gradgradcheck(lambda x, h, c, *p: cell(x, (h, c)), (x, h, c) + params)
+    else:
+        assert gradgradcheck(lambda x, h, *p: cell(x, h), (x, h) + params)
+
+
+@pytest.mark.parametrize("kind", CELLS)
+def test_cell_forward_ad_matches_backward(kind):
+    """The tangent forward AD derives for the fused step equals the backward's transpose."""
+    from ember.func import jvp, vjp
+
+    ember.manual_seed(13)
+    cell = _cell(kind)
+    x, h, t = _r(3, 3, requires_grad=False), _r(3, 4, requires_grad=False), _r(3, 3)
+    f = (lambda x: cell(x, (h, h))[1]) if kind == "LSTMCell" else (lambda x: cell(x, h))
+    _, tangent = jvp(f, (x,), (t,))
+    out, pull = vjp(f, x)
+    u = ember.randn(out.shape, dtype=ember.float64)
+    lhs = float((u * tangent).sum())
+    rhs = float((pull(u)[0] * t).sum())
+    assert abs(lhs - rhs) < 1e-10 * max(1.0, abs(lhs))
+
+
+@pytest.mark.parametrize("kind", ["LSTMCell", "GRUCell"])
+def test_cell_loop_compiled_export_and_jit_match_eager(kind):
+    ember.manual_seed(14)
+    cell = _cell(kind)
+
+    class Loop(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.cell = cell
+
+        def forward(self, x):
+            h = ember.zeros(x.shape[0], 4, dtype=x.dtype)
+            state = (h, h) if kind == "LSTMCell" else h
+            for t in range(x.shape[1]):
+                state = self.cell(x[:, t], state)
+            return state[0] if kind == "LSTMCell" else state
+
+    m = Loop()
+    x = _r(2, 5, 3, requires_grad=False)
+    want = m(x)
+    with ember.no_grad():
+        got = ember.compile(m, fullgraph=True)(x)
+    np.testing.assert_allclose(got.numpy(), want.detach().numpy(), rtol=1e-12, atol=1e-14)
+    ep = ember.export.export(m, (x,))
+    np.testing.assert_allclose(ep.module()(x).detach().numpy(), want.detach().numpy(),
+                               rtol=1e-12, atol=1e-14)
+    traced = ember.jit.trace(m, (x,))
+    np.testing.assert_allclose(traced(x).detach().numpy(), want.detach().numpy(),
+                               rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parametrize("kind", CELLS)
+def test_cell_training_step_compiled_equals_eager(kind):
+    ember.manual_seed(15)
+    cells = [_cell(kind) for _ in range(2)]
+    cells[1].load_state_dict(cells[0].state_dict())
+    x, tgt = _r(4, 3, requires_grad=False), _r(4, 4, requires_grad=False)
+
+    def make_step(cell):
+        opt = ember.optim.SGD(cell.parameters(), lr=0.1)
+
+        def step(x, tgt):
+            opt.zero_grad()
+            h = None
+            for _ in range(3):
+                out = cell(x, h)
+                h = out
+            y = h[0] if isinstance(h, tuple) else h
+            loss = ((y - tgt) ** 2).mean()
+            loss.backward()
+            opt.step()
+            return loss
+        return step
+
+    eager, compiled = make_step(cells[0]), ember.compile(make_step(cells[1]))
+    for _ in range(3):
+        a, b = eager(x, tgt), compiled(x, tgt)
+        np.testing.assert_allclose(float(a), float(b), rtol=1e-12)
+    for p, q in zip(cells[0].parameters(), cells[1].parameters()):
+        np.testing.assert_allclose(p.detach().numpy(), q.detach().numpy(), rtol=1e-10,
+                                   atol=1e-12)
+
+
+@pytest.mark.parametrize("state", [True, False])
+@pytest.mark.parametrize("outputs", ["both", "h", "c"])
+def test_lstm_cell_float32_matches_float64(state, outputs):
+    """The float32 step (kernels.c's fused gate passes where built) against float64."""
+    ember.manual_seed(16)
+    c64 = nn.LSTMCell(5, 6).double()
+    c32 = nn.LSTMCell(5, 6)
+    c32.load_state_dict({k: v.float() for k, v in c64.state_dict().items()})
+    x = ember.randn(4, 5, dtype=ember.float64)
+    hx = (ember.randn(4, 6, dtype=ember.float64), ember.randn(4, 6, dtype=ember.float64))
+    res = []
+    for cell, dt in ((c64, ember.float64), (c32, ember.float32)):
+        xi = x.to(dt).requires_grad_()
+        hi = tuple(t.to(dt).requires_grad_() for t in hx) if state else None
+        h, c = cell(xi, hi)
+        loss = {"both": h.sum() + (c * c).sum(), "h": h.sum(), "c": (c * c).sum()}[outputs]
+        wrt = [xi] + list(cell.parameters()) + (list(hi) if state else [])
+        res.append([h, c] + list(ember.autograd.grad(loss, wrt)))
+    for a, b in zip(*res):
+        np.testing.assert_allclose(b.detach().numpy(), a.detach().numpy(), rtol=2e-5,
+                                   atol=2e-6)
+
+
 def test_unbatched_cell_gradcheck():
     ember.manual_seed(2)
     cell = nn.LSTMCell(3, 2).double()

@@ -18,6 +18,7 @@ from . import _memory_format as _mf
 from ._device import canonical_device, to_device
 from ._device import device as _device_cls
 from ._layout import strided as _STRIDED
+from ._size import Size as _Size
 from .backends import backend_of
 
 __all__ = ["Tensor"]
@@ -146,15 +147,11 @@ class Tensor:
 
     @property
     def shape(self):
-        from ._size import Size
-
-        return Size(self._data.shape)
+        return _Size(self._data.shape)
 
     def size(self, dim: int | None = None):
-        from ._size import Size
-
         if dim is None:
-            return Size(self._data.shape)
+            return _Size(self._data.shape)
         return self._data.shape[_wrap_dim(dim, self._data.ndim)]
 
     def dim(self) -> int:

@@ -11,7 +11,26 @@ same computation written with Tensor ops.
 
 from __future__ import annotations
 
+from .._device import check_same_device
+from .._tensor import _make
+from ..autograd.graph import GRAD, record
+
 __all__ = ["FusedOp"]
+
+
+#: ``(current_compile, export's current)``: the two capture probes a call checks, bound on
+#: the first call (importing them at module import would be circular); a fused op runs once
+#: per step in a cell's Python loop, so its per-call imports showed in profiles
+_CAPTURES: tuple = ()
+
+
+def _captures() -> tuple:
+    global _CAPTURES
+    from ..export._capture import current as current_export
+    from ._capture import current_compile
+
+    _CAPTURES = (current_compile, current_export)
+    return _CAPTURES
 
 
 def _arrays(tensors):
@@ -39,13 +58,11 @@ class FusedOp:
         return f"<fused op {self.name}>"
 
     def __call__(self, *tensors):
-        from ..export import _capture as _xcap
-        from ._capture import current_compile
-
+        current_compile, current_export = _CAPTURES or _captures()
         cap = current_compile()
         if cap is not None:
             return cap.record_fused(self, tensors)
-        if _xcap.current() is not None:  # export / jit: registry ops only
+        if current_export() is not None:  # export / jit: registry ops only
             if self.reference is None:
                 raise RuntimeError(f"{self.name} is a fused op without a Tensor-op reference: "
                                    "it cannot be exported or traced")
@@ -62,10 +79,6 @@ class FusedOp:
 
     def eager(self, tensors):
         """The op on real tensors: the forward kernel, and one autograd node when needed."""
-        from .._device import check_same_device
-        from .._tensor import _make
-        from ..autograd.graph import GRAD, record
-
         present = [t for t in tensors if t is not None]
         if not present:
             raise TypeError(f"{self.name}() expects at least one Tensor argument")
@@ -92,9 +105,6 @@ class FusedOp:
 def _fused_backward(node, grads):
     """The autograd node's backward: the array backward kernel, or (with create_graph=True)
     autograd through the Tensor-op reference."""
-    from .._tensor import _make
-    from ..autograd.graph import GRAD
-
     op, ctx, shapes = node.ctx
     grads = list(grads) if isinstance(grads, (list, tuple)) else [grads]
     inputs = node.saved

@@ -8,6 +8,11 @@ one matrix product over all steps. Time steps follow packed ``batch_sizes``: at 
 only the first ``batch_sizes[t]`` sequences advance, so padded and packed inputs share the
 code (padded input is the packed case with equal batch sizes).
 
+The cells (``LSTMCell``, ``GRUCell``, ``RNNCell``) run one time step per call, usually from a
+Python loop, so a step is one fused op of its own (``_CELLS``): both input products and the
+gate arithmetic in array code with nothing prepared per call (the layer op's kernels set up
+their weights once per sequence, which a cell would pay every step).
+
 For higher-order gradients (``create_graph=True``) the backward recomputes the layer with
 differentiable Tensor ops (``_reference_layer``) and differentiates that, so double
 backward works without a hand-written second derivative.
@@ -919,8 +924,13 @@ class RNNCellBase(Module):
             init.uniform_(weight, -stdv, stdv)
 
     def _step(self, mode, input, hx, cx):
-        """One time step through the shared layer op: ``(h', c')`` (batched)."""
+        """One time step: ``(h', c')`` (batched; ``c'`` None but for the LSTM)."""
         _check_cell(input, hx, cx, self.input_size, self.hidden_size)
+        w_ih, w_hh, b_ih, b_hh = self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh
+        if not _in_vmap((input, hx, cx, w_ih, w_hh, b_ih, b_hh)):
+            out = _CELLS[mode](input, hx, cx, w_ih, w_hh, b_ih, b_hh)
+            return out[0], out[1]
+        # vmap: the layer op, whose batching rule folds vmap's batch into the layer's
         xw = F.linear(input, self.weight_ih, self.bias_ih)
         _, h, c = _recurrent_layer(mode, xw, hx, cx, self.weight_hh, self.bias_hh, None,
                                    [input.shape[0]], False)
@@ -928,18 +938,260 @@ class RNNCellBase(Module):
 
 
 def _check_cell(input, hx, cx, input_size, hidden_size):
-    if input.size(1) != input_size:
-        raise RuntimeError(f"input has inconsistent input_size: got {input.size(1)} expected "
+    n, k = input.shape
+    if k != input_size:
+        raise RuntimeError(f"input has inconsistent input_size: got {k} expected "
                            f"{input_size}")
     for i, h in enumerate((hx, cx)):
         if h is None:
             continue
-        if input.size(0) != h.size(0):
-            raise RuntimeError(f"Input batch size {input.size(0)} doesn't match hidden{i} "
-                               f"batch size {h.size(0)}")
-        if h.size(1) != hidden_size:
-            raise RuntimeError(f"hidden{i} has inconsistent hidden_size: got {h.size(1)}, "
+        hn, hk = h.shape
+        if n != hn:
+            raise RuntimeError(f"Input batch size {n} doesn't match hidden{i} "
+                               f"batch size {hn}")
+        if hk != hidden_size:
+            raise RuntimeError(f"hidden{i} has inconsistent hidden_size: got {hk}, "
                                f"expected {hidden_size}")
+
+
+# -- cells: one fused op per time step -------------------------------------------------------
+# A cell's step is ONE op (``api.fused_op``: one autograd node, one node of a compiled graph):
+# both input products, the gate arithmetic and its backward in array code, no state set up
+# per call (the layer op's kernels prepare their weights once for a whole sequence, which a
+# cell called once per step would pay every step). Arguments: (x, h, c, w_ih, w_hh, b_ih,
+# b_hh), h/c/biases may be None; results (h', c') with c' None but for the LSTM.
+
+_GATE_CONSTANTS: dict = {}
+
+
+def _gate_constants(xp, G, H, dtype, tanh_gate):
+    """``(scale, offset)`` with ``sigmoid(z) = scale * tanh(scale * z) + offset`` on the
+    sigmoid gates and ``tanh(z)`` on gate ``tanh_gate`` (cached: a cell pays this once)."""
+    key = (xp, G, H, dtype, tanh_gate)
+    got = _GATE_CONSTANTS.get(key)
+    if got is None:
+        scale = _sigmoid_scale(xp, G, H, dtype, tanh_gate)
+        offset = xp.full(G, 0.5, dtype=dtype)
+        offset[tanh_gate * H:(tanh_gate + 1) * H] = 0
+        got = _GATE_CONSTANTS[key] = (scale, offset)
+    return got
+
+
+def _cell_preact(xp, x, h, w_ih, w_hh, b_ih, b_hh):
+    """``x @ w_ih.T + b_ih + h @ w_hh.T + b_hh`` (a fresh array)."""
+    A = xp.matmul(x, w_ih.T)
+    if h is not None:
+        A += xp.matmul(h, w_hh.T)
+    if b_ih is not None:
+        A += b_ih
+    if b_hh is not None:
+        A += b_hh
+    return A
+
+
+def _cell_weight_grads(xp, dA, x, h, w_hh, b_ih, b_hh, dgh=None):
+    """``(dW_ih, dW_hh, db_ih, db_hh)`` from the pre-activation gradient ``dA`` (``dgh``: the
+    hidden part's, when it differs, as the GRU's)."""
+    dgh = dA if dgh is None else dgh
+    dW_ih = xp.matmul(dA.T, x)
+    dW_hh = xp.matmul(dgh.T, h) if h is not None else xp.zeros_like(w_hh)
+    db_ih = dA.sum(0) if b_ih is not None else None
+    db_hh = dgh.sum(0) if b_hh is not None else None
+    if db_hh is not None and dgh is dA:
+        db_hh = db_hh.copy() if db_ih is not None else db_hh
+    return dW_ih, dW_hh, db_ih, db_hh
+
+
+def _lstm_cell_native(A, c, H):
+    """``(h', c', tanh(c'))`` through kernels.c's fused gate pass (float32 NumPy arrays; A
+    becomes the activated gates), or None where that kernel is not built."""
+    native = api.native_kernel("ember_lstm_gates_f32")
+    if native is None:
+        return None
+    B = A.shape[0]
+    A *= _gate_constants(np, A.shape[1], H, A.dtype, 2)[0]  # the kernel takes z/2 on sigmoids
+    c = np.zeros((B, H), dtype=np.float32) if c is None else np.ascontiguousarray(c)
+    cn, tc, hn = (np.empty((B, H), dtype=np.float32) for _ in range(3))
+    native(A.ctypes.data, c.ctypes.data, cn.ctypes.data, tc.ctypes.data, hn.ctypes.data, B, H)
+    return hn, cn, tc
+
+
+def _lstm_cell_fwd(ctx, x, h, c, w_ih, w_hh, b_ih, b_hh):
+    xp = api.array_module_of(x)
+    A = _cell_preact(xp, x, h, w_ih, w_hh, b_ih, b_hh)
+    H = A.shape[1] // 4
+    ctx.update(A=A, c=c, x=x, h=h, w_ih=w_ih, w_hh=w_hh, b=(b_ih, b_hh))
+    if xp is np and A.dtype == np.float32 and (c is None or c.dtype == np.float32):
+        got = _lstm_cell_native(A, c, H)
+        if got is not None:
+            ctx["tc"] = got[2]
+            return got[0], got[1]
+    scale, offset = _gate_constants(xp, A.shape[1], H, A.dtype, 2)
+    A *= scale  # i, f, o: sigmoid as 0.5 * tanh(z / 2) + 0.5; g: tanh
+    xp.tanh(A, out=A)
+    A *= scale
+    A += offset
+    i, f, g, o = A[:, :H], A[:, H:2 * H], A[:, 2 * H:3 * H], A[:, 3 * H:]
+    cn = i * g
+    if c is not None:
+        cn += f * c
+    tc = xp.tanh(cn)
+    hn = o * tc
+    ctx["tc"] = tc
+    return hn, cn
+
+
+def _lstm_cell_bwd(ctx, grads):
+    gh, gc = grads
+    A, c, tc, x, h, w_ih, w_hh = (ctx[k] for k in ("A", "c", "tc", "x", "h", "w_ih", "w_hh"))
+    xp = api.array_module_of(A)
+    H = A.shape[1] // 4
+    if xp is np and A.dtype == np.float32 and all(
+            t is None or t.dtype == np.float32 for t in (gh, gc, c)):
+        native = api.native_kernel("ember_lstm_gates_backward_f32")
+        if native is not None:  # the gate gradients in one fused pass (kernels.c)
+            B = A.shape[0]
+            dh = np.zeros((B, H), np.float32) if gh is None else np.ascontiguousarray(gh)
+            dc = np.zeros((B, H), np.float32) if gc is None else np.array(gc, order="C")
+            cp = np.zeros((B, H), np.float32) if c is None else np.ascontiguousarray(c)
+            dA = np.empty_like(A)
+            native(dh.ctypes.data, None, A.ctypes.data, tc.ctypes.data, cp.ctypes.data,
+                   dc.ctypes.data, dA.ctypes.data, B, H)
+            return (np.matmul(dA, w_ih), np.matmul(dA, w_hh) if h is not None else None,
+                    dc if c is not None else None) + _cell_weight_grads(
+                        xp, dA, x, h, w_hh, *ctx["b"])
+    i, f, g, o = A[:, :H], A[:, H:2 * H], A[:, 2 * H:3 * H], A[:, 3 * H:]
+    dA = xp.empty_like(A)  # first d(activation), then d(pre-activation)
+    if gh is not None:
+        xp.multiply(gh, tc, out=dA[:, 3 * H:])
+        dcs = gh * o
+        dcs *= 1 - tc * tc
+        if gc is not None:
+            dcs += gc
+    else:
+        dA[:, 3 * H:] = 0
+        dcs = gc.copy() if gc is not None else xp.zeros_like(tc)
+    xp.multiply(dcs, g, out=dA[:, :H])
+    if c is not None:
+        xp.multiply(dcs, c, out=dA[:, H:2 * H])
+    else:
+        dA[:, H:2 * H] = 0
+    xp.multiply(dcs, i, out=dA[:, 2 * H:3 * H])
+    D = 1 - A  # sigmoid' = s (1 - s); tanh' = 1 - t^2 on the g gate
+    D *= A
+    D[:, 2 * H:3 * H] = 1 - g * g
+    dA *= D
+    dx = xp.matmul(dA, w_ih)
+    dh = xp.matmul(dA, w_hh) if h is not None else None
+    dc = dcs * f if c is not None else None
+    return (dx, dh, dc) + _cell_weight_grads(xp, dA, x, h, w_hh, *ctx["b"])
+
+
+def _gru_cell_fwd(ctx, x, h, _c, w_ih, w_hh, b_ih, b_hh):
+    xp = api.array_module_of(x)
+    GX = xp.matmul(x, w_ih.T)
+    if b_ih is not None:
+        GX += b_ih
+    H = GX.shape[1] // 3
+    if h is not None:
+        GH = xp.matmul(h, w_hh.T)
+        if b_hh is not None:
+            GH += b_hh
+    else:
+        GH = xp.zeros_like(GX) if b_hh is None else xp.broadcast_to(b_hh, GX.shape).copy()
+    rz = GX[:, :2 * H] + GH[:, :2 * H]
+    rz *= 0.5  # sigmoid(z) = 0.5 * tanh(z / 2) + 0.5
+    xp.tanh(rz, out=rz)
+    rz *= 0.5
+    rz += 0.5
+    r, z = rz[:, :H], rz[:, H:]
+    n = r * GH[:, 2 * H:]
+    n += GX[:, 2 * H:]
+    xp.tanh(n, out=n)
+    hn = (h - n) if h is not None else -n
+    hn *= z
+    hn += n
+    ctx.update(rz=rz, n=n, ghn=GH[:, 2 * H:], x=x, h=h, w_ih=w_ih, w_hh=w_hh, b=(b_ih, b_hh))
+    return hn, None
+
+
+def _gru_cell_bwd(ctx, grads):
+    gh = grads[0]
+    rz, n, ghn, x, h, w_ih, w_hh = (ctx[k] for k in ("rz", "n", "ghn", "x", "h", "w_ih",
+                                                       "w_hh"))
+    xp = api.array_module_of(rz)
+    H = n.shape[1]
+    r, z = rz[:, :H], rz[:, H:]
+    B = n.shape[0]
+    dX = xp.empty((B, 3 * H), dtype=n.dtype)  # d(x @ w_ih.T + b_ih)
+    dGH = xp.empty((B, 3 * H), dtype=n.dtype)  # d(h @ w_hh.T + b_hh)
+    if gh is None:
+        gh = xp.zeros_like(n)
+    dn = dX[:, 2 * H:]  # d(pre-tanh of n) = gh (1 - z) (1 - n^2)
+    xp.subtract(1, z, out=dn)
+    dn *= gh
+    dn *= 1 - n * n
+    dz = dX[:, H:2 * H]
+    if h is not None:
+        xp.subtract(h, n, out=dz)
+    else:
+        xp.negative(n, out=dz)
+    dz *= gh
+    xp.multiply(dn, ghn, out=dX[:, :H])  # dr
+    dX[:, :2 * H] *= rz * (1 - rz)
+    dGH[:, :2 * H] = dX[:, :2 * H]
+    xp.multiply(dn, r, out=dGH[:, 2 * H:])
+    dx = xp.matmul(dX, w_ih)
+    dh = None
+    if h is not None:
+        dh = gh * z
+        dh += xp.matmul(dGH, w_hh)
+    return (dx, dh, None) + _cell_weight_grads(xp, dX, x, h, w_hh, *ctx["b"], dgh=dGH)
+
+
+def _rnn_cell_fwd(relu):
+    def forward(ctx, x, h, _c, w_ih, w_hh, b_ih, b_hh):
+        xp = api.array_module_of(x)
+        y = _cell_preact(xp, x, h, w_ih, w_hh, b_ih, b_hh)
+        if relu:
+            xp.maximum(y, 0, out=y)
+        else:
+            xp.tanh(y, out=y)
+        ctx.update(y=y, x=x, h=h, w_ih=w_ih, w_hh=w_hh, b=(b_ih, b_hh))
+        return y, None
+    return forward
+
+
+def _rnn_cell_bwd(relu):
+    def backward(ctx, grads):
+        gh = grads[0]
+        y, x, h, w_ih, w_hh = (ctx[k] for k in ("y", "x", "h", "w_ih", "w_hh"))
+        xp = api.array_module_of(y)
+        if gh is None:
+            gh = xp.zeros_like(y)
+        dA = gh * (y > 0) if relu else gh * (1 - y * y)
+        dx = xp.matmul(dA, w_ih)
+        dh = xp.matmul(dA, w_hh) if h is not None else None
+        return (dx, dh, None) + _cell_weight_grads(xp, dA, x, h, w_hh, *ctx["b"])
+    return backward
+
+
+def _cell_reference(mode):
+    """The step with Tensor ops (export, jit, double backward): the layer op's reference."""
+    def reference(x, h, c, w_ih, w_hh, b_ih, b_hh):
+        xw = F.linear(x, w_ih, b_ih)
+        _, h_n, c_n = _reference_layer(mode, xw, h, c, w_hh, b_hh, None, [(0, x.shape[0])],
+                                       x.shape[0])
+        return h_n, c_n
+    return reference
+
+
+_CELLS = {mode: api.fused_op(name, fwd, bwd, reference=_cell_reference(mode)) for
+          mode, name, fwd, bwd in (
+              ("LSTM", "lstm_cell", _lstm_cell_fwd, _lstm_cell_bwd),
+              ("GRU", "gru_cell", _gru_cell_fwd, _gru_cell_bwd),
+              ("RNN_TANH", "rnn_tanh_cell", _rnn_cell_fwd(False), _rnn_cell_bwd(False)),
+              ("RNN_RELU", "rnn_relu_cell", _rnn_cell_fwd(True), _rnn_cell_bwd(True)))}
 
 
 def _cell_dims(name, input, hxs):
