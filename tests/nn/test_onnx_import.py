@@ -679,18 +679,83 @@ def test_unsupported_operators_are_listed_in_one_error():
 
 
 def test_tensor_types_ember_lacks_are_named():
+    w = helper.make_tensor("w", TensorProto.FLOAT8E4M3FN, [2], [1.0, 2.0])
     nodes = [helper.make_node("Cast", ["w"], ["a"], to=TensorProto.FLOAT, name="cast_w"),
-             helper.make_node("Cast", ["x"], ["b"], to=TensorProto.BFLOAT16, name="to_bf16")]
+             helper.make_node("Cast", ["x"], ["b"], to=TensorProto.FLOAT8E5M2, name="to_f8")]
     graph = helper.make_graph(
         nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
         [helper.make_tensor_value_info("a", TensorProto.FLOAT, [2]),
-         helper.make_tensor_value_info("b", TensorProto.BFLOAT16, [2])],
-        [numpy_helper.from_array(np.asarray([1, 2], np.uint16), "w")])
+         helper.make_tensor_value_info("b", TensorProto.FLOAT8E5M2, [2])], [w])
     with pytest.raises(RuntimeError) as info:
-        load_model(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]))
-    assert str(info.value) == ("ONNX operators not supported by Ember: Cast (opset 17, "
-                               "to=BFLOAT16; node to_bf16); ONNX tensor types Ember does not "
-                               "have: initializer 'w' (uint16)")
+        load_model(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)]))
+    assert str(info.value) == ("ONNX operators not supported by Ember: Cast (opset 19, "
+                               "to=FLOAT8E5M2; node to_f8); ONNX tensor types Ember does not "
+                               "have: initializer 'w' (float8_e4m3fn)")
+
+
+@pytest.mark.parametrize("code, np_dtype, dtype", [
+    (TensorProto.UINT16, np.uint16, ember.uint16), (TensorProto.UINT32, np.uint32, ember.uint32),
+    (TensorProto.UINT64, np.uint64, ember.uint64)])
+def test_wide_unsigned_tensors(code, np_dtype, dtype):
+    """uint16/32/64 initializers, graph inputs and casts (values past the signed range kept)."""
+    big = np.iinfo(np_dtype).max
+    w = np.asarray([1, 7, big], np_dtype)
+    nodes = [helper.make_node("Cast", ["x"], ["xu"], to=code),
+             helper.make_node("Concat", ["w", "xu"], ["cat"], axis=0),
+             helper.make_node("Cast", ["cat"], ["f"], to=TensorProto.DOUBLE),
+             helper.make_node("Identity", ["u"], ["u_out"])]
+    graph = helper.make_graph(
+        nodes, "g", [helper.make_tensor_value_info("x", TensorProto.INT64, [2]),
+                     helper.make_tensor_value_info("u", code, [2])],
+        [helper.make_tensor_value_info("f", TensorProto.DOUBLE, [5]),
+         helper.make_tensor_value_info("cat", code, [5]),
+         helper.make_tensor_value_info("u_out", code, [2])],
+        [numpy_helper.from_array(w, "w")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    m = load_model(model)
+    u = np.asarray([big, 3], np_dtype)
+    f, cat, u_out = m(ember.tensor([2, 5]), ember.from_numpy(u))
+    assert cat.dtype == dtype and u_out.dtype == dtype
+    np.testing.assert_array_equal(cat.numpy(), np.asarray([1, 7, big, 2, 5], np_dtype))
+    np.testing.assert_array_equal(u_out.numpy(), u)
+    np.testing.assert_array_equal(f.numpy(), np.asarray([1, 7, big, 2, 5], np_dtype)
+                                  .astype(np.float64))
+    with pytest.raises(TypeError, match="input 'u' of the ONNX graph has dtype "
+                                        f"ember.{dtype.__str__().split('.')[-1]}"):
+        m(ember.tensor([2, 5]), ember.tensor([1, 2]))
+    ort = pytest.importorskip("onnxruntime")
+    sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    want = sess.run(None, {"x": np.asarray([2, 5]), "u": u})
+    for got, ref in zip((f, cat, u_out), want):
+        np.testing.assert_array_equal(got.numpy(), ref)
+
+
+def test_bfloat16_and_complex_tensors():
+    """bfloat16 casts round as onnxruntime's; complex initializers and inputs pass through."""
+    x = np.asarray([1.0, 1.00390625, 3.14159, -2.5e-3, 65504.0, 1e-40], np.float32)
+    z = np.asarray([1 + 2j, -0.5j], np.complex64)
+    nodes = [helper.make_node("Cast", ["x"], ["b"], to=TensorProto.BFLOAT16),
+             helper.make_node("Cast", ["b"], ["y"], to=TensorProto.FLOAT),
+             helper.make_node("Identity", ["z"], ["z_out"]),
+             helper.make_node("Identity", ["zi"], ["zi_out"])]
+    graph = helper.make_graph(
+        nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [6]),
+                     helper.make_tensor_value_info("zi", TensorProto.COMPLEX128, [2])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [6]),
+         helper.make_tensor_value_info("b", TensorProto.BFLOAT16, [6]),
+         helper.make_tensor_value_info("z_out", TensorProto.COMPLEX64, [2]),
+         helper.make_tensor_value_info("zi_out", TensorProto.COMPLEX128, [2])],
+        [numpy_helper.from_array(z, "z")])
+    m = load_model(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]))
+    zi = np.asarray([3 - 1j, 2.5], np.complex128)
+    y, b, z_out, zi_out = m(ember.from_numpy(x), ember.from_numpy(zi))
+    assert b.dtype == ember.bfloat16 and z_out.dtype == ember.complex64
+    assert zi_out.dtype == ember.complex128
+    np.testing.assert_array_equal(z_out.numpy(), z)
+    np.testing.assert_array_equal(zi_out.numpy(), zi)
+    # bfloat16 keeps float32's exponent and 8 bits of mantissa, rounded to nearest even
+    np.testing.assert_array_equal(y.numpy(), x.astype(ember.bfloat16.np).astype(np.float32))
+    assert y.numpy()[1] == 1.0 and y.numpy()[4] == 65536.0
 
 
 def test_operator_revision_outside_the_table_is_refused():

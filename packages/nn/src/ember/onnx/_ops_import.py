@@ -28,23 +28,24 @@ import ember.nn.functional as F
 
 # -- dtypes: ONNX TensorProto.DataType -> ember -------------------------------------------------
 
-#: TensorProto data types Ember has (the others, e.g. UINT16, BFLOAT16 and STRING, are refused
-#: by name when a model uses them).
+#: TensorProto data types Ember has (the others, e.g. STRING and the float8/int4 types, are
+#: refused by name when a model uses them). The unsigned types past uint8 have PyTorch's
+#: limited support in Ember too (copies, casts, comparisons; most arithmetic refuses them).
 ONNX_DTYPES = {
-    1: ember.float32, 2: ember.uint8, 3: ember.int8, 5: ember.int16, 6: ember.int32,
-    7: ember.int64, 9: ember.bool, 10: ember.float16, 11: ember.float64,
+    1: ember.float32, 2: ember.uint8, 3: ember.int8, 4: ember.uint16, 5: ember.int16,
+    6: ember.int32, 7: ember.int64, 9: ember.bool, 10: ember.float16, 11: ember.float64,
+    12: ember.uint32, 13: ember.uint64, 14: ember.complex64, 15: ember.complex128,
+    16: ember.bfloat16,
 }
-
-ONNX_DTYPE_NAMES = {
-    0: "UNDEFINED", 1: "FLOAT", 2: "UINT8", 3: "INT8", 4: "UINT16", 5: "INT16", 6: "INT32",
-    7: "INT64", 8: "STRING", 9: "BOOL", 10: "FLOAT16", 11: "DOUBLE", 12: "UINT32", 13: "UINT64",
-    14: "COMPLEX64", 15: "COMPLEX128", 16: "BFLOAT16",
-}
-
 
 def onnx_dtype_name(code: int) -> str:
     """The TensorProto name of data type ``code`` (``'FLOAT'``), or ``'type <code>'``."""
-    return ONNX_DTYPE_NAMES.get(code, f"type {code}")
+    from onnx import TensorProto
+
+    try:
+        return TensorProto.DataType.Name(code)
+    except ValueError:
+        return f"type {code}"
 
 
 def ember_dtype(np_dtype) -> ember.dtype | None:
@@ -55,7 +56,9 @@ def ember_dtype(np_dtype) -> ember.dtype | None:
 _NP_TO_EMBER = {np.dtype(k): v for k, v in {
     np.float32: ember.float32, np.float64: ember.float64, np.float16: ember.float16,
     np.int64: ember.int64, np.int32: ember.int32, np.int16: ember.int16, np.int8: ember.int8,
-    np.uint8: ember.uint8, np.bool_: ember.bool}.items()}
+    np.uint8: ember.uint8, np.bool_: ember.bool, np.uint16: ember.uint16,
+    np.uint32: ember.uint32, np.uint64: ember.uint64, np.complex64: ember.complex64,
+    np.complex128: ember.complex128, ember.bfloat16.np: ember.bfloat16}.items()}
 
 
 def numpy_dtype(dtype: ember.dtype) -> np.dtype:
