@@ -132,6 +132,67 @@ def _small_mlp_inference(torch, rng):
     return compare("MLP 32-64-10 inference (b8, no_grad)", e_infer, t_infer, number=5000)
 
 
+def _sequence(lib):
+    """pytorch/examples time_sequence_prediction's model: two LSTMCells and a linear read-out
+    stepped in a Python loop, float64."""
+    nn = lib.nn
+
+    class Sequence(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lstm1 = nn.LSTMCell(1, 51)
+            self.lstm2 = nn.LSTMCell(51, 51)
+            self.linear = nn.Linear(51, 1)
+
+        def forward(self, input):
+            outputs = []
+            h_t = lib.zeros(input.size(0), 51, dtype=lib.double)
+            c_t = lib.zeros(input.size(0), 51, dtype=lib.double)
+            h_t2 = lib.zeros(input.size(0), 51, dtype=lib.double)
+            c_t2 = lib.zeros(input.size(0), 51, dtype=lib.double)
+            for input_t in input.split(1, dim=1):
+                h_t, c_t = self.lstm1(input_t, (h_t, c_t))
+                h_t2, c_t2 = self.lstm2(h_t, (h_t2, c_t2))
+                outputs += [self.linear(h_t2)]
+            return lib.cat(outputs, dim=1)
+
+    return Sequence().double()
+
+
+def _cell_loop(torch, rng):
+    """The time_sequence_prediction example's closure (forward + backward, 100 steps, b97)
+    and its no_grad prediction (b3)."""
+    import ember
+
+    data = np.sin(rng.integers(-80, 80, (100, 1)) / 20.0 + np.arange(101) / 20.0)
+    pairs = []
+    for lib in [ember] + ([torch] if torch is not None else []):
+        model = _sequence(lib)
+        if lib is not ember:
+            _copy_weights(model, pairs[0][0])
+        x, y = lib.from_numpy(data[3:, :-1]), lib.from_numpy(data[3:, 1:])
+        pairs.append((model, x, y, lib))
+
+    def closure(model, x, y, lib):
+        def run():
+            model.zero_grad()
+            lib.nn.functional.mse_loss(model(x), y).backward()
+        return run
+
+    def predict(model, x, y, lib):
+        def run():
+            with lib.no_grad():
+                model(x[:3])
+        return run
+
+    out = []
+    for name, make in (("LSTMCell loop fwd+bwd (2 cells 1-51-51, b97, 100 steps, f64)", closure),
+                       ("LSTMCell loop no_grad (same, b3)", predict)):
+        fns = [make(*p) for p in pairs]
+        out.append(compare(name, fns[0], fns[1] if len(fns) > 1 else None, number=3))
+    return out
+
+
 def workloads(torch):
     rng = np.random.default_rng(0)
     results = []
@@ -184,4 +245,5 @@ def workloads(torch):
     y = rng.integers(0, 10, 16)
     e, t = _pair(torch, lambda lib: _Tagger(lib).model, adam, x, y)
     results.append(compare("LSTM 64->128 step (seq32, b16, Adam)", e, t, number=20))
+    results.extend(_cell_loop(torch, rng))
     return results
