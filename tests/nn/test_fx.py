@@ -406,8 +406,11 @@ def test_print_readable_and_repr():
     gm = fx.symbolic_trace(MyModule())
     text = gm.print_readable(print_output=False)
     assert text.startswith("class MyModule(ember.nn.Module):\n    def forward(self, x):\n")
-    assert repr(gm).endswith("# To see more debug info, please use "
-                             "`graph_module.print_readable()`")
+    assert str(gm).endswith("# To see more debug info, please use "
+                            "`graph_module.print_readable()`")
+    # repr is Module's (torch.fx defines __str__ only): a parent shows a child GraphModule
+    # as a module, without its code
+    assert repr(gm) == nn.Module.__repr__(gm) and "def forward" not in repr(gm)
 
 
 def _leaf_helper(x):

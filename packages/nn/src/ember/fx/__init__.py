@@ -12,11 +12,16 @@ nodes, Tensor methods ``call_method`` nodes, parameters ``get_attr`` nodes::
             node.target = ember.nn.functional.gelu
     gm.recompile()                         # ... and regenerate forward
 
+A :class:`CodeGen` installed with ``graph.set_codegen`` changes the generated ``forward``
+(its signature, return statement, extra globals, and how an :class:`Interpreter` maps
+inputs and outputs); ``graph.on_generate_code`` transforms the body's lines.
+
 It lives in ember-nn (a :class:`GraphModule` is an ``ember.nn.Module``).
 """
 
-from ._symbolic_trace import PH, Tracer, symbolic_trace, wrap
-from .graph import Graph, PythonCode
+from . import immutable_collections, operator_schemas, passes
+from ._symbolic_trace import PH, ProxyableClassMeta, Tracer, symbolic_trace, wrap
+from .graph import CodeGen, Graph, PythonCode
 from .graph_module import GraphModule
 from .interpreter import Interpreter, Transformer
 from .node import Node, has_side_effect, map_arg
@@ -27,4 +32,4 @@ __version__ = "0.1.0"  # ember-nn's version (the distribution that ships ember.f
 
 __all__ = ["symbolic_trace", "Tracer", "wrap", "Graph", "GraphModule", "Interpreter",
            "Transformer", "Node", "Proxy", "replace_pattern", "has_side_effect", "map_arg",
-           "PH", "PythonCode", "TraceError"]
+           "PH", "PythonCode", "TraceError", "CodeGen", "ProxyableClassMeta"]

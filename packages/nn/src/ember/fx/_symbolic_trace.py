@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import builtins
+import collections
+import copy
 import functools
 import inspect
 import math
@@ -18,9 +20,59 @@ from ember.overrides import TorchFunctionMode
 from ..nn import Module, Parameter, Sequential
 from .graph import Graph
 from .node import Node, map_aggregate
-from .proxy import Proxy, TraceError
+from .proxy import ParameterProxy, Proxy, Scope, ScopeContextManager, TraceError
 
-__all__ = ["Tracer", "symbolic_trace", "wrap", "PH", "GraphAppendingTracer"]
+__all__ = ["Tracer", "symbolic_trace", "wrap", "PH", "GraphAppendingTracer",
+           "ProxyableClassMeta", "is_fx_tracing"]
+
+#: the classes made with :class:`ProxyableClassMeta`
+_proxyable_classes: dict[type, None] = {}
+
+_is_fx_tracing_flag = False
+
+
+def is_fx_tracing() -> bool:
+    """Whether a symbolic trace is running (``torch.fx._symbolic_trace.is_fx_tracing``)."""
+    return _is_fx_tracing_flag
+
+
+class ProxyableClassMeta(type):
+    """A metaclass that makes building an instance traceable (``torch.fx.ProxyableClassMeta``):
+    during a trace, ``TensorPair(y, y)`` with a proxy among its arguments becomes one
+    ``call_function`` node whose target is the class; outside a trace, or without proxy
+    arguments, the class builds its instance as usual::
+
+        class TensorPair(metaclass=ember.fx.ProxyableClassMeta):
+            def __init__(self, left, right):
+                self.left, self.right = left, right
+
+            def add(self, other):
+                return TensorPair(self.left + other.left, self.right + other.right)
+
+        def use(x: TensorPair, y: ember.Tensor):
+            return x.add(TensorPair(y, y))
+
+        ember.fx.symbolic_trace(use).code  # tensor_pair = __main___TensorPair(y, y) ...
+
+    An instance made before the trace and met as an argument becomes a constant attribute
+    of the traced module (``_TensorPair_constant_0``)."""
+
+    def __init__(cls, name: str, bases: tuple, attrs: dict) -> None:
+        _proxyable_classes.setdefault(cls)
+        super().__init__(name, bases, attrs)
+
+    def __call__(cls, *args, **kwargs):
+        instance = cls.__new__(cls)
+        if not is_fx_tracing():
+            cls.__init__(instance, *args, **kwargs)
+            return instance
+        found: list[Proxy] = []
+        map_aggregate((args, kwargs), lambda a: found.append(a) if isinstance(a, Proxy)
+                      else None)
+        if found:
+            return found[0].tracer.create_proxy("call_function", cls, args, kwargs)
+        cls.__init__(instance, *args, **kwargs)
+        return instance
 
 
 class _KeepDispatch(TorchFunctionMode):
@@ -31,6 +83,26 @@ class _KeepDispatch(TorchFunctionMode):
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         return NotImplemented
+
+
+def _user_stack_trace() -> str:
+    """The stack from the first ``forward`` frame in, without ember.fx's and Module's call
+    machinery (``Tracer.record_stack_traces``)."""
+    import os
+    import traceback
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    machinery = (here, os.path.join(os.path.dirname(here), "nn", "modules", "module.py"))
+    frames = traceback.extract_stack()
+    for i, frame in enumerate(frames):
+        if frame.name == "forward":
+            frames = frames[i:]
+            break
+    else:
+        return ""
+    user = traceback.StackSummary.from_list(
+        [f for f in frames if not os.path.abspath(f.filename).startswith(machinery)])
+    return "".join(user.format()).strip()
 
 
 class PHBase:
@@ -135,11 +207,55 @@ class Tracer:
         self.root: Module | None = None
         self.tensor_attrs: dict[int, tuple[str, Any]] = {}
         self.submodule_paths: dict[int, str] | None = None
+        #: the module whose forward is being traced (path, type): ``("", None)`` at the top
+        self.scope = Scope("", None)
+        #: the modules being called, outermost first: ``key -> (path, type)``; each node
+        #: records a copy as ``node.meta["nn_module_stack"]`` (a module's second call is
+        #: keyed ``path@1``)
+        self.module_stack: collections.OrderedDict[str, tuple[str, Any]] = \
+            collections.OrderedDict()
+        self.num_calls: dict[str, int] = {}
+        #: node name -> (module path, module type) of the scope it was made in
+        self.node_name_to_scope: dict[str, tuple[str, type]] = {}
+
+    #: the method of a root module that ``trace`` traces
+    traced_func_name: str = "forward"
+    #: record each node's ``stack_trace`` (the user's frames from ``forward`` in)
+    record_stack_traces: bool = False
+    #: a buffer read as a module attribute becomes a ``get_attr`` proxy at once (by default
+    #: it becomes one when an operation uses it)
+    proxy_buffer_attributes: bool = False
+
+    _qualname_counter: dict[str, int] = {}
 
     # -- recording ------------------------------------------------------------------------
     def create_node(self, kind: str, target: Any, args: tuple, kwargs: dict,
                     name: str | None = None, type_expr: Any = None) -> Node:
-        return self.graph.create_node(kind, target, args, kwargs, name, type_expr)
+        node = self.graph.create_node(kind, target, args, kwargs, name, type_expr)
+        self.node_name_to_scope[node.name] = (self.scope.module_path, self.scope.module_type)
+        if self.module_stack:
+            node.meta["nn_module_stack"] = copy.copy(self.module_stack)
+        if self.record_stack_traces and not node.stack_trace:
+            trace = _user_stack_trace()
+            if trace:
+                node.stack_trace = trace
+        return node
+
+    def get_fresh_qualname(self, prefix: str) -> str:
+        """``prefix`` + the first number that names no attribute of the root yet
+        (``_tensor_constant0``, ``_tensor_constant1``...)."""
+        qualname = f"{prefix}0"
+        if not hasattr(self.root, qualname):
+            self._qualname_counter[prefix] = 0
+            return qualname
+        i = self._qualname_counter.get(prefix, 0)
+        while True:
+            qualname = f"{prefix}{i}"
+            i += 1
+            if not hasattr(self.root, qualname):
+                break
+        self._qualname_counter[prefix] = i
+        return qualname
 
     def proxy(self, node: Node) -> Proxy:
         return Proxy(node, self)
@@ -188,10 +304,7 @@ class Tracer:
                     return self.create_node("get_attr", name, (), {})
             found = self.tensor_attrs.get(id(a))
             if found is None:
-                i = 0
-                while hasattr(self.root, f"_tensor_constant{i}"):
-                    i += 1
-                qualname = f"_tensor_constant{i}"
+                qualname = self.get_fresh_qualname("_tensor_constant")
                 self.tensor_attrs[id(a)] = (qualname, a)
                 setattr(self.root, qualname, a)
             else:
@@ -199,6 +312,11 @@ class Tracer:
             return self.create_node("get_attr", qualname, (), {})
         if isinstance(a, Module):
             return self.create_node("get_attr", self.path_of_module(a), (), {})
+        if type(a) in _proxyable_classes:
+            # an instance of a proxyable class built before the trace: a constant attribute
+            qualname = self.get_fresh_qualname(f"_{type(a).__name__}_constant_")
+            setattr(self.root, qualname, a)
+            return self.create_node("get_attr", qualname, (), {})
         return a
 
     def to_bool(self, obj: Proxy) -> bool:
@@ -235,19 +353,45 @@ class Tracer:
     def call_module(self, m: Module, forward: Callable, args: tuple, kwargs: dict) -> Any:
         """A leaf module becomes one ``call_module`` node; any other runs its forward."""
         module_qualified_name = self.path_of_module(m)
-        if not self.is_leaf_module(m, module_qualified_name):
-            return forward(*args, **kwargs)
-        return self.create_proxy("call_module", module_qualified_name, args, kwargs)
+        with ScopeContextManager(self.scope, Scope(module_qualified_name, type(m))) as scope:
+            num_calls = self.num_calls.get(module_qualified_name, 0)
+            module_key = f"{scope.module_path}@{num_calls}" if num_calls > 0 \
+                else scope.module_path
+            self.module_stack[module_key] = (module_qualified_name, scope.module_type)
+            self.num_calls[module_qualified_name] = num_calls + 1
+            if not self.is_leaf_module(m, module_qualified_name):
+                ret_val = forward(*args, **kwargs)
+            else:
+                ret_val = self.create_proxy("call_module", module_qualified_name, args, kwargs)
+            key, _ = self.module_stack.popitem(last=True)
+            if key != module_key:
+                raise AssertionError(f" Unexpected key {key}")
+        return ret_val
 
     def getattr(self, attr: str, attr_val: Any, parameter_proxy_cache: dict) -> Any:
-        """A parameter read from a module becomes a ``get_attr`` proxy (one per parameter)."""
-        if isinstance(attr_val, Parameter):
-            for name, p in self.root.named_parameters():
+        """A parameter read from a module becomes a ``get_attr`` proxy (one per parameter;
+        a :class:`~ember.fx.proxy.ParameterProxy` with ``param_shapes_constant``); so does a
+        buffer with ``proxy_buffer_attributes``."""
+        def proxy_for(collection) -> Proxy | None:
+            for name, p in collection:
                 if attr_val is p:
                     if name not in parameter_proxy_cache:
-                        parameter_proxy_cache[name] = self.create_proxy("get_attr", name,
-                                                                        (), {})
+                        factory = None if not self.param_shapes_constant or \
+                            not isinstance(attr_val, Parameter) else \
+                            (lambda node, name=name: ParameterProxy(self, node, name, attr_val))
+                        parameter_proxy_cache[name] = self.create_proxy(
+                            "get_attr", name, (), {}, proxy_factory_fn=factory)
                     return parameter_proxy_cache[name]
+            return None
+
+        if isinstance(attr_val, Parameter):
+            found = proxy_for(self.root.named_parameters())
+            if found is not None:
+                return found
+        if self.proxy_buffer_attributes and isinstance(attr_val, ember.Tensor):
+            found = proxy_for(self.root.named_buffers())
+            if found is not None:
+                return found
         return attr_val
 
     # -- the trace ------------------------------------------------------------------------
@@ -255,7 +399,10 @@ class Tracer:
         """Trace ``root`` (a module's ``forward``, or a function) into a new graph."""
         if isinstance(root, Module):
             self.root = root
-            fn = type(root).forward
+            if not hasattr(type(root), self.traced_func_name):
+                raise AssertionError(f"traced_func_name={self.traced_func_name} doesn't exist "
+                                     f"in {type(root).__name__}")
+            fn = getattr(type(root), self.traced_func_name)
         else:
             self.root = Module()
             fn = root
@@ -288,6 +435,9 @@ class Tracer:
             return tracer.call_module(mod, forward, args, kwargs)
 
         patcher = _Patcher()
+        global _is_fx_tracing_flag
+        was_tracing = _is_fx_tracing_flag
+        _is_fx_tracing_flag = True
         try:
             patcher.setattr(Module, "__getattr__", module_getattr_wrapper)
             patcher.setattr(Module, "__call__", module_call_wrapper)
@@ -298,6 +448,7 @@ class Tracer:
                              type_expr=fn.__annotations__.get("return", None))
         finally:
             patcher.restore()
+            _is_fx_tracing_flag = was_tracing
         self.submodule_paths = None
         return self.graph
 
@@ -334,12 +485,11 @@ class Tracer:
                                f"{root_fn.__name__}")
         positional_kinds = (inspect.Parameter.POSITIONAL_ONLY,
                             inspect.Parameter.POSITIONAL_OR_KEYWORD)
+        var_kinds = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
+        if any(p.kind in var_kinds for p in params):
+            return self._args_for_varargs(root_fn, params, args, concrete_args)
         keyword_only: dict = {}
         for p in params:
-            if p.kind in (inspect.Parameter.VAR_KEYWORD, inspect.Parameter.VAR_POSITIONAL):
-                stars = "**" if p.kind == inspect.Parameter.VAR_KEYWORD else "*"
-                raise RuntimeError(f"ember.fx cannot trace {stars}{p.name}: symbolic tracing "
-                                   "needs named parameters (use concrete_args or a wrapper)")
             value = self._placeholder_for(p, concrete_args)
             if p.kind in positional_kinds:
                 args.append(value)
@@ -350,6 +500,36 @@ class Tracer:
             call.__annotations__ = getattr(root_fn, "__annotations__", {})
             return call, args
         return root_fn, args
+
+    def _args_for_varargs(self, root_fn: Callable, params: list, args: list,
+                          concrete_args: dict) -> tuple[Callable, list]:
+        """``forward(self, x, *args, **kwargs)``: as torch.fx does, one placeholder per
+        named parameter (keyword-only ones too), then ``*args`` (the tuple) and ``**kwargs``
+        (the dict), each a single proxy; ``root_fn`` is traced as a copy that takes them all
+        positionally."""
+        import types
+
+        fn = inspect.unwrap(root_fn)
+        if not isinstance(fn, types.FunctionType):
+            raise RuntimeError(f"ember.fx cannot trace the *args/**kwargs of {root_fn!r}: "
+                               "not a Python function")
+        # the code's own order of locals: named parameters, keyword-only ones, *, **
+        rank = {inspect.Parameter.VAR_POSITIONAL: 1, inspect.Parameter.VAR_KEYWORD: 2}
+        for p in sorted(params, key=lambda p: rank.get(p.kind, 0)):
+            if p.kind is inspect.Parameter.VAR_POSITIONAL:
+                args.append(self.create_proxy("placeholder", f"*{p.name}", (), {}))
+            elif p.kind is inspect.Parameter.VAR_KEYWORD:
+                args.append(self.create_proxy("placeholder", f"**{p.name}", (), {}))
+            else:
+                args.append(self._placeholder_for(p, concrete_args))
+        co = fn.__code__
+        code = co.replace(co_argcount=len(args), co_posonlyargcount=0, co_kwonlyargcount=0,
+                          co_flags=co.co_flags & ~(inspect.CO_VARARGS
+                                                   | inspect.CO_VARKEYWORDS))
+        patched = types.FunctionType(code, fn.__globals__, fn.__name__, fn.__defaults__,
+                                     fn.__closure__)
+        patched.__annotations__ = getattr(fn, "__annotations__", {})
+        return patched, args
 
     def _placeholder_for(self, p: inspect.Parameter, concrete_args: dict):
         default = () if p.default is inspect.Parameter.empty else (p.default,)

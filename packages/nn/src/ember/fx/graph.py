@@ -5,17 +5,19 @@ from __future__ import annotations
 
 import builtins
 import contextlib
+import copy
 import keyword
 import math
 import operator
 import re
 import sys
+import typing
 from collections.abc import Callable, Iterator
 from typing import Any
 
 from .node import Node, map_arg
 
-__all__ = ["Graph", "PythonCode"]
+__all__ = ["Graph", "PythonCode", "CodeGen"]
 
 reflectable_magic_methods = {
     "add": "{} + {}", "sub": "{} - {}", "mul": "{} * {}", "floordiv": "{} // {}",
@@ -146,11 +148,18 @@ class _Namespace:
 
 
 class PythonCode:
-    """Generated source (``src``) and the globals it needs (``globals``)."""
+    """Generated source (``src``) and the globals it needs (``globals``); ``_lineno_map``
+    maps a line of ``src`` (counted from the ``def``) to the index of its node."""
 
-    def __init__(self, src: str, globals: dict) -> None:
+    def __init__(self, src: str, globals: dict, _lineno_map: dict | None = None,
+                 _prologue_start: int = 0) -> None:
         self.src = src
         self.globals = globals
+        self._lineno_map = _lineno_map
+        self._prologue_start = _prologue_start
+
+    def __repr__(self) -> str:
+        return f"PythonCode(src={self.src!r}, globals={self.globals!r})"
 
 
 class _NodeList:
@@ -185,6 +194,8 @@ class Graph:
         self._graph_namespace = _Namespace()
         self._owning_module = owning_module
         self._tracer_cls = tracer_cls
+        self._tracer_extras = tracer_extras
+        self._codegen = CodeGen()
         self._insert = self._root.prepend
         self._find_nodes_lookup_table: dict = {}
 
@@ -200,8 +211,18 @@ class Graph:
     def nodes(self) -> _NodeList:
         return _NodeList(self)
 
+    def output_node(self) -> Node:
+        """The graph's last node, which must be its ``output``."""
+        node = next(iter(reversed(self.nodes)))
+        if node.op != "output":
+            raise AssertionError(f"Expected output node, got op={node.op}")
+        return node
+
     def find_nodes(self, *, op: str, target: Any = None, sort: bool = True) -> list[Node]:
-        """The nodes with opcode ``op`` (and ``target`` when given), in graph order."""
+        """The nodes with opcode ``op`` (and ``target`` when given; a ``call_function``
+        lookup needs its function), in graph order."""
+        if op == "call_function" and target is None:
+            raise AssertionError("target must not be None for call_function op")
         return [n for n in self.nodes if n.op == op
                 and (target is None or n.target == target)]
 
@@ -290,6 +311,7 @@ class Graph:
     def __deepcopy__(self, memo=None) -> Graph:
         memo = {} if memo is None else memo
         g = Graph(tracer_cls=self._tracer_cls)
+        g._codegen = copy.deepcopy(self._codegen)
         output_vals = g.graph_copy(self, val_map=memo, return_output_node=True)
         if output_vals is not None:
             rv, old_output = output_vals
@@ -389,7 +411,10 @@ class Graph:
 
     def eliminate_dead_code(self, is_impure_node: Callable | None = None) -> bool:
         """Remove the nodes whose values nobody uses (side-effectful ones stay); returns
-        whether the graph changed."""
+        whether the graph changed. The graph is linted first (its nodes must be in
+        topological order). Unlike torch.fx, an in-place method call (``x.add_(1)``) counts
+        as side-effectful and stays."""
+        self.lint()
         changed = False
         for node in reversed(self.nodes):
             impure = is_impure_node(node) if is_impure_node is not None else node.is_impure()
@@ -415,13 +440,57 @@ class Graph:
                  n.args, n.kwargs] for n in self.nodes]
         print(_tabulate(headers, rows))
 
-    def python_code(self, root_module: str = "self", *, verbose: bool | None = None) \
-            -> PythonCode:
-        """The source of ``forward`` for this graph and the globals it reads."""
-        return _CodeGen(self, root_module).generate()
+    def python_code(self, root_module: str, *, verbose: bool = False,
+                    include_stride: bool = False, include_device: bool = False,
+                    colored: bool = False, expanded_def: bool = False,
+                    additional_meta: list[str] | None = None) -> PythonCode:
+        """The source of ``forward`` for this graph and the globals it reads, written by the
+        graph's :class:`CodeGen`. ``root_module`` names the module that ``get_attr`` and
+        ``call_module`` nodes read from (``'self'`` in a GraphModule); ``verbose`` annotates
+        each value with its dtype and shape from ``node.meta`` (``ShapeProp``'s
+        ``tensor_meta``), ``expanded_def`` puts each parameter on its own line."""
+        return self._codegen._gen_python_code(
+            self.nodes, root_module, verbose=verbose, include_stride=include_stride,
+            include_device=include_device, colored=colored, expanded_def=expanded_def,
+            additional_meta=additional_meta)
+
+    def set_codegen(self, codegen: CodeGen) -> None:
+        """Generate this graph's code with ``codegen`` (a :class:`CodeGen`)."""
+        self._codegen = codegen
+
+    def process_inputs(self, *args: Any) -> Any:
+        """The graph's inputs for the arguments of its generated function (the codegen's
+        ``process_inputs``)."""
+        return self._codegen.process_inputs(*args)
+
+    def process_outputs(self, out: Any) -> Any:
+        """The generated function's result for the graph's output value."""
+        return self._codegen.process_outputs(out)
 
     def on_generate_code(self, make_transformer: Callable):
-        raise NotImplementedError("ember.fx: Graph.on_generate_code is not supported")
+        """Install a transformer of the generated body's lines:
+        ``make_transformer(current)`` gets the transformer installed now (or None) and returns
+        the new one, a function from the list of body lines to a list of lines. It applies
+        from the next ``python_code``/``recompile``; use the result as a context manager to
+        put the previous transformer back at its end::
+
+            def insert_pdb(body):
+                return ["import pdb; pdb.set_trace()\\n", *body]
+
+            with gm.graph.on_generate_code(lambda _: insert_pdb):
+                gm.recompile()
+        """
+        old = self._codegen._body_transformer
+        self._codegen._body_transformer = make_transformer(old)
+
+        @contextlib.contextmanager
+        def restore():
+            try:
+                yield
+            finally:
+                self._codegen._body_transformer = old
+
+        return restore()
 
 
 def _is_module(obj: Any) -> bool:
@@ -442,26 +511,161 @@ def _is_identifier(s: str) -> bool:
     return s.isidentifier() and not keyword.iskeyword(s)
 
 
-class _CodeGen:
-    """Python source for one graph: one line per node; after the line that uses a value for
-    the last time, ``;  a = b = None`` frees it (as torch.fx's code does)."""
+#: the dtypes' short names in ``verbose`` annotations (``f32[3, 4]``), torch.fx's
+_DTYPE_ABBRS = {
+    "uint8": "u8", "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64",
+    "float16": "f16", "float32": "f32", "float64": "f64", "complex32": "c32",
+    "complex64": "c64", "complex128": "c128", "bool": "b8", "bfloat16": "bf16",
+    "uint16": "u16", "uint32": "u32", "uint64": "u64"}
 
-    def __init__(self, graph: Graph, root_module: str) -> None:
-        import ember
+#: ``typing.List[int]`` prints its origin as ``typing.List``, not ``list`` (torch.fx's map)
+_ORIGIN_TYPE_MAP = {list: typing.List, dict: typing.Dict, set: typing.Set,  # noqa: UP006
+                    frozenset: typing.FrozenSet, tuple: typing.Tuple}  # noqa: UP006
 
-        self.graph = graph
+_COUNTER_REGEXP = re.compile(r"# COUNTER: (\d+)")
+
+_COLOR_CODES = {"yellow": "\033[33m", "cyan": "\033[36m", "green": "\033[32m",
+                "blue": "\033[34m", "red": "\033[31m", "dim": "\033[2m",
+                "dim_blue": "\033[2m\033[34m", "dim_green": "\033[2m\033[32m"}
+
+
+def _color(name: str, on: bool) -> Callable[[str], str]:
+    if not on:
+        return lambda s: s
+    code = _COLOR_CODES[name]
+    return lambda s: f"{code}{s}\033[0m"
+
+
+#: the names that every generated ``forward`` can read (torch.fx's custom builtins): a
+#: CodeGen written for ``import ember as torch`` may emit ``torch.Tensor``, so ``torch`` is
+#: ember there too
+BUILTIN_GLOBAL_NAMES = ("ember", "torch", "operator", "inf", "nan", "NoneType", "device")
+
+
+def _builtin_globals() -> dict[str, Any]:
+    import ember
+
+    return {"ember": ember, "torch": ember, "operator": operator, "inf": math.inf,
+            "nan": math.nan, "NoneType": type(None), "device": ember.device}
+
+
+def _call_with_signature_check(method: Callable, *args: Any, **kwargs: Any) -> Any:
+    """Call ``method`` with the keyword arguments its signature takes (a user's CodeGen may
+    override ``gen_fn_def(self, free_vars, maybe_return_annotation)`` without the newer
+    keywords)."""
+    import inspect
+
+    params = inspect.signature(method).parameters
+    takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+    return method(*args, **{k: v for k, v in kwargs.items() if takes_any or k in params})
+
+
+def _format_single_arg(arg: str) -> str:
+    if "#" in arg:
+        arg_part, comment = arg.split("#", 1)
+        return f"    {arg_part.rstrip()},  # {comment.lstrip()}\n"
+    return f"    {arg},\n"
+
+
+class CodeGen:
+    """How a :class:`Graph` becomes Python source (``torch.fx.CodeGen``). Subclass it and
+    install it with :meth:`Graph.set_codegen` to change the generated ``forward``:
+
+    * ``gen_fn_def(free_vars, maybe_return_annotation)``: the ``def`` line (and any
+      statements that bind the placeholders' names);
+    * ``generate_output(output_args)``: the ``return`` statement;
+    * ``process_inputs(*args)`` / ``process_outputs(out)``: what an :class:`Interpreter`
+      (or ``graph.process_inputs``) does to the inputs and outputs so that running the graph
+      matches calling the generated code;
+    * ``additional_globals()``: ``(name, value)`` pairs the generated code reads.
+
+    ``graph.on_generate_code`` installs a transformer of the body's lines."""
+
+    def __init__(self) -> None:
+        self._body_transformer: Callable[[list[str]], list[str]] | None = None
+        self._func_name: str = "forward"
+
+    def gen_fn_def(self, free_vars: list[str], maybe_return_annotation: str, *,
+                   expanded_def: bool = False) -> str:
+        """The first line of the function: ``gen_fn_def(['a', 'b'], '')`` is
+        ``'def forward(self, a, b):'`` (``self`` is added when missing)."""
+        if len(free_vars) == 0 or free_vars[0] != "self":
+            free_vars.insert(0, "self")
+        if expanded_def:
+            args = "".join(_format_single_arg(a) for a in free_vars)
+            return f"def {self._func_name}(\n{args}){maybe_return_annotation}:"
+        return f"def {self._func_name}({', '.join(free_vars)}){maybe_return_annotation}:"
+
+    def generate_output(self, output_args: Any, *, descs: list[str] | None = None,
+                        repr_fn: Callable[[Any], str] | None = None) -> str:
+        """The return statement (not indented) for the output value ``output_args``."""
+        if repr_fn is None:
+            repr_fn = repr
+        if descs is not None and isinstance(output_args, (list, tuple)):
+            left, right = ("(", ")") if isinstance(output_args, tuple) else ("[", "]")
+            items = "".join(f"    {repr_fn(item)},  # {desc}\n"
+                            for item, desc in zip(output_args, descs))
+            return f"return {left}\n{items}{right}"
+        return f"return {repr_fn(output_args)}"
+
+    def process_inputs(self, *args: Any) -> Any:
+        """The graph's inputs for the generated function's ``args``: with the default
+        codegen they are the same; the invariant is
+        ``g.process_outputs(run(g, *g.process_inputs(*inputs))) == gm(*inputs)``."""
+        return args
+
+    def process_outputs(self, outputs: Any) -> Any:
+        """The generated function's result for the graph's output (see ``process_inputs``)."""
+        return outputs
+
+    def additional_globals(self) -> list[tuple[str, Any]]:
+        """``(name, value)`` pairs the generated code needs as globals, e.g.
+        ``[('List', typing.List)]``."""
+        return []
+
+    def _gen_python_code(self, nodes, root_module: str, *, verbose: bool = False,
+                         include_stride: bool = False, include_device: bool = False,
+                         colored: bool = False, expanded_def: bool = False,
+                         additional_meta: list[str] | None = None) -> PythonCode:
+        writer = _PythonWriter(self, list(nodes), root_module, verbose=verbose,
+                               include_stride=include_stride, include_device=include_device,
+                               colored=colored, expanded_def=expanded_def,
+                               additional_meta=additional_meta)
+        return writer.generate()
+
+
+class _PythonWriter:
+    """The source of one graph under one :class:`CodeGen`: one line per node; after the line
+    that uses a value for the last time, ``;  a = b = None`` frees it (as torch.fx's code
+    does). Node values keep their node names; globals never take a node's name."""
+
+    def __init__(self, codegen: CodeGen, nodes: list[Node], root_module: str, *,
+                 verbose: bool, include_stride: bool, include_device: bool, colored: bool,
+                 expanded_def: bool, additional_meta: list[str] | None) -> None:
+        self.codegen = codegen
+        self.nodes = nodes
         self.root = root_module
-        self.globals: dict[str, Any] = {"ember": ember, "operator": operator,
-                                        "inf": math.inf, "nan": math.nan,
-                                        "NoneType": type(None), "device": ember.device}
+        self.verbose = verbose
+        self.include_stride = include_stride
+        self.include_device = include_device
+        self.expanded_def = expanded_def
+        self.additional_meta = additional_meta
+        self.red, self.dim_green, self.dim, self.dim_blue, self.blue = (
+            _color(c, colored) for c in ("red", "dim_green", "dim", "dim_blue", "blue"))
+        self.globals: dict[str, Any] = _builtin_globals()
         self._global_names = _Namespace()
         for name in self.globals:
             self._global_names.create_name(name, self.globals[name])
-        self._node_names = {n.name for n in graph.nodes}
+        self._node_names = {n.name for n in nodes}
         self.wrapped_fns: dict[str, None] = {}
         for name in self._node_names:  # a global must not be shadowed by a node's value
             self._global_names.create_name(name, None)
+        self.free_vars: list[str] = []
+        self.body: list[str] = []
+        self.return_annotation = ""
+        self._prev_summary: str | None = None
 
+    # -- names --------------------------------------------------------------------------
     def add_global(self, hint: str, obj: Any) -> str:
         """A name in the generated code's globals that refers to ``obj``."""
         if _is_identifier(hint) and self.globals.get(hint, obj) is obj \
@@ -474,19 +678,47 @@ class _CodeGen:
         self.globals[name] = obj
         return name
 
-    def function_name(self, fn: Callable) -> str:
-        qualified = _qualified_name(fn)
+    def global_name(self, qualified: str, obj: Any) -> str:
+        """How the code refers to ``obj``, whose public name is ``qualified``: a dotted path
+        from a builtin global (``ember.relu``, ``operator.add``, ``ember.Tensor``), a
+        builtin's name, or a new global (torch.fx's ``'__main___my_fn'``)."""
         root, _, rest = qualified.partition(".")
         if root in ("ember", "operator") and rest:
-            obj = self.globals[root]
+            found = self.globals[root]
             for atom in rest.split("."):
-                obj = getattr(obj, atom, None)
-            if _same_function(obj, fn):
+                found = getattr(found, atom, None)
+            if _same_function(found, obj):
                 return qualified
-        if not rest and builtins.__dict__.get(root) is fn:
+        if not rest and builtins.__dict__.get(root) is obj:
             return root
-        return self.add_global(qualified, fn)  # torch.fx's global: '__main___my_fn'
+        return self.add_global(qualified, obj)
 
+    def function_name(self, fn: Callable) -> str:
+        return self.global_name(_qualified_name(fn), fn)
+
+    def type_repr(self, o: Any) -> str:
+        """A type annotation as code (``ember.Tensor``, ``int``, ``typing_List[int]``)."""
+        import types
+
+        from .node import _type_repr
+
+        if o == ():
+            return "()"  # Tuple[()]
+        typename = _type_repr(o)
+        if isinstance(o, types.UnionType) and "|" in typename:
+            return "|".join(self.type_repr(a) for a in typing.get_args(o))
+        origin = getattr(o, "__origin__", None)
+        if origin is not None:
+            if isinstance(o, typing._GenericAlias):  # a pre-PEP 585 generic: typing.List
+                origin = _ORIGIN_TYPE_MAP.get(origin, origin)
+            origin_name = self.global_name(_type_repr(origin), origin)
+            args = typing.get_args(o)
+            if args:
+                return f"{origin_name}[{','.join(self.type_repr(a) for a in args)}]"
+            return origin_name
+        return self.global_name(typename, o)
+
+    # -- values ---------------------------------------------------------------------------
     def repr_arg(self, arg: Any) -> str:
         import ember
 
@@ -507,9 +739,9 @@ class _CodeGen:
             return f"slice({self.repr_arg(arg.start)}, {self.repr_arg(arg.stop)}, " \
                    f"{self.repr_arg(arg.step)})"
         if isinstance(arg, float) and (math.isinf(arg) or math.isnan(arg)):
-            return repr(arg)  # 'inf', '-inf', 'nan': names in the globals
+            return self.blue(repr(arg))  # 'inf', '-inf', 'nan': names in the globals
         if arg is None or arg is Ellipsis or type(arg) in (bool, int, float, complex, str):
-            return repr(arg)
+            return self.blue(repr(arg))
         if isinstance(arg, ember.dtype):
             return f"ember.{str(arg).rpartition('.')[2]}"
         if isinstance(arg, ember.device):
@@ -526,76 +758,180 @@ class _CodeGen:
         parts += [f"{k} = {self.repr_arg(v)}" for k, v in kwargs.items()]
         return ", ".join(parts)
 
-    def format_target(self, target: str) -> str:
-        elems = target.split(".")
-        expr = self.root
-        for e in elems:
+    @staticmethod
+    def format_target(base: str, target: str) -> str:
+        expr = base
+        for e in target.split("."):
             expr = f"{expr}.{e}" if _is_identifier(e) else f'getattr({expr}, "{e}")'
         return expr
 
-    def emit_node(self, node: Node, signature: list[str]) -> str | None:
+    # -- nodes ----------------------------------------------------------------------------
+    def _verbose_annotation(self, node: Node) -> str | None:
+        import ember
+
+        from .passes.shape_prop import TensorMetadata
+
+        val = node.meta.get("val", node.meta.get("tensor_meta",
+                                                 node.meta.get("example_value")))
+        shape = lambda s: f"[{', '.join(str(x) for x in s)}]"
+        abbr = lambda dt: _DTYPE_ABBRS.get(str(dt).rpartition(".")[2], str(dt))
+        if isinstance(val, ember.Tensor):
+            core = (f"{self.red(abbr(val.dtype))}{self.blue(shape(val.shape))}"
+                    f"{self.dim_blue(shape(val.stride())) if self.include_stride else ''}"
+                    f"{self.dim_green(str(val.device)) if self.include_device else ''}")
+            return f': "{core}"' if type(val) is ember.Tensor \
+                else f': "{type(val).__name__}({core})"'
+        if isinstance(val, TensorMetadata):
+            return f': "{abbr(val.dtype)}{shape(val.shape)}"'
+        return None
+
+    def _stacktrace_summary(self, node: Node) -> None:
+        """``verbose``: a comment naming where the node was traced from (once per run)."""
+        if node.op in ("placeholder", "output"):
+            return
+        extra = ""
+        if self.additional_meta:
+            parts = [f"{k}: {node.meta[k]}" for k in self.additional_meta if k in node.meta]
+            if parts:
+                extra = f"# {', '.join(parts)} "
+        annotation = ""
+        if node.meta.get("custom"):
+            trunc = {k: (str(v)[:40] + "...") if len(str(v)) > 40 else v
+                     for k, v in node.meta["custom"].items()}
+            annotation = f" Annotation: {trunc}"
+        summary = "No stacktrace found for following nodes"
+        parsed = _parse_stack_trace(node.stack_trace)
+        if parsed is not None:
+            summary = parsed
+        text = f"\n{self.dim(f'{extra}#{annotation} {summary}')}\n"
+        if text != self._prev_summary:
+            self._prev_summary = text
+            self.body.append(text)
+
+    def emit_node(self, node: Node) -> None:
+        body = self.body
+        annotation = "" if node.type is None else f" : {self.type_repr(node.type)}"
+        if self.verbose:
+            annotation = self._verbose_annotation(node) or annotation
+        desc = node.meta.get("desc") if self.expanded_def else None
         if node.op == "placeholder":
-            target = node.target
-            text = target if not node.args else f"{target} = {self.repr_arg(node.args[0])}"
-            signature.append(text)
-            if target.lstrip("*") != node.name:  # a renamed placeholder: bind the new name
-                return f"{node.name} = {target.lstrip('*')}"
-            return None
+            default = "" if not node.args else f" = {self.repr_arg(node.args[0])}"
+            comment = f"  # {desc}" if desc is not None else ""
+            self.free_vars.append(f"{node.target}{annotation}{default}{comment}")
+            raw_name = node.target.replace("*", "")
+            if raw_name != node.name:  # a renamed placeholder: bind the new name
+                body.append(f"{node.name} = {raw_name}\n")
+            return
         if node.op == "get_attr":
-            return f"{node.name} = {self.format_target(node.target)}"
+            body.append(f"{node.name}{annotation} = {self.format_target(self.root, node.target)}")
+            return
         if node.op == "call_module":
-            return f"{node.name} = {self.format_target(node.target)}" \
-                   f"({self.format_args(node.args, node.kwargs)})"
+            body.append(f"{node.name}{annotation} = "
+                        f"{self.format_target(self.root, node.target)}"
+                        f"({self.format_args(node.args, node.kwargs)})")
+            return
         if node.op == "call_method":
-            return f"{node.name} = {self.repr_arg(node.args[0])}.{node.target}" \
-                   f"({self.format_args(node.args[1:], node.kwargs)})"
+            body.append(f"{node.name}{annotation} = "
+                        f"{self.format_target(self.repr_arg(node.args[0]), node.target)}"
+                        f"({self.format_args(node.args[1:], node.kwargs)})")
+            return
         if node.op == "output":
-            return f"return {self.repr_arg(node.args[0])}"
+            if node.type is not None:
+                self.return_annotation = f" -> {self.type_repr(node.type)}"
+            body.append(_call_with_signature_check(
+                self.codegen.generate_output, node.args[0], descs=desc,
+                repr_fn=self.repr_arg))
+            return
         target = node.target
         if getattr(target, "__module__", None) == "_operator" \
                 and target.__name__ in magic_methods and not node.kwargs:
             template = magic_methods[target.__name__]
             if template.count("{}") == len(node.args):
-                return f"{node.name} = " + template.format(*map(self.repr_arg, node.args))
+                body.append(f"{node.name}{annotation} = "
+                            + template.format(*map(self.repr_arg, node.args)))
+                return
         if target is builtins.getattr and len(node.args) == 2 and not node.kwargs \
                 and isinstance(node.args[1], str) and _is_identifier(node.args[1]):
-            return f"{node.name} = {self.repr_arg(node.args[0])}.{node.args[1]}"
+            body.append(f"{node.name}{annotation} = "
+                        f"{self.format_target(self.repr_arg(node.args[0]), node.args[1])}")
+            return
         global_name = self.function_name(target)
+        body.append(f"{node.name}{annotation} = "
+                    f"{global_name}({self.format_args(node.args, node.kwargs)})")
         if node.meta.get("is_wrapped", False):  # ember.fx.wrap'd: the code re-wraps it
             self.wrapped_fns.setdefault(global_name)
-        return f"{node.name} = {global_name}({self.format_args(node.args, node.kwargs)})"
 
     def generate(self) -> PythonCode:
-        nodes = list(self.graph.nodes)
-        last_uses: dict[Node, list[Node]] = {}
+        nodes = self.nodes
+        user_to_last_uses: dict[Node, list[Node]] = {}
         seen: set[Node] = set()
         for node in reversed(nodes):
             for arg in node._input_nodes:
                 if arg not in seen:
                     seen.add(arg)
-                    last_uses.setdefault(node, []).append(arg)
-        signature = [self.root]
-        body: list[str] = []
-        for node in nodes:
-            line = self.emit_node(node, signature)
-            if line is None:
+                    user_to_last_uses.setdefault(node, []).append(arg)
+        body = self.body
+        for i, node in enumerate(nodes):
+            if self.verbose:
+                self._stacktrace_summary(node)
+            # a marker of the node each line comes from; the lines reach a body transformer
+            # with the markers, as torch.fx's do, and lose them after
+            body.append(f"# COUNTER: {i}\n")
+            self.emit_node(node)
+            if node.op == "placeholder":
                 continue
             if node.op == "output":
-                body.append(line + "\n")
+                body.append("\n")
                 continue
-            dead = list(last_uses.get(node, []))
-            if not node.users and node.op != "placeholder":
+            dead = list(user_to_last_uses.get(node, []))
+            if not node.users:  # kept for its side effect: free its value at once
                 dead.append(node)
             if dead:
-                line += ";  " + " = ".join([n.name for n in dead] + ["None"])
-            body.append(line + "\n")
-        if not any(n.op == "output" for n in nodes):
+                body.append(f";  {self.dim(' = '.join([n.name for n in dead] + ['None']))}\n")
+            else:
+                body.append("\n")
+        if len(body) == 0:
             body.append("pass\n")
-        code = "".join(body).lstrip("\n")
-        code = "\n".join("    " + line for line in code.split("\n"))
         # a retrace of the generated code keeps the wrap'd functions leaves (torch.fx's
         # ``torch.fx._symbolic_trace.wrap("name")`` lines before the def)
         wrap_stmts = "\n".join(f'ember.fx._symbolic_trace.wrap("{name}")'
                                for name in self.wrapped_fns)
-        src = f"\n{wrap_stmts}\n\ndef forward({', '.join(signature)}):\n{code}"
-        return PythonCode(src, self.globals)
+        if self.codegen._body_transformer is not None:
+            body = self.codegen._body_transformer(body)
+        for name, value in self.codegen.additional_globals():
+            self.add_global(name, value)
+        prologue = _call_with_signature_check(
+            self.codegen.gen_fn_def, self.free_vars, self.return_annotation,
+            expanded_def=self.expanded_def)
+        lineno_map: dict[int, int | None] = {}
+        prologue_len = prologue.count("\n") + 1
+        lines: list[str] = []
+        cur_idx = None
+        for line in "".join(body).split("\n"):
+            counter = _COUNTER_REGEXP.search(line)
+            if counter is not None:
+                cur_idx = int(counter.group(1))
+            else:
+                lineno_map[len(lines) + prologue_len] = cur_idx
+                lines.append(line)
+        code = "\n".join(lines).lstrip("\n")
+        if not code.strip():  # placeholders only, no output: still a function
+            code = "pass\n"
+        code = "\n".join("    " + line for line in code.split("\n"))
+        src = f"\n{wrap_stmts}\n\n{prologue}\n{code}"
+        return PythonCode(src, self.globals, _lineno_map=lineno_map,
+                          _prologue_start=wrap_stmts.count("\n") + 4)
+
+
+def _parse_stack_trace(stack_trace: str | None) -> str | None:
+    """``File: path:line in fn, code: text`` of the innermost frame of ``stack_trace``."""
+    if stack_trace is None:
+        return None
+    pattern = re.compile(r"^File \"(.+)\", line (\d+), in (.+)$")
+    lines = stack_trace.strip().split("\n")
+    for idx in range(len(lines) - 2, -1, -1):
+        matches = pattern.match(lines[idx].strip())
+        if matches:
+            file, lineno, name = matches.groups()
+            return f"File: {file}:{lineno} in {name}, code: {lines[idx + 1].strip()}"
+    return None

@@ -6,16 +6,22 @@ from __future__ import annotations
 import copy
 import itertools
 import linecache
+import sys
+import traceback
 from typing import Any
 
 import ember
 
 from ..nn import Module
-from .graph import Graph
+from ..nn.modules.module import _addindent
+from .graph import BUILTIN_GLOBAL_NAMES, Graph, _builtin_globals
 
 __all__ = ["GraphModule"]
 
 _eval_counter = itertools.count()
+
+#: what ``recompile`` derives from the graph: not copied or pickled with the module's state
+_GENERATED = ("_graph", "_code", "_code_globals", "_lineno_map", "_prologue_start")
 
 
 def _exec_forward(src: str, globals_: dict):
@@ -59,6 +65,42 @@ def _assign_attr(from_obj: Any, to_module: Module, target: str) -> None:
         to_module.register_buffer(field, from_obj)
     else:
         setattr(to_module, field, from_obj)
+
+
+class _WrappedCall:
+    """A GraphModule's ``__call__``: an exception raised by a line of the generated
+    ``forward`` itself prints that line with two lines of context to stderr ("Call using an
+    FX-traced Module, line N of the traced Module's generated forward function:") and is
+    re-raised, as torch.fx does."""
+
+    def __init__(self, cls: type, cls_call) -> None:
+        self.cls = cls
+        self.cls_call = cls_call
+
+    @staticmethod
+    def _generate_error_message(frame_summary: traceback.FrameSummary) -> str:
+        err_lineno = frame_summary.lineno
+        line = frame_summary.line or ""
+        all_src_lines = linecache.getlines(frame_summary.filename)
+        custom_msg = ("Call using an FX-traced Module, "
+                      f"line {err_lineno} of the traced Module's generated forward function:")
+        before_err = "".join(all_src_lines[err_lineno - 2:err_lineno])
+        marker = "~" * len(line) + "~~~ <--- HERE"
+        err_and_after_err = "\n".join(all_src_lines[err_lineno:err_lineno + 2])
+        return "\n".join([traceback.format_exc(), custom_msg, before_err, marker,
+                          err_and_after_err])
+
+    def __call__(self, obj, *args, **kwargs):
+        try:
+            if self.cls_call is not None:
+                return self.cls_call(obj, *args, **kwargs)
+            return super(self.cls, obj).__call__(*args, **kwargs)
+        except Exception as e:
+            top = traceback.StackSummary.extract(traceback.walk_tb(e.__traceback__))[-1]
+            if "eval_with_key" in top.filename:
+                print(_WrappedCall._generate_error_message(top), file=sys.stderr)
+                raise e.with_traceback(None)  # noqa: B904 (torch.fx's)
+            raise
 
 
 class GraphModule(Module):
@@ -123,34 +165,38 @@ class GraphModule(Module):
         python_code = self._graph.python_code(root_module="self")
         self.__dict__["_code"] = python_code.src
         self.__dict__["_code_globals"] = python_code.globals
-        type(self).forward = _exec_forward(python_code.src, python_code.globals)
+        self.__dict__["_lineno_map"] = python_code._lineno_map
+        self.__dict__["_prologue_start"] = python_code._prologue_start
+        cls = type(self)
+        cls.forward = _exec_forward(python_code.src, python_code.globals)
+        # calls go through _WrappedCall, which points at the generated line an error came
+        # from; it calls Module.__call__ as looked up at call time (a trace patches it)
+        cls_call = cls.__call__ if "__call__" in vars(cls) else None
+        if "_wrapped_call" not in vars(cls):
+            cls._wrapped_call = _WrappedCall(cls, cls_call)
+
+        def call_wrapped(self, *args, **kwargs):
+            return self._wrapped_call(self, *args, **kwargs)
+
+        cls.__call__ = call_wrapped
         return python_code
 
     def print_readable(self, print_output: bool = True, include_stride: bool = False,
-                       include_device: bool = False, colored: bool = False,
-                       **kwargs) -> str:
-        """The module as a Python class (this one and its GraphModule children)."""
-        text = self._readable(type(self).__name__)
-        if print_output:
-            print(text)
-        return text
-
-    def _readable(self, name: str) -> str:
-        body = self._code.lstrip("\n").rstrip()
-        lines = [f"class {name}(ember.nn.Module):"]
-        lines += ["    " + line if line.strip() else "" for line in body.split("\n")]
-        for child_name, child in self.named_children():
-            if isinstance(child, GraphModule):
-                nested = child._readable(child_name)
-                lines += ["", *("    " + line if line else "" for line in nested.split("\n"))]
-        return "\n".join(lines) + "\n"
+                       include_device: bool = False, colored: bool = False, *,
+                       fast_sympy_print: bool = False, expanded_def: bool = False,
+                       additional_meta: list[str] | None = None) -> str:
+        """The module as Python source: a class whose ``forward`` is the verbose code of the
+        graph (each value annotated with the dtype and shape in ``node.meta``, as
+        ``ShapeProp`` records them), with its GraphModule children's classes nested.
+        (``fast_sympy_print`` is PyTorch's printer of symbolic sizes; ember's sizes are
+        plain ints, so it changes nothing.)"""
+        return _print_readable(self, type(self).__name__, print_output, include_stride,
+                               include_device, colored, expanded_def, additional_meta)
 
     def __str__(self) -> str:
         return "\n".join([super().__repr__(), self._code,
                           "# To see more debug info, please use "
                           "`graph_module.print_readable()`"])
-
-    __repr__ = __str__
 
     # -- submodules ---------------------------------------------------------------------
     def add_submodule(self, target: str, m: Module) -> bool:
@@ -212,13 +258,15 @@ class GraphModule(Module):
         with open(os.path.join(folder, "submodules.pkl"), "wb") as f:
             pickle.dump(layout, f)
         extra = {k: v for k, v in self._code_globals.items()
-                 if k not in ("ember", "operator", "inf", "nan", "NoneType", "device")}
+                 if k not in BUILTIN_GLOBAL_NAMES}
         header = ["import operator", "import pickle", "from math import inf, nan",
                   "from pathlib import Path", "", "import ember",
-                  "from ember import device", "", "NoneType = type(None)"]
-        if extra:
-            raise RuntimeError(f"to_folder cannot write the globals {sorted(extra)} the code "
-                               "uses")
+                  "from ember import device", "", "NoneType = type(None)", "torch = ember"]
+        imports = {name: _import_statement(name, obj) for name, obj in extra.items()}
+        missing = sorted(name for name, stmt in imports.items() if stmt is None)
+        if missing:
+            raise RuntimeError(f"to_folder cannot write the globals {missing} the code uses")
+        header += sorted(imports.values())
         body = self._code.lstrip("\n").rstrip()
         source = "\n".join([*header, "", "",
                             f"class {module_name}(ember.nn.Module):",
@@ -247,7 +295,7 @@ class GraphModule(Module):
     # -- copying and pickling -----------------------------------------------------------
     def __deepcopy__(self, memo):
         state = {k: v for k, v in self.__dict__.items()
-                 if k not in ("_graph", "_code", "_code_globals")}
+                 if k not in _GENERATED}
         res = type(self).__bases__[0].__new__(type(self).__bases__[0])
         memo[id(self)] = res
         fake = Module()
@@ -266,10 +314,51 @@ class GraphModule(Module):
 
     def __reduce__(self):
         state = {k: v for k, v in self.__dict__.items()
-                 if k not in ("_graph", "_code", "_code_globals")}
+                 if k not in _GENERATED}
         extra = {k: v for k, v in self._code_globals.items()
-                 if k not in ("ember", "operator", "inf", "nan", "NoneType", "device")}
+                 if k not in BUILTIN_GLOBAL_NAMES}
         return _reduce_graph_module, (state, self._code, extra, type(self).__name__)
+
+
+def _import_statement(name: str, obj: Any) -> str | None:
+    """``from module import attr as name`` for a global of generated code that a module
+    binds at top level (a function, a class, ``typing.List``), ``name = '...'`` for a
+    string annotation; None for anything else."""
+    import importlib
+
+    if isinstance(obj, str):  # a string annotation (``from __future__ import annotations``)
+        return f"{name} = {obj!r}"
+    module = getattr(obj, "__module__", None)
+    attr = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None)
+    if not module or not attr or "." in attr or "<" in attr or module == "__main__":
+        return None
+    try:
+        found = getattr(importlib.import_module(module), attr, None)
+    except ImportError:
+        return None
+    return f"from {module} import {attr} as {name}" if found is obj else None
+
+
+def _print_readable(module: GraphModule, module_name: str, print_output: bool = True,
+                    include_stride: bool = False, include_device: bool = False,
+                    colored: bool = False, expanded_def: bool = False,
+                    additional_meta: list[str] | None = None) -> str:
+    code = module.graph.python_code(
+        root_module="self", verbose=True, include_stride=include_stride,
+        include_device=include_device, colored=colored, expanded_def=expanded_def,
+        additional_meta=additional_meta).src
+    module_code = _addindent(f"class {module_name}(ember.nn.Module):\n" + code.lstrip("\n"),
+                             4)
+    submodule_code = [""]
+    for child_name, child in module.named_children():
+        if isinstance(child, GraphModule):
+            submodule_code.append(_print_readable(
+                child, child_name, False, include_stride, include_device, colored,
+                additional_meta=additional_meta))
+    output = module_code + _addindent("\n".join(submodule_code), 4)
+    if print_output:
+        print(output)
+    return output
 
 
 def _reduce_graph_module(state: dict, code: str, extra_globals: dict, class_name: str):
@@ -277,11 +366,7 @@ def _reduce_graph_module(state: dict, code: str, extra_globals: dict, class_name
     state, tracing with every submodule a leaf."""
     from ._symbolic_trace import Tracer
 
-    globals_ = {"ember": ember, "inf": float("inf"), "nan": float("nan"),
-                "NoneType": type(None), "device": ember.device, **extra_globals}
-    import operator
-
-    globals_["operator"] = operator
+    globals_ = {**_builtin_globals(), **extra_globals}
     forward = _exec_forward(code, globals_)
     holder_cls = type(class_name, (Module,), {"forward": forward})
     holder = holder_cls.__new__(holder_cls)

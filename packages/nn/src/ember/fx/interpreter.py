@@ -42,8 +42,13 @@ class Interpreter:
 
     def run(self, *args, initial_env: dict | None = None,
             enable_io_processing: bool = True) -> Any:
-        """Run the graph on ``args``; returns what its output node returns."""
+        """Run the graph on ``args``; returns what its output node returns. With
+        ``enable_io_processing`` the graph's codegen turns ``args`` into the graph's inputs
+        (``graph.process_inputs``) and its output into the result (``process_outputs``), so
+        that a graph with a custom :class:`~ember.fx.CodeGen` runs as its module does."""
         self.env = dict(initial_env) if initial_env is not None else {}
+        if enable_io_processing:
+            args = self.graph.process_inputs(*args)
         self.args_iter = iter(args)
         for node in self.graph.nodes:
             if node in self.env:
@@ -60,7 +65,9 @@ class Interpreter:
                 for to_delete in self.user_to_last_uses.get(node, []):
                     del self.env[to_delete]
             if node.op == "output":
-                return self.env[node]
+                output_val = self.env[node]
+                return self.graph.process_outputs(output_val) if enable_io_processing \
+                    else output_val
         return None
 
     def boxed_run(self, args_list: list) -> Any:
@@ -142,6 +149,7 @@ class Transformer(Interpreter):
         from ._symbolic_trace import Tracer
 
         self.new_graph = Graph()
+        self.new_graph.set_codegen(module.graph._codegen)
 
         class TransformerTracer(Tracer):
             def __init__(self, graph: Graph) -> None:

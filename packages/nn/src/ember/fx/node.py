@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import builtins
 import operator
+import re
+import types
 from collections.abc import Callable
 from typing import Any
 
 from ember.ops import profiler as _profiler_ops
 from ember.overrides import is_active as _dispatch_active
+
+from .immutable_collections import immutable_dict, immutable_list
 
 __all__ = ["Node", "map_arg", "map_aggregate", "has_side_effect", "Argument", "Target"]
 
@@ -32,17 +36,26 @@ def has_side_effect(fn: Callable) -> Callable:
 
 
 def map_aggregate(a: Argument, fn: Callable) -> Argument:
-    """Apply ``fn`` to each leaf of ``a`` (tuples, lists, dicts and slices are walked)."""
+    """Apply ``fn`` to each leaf of ``a`` (tuples, lists, dicts and slices are walked).
+    Lists and dicts come back as plain ones (torch.fx's come back immutable: ember's
+    ``__torch_function__`` dispatch looks for proxies inside plain lists and tuples only);
+    a node's own ``args``/``kwargs`` hold immutable ones."""
+    return _map_aggregate(a, fn, list, dict)
+
+
+def _map_aggregate(a: Argument, fn: Callable, list_type: type, dict_type: type) -> Argument:
     if isinstance(a, tuple):
-        t = tuple(map_aggregate(elem, fn) for elem in a)
+        t = tuple(_map_aggregate(elem, fn, list_type, dict_type) for elem in a)
         return t if not hasattr(a, "_fields") else type(a)(*t)  # a NamedTuple
     if isinstance(a, list):
-        return [map_aggregate(elem, fn) for elem in a]
+        return list_type(_map_aggregate(elem, fn, list_type, dict_type) for elem in a)
     if isinstance(a, dict):
-        return {k: map_aggregate(v, fn) for k, v in a.items()}
+        return dict_type((k, _map_aggregate(v, fn, list_type, dict_type))
+                         for k, v in a.items())
     if isinstance(a, slice):
-        return slice(map_aggregate(a.start, fn), map_aggregate(a.stop, fn),
-                     map_aggregate(a.step, fn))
+        return slice(_map_aggregate(a.start, fn, list_type, dict_type),
+                     _map_aggregate(a.stop, fn, list_type, dict_type),
+                     _map_aggregate(a.step, fn, list_type, dict_type))
     return fn(a)
 
 
@@ -167,8 +180,11 @@ class Node:
         for old in self._input_nodes:
             old.users.pop(self, None)
         self._input_nodes = {}
-        self._args = map_arg(tuple(new_args), self._note_input)
-        self._kwargs = map_arg(dict(new_kwargs), self._note_input)
+        note = lambda x: self._note_input(x) if isinstance(x, Node) else x
+        # immutable containers: editing node.args[i] in place raises, as in torch.fx
+        self._args = _map_aggregate(tuple(new_args), note, immutable_list, immutable_dict)
+        self._kwargs = _map_aggregate(dict(new_kwargs), note, immutable_list,
+                                      immutable_dict)
         for new in self._input_nodes:
             new.users.setdefault(self, None)
 
@@ -213,34 +229,126 @@ class Node:
                 return bool(getattr(root.get_submodule(self.target), "_is_impure", False))
         return False
 
+    @property
+    def stack_trace(self) -> str | None:
+        """The Python stack recorded when the node was traced (``meta['stack_trace']``;
+        a tracer with ``record_stack_traces = True`` records it), innermost frame last."""
+        return self.meta.get("stack_trace", None)
+
+    @stack_trace.setter
+    def stack_trace(self, trace: str | None) -> None:
+        self.meta["stack_trace"] = trace
+
+    def normalized_arguments(self, root, arg_types: tuple | None = None,
+                             kwarg_types: dict | None = None,
+                             normalize_to_only_use_kwargs: bool = False):
+        """This node's arguments matched to its target's signature, defaults filled in
+        (an ``ArgsKwargsPair``; the first ``len(args)`` positionally unless
+        ``normalize_to_only_use_kwargs``), or None when the target's signature cannot be
+        read (a builtin such as ``operator.add``, ``*args``) or the call does not fit it.
+        ``root`` is the module that holds ``call_module`` targets."""
+        from .operator_schemas import normalize_function, normalize_module
+
+        if self.op == "call_function":
+            return normalize_function(self.target, self.args, self.kwargs, arg_types,
+                                      kwarg_types, normalize_to_only_use_kwargs)
+        if self.op == "call_module":
+            return normalize_module(root, self.target, self.args, self.kwargs,
+                                    normalize_to_only_use_kwargs)
+        return None
+
     def format_node(self, placeholder_names: list | None = None,
-                    maybe_return_typename: list | None = None) -> str | None:
-        """This node as one line of ``print(graph)``: ``%name : [num_users=N] = op[...]``."""
+                    maybe_return_typename: list | None = None, *,
+                    include_tensor_metadata: bool = False) -> str | None:
+        """This node as one line of ``print(graph)``:
+        ``%name : [type ][num_users=N] = op[target=...](args = ..., kwargs = ...)``.
+        A non-empty ``placeholder_names`` collects a placeholder's ``name: type`` instead
+        (and the line is None); ``maybe_return_typename[0]`` gets the output's ``-> type``.
+        ``include_tensor_metadata`` shows a computed node's ``meta['val']`` tensor as
+        ``Tensor "f32[3, 4][4, 1]cpu"``."""
         if self.op == "placeholder":
-            if placeholder_names is not None:
-                placeholder_names.append(self.target)
+            arg_str = self.target
+            # torch.fx's own expression (the name twice before the type): kept for parity
+            arg_str += arg_str + f": {_type_repr(self.type)}" if self.type else ""
+            if placeholder_names:
+                placeholder_names.append(arg_str)
+                return None
+            typename = f"{_type_repr(self.type)} " if self.type else ""
             default = f"(default={self.args[0]})" if self.args else ""
-            return f"%{self.name} : [num_users={len(self.users)}] = " \
+            return f"%{self.name} : {typename}[num_users={len(self.users)}] = " \
                    f"placeholder[target={self.target}]{default}"
         if self.op == "get_attr":
-            return f"%{self.name} : [num_users={len(self.users)}] = " \
+            typename = f"{_type_repr(self.type)} " if self.type is not None else ""
+            return f"%{self.name} : {typename}[num_users={len(self.users)}] = " \
                    f"get_attr[target={self._pretty_target()}]"
         if self.op == "output":
+            if self.type and maybe_return_typename:
+                maybe_return_typename[0] = f" -> {_type_repr(self.type)}"
             return f"return {self.args[0]}"
-        return f"%{self.name} : [num_users={len(self.users)}] = " \
-               f"{self.op}[target={self._pretty_target()}](args = {_format_arg(self.args)}, " \
-               f"kwargs = {_format_arg(self.kwargs)})"
+        val = self.meta.get("val", self.meta.get("tensor_meta",
+                                                 self.meta.get("example_value")))
+        from ember import Tensor
+
+        if include_tensor_metadata and isinstance(val, Tensor):
+            from .graph import _DTYPE_ABBRS
+
+            dims = lambda s: f"[{', '.join(str(x) for x in s)}]"
+            dtype = _DTYPE_ABBRS.get(str(val.dtype).rpartition(".")[2], str(val.dtype))
+            typename = f'Tensor "{dtype}{dims(val.shape)}{dims(val.stride())}{val.device}"'
+        else:
+            typename = f"{_type_repr(self.type)} " if self.type is not None else ""
+        return f"%{self.name} : {typename}[num_users={len(self.users)}] = " \
+               f"{self.op}[target={self._pretty_print_target()}](" \
+               f"args = {_format_arg(self.args)}, kwargs = {_format_arg(self.kwargs)})"
 
     def _pretty_target(self) -> str:
         from .graph import _qualified_name
 
         return self.target if isinstance(self.target, str) else _qualified_name(self.target)
 
+    def _pretty_print_target(self) -> str:
+        """The target as ``print(graph)`` shows it: a builtin as ``builtins.getattr``."""
+        if getattr(self.target, "__module__", None) == "builtins" \
+                and getattr(self.target, "__name__", None) is not None:
+            return f"builtins.{self.target.__name__}"
+        return self._pretty_target()
+
     def __repr__(self) -> str:
         return self.name
 
     def __getstate__(self):
         return dict(self.__dict__)
+
+
+def _type_repr(obj: Any) -> str:
+    """A type as ``print(graph)`` and annotations show it: builtins by name, ember's own
+    types by their public name (``ember.Tensor``), other types as ``module.QualName``."""
+    if isinstance(obj, type) and not isinstance(obj, types.GenericAlias):
+        if obj.__module__ == "builtins":
+            return obj.__qualname__
+        if obj.__module__.startswith("ember"):
+            import sys
+
+            for ns in ("ember", "ember.nn"):
+                found = sys.modules.get(ns)
+                if found is not None and getattr(found, obj.__qualname__, None) is obj:
+                    return f"{ns}.{obj.__qualname__}"
+        return f"{obj.__module__}.{obj.__qualname__}"
+    if obj is ...:
+        return "..."
+    if isinstance(obj, types.FunctionType):
+        return obj.__name__
+    # a generic alias prints its arguments by module path: ember's types by public name
+    return re.sub(r"\bember(?:\.\w+)+", _public_type_path, repr(obj))
+
+
+def _public_type_path(match: re.Match) -> str:
+    import sys
+
+    path = match.group(0)
+    module, _, name = path.rpartition(".")
+    obj = getattr(sys.modules.get(module), name, None)
+    return _type_repr(obj) if isinstance(obj, type) else path
 
 
 def _format_arg(arg: Any) -> str:

@@ -13,7 +13,8 @@ from ember.overrides import is_active as _dispatch_active
 from .graph import magic_methods, reflectable_magic_methods
 from .node import Node, map_aggregate
 
-__all__ = ["Proxy", "Attribute", "TraceError"]
+__all__ = ["Proxy", "Attribute", "ParameterProxy", "TraceError", "Scope",
+           "ScopeContextManager"]
 
 
 def __getattr__(name: str):
@@ -24,6 +25,33 @@ def __getattr__(name: str):
 
         return GraphAppendingTracer
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+class Scope:
+    """The module whose ``forward`` a node was traced in: ``module_path`` (``"sub"``,
+    ``""`` at the top) and ``module_type`` (``torch.fx.proxy.Scope``)."""
+
+    def __init__(self, module_path: str, module_type) -> None:
+        self.module_path = module_path
+        self.module_type = module_type
+
+
+class ScopeContextManager:
+    """Sets ``scope`` to ``current_scope``'s path and type for the ``with`` block and puts
+    the previous ones back after (``torch.fx.proxy.ScopeContextManager``)."""
+
+    def __init__(self, scope: Scope, current_scope: Scope) -> None:
+        self._prev_scope = Scope(scope.module_path, scope.module_type)
+        scope.module_path = current_scope.module_path
+        scope.module_type = current_scope.module_type
+        self._scope = scope
+
+    def __enter__(self) -> Scope:
+        return self._scope
+
+    def __exit__(self, *args) -> None:
+        self._scope.module_path = self._prev_scope.module_path
+        self._scope.module_type = self._prev_scope.module_type
 
 
 class TraceError(ValueError):
@@ -143,6 +171,45 @@ class Attribute(Proxy):
 
     def __call__(self, *args, **kwargs) -> Proxy:
         return self.tracer.create_proxy("call_method", self.attr, (self.root, *args), kwargs)
+
+
+class ParameterProxy(Proxy):
+    """The proxy of a parameter when tracing with ``param_shapes_constant=True``
+    (``torch.fx.proxy.ParameterProxy``): ``shape``, ``size()``, ``dim()``, ``ndim``,
+    ``numel()`` and ``nelement()`` read the parameter itself, so code that branches on them
+    traces."""
+
+    def __init__(self, tracer, node: Node, name: str, param) -> None:
+        from ember.nn import Parameter
+
+        super().__init__(node, tracer)
+        if not isinstance(param, Parameter):
+            raise AssertionError(f"Expected Parameter, got {type(param)}")
+        self.param = param
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"ParameterProxy({self.name})"
+
+    @property
+    def shape(self):
+        return self.param.shape
+
+    def size(self):
+        return self.param.size()
+
+    def dim(self) -> int:
+        return self.param.dim()
+
+    @property
+    def ndim(self) -> int:
+        return self.param.ndim
+
+    def numel(self) -> int:
+        return self.param.numel()
+
+    def nelement(self) -> int:
+        return self.param.nelement()
 
 
 def _magic(name: str):

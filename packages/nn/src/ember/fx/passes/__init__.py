@@ -1,5 +1,5 @@
-"""``ember.fx.passes``: graph passes (``shape_prop``)."""
+"""``ember.fx.passes``: graph passes (``shape_prop``, ``split_module``)."""
 
-from . import shape_prop
+from . import shape_prop, split_module
 
-__all__ = ["shape_prop"]
+__all__ = ["shape_prop", "split_module"]
