@@ -144,6 +144,19 @@ def test_mm_bmm_mv_values_and_gradchecks():
     assert gradcheck(ember.mv, (a, v))
 
 
+def test_vdot_conjugates_its_first_argument():
+    """torch.vdot: sum(conj(a) * b) (np.vdot), gradients by the conjugate Wirtinger rule."""
+    rng = np.random.default_rng(3)
+    an = rng.standard_normal(5) + 1j * rng.standard_normal(5)
+    bn = rng.standard_normal(5) + 1j * rng.standard_normal(5)
+    a = ember.tensor(an, requires_grad=True)
+    b = ember.tensor(bn, requires_grad=True)
+    np.testing.assert_allclose(ember.vdot(a, b).item(), np.vdot(an, bn), rtol=1e-14)
+    np.testing.assert_allclose(a.vdot(b).item(), np.vdot(an, bn), rtol=1e-14)
+    np.testing.assert_allclose(ember.dot(a, b).item(), np.dot(an, bn), rtol=1e-14)
+    assert gradcheck(ember.vdot, (a, b))
+
+
 def test_dot_vdot_inner_outer():
     u, v = rand(4, grad=True), rand(4, grad=True)
     assert ember.dot(u, v).shape == ()

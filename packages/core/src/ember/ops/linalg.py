@@ -405,6 +405,8 @@ def dot(input, tensor):
 @register("vdot")
 def vdot(input, other):
     """``dot`` with the first argument conjugated (the same for real tensors)."""
+    if input.is_complex():
+        input = input.conj()
     return _product(DotBackward0, input, other, _check_vdot, _no_error)
 
 
