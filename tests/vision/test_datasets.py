@@ -189,6 +189,20 @@ def test_mnist_download_from_local_mirror(tmp_path, serve):
     assert len(server.hits) == n_hits  # already there: nothing fetched
 
 
+def test_mnist_download_skips_files_present_only_as_gz(tmp_path, serve):
+    # the .gz files are read as they are, so download=True has nothing to fetch (it used to
+    # fetch whenever the decompressed files were missing, and fail offline)
+    data = write_mnist_raw(tmp_path / "Offline" / "raw", gz=True)
+    server = serve({})
+
+    class Offline(datasets.MNIST):
+        mirrors = [server.url]
+
+    ds = Offline(tmp_path, train=False, download=True)
+    assert server.hits == []
+    np.testing.assert_array_equal(ds.data.numpy(), data["t10k"][0])
+
+
 def test_mnist_download_checksum_mismatch_reports_every_mirror(tmp_path, serve):
     files = mnist_archives()
     server = serve(files)

@@ -141,11 +141,9 @@ class MNIST(_SplitImageDataset):
         return all(present(name) for name, _ in self.resources)
 
     def download(self) -> None:
-        """Download the IDX archives (trying each mirror) unless the files are already there."""
-        if all(
-            check_integrity(os.path.join(self.raw_folder, os.path.splitext(n)[0]))
-            for n, _ in self.resources
-        ):
+        """Download the IDX archives (trying each mirror) unless the files are already there
+        (decompressed or, as this class also reads them, only as ``.gz``)."""
+        if self._check_exists():
             return
         os.makedirs(self.raw_folder, exist_ok=True)
         for filename, md5 in self.resources:
