@@ -84,6 +84,8 @@ EMBER_API Tensor sin(const Tensor& self);
 EMBER_API Tensor cos(const Tensor& self);
 EMBER_API Tensor tan(const Tensor& self);
 EMBER_API Tensor tanh(const Tensor& self);
+EMBER_API Tensor sinh(const Tensor& self);
+EMBER_API Tensor cosh(const Tensor& self);
 EMBER_API Tensor sigmoid(const Tensor& self);
 EMBER_API Tensor relu(const Tensor& self);
 EMBER_API Tensor erf(const Tensor& self);
@@ -95,6 +97,8 @@ EMBER_API Tensor ceil(const Tensor& self);
 EMBER_API Tensor round(const Tensor& self);
 EMBER_API Tensor trunc(const Tensor& self);
 EMBER_API Tensor sign(const Tensor& self);
+// z / |z| (0 at 0) for a complex tensor; sign() for a real one
+EMBER_API Tensor sgn(const Tensor& self);
 EMBER_API Tensor reciprocal(const Tensor& self);
 EMBER_API Tensor square(const Tensor& self);
 EMBER_API Tensor isnan(const Tensor& self);
@@ -157,6 +161,7 @@ EMBER_API Tensor any(const Tensor& self);
 EMBER_API Tensor any(const Tensor& self, int64_t dim, bool keepdim = false);
 EMBER_API Tensor logsumexp(const Tensor& self, IntArrayRef dim, bool keepdim = false);
 EMBER_API Tensor cumsum(const Tensor& self, int64_t dim, std::optional<ScalarType> dtype = std::nullopt);
+EMBER_API Tensor cumprod(const Tensor& self, int64_t dim, std::optional<ScalarType> dtype = std::nullopt);
 EMBER_API Tensor softmax(const Tensor& self, int64_t dim, std::optional<ScalarType> dtype = std::nullopt);
 EMBER_API Tensor log_softmax(const Tensor& self, int64_t dim, std::optional<ScalarType> dtype = std::nullopt);
 
@@ -213,6 +218,8 @@ EMBER_API Tensor mm(const Tensor& self, const Tensor& mat2);
 EMBER_API Tensor bmm(const Tensor& self, const Tensor& mat2);
 EMBER_API Tensor mv(const Tensor& self, const Tensor& vec);
 EMBER_API Tensor dot(const Tensor& self, const Tensor& other);
+// sum(conj(self) * other) (dot for real vectors)
+EMBER_API Tensor vdot(const Tensor& self, const Tensor& other);
 EMBER_API Tensor outer(const Tensor& self, const Tensor& vec2);
 EMBER_API Tensor addmm(const Tensor& self, const Tensor& mat1, const Tensor& mat2, const Scalar& beta = 1, const Scalar& alpha = 1);
 // input @ weight.T + bias (bias may be undefined)

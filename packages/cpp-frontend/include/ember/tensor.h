@@ -249,6 +249,8 @@ public:
     EMBER_UNARY_METHOD_(cos)
     EMBER_UNARY_METHOD_(tan)
     EMBER_UNARY_METHOD_(tanh)
+    EMBER_UNARY_METHOD_(sinh)
+    EMBER_UNARY_METHOD_(cosh)
     EMBER_UNARY_METHOD_(sigmoid)
     EMBER_UNARY_METHOD_(relu)
     EMBER_UNARY_METHOD_(erf)
@@ -257,6 +259,7 @@ public:
     EMBER_UNARY_METHOD_(round)
     EMBER_UNARY_METHOD_(trunc)
     EMBER_UNARY_METHOD_(sign)
+    EMBER_UNARY_METHOD_(sgn)
     EMBER_UNARY_METHOD_(reciprocal)
     EMBER_UNARY_METHOD_(square)
     EMBER_UNARY_METHOD_(logical_not)
@@ -325,6 +328,7 @@ public:
     Tensor any(int64_t dim, bool keepdim = false) const;
     Tensor logsumexp(IntArrayRef dim, bool keepdim = false) const;
     Tensor cumsum(int64_t dim, std::optional<ScalarType> dtype = std::nullopt) const;
+    Tensor cumprod(int64_t dim, std::optional<ScalarType> dtype = std::nullopt) const;
     Tensor softmax(int64_t dim, std::optional<ScalarType> dtype = std::nullopt) const;
     Tensor log_softmax(int64_t dim, std::optional<ScalarType> dtype = std::nullopt) const;
 
@@ -394,6 +398,7 @@ public:
     Tensor bmm(const Tensor& mat2) const;
     Tensor mv(const Tensor& vec) const;
     Tensor dot(const Tensor& other) const;
+    Tensor vdot(const Tensor& other) const;
     Tensor outer(const Tensor& vec2) const;
     Tensor ger(const Tensor& vec2) const { return outer(vec2); }
     // beta * self + alpha * (mat1 @ mat2)

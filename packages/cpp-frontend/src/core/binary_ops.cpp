@@ -142,10 +142,14 @@ Tensor pow_kernel(const Tensor& a, const Tensor& b, ScalarType compute, Tensor o
         EMBER_CHECK(!(is_integral(b.scalar_type(), false) && (b < 0).any().item<bool>()),
                     "Integers to negative integer powers are not allowed.");
     }
-    return run_binary<Kinds::Numeric>(a, b, compute, compute, "pow", [](auto tag) {
+    return run_binary<Kinds::NumericAndComplex>(a, b, compute, compute, "pow", [](auto tag) {
         using T = opmath_t<typename decltype(tag)::type>;
         return [](T x, T y) -> T {
-            if constexpr (is_float_like<T>) {
+            if constexpr (is_complex_v<T>) {  // PyTorch: z * z for the exponent 2, else std::pow
+                if (y == T(2)) return x * x;
+                if (y == T(1)) return x;
+                return std::pow(x, y);
+            } else if constexpr (is_float_like<T>) {
                 if (y == T(2)) return x * x;
                 if (y == T(1)) return x;
                 return std::pow(x, y);
@@ -156,24 +160,26 @@ Tensor pow_kernel(const Tensor& a, const Tensor& b, ScalarType compute, Tensor o
     }, std::move(out));
 }
 
-template <typename Op>
-Tensor compare_with(const Tensor& a, const Tensor& b, Op op) {
+// K: All for the orderings (a complex operand gets PyTorch's '"lt_cpu" not implemented for
+// 'ComplexFloat''), AllAndComplex for eq and ne
+template <Kinds K, typename Op>
+Tensor compare_with(const Tensor& a, const Tensor& b, const char* name, Op op) {
     const ScalarType compute = result_type(a, b);
-    return run_binary<Kinds::All>(a, b, compute, kBool, "compare", [op](auto tag) {
+    return run_binary<K>(a, b, compute, kBool, name, [op](auto tag) {
         using T = opmath_t<typename decltype(tag)::type>;
         return [op](T x, T y) -> bool { return op(x, y); };
     });
 }
 
 // the op is chosen outside the element loop so that the loop vectorises
-Tensor compare_kernel(const Tensor& a, const Tensor& b, int op, const char* /*name*/) {
+Tensor compare_kernel(const Tensor& a, const Tensor& b, int op, const char* name) {
     switch (op) {
-        case 0: return compare_with(a, b, [](auto x, auto y) { return x == y; });
-        case 1: return compare_with(a, b, [](auto x, auto y) { return x != y; });
-        case 2: return compare_with(a, b, [](auto x, auto y) { return x < y; });
-        case 3: return compare_with(a, b, [](auto x, auto y) { return x <= y; });
-        case 4: return compare_with(a, b, [](auto x, auto y) { return x > y; });
-        default: return compare_with(a, b, [](auto x, auto y) { return x >= y; });
+        case 0: return compare_with<Kinds::AllAndComplex>(a, b, name, [](auto x, auto y) { return x == y; });
+        case 1: return compare_with<Kinds::AllAndComplex>(a, b, name, [](auto x, auto y) { return x != y; });
+        case 2: return compare_with<Kinds::All>(a, b, name, [](auto x, auto y) { return x < y; });
+        case 3: return compare_with<Kinds::All>(a, b, name, [](auto x, auto y) { return x <= y; });
+        case 4: return compare_with<Kinds::All>(a, b, name, [](auto x, auto y) { return x > y; });
+        default: return compare_with<Kinds::All>(a, b, name, [](auto x, auto y) { return x >= y; });
     }
 }
 
@@ -225,11 +231,12 @@ Tensor max_min_kernel(const Tensor& a, const Tensor& b, bool is_max) {
 Tensor where_kernel(const Tensor& cond, const Tensor& a, const Tensor& b, ScalarType compute, Tensor out = {}) {
     Tensor ca = cast(a, compute), cb = cast(b, compute);
     TensorIter iter = TensorIter::elementwise(out, compute, {cond, ca, cb});
-    dispatch_all(compute, "where", [&](auto tag) {
+    dispatch_all_and_complex(compute, "where_cpu", [&](auto tag) {
         using T = typename decltype(tag)::type;
         iter.for_each([](char** d, const int64_t* s, int64_t n) {
             constexpr int64_t es = static_cast<int64_t>(sizeof(T));
-            if (s[0] == es && s[1] == 1 && (s[2] == es || s[2] == 0) && (s[3] == es || s[3] == 0)) {
+            // (complex128's 16 bytes take the plain loop)
+            if (es <= 8 && s[0] == es && s[1] == 1 && (s[2] == es || s[2] == 0) && (s[3] == es || s[3] == 0)) {
                 // contiguous output and condition; each value contiguous or broadcast
                 // a bitwise select on same-size unsigned integers (vectorises; exact for any value)
                 using U = std::conditional_t<sizeof(T) == 1, uint8_t,
@@ -478,6 +485,7 @@ Tensor fmod(const Tensor& self, const Scalar& other) { return remainder_fmod(sel
 // ---- pow -------------------------------------------------------------------------------------------
 Tensor pow(const Tensor& self, const Tensor& exponent) {
     const ScalarType ct = result_type(self, exponent);
+    check_complex_autograd(ct, "pow", self, exponent);
     Tensor out = pow_kernel(self, exponent, ct);
     record_binary(out, "PowBackward1", self, exponent, [&](FunctionNode& n) {
         const auto sa = self.sizes().vec(), sb = exponent.sizes().vec();
@@ -504,6 +512,7 @@ Tensor pow(const Tensor& self, const Tensor& exponent) {
 Tensor pow(const Tensor& self, const Scalar& exponent) {
     ScalarType ct = result_type(self, exponent);
     if (self.scalar_type() == kBool && !exponent.isFloatingPoint()) ct = kLong;
+    check_complex_autograd(ct, "pow", self, Tensor());
     if (is_integral(ct, false) && exponent.isIntegral(false)) {
         EMBER_CHECK(exponent.toLong() >= 0, "Integers to negative integer powers are not allowed.");
     }
@@ -526,6 +535,7 @@ Tensor pow(const Tensor& self, const Scalar& exponent) {
 
 Tensor pow(const Scalar& self, const Tensor& exponent) {
     const ScalarType ct = result_type(self, exponent);
+    check_complex_autograd(ct, "pow", Tensor(), exponent);
     Tensor out = pow_kernel(wrap(self, ct), exponent, ct);
     if (auto n = make_node("PowBackward2", {exponent})) {
         set_history(out, n, 0);
@@ -741,6 +751,7 @@ static void check_where_cond(const Tensor& c) {
 Tensor where(const Tensor& condition, const Tensor& self, const Tensor& other) {
     check_where_cond(condition);
     const ScalarType ct = result_type(self, other);
+    check_complex_autograd(ct, "where", self, other);
     Tensor out = where_kernel(condition, self, other, ct);
     record_binary(out, "WhereBackward0", self, other, [&](FunctionNode& n) {
         const auto sa = self.sizes().vec(), sb = other.sizes().vec();

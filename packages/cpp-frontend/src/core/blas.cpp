@@ -50,6 +50,17 @@ void cblas_gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int m, int n, int k, dou
                 const double* b, int ldb, double beta, double* c, int ldc) {
     scipy_cblas_dgemm(CblasRowMajor, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
+// cblas takes complex scalars and arrays by pointer (std::complex is layout-compatible)
+void cblas_gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int m, int n, int k, std::complex<float> alpha,
+                const std::complex<float>* a, int lda, const std::complex<float>* b, int ldb, std::complex<float> beta,
+                std::complex<float>* c, int ldc) {
+    scipy_cblas_cgemm(CblasRowMajor, ta, tb, m, n, k, &alpha, a, lda, b, ldb, &beta, c, ldc);
+}
+void cblas_gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int m, int n, int k, std::complex<double> alpha,
+                const std::complex<double>* a, int lda, const std::complex<double>* b, int ldb,
+                std::complex<double> beta, std::complex<double>* c, int ldc) {
+    scipy_cblas_zgemm(CblasRowMajor, ta, tb, m, n, k, &alpha, a, lda, b, ldb, &beta, c, ldc);
+}
 #endif
 
 template <typename T>
@@ -74,6 +85,18 @@ void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const 
 
 void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha, const double* a, int64_t lda,
           const double* b, int64_t ldb, double beta, double* c, int64_t ldc) {
+    gemm_impl(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
+void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, std::complex<float> alpha, const std::complex<float>* a,
+          int64_t lda, const std::complex<float>* b, int64_t ldb, std::complex<float> beta, std::complex<float>* c,
+          int64_t ldc) {
+    gemm_impl(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
+void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, std::complex<double> alpha, const std::complex<double>* a,
+          int64_t lda, const std::complex<double>* b, int64_t ldb, std::complex<double> beta, std::complex<double>* c,
+          int64_t ldc) {
     gemm_impl(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 

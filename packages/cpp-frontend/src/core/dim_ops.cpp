@@ -1,9 +1,10 @@
-// Ops along one dim: cumsum, softmax, log_softmax, sort, argsort, topk.
+// Ops along one dim: cumsum, cumprod, softmax, log_softmax, sort, argsort, topk.
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <numeric>
 
+#include "pointwise_kernels.h"
 #include "reduce_kernels.h"
 
 namespace ember {
@@ -43,16 +44,52 @@ Tensor along_dim(const Tensor& self, int64_t d, ScalarType out_dtype, F f) {
     return lanes_to_tensor(out, l, permuted_sizes(self, l, l.len));
 }
 
+// The accumulator of a scan: int64 for integers, double for floats, complex128 for complex.
+template <typename T>
+using scan_acc_t = std::conditional_t<std::is_integral_v<T>, int64_t,
+                                      std::conditional_t<is_complex_v<T>, std::complex<double>, double>>;
+
+// d(cumprod(x))/dx applied to g along each lane, computed directly (exact with zeros in x; not
+// differentiable twice): grad[k] = sum_{i >= k} g[i] * prod_{j <= i, j != k} x[j].
+Tensor cumprod_backward(const Tensor& g, const Tensor& x, int64_t d) {
+    NoGradGuard ng;
+    const Tensor xd = cast(x, kDouble), gd = cast(g, kDouble);
+    if (x.dim() == 0) return g.clone();
+    Lanes lx = make_lanes(xd, one_dim_mask(xd, d));
+    Lanes lg = make_lanes(gd, one_dim_mask(gd, d));
+    Tensor out = empty_tensor({lx.outer * lx.len}, kDouble);
+    const double* xp = static_cast<const double*>(lx.data.data_ptr());
+    const double* gp = static_cast<const double*>(lg.data.data_ptr());
+    double* op = static_cast<double*>(out.data_ptr());
+    const int64_t n = lx.len;
+    for (int64_t o = 0; o < lx.outer; ++o) {
+        const double* xl = xp + o * n;
+        const double* gl = gp + o * n;
+        double prefix = 1;  // prod_{j < k} x[j]
+        for (int64_t k = 0; k < n; ++k) {
+            double acc = 0, q = prefix;  // q: prod_{j <= i, j != k} x[j]
+            for (int64_t i = k; i < n; ++i) {
+                if (i > k) q *= xl[i];
+                acc += gl[i] * q;
+            }
+            op[o * n + k] = acc;
+            prefix *= xl[k];
+        }
+    }
+    return lanes_to_tensor(out, lx, permuted_sizes(xd, lx, n)).to(x.scalar_type());
+}
+
 }  // namespace
 
 // ---- cumsum ----------------------------------------------------------------------------------------------
 Tensor cumsum(const Tensor& self, int64_t dim, std::optional<ScalarType> dtype) {
     const int64_t d = wrap_dim(dim, self.dim());
     const ScalarType dt = dtype ? *dtype : (is_integral(self.scalar_type(), true) ? kLong : self.scalar_type());
+    check_complex_autograd(dt, "cumsum", self, Tensor());
     const Tensor x = cast(self, dt);
-    Tensor out = dispatch_numeric(dt, "cumsum_cpu", [&](auto tag) -> Tensor {
+    Tensor out = dispatch_set<kIntegerTypes | kFloatingTypes | kComplexTypes>(dt, "cumsum_cpu", [&](auto tag) -> Tensor {
         using T = typename decltype(tag)::type;
-        using A = std::conditional_t<std::is_integral_v<T>, int64_t, double>;
+        using A = scan_acc_t<T>;
         return along_dim<T, T>(x, d, dt, [](const T* in, T* o, int64_t n) {
             A acc = 0;
             for (int64_t i = 0; i < n; ++i) {
@@ -67,6 +104,34 @@ Tensor cumsum(const Tensor& self, int64_t dim, std::optional<ScalarType> dtype) 
             if (!g[0].defined()) return {Tensor()};
             if (g[0].dim() == 0) return {g[0]};
             return {g[0].flip({d}).cumsum(d).flip({d})};
+        });
+    }
+    return out;
+}
+
+// ---- cumprod ---------------------------------------------------------------------------------------------
+Tensor cumprod(const Tensor& self, int64_t dim, std::optional<ScalarType> dtype) {
+    const int64_t d = wrap_dim(dim, self.dim());
+    const ScalarType dt = dtype ? *dtype : (is_integral(self.scalar_type(), true) ? kLong : self.scalar_type());
+    check_complex_autograd(dt, "cumprod", self, Tensor());
+    const Tensor x = cast(self, dt);
+    Tensor out = dispatch_set<kIntegerTypes | kFloatingTypes | kComplexTypes>(dt, "cumprod_cpu", [&](auto tag) -> Tensor {
+        using T = typename decltype(tag)::type;
+        using A = scan_acc_t<T>;
+        return along_dim<T, T>(x, d, dt, [](const T* in, T* o, int64_t n) {
+            A acc = 1;
+            for (int64_t i = 0; i < n; ++i) {
+                acc *= static_cast<A>(static_cast<opmath_t<T>>(in[i]));
+                o[i] = convert<T>(acc);
+            }
+        });
+    });
+    if (auto n = make_node("CumprodBackward0", {self})) {
+        set_history(out, n, 0);
+        n->save(self);
+        n->set_formula([d](FunctionNode& node, variable_list&& g) -> variable_list {
+            if (!g[0].defined()) return {Tensor()};
+            return {cumprod_backward(g[0], node.saved(0), d)};
         });
     }
     return out;
@@ -210,6 +275,7 @@ std::tuple<Tensor, Tensor> topk(const Tensor& self, int64_t k, int64_t dim, bool
 
 // ---- Tensor methods -------------------------------------------------------------------------------------------
 Tensor Tensor::cumsum(int64_t dim, std::optional<ScalarType> dtype) const { return ember::cumsum(*this, dim, dtype); }
+Tensor Tensor::cumprod(int64_t dim, std::optional<ScalarType> dtype) const { return ember::cumprod(*this, dim, dtype); }
 Tensor Tensor::softmax(int64_t dim, std::optional<ScalarType> dtype) const { return ember::softmax(*this, dim, dtype); }
 Tensor Tensor::log_softmax(int64_t dim, std::optional<ScalarType> dtype) const {
     return ember::log_softmax(*this, dim, dtype);

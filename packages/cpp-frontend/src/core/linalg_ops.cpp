@@ -1,7 +1,8 @@
-// Matrix products through BLAS (float32/float64; other dtypes by plain loops): mm, bmm,
-// addmm, mv, dot, outer, matmul, linear, and their gradients. Transposed operands are passed
+// Matrix products through BLAS (float32/float64/complex64/complex128; other dtypes by plain
+// loops): mm, bmm, addmm, mv, dot, vdot, outer, matmul, linear, and their gradients. Transposed operands are passed
 // to BLAS as transposes, not copied.
 #include "blas.h"
+#include "ember/complex.h"
 #include "op_common.h"
 
 namespace ember {
@@ -59,6 +60,16 @@ void gemm_into(const Tensor& a, const Tensor& b, const Tensor& c, double alpha, 
             blas::gemm(oa.trans, ob.trans, m, n, k, alpha, static_cast<const double*>(oa.keep.data_ptr()), oa.ld,
                        static_cast<const double*>(ob.keep.data_ptr()), ob.ld, beta, static_cast<double*>(c.data_ptr()), n);
         }
+        return;
+    }
+    if (dt == kComplexFloat || dt == kComplexDouble) {  // cgemm / zgemm
+        const GemmOperand oa = gemm_operand(a), ob = gemm_operand(b);
+        dispatch_set<kComplexTypes>(dt, "addmm_impl_cpu_", [&](auto tag) {
+            using T = typename decltype(tag)::type;
+            blas::gemm(oa.trans, ob.trans, m, n, k, T(static_cast<typename T::value_type>(alpha)),
+                       static_cast<const T*>(oa.keep.data_ptr()), oa.ld, static_cast<const T*>(ob.keep.data_ptr()),
+                       ob.ld, T(static_cast<typename T::value_type>(beta)), static_cast<T*>(c.data_ptr()), n);
+        });
         return;
     }
     if (dt == kHalf) {
@@ -242,6 +253,15 @@ Tensor dot(const Tensor& self, const Tensor& other) {
     return out;
 }
 
+Tensor vdot(const Tensor& self, const Tensor& other) {
+    EMBER_CHECK(self.dim() == 1 && other.dim() == 1, "1D tensors expected, but got ", self.dim(), "D and ", other.dim(),
+                "D tensors");
+    EMBER_CHECK(self.scalar_type() == other.scalar_type(), "dot : expected both vectors to have same dtype, but found ",
+                scalar_type_name(self.scalar_type()), " and ", scalar_type_name(other.scalar_type()));
+    if (!self.is_complex()) return dot(self, other);
+    return dot(conj_physical(self), other);  // complex tensors record no autograd
+}
+
 Tensor outer(const Tensor& self, const Tensor& vec2) {
     EMBER_CHECK(self.dim() == 1 && vec2.dim() == 1, "outer: expected 1D tensors, but got ", self.dim(), "D and ",
                 vec2.dim(), "D tensors");
@@ -311,6 +331,7 @@ Tensor Tensor::mm(const Tensor& mat2) const { return ember::mm(*this, mat2); }
 Tensor Tensor::bmm(const Tensor& mat2) const { return ember::bmm(*this, mat2); }
 Tensor Tensor::mv(const Tensor& vec) const { return ember::mv(*this, vec); }
 Tensor Tensor::dot(const Tensor& other) const { return ember::dot(*this, other); }
+Tensor Tensor::vdot(const Tensor& other) const { return ember::vdot(*this, other); }
 Tensor Tensor::outer(const Tensor& vec2) const { return ember::outer(*this, vec2); }
 Tensor Tensor::addmm(const Tensor& mat1, const Tensor& mat2, const Scalar& beta, const Scalar& alpha) const {
     return ember::addmm(*this, mat1, mat2, beta, alpha);

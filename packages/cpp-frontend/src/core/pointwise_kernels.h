@@ -22,10 +22,11 @@ enum class Kinds : unsigned {
 };
 
 // Refuses to record autograd for a complex result (Ember's C++ autograd is real-only; a
-// complex tensor cannot require grad, but a real one that does may meet a complex one).
+// complex tensor cannot require grad, but a real one that does may meet a complex one, or be
+// reduced into a complex dtype). a or b may be undefined.
 inline void check_complex_autograd(ScalarType result, const char* op, const Tensor& a, const Tensor& b) {
     if (!is_complex(result) || !GradMode::is_enabled()) return;
-    EMBER_CHECK(!a.requires_grad() && !b.requires_grad(), op,
+    EMBER_CHECK(!(a.defined() && a.requires_grad()) && !(b.defined() && b.requires_grad()), op,
                 ": autograd through complex tensors is not supported by Ember's C++ frontend");
 }
 
@@ -33,6 +34,10 @@ template <Kinds K, typename F>
 decltype(auto) dispatch_kind(ScalarType t, const char* name, F&& f) {
     return dispatch_set<static_cast<unsigned>(K)>(t, name, std::forward<F>(f));
 }
+
+// f called with N arguments of type T (only its result type is used).
+template <typename T, typename F, std::size_t... I>
+auto call_n(F& f, std::index_sequence<I...>) -> decltype(f(((void)I, std::declval<T>())...));
 
 // An elementwise kernel over the inputs (already of dtype `compute`); make(tag) returns the
 // lambda for the element type tag. The output has dtype out_dtype (compute or bool); out, if
@@ -44,8 +49,12 @@ Tensor run_elementwise(ScalarType compute, ScalarType out_dtype, const char* nam
     dispatch_kind<K>(compute, name, [&](auto tag) {
         using T = typename decltype(tag)::type;
         auto f = make(tag);
-        if constexpr (is_complex_v<T>) {  // the complex kernels (add, mul, div) return T
-            cpu_kernel_n<T, T, sizeof...(Inputs)>(iter, f);
+        if constexpr (is_complex_v<T>) {  // the complex kernels return T, or bool (eq, ne)
+            if constexpr (std::is_same_v<decltype(call_n<T>(f, std::index_sequence_for<Inputs...>())), bool>) {
+                cpu_kernel_n<bool, T, sizeof...(Inputs)>(iter, f);
+            } else {
+                cpu_kernel_n<T, T, sizeof...(Inputs)>(iter, f);
+            }
         } else if (out_dtype == kBool) {
             cpu_kernel_n<bool, T, sizeof...(Inputs)>(iter, f);
         } else {

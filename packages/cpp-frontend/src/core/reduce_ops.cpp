@@ -3,6 +3,8 @@
 #include <cmath>
 #include <limits>
 
+#include "ember/complex.h"
+#include "pointwise_kernels.h"
 #include "reduce_kernels.h"
 
 namespace ember {
@@ -91,14 +93,16 @@ ScalarType sum_dtype(const Tensor& self, std::optional<ScalarType> dtype) {
 }
 
 // The sum (Prod false) or product (Prod true) in out_dtype: floating types accumulate in
-// double, integers in int64, bool as any (sum) / all (prod).
+// double, complex ones in complex128, integers in int64, bool as any (sum) / all (prod).
 template <bool Prod>
 Tensor sum_prod_kernel(const Tensor& self_in, const std::vector<bool>& mask, bool keepdim, ScalarType out_dtype) {
     Tensor self = cast(self_in, out_dtype);
-    Tensor acc = dispatch_all(out_dtype, Prod ? "prod_cpu" : "sum_cpu", [&](auto tag) -> Tensor {
+    Tensor acc = dispatch_all_and_complex(out_dtype, Prod ? "prod_cpu" : "sum_cpu", [&](auto tag) -> Tensor {
         using T = typename decltype(tag)::type;
-        using A = std::conditional_t<std::is_same_v<T, bool>, bool,
-                                     std::conditional_t<std::is_integral_v<T>, int64_t, double>>;
+        using A = std::conditional_t<
+            std::is_same_v<T, bool>, bool,
+            std::conditional_t<std::is_integral_v<T>, int64_t,
+                               std::conditional_t<is_complex_v<T>, std::complex<double>, double>>>;
         return reduce_simple<A, T>(self, mask, static_cast<A>(Prod ? 1 : 0), [](A a, A b) -> A {
             if constexpr (std::is_same_v<A, bool>) {
                 return Prod ? (a && b) : (a || b);
@@ -195,6 +199,7 @@ void check_nonempty_dims(const Tensor& self, const std::vector<bool>& mask, cons
 
 // ---- sum / mean / prod -----------------------------------------------------------------------------------
 Tensor sum(const Tensor& self, IntArrayRef dim, bool keepdim, std::optional<ScalarType> dtype) {
+    check_complex_autograd(sum_dtype(self, dtype), "sum", self, Tensor());
     const std::vector<bool> mask = dim_mask(dim, self.dim());
     Tensor out = sum_prod_kernel<false>(self, mask, keepdim, sum_dtype(self, dtype));
     record_expanded_grad(out, self, dim.empty() ? "SumBackward0" : "SumBackward1", mask, keepdim, 1);
@@ -205,8 +210,9 @@ Tensor sum(const Tensor& self, std::optional<ScalarType> dtype) { return sum(sel
 
 Tensor mean(const Tensor& self, IntArrayRef dim, bool keepdim, std::optional<ScalarType> dtype) {
     const ScalarType dt = dtype.value_or(self.scalar_type());
-    EMBER_CHECK(is_floating_point(dt), "mean(): could not infer output dtype. Input dtype must be either a floating point "
+    EMBER_CHECK(is_floating_point(dt) || is_complex(dt), "mean(): could not infer output dtype. Input dtype must be either a floating point "
                                        "or complex dtype. Got: ", dt);
+    check_complex_autograd(dt, "mean", self, Tensor());
     const std::vector<bool> mask = dim_mask(dim, self.dim());
     const int64_t count = reduced_count(self, mask);
     Tensor out;
@@ -260,6 +266,7 @@ static Tensor prod_backward(const Tensor& g, const Tensor& self, const Tensor& r
 
 static Tensor prod_impl(const Tensor& self, const std::vector<bool>& mask, bool keepdim,
                         std::optional<ScalarType> dtype, const char* node_name) {
+    check_complex_autograd(sum_dtype(self, dtype), "prod", self, Tensor());
     Tensor out = sum_prod_kernel<true>(self, mask, keepdim, sum_dtype(self, dtype));
     record_with_saved_output(out, self, node_name, [mask, keepdim](const Tensor& g, const Tensor& x, const Tensor& r) {
         return prod_backward(g, x, r, mask, keepdim);
@@ -477,6 +484,8 @@ Tensor std(const Tensor& self, OptionalIntArrayRef dim, const std::optional<Scal
 
 // ---- norm ------------------------------------------------------------------------------------------------
 Tensor norm(const Tensor& self, const std::optional<Scalar>& p_opt, IntArrayRef dim, bool keepdim) {
+    // a complex tensor: the norm of |z|, in the real dtype (complex tensors record no autograd)
+    if (self.is_complex()) return norm(complex_abs(self), p_opt, dim, keepdim);
     EMBER_CHECK(self.is_floating_point(), "linalg.vector_norm: Expected a floating point or complex tensor as input. Got ",
                 self.scalar_type());
     const double p = p_opt ? p_opt->toDouble() : 2.0;

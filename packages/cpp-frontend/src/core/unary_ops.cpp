@@ -17,17 +17,64 @@ constexpr double kSqrtHalf = 0.707106781186547524400844362105;
 constexpr double kInvSqrt2Pi = 0.398942280401432677939946059934;
 constexpr double kSqrt2OverPi = 0.797884560802865355879892119869;
 
-// A float-valued unary op (integers compute in the default dtype).
-template <typename Make>
+// A float-valued unary op (integers compute in the default dtype); with_complex: complex
+// tensors compute in their own dtype (the op's expression then takes std::complex too).
+template <bool with_complex = false, typename Make>
 Tensor float_unary(const Tensor& self, const char* name, Make make, Tensor out = {}) {
+    if constexpr (with_complex) {
+        if (self.is_complex()) {
+            return run_unary<Kinds::FloatingAndComplex>(self, self.scalar_type(), self.scalar_type(), name, make,
+                                                         std::move(out));
+        }
+    }
     check_not_complex(self, name);
     const ScalarType ct = float_compute_type(self);
     return run_unary<Kinds::Floating>(self, ct, ct, name, make, std::move(out));
 }
 
+// The functions the C++ library has for real numbers only, for complex ones too (each part in
+// double, as PyTorch computes them without the cancellation of log(1 + z) and exp(z) - 1).
+template <typename T>
+T log1p_(T x) {
+    if constexpr (is_complex_v<T>) {
+        const double re = x.real(), im = x.imag();
+        // |1 + z|^2 = 1 + (2 re + re^2 + im^2)
+        return T(static_cast<typename T::value_type>(0.5 * std::log1p(re * (2 + re) + im * im)),
+                 static_cast<typename T::value_type>(std::atan2(im, 1 + re)));
+    } else {
+        return std::log1p(x);
+    }
+}
+template <typename T>
+T expm1_(T x) {
+    if constexpr (is_complex_v<T>) {
+        const double re = x.real(), im = x.imag(), s = std::sin(im / 2);
+        // exp(re) cos(im) - 1 = expm1(re) cos(im) - 2 sin^2(im / 2)
+        return T(static_cast<typename T::value_type>(std::expm1(re) * std::cos(im) - 2 * s * s),
+                 static_cast<typename T::value_type>(std::exp(re) * std::sin(im)));
+    } else {
+        return std::expm1(x);
+    }
+}
+template <typename T>
+T exp2_(T x) {
+    if constexpr (is_complex_v<T>) return std::exp(x * typename T::value_type(kLn2));
+    else return std::exp2(x);
+}
+template <typename T>
+T log2_(T x) {
+    if constexpr (is_complex_v<T>) return std::log(x) / typename T::value_type(kLn2);
+    else return std::log2(x);
+}
+
 #define EMBER_FLOAT_UNARY_OP(fn, kname, expr, node_name, save, grad_expr)                                      \
+    EMBER_FLOAT_UNARY_OP_(fn, kname, false, expr, node_name, save, grad_expr)
+// (the same for an op that takes complex tensors)
+#define EMBER_FLOAT_COMPLEX_UNARY_OP(fn, kname, expr, node_name, save, grad_expr)                              \
+    EMBER_FLOAT_UNARY_OP_(fn, kname, true, expr, node_name, save, grad_expr)
+#define EMBER_FLOAT_UNARY_OP_(fn, kname, with_complex, expr, node_name, save, grad_expr)                        \
     Tensor fn(const Tensor& self) {                                                                             \
-        Tensor out = float_unary(self, kname, [](auto) { return [](auto x) { return expr; }; });                 \
+        Tensor out = float_unary<with_complex>(self, kname, [](auto) { return [](auto x) { return expr; }; });   \
         record_unary(                                                                                           \
             out, self, node_name,                                                                               \
             [](FunctionNode& n, const Tensor& g) -> Tensor {                                                    \
@@ -40,29 +87,33 @@ Tensor float_unary(const Tensor& self, const char* name, Make make, Tensor out =
 
 }  // namespace
 
-// x: the float value; n.saved(0): self or the result
-EMBER_FLOAT_UNARY_OP(exp, "exp", std::exp(x), "ExpBackward0", Save::Result, g * n.saved(0))
-EMBER_FLOAT_UNARY_OP(exp2, "exp2", std::exp2(x), "Exp2Backward0", Save::Result, g * n.saved(0) * kLn2)
-EMBER_FLOAT_UNARY_OP(log, "log", std::log(x), "LogBackward0", Save::Self, g / n.saved(0))
-EMBER_FLOAT_UNARY_OP(log2, "log2", std::log2(x), "Log2Backward0", Save::Self, g / (n.saved(0) * kLn2))
-EMBER_FLOAT_UNARY_OP(log10, "log10", std::log10(x), "Log10Backward0", Save::Self, g / (n.saved(0) * kLn10))
-EMBER_FLOAT_UNARY_OP(log1p, "log1p", std::log1p(x), "Log1PBackward0", Save::Self, g / (n.saved(0) + 1))
-EMBER_FLOAT_UNARY_OP(expm1, "expm1", std::expm1(x), "Expm1Backward0", Save::Result, g * (n.saved(0) + 1))
-EMBER_FLOAT_UNARY_OP(sqrt, "sqrt", std::sqrt(x), "SqrtBackward0", Save::Result, g / (2 * n.saved(0)))
-EMBER_FLOAT_UNARY_OP(rsqrt, "rsqrt", decltype(x)(1) / std::sqrt(x), "RsqrtBackward0", Save::Result,
-                     -0.5 * g * n.saved(0).pow(3))
-EMBER_FLOAT_UNARY_OP(sin, "sin", std::sin(x), "SinBackward0", Save::Self, g * n.saved(0).cos())
-EMBER_FLOAT_UNARY_OP(cos, "cos", std::cos(x), "CosBackward0", Save::Self, g * -n.saved(0).sin())
-EMBER_FLOAT_UNARY_OP(tan, "tan", std::tan(x), "TanBackward0", Save::Result, g * (1 + n.saved(0).square()))
-EMBER_FLOAT_UNARY_OP(tanh, "tanh", std::tanh(x), "TanhBackward0", Save::Result, g * (1 - n.saved(0).square()))
-EMBER_FLOAT_UNARY_OP(sigmoid, "sigmoid", decltype(x)(1) / (decltype(x)(1) + std::exp(-x)), "SigmoidBackward0",
-                     Save::Result, g * (1 - n.saved(0)) * n.saved(0))
+// x: the float (or complex) value; n.saved(0): self or the result
+EMBER_FLOAT_COMPLEX_UNARY_OP(exp, "exp", std::exp(x), "ExpBackward0", Save::Result, g * n.saved(0))
+EMBER_FLOAT_COMPLEX_UNARY_OP(exp2, "exp2", exp2_(x), "Exp2Backward0", Save::Result, g * n.saved(0) * kLn2)
+EMBER_FLOAT_COMPLEX_UNARY_OP(log, "log", std::log(x), "LogBackward0", Save::Self, g / n.saved(0))
+EMBER_FLOAT_COMPLEX_UNARY_OP(log2, "log2", log2_(x), "Log2Backward0", Save::Self, g / (n.saved(0) * kLn2))
+EMBER_FLOAT_COMPLEX_UNARY_OP(log10, "log10", std::log10(x), "Log10Backward0", Save::Self, g / (n.saved(0) * kLn10))
+EMBER_FLOAT_COMPLEX_UNARY_OP(log1p, "log1p", log1p_(x), "Log1PBackward0", Save::Self, g / (n.saved(0) + 1))
+EMBER_FLOAT_COMPLEX_UNARY_OP(expm1, "expm1", expm1_(x), "Expm1Backward0", Save::Result, g * (n.saved(0) + 1))
+EMBER_FLOAT_COMPLEX_UNARY_OP(sqrt, "sqrt", std::sqrt(x), "SqrtBackward0", Save::Result, g / (2 * n.saved(0)))
+EMBER_FLOAT_COMPLEX_UNARY_OP(rsqrt, "rsqrt", decltype(x)(1) / std::sqrt(x), "RsqrtBackward0", Save::Result,
+                             -0.5 * g * n.saved(0).pow(3))
+EMBER_FLOAT_COMPLEX_UNARY_OP(sin, "sin", std::sin(x), "SinBackward0", Save::Self, g * n.saved(0).cos())
+EMBER_FLOAT_COMPLEX_UNARY_OP(cos, "cos", std::cos(x), "CosBackward0", Save::Self, g * -n.saved(0).sin())
+EMBER_FLOAT_COMPLEX_UNARY_OP(tan, "tan", std::tan(x), "TanBackward0", Save::Result, g * (1 + n.saved(0).square()))
+EMBER_FLOAT_COMPLEX_UNARY_OP(tanh, "tanh", std::tanh(x), "TanhBackward0", Save::Result, g * (1 - n.saved(0).square()))
+EMBER_FLOAT_COMPLEX_UNARY_OP(sinh, "sinh", std::sinh(x), "SinhBackward0", Save::Self, g * n.saved(0).cosh())
+EMBER_FLOAT_COMPLEX_UNARY_OP(cosh, "cosh", std::cosh(x), "CoshBackward0", Save::Self, g * n.saved(0).sinh())
+EMBER_FLOAT_COMPLEX_UNARY_OP(sigmoid, "sigmoid", decltype(x)(1) / (decltype(x)(1) + std::exp(-x)), "SigmoidBackward0",
+                             Save::Result, g * (1 - n.saved(0)) * n.saved(0))
 EMBER_FLOAT_UNARY_OP(erf, "erf", std::erf(x), "ErfBackward0", Save::Self,
                      g * kTwoOverSqrtPi * (-n.saved(0).square()).exp())
-EMBER_FLOAT_UNARY_OP(reciprocal, "reciprocal", decltype(x)(1) / x, "ReciprocalBackward0", Save::Result,
-                     -g * n.saved(0).square())
+EMBER_FLOAT_COMPLEX_UNARY_OP(reciprocal, "reciprocal", decltype(x)(1) / x, "ReciprocalBackward0", Save::Result,
+                             -g * n.saved(0).square())
 
 #undef EMBER_FLOAT_UNARY_OP
+#undef EMBER_FLOAT_COMPLEX_UNARY_OP
+#undef EMBER_FLOAT_UNARY_OP_
 
 // fn() and fn_() of Tensor (float_result: fn's result is floating even for an integer self,
 // which then cannot hold it in place)
@@ -85,6 +136,8 @@ EMBER_UNARY_METHODS(sin, true)
 EMBER_UNARY_METHODS(cos, true)
 EMBER_UNARY_METHODS(tan, true)
 EMBER_UNARY_METHODS(tanh, true)
+EMBER_UNARY_METHODS(sinh, true)
+EMBER_UNARY_METHODS(cosh, true)
 EMBER_UNARY_METHODS(sigmoid, true)
 EMBER_UNARY_METHODS(erf, true)
 EMBER_UNARY_METHODS(reciprocal, true)
@@ -150,6 +203,22 @@ Tensor sign(const Tensor& self) {
     return out;
 }
 
+// sgn: z / |z| (0 at 0) for complex tensors, sign for real ones
+Tensor sgn(const Tensor& self) {
+    if (!self.is_complex()) return sign(self);
+    return same_unary<Kinds::FloatingAndComplex>(self, "sgn", [](auto tag) {
+        using T = typename decltype(tag)::type;
+        return [](T z) -> T {
+            if constexpr (is_complex_v<T>) {
+                const auto r = std::abs(z);
+                return r == 0 ? T(0) : z / r;
+            } else {
+                return z;
+            }
+        };
+    });
+}
+
 Tensor floor(const Tensor& self) {
     return rounding_op(self, "floor", "FloorBackward0", [](auto) { return [](auto x) { return std::floor(x); }; });
 }
@@ -178,6 +247,7 @@ Tensor relu(const Tensor& self) {
 
 Tensor square(const Tensor& self) {
     if (self.scalar_type() == kBool) return pow(self.to(kLong), 2);
+    if (self.is_complex()) return mul(self, self);
     return pow(self, 2);
 }
 
@@ -274,6 +344,7 @@ Tensor bitwise_not(const Tensor& self) {
 EMBER_UNARY_METHODS(neg, false)
 EMBER_UNARY_METHODS(abs, false)
 EMBER_UNARY_METHODS(sign, false)
+EMBER_UNARY_METHODS(sgn, false)
 EMBER_UNARY_METHODS(floor, false)
 EMBER_UNARY_METHODS(ceil, false)
 EMBER_UNARY_METHODS(round, false)

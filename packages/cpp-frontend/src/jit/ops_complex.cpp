@@ -1,7 +1,8 @@
 // The complex dtypes in the C++ op table: the FFTs (fft_fft ... fft_ihfftn), stft/istft,
 // complex, polar, view_as_complex, the complex family (view_as_real, real, imag, conj,
-// conj_physical, resolve_conj, resolve_neg, angle, isreal), arithmetic and a few pointwise
-// functions on complex tensors, and the dtype-agnostic ops (views, copies, cat, roll,
+// conj_physical, resolve_conj, resolve_neg, angle, isreal), arithmetic, pointwise functions,
+// comparisons (eq, ne), selects, reductions, products and the LDL^T family on complex tensors
+// (the library's kernels, which take them), and the dtype-agnostic ops (views, copies, cat, roll,
 // fftshift, ...) that take complex tensors unchanged.
 //
 // Registered last (op_table.cpp): def_complex gives an op registered before a second body
@@ -89,15 +90,18 @@ std::pair<Tensor, Tensor> operands(const Args& a, const char* lhs, const char* r
     return {operand(a, lhs, like), operand(a, rhs, like)};
 }
 
-// f(z) elementwise in complex128, rounded to the input's complex dtype.
-template <typename F>
-Tensor map_complex(const Tensor& x, F f) {
-    Tensor c = x.to(kComplexDouble).contiguous();
-    Tensor r = ember::empty(c.sizes(), kComplexDouble);
-    const cd* in = c.data_ptr<cd>();
-    cd* o = r.data_ptr<cd>();
-    for (int64_t i = 0, n = c.numel(); i < n; ++i) o[i] = f(in[i]);
-    return r.to(x.scalar_type());
+// A real dtype's C++ element type as PyTorch's conversion errors name it.
+const char* element_type_name(ScalarType t) {
+    switch (t) {
+        case kDouble: return "double";
+        case kHalf: return "c10::Half";
+        case kLong: return "int64_t";
+        case kInt: return "int";
+        case kShort: return "int16_t";
+        case kChar: return "int8_t";
+        case kByte: return "uint8_t";
+        default: return "float";
+    }
 }
 
 // `out=` of an FFT: a complex result needs a complex out (PyTorch's message), then to_out.
@@ -255,31 +259,81 @@ void register_complex_math(OpTable& t) {
         return one(ember::div(x, y));
     });
     def_complex(t, "abs", [](const Args& a) { return one(ember::complex_abs(a.tensor("input"))); });
-    def_complex(t, "sgn", [](const Args& a) {
-        return one(map_complex(a.tensor("input"), [](cd z) { return z == cd(0, 0) ? z : z / std::abs(z); }));
-    });
+    // the library's pointwise functions take complex tensors (computed in their dtype, as PyTorch)
     struct Fn {
         const char* name;
-        cd (*f)(cd);
+        Tensor (*f)(const Tensor&);
     };
     static const Fn fns[] = {
-        {"neg", [](cd z) { return -z; }},
-        {"exp", [](cd z) { return std::exp(z); }},
-        {"log", [](cd z) { return std::log(z); }},
-        {"sqrt", [](cd z) { return std::sqrt(z); }},
-        {"sin", [](cd z) { return std::sin(z); }},
-        {"cos", [](cd z) { return std::cos(z); }},
-        {"tan", [](cd z) { return std::tan(z); }},
-        {"tanh", [](cd z) { return std::tanh(z); }},
-        {"sinh", [](cd z) { return std::sinh(z); }},
-        {"cosh", [](cd z) { return std::cosh(z); }},
-        {"reciprocal", [](cd z) { return cd(1, 0) / z; }},
-        {"square", [](cd z) { return z * z; }},
+        {"neg", &ember::neg},       {"exp", &ember::exp},         {"exp2", &ember::exp2},   {"log", &ember::log},
+        {"log2", &ember::log2},     {"log10", &ember::log10},     {"log1p", &ember::log1p}, {"expm1", &ember::expm1},
+        {"sqrt", &ember::sqrt},     {"rsqrt", &ember::rsqrt},     {"sin", &ember::sin},     {"cos", &ember::cos},
+        {"tan", &ember::tan},       {"tanh", &ember::tanh},       {"sinh", &ember::sinh},   {"cosh", &ember::cosh},
+        {"sigmoid", &ember::sigmoid}, {"reciprocal", &ember::reciprocal}, {"square", &ember::square},
+        {"sgn", &ember::sgn},
     };
     for (const Fn& fn : fns) {
-        cd (*f)(cd) = fn.f;
-        def_complex(t, fn.name, [f](const Args& a) { return one(map_complex(a.tensor("input"), f)); });
+        Tensor (*f)(const Tensor&) = fn.f;
+        def_complex(t, fn.name, [f](const Args& a) { return one(f(a.tensor("input"))); });
     }
+    // comparisons: eq and ne take complex numbers; the orderings give PyTorch's
+    // '"lt_cpu" not implemented for 'ComplexFloat''
+    using Compare = Tensor (*)(const Tensor&, const Tensor&);
+    static const std::pair<const char*, Compare> compares[] = {
+        {"eq", &ember::eq}, {"ne", &ember::ne}, {"lt", &ember::lt}, {"le", &ember::le}, {"gt", &ember::gt}, {"ge", &ember::ge},
+    };
+    for (const auto& [name, fn] : compares) {
+        Compare f = fn;
+        def_complex(t, name, [f](const Args& a) {
+            auto [x, y] = operands(a, "input", "other");
+            return one(f(x, y));
+        });
+    }
+    def_complex(t, "pow", [](const Args& a) {
+        auto [x, y] = operands(a, "input", "exponent");
+        return one(ember::pow(x, y));
+    });
+    def_complex(t, "where", [](const Args& a) -> OpResult {
+        const Tensor cond = a.tensor("condition");
+        if (a.is_none("input") && a.is_none("other")) return ember::unbind(ember::nonzero(cond), 1);
+        // two numbers: wrapped next to a 0-d tensor of the default dtype
+        const Tensor like = a["input"].is_tensor() ? a.tensor("input")
+                            : a["other"].is_tensor() ? a.tensor("other") : ember::empty({}, get_default_dtype());
+        return one(ember::where(cond, operand(a, "input", like), operand(a, "other", like)));
+    });
+    for (const bool inplace : {false, true}) {
+        def_complex(t, inplace ? "masked_fill_" : "masked_fill", [inplace](const Args& a) {
+            Tensor x = a.tensor("input");
+            const Tensor mask = a.tensor("mask");
+            const Value& v = a["value"];
+            if (v.kind == Value::Kind::Complex && !x.is_complex() && x.scalar_type() != kBool) {
+                throw Error(std::string("value cannot be converted to type ") + element_type_name(x.scalar_type()) +
+                            " without overflow");
+            }
+            const Tensor value = v.is_tensor() ? v.tensor : operand(a, "value", x);
+            if (inplace) {
+                x.masked_fill_(mask, value);
+                return one(x);
+            }
+            return one(ember::masked_fill(x, mask, value));
+        });
+    }
+    // the conjugate transposes (real tensors: the transposes)
+    for (const std::string name : {"Tensor.mH", "adjoint"}) {
+        const std::string what = name == "adjoint" ? "tensor.adjoint()" : "tensor.mH";
+        def_complex(t, name, [what](const Args& a) {
+            const Tensor x = a[a.has("self") ? "self" : "input"].tensor;
+            if (x.dim() < 2) {
+                throw Error(what + " is only supported on matrices or batches of matrices. Got " +
+                            std::to_string(x.dim()) + "-D tensor.");
+            }
+            return one(ember::conj_physical(x.transpose(-2, -1)));
+        });
+    }
+    def_complex(t, "vdot", [](const Args& a) { return one(ember::vdot(a.tensor("input"), a.tensor("other"))); });
+    def_complex(t, "cumprod", [](const Args& a) {
+        return one(ember::cumprod(a.tensor("input"), a.integer("dim"), a.dtype("dtype")));
+    });
 }
 
 }  // namespace
@@ -293,7 +347,7 @@ void register_complex_ops(OpTable& t) {
     // which take every dtype) and so take complex tensors as they are
     static const char* const agnostic[] = {
         "reshape", "permute", "transpose", "t", "unsqueeze", "squeeze", "flatten", "unflatten", "narrow",
-        "select", "getitem", "clone", "detach", "cat", "stack", "flip", "movedim", "chunk", "split",
+        "select", "getitem", "clone", "detach", "Tensor.T", "Tensor.mT", "cat", "stack", "flip", "movedim", "chunk", "split",
         "unbind", "Tensor.squeeze_", "Tensor.unsqueeze_", "Tensor.t_", "Tensor.transpose_", "swapaxes", "swapdims", "roll", "hstack", "vstack",
         "tensor_split", "split_with_sizes", "unsafe_chunk", "fft_fftshift", "fft_ifftshift", "Tensor.to",
         "Tensor.view", "Tensor.view_as", "Tensor.contiguous", "Tensor.expand", "Tensor.type_as",
@@ -302,6 +356,11 @@ void register_complex_ops(OpTable& t) {
         "Tensor.char", "Tensor.byte", "Tensor.bool",
         // new tensors like a complex one (a real fill value)
         "ember.zeros_like", "ember.ones_like", "ember.empty_like", "ember.full_like",
+        // the library's kernels take complex tensors: reductions (a real norm), products
+        // (cgemm / zgemm), tests, and LAPACK's complex LDL^T (zsytf2 / zhetf2, zsytrs / zhetrs)
+        "sum", "mean", "prod", "cumsum", "norm", "linalg.vector_norm", "linalg.matrix_norm", "linalg.norm", "mm", "bmm", "matmul", "mv", "dot",
+        "outer", "addmm", "addmv", "baddbmm", "linear", "isclose", "isnan", "isinf", "isfinite",
+        "linalg.ldl_factor", "linalg.ldl_factor_ex", "linalg.ldl_solve",
     };
     std::string missing;
     for (const char* name : agnostic) {

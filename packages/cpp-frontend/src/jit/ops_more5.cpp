@@ -40,6 +40,13 @@ int scipy_LAPACKE_dgeev(int layout, char jobvl, char jobvr, int n, double* a, in
 void scipy_dsytf2_(const char* uplo, const int* n, double* a, const int* lda, int* ipiv, int* info, std::size_t uplo_len);
 void scipy_dsytrs_(const char* uplo, const int* n, const int* nrhs, const double* a, const int* lda, const int* ipiv,
                    double* b, const int* ldb, int* info, std::size_t uplo_len);
+// the same for complex matrices: symmetric (zsytf2 / zsytrs) and Hermitian (zhetf2 / zhetrs)
+void scipy_zsytf2_(const char* uplo, const int* n, void* a, const int* lda, int* ipiv, int* info, std::size_t uplo_len);
+void scipy_zhetf2_(const char* uplo, const int* n, void* a, const int* lda, int* ipiv, int* info, std::size_t uplo_len);
+void scipy_zsytrs_(const char* uplo, const int* n, const int* nrhs, const void* a, const int* lda, const int* ipiv,
+                   void* b, const int* ldb, int* info, std::size_t uplo_len);
+void scipy_zhetrs_(const char* uplo, const int* n, const int* nrhs, const void* a, const int* lda, const int* ipiv,
+                   void* b, const int* ldb, int* info, std::size_t uplo_len);
 int scipy_LAPACKE_zgeev(int layout, char jobvl, char jobvr, int n, void* a, int lda, void* w, void* vl, int ldvl,
                         void* vr, int ldvr);
 }
@@ -843,7 +850,7 @@ Tensor vector_norm(const Tensor& x, double ord, const Shape& dims, bool keepdim)
 }
 
 Tensor cast_for_norm(const Tensor& x, std::optional<ScalarType> dtype, const std::string& fn) {
-    if (!x.is_floating_point()) {
+    if (!x.is_floating_point() && !x.is_complex()) {
         throw Error(fn + ": Expected a floating point or complex tensor as input. Got " + type_name_of(x));
     }
     if (!dtype) return x;
@@ -869,6 +876,7 @@ Shape dims_list(const Value& v, const std::string& what) {
 
 Tensor linalg_vector_norm(const Tensor& x0, double ord, const Value& dim, bool keepdim, std::optional<ScalarType> dtype) {
     Tensor x = cast_for_norm(x0, dtype, "linalg.vector_norm");
+    if (x.is_complex()) x = ember::abs(x);  // a complex vector's norm is its moduli's (a real result)
     Shape dims = dims_list(dim, "linalg.vector_norm(): dim");
     for (int64_t& d : dims) d = dim_index(d, x.dim(), "linalg.vector_norm");
     int64_t reduced = 1;
@@ -913,6 +921,14 @@ Tensor matrix_norm(const Tensor& A0, const Value& ord, const Value& dim, bool ke
         }
     }
     Tensor A = cast_for_norm(A0, dtype, "linalg.matrix_norm");
+    if (A.is_complex()) {
+        // 'fro', +-1 and +-inf read the moduli only; 'nuc' and +-2 need a complex SVD
+        if (s_ord == "nuc" || std::abs(n_ord) == 2) {
+            throw NotImplementedError("\"linalg_svd\" not implemented for '" + type_name_of(A) +
+                                      "' (Ember's C++ frontend has no complex SVD)");
+        }
+        A = ember::abs(A);
+    }
     if (s_ord == "fro") return vector_norm(A, 2, {d0, d1}, keepdim);
     if (A.size(d0) == 0 || A.size(d1) == 0) {
         Shape shape;
@@ -1011,8 +1027,9 @@ Tensor solve(const Tensor& A, const Tensor& B, bool left, const std::string& fn,
 
 // ------------------------------------------------------------------------- LDL^T
 
-// Bunch-Kaufman LDL^T of the lower triangles of a batch of symmetric real matrices (LAPACK
-// dsytf2, which Python Ember's kernel follows step by step), in double, rounded once:
+// Bunch-Kaufman LDL^T of the lower triangles of a batch of symmetric matrices (LAPACK
+// dsytf2, which Python Ember's kernel follows step by step; zsytf2 for complex matrices, or
+// zhetf2, A = L D L^H, with hermitian), in double / complex128, rounded once:
 // (LD with a zero strict upper triangle, 1-based int32 pivots, info per matrix).
 struct Ldl {
     Tensor LD, pivots, info;
@@ -1024,33 +1041,85 @@ struct Ldl {
 }
 #endif
 
-Ldl ldl_factor(const Tensor& A, const std::string& fn, bool check_errors) {
-    const std::string checks = "torch.linalg.ldl_factor_ex";  // PyTorch's checks name it for ldl_factor too
-    check_dims(A, checks);
-    check_square(A, checks);
-    if (!A.is_floating_point()) {
-        throw Error(checks + ": Expected a floating point or complex tensor as input. Got " + type_name_of(A));
-    }
-    kernel_dtype(A, "ldl_factor_kernel_cpu");
-    Batch a = batch_of(A);
+using cdouble = std::complex<double>;
+
+// The matrices of a (batch of) matrix, row-major, as S (double or complex128).
+template <typename S>
+struct LdlBatch {
+    int64_t m = 0, n = 0, count = 0;
+    std::vector<S> v;
+    S* at(int64_t b) { return v.data() + b * m * n; }
+};
+
+template <typename S>
+LdlBatch<S> ldl_batch(const Tensor& t) {
+    LdlBatch<S> b;
+    b.m = t.size(-2);
+    b.n = t.size(-1);
+    b.count = 1;
+    for (int64_t d = 0; d + 2 < t.dim(); ++d) b.count *= t.size(d);
+    Tensor c = t.to(std::is_same_v<S, double> ? kDouble : kComplexDouble).contiguous();
+    b.v.assign(c.data_ptr<S>(), c.data_ptr<S>() + c.numel());
+    return b;
+}
+
+template <typename S>
+Tensor ldl_tensor(const LdlBatch<S>& b, Shape s, ScalarType dt) {
+    s.push_back(b.m);
+    s.push_back(b.n);
+    Tensor t = ember::empty(s, std::is_same_v<S, double> ? kDouble : kComplexDouble);
+    std::copy(b.v.begin(), b.v.end(), t.data_ptr<S>());
+    return t.to(dt);
+}
+
+#ifdef EMBER_HAVE_OPENBLAS
+void sytf2(bool herm, int N, double* a, int ld, int* piv, int* info) {
+    (void)herm;
+    scipy_dsytf2_("L", &N, a, &ld, piv, info, 1);
+}
+void sytf2(bool herm, int N, cdouble* a, int ld, int* piv, int* info) {
+    if (herm) scipy_zhetf2_("L", &N, a, &ld, piv, info, 1);
+    else scipy_zsytf2_("L", &N, a, &ld, piv, info, 1);
+}
+void sytrs(bool herm, int N, int K, const double* a, int ld, const int* piv, double* b, int* info) {
+    (void)herm;
+    scipy_dsytrs_("L", &N, &K, a, &ld, piv, b, &ld, info, 1);
+}
+void sytrs(bool herm, int N, int K, const cdouble* a, int ld, const int* piv, cdouble* b, int* info) {
+    if (herm) scipy_zhetrs_("L", &N, &K, a, &ld, piv, b, &ld, info, 1);
+    else scipy_zsytrs_("L", &N, &K, a, &ld, piv, b, &ld, info, 1);
+}
+#endif
+
+// LDL / LAPACK's kernels take float32/64 and complex64/128 (the others: PyTorch's dispatch error)
+void ldl_kernel_dtype(const Tensor& A, const std::string& kernel) {
+    if (!A.is_complex()) kernel_dtype(A, kernel);
+}
+
+template <typename S>
+Ldl ldl_factor_impl(const Tensor& A, const std::string& fn, bool check_errors, bool hermitian) {
+    LdlBatch<S> a = ldl_batch<S>(A);
+    const Shape lead(A.sizes().begin(), A.sizes().end() - 2);
     const int64_t n = a.n;
-    Batch out = empty_batch(a.lead, n, n);
+    LdlBatch<S> out = a;
+    std::fill(out.v.begin(), out.v.end(), S(0));
     std::vector<int32_t> piv(static_cast<std::size_t>(a.count * n)), info(static_cast<std::size_t>(a.count));
-    std::vector<double> cm(static_cast<std::size_t>(n * n));
+    std::vector<S> cm(static_cast<std::size_t>(n * n));
     for (int64_t b = 0; b < a.count; ++b) {
-        const double* src = a.at(b);
+        const S* src = a.at(b);
         for (int64_t i = 0; i < n; ++i) {
             for (int64_t j = 0; j < n; ++j) cm[static_cast<std::size_t>(j * n + i)] = src[i * n + j];
         }
 #ifdef EMBER_HAVE_OPENBLAS
         const int N = static_cast<int>(n), ld = std::max(1, N);
         int inf = 0;
-        if (n > 0) scipy_dsytf2_("L", &N, cm.data(), &ld, piv.data() + b * n, &inf, 1);
+        if (n > 0) sytf2(hermitian, N, cm.data(), ld, piv.data() + b * n, &inf);
         info[static_cast<std::size_t>(b)] = inf;
 #else
+        (void)hermitian;
         no_lapack(fn);
 #endif
-        double* dst = out.at(b);
+        S* dst = out.at(b);
         for (int64_t i = 0; i < n; ++i) {
             for (int64_t j = 0; j <= i; ++j) dst[i * n + j] = cm[static_cast<std::size_t>(j * n + i)];
         }
@@ -1065,13 +1134,61 @@ Ldl ldl_factor(const Tensor& A, const std::string& fn, bool check_errors) {
             }
         }
     }
-    Shape ps = a.lead;
+    Shape ps = lead;
     ps.push_back(n);
-    return {tensor_of(out, A.scalar_type()), int_tensor(ps, piv), int_tensor(a.lead, info)};
+    return {ldl_tensor(out, lead, A.scalar_type()), int_tensor(ps, piv), int_tensor(lead, info)};
 }
 
-// X with A X = B given ldl_factor(A) (dsytrs); batches broadcast.
-Tensor ldl_solve(const Tensor& LD, const Tensor& pivots, const Tensor& B) {
+Ldl ldl_factor(const Tensor& A, const std::string& fn, bool check_errors, bool hermitian) {
+    const std::string checks = "torch.linalg.ldl_factor_ex";  // PyTorch's checks name it for ldl_factor too
+    check_dims(A, checks);
+    check_square(A, checks);
+    if (!A.is_floating_point() && !A.is_complex()) {
+        throw Error(checks + ": Expected a floating point or complex tensor as input. Got " + type_name_of(A));
+    }
+    ldl_kernel_dtype(A, "ldl_factor_kernel_cpu");
+    if (A.is_complex()) return ldl_factor_impl<cdouble>(A, fn, check_errors, hermitian);
+    return ldl_factor_impl<double>(A, fn, check_errors, hermitian);
+}
+
+template <typename S>
+Tensor ldl_solve_impl(const Tensor& LD, const Tensor& pivots, const Tensor& B, bool hermitian, const std::string& fn) {
+    const int64_t n = LD.size(-1);
+    const Shape batch = batch_shape(LD, B);
+    LdlBatch<S> lds = ldl_batch<S>(broadcast_batch(LD, batch));
+    Shape pshape = batch;
+    pshape.push_back(n);
+    const Tensor p = pivots.to(kInt).expand(pshape).contiguous();
+    LdlBatch<S> x = ldl_batch<S>(broadcast_batch(B, batch));
+    const int64_t k = x.n;
+    std::vector<S> cm(static_cast<std::size_t>(n * n)), rhs(static_cast<std::size_t>(n * k));
+    for (int64_t b = 0; b < lds.count; ++b) {
+        const S* l = lds.at(b);
+        for (int64_t i = 0; i < n; ++i) {
+            for (int64_t j = 0; j < n; ++j) cm[static_cast<std::size_t>(j * n + i)] = l[i * n + j];
+        }
+        S* xb = x.at(b);
+        for (int64_t i = 0; i < n; ++i) {
+            for (int64_t j = 0; j < k; ++j) rhs[static_cast<std::size_t>(j * n + i)] = xb[i * k + j];
+        }
+#ifdef EMBER_HAVE_OPENBLAS
+        const int N = static_cast<int>(n), K = static_cast<int>(k), ld = std::max(1, N);
+        int inf = 0;
+        if (n > 0 && k > 0) sytrs(hermitian, N, K, cm.data(), ld, p.data_ptr<int32_t>() + b * n, rhs.data(), &inf);
+        if (inf < 0) throw Error(fn + ": LAPACK's sytrs rejected argument " + std::to_string(-inf));
+#else
+        (void)hermitian;
+        no_lapack(fn);
+#endif
+        for (int64_t i = 0; i < n; ++i) {
+            for (int64_t j = 0; j < k; ++j) xb[i * k + j] = rhs[static_cast<std::size_t>(j * n + i)];
+        }
+    }
+    return ldl_tensor(x, batch, LD.scalar_type());
+}
+
+// X with A X = B given ldl_factor(A) (dsytrs; zsytrs / zhetrs); batches broadcast.
+Tensor ldl_solve(const Tensor& LD, const Tensor& pivots, const Tensor& B, bool hermitian) {
     const std::string fn = "torch.linalg.ldl_solve";
     check_dims(LD, fn);
     check_square(LD, fn);
@@ -1080,7 +1197,7 @@ Tensor ldl_solve(const Tensor& LD, const Tensor& pivots, const Tensor& B) {
         throw IndexError("Dimension out of range (expected to be in range of [-" + std::to_string(std::max<int64_t>(B.dim(), 1)) +
                          ", " + std::to_string(std::max<int64_t>(B.dim(), 1) - 1) + "], but got -2)");
     }
-    if (!LD.is_floating_point()) {
+    if (!LD.is_floating_point() && !LD.is_complex()) {
         throw Error(fn + ": Expected a floating point or complex tensor as input. Got " + type_name_of(LD));
     }
     if (pivots.is_floating_point() || pivots.is_complex() || pivots.scalar_type() == kBool) {
@@ -1101,37 +1218,9 @@ Tensor ldl_solve(const Tensor& LD, const Tensor& pivots, const Tensor& B) {
                     std::to_string(n) + " but each b matrix is " + std::to_string(B.size(-2)) + " by " +
                     std::to_string(B.size(-1)));
     }
-    kernel_dtype(LD, "ldl_solve_kernel_cpu");
-    const Shape batch = batch_shape(LD, B);
-    Batch lds = batch_of(broadcast_batch(LD, batch));
-    Shape pshape = batch;
-    pshape.push_back(n);
-    const Tensor p = pivots.to(kInt).expand(pshape).contiguous();
-    Batch x = batch_of(broadcast_batch(B, batch));
-    const int64_t k = x.n;
-    std::vector<double> cm(static_cast<std::size_t>(n * n)), rhs(static_cast<std::size_t>(n * k));
-    for (int64_t b = 0; b < lds.count; ++b) {
-        const double* l = lds.at(b);
-        for (int64_t i = 0; i < n; ++i) {
-            for (int64_t j = 0; j < n; ++j) cm[static_cast<std::size_t>(j * n + i)] = l[i * n + j];
-        }
-        double* xb = x.at(b);
-        for (int64_t i = 0; i < n; ++i) {
-            for (int64_t j = 0; j < k; ++j) rhs[static_cast<std::size_t>(j * n + i)] = xb[i * k + j];
-        }
-#ifdef EMBER_HAVE_OPENBLAS
-        const int N = static_cast<int>(n), K = static_cast<int>(k), ld = std::max(1, N);
-        int inf = 0;
-        if (n > 0 && k > 0) scipy_dsytrs_("L", &N, &K, cm.data(), &ld, p.data_ptr<int32_t>() + b * n, rhs.data(), &ld, &inf, 1);
-        if (inf < 0) throw Error(fn + ": LAPACK's sytrs rejected argument " + std::to_string(-inf));
-#else
-        no_lapack(fn);
-#endif
-        for (int64_t i = 0; i < n; ++i) {
-            for (int64_t j = 0; j < k; ++j) xb[i * k + j] = rhs[static_cast<std::size_t>(j * n + i)];
-        }
-    }
-    return tensor_of(x, LD.scalar_type());
+    ldl_kernel_dtype(LD, "ldl_solve_kernel_cpu");
+    if (LD.is_complex()) return ldl_solve_impl<cdouble>(LD, pivots, B, hermitian, fn);
+    return ldl_solve_impl<double>(LD, pivots, B, hermitian, fn);
 }
 
 
@@ -1701,15 +1790,15 @@ void register_more5_ops(OpTable& t) {
         return {w, v};
     });
     def(t, "linalg.ldl_factor_ex", "input, *, hermitian=False, check_errors=False, out=None", [](const Args& a) -> OpResult {
-        Ldl f = ldl_factor(a.tensor("input"), "torch.linalg.ldl_factor_ex", a.boolean("check_errors"));
+        Ldl f = ldl_factor(a.tensor("input"), "torch.linalg.ldl_factor_ex", a.boolean("check_errors"), a.boolean("hermitian"));
         return {f.LD, f.pivots, f.info};
     });
     def(t, "linalg.ldl_factor", "input, *, hermitian=False, out=None", [](const Args& a) -> OpResult {
-        Ldl f = ldl_factor(a.tensor("input"), "torch.linalg.ldl_factor", true);
+        Ldl f = ldl_factor(a.tensor("input"), "torch.linalg.ldl_factor", true, a.boolean("hermitian"));
         return {f.LD, f.pivots};
     });
     def(t, "linalg.ldl_solve", "LD, pivots, B, *, hermitian=False, out=None", [](const Args& a) {
-        return one(to_out(a, ldl_solve(a.tensor("LD"), a.tensor("pivots"), a.tensor("B"))));
+        return one(to_out(a, ldl_solve(a.tensor("LD"), a.tensor("pivots"), a.tensor("B"), a.boolean("hermitian"))));
     });
     def(t, "linalg.eig", "A, *, out=None", [](const Args& a) -> OpResult {
         auto [w, v] = eig(a.tensor("A"), true);

@@ -168,6 +168,9 @@ def main() -> int:
     ep = E.export(model, (ember.randn(3, 8),), dynamic_shapes=({0: E.Dim("batch", min=1, max=64)},))
     runs = [(model, (ember.randn(3, 8),)), (model, (ember.randn(6, 8),))]
     write(out_dir, "complex_filter_export", runs, lambda p: E.save(ep, p))
+    from complex_kernel_programs import write_all  # the complex kernels' programs (this folder)
+
+    write_all(out_dir, trace, crandn)
     with open(os.path.join(out_dir, "programs_complex.txt"), "w") as f:
         for name, runs in PROGRAMS:
             f.write(f"{name} {runs}\n")
