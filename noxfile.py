@@ -224,6 +224,8 @@ CPP_SOURCE = PACKAGES / "cpp-frontend"
 CPP_HELLO = ROOT / "examples" / "cpp" / "hello"
 # the digits CNN in C++: train_digits (trains it) and predict_digits (runs Python's model)
 CPP_DIGITS = ROOT / "examples" / "cpp" / "digits"
+# PyTorch's own C++ examples, vendored unchanged, and the script that builds and runs them
+CPP_PYTORCH_EXAMPLES = ROOT / "examples" / "cpp" / "pytorch" / "run_examples.py"
 # The C++ tests' venv: the BLAS libember links (the wheel build gets its own through
 # pyproject's build-system.requires) and the Python packages that write the golden files the
 # parity tests compare with (the tests put these packages' sources on PYTHONPATH).
@@ -281,8 +283,9 @@ def cpp(session: nox.Session) -> None:
     """The C++ frontend: build the ember-cpp wheel, install it into a fresh virtualenv, build
     examples/cpp/hello against it and run it; build examples/cpp/digits against it, train the
     digits CNN in C++ (at least 97% held out) and check that the C++ program predicts exactly
-    what the Python demo's exported model predicts; then build the C++ tests and run them
-    (ctest)."""
+    what the Python demo's exported model predicts; build PyTorch's own C++ examples
+    (examples/cpp/pytorch, unchanged) against it and run them; then build the C++ tests and
+    run them (ctest)."""
     _cpp_prerequisites(session)
     with tempfile.TemporaryDirectory(prefix="ember-cpp-") as tmp_name:
         tmp = Path(tmp_name)
@@ -310,6 +313,7 @@ def cpp(session: nox.Session) -> None:
                         "./hello", external=True)
 
         _cpp_digits(session, cmake_dir, tmp)
+        _cpp_pytorch_examples(session, cmake_dir, tmp)
         _cpp_test_suite(session, tmp / "build")
 
 
@@ -327,6 +331,16 @@ def _cpp_digits(session: nox.Session, cmake_dir: str, tmp: Path) -> None:
     session.run("python", str(ROOT / "examples" / "train_digits.py"), "--export", str(export))
     session.run(str(build / "predict_digits"), str(export), external=True)
     session.run(str(build / "run_exported"), str(export), external=True)
+
+
+def _cpp_pytorch_examples(session: nox.Session, cmake_dir: str, tmp: Path) -> None:
+    """PyTorch's C++ examples (autograd, regression, mnist, dcgan from pytorch/examples,
+    unchanged, each with its own CMakeLists.txt: find_package(Torch) finds Ember's
+    TorchConfig.cmake in the wheel) built against the installed wheel and run: autograd's
+    deterministic lines, regression's loss threshold, mnist's 10 epochs on a small MNIST
+    look-alike, one dcgan epoch (run_examples.py says what each must show)."""
+    session.run("python", str(CPP_PYTORCH_EXAMPLES), "--cmake-dir", cmake_dir,
+                "--work", str(tmp / "pytorch-examples"), "--jobs", CPP_JOBS)
 
 
 @nox.session

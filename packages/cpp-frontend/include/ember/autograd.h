@@ -72,6 +72,7 @@ public:
 namespace autograd {
 
 using variable_list = std::vector<Tensor>;
+using tensor_list = std::vector<Tensor>;  // libtorch's other name for it
 using Variable = Tensor;
 class Node;
 

@@ -42,6 +42,7 @@
 #include "ember/export.h"
 #include "ember/nn/module.h"
 #include "ember/nn/ordered_dict.h"
+#include "ember/optim/optimizer.h"
 #include "ember/serialize.h"
 #include "ember/tensor.h"
 
@@ -135,5 +136,29 @@ IncompatibleKeys load(const std::shared_ptr<ModuleType>& module, const std::stri
                       bool strict = true, const serialize::ReadOptions& options = {}) {
     return load(static_cast<nn::Module&>(*module), path, strict, options);
 }
+
+// ------------------------------------------------------------- optimizers and tensors
+
+// Writes the optimizer's state (libtorch's torch::save(optimizer, path)) as a safetensors
+// file in the layout of Python's optimizer.state_dict(), flattened to names:
+// "state.<i>.<name>" for the state of parameter i, numbered across the groups in order
+// (SGD's "momentum_buffer"; Adam's "step", "exp_avg", "exp_avg_sq", "max_exp_avg_sq"), and
+// per group g "param_groups.<g>.params" (int64 parameter numbers) and "param_groups.<g>.lr".
+// The other options of a group are not written. Paths as save(state_dict, path).
+EMBER_API void save(const optim::Optimizer& optimizer, const std::string& path);
+
+// Loads what save(optimizer, path) wrote into an optimizer of the same kind over parameters of
+// the same shapes in groups of the same sizes (Python's optimizer.load_state_dict): the
+// state is replaced as a whole and each group's lr is set. Errors, raised before anything
+// changes, are prefixed by the path: Python's "loaded state dict has a different number of
+// parameter groups", "loaded state dict contains a parameter group that doesn't match the
+// size of optimizer's group", and a state whose shape is not its parameter's.
+EMBER_API void load(optim::Optimizer& optimizer, const std::string& path);
+
+// One tensor (libtorch's torch::save(tensor, path) / torch::load(tensor, path)): a
+// safetensors file holding it under the name "tensor". load reads that name, or the one
+// tensor of a file that holds only one, into `tensor` (which then owns a copy).
+EMBER_API void save(const Tensor& tensor, const std::string& path);
+EMBER_API void load(Tensor& tensor, const std::string& path);
 
 }  // namespace ember

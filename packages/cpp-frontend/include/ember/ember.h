@@ -18,6 +18,7 @@
 #include <ember/indexing.h>
 #include <ember/autograd.h>
 #include <ember/nn.h>
+#include <ember/nn_ops.h>
 #include <ember/optim.h>
 #include <ember/data.h>
 #include <ember/serialize.h>

@@ -73,6 +73,13 @@ template <typename E, typename... Args>
 }
 
 }  // namespace detail
+
+// c10::str: the parts concatenated as operator<< prints them (str("a", 1) == "a1").
+template <typename... Args>
+std::string str(const Args&... args) {
+    return detail::str_cat(args...);
+}
+
 }  // namespace ember
 
 #define EMBER_LIKELY_(x) __builtin_expect(static_cast<bool>(x), 1)

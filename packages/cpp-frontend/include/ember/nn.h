@@ -23,6 +23,7 @@
 #include "nn/modules/dropout.h"
 #include "nn/modules/embedding.h"
 #include "nn/modules/linear.h"
+#include "nn/modules/loss.h"
 #include "nn/modules/normalization.h"
 #include "nn/modules/padding.h"
 #include "nn/modules/pooling.h"

@@ -10,6 +10,7 @@
 #include <tuple>
 #include <type_traits>
 
+#include "ember/factories.h"
 #include "optim/update.h"
 
 namespace ember {
@@ -183,5 +184,32 @@ template class AdamFamily<AdamOptions>;
 template class AdamFamily<AdamWOptions>;
 
 }  // namespace detail
+// ------------------------------------------------------------------- state for save/load
+
+std::vector<std::pair<std::string, Tensor>> AdamParamState::named_tensors() const {
+    std::vector<std::pair<std::string, Tensor>> named{{"step", scalar_tensor(static_cast<double>(step()), kFloat32)}};
+    for (const auto& [name, t] : {std::pair<const char*, const Tensor*>{"exp_avg", &exp_avg()},
+                                  {"exp_avg_sq", &exp_avg_sq()},
+                                  {"max_exp_avg_sq", &max_exp_avg_sq()}}) {
+        if (t->defined()) named.emplace_back(name, *t);
+    }
+    return named;
+}
+
+bool AdamParamState::set_named_tensor(const std::string& name, const Tensor& value) {
+    if (name == "step") {
+        step(static_cast<int64_t>(value.item<double>()));
+    } else if (name == "exp_avg") {
+        exp_avg(value);
+    } else if (name == "exp_avg_sq") {
+        exp_avg_sq(value);
+    } else if (name == "max_exp_avg_sq") {
+        max_exp_avg_sq(value);
+    } else {
+        return false;
+    }
+    return true;
+}
+
 }  // namespace optim
 }  // namespace ember

@@ -13,6 +13,14 @@ namespace optim {
 OptimizerOptions::~OptimizerOptions() = default;
 OptimizerParamState::~OptimizerParamState() = default;
 
+std::vector<std::pair<std::string, Tensor>> OptimizerParamState::named_tensors() const { return {}; }
+
+bool OptimizerParamState::set_named_tensor(const std::string& /*name*/, const Tensor& /*value*/) { return false; }
+
+std::unique_ptr<OptimizerParamState> Optimizer::make_param_state() const {
+    EMBER_ERROR("this optimizer cannot make a parameter state (it does not override make_param_state)");
+}
+
 // ---------------------------------------------------------------------- OptimizerParamGroup
 
 OptimizerParamGroup::OptimizerParamGroup(const OptimizerParamGroup& other)

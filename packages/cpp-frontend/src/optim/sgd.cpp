@@ -98,5 +98,20 @@ void SGD::step_group(OptimizerParamGroup& group) {
     }
 }
 
+// ------------------------------------------------------------------- state for save/load
+
+std::vector<std::pair<std::string, Tensor>> SGDParamState::named_tensors() const {
+    if (!momentum_buffer().defined()) return {};
+    return {{"momentum_buffer", momentum_buffer()}};
+}
+
+bool SGDParamState::set_named_tensor(const std::string& name, const Tensor& value) {
+    if (name != "momentum_buffer") return false;
+    momentum_buffer(value);
+    return true;
+}
+
+std::unique_ptr<OptimizerParamState> SGD::make_param_state() const { return std::make_unique<SGDParamState>(); }
+
 }  // namespace optim
 }  // namespace ember

@@ -1,5 +1,5 @@
 // Datasets of ember::data (libtorch's torch::data::datasets): the BatchDataset and Dataset
-// bases, MapDataset (dataset.map(transform)), TensorDataset, Subset and random_split.
+// bases, MapDataset (dataset.map(transform)), TensorDataset, MNIST, Subset and random_split.
 //
 //   struct Squares : ember::data::datasets::Dataset<Squares> {
 //       ember::data::Example<> get(size_t i) override {
@@ -17,6 +17,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -118,6 +119,31 @@ public:
 
 private:
     std::vector<Tensor> tensors_;
+};
+
+// The MNIST digits (libtorch's torch::data::datasets::MNIST) from the idx files in `root`:
+// train-images-idx3-ubyte and train-labels-idx1-ubyte (Mode::kTrain), t10k-images-idx3-ubyte
+// and t10k-labels-idx1-ubyte (Mode::kTest), uncompressed. Example i is (image (1, rows,
+// cols) float32 in [0, 1], label int64 scalar). The image count and size come from the files'
+// headers (libtorch insists on 60000 / 10000 images of 28 x 28); a missing, truncated or
+// malformed file, or label and image counts that differ, raise an Error naming the file.
+class EMBER_API MNIST : public Dataset<MNIST> {
+public:
+    enum class Mode { kTrain, kTest };
+
+    explicit MNIST(const std::string& root, Mode mode = Mode::kTrain);
+
+    Example<> get(std::size_t index) override;
+    std::optional<std::size_t> size() const override;
+    bool is_train() const noexcept { return is_train_; }
+    // (N, 1, rows, cols) float32 in [0, 1]
+    const Tensor& images() const noexcept { return images_; }
+    // (N,) int64
+    const Tensor& targets() const noexcept { return targets_; }
+
+private:
+    Tensor images_, targets_;
+    bool is_train_;
 };
 
 // The samples of `dataset` at `indices` (sample i of the subset is indices[i] of dataset).

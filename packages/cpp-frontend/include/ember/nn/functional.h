@@ -167,6 +167,9 @@ EMBER_API Tensor log_softmax(const Tensor& input, const LogSoftmaxFuncOptions& o
 // (input itself when not training or p == 0). Uses the default generator.
 EMBER_API Tensor dropout(const Tensor& input, double p = 0.5, bool training = true, bool inplace = false);
 EMBER_API Tensor dropout(const Tensor& input, const DropoutFuncOptions& options);
+// Channel-wise dropout: whole channels (dim 1) zeroed with probability p, the others
+// scaled by 1/(1-p); the input needs at least 2 dims ((N, C, H, W) or (N, C, L)).
+EMBER_API Tensor dropout2d(const Tensor& input, double p = 0.5, bool training = true, bool inplace = false);
 
 // ---- embedding -------------------------------------------------------------------------
 // weight's rows at the (integer) indices of input: output shape input.shape + (D,). The row

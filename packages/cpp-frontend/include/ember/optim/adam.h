@@ -52,6 +52,11 @@ public:
 // Made on a parameter's first step: the step count, the running averages of the gradient
 // and of its square, and with amsgrad the running maximum of the latter.
 class EMBER_API AdamParamState : public OptimizerCloneableParamState<AdamParamState> {
+public:
+    // "step" is a 0-d float32 tensor, as PyTorch keeps it
+    std::vector<std::pair<std::string, Tensor>> named_tensors() const override;
+    bool set_named_tensor(const std::string& name, const Tensor& value) override;
+
     EMBER_OPTIM_ARG_(int64_t, step) = 0;
     EMBER_OPTIM_ARG_(Tensor, exp_avg);
     EMBER_OPTIM_ARG_(Tensor, exp_avg_sq);
@@ -70,6 +75,10 @@ class EMBER_API AdamFamily : public Optimizer {
 public:
     AdamFamily(std::vector<OptimizerParamGroup> param_groups, Options defaults = {});
     AdamFamily(std::vector<Tensor> params, Options defaults = {});
+
+    std::unique_ptr<OptimizerParamState> make_param_state() const override {
+        return std::make_unique<AdamParamState>();
+    }
 
 protected:
     void step_group(OptimizerParamGroup& group) override;

@@ -21,6 +21,7 @@
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <string>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -47,6 +48,13 @@ class EMBER_API OptimizerParamState {
 public:
     virtual ~OptimizerParamState();
     virtual std::unique_ptr<OptimizerParamState> clone() const = 0;
+    // The state as tensors named as in Python's optimizer.state_dict()["state"][i]
+    // ("momentum_buffer"; Adam's "step", "exp_avg", ...), undefined ones left out: what
+    // ember::save(optimizer, path) writes. None by default.
+    virtual std::vector<std::pair<std::string, Tensor>> named_tensors() const;
+    // Sets the entry `name` of named_tensors() from `value` (what ember::load reads); false
+    // when the state has no entry of that name.
+    virtual bool set_named_tensor(const std::string& name, const Tensor& value);
 };
 
 namespace detail {
@@ -135,6 +143,9 @@ public:
     // The per-parameter state, keyed by p.unsafeGetTensorImpl().
     StateMap& state() noexcept { return state_; }
     const StateMap& state() const noexcept { return state_; }
+    // A new, empty state of this optimizer's kind (for loading a saved state); an Error for
+    // an optimizer that does not say.
+    virtual std::unique_ptr<OptimizerParamState> make_param_state() const;
 
 protected:
     // [OptimizerParamGroup(params)], for the subclasses' constructors from a parameter list

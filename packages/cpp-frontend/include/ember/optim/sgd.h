@@ -29,6 +29,10 @@ public:
 
 // Made on a parameter's first step, and only with momentum != 0 (as PyTorch).
 class EMBER_API SGDParamState : public OptimizerCloneableParamState<SGDParamState> {
+public:
+    std::vector<std::pair<std::string, Tensor>> named_tensors() const override;
+    bool set_named_tensor(const std::string& name, const Tensor& value) override;
+
     EMBER_OPTIM_ARG_(Tensor, momentum_buffer);
 };
 
@@ -40,6 +44,8 @@ public:
     // are not checked).
     SGD(std::vector<OptimizerParamGroup> param_groups, SGDOptions defaults);
     SGD(std::vector<Tensor> params, SGDOptions defaults);
+
+    std::unique_ptr<OptimizerParamState> make_param_state() const override;
 
 protected:
     void step_group(OptimizerParamGroup& group) override;

@@ -26,5 +26,19 @@ public:
 };
 EMBER_MODULE(Dropout);
 
+// Channel-wise dropout (torch::nn::Dropout2d; Python's nn.Dropout2d): in training, each
+// channel of an (N, C, H, W) input (or (N, C, L)) is zeroed as a whole with probability p,
+// the kept ones scaled by 1/(1-p); functional::dropout2d.
+class EMBER_API Dropout2dImpl : public Module {
+public:
+    explicit Dropout2dImpl(const Dropout2dOptions& options = {});
+    Tensor forward(const Tensor& input);
+    // "p=0.5, inplace=False"
+    std::string extra_repr() const override;
+
+    Dropout2dOptions options;
+};
+EMBER_MODULE(Dropout2d);
+
 }  // namespace nn
 }  // namespace ember

@@ -17,5 +17,8 @@ struct DropoutOptions {
     EMBER_ARG(bool, inplace) = false;
 };
 
+// Dropout2d's options are Dropout's (as in libtorch).
+using Dropout2dOptions = DropoutOptions;
+
 }  // namespace nn
 }  // namespace ember
