@@ -5,7 +5,9 @@
 //   DigitsCNN model;
 //   ember::load(model, "m.safetensors");      // or "m.pt": the format is read from the file
 //   ember::save(model, "trained.safetensors");
+//   ember::save(model, "trained.pt");          // a PyTorch zip checkpoint, as torch.save writes
 //   // Python: model.load_state_dict(ember.safetensors.load_file("trained.safetensors"))
+//   //     or: model.load_state_dict(torch.load("trained.pt", weights_only=True))
 //
 //   ember::StateDict sd = ember::load_state_dict("m.pt");   // name -> Tensor, file order
 //   for (const auto& item : sd) std::cout << item.key() << " " << item.value().sizes() << "\n";
@@ -15,7 +17,9 @@
 // Python Ember and PyTorch. Reading goes through ember::serialize (include/ember/serialize.h):
 // safetensors files, and PyTorch zip checkpoints (torch.save / ember.save) with no code
 // execution (the restricted unpickler's allow-list, as Python Ember's weights_only loader).
-// Writing produces safetensors, byte for byte what Python's safetensors package writes.
+// Writing produces safetensors, byte for byte what Python's safetensors package writes, or,
+// for a path ending in .pt, .pth or .bin, a PyTorch zip checkpoint of the state dict (what
+// torch.save(model.state_dict(), path) writes: serialize::write_torch_checkpoint).
 //
 // load(module, path) follows Python's module.load_state_dict(state_dict, strict=True): every
 // parameter and buffer of the module is copied in place (under NoGradGuard, converted to the
@@ -82,7 +86,12 @@ EMBER_API StateDict load_state_dict(const std::string& path,
 
 // Writes `state_dict` to `path` as a safetensors file (atomically: see
 // serialize::write_safetensors), with `metadata` in its header when not empty. A path
-// ending in .pt, .pth or .bin raises: Ember writes safetensors only.
+// ending in .pt, .pth or .bin gets a PyTorch zip checkpoint instead (atomically as well:
+// serialize::write_torch_checkpoint), which Python reads with torch.load(path,
+// weights_only=True) or ember.load(path): an OrderedDict of name -> tensor in the state
+// dict's order, each tensor written contiguous with its own storage (tensors that shared
+// memory are written separately); `metadata` must then be empty (the format has no place
+// for it).
 EMBER_API void save(const StateDict& state_dict, const std::string& path,
                     const std::map<std::string, std::string>& metadata = {});
 
@@ -106,7 +115,8 @@ struct IncompatibleKeys {
 EMBER_API IncompatibleKeys load_state_dict(nn::Module& module, const StateDict& state_dict,
                                            bool strict = true, const std::string& source = "");
 
-// Writes the module's state_dict() to `path` (safetensors; see save above).
+// Writes the module's state_dict() to `path` (safetensors, or a PyTorch checkpoint for
+// .pt/.pth/.bin; see save above).
 EMBER_API void save(const nn::Module& module, const std::string& path,
                     const std::map<std::string, std::string>& metadata = {});
 
@@ -144,7 +154,10 @@ IncompatibleKeys load(const std::shared_ptr<ModuleType>& module, const std::stri
 // "state.<i>.<name>" for the state of parameter i, numbered across the groups in order
 // (SGD's "momentum_buffer"; Adam's "step", "exp_avg", "exp_avg_sq", "max_exp_avg_sq"), and
 // per group g "param_groups.<g>.params" (int64 parameter numbers) and "param_groups.<g>.lr".
-// The other options of a group are not written. Paths as save(state_dict, path).
+// The other options of a group are not written. Paths as save(state_dict, path): a .pt
+// path gets a PyTorch zip checkpoint of this flat dict (torch.load reads it, but it is not
+// the nested layout Python's optimizer.load_state_dict expects; load(optimizer, path)
+// reads either format).
 EMBER_API void save(const optim::Optimizer& optimizer, const std::string& path);
 
 // Loads what save(optimizer, path) wrote into an optimizer of the same kind over parameters of
@@ -156,7 +169,8 @@ EMBER_API void save(const optim::Optimizer& optimizer, const std::string& path);
 EMBER_API void load(optim::Optimizer& optimizer, const std::string& path);
 
 // One tensor (libtorch's torch::save(tensor, path) / torch::load(tensor, path)): a
-// safetensors file holding it under the name "tensor". load reads that name, or the one
+// safetensors file (or, for .pt/.pth/.bin, a PyTorch checkpoint of a dict) holding it
+// under the name "tensor". load reads that name, or the one
 // tensor of a file that holds only one, into `tensor` (which then owns a copy).
 EMBER_API void save(const Tensor& tensor, const std::string& path);
 EMBER_API void load(Tensor& tensor, const std::string& path);

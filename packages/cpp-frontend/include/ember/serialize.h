@@ -1,6 +1,6 @@
 // Checkpoint formats as raw tensor records: safetensors (read and write) and PyTorch zip
-// checkpoints (read: what torch.save and Python Ember's ember.save write), with no Python
-// and no pickle code execution at run time.
+// checkpoints (read: what torch.save and Python Ember's ember.save write; write: a state
+// dict as torch.save writes it), with no Python and no pickle code execution at run time.
 //
 //   auto file = ember::serialize::read_safetensors("model.safetensors");
 //   for (const auto& [name, record] : file.tensors) { ... record.dtype, record.shape ... }
@@ -235,6 +235,30 @@ EMBER_API TensorRecords deserialize_torch_checkpoint(std::shared_ptr<const Buffe
                                                      const std::string& name = "<memory>",
                                                      const std::optional<std::string>& key = {},
                                                      bool check_crc32 = true);
+
+// Writes `tensors` to `path` as a PyTorch zip checkpoint of a state dict: what Python's
+// torch.save(state_dict, path) writes (the zip format of PyTorch >= 1.6), read by
+// torch.load(path, weights_only=True), ember.load and read_torch_checkpoint. The archive
+// folder is the file's name without its extension (as torch.save names it; "archive" when
+// that is empty) and holds data.pkl (a protocol 2 pickle of an OrderedDict of name ->
+// torch._utils._rebuild_tensor_v2(storage, 0, size, stride, False, OrderedDict()), in the
+// order of `tensors`), .format_version, .storage_alignment, byteorder, data/<i> (the i-th
+// tensor's elements, packed row-major in this machine's byte order, 64-byte aligned in the
+// file), version ("3\n") and .data/serialization_id, every record stored (uncompressed) with
+// its CRC-32, ending in ZIP64 and classic end of central directory records. Each record is
+// written as its own contiguous storage: a non-contiguous record is packed, and records
+// viewing one buffer are written separately (torch.load gives tensors that share no memory).
+// Dtypes: every Ember dtype (torch.<X>Storage for float32/64/16, int8/16/32/64, uint8, bool,
+// complex64/128); requires_grad is written as False (a state dict's tensors are detached).
+// Names must be unique and valid UTF-8. The file is replaced atomically, as
+// write_safetensors replaces it (a temporary beside it, fsync, rename): a failed write
+// leaves `path` as it was and no temporary behind.
+EMBER_API void write_torch_checkpoint(const std::string& path, const TensorRecords& tensors);
+// The bytes write_torch_checkpoint would write, under the archive folder `archive_name` (a
+// non-empty UTF-8 name without '/'; the serialization id is random: two calls differ in
+// those 40 bytes).
+EMBER_API std::vector<std::byte> serialize_torch_checkpoint(
+    const TensorRecords& tensors, const std::string& archive_name = "archive");
 
 // ------------------------------------------------------------------------ any format
 

@@ -182,9 +182,11 @@ StateDict load_state_dict(const std::string& path, const serialize::ReadOptions&
 void save(const StateDict& state_dict, const std::string& path,
           const std::map<std::string, std::string>& metadata) {
     for (const char* ext : {".pt", ".pth", ".bin"}) {
-        EMBER_CHECK(!ends_with(path, ext), path, ": ember::save writes safetensors files only "
-                    "(Python reads them with ember.safetensors.load_file or "
-                    "safetensors.torch.load_file); name the file *.safetensors");
+        if (!ends_with(path, ext)) continue;
+        EMBER_CHECK(metadata.empty(), path, ": a PyTorch checkpoint (", ext, ") has no place for "
+                    "metadata; name the file *.safetensors to write it in the header");
+        serialize::write_torch_checkpoint(path, to_records(state_dict));
+        return;
     }
     serialize::write_safetensors(path, to_records(state_dict), metadata);
 }

@@ -76,6 +76,8 @@ constexpr DtypeName kDtypeNames[] = {
     {int(ScalarType::Char), "int8", "CharStorage"},
     {int(ScalarType::Byte), "uint8", "ByteStorage"},
     {int(ScalarType::Bool), "bool", "BoolStorage"},
+    {int(ScalarType::ComplexFloat), "complex64", "ComplexFloatStorage"},
+    {int(ScalarType::ComplexDouble), "complex128", "ComplexDoubleStorage"},
     {kBFloat16Code, "bfloat16", "BFloat16Storage"},
 };
 
@@ -123,7 +125,8 @@ constexpr const char* kAllowedSummary =
     "torch._utils._rebuild_parameter, torch._utils._rebuild_parameter_with_state, "
     "torch._tensor._rebuild_from_type_v2, torch.Tensor, torch.nn.parameter.Parameter, "
     "torch.device, torch.Size, torch.storage.UntypedStorage, torch.<X>Storage and the torch "
-    "dtypes for X in Float, Double, Half, BFloat16, Long, Int, Short, Char, Byte, Bool";
+    "dtypes for X in Float, Double, Half, BFloat16, Long, Int, Short, Char, Byte, Bool, "
+    "ComplexFloat, ComplexDouble";
 
 bool is_callable(G g) {
     return g != G::TensorType && g != G::StorageType && g != G::Dtype;

@@ -34,9 +34,9 @@ void copy_weights(nn::Linear& to, nn::Linear& from) {
 }
 
 template <typename Opt, typename Options>
-void expect_restored_optimizer_continues(Options options) {
+void expect_restored_optimizer_continues(Options options, const std::string& file = "opt.safetensors") {
     TempDir dir;
-    const std::string path = dir.path() + "/opt.safetensors";
+    const std::string path = dir.path() + "/" + file;
     ember::manual_seed(0);
     nn::Linear a(3, 2);
     Opt opt_a(a->parameters(), options);
@@ -114,7 +114,23 @@ TEST(OptimizerIO, Errors) {
                           optim::SGDOptions(0.1));
     EXPECT_EQ(error_of([&] { ember::load(two_groups, path); }),
               path + ": loaded state dict has a different number of parameter groups");
-    EXPECT_FALSE(error_of([&] { ember::save(opt, dir.path() + "/sgd.pt"); }).empty());  // safetensors only
+}
+
+// A .pt path gets a PyTorch zip checkpoint of the same flat layout, which load reads back.
+TEST(OptimizerIO, PtFilesAreTorchCheckpointsThatRestoreExactly) {
+    expect_restored_optimizer_continues<optim::Adam>(optim::AdamOptions(0.05).amsgrad(true), "adam.pt");
+    expect_restored_optimizer_continues<optim::SGD>(optim::SGDOptions(0.1).momentum(0.9), "sgd.pth");
+    TempDir dir;
+    ember::manual_seed(0);
+    nn::Linear model(3, 2);
+    optim::SGD opt(model->parameters(), optim::SGDOptions(0.1).momentum(0.9));
+    train(model, opt, 1);
+    const std::string path = dir.path() + "/sgd.pt";
+    ember::save(opt, path);
+    EXPECT_EQ(es::detect_checkpoint_format(path), es::CheckpointFormat::TorchZip);
+    EXPECT_EQ(ember::load_state_dict(path).keys(),
+              (std::vector<std::string>{"state.0.momentum_buffer", "state.1.momentum_buffer",
+                                        "param_groups.0.params", "param_groups.0.lr"}));
 }
 
 TEST(TensorIO, RoundTrip) {
@@ -126,6 +142,12 @@ TEST(TensorIO, RoundTrip) {
     ember::load(back, path);
     EXPECT_TRUE(ember::equal(back, t));
     EXPECT_EQ(ember::load_state_dict(path).keys(), (std::vector<std::string>{"tensor"}));
+    // a .pt path: a PyTorch checkpoint of {"tensor": t}; a transposed view is written contiguous
+    ember::save(t.t(), dir.path() + "/t.pt");
+    EXPECT_EQ(es::detect_checkpoint_format(dir.path() + "/t.pt"), es::CheckpointFormat::TorchZip);
+    ember::load(back, dir.path() + "/t.pt");
+    EXPECT_TRUE(ember::equal(back, t.t()));
+    EXPECT_TRUE(back.is_contiguous());
 
     ember::StateDict two;
     two.insert("a", t);

@@ -174,8 +174,8 @@ TEST(StateDict, FileErrorsNameTheFile) {
                        dir.file("cut.safetensors") + ": ", "");
     EXPECT_EMBER_ERROR([&] { ember::load_state_dict(dir.file("junk.bin")); }, dir.file("junk.bin") + ": ",
                        "neither a safetensors file nor a PyTorch zip checkpoint");
-    EXPECT_EMBER_ERROR([&] { ember::save(sd, dir.file("m.pt")); }, dir.file("m.pt") + ": ",
-                       "writes safetensors files only");
+    EXPECT_EMBER_ERROR([&] { ember::save(sd, dir.file("m.pt"), {{"k", "v"}}); }, dir.file("m.pt") + ": ",
+                       "has no place for metadata");  // .pt: a PyTorch checkpoint (test_torch_save.cpp)
     StateDict with_hole;
     with_hole.insert("w", Tensor());
     EXPECT_EMBER_ERROR([&] { ember::save(with_hole, dir.file("h.safetensors")); }, "the state dict's tensor 'w'", "");

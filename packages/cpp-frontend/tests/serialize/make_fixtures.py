@@ -4,6 +4,9 @@
     python make_fixtures.py --dump FILE    # prints FILE's tensors (a safetensors file) as
                                            # expected.tsv lines, read by Python's safetensors
                                            # and checked against ember.safetensors
+    python make_fixtures.py --dump-torch FILE  # the same for a PyTorch zip checkpoint of a
+                                           # state dict, read by torch.load(weights_only=True)
+                                           # and checked against ember.load, in file order
 
 Run with an interpreter that has Python Ember, PyTorch and safetensors (the repository's
 .nox/tests environment). OUT_DIR defaults to the fixtures/ folder beside this script, where
@@ -224,9 +227,39 @@ def dump(path: str) -> None:
                          v.encode("unicode_escape").decode("ascii")]))
 
 
+def dump_torch(path: str) -> None:
+    """Print the state dict of a PyTorch zip checkpoint as expected.tsv lines in its order
+    (read by torch.load(weights_only=True)), after checking that ember.load reads the same
+    names, dtypes, shapes, strides and elements, and a "type" comment line naming the
+    container ("# type OrderedDict")."""
+    import torch
+
+    import ember
+
+    name = os.path.basename(path)
+    theirs = torch.load(path, weights_only=True)
+    mine = ember.load(path)
+    print(f"# type {type(theirs).__name__} {type(mine).__name__}")
+    assert list(theirs) == list(mine), (list(theirs), list(mine))
+    for key, t in theirs.items():
+        m = mine[key]
+        dtype = str(t.dtype).removeprefix("torch.")
+        assert str(m.dtype).removeprefix("ember.") == dtype, (key, m.dtype, t.dtype)
+        arr = t.numpy()
+        other = m.numpy()
+        assert other.dtype == arr.dtype and other.shape == arr.shape, key
+        assert np.ascontiguousarray(other).tobytes() == np.ascontiguousarray(arr).tobytes(), key
+        assert tuple(m.stride()) == tuple(t.stride()), (key, m.stride(), t.stride())
+        assert m.storage_offset() == t.storage_offset(), key
+        print(line(name, key, arr, dtype, t.requires_grad, list(t.stride()), t.storage_offset()))
+
+
 def main(argv: list[str]) -> int:
     if len(argv) == 3 and argv[1] == "--dump":
         dump(argv[2])
+        return 0
+    if len(argv) == 3 and argv[1] == "--dump-torch":
+        dump_torch(argv[2])
         return 0
     out = argv[1] if len(argv) > 1 else os.path.join(HERE, "fixtures")
     os.makedirs(out, exist_ok=True)
