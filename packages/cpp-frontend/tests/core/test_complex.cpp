@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "common/complex.h"
 #include "common/error_of.h"
 #include "ember/checkpoint.h"
 #include "ember/complex.h"
@@ -22,18 +23,8 @@ using namespace ember;
 using ember::testing::error_of;
 using cd = std::complex<double>;
 
-Tensor complex_tensor(const std::vector<cd>& values, std::vector<int64_t> shape, ScalarType dtype = kComplexDouble) {
-    Tensor t = ember::empty(shape, kComplexDouble);
-    cd* p = t.data_ptr<cd>();
-    for (size_t i = 0; i < values.size(); ++i) p[i] = values[i];
-    return t.to(dtype);
-}
-
-std::vector<cd> values_of(const Tensor& t) {
-    Tensor c = t.to(kComplexDouble).contiguous();
-    const cd* p = c.data_ptr<cd>();
-    return std::vector<cd>(p, p + c.numel());
-}
+using ember::testing::complex_tensor;
+using ember::testing::values_of;
 
 std::vector<cd> random_values(int64_t n, unsigned seed) {
     std::mt19937 gen(seed);
