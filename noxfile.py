@@ -229,8 +229,10 @@ CPP_PYTORCH_EXAMPLES = ROOT / "examples" / "cpp" / "pytorch" / "run_examples.py"
 # The C++ tests' venv: the BLAS libember links (the wheel build gets its own through
 # pyproject's build-system.requires) and the Python packages that write the golden files the
 # parity tests compare with (the tests put these packages' sources on PYTHONPATH).
-# the golden writers run Python Ember (the jit area's exports resnet18 and a BERT: all five)
-CPP_TEST_REQUIREMENTS = ("scipy-openblas32>=0.3.28", *_editable(*PYTHON_PACKAGES))
+# the golden writers run Python Ember (the jit area's exports resnet18 and a BERT: all five),
+# and PyTorch (the test oracle) so that the serialize area regenerates its fixtures with it and
+# has Python read back the files C++ writes (torch.load of C++'s .pt checkpoints)
+CPP_TEST_REQUIREMENTS = ("scipy-openblas32>=0.3.28", *_editable(*PYTHON_PACKAGES), TORCH)
 CPP_JOBS = "2"  # the machines have two cores
 
 
