@@ -996,9 +996,12 @@ def _cell_weight_grads(xp, dA, x, h, w_hh, b_ih, b_hh, dgh=None):
     dW_ih = xp.matmul(dA.T, x)
     dW_hh = xp.matmul(dgh.T, h) if h is not None else xp.zeros_like(w_hh)
     db_ih = dA.sum(0) if b_ih is not None else None
-    db_hh = dgh.sum(0) if b_hh is not None else None
-    if db_hh is not None and dgh is dA:
-        db_hh = db_hh.copy() if db_ih is not None else db_hh
+    if b_hh is None:
+        db_hh = None
+    elif dgh is dA and db_ih is not None:
+        db_hh = db_ih.copy()  # the same sum, as its own array (the grads must not alias)
+    else:
+        db_hh = dgh.sum(0)
     return dW_ih, dW_hh, db_ih, db_hh
 
 
