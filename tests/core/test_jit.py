@@ -5,6 +5,7 @@ from __future__ import annotations
 import inspect
 import io
 import sys
+import typing
 import warnings
 
 import numpy as np
@@ -291,3 +292,18 @@ def test_trace_records_the_real_and_imag_properties():
         np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6)
     batched = ember.func.vmap(lambda t: t.real - t.imag)(z2)
     np.testing.assert_allclose(batched.numpy(), (z2.real - z2.imag).numpy())
+
+
+def test_jit_annotations_gives_typing_names_to_torchscript_style_code():
+    # timm's DenseNet and older torchvision models: `from torch.jit.annotations import List`
+    from ember.jit.annotations import BroadcastingList2, Dict, List, Optional, Tuple
+
+    expected = ("List", "Tuple", "Optional", "Dict")
+    assert (List, Tuple, Optional, Dict) == tuple(getattr(typing, n) for n in expected)
+    assert BroadcastingList2 is List
+
+    def concat(xs: List[ember.Tensor]) -> ember.Tensor:
+        return ember.cat(xs, 1)
+
+    traced = ember.jit.trace(concat, ([ember.ones(2, 1), ember.zeros(2, 2)],))
+    assert traced([ember.ones(2, 1), ember.zeros(2, 2)]).shape == (2, 3)

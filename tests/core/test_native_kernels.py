@@ -501,3 +501,50 @@ def test_max_pool_native_is_not_used_with_padding_nan_or_indices(monkeypatch):
     assert "ember_max_pool2d_backward_f32" not in calls
     F.max_pool2d(x, 2).sum().backward()
     assert "ember_max_pool2d_backward_f32" in calls
+
+
+# -- erfinv (trunc_normal_'s inverse CDF) ---------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape", [(), (5,), (3, 200001)])
+def test_erfinv_native_equals_numpy(monkeypatch, dtype, shape):
+    rng = np.random.default_rng(3)
+    y = rng.uniform(-1, 1, shape).astype(dtype)
+    if y.size > 20:
+        tiny = 1e-7 if dtype == np.float32 else 1e-15
+        y.flat[:12] = [1, -1, 0, -0.0, 1.5, -3, np.nan, 1 - tiny, -(1 - tiny), 0.7, -0.7, 1e-30]
+    yt = ember.tensor(y)
+    native, plain = _both(lambda: ember.erfinv(yt).numpy(), monkeypatch)
+    assert native.dtype == plain.dtype == dtype and native.shape == shape
+    np.testing.assert_array_equal(np.isnan(native), np.isnan(plain))
+    np.testing.assert_array_equal(native[np.isinf(plain)], plain[np.isinf(plain)])
+    np.testing.assert_array_equal(np.signbit(native), np.signbit(plain))  # -0.0 stays -0.0
+    ok = np.isfinite(plain)
+    # libm's erf/erfc against Cody's rationals, two Newton steps (one for float32)
+    np.testing.assert_array_max_ulp(native[ok], plain[ok], maxulp=2 if dtype == np.float32 else 16)
+
+
+def test_erfinv_native_against_the_definition():
+    y = np.linspace(-0.999999, 0.999999, 100001)
+    x = ember.erfinv(ember.tensor(y)).numpy()
+    back = np.array([math.erf(v) for v in x])
+    np.testing.assert_allclose(back, y, rtol=4e-16, atol=2e-16)
+    y32 = y.astype(np.float32)
+    x32 = ember.erfinv(ember.tensor(y32)).numpy()
+    exact = ember.erfinv(ember.tensor(y32.astype(np.float64))).numpy()
+    np.testing.assert_array_max_ulp(x32, exact.astype(np.float32), maxulp=1)
+
+
+def test_trunc_normal_uses_the_native_erfinv(monkeypatch):
+    calls = []
+    real = _native.kernel
+
+    def spy(name):
+        calls.append(name)
+        return real(name)
+
+    monkeypatch.setattr(_native, "kernel", spy)
+    w = ember.empty(64, 64)
+    ember.nn.init.trunc_normal_(w, std=0.02)
+    assert "ember_erfinv_f32" in calls
+    assert float(w.abs().max()) <= 2.0 and abs(float(w.std()) - 0.02) < 0.003

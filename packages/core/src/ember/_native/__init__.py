@@ -54,6 +54,8 @@ _SIGNATURES = {
     "ember_lstm_gates_backward_f32": (_P, _P, _P, _P, _P, _P, _P, _N, _N),
     "ember_max_pool2d_backward_f32": (_P, _P, _P) + (_N,) * 11,
     "ember_adam_f32": (_P, _P, _P, _P, _P, _N, ctypes.c_int) + (ctypes.c_float,) * 7,
+    "ember_erfinv_f32": (_P, _P, _N),
+    "ember_erfinv_f64": (_P, _P, _N),
 }
 
 _lock = threading.Lock()
@@ -168,7 +170,7 @@ POINTWISE_GRAIN = 1 << 17
 
 
 def pointwise(fn, n_out: int, *arrays):
-    """``fn(*inputs, *outputs, n)`` over same-shaped float32 NumPy ``arrays`` (made
+    """``fn(*inputs, *outputs, n)`` over same-shaped NumPy ``arrays`` of one dtype (made
     C-contiguous) into ``n_out`` new C-contiguous outputs (returned: one array, or a list when
     ``n_out > 1``), in chunks over Ember's intra-op threads."""
     import numpy as np

@@ -509,7 +509,7 @@ def _trigamma_bw(node, g):
 erf = _unary("erf", in_float64(_special.erf_f64), _erf_bw, saves="a", doc="The error function.")
 erfc = _unary("erfc", in_float64(_special.erfc_f64), _erfc_bw, saves="a",
               doc="``1 - erf(input)``, accurate where erf is close to 1.")
-erfinv = _unary("erfinv", in_float64(_special.erfinv_f64), _erfinv_bw, saves="o",
+erfinv = _unary("erfinv", _special.erfinv, _erfinv_bw, saves="o",
                 doc="Inverse error function on ``[-1, 1]`` (NaN outside).")
 lgamma = _unary("lgamma", in_float64(_special.lgamma_f64), _lgamma_bw, saves="a",
                 doc="``log(|gamma(input)|)``.")
