@@ -132,6 +132,10 @@ EXCEPTIONS: dict[str, str] = {
     "tests/core/test_serialization.py::test_views_share_one_storage_and_memory*":
         SHARES_NUMPY_MEMORY,
     "tests/core/test_serialization_fuzz.py::test_hostile_corpus_in_a_subprocess*": SUBPROCESSES,
+    # PyTorch's example programs, each run as `python -m ember.as_torch prog.py` in a child
+    # process on the CPU: a strict pass would run the same programs again
+    "tests/integration/test_pytorch_examples.py::*": SUBPROCESSES,
+    "tests/integration/test_pytorch_examples_more.py::*": SUBPROCESSES,
     "tests/core/test_serialization_fuzz.py::test_hostile_corpus_matches_pytorch*": SUBPROCESSES,
     "tests/core/test_serialization_surface.py::test_map_location_errors*": MAP_LOCATION,
     "tests/core/test_serialization_surface.py::test_map_location_forms*": MAP_LOCATION,
