@@ -182,16 +182,6 @@ GAPS: dict[str, dict[str, list[str]]] = {
     "torchvision.transforms.v2": {
         VISION_NOT_YET: ["*"],  # ember.vision.transforms.v2 does not exist yet: every name
     },
-    "torchvision.ops": {
-        VISION_NOT_YET: [
-            "Conv2dNormActivation", "Conv3dNormActivation", "DeformConv2d", "deform_conv2d",
-            "DropBlock2d", "DropBlock3d", "drop_block2d", "drop_block3d",
-            "FeaturePyramidNetwork", "FrozenBatchNorm2d", "MLP", "MultiScaleRoIAlign",
-            "Permute", "SqueezeExcitation", "StochasticDepth", "stochastic_depth",
-            "complete_box_iou", "complete_box_iou_loss", "distance_box_iou",
-            "distance_box_iou_loss", "generalized_box_iou_loss", "masks_to_boxes",
-        ],
-    },
     "torchvision.datasets": {
         VISION_NOT_YET: [
             "CLEVRClassification", "CREStereo", "Caltech101", "Caltech256", "CarlaStereo",

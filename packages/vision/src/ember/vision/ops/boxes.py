@@ -2,16 +2,23 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 import ember
 from ember import Tensor
 from ember.ops import api
 
+from ._utils import _upcast
+
 __all__ = [
     "box_area",
     "box_iou",
     "generalized_box_iou",
+    "complete_box_iou",
+    "distance_box_iou",
+    "masks_to_boxes",
     "box_convert",
     "clip_boxes_to_image",
     "remove_small_boxes",
@@ -20,14 +27,8 @@ __all__ = [
 ]
 
 _FMTS = ("xyxy", "xywh", "cxcywh")
+_ROTATED_FMTS = ("cxcywhr", "xywhr", "xyxyxyxy")
 _NMS_BLOCK = 128
-
-
-def _upcast(t: Tensor) -> Tensor:
-    """Widen float16 to float32 and small integers to int64 so products do not overflow."""
-    if t.is_floating_point():
-        return t if t.dtype in (ember.float32, ember.float64) else t.float()
-    return t if t.dtype in (ember.int32, ember.int64) else t.int()
 
 
 def _to_xyxy(boxes: Tensor, fmt: str) -> Tensor:
@@ -70,8 +71,7 @@ def box_area(boxes: Tensor, fmt: str = "xyxy") -> Tensor:
 
 
 def _box_inter_union(boxes1: Tensor, boxes2: Tensor, fmt: str = "xyxy") -> tuple[Tensor, Tensor]:
-    if fmt not in _FMTS:
-        raise ValueError(f"Unsupported Box IoU Calculation for given fmt {fmt}.")
+    """Pairwise intersection and union areas ``[..., N, M]`` of two sets of boxes."""
     area1, area2 = box_area(boxes1, fmt=fmt), box_area(boxes2, fmt=fmt)
     b1, b2 = _to_xyxy(boxes1, fmt), _to_xyxy(boxes2, fmt)
     lt = ember.maximum(b1[..., None, :2], b2[..., None, :, :2])
@@ -82,7 +82,17 @@ def _box_inter_union(boxes1: Tensor, boxes2: Tensor, fmt: str = "xyxy") -> tuple
 
 
 def box_iou(boxes1: Tensor, boxes2: Tensor, fmt: str = "xyxy") -> Tensor:
-    """Pairwise intersection-over-union ``[..., N, M]`` of two sets of boxes."""
+    """Pairwise intersection-over-union ``[..., N, M]`` of two sets of boxes in ``fmt``:
+    ``'xyxy'``, ``'xywh'`` or ``'cxcywh'``."""
+    if fmt in _ROTATED_FMTS:
+        raise NotImplementedError(
+            f"box_iou: the rotated box format '{fmt}' is not supported by Ember yet"
+        )
+    if fmt not in _FMTS:
+        raise ValueError(
+            f"Unsupported format '{fmt}'. Supported axis-aligned formats: {_FMTS}. "
+            f"Supported rotated formats: {_ROTATED_FMTS}."
+        )
     inter, union = _box_inter_union(boxes1, boxes2, fmt)
     return inter / union
 
@@ -96,6 +106,68 @@ def generalized_box_iou(boxes1: Tensor, boxes2: Tensor) -> Tensor:
     whi = _upcast(rbi - lti).clamp(min=0)
     areai = whi[..., 0] * whi[..., 1]
     return iou - (areai - union) / areai
+
+
+def complete_box_iou(boxes1: Tensor, boxes2: Tensor, eps: float = 1e-7) -> Tensor:
+    """Pairwise complete IoU ``[..., N, M]`` of two sets of ``xyxy`` boxes: the distance IoU
+    less an aspect-ratio penalty ``alpha * v`` (``alpha`` is not differentiated)."""
+    boxes1 = _upcast(boxes1)
+    boxes2 = _upcast(boxes2)
+    diou, iou = _box_diou_iou(boxes1, boxes2, eps)
+    w_pred = boxes1[..., None, 2] - boxes1[..., None, 0]
+    h_pred = boxes1[..., None, 3] - boxes1[..., None, 1]
+    w_gt = boxes2[..., None, :, 2] - boxes2[..., None, :, 0]
+    h_gt = boxes2[..., None, :, 3] - boxes2[..., None, :, 1]
+    v = (4 / (math.pi**2)) * ember.pow(ember.atan(w_pred / h_pred) - ember.atan(w_gt / h_gt), 2)
+    with ember.no_grad():
+        alpha = v / (1 - iou + v + eps)
+    return diou - alpha * v
+
+
+def distance_box_iou(boxes1: Tensor, boxes2: Tensor, eps: float = 1e-7) -> Tensor:
+    """Pairwise distance IoU ``[..., N, M]`` of two sets of ``xyxy`` boxes: the IoU less the
+    squared distance of the centres over the squared diagonal of the enclosing box."""
+    boxes1 = _upcast(boxes1)
+    boxes2 = _upcast(boxes2)
+    diou, _ = _box_diou_iou(boxes1, boxes2, eps=eps)
+    return diou
+
+
+def _box_diou_iou(boxes1: Tensor, boxes2: Tensor, eps: float = 1e-7) -> tuple[Tensor, Tensor]:
+    iou = box_iou(boxes1, boxes2)
+    lti = ember.minimum(boxes1[..., None, :2], boxes2[..., None, :, :2])
+    rbi = ember.maximum(boxes1[..., None, 2:], boxes2[..., None, :, 2:])
+    whi = _upcast(rbi - lti).clamp(min=0)
+    diagonal_distance_squared = (whi[..., 0] ** 2) + (whi[..., 1] ** 2) + eps
+    x_p = (boxes1[..., 0] + boxes1[..., 2]) / 2
+    y_p = (boxes1[..., 1] + boxes1[..., 3]) / 2
+    x_g = (boxes2[..., 0] + boxes2[..., 2]) / 2
+    y_g = (boxes2[..., 1] + boxes2[..., 3]) / 2
+    centers_distance_squared = (_upcast(x_p[..., None] - x_g[..., None, :]) ** 2) + (
+        _upcast(y_p[..., None] - y_g[..., None, :]) ** 2
+    )
+    return iou - (centers_distance_squared / diagonal_distance_squared), iou
+
+
+def masks_to_boxes(masks: Tensor) -> Tensor:
+    """The ``xyxy`` bounding boxes ``[N, 4]`` (float32) of masks ``[N, H, W]``; an empty mask
+    gives ``[0, 0, 0, 0]``."""
+    if masks.numel() == 0:
+        return ember.zeros((0, 4), device=masks.device, dtype=ember.float)
+    n, h, w = masks.shape
+    masks_bool = masks.bool()
+    non_zero_rows = ember.any(masks_bool, dim=2)
+    non_zero_cols = ember.any(masks_bool, dim=1)
+    empty_masks = ~ember.any(non_zero_rows, dim=1)
+    non_zero_rows_f = non_zero_rows.float()
+    non_zero_cols_f = non_zero_cols.float()
+    y1 = non_zero_rows_f.argmax(dim=1)
+    x1 = non_zero_cols_f.argmax(dim=1)
+    y2 = (h - 1) - non_zero_rows_f.flip(dims=[1]).argmax(dim=1)
+    x2 = (w - 1) - non_zero_cols_f.flip(dims=[1]).argmax(dim=1)
+    bounding_boxes = ember.stack([x1, y1, x2, y2], dim=1).float()
+    bounding_boxes[empty_masks] = 0
+    return bounding_boxes
 
 
 def clip_boxes_to_image(boxes: Tensor, size: tuple[int, int]) -> Tensor:
