@@ -116,7 +116,7 @@ _SUBPACKAGES = {
 _LAZY_SUBMODULES = {"functional", "quasirandom", "random", "storage", "torch_version",
                     "export", "jit", "compiler", "distributed", "multiprocessing",
                     "profiler", "amp", "special", "distributions", "fft", "func",
-                    "sparse", "library", "signal", "futures"}
+                    "sparse", "library", "signal", "futures", "_C"}
 
 
 #: torch.autocast and its state functions, from ember.amp.autocast_mode on first use

@@ -1,0 +1,120 @@
+"""``torch._C``: the few names of PyTorch's C extension that ordinary model code reaches for.
+
+``torch._C`` is PyTorch's binding layer, not API, but libraries touch a handful of its names
+(timm's optimizers probe ``torch._C._CudaDeviceProperties`` and
+``_get_privateuse1_backend_name``, its ``timm.utils.jit`` sets the TorchScript fuser knobs,
+traced code asks ``_get_tracing_state``, loggers call ``_log_api_usage_once``). Under
+``import ember as torch`` those lookups land here: each name below does what PyTorch's does
+as far as Ember has the concept, and a name that is not here raises ``AttributeError`` as a
+missing ``torch._C`` attribute does (so ``getattr(torch._C, name, None)`` probes work).
+
+The TorchScript executor and fuser switches keep their values and return what PyTorch's
+return, but change nothing: ``ember.jit`` traces into ``ember.export`` programs, which have no
+profiling executor or fusers to configure.
+"""
+
+from __future__ import annotations
+
+from ._random import Generator
+from ._tensor import Tensor
+from .autograd.grad_mode import GRAD
+
+__all__ = ["Generator", "TensorBase"]
+
+#: ``torch._C.TensorBase`` (and its old name ``_TensorBase``): the class of every tensor
+TensorBase = Tensor
+_TensorBase = Tensor
+
+
+def _get_tracing_state():
+    """None outside a trace; inside ``ember.jit.trace`` / ``ember.export`` a truthy marker
+    (PyTorch returns its TracingState object there)."""
+    from .export._capture import is_tracing
+
+    return True if is_tracing() else None
+
+
+def _is_tracing() -> bool:
+    from .export._capture import is_tracing
+
+    return is_tracing()
+
+
+def _log_api_usage_once(event: str) -> None:
+    """PyTorch's usage logging hook: nothing is logged."""
+    if not isinstance(event, str):
+        raise TypeError("bad argument type for built-in operation")
+
+
+def _set_grad_enabled(enabled: bool) -> None:
+    """Switch gradient recording on or off for this thread (``torch.set_grad_enabled`` as a
+    plain call)."""
+    if not isinstance(enabled, bool):
+        raise TypeError("set_grad_enabled(): argument 'enabled' (position 1) must be bool, not "
+                        f"{type(enabled).__name__}")
+    GRAD.enabled = enabled
+
+
+def _get_privateuse1_backend_name() -> str:
+    return "privateuseone"
+
+
+def _get_cudnn_enabled() -> bool:
+    from .backends import cudnn
+
+    return bool(cudnn.enabled)
+
+
+def _set_cudnn_enabled(enabled: bool) -> None:
+    from .backends import cudnn
+
+    cudnn.enabled = bool(enabled)
+
+
+# -- TorchScript's executor and fuser switches (kept, returned, not acted on) --------------------
+
+_JIT = {"profiling_executor": True, "profiling_mode": True, "fuse_cpu": True, "fuse_gpu": True,
+        "texpr": True, "nvfuser": False}
+
+
+def _swap(key: str, value: bool) -> bool:
+    old, _JIT[key] = _JIT[key], bool(value)
+    return old
+
+
+def _jit_set_profiling_executor(enabled: bool) -> bool:
+    """Returns the previous setting, as PyTorch's does."""
+    return _swap("profiling_executor", enabled)
+
+
+def _jit_set_profiling_mode(enabled: bool) -> bool:
+    """Returns the previous setting, as PyTorch's does."""
+    return _swap("profiling_mode", enabled)
+
+
+def _jit_override_can_fuse_on_cpu(enabled: bool) -> None:
+    _swap("fuse_cpu", enabled)
+
+
+def _jit_override_can_fuse_on_gpu(enabled: bool) -> None:
+    _swap("fuse_gpu", enabled)
+
+
+def _jit_can_fuse_on_cpu() -> bool:
+    return _JIT["fuse_cpu"]
+
+
+def _jit_can_fuse_on_gpu() -> bool:
+    return _JIT["fuse_gpu"]
+
+
+def _jit_set_texpr_fuser_enabled(enabled: bool) -> None:
+    _swap("texpr", enabled)
+
+
+def _jit_texpr_fuser_enabled() -> bool:
+    return _JIT["texpr"]
+
+
+def _jit_set_nvfuser_enabled(enabled: bool) -> bool:
+    return _swap("nvfuser", enabled)
