@@ -400,3 +400,92 @@ def test_rms_norm_default_eps_is_dtype_eps():
     ref = x.numpy() / np.sqrt((x.numpy() ** 2).mean(-1, keepdims=True) +
                               np.finfo(np.float32).eps)
     np.testing.assert_allclose(rms_norm(x, [3]).numpy(), ref, rtol=1e-6)
+
+
+# -- mixed type: float16/bfloat16 inputs with float32 parameters (autocast's activations) -------
+
+def _mixed_case(dt, seed=0):
+    rng = np.random.default_rng(seed)
+    x = ember.tensor(rng.standard_normal((4, 3, 5, 5)).astype(np.float32)).to(dt)
+    w = ember.tensor(rng.random(3).astype(np.float32) + 0.5, requires_grad=True)
+    b = ember.tensor(rng.standard_normal(3).astype(np.float32), requires_grad=True)
+    g = ember.tensor(rng.standard_normal((4, 3, 5, 5)).astype(np.float32))
+    return x.detach().requires_grad_(), w, b, g
+
+
+@pytest.mark.parametrize("dt", [ember.bfloat16, ember.float16])
+@pytest.mark.parametrize("training", [False, True])
+def test_batch_norm_reduced_input_with_float32_parameters(dt, training):
+    x, w, b, g = _mixed_case(dt)
+    rm, rv = ember.zeros(3) + 0.1, ember.ones(3) * 1.5
+    y = batch_norm(x, rm, rv, w, b, training=training)
+    assert y.dtype == dt and rm.dtype == rv.dtype == ember.float32
+    xd = x.float().detach().numpy().astype(np.float64)
+    if training:
+        mean, var = xd.mean((0, 2, 3)), xd.var((0, 2, 3))
+        np.testing.assert_allclose(rm.numpy(), 0.9 * 0.1 + 0.1 * mean, rtol=1e-6)
+        np.testing.assert_allclose(rv.numpy(), 0.9 * 1.5 + 0.1 * var * 100 / 99, rtol=1e-6)
+    else:
+        mean, var = np.full(3, 0.1), np.full(3, 1.5)
+    xhat = (xd - mean[:, None, None]) / np.sqrt(var[:, None, None] + 1e-5)
+    ref = xhat * w.detach().numpy()[:, None, None] + b.detach().numpy()[:, None, None]
+    tol = 1e-2 if dt == ember.bfloat16 else 1e-3
+    np.testing.assert_allclose(y.float().detach().numpy(), ref, rtol=tol, atol=tol)
+    (y.float() * g).sum().backward()
+    assert x.grad.dtype == dt and w.grad.dtype == b.grad.dtype == ember.float32
+    # the parameter gradients come from float32 statistics: float32-accurate sums (of the
+    # output gradient as it arrives: rounded to the output's dtype by .float()'s backward)
+    gd = g.to(dt).float().numpy().astype(np.float64)
+    np.testing.assert_allclose(w.grad.numpy(), (gd * xhat).sum((0, 2, 3)), rtol=1e-5)
+    np.testing.assert_allclose(b.grad.numpy(), gd.sum((0, 2, 3)), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("dt", [ember.bfloat16, ember.float16])
+def test_layer_and_group_norm_reduced_input_with_float32_parameters(dt):
+    x, w, b, g = _mixed_case(dt, seed=1)
+    lw = ember.tensor(np.linspace(0.5, 1.5, 5, dtype=np.float32), requires_grad=True)
+    y = layer_norm(x, (5,), lw, None)
+    assert y.dtype == dt
+    (y.float() * g).sum().backward()
+    assert x.grad.dtype == dt and lw.grad.dtype == ember.float32
+    xd = x.float().detach().numpy().astype(np.float64)
+    xhat = (xd - xd.mean(-1, keepdims=True)) / np.sqrt(xd.var(-1, keepdims=True) + 1e-5)
+    gd = g.to(dt).float().numpy().astype(np.float64)
+    np.testing.assert_allclose(lw.grad.numpy(), (gd * xhat).reshape(-1, 5).sum(0), rtol=1e-5)
+    assert group_norm(x, 3, w, b).dtype == dt
+    assert instance_norm(x, None, None, w, b).dtype == dt
+
+
+def test_mixed_type_errors_as_pytorch():
+    x = _rand(4, 3, 5, dtype=np.float32).to(ember.bfloat16)
+    f32 = ember.ones(3)
+    with pytest.raises(RuntimeError, match="mixed dtype \\(CPU\\): expect parameter to have "
+                                           "scalar type of Float"):
+        batch_norm(x, f32, f32.bfloat16(), f32, f32)
+    with pytest.raises(RuntimeError, match="expect parameter to have scalar type of Float"):
+        batch_norm(x, f32.double(), f32.double(), f32.double(), f32.double())
+    with pytest.raises(RuntimeError, match="expect parameter to have scalar type of Float"):
+        layer_norm(x, (5,), ember.ones(5, dtype=ember.float64))
+    with pytest.raises(RuntimeError, match="all inputs must share same datatype"):
+        batch_norm(_rand(4, 3), f32, f32, f32, f32)  # float64 input, float32 parameters
+    all_bf16 = batch_norm(x, f32.bfloat16(), f32.bfloat16(), f32.bfloat16(), f32.bfloat16())
+    assert all_bf16.dtype == ember.bfloat16
+
+
+def test_mixed_type_matches_pytorch():
+    torch = pytest.importorskip("torch")
+    x, w, b, g = _mixed_case(ember.bfloat16, seed=2)
+    tx = torch.tensor(x.float().detach().numpy()).bfloat16().requires_grad_()
+    tw = torch.tensor(w.detach().numpy(), requires_grad=True)
+    tb = torch.tensor(b.detach().numpy(), requires_grad=True)
+    rm, rv = ember.zeros(3), ember.ones(3)
+    trm, trv = torch.zeros(3), torch.ones(3)
+    y = batch_norm(x, rm, rv, w, b, training=True)
+    ty = torch.nn.functional.batch_norm(tx, trm, trv, tw, tb, training=True)
+    np.testing.assert_array_equal(y.float().detach().numpy(), ty.float().detach().numpy())
+    np.testing.assert_allclose(rm.numpy(), trm.numpy(), rtol=1e-6, atol=1e-7)
+    (y.float() * g).sum().backward()
+    (ty.float() * torch.tensor(g.numpy())).sum().backward()
+    np.testing.assert_array_equal(x.grad.float().numpy(), tx.grad.float().numpy())
+    np.testing.assert_allclose(w.grad.numpy(), tw.grad.numpy(), rtol=1e-5)
+    np.testing.assert_allclose(b.grad.numpy(), tb.grad.numpy(), rtol=1e-5)

@@ -141,9 +141,9 @@ def _disjoint_backward_arrays(node, g, n, need_x, need_w, need_b):
     if need_w:
         gw = sum_to_size(_make(ghat.astype(w._data.dtype, copy=False), x._device),
                          wshape).reshape(w._data.shape)
-    if need_b:
-        gb = sum_to_size(_make(sg.astype(dt, copy=False), x._device),
-                         wshape).reshape(bshape)
+    if need_b:  # the bias has the weight's dtype (float32 beside a mixed-type input)
+        gb = sum_to_size(_make(sg.astype(dt if w is None else w._data.dtype, copy=False),
+                               x._device), wshape).reshape(bshape)
     return gx, gw, gb
 
 
@@ -293,8 +293,10 @@ def _layer_norm_bw(node, g):
     grads = _layer_norm_backward_arrays(gd, xd, mean, invstd, wd, len(axes), need_x, need_w,
                                         need_b)
     shapes = (xd.shape, None if w is None else w._data.shape, bshape)
-    return tuple(None if a is None else _make(_shaped(a.astype(dt, copy=False), shape),
-                                              g._device) for a, shape in zip(grads, shapes))
+    pdt = dt if w is None else w._data.dtype  # float32 parameters of a mixed-type input
+    return tuple(None if a is None else _make(_shaped(a.astype(t, copy=False), shape),
+                                              g._device)
+                 for a, shape, t in zip(grads, shapes, (dt, pdt, pdt)))
 
 
 def _shaped(a, shape):
@@ -354,7 +356,9 @@ def _finish_norm(y, input, weight, bias, axes, wshape, eps, gshape, mean, invstd
                  node_cls):
     dt = input._data.dtype
     if y.dtype != dt:  # float16/bfloat16 computed in float32: round once (the backward too)
-        y, mean, invstd = y.astype(dt), mean.astype(dt), invstd.astype(dt)
+        y = y.astype(dt)
+        if weight is None or weight._data.dtype == dt:  # mixed type: float32 statistics kept
+            mean, invstd = mean.astype(dt), invstd.astype(dt)
     out = _make(y, input._device)
     inputs = (input, weight, bias)
     if GRAD.enabled and any(t is not None and t.requires_grad for t in inputs):
@@ -373,14 +377,23 @@ def _check_float(input, kernel):
 
 
 def _check_params(input, params):
-    """PyTorch's CPU rule: parameters share the input's dtype."""
+    """PyTorch's CPU rule: parameters share the input's dtype, except that a float16 or
+    bfloat16 input may have float32 parameters (its "mixed type": autocast's bfloat16
+    activations meeting a model's float32 norm layers), all of them float32 then."""
     dt = input._data.dtype
+    if dt in _REDUCED and any(p is not None and p._data.dtype != dt for p in params):
+        if any(p is not None and p._data.dtype != np.float32 for p in params):
+            raise RuntimeError("mixed dtype (CPU): expect parameter to have scalar type of Float")
+        return
     for p in params:
         if p is not None and p._data.dtype != dt:
             if dt == np.float32:
                 raise RuntimeError("mixed dtype (CPU): expect parameter to have scalar type of "
                                    f"{scalar_type_name(dt)}")
             raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
+
+
+_REDUCED = frozenset((np.dtype(np.float16), np.dtype(_dtype.BFLOAT16_NP)))
 
 
 def _check_numel(name, t, n):
