@@ -116,7 +116,7 @@ _SUBPACKAGES = {
 _LAZY_SUBMODULES = {"functional", "quasirandom", "random", "storage", "torch_version",
                     "export", "jit", "compiler", "distributed", "multiprocessing",
                     "profiler", "amp", "special", "distributions", "fft", "func",
-                    "sparse", "library", "signal", "futures", "_C"}
+                    "sparse", "library", "signal", "futures"}
 
 
 #: torch.autocast and its state functions, from ember.amp.autocast_mode on first use
@@ -135,12 +135,19 @@ def __getattr__(name: str):
         return importlib.import_module("ember.torch_version").__version__
     if name in _LAZY_SUBMODULES:
         return importlib.import_module(f"ember.{name}")
+    if name.startswith("_foreach_"):  # torch._foreach_mul_ and family, cached once asked for
+        foreach = importlib.import_module("ember._foreach")
+        if name in foreach.NAMES:
+            globals()[name] = getattr(foreach, name)
+            return globals()[name]
     if name == "vmap":  # torch.vmap is torch.func.vmap
         return importlib.import_module("ember.func").vmap
     if name == "GradScaler":  # torch.GradScaler is torch.amp.GradScaler
         return importlib.import_module("ember.amp").GradScaler
     if name in _AUTOCAST_NAMES:
         return getattr(importlib.import_module("ember.amp.autocast_mode"), name)
+    if name == "_C":  # torch._C's few names that model code probes (ember/_C.py)
+        return importlib.import_module("ember._C")
     if name == "cond":  # torch.cond
         return importlib.import_module("ember._cond").cond
     if name in ("fork", "wait"):  # torch.fork / torch.wait are torch.jit's
