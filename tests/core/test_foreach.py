@@ -478,3 +478,20 @@ def test_fast_path_is_taken_only_where_nothing_else_must_see_the_update():
         pass
 
     assert _foreach._fast_xp([ember.ones(2).as_subclass(Sub)]) is None
+
+
+def test_group_tensors_by_device_and_dtype():
+    from ember.utils._foreach_utils import _group_tensors_by_device_and_dtype, _has_foreach_support
+
+    a = [ember.zeros(2), ember.zeros(2, dtype=ember.float64), ember.ones(3)]
+    b = [ember.ones(2), None, ember.ones(3)]
+    groups = _group_tensors_by_device_and_dtype([a, b], with_indices=True)
+    f32 = groups[(a[0].device, ember.float32)]
+    assert f32[0][0][0] is a[0] and f32[0][0][1] is a[2] and f32[0][1][1] is b[2]
+    assert f32[1] == [0, 2]
+    f64 = groups[(a[0].device, ember.float64)]
+    assert f64[0] == [[a[1]], [None]] and f64[1] == [1]
+    assert all(v[1] == [] for v in _group_tensors_by_device_and_dtype([a, b]).values())
+    assert _has_foreach_support(a, a[0].device)
+    optim = pytest.importorskip("ember.optim")  # ember-nn's Optimizer has it as a staticmethod
+    assert optim.Optimizer._group_tensors_by_device_and_dtype([a]).keys() == groups.keys()

@@ -166,6 +166,14 @@ class Optimizer:
     #: scalar state that older versions kept as Python numbers; made tensors again on load
     _legacy_scalar_state: tuple[str, ...] = ()
 
+    @staticmethod
+    def _group_tensors_by_device_and_dtype(tensorlistlist, with_indices: bool = False):
+        """PyTorch's helper for foreach optimizers written against it: the tensor lists
+        split by the first list's (device, dtype), ``ember.utils._foreach_utils``'s."""
+        from ember.utils._foreach_utils import _group_tensors_by_device_and_dtype
+
+        return _group_tensors_by_device_and_dtype(tensorlistlist, with_indices)
+
     def __init__(self, params, defaults: dict[str, Any]) -> None:
         self.defaults = defaults
         self._optimizer_step_pre_hooks: OrderedDict = OrderedDict()
