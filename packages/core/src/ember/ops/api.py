@@ -37,6 +37,7 @@ from .._parallel import parallel_for
 from .._tensor import Tensor, _make
 from ..autograd.grad_mode import GRAD
 from ..autograd.graph import Node, make_node_class, record, result
+from ..utils._foreach_utils import _group_tensors_by_device_and_dtype
 from ._inplace import make_inplace
 from .linalg import gemm_column_block
 from .registry import OPS, OpInfo, functional_kernels, register
@@ -45,7 +46,8 @@ __all__ = ["array_module", "array_module_of", "array", "wrap", "result", "needs_
            "grad_enabled", "node_class", "record", "check_same_device", "make_inplace",
            "defop", "register", "fused_kernel", "functional_kernels", "OPS", "OpInfo", "Node",
            "rng", "dtype_from_numpy", "parse_to", "fused_op", "gemm_column_block",
-           "native_kernel", "native_arrays", "native_chunks", "parallel_for"]
+           "native_kernel", "native_arrays", "native_chunks", "parallel_for",
+           "group_tensors_by_device_and_dtype"]
 
 
 def array_module(t: Tensor):
@@ -204,3 +206,8 @@ def parse_to(*args, **kwargs):
 
 def _camel(name: str) -> str:
     return "".join(p[:1].upper() + p[1:] for p in name.split("_"))
+
+
+#: tensor lists split by the first list's (device, dtype), for ``ember._foreach_*`` callers:
+#: what ``Optimizer._group_tensors_by_device_and_dtype`` (ember-nn) returns
+group_tensors_by_device_and_dtype = _group_tensors_by_device_and_dtype

@@ -170,9 +170,9 @@ class Optimizer:
     def _group_tensors_by_device_and_dtype(tensorlistlist, with_indices: bool = False):
         """PyTorch's helper for foreach optimizers written against it: the tensor lists
         split by the first list's (device, dtype), ``ember.utils._foreach_utils``'s."""
-        from ember.utils._foreach_utils import _group_tensors_by_device_and_dtype
+        from ember.ops.api import group_tensors_by_device_and_dtype
 
-        return _group_tensors_by_device_and_dtype(tensorlistlist, with_indices)
+        return group_tensors_by_device_and_dtype(tensorlistlist, with_indices)
 
     def __init__(self, params, defaults: dict[str, Any]) -> None:
         self.defaults = defaults
