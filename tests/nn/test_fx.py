@@ -460,6 +460,20 @@ def test_concrete_args_specialize_with_a_guard():
         gm(x)
 
 
+def test_concrete_args_guard_survives_dead_code_elimination():
+    # the guard's value is unused, but it is a side effect (torch.fx keeps torch._assert)
+    def fn(x, flag):
+        return x + 1 if flag else x - 1
+
+    gm = fx.symbolic_trace(fn, concrete_args={"flag": False})
+    assert not gm.graph.eliminate_dead_code()
+    gm.recompile()
+    x = ember.ones(2)
+    close(gm(x, False), x - 1)
+    with pytest.raises(AssertionError, match="flag has been specialized"):
+        gm(x, True)
+
+
 def test_submodule_management():
     class Net(nn.Module):
         def __init__(self):
@@ -788,3 +802,23 @@ def test_profiler_range_ops_in_a_traced_graph():
     with profiler.profile() as prof:
         gm(ember.randn(2), "r")
     assert _range_events(prof) == [("r", None), ("aten::neg", "r")]
+
+
+def test_assert_is_traced_as_one_call_and_kept_by_dead_code_elimination():
+    import ember.fx
+
+    def f(x):
+        ember._assert(x.dim() == 2, "want a matrix")
+        return x * 2
+
+    gm = ember.fx.symbolic_trace(f)
+    calls = [n.target for n in gm.graph.nodes if n.op == "call_function"]
+    assert ember._assert in calls
+    gm.graph.eliminate_dead_code()
+    assert ember._assert in [n.target for n in gm.graph.nodes if n.op == "call_function"]
+    assert ember.equal(gm(ember.ones(2, 2)), ember.full((2, 2), 2.0))
+    with pytest.raises(AssertionError, match="want a matrix"):
+        gm(ember.ones(3))
+    ember._assert(True, "never")
+    with pytest.raises(AssertionError, match="eager"):
+        ember._assert(ember.tensor(False), "eager")

@@ -79,6 +79,7 @@ from ._sym import (  # PyTorch's size helpers (torch.sym_*)
     sym_constrain_range, sym_constrain_range_for_size, sym_float, sym_fresh_size, sym_int,
     sym_ite, sym_max, sym_min, sym_not, sym_sqrt, sym_sum,
 )
+from ._sym import _assert  # torch._assert: an assert that ember.fx traces as one node
 from .ops import registry as _registry
 
 _registry.install(globals(), Tensor)

@@ -151,3 +151,15 @@ def sym_constrain_range_for_size(size, *, min=None, max=None):
     """``sym_constrain_range`` for a value used as a size: ``min`` defaults to 0, and a
     ``max`` must be greater than 2. Returns None."""
     _constrain("sym_constrain_range_for_size", size, min, max, 0)
+
+
+def _assert(condition, message):
+    """``torch._assert``: ``assert condition, message`` that symbolic tracing (``ember.fx``)
+    records as one call instead of branching on a traced value; model code (torchvision's
+    and timm's ViTs) checks its input shapes with it so that it stays traceable."""
+    from ._tensor import Tensor
+    from .overrides import handle_torch_function, has_torch_function
+
+    if type(condition) is not Tensor and has_torch_function((condition,)):
+        return handle_torch_function(_assert, (condition,), condition, message)
+    assert condition, message

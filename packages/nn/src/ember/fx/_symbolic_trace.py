@@ -19,7 +19,7 @@ from ember.overrides import TorchFunctionMode
 
 from ..nn import Module, Parameter, Sequential
 from .graph import Graph
-from .node import Node, map_aggregate
+from .node import Node, has_side_effect, map_aggregate
 from .proxy import ParameterProxy, Proxy, Scope, ScopeContextManager, TraceError
 
 __all__ = ["Tracer", "symbolic_trace", "wrap", "PH", "GraphAppendingTracer",
@@ -115,6 +115,7 @@ class PHBase:
 PH = PHBase()
 
 
+@has_side_effect  # kept by dead-code elimination, as torch.fx keeps torch._assert
 def _assert(condition: bool, message: str) -> None:
     """The guard that ``concrete_args`` adds: the input still has the traced value."""
     if not condition:

@@ -9,6 +9,7 @@ import types
 from collections.abc import Callable
 from typing import Any
 
+import ember
 from ember.ops import profiler as _profiler_ops
 from ember.overrides import is_active as _dispatch_active
 
@@ -24,7 +25,7 @@ _OPS = ("placeholder", "call_method", "call_module", "call_function", "get_attr"
         "root")
 
 _side_effectful_functions: set = {
-    builtins.print, operator.setitem, _profiler_ops._record_function_enter,
+    builtins.print, operator.setitem, ember._assert, _profiler_ops._record_function_enter,
     _profiler_ops._record_function_enter_new, _profiler_ops._record_function_exit}
 
 

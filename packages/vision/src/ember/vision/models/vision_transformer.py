@@ -113,8 +113,10 @@ class EncoderBlock(nn.Module):
         self.mlp = MLPBlock(hidden_dim, mlp_dim, dropout)
 
     def forward(self, input: ember.Tensor):
-        if not (input.dim() == 3):
-            raise AssertionError(f"Expected (batch_size, seq_length, hidden_dim) got {input.shape}")
+        ember._assert(
+            input.dim() == 3,
+            f"Expected (batch_size, seq_length, hidden_dim) got {input.shape}",
+        )
         x = self.ln_1(input)
         x, _ = self.self_attention(x, x, x, need_weights=False)
         x = self.dropout(x)
@@ -160,8 +162,10 @@ class Encoder(nn.Module):
         self.ln = norm_layer(hidden_dim)
 
     def forward(self, input: ember.Tensor):
-        if not (input.dim() == 3):
-            raise AssertionError(f"Expected (batch_size, seq_length, hidden_dim) got {input.shape}")
+        ember._assert(
+            input.dim() == 3,
+            f"Expected (batch_size, seq_length, hidden_dim) got {input.shape}",
+        )
         input = input + self.pos_embedding
         return self.ln(self.layers(self.dropout(input)))
 
@@ -185,8 +189,7 @@ class VisionTransformer(nn.Module):
         conv_stem_configs: list[ConvStemConfig] | None = None,
     ):
         super().__init__()
-        if not (image_size % patch_size == 0):
-            raise AssertionError("Input shape indivisible by patch size!")
+        ember._assert(image_size % patch_size == 0, "Input shape indivisible by patch size!")
         self.image_size = image_size
         self.patch_size = patch_size
         self.hidden_dim = hidden_dim
@@ -286,10 +289,14 @@ class VisionTransformer(nn.Module):
     def _process_input(self, x: ember.Tensor) -> ember.Tensor:
         n, c, h, w = x.shape
         p = self.patch_size
-        if not (h == self.image_size):
-            raise AssertionError(f"Wrong image height! Expected {self.image_size} but got {h}!")
-        if not (w == self.image_size):
-            raise AssertionError(f"Wrong image width! Expected {self.image_size} but got {w}!")
+        ember._assert(
+            h == self.image_size,
+            f"Wrong image height! Expected {self.image_size} but got {h}!",
+        )
+        ember._assert(
+            w == self.image_size,
+            f"Wrong image width! Expected {self.image_size} but got {w}!",
+        )
         n_h = h // p
         n_w = w // p
 
