@@ -154,18 +154,21 @@ IncompatibleKeys load(const std::shared_ptr<ModuleType>& module, const std::stri
 // "state.<i>.<name>" for the state of parameter i, numbered across the groups in order
 // (SGD's "momentum_buffer"; Adam's "step", "exp_avg", "exp_avg_sq", "max_exp_avg_sq"), and
 // per group g "param_groups.<g>.params" (int64 parameter numbers) and "param_groups.<g>.lr".
-// The other options of a group are not written. Paths as save(state_dict, path): a .pt
-// path gets a PyTorch zip checkpoint of this flat dict (torch.load reads it, but it is not
-// the nested layout Python's optimizer.load_state_dict expects; load(optimizer, path)
-// reads either format).
+// The other options of a group are not written. A path ending in .pt, .pth or .bin gets a
+// PyTorch zip checkpoint of optimizer.state_dict() instead: Python's nested layout, exactly
+// ({"state": {0: {"step": ..., "exp_avg": ...}}, "param_groups": [{"lr": ..., "betas": ...,
+// ..., "params": [0, 1]}]}), which Python's optimizer.load_state_dict(torch.load(path,
+// weights_only=True)) takes, in PyTorch and in Python Ember.
 EMBER_API void save(const optim::Optimizer& optimizer, const std::string& path);
 
 // Loads what save(optimizer, path) wrote into an optimizer of the same kind over parameters of
 // the same shapes in groups of the same sizes (Python's optimizer.load_state_dict): the
-// state is replaced as a whole and each group's lr is set. Errors, raised before anything
-// changes, are prefixed by the path: Python's "loaded state dict has a different number of
-// parameter groups", "loaded state dict contains a parameter group that doesn't match the
-// size of optimizer's group", and a state whose shape is not its parameter's.
+// state is replaced as a whole and each group's lr is set (all its options, from a PyTorch
+// checkpoint: what torch.save(optimizer.state_dict(), path) writes in Python is read too;
+// see Optimizer::load_state_dict). Errors, raised before anything changes, are prefixed by
+// the path: Python's "loaded state dict has a different number of parameter groups",
+// "loaded state dict contains a parameter group that doesn't match the size of optimizer's
+// group", a state dict of another optimizer, and a state whose shape is not its parameter's.
 EMBER_API void load(optim::Optimizer& optimizer, const std::string& path);
 
 // One tensor (libtorch's torch::save(tensor, path) / torch::load(tensor, path)): a

@@ -24,6 +24,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -150,6 +151,50 @@ EMBER_API std::vector<std::byte> contiguous_bytes(const TensorRecord& record);
 EMBER_API void copy_contiguous_bytes(const TensorRecord& record, std::byte* out,
                                      std::size_t out_size);
 
+// ---------------------------------------------------------------------------- Value
+
+// A Python object as a checkpoint's pickle holds it, for what is more than a flat state dict
+// (an optimizer's state_dict(): {"state": {0: {...}}, "param_groups": [{...}]}): None, bool,
+// int (64-bit), float, str, tuple, list, dict (insertion order, keys of any of these kinds
+// but list and dict) and tensor.
+struct EMBER_API Value {
+    enum class Kind : uint8_t { None, Bool, Int, Float, Str, Tuple, List, Dict, Tensor };
+
+    Kind kind = Kind::None;
+    bool boolean = false;        // Bool
+    int64_t integer = 0;         // Int
+    double real = 0;             // Float
+    std::string text;            // Str (UTF-8)
+    std::vector<Value> items;    // Tuple, List; Dict: key 0, value 0, key 1, value 1, ...
+    TensorRecord tensor;         // Tensor
+
+    static Value from_bool(bool b);
+    static Value from_int(int64_t i);
+    static Value from_float(double d);
+    static Value from_str(std::string s);
+    static Value from_tensor(TensorRecord t);
+    static Value tuple(std::vector<Value> items = {});
+    static Value list(std::vector<Value> items = {});
+    static Value dict();
+
+    bool is_none() const noexcept { return kind == Kind::None; }
+    // Python's name of the type ("NoneType", "int", "dict", "torch.Tensor"...), for messages.
+    const char* type_name() const noexcept;
+    // A dict's number of entries, and its i-th key and value.
+    std::size_t dict_size() const noexcept { return kind == Kind::Dict ? items.size() / 2 : 0; }
+    const Value& key(std::size_t i) const { return items.at(2 * i); }
+    const Value& value(std::size_t i) const { return items.at(2 * i + 1); }
+    // Appends the entry (key, value) to a dict (keys are not checked for duplicates).
+    Value& set(Value key, Value value);
+    Value& set(std::string key, Value value) { return set(from_str(std::move(key)), std::move(value)); }
+    // The value of a dict's str key / int key (a bool or an integral float key equals the
+    // int, as in Python); nullptr when absent or when this is not a dict.
+    const Value* find(std::string_view key) const noexcept;
+    const Value* find(int64_t key) const noexcept;
+    // A number (int, bool or float) as a double; false for another kind.
+    bool to_double(double* out) const noexcept;
+};
+
 // --------------------------------------------------------------------------- reading
 
 struct ReadOptions {
@@ -259,6 +304,28 @@ EMBER_API void write_torch_checkpoint(const std::string& path, const TensorRecor
 // those 40 bytes).
 EMBER_API std::vector<std::byte> serialize_torch_checkpoint(
     const TensorRecords& tensors, const std::string& archive_name = "archive");
+
+// Any object of a PyTorch zip checkpoint, as a Value tree: what torch.save(obj) wrote for
+// an obj made of None, bool, int, float, str, tuple, list, dict, OrderedDict and tensors
+// (an optimizer's state_dict(); a dict of state dicts). The same restricted unpickler as
+// read_torch_checkpoint (nothing is executed); an OrderedDict is read as a dict (its
+// _metadata dropped), a Parameter as its tensor; other objects (a set, complex, bytes, an
+// int beyond 64 bits, torch.device...) raise, naming where they are ("['state'][0]['x']").
+// Nesting is limited to 500 levels, and a tree that shares containers (one list referenced
+// twice) must not expand to more nodes than the pickle has objects and bytes.
+EMBER_API Value read_torch_object(const std::string& path, const ReadOptions& options = {});
+EMBER_API Value deserialize_torch_object(std::shared_ptr<const Buffer> data,
+                                         const std::string& name = "<memory>",
+                                         bool check_crc32 = true);
+
+// Writes `object` as torch.save(obj, path) writes it (see write_torch_checkpoint for the
+// archive): dicts as {} (a dict written by write_torch_checkpoint is an OrderedDict), tuples,
+// lists, None, bools, ints, floats (BINFLOAT, exact) and strs as Python's pickler (protocol
+// 2) writes them, each tensor as its own packed storage, numbered in the order met.
+// Dict keys must be None, bool, int, float, str or a tuple of these, unique.
+EMBER_API void write_torch_object(const std::string& path, const Value& object);
+EMBER_API std::vector<std::byte> serialize_torch_object(const Value& object,
+                                                        const std::string& archive_name = "archive");
 
 // ------------------------------------------------------------------------ any format
 

@@ -1,5 +1,6 @@
-// ember::save / ember::load of optimizers (their state dicts flattened to named tensors) and
-// of single tensors, through the state-dict files of checkpoint.cpp.
+// ember::save / ember::load of optimizers (PyTorch zip checkpoints of Python's
+// optimizer.state_dict(), or safetensors files of it flattened to named tensors) and of single
+// tensors, through the state-dict files of checkpoint.cpp.
 #include <cstdint>
 #include <map>
 #include <string>
@@ -30,9 +31,31 @@ bool parse_state_key(const std::string& key, int64_t& index, std::string& name) 
     return true;
 }
 
+bool is_torch_path(const std::string& path) {
+    for (const std::string ext : {".pt", ".pth", ".bin"}) {
+        if (path.size() >= ext.size() && path.compare(path.size() - ext.size(), ext.size(), ext) == 0) return true;
+    }
+    return false;
+}
+
+// Python's nested layout, from a PyTorch zip checkpoint: errors prefixed by the path.
+void load_python_layout(optim::Optimizer& optimizer, const serialize::Value& saved, const std::string& path) {
+    try {
+        optimizer.load_state_dict(saved);
+    } catch (const ValueError& e) {
+        throw ValueError(path + ": " + e.what());
+    } catch (const Error& e) {
+        throw Error(path + ": " + e.what());
+    }
+}
+
 }  // namespace
 
 void save(const optim::Optimizer& optimizer, const std::string& path) {
+    if (is_torch_path(path)) {  // Python's optimizer.state_dict(), as torch.save writes it
+        serialize::write_torch_object(path, optimizer.state_dict());
+        return;
+    }
     StateDict state_dict;
     int64_t index = 0;
     const auto& groups = optimizer.param_groups();
@@ -54,6 +77,13 @@ void save(const optim::Optimizer& optimizer, const std::string& path) {
 }
 
 void load(optim::Optimizer& optimizer, const std::string& path) {
+    if (serialize::detect_checkpoint_format(path) == serialize::CheckpointFormat::TorchZip) {
+        const serialize::Value saved = serialize::read_torch_object(path);
+        // else the flat names ("state.0.exp_avg") an older ember::save wrote to .pt files: read below
+        const bool flat = saved.kind == serialize::Value::Kind::Dict && saved.find("param_groups") == nullptr &&
+                          saved.find("state") == nullptr;
+        if (!flat) return load_python_layout(optimizer, saved, path);
+    }
     const StateDict state_dict = load_state_dict(path);
     auto& groups = optimizer.param_groups();
     std::size_t saved_groups = 0;
@@ -94,6 +124,10 @@ void load(optim::Optimizer& optimizer, const std::string& path) {
         if (!slot) slot = optimizer.make_param_state();
         EMBER_CHECK(slot->set_named_tensor(name, value), path, ": unexpected optimizer state '", name,
                     "' for parameter ", index);
+    }
+    for (const auto& [impl, slot] : state) {
+        const std::string missing = slot->missing_entry();
+        EMBER_CHECK(missing.empty(), path, ": loaded state dict lacks the state '", missing, "' of a parameter");
     }
     optimizer.state() = std::move(state);
     for (std::size_t g = 0; g < groups.size(); ++g) groups[g].options().set_lr(lrs[g]);

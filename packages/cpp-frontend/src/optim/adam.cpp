@@ -11,6 +11,7 @@
 #include <type_traits>
 
 #include "ember/factories.h"
+#include "optim/param_group.h"
 #include "optim/update.h"
 
 namespace ember {
@@ -186,6 +187,56 @@ template class AdamFamily<AdamWOptions>;
 }  // namespace detail
 // ------------------------------------------------------------------- state for save/load
 
+namespace {
+
+template <typename Options>
+serialize::Value adam_param_group(const Options& o, bool decoupled) {
+    serialize::Value g = serialize::Value::dict();
+    g.set("lr", detail::number(o.lr()));
+    g.set("betas", serialize::Value::tuple({detail::number(std::get<0>(o.betas())),
+                                            detail::number(std::get<1>(o.betas()))}));
+    g.set("eps", detail::number(o.eps()));
+    g.set("weight_decay", detail::number(o.weight_decay(), true));
+    g.set("amsgrad", serialize::Value::from_bool(o.amsgrad()));
+    g.set("maximize", serialize::Value::from_bool(false));
+    g.set("foreach", serialize::Value());
+    g.set("capturable", serialize::Value::from_bool(false));
+    g.set("differentiable", serialize::Value::from_bool(false));
+    g.set("fused", serialize::Value());
+    g.set("decoupled_weight_decay", serialize::Value::from_bool(decoupled));
+    return g;
+}
+
+template <typename Options>
+void set_adam_param_group(Options& out, const serialize::Value& group, bool decoupled) {
+    const char* name = decoupled ? "AdamW" : "Adam";
+    Options o(detail::group_number(group, "lr", name));
+    o.betas(detail::group_pair(group, "betas", name));
+    o.eps(detail::group_number(group, "eps", name));
+    o.weight_decay(detail::group_number(group, "weight_decay", name));
+    o.amsgrad(detail::group_bool(group, "amsgrad", name, false));
+    detail::require_false(group, "maximize", name);
+    // absent before PyTorch 2.6 (AdamW was its own class): then the optimizer's own kind
+    const bool saved = detail::group_bool(group, "decoupled_weight_decay", name, decoupled);
+    EMBER_CHECK_VALUE(saved == decoupled, "loaded state dict is not a state dict of ", name,
+                      ": its parameter group has decoupled_weight_decay=", saved ? "True" : "False",
+                      " (", saved ? "AdamW" : "Adam", "'s)");
+    out = o;
+}
+
+}  // namespace
+
+serialize::Value AdamOptions::param_group() const { return adam_param_group(*this, false); }
+void AdamOptions::set_param_group(const serialize::Value& group) { set_adam_param_group(*this, group, false); }
+serialize::Value AdamWOptions::param_group() const { return adam_param_group(*this, true); }
+void AdamWOptions::set_param_group(const serialize::Value& group) { set_adam_param_group(*this, group, true); }
+
+std::string AdamParamState::missing_entry() const {
+    if (!exp_avg().defined()) return "exp_avg";
+    if (!exp_avg_sq().defined()) return "exp_avg_sq";
+    return "";
+}
+
 std::vector<std::pair<std::string, Tensor>> AdamParamState::named_tensors() const {
     std::vector<std::pair<std::string, Tensor>> named{{"step", scalar_tensor(static_cast<double>(step()), kFloat32)}};
     for (const auto& [name, t] : {std::pair<const char*, const Tensor*>{"exp_avg", &exp_avg()},
@@ -198,7 +249,10 @@ std::vector<std::pair<std::string, Tensor>> AdamParamState::named_tensors() cons
 
 bool AdamParamState::set_named_tensor(const std::string& name, const Tensor& value) {
     if (name == "step") {
-        step(static_cast<int64_t>(value.item<double>()));
+        const double saved = value.item<double>();
+        EMBER_CHECK_VALUE(saved >= 0 && saved <= 9007199254740992.0 && saved == std::floor(saved),
+                          "an Adam step count must be a whole number in [0, 2^53], got ", saved);
+        step(static_cast<int64_t>(saved));
     } else if (name == "exp_avg") {
         exp_avg(value);
     } else if (name == "exp_avg_sq") {

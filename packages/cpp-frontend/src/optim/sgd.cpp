@@ -2,6 +2,7 @@
 // parameter over its contiguous data.
 #include "ember/optim/sgd.h"
 
+#include "optim/param_group.h"
 #include "optim/update.h"
 
 namespace ember {
@@ -109,6 +110,30 @@ bool SGDParamState::set_named_tensor(const std::string& name, const Tensor& valu
     if (name != "momentum_buffer") return false;
     momentum_buffer(value);
     return true;
+}
+
+serialize::Value SGDOptions::param_group() const {
+    serialize::Value g = serialize::Value::dict();
+    g.set("lr", detail::number(lr()));
+    g.set("momentum", detail::number(momentum(), true));
+    g.set("dampening", detail::number(dampening(), true));
+    g.set("weight_decay", detail::number(weight_decay(), true));
+    g.set("nesterov", serialize::Value::from_bool(nesterov()));
+    g.set("maximize", serialize::Value::from_bool(false));
+    g.set("foreach", serialize::Value());
+    g.set("differentiable", serialize::Value::from_bool(false));
+    g.set("fused", serialize::Value());
+    return g;
+}
+
+void SGDOptions::set_param_group(const serialize::Value& group) {
+    SGDOptions o(detail::group_number(group, "lr", "SGD"));
+    o.momentum(detail::group_number(group, "momentum", "SGD"));
+    o.dampening(detail::group_number(group, "dampening", "SGD"));
+    o.weight_decay(detail::group_number(group, "weight_decay", "SGD"));
+    o.nesterov(detail::group_bool(group, "nesterov", "SGD", false));
+    detail::require_false(group, "maximize", "SGD");
+    *this = o;
 }
 
 std::unique_ptr<OptimizerParamState> SGD::make_param_state() const { return std::make_unique<SGDParamState>(); }

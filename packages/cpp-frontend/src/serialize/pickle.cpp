@@ -172,8 +172,11 @@ public:
     Obj* run();
 
     TensorRecords state_dict(Obj* root, const std::optional<std::string>& key);
+    Value to_value(const Obj* root);
 
 private:
+    void convert(const Obj* o, Value& out, std::string& path, int depth, uint64_t& nodes);
+
     // -- errors, memory -------------------------------------------------------------------
     template <typename... Args>
     [[noreturn]] void error(const Args&... parts) const {
@@ -1384,7 +1387,75 @@ TensorRecords Machine::state_dict(Obj* root, const std::optional<std::string>& k
     return out;
 }
 
+// ---------------------------------------------------------------------- any object
+
+constexpr int kMaxValueDepth = 500;  // nesting of the converted tree (Python's recursion is 1000)
+
+Value Machine::to_value(const Obj* root) {
+    Value out;
+    std::string path;
+    uint64_t nodes = 0;
+    convert(root, out, path, 0, nodes);
+    return out;
+}
+
+// `o` as a Value; `path` says where it is ("['state'][0]"), for messages. A shared container
+// is converted once per reference: `nodes` keeps the expansion within the pickle's size.
+void Machine::convert(const Obj* o, Value& out, std::string& path, int depth, uint64_t& nodes) {
+    auto where = [&]() { return path.empty() ? std::string("the checkpoint") : "the object at " + path; };
+    if (++nodes > arena_.size() + size_ + 1024) {
+        fail(where_, "the checkpoint's objects share containers so that they expand to more than ",
+             arena_.size() + size_ + 1024, " values");
+    }
+    if (depth > kMaxValueDepth) fail(where_, where(), " is nested more than ", kMaxValueDepth, " levels deep");
+    switch (o->kind) {
+        case Kind::None: out.kind = Value::Kind::None; return;
+        case Kind::Bool: out = Value::from_bool(o->boolean); return;
+        case Kind::Int: out = Value::from_int(o->integer); return;
+        case Kind::Float: out = Value::from_float(o->real); return;
+        case Kind::Str: out = Value::from_str(o->text); return;
+        case Kind::Tensor: out = Value::from_tensor(*o->tensor); return;
+        case Kind::Tuple:
+        case Kind::List: {
+            out.kind = o->kind == Kind::Tuple ? Value::Kind::Tuple : Value::Kind::List;
+            out.items.resize(o->items.size());
+            const std::size_t n = path.size();
+            for (std::size_t i = 0; i < o->items.size(); ++i) {
+                path += "[" + std::to_string(i) + "]";
+                convert(o->items[i], out.items[i], path, depth + 1, nodes);
+                path.resize(n);
+            }
+            return;
+        }
+        case Kind::Dict: {
+            out.kind = Value::Kind::Dict;
+            out.items.resize(o->items.size());
+            const std::size_t n = path.size();
+            for (std::size_t i = 0; i < o->items.size(); i += 2) {
+                const Obj* k = o->items[i];
+                if (k->kind == Kind::List || k->kind == Kind::Dict) {
+                    fail(where_, where(), " has a key of type ", type_name(k));
+                }
+                path += "[" + std::string(k->kind == Kind::Str ? quoted(k->text, 40) : describe(k)) + "]";
+                convert(k, out.items[i], path, depth + 1, nodes);
+                convert(o->items[i + 1], out.items[i + 1], path, depth + 1, nodes);
+                path.resize(n);
+            }
+            return;
+        }
+        default:
+            fail(where_, where(), " is a ", type_name(o),
+                 ", which a checkpoint of None, bool, int, float, str, tuple, list, dict and tensors cannot hold");
+    }
+}
+
 }  // namespace
+
+Value unpickle_object(std::string_view pickle, const StorageLoader& loader, const std::string& where) {
+    Machine machine(pickle, loader, where);
+    Obj* top = machine.run();
+    return machine.to_value(top);
+}
 
 TensorRecords unpickle_state_dict(std::string_view pickle, const StorageLoader& loader,
                                   const std::optional<std::string>& key, const std::string& where) {

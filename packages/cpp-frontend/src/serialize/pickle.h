@@ -42,4 +42,7 @@ using StorageLoader = std::function<LoadedStorage(const StorageRequest&)>;
 TensorRecords unpickle_state_dict(std::string_view pickle, const StorageLoader& loader,
                                   const std::optional<std::string>& key, const std::string& where);
 
+// The same machine; returns the whole object as a Value tree (see read_torch_object).
+Value unpickle_object(std::string_view pickle, const StorageLoader& loader, const std::string& where);
+
 }  // namespace ember::serialize::detail

@@ -33,12 +33,10 @@ std::string trimmed(std::string_view s) {
     return std::string(s.substr(b, e - b + 1));
 }
 
-}  // namespace
-
-TensorRecords deserialize_torch_checkpoint(std::shared_ptr<const Buffer> data,
-                                           const std::string& name,
-                                           const std::optional<std::string>& key,
-                                           bool check_crc32) {
+// Opens the archive in `data` and returns unpickle(pickle text, storage loader).
+template <typename Unpickle>
+auto unpickle_archive(std::shared_ptr<const Buffer> data, const std::string& name,
+                      bool check_crc32, Unpickle&& unpickle) {
     EMBER_CHECK(data != nullptr, name, ": no data");
     detail::ZipReader zip(data, name, check_crc32);
     if (zip.has("constants.pkl")) {
@@ -124,7 +122,33 @@ TensorRecords deserialize_torch_checkpoint(std::shared_ptr<const Buffer> data,
         return loaded;
     };
     std::string_view text(reinterpret_cast<const char*>(pickle->data()), pickle->size());
-    return detail::unpickle_state_dict(text, loader, key, name);
+    return unpickle(text, loader);
+}
+
+}  // namespace
+
+TensorRecords deserialize_torch_checkpoint(std::shared_ptr<const Buffer> data,
+                                           const std::string& name,
+                                           const std::optional<std::string>& key,
+                                           bool check_crc32) {
+    return unpickle_archive(std::move(data), name, check_crc32,
+                            [&](std::string_view text, const detail::StorageLoader& loader) {
+                                return detail::unpickle_state_dict(text, loader, key, name);
+                            });
+}
+
+Value deserialize_torch_object(std::shared_ptr<const Buffer> data, const std::string& name,
+                               bool check_crc32) {
+    return unpickle_archive(std::move(data), name, check_crc32,
+                            [&](std::string_view text, const detail::StorageLoader& loader) {
+                                return detail::unpickle_object(text, loader, name);
+                            });
+}
+
+Value read_torch_object(const std::string& path, const ReadOptions& options) {
+    std::shared_ptr<const Buffer> data =
+        options.mmap ? Buffer::map_file(path) : Buffer::read_file(path);
+    return deserialize_torch_object(std::move(data), path, options.check_crc32);
 }
 
 TensorRecords read_torch_checkpoint(const std::string& path, const ReadOptions& options) {

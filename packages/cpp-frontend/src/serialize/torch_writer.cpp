@@ -8,6 +8,8 @@
 // file), version ("3\n") and .data/serialization_id. Records are stored (uncompressed) with
 // their CRC-32 and sizes in the local headers; the end of the archive is a ZIP64 end of
 // central directory record, its locator and the classic end record, as torch writes them.
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <deque>
 #include <random>
@@ -68,7 +70,21 @@ public:
     void binpersid() { out_ += 'Q'; }
     void setitems() { out_ += 'u'; }
     void newfalse() { out_ += '\x89'; }
+    void boolean(bool b) { out_ += b ? '\x88' : '\x89'; }  // NEWTRUE, NEWFALSE
+    void none() { out_ += 'N'; }
+    void empty_list() { out_ += ']'; }
+    void empty_dict() { out_ += '}'; }
+    void append() { out_ += 'a'; }
+    void appends() { out_ += 'e'; }
+    void setitem() { out_ += 's'; }
     void stop() { out_ += '.'; }
+
+    void binfloat(double d) {  // BINFLOAT: 8 bytes, big-endian IEEE 754
+        uint64_t bits = 0;
+        std::memcpy(&bits, &d, 8);
+        out_ += 'G';
+        for (int i = 7; i >= 0; --i) out_ += static_cast<char>((bits >> (8 * i)) & 0xff);
+    }
 
     void str(std::string_view s) {  // BINUNICODE: 4-byte length, UTF-8
         out_ += 'X';
@@ -98,11 +114,11 @@ public:
         if (values.empty()) return empty_tuple();
         if (values.size() > 3) mark();
         for (int64_t v : values) integer(v);
-        if (values.size() == 1) out_ += '\x85';
-        else if (values.size() == 2) out_ += '\x86';
-        else if (values.size() == 3) out_ += '\x87';
-        else tuple();
+        if (values.size() > 3) return tuple();
+        tuple_of_size(values.size());
     }
+    // TUPLE1, TUPLE2 or TUPLE3 (n in 1..3): the last n items on the stack.
+    void tuple_of_size(std::size_t n) { out_ += static_cast<char>(0x84 + n); }
 
     const std::string& bytes() const noexcept { return out_; }
 
@@ -266,6 +282,131 @@ void check_archive_name(const std::string& archive, const std::string& where) {
                 where, ": invalid archive name ", quoted(archive));
 }
 
+// torch._utils._rebuild_tensor_v2(persistent storage `key`, 0, size, stride, False,
+// OrderedDict()): the record `r` (checked) as its own packed storage.
+void pickle_tensor(Pickler& p, const TensorRecord& r, std::size_t key, const char* storage) {
+    p.global("torch._utils", "_rebuild_tensor_v2");
+    p.mark();
+    p.mark();  // the persistent id ('storage', torch.<X>Storage, key, 'cpu', numel)
+    p.str("storage");
+    p.global("torch", storage);
+    p.str(std::to_string(key));
+    p.str("cpu");
+    p.integer(r.numel());
+    p.tuple();
+    p.binpersid();
+    p.integer(0);  // storage offset: each tensor is written as its own packed storage
+    p.int_tuple(r.shape);
+    p.int_tuple(contiguous_strides(r.shape));
+    p.newfalse();  // requires_grad
+    p.global("collections", "OrderedDict");  // backward hooks
+    p.empty_tuple();
+    p.reduce();
+    p.tuple();
+    p.reduce();
+}
+
+constexpr std::size_t kBatch = 1000;  // Python's pickler appends and sets items in batches of 1000
+
+// Python's pickler's appends/setitems batching: one item with APPEND/SETITEM, more between
+// MARK and APPENDS/SETITEMS, kBatch at a time. `write(i)` writes the i-th item (or pair).
+template <typename Write>
+void batched(Pickler& p, std::size_t n, bool dict, Write&& write) {
+    for (std::size_t start = 0; start < n; start += kBatch) {
+        const std::size_t end = std::min(n, start + kBatch);
+        if (end - start == 1) {
+            write(start);
+            dict ? p.setitem() : p.append();
+            continue;
+        }
+        p.mark();
+        for (std::size_t i = start; i < end; ++i) write(i);
+        dict ? p.setitems() : p.appends();
+    }
+}
+
+// A dict key's identity under Python's equality (1 == 1.0 == True), for the duplicate check;
+// throws for a key Python cannot hash.
+std::string key_identity(const Value& k, const std::string& where) {
+    switch (k.kind) {
+        case Value::Kind::None: return "N";
+        case Value::Kind::Bool: return "i" + std::to_string(int(k.boolean));
+        case Value::Kind::Int: return "i" + std::to_string(k.integer);
+        case Value::Kind::Float: {
+            if (std::trunc(k.real) == k.real && std::fabs(k.real) < 9.2e18) {
+                return "i" + std::to_string(static_cast<int64_t>(k.real));
+            }
+            uint64_t bits = 0;
+            std::memcpy(&bits, &k.real, 8);
+            return "f" + std::to_string(bits);
+        }
+        case Value::Kind::Str: return "s" + std::to_string(k.text.size()) + ":" + k.text;
+        case Value::Kind::Tuple: {
+            std::string id = "(";
+            for (const Value& item : k.items) id += key_identity(item, where) + ",";
+            return id + ")";
+        }
+        default: fail(where, "a dict key of type ", k.type_name(), " (unhashable in Python)");
+    }
+}
+
+constexpr int kMaxDepth = 500;  // as read_torch_object
+
+// Pickles `v`, checking it, and lists its tensors in the order met.
+void pickle_value(Pickler& p, const Value& v, std::vector<const TensorRecord*>& tensors,
+                  const std::string& where, int depth) {
+    if (depth > kMaxDepth) fail(where, "the object is nested more than ", kMaxDepth, " levels deep");
+    switch (v.kind) {
+        case Value::Kind::None: p.none(); return;
+        case Value::Kind::Bool: p.boolean(v.boolean); return;
+        case Value::Kind::Int: p.integer(v.integer); return;
+        case Value::Kind::Float: p.binfloat(v.real); return;
+        case Value::Kind::Str:
+            if (!detail::valid_utf8(v.text)) fail(where, "the str ", quoted(v.text), " is not valid UTF-8");
+            p.str(v.text);
+            return;
+        case Value::Kind::Tensor: {
+            const std::string name = "#" + std::to_string(tensors.size());
+            check_record(v.tensor, where + ": tensor " + name);
+            pickle_tensor(p, v.tensor, tensors.size(), storage_class(v.tensor.dtype, where, name));
+            tensors.push_back(&v.tensor);
+            return;
+        }
+        case Value::Kind::Tuple: {
+            const std::size_t n = v.items.size();
+            if (n == 0) return p.empty_tuple();
+            if (n > 3) p.mark();
+            for (const Value& item : v.items) pickle_value(p, item, tensors, where, depth + 1);
+            if (n > 3) return p.tuple();
+            return p.tuple_of_size(n);
+        }
+        case Value::Kind::List:
+            p.empty_list();
+            batched(p, v.items.size(), false,
+                    [&](std::size_t i) { pickle_value(p, v.items[i], tensors, where, depth + 1); });
+            return;
+        case Value::Kind::Dict: {
+            EMBER_CHECK(v.items.size() % 2 == 0, where, ": a dict Value with an odd number of items");
+            std::set<std::string> keys;
+            for (std::size_t i = 0; i < v.dict_size(); ++i) {
+                if (!keys.insert(key_identity(v.key(i), where)).second) {
+                    fail(where, "a dict whose key ", i, " (a ", v.key(i).type_name(), ") equals an earlier one");
+                }
+            }
+            p.empty_dict();
+            batched(p, v.dict_size(), true, [&](std::size_t i) {
+                pickle_value(p, v.key(i), tensors, where, depth + 1);
+                pickle_value(p, v.value(i), tensors, where, depth + 1);
+            });
+            return;
+        }
+    }
+    fail(where, "a Value of unknown kind ", static_cast<int>(v.kind));
+}
+
+Archive prepare_pickled(std::string pickle, const std::vector<const TensorRecord*>& tensors,
+                        const std::string& archive);
+
 Archive prepare(const TensorRecords& tensors, const std::string& archive, const std::string& where) {
     check_archive_name(archive, where);
     std::set<std::string_view> names;
@@ -276,38 +417,36 @@ Archive prepare(const TensorRecords& tensors, const std::string& archive, const 
         storage_class(record.dtype, where, name);
     }
 
-    Archive a;
     Pickler p;
     p.global("collections", "OrderedDict");
     p.empty_tuple();
     p.reduce();
     if (!tensors.empty()) p.mark();
+    std::vector<const TensorRecord*> records;
     for (std::size_t i = 0; i < tensors.size(); ++i) {
         const auto& [name, r] = tensors[i];
         p.str(name);
-        p.global("torch._utils", "_rebuild_tensor_v2");
-        p.mark();
-        p.mark();  // the persistent id ('storage', torch.<X>Storage, key, 'cpu', numel)
-        p.str("storage");
-        p.global("torch", storage_class(r.dtype, where, name));
-        p.str(std::to_string(i));
-        p.str("cpu");
-        p.integer(r.numel());
-        p.tuple();
-        p.binpersid();
-        p.integer(0);  // storage offset: each tensor is written as its own packed storage
-        p.int_tuple(r.shape);
-        p.int_tuple(contiguous_strides(r.shape));
-        p.newfalse();  // requires_grad
-        p.global("collections", "OrderedDict");  // backward hooks
-        p.empty_tuple();
-        p.reduce();
-        p.tuple();
-        p.reduce();
+        pickle_tensor(p, r, i, storage_class(r.dtype, where, name));
+        records.push_back(&r);
     }
     if (!tensors.empty()) p.setitems();
     p.stop();
+    return prepare_pickled(p.bytes(), records, archive);
+}
 
+Archive prepare_object(const Value& object, const std::string& archive, const std::string& where) {
+    check_archive_name(archive, where);
+    Pickler p;
+    std::vector<const TensorRecord*> records;
+    pickle_value(p, object, records, where, 0);
+    p.stop();
+    return prepare_pickled(p.bytes(), records, archive);
+}
+
+// The archive of data.pkl `pickle` whose persistent storage i is tensors[i] (checked).
+Archive prepare_pickled(std::string pickle, const std::vector<const TensorRecord*>& tensors,
+                        const std::string& archive) {
+    Archive a;
     const std::string prefix = archive + "/";
     auto text_record = [&](const std::string& name, std::string text) {
         a.texts.push_back(std::move(text));
@@ -318,12 +457,12 @@ Archive prepare(const TensorRecords& tensors, const std::string& archive, const 
         r.size = t.size();
         a.records.push_back(std::move(r));
     };
-    text_record("data.pkl", p.bytes());
+    text_record("data.pkl", std::move(pickle));
     text_record(".format_version", "1");
     text_record(".storage_alignment", std::to_string(kAlignment));
     text_record("byteorder", little_endian_host() ? "little" : "big");
     for (std::size_t i = 0; i < tensors.size(); ++i) {
-        const TensorRecord& t = tensors[i].second;
+        const TensorRecord& t = *tensors[i];
         Record r;
         r.name = prefix + "data/" + std::to_string(i);
         r.size = t.nbytes();
@@ -381,6 +520,23 @@ std::vector<std::byte> serialize_torch_checkpoint(const TensorRecords& tensors,
         out.insert(out.end(), b, b + n);
     });
     return out;
+}
+
+std::vector<std::byte> serialize_torch_object(const Value& object, const std::string& archive_name) {
+    Archive a = prepare_object(object, archive_name, "serialize_torch_object");
+    std::vector<std::byte> out;
+    emit(a, [&](const void* data, std::size_t n) {
+        const auto* b = static_cast<const std::byte*>(data);
+        out.insert(out.end(), b, b + n);
+    });
+    return out;
+}
+
+void write_torch_object(const std::string& path, const Value& object) {
+    Archive a = prepare_object(object, archive_name_of(path), path);
+    detail::AtomicFile file(path);
+    emit(a, [&](const void* data, std::size_t n) { file.write(data, n); });
+    file.commit();
 }
 
 void write_torch_checkpoint(const std::string& path, const TensorRecords& tensors) {

@@ -39,14 +39,21 @@ public:
 };
 }  // namespace detail
 
+// Their param_group(): PyTorch's keys lr, betas, eps, weight_decay, amsgrad, maximize (False),
+// foreach (None), capturable (False), differentiable (False), fused (None),
+// decoupled_weight_decay (False for Adam, True for AdamW: set_param_group refuses the other's).
 class EMBER_API AdamOptions : public detail::AdamOptionsBase<AdamOptions> {
 public:
     AdamOptions(double lr = 1e-3) : AdamOptionsBase(lr, 0.0) {}  // NOLINT: implicit, as libtorch
+    serialize::Value param_group() const override;
+    void set_param_group(const serialize::Value& group) override;
 };
 
 class EMBER_API AdamWOptions : public detail::AdamOptionsBase<AdamWOptions> {
 public:
     AdamWOptions(double lr = 1e-3) : AdamOptionsBase(lr, 1e-2) {}  // NOLINT: implicit, as libtorch
+    serialize::Value param_group() const override;
+    void set_param_group(const serialize::Value& group) override;
 };
 
 // Made on a parameter's first step: the step count, the running averages of the gradient
@@ -56,6 +63,8 @@ public:
     // "step" is a 0-d float32 tensor, as PyTorch keeps it
     std::vector<std::pair<std::string, Tensor>> named_tensors() const override;
     bool set_named_tensor(const std::string& name, const Tensor& value) override;
+    // "exp_avg" or "exp_avg_sq" when it is undefined
+    std::string missing_entry() const override;
 
     EMBER_OPTIM_ARG_(int64_t, step) = 0;
     EMBER_OPTIM_ARG_(Tensor, exp_avg);

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "../error.h"
+#include "../serialize.h"
 #include "../tensor.h"
 #include "arg.h"
 
@@ -41,6 +42,18 @@ public:
     virtual std::unique_ptr<OptimizerOptions> clone() const = 0;
     virtual double get_lr() const = 0;
     virtual void set_lr(double lr) = 0;
+    // The options as a group of Python's optimizer.state_dict()["param_groups"] holds them
+    // (all but "params"), in PyTorch's order, with PyTorch 2.13's values for the options C++
+    // does not have ("maximize": False, "foreach": None, ...). The base class: {"lr": lr}.
+    virtual serialize::Value param_group() const;
+    // Sets the options from such a group (what Python's load_state_dict does). Throws
+    // ember::ValueError, changing nothing, for a group of another optimizer (a key this one
+    // needs is missing, of another type, or names another variant: Adam's
+    // decoupled_weight_decay=False for AdamW) and for an option C++ does not have that is
+    // not at its default ("maximize": True); options that only choose an implementation
+    // (foreach, fused, capturable, differentiable) and unknown keys ("initial_lr") are
+    // ignored. The base class reads "lr".
+    virtual void set_param_group(const serialize::Value& group);
 };
 
 // The state an optimizer keeps for one parameter (SGDParamState, AdamParamState).
@@ -55,6 +68,9 @@ public:
     // Sets the entry `name` of named_tensors() from `value` (what ember::load reads); false
     // when the state has no entry of that name.
     virtual bool set_named_tensor(const std::string& name, const Tensor& value);
+    // The name of an entry that step() needs but a loaded state lacks (Adam's "exp_avg"), or
+    // "" when the state is complete. "" by default.
+    virtual std::string missing_entry() const;
 };
 
 namespace detail {
@@ -146,6 +162,22 @@ public:
     // A new, empty state of this optimizer's kind (for loading a saved state); an Error for
     // an optimizer that does not say.
     virtual std::unique_ptr<OptimizerParamState> make_param_state() const;
+
+    // Python's optimizer.state_dict(): {"state": {i: {name: tensor}}, "param_groups":
+    // [{option: value, ..., "params": [i, ...]}]}, the parameters numbered from 0 across the
+    // groups in order, "state" holding the parameters that have a state (named_tensors()).
+    // The tensors view the state's memory. What ember::save(optimizer, "opt.pt") writes, and
+    // what Python's optimizer.load_state_dict(torch.load("opt.pt", weights_only=True)) takes.
+    serialize::Value state_dict() const;
+    // Python's optimizer.load_state_dict(state_dict): the saved parameters are matched to
+    // this optimizer's in order (group by group), each group's options are set
+    // (OptimizerOptions::set_param_group) and the state is replaced as a whole, each tensor
+    // copied to its parameter's dtype ("step" kept as saved). Errors (ember::ValueError),
+    // raised before anything changes: PyTorch's "loaded state dict has a different number of
+    // parameter groups" and "loaded state dict contains a parameter group that doesn't match
+    // the size of optimizer's group"; a state dict of another optimizer; a state for a
+    // parameter no group holds, of a shape not its parameter's, an unknown or missing entry.
+    void load_state_dict(const serialize::Value& state_dict);
 
 protected:
     // [OptimizerParamGroup(params)], for the subclasses' constructors from a parameter list

@@ -25,6 +25,10 @@ public:
 public:
     double get_lr() const override { return lr(); }
     void set_lr(double lr) override { lr_ = lr; }
+    // PyTorch's keys: lr, momentum, dampening, weight_decay, nesterov, maximize (False),
+    // foreach (None), differentiable (False), fused (None).
+    serialize::Value param_group() const override;
+    void set_param_group(const serialize::Value& group) override;
 };
 
 // Made on a parameter's first step, and only with momentum != 0 (as PyTorch).
