@@ -431,6 +431,14 @@ Tensor argmin(const Tensor& self, std::optional<int64_t> dim, bool keepdim) { re
 // ---- var / std -------------------------------------------------------------------------------------------
 static Tensor var_std(const Tensor& self, OptionalIntArrayRef dim, const std::optional<Scalar>& correction_opt,
                       bool keepdim, bool take_sqrt) {
+    if (self.is_complex()) {
+        // sum |z - mean|^2 / (N - correction): the real and the imaginary parts' variances
+        // added, in double, rounded once to the real dtype (float for complex64)
+        const Tensor z = cast(self, kComplexDouble);
+        Tensor v = var_std(real(z), dim, correction_opt, keepdim, false) + var_std(imag(z), dim, correction_opt, keepdim, false);
+        if (take_sqrt) v = ember::sqrt(v);
+        return cast(v, to_real_type(self.scalar_type()));
+    }
     EMBER_CHECK(self.is_floating_point(), "std and var only support floating point and complex dtypes");
     const std::vector<bool> mask = dim_mask(dim ? *dim : IntArrayRef{}, self.dim());
     const double correction = correction_opt ? correction_opt->toDouble() : 1.0;

@@ -1,9 +1,12 @@
 // The complex dtypes in the C++ op table: the FFTs (fft_fft ... fft_ihfftn), stft/istft,
 // complex, polar, view_as_complex, the complex family (view_as_real, real, imag, conj,
 // conj_physical, resolve_conj, resolve_neg, angle, isreal), arithmetic, pointwise functions,
-// comparisons (eq, ne), selects, reductions, products and the LDL^T family on complex tensors
-// (the library's kernels, which take them), and the dtype-agnostic ops (views, copies, cat, roll,
-// fftshift, ...) that take complex tensors unchanged.
+// comparisons (eq, ne), selects, reductions and variances, products and the LDL^T family on
+// complex tensors (the library's kernels, which take them), ops_more5.cpp's complex linear
+// algebra (solves, inverses, determinants, the SVD and the norms through it), complex alpha /
+// beta of the addmm family, the in-place twins of the ops with complex bodies, and the
+// dtype-agnostic ops (views, copies, cat, roll, fftshift, ...) that take complex tensors
+// unchanged.
 //
 // Registered last (op_table.cpp): def_complex gives an op registered before a second body
 // for calls with a complex argument, real calls still reach the first. Every op not marked
@@ -336,6 +339,98 @@ void register_complex_math(OpTable& t) {
     });
 }
 
+// beta * input + alpha * product with Python numbers alpha and beta, complex ones too (the
+// addmm family's scalars; beta == 0 ignores input, its NaNs too, as PyTorch's). A complex
+// scalar needs a complex product: else PyTorch's "value cannot be converted" error.
+Tensor scaled_sum(const Args& a, const Tensor& input, const Tensor& product) {
+    auto equals = [&](const char* name, double x) {
+        const Value& v = a[name];
+        if (v.kind == Value::Kind::Complex) return v.f == x && v.im == 0;
+        return a.scalar(name).toDouble() == x;
+    };
+    for (const char* name : {"beta", "alpha"}) {
+        if (a[name].kind == Value::Kind::Complex && !product.is_complex()) {
+            throw Error(std::string("value cannot be converted to type ") + element_type_name(product.scalar_type()) +
+                        " without overflow");
+        }
+    }
+    Tensor r = equals("alpha", 1) ? product : product * operand(a, "alpha", product);
+    if (equals("beta", 0)) return r;
+    const Tensor x = input.expand(shape_of(r));
+    return r + (equals("beta", 1) ? x : x * operand(a, "beta", product));
+}
+
+// addmm / addmv / baddbmm / addbmm: calls with a complex alpha or beta compute
+// alpha * product + beta * input (scaled_sum), the others keep the op's body (which takes
+// complex tensors). `product` gets the bound arguments and the op's own body.
+using Product = std::function<Tensor(const Args&, const OpFn&, const std::vector<Value>&, const Kwargs&)>;
+void def_complex_scalars(OpTable& t, const std::string& name, const char* input, Product product) {
+    auto it = t.find(name);
+    if (it == t.end()) throw std::logic_error("ember::jit: def_complex_scalars of unknown op " + name);
+    const Signature* sig = &it->second.signature;
+    const std::string* op = &it->first;
+    OpFn body = std::move(it->second.fn);
+    it->second.fn = [sig, op, body, input, product = std::move(product)](const std::vector<Value>& args, const Kwargs& kwargs) {
+        const Args a(*sig, args, kwargs, *op);
+        if (a["alpha"].kind != Value::Kind::Complex && a["beta"].kind != Value::Kind::Complex) return body(args, kwargs);
+        return one(scaled_sum(a, a.tensor(input), product(a, body, args, kwargs)));
+    };
+    it->second.complex_ok = true;
+}
+
+// The op's own body with alpha = 1 and beta = 0: its product, with its checks and messages.
+Tensor product_of_body(const OpFn& body, const std::vector<Value>& args, Kwargs kwargs) {
+    kwargs.insert_or_assign("alpha", Value::integer(1));
+    kwargs.insert_or_assign("beta", Value::integer(0));
+    return body(args, kwargs).at(0);
+}
+
+void register_complex_scalars(OpTable& t) {
+    def_complex_scalars(t, "addmm", "input", [](const Args&, const OpFn& body, const std::vector<Value>& args, const Kwargs& kw) {
+        return product_of_body(body, args, kw);
+    });
+    def_complex_scalars(t, "addbmm", "input", [](const Args&, const OpFn& body, const std::vector<Value>& args, const Kwargs& kw) {
+        return product_of_body(body, args, kw);
+    });
+    def_complex_scalars(t, "addmv", "input", [](const Args& a, const OpFn&, const std::vector<Value>&, const Kwargs&) {
+        return ember::mv(a.tensor("mat"), a.tensor("vec"));
+    });
+    def_complex_scalars(t, "baddbmm", "input", [](const Args& a, const OpFn&, const std::vector<Value>&, const Kwargs&) {
+        return ember::bmm(a.tensor("batch1"), a.tensor("batch2"));
+    });
+}
+
+// The in-place ops "<op>_" whose out-of-place twin takes complex arguments: a call with a
+// complex argument computes the twin and writes it into self (write_into: PyTorch's "result
+// type ComplexFloat can't be cast to the desired output type Float" for a real self). Real
+// calls keep their bodies. Only twins whose parameters include the in-place op's.
+std::vector<std::string> def_complex_inplace(OpTable& t) {
+    std::vector<std::string> done;
+    for (auto& [name, entry] : t) {
+        if (entry.complex_ok || name.size() < 2 || name.back() != '_') continue;
+        auto twin = t.find(name.substr(0, name.size() - 1));
+        if (twin == t.end() || !twin->second.complex_ok) continue;
+        bool same_params = !entry.signature.params().empty();
+        for (const Param& p : entry.signature.params()) {
+            if (twin->second.signature.index_of(p.name) < 0) same_params = false;
+        }
+        if (!same_params) continue;
+        const Signature* sig = &entry.signature;
+        const std::string* op = &name;
+        OpFn real_body = std::move(entry.fn);
+        const OpEntry* out_of_place = &twin->second;  // the map's nodes do not move
+        entry.fn = [sig, op, real_body, out_of_place](const std::vector<Value>& args, const Kwargs& kwargs) -> OpResult {
+            if (!complex_call(args, kwargs)) return real_body(args, kwargs);
+            const Tensor self = Args(*sig, args, kwargs, *op).tensor(sig->params().at(0).name);
+            if (*op == "abs_" && self.is_complex()) throw Error("In-place abs is not supported for complex tensors.");
+            return one(write_into(self, out_of_place->fn(args, kwargs).at(0), *op));
+        };
+        entry.complex_ok = true;
+        done.push_back(name);
+    }
+    return done;
+}
+
 }  // namespace
 
 void register_complex_ops(OpTable& t) {
@@ -348,7 +443,8 @@ void register_complex_ops(OpTable& t) {
     static const char* const agnostic[] = {
         "reshape", "permute", "transpose", "t", "unsqueeze", "squeeze", "flatten", "unflatten", "narrow",
         "select", "getitem", "clone", "detach", "Tensor.T", "Tensor.mT", "cat", "stack", "flip", "movedim", "chunk", "split",
-        "unbind", "Tensor.squeeze_", "Tensor.unsqueeze_", "Tensor.t_", "Tensor.transpose_", "swapaxes", "swapdims", "roll", "hstack", "vstack",
+        "unbind", "Tensor.squeeze_", "Tensor.unsqueeze_", "Tensor.t_", "Tensor.transpose_",
+        "Tensor.swapaxes_", "Tensor.swapdims_", "Tensor.copy_", "Tensor.zero_", "swapaxes", "swapdims", "roll", "hstack", "vstack",
         "tensor_split", "split_with_sizes", "unsafe_chunk", "fft_fftshift", "fft_ifftshift", "Tensor.to",
         "Tensor.view", "Tensor.view_as", "Tensor.contiguous", "Tensor.expand", "Tensor.type_as",
         // casts to real dtypes keep the real part (PyTorch's, which also warns)
@@ -361,6 +457,12 @@ void register_complex_ops(OpTable& t) {
         "sum", "mean", "prod", "cumsum", "norm", "linalg.vector_norm", "linalg.matrix_norm", "linalg.norm", "mm", "bmm", "matmul", "mv", "dot",
         "outer", "addmm", "addmv", "baddbmm", "linear", "isclose", "isnan", "isinf", "isfinite",
         "linalg.ldl_factor", "linalg.ldl_factor_ex", "linalg.ldl_solve",
+        // variances of complex tensors (real results), and ops_more5.cpp's complex kernels:
+        // pivoted LU in complex128 (solves, inverses, determinants), the complex SVD (gesdd or
+        // one-sided Jacobi) and the norms and condition numbers through it
+        "var", "std", "var_mean", "std_mean", "inverse", "linalg.inv", "linalg.inv_ex", "det", "linalg.det",
+        "slogdet", "linalg.slogdet", "logdet", "linalg.solve", "linalg.solve_ex", "linalg.svd", "svd",
+        "linalg.svdvals", "linalg.cond",
     };
     std::string missing;
     for (const char* name : agnostic) {
@@ -368,6 +470,8 @@ void register_complex_ops(OpTable& t) {
         else missing += std::string(missing.empty() ? "" : ", ") + name;
     }
     if (!missing.empty()) throw std::logic_error("ember::jit: allow_complex of unknown ops " + missing);
+    register_complex_scalars(t);
+    def_complex_inplace(t);  // last: every out-of-place op's complex body is known
 }
 
 }  // namespace ember::jit::detail

@@ -12,6 +12,12 @@
 // eigen vectors come with the same signs); without it, one-sided / cyclic Jacobi in double
 // (the same factorization, its vectors' signs possibly LAPACK's opposite). Products go through
 // the library's matmul.
+//
+// Complex matrices: the LU family (solve, solve_ex, inv, inv_ex, inverse, det, slogdet, logdet)
+// runs the same getrf in complex128 (pivots by |re| + |im|, as izamax), rounded once; the
+// SVD calls cgesdd / zgesdd, or without LAPACK one-sided Jacobi on complex columns (vectors
+// equal to LAPACK's up to a phase per singular pair); singular values, log|det| and the
+// matrix norms are real.
 #include <algorithm>
 #include <cmath>
 #include <complex>
@@ -21,6 +27,7 @@
 #include <numeric>
 #include <sstream>
 
+#include "ember/complex.h"
 #include "ember/error.h"
 #include "jit/ops_common.h"
 
@@ -31,6 +38,10 @@ int scipy_LAPACKE_sgesdd(int layout, char jobz, int m, int n, float* a, int lda,
                          int ldvt);
 int scipy_LAPACKE_dgesdd(int layout, char jobz, int m, int n, double* a, int lda, double* s, double* u, int ldu,
                          double* vt, int ldvt);
+int scipy_LAPACKE_cgesdd(int layout, char jobz, int m, int n, std::complex<float>* a, int lda, float* s,
+                         std::complex<float>* u, int ldu, std::complex<float>* vt, int ldvt);
+int scipy_LAPACKE_zgesdd(int layout, char jobz, int m, int n, std::complex<double>* a, int lda, double* s,
+                         std::complex<double>* u, int ldu, std::complex<double>* vt, int ldvt);
 int scipy_LAPACKE_ssyevd(int layout, char jobz, char uplo, int n, float* a, int lda, float* w);
 int scipy_LAPACKE_dsyevd(int layout, char jobz, char uplo, int n, double* a, int lda, double* w);
 int scipy_LAPACKE_dgeev(int layout, char jobvl, char jobvr, int n, double* a, int lda, double* wr, double* wi,
@@ -75,7 +86,7 @@ void check_square(const Tensor& A, const std::string& fn) {
 }
 
 void check_float(const Tensor& A, const std::string& fn) {
-    if (!A.is_floating_point()) {
+    if (!A.is_floating_point() && !A.is_complex()) {
         throw Error(fn + ": Expected a floating point or complex tensor as input. Got " + type_name_of(A));
     }
     if (A.scalar_type() == kHalf) throw Error(fn + ": Low precision dtypes not supported. Got " + type_name_of(A));
@@ -99,67 +110,109 @@ std::string batch_prefix(const Tensor& A, int64_t index) {
 
 // ------------------------------------------------------------------------- batches of matrices
 
-// The matrices of a (batch of) matrix as row-major doubles.
-struct Batch {
+using cdouble = std::complex<double>;
+
+// The matrices of a (batch of) matrix, row-major, as S: double, or complex128 for complex
+// tensors (the complex kernels below are the real ones' templates).
+template <typename S>
+struct BatchOf {
     Shape lead;
     int64_t m = 0, n = 0, count = 0;
-    std::vector<double> v;
-    double* at(int64_t b) { return v.data() + b * m * n; }
-    const double* at(int64_t b) const { return v.data() + b * m * n; }
+    std::vector<S> v;
+    S* at(int64_t b) { return v.data() + b * m * n; }
+    const S* at(int64_t b) const { return v.data() + b * m * n; }
 };
+using Batch = BatchOf<double>;
 
-Batch batch_of(const Tensor& t) {
-    Batch b;
+template <typename S>
+constexpr ScalarType work_type() {
+    return std::is_same_v<S, double> ? kDouble : kComplexDouble;
+}
+
+template <typename S = double>
+BatchOf<S> batch_of(const Tensor& t) {
+    if (std::is_same_v<S, double> && t.is_complex()) {
+        // a real kernel never reads a complex tensor's real parts alone
+        throw NotImplementedError("ember::jit: a real linear-algebra kernel got a " + type_name_of(t) + " tensor");
+    }
+    BatchOf<S> b;
     b.lead.assign(t.sizes().begin(), t.sizes().end() - 2);
     b.m = t.size(-2);
     b.n = t.size(-1);
     b.count = 1;
     for (int64_t s : b.lead) b.count *= s;
-    Tensor c = t.to(kDouble).contiguous();
-    b.v.assign(c.data_ptr<double>(), c.data_ptr<double>() + c.numel());
+    Tensor c = t.to(work_type<S>()).contiguous();
+    b.v.assign(c.data_ptr<S>(), c.data_ptr<S>() + c.numel());
     return b;
 }
 
-Batch empty_batch(const Shape& lead, int64_t m, int64_t n) {
-    Batch b;
+template <typename S = double>
+BatchOf<S> empty_batch(const Shape& lead, int64_t m, int64_t n) {
+    BatchOf<S> b;
     b.lead = lead;
     b.m = m;
     b.n = n;
     b.count = 1;
     for (int64_t s : lead) b.count *= s;
-    b.v.assign(static_cast<std::size_t>(b.count * m * n), 0.0);
+    b.v.assign(static_cast<std::size_t>(b.count * m * n), S(0));
     return b;
 }
 
-Tensor tensor_of(const Batch& b, ScalarType dt) {
+template <typename S>
+Tensor tensor_of(const BatchOf<S>& b, ScalarType dt) {
     Shape s = b.lead;
     s.push_back(b.m);
     s.push_back(b.n);
-    Tensor t = ember::empty(s, kDouble);
-    std::copy(b.v.begin(), b.v.end(), t.data_ptr<double>());
+    Tensor t = ember::empty(s, work_type<S>());
+    std::copy(b.v.begin(), b.v.end(), t.data_ptr<S>());
     return t.to(dt);
 }
 
-Tensor vector_tensor(const Shape& shape, const std::vector<double>& v, ScalarType dt) {
-    Tensor t = ember::empty(shape, kDouble);
-    std::copy(v.begin(), v.end(), t.data_ptr<double>());
+template <typename S>
+Tensor vector_tensor(const Shape& shape, const std::vector<S>& v, ScalarType dt) {
+    Tensor t = ember::empty(shape, work_type<S>());
+    std::copy(v.begin(), v.end(), t.data_ptr<S>());
     return t.to(dt);
 }
+
+// a complex tensor's real counterpart (float for complex64); real dtypes as they are
+ScalarType real_dtype(const Tensor& t) { return t.is_complex() ? to_real_type(t.scalar_type()) : t.scalar_type(); }
+
+// A tensor of NaNs like t (complex: NaN + NaN i, as PyTorch's failed complex solves)
+Tensor nan_like(const Tensor& t) {
+    const Tensor r = ember::full(shape_of(t), kNaN, real_dtype(t));
+    return t.is_complex() ? ember::complex(r, r) : r;
+}
+
+template <typename S>
+S nan_of() {
+    if constexpr (std::is_same_v<S, double>) return kNaN;
+    else return S(kNaN, kNaN);
+}
+
+inline double conj_of(double x) { return x; }
+inline cdouble conj_of(cdouble z) { return std::conj(z); }
+inline double abs2(double x) { return x * x; }
+inline double abs2(cdouble z) { return std::norm(z); }
+// the pivot's size as LAPACK's i?amax measures it: |x|, |re| + |im| for complex
+inline double pivot_size(double x) { return std::abs(x); }
+inline double pivot_size(cdouble z) { return std::abs(z.real()) + std::abs(z.imag()); }
 
 // ------------------------------------------------------------------------- LU
 
 // getrf (unblocked, LAPACK's conventions): a = P L U in place, 1-based pivots; returns info
 // (the 1-based index of the first zero on U's diagonal, 0 when there is none).
-int32_t getrf(double* a, int64_t m, int64_t n, int32_t* piv, bool pivot) {
+template <typename S>
+int32_t getrf(S* a, int64_t m, int64_t n, int32_t* piv, bool pivot) {
     const int64_t k = std::min(m, n);
     int32_t info = 0;
     for (int64_t j = 0; j < k; ++j) {
         int64_t p = j;
         if (pivot) {
-            double best = std::abs(a[j * n + j]);
+            double best = pivot_size(a[j * n + j]);
             for (int64_t i = j + 1; i < m; ++i) {
-                if (std::abs(a[i * n + j]) > best) {  // the first largest, as i?amax
-                    best = std::abs(a[i * n + j]);
+                if (pivot_size(a[i * n + j]) > best) {  // the first largest, as i?amax
+                    best = pivot_size(a[i * n + j]);
                     p = i;
                 }
             }
@@ -168,13 +221,13 @@ int32_t getrf(double* a, int64_t m, int64_t n, int32_t* piv, bool pivot) {
             }
         }
         piv[j] = static_cast<int32_t>(p + 1);
-        const double d = a[j * n + j];
-        if (d == 0 && info == 0) info = static_cast<int32_t>(j + 1);
+        const S d = a[j * n + j];
+        if (d == S(0) && info == 0) info = static_cast<int32_t>(j + 1);
         if (j + 1 == m) continue;
-        const double scale = pivot && d == 0 ? 1.0 : 1.0 / d;
+        const S scale = pivot && d == S(0) ? S(1) : S(1) / d;
         for (int64_t i = j + 1; i < m; ++i) a[i * n + j] *= scale;
         for (int64_t i = j + 1; i < m; ++i) {
-            const double l = a[i * n + j];
+            const S l = a[i * n + j];
             for (int64_t c = j + 1; c < n; ++c) a[i * n + c] -= l * a[j * n + c];
         }
     }
@@ -190,20 +243,21 @@ std::vector<int64_t> permutation_order(const int32_t* piv, int64_t k, int64_t m)
 }
 
 // Solves op(T) X = B in place for a triangular n x n T (row-major), B n x r.
-void trsm(const double* T, int64_t n, double* B, int64_t r, bool upper, bool unit, bool transpose) {
+template <typename S>
+void trsm(const S* T, int64_t n, S* B, int64_t r, bool upper, bool unit, bool transpose) {
     // op(T) upper <=> (upper != transpose): back substitution
     const bool back = upper != transpose;
     auto t = [&](int64_t i, int64_t j) { return transpose ? T[j * n + i] : T[i * n + j]; };
     for (int64_t c = 0; c < r; ++c) {
         if (back) {
             for (int64_t i = n - 1; i >= 0; --i) {
-                double s = B[i * r + c];
+                S s = B[i * r + c];
                 for (int64_t j = i + 1; j < n; ++j) s -= t(i, j) * B[j * r + c];
                 B[i * r + c] = unit ? s : s / t(i, i);
             }
         } else {
             for (int64_t i = 0; i < n; ++i) {
-                double s = B[i * r + c];
+                S s = B[i * r + c];
                 for (int64_t j = 0; j < i; ++j) s -= t(i, j) * B[j * r + c];
                 B[i * r + c] = unit ? s : s / t(i, i);
             }
@@ -212,7 +266,8 @@ void trsm(const double* T, int64_t n, double* B, int64_t r, bool upper, bool uni
 }
 
 // X = A^{-1} B (or A^{-T} B) from A's LU factors, B n x r in place.
-void lu_solve_inplace(const double* LU, const int32_t* piv, int64_t n, double* B, int64_t r, bool transpose) {
+template <typename S>
+void lu_solve_inplace(const S* LU, const int32_t* piv, int64_t n, S* B, int64_t r, bool transpose) {
     if (!transpose) {
         for (int64_t i = 0; i < n; ++i) {
             const int64_t p = piv[i] - 1;
@@ -230,14 +285,17 @@ void lu_solve_inplace(const double* LU, const int32_t* piv, int64_t n, double* B
     }
 }
 
-struct LuResult {
-    Batch lu;
+template <typename S>
+struct LuResultOf {
+    BatchOf<S> lu;
     std::vector<int32_t> piv;  // count * min(m, n)
     std::vector<int32_t> info;
 };
+using LuResult = LuResultOf<double>;
 
-LuResult lu_factor(const Tensor& A, bool pivot) {
-    LuResult r{batch_of(A), {}, {}};
+template <typename S = double>
+LuResultOf<S> lu_factor(const Tensor& A, bool pivot) {
+    LuResultOf<S> r{batch_of<S>(A), {}, {}};
     const int64_t k = std::min(r.lu.m, r.lu.n);
     r.piv.assign(static_cast<std::size_t>(r.lu.count * k), 0);
     r.info.assign(static_cast<std::size_t>(r.lu.count), 0);
@@ -253,25 +311,27 @@ Tensor int_tensor(const Shape& shape, const std::vector<int32_t>& v) {
     return t;
 }
 
-Tensor pivots_tensor(const LuResult& r) {
+template <typename S>
+Tensor pivots_tensor(const LuResultOf<S>& r) {
     Shape s = r.lu.lead;
     s.push_back(std::min(r.lu.m, r.lu.n));
     return int_tensor(s, r.piv);
 }
 
-Tensor inverse_of(const Tensor& A, const std::string& fn, bool raise, std::vector<int32_t>* infos = nullptr) {
-    LuResult f = lu_factor(A, true);
+template <typename S>
+Tensor inverse_impl(const Tensor& A, const std::string& fn, bool raise, std::vector<int32_t>* infos) {
+    LuResultOf<S> f = lu_factor<S>(A, true);
     const int64_t n = f.lu.n;
-    Batch out = empty_batch(f.lu.lead, n, n);
+    BatchOf<S> out = empty_batch<S>(f.lu.lead, n, n);
     for (int64_t b = 0; b < f.lu.count; ++b) {
         const int32_t info = f.info[static_cast<std::size_t>(b)];
         if (info && raise) {
             throw Error(fn + ": " + batch_prefix(A, b) + "The diagonal element " + std::to_string(info) +
                         " is zero, the inversion could not be completed because the input matrix is singular.");
         }
-        double* o = out.at(b);
+        S* o = out.at(b);
         if (info) {
-            std::fill(o, o + n * n, kNaN);
+            std::fill(o, o + n * n, nan_of<S>());
             continue;
         }
         for (int64_t i = 0; i < n; ++i) o[i * n + i] = 1;
@@ -281,30 +341,47 @@ Tensor inverse_of(const Tensor& A, const std::string& fn, bool raise, std::vecto
     return tensor_of(out, A.scalar_type());
 }
 
-// (sign, log|det|) of each matrix from its LU factors.
-void slogdet_of(const Tensor& A, std::vector<double>& sign, std::vector<double>& logabs, std::vector<double>* det = nullptr) {
-    LuResult f = lu_factor(A, true);
+// A^{-1} of each matrix by pivoted LU in double (complex128 for complex A), rounded once.
+Tensor inverse_of(const Tensor& A, const std::string& fn, bool raise, std::vector<int32_t>* infos = nullptr) {
+    if (A.is_complex()) return inverse_impl<cdouble>(A, fn, raise, infos);
+    return inverse_impl<double>(A, fn, raise, infos);
+}
+
+// (sign, log|det|, det) of each matrix from its LU factors: sign is +-1 (0 when singular) for
+// real matrices, det / |det| for complex ones, as PyTorch's; det = sign * exp(log|det|), as
+// NumPy's.
+template <typename S>
+struct Slogdet {
+    std::vector<S> sign, det;
+    std::vector<double> logabs;
+};
+
+template <typename S>
+Slogdet<S> slogdet_of(const Tensor& A) {
+    LuResultOf<S> f = lu_factor<S>(A, true);
     const int64_t n = f.lu.n;
-    sign.assign(static_cast<std::size_t>(f.lu.count), 1.0);
-    logabs.assign(static_cast<std::size_t>(f.lu.count), 0.0);
-    if (det) det->assign(static_cast<std::size_t>(f.lu.count), 1.0);
+    const std::size_t count = static_cast<std::size_t>(f.lu.count);
+    Slogdet<S> r{std::vector<S>(count, S(1)), std::vector<S>(count, S(1)), std::vector<double>(count, 0.0)};
     for (int64_t b = 0; b < f.lu.count; ++b) {
-        double s = 1, l = 0;
-        const double* a = f.lu.at(b);
+        S s = 1;
+        double l = 0;
+        const S* a = f.lu.at(b);
         for (int64_t i = 0; i < n; ++i) {
-            const double v = a[i * n + i];
+            const S v = a[i * n + i];
             if (f.piv[static_cast<std::size_t>(b * n + i)] != i + 1) s = -s;
-            if (v < 0) s = -s;
-            l += std::log(std::abs(v));
+            const double size = std::abs(v);
+            if (size != 0) s *= v / size;  // the sign of a real v; its phase for a complex one
+            l += std::log(size);
         }
         if (f.info[static_cast<std::size_t>(b)]) {
             s = 0;
             l = -kInf;
         }
-        sign[static_cast<std::size_t>(b)] = s;
-        logabs[static_cast<std::size_t>(b)] = l;
-        if (det) (*det)[static_cast<std::size_t>(b)] = s * std::exp(l);  // NumPy's det: sign * exp(logabsdet)
+        r.sign[static_cast<std::size_t>(b)] = s;
+        r.logabs[static_cast<std::size_t>(b)] = l;
+        r.det[static_cast<std::size_t>(b)] = s * std::exp(l);
     }
+    return r;
 }
 
 // ------------------------------------------------------------------------- Cholesky
@@ -658,15 +735,20 @@ std::pair<Tensor, Tensor> eig(const Tensor& A, bool vectors) {
     return {w, v};
 }
 
-template <typename T>
-bool lapack_svd(T* a, int64_t m, int64_t n, char jobz, T* s, T* u, int64_t ucols, T* vt, int64_t vrows) {
+// gesdd of one row-major m x n matrix in T's precision (s, sgesdd / dgesdd; cgesdd / zgesdd
+// for complex T): singular values into s (real), U (m x ucols) and Vh (vrows x n); false when
+// the build has no LAPACK or gesdd failed.
+template <typename T, typename R>
+bool lapack_svd(T* a, int64_t m, int64_t n, char jobz, R* s, T* u, int64_t ucols, T* vt, int64_t vrows) {
 #ifdef EMBER_HAVE_OPENBLAS
     const int M = static_cast<int>(m), N = static_cast<int>(n);
     const int ldu = static_cast<int>(std::max<int64_t>(ucols, 1)), ldvt = static_cast<int>(std::max<int64_t>(n, 1));
     (void)vrows;
     int info;
     if constexpr (std::is_same_v<T, float>) info = scipy_LAPACKE_sgesdd(101, jobz, M, N, a, std::max(N, 1), s, u, ldu, vt, ldvt);
-    else info = scipy_LAPACKE_dgesdd(101, jobz, M, N, a, std::max(N, 1), s, u, ldu, vt, ldvt);
+    else if constexpr (std::is_same_v<T, double>) info = scipy_LAPACKE_dgesdd(101, jobz, M, N, a, std::max(N, 1), s, u, ldu, vt, ldvt);
+    else if constexpr (std::is_same_v<T, std::complex<float>>) info = scipy_LAPACKE_cgesdd(101, jobz, M, N, a, std::max(N, 1), s, u, ldu, vt, ldvt);
+    else info = scipy_LAPACKE_zgesdd(101, jobz, M, N, a, std::max(N, 1), s, u, ldu, vt, ldvt);
     return info == 0;
 #else
     (void)a, (void)m, (void)n, (void)jobz, (void)s, (void)u, (void)ucols, (void)vt, (void)vrows;
@@ -674,44 +756,50 @@ bool lapack_svd(T* a, int64_t m, int64_t n, char jobz, T* s, T* u, int64_t ucols
 #endif
 }
 
-// One-sided Jacobi SVD of an m x n matrix (m >= n after transposing): U (m x k), s (k), V (n x k).
-void jacobi_svd(const double* a, int64_t m64, int64_t n64, std::vector<double>& U, std::vector<double>& s,
-                std::vector<double>& V) {
+// One-sided Jacobi SVD of an m x n matrix (real or complex, S): A = U diag(s) V^H with U (m x k),
+// s (k, descending), V (n x k). A wide matrix is worked on as A^H = V s U^H. A pair of columns
+// (x, y) with x^H y = |g| e^{i phi} is rotated as the real pair (x, e^{-i phi} y).
+template <typename S>
+void jacobi_svd(const S* a, int64_t m64, int64_t n64, std::vector<S>& U, std::vector<double>& s, std::vector<S>& V) {
     const std::size_t m = static_cast<std::size_t>(m64), n = static_cast<std::size_t>(n64);
     const bool wide = m < n;
     const std::size_t r = wide ? n : m, c = wide ? m : n;  // work on the tall r x c matrix
-    std::vector<double> W(r * c);
+    std::vector<S> W(r * c);
     for (std::size_t i = 0; i < r; ++i) {
-        for (std::size_t j = 0; j < c; ++j) W[i * c + j] = wide ? a[j * n + i] : a[i * n + j];
+        for (std::size_t j = 0; j < c; ++j) W[i * c + j] = wide ? conj_of(a[j * n + i]) : a[i * n + j];
     }
-    std::vector<double> Vw(c * c, 0.0);
+    std::vector<S> Vw(c * c, S(0));
     for (std::size_t i = 0; i < c; ++i) Vw[i * c + i] = 1;
-    auto rotate = [](std::vector<double>& M, std::size_t rows, std::size_t cols, std::size_t p, std::size_t q, double cs,
-                     double sn) {
+    // columns p, q <- (cs x - sn conj(ph) y, sn ph x + cs y) with ph = e^{i phi} (1 when real)
+    auto rotate = [](std::vector<S>& M, std::size_t rows, std::size_t cols, std::size_t p, std::size_t q, double cs,
+                     double sn, S ph) {
         for (std::size_t i = 0; i < rows; ++i) {
-            const double x = M[i * cols + p], y = M[i * cols + q];
-            M[i * cols + p] = cs * x - sn * y;
-            M[i * cols + q] = sn * x + cs * y;
+            const S x = M[i * cols + p], y = M[i * cols + q];
+            M[i * cols + p] = cs * x - sn * conj_of(ph) * y;
+            M[i * cols + q] = sn * ph * x + cs * y;
         }
     };
     for (int sweep = 0; sweep < 100; ++sweep) {
         bool rotated = false;
         for (std::size_t p = 0; p < c; ++p) {
             for (std::size_t q = p + 1; q < c; ++q) {
-                double alpha = 0, beta = 0, gamma = 0;
+                double alpha = 0, beta = 0;
+                S gamma = 0;
                 for (std::size_t i = 0; i < r; ++i) {
-                    const double x = W[i * c + p], y = W[i * c + q];
-                    alpha += x * x;
-                    beta += y * y;
-                    gamma += x * y;
+                    const S x = W[i * c + p], y = W[i * c + q];
+                    alpha += abs2(x);
+                    beta += abs2(y);
+                    gamma += conj_of(x) * y;
                 }
-                if (gamma == 0 || std::abs(gamma) <= 1e-15 * std::sqrt(alpha * beta)) continue;
+                const double g = std::abs(gamma);
+                if (g == 0 || g <= 1e-15 * std::sqrt(alpha * beta)) continue;
                 rotated = true;
-                const double zeta = (beta - alpha) / (2 * gamma);
+                const double zeta = (beta - alpha) / (2 * g);
                 const double t = std::copysign(1.0, zeta) / (std::abs(zeta) + std::sqrt(1 + zeta * zeta));
                 const double cs = 1 / std::sqrt(1 + t * t), sn = cs * t;
-                rotate(W, r, c, p, q, cs, sn);
-                rotate(Vw, c, c, p, q, cs, sn);
+                const S ph = gamma / g;
+                rotate(W, r, c, p, q, cs, sn, ph);
+                rotate(Vw, c, c, p, q, cs, sn, ph);
             }
         }
         if (!rotated) break;
@@ -719,23 +807,23 @@ void jacobi_svd(const double* a, int64_t m64, int64_t n64, std::vector<double>& 
     std::vector<double> norms(c);
     for (std::size_t j = 0; j < c; ++j) {
         double nn = 0;
-        for (std::size_t i = 0; i < r; ++i) nn += W[i * c + j] * W[i * c + j];
+        for (std::size_t i = 0; i < r; ++i) nn += abs2(W[i * c + j]);
         norms[j] = std::sqrt(nn);
     }
     std::vector<std::size_t> order(c);
     std::iota(order.begin(), order.end(), std::size_t{0});
     std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) { return norms[x] > norms[y]; });
-    std::vector<double> Ut(r * c, 0.0), Vt(c * c);
+    std::vector<S> Ut(r * c, S(0)), Vt(c * c);
     s.assign(c, 0.0);
     for (std::size_t k = 0; k < c; ++k) {
         const std::size_t j = order[k];
         const double sv = norms[j];
         s[k] = sv;
-        for (std::size_t i = 0; i < r; ++i) Ut[i * c + k] = sv > 0 ? W[i * c + j] / sv : (i == k ? 1.0 : 0.0);
+        for (std::size_t i = 0; i < r; ++i) Ut[i * c + k] = sv > 0 ? W[i * c + j] / sv : S(i == k ? 1.0 : 0.0);
         for (std::size_t i = 0; i < c; ++i) Vt[i * c + k] = Vw[i * c + j];
     }
     if (wide) {
-        U = Vt;  // A^T = Ut s Vt^T  =>  A = Vt s Ut^T
+        U = Vt;  // A^H = Ut s Vt^H  =>  A = Vt s Ut^H
         V = Ut;
     } else {
         U = Ut;
@@ -744,25 +832,26 @@ void jacobi_svd(const double* a, int64_t m64, int64_t n64, std::vector<double>& 
 }
 
 // Completes the k orthonormal columns of Q (rows x k) to rows x rows (Gram-Schmidt on e_i).
-std::vector<double> complete_basis(const std::vector<double>& Q, int64_t rows64, int64_t k64) {
+template <typename S>
+std::vector<S> complete_basis(const std::vector<S>& Q, int64_t rows64, int64_t k64) {
     const std::size_t rows = static_cast<std::size_t>(rows64), k = static_cast<std::size_t>(k64);
-    std::vector<double> out(rows * rows, 0.0);
+    std::vector<S> out(rows * rows, S(0));
     for (std::size_t i = 0; i < rows; ++i) {
         for (std::size_t j = 0; j < k; ++j) out[i * rows + j] = Q[i * k + j];
     }
     std::size_t filled = k;
     for (std::size_t e = 0; e < rows && filled < rows; ++e) {
-        std::vector<double> v(rows, 0.0);
+        std::vector<S> v(rows, S(0));
         v[e] = 1;
         for (int pass = 0; pass < 2; ++pass) {
             for (std::size_t j = 0; j < filled; ++j) {
-                double d = 0;
-                for (std::size_t i = 0; i < rows; ++i) d += out[i * rows + j] * v[i];
+                S d = 0;
+                for (std::size_t i = 0; i < rows; ++i) d += conj_of(out[i * rows + j]) * v[i];
                 for (std::size_t i = 0; i < rows; ++i) v[i] -= d * out[i * rows + j];
             }
         }
         double nn = 0;
-        for (double x : v) nn += x * x;
+        for (const S& x : v) nn += abs2(x);
         nn = std::sqrt(nn);
         if (nn < 1e-8) continue;
         for (std::size_t i = 0; i < rows; ++i) out[i * rows + filled] = v[i] / nn;
@@ -775,17 +864,19 @@ struct Svd {
     Tensor U, S, Vh;
 };
 
-// linalg.svd: U (m x m or m x k), S (k), Vh (n x n or k x n); compute_uv=false: S only.
-Svd svd(const Tensor& A, bool full_matrices, bool compute_uv) {
-    check_matrix(A, "linalg.svd");
-    Batch a = batch_of(A);
+// The SVD of each matrix in S (double / complex128): LAPACK's gesdd in the input's precision
+// when the build has it, else one-sided Jacobi in S; U and Vh in A's dtype, S real.
+template <typename S>
+Svd svd_impl(const Tensor& A, bool full_matrices, bool compute_uv) {
+    BatchOf<S> a = batch_of<S>(A);
     const int64_t m = a.m, n = a.n, k = std::min(m, n);
     const int64_t uc = full_matrices ? m : k, vr = full_matrices ? n : k;
-    Batch U = empty_batch(a.lead, m, uc), Vh = empty_batch(a.lead, vr, n);
-    std::vector<double> S(static_cast<std::size_t>(a.count * k));
+    BatchOf<S> U = empty_batch<S>(a.lead, m, uc), Vh = empty_batch<S>(a.lead, vr, n);
+    std::vector<double> Sv(static_cast<std::size_t>(a.count * k));
     const char jobz = !compute_uv ? 'N' : full_matrices ? 'A' : 'S';
+    const bool single = A.scalar_type() == kFloat || A.scalar_type() == kComplexFloat;
     for (int64_t b = 0; b < a.count; ++b) {
-        const double* src = a.at(b);
+        const S* src = a.at(b);
         if (m * n == 0) {
             for (int64_t i = 0; i < std::min(m, uc); ++i) U.at(b)[i * uc + i] = 1;
             for (int64_t i = 0; i < std::min(vr, n); ++i) Vh.at(b)[i * n + i] = 1;
@@ -793,42 +884,53 @@ Svd svd(const Tensor& A, bool full_matrices, bool compute_uv) {
         }
         bool done = false;
         auto run = [&](auto tag) {
-            using T = decltype(tag);
-            std::vector<T> x(src, src + m * n), s(static_cast<std::size_t>(k));
+            using R = decltype(tag);  // float or double
+            using T = std::conditional_t<std::is_same_v<S, double>, R, std::complex<R>>;
+            std::vector<T> x(static_cast<std::size_t>(m * n));
+            for (int64_t i = 0; i < m * n; ++i) x[static_cast<std::size_t>(i)] = static_cast<T>(src[i]);
+            std::vector<R> s(static_cast<std::size_t>(k));
             std::vector<T> u(static_cast<std::size_t>(std::max<int64_t>(m * uc, 1)));
             std::vector<T> vt(static_cast<std::size_t>(std::max<int64_t>(vr * n, 1)));
-            if (lapack_svd<T>(x.data(), m, n, jobz, s.data(), u.data(), uc, vt.data(), vr)) {
+            if (lapack_svd<T, R>(x.data(), m, n, jobz, s.data(), u.data(), uc, vt.data(), vr)) {
                 done = true;
-                std::copy(s.begin(), s.end(), S.begin() + b * k);
+                std::copy(s.begin(), s.end(), Sv.begin() + b * k);
                 if (compute_uv) {
                     std::copy(u.begin(), u.begin() + m * uc, U.at(b));
                     std::copy(vt.begin(), vt.begin() + vr * n, Vh.at(b));
                 }
             }
         };
-        if (A.scalar_type() == kFloat) run(float{});
+        if (single) run(float{});
         else run(double{});
         if (done) continue;
-        std::vector<double> u, s, v;
+        std::vector<S> u, v;
+        std::vector<double> s;
         jacobi_svd(src, m, n, u, s, v);
-        std::copy(s.begin(), s.end(), S.begin() + b * k);
+        std::copy(s.begin(), s.end(), Sv.begin() + b * k);
         if (!compute_uv) continue;
-        std::vector<double> uf = full_matrices ? complete_basis(u, m, k) : u;
-        std::vector<double> vf = full_matrices ? complete_basis(v, n, k) : v;
+        std::vector<S> uf = full_matrices ? complete_basis(u, m, k) : u;
+        std::vector<S> vf = full_matrices ? complete_basis(v, n, k) : v;
         std::copy(uf.begin(), uf.end(), U.at(b));
         for (int64_t i = 0; i < vr; ++i) {
-            for (int64_t j = 0; j < n; ++j) Vh.at(b)[i * n + j] = vf[static_cast<std::size_t>(j * vr + i)];
+            for (int64_t j = 0; j < n; ++j) Vh.at(b)[i * n + j] = conj_of(vf[static_cast<std::size_t>(j * vr + i)]);
         }
     }
     Shape ss = a.lead;
     ss.push_back(k);
     Svd r;
-    r.S = vector_tensor(ss, S, A.scalar_type());
+    r.S = vector_tensor(ss, Sv, real_dtype(A));
     if (compute_uv) {
         r.U = tensor_of(U, A.scalar_type());
         r.Vh = tensor_of(Vh, A.scalar_type());
     }
     return r;
+}
+
+// linalg.svd: U (m x m or m x k), S (k, real), Vh (n x n or k x n); compute_uv=false: S only.
+Svd svd(const Tensor& A, bool full_matrices, bool compute_uv) {
+    check_matrix(A, "linalg.svd");
+    if (A.is_complex()) return svd_impl<cdouble>(A, full_matrices, compute_uv);
+    return svd_impl<double>(A, full_matrices, compute_uv);
 }
 
 // ------------------------------------------------------------------------- norms
@@ -921,14 +1023,9 @@ Tensor matrix_norm(const Tensor& A0, const Value& ord, const Value& dim, bool ke
         }
     }
     Tensor A = cast_for_norm(A0, dtype, "linalg.matrix_norm");
-    if (A.is_complex()) {
-        // 'fro', +-1 and +-inf read the moduli only; 'nuc' and +-2 need a complex SVD
-        if (s_ord == "nuc" || std::abs(n_ord) == 2) {
-            throw NotImplementedError("\"linalg_svd\" not implemented for '" + type_name_of(A) +
-                                      "' (Ember's C++ frontend has no complex SVD)");
-        }
-        A = ember::abs(A);
-    }
+    // 'fro', +-1 and +-inf read the moduli only; 'nuc' and +-2 the (real) singular values of
+    // the complex matrix
+    if (A.is_complex() && s_ord != "nuc" && std::abs(n_ord) != 2) A = ember::abs(A);
     if (s_ord == "fro") return vector_norm(A, 2, {d0, d1}, keepdim);
     if (A.size(d0) == 0 || A.size(d1) == 0) {
         Shape shape;
@@ -939,7 +1036,7 @@ Tensor matrix_norm(const Tensor& A0, const Value& ord, const Value& dim, bool ke
                 shape.push_back(A.size(i));
             }
         }
-        return ember::zeros(shape, A.scalar_type());
+        return ember::zeros(shape, real_dtype(A));
     }
     Tensor r;
     if (s_ord == "nuc" || std::abs(n_ord) == 2) {
@@ -989,6 +1086,27 @@ Shape batch_shape(const Tensor& a, const Tensor& b) {
     return ember::infer_size(Shape(a.sizes().begin(), a.sizes().end() - 2), Shape(b.sizes().begin(), b.sizes().end() - 2));
 }
 
+// X with A X = B for broadcast batches (A n x n, B n x r) by pivoted LU in S, rounded once.
+template <typename S>
+Tensor solve_batches(const Tensor& A, const Tensor& B, const Tensor& A0, bool raise, std::vector<int32_t>* infos) {
+    const int64_t n = A.size(-1);
+    LuResultOf<S> f = lu_factor<S>(A, true);
+    BatchOf<S> x = batch_of<S>(B);
+    if (infos) *infos = f.info;
+    for (int64_t b = 0; b < x.count; ++b) {
+        if (f.info[static_cast<std::size_t>(b)]) {
+            if (raise) {
+                const std::string prefix = x.count > 1 || A0.dim() > 2 ? "(Batch element " + std::to_string(b) + "): " : "";
+                throw Error("torch.linalg.solve: " + prefix + "The solver failed because the input matrix is singular.");
+            }
+            std::fill(x.at(b), x.at(b) + x.m * x.n, nan_of<S>());
+            continue;
+        }
+        lu_solve_inplace(f.lu.at(b), f.piv.data() + b * n, n, x.at(b), x.n, false);
+    }
+    return tensor_of(x, A0.scalar_type());
+}
+
 Tensor solve(const Tensor& A, const Tensor& B, bool left, const std::string& fn, bool raise, std::vector<int32_t>* infos = nullptr) {
     if (!left) return solve(A.transpose(-1, -2), B.transpose(-1, -2), true, fn, raise, infos).transpose(-1, -2);
     check_matrix(A, "linalg.solve", true);
@@ -1007,21 +1125,8 @@ Tensor solve(const Tensor& A, const Tensor& B, bool left, const std::string& fn,
                     std::to_string(n) + " and " + shape + ")");
     }
     const Shape batch = batch_shape(A, Bm);
-    LuResult f = lu_factor(broadcast_batch(A, batch), true);
-    Batch x = batch_of(broadcast_batch(Bm, batch));
-    if (infos) *infos = f.info;
-    for (int64_t b = 0; b < x.count; ++b) {
-        if (f.info[static_cast<std::size_t>(b)]) {
-            if (raise) {
-                const std::string prefix = x.count > 1 || A.dim() > 2 ? "(Batch element " + std::to_string(b) + "): " : "";
-                throw Error("torch.linalg.solve: " + prefix + "The solver failed because the input matrix is singular.");
-            }
-            std::fill(x.at(b), x.at(b) + x.m * x.n, kNaN);
-            continue;
-        }
-        lu_solve_inplace(f.lu.at(b), f.piv.data() + b * n, n, x.at(b), x.n, false);
-    }
-    Tensor r = tensor_of(x, A.scalar_type());
+    Tensor r = A.is_complex() ? solve_batches<cdouble>(broadcast_batch(A, batch), broadcast_batch(Bm, batch), A, raise, infos)
+                              : solve_batches<double>(broadcast_batch(A, batch), broadcast_batch(Bm, batch), A, raise, infos);
     return vector ? r.squeeze(-1) : r;
 }
 
@@ -1040,37 +1145,6 @@ struct Ldl {
     throw Error(fn + ": this build of Ember's C++ library has no LAPACK (configure it with EMBER_USE_OPENBLAS=ON)");
 }
 #endif
-
-using cdouble = std::complex<double>;
-
-// The matrices of a (batch of) matrix, row-major, as S (double or complex128).
-template <typename S>
-struct LdlBatch {
-    int64_t m = 0, n = 0, count = 0;
-    std::vector<S> v;
-    S* at(int64_t b) { return v.data() + b * m * n; }
-};
-
-template <typename S>
-LdlBatch<S> ldl_batch(const Tensor& t) {
-    LdlBatch<S> b;
-    b.m = t.size(-2);
-    b.n = t.size(-1);
-    b.count = 1;
-    for (int64_t d = 0; d + 2 < t.dim(); ++d) b.count *= t.size(d);
-    Tensor c = t.to(std::is_same_v<S, double> ? kDouble : kComplexDouble).contiguous();
-    b.v.assign(c.data_ptr<S>(), c.data_ptr<S>() + c.numel());
-    return b;
-}
-
-template <typename S>
-Tensor ldl_tensor(const LdlBatch<S>& b, Shape s, ScalarType dt) {
-    s.push_back(b.m);
-    s.push_back(b.n);
-    Tensor t = ember::empty(s, std::is_same_v<S, double> ? kDouble : kComplexDouble);
-    std::copy(b.v.begin(), b.v.end(), t.data_ptr<S>());
-    return t.to(dt);
-}
 
 #ifdef EMBER_HAVE_OPENBLAS
 void sytf2(bool herm, int N, double* a, int ld, int* piv, int* info) {
@@ -1098,10 +1172,10 @@ void ldl_kernel_dtype(const Tensor& A, const std::string& kernel) {
 
 template <typename S>
 Ldl ldl_factor_impl(const Tensor& A, const std::string& fn, bool check_errors, bool hermitian) {
-    LdlBatch<S> a = ldl_batch<S>(A);
+    BatchOf<S> a = batch_of<S>(A);
     const Shape lead(A.sizes().begin(), A.sizes().end() - 2);
     const int64_t n = a.n;
-    LdlBatch<S> out = a;
+    BatchOf<S> out = a;
     std::fill(out.v.begin(), out.v.end(), S(0));
     std::vector<int32_t> piv(static_cast<std::size_t>(a.count * n)), info(static_cast<std::size_t>(a.count));
     std::vector<S> cm(static_cast<std::size_t>(n * n));
@@ -1136,7 +1210,7 @@ Ldl ldl_factor_impl(const Tensor& A, const std::string& fn, bool check_errors, b
     }
     Shape ps = lead;
     ps.push_back(n);
-    return {ldl_tensor(out, lead, A.scalar_type()), int_tensor(ps, piv), int_tensor(lead, info)};
+    return {tensor_of(out, A.scalar_type()), int_tensor(ps, piv), int_tensor(lead, info)};
 }
 
 Ldl ldl_factor(const Tensor& A, const std::string& fn, bool check_errors, bool hermitian) {
@@ -1155,11 +1229,11 @@ template <typename S>
 Tensor ldl_solve_impl(const Tensor& LD, const Tensor& pivots, const Tensor& B, bool hermitian, const std::string& fn) {
     const int64_t n = LD.size(-1);
     const Shape batch = batch_shape(LD, B);
-    LdlBatch<S> lds = ldl_batch<S>(broadcast_batch(LD, batch));
+    BatchOf<S> lds = batch_of<S>(broadcast_batch(LD, batch));
     Shape pshape = batch;
     pshape.push_back(n);
     const Tensor p = pivots.to(kInt).expand(pshape).contiguous();
-    LdlBatch<S> x = ldl_batch<S>(broadcast_batch(B, batch));
+    BatchOf<S> x = batch_of<S>(broadcast_batch(B, batch));
     const int64_t k = x.n;
     std::vector<S> cm(static_cast<std::size_t>(n * n)), rhs(static_cast<std::size_t>(n * k));
     for (int64_t b = 0; b < lds.count; ++b) {
@@ -1184,7 +1258,7 @@ Tensor ldl_solve_impl(const Tensor& LD, const Tensor& pivots, const Tensor& B, b
             for (int64_t j = 0; j < k; ++j) xb[i * k + j] = rhs[static_cast<std::size_t>(j * n + i)];
         }
     }
-    return ldl_tensor(x, batch, LD.scalar_type());
+    return tensor_of(x, LD.scalar_type());
 }
 
 // X with A X = B given ldl_factor(A) (dsytrs; zsytrs / zhetrs); batches broadcast.
@@ -1467,28 +1541,43 @@ void register_more5_ops(OpTable& t) {
         std::vector<int32_t> info;
         Tensor inv = inverse_of(A, "linalg.inv", a.boolean("check_errors"), &info);
         bool any = std::any_of(info.begin(), info.end(), [](int32_t v) { return v != 0; });
-        if (any) inv = ember::full(shape_of(A), kNaN, A.scalar_type());
+        if (any) inv = nan_like(A);
         return {inv, int_tensor(Shape(A.sizes().begin(), A.sizes().end() - 2), info)};
     });
     auto det = [](const Tensor& A) {
         check_matrix(A, "linalg.det", true);
-        std::vector<double> sign, logabs, d;
-        slogdet_of(A, sign, logabs, &d);
-        return vector_tensor(Shape(A.sizes().begin(), A.sizes().end() - 2), d, A.scalar_type());
+        const Shape lead(A.sizes().begin(), A.sizes().end() - 2);
+        if (A.is_complex()) return vector_tensor(lead, slogdet_of<cdouble>(A).det, A.scalar_type());
+        return vector_tensor(lead, slogdet_of<double>(A).det, A.scalar_type());
     };
     def(t, "det", "input", [det](const Args& a) { return one(det(a.tensor("input"))); });
     def(t, "linalg.det", "A, *, out=None", [det](const Args& a) { return one(to_out(a, det(a.tensor("A")))); });
+    // (sign, logabsdet): sign in A's dtype (det / |det| when complex), logabsdet real
     auto slogdet = [](const Tensor& A) -> OpResult {
         check_matrix(A, "linalg.slogdet", true);
-        std::vector<double> sign, logabs;
-        slogdet_of(A, sign, logabs);
         const Shape lead(A.sizes().begin(), A.sizes().end() - 2);
-        return {vector_tensor(lead, sign, A.scalar_type()), vector_tensor(lead, logabs, A.scalar_type())};
+        if (A.is_complex()) {
+            Slogdet<cdouble> r = slogdet_of<cdouble>(A);
+            return {vector_tensor(lead, r.sign, A.scalar_type()), vector_tensor(lead, r.logabs, real_dtype(A))};
+        }
+        Slogdet<double> r = slogdet_of<double>(A);
+        return {vector_tensor(lead, r.sign, A.scalar_type()), vector_tensor(lead, r.logabs, A.scalar_type())};
     };
     def(t, "slogdet", "input", [slogdet](const Args& a) { return slogdet(a.tensor("input")); });
     def(t, "linalg.slogdet", "A, *, out=None", [slogdet](const Args& a) { return slogdet(a.tensor("A")); });
     def(t, "logdet", "input", [slogdet](const Args& a) {
-        OpResult r = slogdet(a.tensor("input"));
+        const Tensor A = a.tensor("input");
+        if (A.is_complex()) {
+            // log(det) = log|det| + i arg(sign); a singular matrix: -inf + nan i, as PyTorch's
+            check_matrix(A, "linalg.slogdet", true);
+            Slogdet<cdouble> r = slogdet_of<cdouble>(A);
+            std::vector<cdouble> l(r.sign.size());
+            for (std::size_t i = 0; i < l.size(); ++i) {
+                l[i] = r.sign[i] == cdouble(0) ? cdouble(-kInf, kNaN) : cdouble(r.logabs[i], std::arg(r.sign[i]));
+            }
+            return one(vector_tensor(Shape(A.sizes().begin(), A.sizes().end() - 2), l, A.scalar_type()));
+        }
+        OpResult r = slogdet(A);
         return one(r[1] + ember::where(r[0] < 0, scalar_tensor(kNaN, r[1].scalar_type()), scalar_tensor(0.0, r[1].scalar_type())));
     });
 
@@ -1503,9 +1592,7 @@ void register_more5_ops(OpTable& t) {
         const bool vector = B.dim() == 1 || (B.dim() == A.dim() - 1 && Shape(B.sizes().begin(), B.sizes().end()) ==
                                                                             Shape(A.sizes().begin(), A.sizes().end() - 1));
         const Shape lead(x.sizes().begin(), x.sizes().end() - (vector ? 1 : 2));
-        if (std::any_of(info.begin(), info.end(), [](int32_t v) { return v != 0; })) {
-            x = ember::full(shape_of(x), kNaN, x.scalar_type());
-        }
+        if (std::any_of(info.begin(), info.end(), [](int32_t v) { return v != 0; })) x = nan_like(x);
         return {x, int_tensor(lead, info)};
     });
     def(t, "linalg.solve_triangular", "input, B, *, upper, left=True, unitriangular=False, out=None", [](const Args& a) {
@@ -1779,10 +1866,10 @@ void register_more5_ops(OpTable& t) {
             Shape us = lead, vs = lead;
             us.insert(us.end(), {A.size(-2), A.size(-2)});
             vs.insert(vs.end(), {A.size(-1), A.size(-1)});
-            return {ember::zeros(us, A.scalar_type()), s, ember::zeros(vs, A.scalar_type())};
+            return {ember::zeros(us, A.scalar_type()), s, ember::zeros(vs, A.scalar_type())};  // S real
         }
         Svd d = svd(A, !a.boolean("some"), true);
-        return {d.U, d.S, d.Vh.transpose(-1, -2).contiguous()};
+        return {d.U, d.S, ember::conj_physical(d.Vh.transpose(-1, -2)).contiguous()};  // V = Vh^H
     });
     def(t, "linalg.svdvals", "A, *, driver=None, out=None", [](const Args& a) { return one(to_out(a, svdvals_of(a.tensor("A")))); });
     def(t, "linalg.eigh", "A, UPLO='L', *, out=None", [](const Args& a) -> OpResult {
@@ -1962,7 +2049,7 @@ void register_more5_ops(OpTable& t) {
             return describe(ord);
         };
         if (!valid) throw Error("linalg.cond got an invalid norm type: " + ord_text());
-        if (A.numel() == 0) return one(to_out(a, ember::zeros(Shape(A.sizes().begin(), A.sizes().end() - 2), A.scalar_type())));
+        if (A.numel() == 0) return one(to_out(a, ember::zeros(Shape(A.sizes().begin(), A.sizes().end() - 2), real_dtype(A))));
         if (ord.kind != Value::Kind::String && std::abs(o) == 2) {
             Tensor s = svdvals_of(A);
             Tensor big = s.narrow(-1, 0, 1), small = s.narrow(-1, s.size(-1) - 1, 1);

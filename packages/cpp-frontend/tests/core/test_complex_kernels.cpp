@@ -401,4 +401,30 @@ TEST(ComplexKernels, PointwiseIdentities) {
     }
 }
 
+// var / std of complex tensors: sum |z - mean|^2 / (N - correction), real (float for complex64),
+// against PyTorch's values
+TEST(ComplexKernels, VarianceAndStdAreRealAsPyTorchs) {
+    const std::vector<cd> zv = {{1, 2}, {-0.5, 1}, {3, -1}, {0.25, -2}, {2, 0.5}, {-1, -1}};
+    for (const ScalarType dt : {kComplexFloat, kComplexDouble}) {
+        const double tol = dt == kComplexFloat ? 1e-6 : 1e-14;
+        const Tensor z = complex_tensor(zv, {2, 3}, dt);
+        const ScalarType rt = dt == kComplexFloat ? kFloat : kDouble;
+        auto check = [&](const Tensor& t, const std::vector<double>& want, const std::string& what) {
+            EXPECT_EQ(t.scalar_type(), rt) << what;
+            const Tensor d = t.to(kDouble).contiguous().reshape({-1});
+            ASSERT_EQ(d.numel(), static_cast<int64_t>(want.size())) << what;
+            for (std::size_t i = 0; i < want.size(); ++i) {
+                EXPECT_NEAR(d[static_cast<int64_t>(i)].item<double>(), want[i], tol * (1 + std::abs(want[i]))) << what << " " << i;
+            }
+        };
+        check(z.var(), {4.55208333333333393}, "var()");
+        check(ember::var(z, {0}), {8.28125, 3.25, 8.0}, "var(0)");
+        check(ember::var(z, {1}, /*unbiased=*/false, /*keepdim=*/true), {3.61111111111111116, 2.56944444444444420}, "var(1, biased)");
+        check(ember::std(z, {1}), {2.32737334062815693, 1.96320316489829083}, "std(1)");
+        check(z.std(), {2.13356118574868470}, "std()");
+        check(ember::var(z, std::vector<int64_t>{1}, Scalar(0), true), {3.61111111111111116, 2.56944444444444420}, "correction 0");
+        EXPECT_EQ(ember::var(z, {1}, true, true).sizes().vec(), (std::vector<int64_t>{2, 1}));
+    }
+}
+
 }  // namespace
