@@ -50,6 +50,7 @@ std::string compiler() {
     return os.str();
 }
 
+#ifdef EMBER_HAVE_OPENBLAS  // (unused without it: -Werror=unused-function)
 // OpenBLAS's strings, trimmed ("OpenBLAS 0.3.29 DYNAMIC_ARCH NO_AFFINITY Haswell MAX_THREADS=64").
 std::string trimmed(const char* text) {
     std::string s = text == nullptr ? "" : text;
@@ -57,6 +58,7 @@ std::string trimmed(const char* text) {
     const auto last = s.find_last_not_of(' ');
     return first == std::string::npos ? std::string() : s.substr(first, last - first + 1);
 }
+#endif
 
 }  // namespace
 
