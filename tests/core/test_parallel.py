@@ -236,3 +236,23 @@ def test_linear_bias_add_does_not_depend_on_threads(threads):
         return y.detach().numpy(), x.grad.numpy()
 
     _same(_at_threads(threads, run))
+
+
+@pytest.mark.parametrize("grad", [True, False])
+def test_linear_bias_on_a_large_permuted_input(threads, grad):
+    # a windowed attention's input (timm's Twins): a transposed 6-d view, whose product NumPy
+    # lays out like the input; the split bias add once went to a reshaped copy under no_grad
+    g = ember.Generator(CPU).manual_seed(5)
+    x0 = ember.randn(2, 56 * 56, 64, dtype=ember.float64, generator=g, device=CPU)
+    x = x0.view(2, 8, 7, 8, 7, 64).transpose(2, 3)
+    w = ember.randn(192, 64, dtype=ember.float64, generator=g, device=CPU)
+    b = ember.randn(192, dtype=ember.float64, generator=g, device=CPU)
+    expected = x.contiguous().numpy() @ w.numpy().T + b.numpy()
+
+    def run():
+        with ember.set_grad_enabled(grad):
+            return F.linear(x, w, b).detach().numpy()
+
+    for n in (1, 2, 3):
+        threads(n)
+        np.testing.assert_allclose(run(), expected, rtol=1e-12, atol=1e-12)

@@ -111,9 +111,12 @@ _PARALLEL_ELEMENTS = 1 << 17
 
 
 def _add_rows(r, bd):
-    """``r += bd`` (``bd`` broadcast over the rows of the fresh, C-contiguous product ``r``),
-    its rows split over Ember's intra-op threads on NumPy."""
-    if r.__class__ is not np.ndarray or bd.ndim > 1 or r.size < 2 * _PARALLEL_ELEMENTS:
+    """``r += bd`` (``bd`` broadcast over the rows of the fresh product ``r``), its rows split
+    over Ember's intra-op threads on NumPy when ``r`` is C-contiguous. (NumPy's matmul lays
+    out the product of a strided N-d input like the input: its row view would be a copy, and
+    the bias added to the copy alone -- a windowed attention's permuted input lost its bias.)"""
+    if (r.__class__ is not np.ndarray or bd.ndim > 1 or r.size < 2 * _PARALLEL_ELEMENTS
+            or not r.flags.c_contiguous):
         r += bd
         return
     rows = r.reshape(-1, r.shape[-1])
