@@ -171,6 +171,10 @@ OP_PARAM_TYPES = {
     "broadcast_tensors.tensors": "Tensor",
     "einsum.operands": "Tensor | Sequence[Tensor]",
     "logsumexp.dim": "_IntOrInts",
+    **{f"{op}.source": "Tensor" for op in ("index_add", "index_copy", "masked_scatter", "put")},
+    "scatter.reduce": "_str",
+    "scatter.src": "Tensor | _Number",
+    "index_put.indices": "Sequence[Tensor | None]",
     **{f"{op}.{p}": "Tensor | None" for op in ("batch_norm", "instance_norm")
        for p in ("weight", "bias", "running_mean", "running_var")},
     "ctc_loss.input_lengths": "Tensor | Sequence[_int]",
@@ -567,6 +571,8 @@ class Context:
         self.functions: dict[int, tuple[object, str]] = {}
         for info in registry.OPS.values():
             self.functions.setdefault(id(info.fn), (info, "op"))
+            if info.method_fn is not None:  # the method of an op whose function takes out=
+                self.functions.setdefault(id(info.method_fn), (info, "op"))
             if info.inplace is not None:
                 self.functions.setdefault(id(info.inplace), (info, "inplace"))
 
@@ -674,7 +680,8 @@ class Builder:
                 sigs = [self._as_method(s) for s in sigs]
             return sigs
         ret = self.op_return(info)
-        sig = self.sig_of(info.name, info.fn, ret, method=method)
+        fn = info.method_fn if method and info.method_fn is not None else info.fn
+        sig = self.sig_of(info.name, fn, ret, method=method)
         sigs = [sig]
         if info.name in FLAG_OVERLOADS:
             sigs = self._flag_overloads(sig, *FLAG_OVERLOADS[info.name])

@@ -806,3 +806,55 @@ def test_householder_product_second_order_in_complex128():
     a, tau = ember.geqrf(ember.randn(4, 3, dtype=ember.complex128))
     a, tau = a.detach().requires_grad_(), tau.detach().requires_grad_()
     assert ember.autograd.gradgradcheck(ember.linalg.householder_product, (a, tau))
+
+
+# -- var/std, torch.svd's V and logdet of a singular matrix on complex input -------------------
+
+def _cplx(shape, seed=0, dtype=np.complex128):
+    rng = np.random.default_rng(seed)
+    return (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(dtype)
+
+
+@pytest.mark.parametrize("dtype,real", [(np.complex64, ember.float32),
+                                        (np.complex128, ember.float64)])
+def test_var_std_of_complex_are_real(dtype, real):
+    z = _cplx((3, 5), dtype=dtype)
+    t = ember.tensor(z)
+    ref = (np.abs(z - z.mean(1, keepdims=True)) ** 2).sum(1) / 4
+    v = ember.var(t, dim=1)
+    assert v.dtype == real
+    np.testing.assert_allclose(v.numpy(), ref, rtol=1e-5)
+    np.testing.assert_allclose(ember.std(t, dim=1, correction=0).numpy(),
+                               np.sqrt(ref * 4 / 5), rtol=1e-5)
+    var, mean = ember.var_mean(t, 0, keepdim=True)
+    assert var.dtype == real and mean.dtype == t.dtype and var.shape == (1, 5)
+
+
+def test_var_std_of_complex_gradcheck():
+    x = ember.tensor(_cplx((3, 4), seed=1), requires_grad=True)
+    assert gradcheck(lambda a: ember.var(a, dim=1), (x,))
+    assert gradcheck(lambda a: ember.std(a), (x,))
+
+
+def test_var_std_of_complex_match_pytorch():
+    torch = pytest.importorskip("torch")
+    z = _cplx((4, 6), seed=2)
+    x, tx = ember.tensor(z, requires_grad=True), torch.tensor(z, requires_grad=True)
+    y, ty = ember.std(x, dim=0), torch.std(tx, dim=0)
+    np.testing.assert_allclose(y.detach().numpy(), ty.detach().numpy(), rtol=1e-12)
+    y.sum().backward()
+    ty.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-12)
+
+
+def test_torch_svd_of_complex_returns_v_not_vh():
+    a = _cplx((4, 3), seed=3)
+    u, s, v = ember.svd(ember.tensor(a))
+    np.testing.assert_allclose((u.numpy() * s.numpy()) @ v.numpy().conj().T, a, atol=1e-12)
+
+
+def test_logdet_of_a_singular_complex_matrix_is_pytorchs():
+    r = ember.logdet(ember.tensor(np.array([[1, 2], [2, 4]], dtype=np.complex128))).item()
+    assert r.real == -np.inf and np.isnan(r.imag)
+    ok = ember.logdet(ember.tensor(np.array([[2, 1j], [0, 1]], dtype=np.complex128))).item()
+    assert abs(ok - np.log(2)) < 1e-15

@@ -290,19 +290,19 @@ spmm: Any
 sspaddmm: Any
 values_copy: Any
 
-def abs(input: Tensor) -> Tensor:
+def abs(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """Absolute value (bool tensors are an error)."""
 
 def abs_(input: Tensor) -> Tensor:
     """In-place version of :func:`ember.abs`."""
 
-def acos(input: Tensor) -> Tensor:
+def acos(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """Arccosine."""
 
 def acos_(input: Tensor) -> Tensor:
     """In-place version of :func:`ember.acos`."""
 
-def acosh(input: Tensor) -> Tensor:
+def acosh(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """Inverse hyperbolic cosine."""
 
 def acosh_(input: Tensor) -> Tensor:
@@ -345,6 +345,7 @@ def addbmm(
     *,
     beta: _float = 1,
     alpha: _float = 1,
+    out: Tensor | None = None,
 ) -> Tensor:
     """``beta * input + alpha * sum_b batch1[b] @ batch2[b]``."""
 
@@ -364,6 +365,7 @@ def addcdiv(
     tensor2: Tensor,
     *,
     value: _TensorOrNumber = 1,
+    out: Tensor | None = None,
 ) -> Tensor:
     """``input + value * tensor1 / tensor2`` (integer ``tensor1``/``tensor2`` are an error)."""
 
@@ -382,6 +384,7 @@ def addcmul(
     tensor2: Tensor,
     *,
     value: _TensorOrNumber = 1,
+    out: Tensor | None = None,
 ) -> Tensor:
     """``input + value * tensor1 * tensor2`` (broadcast, promoted)."""
 
@@ -401,6 +404,7 @@ def addmm(
     *,
     beta: _float = 1,
     alpha: _float = 1,
+    out: Tensor | None = None,
 ) -> Tensor:
     """``beta * input + alpha * (mat1 @ mat2)``."""
 
@@ -421,6 +425,7 @@ def addmv(
     *,
     beta: _float = 1,
     alpha: _float = 1,
+    out: Tensor | None = None,
 ) -> Tensor:
     """``beta * input + alpha * (mat @ vec)``."""
 
@@ -441,6 +446,7 @@ def addr(
     *,
     beta: _float = 1,
     alpha: _float = 1,
+    out: Tensor | None = None,
 ) -> Tensor:
     """``beta * input + alpha * outer(vec1, vec2)``; ``beta == 0`` ignores ``input``."""
 
@@ -473,7 +479,13 @@ def alias_copy(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     and not differentiated.
     """
 
-def all(input: Tensor, dim: _IntOrInts | None = None, keepdim: _bool = False) -> Tensor:
+def all(
+    input: Tensor,
+    dim: _IntOrInts | None = None,
+    keepdim: _bool = False,
+    *,
+    out: Tensor | None = None,
+) -> Tensor:
     """Whether every element (over ``dim``) is non-zero; bool (uint8 for uint8 input)."""
 
 def allclose(
@@ -491,10 +503,22 @@ def alpha_dropout(input: Tensor, p: _float = 0.5, train: _bool = False) -> Tenso
 def alpha_dropout_(input: Tensor, p: _float, train: _bool) -> Tensor:
     """In-place ``alpha_dropout``."""
 
-def amax(input: Tensor, dim: _IntOrInts = (), keepdim: _bool = False) -> Tensor:
+def amax(
+    input: Tensor,
+    dim: _IntOrInts = (),
+    keepdim: _bool = False,
+    *,
+    out: Tensor | None = None,
+) -> Tensor:
     """Largest values over ``dim`` (all dims by default); ties share the gradient evenly."""
 
-def amin(input: Tensor, dim: _IntOrInts = (), keepdim: _bool = False) -> Tensor:
+def amin(
+    input: Tensor,
+    dim: _IntOrInts = (),
+    keepdim: _bool = False,
+    *,
+    out: Tensor | None = None,
+) -> Tensor:
     """Smallest values over ``dim`` (all dims by default); ties share the gradient evenly."""
 
 def aminmax(
@@ -505,16 +529,34 @@ def aminmax(
 ) -> _return_types.aminmax:
     """``(min, max)`` over ``dim`` (all dims when None)."""
 
-def angle(input: Tensor) -> Tensor:
+def angle(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """The argument of each element in radians; real tensors give 0 or pi."""
 
-def any(input: Tensor, dim: _IntOrInts | None = None, keepdim: _bool = False) -> Tensor:
+def any(
+    input: Tensor,
+    dim: _IntOrInts | None = None,
+    keepdim: _bool = False,
+    *,
+    out: Tensor | None = None,
+) -> Tensor:
     """Whether some element (over ``dim``) is non-zero; bool (uint8 for uint8 input)."""
 
-def argmax(input: Tensor, dim: _IntOrInts | None = None, keepdim: _bool = False) -> Tensor:
+def argmax(
+    input: Tensor,
+    dim: _IntOrInts | None = None,
+    keepdim: _bool = False,
+    *,
+    out: Tensor | None = None,
+) -> Tensor:
     """Index of the (first) largest element, of the flattened input when ``dim`` is None."""
 
-def argmin(input: Tensor, dim: _IntOrInts | None = None, keepdim: _bool = False) -> Tensor:
+def argmin(
+    input: Tensor,
+    dim: _IntOrInts | None = None,
+    keepdim: _bool = False,
+    *,
+    out: Tensor | None = None,
+) -> Tensor:
     """Index of the (first) smallest element, of the flattened input when ``dim`` is None."""
 
 def argsort(
@@ -522,6 +564,8 @@ def argsort(
     dim: _int = -1,
     descending: _bool = False,
     stable: _bool = False,
+    *,
+    out: Tensor | None = None,
 ) -> Tensor:
     """Indices that sort ``input`` along ``dim`` (stable)."""
 
@@ -581,22 +625,22 @@ def as_strided_scatter(
     ``as_strided(size, stride, storage_offset)`` region holds ``src``.
     """
 
-def asin(input: Tensor) -> Tensor:
+def asin(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """Arcsine."""
 
 def asin_(input: Tensor) -> Tensor:
     """In-place version of :func:`ember.asin`."""
 
-def asinh(input: Tensor) -> Tensor:
+def asinh(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """Inverse hyperbolic sine."""
 
 def asinh_(input: Tensor) -> Tensor:
     """In-place version of :func:`ember.asinh`."""
 
-def atan(input: Tensor) -> Tensor:
+def atan(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """Arctangent."""
 
-def atan2(input: Tensor, other: _TensorOrNumber) -> Tensor:
+def atan2(input: Tensor, other: _TensorOrNumber, *, out: Tensor | None = None) -> Tensor:
     """Angle of ``(other, input)`` in ``(-pi, pi]``."""
 
 def atan2_(input: Tensor, other: _TensorOrNumber) -> Tensor:
@@ -605,7 +649,7 @@ def atan2_(input: Tensor, other: _TensorOrNumber) -> Tensor:
 def atan_(input: Tensor) -> Tensor:
     """In-place version of :func:`ember.atan`."""
 
-def atanh(input: Tensor) -> Tensor:
+def atanh(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """Inverse hyperbolic tangent."""
 
 def atanh_(input: Tensor) -> Tensor:
@@ -655,6 +699,7 @@ def baddbmm(
     *,
     beta: _float = 1,
     alpha: _float = 1,
+    out: Tensor | None = None,
 ) -> Tensor:
     """``beta * input + alpha * bmm(batch1, batch2)``."""
 
@@ -727,42 +772,58 @@ def bincount(input: Tensor, weights: Tensor | None = None, minlength: _int = 0) 
     when given: float32 weights give float32, any other dtype float64).
     """
 
-def binomial(count: Tensor, prob: Tensor, generator: _Generator | None = None) -> Tensor:
+def binomial(
+    count: Tensor,
+    prob: Tensor,
+    generator: _Generator | None = None,
+    *,
+    out: Tensor | None = None,
+) -> Tensor:
     """Samples of Binomial(``count``, ``prob``) (elementwise, broadcast), drawn by
     ``generator`` or the default generator of the tensors' device.
     """
 
-def bitwise_and(input: Tensor, other: _TensorOrNumber) -> Tensor:
+def bitwise_and(input: Tensor, other: _TensorOrNumber, *, out: Tensor | None = None) -> Tensor:
     """Bitwise AND of integers (logical AND of bools)."""
 
 def bitwise_and_(input: Tensor, other: _TensorOrNumber) -> Tensor:
     """In-place version of :func:`ember.bitwise_and`."""
 
-def bitwise_left_shift(input: Tensor, other: _TensorOrNumber) -> Tensor:
+def bitwise_left_shift(
+    input: Tensor,
+    other: _TensorOrNumber,
+    *,
+    out: Tensor | None = None,
+) -> Tensor:
     """``input << other`` (0 once the shift reaches the width)."""
 
 def bitwise_left_shift_(input: Tensor, other: _TensorOrNumber) -> Tensor:
     """In-place version of :func:`ember.bitwise_left_shift`."""
 
-def bitwise_not(input: Tensor) -> Tensor:
+def bitwise_not(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """Bitwise NOT of integers (logical NOT of bools)."""
 
 def bitwise_not_(input: Tensor) -> Tensor:
     """In-place version of :func:`ember.bitwise_not`."""
 
-def bitwise_or(input: Tensor, other: _TensorOrNumber) -> Tensor:
+def bitwise_or(input: Tensor, other: _TensorOrNumber, *, out: Tensor | None = None) -> Tensor:
     """Bitwise OR of integers (logical OR of bools)."""
 
 def bitwise_or_(input: Tensor, other: _TensorOrNumber) -> Tensor:
     """In-place version of :func:`ember.bitwise_or`."""
 
-def bitwise_right_shift(input: Tensor, other: _TensorOrNumber) -> Tensor:
+def bitwise_right_shift(
+    input: Tensor,
+    other: _TensorOrNumber,
+    *,
+    out: Tensor | None = None,
+) -> Tensor:
     """Arithmetic ``input >> other``."""
 
 def bitwise_right_shift_(input: Tensor, other: _TensorOrNumber) -> Tensor:
     """In-place version of :func:`ember.bitwise_right_shift`."""
 
-def bitwise_xor(input: Tensor, other: _TensorOrNumber) -> Tensor:
+def bitwise_xor(input: Tensor, other: _TensorOrNumber, *, out: Tensor | None = None) -> Tensor:
     """Bitwise XOR of integers (logical XOR of bools)."""
 
 def bitwise_xor_(input: Tensor, other: _TensorOrNumber) -> Tensor:
@@ -786,7 +847,7 @@ def block_diag(*tensors: Tensor) -> Tensor:
     in their promoted dtype.
     """
 
-def bmm(input: Tensor, mat2: Tensor) -> Tensor:
+def bmm(input: Tensor, mat2: Tensor, *, out: Tensor | None = None) -> Tensor:
     """Batched matrix product of two 3-D tensors with equal batch sizes."""
 
 def broadcast_shapes(*shapes: _IntOrInts) -> _Size:
@@ -837,7 +898,7 @@ def cdist(
     Computed from the broadcast differences (exact for every ``p``; ``O(P * R * M)`` memory).
     """
 
-def ceil(input: Tensor) -> Tensor:
+def ceil(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """Smallest integer not less than each element."""
 
 def ceil_(input: Tensor) -> Tensor:
@@ -849,7 +910,7 @@ def celu(input: Tensor, alpha: _float = 1.0, inplace: _bool = False) -> Tensor:
 def celu_(input: Tensor, alpha: _float = 1.0, inplace: _bool = False) -> Tensor:
     """In-place ``celu``."""
 
-def chain_matmul(*matrices: Tensor) -> Tensor:
+def chain_matmul(*matrices: Tensor, out: Tensor | None = None) -> Tensor:
     """Deprecated product of 2-D matrices (``ember.linalg.multi_dot``)."""
 
 def channel_shuffle(input: Tensor, groups: _int) -> Tensor:
@@ -857,7 +918,7 @@ def channel_shuffle(input: Tensor, groups: _int) -> Tensor:
     (ShuffleNet): ``(N, g, C / g, *)`` transposed to ``(N, C / g, g, *)``, flattened back.
     """
 
-def cholesky(input: Tensor, upper: _bool = False) -> Tensor:
+def cholesky(input: Tensor, upper: _bool = False, *, out: Tensor | None = None) -> Tensor:
     """Deprecated ``torch.cholesky`` (``ember.linalg.cholesky``)."""
 
 def cholesky_inverse(input: Tensor, upper: _bool = False, out: Tensor | None = None) -> Tensor:
@@ -880,6 +941,8 @@ def clamp(
     input: Tensor,
     min: _TensorOrNumber | None = None,
     max: _TensorOrNumber | None = None,
+    *,
+    out: Tensor | None = None,
 ) -> Tensor:
     """Limit ``input`` to ``[min, max]`` (numbers or tensors; either may be None).
     Where ``min > max`` the result is ``max``.
@@ -892,13 +955,13 @@ def clamp_(
 ) -> Tensor:
     """In-place version of :func:`ember.clamp`."""
 
-def clamp_max(input: Tensor, max: _TensorOrNumber) -> Tensor:
+def clamp_max(input: Tensor, max: _TensorOrNumber, *, out: Tensor | None = None) -> Tensor:
     """``clamp(input, max=max)``."""
 
 def clamp_max_(input: Tensor, max: _TensorOrNumber) -> Tensor:
     """In-place version of :func:`ember.clamp_max`."""
 
-def clamp_min(input: Tensor, min: _TensorOrNumber) -> Tensor:
+def clamp_min(input: Tensor, min: _TensorOrNumber, *, out: Tensor | None = None) -> Tensor:
     """``clamp(input, min=min)``."""
 
 def clamp_min_(input: Tensor, min: _TensorOrNumber) -> Tensor:
@@ -917,7 +980,7 @@ def combinations(input: Tensor, r: _int = 2, with_replacement: _bool = False) ->
     elements, one per row, in itertools' order.
     """
 
-def complex(real: Any, imag: Any) -> Tensor:
+def complex(real: Any, imag: Any, *, out: Tensor | None = None) -> Tensor:
     """A complex tensor from real and imaginary parts of one floating dtype (float16 gives
     complex32, float32 complex64, float64 complex128), broadcast together.
     """
@@ -925,7 +988,7 @@ def complex(real: Any, imag: Any) -> Tensor:
 def conj(input: Tensor) -> Tensor:
     """The complex conjugate (a copy: see the module docstring); real tensors: themselves."""
 
-def conj_physical(input: Tensor) -> Tensor:
+def conj_physical(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """The complex conjugate, always a new tensor for complex input (as ``conj`` here)."""
 
 def conj_physical_(input: Tensor) -> Tensor:
@@ -1006,7 +1069,7 @@ def conv_transpose3d(
 ) -> Tensor:
     """3-D transposed convolution; weight is ``(Cin, Cout/groups, kD, kH, kW)``."""
 
-def copysign(input: Tensor, other: _TensorOrNumber) -> Tensor:
+def copysign(input: Tensor, other: _TensorOrNumber, *, out: Tensor | None = None) -> Tensor:
     """``|input|`` with the sign of ``other`` (integers give floats)."""
 
 def copysign_(input: Tensor, other: _TensorOrNumber) -> Tensor:
@@ -1017,13 +1080,13 @@ def corrcoef(input: Tensor) -> Tensor:
     standard deviations, clipped to ``[-1, 1]``).
     """
 
-def cos(input: Tensor) -> Tensor:
+def cos(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """Cosine (radians)."""
 
 def cos_(input: Tensor) -> Tensor:
     """In-place version of :func:`ember.cos`."""
 
-def cosh(input: Tensor) -> Tensor:
+def cosh(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """Hyperbolic cosine."""
 
 def cosh_(input: Tensor) -> Tensor:
@@ -1043,7 +1106,12 @@ def cosine_embedding_loss(
 def cosine_similarity(x1: Tensor, x2: Tensor, dim: _int = 1, eps: _float = 1e-08) -> Tensor:
     """``sum(x1/|x1| * x2/|x2|, dim)`` with each norm clamped to ``eps`` (PyTorch 2)."""
 
-def count_nonzero(input: Tensor, dim: _IntOrInts | None = None) -> Tensor:
+def count_nonzero(
+    input: Tensor,
+    dim: _IntOrInts | None = None,
+    *,
+    out: Tensor | None = None,
+) -> Tensor:
     """Number of non-zero elements over ``dim`` (int64)."""
 
 def cov(
@@ -1057,7 +1125,13 @@ def cov(
     columns), with frequency weights ``fweights`` and observation weights ``aweights``.
     """
 
-def cross(input: Tensor, other: _TensorOrNumber, dim: _IntOrInts | None = None) -> Tensor:
+def cross(
+    input: Tensor,
+    other: _TensorOrNumber,
+    dim: _IntOrInts | None = None,
+    *,
+    out: Tensor | None = None,
+) -> Tensor:
     """Cross product of 3-vectors along ``dim`` (default: the first dimension of size 3)."""
 
 def ctc_loss(
@@ -1079,13 +1153,25 @@ def cummax(input: Tensor, dim: _int) -> _return_types.cummax:
 def cummin(input: Tensor, dim: _int) -> _return_types.cummin:
     """Running minimum along ``dim``: ``(values, indices)``."""
 
-def cumprod(input: Tensor, dim: _int, *, dtype: _DtypeLike | None = None) -> Tensor:
+def cumprod(
+    input: Tensor,
+    dim: _int,
+    *,
+    dtype: _DtypeLike | None = None,
+    out: Tensor | None = None,
+) -> Tensor:
     """Running products along ``dim``; integers accumulate as int64 (or in ``dtype``)."""
 
 def cumprod_(input: Tensor, dim: _int, *, dtype: _DtypeLike | None = None) -> Tensor:
     """In-place version of :func:`ember.cumprod`."""
 
-def cumsum(input: Tensor, dim: _int, *, dtype: _DtypeLike | None = None) -> Tensor:
+def cumsum(
+    input: Tensor,
+    dim: _int,
+    *,
+    dtype: _DtypeLike | None = None,
+    out: Tensor | None = None,
+) -> Tensor:
     """Running sums along ``dim``; integers accumulate as int64 (or in ``dtype``)."""
 
 def cumsum_(input: Tensor, dim: _int, *, dtype: _DtypeLike | None = None) -> Tensor:
@@ -1102,7 +1188,7 @@ def cumulative_trapezoid(
     than ``y`` along ``dim``), with samples at ``x`` or spaced ``dx`` apart (default 1).
     """
 
-def deg2rad(input: Tensor) -> Tensor:
+def deg2rad(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """Degrees to radians (integers and bools give floats)."""
 
 def deg2rad_(input: Tensor) -> Tensor:
@@ -1125,7 +1211,7 @@ def detach_copy(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     non-empty ``out`` of another shape is resized with a warning) and not differentiated.
     """
 
-def diag(input: Tensor, diagonal: _int = 0) -> Tensor:
+def diag(input: Tensor, diagonal: _int = 0, *, out: Tensor | None = None) -> Tensor:
     """1-D input: a square matrix with it on diagonal ``diagonal``; 2-D input: that diagonal
     (a copy).
     """
@@ -1179,12 +1265,14 @@ def diff(
     dim: _int = -1,
     prepend: Tensor | None = None,
     append: Tensor | None = None,
+    *,
+    out: Tensor | None = None,
 ) -> Tensor:
     """The ``n``-th forward difference along ``dim`` (``prepend``/``append`` joined first);
     booleans take ``!=`` (PyTorch's logical xor).
     """
 
-def digamma(input: Tensor) -> Tensor:
+def digamma(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """Logarithmic derivative of the gamma function."""
 
 def digamma_(input: Tensor) -> Tensor:
@@ -1205,7 +1293,7 @@ def div(
 def div_(input: Tensor, other: _TensorOrNumber, *, rounding_mode: _str | None = None) -> Tensor:
     """In-place version of :func:`ember.div`."""
 
-def dot(input: Tensor, tensor: Tensor) -> Tensor:
+def dot(input: Tensor, tensor: Tensor, *, out: Tensor | None = None) -> Tensor:
     """Inner product of two 1-D tensors of one dtype."""
 
 def dropout(input: Tensor, p: _float = 0.5, train: _bool = True) -> Tensor:
@@ -1259,7 +1347,7 @@ def embedding_bag(
     are dense (``sparse`` is accepted and ignored).
     """
 
-def eq(input: Tensor, other: _TensorOrNumber) -> Tensor:
+def eq(input: Tensor, other: _TensorOrNumber, *, out: Tensor | None = None) -> Tensor:
     """Elementwise ``eq`` comparison (bool result, PyTorch's promotion)."""
 
 def eq_(input: Tensor, other: _TensorOrNumber) -> Tensor:
@@ -1268,28 +1356,28 @@ def eq_(input: Tensor, other: _TensorOrNumber) -> Tensor:
 def equal(input: Tensor, other: _TensorOrNumber) -> _bool:
     """True if both tensors have the same shape and the same values (a Python bool)."""
 
-def erf(input: Tensor) -> Tensor:
+def erf(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """The error function."""
 
 def erf_(input: Tensor) -> Tensor:
     """In-place version of :func:`ember.erf`."""
 
-def erfc(input: Tensor) -> Tensor:
+def erfc(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``1 - erf(input)``, accurate where erf is close to 1."""
 
 def erfc_(input: Tensor) -> Tensor:
     """In-place version of :func:`ember.erfc`."""
 
-def erfinv(input: Tensor) -> Tensor:
+def erfinv(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """Inverse error function on ``[-1, 1]`` (NaN outside)."""
 
 def erfinv_(input: Tensor) -> Tensor:
     """In-place version of :func:`ember.erfinv`."""
 
-def exp(input: Tensor) -> Tensor:
+def exp(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``e ** input`` elementwise."""
 
-def exp2(input: Tensor) -> Tensor:
+def exp2(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``2 ** input`` elementwise."""
 
 def exp2_(input: Tensor) -> Tensor:
@@ -1316,7 +1404,7 @@ def expand_copy(
     and not differentiated.
     """
 
-def expm1(input: Tensor) -> Tensor:
+def expm1(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``exp(input) - 1``, accurate for small inputs."""
 
 def expm1_(input: Tensor) -> Tensor:
@@ -1351,36 +1439,35 @@ def fliplr(input: Tensor) -> Tensor:
 def flipud(input: Tensor) -> Tensor:
     """Flip along dim 0 (needs at least 1 dim)."""
 
-def float_power(input: Tensor, exponent: _TensorOrNumber) -> Tensor:
+def float_power(input: Tensor, exponent: _TensorOrNumber, *, out: Tensor | None = None) -> Tensor:
     """``pow`` computed in float64 (complex128 when either operand is complex)."""
 
 def float_power_(input: Tensor, exponent: _TensorOrNumber) -> Tensor:
     """In-place version of :func:`ember.float_power`."""
 
-def floor(input: Tensor) -> Tensor:
+def floor(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """Largest integer not greater than each element."""
 
 def floor_(input: Tensor) -> Tensor:
     """In-place version of :func:`ember.floor`."""
 
-def floor_divide(input: Tensor, other: _TensorOrNumber) -> Tensor:
-    """Division rounded toward negative infinity (PyTorch >= 1.13 semantics)."""
+def floor_divide(input: Tensor, other: _TensorOrNumber, *, out: Tensor | None = None) -> Tensor: ...
 
 def floor_divide_(input: Tensor, other: _TensorOrNumber) -> Tensor:
     """In-place version of :func:`ember.floor_divide`."""
 
-def fmax(input: Tensor, other: _TensorOrNumber) -> Tensor:
+def fmax(input: Tensor, other: _TensorOrNumber, *, out: Tensor | None = None) -> Tensor:
     """Elementwise maximum ignoring NaN."""
 
-def fmin(input: Tensor, other: _TensorOrNumber) -> Tensor:
+def fmin(input: Tensor, other: _TensorOrNumber, *, out: Tensor | None = None) -> Tensor:
     """Elementwise minimum ignoring NaN."""
 
-def fmod(input: Tensor, other: _TensorOrNumber) -> Tensor: ...
+def fmod(input: Tensor, other: _TensorOrNumber, *, out: Tensor | None = None) -> Tensor: ...
 
 def fmod_(input: Tensor, other: _TensorOrNumber) -> Tensor:
     """In-place version of :func:`ember.fmod`."""
 
-def frac(input: Tensor) -> Tensor:
+def frac(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """Fractional part: ``input - trunc(input)``."""
 
 def frac_(input: Tensor) -> Tensor:
@@ -1391,16 +1478,23 @@ def frexp(input: Tensor) -> _return_types.frexp:
     ``0.5 <= |mantissa| < 1`` (floats only; the exponent is int32).
     """
 
-def gather(input: Tensor, dim: _int, index: Tensor, *, sparse_grad: _bool = False) -> Tensor:
+def gather(
+    input: Tensor,
+    dim: _int,
+    index: Tensor,
+    *,
+    sparse_grad: _bool = False,
+    out: Tensor | None = None,
+) -> Tensor:
     """Values along ``dim`` at ``index``: ``out[i][j] = input[index[i][j]][j]`` (dim 0)."""
 
-def gcd(input: Tensor, other: _TensorOrNumber) -> Tensor:
+def gcd(input: Tensor, other: _TensorOrNumber, *, out: Tensor | None = None) -> Tensor:
     """Greatest common divisor (integers only; ``gcd(0, 0) == 0``)."""
 
 def gcd_(input: Tensor, other: _TensorOrNumber) -> Tensor:
     """In-place version of :func:`ember.gcd`."""
 
-def ge(input: Tensor, other: _TensorOrNumber) -> Tensor:
+def ge(input: Tensor, other: _TensorOrNumber, *, out: Tensor | None = None) -> Tensor:
     """Elementwise ``ge`` comparison (bool result, PyTorch's promotion)."""
 
 def ge_(input: Tensor, other: _TensorOrNumber) -> Tensor:
@@ -1465,7 +1559,7 @@ def group_norm(
     its channels and spatial dims per sample.
     """
 
-def gt(input: Tensor, other: _TensorOrNumber) -> Tensor:
+def gt(input: Tensor, other: _TensorOrNumber, *, out: Tensor | None = None) -> Tensor:
     """Elementwise ``gt`` comparison (bool result, PyTorch's promotion)."""
 
 def gt_(input: Tensor, other: _TensorOrNumber) -> Tensor:
@@ -1499,7 +1593,7 @@ def hann_window(
     ``periodic`` (the default: for spectral analysis), else ``window_length``.
     """
 
-def hardshrink(input: Tensor, lambd: _float = 0.5) -> Tensor:
+def hardshrink(input: Tensor, lambd: _float = 0.5, *, out: Tensor | None = None) -> Tensor:
     """``input`` where ``|input| > lambd``, else 0."""
 
 def hash_tensor(
@@ -1508,6 +1602,7 @@ def hash_tensor(
     *,
     keepdim: _bool = False,
     mode: _str | _int = 0,
+    out: Tensor | None = None,
 ) -> Tensor:
     """XOR of the elements' 64-bit patterns over ``dim`` (all dims when None): floats as
     float64, integers and bools as int64, as ``torch.hash_tensor`` (mode 0).
@@ -1516,7 +1611,7 @@ def hash_tensor(
     as ``int64`` (``h & (2**64 - 1)`` gives PyTorch's value).
     """
 
-def heaviside(input: Tensor, values: Tensor) -> Tensor:
+def heaviside(input: Tensor, values: Tensor, *, out: Tensor | None = None) -> Tensor:
     """The Heaviside step: 0 where ``input < 0``, 1 where ``input > 0``, ``values`` where it
     is 0 (both tensors of one dtype).
     """
@@ -1539,6 +1634,8 @@ def histc(
     bins: _int | Sequence[_int] | Tensor = 100,
     min: _float = 0,
     max: _float = 0,
+    *,
+    out: Tensor | None = None,
 ) -> Tensor:
     """A histogram of ``bins`` equal bins over ``[min, max]`` (the data's range when both are
     0; values outside are ignored, ``max`` goes into the last bin). Floats only.
@@ -1551,6 +1648,7 @@ def histogram(
     range: Sequence[_float] | None = None,
     weight: Tensor | None = None,
     density: _bool = False,
+    out: Any = None,
 ) -> _return_types.histogram:
     """A histogram of the values of ``input`` (any shape): ``bins`` equal-width bins over
     ``range`` (default: the data's min and max), or the bin edges given as a 1-D tensor.
@@ -1584,25 +1682,25 @@ def hsplit(
 def hstack(tensors: Sequence[Tensor], *, out: Tensor | None = None) -> Tensor:
     """Join along dim 1 (dim 0 for 1-D tensors)."""
 
-def hypot(input: Tensor, other: _TensorOrNumber) -> Tensor:
+def hypot(input: Tensor, other: _TensorOrNumber, *, out: Tensor | None = None) -> Tensor:
     """``sqrt(input ** 2 + other ** 2)`` without overflow (floats only)."""
 
 def hypot_(input: Tensor, other: _TensorOrNumber) -> Tensor:
     """In-place version of :func:`ember.hypot`."""
 
-def i0(input: Tensor) -> Tensor:
+def i0(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """The modified Bessel function of the first kind of order 0."""
 
 def i0_(input: Tensor) -> Tensor:
     """In-place version of :func:`ember.i0`."""
 
-def igamma(input: Tensor, other: _TensorOrNumber) -> Tensor:
+def igamma(input: Tensor, other: _TensorOrNumber, *, out: Tensor | None = None) -> Tensor:
     """The regularized lower incomplete gamma function ``P(input, other)``."""
 
 def igamma_(input: Tensor, other: _TensorOrNumber) -> Tensor:
     """In-place version of :func:`ember.igamma`."""
 
-def igammac(input: Tensor, other: _TensorOrNumber) -> Tensor:
+def igammac(input: Tensor, other: _TensorOrNumber, *, out: Tensor | None = None) -> Tensor:
     """The regularized upper incomplete gamma function ``Q(input, other)``."""
 
 def igammac_(input: Tensor, other: _TensorOrNumber) -> Tensor:
@@ -1613,32 +1711,73 @@ def imag(input: Tensor) -> Tensor:
     for real tensors).
     """
 
-def index_add(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+def index_add(
+    input: Tensor,
+    dim: _int,
+    index: Tensor,
+    source: Tensor,
+    *,
+    alpha: _float = 1,
+    out: Tensor | None = None,
+) -> Tensor:
     """``input`` with ``alpha * source`` added to the slices along ``dim`` at ``index``
     (repeated indices sum).
     """
 
-def index_add_(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+def index_add_(
+    input: Tensor,
+    dim: _int,
+    index: Tensor,
+    source: Tensor,
+    *,
+    alpha: _float = 1,
+) -> Tensor:
     """In-place version of :func:`ember.index_add`."""
 
-def index_copy(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+def index_copy(
+    input: Tensor,
+    dim: _int,
+    index: Tensor,
+    source: Tensor,
+    *,
+    out: Tensor | None = None,
+) -> Tensor:
     """``input`` with the slices along ``dim`` at ``index`` replaced by ``source``'s."""
 
-def index_copy_(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+def index_copy_(input: Tensor, dim: _int, index: Tensor, source: Tensor) -> Tensor:
     """In-place version of :func:`ember.index_copy`."""
 
-def index_fill(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+def index_fill(
+    input: Tensor,
+    dim: _int,
+    index: Tensor,
+    value: _TensorOrNumber,
+    *,
+    out: Tensor | None = None,
+) -> Tensor:
     """``input`` with the slices along ``dim`` at ``index`` set to the scalar ``value``."""
 
-def index_fill_(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+def index_fill_(input: Tensor, dim: _int, index: Tensor, value: _TensorOrNumber) -> Tensor:
     """In-place version of :func:`ember.index_fill`."""
 
-def index_put(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+def index_put(
+    input: Tensor,
+    indices: Sequence[Tensor | None],
+    values: Tensor,
+    accumulate: _bool = False,
+    *,
+    out: Tensor | None = None,
+) -> Tensor:
     """``input`` with ``input[indices] = values`` (``+=`` with ``accumulate``, where repeated
     indices sum). ``indices`` is a tuple of index tensors (None for a full slice).
     """
 
-def index_put_(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+def index_put_(
+    input: Tensor,
+    indices: Sequence[Tensor | None],
+    values: Tensor,
+    accumulate: _bool = False,
+) -> Tensor:
     """In-place version of :func:`ember.index_put`."""
 
 def index_reduce(
@@ -1649,6 +1788,7 @@ def index_reduce(
     reduce: _str,
     *,
     include_self: _bool = True,
+    out: Tensor | None = None,
 ) -> Tensor:
     """Reduce the slices of ``source`` into the slices of ``input`` along ``dim`` at
     ``index`` with ``reduce`` ('prod', 'mean', 'amax', 'amin'); ``include_self`` counts
@@ -1666,10 +1806,10 @@ def index_reduce_(
 ) -> Tensor:
     """In-place version of :func:`ember.index_reduce`."""
 
-def index_select(input: Tensor, dim: _int, index: Tensor) -> Tensor:
+def index_select(input: Tensor, dim: _int, index: Tensor, *, out: Tensor | None = None) -> Tensor:
     """The slices of ``input`` along ``dim`` at the positions in the vector ``index``."""
 
-def inner(input: Tensor, other: _TensorOrNumber) -> Tensor:
+def inner(input: Tensor, other: _TensorOrNumber, *, out: Tensor | None = None) -> Tensor:
     """Sum-product over the last dimension of both tensors (a product with a 0-dim one)."""
 
 def instance_norm(
@@ -1685,7 +1825,7 @@ def instance_norm(
 ) -> Tensor:
     """``torch.instance_norm``: instance normalization, weight and bias before the stats."""
 
-def inverse(input: Tensor) -> Tensor:
+def inverse(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """Inverse of a (batch of) square matrix (``ember.linalg.inv``)."""
 
 def is_conj(input: Tensor) -> _bool:
@@ -1725,6 +1865,7 @@ def isin(
     *,
     assume_unique: _bool = False,
     invert: _bool = False,
+    out: Tensor | None = None,
 ) -> Tensor:
     """A bool tensor of ``elements``' shape: whether each element is in ``test_elements``
     (either may be a scalar).
@@ -1736,10 +1877,10 @@ def isinf(input: Tensor) -> Tensor:
 def isnan(input: Tensor) -> Tensor:
     """True where NaN."""
 
-def isneginf(input: Tensor) -> Tensor:
+def isneginf(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """True where -inf."""
 
-def isposinf(input: Tensor) -> Tensor:
+def isposinf(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """True where +inf."""
 
 def isreal(input: Tensor) -> Tensor:
@@ -1793,7 +1934,7 @@ def kl_div(
     mean, 2 sum), unreduced by default as in PyTorch.
     """
 
-def kron(input: Tensor, other: _TensorOrNumber) -> Tensor:
+def kron(input: Tensor, other: _TensorOrNumber, *, out: Tensor | None = None) -> Tensor:
     """Kronecker product (PyTorch's type promotion), built from a broadcast product."""
 
 def kthvalue(
@@ -1814,55 +1955,67 @@ def layer_norm(
 ) -> Tensor:
     """Layer normalization over the trailing ``normalized_shape`` dims of ``input``."""
 
-def lcm(input: Tensor, other: _TensorOrNumber) -> Tensor:
+def lcm(input: Tensor, other: _TensorOrNumber, *, out: Tensor | None = None) -> Tensor:
     """Least common multiple, non-negative (integers only)."""
 
 def lcm_(input: Tensor, other: _TensorOrNumber) -> Tensor:
     """In-place version of :func:`ember.lcm`."""
 
-def ldexp(input: Tensor, other: _TensorOrNumber) -> Tensor:
+def ldexp(input: Tensor, other: _TensorOrNumber, *, out: Tensor | None = None) -> Tensor:
     """``input * 2 ** other`` (integers give floats)."""
 
 def ldexp_(input: Tensor, other: _TensorOrNumber) -> Tensor:
     """In-place version of :func:`ember.ldexp`."""
 
-def le(input: Tensor, other: _TensorOrNumber) -> Tensor:
+def le(input: Tensor, other: _TensorOrNumber, *, out: Tensor | None = None) -> Tensor:
     """Elementwise ``le`` comparison (bool result, PyTorch's promotion)."""
 
 def le_(input: Tensor, other: _TensorOrNumber) -> Tensor:
     """In-place version of :func:`ember.le`."""
 
-def lerp(input: Tensor, end: _TensorOrNumber, weight: _TensorOrNumber) -> Tensor:
+def lerp(
+    input: Tensor,
+    end: _TensorOrNumber,
+    weight: _TensorOrNumber,
+    *,
+    out: Tensor | None = None,
+) -> Tensor:
     """``input + weight * (end - input)``; ``weight`` is a number or a tensor."""
 
 def lerp_(input: Tensor, end: _TensorOrNumber, weight: _TensorOrNumber) -> Tensor:
     """In-place version of :func:`ember.lerp`."""
 
-def lgamma(input: Tensor) -> Tensor:
+def lgamma(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``log(|gamma(input)|)``."""
 
 def lgamma_(input: Tensor) -> Tensor:
     """In-place version of :func:`ember.lgamma`."""
 
-def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+def linear(
+    input: Tensor,
+    weight: Tensor,
+    bias: Tensor | None = None,
+    *,
+    out: Tensor | None = None,
+) -> Tensor:
     """Apply ``y = x A^T + b`` (``torch.nn.functional.linear``)."""
 
-def log(input: Tensor) -> Tensor:
+def log(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """Natural logarithm."""
 
-def log10(input: Tensor) -> Tensor:
+def log10(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """Base-10 logarithm."""
 
 def log10_(input: Tensor) -> Tensor:
     """In-place version of :func:`ember.log10`."""
 
-def log1p(input: Tensor) -> Tensor:
+def log1p(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``log(1 + input)``, accurate for small inputs."""
 
 def log1p_(input: Tensor) -> Tensor:
     """In-place version of :func:`ember.log1p`."""
 
-def log2(input: Tensor) -> Tensor:
+def log2(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """Base-2 logarithm."""
 
 def log2_(input: Tensor) -> Tensor:
@@ -1876,16 +2029,18 @@ def log_softmax(
     dim: _IntOrInts | None = None,
     _stacklevel: _int = 3,
     dtype: _DtypeLike | None = None,
+    *,
+    out: Tensor | None = None,
 ) -> Tensor:
     """``log(softmax(x, dim))`` computed stably."""
 
-def logaddexp(input: Tensor, other: _TensorOrNumber) -> Tensor:
+def logaddexp(input: Tensor, other: _TensorOrNumber, *, out: Tensor | None = None) -> Tensor:
     """``log(exp(input) + exp(other))`` without overflow (floats only)."""
 
-def logaddexp2(input: Tensor, other: _TensorOrNumber) -> Tensor:
+def logaddexp2(input: Tensor, other: _TensorOrNumber, *, out: Tensor | None = None) -> Tensor:
     """``log2(2 ** input + 2 ** other)`` without overflow (floats only)."""
 
-def logcumsumexp(input: Tensor, dim: _int) -> Tensor:
+def logcumsumexp(input: Tensor, dim: _int, *, out: Tensor | None = None) -> Tensor:
     """``log(cumsum(exp(input), dim))`` computed stably."""
 
 def logdet(input: Tensor) -> Tensor:
@@ -1893,40 +2048,46 @@ def logdet(input: Tensor) -> Tensor:
     complex input (``log(sign) + logabsdet``).
     """
 
-def logical_and(input: Tensor, other: _TensorOrNumber) -> Tensor:
+def logical_and(input: Tensor, other: _TensorOrNumber, *, out: Tensor | None = None) -> Tensor:
     """Elementwise logical AND (nonzero is True)."""
 
 def logical_and_(input: Tensor, other: _TensorOrNumber) -> Tensor:
     """In-place version of :func:`ember.logical_and`."""
 
-def logical_not(input: Tensor) -> Tensor:
+def logical_not(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """Elementwise logical NOT (bool result)."""
 
 def logical_not_(input: Tensor) -> Tensor:
     """In-place version of :func:`ember.logical_not`."""
 
-def logical_or(input: Tensor, other: _TensorOrNumber) -> Tensor:
+def logical_or(input: Tensor, other: _TensorOrNumber, *, out: Tensor | None = None) -> Tensor:
     """Elementwise logical OR (nonzero is True)."""
 
 def logical_or_(input: Tensor, other: _TensorOrNumber) -> Tensor:
     """In-place version of :func:`ember.logical_or`."""
 
-def logical_xor(input: Tensor, other: _TensorOrNumber) -> Tensor:
+def logical_xor(input: Tensor, other: _TensorOrNumber, *, out: Tensor | None = None) -> Tensor:
     """Elementwise logical XOR (nonzero is True)."""
 
 def logical_xor_(input: Tensor, other: _TensorOrNumber) -> Tensor:
     """In-place version of :func:`ember.logical_xor`."""
 
-def logit(input: Tensor, eps: _float | None = None) -> Tensor:
+def logit(input: Tensor, eps: _float | None = None, *, out: Tensor | None = None) -> Tensor:
     """``log(p / (1 - p))``; with ``eps``, ``p`` is clamped to ``[eps, 1 - eps]`` first."""
 
 def logit_(input: Tensor, eps: _float | None = None) -> Tensor:
     """In-place version of :func:`ember.logit`."""
 
-def logsumexp(input: Tensor, dim: _IntOrInts, keepdim: _bool = False) -> Tensor:
+def logsumexp(
+    input: Tensor,
+    dim: _IntOrInts,
+    keepdim: _bool = False,
+    *,
+    out: Tensor | None = None,
+) -> Tensor:
     """``log(sum(exp(input), dim))``, computed without overflow (shifted by the max)."""
 
-def lt(input: Tensor, other: _TensorOrNumber) -> Tensor:
+def lt(input: Tensor, other: _TensorOrNumber, *, out: Tensor | None = None) -> Tensor:
     """Elementwise ``lt`` comparison (bool result, PyTorch's promotion)."""
 
 def lt_(input: Tensor, other: _TensorOrNumber) -> Tensor:
@@ -1981,30 +2142,36 @@ def margin_ranking_loss(
     ATen's integer (0 none, 1 mean, 2 sum), unreduced by default as in PyTorch.
     """
 
-def masked_fill(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+def masked_fill(
+    input: Tensor,
+    mask: Tensor,
+    value: _TensorOrNumber,
+    *,
+    out: Tensor | None = None,
+) -> Tensor:
     """``input`` with the elements where ``mask`` is True set to ``value`` (a scalar or a
     0-dim tensor); ``mask`` broadcasts.
     """
 
-def masked_fill_(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+def masked_fill_(input: Tensor, mask: Tensor, value: _TensorOrNumber) -> Tensor:
     """In-place version of :func:`ember.masked_fill`."""
 
-def masked_scatter(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:
     """``input`` with the elements where ``mask`` is True taken, in order, from ``source``."""
 
-def masked_scatter_(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+def masked_scatter_(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:
     """In-place version of :func:`ember.masked_scatter`."""
 
-def masked_select(input: Tensor, mask: Tensor) -> Tensor:
+def masked_select(input: Tensor, mask: Tensor, *, out: Tensor | None = None) -> Tensor:
     """The elements of ``input`` where ``mask`` is True, as a 1-D tensor (both broadcast)."""
 
-def matmul(input: Tensor, other: _TensorOrNumber) -> Tensor:
+def matmul(input: Tensor, other: _TensorOrNumber, *, out: Tensor | None = None) -> Tensor:
     """Matrix product with PyTorch's rules for 1-D operands and batch broadcasting."""
 
 def matrix_exp(input: Tensor) -> Tensor:
     """The matrix exponential (``ember.linalg.matrix_exp``)."""
 
-def matrix_power(input: Tensor, n: _int) -> Tensor:
+def matrix_power(input: Tensor, n: _int, *, out: Tensor | None = None) -> Tensor:
     """``input`` (a batch of square matrices) to the integer power ``n``."""
 
 @overload
@@ -2103,7 +2270,7 @@ def max_pool3d(
     return_indices: Literal[True],
 ) -> tuple[Tensor, Tensor]: ...
 
-def maximum(input: Tensor, other: _TensorOrNumber) -> Tensor:
+def maximum(input: Tensor, other: _TensorOrNumber, *, out: Tensor | None = None) -> Tensor:
     """Elementwise maximum (NaN propagates)."""
 
 def mean(
@@ -2112,6 +2279,7 @@ def mean(
     keepdim: _bool = False,
     *,
     dtype: _DtypeLike | None = None,
+    out: Tensor | None = None,
 ) -> Tensor:
     """Mean over ``dim``; integer inputs are an error unless ``dtype`` is floating."""
 
@@ -2139,10 +2307,10 @@ def min(input: Tensor, dim: _int, keepdim: _bool = False) -> _return_types.min: 
 @overload
 def min(input: Tensor, other: Tensor) -> Tensor: ...
 
-def minimum(input: Tensor, other: _TensorOrNumber) -> Tensor:
+def minimum(input: Tensor, other: _TensorOrNumber, *, out: Tensor | None = None) -> Tensor:
     """Elementwise minimum (NaN propagates)."""
 
-def mm(input: Tensor, mat2: Tensor) -> Tensor:
+def mm(input: Tensor, mat2: Tensor, *, out: Tensor | None = None) -> Tensor:
     """Product of two matrices (2-D only; see ``matmul`` for broadcasting)."""
 
 def mode(input: Tensor, dim: _int = -1, keepdim: _bool = False) -> _return_types.mode:
@@ -2151,10 +2319,10 @@ def mode(input: Tensor, dim: _int = -1, keepdim: _bool = False) -> _return_types
 def movedim(input: Tensor, source: _IntOrInts, destination: _IntOrInts) -> Tensor:
     """Move dims ``source`` to positions ``destination`` (a view)."""
 
-def msort(input: Tensor) -> Tensor:
+def msort(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``sort(input, dim=0).values``."""
 
-def mul(input: Tensor, other: _TensorOrNumber) -> Tensor: ...
+def mul(input: Tensor, other: _TensorOrNumber, *, out: Tensor | None = None) -> Tensor: ...
 
 def mul_(input: Tensor, other: _TensorOrNumber) -> Tensor:
     """In-place version of :func:`ember.mul`."""
@@ -2169,10 +2337,10 @@ def multinomial(
 ) -> Tensor:
     """Category indices sampled from the (unnormalised) probability rows of ``input``."""
 
-def mv(input: Tensor, vec: Tensor) -> Tensor:
+def mv(input: Tensor, vec: Tensor, *, out: Tensor | None = None) -> Tensor:
     """Matrix-vector product."""
 
-def mvlgamma(input: Tensor, p: _float) -> Tensor:
+def mvlgamma(input: Tensor, p: _float, *, out: Tensor | None = None) -> Tensor:
     """The multivariate log-gamma function of dimension ``p``:
     ``p (p - 1) / 4 * log(pi) + sum_{i < p} lgamma(input - i / 2)``.
     """
@@ -2185,6 +2353,8 @@ def nan_to_num(
     nan: _float = 0.0,
     posinf: _float | None = None,
     neginf: _float | None = None,
+    *,
+    out: Tensor | None = None,
 ) -> Tensor:
     """Replace NaN by ``nan`` and infinities by ``posinf``/``neginf`` (default: the dtype's
     largest and smallest finite values). Integer and bool tensors are returned as copies.
@@ -2204,6 +2374,7 @@ def nanmean(
     keepdim: _bool = False,
     *,
     dtype: _DtypeLike | None = None,
+    out: Tensor | None = None,
 ) -> Tensor:
     """``mean`` of the elements that are not NaN."""
 
@@ -2220,6 +2391,7 @@ def nanquantile(
     keepdim: _bool = False,
     *,
     interpolation: _str = 'linear',
+    out: Tensor | None = None,
 ) -> Tensor:
     """``quantile`` ignoring NaN."""
 
@@ -2229,45 +2401,68 @@ def nansum(
     keepdim: _bool = False,
     *,
     dtype: _DtypeLike | None = None,
+    out: Tensor | None = None,
 ) -> Tensor:
     """``sum`` treating NaN as zero."""
 
 def narrow(input: Tensor, dim: _int, start: _int | Tensor, length: _int) -> Tensor:
     """The view of ``length`` elements from ``start`` along ``dim``."""
 
-def narrow_copy(input: Tensor, dim: _int, start: _int | Tensor, length: _int) -> Tensor:
+def narrow_copy(
+    input: Tensor,
+    dim: _int,
+    start: _int | Tensor,
+    length: _int,
+    *,
+    out: Tensor | None = None,
+) -> Tensor:
     """``narrow`` as a new tensor (not a view)."""
 
 def native_channel_shuffle(input: Tensor, groups: _int) -> Tensor:
     """``channel_shuffle`` (PyTorch's native kernel of it)."""
 
-def ne(input: Tensor, other: _TensorOrNumber) -> Tensor:
+def ne(input: Tensor, other: _TensorOrNumber, *, out: Tensor | None = None) -> Tensor:
     """Elementwise ``ne`` comparison (bool result, PyTorch's promotion)."""
 
 def ne_(input: Tensor, other: _TensorOrNumber) -> Tensor:
     """In-place version of :func:`ember.ne`."""
 
-def neg(input: Tensor) -> Tensor:
-    """``-input`` (bool tensors are an error)."""
+def neg(input: Tensor, *, out: Tensor | None = None) -> Tensor: ...
 
 def neg_(input: Tensor) -> Tensor:
     """In-place version of :func:`ember.neg`."""
 
-def nextafter(input: Tensor, other: _TensorOrNumber) -> Tensor:
+def nextafter(input: Tensor, other: _TensorOrNumber, *, out: Tensor | None = None) -> Tensor:
     """The next representable value after ``input`` towards ``other``."""
 
 def nextafter_(input: Tensor, other: _TensorOrNumber) -> Tensor:
     """In-place version of :func:`ember.nextafter`."""
 
 @overload
-def nonzero(input: Tensor, *, as_tuple: Literal[False] = False) -> Tensor:
+def nonzero(
+    input: Tensor,
+    *,
+    as_tuple: Literal[False] = False,
+    out: Tensor | None = None,
+) -> Tensor:
     """Indices of the non-zero elements: an ``(n, ndim)`` int64 tensor, or with ``as_tuple``
     one 1-D tensor per dimension.
     """
 @overload
-def nonzero(input: Tensor, *, as_tuple: Literal[True]) -> tuple[Tensor, ...]: ...
+def nonzero(
+    input: Tensor,
+    *,
+    as_tuple: Literal[True],
+    out: Tensor | None = None,
+) -> tuple[Tensor, ...]: ...
 
-def nonzero_static(input: Tensor, *, size: _int, fill_value: _Number = -1) -> Tensor:
+def nonzero_static(
+    input: Tensor,
+    *,
+    size: _int,
+    fill_value: _Number = -1,
+    out: Tensor | None = None,
+) -> Tensor:
     """The indices of the nonzero elements (one row each, as ``nonzero``) in a tensor of
     exactly ``size`` rows: cut off after ``size``, or padded with ``fill_value``.
     """
@@ -2285,7 +2480,7 @@ def norm(
     ``ember.linalg.vector_norm`` / ``matrix_norm``.
     """
 
-def orgqr(input: Tensor, input2: Tensor) -> Tensor:
+def orgqr(input: Tensor, input2: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``Q`` from ``geqrf``'s output (``ember.linalg.householder_product``)."""
 
 def ormqr(
@@ -2300,7 +2495,7 @@ def ormqr(
     ``Q``.
     """
 
-def outer(input: Tensor, vec2: Tensor) -> Tensor:
+def outer(input: Tensor, vec2: Tensor, *, out: Tensor | None = None) -> Tensor:
     """Outer product of two 1-D tensors (PyTorch's type promotion)."""
 
 def pairwise_distance(
@@ -2353,16 +2548,16 @@ def poisson_nll_loss(
     ATen's integer (0 none, 1 mean, 2 sum), unreduced by default as in PyTorch.
     """
 
-def polar(abs: Any, angle: Any) -> Tensor:
+def polar(abs: Any, angle: Any, *, out: Tensor | None = None) -> Tensor:
     """``abs * (cos(angle) + i sin(angle))``: a complex tensor from polar coordinates."""
 
-def polygamma(n: _int, input: Tensor) -> Tensor:
+def polygamma(n: _int, input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """The ``n``-th derivative of the digamma function at ``input`` (``n >= 0``)."""
 
 def positive(input: Tensor) -> Tensor:
     """``+input``: returns ``input`` itself (bool tensors are an error)."""
 
-def pow(input: Tensor, exponent: _TensorOrNumber) -> Tensor:
+def pow(input: Tensor, exponent: _TensorOrNumber, *, out: Tensor | None = None) -> Tensor:
     """``input ** exponent`` (tensor or scalar on either side)."""
 
 def pow_(input: Tensor, exponent: _TensorOrNumber) -> Tensor:
@@ -2377,15 +2572,16 @@ def prod(
     keepdim: _bool = False,
     *,
     dtype: _DtypeLike | None = None,
+    out: Tensor | None = None,
 ) -> Tensor:
     """Product over one ``dim`` (an int) or of all elements; integers multiply as int64."""
 
-def put(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+def put(input: Tensor, index: Tensor, source: Tensor, accumulate: _bool = False) -> Tensor:
     """``input`` seen as 1-D with ``source`` written at ``index`` (summed with
     ``accumulate``).
     """
 
-def put_(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+def put_(input: Tensor, index: Tensor, source: Tensor, accumulate: _bool = False) -> Tensor:
     """In-place version of :func:`ember.put`."""
 
 def qr(input: Tensor, some: _bool = True) -> _return_types.qr:
@@ -2398,12 +2594,13 @@ def quantile(
     keepdim: _bool = False,
     *,
     interpolation: _str = 'linear',
+    out: Tensor | None = None,
 ) -> Tensor:
     """The ``q``-quantiles (a float or 1-D tensor in [0, 1]) along ``dim`` (all when None);
     any NaN in a slice makes its quantiles NaN.
     """
 
-def rad2deg(input: Tensor) -> Tensor:
+def rad2deg(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """Radians to degrees (integers and bools give floats)."""
 
 def rad2deg_(input: Tensor) -> Tensor:
@@ -2419,7 +2616,7 @@ def real(input: Tensor) -> Tensor:
     a real tensor itself.
     """
 
-def reciprocal(input: Tensor) -> Tensor:
+def reciprocal(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``1 / input`` (integers give floats)."""
 
 def reciprocal_(input: Tensor) -> Tensor:
@@ -2431,12 +2628,19 @@ def relu(input: Tensor) -> Tensor:
 def relu_(input: Tensor) -> Tensor:
     """In-place version of :func:`ember.relu`."""
 
-def remainder(input: Tensor, other: _TensorOrNumber) -> Tensor: ...
+def remainder(input: Tensor, other: _TensorOrNumber, *, out: Tensor | None = None) -> Tensor: ...
 
 def remainder_(input: Tensor, other: _TensorOrNumber) -> Tensor:
     """In-place version of :func:`ember.remainder`."""
 
-def renorm(input: Tensor, p: _float, dim: _int, maxnorm: _float) -> Tensor:
+def renorm(
+    input: Tensor,
+    p: _float,
+    dim: _int,
+    maxnorm: _float,
+    *,
+    out: Tensor | None = None,
+) -> Tensor:
     """Each slice along ``dim`` whose ``p``-norm exceeds ``maxnorm`` scaled down to norm
     ``maxnorm`` (PyTorch's ``maxnorm / (norm + 1e-7)``).
     """
@@ -2450,6 +2654,7 @@ def repeat_interleave(
     dim: _IntOrInts | None = None,
     *,
     output_size: _IntOrInts | None = None,
+    out: Tensor | None = None,
 ) -> Tensor:
     """Repeat each element (each slice along ``dim``; the flattened input when ``dim`` is None)
     ``repeats`` times; ``repeat_interleave(repeats)`` alone gives the indices
@@ -2493,7 +2698,7 @@ def rot90(input: Tensor, k: _int = 1, dims: _IntOrInts = (0, 1)) -> Tensor:
     toward the second).
     """
 
-def round(input: Tensor, *, decimals: _int = 0) -> Tensor:
+def round(input: Tensor, *, decimals: _int = 0, out: Tensor | None = None) -> Tensor:
     """Round half to even; ``decimals`` rounds to that many decimal places."""
 
 def round_(input: Tensor, *, decimals: _int = 0) -> Tensor:
@@ -2519,27 +2724,57 @@ def rrelu_(
 ) -> Tensor:
     """In-place ``rrelu``."""
 
-def rsqrt(input: Tensor) -> Tensor:
+def rsqrt(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``1 / sqrt(input)``."""
 
 def rsqrt_(input: Tensor) -> Tensor:
     """In-place version of :func:`ember.rsqrt`."""
 
-def rsub(input: Tensor, other: _TensorOrNumber, *, alpha: _float = 1) -> Tensor:
+def rsub(
+    input: Tensor,
+    other: _TensorOrNumber,
+    *,
+    alpha: _float = 1,
+    out: Tensor | None = None,
+) -> Tensor:
     """``other - alpha * input``."""
 
-def scatter(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+def scatter(
+    input: Tensor,
+    dim: _int,
+    index: Tensor,
+    src: Tensor | _Number | None = None,
+    value: _TensorOrNumber | None = None,
+    *,
+    reduce: _str | None = None,
+    out: Tensor | None = None,
+) -> Tensor:
     """``input`` with ``src`` (or the scalar ``value``) written along ``dim`` at ``index``:
     ``out[index[i][j]][j] = src[i][j]`` (dim 0); ``reduce='add'`` accumulates.
     """
 
-def scatter_(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+def scatter_(
+    input: Tensor,
+    dim: _int,
+    index: Tensor,
+    src: Tensor | _Number | None = None,
+    value: _TensorOrNumber | None = None,
+    *,
+    reduce: _str | None = None,
+) -> Tensor:
     """In-place version of :func:`ember.scatter`."""
 
-def scatter_add(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+def scatter_add(
+    input: Tensor,
+    dim: _int,
+    index: Tensor,
+    src: Tensor,
+    *,
+    out: Tensor | None = None,
+) -> Tensor:
     """``input`` plus ``src`` added along ``dim`` at ``index`` (repeated indices sum)."""
 
-def scatter_add_(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+def scatter_add_(input: Tensor, dim: _int, index: Tensor, src: Tensor) -> Tensor:
     """In-place version of :func:`ember.scatter_add`."""
 
 def scatter_reduce(
@@ -2550,6 +2785,7 @@ def scatter_reduce(
     reduce: _str,
     *,
     include_self: _bool = True,
+    out: Tensor | None = None,
 ) -> Tensor:
     """Reduce ``src`` into ``input`` along ``dim`` at ``index`` with ``reduce`` ('sum',
     'prod', 'mean', 'amax', 'amin'); ``include_self`` counts ``input``'s own values.
@@ -2604,40 +2840,40 @@ def selu(input: Tensor, inplace: _bool = False) -> Tensor:
 def selu_(input: Tensor, inplace: _bool = False) -> Tensor:
     """In-place ``selu``."""
 
-def sgn(input: Tensor) -> Tensor:
+def sgn(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``z / |z|`` for complex tensors (0 at 0); ``sign`` for real ones."""
 
 def sgn_(input: Tensor) -> Tensor:
     """In-place version of :func:`ember.sgn`."""
 
-def sigmoid(input: Tensor) -> Tensor:
+def sigmoid(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``1 / (1 + exp(-input))``, stable for large ``|input|``."""
 
 def sigmoid_(input: Tensor) -> Tensor:
     """In-place version of :func:`ember.sigmoid`."""
 
-def sign(input: Tensor) -> Tensor:
+def sign(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """-1, 0 or 1 by the sign of each element (0 for NaN)."""
 
 def sign_(input: Tensor) -> Tensor:
     """In-place version of :func:`ember.sign`."""
 
-def signbit(input: Tensor) -> Tensor:
+def signbit(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """True where the sign bit is set (``-0.0`` included)."""
 
-def sin(input: Tensor) -> Tensor:
+def sin(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """Sine (radians)."""
 
 def sin_(input: Tensor) -> Tensor:
     """In-place version of :func:`ember.sin`."""
 
-def sinc(input: Tensor) -> Tensor:
+def sinc(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """The normalized sinc, ``sin(pi x) / (pi x)`` (1 at 0)."""
 
 def sinc_(input: Tensor) -> Tensor:
     """In-place version of :func:`ember.sinc`."""
 
-def sinh(input: Tensor) -> Tensor:
+def sinh(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """Hyperbolic sine."""
 
 def sinh_(input: Tensor) -> Tensor:
@@ -2686,6 +2922,8 @@ def slice_scatter(
     start: _int | None = None,
     end: _int | None = None,
     step: _int = 1,
+    *,
+    out: Tensor | None = None,
 ) -> Tensor:
     """``input`` with the slice ``start:end:step`` of ``dim`` set to ``src``."""
 
@@ -2697,6 +2935,8 @@ def softmax(
     dim: _IntOrInts | None = None,
     _stacklevel: _int = 3,
     dtype: _DtypeLike | None = None,
+    *,
+    out: Tensor | None = None,
 ) -> Tensor:
     """``exp(x) / exp(x).sum(dim)``, numerically stable; ``dtype`` casts the input first."""
 
@@ -2751,13 +2991,13 @@ def split_with_sizes_copy(
     a warning) and not differentiated.
     """
 
-def sqrt(input: Tensor) -> Tensor:
+def sqrt(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """Square root."""
 
 def sqrt_(input: Tensor) -> Tensor:
     """In-place version of :func:`ember.sqrt`."""
 
-def square(input: Tensor) -> Tensor:
+def square(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``input ** 2`` (bools give int64)."""
 
 def square_(input: Tensor) -> Tensor:
@@ -2795,6 +3035,7 @@ def std(
     keepdim: _bool = False,
     *,
     correction: _float | None = None,
+    out: Tensor | None = None,
 ) -> Tensor:
     """Standard deviation over ``dim`` (see ``var`` for ``unbiased`` / ``correction``)."""
 
@@ -2851,6 +3092,7 @@ def sum(
     keepdim: _bool = False,
     *,
     dtype: _DtypeLike | None = None,
+    out: Tensor | None = None,
 ) -> Tensor:
     """Sum over ``dim`` (all dims when None); integers and bools sum as int64, float16
     accumulates in float32 (rounded once), as in PyTorch.
@@ -2879,21 +3121,27 @@ def t_copy(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     and not differentiated.
     """
 
-def take(input: Tensor, index: Tensor) -> Tensor:
+def take(input: Tensor, index: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``input`` seen as 1-D, indexed by ``index`` (result has ``index``'s shape)."""
 
-def take_along_dim(input: Tensor, indices: Tensor, dim: _IntOrInts | None = None) -> Tensor:
+def take_along_dim(
+    input: Tensor,
+    indices: Tensor,
+    dim: _IntOrInts | None = None,
+    *,
+    out: Tensor | None = None,
+) -> Tensor:
     """``gather`` along ``dim`` with ``input`` and ``indices`` broadcast against each other
     (``dim=None``: over the flattened input).
     """
 
-def tan(input: Tensor) -> Tensor:
+def tan(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """Tangent (radians)."""
 
 def tan_(input: Tensor) -> Tensor:
     """In-place version of :func:`ember.tan`."""
 
-def tanh(input: Tensor) -> Tensor:
+def tanh(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """Hyperbolic tangent."""
 
 def tanh_(input: Tensor) -> Tensor:
@@ -2921,6 +3169,8 @@ def threshold(
     threshold: _float,
     value: _TensorOrNumber,
     inplace: _bool = False,
+    *,
+    out: Tensor | None = None,
 ) -> Tensor:
     """``input`` where ``input > threshold``, else ``value``."""
 
@@ -2999,7 +3249,7 @@ def triangular_solve(
     (``ember.linalg.solve_triangular`` has the arguments the other way round).
     """
 
-def tril(input: Tensor, diagonal: _int = 0) -> Tensor:
+def tril(input: Tensor, diagonal: _int = 0, *, out: Tensor | None = None) -> Tensor:
     """The lower triangle of the last two dims (on and below diagonal ``diagonal``), the rest
     zeroed.
     """
@@ -3034,7 +3284,7 @@ def triplet_margin_loss(
     ATen's integer (0 none, 1 mean, 2 sum), unreduced by default as in PyTorch.
     """
 
-def triu(input: Tensor, diagonal: _int = 0) -> Tensor:
+def triu(input: Tensor, diagonal: _int = 0, *, out: Tensor | None = None) -> Tensor:
     """The upper triangle of the last two dims (on and above diagonal ``diagonal``), the rest
     zeroed.
     """
@@ -3055,12 +3305,12 @@ def triu_indices(
     ``row`` x ``col`` matrix, in row-major order.
     """
 
-def true_divide(input: Tensor, other: _TensorOrNumber) -> Tensor: ...
+def true_divide(input: Tensor, other: _TensorOrNumber, *, out: Tensor | None = None) -> Tensor: ...
 
 def true_divide_(input: Tensor, other: _TensorOrNumber) -> Tensor:
     """In-place version of :func:`ember.true_divide`."""
 
-def trunc(input: Tensor) -> Tensor:
+def trunc(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """Round toward zero."""
 
 def trunc_(input: Tensor) -> Tensor:
@@ -3129,8 +3379,8 @@ def unravel_index(indices: Tensor, shape: _IntOrInts) -> tuple[Tensor, ...]:
 def unsafe_chunk(input: Tensor, chunks: _int, dim: _int = 0) -> tuple[Tensor, ...]:
     """``chunk`` whose parts are not views (see ``unsafe_split``)."""
 
-def unsafe_split(tensor: Tensor, split_size: _int, dim: _int = 0) -> tuple[Tensor, ...]:
-    """``split(tensor, split_size, dim)`` whose parts are not views: in-place changes to them
+def unsafe_split(input: Tensor, split_size: _int, dim: _int = 0) -> tuple[Tensor, ...]:
+    """``split(input, split_size, dim)`` whose parts are not views: in-place changes to them
     are not checked against the input (see PyTorch's warning).
     """
 
@@ -3167,6 +3417,7 @@ def var(
     keepdim: _bool = False,
     *,
     correction: _float | None = None,
+    out: Tensor | None = None,
 ) -> Tensor:
     """Variance over ``dim`` with Bessel's ``correction`` (``unbiased=False`` means 0)."""
 
@@ -3180,7 +3431,7 @@ def var_mean(
 ) -> tuple[Tensor, Tensor]:
     """``(var, mean)`` over ``dim``."""
 
-def vdot(input: Tensor, other: _TensorOrNumber) -> Tensor:
+def vdot(input: Tensor, other: _TensorOrNumber, *, out: Tensor | None = None) -> Tensor:
     """``dot`` with the first argument conjugated (the same for real tensors)."""
 
 def view_as_complex(input: Tensor) -> Tensor:
@@ -3254,7 +3505,7 @@ def where(condition: Tensor) -> tuple[Tensor, ...]:
 @overload
 def where(condition: Tensor, input: _TensorOrNumber, other: _TensorOrNumber) -> Tensor: ...
 
-def xlogy(input: Tensor, other: _TensorOrNumber) -> Tensor:
+def xlogy(input: Tensor, other: _TensorOrNumber, *, out: Tensor | None = None) -> Tensor:
     """``input * log(other)``, 0 where ``input == 0`` (unless ``other`` is NaN)."""
 
 def xlogy_(input: Tensor, other: _TensorOrNumber) -> Tensor:

@@ -996,6 +996,7 @@ class Tensor:
         range: Sequence[_float] | None = None,
         weight: Tensor | None = None,
         density: _bool = False,
+        out: Any = None,
     ) -> _return_types.histogram:
         """See :func:`ember.histogram`."""
 
@@ -1046,28 +1047,38 @@ class Tensor:
     @imag.setter
     def imag(self, value: Any) -> None: ...
 
-    def index_add(self, *args: Any, **kwargs: Any) -> Tensor:
+    def index_add(self, dim: _int, index: Tensor, source: Tensor, *, alpha: _float = 1) -> Tensor:
         """See :func:`ember.index_add`."""
 
-    def index_add_(self, *args: Any, **kwargs: Any) -> Tensor:
+    def index_add_(self, dim: _int, index: Tensor, source: Tensor, *, alpha: _float = 1) -> Tensor:
         """In-place version of :meth:`Tensor.index_add`."""
 
-    def index_copy(self, *args: Any, **kwargs: Any) -> Tensor:
+    def index_copy(self, dim: _int, index: Tensor, source: Tensor) -> Tensor:
         """See :func:`ember.index_copy`."""
 
-    def index_copy_(self, *args: Any, **kwargs: Any) -> Tensor:
+    def index_copy_(self, dim: _int, index: Tensor, source: Tensor) -> Tensor:
         """In-place version of :meth:`Tensor.index_copy`."""
 
-    def index_fill(self, *args: Any, **kwargs: Any) -> Tensor:
+    def index_fill(self, dim: _int, index: Tensor, value: _TensorOrNumber) -> Tensor:
         """See :func:`ember.index_fill`."""
 
-    def index_fill_(self, *args: Any, **kwargs: Any) -> Tensor:
+    def index_fill_(self, dim: _int, index: Tensor, value: _TensorOrNumber) -> Tensor:
         """In-place version of :meth:`Tensor.index_fill`."""
 
-    def index_put(self, *args: Any, **kwargs: Any) -> Tensor:
+    def index_put(
+        self,
+        indices: Sequence[Tensor | None],
+        values: Tensor,
+        accumulate: _bool = False,
+    ) -> Tensor:
         """See :func:`ember.index_put`."""
 
-    def index_put_(self, *args: Any, **kwargs: Any) -> Tensor:
+    def index_put_(
+        self,
+        indices: Sequence[Tensor | None],
+        values: Tensor,
+        accumulate: _bool = False,
+    ) -> Tensor:
         """In-place version of :meth:`Tensor.index_put`."""
 
     def index_reduce(
@@ -1425,16 +1436,16 @@ class Tensor:
         ``self``'s shape. CPU only.
         """
 
-    def masked_fill(self, *args: Any, **kwargs: Any) -> Tensor:
+    def masked_fill(self, mask: Tensor, value: _TensorOrNumber) -> Tensor:
         """See :func:`ember.masked_fill`."""
 
-    def masked_fill_(self, *args: Any, **kwargs: Any) -> Tensor:
+    def masked_fill_(self, mask: Tensor, value: _TensorOrNumber) -> Tensor:
         """In-place version of :meth:`Tensor.masked_fill`."""
 
-    def masked_scatter(self, *args: Any, **kwargs: Any) -> Tensor:
+    def masked_scatter(self, mask: Tensor, source: Tensor) -> Tensor:
         """See :func:`ember.masked_scatter`."""
 
-    def masked_scatter_(self, *args: Any, **kwargs: Any) -> Tensor:
+    def masked_scatter_(self, mask: Tensor, source: Tensor) -> Tensor:
         """In-place version of :meth:`Tensor.masked_scatter`."""
 
     def masked_select(self, mask: Tensor) -> Tensor:
@@ -1777,10 +1788,10 @@ class Tensor:
     ) -> Tensor:
         """See :func:`ember.prod`."""
 
-    def put(self, *args: Any, **kwargs: Any) -> Tensor:
+    def put(self, index: Tensor, source: Tensor, accumulate: _bool = False) -> Tensor:
         """See :func:`ember.put`."""
 
-    def put_(self, *args: Any, **kwargs: Any) -> Tensor:
+    def put_(self, index: Tensor, source: Tensor, accumulate: _bool = False) -> Tensor:
         """In-place version of :meth:`Tensor.put`."""
 
     def qr(self, some: _bool = True) -> _return_types.qr:
@@ -1951,16 +1962,32 @@ class Tensor:
     def rsqrt_(self) -> Tensor:
         """In-place version of :meth:`Tensor.rsqrt`."""
 
-    def scatter(self, *args: Any, **kwargs: Any) -> Tensor:
+    def scatter(
+        self,
+        dim: _int,
+        index: Tensor,
+        src: Tensor | _Number | None = None,
+        value: _TensorOrNumber | None = None,
+        *,
+        reduce: _str | None = None,
+    ) -> Tensor:
         """See :func:`ember.scatter`."""
 
-    def scatter_(self, *args: Any, **kwargs: Any) -> Tensor:
+    def scatter_(
+        self,
+        dim: _int,
+        index: Tensor,
+        src: Tensor | _Number | None = None,
+        value: _TensorOrNumber | None = None,
+        *,
+        reduce: _str | None = None,
+    ) -> Tensor:
         """In-place version of :meth:`Tensor.scatter`."""
 
-    def scatter_add(self, *args: Any, **kwargs: Any) -> Tensor:
+    def scatter_add(self, dim: _int, index: Tensor, src: Tensor) -> Tensor:
         """See :func:`ember.scatter_add`."""
 
-    def scatter_add_(self, *args: Any, **kwargs: Any) -> Tensor:
+    def scatter_add_(self, dim: _int, index: Tensor, src: Tensor) -> Tensor:
         """In-place version of :meth:`Tensor.scatter_add`."""
 
     def scatter_reduce(
@@ -2566,8 +2593,8 @@ class Tensor:
         indices: Sequence[_int] | None = None,
     ) -> tuple[Tensor, ...]: ...
 
-    def where(self, condition: Tensor, y: _TensorOrNumber) -> Tensor:
-        """``Tensor.where(condition, y)``: ``where(condition, self, y)``."""
+    def where(self, condition: Tensor, other: Tensor) -> Tensor:
+        """``Tensor.where(condition, other)``: ``where(condition, self, other)``."""
 
     def xlogy(self, other: _TensorOrNumber) -> Tensor:
         """See :func:`ember.xlogy`."""

@@ -217,8 +217,8 @@ void register_index_ops(OpTable& t) {
         ishape[static_cast<std::size_t>(d)] = idx.size(d);
         return one(x.expand(xshape).gather(d, idx.expand(ishape)));
     });
-    def(t, "one_hot", "tensor, num_classes=-1", [](const Args& a) {
-        return one(ember::one_hot(a.tensor("tensor"), a.integer("num_classes")));
+    def(t, "one_hot", "input, num_classes=-1", [](const Args& a) {
+        return one(ember::one_hot(a.tensor("input"), a.integer("num_classes")));
     });
     alias(t, "nn.functional.one_hot", "one_hot");
     // the registry's embedding (aten's argument order) and F.embedding

@@ -1622,12 +1622,12 @@ void register_more5_ops(OpTable& t) {
     def(t, "cholesky", "input, upper=False", [](const Args& a) {
         return one(cholesky(a.tensor("input"), a.boolean("upper"), "cholesky", true));
     });
-    def(t, "linalg.cholesky", "A, *, upper=False, out=None, _name='linalg.cholesky'", [](const Args& a) {
-        return one(to_out(a, cholesky(a.tensor("A"), a.boolean("upper"), a.string("_name"), true)));
+    def(t, "linalg.cholesky", "input, *, upper=False, out=None, _name='linalg.cholesky'", [](const Args& a) {
+        return one(to_out(a, cholesky(a.tensor("input"), a.boolean("upper"), a.string("_name"), true)));
     });
-    def(t, "linalg.cholesky_ex", "A, *, upper=False, check_errors=False, out=None", [](const Args& a) -> OpResult {
+    def(t, "linalg.cholesky_ex", "input, *, upper=False, check_errors=False, out=None", [](const Args& a) -> OpResult {
         std::vector<int32_t> info;
-        Tensor A = a.tensor("A");
+        Tensor A = a.tensor("input");
         Tensor L = cholesky(A, a.boolean("upper"), "linalg.cholesky", a.boolean("check_errors"), &info);
         return {L, int_tensor(Shape(A.sizes().begin(), A.sizes().end() - 2), info)};
     });
@@ -1872,8 +1872,8 @@ void register_more5_ops(OpTable& t) {
         return {d.U, d.S, ember::conj_physical(d.Vh.transpose(-1, -2)).contiguous()};  // V = Vh^H
     });
     def(t, "linalg.svdvals", "A, *, driver=None, out=None", [](const Args& a) { return one(to_out(a, svdvals_of(a.tensor("A")))); });
-    def(t, "linalg.eigh", "A, UPLO='L', *, out=None", [](const Args& a) -> OpResult {
-        auto [w, v] = eigh(a.tensor("A"), a.string("UPLO"), true);
+    def(t, "linalg.eigh", "input, UPLO='L', *, out=None", [](const Args& a) -> OpResult {
+        auto [w, v] = eigh(a.tensor("input"), a.string("UPLO"), true);
         return {w, v};
     });
     def(t, "linalg.ldl_factor_ex", "input, *, hermitian=False, check_errors=False, out=None", [](const Args& a) -> OpResult {
@@ -1887,38 +1887,38 @@ void register_more5_ops(OpTable& t) {
     def(t, "linalg.ldl_solve", "LD, pivots, B, *, hermitian=False, out=None", [](const Args& a) {
         return one(to_out(a, ldl_solve(a.tensor("LD"), a.tensor("pivots"), a.tensor("B"), a.boolean("hermitian"))));
     });
-    def(t, "linalg.eig", "A, *, out=None", [](const Args& a) -> OpResult {
-        auto [w, v] = eig(a.tensor("A"), true);
+    def(t, "linalg.eig", "input, *, out=None", [](const Args& a) -> OpResult {
+        auto [w, v] = eig(a.tensor("input"), true);
         return {w, v};
     });
-    def(t, "linalg.eigvals", "A, *, out=None", [](const Args& a) { return one(to_out(a, eig(a.tensor("A"), false).first)); });
+    def(t, "linalg.eigvals", "input, *, out=None", [](const Args& a) { return one(to_out(a, eig(a.tensor("input"), false).first)); });
     allow_complex(t, "linalg.eig");
     allow_complex(t, "linalg.eigvals");
-    def(t, "linalg.eigvalsh", "A, UPLO='L', *, out=None", [](const Args& a) {
-        return one(to_out(a, eigh(a.tensor("A"), a.string("UPLO"), false).first));
+    def(t, "linalg.eigvalsh", "input, UPLO='L', *, out=None", [](const Args& a) {
+        return one(to_out(a, eigh(a.tensor("input"), a.string("UPLO"), false).first));
     });
-    def(t, "linalg.pinv", "A, *, atol=None, rtol=None, hermitian=False, rcond=None, out=None", [](const Args& a) {
+    def(t, "linalg.pinv", "input, *, atol=None, rtol=None, hermitian=False, rcond=None, out=None", [](const Args& a) {
         std::optional<double> rtol = a.optional_number("rtol");
         if (!a.is_none("rcond")) rtol = a.number("rcond");
-        return one(to_out(a, pinv(a.tensor("A"), a.optional_number("atol"), rtol, a.boolean("hermitian"))));
+        return one(to_out(a, pinv(a.tensor("input"), a.optional_number("atol"), rtol, a.boolean("hermitian"))));
     });
     def(t, "pinverse", "input, rcond=1e-15", [](const Args& a) {
         return one(pinv(a.tensor("input"), std::nullopt, a.number("rcond"), false));
     });
-    def(t, "linalg.matrix_rank", "A, *, atol=None, rtol=None, hermitian=False, tol=None, out=None", [](const Args& a) {
+    def(t, "linalg.matrix_rank", "input, *, atol=None, rtol=None, hermitian=False, tol=None, out=None", [](const Args& a) {
         std::optional<double> atol = a.optional_number("atol"), rtol = a.optional_number("rtol");
         if (!a.is_none("tol")) {
             atol = a.number("tol");
             rtol = 0.0;
         }
-        return one(to_out(a, matrix_rank(a.tensor("A"), atol, rtol, a.boolean("hermitian"))));
+        return one(to_out(a, matrix_rank(a.tensor("input"), atol, rtol, a.boolean("hermitian"))));
     });
-    def(t, "linalg.lstsq", "A, B, rcond=None, *, driver=None", [](const Args& a) -> OpResult {
+    def(t, "linalg.lstsq", "input, b, rcond=None, *, driver=None", [](const Args& a) -> OpResult {
         const std::string driver = a.is_none("driver") ? "gelsy" : a.string("driver");
         if (driver != "gels" && driver != "gelsy" && driver != "gelsd" && driver != "gelss") {
             throw Error("torch.linalg.lstsq: parameter `driver` should be one of (gels, gelsy, gelsd, gelss)");
         }
-        Tensor A = a.tensor("A"), B = a.tensor("B");
+        Tensor A = a.tensor("input"), B = a.tensor("b");
         check_matrix(A, "torch.linalg.lstsq");
         const bool vector = B.dim() == A.dim() - 1;
         Tensor Bm = vector ? B.unsqueeze(-1) : B;
@@ -1943,8 +1943,8 @@ void register_more5_ops(OpTable& t) {
     // ---- matrix functions
     for (const char* name : {"matrix_power", "linalg.matrix_power"}) {
         const bool linalg = std::string(name).rfind("linalg.", 0) == 0;
-        def(t, name, linalg ? "A, n, *, out=None" : "input, n", [linalg](const Args& a) {
-            Tensor r = matrix_power(a.tensor(linalg ? "A" : "input"), a.integer("n"));
+        def(t, name, linalg ? "input, n, *, out=None" : "input, n", [linalg](const Args& a) {
+            Tensor r = matrix_power(a.tensor("input"), a.integer("n"));
             return one(linalg ? to_out(a, r) : r);
         });
     }
@@ -1997,15 +1997,15 @@ void register_more5_ops(OpTable& t) {
     });
 
     // ---- norms
-    def(t, "linalg.vector_norm", "x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None", [](const Args& a) {
-        return one(to_out(a, linalg_vector_norm(a.tensor("x"), ord_of(a["ord"], "linalg_vector_norm"), a["dim"], a.boolean("keepdim"),
+    def(t, "linalg.vector_norm", "input, ord=2, dim=None, keepdim=False, *, dtype=None, out=None", [](const Args& a) {
+        return one(to_out(a, linalg_vector_norm(a.tensor("input"), ord_of(a["ord"], "linalg_vector_norm"), a["dim"], a.boolean("keepdim"),
                                                 a.dtype("dtype"))));
     });
-    def(t, "linalg.matrix_norm", "A, ord='fro', dim=(-2, -1), keepdim=False, *, dtype=None, out=None", [](const Args& a) {
-        return one(to_out(a, matrix_norm(a.tensor("A"), a["ord"], a["dim"], a.boolean("keepdim"), a.dtype("dtype"))));
+    def(t, "linalg.matrix_norm", "input, ord='fro', dim=(-2, -1), keepdim=False, *, dtype=None, out=None", [](const Args& a) {
+        return one(to_out(a, matrix_norm(a.tensor("input"), a["ord"], a["dim"], a.boolean("keepdim"), a.dtype("dtype"))));
     });
-    def(t, "linalg.norm", "A, ord=None, dim=None, keepdim=False, *, dtype=None, out=None", [](const Args& a) {
-        Tensor A = a.tensor("A");
+    def(t, "linalg.norm", "input, ord=None, dim=None, keepdim=False, *, dtype=None, out=None", [](const Args& a) {
+        Tensor A = a.tensor("input");
         const Value& ord = a["ord"];
         const Value& dim = a["dim"];
         Shape dims = dims_list(dim, "linalg.norm(): dim");

@@ -361,8 +361,8 @@ void register_shape_ops(OpTable& t) {
         return split_at(x, 2, sections_arg(a), "dsplit", true);
     });
     alias(t, "unsafe_chunk", "chunk");
-    def(t, "unsafe_split", "tensor, split_size, dim=0", [](const Args& a) {
-        return a.tensor("tensor").split(a.integer("split_size"), a.integer("dim"));
+    def(t, "unsafe_split", "input, split_size, dim=0", [](const Args& a) {
+        return a.tensor("input").split(a.integer("split_size"), a.integer("dim"));
     });
     def(t, "roll", "input, shifts, dims=None", [](const Args& a) {
         return one(roll(a.tensor("input"), a.ints("shifts"), dims_of(a, "dims"), a.op()).contiguous());

@@ -695,6 +695,19 @@ def signature_text(fn) -> str:
     return ", ".join(parts)
 
 
+def _op_itself(fn):
+    """``fn`` without the ``out=`` that ``ember.ops._inplace.accepts_out`` (and
+    ``register(out=True)``) wraps around an op: the runner binds the op's own parameters (it
+    runs no out= calls)."""
+    inner = getattr(fn, "__wrapped__", None)
+    if inner is None or "__signature__" not in vars(fn):
+        return fn
+    try:
+        return fn if "out" in inspect.signature(inner).parameters else inner
+    except (TypeError, ValueError):
+        return fn
+
+
 def signatures(out_dir: str) -> None:
     from ember.export._ops import UnknownOpError, resolve
     from ember.ops.registry import OPS, functional_kernels
@@ -718,6 +731,7 @@ def signatures(out_dir: str) -> None:
         base = name[:-1]
         if name.endswith("_") and base in OPS and OPS[base].inplace is fn:
             fn = OPS[base].fn  # the in-place variant takes the op's arguments
+        fn = _op_itself(fn)
         try:
             out[name] = signature_text(fn)
         except (TypeError, ValueError):

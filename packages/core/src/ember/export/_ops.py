@@ -102,6 +102,8 @@ def _build() -> dict:
     table: dict = {}
     for info in OPS.values():
         table.setdefault(info.fn, Entry(info.name))
+        if info.method_fn is not None:  # the Tensor method of an op whose function takes out=
+            table.setdefault(info.method_fn, Entry(info.name))
         if info.inplace is not None:
             table.setdefault(info.inplace, Entry(info.name + "_"))
     for name, attr in vars(Tensor).items():
@@ -118,7 +120,7 @@ def _build() -> dict:
             continue
         wrapped = getattr(raw, "__wrapped__", None)
         if is_varargs(raw) and wrapped is not None and OPS.get(name) is not None \
-                and OPS[name].fn is wrapped:
+                and (OPS[name].method_fn or OPS[name].fn) is wrapped:
             table[raw] = Entry(name, varargs=True)
         else:
             table[raw] = Entry("Tensor." + name, varargs=is_varargs(raw))

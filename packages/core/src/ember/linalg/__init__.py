@@ -22,7 +22,10 @@ from __future__ import annotations
 from importlib import import_module as _import_module
 
 from ..ops.linalg import linalg_cross as cross
-from ..ops.linalg import matmul, multi_dot, vecdot
+from ..ops.linalg import multi_dot, vecdot
+from ..ops.registry import OPS as _OPS
+
+matmul = _OPS["matmul"].fn  # ``torch.matmul`` itself, with its ``out=``
 
 #: the module under ``ember.ops`` that defines each name loaded on first use
 _HOMES = {

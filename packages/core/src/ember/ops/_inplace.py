@@ -12,7 +12,7 @@ from ._casts import cast_to
 from ._promotion import _dtype_category, broadcast_shape
 
 __all__ = ["writable", "write_inplace", "check_inplace_autograd", "make_inplace", "rebase_history",
-           "write_out", "accepts_out"]
+           "write_out", "resize_out", "accepts_out"]
 
 
 def writable(arr) -> bool:
@@ -128,45 +128,104 @@ def _rebase_history(self: Tensor, result: Tensor) -> None:
             self._nr = 0
 
 
-def write_out(out: Tensor, result: Tensor) -> Tensor:
-    """Copy ``result`` into ``out`` (resized when its shape differs), as ``out=`` does."""
+#: how ``out=`` treats a dtype other than the result's: ``"cast"`` (PyTorch's elementwise
+#: ops: cast unless it narrows the category, Float into Long), ``"same"`` (its structured
+#: kernels, mm/addmm/tril/softmax/...: only the result's dtype) or ``"any"`` (its reductions
+#: that compute in the out's dtype: sum, prod, cumsum, cumprod)
+OUT_DTYPE_RULES = ("cast", "same", "any")
+
+
+def write_out(out: Tensor, result: Tensor, name: str | None = None,
+              dtype_rule: str = "cast") -> Tensor:
+    """Copy ``result`` into ``out`` as PyTorch's ``out=`` does, and return ``out``.
+
+    The one place of ``out=``'s rules: no autograd through ``out=`` (an error when the result
+    requires grad), the same device, the dtype rule (``OUT_DTYPE_RULES``), and ``out``
+    resized where its shape differs, with PyTorch's deprecation warning when it had elements.
+    ``name`` is the op's name for the messages (else read from the result's ``grad_fn``)."""
     if not isinstance(out, Tensor):
-        raise TypeError(f"argument 'out' must be Tensor, not {type(out).__name__}")
-    if result.requires_grad and GRAD.enabled:
-        name = result.grad_fn.name().rstrip("0123456789").removesuffix("Backward") \
-            if result.grad_fn is not None else "op"
-        raise RuntimeError(f"{name.lower()}(): functions with out=... arguments don't support "
+        raise TypeError(f"{name or 'op'}(): argument 'out' must be Tensor, not "
+                        f"{type(out).__name__}")
+    if (result.requires_grad or out.requires_grad) and GRAD.enabled:
+        if name is None:
+            name = result.grad_fn.name().rstrip("0123456789").removesuffix("Backward").lower() \
+                if result.grad_fn is not None else "op"
+        raise RuntimeError(f"{name}(): functions with out=... arguments don't support "
                            "automatic differentiation, but one of the arguments requires grad.")
     if out._device is not result._device:
         raise RuntimeError(f"Expected out tensor to have device {result._device}, but got "
                            f"{out._device} instead")
     data = result._data
     if data.dtype != out._data.dtype:
+        if dtype_rule == "same":
+            raise RuntimeError("Expected out tensor to have dtype "
+                               f"{_dtype.options_type_name(data.dtype)}, but got "
+                               f"{_dtype.options_type_name(out._data.dtype)} instead")
+        if dtype_rule == "cast" and _dtype_category(data.dtype) > _dtype_category(out._data.dtype):
+            raise RuntimeError(f"result type {_dtype.scalar_type_name(data.dtype)} can't be "
+                               "cast to the desired output type "
+                               f"{_dtype.scalar_type_name(out._data.dtype)}")
         data = data.astype(out._data.dtype)
-    if out._data.shape == data.shape:
-        out._data[...] = data
-    else:
-        out._data = data.copy() if data is result._data else data
+    resize_out(out, data, copy=data is result._data)
     out._bump_version()
     return out
 
 
-def accepts_out(fn):
+def resize_out(out: Tensor, data, *, copy: bool = True, stacklevel: int = 5) -> None:
+    """Write the array ``data`` into ``out``, resizing ``out`` where the shapes differ, with
+    PyTorch's warning when the resized ``out`` had elements (``copy=False``: ``data`` is a
+    fresh array that ``out`` may own; ``stacklevel``: the warning's, counted from here)."""
+    got = out._data.shape
+    if got == data.shape:
+        out._data[...] = data
+        return
+    if out._data.size:
+        import warnings
+
+        warnings.warn(
+            f"An output with one or more elements was resized since it had shape "
+            f"[{shape_str(got)}], which does not match the required output shape "
+            f"[{shape_str(data.shape)}]. This behavior is deprecated, and in a future PyTorch "
+            "release outputs will not be resized unless they have zero elements. You can "
+            "explicitly reuse an out tensor t by resizing it, inplace, to zero elements "
+            "with t.resize_(0).", UserWarning, stacklevel=stacklevel)
+    out._data = data.copy() if copy else data
+
+
+def accepts_out(fn=None, *, name: str | None = None, dtype_rule: str = "cast"):
     """Give ``fn`` PyTorch's ``out=`` keyword: the result (or each of a tuple of results) is
-    written into the given tensor(s), which are returned."""
+    written into the given tensor(s) by ``write_out`` (``dtype_rule`` as there), which are
+    returned. The wrapper's signature is ``fn``'s plus a keyword-only ``out=None`` (where
+    ``fn`` has none). Used as ``@accepts_out`` or ``accepts_out(fn, name="addmm")``."""
+    if dtype_rule not in OUT_DTYPE_RULES:
+        raise ValueError(f"dtype_rule must be one of {OUT_DTYPE_RULES}, not {dtype_rule!r}")
+    if fn is None:
+        return lambda f: accepts_out(f, name=name, dtype_rule=dtype_rule)
     import functools
+    import inspect
+
+    op_name = name or fn.__name__
 
     @functools.wraps(fn)
     def wrapper(*args, out=None, **kwargs):
-        result = fn(*args, **kwargs)
         if out is None:
-            return result
+            return fn(*args, **kwargs)
+        result = fn(*args, **kwargs)
         if isinstance(result, tuple):
             if not isinstance(out, (tuple, list)) or len(out) != len(result):
-                raise TypeError(f"{fn.__name__}(): argument 'out' must be a tuple of "
+                raise TypeError(f"{op_name}(): argument 'out' must be a tuple of "
                                 f"{len(result)} Tensors")
-            written = [write_out(o, r) for o, r in zip(out, result)]
+            written = [write_out(o, r, op_name, dtype_rule) for o, r in zip(out, result)]
             return type(result)(*written) if hasattr(result, "_fields") else tuple(written)
-        return write_out(out, result)
+        return write_out(out, result, op_name, dtype_rule)
 
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        sig = None
+    if sig is not None and "out" not in sig.parameters:
+        params = list(sig.parameters.values())
+        at = next((i for i, p in enumerate(params) if p.kind is p.VAR_KEYWORD), len(params))
+        params.insert(at, inspect.Parameter("out", inspect.Parameter.KEYWORD_ONLY, default=None))
+        wrapper.__signature__ = sig.replace(parameters=params)
     return wrapper

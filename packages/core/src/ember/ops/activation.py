@@ -177,7 +177,7 @@ _threshold = _activation("threshold", "threshold", _threshold_np,
                          _threshold_bw, "ThresholdBackward0", ints=True)
 
 
-@register("threshold", method=False)
+@register("threshold", out=True, method=False)
 def threshold(input, threshold, value, inplace=False):
     """``input`` where ``input > threshold``, else ``value``."""
     if inplace:
@@ -371,7 +371,7 @@ def _gelu_bw(node, g):
 _gelu = _activation("gelu", "GeluKernelImpl", _gelu_np, _gelu_bw, "GeluBackward0")
 
 
-@register("gelu", function=False, method=False)
+@register("gelu", out=True, function=False, method=False)
 def gelu(input, approximate="none"):
     """Gaussian error linear unit, ``x * Phi(x)`` (``approximate='tanh'``: tanh formula).
 
@@ -440,7 +440,7 @@ _softplus = _activation("softplus", "softplus", _softplus_np, _softplus_bw, "Sof
                         grad_np=_softplus_grad_np)
 
 
-@register("softplus", function=False, method=False)
+@register("softplus", out=True, function=False, method=False)
 def softplus(input, beta=1.0, threshold=20.0):
     """``log(1 + exp(beta * x)) / beta``, linear where ``beta * x > threshold``."""
     return _softplus(input, beta, threshold)
@@ -470,7 +470,7 @@ def _logsigmoid_bw(node, g):
     return (g * (-node.saved[0]).sigmoid(),)
 
 
-logsigmoid = register("logsigmoid", function=False, method=False)(
+logsigmoid = register("logsigmoid", out=True, function=False, method=False)(
     _activation("logsigmoid", "log_sigmoid", _special.log_sigmoid, _logsigmoid_bw,
                 "LogSigmoidBackward0", grad_np=lambda a: _special.sigmoid(-a)))
 logsigmoid.__doc__ = "``log(sigmoid(input))``, stable for large ``|input|``."
@@ -518,7 +518,7 @@ _hardshrink = _activation("hardshrink", "hardshrink",
                           _shrink_mask_bw, "HardshrinkBackward0")
 
 
-@register("softshrink", function=False, method=False)
+@register("softshrink", out=True, function=False, method=False)
 def softshrink(input, lambd=0.5):
     """Shrink towards 0 by ``lambd``; 0 inside ``[-lambd, lambd]``."""
     if lambd < 0:
@@ -526,7 +526,7 @@ def softshrink(input, lambd=0.5):
     return _softshrink(input, lambd)
 
 
-@register("hardshrink")
+@register("hardshrink", out=True)
 def hardshrink(input, lambd=0.5):
     """``input`` where ``|input| > lambd``, else 0."""
     return _hardshrink(input, lambd)
@@ -784,13 +784,13 @@ def _softmax_op(name, log, node_cls, input, dim, dtype, stacklevel):
     return out
 
 
-@register("softmax")
+@register("softmax", out="same")
 def softmax(input, dim=None, _stacklevel=3, dtype=None):
     """``exp(x) / exp(x).sum(dim)``, numerically stable; ``dtype`` casts the input first."""
     return _softmax_op("softmax", False, SoftmaxBackward0, input, dim, dtype, _stacklevel)
 
 
-@register("log_softmax")
+@register("log_softmax", out="same")
 def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
     """``log(softmax(x, dim))`` computed stably."""
     return _softmax_op("log_softmax", True, LogSoftmaxBackward0, input, dim, dtype,

@@ -175,16 +175,16 @@ def _integer_pow(a, b):
 
 _add = binary_op("add", np.add, _add_bw)
 _sub = binary_op("sub", np.subtract, _sub_bw)
-mul = register("mul", inplace=True, aliases=("multiply",))(
+mul = register("mul", out=True, inplace=True, aliases=("multiply",))(
     binary_op("mul", np.multiply, _mul_bw, saves="ab"))
 _true_div = binary_op("div", np.true_divide, _div_bw, kind="float", saves="ab")
-floor_divide = register("floor_divide", inplace=True)(
+floor_divide = register("floor_divide", out=True, inplace=True)(
     binary_op("floor_divide", _np_floor_divide, None))
 floor_divide.__doc__ = "Division rounded toward negative infinity (PyTorch >= 1.13 semantics)."
 _trunc_div = binary_op("div_trunc", _np_trunc_divide, None)
-remainder = register("remainder", inplace=True)(
+remainder = register("remainder", out=True, inplace=True)(
     binary_op("remainder", _remainder_np, _remainder_bw, saves="ab"))
-fmod = register("fmod", inplace=True)(binary_op("fmod", _fmod_np, _fmod_bw, saves="ab"))
+fmod = register("fmod", out=True, inplace=True)(binary_op("fmod", _fmod_np, _fmod_bw, saves="ab"))
 _pow = binary_op("pow", _pow_np, _pow_bw, saves="ab")
 
 
@@ -229,7 +229,7 @@ def sub(input, other, *, alpha=1, out=None):
     return _out(r, out)
 
 
-@register("rsub", method=False)
+@register("rsub", out=True, method=False)
 def rsub(input, other, *, alpha=1):
     """``other - alpha * input``."""
     return sub(other, input, alpha=alpha)
@@ -257,12 +257,12 @@ def div(input, other, *, rounding_mode=None, out=None):
                        f"found '{rounding_mode}'")
 
 
-@register("true_divide", inplace=True)
+@register("true_divide", out=True, inplace=True)
 def true_divide(input, other):
     return _true_div(input, other)
 
 
-@register("pow", inplace=True)
+@register("pow", out=True, inplace=True)
 def pow(input, exponent):  # PyTorch's name
     """``input ** exponent`` (tensor or scalar on either side)."""
     # checked before coerce wraps the exponent into the dtype; 0..127 fits every integer dtype
@@ -283,7 +283,7 @@ def _check_integer_exponent(np_dtype, exponent: int) -> None:
                            "without overflow")
 
 
-@register("float_power", inplace=True)
+@register("float_power", out=True, inplace=True)
 def float_power(input, exponent):
     """``pow`` computed in float64 (complex128 when either operand is complex)."""
     return _pow(_double(input), _double(exponent))
@@ -360,13 +360,13 @@ def _addc(input, tensor1, tensor2, value, divide):
                    (value, divide, (_meta(tx), _meta(t1), _meta(t2))))
 
 
-@register("addcmul", inplace=True)
+@register("addcmul", out=True, inplace=True)
 def addcmul(input, tensor1, tensor2, *, value=1):
     """``input + value * tensor1 * tensor2`` (broadcast, promoted)."""
     return _addc(input, tensor1, tensor2, value, False)
 
 
-@register("addcdiv", inplace=True)
+@register("addcdiv", out=True, inplace=True)
 def addcdiv(input, tensor1, tensor2, *, value=1):
     """``input + value * tensor1 / tensor2`` (integer ``tensor1``/``tensor2`` are an error)."""
     return _addc(input, tensor1, tensor2, value, True)
@@ -384,7 +384,7 @@ def _addr_bw(node, g):
 AddrBackward0 = make_node_class("AddrBackward0", _addr_bw)
 
 
-@register("addr", inplace=True)
+@register("addr", out=True, inplace=True)
 def addr(input, vec1, vec2, *, beta=1, alpha=1):
     """``beta * input + alpha * outer(vec1, vec2)``; ``beta == 0`` ignores ``input``."""
     for label, v in (("vec1", vec1), ("vec2", vec2)):

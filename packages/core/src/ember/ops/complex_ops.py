@@ -165,7 +165,7 @@ def conj(input):
     return result(xp_of(input).conj(input._data), input._device, ConjBackward0, (input,))
 
 
-@register("conj_physical", inplace=True)
+@register("conj_physical", out=True, inplace=True)
 def conj_physical(input):
     """The complex conjugate, always a new tensor for complex input (as ``conj`` here)."""
     if not _is_complex(input):
@@ -201,7 +201,7 @@ def _angle_np(a, xp):
     return xp.where(xp.isnan(a), a, out)
 
 
-@register("angle")
+@register("angle", out=True)
 def angle(input):
     """The argument of each element in radians; real tensors give 0 or pi."""
     if input.__class__ is _Sparse:  # ember._sparse_tensor: on the stored values
@@ -210,7 +210,7 @@ def angle(input):
     return result(r, input._device, AngleBackward0, (input,), (input,))
 
 
-@register("polar")
+@register("polar", out=True)
 def polar(abs, angle):
     """``abs * (cos(angle) + i sin(angle))``: a complex tensor from polar coordinates."""
     for name, t in (("abs", abs), ("angle", angle)):
@@ -237,7 +237,7 @@ def _complex_bw(node, g):
 ComplexBackward0 = _own("ComplexBackward0", _complex_bw)
 
 
-@register("complex", method=False)
+@register("complex", out=True, method=False)
 def complex(real, imag):
     """A complex tensor from real and imaginary parts of one floating dtype (float16 gives
     complex32, float32 complex64, float64 complex128), broadcast together."""

@@ -93,7 +93,7 @@ def fill(input, value):
 
 # -- nonzero_static --------------------------------------------------------------------------
 
-@register("nonzero_static", differentiable=False)
+@register("nonzero_static", out=True, differentiable=False)
 def nonzero_static(input, *, size, fill_value=-1):
     """The indices of the nonzero elements (one row each, as ``nonzero``) in a tensor of
     exactly ``size`` rows: cut off after ``size``, or padded with ``fill_value``."""
@@ -132,7 +132,7 @@ def _xor_last(a, xp):
     return a[..., 0]
 
 
-@register("hash_tensor", differentiable=False)
+@register("hash_tensor", out=True, differentiable=False)
 def hash_tensor(input, dim=None, *, keepdim=False, mode=0):
     """XOR of the elements' 64-bit patterns over ``dim`` (all dims when None): floats as
     float64, integers and bools as int64, as ``torch.hash_tensor`` (mode 0).

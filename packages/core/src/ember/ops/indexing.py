@@ -22,6 +22,7 @@ such an index into a basic view and an advanced part to get PyTorch's placement.
 
 from __future__ import annotations
 
+import inspect
 import numbers
 import operator
 import warnings
@@ -719,11 +720,12 @@ def _dim_spec(input, dim: int, idx):
     return _dim_slice(dim, idx)
 
 
-def _scatter_op(name: str, plan, node_name: str, aliases=()):
+def _scatter_op(name: str, plan, node_name: str, aliases=(), out: bool = True):
     """Register ``name`` (out of place) and ``name_`` (in place) from ``plan(input, ...) ->
     (input, spec, values, accumulate)``; PyTorch's dispatch error for a dtype its kernel lacks
     (``MISSING_KERNELS``, after the plan's argument checks; the scatter family's in
-    ``_scatter_spec``)."""
+    ``_scatter_spec``). ``name`` has the plan's parameters (less ``inplace``) and, with
+    ``out``, PyTorch's ``out=``."""
     node = make_node_class(node_name, _scatter_bw)
     missing = _dtype.missing_kernel(name)[1]
 
@@ -744,7 +746,10 @@ def _scatter_op(name: str, plan, node_name: str, aliases=()):
     op_.__name__ = op_.__qualname__ = name + "_"
     op_.__doc__ = f"In-place version of :func:`{name}`."
     op._node = node
-    register(name, inplace=op_, aliases=aliases)(op)
+    sig = inspect.signature(plan)
+    op.__signature__ = sig.replace(parameters=[p for p in sig.parameters.values()
+                                               if p.name != "inplace"])
+    register(name, inplace=op_, aliases=aliases, out="same" if out else False)(op)
     return op, op_
 
 
@@ -784,7 +789,7 @@ def _as_1d(t):
     return t.reshape(1) if t._data.ndim == 0 else t
 
 
-@register("gather")
+@register("gather", out="same")
 def gather(input, dim, index, *, sparse_grad=False):
     """Values along ``dim`` at ``index``: ``out[i][j] = input[index[i][j]][j]`` (dim 0)."""
     check_same_device(input, index)
@@ -1093,7 +1098,7 @@ def _scatter_reduce_arrays(d, spec, v, reduce, include_self, xp, opmath=False):
     return out
 
 
-@register("scatter_reduce", inplace=True)
+@register("scatter_reduce", out=True, inplace=True)
 def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
     """Reduce ``src`` into ``input`` along ``dim`` at ``index`` with ``reduce`` ('sum',
     'prod', 'mean', 'amax', 'amin'); ``include_self`` counts ``input``'s own values."""
@@ -1235,7 +1240,7 @@ def _pretty_any(dt) -> str:
     return scalar_type_name(dt) if dt.name in _PRETTY_OK else str(dt)
 
 
-@register("index_reduce", inplace=True)
+@register("index_reduce", out=True, inplace=True)
 def index_reduce(input, dim, index, source, reduce, *, include_self=True):
     """Reduce the slices of ``source`` into the slices of ``input`` along ``dim`` at
     ``index`` with ``reduce`` ('prod', 'mean', 'amax', 'amin'); ``include_self`` counts
@@ -1285,7 +1290,7 @@ def _dim_index(name, input, dim, index, exc=RuntimeError, expected="int32/int64"
     return dim, a.reshape(-1)
 
 
-@register("index_select")
+@register("index_select", out="same")
 def index_select(input, dim, index):
     """The slices of ``input`` along ``dim`` at the positions in the vector ``index``."""
     if input.__class__ is _Sparse:  # ember._sparse_tensor: its own kernel
@@ -1478,10 +1483,10 @@ def _masked_scatter_plan(input, mask, source, inplace=False):
 
 
 masked_scatter, masked_scatter_ = _scatter_op("masked_scatter", _masked_scatter_plan,
-                                              "MaskedScatterBackward0")
+                                              "MaskedScatterBackward0", out=False)
 
 
-@register("masked_select")
+@register("masked_select", out=True)
 def masked_select(input, mask):
     """The elements of ``input`` where ``mask`` is True, as a 1-D tensor (both broadcast)."""
     if not isinstance(mask, Tensor) or mask._data.dtype.kind != "b":
@@ -1515,7 +1520,7 @@ def _flat_spec(name, input, index):
     return AdvancedIndex((), xp.unravel_index(flat, shape))
 
 
-@register("take")
+@register("take", out=True)
 def take(input, index):
     """``input`` seen as 1-D, indexed by ``index`` (result has ``index``'s shape)."""
     _dtype.check_kernel("take", input._data.dtype)
@@ -1542,10 +1547,10 @@ def _put_plan(input, index, source, accumulate=False, inplace=False):
     return input, spec, values, accumulate
 
 
-put, put_ = _scatter_op("put", _put_plan, "PutBackward0")
+put, put_ = _scatter_op("put", _put_plan, "PutBackward0", out=False)
 
 
-@register("take_along_dim")
+@register("take_along_dim", out=True)
 def take_along_dim(input, indices, dim=None):
     """``gather`` along ``dim`` with ``input`` and ``indices`` broadcast against each other
     (``dim=None``: over the flattened input)."""
@@ -1570,7 +1575,7 @@ def take_along_dim(input, indices, dim=None):
 
 # nonzero ----------------------------------------------------------------------------------
 
-@register("nonzero", differentiable=False)
+@register("nonzero", out=True, differentiable=False)
 def nonzero(input, *, as_tuple=False):
     """Indices of the non-zero elements: an ``(n, ndim)`` int64 tensor, or with ``as_tuple``
     one 1-D tensor per dimension."""
@@ -1664,7 +1669,7 @@ def bucketize(input, boundaries, *, out_int32=False, right=False, out=None):
     return searchsorted(boundaries, input, out_int32=out_int32, right=right, out=out)
 
 
-@register("isin", method=False, differentiable=False)
+@register("isin", out=True, method=False, differentiable=False)
 def isin(elements, test_elements, *, assume_unique=False, invert=False):
     """A bool tensor of ``elements``' shape: whether each element is in ``test_elements``
     (either may be a scalar)."""

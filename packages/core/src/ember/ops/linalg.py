@@ -303,7 +303,7 @@ def _product(node_cls, a, b, check_shapes, type_error):
     return out
 
 
-@register("matmul")
+@register("matmul", out="same")
 def matmul(input, other):
     """Matrix product with PyTorch's rules for 1-D operands and batch broadcasting."""
     if not isinstance(input, Tensor) or not isinstance(other, Tensor):
@@ -338,7 +338,7 @@ def _check_mm(ad, bd):
         raise RuntimeError("mat2 must be a matrix")
 
 
-@register("mm")
+@register("mm", out="same")
 def mm(input, mat2):
     """Product of two matrices (2-D only; see ``matmul`` for broadcasting)."""
     if input.__class__ is _Sparse or mat2.__class__ is _Sparse:  # ember._sparse_tensor
@@ -364,7 +364,7 @@ def _bmm_type_error(ad, bd):
     return None
 
 
-@register("bmm")
+@register("bmm", out="same")
 def bmm(input, mat2):
     """Batched matrix product of two 3-D tensors with equal batch sizes."""
     return _product(BmmBackward0, input, mat2, _check_bmm, _bmm_type_error)
@@ -376,7 +376,7 @@ def _check_mv(ad, bd, in_ndim=1):
                            f"{bd.ndim}")
 
 
-@register("mv")
+@register("mv", out="same")
 def mv(input, vec):
     """Matrix-vector product."""
     return _product(MvBackward0, input, vec, _check_mv, _matmul_error)
@@ -396,13 +396,13 @@ def _check_vdot(ad, bd):
     _check_dot(ad, bd, "vdot")
 
 
-@register("dot")
+@register("dot", out=True)
 def dot(input, tensor):
     """Inner product of two 1-D tensors of one dtype."""
     return _product(DotBackward0, input, tensor, _check_dot, _no_error)
 
 
-@register("vdot")
+@register("vdot", out=True)
 def vdot(input, other):
     """``dot`` with the first argument conjugated (the same for real tensors)."""
     if input.is_complex():
@@ -410,7 +410,7 @@ def vdot(input, other):
     return _product(DotBackward0, input, other, _check_vdot, _no_error)
 
 
-@register("inner")
+@register("inner", out=True)
 def inner(input, other):
     """Sum-product over the last dimension of both tensors (a product with a 0-dim one)."""
     ad, bd = input._data, other._data
@@ -422,7 +422,7 @@ def inner(input, other):
     return tensordot(input, other, ([-1], [-1]))
 
 
-@register("outer", aliases=("ger",))
+@register("outer", out=True, aliases=("ger",))
 def outer(input, vec2):
     """Outer product of two 1-D tensors (PyTorch's type promotion)."""
     for t, name in ((input, "self"), (vec2, "vec2")):
@@ -540,7 +540,7 @@ def _check_addbmm(idata, ad, bd):
     _check_mat_dtypes(idata, ad, bd)
 
 
-@register("addmm", inplace=True)
+@register("addmm", out="same", inplace=True)
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     """``beta * input + alpha * (mat1 @ mat2)``."""
     if mat1.__class__ is _Sparse or mat2.__class__ is _Sparse or input.__class__ is _Sparse:
@@ -550,19 +550,19 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     return _add_product(AddmmBackward0, input, mat1, mat2, _check_addmm, beta, alpha)
 
 
-@register("addmv", inplace=True)
+@register("addmv", out="same", inplace=True)
 def addmv(input, mat, vec, *, beta=1, alpha=1):
     """``beta * input + alpha * (mat @ vec)``."""
     return _add_product(AddmvBackward0, input, mat, vec, _check_addmv, beta, alpha)
 
 
-@register("baddbmm", inplace=True)
+@register("baddbmm", out="same", inplace=True)
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
     """``beta * input + alpha * bmm(batch1, batch2)``."""
     return _add_product(BaddbmmBackward0, input, batch1, batch2, _check_baddbmm, beta, alpha)
 
 
-@register("addbmm", inplace=True)
+@register("addbmm", out="same", inplace=True)
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
     """``beta * input + alpha * sum_b batch1[b] @ batch2[b]``."""
     return _add_product(AddbmmBackward0, input, batch1, batch2, _check_addbmm, beta, alpha,
@@ -841,7 +841,7 @@ def tensordot(a, b, dims=2, out=None):
     return res
 
 
-@register("kron")
+@register("kron", out=True)
 def kron(input, other):
     """Kronecker product (PyTorch's type promotion), built from a broadcast product."""
     nd = max(input._data.ndim, other._data.ndim)
@@ -914,7 +914,7 @@ def _cross(input, other, dim):
     return out
 
 
-@register("cross")
+@register("cross", out=True)
 def cross(input, other, dim=None):
     """Cross product of 3-vectors along ``dim`` (default: the first dimension of size 3)."""
     if dim is None:
@@ -1015,7 +1015,7 @@ def multi_dot(tensors, *, out=None):
     return r
 
 
-@register("chain_matmul", method=False)
+@register("chain_matmul", out=True, method=False)
 def chain_matmul(*matrices):
     """Deprecated product of 2-D matrices (``ember.linalg.multi_dot``)."""
     warnings.warn("torch.chain_matmul is deprecated and will be removed in a future PyTorch "
@@ -1039,13 +1039,13 @@ def _la():
     return linalg
 
 
-@register("matrix_power")
+@register("matrix_power", out=True)
 def matrix_power(input, n):
     """``input`` (a batch of square matrices) to the integer power ``n``."""
     return _la().matrix_power(input, n)
 
 
-@register("inverse")
+@register("inverse", out=True)
 def inverse(input):
     """Inverse of a (batch of) square matrix (``ember.linalg.inv``)."""
     return _la().inv(input)
@@ -1063,7 +1063,12 @@ def logdet(input):
     complex input (``log(sign) + logabsdet``)."""
     sign, logabsdet = _la().slogdet(input)
     if sign._data.dtype.kind == "c":
-        return sign.log() + logabsdet
+        r = sign.log() + logabsdet
+        # a singular matrix: PyTorch's complex -inf (its logabsdet times a complex one) has a
+        # NaN imaginary part
+        singular = xp_of(sign).isneginf(logabsdet._data)  # (no host sync: no .any())
+        fix = xp_of(sign).where(singular, complex(0, np.nan), 0).astype(r._data.dtype)
+        return r + _make(fix, sign._device)
     offset = xp_of(sign).where(sign._data < 0, np.nan, 0).astype(logabsdet._data.dtype)
     return logabsdet + _make(offset, sign._device)
 
@@ -1075,7 +1080,7 @@ def slogdet(input):
     return _rt.slogdet(r.sign, r.logabsdet)
 
 
-@register("cholesky")
+@register("cholesky", out=True)
 def cholesky(input, upper=False):
     """Deprecated ``torch.cholesky`` (``ember.linalg.cholesky``)."""
     return _la().cholesky(input, upper=upper, _name="cholesky")
@@ -1101,7 +1106,7 @@ def svd(input, some=True, compute_uv=True):
         zv = _make(xp.zeros(d.shape[:-2] + (n, n), d.dtype), input._device)
         return _rt.svd(zu, s, zv)
     u, s, vh = la.svd(input, full_matrices=not some)
-    return _rt.svd(u, s, vh.mT)
+    return _rt.svd(u, s, vh.mH)  # V, not V^T: conjugated for complex input
 
 
 @register("qr")
@@ -1207,7 +1212,7 @@ def geqrf(input, out=None):
     return geqrf_(input)
 
 
-@register("orgqr")
+@register("orgqr", out=True)
 def orgqr(input, input2):
     """``Q`` from ``geqrf``'s output (``ember.linalg.householder_product``)."""
     return _la().householder_product(input, input2)

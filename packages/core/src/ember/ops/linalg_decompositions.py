@@ -251,9 +251,10 @@ def _not_pd_order(a) -> int:
 
 
 @accepts_out
-def cholesky(A, *, upper=False, out=None, _name="linalg.cholesky"):
+def cholesky(input, *, upper=False, out=None, _name="linalg.cholesky"):
     """Cholesky factor ``L`` (``A = L L^H``, lower triangle of ``A`` read); ``upper=True``
     gives ``L^H``. ``LinAlgError`` when ``A`` is not positive-definite."""
+    A = input  # PyTorch's binding names it input (its docs: A)
     check_matrix(A, _name, square=True)
     try:
         with backend_of(A._device).linalg_errors():
@@ -274,8 +275,9 @@ def cholesky(A, *, upper=False, out=None, _name="linalg.cholesky"):
 
 
 @accepts_out
-def cholesky_ex(A, *, upper=False, check_errors=False, out=None):
+def cholesky_ex(input, *, upper=False, check_errors=False, out=None):
     """``(L, info)``; ``info`` is the order of the failing leading minor (0: success)."""
+    A = input  # PyTorch's binding names it input (its docs: A)
     return with_info(LinalgCholeskyExResult, lambda: cholesky(A, upper=upper), A, _not_pd_order,
                      check_errors)
 
@@ -390,9 +392,10 @@ def _check_eigh(A, UPLO):
 
 
 @accepts_out
-def eigh(A, UPLO="L", *, out=None):
+def eigh(input, UPLO="L", *, out=None):
     """Eigenvalues (ascending, real) and eigenvectors of a symmetric (complex: Hermitian)
     matrix, of which only the ``UPLO`` triangle is read. Gradients assume distinct eigenvalues."""
+    A = input  # PyTorch's binding names it input (its docs: A)
     _check_eigh(A, UPLO)
     w, v = xp_of(A).linalg.eigh(A._data, UPLO=UPLO)
     L, V = _make(w, A._device), _make(v, A._device)
@@ -402,8 +405,9 @@ def eigh(A, UPLO="L", *, out=None):
 
 
 @accepts_out
-def eigvalsh(A, UPLO="L", *, out=None):
+def eigvalsh(input, UPLO="L", *, out=None):
     """Eigenvalues (ascending) of a symmetric matrix."""
+    A = input  # PyTorch's binding names it input (its docs: A)
     if needs_grad(A):
         return eigh(A, UPLO).eigenvalues
     _check_eigh(A, UPLO)
@@ -550,9 +554,10 @@ complex_own(LinalgPinvBackward0)  # PyTorch's pinv_backward, conjugate transpose
 
 
 @accepts_out
-def pinv(A, *, atol=None, rtol=None, hermitian=False, rcond=None, out=None):
+def pinv(input, *, atol=None, rtol=None, hermitian=False, rcond=None, out=None):
     """Moore-Penrose pseudo-inverse (through the SVD; ``hermitian`` uses ``eigh``).
     Singular values below ``max(atol, rtol * s_max)`` are treated as zero."""
+    A = input  # PyTorch's binding names it input (its docs: A)
     d = A._data
     if d.ndim < 2 or d.dtype.kind not in "fc":
         raise RuntimeError(f"linalg.pinv({scalar_type_name(d.dtype)}{{{_list_str(d.shape)}}}): "
@@ -580,8 +585,9 @@ def pinv(A, *, atol=None, rtol=None, hermitian=False, rcond=None, out=None):
 
 
 @accepts_out
-def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, tol=None, out=None):
+def matrix_rank(input, *, atol=None, rtol=None, hermitian=False, tol=None, out=None):
     """Number of singular values above ``max(atol, rtol * s_max)`` (an int64 tensor)."""
+    A = input  # PyTorch's binding names it input (its docs: A)
     d = A._data
     if d.ndim < 2:
         raise RuntimeError("torch.linalg.matrix_rank: The input tensor input must have at least "
@@ -600,10 +606,11 @@ def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, tol=None, out=None)
 _DRIVERS = ("gels", "gelsy", "gelsd", "gelss")
 
 
-def lstsq(A, B, rcond=None, *, driver=None):
+def lstsq(input, b, rcond=None, *, driver=None):
     """Least-squares solution of ``A X = B`` (minimum norm), with PyTorch's extra outputs:
     residuals (drivers gelsd/gelss/gels, full-rank tall ``A``), rank (all but gels) and
     singular values (gelsd/gelss)."""
+    A, B = input, b  # PyTorch's binding names them input and b (docs: A, B)
     driver = driver or "gelsy"
     if driver not in _DRIVERS:
         raise RuntimeError("torch.linalg.lstsq: parameter `driver` should be one of (gels, "
@@ -656,8 +663,9 @@ mark_holomorphic(CopyBackwards)  # zeros: linear
 
 
 @accepts_out
-def matrix_power(A, n: int, *, out=None):
+def matrix_power(input, n: int, *, out=None):
     """``A`` to the integer power ``n`` by repeated squaring (``n < 0`` inverts first)."""
+    A = input  # PyTorch's binding names it input (its docs: A)
     d = A._data
     check_dims(d, "linalg.matrix_power")
     check_square(d, "linalg.matrix_power")

@@ -122,13 +122,14 @@ LinalgEigBackward0._complex = "own"  # written for complex numbers (its outputs 
 
 # -- the functions ------------------------------------------------------------------------------
 
-def eig(A, *, out=None):
+def eig(input, *, out=None):
     """Eigenvalues and eigenvectors of a square matrix (or batch): ``A V = V diag(L)``.
 
     Always complex (``complex64`` for float32 / complex64 input, ``complex128`` for float64
     / complex128); each eigenvector has norm 1. The eigenvectors are unique only up to a
     phase per column: gradients are defined for losses that do not depend on it (such as
     ``abs`` of them, or ``V diag(L) V^{-1}``), and backward raises otherwise."""
+    A = input  # PyTorch's binding names it input (its docs: A)
     ctype = _check(A, "linalg.eig")
     xp = xp_of(A)
     if A._data.size and not bool(xp.isfinite(A._data).all()):
@@ -148,9 +149,10 @@ def eig(A, *, out=None):
     return LinalgEigResult(L, V)
 
 
-def eigvals(A, *, out=None):
+def eigvals(input, *, out=None):
     """The eigenvalues of a square matrix (or batch), complex as ``eig``'s; differentiable
     (no gauge condition: the eigenvalues are unique)."""
+    A = input  # PyTorch's binding names it input (its docs: A)
     ctype = _check(A, "linalg.eigvals")
     if out is not None:
         _check_out(out, ctype, "linalg.eigvals", "eigenvalues")

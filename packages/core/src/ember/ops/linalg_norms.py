@@ -107,9 +107,10 @@ def _cast_for_norm(x, dtype, fn):
 
 
 @accepts_out
-def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
+def vector_norm(input, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
     """The ``ord``-norm of ``x`` over ``dim`` (all dims when None) as a vector:
     ``sum(|x|^ord)^(1/ord)``, max/min of ``|x|`` for +-inf, count of nonzeros for 0."""
+    x = input  # PyTorch's binding names it input (its docs: x)
     if not isinstance(ord, numbers.Number) or isinstance(ord, bool):
         raise TypeError(f"linalg_vector_norm(): argument 'ord' (position 2) must be Number, not "
                         f"{type(ord).__name__}")
@@ -142,10 +143,11 @@ _MATRIX_ORDS = ("fro", "nuc", _INF, -_INF, 1, -1, 2, -2)
 
 
 @accepts_out
-def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=None):
+def matrix_norm(input, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=None):
     """Matrix norm over the two dims ``dim``: 'fro', 'nuc' (sum of singular values), 2 / -2
     (largest / smallest singular value), 1 / -1 (max / min column abs-sum), inf / -inf
     (max / min row abs-sum)."""
+    A = input  # PyTorch's binding names it input (its docs: A)
     d = A._data
     check_dims(d, "linalg.matrix_norm")
     dims = (dim,) if isinstance(dim, int) else tuple(dim)
@@ -183,9 +185,10 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=No
 
 
 @accepts_out
-def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None, out=None):
+def norm(input, ord=None, dim=None, keepdim=False, *, dtype=None, out=None):
     """``vector_norm`` or ``matrix_norm`` as ``ord`` and ``dim`` say (``torch.linalg.norm``):
     a matrix norm for a string ``ord``, two dims, or a 2-D input with ``ord`` and no dim."""
+    A = input  # PyTorch's binding names it input (its docs: A)
     ndim = A._data.ndim
     if dim is not None:
         dims = (dim,) if isinstance(dim, int) else tuple(dim)

@@ -198,7 +198,7 @@ def _linear_nd(input, weight, bias):
     return out if bias is None else out + bias
 
 
-@register("linear", method=False)
+@register("linear", out=True, method=False)
 def linear(input, weight, bias=None):
     """Apply ``y = x A^T + b`` (``torch.nn.functional.linear``)."""
     if not isinstance(input, Tensor):

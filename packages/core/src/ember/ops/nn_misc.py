@@ -749,9 +749,9 @@ def type_name(t: Tensor) -> str:
 
 
 @register("one_hot", function=False, method=False, differentiable=False)
-def one_hot(tensor, num_classes=-1):
+def one_hot(input, num_classes=-1):
     """``int64`` one-hot encoding along a new last dim (``num_classes=-1`` infers it)."""
-    d = tensor._data
+    d = input._data
     if d.dtype != np.int64:
         raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
     if num_classes == -1:
@@ -765,9 +765,9 @@ def one_hot(tensor, num_classes=-1):
             raise RuntimeError("Class values must be non-negative.")
         if d.max() >= num_classes:
             raise RuntimeError("Class values must be smaller than num_classes.")
-    xp = xp_of(tensor)
+    xp = xp_of(input)
     r = (d[..., None] == xp.arange(num_classes)).astype(np.int64)
-    return _make(r, tensor._device)
+    return _make(r, input._device)
 
 
 # -- per-axis resampling (pad's non-constant modes, interpolate) -------------------------------

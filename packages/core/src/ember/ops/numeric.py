@@ -319,7 +319,7 @@ def _binomial_draw(g, count: np.ndarray, prob: np.ndarray) -> np.ndarray:
     return np.where(bad, np.nan, out).astype(count.dtype)
 
 
-@register("binomial", method=False, differentiable=False, random=True)
+@register("binomial", out=True, method=False, differentiable=False, random=True)
 def binomial(count, prob, generator=None):
     """Samples of Binomial(``count``, ``prob``) (elementwise, broadcast), drawn by
     ``generator`` or the default generator of the tensors' device."""

@@ -193,24 +193,26 @@ def _rejecting(op, kinds, kernel):
 
 
 def _unary(name, fwd, backward=None, *, doc, to_float=True, saves="", node_name=None,
-           reject="", kernel=None, aliases=(), inplace=True):
-    """Build and register a unary op (``to_float``: integers and bools compute in float)."""
+           reject="", kernel=None, aliases=(), inplace=True, out=True):
+    """Build and register a unary op (``to_float``: integers and bools compute in float;
+    ``out``: ``ember.<name>`` takes ``out=``, as most of PyTorch's elementwise ops)."""
     op = unary_op(name, fwd, backward, to_float=to_float, saves=saves, node_name=node_name)
     if reject:
         op = _rejecting(op, reject, kernel or name)
     op.__doc__ = doc
-    return register(name, inplace=inplace, aliases=aliases,
+    return register(name, inplace=inplace, aliases=aliases, out=out,
                     differentiable=backward is not None)(op)
 
 
 def _binary(name, fwd, backward=None, *, doc, kind="arith", saves="", node_name=None,
-            tensors_only=False, aliases=(), inplace=True):
-    """Build and register a binary op with PyTorch's broadcasting and promotion."""
+            tensors_only=False, aliases=(), inplace=True, out=True):
+    """Build and register a binary op with PyTorch's broadcasting and promotion (``out`` as in
+    ``_unary``)."""
     op = binary_op(name, fwd, backward, kind=kind, saves=saves, node_name=node_name)
     if tensors_only:
         op = _tensor_args(op, name)
     op.__doc__ = doc
-    return register(name, inplace=inplace, aliases=aliases,
+    return register(name, inplace=inplace, aliases=aliases, out=out,
                     differentiable=backward is not None)(op)
 
 
@@ -362,7 +364,7 @@ sgn._node._complex = "own"
 abs._node._complex = "own"
 signbit = _unary("signbit", _signbit_np, to_float=False, inplace=False,
                  doc="True where the sign bit is set (``-0.0`` included).")
-neg = register("neg", inplace=True, aliases=("negative",))(
+neg = register("neg", out=True, inplace=True, aliases=("negative",))(
     unary_op("neg", np.negative, _neg_bw, no_bool=True))
 neg.__doc__ = "``-input`` (bool tensors are an error)."
 
@@ -549,7 +551,7 @@ def _logit_bw(node, g):
 LogitBackward0 = make_node_class("LogitBackward0", _logit_bw)
 
 
-@register("logit", inplace=True)
+@register("logit", out=True, inplace=True)
 def logit(input, eps=None):
     """``log(p / (1 - p))``; with ``eps``, ``p`` is clamped to ``[eps, 1 - eps]`` first."""
     d = input._data
@@ -605,7 +607,7 @@ _xlogy = {variant: binary_op("xlogy", _xlogy_np, _xlogy_bw, kind="float", saves=
                              node_name=f"XlogyBackward{variant}") for variant in range(3)}
 
 
-@register("xlogy", inplace=True)
+@register("xlogy", out=True, inplace=True)
 def xlogy(input, other):
     """``input * log(other)``, 0 where ``input == 0`` (unless ``other`` is NaN)."""
     variant = 0 if isinstance(input, Tensor) and isinstance(other, Tensor) else \
@@ -634,7 +636,7 @@ LerpBackward0 = make_node_class("LerpBackward0", _lerp_bw)
 LerpBackward1 = make_node_class("LerpBackward1", _lerp_bw)
 
 
-@register("lerp", inplace=True)
+@register("lerp", out=True, inplace=True)
 def lerp(input, end, weight):
     """``input + weight * (end - input)``; ``weight`` is a number or a tensor."""
     if not isinstance(end, Tensor):
@@ -670,7 +672,7 @@ def _nan_to_num_bw(node, g):
 NanToNumBackward0 = make_node_class("NanToNumBackward0", _nan_to_num_bw)
 
 
-@register("nan_to_num", inplace=True)
+@register("nan_to_num", out=True, inplace=True)
 def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
     """Replace NaN by ``nan`` and infinities by ``posinf``/``neginf`` (default: the dtype's
     largest and smallest finite values). Integer and bool tensors are returned as copies."""
@@ -747,7 +749,7 @@ RoundBackward0 = make_node_class("RoundBackward0", _zero_bw)
 RoundBackward1 = make_node_class("RoundBackward1", _zero_bw)
 
 
-@register("round", inplace=True)
+@register("round", out=True, inplace=True)
 def round(input, *, decimals=0):  # PyTorch's name
     """Round half to even; ``decimals`` rounds to that many decimal places."""
     if input.__class__ is _Sparse:  # ember._sparse_tensor: on the stored values
@@ -861,20 +863,20 @@ def _check_bool_clamp(input, low, high) -> None:
     raise _unsupported(kernel, input._data)
 
 
-@register("clamp", inplace=True, aliases=("clip",))
+@register("clamp", out=True, inplace=True, aliases=("clip",))
 def clamp(input, min=None, max=None):  # PyTorch's names
     """Limit ``input`` to ``[min, max]`` (numbers or tensors; either may be None).
     Where ``min > max`` the result is ``max``."""
     return _clamp(input, min, max, "clamp")
 
 
-@register("clamp_min", inplace=True)
+@register("clamp_min", out=True, inplace=True)
 def clamp_min(input, min):
     """``clamp(input, min=min)``."""
     return _clamp(input, min, None, "clamp_min")
 
 
-@register("clamp_max", inplace=True)
+@register("clamp_max", out=True, inplace=True)
 def clamp_max(input, max):
     """``clamp(input, max=max)``."""
     return _clamp(input, None, max, "clamp_max")
@@ -893,7 +895,7 @@ def _where_bw(node, g):
 WhereBackward0 = make_node_class("WhereBackward0", _where_bw)
 
 
-@register("where", method=False)
+@register("where", out=True, method=False)
 def where(condition, input=None, other=None):
     """``input`` where ``condition`` holds, else ``other`` (tensors or numbers, promoted as
     PyTorch does). ``where(condition)`` is ``nonzero(condition, as_tuple=True)``."""
@@ -945,9 +947,9 @@ def _broadcast_all(*operands) -> tuple:
     return shape
 
 
-def _where_method(self, condition, y):
-    """``Tensor.where(condition, y)``: ``where(condition, self, y)``."""
-    return where(condition, self, y)
+def _where_method(self, condition, other):
+    """``Tensor.where(condition, other)``: ``where(condition, self, other)``."""
+    return where(condition, self, other)
 
 
 register_method("where", _where_method)
@@ -1062,15 +1064,17 @@ def _isreal_np(a):
     return xp_of(a).ones(a.shape, dtype=np.bool_)
 
 
-isnan = _unary("isnan", np.isnan, to_float=False, inplace=False, doc="True where NaN.")
-isinf = _unary("isinf", np.isinf, to_float=False, inplace=False, doc="True where +-inf.")
-isfinite = _unary("isfinite", np.isfinite, to_float=False, inplace=False,
+isnan = _unary("isnan", np.isnan, to_float=False, inplace=False, out=False,
+               doc="True where NaN.")
+isinf = _unary("isinf", np.isinf, to_float=False, inplace=False, out=False,
+               doc="True where +-inf.")
+isfinite = _unary("isfinite", np.isfinite, to_float=False, inplace=False, out=False,
                   doc="True where neither NaN nor infinite.")
 isposinf = _unary("isposinf", _isposinf_np, to_float=False, inplace=False,
                   doc="True where +inf.")
 isneginf = _unary("isneginf", _isneginf_np, to_float=False, inplace=False,
                   doc="True where -inf.")
-isreal = _unary("isreal", _isreal_np, to_float=False, inplace=False,
+isreal = _unary("isreal", _isreal_np, to_float=False, inplace=False, out=False,
                 doc="True where the element is real: everywhere for real dtypes, where the "
                     "imaginary part is 0 for complex ones.")
 
@@ -1132,7 +1136,7 @@ def _zero_row(dtype, r: int):
     return row[:r]
 
 
-relu = _unary("relu", _relu_np, _relu_bw, to_float=False, saves="o",
+relu = _unary("relu", _relu_np, _relu_bw, to_float=False, saves="o", out=False,
               doc="``max(input, 0)``.")
 
 
@@ -1497,7 +1501,7 @@ def _heaviside_np(a, b):
 _heaviside = binary_op("heaviside", _heaviside_np)
 
 
-@register("heaviside", inplace=True, differentiable=False)
+@register("heaviside", out=True, inplace=True, differentiable=False)
 def heaviside(input, values):
     """The Heaviside step: 0 where ``input < 0``, 1 where ``input > 0``, ``values`` where it
     is 0 (both tensors of one dtype)."""

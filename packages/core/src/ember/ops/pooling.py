@@ -724,12 +724,15 @@ def _fractional_max(n, input, kernel_size, output_size, output_ratio, return_ind
 _TORCH_FUNCTIONS = {"max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d",
                     "adaptive_avg_pool1d", "adaptive_max_pool1d", "max_pool1d_with_indices"}
 
+#: the ones whose PyTorch binding takes ``out=``
+_OUT = {"avg_pool2d", "avg_pool3d"}
+
 
 def _publish(fn, name: str, doc: str) -> None:
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = doc
     fn.__module__ = __name__
-    register(name, function=name in _TORCH_FUNCTIONS, method=False)(fn)
+    register(name, function=name in _TORCH_FUNCTIONS, method=False, out=name in _OUT)(fn)
     globals()[name] = fn
     __all__.append(name)
 

@@ -187,7 +187,7 @@ SumBackward0 = make_node_class("SumBackward0", _sum_bw)
 SumBackward1 = make_node_class("SumBackward1", _sum_bw)
 
 
-@register("sum")
+@register("sum", out="any")
 def sum(input, dim=None, keepdim=False, *, dtype=None):
     """Sum over ``dim`` (all dims when None); integers and bools sum as int64, float16
     accumulates in float32 (rounded once), as in PyTorch."""
@@ -221,7 +221,7 @@ MeanBackward0 = make_node_class("MeanBackward0", _mean_bw)
 MeanBackward1 = make_node_class("MeanBackward1", _mean_bw)
 
 
-@register("mean")
+@register("mean", out=True)
 def mean(input, dim=None, keepdim=False, *, dtype=None):
     """Mean over ``dim``; integer inputs are an error unless ``dtype`` is floating."""
     input, d, dims = _floating_reduction(input, dim, dtype, "mean(): could not infer output "
@@ -243,7 +243,7 @@ def _nansum_bw(node, g):
 NansumBackward0 = make_node_class("NansumBackward0", _nansum_bw)
 
 
-@register("nansum")
+@register("nansum", out=True)
 def nansum(input, dim=None, keepdim=False, *, dtype=None):
     """``sum`` treating NaN as zero."""
     input = _with_dtype(input, dtype)
@@ -262,7 +262,7 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None):
     return result(r, input._device, NansumBackward0, (input,), ctx=ctx)
 
 
-@register("nanmean")
+@register("nanmean", out=True)
 def nanmean(input, dim=None, keepdim=False, *, dtype=None):
     """``mean`` of the elements that are not NaN."""
     input, d, dims = _floating_reduction(input, dim, dtype, "nanmean(): expected input to "
@@ -326,7 +326,7 @@ ProdBackward0 = make_node_class("ProdBackward0", _prod_bw)
 ProdBackward1 = make_node_class("ProdBackward1", _prod_bw)
 
 
-@register("prod")
+@register("prod", out="any")
 def prod(input, dim=None, keepdim=False, *, dtype=None):
     """Product over one ``dim`` (an int) or of all elements; integers multiply as int64."""
     if dim is not None and not isinstance(dim, (int, np.integer)):
@@ -374,7 +374,11 @@ def _var_array(d, dims, correction, keepdim, name):
     if not n:
         return d.sum(axis=dims, keepdims=keepdim) * np.nan, dof
     centered = d - _mean_array(d, dims, True, n)
-    ss = (centered * centered).sum(axis=dims, keepdims=keepdim)
+    if centered.dtype.kind == "c":  # |z - mean|^2: a real variance in the real dtype
+        ss = (centered.real * centered.real + centered.imag * centered.imag).sum(
+            axis=dims, keepdims=keepdim)
+    else:
+        ss = (centered * centered).sum(axis=dims, keepdims=keepdim)
     if dof > 0:
         return ss / dof, dof
     with np.errstate(divide="ignore", invalid="ignore"):  # PyTorch: inf or NaN, no error
@@ -416,6 +420,9 @@ def _std_bw(node, g):
 
 VarBackward0 = make_node_class("VarBackward0", _var_bw)
 StdBackward0 = make_node_class("StdBackward0", _std_bw)
+# complex input, real output: the gradient 2 (z - mean) / dof (times the real g) is already
+# PyTorch's conjugate Wirtinger one
+VarBackward0._complex = StdBackward0._complex = "own"
 
 
 def _var_std(input, dim, keepdim, correction, name, take_sqrt, label):
@@ -438,14 +445,14 @@ def _var_std(input, dim, keepdim, correction, name, take_sqrt, label):
                   (input,), (input,), (dims, keepdim, dof), take_sqrt)
 
 
-@register("var")
+@register("var", out=True)
 def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """Variance over ``dim`` with Bessel's ``correction`` (``unbiased=False`` means 0)."""
     dim, correction = _correction("var", dim, unbiased, correction)
     return _var_std(input, dim, keepdim, correction, "var", False, "std and var")
 
 
-@register("std")
+@register("std", out=True)
 def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """Standard deviation over ``dim`` (see ``var`` for ``unbiased`` / ``correction``)."""
     dim, correction = _correction("std", dim, unbiased, correction)
@@ -542,26 +549,26 @@ def _max_or_min(input, dim, keepdim, other, name):
     return pick_along(input, dim, keepdim, "min", _argmin_keep, MinBackward0)
 
 
-@register("max")
+@register("max", out=True)
 def max(input, dim=None, keepdim=False, *, other=None):  # PyTorch's name
     """``max(input)``: the largest element; ``max(input, dim)``: ``(values, indices)``;
     ``max(input, other)``: the elementwise ``maximum``."""
     return _max_or_min(input, dim, keepdim, other, "max")
 
 
-@register("min")
+@register("min", out=True)
 def min(input, dim=None, keepdim=False, *, other=None):  # PyTorch's name
     """``min(input)``, ``min(input, dim)`` -> ``(values, indices)``, or ``minimum``."""
     return _max_or_min(input, dim, keepdim, other, "min")
 
 
-@register("amax")
+@register("amax", out=True)
 def amax(input, dim=(), keepdim=False):
     """Largest values over ``dim`` (all dims by default); ties share the gradient evenly."""
     return _extreme(input, _dims_of(dim, input._data.ndim), keepdim, "amax", AmaxBackward0)
 
 
-@register("amin")
+@register("amin", out=True)
 def amin(input, dim=(), keepdim=False):
     """Smallest values over ``dim`` (all dims by default); ties share the gradient evenly."""
     return _extreme(input, _dims_of(dim, input._data.ndim), keepdim, "amin", AminBackward0)
@@ -598,13 +605,13 @@ def _arg_extreme(input, dim, keepdim, name):
     return _make(restore(r), input._device)
 
 
-@register("argmax", differentiable=False)
+@register("argmax", out=True, differentiable=False)
 def argmax(input, dim=None, keepdim=False):
     """Index of the (first) largest element, of the flattened input when ``dim`` is None."""
     return _arg_extreme(input, dim, keepdim, "argmax")
 
 
-@register("argmin", differentiable=False)
+@register("argmin", out=True, differentiable=False)
 def argmin(input, dim=None, keepdim=False):
     """Index of the (first) smallest element, of the flattened input when ``dim`` is None."""
     return _arg_extreme(input, dim, keepdim, "argmin")
@@ -627,7 +634,7 @@ def _logsumexp_bw(node, g):
 LogsumexpBackward0 = make_node_class("LogsumexpBackward0", _logsumexp_bw)
 
 
-@register("logsumexp")
+@register("logsumexp", out=True)
 def logsumexp(input, dim, keepdim=False):
     """``log(sum(exp(input), dim))``, computed without overflow (shifted by the max)."""
     input = _as_float(input)
@@ -678,19 +685,19 @@ def _truth_reduction(input, dim, keepdim, how):
     return _make(r.astype(np.uint8) if d.dtype == np.uint8 else r, input._device)
 
 
-@register("all", differentiable=False)
+@register("all", out=True, differentiable=False)
 def all(input, dim=None, keepdim=False):  # PyTorch's name
     """Whether every element (over ``dim``) is non-zero; bool (uint8 for uint8 input)."""
     return _truth_reduction(input, dim, keepdim, "all")
 
 
-@register("any", differentiable=False)
+@register("any", out=True, differentiable=False)
 def any(input, dim=None, keepdim=False):  # PyTorch's name
     """Whether some element (over ``dim``) is non-zero; bool (uint8 for uint8 input)."""
     return _truth_reduction(input, dim, keepdim, "any")
 
 
-@register("count_nonzero", differentiable=False, varargs=True)
+@register("count_nonzero", out=True, differentiable=False, varargs=True)
 def count_nonzero(input, dim=None):
     """Number of non-zero elements over ``dim`` (int64)."""
     d = input._data
@@ -757,7 +764,7 @@ def _cumsum_bw(node, g):
 CumsumBackward0 = make_node_class("CumsumBackward0", _cumsum_bw)
 
 
-@register("cumsum", inplace=True)
+@register("cumsum", out="any", inplace=True)
 def cumsum(input, dim, *, dtype=None):
     """Running sums along ``dim``; integers accumulate as int64 (or in ``dtype``)."""
     return _running(_with_dtype(input, dtype), dim, _cumsum, CumsumBackward0, False, dtype)
@@ -813,7 +820,7 @@ def _cumprod_bw(node, g):
 CumprodBackward0 = make_node_class("CumprodBackward0", _cumprod_bw)
 
 
-@register("cumprod", inplace=True)
+@register("cumprod", out="any", inplace=True)
 def cumprod(input, dim, *, dtype=None):
     """Running products along ``dim``; integers accumulate as int64 (or in ``dtype``)."""
     return _running(_with_dtype(input, dtype), dim, _cumprod, CumprodBackward0, True, dtype)
@@ -874,7 +881,7 @@ def _logcumsumexp_bw(node, g):
 LogcumsumexpBackward0 = make_node_class("LogcumsumexpBackward0", _logcumsumexp_bw)
 
 
-@register("logcumsumexp")
+@register("logcumsumexp", out=True)
 def logcumsumexp(input, dim):
     """``log(cumsum(exp(input), dim))`` computed stably."""
     if input._data.dtype not in _dtype.FLOATING_NP:
@@ -897,7 +904,7 @@ def dist(input, other, p=2):
     return vector_norm(diff, p)
 
 
-@register("renorm", inplace=True)
+@register("renorm", out=True, inplace=True)
 def renorm(input, p, dim, maxnorm):
     """Each slice along ``dim`` whose ``p``-norm exceeds ``maxnorm`` scaled down to norm
     ``maxnorm`` (PyTorch's ``maxnorm / (norm + 1e-7)``)."""

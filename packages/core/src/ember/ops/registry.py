@@ -50,6 +50,9 @@ class OpInfo:
     #: vmap's batching rule (``ember.ops.batching_rules``): ``rule(ctx, func, args, kwargs)``
     #: runs the op on physical tensors (batch in dim 0); None: vmap loops over the batch
     batch_rule: Callable | None = None
+    #: the Tensor method when it differs from ``fn``: ``fn`` with ``out=`` added by
+    #: ``register(out=True)`` is ``ember.<name>``, the method stays ``out``-free as PyTorch's
+    method_fn: Callable | None = None
 
     @property
     def signature(self) -> inspect.Signature | None:
@@ -92,9 +95,13 @@ EXPORTS: dict[str, object] = {}
 def register(name: str | None = None, *, function: bool = True, method: bool = True,
              inplace: bool | Callable = False, aliases: tuple = (),
              differentiable: bool | None = None, tags: tuple = (), varargs: bool = False,
-             view: bool = False, random: bool = False):
+             view: bool = False, random: bool = False, out: bool | str = False):
     """Register ``fn`` as op ``name``. ``inplace=True`` derives ``Tensor.<name>_``;
-    ``varargs=True`` lets the method take its int list as varargs (see the module doc)."""
+    ``varargs=True`` lets the method take its int list as varargs (see the module doc);
+    ``out=True`` gives the function ``ember.<name>`` PyTorch's ``out=`` keyword
+    (``_inplace.accepts_out``; the Tensor method and the module's own name stay without);
+    ``out="same"`` or ``"any"`` names its dtype rule (``_inplace.OUT_DTYPE_RULES``; True is
+    ``"cast"``)."""
 
     def deco(fn):
         op_name = name or fn.__name__
@@ -108,8 +115,14 @@ def register(name: str | None = None, *, function: bool = True, method: bool = T
             inplace_fn = make_inplace(fn, op_name + "_")
         elif callable(inplace):
             inplace_fn = inplace
-        OPS[op_name] = OpInfo(op_name, fn, function, method, inplace_fn, tuple(aliases),
-                              diff, set(tags), varargs, view, random)
+        public = fn
+        if out:
+            from ._inplace import accepts_out
+
+            public = accepts_out(fn, name=op_name, dtype_rule="cast" if out is True else out)
+        OPS[op_name] = OpInfo(op_name, public, function, method, inplace_fn, tuple(aliases),
+                              diff, set(tags), varargs, view, random,
+                              method_fn=fn if public is not fn else None)
         return fn
 
     return deco
@@ -290,8 +303,10 @@ def functional_kernels() -> dict:
     for name in NN_FUNCTIONAL:
         fn = next((getattr(m, name) for m in modules
                    if name in getattr(m, "__all__", ()) and hasattr(m, name)), None)
+        info = OPS.get(name)
+        if fn is not None and info is not None and info.method_fn is fn:
+            fn = info.fn  # the kernel module's own name is the one without ``out=``
         if fn is None:
-            info = OPS.get(name)
             fn = info.fn if info is not None else inplace.get(name)
         if fn is None:
             raise LookupError(f"torch.nn.functional.{name} is listed in NN_FUNCTIONAL, but "
@@ -305,7 +320,8 @@ def install(namespace: dict, tensor_cls: type) -> None:
     namespace.update(EXPORTS)
     for info in OPS.values():
         names = (info.name, *info.aliases)
-        method = varargs_method(info.fn, info.name) if info.varargs and info.method else info.fn
+        mfn = info.method_fn or info.fn
+        method = varargs_method(mfn, info.name) if info.varargs and info.method else mfn
         for n in names:
             if info.function:
                 namespace[n] = info.fn

@@ -1188,7 +1188,7 @@ def _tri_op(name, xp_name):
     op.__doc__ = (f"The {'lower' if name == 'tril' else 'upper'} triangle of the last two dims "
                   "(on and " + ("below" if name == "tril" else "above") +
                   " diagonal ``diagonal``), the rest zeroed.")
-    return register(name, inplace=True)(op)
+    return register(name, inplace=True, out="same")(op)
 
 
 tril = _tri_op("tril", "tril")
@@ -1296,7 +1296,7 @@ def diag_embed(input, offset=0, dim1=-2, dim2=-1):
                       DiagEmbedBackward0, shape=shape)
 
 
-@register("diag")
+@register("diag", out="same")
 def diag(input, diagonal=0):
     """1-D input: a square matrix with it on diagonal ``diagonal``; 2-D input: that diagonal
     (a copy)."""
@@ -1324,7 +1324,7 @@ def select_scatter(input, src, dim, index):
                       False)
 
 
-@register("slice_scatter")
+@register("slice_scatter", out=True)
 def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
     """``input`` with the slice ``start:end:step`` of ``dim`` set to ``src``."""
     dim = wrap_dim(dim, input._data.ndim)
@@ -1344,7 +1344,7 @@ def _repeats_array(repeats: Tensor):
     return r.reshape(-1)
 
 
-@register("repeat_interleave")
+@register("repeat_interleave", out=True)
 def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
     """Repeat each element (each slice along ``dim``; the flattened input when ``dim`` is None)
     ``repeats`` times; ``repeat_interleave(repeats)`` alone gives the indices
@@ -1388,7 +1388,7 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
     return select_slices(input, dim, _make(idx, input._device))
 
 
-@register("diff")
+@register("diff", out=True)
 def diff(input, n=1, dim=-1, prepend=None, append=None):
     """The ``n``-th forward difference along ``dim`` (``prepend``/``append`` joined first);
     booleans take ``!=`` (PyTorch's logical xor)."""
@@ -1538,7 +1538,7 @@ def adjoint(input):
     return transpose(input, -2, -1)
 
 
-@register("narrow_copy")
+@register("narrow_copy", out=True)
 def narrow_copy(input, dim, start, length):
     """``narrow`` as a new tensor (not a view)."""
     if input._data.__class__ is _SparseData:  # a sparse tensor (ember._sparse_tensor)
@@ -2064,13 +2064,13 @@ def _no_grad_views(fn, *args):
 
 
 @register("unsafe_split")
-def unsafe_split(tensor, split_size, dim=0):
-    """``split(tensor, split_size, dim)`` whose parts are not views: in-place changes to them
+def unsafe_split(input, split_size, dim=0):
+    """``split(input, split_size, dim)`` whose parts are not views: in-place changes to them
     are not checked against the input (see PyTorch's warning)."""
     if not isinstance(split_size, (int, np.integer)) or isinstance(split_size, bool):
         raise TypeError("unsafe_split(): argument 'split_size' (position 2) must be int, not "
                         f"{type(split_size).__name__}")
-    return _unsafe(tensor, _no_grad_views(split, tensor, split_size, dim), dim,
+    return _unsafe(input, _no_grad_views(split, input, split_size, dim), dim,
                    UnsafeSplitBackward0)
 
 

@@ -78,7 +78,7 @@ def sort(input, dim=-1, descending=False, stable=False):
                    (axis, True, d.shape))
 
 
-@register("argsort", differentiable=False)
+@register("argsort", out=True, differentiable=False)
 def argsort(input, dim=-1, descending=False, stable=False):
     """Indices that sort ``input`` along ``dim`` (stable)."""
     a, axis, restore = along(input._data, dim)
@@ -86,7 +86,7 @@ def argsort(input, dim=-1, descending=False, stable=False):
     return _make(restore(idx), input._device)
 
 
-@register("msort")
+@register("msort", out=True)
 def msort(input):
     """``sort(input, dim=0).values``."""
     return sort(input, 0).values
@@ -170,7 +170,7 @@ def _full_median(input, ignore_nan, node_cls):
     return result(r, input._device, node_cls, (input,), (input,), (None, False), True)
 
 
-@register("median")
+@register("median", out=True)
 def median(input, dim=None, keepdim=False):
     """``median(input)``: the lower median of all elements (NaN if any is NaN);
     ``median(input, dim)``: ``(values, indices)`` of the lower median along ``dim``."""
@@ -184,7 +184,7 @@ def median(input, dim=None, keepdim=False):
     return pick_along(input, dim, keepdim, "median", _median_index(False), MedianBackward1)
 
 
-@register("nanmedian")
+@register("nanmedian", out=True)
 def nanmedian(input, dim=None, keepdim=False):
     """``median`` ignoring NaN (NaN only where a slice is all NaN)."""
     not_implemented_for_bool(input, "median_cpu" if dim is None else "median_out")
@@ -287,14 +287,14 @@ def _quantile(input, q, dim, keepdim, interpolation, name, ignore_nan):
     return r.reshape(((qd.size,) if qd.ndim else ()) + shape)
 
 
-@register("quantile")
+@register("quantile", out=True)
 def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
     """The ``q``-quantiles (a float or 1-D tensor in [0, 1]) along ``dim`` (all when None);
     any NaN in a slice makes its quantiles NaN."""
     return _quantile(input, q, dim, keepdim, interpolation, "quantile", False)
 
 
-@register("nanquantile")
+@register("nanquantile", out=True)
 def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
     """``quantile`` ignoring NaN."""
     return _quantile(input, q, dim, keepdim, interpolation, "nanquantile", True)

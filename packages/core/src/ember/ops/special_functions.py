@@ -840,7 +840,7 @@ def _special_unary(name, kernel, backward=None, *, saves="", doc, function=False
     ``ember.<name>`` and a Tensor method only when ``function`` (PyTorch has it there)."""
     op = unary_op(name, in_float64(kernel), backward, to_float=True, saves=saves)
     op.__doc__ = doc
-    return register(name, function=function, method=function, inplace=inplace,
+    return register(name, function=function, method=function, inplace=inplace, out=True,
                     differentiable=backward is not None)(op)
 
 
@@ -849,7 +849,7 @@ def _special_binary(name, kernel, backward=None, *, doc, function=False, inplace
     op = binary_op(name, _in_float64_binary(kernel, pass_dtype), backward, kind="float",
                    saves="ab" if backward is not None else "")
     op.__doc__ = doc
-    return register(name, function=function, method=function, inplace=inplace,
+    return register(name, function=function, method=function, inplace=inplace, out=True,
                     differentiable=backward is not None)(op)
 
 
@@ -1036,7 +1036,7 @@ def _polynomial(name: str, kernel, doc: str):
     polynomial.__name__ = polynomial.__qualname__ = f"special_{name}"
     polynomial.__doc__ = doc
     polynomial._node = None
-    return register(f"special_{name}", function=False, method=False,
+    return register(f"special_{name}", function=False, method=False, out=True,
                     differentiable=False)(polynomial)
 
 
@@ -1073,7 +1073,7 @@ def _polygamma_bw(node, g):
 PolygammaBackward0 = make_node_class("PolygammaBackward0", _polygamma_bw)
 
 
-@register("polygamma", method=False, inplace=False)
+@register("polygamma", out=True, method=False, inplace=False)
 def polygamma(n, input):
     """The ``n``-th derivative of the digamma function at ``input`` (``n >= 0``)."""
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
@@ -1111,7 +1111,7 @@ register_method("polygamma", _polygamma_method)
 register_method("polygamma_", _polygamma_inplace)
 
 
-@register("mvlgamma", inplace=True)
+@register("mvlgamma", out=True, inplace=True)
 def mvlgamma(input, p):
     """The multivariate log-gamma function of dimension ``p``:
     ``p (p - 1) / 4 * log(pi) + sum_{i < p} lgamma(input - i / 2)``."""

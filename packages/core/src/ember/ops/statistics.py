@@ -55,7 +55,7 @@ def _suffix(arr) -> str:
     return "cpu" if isinstance(arr, np.ndarray) else "cuda"
 
 
-@register("histc", differentiable=False)
+@register("histc", out=True, differentiable=False)
 def histc(input, bins=100, min=0, max=0):  # PyTorch's names
     """A histogram of ``bins`` equal bins over ``[min, max]`` (the data's range when both are
     0; values outside are ignored, ``max`` goes into the last bin). Floats only."""

@@ -27,16 +27,15 @@ from __future__ import annotations
 
 import inspect
 import operator
-import warnings
 from collections.abc import Sequence
 
 from .. import _dtype
-from .._format import shape_str
 from .._tensor import Tensor, _make
 from ..autograd import graph as _graph
 from ..autograd.grad_mode import GRAD, no_grad
 from ..autograd.graph import make_node_class
 from . import complex_ops, shape, views
+from ._inplace import resize_out
 from ._promotion import wrap_dim
 from .indexing import SliceBackward0, basic_view
 from .pointwise import copy_as
@@ -221,19 +220,7 @@ def _check_out(name: str, out, res: Tensor) -> None:
 def _resize_into(out: Tensor, res: Tensor) -> None:
     """Write ``res`` into ``out``, resizing ``out`` (with PyTorch's warning when it had
     elements) where the shapes differ."""
-    shp, got = res._data.shape, out._data.shape
-    if got == shp:
-        out._data[...] = res._data
-    else:
-        if out._data.size:
-            warnings.warn(
-                f"An output with one or more elements was resized since it had shape "
-                f"[{shape_str(got)}], which does not match the required output shape "
-                f"[{shape_str(shp)}]. This behavior is deprecated, and in a future PyTorch "
-                "release outputs will not be resized unless they have zero elements. You can "
-                "explicitly reuse an out tensor t by resizing it, inplace, to zero elements "
-                "with t.resize_(0).", UserWarning, stacklevel=4)
-        out._data = res._data.copy()
+    resize_out(out, res._data, stacklevel=6)
     out._bump_version()
 
 

@@ -83,9 +83,9 @@ laguerre_polynomial_l = _sf.POLYNOMIALS["laguerre_polynomial_l"]
 legendre_polynomial_p = _sf.POLYNOMIALS["legendre_polynomial_p"]
 
 
-def multigammaln(input, p: int):
+def multigammaln(input, p: int, *, out=None):
     """The multivariate log-gamma function of dimension ``p`` (``ember.mvlgamma``)."""
-    return _sf.mvlgamma(input, p)
+    return _OPS["mvlgamma"].fn(input, p, out=out)
 
 
 def softmax(input, dim: int, *, dtype=None):
@@ -96,6 +96,17 @@ def softmax(input, dim: int, *, dtype=None):
 def log_softmax(input, dim: int, *, dtype=None):
     """``log(softmax(input, dim))``, computed stably (optionally in ``dtype``)."""
     return _OPS["log_softmax"].fn(input, dim, dtype=dtype)
+
+
+
+def _public(fn):
+    """The registered op's public function (with ``out=``) where ``fn`` is its kernel."""
+    info = _OPS.get(getattr(fn, "__name__", ""))
+    return info.fn if info is not None and info.method_fn is fn else fn
+
+
+for _name in __all__:
+    globals()[_name] = _public(globals()[_name])
 
 # __torch_function__ modes (vmap, capture) and overriding subclasses see these functions too
 import sys as _sys

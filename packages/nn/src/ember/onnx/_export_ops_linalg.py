@@ -184,7 +184,7 @@ def _norm(c: Call):
 
 @mapping("linalg.vector_norm")
 def _linalg_vector_norm(c: Call):
-    x, rank, d = _norm_input(c, "x")
+    x, rank, d = _norm_input(c, "input")
     if rank == 0:
         return c.add("Abs", [x])
     return vector_norm(c, x, c.lit("ord", 2), _axes(c, "dim", rank),
@@ -193,14 +193,14 @@ def _linalg_vector_norm(c: Call):
 
 @mapping("linalg.matrix_norm")
 def _linalg_matrix_norm(c: Call):
-    x, rank, d = _norm_input(c, "A")
+    x, rank, d = _norm_input(c, "input")
     axes = [norm_axis(int(a), rank) for a in c.lit("dim", [-2, -1])]
     return matrix_norm(c, x, c.lit("ord", "fro"), axes, bool(c.lit("keepdim", False)), d)
 
 
 @mapping("linalg.norm")
 def _linalg_norm(c: Call):
-    x, rank, d = _norm_input(c, "A")
+    x, rank, d = _norm_input(c, "input")
     ord_ = c.lit("ord")
     axes = _axes(c, "dim", rank)
     keep = bool(c.lit("keepdim", False))

@@ -1,0 +1,364 @@
+"""Ember's public functions take the parameters PyTorch's take, and ``out=`` behaves as there.
+
+``tools/signature_audit.py`` compares every public function of ``torch``, ``torch.nn.functional``,
+``torch.linalg``, ``torch.fft``, ``torch.special`` and the ``torch.Tensor`` methods with Ember's
+function of the same path (PyTorch as the oracle: skipped without it). Every gap it reports must
+have a reason in ``ALLOWLIST`` below, and every entry there must still be a gap. Entries that
+say "not yet" are work left to do, not differences Ember means to keep.
+
+The ``out=`` tests run a sample of the ops given ``out=`` through ``register(out=...)`` against
+PyTorch: the values, the returned tensor, the resize of an empty ``out`` (silent) and of one of
+another shape (PyTorch's warning), the dtype rules and the refusal of autograd through ``out=``.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+from testutils import assert_same_error, to_numpy, to_torch
+
+import ember
+
+TOOLS = Path(__file__).resolve().parents[2] / "tools"
+
+_DUNDER = "a dunder: Python calls it positionally, never by keyword"
+_MEMORY_FORMAT_CAST = ("not yet: the dtype casts (Tensor.float(), .long(), ...) take no "
+                       "memory_format (they keep the input's layout)")
+_OUT_DTYPE = ("not yet: mm/bmm/addmm's out_dtype overload (a float32 result of half inputs "
+              "on CUDA in PyTorch)")
+_SPECIAL_X = ("not yet: ATen names these functions' argument x (special_airy_ai(Tensor x)); "
+              "Ember's is input, defined in ops/_special.py and special_functions.py")
+_POSITIONAL_ONLY = "not yet: Ember's parameter is positional-only; PyTorch's binding names it input"
+_PIN_MEMORY = "not yet: the *_like factories (ember/_factory.py) take no pin_memory"
+_SPARSE_MM = ("not yet: the legacy sparse products (hsmm, hspmm, saddmm, sspaddmm, smm, dsmm) "
+              "have neither out= nor PyTorch's parameter names")
+_SECTIONS = ("PyTorch's docs name it indices_or_sections (Ember's name), but its binding takes "
+             "sections= or indices=; a keyword call works in neither library's documented form")
+_SOFTMAX_STACKLEVEL = ("not yet: torch.softmax(input, dim, dtype) is Ember's F.softmax(input, dim, "
+                       "_stacklevel, dtype), so a positional dtype lands in _stacklevel")
+_TO_KWARGS = "Tensor.to parses its overloads from *args/**kwargs (ember/_tensor.py), device= " \
+             "and the other keywords included"
+
+#: ``"<PyTorch path>:<parameter>"`` -> why Ember's differs
+ALLOWLIST: dict[str, str] = {
+    **{f"torch.Tensor.{n}:memory_format": _MEMORY_FORMAT_CAST
+       for n in ("bfloat16", "bool", "byte", "cdouble", "cfloat", "chalf", "char", "double",
+                 "float", "half", "int", "long", "short")},
+    **{k: _DUNDER for k in (
+        "torch.Tensor.__format__:format_spec", "torch.Tensor.__getitem__:idx",
+        "torch.Tensor.__getitem__:list", "torch.Tensor.__matmul__:other",
+        "torch.Tensor.__reduce_ex__:proto", "torch.Tensor.__repr__:tensor_contents",
+        "torch.Tensor.__rmatmul__:other", "torch.Tensor.__setitem__:k",
+        "torch.Tensor.__setitem__:v")},
+    **{f"{n}:out_dtype": _OUT_DTYPE
+       for n in ("torch.bmm", "torch.mm", "torch.Tensor.bmm", "torch.Tensor.mm", "torch.spmm",
+                 "torch.dsmm")},
+    **{f"torch.special.{n}:x": _SPECIAL_X
+       for n in ("airy_ai", "chebyshev_polynomial_t", "chebyshev_polynomial_u",
+                 "chebyshev_polynomial_v", "chebyshev_polynomial_w", "hermite_polynomial_h",
+                 "hermite_polynomial_he", "laguerre_polynomial_l", "legendre_polynomial_p",
+                 "scaled_modified_bessel_k0", "scaled_modified_bessel_k1",
+                 "shifted_chebyshev_polynomial_t", "shifted_chebyshev_polynomial_u",
+                 "shifted_chebyshev_polynomial_v", "shifted_chebyshev_polynomial_w",
+                 "spherical_bessel_j0")},
+    **{f"torch.{n}:input": _POSITIONAL_ONLY
+       for n in ("get_device", "is_complex", "is_floating_point", "is_nonzero", "is_signed",
+                 "numel")},
+    **{f"torch.{n}:pin_memory": _PIN_MEMORY
+       for n in ("empty_like", "full_like", "ones_like", "zeros_like")},
+    **{k: _SPARSE_MM for k in (
+        "torch.hsmm:out", "torch.hspmm:out", "torch.saddmm:out", "torch.sspaddmm:out",
+        "torch.smm:mat2", "torch.Tensor.smm:mat2", "torch.dsmm:input")},
+    **{f"{n}:sections": _SECTIONS
+       for n in ("torch.dsplit", "torch.hsplit", "torch.vsplit", "torch.tensor_split",
+                 "torch.Tensor.dsplit", "torch.Tensor.hsplit", "torch.Tensor.vsplit",
+                 "torch.Tensor.tensor_split")},
+    **{f"{n}:dtype": _SOFTMAX_STACKLEVEL
+       for n in ("torch.softmax", "torch.log_softmax", "torch.Tensor.softmax",
+                 "torch.Tensor.log_softmax")},
+    **{f"torch.Tensor.to:{n}": _TO_KWARGS
+       for n in ("copy", "device", "layout", "non_blocking", "pin_memory")},
+    "torch.poisson:out": "not yet: ember.poisson (ember/_random.py) takes no out=",
+    "torch.rrelu:generator": "not yet: torch.rrelu's generator= (F.rrelu has none)",
+    "torch.view_copy:dtype": "not yet: view_copy's dtype overload (view(dtype) copied)",
+    "torch.Tensor.view:dtype": "Tensor.view takes a dtype positionally (x.view(torch.int32)); "
+                               "view(dtype=...) by keyword is not supported yet",
+    "torch.Tensor.expand:implicit": "implicit= is TorchScript's internal flag",
+    "torch.Tensor.record_stream:s": "not yet: Ember's record_stream names its stream stream",
+    "torch.Tensor.resize_as_sparse_:the_template": "not yet: Ember names it other",
+    "torch.Tensor.split:split_size": "not yet: Ember's Tensor.split names it "
+                                     "split_size_or_sections, torch.split's name",
+    "torch.Tensor.type:non_blocking": "Tensor.type(dtype, non_blocking): PyTorch's overload "
+                                      "without dtype is the type-name query",
+    "torch.nn.functional.max_pool3d:ceil_mode": "PyTorch's override lambda has return_indices "
+                                                "before ceil_mode; F.max_pool3d itself takes "
+                                                "ceil_mode 6th, as Ember",
+    "torch.nn.functional.max_pool3d:return_indices": "as max_pool3d:ceil_mode",
+}
+
+
+def _load_audit():
+    spec = importlib.util.spec_from_file_location("signature_audit",
+                                                  TOOLS / "signature_audit.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def torch():
+    return pytest.importorskip("torch")
+
+
+@pytest.fixture(scope="module")
+def gaps(torch):
+    found, compared = _load_audit().audit()
+    assert compared > 1000  # the audit reached the namespaces
+    return found
+
+
+def test_every_gap_has_a_reason(gaps):
+    unlisted = sorted(f"{g.key} ({g.kind}: {g.detail})" for g in gaps if g.key not in ALLOWLIST)
+    assert not unlisted, "parameters PyTorch takes that Ember refuses:\n" + "\n".join(unlisted)
+
+
+def test_every_reason_names_a_gap(gaps):
+    stale = sorted(set(ALLOWLIST) - {g.key for g in gaps})
+    assert not stale, "allowlisted but no longer a gap (remove them): " + ", ".join(stale)
+
+
+def test_no_out_gaps_outside_the_allowlist(gaps):
+    """The issue that started the audit: every out= PyTorch binds, Ember's function takes."""
+    outs = sorted(g.key for g in gaps if g.param == "out" and g.key not in ALLOWLIST)
+    assert outs == []
+    assert "torch.addmm:out" not in {g.key for g in gaps}
+
+
+def test_audit_sees_a_known_gap(torch):
+    """The audit fails where it should: a function without PyTorch's out= and with another
+    name for a positional parameter."""
+    audit = _load_audit()
+
+    def addmm(x, mat1, mat2, *, beta=1, alpha=1):
+        raise AssertionError("never called")
+
+    found = {(g.param, g.kind) for g in audit.audit_one(
+        "torch.addmm", torch.addmm, torch.overrides.get_testing_overrides()[torch.addmm], addmm)}
+    assert ("out", "rejects") in found and ("input", "rejects") in found
+
+    def exp(input, **kwargs):
+        return input
+
+    found = {(g.param, g.kind) for g in audit.audit_one(
+        "torch.exp", torch.exp, torch.overrides.get_testing_overrides()[torch.exp], exp)}
+    assert found == {("out", "kwargs")}
+
+
+# -- out= against PyTorch -----------------------------------------------------------------------
+
+_RNG = np.random.default_rng(0)
+_A = _RNG.standard_normal((3, 4))
+_B = _RNG.standard_normal((4, 5))
+_V = _RNG.standard_normal(5)
+_POS = np.abs(_A) + 1.5
+
+#: name -> builder of the positional arguments from a library (ember or torch)
+OUT_CASES = {
+    "addmm": lambda L: (L.tensor(_V), L.tensor(_A), L.tensor(_B)),
+    "mm": lambda L: (L.tensor(_A), L.tensor(_B)),
+    "matmul": lambda L: (L.tensor(_A), L.tensor(_B)),
+    "bmm": lambda L: (L.tensor(_A)[None], L.tensor(_B)[None]),
+    "mv": lambda L: (L.tensor(_A), L.tensor(_B[:, 0].copy())),
+    "cat": lambda L: ([L.tensor(_A), L.tensor(_A)], 1),
+    "sum": lambda L: (L.tensor(_A), 1),
+    "mean": lambda L: (L.tensor(_A), 0),
+    "prod": lambda L: (L.tensor(_A), 1),
+    "cumsum": lambda L: (L.tensor(_A), 1),
+    "clamp": lambda L: (L.tensor(_A), -0.5, 0.5),
+    "where": lambda L: (L.tensor(_A) > 0, L.tensor(_A), L.tensor(_A) * 2),
+    "exp": lambda L: (L.tensor(_A),),
+    "mul": lambda L: (L.tensor(_A), L.tensor(_A)),
+    "pow": lambda L: (L.tensor(_A), 2),
+    "neg": lambda L: (L.tensor(_A),),
+    "tril": lambda L: (L.tensor(_A),),
+    "softmax": lambda L: (L.tensor(_A), 1),
+    "index_select": lambda L: (L.tensor(_A), 1, L.tensor([0, 2])),
+    "index_add": lambda L: (L.tensor(_A), 1, L.tensor([0, 2]), L.tensor(_A[:, :2].copy())),
+    "gather": lambda L: (L.tensor(_A), 1, L.tensor([[0], [1], [3]])),
+    "argmax": lambda L: (L.tensor(_A), 1),
+    "logsumexp": lambda L: (L.tensor(_A), 1),
+    "outer": lambda L: (L.tensor(_V), L.tensor(_V)),
+    "special.zeta": lambda L: (L.tensor(_POS), L.tensor(_POS - 0.5)),
+    "special.erfcx": lambda L: (L.tensor(_A),),
+    "nn.functional.gelu": lambda L: (L.tensor(_A),),
+    "linalg.matmul": lambda L: (L.tensor(_A), L.tensor(_B)),
+}
+#: the ops whose PyTorch error for a float result in an int64 out Ember words the same
+#: (the others have kernel-specific messages: "Found dtype Long but expected Double", ...)
+SAME_DTYPE_ERROR = ("addmm", "mm", "matmul", "bmm", "mv", "exp", "mul", "pow", "tril",
+                    "index_add", "gather", "outer", "special.zeta", "special.erfcx",
+                    "linalg.matmul")
+#: the ops where PyTorch casts any result into the out's dtype (it computes in that dtype)
+ANY_DTYPE = ("sum", "prod", "cumsum")
+
+
+def _fn(lib, name):
+    obj = lib
+    for part in name.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+def _both(torch, name):
+    return (_fn(ember, name), OUT_CASES[name](ember)), (_fn(torch, name), OUT_CASES[name](torch))
+
+
+@pytest.mark.parametrize("name", sorted(OUT_CASES))
+def test_out_values_and_resize_as_pytorch(name, torch):
+    (ef, ea), (tf, ta) = _both(torch, name)
+    want = tf(*ta)
+    out = ember.empty(0, dtype=ember.float64 if want.is_floating_point() else ember.int64)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # an empty out is resized silently
+        got = ef(*ea, out=out)
+    assert got is out
+    np.testing.assert_allclose(to_numpy(out), want.numpy(), rtol=1e-12, atol=1e-12)
+    # an out of the right shape keeps its memory
+    again = ember.empty(tuple(want.shape), dtype=out.dtype)
+    data = again._data
+    ef(*ea, out=again)
+    assert again._data is data
+    np.testing.assert_allclose(to_numpy(again), want.numpy(), rtol=1e-12, atol=1e-12)
+    # a non-empty out of another shape is resized with PyTorch's warning
+    with pytest.warns(UserWarning) as mine:
+        ef(*ea, out=ember.zeros(7, dtype=out.dtype))
+    with pytest.warns(UserWarning) as theirs:
+        tf(*ta, out=torch.zeros(7, dtype=want.dtype))
+    assert str(theirs[0].message).startswith(str(mine[0].message))
+
+
+#: argmax: no gradient; outer: PyTorch's is composite, its error names mul(); softmax:
+#: PyTorch's out= path of torch.softmax records no graph and refuses nothing (Ember refuses)
+@pytest.mark.parametrize("name", sorted(n for n in OUT_CASES
+                                        if n not in ("argmax", "outer", "softmax")))
+def test_out_refuses_autograd_as_pytorch(name, torch):
+    (ef, ea), (tf, ta) = _both(torch, name)
+
+    def grad(args, lib):
+        return [a.detach().requires_grad_() if isinstance(a, lib.Tensor)
+                and a.is_floating_point() else a for a in args]
+
+    if name == "cat":
+        ea, ta = ([grad(ea[0], ember), ea[1]], [grad(ta[0], torch), ta[1]])
+    else:
+        ea, ta = grad(ea, ember), grad(ta, torch)
+    assert_same_error(lambda: ef(*ea, out=ember.empty(0, dtype=ember.float64)),
+                      lambda: tf(*ta, out=torch.empty(0, dtype=torch.float64)))
+    # and an out that requires grad is refused as well
+    (ef, ea), (tf, ta) = _both(torch, name)
+    assert_same_error(lambda: ef(*ea, out=ember.empty(0, dtype=ember.float64,
+                                                      requires_grad=True)),
+                      lambda: tf(*ta, out=torch.empty(0, dtype=torch.float64,
+                                                      requires_grad=True)))
+    # under no_grad the inputs may require grad; the out then has no history
+    (ef, ea), _ = _both(torch, name)
+    ea = [grad(ea[0], ember), ea[1]] if name == "cat" else grad(ea, ember)
+    with ember.no_grad():
+        out = ef(*ea, out=ember.empty(0, dtype=ember.float64))
+    assert not out.requires_grad and out.grad_fn is None
+
+
+@pytest.mark.parametrize("name", SAME_DTYPE_ERROR)
+def test_out_dtype_errors_are_pytorchs(name, torch):
+    (ef, ea), (tf, ta) = _both(torch, name)
+    assert_same_error(lambda: ef(*ea, out=ember.empty(0, dtype=ember.int64)),
+                      lambda: tf(*ta, out=torch.empty(0, dtype=torch.int64)))
+
+
+#: (PyTorch's clamp, where, neg, abs, round, tril, mm, ... want the result's dtype exactly;
+#: Ember casts into a wider out there too)
+@pytest.mark.parametrize("name", ("exp", "mul", "pow", "outer", "special.zeta"))
+def test_out_of_a_wider_dtype_is_cast_into(name, torch):
+    (ef, ea), (tf, ta) = _both(torch, name)
+    ea = [a.float() if isinstance(a, ember.Tensor) and a.is_floating_point() else a for a in ea]
+    ta = [a.float() if isinstance(a, torch.Tensor) and a.is_floating_point() else a for a in ta]
+    out = ef(*ea, out=ember.empty(0, dtype=ember.float64))
+    want = tf(*ta, out=torch.empty(0, dtype=torch.float64))
+    assert out.dtype == ember.float64
+    np.testing.assert_allclose(to_numpy(out), want.numpy(), rtol=1e-6)
+
+
+@pytest.mark.parametrize("name", ANY_DTYPE)
+def test_reductions_cast_into_any_out_dtype(name, torch):
+    (ef, ea), (tf, ta) = _both(torch, name)
+    ea = [ember.tensor(np.arange(12.0).reshape(3, 4)), ea[1]]
+    ta = [torch.tensor(np.arange(12.0).reshape(3, 4)), ta[1]]
+    out = ef(*ea, out=ember.empty(0, dtype=ember.int64))
+    want = tf(*ta, out=torch.empty(0, dtype=torch.int64))
+    assert out.dtype == ember.int64
+    np.testing.assert_array_equal(to_numpy(out), want.numpy())
+
+
+def test_tuple_out_of_max_with_dim(torch):
+    x = ember.tensor(_A)
+    vals, idx = ember.empty(0, dtype=ember.float64), ember.empty(0, dtype=ember.int64)
+    res = ember.max(x, 1, out=(vals, idx))
+    want = torch.max(to_torch(x), 1)
+    assert res.values is vals and res.indices is idx
+    np.testing.assert_array_equal(to_numpy(vals), want.values.numpy())
+    np.testing.assert_array_equal(to_numpy(idx), want.indices.numpy())
+
+
+def test_muons_addmm_call(torch):
+    """timm's Muon: ``torch.addmm(b, x, w, out=buf)`` into a preallocated buffer."""
+    b, x, w = (ember.tensor(_RNG.standard_normal(s), dtype=ember.float32)
+               for s in ((4, 4), (4, 3), (3, 4)))
+    buf = ember.empty(4, 4)
+    assert ember.addmm(b, x, w, beta=0.5, alpha=2.0, out=buf) is buf
+    want = torch.addmm(to_torch(b), to_torch(x), to_torch(w), beta=0.5, alpha=2.0)
+    np.testing.assert_allclose(to_numpy(buf), want.numpy(), rtol=1e-6, atol=1e-6)
+
+
+def test_methods_take_no_out_as_in_pytorch(torch):
+    a, b = ember.tensor(_A), ember.tensor(_B)
+    assert_same_error(lambda: a.mm(b, out=ember.empty(0, dtype=ember.float64)),
+                      lambda: to_torch(a).mm(to_torch(b), out=torch.empty(0)))
+
+
+def test_out_takes_the_signature():
+    """The public function's signature shows ``out`` (stubs, help() and the audit read it)."""
+    import inspect
+
+    for fn in (ember.addmm, ember.sum, ember.exp, ember.nn.functional.gelu, ember.special.zeta,
+               ember.linalg.matmul, ember.index_add):
+        p = inspect.signature(fn).parameters["out"]
+        assert p.kind is p.KEYWORD_ONLY and p.default is None
+    assert "out" not in inspect.signature(ember.Tensor.addmm).parameters
+
+
+def test_keyword_names_are_pytorchs(torch):
+    """The parameters renamed to PyTorch's binding names take keyword calls as there."""
+    a = _RNG.standard_normal((3, 3))
+    spd = a @ a.T + 3 * np.eye(3)
+    rhs = _RNG.standard_normal((3, 2))
+    calls = [
+        lambda L: L.linalg.cholesky(input=L.tensor(spd)),
+        lambda L: L.linalg.vector_norm(input=L.tensor(a), ord=3),
+        lambda L: L.linalg.matrix_norm(input=L.tensor(a)),
+        lambda L: L.linalg.lstsq(input=L.tensor(spd), b=L.tensor(rhs)).solution,
+        lambda L: L.linalg.pinv(input=L.tensor(a)),
+        lambda L: L.linalg.eigvalsh(input=L.tensor(spd)),
+        lambda L: L.linalg.matrix_power(input=L.tensor(a), n=2),
+        lambda L: L.nn.functional.one_hot(input=L.tensor([0, 2]), num_classes=3),
+        lambda L: L.tensor(a).where(L.tensor(a) > 0, other=L.tensor(a) * 0),
+        lambda L: L.unsafe_split(input=L.tensor(a), split_size=2)[1],
+    ]
+    for call in calls:
+        np.testing.assert_allclose(to_numpy(call(ember)), call(torch).numpy(), rtol=1e-10,
+                                   atol=1e-10)
