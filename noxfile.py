@@ -106,13 +106,18 @@ def tests(session: nox.Session) -> None:
 # torchvision is an oracle too, for ember-vision's parity tests, in its own venv: it needs a
 # torch release of its own (2.14.1, a CUDA build of several GB that lies on these machines).
 TORCHVISION_ORACLE = ("torch==2.14.1", "torchvision==0.29.1")
+# timm (pytorch-image-models), a test oracle of "PyTorch programs run unchanged": its models
+# built by its own code on PyTorch and, under ember.as_torch, on Ember
+# (tests/parity/vision/test_timm_models.py). Pure Python; --no-deps: what it imports besides
+# torch/torchvision (huggingface_hub, pyyaml, safetensors) is already in the venv.
+TIMM_ORACLE = "timm==1.0.31 --no-deps"
 
 
 @nox.session
 def vision_parity(session: nox.Session) -> None:
     """ember-vision against torchvision (tests/parity/vision), in a venv with torchvision."""
     _install_once(session, *_editable(*PYTHON_PACKAGES), "pytest", "pytest-timeout",
-                  optional=(" ".join(TORCHVISION_ORACLE),))  # the tests skip without it
+                  optional=(" ".join(TORCHVISION_ORACLE), TIMM_ORACLE))  # tests skip without
     session.run("pytest", "-q", "--timeout=900", *(session.posargs or ["tests/parity/vision"]))
 
 
