@@ -1,7 +1,6 @@
 // Reading the complex golden programs' runs (golden_complex.py's format: complex tensors stored
 // as their view_as_real, listed in the metadata's complex_in / complex_out) and comparing a
-// program's outputs with them. Used by test_complex_linalg_ops.cpp (test_complex_ops.cpp has
-// its own copy of these helpers for golden_complex.py's programs).
+// program's outputs with them. Used by test_complex_ops.cpp and test_complex_linalg_ops.cpp.
 #pragma once
 
 #include <gtest/gtest.h>

@@ -14,6 +14,7 @@
 
 #include "common/golden.h"
 #include "ember/ember.h"
+#include "complex_golden.h"
 #include "jit/json.h"
 #include "op_call.h"
 
@@ -23,61 +24,15 @@ using namespace ember;
 using jit_ops::call;
 using jit_ops::Value;
 
-std::string golden(const std::string& file) { return std::string(EMBER_GOLDEN_DIR) + "/" + file; }
+using complex_golden::expect_close;
+using complex_golden::golden;
+using complex_golden::GoldenRun;
+using complex_golden::read_run;
 
 #define EMBER_COMPLEX_NEED_GOLDEN()                                                          \
     do {                                                                                     \
         if (!EMBER_GOLDEN_AVAILABLE) GTEST_SKIP() << "no Python with NumPy: no golden files"; \
     } while (0)
-
-struct GoldenRun {
-    std::vector<Tensor> inputs, outputs;
-};
-
-std::vector<int64_t> int_list(const std::string& json_text) {
-    std::vector<int64_t> out;
-    const jit::detail::Json json = jit::detail::parse_json(json_text, "metadata");
-    for (const auto& v : json.as_array("metadata")) out.push_back(v.as_int("item"));
-    return out;
-}
-
-// A golden run: in.<i> and out.<j>, the complex ones turned back from their real views.
-GoldenRun read_run(const std::string& program, int k) {
-    const ember::testing::GoldenTensors file =
-        ember::testing::read_tensors(golden(program + ".run" + std::to_string(k) + ".safetensors"));
-    const std::vector<int64_t> cin = int_list(file.metadata.at("complex_in"));
-    const std::vector<int64_t> cout = int_list(file.metadata.at("complex_out"));
-    auto take = [&](const std::string& prefix, const std::vector<int64_t>& complex) {
-        std::vector<Tensor> out;
-        for (int64_t i = 0; file.has(prefix + std::to_string(i)); ++i) {
-            const Tensor& t = file.at(prefix + std::to_string(i));
-            const bool c = std::find(complex.begin(), complex.end(), i) != complex.end();
-            out.push_back(c ? view_as_complex(t) : t);
-        }
-        return out;
-    };
-    return {take("in.", cin), take("out.", cout)};
-}
-
-// |actual - expected| <= tol * (1 + max |expected|) elementwise, tol by the expected's
-// precision (float32/complex64: 2e-5; float64/complex128: 1e-11); dtypes and shapes equal.
-void expect_close(const Tensor& actual, const Tensor& expected, const std::string& what) {
-    ASSERT_EQ(actual.scalar_type(), expected.scalar_type()) << what;
-    ASSERT_EQ(actual.sizes(), expected.sizes()) << what;
-    if (expected.numel() == 0) return;
-    const ScalarType t = expected.scalar_type();
-    if (!is_complex(t) && !is_floating_point(t)) {
-        EXPECT_TRUE(actual.equal(expected)) << what;
-        return;
-    }
-    const bool wide = t == kDouble || t == kComplexDouble;
-    const double tol = wide ? 1e-11 : 2e-5;
-    const Tensor a = (is_complex(t) ? view_as_real(actual.contiguous()) : actual).to(kDouble);
-    const Tensor e = (is_complex(t) ? view_as_real(expected.contiguous()) : expected).to(kDouble);
-    const double scale = 1.0 + e.abs().max().item<double>();
-    const double err = (a - e).abs().max().item<double>();
-    EXPECT_LE(err, tol * scale) << what << ": max error " << err << " (scale " << scale << ")";
-}
 
 const std::vector<std::string> kPrograms = {"complex_fft_1d", "complex_fft_nd", "complex_family", "complex_spectrogram",
                                             "complex_eig", "complex_filter_export",
