@@ -108,9 +108,14 @@ def _same_length(tensors, *others) -> None:
                                f"{len(tensors)} and {len(other)}")
 
 
-def _scalar_list(tensors, scalars) -> None:
-    if len(scalars) != len(tensors):
+def _per_tensor(tensors, value, kind) -> list:
+    """One scalar per tensor: a scalar list (``kind`` _SCALARS, its length checked) as it is,
+    else the one number repeated."""
+    if kind != _SCALARS:
+        return [value] * len(tensors)
+    if len(value) != len(tensors):
         raise RuntimeError("Tensor list must have same number of elements as scalar list.")
+    return value
 
 
 def _scalar_tensor(t: Tensor) -> Tensor:
@@ -270,11 +275,7 @@ def _binary(op: str, inplace: bool, self, args: tuple, kwargs: dict, alpha):
         fn = _resolve(tensor_fn_ if inplace else tensor_fn, inplace)
         pairs = ((t, other) for t in self)
     else:
-        if kind == _SCALARS:
-            _scalar_list(self, other)
-            scalars = other
-        else:
-            scalars = [other] * len(self)
+        scalars = _per_tensor(self, other, kind)
         if inplace and op in _NUMPY_UFUNC and _fast_binary(op, self, scalars, None):
             return self
         fn = _resolve(scalar_fn_ if inplace else scalar_fn, inplace)
@@ -368,11 +369,8 @@ def _pointwise(op: str, inplace: bool, self, tensor1, tensor2, args: tuple, kwar
     _same_length(self, tensor1, tensor2)
     if kind == _TENSOR:
         values = _packed_scalars(self, scalars)
-    elif kind == _SCALARS:
-        _scalar_list(self, scalars)
-        values = scalars
     else:
-        values = [scalars] * len(self)
+        values = _per_tensor(self, scalars, kind)
     if inplace:
         if _fast_pointwise(op == "addcdiv", self, tensor1, tensor2, values):
             return self
@@ -441,11 +439,8 @@ def _lerp(inplace: bool, self, tensors1, args: tuple, kwargs: dict):
     if kind == _TENSORS:
         weights = _tensor_list(weight, name, 2)
         _same_length(self, weights)
-    elif kind == _SCALARS:
-        _scalar_list(self, weight)
-        weights = weight
     else:
-        weights = [weight] * len(self)
+        weights = _per_tensor(self, weight, kind)
     if inplace:
         if kind != _TENSORS and _fast_lerp(self, tensors1, weights):
             return self
