@@ -440,8 +440,9 @@ class TypeRenderer:
         if ann is inspect.Parameter.empty or ann is inspect.Signature.empty:
             return None
         if isinstance(ann, str):
+            src = inspect.unwrap(fn) if hasattr(fn, "_ember_front") else fn  # its kernel's file
             try:
-                ann = eval(ann, getattr(fn, "__globals__", {}))  # the source we document
+                ann = eval(ann, getattr(src, "__globals__", {}))  # the source we document
             except Exception:
                 return None
         return self.render(ann)
@@ -571,8 +572,10 @@ class Context:
         self.functions: dict[int, tuple[object, str]] = {}
         for info in registry.OPS.values():
             self.functions.setdefault(id(info.fn), (info, "op"))
-            if info.method_fn is not None:  # the method of an op whose function takes out=
+            if info.method_fn is not None:  # the method's front (no out=, no x= alias)
                 self.functions.setdefault(id(info.method_fn), (info, "op"))
+            if info.kernel is not None:  # the kernel itself (Tensor.__eq__ is eq's)
+                self.functions.setdefault(id(info.kernel), (info, "op"))
             if info.inplace is not None:
                 self.functions.setdefault(id(info.inplace), (info, "inplace"))
 

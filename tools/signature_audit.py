@@ -13,6 +13,11 @@ For each function PyTorch lists in ``torch.overrides.get_testing_overrides()`` u
 * ``position``: the i-th positional parameter has another name in Ember (``input`` vs
   ``x``), which breaks calls that pass it by keyword.
 
+A native function (one with ATen schemas) also takes the argument parser's NumPy names
+(``axis=`` for ``dim``, ``keepdims=``, ``x=``/``a=``/``x1=`` for ``input``, ``x2=`` for
+``other``; ``ember.ops._front.NUMPY_ALIASES``): Ember's function must accept them too, as
+its front's aliases (``ember.ops._front.aliases_of``) or as parameters.
+
 PyTorch's names come from the override lambdas (its Python-visible signature), from
 ``inspect.signature`` where the function is Python code, and, for the keyword-only options
 the lambdas often leave out (``out``, ``dtype``, ``keepdim``, ...), from the ATen schemas of
@@ -131,6 +136,8 @@ def torch_params(path: str, obj, lam) -> tuple[list[list[str]], set[str]]:
                   and p.name not in _KW_ONLY]
     keywords = {p.name for p in params if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
                 and p.kind is not p.POSITIONAL_ONLY}
+    from ember._front import NUMPY_ALIASES
+
     schemas = _schemas(obj)
     overloads = []
     if schemas:
@@ -149,9 +156,14 @@ def torch_params(path: str, obj, lam) -> tuple[list[list[str]], set[str]]:
         keywords |= {a.name for s in schemas for a in s.arguments if a.name in OPTION_NAMES}
         if "out" in keywords and not is_method and _probe_out(obj, default) is False:
             keywords.discard("out")  # an ATen out-variant that Python does not bind
+        # the argument parser's NumPy names: axis= for dim, x= for input, ...
+        for canon, alts in NUMPY_ALIASES.items():
+            if canon in keywords and not (is_method and canon == "input"):
+                keywords.update(alts)
     if is_method:
         keywords.discard("out")
         keywords.discard("input")
+        keywords.difference_update(NUMPY_ALIASES["input"])
     return [positional, *overloads], keywords
 
 
@@ -238,6 +250,7 @@ def _handles(fn, name: str, depth: int = 0) -> bool:
 
 def audit_one(path: str, torch_obj, lam, ember_obj) -> list[Gap]:
     """The gaps of one function."""
+    from ember._front import aliases_of
     try:
         esig = inspect.signature(ember_obj)
     except (TypeError, ValueError):
@@ -247,13 +260,14 @@ def audit_one(path: str, torch_obj, lam, ember_obj) -> list[Gap]:
     if is_method and eparams and eparams[0].kind is not eparams[0].VAR_POSITIONAL:
         eparams = eparams[1:]
     by_name = {p.name: p for p in eparams if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)}
+    ealiases = aliases_of(ember_obj)
     var_kw = any(p.kind is p.VAR_KEYWORD for p in eparams)
     overloads, keywords = torch_params(path, torch_obj, lam)
     positional = overloads[0]
     gaps = []
     for name in sorted(keywords):
         p = by_name.get(name)
-        if p is not None and p.kind is not p.POSITIONAL_ONLY:
+        if (p is not None and p.kind is not p.POSITIONAL_ONLY) or name in ealiases:
             continue
         if p is None and var_kw:
             if not _handles(ember_obj, name):
@@ -267,8 +281,8 @@ def audit_one(path: str, torch_obj, lam, ember_obj) -> list[Gap]:
     epos = [p.name for p in eparams if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     if not any(p.kind is p.VAR_POSITIONAL for p in eparams):
         for i, (t, e) in enumerate(zip(positional, epos)):
-            if any(len(o) > i and o[i] == e for o in overloads):
-                continue
+            if any(len(o) > i and o[i] == e for o in overloads) or ealiases.get(t) == e:
+                continue  # the same name, or PyTorch's is a NumPy name that Ember's answers to
             if t in keywords and not any(g.param == t for g in gaps):
                 gaps.append(Gap(path, t, "position", f"position {i} is {e!r} in Ember"))
     return gaps

@@ -81,8 +81,12 @@ def test_torch_level_functions():
     np.testing.assert_array_equal(
         grid_sampler_3d(t64(x3, False), t64(g3, False), 1, 1, False).numpy(),
         grid_sample(t64(x3, False), t64(g3, False), "nearest", "border", False).numpy())
-    assert ember.grid_sampler is grid_sampler and ember.affine_grid_generator is \
-        affine_grid_generator
+    # the registry's fronts of these kernels (ember._front: out=, NumPy keyword names)
+    from ember.ops.registry import OPS
+
+    assert OPS["grid_sampler"].kernel is grid_sampler and ember.grid_sampler is OPS[
+        "grid_sampler"].fn
+    assert OPS["affine_grid_generator"].kernel is affine_grid_generator
     with pytest.raises(RuntimeError, match="expected 5D input"):
         grid_sampler_3d(t64(x, False), t64(g, False), 0, 0, False)
 

@@ -22,6 +22,7 @@ from ._data_inference import data_to_array, np_to_dtype
 from ._device import canonical_device, resolve_device, xp_of
 from ._device import device as _device_cls
 from ._format import shape_str
+from ._front import front as numpy_names  # PyTorch's NumPy keyword names (x=, axis=)
 from ._tensor import CPU, Tensor, _make
 from ._tensor_str import set_printoptions
 from .backends import backend_of
@@ -417,6 +418,7 @@ def _like(input, dtype, device):
 # ``ember.preserve_format``, keeps ``input``'s layout (a channels-last input gives a
 # channels-last result), as PyTorch does.
 
+@numpy_names
 def zeros_like(input, *, dtype=None, layout=None, device=None, requires_grad: bool = False,
                memory_format=_mf.preserve_format) -> Tensor:
     """Zeros with ``input``'s shape and layout (and dtype/device unless given)."""
@@ -425,6 +427,7 @@ def zeros_like(input, *, dtype=None, layout=None, device=None, requires_grad: bo
     return _filled(_ZERO, input._data.shape, dt, dev, requires_grad, None, order)
 
 
+@numpy_names
 def ones_like(input, *, dtype=None, layout=None, device=None, requires_grad: bool = False,
               memory_format=_mf.preserve_format) -> Tensor:
     """Ones with ``input``'s shape and layout (and dtype/device unless given)."""
@@ -433,6 +436,7 @@ def ones_like(input, *, dtype=None, layout=None, device=None, requires_grad: boo
     return _filled(_ONE, input._data.shape, dt, dev, requires_grad, None, order)
 
 
+@numpy_names
 def empty_like(input, *, dtype=None, layout=None, device=None, requires_grad: bool = False,
                memory_format=_mf.preserve_format) -> Tensor:
     """An uninitialised tensor with ``input``'s shape and layout (and dtype/device unless
@@ -442,6 +446,7 @@ def empty_like(input, *, dtype=None, layout=None, device=None, requires_grad: bo
     return _filled(None, input._data.shape, dt, dev, requires_grad, None, order)
 
 
+@numpy_names
 def full_like(input, fill_value, *, dtype=None, layout=None, device=None,
               requires_grad: bool = False, memory_format=_mf.preserve_format) -> Tensor:
     """``fill_value`` with ``input``'s shape and layout (and dtype/device unless given)."""

@@ -30,6 +30,7 @@ from ._factory import (
     write_out,
     zeros,
 )
+from ._front import front as numpy_names  # PyTorch's NumPy keyword names (x=, axis=)
 from ._tensor import CPU, Tensor, _make
 from .autograd.grad_mode import GRAD
 from .autograd.graph import make_node_class, record
@@ -524,6 +525,7 @@ def multinomial(input, num_samples: int, replacement: bool = False, *, generator
     return write_out(out, res) if out is not None else res
 
 
+@numpy_names
 def poisson(input, generator=None) -> Tensor:
     """Poisson samples with the rates in ``input`` (same shape and dtype)."""
     _require_float(input.dtype, "poisson_cpu")

@@ -12,6 +12,7 @@ from __future__ import annotations
 import warnings
 
 from . import _parallel
+from ._front import front as _front
 
 __all__ = [
     "set_num_threads", "get_num_threads", "set_num_interop_threads", "get_num_interop_threads",
@@ -296,30 +297,30 @@ def is_storage(obj, /) -> bool:
 
 def _tensor_question(name: str, returns: type, doc: str):
     """``ember.<name>(input)``: the Tensor method ``name`` as a function (PyTorch's parameter
-    name ``input``), with PyTorch's error for anything but a tensor."""
-
-    def question(input, /):
+    name ``input``, and the NumPy names of its argument parser: ``x=``), with PyTorch's error
+    for anything but a tensor."""
+    def question(input):
         _require_tensor(name, input)
         return getattr(input, name)()
 
     question.__name__ = question.__qualname__ = name
     question.__doc__ = doc
     question.__annotations__ = {"return": returns.__name__}
-    return question
+    return _front(question)
 
 
 numel = _tensor_question("numel", int, "The number of elements of ``input``.")
 is_floating_point = _tensor_question("is_floating_point", bool,
                                      "Whether ``input``'s dtype is a floating-point type.")
-is_complex = _tensor_question("is_complex", bool, "Whether ``input``'s dtype is a complex type "
-                              "(Ember has none yet: always False).")
+is_complex = _tensor_question("is_complex", bool,
+                              "Whether ``input``'s dtype is a complex type.")
 get_device = _tensor_question("get_device", int,
                               "The index of ``input``'s device: -1 on the CPU.")
 is_signed = _tensor_question("is_signed", bool, "Whether ``input``'s dtype is signed (floats "
                              "and signed integers; not bool, uint8).")
 
 
-def is_nonzero(input, /) -> bool:
+def is_nonzero(input) -> bool:
     """Whether the single element of ``input`` is nonzero (NaN counts as nonzero)."""
     _require_tensor("is_nonzero", input)
     n = input.numel()
@@ -328,6 +329,9 @@ def is_nonzero(input, /) -> bool:
     if n > 1:
         raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
     return bool(input.item())
+
+
+is_nonzero = _front(is_nonzero)  # PyTorch's NumPy keyword names: is_nonzero(x=t)
 
 
 def typename(obj, /) -> str:

@@ -367,7 +367,8 @@ def _call_arguments(call_values: dict):
 
 
 def _dispatching_wrappers() -> dict:
-    """id(raw function) -> its dispatching wrapper, for every registered namespace."""
+    """id(raw function) -> its dispatching wrapper, for every registered namespace (the
+    kernel behind a front too: ``from ember.ops.fft_ops import fft_rfft``)."""
     from .. import overrides
 
     wrappers = {}
@@ -376,6 +377,8 @@ def _dispatching_wrappers() -> dict:
             raw = getattr(value, "_ember_original", None)
             if raw is not None:
                 wrappers.setdefault(id(raw), value)
+                if getattr(raw, "_ember_front", None) is not None:  # and the op's kernel,
+                    wrappers.setdefault(id(raw.__wrapped__), value)  # its module's own name
     return wrappers
 
 

@@ -102,8 +102,10 @@ def _build() -> dict:
     table: dict = {}
     for info in OPS.values():
         table.setdefault(info.fn, Entry(info.name))
-        if info.method_fn is not None:  # the Tensor method of an op whose function takes out=
+        if info.method_fn is not None:  # the Tensor method's front (no out=, no x= alias)
             table.setdefault(info.method_fn, Entry(info.name))
+        if info.kernel is not None:  # the op module's own name (``from ..fft_ops import``)
+            table.setdefault(info.kernel, Entry(info.name))
         if info.inplace is not None:
             table.setdefault(info.inplace, Entry(info.name + "_"))
     for name, attr in vars(Tensor).items():

@@ -12,28 +12,31 @@ names them as ``torch.fft`` does.
 
 from __future__ import annotations
 
-from ..ops.fft_ops import fft_fft as fft
-from ..ops.fft_ops import fft_fft2 as fft2
-from ..ops.fft_ops import fft_fftfreq as fftfreq
-from ..ops.fft_ops import fft_fftn as fftn
-from ..ops.fft_ops import fft_fftshift as fftshift
-from ..ops.fft_ops import fft_hfft as hfft
-from ..ops.fft_ops import fft_hfft2 as hfft2
-from ..ops.fft_ops import fft_hfftn as hfftn
-from ..ops.fft_ops import fft_ifft as ifft
-from ..ops.fft_ops import fft_ifft2 as ifft2
-from ..ops.fft_ops import fft_ifftn as ifftn
-from ..ops.fft_ops import fft_ifftshift as ifftshift
-from ..ops.fft_ops import fft_ihfft as ihfft
-from ..ops.fft_ops import fft_ihfft2 as ihfft2
-from ..ops.fft_ops import fft_ihfftn as ihfftn
-from ..ops.fft_ops import fft_irfft as irfft
-from ..ops.fft_ops import fft_irfft2 as irfft2
-from ..ops.fft_ops import fft_irfftn as irfftn
-from ..ops.fft_ops import fft_rfft as rfft
-from ..ops.fft_ops import fft_rfft2 as rfft2
-from ..ops.fft_ops import fft_rfftfreq as rfftfreq
-from ..ops.fft_ops import fft_rfftn as rfftn
+from ..ops.registry import OPS as _OPS
+
+# the registry's public functions: PyTorch's out= and NumPy keyword names (axis=, x=)
+fft = _OPS["fft_fft"].fn
+fft2 = _OPS["fft_fft2"].fn
+fftfreq = _OPS["fft_fftfreq"].fn
+fftn = _OPS["fft_fftn"].fn
+fftshift = _OPS["fft_fftshift"].fn
+hfft = _OPS["fft_hfft"].fn
+hfft2 = _OPS["fft_hfft2"].fn
+hfftn = _OPS["fft_hfftn"].fn
+ifft = _OPS["fft_ifft"].fn
+ifft2 = _OPS["fft_ifft2"].fn
+ifftn = _OPS["fft_ifftn"].fn
+ifftshift = _OPS["fft_ifftshift"].fn
+ihfft = _OPS["fft_ihfft"].fn
+ihfft2 = _OPS["fft_ihfft2"].fn
+ihfftn = _OPS["fft_ihfftn"].fn
+irfft = _OPS["fft_irfft"].fn
+irfft2 = _OPS["fft_irfft2"].fn
+irfftn = _OPS["fft_irfftn"].fn
+rfft = _OPS["fft_rfft"].fn
+rfft2 = _OPS["fft_rfft2"].fn
+rfftfreq = _OPS["fft_rfftfreq"].fn
+rfftn = _OPS["fft_rfftn"].fn
 
 __all__ = ["fft", "ifft", "fft2", "ifft2", "fftn", "ifftn", "rfft", "irfft", "rfft2", "irfft2",
            "rfftn", "irfftn", "hfft", "ihfft", "hfft2", "ihfft2", "hfftn", "ihfftn", "fftfreq",

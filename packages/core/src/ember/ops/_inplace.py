@@ -61,7 +61,14 @@ def check_inplace_autograd(self: Tensor, name: str) -> None:
 def make_inplace(fn, name: str):
     """``Tensor.<op>_``: run the out-of-place op, write into ``self``, rebase its history."""
 
+    from .._front import method_aliases, method_positions
+
+    renames = method_aliases(fn)
+    positions = method_positions(fn) if renames else {}
+
     def inplace(self, *args, **kwargs):
+        if kwargs and renames:  # PyTorch's NumPy keyword names: t.cumsum_(axis=0)
+            kwargs = _renamed(kwargs, renames, name, len(args), positions)
         try:
             if GRAD.enabled and (self.requires_grad or _any_requires_grad(args)):
                 return _inplace_with_grad(self, fn, name, args, kwargs)
@@ -75,7 +82,22 @@ def make_inplace(fn, name: str):
         return self
 
     inplace.__name__ = inplace.__qualname__ = name
+    if renames:
+        inplace._ember_aliases = renames
     return inplace
+
+
+def _renamed(kwargs: dict, renames: dict, name: str, nargs: int, positions: dict) -> dict:
+    out = {}
+    for k, v in kwargs.items():
+        k2 = renames.get(k, k)
+        if k in renames and positions.get(k2, nargs) < nargs:  # given positionally too
+            raise TypeError(f"{name}() got an unexpected keyword argument '{k}'")
+        if k2 in out:  # both the name and its alias: PyTorch names the alias
+            alias = k if k in renames else next(a for a in kwargs if renames.get(a) == k2)
+            raise TypeError(f"{name}() got an unexpected keyword argument '{alias}'")
+        out[k2] = v
+    return out
 
 
 def _any_requires_grad(args) -> bool:
@@ -195,37 +217,13 @@ def resize_out(out: Tensor, data, *, copy: bool = True, stacklevel: int = 5) -> 
 def accepts_out(fn=None, *, name: str | None = None, dtype_rule: str = "cast"):
     """Give ``fn`` PyTorch's ``out=`` keyword: the result (or each of a tuple of results) is
     written into the given tensor(s) by ``write_out`` (``dtype_rule`` as there), which are
-    returned. The wrapper's signature is ``fn``'s plus a keyword-only ``out=None`` (where
-    ``fn`` has none). Used as ``@accepts_out`` or ``accepts_out(fn, name="addmm")``."""
+    returned. The wrapper is ``fn``'s front (``ops._front``: its parameters plus a
+    keyword-only ``out=None`` where ``fn`` has none, and PyTorch's NumPy keyword aliases).
+    Used as ``@accepts_out`` or ``accepts_out(fn, name="addmm")``."""
     if dtype_rule not in OUT_DTYPE_RULES:
         raise ValueError(f"dtype_rule must be one of {OUT_DTYPE_RULES}, not {dtype_rule!r}")
     if fn is None:
         return lambda f: accepts_out(f, name=name, dtype_rule=dtype_rule)
-    import functools
-    import inspect
+    from .._front import front
 
-    op_name = name or fn.__name__
-
-    @functools.wraps(fn)
-    def wrapper(*args, out=None, **kwargs):
-        if out is None:
-            return fn(*args, **kwargs)
-        result = fn(*args, **kwargs)
-        if isinstance(result, tuple):
-            if not isinstance(out, (tuple, list)) or len(out) != len(result):
-                raise TypeError(f"{op_name}(): argument 'out' must be a tuple of "
-                                f"{len(result)} Tensors")
-            written = [write_out(o, r, op_name, dtype_rule) for o, r in zip(out, result)]
-            return type(result)(*written) if hasattr(result, "_fields") else tuple(written)
-        return write_out(out, result, op_name, dtype_rule)
-
-    try:
-        sig = inspect.signature(fn)
-    except (TypeError, ValueError):
-        sig = None
-    if sig is not None and "out" not in sig.parameters:
-        params = list(sig.parameters.values())
-        at = next((i for i, p in enumerate(params) if p.kind is p.VAR_KEYWORD), len(params))
-        params.insert(at, inspect.Parameter("out", inspect.Parameter.KEYWORD_ONLY, default=None))
-        wrapper.__signature__ = sig.replace(parameters=params)
-    return wrapper
+    return front(fn, name=name, out=dtype_rule)

@@ -8,6 +8,7 @@ imported from here by ``ember.nn.functional``.
 
 from __future__ import annotations
 
+import inspect
 import math
 import warnings
 
@@ -67,9 +68,12 @@ def _const(arr, like: Tensor) -> Tensor:
     return _make(arr.astype(like._data.dtype, copy=False), like._device)
 
 
-def _activation(name, kernel, fwd, backward, node_name, *, ints=False, grad_np=None):
+def _activation(name, kernel, fwd, backward, node_name, *, ints=False, grad_np=None,
+                unary=False):
     """An elementwise activation ``op(input, *params)``: ``fwd(array, *params)`` forward and
     ``backward(node, grad)`` reading the input from ``node.saved[0]`` and params ``node.ctx``.
+    ``unary``: the op takes no params, and says so in its signature ``(input)`` (so that its
+    registered front binds ``input`` and its NumPy names, ``x=``).
 
     ``grad_np(array, *params)``, if given, is the derivative as one array expression: the
     first-order backward (grad mode off) uses it; ``create_graph`` takes the Tensor-op form.
@@ -96,6 +100,9 @@ def _activation(name, kernel, fwd, backward, node_name, *, ints=False, grad_np=N
 
     op.__name__ = op.__qualname__ = name
     op._node = Node
+    if unary:
+        op.__signature__ = inspect.Signature(
+            [inspect.Parameter("input", inspect.Parameter.POSITIONAL_OR_KEYWORD)])
     return op
 
 
@@ -411,7 +418,8 @@ def _silu_bw(node, g):
 
 
 silu = register("silu", function=False, method=False)(
-    _activation("silu", "silu", _silu_np, _silu_bw, "SiluBackward0", grad_np=_silu_grad_np))
+    _activation("silu", "silu", _silu_np, _silu_bw, "SiluBackward0", grad_np=_silu_grad_np,
+                unary=True))
 silu.__doc__ = "``input * sigmoid(input)``."
 
 
@@ -462,7 +470,8 @@ def _mish_bw(node, g):
 
 
 mish = register("mish", function=False, method=False)(
-    _activation("mish", "mish", _mish_np, _mish_bw, "MishBackward0", grad_np=_mish_grad_np))
+    _activation("mish", "mish", _mish_np, _mish_bw, "MishBackward0", grad_np=_mish_grad_np,
+                unary=True))
 mish.__doc__ = "``input * tanh(softplus(input))``."
 
 
@@ -472,7 +481,7 @@ def _logsigmoid_bw(node, g):
 
 logsigmoid = register("logsigmoid", out=True, function=False, method=False)(
     _activation("logsigmoid", "log_sigmoid", _special.log_sigmoid, _logsigmoid_bw,
-                "LogSigmoidBackward0", grad_np=lambda a: _special.sigmoid(-a)))
+                "LogSigmoidBackward0", grad_np=lambda a: _special.sigmoid(-a), unary=True))
 logsigmoid.__doc__ = "``log(sigmoid(input))``, stable for large ``|input|``."
 
 
@@ -488,7 +497,7 @@ def _hardswish_bw(node, g):
 
 hardswish = register("hardswish", function=False, method=False)(
     _activation("hardswish", "hardswish", lambda a: a * (a + 3).clip(0, 6) / 6,
-                _hardswish_bw, "HardswishBackward0"))
+                _hardswish_bw, "HardswishBackward0", unary=True))
 hardswish.__doc__ = "``x * relu6(x + 3) / 6``."
 
 
@@ -499,7 +508,7 @@ def _hardsigmoid_bw(node, g):
 
 hardsigmoid = register("hardsigmoid", function=False, method=False)(
     _activation("hardsigmoid", "hardsigmoid", lambda a: (a + 3).clip(0, 6) / 6,
-                _hardsigmoid_bw, "HardsigmoidBackward0"))
+                _hardsigmoid_bw, "HardsigmoidBackward0", unary=True))
 hardsigmoid.__doc__ = "``relu6(x + 3) / 6``."
 
 

@@ -33,6 +33,7 @@ import numpy as np
 from .. import _dtype, _settings
 from .._device import check_same_device, xp_of
 from .._dtype import scalar_type_name
+from .._front import front
 from .._sparse_tensor import SparseTensor as _Sparse
 from .._tensor import Tensor, _make
 from ..autograd.grad_mode import GRAD
@@ -747,8 +748,10 @@ def _scatter_op(name: str, plan, node_name: str, aliases=(), out: bool = True):
     op_.__doc__ = f"In-place version of :func:`{name}`."
     op._node = node
     sig = inspect.signature(plan)
-    op.__signature__ = sig.replace(parameters=[p for p in sig.parameters.values()
-                                               if p.name != "inplace"])
+    op.__signature__ = op_.__signature__ = sig.replace(
+        parameters=[p for p in sig.parameters.values() if p.name != "inplace"])
+    # the in-place method's front: PyTorch's NumPy keyword names (t.scatter_(axis=0, ...))
+    op_ = front(op_, name=name + "_", method=True)
     register(name, inplace=op_, aliases=aliases, out="same" if out else False)(op)
     return op, op_
 

@@ -7,6 +7,7 @@ import numpy as np
 
 from .._device import check_same_device, xp_of
 from .._dtype import scalar_type_name
+from .._front import front as numpy_names  # PyTorch's NumPy keyword names (x=, axis=)
 from .._tensor import _make
 from ..autograd.graph import make_node_class, mark_holomorphic, record
 from ..backends import backend_of
@@ -606,6 +607,7 @@ def matrix_rank(input, *, atol=None, rtol=None, hermitian=False, tol=None, out=N
 _DRIVERS = ("gels", "gelsy", "gelsd", "gelss")
 
 
+@numpy_names
 def lstsq(input, b, rcond=None, *, driver=None):
     """Least-squares solution of ``A X = B`` (minimum norm), with PyTorch's extra outputs:
     residuals (drivers gelsd/gelss/gels, full-rank tall ``A``), rank (all but gels) and

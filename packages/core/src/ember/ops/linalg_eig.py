@@ -14,6 +14,7 @@ import numpy as np
 from .. import _dtype
 from .._device import xp_of
 from .._dtype import scalar_type_name
+from .._front import front as numpy_names  # PyTorch's NumPy keyword names (x=, axis=)
 from .._tensor import _make
 from ..autograd.graph import make_node_class
 from ._inplace import write_out
@@ -122,6 +123,7 @@ LinalgEigBackward0._complex = "own"  # written for complex numbers (its outputs 
 
 # -- the functions ------------------------------------------------------------------------------
 
+@numpy_names
 def eig(input, *, out=None):
     """Eigenvalues and eigenvectors of a square matrix (or batch): ``A V = V diag(L)``.
 
@@ -149,6 +151,7 @@ def eig(input, *, out=None):
     return LinalgEigResult(L, V)
 
 
+@numpy_names
 def eigvals(input, *, out=None):
     """The eigenvalues of a square matrix (or batch), complex as ``eig``'s; differentiable
     (no gauge condition: the eigenvalues are unique)."""

@@ -17,6 +17,7 @@ import numpy as np
 from .. import _dtype
 from .._device import xp_of
 from .._dtype import scalar_type_name
+from .._front import front as numpy_names  # PyTorch's NumPy keyword names (x=, axis=)
 from .._tensor import _make
 from ..autograd.graph import make_node_class, mark_holomorphic, record
 from ._inplace import accepts_out
@@ -150,6 +151,7 @@ LinalgMatrixExpBackward0 = make_node_class("LinalgMatrixExpBackward0", _matrix_e
 mark_holomorphic(LinalgMatrixExpBackward0)  # complex: exp of [[A^H, G], [0, A^H]]
 
 
+@numpy_names
 def matrix_exp(input):
     """The matrix exponential of a (batch of) square matrix."""
     A = input

@@ -22,6 +22,8 @@ import operator
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from .._front import front
+
 __all__ = ["OpInfo", "OPS", "register", "register_method", "install", "varargs_method",
            "NN_FUNCTIONAL", "functional_kernels", "op_key", "register_batch_rule", "batch_rule",
            "batch_rules", "BATCH_RULES", "register_export"]
@@ -50,9 +52,14 @@ class OpInfo:
     #: vmap's batching rule (``ember.ops.batching_rules``): ``rule(ctx, func, args, kwargs)``
     #: runs the op on physical tensors (batch in dim 0); None: vmap loops over the batch
     batch_rule: Callable | None = None
-    #: the Tensor method when it differs from ``fn``: ``fn`` with ``out=`` added by
-    #: ``register(out=True)`` is ``ember.<name>``, the method stays ``out``-free as PyTorch's
+    #: the Tensor method when it differs from ``fn``: ``fn`` (``ember.<name>``) is the
+    #: kernel's front (``ops._front``: PyTorch's NumPy keyword aliases, and ``out=`` with
+    #: ``register(out=...)``); the method's front has no ``out=`` and no alias for ``self``
     method_fn: Callable | None = None
+    #: the function as the op module defines it (the module's own name): no aliases, no out=
+    kernel: Callable | None = None
+    #: ``out=``'s dtype rule (``_inplace.OUT_DTYPE_RULES``) when ``fn`` takes ``out=``
+    out: str | None = None
 
     @property
     def signature(self) -> inspect.Signature | None:
@@ -98,10 +105,11 @@ def register(name: str | None = None, *, function: bool = True, method: bool = T
              view: bool = False, random: bool = False, out: bool | str = False):
     """Register ``fn`` as op ``name``. ``inplace=True`` derives ``Tensor.<name>_``;
     ``varargs=True`` lets the method take its int list as varargs (see the module doc);
-    ``out=True`` gives the function ``ember.<name>`` PyTorch's ``out=`` keyword
-    (``_inplace.accepts_out``; the Tensor method and the module's own name stay without);
-    ``out="same"`` or ``"any"`` names its dtype rule (``_inplace.OUT_DTYPE_RULES``; True is
-    ``"cast"``)."""
+    ``out=True`` gives the function ``ember.<name>`` PyTorch's ``out=`` keyword (the Tensor
+    method and the module's own name stay without); ``out="same"`` or ``"any"`` names its
+    dtype rule (``_inplace.OUT_DTYPE_RULES``; True is ``"cast"``). The function and the
+    method are the kernel's fronts (``ops._front``), which also take PyTorch's NumPy keyword
+    aliases (``axis=`` for ``dim``, ...); the kernel ``fn`` is returned as it is."""
 
     def deco(fn):
         op_name = name or fn.__name__
@@ -115,14 +123,15 @@ def register(name: str | None = None, *, function: bool = True, method: bool = T
             inplace_fn = make_inplace(fn, op_name + "_")
         elif callable(inplace):
             inplace_fn = inplace
-        public = fn
-        if out:
-            from ._inplace import accepts_out
-
-            public = accepts_out(fn, name=op_name, dtype_rule="cast" if out is True else out)
+        out_rule = ("cast" if out is True else out) if out else None
+        if out_rule is not None and out_rule not in ("cast", "same", "any"):
+            raise ValueError(f"out must be True, 'same' or 'any', not {out!r}")
+        public = front(fn, name=op_name, out=out_rule)
+        mfn = front(fn, name=op_name, method=True) if method else public
         OPS[op_name] = OpInfo(op_name, public, function, method, inplace_fn, tuple(aliases),
                               diff, set(tags), varargs, view, random,
-                              method_fn=fn if public is not fn else None)
+                              method_fn=mfn if mfn is not public else None, kernel=fn,
+                              out=out_rule)
         return fn
 
     return deco
@@ -202,10 +211,19 @@ def op_key(func) -> str:
     return _key(getattr(func, "__name__", "op"), namespace or "")
 
 
+#: methods left without the NumPy keyword names, for speed: called in every forward pass
+#: (``x.size(0)``), never with ``axis=`` in PyTorch code (a front costs ~60 ns a call)
+_PLAIN_METHODS = frozenset(("size",))
+
+
 def register_method(name: str, fn: Callable, *, varargs: bool = False) -> Callable:
     """A Tensor method that is not an ``ember.<name>`` function (``varargs`` as in
-    ``register``)."""
-    METHODS[name] = varargs_method(fn, name) if varargs else fn
+    ``register``). Its front (``ember._front``) takes PyTorch's NumPy keyword names
+    (``t.unsqueeze_(axis=0)``), dunders and ``_PLAIN_METHODS`` aside."""
+    method = fn
+    if not name.startswith("__") and name not in _PLAIN_METHODS:
+        method = front(fn, name=name, method=True)
+    METHODS[name] = varargs_method(method, name) if varargs else method
     return fn
 
 
@@ -289,6 +307,15 @@ NN_FUNCTIONAL = (
     "triplet_margin_loss", "triplet_margin_with_distance_loss", "unfold", "upsample",
     "upsample_bilinear", "upsample_nearest",
 )
+#: the ``NN_FUNCTIONAL`` names that are PyTorch's native functions (not Python code), so take
+#: its argument parser's NumPy keyword names (``F.conv2d(x=...)``, ``F.pdist(...)``): their
+#: ``F.<name>`` is the op's front
+NN_FUNCTIONAL_NATIVE = frozenset((
+    "adaptive_avg_pool1d", "avg_pool1d", "avg_pool2d", "avg_pool3d", "channel_shuffle",
+    "conv1d", "conv2d", "conv3d", "conv_tbc", "conv_transpose1d", "conv_transpose2d",
+    "conv_transpose3d", "cosine_similarity", "gelu", "hardshrink", "logsigmoid",
+    "native_channel_shuffle", "one_hot", "pairwise_distance", "pdist", "pixel_shuffle",
+    "pixel_unshuffle", "prelu", "scaled_dot_product_attention", "softplus", "softshrink"))
 _FUNCTIONAL_MODULES = ("normalization", "nn_misc", "conv", "pooling", "activation", "loss",
                        "attention")
 
@@ -304,8 +331,11 @@ def functional_kernels() -> dict:
         fn = next((getattr(m, name) for m in modules
                    if name in getattr(m, "__all__", ()) and hasattr(m, name)), None)
         info = OPS.get(name)
-        if fn is not None and info is not None and info.method_fn is fn:
+        if fn is not None and info is not None and info.kernel is fn and (
+                info.out is not None or name in NN_FUNCTIONAL_NATIVE):
             fn = info.fn  # the kernel module's own name is the one without ``out=``
+        elif fn is not None and name in NN_FUNCTIONAL_NATIVE:
+            fn = front(fn)
         if fn is None:
             fn = info.fn if info is not None else inplace.get(name)
         if fn is None:

@@ -16,6 +16,7 @@ import numpy as np
 
 from .. import _dtype
 from .._device import resolve_device, xp_of
+from .._front import front as numpy_names  # PyTorch's NumPy keyword names (x=, axis=)
 from .._layout import sparse_bsc, sparse_bsr, sparse_coo, sparse_csr, strided
 from .._sparse_tensor import (
     SparseTensor,
@@ -237,6 +238,7 @@ def spmm(input, mat2) -> Tensor:
     return input.mm(mat2)
 
 
+@numpy_names
 def smm(input, mat) -> SparseTensor:
     """``input @ mat`` (sparse ``input``, dense ``mat``) as a sparse COO tensor
     (``torch.smm``)."""
@@ -340,6 +342,7 @@ def dsmm(mat1, mat2) -> Tensor:
     return sparse_mm(mat1, mat2, "mm")
 
 
+@numpy_names
 def sspaddmm(input, mat1, mat2, *, beta=1, alpha=1) -> SparseTensor:
     """``beta * input + alpha * (mat1 @ mat2)`` as a sparse COO tensor, for a sparse
     ``input`` and ``mat1`` and a dense ``mat2`` (``torch.sspaddmm``).

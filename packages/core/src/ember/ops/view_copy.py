@@ -30,6 +30,7 @@ import operator
 from collections.abc import Sequence
 
 from .. import _dtype
+from .._front import front
 from .._tensor import Tensor, _make
 from ..autograd import graph as _graph
 from ..autograd.grad_mode import GRAD, no_grad
@@ -327,7 +328,7 @@ def _register_all() -> None:
         if rule is not None:
             register_batch_rule(name)(_copy_batch_rule(rule, view))
     for name, part in SPARSE_VIEW_COPIES.items():
-        register_export(name, _make_copy(name, part))
+        register_export(name, front(_make_copy(name, part)))  # values_copy(x=t)
 
 
 # -- slice_inverse -----------------------------------------------------------------------------

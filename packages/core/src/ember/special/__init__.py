@@ -9,6 +9,7 @@ PyTorch), and ``zeta``, ``gammainc`` and ``gammaincc`` differentiate in ``other`
 
 from __future__ import annotations
 
+from .._front import front as _front
 from ..ops import special_functions as _sf
 from ..ops.registry import OPS as _OPS
 
@@ -100,9 +101,12 @@ def log_softmax(input, dim: int, *, dtype=None):
 
 
 def _public(fn):
-    """The registered op's public function (with ``out=``) where ``fn`` is its kernel."""
+    """The registered op's public function (``out=``, PyTorch's NumPy keyword names) where
+    ``fn`` is its kernel; this module's own functions get a front (``ops._front``) too."""
     info = _OPS.get(getattr(fn, "__name__", ""))
-    return info.fn if info is not None and info.method_fn is fn else fn
+    if info is not None and info.kernel is fn:
+        return info.fn
+    return _front(fn) if getattr(fn, "__module__", None) == __name__ else fn
 
 
 for _name in __all__:

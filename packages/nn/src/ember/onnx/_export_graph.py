@@ -127,6 +127,8 @@ class Builder:
         self.sym_source: dict = {}          # symbol -> (ONNX name, dim)
         self._counter = 0
         self.current = ""                   # the graph node being translated (node names)
+        self.const_values: dict = {}        # Constant output name -> its array
+        self._into: list | None = None      # the node list of a Loop body being written
 
     # -- names ------------------------------------------------------------------------------
     def reserve(self, name: str) -> None:
@@ -158,7 +160,27 @@ class Builder:
     # -- nodes ------------------------------------------------------------------------------
     def add(self, op_type: str, inputs: list, outputs=1, **attrs):
         """Append one node; returns its output name (or the list of names when ``outputs``
-        is a count above 1 or a list of names)."""
+        is a count above 1 or a list of names). The mappings write opset 13's forms; below
+        opset 13 the operators in ``_LEGACY`` (axes and split sizes as inputs, Resize's
+        optional inputs, and the operators opset 12 added) are written in the forms the
+        requested opset defines, and any other node is checked against its schema there."""
+        if self.opset < 13 and op_type in _LEGACY:
+            return _LEGACY[op_type](self, op_type, inputs, outputs, attrs)
+        return self._node(op_type, inputs, outputs, attrs)
+
+    def add_into(self, nodes: list, op_type: str, inputs: list, outputs=1, **attrs):
+        """:meth:`add` into ``nodes``, the body of a ``Loop`` (its constants still go to the
+        main graph, where they are shared)."""
+        saved, self._into = self._into, nodes
+        try:
+            return self.add(op_type, inputs, outputs, **attrs)
+        finally:
+            self._into = saved
+
+    def _node(self, op_type: str, inputs: list, outputs, attrs: dict):
+        attrs = {k: v for k, v in attrs.items() if v is not None}
+        if self.opset < 13:
+            _check_schema(self.opset, op_type, inputs, attrs)
         if isinstance(outputs, int):
             names = [self.fresh(f"{self.current or op_type.lower()}_{op_type}")
                      for _ in range(outputs)]
@@ -167,9 +189,9 @@ class Builder:
             names = list(outputs)
             single = False
         node_name = self.fresh(f"/{self.current}/{op_type}" if self.current else op_type)
-        attrs = {k: v for k, v in attrs.items() if v is not None}
-        self.nodes.append(self.helper.make_node(op_type, [i or "" for i in inputs], names,
-                                                name=node_name, **attrs))
+        node = self.helper.make_node(op_type, [i or "" for i in inputs], names, name=node_name,
+                                     **attrs)
+        (self.nodes if self._into is None else self._into).append(node)
         self.produced.update(names)
         return names[0] if single else names
 
@@ -189,6 +211,7 @@ class Builder:
                                                     value=tensor))
             self.produced.add(name)
             self._consts[key] = name
+            self.const_values[name] = arr
         return name
 
     def _tensor_proto(self, arr: np.ndarray, dtype: str, name: str):
@@ -320,3 +343,114 @@ class Builder:
         for k, (name, d) in self.sym_source.items():
             if name == old:
                 self.sym_source[k] = (new, d)
+
+
+# -- opsets 11 and 12 ---------------------------------------------------------------------------
+# The mappings write opset 13's forms; below 13 these nodes are rewritten into the forms of the
+# requested opset (ONNX's operator changelog), so no mapping needs a second code path for them.
+
+def _attr_from_input(b: Builder, op_type: str, inputs: list, attr: str):
+    """``inputs`` without their second one (axes or split sizes), which becomes the attribute
+    ``attr``; it must be a constant: before opset 13 these are attributes, fixed in the file."""
+    if len(inputs) < 2 or not inputs[1]:
+        return list(inputs[:1]), {}
+    values = b.const_values.get(inputs[1])
+    if values is None:
+        raise NeedsOpset(13, f"{op_type} with {attr} computed at run time ({op_type}'s {attr} "
+                         "is an input from opset 13, a constant attribute before)")
+    return [inputs[0], *inputs[2:]], {attr: [int(v) for v in np.ravel(values)]}
+
+
+def _axes_as_attribute(b: Builder, op_type: str, inputs: list, outputs, attrs: dict):
+    """ReduceSum, Squeeze, Unsqueeze (``axes``) and Split (``split``) before opset 13."""
+    attr = "split" if op_type == "Split" else "axes"
+    inputs, extra = _attr_from_input(b, op_type, inputs, attr)
+    return b._node(op_type, inputs, outputs, {**attrs, **extra})
+
+
+def _or_equal(b: Builder, op_type: str, inputs: list, outputs, attrs: dict):
+    """GreaterOrEqual/LessOrEqual (opset 12) at opset 11: ``Or(Greater, Equal)``, which is
+    False where an input is NaN as the fused operator is (``Not(Less)`` would be True)."""
+    if b.opset >= 12:
+        return b._node(op_type, inputs, outputs, attrs)
+    strict = b._node("Greater" if op_type == "GreaterOrEqual" else "Less", inputs, 1, {})
+    equal = b._node("Equal", inputs, 1, {})
+    return b._node("Or", [strict, equal], outputs, {})
+
+
+def _celu(b: Builder, op_type: str, inputs: list, outputs, attrs: dict):
+    """Celu (opset 12) at opset 11: ``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``, the
+    formula ONNX defines it by (float32 inputs, as Celu takes)."""
+    if b.opset >= 12:
+        return b._node(op_type, inputs, outputs, attrs)
+    alpha = float(attrs.get("alpha", 1.0))
+    x = inputs[0]
+    scaled = b._node("Div", [x, b.const(alpha, "float32")], 1, {})
+    expm1 = b._node("Sub", [b._node("Exp", [scaled], 1, {}), b.const(1.0, "float32")], 1, {})
+    negative = b._node("Min", [b.const(0.0, "float32"),
+                               b._node("Mul", [b.const(alpha, "float32"), expm1], 1, {})], 1, {})
+    return b._node("Add", [b._node("Relu", [x], 1, {}), negative], outputs, {})
+
+
+def _resize(b: Builder, op_type: str, inputs: list, outputs, attrs: dict):
+    """Resize before opset 13 takes ``roi`` and ``scales`` always: empty tensors where the
+    node leaves them out."""
+    empty = b.const(np.zeros(0, np.float32), "float32")
+    inputs = [x if x or i not in (1, 2) else empty for i, x in enumerate(inputs)]
+    return b._node(op_type, inputs, outputs, attrs)
+
+
+def _arg_extremum(b: Builder, op_type: str, inputs: list, outputs, attrs: dict):
+    """ArgMax/ArgMin at opset 11, which has no ``select_last_index`` (opset 12): the first
+    extremum of the input reversed along ``axis`` (``Slice`` with step -1), counted from the
+    end."""
+    if b.opset >= 12:
+        return b._node(op_type, inputs, outputs, attrs)
+    if not attrs.pop("select_last_index", 0):
+        return b._node(op_type, inputs, outputs, attrs)
+    axis = attrs.get("axis", 0)
+    backwards = b._node("Slice", [inputs[0], b.i64([-1]), b.i64([INT64_MIN]), b.i64([axis]),
+                                  b.i64([-1])], 1, {})
+    first = b._node(op_type, [backwards], 1, attrs)
+    size = b._node("Gather", [b.shape_of(inputs[0]), b.const(np.int64(axis), "int64")], 1,
+                   {"axis": 0})
+    top = b._node("Sub", [size, b.const(np.int64(1), "int64")], 1, {})
+    return b._node("Sub", [top, first], outputs, {})
+
+
+_LEGACY = {"ReduceSum": _axes_as_attribute, "Squeeze": _axes_as_attribute,
+           "Unsqueeze": _axes_as_attribute, "Split": _axes_as_attribute,
+           "GreaterOrEqual": _or_equal, "LessOrEqual": _or_equal, "Celu": _celu,
+           "Resize": _resize, "ArgMax": _arg_extremum, "ArgMin": _arg_extremum}
+
+_SCHEMAS: dict = {}
+
+
+def _schema(op_type: str, opset: int):
+    key = (op_type, opset)
+    if key not in _SCHEMAS:
+        from onnx import defs
+
+        try:
+            _SCHEMAS[key] = defs.get_schema(op_type, max_inclusive_version=opset, domain="")
+        except defs.SchemaError:
+            _SCHEMAS[key] = None
+    return _SCHEMAS[key]
+
+
+def _fits(schema, inputs: list, attrs: dict) -> bool:
+    return (schema is not None and len(inputs) <= schema.max_input
+            and all(a in schema.attributes for a in attrs))
+
+
+def _check_schema(opset: int, op_type: str, inputs: list, attrs: dict) -> None:
+    """Below opset 13: a node that the requested opset's operator cannot hold (the operator
+    is newer, or it lacks an input or attribute the node uses) raises :class:`NeedsOpset`
+    with the lowest opset that holds it, rather than writing an invalid model."""
+    if _fits(_schema(op_type, opset), inputs, attrs):
+        return
+    newer = next((v for v in range(opset + 1, 22) if _fits(_schema(op_type, v), inputs, attrs)),
+                 13)
+    what = f"ONNX {op_type}" if _schema(op_type, opset) is None else \
+        f"ONNX {op_type} with inputs {len(inputs)} and attributes {sorted(attrs)}"
+    raise NeedsOpset(newer, what)

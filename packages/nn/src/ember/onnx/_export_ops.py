@@ -50,7 +50,7 @@ class Mapping:
 MAPPINGS: dict[str, Mapping] = {}
 
 
-def mapping(*names: str, since: int = 13):
+def mapping(*names: str, since: int = 11):
     """Register the decorated function as the mapping of ops ``names``."""
     def decorate(fn):
         for name in names:
@@ -341,12 +341,24 @@ def norm_axis(d: int, rank: int) -> int:
 def reduce(c: Call, op_type: str, x: str, axes: list | None, keepdims: bool) -> str:
     """``op_type`` (ReduceSum, ReduceMean, ...) over ``axes`` (None: all), with the axes as
     an input where the opset takes them so (ReduceSum from 13, the others from 18)."""
-    as_input = op_type == "ReduceSum" or c.opset >= 18
+    as_input = (op_type == "ReduceSum" and c.opset >= 13) or c.opset >= 18
     if axes is None:
         return c.add(op_type, [x], keepdims=int(keepdims))
     if as_input:
         return c.add(op_type, [x, c.i64(axes)], keepdims=int(keepdims))
     return c.add(op_type, [x], axes=list(axes), keepdims=int(keepdims))
+
+
+def softmax_like(c: Call, op_type: str, x: str, axis: int, rank: int) -> str:
+    """``op_type`` (Softmax, LogSoftmax, Hardmax) over ``axis`` of a ``rank``-d ``x``. Before
+    opset 13 these operators flatten the input to 2-d at ``axis`` and normalize over all the
+    trailing dims together, so a dim that is not the last one is moved there and back."""
+    if c.opset >= 13 or axis in (-1, rank - 1):
+        return c.add(op_type, [x], axis=axis)
+    perm = list(range(rank))
+    perm[axis], perm[-1] = perm[-1], perm[axis]  # a swap: its own inverse
+    out = c.add(op_type, [c.add("Transpose", [x], perm=perm)], axis=rank - 1)
+    return c.add("Transpose", [out], perm=perm)
 
 
 def squeeze(c: Call, x: str, axes: list) -> str:

@@ -126,7 +126,7 @@ def _real_scalar(c: Call, arg, d: str) -> str | None:
     return c.const(float(decode(arg)), d)
 
 
-def complex_mapping(*names: str, since: int = 13):
+def complex_mapping(*names: str, since: int = 11):
     """Register the decorated function as the mapping of ``names`` that reads and makes
     complex values; where an op has a real mapping already (registered before), a use
     without a complex value goes on to it."""

@@ -17,7 +17,7 @@ import math
 
 import numpy as np
 
-from ._export_graph import FLOAT_TYPES, Unsupported, onnx_type
+from ._export_graph import FLOAT_TYPES, NeedsOpset, Unsupported, onnx_type
 from ._export_ops import Call, mapping, norm_axis, reduce, squeeze, unsqueeze
 
 # -- ops ONNX has no operator for ---------------------------------------------------------------
@@ -388,7 +388,27 @@ def _tensordot(c: Call):
     out = [s for i, s in enumerate(sa) if i not in da] + \
         [s for j, s in enumerate(sb) if j not in db]
     eq = f"{''.join(sa)},{''.join(sb)}->{''.join(out)}"
+    if c.opset < 12:
+        return _tensordot_matmul(c, d, da, db)
     return c.add("Einsum", [c.t("a", d), c.t("b", d)], equation=eq)
+
+
+def _tensordot_matmul(c: Call, d: str, da: list, db: list) -> str:
+    """``tensordot`` without Einsum (opset 12): the contracted dims moved to the end of ``a``
+    and the front of ``b``, both flattened to matrices, one MatMul, the free dims restored.
+    The free and contracted sizes must be static (the reshapes are constants)."""
+    sa, sb = c.shape("a"), c.shape("b")
+    if not all(isinstance(n, int) for n in [*sa, *sb]):
+        raise NeedsOpset(12, "tensordot of dynamically sized inputs (Einsum)")
+    free_a = [i for i in range(len(sa)) if i not in da]
+    free_b = [j for j in range(len(sb)) if j not in db]
+    k = math.prod(sa[i] for i in da)
+    a = c.add("Transpose", [c.t("a", d)], perm=free_a + da)
+    b = c.add("Transpose", [c.t("b", d)], perm=db + free_b)
+    a = c.add("Reshape", [a, c.i64([math.prod(sa[i] for i in free_a), k])])
+    b = c.add("Reshape", [b, c.i64([k, math.prod(sb[j] for j in free_b)])])
+    return c.add("Reshape", [c.add("MatMul", [a, b]),
+                             c.i64([sa[i] for i in free_a] + [sb[j] for j in free_b])])
 
 
 @mapping("cross", "linalg.cross")

@@ -2,7 +2,8 @@
 
 Each loss is written as its formula in ONNX operators, as PyTorch's kernels compute it
 (``aten/src/ATen/native/Loss.cpp``, ``LossNLL.cpp``): class-index targets go through ONNX
-``NegativeLogLikelihoodLoss`` (PyTorch's ``weight``/``ignore_index``/reduction semantics),
+``NegativeLogLikelihoodLoss`` (PyTorch's ``weight``/``ignore_index``/reduction semantics;
+its formula in Gather ops at opset 11, which lacks the operator),
 label smoothing adds PyTorch's smoothing term, and the log of ``binary_cross_entropy`` is
 clamped at -100 as PyTorch clamps it.
 """
@@ -14,7 +15,7 @@ import math
 import numpy as np
 
 from ._export_graph import Unsupported, onnx_type
-from ._export_ops import Call, mapping, norm_axis, reduce, squeeze, unsqueeze
+from ._export_ops import Call, mapping, norm_axis, reduce, softmax_like, squeeze, unsqueeze
 
 _REDUCTIONS = {0: "none", 1: "mean", 2: "sum"}
 
@@ -268,11 +269,35 @@ def _nll(c: Call, logp: str, d: str, reduction: str) -> str:
     if rank == 1:  # one sample: a batch of one
         logp, target = unsqueeze(c, logp, [0]), unsqueeze(c, target, [0])
     inputs = [logp, target] + ([c.t("weight", d)] if c.has("weight") else [])
-    loss = c.add("NegativeLogLikelihoodLoss", inputs, reduction=reduction,
-                 ignore_index=int(c.lit("ignore_index", -100)))
+    if c.opset < 12:
+        loss = _nll_gathered(c, inputs, d, reduction, int(c.lit("ignore_index", -100)))
+    else:
+        loss = c.add("NegativeLogLikelihoodLoss", inputs, reduction=reduction,
+                     ignore_index=int(c.lit("ignore_index", -100)))
     if rank == 1 and reduction == "none":
         loss = squeeze(c, loss, [0])
     return loss
+
+
+def _nll_gathered(c: Call, inputs: list, d: str, reduction: str, ignore_index: int) -> str:
+    """``NegativeLogLikelihoodLoss`` (opset 12) at opset 11, by the formula ONNX defines it
+    by: ``-logp[n, t[n], ...] * w[t[n]]``, 0 where ``t == ignore_index``; the mean divides by
+    the sum of the weights of the targets not ignored (NaN when all are, as PyTorch)."""
+    logp, target, *weight = inputs
+    kept = c.add("Not", [c.add("Equal", [target, c.i64(ignore_index)])])
+    safe = c.add("Where", [kept, target, c.i64(0)])
+    picked = squeeze(c, c.add("GatherElements", [logp, unsqueeze(c, safe, [1])], axis=1), [1])
+    zero = c.const(0.0, d)
+    w = c.add("Gather", [weight[0], safe], axis=0) if weight else \
+        c.add("Expand", [c.const(1.0, d), c.b.shape_of(target)])
+    w = c.add("Where", [kept, w, zero])
+    loss = c.add("Neg", [c.add("Mul", [picked, w])])
+    if reduction == "none":
+        return loss
+    total = reduce(c, "ReduceSum", loss, None, False)
+    if reduction == "sum":
+        return total
+    return c.add("Div", [total, reduce(c, "ReduceSum", w, None, False)])
 
 
 @mapping("nll_loss")
@@ -286,7 +311,7 @@ def _cross_entropy(c: Call):
     d = c.out_dtype
     rank = c.rank("input")
     axis = 0 if rank == 1 else 1
-    logp = c.add("LogSoftmax", [c.t("input", d)], axis=axis)
+    logp = softmax_like(c, "LogSoftmax", c.t("input", d), axis, rank)
     reduction = _reduction(c)
     eps = float(c.lit("label_smoothing", 0.0))
     classes = c.shape("input")[axis]

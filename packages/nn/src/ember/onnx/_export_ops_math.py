@@ -16,6 +16,7 @@ from ._export_ops import (
     mapping,
     norm_axis,
     reduce,
+    softmax_like,
     unsqueeze,
 )
 from ._special_coefficients import IGAM_MAXITER as _IGAM_MAXITER
@@ -78,6 +79,7 @@ def _identity(c: Call):
     if c.op.endswith("dropout") and training and p > 0:
         if c.op not in ("nn.functional.dropout", "dropout"):
             raise Unsupported(f"{c.op} in training mode has no ONNX operator")
+        c.require(12, "dropout in training mode (Dropout's training_mode)")
         x = c.t("input")
         ratio = c.const(float(p), c.dtype("input"))
         return c.add("Dropout", [x, ratio, c.const(True, "bool")])
@@ -425,7 +427,7 @@ def _softmax(c: Call):
         out = c.add("LogSoftmax" if c.op == "log_softmax" else "Softmax",
                     [unsqueeze(c, x, [0])], axis=0)
         return c.add("Squeeze", [out, c.i64([0])])
-    return c.add("LogSoftmax" if c.op == "log_softmax" else "Softmax", [x], axis=axis)
+    return softmax_like(c, "LogSoftmax" if c.op == "log_softmax" else "Softmax", x, axis, rank)
 
 
 # -- products -----------------------------------------------------------------------------------
@@ -674,7 +676,7 @@ def _gumbel_softmax(c: Call):
     expo = c.add("Neg", [c.add("Log", [c.add("Sub", [c.const(1.0, d), u])])])
     gumbel = c.add("Neg", [c.add("Log", [expo])])
     logits = c.add("Div", [c.add("Add", [x, gumbel]), c.const(float(c.lit("tau", 1.0)), d)])
-    soft = c.add("Softmax", [logits], axis=axis)
+    soft = softmax_like(c, "Softmax", logits, axis, rank)
     if not c.lit("hard", False):
         return soft
     index = c.add("ArgMax", [soft], axis=axis, keepdims=1)
@@ -867,6 +869,8 @@ def _int_loop(c: Call, trips: int, carried: list, dtype: str, body) -> list:
     nodes: list = []
 
     def emit(op_type, inputs, **attrs):
+        if b.opset < 13:  # the node in the form of the requested opset
+            return b.add_into(nodes, op_type, inputs, **attrs)
         name = b.fresh(f"{b.current or 'loop'}_{op_type}")
         nodes.append(helper.make_node(op_type, inputs, [name],
                                       name=b.fresh(f"/{b.current}/loop/{op_type}"), **attrs))

@@ -323,6 +323,7 @@ def _sdpa(c: Call):
         weights = c.add("Where", [c.add("IsNaN", [weights]), c.const(0.0, d), weights])
     p = float(c.lit("dropout_p", 0.0))
     if p > 0:
+        c.require(12, "attention dropout (Dropout's training_mode)")
         weights = c.add("Dropout", [weights, c.const(p, d), c.const(True, "bool")])
     return c.add("MatMul", [weights, v])
 
@@ -713,8 +714,14 @@ def _pdist(c: Call):
 def _bilinear(c: Call):
     """``x1^T A x2 + b`` over the last dims, as Ember's ``einsum("...i,oij,...j->...o")``."""
     d = c.out_dtype
-    out = c.add("Einsum", [c.t("input1", d), c.t("weight", d), c.t("input2", d)],
-                equation="...i,oij,...j->...o")
+    if c.opset < 12:  # no Einsum: x1 (as [..., 1, 1, i]) @ A @ x2 (as [..., 1, j, 1])
+        r = c.rank("input1")
+        out = c.add("MatMul", [unsqueeze(c, c.t("input1", d), [r - 1, r]), c.t("weight", d)])
+        out = c.add("MatMul", [out, unsqueeze(c, c.t("input2", d), [r - 1, r + 1])])
+        out = squeeze(c, out, [r, r + 1])
+    else:
+        out = c.add("Einsum", [c.t("input1", d), c.t("weight", d), c.t("input2", d)],
+                    equation="...i,oij,...j->...o")
     return c.add("Add", [out, c.t("bias", d)]) if c.has("bias") else out
 
 

@@ -119,6 +119,8 @@ class Fn:
         if self.nodes is None:
             return self.c.add(op_type, inputs, outputs, **attrs)
         b = self.c.b
+        if b.opset < 13:  # the node in the form of the requested opset
+            return b.add_into(self.nodes, op_type, inputs, outputs, **attrs)
         names = [b.fresh(f"{b.current or 'loop'}_{op_type}") for _ in range(outputs)]
         self.nodes.append(b.helper.make_node(op_type, inputs, names,
                                              name=b.fresh(f"/{b.current}/loop/{op_type}"),
@@ -278,7 +280,7 @@ class Fn:
 
 # -- mapping helpers ------------------------------------------------------------------------------
 
-def _unary(*names: str, since: int = 13):
+def _unary(*names: str, since: int = 11):
     """Register ``kernel(fn, x) -> Expr`` as the mapping of unary ops ``names``: the input in
     float64, NaN in -> NaN out, the result rounded to the output dtype."""
     def decorate(kernel):

@@ -538,6 +538,8 @@ class _Body:
 
     def __call__(self, op_type: str, inputs: list, **attrs) -> str:
         b = self.c.b
+        if b.opset < 13:  # the node in the form of the requested opset
+            return b.add_into(self.nodes, op_type, inputs, **attrs)
         name = b.fresh(f"{b.current or 'loop'}_{op_type}")
         self.nodes.append(b.helper.make_node(op_type, inputs, [name], name=b.fresh(
             f"/{b.current}/loop/{op_type}"), **attrs))

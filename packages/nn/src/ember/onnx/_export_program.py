@@ -97,7 +97,9 @@ def _check_mappings(nodes: list, opset: int, dtypes: dict) -> None:
                 dtypes[o["name"]] = o["dtype"]
     for node in nodes:
         found = lookup(node["op"])
-        if found is not None and found.since <= opset:
+        if found is not None and opset < 13 and _touches_bfloat16(dtypes, node):
+            entry = problems.setdefault(node["op"], (13, _BFLOAT16, []))
+        elif found is not None and found.since <= opset:
             if found.name in COMPLEX_OPS or not _touches_complex(dtypes, node):
                 continue
             entry = problems.setdefault(node["op"], (None, _REAL_ONLY, []))
@@ -233,6 +235,10 @@ def to_onnx(onnx, ep, *, opset: int, input_names: list, output_names: list | Non
 
     _translate(b, nodes, own_names)
     _name_outputs(b, outputs, out_names, output_axes)
+    if opset < 13:  # the axes that became attributes (Builder.add) leave their constants
+        _drop_unused_constants(b)
+    if opset < 12:
+        _float_only_operators(b, helper)
     value_info = _value_info(b, nodes, set(out_names) | set(input_names))
     graph = helper.make_graph(b.nodes, "main_graph", b.inputs, b.outputs,
                               initializer=b.initializers, value_info=value_info)
@@ -329,6 +335,110 @@ def _translate(b: Builder, nodes: list, own_names: set) -> None:
     b.current = ""
     if problems:
         raise unsupported_error(problems, b.opset)
+
+
+def _read_names(nodes) -> set:
+    """Every name the nodes read, in their subgraphs (Loop and If bodies) too."""
+    names: set = set()
+    for node in nodes:
+        names.update(node.input)
+        for attr in node.attribute:
+            for graph in [attr.g] if attr.HasField("g") else list(attr.graphs):
+                names.update(_read_names(graph.node))
+                names.update(o.name for o in graph.output)
+    return names
+
+
+def _drop_unused_constants(b: Builder) -> None:
+    read = _read_names(b.nodes) | {o.name for o in b.outputs}
+    b.nodes[:] = [n for n in b.nodes if n.op_type != "Constant" or n.output[0] in read]
+
+
+#: TensorProto types that Max, Min, Clip and Pow take at opset 11 (float16, float, double)
+_OPSET_11_FLOATS = (1, 10, 11)
+#: float32, the one type onnxruntime runs Clip-11 in
+_FLOAT = 1
+
+
+def _float_only_operators(b: Builder, helper) -> None:
+    """At opset 11 Max, Min and Clip take floats only and Pow one float type for both inputs
+    (opset 12 widened them), and onnxruntime runs Clip-11 in float32 only. The types are
+    read from ONNX's inference at opset 12, where the graph is valid; then integer Max/Min
+    and non-float32 Clip become ``Where`` of comparisons (exact, NaN kept), and a Pow outside
+    that rule computes in double (or in the base's float type)."""
+    listed = {v.name for v in b.inputs}
+    weights = [helper.make_tensor_value_info(t.name, t.data_type, list(t.dims))
+               for t in b.initializers if t.name not in listed]  # their types, not their data
+    graph = helper.make_graph(b.nodes, "types", b.inputs + weights, b.outputs)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 12)])
+    inferred = b.onnx.shape_inference.infer_shapes(model).graph
+    types = {v.name: v.type.tensor_type.elem_type
+             for v in [*inferred.input, *inferred.value_info, *inferred.output]}
+    types.update((t.name, t.data_type) for t in b.initializers)
+    nodes = list(b.nodes)
+    b.nodes[:] = []
+    for node in nodes:
+        kind = types.get(node.input[0]) if node.input else None
+        if kind and (node.op_type in ("Max", "Min") and kind not in _OPSET_11_FLOATS
+                     or node.op_type == "Clip" and kind != _FLOAT):
+            _where_min_max(b, node)
+        elif node.op_type == "Pow" and kind and (kind not in _OPSET_11_FLOATS
+                                                 or types.get(node.input[1]) != kind):
+            _float_pow(b, node, kind, types.get(node.input[1]))
+        else:
+            b.nodes.append(node)
+
+
+def _where_min_max(b: Builder, node) -> None:
+    """Max/Min (variadic) or Clip(x, min, max) as a chain of ``Where(Less, other, acc)``."""
+    if node.op_type == "Clip":
+        steps = [("Max", node.input[1]) if len(node.input) > 1 else None,
+                 ("Min", node.input[2]) if len(node.input) > 2 else None]
+        steps = [s for s in steps if s is not None and s[1]]
+    else:
+        steps = [(node.op_type, x) for x in node.input[1:]]
+    acc = node.input[0]
+    for i, (op, other) in enumerate(steps):
+        last = i == len(steps) - 1
+        out = node.output[0] if last else b.fresh(f"{node.output[0]}_{op.lower()}")
+        less = b.fresh(f"{node.output[0]}_less")
+        pair = [acc, other] if op == "Max" else [other, acc]  # x's NaN stays (Less: False)
+        b.nodes.append(b.helper.make_node("Less", pair, [less],
+                                          name=b.fresh(f"{node.name}/Less")))
+        b.nodes.append(b.helper.make_node("Where", [less, other, acc], [out],
+                                          name=b.fresh(f"{node.name}/Where")))
+        acc = out
+    if not steps:
+        b.nodes.append(b.helper.make_node("Identity", [acc], [node.output[0]], name=node.name))
+
+
+def _float_pow(b: Builder, node, base: int, exponent) -> None:
+    compute = base if base in _OPSET_11_FLOATS else 11
+    inputs = []
+    for name, kind in zip(node.input, (base, exponent)):
+        if kind != compute:
+            cast = b.fresh(f"{name}_cast")
+            b.nodes.append(b.helper.make_node("Cast", [name], [cast], to=compute,
+                                              name=b.fresh(f"{node.name}/Cast")))
+            name = cast
+        inputs.append(name)
+    if compute == base:
+        b.nodes.append(b.helper.make_node("Pow", inputs, list(node.output), name=node.name))
+        return
+    out = b.fresh(f"{node.output[0]}_double")
+    b.nodes.append(b.helper.make_node("Pow", inputs, [out], name=node.name))
+    b.nodes.append(b.helper.make_node("Cast", [out], list(node.output), to=base,
+                                      name=b.fresh(f"{node.name}/Cast")))
+
+
+_BFLOAT16 = "it reads or makes bfloat16 values, which ONNX's operators take from opset 13"
+
+
+def _touches_bfloat16(dtypes: dict, node: dict) -> bool:
+    if any(o is not None and o["dtype"] == "bfloat16" for o in node["outputs"]):
+        return True
+    return any(dtypes.get(name) == "bfloat16"
+               for name in _refs([node["args"], node["kwargs"]], set()))
 
 
 def _touches_complex(dtypes: dict, node: dict) -> bool:

@@ -22,7 +22,7 @@ __all__ = ["export", "TrainingMode", "OperatorExportTypes", "OnnxExporterError",
 #: the opset written when ``opset_version`` is None (PyTorch's TorchScript exporter's default)
 DEFAULT_OPSET = 17
 #: the range of default-domain opsets the mapping table is written and tested for
-MIN_OPSET, MAX_OPSET = 13, 21
+MIN_OPSET, MAX_OPSET = 11, 21
 
 #: the upper bound of a dim from ``dynamic_axes``: any size (a finite bound, as the capture's
 #: range checks of its guards need one; see the report on ember.export's unbounded Dims)
@@ -72,7 +72,7 @@ def export(model, args=(), f=None, *, kwargs=None, verbose=None, input_names=Non
             tuple argument ``hx``).
         output_names: names of the graph outputs, in the order of the flattened result (None
             items dropped). Default: ``output_0``, ``output_1``, ...
-        opset_version: the ONNX default-domain opset, from 13 to 21 (default 17).
+        opset_version: the ONNX default-domain opset, from 11 to 21 (default 17).
         dynamic_axes: ``{"x": {0: "batch"}}`` or ``{"x": [0]}`` (automatic names
             ``x_dynamic_axes_1``...) for inputs and outputs named as above. The dims of
             inputs are captured as ``ember.export.Dim`` (one per name: axes sharing a name
