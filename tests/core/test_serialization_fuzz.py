@@ -208,6 +208,16 @@ def test_mutated_bytes(data, legacy):
     _load_or_clean_error(bytes(raw))
 
 
+def test_a_local_header_offset_below_the_archive_start():
+    """A byte of the central directory that moves a record's local header before the start
+    (zipfile subtracts the archive's own offset: a negative seek) is a clean error; found by
+    test_mutated_bytes."""
+    raw = bytearray(VALID)
+    raw[2034] = 1
+    with pytest.raises(CLEAN, match="bad local header offset|central directory"):
+        ember.load(io.BytesIO(bytes(raw)))
+
+
 @settings(max_examples=40, deadline=5000)
 @given(st.booleans(), st.integers(0, 10_000))
 def test_truncated(legacy, cut):

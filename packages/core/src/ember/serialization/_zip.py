@@ -177,6 +177,8 @@ class ZipReader:
         """Each record's data offset, from its local header; records must not overlap."""
         starts, spans = {}, []
         for name, info in self.entries.items():
+            if info.header_offset < 0:  # zipfile adds the archive's offset: garbage can
+                raise _corrupt(f"bad local header offset for record {name!r}")  # underflow
             fp.seek(info.header_offset)
             header = fp.read(_LOCAL_SIZE)
             if len(header) != _LOCAL_SIZE or header[:4] != _LOCAL_SIGNATURE:
