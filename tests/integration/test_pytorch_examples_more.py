@@ -278,7 +278,7 @@ torch.save(output[0].clone(), "theirs.pt")
 utils.save_image("theirs.png", output[0])
 """
 
-#: the model exported to ONNX by Ember, at its lowest opset (13)
+#: the model exported to ONNX by Ember, at the program's own opset (11)
 EXPORT_ONNX = r"""
 import torch
 import utils
@@ -289,7 +289,7 @@ model = TransformerNet()
 model.load_state_dict(torch.load("model.pth"))
 model.eval()
 content = transforms.ToTensor()(utils.load_image("content.png")).mul(255).unsqueeze(0)
-torch.onnx.export(model, content, "model.onnx", opset_version=13)
+torch.onnx.export(model, content, "model.onnx", opset_version=11)
 """
 
 

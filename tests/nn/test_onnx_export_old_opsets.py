@@ -173,6 +173,24 @@ def test_axes_and_split_sizes_are_attributes(opset):
     assert all(n.output[0] in names for n in proto.graph.node if n.op_type == "Constant")
 
 
+def _dynamic_split(x):
+    a, b = x.split([x.shape[0] - 1, 1], 0)
+    return a * 2, b, x.sum(0, keepdim=True).squeeze(0)
+
+
+@pytest.mark.parametrize("opset", OLD)
+def test_split_sizes_computed_at_run_time_become_slices(opset):
+    proto = onnx_export(_dynamic_split, (randn(4, 3),), opset_version=opset,
+                        dynamic_axes={"x": {0: "n"}})
+    onnx.checker.check_model(proto, full_check=True)
+    assert "Split" not in op_types(proto) and op_types(proto).count("Slice") == 2
+    x = randn(6, 3)
+    with ember.no_grad():
+        want = [t.numpy() for t in _dynamic_split(x)]
+    for got, expected in zip(onnx_run(proto, x), want, strict=True):
+        np.testing.assert_allclose(got, expected, **TOL)
+
+
 def _comparisons(x, y):
     return (x >= y, x <= y, x >= 0.5, ember.ge(x, y), ember.le(y, 0.0), x.clamp(-0.5, 0.5),
             F.celu(x, 0.5), F.celu(x), ember.maximum(x, y), x.argmax(1), x.argmin(0))

@@ -7,6 +7,12 @@ expressions (``{"mul": [{"sym": "batch"}, 4]}``) to ``Shape``/``Gather``/``Mul``
 subgraphs. Each op's translation lives in the mapping table (``_export_ops.py``); an op that
 has no mapping, or whose mapping needs a newer opset than requested, is collected and all of
 them are reported in one :class:`UnsupportedOperatorError`.
+
+The mappings write the forms of opset 13 and later. At opsets 11 and 12 the builder writes
+what those opsets define instead (``_LEGACY``: axes and split sizes as attributes, Resize's
+roi and scales always given, and at 11 the operators opset 12 added as their formulas), and
+checks every other node against the operator's schema at the requested opset, so that a node
+it cannot hold is reported as needing a newer opset rather than written invalid.
 """
 
 from __future__ import annotations
@@ -364,8 +370,26 @@ def _attr_from_input(b: Builder, op_type: str, inputs: list, attr: str):
 def _axes_as_attribute(b: Builder, op_type: str, inputs: list, outputs, attrs: dict):
     """ReduceSum, Squeeze, Unsqueeze (``axes``) and Split (``split``) before opset 13."""
     attr = "split" if op_type == "Split" else "axes"
+    if attr == "split" and len(inputs) > 1 and inputs[1] and inputs[1] not in b.const_values:
+        return _split_by_slices(b, inputs, outputs, attrs.get("axis", 0))
     inputs, extra = _attr_from_input(b, op_type, inputs, attr)
     return b._node(op_type, inputs, outputs, {**attrs, **extra})
+
+
+def _split_by_slices(b: Builder, inputs: list, outputs, axis: int):
+    """A Split whose sizes are computed at run time (an attribute cannot hold them before
+    opset 13): one Slice per part, between the running sums of the sizes."""
+    x, sizes = inputs
+    ends = b._node("CumSum", [sizes, b.const(np.int64(0), "int64")], 1, {})
+    starts = b._node("Sub", [ends, sizes], 1, {})
+    names = outputs if not isinstance(outputs, int) else [None] * outputs
+    parts = []
+    for i, name in enumerate(names):
+        bounds = [b._node("Gather", [v, b.i64([i])], 1, {"axis": 0}) for v in (starts, ends)]
+        parts.append(b._node("Slice", [x, *bounds, b.i64([axis])], 1 if name is None else [name],
+                             {}))
+    parts = [p[0] if isinstance(p, list) else p for p in parts]
+    return parts[0] if isinstance(outputs, int) and outputs == 1 else parts
 
 
 def _or_equal(b: Builder, op_type: str, inputs: list, outputs, attrs: dict):

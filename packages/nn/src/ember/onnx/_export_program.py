@@ -350,7 +350,9 @@ def _read_names(nodes) -> set:
 
 
 def _drop_unused_constants(b: Builder) -> None:
-    read = _read_names(b.nodes) | {o.name for o in b.outputs}
+    """Drop the constants no node reads (the axes and sizes that became attributes below
+    opset 13); a constant that is a graph value stays, as its value_info names it."""
+    read = _read_names(b.nodes) | {o.name for o in b.outputs} | set(b.env.values())
     b.nodes[:] = [n for n in b.nodes if n.op_type != "Constant" or n.output[0] in read]
 
 

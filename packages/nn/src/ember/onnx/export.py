@@ -72,7 +72,9 @@ def export(model, args=(), f=None, *, kwargs=None, verbose=None, input_names=Non
             tuple argument ``hx``).
         output_names: names of the graph outputs, in the order of the flattened result (None
             items dropped). Default: ``output_0``, ``output_1``, ...
-        opset_version: the ONNX default-domain opset, from 11 to 21 (default 17).
+        opset_version: the ONNX default-domain opset, from 11 to 21 (default 17). At 11 and
+            12 every node takes the form that opset defines (``einsum`` needs 12, bfloat16
+            values 13).
         dynamic_axes: ``{"x": {0: "batch"}}`` or ``{"x": [0]}`` (automatic names
             ``x_dynamic_axes_1``...) for inputs and outputs named as above. The dims of
             inputs are captured as ``ember.export.Dim`` (one per name: axes sharing a name
