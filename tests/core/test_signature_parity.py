@@ -31,13 +31,10 @@ _MEMORY_FORMAT_CAST = ("not yet: the dtype casts (Tensor.float(), .long(), ...) 
                        "memory_format (they keep the input's layout)")
 _OUT_DTYPE = ("not yet: mm/bmm/addmm's out_dtype overload (a float32 result of half inputs "
               "on CUDA in PyTorch)")
-_PIN_MEMORY = "not yet: the *_like factories (ember/_factory.py) take no pin_memory"
 _SPARSE_MM = ("not yet: the legacy sparse products (hsmm, hspmm, saddmm, sspaddmm, smm, dsmm) "
               "have neither out= nor PyTorch's parameter names")
 _SECTIONS = ("PyTorch's docs name it indices_or_sections (Ember's name), but its binding takes "
              "sections= or indices=; a keyword call works in neither library's documented form")
-_SOFTMAX_STACKLEVEL = ("not yet: torch.softmax(input, dim, dtype) is Ember's F.softmax(input, dim, "
-                       "_stacklevel, dtype), so a positional dtype lands in _stacklevel")
 _TO_KWARGS = "Tensor.to parses its overloads from *args/**kwargs (ember/_tensor.py), device= " \
              "and the other keywords included"
 
@@ -60,8 +57,6 @@ ALLOWLIST: dict[str, str] = {
     "torch.Tensor.size:axis": ("left plain for speed (ops/registry.py _PLAIN_METHODS): x.size(0) "
                                "runs in every forward pass, and PyTorch code never spells it "
                                "x.size(axis=0)"),
-    **{f"torch.{n}:pin_memory": _PIN_MEMORY
-       for n in ("empty_like", "full_like", "ones_like", "zeros_like")},
     **{k: _SPARSE_MM for k in (
         "torch.hsmm:out", "torch.hspmm:out", "torch.saddmm:out", "torch.sspaddmm:out",
         "torch.smm:mat2", "torch.Tensor.smm:mat2", "torch.dsmm:input")},
@@ -69,12 +64,8 @@ ALLOWLIST: dict[str, str] = {
        for n in ("torch.dsplit", "torch.hsplit", "torch.vsplit", "torch.tensor_split",
                  "torch.Tensor.dsplit", "torch.Tensor.hsplit", "torch.Tensor.vsplit",
                  "torch.Tensor.tensor_split")},
-    **{f"{n}:dtype": _SOFTMAX_STACKLEVEL
-       for n in ("torch.softmax", "torch.log_softmax", "torch.Tensor.softmax",
-                 "torch.Tensor.log_softmax")},
     **{f"torch.Tensor.to:{n}": _TO_KWARGS
        for n in ("copy", "device", "layout", "non_blocking", "pin_memory")},
-    "torch.poisson:out": "not yet: ember.poisson (ember/_random.py) takes no out=",
     "torch.rrelu:generator": "not yet: torch.rrelu's generator= (F.rrelu has none)",
     "torch.view_copy:dtype": "not yet: view_copy's dtype overload (view(dtype) copied)",
     "torch.Tensor.view:dtype": "Tensor.view takes a dtype positionally (x.view(torch.int32)); "
@@ -354,3 +345,17 @@ def test_keyword_names_are_pytorchs(torch):
     for call in calls:
         np.testing.assert_allclose(to_numpy(call(ember)), call(torch).numpy(), rtol=1e-10,
                                    atol=1e-10)
+
+
+def test_poisson_out_and_the_like_factories_pin_memory():
+    """Two gaps the audit listed: ``torch.poisson(..., out=)`` and ``pin_memory=`` on the
+    ``*_like`` factories (accepted as by ``ember.zeros``: NumPy memory is never pinned)."""
+    rates = ember.full((3, 2), 4.0, dtype=ember.float64)
+    buf = ember.empty(0, dtype=ember.float64)
+    assert ember.poisson(rates, generator=ember.Generator().manual_seed(0), out=buf) is buf
+    assert buf.shape == (3, 2) and bool((buf >= 0).all())
+    np.testing.assert_array_equal(buf.numpy(), ember.poisson(
+        rates, generator=ember.Generator().manual_seed(0)).numpy())
+    for make in (ember.zeros_like, ember.ones_like, ember.empty_like):
+        assert make(rates, pin_memory=True).shape == (3, 2)
+    assert ember.full_like(rates, 7, pin_memory=False).sum().item() == 42

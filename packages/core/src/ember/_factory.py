@@ -416,11 +416,12 @@ def _like(input, dtype, device):
 
 # The ``*_like`` factories lay their result out as ``memory_format`` says; the default,
 # ``ember.preserve_format``, keeps ``input``'s layout (a channels-last input gives a
-# channels-last result), as PyTorch does.
+# channels-last result), as PyTorch does. ``pin_memory`` is accepted as by ``ember.zeros``
+# (host memory is not page-locked: NumPy arrays have no such allocator).
 
 @numpy_names
 def zeros_like(input, *, dtype=None, layout=None, device=None, requires_grad: bool = False,
-               memory_format=_mf.preserve_format) -> Tensor:
+               memory_format=_mf.preserve_format, pin_memory: bool = False) -> Tensor:
     """Zeros with ``input``'s shape and layout (and dtype/device unless given)."""
     dt, dev = _like(input, dtype, device)
     order = _mf.like_order(input._data, memory_format, "zeros_like")
@@ -429,7 +430,7 @@ def zeros_like(input, *, dtype=None, layout=None, device=None, requires_grad: bo
 
 @numpy_names
 def ones_like(input, *, dtype=None, layout=None, device=None, requires_grad: bool = False,
-              memory_format=_mf.preserve_format) -> Tensor:
+              memory_format=_mf.preserve_format, pin_memory: bool = False) -> Tensor:
     """Ones with ``input``'s shape and layout (and dtype/device unless given)."""
     dt, dev = _like(input, dtype, device)
     order = _mf.like_order(input._data, memory_format, "ones_like")
@@ -438,7 +439,7 @@ def ones_like(input, *, dtype=None, layout=None, device=None, requires_grad: boo
 
 @numpy_names
 def empty_like(input, *, dtype=None, layout=None, device=None, requires_grad: bool = False,
-               memory_format=_mf.preserve_format) -> Tensor:
+               memory_format=_mf.preserve_format, pin_memory: bool = False) -> Tensor:
     """An uninitialised tensor with ``input``'s shape and layout (and dtype/device unless
     given)."""
     dt, dev = _like(input, dtype, device)
@@ -448,7 +449,8 @@ def empty_like(input, *, dtype=None, layout=None, device=None, requires_grad: bo
 
 @numpy_names
 def full_like(input, fill_value, *, dtype=None, layout=None, device=None,
-              requires_grad: bool = False, memory_format=_mf.preserve_format) -> Tensor:
+              requires_grad: bool = False, memory_format=_mf.preserve_format,
+              pin_memory: bool = False) -> Tensor:
     """``fill_value`` with ``input``'s shape and layout (and dtype/device unless given)."""
     dt, dev = _like(input, dtype, device)
     value = _scalar_value(fill_value)

@@ -525,7 +525,6 @@ def multinomial(input, num_samples: int, replacement: bool = False, *, generator
     return write_out(out, res) if out is not None else res
 
 
-@numpy_names
 def poisson(input, generator=None) -> Tensor:
     """Poisson samples with the rates in ``input`` (same shape and dtype)."""
     _require_float(input.dtype, "poisson_cpu")
@@ -534,6 +533,9 @@ def poisson(input, generator=None) -> Tensor:
         raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
     sample = _rng(generator, input._device).poisson(rates).astype(rates.dtype)
     return _with_graph(place(sample, input._device), "PoissonBackward0", (input,))
+
+
+poisson = numpy_names(poisson, out="same")  # PyTorch's out= and its NumPy keyword names
 
 
 def _like(input, dtype, device):

@@ -771,7 +771,7 @@ LogSoftmaxBackward0 = make_node_class("LogSoftmaxBackward0", _log_softmax_bw)
 
 
 def _softmax_op(name, log, node_cls, input, dim, dtype, stacklevel):
-    if isinstance(stacklevel, _dtype.dtype):  # ``torch.softmax(x, dim, dtype)`` positionally
+    if isinstance(stacklevel, _dtype.dtype):  # ``F.softmax(x, dim, dtype)`` positionally
         stacklevel, dtype = 3, stacklevel
     input, d, axis = _softmax_input(name, input, dim, dtype, stacklevel)
     graph = input.requires_grad and GRAD.enabled
@@ -793,17 +793,33 @@ def _softmax_op(name, log, node_cls, input, dim, dtype, stacklevel):
     return out
 
 
-@register("softmax", out="same")
 def softmax(input, dim=None, _stacklevel=3, dtype=None):
-    """``exp(x) / exp(x).sum(dim)``, numerically stable; ``dtype`` casts the input first."""
+    """``exp(x) / exp(x).sum(dim)``, numerically stable; ``dtype`` casts the input first
+    (``F.softmax``'s signature; ``torch.softmax`` and ``Tensor.softmax`` are the op)."""
     return _softmax_op("softmax", False, SoftmaxBackward0, input, dim, dtype, _stacklevel)
 
 
-@register("log_softmax", out="same")
 def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
-    """``log(softmax(x, dim))`` computed stably."""
+    """``log(softmax(x, dim))`` computed stably (``F.log_softmax``'s signature)."""
     return _softmax_op("log_softmax", True, LogSoftmaxBackward0, input, dim, dtype,
                        _stacklevel)
+
+
+def _softmax_aten(input, dim, dtype=None):
+    """``exp(x) / exp(x).sum(dim)``, numerically stable; ``dtype`` casts the input first."""
+    return _softmax_op("softmax", False, SoftmaxBackward0, input, dim, dtype, 3)
+
+
+def _log_softmax_aten(input, dim, dtype=None):
+    """``log(softmax(x, dim))`` computed stably; ``dtype`` casts the input first."""
+    return _softmax_op("log_softmax", True, LogSoftmaxBackward0, input, dim, dtype, 3)
+
+
+# ``torch.softmax(input, dim, dtype)`` and ``Tensor.softmax(dim, dtype)``: ATen's parameters,
+# a positional dtype included (F's third parameter is its _stacklevel)
+for _fn, _name in ((_softmax_aten, "softmax"), (_log_softmax_aten, "log_softmax")):
+    _fn.__name__ = _fn.__qualname__ = _name
+    register(_name, out="same")(_fn)
 
 
 @register("softmin", function=False, method=False)
