@@ -412,8 +412,11 @@ def _threshold(c: Call):
     return c.add("Where", [above, x, c.t("value", d)])
 
 
-@mapping("softmax", "log_softmax", "softmin")
+@mapping("softmax", "log_softmax", "softmin", "nn.functional.softmax",
+         "nn.functional.log_softmax")
 def _softmax(c: Call):
+    """The ops and F's own functions (``F.softmax(input, dim, _stacklevel, dtype)``)."""
+    op = c.op.rpartition(".")[2]
     d = c.out_dtype
     x = c.t("input", d)
     rank = c.rank("input")
@@ -421,13 +424,13 @@ def _softmax(c: Call):
     if dim is None:
         dim = 0 if rank in (0, 1, 3) else 1  # PyTorch's legacy implicit dim
     axis = norm_axis(int(dim), rank)
-    if c.op == "softmin":
+    if op == "softmin":
         x = c.add("Neg", [x])
     if rank == 0:  # one element: ONNX's softmax needs an axis
-        out = c.add("LogSoftmax" if c.op == "log_softmax" else "Softmax",
+        out = c.add("LogSoftmax" if op == "log_softmax" else "Softmax",
                     [unsqueeze(c, x, [0])], axis=0)
         return c.add("Squeeze", [out, c.i64([0])])
-    return softmax_like(c, "LogSoftmax" if c.op == "log_softmax" else "Softmax", x, axis, rank)
+    return softmax_like(c, "LogSoftmax" if op == "log_softmax" else "Softmax", x, axis, rank)
 
 
 # -- products -----------------------------------------------------------------------------------
