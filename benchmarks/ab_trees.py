@@ -48,7 +48,17 @@ def best(fn, n):
 
 print(json.dumps({"add 8x8": best(lambda: a + b, 20000),
                   "mul-relu-add-sum + backward 8x8": best(chain, 3000),
-                  "MLP 32-64-10 inference (b8, no_grad)": best(infer, 5000)}))
+                  "MLP 32-64-10 inference (b8, no_grad)": best(infer, 5000),
+                  # one call of a public function or method (its front: ember._front)
+                  "ember.exp(t)": best(lambda: ember.exp(a), 20000),
+                  "t.exp()": best(lambda: a.exp(), 20000),
+                  "ember.add(t, u)": best(lambda: ember.add(a, b), 20000),
+                  "t.add(u)": best(lambda: a.add(b), 20000),
+                  "ember.sum(t, 0)": best(lambda: ember.sum(a, 0), 20000),
+                  "t.sum(0)": best(lambda: a.sum(0), 20000),
+                  "ember.relu(t)": best(lambda: ember.relu(a), 20000),
+                  "ember.matmul(t, u)": best(lambda: ember.matmul(a, b), 20000),
+                  "t.softmax(-1)": best(lambda: a.softmax(-1), 10000)}))
 """
 
 

@@ -23,6 +23,8 @@ import pytest
 from testutils import assert_same_error, to_numpy, to_torch
 
 import ember
+import ember.nn.functional  # the namespace the audit compares
+from ember.ops.registry import METHODS, OPS
 
 TOOLS = Path(__file__).resolve().parents[2] / "tools"
 
@@ -105,8 +107,31 @@ def gaps(torch):
     return found
 
 
+#: why a registry op's function or method may refuse the NumPy names of ``input``/``other``
+_PLAIN_OP = ("a registry op without dim/keepdim and out= stays its plain kernel, for speed "
+             "(a front costs ~0.1 us a call; ember._front.front(hot=True)): PyTorch binds "
+             "x=/a=/x1=/x2= there, which no real program spells")
+
+
+def _plain_op_gap(gap) -> bool:
+    """A gap ``_PLAIN_OP`` explains: the NumPy name of input/other on a registry op (or a
+    Tensor method) that is its kernel, not a front."""
+    from ember._front import NUMPY_ALIASES
+
+    if gap.param not in NUMPY_ALIASES["input"] + NUMPY_ALIASES["other"]:
+        return False
+    ns, _, name = gap.name.rpartition(".")
+    obj = getattr(ember.Tensor if ns == "torch.Tensor" else ember, name, None) \
+        if ns in ("torch", "torch.Tensor") else None
+    if obj is None and ns == "torch.nn.functional":
+        obj = getattr(ember.nn.functional, name, None)
+    kernels = {id(i.kernel) for i in OPS.values()} | {id(f) for f in METHODS.values()}
+    return obj is not None and id(obj) in kernels and not hasattr(obj, "_ember_front")
+
+
 def test_every_gap_has_a_reason(gaps):
-    unlisted = sorted(f"{g.key} ({g.kind}: {g.detail})" for g in gaps if g.key not in ALLOWLIST)
+    unlisted = sorted(f"{g.key} ({g.kind}: {g.detail})" for g in gaps
+                      if g.key not in ALLOWLIST and not _plain_op_gap(g))
     assert not unlisted, "parameters PyTorch takes that Ember refuses:\n" + "\n".join(unlisted)
 
 

@@ -2026,13 +2026,12 @@ def log_(input: Tensor) -> Tensor:
 
 def log_softmax(
     input: Tensor,
-    dim: _IntOrInts | None = None,
-    _stacklevel: _int = 3,
+    dim: _int,
     dtype: _DtypeLike | None = None,
     *,
     out: Tensor | None = None,
 ) -> Tensor:
-    """``log(softmax(x, dim))`` computed stably."""
+    """``log(softmax(x, dim))`` computed stably; ``dtype`` casts the input first."""
 
 def logaddexp(input: Tensor, other: _TensorOrNumber, *, out: Tensor | None = None) -> Tensor:
     """``log(exp(input) + exp(other))`` without overflow (floats only)."""
@@ -2932,8 +2931,7 @@ def slogdet(input: Tensor) -> _return_types.slogdet:
 
 def softmax(
     input: Tensor,
-    dim: _IntOrInts | None = None,
-    _stacklevel: _int = 3,
+    dim: _int,
     dtype: _DtypeLike | None = None,
     *,
     out: Tensor | None = None,

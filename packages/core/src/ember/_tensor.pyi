@@ -1336,12 +1336,7 @@ class Tensor:
         **kwargs: Any,
     ) -> Tensor: ...
 
-    def log_softmax(
-        self,
-        dim: _IntOrInts | None = None,
-        _stacklevel: _int = 3,
-        dtype: _DtypeLike | None = None,
-    ) -> Tensor:
+    def log_softmax(self, dim: _int, dtype: _DtypeLike | None = None) -> Tensor:
         """See :func:`ember.log_softmax`."""
 
     def logaddexp(self, other: _TensorOrNumber) -> Tensor:
@@ -2122,12 +2117,7 @@ class Tensor:
         (``torch.smm``).
         """
 
-    def softmax(
-        self,
-        dim: _IntOrInts | None = None,
-        _stacklevel: _int = 3,
-        dtype: _DtypeLike | None = None,
-    ) -> Tensor:
+    def softmax(self, dim: _int, dtype: _DtypeLike | None = None) -> Tensor:
         """See :func:`ember.softmax`."""
 
     def solve(self, A: Tensor, *, out: Any = None) -> NoReturn:

@@ -126,8 +126,8 @@ def register(name: str | None = None, *, function: bool = True, method: bool = T
         out_rule = ("cast" if out is True else out) if out else None
         if out_rule is not None and out_rule not in ("cast", "same", "any"):
             raise ValueError(f"out must be True, 'same' or 'any', not {out!r}")
-        public = front(fn, name=op_name, out=out_rule)
-        mfn = front(fn, name=op_name, method=True) if method else public
+        public = front(fn, name=op_name, out=out_rule, hot=True)
+        mfn = front(fn, name=op_name, method=True, hot=True) if method else public
         OPS[op_name] = OpInfo(op_name, public, function, method, inplace_fn, tuple(aliases),
                               diff, set(tags), varargs, view, random,
                               method_fn=mfn if mfn is not public else None, kernel=fn,
@@ -222,7 +222,7 @@ def register_method(name: str, fn: Callable, *, varargs: bool = False) -> Callab
     (``t.unsqueeze_(axis=0)``), dunders and ``_PLAIN_METHODS`` aside."""
     method = fn
     if not name.startswith("__") and name not in _PLAIN_METHODS:
-        method = front(fn, name=name, method=True)
+        method = front(fn, name=name, method=True, hot=True)
     METHODS[name] = varargs_method(method, name) if varargs else method
     return fn
 
