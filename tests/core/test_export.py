@@ -574,7 +574,8 @@ def test_dynamic_dims_in_factories_and_products():
 def test_specializing_a_dynamic_dim_is_an_error():
     batch = E.Dim("batch", min=1, max=64)
     x = ember.randn(3, 4)
-    with pytest.raises(E.ConstraintViolationError, match=r"fails at others \(batch=4\)"):
+    # the shadow size is the hint plus an odd offset >= 3 coprime to it: 3 + 5
+    with pytest.raises(E.ConstraintViolationError, match=r"fails at others \(batch=8\)"):
         E.export(lambda x: x.view(3, -1), (x,), dynamic_shapes=({0: batch},))
     with pytest.raises(E.ConstraintViolationError, match=r"assumes `batch > 2`"):
         E.export(lambda x: x * 2 if x.shape[0] > 2 else x, (x,), dynamic_shapes=({0: batch},))
@@ -586,6 +587,37 @@ def test_specializing_a_dynamic_dim_is_an_error():
     ep = E.export(lambda x: x * 2 if x.shape[0] > 2 else x, (x,),
                   dynamic_shapes=({0: E.Dim("b", min=3, max=8)},))
     assert [n.op for n in ep.graph.nodes] == ["mul"]
+
+
+class _CeilSizes(nn.Module):
+    """Sizes ``ceil(n / 2)`` of dynamic dims: chunk, a strided slice, a stride-2 conv."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(1, 2, 3, stride=2, padding=1)
+
+    def forward(self, x, img):
+        a, b = x.chunk(2, 0)
+        return a + 0, b * 1, x[::2] * 1, self.conv(img)
+
+
+@pytest.mark.parametrize("n, h", [(4, 8), (4, 9), (5, 8)])
+def test_ceil_division_sizes_of_dynamic_dims(n, h):
+    """The sizes recorded for chunk/strided outputs along a dynamic dim are ceil divisions,
+    not an offset that matches at two sizes (``n-2`` at 4 and 5), and a stride-2 conv's
+    output size is its own input's ``(h+1)//2``, not another dim that takes the same values
+    (found by the ONNX opset-11 work: an exported chunk gave wrong shapes)."""
+    m = _CeilSizes()
+    ep = E.export(m, (ember.randn(n, 3), ember.randn(1, 1, h, 8)),
+                  dynamic_shapes={"x": {0: E.Dim("n", min=2, max=64)},
+                                  "img": {2: E.Dim("h", min=4, max=64)}})
+    text = str(ep.graph)
+    assert "(float32[(n+1)//2, 3], float32[n//2, 3]) = chunk" in text
+    assert "float32[(n+1)//2, 3] = getitem" in text
+    assert "float32[1, 2, (h+1)//2, 4] = conv2d" in text
+    for n2, h2 in ((7, 11), (6, 6)):
+        x, img = ember.randn(n2, 3), ember.randn(1, 1, h2, 8)
+        assert [t.shape for t in ep.module()(x, img)] == [t.shape for t in m(x, img)]
 
 
 def test_dynamic_shapes_are_checked():

@@ -663,15 +663,22 @@ class Capture:
                     atoms.append(expr)
             elif type(a) is int:
                 ints.add(a)
-        for s, info in self.symbols.items():
-            if not info.get("unbacked") and ("sym", s) not in atoms:
+        # the dims the inputs' sizes are made of count as the op's own (batch behind batch+batch)
+        for s in sorted(set().union(*(sym.free_symbols(e) for e in atoms)) if atoms else ()):
+            if ("sym", s) not in atoms:
                 atoms.append(("sym", s))
+        others = [("sym", s) for s, info in self.symbols.items()
+                  if not info.get("unbacked") and ("sym", s) not in atoms]
         ints.discard(0)
         ints.discard(1)
-        return atoms, sorted(i for i in ints if abs(i) < 1 << 20)
+        return atoms, sorted(i for i in ints if abs(i) < 1 << 20), others
 
     def match(self, v1: int, v2: int, cands):
-        atoms, ints = cands
+        """The size expression that is ``v1`` at the example sizes and ``v2`` at the shadow
+        ones: over the op's own inputs' sizes first (a stride-2 conv's ``(h+1)//2`` before
+        another input's ``n`` that happens to take the same two values), then over every
+        dynamic dim; a new unbacked size when none fits."""
+        atoms, ints, others = cands
 
         def fits(e):
             try:
@@ -679,6 +686,14 @@ class Capture:
             except (KeyError, ZeroDivisionError):
                 return False
 
+        for group in (atoms, atoms + others):
+            found = self._match_over(group, ints, fits)
+            if found is not None:
+                return found
+        return self.new_unbacked()
+
+    @staticmethod
+    def _match_over(atoms, ints, fits):
         for e in atoms:
             if fits(e):
                 return e
@@ -686,6 +701,10 @@ class Capture:
         for e in atoms:
             for k in ints:
                 tries += [sym.binary("mul", e, k), sym.binary("floordiv", e, k)]
+            for k in (2, 3, 4, *ints):  # ceil(e / k): chunk, x[::2], a stride-2 conv;
+                if k > 1:                 # e // k + 1: rfftfreq, an inclusive range
+                    tries += [sym.binary("floordiv", sym.binary("add", e, k - 1), k),
+                              sym.binary("add", sym.binary("floordiv", e, k), 1)]
             for k in (1, 2, 3, 4) + tuple(ints):
                 tries += [sym.binary("add", e, k), sym.binary("sub", e, k)]
         for a in atoms:
@@ -694,7 +713,7 @@ class Capture:
         for e in tries:
             if fits(e):
                 return e
-        return self.new_unbacked()
+        return None
 
     def eval_hint(self, expr) -> int:
         return sym.evaluate(expr, {k: v["hint"] for k, v in self.symbols.items()

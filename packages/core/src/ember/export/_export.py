@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import math
 
 from .._tensor import Tensor
 from . import _capture
@@ -245,7 +246,11 @@ def _pick_shadows(cap: Capture) -> None:
     for i, info in enumerate(cap.symbols.values()):
         lo, hi = info["min"], info["max"] if info["max"] is not None else sym._INT_MAX
         hint = info["hint"]
-        for delta in (i + 1, -(i + 1), i + 2, -(i + 2), 1, -1, 2, -2, 3, -3):
+        # first an odd offset >= 3 coprime to the hint: sizes n-2 and ceil(n/2) (a stride-2
+        # conv, chunk) agree at n and n+1, and a size that divides n (view(3, -1) at n=3)
+        # divides n+3 too; then the nearest sizes the range allows
+        odd = next(d for d in range(3 + 2 * i, 1 << 20, 2) if math.gcd(hint, d) == 1)
+        for delta in (odd, -odd, i + 1, -(i + 1), i + 2, -(i + 2), 1, -1, 2, -2, 3, -3):
             cand = hint + delta
             if lo <= cand <= hi and cand >= 2 and cand not in used and cand != hint:
                 info["shadow"] = cand

@@ -80,9 +80,18 @@ def is_static(expr) -> bool:
 
 
 def binary(op: str, a, b):
-    """``a <op> b`` simplified (constants folded, ``x + 0``, ``x * 1``)."""
+    """``a <op> b`` simplified (constants folded, ``x + 0``, ``x * 1``, and
+    ``(x*k + r) // k`` is ``x`` for ``0 <= r < k``)."""
     if isinstance(a, int) and isinstance(b, int):
         return _BINARY[op](a, b)
+    if op == "floordiv" and isinstance(b, int) and b > 0 and not isinstance(a, int):
+        r = 0
+        if a[0] == "add" and isinstance(a[2], int) and 0 <= a[2] < b:
+            a, r = a[1], a[2]
+        if not isinstance(a, int) and a[0] == "mul" and b in (a[1], a[2]):
+            return a[2] if a[1] == b else a[1]
+        if r:
+            a = ("add", a, r)
     if op == "add" and b == 0 or op == "sub" and b == 0 or op in ("mul", "floordiv") and b == 1:
         return a
     if op == "add" and a == 0 or op == "mul" and a == 1:
