@@ -73,7 +73,6 @@ ALLOWLIST: dict[str, str] = {
     "torch.Tensor.view:dtype": "Tensor.view takes a dtype positionally (x.view(torch.int32)); "
                                "view(dtype=...) by keyword is not supported yet",
     "torch.Tensor.expand:implicit": "implicit= is TorchScript's internal flag",
-    "torch.Tensor.record_stream:s": "not yet: Ember's record_stream names its stream stream",
     "torch.Tensor.resize_as_sparse_:the_template": "not yet: Ember names it other",
     "torch.Tensor.split:split_size": "not yet: Ember's Tensor.split names it "
                                      "split_size_or_sections, torch.split's name",

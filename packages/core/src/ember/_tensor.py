@@ -772,14 +772,14 @@ class Tensor:
         out._extra = {"pinned": True}
         return out
 
-    def record_stream(self, stream) -> None:
-        """Mark this tensor's memory as used by ``stream`` (a CUDA tensor's only: CuPy's
-        memory pool keeps a block until the work queued before its release is done, so
-        there is nothing more to record)."""
+    def record_stream(self, s) -> None:
+        """Mark this tensor's memory as used by the stream ``s`` (PyTorch's name; a CUDA
+        tensor's only: CuPy's memory pool keeps a block until the work queued before its
+        release is done, so there is nothing more to record)."""
         from ._stream import Stream
         from .cuda import Stream as CudaStream
 
-        if not isinstance(stream, (Stream, CudaStream)):
+        if not isinstance(s, (Stream, CudaStream)):
             raise RuntimeError("unknown parameter type")
         if self._device.type != "cuda":
             backend = "CPU" if self._device.type == "cpu" else self._device.type

@@ -1827,10 +1827,10 @@ class Tensor:
     def reciprocal_(self) -> Tensor:
         """In-place version of :meth:`Tensor.reciprocal`."""
 
-    def record_stream(self, stream: Any) -> None:
-        """Mark this tensor's memory as used by ``stream`` (a CUDA tensor's only: CuPy's
-        memory pool keeps a block until the work queued before its release is done, so
-        there is nothing more to record).
+    def record_stream(self, s: Any) -> None:
+        """Mark this tensor's memory as used by the stream ``s`` (PyTorch's name; a CUDA
+        tensor's only: CuPy's memory pool keeps a block until the work queued before its
+        release is done, so there is nothing more to record).
         """
 
     def register_hook(self, hook: Callable[[Tensor], Tensor | None]) -> _RemovableHandle:
