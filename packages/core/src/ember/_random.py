@@ -554,7 +554,7 @@ def _laid_out_like(out: Tensor, input, memory_format, fname: str) -> Tensor:
 
 
 def rand_like(input, *, dtype=None, layout=None, device=None, requires_grad: bool = False,
-              memory_format=_mf.preserve_format) -> Tensor:
+              memory_format=_mf.preserve_format, pin_memory: bool = False) -> Tensor:
     """``rand`` with ``input``'s shape (and dtype/device unless given)."""
     dt, dev = _like(input, dtype, device)
     out = rand(input._data.shape, dtype=dt, device=dev, requires_grad=requires_grad)
@@ -562,7 +562,7 @@ def rand_like(input, *, dtype=None, layout=None, device=None, requires_grad: boo
 
 
 def randn_like(input, *, dtype=None, layout=None, device=None, requires_grad: bool = False,
-               memory_format=_mf.preserve_format) -> Tensor:
+               memory_format=_mf.preserve_format, pin_memory: bool = False) -> Tensor:
     """``randn`` with ``input``'s shape (and dtype/device unless given)."""
     dt, dev = _like(input, dtype, device)
     out = randn(input._data.shape, dtype=dt, device=dev, requires_grad=requires_grad)
@@ -570,7 +570,8 @@ def randn_like(input, *, dtype=None, layout=None, device=None, requires_grad: bo
 
 
 def randint_like(input, low=0, high=None, *, dtype=None, layout=None, device=None,
-                 requires_grad: bool = False, memory_format=_mf.preserve_format) -> Tensor:
+                 requires_grad: bool = False, memory_format=_mf.preserve_format,
+                 pin_memory: bool = False) -> Tensor:
     """``randint`` with ``input``'s shape: ``randint_like(input, high)`` or
     ``randint_like(input, low, high)`` (``input``'s dtype/device unless given)."""
     if high is None:

@@ -73,7 +73,7 @@ Tensor randn_f(IntArrayRef s, const TensorOptions& o) { return ember::randn(s, o
 using LikeFactory = Tensor (*)(const Tensor&, const TensorOptions&);
 
 void def_like_factory(OpTable& t, const char* name, LikeFactory fn) {
-    def(t, name, "input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=ember.preserve_format",
+    def(t, name, "input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=ember.preserve_format, pin_memory=False",
         [fn](const Args& a) { return one(finish(a, fn(a.tensor("input"), options_of(a)))); });
 }
 
@@ -413,7 +413,7 @@ void register_factory_ops(OpTable& t) {
     def_like_factory(t, "ember.rand_like", &rand_like_f);
     def_like_factory(t, "ember.randn_like", &randn_like_f);
     def(t, "ember.full_like",
-        "input, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=ember.preserve_format",
+        "input, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=ember.preserve_format, pin_memory=False",
         [](const Args& a) { return one(finish(a, ember::full_like(a.tensor("input"), a.scalar("fill_value"), options_of(a)))); });
 }
 

@@ -107,25 +107,12 @@ double finfo_max(ScalarType t) {
     }
 }
 
-// The ops the registry declares as `fn(input, *params)` (parameter-free activations).
-void check_no_params(const Args& a) {
-    if (!a.varargs().empty()) {
-        throw TypeError(a.op() + "() takes 1 positional argument but " +
-                        std::to_string(1 + a.varargs().size()) + " were given");
-    }
-}
-
-void def_unary(OpTable& t, const UnaryOp& op, const char* signature = "input") {
+void def_unary(OpTable& t, const UnaryOp& op) {
     Unary fn = op.fn;
-    const bool params = std::string(signature) == "input, *params";
-    def(t, op.name, signature, [fn, params](const Args& a) {
-        if (params) check_no_params(a);
-        return one(fn(a.tensor("input")));
-    });
+    def(t, op.name, "input", [fn](const Args& a) { return one(fn(a.tensor("input"))); });
     if (op.inplace) {
         UnaryInplace inplace = op.inplace;
-        def(t, std::string(op.name) + "_", signature, [inplace, params](const Args& a) {
-            if (params) check_no_params(a);
+        def(t, std::string(op.name) + "_", "input", [inplace](const Args& a) {
             Tensor self = a.tensor("input");
             (self.*inplace)();
             return one(self);
@@ -183,7 +170,7 @@ void register_pointwise_ops(OpTable& t) {
         {"mish", &mish, nullptr},
         {"logsigmoid", &logsigmoid, nullptr},
     };
-    for (const UnaryOp& op : activations) def_unary(t, op, "input, *params");
+    for (const UnaryOp& op : activations) def_unary(t, op);  // the registry's (input)
     static const UnaryOp float_math[] = {
         {"acos", &acos_f, nullptr},   {"asin", &asin_f, nullptr},   {"atan", &atan_f, nullptr},
         {"acosh", &acosh_f, nullptr}, {"asinh", &asinh_f, nullptr}, {"atanh", &atanh_f, nullptr},

@@ -235,19 +235,27 @@ void register_reduction_ops(OpTable& t) {
         if (a.is_none("dim")) return one(ember::sum(nz));
         return one(ember::sum(nz, a.ints("dim")));
     });
-    const char* softmax_signature = "input, dim=None, _stacklevel=3, dtype=None";
-    def(t, "softmax", softmax_signature, [](const Args& a) {
+    // torch.softmax / Tensor.softmax take ATen's (input, dim, dtype); F's own functions
+    // (recorded as nn.functional.*) take (input, dim=None, _stacklevel=3, dtype=None)
+    const char* functional_signature = "input, dim=None, _stacklevel=3, dtype=None";
+    def(t, "softmax", "input, dim, dtype=None", [](const Args& a) {
+        return one(ember::softmax(a.tensor("input"), a.integer("dim"), a.dtype("dtype")));
+    });
+    def(t, "log_softmax", "input, dim, dtype=None", [](const Args& a) {
+        return one(ember::log_softmax(a.tensor("input"), a.integer("dim"), a.dtype("dtype")));
+    });
+    def(t, "nn.functional.softmax", functional_signature, [](const Args& a) {
         return one(ember::softmax(a.tensor("input"), softmax_dim(a), a.dtype("dtype")));
     });
-    def(t, "log_softmax", softmax_signature, [](const Args& a) {
+    def(t, "nn.functional.log_softmax", functional_signature, [](const Args& a) {
         return one(ember::log_softmax(a.tensor("input"), softmax_dim(a), a.dtype("dtype")));
     });
-    def(t, "softmin", softmax_signature, [](const Args& a) {
+    def(t, "softmin", functional_signature, [](const Args& a) {
         Tensor x = a.tensor("input");
         if (a.dtype("dtype")) x = x.to(*a.dtype("dtype"));
         return one(ember::softmax(-x, softmax_dim(a)));
     });
-    for (const char* name : {"softmax", "log_softmax", "softmin"}) alias(t, std::string("nn.functional.") + name, name);
+    alias(t, "nn.functional.softmin", "softmin");
 
     // ---- scans
     def(t, "cumprod", "input, dim, *, dtype=None", [](const Args& a) {

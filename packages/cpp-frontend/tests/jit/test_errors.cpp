@@ -144,7 +144,7 @@ TEST(LoadErrors, MalformedPrograms) {
         {{"\"outputs\":{\"tensor\":\"log_softmax\"}", "\"outputs\":{\"tensor\":\"ghost\"}"}},
         {{"\"guards\":[]", "\"guards\":[{\"lhs\":{\"size\":[\"ghost\",0]},\"op\":\"eq\",\"rhs\":1}]"}},
         {{"\"guards\":[]", "\"guards\":[{\"lhs\":1,\"op\":\"approx\",\"rhs\":1}]"}},
-        {{"\"op\":\"log_softmax\",\"args\":[", "\"op\":\"log_softmax\",\"args\":7,\"ignored\":["}},
+        {{"\"op\":\"nn.functional.log_softmax\",\"args\":[", "\"op\":\"nn.functional.log_softmax\",\"args\":7,\"ignored\":["}},
         {{"\"name\":\"p_0_bias\",\"kind\":\"parameter\"", "\"name\":\"p_0_weight\",\"kind\":\"parameter\""}},
         {{"\"symbols\":{\"batch\":{\"min\":1,", "\"symbols\":{\"batch\":{\"min\":\"one\","}},
     };
