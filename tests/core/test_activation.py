@@ -100,6 +100,29 @@ def test_rrelu_training_slopes_in_range_and_deterministic():
     np.testing.assert_allclose(xg.grad.numpy(), slopes, rtol=1e-5)
 
 
+def test_rrelu_op_takes_a_generator_and_f_rrelu_inplace():
+    """torch.rrelu is ATen's (input, lower, upper, training, generator); F.rrelu's fifth
+    parameter is inplace (its own function over the op, as in PyTorch)."""
+    import ember.nn.functional as F
+
+    x = -ember.rand(200, dtype=ember.float64) - 0.1
+    a = ember.rrelu(x, 0.1, 0.3, True, ember.Generator().manual_seed(3))
+    b = ember.rrelu(x, training=True, lower=0.1, upper=0.3,
+                    generator=ember.Generator().manual_seed(3))
+    assert ember.equal(a, b)
+    assert not ember.equal(a, ember.rrelu(x, 0.1, 0.3, True, ember.Generator().manual_seed(4)))
+    y = x.clone()
+    ember.rrelu_(y, 0.1, 0.3, True, ember.Generator().manual_seed(3))
+    assert ember.equal(y, a)
+    z = x.clone()
+    assert F.rrelu(z, 0.2, 0.2, True, True) is z
+    np.testing.assert_allclose(z.numpy(), x.numpy() * 0.2)
+    w = x.clone()
+    assert F.rrelu_(w) is w and ember.allclose(w, F.rrelu(x))
+    with pytest.raises(TypeError, match="generator"):
+        F.rrelu(x, generator=ember.Generator())
+
+
 def test_rrelu_registered_as_random():
     """rrelu and rrelu_ draw slopes in training: the registry says so (the generic op tests
     then reseed before each call)."""

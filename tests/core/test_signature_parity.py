@@ -29,12 +29,6 @@ from ember.ops.registry import METHODS, OPS
 TOOLS = Path(__file__).resolve().parents[2] / "tools"
 
 _DUNDER = "a dunder: Python calls it positionally, never by keyword"
-_MEMORY_FORMAT_CAST = ("not yet: the dtype casts (Tensor.float(), .long(), ...) take no "
-                       "memory_format (they keep the input's layout)")
-_OUT_DTYPE = ("not yet: mm/bmm/addmm's out_dtype overload (a float32 result of half inputs "
-              "on CUDA in PyTorch)")
-_SPARSE_MM = ("not yet: the legacy sparse products (hsmm, hspmm, saddmm, sspaddmm, smm, dsmm) "
-              "have neither out= nor PyTorch's parameter names")
 _SECTIONS = ("PyTorch's docs name it indices_or_sections (Ember's name), but its binding takes "
              "sections= or indices=; a keyword call works in neither library's documented form")
 _TO_KWARGS = "Tensor.to parses its overloads from *args/**kwargs (ember/_tensor.py), device= " \
@@ -42,40 +36,24 @@ _TO_KWARGS = "Tensor.to parses its overloads from *args/**kwargs (ember/_tensor.
 
 #: ``"<PyTorch path>:<parameter>"`` -> why Ember's differs
 ALLOWLIST: dict[str, str] = {
-    **{f"torch.Tensor.{n}:memory_format": _MEMORY_FORMAT_CAST
-       for n in ("bfloat16", "bool", "byte", "cdouble", "cfloat", "chalf", "char", "double",
-                 "float", "half", "int", "long", "short")},
     **{k: _DUNDER for k in (
         "torch.Tensor.__format__:format_spec", "torch.Tensor.__getitem__:idx",
         "torch.Tensor.__getitem__:list", "torch.Tensor.__matmul__:other",
         "torch.Tensor.__reduce_ex__:proto", "torch.Tensor.__repr__:tensor_contents",
         "torch.Tensor.__rmatmul__:other", "torch.Tensor.__setitem__:k",
         "torch.Tensor.__setitem__:v")},
-    **{f"{n}:out_dtype": _OUT_DTYPE
-       for n in ("torch.bmm", "torch.mm", "torch.Tensor.bmm", "torch.Tensor.mm", "torch.spmm",
-                 "torch.dsmm")},
     **{f"torch.Tensor.{n}:x2": _DUNDER
        for n in ("__and__", "__lshift__", "__or__", "__rshift__", "__xor__")},
     "torch.Tensor.size:axis": ("left plain for speed (ops/registry.py _PLAIN_METHODS): x.size(0) "
                                "runs in every forward pass, and PyTorch code never spells it "
                                "x.size(axis=0)"),
-    **{k: _SPARSE_MM for k in (
-        "torch.hsmm:out", "torch.hspmm:out", "torch.saddmm:out", "torch.sspaddmm:out",
-        "torch.smm:mat2", "torch.Tensor.smm:mat2", "torch.dsmm:input")},
     **{f"{n}:sections": _SECTIONS
        for n in ("torch.dsplit", "torch.hsplit", "torch.vsplit", "torch.tensor_split",
                  "torch.Tensor.dsplit", "torch.Tensor.hsplit", "torch.Tensor.vsplit",
                  "torch.Tensor.tensor_split")},
     **{f"torch.Tensor.to:{n}": _TO_KWARGS
        for n in ("copy", "device", "layout", "non_blocking", "pin_memory")},
-    "torch.rrelu:generator": "not yet: torch.rrelu's generator= (F.rrelu has none)",
-    "torch.view_copy:dtype": "not yet: view_copy's dtype overload (view(dtype) copied)",
-    "torch.Tensor.view:dtype": "Tensor.view takes a dtype positionally (x.view(torch.int32)); "
-                               "view(dtype=...) by keyword is not supported yet",
     "torch.Tensor.expand:implicit": "implicit= is TorchScript's internal flag",
-    "torch.Tensor.resize_as_sparse_:the_template": "not yet: Ember names it other",
-    "torch.Tensor.split:split_size": "not yet: Ember's Tensor.split names it "
-                                     "split_size_or_sections, torch.split's name",
     "torch.Tensor.type:non_blocking": "Tensor.type(dtype, non_blocking): PyTorch's overload "
                                       "without dtype is the type-name query",
     "torch.nn.functional.max_pool3d:ceil_mode": "PyTorch's override lambda has return_indices "
@@ -384,3 +362,68 @@ def test_poisson_out_and_the_like_factories_pin_memory():
     for make in (ember.zeros_like, ember.ones_like, ember.empty_like):
         assert make(rates, pin_memory=True).shape == (3, 2)
     assert ember.full_like(rates, 7, pin_memory=False).sum().item() == 42
+
+
+# -- the overloads that the allowlist listed as "not yet" ------------------------------------
+
+def test_dtype_casts_take_memory_format():
+    x = ember.randn(2, 3, 4, 5, dtype=ember.float64)
+    y = x.float(memory_format=ember.channels_last)
+    assert y.dtype is ember.float32 and y.is_contiguous(memory_format=ember.channels_last)
+    assert y.stride() == (60, 1, 15, 3)
+    assert x.half().is_contiguous() and x.long(memory_format=ember.preserve_format).stride() == \
+        x.stride()
+    with pytest.raises(TypeError):
+        x.float(ember.channels_last)  # keyword-only, as PyTorch's
+
+
+def test_view_takes_dtype_by_keyword():
+    x = ember.arange(6.0)
+    assert x.view(dtype=ember.int32).dtype is ember.int32
+    assert x.view(size=(2, 3)).shape == (2, 3) and x.view(3, 2).shape == (3, 2)
+    v = ember.view_copy(x, dtype=ember.int32)
+    assert v.dtype is ember.int32 and v._data.base is None
+    for bad in (lambda: x.view(), lambda: x.view((2, 3), dtype=ember.int32),
+                lambda: x.view(dtype=3)):
+        with pytest.raises(TypeError, match="invalid combination of arguments"):
+            bad()
+
+
+def test_tensor_split_takes_split_size():
+    x = ember.arange(10.0)
+    assert [t.tolist() for t in x.split(split_size=4)] == \
+        [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9]]
+    assert len(ember.split(x, split_size_or_sections=[3, 7])) == 2
+    with pytest.raises(TypeError, match="split_size"):
+        x.split(3, split_size=3)
+
+
+def test_mm_out_dtype_widens_half_products():
+    """mm/bmm's out_dtype overload (CUDA-only in PyTorch, every device here): float16 or
+    bfloat16 matrices multiplied into float32, differentiable back to the inputs' dtype."""
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((4, 8)).astype(np.float16)
+    b = rng.standard_normal((8, 3)).astype(np.float16)
+    ref = a.astype(np.float32) @ b.astype(np.float32)
+    for dt in (ember.float16, ember.bfloat16):
+        x = ember.tensor(a.astype(np.float32)).to(dt).requires_grad_()
+        y = ember.tensor(b.astype(np.float32)).to(dt)
+        r = ember.mm(x, y, out_dtype=ember.float32)
+        want = x.detach().float().numpy() @ y.float().numpy()
+        assert r.dtype is ember.float32
+        np.testing.assert_allclose(r.detach().numpy(), want, rtol=1e-6)
+        r.sum().backward()
+        assert x.grad.dtype is dt
+    x16, y16 = ember.tensor(a), ember.tensor(b)
+    np.testing.assert_allclose(x16.mm(y16, ember.float32).numpy(), ref, rtol=1e-6)
+    rb = ember.bmm(x16[None], y16[None], out_dtype=ember.float32)
+    assert rb.dtype is ember.float32 and rb.shape == (1, 4, 3)
+    assert ember.mm(x16, y16, out_dtype=ember.float16).dtype is ember.float16
+    out = ember.empty(0)
+    assert ember.mm(x16, y16, out_dtype=ember.float32, out=out) is out and out.shape == (4, 3)
+    with pytest.raises(RuntimeError, match="same as input dtype or fp32 for fp16/bf16"):
+        ember.mm(x16.float(), y16.float(), out_dtype=ember.float16)
+    with pytest.raises(RuntimeError, match="expected scalar type Half but found Float"):
+        ember.mm(x16, y16.float(), out_dtype=ember.float32)
+    s = ember.tensor([[0.0, 2.0], [1.0, 0.0]]).half().to_sparse()
+    assert ember.spmm(s, ember.ones(2, 2).half(), ember.float32).dtype is ember.float32

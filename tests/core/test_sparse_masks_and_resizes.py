@@ -158,6 +158,60 @@ def test_product_errors_match_torch(call):
     assert_same_error(lambda: call(ember), lambda: call(torch))
 
 
+def _empty_out(m, dtype=None):
+    return m.sparse_coo_tensor(m.zeros(2, 0, dtype=m.int64), m.zeros(0, dtype=dtype), (1, 1))
+
+
+def _into(fn):
+    """``fn(m, out)`` returns ``out`` itself, filled with the product."""
+    def call(m):
+        out = _empty_out(m)
+        r = fn(m, out)
+        assert r is out
+        return out
+    return call
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("fn", [
+    _into(lambda m, o: m.hspmm(_s(m), _d(m), out=o)),
+    _into(lambda m, o: m.hsmm(_mask(m), _d(m), out=o)),
+    _into(lambda m, o: m.sspaddmm(_in(m), _s(m), _d(m), beta=2, alpha=-3, out=o)),
+    _into(lambda m, o: m.saddmm(_in(m), _s(m), _d(m), out=o)),
+    lambda m: m.smm(_s(m), mat2=_d(m)),
+    lambda m: _s(m).smm(mat2=_d(m)),
+    lambda m: m.dsmm(input=_s(m), mat2=_d(m)),
+], ids=["hspmm-out", "hsmm-out", "sspaddmm-out", "saddmm-out", "smm-mat2", "smm-method-mat2",
+        "dsmm-input"])
+def test_products_out_and_names_match_torch(fn):
+    """The legacy products take PyTorch's names and ``out=`` (a sparse COO tensor that takes
+    the result's size, indices and values)."""
+    _both(fn)
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("call", [
+    lambda m: m.hspmm(_s(m), _d(m), out=_empty_out(m, m.float64)),
+])
+def test_product_out_errors_match_torch(call):
+    torch = _torch()
+    assert_same_error(lambda: call(ember), lambda: call(torch))
+
+
+def test_product_out_refuses_dense_out_and_autograd():
+    d = _d(ember).requires_grad_()
+    with pytest.raises(RuntimeError, match="don't support automatic differentiation"):
+        ember.hspmm(_s(ember), d, out=_empty_out(ember))
+    with pytest.raises(RuntimeError, match="expected out to be a sparse COO tensor"):
+        ember.hspmm(_s(ember), _d(ember), out=ember.empty(3))
+    with pytest.raises(TypeError, match="argument 'out' must be Tensor"):
+        ember.sspaddmm(_in(ember), _s(ember), _d(ember), out=[1])
+    out = _empty_out(ember)
+    with ember.no_grad():
+        ember.hspmm(_s(ember), d, out=out)
+    assert not out.requires_grad and tuple(out.shape) == (2, 4)
+
+
 def test_products_refuse_dense_first_operands():
     with pytest.raises(NotImplementedError, match="Could not run 'aten::hspmm'"):
         ember.hspmm(ember.ones(2, 3), ember.ones(3, 2))

@@ -847,8 +847,16 @@ def block_diag(*tensors: Tensor) -> Tensor:
     in their promoted dtype.
     """
 
-def bmm(input: Tensor, mat2: Tensor, *, out: Tensor | None = None) -> Tensor:
-    """Batched matrix product of two 3-D tensors with equal batch sizes."""
+def bmm(
+    input: Tensor,
+    mat2: Tensor,
+    out_dtype: _Dtype | None = None,
+    *,
+    out: Tensor | None = None,
+) -> Tensor:
+    """Batched matrix product of two 3-D tensors with equal batch sizes; ``out_dtype``
+    (``float32`` for float16/bfloat16 inputs) as ``widened_product``.
+    """
 
 def broadcast_shapes(*shapes: _IntOrInts) -> _Size:
     """The shape all ``shapes`` broadcast to (PyTorch's error when they do not)."""
@@ -2309,8 +2317,16 @@ def min(input: Tensor, other: Tensor) -> Tensor: ...
 def minimum(input: Tensor, other: _TensorOrNumber, *, out: Tensor | None = None) -> Tensor:
     """Elementwise minimum (NaN propagates)."""
 
-def mm(input: Tensor, mat2: Tensor, *, out: Tensor | None = None) -> Tensor:
-    """Product of two matrices (2-D only; see ``matmul`` for broadcasting)."""
+def mm(
+    input: Tensor,
+    mat2: Tensor,
+    out_dtype: _Dtype | None = None,
+    *,
+    out: Tensor | None = None,
+) -> Tensor:
+    """Product of two matrices (2-D only; see ``matmul`` for broadcasting); ``out_dtype``
+    (``float32`` for float16/bfloat16 inputs) as ``widened_product``.
+    """
 
 def mode(input: Tensor, dim: _int = -1, keepdim: _bool = False) -> _return_types.mode:
     """The most frequent value along ``dim`` and the index of its last occurrence."""
@@ -2708,10 +2724,11 @@ def rrelu(
     lower: _float = 0.125,
     upper: _float = 0.3333333333333333,
     training: _bool = False,
-    inplace: _bool = False,
+    generator: _Generator | None = None,
 ) -> Tensor:
-    """Leaky relu with a slope drawn from ``U(lower, upper)`` per element when training (the
-    mean slope otherwise).
+    """``torch.rrelu`` (ATen's signature, ``generator=`` drawing the slopes): leaky relu
+    with a slope drawn from ``U(lower, upper)`` per element when training (the mean slope
+    otherwise).
     """
 
 def rrelu_(
@@ -2719,7 +2736,7 @@ def rrelu_(
     lower: _float = 0.125,
     upper: _float = 0.3333333333333333,
     training: _bool = False,
-    inplace: _bool = False,
+    generator: _Generator | None = None,
 ) -> Tensor:
     """In-place ``rrelu``."""
 
@@ -3466,15 +3483,17 @@ def view_as_real_copy(input: Tensor, *, out: Tensor | None = None) -> Tensor:
 
 def view_copy(
     input: Tensor,
-    size: Sequence[_int] | _int | _Dtype,
+    size: Sequence[_int] | _int | _Dtype | None = None,
+    dtype: _Dtype | None = None,
     *,
     out: Tensor | None = None,
 ) -> Tensor:
     """Performs the same operation as ``view``, but all output tensors are freshly created
     instead of aliasing the input: contiguous, with memory of their own.
 
-    ``view``: ``Tensor.view``: a new shape, or the same memory read as a dtype. As ATen's
-    ``view_copy``, a shape that the strides cannot view is a reshape (it is copied anyway).
+    ``view``: ``Tensor.view``: a new shape, or the same memory read as a dtype (``view_copy(x,
+    dtype=...)`` too). As ATen's ``view_copy``, a shape that the strides cannot view is a
+    reshape (it is copied anyway).
 
     Differentiable as ``view`` is (the copy's node is its backward). ``out=`` is checked as
     PyTorch's (dtype, device; a non-empty ``out`` of another shape is resized with a warning)

@@ -30,6 +30,15 @@ NUMPY_ALIASES = {"dim": ("axis",), "keepdim": ("keepdims",), "input": ("x", "a",
                  "other": ("x2",)}
 
 
+def _aliases(fn) -> dict:
+    """The NumPy aliases, plus what ``fn._ember_param_aliases`` adds for its own parameters
+    (``split``: ``split_size``, the Tensor method's name of ``split_size_or_sections``)."""
+    extra = getattr(fn, "_ember_param_aliases", None)
+    if not extra:
+        return NUMPY_ALIASES
+    return {**NUMPY_ALIASES, **{p: NUMPY_ALIASES.get(p, ()) + a for p, a in extra.items()}}
+
+
 class _Missing:
     """The default of a required parameter that an alias may supply instead."""
 
@@ -62,8 +71,9 @@ def method_aliases(fn) -> dict:
     except (TypeError, ValueError):
         return {}
     names = {p.name for p in params}
+    table = _aliases(fn)
     return {a: p.name for p in params if p.kind not in _VAR and p.kind is not p.POSITIONAL_ONLY
-            for a in NUMPY_ALIASES.get(p.name, ()) if a not in names}
+            for a in table.get(p.name, ()) if a not in names}
 
 
 def method_positions(fn) -> dict:
@@ -197,11 +207,12 @@ def front(fn: Callable, *, name: str | None = None, out: str | None = None,
     if params is None or any(p.kind in _VAR for p in params):
         return fn if out is None else _generic_out(fn, op_name, out, sig)
     pnames = {p.name for p in params}
+    table = _aliases(fn)
     aliases = {}
     for i, p in enumerate(params):
         if (method and i == 0) or p.kind is p.POSITIONAL_ONLY or p.name == "out":
             continue
-        alts = tuple(a for a in NUMPY_ALIASES.get(p.name, ()) if a not in pnames)
+        alts = tuple(a for a in table.get(p.name, ()) if a not in pnames)
         if alts:
             aliases[p.name] = alts
     if out is None and (not aliases or hot and not aliases.keys() & _DIM_NAMES):

@@ -791,9 +791,17 @@ class SparseTensor(Tensor):
     def __rmatmul__(self, other):
         return dense_sparse_mm(other, self, "matmul")
 
-    def smm(self, mat):
-        """``self @ mat`` (dense ``mat``) as a sparse COO tensor."""
-        return sparse_mm(self, mat, "smm").to_sparse()
+    def smm(self, mat2):
+        """``self @ mat2`` (dense ``mat2``) as a sparse COO tensor: as PyTorch's,
+        ``sspaddmm`` of an empty input (every row of ``self`` that holds an element gives its
+        whole row of the product, zeros included)."""
+        from .ops.sparse_ops import sspaddmm
+
+        empty = make_sparse(xp_of(self._device).zeros((2, 0), dtype=np.int64),
+                            _make(xp_of(self._device).zeros(0, dtype=self._vals._data.dtype),
+                                  self._device),
+                            (self._data.shape[0], mat2.shape[-1]), coalesced=True)
+        return sspaddmm(empty, self, mat2, beta=0)
 
     # -- arithmetic ----------------------------------------------------------------------
     def __add__(self, other):

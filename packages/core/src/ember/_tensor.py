@@ -868,10 +868,13 @@ class Tensor:
 
 
 def _cast_method(name: str, dt):
-    """``Tensor.<name>()``: ``self.to(dt)`` (``double``, ``float``, ...)."""
+    """``Tensor.<name>(memory_format=ember.preserve_format)``: ``self.to(dt, ...)``
+    (``double``, ``float``, ...)."""
 
-    def method(self):
-        return self.to(dt)
+    def method(self, *, memory_format=_PRESERVE):
+        if memory_format is _PRESERVE:
+            return self.to(dt)
+        return self.to(dt, memory_format=memory_format)
 
     method.__name__, method.__qualname__ = name, f"Tensor.{name}"
     return method

@@ -455,7 +455,7 @@ class Tensor:
         **kwargs: Any,
     ) -> Tensor: ...
 
-    def bfloat16(self) -> Any: ...
+    def bfloat16(self, *, memory_format: _MemoryFormat = ...) -> Any: ...
 
     def bincount(self, weights: Tensor | None = None, minlength: _int = 0) -> Tensor:
         """See :func:`ember.bincount`."""
@@ -496,10 +496,10 @@ class Tensor:
     def bitwise_xor_(self, other: _TensorOrNumber) -> Tensor:
         """In-place version of :meth:`Tensor.bitwise_xor`."""
 
-    def bmm(self, mat2: Tensor) -> Tensor:
+    def bmm(self, mat2: Tensor, out_dtype: _Dtype | None = None) -> Tensor:
         """See :func:`ember.bmm`."""
 
-    def bool(self) -> Tensor: ...
+    def bool(self, *, memory_format: _MemoryFormat = ...) -> Tensor: ...
 
     @overload
     def broadcast_to(self, size: _IntOrInts) -> Tensor:
@@ -507,14 +507,14 @@ class Tensor:
     @overload
     def broadcast_to(self, *size: _int) -> Tensor: ...
 
-    def byte(self) -> Tensor: ...
+    def byte(self, *, memory_format: _MemoryFormat = ...) -> Tensor: ...
 
     def cauchy_(self, *args: Any, generator: _Generator | None = None, **kwargs: Any) -> Tensor: ...
 
     def ccol_indices(self, *args: Any, **kwargs: Any) -> Any:
         """PyTorch's error: ``ccol_indices`` is a method of sparse tensors."""
 
-    def cdouble(self) -> Any: ...
+    def cdouble(self, *, memory_format: _MemoryFormat = ...) -> Any: ...
 
     def ceil(self) -> Tensor:
         """See :func:`ember.ceil`."""
@@ -522,11 +522,11 @@ class Tensor:
     def ceil_(self) -> Tensor:
         """In-place version of :meth:`Tensor.ceil`."""
 
-    def cfloat(self) -> Any: ...
+    def cfloat(self, *, memory_format: _MemoryFormat = ...) -> Any: ...
 
-    def chalf(self) -> Any: ...
+    def chalf(self, *, memory_format: _MemoryFormat = ...) -> Any: ...
 
-    def char(self) -> Tensor: ...
+    def char(self, *, memory_format: _MemoryFormat = ...) -> Tensor: ...
 
     def cholesky(self, upper: _bool = False) -> Tensor:
         """See :func:`ember.cholesky`."""
@@ -762,7 +762,7 @@ class Tensor:
     def dot(self, tensor: Tensor) -> Tensor:
         """See :func:`ember.dot`."""
 
-    def double(self) -> Tensor: ...
+    def double(self, *, memory_format: _MemoryFormat = ...) -> Tensor: ...
 
     @overload
     def dsplit(
@@ -872,7 +872,7 @@ class Tensor:
     def flipud(self) -> Tensor:
         """See :func:`ember.flipud`."""
 
-    def float(self) -> Tensor: ...
+    def float(self, *, memory_format: _MemoryFormat = ...) -> Tensor: ...
 
     def float_power(self, exponent: _TensorOrNumber) -> Tensor:
         """See :func:`ember.float_power`."""
@@ -961,7 +961,7 @@ class Tensor:
     def gt_(self, other: _TensorOrNumber) -> Tensor:
         """In-place version of :meth:`Tensor.gt`."""
 
-    def half(self) -> Tensor: ...
+    def half(self, *, memory_format: _MemoryFormat = ...) -> Tensor: ...
 
     def hardshrink(self, lambd: _float = 0.5) -> Tensor:
         """See :func:`ember.hardshrink`."""
@@ -1112,7 +1112,7 @@ class Tensor:
     def inner(self, other: _TensorOrNumber) -> Tensor:
         """See :func:`ember.inner`."""
 
-    def int(self) -> Tensor: ...
+    def int(self, *, memory_format: _MemoryFormat = ...) -> Tensor: ...
 
     def inverse(self) -> Tensor:
         """See :func:`ember.inverse`."""
@@ -1384,7 +1384,7 @@ class Tensor:
     def logsumexp(self, dim: _IntOrInts, keepdim: _bool = False) -> Tensor:
         """See :func:`ember.logsumexp`."""
 
-    def long(self) -> Tensor: ...
+    def long(self, *, memory_format: _MemoryFormat = ...) -> Tensor: ...
 
     def lstsq(self, A: Tensor, *, out: Any = None) -> NoReturn:
         """Removed (PyTorch 1.9): raises, pointing to ``ember.linalg.lstsq``."""
@@ -1492,7 +1492,7 @@ class Tensor:
     def minimum(self, other: _TensorOrNumber) -> Tensor:
         """See :func:`ember.minimum`."""
 
-    def mm(self, mat2: Tensor) -> Tensor:
+    def mm(self, mat2: Tensor, out_dtype: _Dtype | None = None) -> Tensor:
         """See :func:`ember.mm`."""
 
     def mode(self, dim: _int = -1, keepdim: _bool = False) -> _return_types.mode:
@@ -1918,8 +1918,8 @@ class Tensor:
     ) -> Tensor:
         """See :func:`ember.resize_as_`."""
 
-    def resize_as_sparse_(self, src: Tensor) -> Tensor:
-        """``self.sparse_resize_(src.size(), src.sparse_dim(), src.dense_dim())``
+    def resize_as_sparse_(self, the_template: Tensor) -> Tensor:
+        """``self.sparse_resize_(t.size(), t.sparse_dim(), t.dense_dim())`` of the template ``t``
         (``Tensor.resize_as_sparse_``) for a sparse COO ``self``; compressed tensors (CSR,
         CSC,
         BSR, BSC): ``ember.sparse._resize``.
@@ -2049,7 +2049,7 @@ class Tensor:
         detached from them. NumPy arrays over the old memory (``numpy()``) keep it.
         """
 
-    def short(self) -> Tensor: ...
+    def short(self, *, memory_format: _MemoryFormat = ...) -> Tensor: ...
 
     def sigmoid(self) -> Tensor:
         """See :func:`ember.sigmoid`."""
@@ -2112,8 +2112,8 @@ class Tensor:
     def slogdet(self) -> _return_types.slogdet:
         """See :func:`ember.slogdet`."""
 
-    def smm(self, mat: Tensor) -> _SparseTensor:
-        """``input @ mat`` (sparse ``input``, dense ``mat``) as a sparse COO tensor
+    def smm(self, mat2: Tensor) -> _SparseTensor:
+        """``input @ mat2`` (sparse ``input``, dense ``mat2``) as a sparse COO tensor
         (``torch.smm``).
         """
 
@@ -2551,12 +2551,16 @@ class Tensor:
         """See :func:`ember.vdot`."""
 
     @overload
-    def view(self, size: _IntOrInts | _DtypeLike) -> Tensor:
+    def view(
+        self,
+        size: _IntOrInts | _DtypeLike | None = None,
+        dtype: _DtypeLike | None = None,
+    ) -> Tensor:
         """A view with a new shape (an error where the strides do not allow one: use reshape),
-        or ``view(dtype)``: the same memory read as another dtype.
+        or ``view(dtype)`` (``view(dtype=...)``): the same memory read as another dtype.
         """
     @overload
-    def view(self, *size: _int) -> Tensor: ...
+    def view(self, *size: _int, dtype: _DtypeLike | None = None) -> Tensor: ...
 
     def view_as(self, other: Tensor) -> Tensor: ...
 

@@ -221,8 +221,8 @@ void register_family(OpTable& t) {
         if (x.is_complex()) return one(ember::complex_angle(x));
         return one(map_float(x, [](double v) { return std::isnan(v) ? v : (v < 0 ? M_PI : 0.0); }));
     });
-    def_c(t, "Tensor.cfloat", "self", [](const Args& a) { return one(a.tensor("self").to(kComplexFloat)); });
-    def_c(t, "Tensor.cdouble", "self", [](const Args& a) { return one(a.tensor("self").to(kComplexDouble)); });
+    def_c(t, "Tensor.cfloat", "self, *, memory_format=ember.preserve_format", [](const Args& a) { return one(a.tensor("self").to(kComplexFloat)); });
+    def_c(t, "Tensor.cdouble", "self, *, memory_format=ember.preserve_format", [](const Args& a) { return one(a.tensor("self").to(kComplexDouble)); });
     def_c(t, "isreal", "input", [](const Args& a) {
         Tensor x = a.tensor("input");
         if (x.is_complex()) return one(ember::imag(x) == 0);

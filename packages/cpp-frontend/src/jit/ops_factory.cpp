@@ -317,7 +317,9 @@ Tensor range(const Args& a) {
 }
 
 void def_cast(OpTable& t, const char* name, ScalarType dtype) {
-    def(t, name, "self", [dtype](const Args& a) { return one(a.tensor("self").to(dtype)); });
+    // memory_format: a layout, not values (the C++ tensors are dense row-major)
+    def(t, name, "self, *, memory_format=ember.preserve_format",
+        [dtype](const Args& a) { return one(a.tensor("self").to(dtype)); });
 }
 
 }  // namespace

@@ -862,14 +862,18 @@ void register_more2_ops(OpTable& t) {
         Tensor slopes = ember::rand(shape_of(x), x.scalar_type()) * (upper - lower) + lower;
         return ember::where(x >= 0, x, x * slopes);
     };
-    const char* rrelu_signature = "input, lower=0.125, upper=0.3333333333333333, training=False, inplace=False";
-    for (const char* name : {"rrelu", "nn.functional.rrelu"}) {
-        def(t, name, rrelu_signature, [rrelu](const Args& a) {
+    // torch.rrelu is ATen's (generator=, which a saved program cannot hold: Python records
+    // it only as None); F.rrelu's fifth parameter is inplace
+    def(t, "rrelu", "input, lower=0.125, upper=0.3333333333333333, training=False, generator=None",
+        [rrelu](const Args& a) {
+            return one(rrelu(a.tensor("input"), a.number("lower"), a.number("upper"), a.boolean("training")));
+        });
+    def(t, "nn.functional.rrelu", "input, lower=0.125, upper=0.3333333333333333, training=False, inplace=False",
+        [rrelu](const Args& a) {
             Tensor x = a.tensor("input");
             Tensor y = rrelu(x, a.number("lower"), a.number("upper"), a.boolean("training"));
             return one(a.boolean("inplace") ? write_into(x, y, "rrelu_") : y);
         });
-    }
     for (const char* name : {"rrelu_", "nn.functional.rrelu_"}) {
         def(t, name, "input, lower=0.125, upper=0.3333333333333333, training=False", [rrelu](const Args& a) {
             Tensor x = a.tensor("input");

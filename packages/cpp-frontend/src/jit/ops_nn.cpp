@@ -4,6 +4,8 @@
 #include <cmath>
 #include <functional>
 #include <optional>
+#include <string>
+#include <utility>
 
 #include "ember/autograd.h"
 #include "ember/error.h"
@@ -41,6 +43,23 @@ void no_loss_weight(const Args& a) {
     }
 }
 
+// mm/bmm's out_dtype: the inputs' own dtype, or float32 products of half matrices (Python's
+// ember.ops.linalg.widened_product).
+std::pair<Tensor, Tensor> widened_operands(const Args& a) {
+    Tensor x = a.tensor("input");
+    Tensor y = a.tensor("mat2");
+    std::optional<ScalarType> out = a.dtype("out_dtype");
+    if (!out || *out == x.scalar_type()) return {x, y};
+    if (!(*out == kFloat && x.scalar_type() == kHalf)) {
+        throw Error("out_dtype must be the same as input dtype or fp32 for fp16/bf16 inputs");
+    }
+    if (y.scalar_type() != x.scalar_type()) {
+        throw Error("expected scalar type " + std::string(scalar_type_name(x.scalar_type())) + " but found " +
+                    std::string(scalar_type_name(y.scalar_type())));
+    }
+    return {x.to(kFloat), y.to(kFloat)};
+}
+
 }  // namespace
 
 void register_nn_ops(OpTable& t) {
@@ -51,8 +70,14 @@ void register_nn_ops(OpTable& t) {
     def(t, "matmul", "input, other", [](const Args& a) {
         return one(ember::matmul(a.tensor("input"), a.tensor("other")));
     });
-    def(t, "mm", "input, mat2", [](const Args& a) { return one(ember::mm(a.tensor("input"), a.tensor("mat2"))); });
-    def(t, "bmm", "input, mat2", [](const Args& a) { return one(ember::bmm(a.tensor("input"), a.tensor("mat2"))); });
+    def(t, "mm", "input, mat2, out_dtype=None", [](const Args& a) {
+        auto [x, y] = widened_operands(a);
+        return one(ember::mm(x, y));
+    });
+    def(t, "bmm", "input, mat2, out_dtype=None", [](const Args& a) {
+        auto [x, y] = widened_operands(a);
+        return one(ember::bmm(x, y));
+    });
     def(t, "mv", "input, vec", [](const Args& a) { return one(ember::mv(a.tensor("input"), a.tensor("vec"))); });
     def(t, "dot", "input, tensor", [](const Args& a) { return one(ember::dot(a.tensor("input"), a.tensor("tensor"))); });
     def(t, "outer", "input, vec2", [](const Args& a) { return one(ember::outer(a.tensor("input"), a.tensor("vec2"))); });

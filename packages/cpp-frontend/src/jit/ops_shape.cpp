@@ -24,7 +24,7 @@ int64_t wrap_dim(int64_t dim, int64_t ndim, const std::string& op) {
 
 // Tensor.view(*shape) / view(dtype): Ember's C++ tensors cannot reinterpret their bytes.
 std::vector<int64_t> view_shape(const Args& a, const char* name) {
-    if (a[name].kind == Value::Kind::Dtype) {
+    if (a[name].kind == Value::Kind::Dtype || (a.has("dtype") && !a.is_none("dtype"))) {
         throw NotImplementedError(a.op() + "(dtype): reinterpreting a tensor's bytes as another dtype is not "
                                   "supported by Ember's C++ frontend");
     }
@@ -168,7 +168,7 @@ void register_shape_ops(OpTable& t) {
     def(t, "reshape", "input, shape", [](const Args& a) {
         return one(a.tensor("input").reshape(a.ints("shape")));
     });
-    def(t, "Tensor.view", "input, size", [](const Args& a) {
+    def(t, "Tensor.view", "input, size=None, dtype=None", [](const Args& a) {
         return one(a.tensor("input").view(view_shape(a, "size")));
     });
     def(t, "Tensor.view_as", "self, other", [](const Args& a) {

@@ -97,6 +97,18 @@ TEST(MoreOps2, ProductsAndStatistics) {
     EXPECT_EQ(call1("vander", {of(ember::tensor({2, 3}))}).scalar_type(), ember::kLong);
     EXPECT_EQ(error_of("renorm", {of(a[0]), Value::integer(2), Value::integer(0), Value::number(1.0)}),
               "renorm: input needs at least 2 dimensions, got 1 dimensions");
+    // mm/bmm's out_dtype: float32 products of half matrices, or the inputs' own dtype
+    Tensor h1 = ember::randn({3, 4}).to(ember::kHalf), h2 = ember::randn({4, 2}).to(ember::kHalf);
+    Tensor wide = call1("mm", {of(h1), of(h2)}, {{"out_dtype", Value::of_dtype(ember::kFloat)}});
+    EXPECT_EQ(wide.scalar_type(), ember::kFloat);
+    EXPECT_TRUE(ember::allclose(wide, ember::mm(h1.to(ember::kFloat), h2.to(ember::kFloat)), 1e-6, 1e-6));
+    EXPECT_EQ(call1("bmm", {of(h1.unsqueeze(0)), of(h2.unsqueeze(0)), Value::of_dtype(ember::kFloat)}).scalar_type(),
+              ember::kFloat);
+    EXPECT_EQ(call1("mm", {of(h1), of(h2), Value::of_dtype(ember::kHalf)}).scalar_type(), ember::kHalf);
+    EXPECT_EQ(error_of("mm", {of(a), of(b.t()), Value::of_dtype(ember::kHalf)}),
+              "out_dtype must be the same as input dtype or fp32 for fp16/bf16 inputs");
+    EXPECT_EQ(error_of("mm", {of(h1), of(h2.to(ember::kFloat)), Value::of_dtype(ember::kFloat)}),
+              "expected scalar type Half but found Float");
 }
 
 TEST(MoreOps2, WindowsAndLosses) {

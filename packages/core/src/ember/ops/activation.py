@@ -626,24 +626,39 @@ RreluWithNoiseBackward0 = make_node_class("RreluWithNoiseBackward0", _rrelu_bw)
 
 
 @register("rrelu", method=False, random=True)
-def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
-    """Leaky relu with a slope drawn from ``U(lower, upper)`` per element when training (the
-    mean slope otherwise)."""
-    if inplace:
-        return rrelu_(input, lower, upper, training)
+def _rrelu_op(input, lower=1.0 / 8, upper=1.0 / 3, training=False, generator=None):
+    """``torch.rrelu`` (ATen's signature, ``generator=`` drawing the slopes): leaky relu
+    with a slope drawn from ``U(lower, upper)`` per element when training (the mean slope
+    otherwise)."""
     if not training:
         return leaky_relu(input, (lower + upper) / 2)
     d = _float_input(input, "rrelu_with_noise")
     from .._factory import place
     from .._random import _rng
 
-    slopes = _rng(None, input._device).uniform(lower, upper, d.shape).astype(d.dtype)
+    slopes = _rng(generator, input._device).uniform(lower, upper, d.shape).astype(d.dtype)
     slopes = place(slopes, input._device)._data
     noise = _make(xp_of(input).where(d >= 0, d.dtype.type(1), slopes), input._device)
     return result(d * noise._data, input._device, RreluWithNoiseBackward0, (input,), (), noise)
 
 
-rrelu_ = register("rrelu_", method=False, random=True)(_inplace_variant(rrelu, "rrelu_"))
+_rrelu_op.__name__ = _rrelu_op.__qualname__ = "rrelu"
+_rrelu_op_ = register("rrelu_", method=False, random=True)(
+    _inplace_variant(_rrelu_op, "rrelu_"))
+
+
+def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
+    """Leaky relu with a slope drawn from ``U(lower, upper)`` per element when training (the
+    mean slope otherwise): ``F.rrelu``'s signature (``torch.rrelu`` is the op, which takes
+    ``generator=`` where this takes ``inplace``)."""
+    if inplace:
+        return _rrelu_op_(input, lower, upper, training)
+    return _rrelu_op(input, lower, upper, training)
+
+
+def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):
+    """In-place ``rrelu`` (``F.rrelu_``)."""
+    return _rrelu_op_(input, lower, upper, training)
 
 
 def _glu_bw(node, g):

@@ -916,6 +916,8 @@ def _batched_matmul(ctx, a, b):
 
 @register_batch_rule("matmul", "mm", "bmm", "mv", "dot", "inner_1d", "vdot")
 def _matmul(ctx, func, args, kwargs):
+    if len(args) > 2 or "out_dtype" in kwargs:  # mm/bmm's out_dtype: the per-example loop
+        return NotImplemented
     a = args[0]
     b = args[1] if len(args) > 1 else next(iter(kwargs.values()))
     if func.__name__ == "__rmatmul__":

@@ -338,9 +338,30 @@ def _check_mm(ad, bd):
         raise RuntimeError("mat2 must be a matrix")
 
 
+def widened_product(fn, input, mat2, out_dtype):
+    """``mm``/``bmm``'s ``out_dtype`` overload: the product of float16 or bfloat16 matrices as
+    float32 (the inputs widened, the products summed in float32), or ``out_dtype`` equal to
+    the inputs' dtype. PyTorch has it on CUDA only; Ember on every device."""
+    dt = _dtype.to_dtype(out_dtype)
+    have = input.dtype
+    if dt is not have and not (dt is _dtype.float32 and have in (_dtype.float16,
+                                                               _dtype.bfloat16)):
+        raise RuntimeError("out_dtype must be the same as input dtype or fp32 for fp16/bf16 "
+                           "inputs")
+    if dt is have:
+        return fn(input, mat2)
+    if mat2.dtype is not have:
+        raise RuntimeError(f"expected scalar type {scalar_type_name(have.np)} but found "
+                           f"{scalar_type_name(mat2.dtype.np)}")
+    return fn(input.float(), mat2.float())
+
+
 @register("mm", out="same")
-def mm(input, mat2):
-    """Product of two matrices (2-D only; see ``matmul`` for broadcasting)."""
+def mm(input, mat2, out_dtype: _dtype.dtype | None = None):
+    """Product of two matrices (2-D only; see ``matmul`` for broadcasting); ``out_dtype``
+    (``float32`` for float16/bfloat16 inputs) as ``widened_product``."""
+    if out_dtype is not None:
+        return widened_product(mm, input, mat2, out_dtype)
     if input.__class__ is _Sparse or mat2.__class__ is _Sparse:  # ember._sparse_tensor
         return sparse_product(input, mat2, "mm")
     return _product(MmBackward0, input, mat2, _check_mm, _matmul_error)
@@ -365,8 +386,11 @@ def _bmm_type_error(ad, bd):
 
 
 @register("bmm", out="same")
-def bmm(input, mat2):
-    """Batched matrix product of two 3-D tensors with equal batch sizes."""
+def bmm(input, mat2, out_dtype: _dtype.dtype | None = None):
+    """Batched matrix product of two 3-D tensors with equal batch sizes; ``out_dtype``
+    (``float32`` for float16/bfloat16 inputs) as ``widened_product``."""
+    if out_dtype is not None:
+        return widened_product(bmm, input, mat2, out_dtype)
     return _product(BmmBackward0, input, mat2, _check_bmm, _bmm_type_error)
 
 

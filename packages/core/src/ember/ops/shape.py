@@ -127,11 +127,13 @@ def _view_dtype(input, dtype):
     return out
 
 
-def view(input, size):
+def view(input, size=None, dtype=None):
     """A view with a new shape (an error where the strides do not allow one: use reshape),
-    or ``view(dtype)``: the same memory read as another dtype."""
+    or ``view(dtype)`` (``view(dtype=...)``): the same memory read as another dtype."""
     if isinstance(size, _dtype.dtype):
         return _view_dtype(input, size)
+    if size is None or dtype is not None:
+        return _view_dtype(input, _view_overload(size, dtype))
     shape = _infer_shape(_int_tuple(size), input._data.size)
     arr = _view_array(input._data, shape)
     if arr is None:
@@ -140,6 +142,17 @@ def view(input, size):
                            ".reshape(...) instead.")
     return make_view(input, arr, ViewBackward0, input._data.shape,
                      lambda b, s=shape: b.view(s))
+
+
+def _view_overload(size, dtype):
+    """``view``'s dtype overload given by keyword: the dtype, or PyTorch's error for a call
+    that matches neither overload."""
+    if size is None and isinstance(dtype, _dtype.dtype):
+        return dtype
+    got = ", ".join(f"{n}={type(v).__name__}" for n, v in (("size", size), ("dtype", dtype))
+                    if v is not None)
+    raise TypeError(f"view() received an invalid combination of arguments - got ({got}), but "
+                    "expected one of:\n * (torch.dtype dtype)\n * (tuple of ints size)\n")
 
 
 register_method("view", view, varargs=True)
@@ -631,7 +644,6 @@ def _split_at(input, dim, bounds):
                  for a, b in zip(bounds[:-1], bounds[1:]))
 
 
-@register("split", view=True)
 def split(tensor, split_size_or_sections, dim=0):
     """Views of ``split_size`` along ``dim`` (the last may be smaller), or of the sizes in a
     list."""
@@ -658,6 +670,10 @@ def split(tensor, split_size_or_sections, dim=0):
                            f"(input tensor's size at dimension {dim}), but got split_sizes="
                            f"{sizes}")
     return _split_at(tensor, dim, [0, *np.cumsum(sizes).tolist()])
+
+
+split._ember_param_aliases = {"split_size_or_sections": ("split_size",)}  # Tensor.split's name
+register("split", view=True)(split)
 
 
 @register("split_with_sizes", view=True)

@@ -228,9 +228,14 @@ def sparse_compressed_tensor(compressed_indices, plain_indices, values, size=Non
 
 # -- products -----------------------------------------------------------------------------------
 
-def spmm(input, mat2) -> Tensor:
+def spmm(input, mat2, out_dtype=None) -> Tensor:
     """``input @ mat2`` with a sparse ``input`` (or ``mat2``): a dense matrix
-    (``torch.spmm``); two dense matrices multiply as ``ember.mm``."""
+    (``torch.spmm``); two dense matrices multiply as ``ember.mm``. ``out_dtype`` as
+    ``mm``'s (float32 products of float16/bfloat16 matrices)."""
+    if out_dtype is not None:
+        from .linalg import widened_product
+
+        return widened_product(spmm, input, mat2, out_dtype)
     if is_sparse(input):
         return sparse_mm(input, mat2, "mm")
     if is_sparse(mat2):
@@ -239,12 +244,12 @@ def spmm(input, mat2) -> Tensor:
 
 
 @numpy_names
-def smm(input, mat) -> SparseTensor:
-    """``input @ mat`` (sparse ``input``, dense ``mat``) as a sparse COO tensor
+def smm(input, mat2) -> SparseTensor:
+    """``input @ mat2`` (sparse ``input``, dense ``mat2``) as a sparse COO tensor
     (``torch.smm``)."""
     if not is_sparse(input):
         raise RuntimeError("smm: expected a sparse input, got a strided tensor")
-    return input.smm(mat)
+    return input.smm(mat2)
 
 
 def _layout_word(x) -> str:
@@ -317,40 +322,76 @@ def _row_product(mat1, mat2, name: str, arg: int):
     return s, row_t, sparse_mm(s, mat2, "mm").index_select(0, row_t)
 
 
-def hspmm(mat1, mat2) -> SparseTensor:
+def sparse_out(out, result: SparseTensor, op: str) -> SparseTensor:
+    """``out=`` of a product whose result is sparse COO (``hspmm``, ``sspaddmm``, ...): ``out``
+    (a sparse COO tensor of the result's dtype and device) takes the result's size, indices
+    and values, as PyTorch's out kernels resize and fill it."""
+    from .._sparse_tensor import _SparseData
+    from ..autograd.grad_mode import GRAD
+
+    if not isinstance(out, Tensor):
+        raise TypeError(f"{op}(): argument 'out' must be Tensor, not {type(out).__name__}")
+    if not is_sparse(out) or out.layout is not sparse_coo:
+        raise RuntimeError(f"{op}(): expected out to be a sparse COO tensor (the result's "
+                           f"layout), but got layout {_layout_word(out)}")
+    if GRAD.enabled and (result.requires_grad or out.requires_grad):
+        raise RuntimeError(f"{op}(): functions with out=... arguments don't support automatic "
+                           "differentiation, but one of the arguments requires grad.")
+    if out._device != result._device:
+        raise RuntimeError(f"Expected out tensor to have device {result._device}, but got "
+                           f"{out._device} instead")
+    if out._vals._data.dtype != result._vals._data.dtype:
+        name = _dtype.scalar_type_name
+        raise RuntimeError(f"dtype of values ({name(result._vals._data.dtype)}) must match "
+                           f"dtype of sparse tensor ({name(out._vals._data.dtype)})")
+    out._idx = result._idx
+    out._vals = result._vals.detach()
+    out._data = _SparseData(tuple(result._data.shape), out._vals._data.dtype, out._device)
+    out._coalesced = result._coalesced
+    out._cache = {}
+    out._bump_version()
+    return out
+
+
+def hspmm(mat1, mat2, *, out=None) -> SparseTensor:
     """``mat1 @ mat2`` for a sparse COO ``mat1`` and a dense ``mat2`` as a hybrid COO tensor
     (``torch.hspmm``): one sparse dimension (the rows of ``mat1`` that hold an element) and
     one dense dimension (the full rows of the product). Differentiable in ``mat1``'s values
-    and ``mat2`` (PyTorch's has no derivative)."""
+    and ``mat2`` (PyTorch's has no derivative); ``out`` is a sparse COO tensor."""
     if not is_sparse(mat1):
         raise _no_kernel("hspmm", mat1)
     s, rows, values = _row_product(mat1, mat2, "hspmm", 3)
-    return make_sparse(rows._data.reshape(1, -1), values,  # flagged as PyTorch flags it
-                       (s._data.shape[0], mat2._data.shape[1]), coalesced=values.shape[0] < 2)
+    r = make_sparse(rows._data.reshape(1, -1), values,  # flagged as PyTorch flags it
+                    (s._data.shape[0], mat2._data.shape[1]), coalesced=values.shape[0] < 2)
+    return r if out is None else sparse_out(out, r, "hspmm")
 
 
-def hsmm(mat1, mat2) -> SparseTensor:
+def hsmm(mat1, mat2, *, out=None) -> SparseTensor:
     """``torch.hsmm``: ``hspmm(mat1, mat2)``, the product as a hybrid COO tensor."""
-    return hspmm(mat1, mat2)
+    return hspmm(mat1, mat2, out=out)
 
 
-def dsmm(mat1, mat2) -> Tensor:
-    """``torch.dsmm``: the dense matrix ``mat1 @ mat2`` of a sparse ``mat1`` and a dense
-    ``mat2`` (as ``ember.mm``); differentiable in both."""
-    if not is_sparse(mat1):
-        raise _no_kernel("dsmm", mat1)
-    return sparse_mm(mat1, mat2, "mm")
+def dsmm(input, mat2, out_dtype=None) -> Tensor:
+    """``torch.dsmm``: the dense matrix ``input @ mat2`` of a sparse ``input`` and a dense
+    ``mat2`` (as ``ember.mm``, ``out_dtype`` too); differentiable in both."""
+    if out_dtype is not None:
+        from .linalg import widened_product
+
+        return widened_product(dsmm, input, mat2, out_dtype)
+    if not is_sparse(input):
+        raise _no_kernel("dsmm", input)
+    return sparse_mm(input, mat2, "mm")
 
 
 @numpy_names
-def sspaddmm(input, mat1, mat2, *, beta=1, alpha=1) -> SparseTensor:
+def sspaddmm(input, mat1, mat2, *, beta=1, alpha=1, out=None) -> SparseTensor:
     """``beta * input + alpha * (mat1 @ mat2)`` as a sparse COO tensor, for a sparse
     ``input`` and ``mat1`` and a dense ``mat2`` (``torch.sspaddmm``).
 
     As PyTorch's, the result is uncoalesced: ``input``'s elements (scaled by ``beta``) then,
     for every row of ``mat1`` that holds an element, that whole row of the product.
     Differentiable in the values of ``input`` and ``mat1`` and in ``mat2`` (PyTorch's has no
-    derivative)."""
+    derivative); ``out`` is a sparse COO tensor."""
     from .shape import cat
 
     if not is_sparse(input):
@@ -375,12 +416,13 @@ def sspaddmm(input, mat1, mat2, *, beta=1, alpha=1) -> SparseTensor:
     in_vals = inp._vals if beta == 1 else inp._vals * beta
     prod_vals = prod.reshape(-1) if alpha == 1 else prod.reshape(-1) * alpha
     values = cat([in_vals, prod_vals])
-    return make_sparse(idx, values, (m, n), coalesced=idx.shape[1] < 2)
+    r = make_sparse(idx, values, (m, n), coalesced=idx.shape[1] < 2)
+    return r if out is None else sparse_out(out, r, "sspaddmm")
 
 
-def saddmm(input, mat1, mat2, *, beta=1, alpha=1) -> SparseTensor:
-    """``torch.saddmm``: ``sspaddmm(input, mat1, mat2, beta=beta, alpha=alpha)``."""
-    return sspaddmm(input, mat1, mat2, beta=beta, alpha=alpha)
+def saddmm(input, mat1, mat2, *, beta=1, alpha=1, out=None) -> SparseTensor:
+    """``torch.saddmm``: ``sspaddmm(input, mat1, mat2, beta=beta, alpha=alpha, out=out)``."""
+    return sspaddmm(input, mat1, mat2, beta=beta, alpha=alpha, out=out)
 
 
 def sparse_mask(self, mask) -> SparseTensor:
@@ -474,15 +516,16 @@ def sparse_resize_and_clear_(self, size, sparse_dim: int, dense_dim: int):
     return _resize(self, size, sparse_dim, dense_dim, True, "sparse_resize_and_clear_")
 
 
-def resize_as_sparse_(self, src):
-    """``self.sparse_resize_(src.size(), src.sparse_dim(), src.dense_dim())``
+def resize_as_sparse_(self, the_template):
+    """``self.sparse_resize_(t.size(), t.sparse_dim(), t.dense_dim())`` of the template ``t``
     (``Tensor.resize_as_sparse_``) for a sparse COO ``self``; compressed tensors (CSR, CSC,
     BSR, BSC): ``ember.sparse._resize``."""
-    if any(is_sparse(t) and t.layout is not sparse_coo for t in (self, src)):
+    if any(is_sparse(t) and t.layout is not sparse_coo for t in (self, the_template)):
         from ..sparse._resize import resize_as_sparse_compressed_
 
-        return resize_as_sparse_compressed_(self, src)
-    return _resize(self, src.shape, src.sparse_dim(), src.dense_dim(), False,
+        return resize_as_sparse_compressed_(self, the_template)
+    return _resize(self, the_template.shape, the_template.sparse_dim(),
+                   the_template.dense_dim(), False,
                    "resize_as_sparse_")
 
 

@@ -77,11 +77,12 @@ def _split(input, split_size, dim=0):
     return shape.split(input, split_size, dim)
 
 
-def _view(input, size):
-    """``Tensor.view``: a new shape, or the same memory read as a dtype. As ATen's
-    ``view_copy``, a shape that the strides cannot view is a reshape (it is copied anyway)."""
-    if isinstance(size, _dtype.dtype):
-        return shape.view(input, size)
+def _view(input, size=None, dtype=None):
+    """``Tensor.view``: a new shape, or the same memory read as a dtype (``view_copy(x,
+    dtype=...)`` too). As ATen's ``view_copy``, a shape that the strides cannot view is a
+    reshape (it is copied anyway)."""
+    if isinstance(size, _dtype.dtype) or size is None or dtype is not None:
+        return shape.view(input, size, dtype)
     target = shape._infer_shape(shape._int_tuple(size), input._data.size)
     if shape._view_array(input._data, target) is None:
         return shape.reshape(input, target)
@@ -152,7 +153,8 @@ _ANNOTATIONS = {
     "split_with_sizes_copy": {"split_sizes": Sequence[int], "out": Sequence[Tensor] | None,
                               "return": tuple[Tensor, ...]},
     "unbind_copy": {"dim": int, "out": Sequence[Tensor] | None, "return": tuple[Tensor, ...]},
-    "view_copy": {"size": Sequence[int] | int | _dtype.dtype},
+    "view_copy": {"size": Sequence[int] | int | _dtype.dtype | None,
+                  "dtype": _dtype.dtype | None},
     "slice_copy": {"dim": int, "start": int | None, "end": int | None, "step": int},
 }
 

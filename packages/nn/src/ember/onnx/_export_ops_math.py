@@ -652,7 +652,7 @@ def _matrix_power(c: Call):
 
 # -- randomized activations ---------------------------------------------------------------------
 
-@mapping("rrelu")
+@mapping("rrelu", "nn.functional.rrelu")
 def _rrelu(c: Call):
     """In evaluation a leaky ReLU of slope ``(lower + upper) / 2``; in training each negative
     element scaled by its own uniform draw from ``[lower, upper)`` (RandomUniformLike)."""
