@@ -161,3 +161,35 @@ def test_losses_and_linear_stay_on_the_device(name, testdev):
     assert xd.grad.device == testdev
     fn(x, x.device).backward()
     np.testing.assert_allclose(xd.grad.cpu().numpy(), x.grad.numpy(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("expr, expected", [
+    (lambda b: 2 * b, ("MulBackward0", ["SinBackward0", None])),
+    (lambda b: 2 + b, ("AddBackward0", ["SinBackward0", None])),
+    (lambda b: 2 - b, ("RsubBackward1", ["SinBackward0"])),
+    (lambda b: 2 / b, ("MulBackward0", ["ReciprocalBackward0", None])),
+    (lambda b: 2 ** b, ("PowBackward2", ["SinBackward0"])),
+    (lambda b: b * 2, ("MulBackward0", ["SinBackward0", None])),
+], ids=["rmul", "radd", "rsub", "rtruediv", "rpow", "mul"])
+def test_reflected_operators_record_pytorchs_graph(expr, expected):
+    """A number on the left (``2 * b``) records what PyTorch's Tensor dunders record: the
+    tensor's edge first (pytorch/tutorials' autogradyt walks
+    ``c.grad_fn.next_functions[0][0]`` of ``c = 2 * b``), rsub and pow of a number with the
+    tensor's edge alone, and ``2 / b`` as ``reciprocal(b) * 2``."""
+    b = randn64(5, rng=RNG).sin()
+    out = expr(b)
+    assert names(out.grad_fn) == expected
+    x = randn64(5, rng=RNG).abs() + 0.5
+    assert gradcheck(lambda t: expr(t.sin() + 2), (x,))
+    assert gradgradcheck(lambda t: expr(t.sin() + 2), (x,))
+
+
+def test_reflected_operators_values():
+    a = np.array([0.5, 1.5, 3.0])
+    x = ember.tensor(a)
+    np.testing.assert_allclose((2 - x).numpy(), 2 - a)
+    np.testing.assert_allclose((2 ** x).numpy(), 2 ** a)
+    np.testing.assert_allclose((2 / x).numpy(), 2 * (1 / a))
+    assert (2 / ember.tensor([4])).dtype == ember.float32  # true division of an int tensor
+    assert (3 - ember.tensor([1, 2])).tolist() == [2, 1]
+    assert (2 ** ember.tensor([1, 3])).tolist() == [2, 8]

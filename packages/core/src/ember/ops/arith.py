@@ -423,6 +423,54 @@ for _dunder, _op, _rop, _iop in (("add", _add, _add, add), ("sub", sub, sub, sub
                                  ("mod", remainder, remainder, remainder),
                                  ("pow", pow, _pow, pow)):
     register_operator(_dunder, _op, _rop, make_inplace(_iop, _iop.__name__ + "_"))
+
+
+# The reflected forms of a number on the left, recorded as PyTorch records them (its
+# ``_tensor.py`` dunders): ``2 + b`` and ``2 * b`` are ``add(b, 2)`` and ``mul(b, 2)`` (the
+# tensor's edge first in ``grad_fn.next_functions``), ``2 - b`` is ``rsub(b, 2)`` and
+# ``2 ** b`` is ``pow(2, b)``, nodes with the tensor's edge alone (RsubBackward1,
+# PowBackward2), and ``2 / b`` is ``reciprocal(b) * 2``, as PyTorch computes it.
+def _radd(self, other):
+    return _add(self, other)
+
+
+def _rmul(self, other):
+    return mul(self, other)
+
+
+RsubBackward1 = make_node_class("RsubBackward1", lambda node, g: (-g,))
+PowBackward2 = make_node_class("PowBackward2", lambda node, g: (_pow_bw(node, g)[1],))
+
+
+def _number_first(self, other, fn, node_cls, saved):
+    """``fn(other, self)`` for a number ``other``, recorded as a ``node_cls`` node with one
+    edge, to ``self``."""
+    r = fn(other, self.detach())
+    return result(r._data, r._device, node_cls, (self,), saved(other, self))
+
+
+def _rsub(self, other):
+    if isinstance(other, Tensor):  # a tensor subclass's reflected call: no number
+        return sub(other, self)
+    return _number_first(self, other, _sub, RsubBackward1, lambda a, b: ())
+
+
+def _rpow(self, other):
+    if isinstance(other, Tensor):
+        return _pow(other, self)
+    return _number_first(self, other, _pow, PowBackward2, lambda a, b: (a, b))
+
+
+def _rtruediv(self, other):
+    if isinstance(other, Tensor):
+        return _true_div(other, self)
+    return mul(self.reciprocal(), other)
+
+
+for _dunder, _method in (("__radd__", _radd), ("__rmul__", _rmul), ("__rsub__", _rsub),
+                         ("__rpow__", _rpow), ("__rtruediv__", _rtruediv)):
+    _method.__name__ = _method.__qualname__ = _dunder
+    register_method(_dunder, _method)
 register_method("__matmul__", lambda a, b: a.matmul(b))
 register_method("__rmatmul__", lambda a, b: _make(b, a._device).matmul(a)
                 if not isinstance(b, Tensor) else b.matmul(a))
