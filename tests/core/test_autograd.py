@@ -785,6 +785,36 @@ def test_gradcheck_accepts_pytorch_keywords():
         gradcheck(lambda a: a.exp(), (x,), check_backward_ad=False)
 
 
+def test_gradcheck_forward_mode():
+    """check_forward_ad builds the Jacobian with forward AD (the tangents of one-hot JVPs);
+    check_backward_ad=False checks a Function that has only jvp (pytorch/tutorials'
+    forward_ad_usage)."""
+
+    scale = [1]
+
+    class ExpJvp(Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.r = x.exp()
+            return ctx.r
+
+        @staticmethod
+        def jvp(ctx, g):
+            return g * ctx.r * scale[0]
+
+    x = ember.randn(3, dtype=ember.float64, requires_grad=True)
+    assert gradcheck(ExpJvp.apply, (x,), check_forward_ad=True, check_backward_ad=False,
+                     check_undefined_grad=False, check_batched_grad=False)
+    scale[0] = 2  # a wrong tangent: forward mode catches it
+    with pytest.raises(GradcheckError, match="Jacobian computed with forward mode mismatch "
+                                             "for output 0 with respect to input 0"):
+        gradcheck(ExpJvp.apply, (x,), check_forward_ad=True, check_backward_ad=False)
+    y = ember.randn(3, dtype=ember.float64, requires_grad=True)
+    assert gradcheck(lambda a, b: (a * b).sin(), (x, y), check_forward_ad=True)
+    z = ember.randn(3, dtype=ember.complex128, requires_grad=True)
+    assert gradcheck(lambda a: (a * a).exp(), (z,), check_forward_ad=True)
+
+
 def test_gradgradcheck_detects_wrong_double_backward():
     class FirstOrderOnly(Function):
         @staticmethod

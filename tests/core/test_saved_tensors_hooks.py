@@ -506,3 +506,32 @@ def test_forward_ad_tangents_through_packed_nodes():
     plain, hooked = run(False), run(True)
     np.testing.assert_array_equal(plain[0], hooked[0])
     np.testing.assert_array_equal(plain[1], hooked[1])
+
+
+def test_named_saved_values():
+    """``grad_fn._saved_self`` / ``_saved_other`` / ``_saved_result`` (pytorch/tutorials'
+    saved-tensors-hooks tutorial reads them): the tensors the op saved, unpacked by the
+    hooks in force when they were saved; PyTorch's errors once freed or modified."""
+    a = ember.randn(5, requires_grad=True)
+    b = ember.ones(5, requires_grad=True)
+    y = a * b
+    assert y.grad_fn._saved_self is a and y.grad_fn._saved_other is b
+    e = ember.exp(a)
+    assert e.grad_fn._saved_result.equal(e)
+    with pytest.raises(AttributeError, match="'ExpBackward0' object has no attribute "
+                                             "'_saved_other'"):
+        e.grad_fn._saved_other
+    with pytest.raises(AttributeError, match="_saved_bogus"):
+        y.grad_fn._saved_bogus
+    assert (a * 2).grad_fn._saved_other.item() == 2
+    with ember.autograd.graph.saved_tensors_hooks(lambda t: t * 1, lambda t: t + 1):
+        z = a * b
+    assert z.grad_fn._saved_self.equal(a + 1)
+    y.sum().backward()
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        y.grad_fn._saved_self
+    w = a.clone()
+    m = w * a
+    w.add_(1)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        m.grad_fn._saved_self

@@ -1,7 +1,8 @@
 """Run a PyTorch program on Ember without editing it: ``python -m ember.as_torch train.py
 --epochs 2`` runs ``train.py`` with ``import torch`` (and ``torch.nn``, ``torch.utils.data``,
 ...) resolving to ``ember`` (``ember.nn``, ``ember.utils.data``, ...), ``torchvision`` to
-``ember.vision`` and ``torchtext`` to ``ember.text`` (where those packages are installed).
+``ember.vision``, ``torchtext`` to ``ember.text`` (where those packages are installed) and
+``functorch`` (PyTorch's former home of ``torch.func``) to ``ember.func``.
 
 ``ember.as_torch.install()`` does the same inside a running interpreter (before the program's
 first ``import torch``); ``uninstall()`` takes it back. A submodule Ember does not have fails
@@ -30,7 +31,8 @@ import sys
 __all__ = ["install", "uninstall", "installed", "main"]
 
 #: the PyTorch distribution names and the Ember packages that stand in for them
-ALIASES = {"torch": "ember", "torchvision": "ember.vision", "torchtext": "ember.text"}
+ALIASES = {"torch": "ember", "torchvision": "ember.vision", "torchtext": "ember.text",
+           "functorch": "ember.func"}  # functorch.vmap/grad/jvp/...: torch.func's names
 
 #: set to "1" while the alias is installed: the ranks ``ember.distributed.run`` starts (and
 #: so ``python -m ember.as_torch -m torch.distributed.run ... train.py``) install it too

@@ -4,10 +4,11 @@ The checks and their messages are PyTorch's (slow mode): the Jacobian of every
 differentiable output with respect to every input that requires grad, computed twice to
 detect non-determinism (``nondet_tol``); gradients must be zero for zero ``grad_output``;
 backward functions must accept undefined (None) output gradients (``check_undefined_grad``).
-``fast_mode`` runs the full (slow) check. There is no forward-mode AD, vmap or sparse
-layout in ember: ``check_forward_ad`` compares the reverse-mode Jacobian, and
-``check_batched_grad``, ``check_batched_forward_grad`` and ``masked`` are accepted and
-ignored.
+``fast_mode`` runs the full (slow) check. ``check_forward_ad`` also builds the Jacobian
+with forward-mode AD (``ember.autograd.forward_ad``, one JVP per input element) and checks
+it against the same central differences; ``check_backward_ad=False`` leaves the
+reverse-mode checks out (a ``Function`` with only ``jvp``). ``check_batched_grad``,
+``check_batched_forward_grad`` and ``masked`` are accepted and ignored.
 """
 
 from __future__ import annotations
@@ -199,6 +200,40 @@ def _slow_gradcheck(func, func_out, inputs, outputs, eps, rtol, atol, check_grad
                     f"numerical:{_as_display(n)}\nanalytical:{_as_display(a)}\n")
 
 
+def _forward_gradcheck(func, func_out, inputs, eps, rtol, atol) -> None:
+    """``check_forward_ad``: the Jacobian from forward-mode AD (``forward_ad``: one JVP per
+    element of each differentiable input, its tangent a one-hot) against central
+    differences, with PyTorch's message."""
+    from .. import _factory
+    from .._memory_format import contiguous_format
+    from . import forward_ad
+
+    tensor_outs = _tensors(func_out)
+    numerical = _numerical_jacobians(func, inputs, eps, tensor_outs)
+    for j, i in enumerate(_diff_input_indices(inputs)):
+        x = inputs[i]
+        jacs = [np.zeros((x._data.size, o._data.size)) for o in tensor_outs]
+        basis = _factory.zeros_like(x, memory_format=contiguous_format)
+        flat = basis._data.reshape(-1)
+        for row in range(x._data.size):
+            flat[:] = 0
+            flat[row] = 1
+            with forward_ad.dual_level():
+                args = list(inputs)
+                args[i] = forward_ad.make_dual(x, basis.clone())
+                outs = _tensors(func(*args))
+                for k, o in enumerate(outs):
+                    tangent = forward_ad.unpack_dual(o).tangent
+                    if tangent is not None:
+                        jacs[k][row] = _host64(tangent)
+        for k, (a, n) in enumerate(zip(jacs, numerical[j])):
+            if not np.allclose(a, n, rtol=rtol, atol=atol):
+                raise GradcheckError(
+                    f"Jacobian computed with forward mode mismatch for output {k:d} with "
+                    f"respect to input {j:d},\nnumerical:{_as_display(n)}\n"
+                    f"analytical:{_as_display(a)}\n")
+
+
 # -- the other backward checks ---------------------------------------------------------
 
 def _test_backward_mul_by_grad_output(outputs, inputs) -> None:
@@ -308,7 +343,7 @@ def gradcheck(func, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: floa
                  check_batched_forward_grad="check_forward_ad")
     try:
         _gradcheck_helper(func, inputs, eps, atol, rtol, nondet_tol, check_undefined_grad,
-                          check_grad_dtypes, check_backward_ad)
+                          check_grad_dtypes, check_backward_ad, check_forward_ad)
     except GradcheckError:
         if raise_exception:
             raise
@@ -356,7 +391,7 @@ def _has_complex(func, inputs) -> bool:
 
 
 def _gradcheck_helper(func, inputs, eps, atol, rtol, nondet_tol, check_undefined_grad,
-                      check_grad_dtypes, check_backward_ad) -> None:
+                      check_grad_dtypes, check_backward_ad, check_forward_ad=False) -> None:
     inputs = _as_tuple(inputs)
     _check_inputs(inputs)
     func_out = func(*inputs)
@@ -364,9 +399,13 @@ def _gradcheck_helper(func, inputs, eps, atol, rtol, nondet_tol, check_undefined
         func, inputs = _as_real_problem(func, inputs)
         func_out = func(*inputs)
     outputs = _differentiable_outputs(func_out)
+    if check_forward_ad:
+        _forward_gradcheck(func, func_out, inputs, eps, rtol, atol)
+    if not check_backward_ad:
+        return
     _slow_gradcheck(func, func_out, inputs, outputs, eps, rtol, atol, check_grad_dtypes,
                     nondet_tol)
-    if not check_backward_ad or not outputs:
+    if not outputs:
         return
     _test_backward_mul_by_grad_output(outputs, inputs)
     if check_undefined_grad:

@@ -112,6 +112,13 @@ class Node:
             return saved.unpacked()
         return saved
 
+    def __getattr__(self, name: str):
+        # PyTorch's named saved values (``grad_fn._saved_self``, ``_saved_other``,
+        # ``_saved_result``): only missing attributes reach here
+        if name.startswith("_saved_"):
+            return _named_saved(self, name)
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
     def output(self, requires_grad_graph: bool = True):
         """The op's (single) output, rebuilt from the saved array during backward."""
         data = self.out_data
@@ -238,6 +245,44 @@ def edge(t):
     if gf is not None:
         return (gf, t._nr)
     return (accumulate_node(t), 0)
+
+
+#: PyTorch's names of an op's first two inputs as ``grad_fn._saved_<name>`` reads them
+_SAVED_INPUTS = {"self": 0, "input": 0, "other": 1}
+
+
+def _named_saved(node: Node, attr: str):
+    """``node._saved_self`` / ``_saved_other`` (the op's first / second input, where the op
+    saved it at that position: a tensor on that input's edge, or the number it was given)
+    and ``node._saved_result`` (the output, where the op saved it), unpacked by saved-tensor
+    hooks; else PyTorch's AttributeError for a value the node does not hold."""
+    key = attr[len("_saved_"):]
+    missing = AttributeError(f"'{type(node).__name__}' object has no attribute '{attr}'")
+    if key == "result":
+        if node.out_data is None and "out_data" not in node.__dict__:
+            raise missing
+        return node.output()
+    i = _SAVED_INPUTS.get(key)
+    if i is None:
+        raise missing
+    raw = node.saved
+    if raw is None:  # freed by a backward
+        raise RuntimeError(node._freed_msg)
+    saved = node.saved_tensors
+    edges = node.next_functions
+    if i >= len(saved) or i >= len(edges):
+        raise missing
+    value, (fn, nr) = saved[i], edges[i]
+    if isinstance(value, (bool, int, float, complex)) and fn is None:
+        return _make(np.asarray(value), node.device)  # a number operand (a * 2: other)
+    if not isinstance(value, _Tensor):
+        raise missing
+    node._check_versions()  # PyTorch's error for a saved tensor modified in place
+    if raw.__class__ is tuple:  # packed by hooks: unpacked copies, the position is the proof
+        t = raw[i]
+        if fn is None or not (t.grad_fn is fn and t._nr == nr or t._accum is fn):
+            raise missing
+    return value
 
 
 def make_node_class(name: str, backward, n_out: int = 1) -> type:
