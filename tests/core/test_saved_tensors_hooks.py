@@ -520,18 +520,18 @@ def test_named_saved_values():
     assert e.grad_fn._saved_result.equal(e)
     with pytest.raises(AttributeError, match="'ExpBackward0' object has no attribute "
                                              "'_saved_other'"):
-        e.grad_fn._saved_other
+        _ = e.grad_fn._saved_other
     with pytest.raises(AttributeError, match="_saved_bogus"):
-        y.grad_fn._saved_bogus
+        _ = y.grad_fn._saved_bogus
     assert (a * 2).grad_fn._saved_other.item() == 2
     with ember.autograd.graph.saved_tensors_hooks(lambda t: t * 1, lambda t: t + 1):
         z = a * b
     assert z.grad_fn._saved_self.equal(a + 1)
     y.sum().backward()
     with pytest.raises(RuntimeError, match="backward through the graph a second time"):
-        y.grad_fn._saved_self
+        _ = y.grad_fn._saved_self
     w = a.clone()
     m = w * a
     w.add_(1)
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
-        m.grad_fn._saved_self
+        _ = m.grad_fn._saved_self
