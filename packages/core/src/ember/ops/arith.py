@@ -429,7 +429,8 @@ for _dunder, _op, _rop, _iop in (("add", _add, _add, add), ("sub", sub, sub, sub
 # ``_tensor.py`` dunders): ``2 + b`` and ``2 * b`` are ``add(b, 2)`` and ``mul(b, 2)`` (the
 # tensor's edge first in ``grad_fn.next_functions``), ``2 - b`` is ``rsub(b, 2)`` and
 # ``2 ** b`` is ``pow(2, b)``, nodes with the tensor's edge alone (RsubBackward1,
-# PowBackward2), and ``2 / b`` is ``reciprocal(b) * 2``, as PyTorch computes it.
+# PowBackward2). ``2 / b`` stays one correctly rounded division (PyTorch computes
+# ``reciprocal(b) * 2``, within an ulp of it; ember.compile and export replay a division).
 def _radd(self, other):
     return _add(self, other)
 
@@ -461,14 +462,8 @@ def _rpow(self, other):
     return _number_first(self, other, _pow, PowBackward2, lambda a, b: (a, b))
 
 
-def _rtruediv(self, other):
-    if isinstance(other, Tensor):
-        return _true_div(other, self)
-    return mul(self.reciprocal(), other)
-
-
 for _dunder, _method in (("__radd__", _radd), ("__rmul__", _rmul), ("__rsub__", _rsub),
-                         ("__rpow__", _rpow), ("__rtruediv__", _rtruediv)):
+                         ("__rpow__", _rpow)):
     _method.__name__ = _method.__qualname__ = _dunder
     register_method(_dunder, _method)
 register_method("__matmul__", lambda a, b: a.matmul(b))
