@@ -99,6 +99,24 @@ def like_order(arr, fmt, fname: str):
     return format_order(check(fmt, fname), arr.ndim)
 
 
+def dense_strides(arr, order):
+    """The strides (in bytes) of a fresh array of ``arr``'s shape and dtype laid out in
+    ``order`` (``None``: C order), size-1 dims included as PyTorch computes them."""
+    dims = range(arr.ndim) if order is None else order
+    strides = [0] * arr.ndim
+    step = arr.itemsize
+    for d in reversed(dims):
+        strides[d] = step
+        step *= arr.shape[d]
+    return tuple(strides)
+
+
+def as_fresh(arr, order):
+    """``arr`` laid out in ``order`` (``None``: C order) with exactly the strides a fresh
+    tensor gets, size-1 dims included; copied only when they differ."""
+    return arr if arr.strides == dense_strides(arr, order) else copy_as(arr, order)
+
+
 def copy_as(arr, order):
     """A copy of ``arr`` (always a new array) laid out in ``order``."""
     if order is None:
@@ -112,3 +130,70 @@ def inverse(order: tuple) -> tuple:
     for i, d in enumerate(order):
         inv[d] = i
     return tuple(inv)
+
+
+#: the order PyTorch checks the axes in (innermost first) when it guesses a channels-last
+#: layout from strides (``is_channels_last_strides_2d/3d``)
+_CL_CHECKS = {4: (1, 3, 2, 0), 5: (1, 4, 3, 2, 0)}
+
+
+def suggest_order(shape, strides):
+    """The channels-last order PyTorch's ``suggest_memory_format`` reads from ``strides``
+    (any unit) of a 4-d or 5-d ``shape``, else ``None`` (contiguous). Ambiguous layouts
+    (size-1 axes) fall back to contiguous exactly as PyTorch's do: ``(N, 1, 1, 1)`` with equal
+    strides, a zero channel stride."""
+    checks = _CL_CHECKS.get(len(shape))
+    if checks is None or strides[1] == 0:
+        return None
+    low = 0
+    for d in checks:
+        st = strides[d]
+        if shape[d] == 0 or st < low or (d == 0 and low == strides[1]):
+            return None
+        low = st * shape[d] if shape[d] > 1 else st
+    return _ORDERS[channels_last if len(shape) == 4 else channels_last_3d]
+
+
+def suggest(arr):
+    """``suggest_order`` of an array: the channels-last order it suggests, else ``None``.
+    Cheap for the common case: a C-contiguous array with channels and a width (its innermost
+    stride is below the channel block's, so it cannot read as channels-last)."""
+    shape = arr.shape
+    if len(shape) < 4 or (shape[1] > 1 and shape[-1] > 1 and arr.flags.c_contiguous):
+        return None
+    return suggest_order(shape, arr.strides)
+
+
+def obeys_layout_contract(grad, var) -> bool:
+    """Whether ``grad`` may become ``var``'s ``.grad`` as it is (PyTorch's
+    ``obeys_layout_contract``): the strides of ``var`` where a dim has more than one element
+    (a zero stride refused on size-1 dims); a contiguous ``grad`` for a ``var`` that is not
+    dense."""
+    if grad.strides == var.strides:
+        return True
+    if preserve_order(var) is not None and not is_dense(var):
+        return bool(grad.flags.c_contiguous)
+    gi, vi = grad.itemsize, var.itemsize
+    for n, gs, vs in zip(grad.shape, grad.strides, var.strides):
+        if n != 1:
+            if gs // gi != vs // vi:
+                return False
+        elif gs == 0:
+            return False
+    return True
+
+
+def is_dense(arr) -> bool:
+    """Whether ``arr``'s elements fill its memory without gaps or overlaps in some order."""
+    order = preserve_order(arr)
+    return bool(arr.flags.c_contiguous if order is None else
+                arr.transpose(order).flags.c_contiguous)
+
+
+def obey_layout_contract(grad, var):
+    """``grad`` as PyTorch's ``AccumulateGrad`` stores it for a leaf ``var``: as it is when it
+    obeys ``var``'s layout, else a copy in ``var``'s layout (contiguous if ``var`` is not
+    dense)."""
+    if obeys_layout_contract(grad, var):
+        return grad
+    return copy_as(grad, preserve_order(var) if is_dense(var) else None)

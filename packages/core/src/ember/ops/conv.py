@@ -19,6 +19,7 @@ from .. import _dtype
 from .._device import check_same_device, xp_of
 from .._dtype import scalar_type_name
 from .._format import shape_str
+from .._memory_format import as_fresh, copy_as, suggest, suggest_order
 from ..autograd.graph import make_node_class, result
 from ._conv_kernels import (
     Geom,
@@ -69,48 +70,58 @@ def _narrowed(r, like):
     return _dtype.narrow(r, like.dtype)
 
 
-def _convolution(kernel, a, w, b, g: Geom, transposed: bool):
-    """``kernel(a, w)`` plus the bias, recorded as ``ConvolutionBackward0``."""
+def _convolution(kernel, a, w, b, g: Geom, transposed: bool, order=None):
+    """``kernel(a, w)`` plus the bias, recorded as ``ConvolutionBackward0``, laid out in
+    ``order`` (``None``: contiguous; see ``_layout``)."""
     ad = a._data
     r = kernel(_wide(ad), _wide(w._data), g)
     if b is not None:
         r += b._data.reshape(_bias_shape(r.shape[1], len(g.k)))
-    return result(_narrowed(r, ad), a._device, ConvolutionBackward0, (a, w, b), (a, w),
-                  (g, transposed))
+    r = _laid_out(_narrowed(r, ad), order)
+    return result(r, a._device, ConvolutionBackward0, (a, w, b), (a, w), (g, transposed, order))
 
 
-def _conv(x, w, b, g: Geom):
+def _laid_out(r, order):
+    """The kernel's C-order result ``r`` in ``order`` with a fresh tensor's strides (a size-1
+    dim's too, as PyTorch's)."""
+    if order is None and 1 not in r.shape:
+        return r
+    return as_fresh(r, order) if order is None else copy_as(r, order)
+
+
+def _conv(x, w, b, g: Geom, order=None):
     """Convolution of ``x`` (N, C, *x) with ``w`` (O, C/groups, *k): (N, O, *y)."""
-    return _convolution(conv_array, x, w, b, g, False)
+    return _convolution(conv_array, x, w, b, g, False, order)
 
 
-def _conv_transpose(u, w, b, g: Geom):
+def _conv_transpose(u, w, b, g: Geom, order=None):
     """Transposed convolution of ``u`` (N, Cin, *y) with ``w`` (Cin, Cout/groups, *k)."""
-    return _convolution(conv_transpose_array, u, w, b, g, True)
+    return _convolution(conv_transpose_array, u, w, b, g, True, order)
 
 
-def _weight_grad(x, gy, g: Geom, wshape):
+def _weight_grad(x, gy, g: Geom, wshape, order=None):
     """Gradient of a convolution's weight for input ``x`` and output gradient ``gy``."""
     xd = x._data
-    r = weight_grad_array(_wide(xd), _wide(gy._data), g, wshape)
-    return result(_narrowed(r, xd), x._device, ConvolutionBackwardBackward0, (x, gy), (x, gy),
-                   g)
+    r = _laid_out(_narrowed(weight_grad_array(_wide(xd), _wide(gy._data), g, wshape), xd),
+                  order)
+    return result(r, x._device, ConvolutionBackwardBackward0, (x, gy), (x, gy), (g, order))
 
 
 def _conv_bw(node, gy):
     a, w = node.saved
-    g, transposed = node.ctx
+    g, transposed, order = node.ctx
     ga = gw = gb = None
+    # the gradients share the forward's layout (PyTorch's backend memory format)
     if transposed:  # a is the narrow side u; the output lives on the wide side
         if node.needs_grad(0):
-            ga = _conv(gy, w, None, g)
+            ga = _conv(gy, w, None, g, order)
         if node.needs_grad(1):
-            gw = _weight_grad(gy, a, g, w._data.shape)
+            gw = _weight_grad(gy, a, g, w._data.shape, order)
     else:
         if node.needs_grad(0):
-            ga = _conv_transpose(gy, w, None, g)
+            ga = _conv_transpose(gy, w, None, g, order)
         if node.needs_grad(1):
-            gw = _weight_grad(a, gy, g, w._data.shape)
+            gw = _weight_grad(a, gy, g, w._data.shape, order)
     if node.needs_grad(2):
         gb = gy.sum((0,) + tuple(range(2, gy._data.ndim)))
     return ga, gw, gb
@@ -118,12 +129,12 @@ def _conv_bw(node, gy):
 
 def _weight_grad_bw(node, ggw):
     x, gy = node.saved
-    g = node.ctx
+    g, order = node.ctx
     gx = ggy = None
     if node.needs_grad(0):
-        gx = _conv_transpose(gy, ggw, None, g)
+        gx = _conv_transpose(gy, ggw, None, g, order)
     if node.needs_grad(1):
-        ggy = _conv(x, ggw, None, g)
+        ggy = _conv(x, ggw, None, g, order)
     return gx, ggy
 
 
@@ -153,6 +164,46 @@ def _col2im(c, g: Geom):
 
 Im2ColBackward0 = make_node_class("Im2ColBackward0", lambda node, g: (_col2im(g, node.ctx),))
 Col2ImBackward0 = make_node_class("Col2ImBackward0", lambda node, g: (_im2col(g, node.ctx),))
+
+
+# -- layout -------------------------------------------------------------------------------------
+
+def _unsqueezed(arr, dim: int):
+    """``arr``'s shape and strides after PyTorch's ``unsqueeze(dim)`` (the new stride is
+    ``size * stride`` of the dim it lands before, 1 at the end)."""
+    shape, strides = arr.shape, arr.strides
+    st = shape[dim] * strides[dim] if dim < len(shape) else arr.itemsize
+    return shape[:dim] + (1,) + shape[dim:], strides[:dim] + (st,) + strides[dim:]
+
+
+def _layout(n: int, input, weight, groups: int):
+    """The order of a convolution's output and gradients, as PyTorch's CPU backends choose
+    it: channels-last when the input or the weight suggests it (``suggest_memory_format``;
+    conv1d runs as a 2-d one and only its weight counts), else ``None`` (contiguous). 3-d
+    convolutions are channels-last only on the oneDNN path (float32, and a batch above 1,
+    groups, a kernel above 3x3 in its last two dims or a large input); the slow 3-d kernels
+    are contiguous."""
+    xd, wd = input._data, weight._data
+    if n == 2 and xd.ndim == 4 and xd.shape[1] > 1 and xd.shape[3] > 1 and \
+            wd.shape[1] > 1 and wd.shape[3] > 1 and xd.flags.c_contiguous and \
+            wd.flags.c_contiguous:
+        return None  # the common case, kept cheap: neither can read as channels-last
+    if n == 1:
+        return (0, 2, 1) if suggest_order(*_unsqueezed(wd, 2)) else None
+    if xd.ndim == n + 1:  # unbatched: PyTorch unsqueezes the batch dim
+        x_cl = suggest_order(*_unsqueezed(xd, 0))
+    else:
+        x_cl = suggest(xd)
+    if not (x_cl or suggest(wd)):
+        return None
+    if n == 3:
+        shape = xd.shape if xd.ndim == 5 else (1,) + xd.shape
+        ws = wd.shape
+        if xd.dtype != np.float32 or not (groups > 1 or (ws[-1] > 3 and ws[-2] > 3) or
+                                          shape[0] > 1 or math.prod(shape[:4]) > 20480):
+            return None
+        return (0, 2, 3, 4, 1)
+    return (0, 2, 3, 1)
 
 
 # -- argument checks ----------------------------------------------------------------------------
@@ -239,7 +290,8 @@ def _convnd(n, input, weight, bias, stride, padding, dilation, groups):
                            f"({shape_str(ek, ' x ')}). Kernel size can't be greater than "
                            "actual input size")
     y = tuple(out_size(xs[i], k[i], stride[i], dilation[i], lo[i], hi[i]) for i in range(n))
-    out = _conv(x, weight, bias, Geom(k, stride, dilation, lo, xs, y, groups))
+    order = _layout(n, input, weight, groups)
+    out = _conv(x, weight, bias, Geom(k, stride, dilation, lo, xs, y, groups), order)
     return out.squeeze(0) if unbatched else out
 
 
@@ -281,7 +333,9 @@ def _conv_transposend(n, input, weight, bias, stride, padding, output_padding, g
         raise RuntimeError(f"Given input size per channel: ({shape_str(lead + ys, ' x ')}"
                            f"). Calculated output size per channel: "
                            f"({shape_str(lead + xs, ' x ')}). Output size is too small")
-    out = _conv_transpose(u, weight, bias, Geom(k, stride, dilation, padding, xs, ys, groups))
+    order = _layout(n, input, weight, groups)
+    out = _conv_transpose(u, weight, bias, Geom(k, stride, dilation, padding, xs, ys, groups),
+                          order)
     return out.squeeze(0) if unbatched else out
 
 

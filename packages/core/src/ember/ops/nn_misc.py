@@ -17,6 +17,7 @@ import warnings
 import numpy as np
 
 from .. import _dtype
+from .. import _memory_format as _mf
 from .._device import check_same_device, xp_of
 from .._dtype import scalar_type_name
 from .._format import shape_str
@@ -798,8 +799,9 @@ def _resample_t(g, axis, taps, in_size):
     return out
 
 
-def _resample(x: Tensor, axis: int, taps, node_cls=ResampleBackward) -> Tensor:
-    """``sum_k take(x, idx_k, axis) * w_k`` (``w_k`` None means 1): one node per axis."""
+def _resample(x: Tensor, axis: int, taps, node_cls=ResampleBackward, order=None) -> Tensor:
+    """``sum_k take(x, idx_k, axis) * w_k`` (``w_k`` None means 1): one node per axis, laid
+    out in ``order`` (a ``_memory_format`` order; ``None``: C order)."""
     d = _dtype.widen(x._data)  # float16/bfloat16 in float32, rounded once per axis
     r = None
     for idx, w in taps:
@@ -807,7 +809,8 @@ def _resample(x: Tensor, axis: int, taps, node_cls=ResampleBackward) -> Tensor:
         if w is not None:
             v = v * w.reshape((-1,) + (1,) * (d.ndim - axis - 1)).astype(d.dtype)
         r = v if r is None else r + v
-    out = _make(_dtype.narrow(r, x._data.dtype), x._device)
+    r = _dtype.narrow(r, x._data.dtype)
+    out = _make(r if order is None else _mf.copy_as(r, order), x._device)
     if GRAD.enabled and x.requires_grad:
         record(node_cls, out, (x,), (), (axis, taps, d.shape[axis]))
     return out
@@ -846,7 +849,12 @@ def _constant_pad(input, pad, value):
         src[ax] = slice(max(-lo, 0), n - max(-hi, 0))
         dst[ax] = slice(max(lo, 0), max(lo, 0) + n - max(-lo, 0) - max(-hi, 0))
     xp = xp_of(input)
-    r = xp.full(out_shape, value, dtype=d.dtype)
+    order = _mf.suggest(d)  # PyTorch pads into the input's suggested layout (channels-last)
+    if order is None:
+        r = xp.full(out_shape, value, dtype=d.dtype)
+    else:
+        r = xp.full([out_shape[i] for i in order], value,
+                    dtype=d.dtype).transpose(_mf.inverse(order))
     r[tuple(dst)] = d[tuple(src)]
     out = _make(r, input._device)
     if GRAD.enabled and input.requires_grad:
@@ -1085,6 +1093,8 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     sizes, scales = _output_sizes(input, size, scale_factor, recompute_scale_factor, k)
     xp = xp_of(input)
     node = _node_for(_NODE_NAMES[mode].format(k))
+    # PyTorch's CPU kernels keep a channels-last input's layout (its gradient is contiguous)
+    order = _mf.suggest(input._data)
     out = input
     for i in range(k):
         ax = 2 + i
@@ -1099,7 +1109,7 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
             taps = _cubic_taps(n, m, align_corners, sc, xp)
         else:
             taps = _linear_taps(n, m, align_corners, sc, xp)
-        out = _resample(out, ax, taps, node)
+        out = _resample(out, ax, taps, node, order if i == k - 1 else None)
     return out
 
 

@@ -22,6 +22,7 @@ from .. import _dtype, _native
 from .._device import check_same_device, xp_of
 from .._dtype import scalar_type_name
 from .._format import shape_str
+from .._memory_format import as_fresh, copy_as, suggest
 from .._tensor import _make
 from ..autograd.grad_mode import GRAD
 from ..autograd.graph import make_node_class, result
@@ -32,6 +33,23 @@ from .registry import register
 __all__: list = []  # filled by _define below
 
 
+# -- layout ----------------------------------------------------------------------------------
+
+def _in_order(arr, order):
+    """``arr`` laid out in ``order`` (a ``_memory_format`` order; ``None``: C order) with a
+    fresh tensor's strides, copied only when it is not already."""
+    if order is None and 1 not in arr.shape:
+        return arr if arr.flags.c_contiguous else xp_of(arr).ascontiguousarray(arr)
+    return as_fresh(arr, order)
+
+
+def _pool_order(x, n: int, unbatched: bool):
+    """The layout of a pooling's output and input gradient, as PyTorch's CPU kernels choose
+    it: channels-last when the batched 2-d or 3-d input suggests it
+    (``suggest_memory_format``), else ``None`` (contiguous)."""
+    return None if n == 1 or unbatched else suggest(x._data)
+
+
 # -- gather / scatter in input planes ---------------------------------------------------------
 
 def _flat_rows(shape_lead, P, xp):
@@ -39,10 +57,11 @@ def _flat_rows(shape_lead, P, xp):
     return M, xp.arange(M, dtype=np.int64).reshape(shape_lead + (1,)) * P
 
 
-def _plane_gather(x, idx, n, node_cls, unique=False, values=None):
+def _plane_gather(x, idx, n, node_cls, unique=False, values=None, order=None):
     """``out[..., o] = x[..., plane][idx[..., o]]`` for flat indices into the last ``n``
     dims of ``x``; backward scatters to the same positions (accumulating unless the indices
-    are known to be ``unique``). ``values``: the gathered array when already at hand."""
+    are known to be ``unique``). ``values``: the gathered array when already at hand;
+    ``order``: the layout of the result and of the gradient (``_pool_order``)."""
     xd, id_ = x._data, idx._data
     r = values
     if r is None:
@@ -50,10 +69,12 @@ def _plane_gather(x, idx, n, node_cls, unique=False, values=None):
         flat = xd.reshape(lead + (math.prod(xd.shape[-n:]),))
         r = xp_of(x).take_along_axis(flat, id_.reshape(lead + (math.prod(id_.shape[len(lead):]),)),
                                      -1).reshape(id_.shape)
-    return result(r, x._device, node_cls, (x,), (), (idx, xd.shape[-n:], n, unique))
+    if order is not None:
+        r = _in_order(r, order)
+    return result(r, x._device, node_cls, (x,), (), (idx, xd.shape[-n:], n, unique, order))
 
 
-def _plane_scatter(v, idx, plane, accumulate, node_cls):
+def _plane_scatter(v, idx, plane, accumulate, node_cls, order=None):
     """Zeros of ``(*lead, *plane)`` with ``v`` added (or written) at flat plane indices."""
     vd, id_ = v._data, idx._data
     xp = xp_of(v)
@@ -67,18 +88,20 @@ def _plane_scatter(v, idx, plane, accumulate, node_cls):
     else:
         r = xp.zeros(M * P, dtype=vd.dtype)
         r[gidx] = vd.ravel()
-    return result(r.reshape(lead + tuple(plane)), v._device, node_cls, (v,), (),
-                  (idx, n, accumulate))
+    r = r.reshape(lead + tuple(plane))
+    if order is not None:
+        r = copy_as(r, order)
+    return result(r, v._device, node_cls, (v,), (), (idx, n, accumulate, order))
 
 
 def _gather_bw(node, g):
-    idx, plane, n, unique = node.ctx
-    return (_plane_scatter(g, idx, plane, not unique, PlaneScatterBackward0),)
+    idx, plane, n, unique, order = node.ctx
+    return (_plane_scatter(g, idx, plane, not unique, PlaneScatterBackward0, order),)
 
 
 def _scatter_bw(node, g):
-    idx, n, accumulate = node.ctx
-    return (_plane_gather(g, idx, n, PlaneGatherBackward0, not accumulate),)
+    idx, n, accumulate, order = node.ctx
+    return (_plane_gather(g, idx, n, PlaneGatherBackward0, not accumulate, order=order),)
 
 
 PlaneGatherBackward0 = make_node_class("MaxPoolBackwardBackward0", _gather_bw)
@@ -173,7 +196,10 @@ def _indices_from_argmax(kf, tables, xs, xp):
 
 
 def _max_over(x, win, tables, xs, n, node_name, return_indices, unbatched):
-    """Max over the windows ``win`` (``(*lead, *y, K)``) of ``x``, PyTorch's indices."""
+    """Max over the windows ``win`` (``(*lead, *y, K)``) of ``x``, PyTorch's indices, laid out
+    as ``_pool_order`` says (2-d only: PyTorch's 3-d adaptive max pooling is contiguous
+    whatever the input's layout)."""
+    order = _pool_order(x, n, unbatched) if n == 2 else None
     xp = xp_of(x)
     kf = win.argmax(-1)
     if win.dtype in _dtype.FLOATING_NP:
@@ -183,11 +209,13 @@ def _max_over(x, win, tables, xs, n, node_name, return_indices, unbatched):
             kf = xp.where(nan.any(-1), last, kf)
     need_grad = GRAD.enabled and x.requires_grad
     if need_grad or return_indices:
-        idx = _make(_indices_from_argmax(kf, tables, xs, xp), x._device)
+        ia = _indices_from_argmax(kf, tables, xs, xp)
+        idx = _make(ia if order is None else copy_as(ia, order), x._device)
     if need_grad:
-        out = _plane_gather(x, idx, n, _MAX_NODES[node_name])
+        out = _plane_gather(x, idx, n, _MAX_NODES[node_name], order=order)
     else:
-        out = _make(xp.take_along_axis(win, kf[..., None], -1)[..., 0], x._device)
+        r = xp.take_along_axis(win, kf[..., None], -1)[..., 0]
+        out = _make(r if order is None else copy_as(r, order), x._device)
     if unbatched:
         out = out.squeeze(0)
         if return_indices:
@@ -259,10 +287,11 @@ def _native_pool_args(a, g: Geom):
     return (planes, x[0], x[1], y[0], y[1], k[0], k[1], s[0], s[1], d[0], d[1])
 
 
-def _window_scatter(gy, which, g: Geom):
+def _window_scatter(gy, which, g: Geom, order=None):
     """The adjoint of picking offset ``which`` in each window: zeros of the input's shape with
     ``gy`` added at each window's picked position, one strided product per kernel offset (a
-    fixed offset maps windows to distinct positions, so overlapping windows sum right)."""
+    fixed offset maps windows to distinct positions, so overlapping windows sum right).
+    ``order``: the gradient's layout (``_pool_order``)."""
     gd = gy._data
     n = len(g.k)
     if gd.__class__ is np.ndarray and not gd.flags.c_contiguous:
@@ -274,7 +303,9 @@ def _window_scatter(gy, which, g: Geom):
     if fn is not None:
         buf = np.empty(gd.shape[:-n] + g.x, dtype=gd.dtype)
         fn(gd.ctypes.data, which.ctypes.data, buf.ctypes.data, *args)
-        return result(buf, gy._device, WindowScatterBackward0, (gy,), (), (which, g))
+        if order is not None:
+            buf = copy_as(buf, order)
+        return result(buf, gy._device, WindowScatterBackward0, (gy,), (), (which, g, order))
     xp = xp_of(gy)
     buf = xp.zeros(gd.shape[:-n] + g.x, dtype=gd.dtype)
     win = windows(buf, g)  # unpadded geometry: a writable view of buf
@@ -288,10 +319,12 @@ def _window_scatter(gy, which, g: Geom):
             np.multiply(gd, which == j, out=view)
         else:
             view += gd * (which == j)
-    return result(buf, gy._device, WindowScatterBackward0, (gy,), (), (which, g))
+    if order is not None:
+        buf = copy_as(buf, order)
+    return result(buf, gy._device, WindowScatterBackward0, (gy,), (), (which, g, order))
 
 
-def _window_pick(x, which, g: Geom):
+def _window_pick(x, which, g: Geom, order=None):
     """Each window's value at offset ``which``: the adjoint of ``_window_scatter``."""
     win = windows(x._data, g)
     offs = _offsets(g)
@@ -299,7 +332,8 @@ def _window_pick(x, which, g: Geom):
     r = win[(Ellipsis,) + offs[0]]
     for j in range(1, len(offs)):
         r = xp.where(which == j, win[(Ellipsis,) + offs[j]], r)
-    return result(xp.ascontiguousarray(r), x._device, WindowPickBackward0, (x,), (), (which, g))
+    return result(_in_order(r, order), x._device, WindowPickBackward0, (x,), (),
+                  (which, g, order))
 
 
 WindowScatterBackward0 = make_node_class(
@@ -359,6 +393,7 @@ def _max_poolnd(n, input, kernel_size, stride, padding, dilation, ceil_mode, ret
     g = _pool_geom(x, n, kernel_size, stride, padding, dilation, ceil_mode,
                    with_indices=return_indices)
     xd = x._data
+    order = _pool_order(x, n, unbatched)
     if need_grad and not return_indices and xd.dtype in _dtype.FLOATING_NP and \
             math.prod(g.k) < 256 and \
             all(span(g, i) <= g.x[i] for i in range(n)) and not any(g.lo) and \
@@ -366,15 +401,19 @@ def _max_poolnd(n, input, kernel_size, stride, padding, dilation, ceil_mode, ret
         # training without indices, no padding, no NaN: keep each window's offset (uint8)
         # instead of PyTorch's int64 flat indices (LeNet's pools: 0.9 ms -> 0.2 ms forward)
         best, which = _window_argmax(windows(xd, g), g)
-        out = result(best, x._device, _PICK_NODES[n], (x,), (), (which, g))
+        if order is not None:
+            best = copy_as(best, order)
+        out = result(best, x._device, _PICK_NODES[n], (x,), (), (which, g, order))
         return out.squeeze(0) if unbatched else out
     want = need_grad or return_indices
     if not want:
-        out = _make(_separable_max(padded(xd, g, _lowest(xd.dtype)), g), x._device)
+        out = _make(_in_order(_separable_max(padded(xd, g, _lowest(xd.dtype)), g), order),
+                    x._device)
         return out.squeeze(0) if unbatched else out
     best, where = _window_max(windows(xd, g, _lowest(xd.dtype)), g, want,
                               want and xd.dtype in _dtype.FLOATING_NP and
                               bool(xp_of(x).isnan(xd).any()))
+    best = _in_order(best, order)
     if where is None:
         out = _make(best, x._device)
     else:
@@ -386,10 +425,10 @@ def _max_poolnd(n, input, kernel_size, stride, padding, dilation, ceil_mode, ret
         where += base
         if xd.dtype.kind != "b":
             where = _fix_all_lowest(where, best, g, xp)
-        idx = _make(where, x._device)
+        idx = _make(_in_order(where, order), x._device)
         unique = all(g.s[i] >= g.d[i] * (g.k[i] - 1) + 1 for i in range(n))
         out = _plane_gather(x, idx, n, _MAX_NODES[f"MaxPool{n}DWithIndicesBackward0"],
-                            unique, best) if need_grad else _make(best, x._device)
+                            unique, best, order) if need_grad else _make(best, x._device)
     if unbatched:
         out = out.squeeze(0)
         if return_indices:
@@ -399,8 +438,9 @@ def _max_poolnd(n, input, kernel_size, stride, padding, dilation, ceil_mode, ret
 
 # -- average pooling --------------------------------------------------------------------------
 
-def _window_sum(x, g, div, node_cls):
-    """Sum over each window (zero padding) divided by ``div``; a linear op."""
+def _window_sum(x, g, div, node_cls, order=None):
+    """Sum over each window (zero padding) divided by ``div``; a linear op, laid out (and its
+    gradient) as ``order`` says (``_pool_order``)."""
     xd = x._data
     win = windows(xd, g, 0)
     offs = _offsets(g)
@@ -415,10 +455,10 @@ def _window_sum(x, g, div, node_cls):
             r = r.astype(xd.dtype)
     else:  # integer average truncates toward zero, as PyTorch's kernel
         r = (r / div).astype(xd.dtype)
-    return result(r, x._device, node_cls, (x,), (), (g, div, node_cls))
+    return result(_in_order(r, order), x._device, node_cls, (x,), (), (g, div, node_cls, order))
 
 
-def _window_sum_t(gy, g, div, fwd_cls):
+def _window_sum_t(gy, g, div, fwd_cls, order=None):
     """The adjoint of ``_window_sum``: spread ``gy / div`` over each window."""
     gd = gy._data
     xp = xp_of(gy)
@@ -426,17 +466,18 @@ def _window_sum_t(gy, g, div, fwd_cls):
     n = len(g.k)
     r = _dtype.narrow(scatter_windows(gd.shape[:-n], g, _dtype.opmath_np(gd.dtype), xp,
                                       lambda off: gs), gd.dtype)
-    return result(r, gy._device, WindowSumTBackward0, (gy,), (), (g, div, fwd_cls))
+    return result(_in_order(r, order), gy._device, WindowSumTBackward0, (gy,), (),
+                  (g, div, fwd_cls, order))
 
 
 def _window_sum_bw(node, gy):
-    g, div, cls = node.ctx
-    return (_window_sum_t(gy, g, div, cls),)
+    g, div, cls, order = node.ctx
+    return (_window_sum_t(gy, g, div, cls, order),)
 
 
 def _window_sum_t_bw(node, gg):
-    g, div, cls = node.ctx
-    return (_window_sum(gg, g, div, cls),)
+    g, div, cls, order = node.ctx
+    return (_window_sum(gg, g, div, cls, order),)
 
 
 WindowSumTBackward0 = make_node_class("AvgPoolBackwardBackward0", _window_sum_t_bw)
@@ -477,7 +518,8 @@ def _avg_poolnd(n, input, kernel_size, stride, padding, ceil_mode, count_include
         div = _divisor(g, count_include_pad, xp_of(x))
         if x._data.dtype in _dtype.FLOATING_NP:
             div = div.astype(_dtype.opmath_np(x._data.dtype))
-    out = _window_sum(x, g, div, _AVG_NODES[n])
+    # PyTorch's 3-d average pooling is contiguous whatever the input's layout
+    out = _window_sum(x, g, div, _AVG_NODES[n], _pool_order(x, n, unbatched) if n == 2 else None)
     return out.squeeze(0) if unbatched else out
 
 
@@ -510,6 +552,48 @@ def _adaptive_input(input, n, name):
     return (input.unsqueeze(0), True) if nd == n + 1 else (input, False)
 
 
+def _avg_matrices(xs, ys, xp, dtype):
+    """Per spatial dim, the ``(X, Y)`` matrix that averages each adaptive window."""
+    mats = []
+    for X, Y in zip(xs, ys):
+        start, end = _bounds(X, Y, xp)
+        cols = xp.arange(X)
+        a = ((cols >= start[:, None]) & (cols < end[:, None])) / (end - start)[:, None]
+        mats.append(a.T.astype(dtype))
+    return mats
+
+
+def _adaptive_avg_apply(x, mats, adjoint, order, back_order):
+    """``x`` with its spatial dims multiplied by ``mats`` (or their transposes: the adjoint),
+    laid out in ``order``; its gradient (the other one) in ``back_order``. Separable: one
+    matrix product per spatial dim."""
+    xd = x._data
+    xp = xp_of(x)
+    half = xd.dtype in _dtype.OPMATH  # averaged in float32, rounded once, as PyTorch
+    r = xd.astype(np.float32) if half else xd
+    lead = r.ndim - len(mats)
+    for i, m in enumerate(mats):
+        ax = lead + i
+        r = xp.moveaxis(xp.matmul(xp.moveaxis(r, ax, -1), m.T if adjoint else m), -1, ax)
+    if half:
+        r = r.astype(xd.dtype)
+    n = len(mats)
+    cls = (_ADAPTIVE_AVG_BW if adjoint else _ADAPTIVE_AVG_NODES)[n]
+    return result(_in_order(r, order), x._device, cls, (x,), (),
+                  (mats, adjoint, order, back_order))
+
+
+def _adaptive_avg_bw(node, g):
+    mats, adjoint, order, back_order = node.ctx
+    return (_adaptive_avg_apply(g, mats, not adjoint, back_order, order),)
+
+
+_ADAPTIVE_AVG_NODES = {n: make_node_class(f"AdaptiveAvgPool{n}DBackward0", _adaptive_avg_bw)
+                       for n in (1, 2, 3)}
+_ADAPTIVE_AVG_BW = {n: make_node_class(f"AdaptiveAvgPool{n}DBackwardBackward0",
+                                       _adaptive_avg_bw) for n in (1, 2, 3)}
+
+
 def _adaptive_avg(n, input, output_size):
     name = f"adaptive_avg_pool{n}d"
     x, unbatched = _adaptive_input(input, n, name)
@@ -517,17 +601,15 @@ def _adaptive_avg(n, input, output_size):
         raise NotImplementedError(f"\"{name}\" not implemented for "
                                   f"'{scalar_type_name(x._data.dtype)}'")
     xs, ys = _adaptive_sizes(x, n, output_size)
-    half = x._data.dtype in _dtype.OPMATH  # averaged in float32, rounded once, as PyTorch
-    out = x.float() if half else x
-    xp = xp_of(x)
-    for i in range(n):  # separable: one averaging matrix per spatial dim
-        start, end = _bounds(xs[i], ys[i], xp)
-        cols = xp.arange(xs[i])
-        a = ((cols >= start[:, None]) & (cols < end[:, None])) / (end - start)[:, None]
-        m = _make(a.T.astype(out._data.dtype), x._device)
-        out = out.transpose(2 + i, -1).matmul(m).transpose(2 + i, -1)
-    if half:
-        out = out.to(input.dtype)
+    dtype = np.float32 if x._data.dtype in _dtype.OPMATH else x._data.dtype
+    order = _pool_order(x, n, unbatched)
+    # a global average is PyTorch's mean (keeps the layout; its gradient is contiguous); the
+    # 3-d kernel is contiguous whatever the input's layout
+    mean = all(y == 1 for y in ys)
+    if n == 3 and not mean:
+        order = None
+    back = None if mean else order
+    out = _adaptive_avg_apply(x, _avg_matrices(xs, ys, xp_of(x), dtype), False, order, back)
     return out.squeeze(0) if unbatched else out
 
 

@@ -1,0 +1,240 @@
+"""Channels-last layouts through convolutions and pooling: the strides of each output and of
+each gradient as PyTorch's CPU kernels lay them out (torch is the oracle), and values equal to
+the same computation on contiguous inputs.
+
+Gradients are read with a hook on the input (the gradient the op produced, before
+``AccumulateGrad`` stores it), so these tests pin down the ops' own layouts."""
+
+import itertools
+
+import numpy as np
+import pytest
+
+import ember
+from ember.testing import assert_close
+
+_PERM = {3: ((0, 2, 1), (0, 2, 1)), 4: ((0, 2, 3, 1), (0, 3, 1, 2)),
+         5: ((0, 2, 3, 4, 1), (0, 4, 1, 2, 3))}
+
+
+def _channels_last(t):
+    """``t`` laid out channels-last (for a 3-d tensor: ``(N, L, C)`` in memory), built by
+    permutes so that ember and torch get the same strides, size-1 dims included."""
+    to, back = _PERM[t.dim()]
+    return t.permute(*to).contiguous().permute(*back)
+
+
+def _rand(shape, seed):
+    return np.random.default_rng(seed).standard_normal(shape)
+
+
+def _run(m, fn, arrays, layouts, dtype):
+    """``fn(*tensors)`` in library ``m`` (ember or torch): the output's strides, the strides
+    of the gradients the op hands each input, and the output and gradients as arrays."""
+    dt = getattr(m, dtype)
+    ts = []
+    for a, cl in zip(arrays, layouts):
+        t = m.tensor(a, dtype=dt)
+        ts.append((_channels_last(t) if cl else t).requires_grad_())
+    seen = [None] * len(ts)
+    for i, t in enumerate(ts):
+        t.register_hook(lambda g, i=i: seen.__setitem__(i, g))
+    out = fn(m, *ts)
+    y = out[0] if isinstance(out, tuple) else out
+    w = m.tensor(np.arange(y.numel(), dtype=np.float64).reshape(tuple(y.shape)) % 7, dtype=dt)
+    (y * w).sum().backward()
+    extra = out[1].stride() if isinstance(out, tuple) else None
+    return ((y.stride(), extra, tuple(g.stride() for g in seen)),
+            [y.detach().cpu().numpy()] + [g.cpu().numpy() for g in seen])
+
+
+def _check(fn, arrays, layouts, dtype, loose_weight_grad=False):
+    torch = pytest.importorskip("torch")
+    expect, _ = _run(torch, fn, arrays, layouts, dtype)
+    got, values = _run(ember, fn, arrays, layouts, dtype)
+    if loose_weight_grad:
+        # PyTorch's slow 2-d kernels (float64) hand an ambiguous weight (a 1x1 kernel, one
+        # output channel) a gradient whose size-1 dims carry other strides: the same memory
+        got, expect = _drop_size1(got, arrays[1].shape), _drop_size1(expect, arrays[1].shape)
+    assert got == expect
+    _, plain = _run(ember, fn, arrays, [False] * len(arrays), dtype)
+    tol = dict(rtol=1e-4, atol=1e-4) if dtype == "float32" else {}
+    for a, b in zip(values, plain):
+        assert_close(a, b, **tol)
+
+
+def _drop_size1(result, wshape):
+    y, extra, grads = result
+    gw = tuple(s for s, n in zip(grads[1], wshape) if n > 1)
+    return y, extra, (grads[0], gw) + grads[2:]
+
+
+# -- convolutions -------------------------------------------------------------------------------
+
+def _conv(nd, transposed, padding):
+    name = f"conv_transpose{nd}d" if transposed else f"conv{nd}d"
+    return lambda m, x, w: getattr(m.nn.functional, name)(x, w, padding=padding)
+
+
+#: (N, C, O, spatial size, kernel size): the plain case, N=1, C=1, O=1, 1x1 spatial (ambiguous
+#: strides), 1x1 kernels, all ones, and a 5x5 kernel (oneDNN's 3-d path at N=1)
+_CONV_SHAPES = [(2, 3, 4, 4, 3), (1, 3, 4, 4, 3), (2, 1, 4, 4, 3), (2, 3, 1, 4, 3),
+                (2, 3, 4, 1, 1), (2, 3, 4, 4, 1), (1, 1, 1, 1, 1), (1, 3, 4, 5, 5)]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("transposed", [False, True], ids=["conv", "transposed"])
+@pytest.mark.parametrize("nd", [1, 2, 3])
+@pytest.mark.parametrize("shape", _CONV_SHAPES, ids=lambda s: "x".join(map(str, s)))
+def test_conv_layouts_follow_pytorch(nd, transposed, shape, dtype):
+    N, C, O, S, K = shape
+    x = _rand((N, C) + (S,) * nd, 0)
+    w = _rand(((C, O) if transposed else (O, C)) + (K,) * nd, 1)
+    loose = dtype == "float64" and nd == 2
+    for layouts in itertools.product((False, True), repeat=2):
+        _check(_conv(nd, transposed, K // 2), [x, w], layouts, dtype, loose)
+
+
+def test_conv_with_bias_groups_stride_keeps_channels_last():
+    torch = pytest.importorskip("torch")
+    fn = (lambda m, x, w, b:
+          m.nn.functional.conv2d(x, w, b, stride=2, padding=1, groups=2))
+    arrays = [_rand((2, 4, 7, 7), 0), _rand((6, 2, 3, 3), 1), _rand((6,), 2)]
+    for layouts in [(True, False, False), (False, True, False), (True, True, False)]:
+        _check(fn, arrays, layouts, "float32")
+    del torch
+
+
+def test_conv2d_module_channels_last_repro():
+    pytest.importorskip("torch")
+    conv = ember.nn.Conv2d(3, 4, 3, padding=1).to(memory_format=ember.channels_last)
+    x = ember.randn(2, 3, 4, 4).to(memory_format=ember.channels_last)
+    y = conv(x)
+    assert y.is_contiguous(memory_format=ember.channels_last)
+    assert y.stride() == (64, 1, 16, 4)
+
+
+def test_unbatched_conv2d_layouts():
+    # PyTorch unsqueezes the batch dim with a small stride: a permuted (C, H, W) input does
+    # not read as channels-last there, so only the weight decides
+    torch = pytest.importorskip("torch")
+    got = []
+    for m in (torch, ember):
+        x = m.tensor(_rand((4, 4, 3), 0), dtype=m.float32).permute(2, 0, 1)
+        w = m.tensor(_rand((5, 3, 3, 3), 1), dtype=m.float32)
+        got.append((m.nn.functional.conv2d(x, w).stride(),
+                    m.nn.functional.conv2d(x, _channels_last(w)).stride()))
+    assert got[0] == got[1]
+
+
+def test_conv1d_transposed_input_and_weight_layouts():
+    # conv1d runs as a 2-d convolution: a weight laid out (O, k, C) makes the output (N, L, O)
+    # in memory, a transposed (N, L, C) input does not
+    for layouts in [(True, False), (False, True), (True, True)]:
+        _check(_conv(1, False, 0), [_rand((2, 3, 5), 0), _rand((4, 3, 3), 1)], layouts,
+               "float32")
+
+
+def test_conv_channels_last_double_backward_and_gradcheck():
+    x = _channels_last(ember.tensor(_rand((1, 2, 4, 4), 0))).requires_grad_()
+    w = _channels_last(ember.tensor(_rand((3, 2, 3, 3), 1))).requires_grad_()
+    assert ember.autograd.gradcheck(lambda a, b: ember.nn.functional.conv2d(a, b, padding=1),
+                                    (x, w))
+    assert ember.autograd.gradgradcheck(
+        lambda a, b: ember.nn.functional.conv_transpose2d(a, b, padding=1),
+        (x, w.transpose(0, 1)))
+
+
+def test_contiguous_conv_stays_contiguous():
+    x, w = ember.randn(2, 3, 5, 5), ember.randn(4, 3, 3, 3)
+    y = ember.nn.functional.conv2d(x, w)
+    assert y.is_contiguous() and y.stride() == (36, 9, 3, 1)
+
+
+# -- pooling ------------------------------------------------------------------------------------
+
+def _pools():
+    return {
+        "max_pool2d": lambda m, x: m.nn.functional.max_pool2d(x, 2),
+        "max_pool2d_padded": lambda m, x: m.nn.functional.max_pool2d(x, 3, 2, 1),
+        "max_pool2d_indices": lambda m, x: m.nn.functional.max_pool2d(x, 3, 2, 1,
+                                                                      return_indices=True),
+        "avg_pool2d": lambda m, x: m.nn.functional.avg_pool2d(x, 2),
+        "avg_pool2d_padded": lambda m, x: m.nn.functional.avg_pool2d(x, 3, 2, 1),
+        "adaptive_avg_pool2d_1": lambda m, x: m.nn.functional.adaptive_avg_pool2d(x, 1),
+        "adaptive_avg_pool2d_3": lambda m, x: m.nn.functional.adaptive_avg_pool2d(x, 3),
+        "adaptive_max_pool2d": lambda m, x: m.nn.functional.adaptive_max_pool2d(x, 3),
+        "adaptive_max_pool2d_indices": lambda m, x: m.nn.functional.adaptive_max_pool2d(
+            x, 3, return_indices=True),
+        "max_pool3d": lambda m, x: m.nn.functional.max_pool3d(x, 2),
+        "avg_pool3d": lambda m, x: m.nn.functional.avg_pool3d(x, 2),
+        "adaptive_avg_pool3d_1": lambda m, x: m.nn.functional.adaptive_avg_pool3d(x, 1),
+        "adaptive_avg_pool3d_2": lambda m, x: m.nn.functional.adaptive_avg_pool3d(x, 2),
+        "adaptive_max_pool3d": lambda m, x: m.nn.functional.adaptive_max_pool3d(x, 2),
+    }
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("shape", [(2, 3, 6), (1, 3, 6), (2, 1, 6)],
+                         ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.parametrize("name", sorted(_pools()))
+def test_pool_layouts_follow_pytorch(name, shape, dtype):
+    nd = 3 if "3d" in name else 2
+    x = _rand(shape[:2] + shape[2:] * nd, 0)
+    for cl in (False, True):
+        _check(_pools()[name], [x], [cl], dtype)
+
+
+@pytest.mark.parametrize("name", ["max_pool2d", "avg_pool2d", "adaptive_avg_pool2d_1"])
+def test_pool_one_by_one_plane(name):
+    fn = {"max_pool2d": lambda m, x: m.nn.functional.max_pool2d(x, 1),
+          "avg_pool2d": lambda m, x: m.nn.functional.avg_pool2d(x, 1),
+          "adaptive_avg_pool2d_1": _pools()["adaptive_avg_pool2d_1"]}[name]
+    for cl in (False, True):
+        _check(fn, [_rand((2, 3, 1, 1), 0)], [cl], "float32")
+
+
+def test_channels_last_resnet_block_stays_channels_last():
+    pytest.importorskip("torch")
+    F = ember.nn.functional
+    x = _channels_last(ember.randn(2, 3, 16, 16)).requires_grad_()
+    w1 = _channels_last(ember.randn(8, 3, 7, 7)).requires_grad_()
+    w2 = _channels_last(ember.randn(8, 8, 3, 3)).requires_grad_()
+    y = F.max_pool2d(F.relu(F.conv2d(x, w1, stride=2, padding=3)), 3, 2, 1)
+    z = F.relu(F.conv2d(y, w2, padding=1) + y)
+    assert z.is_contiguous(memory_format=ember.channels_last)
+    out = F.adaptive_avg_pool2d(z, 1)
+    assert out.stride() == (8, 1, 8, 8)
+    seen = []
+    x.register_hook(seen.append)
+    out.sum().backward()
+    assert seen[0].is_contiguous(memory_format=ember.channels_last)
+
+
+# -- interpolate and pad ------------------------------------------------------------------------
+
+def _resizes():
+    return {
+        "nearest": lambda m, x: m.nn.functional.interpolate(x, scale_factor=2),
+        "nearest_size": lambda m, x: m.nn.functional.interpolate(x, size=(5, 7)),
+        "bilinear": lambda m, x: m.nn.functional.interpolate(x, scale_factor=2,
+                                                             mode="bilinear"),
+        "bilinear_corners": lambda m, x: m.nn.functional.interpolate(
+            x, size=(5, 7), mode="bilinear", align_corners=True),
+        "bicubic": lambda m, x: m.nn.functional.interpolate(x, scale_factor=2, mode="bicubic"),
+        "pad_constant": lambda m, x: m.nn.functional.pad(x, (1, 1, 2, 0)),
+        "nearest3d": lambda m, x: m.nn.functional.interpolate(x, scale_factor=2),
+        "trilinear": lambda m, x: m.nn.functional.interpolate(x, scale_factor=2,
+                                                              mode="trilinear"),
+    }
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("shape", [(2, 3, 4), (1, 3, 4), (2, 1, 4)],
+                         ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.parametrize("name", sorted(_resizes()))
+def test_interpolate_and_pad_layouts_follow_pytorch(name, shape, dtype):
+    nd = 3 if name in ("nearest3d", "trilinear") else 2
+    x = _rand(shape[:2] + shape[2:] * nd, 0)
+    for cl in (False, True):
+        _check(_resizes()[name], [x], [cl], dtype)
