@@ -6,6 +6,7 @@ from __future__ import annotations
 from .. import _dtype
 from .._device import canonical_device
 from .._tensor import Tensor, _make
+from .._warn import user_stacklevel
 from ..autograd.grad_mode import GRAD
 from ..autograd.graph import make_node_class, record
 from ..backends import backend_of
@@ -44,7 +45,7 @@ def cast_to(t: Tensor, device, dtype, copy: bool) -> Tensor:
         import warnings
 
         warnings.warn("Casting complex values to real discards the imaginary part",
-                      UserWarning, stacklevel=3)
+                      UserWarning, stacklevel=user_stacklevel())
         data = _dtype.real_part(data)
     if dev is not src_dev:
         backend_of(dev).check_dtype(np_dt)

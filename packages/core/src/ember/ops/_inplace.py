@@ -6,6 +6,7 @@ from __future__ import annotations
 from .. import _dtype
 from .._format import shape_str
 from .._tensor import Tensor, _make
+from .._warn import user_stacklevel
 from ..autograd import graph as _fw_graph
 from ..autograd.grad_mode import GRAD
 from ._casts import cast_to
@@ -193,10 +194,11 @@ def write_out(out: Tensor, result: Tensor, name: str | None = None,
     return out
 
 
-def resize_out(out: Tensor, data, *, copy: bool = True, stacklevel: int = 5) -> None:
+def resize_out(out: Tensor, data, *, copy: bool = True, stacklevel: int | None = None) -> None:
     """Write the array ``data`` into ``out``, resizing ``out`` where the shapes differ, with
     PyTorch's warning when the resized ``out`` had elements (``copy=False``: ``data`` is a
-    fresh array that ``out`` may own; ``stacklevel``: the warning's, counted from here)."""
+    fresh array that ``out`` may own; ``stacklevel``: the warning's, counted from here; by
+    default the caller's first frame outside Ember)."""
     got = out._data.shape
     if got == data.shape:
         out._data[...] = data
@@ -210,7 +212,8 @@ def resize_out(out: Tensor, data, *, copy: bool = True, stacklevel: int = 5) -> 
             f"[{shape_str(data.shape)}]. This behavior is deprecated, and in a future PyTorch "
             "release outputs will not be resized unless they have zero elements. You can "
             "explicitly reuse an out tensor t by resizing it, inplace, to zero elements "
-            "with t.resize_(0).", UserWarning, stacklevel=stacklevel)
+            "with t.resize_(0).", UserWarning,
+            stacklevel=user_stacklevel() if stacklevel is None else stacklevel)
     out._data = data.copy() if copy else data
 
 

@@ -38,6 +38,7 @@ import numpy as np
 from .. import _dtype
 from .._device import resolve_device, xp_of
 from .._tensor import Tensor, _make
+from .._warn import user_stacklevel
 from ..autograd.graph import make_node_class, result
 from ._inplace import write_out
 from ._promotion import wrap_dim
@@ -831,7 +832,7 @@ def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tru
                                "future PyTorch release.")
         return_complex = True
     if not return_complex:
-        warnings.warn(_STFT_REAL_OUT, UserWarning, stacklevel=2)
+        warnings.warn(_STFT_REAL_OUT, UserWarning, stacklevel=user_stacklevel())
     if not (input.dtype.is_floating_point or input.dtype.is_complex):
         raise error("expected a tensor of floating point or complex values")
     if x.dim() not in (1, 2):
@@ -849,7 +850,7 @@ def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tru
         raise error(f"expected a 1D window tensor of size equal to win_length={win_length}, but "
                     f"got window with size {list(window.shape)}")
     if window is None:
-        warnings.warn(_STFT_NO_WINDOW, UserWarning, stacklevel=2)
+        warnings.warn(_STFT_NO_WINDOW, UserWarning, stacklevel=user_stacklevel())
     if align_to_window and win_length < n_fft:  # frames start where their window does
         x = _span(x, -1, -((n_fft - win_length) // 2), length + n_fft - win_length)
     frames = _frames(x, n_fft, hop_length)                       # (B?, T, n_fft)
@@ -910,7 +911,7 @@ def istft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tr
         return RuntimeError(f"{shown}{sep}{msg}")
 
     if window is None:
-        warnings.warn(_ISTFT_NO_WINDOW, UserWarning, stacklevel=2)
+        warnings.warn(_ISTFT_NO_WINDOW, UserWarning, stacklevel=user_stacklevel())
     in_dim = input.dim()
     if in_dim not in (2, 3):
         raise error(f"expected a tensor with 3 or 4 dimensions, but got {in_dim + 1}")
@@ -965,6 +966,6 @@ def istft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tr
     if in_dim == 2:
         y = y.squeeze(0)
     if end > expected_len:
-        warnings.warn(_ISTFT_SHORT, UserWarning, stacklevel=2)
+        warnings.warn(_ISTFT_SHORT, UserWarning, stacklevel=user_stacklevel())
         y = _span(y, -1, 0, end - start)
     return y

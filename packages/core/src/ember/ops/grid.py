@@ -25,6 +25,7 @@ from .. import _dtype
 from .._device import check_same_device, xp_of
 from .._dtype import scalar_type_name
 from .._tensor import Tensor, _make
+from .._warn import user_stacklevel
 from ..autograd.grad_mode import no_grad
 from ..autograd.graph import make_node_class, result
 from ._casts import bfloat16_in_float32
@@ -287,7 +288,7 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
         raise ValueError("nn.functional.grid_sample(): expected padding_mode to be 'zeros', "
                          f"'border', or 'reflection', but got: '{padding_mode}'")
     if align_corners is None:
-        warnings.warn(_ALIGN_WARNING, UserWarning, stacklevel=2)
+        warnings.warn(_ALIGN_WARNING, UserWarning, stacklevel=user_stacklevel())
         align_corners = False
     return grid_sampler(input, grid, _MODES.index(mode), _PADDING_MODES.index(padding_mode),
                         align_corners)
@@ -332,7 +333,7 @@ def affine_grid(theta, size, align_corners=None):
     pass to ``grid_sample`` with the same ``align_corners`` (default False, with a warning
     when not given). Differentiable with respect to ``theta``."""
     if align_corners is None:
-        warnings.warn(_ALIGN_WARNING, UserWarning, stacklevel=2)
+        warnings.warn(_ALIGN_WARNING, UserWarning, stacklevel=user_stacklevel())
         align_corners = False
     if theta._data.dtype not in _dtype.FLOATING_NP:
         raise ValueError(f"Expected theta to have floating point type, but got {theta.dtype}")
@@ -351,7 +352,7 @@ def affine_grid(theta, size, align_corners=None):
         warnings.warn("Since version 1.3.0, affine_grid behavior has changed for unit-size "
                       "grids when align_corners=True. This is not an intended use case of "
                       "affine_grid. See the documentation of affine_grid for details.",
-                      UserWarning, stacklevel=2)
+                      UserWarning, stacklevel=user_stacklevel())
     elif min(size) <= 0:
         raise ValueError(f"Expected non-zero, positive output size. Got {size}")
     return affine_grid_generator(theta, size, align_corners)

@@ -36,6 +36,7 @@ from .._dtype import scalar_type_name
 from .._front import front
 from .._sparse_tensor import SparseTensor as _Sparse
 from .._tensor import Tensor, _make
+from .._warn import user_stacklevel
 from ..autograd.grad_mode import GRAD
 from ..autograd.graph import make_node_class, record
 from ._casts import cast_to
@@ -370,7 +371,7 @@ def _index_array(t: Tensor, it):
         return a
     if a.dtype == np.uint8:
         warnings.warn("indexing with dtype ember.uint8 is now deprecated, please use a dtype "
-                      "ember.bool instead.", UserWarning, stacklevel=4)
+                      "ember.bool instead.", UserWarning, stacklevel=user_stacklevel())
         return a.astype(bool)
     if kind == "u" and not isinstance(it, Tensor):  # a NumPy array's (a tensor's: uint16+)
         return a
@@ -1252,7 +1253,7 @@ def index_reduce(input, dim, index, source, reduce, *, include_self=True):
     if not _BETA_WARNED:
         _BETA_WARNED.append(True)
         warnings.warn("index_reduce() is in beta and the API may change at any time.",
-                      UserWarning, stacklevel=2)
+                      UserWarning, stacklevel=user_stacklevel())
     if input._data.ndim == 0:
         return index_reduce(input.reshape(1), 0, index.reshape(-1), source.reshape(1), reduce,
                             include_self=include_self).reshape(())

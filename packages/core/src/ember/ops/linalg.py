@@ -23,6 +23,7 @@ from .._format import shape_str
 from .._sparse_tensor import SparseTensor as _Sparse
 from .._sparse_tensor import sparse_product
 from .._tensor import Tensor, _make
+from .._warn import user_stacklevel
 from ..autograd.grad_mode import GRAD
 from ..autograd.graph import make_node_class, mark_holomorphic, record
 from ._factories import sum_to_size
@@ -945,7 +946,7 @@ def cross(input, other, dim=None):
         warnings.warn("Using torch.cross without specifying the dim arg is deprecated.\nPlease "
                       "either pass the dim explicitly or simply use torch.linalg.cross.\nThe "
                       "default value of dim will change to agree with that of linalg.cross in a "
-                      "future release.", UserWarning, stacklevel=2)
+                      "future release.", UserWarning, stacklevel=user_stacklevel())
         shape = broadcast_shapes_or_raise(input._data.shape, other._data.shape)
         dim = next((i for i, s in enumerate(shape) if s == 3), None)
         if dim is None:
@@ -1044,7 +1045,8 @@ def chain_matmul(*matrices):
     """Deprecated product of 2-D matrices (``ember.linalg.multi_dot``)."""
     warnings.warn("torch.chain_matmul is deprecated and will be removed in a future PyTorch "
                   "release. Use torch.linalg.multi_dot instead, which accepts a list of two or "
-                  "more tensors rather than multiple parameters.", UserWarning, stacklevel=2)
+                  "more tensors rather than multiple parameters.", UserWarning,
+                  stacklevel=user_stacklevel())
     if len(matrices) == 1 and isinstance(matrices[0], (list, tuple)):
         matrices = tuple(matrices[0])
     for m in matrices:
@@ -1144,7 +1146,8 @@ def qr(input, some=True):
 
 def _warn_deprecated(old: str, new: str, example: str) -> None:
     warnings.warn(f"torch.{old} is deprecated in favor of torch.linalg.{new} and will be "
-                  f"removed in a future PyTorch release.\n{example}", UserWarning, stacklevel=3)
+                  f"removed in a future PyTorch release.\n{example}", UserWarning,
+                  stacklevel=user_stacklevel())
 
 
 @register("matrix_exp")
@@ -1184,7 +1187,7 @@ def triangular_solve(input, A, upper=True, transpose=False, unitriangular=False,
                   "release.\ntorch.linalg.solve_triangular has its arguments reversed and does "
                   "not return a copy of one of the inputs.\nX = torch.triangular_solve(B, "
                   "A).solution\nshould be replaced with\nX = torch.linalg.solve_triangular(A, "
-                  "B).", UserWarning, stacklevel=2)
+                  "B).", UserWarning, stacklevel=user_stacklevel())
     return _rt.triangular_solve(*solve_(input, A, upper, transpose, unitriangular))
 
 
@@ -1213,7 +1216,8 @@ def lu_solve(input, LU_data, LU_pivots, out=None):
     warnings.warn("torch.lu_solve is deprecated in favor of torch.linalg.lu_solveand will be "
                   "removed in a future PyTorch release.\nNote that torch.linalg.lu_solve has its "
                   "arguments reversed.\nX = torch.lu_solve(B, LU, pivots)\nshould be replaced "
-                  "with\nX = torch.linalg.lu_solve(LU, pivots, B)", UserWarning, stacklevel=2)
+                  "with\nX = torch.linalg.lu_solve(LU, pivots, B)", UserWarning,
+                  stacklevel=user_stacklevel())
     return _la().lu_solve(LU_data, LU_pivots, input)
 
 

@@ -24,6 +24,7 @@ from .._device import check_same_device, fused_kernel, xp_of
 from .._dtype import scalar_type_name
 from .._format import shape_str
 from .._tensor import Tensor, _make
+from .._warn import user_stacklevel
 from ..autograd.grad_mode import GRAD, no_grad
 from ..autograd.graph import make_node_class, record, result
 from . import _special
@@ -55,7 +56,7 @@ def _reduction(reduction, size_average=None, reduce=None, extra=()) -> str:
         reduce = True if reduce is None else reduce
         reduction = "mean" if size_average and reduce else "sum" if reduce else "none"
         warnings.warn("size_average and reduce args will be deprecated, please use "
-                      f"reduction='{reduction}' instead.", stacklevel=3)
+                      f"reduction='{reduction}' instead.", stacklevel=user_stacklevel())
     if isinstance(reduction, int) and not isinstance(reduction, bool):
         reduction = _ENUM.get(reduction, reduction)
     if reduction not in ("none", "mean", "sum", *extra):
@@ -91,7 +92,8 @@ def _warn_size(input, target):
     if target.shape != input.shape:
         warnings.warn(f"Using a target size ({target.size()!r}) that is different to the input "
                       f"size ({input.size()!r}). This will likely lead to incorrect results due "
-                      "to broadcasting. Please ensure they have the same size.", stacklevel=3)
+                      "to broadcasting. Please ensure they have the same size.",
+                      stacklevel=user_stacklevel())
 
 
 def _weighted_reduce(loss, weight, input, reduction, mean_by_weight=True):
@@ -641,7 +643,7 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
         warnings.warn("reduction: 'mean' divides the total loss by both the batch size and the "
                       "support size.'batchmean' divides only by the batch size, and aligns with "
                       "the KL div math definition.'mean' will be changed to behave the same as "
-                      "'batchmean' in the next major release.", stacklevel=2)
+                      "'batchmean' in the next major release.", stacklevel=user_stacklevel())
     reduction = _reduction(reduction, size_average, reduce, extra=("batchmean",))
     if log_target:
         loss = target.exp() * (target - input)

@@ -22,6 +22,7 @@ from .._device import check_same_device, xp_of
 from .._dtype import scalar_type_name
 from .._format import shape_str
 from .._tensor import Tensor, _make
+from .._warn import user_stacklevel
 from ..autograd.grad_mode import GRAD, no_grad
 from ..autograd.graph import make_node_class, record
 from ._casts import cast_to
@@ -202,7 +203,7 @@ def _channel_dropout(name, spatial, input, p, training, inplace):
             "an error in a future release. To retain the behavior and silence this warning, "
             f"please use dropout instead. Note that {name} exists to provide channel-wise "
             f"dropout on inputs with {spatial} spatial dimensions, a channel dimension, and an "
-            f"optional batch dimension (i.e. {lo}D or {hi}D inputs).", stacklevel=3)
+            f"optional batch dimension (i.e. {lo}D or {hi}D inputs).", stacklevel=user_stacklevel())
     if spatial == 2 and nd == 3:
         warnings.warn(
             "dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D "
@@ -210,7 +211,7 @@ def _channel_dropout(name, spatial, input, p, training, inplace):
             "the channel dim. This behavior will change in a future release to interpret the "
             "input as one without a batch dimension, i.e. shape (C, H, W). To maintain the 1D "
             "channel-wise dropout behavior, please switch to using dropout1d instead.",
-            stacklevel=3)
+            stacklevel=user_stacklevel())
     unbatched = spatial != 2 and nd == spatial + 1
     if not unbatched:
         return feature_dropout(input, p, training, inplace)
@@ -388,7 +389,7 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
     if weight._data.dtype == np.int64 and input._data.dtype in _dtype.FLOATING_NP:
         warnings.warn("Argument order of nn.functional.embedding_bag was changed. Usage "
                       "`embedding_bag(weight, input, ...)` is deprecated, and should now be "
-                      "`embedding_bag(input, weight, ...)`.", stacklevel=2)
+                      "`embedding_bag(input, weight, ...)`.", stacklevel=user_stacklevel())
         weight, input = input, weight
     if per_sample_weights is not None and input.shape != per_sample_weights.shape:
         raise ValueError(f"embedding_bag: If per_sample_weights ({per_sample_weights.shape}) is "
@@ -1116,21 +1117,21 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
 def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
     """Deprecated alias of ``interpolate``."""
     warnings.warn("nn.functional.upsample is deprecated. Use nn.functional.interpolate "
-                  "instead.", stacklevel=2)
+                  "instead.", stacklevel=user_stacklevel())
     return interpolate(input, size, scale_factor, mode, align_corners)
 
 
 def upsample_nearest(input, size=None, scale_factor=None):
     """Deprecated: ``interpolate(..., mode='nearest')``."""
     warnings.warn("nn.functional.upsample_nearest is deprecated. Use "
-                  "nn.functional.interpolate instead.", stacklevel=2)
+                  "nn.functional.interpolate instead.", stacklevel=user_stacklevel())
     return interpolate(input, size, scale_factor, mode="nearest")
 
 
 def upsample_bilinear(input, size=None, scale_factor=None):
     """Deprecated: ``interpolate(..., mode='bilinear', align_corners=True)``."""
     warnings.warn("nn.functional.upsample_bilinear is deprecated. Use "
-                  "nn.functional.interpolate instead.", stacklevel=2)
+                  "nn.functional.interpolate instead.", stacklevel=user_stacklevel())
     return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
 
 
@@ -1312,7 +1313,8 @@ def gumbel_softmax(logits, tau=1, hard=False, eps=1e-10, dim=-1):
     from .._factory import empty_like, zeros_like
 
     if eps != 1e-10:
-        warnings.warn("`eps` parameter is deprecated and has no effect.", stacklevel=2)
+        warnings.warn("`eps` parameter is deprecated and has no effect.",
+                      stacklevel=user_stacklevel())
     gumbels = -empty_like(logits).exponential_().log()
     y_soft = ((logits + gumbels) / tau).softmax(dim)
     if not hard:

@@ -24,6 +24,7 @@ from .._format import shape_str
 from .._sparse_tensor import SparseTensor as _Sparse
 from .._sparse_tensor import sparse_op
 from .._tensor import Tensor, _make
+from .._warn import user_stacklevel
 from ..autograd.grad_mode import GRAD
 from ..autograd.graph import make_node_class, record, result
 from . import _special
@@ -925,7 +926,7 @@ def where(condition, input=None, other=None):
                                f"tensor with dtype {scalar_type_name(cond.dtype)}")
         warnings.warn("where received a uint8 condition tensor. This behavior is deprecated "
                       "and will be removed in a future version of PyTorch. Use a boolean "
-                      "condition instead.", UserWarning, stacklevel=2)
+                      "condition instead.", UserWarning, stacklevel=user_stacklevel())
         cond = cond.astype(np.bool_)
         condition = _make(cond, dev)
     rt = _dtype.result_type(input, other).np

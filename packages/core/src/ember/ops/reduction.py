@@ -21,6 +21,7 @@ from .._device import xp_of
 from .._dtype import scalar_type_name
 from .._sparse_tensor import _SparseData
 from .._tensor import Tensor, _make
+from .._warn import user_stacklevel
 from ..autograd.grad_mode import GRAD
 from ..autograd.graph import make_node_class, result
 from ._casts import cast_to
@@ -370,7 +371,7 @@ def _var_array(d, dims, correction, keepdim, name):
     if dof <= 0:
         warnings.warn(f"{name}(): degrees of freedom is <= 0. Correction should be strictly "
                       "less than the reduction factor (input numel divided by output numel).",
-                      UserWarning, stacklevel=4)
+                      UserWarning, stacklevel=user_stacklevel())
     if not n:
         return d.sum(axis=dims, keepdims=keepdim) * np.nan, dof
     centered = d - _mean_array(d, dims, True, n)

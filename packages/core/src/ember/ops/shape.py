@@ -24,6 +24,7 @@ from .._format import shape_str
 from .._size import Size
 from .._sparse_tensor import _not_implemented, _SparseData
 from .._tensor import Tensor, _make
+from .._warn import user_stacklevel
 from ..autograd.grad_mode import GRAD
 from ..autograd.graph import make_node_class, record
 from ._casts import cast_to
@@ -1667,7 +1668,7 @@ def meshgrid(*tensors, indexing=None):
         tensors = tuple(tensors[0])
     if indexing is None:
         warnings.warn("torch.meshgrid: in an upcoming release, it will be required to pass the "
-                      "indexing argument.", UserWarning, stacklevel=2)
+                      "indexing argument.", UserWarning, stacklevel=user_stacklevel())
         indexing = "ij"
     if indexing not in ("ij", "xy"):
         raise RuntimeError("torch.meshgrid: indexing must be one of \"xy\" or \"ij\", but "

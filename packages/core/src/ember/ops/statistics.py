@@ -15,6 +15,7 @@ from .._device import check_same_device, xp_of
 from .._dtype import scalar_type_name
 from .._format import shape_str
 from .._tensor import Tensor, _make
+from .._warn import user_stacklevel
 from ..autograd.grad_mode import GRAD
 from ..autograd.graph import make_node_class, record
 from ._inplace import accepts_out
@@ -391,7 +392,7 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
         norm = w_sum - correction
     if (norm.item() if isinstance(norm, Tensor) else norm) <= 0:
         warnings.warn("cov(): degrees of freedom is <= 0. Correction should be strictly less "
-                      "than the number of observations.", UserWarning, stacklevel=2)
+                      "than the number of observations.", UserWarning, stacklevel=user_stacklevel())
         norm = norm * 0 if isinstance(norm, Tensor) else 0
     xc = x - avg.unsqueeze(1)
     c = xc.mm((xc if w is None else xc * w).t())

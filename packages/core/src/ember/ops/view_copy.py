@@ -223,7 +223,7 @@ def _check_out(name: str, out, res: Tensor) -> None:
 def _resize_into(out: Tensor, res: Tensor) -> None:
     """Write ``res`` into ``out``, resizing ``out`` (with PyTorch's warning when it had
     elements) where the shapes differ."""
-    resize_out(out, res._data, stacklevel=6)
+    resize_out(out, res._data)
     out._bump_version()
 
 
