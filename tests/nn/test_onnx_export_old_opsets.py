@@ -219,6 +219,17 @@ def test_integer_max_min_clip_and_pow(opset):
     assert ("Clip" in op_types(proto)) == (opset == 12)
 
 
+@pytest.mark.parametrize("dtype", [ember.int8, ember.uint8])
+@pytest.mark.parametrize("opset", OLD)
+def test_byte_reductions(opset, dtype):
+    # ReduceMax/ReduceMin take int8 and uint8 from opset 12: at 11 they reduce in int32
+    low = -100 if dtype == ember.int8 else 0
+    a = ember.tensor(RNG.integers(low, 100, (3, 5))).to(dtype)
+    proto = compare(lambda t: (t.amax(1), t.amin(0, keepdim=True), t.max(1).values,
+                               t.min(), t.max()), (a,), opset)
+    assert ("Cast" in op_types(proto)) == (opset == 11)
+
+
 @pytest.mark.parametrize("opset", OLD)
 def test_double_clamp_keeps_nan(opset):
     x = ember.tensor(np.array([-3.0, np.nan, 0.25, 7.0]))

@@ -366,8 +366,9 @@ def _float_only_operators(b: Builder, helper) -> None:
     """At opset 11 Max, Min and Clip take floats only and Pow one float type for both inputs
     (opset 12 widened them), and onnxruntime runs Clip-11 in float32 only. The types are
     read from ONNX's inference at opset 12, where the graph is valid; then integer Max/Min
-    and non-float32 Clip become ``Where`` of comparisons (exact, NaN kept), and a Pow outside
-    that rule computes in double (or in the base's float type)."""
+    and non-float32 Clip become ``Where`` of comparisons (exact, NaN kept), a Pow outside
+    that rule computes in double (or in the base's float type), and ReduceMax/ReduceMin of
+    int8/uint8 (types of opset 12) reduce in int32."""
     listed = {v.name for v in b.inputs}
     weights = [helper.make_tensor_value_info(t.name, t.data_type, list(t.dims))
                for t in b.initializers if t.name not in listed]  # their types, not their data
@@ -387,8 +388,28 @@ def _float_only_operators(b: Builder, helper) -> None:
         elif node.op_type == "Pow" and kind and (kind not in _OPSET_11_FLOATS
                                                  or types.get(node.input[1]) != kind):
             _float_pow(b, node, kind, types.get(node.input[1]))
+        elif node.op_type in ("ReduceMax", "ReduceMin") and kind in _OPSET_12_REDUCE_INTS:
+            _int32_reduce(b, node, kind)
         else:
             b.nodes.append(node)
+
+
+#: uint8 and int8: the types ReduceMax/ReduceMin take from opset 12 (at 11: int32 and wider)
+_OPSET_12_REDUCE_INTS = (2, 3)
+_INT32 = 6
+
+
+def _int32_reduce(b: Builder, node, kind: int) -> None:
+    """ReduceMax/ReduceMin of int8 or uint8 at opset 11: in int32 (exact), cast back."""
+    wide = b.fresh(f"{node.input[0]}_int32")
+    b.nodes.append(b.helper.make_node("Cast", [node.input[0]], [wide], to=_INT32,
+                                      name=b.fresh(f"{node.name}/Cast")))
+    out = b.fresh(f"{node.output[0]}_int32")
+    attrs = {a.name: b.helper.get_attribute_value(a) for a in node.attribute}
+    b.nodes.append(b.helper.make_node(node.op_type, [wide, *node.input[1:]], [out],
+                                      name=node.name, **attrs))
+    b.nodes.append(b.helper.make_node("Cast", [out], list(node.output), to=kind,
+                                      name=b.fresh(f"{node.name}/Cast")))
 
 
 def _where_min_max(b: Builder, node) -> None:
