@@ -453,7 +453,7 @@ def _number_first(self, other, fn, node_cls, saved):
 def _rsub(self, other):
     if isinstance(other, Tensor):  # a tensor subclass's reflected call: no number
         return sub(other, self)
-    return _number_first(self, other, _sub, RsubBackward1, lambda a, b: ())
+    return _number_first(self, other, sub, RsubBackward1, lambda a, b: ())  # sub: bool refusal
 
 
 def _rpow(self, other):
