@@ -227,13 +227,17 @@ def test_mnist_hogwild(tmp_path):
     # shared memory; then the parent tests that model
     write_mnist(tmp_path / "data")
     args = ["--epochs", "1", "--batch-size", "16", "--lr", "0.05", "--log-interval", "5"]
-    out = run(tmp_path, "mnist_hogwild", *args, "--save_model")
+    # both processes print to one pipe: unbuffered (PYTHONUNBUFFERED=1 on some machines),
+    # print's text and its newline are two writes, and the other process's line can land
+    # between them; block-buffered, each process's few lines reach the pipe in one write
+    buffered = {"PYTHONUNBUFFERED": ""}
+    out = run(tmp_path, "mnist_hogwild", *args, "--save_model", env=buffered)
     lines = re.findall(rf"(\d+)\tTrain Epoch: 1 \[\d+/320 \(\d+%\)\]\tLoss: ({NUMBER})\n", out)
     assert len(lines) == 8 and len({pid for pid, _ in lines}) == 2
     assert all(math.isfinite(float(loss)) for _, loss in lines)
     # the same seeded model, tested untrained (no training process): the workers' updates
     # reached the parent's copy of the model
-    untrained = run(tmp_path, "mnist_hogwild", *args, "--num-processes", "0")
+    untrained = run(tmp_path, "mnist_hogwild", *args, "--num-processes", "0", env=buffered)
     test_loss = r"\nTest set: Average loss: {}, Accuracy: \d+/160 "
     assert numbers(test_loss, out)[0] < numbers(test_loss, untrained)[0] - 0.05
     assert state_dict_keys(tmp_path / "mnist_hogwild" / "MNIST_hogwild.pt")[0] == "conv1.weight"
