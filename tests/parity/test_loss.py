@@ -217,8 +217,10 @@ def test_mse_size_warning_matches():
 @pytest.mark.parametrize("classes", [512, 2000])
 def test_cross_entropy_float32_language_model_shape(classes):
     """A language model's loss (ignore_index -1 on some targets): the fused log-softmax and
-    nll_loss give PyTorch's loss and logits' gradient within 2e-7 of the largest entry
-    (float32 rounding), through NllLossBackward0 over LogSoftmaxBackward0."""
+    nll_loss give PyTorch's loss within 2e-7 and the logits' gradient within 5e-7 of its
+    largest entry (a few float32 ulps: NumPy's SIMD exp and PyTorch's differ by machine; on an
+    AMD EPYC (AVX2) one entry of 131072 was 4 ulps off), through NllLossBackward0 over
+    LogSoftmaxBackward0."""
     rng = np.random.default_rng(4)
     (ex, tx) = both((rng.standard_normal((256, classes)) * 2).astype(np.float32))
     target = rng.integers(0, classes, 256)
@@ -231,4 +233,4 @@ def test_cross_entropy_float32_language_model_shape(classes):
     el.backward()
     tl.backward()
     g = tx.grad.numpy()
-    np.testing.assert_allclose(ex.grad.numpy(), g, rtol=0, atol=2e-7 * np.abs(g).max())
+    np.testing.assert_allclose(ex.grad.numpy(), g, rtol=0, atol=5e-7 * np.abs(g).max())
