@@ -99,22 +99,32 @@ def like_order(arr, fmt, fname: str):
     return format_order(check(fmt, fname), arr.ndim)
 
 
-def dense_strides(arr, order):
-    """The strides (in bytes) of a fresh array of ``arr``'s shape and dtype laid out in
-    ``order`` (``None``: C order), size-1 dims included as PyTorch computes them."""
-    dims = range(arr.ndim) if order is None else order
-    strides = [0] * arr.ndim
-    step = arr.itemsize
-    for d in reversed(dims):
-        strides[d] = step
-        step *= arr.shape[d]
+def dense_strides(shape, order=None, itemsize: int = 1) -> tuple:
+    """The strides (in elements, or bytes with ``itemsize``) of a fresh dense layout of
+    ``shape`` whose axes are ``order`` from the outermost (C order when None), size-1 and
+    empty dims included as PyTorch (and NumPy) compute them."""
+    strides = [0] * len(shape)
+    step = itemsize
+    for ax in reversed(range(len(shape)) if order is None else order):
+        strides[ax] = step
+        step *= max(shape[ax], 1)
     return tuple(strides)
 
 
 def as_fresh(arr, order):
     """``arr`` laid out in ``order`` (``None``: C order) with exactly the strides a fresh
     tensor gets, size-1 dims included; copied only when they differ."""
-    return arr if arr.strides == dense_strides(arr, order) else copy_as(arr, order)
+    if arr.strides == dense_strides(arr.shape, order, arr.itemsize):
+        return arr
+    return copy_as(arr, order)
+
+
+def fresh_layout(arr, order):
+    """``as_fresh``, with the common case cheap: a C-order result without size-1 dims is
+    checked by its flag alone."""
+    if order is None and 1 not in arr.shape:
+        return arr if arr.flags.c_contiguous else arr.copy()
+    return as_fresh(arr, order)
 
 
 def copy_as(arr, order):
@@ -162,38 +172,3 @@ def suggest(arr):
     if len(shape) < 4 or (shape[1] > 1 and shape[-1] > 1 and arr.flags.c_contiguous):
         return None
     return suggest_order(shape, arr.strides)
-
-
-def obeys_layout_contract(grad, var) -> bool:
-    """Whether ``grad`` may become ``var``'s ``.grad`` as it is (PyTorch's
-    ``obeys_layout_contract``): the strides of ``var`` where a dim has more than one element
-    (a zero stride refused on size-1 dims); a contiguous ``grad`` for a ``var`` that is not
-    dense."""
-    if grad.strides == var.strides:
-        return True
-    if preserve_order(var) is not None and not is_dense(var):
-        return bool(grad.flags.c_contiguous)
-    gi, vi = grad.itemsize, var.itemsize
-    for n, gs, vs in zip(grad.shape, grad.strides, var.strides):
-        if n != 1:
-            if gs // gi != vs // vi:
-                return False
-        elif gs == 0:
-            return False
-    return True
-
-
-def is_dense(arr) -> bool:
-    """Whether ``arr``'s elements fill its memory without gaps or overlaps in some order."""
-    order = preserve_order(arr)
-    return bool(arr.flags.c_contiguous if order is None else
-                arr.transpose(order).flags.c_contiguous)
-
-
-def obey_layout_contract(grad, var):
-    """``grad`` as PyTorch's ``AccumulateGrad`` stores it for a leaf ``var``: as it is when it
-    obeys ``var``'s layout, else a copy in ``var``'s layout (contiguous if ``var`` is not
-    dense)."""
-    if obeys_layout_contract(grad, var):
-        return grad
-    return copy_as(grad, preserve_order(var) if is_dense(var) else None)

@@ -19,7 +19,7 @@ from .. import _dtype
 from .._device import check_same_device, xp_of
 from .._dtype import scalar_type_name
 from .._format import shape_str
-from .._memory_format import as_fresh, copy_as, suggest, suggest_order
+from .._memory_format import fresh_layout, suggest, suggest_order
 from ..autograd.graph import make_node_class, result
 from ._conv_kernels import (
     Geom,
@@ -77,16 +77,8 @@ def _convolution(kernel, a, w, b, g: Geom, transposed: bool, order=None):
     r = kernel(_wide(ad), _wide(w._data), g)
     if b is not None:
         r += b._data.reshape(_bias_shape(r.shape[1], len(g.k)))
-    r = _laid_out(_narrowed(r, ad), order)
+    r = fresh_layout(_narrowed(r, ad), order)
     return result(r, a._device, ConvolutionBackward0, (a, w, b), (a, w), (g, transposed, order))
-
-
-def _laid_out(r, order):
-    """The kernel's C-order result ``r`` in ``order`` with a fresh tensor's strides (a size-1
-    dim's too, as PyTorch's)."""
-    if order is None and 1 not in r.shape:
-        return r
-    return as_fresh(r, order) if order is None else copy_as(r, order)
 
 
 def _conv(x, w, b, g: Geom, order=None):
@@ -102,7 +94,7 @@ def _conv_transpose(u, w, b, g: Geom, order=None):
 def _weight_grad(x, gy, g: Geom, wshape, order=None):
     """Gradient of a convolution's weight for input ``x`` and output gradient ``gy``."""
     xd = x._data
-    r = _laid_out(_narrowed(weight_grad_array(_wide(xd), _wide(gy._data), g, wshape), xd),
+    r = fresh_layout(_narrowed(weight_grad_array(_wide(xd), _wide(gy._data), g, wshape), xd),
                   order)
     return result(r, x._device, ConvolutionBackwardBackward0, (x, gy), (x, gy), (g, order))
 

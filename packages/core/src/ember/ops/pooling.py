@@ -22,7 +22,7 @@ from .. import _dtype, _native
 from .._device import check_same_device, xp_of
 from .._dtype import scalar_type_name
 from .._format import shape_str
-from .._memory_format import as_fresh, copy_as, suggest
+from .._memory_format import copy_as, fresh_layout, suggest
 from .._tensor import _make
 from ..autograd.grad_mode import GRAD
 from ..autograd.graph import make_node_class, result
@@ -34,14 +34,6 @@ __all__: list = []  # filled by _define below
 
 
 # -- layout ----------------------------------------------------------------------------------
-
-def _in_order(arr, order):
-    """``arr`` laid out in ``order`` (a ``_memory_format`` order; ``None``: C order) with a
-    fresh tensor's strides, copied only when it is not already."""
-    if order is None and 1 not in arr.shape:
-        return arr if arr.flags.c_contiguous else xp_of(arr).ascontiguousarray(arr)
-    return as_fresh(arr, order)
-
 
 def _pool_order(x, n: int, unbatched: bool):
     """The layout of a pooling's output and input gradient, as PyTorch's CPU kernels choose
@@ -70,7 +62,7 @@ def _plane_gather(x, idx, n, node_cls, unique=False, values=None, order=None):
         r = xp_of(x).take_along_axis(flat, id_.reshape(lead + (math.prod(id_.shape[len(lead):]),)),
                                      -1).reshape(id_.shape)
     if order is not None:
-        r = _in_order(r, order)
+        r = fresh_layout(r, order)
     return result(r, x._device, node_cls, (x,), (), (idx, xd.shape[-n:], n, unique, order))
 
 
@@ -332,7 +324,7 @@ def _window_pick(x, which, g: Geom, order=None):
     r = win[(Ellipsis,) + offs[0]]
     for j in range(1, len(offs)):
         r = xp.where(which == j, win[(Ellipsis,) + offs[j]], r)
-    return result(_in_order(r, order), x._device, WindowPickBackward0, (x,), (),
+    return result(fresh_layout(r, order), x._device, WindowPickBackward0, (x,), (),
                   (which, g, order))
 
 
@@ -407,13 +399,13 @@ def _max_poolnd(n, input, kernel_size, stride, padding, dilation, ceil_mode, ret
         return out.squeeze(0) if unbatched else out
     want = need_grad or return_indices
     if not want:
-        out = _make(_in_order(_separable_max(padded(xd, g, _lowest(xd.dtype)), g), order),
+        out = _make(fresh_layout(_separable_max(padded(xd, g, _lowest(xd.dtype)), g), order),
                     x._device)
         return out.squeeze(0) if unbatched else out
     best, where = _window_max(windows(xd, g, _lowest(xd.dtype)), g, want,
                               want and xd.dtype in _dtype.FLOATING_NP and
                               bool(xp_of(x).isnan(xd).any()))
-    best = _in_order(best, order)
+    best = fresh_layout(best, order)
     if where is None:
         out = _make(best, x._device)
     else:
@@ -425,7 +417,7 @@ def _max_poolnd(n, input, kernel_size, stride, padding, dilation, ceil_mode, ret
         where += base
         if xd.dtype.kind != "b":
             where = _fix_all_lowest(where, best, g, xp)
-        idx = _make(_in_order(where, order), x._device)
+        idx = _make(fresh_layout(where, order), x._device)
         unique = all(g.s[i] >= g.d[i] * (g.k[i] - 1) + 1 for i in range(n))
         out = _plane_gather(x, idx, n, _MAX_NODES[f"MaxPool{n}DWithIndicesBackward0"],
                             unique, best, order) if need_grad else _make(best, x._device)
@@ -455,7 +447,7 @@ def _window_sum(x, g, div, node_cls, order=None):
             r = r.astype(xd.dtype)
     else:  # integer average truncates toward zero, as PyTorch's kernel
         r = (r / div).astype(xd.dtype)
-    return result(_in_order(r, order), x._device, node_cls, (x,), (), (g, div, node_cls, order))
+    return result(fresh_layout(r, order), x._device, node_cls, (x,), (), (g, div, node_cls, order))
 
 
 def _window_sum_t(gy, g, div, fwd_cls, order=None):
@@ -466,7 +458,7 @@ def _window_sum_t(gy, g, div, fwd_cls, order=None):
     n = len(g.k)
     r = _dtype.narrow(scatter_windows(gd.shape[:-n], g, _dtype.opmath_np(gd.dtype), xp,
                                       lambda off: gs), gd.dtype)
-    return result(_in_order(r, order), gy._device, WindowSumTBackward0, (gy,), (),
+    return result(fresh_layout(r, order), gy._device, WindowSumTBackward0, (gy,), (),
                   (g, div, fwd_cls, order))
 
 
@@ -579,7 +571,7 @@ def _adaptive_avg_apply(x, mats, adjoint, order, back_order):
         r = r.astype(xd.dtype)
     n = len(mats)
     cls = (_ADAPTIVE_AVG_BW if adjoint else _ADAPTIVE_AVG_NODES)[n]
-    return result(_in_order(r, order), x._device, cls, (x,), (),
+    return result(fresh_layout(r, order), x._device, cls, (x,), (),
                   (mats, adjoint, order, back_order))
 
 

@@ -297,28 +297,17 @@ def _resize_(self, size, *, memory_format=None):
     if any(s < 0 for s in size):
         raise RuntimeError(f"Trying to create tensor with negative dimension {min(size)}: "
                            f"[{shape_str(size)}]")
+    from .. import _memory_format as mf
+
     if memory_format is None:
         if size == self._data.shape:
             return self
         order = None
     else:
-        from .. import _memory_format as mf
-
         order = mf.format_order(mf.check(memory_format, "resize_"), len(size))
-    _restride(self, size, _dense_strides(size, order))
+    _restride(self, size, mf.dense_strides(size, order))
     self._bump_version()
     return self
-
-
-def _dense_strides(size, order=None) -> tuple:
-    """Element strides of a dense layout of ``size`` whose axes are ``order`` from the
-    outermost (C order when None)."""
-    strides = [0] * len(size)
-    step = 1
-    for ax in reversed(range(len(size)) if order is None else order):
-        strides[ax] = step
-        step *= max(size[ax], 1)
-    return tuple(strides)
 
 
 def _restride(self, size, strides) -> None:
