@@ -178,10 +178,9 @@ def _analytical_jacobian(output, diff_inputs, check_grad_dtypes, nondet_tol):
     return jac1
 
 
-def _slow_gradcheck(func, func_out, inputs, outputs, eps, rtol, atol, check_grad_dtypes,
+def _slow_gradcheck(func_out, inputs, outputs, numerical, rtol, atol, check_grad_dtypes,
                     nondet_tol):
     tensor_outs = _tensors(func_out)
-    numerical = _numerical_jacobians(func, inputs, eps, tensor_outs)
     if not outputs:
         for per_input in numerical:
             for jac in per_input:
@@ -200,16 +199,15 @@ def _slow_gradcheck(func, func_out, inputs, outputs, eps, rtol, atol, check_grad
                     f"numerical:{_as_display(n)}\nanalytical:{_as_display(a)}\n")
 
 
-def _forward_gradcheck(func, func_out, inputs, eps, rtol, atol) -> None:
+def _forward_gradcheck(func, func_out, inputs, numerical, rtol, atol) -> None:
     """``check_forward_ad``: the Jacobian from forward-mode AD (``forward_ad``: one JVP per
-    element of each differentiable input, its tangent a one-hot) against central
-    differences, with PyTorch's message."""
+    element of each differentiable input, its tangent a one-hot) against the central
+    differences ``numerical``, with PyTorch's message."""
     from .. import _factory
     from .._memory_format import contiguous_format
     from . import forward_ad
 
     tensor_outs = _tensors(func_out)
-    numerical = _numerical_jacobians(func, inputs, eps, tensor_outs)
     for j, i in enumerate(_diff_input_indices(inputs)):
         x = inputs[i]
         jacs = [np.zeros((x._data.size, o._data.size)) for o in tensor_outs]
@@ -399,11 +397,12 @@ def _gradcheck_helper(func, inputs, eps, atol, rtol, nondet_tol, check_undefined
         func, inputs = _as_real_problem(func, inputs)
         func_out = func(*inputs)
     outputs = _differentiable_outputs(func_out)
+    numerical = _numerical_jacobians(func, inputs, eps, _tensors(func_out))  # for both modes
     if check_forward_ad:
-        _forward_gradcheck(func, func_out, inputs, eps, rtol, atol)
+        _forward_gradcheck(func, func_out, inputs, numerical, rtol, atol)
     if not check_backward_ad:
         return
-    _slow_gradcheck(func, func_out, inputs, outputs, eps, rtol, atol, check_grad_dtypes,
+    _slow_gradcheck(func_out, inputs, outputs, numerical, rtol, atol, check_grad_dtypes,
                     nondet_tol)
     if not outputs:
         return

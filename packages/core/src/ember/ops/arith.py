@@ -443,23 +443,23 @@ RsubBackward1 = make_node_class("RsubBackward1", lambda node, g: (-g,))
 PowBackward2 = make_node_class("PowBackward2", lambda node, g: (_pow_bw(node, g)[1],))
 
 
-def _number_first(self, other, fn, node_cls, saved):
+def _number_first(self, other, fn, node_cls, saved=()):
     """``fn(other, self)`` for a number ``other``, recorded as a ``node_cls`` node with one
-    edge, to ``self``."""
+    edge, to ``self`` (``saved``: what its backward reads)."""
     r = fn(other, self.detach())
-    return result(r._data, r._device, node_cls, (self,), saved(other, self))
+    return result(r._data, r._device, node_cls, (self,), saved)
 
 
 def _rsub(self, other):
     if isinstance(other, Tensor):  # a tensor subclass's reflected call: no number
         return sub(other, self)
-    return _number_first(self, other, sub, RsubBackward1, lambda a, b: ())  # sub: bool refusal
+    return _number_first(self, other, sub, RsubBackward1)  # sub: the bool refusal
 
 
 def _rpow(self, other):
     if isinstance(other, Tensor):
         return _pow(other, self)
-    return _number_first(self, other, _pow, PowBackward2, lambda a, b: (a, b))
+    return _number_first(self, other, _pow, PowBackward2, (other, self))
 
 
 for _dunder, _method in (("__radd__", _radd), ("__rmul__", _rmul), ("__rsub__", _rsub),
