@@ -193,6 +193,20 @@ def fused_kernel(dev: device, name: str):
     return backend_of(dev).kernels.get(name)
 
 
+def data_dependent_error(op: str) -> NotImplementedError:
+    """What an op whose output shape depends on its input's values raises on the meta device
+    (``ember._meta``: no values), as PyTorch has no meta kernel for it either."""
+    return NotImplementedError(
+        f"{op}: the output's shape depends on the values, and meta tensors have none "
+        "(PyTorch has no meta kernel for it either); run it on a device with data")
+
+
+def refuse_meta(t, op: str) -> None:
+    """Raise :func:`data_dependent_error` when ``t`` is a meta tensor."""
+    if t._device.type == "meta":
+        raise data_dependent_error(op)
+
+
 def _device_error(a, b):
     return RuntimeError("Expected all tensors to be on the same device, but found at least two "
                         f"devices, {a} and {b}!")

@@ -188,7 +188,12 @@ def set_rng_state(new_state) -> None:
 
 
 def _rng(generator, dev) -> np.random.Generator:
-    """The NumPy generator to draw with for an output on ``dev``."""
+    """The NumPy generator to draw with for an output on ``dev`` (on the meta device, one
+    whose draws are meta arrays: nothing is drawn)."""
+    if dev.type == "meta":
+        from ._meta import META_RNG
+
+        return META_RNG
     if generator is None:
         return default_generator_for(dev)._np
     if not isinstance(generator, Generator):

@@ -185,8 +185,8 @@ class Tensor:
         gives zeros."""
         arr = self._data
         strides = tuple(s // arr.itemsize for s in arr.strides)
-        if not arr.size and not any(strides):
-            strides = _contiguous_strides(arr.shape)
+        if not any(strides) and (not arr.size or self._device.type == "meta"):
+            strides = _contiguous_strides(arr.shape)  # meta tensors: see ember._meta
         if dim is None:
             return strides
         return strides[_wrap_dim(dim, self._data.ndim)]
@@ -205,7 +205,7 @@ class Tensor:
         return (_address(self._data) - storage_of(self).data_ptr()) // self._data.itemsize
 
     def data_ptr(self) -> int:
-        return _address(self._data)
+        return 0 if self._device.type == "meta" else _address(self._data)
 
     def const_data_ptr(self) -> int:
         """The address of the first element (``data_ptr``: Ember has no copy-on-write)."""
@@ -222,7 +222,7 @@ class Tensor:
         """Whether the elements lie densely in ``memory_format``'s order (C order by default;
         ``ember.channels_last``: NHWC memory under the NCHW shape)."""
         if memory_format is _CONTIGUOUS:
-            return bool(self._data.flags.c_contiguous)
+            return bool(self._data.flags.c_contiguous) or self._device.type == "meta"
         return _mf.is_contiguous(self._data, _mf.check(memory_format, "is_contiguous"))
 
     def contiguous(self, *, memory_format=_CONTIGUOUS):
@@ -301,7 +301,7 @@ class Tensor:
 
     @property
     def is_meta(self) -> bool:
-        return False
+        return self._device.type == "meta"
 
     @property
     def is_xpu(self) -> bool:
@@ -564,7 +564,9 @@ class Tensor:
         if self._device.type != "cpu":
             if force:
                 return backend_of(self._device).to_host(self._data)
-            raise TypeError(f"can't convert {self._device.type}:{self._device.index or 0} device "
+            dev = self._device
+            where = dev.type if dev.type == "meta" else f"{dev.type}:{dev.index or 0}"
+            raise TypeError(f"can't convert {where} device "
                             "type tensor to numpy. Use Tensor.cpu() to copy the tensor to host "
                             "memory first.")
         if grad_error:
@@ -581,6 +583,8 @@ class Tensor:
         if self._data.size != 1:
             raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted "
                                "to Scalar")
+        if self._device.type == "meta":
+            raise RuntimeError("Tensor.item() cannot be called on meta tensors")
         return self._host().item() if self._data.ndim else self._host()[()].item()
 
     def tolist(self):
@@ -624,6 +628,8 @@ class Tensor:
             raise RuntimeError("Boolean value of Tensor with "
                                f"{'no values' if self._data.size == 0 else 'more than one value'}"
                                " is ambiguous")
+        if self._device.type == "meta":
+            raise RuntimeError("Tensor.item() cannot be called on meta tensors")
         return bool(self._host().reshape(()))
 
     def _python_scalar(self):

@@ -230,6 +230,17 @@ def tensor_repr(t, *, tensor_contents: str | None = None) -> str:
     dev = t._device
     if dev.type != "cpu":
         suffixes.append(f"device='{dev}'")
+    if dev.type == "meta":  # no data: its size, and its dtype unless the default float
+        data = t._data
+        suffixes.append(f"size={tuple(data.shape)}")
+        dt = _dtype.FROM_NP[data.dtype]
+        if dt is not _dtype.get_default_dtype():
+            suffixes.append(f"dtype={dt}")
+        if t.grad_fn is not None:
+            suffixes.append(f"grad_fn=<{t.grad_fn.name()}>")
+        elif t.requires_grad:
+            suffixes.append("requires_grad=True")
+        return _add_suffixes(prefix + "...", suffixes, indent)
     arr = t._host()
     dt = _dtype.FROM_NP[arr.dtype]
     default = _dtype.get_default_dtype()

@@ -112,6 +112,10 @@ def get_backend(type: str) -> Backend:
                     "Ember not compiled with CUDA enabled: install the CuPy extra "
                     f"(pip install 'ember-core[cuda]') on a machine with a GPU ({_cuda.reason()})")
             return be
+        if type == "meta":
+            from .. import _meta  # registers itself: arrays without data
+
+            return _REGISTRY["meta"]
         raise RuntimeError(f"no backend is registered for device type '{type}'")
     return be
 

@@ -31,7 +31,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from .. import _dtype, _settings
-from .._device import check_same_device, xp_of
+from .._device import check_same_device, refuse_meta, xp_of
 from .._dtype import scalar_type_name
 from .._front import front
 from .._sparse_tensor import SparseTensor as _Sparse
@@ -622,6 +622,10 @@ def getitem(self: Tensor, index) -> Tensor:
     view = basic_view(self, basic) if basic else self
     if adv is None:
         return view
+    if self._device.type == "meta" and any(
+            getattr(it, "dtype", None) is not None and it.dtype.kind == "b" and it.ndim
+            for it in adv):
+        refuse_meta(self, "indexing with a boolean mask")
     return gather_by(view, AdvancedIndex((), adv), IndexBackward0)
 
 
@@ -771,6 +775,10 @@ def _index_put_plan(input, indices, values, accumulate=False, inplace=False):
                            f"{scalar_type_name(values._data.dtype)} for the source.")
     adv = tuple(slice(None) if i is None else _index_array(input, i) for i in indices)
     _check_masks(input._data.shape, adv)
+    if input._device.type == "meta" and any(
+            getattr(it, "dtype", None) is not None and it.dtype.kind == "b" and it.ndim
+            for it in adv):
+        refuse_meta(input, "index_put with a boolean mask")
     return input, AdvancedIndex((), adv), values, accumulate
 
 
@@ -1495,6 +1503,7 @@ def masked_select(input, mask):
     """The elements of ``input`` where ``mask`` is True, as a 1-D tensor (both broadcast)."""
     if not isinstance(mask, Tensor) or mask._data.dtype.kind != "b":
         raise RuntimeError("masked_select: expected BoolTensor for mask")
+    refuse_meta(mask, "masked_select")
     check_same_device(input, mask)
     _dtype.check_kernel("masked_select", input._data.dtype)
     m = mask._data
@@ -1585,6 +1594,7 @@ def nonzero(input, *, as_tuple=False):
     one 1-D tensor per dimension."""
     d = input._data
     _dtype.check_kernel("nonzero", d.dtype)
+    refuse_meta(input, "nonzero")
     xp = xp_of(input)
     if as_tuple:
         return tuple(_make(a.astype(np.int64, copy=False), input._device)

@@ -18,7 +18,7 @@ import numpy as np
 
 from .. import _dtype
 from .. import _memory_format as _mf
-from .._device import check_same_device, xp_of
+from .._device import check_same_device, refuse_meta, xp_of
 from .._dtype import scalar_type_name
 from .._format import shape_str
 from .._tensor import Tensor, _make
@@ -759,6 +759,7 @@ def one_hot(input, num_classes=-1):
     if num_classes == -1:
         if d.size == 0:
             raise RuntimeError("Can not infer total number of classes from empty tensor.")
+        refuse_meta(input, "one_hot with num_classes=-1")
         num_classes = int(d.max()) + 1
     elif num_classes < -1:
         raise RuntimeError("num_classes should be positive")

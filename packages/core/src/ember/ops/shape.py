@@ -18,7 +18,7 @@ import operator
 import numpy as np
 
 from .. import _dtype
-from .._device import check_same_device, xp_of
+from .._device import check_same_device, refuse_meta, xp_of
 from .._dtype import scalar_type_name
 from .._format import shape_str
 from .._size import Size
@@ -1358,10 +1358,14 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
     from .indexing import select_slices
 
     if repeats is None:  # torch.repeat_interleave(repeats)
+        if output_size is None:
+            refuse_meta(input, "repeat_interleave with tensor repeats and no output_size")
         r = _repeats_array(input)
         if r.size and bool((r < 0).any()):
             raise RuntimeError("repeats can not be negative")
         xp = xp_of(input)
+        if input._device.type == "meta":
+            return _make(xp.empty(int(output_size), dtype=r.dtype), input._device)
         res = xp.repeat(xp.arange(r.size, dtype=r.dtype), r)
         if output_size is not None and res.size != int(output_size):
             raise RuntimeError("allocated size does not match required size")
@@ -1381,12 +1385,20 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
         elif r.size != size:
             raise RuntimeError("repeats must have the same size as input along dim, but got "
                                f"repeats.size(0) = {r.size} and input.size({dim}) = {size}")
+        if output_size is None:
+            refuse_meta(repeats, "repeat_interleave with tensor repeats and no output_size")
     else:
         r = operator.index(repeats)
-        r = xp.full(size, r, dtype=np.int64)
-    if r.size and bool((r < 0).any()):
-        raise RuntimeError("repeats can not be negative")
-    idx = xp.repeat(xp.arange(size, dtype=np.int64), r)
+        if r < 0:
+            raise RuntimeError("repeats can not be negative")
+    if isinstance(r, int):  # one count for every slice
+        idx = xp.repeat(xp.arange(size, dtype=np.int64), r)
+    elif input._device.type == "meta":
+        idx = xp.empty(int(output_size), dtype=np.int64)
+    else:
+        if r.size and bool((r < 0).any()):
+            raise RuntimeError("repeats can not be negative")
+        idx = xp.repeat(xp.arange(size, dtype=np.int64), r)
     if output_size is not None and idx.size != int(output_size):
         raise RuntimeError("allocated size does not match required size")
     if d.ndim == 0:
@@ -1867,6 +1879,9 @@ def _strided_array(input, size, stride, offset):
     need = 0 if 0 in size else \
         (offset + sum((n - 1) * st for n, st in zip(size, stride)) + 1) * item
     have = storage.nbytes()
+    if input._device.type == "meta":  # no memory: the root tensor's own extent
+        root = input if input._base is None else input._base
+        have = root._data.size * item
     if need > have:
         raise RuntimeError(f"setStorage: sizes [{shape_str(size)}], strides "
                            f"[{shape_str(stride)}], storage offset {offset}, and itemsize {item} "
@@ -1999,7 +2014,7 @@ def as_strided_scatter(input, src, size, stride, storage_offset=None):
         raise TypeError(f"as_strided_scatter(): argument 'src' (position 2) must be Tensor, "
                         f"not {type(src).__name__}")
     check_same_device(input, src)
-    if input.requires_grad and not input._data.flags.c_contiguous:
+    if input.requires_grad and not input.is_contiguous():
         raise RuntimeError("!self.requires_grad() || self.is_contiguous() INTERNAL ASSERT "
                            "FAILED: as_strided_scatter is currently only supported for "
                            "contiguous inputs")

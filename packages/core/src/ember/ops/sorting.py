@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _dtype
-from .._device import xp_of
+from .._device import refuse_meta, xp_of
 from .._tensor import Tensor, _make
 from ..autograd.grad_mode import GRAD
 from ..autograd.graph import make_node_class, result
@@ -319,6 +319,7 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False,
     indices and the counts. Every NaN counts as distinct, as in PyTorch."""
     d = input._data
     _dtype.check_kernel("unique" if dim is None else "unique_dim", d.dtype)
+    refuse_meta(input, "unique")
     xp = xp_of(input)
     if dim is None:
         values, inverse, counts = xp.unique(d.reshape(-1), return_inverse=True,
@@ -334,6 +335,7 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False,
 @register("unique_consecutive", differentiable=False)
 def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
     """Collapse runs of equal consecutive elements (or slices along ``dim``)."""
+    refuse_meta(input, "unique_consecutive")
     d = input._data
     _dtype.check_kernel("unique", d.dtype)
     xp = xp_of(input)

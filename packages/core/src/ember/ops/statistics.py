@@ -11,7 +11,7 @@ import numpy as np
 
 from .. import _dtype
 from .. import return_types as _return_types
-from .._device import check_same_device, xp_of
+from .._device import check_same_device, refuse_meta, xp_of
 from .._dtype import scalar_type_name
 from .._format import shape_str
 from .._tensor import Tensor, _make
@@ -30,6 +30,7 @@ def bincount(input, weights=None, minlength=0):
     when given: float32 weights give float32, any other dtype float64)."""
     d = input._data
     _dtype.check_kernel("bincount", d.dtype)
+    refuse_meta(input, "bincount")
     if d.dtype.kind not in "iu":
         raise NotImplementedError(f'"bincount_{_suffix(d)}" not implemented for '
                                   f"'{scalar_type_name(d.dtype)}'")
@@ -390,7 +391,8 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
         norm = w_sum - correction * (w * aweights).sum() / w_sum
     else:
         norm = w_sum - correction
-    if (norm.item() if isinstance(norm, Tensor) else norm) <= 0:
+    if not (isinstance(norm, Tensor) and norm.is_meta) and \
+            (norm.item() if isinstance(norm, Tensor) else norm) <= 0:
         warnings.warn("cov(): degrees of freedom is <= 0. Correction should be strictly less "
                       "than the number of observations.", UserWarning, stacklevel=user_stacklevel())
         norm = norm * 0 if isinstance(norm, Tensor) else 0

@@ -13,6 +13,7 @@ from collections import OrderedDict, namedtuple
 
 import ember
 from ember import Tensor
+from ember._warn import user_stacklevel
 from ember.autograd.function import Function
 from ember.autograd.graph import RemovableHandle as _GraphHandle
 from ember.ops import api
@@ -628,9 +629,17 @@ class Module:
 
         def convert(t):
             dt = dtype if t.is_floating_point() or t.is_complex() else None
-            if memory_format is not None and t.dim() in (4, 5):
-                return t.to(device, dt, memory_format=memory_format)
-            return t.to(device, dt)
+            try:
+                if memory_format is not None and t.dim() in (4, 5):
+                    return t.to(device, dt, memory_format=memory_format)
+                return t.to(device, dt)
+            except NotImplementedError as e:
+                if str(e) == "Cannot copy out of meta tensor; no data!":
+                    raise NotImplementedError(
+                        f"{e} Please use ember.nn.Module.to_empty() instead of "
+                        "ember.nn.Module.to() when moving module from meta to a different "
+                        "device.") from None
+                raise
 
         return self._apply(convert)
 
@@ -753,6 +762,14 @@ class Module:
                                 input_param.requires_grad_(param.requires_grad)
                         setattr(self, name, input_param)
                     else:
+                        if param.is_meta and not input_param.is_meta:
+                            warnings.warn(
+                                f"for {key}: copying from a non-meta parameter in the "
+                                "checkpoint to a meta parameter in the current model, which is "
+                                "a no-op. (Did you mean to pass `assign=True` to assign items "
+                                "in the state dictionary to their corresponding key in the "
+                                "module instead of copying them in place?)",
+                                stacklevel=user_stacklevel())
                         param.copy_(input_param)
             except Exception as ex:
                 error_msgs.append(f'While copying the parameter named "{key}", whose dimensions '
