@@ -238,3 +238,31 @@ def test_interpolate_and_pad_layouts_follow_pytorch(name, shape, dtype):
     x = _rand(shape[:2] + shape[2:] * nd, 0)
     for cl in (False, True):
         _check(_resizes()[name], [x], [cl], dtype)
+
+
+# -- a leaf's .grad keeps the leaf's layout (AccumulateGrad's layout contract) -----------------
+
+@pytest.mark.parametrize("make,strides", [
+    (lambda: ember.randn(2, 3, 4, 5).contiguous(memory_format=ember.channels_last),
+     (60, 1, 15, 3)),
+    (lambda: ember.randn(3, 4).t(), (1, 4)),  # a dense permuted leaf: its own strides
+    (lambda: ember.randn(4, 6)[:, ::2], (3, 1)),  # not dense: C order
+    (lambda: ember.randn(3, 1).expand(3, 4), (4, 1)),  # overlapping: C order
+])
+def test_leaf_grad_follows_the_layout_contract(make, strides):
+    for backward in (lambda x: (x * 2).sum().backward(), lambda x: x.sum().backward()):
+        x = make().detach().requires_grad_(True)
+        backward(x)
+        assert x.grad.stride() == strides and x.grad.shape == x.shape
+        np.testing.assert_array_equal(x.grad.numpy(), np.full(x.shape, x.grad.numpy().flat[0]))
+        before = x.grad
+        backward(x)  # accumulates in place, keeping the layout
+        assert x.grad is before and x.grad.stride() == strides
+
+
+def test_channels_last_conv_weight_grad_is_channels_last():
+    conv = ember.nn.Conv2d(3, 8, 3).to(memory_format=ember.channels_last)
+    x = ember.randn(2, 3, 8, 8).contiguous(memory_format=ember.channels_last)
+    conv(x).sum().backward()
+    assert conv.weight.grad.is_contiguous(memory_format=ember.channels_last)
+    assert conv.weight.grad.stride() == conv.weight.stride()

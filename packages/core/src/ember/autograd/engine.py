@@ -138,8 +138,12 @@ def _add_into_grad(var, grad, gd, create_graph: bool, taken: set) -> None:
             grad = grad.to(var.dtype)
         var._grad = grad if old is None else old + grad
     elif old is None:
-        if id(gd) in taken or not _owned(gd):
-            gd = gd.copy()
+        vd = var._data
+        if vd.flags.c_contiguous or vd.ndim < 2:
+            if id(gd) in taken or not _owned(gd):
+                gd = gd.copy()
+        else:
+            gd = _in_layout_of(vd, gd, taken)
         taken.add(id(gd))
         var._grad = _make(gd, var._device)
     elif old.requires_grad or not getattr(old._data.flags, "writeable", True):  # CuPy: none
@@ -198,6 +202,31 @@ def will_engine_execute_node(node) -> bool:
 #: backward call when no profiler is active)
 PROFILING = [False]
 PROFILED = threading.local()
+
+
+def _in_layout_of(vd, gd, taken: set):
+    """The first gradient of a leaf that is not C-contiguous, as PyTorch's AccumulateGrad
+    lays it out (its layout contract): a dense leaf (channels-last, a permuted layout) gets
+    ``.grad`` with its own strides, stealing ``gd`` when it already has them; any other leaf
+    a C-contiguous copy."""
+    from .. import _memory_format as _mf
+
+    order = _mf.preserve_order(vd)
+    if vd.strides != _mf.dense_strides(vd.shape, order, vd.itemsize):  # overlapping or gaps
+        return gd if id(gd) not in taken and _owned(gd) else gd.copy()
+    if gd.strides == vd.strides and id(gd) not in taken and _owns_memory(gd):
+        return gd
+    return _mf.copy_as(gd, order)
+
+
+def _owns_memory(a) -> bool:
+    """``a`` owns its memory, or is a permutation of an array that does (a fresh result
+    laid out channels-last)."""
+    if not getattr(a.flags, "writeable", True):
+        return False
+    base = a.base
+    return a.flags.owndata or (base is not None and base.base is None and base.size == a.size
+                               and base.flags.owndata)
 
 
 def _owned(a) -> bool:
