@@ -266,3 +266,56 @@ def test_channels_last_conv_weight_grad_is_channels_last():
     conv(x).sum().backward()
     assert conv.weight.grad.is_contiguous(memory_format=ember.channels_last)
     assert conv.weight.grad.stride() == conv.weight.stride()
+
+
+# -- ops that keep a channels-last input's layout, as PyTorch's CPU kernels do ------------------
+
+@pytest.mark.parametrize("op", [
+    lambda x: ember.nn.functional.gelu(x),
+    lambda x: ember.nn.functional.dropout(x, 0.5),
+    lambda x: ember.nn.functional.pad(x, (1, 1, 2, 2), mode="reflect"),
+    lambda x: ember.nn.functional.pad(x, (1, 1, 2, 2), mode="replicate"),
+], ids=["gelu", "dropout", "reflect_pad", "replicate_pad"])
+def test_ops_keep_channels_last(op):
+    base = ember.randn(2, 3, 5, 6)
+    x = base.contiguous(memory_format=ember.channels_last).requires_grad_(True)
+    ember.manual_seed(0)
+    y = op(x)
+    assert y.is_contiguous(memory_format=ember.channels_last) and not y.is_contiguous()
+    y.backward(ember.ones_like(y))
+    assert x.grad.is_contiguous(memory_format=ember.channels_last)
+    ember.manual_seed(0)
+    ref = op(base.requires_grad_(True))  # same values as from the contiguous input (dropout:
+    if ref.shape == y.shape and not isinstance(op, type(None)):  # its mask drawn in memory
+        kept = (y.detach().numpy() != 0) == (ref.detach().numpy() != 0)  # order differs)
+        assert kept.mean() > 0.3
+
+
+def test_gelu_values_do_not_depend_on_the_layout():
+    base = ember.randn(2, 3, 5, 6, dtype=ember.float64)
+    cl = base.contiguous(memory_format=ember.channels_last)
+    for approximate in ("none", "tanh"):
+        np.testing.assert_array_equal(
+            ember.nn.functional.gelu(cl, approximate=approximate).numpy(),
+            ember.nn.functional.gelu(base, approximate=approximate).numpy())
+
+
+@pytest.mark.parametrize("shape,strides", [
+    ((2, 1, 4, 4), (16, 1, 4, 1)), ((2, 3, 1, 1), (3, 1, 3, 3)),
+    ((1, 3, 4, 4), (48, 1, 12, 3)), ((2, 3, 1, 4), (12, 1, 12, 3))])
+def test_to_channels_last_on_ambiguous_shapes_copies_as_pytorch(shape, strides):
+    # PyTorch's to(memory_format=) aliases only when the layout already suggests the format;
+    # an ambiguous (size-1) contiguous layout suggests contiguous, so it copies
+    t = ember.randn(*shape)
+    c = t.to(memory_format=ember.channels_last)
+    assert c.stride() == strides and c.is_contiguous(memory_format=ember.channels_last)
+    assert (c is t) == (t.stride() == strides)
+
+
+def test_to_memory_format_aliases_as_pytorch():
+    t = ember.randn(3, 4).t()
+    assert t.to(memory_format=ember.contiguous_format) is t  # 2-d layouts suggest contiguous
+    cl = ember.randn(2, 3, 4, 5).contiguous(memory_format=ember.channels_last)
+    assert cl.to(memory_format=ember.channels_last) is cl
+    assert cl.to(memory_format=ember.contiguous_format).stride() == (60, 20, 5, 1)
+    assert cl.to(ember.float64, memory_format=ember.channels_last).stride() == (60, 1, 15, 3)

@@ -83,6 +83,18 @@ def preserve_order(arr):
     return None if order == tuple(range(arr.ndim)) else order
 
 
+def dense_order(arr):
+    """The order of ``arr``'s axes from the outermost in memory when it is dense but not
+    C-contiguous (channels-last, a permuted tensor): transposed by it, it is C-contiguous.
+    None otherwise (C-contiguous, or not dense)."""
+    if arr.ndim < 2 or arr.flags.c_contiguous:
+        return None
+    order = preserve_order(arr)
+    if order is None or not arr.transpose(order).flags.c_contiguous:
+        return None
+    return order
+
+
 def _outer_than(strides, sizes, a: int, b: int) -> int:
     """1 if axis ``a`` belongs outside axis ``b``, -1 if inside, 0 if undecided."""
     if strides[a] == 0 or strides[b] == 0:

@@ -701,7 +701,18 @@ class Tensor:
         out = cast_to(self, dev, dt, copy)
         if memory_format is _PRESERVE or memory_format is None:
             return out
-        return out.contiguous(memory_format=_mf.check(memory_format, "to"))
+        # PyTorch's rule (to_will_alias): the tensor itself when nothing else changes and its
+        # layout already suggests the format (ambiguous size-1 layouts suggest contiguous);
+        # else a copy with the format's fresh strides
+        arr = out._data
+        order = _mf.format_order(_mf.check(memory_format, "to"), arr.ndim)
+        if out is self and _mf.suggest(arr) == order:
+            return out
+        if out is not self and arr.strides == _mf.dense_strides(arr.shape, order, arr.itemsize):
+            return out
+        from .ops.pointwise import copy_as
+
+        return copy_as(out, order)
 
     def cpu(self, memory_format=_PRESERVE):
         return self.to(CPU, memory_format=memory_format)

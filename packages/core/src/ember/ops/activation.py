@@ -15,6 +15,7 @@ import warnings
 import numpy as np
 
 from .. import _dtype, _native
+from .. import _memory_format as _mf
 from .._device import check_same_device, fused_kernel, xp_of
 from .._dtype import scalar_type_name
 from .._tensor import Tensor, _make
@@ -280,6 +281,11 @@ def _gelu_arrays(a, with_grad):
     shape = a.shape
     if not shape:  # NumPy's ufuncs give a 0-dim array's result as a scalar: work in 1-d
         a = a.reshape(1)
+    order = _mf.dense_order(a)
+    if order is not None:  # in memory order: the results keep a dense input's layout
+        back = _mf.inverse(order)
+        y, d = _gelu_arrays(a.transpose(order), with_grad)
+        return y.transpose(back), None if d is None else d.transpose(back)
     native = (_native.kernel("ember_gelu_with_grad_f32" if with_grad else "ember_gelu_f32")
               if a.dtype == np.float32 and a.__class__ is np.ndarray else None)
     if native is not None:  # one fused pass (kernels.c), same polynomial as the NumPy kernel

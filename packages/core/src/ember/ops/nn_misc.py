@@ -65,8 +65,21 @@ def _keep_mask(input: Tensor, shape, p) -> Tensor:
     from .._factory import place
     from .._random import _rng
 
-    keep = _rng(None, input._device).random(shape, dtype=np.float32) >= p
+    order = _draw_order(input, shape)
+    if order is not None:
+        keep = _rng(None, input._device).random(
+            tuple(shape[a] for a in order), dtype=np.float32).transpose(_mf.inverse(order)) >= p
+    else:
+        keep = _rng(None, input._device).random(shape, dtype=np.float32) >= p
     return place(keep.astype(input._data.dtype), input._device)
+
+
+def _draw_order(input: Tensor, shape):
+    """The memory order to draw a mask of ``input``'s own ``shape`` in, so that it (and the
+    product) keeps a dense input's layout, as PyTorch's ``bernoulli_`` on ``empty_like`` does;
+    None for C order."""
+    d = input._data
+    return _mf.dense_order(d) if shape == d.shape else None
 
 
 def _keep_scale(input: Tensor, shape, p):
@@ -76,7 +89,12 @@ def _keep_scale(input: Tensor, shape, p):
     from .._factory import place
     from .._random import _rng
 
-    u = _rng(None, input._device).random(shape, dtype=np.float32)
+    order = _draw_order(input, shape)
+    if order is not None:
+        u = _rng(None, input._device).random(tuple(shape[a] for a in order),
+                                             dtype=np.float32).transpose(_mf.inverse(order))
+    else:
+        u = _rng(None, input._device).random(shape, dtype=np.float32)
     np.greater_equal(u, p, out=u, casting="unsafe")  # the keep mask, as 0/1 float32
     if input._data.dtype != np.float32:
         u = u.astype(input._data.dtype)
@@ -971,13 +989,15 @@ def pad(input, pad, mode="constant", value=None):
     else:  # PyTorch's reflection/replication kernels lack some dtypes (checked after shapes)
         _check_resample_pad(mode, shape, pad, k)
         _dtype.check_kernel(f"{_PAD_KERNELS[mode]}{k}d", input._data.dtype)
+    # PyTorch's reflection and replication kernels keep a channels-last input's layout
+    order = None if mode == "circular" else _mf.suggest(input._data)
     out = input
     for i in range(k):
         ax = nd - 1 - i
         idx = xp_of(input).asarray(_pad_index(mode, shape[ax], pad[2 * i], pad[2 * i + 1]))
         node = _node_for(f"{_PAD_NAMES[mode]}{k}DBackward0" if mode != "circular"
                          else "CircularPadBackward0")
-        out = _resample(out, ax, ((idx, None),), node)
+        out = _resample(out, ax, ((idx, None),), node, order if i == k - 1 else None)
     return out
 
 
