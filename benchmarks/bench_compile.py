@@ -82,9 +82,16 @@ def _check(name: str, fns: dict, notes: list[str], calls: int = 3) -> dict:
         if fn is None:
             continue
         try:
-            with warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always")
-                results[col] = [_value(fn()) for _ in range(calls)]
+            import ember._dynamo
+
+            warn_before = ember._dynamo.config.warn_on_graph_break
+            ember._dynamo.config.warn_on_graph_break = True  # graph breaks are silent otherwise
+            try:
+                with warnings.catch_warnings(record=True) as caught:
+                    warnings.simplefilter("always")
+                    results[col] = [_value(fn()) for _ in range(calls)]
+            finally:
+                ember._dynamo.config.warn_on_graph_break = warn_before
             for w in caught:
                 if col == "compiled" or "graph break" in str(w.message):
                     notes.append(f"{col}: warning: {w.message}")

@@ -359,11 +359,15 @@ def _branchy(x):
     return x - 1
 
 
-def test_graph_break_warns_runs_eagerly_and_is_explained():
+def test_graph_break_runs_eagerly_silently_and_is_explained(monkeypatch):
     f = ember.compile(_branchy)
     x = ember.ones(3)
-    with pytest.warns(UserWarning, match="graph break"):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # silent by default, as in PyTorch
         assert_allclose(f(x), x * 2)
+    monkeypatch.setattr(config, "warn_on_graph_break", True)  # unless asked (TORCH_LOGS)
+    with pytest.warns(UserWarning, match="graph break"):
+        assert_allclose(ember.compile(_branchy)(x), x * 2)
     assert_allclose(f(-x), -x - 1)  # the entry runs eagerly: both branches right
     info = explain(f)
     assert info["graph_break_count"] == 1 and info["entries"][0]["eager"]
@@ -455,7 +459,8 @@ def test_gradients_accumulate_without_zero_grad():
         assert_allclose(g, w, rtol=1e-6, atol=1e-6)
 
 
-def test_outputs_that_require_grad_run_eagerly_and_backpropagate():
+def test_outputs_that_require_grad_run_eagerly_and_backpropagate(monkeypatch):
+    monkeypatch.setattr(config, "warn_on_graph_break", True)
     m = _mlp()
     cm = ember.compile(m)
     x = ember.randn(8, 32)
@@ -715,10 +720,15 @@ def _twin_runs(make_step, make_inputs, steps=5, between=None, seed=0, model_fn=_
         state = {k: v.detach().clone() for k, v in model.state_dict().items()}
         return outs, state, flags, f
 
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")  # no graph break, no eager fallback: all compiled
-        want = run(False)
-        got = run(True)
+    warn = config.warn_on_graph_break
+    config.warn_on_graph_break = True
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # no graph break, no eager fallback: all compiled
+            want = run(False)
+            got = run(True)
+    finally:
+        config.warn_on_graph_break = warn
     return want, got
 
 
@@ -1015,7 +1025,9 @@ def test_requires_grad_changed_inside_the_step_is_replayed():
     assert len(_assert_twins(want, got)["entries"]) == 3
 
 
-def test_what_cannot_be_replayed_runs_eagerly_with_a_warning_naming_it():
+def test_what_cannot_be_replayed_runs_eagerly_with_a_warning_naming_it(monkeypatch):
+    monkeypatch.setattr(config, "warn_on_graph_break", True)  # the warning is asked for
+
     def run(compiled, body):
         m = _mlp784()
         opt = ember.optim.SGD(m.parameters(), lr=0.1)

@@ -1,5 +1,12 @@
 """``torch._dynamo``'s names that programs and tutorials call, over ``ember.compile``
-(``ember._compile``): ``reset``, ``explain``, ``config``, ``disable``, ``is_compiling``.
+(``ember._compile``): ``reset``, ``explain``, ``config``, ``disable``, ``is_compiling``,
+``optimize``, ``register_backend``, ``list_backends``, ``lookup_backend``.
+
+Graph breaks are silent, as in PyTorch; ``config.warn_on_graph_break = True`` (Ember's
+stand-in for ``TORCH_LOGS="graph_breaks"``, which also sets it when Ember is imported) makes
+each a ``UserWarning``. ``optimize(backend)`` is ``ember.compile`` as a decorator; a backend
+is a name from ``list_backends()`` or a callable ``backend(gm, example_inputs)`` (see
+``ember.compile``), and ``register_backend`` names one.
 
 ``explain(fn)(*args)`` compiles ``fn``, runs it once on ``args`` and reports what the capture
 made of it, in PyTorch's ``ExplainOutput`` fields. Ember's capture is not TorchDynamo's: an
@@ -14,10 +21,41 @@ from __future__ import annotations
 import warnings
 from dataclasses import dataclass, field
 
-from ._compile import GraphBreakError, config, disable, is_compiling, reset
+from ._compile import (
+    GraphBreakError,
+    config,
+    disable,
+    is_compiling,
+    list_backends,
+    lookup_backend,
+    register_backend,
+    reset,
+)
 
 __all__ = ["reset", "explain", "config", "disable", "is_compiling", "ExplainOutput",
-           "BreakReason", "GraphBreakError"]
+           "BreakReason", "GraphBreakError", "optimize", "register_backend", "list_backends",
+           "lookup_backend"]
+
+
+def optimize(backend="inductor", *, nopython: bool = False, disable: bool = False,
+             dynamic=None):
+    """``torch._dynamo.optimize(backend)``: a decorator that compiles a function or module
+    with ``backend`` (a name or a callable ``backend(gm, example_inputs)``), as
+    ``ember.compile(fn, backend=backend, fullgraph=nopython, dynamic=dynamic)``;
+    ``disable=True`` gives a decorator that returns its argument unchanged::
+
+        @ember._dynamo.optimize(my_compiler)
+        def toy_example(a, b): ...
+    """
+    from . import _compile
+
+    lookup_backend(backend)  # an unknown name is an error here, as in PyTorch
+
+    def decorator(fn):
+        return _compile.compile(fn, backend=backend, fullgraph=nopython, dynamic=dynamic,
+                                disable=disable)
+
+    return decorator
 
 
 @dataclass
@@ -70,8 +108,8 @@ def _guard(line: str) -> str:
 def explain(f, *extra_args, **extra_kwargs):
     """``explain(fn)(*args, **kwargs)``: compile ``fn``, run it on the arguments and return
     an :class:`ExplainOutput` (``torch._dynamo.explain``; the older ``explain(fn, *args)``
-    form, deprecated in PyTorch, runs at once). The graph-break warning of the run is not
-    shown: the output lists the breaks."""
+    form, deprecated in PyTorch, runs at once). The run reports no graph break, even with
+    ``config.warn_on_graph_break``: the output lists them."""
     from . import _compile
 
     def inner(*args, **kwargs):

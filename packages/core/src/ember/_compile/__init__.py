@@ -30,7 +30,7 @@ What the function does to state the replay must redo is replayed, in order:
 * ``model.train()``/``eval()`` and ``requires_grad_()`` (or ``requires_grad = ...``) on a
   tensor the function holds or was given: the replay leaves the flags as the call left them.
 
-What it cannot replay makes the entry run eagerly with a warning naming it (``fullgraph=True``
+What it cannot replay is a graph break, and the entry runs eagerly (``fullgraph=True``
 raises): assigning ``.data`` of a parameter (or anything that replaces its array),
 ``requires_grad_()`` on a value computed inside the function, ``.grad`` of an intermediate
 value (``retain_grad``), setting ``.grad`` of a tensor the function neither holds nor was
@@ -50,37 +50,59 @@ Shapes are specialised: ``dynamic=None``, ``False`` and ``True`` all capture one
 set of shapes (``dynamic=True`` is accepted for PyTorch's sake and documented as
 specialising). A graph break (data-dependent Python control flow, a tensor made by code the
 capture cannot see, a random factory outside the graph, an in-place op on the gradient's
-path) makes the entry run eagerly; :func:`explain` lists the breaks, a ``UserWarning`` names
-the first, and ``fullgraph=True`` raises :class:`GraphBreakError` instead. Ops bound as
-plain functions before the capture (``from ember.fft import rfft`` at the top of a file, a
-module attribute ``self.act = F.gelu``) are routed to the registry for the capture, as in
-``ember.export``.
+path) makes the entry run eagerly; :func:`explain` lists the breaks, and ``fullgraph=True``
+raises :class:`GraphBreakError` instead. Graph breaks are silent, as in PyTorch (which logs
+them only when ``TORCH_LOGS="graph_breaks"`` asks): ``config.warn_on_graph_break = True`` (or
+``TORCH_LOGS`` listing ``graph_breaks`` when Ember is imported) makes each one a
+``UserWarning`` naming its reason. Ops bound as plain functions before the capture
+(``from ember.fft import rfft`` at the top of a file, a module attribute
+``self.act = F.gelu``) are routed to the registry for the capture, as in ``ember.export``.
 
 Python side effects of the function (prints, appends to lists, counters) happen on the
 capturing call only, as in ``torch.compile``'s graphs; results are fresh tensors.
+
+A callable ``backend`` (``backend(gm, example_inputs)``, PyTorch's custom backends) or a name
+given to :func:`register_backend` takes another road: the function is traced by ``ember.fx``
+into a ``GraphModule`` that the backend compiles once per entry (see :func:`compile` and
+``_custom``).
 """
 
 from __future__ import annotations
 
 import builtins
 import functools
+import os
 import threading
 import warnings
 
 from .._tensor import Tensor
 from ..export._capture import _LOCAL as _XLOCAL
+from . import _custom
 from ._capture import GraphBreakError, current_compile, run_opaque
 from ._codegen import MISS, Unsupported
 
 __all__ = ["compile", "config", "disable", "reset", "is_compiling", "explain",
-           "GraphBreakError", "CompiledFunction"]
+           "GraphBreakError", "CompiledFunction", "register_backend", "list_backends",
+           "lookup_backend"]
+
+
+def _torch_logs_graph_breaks() -> bool:
+    """Whether ``TORCH_LOGS`` (PyTorch's logging switch, comma-separated) asks for
+    ``graph_breaks``."""
+    items = os.environ.get("TORCH_LOGS", "").replace(" ", "").split(",")
+    return "graph_breaks" in (item.lstrip("+-") for item in items)
 
 
 class _Config:
-    """``torch._dynamo.config``'s knobs that Ember has."""
+    """``torch._dynamo.config``'s knobs that Ember has, and one of Ember's own:
+    ``warn_on_graph_break`` (False unless ``TORCH_LOGS`` lists ``graph_breaks``) reports
+    each graph break with a ``UserWarning``, Ember's stand-in for PyTorch's
+    ``TORCH_LOGS="graph_breaks"`` / ``torch._logging.set_logs(graph_breaks=True)``; graph
+    breaks are otherwise silent, as in PyTorch (:func:`explain` lists them)."""
 
     cache_size_limit: int = 8
     suppress_errors: bool = False
+    warn_on_graph_break: bool = _torch_logs_graph_breaks()
 
 
 config = _Config()
@@ -92,8 +114,65 @@ _MODES = (None, "default", "reduce-overhead", "max-autotune", "max-autotune-no-c
 
 
 def is_compiling() -> bool:
-    """Whether this thread is capturing a compiled function (``torch.compiler.is_compiling``)."""
-    return current_compile() is not None
+    """Whether this thread is capturing a compiled function (``torch.compiler.is_compiling``),
+    or tracing one for a custom backend."""
+    return current_compile() is not None or _custom.tracing()
+
+
+def _report_graph_break(fn, reason, stacklevel: int) -> None:
+    """A graph break is silent unless ``config.warn_on_graph_break`` asks for a warning."""
+    if config.warn_on_graph_break:
+        warnings.warn(f"ember.compile: graph break in {getattr(fn, '__qualname__', fn)}: "
+                      f"{reason}; this entry runs eagerly (ember._compile.explain lists the "
+                      "breaks)", UserWarning, stacklevel=stacklevel + 1)
+
+
+# -- backends ----------------------------------------------------------------------------------
+
+#: backends registered by name (``torch._dynamo.register_backend``): name -> compiler fn
+_REGISTERED: dict = {}
+#: their tags: name -> tuple of tags
+_TAGS: dict = {}
+#: the tags of the built-in backends (PyTorch tags ``eager`` and ``aot_eager`` "debug")
+_BUILTIN_TAGS = {"ember": (), "inductor": (), "eager": ("debug",), "aot_eager": ("debug",)}
+
+
+def register_backend(compiler_fn=None, name: str | None = None, tags=()):
+    """Register a backend callable under a name usable as ``ember.compile(...,
+    backend=name)`` (``torch._dynamo.register_backend``): ``@register_backend``,
+    ``@register_backend(name="mine")`` or ``register_backend(fn, name="mine")``; ``name``
+    defaults to the function's ``__name__``. Returns ``compiler_fn``."""
+    if compiler_fn is None:
+        return functools.partial(register_backend, name=name, tags=tags)
+    if not callable(compiler_fn):
+        raise AssertionError(f"compiler_fn must be callable, got {type(compiler_fn)}")
+    name = name or compiler_fn.__name__
+    if name in _REGISTERED or name in _BACKENDS:
+        raise AssertionError(f"duplicate name: {name}")
+    _REGISTERED[name] = compiler_fn
+    _TAGS[name] = tuple(tags)
+    return compiler_fn
+
+
+def list_backends(exclude_tags=("debug", "experimental")) -> list[str]:
+    """The names ``ember.compile(..., backend=name)`` takes, sorted, without those tagged
+    with one of ``exclude_tags`` (``torch._dynamo.list_backends``)."""
+    excluded = set(exclude_tags or ())
+    tags = dict(_BUILTIN_TAGS)
+    tags.update((n, _TAGS.get(n, ())) for n in _REGISTERED)
+    return sorted(n for n, t in tags.items() if not excluded.intersection(t))
+
+
+def lookup_backend(compiler_fn):
+    """A backend name's callable (``torch._dynamo.lookup_backend``): a registered name gives
+    its function, a built-in name itself, a callable itself."""
+    if isinstance(compiler_fn, str):
+        if compiler_fn in _REGISTERED:
+            return _REGISTERED[compiler_fn]
+        if compiler_fn not in _BACKENDS:
+            raise ValueError(f"ember.compile: unknown backend {compiler_fn!r}; available: "
+                             f"{', '.join(list_backends(()))}")
+    return compiler_fn
 
 
 def disable(fn=None, recursive: bool = True, *, reason: str | None = None):
@@ -183,18 +262,24 @@ class CompiledFunction:
             self._lock.release()
 
     # -- capture ------------------------------------------------------------------------------
+    def _cache_full(self) -> bool:
+        """Whether no entry may be added (warned once per compiled function)."""
+        if len(self._entries) < config.cache_size_limit:
+            return False
+        if not self._warned:
+            self._warned = True
+            warnings.warn(
+                f"ember.compile: {getattr(self._fn, '__qualname__', self._fn)} reached "
+                f"config.cache_size_limit ({config.cache_size_limit}) entries; calls that "
+                "match none of them run eagerly (torch._dynamo hit config.cache_size_limit)",
+                UserWarning, stacklevel=4)
+        return True
+
     def _capture(self, args, kwargs):
         from ._capture import capture_call
         from ._guards import guard_code
 
-        if len(self._entries) >= config.cache_size_limit:
-            if not self._warned:
-                self._warned = True
-                warnings.warn(
-                    f"ember.compile: {getattr(self._fn, '__qualname__', self._fn)} reached "
-                    f"config.cache_size_limit ({config.cache_size_limit}) entries; calls that "
-                    "match none of them run eagerly (torch._dynamo hit config.cache_size_limit)",
-                    UserWarning, stacklevel=3)
+        if _custom.tracing() or self._cache_full():  # inside a custom backend's trace: inlined
             return self._fn(*args, **kwargs)
         captured = capture_call(self._fn, args, kwargs, self._fullgraph)
         name = f"entry{len(self._entries)}"
@@ -215,13 +300,66 @@ class CompiledFunction:
         if run is None:
             guard_lines, guard_ns, _ = guard_code(captured, args, kwargs, eager=True)
             run = _eager_entry(self._fn, guard_lines, guard_ns, name)
-            warnings.warn(f"ember.compile: graph break in "
-                          f"{getattr(self._fn, '__qualname__', self._fn)}: {reason}; this "
-                          "entry runs eagerly (ember._compile.explain lists the breaks)",
-                          UserWarning, stacklevel=3)
+            _report_graph_break(self._fn, reason, stacklevel=3)
         self._entries.append(_Entry(run, source, breaks, source is None, gen, reason))
         self._runs.append(run)
         return captured.result
+
+
+class CustomBackendFunction(CompiledFunction):
+    """What ``ember.compile(fn, backend=callable)`` returns: ``fn`` traced by ``ember.fx``
+    into a ``GraphModule``, handed to the backend once per entry, and the backend's
+    callable run on each matching call (see ``ember._compile._custom``)."""
+
+    def __init__(self, fn, *, fullgraph: bool = False, backend=None, model=None):
+        super().__init__(fn, fullgraph=fullgraph, backend=backend)
+        self._model = model
+
+    def _call(self, args, kwargs):
+        if not self._lock.acquire(False):
+            return self._fn(*args, **kwargs)
+        try:
+            if _XLOCAL.__dict__.get("capture") is not None or _custom.tracing():
+                return self._fn(*args, **kwargs)
+            tensors, key = _custom.flatten_call(args, kwargs)
+            for entry in self._entries:
+                if entry.matches(key):
+                    return self._fn(*args, **kwargs) if entry.eager else entry(tensors)
+            return self._trace(args, kwargs, tensors, key)
+        finally:
+            self._lock.release()
+
+    def _trace(self, args, kwargs, tensors, key):
+        if self._cache_full():
+            return self._fn(*args, **kwargs)
+        _custom.load_fx()  # ember-nn missing is an error, not a graph break
+        try:
+            gm, spec, guard = _custom.trace(self._fn, self._model, args, kwargs, tensors)
+        except Exception as exc:  # the trace met what ember.fx cannot record: a graph break
+            reason = f"ember.fx could not trace {getattr(self._fn, '__qualname__', self._fn)}" \
+                     f": {type(exc).__name__}: {exc}"
+            if self._fullgraph:
+                raise GraphBreakError(f"graph break with fullgraph=True: {reason}") from exc
+            self._entries.append(_custom.EagerEntry(key, reason))
+            _report_graph_break(self._fn, reason, stacklevel=4)
+            return self._fn(*args, **kwargs)
+        try:
+            compiled = self._backend(gm, list(tensors))
+        except Exception as exc:
+            if not config.suppress_errors:
+                raise
+            # torch._dynamo.config.suppress_errors: a failing backend leaves the entry eager
+            reason = f"backend {getattr(self._backend, '__name__', self._backend)!r} raised " \
+                     f"{type(exc).__name__}: {exc}"
+            self._entries.append(_custom.EagerEntry(key, reason))
+            _report_graph_break(self._fn, reason, stacklevel=4)
+            return self._fn(*args, **kwargs)
+        if not callable(compiled):
+            raise RuntimeError(f"ember.compile: backend {self._backend!r} returned "
+                               f"{type(compiled).__name__}, not a callable")
+        entry = _custom.CustomEntry(key, guard, compiled, spec, gm)
+        self._entries.append(entry)
+        return entry(tensors)
 
 
 def _generate(captured, guard_lines, guard_ns, input_exprs, name, backend):
@@ -251,7 +389,8 @@ def _eager_entry(fn, guard_lines, guard_ns, name):
 def explain(fn) -> dict:
     """What ``ember.compile`` made of ``fn`` (a compiled function or module): per entry its
     graph breaks, whether it runs eagerly, the ops run through their fallback, and the
-    generated source (``torch._dynamo.explain``'s counts, in a dict)."""
+    generated source, for a custom backend the code of the ``GraphModule`` it was given
+    (``torch._dynamo.explain``'s counts, in a dict)."""
     compiled = getattr(fn, "_compiled", fn)
     if not isinstance(compiled, CompiledFunction):
         raise TypeError("explain() takes what ember.compile returned")
@@ -324,19 +463,41 @@ def compile(model=None, *, fullgraph: bool = False, dynamic=None, backend="ember
 
     ``@ember.compile``, ``@ember.compile(fullgraph=True)`` or ``ember.compile(model)``; a
     module gives an ``OptimizedModule`` wrapping it (``_orig_mod``). ``fullgraph=True`` raises
-    :class:`GraphBreakError` on a graph break instead of running that entry eagerly;
+    :class:`GraphBreakError` on a graph break instead of running that entry eagerly (a graph
+    break is otherwise silent, as in PyTorch: :func:`explain` lists them, and
+    ``config.warn_on_graph_break`` turns each into a ``UserWarning``);
     ``dynamic`` (None/False/True) is accepted, and shapes are always specialised (one entry
-    per set of shapes, up to ``config.cache_size_limit``); ``backend`` is ``"ember"`` (also
-    ``"inductor"``: the array lowerings) or ``"eager"``/``"aot_eager"`` (the captured graph
-    replayed op by op); ``mode`` and ``options`` are accepted and change nothing;
-    ``disable=True`` returns ``model`` itself. On a CUDA device, chains of elementwise ops run as
-    one generated CuPy kernel each (see the module's documentation)."""
-    if backend not in _BACKENDS and not callable(backend):
+    per set of shapes, up to ``config.cache_size_limit``); ``mode`` and ``options`` are
+    accepted and change nothing; ``disable=True`` returns ``model`` itself. On a CUDA device,
+    chains of elementwise ops run as one generated CuPy kernel each (see the module's
+    documentation).
+
+    ``backend`` is ``"ember"`` (also ``"inductor"``: the array lowerings),
+    ``"eager"``/``"aot_eager"`` (the captured graph replayed op by op), a name given to
+    :func:`register_backend`, or a callable ``backend(gm, example_inputs)``, as PyTorch's
+    custom backends: the function (a module's ``forward``) is traced by ``ember.fx`` (from
+    ember-nn) into an ``ember.fx.GraphModule`` whose ``forward`` takes the call's tensors
+    (``example_inputs``, real tensors) and returns a tuple of the results; the backend is
+    called once per entry (per set of shapes, dtypes, non-tensor argument values, grad mode
+    and module flags) and must return a callable, which then runs in place of the function
+    on every matching call (``return gm.forward`` runs the graph)::
+
+        def my_compiler(gm, example_inputs):
+            gm.graph.print_tabular()
+            return gm.forward
+
+        @ember.compile(backend=my_compiler)
+        def foo(x, y):
+            return ember.cos(x) + ember.sin(y)
+
+    Parameters and buffers of a compiled module are ``get_attr`` nodes and ember.nn's
+    built-in modules ``call_module`` nodes (``ember.fx.symbolic_trace``'s graph); code
+    ember.fx cannot trace (data-dependent control flow) is a graph break: that entry runs
+    eagerly, and ``fullgraph=True`` raises :class:`GraphBreakError`."""
+    compiler_fn = lookup_backend(backend) if isinstance(backend, str) else backend
+    if not isinstance(compiler_fn, str) and not callable(compiler_fn):
         raise ValueError(f"ember.compile: unknown backend {backend!r}; available: "
-                         f"{', '.join(_BACKENDS)}")
-    if callable(backend):
-        raise NotImplementedError("ember.compile: custom backend callables are not supported;"
-                                  f" use one of {', '.join(_BACKENDS)}")
+                         f"{', '.join(list_backends(()))}")
     if mode not in _MODES:
         raise RuntimeError(f"Unrecognized mode={mode}, should be one of: "
                            f"{', '.join(str(m) for m in _MODES[1:])}")
@@ -352,12 +513,18 @@ def compile(model=None, *, fullgraph: bool = False, dynamic=None, backend="ember
         if disable:
             return m
         if _is_module(m):
-            compiled = CompiledFunction(m.__call__, fullgraph=fullgraph, backend=backend)
+            if callable(compiler_fn):
+                compiled = CustomBackendFunction(m.__call__, fullgraph=fullgraph,
+                                                 backend=compiler_fn, model=m)
+            else:
+                compiled = CompiledFunction(m.__call__, fullgraph=fullgraph, backend=backend)
             cls = _optimized_module_class(m)
             return compiled if cls is None else cls(m, compiled)
         if not callable(m):
             raise RuntimeError("ember.compile expects a callable (a function or a Module), "
                                f"got {type(m).__name__}")
+        if callable(compiler_fn):
+            return CustomBackendFunction(m, fullgraph=fullgraph, backend=compiler_fn)
         return CompiledFunction(m, fullgraph=fullgraph, backend=backend)
 
     if model is None:
