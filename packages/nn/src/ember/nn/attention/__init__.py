@@ -5,12 +5,17 @@ the enabled set (and, with ``set_priority=True``, their priority order) as PyTor
 process-wide setting, as in PyTorch's global context. Ember has a single (math)
 implementation of ``scaled_dot_product_attention``, and it always runs it: the setting is
 recorded for code that reads it back, and does not change which kernel runs.
+
+``ember.nn.attention.bias`` (``CausalBias``, ``causal_upper_left``, ``causal_lower_right``) is
+imported on first use: defining its ``__torch_function__`` subclass turns on dispatch for the
+process (``ember.overrides``), which a program that never uses it should not pay for.
 """
 
 from __future__ import annotations
 
 import contextlib
 import enum
+import importlib
 
 __all__ = ["SDPBackend", "sdpa_kernel", "WARN_FOR_UNFUSED_KERNELS"]
 
@@ -73,3 +78,9 @@ def sdpa_kernel(backends, set_priority: bool = False):
         yield {}
     finally:
         _sdpa_kernel(previous, set_priority)
+
+
+def __getattr__(name: str):
+    if name == "bias":  # a submodule, as in PyTorch; loaded on first use (module docstring)
+        return importlib.import_module(f"{__name__}.bias")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
