@@ -1110,3 +1110,22 @@ def test_a_capture_does_not_see_another_threads_gradients():
         worker.join(timeout=30)
     assert not worker.is_alive() and seen and all(seen)
 
+
+
+def test_compiling_a_registry_op_itself():
+    # ember.compile(F.scaled_dot_product_attention) in a fresh process (no __torch_function__
+    # dispatch on): the op runs through its dispatching wrapper, which the capture sees
+    import subprocess
+    import sys
+
+    code = ("import ember, ember.nn.functional as F\n"
+            "q = ember.randn(1, 2, 4, 8)\n"
+            "g = ember.compile(F.scaled_dot_product_attention, fullgraph=True)\n"
+            "r = ember.compile(ember.relu, fullgraph=True)\n"
+            "for _ in range(2):\n"
+            "    assert ember.equal(g(q, q, q), F.scaled_dot_product_attention(q, q, q))\n"
+            "    assert ember.equal(r(q), ember.relu(q))\n"
+            "print('ok')\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-2000:]

@@ -586,7 +586,14 @@ def capture_call(fn, args: tuple, kwargs: dict, fullgraph: bool) -> Captured:
     import ember.compiler
     import ember.jit  # noqa: F401 (ember.nn asks ember.jit.is_tracing())
 
-    from ..export._export import _finish, _Inputs, _output_spec, _route_held_functions, _unroute
+    from ..export._export import (
+        _dispatching_wrappers,
+        _finish,
+        _Inputs,
+        _output_spec,
+        _route_held_functions,
+        _unroute,
+    )
 
     if _xcap.current() is not None:
         raise GraphBreakError("ember.compile inside a running capture (export, trace or "
@@ -623,7 +630,10 @@ def capture_call(fn, args: tuple, kwargs: dict, fullgraph: bool) -> Captured:
             for m in modules:
                 routed += _route_held_functions(m)
             routed += _route_held_functions(None, fn_globals)
-            out = fn(*call_args, **call_kwargs)
+            # an op compiled itself (ember.compile(F.scaled_dot_product_attention)) runs
+            # through its dispatching wrapper, which the capture sees
+            run = _dispatching_wrappers().get(id(fn), fn) if callable(fn) else fn
+            out = run(*call_args, **call_kwargs)
         out_spec = _output_spec(cap, out, False)
     finally:
         _unroute(routed)
