@@ -618,7 +618,7 @@ class OpOverload:
     def __hash__(self) -> int:
         return id(self)
 
-    def __call__(self, *args, **kwargs):
+    def __call__(self, /, *args, **kwargs):  # ``/``: a schema argument may be named self
         st = _overrides._STATE
         if not st.all_disabled:
             if st.modes:
@@ -677,7 +677,7 @@ class OpOverloadPacket:
     def __str__(self) -> str:
         return f"{self._ns}.{self._opname}"
 
-    def __call__(self, *args, **kwargs):
+    def __call__(self, /, *args, **kwargs):
         ops = list(self._overloads.values())
         if len(ops) == 1:
             return ops[0].overload(*args, **kwargs)

@@ -38,13 +38,20 @@ from . import batching_rules  # vmap's batching rules: imported after the ops th
 
 def __getattr__(name: str):
     """``ember.ops.<ns>``: a namespace of custom ops (``ember.library``), once one exists;
-    ``ember.ops.profiler``: the profiler's range ops (``torch.ops.profiler``)."""
+    ``ember.ops.profiler``: the profiler's range ops (``torch.ops.profiler``);
+    ``ember.ops.aten``: PyTorch's ATen ops over the registry (``torch.ops.aten``)."""
     import sys
 
     if name == "profiler":  # a submodule, loaded on first use
         import importlib
 
         return importlib.import_module(f"{__name__}.profiler")
+    if name == "aten":  # PyTorch's ATen ops over the registry, made on first use
+        from ._aten import namespace as aten_namespace
+
+        ns = aten_namespace()
+        globals()["aten"] = ns
+        return ns
     library = sys.modules.get("ember._library.ops")  # no namespace exists before it loads
     if library is not None and not name.startswith("_"):
         ns = library.namespace(name)
