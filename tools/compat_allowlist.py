@@ -40,7 +40,9 @@ TORCH_C_INTERNALS = ("torch._C bindings that torch.__all__ exports (TorchScript 
 DEPRECATED = "deprecated in PyTorch"
 REMOVED = "removed from PyTorch: the name only raises an error pointing elsewhere"
 DATAPIPES = "DataPipes: deprecated in PyTorch (moved to torchdata, then dropped there)"
-PROTOTYPE = "prototype API in PyTorch (nested, named, masked tensors): not planned"
+PROTOTYPE = "prototype API in PyTorch (named, masked tensors): not planned"
+NESTED_ONLY = ("a method of nested tensors only (ember.nested's NestedTensor has it; a plain "
+               "tensor's would only raise)")
 FIRST_CLASS_DIMS = ("functorch's first-class dimensions (Tensor.index binds them): a "
                     "prototype API in PyTorch, not planned")
 TYPE_HINTS = "type-hint-only modules and aliases: nothing to run"
@@ -93,7 +95,8 @@ GAPS: dict[str, dict[str, list[str]]] = {
         FIRST_CLASS_DIMS: ["index"],
         REMOVED: ["reinforce"],
         QUANTIZATION: ["q_*", "qscheme", "dequantize", "int_repr"],
-        PROTOTYPE: ["to_padded_tensor", "name"],
+        PROTOTYPE: ["name"],
+        NESTED_ONLY: ["to_padded_tensor"],
         BACKEND_KERNELS: ["ipu", "to_mkldnn", "mtia"],
         ATEN_INTERNALS: [],
     },
@@ -129,7 +132,7 @@ GAPS: dict[str, dict[str, list[str]]] = {
     "torch.* modules": {
         CODE_ARCHIVES: ["nativert", "package"],
         QUANTIZATION: ["ao", "quantization"],
-        PROTOTYPE: ["masked", "nested"],
+        PROTOTYPE: ["masked"],
         BACKEND_KERNELS: ["mtia"],
         UNDOCUMENTED: ["contrib", "monitor", "numa"],
         TYPE_HINTS: ["types"],

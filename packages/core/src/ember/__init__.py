@@ -41,7 +41,7 @@ from ._size import Size
 from ._memory_format import (
     channels_last, channels_last_3d, contiguous_format, memory_format, preserve_format,
 )
-from ._layout import layout, strided
+from ._layout import jagged, layout, strided
 from ._errors import AcceleratorError, OutOfMemoryError
 from ._tensor import Tensor
 from ._settings import *  # noqa: F403
@@ -117,7 +117,7 @@ _SUBPACKAGES = {
 _LAZY_SUBMODULES = {"functional", "quasirandom", "random", "storage", "torch_version",
                     "export", "jit", "compiler", "distributed", "multiprocessing",
                     "profiler", "amp", "special", "distributions", "fft", "func",
-                    "sparse", "library", "signal", "futures"}
+                    "sparse", "library", "signal", "futures", "nested"}
 
 
 #: torch.autocast and its state functions, from ember.amp.autocast_mode on first use

@@ -25,6 +25,7 @@ from . import library as library
 from . import linalg as linalg
 from . import mps as mps
 from . import multiprocessing as multiprocessing
+from . import nested as nested
 from . import nn as nn
 from . import onnx as onnx
 from . import ops as ops
@@ -112,6 +113,7 @@ from ._factory import set_printoptions as set_printoptions
 from ._factory import tensor as tensor
 from ._factory import zeros as zeros
 from ._factory import zeros_like as zeros_like
+from ._layout import jagged as jagged
 from ._layout import layout as _Layout
 from ._layout import layout as layout
 from ._layout import strided as strided

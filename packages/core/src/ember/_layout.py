@@ -1,11 +1,13 @@
 """``ember.layout``: how a tensor's elements are stored. ``ember.strided`` (dense arrays with
 strides) is the default, as ``torch.strided`` is PyTorch's; ``ember.sparse_coo`` and
 ``ember.sparse_csr``/``ember.sparse_csc`` and the blocked ``ember.sparse_bsr``/
-``ember.sparse_bsc`` are the layouts of sparse tensors (``ember._sparse_tensor``)."""
+``ember.sparse_bsc`` are the layouts of sparse tensors (``ember._sparse_tensor``);
+``ember.jagged`` is the layout of nested tensors held as one values buffer and offsets
+(``ember.nested``)."""
 
 from __future__ import annotations
 
-__all__ = ["layout", "sparse_bsc", "sparse_bsr", "sparse_coo", "sparse_csc", "sparse_csr",
+__all__ = ["jagged", "layout", "sparse_bsc", "sparse_bsr", "sparse_coo", "sparse_csc", "sparse_csr",
            "strided"]
 
 
@@ -36,7 +38,7 @@ class NamedConstant:
 class layout(NamedConstant):
     """The storage layout of a tensor, like ``torch.layout``: ``ember.strided``,
     ``ember.sparse_coo``, ``ember.sparse_csr``, ``ember.sparse_csc``, ``ember.sparse_bsr`` or
-    ``ember.sparse_bsc``."""
+    ``ember.sparse_bsc`` (sparse tensors), ``ember.jagged`` (nested tensors)."""
 
     __slots__ = ()
 
@@ -54,3 +56,6 @@ sparse_csc = layout._constant("sparse_csc")
 sparse_bsr = layout._constant("sparse_bsr")
 #: block compressed sparse column (``torch.sparse_bsc``): blocks stored column by column
 sparse_bsc = layout._constant("sparse_bsc")
+#: a nested tensor stored as one ``values`` buffer with ``offsets`` along its one ragged dim
+#: (PyTorch's ``torch.jagged``; ``ember.nested``)
+jagged = layout._constant("jagged")

@@ -333,7 +333,8 @@ class Tensor:
     is_mtia = property(lambda self: False, doc="False: Ember has no MTIA backend.")
     is_vulkan = property(lambda self: False, doc="False: Ember has no Vulkan backend.")
     is_xla = property(lambda self: False, doc="False: Ember has no XLA backend.")
-    is_nested = property(lambda self: False, doc="False: Ember has no nested tensors.")
+    is_nested = property(lambda self: False,
+                         doc="False: a plain tensor (``ember.nested``'s tensors say True).")
 
     @property
     def volatile(self) -> bool:

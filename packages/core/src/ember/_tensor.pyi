@@ -1174,7 +1174,7 @@ class Tensor:
 
     @property
     def is_nested(self) -> _bool:
-        """False: Ember has no nested tensors."""
+        """False: a plain tensor (``ember.nested``'s tensors say True)."""
 
     def is_nonzero(self) -> _bool: ...
 
