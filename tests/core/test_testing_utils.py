@@ -186,3 +186,17 @@ def test_seeded_and_on_the_requested_device(testdev):
     for dtype in (ember.float64, ember.int16, ember.bool):
         t = make_tensor(3, 2, dtype=dtype, device=testdev, noncontiguous=True)
         assert t.device == testdev and t.dtype == dtype and t.shape == (3, 2)
+
+
+def test_assert_allclose_deprecated_alias():
+    import pytest
+
+    with pytest.warns(FutureWarning, match="assert_allclose\\(\\)` is deprecated since 1.12"):
+        ember.testing.assert_allclose(ember.ones(3), [1, 1, 1.00001])  # float32: rtol 1e-4
+    with pytest.warns(FutureWarning), pytest.raises(AssertionError, match="not close"):
+        ember.testing.assert_allclose(ember.ones(3), [1, 1, 1.001])
+    with pytest.warns(FutureWarning):  # NaNs are equal, dtypes may differ
+        ember.testing.assert_allclose(ember.tensor([float("nan"), 1.0]),
+                                      ember.tensor([float("nan"), 1.0], dtype=ember.float64))
+    with pytest.warns(FutureWarning), pytest.raises(AssertionError):
+        ember.testing.assert_allclose(ember.tensor([1.0]), [1.0 + 1e-7], rtol=0, atol=0)

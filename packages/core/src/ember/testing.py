@@ -120,6 +120,41 @@ class StrictTestBackend(NumpyTestBackend):
         return from_strict(array)
 
 
+#: ``assert_allclose``'s own default tolerances (rtol, atol) per dtype, as PyTorch's
+_ALLCLOSE_TOLERANCES = {"float16": (1e-3, 1e-3), "float32": (1e-4, 1e-5), "float64": (1e-5, 1e-8)}
+
+
+def assert_allclose(actual, expected, rtol=None, atol=None, equal_nan=True, msg="") -> None:
+    """Deprecated since PyTorch 1.12 (``torch.testing.assert_allclose``), kept for the
+    programs that still call it: ``assert_close`` with NaNs equal, the dtypes free to differ
+    and its own default tolerances; non-tensors become tensors (``expected`` in ``actual``'s
+    dtype)."""
+    import warnings
+
+    from ._factory import tensor
+    from ._tensor import Tensor
+    from ._warn import user_stacklevel
+
+    warnings.warn("`torch.testing.assert_allclose()` is deprecated since 1.12 and will be "
+                  "removed in a future release. Please use `torch.testing.assert_close()` "
+                  "instead. You can find detailed upgrade instructions in "
+                  "https://github.com/pytorch/pytorch/issues/61844.", FutureWarning,
+                  stacklevel=user_stacklevel())
+    if not isinstance(actual, Tensor):
+        actual = tensor(actual)
+    if not isinstance(expected, Tensor):
+        expected = tensor(expected, dtype=actual.dtype)
+    if rtol is None and atol is None:
+        pairs = [_ALLCLOSE_TOLERANCES.get(str(t.dtype).rpartition(".")[2], (0.0, 0.0))
+                 for t in (actual, expected)]
+        rtol, atol = max(p[0] for p in pairs), max(p[1] for p in pairs)
+    assert_close(actual, expected, rtol=rtol, atol=atol, equal_nan=equal_nan,
+                 check_device=True, check_dtype=False, msg=msg or None)
+
+
+__all__ += ["assert_allclose"]
+
+
 def register_strict_device(type: str = "strict", count: int = 2) -> StrictTestBackend:
     """Register (or re-register) the strict test device type ``type``: arrays that refuse
     implicit conversion to NumPy and direct ``np.*`` calls, like CuPy's."""
