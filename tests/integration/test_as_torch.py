@@ -62,7 +62,7 @@ import torch
 import torch.nn.functional as F
 assert torch is ember and F is ember.nn.functional and as_torch.installed()
 import functorch
-assert functorch is ember.func and functorch.vmap(torch.sin)(torch.zeros(2)).tolist() == [0, 0]
+assert functorch is ember.functorch and functorch.vmap(torch.sin)(torch.zeros(2)).tolist() == [0, 0]
 try:
     import torch.no_such_module
 except ModuleNotFoundError as exc:

@@ -2,7 +2,7 @@
 --epochs 2`` runs ``train.py`` with ``import torch`` (and ``torch.nn``, ``torch.utils.data``,
 ...) resolving to ``ember`` (``ember.nn``, ``ember.utils.data``, ...), ``torchvision`` to
 ``ember.vision``, ``torchtext`` to ``ember.text`` (where those packages are installed) and
-``functorch`` (PyTorch's former home of ``torch.func``) to ``ember.func``.
+``functorch`` (PyTorch's former home of ``torch.func``) to ``ember.functorch``.
 
 ``ember.as_torch.install()`` does the same inside a running interpreter (before the program's
 first ``import torch``); ``uninstall()`` takes it back. A submodule Ember does not have fails
@@ -32,7 +32,7 @@ __all__ = ["install", "uninstall", "installed", "main"]
 
 #: the PyTorch distribution names and the Ember packages that stand in for them
 ALIASES = {"torch": "ember", "torchvision": "ember.vision", "torchtext": "ember.text",
-           "functorch": "ember.func"}  # functorch.vmap/grad/jvp/...: torch.func's names
+           "functorch": "ember.functorch"}  # torch.func's names and make_functional & co.
 
 #: set to "1" while the alias is installed: the ranks ``ember.distributed.run`` starts (and
 #: so ``python -m ember.as_torch -m torch.distributed.run ... train.py``) install it too
