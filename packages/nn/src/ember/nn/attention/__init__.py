@@ -8,7 +8,9 @@ recorded for code that reads it back, and does not change which kernel runs.
 
 ``ember.nn.attention.bias`` (``CausalBias``, ``causal_upper_left``, ``causal_lower_right``) is
 imported on first use: defining its ``__torch_function__`` subclass turns on dispatch for the
-process (``ember.overrides``), which a program that never uses it should not pay for.
+process (``ember.overrides``), which a program that never uses it should not pay for. So is
+``ember.nn.attention.flex_attention`` (``flex_attention``, ``create_block_mask``, ``BlockMask``),
+which ``import ember.nn`` does not need.
 """
 
 from __future__ import annotations
@@ -80,7 +82,10 @@ def sdpa_kernel(backends, set_priority: bool = False):
         _sdpa_kernel(previous, set_priority)
 
 
+_LAZY_SUBMODULES = ("bias", "flex_attention")
+
+
 def __getattr__(name: str):
-    if name == "bias":  # a submodule, as in PyTorch; loaded on first use (module docstring)
-        return importlib.import_module(f"{__name__}.bias")
+    if name in _LAZY_SUBMODULES:  # submodules, as in PyTorch; loaded on first use (docstring)
+        return importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
