@@ -525,3 +525,15 @@ def test_tensor_moves_a_tensor_between_devices(testdev):
 def test_device_mixing_still_raises(testdev):
     with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device"):
         ember.zeros(2, device=testdev) + ember.zeros(2)
+
+
+def test_new_factories_take_size_by_keyword():
+    # PyTorch's Tensor.new_zeros/new_ones/new_empty accept size= (the flex-attention code does)
+    x = ember.ones(2, dtype=ember.float64)
+    for name in ("new_zeros", "new_ones", "new_empty"):
+        r = getattr(x, name)(size=(2, 3))
+        assert r.shape == (2, 3) and r.dtype == ember.float64
+        assert getattr(x, name)(2, 3).shape == (2, 3)
+        with pytest.raises(TypeError, match=f'{name}\\(\\) missing 1 required positional '
+                           'arguments: "size"'):
+            getattr(x, name)()

@@ -660,24 +660,24 @@ def new_tensor(self, data, *, dtype=None, device=None, requires_grad: bool = Fal
     return finish(place(data_to_array(data, dt), dev), requires_grad)
 
 
-def new_zeros(self, *size, dtype=None, device=None, requires_grad: bool = False,
+def new_zeros(self, *args, size=None, dtype=None, device=None, requires_grad: bool = False,
               layout=None, pin_memory: bool = False) -> Tensor:
     """Zeros of ``size`` with this tensor's dtype and device unless given."""
-    return _filled(_ZERO, check_size(size, "new_zeros"), *_like(self, dtype, device),
+    return _filled(_ZERO, size_args(args, size, "new_zeros"), *_like(self, dtype, device),
                    requires_grad)
 
 
-def new_ones(self, *size, dtype=None, device=None, requires_grad: bool = False,
+def new_ones(self, *args, size=None, dtype=None, device=None, requires_grad: bool = False,
              layout=None, pin_memory: bool = False) -> Tensor:
     """Ones of ``size`` with this tensor's dtype and device unless given."""
-    return _filled(_ONE, check_size(size, "new_ones"), *_like(self, dtype, device),
+    return _filled(_ONE, size_args(args, size, "new_ones"), *_like(self, dtype, device),
                    requires_grad)
 
 
-def new_empty(self, *size, dtype=None, device=None, requires_grad: bool = False,
+def new_empty(self, *args, size=None, dtype=None, device=None, requires_grad: bool = False,
               layout=None, pin_memory: bool = False) -> Tensor:
     """An uninitialised tensor of ``size`` with this tensor's dtype and device unless given."""
-    return _filled(None, check_size(size, "new_empty"), *_like(self, dtype, device),
+    return _filled(None, size_args(args, size, "new_empty"), *_like(self, dtype, device),
                    requires_grad)
 
 

@@ -1617,7 +1617,8 @@ class Tensor:
 
     def new_empty(
         self,
-        *size: _IntOrInts,
+        *args: Any,
+        size: _IntOrInts | None = None,
         dtype: _DtypeLike | None = None,
         device: _DeviceLike | None = None,
         requires_grad: _bool = False,
@@ -1655,7 +1656,8 @@ class Tensor:
 
     def new_ones(
         self,
-        *size: _IntOrInts,
+        *args: Any,
+        size: _IntOrInts | None = None,
         dtype: _DtypeLike | None = None,
         device: _DeviceLike | None = None,
         requires_grad: _bool = False,
@@ -1678,7 +1680,8 @@ class Tensor:
 
     def new_zeros(
         self,
-        *size: _IntOrInts,
+        *args: Any,
+        size: _IntOrInts | None = None,
         dtype: _DtypeLike | None = None,
         device: _DeviceLike | None = None,
         requires_grad: _bool = False,
