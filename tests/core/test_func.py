@@ -955,3 +955,41 @@ def test_vmap_instance_norm_running_stats_match_torch(torch):
                 tx, trm, trv)]
     close(got, want, 1e-10)
     close((rm, rv), (trm, trv), 1e-12)
+
+
+def test_vmap_over_autograd_grad_with_batched_grad_outputs():
+    # the vmap recipe: the rows of a Jacobian from a graph made outside vmap
+    N = 5
+    x = ember.randn(N, dtype=ember.float64, requires_grad=True)
+    y = x ** 2
+
+    def vjp(v):
+        return ember.autograd.grad(y, x, v)
+
+    jac = vmap(vjp)(ember.eye(N, dtype=ember.float64))[0]
+    np.testing.assert_allclose(jac.numpy(), np.diag(2 * x.detach().numpy()), rtol=1e-12)
+    # the graph was kept between the examples and freed after the last, as one backward
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        ember.autograd.grad(y.sum(), x)
+
+
+def test_vmap_of_jacrev_with_respect_to_a_dict_of_conv_parameters():
+    # the neural-tangent-kernel tutorial: jacobians of a CNN's parameters, per example
+    from ember.func import functional_call, jacrev
+
+    ember.manual_seed(0)
+    net = ember.nn.Sequential(ember.nn.Conv2d(3, 4, 3), ember.nn.ReLU(), ember.nn.Flatten(),
+                              ember.nn.Linear(4 * 6 * 6, 2))
+    params = {k: v.detach() for k, v in net.named_parameters()}
+    x = ember.randn(3, 3, 8, 8)
+
+    def f(p, xi):
+        return functional_call(net, p, (xi.unsqueeze(0),)).squeeze(0)
+
+    jac = vmap(jacrev(f), (None, 0))(params, x)
+    assert isinstance(jac, dict) and jac.keys() == params.keys()
+    assert jac["0.weight"].shape == (3, 2, 4, 3, 3, 3)
+    for i in range(3):
+        one = jacrev(f)(params, x[i])
+        for k in params:
+            np.testing.assert_allclose(jac[k][i].numpy(), one[k].numpy(), rtol=1e-4, atol=1e-6)

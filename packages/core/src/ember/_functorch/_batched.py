@@ -512,6 +512,8 @@ def _wrap_out(out, level: int):
         return tp(_wrap_out(o, level) for o in out)
     if isinstance(out, tuple) and hasattr(out, "_fields"):
         return tp(*(_wrap_out(o, level) for o in out))
+    if tp is dict:  # jacrev with respect to a dict of parameters
+        return {k: _wrap_out(v, level) for k, v in out.items()}
     return out
 
 
@@ -588,6 +590,8 @@ def _stack_results(results):
     if tp is tuple or tp is list or (isinstance(first, tuple) and hasattr(first, "_fields")):
         cols = [_stack_results([r[i] for r in results]) for i in range(len(first))]
         return tp(*cols) if hasattr(first, "_fields") else tp(cols)
+    if tp is dict and all(type(r) is dict and r.keys() == first.keys() for r in results):
+        return {k: _stack_results([r[k] for r in results]) for k in first}
     if first is None or all(r == first for r in results[1:]):
         return first
     raise RuntimeError(_DATA_DEPENDENT)

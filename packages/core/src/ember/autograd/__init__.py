@@ -139,6 +139,9 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                              allow_unused, materialize_grads)
     if retain_graph is None:
         retain_graph = create_graph
+    if grad_outputs is not None and _vmapped_grad_outputs(outputs, grad_outputs):
+        return _grad_per_example(outputs, inputs, grad_outputs, retain_graph, create_graph,
+                                 allow_unused, materialize_grads)
     for t in inputs:
         if t.__class__ is not GradientEdge and not t.requires_grad:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
@@ -173,6 +176,35 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
             g = g.detach()
         out.append(g)
     return tuple(out)
+
+
+def _vmapped_grad_outputs(outputs, grad_outputs) -> bool:
+    """Whether ``grad`` runs inside ``vmap`` with batched ``grad_outputs`` over a graph made
+    outside it (``vmap(lambda v: grad(y, x, v))(eye)``, the vmap recipe's Jacobian)."""
+    from .._functorch._batched import BatchedTensor
+
+    return (any(type(g) is BatchedTensor for g in grad_outputs)
+            and not any(type(o) is BatchedTensor for o in outputs))
+
+
+def _grad_per_example(outputs, inputs, grad_outputs, retain_graph, create_graph,
+                      allow_unused, materialize_grads):
+    """``grad`` under ``vmap`` with batched ``grad_outputs``: one backward per example of the
+    innermost batched level over the shared graph (kept until the last), results batched
+    at that level (PyTorch batches the backward itself; the results are the same)."""
+    from .._functorch._batched import BatchedTensor, _stack_results, _wrap_out
+
+    level = max(g._level for g in grad_outputs if type(g) is BatchedTensor)
+    size = next(g._value.shape[0] for g in grad_outputs
+                if type(g) is BatchedTensor and g._level == level)
+    results = []
+    for b in range(size):
+        picked = tuple(g._value[b] if type(g) is BatchedTensor and g._level == level else g
+                       for g in grad_outputs)
+        results.append(grad(outputs, inputs, picked, retain_graph=retain_graph or b < size - 1,
+                            create_graph=create_graph, allow_unused=allow_unused,
+                            materialize_grads=materialize_grads))
+    return _wrap_out(_stack_results(results), level)
 
 
 def _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused,

@@ -929,7 +929,10 @@ def _matmul(ctx, func, args, kwargs):
 
 def _shared(w) -> bool:
     """Whether physical ``w`` is one tensor expanded over the batch (stride 0 in dim 0): the
-    per-example copy that ``grad`` inside ``vmap`` makes of an unbatched weight."""
+    per-example copy that ``grad`` inside ``vmap`` makes of an unbatched weight. A tensor
+    batched at an inner level (``vmap(jacrev(f))``) has no array of its own: not shared."""
+    if _is_batched_tensor(w):
+        return False
     a = w._data
     if not a.ndim or a.shape[0] <= 1:
         return False
