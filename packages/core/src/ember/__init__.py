@@ -149,8 +149,8 @@ def __getattr__(name: str):
         return getattr(importlib.import_module("ember.amp.autocast_mode"), name)
     if name == "_C":  # torch._C's few names that model code probes (ember/_C.py)
         return importlib.import_module("ember._C")
-    if name == "_dynamo":  # torch._dynamo.reset/explain/config over ember.compile
-        return importlib.import_module("ember._dynamo")
+    if name in ("_dynamo", "_logging", "_higher_order_ops"):  # torch's private modules that
+        return importlib.import_module(f"ember.{name}")  # scripts and tutorials use
     if name == "cond":  # torch.cond
         return importlib.import_module("ember._cond").cond
     if name in ("fork", "wait"):  # torch.fork / torch.wait are torch.jit's

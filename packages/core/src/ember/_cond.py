@@ -70,6 +70,56 @@ def _check_outputs(taken: Any, other: Any, operands) -> None:
                                    "a copy (x.clone())")
 
 
+def _symbolic(pred: Tensor) -> bool:
+    """Whether ``pred``'s value is unknown here: a capture (export, compile, trace) is
+    running, or it is batched by ``vmap``."""
+    from .export._capture import current
+
+    if current() is not None:
+        return True
+    from ._functorch._batched import BatchedTensor
+
+    return type(pred) is BatchedTensor
+
+
+def _select(pred: Tensor, true_fn: Callable, false_fn: Callable, operands) -> Any:
+    """Both branches, each output chosen by ``pred`` with ``where`` (what PyTorch's vmap of
+    ``cond`` does, and here also how a capture records it: the graph holds both branches and
+    a select, so the exported program follows ``pred`` at run time and its gradients flow
+    only through the branch chosen). Branches whose outputs differ in shape cannot be merged
+    so: a data-dependent error, as before."""
+    import ember  # through the namespace, which a capture sees
+
+    where = ember.where
+    a, b = true_fn(*operands), false_fn(*operands)
+    _check_outputs(a, b, operands)
+    la, lb = _leaves(a, []), _leaves(b, [])
+    for x, y in zip(la, lb):
+        if isinstance(x, Tensor) and tuple(x.shape) != tuple(y.shape):
+            raise RuntimeError(f"ember.cond: the branches' outputs have different shapes "
+                               f"({tuple(x.shape)} and {tuple(y.shape)}), which a captured or "
+                               "vmapped cond cannot select between; make the shapes agree")
+    p = pred.reshape(()) if pred.dim() else pred
+    if p.dtype is not _bool_dtype():
+        p = p != 0
+    chosen = iter([where(p, x, y) if isinstance(x, Tensor) else x for x, y in zip(la, lb)])
+    return _rebuild(a, chosen)
+
+
+def _bool_dtype():
+    from . import _dtype
+
+    return _dtype.bool
+
+
+def _rebuild(tree: Any, leaves) -> Any:
+    if isinstance(tree, (tuple, list)):
+        return type(tree)(_rebuild(t, leaves) for t in tree)
+    if isinstance(tree, dict):
+        return {k: _rebuild(v, leaves) for k, v in tree.items()}
+    return next(leaves)
+
+
 def cond(pred: bool | int | float | Tensor, true_fn: Callable, false_fn: Callable,
          operands: tuple | list = ()) -> Any:
     """``true_fn(*operands)`` if ``pred`` else ``false_fn(*operands)`` (``torch.cond``).
@@ -81,15 +131,19 @@ def cond(pred: bool | int | float | Tensor, true_fn: Callable, false_fn: Callabl
     taken runs too, under ``no_grad``, to be checked. Gradients flow through the branch
     taken.
 
-    ``ember.export`` records the branch that the example input selects: a tensor ``pred``
-    is data-dependent control flow there, which export reports (compute ``pred`` from
-    sizes, or pass a Python bool, to export one branch).
+    Under a capture (``ember.export``, ``ember.compile``, ``ember.jit.trace``) and under
+    ``vmap`` (a batched ``pred``), both branches run and each output is selected with
+    ``where(pred, ...)``: the exported program follows ``pred`` at run time (in Python, C++
+    and ONNX alike), and gradients reach only the branch chosen. The branches' outputs must
+    then have equal shapes.
     """
     if isinstance(pred, (bool, int, float)):
         return true_fn(*operands) if pred else false_fn(*operands)
     _validate_input(pred, true_fn, false_fn, operands)
     from .autograd.grad_mode import no_grad
 
+    if _symbolic(pred):
+        return _select(pred, true_fn, false_fn, operands)
     take = bool(pred.item())
     branch, other = (true_fn, false_fn) if take else (false_fn, true_fn)
     result = branch(*operands)

@@ -149,6 +149,39 @@ class ExportedProgram:
         """A callable that runs the graph (it shares this program's tensors)."""
         return GraphModule(self)
 
+    def named_parameters(self):
+        """``(name, tensor)`` of the lifted parameters, in the graph's input order."""
+        for name in self.graph_signature.parameters:
+            yield name, self.state_dict[name]
+
+    def parameters(self):
+        for _, p in self.named_parameters():
+            yield p
+
+    def named_buffers(self):
+        """``(name, tensor)`` of the lifted buffers (persistent ones from ``state_dict``,
+        non-persistent ones from ``constants``), in the graph's input order."""
+        for name in self.graph_signature.buffers:
+            yield name, self.state_dict[name] if name in self.state_dict else self.constants[name]
+
+    def buffers(self):
+        for _, b in self.named_buffers():
+            yield b
+
+    @property
+    def tensor_constants(self) -> dict:
+        """The lifted constants and non-persistent buffers (``constants``)."""
+        return self.constants
+
+    @property
+    def graph_module(self) -> GraphModule:
+        """The graph as a module (``torch.export``'s ``ep.graph_module``, which scripts print
+        or ``print_readable()``): one made on first use and kept."""
+        gm = self.__dict__.get("_graph_module")
+        if gm is None:
+            gm = self.__dict__["_graph_module"] = GraphModule(self)
+        return gm
+
     def run_decompositions(self, decomp_table=None) -> ExportedProgram:
         """The program itself: its nodes are already registry ops (Ember has no lower IR)."""
         return self
@@ -481,6 +514,16 @@ class GraphModule:
 
     def __repr__(self) -> str:
         return f"GraphModule(\n{self.graph}\n)"
+
+    def print_readable(self, print_output: bool = True, include_stride: bool = False,
+                       include_device: bool = False, colored: bool = False) -> str:
+        """The graph's code as a module class (``torch.fx.GraphModule.print_readable``),
+        printed unless ``print_output=False``; returned either way."""
+        body = "\n".join("    " + line if line else line for line in self.code.splitlines())
+        text = f"class GraphModule(ember.nn.Module):\n{body}\n"
+        if print_output:
+            print(text)
+        return text
 
 
 def _signature(in_spec: list) -> inspect.Signature:

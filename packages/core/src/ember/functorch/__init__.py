@@ -5,14 +5,14 @@ it (``python -m ember.as_torch`` maps ``import functorch`` here): ``ember.func``
 (with PyTorch's FutureWarning; ``functional_call`` and ``stack_module_state`` replace them).
 """
 
-from ._functorch.make_functional import (
+from .._functorch.make_functional import (
     FunctionalModule,
     FunctionalModuleWithBuffers,
     combine_state_for_ensemble,
     make_functional,
     make_functional_with_buffers,
 )
-from .func import (
+from ..func import (
     functionalize,
     grad,
     grad_and_value,
