@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import importlib
 import re
+import sys
 import threading
 import types
 
@@ -280,7 +281,7 @@ def trace(fn, model, args: tuple, kwargs: dict, tensors: list):
     """Trace ``fn(*args, **kwargs)`` (``model(...)`` for a module) into a GraphModule over
     the flat ``tensors``. Returns ``(gm, output spec, ModuleGuard)``."""
     fx = load_fx()
-    nn = importlib.import_module("ember.nn")
+    nn = sys.modules["ember.nn"]  # loaded by ember.fx (core imports nothing of ember-nn)
     target = model.forward if model is not None else fn
     names = _placeholder_names(target, args, kwargs)
     template = _flatten((args, kwargs), [], _is_tensor)

@@ -35,6 +35,7 @@ from .._device import check_same_device, xp_of
 from .._device import fused_kernel as _fused_kernel
 from .._parallel import parallel_for
 from .._tensor import Tensor, _make
+from .._warn import user_stacklevel
 from ..autograd.grad_mode import GRAD
 from ..autograd.graph import Node, make_node_class, record, result
 from ..utils._foreach_utils import _group_tensors_by_device_and_dtype
@@ -47,7 +48,7 @@ __all__ = ["array_module", "array_module_of", "array", "wrap", "result", "needs_
            "defop", "register", "fused_kernel", "functional_kernels", "OPS", "OpInfo", "Node",
            "rng", "dtype_from_numpy", "parse_to", "fused_op", "gemm_column_block",
            "native_kernel", "native_arrays", "native_chunks", "parallel_for",
-           "group_tensors_by_device_and_dtype"]
+           "group_tensors_by_device_and_dtype", "user_stacklevel"]
 
 
 def array_module(t: Tensor):

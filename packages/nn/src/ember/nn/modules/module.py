@@ -13,7 +13,6 @@ from collections import OrderedDict, namedtuple
 
 import ember
 from ember import Tensor
-from ember._warn import user_stacklevel
 from ember.autograd.function import Function
 from ember.autograd.graph import RemovableHandle as _GraphHandle
 from ember.ops import api
@@ -769,7 +768,7 @@ class Module:
                                 "a no-op. (Did you mean to pass `assign=True` to assign items "
                                 "in the state dictionary to their corresponding key in the "
                                 "module instead of copying them in place?)",
-                                stacklevel=user_stacklevel())
+                                stacklevel=api.user_stacklevel())
                         param.copy_(input_param)
             except Exception as ex:
                 error_msgs.append(f'While copying the parameter named "{key}", whose dimensions '
