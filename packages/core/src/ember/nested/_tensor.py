@@ -113,19 +113,6 @@ class NestedTensor(Tensor):
     def dtype(self):
         return self._dtype
 
-    @property
-    def device(self):
-        return self._device
-
-    def dim(self) -> int:
-        return self._data.ndim
-
-    ndimension = dim
-
-    @property
-    def ndim(self) -> int:
-        return self._data.ndim
-
     def _batch(self) -> int:
         return len(self._comps)
 
