@@ -459,16 +459,24 @@ def test_gradients_accumulate_without_zero_grad():
         assert_allclose(g, w, rtol=1e-6, atol=1e-6)
 
 
-def test_outputs_that_require_grad_run_eagerly_and_backpropagate(monkeypatch):
+def test_outputs_that_require_grad_are_compiled_and_backpropagate(monkeypatch):
+    # autograd continues from the outputs (one CompiledFunctionBackward node): compiled, no
+    # graph break (tests/core/test_compile_forward_autograd.py checks the gradients at length)
     monkeypatch.setattr(config, "warn_on_graph_break", True)
     m = _mlp()
     cm = ember.compile(m)
     x = ember.randn(8, 32)
-    with pytest.warns(UserWarning, match="requires grad"):
-        out = cm(x)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        cm(x)
+        out = cm(x)  # the replay
+    assert out.grad_fn.name() == "CompiledFunctionBackward"
     out.sum().backward()
-    assert m[0].weight.grad is not None
-    assert explain(cm)["entries"][0]["eager"]
+    got = m[0].weight.grad.numpy().copy()
+    m.zero_grad()
+    m(x).sum().backward()
+    assert_allclose(got, m[0].weight.grad, rtol=1e-6, atol=1e-7)
+    assert not explain(cm)["entries"][0]["eager"]
 
 
 # -- fused ops (ember.ops.api.fused_op) -------------------------------------------------------

@@ -9,6 +9,21 @@ place into a buffer that nothing else reads. A training step (forward, ``loss.ba
 ``optimizer.step()``) is captured whole: the backward becomes the VJP lowerings of the
 recorded forward, the optimizer's ``step``/``zero_grad`` run as opaque calls.
 
+A forward alone whose outputs require grad (``model = ember.compile(model)``, then
+``loss.backward()`` and ``opt.step()`` outside, PyTorch's most common pattern) is compiled as
+AOTAutograd does it: the forward's array code keeps, as arrays of each call, the values its
+backward reads, and the outputs that require grad become the outputs of one
+``CompiledFunctionBackward`` autograd node whose edges are the gradient edges of the graph's
+inputs that require grad (a parameter's or a leaf input's ``AccumulateGrad``, a non-leaf
+input's ``grad_fn``); its backward is the reverse sweep of the same VJP lowerings a training
+step uses, generated once per entry. Hooks on the inputs fire, ``retain_graph`` keeps the
+call's values, an input the backward reads that was modified in place since (an optimizer
+step between forward and backward) raises eager's error, and an unused output's gradient is
+taken as zeros. Double backward (``create_graph=True`` through such an output) raises
+``RuntimeError`` (PyTorch falls back to its eager graph there; run that forward eagerly,
+``ember.compiler.disable``, to differentiate twice), and ``saved_tensors_hooks`` do not see
+the compiled forward's values.
+
 On a CUDA device (CuPy) each run of consecutive elementwise nodes with a lowering (``+ - * /``
 with tensors or Python scalars, broadcasting included; ``neg``, ``exp``, ``tanh``, ``relu``,
 ``clone``, and the in-place forms a training step replays functionally) of one float dtype and
@@ -49,8 +64,9 @@ warns once and runs eagerly for new kinds of arguments.
 Shapes are specialised: ``dynamic=None``, ``False`` and ``True`` all capture one entry per
 set of shapes (``dynamic=True`` is accepted for PyTorch's sake and documented as
 specialising). A graph break (data-dependent Python control flow, a tensor made by code the
-capture cannot see, a random factory outside the graph, an in-place op on the gradient's
-path) makes the entry run eagerly; :func:`explain` lists the breaks, and ``fullgraph=True``
+capture cannot see, a random factory outside the graph or a random fill of a tensor made
+outside it such as ``ember.empty(n).bernoulli_(p)``, an in-place op on the gradient's path)
+makes the entry run eagerly; :func:`explain` lists the breaks, and ``fullgraph=True``
 raises :class:`GraphBreakError` instead. Graph breaks are silent, as in PyTorch (which logs
 them only when ``TORCH_LOGS="graph_breaks"`` asks): ``config.warn_on_graph_break = True`` (or
 ``TORCH_LOGS`` listing ``graph_breaks`` when Ember is imported) makes each one a

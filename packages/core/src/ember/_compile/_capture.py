@@ -12,7 +12,8 @@ records one node per registry-op call. Compile differs from export in what it ac
 * calls of functions marked with :func:`ember.compiler.disable` (``Optimizer.step`` and
   ``zero_grad`` are) are recorded as **opaque nodes**, run as they are on every replay;
 * what export refuses (data-dependent control flow, a tensor made by code the capture cannot
-  see, a random factory outside the graph) is a **graph break**: the call goes on eagerly and
+  see, a random factory outside the graph, a random op on tensors the graph does not hold) is
+  a **graph break**: the call goes on eagerly and
   the entry runs eagerly, or, with ``fullgraph=True``, :class:`GraphBreakError` is raised.
 """
 
@@ -72,6 +73,22 @@ _RANDOM_FACTORIES = frozenset({"ember.rand", "ember.randn", "ember.randint", "em
                                "ember.rand_like", "ember.randn_like", "ember.randint_like",
                                "ember.normal", "ember.bernoulli", "ember.multinomial",
                                "ember.poisson"})
+
+
+#: Tensor methods that fill their tensor with random numbers
+_RANDOM_METHODS = frozenset({"Tensor.bernoulli_", "Tensor.uniform_", "Tensor.normal_",
+                             "Tensor.random_", "Tensor.exponential_", "Tensor.geometric_",
+                             "Tensor.cauchy_", "Tensor.log_normal_"})
+
+
+def _draws(name: str) -> bool:
+    """Whether the op ``name`` draws from a random generator."""
+    if name in _RANDOM_METHODS:
+        return True
+    from ..ops.registry import OPS
+
+    info = OPS.get(name)
+    return info is not None and bool(info.random)
 
 
 class CompileCapture(Capture):
@@ -259,6 +276,11 @@ class CompileCapture(Capture):
             if self.reachable.get(id(t)) is t and not (t.requires_grad
                                                        and t.grad_fn is not None):
                 self.lift_free(t)
+        if _draws(name) and not self.scan((rec_args, rec_kwargs), []):
+            # on tensors the graph does not hold (``ember.empty(n).bernoulli_(p)``): folded
+            # as a constant it would replay the capture's draw on every call
+            self.graph_break(f"{name} draws random numbers on a tensor made outside the "
+                             "graph")
         return super().call(name, fn, args, kwargs, rec_args, rec_kwargs)
 
     def dispatch(self, func, args, kwargs):
@@ -615,12 +637,12 @@ def capture_call(fn, args: tuple, kwargs: dict, fullgraph: bool) -> Captured:
         spec, value = _arg(inputs, cap, a, k)
         kwarg_specs[k] = spec
         call_kwargs[k] = value
+    non_leaf = []
     for _, name, t, _ in inputs.leaves:
         cap.requires[name] = bool(t.requires_grad)
         cap.user_inputs[id(t)] = name
         if t.requires_grad and t.grad_fn is not None:
-            cap.breaks.append(f"input {name} is a non-leaf tensor that requires grad: its "
-                              "graph continues outside the compiled function")
+            non_leaf.append(name)
     routed: list = []
     _grad_field_on()
     _xcap._LOCAL.capture = cap
@@ -641,6 +663,11 @@ def capture_call(fn, args: tuple, kwargs: dict, fullgraph: bool) -> Captured:
         _LOCAL.capture = None
         _grad_field_off()
         cap.done = True
+    if non_leaf and any(n.op == "compile.backward" for n in cap.nodes):
+        # a forward alone links its outputs to a non-leaf input's grad_fn (the graph goes on
+        # outside); a backward() inside the function would stop at the input
+        cap.breaks.append(f"input {non_leaf[0]} is a non-leaf tensor that requires grad: its "
+                          "graph continues outside the compiled function")
     _record_state_changes(cap, entry)
     in_spec = [{"name": name, "kind": "POSITIONAL_ONLY", "spec": {"tensor": name}}
                for _, name, _, _ in inputs.leaves]

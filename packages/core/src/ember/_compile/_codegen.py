@@ -5,6 +5,10 @@ once per entry (``out=``), or, for an op without a lowering, a call of the regis
 Tensors wrapped around the arrays (``_fallback``, under ``no_grad``). A backward node becomes
 the reverse sweep of VJP lowerings (``_lowerings.VJP``), or per-node autograd for a node
 without one. The function starts with the entry's guards and returns ``MISS`` when one fails.
+A graph with no backward node whose outputs require grad gets that reverse sweep as a closure
+over the call's arrays (``emit_autograd_link``), the backward of one
+``CompiledFunctionBackward`` node the outputs hang from: the values the sweep reads are then
+fresh arrays of each call, not reused buffers.
 
 Aliasing: a value that leaves the call (an output, or what an output is a view of) is
 allocated fresh on every call, never a reused buffer, as ``torch.compile`` returns fresh
@@ -19,7 +23,10 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _dtype
-from .._tensor import Tensor
+from .._tensor import Tensor, _make
+from ..autograd.graph import Node
+from ..autograd.graph import edge as _edge
+from ..autograd.graph import new_node as _new_node
 from ..export._graph import decode_literal
 from . import _cuda_fusion
 
@@ -115,6 +122,8 @@ class Gen:
         self.views: dict = {}         # (kind, var) -> constant view of a fixed array
         self.external: set = set()    # values that are state outside the graph (_plan)
         self.on_path: set = set()     # nodes before backward() on the gradient's path
+        self.autograd = False         # outputs require grad, no backward(): emit_autograd_link
+        self.out_tensor: dict = {}    # value name -> variable of its output Tensor (autograd)
 
     # -- names and constants ----------------------------------------------------------------
     def new(self, base: str = "t") -> str:
@@ -688,19 +697,11 @@ class Grads:
         return var, True
 
 
-def emit_backward(gen: Gen, node, nodes_before, plan) -> None:
+def reverse_sweep(gen: Gen, grads: Grads, nodes_before, plan) -> None:
+    """The reverse sweep over ``nodes_before`` (VJP lowerings, fused kernels' backward, the
+    autograd fallbacks): contributions to the inputs' gradients are added to ``grads``."""
     from ._lowerings import VJP
 
-    loss_enc, grad_enc = node.args
-    loss = loss_enc["tensor"]
-    grads = Grads(gen)
-    lv = gen.a(loss)
-    if grad_enc is None:
-        var = gen.new("g")
-        gen.emit(f"{var} = xp.ones_like({lv})")
-    else:
-        var = gen.a(grad_enc["tensor"])
-    grads.add(loss, var, grad_enc is None)
     for n in reversed(nodes_before):
         kind = plan[n.name]
         if kind.startswith("compile.") and kind != "compile.fused":
@@ -731,6 +732,20 @@ def emit_backward(gen: Gen, node, nodes_before, plan) -> None:
         for name, var, owned in contributions:
             if gen.requires.get(name):
                 grads.add(name, var, owned)
+
+
+def emit_backward(gen: Gen, node, nodes_before, plan) -> None:
+    loss_enc, grad_enc = node.args
+    loss = loss_enc["tensor"]
+    grads = Grads(gen)
+    lv = gen.a(loss)
+    if grad_enc is None:
+        var = gen.new("g")
+        gen.emit(f"{var} = xp.ones_like({lv})")
+    else:
+        var = gen.a(grad_enc["tensor"])
+    grads.add(loss, var, grad_enc is None)
+    reverse_sweep(gen, grads, nodes_before, plan)
     for name, expr in gen.tensor_expr.items():
         total = grads.total(name)
         if total is None or not gen.requires.get(name):
@@ -738,6 +753,122 @@ def emit_backward(gen: Gen, node, nodes_before, plan) -> None:
         var, owned = total
         guard = f"if {var} is not None: " if var.startswith("_g") else ""
         gen.emit(f"{guard}{gen.const(_acc_grad, 'acc')}({expr}, {var}, {owned})")
+
+
+# -- a compiled forward that autograd continues from -----------------------------------------
+
+class CompiledFunctionBackward(Node):
+    """The one autograd node of a compiled forward's outputs (PyTorch's
+    ``CompiledFunctionBackward``): its edges are the gradient edges of the graph's inputs
+    that require grad (a leaf's ``AccumulateGrad``, a non-leaf input's ``grad_fn``); its
+    backward is the entry's generated reverse sweep over the values this call kept.
+    ``saved`` holds that sweep (a closure over the call's arrays) and the inputs it reads,
+    whose versions are checked as eager's saved tensors are; backward without
+    ``retain_graph`` frees them."""
+
+    def backward(self, grad):
+        from ..autograd.grad_mode import GRAD
+
+        if GRAD.enabled:  # create_graph=True: the sweep is array code, not differentiable
+            raise RuntimeError(
+                "ember.compile does not currently support double backward: a compiled "
+                "forward's backward is array code (create_graph=True, or autograd.grad with "
+                "create_graph=True, through the output of a compiled function); run that "
+                "forward eagerly (ember.compiler.disable) to differentiate twice")
+        grads = (grad,) if self._n_out == 1 else grad
+        res = self.saved[0](*[None if g is None else g._data for g in grads])
+        devs = self.ctx
+        return tuple([None if r is None else _make(r, d) for r, d in zip(res, devs)])
+
+
+def _link(sweep, inputs: tuple, checks: tuple, outs: tuple, devices: tuple) -> None:
+    """Make ``outs`` the outputs of one new ``CompiledFunctionBackward`` node whose edges
+    are ``inputs``' (the tensors of the graph that require grad, in the sweep's order)."""
+    node = _new_node(CompiledFunctionBackward)
+    node.next_functions = tuple([_edge(t) for t in inputs])
+    node.ctx = devices
+    node.device = devices[0] if devices else None
+    node.saved = (sweep,) + checks
+    node.versions = (None,) + tuple([t._version for t in checks])
+    if len(outs) != 1:
+        node._n_out = len(outs)
+    for k, o in enumerate(outs):
+        o.requires_grad = True
+        o.grad_fn = node
+        if k:
+            o._nr = k
+
+
+def _distinct(names) -> list:
+    seen: set = set()
+    out = []
+    for n in names:
+        if n not in seen:
+            seen.add(n)
+            out.append(n)
+    return out
+
+
+def emit_autograd_link(gen: Gen, nodes, plan, outputs: list) -> None:
+    """A forward whose outputs require grad and that does not call ``backward()`` itself:
+    the reverse sweep over the whole graph becomes a closure (``_bw``) from the gradients
+    of the outputs that require grad (None for an unused one: zeros) to those of the
+    graph's inputs that require grad, and the outputs become the outputs of one
+    ``CompiledFunctionBackward`` node holding it (``_link``). The values the sweep reads are
+    fresh arrays of this call (``generate`` makes them so): forwards may run several times
+    before a backward."""
+    diff = [o for o in _distinct(outputs) if gen.requires.get(o)]
+    inputs = [i.name for i in gen.graph.inputs if gen.requires.get(i.name)]
+    forward_lines, gen.lines = gen.lines, []
+    grads = Grads(gen)
+    seeds = []
+    for k, o in enumerate(diff):
+        var = f"_go{k}"
+        seeds.append(var)
+        if len(diff) > 1:  # one output: the engine calls the node only with its gradient
+            zeros = gen.const(gen.xp.zeros, "zeros")
+            gen.emit(f"if {var} is None: {var} = {zeros}({gen.shape(o)!r}, "
+                     f"{gen.const(gen.dtype(o), 'dt')})")
+        grads.add(o, var, False)
+    reverse_sweep(gen, grads, nodes, plan)
+    results = []
+    for name in inputs:
+        total = grads.total(name)
+        if total is None:
+            results.append("None")
+            continue
+        var, owned = total
+        if not owned and var not in seeds:  # a buffer or an array something else holds
+            var = f"(None if {var} is None else {var}.copy())"
+        results.append(var)
+    gen.emit(f"return ({', '.join(results)}{',' if len(results) == 1 else ''})")
+    sweep_lines, gen.lines = gen.lines, forward_lines
+    gen.emit(f"def _bw({', '.join(seeds)}):")
+    for line in sweep_lines:
+        gen.emit("    " + line)
+    import ember
+
+    devices = [ember.device(gen.meta(n).device) for n in inputs]
+    # the inputs whose arrays the sweep reads: modified in place before the backward (an
+    # optimizer step), backward raises as eager's does; not those the forward itself writes
+    # (BatchNorm's running statistics), which a later forward changes
+    written = {m for n in nodes for m in (getattr(n, "mutates", None) or ())}
+    checks = [i.name for i in gen.graph.inputs
+              if i.name in gen.saved and i.name not in written]
+    outs = []
+    for o in diff:
+        dev = gen.const(ember.device(gen.meta(o).device), "dev")
+        var = gen.new("o")
+        gen.emit(f"{var} = _wrap({gen.a(o)}, {dev})")
+        gen.out_tensor[o] = var
+        outs.append(var)
+
+    def tup(items):
+        return f"({', '.join(items)}{',' if len(items) == 1 else ''})"
+
+    gen.emit(f"{gen.const(_link, 'link')}(_bw, {tup([gen.tensor_expr[n] for n in inputs])}, "
+             f"{tup([gen.tensor_expr[n] for n in checks])}, {tup(outs)}, "
+             f"{gen.const(tuple(devices), 'devs')})")
 
 
 # -- the whole function --------------------------------------------------------------------
@@ -753,18 +884,21 @@ def generate(captured, guard_lines: list, guard_ns: dict, input_exprs: dict, nam
                     len(nodes))
     if sum(n.op == "compile.backward" for n in nodes) > 1:
         raise Unsupported("more than one backward() in one compiled call")
-    gen = Gen(graph, cap, training=bw_index < len(nodes))
+    outputs = _spec_names(graph.outputs)
+    # no backward() inside and an output requires grad: autograd continues from the outputs
+    # (one CompiledFunctionBackward node, emit_autograd_link)
+    autograd = bw_index == len(nodes) and any(cap.requires.get(o) for o in outputs)
+    gen = Gen(graph, cap, training=bw_index < len(nodes) or autograd)
+    gen.autograd = autograd
     gen.ns.update(guard_ns)
     input_exprs, arrays = input_exprs
     gen.tensor_expr = dict(input_exprs)
-    outputs = _spec_names(graph.outputs)
-    if bw_index == len(nodes) and any(gen.requires.get(o) for o in outputs):
-        raise Unsupported("an output requires grad and the function does not call "
-                          "backward(): outputs that carry autograd graphs are not compiled "
-                          "(call it under no_grad, or compile the whole training step)")
     leaving = outputs + set_grad_values(nodes)
     gen.leaving = set(leaving)
     plan = _plan(gen, nodes, leaving, FORWARD, VJP, bw_index)
+    if gen.autograd:  # what the sweep reads lives on until the backward: arrays of this call
+        leaving = leaving + sorted(gen.saved)
+        gen.fresh = fresh_values(gen, nodes, plan, leaving)
     build = _cuda_fusion.chain_kernel(gen)
     chains = _cuda_fusion.find_chains(gen, nodes, plan) if build is not None else {}
     in_chain = {n.name for c in chains.values() for n in c.nodes}
@@ -805,20 +939,43 @@ def generate(captured, guard_lines: list, guard_ns: dict, input_exprs: dict, nam
                     # its fallback would write in place under the functional VJP's inputs
                     raise Unsupported(f"in-place op {node.op} on the gradient's path (at "
                                       f"{node.source})")
-                plan[node.name] = "fallback"
-                emit_fallback(gen, node)
+                if node.name in gen.on_path:
+                    # its VJP lowering may read what its forward lowering would have made
+                    # (cross_entropy's exponentials): autograd through the op instead
+                    _late_grad_fallback(gen, node, plan)
+                else:
+                    plan[node.name] = "fallback"
+                    emit_fallback(gen, node)
             else:
                 _mark_owned(gen, node, known, before)
         elif kind in ("grad_fallback", "node_vjp"):
             emit_grad_fallback(gen, node, direct=kind == "node_vjp")
         else:
             emit_fallback(gen, node)
+    if autograd:
+        emit_autograd_link(gen, nodes, plan, outputs)
     gen.emit(f"return {_output_expr(gen, graph.outputs, captured.result)}")
     body = "\n".join("    " + line for line in gen.lines)
     source = f"def {name}(args, kwargs):\n{body}\n"
     code = compile(source, f"<ember.compile {name}>", "exec")  # the builtin
     exec(code, gen.ns)
     return gen.ns[name], source, gen
+
+
+def _late_grad_fallback(gen: Gen, node, plan) -> None:
+    """A node on the gradient's path whose forward lowering declined it at emission: it runs
+    with autograd on its own (``emit_grad_fallback``), which holds its arrays until the
+    backward. Where the values are planned as reused buffers a later call may overwrite
+    before a compiled forward's backward runs, the graph is not compiled."""
+    ins = gen.tensor_args(node)
+    if gen.autograd and any(v not in gen.fresh and v not in gen.external for v in ins):
+        raise Unsupported(f"{node.op} on the gradient's path runs through autograd on a "
+                          f"reused buffer (at {node.source})")
+    direct = bool(gen.capture.one_node.get(node.name))
+    plan[node.name] = "node_vjp" if direct else "grad_fallback"
+    gen.saved.update(ins)
+    gen.saved.update(o[0] for o in node.outputs if o is not None)
+    emit_grad_fallback(gen, node, direct=direct)
 
 
 def _mark_owned(gen: Gen, node, known: set, inputs: dict) -> None:
@@ -919,6 +1076,8 @@ def _output_expr(gen: Gen, spec, real=None) -> str:
     if isinstance(spec, dict) and len(spec) == 1:
         (tag, v), = spec.items()
         if tag == "tensor":
+            if v in gen.out_tensor:  # an output of the CompiledFunctionBackward node
+                return gen.out_tensor[v]
             dev = gen.const(__import__("ember").device(gen.meta(v).device), "dev")
             return f"_wrap({gen.a(v)}, {dev})"
         if tag in ("tuple", "list"):

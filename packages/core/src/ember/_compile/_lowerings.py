@@ -1017,7 +1017,11 @@ def _cross_entropy(g, node):
     ignore = b["ignore_index"]
     xa, ta = g.a(x), g.a(t)
     xp = g.xp
-    E = g.const(xp.empty(xs, dtype=dt), "buf")
+    if getattr(g, "autograd", False):  # its backward runs after the call: an array per call
+        E = g.new("E")
+        g.emit(f"{E} = xp.empty({xs!r}, {g.const(dt, 'dt')})")
+    else:
+        E = g.const(xp.empty(xs, dtype=dt), "buf")
     ar = g.const(xp.arange(N), "ar")
     m, z, logz, tc, w, den = (g.new(n) for n in ("m", "z", "lz", "tc", "w", "den"))
     g.emit(f"{m} = {xa}.max(1, keepdims=True)")
