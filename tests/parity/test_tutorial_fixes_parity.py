@@ -61,12 +61,9 @@ SAMPLES = {
 }
 #: in PyTorch's list, absent from Ember altogether (not a varargs bug)
 ABSENT = {"hash_tensor": "hash_tensor is not implemented"}
-#: forms Ember still rejects, each with the file that owns the fix
-KNOWN = {
-    ("new_empty", "keyword"): "size= keyword of new_*: ember/_factory.py",
-    ("new_ones", "keyword"): "size= keyword of new_*: ember/_factory.py",
-    ("new_zeros", "keyword"): "size= keyword of new_*: ember/_factory.py",
-}
+#: forms Ember still rejects, each with the file that owns the fix (none left: new_*(size=)
+#: was the last, fixed in session 23)
+KNOWN: dict = {}
 FORMS = ("varargs", "one int", "tuple", "list", "Size", "keyword")
 
 
