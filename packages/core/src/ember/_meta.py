@@ -349,7 +349,7 @@ def _rule_copy(a, *args, dtype=None, **kwargs):
 
 
 def _rule_like(a, dtype=None, order="K", subok=True, shape=None, *, device=None):
-    return ghost(_shape(a) if shape is None else _shape_arg(shape),
+    return ghost(_shape(a) if shape is None else shape,
                  dtype if dtype is not None else np.asarray(_stand_in(a)).dtype)
 
 
@@ -697,18 +697,14 @@ class MetaArray(np.ndarray):
 
 # -- the array module --------------------------------------------------------------------------
 
-def _shape_arg(shape) -> tuple:
-    return tuple(shape) if np.ndim(shape) else (shape,)
-
-
 def _zeros(shape, dtype=float, order="C", *, like=None, device=None):
-    return ghost(_shape_arg(shape), dtype)
+    return ghost(shape, dtype)
 
 
 def _full(shape, fill_value, dtype=None, order="C", *, like=None, device=None):
     if dtype is None:
         dtype = np.asarray(_stand_in(fill_value)).dtype
-    return ghost(_shape_arg(shape), dtype)
+    return ghost(shape, dtype)
 
 
 def _arange(start, stop=None, step=1, dtype=None, *, like=None, device=None):
@@ -858,7 +854,7 @@ class _MetaRNG:
             if size is None:
                 shape = np.broadcast_shapes(*(_shape(p) for p in params))
             else:
-                shape = _shape_arg(size)
+                shape = size
             if dtype is None:
                 dtype = np.int64 if name in _INT_DRAWS else np.float64
             return ghost(shape, dtype)

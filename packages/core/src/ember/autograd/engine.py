@@ -11,6 +11,7 @@ import heapq
 import itertools
 import threading
 
+from .. import _memory_format as _mf
 from .._tensor import Tensor as _Tensor
 from .._tensor import _make
 from .grad_mode import ANOMALY_THREADS, GRAD
@@ -209,8 +210,6 @@ def _in_layout_of(vd, gd, taken: set):
     lays it out (its layout contract): a dense leaf (channels-last, a permuted layout) gets
     ``.grad`` with its own strides, stealing ``gd`` when it already has them; any other leaf
     a C-contiguous copy."""
-    from .. import _memory_format as _mf
-
     order = _mf.preserve_order(vd)
     if vd.strides != _mf.dense_strides(vd.shape, order, vd.itemsize):  # overlapping or gaps
         return gd if id(gd) not in taken and _owned(gd) else gd.copy()
