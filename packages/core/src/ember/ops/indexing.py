@@ -994,14 +994,18 @@ def _wide_add_at(xp, target, index, values) -> None:
     dt = target.dtype
     v = xp.asarray(values, dtype=dt)
     if dt.kind == "c":
-        part = np.float64 if dt == np.complex128 else np.float32
-        re = target.real.astype(part)
-        im = target.imag.astype(part)
-        xp.add.at(re, index, v.real.astype(part))
-        xp.add.at(im, index, v.imag.astype(part))
+        # each part in its own precision: complex32's float16 parts round at every add, as
+        # PyTorch's sequential complex32 sums do
+        part = _dtype.real_part(target).dtype
+        # real_part/imag_part: complex32's .real/.imag are not its parts (ml_dtypes 0.7
+        # gives .imag as read-only zeros, NumPy's answer for a real array)
+        re = _dtype.real_part(target).astype(part)
+        im = _dtype.imag_part(target).astype(part)
+        xp.add.at(re, index, _dtype.real_part(v).astype(part))
+        xp.add.at(im, index, _dtype.imag_part(v).astype(part))
         out = xp.empty(target.shape, dtype=dt)
-        out.real[...] = re
-        out.imag[...] = im
+        _dtype.real_part(out)[...] = re
+        _dtype.imag_part(out)[...] = im
         target[...] = out
         return
     wide = target.astype(np.int64)
