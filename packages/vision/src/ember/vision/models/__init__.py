@@ -33,6 +33,14 @@ for _name in (
     "vision_transformer",
     "convnext",
     "_efficientnet_lite",
+    "googlenet",
+    "inception",
+    "mnasnet",
+    "regnet",
+    "shufflenetv2",
+    "swin_transformer",
+    "maxvit",
+    "segmentation",
 ):
     if _importlib_util.find_spec(f"{__name__}.{_name}") is not None:
         try:
@@ -41,5 +49,6 @@ for _name in (
             if not (_e.name or "").startswith("ember.vision."):
                 raise
             continue
-        globals().update({k: getattr(_module, k) for k in getattr(_module, "__all__", ())})
+        if _name != "segmentation":  # a subpackage, as in torchvision: models.segmentation.*
+            globals().update({k: getattr(_module, k) for k in getattr(_module, "__all__", ())})
 del _name, _importlib, _importlib_util
