@@ -6,6 +6,7 @@ Gradients are read with a hook on the input (the gradient the op produced, befor
 ``AccumulateGrad`` stores it), so these tests pin down the ops' own layouts."""
 
 import itertools
+import math
 
 import numpy as np
 import pytest
@@ -319,3 +320,70 @@ def test_to_memory_format_aliases_as_pytorch():
     assert cl.to(memory_format=ember.channels_last) is cl
     assert cl.to(memory_format=ember.contiguous_format).stride() == (60, 20, 5, 1)
     assert cl.to(ember.float64, memory_format=ember.channels_last).stride() == (60, 1, 15, 3)
+
+
+# -- layouts PyTorch's kernels choose themselves (strides recorded from PyTorch 2.13's CPU) ---
+
+def _strided(shape, strides):
+    """A (2, 8, 4, 6)-style tensor with ``strides``, values a fixed ramp, requiring grad."""
+    t = ember.empty_strided(shape, strides, dtype=ember.float64)
+    with ember.no_grad():
+        t.copy_(ember.arange(math.prod(shape), dtype=ember.float64).reshape(shape).sin())
+    return t.requires_grad_(True)
+
+
+_CL = (192, 1, 48, 8)  # (2, 8, 4, 6) channels-last
+_T23 = (192, 24, 1, 4)  # (2, 8, 4, 6) with its two last axes swapped in memory
+
+
+@pytest.mark.parametrize("op,input_strides,out_strides,name", [
+    (lambda x: ember.softmax(x, 1), _CL, (192, 24, 6, 1), "SoftmaxBackward0"),
+    (lambda x: ember.log_softmax(x, -1), _T23, (192, 24, 6, 1), "LogSoftmaxBackward0"),
+    (lambda x: ember.nn.functional.instance_norm(x), _CL, (192, 24, 6, 1), None),
+    (lambda x: ember.nn.functional.instance_norm(x), _T23, (192, 24, 6, 1), None),
+    (lambda x: ember.nn.functional.pixel_shuffle(x, 2), _CL, (192, 1, 24, 2),
+     "PixelShuffleBackward0"),
+    (lambda x: ember.nn.functional.pixel_shuffle(x, 2), _T23, (192, 96, 12, 1),
+     "PixelShuffleBackward0"),
+    (lambda x: ember.nn.functional.pixel_unshuffle(x, 2), _CL, (192, 1, 96, 32),
+     "PixelUnshuffleBackward0"),
+    (lambda x: ember.nn.functional.pixel_unshuffle(x, 2), _T23, (192, 6, 3, 1),
+     "PixelUnshuffleBackward0"),
+    (lambda x: ember.nn.functional.channel_shuffle(x, 2), _CL, (192, 1, 48, 8),
+     "ChannelShuffleBackward0"),
+    (lambda x: ember.nn.functional.channel_shuffle(x, 2), _T23, (192, 24, 6, 1),
+     "ChannelShuffleBackward0"),
+], ids=["softmax_cl", "log_softmax_t", "instance_norm_cl", "instance_norm_t",
+        "pixel_shuffle_cl", "pixel_shuffle_t", "pixel_unshuffle_cl", "pixel_unshuffle_t",
+        "channel_shuffle_cl", "channel_shuffle_t"])
+def test_kernels_choose_pytorchs_output_layout(op, input_strides, out_strides, name):
+    # softmax and instance_norm write contiguous outputs whatever the input's layout; the
+    # shuffles keep a channels-last input channels-last (their own backward nodes, as PyTorch's)
+    x = _strided((2, 8, 4, 6), input_strides)
+    y = op(x)
+    assert y.stride() == out_strides
+    dense = x.detach().contiguous().requires_grad_(True)
+    ref = op(dense)
+    np.testing.assert_allclose(y.detach().numpy(), ref.detach().numpy(), rtol=1e-12, atol=1e-12)
+    if name is not None:
+        assert type(y.grad_fn).__name__ == name
+    g = ember.randn(*y.shape, dtype=ember.float64)
+    y.backward(g)
+    ref.backward(g)
+    np.testing.assert_allclose(x.grad.numpy(), dense.grad.numpy(), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("op", [
+    lambda x: ember.nn.functional.pixel_shuffle(x, 2),
+    lambda x: ember.nn.functional.pixel_unshuffle(x, 2),
+    lambda x: ember.nn.functional.channel_shuffle(x, 4),
+], ids=["pixel_shuffle", "pixel_unshuffle", "channel_shuffle"])
+def test_shuffles_gradcheck_and_copy(op):
+    x = _strided((1, 8, 2, 4), (64, 1, 32, 8))
+    assert ember.autograd.gradcheck(op, (x,))
+    assert ember.autograd.gradgradcheck(op, (x,))
+    # a factor of 1 returns a new tensor, never a view of the input
+    one = ember.nn.functional.pixel_shuffle(x, 1)
+    with ember.no_grad():
+        one.zero_()
+    assert x.abs().sum().item() > 0

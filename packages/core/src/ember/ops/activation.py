@@ -806,7 +806,10 @@ def _softmax_op(name, log, node_cls, input, dim, dtype, stacklevel):
             r, *parts = _log_softmax_parts(_dtype.widen(d), axis)
         else:
             r = _softmax_np(_dtype.widen(d), axis if d.ndim else 0, log)
-    out = _make(_dtype.narrow(r, dt), input._device)
+    r = _dtype.narrow(r, dt)
+    if not r.flags.c_contiguous:  # PyTorch's kernels write a contiguous output, whatever
+        r = r.copy()  # the input's layout (channels-last, transposed)
+    out = _make(r, input._device)
     if graph:
         record(node_cls, out, (input,), (), axis if d.ndim else None, True)
         if parts is not None:

@@ -1171,39 +1171,75 @@ def _shuffle_factor(input, factor, fn: str, name: str) -> int:
     return r
 
 
+def _shuffled(input, view_shape, perm, out_shape, node_cls, ctx):
+    """``input`` reshaped to ``view_shape``, permuted by ``perm`` and flattened to
+    ``out_shape``: one copy, laid out as PyTorch's kernels lay it out (channels-last when the
+    input suggests it, else contiguous), with ``node_cls`` as its backward (``ctx`` the
+    inverse shuffle's argument)."""
+    d = input._data
+    r = d.reshape(view_shape).transpose(perm).reshape(out_shape)
+    order = _mf.suggest(d) if len(out_shape) == d.ndim else None
+    if order is not None:
+        r = _mf.copy_as(r, order)
+    elif xp_of(d).may_share_memory(r, d):  # the reshapes made no copy (a factor of 1)
+        r = r.copy()
+    out = _make(r, input._device)
+    if input.requires_grad and GRAD.enabled:
+        record(node_cls, out, (input,), (), ctx)
+    return out
+
+
+def _pixel_shuffle_arrays(input, r):
+    *lead, c, h, w = input._data.shape
+    n = len(lead)
+    return ((*lead, c // (r * r), r, r, h, w), (*range(n), n, n + 3, n + 1, n + 4, n + 2),
+            (*lead, c // (r * r), h * r, w * r))
+
+
+def _pixel_unshuffle_arrays(input, r):
+    *lead, c, h, w = input._data.shape
+    n = len(lead)
+    return ((*lead, c, h // r, r, w // r, r), (*range(n), n, n + 2, n + 4, n + 1, n + 3),
+            (*lead, c * r * r, h // r, w // r))
+
+
+PixelShuffleBackward0 = make_node_class(
+    "PixelShuffleBackward0", lambda node, g: (pixel_unshuffle(g, node.ctx),))
+PixelUnshuffleBackward0 = make_node_class(
+    "PixelUnshuffleBackward0", lambda node, g: (pixel_shuffle(g, node.ctx),))
+
+
 @register("pixel_shuffle", method=False)
 def pixel_shuffle(input, upscale_factor):
     """``(*, C * r**2, H, W)`` to ``(*, C, H * r, W * r)``."""
     r = _shuffle_factor(input, upscale_factor, "pixel_shuffle", "upscale_factor")
-    *lead, c, h, w = input._data.shape
+    c = input._data.shape[-3]
     if c % (r * r):
         raise RuntimeError("pixel_shuffle expects its input's 'channel' dimension to be "
                            f"divisible by the square of upscale_factor, but input.size(-3)={c} "
                            f"is not divisible by {r * r}")
-    n = len(lead)
-    x = input.reshape(*lead, c // (r * r), r, r, h, w)
-    x = x.permute(*range(n), n, n + 3, n + 1, n + 4, n + 2)
-    return x.reshape(*lead, c // (r * r), h * r, w * r)
+    return _shuffled(input, *_pixel_shuffle_arrays(input, r), PixelShuffleBackward0, r)
 
 
 @register("pixel_unshuffle", method=False)
 def pixel_unshuffle(input, downscale_factor):
     """``(*, C, H * r, W * r)`` to ``(*, C * r**2, H, W)``."""
     r = _shuffle_factor(input, downscale_factor, "pixel_unshuffle", "downscale_factor")
-    *lead, c, h, w = input._data.shape
+    h, w = input._data.shape[-2:]
     if h % r:
         raise RuntimeError("pixel_unshuffle expects height to be divisible by "
                            f"downscale_factor, but input.size(-2)={h} is not divisible by {r}")
     if w % r:
         raise RuntimeError("pixel_unshuffle expects width to be divisible by "
                            f"downscale_factor, but input.size(-1)={w} is not divisible by {r}")
-    n = len(lead)
-    x = input.reshape(*lead, c, h // r, r, w // r, r)
-    x = x.permute(*range(n), n, n + 2, n + 4, n + 1, n + 3)
-    return x.reshape(*lead, c * r * r, h // r, w // r)
+    return _shuffled(input, *_pixel_unshuffle_arrays(input, r), PixelUnshuffleBackward0, r)
 
 
 # -- channel shuffle -------------------------------------------------------------------------
+
+ChannelShuffleBackward0 = make_node_class(
+    "ChannelShuffleBackward0", lambda node, g: (channel_shuffle(g, node.ctx),))
+
 
 @register("channel_shuffle", method=False)
 def channel_shuffle(input, groups):
@@ -1221,7 +1257,10 @@ def channel_shuffle(input, groups):
     if c % g:
         raise RuntimeError(f"Number of channels must be divisible by groups. Got {c} channels "
                            f"and {g} groups.")
-    return input.reshape(n, g, c // g, *rest).transpose(1, 2).reshape(shape)
+    k = len(rest)
+    # the backward shuffles the gradient back: C / g groups undo g groups
+    return _shuffled(input, (n, g, c // g, *rest), (0, 2, 1, *range(3, 3 + k)), shape,
+                     ChannelShuffleBackward0, c // g)
 
 
 @register("native_channel_shuffle", method=False)

@@ -492,6 +492,8 @@ def aten_batch_norm(input, weight, bias, running_mean, running_var, training, mo
 def _instance_norm_impl(input, weight, bias, running_mean, running_var, use_input_stats,
                         momentum, eps):
     _check_float(input, "batch_norm")
+    if not input._data.flags.c_contiguous:  # PyTorch normalises input.contiguous() viewed as
+        input = input.contiguous()  # (1, N * C, *): the output is contiguous whatever the input
     d = input._data
     nd = d.ndim
     c = d.shape[1] if nd > 1 else 0
