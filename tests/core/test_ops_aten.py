@@ -365,6 +365,27 @@ def test_errors():
         aten.elu.default(x, 1.0, 2.0)
 
 
+def test_one_element_tensors_for_numbers_as_pytorch():
+    # PyTorch reads int, SymInt and float arguments from one-element tensors (any dtype),
+    # int lists element by element; a Scalar argument refuses tensors, 0-d ones included
+    x = ember.arange(4.0).reshape(2, 2)
+    assert aten.select.int(x, ember.tensor(0), ember.tensor(1.0)).tolist() == [2.0, 3.0]
+    assert aten.select.int(x, 0, ember.tensor([1])).tolist() == [2.0, 3.0]
+    assert aten.sum.dim_IntList(x, [ember.tensor(0)]).tolist() == [2.0, 4.0]
+    assert aten.dropout.default(x, ember.tensor(0.0), False).tolist() == x.tolist()
+    with pytest.raises(RuntimeError, match="Unable to cast tensor\\(\\[1, 0\\]\\) to int"):
+        aten.select.int(x, 0, ember.tensor([1, 0]))
+    with pytest.raises(RuntimeError) as info:
+        aten.add.Scalar(x, ember.tensor(2))
+    assert str(info.value) == (
+        "aten::add() Expected a value of type 'number' for argument 'other' but instead found "
+        "type 'Tensor'.\nPosition: 1\nValue: tensor(2)\nDeclaration: aten::add.Scalar(Tensor "
+        "self, Scalar other, Scalar alpha=1) -> Tensor\nCast error details: Cannot cast "
+        "tensor(2) to number")
+    with pytest.raises(RuntimeError, match="Cannot cast a to number"):
+        aten.leaky_relu.default(x, "a")
+
+
 def test_pickle_roundtrip():
     assert pickle.loads(pickle.dumps(aten.add.Tensor)) is aten.add.Tensor
     assert pickle.loads(pickle.dumps(aten.relu.default)) is aten.relu.default

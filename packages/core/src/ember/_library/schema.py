@@ -182,16 +182,17 @@ class FunctionSchema:
         positional parameter in ``args`` and every keyword-only one in ``kwargs``, defaults
         filled in, values converted where PyTorch converts (a device string to a device)."""
         params = self.arguments
-        positional = [a for a in params if not a.kwarg_only]
-        if len(args) > len(positional):
-            raise RuntimeError(f"{self.qualname}() expected at most {len(positional)} "
+        n_positional = sum(not a.kwarg_only for a in params)
+        if len(args) > n_positional:
+            raise RuntimeError(f"{self.qualname}() expected at most {n_positional} "
                                f"argument(s) but received {len(args)} argument(s). "
                                f"Declaration: {self}")
-        known = {a.name for a in params}
-        for k in kwargs:
-            if k not in known:
-                raise RuntimeError(f"Unknown keyword argument '{k}' for operator "
-                                   f"'{self.qualname}'. Schema: {self}")
+        if kwargs:
+            known = {a.name for a in params}
+            for k in kwargs:
+                if k not in known:
+                    raise RuntimeError(f"Unknown keyword argument '{k}' for operator "
+                                       f"'{self.qualname}'. Schema: {self}")
         out_args, out_kwargs = [], {}
         for i, a in enumerate(params):
             if i < len(args) and not a.kwarg_only:
@@ -206,7 +207,8 @@ class FunctionSchema:
             else:
                 raise RuntimeError(f"{self.qualname}() is missing value for argument "
                                    f"'{a.name}'. Declaration: {self}")
-            value = self._convert(a, value, i)
+            if not (_CLASSES and value.__class__ is _CLASSES[0] and a.type.is_tensor):
+                value = self._convert(a, value, i)  # (a plain tensor for a Tensor: as it is)
             if a.kwarg_only:
                 out_kwargs[a.name] = value
             else:
@@ -221,13 +223,16 @@ class FunctionSchema:
             if t.is_list:
                 return _convert_list(t, value)
             return _convert_one(t, value)
-        except _CastError:
+        except _CastError as exc:
             shown = str(t) if t.base not in ("SymInt",) else str(t).replace("SymInt", "int")
+            if t.base == "Scalar" and not t.is_list:  # PyTorch's name for it in this message
+                shown = shown.replace("Scalar", "number")
+            detail = exc.args[0] if exc.args else f"Unable to cast {value!r} to {shown}"
             raise RuntimeError(
                 f"{self.qualname}() Expected a value of type '{shown}' for argument "
                 f"'{a.name}' but instead found type '{type(value).__name__}'.\n"
                 f"Position: {position}\nValue: {value!r}\nDeclaration: {self}\n"
-                f"Cast error details: Unable to cast {value!r} to {shown}") from None
+                f"Cast error details: {detail}") from None
 
 
 class _CastError(Exception):
@@ -238,11 +243,34 @@ def _copy_default(value):
     return list(value) if isinstance(value, list) else value
 
 
-def _convert_one(t: SchemaType, value, elem_optional: bool = False):
-    from .._device import device as device_cls
-    from .._dtype import dtype as dtype_cls
-    from .._tensor import Tensor
+_CLASSES: tuple = ()
 
+
+def _classes() -> tuple:
+    """``(Tensor, dtype, device, numpy)``, imported on the first call (this module loads
+    before them) and kept: conversions run on every overload call."""
+    global _CLASSES
+    if not _CLASSES:
+        import numpy as np
+
+        from .._device import device as device_cls
+        from .._dtype import dtype as dtype_cls
+        from .._tensor import Tensor
+
+        _CLASSES = (Tensor, dtype_cls, device_cls, np)
+    return _CLASSES
+
+
+def _one_element(value, Tensor):
+    """A one-element tensor's Python number (PyTorch reads int and float arguments from
+    them), else ``_CastError``."""
+    if isinstance(value, Tensor) and value.numel() == 1:
+        return value.item()
+    raise _CastError
+
+
+def _convert_one(t: SchemaType, value, elem_optional: bool = False):
+    Tensor, dtype_cls, device_cls, np = _CLASSES or _classes()
     if value is None and (elem_optional or t.optional):
         return None
     base = t.base
@@ -251,15 +279,19 @@ def _convert_one(t: SchemaType, value, elem_optional: bool = False):
             return value
         raise _CastError
     if base in ("int", "SymInt"):
-        if isinstance(value, bool) or isinstance(value, Tensor):
+        if isinstance(value, bool):
             raise _CastError
+        if isinstance(value, Tensor):
+            return int(_one_element(value, Tensor))
         try:
             return operator.index(value)
         except TypeError:
             raise _CastError from None
     if base == "float":
-        if isinstance(value, (bool, Tensor)) or isinstance(value, complex):
+        if isinstance(value, bool) or isinstance(value, complex):
             raise _CastError
+        if isinstance(value, Tensor):
+            return float(_one_element(value, Tensor))
         try:
             return float(value)
         except (TypeError, ValueError):
@@ -267,8 +299,6 @@ def _convert_one(t: SchemaType, value, elem_optional: bool = False):
     if base == "bool":
         if isinstance(value, bool):
             return value
-        import numpy as np
-
         if isinstance(value, np.bool_):
             return bool(value)
         raise _CastError
@@ -276,14 +306,12 @@ def _convert_one(t: SchemaType, value, elem_optional: bool = False):
         if isinstance(value, str):
             return value
         raise _CastError
-    if base == "Scalar":
+    if base == "Scalar":  # a Python number only: PyTorch refuses tensors here, 0-d included
         if isinstance(value, (bool, int, float, complex)):
             return value
-        import numpy as np
-
         if isinstance(value, np.generic):
             return value.item()
-        raise _CastError
+        raise _CastError(f"Cannot cast {value!s} to number")
     if base == "complex":
         if isinstance(value, (int, float, complex)) and not isinstance(value, bool):
             return complex(value)
