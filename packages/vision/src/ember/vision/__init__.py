@@ -14,3 +14,12 @@ from . import (
     transforms,
     utils,
 )
+
+
+def __getattr__(name: str):
+    # tv_tensors loads lazily: its Tensor subclasses turn __torch_function__ dispatch on
+    if name == "tv_tensors":
+        import importlib
+
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -16,3 +16,12 @@ __all__ = [
     "AugMix",
     *_transforms_all,
 ]
+
+
+def __getattr__(name: str):
+    # v2 loads lazily: it imports tv_tensors, whose Tensor subclasses turn dispatch on
+    if name == "v2":
+        import importlib
+
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
