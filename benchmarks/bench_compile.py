@@ -124,10 +124,13 @@ def _check(name: str, fns: dict, notes: list[str], calls: int = 3) -> dict:
     return results
 
 
-def _step_columns(torch, build, make_opt, loss_fn, x_np, y_np, notes) -> dict:
+def _step_columns(torch, build, make_opt, loss_fn, x_np, y_np, notes,
+                  forward_only: bool = False) -> dict:
     """The four callables of one training step: the same ``step(x, y)`` (zero_grad, loss,
     backward, optimizer step, return the loss) for each, each with its own copy of the model
-    (same starting weights) and optimizer."""
+    (same starting weights) and optimizer. ``forward_only``: the compiled columns compile the
+    model (``model = compile(model)``: the forward, with the backward and the optimizer step
+    run eagerly around it) instead of the whole step."""
     import ember
 
     def make_step(lib, model):
@@ -154,17 +157,26 @@ def _step_columns(torch, build, make_opt, loss_fn, x_np, y_np, notes) -> dict:
     else:
         e_models[1].load_state_dict(e_models[0].state_dict())
     ex, ey = ember.from_numpy(x_np), ember.from_numpy(y_np)
-    compiled = ember.compile(make_step(ember, e_models[0]))
+    if forward_only:
+        c_model = ember.compile(e_models[0])  # an nn.Module: parameters() are the model's
+        compiled = make_step(ember, c_model)
+        compiled.compiled = c_model
+    else:
+        compiled = ember.compile(make_step(ember, e_models[0]))
     eager = make_step(ember, e_models[1])
     fns = {"compiled": lambda: compiled(ex, ey), "eager": lambda: eager(ex, ey),
            "torch": None, "torch.compile": None}
-    fns["compiled"].compiled = compiled
+    fns["compiled"].compiled = getattr(compiled, "compiled", compiled)
     if torch is not None:
         tx, ty = torch.from_numpy(x_np), torch.from_numpy(y_np)
         tc_model = copy.deepcopy(t_model)
         t_step = make_step(torch, t_model)
         fns["torch"] = lambda: t_step(tx, ty)
-        tc_step = _torch_compile(torch, make_step(torch, tc_model), notes)
+        if forward_only:
+            tc_fwd = _torch_compile(torch, tc_model, notes)
+            tc_step = None if tc_fwd is None else make_step(torch, tc_fwd)
+        else:
+            tc_step = _torch_compile(torch, make_step(torch, tc_model), notes)
         if tc_step is not None:
             fns["torch.compile"] = lambda: tc_step(tx, ty)
     return fns
@@ -313,8 +325,28 @@ def _gated_step(torch, rng) -> Workload:
                     "SGD momentum, CE)", fns, notes)
 
 
+def _mlp_compiled_forward_step(torch, rng) -> Workload:
+    notes: list[str] = ["compiled column: model = ember.compile(model), the loss, backward and "
+                        "optimizer step eager around it (torch.compile column likewise)"]
+    x = rng.standard_normal((128, 784)).astype(np.float32)
+    y = rng.integers(0, 10, 128)
+    fns = _step_columns(torch, _mlp, _sgd, _cross_entropy, x, y, notes, forward_only=True)
+    return Workload("MLP 784-512-256-10 step, compiled forward only (b128, SGD momentum, CE)",
+                    fns, notes)
+
+
+def _gated_compiled_forward_step(torch, rng) -> Workload:
+    notes: list[str] = ["compiled column: model = ember.compile(model), backward and step "
+                        "eager around it"]
+    x = rng.standard_normal((16, 64)).astype(np.float32)
+    y = rng.integers(0, 10, 16)
+    fns = _step_columns(torch, _gated, _sgd, _cross_entropy, x, y, notes, forward_only=True)
+    return Workload("gated MLP 64-128-10 step, compiled forward only (b16, SGD momentum, CE)",
+                    fns, notes)
+
+
 BUILDERS = [_small_mlp_inference, _mlp_step, _lenet_step, _transformer_step, _lstm_step,
-            _gated_step]
+            _gated_step, _mlp_compiled_forward_step, _gated_compiled_forward_step]
 
 
 def _paired(fns: dict, pairs: int, pause: float) -> dict:
