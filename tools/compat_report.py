@@ -72,6 +72,7 @@ NAMESPACES = [
 TORCH_MODULES = ("torch.* modules", "ember")  # PyTorch's public subpackages: torch.fft, ...
 VISION_NAMESPACES = [
     ("torchvision.models", "ember.vision.models"),
+    ("torchvision.models.segmentation", "ember.vision.models.segmentation"),
     ("torchvision.transforms", "ember.vision.transforms"),
     ("torchvision.transforms.v2", "ember.vision.transforms.v2"),
     ("torchvision.transforms.functional", "ember.vision.transforms.functional"),

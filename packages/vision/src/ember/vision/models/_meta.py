@@ -71,3 +71,29 @@ def _imagenet_weights(
             "_file_size": file_size,
         },
     )
+
+
+#: the 21 Pascal VOC classes of the segmentation checkpoints (torchvision's ``models._meta``)
+_VOC_CATEGORIES = [
+    "__background__",
+    "aeroplane",
+    "bicycle",
+    "bird",
+    "boat",
+    "bottle",
+    "bus",
+    "car",
+    "cat",
+    "chair",
+    "cow",
+    "diningtable",
+    "dog",
+    "horse",
+    "motorbike",
+    "person",
+    "pottedplant",
+    "sheep",
+    "sofa",
+    "train",
+    "tvmonitor",
+]

@@ -9,7 +9,7 @@ from ember.nn import Module
 from . import functional as F
 from .functional import InterpolationMode
 
-__all__ = ["ImageClassification"]
+__all__ = ["ImageClassification", "SemanticSegmentation"]
 
 
 class ImageClassification(Module):
@@ -59,4 +59,50 @@ class ImageClassification(Module):
             f"``crop_size={self.crop_size}``. Finally the values are first rescaled to "
             "``[0.0, 1.0]`` "
             f"and then normalized using ``mean={self.mean}`` and ``std={self.std}``."
+        )
+
+
+class SemanticSegmentation(Module):
+    """Resize (optionally), rescale to [0, 1] and normalise: the segmentation evaluation preset
+    (torchvision's ``transforms._presets.SemanticSegmentation``)."""
+
+    def __init__(
+        self,
+        *,
+        resize_size: int | None,
+        mean: tuple[float, ...] = (0.485, 0.456, 0.406),
+        std: tuple[float, ...] = (0.229, 0.224, 0.225),
+        interpolation: InterpolationMode = InterpolationMode.BILINEAR,
+        antialias: bool | None = True,
+    ) -> None:
+        super().__init__()
+        self.resize_size = [resize_size] if resize_size is not None else None
+        self.mean = list(mean)
+        self.std = list(std)
+        self.interpolation = interpolation
+        self.antialias = antialias
+
+    def forward(self, img) -> Tensor:
+        if isinstance(self.resize_size, list):
+            img = F.resize(
+                img, self.resize_size, interpolation=self.interpolation, antialias=self.antialias
+            )
+        if not isinstance(img, Tensor):
+            img = F.pil_to_tensor(img)
+        img = F.convert_image_dtype(img, ember.float32)
+        return F.normalize(img, mean=self.mean, std=self.std)
+
+    def __repr__(self) -> str:
+        return (
+            f"{self.__class__.__name__}(\n    resize_size={self.resize_size}"
+            f"\n    mean={self.mean}\n    std={self.std}\n    interpolation={self.interpolation}\n)"
+        )
+
+    def describe(self) -> str:
+        return (
+            "Accepts ``PIL.Image``, batched ``(B, C, H, W)`` and single ``(C, H, W)`` image "
+            "``torch.Tensor`` objects. The images are resized to "
+            f"``resize_size={self.resize_size}`` using ``interpolation={self.interpolation}``. "
+            "Finally the values are first rescaled to ``[0.0, 1.0]`` and then normalized using "
+            f"``mean={self.mean}`` and ``std={self.std}``."
         )
