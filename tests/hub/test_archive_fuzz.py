@@ -18,7 +18,7 @@ from ember.hub import _repo
 
 DATA = os.path.join(os.path.dirname(__file__), os.pardir, "core", "data")
 WORKER = os.path.join(DATA, "fuzz_worker.py")
-CASE_SECONDS = 2.0
+CASE_SECONDS = 2.0  # of the loading process's CPU time: the most one hostile input may take
 CLEAN = {"ValueError", "BadZipFile"}
 
 
@@ -43,8 +43,8 @@ def test_hostile_archives_in_a_subprocess(tmp_path):
     problems = []
     for case in cases:
         r = records[case.name]
-        if r["seconds"] > CASE_SECONDS:
-            problems.append(f"{case.name}: took {r['seconds']:.2f} s")
+        if r["cpu_seconds"] > CASE_SECONDS:
+            problems.append(f"{case.name}: took {r['cpu_seconds']:.2f} s of CPU")
         if r["outcome"] == "error" and r["type"] not in CLEAN:
             problems.append(f"{case.name}: {r['type']}: {r['message']}")
         if (r["outcome"] == "load") != (case.expect != "refuse") and case.expect != "either":
