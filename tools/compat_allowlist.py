@@ -40,7 +40,7 @@ TORCH_C_INTERNALS = ("torch._C bindings that torch.__all__ exports (TorchScript 
 DEPRECATED = "deprecated in PyTorch"
 REMOVED = "removed from PyTorch: the name only raises an error pointing elsewhere"
 DATAPIPES = "DataPipes: deprecated in PyTorch (moved to torchdata, then dropped there)"
-PROTOTYPE = "prototype API in PyTorch (named, masked tensors): not planned"
+PROTOTYPE = "prototype API in PyTorch (named tensors): not planned"
 NESTED_ONLY = ("a method of nested tensors only (ember.nested's NestedTensor has it; a plain "
                "tensor's would only raise)")
 FIRST_CLASS_DIMS = ("functorch's first-class dimensions (Tensor.index binds them): a "
@@ -132,7 +132,6 @@ GAPS: dict[str, dict[str, list[str]]] = {
     "torch.* modules": {
         CODE_ARCHIVES: ["nativert", "package"],
         QUANTIZATION: ["ao", "quantization"],
-        PROTOTYPE: ["masked"],
         BACKEND_KERNELS: ["mtia"],
         UNDOCUMENTED: ["contrib", "monitor", "numa"],
         TYPE_HINTS: ["types"],

@@ -117,7 +117,7 @@ _SUBPACKAGES = {
 _LAZY_SUBMODULES = {"functional", "quasirandom", "random", "storage", "torch_version",
                     "export", "jit", "compiler", "distributed", "multiprocessing",
                     "profiler", "amp", "special", "distributions", "fft", "func",
-                    "sparse", "library", "signal", "futures", "nested"}
+                    "sparse", "library", "signal", "futures", "nested", "masked"}
 
 
 #: torch.autocast and its state functions, from ember.amp.autocast_mode on first use

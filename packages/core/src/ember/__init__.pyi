@@ -23,6 +23,7 @@ from . import hub as hub
 from . import jit as jit
 from . import library as library
 from . import linalg as linalg
+from . import masked as masked
 from . import mps as mps
 from . import multiprocessing as multiprocessing
 from . import nested as nested
