@@ -166,23 +166,9 @@ GAPS: dict[str, dict[str, list[str]]] = {
     },
     # torchvision's rows run only where torchvision is installed (nox -s vision_parity).
     "torchvision.models": {
-        VISION_NOT_YET: [
-            "GoogLeNet", "GoogLeNetOutputs", "GoogLeNet_Weights", "googlenet", "Inception3",
-            "InceptionOutputs", "Inception_V3_Weights", "inception", "inception_v3", "MNASNet",
-            "MNASNet*_Weights", "mnasnet", "mnasnet*", "MaxVit", "MaxVit_T_Weights", "maxvit",
-            "maxvit_t", "RegNet", "RegNet_*_Weights", "regnet", "regnet_*", "ShuffleNetV2",
-            "ShuffleNet_V2_*_Weights", "shufflenetv2", "shufflenet_v2_*", "SwinTransformer",
-            "Swin_*_Weights", "swin_transformer", "swin_*", "mobilenet", "detection",
-            "segmentation", "optical_flow",
-        ],
+        VISION_NOT_YET: ["detection", "optical_flow"],
         QUANTIZATION: ["quantization"],
         VIDEO: ["video"],
-    },
-    "torchvision.transforms": {
-        VISION_NOT_YET: ["LinearTransformation"],
-    },
-    "torchvision.transforms.v2": {
-        VISION_NOT_YET: ["*"],  # ember.vision.transforms.v2 does not exist yet: every name
     },
     "torchvision.datasets": {
         VISION_NOT_YET: [

@@ -75,6 +75,8 @@ VISION_NAMESPACES = [
     ("torchvision.models.segmentation", "ember.vision.models.segmentation"),
     ("torchvision.transforms", "ember.vision.transforms"),
     ("torchvision.transforms.v2", "ember.vision.transforms.v2"),
+    ("torchvision.transforms.v2.functional", "ember.vision.transforms.v2.functional"),
+    ("torchvision.tv_tensors", "ember.vision.tv_tensors"),
     ("torchvision.transforms.functional", "ember.vision.transforms.functional"),
     ("torchvision.ops", "ember.vision.ops"),
     ("torchvision.datasets", "ember.vision.datasets"),

@@ -510,3 +510,23 @@ def test_tensor_transforms_keep_the_device():
     ]
     assert all(o.device == x.device for o in outs)
     np.testing.assert_allclose(outs[0].cpu().numpy(), F.resize(F32, 10).numpy())
+
+
+def test_linear_transformation_whitens_as_the_numpy_formula():
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((2, 3, 4, 5))
+    d = 3 * 4 * 5
+    m, mean = rng.standard_normal((d, d)), rng.standard_normal(d)
+    t = T.LinearTransformation(ember.tensor(m), ember.tensor(mean))
+    out = t(ember.tensor(x))
+    want = ((x.reshape(-1, d) - mean) @ m).reshape(x.shape)
+    np.testing.assert_allclose(out.numpy(), want, rtol=1e-12)
+    assert repr(t).startswith("LinearTransformation(transformation_matrix=[[")
+    with pytest.raises(ValueError, match=r"should be square. Got \(2, 3\) rectangular matrix"):
+        T.LinearTransformation(ember.zeros(2, 3), ember.zeros(2))
+    with pytest.raises(ValueError, match="mean_vector should have the same length 3"):
+        T.LinearTransformation(ember.zeros(2, 2), ember.zeros(3))
+    with pytest.raises(ValueError, match="should have the same dtype"):
+        T.LinearTransformation(ember.zeros(2, 2), ember.zeros(2, dtype=ember.float64))
+    with pytest.raises(ValueError, match=r"incompatible shape.\[3 x 4 x 5\] != 2"):
+        T.LinearTransformation(ember.zeros(2, 2), ember.zeros(2))(ember.tensor(x))

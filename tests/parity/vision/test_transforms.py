@@ -549,3 +549,22 @@ def test_autoaugment_policies_and_spaces():
                 assert e_space[key][0] is None
             else:
                 np.testing.assert_array_equal(e_space[key][0], mags.numpy())
+
+
+def test_linear_transformation_matches_torchvision():
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((3, 4, 4)).astype(np.float32)
+    m = rng.standard_normal((48, 48)).astype(np.float32)
+    mean = rng.standard_normal(48).astype(np.float32)
+    theirs = TT.LinearTransformation(torch.tensor(m), torch.tensor(mean))
+    ours = ET.LinearTransformation(ember.tensor(m), ember.tensor(mean))
+    np.testing.assert_allclose(ours(ember.tensor(x)).numpy(), theirs(torch.tensor(x)).numpy(),
+                               rtol=1e-5, atol=1e-5)
+    assert repr(ours) == repr(theirs)
+    for args in [(np.zeros((2, 3), np.float32), np.zeros(2, np.float32)),
+                 (np.zeros((2, 2), np.float32), np.zeros(3, np.float32))]:
+        with pytest.raises(ValueError) as want:
+            TT.LinearTransformation(*(torch.tensor(a) for a in args))
+        with pytest.raises(ValueError) as got:
+            ET.LinearTransformation(*(ember.tensor(a) for a in args))
+        assert str(got.value) == str(want.value)

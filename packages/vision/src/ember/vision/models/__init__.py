@@ -28,6 +28,7 @@ from .vgg import *  # noqa: F403
 for _name in (
     "mobilenetv2",
     "mobilenetv3",
+    "mobilenet",
     "densenet",
     "efficientnet",
     "vision_transformer",

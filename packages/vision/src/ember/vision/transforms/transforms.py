@@ -28,6 +28,7 @@ __all__ = [
     "ConvertImageDtype",
     "ToPILImage",
     "Normalize",
+    "LinearTransformation",
     "Resize",
     "CenterCrop",
     "Pad",
@@ -243,6 +244,48 @@ class Normalize(Module):
 
     def __repr__(self) -> str:
         return f"{self.__class__.__name__}(mean={self.mean}, std={self.std})"
+
+
+class LinearTransformation(Module):
+    """Flatten a tensor image, subtract ``mean_vector`` and multiply by the square
+    ``transformation_matrix`` (``D x D``, ``D = C * H * W``; e.g. a whitening matrix), then
+    restore the shape. Tensors only, as in torchvision."""
+
+    def __init__(self, transformation_matrix: Tensor, mean_vector: Tensor) -> None:
+        super().__init__()
+        size = tuple(transformation_matrix.size())
+        if transformation_matrix.size(0) != transformation_matrix.size(1):
+            raise ValueError(f"transformation_matrix should be square. Got {size} rectangular "
+                             "matrix.")
+        if mean_vector.size(0) != transformation_matrix.size(0):
+            raise ValueError(f"mean_vector should have the same length {mean_vector.size(0)} as "
+                             f"any one of the dimensions of the transformation_matrix [{size}]")
+        if transformation_matrix.device != mean_vector.device:
+            raise ValueError("Input tensors should be on the same device. Got "
+                             f"{transformation_matrix.device} and {mean_vector.device}")
+        if transformation_matrix.dtype != mean_vector.dtype:
+            raise ValueError("Input tensors should have the same dtype. Got "
+                             f"{transformation_matrix.dtype} and {mean_vector.dtype}")
+        self.transformation_matrix = transformation_matrix
+        self.mean_vector = mean_vector
+
+    def forward(self, tensor: Tensor) -> Tensor:
+        shape = tensor.shape
+        n = shape[-3] * shape[-2] * shape[-1]
+        if n != self.transformation_matrix.shape[0]:
+            raise ValueError("Input tensor and transformation matrix have incompatible shape."
+                             f"[{shape[-3]} x {shape[-2]} x {shape[-1]}] != "
+                             f"{self.transformation_matrix.shape[0]}")
+        if tensor.device.type != self.mean_vector.device.type:
+            raise ValueError("Input tensor should be on the same device as transformation "
+                             f"matrix and mean vector. Got {tensor.device} vs "
+                             f"{self.mean_vector.device}")
+        flat = tensor.view(-1, n) - self.mean_vector
+        return ember.mm(flat, self.transformation_matrix.to(flat.dtype)).view(shape)
+
+    def __repr__(self) -> str:
+        return (f"{self.__class__.__name__}(transformation_matrix="
+                f"{self.transformation_matrix.tolist()}, mean_vector={self.mean_vector.tolist()})")
 
 
 class Resize(Module):
