@@ -171,20 +171,7 @@ GAPS: dict[str, dict[str, list[str]]] = {
         VIDEO: ["video"],
     },
     "torchvision.datasets": {
-        VISION_NOT_YET: [
-            "CLEVRClassification", "CREStereo", "Caltech101", "Caltech256", "CarlaStereo",
-            "CelebA", "Cityscapes", "CocoCaptions", "CocoDetection", "Country211", "DTD",
-            "EMNIST", "ETH3DStereo", "EuroSAT", "FER2013", "FGVCAircraft",
-            "FallingThingsStereo", "Flickr30k", "Flickr8k", "Flowers102", "FlyingChairs",
-            "FlyingThings3D", "Food101", "GTSRB", "HD1K", "INaturalist", "ImageNet",
-            "Imagenette", "InStereo2k", "Kitti", "Kitti2012Stereo", "Kitti2015Stereo",
-            "KittiFlow", "LFWPairs", "LFWPeople", "LSUN", "LSUNClass",
-            "Middlebury2014Stereo", "Omniglot", "OxfordIIITPet", "PCAM", "PhotoTour",
-            "Places365", "QMNIST", "RenderedSST2", "SBDataset", "SBU", "SEMEION", "STL10",
-            "SUN397", "SVHN", "SceneFlowStereo", "Sintel", "SintelStereo", "StanfordCars",
-            "USPS", "VOCDetection", "VOCSegmentation", "WIDERFace",
-            "wrap_dataset_for_transforms_v2",
-        ],
+        VISION_NOT_YET: ["LSUN", "LSUNClass", "PCAM", "wrap_dataset_for_transforms_v2"],
         VIDEO: ["HMDB51", "Kinetics", "UCF101", "MovingMNIST"],
     },
     "torchvision.io": {
