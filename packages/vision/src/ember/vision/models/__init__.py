@@ -42,6 +42,8 @@ for _name in (
     "swin_transformer",
     "maxvit",
     "segmentation",
+    "optical_flow",
+    "video",
 ):
     if _importlib_util.find_spec(f"{__name__}.{_name}") is not None:
         try:
@@ -50,6 +52,7 @@ for _name in (
             if not (_e.name or "").startswith("ember.vision."):
                 raise
             continue
-        if _name != "segmentation":  # a subpackage, as in torchvision: models.segmentation.*
+        if _name not in ("segmentation", "optical_flow", "video"):  # subpackages, as in
+            # torchvision: models.segmentation.* (their names are not merged here)
             globals().update({k: getattr(_module, k) for k in getattr(_module, "__all__", ())})
 del _name, _importlib, _importlib_util
