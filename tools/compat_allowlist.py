@@ -171,7 +171,7 @@ GAPS: dict[str, dict[str, list[str]]] = {
         VIDEO: ["video"],
     },
     "torchvision.datasets": {
-        VISION_NOT_YET: ["LSUN", "LSUNClass", "PCAM", "wrap_dataset_for_transforms_v2"],
+        VISION_NOT_YET: ["LSUN", "LSUNClass", "PCAM"],
         VIDEO: ["HMDB51", "Kinetics", "UCF101", "MovingMNIST"],
     },
     "torchvision.io": {

@@ -13,6 +13,7 @@ from ._stereo_matching import (
     SceneFlowStereo,
     SintelStereo,
 )
+from ._tv_tensors_dataset_wrapper import wrap_dataset_for_transforms_v2
 from .caltech import Caltech101, Caltech256
 from .celeba import CelebA
 from .cifar import CIFAR10, CIFAR100
@@ -134,4 +135,5 @@ __all__ = [
     "Middlebury2014Stereo",
     "SceneFlowStereo",
     "SintelStereo",
+    "wrap_dataset_for_transforms_v2",
 ]
