@@ -166,7 +166,7 @@ GAPS: dict[str, dict[str, list[str]]] = {
     },
     # torchvision's rows run only where torchvision is installed (nox -s vision_parity).
     "torchvision.models": {
-        VISION_NOT_YET: ["detection", "optical_flow"],
+        VISION_NOT_YET: ["detection"],
         QUANTIZATION: ["quantization"],
         VIDEO: ["video"],
     },
@@ -178,7 +178,6 @@ GAPS: dict[str, dict[str, list[str]]] = {
         VISION_NOT_YET: ["decode_avif", "decode_gif", "decode_heic", "decode_webp"],
     },
     "torchvision.utils": {
-        VISION_NOT_YET: ["flow_to_image"],
         UNDOCUMENTED: ["_Image_fromarray"],
     },
 }

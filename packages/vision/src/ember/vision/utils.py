@@ -11,12 +11,15 @@ import ember
 from ember import Tensor
 from ember.nn import functional as F
 
+from ._flow_to_image import flow_to_image
+
 __all__ = [
     "make_grid",
     "save_image",
     "draw_bounding_boxes",
     "draw_segmentation_masks",
     "draw_keypoints",
+    "flow_to_image",
 ]
 
 
