@@ -73,6 +73,8 @@ TORCH_MODULES = ("torch.* modules", "ember")  # PyTorch's public subpackages: to
 VISION_NAMESPACES = [
     ("torchvision.models", "ember.vision.models"),
     ("torchvision.models.segmentation", "ember.vision.models.segmentation"),
+    ("torchvision.models.video", "ember.vision.models.video"),
+    ("torchvision.models.optical_flow", "ember.vision.models.optical_flow"),
     ("torchvision.transforms", "ember.vision.transforms"),
     ("torchvision.transforms.v2", "ember.vision.transforms.v2"),
     ("torchvision.transforms.v2.functional", "ember.vision.transforms.v2.functional"),
