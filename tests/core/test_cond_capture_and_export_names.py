@@ -4,6 +4,8 @@ torch.export / torch._logging names PyTorch's export tutorial uses."""
 from __future__ import annotations
 
 import logging
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -63,6 +65,15 @@ def test_functorch_experimental_control_flow():
 
     assert cond is ember.cond
     assert map(lambda x: x * 2, ember.arange(3.0)).tolist() == [0.0, 2.0, 4.0]
+
+
+def test_importing_the_cond_submodule_keeps_the_function():
+    # ``import ember._higher_order_ops.cond`` (a tutorial's import) after the package must
+    # leave the package's ``cond`` the function (a fresh process: the import order matters)
+    code = ("import ember._higher_order_ops as h, ember._higher_order_ops.cond, ember\n"
+            "from ember.functorch.experimental.control_flow import cond\n"
+            "assert h.cond is ember.cond is cond, h.cond\n")
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
 
 
 def test_exported_program_accessors():

@@ -10,8 +10,8 @@ Each also lives in the submodule PyTorch's tutorials import it from
 (``from torch._higher_order_ops.scan import scan``).
 """
 
-from .._cond import cond
 from .associative_scan import associative_scan
+from .cond import cond  # through the submodule, so importing it later cannot shadow the function
 from .map import map
 from .scan import scan
 from .while_loop import while_loop
