@@ -280,3 +280,17 @@ def test_gpu_training_step_gradients_equal_eager(case):
             _run_quietly(run, w, a, b)
         grads.append(_numpy(w.grad))
     np.testing.assert_allclose(grads[1], grads[0], rtol=1e-5, atol=1e-6, equal_nan=True)
+
+
+def test_reshape_of_a_permuted_buffer_is_recomputed_on_every_call():
+    # reshaping a permuted view of a reused buffer copies: taken for a view at capture it
+    # replayed the capture's (uninitialised) values (Swin's window reversal before its roll)
+    def f(x):
+        y = (x * 2).view(1, 2, 2, 4, 4, 4).permute(0, 1, 3, 2, 4, 5).reshape(1, 8, 8, 4)
+        return ember.roll(y, shifts=(2, 2), dims=(1, 2))
+
+    compiled = ember.compile(f)
+    with ember.no_grad():
+        for _ in range(3):
+            x = ember.randn(4, 16, 4)
+            np.testing.assert_array_equal(compiled(x).numpy(), f(x).numpy())

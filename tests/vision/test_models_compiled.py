@@ -14,13 +14,20 @@ import ember
 from ember._compile import explain
 from ember.vision import models
 
-# one member of each family, at the smallest input its architecture takes
+# one member of each family, at the smallest input its architecture takes (a side for
+# images, a shape for the video models' clips)
 FAMILIES = {
     "alexnet": 64, "convnext_tiny": 64, "densenet121": 64, "efficientnet_b0": 64,
     "efficientnet_lite0": 64, "efficientnet_v2_s": 64, "mobilenet_v2": 64,
     "mobilenet_v3_small": 64, "resnet18": 64, "resnext50_32x4d": 64, "squeezenet1_1": 64,
-    "vgg11_bn": 64, "vit_b_32": 224, "wide_resnet50_2": 64,
+    "vgg11_bn": 64, "vit_b_32": 224, "wide_resnet50_2": 64, "googlenet": 64,
+    "inception_v3": 75, "mnasnet0_5": 64, "regnet_x_400mf": 64, "shufflenet_v2_x0_5": 64,
+    "swin_t": 64, "maxvit_t": 224, "fcn_resnet50": 64, "deeplabv3_mobilenet_v3_large": 64,
+    "lraspp_mobilenet_v3_large": 64, "r3d_18": (1, 3, 4, 32, 32), "mc3_18": (1, 3, 4, 32, 32),
+    "s3d": (1, 3, 16, 224, 224), "mvit_v1_b": (1, 3, 16, 224, 224),
 }
+#: families whose compiled forward runs eagerly, with the graph break that sends it there
+EAGER = {"raft_small": "a constant tensor was modified in place"}  # its coordinate grid
 
 
 def _arrays(out):
@@ -36,15 +43,18 @@ def test_every_family_is_listed():
     def family(name):
         return re.match(r"[a-z]+", name).group()
 
-    assert {family(n) for n in models.list_models()} == {family(n) for n in FAMILIES}
+    assert {family(n) for n in models.list_models()} == {family(n) for n in
+                                                        [*FAMILIES, *EAGER]}
 
 
 @pytest.mark.parametrize("name", sorted(FAMILIES))
 def test_family_compiled_inference_equals_eager(name):
     ember.manual_seed(0)
-    model = models.get_model(name, weights=None).eval()
+    extra = {"weights_backbone": None} if name.startswith(("fcn", "deeplab", "lraspp")) \
+        else {"init_weights": False} if name in ("googlenet", "inception_v3") else {}
+    model = models.get_model(name, weights=None, **extra).eval()
     size = FAMILIES[name]
-    x = ember.randn(1, 3, size, size)
+    x = ember.randn(*size) if isinstance(size, tuple) else ember.randn(1, 3, size, size)
     cm = ember.compile(model)
     with ember.no_grad(), warnings.catch_warnings():
         warnings.simplefilter("error")  # no graph break, no eager entry
@@ -55,6 +65,21 @@ def test_family_compiled_inference_equals_eager(name):
         np.testing.assert_allclose(b, w, rtol=1e-5, atol=1e-5)
     entry = explain(cm)["entries"][0]
     assert not entry["eager"] and entry["graph_breaks"] == []
+
+
+def test_raft_compiles_to_an_eager_entry_with_eager_results():
+    ember.manual_seed(0)
+    model = models.get_model("raft_small", weights=None).eval()
+    a, b = ember.randn(1, 3, 128, 128), ember.randn(1, 3, 128, 128)
+    cm = ember.compile(model)
+    with ember.no_grad():
+        want = model(a, b, num_flow_updates=2)
+        first, second = cm(a, b, num_flow_updates=2), cm(a, b, num_flow_updates=2)
+    for x, y, w in zip(_arrays(first), _arrays(second), _arrays(want)):
+        np.testing.assert_allclose(x, w, rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(y, w, rtol=1e-5, atol=1e-5)
+    entry = explain(cm)["entries"][0]
+    assert entry["eager"] and EAGER["raft_small"] in entry["reason"]
 
 
 @pytest.mark.parametrize("name", ["mobilenet_v3_small", "efficientnet_lite0", "resnet18"])

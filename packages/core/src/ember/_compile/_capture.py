@@ -147,6 +147,15 @@ class CompileCapture(Capture):
 
     reachable_names: dict = {}
 
+    def classify(self, t: Tensor) -> str:
+        try:
+            return super().classify(t)
+        except GraphBreakError:
+            raise
+        except _xcap.ExportError as exc:  # what export refuses (a constant written through a
+            self.graph_break(str(exc))  # view: RAFT's coordinate grid) runs eagerly here
+            return "const"
+
     def encode(self, obj, op: str):
         try:
             return super().encode(obj, op)

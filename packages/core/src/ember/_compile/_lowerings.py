@@ -926,9 +926,12 @@ def _reshape(g, node):
     buf = g.buffers.get(x)
     if buf is not None and x not in g.fresh and node.outputs[0][0] not in g.fresh:
         view = buf.reshape(shape)
-        g.buffers[node.outputs[0][0]] = view
-        g.set_expr(node, g.const(view, "view"))
-        return None
+        # a reshape of a non-contiguous view (a permuted buffer) is a copy, made now: taken
+        # as a view it would hold the capture's stale values on every call
+        if g.xp.may_share_memory(view, buf):
+            g.buffers[node.outputs[0][0]] = view
+            g.set_expr(node, g.const(view, "view"))
+            return None
     g.set_expr(node, f"{g.a(x)}.reshape({shape!r})")
 
 
