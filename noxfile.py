@@ -92,6 +92,9 @@ def tests(session: nox.Session) -> None:
         "pytest",
         "hypothesis",
         "pytest-timeout",
+        # one worker per core: the suite runs file by file (--dist loadfile keeps each file's
+        # tests in order, in one process) and CI's two full runs take about half the time
+        "pytest-xdist",
         ONNX,
         *DISTRIBUTED,
         TENSORBOARD,
@@ -100,7 +103,8 @@ def tests(session: nox.Session) -> None:
                   MATPLOTLIB),
     )
     # Arguments after `--` replace the default target: `nox -s tests -- tests/nn -x`.
-    session.run("pytest", "-q", "--timeout=900", *(session.posargs or ["tests/"]))
+    session.run("pytest", "-q", "--timeout=900", "-n", "auto", "--dist", "loadfile",
+                *(session.posargs or ["tests/"]))
 
 
 # torchvision is an oracle too, for ember-vision's parity tests, in its own venv: it needs a
