@@ -410,35 +410,31 @@ def std(input, dim=None, unbiased=None, *, correction=None, keepdim=False, dtype
                     dtype=dtype, mask=mask, take_sqrt=True)
 
 
-def softmax(input, dim, *, dtype=None, mask=None):
-    """Softmax along ``dim`` over the masked-in elements (masked-out ones are 0; a fully
-    masked-out slice is ``nan``)."""
+def _softmax_like(name, fill_op, fn, input, dim, dtype, mask, negate=False):
+    """``fn`` along ``dim`` of ``input`` with its masked-out elements filled by ``fill_op``'s
+    identity (``amax``: -inf for softmax; ``amin``: +inf for softmin, then negated)."""
     if dtype is None:
         dtype = input.dtype
     dim_ = _canonical_dim(dim, input.ndim)[0]
-    mask_input = _combine_input_and_mask(amax, input, mask)
-    _check_strided(mask_input, "softmax")
-    return ember.softmax(mask_input, dim_, dtype=dtype)
+    mask_input = _combine_input_and_mask(fill_op, input, mask)
+    _check_strided(mask_input, name)
+    return fn(-mask_input if negate else mask_input, dim_, dtype=dtype)
+
+
+def softmax(input, dim, *, dtype=None, mask=None):
+    """Softmax along ``dim`` over the masked-in elements (masked-out ones are 0; a fully
+    masked-out slice is ``nan``)."""
+    return _softmax_like("softmax", amax, ember.softmax, input, dim, dtype, mask)
 
 
 def log_softmax(input, dim, *, dtype=None, mask=None):
     """Log-softmax along ``dim`` over the masked-in elements (masked-out ones are -inf)."""
-    if dtype is None:
-        dtype = input.dtype
-    dim_ = _canonical_dim(dim, input.ndim)[0]
-    mask_input = _combine_input_and_mask(amax, input, mask)
-    _check_strided(mask_input, "log_softmax")
-    return ember.log_softmax(mask_input, dim_, dtype=dtype)
+    return _softmax_like("log_softmax", amax, ember.log_softmax, input, dim, dtype, mask)
 
 
 def softmin(input, dim, *, dtype=None, mask=None):
     """Softmin along ``dim`` over the masked-in elements."""
-    if dtype is None:
-        dtype = input.dtype
-    dim_ = _canonical_dim(dim, input.ndim)[0]
-    mask_input = _combine_input_and_mask(amin, input, mask)
-    _check_strided(mask_input, "softmin")
-    return ember.softmax(-mask_input, dim_, dtype=dtype)
+    return _softmax_like("softmin", amin, ember.softmax, input, dim, dtype, mask, negate=True)
 
 
 def normalize(input, ord, dim, *, eps=1e-12, dtype=None, mask=None):
