@@ -475,8 +475,12 @@ void register_tensor_methods(OpTable& t) {
         self.requires_grad_(a.boolean("requires_grad"));
         return one(self);
     });
+    // the size as varargs or size= (Python's size_args); neither is Python's TypeError
     auto new_factory = [&t](const char* name, SizeFactory fn) {
-        def(t, name, "self, *size, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False", [fn](const Args& a) {
+        def(t, name, "self, *args, size=None, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False", [fn](const Args& a) {
+            if (a.varargs().empty() && a.is_none("size")) {
+                throw TypeError(a.op().substr(a.op().rfind('.') + 1) + "() missing 1 required positional arguments: \"size\"");
+            }
             Tensor self = a.tensor("self");
             TensorOptions o = TensorOptions().dtype(a.dtype("dtype").value_or(self.scalar_type()));
             return one(finish(a, fn(size_of(a), o)));

@@ -515,7 +515,7 @@ def factories(x, *, scale=1.0):
     o = ember.ones(n, 2, dtype=ember.int64) * 3
     full = ember.full((n, 2), 1.5)
     e = ember.eye(n)
-    nz = x.new_zeros(n, 2) + x.new_ones((n, 2)) + x.new_full((n, 2), 0.25)
+    nz = x.new_zeros(n, 2) + x.new_ones(size=(n, 2)) + x.new_full((n, 2), 0.25)
     ar = ember.arange(0, 2 * n, 2, dtype=ember.float32)
     like = ember.zeros_like(x) + ember.ones_like(x) * ember.full_like(x, 2.0)
     lin = ember.linspace(0, 1, n)
