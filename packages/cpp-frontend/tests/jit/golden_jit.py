@@ -708,7 +708,10 @@ def _op_itself(fn):
         return fn
 
 
-def signatures(out_dir: str) -> None:
+def python_signatures() -> dict:
+    """Python's signature text (``signature_text``) of every op name a program may use; None
+    where ``inspect`` cannot say. tests/integration/test_cpp_op_table.py checks the C++ op
+    table's snapshot (op_signatures.json) against it without building C++."""
     from ember.export._ops import UnknownOpError, resolve
     from ember.ops.registry import OPS, functional_kernels
 
@@ -736,8 +739,12 @@ def signatures(out_dir: str) -> None:
             out[name] = signature_text(fn)
         except (TypeError, ValueError):
             out[name] = None
+    return out
+
+
+def signatures(out_dir: str) -> None:
     with open(os.path.join(out_dir, "signatures.json"), "w") as f:
-        json.dump(out, f, indent=0, sort_keys=True)
+        json.dump(python_signatures(), f, indent=0, sort_keys=True)
 
 
 def main() -> int:
