@@ -93,8 +93,9 @@ def tests(session: nox.Session) -> None:
         "hypothesis",
         "pytest-timeout",
         # one worker per core: the suite runs file by file (--dist loadfile keeps each file's
-        # tests in order, in one process) and CI's two full runs take about half the time
-        "pytest-xdist",
+        # tests in order, in one process) and CI's two full runs take about half the time;
+        # >= 3.6 for --no-loadscope-reorder
+        "pytest-xdist>=3.6",
         ONNX,
         *DISTRIBUTED,
         TENSORBOARD,
@@ -103,7 +104,9 @@ def tests(session: nox.Session) -> None:
                   MATPLOTLIB),
     )
     # Arguments after `--` replace the default target: `nox -s tests -- tests/nn -x`.
+    # --no-loadscope-reorder: the files go out in tests/conftest.py's order (long ones first)
     session.run("pytest", "-q", "--timeout=900", "-n", "auto", "--dist", "loadfile",
+                "--no-loadscope-reorder",
                 *(session.posargs or ["tests/"]))
 
 
@@ -241,7 +244,10 @@ CPP_PYTORCH_EXAMPLES = ROOT / "examples" / "cpp" / "pytorch" / "run_examples.py"
 # the golden writers run Python Ember (the jit area's exports resnet18 and a BERT: all five),
 # and PyTorch (the test oracle) so that the serialize area regenerates its fixtures with it and
 # has Python read back the files C++ writes (torch.load of C++'s .pt checkpoints)
-CPP_TEST_REQUIREMENTS = ("scipy-openblas32>=0.3.28", *_editable(*PYTHON_PACKAGES), TORCH)
+# scikit-build-core: `nox -s cpp` builds the wheel in this venv (no build isolation) so that
+# the test build reuses the wheel build's tree (see cpp)
+CPP_TEST_REQUIREMENTS = ("scipy-openblas32>=0.3.28", "scikit-build-core>=0.10",
+                         *_editable(*PYTHON_PACKAGES), TORCH)
 CPP_JOBS = "2"  # the machines have two cores
 
 
@@ -300,8 +306,14 @@ def cpp(session: nox.Session) -> None:
     _cpp_prerequisites(session)
     with tempfile.TemporaryDirectory(prefix="ember-cpp-") as tmp_name:
         tmp = Path(tmp_name)
-        session.run("python", "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp / "dist"),
-                    str(CPP_SOURCE), env={"CMAKE_BUILD_PARALLEL_LEVEL": CPP_JOBS})
+        # The wheel's build tree is kept (build-dir) and the test build below configures the
+        # same tree with the tests on: the library compiles once, not twice. Without build
+        # isolation, so that both configure with this venv's scipy-openblas32 (one include
+        # path, one set of flags); pyproject.toml's build requirements are installed here.
+        build = tmp / "build"
+        session.run("python", "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
+                    "-w", str(tmp / "dist"), "-C", f"build-dir={build}", str(CPP_SOURCE),
+                    env={"CMAKE_BUILD_PARALLEL_LEVEL": CPP_JOBS})
         (wheel,) = (tmp / "dist").glob("ember_cpp-*.whl")
 
         # A fresh virtualenv with nothing but the wheel, as a C++ user would have it.
@@ -325,7 +337,7 @@ def cpp(session: nox.Session) -> None:
 
         _cpp_digits(session, cmake_dir, tmp)
         _cpp_pytorch_examples(session, cmake_dir, tmp)
-        _cpp_test_suite(session, tmp / "build")
+        _cpp_test_suite(session, build)
 
 
 def _cpp_digits(session: nox.Session, cmake_dir: str, tmp: Path) -> None:
