@@ -53,9 +53,9 @@ def cuda_device_count() -> int:
         return 0
 
 
-def _device_exceptions(items: list[pytest.Item]) -> None:
+def _device_exceptions(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Under a strict or cuda run, skip the tests that ``strict_exceptions.py`` (and for cuda
-    also ``cuda_exceptions.py``) list, with why."""
+    also ``cuda_exceptions.py``) list, with why, and deselect its HOST_ONLY files."""
     import fnmatch
     import importlib.util
     import pathlib
@@ -67,6 +67,12 @@ def _device_exceptions(items: list[pytest.Item]) -> None:
         mod = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(mod)
         exceptions.update(mod.EXCEPTIONS)
+        host_only = set(getattr(mod, "HOST_ONLY", ()))
+        if host_only:  # files that would repeat the normal run exactly (see HOST_ONLY)
+            kept = [item for item in items if item.nodeid.split("::")[0] not in host_only]
+            config.hook.pytest_deselected(
+                items=[item for item in items if item.nodeid.split("::")[0] in host_only])
+            items[:] = kept
     for item in items:
         for pattern, reason in exceptions.items():
             if fnmatch.fnmatchcase(item.nodeid, pattern):
@@ -74,9 +80,25 @@ def _device_exceptions(items: list[pytest.Item]) -> None:
                 break
 
 
+def _long_files_first(items: list[pytest.Item]) -> None:
+    """Order the files for pytest-xdist (``--dist loadfile --no-loadscope-reorder`` hands them
+    out in this order): the files with ``slow`` tests first (a few long end-to-end runs each,
+    minutes apiece), then by number of tests, most first. xdist's own order (by number of
+    tests alone) left the long tutorials to the end, one worker running them while the other
+    idled. Each file's tests keep their order."""
+    counts: dict[str, list[int]] = {}
+    for item in items:
+        entry = counts.setdefault(item.nodeid.split("::")[0], [0, 0])
+        entry[0] |= item.get_closest_marker("slow") is not None
+        entry[1] += 1
+    rank = {path: (-slow, -n) for path, (slow, n) in counts.items()}
+    items.sort(key=lambda item: rank[item.nodeid.split("::")[0]])
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    _long_files_first(items)
     if DEVICE_RUN is not None:
-        _device_exceptions(items)
+        _device_exceptions(config, items)
     gpu_items = [item for item in items if item.get_closest_marker("gpu") is not None]
     if not gpu_items or cuda_device_count() > 0:
         return
