@@ -69,15 +69,21 @@ def _device_exceptions(config: pytest.Config, items: list[pytest.Item]) -> None:
         exceptions.update(mod.EXCEPTIONS)
         host_only = set(getattr(mod, "HOST_ONLY", ()))
         if host_only:  # files that would repeat the normal run exactly (see HOST_ONLY)
-            kept = [item for item in items if item.nodeid.split("::")[0] not in host_only]
-            config.hook.pytest_deselected(
-                items=[item for item in items if item.nodeid.split("::")[0] in host_only])
+            kept, dropped = [], []
+            for item in items:
+                (dropped if _file_of(item) in host_only else kept).append(item)
+            config.hook.pytest_deselected(items=dropped)
             items[:] = kept
     for item in items:
         for pattern, reason in exceptions.items():
             if fnmatch.fnmatchcase(item.nodeid, pattern):
                 item.add_marker(pytest.mark.skip(reason=f"{DEVICE_RUN} device: {reason}"))
                 break
+
+
+def _file_of(item: pytest.Item) -> str:
+    """The test file of ``item`` as its node id names it ("tests/core/test_x.py")."""
+    return item.nodeid.split("::", 1)[0]
 
 
 def _long_files_first(items: list[pytest.Item]) -> None:
@@ -88,11 +94,11 @@ def _long_files_first(items: list[pytest.Item]) -> None:
     idled. Each file's tests keep their order."""
     counts: dict[str, list[int]] = {}
     for item in items:
-        entry = counts.setdefault(item.nodeid.split("::")[0], [0, 0])
+        entry = counts.setdefault(_file_of(item), [0, 0])
         entry[0] |= item.get_closest_marker("slow") is not None
         entry[1] += 1
     rank = {path: (-slow, -n) for path, (slow, n) in counts.items()}
-    items.sort(key=lambda item: rank[item.nodeid.split("::")[0]])
+    items.sort(key=lambda item: rank[_file_of(item)])
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

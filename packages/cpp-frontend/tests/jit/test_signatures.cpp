@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "jit_test_util.h"
+#include "serialize/json.h"
 
 namespace {
 
@@ -45,17 +46,16 @@ TEST(OpTable, SnapshotIsTheTable) {
     std::vector<std::string> ops = ember::jit::supported_ops();
     std::sort(ops.begin(), ops.end());
     if (const char* env = std::getenv("EMBER_WRITE_OP_SIGNATURES"); env && *env == '1') {
-        std::ofstream out(path);
-        out << "{\n";
+        std::string text = "{\n";
         for (size_t i = 0; i < ops.size(); ++i) {
-            std::string sig;
-            for (char c : ember::jit::op_signature(ops[i])) {
-                if (c == '"' || c == '\\') sig += '\\';
-                sig += c;
-            }
-            out << "\"" << ops[i] << "\": \"" << sig << "\"" << (i + 1 < ops.size() ? ",\n" : "\n");
+            ember::serialize::detail::append_json_string(text, ops[i]);
+            text += ": ";
+            ember::serialize::detail::append_json_string(text, ember::jit::op_signature(ops[i]));
+            text += i + 1 < ops.size() ? ",\n" : "\n";
         }
-        out << "}\n";
+        text += "}\n";
+        std::ofstream out(path);
+        out << text;
         ASSERT_TRUE(out.good()) << "cannot write " << path;
         return;
     }
