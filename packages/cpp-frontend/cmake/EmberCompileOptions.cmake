@@ -19,20 +19,23 @@ if(EMBER_SANITIZE AND NOT CMAKE_CXX_COMPILER_ID MATCHES "GNU|Clang")
     message(FATAL_ERROR "EMBER_SANITIZE needs GCC or Clang (found ${CMAKE_CXX_COMPILER_ID})")
 endif()
 
-# ember_target_compile_options(<target> [WERROR <bool>])
-#   -Wall -Wextra (and -Werror when WERROR is true); with EMBER_SANITIZE, the sanitizer
-#   flags for compiling and linking, plus libstdc++'s cheap precondition checks
+# ember_target_compile_options(<target> [WERROR <bool>] [SANITIZE <bool>])
+#   -Wall -Wextra (and -Werror when WERROR is true); with SANITIZE (default: EMBER_SANITIZE),
+#   the sanitizer flags for compiling and linking, plus libstdc++'s cheap precondition checks
 #   (_GLIBCXX_ASSERTIONS: bounds-checked operator[], front() on empty containers, ...; it
 #   does not change the ABI, so sanitized and plain objects still link together).
 function(ember_target_compile_options target)
-    cmake_parse_arguments(PARSE_ARGV 1 arg "" "WERROR" "")
+    cmake_parse_arguments(PARSE_ARGV 1 arg "" "WERROR;SANITIZE" "")
+    if(NOT DEFINED arg_SANITIZE)
+        set(arg_SANITIZE ${EMBER_SANITIZE})
+    endif()
     target_compile_options(${target} PRIVATE ${EMBER_WARNING_FLAGS})
     if(arg_WERROR)
         target_compile_options(${target} PRIVATE
             "$<$<CXX_COMPILER_ID:GNU,Clang,AppleClang>:-Werror>"
             "$<$<CXX_COMPILER_ID:MSVC>:/WX>")
     endif()
-    if(EMBER_SANITIZE)
+    if(arg_SANITIZE)
         target_compile_options(${target} PRIVATE ${EMBER_SANITIZER_FLAGS})
         target_compile_definitions(${target} PRIVATE _GLIBCXX_ASSERTIONS
                                                      EMBER_SANITIZERS="address,undefined")
