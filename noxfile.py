@@ -105,8 +105,9 @@ def tests(session: nox.Session) -> None:
     )
     # Arguments after `--` replace the default target: `nox -s tests -- tests/nn -x`.
     # --no-loadscope-reorder: the files go out in tests/conftest.py's order (long ones first)
+    # --durations: the slowest tests, for whoever next looks at CI's time
     session.run("pytest", "-q", "--timeout=900", "-n", "auto", "--dist", "loadfile",
-                "--no-loadscope-reorder",
+                "--no-loadscope-reorder", "--durations=15",
                 *(session.posargs or ["tests/"]))
 
 
@@ -130,7 +131,8 @@ def vision_parity(session: nox.Session) -> None:
     # thread pools: torch's single-thread sums moved a train-mode batch norm over four values,
     # test_feature_extraction_parity, just past its tolerance.)
     session.run("pytest", "-q", "--timeout=900", "-n", "auto", "--dist", "loadfile",
-                "--no-loadscope-reorder", *(session.posargs or ["tests/parity/vision"]))
+                "--no-loadscope-reorder", "--durations=15",
+                *(session.posargs or ["tests/parity/vision"]))
 
 
 @nox.session
@@ -307,7 +309,7 @@ def cpp(session: nox.Session) -> None:
     digits CNN in C++ (at least 97% held out) and check that the C++ program predicts exactly
     what the Python demo's exported model predicts; build PyTorch's own C++ examples
     (examples/cpp/pytorch, unchanged) against it and run them; then build the C++ tests and
-    run them (ctest)."""
+    run them (ctest), against the library and against its AddressSanitizer + UBSan build."""
     _cpp_prerequisites(session)
     with tempfile.TemporaryDirectory(prefix="ember-cpp-") as tmp_name:
         tmp = Path(tmp_name)
@@ -342,7 +344,10 @@ def cpp(session: nox.Session) -> None:
 
         _cpp_digits(session, cmake_dir, tmp)
         _cpp_pytorch_examples(session, cmake_dir, tmp)
-        _cpp_test_suite(session, build)
+        # every test twice: against the wheel's libember and against a copy of the library
+        # built with AddressSanitizer + UBSan, from the same test objects
+        # (tests/CMakeLists.txt); cpp_sanitize instruments the tests' own code too
+        _cpp_test_suite(session, build, "-DEMBER_SANITIZED_TESTS=ON")
 
 
 def _cpp_digits(session: nox.Session, cmake_dir: str, tmp: Path) -> None:
@@ -373,8 +378,10 @@ def _cpp_pytorch_examples(session: nox.Session, cmake_dir: str, tmp: Path) -> No
 
 @nox.session
 def cpp_sanitize(session: nox.Session) -> None:
-    """The C++ tests built with AddressSanitizer + UndefinedBehaviorSanitizer (EMBER_SANITIZE):
-    any memory error, leak or undefined behaviour fails the test that caused it."""
+    """The C++ tests built with AddressSanitizer + UndefinedBehaviorSanitizer (EMBER_SANITIZE),
+    the tests' own code instrumented too: any memory error, leak or undefined behaviour fails
+    the test that caused it. (`cpp` runs the same tests against a sanitized library, its test
+    code not instrumented, in less than half the time: that is the one CI runs.)"""
     _cpp_prerequisites(session)
     with tempfile.TemporaryDirectory(prefix="ember-cpp-asan-") as tmp_name:
         _cpp_test_suite(session, Path(tmp_name) / "build", "-DEMBER_SANITIZE=ON")

@@ -55,7 +55,8 @@ def cuda_device_count() -> int:
 
 def _device_exceptions(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Under a strict or cuda run, skip the tests that ``strict_exceptions.py`` (and for cuda
-    also ``cuda_exceptions.py``) list, with why, and deselect its HOST_ONLY files."""
+    also ``cuda_exceptions.py``) list, with why, and deselect its HOST_ONLY files and
+    REPEATS_THE_NORMAL_RUN tests."""
     import fnmatch
     import importlib.util
     import pathlib
@@ -67,11 +68,15 @@ def _device_exceptions(config: pytest.Config, items: list[pytest.Item]) -> None:
         mod = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(mod)
         exceptions.update(mod.EXCEPTIONS)
+        # what would repeat the normal run (HOST_ONLY files, REPEATS_THE_NORMAL_RUN tests)
         host_only = set(getattr(mod, "HOST_ONLY", ()))
-        if host_only:  # files that would repeat the normal run exactly (see HOST_ONLY)
+        repeats = tuple(getattr(mod, "REPEATS_THE_NORMAL_RUN", {}))
+        if host_only or repeats:
             kept, dropped = [], []
             for item in items:
-                (dropped if _file_of(item) in host_only else kept).append(item)
+                repeat = _file_of(item) in host_only or any(
+                    fnmatch.fnmatchcase(item.nodeid, pattern) for pattern in repeats)
+                (dropped if repeat else kept).append(item)
             config.hook.pytest_deselected(items=dropped)
             items[:] = kept
     for item in items:

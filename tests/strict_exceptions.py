@@ -180,3 +180,37 @@ HOST_ONLY: tuple[str, ...] = (
     "tests/hub/test_download.py",
     "tests/hub/test_download_limits.py",
 )
+
+
+#: Tests that a device run deselects because they would repeat the normal run's work, node-id
+#: patterns (as EXCEPTIONS) with why. Measured on the strict run of 2026-12-01: together 940 of
+#: its 2,400 test-seconds, with no kernel of their own on the device.
+REPEATS_THE_NORMAL_RUN: dict[str, str] = {
+    # test_ops.py draws these samples on the CPU (``e.samples("cpu", ...)``): under a device
+    # run they compute the normal run's numbers again (gradgradcheck and gradcheck alone were
+    # 440 s). The device side of every op, forward and backward, is test_on_strict_device and
+    # test_backward_on_strict_device, which run in both runs; in a device run their expected
+    # values (the op on CPU samples while the device is the default) also cover what an op
+    # does with CPU inputs under another default device.
+    "tests/ops/test_ops.py::test_gradcheck[[]*": "CPU samples: the normal run's gradcheck",
+    "tests/ops/test_ops.py::test_gradgradcheck[[]*": "CPU samples: the normal run's "
+                                                      "gradgradcheck",
+    "tests/ops/test_ops.py::test_forward_matches_torch[[]*": "CPU samples against PyTorch's "
+                                                             "CPU results",
+    # CPU tensors by design (the CPU ops are the oracle of the fused CUDA kernels, run on a fake
+    # CuPy): a strict run counting strict arrays found none in its 195 tests (2026-12-01). Its
+    # gpu-marked tests run in tools/gpu_check.sh's first step, without a default device.
+    "tests/core/test_cuda_kernels.py::*": "CPU tensors and a fake CuPy, never the device",
+    # Full-size architectures, 20-90 M parameters each: parameter counts, state-dict keys,
+    # compiled against eager, for every family. Their layers' kernels run on the device in
+    # tests/nn and in the smaller model files (test_models_api_and_classic_cnns.py,
+    # test_models_classic_more.py, test_models_segmentation.py, test_models_optical_flow.py),
+    # which build and run models there; these four took 360 s of the strict run, most of it
+    # initialising parameters (trunc_normal_'s erfinv over tens of millions of values).
+    "tests/vision/test_models_compiled.py::*": "every family compiled against eager (the "
+                                               "normal run); compile on a device: "
+                                               "tests/core/test_compile*.py",
+    "tests/vision/test_models_video.py::*": "full-size architectures",
+    "tests/vision/test_models_swin_maxvit.py::*": "full-size architectures",
+    "tests/vision/test_models_modern_architectures.py::*": "full-size architectures",
+}
