@@ -58,15 +58,11 @@ def _device_exceptions(config: pytest.Config, items: list[pytest.Item]) -> None:
     also ``cuda_exceptions.py``) list, with why, and deselect its HOST_ONLY files and
     REPEATS_THE_NORMAL_RUN tests."""
     import fnmatch
-    import importlib.util
-    import pathlib
+    import importlib
 
     exceptions: dict[str, str] = {}
     for name in ("strict_exceptions",) + (("cuda_exceptions",) if CUDA else ()):
-        spec = importlib.util.spec_from_file_location(
-            name, pathlib.Path(__file__).with_name(f"{name}.py"))
-        mod = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(mod)
+        mod = importlib.import_module(name)  # tests/ is on pytest.ini's pythonpath
         exceptions.update(mod.EXCEPTIONS)
         # what would repeat the normal run (HOST_ONLY files, REPEATS_THE_NORMAL_RUN tests)
         host_only = set(getattr(mod, "HOST_ONLY", ()))

@@ -2,26 +2,18 @@
 name tests that exist: a renamed file or test would otherwise drop out of them silently, and
 the test would fail (EXCEPTIONS) or run again (HOST_ONLY, REPEATS_THE_NORMAL_RUN)."""
 
-import importlib.util
+import importlib
 import pathlib
 import re
 
 import pytest
 
-TESTS = pathlib.Path(__file__).resolve().parents[1]
-ROOT = TESTS.parent
-
-
-def _load(name):
-    spec = importlib.util.spec_from_file_location(name, TESTS / f"{name}.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
 def _patterns():
     for name in ("strict_exceptions", "cuda_exceptions"):
-        mod = _load(name)
+        mod = importlib.import_module(name)  # tests/ is on pytest.ini's pythonpath
         for listing in ("EXCEPTIONS", "REPEATS_THE_NORMAL_RUN"):
             for pattern in getattr(mod, listing, {}):
                 yield pytest.param(pattern, id=f"{name}.{listing}:{pattern}")
@@ -40,6 +32,6 @@ def test_every_pattern_names_an_existing_test(pattern):
             f"{pattern}: {path} has no test {name}"
 
 
-@pytest.mark.parametrize("path", list(_load("strict_exceptions").HOST_ONLY))
+@pytest.mark.parametrize("path", list(importlib.import_module("strict_exceptions").HOST_ONLY))
 def test_every_host_only_file_exists(path):
     assert (ROOT / path).is_file(), path
