@@ -21,7 +21,6 @@ import numpy as np
 import pytest
 
 import ember
-import ember.ops.opdb as opdb
 from ember.ops.opdb import load_all
 from ember.ops.registry import OPS
 
@@ -393,39 +392,15 @@ def _compare(torch, name, s, got, expected, truth):
             assert _within(np.array([gv], float), np.array([x], float)).all(), (name, s, gv, x)
 
 
-@pytest.fixture
-def own_seeds():
-    """Draw an op's samples from a stream of its own (``own_seeds(name)``): the shared stream
-    of ``opdb.make`` shifts with every test that ran before, and bfloat16's tolerance is tight
-    enough that a shifted draw can land on a cancellation (a sum of terms of both signs that
-    rounds to 0). The shared stream is then advanced by as many draws as the test made, so
-    the tests after this one see the samples they would have seen."""
-    import itertools
-    import zlib
-
-    shared = opdb._SEEDS
-    start = [None]
-
-    def use(name: str) -> None:
-        start[0] = zlib.crc32(name.encode()) % 1_000_000 * 1000
-        opdb._SEEDS = itertools.count(start[0])
-
-    yield use
-    if start[0] is not None:
-        drawn = next(opdb._SEEDS) - start[0]
-        for _ in range(drawn):
-            next(shared)
-    opdb._SEEDS = shared
-
-
 @pytest.mark.parity
 @pytest.mark.parametrize("name", _bf16_cases())
-def test_op_matches_torch_bfloat16(torch, name, own_seeds):
+def test_op_matches_torch_bfloat16(torch, name):
     """Every sample with a floating tensor, run in bfloat16 (on the default device: the
     strict device under ``EMBER_TEST_DEVICE=strict``) against PyTorch's bfloat16 CPU kernel:
     the same dtypes, values within its tolerance; where PyTorch refuses bfloat16, so does
-    Ember (except the documented superset)."""
-    own_seeds(name)
+    Ember (except the documented superset). The samples are the op's own draws (opdb's
+    seed streams), whatever ran before: bfloat16's tolerance is tight enough that another
+    draw can land on a cancellation (a sum of terms of both signs that rounds to 0)."""
     e, op = ENTRIES[name], OPS[name].fn
     tfn = _torch_fn(torch, e.torch or name)
     checked = 0

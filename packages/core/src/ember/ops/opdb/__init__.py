@@ -18,9 +18,10 @@ Families live in submodules (``unary``, ``binary``, ...), each calling :func:`de
 
 from __future__ import annotations
 
+import functools
 import importlib
-import itertools
 import pkgutil
+import zlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
@@ -118,8 +119,9 @@ _LOADED = [False]
 
 
 def define(name: str, samples: Callable, **kwargs) -> OpEntry:
-    """Add (or replace) the entry of op ``name``."""
-    e = OpEntry(name, samples, **kwargs)
+    """Add (or replace) the entry of op ``name``; its samples draw from seeds of their own
+    (:func:`_own_seeds`)."""
+    e = OpEntry(name, _own_seeds(name, samples), **kwargs)
     _ENTRIES[name] = e
     return e
 
@@ -141,9 +143,67 @@ def entry(name: str) -> OpEntry | None:
     return load_all().get(name)
 
 
+# -- seeds ---------------------------------------------------------------------------------
+
+class SeedStream:
+    """A family module's sequence of sample seeds (``next(stream)``), started at ``start``.
+
+    Every op's samples see the streams positioned at the op's own place (``start`` plus an
+    offset from the op's name) and advance them privately: an op draws the same samples
+    whichever tests drew samples before it in the process, and in whatever order its
+    sample generators are interleaved with others'. (The streams used to be shared
+    counters: a sample's values depended on the tests an xdist worker ran before it, and a
+    CI run drew an ill-conditioned complex pinverse sample no local run had.)"""
+
+    def __init__(self, start: int) -> None:
+        self.start = start
+        self.position = start
+        _STREAMS.append(self)
+
+    def __iter__(self):
+        return self
+
+    def __next__(self) -> int:
+        n = self.position
+        self.position += 1
+        return n
+
+
+_STREAMS: list[SeedStream] = []
+
+
+def _own_seeds(name: str, samples: Callable) -> Callable:
+    """``samples`` run with every seed stream at the op's own positions (saved between
+    draws, the streams' other positions restored around each)."""
+    offset = zlib.crc32(name.encode()) % 1_000_000 * 1000
+
+    @functools.wraps(samples)
+    def seeded(*args, **kwargs):
+        mine: dict[int, int] = {}
+
+        def step(advance):
+            saved = [s.position for s in _STREAMS]
+            for s in _STREAMS:
+                s.position = mine.get(id(s), s.start + offset)
+            try:
+                return advance()
+            finally:
+                for s in _STREAMS:
+                    mine[id(s)] = s.position
+                for s, p in zip(_STREAMS, saved):
+                    s.position = p
+
+        it = step(lambda: iter(samples(*args, **kwargs)))
+        done = object()
+        while (item := step(lambda: next(it, done))) is not done:
+            yield item
+
+    return seeded
+
+
 # -- making sample tensors -------------------------------------------------------------------
 
-_SEEDS = itertools.count()
+_SEEDS = SeedStream(0)
 
 
 def make(shape, dtype, device=None, *, low=None, high=None, requires_grad=False,

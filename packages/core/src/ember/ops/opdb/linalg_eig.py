@@ -11,13 +11,11 @@ samples turn complex128 with ``complex_samples``.
 
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
 
-from . import FLOAT, SampleInput, define
+from . import FLOAT, SampleInput, SeedStream, define
 
-_SEEDS = itertools.count(40_000)
+_SEEDS = SeedStream(40_000)
 _SHAPES = ((3, 3), (2, 4, 4), (1, 1), (2, 0, 0))
 
 

@@ -20,13 +20,13 @@ import itertools
 
 import numpy as np
 
-from . import ALL, FLOAT, FLOAT_AND_INT, INTEGRAL, SampleInput, define, make
+from . import ALL, FLOAT, FLOAT_AND_INT, INTEGRAL, SampleInput, SeedStream, define, make
 
 #: every dtype but bool and float16 (matrix products: PyTorch's CPU kernels take integers)
 NUMERIC = FLOAT + INTEGRAL
 #: every dtype but bool
 NO_BOOL = tuple(d for d in ALL if d != "bool")
-_SEEDS = itertools.count(20_000)
+_SEEDS = SeedStream(20_000)
 
 
 # -- making inputs ---------------------------------------------------------------------------

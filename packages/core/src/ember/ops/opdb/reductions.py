@@ -25,19 +25,18 @@ Known bugs are marked "BUG:" in a skip's reason.
 from __future__ import annotations
 
 import functools
-import itertools
 import math
 
 import numpy as np
 
-from . import ALL, FLOAT, INTEGRAL, SampleInput, define, make
+from . import ALL, FLOAT, INTEGRAL, SampleInput, SeedStream, define, make
 
 # float16 reductions accumulate in float32 and round once, as PyTorch's (prod excepted:
 # PyTorch's CPU prod multiplies in float16, rounding at every step, and so does ember's)
 _HALF = FLOAT + ("float16",)
 #: every dtype but bool (argmax, topk, kthvalue, median have no bool kernel)
 _NUMERIC = FLOAT + INTEGRAL + ("float16",)
-_SEEDS = itertools.count(10_000)
+_SEEDS = SeedStream(10_000)
 
 #: the reason the "results do not require grad" check (keyed "gradcheck") does not apply
 _NOT_IMPLEMENTED = ("no derivative, but as in PyTorch a result of inputs that require grad "
