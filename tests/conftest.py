@@ -90,15 +90,21 @@ def _file_of(item: pytest.Item) -> str:
 def _long_files_first(items: list[pytest.Item]) -> None:
     """Order the files for pytest-xdist (``--dist loadfile --no-loadscope-reorder`` hands them
     out in this order): the files with ``slow`` tests first (a few long end-to-end runs each,
-    minutes apiece), then by number of tests, most first. xdist's own order (by number of
-    tests alone) left the long tutorials to the end, one worker running them while the other
-    idled. Each file's tests keep their order."""
+    minutes apiece), longest first by their measured time (``durations.json``, written by
+    ``tools/test_durations.py`` from JUnit reports), then by number of tests; then the other
+    files the same way. xdist's own order (by number of tests alone) left the long tutorials
+    to the end, one worker running them while the other idled. Each file's tests keep their
+    order."""
+    import json
+    from pathlib import Path
+
+    seconds = json.loads((Path(__file__).parent / "durations.json").read_text())
     counts: dict[str, list[int]] = {}
     for item in items:
         entry = counts.setdefault(_file_of(item), [0, 0])
         entry[0] |= item.get_closest_marker("slow") is not None
         entry[1] += 1
-    rank = {path: (-slow, -n) for path, (slow, n) in counts.items()}
+    rank = {path: (-slow, -seconds.get(path, 0), -n) for path, (slow, n) in counts.items()}
     items.sort(key=lambda item: rank[_file_of(item)])
 
 

@@ -55,6 +55,10 @@ LOOSER = {
 }
 BATCH = 6  # models per reference/check round (the reference files are deleted once read)
 
+# each round runs two programs on one core: the file takes ~5 minutes, half of vision_parity's
+# test time (marked slow, conftest hands it to a worker first)
+pytestmark = pytest.mark.slow
+
 
 def _env():
     env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
