@@ -166,7 +166,6 @@ GAPS: dict[str, dict[str, list[str]]] = {
     },
     # torchvision's rows run only where torchvision is installed (nox -s vision_parity).
     "torchvision.models": {
-        VISION_NOT_YET: ["detection"],
         QUANTIZATION: ["quantization"],
     },
     "torchvision.datasets": {

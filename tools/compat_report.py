@@ -75,6 +75,7 @@ VISION_NAMESPACES = [
     ("torchvision.models.segmentation", "ember.vision.models.segmentation"),
     ("torchvision.models.video", "ember.vision.models.video"),
     ("torchvision.models.optical_flow", "ember.vision.models.optical_flow"),
+    ("torchvision.models.detection", "ember.vision.models.detection"),
     ("torchvision.transforms", "ember.vision.transforms"),
     ("torchvision.transforms.v2", "ember.vision.transforms.v2"),
     ("torchvision.transforms.v2.functional", "ember.vision.transforms.v2.functional"),

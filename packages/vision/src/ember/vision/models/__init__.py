@@ -44,6 +44,7 @@ for _name in (
     "segmentation",
     "optical_flow",
     "video",
+    "detection",
 ):
     if _importlib_util.find_spec(f"{__name__}.{_name}") is not None:
         try:
@@ -52,7 +53,7 @@ for _name in (
             if not (_e.name or "").startswith("ember.vision."):
                 raise
             continue
-        if _name not in ("segmentation", "optical_flow", "video"):  # subpackages, as in
-            # torchvision: models.segmentation.* (their names are not merged here)
+        if _name not in ("segmentation", "optical_flow", "video", "detection"):  # subpackages,
+            # as in torchvision: models.segmentation.* (their names are not merged here)
             globals().update({k: getattr(_module, k) for k in getattr(_module, "__all__", ())})
 del _name, _importlib, _importlib_util

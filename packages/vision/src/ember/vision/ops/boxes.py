@@ -198,7 +198,9 @@ def _iou(coords, rows, cols, areas):
     w *= h  # the intersection
     union = areas[rows, None] + areas[None, cols]
     union -= w
-    w /= union
+    # two zero-area boxes: 0/0 is NaN, which suppresses nothing (as in torchvision), quietly
+    with np.errstate(invalid="ignore", divide="ignore"):
+        w /= union
     return w
 
 

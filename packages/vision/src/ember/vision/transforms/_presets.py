@@ -9,7 +9,26 @@ from ember.nn import Module
 from . import functional as F
 from .functional import InterpolationMode
 
-__all__ = ["ImageClassification", "SemanticSegmentation"]
+__all__ = ["ImageClassification", "ObjectDetection", "SemanticSegmentation"]
+
+
+class ObjectDetection(Module):
+    """Rescale to [0, 1] (a PIL image becomes a tensor first): the detection models' preset;
+    they normalise and resize inside (``GeneralizedRCNNTransform``)."""
+
+    def forward(self, img) -> Tensor:
+        if not isinstance(img, Tensor):
+            img = F.pil_to_tensor(img)
+        return F.convert_image_dtype(img, ember.float32)
+
+    def __repr__(self) -> str:
+        return self.__class__.__name__ + "()"
+
+    def describe(self) -> str:
+        return (
+            "Accepts ``PIL.Image``, batched ``(B, C, H, W)`` and single ``(C, H, W)`` image "
+            "``torch.Tensor`` objects. The images are rescaled to ``[0.0, 1.0]``."
+        )
 
 
 class ImageClassification(Module):
