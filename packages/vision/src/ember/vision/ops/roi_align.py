@@ -206,23 +206,25 @@ def _unpool(g: Tensor, plan: Plan) -> Tensor:
         plan = plan._replace(sampler=plan.adjoint, adjoint=None)
     xp, gd = api.array_module(g), g._data
     dtype = np.dtype(gd.dtype)
-    gt = gd.transpose(0, 2, 3, 1)  # (K, PH, PW, C')
-    c = gt.shape[-1]
+    c = gd.shape[1]
     rows = plan.shape[0] * plan.shape[2] * plan.shape[3] * (plan.shape[1] // c)
     flat = xp.zeros((rows, c), dtype=dtype)
     for blk in roi_blocks(plan, c, xp):
         idx, wt = sample_plan(plan, blk, dtype, xp)
         if idx.size == 0:
             continue
-        # segment sums: sort the (sample, neighbour) slots by target pixel, add runs at once
+        # segment sums: sort the (sample, neighbour) slots by target pixel, add runs at once.
+        # Channels first: NumPy's reduceat along the last axis of (C', slots) ran 3-5x faster
+        # than along the first of (slots, C') (fasterrcnn's backward spent seconds there)
+        gc = xp.ascontiguousarray(gd[blk].transpose(1, 0, 2, 3)).reshape(c, -1)
         slots = idx.shape[-1]
         target = idx.reshape(-1)
         order = xp.argsort(target, kind="stable")
         target = target[order]
         starts = xp.flatnonzero(xp.concatenate((xp.ones(1, dtype=bool), target[1:] != target[:-1])))
-        vals = gt[blk].reshape(-1, c)[order // slots]
-        vals *= wt.reshape(-1)[order][:, None]
-        flat[target[starts]] += xp.add.reduceat(vals, starts, axis=0)
+        vals = xp.take(gc, order // slots, axis=1)
+        vals *= wt.reshape(-1)[order]
+        flat[target[starts]] += xp.add.reduceat(vals, starts, axis=1).T
     result = api.wrap(table_to_input(flat, plan, xp), g._device)
     if api.needs_grad(g):
         api.record(_linear_nodes(plan.name)[1], result, (g,), (), plan)
