@@ -1006,36 +1006,46 @@ def pad(input, pad, mode="constant", value=None):
 _MODE_DIMS = {"linear": 1, "bilinear": 2, "bicubic": 2, "trilinear": 3}
 
 
-def _source_scale(in_size, out_size, align_corners, scale):
+def _source_scale(in_size, out_size, align_corners, scale, ft):
+    """PyTorch's ``area_pixel_compute_scale`` in its arithmetic type ``ft``."""
     if align_corners:
-        return (in_size - 1) / (out_size - 1) if out_size > 1 else 0.0
-    return 1.0 / scale if scale is not None and scale > 0 else in_size / out_size
+        return ft(in_size - 1) / ft(out_size - 1) if out_size > 1 else ft(0.0)
+    return ft(1.0 / scale) if scale is not None and scale > 0 else ft(in_size) / ft(out_size)
 
 
-def _linear_taps(in_size, out_size, align_corners, scale, xp):
-    s = _source_scale(in_size, out_size, align_corners, scale)
-    dst = np.arange(out_size, dtype=np.float64)
-    src = dst * s if align_corners else np.maximum((dst + 0.5) * s - 0.5, 0.0)
+def _position_dtype(dtype) -> type:
+    """The type PyTorch's CPU kernels compute source positions in: the input's ``opmath``
+    type (float32 for float32, float16, bfloat16 and integer input; float64 for float64: a
+    nearest resize of 2 to 82 picks source 0 for output 41 in float32, 1 in float64). Computing
+    them in float64 moved float32 resizes by up to 5e-6 where the size ratio is not exact in
+    binary, enough to reorder a detector's near-equal proposals."""
+    return np.float64 if dtype == np.float64 else np.float32
+
+
+def _linear_taps(in_size, out_size, align_corners, scale, xp, ft):
+    s = _source_scale(in_size, out_size, align_corners, scale, ft)
+    dst = np.arange(out_size, dtype=ft)
+    src = dst * s if align_corners else np.maximum((dst + ft(0.5)) * s - ft(0.5), ft(0.0))
     i0 = np.minimum(np.floor(src).astype(np.int64), in_size - 1)
     i1 = np.minimum(i0 + 1, in_size - 1)
-    lam = src - i0
-    return ((xp.asarray(i0), xp.asarray(1.0 - lam)), (xp.asarray(i1), xp.asarray(lam)))
+    lam = np.clip(src - i0.astype(ft), ft(0.0), ft(1.0))
+    return ((xp.asarray(i0), xp.asarray(ft(1.0) - lam)), (xp.asarray(i1), xp.asarray(lam)))
 
 
-def _cubic_taps(in_size, out_size, align_corners, scale, xp):
-    s = _source_scale(in_size, out_size, align_corners, scale)
-    dst = np.arange(out_size, dtype=np.float64)
-    src = dst * s if align_corners else (dst + 0.5) * s - 0.5
+def _cubic_taps(in_size, out_size, align_corners, scale, xp, ft):
+    s = _source_scale(in_size, out_size, align_corners, scale, ft)
+    dst = np.arange(out_size, dtype=ft)
+    src = dst * s if align_corners else (dst + ft(0.5)) * s - ft(0.5)
     i = np.floor(src).astype(np.int64)
-    weights = cubic_weights(src - i)
+    weights = cubic_weights(src - i.astype(ft))
     return tuple((xp.asarray(np.clip(i + k - 1, 0, in_size - 1)), xp.asarray(w))
                  for k, w in enumerate(weights))
 
 
-def _nearest_taps(in_size, out_size, scale, exact, xp):
-    s = _source_scale(in_size, out_size, False, scale)
-    dst = np.arange(out_size, dtype=np.float64)
-    src = np.floor((dst + 0.5) * s) if exact else np.floor(dst * s)
+def _nearest_taps(in_size, out_size, scale, exact, xp, ft):
+    s = _source_scale(in_size, out_size, False, scale, ft)
+    dst = np.arange(out_size, dtype=ft)
+    src = np.floor((dst + ft(0.5)) * s) if exact else np.floor(dst * s)
     idx = np.minimum(src.astype(np.int64), in_size - 1)
     return ((xp.asarray(idx), None),)
 
@@ -1118,6 +1128,7 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     # PyTorch's CPU kernels keep a channels-last input's layout (its gradient is contiguous)
     order = _mf.suggest(input._data)
     out = input
+    ft = _position_dtype(input._data.dtype)
     for i in range(k):
         ax = 2 + i
         n, m, sc = input._data.shape[ax], sizes[i], scales[i]
@@ -1126,11 +1137,11 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
                                f"input ({shape_str(input._data.shape[2:])}) and "
                                f"output ({shape_str(sizes)})")
         if mode in ("nearest", "nearest-exact"):
-            taps = _nearest_taps(n, m, sc, mode == "nearest-exact", xp)
+            taps = _nearest_taps(n, m, sc, mode == "nearest-exact", xp, ft)
         elif mode == "bicubic":
-            taps = _cubic_taps(n, m, align_corners, sc, xp)
+            taps = _cubic_taps(n, m, align_corners, sc, xp, ft)
         else:
-            taps = _linear_taps(n, m, align_corners, sc, xp)
+            taps = _linear_taps(n, m, align_corners, sc, xp, ft)
         out = _resample(out, ax, taps, node, order if i == k - 1 else None)
     return out
 
