@@ -382,3 +382,83 @@ def test_set_grad_enabled_takes_a_bool_only():
     with pytest.raises(TypeError, match="must be bool, not int"):
         ember.set_grad_enabled(1)
     assert ember.is_grad_enabled()
+
+
+def _share_a_tensor_and_exit():
+    import os
+
+    ember.zeros(4).share_memory_()
+    os._exit(0)
+
+
+def test_a_worker_forked_while_another_thread_shares_memory_can_share():
+    """A fork waits for a thread inside the shared-memory lock and the child gets it free
+    (ember._forksafe). Before, the child inherited the lock held by a thread it does not
+    have, and its first share_memory_ (a DataLoader worker sending a batch) hung for ever:
+    test_dataloader_iterated_from_several_threads hung one run in ten that way."""
+    import multiprocessing as mp
+    import time
+
+    from ember.multiprocessing import _shared_memory as shm
+
+    held = threading.Event()
+
+    def hold():
+        with shm._LOCK:
+            held.set()
+            time.sleep(0.5)  # the fork below starts while this thread holds the lock
+
+    holder = threading.Thread(target=hold, daemon=True)
+    holder.start()
+    assert held.wait(10)
+    child = mp.get_context("fork").Process(target=_share_a_tensor_and_exit)
+    child.start()
+    try:
+        child.join(30)
+        assert child.exitcode == 0, "the forked child hung on the shared-memory lock"
+    finally:
+        if child.is_alive():
+            child.kill()
+            child.join()
+        holder.join()
+
+
+def test_module_locks_are_free_in_a_forked_child():
+    """The other module-level locks come back unlocked in a child forked while a thread
+    held them (ember._forksafe.reinit_in_child)."""
+    import multiprocessing as mp
+
+    from ember import _device
+
+    release = threading.Event()
+    held = threading.Event()
+
+    def hold():
+        with _device._INTERN_LOCK:
+            held.set()
+            release.wait(10)
+
+    holder = threading.Thread(target=hold, daemon=True)
+    holder.start()
+    assert held.wait(10)
+    child = mp.get_context("fork").Process(target=_intern_a_device_and_exit)
+    try:
+        child.start()
+        child.join(30)
+        assert child.exitcode == 0, "the forked child hung on the device interning lock"
+    finally:
+        release.set()
+        if child.is_alive():
+            child.kill()
+            child.join()
+        holder.join()
+
+
+def _intern_a_device_and_exit():
+    import os
+
+    from ember import _device
+
+    with _device._INTERN_LOCK:
+        pass
+    os._exit(0)

@@ -13,12 +13,13 @@ import threading
 
 import numpy as np
 
+from ._forksafe import reinit_in_child
 from .backends import backend_of
 
 __all__ = ["device", "set_default_device", "get_default_device"]
 
 #: interning must not make two objects for one device when threads race to create it
-_INTERN_LOCK = threading.Lock()
+_INTERN_LOCK = reinit_in_child(threading.Lock())
 _ndarray = np.ndarray
 
 

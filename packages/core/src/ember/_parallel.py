@@ -22,9 +22,11 @@ import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
+from ._forksafe import reinit_in_child
+
 __all__ = ["parallel_for", "get_num_threads", "set_num_threads"]
 
-_lock = threading.Lock()
+_lock = reinit_in_child(threading.Lock())
 _local = threading.local()
 # threads: the count in force (None until first asked); pool: (pid, size, executor) or None
 _state: dict = {"threads": None, "pool": None}

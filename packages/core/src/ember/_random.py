@@ -30,6 +30,7 @@ from ._factory import (
     write_out,
     zeros,
 )
+from ._forksafe import reinit_in_child
 from ._front import front as numpy_names  # PyTorch's NumPy keyword names (x=, axis=)
 from ._tensor import CPU, Tensor, _make
 from .autograd.grad_mode import GRAD
@@ -126,7 +127,7 @@ default_generator = Generator("cpu")
 _device_generators: dict = {}
 #: seeds for default generators made later: by device type, ``None`` for every type
 _later_seeds: dict = {}
-_DEVICE_GENERATORS_LOCK = threading.Lock()
+_DEVICE_GENERATORS_LOCK = reinit_in_child(threading.Lock())
 
 
 def default_generator_for(dev) -> Generator:

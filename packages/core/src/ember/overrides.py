@@ -30,6 +30,7 @@ import functools
 import threading
 from collections.abc import Callable
 
+from ._forksafe import reinit_in_child
 from ._tensor import Tensor
 
 __all__ = ["disabled_torch_function_impl", "has_torch_function", "handle_torch_function",
@@ -58,7 +59,7 @@ _STATE = _DispatchState()
 _ACTIVE = [False]
 _KEEP_ACTIVE = [False]  # a subclass (or activate()) wants dispatch on for good
 _MODE_SCOPES = [0]  # modes entered, all threads
-_LOCK = threading.RLock()
+_LOCK = reinit_in_child(threading.RLock())
 #: modules whose public functions are wrapped on activation (``ember``, ``ember.linalg``, ...)
 _NAMESPACES: list = []
 

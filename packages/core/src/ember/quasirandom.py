@@ -29,6 +29,7 @@ import numpy as np
 
 from . import _dtype
 from ._factory import from_numpy
+from ._forksafe import reinit_in_child
 from ._random import Generator, randint
 from ._tensor import Tensor
 
@@ -41,7 +42,7 @@ _DIMENSIONS_PER_DEGREE = (1, 1, 2, 2, 6, 6, 18, 16, 48, 60, 176, 144, 630, 756, 
 MAXDIM = 1 + sum(_DIMENSIONS_PER_DEGREE)  # 21201
 _DATA = Path(__file__).with_name("_sobol_directions.bin")
 _cache: dict = {}  # "state": the (dims, MAXBIT) direction numbers decoded so far
-_cache_lock = threading.Lock()
+_cache_lock = reinit_in_child(threading.Lock())
 
 
 def _bits_to_ints(bits: np.ndarray) -> np.ndarray:

@@ -33,6 +33,7 @@ import types
 import warnings
 
 from .. import overrides as _overrides
+from .._forksafe import reinit_in_child
 from .._tensor import Tensor
 from ..autograd.grad_mode import GRAD
 from .schema import FunctionSchema
@@ -40,7 +41,7 @@ from .schema import FunctionSchema
 __all__ = ["OpDef", "OpOverload", "OpOverloadPacket", "OpNamespace", "RegistrationHandle",
            "lookup", "namespace", "define_op", "slot_of", "fallthrough_kernel"]
 
-_LOCK = threading.RLock()
+_LOCK = reinit_in_child(threading.RLock())
 #: every defined op, by registry key ("ns::name" or "ns::name.overload")
 _DEFS: dict = {}
 #: the ``ember.ops.<ns>`` namespaces that exist (a Library or an op made them)

@@ -33,6 +33,8 @@ import sys
 import tempfile
 import threading
 
+from .._forksafe import reinit_in_child
+
 __all__ = ["library", "status", "enabled", "kernel", "pointwise", "chunks", "native_arrays"]
 
 _SOURCE = os.path.join(os.path.dirname(__file__), "kernels.c")
@@ -58,7 +60,7 @@ _SIGNATURES = {
     "ember_erfinv_f64": (_P, _P, _N),
 }
 
-_lock = threading.Lock()
+_lock = reinit_in_child(threading.Lock())
 _state: dict = {"lib": None, "status": None}
 
 

@@ -12,6 +12,7 @@ import itertools
 import threading
 
 from .. import _memory_format as _mf
+from .._forksafe import reinit_in_child
 from .._tensor import Tensor as _Tensor
 from .._tensor import _make
 from .grad_mode import ANOMALY_THREADS, GRAD
@@ -156,7 +157,7 @@ def _add_into_grad(var, grad, gd, create_graph: bool, taken: set) -> None:
 
 #: a leaf's lock is ``_LEAF_LOCKS[(id(leaf) >> 4) & 63]``: uncontended, taking one costs
 #: about 50 ns, and threads accumulating into different leaves rarely wait for each other
-_LEAF_LOCKS = tuple(threading.Lock() for _ in range(64))
+_LEAF_LOCKS = tuple(reinit_in_child(threading.Lock()) for _ in range(64))
 
 
 class _TaskState(threading.local):

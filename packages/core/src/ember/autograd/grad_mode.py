@@ -14,6 +14,8 @@ import functools
 import inspect
 import threading
 
+from .._forksafe import reinit_in_child
+
 __all__ = ["no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled",
            "is_inference_mode_enabled", "set_multithreading_enabled",
            "enforce_grad_layout_policy"]
@@ -35,7 +37,7 @@ GRAD = _GradState()
 #: how many threads have anomaly mode on (``[n]``): recording reads it before the thread's
 #: own flag, so that the common case, no thread at all, costs no thread-local read per op
 ANOMALY_THREADS = [0]
-_ANOMALY_LOCK = threading.Lock()
+_ANOMALY_LOCK = reinit_in_child(threading.Lock())
 
 
 def set_anomaly(mode: bool, check_nan: bool) -> None:

@@ -19,6 +19,7 @@ import numpy as np
 
 from .. import _dtype
 from .. import overrides as _overrides
+from .._forksafe import reinit_in_child
 from .._format import shape_str
 from .._tensor import Tensor as _Tensor
 from .._tensor import _make
@@ -234,7 +235,7 @@ def accumulate_node(t) -> AccumulateGrad:
     return node
 
 
-_ACCUM_LOCK = threading.Lock()
+_ACCUM_LOCK = reinit_in_child(threading.Lock())
 
 
 def edge(t):
@@ -494,7 +495,7 @@ class _HooksState(threading.local):
 
 _HOOKS = _HooksState()
 _HOOK_THREADS = [0]  # how many threads have hooks on
-_HOOK_LOCK = threading.Lock()
+_HOOK_LOCK = reinit_in_child(threading.Lock())
 
 #: ``_pack_recorded`` while some thread has saved-tensor hooks on, else None
 _PACK_HOOK = None

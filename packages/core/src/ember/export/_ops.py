@@ -24,6 +24,8 @@ import sys
 import threading
 from dataclasses import dataclass
 
+from .._forksafe import reinit_in_child
+
 __all__ = ["lookup", "resolve", "UnknownOpError"]
 
 
@@ -68,7 +70,7 @@ _TENSOR_REFUSED = frozenset({
 })
 
 _TABLE: list = [None, False]  # [fn -> Entry, whether ember.nn.functional was included]
-_LOCK = threading.Lock()
+_LOCK = reinit_in_child(threading.Lock())
 
 
 def _raw(fn):

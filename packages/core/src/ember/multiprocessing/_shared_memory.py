@@ -37,6 +37,8 @@ import weakref
 
 import numpy as np
 
+from .._forksafe import held_across_fork
+
 __all__ = ["SharedSegment", "new_segment", "segment_of", "share_storage_", "share_tensor_",
            "storage_is_shared", "tensor_is_shared", "send_handle", "attach",
            "ALL_STRATEGIES", "get_strategy", "set_strategy"]
@@ -49,7 +51,8 @@ else:  # macOS has no file descriptor strategy in PyTorch either
     _DEFAULT = "file_system"
 
 _STRATEGY = [_DEFAULT]
-_LOCK = threading.RLock()  # one share_memory_ at a time (two threads sharing one tensor)
+_LOCK = held_across_fork(threading.RLock())  # one share_memory_ at a time (two threads
+# sharing one tensor); a worker forked while another thread shares or rebuilds gets it free
 #: file_system segments: the bytes before the data (the reference count, then padding to a
 #: cache line, so that the data is 64-byte aligned in a page-aligned mapping)
 HEADER = 64

@@ -39,13 +39,14 @@ from __future__ import annotations
 import inspect
 import threading
 
+from .._forksafe import reinit_in_child
 from .._library.ops import OpNamespace, OpOverload, OpOverloadPacket
 from .._library.schema import FunctionSchema, parse_schema
 
 __all__ = ["namespace", "schema_text", "op_names", "ATEN_ONLY", "AtenOp", "AtenOverload",
            "AtenNamespace"]
 
-_LOCK = threading.RLock()
+_LOCK = reinit_in_child(threading.RLock())
 
 
 # -- the ATen ops that Ember has under no name of its own ----------------------------------------
