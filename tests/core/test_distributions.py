@@ -23,6 +23,18 @@ import ember.distributions as D
 from ember.distributions import constraints, transforms
 
 torch = pytest.importorskip("torch")
+
+
+@pytest.fixture(autouse=True)
+def _torch_validates_arguments():
+    """The oracle validates as PyTorch does by default: the first ``torch.compile`` /
+    ``torch.export`` in a process turns validation off for good (torch._dynamo's
+    TorchPatcher calls ``Distribution.set_default_validate_args(False)``), and another test
+    file in this worker may have run one first."""
+    before = torch.distributions.Distribution._validate_args
+    torch.distributions.Distribution.set_default_validate_args(True)
+    yield
+    torch.distributions.Distribution.set_default_validate_args(before)
 TD = torch.distributions
 
 # PyTorch 2.13's Wishart.rsample tests its draws with support.check (true when positive

@@ -28,6 +28,19 @@ FAMILIES = {
 }
 #: families whose compiled forward runs eagerly, with the graph break that sends it there
 EAGER = {"raft_small": "a constant tensor was modified in place"}  # its coordinate grid
+#: the detection families (eval, a list of images in, a list of dicts out): their anchors are
+#: cached tensors made outside the capture, so the compiled forward is an eager entry (their
+#: NMS and top-k are data-dependent anyway); the arguments keep the images small (the R-CNN
+#: transform resizes to 800 pixels by default) and the R-CNN heads' detections few (random
+#: weights detect 100 boxes an image, and the keypoint head took 4 minutes over them)
+_SMALL = {"min_size": 64, "max_size": 96}
+_FEW = {**_SMALL, "box_detections_per_img": 3}
+DETECTION = {
+    "fasterrcnn_mobilenet_v3_large_320_fpn": {"box_detections_per_img": 3},
+    "maskrcnn_resnet50_fpn": _FEW, "keypointrcnn_resnet50_fpn": _FEW,
+    "retinanet_resnet50_fpn": _SMALL, "fcos_resnet50_fpn": _SMALL,
+    "ssdlite320_mobilenet_v3_large": {}, "ssd300_vgg16": {},
+}
 
 
 def _arrays(out):
@@ -44,7 +57,7 @@ def test_every_family_is_listed():
         return re.match(r"[a-z]+", name).group()
 
     assert {family(n) for n in models.list_models()} == {family(n) for n in
-                                                        [*FAMILIES, *EAGER]}
+                                                        [*FAMILIES, *EAGER, *DETECTION]}
 
 
 @pytest.mark.parametrize("name", sorted(FAMILIES))
@@ -80,6 +93,29 @@ def test_raft_compiles_to_an_eager_entry_with_eager_results():
         np.testing.assert_allclose(y, w, rtol=1e-5, atol=1e-5)
     entry = explain(cm)["entries"][0]
     assert entry["eager"] and EAGER["raft_small"] in entry["reason"]
+
+
+@pytest.mark.parametrize("name", [
+    pytest.param(n, marks=pytest.mark.slow) if n == "ssd300_vgg16" else n  # VGG-16 at 300 px
+    for n in sorted(DETECTION)])
+def test_detection_family_compiles_to_an_eager_entry_with_eager_results(name):
+    ember.manual_seed(0)
+    model = models.get_model(name, weights=None, weights_backbone=None, num_classes=3,
+                             **DETECTION[name]).eval()
+    images = [ember.rand(3, 64, 80), ember.rand(3, 72, 64)]
+    cm = ember.compile(model)
+    with ember.no_grad():
+        want = model(images)
+        first, second = cm(images), cm(images)
+    for got in (first, second):
+        assert len(got) == len(want)
+        for g, w in zip(got, want):
+            assert g.keys() == w.keys()
+            for k in w:
+                np.testing.assert_allclose(g[k].numpy(), w[k].numpy(), rtol=1e-5, atol=1e-5,
+                                           err_msg=k)
+    entry = explain(cm)["entries"][0]
+    assert entry["eager"] and "the capture did not see it being made" in entry["reason"]
 
 
 @pytest.mark.parametrize("name", ["mobilenet_v3_small", "efficientnet_lite0", "resnet18"])
