@@ -30,6 +30,22 @@ from ember.vision.ops import FrozenBatchNorm2d  # noqa: E402
 
 tv_detection = torchvision.models.detection
 
+
+@pytest.fixture(autouse=True)
+def _one_thread_each():
+    """Both libraries on one thread: randomly initialised detectors give many nearly tied
+    scores, and a multithreaded sum's last bit (torch's conv blocking, OpenBLAS's) decided
+    which of two near-equal boxes NMS kept (ssdlite's 39th detection in a CI run)."""
+    from threadpoolctl import threadpool_limits
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        with threadpool_limits(limits=1):
+            yield
+    finally:
+        torch.set_num_threads(threads)
+
 BUILDERS = {
     "fasterrcnn_resnet50_fpn": "FasterRCNN_ResNet50_FPN_Weights",
     "fasterrcnn_resnet50_fpn_v2": "FasterRCNN_ResNet50_FPN_V2_Weights",
