@@ -18,17 +18,22 @@ from ...ops.feature_pyramid_network import LastLevelP6P7
 from .._api import WeightsEnum, register_model
 from .._utils import handle_legacy_interface
 from ..resnet import ResNet50_Weights
-from ._utils import BoxLinearCoder, _coco_detection_weights, _load_weights, _resolve_weights
+from ._utils import (
+    BoxLinearCoder,
+    _check_degenerate_boxes,
+    _check_training_targets,
+    _coco_detection_weights,
+    _load_weights,
+    _original_image_sizes,
+    _resolve_weights,
+)
 from .anchor_utils import AnchorGenerator
 from .backbone_utils import _resnet50_fpn_backbone
 from .retinanet import (
     _backbone_features,
-    _check_degenerate_boxes,
-    _check_training_targets,
     _flatten_levels,
     _nms_detections,
     _no_matches,
-    _original_image_sizes,
     _top_scores,
 )
 from .transform import GeneralizedRCNNTransform

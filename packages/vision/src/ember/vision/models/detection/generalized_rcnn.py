@@ -5,10 +5,13 @@ from __future__ import annotations
 
 from collections import OrderedDict
 
-import ember
 from ember import Tensor, nn
 
-from ._utils import _assert
+from ._utils import (
+    _check_degenerate_boxes,
+    _check_training_targets,
+    _original_image_sizes,
+)
 
 __all__ = ["GeneralizedRCNN"]
 
@@ -42,33 +45,6 @@ class GeneralizedRCNN(nn.Module):
             return losses
         return detections
 
-    def _check_targets(self, targets: list[dict[str, Tensor]] | None) -> None:
-        if targets is None:
-            _assert(False, "targets should not be none when in training mode")
-        for target in targets:
-            boxes = target["boxes"]
-            if isinstance(boxes, Tensor):
-                _assert(
-                    len(boxes.shape) == 2 and boxes.shape[-1] == 4,
-                    f"Expected target boxes to be a tensor of shape [N, 4], got {boxes.shape}.",
-                )
-            else:
-                _assert(False, f"Expected target boxes to be of type Tensor, got {type(boxes)}.")
-
-    @staticmethod
-    def _check_degenerate_boxes(targets: list[dict[str, Tensor]]) -> None:
-        for target_idx, target in enumerate(targets):
-            boxes = target["boxes"]
-            degenerate_boxes = boxes[:, 2:] <= boxes[:, :2]
-            if degenerate_boxes.any():
-                bb_idx = ember.where(degenerate_boxes.any(dim=1))[0][0]
-                degen_bb: list[float] = boxes[bb_idx].tolist()
-                _assert(
-                    False,
-                    "All bounding boxes should have positive height and width."
-                    f" Found invalid box {degen_bb} for target at index {target_idx}.",
-                )
-
     def forward(
         self, images: list[Tensor], targets: list[dict[str, Tensor]] | None = None
     ) -> dict[str, Tensor] | list[dict[str, Tensor]]:
@@ -84,21 +60,13 @@ class GeneralizedRCNN(nn.Module):
             ``masks`` / ``keypoints`` for Mask / Keypoint R-CNN).
         """
         if self.training:
-            self._check_targets(targets)
+            _check_training_targets(targets, with_details=True)
 
-        original_image_sizes: list[tuple[int, int]] = []
-        for img in images:
-            val = img.shape[-2:]
-            _assert(
-                len(val) == 2,
-                "expecting the last two dimensions of the Tensor to be H and W instead got "
-                f"{img.shape[-2:]}",
-            )
-            original_image_sizes.append((val[0], val[1]))
+        original_image_sizes = _original_image_sizes(images)
 
         images, targets = self.transform(images, targets)
         if targets is not None:
-            self._check_degenerate_boxes(targets)
+            _check_degenerate_boxes(targets)
 
         features = self.backbone(images.tensors)
         if isinstance(features, Tensor):

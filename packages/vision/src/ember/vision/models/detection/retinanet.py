@@ -27,10 +27,12 @@ from ._utils import (
     _DOCS_ENHANCED_RECIPE,
     BoxCoder,
     Matcher,
-    _assert,
     _box_loss,
+    _check_degenerate_boxes,
+    _check_training_targets,
     _coco_detection_weights,
     _load_weights,
+    _original_image_sizes,
     _resolve_weights,
     _topk_min,
     overwrite_eps,
@@ -50,53 +52,6 @@ __all__ = [
 
 
 # --- shared by the single-stage detectors ---------------------------------------------------
-
-
-def _check_training_targets(targets: list[dict[str, Tensor]] | None, with_details: bool) -> None:
-    """torchvision's checks of the training targets (RetinaNet's messages; FCOS and SSD also
-    name the offending shape / type when ``with_details``)."""
-    _assert(targets is not None, "targets should not be none when in training mode")
-    for target in targets:
-        boxes = target["boxes"]
-        if not isinstance(boxes, Tensor):
-            got = f", got {type(boxes)}." if with_details else "."
-            _assert(False, f"Expected target boxes to be of type Tensor{got}")
-        got = f", got {boxes.shape}." if with_details else "."
-        _assert(
-            len(boxes.shape) == 2 and boxes.shape[-1] == 4,
-            f"Expected target boxes to be a tensor of shape [N, 4]{got}",
-        )
-
-
-def _original_image_sizes(images: list[Tensor]) -> list[tuple[int, int]]:
-    sizes = []
-    for img in images:
-        val = img.shape[-2:]
-        _assert(
-            len(val) == 2,
-            "expecting the last two dimensions of the Tensor to be H and W instead got "
-            f"{img.shape[-2:]}",
-        )
-        sizes.append((int(val[0]), int(val[1])))
-    return sizes
-
-
-def _check_degenerate_boxes(targets: list[dict[str, Tensor]] | None) -> None:
-    """Raise torchvision's error for the first box with ``x2 <= x1`` or ``y2 <= y1`` (one
-    host sync per image, as in torchvision)."""
-    if targets is None:
-        return
-    for target_idx, target in enumerate(targets):
-        boxes = target["boxes"]
-        degenerate = boxes[:, 2:] <= boxes[:, :2]
-        if degenerate.any():
-            bb_idx = ember.where(degenerate.any(dim=1))[0][0]
-            degen_bb = boxes[bb_idx].tolist()
-            _assert(
-                False,
-                "All bounding boxes should have positive height and width."
-                f" Found invalid box {degen_bb} for target at index {target_idx}.",
-            )
 
 
 def _backbone_features(backbone: nn.Module, images: Tensor) -> list[Tensor]:

@@ -21,8 +21,11 @@ from ._utils import (
     BoxCoder,
     SSDMatcher,
     _assert,
+    _check_degenerate_boxes,
+    _check_training_targets,
     _coco_detection_weights,
     _load_weights,
+    _original_image_sizes,
     _resolve_weights,
     _topk_min,
     retrieve_out_channels,
@@ -31,12 +34,9 @@ from .anchor_utils import DefaultBoxGenerator
 from .backbone_utils import _validate_trainable_layers
 from .retinanet import (
     _backbone_features,
-    _check_degenerate_boxes,
-    _check_training_targets,
     _flatten_levels,
     _nms_detections,
     _no_matches,
-    _original_image_sizes,
 )
 from .transform import GeneralizedRCNNTransform
 
