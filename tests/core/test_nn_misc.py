@@ -284,10 +284,99 @@ def test_interpolate_node_name_and_errors():
         M.interpolate(x, size=4, mode="linear")
     with pytest.warns(UserWarning, match="upsample is deprecated"):
         assert M.upsample(x, scale_factor=2).shape == (1, 1, 6, 6)
-    with pytest.raises(NotImplementedError, match="area"):
-        M.interpolate(x, size=2, mode="area")
+    area = M.interpolate(x, size=2, mode="area")  # adaptive average pooling
+    assert type(area.grad_fn).__name__ == "AdaptiveAvgPool2DBackward0"
+    np.testing.assert_allclose(area.detach().numpy(),
+                               ember.nn.functional.adaptive_avg_pool2d(x, 2).detach().numpy())
     small = ember.tensor([[[0, 1, 2]]], dtype=ember.uint8)
     assert M.interpolate(small, size=6).tolist() == [[[0, 0, 1, 1, 2, 2]]]
+
+
+def _triangle_reference(n, m):
+    """Antialiased bilinear resize matrix ``(m, n)`` from its definition: a triangle filter
+    widened by the downscale factor, centred on each output pixel, clipped at the borders
+    and renormalised."""
+    s = n / m
+    support = max(s, 1.0)
+    w = np.zeros((m, n))
+    for i in range(m):
+        c = s * (i + 0.5)
+        for j in range(n):
+            if int(c - support + 0.5) <= j < min(int(c + support + 0.5), n):
+                w[i, j] = max(0.0, 1 - abs((j + 0.5 - c) / support))
+        w[i] /= w[i].sum()
+    return w
+
+
+def test_antialias_weights_halving_is_a_triangle_filter():
+    from ember.ops._resample_weights import aa_weights
+
+    xmin, xsize, w = aa_weights("bilinear", 8, 4, False, None, np.float64)
+    np.testing.assert_allclose(w.sum(axis=1), 1.0)
+    assert xmin[1] == 1 and xsize[1] == 4
+    np.testing.assert_allclose(w[1, :4], [1 / 8, 3 / 8, 3 / 8, 1 / 8])
+    # the first output is clipped at the border and renormalised: 3/4, 3/4, 1/4 over 7/4
+    assert xmin[0] == 0 and xsize[0] == 3
+    np.testing.assert_allclose(w[0, :3], [3 / 7, 3 / 7, 1 / 7])
+    _, _, c = aa_weights("bicubic", 10, 3, False, None, np.float64)
+    np.testing.assert_allclose(c.sum(axis=1), 1.0)
+
+
+@pytest.mark.parametrize("n,m", [(8, 4), (17, 5), (9, 9 * 3), (31, 12)])
+def test_interpolate_antialias_matches_the_filter_definition(n, m):
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((2, 3, 6, n))
+    got = M.interpolate(ember.tensor(a), size=(6, m), mode="bilinear", antialias=True)
+    expected = a @ _triangle_reference(n, m).T
+    np.testing.assert_allclose(got.numpy(), expected, rtol=1e-12, atol=1e-12)
+    both = M.interpolate(ember.tensor(a), size=(4, m), mode="bilinear", antialias=True)
+    expected = np.einsum("hH,bcHW,wW->bchw", _triangle_reference(6, 4), a,
+                         _triangle_reference(n, m))
+    np.testing.assert_allclose(both.numpy(), expected, rtol=1e-12, atol=1e-12)
+
+
+def test_interpolate_antialias_edge_cases():
+    x = ember.randn(1, 2, 5, 6, dtype=ember.float64, requires_grad=True)
+    same = M.interpolate(x, size=(5, 6), mode="bicubic", antialias=True)  # a copy, with a node
+    assert type(same.grad_fn).__name__ == "UpsampleBicubic2DAaBackward0"
+    np.testing.assert_array_equal(same.detach().numpy(), x.detach().numpy())
+    assert not np.shares_memory(same.detach().numpy(), x.detach().numpy())
+    assert gradcheck(lambda t: M.interpolate(t, size=(3, 4), mode="lanczos", antialias=True),
+                     (x,))
+    # an inf outside an output's window does not reach it (as inf * 0)
+    a = np.zeros((1, 1, 1, 40), np.float32)
+    a[..., 0] = np.inf
+    out = M.interpolate(ember.tensor(a), size=(1, 10), mode="bilinear", antialias=True).numpy()
+    assert np.isinf(out[..., 0]).all() and (out[..., 1:] == 0).all()
+    with pytest.raises(ValueError, match="Anti-alias option is restricted"):
+        M.interpolate(ember.randn(1, 2, 5), size=3, mode="linear", antialias=True)
+    with pytest.raises(ValueError, match="Lanczos mode requires antialias=True"):
+        M.interpolate(ember.randn(1, 2, 5, 5), size=3, mode="lanczos")
+    with pytest.raises(NotImplementedError, match="compute_index_ranges_weights"):
+        M.interpolate(ember.randn(1, 2, 5, 5).half(), size=3, mode="bilinear", antialias=True)
+
+
+@pytest.mark.parametrize("mode", ["bilinear", "bicubic", "lanczos"])
+def test_interpolate_uint8_is_the_float_result_rounded(mode):
+    """The fixed-point uint8 kernel lands within one level of the float resize done pass by
+    pass, each pass rounded and clamped (its int16 weights), and keeps a constant image
+    constant."""
+    rng = np.random.default_rng(1)
+    a = rng.integers(0, 256, (1, 3, 23, 31), dtype=np.uint8)
+    for aa in (True, False) if mode != "lanczos" else (True,):
+        for size in ((9, 12), (40, 50)):
+            got = M.interpolate(ember.tensor(a), size=size, mode=mode, antialias=aa)
+            assert got.dtype == ember.uint8
+            ref = a.astype(np.float64)  # pass by pass, each rounded to uint8: W first, then H
+            for step in ((a.shape[2], size[1]), size):
+                ref = M.interpolate(ember.tensor(ref), size=step, mode=mode,
+                                    antialias=aa).numpy()
+                ref = np.clip(np.round(ref), 0, 255)
+            # (lanczos: more taps, larger lobes, so more int16 rounding: two levels)
+            assert np.abs(got.numpy().astype(int) - ref).max() <= (2 if mode == "lanczos" else 1)
+            flat = M.interpolate(ember.full((1, 1, 23, 31), 200, dtype=ember.uint8), size=size,
+                                 mode=mode, antialias=aa)
+            assert (flat.numpy() == 200).all()
 
 
 # -- pixel shuffle and distances ---------------------------------------------------------------

@@ -9,7 +9,6 @@ from PIL import Image
 import ember
 import ember.nn as nn
 from ember.vision import transforms as T
-from ember.vision.transforms import _functional_tensor as F_t
 from ember.vision.transforms import functional as F
 
 
@@ -102,23 +101,6 @@ def test_normalize_values_inplace_and_errors():
 
 
 # -- resize kernels against hand-computed references --------------------------------------
-
-
-def test_antialias_weights_halving_is_a_triangle_filter():
-    w = F_t._aa_weights(8, 4, "bilinear")
-    np.testing.assert_allclose(w.sum(axis=1), 1.0)
-    np.testing.assert_allclose(w[1, 1:5], [1 / 8, 3 / 8, 3 / 8, 1 / 8])
-    # first row is clipped at the border and renormalised: weights 3/4, 3/4, 1/4 over 7/4
-    np.testing.assert_allclose(w[0, :3], [3 / 7, 3 / 7, 1 / 7])
-    c = F_t._aa_weights(10, 3, "bicubic")
-    np.testing.assert_allclose(c.sum(axis=1), 1.0)
-
-
-def test_plain_bilinear_weights_match_half_pixel_formula():
-    w = F_t._interp_weights(4, 8, "bilinear")
-    # output 3 samples input at (3 + 0.5) * 0.5 - 0.5 = 1.25
-    np.testing.assert_allclose(w[3, 1:3], [0.75, 0.25])
-    np.testing.assert_allclose(w[0, 0], 1.0)  # clamped below zero
 
 
 @pytest.mark.parametrize("interp", list(T.InterpolationMode)[:4])

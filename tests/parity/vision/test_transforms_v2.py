@@ -573,3 +573,30 @@ def test_sanitize_keypoints_matches():
     e_out = E2.SanitizeKeyPoints(labels_getter="default")(_to_ember(sample))
     _assert_same(e_out, t_out)
     _assert_same(EF.sanitize_keypoints(_to_ember(kp))[1], TF.sanitize_keypoints(kp)[1])
+
+
+@pytest.mark.parametrize("interpolation", ["BILINEAR", "BICUBIC", "LANCZOS"])
+@pytest.mark.parametrize("antialias", [True, False])
+def test_resize_uint8_images_are_torchvisions_bytes(interpolation, antialias):
+    """uint8 images resize natively (PyTorch's fixed-point kernel) as torchvision's v2 does on
+    the CPU: the same bytes, batched or not, 1 to 5 channels; float images within 1e-6."""
+    if interpolation == "LANCZOS" and not antialias:
+        with pytest.raises(ValueError, match="LANCZOS requires antialias=True"):
+            EF.resize(ember.tensor(ARR), [20, 30], E2.InterpolationMode.LANCZOS,
+                      antialias=False)
+        return
+    rng = np.random.default_rng(4)
+    for shape in ((3, 37, 53), (2, 1, 37, 53), (5, 20, 17)):
+        img = rng.integers(0, 256, shape, dtype=np.uint8)
+        for size in ([20, 30], [80, 41], [25]):
+            t = TF.resize(torch.from_numpy(img), size, getattr(TF.InterpolationMode, interpolation),
+                          antialias=antialias)
+            e = EF.resize(ember.tensor(img), size, getattr(EF.InterpolationMode, interpolation),
+                          antialias=antialias)
+            np.testing.assert_array_equal(e.numpy(), t.numpy(), err_msg=f"{shape} {size}")
+            f = img.astype(np.float32) / 255
+            t = TF.resize(torch.from_numpy(f), size, getattr(TF.InterpolationMode, interpolation),
+                          antialias=antialias)
+            e = EF.resize(ember.tensor(f), size, getattr(EF.InterpolationMode, interpolation),
+                          antialias=antialias)
+            np.testing.assert_allclose(e.numpy(), t.numpy(), rtol=0, atol=1e-6)

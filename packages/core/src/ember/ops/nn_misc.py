@@ -28,7 +28,8 @@ from ..autograd.graph import make_node_class, record
 from ._casts import cast_to
 from ._inplace import make_inplace
 from ._promotion import wrap_dim
-from .grid import affine_grid, cubic_weights, grid_sample
+from ._resample_weights import aa_weights, cubic_coefficients, int16_weights, source_scale
+from .grid import affine_grid, grid_sample
 from .indexing import ufunc_at
 from .registry import register
 
@@ -807,16 +808,55 @@ def _tap_weight(w, axis, ndim, like):
 
 
 def _resample_t(g, axis, taps, in_size):
-    """The transpose of ``_resample``: ``index_add`` of the weighted gradient slices."""
-    from .._factory import zeros
+    """The transpose of ``_resample``: itself a gather, with the taps turned around (each
+    input pixel's list of the outputs that read it): no scatter-add, and differentiable the
+    same way (its backward transposes back)."""
+    meta = g._device.type == "meta"  # (no index data there: only the shape is wanted)
+    inverse = () if meta else _transpose_taps(taps, g._data.shape[axis], in_size, xp_of(g))
+    if not inverse:  # no output reads any input (an empty output), or a meta tensor
+        from .._factory import zeros
 
-    shape = list(g._data.shape)
-    shape[axis] = in_size
-    out = zeros(*shape, dtype=g.dtype, device=g._device)
-    for idx, w in taps:
-        src = g if w is None else g * _tap_weight(w, axis, g._data.ndim, g)
-        out = out.index_add(axis, _make(idx, g._device), src)
-    return out
+        shape = list(g._data.shape)
+        shape[axis] = in_size
+        return zeros(*shape, dtype=g.dtype, device=g._device)
+    return _resample(g, axis, inverse)
+
+
+def _transpose_taps(taps, out_size, in_size, xp):
+    """Taps of the transposed resampling: ``(output index, weight, mask)`` per rank, for each
+    input pixel the outputs that read it, in tap order (``mask`` False past a pixel's
+    readers; ``None`` where every pixel has one at that rank)."""
+    outs, srcs, ws = [], [], []
+    weighted = any(w is not None for _, w, *_ in taps)
+    ar = xp.arange(out_size)
+    for idx, w, *mask in taps:
+        keep = mask[0] if mask and mask[0] is not None else None
+        o, i = (ar, idx) if keep is None else (ar[keep], idx[keep])
+        outs.append(o)
+        srcs.append(i)
+        if weighted:
+            wk = xp.ones(out_size, dtype=np.float64) if w is None else w
+            ws.append(wk if keep is None else wk[keep])
+    src = xp.concatenate(srcs).astype(np.int64)
+    if not src.size:
+        return ()
+    order = xp.argsort(src, kind="stable")
+    src, out = src[order], xp.concatenate(outs)[order]
+    counts = xp.bincount(src, minlength=in_size)
+    ranks = int(counts.max())
+    rank = xp.arange(src.size) - (xp.cumsum(counts) - counts)[src]
+    inv_idx = xp.zeros((ranks, in_size), dtype=np.int64)
+    inv_idx[rank, src] = out
+    present = xp.zeros((ranks, in_size), dtype=bool)
+    present[rank, src] = True
+    inv_w = None
+    if weighted:
+        w_all = xp.concatenate(ws)[order]
+        inv_w = xp.zeros((ranks, in_size), dtype=w_all.dtype)
+        inv_w[rank, src] = w_all
+    full = present.all(axis=1).tolist()
+    return tuple((inv_idx[r], None if inv_w is None else inv_w[r],
+                  None if full[r] else present[r]) for r in range(ranks))
 
 
 def _resample(x: Tensor, axis: int, taps, node_cls=ResampleBackward, order=None) -> Tensor:
@@ -824,10 +864,13 @@ def _resample(x: Tensor, axis: int, taps, node_cls=ResampleBackward, order=None)
     out in ``order`` (a ``_memory_format`` order; ``None``: C order)."""
     d = _dtype.widen(x._data)  # float16/bfloat16 in float32, rounded once per axis
     r = None
-    for idx, w in taps:
+    xp = xp_of(x)
+    for idx, w, *mask in taps:
         v = d.take(idx, axis)
         if w is not None:
             v = v * w.reshape((-1,) + (1,) * (d.ndim - axis - 1)).astype(d.dtype)
+        if mask and mask[0] is not None:  # outputs without this tap
+            v = xp.where(mask[0].reshape((-1,) + (1,) * (d.ndim - axis - 1)), v, 0)
         r = v if r is None else r + v
     r = _dtype.narrow(r, x._data.dtype)
     out = _make(r if order is None else _mf.copy_as(r, order), x._device)
@@ -1003,14 +1046,8 @@ def pad(input, pad, mode="constant", value=None):
 
 # -- interpolate -----------------------------------------------------------------------------
 
-_MODE_DIMS = {"linear": 1, "bilinear": 2, "bicubic": 2, "trilinear": 3}
-
-
-def _source_scale(in_size, out_size, align_corners, scale, ft):
-    """PyTorch's ``area_pixel_compute_scale`` in its arithmetic type ``ft``."""
-    if align_corners:
-        return ft(in_size - 1) / ft(out_size - 1) if out_size > 1 else ft(0.0)
-    return ft(1.0 / scale) if scale is not None and scale > 0 else ft(in_size) / ft(out_size)
+_MODE_DIMS = {"linear": 1, "bilinear": 2, "bicubic": 2, "trilinear": 3, "lanczos": 2}
+_ALL_MODES = "nearest | linear | bilinear | bicubic | trilinear | lanczos | area | nearest-exact"
 
 
 def _position_dtype(dtype) -> type:
@@ -1022,10 +1059,19 @@ def _position_dtype(dtype) -> type:
     return np.float64 if dtype == np.float64 else np.float32
 
 
+def _half_pixel_source(s, out_size, ft):
+    """``(dst + 0.5) * s - 0.5``, as PyTorch's build computes it: one fused multiply-add
+    (rounded once: exact through float64 for float32)."""
+    dst = np.arange(out_size, dtype=ft) + ft(0.5)
+    if ft == np.float32:
+        return (dst.astype(np.float64) * np.float64(s) - 0.5).astype(ft)
+    return dst * s - ft(0.5)
+
+
 def _linear_taps(in_size, out_size, align_corners, scale, xp, ft):
-    s = _source_scale(in_size, out_size, align_corners, scale, ft)
+    s = source_scale(in_size, out_size, align_corners, scale, ft)
     dst = np.arange(out_size, dtype=ft)
-    src = dst * s if align_corners else np.maximum((dst + ft(0.5)) * s - ft(0.5), ft(0.0))
+    src = dst * s if align_corners else np.maximum(_half_pixel_source(s, out_size, ft), ft(0.0))
     i0 = np.minimum(np.floor(src).astype(np.int64), in_size - 1)
     i1 = np.minimum(i0 + 1, in_size - 1)
     lam = np.clip(src - i0.astype(ft), ft(0.0), ft(1.0))
@@ -1033,27 +1079,62 @@ def _linear_taps(in_size, out_size, align_corners, scale, xp, ft):
 
 
 def _cubic_taps(in_size, out_size, align_corners, scale, xp, ft):
-    s = _source_scale(in_size, out_size, align_corners, scale, ft)
+    s = source_scale(in_size, out_size, align_corners, scale, ft)
     dst = np.arange(out_size, dtype=ft)
-    src = dst * s if align_corners else (dst + ft(0.5)) * s - ft(0.5)
+    src = dst * s if align_corners else _half_pixel_source(s, out_size, ft)
     i = np.floor(src).astype(np.int64)
-    weights = cubic_weights(src - i.astype(ft))
+    weights = cubic_coefficients((src - i.astype(ft)).astype(ft), ft)
     return tuple((xp.asarray(np.clip(i + k - 1, 0, in_size - 1)), xp.asarray(w))
                  for k, w in enumerate(weights))
 
 
 def _nearest_taps(in_size, out_size, scale, exact, xp, ft):
-    s = _source_scale(in_size, out_size, False, scale, ft)
+    s = source_scale(in_size, out_size, False, scale, ft)
     dst = np.arange(out_size, dtype=ft)
     src = np.floor((dst + ft(0.5)) * s) if exact else np.floor(dst * s)
     idx = np.minimum(src.astype(np.int64), in_size - 1)
     return ((xp.asarray(idx), None),)
 
 
+def _range_taps(in_size, xmin, xsize, w, xp):
+    """``(index, weight, mask)`` taps of a resize given as each output's first source
+    ``xmin``, tap count ``xsize`` and weights ``w`` (zero past ``xsize``); ``mask`` is None
+    where every output has the tap, else where it does (so an inf in a pixel outside an
+    output's window cannot reach it as ``inf * 0``)."""
+    shortest = int(xsize.min(initial=0))
+    taps = []
+    for k in range(w.shape[1]):
+        idx = xp.asarray(np.minimum(xmin + k, in_size - 1))
+        mask = None if k < shortest else xp.asarray(k < xsize)
+        taps.append((idx, xp.asarray(w[:, k]), mask))
+    return tuple(taps)
+
+
+def _resample_uint8(d, axis, in_size, mode, out_size, align_corners, scale, antialias, xp):
+    """One axis of PyTorch's uint8 resize (bilinear/bicubic/lanczos): int16 weights, integer
+    sums, rounded and clamped to uint8."""
+    xmin, xsize, w16, precision = int16_weights(mode, in_size, out_size, align_corners, scale,
+                                                antialias)
+    shape = [1] * d.ndim
+    shape[axis] = out_size
+    acc = xp.full(d.shape[:axis] + (out_size,) + d.shape[axis + 1:], 1 << (precision - 1),
+                  dtype=np.int32)
+    for k in range(w16.shape[1]):
+        wk = np.where(k < xsize, w16[:, k], 0).astype(np.int32)
+        if not wk.any():
+            continue
+        idx = xp.asarray(np.minimum(xmin + k, in_size - 1))
+        acc += d.take(idx, axis).astype(np.int32) * xp.asarray(wk).reshape(shape)
+    return xp.clip(acc >> precision, 0, 255).astype(np.uint8)
+
+
 _NODE_NAMES = {"nearest": "UpsampleNearest{}DBackward0", "nearest-exact":
                "UpsampleNearestExact{}DBackward0", "linear": "UpsampleLinear1DBackward0",
                "bilinear": "UpsampleBilinear2DBackward0", "bicubic": "UpsampleBicubic2DBackward0",
                "trilinear": "UpsampleTrilinear3DBackward0"}
+_AA_NODE_NAMES = {"bilinear": "UpsampleBilinear2DAaBackward0",
+                  "bicubic": "UpsampleBicubic2DAaBackward0",
+                  "lanczos": "UpsampleLanczos2DAaBackward0"}
 
 
 def _per_spatial_dim(value, spatial, cast, what: tuple):
@@ -1067,18 +1148,32 @@ def _per_spatial_dim(value, spatial, cast, what: tuple):
         name, described, fmt = what
         raise ValueError(f"Input and {name} must have the same number of spatial dimensions, but "
                          f"got input with spatial dimensions of {list(spatial)} and {described} "
-                         f"{list(value)}. Please provide input tensor in (N, C, d1, d2, ...,dK) "
+                         f"{value}. Please provide input tensor in (N, C, d1, d2, ...,dK) "
                          f"format and {fmt} format.")
     return [cast(v) for v in value]
 
 
+def _is_integer(v) -> bool:
+    return isinstance(v, (int, np.integer)) or (isinstance(v, Tensor) and v.ndim == 0 and
+                                                not v.is_floating_point() and
+                                                not v.is_complex())
+
+
 def _output_sizes(input, size, scale_factor, recompute_scale_factor, k):
+    """PyTorch's output sizes and the scales its kernels see (None where recomputed)."""
     spatial = input._data.shape[2:]
     if size is not None and scale_factor is not None:
         raise ValueError("only one of size or scale_factor should be defined")
     if size is not None:
+        if isinstance(size, (list, tuple)) and len(size) == k and not all(
+                _is_integer(v) for v in size):
+            raise TypeError("expected size to be one of int or Tuple[int] or Tuple[int, int] or "
+                            f"Tuple[int, int, int], but got size with types "
+                            f"{[type(v) for v in size]}")
         sizes = _per_spatial_dim(size, spatial, int, ("output", "output size of",
                                                       "output size in (o1, o2, ...,oK)"))
+        if recompute_scale_factor:
+            raise ValueError("recompute_scale_factor is not meaningful with an explicit size.")
         return sizes, [None] * k
     if scale_factor is None:
         raise ValueError("either size or scale_factor should be defined")
@@ -1088,11 +1183,60 @@ def _output_sizes(input, size, scale_factor, recompute_scale_factor, k):
     return sizes, ([None] * k if recompute_scale_factor else scales)
 
 
+def _check_sizes(shape, sizes):
+    """PyTorch's upsample shape checks: a non-empty input (only the batch may be 0) and
+    positive input and output sizes, worded per dimension count as its kernels word them."""
+    k = len(sizes)
+    if not math.prod(shape[1:]):
+        raise RuntimeError(f"Non-empty {k + 2}D data tensor expected but got a tensor with "
+                           f"sizes [{shape_str(shape)}]")
+    spatial = shape[2:]
+    if min(spatial) > 0 and min(sizes) > 0:
+        return
+    names = "DHW"[3 - k:]
+    inp = ", ".join(f"{c}: {n}" for c, n in zip(names, spatial))
+    out = ", ".join(f"{c}: {n}" for c, n in zip(names, sizes))
+    sep = " and" if k == 1 else ""
+    raise RuntimeError(f"Input and output sizes should be greater than 0, but got input "
+                       f"({inp}){sep} output ({out})")
+
+
+def _check_dtype(input, mode, antialias, sizes):
+    """PyTorch's NotImplementedError for a dtype the mode's CPU kernel lacks, named after the
+    kernel it would have reached."""
+    dt = input._data.dtype
+    if mode in ("nearest", "nearest-exact"):
+        return
+    if mode in ("bilinear", "bicubic", "lanczos") and dt == np.uint8:
+        return
+    if antialias:  # (a resize to the same size copies before PyTorch looks at the dtype)
+        if dt in (np.float32, np.float64) or list(input._data.shape[2:]) == list(sizes):
+            return
+        kernel = "compute_index_ranges_weights"
+    else:
+        if dt in _dtype.FLOATING_NP:
+            return
+        channels_last = (_mf.suggest(input._data) is not None
+                         and input._data.shape[1] > 3)
+        if mode == "bilinear" and (channels_last or sum(sizes) <= 128):
+            kernel = "upsample_bilinear2d_channels_last"
+        elif mode == "trilinear" and channels_last:
+            kernel = "upsample_trilinear3d_channels_last"
+        else:
+            kernel = ("compute_indices_weights_cubic" if mode == "bicubic"
+                      else "compute_indices_weights_linear")
+    raise NotImplementedError(f'"{kernel}" not implemented for \'{scalar_type_name(dt)}\'')
+
+
 @register("interpolate", function=False, method=False)
 def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
                 recompute_scale_factor=None, antialias=False):
     """Resize the spatial dims of ``(N, C, *)`` input (PyTorch's source-coordinate rules:
-    ``align_corners`` maps corner pixel centres, otherwise half-pixel offsets)."""
+    ``align_corners`` maps corner pixel centres, otherwise half-pixel offsets).
+    ``antialias=True`` (bilinear, bicubic, lanczos; 4-D input) widens the filter by the
+    downscale factor, as Pillow and PyTorch do; ``mode='area'`` is adaptive average
+    pooling. uint8 input takes the nearest modes and, as PyTorch's CPU kernels, bilinear,
+    bicubic and lanczos in fixed-point integer arithmetic."""
     nd = input._data.ndim
     k = nd - 2
     if mode in ("nearest", "area", "nearest-exact"):
@@ -1101,49 +1245,76 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
                              "modes: linear | bilinear | bicubic | trilinear")
     elif align_corners is None:
         align_corners = False
-    if antialias:
-        raise NotImplementedError("ember: antialias=True is not supported")
-    if mode == "area":
-        raise NotImplementedError("ember: interpolate(mode='area') is not supported; use "
-                                  "adaptive_avg_pool")
-    if mode not in ("nearest", "nearest-exact", *_MODE_DIMS):
-        raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported "
-                                  f"(got {nd}D) for the modes: nearest | linear | bilinear | "
-                                  f"bicubic | trilinear | area | nearest-exact (got {mode})")
+    sizes, scales = _output_sizes(input, size, scale_factor,
+                                  recompute_scale_factor or (mode == "area" and size is None),
+                                  max(k, 0))
+    if antialias and not (mode in ("bilinear", "bicubic", "lanczos") and nd == 4):
+        raise ValueError("Anti-alias option is restricted to bilinear, bicubic, and lanczos "
+                         "modes and requires a 4-D tensor as input")
     want = _MODE_DIMS.get(mode)
-    if k < 1 or k > 3 or (want is not None and k != want):
-        dims = {1: "3D", 2: "4D", 3: "5D"}.get(want, "3D, 4D and 5D")
-        if want is None or k < 1 or k > 3:
-            raise NotImplementedError(
-                f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {nd}D) for the "
-                f"modes: nearest | linear | bilinear | bicubic | trilinear | area | "
-                f"nearest-exact (got {mode})")
-        raise NotImplementedError(f"Got {nd}D input, but {mode} mode needs {dims} input")
-    if input._data.dtype not in _dtype.FLOATING_NP and mode not in ("nearest", "nearest-exact"):
-        raise NotImplementedError(f'"upsample_{mode}{k}d_out_frame" not implemented for '
-                                  f"'{scalar_type_name(input._data.dtype)}'")
-    sizes, scales = _output_sizes(input, size, scale_factor, recompute_scale_factor, k)
+    if mode not in ("nearest", "nearest-exact", "area", *_MODE_DIMS) or not 1 <= k <= 3 or (
+            mode in ("bicubic", "lanczos") and k != 2):  # PyTorch words only these others
+        raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported "
+                                  f"(got {nd}D) for the modes: {_ALL_MODES} (got {mode})")
+    if want is not None and k != want:
+        raise NotImplementedError(f"Got {nd}D input, but {mode} mode needs {want + 2}D input")
+    if mode == "area":
+        from .pooling import adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d
+
+        pool = (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d)[k - 1]
+        return pool(input, sizes)
+    if mode == "lanczos":
+        if align_corners:
+            raise ValueError("Lanczos mode does not support align_corners=True")
+        if not antialias:
+            raise ValueError("Lanczos mode requires antialias=True")
+    _check_dtype(input, mode, antialias, sizes)
+    _check_sizes(input._data.shape, sizes)
+    if input._data.dtype == np.uint8 and mode in ("bilinear", "bicubic", "lanczos"):
+        return _interpolate_uint8(input, sizes, scales, mode, align_corners, antialias)
     xp = xp_of(input)
-    node = _node_for(_NODE_NAMES[mode].format(k))
+    if antialias:
+        node = _node_for(_AA_NODE_NAMES[mode])
+    else:
+        node = _node_for(_NODE_NAMES[mode].format(k))
     # PyTorch's CPU kernels keep a channels-last input's layout (its gradient is contiguous)
     order = _mf.suggest(input._data)
-    out = input
     ft = _position_dtype(input._data.dtype)
-    for i in range(k):
-        ax = 2 + i
-        n, m, sc = input._data.shape[ax], sizes[i], scales[i]
-        if m <= 0 or n <= 0:
-            raise RuntimeError(f"Input and output sizes should be greater than 0, but got "
-                               f"input ({shape_str(input._data.shape[2:])}) and "
-                               f"output ({shape_str(sizes)})")
-        if mode in ("nearest", "nearest-exact"):
+    # the last axis first: PyTorch's separable (antialias) kernel runs the horizontal pass
+    # first and skips an axis whose size does not change
+    axes = [ax for ax in range(nd - 1, 1, -1)
+            if not antialias or input._data.shape[ax] != sizes[ax - 2]]
+    if not axes:  # nothing to resample: PyTorch copies (and still records its node)
+        n = input._data.shape[-1]
+        return _resample(input, nd - 1, ((xp.arange(n), None),), node, order)
+    if not antialias:
+        axes = list(range(nd - 1, 1, -1))
+    out = input
+    for j, ax in enumerate(axes):
+        n, m, sc = input._data.shape[ax], sizes[ax - 2], scales[ax - 2]
+        if antialias:
+            taps = _range_taps(n, *aa_weights(mode, n, m, align_corners, sc, ft), xp)
+        elif mode in ("nearest", "nearest-exact"):
             taps = _nearest_taps(n, m, sc, mode == "nearest-exact", xp, ft)
         elif mode == "bicubic":
             taps = _cubic_taps(n, m, align_corners, sc, xp, ft)
         else:
             taps = _linear_taps(n, m, align_corners, sc, xp, ft)
-        out = _resample(out, ax, taps, node, order if i == k - 1 else None)
+        out = _resample(out, ax, taps, node, order if j == len(axes) - 1 else None)
     return out
+
+
+def _interpolate_uint8(input, sizes, scales, mode, align_corners, antialias):
+    d = input._data
+    xp = xp_of(input)
+    order = _mf.suggest(d)
+    for ax in range(d.ndim - 1, 1, -1):  # the horizontal pass first, as PyTorch's kernel
+        n, m = d.shape[ax], sizes[ax - 2]
+        if n != m:
+            d = _resample_uint8(d, ax, n, mode, m, align_corners, scales[ax - 2], antialias, xp)
+    if d is input._data:
+        d = d.copy()
+    return _make(d if order is None else _mf.copy_as(d, order), input._device)
 
 
 def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):

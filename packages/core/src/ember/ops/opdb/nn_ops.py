@@ -1196,8 +1196,9 @@ define("pad", pad_samples, dtypes=FLOAT_AND_INT + ("uint8", "bool"), ref=_pad_re
 
 def interpolate_samples(device, dtype, requires_grad=False):
     """Every mode, up and down, by ``size`` and by ``scale_factor`` (with and without
-    ``recompute_scale_factor``), ``align_corners`` both ways; uint8 takes the nearest modes
-    only, as PyTorch does."""
+    ``recompute_scale_factor``), ``align_corners`` both ways, ``antialias`` for bilinear,
+    bicubic and lanczos, and ``area``; uint8 takes the nearest modes and bilinear, bicubic
+    and lanczos, as PyTorch's CPU kernels do."""
     t = _maker(dtype, device, requires_grad)
     nearest = [
         NNSample(t((1, 2, 3)), scale_factor=2, name="nearest 1-d x2"),
@@ -1210,8 +1211,24 @@ def interpolate_samples(device, dtype, requires_grad=False):
         NNSample(t((1, 2, 3, 8), noncontiguous=True), scale_factor=2, name="noncontiguous"),
     ]
     yield from nearest
+    # PyTorch's CPU kernels take uint8 for these in fixed-point arithmetic
+    u8 = [NNSample(t((1, 3, 9, 11)), size=(4, 17), mode="bilinear", name="bilinear uint8"),
+          NNSample(t((2, 2, 6, 5)), size=(13, 3), mode="bicubic", align_corners=True,
+                   name="bicubic uint8"),
+          NNSample(t((1, 3, 20, 14)), size=(7, 9), mode="bilinear", antialias=True,
+                   name="bilinear antialias uint8"),
+          NNSample(t((1, 2, 12, 9)), size=(5, 20), mode="bicubic", antialias=True,
+                   name="bicubic antialias uint8"),
+          NNSample(t((1, 1, 15, 8)), size=(4, 5), mode="lanczos", antialias=True,
+                   name="lanczos uint8")]
+    if str(dtype) == "uint8":
+        yield from u8
     if _is_int(dtype):
         return
+    yield from _antialias_samples(t, dtype)
+    yield NNSample(t((1, 2, 7)), size=3, mode="area", name="area 1-d")
+    yield NNSample(t((1, 2, 7, 5)), scale_factor=0.6, mode="area", name="area 2-d scale")
+    yield NNSample(t((1, 1, 4, 5, 3)), size=(2, 3, 2), mode="area", name="area 3-d")
     for ac in (False, True):
         yield NNSample(t((1, 2, 4)), size=7, mode="linear", align_corners=ac,
                        name=f"linear, align_corners={ac}")
@@ -1228,6 +1245,18 @@ def interpolate_samples(device, dtype, requires_grad=False):
     yield NNSample(t((1, 1, 5, 5)), scale_factor=0.6, mode="bicubic", name="bicubic down")
     yield NNSample(t((2, 1, 4, 5)), scale_factor=(1.5, 2.5), mode="bicubic",
                    recompute_scale_factor=False, name="bicubic, two scales")
+
+
+def _antialias_samples(t, dtype):
+    if str(dtype) not in ("float32", "float64"):  # PyTorch's antialias kernels have no others
+        return
+    for mode in ("bilinear", "bicubic", "lanczos"):
+        yield NNSample(t((2, 2, 9, 7)), size=(4, 10), mode=mode, antialias=True,
+                       name=f"{mode} antialias")
+    yield NNSample(t((1, 2, 11, 6)), scale_factor=(0.4, 0.5), mode="bicubic", antialias=True,
+                   align_corners=True, name="bicubic antialias, align_corners")
+    yield NNSample(t((1, 1, 5, 6)), size=(5, 6), mode="bilinear", antialias=True,
+                   name="antialias, same size")
 
 
 define("interpolate", interpolate_samples, dtypes=FLOAT + ("uint8",),

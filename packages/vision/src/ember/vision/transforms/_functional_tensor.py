@@ -217,73 +217,6 @@ def pad(img: Tensor, padding, fill=0, padding_mode: str = "constant") -> Tensor:
 # -- resize -------------------------------------------------------------------------------
 
 
-def _aa_filter(kind: str):
-    if kind == "bilinear":
-        return lambda x: np.clip(1.0 - np.abs(x), 0.0, None)
-
-    def cubic(x, a=-0.5):
-        x = np.abs(x)
-        near = ((a + 2) * x - (a + 3)) * x * x + 1
-        far = (((x - 5) * x + 8) * x - 4) * a
-        return np.where(x < 1, near, np.where(x < 2, far, 0.0))
-
-    return cubic
-
-
-def _aa_weights(in_size: int, out_size: int, kind: str) -> np.ndarray:
-    """Antialiased (PIL / torch ``antialias=True``) resampling matrix ``(out_size, in_size)``."""
-    scale = in_size / out_size
-    support = (1.0 if kind == "bilinear" else 2.0) * max(scale, 1.0)
-    invscale = 1.0 / scale if scale >= 1.0 else 1.0
-    center = scale * (np.arange(out_size) + 0.5)
-    xmin = np.maximum((center - support + 0.5).astype(np.int64), 0)
-    xmax = np.minimum((center + support + 0.5).astype(np.int64), in_size)
-    j = np.arange(in_size)
-    inside = (j[None, :] >= xmin[:, None]) & (j[None, :] < xmax[:, None])
-    w = _aa_filter(kind)((j[None, :] - center[:, None] + 0.5) * invscale) * inside
-    total = w.sum(axis=1, keepdims=True)
-    return w / np.where(total == 0, 1.0, total)
-
-
-def _interp_weights(in_size: int, out_size: int, kind: str) -> np.ndarray:
-    """Plain (``antialias=False``) bilinear / bicubic matrix, align_corners=False, clamped edges."""
-    scale = np.float32(in_size / out_size)
-    src = (np.arange(out_size, dtype=np.float32) + np.float32(0.5)) * scale - np.float32(0.5)
-    w = np.zeros((out_size, in_size))
-    rows = np.arange(out_size)
-    if kind == "bilinear":
-        src = np.maximum(src, 0).astype(np.float64)
-        i0 = np.floor(src).astype(np.int64)
-        lam = src - i0
-        i1 = np.minimum(i0 + 1, in_size - 1)
-        np.add.at(w, (rows, i0), 1.0 - lam)
-        np.add.at(w, (rows, i1), lam)
-        return w
-    a = -0.75
-    src = src.astype(np.float64)
-    i0 = np.floor(src).astype(np.int64)
-    t = src - i0
-
-    def near(x):
-        return ((a + 2) * x - (a + 3)) * x * x + 1
-
-    def far(x):
-        return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
-
-    coeffs = [far(t + 1), near(t), near(1 - t), far(2 - t)]
-    for k, c in enumerate(coeffs):
-        np.add.at(w, (rows, np.clip(i0 - 1 + k, 0, in_size - 1)), c)
-    return w
-
-
-def _nearest_index(in_size: int, out_size: int, exact: bool) -> np.ndarray:
-    scale = np.float32(in_size) / np.float32(out_size)
-    idx = np.arange(out_size, dtype=np.float32)
-    if exact:
-        idx = idx + np.float32(0.5)
-    return np.minimum(np.floor(idx * scale).astype(np.int64), in_size - 1)
-
-
 def _cast_in(a, req=(np.float32, np.float64)):
     if a.dtype in [np.dtype(r) for r in req]:
         return a, False
@@ -298,24 +231,33 @@ def _cast_out(a, out_dtype, need_cast: bool):
     return a
 
 
-def _resize_array(a, size: list[int], interpolation: str, antialias: bool):
-    out_h, out_w = size
-    in_h, in_w = a.shape[-2:]
-    if interpolation in ("nearest", "nearest-exact"):
-        exact = interpolation == "nearest-exact"
-        rows = _nearest_index(in_h, out_h, exact)
-        cols = _nearest_index(in_w, out_w, exact)
-        return a[..., rows[:, None], cols[None, :]]
-    out_dtype = a.dtype
-    a, need_cast = _cast_in(a)
-    weights = _aa_weights if antialias else _interp_weights
-    xp = api.array_module_of(a)
-    wh = xp.asarray(weights(in_h, out_h, interpolation), dtype=a.dtype)
-    ww = xp.asarray(weights(in_w, out_w, interpolation), dtype=a.dtype)
-    out = xp.matmul(wh, xp.matmul(a, ww.T))
-    if interpolation == "bicubic" and out_dtype == np.uint8:
-        out = out.clip(0, 255)
-    return _cast_out(out, out_dtype, need_cast)
+def _interpolate_image(img: Tensor, size: list[int], interpolation: str, antialias: bool,
+                       native_uint8: bool) -> Tensor:
+    """``img`` (``(..., C, H, W)``) resized by ``nn.functional.interpolate`` as torchvision
+    calls it: in float32 unless the dtype is float or (``native_uint8``, or a nearest mode)
+    uint8, bicubic and lanczos clamped to 0..255 for uint8, integer results rounded.
+    Differentiable for float images, as torchvision's."""
+    from ember.nn.functional import interpolate
+
+    shape = tuple(img.shape)
+    x = img.reshape((-1,) + shape[-3:]) if img.ndim >= 3 else img.reshape((1, 1) + shape)
+    dtype = img.dtype
+    keep = [ember.float32, ember.float64]
+    if interpolation in ("nearest", "nearest-exact") or native_uint8:
+        keep.append(ember.uint8)
+    need_cast = dtype not in keep
+    if need_cast:
+        x = x.to(ember.float32)
+    align_corners = False if interpolation in ("bilinear", "bicubic", "lanczos") else None
+    x = interpolate(x, size=list(size), mode=interpolation, align_corners=align_corners,
+                    antialias=antialias)
+    if need_cast:
+        if interpolation in ("bicubic", "lanczos") and dtype == ember.uint8:
+            x = x.clamp(0, 255)
+        if not dtype.is_floating_point:
+            x = x.round()
+        x = x.to(dtype)
+    return x.reshape(shape[:-2] + tuple(x.shape[-2:]))
 
 
 def resize(img: Tensor, size: list[int], interpolation: str = "bilinear", antialias=True) -> Tensor:
@@ -326,7 +268,8 @@ def resize(img: Tensor, size: list[int], interpolation: str = "bilinear", antial
         antialias = False
     if interpolation not in ("nearest", "nearest-exact", "bilinear", "bicubic"):
         raise ValueError(f"Interpolation mode '{interpolation}' is unsupported with Tensor input")
-    return _wrap(_resize_array(img._data, list(size), interpolation, antialias), img)
+    # torchvision's v1 kernel resizes integer images in float32
+    return _interpolate_image(img, list(size), interpolation, antialias, native_uint8=False)
 
 
 # -- affine warps via grid sampling -------------------------------------------------------

@@ -356,8 +356,12 @@ def resize_image(image: Tensor, size, interpolation=InterpolationMode.BILINEAR, 
                  antialias=True) -> Tensor:
     interpolation = _check_interpolation(interpolation)
     antialias = False if antialias is None else antialias
-    if interpolation == InterpolationMode.LANCZOS and not antialias:
-        raise ValueError("InterpolationMode.LANCZOS requires antialias=True")
+    if interpolation in (InterpolationMode.BILINEAR, InterpolationMode.BICUBIC,
+                         InterpolationMode.LANCZOS):
+        if interpolation == InterpolationMode.LANCZOS and not antialias:
+            raise ValueError("InterpolationMode.LANCZOS requires antialias=True")
+    else:  # torchvision: antialias only applies to these modes
+        antialias = False
     old_height, old_width = image.shape[-2:]
     new_height, new_width = _compute_resized_output_size((old_height, old_width), size=size,
                                                          max_size=max_size)
@@ -365,8 +369,9 @@ def resize_image(image: Tensor, size, interpolation=InterpolationMode.BILINEAR, 
         return image
     if image.numel() == 0:
         return image.new_empty(tuple(image.shape[:-2]) + (new_height, new_width))
-    return _FT.resize(image, [new_height, new_width], interpolation=interpolation.value,
-                      antialias=antialias)
+    # uint8 is resized natively (fixed point) on the CPU, in float32 on a GPU, as torchvision
+    return _FT._interpolate_image(image, [new_height, new_width], interpolation.value,
+                                  antialias, native_uint8=image.device.type == "cpu")
 
 
 def _resize_image_pil(image, size, interpolation=InterpolationMode.BILINEAR, max_size=None):
