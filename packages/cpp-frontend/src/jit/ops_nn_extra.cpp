@@ -1,9 +1,11 @@
 // More neural-network ops of the C++ op table, composed from the library's kernels (no new
 // kernel: each is index_select / matmul / col2im / the 2-D convolution and pooling kernels,
 // so autograd runs through them as through any composite):
-//   interpolate (nearest, nearest-exact, linear, bilinear, bicubic, trilinear) and the
-//     deprecated upsample spellings: separable per-axis resampling, sum_k x[idx_k] * w_k,
-//     with Python Ember's source-coordinate rules (ember/ops/nn_misc.py);
+//   interpolate (nearest, nearest-exact, linear, bilinear, bicubic, trilinear; antialias for
+//     bilinear, bicubic, lanczos; area as adaptive average pooling) and the deprecated
+//     upsample spellings: separable per-axis resampling, sum_k x[idx_k] * w_k, with Python
+//     Ember's source-coordinate rules and weights (ember/ops/nn_misc.py, _resample_weights.py);
+//     uint8 bilinear/bicubic/lanczos in PyTorch's int16 fixed point, the same bytes as Python;
 //   conv_transpose1d/2d/3d: ember::nn::functional's (nn/functional/conv_transpose.h: W^T x
 //     through matmul, then col2im; 3-D: the 2-D transposed convolution of each depth tap,
 //     accumulated by index_add);
@@ -57,6 +59,7 @@ std::vector<int64_t> stride_or_kernel(const Args& a, std::size_t n) {
 struct Tap {
     std::vector<int64_t> index;
     std::vector<double> weight;
+    std::vector<bool> mask;  // empty: every output has the tap
 };
 
 double source_scale(int64_t in, int64_t out, bool align_corners, std::optional<double> scale) {
@@ -114,24 +117,175 @@ std::vector<Tap> cubic_taps(int64_t in, int64_t out, bool align_corners, std::op
     return taps;
 }
 
-// sum_k index_select(x, axis, idx_k) * w_k, the weights in x's dtype (as Python's _resample).
+// sum_k index_select(x, axis, idx_k) * w_k, the weights in x's dtype (as Python's _resample);
+// a tap with a mask contributes only where it is set (an output's window ends before it).
 Tensor resample(const Tensor& x, int64_t axis, const std::vector<Tap>& taps) {
     Tensor r;
     for (const Tap& tap : taps) {
         Tensor v = x.index_select(axis, long_tensor(tap.index));
-        if (!tap.weight.empty()) {
-            Shape ws(static_cast<std::size_t>(x.dim() - axis), 1);
-            ws[0] = static_cast<int64_t>(tap.weight.size());
-            v = v * double_tensor(tap.weight).to(x.scalar_type()).view(ws);
+        Shape ws(static_cast<std::size_t>(x.dim() - axis), 1);
+        ws[0] = static_cast<int64_t>(tap.index.size());
+        if (!tap.weight.empty()) v = v * double_tensor(tap.weight).to(x.scalar_type()).view(ws);
+        if (!tap.mask.empty()) {
+            std::vector<double> m(tap.mask.begin(), tap.mask.end());
+            v = ember::where(double_tensor(m).view(ws) > 0, v, ember::zeros_like(v));
         }
         r = r.defined() ? r + v : v;
     }
     return r;
 }
 
+// An axis resampled over index ranges (PyTorch's separable kernels): output i reads
+// xsize[i] pixels from xmin[i] with weights w[i * width + k].
+struct Ranges {
+    std::vector<int64_t> xmin, xsize;
+    std::vector<double> w;
+    int64_t width = 0;
+};
+
+// PyTorch's aa_filter of each mode (cubic a = -0.5 with antialias, -0.75 without).
+double filter(const std::string& mode, double x, double a) {
+    x = std::fabs(x);
+    if (mode == "bilinear") return x < 1.0 ? 1.0 - x : 0.0;
+    if (mode == "bicubic") {
+        if (x < 1.0) return ((a + 2) * x - (a + 3)) * x * x + 1;
+        if (x < 2.0) return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a;
+        return 0.0;
+    }
+    if (x >= 3.0) return 0.0;  // lanczos-3: sinc(x) * sinc(x / 3)
+    auto sinc = [](double v) { return v == 0.0 ? 1.0 : std::sin(v * M_PI) / (v * M_PI); };
+    return sinc(x) * sinc(x / 3.0);
+}
+
+int interp_size(const std::string& mode) { return mode == "bilinear" ? 2 : mode == "bicubic" ? 4 : 6; }
+
+// antialias=True: the filter widened by the downscale factor, normalised per output
+// (_compute_indices_min_size_weights_aa), in double.
+Ranges aa_ranges(const std::string& mode, int64_t in, int64_t out, bool align_corners, std::optional<double> scale) {
+    const double s = source_scale(in, out, align_corners, scale);
+    const double support = s >= 1.0 ? interp_size(mode) * 0.5 * s : interp_size(mode) * 0.5;
+    Ranges r;
+    r.width = static_cast<int64_t>(std::ceil(support)) * 2 + 1;
+    const double invscale = s >= 1.0 ? 1.0 / s : 1.0;
+    r.w.assign(static_cast<std::size_t>(out * r.width), 0.0);
+    for (int64_t i = 0; i < out; ++i) {
+        const double center = s * (static_cast<double>(i) + 0.5);
+        const int64_t xmin = std::max(static_cast<int64_t>(center - support + 0.5), int64_t{0});
+        const int64_t xsize = std::clamp(std::min(static_cast<int64_t>(center + support + 0.5), in) - xmin, int64_t{0},
+                                         r.width);
+        double total = 0.0;
+        double* w = &r.w[static_cast<std::size_t>(i * r.width)];
+        for (int64_t j = 0; j < xsize; ++j) {
+            w[j] = filter(mode, (static_cast<double>(j + xmin) - center + 0.5) * invscale, -0.5);
+            total += w[j];
+        }
+        if (total != 0.0) {
+            for (int64_t j = 0; j < xsize; ++j) w[j] /= total;
+        }
+        r.xmin.push_back(xmin);
+        r.xsize.push_back(xsize);
+    }
+    return r;
+}
+
+// uint8 antialias=False: the plain taps, those outside the input folded onto the edge pixels
+// (_compute_indices_min_size_weights), in double.
+Ranges plain_ranges(const std::string& mode, int64_t in, int64_t out, bool align_corners, std::optional<double> scale) {
+    const int width = interp_size(mode);
+    const bool cubic = width > 2;
+    const double s = source_scale(in, out, align_corners, scale);
+    const int64_t support = width / 2;
+    Ranges r;
+    r.width = width;
+    r.w.assign(static_cast<std::size_t>(out * width), 0.0);
+    for (int64_t i = 0; i < out; ++i) {
+        const double d = static_cast<double>(i);
+        double real = align_corners ? s * d : s * (d + 0.5) - 0.5;
+        if (!align_corners && !cubic && real < 0) real = 0;
+        const int64_t index = std::min(static_cast<int64_t>(std::floor(static_cast<float>(real))), in - 1);
+        const double lam = std::clamp(real - static_cast<double>(index), 0.0, 1.0);
+        const int64_t lo = index - support + 1;
+        const int64_t xmin = std::max(lo, int64_t{0});
+        const int64_t xsize = std::clamp(std::min(index + support + 1, in) - xmin, int64_t{0}, int64_t{width});
+        double* w = &r.w[static_cast<std::size_t>(i * width)];
+        int64_t slot = 0;
+        for (int64_t j = 0; j < width; ++j) {
+            const double v = filter(mode, static_cast<double>(j + 1 - support) - lam, -0.75);
+            if (lo + j <= 0) {
+                slot = 0;
+            } else if (lo + j >= in - 1) {
+                slot = xsize - 1;
+            }
+            w[slot] += v;
+            ++slot;
+        }
+        r.xmin.push_back(xmin);
+        r.xsize.push_back(xsize);
+    }
+    return r;
+}
+
+// Float taps of index ranges: tap k reads min(xmin + k, in - 1), masked where k >= xsize.
+std::vector<Tap> range_taps(const Ranges& r, int64_t in) {
+    std::vector<Tap> taps(static_cast<std::size_t>(r.width));
+    const auto out = static_cast<int64_t>(r.xmin.size());
+    const int64_t shortest = r.xsize.empty() ? 0 : *std::min_element(r.xsize.begin(), r.xsize.end());
+    for (int64_t k = 0; k < r.width; ++k) {
+        Tap& tap = taps[static_cast<std::size_t>(k)];
+        for (int64_t i = 0; i < out; ++i) {
+            const auto u = static_cast<std::size_t>(i);
+            tap.index.push_back(std::min(r.xmin[u] + k, in - 1));
+            tap.weight.push_back(k < r.xsize[u] ? r.w[static_cast<std::size_t>(i * r.width + k)] : 0.0);
+            if (k >= shortest) tap.mask.push_back(k < r.xsize[u]);
+        }
+    }
+    return taps;
+}
+
+// One axis of PyTorch's uint8 resize: weights scaled by 2**precision (the largest keeping the
+// biggest below 2**15) and rounded half away from zero; integer sums, rounded, clamped.
+Tensor resample_uint8(const Tensor& x, int64_t axis, const Ranges& r) {
+    double wt_max = 0.0;
+    for (double v : r.w) wt_max = std::max(wt_max, v);
+    int precision = 0;
+    while (precision < 22 && static_cast<int>(0.5 + wt_max * static_cast<double>(1 << (precision + 1))) < (1 << 15)) {
+        ++precision;
+    }
+    std::vector<int64_t> w16(r.w.size());
+    for (std::size_t j = 0; j < r.w.size(); ++j) {
+        const double v = r.w[j] * static_cast<double>(1 << precision);
+        w16[j] = static_cast<int64_t>(v < 0 ? -0.5 + v : 0.5 + v);
+    }
+    const Tensor src = x.contiguous();
+    Shape shape = shape_of(src);
+    const auto a = static_cast<std::size_t>(axis);
+    int64_t outer = 1, inner = 1;
+    for (std::size_t d = 0; d < a; ++d) outer *= shape[d];
+    for (std::size_t d = a + 1; d < shape.size(); ++d) inner *= shape[d];
+    const int64_t n = shape[a], m = static_cast<int64_t>(r.xmin.size());
+    shape[a] = m;
+    Tensor out = ember::empty(shape, kByte);
+    const auto* in_p = src.data_ptr<uint8_t>();
+    auto* out_p = out.data_ptr<uint8_t>();
+    for (int64_t o = 0; o < outer; ++o) {
+        for (int64_t i = 0; i < m; ++i) {
+            const auto u = static_cast<std::size_t>(i);
+            const int64_t* w = &w16[static_cast<std::size_t>(i * r.width)];
+            for (int64_t q = 0; q < inner; ++q) {
+                int64_t acc = int64_t{1} << (precision - 1);
+                for (int64_t k = 0; k < r.xsize[u]; ++k) {
+                    acc += static_cast<int64_t>(in_p[(o * n + r.xmin[u] + k) * inner + q]) * w[k];
+                }
+                out_p[(o * m + i) * inner + q] = static_cast<uint8_t>(std::clamp<int64_t>(acc >> precision, 0, 255));
+            }
+        }
+    }
+    return out;
+}
+
 int mode_dims(const std::string& mode) {
     if (mode == "linear") return 1;
-    if (mode == "bilinear" || mode == "bicubic") return 2;
+    if (mode == "bilinear" || mode == "bicubic" || mode == "lanczos") return 2;
     if (mode == "trilinear") return 3;
     return 0;  // nearest, nearest-exact: any
 }
@@ -157,6 +311,55 @@ std::vector<double> per_spatial_dim(const Value& value, const Shape& spatial, co
     return out;
 }
 
+Tensor adaptive_avg_pool3d(const Tensor& input, const Shape& size, const std::string& op);
+
+// PyTorch's upsample checks: a non-empty input (only the batch may be 0), positive sizes.
+void check_sizes(const Shape& full, const Shape& sizes) {
+    const std::size_t k = sizes.size();
+    int64_t rest = 1;
+    for (std::size_t d = 1; d < full.size(); ++d) rest *= full[d];
+    if (rest == 0) {
+        throw Error("Non-empty " + std::to_string(k + 2) + "D data tensor expected but got a tensor with sizes " +
+                    bracketed(full));
+    }
+    bool ok = true;
+    for (std::size_t d = 0; d < k; ++d) ok = ok && full[d + 2] > 0 && sizes[d] > 0;
+    if (ok) return;
+    const std::string names = std::string("DHW").substr(3 - k);
+    std::string in_text, out_text;
+    for (std::size_t d = 0; d < k; ++d) {
+        const std::string sep = d ? ", " : "";
+        in_text += sep + names[d] + ": " + std::to_string(full[d + 2]);
+        out_text += sep + names[d] + ": " + std::to_string(sizes[d]);
+    }
+    throw Error("Input and output sizes should be greater than 0, but got input (" + in_text + ")" +
+                (k == 1 ? " and" : "") + " output (" + out_text + ")");
+}
+
+// The dtype error PyTorch's CPU kernel for the mode gives (Python's _check_dtype).
+void check_dtype(const Tensor& x, const std::string& mode, bool antialias, const Shape& sizes) {
+    const ScalarType dt = x.scalar_type();
+    if (mode == "nearest" || mode == "nearest-exact") return;
+    if ((mode == "bilinear" || mode == "bicubic" || mode == "lanczos") && dt == kByte) return;
+    std::string kernel;
+    if (antialias) {
+        if (dt == kFloat || dt == kDouble) return;
+        const Shape full = shape_of(x);
+        if (Shape(full.begin() + 2, full.end()) == sizes) return;  // a same-size resize copies first
+        kernel = "compute_index_ranges_weights";
+    } else {
+        if (x.is_floating_point()) return;
+        int64_t total = 0;  // (C++ tensors are contiguous: PyTorch's channels-last kernels only
+        for (int64_t v : sizes) total += v;  // take small bilinear outputs)
+        if (mode == "bilinear" && total <= 128) {
+            kernel = "upsample_bilinear2d_channels_last";
+        } else {
+            kernel = mode == "bicubic" ? "compute_indices_weights_cubic" : "compute_indices_weights_linear";
+        }
+    }
+    throw NotImplementedError("\"" + kernel + "\" not implemented for '" + std::string(scalar_type_name(dt)) + "'");
+}
+
 Tensor interpolate(const Tensor& x, const Value& size, const Value& scale_factor, const std::string& mode,
                    const Value& align_corners_v, bool recompute_scale_factor, bool antialias, const std::string& op) {
     const int64_t nd = x.dim();
@@ -174,17 +377,33 @@ Tensor interpolate(const Tensor& x, const Value& size, const Value& scale_factor
         }
         align_corners = align_corners_v.b;
     }
-    if (antialias) throw NotImplementedError("ember: antialias=True is not supported");
-    if (mode == "area") {
-        throw NotImplementedError("ember: interpolate(mode='area') is not supported; use adaptive_avg_pool");
+    const Shape full = shape_of(x);
+    const Shape spatial(full.begin() + std::min<int64_t>(2, nd), full.end());
+    Shape sizes;
+    std::vector<std::optional<double>> scales(spatial.size());
+    if (!size.is_none() && !scale_factor.is_none()) throw ValueError("only one of size or scale_factor should be defined");
+    if (!size.is_none()) {
+        for (double v : per_spatial_dim(size, spatial, "output", "output size of", "output size in (o1, o2, ...,oK)", op)) {
+            sizes.push_back(static_cast<int64_t>(v));
+        }
+        if (recompute_scale_factor) throw ValueError("recompute_scale_factor is not meaningful with an explicit size.");
+    } else {
+        if (scale_factor.is_none()) throw ValueError("either size or scale_factor should be defined");
+        const std::vector<double> s = per_spatial_dim(scale_factor, spatial, "scale_factor", "scale_factor of shape",
+                                                      "scale_factor in (s1, s2, ...,sK)", op);
+        for (std::size_t i = 0; i < s.size(); ++i) {
+            sizes.push_back(static_cast<int64_t>(std::floor(static_cast<double>(spatial[i]) * s[i])));
+            if (!recompute_scale_factor && mode != "area") scales[i] = s[i];
+        }
+    }
+    if (antialias && !((mode == "bilinear" || mode == "bicubic" || mode == "lanczos") && nd == 4)) {
+        throw ValueError("Anti-alias option is restricted to bilinear, bicubic, and lanczos modes and requires a 4-D "
+                         "tensor as input");
     }
     const int want = mode_dims(mode);
-    const std::string modes = "nearest | linear | bilinear | bicubic | trilinear | area | nearest-exact";
-    if (!nearest && want == 0) {
-        throw NotImplementedError("Input Error: Only 3D, 4D and 5D input Tensors supported (got " + std::to_string(nd) +
-                                  "D) for the modes: " + modes + " (got " + mode + ")");
-    }
-    if (k < 1 || k > 3) {
+    const std::string modes = "nearest | linear | bilinear | bicubic | trilinear | lanczos | area | nearest-exact";
+    if ((!nearest && mode != "area" && want == 0) || k < 1 || k > 3 ||
+        ((mode == "bicubic" || mode == "lanczos") && k != 2)) {
         throw NotImplementedError("Input Error: Only 3D, 4D and 5D input Tensors supported (got " + std::to_string(nd) +
                                   "D) for the modes: " + modes + " (got " + mode + ")");
     }
@@ -192,50 +411,43 @@ Tensor interpolate(const Tensor& x, const Value& size, const Value& scale_factor
         throw NotImplementedError("Got " + std::to_string(nd) + "D input, but " + mode + " mode needs " +
                                   std::to_string(want + 2) + "D input");
     }
-    if (!x.is_floating_point() && !nearest) {
-        throw NotImplementedError("\"upsample_" + mode + std::to_string(k) + "d_out_frame\" not implemented for '" +
-                                  std::string(scalar_type_name(x.scalar_type())) + "'");
+    if (mode == "area") {  // PyTorch's interpolate: adaptive average pooling
+        if (k == 1) return ember::adaptive_avg_pool2d(x.unsqueeze(-2), {1, sizes[0]}).squeeze(-2);
+        if (k == 2) return ember::adaptive_avg_pool2d(x, sizes);
+        return adaptive_avg_pool3d(x, sizes, op);
     }
-    const Shape full = shape_of(x);
-    const Shape spatial(full.begin() + 2, full.end());
-    Shape sizes;
-    std::vector<std::optional<double>> scales(static_cast<std::size_t>(k));
-    if (!size.is_none() && !scale_factor.is_none()) throw ValueError("only one of size or scale_factor should be defined");
-    if (!size.is_none()) {
-        for (double v : per_spatial_dim(size, spatial, "output", "output size of", "output size in (o1, o2, ...,oK)", op)) {
-            sizes.push_back(static_cast<int64_t>(v));
-        }
-    } else {
-        if (scale_factor.is_none()) throw ValueError("either size or scale_factor should be defined");
-        const std::vector<double> s = per_spatial_dim(scale_factor, spatial, "scale_factor", "scale_factor of shape",
-                                                      "scale_factor in (s1, s2, ...,sK)", op);
-        for (std::size_t i = 0; i < s.size(); ++i) {
-            sizes.push_back(static_cast<int64_t>(std::floor(static_cast<double>(spatial[i]) * s[i])));
-            if (!recompute_scale_factor) scales[i] = s[i];
-        }
+    if (mode == "lanczos") {
+        if (align_corners) throw ValueError("Lanczos mode does not support align_corners=True");
+        if (!antialias) throw ValueError("Lanczos mode requires antialias=True");
     }
+    check_dtype(x, mode, antialias, sizes);
+    check_sizes(full, sizes);
+    // the last axis first, as PyTorch's separable kernels; antialias and uint8 skip an axis
+    // whose size does not change
+    const bool fixed_point = x.scalar_type() == kByte && !nearest;
     Tensor out = x;
-    for (int64_t i = 0; i < k; ++i) {
-        const auto u = static_cast<std::size_t>(i);
+    for (int64_t ax = nd - 1; ax >= 2; --ax) {
+        const auto u = static_cast<std::size_t>(ax - 2);
         const int64_t n = spatial[u], m = sizes[u];
-        if (m <= 0 || n <= 0) {
-            std::string in_text = bracketed(spatial), out_text = bracketed(sizes);
-            in_text = in_text.substr(1, in_text.size() - 2);
-            out_text = out_text.substr(1, out_text.size() - 2);
-            throw Error("Input and output sizes should be greater than 0, but got input (" + in_text + ") and output (" +
-                        out_text + ")");
+        if ((antialias || fixed_point) && n == m) continue;
+        if (fixed_point) {
+            out = resample_uint8(out, ax, antialias ? aa_ranges(mode, n, m, align_corners, scales[u])
+                                                    : plain_ranges(mode, n, m, align_corners, scales[u]));
+            continue;
         }
         std::vector<Tap> taps;
-        if (nearest) {
+        if (antialias) {
+            taps = range_taps(aa_ranges(mode, n, m, align_corners, scales[u]), n);
+        } else if (nearest) {
             taps = nearest_taps(n, m, scales[u], mode == "nearest-exact");
         } else if (mode == "bicubic") {
             taps = cubic_taps(n, m, align_corners, scales[u]);
         } else {
             taps = linear_taps(n, m, align_corners, scales[u]);
         }
-        out = resample(out, 2 + i, taps);
+        out = resample(out, ax, taps);
     }
-    return out;
+    return out.is_same(x) ? x.clone() : out;
 }
 
 bool truthy(const Value& v) {

@@ -461,7 +461,18 @@ def nn_resampling(x, wt, wtg, bias, seq, wt1, x3, w3, w3g, wt3):
           F.interpolate(x3, scale_factor=2, mode="trilinear"),
           F.interpolate(x3, size=(3, 5, 6)),
           F.upsample(x, scale_factor=2, mode="bilinear", align_corners=False),
-          F.upsample_bilinear(x, scale_factor=2), F.upsample_nearest(x, size=(3, 3)))
+          F.upsample_bilinear(x, scale_factor=2), F.upsample_nearest(x, size=(3, 3)),
+          F.interpolate(x, size=(2, 3), mode="bilinear", antialias=True),
+          F.interpolate(x, scale_factor=(0.6, 1.5), mode="bicubic", antialias=True),
+          F.interpolate(x, size=(3, 2), mode="bicubic", antialias=True, align_corners=True),
+          F.interpolate(x, size=(2, 2), mode="lanczos", antialias=True),
+          F.interpolate(x, size=(3, 2), mode="area"), F.interpolate(seq, size=3, mode="area"),
+          F.interpolate(x3, scale_factor=0.5, mode="area"))
+    pixels = (x * 60 + 120).clamp(0, 255).to(ember.uint8)
+    up = up + (F.interpolate(pixels, size=(7, 9), mode="bilinear"),
+               F.interpolate(pixels, size=(3, 7), mode="bicubic", align_corners=True),
+               F.interpolate(pixels, size=(2, 3), mode="bilinear", antialias=True),
+               F.interpolate(pixels, size=(2, 6), mode="lanczos", antialias=True))
     transposed = (F.conv_transpose2d(x, wt, stride=2, padding=1, output_padding=1),
                   F.conv_transpose2d(x, wt, bias[:2], stride=(1, 2), dilation=(2, 1)),
                   F.conv_transpose2d(x, wtg, groups=3, stride=2, padding=(0, 1)),

@@ -105,6 +105,20 @@ TEST(ResamplingOps, InterpolateErrors) {
               "Input and output must have the same number of spatial dimensions, but got input with spatial dimensions "
               "of [4, 4] and output size of [3, 3, 3]. Please provide input tensor in (N, C, d1, d2, ...,dK) format "
               "and output size in (o1, o2, ...,oK) format.");
+    EXPECT_EQ(error_of("interpolate", {Value::of(x), Value::integer(3)},
+                       {{"mode", Value::string("linear")}, {"antialias", Value::boolean(true)}}),
+              "Anti-alias option is restricted to bilinear, bicubic, and lanczos modes and requires a 4-D tensor as "
+              "input");
+    EXPECT_EQ(error_of("interpolate", {Value::of(x), Value::integer(3)}, {{"mode", Value::string("lanczos")}}),
+              "Lanczos mode requires antialias=True");
+    EXPECT_EQ(error_of("interpolate", {Value::of(x), ints({3, 0})}, {{"mode", Value::string("bilinear")}}),
+              "Input and output sizes should be greater than 0, but got input (H: 4, W: 4) output (H: 3, W: 0)");
+    EXPECT_EQ(error_of("interpolate", {Value::of(x.to(ember::kShort)), Value::integer(3)},
+                       {{"mode", Value::string("bilinear")}, {"antialias", Value::boolean(true)}}),
+              "\"compute_index_ranges_weights\" not implemented for 'Short'");
+    EXPECT_EQ(error_of("interpolate", {Value::of(x), Value::integer(3)}, {{"mode", Value::string("bogus")}}),
+              "Input Error: Only 3D, 4D and 5D input Tensors supported (got 4D) for the modes: nearest | linear | "
+              "bilinear | bicubic | trilinear | lanczos | area | nearest-exact (got bogus)");
     // nearest upsampling by 2 repeats each pixel
     Tensor y = ember::arange(4.0).view({1, 1, 2, 2});
     Tensor up = call("interpolate", {Value::of(y)}, {{"scale_factor", Value::integer(2)}}).at(0);

@@ -115,7 +115,8 @@ def _interp_weights_u8(mode: str, in_size: int, out_size: int, align_corners: bo
         real = s * (i + 0.5) - 0.5
         if not cubic:
             real = np.maximum(real, 0.0)
-    index = np.minimum(np.floor(real).astype(np.int64), in_size - 1)
+    # floorf, as PyTorch's guard_index_and_lambda: the position rounded to float first
+    index = np.minimum(np.floor(real.astype(np.float32)).astype(np.int64), in_size - 1)
     lam = np.clip(real - index, 0.0, 1.0)
     support = interp // 2
     lo = index - support + 1
