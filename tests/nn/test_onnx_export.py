@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 
 import numpy as np
 import pytest
@@ -470,7 +471,15 @@ def _shapes_more(x, v, idx):
             ember.rot90(x, -1, [1, 0]), ember.take_along_dim(x, idx, dim=1))
 
 
+def _antialias(x):
+    return (F.interpolate(x, size=(7, 9), mode="bilinear", antialias=True),
+            F.interpolate(x, size=(31, 5), mode="bicubic", antialias=True),
+            F.interpolate(x, scale_factor=0.4, mode="bilinear", antialias=True),
+            F.interpolate(x, scale_factor=(0.3, 1.5), mode="bicubic", antialias=True))
+
+
 MORE_OPS = {  # name: (function, inputs, lowest opset)
+    "antialias": (_antialias, lambda: [randn(1, 3, 20, 17)], 18),
     "losses": (_losses, lambda: [randn(3, 4), randn(3, 4), ember.rand(3, 4) * 0.8 + 0.1,
                                  _ids(3), positive(5), randn(3, 4).sign()], 13),
     "class_losses": (_class_losses, lambda: [randn(3, 5), randn(2, 5, 3, 2), _ids(3, high=5),
@@ -965,3 +974,18 @@ def test_a_data_dependent_count_is_a_symbolic_dim_of_the_ops_after_it():
     x = np.array([-1.0, 5.0, -2.0, -3.0], dtype=np.float32)
     got = sess.run(None, {sess.get_inputs()[0].name: x})[0]
     np.testing.assert_allclose(got, [10.0], **TOL)
+
+
+def test_interpolate_modes_onnx_cannot_express_are_named():
+    x = randn(1, 2, 9, 8)
+    for kw, reason in ((dict(mode="area"), "mode='area'"),
+                       (dict(mode="lanczos", antialias=True), "mode='lanczos'"),
+                       (dict(mode="bilinear", antialias=True, align_corners=True),
+                        "antialias=True with align_corners=True")):
+        with pytest.raises(UnsupportedOperatorError,
+                           match=r"'interpolate' cannot be exported.*" + re.escape(reason)):
+            onnx_export(lambda t, kw=kw: F.interpolate(t, size=(4, 5), **kw), (x,),
+                        opset_version=18)
+    with pytest.raises(UnsupportedOperatorError, match=r"needs opset >= 18"):
+        onnx_export(lambda t: F.interpolate(t, size=(4, 5), mode="bilinear", antialias=True),
+                    (x,), opset_version=17)

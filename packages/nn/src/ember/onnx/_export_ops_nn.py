@@ -472,7 +472,14 @@ def _interpolate(c: Call):
         raise Unsupported(f"mode={mode!r}")
     if c.lit("antialias", False):
         c.require(18, "interpolate(antialias=True) (Resize's antialias)")
+        if align:  # (PyTorch keeps half-pixel centres and only changes the scale)
+            raise Unsupported("antialias=True with align_corners=True")
+        # PyTorch's antialiased kernels renormalise the weights a border clips
+        # (exclude_outside) and use Keys' cubic with a = -0.5, as Pillow does
         attrs["antialias"] = 1
+        attrs["exclude_outside"] = 1
+        if mode == "bicubic":
+            attrs["cubic_coeff_a"] = -0.5
     x = c.t("input")
     scale = c.lit("scale_factor")
     if scale is not None and not c.lit("recompute_scale_factor", False):
