@@ -976,6 +976,13 @@ def test_a_data_dependent_count_is_a_symbolic_dim_of_the_ops_after_it():
     np.testing.assert_allclose(got, [10.0], **TOL)
 
 
+def test_antialias_resize_comes_back_through_load_model():
+    """Ember's antialiased resize exported (Resize antialias, exclude_outside) and imported
+    (load_model) gives Ember's values, as onnxruntime does."""
+    export_and_compare(_antialias, (randn(1, 3, 20, 17),), opset_version=18, load=True,
+                       tol={"rtol": 1e-4, "atol": 2e-5})
+
+
 def test_interpolate_modes_onnx_cannot_express_are_named():
     x = randn(1, 2, 9, 8)
     for kw, reason in ((dict(mode="area"), "mode='area'"),

@@ -432,6 +432,18 @@ def _resize_cases():
     out.append(case("Resize", [x, empty, up],
                     {"mode": "cubic", "cubic_coeff_a": -0.5, "exclude_outside": 1},
                     const={1, 2}, id="Resize-cubic-exclude-outside"))
+    big = randn(1, 2, 20, 17)  # antialias (opset 18): the filter stretched when downscaling
+    for mode in ("linear", "cubic"):
+        for exclude in (0, 1):
+            for coordinate in ("half_pixel", "pytorch_half_pixel", "align_corners"):
+                out.append(case("Resize", [big, empty, empty, ints(1, 2, 7, 9)], {
+                    "mode": mode, "antialias": 1, "exclude_outside": exclude,
+                    "cubic_coeff_a": -0.5, "coordinate_transformation_mode": coordinate},
+                    opset=18, const={1, 2, 3},
+                    id=f"Resize-18-antialias-{mode}-{coordinate}-exclude{exclude}"))
+        out.append(case("Resize", [big, empty, np.asarray([1, 1, 0.3, 1.6], np.float32)],
+                        {"mode": mode, "antialias": 1}, opset=18, const={1, 2},
+                        id=f"Resize-18-antialias-{mode}-scales"))
     roi = np.asarray([0, 0, 0.2, 0.1, 1, 1, 0.9, 1.2], np.float32)
     for mode in ("nearest", "linear"):
         out.append(case("Resize", [x, roi, empty, ints(1, 2, 5, 6)], {
@@ -651,20 +663,17 @@ def test_unsupported_operators_are_listed_in_one_error():
         helper.make_node("Det", ["m"], ["d1"], name="det_a"),
         helper.make_node("Det", ["m"], ["d2"], name="det_b"),
         helper.make_node("FusedMatMul", ["m", "m"], ["f"], name="fused", domain="com.microsoft"),
-        helper.make_node("Resize", ["img", "", "scales"], ["r"], name="resize_aa", antialias=1,
-                         mode="linear"),
         helper.make_node("Relu", ["m"], ["ok"], name="fine"),
     ]
     graph = helper.make_graph(
         nodes, "g",
         [helper.make_tensor_value_info("boxes", TensorProto.FLOAT, [1, 4, 4]),
          helper.make_tensor_value_info("scores", TensorProto.FLOAT, [1, 1, 4]),
-         helper.make_tensor_value_info("m", TensorProto.FLOAT, [3, 3]),
-         helper.make_tensor_value_info("img", TensorProto.FLOAT, [1, 1, 4, 4])],
+         helper.make_tensor_value_info("m", TensorProto.FLOAT, [3, 3])],
         [helper.make_tensor_value_info(n, TensorProto.FLOAT, s) for n, s in
-         (("d1", []), ("d2", []), ("f", [3, 3]), ("r", [1, 1, 2, 2]), ("ok", [3, 3]))]
+         (("d1", []), ("d2", []), ("f", [3, 3]), ("ok", [3, 3]))]
         + [helper.make_tensor_value_info("sel", TensorProto.INT64, [None, 3])],
-        [numpy_helper.from_array(np.asarray([1, 1, 0.5, 0.5], np.float32), "scales")])
+        [])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18),
                                                     helper.make_opsetid("com.microsoft", 1)])
     with pytest.raises(RuntimeError) as info:
@@ -674,7 +683,6 @@ def test_unsupported_operators_are_listed_in_one_error():
     assert "NonMaxSuppression (opset 18; node nms_1)" in message
     assert "Det (opset 18; nodes det_a, det_b)" in message
     assert "com.microsoft.FusedMatMul (domain 'com.microsoft' opset 1; node fused)" in message
-    assert "Resize (opset 18, antialias=1; node resize_aa)" in message
     assert "Relu" not in message
 
 

@@ -373,9 +373,7 @@ _NEAREST_MODES = ("round_prefer_floor", "round_prefer_ceil", "floor", "ceil")
 
 
 def _resize_check(attrs: dict) -> str | None:
-    if attrs.get("antialias", 0):
-        return "antialias=1"
-    mode = attrs.get("mode", "nearest")
+    mode = attrs.get("mode", "nearest")  # (antialias applies to linear and cubic only)
     if mode not in ("nearest", "linear", "cubic", "bilinear"):
         return f"mode={mode}"
     coordinate = attrs.get("coordinate_transformation_mode", "half_pixel")
@@ -444,6 +442,8 @@ def _resize_taps(size, out, scale, c: Call, mode, coordinate, nearest_mode, roi)
         return [(np.clip(index, 0, size - 1), None)], outside
     base = np.floor(coords)
     t = (coords - base).astype(np.float64)
+    if c.attr("antialias", 0) and scale < 1:
+        return _antialias_taps(size, base, t, scale, c, mode), outside
     if mode in ("linear", "bilinear"):
         offsets, weights = [0, 1], [1 - t, t]
     else:
@@ -454,6 +454,34 @@ def _resize_taps(size, out, scale, c: Call, mode, coordinate, nearest_mode, roi)
         total = sum(weights)
         weights = [w / total for w in weights]
     return [(np.clip(p, 0, size - 1), w) for p, w in zip(positions, weights)], outside
+
+
+def _antialias_taps(size, base, t, scale, c: Call, mode):
+    """Resize's antialias (opset 18) when downscaling: the linear or cubic filter stretched by
+    ``1 / scale`` over ``base + k`` for every ``k`` in its footprint, normalised per output;
+    ``exclude_outside`` drops the taps outside the input (and renormalises), otherwise they
+    read the edge pixels."""
+    reach = 1 if mode == "linear" else 2
+    start = int(np.floor(-reach / scale) + 1)
+    offsets = range(start, 2 - start)  # (the reference implementation's footprint)
+    args = [(k - t) * scale for k in offsets]
+    if mode == "linear":
+        weights = [np.clip(1 - np.abs(a), 0, 1) for a in args]
+    else:
+        a_ = c.attr("cubic_coeff_a", -0.75)
+
+        def cubic(x):
+            x = np.abs(x)
+            near = ((a_ + 2) * x - (a_ + 3)) * x * x + 1
+            far = ((a_ * x - 5 * a_) * x + 8 * a_) * x - 4 * a_
+            return np.where(x <= 1, near, np.where(x < 2, far, 0.0))
+        weights = [cubic(a) for a in args]
+    positions = [base + k for k in offsets]
+    if c.attr("exclude_outside", 0):
+        weights = [np.where((p < 0) | (p > size - 1), 0.0, w) for p, w in zip(positions, weights)]
+    total = sum(weights)
+    weights = [w / total for w in weights]
+    return [(np.clip(p, 0, size - 1), w) for p, w in zip(positions, weights)]
 
 
 def _is_identity(taps, size: int, out: int, outside) -> bool:
