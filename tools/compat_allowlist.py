@@ -172,9 +172,6 @@ GAPS: dict[str, dict[str, list[str]]] = {
         VISION_NOT_YET: ["LSUN", "LSUNClass", "PCAM"],
         VIDEO: ["HMDB51", "Kinetics", "UCF101", "MovingMNIST"],
     },
-    "torchvision.io": {
-        VISION_NOT_YET: ["decode_avif", "decode_gif", "decode_heic", "decode_webp"],
-    },
     "torchvision.utils": {
         UNDOCUMENTED: ["_Image_fromarray"],
     },

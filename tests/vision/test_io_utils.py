@@ -70,6 +70,68 @@ def test_jpeg_encode_decode_and_quality(tmp_path):
         io.decode_jpeg(io.encode_png(t))
 
 
+def _encoded(frames, fmt, **kw):
+    b = pyio.BytesIO()
+    frames[0].save(b, format=fmt, save_all=len(frames) > 1, append_images=frames[1:], **kw)
+    return ember.from_numpy(np.frombuffer(b.getvalue(), np.uint8).copy())
+
+
+def test_decode_gif_frames_and_decode_image():
+    rng = np.random.default_rng(0)
+    arrays = [rng.integers(0, 255, (12, 9, 3), dtype=np.uint8) for _ in range(3)]
+    frames = [Image.fromarray(a).quantize(256) for a in arrays]
+    one, three = _encoded(frames[:1], "GIF"), _encoded(frames, "GIF", duration=40, loop=0)
+    single = io.decode_gif(one)
+    assert single.shape == (3, 12, 9) and single.dtype == ember.uint8
+    np.testing.assert_array_equal(single.numpy(),
+                                  np.asarray(frames[0].convert("RGB")).transpose(2, 0, 1))
+    animation = io.decode_gif(three)
+    assert animation.shape == (3, 3, 12, 9)
+    for k in range(3):
+        np.testing.assert_array_equal(animation[k].numpy(),
+                                      np.asarray(frames[k].convert("RGB")).transpose(2, 0, 1))
+    # decode_image gives a GIF's every frame, in RGB whatever the mode (as torchvision)
+    assert io.decode_image(three, io.ImageReadMode.GRAY).shape == (3, 3, 12, 9)
+    with pytest.raises(RuntimeError, match="Unsupported GIF format or corrupted data"):
+        io.decode_gif(one[:20])
+
+
+def test_decode_webp_and_avif_modes():
+    rng = np.random.default_rng(1)
+    rgba = Image.fromarray(rng.integers(0, 255, (10, 14, 4), dtype=np.uint8))
+    data = _encoded([rgba], "WEBP", lossless=True)
+    out = io.decode_webp(data)
+    assert out.shape == (4, 10, 14)
+    np.testing.assert_array_equal(out.numpy(), np.asarray(rgba).transpose(2, 0, 1))
+    assert io.decode_webp(data, "RGB").shape == (3, 10, 14)
+    with pytest.warns(UserWarning, match="Webp does not support grayscale conversions"):
+        assert io.decode_webp(data, io.ImageReadMode.GRAY).shape == (4, 10, 14)
+    np.testing.assert_array_equal(io.decode_image(data).numpy(), out.numpy())
+    with pytest.raises(RuntimeError, match="Unsupported WEBP format"):
+        io.decode_webp(_encoded([rgba], "PNG"))
+    from PIL import features
+
+    if features.check("avif"):
+        rgb = Image.fromarray(rng.integers(0, 255, (16, 16, 3), dtype=np.uint8))
+        avif = io.decode_avif(_encoded([rgb], "AVIF", quality=100))
+        assert avif.shape == (3, 16, 16) and avif.dtype == ember.uint8
+        expected = np.asarray(Image.open(pyio.BytesIO(_encoded([rgb], "AVIF", quality=100)
+                                                      .numpy().tobytes())).convert("RGB"))
+        np.testing.assert_array_equal(avif.numpy(), expected.transpose(2, 0, 1))
+
+
+def test_decode_heic_needs_pillow_heif():
+    pytest.importorskip("PIL")
+    try:
+        import pillow_heif  # noqa: F401
+    except ImportError:
+        with pytest.raises(RuntimeError, match="pip install pillow-heif"):
+            io.decode_heic(ember.zeros(10, dtype=ember.uint8))
+    else:
+        with pytest.raises(RuntimeError, match="Unsupported HEIF format"):
+            io.decode_heic(ember.zeros(10, dtype=ember.uint8))
+
+
 def test_read_write_file(tmp_path):
     path = tmp_path / "raw.bin"
     data = ember.tensor([1, 2, 255], dtype=ember.uint8)

@@ -447,3 +447,35 @@ def test_draw_oriented_boxes_same(fill):
     a = eutils.draw_bounding_boxes(E(img), E(boxes), fill=fill, width=2, labels=["p", "q"]).numpy()
     b = tutils.draw_bounding_boxes(T(img), T(boxes), fill=fill, width=2, labels=["p", "q"]).numpy()
     np.testing.assert_array_equal(a, b)
+
+
+def _saved(frames, fmt, **kw):
+    b = pyio.BytesIO()
+    frames[0].save(b, format=fmt, save_all=len(frames) > 1, append_images=frames[1:], **kw)
+    return np.frombuffer(b.getvalue(), np.uint8).copy()
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+def test_gif_and_webp_decoders_give_torchvisions_tensors():
+    """decode_gif (one frame: CHW; an animation: NCHW), decode_webp and decode_image on GIF and
+    WebP in every mode: the same shapes and bytes as torchvision (GIFs always RGB, WebP keeping
+    its colours when asked for gray)."""
+    rng = np.random.default_rng(0)
+    rgb = [Image.fromarray(rng.integers(0, 255, (20, 30, 3), dtype=np.uint8)) for _ in range(3)]
+    rgba = Image.fromarray(rng.integers(0, 255, (20, 30, 4), dtype=np.uint8))
+    files = {"gif1": _saved(rgb[:1], "GIF"), "gif3": _saved(rgb, "GIF", duration=50, loop=0),
+             "gif_p": _saved([rgb[0].convert("P")], "GIF"),
+             "webp_rgb": _saved(rgb[:1], "WEBP", lossless=True),
+             "webp_rgba": _saved([rgba], "WEBP", lossless=True),
+             "webp_lossy": _saved(rgb[:1], "WEBP", quality=80)}
+    for name, data in files.items():
+        special = "decode_gif" if name.startswith("gif") else "decode_webp"
+        for fn in ("decode_image", special):
+            modes = [None] if fn == "decode_gif" else ["UNCHANGED", "RGB", "RGBA", "GRAY"]
+            for mode in modes:
+                t_args = () if mode is None else (getattr(tio.ImageReadMode, mode),)
+                e_args = () if mode is None else (getattr(eio.ImageReadMode, mode),)
+                expected = getattr(tio, fn)(torch.from_numpy(data), *t_args).numpy()
+                got = getattr(eio, fn)(E(data), *e_args).numpy()
+                assert got.dtype == expected.dtype, (name, fn, mode)
+                np.testing.assert_array_equal(got, expected, err_msg=f"{name} {fn} {mode}")

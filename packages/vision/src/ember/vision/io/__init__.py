@@ -2,9 +2,13 @@
 
 from .image import (
     ImageReadMode,
+    decode_avif,
+    decode_gif,
+    decode_heic,
     decode_image,
     decode_jpeg,
     decode_png,
+    decode_webp,
     encode_jpeg,
     encode_png,
     read_file,
@@ -16,9 +20,13 @@ from .image import (
 
 __all__ = [
     "ImageReadMode",
+    "decode_avif",
+    "decode_gif",
+    "decode_heic",
     "decode_image",
     "decode_jpeg",
     "decode_png",
+    "decode_webp",
     "encode_jpeg",
     "encode_png",
     "read_file",

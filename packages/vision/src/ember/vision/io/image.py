@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import os
+import warnings
 from enum import Enum
 
 import numpy as np
@@ -19,6 +20,10 @@ __all__ = [
     "read_image",
     "decode_png",
     "decode_jpeg",
+    "decode_gif",
+    "decode_webp",
+    "decode_avif",
+    "decode_heic",
     "encode_png",
     "encode_jpeg",
     "write_png",
@@ -107,10 +112,22 @@ def _decode(data: Tensor, mode, apply_exif_orientation: bool, formats=None) -> T
     except Exception as e:
         what = "/".join(formats) if formats else "image"
         raise RuntimeError(f"Unsupported {what} format or corrupted data: {e}") from None
+    if img.format == "GIF":  # torchvision decodes every frame, in RGB whatever the mode
+        return _gif_frames(img)
+    if img.format == "WEBP":
+        mode = _webp_mode(mode)
     if apply_exif_orientation:
         img = ImageOps.exif_transpose(img)
     img = _unchanged(img) if mode == ImageReadMode.UNCHANGED else img.convert(_PIL_MODE[mode])
     return _pil_to_tensor(img)
+
+
+def _webp_mode(mode):
+    if mode in (ImageReadMode.GRAY, ImageReadMode.GRAY_ALPHA):
+        warnings.warn("Webp does not support grayscale conversions. The returned tensor will be "
+                      "in the colorspace of the original image.", stacklevel=3)
+        return ImageReadMode.UNCHANGED
+    return mode
 
 
 def decode_image(
@@ -147,6 +164,75 @@ def decode_jpeg(
             raise ValueError("All elements of the input list must be tensors.")
         return [decode_jpeg(t, mode, device, apply_exif_orientation) for t in input]
     return _decode(input, mode, apply_exif_orientation, formats=("JPEG",)).to(device)
+
+
+def _open(input: Tensor, fmt: str):
+    """Pillow's image of ``input``'s bytes, which must be a ``fmt`` file."""
+    from PIL import Image
+
+    try:
+        img = Image.open(io.BytesIO(_bytes_of(input)), formats=(fmt,))
+        img.load()
+    except Exception as e:
+        raise RuntimeError(f"Unsupported {fmt} format or corrupted data: {e}") from None
+    return img
+
+
+def decode_gif(input: Tensor) -> Tensor:
+    """Decode a GIF into a uint8 RGB tensor: ``(C, H, W)`` for a single image, ``(N, C, H, W)``
+    for an animation of ``N`` frames (each frame composited as displayed)."""
+    return _gif_frames(_open(input, "GIF"))
+
+
+def _gif_frames(img) -> Tensor:
+    from PIL import ImageSequence
+
+    frames = [np.asarray(frame.convert("RGB")).transpose(2, 0, 1)
+              for frame in ImageSequence.Iterator(img)]
+    out = frames[0] if len(frames) == 1 else np.stack(frames)
+    return ember.from_numpy(np.ascontiguousarray(out))
+
+
+def _decode_format(input: Tensor, mode, fmt: str) -> Tensor:
+    mode = _normalize_mode(mode)
+    if fmt == "WEBP":
+        mode = _webp_mode(mode)
+    img = _open(input, fmt)
+    if mode == ImageReadMode.UNCHANGED:
+        img = img if img.mode in ("RGB", "RGBA") else img.convert(
+            "RGBA" if "A" in img.getbands() else "RGB")
+    else:
+        img = img.convert(_PIL_MODE[mode])
+    return _pil_to_tensor(img)
+
+
+def decode_webp(input: Tensor, mode=ImageReadMode.UNCHANGED) -> Tensor:
+    """Decode a WebP image (its first frame) into a uint8 ``(C, H, W)`` RGB[A] tensor."""
+    return _decode_format(input, mode, "WEBP")
+
+
+def decode_avif(input: Tensor, mode=ImageReadMode.UNCHANGED) -> Tensor:
+    """Decode an AVIF image into a uint8 ``(C, H, W)`` RGB[A] tensor, with Pillow's AVIF
+    plugin (torchvision needs its extra-decoders package for this)."""
+    from PIL import features
+
+    if not features.check("avif"):
+        raise RuntimeError("decode_avif needs Pillow built with AVIF support (Pillow >= 11.3 "
+                           "wheels have it): pip install -U pillow")
+    return _decode_format(input, mode, "AVIF")
+
+
+def decode_heic(input: Tensor, mode=ImageReadMode.UNCHANGED) -> Tensor:
+    """Decode a HEIC image into a uint8 ``(C, H, W)`` RGB[A] tensor through the ``pillow-heif``
+    plugin (not a dependency: ``pip install pillow-heif``; torchvision needs its
+    extra-decoders package for this)."""
+    try:
+        import pillow_heif
+    except ImportError:
+        raise RuntimeError("In order to decode HEIC images, ember.vision needs the pillow-heif "
+                           "package: pip install pillow-heif") from None
+    pillow_heif.register_heif_opener()
+    return _decode_format(input, mode, "HEIF")
 
 
 def _to_pil(input: Tensor, what: str):
