@@ -1287,8 +1287,6 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     if not axes:  # nothing to resample: PyTorch copies (and still records its node)
         n = input._data.shape[-1]
         return _resample(input, nd - 1, ((xp.arange(n), None),), node, order)
-    if not antialias:
-        axes = list(range(nd - 1, 1, -1))
     out = input
     for j, ax in enumerate(axes):
         n, m, sc = input._data.shape[ax], sizes[ax - 2], scales[ax - 2]
