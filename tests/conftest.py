@@ -23,7 +23,28 @@ CUDA = os.environ.get("EMBER_TEST_DEVICE") == "cuda"
 DEVICE_RUN = "strict" if STRICT else "cuda" if CUDA else None
 
 
+def _one_blas_thread_per_worker() -> None:
+    """Under pytest-xdist with a worker per core (``-n auto``, as nox runs the suite), each
+    worker's BLAS pool, and so Ember's intra-op pool (``ember._parallel``: the BLAS pool's size
+    until set), gets one thread, and the processes a test starts inherit that
+    (``OPENBLAS_NUM_THREADS``). Two workers of two threads each on two cores spend their time
+    waking each other's threads: the GPT tutorial trained in 258 s with two threads and 286 s
+    with one when alone, with 500 and 286 CPU-seconds, and took 436 s beside the other worker.
+    Tests that exercise the pool set its size themselves. A thread count the user set wins."""
+    workers = os.environ.get("PYTEST_XDIST_WORKER_COUNT")
+    if not workers or int(workers) < (os.cpu_count() or 1):
+        return
+    if any(name in os.environ for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS")):
+        return
+    os.environ["OPENBLAS_NUM_THREADS"] = "1"
+    import numpy  # noqa: F401  (its BLAS loaded, so that the limit below reaches it)
+    import threadpoolctl
+
+    threadpoolctl.threadpool_limits(1, user_api="blas")
+
+
 def pytest_configure(config: pytest.Config) -> None:
+    _one_blas_thread_per_worker()
     if DEVICE_RUN is None:
         return
     import ember
