@@ -48,6 +48,10 @@ DISTRIBUTED = ("mpi4py>=4.1", "mpich>=4.3")
 TENSORBOARD = "tensorboard>=1.15"
 # SummaryWriter.add_figure renders matplotlib figures: its test skips without it
 MATPLOTLIB = "matplotlib"
+# ember-vision's `pcam` and `lsun` extras (HDF5 and LMDB readers of datasets.PCAM and LSUN):
+# their tests skip without them
+H5PY = "h5py"
+LMDB = "lmdb"
 # Pinned so that a new ruff release cannot fail CI with rules nobody asked for.
 RUFF = "ruff==0.17.6"
 
@@ -101,7 +105,7 @@ def tests(session: nox.Session) -> None:
         TENSORBOARD,
         # the tests that need them skip without them
         optional=(TORCH, LEGACY_CHECKPOINT, MINILM_WEIGHTS, ONNXRUNTIME, ONNXSCRIPT,
-                  MATPLOTLIB),
+                  MATPLOTLIB, H5PY, LMDB),
     )
     # Arguments after `--` replace the default target: `nox -s tests -- tests/nn -x`.
     # --no-loadscope-reorder: the files go out in tests/conftest.py's order (long ones first)
@@ -126,7 +130,8 @@ def vision_parity(session: nox.Session) -> None:
     """ember-vision against torchvision (tests/parity/vision), in a venv with torchvision."""
     _install_once(session, *_editable(*PYTHON_PACKAGES), "pytest", "pytest-timeout",
                   "pytest-xdist>=3.6",
-                  optional=(" ".join(TORCHVISION_ORACLE), TIMM_ORACLE))  # tests skip without
+                  optional=(" ".join(TORCHVISION_ORACLE), TIMM_ORACLE,  # tests skip without
+                            H5PY, LMDB))
     # on every core, as `tests` runs. (Not OMP_NUM_THREADS=1 against the workers' oversubscribed
     # thread pools: torch's single-thread sums moved a train-mode batch norm over four values,
     # test_feature_extraction_parity, just past its tolerance.)

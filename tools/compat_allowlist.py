@@ -18,7 +18,6 @@ ORACLES = {"torch": "2.13.", "torchvision": "0.29."}
 
 # -- reasons ---------------------------------------------------------------------------------
 NOT_YET = "issue 18: not yet"
-VISION_NOT_YET = "ember-vision: not yet (no open issue)"
 SYMBOLIC = ("symbolic shapes: ember.export keeps dynamic dims as Dim expressions inside the "
             "graph; user code never holds a SymInt/SymFloat/SymBool")
 TORCHSCRIPT_COMPILER = ("TorchScript's compiler of Python source: ember.jit.script traces "
@@ -169,7 +168,6 @@ GAPS: dict[str, dict[str, list[str]]] = {
         QUANTIZATION: ["quantization"],
     },
     "torchvision.datasets": {
-        VISION_NOT_YET: ["LSUN", "LSUNClass", "PCAM"],
         VIDEO: ["HMDB51", "Kinetics", "UCF101", "MovingMNIST"],
     },
     "torchvision.utils": {

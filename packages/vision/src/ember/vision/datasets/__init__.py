@@ -44,10 +44,12 @@ from .imagenette import Imagenette
 from .inaturalist import INaturalist
 from .kitti import Kitti
 from .lfw import LFWPairs, LFWPeople
+from .lsun import LSUN, LSUNClass
 from .mnist import KMNIST, MNIST, FashionMNIST
 from .mnist_more import EMNIST, QMNIST
 from .omniglot import Omniglot
 from .oxford_iiit_pet import OxfordIIITPet
+from .pcam import PCAM
 from .phototour import PhotoTour
 from .places365 import Places365
 from .rendered_sst2 import RenderedSST2
@@ -135,5 +137,8 @@ __all__ = [
     "Middlebury2014Stereo",
     "SceneFlowStereo",
     "SintelStereo",
+    "LSUN",
+    "LSUNClass",
+    "PCAM",
     "wrap_dataset_for_transforms_v2",
 ]
