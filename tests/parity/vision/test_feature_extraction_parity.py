@@ -126,12 +126,15 @@ def assert_same_value(got, expected, key):
 
 
 def test_resnet18_train_mode_features_match(tmp_path_factory):
-    """Train mode (batch statistics): the train graph runs, and its values agree."""
+    """Train mode (batch statistics): the train graph runs, and its values agree. (64x64
+    images: layer4's batch norm then normalises 16 values per channel; over the 4 of 32x32
+    images, a last-bit difference in either library's BLAS sums, which changes with its
+    thread count, moved one normalised value just past the tolerance.)"""
     ref, ours = model_pair("resnet18", tmp_path_factory)
     return_nodes = {"layer1.0.add": "add", "layer2": "l2", "layer4.1.bn2": "bn", "fc": "fc"}
     tv_extractor = tv_fe.create_feature_extractor(ref.train(), return_nodes)
     em_extractor = em_fe.create_feature_extractor(ours.train(), return_nodes)
-    x = np.random.RandomState(2).standard_normal((4, 3, 32, 32)).astype(np.float32)
+    x = np.random.RandomState(2).standard_normal((4, 3, 64, 64)).astype(np.float32)
     expected = tv_extractor(torch.from_numpy(x))
     got = em_extractor(ember.tensor(x))
     assert list(got) == list(expected) == ["add", "l2", "bn", "fc"]
