@@ -32,9 +32,13 @@ _UNIT_SCALE = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1}
 
 
 def _log10_f32(x: float) -> float:
-    """``log10`` of ``x`` rounded to float32 first, as ``torch.tensor(x).log10()``."""
+    """``log10`` of ``x`` rounded to float32 first, as ``torch.tensor(x).log10()``: computed
+    in float64 and rounded to float32, which is the correctly rounded float32 result that
+    PyTorch's kernel gives at the unit boundaries (NumPy's own float32 ``log10`` is 1 ulp off
+    at some of them, depending on its version and SIMD path: -6.0000005 for 1e-6 in NumPy
+    2.4.6, which moved 1 us into nanoseconds)."""
     with np.errstate(divide="ignore"):
-        return float(np.log10(np.float32(x)))
+        return float(np.float32(np.log10(np.float64(np.float32(x)))))
 
 
 @dataclasses.dataclass(init=True, repr=False, eq=True, frozen=True)
