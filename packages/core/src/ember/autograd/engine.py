@@ -163,6 +163,16 @@ _LEAF_LOCKS = tuple(reinit_in_child(threading.Lock()) for _ in range(64))
 class _TaskState(threading.local):
     id = -1  # the innermost backward running in this thread (-1: none)
     run = None  # its (root edges, needed nodes or None, reachable-node cache)
+    callbacks = None  # its final callbacks (``queue_callback``), run when it has finished
+
+
+def queue_callback(callback) -> None:
+    """Run ``callback()`` when the backward running in this thread has finished (PyTorch's
+    ``Variable._execution_engine.queue_callback``): after every node and every leaf's
+    accumulation, in the order queued; a callback may queue another."""
+    if _TASK.id == -1:
+        raise RuntimeError("Final callbacks can only be installed during backward pass.")
+    _TASK.callbacks.append(callback)
 
 
 _TASK = _TaskState()
@@ -273,9 +283,10 @@ def run_backward(roots, root_grads, retain_graph: bool, create_graph: bool,
     prev_mode = GRAD.enabled
     GRAD.enabled = create_graph
     task = _TASK
-    prev_task, prev_run = task.id, task.run
+    prev_task, prev_run, prev_callbacks = task.id, task.run, task.callbacks
     task.id = next(_TASK_IDS)
     task.run = (roots, needed, set())
+    task.callbacks = callbacks = []
     anomaly = ANOMALY_THREADS[0] and GRAD.anomaly
     recorder = getattr(PROFILED, "recorder", None) if PROFILING[0] else None
     pop = heapq.heappop
@@ -357,9 +368,11 @@ def run_backward(roots, root_grads, retain_graph: bool, create_graph: bool,
                     recorder.accumulate_leaf(_accumulate_leaf, node, grad, create_graph, taken)
                 else:
                     _accumulate_leaf(node, grad, create_graph, taken)
+        while callbacks:  # (a callback may queue another)
+            callbacks.pop(0)()
     finally:
         GRAD.enabled = prev_mode
-        task.id, task.run = prev_task, prev_run
+        task.id, task.run, task.callbacks = prev_task, prev_run, prev_callbacks
     if capture is not None:
         return [capture[e] for e in inputs]
     return None

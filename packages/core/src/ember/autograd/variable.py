@@ -44,3 +44,20 @@ class Variable(metaclass=_VariableMeta):
     """``Variable(data=None, requires_grad=False, volatile=False)``: deprecated; returns a
     tensor that shares ``data``'s memory, detached from its graph. ``volatile=True`` only
     warns: use ``with ember.no_grad():``."""
+
+    #: the autograd engine (PyTorch's ``Variable._execution_engine``), for what libraries
+    #: call on it: ``queue_callback(fn)`` runs ``fn`` when the running backward has finished
+    _execution_engine: _ExecutionEngine
+
+
+class _ExecutionEngine:
+    """``Variable._execution_engine``: the backward engine's one hook that libraries use."""
+
+    @staticmethod
+    def queue_callback(callback) -> None:
+        from .engine import queue_callback
+
+        queue_callback(callback)
+
+
+Variable._execution_engine = _ExecutionEngine()
