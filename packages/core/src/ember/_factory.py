@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from . import _dtype
+from . import _dtype, _settings
 from . import _memory_format as _mf
 from ._data_inference import data_to_array, np_to_dtype
 from ._device import canonical_device, resolve_device, xp_of
@@ -278,7 +278,8 @@ def from_numpy(ndarray: np.ndarray) -> Tensor:
 
 
 class _Capsule:
-    """Adapts a bare DLPack capsule (host memory) to the ``__dlpack__`` protocol."""
+    """Adapts a bare DLPack capsule of host memory to the ``__dlpack__`` protocol (what
+    ``np.from_dlpack`` reads)."""
 
     def __init__(self, capsule):
         self.capsule = capsule
@@ -290,25 +291,101 @@ class _Capsule:
         return (1, 0)
 
 
-def from_dlpack(ext_tensor) -> Tensor:
-    """A tensor sharing the memory of ``ext_tensor`` (any ``__dlpack__`` object, e.g. a NumPy
-    array, a torch tensor or a CuPy array, or a DLPack capsule) without a copy."""
-    if isinstance(ext_tensor, Tensor):
-        return ext_tensor
-    if not hasattr(ext_tensor, "__dlpack__"):
-        ext_tensor = _Capsule(ext_tensor)
-    kind, index = ext_tensor.__dlpack_device__()
+_INVALID_CAPSULE = ("from_dlpack received an invalid capsule. Note that DLTensor capsules can "
+                    "be consumed only once, so you might have already constructed a tensor "
+                    "from it once.")
+
+
+def _capsule_device(capsule) -> tuple:
+    """``(device type, index, unversioned)`` of the tensor in a DLPack capsule not yet
+    consumed, read from its ``DLTensor`` (PyTorch's error when it is not such a capsule)."""
+    import ctypes
+    import datetime
+
+    if type(capsule) is not type(datetime.datetime_CAPI):  # the PyCapsule type
+        raise RuntimeError(_INVALID_CAPSULE)
+    get_name = ctypes.PYFUNCTYPE(ctypes.c_char_p, ctypes.py_object)(
+        ("PyCapsule_GetName", ctypes.pythonapi))
+    name = get_name(capsule)
+    ptr_size = ctypes.sizeof(ctypes.c_void_p)
+    if name == b"dltensor":  # DLManagedTensor: the DLTensor first
+        offset = 0
+    elif name == b"dltensor_versioned":  # DLManagedTensorVersioned: version, ctx, deleter, flags
+        offset = 8 + 2 * ptr_size + 8
+    else:  # "used_dltensor" (consumed) or not DLPack at all
+        raise RuntimeError(_INVALID_CAPSULE)
+    get_pointer = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.py_object, ctypes.c_char_p)(
+        ("PyCapsule_GetPointer", ctypes.pythonapi))
+    managed = get_pointer(capsule, name)
+    # DLTensor: void *data, then DLDevice {int32 device_type, int32 device_id}
+    device = (ctypes.c_int32 * 2).from_address(managed + offset + ptr_size)
+    return int(device[0]), int(device[1]), offset == 0
+
+
+class _WritableView:
+    """The array interface of a read-only array with the read-only mark dropped (and the
+    array kept alive): ``np.asarray`` of it is a writable array over the same memory."""
+
+    def __init__(self, arr: np.ndarray):
+        self.keep = arr
+        interface = dict(arr.__array_interface__)
+        interface["data"] = (interface["data"][0], False)
+        self.__array_interface__ = interface
+
+
+def _import_dlpack(ext, kind: int, index: int, legacy: bool = False) -> Tensor:
+    """A tensor over the memory of ``ext`` (a ``__dlpack__`` object or a raw capsule, an
+    unversioned one when ``legacy``) that lives on DLPack device ``(kind, index)``."""
     if kind == 1:  # kDLCPU
-        arr = np.from_dlpack(ext_tensor)
+        arr = np.from_dlpack(ext if hasattr(ext, "__dlpack__") else _Capsule(ext))
+        if legacy and not arr.flags.writeable:
+            # NumPy marks what an unversioned capsule holds read-only (that DLPack cannot say
+            # whether it is); PyTorch's from_dlpack writes through, and so does Ember's. (A
+            # read-only NumPy array refuses to export such a capsule.)
+            arr = np.asarray(_WritableView(arr)).view(arr.dtype)
         np_to_dtype(arr)
         return _make(arr, CPU)
     if kind in (2, 13):  # kDLCUDA, kDLCUDAManaged: through the CUDA backend (CuPy)
         dev = canonical_device(_device_cls("cuda", int(index)))
-        arr = backend_of(dev).xp.from_dlpack(ext_tensor)
+        # cupy.from_dlpack takes a raw capsule too (its documented backward compatibility)
+        arr = backend_of(dev).xp.from_dlpack(ext)
         if arr.dtype not in _dtype.FROM_NP:
             np_to_dtype(np.empty(0, dtype=arr.dtype))
         return _make(arr, dev)
     raise RuntimeError(f"from_dlpack: unsupported DLPack device type {kind}")
+
+
+def from_dlpack(ext_tensor, *, device=None, copy=None) -> Tensor:
+    """A tensor sharing the memory of ``ext_tensor`` without a copy: any object with
+    ``__dlpack__`` (a NumPy array, a torch tensor, a CuPy array), or a DLPack capsule (from
+    ``ember.utils.dlpack.to_dlpack``, ``torch.utils.dlpack.to_dlpack``, ``__dlpack__()``),
+    which is consumed: import a capsule once.
+
+    ``device``: where the result goes (a copy when that is not where the data is);
+    ``copy``: ``True`` always copies, ``False`` refuses to (an error when ``device`` asks for
+    a move), ``None`` copies only when it must. Neither is accepted with a capsule.
+    """
+    if isinstance(ext_tensor, Tensor):
+        t = ext_tensor
+    elif hasattr(ext_tensor, "__dlpack__"):
+        kind, index = ext_tensor.__dlpack_device__()
+        t = _import_dlpack(ext_tensor, kind, index)
+    else:
+        if device is not None or copy is not None:
+            raise AssertionError("device and copy kwargs not supported when ext_tensor is "
+                                 "already a DLPack capsule.")
+        kind, index, legacy = _capsule_device(ext_tensor)
+        return _import_dlpack(ext_tensor, kind, index, legacy)
+    if device is not None:
+        target = resolve_device(device)
+        if target != t.device:
+            if copy is False:
+                raise ValueError(f"cannot move DLPack tensor from device {t.device} to "
+                                 f"{target} without copying. Set copy=None or copy=True.")
+            return t.detach().to(target)
+    if copy:
+        return t.detach().clone()
+    return t
 
 
 # -- filled tensors ---------------------------------------------------------------------------
@@ -336,6 +413,10 @@ def _filled(fill, shape: tuple, dt: _dtype.dtype, dev, requires_grad, out=None,
     try:
         if fill is None:
             arr = xp.empty(alloc_shape, dtype=dt.np)
+            if _settings._deterministic["mode"]:  # (filled: utils.deterministic)
+                value = _settings.fill_value_of_uninitialized(dt.np)
+                if value is not None:
+                    arr.fill(value)
         elif fill is _ZERO:
             arr = xp.zeros(alloc_shape, dtype=dt.np)
         elif fill is _ONE:
@@ -403,6 +484,10 @@ def empty_strided(size, stride, *, dtype=None, layout=None, device=None,
     extent = 1 + builtins.sum((n - 1) * s for n, s in zip(shape, strides)) \
         if all(shape) else 0
     buf = allocating(xp.empty, (extent,), dt.itemsize, dev, extent, dt.np)
+    if _settings._deterministic["mode"]:
+        value = _settings.fill_value_of_uninitialized(dt.np)
+        if value is not None:
+            buf.fill(value)
     arr = _dtype.as_strided(xp, buf, shape, tuple(s * dt.itemsize for s in strides))
     return finish(_make(arr, dev), requires_grad)
 

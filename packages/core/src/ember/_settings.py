@@ -169,7 +169,28 @@ def _apply_matmul_precision() -> None:
 
 # -- determinism -------------------------------------------------------------------------------
 
-_deterministic = {"mode": False, "warn_only": False}
+#: ``fill``: ``ember.utils.deterministic.fill_uninitialized_memory`` (in deterministic mode,
+#: ``empty`` and its kin fill their memory: NaN for floating and complex dtypes, the largest
+#: value for integers and bool, as PyTorch does)
+_deterministic = {"mode": False, "warn_only": False, "fill": True}
+
+
+def fill_value_of_uninitialized(np_dtype):
+    """What deterministic mode writes into new uninitialised memory of ``np_dtype``, or None
+    when it writes nothing (the mode or ``fill_uninitialized_memory`` is off)."""
+    if not (_deterministic["mode"] and _deterministic["fill"]):
+        return None
+    import numpy as np
+
+    kind = np.dtype(np_dtype).kind
+    if kind in "fc" or np.dtype(np_dtype).name in ("bfloat16", "float8_e4m3fn",
+                                                    "float8_e5m2"):
+        return float("nan")
+    if kind == "b":
+        return True
+    if kind in "iu":
+        return np.iinfo(np_dtype).max
+    return float("nan")  # (ml_dtypes' other floating types)
 
 
 def _check_bool(fn: str, name: str, value, position: str = "") -> None:

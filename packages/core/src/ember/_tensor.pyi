@@ -18,7 +18,7 @@ from ember._sparse_tensor import SparseTensor as _SparseTensor
 from ember._storage import TypedStorage as _TypedStorage
 from ember._storage import UntypedStorage as _UntypedStorage
 from ember.autograd.graph import Node as _Node
-from ember.autograd.graph import RemovableHandle as _RemovableHandle
+from ember.utils.hooks import RemovableHandle as _RemovableHandle
 
 _bool: TypeAlias = builtins.bool
 _int: TypeAlias = builtins.int

@@ -23,33 +23,13 @@ from .._forksafe import reinit_in_child
 from .._format import shape_str
 from .._tensor import Tensor as _Tensor
 from .._tensor import _make
+from ..utils.hooks import RemovableHandle  # the one handle class, as torch.autograd.graph's
 from .grad_mode import ANOMALY_THREADS, GRAD
 
 # make_node_class and record are core's internals; other distributions use ember.ops.api
 __all__ = ["Node", "AccumulateGrad", "RemovableHandle", "saved_tensors_hooks", "save_on_cpu",
            "disable_saved_tensors_hooks", "GradientEdge", "get_gradient_edge", "increment_version",
            "register_multi_grad_hook", "allow_mutation_on_saved_tensors"]
-
-
-class RemovableHandle:
-    """Returned by ``register_hook``; ``remove()`` takes the hook out again."""
-
-    _ids = itertools.count()  # next() on a count is atomic: threads never share an id
-
-    def __init__(self, hooks_dict: dict):
-        self._hooks = weakref.ref(hooks_dict) if hooks_dict is not None else None
-        self.id = next(RemovableHandle._ids)
-
-    def remove(self) -> None:
-        hooks = self._hooks() if self._hooks is not None else None
-        if hooks is not None:
-            hooks.pop(self.id, None)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.remove()
 
 
 class _HookDict(dict):

@@ -102,9 +102,11 @@ def _has_slot(member, obj) -> bool:
 
 
 def __getattr__(name: str):
-    # ``torch.utils.checkpoint``, ``torch.utils.data`` and ``torch.utils.benchmark`` work after
-    # a plain ``import torch``
-    if name in ("benchmark", "checkpoint", "data"):
+    # ``torch.utils.checkpoint``, ``torch.utils.data``, ``torch.utils.benchmark`` (and the
+    # small modules ``torch.utils`` imports: ``collect_env``, ``dlpack``, ``hooks``, ``weak``,
+    # ``_pytree``) work after a plain ``import torch``
+    if name in ("benchmark", "checkpoint", "data", "collect_env", "dlpack", "hooks", "weak",
+                "_pytree"):
         import importlib
 
         return importlib.import_module(f"{__name__}.{name}")

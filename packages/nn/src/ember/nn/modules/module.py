@@ -13,9 +13,8 @@ from collections import OrderedDict, namedtuple
 
 import ember
 from ember import Tensor
-from ember.autograd.function import Function
-from ember.autograd.graph import RemovableHandle as _GraphHandle
 from ember.ops import api
+from ember.utils.hooks import BackwardHook, RemovableHandle
 
 from ..parameter import Buffer, Parameter, is_lazy
 
@@ -42,40 +41,6 @@ _global_is_full_backward_hook: bool | None = None
 _global_buffer_registration_hooks: OrderedDict = OrderedDict()
 _global_module_registration_hooks: OrderedDict = OrderedDict()
 _global_parameter_registration_hooks: OrderedDict = OrderedDict()
-
-
-class RemovableHandle(_GraphHandle):
-    """A handle that removes a hook from its dict (and from ``extra_dict`` ones) on ``remove()``."""
-
-    def __init__(self, hooks_dict, *, extra_dict=None):
-        super().__init__(hooks_dict)
-        if extra_dict is None:
-            extra_dict = ()
-        elif isinstance(extra_dict, dict):
-            extra_dict = (extra_dict,)
-        import weakref
-
-        self._extra = tuple(weakref.ref(d) for d in extra_dict)
-
-    def remove(self) -> None:
-        super().remove()
-        for ref in self._extra:
-            d = ref()
-            if d is not None:
-                d.pop(self.id, None)
-
-    # a deep-copied module's handles must point at the copy's hook dicts (lazy modules keep
-    # theirs), so the dicts themselves are the state; the weak references are rebuilt
-    def __getstate__(self):
-        hooks = self._hooks() if self._hooks is not None else None
-        return hooks, self.id, tuple(ref() for ref in self._extra)
-
-    def __setstate__(self, state) -> None:
-        import weakref
-
-        hooks, self.id, extra = state
-        self._hooks = weakref.ref(hooks) if hooks is not None else None
-        self._extra = tuple(weakref.ref(d) for d in extra if d is not None)
 
 
 def _typename(obj) -> str:
@@ -979,7 +944,7 @@ class Module:
                         args = pre_result if isinstance(pre_result, tuple) else (pre_result,)
             bw_hook = None
             if full_backward_hooks or backward_pre_hooks:
-                bw_hook = _BackwardHook(self, full_backward_hooks, backward_pre_hooks)
+                bw_hook = BackwardHook(self, full_backward_hooks, backward_pre_hooks)
                 args = bw_hook.setup_input_hook(args)
             result = self.forward(*args, **kwargs)
             for hook_id, hook in itertools.chain(_global_forward_hooks.items(),
@@ -1148,122 +1113,3 @@ def _warn_non_full_backward_hook(inputs, result, grad_fn) -> None:
                           "This hook will be missing some grad_input. Please use "
                           "register_full_backward_hook to get the documented behavior.",
                           FutureWarning, stacklevel=4)
-
-
-
-class _BackwardHookFunction(Function):
-    """Identity on tensors whose backward hands the gradients to a ``_BackwardHook``."""
-
-    @staticmethod
-    def forward(ctx, callback, *tensors):
-        ctx.callback = callback
-        return tensors
-
-    @staticmethod
-    def backward(ctx, *grads):
-        return (None, *ctx.callback(grads))
-
-
-def _wrap_requiring_grad(values, callback):
-    """Pass the tensors of ``values`` that require grad through one identity Function whose
-    backward calls ``callback(grads)``. Returns the new values and the wrapped positions."""
-    positions = [i for i, v in enumerate(values) if isinstance(v, Tensor) and v.requires_grad]
-    if not positions:
-        return values, positions
-    outs = _BackwardHookFunction.apply(callback, *[values[i] for i in positions])
-    values = list(values)
-    for i, o in zip(positions, outs):
-        values[i] = o
-    return values, positions
-
-
-def _spread(grads, positions, n):
-    """Gradients of the wrapped positions laid out over all ``n`` values (None elsewhere)."""
-    full = [None] * n
-    for i, g in zip(positions, grads):
-        full[i] = g
-    return tuple(full)
-
-
-class _BackwardHook:
-    """Runs a module's full backward (pre-)hooks by wrapping its inputs and outputs in
-    identity Functions (PyTorch's ``torch.utils.hooks.BackwardHook``)."""
-
-    def __init__(self, module, user_hooks, user_pre_hooks):
-        self.module = module
-        self.user_hooks = user_hooks
-        self.user_pre_hooks = user_pre_hooks
-        self.grad_outputs = None
-        self.in_positions = []
-        self.out_positions = []
-        self.n_inputs = 0
-        self.n_outputs = 0
-
-    def setup_input_hook(self, args):
-        tensor_idx = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
-        self.n_inputs = len(tensor_idx)
-        if not ember.is_grad_enabled():
-            return args
-        tensors = [args[i] for i in tensor_idx]
-        wrapped, self.in_positions = _wrap_requiring_grad(tensors, self._input_callback)
-        if not self.in_positions:
-            return args
-        args = list(args)
-        for i, t in zip(tensor_idx, wrapped):
-            args[i] = t
-        return tuple(args)
-
-    def setup_output_hook(self, result):
-        if not ember.is_grad_enabled():
-            return result
-        single = isinstance(result, Tensor)
-        if not single and not isinstance(result, (tuple, list)):
-            return result
-        values = [result] if single else list(result)
-        self.n_outputs = len(values)
-        wrapped, self.out_positions = _wrap_requiring_grad(values, self._output_callback)
-        if not self.out_positions:
-            return result
-        if single:
-            return wrapped[0]
-        return type(result)(wrapped) if isinstance(result, list) else tuple(wrapped)
-
-    def _output_callback(self, grads):
-        full = _spread(grads, self.out_positions, self.n_outputs)
-        for hook in self.user_pre_hooks:
-            out = hook(self.module, full)
-            if out is not None:
-                out = tuple(out) if isinstance(out, (tuple, list)) else (out,)
-                if len(out) != len(full):
-                    raise RuntimeError(f"Backward pre hook returned an invalid number of "
-                                       f"grad_output, got {len(out)}, but expected {len(full)}")
-                full = out
-        self.grad_outputs = full
-        if not self.in_positions:
-            # no input takes a gradient: the hooks run now, with grad_input all None
-            grad_inputs = (None,) * self.n_inputs
-            if self.user_hooks:
-                warnings.warn("Full backward hook is firing when gradients are computed with "
-                              "respect to module outputs since no inputs require gradients. "
-                              "See https://docs.pytorch.org/docs/main/generated/torch.nn."
-                              "Module.html#torch.nn.Module.register_full_backward_hook for "
-                              "more details.", stacklevel=2)
-            for hook in self.user_hooks:
-                if hook(self.module, grad_inputs, full) is not None:
-                    raise RuntimeError("Backward hook for Modules where no input requires "
-                                       "gradient should always return None or None for all "
-                                       "gradients.")
-        return tuple(full[i] for i in self.out_positions)
-
-    def _input_callback(self, grads):
-        full = _spread(grads, self.in_positions, self.n_inputs)
-        for hook in self.user_hooks:
-            out = hook(self.module, full, self.grad_outputs)
-            if out is None:
-                continue
-            out = tuple(out) if isinstance(out, (tuple, list)) else (out,)
-            if len(out) != len(full):
-                raise RuntimeError(f"Backward hook returned an invalid number of grad_input, "
-                                   f"got {len(out)}, but expected {len(full)}")
-            full = out
-        return tuple(full[i] for i in self.in_positions)
