@@ -121,6 +121,12 @@ class _Recorder(TorchFunctionMode):
         self.recording = True
         self._entered = False
         self._outer: _Recorder | None = None
+        #: the memory blocks the recorded code touches (the profile's memory timeline)
+        self.memory = None
+        if profile_memory:
+            from ..profiler._memory_profiler import MemoryTracker
+
+            self.memory = MemoryTracker(self)
 
     # -- time -----------------------------------------------------------------------------------
     @staticmethod
@@ -158,6 +164,8 @@ class _Recorder(TorchFunctionMode):
         finally:
             self.end(evt)
         self.end_op(evt, result)
+        if self.memory is not None:
+            self.memory.saw_op(args, kwargs, result)
         return result
 
     def begin_op(self, func, args, kwargs) -> FunctionEvent:
@@ -186,6 +194,7 @@ class _Recorder(TorchFunctionMode):
         out = out if out.__class__ is tuple else (out,)
         if self.profile_memory:
             evt.cpu_memory_usage = _nbytes(out)
+            self.memory.saw_backward(node, out)
         return out
 
     def accumulate_leaf(self, accumulate, node, grad, create_graph, taken) -> None:
@@ -195,6 +204,8 @@ class _Recorder(TorchFunctionMode):
             accumulate(node, grad, create_graph, taken)
         finally:
             self.end(evt)
+        if self.memory is not None:
+            self.memory.saw_accumulation(node)
 
     # -- on and off -------------------------------------------------------------------------
     def start(self) -> None:

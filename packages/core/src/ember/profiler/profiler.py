@@ -137,6 +137,8 @@ class profile:
         self._step_range: record_function | None = None
         self._metadata: dict[str, str] = {}
         self._scheduled = schedule is not None
+        self._memory = None  # the saved trace's memory events (profile_memory=True)
+        self.mem_tl = None
         KinetoStepTracker.init_step_count(PROFILER_STEP_NAME)
 
     # -- lifecycle --------------------------------------------------------------------------------
@@ -198,6 +200,9 @@ class profile:
             return
         self._recorder.stop()
         self._events = self._recorder.take()
+        self._memory = self._recorder.memory
+        if self._memory is not None:
+            self._memory.stop()
         self._recorder = None
         if self.on_trace_ready is not None:
             self.on_trace_ready(self)
@@ -228,6 +233,37 @@ class profile:
             return
         with open(path, "w") as f:
             json.dump(self._trace(), f)
+
+    def _memory_profile(self):
+        required = ("record_shapes", "profile_memory", "with_stack")
+        missing = [f"{i}=True" for i in required if not getattr(self, i)]
+        if missing:
+            raise ValueError(f"{', '.join(missing)} required for memory profiling.")
+        if self._memory is None:
+            raise RuntimeError("the profiler has no saved trace yet (it saves when it stops, "
+                               "or at the end of each active cycle of its schedule)")
+        from ._memory_profiler import MemoryProfileTimeline
+
+        return MemoryProfileTimeline(self._memory, self.events())
+
+    def export_memory_timeline(self, path: str, device: str | None = None) -> None:
+        """The memory held over the saved trace, by category (parameters, inputs,
+        activations, gradients, optimizer state, ...: ``ember.profiler._memory_profiler``),
+        for one device (default: ``cuda:0`` where CUDA is available, else ``cpu``), by
+        ``path``'s suffix: ``.html`` a plot (with matplotlib), ``.json`` / ``.json.gz``
+        ``[times, sizes by category]``, ``.raw.json.gz`` one ``(time, action, bytes,
+        category)`` per event. Needs ``record_shapes``, ``profile_memory`` and
+        ``with_stack``. Deprecated in PyTorch (a ``FutureWarning``), as here."""
+        warnings.warn("`export_memory_timeline` is deprecated and will be removed in a future "
+                      "version. Please use `torch.cuda.memory._record_memory_history` and "
+                      "`torch.cuda.memory._export_memory_snapshot` instead.", FutureWarning,
+                      stacklevel=2)
+        if device is None:
+            from .. import cuda
+
+            device = "cuda:0" if cuda.is_available() else "cpu"
+        self.mem_tl = self._memory_profile()
+        self.mem_tl.export(path, device)
 
     def add_metadata(self, key: str, value: str) -> None:
         self._metadata[key] = value

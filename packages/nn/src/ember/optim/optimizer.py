@@ -37,6 +37,7 @@ from typing import Any
 import ember
 from ember import Tensor
 from ember.autograd.graph import RemovableHandle
+from ember.autograd.profiler import record_function
 
 from ._single_tensor import _buffer, _lerp_
 
@@ -132,7 +133,9 @@ def _with_step_hooks(step):
                             f"{step} must return None or a tuple of (new_args, new_kwargs), "
                             f"but got {result}.")
                     args, kwargs = result
-        out = step(*args, **kwargs)
+        # PyTorch's range: profiles show the step (and the memory timeline its state)
+        with record_function(f"Optimizer.step#{type(self).__name__}.step"):
+            out = step(*args, **kwargs)
         post = self._optimizer_step_post_hooks
         if post or _global_optimizer_post_hooks:
             for hook in list(chain(post.values(), _global_optimizer_post_hooks.values())):
@@ -306,23 +309,24 @@ class Optimizer:
     @_opaque_to_compile
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Reset the gradients of all optimized tensors (to ``None`` by default)."""
-        for group in self.param_groups:
-            for p in group["params"]:
-                g = p._grad
-                if g is None:
-                    continue
-                if set_to_none:
-                    p._grad = None
-                else:
-                    if g.grad_fn is not None:
-                        g.detach_()
-                    else:
-                        g.requires_grad_(False)
-                    if g.__class__ is not Tensor and g.is_sparse:
-                        g.zero_()  # no stored elements left, as PyTorch's
+        with record_function(f"Optimizer.zero_grad#{type(self).__name__}.zero_grad"):
+            for group in self.param_groups:
+                for p in group["params"]:
+                    g = p._grad
+                    if g is None:
                         continue
-                    g._data[...] = 0
-                    g._bump_version()
+                    if set_to_none:
+                        p._grad = None
+                    else:
+                        if g.grad_fn is not None:
+                            g.detach_()
+                        else:
+                            g.requires_grad_(False)
+                        if g.__class__ is not Tensor and g.is_sparse:
+                            g.zero_()  # no stored elements left, as PyTorch's
+                            continue
+                        g._data[...] = 0
+                        g._bump_version()
 
     @_opaque_to_compile
     def step(self, closure=None):
