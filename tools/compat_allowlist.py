@@ -47,6 +47,12 @@ FIRST_CLASS_DIMS = ("functorch's first-class dimensions (Tensor.index binds them
 TYPE_HINTS = "type-hint-only modules and aliases: nothing to run"
 UNDOCUMENTED = "undocumented internal helper that PyTorch names without an underscore"
 VIDEO = "video decoding (torchvision.io video, video datasets): not planned"
+TORCHSCRIPT_TOOLS = ("tools for TorchScript modules and their mobile form (bundled inputs, "
+                     "mobile optimizer, model dump, ScriptModule benchmarks, jit logs, the "
+                     "archive viewer): Ember has no TorchScript archives (ember.export files)")
+CPP_EXTENSIONS = ("building C++/CUDA extensions against libtorch (cpp_extension, hipify): "
+                  "Ember's custom ops are Python over NumPy/CuPy (ember.library), and C++ "
+                  "programs link ember-cpp")
 
 # -- gaps: namespace -> reason -> names (globs allowed) ------------------------------------
 GAPS: dict[str, dict[str, list[str]]] = {
@@ -134,6 +140,14 @@ GAPS: dict[str, dict[str, list[str]]] = {
         BACKEND_KERNELS: ["mtia"],
         UNDOCUMENTED: ["contrib", "monitor", "numa"],
         TYPE_HINTS: ["types"],
+    },
+    "torch.utils modules": {
+        DEPRECATED: ["backcompat"],
+        BACKEND_KERNELS: ["backend_registration", "mkldnn"],
+        TORCHSCRIPT_TOOLS: ["bundled_inputs", "jit", "mobile_optimizer", "model_dump",
+                            "show_pickle", "throughput_benchmark"],
+        CPP_EXTENSIONS: ["cpp_extension", "hipify"],
+        UNDOCUMENTED: ["cpp_backtrace", "debug_log", "file_baton", "serialization", "viz"],
     },
     "torch.nn.modules.*": {
         DEPRECATED: ["container.Container", "loss.NLLLoss2d"],

@@ -70,6 +70,9 @@ NAMESPACES = [
     ("torch.sparse", "ember.sparse"),
 ]
 TORCH_MODULES = ("torch.* modules", "ember")  # PyTorch's public subpackages: torch.fft, ...
+# torch.utils' modules (flop_counter, hooks, dlpack, model_zoo, ...), and _pytree, which is
+# private by name but imported by libraries and user code alike
+TORCH_UTILS_MODULES = ("torch.utils modules", "ember.utils")
 VISION_NAMESPACES = [
     ("torchvision.models", "ember.vision.models"),
     ("torchvision.models.segmentation", "ember.vision.models.segmentation"),
@@ -222,6 +225,14 @@ def torch_submodules() -> list[str]:
 
     return sorted(info.name for info in pkgutil.iter_modules(torch.__path__)
                   if not info.name.startswith("_"))
+
+
+def torch_utils_modules() -> list[str]:
+    """torch.utils' public modules as they lie on disk, and ``_pytree``."""
+    import torch.utils
+
+    return sorted([info.name for info in pkgutil.iter_modules(torch.utils.__path__)
+                   if not info.name.startswith("_")] + ["_pytree"])
 
 
 def _defined_in(module: types.ModuleType) -> set[str]:
@@ -382,6 +393,8 @@ def _names_of(namespace: str) -> list[str]:
         return tensor_names()
     if namespace == TORCH_MODULES[0]:
         return torch_submodules()
+    if namespace == TORCH_UTILS_MODULES[0]:
+        return torch_utils_modules()
     return public_names(importlib.import_module(namespace))
 
 
@@ -393,7 +406,7 @@ def torchvision_available() -> bool:
 def collect(vision: bool = True) -> list[Coverage]:
     """Coverage of every namespace (torchvision's only where torchvision is installed)."""
     allow = _allowlist()
-    pairs = NAMESPACES + [TORCH_MODULES]
+    pairs = NAMESPACES + [TORCH_MODULES, TORCH_UTILS_MODULES]
     if vision and torchvision_available():
         pairs += VISION_NAMESPACES
     rows = [coverage(ns, ember, _names_of(ns), allow.get(ns, {})) for ns, ember in pairs]
