@@ -743,3 +743,22 @@ def test_gradient_on_wrong_device_raises(testdev):
     with pytest.raises(RuntimeError, match="returned an invalid gradient at index 0 - expected "
                                            "device testdev:0 but got cpu"):
         Bad.apply(x).sum().backward()
+
+
+def test_input_returned_as_is_and_marked_non_differentiable():
+    # PyTorch: the output is a new tensor over the input's memory that requires no grad
+    class Passthrough(ember.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.mark_non_differentiable(x)
+            return x
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+
+    x = ember.ones(2, requires_grad=True)
+    y = Passthrough.apply(x)
+    assert y is not x and not y.requires_grad and y.grad_fn is None
+    y.add_(1)  # shares x's memory
+    assert x.tolist() == [2.0, 2.0]

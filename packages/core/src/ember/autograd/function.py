@@ -388,12 +388,13 @@ def _wrap_one(ctx, args, o, k, dirty, non_diff):
             raise RuntimeError("a leaf Variable that requires grad has been used in an "
                                "in-place operation.")
         o._bump_version()
-    elif _contains(args, o):
+    marked = bool(non_diff) and _contains(non_diff, o)  # (before o is replaced below)
+    if not (dirty and _contains(dirty, o)) and _contains(args, o):
         # an input returned as-is: a new tensor sharing its memory, a view of the input
         base = o if o._base is None else o._base
         o = o.detach()
         o._base = base
-    if (non_diff and _contains(non_diff, o)) or o._data.dtype not in _dtype.FLOATING_NP:
+    if marked or o._data.dtype not in _dtype.FLOATING_NP:
         o.requires_grad = False
         o.grad_fn = None
         return o
