@@ -447,7 +447,7 @@ def test_from_dlpack_capsule_errors():
 def test_to_dlpack_errors_and_grad():
     with pytest.raises(TypeError, match="must be Tensor, not numpy.ndarray"):
         dlpack.to_dlpack(np.ones(2))
-    t = ember.ones(2, requires_grad=True)
+    t = ember.ones(2, requires_grad=True, device="cpu")
     back = dlpack.from_dlpack(dlpack.to_dlpack(t))  # exported, as PyTorch's to_dlpack does
     assert not back.requires_grad and np.shares_memory(back.numpy(), t.detach().numpy())
 

@@ -54,6 +54,14 @@ def _linear(x_shape, bias=True, x_grad=True):
     return run
 
 
+def _linear_transposed_input(t):
+    # a non-contiguous input: ATen's linear runs matmul (an mm over the copied rows) and
+    # adds the bias, where a contiguous one is an addmm
+    x = t.randn(4, 2, 8).transpose(0, 1)
+    w = t.randn(16, 8, requires_grad=True)
+    t.nn.functional.linear(x, w, t.randn(16)).sum().backward()
+
+
 def _matmul(a_shape, b_shape):
     return lambda t: t.randn(*a_shape) @ t.randn(*b_shape)
 
@@ -122,6 +130,7 @@ CASES = {
     "linear_1d": (_linear((8,)), {"Global": {"aten.addmm": 256, "aten.mm": 512}}),
     "linear_weight_grad_only": (_linear((2, 4, 8), x_grad=False),
                                 {"Global": {"aten.addmm": 2048, "aten.mm": 2048}}),
+    "linear_transposed_input": (_linear_transposed_input, {"Global": {"aten.mm": 4096}}),
     "mm": (_matmul((3, 5), (5, 7)), {"Global": {"aten.mm": 210}}),
     "mv": (_matmul((3, 5), (5,)), {}),
     "vm": (_matmul((5,), (5, 7)), {"Global": {"aten.mm": 70}}),

@@ -385,6 +385,6 @@ class MemoryProfileTimeline:
 def _device(name: str) -> str:
     """``cpu`` / ``cuda:0`` (a bare ``cuda`` is device 0), for comparing devices."""
     name = str(name)
-    if name == "cuda":
-        return "cuda:0"
+    if name != "cpu" and ":" not in name:
+        return name + ":0"
     return name

@@ -249,7 +249,8 @@ class profile:
     def export_memory_timeline(self, path: str, device: str | None = None) -> None:
         """The memory held over the saved trace, by category (parameters, inputs,
         activations, gradients, optimizer state, ...: ``ember.profiler._memory_profiler``),
-        for one device (default: ``cuda:0`` where CUDA is available, else ``cpu``), by
+        for one device (default: the default device if set, else ``cuda:0`` where CUDA is
+        available, else ``cpu``), by
         ``path``'s suffix: ``.html`` a plot (with matplotlib), ``.json`` / ``.json.gz``
         ``[times, sizes by category]``, ``.raw.json.gz`` one ``(time, action, bytes,
         category)`` per event. Needs ``record_shapes``, ``profile_memory`` and
@@ -258,10 +259,12 @@ class profile:
                       "version. Please use `torch.cuda.memory._record_memory_history` and "
                       "`torch.cuda.memory._export_memory_snapshot` instead.", FutureWarning,
                       stacklevel=2)
-        if device is None:
-            from .. import cuda
+        if device is None:  # PyTorch's: the GPU where there is one; here also the default
+            from .. import cuda  # device when one is set (a test device stands in for CUDA)
+            from .._device import get_default_device
 
-            device = "cuda:0" if cuda.is_available() else "cpu"
+            default = str(get_default_device())
+            device = default if default != "cpu" else "cuda:0" if cuda.is_available() else "cpu"
         self.mem_tl = self._memory_profile()
         self.mem_tl.export(path, device)
 

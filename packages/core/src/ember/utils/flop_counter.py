@@ -28,7 +28,10 @@ formulas (its two batched products forward, five backward), under
 GPU; PyTorch's CPU build runs a kernel without a formula and counts 0 there. The recurrent
 layers (``nn.RNN``/``LSTM``/``GRU``) count their input projections (``linear``) but not the
 recurrence, which Ember runs as one fused kernel (PyTorch's CPU LSTM counts nothing, its GRU
-both). ``bilinear``, ``addmv``, ``addbmm``, ``mv`` and ``dot`` count 0, as in PyTorch. A
+both). ``nn.MultiheadAttention(batch_first=True)``'s input projection is one ``addmm``
+here, where PyTorch's projects the transposed input with an ``mm`` and adds the bias (the
+same count under another key). ``bilinear``, ``addmv``, ``addbmm``, ``mv`` and ``dot`` count
+0, as in PyTorch. A
 formula given in ``custom_mapping`` or with ``register_flop_formula(..., get_raw=True)``
 receives shapes, not tensors. Other ops run with the counter still active inside, so a
 composite written with ember ops is counted through the ops it calls.
@@ -625,11 +628,16 @@ def _operands(args, kwargs, names):
 
 
 def _lower_linear(args, kwargs, out):
+    """ATen's ``linear``: with a bias, an ``addmm`` over the input's folded rows when the
+    input is 2-d or contiguous; otherwise ``matmul(input, weight.t())`` (and the bias added,
+    uncounted)."""
     x, w = _operands(args, kwargs, ("input", "weight"))
     bias = args[2] if len(args) > 2 else kwargs.get("bias")
     n, k = w.shape
-    m = prod(x.shape[:-1]) if x.dim() > 1 else 1
-    return _mm_calls(m, k, n, _rg(x), _rg(w), bias is not None)
+    if bias is not None and (x.dim() == 2 or x.is_contiguous()):
+        m = prod(x.shape[:-1]) if x.dim() > 1 else 1
+        return _mm_calls(m, k, n, _rg(x), _rg(w), True)
+    return _lower_matmul_pair(x, _Layout.of(w).mT, b_rg=_rg(w))
 
 
 def _fold_ok(t) -> bool:
@@ -640,19 +648,20 @@ def _fold_ok(t) -> bool:
     return all(strides[i] == strides[i + 1] * shape[i + 1] for i in range(t.dim() - 2))
 
 
-def _lower_matmul_pair(a, b):
+def _lower_matmul_pair(a, b, b_rg=None):
     """ATen's ``matmul``: dot and mv are not counted; a fold into ``mm`` when the larger
     operand's rows can be flattened without a copy; ``bmm`` over the broadcast batch
-    otherwise."""
+    otherwise. (``b_rg``: whether ``b`` requires grad, when ``b`` stands in for another.)"""
     da, db = a.dim(), b.dim()
-    a_rg, b_rg = _rg(a), _rg(b)
+    a_rg = _rg(a)
+    b_rg = _rg(b) if b_rg is None else b_rg
     if da == 1 and db == 1 or da == 2 and db == 1:
         return _NONE
     if da == 1 and db == 2:
         return _mm_calls(1, a.shape[0], b.shape[1], a_rg, b_rg, False)
     if da == 2 and db == 2:
         return _mm_calls(a.shape[0], a.shape[1], b.shape[1], a_rg, b_rg, False)
-    if _should_fold(a, b):
+    if _should_fold(a, b, b_rg):
         if da >= db:  # a's rows folded: mm (or mv for a vector b: not counted)
             if db == 1:
                 return _NONE
@@ -678,13 +687,41 @@ def _broadcast(s1: tuple, s2: tuple) -> tuple:
     return tuple(max(x, y) for x, y in zip(s1, s2))
 
 
-def _should_fold(a, b) -> bool:
+class _Layout:
+    """A tensor's shape and strides, for the lowerings' questions (no tensor is made: an
+    enclosing profiler would record its making)."""
+
+    __slots__ = ("shape", "_strides")
+
+    def __init__(self, shape: tuple, strides: tuple) -> None:
+        self.shape, self._strides = shape, strides
+
+    @classmethod
+    def of(cls, t) -> _Layout:
+        return cls(tuple(t.shape), tuple(t.stride()))
+
+    def dim(self) -> int:
+        return len(self.shape)
+
+    def stride(self) -> tuple:
+        return self._strides
+
+    def numel(self) -> int:
+        return prod(self.shape)
+
+    @property
+    def mT(self) -> _Layout:
+        return _Layout(self.shape[:-2] + self.shape[-2:][::-1],
+                       self._strides[:-2] + self._strides[-2:][::-1])
+
+
+def _should_fold(a, b, b_rg: bool) -> bool:
     larger_first = a.dim() >= b.dim()
-    t1 = a if larger_first else b.mT
+    t1 = a if larger_first else _Layout.of(b).mT if isinstance(b, Tensor) else b.mT
     dim_t2 = b.dim() if larger_first else a.dim()
     if not (t1.dim() >= 3 and dim_t2 <= 2):
         return False
-    if _rg(b):
+    if b_rg:
         return True
     if a.dim() == 2:
         return False
