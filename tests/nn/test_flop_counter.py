@@ -121,6 +121,22 @@ def _einsum(t):
     t.einsum("bij,bjk->bik", a, b).sum().backward()
 
 
+def _recurrent(kind, *, packed=False, h0_grad=False, x_grad=False, backward=True, **kwargs):
+    def run(t):
+        t.manual_seed(0)
+        module = getattr(t.nn, kind)(8, 16, **kwargs)
+        x = t.randn(5, 3, 8, requires_grad=x_grad)
+        if packed:
+            x = t.nn.utils.rnn.pack_padded_sequence(x, [5, 3, 2])
+        args = (x,)
+        if h0_grad:
+            args += (t.randn(module.num_layers, 3, 16, requires_grad=True),)
+        out = module(*args)[0]
+        if backward:
+            (out.data if packed else out).sum().backward()
+    return run
+
+
 # name: (program, PyTorch 2.13's counts)
 CASES = {
     "linear_2d_bias": (_linear((4, 8)), {"Global": {"aten.addmm": 1024, "aten.mm": 2048}}),
@@ -170,6 +186,30 @@ CASES = {
     "multihead_attention": (_mha, {
         "Global": {"aten.addmm": 20480, "aten.bmm": 9600, "aten.mm": 25600},
         "MultiheadAttention": {"aten.addmm": 20480, "aten.bmm": 9600, "aten.mm": 25600}}),
+    "gru_forward": (_recurrent("GRU", backward=False), {"Global": {"aten.addmm": 34560},
+                                                         "GRU": {"aten.addmm": 34560}}),
+    "gru": (_recurrent("GRU"), {"Global": {"aten.addmm": 34560, "aten.mm": 52992},
+                                "GRU": {"aten.addmm": 34560, "aten.mm": 52992}}),
+    "gru_input_grad": (_recurrent("GRU", x_grad=True), {
+        "Global": {"aten.addmm": 34560, "aten.mm": 64512},
+        "GRU": {"aten.addmm": 34560, "aten.mm": 64512}}),
+    "gru_initial_state_grad": (_recurrent("GRU", h0_grad=True), {
+        "Global": {"aten.addmm": 34560, "aten.mm": 57600},
+        "GRU": {"aten.addmm": 34560, "aten.mm": 57600}}),
+    "gru_no_bias": (_recurrent("GRU", bias=False), {"Global": {"aten.mm": 87552},
+                                                    "GRU": {"aten.mm": 87552}}),
+    "gru_packed": (_recurrent("GRU", packed=True), {
+        "Global": {"aten.addmm": 23040, "aten.mm": 33792},
+        "GRU": {"aten.addmm": 23040, "aten.mm": 33792}}),
+    "gru_packed_bidirectional": (_recurrent("GRU", packed=True, bidirectional=True), {
+        "Global": {"aten.addmm": 46080, "aten.mm": 70656},
+        "GRU": {"aten.addmm": 46080, "aten.mm": 70656}}),
+    "rnn_two_layers": (_recurrent("RNN", num_layers=2), {
+        "Global": {"aten.addmm": 26880, "aten.mm": 46848},
+        "RNN": {"aten.addmm": 26880, "aten.mm": 46848}}),
+    "lstm_projection": (_recurrent("LSTM", proj_size=4), {
+        "Global": {"aten.addmm": 23040, "aten.mm": 34944},
+        "LSTM": {"aten.addmm": 23040, "aten.mm": 34944}}),
     "embedding": (lambda t: t.nn.functional.embedding(
         t.tensor([1, 2]), t.randn(5, 3, requires_grad=True)).sum().backward(), {}),
 }
@@ -222,6 +262,18 @@ def test_attention_counts_with_pytorchs_attention_formulas():
     with FlopCounterMode(display=False) as fc:
         F.scaled_dot_product_attention(q.detach(), k, k, enable_gqa=True)
     assert fc.get_total_flops() == sdpa_flop_count((2, 4, 6, 8), (2, 2, 6, 8), (2, 2, 6, 8))
+
+
+def test_lstm_counts_what_pytorchs_native_path_counts():
+    # PyTorch's CPU build runs this LSTM through oneDNN and counts 0; Ember counts it as
+    # PyTorch's own path counts an LSTM with a projection: input products, per-step hidden
+    # products (4 gates), backward the weights' and the hidden state's gradients
+    with FlopCounterMode(display=False) as fc:
+        _recurrent("LSTM")(ember)
+    inputs = 2 * 15 * 8 * 64
+    hidden = 2 * 15 * 16 * 64
+    backward = inputs + (hidden - 2 * 3 * 16 * 64) + hidden  # (no h0 gradient at step one)
+    assert _counts(fc)["Global"] == {"aten.addmm": inputs + hidden, "aten.mm": backward}
 
 
 def test_no_grad_counts_forward_only():

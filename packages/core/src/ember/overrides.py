@@ -36,6 +36,7 @@ from ._tensor import Tensor
 __all__ = ["disabled_torch_function_impl", "has_torch_function", "handle_torch_function",
            "is_tensor_like", "get_ignored_functions", "get_overridable_functions",
            "is_tensor_method_or_property", "wrap_torch_function", "activate", "is_active",
+           "mode_wants",
            "DisableTorchFunctionSubclass", "DisableTorchFunction", "register_namespace",
            "TorchFunctionMode"]
 
@@ -431,6 +432,15 @@ def _deactivate() -> None:
                     setattr(owner, name, original)
         _ACTIVE[0] = False
         _KEEP_ACTIVE[0] = False
+
+
+def mode_wants(flag: str) -> bool:
+    """Whether a ``TorchFunctionMode`` active on this thread sets the class attribute
+    ``flag`` (an Ember extension): fused kernels of other distributions that no mode needs to
+    see, such as ember-nn's recurrent layer (``"_ember_sees_fused_layers"``), go through
+    dispatch only for the modes that ask (``ember.utils.flop_counter`` counts them)."""
+    modes = _STATE.modes
+    return bool(modes) and any(getattr(m, flag, False) for m in modes)
 
 
 def is_active() -> bool:

@@ -26,15 +26,15 @@ Where Ember differs: ``scaled_dot_product_attention`` is counted with PyTorch's 
 formulas (its two batched products forward, five backward), under
 ``aten._scaled_dot_product_flash_attention`` and its backward, as PyTorch counts them on a
 GPU; PyTorch's CPU build runs a kernel without a formula and counts 0 there. The recurrent
-layers (``nn.RNN``/``LSTM``/``GRU``) count their input projections (``linear``) but not the
-recurrence, which Ember runs as one fused kernel (PyTorch's CPU LSTM counts nothing, its GRU
-both). ``nn.MultiheadAttention(batch_first=True)``'s input projection is one ``addmm``
-here, where PyTorch's projects the transposed input with an ``mm`` and adds the bias (the
-same count under another key). ``bilinear``, ``addmv``, ``addbmm``, ``mv`` and ``dot`` count
-0, as in PyTorch. A
-formula given in ``custom_mapping`` or with ``register_flop_formula(..., get_raw=True)``
-receives shapes, not tensors. Other ops run with the counter still active inside, so a
-composite written with ember ops is counted through the ops it calls.
+layers (``nn.RNN``/``LSTM``/``GRU``) count their input projections and the recurrence as
+PyTorch's native CPU path does (per step an ``addmm``, backward ``mm``); PyTorch's CPU build
+runs an LSTM without projection through oneDNN and counts 0 for it.
+``nn.MultiheadAttention(batch_first=True)``'s input projection is one ``addmm`` here, where
+PyTorch's projects the transposed input with an ``mm`` and adds the bias (the same count
+under another key). ``bilinear``, ``addmv``, ``addbmm``, ``mv`` and ``dot`` count 0, as in
+PyTorch. A formula given in ``custom_mapping`` or with ``register_flop_formula(...,
+get_raw=True)`` receives shapes, not tensors. Other ops run with the counter still active
+inside, so a composite written with ember ops is counted through the ops it calls.
 """
 
 from __future__ import annotations
@@ -446,6 +446,9 @@ class _FlopCounterMode(TorchFunctionMode):
     """Sees this thread's op calls (counting the lowered ATen calls of those with work to
     count) and the backward nodes of the counted ones."""
 
+    #: ember-nn's recurrent layers run through dispatch while this mode is on
+    _ember_sees_fused_layers = True
+
     def __init__(self, counter: FlopCounterMode) -> None:
         self.counter = counter
         self.pending: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -557,6 +560,9 @@ def _packet_of(func):
 
 
 def _grad_fn(out):
+    """The node of an op's (first) result."""
+    if isinstance(out, (tuple, list)) and out:
+        out = out[0]
     if isinstance(out, Tensor):
         return out.grad_fn
     return None
@@ -855,6 +861,43 @@ def _lower_einsum(args, kwargs, out):
     return fwd, bwd
 
 
+def _lower_recurrent_layer(args, kwargs, out):
+    """ember-nn's fused recurrent layer (one layer and direction of ``nn.RNN``/``LSTM``/
+    ``GRU``, its input projection counted before it as a ``linear``), as PyTorch's own
+    (native) CPU path computes it: per time step the hidden product, an ``addmm`` with the
+    hidden bias (an ``mm`` without), and an LSTM's projection (``mm``); backward, per step,
+    the gradient of the previous hidden state (not at the first step when the initial state
+    needs none) and of the weights (``mm``)."""
+    mode, xw, h0, c0, w, b, w_hr, batch_sizes, reverse = args[:9]
+    steps = [int(n) for n in batch_sizes]
+    if reverse:  # (in the order they run: the first starts from h0)
+        steps.reverse()
+    g, p = w.shape
+    hidden = g // 4 if mode == "LSTM" else g // 3 if mode == "GRU" else g
+    fwd: list = []
+    bwd: list = []
+    any_rg = any(_rg(t) for t in (xw, h0, c0, w, b, w_hr))
+    h0_rg = _rg(h0) or _rg(c0)
+    for i, n in enumerate(steps):
+        if b is not None:
+            fwd.append((aten.addmm, ((n, g), (n, p), (p, g)), {}, (n, g)))
+        else:
+            fwd.append((aten.mm, ((n, p), (p, g)), {}, (n, g)))
+        if w_hr is not None:
+            fwd.append((aten.mm, ((n, hidden), (hidden, p)), {}, (n, p)))
+        if not any_rg:
+            continue
+        if w_hr is not None:
+            bwd.append((aten.mm, ((n, p), (p, hidden)), {}, (n, hidden)))
+            if _rg(w_hr):
+                bwd.append((aten.mm, ((p, n), (n, hidden)), {}, (p, hidden)))
+        if i > 0 or h0_rg:
+            bwd.append((aten.mm, ((n, g), (g, p)), {}, (n, p)))
+        if _rg(w):
+            bwd.append((aten.mm, ((g, n), (n, p)), {}, (g, p)))
+    return fwd, bwd
+
+
 _LOWERINGS: dict = {
     "mm": _lower_mm, "addmm": _lower_addmm, "bmm": _lower_bmm, "baddbmm": _lower_baddbmm,
     "linear": _lower_linear, "matmul": _lower_matmul, "__matmul__": _lower_matmul,
@@ -864,5 +907,6 @@ _LOWERINGS: dict = {
     "conv_transpose3d": _lower_conv(True),
     "scaled_dot_product_attention": _lower_sdpa,
     "tensordot": _lower_tensordot, "einsum": _lower_einsum,
+    "_recurrent_layer": _lower_recurrent_layer,
 }
 

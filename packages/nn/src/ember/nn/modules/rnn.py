@@ -516,9 +516,10 @@ def _recurrent_layer(mode, xw, h0, c0, w, b, w_hr, batch_sizes, reverse, lead=No
         Y, h_n, c_n = _fused_layer(mode, _steps(batch_sizes, reverse), batch_sizes[0])(
             *tensors)
         return (Y if lead is None else Y.reshape(tuple(lead) + (Y.shape[1],))), h_n, c_n
-    if _in_vmap(tensors):
+    if _in_vmap(tensors) or ember.overrides.mode_wants("_ember_sees_fused_layers"):
         # tensors seen inside ember.func.vmap: the layer goes through dispatch, where vmap's
-        # batching rule for it (ember.ops.batching_rules) runs it on the physical tensors
+        # batching rule for it (ember.ops.batching_rules) runs it on the physical tensors; and
+        # a mode that asks to see the layer (ember.utils.flop_counter's) sees it there
         return _dispatching_layer(mode, xw, h0, c0, w, b, w_hr, batch_sizes, reverse, lead)
     dev = xw._device
     for t in tensors:
