@@ -11,6 +11,7 @@ same computation written with Tensor ops.
 
 from __future__ import annotations
 
+from .. import overrides as _overrides
 from .._device import check_same_device
 from .._tensor import _make
 from ..autograd.graph import GRAD, record
@@ -67,7 +68,22 @@ class FusedOp:
                 raise RuntimeError(f"{self.name} is a fused op without a Tensor-op reference: "
                                    "it cannot be exported or traced")
             return tuple(self.reference(*tensors))
+        if _overrides.mode_wants("_ember_sees_fused_layers"):  # (the flop counter's mode)
+            return _overrides.handle_torch_function(
+                self._public, [t for t in tensors if t is not None], *tensors)
         return self.eager(tensors)
+
+    @property
+    def _public(self):
+        """The op as a function named as it is, for the modes that see fused ops."""
+        fn = self.__dict__.get("_public_fn")
+        if fn is None:
+            def fn(*tensors):
+                return self(*tensors)
+
+            fn.__name__ = fn.__qualname__ = self.name
+            self.__dict__["_public_fn"] = fn
+        return fn
 
     # -- eager ------------------------------------------------------------------------------
     def node_class(self, n_out: int):

@@ -28,7 +28,10 @@ formulas (its two batched products forward, five backward), under
 GPU; PyTorch's CPU build runs a kernel without a formula and counts 0 there. The recurrent
 layers (``nn.RNN``/``LSTM``/``GRU``) count their input projections and the recurrence as
 PyTorch's native CPU path does (per step an ``addmm``, backward ``mm``); PyTorch's CPU build
-runs an LSTM without projection through oneDNN and counts 0 for it.
+runs an LSTM without projection through oneDNN and counts 0 for it. The cells count their two
+products as PyTorch's do (an ``LSTMCell``'s backward lands in ``Global`` but not in its
+module's row: ``ModuleTracker`` waits for the gradient of ``c``, which Ember's fused cell
+never receives when only ``h`` is used).
 ``nn.MultiheadAttention(batch_first=True)``'s input projection is one ``addmm`` here, where
 PyTorch's projects the transposed input with an ``mm`` and adds the bias (the same count
 under another key). ``bilinear``, ``addmv``, ``addbmm``, ``mv`` and ``dot`` count 0, as in
@@ -898,6 +901,19 @@ def _lower_recurrent_layer(args, kwargs, out):
     return fwd, bwd
 
 
+def _lower_cell(args, kwargs, out):
+    """ember-nn's fused cells (``nn.RNNCell``/``LSTMCell``/``GRUCell``): PyTorch's cell is the
+    input's and the hidden state's ``linear`` (an ``addmm`` each with its bias, an ``mm``
+    without; a missing hidden state is zeros, still multiplied), and their backward."""
+    x, h, _c, w_ih, w_hh, b_ih, b_hh = args[:7]
+    m = x.shape[0] if x.dim() == 2 else 1
+    g, i = w_ih.shape
+    p = w_hh.shape[1]
+    f1, b1 = _mm_calls(m, i, g, _rg(x), _rg(w_ih), b_ih is not None)
+    f2, b2 = _mm_calls(m, p, g, _rg(h), _rg(w_hh), b_hh is not None)
+    return f1 + f2, b1 + b2
+
+
 _LOWERINGS: dict = {
     "mm": _lower_mm, "addmm": _lower_addmm, "bmm": _lower_bmm, "baddbmm": _lower_baddbmm,
     "linear": _lower_linear, "matmul": _lower_matmul, "__matmul__": _lower_matmul,
@@ -908,5 +924,7 @@ _LOWERINGS: dict = {
     "scaled_dot_product_attention": _lower_sdpa,
     "tensordot": _lower_tensordot, "einsum": _lower_einsum,
     "_recurrent_layer": _lower_recurrent_layer,
+    "lstm_cell": _lower_cell, "gru_cell": _lower_cell, "rnn_tanh_cell": _lower_cell,
+    "rnn_relu_cell": _lower_cell,
 }
 
