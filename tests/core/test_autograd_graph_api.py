@@ -249,3 +249,26 @@ def test_multi_grad_hook_and_mutation_match_pytorch():
         return out
 
     assert run(ember, G) == run(torch, torch.autograd.graph)
+
+
+def test_multi_grad_hook_fires_when_an_output_of_a_node_gets_no_gradient():
+    # two outputs of one node, only the first used: fn runs once the backward is done with
+    # them, with None for the other (PyTorch's, e.g. on the two halves of a chunk)
+    from ember.autograd.graph import register_multi_grad_hook
+
+    class Two(ember.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2, x * 3
+
+        @staticmethod
+        def backward(ctx, ga, gb):
+            return ga * 2 if gb is None else ga * 2 + gb * 3
+
+    x = ember.randn(3, requires_grad=True)
+    a, b = Two.apply(x)
+    assert a.grad_fn is b.grad_fn
+    calls = []
+    register_multi_grad_hook((a, b), lambda grads: calls.append([g is None for g in grads]))
+    a.sum().backward()
+    assert calls == [[False, True]]

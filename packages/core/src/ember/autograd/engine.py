@@ -74,8 +74,8 @@ def _apply_pre_hooks(node, grad):
                 grad = list(res) if multi else res[0]
             continue
         g = grad[nr] if multi else grad
-        if g is None:
-            continue
+        if g is None and not getattr(fn, "_ember_sees_none", False):
+            continue  # (a multi-grad hook counts an output that got none: it arrived, as None)
         res = fn(g)
         if res is not None:
             if multi:

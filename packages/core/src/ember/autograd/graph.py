@@ -1084,6 +1084,9 @@ def register_multi_grad_hook(tensors: Sequence[_Tensor], fn: Callable, *,
                 if done:
                     fn(grads)
 
+            # called for an output of a multi-output node that got no gradient too (with
+            # None): that tensor's gradient will not come, and fn runs with None for it
+            hook._ember_sees_none = True
             return hook
 
         handles = tuple(t.register_hook(inner(i)) for i, t in enumerate(tensors))

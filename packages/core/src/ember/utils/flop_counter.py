@@ -29,9 +29,7 @@ GPU; PyTorch's CPU build runs a kernel without a formula and counts 0 there. The
 layers (``nn.RNN``/``LSTM``/``GRU``) count their input projections and the recurrence as
 PyTorch's native CPU path does (per step an ``addmm``, backward ``mm``); PyTorch's CPU build
 runs an LSTM without projection through oneDNN and counts 0 for it. The cells count their two
-products as PyTorch's do (an ``LSTMCell``'s backward lands in ``Global`` but not in its
-module's row: ``ModuleTracker`` waits for the gradient of ``c``, which Ember's fused cell
-never receives when only ``h`` is used).
+products as PyTorch's do.
 ``nn.MultiheadAttention(batch_first=True)``'s input projection is one ``addmm`` here, where
 PyTorch's projects the transposed input with an ``mm`` and adds the bias (the same count
 under another key). ``bilinear``, ``addmv``, ``addbmm``, ``mv`` and ``dot`` count 0, as in
