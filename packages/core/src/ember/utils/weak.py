@@ -79,23 +79,14 @@ class WeakIdRef(weakref.ref):
         return self is other
 
 
-class _WeakHashRef(weakref.ref):
+class _WeakHashRef(WeakIdRef):
     """As ``WeakIdRef``, with ``hash(key)`` in place of ``id(key)``."""
 
-    __slots__ = ["_id"]
+    __slots__ = ()
 
     def __init__(self, key, callback=None) -> None:
-        self._id = hash(key)
         super().__init__(key, callback)
-
-    def __call__(self):
-        r = super().__call__()
-        if hasattr(r, "_fix_weakref"):
-            r._fix_weakref()
-        return r
-
-    def __hash__(self):
-        return self._id
+        self._id = hash(key)
 
     def __eq__(self, other):
         a = self()
@@ -103,6 +94,8 @@ class _WeakHashRef(weakref.ref):
         if a is not None and b is not None:
             return hash(a) == hash(b)
         return self is other
+
+    __hash__ = WeakIdRef.__hash__
 
 
 class WeakIdKeyDictionary(MutableMapping):
