@@ -309,3 +309,59 @@ def test_table_layout_matches_pytorch():
     ours = prof.key_averages().table().splitlines()
     assert ours[1].split() == theirs[1].split()  # the same columns in the same order
     assert ours[-1].split(":")[0] == theirs[-1].split(":")[0]
+
+
+# -- with_flops ----------------------------------------------------------------------------------
+
+def _flops_program(t):
+    a, b = t.ones(3, 1), t.ones(1, 4)
+    a * b
+    a + b
+    t.mm(t.ones(3, 5), t.ones(5, 7))
+    t.bmm(t.ones(2, 3, 5), t.ones(2, 5, 7))
+    t.matmul(t.ones(2, 3, 5), t.ones(5, 7))
+    t.nn.functional.conv2d(t.ones(1, 4, 6, 6), t.ones(8, 2, 3, 3), groups=2)
+    t.nn.functional.linear(t.ones(3, 5), t.ones(7, 5))
+    t.sub(a, b)
+
+
+def _flops_of(t):
+    import importlib
+
+    profiler = importlib.import_module(f"{t.__name__}.profiler")
+    with profiler.profile(activities=[profiler.ProfilerActivity.CPU], with_flops=True) as prof:
+        _flops_program(t)
+    return prof
+
+
+def test_with_flops_estimates_pytorchs_flops():
+    prof = _flops_of(ember)
+    flops = {e.name: e.flops for e in prof.events() if e.flops}
+    # PyTorch's estimates (its profiler puts linear's and matmul's under their mm kernels)
+    assert flops == {"aten::mul": 3, "aten::add": 3, "aten::mm": 210, "aten::bmm": 420,
+                     "aten::matmul": 420, "aten::conv2d": 4608, "aten::linear": 210}
+    table = prof.key_averages().table()
+    header = table.splitlines()[1]
+    assert header.rstrip().endswith("Total FLOPs")
+    row = next(line for line in table.splitlines() if "aten::conv2d" in line)
+    assert row.rstrip().endswith("4608.000")
+    assert next(line for line in table.splitlines()
+                if "aten::sub" in line).rstrip().endswith("--")
+
+
+def test_with_flops_totals_equal_the_oracle():
+    torch = pytest.importorskip("torch")
+    assert sum(e.flops for e in _flops_of(ember).events()) == \
+        sum(e.flops for e in _flops_of(torch).events())
+
+
+def test_flops_column_scales_and_stays_off_without_with_flops():
+    from ember.autograd.profiler_util import _flops_scale
+
+    assert _flops_scale(999) == (1.0, "FLOPs")
+    assert _flops_scale(1000) == (1e-3, "KFLOPs")
+    assert _flops_scale(5 * 10**9) == (1e-9, "GFLOPs")
+    with ember.profiler.profile() as prof:
+        ember.mm(ember.ones(3, 5), ember.ones(5, 7))
+    assert "FLOPs" not in prof.key_averages().table()
+    assert all(not e.flops for e in prof.events())

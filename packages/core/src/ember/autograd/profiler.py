@@ -81,6 +81,40 @@ def _nbytes(result) -> int:
     return 0
 
 
+#: the ops whose FLOPs PyTorch's profiler estimates (``with_flops=True``): its kernels' (mm,
+#: addmm, bmm, baddbmm, conv2d, mul, add) and Ember's ops that run them in PyTorch
+_PRODUCTS = frozenset(("mm", "addmm", "bmm", "baddbmm", "matmul", "__matmul__", "__rmatmul__",
+                       "linear", "einsum", "tensordot"))
+_ELEMENTWISE = frozenset(("mul", "add", "__mul__", "__rmul__", "__add__", "__radd__"))
+
+
+def _op_flops(func, args, kwargs, result) -> int:
+    """PyTorch's profiler estimate of an op's FLOPs: 2*m*k*n per matrix product (what its
+    mm/addmm/bmm/baddbmm kernels under the op count), a conv2d's 2 * output points * weight
+    size, and the first input's element count for mul and add; 0 for everything else."""
+    from .._tensor import Tensor
+
+    name = getattr(func, "__name__", None)
+    if name in _PRODUCTS:
+        from ..utils import flop_counter as fc
+
+        forward, _ = fc._LOWERINGS[name](args, kwargs, result)
+        kernels = (fc.aten.mm, fc.aten.addmm, fc.aten.bmm, fc.aten.baddbmm)
+        return sum(fc.flop_registry[packet](*shapes, out_val=out_shape)
+                   for packet, shapes, _, out_shape in forward if packet in kernels)
+    if name == "conv2d":
+        from ..utils.flop_counter import conv_flop_count
+
+        x, w = args[0], args[1] if len(args) > 1 else kwargs.get("weight")
+        if isinstance(result, Tensor) and x.dim() == 4:
+            return conv_flop_count(tuple(x.shape), tuple(w.shape), tuple(result.shape))
+        return 0
+    if name in _ELEMENTWISE:
+        first = next((a for a in args if isinstance(a, Tensor)), None)
+        return first.numel() if first is not None else 0
+    return 0
+
+
 def _user_stack(limit: int = 8) -> list[str]:
     """The caller's frames outside ember, innermost first (``file(line): function``)."""
     frames = []
@@ -110,10 +144,11 @@ class _Recorder(TorchFunctionMode):
     """Records this thread's op calls, ranges and backward nodes as ``FunctionEvent``s."""
 
     def __init__(self, record_shapes: bool = False, profile_memory: bool = False,
-                 with_stack: bool = False) -> None:
+                 with_stack: bool = False, with_flops: bool = False) -> None:
         self.record_shapes = record_shapes
         self.profile_memory = profile_memory
         self.with_stack = with_stack
+        self.with_flops = with_flops
         self.events: list[FunctionEvent] = []
         self.open: list[FunctionEvent] = []
         self.forward_ops: dict[int, FunctionEvent] = {}  # node seq -> the op that made it
@@ -166,6 +201,8 @@ class _Recorder(TorchFunctionMode):
         self.end_op(evt, result)
         if self.memory is not None:
             self.memory.saw_op(args, kwargs, result)
+        if self.with_flops:
+            evt.flops = _op_flops(func, args, kwargs, result)
         return result
 
     def begin_op(self, func, args, kwargs) -> FunctionEvent:
@@ -240,7 +277,7 @@ class _Recorder(TorchFunctionMode):
         # by start, the enclosing range first where two start together (PyTorch's order)
         events = EventList(sorted(self.events, key=lambda e: (e.time_range.start,
                                                               -e.time_range.end)),
-                           profile_memory=self.profile_memory)
+                           profile_memory=self.profile_memory, with_flops=self.with_flops)
         self.events = []
         return events
 
@@ -370,7 +407,8 @@ class profile:
         if self.entered:
             raise RuntimeError("Profiler context manager is not reentrant")
         self.entered = True
-        self._recorder = _Recorder(self.record_shapes, self.profile_memory, self.with_stack)
+        self._recorder = _Recorder(self.record_shapes, self.profile_memory, self.with_stack,
+                                   self.with_flops)
         self._recorder.start()
         return self
 

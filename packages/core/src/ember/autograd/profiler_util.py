@@ -10,6 +10,7 @@ from __future__ import annotations
 import bisect
 import functools
 import json
+import math
 import warnings
 from collections import defaultdict, namedtuple
 from collections.abc import Callable
@@ -530,7 +531,8 @@ class EventList(list):
         ``"self_cpu_time_total"``, ``"cpu_memory_usage"``, ``"count"``, ...)."""
         return _build_table(self, sort_by, header, row_limit, max_src_column_width,
                             max_name_column_width, max_shapes_column_width,
-                            self._profile_memory, top_level_events_only, time_unit)
+                            self._profile_memory, top_level_events_only, time_unit,
+                            self._with_flops)
 
     def __str__(self) -> str:
         return self.table()
@@ -621,9 +623,18 @@ def _pid() -> int:
     return os.getpid()
 
 
+_FLOP_UNITS = ("FLOPs", "KFLOPs", "MFLOPs", "GFLOPs", "TFLOPs", "PFLOPs")
+
+
+def _flops_scale(flops: int) -> tuple[float, str]:
+    """The unit that shows ``flops`` (the smallest count of the table) with 1-3 digits."""
+    level = max(0.0, min(math.log10(flops) / 3, float(len(_FLOP_UNITS) - 1)))
+    return 10.0 ** (math.floor(level) * -3.0), _FLOP_UNITS[int(level)]
+
+
 def _build_table(events, sort_by, header, row_limit, max_src_column_width,
                  max_name_column_width, max_shapes_column_width, profile_memory,
-                 top_level_events_only, time_unit) -> str:
+                 top_level_events_only, time_unit, with_flops: bool = False) -> str:
     if len(events) == 0:
         return ""
     if sort_by is not None:
@@ -655,6 +666,12 @@ def _build_table(events, sort_by, header, row_limit, max_src_column_width,
         headers.append("Source Location")
         widths.append(src_width)
         aligns.append("<")
+    flops = [e.flops for e in events if e.flops and e.flops > 0] if with_flops else []
+    if flops:  # (PyTorch's column: in the unit of the smallest count, "--" for none)
+        flops_scale, unit = _flops_scale(min(flops))
+        headers.append(f"Total {unit}")
+        widths.append(width)
+        aligns.append(">")
     row_format = "".join("{: " + a + str(w) + "}  " for a, w in zip(aligns, widths))
     sep = "".join("-" * w + "  " for w in widths)
     line_length = sum(widths) + 2 * (len(widths) - 1)
@@ -701,6 +718,9 @@ def _build_table(events, sort_by, header, row_limit, max_src_column_width,
             if len(src) > src_width:
                 src = "..." + src[len(src) - src_width + 3:]
             row.append(src)
+        if flops:
+            row.append(f"{evt.flops * flops_scale:8.3f}" if evt.flops and evt.flops > 0
+                       else "--")
         out.append(row_format.format(*row))
     out.append(sep)
     out.append(f"Self CPU time total: {fmt_time(total_self, _format_time(total_self))}")

@@ -189,7 +189,7 @@ class profile:
                 self._recorder.take()  # warm-up steps are dropped
         if new in recording and self._recorder is None:
             self._recorder = _Recorder(self.record_shapes, self.profile_memory,
-                                       self.with_stack)
+                                       self.with_stack, self.with_flops)
             self._recorder.start()
         elif new not in recording and self._recorder is not None:
             self._recorder.stop()
