@@ -55,6 +55,13 @@ class FusedOp:
         self._node_name = camel + "Backward0"
         self._make_node_class = make_node_class
 
+        # the op as a function named as it is, for the modes that see fused ops
+        def public(*tensors):
+            return self(*tensors)
+
+        public.__name__ = public.__qualname__ = name
+        self._public = public
+
     def __repr__(self) -> str:
         return f"<fused op {self.name}>"
 
@@ -73,17 +80,6 @@ class FusedOp:
                 self._public, [t for t in tensors if t is not None], *tensors)
         return self.eager(tensors)
 
-    @property
-    def _public(self):
-        """The op as a function named as it is, for the modes that see fused ops."""
-        fn = self.__dict__.get("_public_fn")
-        if fn is None:
-            def fn(*tensors):
-                return self(*tensors)
-
-            fn.__name__ = fn.__qualname__ = self.name
-            self.__dict__["_public_fn"] = fn
-        return fn
 
     # -- eager ------------------------------------------------------------------------------
     def node_class(self, n_out: int):

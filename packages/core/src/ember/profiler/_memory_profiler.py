@@ -35,6 +35,7 @@ import json
 import os
 import tempfile
 import threading
+import time
 import weakref
 
 __all__ = ["Action", "Category", "MemoryProfileTimeline", "MemoryTracker"]
@@ -230,24 +231,16 @@ class MemoryTracker:
 
 
 def _now() -> int:
-    import time
-
     return time.perf_counter_ns()
 
 
 def _tensors(args, kwargs) -> list:
+    """The tensors holding arrays among ``args``' and ``kwargs``' pytree leaves."""
     from .._tensor import Tensor
+    from ..utils._pytree import tree_leaves
 
-    found = []
-    stack = list(args) + list(kwargs.values())
-    while stack:
-        v = stack.pop()
-        if isinstance(v, Tensor):
-            if hasattr(v, "_data") and hasattr(v._data, "nbytes"):
-                found.append(v)
-        elif isinstance(v, (tuple, list)):
-            stack.extend(v)
-    return found
+    return [v for v in tree_leaves((args, kwargs)) if isinstance(v, Tensor)
+            and hasattr(v, "_data") and hasattr(v._data, "nbytes")]
 
 
 def _is_parameter(t) -> bool:

@@ -51,6 +51,7 @@ from typing import Any
 from .._tensor import Tensor
 from ..autograd.graph import peek_sequence_nr
 from ..overrides import TorchFunctionMode
+from ._pytree import tree_map
 from .module_tracker import ModuleTracker
 
 __all__ = ["FlopCounterMode", "register_flop_formula"]
@@ -82,7 +83,9 @@ class _Aten:
     def __getattr__(self, name: str):
         if name.startswith("__"):
             raise AttributeError(name)
-        return _packet(name)
+        packet = _packet(name)
+        setattr(self, name, packet)  # (found once: the lowerings name packets on every call)
+        return packet
 
 
 aten = _Aten()
@@ -97,14 +100,6 @@ def get_shape(i):
     return i
 
 
-def _tree_map(fn, value):
-    if isinstance(value, (tuple, list)):
-        return type(value)(_tree_map(fn, v) for v in value)
-    if isinstance(value, dict):
-        return {k: _tree_map(fn, v) for k, v in value.items()}
-    return fn(value)
-
-
 flop_registry: dict[Any, Any] = {}
 
 
@@ -113,7 +108,7 @@ def shape_wrapper(f):
 
     @wraps(f)
     def nf(*args, out_val=None, **kwargs):
-        args, kwargs, out_shape = _tree_map(get_shape, (args, kwargs, out_val))
+        args, kwargs, out_shape = tree_map(get_shape, (args, kwargs, out_val))
         return f(*args, out_shape=out_shape, **kwargs)
 
     return nf
@@ -466,9 +461,9 @@ class _FlopCounterMode(TorchFunctionMode):
             packet = _packet_of(func)
             if packet is not None and packet in self.counter.flop_registry:
                 out = func(*args, **kwargs)
-                self.counter._count_flops(packet, _tree_map(get_shape, out),
-                                          _tree_map(get_shape, tuple(args)),
-                                          _tree_map(get_shape, kwargs))
+                self.counter._count_flops(packet, tree_map(get_shape, out),
+                                          tree_map(get_shape, tuple(args)),
+                                          tree_map(get_shape, kwargs))
                 return out
             original = getattr(func, "_ember_original", None)
             if original is None:
