@@ -20,8 +20,9 @@ ORACLES = {"torch": "2.13.", "torchvision": "0.29."}
 NOT_YET = "issue 18: not yet"
 SYMBOLIC = ("symbolic shapes: ember.export keeps dynamic dims as Dim expressions inside the "
             "graph; user code never holds a SymInt/SymFloat/SymBool")
-TORCHSCRIPT_COMPILER = ("TorchScript's compiler of Python source: ember.jit.script traces "
-                        "(ember.jit.ScriptFunction and friends live in ember.jit)")
+TORCHSCRIPT_COMPILER = ("TorchScript's compiler of Python source and its IR: ember.jit.script "
+                        "runs the Python and captures it for save (ember.jit.ScriptFunction "
+                        "and friends live in ember.jit)")
 CODE_ARCHIVES = ("archives that carry Python code or compiled models to import (torch.package, "
                  "nativert): Ember's saved programs never run code on load (ember.export.save)")
 NO_PARTITIONER = ("torch.compile's activation-memory budget for its min-cut partitioner: "

@@ -191,23 +191,6 @@ def test_load_refuses_torchscript_archives(tmp_path):
         ember.jit.load(tmp_path / "m.pt")
 
 
-def test_script_warns_and_traces_on_the_first_call():
-    net = _net()
-    with pytest.warns(UserWarning, match="ember.jit.script cannot compile Python source"):
-        scripted = ember.jit.script(net)
-    with pytest.raises(RuntimeError, match="has not been traced yet"):
-        _ = scripted.graph
-    assert set(scripted.state_dict()) == set(net.state_dict())
-    assert len(list(scripted.parameters())) == 6 and scripted.eval() is scripted
-    x = ember.randn(2, 3, 8, 8)
-    assert_allclose(scripted(x), net(x), rtol=1e-6, atol=1e-6)
-    assert "conv2d" in str(scripted.graph)
-    with pytest.warns(UserWarning, match="pass example_inputs="):
-        eager = ember.jit.script(net, example_inputs=[(x,)])
-    assert isinstance(eager, ember.jit.TopLevelTracedModule)
-    assert ember.jit.script(eager) is eager
-
-
 def test_train_and_eval_set_the_flag_only():
     traced = ember.jit.trace(_net(), ember.randn(1, 3, 8, 8))
     assert traced.training is False
@@ -307,3 +290,32 @@ def test_jit_annotations_gives_typing_names_to_torchscript_style_code():
 
     traced = ember.jit.trace(concat, ([ember.ones(2, 1), ember.zeros(2, 2)],))
     assert traced([ember.ones(2, 1), ember.zeros(2, 2)]).shape == (2, 3)
+
+
+def test_a_traced_module_inside_another_capture_is_recorded(tmp_path):
+    """A traced (or loaded) program called by a module that is traced or exported records its
+    ops there, its weights as the caller's constants (before, the caller's graph returned a
+    constant: the inner program ran unseen)."""
+    ember.manual_seed(0)
+    lin = nn.Linear(4, 4)
+    inner = ember.jit.trace(lin, ember.randn(2, 4))
+
+    class Wrap(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.inner = inner
+
+        def forward(self, x):
+            return ember.relu(self.inner(x))
+
+    x = ember.randn(3, 4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # nothing untraced, nothing baked in
+        traced = ember.jit.trace(Wrap(), ember.randn(2, 4))
+    exported = ember.export.export(Wrap(), (ember.randn(3, 4),))
+    for program in (traced, exported.module()):
+        assert "linear" in str(program.graph)
+        assert_allclose(program(x), F.relu(lin(x)), rtol=1e-6, atol=1e-6)
+    ember.jit.save(traced, tmp_path / "w.pt")
+    assert_allclose(ember.jit.load(tmp_path / "w.pt")(x), F.relu(lin(x)), rtol=1e-6,
+                    atol=1e-6)

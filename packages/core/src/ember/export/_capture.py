@@ -244,6 +244,7 @@ class Capture:
 
     def __init__(self, kind: str):
         self.kind = kind  # "export" or "jit"
+        self.script = False  # jit.script's capture: data-dependent control flow raises
         self.nodes: list = []
         self.metas: dict = {}       # value name -> TensorMeta
         self.tainted: set = set()   # values computed from user inputs (jit: sizes are read)
@@ -815,6 +816,14 @@ class Capture:
                 "decide Python control flow, which export cannot capture. Compute it with "
                 "tensor ops (ember.where, masks), or use ember.jit.trace, which bakes the "
                 "value in with a warning")
+        if self.script:
+            raise DataDependentError(
+                f"data-dependent control flow at {text}: {what}{value} lets the tensor's data "
+                "decide Python control flow, which the graph of a scripted module cannot "
+                "hold. ember.jit.script keeps an `if` statement or `a if c else b` whose "
+                "condition is a one-element tensor (both branches are captured and selected "
+                "with where), but not a loop on a tensor, `.item()`, `bool()` or `int()` "
+                "elsewhere: compute it with tensor ops (ember.where, masks)")
         f = user_frame()
         warnings.warn_explicit(_TORCH_WORDS.format(what), TracerWarning,
                                f.f_code.co_filename if f else "<unknown>",

@@ -261,8 +261,10 @@ def _pick_shadows(cap: Capture) -> None:
 
 
 def capture_program(mod, args: tuple, kwargs: dict, dynamic_shapes, kind: str,
-                    check_strict_outputs: bool = False) -> ExportedProgram:
-    """The capture shared by ``export`` (kind "export") and ``jit.trace`` (kind "jit")."""
+                    check_strict_outputs: bool = False, script: bool = False
+                    ) -> ExportedProgram:
+    """The capture shared by ``export`` (kind "export") and ``jit.trace`` (kind "jit");
+    ``script``: ``jit.script``'s capture, where data-dependent control flow is an error."""
     import ember.jit  # noqa: F401 (ember.nn asks ember.jit.is_tracing())
 
     if _capture.current() is not None:
@@ -270,6 +272,7 @@ def capture_program(mod, args: tuple, kwargs: dict, dynamic_shapes, kind: str,
                           "a traced forward is not supported)")
     call, sig_fn = _forward_of(mod)
     cap = Capture(kind)
+    cap.script = script
     state_dict, constants = _state(mod, cap)
     bound = _bind(sig_fn, args, kwargs)
     dyn = _dynamic_by_name(dynamic_shapes, bound)

@@ -10,6 +10,7 @@ import enum
 import inspect
 from dataclasses import dataclass
 
+from . import _capture
 from . import _symbolic as sym
 from ._graph import FormatError, Graph, decode_literal
 
@@ -358,12 +359,23 @@ class GraphModule:
         for g in self._pre_guards:
             _check_guard(g, env)
         values = env.values
+        cap = _capture.current()
+        if cap is not None and cap.done:
+            cap = None
+        if cap is not None:  # inside another capture: its ops are recorded there
+            from .._tensor import Tensor
+
+            for t in values.values():
+                if isinstance(t, Tensor) and cap.classify(t) == "unknown":
+                    cap.consts[id(t)] = [t, t._version, None]  # weights: the caller's consts
+                    cap.keep.append(t)
         for step in self._steps:
             c, a = step.args
             args_ = a if c else a(env)
             kwargs_ = {k: (v if c else v(env)) for k, (c, v) in step.kwargs.items()}
             try:
-                out = step.fn(*args_, **kwargs_)
+                out = step.fn(*args_, **kwargs_) if cap is None else \
+                    cap.call(step.node.op, step.fn, args_, kwargs_, args_, kwargs_)
             except Exception as exc:
                 node = step.node
                 if hasattr(exc, "add_note"):

@@ -12,8 +12,12 @@ works), so PyTorch deployment scripts port unchanged::
 
 Unlike ``export``, a trace checks no input shapes: sizes the code reads (``x.size(0)``) are
 recorded as sizes of the run's tensors, so a model traced at batch 1 runs at any batch size
-its code does not specialize. ``script`` cannot compile Python source: it traces instead, on
-``example_inputs`` or on the first call, and says so.
+its code does not specialize.
+
+``script`` gives TorchScript's results by running the Python of the scripted function or
+module on every call (Ember does not compile Python source); its ``graph`` and ``save``
+capture it on the inputs of its first call, keeping the ``if`` statements on tensors as selections
+(``ember.jit._script``).
 """
 
 from __future__ import annotations
@@ -22,9 +26,11 @@ import contextlib
 import warnings
 
 from ..export._capture import TracerWarning, is_tracing
+from . import _script
 
-__all__ = ["trace", "trace_module", "script", "save", "load", "ScriptModule",
-           "ScriptFunction", "TracedModule", "TopLevelTracedModule", "TracerWarning",
+__all__ = ["trace", "trace_module", "script", "script_method", "save", "load",
+           "ScriptModule", "RecursiveScriptModule", "ScriptFunction", "TracedModule",
+           "TopLevelTracedModule", "TracerWarning",
            "TracingCheckError", "is_tracing", "is_scripting", "ignore", "unused", "export",
            "annotate", "Final", "Attribute", "freeze", "optimize_for_inference", "fork", "wait",
            "interface", "enable_onednn_fusion", "onednn_fusion_enabled",
@@ -40,11 +46,21 @@ def is_scripting() -> bool:
     return False
 
 
-# -- traced modules ------------------------------------------------------------------------------
+# -- modules ----------------------------------------------------------------------------------
 
 class ScriptModule:
-    """A traced program with ``Module``'s surface (``torch.jit.ScriptModule``): call it like
-    the original; ``graph``, ``code``, ``state_dict()``, ``parameters()``, ``eval()``...
+    """The base of every module ``ember.jit`` makes (``torch.jit.ScriptModule``): traced
+    programs (:class:`TracedModule`, :class:`ScriptFunction`) and scripted modules
+    (:class:`RecursiveScriptModule`, which are also ``nn.Module`` instances)."""
+
+
+class RecursiveScriptModule(_script.RecursiveScriptModule, ScriptModule):
+    __doc__ = _script.RecursiveScriptModule.__doc__
+
+
+class _TracedProgram(ScriptModule):
+    """A traced program with ``Module``'s surface: call it like the original; ``graph``,
+    ``code``, ``state_dict()``, ``parameters()``, ``eval()``...
 
     ``train()``/``eval()`` only set the flag, as in PyTorch: the graph keeps the mode it was
     traced in."""
@@ -132,11 +148,14 @@ class ScriptModule:
         """``torch.jit.ScriptModule.save``: :func:`ember.jit.save`."""
         save(self, f, _extra_files)
 
+    def _ember_program(self):
+        return self._program
+
     def __repr__(self) -> str:
         return f"RecursiveScriptModule(original_name={self.original_name})"
 
 
-class TracedModule(ScriptModule):
+class TracedModule(_TracedProgram):
     """What ``trace`` returns for a module (``torch.jit.TracedModule``)."""
 
 
@@ -144,8 +163,8 @@ class TopLevelTracedModule(TracedModule):
     """``torch.jit.TopLevelTracedModule``."""
 
 
-class ScriptFunction(ScriptModule):
-    """A traced function (``torch.jit.ScriptFunction``)."""
+class ScriptFunction(_TracedProgram):
+    """A traced or scripted function (``torch.jit.ScriptFunction``)."""
 
     def __repr__(self) -> str:
         return f"<ember.jit.ScriptFunction {self.original_name}>"
@@ -255,89 +274,42 @@ def _flat(out):
 
 # -- script ------------------------------------------------------------------------------------
 
-class _LazyTraced(ScriptModule):
-    """What ``script`` returns without example inputs: traces on the first call."""
-
-    def __init__(self, obj):  # (ScriptModule.__init__ runs at the first call, by trace)
-        self._obj = obj
-        self._traced = None
-        self.original_name = type(obj).__name__ if hasattr(obj, "forward") else \
-            getattr(obj, "__name__", "function")
-        self.training = bool(getattr(obj, "training", False))
-
-    def forward(self, *args, **kwargs):
-        if self._traced is None:
-            self._traced = trace(self._obj, args, example_kwarg_inputs=kwargs or None)
-            self._program = self._traced._program
-            self._runner = self._traced._runner
-        return self._traced(*args, **kwargs)
-
-    def __getattr__(self, name):
-        if name.startswith("_"):
-            raise AttributeError(name)
-        if self.__dict__.get("_traced") is None and name in ("graph", "code", "program"):
-            raise RuntimeError(f"this module from ember.jit.script has not been traced yet: "
-                               f"call it once (or script it with example_inputs=) before "
-                               f"reading .{name}")
-        return getattr(self._obj, name)
-
-    # before the first call, the Module surface is the original module's
-    def state_dict(self, *args, **kwargs):
-        if self._traced is None:
-            return self._obj.state_dict(*args, **kwargs)
-        return super().state_dict(*args, **kwargs)
-
-    def load_state_dict(self, state_dict, strict: bool = True, assign: bool = False):
-        if self._traced is None:
-            return self._obj.load_state_dict(state_dict, strict)
-        return super().load_state_dict(state_dict, strict, assign)
-
-    def named_parameters(self, prefix: str = "", recurse: bool = True):
-        if self._traced is None:
-            return self._obj.named_parameters(prefix, recurse)
-        return super().named_parameters(prefix, recurse)
-
-    def parameters(self, recurse: bool = True):
-        return (p for _, p in self.named_parameters(recurse=recurse))
-
-    def named_buffers(self, prefix: str = "", recurse: bool = True):
-        if self._traced is None:
-            return self._obj.named_buffers(prefix, recurse)
-        return super().named_buffers(prefix, recurse)
-
-    def buffers(self, recurse: bool = True):
-        return (b for _, b in self.named_buffers(recurse=recurse))
-
-    def to(self, *args, **kwargs):
-        if self._traced is None:
-            self._obj.to(*args, **kwargs)
-            return self
-        return super().to(*args, **kwargs)
-
-    def train(self, mode: bool = True):
-        if self._traced is None and hasattr(self._obj, "train"):
-            self._obj.train(mode)  # the trace on the first call takes this mode
-        return super().train(mode)
+class _ScriptedFunction(_script.ScriptedFunction, ScriptFunction):
+    __doc__ = _script.ScriptedFunction.__doc__
 
 
 def script(obj, optimize=None, _frames_up: int = 0, _rcb=None, example_inputs=None):
-    """``torch.jit.script`` by tracing: Ember cannot compile Python source, so it warns and
-    traces ``obj`` on ``example_inputs`` (a list of input tuples, PyTorch's form, or one
-    tuple), or, without them, on its first call. Data-dependent control flow is then baked
-    in (with a :class:`TracerWarning`) rather than scripted."""
+    """``torch.jit.script``: a module or function that runs its own Python on every call
+    (TorchScript's results: control flow on tensor values, Python scalars, autograd), and
+    whose ``graph`` and ``save`` capture it on the inputs of its first call or on
+    ``example_inputs`` (a list of input tuples, PyTorch's form, or one tuple), keeping each
+    ``if`` on a tensor as a selection (see ``ember.jit._script``).
+
+    A module is scripted with its submodules into subclasses of their own classes that
+    share the original parameters and buffers (``original_name``, ``code``, ``graph``,
+    ``save``); a class (a TorchScript class), a list or a dict is returned as it is."""
     if isinstance(obj, ScriptModule):
         return obj
     if isinstance(obj, type):
-        raise RuntimeError("ember.jit.script cannot compile a class; trace an instance with "
-                           "ember.jit.trace")
-    warnings.warn("ember.jit.script cannot compile Python source; it traces the module "
-                  "instead (Python control flow that depends on tensor values is baked in). "
-                  "Use ember.jit.trace, or pass example_inputs= to trace now rather than on "
-                  "the first call.", UserWarning, stacklevel=2)
-    if example_inputs is not None:
-        first = example_inputs[0] if isinstance(example_inputs, list) else example_inputs
-        return trace(obj, _as_tuple(first))
-    return _LazyTraced(obj)
+        if hasattr(obj, "forward") and hasattr(obj, "named_parameters"):
+            raise RuntimeError(f"Type '{obj}' cannot be compiled since it inherits from "
+                               "nn.Module, pass an instance instead")
+        return obj
+    if isinstance(obj, (list, dict)):
+        return obj
+    from ..export._export import _is_module
+
+    if _is_module(obj):
+        return _script.script_module(obj, _script.example_spec(example_inputs))
+    if not callable(obj):
+        raise RuntimeError(f"ember.jit.script expects a module, a function or a class, got "
+                           f"{type(obj).__name__}")
+    return _ScriptedFunction(obj, example_inputs)
+
+
+def script_method(fn):
+    """``@torch.jit.script_method``: the method itself (a scripted module runs its Python)."""
+    return fn
 
 
 # -- save / load ------------------------------------------------------------------------------
@@ -350,10 +322,7 @@ def save(m, f, _extra_files=None) -> None:
     if not isinstance(m, ScriptModule):
         raise TypeError(f"ember.jit.save expects a module from ember.jit.trace or "
                         f"ember.jit.script, got {type(m).__name__}")
-    if isinstance(m, _LazyTraced) and m._traced is None:
-        raise RuntimeError("this module from ember.jit.script has not been traced yet: call "
-                           "it once, or script it with example_inputs=, before saving")
-    export_save(m._program, f, extra_files=_extra_files)
+    export_save(m._ember_program(), f, extra_files=_extra_files)
 
 
 def load(f, map_location=None, _extra_files=None, _restore_shapes: bool = False):
