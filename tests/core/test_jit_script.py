@@ -396,3 +396,41 @@ def test_scripting_and_tracing_mix_as_in_the_torchscript_introduction(tmp_path):
     loaded = ember.jit.load(tmp_path / "wrapped_rnn.pt")
     for scale in (1.0, -1.0, -5.0):
         assert_allclose(loaded(xs * scale), wrap(xs * scale), rtol=1e-5, atol=1e-6)
+
+
+class Helper(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(3, 3)
+
+    def _clip(self, y):
+        if y.mean() > 0:
+            y = y * 2
+        return y
+
+    def forward(self, x):
+        return self._clip(self.lin(x))
+
+
+def test_methods_forward_calls_and_other_captures_keep_the_ifs(tmp_path):
+    """The methods ``forward`` calls are rewritten too; export, ONNX and compile of a scripted
+    module keep its ifs as selections."""
+    ember.manual_seed(0)
+    model = Helper()
+    scripted = ember.jit.script(model)
+    x = ember.randn(2, 3)
+    samples = [x * s for s in (1.0, -1.0, 10.0, -10.0)]
+    ep = ember.export.export(scripted, (x,))
+    assert "where" in str(ep.graph)
+    compiled = ember.compile(scripted)
+    for v in samples:
+        expected = model(v)
+        assert_allclose(ep.module()(v), expected, rtol=1e-6, atol=1e-6)
+        assert_allclose(compiled(v), expected, rtol=1e-6, atol=1e-6)
+    pytest.importorskip("onnx")
+    ort = pytest.importorskip("onnxruntime")
+    ember.onnx.export(scripted, (x,), tmp_path / "h.onnx", input_names=["x"])
+    session = ort.InferenceSession(str(tmp_path / "h.onnx"))
+    for v in samples:
+        assert_allclose(session.run(None, {"x": v.numpy()})[0], model(v), rtol=1e-5,
+                        atol=1e-6)

@@ -6,13 +6,15 @@ Python's (what TorchScript promises for the code it accepts, and what PyTorch ru
 autograd. Ember does not compile Python source into a TorchScript IR.
 
 Its ``graph`` and ``save`` come from a capture (``ember.export``'s, kind ``"jit"``) on the
-inputs of its first call (or ``example_inputs=``), with the functions and ``forward``s it
-scripted rewritten first (:func:`convert`): an ``if`` statement or ``a if c else b`` whose
+inputs of its first call (or ``example_inputs=``), with the scripted functions and the
+scripted modules' own methods (``forward`` and what it calls) rewritten (:func:`convert`): an ``if`` statement or ``a if c else b`` whose
 condition is a one-element tensor runs both branches and selects each value the branches
 assign (or return) with ``where``, so the saved program follows the condition at run time;
 ``not``/``and``/``or`` on tensors in such a condition become logical ops. Any other Python
 decision on a tensor's value (a loop condition, ``.item()``, ``bool()``) cannot be kept in a
-graph and is an error naming the line, never a branch silently baked in.
+graph and is an error naming the line, never a branch silently baked in. The rewrite also
+applies under ``jit.trace``, ``export``, ``onnx.export`` and ``compile`` of a program that
+calls scripted code, as PyTorch keeps a scripted submodule's control flow inside a trace.
 """
 
 from __future__ import annotations
@@ -645,6 +647,34 @@ class RecursiveScriptModule:  # made a subclass of ScriptModule in ember.jit's _
 _CLASSES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
+def _own_methods(cls) -> list:
+    """The plain methods of ``cls`` written outside Ember (``forward`` and helpers; Ember's
+    own layers decide nothing on tensor values)."""
+    names = []
+    for klass in cls.__mro__:
+        for name, value in vars(klass).items():
+            if name in names or name.startswith("__") and name != "forward":
+                continue
+            value = inspect.getattr_static(cls, name)
+            if inspect.isfunction(value) and not (value.__module__ or "").startswith("ember."):
+                names.append(name)
+    return names
+
+
+def _dispatching(fn):
+    """``fn`` as a method that runs its rewritten source (:func:`convert`) in a capture."""
+
+    @functools.wraps(fn)
+    def method(self, *args, **kwargs):
+        if _capture.current() is not None:
+            converted = convert(fn)
+            if converted is not None:
+                return converted(self, *args, **kwargs)
+        return fn(self, *args, **kwargs)
+
+    return method
+
+
 def _scripted_class(cls):
     with _CONVERT_LOCK:
         dyn = _CLASSES.get(cls)
@@ -653,16 +683,9 @@ def _scripted_class(cls):
     from . import RecursiveScriptModule as base
 
     orig_forward = cls.forward
-    # Ember's own layers decide nothing on tensor values: nothing to rewrite
-    own = not (getattr(orig_forward, "__module__", None) or "").startswith("ember.")
-
-    @functools.wraps(orig_forward)
-    def forward(self, *args, **kwargs):
-        if own and _capture.current() is not None:
-            fn = convert(orig_forward)
-            if fn is not None:
-                return fn(self, *args, **kwargs)
-        return orig_forward(self, *args, **kwargs)
+    namespace: dict = {}
+    for name in _own_methods(cls):  # forward and the methods it may call, rewritten in a capture
+        namespace[name] = _dispatching(inspect.getattr_static(cls, name))
 
     def __call__(self, *args, **kwargs):
         d = self.__dict__
@@ -710,11 +733,11 @@ def _scripted_class(cls):
                            "modules is not supported. For purely script modules use "
                            "my_script_module.save(<filename>) instead.")
 
-    namespace = {"__module__": "ember.jit", "__qualname__": "RecursiveScriptModule",
-                 "forward": forward, "__call__": __call__, "__getattr__": __getattr__,
+    namespace.update({"__module__": "ember.jit", "__qualname__": "RecursiveScriptModule",
+                 "__call__": __call__, "__getattr__": __getattr__,
                  "_ember_program": _ember_program, "save": save, "extra_repr": extra_repr,
                  "__copy__": __copy__, "__deepcopy__": __deepcopy__,
-                 "__reduce_ex__": __reduce_ex__}
+                 "__reduce_ex__": __reduce_ex__})
     try:
         dyn = type("RecursiveScriptModule", (cls, base), namespace)
     except TypeError as exc:
