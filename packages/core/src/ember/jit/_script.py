@@ -7,8 +7,9 @@ autograd. Ember does not compile Python source into a TorchScript IR.
 
 Its ``graph`` and ``save`` come from a capture (``ember.export``'s, kind ``"jit"``) on the
 inputs of its first call (or ``example_inputs=``), with the scripted functions and the
-scripted modules' own methods (``forward`` and what it calls) rewritten (:func:`convert`): an ``if`` statement or ``a if c else b`` whose
-condition is a one-element tensor runs both branches and selects each value the branches
+scripted modules' own methods (``forward`` and what it calls) rewritten (:func:`convert`):
+an ``if`` statement or ``a if c else b`` whose condition is a one-element tensor runs both
+branches and selects each value the branches
 assign (or return) with ``where``, so the saved program follows the condition at run time;
 ``not``/``and``/``or`` on tensors in such a condition become logical ops. Any other Python
 decision on a tensor's value (a loop condition, ``.item()``, ``bool()``) cannot be kept in a
@@ -20,6 +21,7 @@ calls scripted code, as PyTorch keeps a scripted submodule's control flow inside
 from __future__ import annotations
 
 import ast
+import copy
 import functools
 import inspect
 import itertools
@@ -720,8 +722,6 @@ def _scripted_class(cls):
         return new
 
     def __deepcopy__(self, memo):
-        import copy
-
         new = object.__new__(type(self))
         memo[id(self)] = new
         new.__dict__.update(copy.deepcopy(self.__dict__, memo))
@@ -763,7 +763,7 @@ def script_module(mod, spec=None, memo=None):
     d = dict(mod.__dict__)
     for key, value in d.items():  # the module's own dicts (hooks, parameters...) copied
         if key.startswith("_") and isinstance(value, (dict, set)):
-            d[key] = type(value)(value)
+            d[key] = copy.copy(value)
     modules = d.get("_modules")
     if isinstance(modules, dict):
         for key, child in modules.items():
