@@ -434,3 +434,122 @@ def test_methods_forward_calls_and_other_captures_keep_the_ifs(tmp_path):
     for v in samples:
         assert_allclose(session.run(None, {"x": v.numpy()})[0], model(v), rtol=1e-5,
                         atol=1e-6)
+
+
+# -- PyTorch's first way: subclasses of ScriptModule with @script_method ----------------------
+
+class ScriptLSTMCell(ember.jit.ScriptModule):
+    def __init__(self, input_size, hidden_size):
+        super().__init__()
+        self.weight_ih = nn.Parameter(ember.randn(4 * hidden_size, input_size))
+        self.weight_hh = nn.Parameter(ember.randn(4 * hidden_size, hidden_size))
+        self.bias_ih = nn.Parameter(ember.randn(4 * hidden_size))
+        self.bias_hh = nn.Parameter(ember.randn(4 * hidden_size))
+
+    @ember.jit.script_method
+    def forward(self, x: ember.Tensor, state: tuple[ember.Tensor, ember.Tensor]):
+        hx, cx = state
+        gates = (ember.mm(x, self.weight_ih.t()) + self.bias_ih
+                 + ember.mm(hx, self.weight_hh.t()) + self.bias_hh)
+        i, f, g, o = gates.chunk(4, 1)
+        cy = ember.sigmoid(f) * cx + ember.sigmoid(i) * ember.tanh(g)
+        hy = ember.sigmoid(o) * ember.tanh(cy)
+        return hy, (hy, cy)
+
+
+class ScriptLSTMLayer(ember.jit.ScriptModule):
+    def __init__(self, *cell_args):
+        super().__init__()
+        self.cell = ScriptLSTMCell(*cell_args)
+
+    @ember.jit.script_method
+    def forward(self, x: ember.Tensor, state: tuple[ember.Tensor, ember.Tensor]):
+        inputs = x.unbind(0)
+        outputs = ember.jit.annotate(list[ember.Tensor], [])
+        for i in range(len(inputs)):
+            out, state = self.cell(inputs[i], state)
+            outputs += [out]
+        return ember.stack(outputs), state
+
+
+class ScriptStacked(ember.jit.ScriptModule):
+    __constants__ = ["layers"]
+
+    def __init__(self, num_layers, input_size, hidden_size):
+        super().__init__()
+        self.layers = nn.ModuleList([ScriptLSTMLayer(input_size, hidden_size)] + [
+            ScriptLSTMLayer(hidden_size, hidden_size) for _ in range(num_layers - 1)])
+
+    @ember.jit.script_method
+    def forward(self, x: ember.Tensor, states: list[tuple[ember.Tensor, ember.Tensor]]):
+        output_states = ember.jit.annotate(list[tuple[ember.Tensor, ember.Tensor]], [])
+        output = x
+        for i, layer in enumerate(self.layers):
+            output, out_state = layer(output, states[i])
+            output_states += [out_state]
+        return output, output_states
+
+
+def test_script_module_subclasses_are_modules_equal_to_lstm(tmp_path):
+    """PyTorch's custom-LSTM benchmark style: jit.ScriptModule subclasses with
+    @script_method, checked against nn.LSTM given the same weights."""
+    ember.manual_seed(0)
+    layers, seq, batch, n_in, n_hid = 2, 5, 3, 4, 6
+    rnn = ScriptStacked(layers, n_in, n_hid)
+    assert isinstance(rnn, nn.Module) and isinstance(rnn, ember.jit.ScriptModule)
+    assert rnn.original_name == "ScriptStacked" and len(list(rnn.parameters())) == 8
+    x = ember.randn(seq, batch, n_in)
+    states = [(ember.randn(batch, n_hid), ember.randn(batch, n_hid)) for _ in range(layers)]
+    out, out_states = rnn(x, states)
+    lstm = nn.LSTM(n_in, n_hid, layers)
+    params = list(rnn.parameters())
+    with ember.no_grad():
+        for layer in range(layers):
+            for ours, theirs in zip(params[4 * layer:4 * layer + 4], lstm.all_weights[layer]):
+                theirs.copy_(ours)
+    h0 = ember.stack([s[0] for s in states])
+    c0 = ember.stack([s[1] for s in states])
+    ref, (hn, cn) = lstm(x, (h0, c0))
+    assert_allclose(out, ref, rtol=1e-5, atol=1e-5)
+    assert_allclose(ember.stack([s[0] for s in out_states]), hn, rtol=1e-5, atol=1e-5)
+    assert_allclose(ember.stack([s[1] for s in out_states]), cn, rtol=1e-5, atol=1e-5)
+    out.sum().backward()  # trains like any module
+    assert all(p.grad is not None for p in rnn.parameters())
+    assert "for i, layer in enumerate(self.layers):" in rnn.code
+    rnn.save(tmp_path / "stacked.pt")
+    loaded = ember.jit.load(tmp_path / "stacked.pt")
+    assert_allclose(loaded(x, states)[0], out, rtol=1e-6, atol=1e-6)
+
+
+class ScriptClip(ember.jit.ScriptModule):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(3, 3)
+
+    @ember.jit.script_method
+    def clip(self, y):
+        if y.mean() > 0:
+            return y * 2
+        return y
+
+    @ember.jit.script_method
+    def forward(self, x):
+        return self.clip(self.lin(x))
+
+
+class ScriptClipChild(ScriptClip):
+    @ember.jit.script_method
+    def forward(self, x):
+        return super().forward(x) + 1
+
+
+def test_script_module_subclasses_keep_their_ifs_when_saved(tmp_path):
+    ember.manual_seed(0)
+    model = ScriptClipChild()
+    x = ember.randn(2, 3)
+    model(x)
+    model.save(tmp_path / "clip.pt")
+    loaded = ember.jit.load(tmp_path / "clip.pt")
+    for scale in (1.0, -1.0, 10.0, -10.0):
+        assert_allclose(loaded(x * scale), model(x * scale), rtol=1e-6, atol=1e-6)
+    assert model.original_name == "ScriptClipChild"

@@ -48,10 +48,32 @@ def is_scripting() -> bool:
 
 # -- modules ----------------------------------------------------------------------------------
 
-class ScriptModule:
+class _ScriptModuleType(type):
+    """``ScriptModule``'s metaclass: a class a user derives from ``ScriptModule`` (PyTorch's
+    first way to write TorchScript: ``forward`` marked ``@torch.jit.script_method``) is made
+    an ``nn.Module`` too, found as ``ember.nn.Module`` (the ember-nn distribution, which such a
+    class needs, as in PyTorch), with the surface of a scripted module."""
+
+    def __new__(mcls, name, bases, namespace, **kwargs):
+        if namespace.get("__module__", "").startswith("ember."):  # Ember's own classes
+            return super().__new__(mcls, name, bases, namespace, **kwargs)
+        if not any(callable(getattr(b, "named_parameters", None)) for b in bases):
+            import ember
+
+            bases = (*bases, ember.nn.Module)
+        namespace = _script.subclass_namespace(name, bases, namespace)
+        owner = namespace.pop("__ember_owner")
+        cls = super().__new__(mcls, name, bases, namespace, **kwargs)
+        owner.append(cls)
+        return cls
+
+
+class ScriptModule(metaclass=_ScriptModuleType):
     """The base of every module ``ember.jit`` makes (``torch.jit.ScriptModule``): traced
     programs (:class:`TracedModule`, :class:`ScriptFunction`) and scripted modules
-    (:class:`RecursiveScriptModule`, which are also ``nn.Module`` instances)."""
+    (:class:`RecursiveScriptModule`, which are also ``nn.Module`` instances). A user's
+    subclass (``class Cell(torch.jit.ScriptModule)`` with ``@torch.jit.script_method``) is an
+    ``nn.Module`` that runs its Python, as a scripted module does."""
 
 
 class RecursiveScriptModule(_script.RecursiveScriptModule, ScriptModule):

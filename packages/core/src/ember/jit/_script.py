@@ -677,30 +677,22 @@ def _dispatching(fn):
     return method
 
 
-def _scripted_class(cls):
-    with _CONVERT_LOCK:
-        dyn = _CLASSES.get(cls)
-    if dyn is not None:
-        return dyn
-    from . import RecursiveScriptModule as base
-
-    orig_forward = cls.forward
-    namespace: dict = {}
-    for name in _own_methods(cls):  # forward and the methods it may call, rewritten in a capture
-        namespace[name] = _dispatching(inspect.getattr_static(cls, name))
+def _surface(owner: list) -> dict:
+    """The methods that make a class of modules scripted ones; ``owner[0]``: that class
+    (set once it is made, for ``super``)."""
 
     def __call__(self, *args, **kwargs):
         d = self.__dict__
         if d.get("_ember_script_spec") is None and _capture.current() is None:
             d["_ember_script_spec"] = _spec((args, kwargs))
-        return super(dyn, self).__call__(*args, **kwargs)
+        return super(owner[0], self).__call__(*args, **kwargs)
 
     def __getattr__(self, name):
         if name in ("graph", "inlined_graph"):
             return self._ember_program().graph
         if name == "code":
-            return _source(orig_forward)
-        return super(dyn, self).__getattr__(name)
+            return _source(type(self).forward)
+        return super(owner[0], self).__getattr__(name)
 
     def _ember_program(self):
         spec = self.__dict__.get("_ember_script_spec")
@@ -712,9 +704,6 @@ def _scripted_class(cls):
         from . import save
 
         save(self, f, _extra_files)
-
-    def extra_repr(self) -> str:
-        return f"original_name={self.original_name}"
 
     def __copy__(self):
         new = object.__new__(type(self))
@@ -733,19 +722,58 @@ def _scripted_class(cls):
                            "modules is not supported. For purely script modules use "
                            "my_script_module.save(<filename>) instead.")
 
+    return {"__call__": __call__, "__getattr__": __getattr__,
+            "_ember_program": _ember_program, "save": save, "__copy__": __copy__,
+            "__deepcopy__": __deepcopy__, "__reduce_ex__": __reduce_ex__,
+            "_ember_script_surface": True}
+
+
+def _scripted_class(cls):
+    with _CONVERT_LOCK:
+        dyn = _CLASSES.get(cls)
+    if dyn is not None:
+        return dyn
+    from . import RecursiveScriptModule as base
+
+    owner: list = []
+    namespace: dict = {}
+    for name in _own_methods(cls):  # forward and the methods it may call, rewritten in a capture
+        namespace[name] = _dispatching(inspect.getattr_static(cls, name))
+
+    def extra_repr(self) -> str:
+        return f"original_name={self.original_name}"
+
+    namespace.update(_surface(owner))
     namespace.update({"__module__": "ember.jit", "__qualname__": "RecursiveScriptModule",
-                 "__call__": __call__, "__getattr__": __getattr__,
-                 "_ember_program": _ember_program, "save": save, "extra_repr": extra_repr,
-                 "__copy__": __copy__, "__deepcopy__": __deepcopy__,
-                 "__reduce_ex__": __reduce_ex__})
+                      "extra_repr": extra_repr})
     try:
         dyn = type("RecursiveScriptModule", (cls, base), namespace)
     except TypeError as exc:
         raise RuntimeError(f"ember.jit.script cannot script a {cls.__qualname__}: {exc}") \
             from exc
+    owner.append(dyn)
     with _CONVERT_LOCK:
         dyn = _CLASSES.setdefault(cls, dyn)
     return dyn
+
+
+def subclass_namespace(name: str, bases: tuple, namespace: dict) -> dict:
+    """A user's subclass of ``ScriptModule`` (PyTorch's first way of writing TorchScript,
+    ``forward`` marked ``@script_method``): its own methods dispatch to their rewritten
+    source in a capture; the first such class in a hierarchy gets the scripted surface
+    (``graph``, ``code``, ``save``...). Returns the namespace and, in ``"__ember_owner"``,
+    the list to put the made class in."""
+    namespace = dict(namespace)
+    for key, value in list(namespace.items()):
+        if inspect.isfunction(value) and (key == "forward" or not key.startswith("__")):
+            namespace[key] = _dispatching(value)
+    owner: list = []
+    if not any(getattr(b, "_ember_script_surface", False) for b in bases):
+        for key, value in _surface(owner).items():
+            namespace.setdefault(key, value)
+    namespace.setdefault("original_name", name)
+    namespace["__ember_owner"] = owner
+    return namespace
 
 
 def script_module(mod, spec=None, memo=None):
