@@ -463,3 +463,63 @@ def test_gradcheck_agrees_with_pytorch():
 
     e_msg, t_msg = raises_alike(lambda: mismatch(ember), lambda: mismatch(torch))
     assert e_msg == t_msg
+
+
+def _mass_spring(lib, steps=30):
+    """The pattern of PyTorch's differentiable-physics example: products and quotients with
+    Python numbers, then in-place writes to their tensor operands (``forces[i] += f``,
+    ``positions[0] = anchor``) before backward."""
+    rest = lib.tensor(np.array([[0.7, -0.2], [1.5, 0.4]]), requires_grad=True)
+    anchor = lib.tensor([0.0, 0.0], dtype=lib.float64)
+    positions = lib.cat([anchor.unsqueeze(0), rest])
+    velocities = lib.zeros(3, 2, dtype=lib.float64)
+    for _ in range(steps):
+        forces = lib.zeros_like(positions)
+        for i, j in ((0, 1), (1, 2)):
+            d = positions[j] - positions[i]
+            dist = d.norm()
+            f = 10.0 * (dist - 1.0) * d / (dist + 1e-6)
+            forces[i] += f
+            forces[j] -= f
+        forces[:, 1] -= 9.81
+        velocities = velocities + forces / 1.0 * 0.01
+        positions = positions + velocities * 0.01
+        positions[0] = anchor
+        velocities[0] = lib.tensor([0.0, 0.0], dtype=lib.float64)
+    loss = positions.pow(2).mean()
+    loss.backward()
+    return loss, rest.grad
+
+
+def _grad_of(op, lib):
+    a = lib.tensor([1.0, 2.0], dtype=lib.float64, requires_grad=True)
+    op(a + 1, lib.tensor([3.0, 4.0], dtype=lib.float64)).sum().backward()
+    return a.grad
+
+
+def test_saved_operands_of_mul_and_div_match_pytorch():
+    """mul/div keep only the operands their gradients read (PyTorch's MulBackward0 keeps
+    ``other`` for ``self``'s gradient): writing the other operand in place afterwards is no
+    error, in both; and gradients through such a simulation match."""
+    ops = (lambda v, w: v * 0.5, lambda v, w: 0.5 * v, lambda v, w: v / 2.0,
+           lambda v, w: v * w, lambda v, w: v / w, lambda v, w: v.remainder(3.0))
+    for op in ops:
+        for lib in (ember, torch):
+            a = lib.tensor([1.0, 2.0], dtype=lib.float64, requires_grad=True)
+            v = a + 1
+            y = op(v, lib.tensor([3.0, 4.0], dtype=lib.float64))  # w needs no gradient
+            v[0] = 5.0
+            y.sum().backward()
+            np.testing.assert_allclose(to_numpy(a.grad) if lib is ember else a.grad.numpy(),
+                                       to_numpy(_grad_of(op, ember)), rtol=1e-12)
+    e_loss, e_grad = _mass_spring(ember)
+    t_loss, t_grad = _mass_spring(torch)
+    np.testing.assert_allclose(e_loss.item(), t_loss.item(), rtol=1e-12)
+    np.testing.assert_allclose(to_numpy(e_grad), t_grad.numpy(), rtol=1e-9, atol=1e-12)
+    for lib in (ember, torch):  # a product of two tensors needs both: an error in both
+        a, b = (lib.tensor([1.0, 2.0], dtype=lib.float64, requires_grad=True) for _ in "ab")
+        v = a + 1
+        y = v * b
+        v[0] = 5.0
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            y.sum().backward()

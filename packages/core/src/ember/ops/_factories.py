@@ -97,7 +97,7 @@ def _grad_meta(ta, tb, out):
 
 
 def binary_op(name: str, fwd, backward=None, *, kind: str = "arith", saves: str = "",
-              node_name: str | None = None):
+              node_name: str | None = None, keeps=None):
     """Build a binary elementwise op ``op(input, other)``.
 
     ``fwd(a, b)`` works on arrays (or an array and a Python scalar). ``kind``:
@@ -105,7 +105,10 @@ def binary_op(name: str, fwd, backward=None, *, kind: str = "arith", saves: str 
     (true division), ``bool`` returns booleans (comparisons; never differentiable).
     ``backward(node, grad) -> (grad_a, grad_b)`` may return gradients of the output's
     shape; they are summed back to each input's shape and dtype here. ``saves``: ``"ab"``
-    saves both inputs (``node.saved``), ``"o"`` the output (``node.output()``).
+    saves both inputs (``node.saved``), ``"o"`` the output (``node.output()``). ``keeps``:
+    ``(a requires grad, b requires grad) -> (keep a, keep b)``, PyTorch's rule for which
+    input tensors the backward reads (``mul`` keeps ``b`` only for ``a``'s gradient); a tensor
+    not kept is saved as None, so writing it in place later is no error, as in PyTorch.
     """
     Node = None
     if backward is not None:
@@ -162,6 +165,11 @@ def binary_op(name: str, fwd, backward=None, *, kind: str = "arith", saves: str 
             out = _make(r, dev)
             saved = (input if ta is None else ta, other if tb is None else tb) \
                 if save_inputs else ()
+            if keeps is not None:
+                keep_a, keep_b = keeps(ta is not None and ta.requires_grad,
+                                       tb is not None and tb.requires_grad)
+                saved = (saved[0] if keep_a or ta is None else None,
+                         saved[1] if keep_b or tb is None else None)
             record(Node, out, (ta, tb), saved, _grad_meta(ta, tb, out), save_out)
             return out
         return _make(r, dev)

@@ -175,16 +175,35 @@ def _integer_pow(a, b):
 
 _add = binary_op("add", np.add, _add_bw)
 _sub = binary_op("sub", np.subtract, _sub_bw)
+
+def _keeps_mul(ra: bool, rb: bool) -> tuple:
+    """PyTorch's MulBackward0: ``other`` for ``self``'s gradient, ``self`` for ``other``'s."""
+    return rb, ra
+
+
+def _keeps_div(ra: bool, rb: bool) -> tuple:
+    """DivBackward0: ``self`` only for ``other``'s gradient; ``other`` for either."""
+    return rb, True
+
+
+def _keeps_modulo(ra: bool, rb: bool) -> tuple:
+    """RemainderBackward/FmodBackward: both only for ``other``'s gradient (``self``'s is
+    the incoming gradient)."""
+    return rb, rb
+
+
 mul = register("mul", out=True, inplace=True, aliases=("multiply",))(
-    binary_op("mul", np.multiply, _mul_bw, saves="ab"))
-_true_div = binary_op("div", np.true_divide, _div_bw, kind="float", saves="ab")
+    binary_op("mul", np.multiply, _mul_bw, saves="ab", keeps=_keeps_mul))
+_true_div = binary_op("div", np.true_divide, _div_bw, kind="float", saves="ab",
+                      keeps=_keeps_div)
 floor_divide = register("floor_divide", out=True, inplace=True)(
     binary_op("floor_divide", _np_floor_divide, None))
 floor_divide.__doc__ = "Division rounded toward negative infinity (PyTorch >= 1.13 semantics)."
 _trunc_div = binary_op("div_trunc", _np_trunc_divide, None)
 remainder = register("remainder", out=True, inplace=True)(
-    binary_op("remainder", _remainder_np, _remainder_bw, saves="ab"))
-fmod = register("fmod", out=True, inplace=True)(binary_op("fmod", _fmod_np, _fmod_bw, saves="ab"))
+    binary_op("remainder", _remainder_np, _remainder_bw, saves="ab", keeps=_keeps_modulo))
+fmod = register("fmod", out=True, inplace=True)(
+    binary_op("fmod", _fmod_np, _fmod_bw, saves="ab", keeps=_keeps_modulo))
 _pow = binary_op("pow", _pow_np, _pow_bw, saves="ab")
 
 
