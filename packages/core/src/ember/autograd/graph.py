@@ -370,30 +370,35 @@ def complex_node_class(node_cls) -> type:
 
 
 def result(arr, device, node_cls=None, inputs=(), saved=(), ctx=None,
-           save_output: bool = False):
+           save_output: bool = False, checked=None):
     """Wrap ``arr`` as an op's output on ``device``; when grad mode is on and one of
     ``inputs`` requires grad, record a ``node_cls`` node with an edge to each input.
 
     The one result-wrapping helper of every op (``ember.ops.api.result``). ``saved`` (tensors
     or other values) reaches the backward as ``node.saved``, ``ctx`` as ``node.ctx``;
-    ``save_output`` keeps the output's array for ``node.output()`` without a cycle.
+    ``save_output`` keeps the output's array for ``node.output()`` without a cycle;
+    ``checked`` as in :func:`record`.
     """
     out = _make(arr, device)
     if node_cls is not None:
         for t in inputs:  # requires_grad first: the no-grad path skips the thread-local read
             if t is not None and t.requires_grad:
                 if GRAD.enabled:
-                    return record(node_cls, out, inputs, saved, ctx, save_output)
+                    return record(node_cls, out, inputs, saved, ctx, save_output, checked)
                 break
     return out
 
 
-def record(node_cls, out, inputs, saved=(), ctx=None, save_output: bool = False):
+def record(node_cls, out, inputs, saved=(), ctx=None, save_output: bool = False,
+           checked=None):
     """Attach a new ``node_cls`` node as ``out.grad_fn`` with edges to ``inputs``.
 
     ``saved`` are tensors (or scalars) the backward reads; tensors' versions are checked at
-    backward. ``save_output`` keeps the output's array for ``node.output()`` without a
-    reference cycle. This runs once per recorded op, so edges are built inline.
+    backward, except those ``checked`` (one bool per saved value) marks False: a value this
+    backward reads only for a gradient that is not needed (PyTorch saves ``mm``'s ``self``
+    only when ``mat2`` requires grad, so writing ``self`` in place later is no error).
+    ``save_output`` keeps the output's array for ``node.output()`` without a reference
+    cycle. This runs once per recorded op, so edges are built inline.
     """
     node = _new(node_cls)
     node.seq = next(_SEQ)
@@ -422,6 +427,8 @@ def record(node_cls, out, inputs, saved=(), ctx=None, save_output: bool = False)
                 versions.append(vc[0] if vc is not None else 0)
             else:
                 versions.append(None)
+        if checked is not None:
+            versions = [v if c else None for v, c in zip(versions, checked)]
         node.versions = versions
     else:
         node.versions = None

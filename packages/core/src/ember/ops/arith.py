@@ -375,8 +375,10 @@ def _addc(input, tensor1, tensor2, value, divide):
     if r.shape != shape:
         r = xp_of(r).broadcast_to(r, shape).copy()
     node = AddcdivBackward0 if divide else AddcmulBackward0
+    g1, g2 = t1 is not None and t1.requires_grad, t2 is not None and t2.requires_grad
     return result(r.astype(rt, copy=False), dev, node, (tx, t1, t2), (t1, t2),
-                   (value, divide, (_meta(tx), _meta(t1), _meta(t2))))
+                   (value, divide, (_meta(tx), _meta(t1), _meta(t2))),
+                   checked=(g2, g1 or g2 if divide else g1))
 
 
 @register("addcmul", out=True, inplace=True)

@@ -300,7 +300,7 @@ def _product(node_cls, a, b, check_shapes, type_error):
         raise err
     out = _make(matmul_arrays(ad, bd), a._device)
     if GRAD.enabled and (a.requires_grad or b.requires_grad):
-        record(node_cls, out, (a, b), (a, b))
+        record(node_cls, out, (a, b), (a, b), checked=(b.requires_grad, a.requires_grad))
     return out
 
 
@@ -328,7 +328,8 @@ def matmul(input, other):
     out = _make(r, dev)
     if GRAD.enabled and (input.requires_grad or other.requires_grad):
         node = MmBackward0 if ad.ndim == 2 and bd.ndim == 2 else MatmulBackward0
-        record(node, out, (input, other), (input, other))
+        record(node, out, (input, other), (input, other),
+               checked=(other.requires_grad, input.requires_grad))
     return out
 
 
@@ -491,7 +492,8 @@ def _add_product(node_cls, input, m1, m2, check, beta, alpha, summed=False):
     out = _make(_dtype.narrow(r, ad.dtype), m1._device)
     if GRAD.enabled and (input.requires_grad or m1.requires_grad or m2.requires_grad):
         record(node_cls, out, (input, m1, m2), (m1, m2),
-               (beta, alpha, input._data.shape, input.requires_grad, summed))
+               (beta, alpha, input._data.shape, input.requires_grad, summed),
+               checked=(m2.requires_grad, m1.requires_grad))
     return out
 
 
@@ -804,7 +806,10 @@ def einsum(equation, *operands):
         r = r.copy()  # np.einsum may return a view of its input ('ij->ji', 'ii->i')
     res = _make(r, operands[0]._device)
     if GRAD.enabled and any(t.requires_grad for t in operands):
-        record(EinsumBackward0, res, operands, tuple(operands), (subs, out, sizes))
+        grads = [t.requires_grad for t in operands]  # an operand serves the others' gradients
+        checked = [len(grads) == 1 or any(grads[:i] + grads[i + 1:]) for i in range(len(grads))]
+        record(EinsumBackward0, res, operands, tuple(operands), (subs, out, sizes),
+               checked=checked)
     return res
 
 
@@ -862,7 +867,8 @@ def tensordot(a, b, dims=2, out=None):
                                          axes=(tuple(ca), tuple(cb))), ad.dtype)
     res = _make(r, a._device)
     if GRAD.enabled and (a.requires_grad or b.requires_grad):
-        record(TensordotBackward0, res, (a, b), (a, b), (ca, cb))
+        record(TensordotBackward0, res, (a, b), (a, b), (ca, cb),
+               checked=(b.requires_grad, a.requires_grad))
     return res
 
 

@@ -170,10 +170,12 @@ def _linear_2d(input, weight, bias):
     if weight.requires_grad:
         wt = _make(wd.T, weight._device)
         record(_WeightTBackward0, wt, (weight,), (), handoff)
+    checked = (weight.requires_grad, input.requires_grad)  # each for the other's gradient
     if bias is None:
-        return record(MmBackward0, out, (input, wt), (input, weight), (None, handoff))
+        return record(MmBackward0, out, (input, wt), (input, weight), (None, handoff),
+                      checked=checked)
     return record(AddmmBackward0, out, (bias, input, wt), (input, weight),
-                  (bias._data.shape, handoff))
+                  (bias._data.shape, handoff), checked=checked)
 
 
 def _reshaped(input, shape, node_cls):

@@ -660,10 +660,12 @@ def lerp(input, end, weight):
         if t is not None:
             shape = broadcast_shape(shape, t._data.shape)
     r = _opmath(_lerp_np)(s, e, w)
-    if tensor_weight:
+    if tensor_weight:  # start and end only for the weight's gradient
+        gw = tw is not None and tw.requires_grad
         return result(r, dev, LerpBackward1, (ts, te, tw), (ts, te, tw),
-                       (_meta(ts), _meta(te), _meta(tw)))
-    return result(r, dev, LerpBackward0, (ts, te), (ts, te, w), (_meta(ts), _meta(te)))
+                       (_meta(ts), _meta(te), _meta(tw)), checked=(gw, gw, True))
+    return result(r, dev, LerpBackward0, (ts, te), (ts, te, w), (_meta(ts), _meta(te)),
+                  checked=(False, False, True))
 
 
 def _nan_to_num_bw(node, g):
