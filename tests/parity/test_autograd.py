@@ -522,7 +522,8 @@ def test_saved_operands_of_mul_and_div_match_pytorch():
                   lambda L, v, w: L.einsum("ij,jk->ik", v, w),
                   lambda L, v, w: L.tensordot(v, w, 1), lambda L, v, w: L.addcmul(w, v, w),
                   lambda L, v, w: L.addcdiv(w, w, v), lambda L, v, w: L.lerp(v, w, 0.3),
-                  lambda L, v, w: L.lerp(w, v, w))
+                  lambda L, v, w: L.lerp(w, v, w), lambda L, v, w: L.linalg.cross(v, w),
+                  lambda L, v, w: L.linalg.solve(w + 4 * L.eye(3, dtype=w.dtype), v))
     for op in matrix_ops:
         got = {}
         for lib in (ember, torch):

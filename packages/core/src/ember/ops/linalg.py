@@ -941,7 +941,8 @@ def _cross(input, other, dim):
     r = xp_of(input).cross(ad, bd, axis=axis)
     out = _make(r, input._device)
     if GRAD.enabled and (input.requires_grad or other.requires_grad):
-        record(LinalgCrossBackward0, out, (input, other), (input, other), axis)
+        record(LinalgCrossBackward0, out, (input, other), (input, other), axis,
+               checked=(other.requires_grad, input.requires_grad))
     return out
 
 
