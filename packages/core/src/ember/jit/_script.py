@@ -519,29 +519,21 @@ class _TensorSpec:
 
 
 def _spec(v):
-    if isinstance(v, Tensor):
-        return _TensorSpec(v)
-    if isinstance(v, (tuple, list)):
-        items = [_spec(x) for x in v]
-        return type(v)(*items) if hasattr(v, "_fields") else type(v)(items)
-    if isinstance(v, dict):
-        return {k: _spec(x) for k, x in v.items()}
-    return v
+    """``v`` (a call's arguments) with each tensor replaced by its shape, dtype and device."""
+    from ..utils._pytree import tree_map
+
+    return tree_map(lambda x: _TensorSpec(x) if isinstance(x, Tensor) else x, v)
 
 
 def _materialize(s):
     """Zeros with a recorded input's shape, dtype and device (a capture needs values; with
     the ``if``s rewritten, none of them decides the graph)."""
-    if isinstance(s, _TensorSpec):
-        import ember
+    import ember
 
-        return ember.zeros(s.shape, dtype=s.dtype, device=s.device)
-    if isinstance(s, (tuple, list)):
-        items = [_materialize(x) for x in s]
-        return type(s)(*items) if hasattr(s, "_fields") else type(s)(items)
-    if isinstance(s, dict):
-        return {k: _materialize(x) for k, x in s.items()}
-    return s
+    from ..utils._pytree import tree_map
+
+    return tree_map(lambda x: ember.zeros(x.shape, dtype=x.dtype, device=x.device)
+                    if isinstance(x, _TensorSpec) else x, s)
 
 
 def example_spec(example_inputs):
