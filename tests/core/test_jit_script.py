@@ -553,3 +553,81 @@ def test_script_module_subclasses_keep_their_ifs_when_saved(tmp_path):
     for scale in (1.0, -1.0, 10.0, -10.0):
         assert_allclose(loaded(x * scale), model(x * scale), rtol=1e-6, atol=1e-6)
     assert model.original_name == "ScriptClipChild"
+
+
+# -- the rewrite keeps Python's semantics where conditions are Python values -----------------
+
+def _python_flow(x, n: int = 2, *rest, flag=False, **kw):
+    total = 0
+    for i in range(n):
+        if i % 2 == 0:
+            total += i
+        elif i == 3:
+            continue
+        else:
+            total -= 1
+    while total > 100:
+        if total > 1000:
+            break
+        total -= 1
+    y = [v * 2 if v > 1 else v for v in range(n)]
+    g = sum(a for a in y if a)
+    if flag:
+        z = total
+    else:
+        z = -total
+    try:
+        if kw.get("boom"):
+            raise ValueError("x")
+    except ValueError:
+        z = 99
+    with ember.no_grad():
+        if n > 1:
+            w = x * 2
+        else:
+            w = x
+    if rest:
+        return w + z + g + len(rest)
+    return w + z + g
+
+
+def _walrus_and_closures(x):
+    if (n := x.shape[0]) > 1:
+        return x * n
+
+    def inner(a):
+        if a > 0:
+            return a
+        return -a
+
+    return inner(x.sum())
+
+
+def _accumulate(x, ys):
+    out = None
+    for y in ys:
+        if out is None:
+            out = y
+        else:
+            out = out + y
+    if out is None:
+        return x
+    assert out.shape == x.shape, "shape"
+    del ys
+    return out * x if x.dim() > 0 else out
+
+
+def test_the_rewrite_keeps_python_semantics():
+    from ember.jit._script import convert
+
+    x = ember.ones(3)
+    flow, walrus, acc = convert(_python_flow), convert(_walrus_and_closures), \
+        convert(_accumulate)
+    for args, kwargs in [((x,), {}), ((x, 5), {"flag": True}), ((x, 4, 1, 2), {"boom": True}),
+                         ((x, 1), {})]:
+        assert ember.equal(flow(*args, **kwargs), _python_flow(*args, **kwargs))
+    for v in (x, ember.ones(1), -ember.ones(1)):
+        assert ember.equal(walrus(v), _walrus_and_closures(v))
+    for ys in ([x, x], []):
+        assert ember.equal(acc(x, list(ys)), _accumulate(x, list(ys)))
+    assert convert(lambda v: v + 1) is None  # no source of its own: run as it is
