@@ -319,3 +319,31 @@ def test_a_traced_module_inside_another_capture_is_recorded(tmp_path):
     ember.jit.save(traced, tmp_path / "w.pt")
     assert_allclose(ember.jit.load(tmp_path / "w.pt")(x), F.relu(lin(x)), rtol=1e-6,
                     atol=1e-6)
+
+
+def test_a_traced_or_loaded_module_is_an_nn_module(tmp_path):
+    """As in PyTorch (a ScriptModule is an nn.Module): a traced program is a submodule like
+    any other, its parameters the original's, trainable, movable and loadable."""
+    net = _net()
+    x = ember.randn(2, 3, 8, 8)
+    traced = ember.jit.trace(net, x)
+    assert isinstance(traced, nn.Module) and isinstance(traced, ember.jit.ScriptModule)
+    assert list(traced.state_dict()) == list(net.state_dict())
+    assert traced.conv.weight is net.conv.weight  # shared, as torch.jit.trace shares them
+    assert repr(traced).startswith("Net(\n  original_name=Net\n  (conv): Module()")
+    model = nn.Sequential(traced, nn.Linear(3, 2))
+    assert len(list(model.parameters())) == len(list(net.parameters())) + 2
+    opt = ember.optim.SGD(model.parameters(), lr=0.1)
+    before = net.fc.weight.detach().clone()
+    model(x).sum().backward()
+    opt.step()
+    assert not ember.equal(before, net.fc.weight.detach())
+    assert_allclose(traced(x), net(x), rtol=1e-6, atol=1e-6)  # runs the updated weights
+    ember.jit.save(traced, tmp_path / "net.pt")
+    loaded = ember.jit.load(tmp_path / "net.pt")
+    assert isinstance(loaded, nn.Module) and loaded.training is False
+    assert_allclose(loaded.double()(x.double()), net.double()(x.double()), rtol=1e-6,
+                    atol=1e-6)
+    zeros = {k: ember.zeros_like(v) for k, v in loaded.state_dict().items()}
+    loaded.load_state_dict(zeros, assign=True)  # new tensors: the graph runs them
+    assert loaded(x.double()).abs().max().item() == 0.0

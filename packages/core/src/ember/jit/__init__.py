@@ -12,7 +12,9 @@ works), so PyTorch deployment scripts port unchanged::
 
 Unlike ``export``, a trace checks no input shapes: sizes the code reads (``x.size(0)``) are
 recorded as sizes of the run's tensors, so a model traced at batch 1 runs at any batch size
-its code does not specialize.
+its code does not specialize. A traced or loaded module is an ``nn.Module`` when ember-nn is
+installed (its parameters registered under their state-dict names), as a ``ScriptModule`` is
+in PyTorch.
 
 ``script`` gives TorchScript's results by running the Python of the scripted function or
 module on every call (Ember does not compile Python source); its ``graph`` and ``save``
@@ -222,7 +224,8 @@ def trace(func, example_inputs=None, optimize=None, check_trace: bool = True,
     kwargs = dict(example_kwarg_inputs or {})
     program = capture_program(func, args, kwargs, None, "jit", check_strict_outputs=strict)
     name = type(func).__name__ if _is_module(func) else getattr(func, "__name__", "function")
-    traced = (TopLevelTracedModule if _is_module(func) else ScriptFunction)(program, name)
+    traced = _script.traced_module(TopLevelTracedModule, program, name) if _is_module(func) \
+        else ScriptFunction(program, name)
     if check_trace:
         _check(func, traced, check_inputs or [(args, kwargs)], check_tolerance)
     return traced
@@ -353,8 +356,9 @@ def load(f, map_location=None, _extra_files=None, _restore_shapes: bool = False)
     from ..export import load as export_load
 
     program = export_load(f, extra_files=_extra_files, map_location=map_location)
-    cls = TopLevelTracedModule if program.training is not None else ScriptFunction
-    return cls(program, "Module" if program.training is not None else "function")
+    if program.training is not None:
+        return _script.traced_module(TopLevelTracedModule, program, "Module")
+    return ScriptFunction(program, "function")
 
 
 # -- TorchScript's annotations, as the no-ops they are when tracing ---------------------------

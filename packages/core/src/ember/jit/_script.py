@@ -793,3 +793,92 @@ def script_module(mod, spec=None, memo=None):
     d["_ember_script_spec"] = spec
     new.__dict__.update(d)
     return new
+
+
+# -- traced programs as modules ----------------------------------------------------------------
+
+_TRACED_CLASSES: dict = {}
+
+
+def traced_module(cls, program, original_name: str):
+    """A traced (or loaded) program of a module: an instance of ``cls`` that is also an
+    ``nn.Module`` when ember-nn is installed (``torch.jit.ScriptModule`` is one), its
+    parameters and buffers registered under their state-dict names in a tree of plain
+    modules, so that it is a submodule like any other (``nn.Sequential(traced, head)``, a
+    parent's ``parameters()``, ``to()``, ``state_dict()``). The graph reads the registered
+    tensors at each call, so whatever replaces them (``to()``, ``load_state_dict(assign=
+    True)``, an assignment) is what runs."""
+    try:
+        import ember
+
+        module_base = ember.nn.Module
+    except ImportError:  # ember-core alone: the program with Module's names, not a Module
+        return cls(program, original_name)
+    with _CONVERT_LOCK:
+        dyn = _TRACED_CLASSES.get(cls)
+    if dyn is None:
+        dyn = _traced_class(cls, module_base)
+        with _CONVERT_LOCK:
+            dyn = _TRACED_CLASSES.setdefault(cls, dyn)
+    return dyn(program, original_name)
+
+
+def _traced_class(cls, module_base):
+    def __init__(self, program, original_name: str = "Module"):
+        module_base.__init__(self)
+        cls.__init__(self, program, original_name)
+        self.__dict__["_ember_slots"] = _register_weights(self, program, module_base)
+
+    def forward(self, *args, **kwargs):
+        program = self._program
+        for store, target, owner, kind, name in self._ember_slots:
+            value = getattr(owner, kind).get(name)
+            if value is not None:
+                getattr(program, store)[target] = value
+        return self._runner.forward(*args, **kwargs)
+
+    def extra_repr(self) -> str:
+        return f"original_name={self.original_name}"
+
+    def _get_name(self) -> str:
+        return self.original_name
+
+    namespace = {"__module__": "ember.jit", "__qualname__": cls.__qualname__,
+                 "__init__": __init__, "forward": forward, "extra_repr": extra_repr,
+                 "_get_name": _get_name}
+    return type(cls.__name__, (module_base, cls), namespace)
+
+
+def _register_weights(root, program, module_base) -> list:
+    """Register the program's parameters and buffers on ``root`` (plain modules for the
+    dotted prefixes); ``[(store, target, owner, kind, name)]`` to read them back."""
+    import ember
+
+    slots = []
+    for spec in program.graph.inputs:
+        if spec.kind not in ("parameter", "buffer") or spec.target is None:
+            continue
+        store = "state_dict" if spec.kind == "parameter" or spec.persistent else "constants"
+        tensor = getattr(program, store).get(spec.target)
+        if tensor is None:
+            continue
+        *path, name = spec.target.split(".")
+        owner = root
+        for part in path:
+            child = owner._modules.get(part)
+            if child is None:
+                child = module_base()
+                owner.add_module(part, child)
+            owner = child
+        if spec.kind == "parameter":
+            if not isinstance(tensor, ember.nn.Parameter):
+                tensor = ember.nn.Parameter(tensor.detach(), requires_grad=tensor.requires_grad)
+                getattr(program, store)[spec.target] = tensor
+            if name not in owner._parameters:
+                owner.register_parameter(name, tensor)
+            slots.append((store, spec.target, owner, "_parameters", name))
+        else:
+            if name not in owner._buffers:
+                owner.register_buffer(name, tensor, persistent=spec.persistent)
+            slots.append((store, spec.target, owner, "_buffers", name))
+    return slots
