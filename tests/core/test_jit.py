@@ -347,3 +347,23 @@ def test_a_traced_or_loaded_module_is_an_nn_module(tmp_path):
     zeros = {k: ember.zeros_like(v) for k, v in loaded.state_dict().items()}
     loaded.load_state_dict(zeros, assign=True)  # new tensors: the graph runs them
     assert loaded(x.double()).abs().max().item() == 0.0
+
+
+def test_a_traced_module_with_submodules_named_like_its_attributes():
+    class GraphNet(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.graph = nn.Linear(3, 3)
+            self.code = nn.BatchNorm1d(3)
+            self.register_buffer("scale", ember.full((3,), 2.0), persistent=False)
+
+        def forward(self, x):
+            return self.code(self.graph(x)) * self.scale
+
+    model = GraphNet().eval()
+    x = ember.randn(4, 3)
+    traced = ember.jit.trace(model, x)
+    assert list(traced.state_dict()) == list(model.state_dict())
+    assert {n for n, _ in traced.named_buffers()} == {n for n, _ in model.named_buffers()}
+    assert_allclose(traced(x), model(x), rtol=1e-6, atol=1e-6)
+    assert "linear" in str(traced.graph)  # ScriptModule's graph

@@ -631,3 +631,22 @@ def test_the_rewrite_keeps_python_semantics():
     for ys in ([x, x], []):
         assert ember.equal(acc(x, list(ys)), _accumulate(x, list(ys)))
     assert convert(lambda v: v + 1) is None  # no source of its own: run as it is
+
+
+class NamedGraph(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.graph = nn.Linear(2, 2)  # a submodule named like ScriptModule's attribute
+        self.code = nn.Parameter(ember.ones(2))
+
+    def forward(self, x):
+        return self.graph(x) * self.code
+
+
+def test_a_submodule_named_graph_or_code_wins_over_the_scripted_attributes():
+    model = NamedGraph()
+    scripted = ember.jit.script(model)
+    assert scripted.graph is not model.graph and isinstance(scripted.graph, nn.Module)
+    assert scripted.code is model.code
+    x = ember.randn(3, 2)
+    assert_allclose(scripted(x), model(x))

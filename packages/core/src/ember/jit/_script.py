@@ -680,11 +680,14 @@ def _surface(owner: list) -> dict:
         return super(owner[0], self).__call__(*args, **kwargs)
 
     def __getattr__(self, name):
-        if name in ("graph", "inlined_graph"):
-            return self._ember_program().graph
-        if name == "code":
-            return _source(type(self).forward)
-        return super(owner[0], self).__getattr__(name)
+        try:  # the module's own parameter, buffer or submodule of that name comes first
+            return super(owner[0], self).__getattr__(name)
+        except AttributeError:
+            if name in ("graph", "inlined_graph"):
+                return self._ember_program().graph
+            if name == "code":
+                return _source(type(self).forward)
+            raise
 
     def _ember_program(self):
         spec = self.__dict__.get("_ember_script_spec")
@@ -864,21 +867,20 @@ def _register_weights(root, program, module_base) -> list:
             continue
         *path, name = spec.target.split(".")
         owner = root
-        for part in path:
+        for part in path:  # into the dicts: a name such as "graph" is the model's own
             child = owner._modules.get(part)
             if child is None:
-                child = module_base()
-                owner.add_module(part, child)
+                child = owner._modules[part] = module_base()
             owner = child
         if spec.kind == "parameter":
             if not isinstance(tensor, ember.nn.Parameter):
                 tensor = ember.nn.Parameter(tensor.detach(), requires_grad=tensor.requires_grad)
                 getattr(program, store)[spec.target] = tensor
-            if name not in owner._parameters:
-                owner.register_parameter(name, tensor)
+            owner._parameters.setdefault(name, tensor)
             slots.append((store, spec.target, owner, "_parameters", name))
         else:
-            if name not in owner._buffers:
-                owner.register_buffer(name, tensor, persistent=spec.persistent)
+            owner._buffers.setdefault(name, tensor)
+            if not spec.persistent:
+                owner._non_persistent_buffers_set.add(name)
             slots.append((store, spec.target, owner, "_buffers", name))
     return slots
