@@ -9,8 +9,8 @@ Its ``graph`` and ``save`` come from a capture (``ember.export``'s, kind ``"jit"
 inputs of its first call (or ``example_inputs=``), with the scripted functions and the
 scripted modules' own methods (``forward`` and what it calls) rewritten (:func:`convert`):
 an ``if`` statement or ``a if c else b`` whose condition is a one-element tensor runs both
-branches and selects each value the branches
-assign (or return) with ``where``, so the saved program follows the condition at run time;
+branches and selects each value the branches assign (or return) with ``where``, so the
+saved program follows the condition at run time;
 ``not``/``and``/``or`` on tensors in such a condition become logical ops. Any other Python
 decision on a tensor's value (a loop condition, ``.item()``, ``bool()``) cannot be kept in a
 graph and is an error naming the line, never a branch silently baked in. The rewrite also
@@ -280,7 +280,7 @@ class _Converter:
         return _IfExpRewriter(self).visit(node)
 
     def thunk(self, body):
-        return ast.Lambda(args=_no_args(), body=body)
+        return ast.Lambda(args=_arguments(), body=body)
 
     def call(self, fn: str, args: list, at):
         return ast.copy_location(ast.Call(func=ast.Name(fn, ast.Load()), args=args,
@@ -327,8 +327,7 @@ class _Converter:
     def branch_fns(self, s, params: list, body_t: list, body_f: list, tail: list):
         n = next(self.ids)
         names = (f"__ember_true_{n}", f"__ember_false_{n}")
-        args = ast.arguments(posonlyargs=[], args=[ast.arg(p) for p in params], vararg=None,
-                             kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[])
+        args = _arguments(params)
         fns = []
         for name, body in zip(names, (body_t, body_f)):
             fn = _function_def(name, args, (body + tail) or [ast.Pass()])
@@ -406,9 +405,10 @@ def _function_def(name: str, args, body: list):
     return fn
 
 
-def _no_args():
-    return ast.arguments(posonlyargs=[], args=[], vararg=None, kwonlyargs=[], kw_defaults=[],
-                         kwarg=None, defaults=[])
+def _arguments(names=()):
+    """Positional parameters ``names`` of a generated function or lambda."""
+    return ast.arguments(posonlyargs=[], args=[ast.arg(n) for n in names], vararg=None,
+                         kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[])
 
 
 class _SuperAndMangling(ast.NodeTransformer):
@@ -490,10 +490,8 @@ def _convert(fn):
         return None
     freevars = list(code.co_freevars)
     params = freevars + list(_HELPERS)
-    factory = _function_def("__ember_factory", ast.arguments(
-        posonlyargs=[], args=[ast.arg(p) for p in params], vararg=None, kwonlyargs=[],
-        kw_defaults=[], kwarg=None, defaults=[]),
-        [fdef, ast.Return(ast.Name(fdef.name, ast.Load()))])
+    factory = _function_def("__ember_factory", _arguments(params),
+                            [fdef, ast.Return(ast.Name(fdef.name, ast.Load()))])
     module = ast.Module(body=[ast.copy_location(factory, fdef)], type_ignores=[])
     ast.fix_missing_locations(module)
     namespace: dict = {}
@@ -569,12 +567,6 @@ def _source(fn) -> str:
 
 # -- scripted functions ----------------------------------------------------------------------
 
-def _scripted_function_base():
-    from . import ScriptFunction
-
-    return ScriptFunction
-
-
 class ScriptedFunction:  # made a subclass of ScriptFunction in ember.jit's __init__
     """What ``script`` returns for a function: it runs the function's Python."""
 
@@ -584,7 +576,7 @@ class ScriptedFunction:  # made a subclass of ScriptFunction in ember.jit's __in
         self.original_name = getattr(fn, "__name__", "function")
         self.training = False
         self._spec = example_spec(example_inputs)
-        self._programs: dict = {}
+        self._captured = None
 
     def __call__(self, *args, **kwargs):
         if _capture.current() is not None:
@@ -599,14 +591,13 @@ class ScriptedFunction:  # made a subclass of ScriptFunction in ember.jit's __in
     def _ember_program(self):
         if self._spec is None:
             raise _not_called("function", self.original_name)
-        program = self._programs.get("program")
-        if program is None:
+        if self._captured is None:
             @functools.wraps(self._fn)
             def run(*args, **kwargs):  # a plain function to capture (not a module)
                 return self(*args, **kwargs)
 
-            program = self._programs["program"] = _capture_program(run, self._spec)
-        return program
+            self._captured = _capture_program(run, self._spec)
+        return self._captured
 
     @property
     def _program(self):
@@ -641,18 +632,18 @@ class RecursiveScriptModule:  # made a subclass of ScriptModule in ember.jit's _
 _CLASSES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
-def _own_methods(cls) -> list:
-    """The plain methods of ``cls`` written outside Ember (``forward`` and helpers; Ember's
-    own layers decide nothing on tensor values)."""
-    names = []
+def _own_methods(cls) -> dict:
+    """name -> function: the plain methods of ``cls`` written outside Ember (``forward`` and
+    helpers; Ember's own layers decide nothing on tensor values)."""
+    methods: dict = {}
     for klass in cls.__mro__:
-        for name, value in vars(klass).items():
-            if name in names or name.startswith("__") and name != "forward":
+        for name in vars(klass):
+            if name in methods or name.startswith("__") and name != "forward":
                 continue
             value = inspect.getattr_static(cls, name)
             if inspect.isfunction(value) and not (value.__module__ or "").startswith("ember."):
-                names.append(name)
-    return names
+                methods[name] = value
+    return methods
 
 
 def _dispatching(fn):
@@ -723,17 +714,28 @@ def _surface(owner: list) -> dict:
             "_ember_script_surface": True}
 
 
-def _scripted_class(cls):
+def _cached_class(table, cls, make):
+    """``table[cls]``, made by ``make(cls)`` the first time (the lock is not held while a
+    class is made: a race makes two, and keeps the first)."""
     with _CONVERT_LOCK:
-        dyn = _CLASSES.get(cls)
-    if dyn is not None:
-        return dyn
+        dyn = table.get(cls)
+    if dyn is None:
+        dyn = make(cls)
+        with _CONVERT_LOCK:
+            dyn = table.setdefault(cls, dyn)
+    return dyn
+
+
+def _scripted_class(cls):
+    return _cached_class(_CLASSES, cls, _make_scripted_class)
+
+
+def _make_scripted_class(cls):
     from . import RecursiveScriptModule as base
 
     owner: list = []
-    namespace: dict = {}
-    for name in _own_methods(cls):  # forward and the methods it may call, rewritten in a capture
-        namespace[name] = _dispatching(inspect.getattr_static(cls, name))
+    # forward and the methods it may call, rewritten in a capture
+    namespace = {name: _dispatching(fn) for name, fn in _own_methods(cls).items()}
 
     def extra_repr(self) -> str:
         return f"original_name={self.original_name}"
@@ -747,8 +749,6 @@ def _scripted_class(cls):
         raise RuntimeError(f"ember.jit.script cannot script a {cls.__qualname__}: {exc}") \
             from exc
     owner.append(dyn)
-    with _CONVERT_LOCK:
-        dyn = _CLASSES.setdefault(cls, dyn)
     return dyn
 
 
@@ -817,12 +817,7 @@ def traced_module(cls, program, original_name: str):
         module_base = ember.nn.Module
     except ImportError:  # ember-core alone: the program with Module's names, not a Module
         return cls(program, original_name)
-    with _CONVERT_LOCK:
-        dyn = _TRACED_CLASSES.get(cls)
-    if dyn is None:
-        dyn = _traced_class(cls, module_base)
-        with _CONVERT_LOCK:
-            dyn = _TRACED_CLASSES.setdefault(cls, dyn)
+    dyn = _cached_class(_TRACED_CLASSES, cls, lambda c: _traced_class(c, module_base))
     return dyn(program, original_name)
 
 
