@@ -248,7 +248,8 @@ CPP_SOURCE = PACKAGES / "cpp-frontend"
 CPP_HELLO = ROOT / "examples" / "cpp" / "hello"
 # the digits CNN in C++: train_digits (trains it) and predict_digits (runs Python's model)
 CPP_DIGITS = ROOT / "examples" / "cpp" / "digits"
-# PyTorch's own C++ examples, vendored unchanged, and the script that builds and runs them
+# the script that builds and runs PyTorch's own C++ examples, unchanged, from a local copy of
+# pytorch/examples (tools/upstream_sources.py; without one it says so and runs nothing)
 CPP_PYTORCH_EXAMPLES = ROOT / "examples" / "cpp" / "pytorch" / "run_examples.py"
 # The C++ tests' venv: the BLAS libember links (the wheel build gets its own through
 # pyproject's build-system.requires) and the Python packages that write the golden files the
@@ -313,8 +314,9 @@ def cpp(session: nox.Session) -> None:
     examples/cpp/hello against it and run it; build examples/cpp/digits against it, train the
     digits CNN in C++ (at least 97% held out) and check that the C++ program predicts exactly
     what the Python demo's exported model predicts; build PyTorch's own C++ examples
-    (examples/cpp/pytorch, unchanged) against it and run them; then build the C++ tests and
-    run them (ctest), against the library and against its AddressSanitizer + UBSan build."""
+    (pytorch/examples' cpp/, unchanged, where EMBER_UPSTREAM has a copy) against it and run
+    them; then build the C++ tests and run them (ctest), against the library and against its
+    AddressSanitizer + UBSan build."""
     _cpp_prerequisites(session)
     with tempfile.TemporaryDirectory(prefix="ember-cpp-") as tmp_name:
         tmp = Path(tmp_name)

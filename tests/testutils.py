@@ -381,3 +381,15 @@ def assert_page_is_script(page: str, script: str) -> None:
     assert "import ember as torch" in python_blocks(page)[0]
 
 
+
+
+def upstream(repo: str) -> Path:
+    """The pinned checkout of a public repository whose programs a test runs unedited
+    (tools/upstream_sources.py); the test skips where there is no local copy of it, and
+    fails instead under ``EMBER_UPSTREAM_REQUIRED=1``."""
+    from upstream_sources import checkout, missing_reason, required
+
+    path = checkout(repo)
+    if path is None:
+        (pytest.fail if required() else pytest.skip)(missing_reason(repo))
+    return path

@@ -1,14 +1,14 @@
 """More of PyTorch's example programs (pytorch/examples) run unedited on Ember under
 ``python -m ember.as_torch``: reinforcement_learning's REINFORCE and actor-critic on CartPole,
 and fast_neural_style's stylizing (``eval``). The helpers are test_pytorch_examples.py's
-(``run`` copies a program's folder into the tmp dir and runs it there); the programs are
-verbatim copies in ``pytorch_examples/`` (its README.md names the upstream commit, and why
-fast_neural_style's ``train`` is not here).
+(``run`` copies a program's folder into the tmp dir and runs it there); the programs are read
+from a local copy of pytorch/examples at a pinned commit (upstream/pytorch_examples.md says
+how, and why fast_neural_style's ``train`` is not here).
 
 The reinforcement-learning programs ``import gymnasium``, which is not a dependency: their
-runs have a stand-in first on ``PYTHONPATH`` (``pytorch_examples/_fixtures/gymnasium``),
-gymnasium's CartPole-v1 with its dynamics, which ends the program after a given number of
-episodes (the programs loop until CartPole is solved).
+runs have a stand-in first on ``PYTHONPATH`` (``upstream/stand_ins/gymnasium``, this
+project's code), gymnasium's CartPole-v1 with its dynamics, which ends the program after a
+given number of episodes (the programs loop until CartPole is solved).
 """
 
 from __future__ import annotations
@@ -16,17 +16,16 @@ from __future__ import annotations
 import importlib.util
 import os
 import re
-import shutil
 from pathlib import Path
 
 import numpy as np
 import pytest
-from integration.test_pytorch_examples import EXAMPLES, ONNX, masked, needs_pytorch, run
+from integration.test_pytorch_examples import ONNX, copy_program, masked, needs_pytorch, run
 
 import ember
 
 # ---------------------------------------------------------------- the gymnasium stand-in
-STAND_INS = EXAMPLES / "_fixtures"
+STAND_INS = Path(__file__).parent / "upstream" / "stand_ins"
 
 
 @pytest.fixture(scope="module")
@@ -213,7 +212,7 @@ for program in (reinforce, actor_critic):
 def test_cartpole_training_steps_match_pytorch(tmp_path):
     needs_pytorch()
     folder = tmp_path / "reinforcement_learning"
-    shutil.copytree(EXAMPLES / "reinforcement_learning", folder)
+    copy_program("reinforcement_learning", folder)
     (folder / "step.py").write_text(RL_STEP)
     run(tmp_path, folder.name, "torch", script="step.py", on_pytorch=True, env=with_gymnasium())
     assert run(tmp_path, folder.name, script="step.py", env=with_gymnasium()) == (
@@ -330,7 +329,7 @@ def stylize(folder: Path, model: str, output: str) -> str:
 def copy_fast_neural_style(workdir: Path) -> Path:
     """The program's folder in ``workdir`` with the content image and the test's drivers."""
     folder = workdir / "fast_neural_style"
-    shutil.copytree(EXAMPLES / "fast_neural_style", folder)
+    copy_program("fast_neural_style", folder)
     write_content_image(folder / "content.png")
     for name, source in (("make_model", MAKE_MODEL), ("stylize", STYLIZE),
                          ("export_onnx", EXPORT_ONNX)):

@@ -1,11 +1,13 @@
 """PyTorch's torch.fx example programs (pytorch/examples, fx/) run unedited on Ember under
 ``python -m ember.as_torch`` and print what they print under PyTorch.
 
-The programs are verbatim copies in ``fx_examples/`` (BSD-3-Clause, see its LICENSE), each
-with a short block of added checks at the end. The expected text below is PyTorch's output of
-the same programs with ``torch.`` written ``ember.`` (what ``as_torch`` code prints);
-where Ember prints something else on purpose, the test says so. ``use_interpreter.py`` is
-left out: it needs a TorchScript C++ extension built with CMake.
+The programs are not part of this repository: they are read from a local copy of
+pytorch/examples at the commit ``tools/upstream_sources.py`` pins (without one these tests
+skip, saying so), and each run is the program followed by a short block of checks of this
+test's own (``CHECKS``). The expected text below is PyTorch's output of the same programs with
+``torch.`` written ``ember.`` (what ``as_torch`` code prints); where Ember prints something
+else on purpose, the test says so. ``native_interpreter/`` is left out: it needs a TorchScript
+C++ extension built with CMake.
 """
 
 from __future__ import annotations
@@ -16,19 +18,84 @@ import sys
 from pathlib import Path
 
 import pytest
+from testutils import upstream
 
-EXAMPLES = Path(__file__).parent / "fx_examples"
-NAMES = sorted(p.stem for p in EXAMPLES.glob("*.py"))
+#: what each run adds after the program: it prints what the program computed, checked
+CHECKS = {
+    "custom_tracer": """
+x = torch.randn(5)
+lowered = GraphModule(M1(), LowerReluTracer().trace(M1()))
+print("same values:", torch.equal(lowered(x), torch.relu(x)))
+""",
+    "inline_function": """
+m.recompile()
+print(m.code)
+x = torch.randn(6)
+print("same values:", torch.equal(m(x), torch.relu(x) + 1.0))
+""",
+    "invert": """
+x = torch.arange(5) + 1
+print("f(res(x)) == x:", torch.allclose(f(res(x)), x.float()))
+""",
+    "module_tracer": """
+x = torch.randn(2, 3, 32, 32)
+rn18.eval()
+print("same values:", torch.allclose(torch.fx.GraphModule(rn18, traced_rn18)(x), rn18(x)))
+""",
+    "primitive_library": """
+x, y = torch.randn(4), torch.randn(4)
+expected = (torch.sigmoid(x).half().float() + torch.sigmoid(y).half().float()).half()
+print("same values:", torch.equal(module(x, y), expected), torch.equal(traced(x, y), expected))
+""",
+    "profiling_tracer": """
+print(traced_with_profiler.code)
+print("dead code eliminated:", graph_with_profiler.eliminate_dead_code())
+with torch.autograd.profiler.profile() as prof:
+  traced_with_profiler(x)
+print("ranges:", [(e.name, e.cpu_parent.name if e.cpu_parent is not None else None)
+                  for e in prof.function_events if e.name in ("foo", "aten::relu")])
+print("same values:", torch.equal(traced_with_profiler(x), torch.relu(x)))
+""",
+    "proxy_based_graph_creation": """
+print(mod.code)
+x, y = torch.randn(3), torch.randn(2)
+print("same values:", torch.equal(mod(x, y), torch.neg(torch.tanh(torch.cat([x, y])))))
+""",
+    "replace_op": """
+print(traced.code)
+x, y = torch.tensor([6, 5, 12]), torch.tensor([3, 4, 10])
+print("same values:", all(torch.equal(r, x & y) for r in traced(x, y)))
+""",
+    "subgraph_rewriter_basic_use": """
+print(traced.code)
+x, w1, w2 = torch.randn(3), torch.randn(3), torch.randn(3)
+m = torch.max(torch.stack([w1, w2]))
+print("same values:", torch.equal(traced(x, w1, w2), x + m + m))
+""",
+    "wrap_output_dynamically": """
+print(traced.code)
+print("same values:", torch.equal(new_output, torch.nn.functional.leaky_relu(torch.cat([x, y]))))
+""",
+}
+
+
+def fx_examples() -> Path:
+    """pytorch/examples' fx/ folder at the pinned commit; the test skips where there is none."""
+    return upstream("pytorch/examples") / "fx"
 
 
 @pytest.fixture(scope="module")
-def outputs() -> dict[str, subprocess.CompletedProcess]:
-    """Each example's run: started all at once (each takes about a second, most of it the
-    interpreter and ember importing)."""
+def outputs(tmp_path_factory) -> dict[str, subprocess.CompletedProcess]:
+    """Each example's run, the program and its checks: started all at once (each takes about
+    a second, most of it the interpreter and ember importing)."""
+    work = tmp_path_factory.mktemp("fx")
+    for name, checks in CHECKS.items():
+        program = (fx_examples() / f"{name}.py").read_text()
+        (work / f"{name}.py").write_text(program + "\n# -- the test's checks --" + checks)
     procs = {name: subprocess.Popen([sys.executable, "-m", "ember.as_torch", f"{name}.py"],
-                                    cwd=EXAMPLES, stdout=subprocess.PIPE,
+                                    cwd=work, stdout=subprocess.PIPE,
                                     stderr=subprocess.PIPE, text=True)
-             for name in NAMES}
+             for name in CHECKS}
     runs = {}
     for name, p in procs.items():
         out, err = p.communicate(timeout=300)
@@ -43,9 +110,11 @@ def run(outputs, name: str) -> str:
 
 
 def test_every_example_is_tested():
-    assert NAMES == ["custom_tracer", "inline_function", "invert", "module_tracer",
+    names = sorted(p.stem for p in fx_examples().glob("*.py"))
+    assert names == ["custom_tracer", "inline_function", "invert", "module_tracer",
                      "primitive_library", "profiling_tracer", "proxy_based_graph_creation",
                      "replace_op", "subgraph_rewriter_basic_use", "wrap_output_dynamically"]
+    assert sorted(CHECKS) == names
 
 
 def test_custom_tracer(outputs):
@@ -89,7 +158,7 @@ def test_invert(outputs):
 
 def test_module_tracer_records_each_nodes_module(outputs):
     pytest.importorskip("ember.vision")
-    source = (EXAMPLES / "module_tracer.py").read_text()
+    source = (fx_examples() / "module_tracer.py").read_text()
     expected = source.split('"""\nNode x is from module \n')[1].split('"""')[0]
     expected_lines = ["Node x is from module "] + expected.strip("\n").split("\n")
     out = run(outputs, "module_tracer").split("\n")

@@ -1,4 +1,4 @@
-"""Write a small MNIST look-alike in MNIST's idx format, for the vendored mnist and dcgan examples.
+"""Write a small MNIST look-alike in MNIST's idx format, for PyTorch's mnist and dcgan examples.
 
 The images are the embedded 8x8 handwritten digits (examples/data/digits.csv.gz, UCI optdigits,
 CC BY 4.0), each pixel repeated 3x3 (24x24) and centred in 28x28 as MNIST centres its 20x20

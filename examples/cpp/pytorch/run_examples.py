@@ -1,7 +1,12 @@
-"""Build PyTorch's C++ example programs (vendored unchanged here) against Ember and run them.
+"""Build PyTorch's C++ example programs, unchanged, against Ember and run them.
 
-Each example is configured with its own CMakeLists.txt (``find_package(Torch REQUIRED)``, found
-as Ember's TorchConfig.cmake in ``--cmake-dir``), built, and run in a scratch directory:
+The programs are pytorch/examples' ``cpp/`` folders, read from a local copy of that repository
+at the commit ``tools/upstream_sources.py`` pins (``EMBER_UPSTREAM`` says where): they are not
+part of this repository. Without one the script says what to provide and exits with status 0
+after running nothing, unless ``--require-sources`` is given (or ``EMBER_UPSTREAM_REQUIRED=1``).
+
+Each example is configured with its own CMakeLists.txt (``find_package(Torch REQUIRED)``,
+found as Ember's TorchConfig.cmake in ``--cmake-dir``), built, and run in a scratch directory:
 
 - autograd: its deterministic lines (gradient-function names, ``requires_grad`` flags, the
   gradient 4.5 of ``mean(3 (x + 2)^2)`` at ones, the custom function's 5.5) must match;
@@ -9,8 +14,9 @@ as Ember's TorchConfig.cmake in ``--cmake-dir``), built, and run in a scratch di
 - mnist: trains its 10 epochs on a small MNIST look-alike (make_mnist_idx.py: the embedded
   8x8 digits upscaled to 28x28) and must reach ``--min-accuracy`` on the held-out set;
 - dcgan: one epoch (its ``--epochs`` flag) of 2 batches of the same data, to completion.
-  dcgan.cpp needs the argparse header library, which PyTorch's CI installs system-wide; the
-  copy in third_party/argparse is put on the include path instead.
+  dcgan.cpp needs the argparse header library (p-ranav/argparse), which PyTorch's CI installs
+  system-wide; a pinned copy of its ``include`` folder, found the same way, is put on the
+  include path instead.
 
 The CMake package directory is the wheel's (``python -m ember_cpp --cmake-dir``) or, without a
 wheel, an install prefix's: ``cmake --install BUILD --prefix PREFIX`` then
@@ -29,14 +35,14 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
+sys.path[:0] = [str(HERE), str(HERE.parents[2] / "tools")]
 from make_mnist_idx import write_mnist  # noqa: E402
+from upstream_sources import checkout, missing_reason, required  # noqa: E402
 
 EXAMPLES = ("autograd", "regression", "mnist", "dcgan")
 # (training, test) images per example: mnist's 10 epochs of 22 batches take seconds;
 # a dcgan batch of 64 takes about a second (much more on a loaded machine): 2 batches.
 MNIST_IMAGES = {"mnist": (1400, 397), "dcgan": (128, 10)}
-ARGPARSE_INCLUDE = HERE / "third_party" / "argparse" / "include"
 
 # autograd.cpp's output lines that do not depend on random numbers, in order: x = ones(2, 2),
 # y = x + 2, z = 3 y^2, out = mean(z), d out / dx = 4.5, the flags, MulConstant's 5.5. libtorch
@@ -50,13 +56,15 @@ AUTOGRAD_EXPECTED = [
 ]
 
 
-def configure_and_build(name: str, cmake_dir: str, build: Path, jobs: str) -> None:
-    args = ["cmake", "-S", str(HERE / name), "-B", str(build), f"-DCMAKE_PREFIX_PATH={cmake_dir}",
-            "-DCMAKE_BUILD_TYPE=Release"]
+def configure_and_build(name: str, sources: dict[str, Path], cmake_dir: str, build: Path,
+                        jobs: str) -> None:
+    args = ["cmake", "-S", str(sources["pytorch/examples"] / "cpp" / name), "-B", str(build),
+            f"-DCMAKE_PREFIX_PATH={cmake_dir}", "-DCMAKE_BUILD_TYPE=Release"]
     if name in ("mnist", "dcgan"):
         args.append("-DDOWNLOAD_MNIST=OFF")  # the data comes from make_mnist_idx.py
     if name == "dcgan":
-        args.append(f"-DCMAKE_CXX_FLAGS=-isystem {ARGPARSE_INCLUDE}")
+        include = sources["p-ranav/argparse"] / "include"
+        args.append(f"-DCMAKE_CXX_FLAGS=-isystem {include}")
     subprocess.run(args, check=True)
     subprocess.run(["cmake", "--build", str(build), "--parallel", jobs], check=True)
 
@@ -110,6 +118,8 @@ def main() -> None:
     parser.add_argument("--jobs", default="2", help="build jobs (default 2)")
     parser.add_argument("--min-accuracy", type=float, default=0.7,
                         help="mnist's final held-out accuracy at least (default 0.7)")
+    parser.add_argument("--require-sources", action="store_true",
+                        help="fail (instead of running nothing) without the upstream sources")
     parser.add_argument("examples", nargs="*", metavar="EXAMPLE",
                         help=f"some of {', '.join(EXAMPLES)} (default: all)")
     args = parser.parse_args()
@@ -117,13 +127,22 @@ def main() -> None:
     if unknown:
         parser.error(f"unknown examples {unknown}: choose from {', '.join(EXAMPLES)}")
 
+    sources = {repo: checkout(repo) for repo in ("pytorch/examples", "p-ranav/argparse")}
+    missing = [missing_reason(repo) for repo, path in sources.items() if path is None]
+    if missing:
+        message = "PyTorch's C++ examples not run: " + "; ".join(missing)
+        if args.require_sources or required():
+            raise SystemExit(message)
+        print(message)
+        return
+
     for name in args.examples or EXAMPLES:
         print(f"== {name}", flush=True)
         build, cwd = args.work / name, args.work / f"{name}-run"
         cwd.mkdir(parents=True, exist_ok=True)
         if name in MNIST_IMAGES:
             write_mnist(cwd / "data", *MNIST_IMAGES[name])  # the examples read ./data
-        configure_and_build(name, args.cmake_dir, build, args.jobs)
+        configure_and_build(name, sources, args.cmake_dir, build, args.jobs)
         extra = ("--epochs", "1") if name == "dcgan" else ()
         output = run(build / name, cwd, *extra)
         check(name, output, args.min_accuracy)
