@@ -42,6 +42,22 @@ def test_a_pytorch_script_runs_on_ember(tmp_path):
                                 "'2']", "True"]
 
 
+def test_the_script_sees_itself_as_python_shows_it(tmp_path):
+    # __file__ absolute (python script.py makes it so: a script that changes directory still
+    # finds its files), the script's folder first on sys.path, argparse's program name
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "prog.py").write_text(
+        "import argparse, os, sys\n"
+        "print(__file__, sys.path[0], argparse.ArgumentParser().prog, os.path.isabs(__file__))\n")
+    r = subprocess.run([sys.executable, "-m", "ember.as_torch", "sub/prog.py"], cwd=tmp_path,
+                       capture_output=True, text=True, timeout=300)
+    plain = subprocess.run([sys.executable, "sub/prog.py"], cwd=tmp_path,
+                           capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == plain.stdout
+    assert r.stdout.split()[-1] == "True"
+
+
 def test_module_form_and_usage(tmp_path):
     (tmp_path / "prog.py").write_text("import torch\nprint(torch.__name__)\n")
     r = subprocess.run([sys.executable, "-m", "ember.as_torch", "-m", "prog"], cwd=tmp_path,

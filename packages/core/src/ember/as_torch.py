@@ -146,7 +146,8 @@ def main(argv: list[str] | None = None) -> int:
     else:
         sys.argv = argv
         sys.path.insert(0, str(__import__("pathlib").Path(argv[0]).resolve().parent))
-        runpy.run_path(argv[0], run_name="__main__")
+        # the script's __file__ absolute, as ``python script.py`` makes it (Python 3.9+)
+        runpy.run_path(os.path.abspath(argv[0]), run_name="__main__")
     return 0
 
 
