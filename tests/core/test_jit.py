@@ -330,7 +330,8 @@ def test_a_traced_or_loaded_module_is_an_nn_module(tmp_path):
     assert isinstance(traced, nn.Module) and isinstance(traced, ember.jit.ScriptModule)
     assert list(traced.state_dict()) == list(net.state_dict())
     assert traced.conv.weight is net.conv.weight  # shared, as torch.jit.trace shares them
-    assert repr(traced).startswith("Net(\n  original_name=Net\n  (conv): Module()")
+    assert repr(traced).startswith("Net(\n  original_name=Net\n"
+                                   "  (conv): Conv2d(original_name=Conv2d)\n")
     model = nn.Sequential(traced, nn.Linear(3, 2))
     assert len(list(model.parameters())) == len(list(net.parameters())) + 2
     opt = ember.optim.SGD(model.parameters(), lr=0.1)
@@ -347,6 +348,51 @@ def test_a_traced_or_loaded_module_is_an_nn_module(tmp_path):
     zeros = {k: ember.zeros_like(v) for k, v in loaded.state_dict().items()}
     loaded.load_state_dict(zeros, assign=True)  # new tensors: the graph runs them
     assert loaded(x.double()).abs().max().item() == 0.0
+
+
+def test_traced_and_loaded_modules_keep_the_module_tree_and_its_names(tmp_path):
+    """PyTorch's traced module prints its original's tree, submodules without weights too
+    (``Gate(original_name=Gate)``); a loaded one prints ``RecursiveScriptModule`` with each
+    original name (the TorchScript tutorial prints both)."""
+    class Gate(nn.Module):
+        def forward(self, x):
+            return -x
+
+    class Cell(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.dg = Gate()
+            self.linear = nn.Linear(4, 4)
+            self.block = nn.Sequential(nn.ReLU(), nn.Linear(4, 2))
+
+        def forward(self, x):
+            return self.block(self.dg(self.linear(x)))
+
+    cell = Cell()
+    x = ember.rand(3, 4)
+    traced = ember.jit.trace(cell, x)
+    assert repr(traced) == (
+        "Cell(\n  original_name=Cell\n  (dg): Gate(original_name=Gate)\n"
+        "  (linear): Linear(original_name=Linear)\n  (block): Sequential(\n"
+        "    original_name=Sequential\n    (0): ReLU(original_name=ReLU)\n"
+        "    (1): Linear(original_name=Linear)\n  )\n)")
+    assert traced.dg.original_name == "Gate"
+    assert getattr(traced.block, "1").weight is cell.block[1].weight
+    assert [n for n, _ in traced.named_modules()] == [n for n, _ in cell.named_modules()]
+    with pytest.raises(RuntimeError, match="submodule of a traced program"):
+        traced.dg(x)
+    traced.save(tmp_path / "cell.pt")
+    loaded = ember.jit.load(tmp_path / "cell.pt")
+    assert repr(loaded) == (
+        "RecursiveScriptModule(\n  original_name=Cell\n"
+        "  (dg): RecursiveScriptModule(original_name=Gate)\n"
+        "  (linear): RecursiveScriptModule(original_name=Linear)\n"
+        "  (block): RecursiveScriptModule(\n    original_name=Sequential\n"
+        "    (0): RecursiveScriptModule(original_name=ReLU)\n"
+        "    (1): RecursiveScriptModule(original_name=Linear)\n  )\n)")
+    assert loaded.original_name == "Cell" and loaded.block.original_name == "Sequential"
+    assert list(loaded.state_dict()) == list(cell.state_dict())
+    assert_allclose(loaded(x), cell(x), rtol=1e-6, atol=1e-6)
 
 
 def test_a_traced_module_with_submodules_named_like_its_attributes():

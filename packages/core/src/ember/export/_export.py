@@ -317,7 +317,17 @@ def capture_program(mod, args: tuple, kwargs: dict, dynamic_shapes, kind: str,
     mutations = dict(cap.mutations)
     mutations["constants"] = sorted(cap.mutated_consts & {i.name for i in graph.inputs})
     return ExportedProgram(graph, state_dict, constants, kind=kind, training=training,
-                           mutations=mutations, example_inputs=(args, kwargs))
+                           mutations=mutations, example_inputs=(args, kwargs),
+                           module_names=_module_names(mod))
+
+
+def _module_names(mod) -> list | None:
+    """``[(path, class name)]`` of a module and its submodules (a scripted module's names
+    are its original's), or None for a function."""
+    if not _is_module(mod) or not hasattr(mod, "named_modules"):
+        return None
+    return [(path, getattr(m, "original_name", None) or type(m).__name__)
+            for path, m in mod.named_modules()]
 
 
 def _container(inputs: _Inputs, value, name: str, dyn):

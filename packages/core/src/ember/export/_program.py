@@ -126,7 +126,8 @@ class ExportedProgram:
 
     def __init__(self, graph: Graph, state_dict: dict, constants: dict, *,
                  kind: str = "export", training: bool | None = None,
-                 mutations: dict | None = None, example_inputs=None):
+                 mutations: dict | None = None, example_inputs=None,
+                 module_names: list | None = None):
         self.graph = graph
         self.state_dict = state_dict
         self.constants = constants
@@ -134,6 +135,9 @@ class ExportedProgram:
         self.training = training
         self.mutations = mutations or {"buffers": [], "user_inputs": []}
         self.example_inputs = example_inputs
+        #: ``[(path, class name)]`` of the captured module and its submodules (path "" first),
+        #: what a loaded ``jit`` program prints as each module's ``original_name``
+        self.module_names = module_names
         self.graph_signature = ExportGraphSignature(graph, self.mutations)
 
     @property

@@ -56,6 +56,8 @@ def program_to_bytes(ep: ExportedProgram, extra_files: dict | None = None) -> by
             arrays[target] = np.array(t.detach().contiguous()._host(), copy=True)
     program = {"kind": ep.kind, "training": ep.training, "mutations": ep.mutations,
                "producer": _producer(), "graph": ep.graph.to_json()}
+    if ep.module_names is not None:  # (readers that predate it ignore the key)
+        program["modules"] = [[path, name] for path, name in ep.module_names]
     metadata = {"format": FORMAT, "format_version": ep.graph.format_version(),
                 "graph": json.dumps(program, separators=(",", ":"), allow_nan=False)}
     if extra_files:
@@ -177,7 +179,18 @@ def program_from_bytes(data: bytes, name: str = "<bytes>", extra_files: dict | N
             extra_files[k] = stored.get(k, "")
     mutations = program.get("mutations") or {}
     return ExportedProgram(graph, state_dict, constants, kind=program["kind"],
-                           training=program.get("training"), mutations=mutations)
+                           training=program.get("training"), mutations=mutations,
+                           module_names=_module_names(program.get("modules"), name))
+
+
+def _module_names(modules, name: str) -> list | None:
+    if modules is None:
+        return None
+    if not isinstance(modules, list) or not all(
+            isinstance(m, list) and len(m) == 2 and all(isinstance(s, str) for s in m)
+            for m in modules):
+        raise FormatError(f"{name}: 'modules' must be a list of [path, class name] pairs")
+    return [(path, cls) for path, cls in modules]
 
 
 def _tensors(data: bytes, name: str) -> dict:

@@ -224,7 +224,7 @@ def trace(func, example_inputs=None, optimize=None, check_trace: bool = True,
     kwargs = dict(example_kwarg_inputs or {})
     program = capture_program(func, args, kwargs, None, "jit", check_strict_outputs=strict)
     name = type(func).__name__ if _is_module(func) else getattr(func, "__name__", "function")
-    traced = _script.traced_module(TopLevelTracedModule, program, name) if _is_module(func) \
+    traced = _script.traced_module(TopLevelTracedModule, program) if _is_module(func) \
         else ScriptFunction(program, name)
     if check_trace:
         _check(func, traced, check_inputs or [(args, kwargs)], check_tolerance)
@@ -357,7 +357,7 @@ def load(f, map_location=None, _extra_files=None, _restore_shapes: bool = False)
 
     program = export_load(f, extra_files=_extra_files, map_location=map_location)
     if program.training is not None:
-        return _script.traced_module(TopLevelTracedModule, program, "Module")
+        return _script.traced_module(TopLevelTracedModule, program, loaded=True)
     return ScriptFunction(program, "function")
 
 

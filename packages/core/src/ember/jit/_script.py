@@ -803,14 +803,17 @@ def script_module(mod, spec=None, memo=None):
 _TRACED_CLASSES: dict = {}
 
 
-def traced_module(cls, program, original_name: str):
+def traced_module(cls, program, loaded: bool = False):
     """A traced (or loaded) program of a module: an instance of ``cls`` that is also an
-    ``nn.Module`` when ember-nn is installed (``torch.jit.ScriptModule`` is one), its
-    parameters and buffers registered under their state-dict names in a tree of plain
-    modules, so that it is a submodule like any other (``nn.Sequential(traced, head)``, a
-    parent's ``parameters()``, ``to()``, ``state_dict()``). The graph reads the registered
-    tensors at each call, so whatever replaces them (``to()``, ``load_state_dict(assign=
-    True)``, an assignment) is what runs."""
+    ``nn.Module`` when ember-nn is installed (``torch.jit.ScriptModule`` is one), with the
+    traced module's tree of submodules (each with its ``original_name``) and its parameters
+    and buffers registered under their state-dict names in it, so that it is a submodule
+    like any other (``nn.Sequential(traced, head)``, a parent's ``parameters()``, ``to()``,
+    ``state_dict()``). The graph reads the registered tensors at each call, so whatever
+    replaces them (``to()``, ``load_state_dict(assign=True)``, an assignment) is what runs.
+    ``loaded``: from ``jit.load``, printed ``RecursiveScriptModule`` as PyTorch prints it."""
+    names = dict(program.module_names or [])
+    original_name = names.get("", "Module")
     try:
         import ember
 
@@ -818,13 +821,15 @@ def traced_module(cls, program, original_name: str):
     except ImportError:  # ember-core alone: the program with Module's names, not a Module
         return cls(program, original_name)
     dyn = _cached_class(_TRACED_CLASSES, cls, lambda c: _traced_class(c, module_base))
-    return dyn(program, original_name)
+    return dyn(program, original_name, loaded)
 
 
 def _traced_class(cls, module_base):
-    def __init__(self, program, original_name: str = "Module"):
+    def __init__(self, program, original_name: str = "Module", loaded: bool = False):
         module_base.__init__(self)
         cls.__init__(self, program, original_name)
+        self.__dict__["_ember_loaded"] = loaded
+        _register_submodules(self, program, module_base, loaded)
         self.__dict__["_ember_slots"] = _register_weights(self, program, module_base)
 
     def forward(self, *args, **kwargs):
@@ -839,12 +844,58 @@ def _traced_class(cls, module_base):
         return f"original_name={self.original_name}"
 
     def _get_name(self) -> str:
-        return self.original_name
+        return "RecursiveScriptModule" if self._ember_loaded else self.original_name
 
     namespace = {"__module__": "ember.jit", "__qualname__": cls.__qualname__,
                  "__init__": __init__, "forward": forward, "extra_repr": extra_repr,
                  "_get_name": _get_name}
     return type(cls.__name__, (module_base, cls), namespace)
+
+
+_SUBMODULE_CLASSES: dict = {}
+
+
+def _submodule_class(module_base):
+    """The class of a traced program's submodules: an ``nn.Module`` holding its part of the
+    weights, printed as PyTorch prints a traced (``Linear(original_name=Linear)``) or loaded
+    (``RecursiveScriptModule(original_name=Linear)``) submodule. The graph is the top-level
+    module's: a submodule is not called on its own."""
+    def __init__(self, original_name: str, loaded: bool = False):
+        module_base.__init__(self)
+        self.original_name = original_name
+        self.__dict__["_ember_loaded"] = loaded
+
+    def forward(self, *args, **kwargs):
+        raise RuntimeError(
+            f"this {self.original_name} is a submodule of a traced program, whose graph is "
+            "the top-level module's: call the top-level module (or trace the submodule "
+            "with ember.jit.trace to run it on its own)")
+
+    def extra_repr(self) -> str:
+        return f"original_name={self.original_name}"
+
+    def _get_name(self) -> str:
+        return "RecursiveScriptModule" if self._ember_loaded else self.original_name
+
+    namespace = {"__module__": "ember.jit", "__qualname__": "TracedModule",
+                 "__init__": __init__, "forward": forward, "extra_repr": extra_repr,
+                 "_get_name": _get_name}
+    return type("TracedModule", (module_base,), namespace)
+
+
+def _register_submodules(root, program, module_base, loaded: bool) -> None:
+    """The traced module's submodules (those without weights too), by path, with their
+    original class names, as children of ``root``."""
+    sub_cls = _cached_class(_SUBMODULE_CLASSES, module_base, _submodule_class)
+    for path, name in program.module_names or []:
+        if not path:
+            continue
+        *parents, leaf = path.split(".")
+        owner = root
+        for part in parents:
+            owner = owner._modules.get(part) or owner._modules.setdefault(
+                part, sub_cls("Module", loaded))
+        owner._modules.setdefault(leaf, sub_cls(name, loaded))
 
 
 def _register_weights(root, program, module_base) -> list:
