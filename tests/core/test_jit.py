@@ -364,6 +364,7 @@ def test_traced_and_loaded_modules_keep_the_module_tree_and_its_names(tmp_path):
             self.dg = Gate()
             self.linear = nn.Linear(4, 4)
             self.block = nn.Sequential(nn.ReLU(), nn.Linear(4, 2))
+            self.spare = nn.Identity()  # never called
 
         def forward(self, x):
             return self.block(self.dg(self.linear(x)))
@@ -375,12 +376,18 @@ def test_traced_and_loaded_modules_keep_the_module_tree_and_its_names(tmp_path):
         "Cell(\n  original_name=Cell\n  (dg): Gate(original_name=Gate)\n"
         "  (linear): Linear(original_name=Linear)\n  (block): Sequential(\n"
         "    original_name=Sequential\n    (0): ReLU(original_name=ReLU)\n"
-        "    (1): Linear(original_name=Linear)\n  )\n)")
+        "    (1): Linear(original_name=Linear)\n  )\n  (spare): Identity(original_name=Identity)"
+        "\n)")
     assert traced.dg.original_name == "Gate"
     assert getattr(traced.block, "1").weight is cell.block[1].weight
     assert [n for n, _ in traced.named_modules()] == [n for n, _ in cell.named_modules()]
-    with pytest.raises(RuntimeError, match="submodule of a traced program"):
-        traced.dg(x)
+    # each called submodule is traced too, at the shapes of its first call (PyTorch traces
+    # them in the same run): its code and graph, and it runs on its own
+    assert "neg = ops.neg(x)" in traced.dg.code and "linear(" in str(traced.linear.graph)
+    assert_allclose(traced.block(x), cell.block(x), rtol=1e-6, atol=1e-6)
+    assert_allclose(traced.dg(ember.ones(5)), -ember.ones(5))
+    with pytest.raises(RuntimeError, match="was not called while the module was traced"):
+        traced.spare(x)
     traced.save(tmp_path / "cell.pt")
     loaded = ember.jit.load(tmp_path / "cell.pt")
     assert repr(loaded) == (
@@ -389,10 +396,15 @@ def test_traced_and_loaded_modules_keep_the_module_tree_and_its_names(tmp_path):
         "  (linear): RecursiveScriptModule(original_name=Linear)\n"
         "  (block): RecursiveScriptModule(\n    original_name=Sequential\n"
         "    (0): RecursiveScriptModule(original_name=ReLU)\n"
-        "    (1): RecursiveScriptModule(original_name=Linear)\n  )\n)")
+        "    (1): RecursiveScriptModule(original_name=Linear)\n  )\n"
+        "  (spare): RecursiveScriptModule(original_name=Identity)\n)")
     assert loaded.original_name == "Cell" and loaded.block.original_name == "Sequential"
     assert list(loaded.state_dict()) == list(cell.state_dict())
     assert_allclose(loaded(x), cell(x), rtol=1e-6, atol=1e-6)
+    with pytest.raises(RuntimeError, match="Gate has no traced program of its own .a loaded"):
+        loaded.dg(x)
+    with pytest.raises(RuntimeError, match="no traced program of its own"):
+        print(loaded.linear.code)
 
 
 def test_a_traced_module_with_submodules_named_like_its_attributes():

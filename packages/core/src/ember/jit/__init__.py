@@ -14,7 +14,8 @@ Unlike ``export``, a trace checks no input shapes: sizes the code reads (``x.siz
 recorded as sizes of the run's tensors, so a model traced at batch 1 runs at any batch size
 its code does not specialize. A traced or loaded module is an ``nn.Module`` when ember-nn is
 installed (its parameters registered under their state-dict names), as a ``ScriptModule`` is
-in PyTorch.
+in PyTorch; its submodules are traced too, each at the shapes of its first call (``traced.
+block.code``, ``traced.block(x)``), when first asked for.
 
 ``script`` gives TorchScript's results by running the Python of the scripted function or
 module on every call (Ember does not compile Python source); its ``graph`` and ``save``
@@ -222,10 +223,15 @@ def trace(func, example_inputs=None, optimize=None, check_trace: bool = True,
         raise RuntimeError("example_kwarg_inputs should be a dict")
     args = _as_tuple(example_inputs)
     kwargs = dict(example_kwarg_inputs or {})
-    program = capture_program(func, args, kwargs, None, "jit", check_strict_outputs=strict)
+    calls = _script.SubmoduleCalls(func) if _is_module(func) else None
+    try:
+        program = capture_program(func, args, kwargs, None, "jit", check_strict_outputs=strict)
+    finally:
+        if calls is not None:
+            calls.remove()
     name = type(func).__name__ if _is_module(func) else getattr(func, "__name__", "function")
-    traced = _script.traced_module(TopLevelTracedModule, program) if _is_module(func) \
-        else ScriptFunction(program, name)
+    traced = _script.traced_module(TopLevelTracedModule, program, calls=calls) \
+        if calls is not None else ScriptFunction(program, name)
     if check_trace:
         _check(func, traced, check_inputs or [(args, kwargs)], check_tolerance)
     return traced

@@ -27,6 +27,7 @@ import inspect
 import itertools
 import textwrap
 import threading
+import warnings
 import weakref
 
 from .._tensor import Tensor
@@ -513,6 +514,7 @@ class _TensorSpec:
     __slots__ = ("shape", "dtype", "device")
 
     def __init__(self, t: Tensor):
+        t = getattr(t, "_real", t)  # a graph value of a running capture: its tensor
         self.shape, self.dtype, self.device = tuple(t.shape), t.dtype, t.device
 
 
@@ -803,7 +805,39 @@ def script_module(mod, spec=None, memo=None):
 _TRACED_CLASSES: dict = {}
 
 
-def traced_module(cls, program, loaded: bool = False):
+class SubmoduleCalls:
+    """The first call of each submodule while ``jit.trace`` runs a module: the submodule and
+    its arguments' specs (tensors by shape, dtype and device; other values as they are), from
+    which the traced program's submodules are traced when first asked for (PyTorch traces
+    every submodule the run calls)."""
+
+    def __init__(self, root):
+        self.calls: dict = {}
+        self.handles = []
+        for path, module in root.named_modules():
+            if path and hasattr(module, "register_forward_pre_hook"):
+                self.handles.append(module.register_forward_pre_hook(
+                    functools.partial(self._first_call, path), with_kwargs=True))
+
+    def _first_call(self, path, module, args, kwargs):
+        if path not in self.calls:
+            self.calls[path] = (module, _spec((args, kwargs)))
+
+    def remove(self) -> None:
+        for handle in self.handles:
+            handle.remove()
+        self.handles = []
+
+    def example(self, path):
+        """``(module, args, kwargs)`` with zeros for the tensors, or None if not called."""
+        call = self.calls.get(path)
+        if call is None:
+            return None
+        module, spec = call
+        return (module, *_materialize(spec))
+
+
+def traced_module(cls, program, loaded: bool = False, calls: SubmoduleCalls | None = None):
     """A traced (or loaded) program of a module: an instance of ``cls`` that is also an
     ``nn.Module`` when ember-nn is installed (``torch.jit.ScriptModule`` is one), with the
     traced module's tree of submodules (each with its ``original_name``) and its parameters
@@ -821,15 +855,16 @@ def traced_module(cls, program, loaded: bool = False):
     except ImportError:  # ember-core alone: the program with Module's names, not a Module
         return cls(program, original_name)
     dyn = _cached_class(_TRACED_CLASSES, cls, lambda c: _traced_class(c, module_base))
-    return dyn(program, original_name, loaded)
+    return dyn(program, original_name, loaded, calls)
 
 
 def _traced_class(cls, module_base):
-    def __init__(self, program, original_name: str = "Module", loaded: bool = False):
+    def __init__(self, program, original_name: str = "Module", loaded: bool = False,
+                 calls: SubmoduleCalls | None = None):
         module_base.__init__(self)
         cls.__init__(self, program, original_name)
         self.__dict__["_ember_loaded"] = loaded
-        _register_submodules(self, program, module_base, loaded)
+        _register_submodules(self, program, module_base, loaded, calls)
         self.__dict__["_ember_slots"] = _register_weights(self, program, module_base)
 
     def forward(self, *args, **kwargs):
@@ -858,18 +893,45 @@ _SUBMODULE_CLASSES: dict = {}
 def _submodule_class(module_base):
     """The class of a traced program's submodules: an ``nn.Module`` holding its part of the
     weights, printed as PyTorch prints a traced (``Linear(original_name=Linear)``) or loaded
-    (``RecursiveScriptModule(original_name=Linear)``) submodule. The graph is the top-level
-    module's: a submodule is not called on its own."""
-    def __init__(self, original_name: str, loaded: bool = False):
+    (``RecursiveScriptModule(original_name=Linear)``) submodule. A traced one has its own
+    program, traced when first asked for (``code``, ``graph``, a call) from the original
+    submodule at zeros of the shapes of its first call in the trace; a loaded one has none
+    (the file holds the top-level module's graph)."""
+    def __init__(self, original_name: str, loaded: bool = False, example=None):
         module_base.__init__(self)
         self.original_name = original_name
         self.__dict__["_ember_loaded"] = loaded
+        self.__dict__["_ember_example"] = example  # calls.example(path), made on demand
+        self.__dict__["_ember_traced"] = None
+
+    def _own_program(self):
+        traced = self.__dict__["_ember_traced"]
+        if traced is None:
+            example = self._ember_example() if self._ember_example is not None else None
+            if example is None:
+                where = ("a loaded program's submodule: the file holds the top-level "
+                         "module's graph only") if self._ember_loaded else \
+                    "this submodule was not called while the module was traced"
+                raise RuntimeError(f"{self.original_name} has no traced program of its own "
+                                   f"({where}); call the top-level module")
+            module, args, kwargs = example
+            import ember.jit
+
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # the top-level trace warned already
+                traced = ember.jit.trace(module, args, check_trace=False,
+                                         example_kwarg_inputs=kwargs or None, strict=False)
+            self.__dict__["_ember_traced"] = traced
+        return traced
 
     def forward(self, *args, **kwargs):
-        raise RuntimeError(
-            f"this {self.original_name} is a submodule of a traced program, whose graph is "
-            "the top-level module's: call the top-level module (or trace the submodule "
-            "with ember.jit.trace to run it on its own)")
+        return self._own_program()(*args, **kwargs)
+
+    def code(self) -> str:
+        return self._own_program().code
+
+    def graph(self):
+        return self._own_program().graph
 
     def extra_repr(self) -> str:
         return f"original_name={self.original_name}"
@@ -878,12 +940,14 @@ def _submodule_class(module_base):
         return "RecursiveScriptModule" if self._ember_loaded else self.original_name
 
     namespace = {"__module__": "ember.jit", "__qualname__": "TracedModule",
-                 "__init__": __init__, "forward": forward, "extra_repr": extra_repr,
-                 "_get_name": _get_name}
+                 "__init__": __init__, "_own_program": _own_program, "forward": forward,
+                 "code": property(code), "graph": property(graph),
+                 "extra_repr": extra_repr, "_get_name": _get_name}
     return type("TracedModule", (module_base,), namespace)
 
 
-def _register_submodules(root, program, module_base, loaded: bool) -> None:
+def _register_submodules(root, program, module_base, loaded: bool,
+                         calls: SubmoduleCalls | None) -> None:
     """The traced module's submodules (those without weights too), by path, with their
     original class names, as children of ``root``."""
     sub_cls = _cached_class(_SUBMODULE_CLASSES, module_base, _submodule_class)
@@ -895,7 +959,9 @@ def _register_submodules(root, program, module_base, loaded: bool) -> None:
         for part in parents:
             owner = owner._modules.get(part) or owner._modules.setdefault(
                 part, sub_cls("Module", loaded))
-        owner._modules.setdefault(leaf, sub_cls(name, loaded))
+        example = None if calls is None or path not in calls.calls else \
+            functools.partial(calls.example, path)
+        owner._modules.setdefault(leaf, sub_cls(name, loaded, example))
 
 
 def _register_weights(root, program, module_base) -> list:
