@@ -299,6 +299,55 @@ def test_a_trace_keeps_the_control_flow_of_a_scripted_submodule():
         assert_allclose(traced(x * scale, h)[0], cell(x * scale, h)[0], rtol=1e-6, atol=1e-6)
 
 
+class Steps(nn.Module):
+    """The TorchScript introduction's scripted loop over the first dimension."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+
+    def forward(self, xs):
+        h = ember.zeros(3, 4)
+        for i in range(xs.size(0)):
+            h = ember.tanh(self.lin(xs[i]) + h)
+        return h
+
+
+class WrapSteps(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.loop = ember.jit.script(Steps())
+
+    def forward(self, xs):
+        return ember.relu(self.loop(xs))
+
+
+def test_a_loop_over_an_input_size_is_unrolled_with_a_guard(tmp_path):
+    """TorchScript keeps a scripted loop inside a trace; a captured graph holds no loop, so
+    the count it was unrolled for is guarded: the same length gives the eager result, another
+    is a GuardError naming the loop's line (it was an IndexError deep in the graph, and a
+    longer input silently ran only the captured steps)."""
+    ember.manual_seed(0)
+    wrap = WrapSteps()
+    traced = ember.jit.trace(wrap, (ember.rand(10, 3, 4),))
+    xs = ember.rand(10, 3, 4)
+    assert_allclose(traced(xs), wrap(xs), rtol=1e-6, atol=1e-6)
+    for n in (5, 12):
+        with pytest.raises(ember.export.GuardError,
+                           match=r"sym_size\(%xs, 0\) == 10 \(assumed at .*test_jit_script"):
+            traced(ember.rand(n, 3, 4))
+    # a scripted module runs its Python: any length; saved, it is captured at its first
+    # call's length, guarded the same way
+    steps = ember.jit.script(Steps())
+    short = ember.rand(5, 3, 4)
+    assert tuple(steps(short).shape) == tuple(steps(xs).shape) == (3, 4)
+    steps.save(tmp_path / "steps.pt")
+    loaded = ember.jit.load(tmp_path / "steps.pt")
+    assert_allclose(loaded(short), steps(short), rtol=1e-6, atol=1e-6)
+    with pytest.raises(ember.export.GuardError, match="== 5"):
+        loaded(xs)
+
+
 class Base(nn.Module):
     def forward(self, x):
         return x + 1

@@ -176,9 +176,23 @@ def _merge(p, x, y, what: str, where: str):
                        "with the condition; make it a tensor, or the same in both branches")
 
 
+def _sidx(n, where: str):
+    """An argument of ``range()``: a size computed from an input's shape is fixed to its
+    value here with a guard (a graph holds no loop: TorchScript keeps the loop, a captured
+    program is unrolled for this count and refuses inputs that would change it)."""
+    from ..export._symbolic import SymInt
+
+    if isinstance(n, SymInt):
+        cap = _capture.current()
+        if cap is not None:
+            cap.specialize(n, f"a loop's count (range() at {where})")
+        return int(n)
+    return n
+
+
 _HELPERS = {"__ember_vals": _vals, "__ember_sif": _sif, "__ember_sifx": _sifx,
             "__ember_snot": _snot, "__ember_sand": _sand, "__ember_sor": _sor,
-            "__ember_UNDEF": _UNDEF}
+            "__ember_sidx": _sidx, "__ember_UNDEF": _UNDEF}
 
 
 # -- the source rewrite -----------------------------------------------------------------------
@@ -392,6 +406,15 @@ class _IfExpRewriter(ast.NodeTransformer):
         return self.conv.call("__ember_sifx", [
             self.conv.test(node.test), self.conv.thunk(body), self.conv.thunk(orelse),
             ast.Constant(self.conv.where(node))], node)
+
+    def visit_Call(self, node):
+        """``range(n)``: ``n`` through ``__ember_sidx``, which guards a size-derived count."""
+        self.generic_visit(node)
+        if isinstance(node.func, ast.Name) and node.func.id == "range" and not node.keywords:
+            self.conv.changed = True
+            node.args = [self.conv.call("__ember_sidx", [a, ast.Constant(self.conv.where(node))],
+                                        a) for a in node.args]
+        return node
 
     def visit_Lambda(self, node):
         return node
