@@ -143,6 +143,14 @@ def _linear(g, node):
         xa = f"{xa}.reshape(-1, {xs[-1]})"
         o2 = f"{out}.reshape(-1, {ws[0]})"
     rows = int(np.prod(xs[:-1]))
+    if g.xp is np and dt == np.float16:
+        # eager's product: float32 BLAS, the bias added in float32, rounded once (NumPy runs
+        # a float16 dot without BLAS: 150x slower, and rounded twice with the bias)
+        from ..ops.linear_op import _product
+
+        b_arg = "None" if bias is None else g.a(bias)
+        g.emit(f"xp.copyto({o2}, {g.const(_product, 'product')}({xa}, {g.a(w)}, {b_arg}))")
+        return None
     if g.xp is np and dt == np.float32:
         # eager's products (gemm's column blocks under OpenBLAS's small-matrix bound, decided
         # by the arrays' layout at run time), so that replays equal eager bit for bit
@@ -167,21 +175,29 @@ def _linear_vjp(g, node, gouts):
     if len(xs) > 2:
         gy2 = f"{gy}.reshape(-1, {g.shape(w)[0]})"
         x2 = f"{x2}.reshape(-1, {xs[-1]})"
+    # float16 as eager's kernels compute it: products through float32 BLAS and the bias's
+    # sum in float32, each rounded once (NumPy's own float16 products have no BLAS)
+    half = g.xp is np and g.dtype(x) == np.float16
     if g.requires.get(x):
-        from ..ops.linalg import gemm
+        from ..ops.linalg import gemm, matmul_arrays
 
         gx = g.new("g")
         # eager's product (column blocks included), so that replays equal eager bit for bit
-        g.emit(f"{gx} = {g.const(gemm, 'gemm')}({gy2}, {g.a(w)})" +
+        product = g.const(matmul_arrays, "matmul") if half else g.const(gemm, "gemm")
+        g.emit(f"{gx} = {product}({gy2}, {g.a(w)})" +
                (f".reshape({xs!r})" if len(xs) > 2 else ""))
         out.append((x, gx, True))
     if g.requires.get(w):
+        from ..ops.linalg import matmul_arrays
+
         gw = g.new("g")
-        g.emit(f"{gw} = xp.matmul({gy2}.T, {x2})")
+        g.emit(f"{gw} = {g.const(matmul_arrays, 'matmul')}({gy2}.T, {x2})" if half
+               else f"{gw} = xp.matmul({gy2}.T, {x2})")
         out.append((w, gw, True))
     if bias is not None and g.requires.get(bias):
         gb = g.new("g")
-        g.emit(f"{gb} = {gy2}.sum(0)")
+        g.emit(f"{gb} = {gy2}.sum(0, dtype=xp.float32).astype(xp.float16)" if half
+               else f"{gb} = {gy2}.sum(0)")
         out.append((bias, gb, True))
     return out
 
