@@ -425,3 +425,16 @@ def test_a_traced_module_with_submodules_named_like_its_attributes():
     assert {n for n, _ in traced.named_buffers()} == {n for n, _ in model.named_buffers()}
     assert_allclose(traced(x), model(x), rtol=1e-6, atol=1e-6)
     assert "linear" in str(traced.graph)  # ScriptModule's graph
+
+
+def test_example_inputs_as_a_list_are_the_arguments():
+    """PyTorch's make_tuple: a list of example inputs is the arguments (PyTorch's tuning guide
+    traces with ``[torch.rand(...)]``), a tensor or a dict is the one argument."""
+    net = _net()
+    x = ember.randn(2, 3, 8, 8)
+    traced = ember.jit.trace(net, [x])
+    assert_allclose(traced(x), net(x), rtol=1e-6, atol=1e-6)
+    pair = ember.jit.trace(lambda a, b: a * b, [x, x + 1])
+    assert_allclose(pair(x, x), x * x)
+    keyed = ember.jit.trace(lambda d: d["a"] + 1, {"a": x})
+    assert_allclose(keyed({"a": x}), x + 1)

@@ -15,7 +15,7 @@ def associative_scan(combine_fn, xs, dim: int, reverse: bool = False,
     with ``reverse``), ``combine_fn`` associative, over a pytree of tensors. ``"pointwise"``
     mode is PyTorch's GPU kernel and, as there, wants CUDA tensors; ``"generic"`` runs
     anywhere."""
-    from ..ops.shape import stack
+    from ember import stack  # the public op, which a capture records
 
     if combine_mode not in ("pointwise", "generic"):
         raise ValueError(f"Combine_mode must either 'pointwise' or 'generic', but got "

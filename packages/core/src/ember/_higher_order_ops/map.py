@@ -10,8 +10,9 @@ __all__ = ["map"]
 
 def map(f, xs, *args):
     """``stack([f(x_i, *args) for x_i in xs])``: ``xs`` a pytree of tensors sliced along their
-    first dim (all of one length), the results stacked along a new first dim."""
-    from ..ops.shape import stack
+    first dim (all of one length), the results stacked along a new first dim. Under a capture
+    (``export``, ``jit.trace``) the calls are unrolled for the leading dim's length."""
+    from ember import stack  # the public op, which a capture records
 
     leaves, spec = tree_flatten(xs)
     if not leaves or any(not isinstance(t, Tensor) for t in leaves):

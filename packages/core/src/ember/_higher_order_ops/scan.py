@@ -19,7 +19,7 @@ def scan(combine_fn, init, xs, *, dim: int = 0, reverse: bool = False,
     ``dim`` at their slices' positions. ``init`` and ``xs`` are pytrees of tensors (``xs``'s
     leaves share the scanned length); ``combine_fn`` returns a carry of ``init``'s structure,
     shapes and dtypes."""
-    from ..ops.shape import stack
+    from ember import stack  # the public op, which a capture records
 
     extra = tuple(additional_inputs or ())
     x_leaves, x_spec = tree_flatten(xs)

@@ -28,6 +28,7 @@ from __future__ import annotations
 import contextlib
 import warnings
 
+from .._tensor import Tensor
 from ..export._capture import TracerWarning, is_tracing
 from . import _script
 
@@ -255,11 +256,15 @@ def trace_module(mod, inputs: dict, optimize=None, check_trace: bool = True,
 
 
 def _as_tuple(example_inputs) -> tuple:
+    """PyTorch's ``make_tuple``: a tensor or a dict is the one argument, a tuple the
+    arguments, any other iterable (a list) its items."""
     if example_inputs is None:
         return ()
     if isinstance(example_inputs, tuple):
         return example_inputs
-    return (example_inputs,)
+    if isinstance(example_inputs, (Tensor, dict)):
+        return (example_inputs,)
+    return tuple(example_inputs)
 
 
 def _check(func, traced, check_inputs, tolerance: float) -> None:
