@@ -394,3 +394,34 @@ def test_parity_with_torch_compile_custom_backends():
     assert e_counts == t_counts and e_consts == t_consts
     for a, b in zip(e_vals, t_vals):
         np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-6)
+
+
+def test_module_compile_compiles_the_module_in_place():
+    """``nn.Module.compile()`` (PyTorch's tutorial calls ``mod.compile()``): the module stays
+    itself (state dict keys, parameters), its calls run compiled, hooks included, and a
+    backend is passed on."""
+    ember.manual_seed(0)
+    m = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 1))
+    x = ember.randn(5, 3)
+    want = m(x) * 2
+    m.register_forward_hook(lambda mod, args, out: out * 2)  # part of the compiled call
+    assert m.compile() is None
+    assert list(m.state_dict()) == ["0.weight", "0.bias", "2.weight", "2.bias"]
+    for _ in range(2):  # capture, then replay
+        assert_allclose(m(x), want, rtol=1e-6, atol=1e-6)
+    from ember._compile import explain
+
+    assert explain(m._compiled_call_impl)["entries"][0]["eager"] is False
+    m(x).sum().backward()
+    assert m[0].weight.grad is not None
+    graphs = []
+
+    def backend(gm, example_inputs):
+        graphs.append(gm)
+        return gm.forward
+
+    other = nn.Linear(2, 2)
+    other.compile(backend=backend)
+    y = ember.randn(3, 2)
+    assert_allclose(other(y), F.linear(y, other.weight, other.bias))
+    assert len(graphs) == 1
