@@ -4,15 +4,19 @@ This module imports without CuPy (``reason()`` then says why there is no backend
 CUDA-specific that ``ember.cuda`` offers (devices, memory pool, streams) goes through the
 ``CUDABackend`` methods below, so CuPy is touched in this one file.
 
-It is also ``torch.backends.cuda`` for PyTorch programs: ``is_built()`` and the cuBLAS flags
-``matmul.allow_tf32`` & co.
+It is also ``torch.backends.cuda`` for PyTorch programs: ``is_built()``, the cuBLAS flags
+``matmul.allow_tf32`` & co., and the scaled-dot-product-attention switches
+(``enable_flash_sdp``, ``math_sdp_enabled``, ... over ``ember._sdp``, the setting
+``torch.nn.attention.sdpa_kernel`` changes too).
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import warnings
 
-from .. import _settings
+from .. import _sdp, _settings
 from . import Backend, register_backend
 from ._flags import CuBLASFlags
 
@@ -239,3 +243,76 @@ def cudnn_version() -> int | None:
     except Exception:  # not installed (``pip install nvidia-cudnn-cu12``) or fails to load
         return None
     return int(cudnn.getVersion())
+
+
+# -- scaled dot product attention's backends (PyTorch's torch.backends.cuda switches) ---------
+
+def _switch(backend: int, enabled: bool) -> None:
+    if enabled:
+        _sdp.enabled.add(backend)
+    else:
+        _sdp.enabled.discard(backend)
+
+
+def enable_flash_sdp(enabled: bool) -> None:
+    """Enable or disable the flash-attention backend of scaled_dot_product_attention."""
+    _switch(_sdp.FLASH, enabled)
+
+
+def flash_sdp_enabled() -> bool:
+    return _sdp.FLASH in _sdp.enabled
+
+
+def enable_mem_efficient_sdp(enabled: bool) -> None:
+    """Enable or disable the memory-efficient backend (CUDA only in PyTorch)."""
+    _switch(_sdp.EFFICIENT, enabled)
+
+
+def mem_efficient_sdp_enabled() -> bool:
+    return _sdp.EFFICIENT in _sdp.enabled
+
+
+def enable_math_sdp(enabled: bool) -> None:
+    """Enable or disable the math backend."""
+    _switch(_sdp.MATH, enabled)
+
+
+def math_sdp_enabled() -> bool:
+    return _sdp.MATH in _sdp.enabled
+
+
+def enable_cudnn_sdp(enabled: bool) -> None:
+    """Enable or disable the cuDNN backend (CUDA only in PyTorch)."""
+    _switch(_sdp.CUDNN, enabled)
+
+
+def cudnn_sdp_enabled() -> bool:
+    return _sdp.CUDNN in _sdp.enabled
+
+
+def enable_overrideable_sdp(enabled: bool) -> None:
+    _switch(_sdp.OVERRIDEABLE, enabled)
+
+
+def overrideable_sdp_enabled() -> bool:
+    return _sdp.OVERRIDEABLE in _sdp.enabled
+
+
+@contextlib.contextmanager
+def sdp_kernel(enable_flash: bool = True, enable_math: bool = True,
+               enable_mem_efficient: bool = True, enable_cudnn: bool = True):
+    """PyTorch's deprecated context manager: only the backends given True are enabled inside
+    the block (use ``torch.nn.attention.sdpa_kernel``)."""
+    warnings.warn(
+        "`torch.backends.cuda.sdp_kernel()` is deprecated. In the future, this context "
+        "manager will be removed. Please see `torch.nn.attention.sdpa_kernel()` for the new "
+        "context manager, with updated signature.", FutureWarning, stacklevel=3)
+    previous = _sdp.current()
+    chosen = [b for b, on in ((_sdp.CUDNN, enable_cudnn), (_sdp.FLASH, enable_flash),
+                              (_sdp.EFFICIENT, enable_mem_efficient), (_sdp.MATH, enable_math))
+              if on]
+    try:
+        _sdp.set_enabled(chosen)
+        yield {}
+    finally:
+        _sdp.set_enabled(previous)

@@ -31,7 +31,7 @@ import math
 
 import numpy as np
 
-from .. import _dtype
+from .. import _dtype, _sdp
 from .._device import check_same_device, xp_of
 from .._dtype import scalar_type_name
 from .._parallel import parallel_for
@@ -424,6 +424,9 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         scale = 1.0 / math.sqrt(q.shape[-1])
     L, S = q.shape[-2], k.shape[-2]
     dev = query._device
+    # the backend PyTorch would pick (its error when the enabled ones cannot run these)
+    path = _sdp.cpu_path(q, k, v, attn_mask, dropout_p) if dev.type == "cpu" \
+        else _sdp.any_enabled() and "flash"
     keep = None
     if not (q.size and k.size and v.size):  # empty: the Tensor-op form
         if dropout_p > 0.0:
@@ -452,7 +455,13 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         grad_mask = attn_mask if attn_mask is not None and attn_mask.requires_grad else None
         mask_arg = True if is_causal else attn_mask  # causal: built if create_graph needs it
         # the weights' parts are saved (freed after backward), not kept in the context
+        # PyTorch's fused kernel saves the query, key, value and output, all checked for
+        # in-place writes at backward; its math path, composed of ops, only the value
+        math_path = path == "math"
         record(ScaledDotProductFlashAttentionForCpuBackward0, out,
                (query, key, value, grad_mask), (query, key, value, grad_mask, e, r, keep),
-               (scale, mask_arg), save_output=True)
+               (scale, mask_arg), save_output=True,
+               checked=(False, False, True, False, False, False, False) if math_path else None)
+        if math_path:
+            out.grad_fn.out_vc = None
     return out

@@ -2,9 +2,12 @@
 
 ``SDPBackend`` names PyTorch's backends with its values and ``sdpa_kernel`` sets and restores
 the enabled set (and, with ``set_priority=True``, their priority order) as PyTorch does: one
-process-wide setting, as in PyTorch's global context. Ember has a single (math)
-implementation of ``scaled_dot_product_attention``, and it always runs it: the setting is
-recorded for code that reads it back, and does not change which kernel runs.
+process-wide setting, as in PyTorch's global context (``ember._sdp``, which the
+``torch.backends.cuda`` switches share). Ember has one implementation of
+``scaled_dot_product_attention``; the setting decides what PyTorch's choice among the enabled
+backends shows: its error when none can run the inputs (on the CPU, only ``MATH`` and, for
+4-D inputs without dropout, ``FLASH_ATTENTION`` can), and which saved tensors the backward
+checks for in-place writes.
 
 ``ember.nn.attention.bias`` (``CausalBias``, ``causal_upper_left``, ``causal_lower_right``) is
 imported on first use: defining its ``__torch_function__`` subclass turns on dispatch for the
@@ -18,6 +21,8 @@ from __future__ import annotations
 import contextlib
 import enum
 import importlib
+
+from ember import _sdp
 
 __all__ = ["SDPBackend", "sdpa_kernel", "WARN_FOR_UNFUSED_KERNELS"]
 
@@ -38,28 +43,13 @@ class SDPBackend(enum.IntEnum):
     __str__ = enum.Enum.__str__
 
 
-# the backends in PyTorch's listing order (``_backend_names``) and its default priority order
-_ORDER = (SDPBackend.CUDNN_ATTENTION, SDPBackend.FLASH_ATTENTION,
-          SDPBackend.EFFICIENT_ATTENTION, SDPBackend.MATH, SDPBackend.OVERRIDEABLE)
-_enabled = set(_ORDER)
-_priority = [1, 2, 0, 3, 4]
-
-
 def _cur_sdpa_kernel_backends(with_priority: bool = False) -> list:
     """The enabled backends, in listing order or (``with_priority``) in priority order."""
-    backends = [b for b in _ORDER if b in _enabled]
-    if with_priority:
-        backends.sort(key=lambda b: _priority.index(int(b)))
-    return backends
+    return [SDPBackend(b) for b in _sdp.current(with_priority)]
 
 
 def _sdpa_kernel(backends, set_priority: bool = False) -> None:
-    global _priority
-    _enabled.clear()
-    _enabled.update(b for b in _ORDER if b in backends)
-    if set_priority:
-        user = [int(b) for b in backends]
-        _priority = user + [b for b in _priority if b not in user]
+    _sdp.set_enabled(backends, set_priority)
 
 
 @contextlib.contextmanager
@@ -67,7 +57,8 @@ def sdpa_kernel(backends, set_priority: bool = False):
     """Enable only ``backends`` (one ``SDPBackend`` or a list) inside the block; with
     ``set_priority`` their order is their priority. The previous setting comes back on exit.
 
-    Ember always runs its math kernel whatever is enabled."""
+    Ember runs its one kernel where PyTorch would run an enabled one, and raises PyTorch's
+    error where none can run (``EFFICIENT_ATTENTION`` alone on the CPU)."""
     if not isinstance(backends, (list, SDPBackend)):
         raise AssertionError("Backend must be an instance of SDPBackend or a list of SDPBackend "
                              f"instances, got {type(backends).__name__}")
