@@ -778,3 +778,74 @@ def test_no_grad_tangents_match_pytorch():
 
     for a, b in zip(run(ember, fwAD), run(torch, torch.autograd.forward_ad)):
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
+
+
+_TANGENT_FNS = {
+    "pow": lambda lib, x, w: x ** 2,
+    "sin_scaled": lambda lib, x, w: x.sin() * 3,
+    "exp": lambda lib, x, w: x.exp(),
+    "matmul": lambda lib, x, w: x.reshape(2, 3) @ w,
+    "div": lambda lib, x, w: x / (1 + x * x),
+    "sigmoid_mul": lambda lib, x, w: (x.sigmoid() * x * w.sum()).sum(),
+    "tanh_chain": lambda lib, x, w: (x * x).tanh().sum(),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_TANGENT_FNS))
+@pytest.mark.parametrize("tangent_grad", [False, True])
+def test_a_tangent_is_differentiable_with_respect_to_the_primal(name, tangent_grad):
+    """PyTorch's tangent ``J(x) v`` depends on the primal ``x`` too: its gradient reaches
+    ``x`` (and ``v`` when ``v`` requires grad). Ember's tangents were computed from detached
+    copies of the saved values, so the gradient to ``x`` was None (the forward-AD tutorial's
+    gradient through ``x ** 2``'s tangent); a primal that does not require grad gives a
+    tangent without ``grad_fn``, as in PyTorch."""
+    torch = pytest.importorskip("torch")
+    import torch.autograd.forward_ad as tfwAD
+
+    rng = np.random.default_rng(0)
+    x0, v0, w0 = rng.standard_normal(6), rng.standard_normal(6), rng.standard_normal((3, 2))
+    fn = _TANGENT_FNS[name]
+    results = []
+    for lib, fw in ((ember, fwAD), (torch, tfwAD)):
+        x = lib.tensor(x0, requires_grad=True)
+        v = lib.tensor(v0, requires_grad=tangent_grad)
+        w = lib.tensor(w0)
+        with fw.dual_level():
+            tangent = fw.unpack_dual(fn(lib, fw.make_dual(x, v), w)).tangent
+            wrt = (x, v) if tangent_grad else (x,)
+            grads = lib.autograd.grad(tangent.sum(), wrt, allow_unused=True) \
+                if tangent.requires_grad else (None,) * len(wrt)
+        # (matmul's tangent v @ w does not depend on x: PyTorch's formula still reaches x,
+        # with a zero gradient; Ember's none)
+        results.append([np.zeros(6) if g is None else g.detach().numpy() for g in grads])
+        with fw.dual_level():  # no primal that requires grad: nothing recorded
+            plain = fw.unpack_dual(fn(lib, fw.make_dual(x.detach(), v.detach()), w)).tangent
+        assert plain.grad_fn is None and not plain.requires_grad
+    for got, want in zip(*results):
+        np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
+
+
+def test_a_custom_functions_tangent_records_through_its_saved_output():
+    """The tutorial's ``Fn`` (forward saves its output, ``jvp`` multiplies by it): the tangent
+    has PyTorch's ``MulBackward0`` when the primal requires grad, none when it does not."""
+    class Exp(ember.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            result = ember.exp(x)
+            ctx.result = result
+            return result
+
+        @staticmethod
+        def jvp(ctx, g):
+            out = g * ctx.result
+            del ctx.result
+            return out
+
+    x = ember.randn(4, dtype=ember.float64, requires_grad=True)
+    v = ember.randn(4, dtype=ember.float64)
+    with fwAD.dual_level():
+        tangent = fwAD.unpack_dual(Exp.apply(fwAD.make_dual(x, v))).tangent
+        assert tangent.grad_fn.name() == "MulBackward0"
+        np.testing.assert_allclose(tangent.detach().numpy(), (v * x.exp()).detach().numpy())
+        plain = fwAD.unpack_dual(Exp.apply(fwAD.make_dual(x.detach(), v))).tangent
+        assert plain.grad_fn is None

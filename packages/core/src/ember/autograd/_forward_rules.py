@@ -67,14 +67,18 @@ def output_tangent(node, nr: int, out, tangents):
     od = out._data
     if od.dtype not in _INEXACT:
         return None
-    create = any(v is not None and v.requires_grad for v in tangents)
+    # the tangent is differentiable (recorded) when a tangent requires grad, or when the op's
+    # inputs really do (not only as dual tensors): then through the saved values themselves,
+    # so that its gradient reaches the primals (d(2 x v)/dx = 2 v for x ** 2)
+    real = node._fw_real
+    create = real or any(v is not None and v.requires_grad for v in tangents)
     edges = node.next_functions
     saved = node.saved
     if saved is None:
         raise RuntimeError(node._freed_msg)
     node.next_functions = tuple(_SINK_EDGE if v is not None or e[0] is not None else e
                                 for e, v in zip(edges, tangents))
-    if saved:
+    if saved and not real:
         node.saved = tuple(_leaf(s) if isinstance(s, _graph._Tensor) else s for s in saved)
     prev = GRAD.enabled
     try:

@@ -174,9 +174,16 @@ def _alias(tensor: Tensor) -> Tensor:
     node.versions = None
     node.ctx = None
     node.device = tensor._device
+    node._fw_real = _edge_real(node.next_functions[0])
     out.grad_fn = node
     out.requires_grad = True
     return out
+
+
+def _edge_real(edge) -> bool:
+    """Whether a backward edge leads to a tensor that really requires grad (``_fw_real``)."""
+    node = edge[0]
+    return node is not None and node._fw_real
 
 
 def _is_inexact(t) -> bool:
@@ -362,6 +369,7 @@ def _on_record(node, out: Tensor, inputs) -> None:
         root = _lookup(active, base)
         if root is not None and _replayable(out, base, root):
             return  # a view: its tangent is read from its base's (``_lookup``)
+    node._fw_real = any(_edge_real(e) for e in node.next_functions)
     _attach(active, node, _Record(active, tuple(tangents)))
     active.pending.append((node, out))
 
@@ -402,6 +410,7 @@ class _TangentsWithoutGrad(TorchFunctionMode):
                 node = None if x is None else x.grad_fn
                 if node is not None and getattr(node, "seq", 0) > first:
                     node.next_functions = (_graph._NO_EDGE,) * len(node.next_functions)
+                    node._fw_real = False  # its tangent records nothing either
         return out
 
 
@@ -500,7 +509,12 @@ def function_tangents(ctx, cls, args, outs) -> None:
                                   "autograd.Function to use it with forward mode AD.")
     was, prev = active.busy, GRAD.enabled
     active.busy = True
-    GRAD.enabled = any(t is not None and t.requires_grad for t in tangents)
+    # recorded (a differentiable tangent) when a tangent requires grad or the inputs really
+    # do, as PyTorch's jvp runs in the caller's grad mode
+    real = any(_edge_real(e) for e in getattr(ctx, "next_functions", ()))
+    if hasattr(ctx, "next_functions"):
+        ctx._fw_real = real
+    GRAD.enabled = prev and (real or any(t is not None and t.requires_grad for t in tangents))
     ctx._jvp_saved = tuple(getattr(ctx, "saved_for_forward", ()))
     try:
         res = cls.jvp(ctx, *tangents)

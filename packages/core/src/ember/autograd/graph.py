@@ -52,6 +52,10 @@ class Node:
     _retain = None
     _anomaly_trace = None
     _fw = None  # forward AD: this node's tangents at the active dual level (forward_ad.py)
+    #: forward AD: whether the graph below this node reaches a tensor that really requires
+    #: grad (dual tensors require grad only to be recorded): then tangents computed through
+    #: it are differentiable with respect to the primals, as PyTorch's are
+    _fw_real = True
     _freed_msg = ("Trying to backward through the graph a second time (or directly access saved "
                   "tensors after they have already been freed). Saved intermediate values of the "
                   "graph are freed when you call .backward() or autograd.grad(). Specify "
