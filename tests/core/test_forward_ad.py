@@ -849,3 +849,16 @@ def test_a_custom_functions_tangent_records_through_its_saved_output():
         np.testing.assert_allclose(tangent.detach().numpy(), (v * x.exp()).detach().numpy())
         plain = fwAD.unpack_dual(Exp.apply(fwAD.make_dual(x.detach(), v))).tangent
         assert plain.grad_fn is None
+
+
+def test_a_dual_tensor_prints_its_tangent_as_pytorch():
+    with fwAD.dual_level():
+        d = fwAD.make_dual(ember.ones(2), ember.full((2,), 2.0))
+        assert repr(d) == "tensor([1., 1.], tangent=tensor([2., 2.]))"
+        assert repr(d * 3) == "tensor([3., 3.], tangent=tensor([6., 6.]))"
+        x = ember.ones(2, requires_grad=True)
+        d2 = fwAD.make_dual(x, ember.full((2,), 2.0))
+        assert repr(d2) == "tensor([1., 1.], grad_fn=<ViewBackward0>, tangent=tensor([2., 2.]))"
+        assert repr(d2.exp()) == (
+            "tensor([2.7183, 2.7183], grad_fn=<ExpBackward0>,\n"
+            "       tangent=tensor([5.4366, 5.4366], grad_fn=<MulBackward0>))")

@@ -82,3 +82,19 @@ def test_parity_with_functorch():
                                atol=1e-6)
     assert [tuple(p.shape) for p in ep] == [tuple(p.shape) for p in tp]
     assert [tuple(b.shape) for b in eb] == [tuple(b.shape) for b in tb]
+
+
+@pytest.mark.parametrize("name, replacement", [
+    ("vmap", "torch.vmap"), ("grad", "torch.func.grad"), ("jacrev", "torch.func.jacrev"),
+    ("jvp", "torch.func.jvp"), ("hessian", "torch.func.hessian")])
+def test_functorch_transforms_warn_as_pytorch_does(name, replacement):
+    """PyTorch's functorch transforms are deprecated: each call warns (the forward-AD
+    tutorial's ``ft.jvp``), then works as ``ember.func``'s."""
+    x = ember.ones(3)
+    with pytest.warns(FutureWarning, match=f"`functorch.{name}` is deprecated as of PyTorch "
+                                           f"2.0 .* Please use `{replacement}` instead"):
+        if name == "jvp":
+            out = ft.jvp(ember.sin, (x,), (x,))[1]
+        else:
+            out = getattr(ft, name)(lambda t: t.sin().sum() if name != "vmap" else t.sin())(x)
+    assert out.shape[-1] == 3

@@ -138,12 +138,15 @@ def test_saved_tensors_outside_the_backward_are_unpacked_on_each_access():
     with log.hooks():
         y = a * b
         e = a.exp()
-    saved = y.grad_fn.saved_tensors
+    # (PyTorch's built-in nodes name their saved values; ``saved_tensors`` is a custom
+    # Function's: torchviz tells the two apart by it)
+    assert not hasattr(y.grad_fn, "saved_tensors")
+    saved = (y.grad_fn._saved_self, y.grad_fn._saved_other)
     assert len(log.unpacked) == 2 and any(s is a for s in saved) and any(s is b for s in saved)
-    _ = y.grad_fn.saved_tensors
-    assert len(log.unpacked) == 4
+    _ = y.grad_fn._saved_self
+    assert len(log.unpacked) == 3
     assert_allclose(e.grad_fn.output(), np.exp(to_numpy(a)), rtol=0)
-    assert len(log.unpacked) == 5
+    assert len(log.unpacked) == 4
 
 
 # -- backward twice -------------------------------------------------------------------------------
@@ -535,3 +538,20 @@ def test_named_saved_values():
     w.add_(1)
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         _ = m.grad_fn._saved_self
+
+
+def test_named_saved_values_as_pytorch_reads_them():
+    """``a * 3`` keeps no self (no gradient reads it): PyTorch's ``_saved_self`` is None
+    there, and a built-in node has no ``saved_tensors`` (torchviz tells custom Functions'
+    nodes apart by it)."""
+    a = randn64(3, rng=12)
+    y = a * 3
+    assert y.grad_fn._saved_self is None and y.grad_fn._saved_other.item() == 3
+    assert not hasattr(y.grad_fn, "saved_tensors") and not hasattr(a.exp().grad_fn,
+                                                                    "saved_tensors")
+    with pytest.raises(AttributeError, match="'ExpBackward0' object has no attribute "
+                                             "'_saved_self'"):
+        a.exp().grad_fn._saved_self  # noqa: B018 - the attribute raises
+    b = randn64(3, rng=13)
+    z = a * b
+    assert z.grad_fn._saved_self is a and z.grad_fn._saved_other is b

@@ -278,3 +278,10 @@ def test_resize_growing_keeps_the_old_elements():
     z.resize_(4)
     np.testing.assert_array_equal(z.numpy()[:2], [4, 5])
     assert z.storage_offset() == 4 and z.untyped_storage().nbytes() == 8 * 4
+
+
+def test_is_view_says_whether_a_tensor_has_a_base():
+    """``Tensor._is_view()`` (torchviz reads it)."""
+    base = ember.ones(4)
+    assert base.view(2, 2)._is_view() and base[1:]._is_view()
+    assert not base._is_view() and not base.clone()._is_view()

@@ -218,6 +218,10 @@ class Tensor:
         of them fits."""
         return _dim_order(self, ambiguity_check)
 
+    def _is_view(self) -> bool:
+        """Whether this tensor is a view of another (``_base`` is that one)."""
+        return self._base is not None
+
     def is_contiguous(self, *, memory_format=_CONTIGUOUS) -> bool:
         """Whether the elements lie densely in ``memory_format``'s order (C order by default;
         ``ember.channels_last``: NHWC memory under the NCHW shape)."""

@@ -258,8 +258,27 @@ def tensor_repr(t, *, tensor_contents: str | None = None) -> str:
         body = tensor_str(arr, indent)
     if tensor_contents is not None:
         body = tensor_contents
-    if t.grad_fn is not None:
-        suffixes.append(f"grad_fn=<{t.grad_fn.name()}>")
-    elif t.requires_grad:
+    tangent = _tangent(t)
+    gf = t.grad_fn
+    if gf is not None and (tangent is None or gf._fw_real):
+        suffixes.append(f"grad_fn=<{gf.name()}>")
+    elif t.requires_grad and tangent is None:
         suffixes.append("requires_grad=True")
+    if tangent is not None:
+        suffixes.append(f"tangent={tangent!r}")
     return _add_suffixes(prefix + body, suffixes, indent)
+
+
+def _tangent(t):
+    """``t``'s forward-AD tangent at the active dual level, or None. A dual tensor requires
+    grad only to be recorded (``forward_ad``): its ``grad_fn`` is shown, as PyTorch shows it,
+    only when the graph reaches a tensor that really requires grad."""
+    gf = t.grad_fn
+    if gf is None or gf._fw is None and t._base is None:
+        return None
+    import sys
+
+    fw = sys.modules.get("ember.autograd.forward_ad")
+    if fw is None or fw._LEVEL[0] is None:
+        return None
+    return fw._tangent_of(t)

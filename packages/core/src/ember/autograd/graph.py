@@ -87,8 +87,9 @@ class Node:
         return self.next_functions[i][0] is not None
 
     # -- saved values ----------------------------------------------------------------
-    @property
-    def saved_tensors(self):
+    # (no public ``saved_tensors`` here: PyTorch's built-in nodes have none, only custom
+    # Functions' (``function.py``), and tools such as torchviz tell the two apart by it)
+    def _unpacked_saved(self):
         """What the op saved for backward (unpacked by its saved-tensor hooks, if any)."""
         saved = self.saved
         if saved is None:
@@ -253,13 +254,16 @@ def _named_saved(node: Node, attr: str):
     raw = node.saved
     if raw is None:  # freed by a backward
         raise RuntimeError(node._freed_msg)
-    saved = node.saved_tensors
     edges = node.next_functions
-    if i >= len(saved) or i >= len(edges):
+    if i >= len(raw) or i >= len(edges):
         raise missing
-    value, (fn, nr) = saved[i], edges[i]
+    # packed by saved-tensor hooks: only this value is unpacked (PyTorch unpacks the one read)
+    value = _unpack_tree(raw.saved[i], node) if raw.__class__ is _Packed else raw[i]
+    fn, nr = edges[i]
     if isinstance(value, (bool, int, float, complex)) and fn is None:
         return _make(np.asarray(value), node.device)  # a number operand (a * 2: other)
+    if value is None and raw.__class__ is tuple and len(raw) > 1:
+        return None  # not kept: no gradient reads it (a * 2's self), PyTorch's None
     if not isinstance(value, _Tensor):
         raise missing
     node._check_versions()  # PyTorch's error for a saved tensor modified in place
