@@ -298,6 +298,18 @@ def overrideable_sdp_enabled() -> bool:
     return _sdp.OVERRIDEABLE in _sdp.enabled
 
 
+def sdpa_backends(with_priority: bool = False) -> list:
+    """The enabled backends' ``SDPBackend`` values, in PyTorch's listing order or in priority
+    order (what ``torch.nn.attention`` reads through ``torch._C``)."""
+    return _sdp.current(with_priority)
+
+
+def set_sdpa_backends(backends, set_priority: bool = False) -> None:
+    """Enable exactly ``backends`` (``SDPBackend`` values); with ``set_priority`` their order
+    is their priority (``torch.nn.attention.sdpa_kernel``'s setting)."""
+    _sdp.set_enabled(backends, set_priority)
+
+
 @contextlib.contextmanager
 def sdp_kernel(enable_flash: bool = True, enable_math: bool = True,
                enable_mem_efficient: bool = True, enable_cudnn: bool = True):

@@ -2,8 +2,8 @@
 
 ``SDPBackend`` names PyTorch's backends with its values and ``sdpa_kernel`` sets and restores
 the enabled set (and, with ``set_priority=True``, their priority order) as PyTorch does: one
-process-wide setting, as in PyTorch's global context (``ember._sdp``, which the
-``torch.backends.cuda`` switches share). Ember has one implementation of
+process-wide setting, as in PyTorch's global context (``ember.backends.cuda``'s, which its
+``enable_flash_sdp``-style switches share). Ember has one implementation of
 ``scaled_dot_product_attention``; the setting decides what PyTorch's choice among the enabled
 backends shows: its error when none can run the inputs (on the CPU, only ``MATH`` and, for
 4-D inputs without dropout, ``FLASH_ATTENTION`` can), and which saved tensors the backward
@@ -22,7 +22,7 @@ import contextlib
 import enum
 import importlib
 
-from ember import _sdp
+from ember.backends import cuda as _cuda
 
 __all__ = ["SDPBackend", "sdpa_kernel", "WARN_FOR_UNFUSED_KERNELS"]
 
@@ -45,11 +45,11 @@ class SDPBackend(enum.IntEnum):
 
 def _cur_sdpa_kernel_backends(with_priority: bool = False) -> list:
     """The enabled backends, in listing order or (``with_priority``) in priority order."""
-    return [SDPBackend(b) for b in _sdp.current(with_priority)]
+    return [SDPBackend(b) for b in _cuda.sdpa_backends(with_priority)]
 
 
 def _sdpa_kernel(backends, set_priority: bool = False) -> None:
-    _sdp.set_enabled(backends, set_priority)
+    _cuda.set_sdpa_backends(backends, set_priority)
 
 
 @contextlib.contextmanager
