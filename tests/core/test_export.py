@@ -1099,3 +1099,82 @@ def test_graph_module_to_dtype_converts_floating_state_only():
     assert dtypes["0.weight"] == dtypes["1.running_var"] == ember.float64
     with pytest.raises(TypeError, match="only accepts floating point or complex dtypes"):
         gm.to(ember.int32)
+
+
+# -- ep.module() as an nn.Module, run_decompositions ------------------------------------------
+
+class _ConvOnly(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(1, 3, 1)
+
+    def forward(self, x):
+        return F.relu(self.conv(x))
+
+
+def test_the_program_module_is_an_nn_module_sharing_the_weights():
+    """``ep.module()`` is an ``nn.Module`` (PyTorch's is a torch.fx GraphModule): a parent's
+    parameters, ``named_modules``, ``state_dict`` and ``ember.compile`` of it work (the
+    export tutorial compiles ``ep.module()``; it raised AttributeError)."""
+    ember.manual_seed(0)
+    model = _ConvOnly()
+    x = ember.randn(2, 1, 4, 4)
+    ep = E.export(model, (x,))
+    m = ep.module()
+    assert isinstance(m, nn.Module) and isinstance(m, E.GraphModule)
+    assert list(m.state_dict()) == ["conv.weight", "conv.bias"]
+    assert [n for n, _ in m.named_modules()] == ["", "conv"]
+    assert m.conv.weight is ep.state_dict["conv.weight"]
+    assert_allclose(ember.compile(m)(x), model(x), rtol=1e-6, atol=1e-6)
+    head = nn.Sequential(m, nn.Flatten(), nn.Linear(48, 2))
+    assert len(list(head.parameters())) == 4
+    with ember.no_grad():
+        m.conv.bias.fill_(1.0)
+    assert_allclose(m(x), F.relu(F.conv2d(x, model.conv.weight, ember.ones(3))), rtol=1e-6)
+    with pytest.raises(NotImplementedError, match="Calling eval"):
+        m.eval()  # (exported in training mode: the graph is fixed to it)
+
+
+def test_run_decompositions_applies_a_custom_table():
+    """PyTorch's export tutorial: conv2d decomposed into 2 * convolution; the table's
+    function replaces the op (it returned the program unchanged: silently different results),
+    keys as overloads or op names, dynamic dims kept."""
+    ember.manual_seed(0)
+    model = _ConvOnly()
+    x = ember.randn(2, 1, 4, 4)
+    batch = E.Dim("batch", min=1, max=8)
+    ep = E.export(model, (x,), dynamic_shapes={"x": {0: batch}})
+
+    def decomp(x, w, b, stride=(1, 1), padding=(0, 0), dilation=(1, 1), groups=1):
+        return 2 * ember.ops.aten.convolution(x, w, b, stride, padding, dilation, False,
+                                              [0, 0], groups)
+
+    table = E.default_decompositions()
+    assert isinstance(table, E.CustomDecompTable) and len(table) == 0
+    table[ember.ops.aten.conv2d.default] = decomp
+    out = ep.run_decompositions(table)
+    assert out is not ep and [i.name for i in out.graph.inputs][-1] == "x"
+    assert [n.op for n in out.graph.nodes].count("mul") == 1
+    for n in (2, 5):
+        y = ember.randn(n, 1, 4, 4)
+        assert_allclose(out.module()(y), F.relu(2 * model.conv(y)), rtol=1e-6, atol=1e-6)
+    assert out.range_constraints == {"batch": (1, 8)}
+    by_name = ep.run_decompositions({"relu": lambda t: t.clamp(min=0) * 3})
+    assert "relu" not in [n.op for n in by_name.graph.nodes]
+    assert_allclose(by_name.module()(x), 3 * model(x), rtol=1e-6, atol=1e-6)
+    assert ep.run_decompositions() is ep  # no lower IR: nothing to decompose by default
+    assert ep.run_decompositions({ember.ops.aten.sin.default: ember.cos}) is ep
+    with pytest.raises(TypeError, match="must be an operator overload"):
+        ep.run_decompositions({3: decomp})
+
+
+def test_run_decompositions_of_a_loaded_program(tmp_path):
+    ember.manual_seed(0)
+    model = _ConvOnly()
+    x = ember.randn(2, 1, 4, 4)
+    E.save(E.export(model, (x,), dynamic_shapes={"x": {0: E.Dim("batch")}}),
+           tmp_path / "m.ember")
+    loaded = E.load(tmp_path / "m.ember")
+    out = loaded.run_decompositions({"relu": lambda t: t.abs()})
+    assert_allclose(out.module()(ember.randn(3, 1, 4, 4) * 0 + x[:1]),
+                    model.conv(x[:1]).abs().expand(3, 3, 4, 4), rtol=1e-6, atol=1e-6)

@@ -44,12 +44,14 @@ from ._export import export
 from ._graph import FormatError, Graph, InputSpec, Node, TensorMeta
 from ._ops import UnknownOpError
 from ._program import (
+    CustomDecompTable,
     ExportedProgram,
     ExportGraphSignature,
     GraphModule,
     GuardError,
     InputKind,
     OutputKind,
+    default_decompositions,
 )
 from ._serialize import FORMAT_VERSION, load, save
 from ._symbolic import Dim, SymInt, dims
@@ -58,4 +60,5 @@ __all__ = ["export", "save", "load", "Dim", "dims", "ExportedProgram", "ExportGr
            "InputKind", "OutputKind", "GraphModule", "Graph", "Node", "InputSpec", "TensorMeta",
            "SymInt", "ExportError", "DataDependentError", "UntracedTensorError",
            "ConstraintViolationError", "GuardError", "FormatError", "UnknownOpError",
-           "TracerWarning", "FORMAT_VERSION", "is_tracing"]
+           "TracerWarning", "FORMAT_VERSION", "is_tracing", "CustomDecompTable",
+           "default_decompositions"]

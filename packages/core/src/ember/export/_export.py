@@ -10,7 +10,7 @@ from . import _capture
 from . import _symbolic as sym
 from ._capture import Capture, ExportError, TracedTensor
 from ._graph import Graph, InputSpec
-from ._program import ExportedProgram
+from ._program import ExportedProgram, GraphModule
 
 __all__ = ["export", "capture_program"]
 
@@ -56,8 +56,10 @@ def _is_module(obj) -> bool:
 
 def _bind(sig_fn, args, kwargs):
     """``[(name, kind, value)]`` for the given arguments, in the signature's order."""
+    owner = getattr(sig_fn, "__self__", None)
     try:
-        sig = inspect.signature(sig_fn)
+        # a program's own module (ep.module() captured again): the names it was captured with
+        sig = owner._signature if isinstance(owner, GraphModule) else inspect.signature(sig_fn)
     except (TypeError, ValueError):
         sig = None
     if sig is None:

@@ -151,8 +151,13 @@ class ExportedProgram:
         return list(self.graph.guards)
 
     def module(self) -> GraphModule:
-        """A callable that runs the graph (it shares this program's tensors)."""
-        return GraphModule(self)
+        """The graph as a module that runs it (``torch.export``'s ``ep.module()``): a
+        :class:`GraphModule` that is also an ``nn.Module`` once ember-nn is imported (its
+        parameters and buffers registered under their state-dict names, shared with this
+        program), so ``isinstance(m, nn.Module)``, ``named_modules()``, ``ember.compile(m)``
+        and a parent module's ``parameters()`` work; without ember-nn imported, the plain
+        runner (with the same methods a deployment uses)."""
+        return _module_of(self)
 
     def named_parameters(self):
         """``(name, tensor)`` of the lifted parameters, in the graph's input order."""
@@ -187,9 +192,87 @@ class ExportedProgram:
             gm = self.__dict__["_graph_module"] = GraphModule(self)
         return gm
 
-    def run_decompositions(self, decomp_table=None) -> ExportedProgram:
-        """The program itself: its nodes are already registry ops (Ember has no lower IR)."""
-        return self
+    def run_decompositions(self, decomp_table=None,
+                           decompose_custom_triton_ops: bool = False) -> ExportedProgram:
+        """The program with the ops in ``decomp_table`` replaced by what their functions
+        compute (``torch.export``'s ``run_decompositions``): keys are ``ember.ops.aten``
+        overloads (``torch.ops.aten.conv2d.default``) or op names, each function called with
+        the op's arguments and its ops recorded in its place; the program is captured again
+        with those functions in place of the ops, at its example inputs and with its dynamic
+        dims. Without a table (or :func:`default_decompositions`'s, which is empty) it is the
+        program itself: its nodes are Ember's registry ops already, there is no lower IR to
+        decompose into."""
+        table = _decomp_by_op(decomp_table or {})
+        hits = {op: fn for op, fn in table.items()
+                if any(n.op == op for n in self.graph.nodes)}
+        if not hits:
+            return self
+        from ._export import export
+
+        module = self.module()
+        module.__dict__["_ember_decomps"] = hits
+        args, kwargs = self._example_call()
+        return export(module, args, kwargs, dynamic_shapes=self._dynamic_shapes())
+
+    def _example_call(self) -> tuple:
+        """``(args, kwargs)`` to capture this program again: its capture's example inputs,
+        or (a loaded program) zeros of its inputs' shapes, a dynamic dim at its smallest
+        size of at least 2."""
+        if self.example_inputs is not None:
+            return self.example_inputs
+        import ember
+
+        by_name = {i.name: i for i in self.graph.inputs if i.kind == "user_input"}
+
+        def sized(expr):
+            if isinstance(expr, int):
+                return expr
+            info = self.graph.symbols.get(expr[1], {}) if expr[0] == "sym" else {}
+            lo, hi = info.get("min", 0), info.get("max")
+            return max(lo, 2) if hi is None else min(max(lo, 2), hi)
+
+        def build(spec):
+            if isinstance(spec, dict) and len(spec) == 1:
+                (tag, v), = spec.items()
+                if tag == "tensor":
+                    meta = by_name[v].meta
+                    return ember.zeros([sized(s) for s in meta.shape],
+                                       dtype=getattr(ember, meta.dtype), device=meta.device)
+                if tag in ("list", "tuple"):
+                    out = [build(s) for s in v]
+                    return out if tag == "list" else tuple(out)
+            raise GuardError("run_decompositions: this loaded program's inputs are not all "
+                             "tensors; capture the model again with a decomposition table")
+
+        args, kwargs = [], {}
+        for spec in self.graph.in_spec:
+            value = build(spec["spec"])
+            if spec.get("kind") == "KEYWORD_ONLY":
+                kwargs[spec["name"]] = value
+            else:
+                args.append(value)
+        return tuple(args), kwargs
+
+    def _dynamic_shapes(self):
+        """``dynamic_shapes`` for capturing this program again: each top-level tensor input's
+        dims that are symbols, as :class:`Dim` with their ranges."""
+        by_name = {i.name: i for i in self.graph.inputs if i.kind == "user_input"}
+        made: dict = {}
+        spec_by_arg = {}
+        for spec in self.graph.in_spec:
+            s = spec["spec"]
+            dims = {}
+            if isinstance(s, dict) and len(s) == 1 and "tensor" in s:
+                for d, expr in enumerate(by_name[s["tensor"]].meta.shape):
+                    if not isinstance(expr, int) and expr[0] == "sym":
+                        name = expr[1]
+                        info = self.graph.symbols.get(name, {})
+                        if name not in made:
+                            made[name] = sym.Dim(name, min=info.get("min"),
+                                                 max=info.get("max"))
+                        dims[d] = made[name]
+            spec_by_arg[spec["name"]] = dims or None
+        return spec_by_arg if made else None
 
     def __call__(self, *args, **kwargs):
         raise RuntimeError("Unable to call ExportedProgram directly. You should use "
@@ -337,6 +420,90 @@ def _check_guard(g, env: _Env) -> None:
                          "for these inputs")
 
 
+def _decomp_by_op(table) -> dict:
+    """``{graph op name: function}`` of a decomposition table keyed by ``ember.ops.aten``
+    overloads (``aten.conv2d.default`` -> ``conv2d`` and ``Tensor.conv2d``) or op names."""
+    out = {}
+    for key, fn in dict(table).items():
+        if isinstance(key, str):
+            names = (key,)
+        else:
+            name = getattr(key, "_opname", None) or getattr(key, "__name__", None)
+            if not isinstance(name, str):
+                raise TypeError(f"run_decompositions: a decomposition table's key must be an "
+                                f"operator overload (torch.ops.aten.conv2d.default) or an op "
+                                f"name, got {key!r}")
+            names = (name, f"Tensor.{name}")
+        if not callable(fn):
+            raise TypeError(f"run_decompositions: the decomposition of {key} is not callable")
+        for name in names:
+            out[name] = fn
+    return out
+
+
+class CustomDecompTable(dict):
+    """``torch.export.decomp_utils.CustomDecompTable``: the decompositions
+    ``run_decompositions`` applies, by operator overload. :func:`default_decompositions`
+    gives an empty one (Ember's graphs hold its registry ops, with no lower IR to decompose
+    into): add ``table[torch.ops.aten.X.default] = fn`` and pass it, or ``pop`` keys as in
+    PyTorch (a missing key raises ``KeyError``)."""
+
+    def materialize(self) -> dict:
+        return dict(self)
+
+
+def default_decompositions() -> CustomDecompTable:
+    """``torch.export.default_decompositions``: the table ``run_decompositions`` uses by
+    default (see :class:`CustomDecompTable`)."""
+    return CustomDecompTable()
+
+
+_NN_GRAPH_MODULES: dict = {}
+
+
+def _module_of(program: ExportedProgram):
+    """``program.module()``: a subclass of :class:`GraphModule` that is also an
+    ``nn.Module`` holding the program's weights once ember-nn is imported (a program using
+    ``nn`` has imported it), else the plain runner: running a saved program does not import
+    ember-nn (a deployment's start-up stays light, ``test_export``'s fresh process)."""
+    import sys
+
+    nn = sys.modules.get("ember.nn")
+    base = getattr(nn, "Module", None)
+    if base is None:
+        return GraphModule(program)
+    cls = _NN_GRAPH_MODULES.get(base)
+    if cls is None:
+        cls = _NN_GRAPH_MODULES.setdefault(base, _nn_graph_module_class(base))
+    return cls(program)
+
+
+def _nn_graph_module_class(base):
+    from ..jit._script import _register_weights
+
+    def __init__(self, program):
+        base.__init__(self)
+        GraphModule.__init__(self, program)
+        # the weights under their state-dict names (plain modules for dotted prefixes), read
+        # back into the program at each call: whatever replaces them (to(), an assignment,
+        # load_state_dict(assign=True)) is what runs
+        self.__dict__["_ember_slots"] = _register_weights(self, program, base)
+
+    def forward(self, *args, **kwargs):
+        program = self._program
+        for store, target, owner, kind, name in self._ember_slots:
+            value = getattr(owner, kind).get(name)
+            if value is not None:
+                getattr(program, store)[target] = value
+        return GraphModule.forward(self, *args, **kwargs)
+
+    namespace = {"__module__": GraphModule.__module__, "__qualname__": "GraphModule",
+                 "__doc__": GraphModule.__doc__, "__init__": __init__, "forward": forward,
+                 "train": GraphModule.train, "eval": GraphModule.eval,
+                 "__repr__": GraphModule.__repr__}
+    return type("GraphModule", (base, GraphModule), namespace)
+
+
 class GraphModule:
     """Runs a captured graph node by node (what ``ExportedProgram.module()`` returns).
 
@@ -373,13 +540,18 @@ class GraphModule:
                 if isinstance(t, Tensor) and cap.classify(t) == "unknown":
                     cap.consts[id(t)] = [t, t._version, None]  # weights: the caller's consts
                     cap.keep.append(t)
+        decomps = self.__dict__.get("_ember_decomps")
         for step in self._steps:
             c, a = step.args
             args_ = a if c else a(env)
             kwargs_ = {k: (v if c else v(env)) for k, (c, v) in step.kwargs.items()}
+            decomp = decomps.get(step.node.op) if decomps else None
             try:
-                out = step.fn(*args_, **kwargs_) if cap is None else \
-                    cap.call(step.node.op, step.fn, args_, kwargs_, args_, kwargs_)
+                if decomp is not None:  # run_decompositions: the function's ops, recorded
+                    out = decomp(*args_, **kwargs_)
+                else:
+                    out = step.fn(*args_, **kwargs_) if cap is None else \
+                        cap.call(step.node.op, step.fn, args_, kwargs_, args_, kwargs_)
             except Exception as exc:
                 node = step.node
                 if hasattr(exc, "add_note"):
@@ -522,6 +694,12 @@ class GraphModule:
 
     def eval(self) -> GraphModule:
         return self.train(False)
+
+    def named_modules(self, memo=None, prefix: str = "", remove_duplicate: bool = True):
+        yield prefix, self
+
+    def modules(self):
+        yield self
 
     def requires_grad_(self, requires_grad: bool = True) -> GraphModule:
         for p in self.parameters():

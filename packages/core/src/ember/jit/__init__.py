@@ -93,7 +93,9 @@ class _TracedProgram(ScriptModule):
 
     def __init__(self, program, original_name: str = "Module"):
         self._program = program
-        self._runner = program.module()
+        from ..export._program import GraphModule
+
+        self._runner = GraphModule(program)  # the plain runner: this module holds the weights
         self._runner.training = bool(program.training)
         self.original_name = original_name
         self.training = bool(program.training)
