@@ -247,3 +247,58 @@ def test_older_per_device_names():
                 assert not ember.cuda.amp.GradScaler().is_enabled()
     with pytest.warns(FutureWarning):
         assert ember.cpu.amp.GradScaler().is_enabled()
+
+
+def _mlp():
+    ember.manual_seed(0)
+    return nn.Sequential(nn.Linear(8, 8), nn.ReLU(), nn.Linear(8, 4))
+
+
+def test_compile_under_autocast_equals_eager_and_guards_the_state():
+    """A compiled model called under autocast runs autocast's casts (they were not in the
+    graph: the replay returned float32 where eager gives bfloat16, other values too); called
+    outside autocast it captures again."""
+    model = _mlp()
+    compiled = ember.compile(model)
+    x = ember.randn(2, 8)
+    with ember.autocast("cpu", dtype=ember.bfloat16):
+        want = model(x)
+        for _ in range(2):  # capture, then replay
+            got = compiled(x)
+        assert got.dtype == want.dtype == ember.bfloat16
+        np.testing.assert_array_equal(got.float().detach().numpy(),
+                                      want.float().detach().numpy())
+        loss = compiled(x).float().sum()
+    loss.backward()  # gradients reach the float32 parameters through the casts
+    assert model[0].weight.grad.dtype == ember.float32
+    outside = compiled(x)
+    assert outside.dtype == ember.float32
+    np.testing.assert_allclose(outside.detach().numpy(), model(x).detach().numpy(), rtol=1e-6)
+    from ember._compile import explain
+
+    assert len(explain(compiled)["entries"]) == 2
+
+
+def test_trace_and_export_under_autocast_record_the_casts(tmp_path):
+    """PyTorch's tuning guide traces under CPU autocast with TorchScript's autocast pass off:
+    the trace holds the casts, so the traced model gives bfloat16 as eager did (it gave
+    float32, with a TracerWarning), also outside autocast and once saved and loaded."""
+    model = nn.Sequential(nn.Conv2d(3, 4, 3), nn.ReLU(), nn.Flatten(), nn.Linear(144, 5))
+    model.eval().requires_grad_(False)
+    x = ember.rand(2, 3, 8, 8)
+    assert ember._C._jit_set_autocast_mode(False) is True
+    try:
+        with ember.no_grad(), ember.autocast("cpu", dtype=ember.bfloat16):
+            want = model(x)
+            traced = ember.jit.trace(model, (x,))
+            ep = ember.export.export(model, (x,))
+        assert ember._C._jit_get_autocast_mode() is False
+    finally:
+        ember._C._jit_set_autocast_mode(True)
+    assert want.dtype == ember.bfloat16
+    assert "Tensor.to(input, ember.bfloat16)" in traced.code
+    traced.save(tmp_path / "m.pt")
+    for program in (traced, ember.jit.load(tmp_path / "m.pt"), ep.module()):
+        got = program(x)
+        assert got.dtype == ember.bfloat16
+        np.testing.assert_array_equal(got.float().numpy(), want.float().numpy())

@@ -74,7 +74,7 @@ def _set_cudnn_enabled(enabled: bool) -> None:
 # -- TorchScript's executor and fuser switches (kept, returned, not acted on) --------------------
 
 _JIT = {"profiling_executor": True, "profiling_mode": True, "fuse_cpu": True, "fuse_gpu": True,
-        "texpr": True, "nvfuser": False}
+        "texpr": True, "nvfuser": False, "autocast": True}
 
 
 def _swap(key: str, value: bool) -> bool:
@@ -118,3 +118,14 @@ def _jit_texpr_fuser_enabled() -> bool:
 
 def _jit_set_nvfuser_enabled(enabled: bool) -> bool:
     return _swap("nvfuser", enabled)
+
+
+def _jit_set_autocast_mode(enabled: bool) -> bool:
+    """TorchScript's autocast pass switch (PyTorch's tuning guide turns it off before tracing
+    under autocast); returns the previous setting. Ember's capture records autocast's casts
+    as graph nodes whichever the setting: what PyTorch traces with it off."""
+    return _swap("autocast", enabled)
+
+
+def _jit_get_autocast_mode() -> bool:
+    return _JIT["autocast"]

@@ -10,6 +10,8 @@ when the capturing call began (the function may change them: the replay then doe
 
 from __future__ import annotations
 
+import sys
+
 from .._tensor import Tensor
 
 __all__ = ["guard_code"]
@@ -106,6 +108,12 @@ def _owners(modules) -> dict:
     return out
 
 
+def _amp_key() -> tuple:
+    """This thread's autocast state (``()`` when off or never imported)."""
+    amp = sys.modules.get("ember.amp.autocast_mode")
+    return () if amp is None else amp.state_key()
+
+
 def guard_code(captured, args: tuple, kwargs: dict, eager: bool = False):
     """``(lines, namespace, (input Tensor expressions, guarded array expressions))`` of one
     entry's guards; ``eager``: of an entry that runs the function eagerly (what the graph
@@ -114,11 +122,14 @@ def guard_code(captured, args: tuple, kwargs: dict, eager: bool = False):
 
     names = _Names()
     names.ns["_GRAD"] = GRAD
+    names.ns["_AMP"] = _amp_key
     lines = [f"if len(args) != {len(args)} or len(kwargs) != {len(kwargs)}: return MISS"]
     if kwargs:
         keys = names.const(set(kwargs), "gkeys")
         lines.append(f"if kwargs.keys() != {keys}: return MISS")
     lines.append(f"if _GRAD.enabled is not {bool(GRAD.enabled)}: return MISS")
+    # the autocast state (the graph holds its casts): another state captures anew
+    lines.append(f"if _AMP() != {_amp_key()!r}: return MISS")
     input_exprs: dict = {}
     arrays: dict = {}  # input name -> the guarded array itself
     entry = getattr(captured.capture, "entry", None)  # the state when the call began

@@ -121,14 +121,17 @@ def _is_float(t) -> bool:
     return t.dtype.is_floating_point
 
 
-def _cast(t, dtype, device_type: str):
-    """``t`` cast for the op: floating, not float64, on ``device_type``, not already so."""
+def _cast(t, dtype, device_type: str, to=None):
+    """``t`` cast for the op: floating, not float64, on ``device_type``, not already so.
+    ``to(t, dtype)``: how to cast (a capture records the cast; no cache then)."""
     from .._dtype import float64
     from .._tensor import Tensor
 
     if not isinstance(t, Tensor) or t.device.type != device_type or not _is_float(t) \
             or t.dtype == float64 or t.dtype == dtype:
         return t
+    if to is not None:
+        return to(t, dtype)
     cache = _STATE.cache if _STATE.cache_enabled and t.requires_grad and t.grad_fn is None \
         else None
     if cache is not None:
@@ -169,27 +172,47 @@ def _widest(args, device_type: str):
 
 class _AutocastMode(TorchFunctionMode):
     def __torch_function__(self, func, types, args=(), kwargs=None):
-        from ..ops.autocast_policy import BANNED, POLICIES
-        from ..ops.registry import op_key
-
-        kwargs = kwargs or {}
-        name = op_key(func)
-        policies = POLICIES.get(name)
-        if policies:
-            for device_type, on in list(_STATE.enabled.items()):
-                if not on:
-                    continue
-                # other registered devices (the NumPy-backed test devices) follow the CPU's
-                policy = policies.get(device_type if device_type in ("cpu", "cuda") else "cpu")
-                if policy is None:
-                    continue
-                if device_type == "cuda" and name in BANNED:
-                    raise RuntimeError(BANNED[name])
-                args, kwargs = _apply(policy, device_type, args, kwargs)
+        args, kwargs = autocast_args(func, args, kwargs or {})
         return func(*args, **kwargs)
 
 
-def _apply(policy: str, device_type: str, args, kwargs):
+def autocast_args(func, args, kwargs: dict, to=None):
+    """``func``'s arguments cast as this thread's autocast casts them for it (unchanged
+    when autocast is off or the op has no policy). ``to(t, dtype)`` makes each cast: a
+    capture (``jit.trace``, ``export``, ``compile``) passes one that records it, so the
+    captured program casts as the eager run did (the autocast mode below the capture then
+    finds the arguments cast already)."""
+    from ..ops.autocast_policy import BANNED, POLICIES
+    from ..ops.registry import op_key
+
+    if _STATE.mode is None:
+        return args, kwargs
+    name = op_key(func)
+    policies = POLICIES.get(name)
+    if policies:
+        for device_type, on in list(_STATE.enabled.items()):
+            if not on:
+                continue
+            # other registered devices (the NumPy-backed test devices) follow the CPU's
+            policy = policies.get(device_type if device_type in ("cpu", "cuda") else "cpu")
+            if policy is None:
+                continue
+            if device_type == "cuda" and name in BANNED:
+                raise RuntimeError(BANNED[name])
+            args, kwargs = _apply(policy, device_type, args, kwargs, to)
+    return args, kwargs
+
+
+def state_key() -> tuple:
+    """This thread's autocast state as a value (``()`` when off): what a compiled entry
+    captured under, which its guards compare."""
+    if _STATE.mode is None:
+        return ()
+    return tuple(sorted((d, str(get_autocast_dtype(d))) for d, on in _STATE.enabled.items()
+                        if on))
+
+
+def _apply(policy: str, device_type: str, args, kwargs, to=None):
     from .._dtype import float32
 
     if policy == "lower":
@@ -206,7 +229,7 @@ def _apply(policy: str, device_type: str, args, kwargs):
             return args, kwargs
 
     def cast(a):
-        return _cast(a, target, device_type)
+        return _cast(a, target, device_type, to)
 
     return _map(tuple(args), cast), {k: _map(v, cast) for k, v in kwargs.items()}
 

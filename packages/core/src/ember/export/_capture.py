@@ -211,7 +211,15 @@ class _CaptureMode(overrides.TorchFunctionMode):
         self.capture = capture
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
-        return self.capture.dispatch(func, args, kwargs or {})
+        kwargs = kwargs or {}
+        amp = sys.modules.get("ember.amp.autocast_mode")
+        if amp is not None and amp._STATE.mode is not None:
+            # autocast's casts as graph nodes: the program casts as the eager run does
+            args, kwargs = amp.autocast_args(func, args, kwargs, self._recorded_cast)
+        return self.capture.dispatch(func, args, kwargs)
+
+    def _recorded_cast(self, t, dtype):
+        return self.capture.dispatch(Tensor.to, (t, dtype), {})
 
 
 #: ops whose non-tensor result reads tensor data (the others return metadata)
