@@ -1178,3 +1178,9 @@ def test_run_decompositions_of_a_loaded_program(tmp_path):
     out = loaded.run_decompositions({"relu": lambda t: t.abs()})
     assert_allclose(out.module()(ember.randn(3, 1, 4, 4) * 0 + x[:1]),
                     model.conv(x[:1]).abs().expand(3, 3, 4, 4), rtol=1e-6, atol=1e-6)
+
+
+def test_dynamic_shapes_module_holds_dim():
+    from ember.export.dynamic_shapes import Dim, dims
+
+    assert Dim is E.Dim and dims is E.dims
