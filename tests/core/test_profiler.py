@@ -138,6 +138,11 @@ def test_record_shapes_and_group_by_input_shape():
                                                                ([[4], [4]], 2)]
     table = prof.key_averages(group_by_input_shape=True).table()
     assert "Input Shapes" in table and "[[2, 3], [2, 3]]" in table
+    # ungrouped, a group has no shapes (PyTorch's key_averages clears them): no column that
+    # would show the first call's shapes for calls of other shapes
+    plain = prof.key_averages()
+    assert all(e.input_shapes == "" for e in plain)
+    assert "Input Shapes" not in plain.table()
 
 
 def test_profile_memory_counts_output_bytes():

@@ -572,8 +572,17 @@ class EventList(list):
             if group_by_stack_n > 0:
                 key += evt.stack[:group_by_stack_n]
             stats[tuple(key)].add(evt)
-        return EventList(stats.values(), use_device=self._use_device,
-                         profile_memory=self._profile_memory, with_flops=self._with_flops)
+        averages = EventList(stats.values(), use_device=self._use_device,
+                             profile_memory=self._profile_memory, with_flops=self._with_flops)
+        # as PyTorch: a group keeps only what it was grouped by (an ungrouped table has no
+        # "Input Shapes" column, which would show the first call's shapes for all calls)
+        for avg in averages:
+            avg.stack = avg.stack[:group_by_stack_n] if avg.stack else avg.stack
+            if not group_by_input_shapes:
+                avg.input_shapes = ""
+            if not group_by_overload_name:
+                avg.overload_name = ""
+        return averages
 
     def total_average(self) -> FunctionEventAvg:
         """All events summed into one ``FunctionEventAvg`` keyed ``"Total"``."""
