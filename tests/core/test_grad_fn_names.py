@@ -193,3 +193,20 @@ def test_reflected_operators_values():
     assert (2 / ember.tensor([4])).dtype == ember.float32  # true division of an int tensor
     assert (3 - ember.tensor([1, 2])).tolist() == [2, 1]
     assert (2 ** ember.tensor([1, 3])).tolist() == [2, 8]
+
+
+@pytest.mark.parametrize("p", [2, 1, 3, 0.5, float("inf"), 0])
+def test_dist_records_distbackward_with_the_norms_gradient(p):
+    """``torch.dist`` is one node, ``DistBackward0`` (it was the norm of a difference:
+    ``LinalgVectorNormBackward0`` over ``SubBackward0``), with the same gradients, a
+    broadcast operand's summed; twice differentiable where the norm is smooth."""
+    from ember.autograd import gradcheck, gradgradcheck
+
+    a = ember.randn(3, 4, dtype=ember.float64, requires_grad=True)
+    b = ember.randn(4, dtype=ember.float64, requires_grad=True)
+    d = ember.dist(a, b, p)
+    assert d.grad_fn.name() == "DistBackward0"
+    assert gradcheck(lambda a, b: ember.dist(a, b, p), (a, b))
+    if p in (2, 3):
+        assert gradgradcheck(lambda a, b: ember.dist(a, b, p), (a, b))
+    assert ember.dist(a.detach(), b.detach(), p).grad_fn is None

@@ -23,7 +23,7 @@ from .._sparse_tensor import _SparseData
 from .._tensor import Tensor, _make
 from .._warn import user_stacklevel
 from ..autograd.grad_mode import GRAD
-from ..autograd.graph import make_node_class, result
+from ..autograd.graph import make_node_class, record, result
 from ._casts import cast_to
 from ._promotion import broadcast_array, normalize_dims, wrap_dim
 from ._selection import (
@@ -893,16 +893,53 @@ def logcumsumexp(input, dim):
 
 # -- dist, renorm -------------------------------------------------------------------------------
 
+class _NormOfDifference:
+    """What ``_vector_norm_bw`` reads of a node (the normed value, the norm's arguments, its
+    output), for ``dist``'s backward: the difference, recomputed, and dist's own output."""
+
+    __slots__ = ("saved", "ctx", "node")
+
+    def __init__(self, node, diff, p):
+        self.saved, self.ctx, self.node = (diff,), (p, None, False), node
+
+    def output(self, requires_grad_graph: bool = True):
+        return self.node.output(requires_grad_graph)
+
+
+def _dist_bw(node, g):
+    from ._factories import sum_to_size
+    from .linalg_norms import _vector_norm_bw
+
+    a, b = node.saved
+    (gd,) = _vector_norm_bw(_NormOfDifference(node, a - b, node.ctx), g)
+    if gd is None:  # p = 0: piecewise constant
+        return None, None
+    return (sum_to_size(gd, a._data.shape) if node.needs_grad(0) else None,
+            sum_to_size(-gd, b._data.shape) if node.needs_grad(1) else None)
+
+
+DistBackward0 = make_node_class("DistBackward0", _dist_bw)
+
+
 @register("dist")
 def dist(input, other, p=2):
-    """The ``p``-norm of ``input - other`` (broadcast; floating dtypes only)."""
+    """The ``p``-norm of ``input - other`` (broadcast; floating dtypes only), recorded as
+    PyTorch's ``DistBackward0`` (its gradient is the norm's, through the difference)."""
     from ..linalg import vector_norm
 
-    diff = input - other
-    if diff._data.dtype not in _dtype.INEXACT_NP:
-        raise RuntimeError("norm(): input dtype should be either floating point or complex. "
-                           f"Got {scalar_type_name(diff._data.dtype)} instead.")
-    return vector_norm(diff, p)
+    prev = GRAD.enabled
+    GRAD.enabled = False
+    try:
+        diff = input - other
+        if diff._data.dtype not in _dtype.INEXACT_NP:
+            raise RuntimeError("norm(): input dtype should be either floating point or "
+                               f"complex. Got {scalar_type_name(diff._data.dtype)} instead.")
+        out = vector_norm(diff, p)
+    finally:
+        GRAD.enabled = prev
+    if prev and (input.requires_grad or other.requires_grad):
+        record(DistBackward0, out, (input, other), (input, other), float(p), save_output=True)
+    return out
 
 
 @register("renorm", out=True, inplace=True)
