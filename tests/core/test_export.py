@@ -1184,3 +1184,42 @@ def test_dynamic_shapes_module_holds_dim():
     from ember.export.dynamic_shapes import Dim, dims
 
     assert Dim is E.Dim and dims is E.dims
+
+
+def test_derived_dims(tmp_path):
+    """torch.export's derived dims (the export tutorial's ``dx + 1``): a dim that is an
+    integer linear function of another Dim's; the input guard checks it, or binds the root
+    by solving it when no other input has the root itself; saved and loaded too."""
+    class Shift(nn.Module):
+        def forward(self, x, y):
+            return x + y[1:]
+
+    dx = E.Dim("dx", min=3, max=6)
+    assert repr(dx + 1) == "dx + 1" and repr(2 * dx + 1) == "2*dx + 1"
+    assert ((2 * dx + 1).min, (2 * dx + 1).max) == (7, 13)
+    ep = E.export(Shift(), (ember.randn(5, 4), ember.randn(6, 4)),
+                  dynamic_shapes={"x": {0: dx}, "y": {0: dx + 1}})
+    assert ep.range_constraints == {"dx": (3, 6)}
+    assert str(ep.graph.inputs[-1].meta) == "float32[dx+1, 4]"
+    E.save(ep, tmp_path / "shift.ember")
+    for program in (ep, E.load(tmp_path / "shift.ember")):
+        x, y = ember.randn(4, 4), ember.randn(5, 4)
+        assert_allclose(program.module()(x, y), x + y[1:])
+        with pytest.raises(E.GuardError, match=r"y.shape\[0\] to be equal to dx\+1 = 5"):
+            program.module()(ember.randn(4, 4), ember.randn(6, 4))
+        with pytest.raises(E.GuardError, match="to be <= 6"):
+            program.module()(ember.randn(7, 4), ember.randn(8, 4))
+
+    class Odd(nn.Module):
+        def forward(self, y):
+            return y[1:] * 2
+
+    d = E.Dim("d", min=2, max=8)
+    ep = E.export(Odd(), (ember.randn(7, 4),), dynamic_shapes={"y": {0: 2 * d + 1}})
+    assert tuple(ep.module()(ember.randn(9, 4)).shape) == (8, 4)
+    with pytest.raises(E.GuardError, match=r"to be \(d\*2\)\+1 for d in \[2, 8\], but got 8"):
+        ep.module()(ember.randn(8, 4))
+    with pytest.raises(E.ConstraintViolationError, match="is not 2\\*d \\+ 1 for any d"):
+        E.export(Odd(), (ember.randn(6, 4),), dynamic_shapes={"y": {0: 2 * d + 1}})
+    with pytest.raises(TypeError, match="a derived Dim takes an int"):
+        d + 1.5

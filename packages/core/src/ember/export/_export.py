@@ -103,6 +103,16 @@ class _Inputs:
 
     def symbol(self, dim, size: int, path: str, d: int):
         cap = self.capture
+        if isinstance(dim, sym._DerivedDim):  # dx + 1: the root's symbol, solved for
+            root = dim.root_size(size)
+            if root is None or not dim.root.min <= root <= dim.root.max:
+                raise _capture.ConstraintViolationError(
+                    f"Constraints violated ({dim.root.__name__})! {path}.shape[{d}] = {size} "
+                    f"in the example inputs is not {dim.__name__} for any "
+                    f"{dim.root.__name__} in [{dim.root.min}, "
+                    f"{'inf' if dim.root.max >= sym._INT_MAX else dim.root.max}]")
+            self.symbol(dim.root, root, path, d)
+            return dim.expr
         if isinstance(dim, sym._DimHint):
             dim = sym.Dim(f"{_ident(path)}_dim{d}")
         name = dim.__name__
@@ -165,7 +175,7 @@ def _dyn_dims(dyn, t: Tensor, path: str) -> dict:
         if isinstance(d, bool) or not isinstance(d, int) or not -ndim <= d < ndim:
             raise ExportError(f"dynamic_shapes for {path}: dim {d!r} is out of range for a "
                               f"{ndim}-d tensor")
-        if not isinstance(dim, (sym.Dim, sym._DimHint)):
+        if not isinstance(dim, (sym.Dim, sym._DimHint, sym._DerivedDim)):
             raise ExportError(f"dynamic_shapes for {path}[{d}] must be an ember.export.Dim, "
                               f"got {dim!r}")
         out[d % ndim] = dim
@@ -236,7 +246,8 @@ def _shadow_value(t: Tensor, shape: list, cap: Capture):
     for d, expr in enumerate(shape):
         if isinstance(expr, int):
             continue
-        new = cap.symbols[expr[1]]["shadow"]
+        # (a derived dim, dx + 1: its expression at the root's shadow size)
+        new = sym.evaluate(expr, {n: s["shadow"] for n, s in cap.symbols.items()})
         index = ember.arange(new, device=t.device) % t._data.shape[d]
         out = out.index_select(d, index)
     return out.detach().requires_grad_(t.requires_grad) if t.requires_grad else out

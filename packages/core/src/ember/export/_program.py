@@ -794,6 +794,7 @@ def _check_tensor(t, spec, path: str, env: _Env, symbols: dict) -> None:
                 raise GuardError(f"Expected input {where} to be equal to {expr}, but got {n}")
             continue
         if expr[0] != "sym":
+            _check_derived(expr, n, where, env, symbols)
             continue
         name = expr[1]
         info = symbols[name]
@@ -811,6 +812,29 @@ def _check_tensor(t, spec, path: str, env: _Env, symbols: dict) -> None:
             raise GuardError(f"Expected input {where} to be <= {hi}, but got {n} (dim "
                              f"{name!r} in [{lo}, {_fmt_hi(hi)}])")
         env.symbols[name] = n
+
+
+def _check_derived(expr, n: int, where: str, env: _Env, symbols: dict) -> None:
+    """An input dim that is a derived Dim's expression (``dx + 1``): equal to it where its
+    root is bound, else the root is bound by solving it (within the root's range)."""
+    free = sym.free_symbols(expr)
+    if len(free) != 1 or sym.size_refs(expr):
+        return
+    (name,) = free
+    bound = env.symbols.get(name)
+    if bound is not None:
+        want = sym.evaluate(expr, env.symbols)
+        if n != want:
+            raise GuardError(f"Expected input {where} to be equal to {sym.fmt(expr)} = {want} "
+                             f"({name} = {bound}, as bound by an earlier input), but got {n}")
+        return
+    root = sym.solve_linear(expr, name, n)
+    info = symbols[name]
+    lo, hi = info["min"], info["max"]
+    if root is None or root < lo or hi is not None and root > hi:
+        raise GuardError(f"Expected input {where} to be {sym.fmt(expr)} for {name} in "
+                         f"[{lo}, {_fmt_hi(hi)}], but got {n}")
+    env.symbols[name] = root
 
 
 def _fmt_hi(hi) -> str:

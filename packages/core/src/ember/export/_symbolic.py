@@ -67,6 +67,84 @@ class Dim:
         hi = "inf" if self.max == _INT_MAX else self.max
         return f"Dim({self.__name__!r}, min={self.min}, max={hi})"
 
+    # derived dims (``dx + 1``, ``2 * dx``): a dimension whose size is an integer linear
+    # function of this one's, as torch.export's
+    def _derive(self, op: str, k, text: str) -> _DerivedDim:
+        return _DerivedDim(self, ("sym", self.__name__), self.__name__)._derive(op, k, text)
+
+    def __add__(self, k):
+        return self._derive("add", k, "{} + {}")
+
+    __radd__ = __add__
+
+    def __sub__(self, k):
+        return self._derive("sub", k, "{} - {}")
+
+    def __mul__(self, k):
+        return self._derive("mul", k, "{1}*{0}")
+
+    __rmul__ = __mul__
+
+
+class _DerivedDim:
+    """``dx + 1``, ``2 * dx``...: a dynamic dimension whose size is ``expr`` of its root
+    :class:`Dim`'s (torch.export's derived dims). The root is bound from this dimension's
+    size (solving the linear ``expr``) or from another input's dim that is the root itself;
+    its range is the root's, mapped through ``expr``."""
+
+    def __init__(self, root: Dim, expr, name: str):
+        self.root, self.expr, self.__name__ = root, expr, name
+
+    def _derive(self, op: str, k, text: str) -> _DerivedDim:
+        if isinstance(k, bool) or not isinstance(k, int):
+            raise TypeError(f"a derived Dim takes an int: {self.__name__} {op} {k!r}")
+        if op == "mul" and k <= 0:
+            raise ValueError(f"a derived Dim's coefficient must be positive, got {k}")
+        name = self.__name__
+        if op == "mul" and self.expr[0] in ("add", "sub"):
+            name = f"({name})"
+        return _DerivedDim(self.root, binary(op, self.expr, k), text.format(name, k))
+
+    def __add__(self, k):
+        return self._derive("add", k, "{} + {}")
+
+    __radd__ = __add__
+
+    def __sub__(self, k):
+        return self._derive("sub", k, "{} - {}")
+
+    def __mul__(self, k):
+        return self._derive("mul", k, "{1}*{0}")
+
+    __rmul__ = __mul__
+
+    @property
+    def min(self) -> int:
+        return evaluate(self.expr, {self.root.__name__: self.root.min})
+
+    @property
+    def max(self) -> int:
+        if self.root.max >= _INT_MAX:
+            return _INT_MAX
+        return evaluate(self.expr, {self.root.__name__: self.root.max})
+
+    def root_size(self, size: int) -> int | None:
+        """The root's size that gives this dimension ``size``, or None (none does)."""
+        return solve_linear(self.expr, self.root.__name__, size)
+
+    def __repr__(self) -> str:
+        return self.__name__
+
+
+def solve_linear(expr, name: str, value: int) -> int | None:
+    """The integer ``n`` with ``expr(name=n) == value`` for an expression ``a*name + b``
+    (``a > 0``), or None."""
+    b = evaluate(expr, {name: 0})
+    a = evaluate(expr, {name: 1}) - b
+    if a <= 0 or (value - b) % a:
+        return None
+    return (value - b) // a
+
 
 def dims(*names: str, min: int | None = None, max: int | None = None) -> tuple:
     """Several :class:`Dim` with the same range (``torch.export.dims``)."""
