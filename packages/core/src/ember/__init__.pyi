@@ -1290,7 +1290,9 @@ def digamma_(input: Tensor) -> Tensor:
     """In-place version of :func:`ember.digamma`."""
 
 def dist(input: Tensor, other: _TensorOrNumber, p: _float = 2) -> Tensor:
-    """The ``p``-norm of ``input - other`` (broadcast; floating dtypes only)."""
+    """The ``p``-norm of ``input - other`` (broadcast; floating dtypes only), recorded as
+    PyTorch's ``DistBackward0`` (its gradient is the norm's, through the difference).
+    """
 
 def div(
     input: Tensor,

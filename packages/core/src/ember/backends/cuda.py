@@ -247,55 +247,28 @@ def cudnn_version() -> int | None:
 
 # -- scaled dot product attention's backends (PyTorch's torch.backends.cuda switches) ---------
 
-def _switch(backend: int, enabled: bool) -> None:
-    if enabled:
-        _sdp.enabled.add(backend)
-    else:
-        _sdp.enabled.discard(backend)
+def _switches(backend: int, what: str):
+    """``enable_<x>_sdp(enabled)`` and ``<x>_sdp_enabled()`` for one backend."""
+    def enable(enabled: bool) -> None:
+        if enabled:
+            _sdp.enabled.add(backend)
+        else:
+            _sdp.enabled.discard(backend)
+
+    def is_enabled() -> bool:
+        return backend in _sdp.enabled
+
+    enable.__doc__ = f"Enable or disable the {what} backend of scaled_dot_product_attention."
+    is_enabled.__doc__ = f"Whether the {what} backend of scaled_dot_product_attention is on."
+    return enable, is_enabled
 
 
-def enable_flash_sdp(enabled: bool) -> None:
-    """Enable or disable the flash-attention backend of scaled_dot_product_attention."""
-    _switch(_sdp.FLASH, enabled)
-
-
-def flash_sdp_enabled() -> bool:
-    return _sdp.FLASH in _sdp.enabled
-
-
-def enable_mem_efficient_sdp(enabled: bool) -> None:
-    """Enable or disable the memory-efficient backend (CUDA only in PyTorch)."""
-    _switch(_sdp.EFFICIENT, enabled)
-
-
-def mem_efficient_sdp_enabled() -> bool:
-    return _sdp.EFFICIENT in _sdp.enabled
-
-
-def enable_math_sdp(enabled: bool) -> None:
-    """Enable or disable the math backend."""
-    _switch(_sdp.MATH, enabled)
-
-
-def math_sdp_enabled() -> bool:
-    return _sdp.MATH in _sdp.enabled
-
-
-def enable_cudnn_sdp(enabled: bool) -> None:
-    """Enable or disable the cuDNN backend (CUDA only in PyTorch)."""
-    _switch(_sdp.CUDNN, enabled)
-
-
-def cudnn_sdp_enabled() -> bool:
-    return _sdp.CUDNN in _sdp.enabled
-
-
-def enable_overrideable_sdp(enabled: bool) -> None:
-    _switch(_sdp.OVERRIDEABLE, enabled)
-
-
-def overrideable_sdp_enabled() -> bool:
-    return _sdp.OVERRIDEABLE in _sdp.enabled
+enable_flash_sdp, flash_sdp_enabled = _switches(_sdp.FLASH, "flash-attention")
+enable_mem_efficient_sdp, mem_efficient_sdp_enabled = _switches(
+    _sdp.EFFICIENT, "memory-efficient (CUDA only in PyTorch)")
+enable_math_sdp, math_sdp_enabled = _switches(_sdp.MATH, "math")
+enable_cudnn_sdp, cudnn_sdp_enabled = _switches(_sdp.CUDNN, "cuDNN (CUDA only in PyTorch)")
+enable_overrideable_sdp, overrideable_sdp_enabled = _switches(_sdp.OVERRIDEABLE, "overrideable")
 
 
 def sdpa_backends(with_priority: bool = False) -> list:

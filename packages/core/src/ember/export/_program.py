@@ -479,7 +479,7 @@ def _module_of(program: ExportedProgram):
 
 
 def _nn_graph_module_class(base):
-    from ..jit._script import _register_weights
+    from ..jit._script import _register_weights, sync_weights
 
     def __init__(self, program):
         base.__init__(self)
@@ -490,11 +490,7 @@ def _nn_graph_module_class(base):
         self.__dict__["_ember_slots"] = _register_weights(self, program, base)
 
     def forward(self, *args, **kwargs):
-        program = self._program
-        for store, target, owner, kind, name in self._ember_slots:
-            value = getattr(owner, kind).get(name)
-            if value is not None:
-                getattr(program, store)[target] = value
+        sync_weights(self._program, self._ember_slots)
         return GraphModule.forward(self, *args, **kwargs)
 
     namespace = {"__module__": GraphModule.__module__, "__qualname__": "GraphModule",

@@ -30,7 +30,24 @@ class _DimHint:
         return f"Dim.{self.kind}"
 
 
-class Dim:
+class _LinearArithmetic:
+    """``d + k``, ``k + d``, ``d - k``, ``k * d``: derived dims (``_derive``)."""
+
+    def __add__(self, k):
+        return self._derive("add", k, "{} + {}")
+
+    __radd__ = __add__
+
+    def __sub__(self, k):
+        return self._derive("sub", k, "{} - {}")
+
+    def __mul__(self, k):
+        return self._derive("mul", k, "{1}*{0}")
+
+    __rmul__ = __mul__
+
+
+class Dim(_LinearArithmetic):
     """A dynamic dimension for :func:`ember.export.export` (``torch.export.Dim``).
 
     ``Dim("batch", min=1, max=1024)`` marks a dimension that may take any size in
@@ -72,21 +89,9 @@ class Dim:
     def _derive(self, op: str, k, text: str) -> _DerivedDim:
         return _DerivedDim(self, ("sym", self.__name__), self.__name__)._derive(op, k, text)
 
-    def __add__(self, k):
-        return self._derive("add", k, "{} + {}")
-
-    __radd__ = __add__
-
-    def __sub__(self, k):
-        return self._derive("sub", k, "{} - {}")
-
-    def __mul__(self, k):
-        return self._derive("mul", k, "{1}*{0}")
-
-    __rmul__ = __mul__
 
 
-class _DerivedDim:
+class _DerivedDim(_LinearArithmetic):
     """``dx + 1``, ``2 * dx``...: a dynamic dimension whose size is ``expr`` of its root
     :class:`Dim`'s (torch.export's derived dims). The root is bound from this dimension's
     size (solving the linear ``expr``) or from another input's dim that is the root itself;
@@ -105,18 +110,6 @@ class _DerivedDim:
             name = f"({name})"
         return _DerivedDim(self.root, binary(op, self.expr, k), text.format(name, k))
 
-    def __add__(self, k):
-        return self._derive("add", k, "{} + {}")
-
-    __radd__ = __add__
-
-    def __sub__(self, k):
-        return self._derive("sub", k, "{} - {}")
-
-    def __mul__(self, k):
-        return self._derive("mul", k, "{1}*{0}")
-
-    __rmul__ = __mul__
 
     @property
     def min(self) -> int:

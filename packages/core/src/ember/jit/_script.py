@@ -891,11 +891,7 @@ def _traced_class(cls, module_base):
         self.__dict__["_ember_slots"] = _register_weights(self, program, module_base)
 
     def forward(self, *args, **kwargs):
-        program = self._program
-        for store, target, owner, kind, name in self._ember_slots:
-            value = getattr(owner, kind).get(name)
-            if value is not None:
-                getattr(program, store)[target] = value
+        sync_weights(self._program, self._ember_slots)
         return self._runner.forward(*args, **kwargs)
 
     def extra_repr(self) -> str:
@@ -985,6 +981,15 @@ def _register_submodules(root, program, module_base, loaded: bool,
         example = None if calls is None or path not in calls.calls else \
             functools.partial(calls.example, path)
         owner._modules.setdefault(leaf, sub_cls(name, loaded, example))
+
+
+def sync_weights(program, slots) -> None:
+    """Put the tensors now registered in ``slots`` (``_register_weights``) into ``program``'s
+    stores: whatever replaced them (``to()``, an assignment) is what the graph reads."""
+    for store, target, owner, kind, name in slots:
+        value = getattr(owner, kind).get(name)
+        if value is not None:
+            getattr(program, store)[target] = value
 
 
 def _register_weights(root, program, module_base) -> list:

@@ -906,8 +906,6 @@ class Module:
 
     # -- calling --------------------------------------------------------------------------
     def _call_impl(self, *args, **kwargs):
-        if self._compiled_call_impl is not None:
-            return self._compiled_call_impl(*args, **kwargs)
         if not (self._forward_hooks or self._forward_pre_hooks or self._backward_hooks
                 or self._backward_pre_hooks or _global_forward_hooks
                 or _global_forward_pre_hooks or _global_backward_hooks
@@ -917,23 +915,17 @@ class Module:
 
     __call__ = _call_impl
 
-    def _uncompiled_call(self, *args, **kwargs):
-        """A call as without ``compile()``: what ``compile()`` compiles."""
-        if not (self._forward_hooks or self._forward_pre_hooks or self._backward_hooks
-                or self._backward_pre_hooks or _global_forward_hooks
-                or _global_forward_pre_hooks or _global_backward_hooks
-                or _global_backward_pre_hooks):
-            return self.forward(*args, **kwargs)
-        return self._call_with_hooks(args, kwargs)
-
     def compile(self, *args, **kwargs) -> None:
-        """Compile this module's calls in place (``torch.nn.Module.compile``): ``module(x)``
-        then runs ``ember.compile`` of its call (hooks included), with ``ember.compile``'s
-        arguments; the module stays this object, its ``state_dict`` keys unchanged (unlike
-        ``ember.compile(module)``, which wraps it in an ``OptimizedModule``)."""
+        """Compile this module in place (``torch.nn.Module.compile``): its ``forward`` runs
+        through ``ember.compile`` (with ``ember.compile``'s arguments; the hooks run around
+        it, as they run around any forward); the module stays this object, its
+        ``state_dict`` keys unchanged (unlike ``ember.compile(module)``, which wraps it in an
+        ``OptimizedModule``). ``_compiled_call_impl`` is the compiled function."""
         import ember
 
-        self._compiled_call_impl = ember.compile(self._uncompiled_call, *args, **kwargs)
+        compiled = ember.compile(type(self).forward.__get__(self), *args, **kwargs)
+        self._compiled_call_impl = compiled
+        self.forward = compiled
 
     def _call_with_hooks(self, args, kwargs):
         """``forward`` with the hooks, in PyTorch's order: global then own forward pre-hooks,
