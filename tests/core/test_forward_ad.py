@@ -852,12 +852,12 @@ def test_a_custom_functions_tangent_records_through_its_saved_output():
 
 
 def test_a_dual_tensor_prints_its_tangent_as_pytorch():
-    with fwAD.dual_level():
-        d = fwAD.make_dual(ember.ones(2), ember.full((2,), 2.0))
+    with fwAD.dual_level():  # (CPU tensors: a test device's would print it)
+        d = fwAD.make_dual(ember.ones(2, device="cpu"), ember.full((2,), 2.0, device="cpu"))
         assert repr(d) == "tensor([1., 1.], tangent=tensor([2., 2.]))"
         assert repr(d * 3) == "tensor([3., 3.], tangent=tensor([6., 6.]))"
-        x = ember.ones(2, requires_grad=True)
-        d2 = fwAD.make_dual(x, ember.full((2,), 2.0))
+        x = ember.ones(2, device="cpu", requires_grad=True)
+        d2 = fwAD.make_dual(x, ember.full((2,), 2.0, device="cpu"))
         assert repr(d2) == "tensor([1., 1.], grad_fn=<ViewBackward0>, tangent=tensor([2., 2.]))"
         assert repr(d2.exp()) == (
             "tensor([2.7183, 2.7183], grad_fn=<ExpBackward0>,\n"

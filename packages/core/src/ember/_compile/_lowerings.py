@@ -143,9 +143,10 @@ def _linear(g, node):
         xa = f"{xa}.reshape(-1, {xs[-1]})"
         o2 = f"{out}.reshape(-1, {ws[0]})"
     rows = int(np.prod(xs[:-1]))
-    if g.xp is np and dt == np.float16:
+    if dt == np.float16:
         # eager's product: float32 BLAS, the bias added in float32, rounded once (NumPy runs
-        # a float16 dot without BLAS: 150x slower, and rounded twice with the bias)
+        # a float16 dot without BLAS: 150x slower, and rounded twice with the bias; every
+        # device's eager kernel computes so)
         from ..ops.linear_op import _product
 
         b_arg = "None" if bias is None else g.a(bias)
@@ -177,7 +178,7 @@ def _linear_vjp(g, node, gouts):
         x2 = f"{x2}.reshape(-1, {xs[-1]})"
     # float16 as eager's kernels compute it: products through float32 BLAS and the bias's
     # sum in float32, each rounded once (NumPy's own float16 products have no BLAS)
-    half = g.xp is np and g.dtype(x) == np.float16
+    half = g.dtype(x) == np.float16
     if g.requires.get(x):
         from ..ops.linalg import gemm, matmul_arrays
 
