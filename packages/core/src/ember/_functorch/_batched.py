@@ -280,6 +280,17 @@ class _NoData:
     def __array__(self, *args, **kwargs):
         raise RuntimeError(_UNDISPATCHED)
 
+    def _undispatched(self, *args, **kwargs):
+        raise RuntimeError(_UNDISPATCHED)
+
+    # what an array is used for without an attribute (indexing, arithmetic, len): the same
+    __getitem__ = __setitem__ = __len__ = __iter__ = __bool__ = __float__ = __int__ = \
+        __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = \
+        __rtruediv__ = __neg__ = __pow__ = __matmul__ = __rmatmul__ = __lt__ = __le__ = \
+        __gt__ = __ge__ = __eq__ = __ne__ = __array_ufunc__ = __array_function__ = \
+        _undispatched
+    __hash__ = object.__hash__
+
 
 _UNDISPATCHED = (
     "vmap: an ember function ran its kernel on a tensor inside vmap without going through "
@@ -667,3 +678,75 @@ def _random_factory(lvl: VmapLevel, func, args, kwargs):
         raise RuntimeError(_RANDOM_ERROR)
     results = [func(*args, **kwargs) for _ in range(lvl.size)]
     return _wrap_out(_stack_results(results), lvl.level)
+
+
+# -- backward on batched gradients ----------------------------------------------------------------
+
+#: node classes whose backward reads arrays (or branches on values): run per example
+_PER_EXAMPLE_NODES: set = set()
+
+
+def has_batched(grads) -> bool:
+    """Whether any of ``grads`` (tensors or None) is a BatchedTensor."""
+    return any(type(g) is BatchedTensor for g in grads)
+
+
+def backward_node(node, grad, call=None):
+    """One node's backward inside the engine when gradients flowing back are batched by vmap
+    (``jacrev``, ``vmap`` over ``vjp``'s function or over ``autograd.grad``): one call on
+    the whole batch, the node's backward ops dispatching to their batching rules, as
+    PyTorch batches its backward formulas. A backward that reads arrays or branches on
+    values (a vmap error) runs once per example instead, its class remembered; so does a
+    custom ``autograd.Function``'s (user code, as before). ``call(node, grad)`` replaces
+    ``node.backward`` (anomaly mode, the profiler)."""
+    cls = node.__class__
+    if not has_batched(grad if isinstance(grad, list) else (grad,)):
+        out = node.backward(grad) if call is None else call(node, grad)
+        return out if out.__class__ is tuple else (out,)
+    if cls not in _PER_EXAMPLE_NODES and not hasattr(cls, "_forward_cls"):
+        try:
+            out = node.backward(grad) if call is None else call(node, grad)
+        except RuntimeError as exc:
+            if not str(exc).startswith("vmap:"):
+                raise
+            _PER_EXAMPLE_NODES.add(cls)
+        else:
+            return out if out.__class__ is tuple else (out,)
+    return _node_per_example(node, grad, call)
+
+
+def _node_per_example(node, grad, call):
+    multi = isinstance(grad, list)
+    flat = grad if multi else [grad]
+    level = max(g._level for g in flat if type(g) is BatchedTensor)
+    lvl = next(lv for lv in _STATE.levels if lv.level == level)
+    results = []
+    for b in range(lvl.size):
+        picked = [g._value[b] if type(g) is BatchedTensor and g._level == level else g
+                  for g in flat]
+        g_b = picked if multi else picked[0]
+        if has_batched(picked):  # batched at an outer level too
+            out = backward_node(node, g_b, call)
+        else:
+            out = node.backward(g_b) if call is None else call(node, g_b)
+        results.append(tuple(out) if isinstance(out, (tuple, list)) else (out,))
+    return tuple(_wrap_out(_stack_results([r[i] for r in results]), level)
+                 for i in range(len(results[0])))
+
+
+def lift(x):
+    """``(physical, levels)`` of a tensor batched by vmap: the plain tensor below every
+    wrapper, its leading dims one per level (in ``levels``' order), for backward code that
+    handles leading batch dims itself; ``lower(physical, levels)`` wraps it back."""
+    levels = []
+    while type(x) is BatchedTensor:
+        levels.append(x._level)
+        x = x._value
+    return x, levels[::-1]
+
+
+def lower(phys, levels):
+    """``phys`` wrapped back at ``levels`` (what ``lift`` took off)."""
+    for level in levels:
+        phys = wrap(phys, level)
+    return phys

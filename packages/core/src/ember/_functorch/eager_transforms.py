@@ -291,7 +291,7 @@ def vjp(func, *primals, has_aux: bool = False):
                                f"{ct_spec}, primal output: {out_spec}")
         # a cotangent batched at a vmap level entered after vjp: one product per example
         for lv in reversed(_batched.current_levels()):
-            if lv.level not in own and any(lv.batched(c) for c in flat_ct):
+            if own and lv.level not in own and any(lv.batched(c) for c in flat_ct):
                 def per_example(*cts):
                     return vjp_fn(tree_unflatten(list(cts), ct_spec))
                 return _batched._loop(lv, per_example, tuple(flat_ct), {}, "vjp")
@@ -302,7 +302,7 @@ def vjp(func, *primals, has_aux: bool = False):
                 raise RuntimeError(f"Mismatch in shape: grad_output[0] has a shape of "
                                    f"{c.shape} and output[0] has a shape of {o.shape}.")
         with enable_grad():
-            cts = [_batched.to_physical(c, levels) for c in flat_ct]
+            cts = [_batched.to_physical(c, levels) for c in flat_ct] if levels else flat_ct
             gs = _grads(phys_out, diff.leaves, cts, create_graph, retain_graph)
         gs = [_level_out(g, levels, create_graph) for g in gs]
         return tuple(diff.unflatten(gs))

@@ -83,7 +83,7 @@ def _make_root_grads(outputs, grad_outputs, create_graph):
         elif not isinstance(g, Tensor):
             g = _factory.tensor(g, dtype=out.dtype, device=out._device)
         else:
-            if g._data.shape != out._data.shape:
+            if (g._data.shape if g.__class__ is Tensor else tuple(g.shape)) != out._data.shape:
                 raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of "
                                    f"{g.shape} and output[{i}] has a shape of {out.shape}.")
             if g._device is not out._device:
@@ -139,9 +139,6 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                              allow_unused, materialize_grads)
     if retain_graph is None:
         retain_graph = create_graph
-    if grad_outputs is not None and _vmapped_grad_outputs(outputs, grad_outputs):
-        return _grad_per_example(outputs, inputs, grad_outputs, retain_graph, create_graph,
-                                 allow_unused, materialize_grads)
     for t in inputs:
         if t.__class__ is not GradientEdge and not t.requires_grad:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
@@ -178,64 +175,32 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     return tuple(out)
 
 
-def _vmapped_grad_outputs(outputs, grad_outputs) -> bool:
-    """Whether ``grad`` runs inside ``vmap`` with batched ``grad_outputs`` over a graph made
-    outside it (``vmap(lambda v: grad(y, x, v))(eye)``, the vmap recipe's Jacobian)."""
-    from .._functorch._batched import BatchedTensor
-
-    return (any(type(g) is BatchedTensor for g in grad_outputs)
-            and not any(type(o) is BatchedTensor for o in outputs))
-
-
-def _grad_per_example(outputs, inputs, grad_outputs, retain_graph, create_graph,
-                      allow_unused, materialize_grads):
-    """``grad`` under ``vmap`` with batched ``grad_outputs``: one backward per example of the
-    innermost batched level over the shared graph (kept until the last), results batched
-    at that level (PyTorch batches the backward itself; the results are the same)."""
-    from .._functorch._batched import BatchedTensor, _stack_results, _wrap_out
-
-    level = max(g._level for g in grad_outputs if type(g) is BatchedTensor)
-    size = next(g._value.shape[0] for g in grad_outputs
-                if type(g) is BatchedTensor and g._level == level)
-    results = []
-    for b in range(size):
-        picked = tuple(g._value[b] if type(g) is BatchedTensor and g._level == level else g
-                       for g in grad_outputs)
-        results.append(grad(outputs, inputs, picked, retain_graph=retain_graph or b < size - 1,
-                            create_graph=create_graph, allow_unused=allow_unused,
-                            materialize_grads=materialize_grads))
-    return _wrap_out(_stack_results(results), level)
-
-
 def _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused,
                   materialize_grads):
-    """``is_grads_batched=True``: one ``grad`` per slice of the grad_outputs' first dim,
-    stacked (PyTorch vmaps this; the gradients do not flow back into grad_outputs)."""
-    from .._tensor import _make
+    """``is_grads_batched=True``: ``grad`` vmapped over the grad_outputs' first dim, one
+    backward pass on the whole batch (PyTorch's; the gradients do not flow back into
+    grad_outputs)."""
+    from .._functorch.vmap import vmap
 
     if grad_outputs is None:
         raise RuntimeError("grad_outputs must be given when is_grads_batched=True")
-    n = grad_outputs[0].shape[0]
-    per_batch = []
-    for b in range(n):
-        go = [None if g is None else _make(g._data[b], g._device) for g in grad_outputs]
-        per_batch.append(grad(outputs, inputs, go, retain_graph=True if b < n - 1 else
-                              retain_graph, create_graph=create_graph, allow_unused=allow_unused,
-                              materialize_grads=materialize_grads))
-    result = []
-    for k in range(len(inputs)):
-        rows = [r[k] for r in per_batch]
-        if any(r is None for r in rows):
-            result.append(None)
-        elif create_graph:
-            from .. import stack
+    if retain_graph is None:
+        retain_graph = create_graph
 
-            result.append(stack(rows))
-        else:
-            from .._device import xp_of
+    unused: set = set()  # inputs the outputs do not reach: None, as one grad call gives
 
-            result.append(_make(xp_of(rows[0]).stack([r._data for r in rows]), rows[0]._device))
-    return tuple(result)
+    def one(*gos):
+        res = grad(outputs, inputs, gos, retain_graph=retain_graph,
+                   create_graph=create_graph, allow_unused=allow_unused,
+                   materialize_grads=materialize_grads)
+        unused.update(i for i, g in enumerate(res) if g is None)
+        return tuple(_factory.zeros(()) if g is None else g for g in res)
+
+    from .. import _factory
+
+    in_dims = tuple(None if g is None else 0 for g in grad_outputs)
+    res = vmap(one, in_dims=in_dims)(*grad_outputs)
+    return tuple(None if i in unused else g for i, g in enumerate(res))
 
 
 from . import forward_ad, functional

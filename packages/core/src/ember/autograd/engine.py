@@ -289,6 +289,7 @@ def run_backward(roots, root_grads, retain_graph: bool, create_graph: bool,
     task.callbacks = callbacks = []
     anomaly = ANOMALY_THREADS[0] and GRAD.anomaly
     recorder = getattr(PROFILED, "recorder", None) if PROFILING[0] else None
+    vmapped = _vmapped_backward(root_grads)
     pop = heapq.heappop
     push = heapq.heappush
     try:
@@ -315,7 +316,10 @@ def run_backward(roots, root_grads, retain_graph: bool, create_graph: bool,
             else:
                 if not single:
                     grad = _fill_missing(node, grad)
-                if anomaly:
+                if vmapped is not None:
+                    grads_in = vmapped(node, grad, _call_backward_anomaly if anomaly else
+                                       recorder.backward_node if recorder is not None else None)
+                elif anomaly:
                     grads_in = _call_backward_anomaly(node, grad)
                 elif recorder is not None:
                     grads_in = recorder.backward_node(node, grad)
@@ -375,6 +379,20 @@ def run_backward(roots, root_grads, retain_graph: bool, create_graph: bool,
         task.id, task.run, task.callbacks = prev_task, prev_run, prev_callbacks
     if capture is not None:
         return [capture[e] for e in inputs]
+    return None
+
+
+def _vmapped_backward(root_grads):
+    """``ember._functorch._batched.backward_node`` when some root gradient is batched by vmap
+    (the gradients then flow back batched, each node's backward run on the whole batch where
+    it can be), else None."""
+    for g in root_grads:
+        if g is not None and g.__class__ is not _Tensor:
+            from .._functorch import _batched
+
+            if _batched.has_batched(root_grads):
+                return _batched.backward_node
+            return None
     return None
 
 

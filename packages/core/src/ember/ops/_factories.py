@@ -58,9 +58,25 @@ def in_float32(fwd, *arrays):
     return r.astype(_BF16) if getattr(r, "dtype", None) is f32 else r
 
 
+def shape_of(t: Tensor) -> tuple:
+    """``t``'s shape as a tuple: its array's, or the logical shape of a tensor whose array
+    is not its own (a gradient batched by vmap, flowing back under ``jacrev``)."""
+    return t._data.shape if t.__class__ is Tensor else tuple(t.shape)
+
+
+def public(name: str):
+    """The public, dispatching ``ember.<name>``: what backward code calls on a gradient
+    batched by vmap (``jacrev``), so that the op's batching rule runs; the module's own
+    function is the kernel, which reads arrays."""
+    import ember
+
+    return getattr(ember, name)
+
+
 def sum_to_size(grad: Tensor, shape) -> Tensor:
-    """Sum ``grad`` down to ``shape`` (the shared reduction of broadcast gradients)."""
-    gshape = grad._data.shape
+    """Sum ``grad`` down to ``shape`` (the shared reduction of broadcast gradients; ``grad``
+    may be batched by vmap: its logical shape)."""
+    gshape = shape_of(grad)
     if gshape == shape:
         return grad
     lead = len(gshape) - len(shape)
@@ -75,7 +91,7 @@ def sum_to_size(grad: Tensor, shape) -> Tensor:
 def _fit(g, shape, dtype):
     if g is None:
         return None
-    if g._data.shape != shape:
+    if shape_of(g) != shape:
         g = sum_to_size(g, shape)
     if g._data.dtype is not dtype:
         if g._data.dtype in _COMPLEX and dtype not in _COMPLEX:

@@ -36,7 +36,8 @@ def keep(t: Tensor, shape, dims, keepdim: bool = False) -> Tensor:
     if keepdim:
         return t
     ks = keep_shape(shape, dims)
-    return t if t._data.shape == ks else t.reshape(ks)
+    return t if (t._data.shape if t.__class__ is Tensor else tuple(t.shape)) == ks \
+        else t.reshape(ks)
 
 
 def const(arr, like: Tensor) -> Tensor:

@@ -147,6 +147,10 @@ def relu6(input, inplace=False):
 def _leaky_bw(node, g):
     x = node.saved[0]
     slope = node.ctx[0]
+    if g.__class__ is not Tensor:  # batched by vmap: through the dispatching product
+        xp = xp_of(x)
+        coef = xp.where(x._data > 0, 1.0, slope).astype(g._data.dtype)
+        return (g * _make(coef, g._device),)
     gd = g._data
     xp = xp_of(gd)
     # the coefficient, 1 or slope in g's dtype, picked by the 0/1 mask (one array, no float64
@@ -373,7 +377,7 @@ def gelu_backward_arrays(gd, x, deriv, approximate: str):
 def _gelu_bw(node, g):
     """Tensor ops under ``create_graph`` (they differentiate again); else the arrays'
     product (``gelu_backward_arrays``)."""
-    if GRAD.enabled:
+    if GRAD.enabled or g.__class__ is not Tensor:  # (batched by vmap: the tensor ops too)
         return _gelu_tensor_bw(node, g)
     saved = node.saved
     deriv = saved[1] if len(saved) > 1 else None
@@ -751,7 +755,7 @@ def _fused_softmax_bw(node, g, log):
 
 
 def _softmax_bw(node, g):
-    if not GRAD.enabled:  # no graph of the gradient: three array passes, no temporaries kept
+    if not GRAD.enabled and g.__class__ is Tensor:  # no graph of the gradient: three array passes, no temporaries kept
         fused = _fused_softmax_bw(node, g, False)
         if fused is not None:
             return (fused,)
@@ -765,7 +769,7 @@ def _softmax_bw(node, g):
 
 
 def _log_softmax_bw(node, g):
-    if not GRAD.enabled:  # ``g - softmax * g.sum(dim)``, in place in the softmax's array
+    if not GRAD.enabled and g.__class__ is Tensor:  # ``g - softmax * g.sum(dim)``, in place in the softmax's array
         fused = _fused_softmax_bw(node, g, True)
         if fused is not None:
             return (fused,)

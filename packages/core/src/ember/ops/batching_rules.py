@@ -691,6 +691,9 @@ def _two_dims(ctx, func, args, kwargs):
     for p in ("dim0", "dim1", "dim2", "axis0", "axis1", "source", "destination"):
         if p in ba.arguments and ba.arguments[p] is not None:
             ba.arguments[p] = _shift(ba.arguments[p], rank)
+            if not rank:  # a 0-d example: its only dim is 0 (-1), the batch stays in front
+                d = ba.arguments[p]
+                ba.arguments[p] = type(d)(0 for _ in d) if isinstance(d, (list, tuple)) else 0
     if func.__name__ in ("diagonal", "diag_embed"):
         for p in ("dim1", "dim2"):
             if p not in ba.arguments:

@@ -552,6 +552,14 @@ def _with_ellipsis(idx: tuple) -> tuple:
 
 def _basic_bw(node, g):
     shape, idx = node.ctx
+    if g.__class__ is not Tensor:  # batched by vmap: scatter its physical tensor
+        from .._functorch._batched import lift, lower
+
+        phys, levels = lift(g)
+        k = len(levels)
+        out = scatter_by(None, BasicIndex((slice(None),) * k + tuple(idx)), phys, False,
+                         shape=tuple(phys.shape[:k]) + tuple(shape))
+        return (lower(out, levels),)
     return (scatter_by(None, BasicIndex(idx), g, False, shape=shape),)
 
 

@@ -23,7 +23,7 @@ from .._parallel import parallel_for
 from .._tensor import Tensor, _make
 from ..autograd.grad_mode import GRAD
 from ..autograd.graph import make_node_class, record
-from ._factories import sum_to_size
+from ._factories import shape_of, sum_to_size
 from .linalg import _tname, gemm
 from .registry import register
 from .shape import TBackward0, UnsafeViewBackward0, ViewBackward0, reshape
@@ -40,13 +40,13 @@ def _linear_backward(node, grad):
     gb = gx = gwt = None
     if k and node.needs_grad(0):
         gb = grad.sum(0)
-        if gb._data.shape != bias_shape:
+        if shape_of(gb) != bias_shape:
             gb = sum_to_size(gb, bias_shape)
     if node.needs_grad(k):
         gx = grad.matmul(w)
     if node.needs_grad(k + 1):
         gw = grad.mT.matmul(x)
-        if GRAD.enabled:
+        if GRAD.enabled or gw.__class__ is not Tensor:  # (or batched by vmap)
             gwt = gw.mT
         else:  # for weight.t()'s node, which then gives the weight ``gw`` itself
             handoff[0] = gw._data
@@ -65,7 +65,8 @@ def _weight_t_bw(node, grad):
     handoff = node.ctx
     fresh = handoff[0]
     handoff[0] = None
-    if fresh is not None and grad._data.base is fresh and not GRAD.enabled:
+    if fresh is not None and grad.__class__ is Tensor and grad._data.base is fresh \
+            and not GRAD.enabled:
         return (_make(fresh, grad._device),)
     return (grad.t(),)
 

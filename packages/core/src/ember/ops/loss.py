@@ -201,11 +201,12 @@ def _ce_log_softmax_bw(node, g):
     its output)."""
     hint = node.__dict__.pop("_nll_grad", None)
     e, z = node.saved  # softmax = e / z
-    if GRAD.enabled:
+    if GRAD.enabled or g.__class__ is not Tensor:  # (or batched by vmap: Tensor ops too)
         xp = xp_of(g)
         with np.errstate(divide="ignore"):
             y = _make(xp.log(e) - xp.log(z), g._device)
-        y.requires_grad, y.grad_fn = True, node
+        if GRAD.enabled:
+            y.requires_grad, y.grad_fn = True, node
         return (g - y.exp() * g.sum(node.ctx, keepdim=True),)
     if hint is None or hint[0] is not g._data or node._pre_hooks or node._retain:
         return _log_softmax_bw(node, g)

@@ -25,7 +25,7 @@ from .._device import check_same_device, fused_kernel, xp_of
 from .._dtype import scalar_type_name
 from .._format import shape_str
 from .._parallel import parallel_for
-from .._tensor import _make
+from .._tensor import Tensor, _make
 from ..autograd.grad_mode import GRAD
 from ..autograd.graph import make_node_class, record
 from ._factories import sum_to_size
@@ -282,7 +282,7 @@ def _layer_norm_bw(node, g):
     form, whose statistics are functions of the input, so that it is differentiable again."""
     x, w = node.saved
     axes, _, _, _, mean, invstd, _, bshape, _ = node.ctx
-    if GRAD.enabled or not x._data.size:
+    if GRAD.enabled or not x._data.size or g.__class__ is not Tensor:  # (batched by vmap)
         return _norm_backward(node, g)
     need_x, need_w = node.needs_grad(0), w is not None and node.needs_grad(1)
     need_b = bshape is not None and node.needs_grad(2)

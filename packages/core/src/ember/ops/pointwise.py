@@ -29,7 +29,7 @@ from ..autograd.grad_mode import GRAD
 from ..autograd.graph import make_node_class, record, result
 from . import _special
 from ._casts import cast_to
-from ._factories import _fit, binary_op, unary_op
+from ._factories import _fit, binary_op, public, unary_op
 from ._inplace import make_inplace, writable, write_inplace
 from ._promotion import broadcast_shape
 from ._special import TWO_OVER_SQRT_PI, in_float64
@@ -64,7 +64,10 @@ _NAN = float("nan")
 # -- helpers ------------------------------------------------------------------------------------
 
 def _zeros(g: Tensor) -> Tensor:
-    """An identically-zero gradient shaped like ``g`` (a constant: no graph)."""
+    """An identically-zero gradient shaped like ``g`` (a constant: no graph; for a gradient
+    batched by vmap, one unbatched zero tensor serves every example)."""
+    if g.__class__ is not Tensor:
+        return _make(xp_of(g).zeros(tuple(g.shape), dtype=g._data.dtype), g._device)
     return _make(xp_of(g).zeros_like(g._data), g._device)
 
 
@@ -778,12 +781,13 @@ def _clamp_scalar_bw(node, g):
         mask = x >= low
     else:
         mask = x <= high
-    return (where(mask, g, 0.0),)
+    return (where(mask, g, 0.0) if g.__class__ is Tensor else g.where(mask, 0.0),)
 
 
 def _clamp_tensor_bw(node, g):
     # PyTorch's clamp_backward_min_max: a bound gets the gradient where it is the result
     x, low, high = node.saved
+    where = _where_of(g)
     g_low = g_high = None
     if low is not None and high is not None:
         g_x = where((x >= low) & (x <= high), g, 0.0)
@@ -887,8 +891,15 @@ def clamp_max(input, max):
 
 # -- where, maximum / minimum -----------------------------------------------------------------
 
+def _where_of(g):
+    """``where`` for backward code: the kernel, or for a gradient batched by vmap the
+    dispatching ``ember.where``."""
+    return where if g.__class__ is Tensor else public("where")
+
+
 def _where_bw(node, g):
     cond = node.saved[0]
+    where = _where_of(g)
     meta_a, meta_b = node.ctx
     ga = _fit(where(cond, g, 0.0), *meta_a) if meta_a is not None else None
     gb = _fit(where(cond, 0.0, g), *meta_b) if meta_b is not None else None
@@ -959,6 +970,7 @@ register_method("where", _where_method)
 
 
 def _maximum_bw(node, g):
+    where = _where_of(g)
     # ties split the gradient evenly; NaN comparisons fall through to ``g`` (PyTorch)
     a, b = node.saved
     even = where(a == b, g * 0.5, g)
@@ -966,18 +978,21 @@ def _maximum_bw(node, g):
 
 
 def _minimum_bw(node, g):
+    where = _where_of(g)
     a, b = node.saved
     even = where(a == b, g * 0.5, g)
     return where(a > b, 0.0, even), where(a < b, 0.0, even)
 
 
 def _fmax_bw(node, g):
+    where = _where_of(g)
     a, b = node.saved
     to_a = (a >= b) | b.isnan()
     return where(to_a, g, 0.0), where(to_a, 0.0, g)
 
 
 def _fmin_bw(node, g):
+    where = _where_of(g)
     a, b = node.saved
     to_a = (a <= b) | b.isnan()
     return where(to_a, g, 0.0), where(to_a, 0.0, g)
@@ -1097,6 +1112,8 @@ def threshold_backward(grad_output, input, threshold):
     """``grad_output`` where not ``input <= threshold``, else 0: the backward kernel of relu
     and threshold, itself differentiable (one fused NumPy expression instead of two ops). A
     NaN input passes its gradient, as PyTorch's ``x <= t ? 0 : g``."""
+    if grad_output.__class__ is not Tensor:  # batched by vmap: through the dispatching product
+        return grad_output * _make(~(input._data <= threshold), input._device)
     gd = grad_output._data
     r = gd * ~(input._data <= threshold)
     if r.dtype is not gd.dtype:

@@ -94,7 +94,7 @@ def _expand_back(g, shape, dims, keepdim):
     Without ``create_graph`` nothing is recorded, so the broadcast view is made directly
     (every sum/mean backward passes here; ``expand``'s checks cost more than the view).
     """
-    if not (g.requires_grad and GRAD.enabled):
+    if g.__class__ is Tensor and not (g.requires_grad and GRAD.enabled):
         gd = g._data
         if not keepdim and gd.ndim != len(shape):
             gd = gd.reshape(keep_shape(shape, dims))
@@ -759,7 +759,7 @@ def _logcumsumexp(a, axis, acc):
 
 def _cumsum_bw(node, g):
     dim = node.ctx
-    return (_reverse_cumsum(g, dim) if g._data.ndim else g,)
+    return (_reverse_cumsum(g, dim) if g.dim() else g,)
 
 
 CumsumBackward0 = make_node_class("CumsumBackward0", _cumsum_bw)

@@ -491,7 +491,7 @@ def swapdims(input, dim0, dim1):
 
 
 def _t_bw(node, g):
-    return (t(g),)
+    return (t(g) if g.__class__ is Tensor else g.t(),)
 
 
 TBackward0 = make_node_class("TBackward0", _t_bw)
@@ -511,8 +511,8 @@ def t(input):
 
 
 def _permute_bw(node, g):
-    inv = np.argsort(node.ctx)
-    return (permute(g, inv.tolist()),)
+    inv = np.argsort(node.ctx).tolist()
+    return (permute(g, inv) if g.__class__ is Tensor else g.permute(inv),)
 
 
 PermuteBackward0 = make_node_class("PermuteBackward0", _permute_bw)
@@ -807,7 +807,10 @@ def _cat_bw(node, g):
                          if needed else None)
             continue
         n = shape[dim]
-        if needed:
+        if needed and g.__class__ is not Tensor:  # batched by vmap: the dispatching methods
+            gi = g.narrow(dim, offset, n)
+            grads.append(gi if gi.dtype is dtype else gi.to(dtype))
+        elif needed:
             gi = basic_view(g, (slice(None),) * dim + (slice(offset, offset + n), Ellipsis),
                             SliceBackward0)
             if gi._data.dtype is not dtype.np:
@@ -890,6 +893,10 @@ def _stack_bw(node, g):
     for i, (dtype, needed) in enumerate(metas):
         if not needed:
             grads.append(None)
+            continue
+        if g.__class__ is not Tensor:  # batched by vmap: the dispatching methods
+            gi = g.select(dim, i)
+            grads.append(gi if gi.dtype is dtype else gi.to(dtype))
             continue
         gi = select(g, dim, i)
         if gi._data.dtype is not dtype.np:

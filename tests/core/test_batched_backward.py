@@ -1,0 +1,189 @@
+"""Backward on gradients batched by vmap (``jacrev``, ``vmap`` over a ``vjp`` function,
+``autograd.grad(..., is_grads_batched=True)``): one pass over the graph with each node's
+backward run on the whole batch, against one backward per cotangent.
+
+For every differentiable op of the registry with float64 samples in ``ember.ops.opdb``,
+``is_grads_batched`` over three random cotangents must equal three separate ``grad`` calls.
+A node whose backward reads arrays runs once per example inside the batched pass (the
+documented fallback); ``BATCHED`` names ops whose backward must run batched, so that the
+fast path cannot silently turn into the loop.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import ember
+from ember._functorch import _batched
+from ember.ops.opdb import load_all
+from ember.ops.registry import OPS
+
+ENTRIES = load_all()
+DIFFERENTIABLE = sorted(n for n in ENTRIES if n in OPS and OPS[n].differentiable
+                        and not OPS[n].random)
+B = 3
+
+#: ops whose backward runs on the whole batch (no per-example fallback for their nodes)
+BATCHED = ("add", "sub", "mul", "div", "matmul", "mm", "bmm", "linear", "tanh", "sigmoid",
+           "relu", "exp", "log", "sin", "pow", "sum", "mean", "reshape", "permute",
+           "transpose", "t", "unsqueeze", "squeeze", "cat", "stack", "softmax",
+           "log_softmax", "abs", "sqrt", "neg", "where", "clamp", "maximum", "addmm",
+           "gelu", "silu", "broadcast_to", "flatten", "narrow", "select", "leaky_relu",
+           "threshold", "hardtanh", "cumsum", "logsumexp", "layer_norm", "mse_loss", "fmax")
+
+
+def _leaves(s):
+    seen, out = set(), []
+    for t in s.tensors():
+        if t.requires_grad and t.dtype == ember.float64 and id(t) not in seen:
+            seen.add(id(t))
+            out.append(t)
+    return out
+
+
+def _outputs(e, s, op):
+    r = s.call(op)
+    if e.output is not None:
+        r = e.output(r)
+    if isinstance(r, (tuple, list)):
+        return [o for o in r if isinstance(o, ember.Tensor) and o.requires_grad]
+    return [r] if isinstance(r, ember.Tensor) and r.requires_grad else []
+
+
+def _np(t):
+    return None if t is None else t.detach().cpu().numpy()
+
+
+def batched_vs_loop(name) -> tuple[int, set]:
+    """Check op ``name`` on its float64 samples: (samples checked, node classes that ran
+    per example)."""
+    e, op = ENTRIES[name], OPS[name].fn
+    rng = np.random.default_rng(0)
+    checked, per_example = 0, set()
+    for s in e.samples(None, "float64", requires_grad=True):
+        leaves = _leaves(s)
+        if not leaves or any(t.numel() == 0 for t in leaves):
+            continue
+        outs = _outputs(e, s, op)
+        if not outs or any(o.dtype != ember.float64 for o in outs):
+            continue
+        cts = [ember.tensor(rng.standard_normal((B, *o.shape)), dtype=o.dtype, device=o.device)
+               for o in outs]
+        loop = [ember.autograd.grad(outs, leaves, [c[b] for c in cts], retain_graph=True,
+                                    allow_unused=True) for b in range(B)]
+        before = set(_batched._PER_EXAMPLE_NODES)
+        got = ember.autograd.grad(outs, leaves, cts, retain_graph=True, allow_unused=True,
+                                  is_grads_batched=True)
+        per_example |= _batched._PER_EXAMPLE_NODES - before
+        assert len(got) == len(leaves)
+        for i, g in enumerate(got):
+            want = [r[i] for r in loop]
+            if all(w is None for w in want):
+                assert g is None or not np.any(_np(g)), f"{name} {s}: input {i}"
+                continue
+            want_np = np.stack([np.zeros(tuple(leaves[i].shape)) if w is None else _np(w)
+                                for w in want])
+            assert g is not None, f"{name} {s}: input {i} got no gradient"
+            assert tuple(g.shape) == want_np.shape, (name, tuple(g.shape), want_np.shape)
+            np.testing.assert_allclose(_np(g), want_np, rtol=1e-9, atol=1e-12,
+                                       err_msg=f"{name} {s}: input {i}")
+        checked += 1
+    return checked, per_example
+
+
+@pytest.mark.parametrize("name", DIFFERENTIABLE)
+def test_batched_backward_matches_one_pass_per_cotangent(name):
+    checked, _ = batched_vs_loop(name)
+    if not checked:
+        pytest.skip("no float64 sample with a float64 output")
+
+
+@pytest.mark.parametrize("name", BATCHED)
+def test_common_backwards_run_batched(name):
+    _batched._PER_EXAMPLE_NODES.clear()
+    checked, per_example = batched_vs_loop(name)
+    assert checked
+    assert not per_example, f"{name}: {sorted(c.__name__ for c in per_example)} ran per example"
+
+
+def test_jacrev_runs_one_backward():
+    """jacrev of an MLP is one batched backward: no node falls back, and the Jacobian
+    equals jacfwd's and the finite-difference one."""
+    g = ember.Generator().manual_seed(0)
+    w1 = ember.randn(8, 5, dtype=ember.float64, generator=g)
+    w2 = ember.randn(4, 8, dtype=ember.float64, generator=g)
+
+    def f(x):
+        return ember.tanh(ember.tanh(x @ w1.T) @ w2.T).softmax(-1)
+
+    x = ember.randn(5, dtype=ember.float64, generator=g)
+    _batched._PER_EXAMPLE_NODES.clear()
+    calls = []
+    real = _batched._node_per_example
+    _batched._node_per_example = lambda *a: calls.append(a) or real(*a)
+    try:
+        jr = ember.func.jacrev(f)(x)
+    finally:
+        _batched._node_per_example = real
+    assert not calls
+    np.testing.assert_allclose(jr.numpy(), ember.func.jacfwd(f)(x).numpy(), rtol=1e-10)
+    eps = 1e-6
+    fd = np.stack([(f(x + eps * e) - f(x - eps * e)).numpy() / (2 * eps)
+                   for e in ember.eye(5, dtype=ember.float64)], -1)
+    np.testing.assert_allclose(jr.numpy(), fd, rtol=1e-6, atol=1e-9)
+
+
+def test_a_backward_that_reads_arrays_runs_per_example():
+    """A node whose backward reads its gradient's array cannot take a batched gradient: it
+    runs once per example inside the batched pass, with the loop's results."""
+    x = ember.randn(4, 3, dtype=ember.float64, requires_grad=True)
+    y = (x.cumprod(0) * 2).sum(1)
+    cts = ember.randn(5, 4, dtype=ember.float64)
+    got, = ember.autograd.grad(y, x, cts, is_grads_batched=True, retain_graph=True)
+    for b in range(5):
+        want, = ember.autograd.grad(y, x, cts[b], retain_graph=True)
+        np.testing.assert_allclose(got[b].numpy(), want.numpy(), rtol=1e-12)
+
+
+def test_custom_function_backward_sees_one_example_at_a_time():
+    """A custom Function's backward is user code: it runs per example (it may read
+    arrays), and its results join the batch."""
+    seen = []
+
+    class Cube(ember.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x ** 3
+
+        @staticmethod
+        def backward(ctx, g):
+            x, = ctx.saved_tensors
+            seen.append(type(g))
+            return ember.from_numpy(3 * x.detach().numpy() ** 2 * g.detach().numpy())
+
+    x = ember.randn(3, dtype=ember.float64, requires_grad=True)
+    jac = ember.func.jacrev(lambda t: Cube.apply(t).sin())(x)
+    want = np.diag(np.cos(x.detach().numpy() ** 3) * 3 * x.detach().numpy() ** 2)
+    np.testing.assert_allclose(jac.numpy(), want, rtol=1e-12)
+    assert seen and all(t is ember.Tensor for t in seen)
+
+
+def test_create_graph_through_a_batched_backward():
+    """hessian (jacfwd over jacrev) and jacrev of jacrev differentiate through the batched
+    backward's own graph."""
+    a = ember.randn(4, 4, dtype=ember.float64, generator=ember.Generator().manual_seed(1))
+
+    def f(x):
+        return (ember.tanh(a @ x) ** 2).sum() + (x ** 3).sum()
+
+    x = ember.randn(4, dtype=ember.float64, generator=ember.Generator().manual_seed(2))
+    h1 = ember.func.hessian(f)(x)
+    h2 = ember.func.jacrev(ember.func.jacrev(f))(x)
+    eps = 1e-5
+    g = ember.func.grad(f)
+    fd = np.stack([(g(x + eps * e) - g(x - eps * e)).numpy() / (2 * eps)
+                   for e in ember.eye(4, dtype=ember.float64)], -1)
+    np.testing.assert_allclose(h1.numpy(), fd, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(h2.numpy(), h1.numpy(), rtol=1e-10, atol=1e-12)
