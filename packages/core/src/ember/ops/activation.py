@@ -755,7 +755,9 @@ def _fused_softmax_bw(node, g, log):
 
 
 def _softmax_bw(node, g):
-    if not GRAD.enabled and g.__class__ is Tensor:  # no graph of the gradient: three array passes, no temporaries kept
+    # no graph of the gradient (nor a gradient batched by vmap): three array passes, no
+    # temporaries kept
+    if not GRAD.enabled and g.__class__ is Tensor:
         fused = _fused_softmax_bw(node, g, False)
         if fused is not None:
             return (fused,)
@@ -769,7 +771,9 @@ def _softmax_bw(node, g):
 
 
 def _log_softmax_bw(node, g):
-    if not GRAD.enabled and g.__class__ is Tensor:  # ``g - softmax * g.sum(dim)``, in place in the softmax's array
+    # ``g - softmax * g.sum(dim)``, in place in the softmax's array (a gradient batched by
+    # vmap: the Tensor ops)
+    if not GRAD.enabled and g.__class__ is Tensor:
         fused = _fused_softmax_bw(node, g, True)
         if fused is not None:
             return (fused,)
