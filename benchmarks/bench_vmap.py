@@ -208,8 +208,61 @@ def _pairs(torch):
     return out
 
 
+def _jacobian_pairs(torch):
+    """PyTorch's Jacobians-and-Hessians tutorial: ``predict(weight, bias, x) =
+    F.linear(x, weight, bias).tanh()`` with D = 16, its Jacobian with respect to ``x`` by
+    ``jacrev`` and ``jacfwd``, the Hessian (``jacfwd(jacrev)``) of its sum, and ``vmap``
+    over a batch of 64 inputs (one backward pass per batch of rows in Ember since session
+    33; one per row before)."""
+    import ember
+
+    rng = np.random.default_rng(0)
+    D = 16
+    arrays = (rng.standard_normal((D, D)), rng.standard_normal(D), rng.standard_normal(D),
+              rng.standard_normal((BATCH, D)))
+
+    def make(lib):
+        if lib is None:
+            return None
+        F, func = lib.nn.functional, lib.func
+        weight, bias, x, xs = (lib.tensor(a, dtype=lib.float64) for a in arrays)
+
+        def predict(weight, bias, x):
+            return F.linear(x, weight, bias).tanh()
+
+        def total(weight, bias, x):
+            return predict(weight, bias, x).sum()
+
+        return {
+            "jacrev (16 -> 16)": lambda: func.jacrev(predict, argnums=2)(weight, bias, x),
+            "jacfwd (16 -> 16)": lambda: func.jacfwd(predict, argnums=2)(weight, bias, x),
+            "hessian (jacfwd(jacrev), 16)": lambda: func.hessian(total, argnums=2)(
+                weight, bias, x),
+            "vmap(jacrev) over 64 inputs": lambda: func.vmap(
+                func.jacrev(predict, argnums=2), in_dims=(None, None, 0))(weight, bias, xs),
+            "jacrev wrt weight (16 -> 16x16)": lambda: func.jacrev(predict, argnums=0)(
+                weight, bias, x),
+        }
+
+    e, t = make(ember), make(torch)
+    return {name: (fn, None if t is None else t[name]) for name, fn in e.items()}
+
+
+def jacobians(torch):
+    """The Markdown table of Jacobians and Hessians: Ember / PyTorch per transform."""
+    rows = ["| transform (float64) | Ember | PyTorch | Ember / PyTorch |", "|---|---|---|---|"]
+    for name, (e_fn, t_fn) in _jacobian_pairs(torch).items():
+        r = compare(name, e_fn, t_fn, number=50, repeat=6)
+        if r is None:
+            continue
+        ratio = "-" if r.torch_s is None else f"{r.ember_s / r.torch_s:.2f}x"
+        rows.append(f"| {name} | {fmt_time(r.ember_s)} | {fmt_time(r.torch_s)} | {ratio} |")
+    return "\n".join(rows)
+
+
 def workloads(torch):
-    """The Markdown table: loop and vmap per library, speedups, Ember vmap / PyTorch vmap."""
+    """The Markdown tables: loop and vmap per library, speedups, Ember vmap / PyTorch vmap;
+    then Jacobians and Hessians."""
     rows = ["| workload | Ember loop | Ember vmap | Ember speedup | PyTorch loop | "
             "PyTorch vmap | PyTorch speedup | Ember vmap / PyTorch vmap |",
             "|---|---|---|---|---|---|---|---|"]
@@ -228,7 +281,7 @@ def workloads(torch):
         rows.append(f"| {name} | {fmt_time(loop.ember_s)} | {fmt_time(vm.ember_s)} | "
                     f"{e_speed:.1f}x | {fmt_time(loop.torch_s)} | {fmt_time(vm.torch_s)} | "
                     f"{t_speed} | {ratio} |")
-    return "\n".join(rows)
+    return "\n".join(rows) + "\n\n" + jacobians(torch)
 
 
 if __name__ == "__main__":

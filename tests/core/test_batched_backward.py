@@ -187,3 +187,85 @@ def test_create_graph_through_a_batched_backward():
                    for e in ember.eye(4, dtype=ember.float64)], -1)
     np.testing.assert_allclose(h1.numpy(), fd, rtol=1e-6, atol=1e-8)
     np.testing.assert_allclose(h2.numpy(), h1.numpy(), rtol=1e-10, atol=1e-12)
+
+
+def _no_fallback():
+    """A context listing what ran per example (nodes, and ops or transforms that took
+    vmap's loop)."""
+    import contextlib
+
+    @contextlib.contextmanager
+    def ctx():
+        calls = []
+        real, real_loop = _batched._node_per_example, _batched._loop
+        _batched._node_per_example = lambda *a: calls.append(type(a[0]).__name__) or real(*a)
+        _batched._loop = lambda lvl, func, args, kwargs, key, *r: \
+            calls.append(key) or real_loop(lvl, func, args, kwargs, key, *r)
+        try:
+            yield calls
+        finally:
+            _batched._node_per_example, _batched._loop = real, real_loop
+
+    return ctx()
+
+
+def test_transforms_inside_vmap_batch_their_backward():
+    """vmap(jacrev), vmap(hessian), vmap over a vjp function inside another vmap and vmap
+    over linearize's function: each equals the per-example loop, in one backward pass per
+    batch (cotangents batched at the later vmap level keep the earlier level's dims)."""
+    g = ember.Generator().manual_seed(0)
+    w = ember.randn(5, 3, dtype=ember.float64, generator=g)
+    xs = ember.randn(4, 3, dtype=ember.float64, generator=g)
+    func = ember.func
+
+    def f(x):
+        return ember.tanh(w @ x).softmax(-1)
+
+    def s(x):
+        return f(x).sum() + (x ** 3).sum()
+
+    def per(x):
+        _, fn = func.vjp(f, x)
+        return func.vmap(fn)(ember.eye(5, dtype=ember.float64))[0]
+
+    loop_j = ember.stack([func.jacrev(f)(x) for x in xs])
+    with _no_fallback() as calls:
+        got_j = func.vmap(func.jacrev(f))(xs)
+        got_h = func.vmap(func.hessian(s))(xs)
+        got_v = func.vmap(per)(xs)
+        jw = func.vmap(func.jacrev(lambda x, m: ember.tanh(m @ x), argnums=(0, 1)),
+                       in_dims=(0, None))(xs, w)
+        _, jvp_fn = func.linearize(f, xs[0])
+        cols = func.vmap(jvp_fn)(ember.eye(3, dtype=ember.float64))
+    assert not calls
+    np.testing.assert_allclose(got_j.numpy(), loop_j.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(got_v.numpy(), loop_j.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(got_h.numpy(),
+                               ember.stack([func.hessian(s)(x) for x in xs]).numpy(),
+                               rtol=1e-10, atol=1e-12)
+    for i, want in enumerate(func.jacrev(lambda x, m: ember.tanh(m @ x), argnums=(0, 1))(
+            x, w) for x in xs):
+        np.testing.assert_allclose(jw[0][i].numpy(), want[0].numpy(), rtol=1e-12)
+        np.testing.assert_allclose(jw[1][i].numpy(), want[1].numpy(), rtol=1e-12)
+    np.testing.assert_allclose(cols.numpy().T, loop_j[0].numpy(), rtol=1e-12)
+
+
+def test_jacrev_and_jacfwd_match_pytorch():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(1)
+    arrays = rng.standard_normal((6, 4)), rng.standard_normal(6), rng.standard_normal((3, 4))
+    out = {}
+    for lib in (ember, torch):
+        w, b, xs = (lib.tensor(a) for a in arrays)
+
+        def predict(w, b, x, lib=lib):
+            return lib.nn.functional.linear(x, w, b).tanh()
+
+        out[lib.__name__] = [
+            lib.func.vmap(lib.func.jacrev(predict, argnums=(0, 2)), in_dims=(None, None, 0))(
+                w, b, xs),
+            lib.func.jacfwd(predict, argnums=2)(w, b, xs[0]),
+            lib.func.hessian(lambda x: predict(w, b, x).sum())(xs[1])]
+    e, t = out["ember"], out["torch"]
+    for a, b in ((e[0][0], t[0][0]), (e[0][1], t[0][1]), (e[1], t[1]), (e[2], t[2])):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-10, atol=1e-12)

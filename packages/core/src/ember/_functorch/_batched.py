@@ -375,6 +375,10 @@ def to_physical(x, levels: list):
         phys = phys._value
     if have == [lv.level for lv in levels]:
         return phys
+    own = {lv.level for lv in levels}
+    later = [h for h in have if h not in own]
+    if later:  # batched at vmap levels entered since (vmap over vjp's function)
+        return _later_levels_kept(phys, have, later, levels) if levels else x
     logical_rank = phys.dim() - len(have)
     raw = passes_through(phys)
     unsqueeze = _raw(Tensor.unsqueeze) if raw else Tensor.unsqueeze
@@ -412,10 +416,43 @@ def passes_through(*tensors) -> bool:
 
 
 def from_physical(phys, levels: list):
-    """``phys`` (one leading dim per level of ``levels``) wrapped back at those levels."""
+    """``phys`` (one leading dim per level of ``levels``) wrapped back at those levels. A
+    ``phys`` batched at levels entered later (``to_physical`` kept them) gets its ``levels``
+    dims moved in front of theirs, the wrappers in level order."""
+    if type(phys) is BatchedTensor and levels:
+        p, later = lift(phys)
+        n, m = len(later), len(levels)
+        p = _permute(p, [*range(n, n + m), *range(n), *range(n + m, p.dim())])
+        return lower(p, [lv.level for lv in levels] + later)
     for lv in levels:
         phys = wrap(phys, lv.level)
     return phys
+
+
+def _permute(p, dims):
+    return (_raw(Tensor.permute) if passes_through(p) else Tensor.permute)(p, dims)
+
+
+def _later_levels_kept(phys, have, later, levels):
+    """``to_physical`` of a tensor also batched at levels entered after ``levels`` (all
+    higher): wrapped at those later levels around its physical tensor at ``levels``, whose
+    dims then follow the later levels' (what the graph of ``vjp`` made at ``levels`` takes
+    in, batched at the later levels)."""
+    if min(later) < max(lv.level for lv in levels):
+        raise RuntimeError("vmap: a tensor of an exited vmap level escaped its vmap")
+    k, n = len(have), len(later)
+    p = _permute(phys, [*range(k - n, k), *range(k - n), *range(k, phys.dim())])
+    raw = passes_through(p)
+    unsqueeze = _raw(Tensor.unsqueeze) if raw else Tensor.unsqueeze
+    expand = _raw(Tensor.expand) if raw else Tensor.expand
+    present = set(have)
+    for j, lv in enumerate(levels):
+        if lv.level not in present:
+            p = unsqueeze(p, n + j)
+            shape = list(p.shape)
+            shape[n + j] = lv.size
+            p = expand(p, tuple(shape))
+    return lower(p, later)
 
 
 # -- the mode -------------------------------------------------------------------------------------

@@ -281,7 +281,6 @@ def vjp(func, *primals, has_aux: bool = False):
                                    f"complex Tensors, got Tensor with dtype {o.dtype}")
         phys_out = [_batched.to_physical(o, levels) for o in flat_out]
     create_graph = diff.create_graph
-    own = {lv.level for lv in levels}
 
     def vjp_fn(cotangents, *, retain_graph=True, create_graph=create_graph):
         flat_ct, ct_spec = tree_flatten(cotangents)
@@ -289,12 +288,6 @@ def vjp(func, *primals, has_aux: bool = False):
             raise RuntimeError(f"Expected pytree structure of cotangents to be the same as "
                                f"pytree structure of outputs to the function. cotangents: "
                                f"{ct_spec}, primal output: {out_spec}")
-        # a cotangent batched at a vmap level entered after vjp: one product per example
-        for lv in reversed(_batched.current_levels()):
-            if own and lv.level not in own and any(lv.batched(c) for c in flat_ct):
-                def per_example(*cts):
-                    return vjp_fn(tree_unflatten(list(cts), ct_spec))
-                return _batched._loop(lv, per_example, tuple(flat_ct), {}, "vjp")
         for c, o in zip(flat_ct, flat_out):
             if not isinstance(c, Tensor):
                 raise RuntimeError(f"Expected tensors, got unsupported type {type(c)}")
@@ -302,7 +295,9 @@ def vjp(func, *primals, has_aux: bool = False):
                 raise RuntimeError(f"Mismatch in shape: grad_output[0] has a shape of "
                                    f"{c.shape} and output[0] has a shape of {o.shape}.")
         with enable_grad():
-            cts = [_batched.to_physical(c, levels) for c in flat_ct] if levels else flat_ct
+            # (a cotangent batched at vmap levels entered since, jacrev's: kept batched there,
+            # one backward pass for the batch)
+            cts = [_batched.to_physical(c, levels) for c in flat_ct]
             gs = _grads(phys_out, diff.leaves, cts, create_graph, retain_graph)
         gs = [_level_out(g, levels, create_graph) for g in gs]
         return tuple(diff.unflatten(gs))
@@ -504,28 +499,32 @@ def jacfwd(func, argnums=0, has_aux: bool = False, *, randomness: str = "error")
         nlev = len(levels)
         import ember
 
+        from .vmap import vmap
+
         flat_in = [leaf for leaf in lin.diff.leaves]
-        # columns[k][i]: J_i e_k for the k-th element over all inputs (physical)
+        # per input: its columns J_i e_k for every element k, pushed as one batch (a vmap
+        # over the basis: one backward pass of the double-vjp graph), physical
         per_input = []
         for idx, leaf in enumerate(flat_in):
             logical_shape = tuple(leaf.shape[nlev:])
             n = 1
             for s in logical_shape:
                 n *= s
-            cols = []
-            for k in range(n):
+
+            def push(e, idx=idx, leaf=leaf, logical_shape=logical_shape):
                 tangents = [ember.zeros_like(x) for x in flat_in]
-                e = ember.zeros(n, dtype=leaf.dtype, device=leaf.device)
-                e[k] = 1
                 tangents[idx] = e.reshape(logical_shape).expand(tuple(leaf.shape))
-                cols.append(lin.push(tangents, create_graph))
+                return tuple(lin.push(tangents, create_graph))
+
+            cols = vmap(push)(ember.eye(n, dtype=leaf.dtype, device=leaf.device)) if n \
+                else None
             per_input.append((cols, logical_shape, n))
         jac_per_out = []
         for i in range(len(lin.flat_out)):
             per_leaf = []
             for cols, shape, n in per_input:
                 if n:
-                    stacked = ember.stack([c[i] for c in cols], -1)
+                    stacked = cols[i].movedim(0, -1)
                 else:
                     p = lin.u[i]
                     stacked = ember.zeros((*p.shape, 0), dtype=p.dtype, device=p.device)
@@ -568,10 +567,7 @@ def linearize(func, *primals):
             if tuple(p.shape) != tuple(t.shape):
                 raise RuntimeError(f"linearize(f, *primals): Expected tangent of shape "
                                    f"{list(p.shape)}, got {list(t.shape)}")
-        own = {lv.level for lv in lin.levels}
-        for lv in reversed(_batched.current_levels()):  # vmap(jvp_fn): one per example
-            if lv.level not in own and any(lv.batched(t) for t in flat_t):
-                return _batched._loop(lv, jvp_fn, tuple(tangents), {}, "linearize")
+        # (vmap(jvp_fn): tangents batched at later levels stay so, one pass for the batch)
         t_phys = [_batched.to_physical(t, lin.levels) for t in flat_t]
         outs = lin.push(t_phys, create_graph)
         return tree_unflatten([_level_out(o, lin.levels, create_graph) for o in outs],
