@@ -265,7 +265,7 @@ def test_jacrev_and_jacfwd_match_pytorch():
             lib.func.vmap(lib.func.jacrev(predict, argnums=(0, 2)), in_dims=(None, None, 0))(
                 w, b, xs),
             lib.func.jacfwd(predict, argnums=2)(w, b, xs[0]),
-            lib.func.hessian(lambda x: predict(w, b, x).sum())(xs[1])]
+            lib.func.hessian(lambda x, w=w, b=b: predict(w, b, x).sum())(xs[1])]
     e, t = out["ember"], out["torch"]
     for a, b in ((e[0][0], t[0][0]), (e[0][1], t[0][1]), (e[1], t[1]), (e[2], t[2])):
         np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-10, atol=1e-12)
