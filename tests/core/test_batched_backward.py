@@ -55,6 +55,11 @@ def _np(t):
     return None if t is None else t.detach().cpu().numpy()
 
 
+def _t(rng, *shape):
+    """A float64 tensor of standard normal draws (on the default device)."""
+    return ember.tensor(rng.standard_normal(shape), dtype=ember.float64)
+
+
 def batched_vs_loop(name) -> tuple[int, set]:
     """Check op ``name`` on its float64 samples: (samples checked, node classes that ran
     per example)."""
@@ -110,14 +115,13 @@ def test_common_backwards_run_batched(name):
 def test_jacrev_runs_one_backward():
     """jacrev of an MLP is one batched backward: no node falls back, and the Jacobian
     equals jacfwd's and the finite-difference one."""
-    g = ember.Generator().manual_seed(0)
-    w1 = ember.randn(8, 5, dtype=ember.float64, generator=g)
-    w2 = ember.randn(4, 8, dtype=ember.float64, generator=g)
+    rng = np.random.default_rng(0)
+    w1, w2 = _t(rng, 8, 5), _t(rng, 4, 8)
 
     def f(x):
         return ember.tanh(ember.tanh(x @ w1.T) @ w2.T).softmax(-1)
 
-    x = ember.randn(5, dtype=ember.float64, generator=g)
+    x = _t(rng, 5)
     _batched._PER_EXAMPLE_NODES.clear()
     calls = []
     real = _batched._node_per_example
@@ -127,11 +131,11 @@ def test_jacrev_runs_one_backward():
     finally:
         _batched._node_per_example = real
     assert not calls
-    np.testing.assert_allclose(jr.numpy(), ember.func.jacfwd(f)(x).numpy(), rtol=1e-10)
+    np.testing.assert_allclose(_np(jr), _np(ember.func.jacfwd(f)(x)), rtol=1e-10)
     eps = 1e-6
-    fd = np.stack([(f(x + eps * e) - f(x - eps * e)).numpy() / (2 * eps)
+    fd = np.stack([_np(f(x + eps * e) - f(x - eps * e)) / (2 * eps)
                    for e in ember.eye(5, dtype=ember.float64)], -1)
-    np.testing.assert_allclose(jr.numpy(), fd, rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(_np(jr), fd, rtol=1e-6, atol=1e-9)
 
 
 def test_a_backward_that_reads_arrays_runs_per_example():
@@ -143,7 +147,7 @@ def test_a_backward_that_reads_arrays_runs_per_example():
     got, = ember.autograd.grad(y, x, cts, is_grads_batched=True, retain_graph=True)
     for b in range(5):
         want, = ember.autograd.grad(y, x, cts[b], retain_graph=True)
-        np.testing.assert_allclose(got[b].numpy(), want.numpy(), rtol=1e-12)
+        np.testing.assert_allclose(_np(got[b]), _np(want), rtol=1e-12)
 
 
 def test_custom_function_backward_sees_one_example_at_a_time():
@@ -161,32 +165,33 @@ def test_custom_function_backward_sees_one_example_at_a_time():
         def backward(ctx, g):
             x, = ctx.saved_tensors
             seen.append(type(g))
-            return ember.from_numpy(3 * x.detach().numpy() ** 2 * g.detach().numpy())
+            return ember.tensor(3 * x.detach().cpu().numpy() ** 2 * g.detach().cpu().numpy(),
+                                device=g.device)
 
-    x = ember.randn(3, dtype=ember.float64, requires_grad=True)
+    x = _t(np.random.default_rng(3), 3).requires_grad_()
     jac = ember.func.jacrev(lambda t: Cube.apply(t).sin())(x)
-    want = np.diag(np.cos(x.detach().numpy() ** 3) * 3 * x.detach().numpy() ** 2)
-    np.testing.assert_allclose(jac.numpy(), want, rtol=1e-12)
+    xn = x.detach().cpu().numpy()
+    np.testing.assert_allclose(_np(jac), np.diag(np.cos(xn ** 3) * 3 * xn ** 2), rtol=1e-12)
     assert seen and all(t is ember.Tensor for t in seen)
 
 
 def test_create_graph_through_a_batched_backward():
     """hessian (jacfwd over jacrev) and jacrev of jacrev differentiate through the batched
     backward's own graph."""
-    a = ember.randn(4, 4, dtype=ember.float64, generator=ember.Generator().manual_seed(1))
+    a = _t(np.random.default_rng(1), 4, 4)
 
     def f(x):
         return (ember.tanh(a @ x) ** 2).sum() + (x ** 3).sum()
 
-    x = ember.randn(4, dtype=ember.float64, generator=ember.Generator().manual_seed(2))
+    x = _t(np.random.default_rng(2), 4)
     h1 = ember.func.hessian(f)(x)
     h2 = ember.func.jacrev(ember.func.jacrev(f))(x)
     eps = 1e-5
     g = ember.func.grad(f)
-    fd = np.stack([(g(x + eps * e) - g(x - eps * e)).numpy() / (2 * eps)
+    fd = np.stack([_np(g(x + eps * e) - g(x - eps * e)) / (2 * eps)
                    for e in ember.eye(4, dtype=ember.float64)], -1)
-    np.testing.assert_allclose(h1.numpy(), fd, rtol=1e-6, atol=1e-8)
-    np.testing.assert_allclose(h2.numpy(), h1.numpy(), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(_np(h1), fd, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(_np(h2), _np(h1), rtol=1e-10, atol=1e-12)
 
 
 def _no_fallback():
@@ -213,9 +218,8 @@ def test_transforms_inside_vmap_batch_their_backward():
     """vmap(jacrev), vmap(hessian), vmap over a vjp function inside another vmap and vmap
     over linearize's function: each equals the per-example loop, in one backward pass per
     batch (cotangents batched at the later vmap level keep the earlier level's dims)."""
-    g = ember.Generator().manual_seed(0)
-    w = ember.randn(5, 3, dtype=ember.float64, generator=g)
-    xs = ember.randn(4, 3, dtype=ember.float64, generator=g)
+    rng = np.random.default_rng(0)
+    w, xs = _t(rng, 5, 3), _t(rng, 4, 3)
     func = ember.func
 
     def f(x):
@@ -238,16 +242,16 @@ def test_transforms_inside_vmap_batch_their_backward():
         _, jvp_fn = func.linearize(f, xs[0])
         cols = func.vmap(jvp_fn)(ember.eye(3, dtype=ember.float64))
     assert not calls
-    np.testing.assert_allclose(got_j.numpy(), loop_j.numpy(), rtol=1e-12)
-    np.testing.assert_allclose(got_v.numpy(), loop_j.numpy(), rtol=1e-12)
-    np.testing.assert_allclose(got_h.numpy(),
-                               ember.stack([func.hessian(s)(x) for x in xs]).numpy(),
+    np.testing.assert_allclose(_np(got_j), _np(loop_j), rtol=1e-12)
+    np.testing.assert_allclose(_np(got_v), _np(loop_j), rtol=1e-12)
+    np.testing.assert_allclose(_np(got_h),
+                               _np(ember.stack([func.hessian(s)(x) for x in xs])),
                                rtol=1e-10, atol=1e-12)
     for i, want in enumerate(func.jacrev(lambda x, m: ember.tanh(m @ x), argnums=(0, 1))(
             x, w) for x in xs):
-        np.testing.assert_allclose(jw[0][i].numpy(), want[0].numpy(), rtol=1e-12)
-        np.testing.assert_allclose(jw[1][i].numpy(), want[1].numpy(), rtol=1e-12)
-    np.testing.assert_allclose(cols.numpy().T, loop_j[0].numpy(), rtol=1e-12)
+        np.testing.assert_allclose(_np(jw[0][i]), _np(want[0]), rtol=1e-12)
+        np.testing.assert_allclose(_np(jw[1][i]), _np(want[1]), rtol=1e-12)
+    np.testing.assert_allclose(_np(cols).T, _np(loop_j[0]), rtol=1e-12)
 
 
 def test_jacrev_and_jacfwd_match_pytorch():

@@ -4,7 +4,9 @@ Signatures, return structures (a Tensor where PyTorch returns one, tuples where 
 tuples) and error messages follow ``torch.autograd.functional``. Forward-mode products
 (``jvp``, ``hvp`` and ``strategy="forward-mode"``) use the double-backward trick: the
 gradient of a vector-Jacobian product with respect to the vector is a Jacobian-vector
-product. ``vectorize`` is accepted and ignored (there is no vmap).
+product. ``vectorize=True`` computes every row (reverse mode) or column (forward mode) of a
+Jacobian in one batched backward pass (``autograd.grad(..., is_grads_batched=True)``, vmap's
+batched backward), as PyTorch vectorizes with vmap.
 """
 
 from __future__ import annotations
@@ -103,7 +105,8 @@ def _check_requires_grad(inputs, input_type, strict):
             raise RuntimeError(_STRICT_MSGS[input_type].format(i=i))
 
 
-def _autograd_grad(outputs, inputs, grad_outputs=None, create_graph=False, retain_graph=None):
+def _autograd_grad(outputs, inputs, grad_outputs=None, create_graph=False, retain_graph=None,
+                   is_grads_batched=False):
     from . import grad
 
     if grad_outputs is None:
@@ -116,7 +119,8 @@ def _autograd_grad(outputs, inputs, grad_outputs=None, create_graph=False, retai
     if not new_outputs:
         return (None,) * len(inputs)
     return grad(new_outputs, inputs, new_grad_outputs, allow_unused=True,
-                create_graph=create_graph, retain_graph=retain_graph)
+                create_graph=create_graph, retain_graph=retain_graph,
+                is_grads_batched=is_grads_batched)
 
 
 _ZERO_MSGS = {
@@ -310,6 +314,69 @@ def _jac_reverse(outputs, inputs, create_graph, strict):
     return tuple(jacobian)
 
 
+def _standard_basis(tensors, numels):
+    """PyTorch's ``_construct_standard_basis_for``: the identity of size ``sum(numels)`` split
+    by columns, one ``(total, numel)`` block per tensor (its dtype and device)."""
+    from .._factory import zeros
+
+    total = sum(numels)
+    blocks, offset = [], 0
+    for t, n in zip(tensors, numels):
+        b = zeros((total, n), dtype=t.dtype, device=t.device)
+        if n:
+            b._data[list(range(offset, offset + n)), list(range(n))] = 1
+        blocks.append(b)
+        offset += n
+    return blocks
+
+
+def _jac_reverse_vectorized(outputs, inputs, create_graph):
+    """All rows at once: the outputs' standard basis as one batch of grad_outputs, one
+    batched backward pass, split back per output."""
+    from .._factory import zeros_like
+
+    numels = tuple(o.numel() for o in outputs)
+    total = sum(numels)
+    grad_outputs = _standard_basis(outputs, numels)
+    flat_outputs = tuple(o.reshape(-1) for o in outputs)
+    vj = list(_autograd_grad(flat_outputs, inputs, grad_outputs, create_graph=create_graph,
+                             is_grads_batched=True))
+    for k, el in enumerate(vj):
+        if el is None:
+            vj[k] = zeros_like(inputs[k]).expand((total, *inputs[k].shape))
+    per_input = [[jac.view(tuple(o.shape) + tuple(inp.shape))
+                  for jac, o in zip(el.split(numels, 0), outputs)]
+                 for el, inp in zip(vj, inputs)]
+    return tuple(zip(*per_input))
+
+
+def _jac_forward_vectorized(func, inputs, is_inputs_tuple):
+    """All columns at once: the inputs' standard basis pushed through the double-backward
+    graph in one batched backward pass, split back per input."""
+    is_outputs_tuple, outputs, grad_outputs, grad_inputs = _double_backward_setup(func, inputs,
+                                                                                 False)
+    numels = tuple(inp.numel() for inp in inputs)
+    total = sum(numels)
+    tangents = tuple(b.reshape((total, *inp.shape))
+                     for b, inp in zip(_standard_basis(inputs, numels), inputs))
+    res = _autograd_grad(grad_inputs, grad_outputs, tangents, retain_graph=True,
+                         is_grads_batched=True)
+    from .._factory import zeros
+
+    jacobian = []
+    for o, out in enumerate(outputs):
+        cols = res[o]
+        if cols is None:
+            cols = zeros((total, *out.shape), dtype=out.dtype, device=out.device)
+        cols = cols.detach()
+        per = []
+        for c, inp in zip(cols.split(numels, 0), inputs):
+            c = c.permute(*range(1, c.ndim), 0) if c.ndim > 1 else c
+            per.append(c.reshape(tuple(out.shape) + tuple(inp.shape)))
+        jacobian.append(per)
+    return _tuple_postprocess(jacobian, (is_outputs_tuple, is_inputs_tuple))
+
+
 def _jac_forward(func, inputs, is_inputs_tuple):
     """Column by column: ``J e_k`` for each basis vector ``e_k`` of each input."""
     from .._factory import zeros_like
@@ -358,11 +425,20 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False,
                                '`strategy="forward-mode"` are not supported together (yet). '
                                'Please either set `strict=False` or `strategy="reverse-mode"`.')
         is_inputs_tuple, inputs = _prepare_inputs(inputs, False, "jacobian")
+        if vectorize:
+            return _jac_forward_vectorized(func, inputs, is_inputs_tuple)
         return _jac_forward(func, inputs, is_inputs_tuple)
     with enable_grad():
         is_inputs_tuple, inputs = _prepare_inputs(inputs, create_graph, "jacobian")
         is_outputs_tuple, outputs = _call(func, inputs, strict, "jacobian")
-        jac = _jac_reverse(outputs, inputs, create_graph, strict)
+        if vectorize:
+            if strict:
+                raise RuntimeError("torch.autograd.functional.jacobian: `strict=True` and "
+                                   "`vectorized=True` are not supported together. Please "
+                                   "either set `strict=False` or `vectorize=False`.")
+            jac = _jac_reverse_vectorized(outputs, inputs, create_graph)
+        else:
+            jac = _jac_reverse(outputs, inputs, create_graph, strict)
         jac = _grad_postprocess(jac, create_graph)
         return _tuple_postprocess(jac, (is_outputs_tuple, is_inputs_tuple))
 
