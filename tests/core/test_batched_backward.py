@@ -30,7 +30,8 @@ BATCHED = ("add", "sub", "mul", "div", "matmul", "mm", "bmm", "linear", "tanh", 
            "transpose", "t", "unsqueeze", "squeeze", "cat", "stack", "softmax",
            "log_softmax", "abs", "sqrt", "neg", "where", "clamp", "maximum", "addmm",
            "gelu", "silu", "broadcast_to", "flatten", "narrow", "select", "leaky_relu",
-           "threshold", "hardtanh", "cumsum", "logsumexp", "layer_norm", "mse_loss", "fmax")
+           "threshold", "hardtanh", "cumsum", "logsumexp", "layer_norm", "mse_loss", "fmax",
+           "gather", "index_select", "nll_loss", "cross_entropy", "masked_fill", "take_along_dim")
 
 
 def _leaves(s):

@@ -40,7 +40,7 @@ from .._warn import user_stacklevel
 from ..autograd.grad_mode import GRAD
 from ..autograd.graph import make_node_class, record
 from ._casts import cast_to
-from ._factories import sum_to_size
+from ._factories import shape_of, sum_to_size
 from ._inplace import check_inplace_autograd, rebase_history, writable
 from ._promotion import wrap_dim
 from .registry import register, register_method
@@ -100,15 +100,63 @@ class AdvancedIndex:
         ufunc_at(xp, "add", self._view(a), self.adv, v)  # repeated indices accumulate
 
     def tget(self, t):
+        if t.__class__ is not Tensor:  # batched by vmap: on its physical tensor
+            return gather_by(t, self, IndexBackward0)
         if self.basic:
             t = basic_view(t, self.basic)
         return gather_by(t, AdvancedIndex((), self.adv), IndexBackward0)
+
+
+# -- specs over tensors batched by vmap ----------------------------------------------------
+
+_NO_LIFT = ("vmap: this index has no form over a batch of examples (advanced indices apart "
+            "from each other, or a 0-dim region): one example at a time")
+
+
+def _lifted(spec, k: int):
+    """``spec`` for arrays with ``k`` more leading dims (vmap's batch dims, the region then
+    keeping them in front), or None where NumPy would place them elsewhere."""
+    pre = (slice(None),) * k
+    if spec.__class__ is BasicIndex:
+        idx = spec.idx if isinstance(spec.idx, tuple) else (spec.idx,)
+        return BasicIndex(pre + idx)
+    if spec.__class__ is AdvancedIndex:
+        adv = spec.adv if isinstance(spec.adv, tuple) else (spec.adv,)
+        pos = [i for i, it in enumerate(adv) if it.__class__ is not slice]
+        if pos and pos[-1] - pos[0] + 1 != len(pos):
+            return None  # split advanced indices go first in NumPy: not in front of the batch
+        basic = spec.basic
+        if basic:
+            basic = pre + (basic if isinstance(basic, tuple) else (basic,))
+        return AdvancedIndex(basic, pre + adv)
+    return None
+
+
+def _batched(t) -> bool:
+    """Whether ``t`` is a tensor batched by vmap (a gradient under ``jacrev``)."""
+    return t.__class__.__name__ == "BatchedTensor"
+
+
+def _lift_call(t, spec, run):
+    """``run(physical, lifted spec, batch shape)`` for a tensor ``t`` batched by vmap, the
+    result wrapped back at ``t``'s levels; a vmap error (the caller's backward then runs per
+    example) where the spec has no lifted form."""
+    from .._functorch._batched import lift, lower
+
+    phys, levels = lift(t)
+    k = len(levels)
+    lifted = _lifted(spec, k)
+    if lifted is None:
+        raise RuntimeError(_NO_LIFT)
+    return lower(run(phys, lifted, tuple(phys.shape[:k])), levels)
 
 
 # -- the two primitives --------------------------------------------------------------------
 
 def gather_by(input: Tensor, spec, node_cls=None) -> Tensor:
     """A copy of ``spec``'s region of ``input``; backward scatters with accumulation."""
+    if input.__class__ is not Tensor and _batched(input):
+        return _lift_call(input, spec, lambda p, sp, lead: gather_by(p, sp, node_cls))
     d = input._data
     try:
         r = spec.get(d)
@@ -208,8 +256,18 @@ def _values_array(self: Tensor, values):
 
 def scatter_by(input, spec, values, accumulate: bool, node_cls=None, shape=None) -> Tensor:
     """``input`` with ``spec``'s region set to (or, ``accumulate``, incremented by)
-    ``values``; ``input=None`` scatters into zeros of ``shape`` (values' dtype/device)."""
+    ``values``; ``input=None`` scatters into zeros of ``shape`` (values' dtype/device). A
+    gradient batched by vmap (``input`` or ``values``, in backward code) scatters its
+    physical tensor."""
     vt = values if isinstance(values, Tensor) else None
+    if input is None and vt.__class__ is not Tensor and _batched(vt):
+        return _lift_call(vt, spec, lambda p, sp, lead: scatter_by(
+            None, sp, p, accumulate, node_cls, shape=lead + tuple(shape)))
+    if input is not None and input.__class__ is not Tensor and _batched(input):
+        if vt is not None and _batched(vt):
+            raise RuntimeError(_NO_LIFT)
+        return _lift_call(input, spec, lambda p, sp, lead: scatter_by(
+            p, sp, values, accumulate, node_cls))
     if input is None:
         xp = xp_of(vt)
         out_arr = xp.zeros(shape, dtype=vt._data.dtype)
@@ -242,15 +300,16 @@ def _scatter_bw(node, g):
 
 def _fit_values(g, shape, dtype):
     """A region's gradient summed back to the shape of the values broadcast into it."""
-    if g._data.shape != shape:
+    gshape = shape_of(g)
+    if gshape != shape:
         stripped = shape
-        while stripped and stripped[0] == 1 and len(stripped) > g._data.ndim:
+        while stripped and stripped[0] == 1 and len(stripped) > len(gshape):
             stripped = stripped[1:]
         g = sum_to_size(g, stripped)
         if stripped != shape:
             g = g.reshape(shape)
     if g._data.dtype is not dtype.np:
-        g = cast_to(g, None, dtype, False)
+        g = cast_to(g, None, dtype, False) if g.__class__ is Tensor else g.to(dtype)
     return g
 
 
@@ -552,14 +611,6 @@ def _with_ellipsis(idx: tuple) -> tuple:
 
 def _basic_bw(node, g):
     shape, idx = node.ctx
-    if g.__class__ is not Tensor:  # batched by vmap: scatter its physical tensor
-        from .._functorch._batched import lift, lower
-
-        phys, levels = lift(g)
-        k = len(levels)
-        out = scatter_by(None, BasicIndex((slice(None),) * k + tuple(idx)), phys, False,
-                         shape=tuple(phys.shape[:k]) + tuple(shape))
-        return (lower(out, levels),)
     return (scatter_by(None, BasicIndex(idx), g, False, shape=shape),)
 
 
