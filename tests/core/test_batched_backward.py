@@ -31,7 +31,10 @@ BATCHED = ("add", "sub", "mul", "div", "matmul", "mm", "bmm", "linear", "tanh", 
            "log_softmax", "abs", "sqrt", "neg", "where", "clamp", "maximum", "addmm",
            "gelu", "silu", "broadcast_to", "flatten", "narrow", "select", "leaky_relu",
            "threshold", "hardtanh", "cumsum", "logsumexp", "layer_norm", "mse_loss", "fmax",
-           "gather", "index_select", "nll_loss", "cross_entropy", "masked_fill", "take_along_dim")
+           "gather", "index_select", "nll_loss", "cross_entropy", "masked_fill", "take_along_dim",
+           "conv1d", "conv2d", "conv3d", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d",
+           "batch_norm", "group_norm", "embedding", "pad", "flip", "roll", "unsafe_split",
+           "tensordot")
 
 
 def _leaves(s):

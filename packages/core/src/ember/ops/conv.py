@@ -20,6 +20,7 @@ from .._device import check_same_device, xp_of
 from .._dtype import scalar_type_name
 from .._format import shape_str
 from .._memory_format import fresh_layout, suggest, suggest_order
+from .._tensor import Tensor
 from ..autograd.graph import make_node_class, result
 from ._conv_kernels import (
     Geom,
@@ -102,6 +103,8 @@ def _weight_grad(x, gy, g: Geom, wshape, order=None):
 def _conv_bw(node, gy):
     a, w = node.saved
     g, transposed, order = node.ctx
+    if gy.__class__ is not Tensor and not transposed:
+        return _conv_bw_batched(node, gy, a, w, g, order)
     ga = gw = gb = None
     # the gradients share the forward's layout (PyTorch's backend memory format)
     if transposed:  # a is the narrow side u; the output lives on the wide side
@@ -116,6 +119,38 @@ def _conv_bw(node, gy):
             gw = _weight_grad(a, gy, g, w._data.shape, order)
     if node.needs_grad(2):
         gb = gy.sum((0,) + tuple(range(2, gy._data.ndim)))
+    return ga, gw, gb
+
+
+def _conv_bw_batched(node, gy, a, w, g, order):
+    """A convolution's backward for an output gradient batched by vmap (``jacrev`` of a
+    CNN): the input's gradient is one transposed convolution with the batch folded into N;
+    the weight's is one weight gradient with the batch folded into the output channels
+    (group by group, so that each group's channels stay together)."""
+    from .._functorch._batched import lift, lower
+
+    phys, levels = lift(gy)
+    k = len(levels)
+    lead = tuple(phys.shape[:k])
+    bt = math.prod(lead)
+    n, o = phys.shape[k], phys.shape[k + 1]
+    sp = tuple(phys.shape[k + 2:])
+    ga = gw = gb = None
+    if node.needs_grad(0):
+        r = _conv_transpose(phys.reshape((bt * n, o) + sp), w, None, g, order)
+        ga = lower(r.reshape(lead + (n,) + tuple(r.shape[1:])), levels)
+    if node.needs_grad(1):
+        groups = g.groups
+        og = o // groups
+        rest = tuple(w.shape[1:])
+        dims = tuple(range(4, 4 + len(sp)))
+        t = phys.reshape((bt, n, groups, og) + sp).permute((1, 2, 0, 3) + dims)
+        t = t.reshape((n, groups * bt * og) + sp)
+        r = _weight_grad(a, t, g, (groups * bt * og,) + rest, order)
+        r = r.reshape((groups, bt, og) + rest).permute((1, 0, 2) + tuple(range(3, 3 + len(rest))))
+        gw = lower(r.reshape(lead + (o,) + rest), levels)
+    if node.needs_grad(2):
+        gb = gy.sum((0,) + tuple(range(2, gy.dim())))
     return ga, gw, gb
 
 

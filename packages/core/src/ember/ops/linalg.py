@@ -26,7 +26,7 @@ from .._tensor import Tensor, _make
 from .._warn import user_stacklevel
 from ..autograd.grad_mode import GRAD
 from ..autograd.graph import make_node_class, mark_holomorphic, record
-from ._factories import sum_to_size
+from ._factories import public, sum_to_size
 from ._inplace import accepts_out, write_out
 from ._promotion import broadcast_shape, wrap_dim
 from .registry import register
@@ -822,12 +822,13 @@ def _tensordot_bw(node, g):
     free_a = [i for i in range(na) if i not in ca]
     free_b = [i for i in range(nb) if i not in cb]
     ga = gb = None
+    td = tensordot if g.__class__ is Tensor else public("tensordot")  # (vmap: batched)
     if a.requires_grad:  # axes of the result: free_a, then a's partners of sorted(cb)
-        r = tensordot(g, b, (list(range(len(free_a), g._data.ndim)), free_b))
+        r = td(g, b, (list(range(len(free_a), g.dim())), free_b))
         cur = free_a + [ca[cb.index(x)] for x in sorted(cb)]
         ga = r.permute(*[cur.index(k) for k in range(na)])
     if b.requires_grad:  # axes of the result: b's partners of sorted(ca), then free_b
-        r = tensordot(a, g, (free_a, list(range(len(free_a)))))
+        r = td(a, g, (free_a, list(range(len(free_a)))))
         cur = [cb[ca.index(x)] for x in sorted(ca)] + free_b
         gb = r.permute(*[cur.index(k) for k in range(nb)])
     return ga, gb

@@ -264,13 +264,13 @@ def _embedding_bw(node, g):
     ``index_add``, differentiable again."""
     if len(node.ctx) == 4:  # sparse=True
         return (_embedding_sparse_grad(node, g),)
-    if not GRAD.enabled:
+    if not GRAD.enabled and g.__class__ is Tensor:
         return (_make(_embedding_grad_array(node, g._data), g._device),)
-    indices = node.saved[0]
+    indices = node.saved[0]  # (with create_graph, or batched by vmap: Tensor ops)
     num, padding_idx, scale_by_freq = node.ctx
     from .._factory import zeros
 
-    dim = g._data.shape[-1]
+    dim = g.shape[-1]
     flat = indices.reshape(-1)
     src = g.reshape(-1, dim)
     idx = flat._data
@@ -796,6 +796,11 @@ def one_hot(input, num_classes=-1):
 
 def _resample_bw(node, g):
     axis, taps, in_size = node.ctx
+    if g.__class__ is not Tensor:  # batched by vmap: its physical tensor, the axis shifted
+        from .._functorch._batched import lift, lower
+
+        phys, levels = lift(g)
+        return (lower(_resample_t(phys, axis + len(levels), taps, in_size), levels),)
     return (_resample_t(g, axis, taps, in_size),)
 
 
@@ -889,7 +894,13 @@ def _node_for(name, cache={}):  # noqa: B006 - a per-name cache of node classes
 # -- pad -------------------------------------------------------------------------------------
 
 def _constant_pad_bw(node, g):
-    return (_constant_pad(g, tuple(-p for p in node.ctx), 0),)
+    back = tuple(-p for p in node.ctx)
+    if g.__class__ is not Tensor:  # batched by vmap: the pad is over trailing dims
+        from .._functorch._batched import lift, lower
+
+        phys, levels = lift(g)
+        return (lower(_constant_pad(phys, back, 0), levels),)
+    return (_constant_pad(g, back, 0),)
 
 
 ConstantPadNdBackward0 = make_node_class("ConstantPadNdBackward0", _constant_pad_bw)

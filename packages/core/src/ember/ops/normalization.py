@@ -77,7 +77,7 @@ def _norm_backward(node, g):
     n = math.prod(xs._data.shape[a] for a in axes)
     need_x, need_w = node.needs_grad(0), w is not None and node.needs_grad(1)
     need_b = bshape is not None and node.needs_grad(2)
-    if disjoint and not GRAD.enabled:
+    if disjoint and not GRAD.enabled and g.__class__ is Tensor:
         return _disjoint_backward_arrays(node, g, n, need_x, need_w, need_b)
     wb = None if w is None else w.reshape(wshape)
     gx = gw = gb = None

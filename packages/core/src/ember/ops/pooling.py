@@ -23,7 +23,7 @@ from .._device import check_same_device, xp_of
 from .._dtype import scalar_type_name
 from .._format import shape_str
 from .._memory_format import copy_as, fresh_layout, suggest
-from .._tensor import _make
+from .._tensor import Tensor, _make
 from ..autograd.grad_mode import GRAD
 from ..autograd.graph import make_node_class, result
 from ._conv_kernels import Geom, padded, scatter_windows, span, tap_offsets, windows
@@ -86,8 +86,27 @@ def _plane_scatter(v, idx, plane, accumulate, node_cls, order=None):
     return result(r, v._device, node_cls, (v,), (), (idx, n, accumulate, order))
 
 
+def _on_physical(g, fn):
+    """``fn(physical, batch shape)`` for a gradient batched by vmap (``jacrev`` of a CNN),
+    wrapped back: the pooling kernels run over any leading dims, the batch's included (laid
+    out contiguously)."""
+    from .._functorch._batched import lift, lower
+
+    phys, levels = lift(g)
+    return lower(fn(phys, tuple(phys.shape[:len(levels)])), levels)
+
+
+def _tiled(idx, lead):
+    """Plane indices repeated over a batch's leading dims."""
+    d = idx._data
+    return _make(xp_of(idx).broadcast_to(d, lead + d.shape), idx._device)
+
+
 def _gather_bw(node, g):
     idx, plane, n, unique, order = node.ctx
+    if g.__class__ is not Tensor:
+        return (_on_physical(g, lambda p, lead: _plane_scatter(
+            p, _tiled(idx, lead), plane, not unique, PlaneScatterBackward0)),)
     return (_plane_scatter(g, idx, plane, not unique, PlaneScatterBackward0, order),)
 
 
@@ -328,12 +347,19 @@ def _window_pick(x, which, g: Geom, order=None):
                   (which, g, order))
 
 
+def _window_scatter_bw(node, g):
+    which, geom, order = node.ctx
+    if g.__class__ is not Tensor:  # batched by vmap: the offsets repeated over the batch
+        xp = xp_of(g)
+        return (_on_physical(g, lambda p, lead: _window_scatter(
+            p, xp.ascontiguousarray(xp.broadcast_to(which, lead + which.shape)), geom)),)
+    return (_window_scatter(g, which, geom, order),)
+
+
 WindowScatterBackward0 = make_node_class(
     "MaxPoolBackwardBackward0", lambda node, g: (_window_pick(g, *node.ctx),))
-WindowPickBackward0 = make_node_class(
-    "MaxPoolBackwardBackward1", lambda node, g: (_window_scatter(g, *node.ctx),))
-_PICK_NODES = {n: make_node_class(f"MaxPool{n}DWithIndicesBackward0",
-                                  lambda node, g: (_window_scatter(g, *node.ctx),))
+WindowPickBackward0 = make_node_class("MaxPoolBackwardBackward1", _window_scatter_bw)
+_PICK_NODES = {n: make_node_class(f"MaxPool{n}DWithIndicesBackward0", _window_scatter_bw)
                for n in (1, 2, 3)}
 
 
@@ -464,6 +490,8 @@ def _window_sum_t(gy, g, div, fwd_cls, order=None):
 
 def _window_sum_bw(node, gy):
     g, div, cls, order = node.ctx
+    if gy.__class__ is not Tensor:
+        return (_on_physical(gy, lambda p, lead: _window_sum_t(p, g, div, cls)),)
     return (_window_sum_t(gy, g, div, cls, order),)
 
 
@@ -577,6 +605,9 @@ def _adaptive_avg_apply(x, mats, adjoint, order, back_order):
 
 def _adaptive_avg_bw(node, g):
     mats, adjoint, order, back_order = node.ctx
+    if g.__class__ is not Tensor:
+        return (_on_physical(g, lambda p, lead: _adaptive_avg_apply(p, mats, not adjoint, None,
+                                                                    None)),)
     return (_adaptive_avg_apply(g, mats, not adjoint, back_order, order),)
 
 

@@ -28,7 +28,7 @@ from .._warn import user_stacklevel
 from ..autograd.grad_mode import GRAD
 from ..autograd.graph import make_node_class, record
 from ._casts import cast_to
-from ._factories import sum_to_size
+from ._factories import public, sum_to_size
 from ._promotion import broadcast_shape, normalize_dims, wrap_dim
 from .indexing import (
     BasicIndex,
@@ -1056,7 +1056,7 @@ def tile(input, dims):
 
 
 def _flip_bw(node, g):
-    return (flip(g, node.ctx),)
+    return (flip(g, node.ctx) if g.__class__ is Tensor else g.flip(node.ctx),)
 
 
 FlipBackward0 = make_node_class("FlipBackward0", _flip_bw)
@@ -1118,7 +1118,8 @@ def flipud(input):
 
 def _roll_bw(node, g):
     shifts, dims = node.ctx
-    return (roll(g, tuple(-s for s in shifts), dims),)
+    back = tuple(-s for s in shifts)
+    return (roll(g, back, dims) if g.__class__ is Tensor else g.roll(back, dims),)
 
 
 RollBackward0 = make_node_class("RollBackward0", _roll_bw)
@@ -2049,6 +2050,8 @@ def _unsafe_split_bw(node, grads):
         grads = [grads]
     parts = [g if g is not None else zeros(shape, dtype=dtype, device=node.device)
              for g, shape in zip(grads, shapes)]
+    if any(p.__class__ is not Tensor for p in parts):  # batched by vmap: dispatching cat
+        return (public("cat")(parts, dim),)
     return (cat(parts, dim),)
 
 
