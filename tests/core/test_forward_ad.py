@@ -862,3 +862,95 @@ def test_a_dual_tensor_prints_its_tangent_as_pytorch():
         assert repr(d2.exp()) == (
             "tensor([2.7183, 2.7183], grad_fn=<ExpBackward0>,\n"
             "       tangent=tensor([5.4366, 5.4366], grad_fn=<MulBackward0>))")
+
+
+# -- explicit tangent rules and func.jvp in forward mode ---------------------------------------
+
+def _tangent_with_and_without_rules(fn, primals, tangents):
+    from ember.autograd import _forward_rules as rules
+
+    def run():
+        with fwAD.dual_level():
+            duals = [fwAD.make_dual(p, t) for p, t in zip(primals, tangents)]
+            return fwAD.unpack_dual(fn(*duals)).tangent
+
+    with_rules = run()
+    saved = dict(rules._rules())
+    rules._RULES.clear()
+    rules._RULES[None] = None  # (non-empty: the rules stay off)
+    try:
+        without = run()
+    finally:
+        rules._RULES.clear()
+        rules._RULES.update(saved)
+    return with_rules, without
+
+
+@pytest.mark.parametrize("case", ["mm", "matmul_batched", "mv", "linear", "linear_nobias",
+                                  "sum_dim", "mean_all", "softmax", "log_softmax"])
+def test_explicit_rules_equal_the_double_vjp_trick(case):
+    """The hot non-elementwise ops' tangent rules give what the generic double-vjp rule
+    gives (which test_jvp_matches_vjp checks against reverse mode for every op)."""
+    import ember.nn.functional as F
+    from ember.autograd import _forward_rules as rules
+
+    rng = np.random.default_rng(5)
+
+    def t(*shape):
+        return ember.tensor(rng.standard_normal(shape))
+
+    fn, primals = {
+        "mm": (lambda a, b: a @ b, (t(3, 4), t(4, 5))),
+        "matmul_batched": (ember.matmul, (t(2, 3, 4), t(4, 2))),
+        "mv": (ember.mv, (t(3, 4), t(4))),
+        "linear": (F.linear, (t(6, 4), t(3, 4), t(3))),
+        "linear_nobias": (lambda x, w: F.linear(x, w), (t(2, 5, 4), t(3, 4))),
+        "sum_dim": (lambda x: x.sum(1, keepdim=True), (t(3, 4, 2),)),
+        "mean_all": (lambda x: x.mean(), (t(3, 4),)),
+        "softmax": (lambda x: x.softmax(-1), (t(3, 4),)),
+        "log_softmax": (lambda x: F.log_softmax(x, 0), (t(3, 4),)),
+    }[case]
+    tangents = [t(*p.shape) for p in primals]
+    rules._rules()
+    with_rules, without = _tangent_with_and_without_rules(fn, primals, tangents)
+    np.testing.assert_allclose(_np(with_rules), _np(without), rtol=1e-12, atol=1e-14)
+
+
+def test_func_jvp_runs_forward_mode_at_the_top_level():
+    """ember.func.jvp is one forward pass with dual tensors (PyTorch's way) where nothing
+    wraps it, with the double-vjp results; a custom Function without a jvp still works (by
+    the double-vjp trick), and under vmap the batched trick runs."""
+    from ember._functorch import eager_transforms as et
+
+    calls = []
+    real = et._Linearized
+    et._Linearized = lambda *a, **k: calls.append(1) or real(*a, **k)
+    try:
+        x, v = ember.tensor([0.5, -1.0, 2.0]), ember.tensor([1.0, 2.0, 3.0])
+        out, jv = ember.func.jvp(lambda a: (a.sin() * a.sum(), a.exp()), (x,), (v,))
+        assert not calls
+
+        class Sq(ember.autograd.Function):
+            @staticmethod
+            def forward(ctx, a):
+                ctx.save_for_backward(a)
+                return a * a
+
+            @staticmethod
+            def backward(ctx, g):
+                (a,) = ctx.saved_tensors
+                return 2 * a * g
+
+        _, jsq = ember.func.jvp(Sq.apply, (x,), (v,))
+        assert calls  # the fallback
+        batched = ember.func.vmap(lambda t: ember.func.jvp(ember.sin, (x,), (t,))[1])(
+            ember.eye(3, dtype=ember.float64))
+    finally:
+        et._Linearized = real
+    xn, vn = _np(x), _np(v)
+    np.testing.assert_allclose(_np(jv[0]), np.cos(xn) * vn * xn.sum() + np.sin(xn) * vn.sum())
+    np.testing.assert_allclose(_np(jv[1]), np.exp(xn) * vn)
+    np.testing.assert_allclose(_np(out[1]), np.exp(xn))
+    np.testing.assert_allclose(_np(jsq), 2 * xn * vn)
+    np.testing.assert_allclose(_np(batched), np.diag(np.cos(xn)), atol=1e-15)
+    assert not jv[0].requires_grad and not out[0].requires_grad

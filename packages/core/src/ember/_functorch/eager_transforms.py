@@ -396,6 +396,14 @@ def jvp(func, primals, tangents, *, strict: bool = False, has_aux: bool = False)
     if strict:
         raise RuntimeError("jvp(f, primals, tangents): strict=True is not supported.")
     flat_t = _jvp_checks(primals, tangents)
+    if _forward_mode_ok(primals, flat_t):
+        try:
+            return _jvp_forward_mode(func, primals, flat_t, has_aux)
+        except NotImplementedError as exc:
+            # a custom autograd.Function without a jvp: the double-vjp trick (through its
+            # backward) runs ``func`` again, as Ember's jvp always could
+            if "implement the jvp function" not in str(exc):
+                raise
     lin = _Linearized(func, primals, has_aux, "jvp(f, primals, tangents)")
     create_graph = lin.diff.create_graph
     t_phys = [_batched.to_physical(t, lin.levels) for t in flat_t]
@@ -405,6 +413,52 @@ def jvp(func, primals, tangents, *, strict: bool = False, has_aux: bool = False)
     value = _undo(lin.out, create_graph)
     if has_aux:
         return value, jvp_out, _undo(lin.aux, create_graph)
+    return value, jvp_out
+
+
+def _forward_mode_ok(primals, flat_t) -> bool:
+    """Whether ``jvp`` can run as one forward pass with dual tensors (PyTorch's way): at the
+    top level (no vmap, grad or other transform around it, no dual level entered) with plain
+    real floating tensors that do not require grad; elsewhere the double-vjp trick."""
+    from ..autograd import forward_ad
+
+    if _batched.current_levels() or _DEPTH.value or forward_ad._LEVEL[0] is not None:
+        return False
+    for p in (*tree_flatten(primals)[0], *flat_t):
+        if type(p) is not Tensor or p.requires_grad or not p.is_floating_point():
+            return False
+    return True
+
+
+def _jvp_forward_mode(func, primals, flat_t, has_aux):
+    from ..autograd import forward_ad as fwAD
+
+    flat_p, spec = tree_flatten(primals)
+    with fwAD.dual_level():
+        duals = [fwAD.make_dual(p, t) for p, t in zip(flat_p, flat_t)]
+        _DEPTH.value += 1
+        try:
+            out = func(*tree_unflatten(duals, spec))
+        finally:
+            _DEPTH.value -= 1
+        aux = None
+        if has_aux:
+            if not (isinstance(out, tuple) and len(out) == 2):
+                raise RuntimeError("jvp(f, primals, tangents): output of function f should be "
+                                   "a tuple: (output, aux) if has_aux is True")
+            out, aux = out
+        flat_out, out_spec = tree_flatten(out)
+        _check_outputs(flat_out, "jvp(f, primals, tangents)")
+        values, jvps = [], []
+        for o in flat_out:
+            primal, tangent = fwAD.unpack_dual(o)
+            values.append(primal.detach())
+            jvps.append(_zeros_for(primal) if tangent is None else tangent.detach())
+        if has_aux:
+            aux = _map(aux, lambda t: fwAD.unpack_dual(t).primal.detach())
+    value, jvp_out = tree_unflatten(values, out_spec), tree_unflatten(jvps, out_spec)
+    if has_aux:
+        return value, jvp_out, aux
     return value, jvp_out
 
 

@@ -87,6 +87,12 @@ def output_tangent(node, nr: int, out, tangents):
             t = _fast(kind, node, out, tangents, create)
             if t is not None:
                 return t
+        rule = _RULES.get(type(node)) if _RULES else _rules().get(type(node))
+        if rule is not None and od.dtype in _REAL:
+            GRAD.enabled = create
+            t = rule(node, out, tangents)
+            if t is not None:
+                return t
         if od.size == 1 and od.dtype in _REAL:
             return _by_rows(node, nr, out, tangents, create)
         try:
@@ -100,6 +106,87 @@ def output_tangent(node, nr: int, out, tangents):
         GRAD.enabled = prev
         node.next_functions = edges
         node.saved = saved
+
+
+# -- explicit rules for hot ops that are not elementwise (real dtypes) -------------------------
+# (each returns ``J v`` from the node's saved values and ctx, or None for the general rule;
+# the double-vjp trick costs a recorded backward and a grad call per op)
+
+def _add(r, t):
+    return t if r is None else r + t
+
+
+def _product_rule(node, out, tangents):
+    """``a @ b`` (mm, matmul, bmm, mv, dot): ``va @ b + a @ vb``."""
+    saved = node.saved
+    if len(saved) != 2 or saved[0] is None or saved[1] is None:
+        return None
+    a, b = saved
+    va, vb = tangents
+    r = None if va is None else va.matmul(b)
+    if vb is not None:
+        r = _add(r, a.matmul(vb))
+    return r
+
+
+def _linear_rule(node, out, tangents):
+    """``F.linear``'s product ``b + x @ wt`` (inputs ``(b, x, wt)``, or ``(x, wt)``)."""
+    x, w = node.saved
+    k = len(tangents) - 2
+    vb = tangents[0] if k else None
+    vx, vwt = tangents[k], tangents[k + 1]
+    r = None if vx is None else vx.matmul(w.t())
+    if vwt is not None:
+        r = _add(r, x.matmul(vwt))
+    if vb is not None:
+        r = vb.expand(tuple(out.shape)) if r is None else r + vb
+    return r
+
+
+def _sum_rule(node, out, tangents):
+    shape, dims, keepdim = node.ctx[:3]
+    v = tangents[0]
+    if v is None or tuple(v.shape) != tuple(shape):
+        return None
+    r = v.sum() if dims is None else v.sum(dims, keepdim=keepdim)
+    return r.reshape(tuple(out.shape))
+
+
+def _mean_rule(node, out, tangents):
+    r = _sum_rule(node, out, tangents)
+    return None if r is None else r / node.ctx[3]
+
+
+def _softmax_rule(node, out, tangents):
+    v = tangents[0]
+    if v is None or node.ctx.__class__ is not int:
+        return None
+    return out * (v - (out * v).sum(node.ctx, keepdim=True))
+
+
+def _log_softmax_rule(node, out, tangents):
+    v = tangents[0]
+    if v is None or node.ctx.__class__ is not int:
+        return None
+    return v - (out.exp() * v).sum(node.ctx, keepdim=True)
+
+
+#: node class -> rule (filled on first use: the ops import after this module)
+_RULES: dict = {}
+
+
+def _rules() -> dict:
+    from ..ops import activation, linalg, linear_op, reduction
+
+    for cls in (linalg.MmBackward0, linalg.MatmulBackward0, linalg.BmmBackward0,
+                linalg.MvBackward0):
+        _RULES[cls] = _product_rule
+    _RULES[linear_op.AddmmBackward0] = _RULES[linear_op.MmBackward0] = _linear_rule
+    _RULES[reduction.SumBackward0] = _RULES[reduction.SumBackward1] = _sum_rule
+    _RULES[reduction.MeanBackward0] = _RULES[reduction.MeanBackward1] = _mean_rule
+    _RULES[activation.SoftmaxBackward0] = _softmax_rule
+    _RULES[activation.LogSoftmaxBackward0] = _log_softmax_rule
+    return _RULES
 
 
 def _leaf(t):
