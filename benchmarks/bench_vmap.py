@@ -210,8 +210,8 @@ def _pairs(torch):
 
 def _jacobian_pairs(torch):
     """PyTorch's Jacobians-and-Hessians tutorial: ``predict(weight, bias, x) =
-    F.linear(x, weight, bias).tanh()`` with D = 16, its Jacobian with respect to ``x`` by
-    ``jacrev`` and ``jacfwd``, the Hessian (``jacfwd(jacrev)``) of its sum, and ``vmap``
+    F.linear(x, weight, bias).tanh()`` with D = 16, a Jacobian-vector product (``jvp``, the
+    bias as the vector), its Jacobian with respect to ``x`` by ``jacrev`` and ``jacfwd``, the Hessian (``jacfwd(jacrev)``) of its sum, and ``vmap``
     over a batch of 64 inputs (one backward pass per batch of rows in Ember since session
     33; one per row before)."""
     import ember
@@ -234,6 +234,8 @@ def _jacobian_pairs(torch):
             return predict(weight, bias, x).sum()
 
         return {
+            "jvp (16 -> 16)": lambda: func.jvp(lambda x: predict(weight, bias, x), (x,),
+                                               (bias,)),
             "jacrev (16 -> 16)": lambda: func.jacrev(predict, argnums=2)(weight, bias, x),
             "jacfwd (16 -> 16)": lambda: func.jacfwd(predict, argnums=2)(weight, bias, x),
             "hessian (jacfwd(jacrev), 16)": lambda: func.hessian(total, argnums=2)(
