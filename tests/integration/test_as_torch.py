@@ -144,3 +144,50 @@ def test_spawned_children_import_ember_too(tmp_path):
         lines = r.stdout.splitlines()
         assert sorted(lines[:2]) == ["0 ember", "1 ember"], (method, r.stdout, r.stderr)
         assert lines[2] == "[0, 0] True", (method, r.stdout)
+
+
+SPELLING = """
+import ember
+from ember import as_torch
+
+before = (repr(ember.float32), ember.ones(1).type(), str(ember.__version__))
+as_torch.install()
+import torch
+from packaging.version import Version
+x = torch.ones(2, 3)
+print(repr(x.dtype), repr(x.shape), x.type(), x.double().type(), torch.typename(x),
+      repr(torch.strided), repr(torch.channels_last), torch.max(x, 0).__class__.__name__)
+print(repr(torch.max(x, 0)).splitlines()[0], repr(torch.tensor([1.5], dtype=torch.float64)))
+v = torch.__version__
+print(v, v >= "2.0", v >= (2, 13), Version(v) >= Version("2.1"), Version(v).local,
+      torch.version.__version__ == v, torch.torch_version.__version__ == v)
+# what Ember writes to files keeps its own spelling: an exported program round-trips
+import io
+ep = torch.export.export(torch.nn.Linear(3, 2).double(), (torch.ones(1, 3, dtype=torch.float64),))
+buf = io.BytesIO()
+torch.export.save(ep, buf)
+buf.seek(0)
+print(torch.export.load(buf).module()(torch.ones(1, 3, dtype=torch.float64)).dtype)
+as_torch.uninstall()
+print(before == (repr(ember.float32), ember.ones(1).type(), str(ember.__version__)), before[0])
+"""
+
+
+def test_pytorch_spellings_and_version_under_the_alias():
+    """Under the alias a program sees PyTorch's spellings (it compares x.type() with
+    'torch.FloatTensor', prints dtypes) and a torch.__version__ that gates on the PyTorch API
+    Ember follows; Ember's files keep their own names; uninstall restores Ember's."""
+    r = subprocess.run([sys.executable, "-c", SPELLING], capture_output=True, text=True,
+                       timeout=300)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0].split() == ["torch.float32", "torch.Size([2,", "3])", "torch.FloatTensor",
+                                "torch.DoubleTensor", "torch.FloatTensor", "torch.strided",
+                                "torch.channels_last", "max"]
+    assert lines[1] == "torch.return_types.max( tensor([1.5000], dtype=torch.float64)"
+    version, *checks = lines[2].split()
+    assert version.startswith("2.13.0+ember.")
+    assert checks[:3] == ["True", "True", "True"] and checks[3].startswith("ember.")
+    assert checks[4:] == ["True", "True"]
+    assert lines[3] == "torch.float64"
+    assert lines[4] == "True ember.float32"

@@ -7,6 +7,8 @@ import builtins as _b
 import ml_dtypes
 import numpy as np
 
+from ._naming import PREFIX as _PREFIX
+
 __all__ = [
     "dtype", "bool", "uint8", "int8", "int16", "int32", "int64", "uint16", "uint32", "uint64",
     "float16", "bfloat16",
@@ -34,7 +36,7 @@ class dtype:
         self._category = category  # 0 bool, 1 integer, 2 floating, 3 complex
 
     def __repr__(self) -> str:
-        return f"ember.{self.name}"
+        return f"{_PREFIX[0]}.{self.name}"
 
     def __reduce__(self):
         return (_dtype_from_name, (self.name,))

@@ -7,6 +7,8 @@ strides) is the default, as ``torch.strided`` is PyTorch's; ``ember.sparse_coo``
 
 from __future__ import annotations
 
+from ._naming import PREFIX as _PREFIX
+
 __all__ = ["jagged", "layout", "sparse_bsc", "sparse_bsr", "sparse_coo", "sparse_csc", "sparse_csr",
            "strided"]
 
@@ -29,7 +31,7 @@ class NamedConstant:
         return obj
 
     def __repr__(self) -> str:
-        return f"ember.{self._name}"
+        return f"{_PREFIX[0]}.{self._name}"
 
     def __reduce__(self):
         return self._name  # pickled by reference, as the global ``ember.<name>``

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from ._naming import PREFIX as _PREFIX
+
 
 class Size(tuple):
     """A tuple of dimension sizes, printed as ``ember.Size([2, 3])``."""
@@ -9,7 +11,7 @@ class Size(tuple):
     __slots__ = ()
 
     def __repr__(self) -> str:
-        return f"ember.Size([{', '.join(str(int(s)) for s in self)}])"
+        return f"{_PREFIX[0]}.Size([{', '.join(str(int(s)) for s in self)}])"
 
     def numel(self) -> int:
         n = 1

@@ -18,6 +18,7 @@ from . import _memory_format as _mf
 from ._device import canonical_device, to_device
 from ._device import device as _device_cls
 from ._layout import strided as _STRIDED
+from ._naming import PREFIX as _PREFIX
 from ._size import Size as _Size
 from .backends import backend_of
 
@@ -366,8 +367,9 @@ class Tensor:
         another device moves the tensor there."""
         if dtype is None:
             name = self.type_name()
-            return f"ember.{name}" if self._device.type == "cpu" else \
-                f"ember.{self._device.type}.{name}"
+            prefix = _PREFIX[0]  # "torch" under ember.as_torch
+            return f"{prefix}.{name}" if self._device.type == "cpu" else \
+                f"{prefix}.{self._device.type}.{name}"
         if isinstance(dtype, _dtype.dtype):
             return self.to(dtype)
         from ._tensor_types import parse_type

@@ -4,6 +4,11 @@
 ``ember.vision``, ``torchtext`` to ``ember.text`` (where those packages are installed) and
 ``functorch`` (PyTorch's former home of ``torch.func``) to ``ember.functorch``.
 
+While the alias is installed, Ember's objects print as PyTorch's do (``torch.float32``,
+``torch.Size([2, 3])``, ``x.type() == 'torch.FloatTensor'``) and ``torch.__version__`` is the
+PyTorch release Ember follows, with Ember's own version as its local label
+(``2.13.0+ember.0.1.0``): programs compare and gate on these.
+
 ``ember.as_torch.install()`` does the same inside a running interpreter (before the program's
 first ``import torch``); ``uninstall()`` takes it back. A submodule Ember does not have fails
 to import with ``ModuleNotFoundError`` naming both names (``torch.fx`` -> ``ember.fx``).
@@ -98,6 +103,9 @@ def install() -> None:
     this interpreter and in the ``spawn``/``forkserver`` children it starts."""
     if not installed():
         sys.meta_path.insert(0, _FINDER)
+    from . import _naming
+
+    _naming.PREFIX[0] = "torch"  # PyTorch's spellings: torch.float32, x.type(), __version__
     os.environ[ENV] = "1"  # for the ranks of ember.distributed.run (its _bootstrap reads it)
     from multiprocessing import util
 
@@ -110,6 +118,9 @@ def uninstall() -> None:
     """Undo :func:`install` and forget the alias modules already imported."""
     if installed():
         sys.meta_path.remove(_FINDER)
+    from . import _naming
+
+    _naming.PREFIX[0] = "ember"
     os.environ.pop(ENV, None)
     if _ORIGINAL_SPAWNV[0] is not None:
         from multiprocessing import util

@@ -6,6 +6,8 @@ from __future__ import annotations
 import sys
 from collections import namedtuple
 
+from ._naming import PREFIX as _PREFIX
+
 __all__ = ["make"]
 
 
@@ -15,7 +17,7 @@ def make(name: str, fields=("values", "indices")) -> type:
 
     def __repr__(self):
         body = ",\n".join(f"{f}={v!r}" for f, v in zip(self._fields, self))
-        return f"ember.return_types.{name}(\n{body})"
+        return f"{_PREFIX[0]}.return_types.{name}(\n{body})"
 
     cls.__repr__ = __repr__
     cls.__module__ = __name__  # pickled by reference to this module

@@ -109,9 +109,8 @@ class TorchVersion(str):
 
 
 def __getattr__(name: str):
-    if name == "__version__":  # ember-core's installed version, read on first use
+    if name == "__version__":  # ember-core's installed version (``ember.version``'s answer)
         from . import version
 
-        value = globals()["__version__"] = TorchVersion(version.__version__)
-        return value
+        return TorchVersion(version.__version__)
     raise AttributeError(f"module 'ember.torch_version' has no attribute '{name}'")

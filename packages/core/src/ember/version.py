@@ -1,7 +1,9 @@
 """``ember.version``: what this Ember is, as ``torch.version``.
 
-``__version__`` is the installed ember-core distribution's version; ``cuda`` is the CUDA
-runtime version of CuPy (None without it), looked up on first use since it imports CuPy;
+``__version__`` is the installed ember-core distribution's version (under ``ember.as_torch``,
+the PyTorch release Ember follows with it as the local label: ``2.13.0+ember.0.1.0``);
+``cuda`` is the CUDA runtime version of CuPy (None without it), looked up on first use since
+it imports CuPy;
 ``git_version`` is the commit the distribution was installed from when pip recorded one
 (an install from a git URL), else 'Unknown'. Ember has no debug build, no ROCm/HIP and no
 XPU backend.
@@ -55,7 +57,16 @@ _LAZY = {"__version__": _installed_version, "git_version": _installed_commit,
          "cuda": _cuda_version}
 
 
+_OWN: list = []  # ember-core's installed version, once read
+
+
 def __getattr__(name: str):
+    if name == "__version__":  # not kept as a global: ``ember.as_torch`` changes the answer
+        from ._naming import version_string
+
+        if not _OWN:
+            _OWN.append(_installed_version())
+        return version_string(_OWN[0])
     if name not in _LAZY:
         raise AttributeError(f"module '{__name__}' has no attribute '{name}'")
     value = globals()[name] = _LAZY[name]()

@@ -227,7 +227,9 @@ def _default_repr(default, name: str, error_fn) -> str:
     if isinstance(default, (str, device)):
         return f'"{default}"'
     if isinstance(default, dtype):
-        return str(default).removeprefix("ember.")
+        from .._naming import bare
+
+        return bare(default)
     error_fn(f"Parameter {name} has an unsupported default value type {type(default)}. "
              "Please file an issue on GitHub so we can prioritize this.")
 

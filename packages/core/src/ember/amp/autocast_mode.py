@@ -17,6 +17,7 @@ import functools
 import threading
 import warnings
 
+from .._naming import bare as _bare
 from ..overrides import TorchFunctionMode
 
 __all__ = ["autocast", "custom_bwd", "custom_fwd", "is_autocast_available"]
@@ -259,7 +260,7 @@ class autocast:
         self._enabled = bool(enabled)
         if self._enabled and self.fast_dtype is not None:
             names = _SUPPORTED.get(device_type, ("float16", "bfloat16"))
-            if str(self.fast_dtype).replace("ember.", "") not in names:
+            if _bare(self.fast_dtype) not in names:
                 label = "CPU" if device_type == "cpu" else device_type.upper()
                 warnings.warn(f"In {label} autocast, but the target dtype is not supported. "
                               f"Disabling autocast.\n{label} Autocast only supports dtype of "

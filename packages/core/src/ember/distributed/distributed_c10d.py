@@ -35,6 +35,7 @@ from datetime import timedelta
 import numpy as np
 
 from .. import _dtype
+from .._naming import bare as _bare
 from ._work import DistBackendError, Work, _poll, _test_request
 
 __all__ = [
@@ -859,7 +860,7 @@ def _fingerprint(pg: ProcessGroup, what: str, tensors) -> None:
     shapes = [list(t.shape) for t in tensors]
     mine = {"SequenceNumber": _sequence_number(what), "OpType": what.split(" ", 1)[0],
             "TensorShape": shapes[0] if len(shapes) == 1 else shapes,
-            "TensorDtypes": ",".join(sorted({str(t.dtype).replace("ember.", "")
+            "TensorDtypes": ",".join(sorted({_bare(t.dtype)
                                              for t in tensors})),
             "TensorDeviceTypes": ",".join(sorted({t._device.type for t in tensors}))}
     every = [json.loads(raw) for raw in

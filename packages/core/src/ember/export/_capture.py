@@ -24,6 +24,7 @@ import threading
 import warnings
 
 from .. import overrides
+from .._naming import bare as _bare
 from .._tensor import Tensor, _shared_vc, _wrap_dim
 from . import _ops
 from . import _symbolic as sym
@@ -297,7 +298,7 @@ class Capture:
 
     # -- values -------------------------------------------------------------------------
     def meta_of(self, t: Tensor, shape=None) -> TensorMeta:
-        return TensorMeta(str(t.dtype).removeprefix("ember."),
+        return TensorMeta(_bare(t.dtype),
                           list(t._data.shape) if shape is None else shape, str(t.device))
 
     def wrap(self, real: Tensor, name: str, shadow=None) -> TracedTensor:
@@ -964,13 +965,13 @@ class Capture:
         if obj is Ellipsis:
             return {"ellipsis": True}
         if isinstance(obj, dtype_cls):
-            return {"dtype": str(obj).removeprefix("ember.")}
+            return {"dtype": _bare(obj)}
         if isinstance(obj, device_cls):
             return {"device": str(obj)}
         if isinstance(obj, mf_cls):
-            return {"memory_format": repr(obj).removeprefix("ember.")}
+            return {"memory_format": _bare(obj)}
         if isinstance(obj, layout_cls):
-            return {"layout": repr(obj).removeprefix("ember.")}
+            return {"layout": _bare(obj)}
         if isinstance(obj, complex):
             return {"complex": [obj.real, obj.imag]}
         import numpy as np

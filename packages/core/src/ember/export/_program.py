@@ -10,6 +10,7 @@ import enum
 import inspect
 from dataclasses import dataclass
 
+from .._naming import bare as _bare
 from . import _capture
 from . import _symbolic as sym
 from ._graph import FormatError, Graph, decode_literal
@@ -773,7 +774,7 @@ def _describe(value) -> str:
 
 def _check_tensor(t, spec, path: str, env: _Env, symbols: dict) -> None:
     meta = spec.meta
-    dtype = str(t.dtype).removeprefix("ember.")
+    dtype = _bare(t.dtype)
     if dtype != meta.dtype:
         raise GuardError(f"Expected input {path} to have dtype {meta.dtype}, but got {dtype}")
     shape = t._data.shape

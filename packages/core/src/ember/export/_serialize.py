@@ -13,6 +13,7 @@ import struct
 
 import numpy as np
 
+from .._naming import bare as _bare
 from ._graph import FormatError, Graph
 from ._ops import UnknownOpError
 from ._program import ExportedProgram, compile_graph
@@ -208,7 +209,7 @@ def _dtype_name(arr) -> str:
     from .. import _dtype
 
     try:
-        return str(_dtype.from_numpy_dtype(arr.dtype)).removeprefix("ember.")
+        return _bare(_dtype.from_numpy_dtype(arr.dtype))
     except (KeyError, TypeError, ValueError):
         return str(arr.dtype)
 

@@ -25,6 +25,7 @@ import itertools
 
 from .. import overrides
 from .._layout import jagged, strided
+from .._naming import PREFIX as _PREFIX
 from .._size import Size
 from .._tensor import Tensor
 from ..overrides import disabled_torch_function_impl
@@ -55,7 +56,7 @@ class _NestedSize(Size):
     __slots__ = ()
 
     def __repr__(self) -> str:
-        return f"ember.Size([{', '.join(str(s) for s in self)}])"
+        return f"{_PREFIX[0]}.Size([{', '.join(str(s) for s in self)}])"
 
     def __getitem__(self, item):
         out = tuple.__getitem__(self, item)

@@ -747,8 +747,8 @@ class _PythonWriter:
         if isinstance(arg, ember.device):
             return repr(arg)
         if isinstance(arg, (ember.Size, ember.memory_format, ember.layout)) \
-                and repr(arg).startswith("ember."):
-            return repr(arg)
+                and repr(arg).startswith(("ember.", "torch.")):
+            return "ember." + repr(arg).partition(".")[2]  # (the code's own spelling)
         return self.add_global(_snake_case(type(arg).__name__)
                                if not callable(arg) else getattr(arg, "__name__", "obj"),
                                arg)

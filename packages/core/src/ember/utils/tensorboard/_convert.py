@@ -23,7 +23,7 @@ def make_np(x) -> np.ndarray:
         return np.array([x])
     if isinstance(x, ember.Tensor):
         t = x.detach()
-        if str(t.dtype) == "ember.bfloat16":
+        if t.dtype == ember.bfloat16:
             t = t.float()
         return np.asarray(t.cpu().numpy())
     raise TypeError(f"Got {type(x)}, but numpy array or ember tensor are expected.")

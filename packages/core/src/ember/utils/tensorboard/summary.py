@@ -21,6 +21,7 @@ from tensorboard.plugins.text.plugin_data_pb2 import TextPluginData
 
 import ember
 
+from ..._naming import bare as _bare
 from ._convert import convert_to_HWC, make_np
 
 __all__ = ["scalar", "histogram", "histogram_raw", "make_histogram", "image", "make_image",
@@ -192,7 +193,7 @@ def tensor_proto(tag: str, tensor) -> Summary:
     """A whole tensor in a ``TensorProto`` (the "tensor" plugin's layout)."""
     if not isinstance(tensor, ember.Tensor):
         raise TypeError(f"add_tensor expects an ember tensor, got {type(tensor).__name__}")
-    dtype = str(tensor.dtype).removeprefix("ember.")
+    dtype = _bare(tensor.dtype)
     if tensor.numel() * tensor.element_size() >= 1 << 31:
         raise ValueError("tensor is bigger than protocol buffer's hard limit of 2GB in size")
     if dtype not in _TENSOR_FIELDS:
