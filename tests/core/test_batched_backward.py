@@ -34,7 +34,7 @@ BATCHED = ("add", "sub", "mul", "div", "matmul", "mm", "bmm", "linear", "tanh", 
            "gather", "index_select", "nll_loss", "cross_entropy", "masked_fill", "take_along_dim",
            "conv1d", "conv2d", "conv3d", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d",
            "batch_norm", "group_norm", "embedding", "pad", "flip", "roll", "unsafe_split",
-           "tensordot")
+           "tensordot", "einsum", "diagonal", "diag_embed", "trace")
 
 
 def _leaves(s):

@@ -120,6 +120,9 @@ def _lifted(spec, k: int):
     if spec.__class__ is BasicIndex:
         idx = spec.idx if isinstance(spec.idx, tuple) else (spec.idx,)
         return BasicIndex(pre + idx)
+    lifted = getattr(spec, "lifted", None)  # a spec that knows (the diagonal's)
+    if lifted is not None:
+        return lifted(k)
     if spec.__class__ is AdvancedIndex:
         adv = spec.adv if isinstance(spec.adv, tuple) else (spec.adv,)
         pos = [i for i, it in enumerate(adv) if it.__class__ is not slice]

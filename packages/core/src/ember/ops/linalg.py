@@ -687,6 +687,7 @@ def _einsum_bw(node, g):
     operands = [_expand_to(t, s, sizes) for t, s in zip(node.saved, subs)]
     xp = xp_of(g)
     dt = g._data.dtype
+    ein = einsum if g.__class__ is Tensor else public("einsum")  # (batched by vmap)
     free = [c for c in _LABELS if c not in sizes]
     grads = []
     for i, t in enumerate(node.saved):
@@ -709,7 +710,7 @@ def _einsum_bw(node, g):
                 terms.append(c)
                 tensors.append(_make(xp.ones(sizes[c], dtype=dt), g._device))
                 have.add(c)
-        gi = einsum(",".join(terms) + "->" + target, *tensors)
+        gi = ein(",".join(terms) + "->" + target, *tensors)
         grads.append(sum_to_size(gi, t._data.shape))
     return tuple(grads)
 

@@ -1245,7 +1245,13 @@ class DiagonalIndex(_StridedIndex):
     def get(self, a):
         return _diagonal_array(a, self.offset, self.dim1, self.dim2)
 
+    def lifted(self, k: int):
+        """This diagonal of arrays with ``k`` more leading dims (vmap's batch)."""
+        return DiagonalIndex(self.offset, self.dim1 + k, self.dim2 + k)
+
     def tget(self, t):
+        if t.__class__ is not Tensor:  # batched by vmap: the dispatching method
+            return t.diagonal(self.offset, self.dim1, self.dim2)
         return diagonal(t, self.offset, self.dim1, self.dim2)
 
 
