@@ -5,9 +5,13 @@
 (median, IQR, significant figures, a repr in PyTorch's format); ``Compare`` prints many
 measurements as a table. Pure Python over ``timeit`` and NumPy.
 
-Not offered: C++ statements (``language="c++"`` raises), Valgrind instruction counts
-(``Timer.collect_callgrind``, ``CallgrindStats``) and the ``Fuzzer`` family (``Fuzzer``,
-``FuzzedParameter``, ``FuzzedTensor``, ``FuzzedSparseTensor``, ``ParameterAlias``).
+``Fuzzer`` (with ``FuzzedParameter``, ``ParameterAlias``, ``FuzzedTensor``,
+``FuzzedSparseTensor`` and the ready-made ``op_fuzzers``) draws benchmark inputs; a seed gives
+PyTorch's shapes and layouts (the parameters come from NumPy's ``RandomState`` in PyTorch's
+order; the tensor values from Ember's generator).
+
+Not offered: C++ statements (``language="c++"`` raises) and Valgrind instruction counts
+(``Timer.collect_callgrind``, ``CallgrindStats``).
 As in PyTorch, ``Timer.repeat`` and ``Timer.autorange`` point to ``blocked_autorange``.
 """
 
@@ -21,8 +25,11 @@ from .utils.common import (
     unit_to_english,
 )
 from .utils.compare import Colorize, Compare
+from .utils.fuzzer import FuzzedParameter, FuzzedTensor, Fuzzer, ParameterAlias
+from .utils.sparse_fuzzer import FuzzedSparseTensor
 from .utils.timer import Language, Timer, timer
 
-__all__ = ["Colorize", "Compare", "Language", "Measurement", "TaskSpec", "Timer",
+__all__ = ["Colorize", "Compare", "FuzzedParameter", "FuzzedSparseTensor", "FuzzedTensor",
+           "Fuzzer", "Language", "Measurement", "ParameterAlias", "TaskSpec", "Timer",
            "ordered_unique", "select_unit", "set_torch_threads", "timer", "trim_sigfig",
            "unit_to_english"]
