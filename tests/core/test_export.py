@@ -627,7 +627,11 @@ def test_dynamic_shapes_are_checked():
     with pytest.raises(E.ExportError, match="out of range for a 2-d tensor"):
         E.export(lambda x: x, (x,), dynamic_shapes={"x": {2: E.Dim("b")}})
     with pytest.raises(E.ExportError, match="must be an ember.export.Dim"):
-        E.export(lambda x: x, (x,), dynamic_shapes={"x": {0: 3}})
+        E.export(lambda x: x, (x,), dynamic_shapes={"x": {0: "b"}})
+    # an int is a static size, as in PyTorch (what a suggested fix writes)
+    E.export(lambda x: x, (x,), dynamic_shapes={"x": {0: 3}})
+    with pytest.raises(E.ConstraintViolationError, match="Static shape constraint of 2"):
+        E.export(lambda x: x, (x,), dynamic_shapes={"x": {0: 2}})
     with pytest.raises(ValueError, match="max .* must be >= min"):
         E.Dim("b", min=4, max=2)
 

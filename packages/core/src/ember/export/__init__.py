@@ -32,6 +32,7 @@ function you export (``ember.abs(x)``), or wrap it in a lambda defined there.
 
 from __future__ import annotations
 
+from . import dynamic_shapes
 from ._capture import (
     ConstraintViolationError,
     DataDependentError,

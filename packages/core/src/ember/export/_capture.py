@@ -795,12 +795,17 @@ class Capture:
             raise ConstraintViolationError(
                 f"Constraints violated ({name})! The code at {describe_frame(frame)} "
                 f"specializes {name} to {bound} (`{text}` decided a branch), but "
-                f"dynamic_shapes declares it dynamic in [{info['min']}, {_hi(info)}]")
+                f"dynamic_shapes declares it dynamic in [{info['min']}, {_hi(info)}]"
+                + suggested_fixes({name: bound}))
+        lo, hi = _narrowed(held, bound, info)
+        fix = {} if lo is None else {name: f"Dim({name!r}" + (
+            f", min={lo}" if lo != info["min"] else "") + (
+            f", max={hi}" if hi is not None else "") + ")"}
         raise ConstraintViolationError(
             f"Constraints violated ({name})! The code at {describe_frame(frame)} assumes "
             f"`{text}` (a Python branch was taken on it), which does not hold over the "
             f"declared range [{info['min']}, {_hi(info)}]: narrow the range of Dim {name!r} "
-            "or make the code not depend on it")
+            "or make the code not depend on it" + suggested_fixes(fix))
 
     def specialize(self, s: sym.SymInt, why: str) -> None:
         if self.done:
@@ -1069,10 +1074,70 @@ class Capture:
             raise ConstraintViolationError(
                 f"{name} at {describe_frame(frame)} runs at the example sizes ({hints}) but "
                 f"fails at others ({others}): the model specializes a dynamic dimension "
-                f"there ({type(exc).__name__}: {exc})") from exc
+                f"there ({type(exc).__name__}: {exc})"
+                + suggested_fixes(self.equal_dims(name, args, kwargs))) from exc
+
+    def equal_dims(self, name, args, kwargs) -> dict:
+        """What a failing op's inputs suggest the dims must be (``{dim: other dim or int}``):
+        dims meeting in one broadcast position (or a matrix product's inner dims) whose
+        example sizes agree: a later-declared dim equal to an earlier one, or to a
+        constant."""
+        shapes = [self.metas[a._vname].shape if isinstance(a, TracedTensor)
+                  else tuple(a._data.shape) for a in _flat_tensors((args, kwargs))]
+        order = {n: i for i, n in enumerate(self.symbols)}
+        hint = {n: v.get("hint") for n, v in self.symbols.items()}
+        groups = [[s[-1 - i] for s in shapes if len(s) > i]
+                  for i in range(max((len(s) for s in shapes), default=0))]
+        if name in ("matmul", "mm", "bmm", "__matmul__", "linear") and len(shapes) >= 2 \
+                and len(shapes[0]) and len(shapes[1]):
+            other = shapes[1][-1] if name == "linear" or len(shapes[1]) == 1 \
+                else shapes[1][-2]
+            groups.append([shapes[0][-1], other])
+        fixes: dict = {}
+        for col in groups:
+            syms = sorted({e[1] for e in col if isinstance(e, tuple) and e[0] == "sym"
+                           and e[1] in hint}, key=order.get)
+            ints = [e for e in col if isinstance(e, int) and e != 1]
+            for s in syms:
+                if ints and hint[s] == ints[0]:
+                    fixes.setdefault(s, ints[0])
+            for s in syms[1:]:
+                if hint[s] == hint[syms[0]] and s not in fixes:
+                    fixes[s] = syms[0]
+        return fixes
 
 
 # -- helpers -------------------------------------------------------------------------------------
+
+def suggested_fixes(fixes: dict) -> str:
+    """PyTorch's "Suggested fixes:" section (``refine_dynamic_shapes_from_suggested_fixes``
+    reads it back): one ``dim = value`` line per fix, or nothing."""
+    if not fixes:
+        return ""
+    return "\nSuggested fixes:\n" + "\n".join(f"  {k} = {v}" for k, v in fixes.items())
+
+
+def _narrowed(held: str, bound: int, info) -> tuple:
+    """The range ``(min, max)`` in which ``dim <held> bound`` always holds, from the declared
+    one; ``(None, None)`` where no range does (``!=``)."""
+    lo, hi = info["min"], info["max"]
+    if held in ("le", "lt"):
+        return lo, bound if held == "le" else bound - 1
+    if held in ("ge", "gt"):
+        return (bound if held == "ge" else bound + 1), hi
+    return None, None
+
+
+def _flat_tensors(tree):
+    if isinstance(tree, (list, tuple)):
+        for t in tree:
+            yield from _flat_tensors(t)
+    elif isinstance(tree, dict):
+        for t in tree.values():
+            yield from _flat_tensors(t)
+    elif isinstance(tree, Tensor):
+        yield tree
+
 
 def _hi(info) -> str:
     return "inf" if info["max"] is None or info["max"] >= sym._INT_MAX else str(info["max"])

@@ -154,7 +154,8 @@ def _dyn_items(dyn, n: int, path: str) -> list:
 
 
 def _dyn_dims(dyn, t: Tensor, path: str) -> dict:
-    """``{dim index: Dim}`` from a dict ``{i: Dim}`` or a per-dim tuple/list."""
+    """``{dim index: Dim}`` from a dict ``{i: Dim}`` or a per-dim tuple/list (None, an int
+    (that static size) or ``Dim.STATIC``: not dynamic)."""
     if dyn is None:
         return {}
     ndim = t._data.ndim
@@ -175,6 +176,13 @@ def _dyn_dims(dyn, t: Tensor, path: str) -> dict:
         if isinstance(d, bool) or not isinstance(d, int) or not -ndim <= d < ndim:
             raise ExportError(f"dynamic_shapes for {path}: dim {d!r} is out of range for a "
                               f"{ndim}-d tensor")
+        if isinstance(dim, int) and not isinstance(dim, bool):  # a static size (a fix's)
+            size = t._data.shape[d]
+            if dim != size:
+                raise _capture.ConstraintViolationError(
+                    f"Static shape constraint of {dim} does not match input size of {size}, "
+                    f"for {path}.size()[{d % ndim}]")
+            continue
         if not isinstance(dim, (sym.Dim, sym._DimHint, sym._DerivedDim)):
             raise ExportError(f"dynamic_shapes for {path}[{d}] must be an ember.export.Dim, "
                               f"got {dim!r}")
