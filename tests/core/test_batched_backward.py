@@ -2,8 +2,9 @@
 ``autograd.grad(..., is_grads_batched=True)``): one pass over the graph with each node's
 backward run on the whole batch, against one backward per cotangent.
 
-For every differentiable op of the registry with float64 samples in ``ember.ops.opdb``,
-``is_grads_batched`` over three random cotangents must equal three separate ``grad`` calls.
+For every differentiable op of the registry with float64 samples in ``ember.ops.opdb`` (real
+or complex128 outputs), ``is_grads_batched`` over three random cotangents must equal three
+separate ``grad`` calls.
 A node whose backward reads arrays runs once per example inside the batched pass (the
 documented fallback); ``BATCHED`` names ops whose backward must run batched, so that the
 fast path cannot silently turn into the loop.
@@ -34,13 +35,15 @@ BATCHED = ("add", "sub", "mul", "div", "matmul", "mm", "bmm", "linear", "tanh", 
            "gather", "index_select", "nll_loss", "cross_entropy", "masked_fill", "take_along_dim",
            "conv1d", "conv2d", "conv3d", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d",
            "batch_norm", "group_norm", "embedding", "pad", "flip", "roll", "unsafe_split",
-           "tensordot", "einsum", "diagonal", "diag_embed", "trace")
+           "tensordot", "einsum", "diagonal", "diag_embed", "trace", "fft_irfft", "fft_hfft",
+           "fft_irfftn", "fft_fft", "fft_rfft", "fft_fftn", "view_as_real")
 
 
 def _leaves(s):
     seen, out = set(), []
     for t in s.tensors():
-        if t.requires_grad and t.dtype == ember.float64 and id(t) not in seen:
+        if t.requires_grad and t.dtype in (ember.float64, ember.complex128) and \
+                id(t) not in seen:
             seen.add(id(t))
             out.append(t)
     return out
@@ -75,10 +78,11 @@ def batched_vs_loop(name) -> tuple[int, set]:
         if not leaves or any(t.numel() == 0 for t in leaves):
             continue
         outs = _outputs(e, s, op)
-        if not outs or any(o.dtype != ember.float64 for o in outs):
+        if not outs or any(o.dtype not in (ember.float64, ember.complex128) for o in outs):
             continue
-        cts = [ember.tensor(rng.standard_normal((B, *o.shape)), dtype=o.dtype, device=o.device)
-               for o in outs]
+        cts = [ember.tensor(rng.standard_normal((B, *o.shape)) + (
+            1j * rng.standard_normal((B, *o.shape)) if o.is_complex() else 0),
+            dtype=o.dtype, device=o.device) for o in outs]
         loop = [ember.autograd.grad(outs, leaves, [c[b] for c in cts], retain_graph=True,
                                     allow_unused=True) for b in range(B)]
         before = set(_batched._PER_EXAMPLE_NODES)

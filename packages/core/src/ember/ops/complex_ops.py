@@ -19,7 +19,7 @@ from .._sparse_tensor import SparseTensor as _Sparse
 from .._sparse_tensor import sparse_op
 from .._tensor import Tensor
 from ..autograd.graph import make_node_class, result
-from ._factories import sum_to_size
+from ._factories import public, sum_to_size
 from .registry import register
 from .views import make_view
 
@@ -76,11 +76,13 @@ def imag(input):
 # -- view_as_real / view_as_complex --------------------------------------------------------------
 
 def _view_as_real_bw(node, g):
-    return (view_as_complex(g.contiguous()),)
+    fn = view_as_complex if g.__class__ is Tensor else public("view_as_complex")  # (vmap)
+    return (fn(g.contiguous()),)
 
 
 def _view_as_complex_bw(node, g):
-    return (view_as_real(g.contiguous()),)
+    fn = view_as_real if g.__class__ is Tensor else public("view_as_real")  # (vmap)
+    return (fn(g.contiguous()),)
 
 
 ViewAsRealBackward0 = _own("ViewAsRealBackward0", _view_as_real_bw)

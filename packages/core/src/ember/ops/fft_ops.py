@@ -63,8 +63,26 @@ def _own(name, backward):
     return cls
 
 
+def _on_physical(g, fn):
+    """``fn(physical, k)`` for a gradient batched by vmap (``k`` leading batch dims, which
+    the transforms' dims move past), wrapped back."""
+    from .._functorch._batched import lift, lower
+
+    phys, levels = lift(g)
+    return lower(fn(phys, len(levels)), levels)
+
+
+def _past(dims, k: int):
+    """Dims (an int or a tuple) moved past ``k`` leading dims (negative ones stay)."""
+    if isinstance(dims, tuple):
+        return tuple(d + k if d >= 0 else d for d in dims)
+    return dims + k if dims >= 0 else dims
+
+
 def _span_bw(node, g):
     dim, start, n = node.ctx
+    if g.__class__ is not Tensor:
+        return (_on_physical(g, lambda p, k: _span(p, _past(dim, k), -start, n)),)
     return (_span(g, dim, -start, n),)
 
 
@@ -102,6 +120,9 @@ def _as_complex(t: Tensor) -> Tensor:
 
 def _c2c_bw(node, g):
     dims, forward, norm = node.ctx
+    if g.__class__ is not Tensor:
+        return (_on_physical(g, lambda p, k: _c2c(_as_complex(p), _past(dims, k), not forward,
+                                                  _SWAP[norm])),)
     return (_c2c(_as_complex(g), dims, not forward, _SWAP[norm]),)
 
 
@@ -122,11 +143,18 @@ def _c2c(x: Tensor, dims: tuple, forward: bool, norm: str) -> Tensor:
 
 def _r2c_bw(node, g):
     dims, norm, onesided, full = node.ctx
+    if g.__class__ is not Tensor:
+        return (_on_physical(g, lambda p, k: _r2c_grad(p, _past(dims, k), norm, onesided,
+                                                       full)),)
+    return (_r2c_grad(g, dims, norm, onesided, full),)
+
+
+def _r2c_grad(g, dims, norm, onesided, full):
     g = _as_complex(g)
     last = dims[-1]
     if onesided and full > g.shape[last]:  # the cut half of the spectrum: zeros
         g = _span(g, last, 0, full)
-    return (_c2c(g, dims, False, _SWAP[norm]).real,)
+    return _c2c(g, dims, False, _SWAP[norm]).real
 
 
 FftR2CBackward0 = _own("FftR2CBackward0", _r2c_bw)
@@ -157,9 +185,15 @@ def _doubled_bins(g: Tensor, dim: int, n: int) -> Tensor | None:
 
 def _c2r_bw(node, g):
     dims, norm, n = node.ctx
+    if g.__class__ is not Tensor:
+        return (_on_physical(g, lambda p, k: _c2r_grad(p, _past(dims, k), norm, n)),)
+    return (_c2r_grad(g, dims, norm, n),)
+
+
+def _c2r_grad(g, dims, norm, n):
     gi = _r2c(g, dims, _SWAP[norm], True)
     w = _doubled_bins(gi, dims[-1], n)
-    return (gi if w is None else gi * w,)
+    return gi if w is None else gi * w
 
 
 FftC2RBackward0 = _own("FftC2RBackward0", _c2r_bw)
