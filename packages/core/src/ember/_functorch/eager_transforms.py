@@ -152,6 +152,23 @@ def _map(tree, fn):
     return tree_unflatten([fn(x) if isinstance(x, Tensor) else x for x in flat], spec)
 
 
+def _call(func, args, kwargs, has_aux: bool, api: str):
+    """``(output, aux)`` of ``func(*args, **kwargs)`` run as a transformed function (nested
+    transforms see the depth), with PyTorch's error when ``has_aux`` finds no pair."""
+    _DEPTH.value += 1
+    try:
+        out = func(*args, **kwargs)
+    finally:
+        _DEPTH.value -= 1
+    if not has_aux:
+        return out, None
+    if not (isinstance(out, tuple) and len(out) == 2):
+        raise RuntimeError(f"{api}: output of function f should be a tuple: (output, aux) if "
+                           f"has_aux is True")
+    _check_aux(out[1])
+    return out
+
+
 def _check_aux(aux):
     for x in tree_flatten(aux)[0]:
         if not isinstance(x, Tensor):
@@ -180,18 +197,7 @@ def grad_and_value(func, argnums=0, has_aux: bool = False):
             new_args = list(args)
             for i, tree in zip(_argnum_list(nums), diff.trees()):
                 new_args[i] = tree
-            _DEPTH.value += 1
-            try:
-                output = func(*new_args, **kwargs)
-            finally:
-                _DEPTH.value -= 1
-            aux = None
-            if has_aux:
-                if not (isinstance(output, tuple) and len(output) == 2):
-                    raise RuntimeError("grad_and_value(f)(*args): output of function f should "
-                                       "be a tuple: (output, aux) if has_aux is True")
-                output, aux = output
-                _check_aux(aux)
+            output, aux = _call(func, new_args, kwargs, has_aux, "grad_and_value(f)(*args)")
             if not isinstance(output, Tensor):
                 raise RuntimeError(f"grad_and_value(f)(*args): Expected f(*args) to return a "
                                    f"Tensor, got {type(output)}")
@@ -261,18 +267,7 @@ def vjp(func, *primals, has_aux: bool = False):
     levels = list(_batched.current_levels())
     with enable_grad():
         diff = _Diff(list(primals), levels)
-        _DEPTH.value += 1
-        try:
-            out = func(*diff.trees())
-        finally:
-            _DEPTH.value -= 1
-        aux = None
-        if has_aux:
-            if not (isinstance(out, tuple) and len(out) == 2):
-                raise RuntimeError("vjp(f, *primals): output of function f should be a tuple: "
-                                   "(output, aux) if has_aux is True")
-            out, aux = out
-            _check_aux(aux)
+        out, aux = _call(func, diff.trees(), {}, has_aux, "vjp(f, *primals)")
         flat_out, out_spec = tree_flatten(out)
         _check_outputs(flat_out, "vjp(f, *primals)")
         for o in flat_out:
@@ -347,18 +342,7 @@ class _Linearized:
         self.levels = list(_batched.current_levels())
         with enable_grad():
             self.diff = _Diff(list(primals), self.levels)
-            _DEPTH.value += 1
-            try:
-                out = func(*self.diff.trees())
-            finally:
-                _DEPTH.value -= 1
-            self.aux = None
-            if has_aux:
-                if not (isinstance(out, tuple) and len(out) == 2):
-                    raise RuntimeError(f"{api}: output of function f should be a tuple: "
-                                       f"(output, aux) if has_aux is True")
-                out, self.aux = out
-                _check_aux(self.aux)
+            out, self.aux = _call(func, self.diff.trees(), {}, has_aux, api)
             self.out = out
             self.flat_out, self.out_spec = tree_flatten(out)
             _check_outputs(self.flat_out, api)
@@ -436,17 +420,8 @@ def _jvp_forward_mode(func, primals, flat_t, has_aux):
     flat_p, spec = tree_flatten(primals)
     with fwAD.dual_level():
         duals = [fwAD.make_dual(p, t) for p, t in zip(flat_p, flat_t)]
-        _DEPTH.value += 1
-        try:
-            out = func(*tree_unflatten(duals, spec))
-        finally:
-            _DEPTH.value -= 1
-        aux = None
-        if has_aux:
-            if not (isinstance(out, tuple) and len(out) == 2):
-                raise RuntimeError("jvp(f, primals, tangents): output of function f should be "
-                                   "a tuple: (output, aux) if has_aux is True")
-            out, aux = out
+        out, aux = _call(func, tree_unflatten(duals, spec), {}, has_aux,
+                         "jvp(f, primals, tangents)")
         flat_out, out_spec = tree_flatten(out)
         _check_outputs(flat_out, "jvp(f, primals, tangents)")
         values, jvps = [], []

@@ -1083,7 +1083,8 @@ class Capture:
         example sizes agree: a later-declared dim equal to an earlier one, or to a
         constant."""
         shapes = [self.metas[a._vname].shape if isinstance(a, TracedTensor)
-                  else tuple(a._data.shape) for a in _flat_tensors((args, kwargs))]
+                  else tuple(a._data.shape) for a in _flat((args, kwargs))
+                  if isinstance(a, Tensor)]
         order = {n: i for i, n in enumerate(self.symbols)}
         hint = {n: v.get("hint") for n, v in self.symbols.items()}
         groups = [[s[-1 - i] for s in shapes if len(s) > i]
@@ -1126,17 +1127,6 @@ def _narrowed(held: str, bound: int, info) -> tuple:
     if held in ("ge", "gt"):
         return (bound if held == "ge" else bound + 1), hi
     return None, None
-
-
-def _flat_tensors(tree):
-    if isinstance(tree, (list, tuple)):
-        for t in tree:
-            yield from _flat_tensors(t)
-    elif isinstance(tree, dict):
-        for t in tree.values():
-            yield from _flat_tensors(t)
-    elif isinstance(tree, Tensor):
-        yield tree
 
 
 def _hi(info) -> str:
