@@ -211,9 +211,9 @@ def _pairs(torch):
 def _jacobian_pairs(torch):
     """PyTorch's Jacobians-and-Hessians tutorial: ``predict(weight, bias, x) =
     F.linear(x, weight, bias).tanh()`` with D = 16, a Jacobian-vector product (``jvp``, the
-    bias as the vector), its Jacobian with respect to ``x`` by ``jacrev`` and ``jacfwd``, the Hessian (``jacfwd(jacrev)``) of its sum, and ``vmap``
-    over a batch of 64 inputs (one backward pass per batch of rows in Ember since session
-    33; one per row before)."""
+    bias as the vector), its Jacobian with respect to ``x`` by ``jacrev`` and ``jacfwd``,
+    the Hessian (``jacfwd(jacrev)``) of its sum, and ``vmap`` over a batch of 64 inputs (one
+    backward pass per batch of rows in Ember since session 33; one per row before)."""
     import ember
 
     rng = np.random.default_rng(0)
