@@ -36,7 +36,8 @@ BATCHED = ("add", "sub", "mul", "div", "matmul", "mm", "bmm", "linear", "tanh", 
            "conv1d", "conv2d", "conv3d", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d",
            "batch_norm", "group_norm", "embedding", "pad", "flip", "roll", "unsafe_split",
            "tensordot", "einsum", "diagonal", "diag_embed", "trace", "fft_irfft", "fft_hfft",
-           "fft_irfftn", "fft_fft", "fft_rfft", "fft_fftn", "view_as_real")
+           "fft_irfftn", "fft_fft", "fft_rfft", "fft_fftn", "view_as_real",
+           "conv_transpose1d", "conv_transpose2d", "conv_transpose3d")
 
 
 def _leaves(s):

@@ -103,8 +103,8 @@ def _weight_grad(x, gy, g: Geom, wshape, order=None):
 def _conv_bw(node, gy):
     a, w = node.saved
     g, transposed, order = node.ctx
-    if gy.__class__ is not Tensor and not transposed:
-        return _conv_bw_batched(node, gy, a, w, g, order)
+    if gy.__class__ is not Tensor:
+        return _conv_bw_batched(node, gy, a, w, g, transposed, order)
     ga = gw = gb = None
     # the gradients share the forward's layout (PyTorch's backend memory format)
     if transposed:  # a is the narrow side u; the output lives on the wide side
@@ -122,11 +122,11 @@ def _conv_bw(node, gy):
     return ga, gw, gb
 
 
-def _conv_bw_batched(node, gy, a, w, g, order):
+def _conv_bw_batched(node, gy, a, w, g, transposed, order):
     """A convolution's backward for an output gradient batched by vmap (``jacrev`` of a
-    CNN): the input's gradient is one transposed convolution with the batch folded into N;
-    the weight's is one weight gradient with the batch folded into the output channels
-    (group by group, so that each group's channels stay together)."""
+    CNN): the input's gradient is one (transposed) convolution with the batch folded into
+    N; the weight's is one weight gradient with the batch folded into the gradient's
+    channels (group by group, so that each group's channels stay together)."""
     from .._functorch._batched import lift, lower
 
     phys, levels = lift(gy)
@@ -137,18 +137,28 @@ def _conv_bw_batched(node, gy, a, w, g, order):
     sp = tuple(phys.shape[k + 2:])
     ga = gw = gb = None
     if node.needs_grad(0):
-        r = _conv_transpose(phys.reshape((bt * n, o) + sp), w, None, g, order)
+        back = _conv if transposed else _conv_transpose
+        r = back(phys.reshape((bt * n, o) + sp), w, None, g, order)
         ga = lower(r.reshape(lead + (n,) + tuple(r.shape[1:])), levels)
     if node.needs_grad(1):
         groups = g.groups
         og = o // groups
-        rest = tuple(w.shape[1:])
         dims = tuple(range(4, 4 + len(sp)))
         t = phys.reshape((bt, n, groups, og) + sp).permute((1, 2, 0, 3) + dims)
-        t = t.reshape((n, groups * bt * og) + sp)
-        r = _weight_grad(a, t, g, (groups * bt * og,) + rest, order)
-        r = r.reshape((groups, bt, og) + rest).permute((1, 0, 2) + tuple(range(3, 3 + len(rest))))
-        gw = lower(r.reshape(lead + (o,) + rest), levels)
+        t = t.reshape((n, groups * bt * og) + sp)  # the batch inside each group's channels
+        ks = tuple(w.shape[2:])
+        kdims = tuple(range(3, 3 + len(ks)))
+        if transposed:  # the weight is (in, out / groups, *k): the batch joins its dim 1
+            cin = w.shape[0]
+            r = _weight_grad(t, a, g, (cin, bt * og) + ks, order)
+            r = r.reshape((cin, bt, og) + ks).permute((1, 0, 2) + kdims)
+            gw = lower(r.reshape(lead + (cin, og) + ks), levels)
+        else:  # (out, in / groups, *k): the batch joins its dim 0
+            cg = w.shape[1]
+            r = _weight_grad(a, t, g, (groups * bt * og, cg) + ks, order)
+            r = r.reshape((groups, bt, og, cg) + ks).permute((1, 0, 2, 3) + tuple(
+                d + 1 for d in kdims))
+            gw = lower(r.reshape(lead + (o, cg) + ks), levels)
     if node.needs_grad(2):
         gb = gy.sum((0,) + tuple(range(2, gy.dim())))
     return ga, gw, gb
