@@ -22,38 +22,38 @@ __all__ = ["run_backward"]
 
 
 def _needed_nodes(roots, targets):
-    """Nodes from which some target node is reachable (for ``autograd.grad``)."""
+    """Nodes from which some target node is reachable (for ``autograd.grad``).
+
+    One walk collects the graph below the roots; then, producers before consumers (a node's
+    inputs always have smaller ``seq``: they were recorded first), a node is needed when it
+    is a target or one of its inputs is needed. Iterative: graphs of unrolled recurrences
+    are deeper than Python's recursion limit."""
+    seen = set()
+    stack = [r for r in roots if r is not None]
+    seen.update(stack)
+    order = []
+    while stack:
+        node = stack.pop()
+        order.append(node)
+        for nxt, _ in node.next_functions:
+            if nxt is not None and nxt not in seen:
+                seen.add(nxt)
+                stack.append(nxt)
+    order.sort(key=_seq_of)
     needed = set()
-    memo: dict = {}
-    for root in roots:
-        if root is None:
+    for node in order:
+        if node in targets:
+            needed.add(node)
             continue
-        stack = [(root, iter(root.next_functions))]
-        path = {root}
-        while stack:
-            node, it = stack[-1]
-            advanced = False
-            for nxt, _ in it:
-                if nxt is None or nxt in path:
-                    continue
-                if nxt in memo:
-                    if memo[nxt]:
-                        needed.add(node)
-                    continue
-                stack.append((nxt, iter(nxt.next_functions)))
-                path.add(nxt)
-                advanced = True
+        for nxt, _ in node.next_functions:
+            if nxt is not None and nxt in needed:
+                needed.add(node)
                 break
-            if not advanced:
-                stack.pop()
-                path.discard(node)
-                hit = node in targets or node in needed
-                memo[node] = hit
-                if hit:
-                    needed.add(node)
-                    if stack:
-                        needed.add(stack[-1][0])
     return needed
+
+
+def _seq_of(node) -> int:
+    return node.seq or 0
 
 
 def _add(a, b):
