@@ -166,9 +166,14 @@ def test_deadline_cuts_a_read_from_a_server_gone_silent(server, trickle, tmp_pat
     # (not the read timeout, nor the 1 s left of the deadline when the attempt began).
     url = server.route("/f.bin", trickle.silent_after(DATA, 16))
     started = time.monotonic()
-    with pytest.raises(DownloadTimeoutError, match=r"deadline of 1 s \(16 bytes received\)"):
+    with pytest.raises(DownloadTimeoutError) as info:
         fetch(url, tmp_path / "f.bin", deadline=1.0, timeout=30.0, retries=3, **QUICK)
     assert time.monotonic() - started < 1.5
+    assert str(info.value).startswith(f"download of {url} ran past its deadline of 1 s (")
+    # all 16 bytes on a quiet machine; a loaded one's server thread may fall behind the
+    # trickle (a CI run saw 13 within the second): the deadline, not the data, ends it
+    received = int(str(info.value).split("(")[1].split()[0])
+    assert 8 <= received <= 16
     assert len(server.requests_to("/f.bin")) == 1
 
 
