@@ -369,17 +369,23 @@ def to_physical(x, levels: list):
         # broadcast view in front, what unsqueezing per level and expanding gives
         expand = _raw(Tensor.expand) if passes_through(x) else Tensor.expand
         return expand(x, (*[lv.size for lv in levels], *x.shape))
-    have = levels_of(x)
-    phys = x
-    while type(phys) is BatchedTensor:
-        phys = phys._value
+    phys, have = lift(x)
     if have == [lv.level for lv in levels]:
         return phys
     own = {lv.level for lv in levels}
     later = [h for h in have if h not in own]
-    if later:  # batched at vmap levels entered since (vmap over vjp's function)
-        return _later_levels_kept(phys, have, later, levels) if levels else x
-    logical_rank = phys.dim() - len(have)
+    n = len(later)
+    if later:  # batched at vmap levels entered since (vmap over vjp's function): they stay
+        if not levels:
+            return x
+        if min(later) < max(own):
+            raise RuntimeError("vmap: a tensor of an exited vmap level escaped its vmap")
+        # (all higher than ``levels``: their dims, last in ``phys``, go in front, and the
+        # result is wrapped back at them around the physical tensor at ``levels``)
+        k = len(have)
+        phys = _permute(phys, [*range(k - n, k), *range(k - n), *range(k, phys.dim())])
+        have = have[:k - n]
+    logical_rank = phys.dim() - n - len(have)
     raw = passes_through(phys)
     unsqueeze = _raw(Tensor.unsqueeze) if raw else Tensor.unsqueeze
     sizes = []
@@ -388,12 +394,14 @@ def to_physical(x, levels: list):
         if pos < len(have) and have[pos] == lv.level:
             pos += 1
         else:
-            phys = unsqueeze(phys, len(sizes))
+            phys = unsqueeze(phys, n + len(sizes))
         sizes.append(lv.size)
     if pos != len(have):
         raise RuntimeError("vmap: a tensor of an exited vmap level escaped its vmap")
     expand = _raw(Tensor.expand) if raw else Tensor.expand
-    return expand(phys, (*sizes, *phys.shape[len(sizes):len(sizes) + logical_rank]))
+    m = n + len(sizes)
+    phys = expand(phys, (*phys.shape[:n], *sizes, *phys.shape[m:m + logical_rank]))
+    return lower(phys, later) if later else phys
 
 
 def _raw(method):
@@ -431,28 +439,6 @@ def from_physical(phys, levels: list):
 
 def _permute(p, dims):
     return (_raw(Tensor.permute) if passes_through(p) else Tensor.permute)(p, dims)
-
-
-def _later_levels_kept(phys, have, later, levels):
-    """``to_physical`` of a tensor also batched at levels entered after ``levels`` (all
-    higher): wrapped at those later levels around its physical tensor at ``levels``, whose
-    dims then follow the later levels' (what the graph of ``vjp`` made at ``levels`` takes
-    in, batched at the later levels)."""
-    if min(later) < max(lv.level for lv in levels):
-        raise RuntimeError("vmap: a tensor of an exited vmap level escaped its vmap")
-    k, n = len(have), len(later)
-    p = _permute(phys, [*range(k - n, k), *range(k - n), *range(k, phys.dim())])
-    raw = passes_through(p)
-    unsqueeze = _raw(Tensor.unsqueeze) if raw else Tensor.unsqueeze
-    expand = _raw(Tensor.expand) if raw else Tensor.expand
-    present = set(have)
-    for j, lv in enumerate(levels):
-        if lv.level not in present:
-            p = unsqueeze(p, n + j)
-            shape = list(p.shape)
-            shape[n + j] = lv.size
-            p = expand(p, tuple(shape))
-    return lower(p, later)
 
 
 # -- the mode -------------------------------------------------------------------------------------
@@ -753,33 +739,19 @@ def backward_node(node, grad, call=None):
 
 
 def _node_per_example(node, grad, call):
-    multi = isinstance(grad, list)
-    flat = grad if multi else [grad]
+    """The node's backward as an op without a batching rule: vmap's loop over the innermost
+    batched level (an outer level still batched takes ``backward_node`` again)."""
+    flat = grad if isinstance(grad, list) else [grad]
     level = max(g._level for g in flat if type(g) is BatchedTensor)
     lvl = next(lv for lv in _STATE.levels if lv.level == level)
-    results = []
-    for b in range(lvl.size):
-        picked = [g._value[b] if type(g) is BatchedTensor and g._level == level else g
-                  for g in flat]
-        g_b = picked if multi else picked[0]
-        if has_batched(picked):  # batched at an outer level too
-            out = backward_node(node, g_b, call)
-        else:
-            out = node.backward(g_b) if call is None else call(node, g_b)
-        results.append(tuple(out) if isinstance(out, (tuple, list)) else (out,))
-    return tuple(_wrap_out(_stack_results([r[i] for r in results]), level)
-                 for i in range(len(results[0])))
+    return _loop(lvl, lambda g: backward_node(node, g, call), (grad,), {}, "backward")
 
 
 def lift(x):
     """``(physical, levels)`` of a tensor batched by vmap: the plain tensor below every
     wrapper, its leading dims one per level (in ``levels``' order), for backward code that
     handles leading batch dims itself; ``lower(physical, levels)`` wraps it back."""
-    levels = []
-    while type(x) is BatchedTensor:
-        levels.append(x._level)
-        x = x._value
-    return x, levels[::-1]
+    return unwrap_to_level(x, 0), levels_of(x)
 
 
 def lower(phys, levels):
@@ -787,3 +759,11 @@ def lower(phys, levels):
     for level in levels:
         phys = wrap(phys, level)
     return phys
+
+
+def on_physical(t, fn):
+    """``fn(physical, k)`` for a tensor batched by vmap (``k`` leading batch dims, which an
+    array kernel run over any leading dims treats as more batch), wrapped back at ``t``'s
+    levels: backward code's form for a batched gradient."""
+    phys, levels = lift(t)
+    return lower(fn(phys, len(levels)), levels)

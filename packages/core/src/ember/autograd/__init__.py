@@ -180,6 +180,7 @@ def _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, all
     """``is_grads_batched=True``: ``grad`` vmapped over the grad_outputs' first dim, one
     backward pass on the whole batch (PyTorch's; the gradients do not flow back into
     grad_outputs)."""
+    from .. import _factory
     from .._functorch.vmap import vmap
 
     if grad_outputs is None:
@@ -195,8 +196,6 @@ def _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, all
                    materialize_grads=materialize_grads)
         unused.update(i for i, g in enumerate(res) if g is None)
         return tuple(_factory.zeros(()) if g is None else g for g in res)
-
-    from .. import _factory
 
     in_dims = tuple(None if g is None else 0 for g in grad_outputs)
     res = vmap(one, in_dims=in_dims)(*grad_outputs)

@@ -18,6 +18,7 @@ from .._dtype import scalar_type_name
 from .._tensor import Tensor, _make
 from ..autograd.grad_mode import GRAD
 from ..autograd.graph import record
+from ._factories import shape_of
 from ._promotion import wrap_dim
 
 __all__ = ["keep_shape", "keep", "const", "not_implemented_for_bool", "nonempty", "same_nan",
@@ -36,8 +37,7 @@ def keep(t: Tensor, shape, dims, keepdim: bool = False) -> Tensor:
     if keepdim:
         return t
     ks = keep_shape(shape, dims)
-    return t if (t._data.shape if t.__class__ is Tensor else tuple(t.shape)) == ks \
-        else t.reshape(ks)
+    return t if shape_of(t) == ks else t.reshape(ks)
 
 
 def const(arr, like: Tensor) -> Tensor:

@@ -64,12 +64,11 @@ def _own(name, backward):
 
 
 def _on_physical(g, fn):
-    """``fn(physical, k)`` for a gradient batched by vmap (``k`` leading batch dims, which
-    the transforms' dims move past), wrapped back."""
-    from .._functorch._batched import lift, lower
+    """``fn(physical, k)`` for a gradient batched by vmap (the transforms' dims move past
+    its ``k`` leading batch dims)."""
+    from .._functorch._batched import on_physical
 
-    phys, levels = lift(g)
-    return lower(fn(phys, len(levels)), levels)
+    return on_physical(g, fn)
 
 
 def _past(dims, k: int):

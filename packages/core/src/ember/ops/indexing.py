@@ -76,6 +76,11 @@ class BasicIndex:
     def tget(self, t):
         return t[self.idx]
 
+    def lifted(self, k: int):
+        """This index for arrays with ``k`` more leading dims (vmap's batch)."""
+        idx = self.idx if isinstance(self.idx, tuple) else (self.idx,)
+        return BasicIndex((slice(None),) * k + idx)
+
 
 class AdvancedIndex:
     """``basic`` (a view; ``()`` for none) then ``adv``: integer arrays, bool masks and full
@@ -106,6 +111,20 @@ class AdvancedIndex:
             t = basic_view(t, self.basic)
         return gather_by(t, AdvancedIndex((), self.adv), IndexBackward0)
 
+    def lifted(self, k: int):
+        """This index for arrays with ``k`` more leading dims (vmap's batch), or None where
+        NumPy would not keep them in front (advanced indices apart from each other go
+        first)."""
+        pre = (slice(None),) * k
+        adv = self.adv if isinstance(self.adv, tuple) else (self.adv,)
+        pos = [i for i, it in enumerate(adv) if it.__class__ is not slice]
+        if pos and pos[-1] - pos[0] + 1 != len(pos):
+            return None
+        basic = self.basic
+        if basic:
+            basic = pre + (basic if isinstance(basic, tuple) else (basic,))
+        return AdvancedIndex(basic, pre + adv)
+
 
 # -- specs over tensors batched by vmap ----------------------------------------------------
 
@@ -113,45 +132,28 @@ _NO_LIFT = ("vmap: this index has no form over a batch of examples (advanced ind
             "from each other, or a 0-dim region): one example at a time")
 
 
-def _lifted(spec, k: int):
-    """``spec`` for arrays with ``k`` more leading dims (vmap's batch dims, the region then
-    keeping them in front), or None where NumPy would place them elsewhere."""
-    pre = (slice(None),) * k
-    if spec.__class__ is BasicIndex:
-        idx = spec.idx if isinstance(spec.idx, tuple) else (spec.idx,)
-        return BasicIndex(pre + idx)
-    lifted = getattr(spec, "lifted", None)  # a spec that knows (the diagonal's)
-    if lifted is not None:
-        return lifted(k)
-    if spec.__class__ is AdvancedIndex:
-        adv = spec.adv if isinstance(spec.adv, tuple) else (spec.adv,)
-        pos = [i for i, it in enumerate(adv) if it.__class__ is not slice]
-        if pos and pos[-1] - pos[0] + 1 != len(pos):
-            return None  # split advanced indices go first in NumPy: not in front of the batch
-        basic = spec.basic
-        if basic:
-            basic = pre + (basic if isinstance(basic, tuple) else (basic,))
-        return AdvancedIndex(basic, pre + adv)
-    return None
-
-
 def _batched(t) -> bool:
     """Whether ``t`` is a tensor batched by vmap (a gradient under ``jacrev``)."""
-    return t.__class__.__name__ == "BatchedTensor"
+    from .._functorch._batched import is_batched
+
+    return is_batched(t)
 
 
 def _lift_call(t, spec, run):
     """``run(physical, lifted spec, batch shape)`` for a tensor ``t`` batched by vmap, the
-    result wrapped back at ``t``'s levels; a vmap error (the caller's backward then runs per
-    example) where the spec has no lifted form."""
-    from .._functorch._batched import lift, lower
+    result wrapped back at ``t``'s levels: specs with a ``lifted(k)`` form (the index over
+    ``k`` more leading dims); a vmap error where there is none (the caller's backward then
+    runs per example)."""
+    from .._functorch._batched import on_physical
 
-    phys, levels = lift(t)
-    k = len(levels)
-    lifted = _lifted(spec, k)
-    if lifted is None:
-        raise RuntimeError(_NO_LIFT)
-    return lower(run(phys, lifted, tuple(phys.shape[:k])), levels)
+    def physical(p, k):
+        lifted = getattr(spec, "lifted", None)
+        lifted = None if lifted is None else lifted(k)
+        if lifted is None:
+            raise RuntimeError(_NO_LIFT)
+        return run(p, lifted, tuple(p.shape[:k]))
+
+    return on_physical(t, physical)
 
 
 # -- the two primitives --------------------------------------------------------------------

@@ -797,10 +797,9 @@ def one_hot(input, num_classes=-1):
 def _resample_bw(node, g):
     axis, taps, in_size = node.ctx
     if g.__class__ is not Tensor:  # batched by vmap: its physical tensor, the axis shifted
-        from .._functorch._batched import lift, lower
+        from .._functorch._batched import on_physical
 
-        phys, levels = lift(g)
-        return (lower(_resample_t(phys, axis + len(levels), taps, in_size), levels),)
+        return (on_physical(g, lambda p, k: _resample_t(p, axis + k, taps, in_size)),)
     return (_resample_t(g, axis, taps, in_size),)
 
 
@@ -896,10 +895,9 @@ def _node_for(name, cache={}):  # noqa: B006 - a per-name cache of node classes
 def _constant_pad_bw(node, g):
     back = tuple(-p for p in node.ctx)
     if g.__class__ is not Tensor:  # batched by vmap: the pad is over trailing dims
-        from .._functorch._batched import lift, lower
+        from .._functorch._batched import on_physical
 
-        phys, levels = lift(g)
-        return (lower(_constant_pad(phys, back, 0), levels),)
+        return (on_physical(g, lambda p, k: _constant_pad(p, back, 0)),)
     return (_constant_pad(g, back, 0),)
 
 

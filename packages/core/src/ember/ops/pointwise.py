@@ -781,7 +781,7 @@ def _clamp_scalar_bw(node, g):
         mask = x >= low
     else:
         mask = x <= high
-    return (where(mask, g, 0.0) if g.__class__ is Tensor else g.where(mask, 0.0),)
+    return (_where_of(g)(mask, g, 0.0),)
 
 
 def _clamp_tensor_bw(node, g):

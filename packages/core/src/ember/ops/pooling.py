@@ -87,13 +87,11 @@ def _plane_scatter(v, idx, plane, accumulate, node_cls, order=None):
 
 
 def _on_physical(g, fn):
-    """``fn(physical, batch shape)`` for a gradient batched by vmap (``jacrev`` of a CNN),
-    wrapped back: the pooling kernels run over any leading dims, the batch's included (laid
-    out contiguously)."""
-    from .._functorch._batched import lift, lower
+    """``fn(physical, batch shape)`` for a gradient batched by vmap (``jacrev`` of a CNN):
+    the pooling kernels run over any leading dims, the batch's included."""
+    from .._functorch._batched import on_physical
 
-    phys, levels = lift(g)
-    return lower(fn(phys, tuple(phys.shape[:len(levels)])), levels)
+    return on_physical(g, lambda p, k: fn(p, tuple(p.shape[:k])))
 
 
 def _tiled(idx, lead):
