@@ -108,7 +108,14 @@ class _GradModeBlock(_DecoratorContextManager):
 
     _mode = True
 
-    def __init__(self):
+    def __new__(cls, orig_func=None):
+        # PyTorch's ``_NoParamDecoratorContextManager``: ``@no_grad`` without parentheses
+        # decorates the function it is given
+        if orig_func is None:
+            return super().__new__(cls)
+        return cls()(orig_func)
+
+    def __init__(self, orig_func=None):
         self.prev = self._mode
         self._fw = None
 
@@ -199,6 +206,12 @@ class set_grad_enabled(_ThreadFlag):
 
 class inference_mode(_DecoratorContextManager):
     """Like ``no_grad``; tensors made inside are inference tensors in PyTorch (here: plain)."""
+
+    def __new__(cls, mode=True):
+        # as in PyTorch, ``@inference_mode`` without parentheses decorates the function
+        if mode is None or isinstance(mode, bool):
+            return super().__new__(cls)
+        return cls()(mode)
 
     def __init__(self, mode: bool = True):
         self.mode = bool(mode)

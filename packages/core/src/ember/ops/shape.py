@@ -262,7 +262,13 @@ def expand(input, size):
     target = tuple(target)
     if target == d.shape:
         return make_view(input, d.view(), ViewBackward0, d.shape, lambda b: b)
-    arr = xp_of(input).broadcast_to(d, target)
+    if len(target) > d.ndim and target[lead:] == d.shape and all(s == 1 for s in target[:lead]):
+        # only new dims of size 1: no element repeats, so the view stays writable, as
+        # PyTorch's (whose in-place ops refuse only a view with internal overlap);
+        # ``arange(n).expand(1, -1)`` buffers are filled in place by their models' init
+        arr = d[(None,) * lead]
+    else:
+        arr = xp_of(input).broadcast_to(d, target)
     return make_view(input, arr, ExpandBackward0, d.shape, lambda b, s=target: b.expand(s))
 
 
