@@ -94,6 +94,7 @@ import warnings
 from .._tensor import Tensor
 from ..export._capture import _LOCAL as _XLOCAL
 from . import _custom
+from . import hints as _hints
 from ._capture import GraphBreakError, current_compile, run_opaque
 from ._codegen import MISS, Unsupported
 
@@ -236,6 +237,7 @@ class CompiledFunction:
         self._entries: list = []
         self._runs: list = []
         self._warned = False
+        self._called = False  # a call ran (the "*_then_compile" stances' first call)
         self._lock = threading.Lock()
         functools.update_wrapper(self, fn)
         with _ALL_LOCK:
@@ -267,15 +269,48 @@ class CompiledFunction:
         if not self._lock.acquire(False):
             return self._fn(*args, **kwargs)
         try:
-            if _XLOCAL.__dict__.get("capture") is not None:
+            if _XLOCAL.__dict__.get("capture") is not None or self._stance_eager():
                 return self._fn(*args, **kwargs)
             for run in self._runs:
                 out = run(args, kwargs)
                 if out is not MISS:
                     return out
+            if self._stance_no_new_entry():
+                return self._fn(*args, **kwargs)
             return self._capture(args, kwargs)
         finally:
             self._lock.release()
+
+    # -- set_stance ---------------------------------------------------------------------------
+    def _stance_eager(self) -> bool:
+        """Whether this call runs eagerly by the stance: always under ``"force_eager"``, the
+        first call under ``"eager_then_compile"``/``"aot_eager_then_compile"``."""
+        stance = _hints._STANCE[0]
+        if stance == "default":
+            return False
+        if stance == "force_eager":
+            return True
+        if stance.endswith("_then_compile") and not self._called:
+            self._called = True
+            return True
+        return False
+
+    def _stance_no_new_entry(self) -> bool:
+        """Before a new entry is captured: True (run eagerly) under ``"eager_on_recompile"``;
+        PyTorch's error under ``"fail_on_recompile"``."""
+        stance = _hints._STANCE[0]
+        if stance == "eager_on_recompile":
+            return True
+        if stance == "fail_on_recompile":
+            code = getattr(self._fn, "__code__", None)
+            if code is None:
+                code = getattr(getattr(self._fn, "__func__", None), "__code__", None)
+            where = (f"filename: '{code.co_filename}', function name: '{code.co_name}', "
+                     f"line number: {code.co_firstlineno}" if code is not None
+                     else f"function: {self._fn!r}")
+            raise RuntimeError("Detected recompile when torch.compile stance is "
+                               f"'fail_on_recompile'. {where}")
+        return False
 
     # -- capture ------------------------------------------------------------------------------
     def _cache_full(self) -> bool:
@@ -335,12 +370,15 @@ class CustomBackendFunction(CompiledFunction):
         if not self._lock.acquire(False):
             return self._fn(*args, **kwargs)
         try:
-            if _XLOCAL.__dict__.get("capture") is not None or _custom.tracing():
+            if (_XLOCAL.__dict__.get("capture") is not None or _custom.tracing()
+                    or self._stance_eager()):
                 return self._fn(*args, **kwargs)
             tensors, key = _custom.flatten_call(args, kwargs)
             for entry in self._entries:
                 if entry.matches(key):
                     return self._fn(*args, **kwargs) if entry.eager else entry(tensors)
+            if self._stance_no_new_entry():
+                return self._fn(*args, **kwargs)
             return self._trace(args, kwargs, tensors, key)
         finally:
             self._lock.release()

@@ -1,6 +1,10 @@
-"""``torch._dynamo``'s names that programs and tutorials call, over ``ember.compile``
-(``ember._compile``): ``reset``, ``explain``, ``config``, ``disable``, ``is_compiling``,
-``optimize``, ``register_backend``, ``list_backends``, ``lookup_backend``.
+"""``torch._dynamo``'s names that programs, tutorials and libraries call, over
+``ember.compile`` (``ember._compile``): ``reset``, ``explain``, ``config``, ``disable``,
+``is_compiling``, ``optimize``, ``register_backend``, ``list_backends``, ``lookup_backend``,
+and the compiler hints (``allow_in_graph``, ``assume_constant_result``, ``graph_break``,
+``mark_dynamic``, ``mark_static``, ...: what each means for Ember's capture is in
+``ember._compile.hints``). ``ember._dynamo._trace_wrapped_higher_order_op`` holds
+``TransformGetItemToIndex`` (HuggingFace ``transformers`` imports it).
 
 Graph breaks are silent, as in PyTorch; ``config.warn_on_graph_break = True`` (Ember's
 stand-in for ``TORCH_LOGS="graph_breaks"``, which also sets it when Ember is imported) makes
@@ -21,7 +25,7 @@ from __future__ import annotations
 import warnings
 from dataclasses import dataclass, field
 
-from ._compile import (
+from .._compile import (
     GraphBreakError,
     config,
     disable,
@@ -31,10 +35,27 @@ from ._compile import (
     register_backend,
     reset,
 )
+from .._compile.hints import (
+    allow_in_graph,
+    assume_constant_result,
+    disallow_in_graph,
+    forbid_in_graph,
+    graph_break,
+    mark_dynamic,
+    mark_static,
+    mark_static_address,
+    maybe_mark_dynamic,
+    nonstrict_trace,
+    set_stance,
+    substitute_in_graph,
+)
 
 __all__ = ["reset", "explain", "config", "disable", "is_compiling", "ExplainOutput",
            "BreakReason", "GraphBreakError", "optimize", "register_backend", "list_backends",
-           "lookup_backend"]
+           "lookup_backend", "allow_in_graph", "assume_constant_result", "disallow_in_graph",
+           "forbid_in_graph", "graph_break", "mark_dynamic", "mark_static",
+           "mark_static_address", "maybe_mark_dynamic", "nonstrict_trace", "set_stance",
+           "substitute_in_graph", "is_dynamo_supported", "is_inductor_supported"]
 
 
 def optimize(backend="inductor", *, nopython: bool = False, disable: bool = False,
@@ -47,7 +68,7 @@ def optimize(backend="inductor", *, nopython: bool = False, disable: bool = Fals
         @ember._dynamo.optimize(my_compiler)
         def toy_example(a, b): ...
     """
-    from . import _compile
+    from .. import _compile
 
     lookup_backend(backend)  # an unknown name is an error here, as in PyTorch
 
@@ -56,6 +77,18 @@ def optimize(backend="inductor", *, nopython: bool = False, disable: bool = Fals
                                 disable=disable)
 
     return decorator
+
+
+def is_dynamo_supported() -> bool:
+    """Whether ``ember.compile`` can run here (``torch._dynamo.is_dynamo_supported``): it
+    can wherever Ember runs (its capture needs no bytecode hooks)."""
+    return True
+
+
+def is_inductor_supported() -> bool:
+    """Whether the ``"inductor"`` backend name works (``torch._dynamo.is_inductor_supported``):
+    Ember's compile serves it with its own lowering, on every device."""
+    return True
 
 
 @dataclass
@@ -110,7 +143,7 @@ def explain(f, *extra_args, **extra_kwargs):
     an :class:`ExplainOutput` (``torch._dynamo.explain``; the older ``explain(fn, *args)``
     form, deprecated in PyTorch, runs at once). The run reports no graph break, even with
     ``config.warn_on_graph_break``: the output lists them."""
-    from . import _compile
+    from .. import _compile
 
     def inner(*args, **kwargs):
         compiled = _compile.compile(f)
