@@ -17,11 +17,12 @@ import secrets
 from .. import _random, _tensor_types
 from .._device import device as _device_cls
 from .._errors import OutOfMemoryError
-from . import memory, streams
+from . import graphs, memory, streams
 from ._utils import backend as _backend
 from ._utils import backend_or_none as _backend_or_none
 from ._utils import current_index as _current_index
 from ._utils import device_index as _index
+from .graphs import CUDAGraph, graph, graph_pool_handle, is_current_stream_capturing
 from .memory import (
     empty_cache,
     get_per_process_memory_fraction,
@@ -56,7 +57,8 @@ __all__ = ["OutOfMemoryError", "is_available", "is_initialized", "init", "device
            "set_device", "device", "device_of", "synchronize", "get_device_name",
            "get_device_capability", "manual_seed", "manual_seed_all", "seed", "seed_all",
            "initial_seed", "get_rng_state", "set_rng_state", "get_rng_state_all",
-           "set_rng_state_all", "memory", "streams", *memory.__all__, *streams.__all__]
+           "set_rng_state_all", "memory", "streams", "graphs", "get_device_properties",
+           "is_bf16_supported", *graphs.__all__, *memory.__all__, *streams.__all__]
 
 
 def is_available() -> bool:
@@ -132,6 +134,55 @@ def get_device_name(device=None) -> str:
 def get_device_capability(device=None) -> tuple:
     """The ``(major, minor)`` compute capability of a CUDA device."""
     return _backend().capability(_index(device))
+
+
+class _CudaDeviceProperties:
+    """A CUDA device's properties (``torch.cuda.get_device_properties``), from CUDA's
+    ``cudaDeviceProp`` as CuPy reports it."""
+
+    def __init__(self, props: dict) -> None:
+        name = props.get("name", b"")
+        self.name = name.decode() if isinstance(name, bytes) else str(name)
+        self.major = int(props.get("major", 0))
+        self.minor = int(props.get("minor", 0))
+        self.total_memory = int(props.get("totalGlobalMem", 0))
+        self.multi_processor_count = int(props.get("multiProcessorCount", 0))
+        self.is_integrated = int(props.get("integrated", 0))
+        self.is_multi_gpu_board = int(props.get("isMultiGpuBoard", 0))
+        self.max_threads_per_multi_processor = int(props.get("maxThreadsPerMultiProcessor", 0))
+        self.warp_size = int(props.get("warpSize", 32))
+        self.L2_cache_size = int(props.get("l2CacheSize", 0))
+        self.regs_per_multiprocessor = int(props.get("regsPerMultiprocessor", 0))
+        self.shared_memory_per_block = int(props.get("sharedMemPerBlock", 0))
+        self.shared_memory_per_multiprocessor = int(props.get("sharedMemPerMultiprocessor", 0))
+        self.gcnArchName = "NVIDIA" if self.name else ""
+
+    def __repr__(self) -> str:
+        return (f"_CudaDeviceProperties(name='{self.name}', major={self.major}, "
+                f"minor={self.minor}, total_memory={self.total_memory // (1024 * 1024)}MB, "
+                f"multi_processor_count={self.multi_processor_count}, "
+                f"L2_cache_size={self.L2_cache_size // (1024 * 1024)}MB)")
+
+
+def get_device_properties(device=None) -> _CudaDeviceProperties:
+    """The properties of a CUDA device (default: current): ``name``, ``major``/``minor``,
+    ``total_memory``, ``multi_processor_count``, ``warp_size``, ``L2_cache_size``, ..."""
+    be = _backend()
+    idx = _index(device)
+    if idx < 0 or idx >= device_count():
+        raise AssertionError("Invalid device id")
+    return _CudaDeviceProperties(be.xp.cuda.runtime.getDeviceProperties(idx))
+
+
+def is_bf16_supported(including_emulation: bool = True) -> bool:
+    """Whether the current CUDA device computes bfloat16 (False without CUDA). Ember's
+    bfloat16 kernels compute in float32 on every device, so any CUDA device does; without
+    ``including_emulation``, only compute capability 8.0 and above (native bfloat16)."""
+    if not is_available():
+        return False
+    if including_emulation:
+        return True
+    return get_device_capability()[0] >= 8
 
 
 # -- random ----------------------------------------------------------------------------------
