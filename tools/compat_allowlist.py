@@ -29,7 +29,7 @@ NO_PARTITIONER = ("torch.compile's activation-memory budget for its min-cut part
                   "ember.compile replays whole steps, it has no partitioner to budget")
 EINOPS = "needs einops, which ember does not depend on (write the permute/reshape instead)"
 QUANTIZATION = "quantization: not planned"
-LOW_BITS = "sub-byte and float8 dtypes: no NumPy/CuPy array type to hold them"
+LOW_BITS = "sub-byte dtypes: no NumPy/CuPy array type holds one element per value"
 BACKEND_KERNELS = ("backend-specific kernels and devices (cuDNN, MIOpen, MKL-DNN, Vulkan, XLA, "
                    "IPU, MTIA, MAIA): not API for a NumPy/CuPy framework")
 CUDA_ONLY = "CUDA-only internals (tensor-core float8/grouped GEMMs, multi-GPU comm, streams)"
@@ -91,7 +91,7 @@ GAPS: dict[str, dict[str, list[str]]] = {
                        "quantize_*", "quantized_*", "dequantize", "int_repr", "empty_quantized",
                        "fake_quantize_*", "fused_moving_avg_obs_fake_quant",
                        "choose_qparams_optimized", "fbgemm_*"],
-        LOW_BITS: ["bit", "bits*", "float4_*", "float8_*", "int1", "int2", "int3", "int4",
+        LOW_BITS: ["bit", "bits*", "float4_*", "int1", "int2", "int3", "int4",
                    "int5", "int6", "int7", "uint1", "uint2", "uint3", "uint4", "uint5", "uint6",
                    "uint7"],
         BACKEND_KERNELS: ["cudnn_*", "miopen_*", "mkldnn_*", "is_vulkan_available",

@@ -33,7 +33,8 @@ from . import _dtype
 from ._device import device, get_default_device, set_default_device
 from ._dtype import (
     bfloat16, bool, can_cast, cdouble, cfloat, chalf, complex32, complex64, complex128, double,
-    dtype, finfo, float, float16, float32, float64, get_default_dtype, half, iinfo, int, int8,
+    dtype, finfo, float, float8_e4m3fn, float8_e4m3fnuz, float8_e5m2, float8_e5m2fnuz,
+    float8_e8m0fnu, float16, float32, float64, get_default_dtype, half, iinfo, int, int8,
     int16, int32, int64, long, promote_types, result_type, set_default_dtype, short, uint8,
     uint16, uint32, uint64,
 )

@@ -72,6 +72,11 @@ from ._dtype import dtype as _Dtype
 from ._dtype import dtype as dtype
 from ._dtype import finfo as finfo
 from ._dtype import float as float
+from ._dtype import float8_e4m3fn as float8_e4m3fn
+from ._dtype import float8_e4m3fnuz as float8_e4m3fnuz
+from ._dtype import float8_e5m2 as float8_e5m2
+from ._dtype import float8_e5m2fnuz as float8_e5m2fnuz
+from ._dtype import float8_e8m0fnu as float8_e8m0fnu
 from ._dtype import float16 as float16
 from ._dtype import float32 as float32
 from ._dtype import float64 as float64

@@ -11,7 +11,8 @@ from ._naming import PREFIX as _PREFIX
 
 __all__ = [
     "dtype", "bool", "uint8", "int8", "int16", "int32", "int64", "uint16", "uint32", "uint64",
-    "float16", "bfloat16",
+    "float16", "bfloat16", "float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2",
+    "float8_e5m2fnuz", "float8_e8m0fnu",
     "float32", "float64", "complex32", "complex64", "complex128", "chalf", "cfloat", "cdouble",
     "half", "float", "double", "short", "int", "long",
     "get_default_dtype", "set_default_dtype", "promote_types", "result_type", "can_cast",
@@ -89,6 +90,19 @@ float64 = dtype("float64", np.float64, 2)
 #: ``astype``), its kind is 'W' (ask ``in COMPLEX_NP``) and ``np.lib.stride_tricks`` cannot
 #: rebuild it (``as_strided``).
 complex32 = dtype("complex32", ml_dtypes.complex32, 3)
+#: PyTorch's float8 dtypes (2.1+): ``ml_dtypes``' one-byte floats (kind 'V', as bfloat16).
+#: Tensors of them are made, cast (with PyTorch's conversions: ``float8_cast``), viewed,
+#: copied, indexed, concatenated, compared, printed and saved; they promote with nothing
+#: (PyTorch's error). Arithmetic that PyTorch's CPU kernels refuse for them (``x + x``,
+#: ``sum``) computes here in float32 and rounds once, as float16's does. ``float8_e8m0fnu``
+#: (powers of two, the MX formats' scales) is unsigned.
+float8_e4m3fn = dtype("float8_e4m3fn", ml_dtypes.float8_e4m3fn, 2)
+float8_e4m3fnuz = dtype("float8_e4m3fnuz", ml_dtypes.float8_e4m3fnuz, 2)
+float8_e5m2 = dtype("float8_e5m2", ml_dtypes.float8_e5m2, 2)
+float8_e5m2fnuz = dtype("float8_e5m2fnuz", ml_dtypes.float8_e5m2fnuz, 2)
+float8_e8m0fnu = dtype("float8_e8m0fnu", ml_dtypes.float8_e8m0fnu, 2)
+float8_e8m0fnu.is_signed = False
+FLOAT8_DTYPES = (float8_e4m3fn, float8_e4m3fnuz, float8_e5m2, float8_e5m2fnuz, float8_e8m0fnu)
 complex64 = dtype("complex64", np.complex64, 3)
 complex128 = dtype("complex128", np.complex128, 3)
 half, float, double = float16, float32, float64
@@ -96,7 +110,7 @@ chalf, cfloat, cdouble = complex32, complex64, complex128
 short, int, long = int16, int32, int64
 
 ALL_DTYPES = (bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64,
-              complex32, complex64, complex128, uint16, uint32, uint64)
+              complex32, complex64, complex128, uint16, uint32, uint64, *FLOAT8_DTYPES)
 _BY_NAME = {d.name: d for d in ALL_DTYPES}
 _BY_NAME.update(half=half, float=float32, double=float64, short=int16, int=int32, long=int64,
                 chalf=complex32, cfloat=complex64, cdouble=complex128)
@@ -123,6 +137,9 @@ _NAMES = {
                  "c10::BFloat16"),
     "float32": ("Float", "FloatTensor", "float", "float", "float"),
     "float64": ("Double", "DoubleTensor", "double", "double", "double"),
+    **{d.name: (f"Float8_{d.name[7:]}", None, f"c10::Float8_{d.name[7:]}",
+                f"c10::Float8_{d.name[7:]}", f"c10::Float8_{d.name[7:]}")
+       for d in FLOAT8_DTYPES},
     "complex32": ("ComplexHalf", None, "c10::complex<c10::Half>", "c10::complex<c10::Half>",
                   "c10::complex<c10::Half>"),
     "complex64": ("ComplexFloat", None, "c10::complex<float>", "c10::complex<float>",
@@ -169,6 +186,8 @@ FROM_NP[np.dtype(np.intc)] = int32
 #: kind is 'V', so a test of ``dtype.kind == "f"`` misses it.
 FLOATING_NP = frozenset(d.np for d in ALL_DTYPES if d.is_floating_point)
 BFLOAT16_NP = bfloat16.np
+#: the float8 dtypes' NumPy dtypes (``arr.dtype in FLOAT8_NP``)
+FLOAT8_NP = frozenset(d.np for d in FLOAT8_DTYPES)
 #: the complex dtypes' NumPy dtypes (``arr.dtype in COMPLEX_NP``: "is it complex"), complex32's
 #: ``ml_dtypes`` dtype included
 COMPLEX_NP = frozenset((complex32.np, complex64.np, complex128.np))
@@ -181,7 +200,7 @@ INEXACT_NP = FLOATING_NP | COMPLEX_NP
 #: computed in float32"): float16 and bfloat16 are computed in float32 and rounded back once.
 #: NumPy cannot promote bfloat16 with float16 and BLAS has no bfloat16 kernels, so kernels
 #: widen such arrays before computing (``widen``/``narrow``, ``opmath``).
-OPMATH = {float16.np: float32.np, bfloat16.np: float32.np}
+OPMATH = {float16.np: float32.np, bfloat16.np: float32.np, **{n: float32.np for n in FLOAT8_NP}}
 
 
 def real_part(arr):
@@ -200,12 +219,62 @@ def imag_part(arr):
 
 
 def astype(arr, np_dtype, copy: _b.bool = True):
-    """``arr.astype(np_dtype)``, right for complex32 sources: ``ml_dtypes`` casts a complex32
-    to bool by its real part only (PyTorch: nonzero real or imaginary part)."""
+    """``arr.astype(np_dtype)``, right for complex32 sources (``ml_dtypes`` casts a complex32
+    to bool by its real part only; PyTorch: nonzero real or imaginary part) and for float8
+    targets (``float8_cast``)."""
     if arr.dtype is CHALF_NP and np_dtype == bool.np:
         pairs = arr[..., None].view(float16.np)
         return (pairs[..., 0] != 0) | (pairs[..., 1] != 0)
+    if np_dtype in FLOAT8_NP and arr.dtype != np_dtype:
+        return float8_cast(arr, np_dtype)
     return arr.astype(np_dtype, copy=copy)
+
+
+_E4M3FN_NP = float8_e4m3fn.np
+_E5M2_NP = float8_e5m2.np
+_E8M0_NP = float8_e8m0fnu.np
+
+
+def float8_cast(arr, np_dtype):
+    """``arr`` cast to a float8 NumPy dtype as PyTorch's CPU casts do, where they differ
+    from ``ml_dtypes``' (checked bit for bit, tests/core/test_float8.py): ``float8_e4m3fn``
+    saturates (every finite value past its range, and infinity, becomes +-448; ml_dtypes
+    gives NaN), a NaN in ``float8_e5m2`` is ``0x7F`` (with its sign; ml_dtypes ``0x7E``),
+    and ``float8_e8m0fnu`` takes the magnitude (no sign bit) with 0 as its smallest value
+    2**-127 (ml_dtypes: NaN for both). Others are ``ml_dtypes``' round-to-nearest-even."""
+    with np.errstate(over="ignore", invalid="ignore"):  # overflow is the format's business
+        return _float8_cast(arr, np_dtype)
+
+
+def _float8_cast(arr, np_dtype):
+    from ._device import xp_of
+
+    xp = xp_of(arr)
+    src = arr
+    if arr.dtype in COMPLEX_NP:
+        src = real_part(arr)
+    if src.dtype.kind not in "f" or src.dtype.itemsize < 4:
+        src = src.astype(float32.np)  # integers, bool, float16, bfloat16: exact in float32
+    if np_dtype == _E4M3FN_NP:
+        lim = 448.0
+        src = xp.where(xp.isnan(src), src, xp.clip(src, -lim, lim))
+        return src.astype(np_dtype)
+    if np_dtype == _E5M2_NP:
+        out = src.astype(np_dtype)
+        nan = xp.isnan(src)
+        if nan.any():
+            bits = out.view(np.uint8)
+            bits[nan] = (bits[nan] & 0x80) | 0x7F
+        return out
+    if np_dtype == _E8M0_NP:
+        mag = xp.abs(src)
+        out = mag.astype(np_dtype)
+        zero = mag == 0
+        if zero.any():
+            out.view(np.uint8)[zero] = 0
+        return out
+    return src.astype(np_dtype)
+
 
 
 def no_kernel(kernel: str, np_dtype) -> NotImplementedError:
@@ -314,15 +383,20 @@ def check_kernel(op: str, np_dtype) -> None:
 
 def as_strided(xp, arr, shape, strides, **kwargs):
     """``xp.lib.stride_tricks.as_strided(arr, shape, strides)`` for any ember dtype: NumPy
-    rebuilds the view from the array interface, whose type string ('<W4') it cannot read for
-    complex32, so a complex32 array is strided as uint32 (same itemsize) and viewed back."""
-    if arr.dtype is CHALF_NP:
-        return xp.lib.stride_tricks.as_strided(arr.view(_UINT32), shape, strides,
-                                               **kwargs).view(CHALF_NP)
+    rebuilds the view from the array interface, whose type string ('<W4', '<f1') it cannot
+    read for complex32 and float8, so such an array is strided as the unsigned integer of its
+    itemsize and viewed back."""
+    bits = _AS_BITS.get(arr.dtype)
+    if bits is not None:
+        return xp.lib.stride_tricks.as_strided(arr.view(bits), shape, strides,
+                                               **kwargs).view(arr.dtype)
     return xp.lib.stride_tricks.as_strided(arr, shape, strides, **kwargs)
 
 
 _UINT32 = np.dtype(np.uint32)
+#: the dtypes whose array interface NumPy cannot read back ('<W4' for complex32, '<f1' for
+#: float8_e5m2 and the other float8 formats): strided as the unsigned type of their size
+_AS_BITS = {CHALF_NP: _UINT32, **{n: np.dtype(np.uint8) for n in FLOAT8_NP}}
 
 
 def opmath_np(np_dtype):
@@ -334,7 +408,7 @@ def opmath_np(np_dtype):
 def np_finfo(np_dtype):
     """``np.finfo`` that also knows bfloat16 (through ``ml_dtypes.finfo``) and complex32
     (float16's, as complex64 has float32's)."""
-    if np_dtype == BFLOAT16_NP:
+    if np_dtype == BFLOAT16_NP or np_dtype in FLOAT8_NP:
         return ml_dtypes.finfo(np_dtype)
     return np.finfo(float16.np if np_dtype == CHALF_NP else np_dtype)
 
@@ -442,6 +516,9 @@ def promote_types(type1: dtype, type2: dtype) -> dtype:
     (``promote_types(bfloat16, float16)`` is ``float32``)."""
     if type1 is type2:
         return type1
+    if type1.np in FLOAT8_NP or type2.np in FLOAT8_NP:
+        raise RuntimeError("Promotion for Float8 Types is not supported, attempted to promote "
+                           f"{scalar_type_name(type1)} and {scalar_type_name(type2)}")
     c1, c2 = type1._category, type2._category
     if (type1.np in SHELL_NP or type2.np in SHELL_NP) and 2 not in (c1, c2):
         # the shell dtypes meet floats (the float wins) and nothing else, not even each other
@@ -572,6 +649,12 @@ class finfo:
         self.tiny = self.smallest_normal = _pyfloat(fi.smallest_normal)
         # PyTorch's resolution is the power of ten itself (1e-06), not its rounding to the type
         self.resolution = 10.0 ** -fi.precision
+        if type.np in FLOAT8_NP:
+            # PyTorch's float8 precision is floor(-log10(eps)) = 0 (ml_dtypes: 1), and its
+            # float8_e5m2fnuz epsilon is c10's 2**-3 (ml_dtypes: 2**-2, the format's spacing)
+            self.resolution = 1.0
+            if type is float8_e5m2fnuz:
+                self.eps = 0.125
 
     def __repr__(self):
         return (f"finfo(resolution={self.resolution}, min={self.min:g}, max={self.max:g}, "

@@ -6,8 +6,10 @@ the CPU) and leaves the format itself to the package, whose parser checks the he
 JSON, dtypes, shapes, offsets that must tile the data exactly) and raises
 ``safetensors.SafetensorError``, as ``safetensors.torch`` does. ``BF16`` tensors are
 ``ember.bfloat16`` both ways (``ml_dtypes`` arrays, which the package's NumPy layer reads and
-writes); ``U16``, ``U32`` and ``U64`` are ``ember.uint16``, ``uint32``, ``uint64``; a
-tensor of a dtype Ember lacks (F8_*, F4...) raises ``TypeError`` naming it when it is read.
+writes); ``U16``, ``U32`` and ``U64`` are ``ember.uint16``, ``uint32``, ``uint64``;
+``F8_E4M3``, ``F8_E5M2``, ``F8_E8M0``, ``F8_E4M3FNUZ`` and ``F8_E5M2FNUZ`` are the float8
+dtypes (FP8 checkpoints); a tensor of a dtype Ember lacks (F4, F6...) raises ``TypeError``
+naming it when it is read.
 The format has no complex32 dtype: saving an ``ember.complex32`` tensor raises the
 package's ``SafetensorError`` (``safetensors.torch`` raises ``KeyError``); save
 ``t.cfloat()`` or ``ember.view_as_real(t)`` instead. Files round-trip with
@@ -21,7 +23,14 @@ from collections import defaultdict
 
 import numpy as np
 
-from ._dtype import BFLOAT16_NP
+from ._dtype import (
+    BFLOAT16_NP,
+    float8_e4m3fn,
+    float8_e4m3fnuz,
+    float8_e5m2,
+    float8_e5m2fnuz,
+    float8_e8m0fnu,
+)
 from ._tensor import CPU, Tensor, _address, _make
 
 __all__ = ["save_file", "load_file", "save", "load", "safe_open", "save_model", "load_model"]
@@ -40,12 +49,17 @@ _NUMPY_DTYPES = {"BOOL": np.dtype(np.bool_), "U8": np.dtype(np.uint8), "I8": np.
                  "U32": np.dtype(np.uint32), "U64": np.dtype(np.uint64),
                  "F16": np.dtype(np.float16), "BF16": BFLOAT16_NP,
                  "F32": np.dtype(np.float32), "F64": np.dtype(np.float64),
-                 "C64": np.dtype(np.complex64)}
+                 "C64": np.dtype(np.complex64), "F8_E4M3": float8_e4m3fn.np,
+                 "F8_E5M2": float8_e5m2.np, "F8_E8M0": float8_e8m0fnu.np,
+                 "F8_E4M3FNUZ": float8_e4m3fnuz.np, "F8_E5M2FNUZ": float8_e5m2fnuz.np}
+
+#: the dtypes read from the file's bytes by Ember (``safe_open._read_raw``)
+_RAW_DTYPES = frozenset(k for k in _NUMPY_DTYPES if k.startswith("F8_"))
 
 _CONVERT = ("convert it first, e.g. with safetensors.torch: save_file({{k: {} for k, v in "
             "load_file(path).items()}}, new_path)")
 _DTYPE_ADVICE = {  # by the dtype name's first letters
-    "F": "Ember has no floats narrower than 16 bits; " + _CONVERT.format("v.float()"),
+    "F": "Ember has no floats narrower than 8 bits; " + _CONVERT.format("v.float()"),
     "U": "Ember's unsigned integer dtypes are uint8, uint16, uint32 and uint64; "
          + _CONVERT.format("v.long()"),
 }
@@ -152,8 +166,9 @@ def load_file(filename, device="cpu") -> dict:
 class _Slice:
     """A lazily read tensor of a safetensors file: index it to read a part."""
 
-    def __init__(self, name: str, inner, convert):
+    def __init__(self, name: str, inner, convert, raw=None):
         self._name, self._inner, self._convert = name, inner, convert
+        self._raw = raw  # reads the whole tensor, for dtypes the package's NumPy layer lacks
 
     def get_shape(self) -> list:
         return self._inner.get_shape()
@@ -163,6 +178,8 @@ class _Slice:
 
     def __getitem__(self, index):
         _numpy_dtype(self._name, self.get_dtype())
+        if self._raw is not None:
+            return self._convert(np.ascontiguousarray(self._raw()[index]))
         return self._convert(np.asarray(self._inner[index]))
 
 
@@ -178,7 +195,9 @@ class safe_open:  # the safetensors API's name
                              "'np'")
         self._numpy = framework in ("np", "numpy")
         self._device = device
-        self._file = _safe_open(os.fspath(filename), framework="np")
+        self._filename = os.fspath(filename)
+        self._file = _safe_open(self._filename, framework="np")
+        self._header: dict | None = None
 
     def _convert(self, arr: np.ndarray):
         return arr if self._numpy else _place(arr, self._device)
@@ -194,11 +213,34 @@ class safe_open:  # the safetensors API's name
         return self._file.metadata()
 
     def get_tensor(self, name: str):
-        _numpy_dtype(name, self._file.get_slice(name).get_dtype())
+        st_dtype = self._file.get_slice(name).get_dtype()
+        _numpy_dtype(name, st_dtype)
+        if st_dtype in _RAW_DTYPES:
+            return self._convert(self._read_raw(name))
         return self._convert(self._file.get_tensor(name))
 
     def get_slice(self, name: str) -> _Slice:
-        return _Slice(name, self._file.get_slice(name), self._convert)
+        inner = self._file.get_slice(name)
+        raw = (lambda: self._read_raw(name)) if inner.get_dtype() in _RAW_DTYPES else None
+        return _Slice(name, inner, self._convert, raw)
+
+    def _read_raw(self, name: str) -> np.ndarray:
+        """Tensor ``name`` read from the file's bytes (its header's offsets), for the
+        dtypes the package's NumPy layer cannot make arrays of (the float8 ones: it asks
+        NumPy, which has none, for them; Ember's are ``ml_dtypes``')."""
+        import json
+
+        with open(self._filename, "rb") as f:
+            if self._header is None:
+                size = int.from_bytes(f.read(8), "little")
+                self._header = json.loads(f.read(size))
+                self._header["__start__"] = 8 + size
+            entry = self._header[name]
+            begin, end = entry["data_offsets"]
+            f.seek(self._header["__start__"] + begin)
+            data = f.read(end - begin)
+        dtype = _NUMPY_DTYPES[entry["dtype"]]
+        return np.frombuffer(data, dtype=dtype).reshape(entry["shape"]).copy()
 
     def __enter__(self):
         self._file.__enter__()

@@ -46,9 +46,14 @@ class CUDABackend(Backend):
         import ml_dtypes
         import numpy as np
 
-        # CuPy has neither bfloat16 nor complex32 (ember's are ml_dtypes arrays, host only)
+        # CuPy has neither bfloat16, complex32 nor the float8 dtypes (ember's are ml_dtypes
+        # arrays, host only)
         self.unsupported_dtypes = frozenset({np.dtype(ml_dtypes.bfloat16),
-                                             np.dtype(ml_dtypes.complex32)})
+                                             np.dtype(ml_dtypes.complex32),
+                                             *(np.dtype(getattr(ml_dtypes, name)) for name in (
+                                                 "float8_e4m3fn", "float8_e4m3fnuz",
+                                                 "float8_e5m2", "float8_e5m2fnuz",
+                                                 "float8_e8m0fnu"))})
         from ..cuda import _kernels  # CuPy kernels, compiled on first use
 
         self.xp = cupy

@@ -15,6 +15,7 @@ __all__ = ["cast_to", "as_tensor_like", "bfloat16_in_float32"]
 
 _BOOL = _dtype.bool.np
 _CHALF = _dtype.CHALF_NP
+_FLOAT8 = _dtype.FLOAT8_NP
 
 
 def _to_copy_backward(node, grad):
@@ -51,12 +52,14 @@ def cast_to(t: Tensor, device, dtype, copy: bool) -> Tensor:
         backend_of(dev).check_dtype(np_dt)
         host = backend_of(src_dev).to_host(data)
         if np_dt is not host.dtype:
-            host = host.astype(np_dt) if host.dtype is not _CHALF else _dtype.astype(host, np_dt)
+            host = host.astype(np_dt) if host.dtype is not _CHALF and np_dt not in _FLOAT8 \
+                else _dtype.astype(host, np_dt)
         out_data = backend_of(dev).to_device(host, dev.index)
     else:
         backend_of(dev).check_dtype(np_dt)
-        out_data = data.astype(np_dt, copy=True) if data.dtype is not _CHALF \
-            else _dtype.astype(data, np_dt)  # complex32 -> bool
+        out_data = data.astype(np_dt, copy=True) \
+            if data.dtype is not _CHALF and np_dt not in _FLOAT8 \
+            else _dtype.astype(data, np_dt)  # complex32 -> bool, PyTorch's float8 casts
     out = _make(out_data, dev)
     if t.requires_grad and GRAD.enabled:
         if out_data.dtype not in _dtype.INEXACT_NP:

@@ -43,6 +43,8 @@ def write_inplace(self: Tensor, result, name: str) -> None:
     if not writable(sd):
         raise RuntimeError(f"{name}: unsupported operation: the tensor is a read-only view "
                            "(e.g. of expand()); clone it first")
+    if sd.dtype in _dtype.FLOAT8_NP and result.dtype != sd.dtype:
+        result = _dtype.float8_cast(result, sd.dtype)  # PyTorch's float8 conversions
     if sd.ndim:
         sd[...] = result
     else:

@@ -45,11 +45,12 @@ def storage_np_dtype(dtype) -> np.dtype:
 
 def raw(array: np.ndarray) -> np.ndarray:
     """A storage's array as its bytes can be written: a bfloat16 array viewed as uint16, a
-    complex32 or uint16/32/64 one as its bytes (PyTorch pickles them as untyped storages:
-    ``V3_DTYPES``)."""
+    complex32, uint16/32/64 or float8 one as its bytes (PyTorch pickles them as untyped
+    storages: ``V3_DTYPES``)."""
     if array.dtype == _dtype.BFLOAT16_NP:
         return array.view(np.uint16)
-    if array.dtype == _dtype.CHALF_NP or array.dtype in _dtype.SHELL_NP:
+    if array.dtype == _dtype.CHALF_NP or array.dtype in _dtype.SHELL_NP \
+            or array.dtype in _dtype.FLOAT8_NP:
         return array.view(np.uint8)
     return array
 
@@ -81,7 +82,8 @@ STORAGE_MARKERS = {dt: _marker("torch", name) for dt, name in STORAGE_NAMES.item
 #: do not exist): PyTorch
 #: pickles their tensors with ``_rebuild_tensor_v3``, whose storage is an ``UntypedStorage``
 #: of bytes and whose last argument is the dtype
-V3_DTYPES = frozenset({_dtype.complex32, _dtype.uint16, _dtype.uint32, _dtype.uint64})
+V3_DTYPES = frozenset({_dtype.complex32, _dtype.uint16, _dtype.uint32, _dtype.uint64,
+                       *_dtype.FLOAT8_DTYPES})
 REBUILD_TENSOR_V3 = _marker("torch._utils", "_rebuild_tensor_v3")
 UNTYPED_STORAGE = _marker("torch.storage", "UntypedStorage")
 for _dt in _dtype.ALL_DTYPES:
