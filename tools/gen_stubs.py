@@ -854,7 +854,8 @@ def _dunder_sig(name: str, sig: Sig) -> Sig:
 def _plain_member(ctx: Context, b: Builder, name: str, fn):
     if name in MEMBER_SIGNATURES:
         return [parse_sig(s) for s in MEMBER_SIGNATURES[name]], fn.__doc__
-    if name in BINARY_DUNDERS:
+    if name in BINARY_DUNDERS or name in RETURNS_TENSOR_NOT_BOOL or name in (
+            "__lt__", "__le__", "__gt__", "__ge__"):  # comparisons: ops/pointwise._comparison
         return [parse_sig("(self, other: _TensorOrNumber) -> Tensor")], None
     sig = _signature(fn)
     ret = MEMBER_RETURNS.get(name)

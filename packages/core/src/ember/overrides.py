@@ -189,18 +189,34 @@ def wrap_torch_function(dispatcher: Callable):
 
 # -- activation ------------------------------------------------------------------------------
 
-def _dispatching(fn: Callable, name: str) -> Callable:
+#: Tensor operator dunders that PyTorch's ``__torch_function__`` reports as the named method
+#: (``x + 1`` and ``1 + x`` arrive as ``Tensor.add`` with ``(x, 1)``, ``-x`` as
+#: ``Tensor.neg``), so that a mode or subclass testing ``func is torch.Tensor.add`` sees them;
+#: the others (``__rsub__``, ``__floordiv__``, ``__eq__``, ``__and__``, ...) arrive as
+#: themselves, as in PyTorch 2.13
+_DUNDER_AS_METHOD = {
+    "__add__": "add", "__radd__": "add", "__sub__": "sub", "__mul__": "mul",
+    "__rmul__": "mul", "__truediv__": "div", "__mod__": "remainder", "__pow__": "pow",
+    "__neg__": "neg", "__abs__": "abs", "__matmul__": "matmul", "__ne__": "ne",
+    "__lt__": "lt", "__le__": "le", "__gt__": "gt", "__ge__": "ge",
+}
+
+
+def _dispatching(fn: Callable, name: str, alias: str | None = None) -> Callable:
     """``fn`` behind a check for overriding arguments; the wrapper is the public API that
-    ``__torch_function__`` receives (``Tensor.__add__`` for ``x + 1``, ``ember.add``, ...)."""
+    ``__torch_function__`` receives (``ember.add``, ``Tensor.__getitem__``, ...; for the
+    operator dunders of ``_DUNDER_AS_METHOD``, ``alias``: the Tensor method PyTorch
+    reports)."""
 
     @functools.wraps(fn)
     def public(*args, **kwargs):
         if not _STATE.all_disabled:
+            func = public if alias is None else getattr(Tensor, alias)
             if _STATE.modes:
-                return _call_mode(public, args, kwargs)
+                return _call_mode(func, args, kwargs)
             relevant = _relevant_args(args, kwargs)
             if relevant:
-                return handle_torch_function(public, relevant, *args, **kwargs)
+                return handle_torch_function(func, relevant, *args, **kwargs)
         return fn(*args, **kwargs)
 
     public.__name__ = name
@@ -224,7 +240,8 @@ def _wrap_attr(owner, name: str) -> None:
     key = (fn, owner.__name__, name)
     public = _WRAPPERS.get(key)
     if public is None:
-        public = _dispatching(fn, name)
+        public = _dispatching(fn, name, _DUNDER_AS_METHOD.get(name) if owner is Tensor
+                              else None)
         # where it was found: what the profiler and autocast key the op by (ember.linalg.inv
         # is linalg_inv; its function may be defined anywhere)
         public._ember_namespace = owner.__name__

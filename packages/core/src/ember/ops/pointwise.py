@@ -10,7 +10,9 @@ special functions' and sigmoid's array kernels live in ``_special``.
 
 from __future__ import annotations
 
+import functools
 import math
+import numbers
 import warnings
 
 import numpy as np
@@ -1278,8 +1280,30 @@ def register_operator(dunder: str, op, reflected=None, inplace=None) -> None:
 for _dunder, _op in (("and", bitwise_and), ("or", bitwise_or), ("xor", bitwise_xor),
                      ("lshift", bitwise_left_shift), ("rshift", bitwise_right_shift)):
     register_operator(_dunder, _op, _op, make_inplace(_op, _op.__name__ + "_"))
+def _comparison(op, name):
+    """Python's comparison ``__<name>__``: ``op``, or ``NotImplemented`` for an operand that
+    no tensor op takes (None, a string, a list, an object of the user's), as PyTorch's
+    comparisons (its ``TypeError_to_NotImplemented_``): ``x == None`` is False and
+    ``x != None`` True (Python's identity fallback), ``x in [None, y]`` works, and an object
+    with its own reflected comparison gets to answer. (A ``try`` costs nothing until it
+    catches.)"""
+
+    @functools.wraps(op)
+    def dunder(self, other):
+        try:
+            return op(self, other)
+        except TypeError:
+            if isinstance(other, _OPERANDS):
+                raise
+            return NotImplemented
+
+    dunder.__name__ = dunder.__qualname__ = f"__{name}__"
+    return dunder
+
+
+_OPERANDS = (Tensor, numbers.Number, np.ndarray, np.generic)
 for _dunder, _op in (("gt", gt), ("lt", lt), ("ge", ge), ("le", le), ("eq", eq), ("ne", ne)):
-    register_operator(_dunder, _op)
+    register_operator(_dunder, _comparison(_op, _dunder))
 register_method("__invert__", _invert)
 register_method("__neg__", neg)
 register_method("__abs__", abs)
