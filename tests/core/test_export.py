@@ -658,7 +658,7 @@ def test_data_dependent_sizes_are_unbacked_symbols():
     ep = E.export(f, (ember.tensor([1.0, -1.0, 2.0, 3.0]),))
     text = str(ep.graph)
     assert "int64[u0, 1] = nonzero(" in text and "float32[u1] = getitem(%x, %gt" in text
-    assert "add(sym_size(%nonzero, 0), " in text
+    assert "add(%c_lifted_tensor_0, sym_size(%nonzero, 0))" in text  # n + t: t.add(n)
     x = ember.tensor([-1.0, 5.0, -2.0, -3.0])
     _assert_same(ep.module()(x), f(x))
 
@@ -921,7 +921,7 @@ def test_torch_function_mode_sees_this_threads_calls_only():
         other.start()
         y = ember.zeros(2, device=x.device) + x.sin()  # sin's own calls are not seen
         other.join(30)
-    assert seen == ["zeros", "sin", "__add__"]
+    assert seen == ["zeros", "sin", "add"]  # + arrives as Tensor.add, as in PyTorch
     assert_allclose(y, np.sin(x.numpy()), rtol=1e-6)
     assert not ember.overrides.is_active()
 

@@ -62,7 +62,7 @@ def test_methods_and_functions_reach_the_subclass(kinds):
     z = ember.mul(y, 2)
     w = z.sum()
     assert type(y) is kinds.Logged and type(z) is kinds.Logged and type(w) is kinds.Logged
-    assert kinds.Logged.calls == ["__add__", "mul", "sum"]
+    assert kinds.Logged.calls == ["add", "mul", "sum"]  # x + 1: Tensor.add, as PyTorch
     assert w.item() == 20.0
 
 
