@@ -74,9 +74,14 @@ def _torch_loaders():
 def normalize(obj, internals: bool = False):
     """A comparable structure: tensors become (class, dtype, shape, bytes[, fields])."""
     if hasattr(obj, "detach") and hasattr(obj, "dtype"):
-        arr = obj.detach().cpu().numpy()
-        entry = (type(obj).__name__, str(obj.dtype).split(".")[-1], tuple(arr.shape),
-                 np.ascontiguousarray(arr).tobytes(), bool(obj.requires_grad))
+        t = obj.detach().cpu()
+        if "float8" in str(obj.dtype):  # PyTorch's numpy() has no float8: compare the bytes
+            lib = sys.modules[type(obj).__module__.split(".")[0]]
+            data = t.contiguous().view(lib.uint8).numpy().tobytes()
+        else:
+            data = np.ascontiguousarray(t.numpy()).tobytes()
+        entry = (type(obj).__name__, str(obj.dtype).split(".")[-1], tuple(t.shape), data,
+                 bool(obj.requires_grad))
         if internals:  # ember: the array really is an array, no internal field was added
             entry += (type(obj._data).__name__, sorted(vars(obj)), repr(obj) is not None)
         return entry
