@@ -260,8 +260,10 @@ def test_singular_matrix_errors():
                lambda: torch.linalg.solve(ts, torch.ones(3)))
     same_error(lambda: ember.linalg.solve(eb, ember.ones(3)),
                lambda: torch.linalg.solve(tb, torch.ones(3)))
+    # zero up to float32's rounding of the LU factors: NumPy's LAPACK finds exactly 0 here,
+    # PyTorch's BLAS 1.8e-7 on some processors' kernels
     np.testing.assert_allclose(ember.linalg.det(es).item(), torch.linalg.det(ts).item(),
-                               atol=1e-12)
+                               atol=1e-6)
     # (at an exactly singular matrix PyTorch 2.13's det gradient is 0; ember's is the
     # adjugate, the true derivative: see tests/core/test_linalg.py)
 
