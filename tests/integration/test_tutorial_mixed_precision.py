@@ -33,8 +33,12 @@ def test_mixed_precision_tutorial(run_tutorial, capsys):
         assert ns["logged"][run] == {"scalars": ["loss/train"], "histograms": ["embedding"],
                                      "images": ["classifier/weight"]}
     table = ns["table"]
-    for name in ("aten::scaled_dot_product_attention", "aten::linear", "ProfilerStep#2"):
+    for name in ("aten::scaled_dot_product_attention", "aten::linear"):
         assert name in table
+    # the step ranges are recorded; whether one makes the table's 12 rows (sorted by self time)
+    # depends on how loaded the machine is, so they are read from the averages themselves
+    keys = {e.key for e in ns["prof"].key_averages()}
+    assert {"ProfilerStep#2", "ProfilerStep#3", "ProfilerStep#4"} <= keys
     trace = json.loads((open(os.path.join(ns["logdir"], "trace.json"))).read())
     assert any(e.get("cat") == "fwdbwd" for e in trace["traceEvents"])
     assert (run_tutorial.workdir / "loss_curves.png").stat().st_size > 10_000
