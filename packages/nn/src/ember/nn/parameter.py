@@ -12,7 +12,10 @@ __all__ = ["Parameter", "Buffer", "UninitializedParameter", "UninitializedBuffer
 class Parameter(Tensor):
     """A tensor that is a module parameter: assigning it to a ``Module`` attribute registers it.
 
-    It shares the data of the tensor it is made from and requires grad by default.
+    It shares the data of the tensor it is made from and requires grad by default. A
+    parameter of a DTensor is that DTensor (detached) as an instance of a class deriving from
+    both, so it is a ``DTensor`` and a ``Parameter`` (PyTorch keeps the DTensor's class and
+    marks it).
     """
 
     # as in PyTorch, parameters take no part in __torch_function__ dispatch
@@ -27,6 +30,11 @@ class Parameter(Tensor):
         if requires_grad and not (data.is_floating_point() or data.is_complex()):
             raise RuntimeError("Only Tensors of floating point and complex dtype can require "
                                "gradients")
+        if getattr(type(data), "_ember_wrapper_subclass", False):
+            t = data.detach()
+            t.__class__ = _parameter_class(type(data))
+            t.requires_grad_(requires_grad)
+            return t
         return Tensor._make_subclass(cls, data, requires_grad)
 
     def __repr__(self) -> str:
@@ -50,6 +58,20 @@ class Parameter(Tensor):
             result._grad = g.__deepcopy__(memo)
         memo[id(self)] = result
         return result
+
+
+_PARAMETER_CLASSES: dict = {}
+
+
+def _parameter_class(base: type) -> type:
+    """``base`` (a wrapper subclass such as DTensor) and Parameter in one class, named as
+    ``base``: its methods and dispatch come first."""
+    cls = _PARAMETER_CLASSES.get(base)
+    if cls is None:
+        cls = type(base.__name__, (base, Parameter), {"__module__": base.__module__,
+                                                      "__qualname__": base.__qualname__})
+        _PARAMETER_CLASSES[base] = cls
+    return cls
 
 
 def _rebuild_parameter(data, requires_grad):

@@ -311,7 +311,8 @@ class Optimizer:
         """Reset the gradients of all optimized tensors (to ``None`` by default)."""
         with record_function(f"Optimizer.zero_grad#{type(self).__name__}.zero_grad"):
             for group in self.param_groups:
-                for p in group["params"]:
+                for p in (_locals(group["params"]) if _has_wrapped(group)
+                          else group["params"]):
                     g = p._grad
                     if g is None:
                         continue
@@ -337,8 +338,32 @@ class Optimizer:
             with ember.enable_grad():
                 loss = closure()
         for group in self.param_groups:
-            self._step_group(group)
+            if _has_wrapped(group):
+                self._step_local(group)
+            else:
+                self._step_group(group)
         return loss
+
+    def _step_local(self, group: dict[str, Any]) -> None:
+        """A step of a group holding DTensor parameters: the update runs on each one's local
+        tensor and gradient (every optimizer here but Adafactor, Muon and LBFGS updates
+        element by element, so the shards' update is the whole tensor's); the state stays
+        filed under the parameter and holds local tensors (this rank's shard of it)."""
+        if type(self).__name__ in _WHOLE_TENSOR_OPTIMIZERS:
+            raise RuntimeError(f"{type(self).__name__} needs whole parameters: it cannot "
+                               f"step DTensor parameters on their shards")
+        params = group["params"]
+        local = _locals(params)
+        state = self.state
+        for p, t in zip(params, local):
+            if t is not p and p in state:
+                state[t] = state.pop(p)
+        try:
+            self._step_group({**group, "params": local})
+        finally:
+            for p, t in zip(params, local):
+                if t is not p and t in state:
+                    state[p] = state.pop(t)
 
     def _step_group(self, group: dict[str, Any]) -> None:
         raise NotImplementedError
@@ -518,3 +543,34 @@ class Optimizer:
 
 
 Optimizer.step = _with_step_hooks(Optimizer.step)
+
+
+#: optimizers whose update of a parameter reads all of it (factored or orthogonalised)
+_WHOLE_TENSOR_OPTIMIZERS = frozenset({"Adafactor", "Muon", "LBFGS"})
+
+
+def _is_wrapped(p) -> bool:
+    return getattr(p.__class__, "_ember_wrapper_subclass", False)
+
+
+def _has_wrapped(group: dict[str, Any]) -> bool:
+    """Whether ``group`` holds a parameter whose elements live in a local tensor (a
+    DTensor): its gradient and update are the local tensor's. Cached on the params list's
+    identity and length (a list object the group keeps; appended parameters re-check)."""
+    params = group["params"]
+    hit = _WRAPPED_CACHE.get(id(params))
+    if hit is None or hit[0] is not params or hit[1] != len(params):
+        hit = (params, len(params), any(_is_wrapped(p) for p in params))
+        _WRAPPED_CACHE[id(params)] = hit
+        if len(_WRAPPED_CACHE) > 4096:  # forget lists of optimizers long gone
+            _WRAPPED_CACHE.clear()
+            _WRAPPED_CACHE[id(params)] = hit
+    return hit[2]
+
+
+def _locals(params) -> list:
+    return [p._local_tensor if _is_wrapped(p) else p for p in params]
+
+
+#: id of a group's params list -> (the list, its length, whether it holds a DTensor)
+_WRAPPED_CACHE: dict = {}
