@@ -52,6 +52,11 @@ MATPLOTLIB = "matplotlib"
 # their tests skip without them
 H5PY = "h5py"
 LMDB = "lmdb"
+# HuggingFace transformers, a test oracle of "PyTorch programs run unchanged" (the largest
+# PyTorch code base users run): tests/integration/test_transformers.py builds its BERT, GPT-2,
+# Llama, T5, ... with its own classes on PyTorch and under ember.as_torch, and compares. Test
+# only, pinned: it reaches deep into torch at import, and a new release may reach further.
+TRANSFORMERS = "transformers==5.25.0"
 # Pinned so that a new ruff release cannot fail CI with rules nobody asked for.
 RUFF = "ruff==0.17.6"
 
@@ -105,7 +110,7 @@ def tests(session: nox.Session) -> None:
         TENSORBOARD,
         # the tests that need them skip without them
         optional=(TORCH, LEGACY_CHECKPOINT, MINILM_WEIGHTS, ONNXRUNTIME, ONNXSCRIPT,
-                  MATPLOTLIB, H5PY, LMDB),
+                  MATPLOTLIB, H5PY, LMDB, TRANSFORMERS),
     )
     # Arguments after `--` replace the default target: `nox -s tests -- tests/nn -x`.
     # --no-loadscope-reorder: the files go out in tests/conftest.py's order (long ones first)

@@ -1,0 +1,78 @@
+"""HuggingFace ``transformers`` models run on Ember unchanged, with PyTorch's numbers.
+
+``transformers`` is the largest PyTorch code base users run; it reaches deep into
+``torch`` at import time (``torch._dynamo`` helpers, ``torch.compiler`` decorators,
+``torch.cuda.CUDAGraph`` annotations, float8 dtypes, ``torch.distributed.tensor``) and its
+models use SDPA, vmap-built attention masks, RoPE and in-place buffer initialisation. Each
+model below is built by transformers' own classes twice: on the real PyTorch
+(``transformers_programs/run.py reference``) and on Ember (the same program under
+``python -m ember.as_torch``), from the same perturbed float64 weights: the eval logits, the
+training loss, every parameter's gradient and greedy ``generate`` output must agree.
+
+Skips unless the test venv has torch and transformers (``nox -s tests`` installs both as
+optional oracles).
+"""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("torch")
+pytest.importorskip("transformers")
+
+PROGRAM = Path(__file__).parent / "transformers_programs" / "run.py"
+MODELS = ["bert", "distilbert", "roberta", "gpt2", "llama", "qwen2", "mistral", "t5", "bart"]
+#: transformers computes some of these models' arithmetic in float32 on purpose, so float64
+#: runs agree to float32's rounding there: the causal-LM loss upcasts the logits
+#: (``logits.float()`` in ``ForCausalLMLoss``); the RMSNorms of Llama, Qwen2, Mistral and T5
+#: and the rotary embeddings compute in float32. The others agree to float64 rounding.
+RTOL = {"bert": 1e-10, "distilbert": 1e-10, "roberta": 1e-10, "bart": 1e-10, "gpt2": 1e-7,
+        "llama": 1e-6, "qwen2": 1e-6, "mistral": 1e-6, "t5": 1e-6}
+
+pytestmark = pytest.mark.slow
+
+
+def _env():
+    env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1",
+               TRANSFORMERS_VERBOSITY="error", HF_HUB_OFFLINE="1")
+    env.pop("EMBER_TEST_DEVICE", None)
+    return env
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory):
+    directory = tmp_path_factory.mktemp("transformers")
+    names = ",".join(MODELS)
+    ref = subprocess.run([sys.executable, str(PROGRAM), "reference", names, str(directory)],
+                         capture_output=True, text=True, timeout=900, env=_env())
+    assert ref.returncode == 0, ref.stderr[-3000:]
+    ours = subprocess.run([sys.executable, "-m", "ember.as_torch", str(PROGRAM), "check",
+                           names, str(directory)],
+                          capture_output=True, text=True, timeout=900, env=_env())
+    assert ours.returncode == 0, ours.stderr[-3000:]
+    return {r["name"]: r for r in map(json.loads, (line for line in ours.stdout.splitlines()
+                                                    if line.startswith("{")))}
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_transformers_model_matches_pytorch(results, name):
+    r = results[name]
+    assert "error" not in r, r.get("where", "") + r.get("error", "")
+    assert r["extra"] == []
+    assert r["dispatch"] is False  # importing transformers costs Ember's ops nothing
+    diffs = r["diffs"]
+    overall = max(v[1] for k, v in diffs.items() if k.startswith("grad."))
+    for key, value in diffs.items():
+        if key == "generated":
+            assert value == "equal", value
+            continue
+        assert value != "missing", key
+        err, scale = value
+        floor = 1e-12 * overall if key.startswith("grad.") else 0.0
+        assert err <= RTOL[name] * scale + floor, f"{key}: {err:.3g} off at scale {scale:.3g}"
+    if name not in ("bert", "distilbert", "roberta"):
+        assert "generated" in diffs
