@@ -760,3 +760,26 @@ def test_nonzero_static_and_hash_tensor_match_torch():
                                            r"input.numel\(\) == 0"):
         ember.hash_tensor(ember.zeros(0))
     assert ember.hash_tensor(ember.zeros(0, 3), 0).tolist() == [0, 0, 0]
+
+
+def test_untyped_storage_from_file(tmp_path):
+    """``UntypedStorage.from_file`` maps a file (the safetensors package reads ``pt`` files
+    through it, then ``asarray(storage[a:b], dtype=uint8).view(dtype)``)."""
+    path = tmp_path / "blob.bin"
+    payload = np.arange(6, dtype=np.float32)
+    path.write_bytes(b"HEAD" + payload.tobytes())
+    s = ember.UntypedStorage.from_file(str(path), shared=False, nbytes=28)
+    assert s.nbytes() == 28 and bytes(s.tolist()[:4]) == b"HEAD"
+    t = ember.asarray(s[4:28], dtype=ember.uint8).view(dtype=ember.float32).reshape(2, 3)
+    assert t.tolist() == payload.reshape(2, 3).tolist()
+    s[0] = ord("X")  # shared=False: copy on write, the file keeps its bytes
+    assert path.read_bytes()[:4] == b"HEAD"
+    shared = ember.UntypedStorage.from_file(path, shared=True, nbytes=28)
+    shared[0] = ord("Y")
+    del shared
+    assert path.read_bytes()[:1] == b"Y"
+    with pytest.raises(RuntimeError, match="unexpected EOF, expected 4 more bytes"):
+        ember.UntypedStorage.from_file(str(path), shared=False, nbytes=32)
+    grown = ember.UntypedStorage.from_file(str(path), shared=True, nbytes=32)
+    assert grown.nbytes() == 32 and path.stat().st_size == 32
+    assert ember.UntypedStorage.from_file(str(path), nbytes=0).nbytes() == 0

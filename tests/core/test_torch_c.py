@@ -82,3 +82,10 @@ def test_oracle_agrees_on_the_switch_return_values():
         c._jit_set_profiling_executor(before)
     assert c._jit_set_texpr_fuser_enabled(c._jit_texpr_fuser_enabled()) is None
     assert c._get_tracing_state() is None
+
+
+def test_get_accelerator_is_the_cpu_without_one():
+    """transformers picks its device mesh's type with ``torch._C._get_accelerator()``."""
+    acc = ember._C._get_accelerator()
+    want = ember.accelerator.current_accelerator(check_available=True) or ember.device("cpu")
+    assert acc == want and isinstance(acc, ember.device)

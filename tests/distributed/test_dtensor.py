@@ -260,19 +260,21 @@ def case_tensor_parallel_mlp(R, N, out):
     and every gradient equal the single-process MLP's."""
     import ember
     import ember.nn.functional as F
-    from ember.distributed.tensor import Replicate, Shard, distribute_tensor
+    from ember.distributed.tensor import DTensor, Partial, Replicate, Shard, distribute_tensor
 
     m = mesh1(N)
     x = data(4, 6)
     w1, b1, w2, b2 = data(8, 6, seed=1), data(8, seed=2), data(5, 8, seed=3), data(5, seed=4)
     params = [t.clone().requires_grad_() for t in (w1, b1, w2, b2)]
-    ref = F.linear(F.gelu(F.linear(x, params[0], params[1])), params[2], params[3])
+    xr = x.clone().requires_grad_()
+    ref = F.linear(F.gelu(F.linear(xr, params[0], params[1])), params[2], params[3])
     (ref ** 2).sum().backward()
     W1 = distribute_tensor(w1.clone().requires_grad_(), m, [Shard(0)])
     B1 = distribute_tensor(b1.clone().requires_grad_(), m, [Shard(0)])
     W2 = distribute_tensor(w2.clone().requires_grad_(), m, [Shard(1)])
     B2 = distribute_tensor(b2.clone().requires_grad_(), m, [Replicate()])
-    X = distribute_tensor(x, m, [Replicate()])
+    xl = x.clone().requires_grad_()  # each rank's replica: its gradient sums the ranks'
+    X = DTensor.from_local(xl, m, [Replicate()])
     h = F.linear(X, W1, B1)
     check(h.placements == (Shard(1),) and h.to_local().shape == (4, 8 // N), h.placements)
     y = F.linear(F.gelu(h), W2, B2)
@@ -282,6 +284,12 @@ def case_tensor_parallel_mlp(R, N, out):
     for name, d, p in zip(("w1", "b1", "w2", "b2"), (W1, B1, W2, B2), params):
         check(d.grad.placements == d.placements, name)
         check(ember.allclose(d.grad.full_tensor(), p.grad), name)
+    check(ember.allclose(xl.grad, xr.grad), "input gradient (all-reduced)")
+    # to_local(grad_placements=[Partial()]): the local gradient is a term, summed backward
+    a = x.clone().requires_grad_()
+    local = DTensor.from_local(a, m, [Replicate()]).to_local(grad_placements=[Partial()])
+    (local * (R + 1)).sum().backward()
+    check(ember.allclose(a.grad, ember.full_like(x, sum(k + 1 for k in range(N)))))
 
 
 @case

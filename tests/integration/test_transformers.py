@@ -15,6 +15,7 @@ optional oracles).
 
 import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -25,6 +26,7 @@ pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
 PROGRAM = Path(__file__).parent / "transformers_programs" / "run.py"
+TP_PROGRAM = Path(__file__).parent / "transformers_programs" / "tp.py"
 MODELS = ["bert", "distilbert", "roberta", "gpt2", "llama", "qwen2", "mistral", "t5", "bart"]
 #: transformers computes some of these models' arithmetic in float32 on purpose, so float64
 #: runs agree to float32's rounding there: the causal-LM loss upcasts the logits
@@ -76,3 +78,64 @@ def test_transformers_model_matches_pytorch(results, name):
         assert err <= RTOL[name] * scale + floor, f"{key}: {err:.3g} off at scale {scale:.3g}"
     if name not in ("bert", "distilbert", "roberta"):
         assert "generated" in diffs
+
+
+# -- tensor parallelism: transformers' own TP plan over Ember's DTensor ----------------------
+TP_MODELS = ["llama", "qwen2"]
+
+
+def _run_group(cmd, timeout: float):
+    """Run ``cmd`` in a process group of its own; the whole group ends with it, also on a
+    timeout (the launcher's ranks included)."""
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=_env(), start_new_session=True)
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    finally:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        proc.wait()
+    return proc.returncode, out, err
+
+
+@pytest.fixture(scope="module")
+def tp_results(tmp_path_factory):
+    pytest.importorskip("accelerate")  # transformers loads with a device plan through it
+    from mpi_launch import mpi_available
+
+    if not mpi_available():
+        pytest.skip("needs mpi4py and mpiexec (pip install 'ember-core[distributed]')")
+    directory = tmp_path_factory.mktemp("transformers_tp")
+    names = ",".join(TP_MODELS)
+    code, out, err = _run_group([sys.executable, str(TP_PROGRAM), "reference", names,
+                                 str(directory)], 600)
+    assert code == 0, err[-3000:]
+    code, out, err = _run_group([sys.executable, "-m", "ember.distributed.run",
+                                 "--nproc-per-node", "2", "-m", "ember.as_torch",
+                                 str(TP_PROGRAM), "check", names, str(directory)], 600)
+    assert code == 0, (out + err)[-3000:]
+    return {r["name"]: r for r in map(json.loads, (line for line in out.splitlines()
+                                                    if line.startswith("{")))}
+
+
+@pytest.mark.parametrize("name", TP_MODELS)
+def test_transformers_tensor_parallel_matches_pytorch(tp_results, name):
+    """``from_pretrained(..., tp_plan="auto")`` on 2 ranks: the weights are DTensor shards,
+    and logits, loss, every gradient (gathered) and generated tokens are the single-process
+    PyTorch model's (to float32 rounding: these models compute RoPE and the loss in
+    float32)."""
+    r = tp_results[name]
+    assert "error" not in r, r.get("where", "") + r.get("error", "")
+    assert r["sharded"] == ["DTensor", ["Shard(dim=0)"], [16, 32]]  # q_proj: 32 rows, 2 ranks
+    assert r["dispatch"] is True  # DTensors were made: dispatch is on
+    diffs = r["diffs"]
+    assert diffs.pop("generated") == "equal"
+    assert sum(k.startswith("grad.") for k in diffs) > 10
+    overall = max(v[1] for k, v in diffs.items() if k.startswith("grad."))
+    for key, value in diffs.items():
+        assert value != "missing", key
+        err, scale = value
+        floor = 1e-12 * overall if key.startswith("grad.") else 0.0
+        assert err <= 1e-6 * scale + floor, f"{key}: {err:.3g} off at scale {scale:.3g}"

@@ -55,6 +55,17 @@ def _set_grad_enabled(enabled: bool) -> None:
     GRAD.enabled = enabled
 
 
+def _get_accelerator(check: bool = False):
+    """The device of the current accelerator, the CPU device when there is none (what
+    ``torch.accelerator.current_accelerator()`` wraps; HuggingFace transformers picks its
+    device mesh's type with it)."""
+    from ._device import device
+    from .accelerator import current_accelerator
+
+    acc = current_accelerator(check_available=True)
+    return acc if acc is not None else device("cpu")
+
+
 def _get_privateuse1_backend_name() -> str:
     return "privateuseone"
 

@@ -122,6 +122,31 @@ class UntypedStorage:
         s._init(anchor, dev)
         return s
 
+    @classmethod
+    def from_file(cls, filename, shared: bool = False, nbytes: int = 0) -> UntypedStorage:
+        """``nbytes`` bytes of the file ``filename`` mapped into memory (PyTorch's
+        ``UntypedStorage.from_file``; the safetensors package loads ``pt`` files with it).
+        With ``shared=False`` writes to the storage stay in this process (copy on write);
+        with ``shared=True`` they reach the file, which grows to ``nbytes`` if shorter."""
+        import os
+
+        nbytes = int(nbytes)
+        if nbytes < 0:
+            raise RuntimeError(f"Trying to create a storage of negative size {nbytes}")
+        path = os.fspath(filename)
+        size = os.path.getsize(path)
+        if size < nbytes:
+            if not shared:
+                raise RuntimeError(f"unexpected EOF, expected {nbytes - size} more bytes. "
+                                   f"The file might be corrupted.")
+            with open(path, "r+b") as f:
+                f.truncate(nbytes)
+        if nbytes == 0:
+            return cls._over(np.zeros(0, dtype=np.uint8), _CPU)
+        mapped = np.memmap(path, dtype=np.uint8, mode="r+" if shared else "c",
+                           shape=(nbytes,))
+        return cls._over(mapped.view(np.ndarray), _CPU)
+
     # -- where the memory is ------------------------------------------------------------
     def _bytes(self):
         flat = self._flat

@@ -325,8 +325,20 @@ class DTensor(Tensor):
         return DTensor._make(local_tensor, mesh, placements, shape)
 
     def to_local(self, *, grad_placements=None):
-        """This rank's local tensor (its gradient flows back into the DTensor's graph)."""
-        return self._local_tensor
+        """This rank's local tensor (its gradient flows back into the DTensor's graph).
+        ``grad_placements`` says how the gradient that will reach the local tensor lies
+        (``[Partial()]``: each rank's is a term of the sum, as tensor parallelism's
+        column-wise input has); the backward then redistributes it to this DTensor's
+        placements (an all-reduce for that one)."""
+        if grad_placements is None:
+            return self._local_tensor
+        spec = self._spec
+        grad_placements = _normalize(grad_placements, self.ndim, spec.mesh)
+        target = _rd.grad_placements(spec.placements)
+        if grad_placements == target:
+            return self._local_tensor
+        return _rd.GradTo.apply(self._local_tensor, spec.mesh, grad_placements, target,
+                                spec.shape)
 
     def redistribute(self, device_mesh=None, placements=None, *, async_op: bool = False,
                      forward_dtype=None, backward_dtype=None) -> DTensor:
@@ -357,7 +369,8 @@ class DTensor(Tensor):
     def full_tensor(self, *, grad_placements=None):
         """The whole global tensor on every rank (an all-gather/all-reduce;
         differentiable)."""
-        return self._redistribute(_replicated(self._spec.mesh.ndim)).to_local()
+        return self._redistribute(_replicated(self._spec.mesh.ndim)).to_local(
+            grad_placements=grad_placements)
 
     def _full(self):
         return self.full_tensor()
@@ -522,7 +535,10 @@ def _linear(func, args, kwargs):
     bp = b._spec.placements[0] if b is not None else None
     lin = func
     if xp.is_replicate() and wp == Shard(0) and bp in (None, Shard(0)):  # column-wise
-        out = lin(x._local_tensor, w._local_tensor, None if b is None else b._local_tensor)
+        # each rank's gradient of the replicated input is a term of the whole (its columns'
+        # part): summed over the ranks in the backward, as PyTorch's sharding gives it Partial
+        xl = _rd.GradTo.apply(x._local_tensor, mesh, (Partial(),), (Replicate(),), x.shape)
+        out = lin(xl, w._local_tensor, None if b is None else b._local_tensor)
         shape = (*x.shape[:-1], w.shape[0])
         return DTensor._make(out, mesh, (Shard(len(shape) - 1),), shape)
     if xp == Shard(x.ndim - 1) and wp == Shard(1) and bp in (None, Replicate()):  # row-wise

@@ -155,3 +155,20 @@ class Redistribute(autograd.Function):
         back = redistribute_local(grad, mesh, grad_placements(dst), grad_placements(src),
                                   global_shape)
         return back, None, None, None, None
+
+
+class GradTo(autograd.Function):
+    """The identity, whose backward redistributes the gradient from how it arrives (``src``)
+    to how the input's gradient must lie (``dst``): ``to_local(grad_placements=...)``."""
+
+    @staticmethod
+    def forward(ctx, local, mesh, src, dst, global_shape):
+        ctx.spec = (mesh, tuple(src), tuple(dst), tuple(global_shape))
+        return local.view_as(local)
+
+    @staticmethod
+    def backward(ctx, grad):
+        mesh, src, dst, global_shape = ctx.spec
+        if any(isinstance(p, Partial) for p in dst):
+            dst = grad_placements(dst)
+        return redistribute_local(grad, mesh, src, dst, global_shape), None, None, None, None
