@@ -57,6 +57,10 @@ LMDB = "lmdb"
 # Llama, T5, ... with its own classes on PyTorch and under ember.as_torch, and compares. Test
 # only, pinned: it reaches deep into torch at import, and a new release may reach further.
 TRANSFORMERS = "transformers==5.25.0"
+# transformers loads with a device plan (tensor parallelism, device_map) only through
+# accelerate; --no-deps: its one requirement the venv lacks is psutil (torch must stay the
+# oracle's CPU build above, never a registry torch)
+ACCELERATE = ("accelerate==1.16.0 --no-deps", "psutil")
 # Pinned so that a new ruff release cannot fail CI with rules nobody asked for.
 RUFF = "ruff==0.17.6"
 
@@ -110,7 +114,7 @@ def tests(session: nox.Session) -> None:
         TENSORBOARD,
         # the tests that need them skip without them
         optional=(TORCH, LEGACY_CHECKPOINT, MINILM_WEIGHTS, ONNXRUNTIME, ONNXSCRIPT,
-                  MATPLOTLIB, H5PY, LMDB, TRANSFORMERS),
+                  MATPLOTLIB, H5PY, LMDB, TRANSFORMERS, *ACCELERATE),
     )
     # Arguments after `--` replace the default target: `nox -s tests -- tests/nn -x`.
     # --no-loadscope-reorder: the files go out in tests/conftest.py's order (long ones first)

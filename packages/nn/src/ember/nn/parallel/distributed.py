@@ -36,6 +36,7 @@ import ember.distributed as dist
 from ember import Tensor
 from ember.autograd import Function
 from ember.autograd.graph import AccumulateGrad
+from ember.distributed.algorithms.join import Join, Joinable, JoinHook, _JoinConfig
 
 from ..modules.module import Module
 
@@ -202,7 +203,7 @@ def _broadcast_coalesced(tensors: list[Tensor], src: int, group, bucket_bytes: i
                         offset += n
 
 
-class DistributedDataParallel(Module):
+class DistributedDataParallel(Module, Joinable):
     """Data parallelism over processes: wrap a module in each rank, feed each rank its share
     of the batch, and the gradients after ``backward`` are the average over the ranks, as
     with ``torch.nn.parallel.DistributedDataParallel``.
@@ -227,7 +228,9 @@ class DistributedDataParallel(Module):
             are then found as with ``find_unused_parameters``).
 
     Use ``no_sync()`` to accumulate gradients locally for a few iterations; the state dict
-    has the wrapped module's keys prefixed with ``module.``, as PyTorch's.
+    has the wrapped module's keys prefixed with ``module.``, as PyTorch's. ``with
+    model.join():`` trains on uneven inputs: a rank out of batches shadows the others'
+    gradient all-reduces with zeros until all are done (``ember.distributed.algorithms``).
     """
 
     def __init__(self, module: Module, device_ids=None, output_device=None, dim: int = 0,
@@ -236,6 +239,8 @@ class DistributedDataParallel(Module):
                  check_reduction: bool = False, gradient_as_bucket_view: bool = False,
                  static_graph: bool = False) -> None:
         super().__init__()
+        self._join_config = _JoinConfig.construct_disabled_join_config()
+        self._divide_by_initial_world_size = True
         self.process_group = (process_group if process_group is not None
                               else dist.group.WORLD)
         if self.process_group is None:
@@ -340,15 +345,16 @@ class DistributedDataParallel(Module):
                                            f"{list(a)} appears not to match {what} of the same "
                                            f"param in process 0.")
 
-    def _sync_module_states(self, with_buffers: bool) -> None:
-        """Rank 0's parameters (and buffers) everywhere."""
+    def _sync_module_states(self, with_buffers: bool, src: int = 0) -> None:
+        """Group rank ``src``'s parameters (and buffers) everywhere."""
         tensors = [p for n, p in self.module.named_parameters()
                    if n not in self.parameters_to_ignore]
         if with_buffers:
             tensors += self._module_buffers()
         if tensors:
-            _broadcast_coalesced(tensors, dist.get_global_rank(self.process_group, 0),
-                                 self.process_group, self.broadcast_bucket_size)
+            with ember.no_grad():
+                _broadcast_coalesced(tensors, dist.get_global_rank(self.process_group, src),
+                                     self.process_group, self.broadcast_bucket_size)
 
     # -- forward --------------------------------------------------------------------------
     def will_sync_module_buffers(self) -> bool:
@@ -356,17 +362,77 @@ class DistributedDataParallel(Module):
         return (self.require_forward_param_sync and self.broadcast_buffers
                 and len(self._module_buffers()) > 0)
 
-    def _sync_buffers(self) -> None:
+    def _sync_buffers(self, src: int = 0) -> None:
         _broadcast_coalesced(self._module_buffers(),
-                             dist.get_global_rank(self.process_group, 0), self.process_group,
-                             self.broadcast_bucket_size)
+                             dist.get_global_rank(self.process_group, src),
+                             self.process_group, self.broadcast_bucket_size)
+
+    # -- uneven inputs (Join) ---------------------------------------------------------------
+    def join(self, divide_by_initial_world_size: bool = True, enable: bool = True,
+             throw_on_early_termination: bool = False) -> Join:
+        """The context for training on uneven inputs (PyTorch's ``DDP.join``): inside it a
+        rank that runs out of batches answers the others' all-reduces with zero gradients,
+        so the gradient stays the sum over the ranks still training divided by the initial
+        world size (or, with ``divide_by_initial_world_size=False``, by the ranks still
+        training). ``throw_on_early_termination=True`` raises on every rank instead once one
+        runs out. When all have joined, the last rank to join broadcasts its model."""
+        return Join([self], enable, throw_on_early_termination,
+                    divide_by_initial_world_size=divide_by_initial_world_size)
+
+    def join_hook(self, **kwargs) -> JoinHook:
+        return _DDPJoinHook(self, kwargs.get("divide_by_initial_world_size", True))
+
+    @property
+    def join_device(self):
+        return self.device
+
+    @property
+    def join_process_group(self):
+        return self.process_group
+
+    def _find_common_rank(self, rank: int, rank_cond: bool) -> int:
+        """The largest group rank among those with ``rank_cond`` (an all-reduce)."""
+        t = ember.tensor([rank if rank_cond else -1], device=self.device)
+        dist.all_reduce(t, op=dist.ReduceOp.MAX, group=self.process_group)
+        common = int(t.item())
+        if common == -1:
+            raise ValueError("BUG! Expected rank_cond to be true for at least one process. "
+                             "This indicates a bug in PyTorch, please report an issue.")
+        return common
+
+    def _check_global_requires_backward_grad_sync(self, is_joined_rank: bool):
+        """Tell the joined ranks whether this iteration's backward reduces gradients (1 from
+        each rank whose does); the joined ranks read the sum."""
+        flag = (not is_joined_rank and self.require_backward_grad_sync
+                and ember.is_grad_enabled())
+        t = ember.ones(1, device=self.device) if flag else ember.zeros(1, device=self.device)
+        work = dist.all_reduce(t, group=self.process_group, async_op=True)
+        return work, t
+
+    def _join_pre_forward(self) -> None:
+        """The collectives a rank still training runs at each forward inside ``join()``:
+        counted as training (the work's sum is the ranks still training), the buffers from
+        the last rank still training, and the backward-sync flag."""
+        work = Join.notify_join_context(self)
+        reducer = self._reducer
+        if work is not None and not self._divide_by_initial_world_size:
+            work.wait()
+            reducer.inv_world = 1.0 / float(work.result()[0].item())
+        else:
+            reducer.inv_world = 1.0 / reducer.world_size
+        if self.will_sync_module_buffers():
+            rank = dist.get_rank(self.process_group)
+            self._sync_buffers(self._find_common_rank(rank, True))
+        self._check_global_requires_backward_grad_sync(is_joined_rank=False)
 
     def forward(self, *inputs, **kwargs):
         """Run the module on this rank's inputs and prepare the gradients' reduction."""
         grad_enabled = ember.is_grad_enabled()
         if grad_enabled:
             self._reducer.ensure_prior_reduction_finished()
-        if self.will_sync_module_buffers():
+        if self._join_config.enable:
+            self._join_pre_forward()
+        elif self.will_sync_module_buffers():
             self._sync_buffers()
         if self.device_ids:
             device = ember.device(self.device_type, self.device_ids[0])
@@ -419,6 +485,34 @@ class DistributedDataParallel(Module):
         reducer = self.__dict__.get("_reducer")
         if reducer is not None:
             reducer.remove_hooks()
+
+
+class _DDPJoinHook(JoinHook):
+    """What a rank out of inputs does for DDP while others train: the forward's collectives,
+    then one all-reduce of zeros per gradient bucket, in the reducer's order (and again for
+    each bucket a rank had to re-send); at the end, the last joiner's model everywhere."""
+
+    def __init__(self, ddp: DistributedDataParallel, divide_by_initial_world_size: bool):
+        self.ddp = ddp
+        ddp._divide_by_initial_world_size = divide_by_initial_world_size
+
+    def main_hook(self) -> None:
+        ddp = self.ddp
+        if ddp.will_sync_module_buffers():
+            rank = dist.get_rank(ddp.process_group)
+            ddp._sync_buffers(ddp._find_common_rank(rank, False))
+        work, flag = ddp._check_global_requires_backward_grad_sync(is_joined_rank=True)
+        work.wait()
+        should_sync = flag.item() != 0
+        ddp.require_forward_param_sync = should_sync
+        if should_sync:
+            ddp._reducer.shadow_reduction()
+
+    def post_hook(self, is_last_joiner: bool) -> None:
+        ddp = self.ddp
+        rank = dist.get_rank(ddp.process_group)
+        ddp._sync_module_states(ddp.broadcast_buffers,
+                                src=ddp._find_common_rank(rank, is_last_joiner))
 
 
 def _device_index(device) -> int:
@@ -751,6 +845,24 @@ class _Reducer:
         self.captured = [None] * len(self.params)
         self.old = [None] * len(self.params)
         self.in_flight = []
+
+    def shadow_reduction(self) -> None:
+        """A joined rank's side of one backward's reduction: a zero buffer all-reduced per
+        bucket (flags included) in the order the others send theirs, then one per bucket
+        they re-send (the summed flags say which). Its own buckets and gradients are left
+        alone."""
+        with ember.no_grad():
+            summed = None
+            for b in self.buckets:
+                summed = ember.zeros_like(b.flat)
+                dist.all_reduce(summed, group=self.group)
+            last = self.buckets[-1]
+            if last.flags is not None and summed is not None:
+                values = summed[last.size:].tolist()
+                for b in range(self.n_flag_buckets):
+                    if values[b] > 0:
+                        dist.all_reduce(ember.zeros_like(self.buckets[b].flat),
+                                        group=self.group)
 
     def _write_back(self, used: list[bool]) -> None:
         with ember.no_grad():
