@@ -569,7 +569,7 @@ def _has_wrapped(group: dict[str, Any]) -> bool:
 
 
 def _locals(params) -> list:
-    return [p._local_tensor if _is_wrapped(p) else p for p in params]
+    return [p.to_local() if _is_wrapped(p) else p for p in params]
 
 
 #: id of a group's params list -> (the list, its length, whether it holds a DTensor)

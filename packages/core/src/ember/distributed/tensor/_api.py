@@ -607,8 +607,6 @@ def distribute_module(module, device_mesh=None, partition_fn=None, input_fn=None
     ``output_fn(module, outputs, mesh)`` become forward pre- and post-hooks."""
     import inspect
 
-    from ember import nn
-
     mesh = _mesh_or_current(device_mesh)
     if getattr(module, "_distribute_module_applied", False):
         raise RuntimeError("distribute_module should only be called once on a module, but "
@@ -617,7 +615,8 @@ def distribute_module(module, device_mesh=None, partition_fn=None, input_fn=None
     def replicate(m):
         for key, p in list(m._parameters.items()):
             if p is not None and not isinstance(p, DTensor):
-                m.register_parameter(key, nn.Parameter(
+                # the parameter's own class (ember.nn.Parameter: core does not import nn)
+                m.register_parameter(key, type(p)(
                     distribute_tensor(p.data, mesh, _replicated(mesh.ndim)),
                     requires_grad=p.requires_grad))
         for key, buf in list(m._buffers.items()):
