@@ -293,6 +293,89 @@ def case_tensor_parallel_mlp(R, N, out):
 
 
 @case
+def case_parallelize_module(R, N, out):
+    """PyTorch's tensor_parallel_example (a Megatron MLP by ColwiseParallel/RowwiseParallel),
+    a plan with a wildcard, SequenceParallel around a LayerNorm and PrepareModuleInput, trained
+    with AdamW(foreach=True) against the same model in one process."""
+    import ember
+    import ember.nn as nn
+    from ember.distributed.device_mesh import init_device_mesh
+    from ember.distributed.tensor import DTensor, Replicate, Shard
+    from ember.distributed.tensor.parallel import (
+        ColwiseParallel,
+        PrepareModuleInput,
+        RowwiseParallel,
+        SequenceParallel,
+        parallelize_module,
+    )
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.norm = nn.LayerNorm(8)
+            self.up = nn.Linear(8, 4 * N)
+            self.down = nn.Linear(4 * N, 8)
+
+        def forward(self, x):
+            return x + self.down(ember.relu(self.up(self.norm(x))))
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.layers = nn.ModuleList([Block(), Block()])
+
+        def forward(self, x):
+            for layer in self.layers:
+                x = layer(x)
+            return x
+
+    def make():
+        ember.manual_seed(7)
+        return Net().double()
+
+    m = mesh1(N)
+    tp, ref = make(), make()
+    plan = {"layers.*.up": ColwiseParallel(), "layers.*.down": RowwiseParallel()}
+    parallelize_module(tp, m, plan)
+    check(tp.layers[1].up.weight.placements == (Shard(0),))
+    check(tp.layers[0].down.weight.placements == (Shard(1),))
+    check(tp.layers[0].down.bias.placements == (Replicate(),))
+    opt = ember.optim.AdamW(tp.parameters(), lr=0.05, foreach=True)
+    ref_opt = ember.optim.AdamW(ref.parameters(), lr=0.05, foreach=True)
+    for i in range(3):
+        x = data(2, 6, 8, seed=30 + i)
+        y = tp(x)
+        check(type(y) is ember.Tensor and y.shape == (2, 6, 8), (type(y), y.shape))
+        check(ember.allclose(y, ref(x)), f"forward {i}")
+        y.pow(2).sum().backward()
+        ref(x).pow(2).sum().backward()
+        opt.step()
+        ref_opt.step()
+        opt.zero_grad()
+        ref_opt.zero_grad()
+        for (name, p), q in zip(tp.named_parameters(), ref.parameters()):
+            whole = p.full_tensor() if isinstance(p, DTensor) else p  # the norms: plain
+            check(ember.allclose(whole, q), f"step {i}: {name}")
+    # sequence parallelism: each rank feeds its slice of the sequence (dim 1) to the norm;
+    # PrepareModuleInput gathers the norm's sharded output for a replicated consumer
+    seq = nn.Sequential(nn.LayerNorm(8), nn.Linear(8, 3)).double()
+    whole = data(2, 2 * N, 8, seed=40)
+    want = seq(whole)
+    parallelize_module(seq, m, {"0": SequenceParallel(), "1": PrepareModuleInput(
+        input_layouts=Shard(1), desired_input_layouts=Replicate(), use_local_output=True)})
+    check(seq[0].weight.placements == (Replicate(),))
+    normed = seq[0](whole.chunk(N, 1)[R])
+    check(normed.placements == (Shard(1),) and normed.shape == (2, 2 * N, 8))
+    check(ember.allclose(seq(whole.chunk(N, 1)[R]), want))
+    raises(ValueError, "only accepts a 1D DeviceMesh", parallelize_module, make(),
+           init_device_mesh("cpu", (1, N)), ColwiseParallel())
+    raises(NotImplementedError, "only support nn.Linear and nn.Embedding",
+           parallelize_module, nn.ReLU(), m, ColwiseParallel())
+    raises(ValueError, "no submodule matches", parallelize_module, make(), m,
+           {"blocks.*": ColwiseParallel()})
+
+
+@case
 def case_module_parameters(R, N, out):
     import ember
     import ember.nn as nn
