@@ -258,3 +258,17 @@ def test_expand_of_only_new_unit_dims_is_writable():
     x = ember.randn(3, requires_grad=True)
     x.expand(1, 1, 3).sum().backward()
     assert x.grad.tolist() == [1.0, 1.0, 1.0]
+
+
+def test_eval_frame_optimized_module_answers_isinstance():
+    """``torch._dynamo.eval_frame.OptimizedModule`` is the class of a compiled module
+    (HuggingFace accelerate unwraps compiled models by it)."""
+    nn = pytest.importorskip("ember.nn")
+    from ember._dynamo.eval_frame import OptimizedModule
+
+    model = nn.Linear(2, 2)
+    compiled = ember.compile(model)
+    assert isinstance(compiled, OptimizedModule) and compiled._orig_mod is model
+    assert not isinstance(model, OptimizedModule) and not isinstance(3, OptimizedModule)
+    assert issubclass(type(compiled), OptimizedModule)
+    assert ember._dynamo.eval_frame.OptimizedModule is OptimizedModule

@@ -27,6 +27,7 @@ pytest.importorskip("transformers")
 
 PROGRAM = Path(__file__).parent / "transformers_programs" / "run.py"
 TP_PROGRAM = Path(__file__).parent / "transformers_programs" / "tp.py"
+TRAINER_PROGRAM = Path(__file__).parent / "transformers_programs" / "trainer.py"
 MODELS = ["bert", "distilbert", "roberta", "gpt2", "llama", "qwen2", "mistral", "t5", "bart"]
 #: transformers computes some of these models' arithmetic in float32 on purpose, so float64
 #: runs agree to float32's rounding there: the causal-LM loss upcasts the logits
@@ -139,3 +140,24 @@ def test_transformers_tensor_parallel_matches_pytorch(tp_results, name):
         err, scale = value
         floor = 1e-12 * overall if key.startswith("grad.") else 0.0
         assert err <= 1e-6 * scale + floor, f"{key}: {err:.3g} off at scale {scale:.3g}"
+
+
+# -- Trainer: transformers' training loop over HuggingFace accelerate ------------------------
+def test_trainer_trains_as_on_pytorch(tmp_path):
+    """``Trainer`` (AdamW, linear schedule, gradient clipping, logging every step) trains a
+    saved BERT classifier loaded with ``from_pretrained``: every logged loss and gradient
+    norm and the final weights are PyTorch's to float64 rounding."""
+    pytest.importorskip("accelerate")  # Trainer runs on it
+    code, out, err = _run_group([sys.executable, str(TRAINER_PROGRAM), "reference",
+                                 str(tmp_path)], 600)
+    assert code == 0, err[-3000:]
+    code, out, err = _run_group([sys.executable, "-m", "ember.as_torch",
+                                 str(TRAINER_PROGRAM), "check", str(tmp_path)], 600)
+    assert code == 0, err[-3000:]
+    r = next(json.loads(line) for line in out.splitlines() if line.startswith('{"'))
+    assert "error" not in r, r.get("where", "") + r.get("error", "")
+    assert r["steps"] == 8
+    for key, value in r["diffs"].items():
+        assert value != "missing", key
+        err_, scale = value
+        assert err_ <= 1e-12 * max(scale, 1.0), f"{key}: {err_:.3g} off at scale {scale:.3g}"

@@ -339,3 +339,28 @@ def test_repr_lists_group_options():
     text = repr(optim.SGD([param([1.0])], lr=0.1))
     assert text.startswith("SGD (\nParameter Group 0\n    dampening: 0\n")
     assert "    lr: 0.1\n" in text and text.endswith(")")
+
+
+def test_wrapper_optimizer_without_optimizer_init_steps_its_inner_one():
+    """A subclass that wraps another optimizer and never runs ``Optimizer.__init__``
+    (HuggingFace accelerate's AcceleratedOptimizer): its step runs bare, as PyTorch's
+    (which patches step in ``__init__``), and the inner optimizer's hooks run once."""
+    p = ember.nn.Parameter(ember.ones(2))
+    inner = ember.optim.SGD([p], lr=0.5)
+    calls = []
+    inner.register_step_pre_hook(lambda opt, args, kwargs: calls.append("pre"))
+
+    class Wrapper(ember.optim.Optimizer):
+        def __init__(self, optimizer):
+            self.optimizer = optimizer
+
+        @property
+        def param_groups(self):
+            return self.optimizer.param_groups
+
+        def step(self, closure=None):
+            return self.optimizer.step(closure)
+
+    p.grad = ember.ones(2)
+    Wrapper(inner).step()
+    assert p.tolist() == [0.5, 0.5] and calls == ["pre"]

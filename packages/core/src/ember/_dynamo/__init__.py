@@ -49,6 +49,7 @@ from .._compile.hints import (
     set_stance,
     substitute_in_graph,
 )
+from . import eval_frame  # torch._dynamo.eval_frame.OptimizedModule, without an import
 
 __all__ = ["reset", "explain", "config", "disable", "is_compiling", "ExplainOutput",
            "BreakReason", "GraphBreakError", "optimize", "register_backend", "list_backends",

@@ -123,7 +123,12 @@ def _with_step_hooks(step):
     @functools.wraps(step)
     def wrapper(*args, **kwargs):
         self = args[0]
-        pre = self._optimizer_step_pre_hooks
+        pre = getattr(self, "_optimizer_step_pre_hooks", None)
+        if pre is None:
+            # a subclass that never ran Optimizer.__init__ (HuggingFace accelerate's
+            # AcceleratedOptimizer wraps another optimizer): PyTorch patches step in __init__,
+            # so such a step runs bare, its inner optimizer's step with the hooks
+            return step(*args, **kwargs)
         if pre or _global_optimizer_pre_hooks:
             for hook in list(chain(_global_optimizer_pre_hooks.values(), pre.values())):
                 result = hook(self, args, kwargs)
