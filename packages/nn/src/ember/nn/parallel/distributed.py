@@ -36,7 +36,7 @@ import ember.distributed as dist
 from ember import Tensor
 from ember.autograd import Function
 from ember.autograd.graph import AccumulateGrad
-from ember.distributed.algorithms.join import Join, Joinable, JoinHook, _JoinConfig
+from ember.distributed.algorithms.join import Join, Joinable, JoinHook
 
 from ..modules.module import Module
 
@@ -239,7 +239,7 @@ class DistributedDataParallel(Module, Joinable):
                  check_reduction: bool = False, gradient_as_bucket_view: bool = False,
                  static_graph: bool = False) -> None:
         super().__init__()
-        self._join_config = _JoinConfig.construct_disabled_join_config()
+        Joinable.__init__(self)  # the disabled join configuration
         self._divide_by_initial_world_size = True
         self.process_group = (process_group if process_group is not None
                               else dist.group.WORLD)
