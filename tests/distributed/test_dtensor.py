@@ -217,6 +217,16 @@ def case_ops_on_dtensors(R, N, out):
     check(c.placements == (Shard(0),) and c.full_tensor()[0, 0].item() == 100.0)
     check(float(dx.sum()) == float(x.sum()) or abs(float(dx.sum()) - float(x.sum())) < 1e-12)
     check(len(dx) == 6 and dx.numel() == 24 and dx.dim() == 2 and dx.stride() == (4, 1))
+    # foreach ops run tensor by tensor; a replicated scalar DTensor is whole on every rank
+    a, b = dx.clone(), distribute_tensor(y, m, [Replicate()])
+    ember._foreach_mul_([a, b], 2.0)
+    check(ember.allclose(a.full_tensor(), 2 * x) and ember.allclose(b.to_local(), 2 * y))
+    sums = ember._foreach_add([a, b], [dx, dy.redistribute(m, [Replicate()])])
+    check(sums[0].placements == (Shard(0),) and ember.allclose(sums[0].full_tensor(), 3 * x))
+    check(ember.allclose(sums[1].full_tensor(), 2 * y + y))
+    three = distribute_tensor(ember.tensor(3.0, dtype=ember.float64), m, [Replicate()])
+    c3 = dx * three
+    check(c3.placements == (Shard(0),) and ember.allclose(c3.full_tensor(), 3 * x))
     raises(RuntimeError, "got mixed torch.Tensor and DTensor", lambda: dx + x)
     check(ember.allclose((dx + ember.tensor(1.0, dtype=ember.float64)).full_tensor(), x + 1))
     raises(RuntimeError, "no global array", np.asarray, dx._data)
@@ -413,6 +423,11 @@ def case_module_parameters(R, N, out):
     ref(x).sum().backward()
     for (name, p), q in zip(net.named_parameters(), ref.parameters()):
         check(ember.allclose(p.grad.full_tensor(), q.grad), name)
+    total = ember.nn.utils.clip_grad_norm_(net.parameters(), 0.5)
+    want = ember.nn.utils.clip_grad_norm_(ref.parameters(), 0.5)
+    check(abs(total.full_tensor().item() - want.item()) < 1e-12, "clip total norm")
+    for (name, p), q in zip(net.named_parameters(), ref.parameters()):
+        check(ember.allclose(p.grad.full_tensor(), q.grad), f"clipped {name}")
     # elementwise optimizers step the shards: the same parameters as the whole tensors'
     for make in (lambda ps: ember.optim.SGD(ps, lr=0.1, momentum=0.9),
                  lambda ps: ember.optim.AdamW(ps, lr=0.01)):

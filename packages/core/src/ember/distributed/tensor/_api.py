@@ -460,6 +460,16 @@ def _torch_function(cls, func, types, args=(), kwargs=None):
         return _dispatch(func, op_key(func), args, kwargs)
 
 
+_FOREACH = "_foreach_"
+
+
+def _pick(obj, i: int, n: int):
+    """Item ``i`` of a foreach op's per-tensor list (lists of length ``n``) as a 1-list."""
+    if type(obj) in (list, tuple) and len(obj) == n:
+        return [obj[i]]
+    return obj
+
+
 def _dispatch(func, name: str, args, kwargs):
     handler = _HANDLERS.get(name)
     if handler is not None:
@@ -477,22 +487,44 @@ def _dispatch(func, name: str, args, kwargs):
             raise NotImplementedError(f"DTensor does not support cross-mesh operation on "
                                       f"{name} yet! Got meshes: {mesh} {d._spec.mesh}")
     _check_mixed(name, args, kwargs)
-    inplace = name.endswith("_") and not name.startswith("_")
-    spec = found[0]._spec
+    foreach = name.startswith(_FOREACH)
+    if foreach and args and type(args[0]) in (list, tuple) and len(args[0]) != 1:
+        # one tensor at a time: each pairs its own placements (optimizers' and clipping's
+        # _foreach_mul_ / _foreach_add_ over DTensor gradients)
+        n = len(args[0])
+        results = [_dispatch(func, name, [_pick(a, i, n) for a in args],
+                             {k: _pick(v, i, n) for k, v in kwargs.items()})
+                   for i in range(n)]
+        if name.endswith("_"):
+            return None
+        return [r[0] if type(r) in (list, tuple) else r for r in results]
+    core = name[len(_FOREACH):] if foreach else name
+    inplace = core.endswith("_") and not core.startswith("_")
+    target = args[0] if args else None
+    if foreach and type(target) in (list, tuple):
+        target = target[0] if target else None
+    # the placements to keep: the first DTensor that is not a replicated scalar
+    lead = next((d for d in found if d.ndim or not all(p.is_replicate()
+                                                       for p in d._spec.placements)),
+                found[0])
+    spec = lead._spec
     if not _POINTWISE:
         _POINTWISE.append(_pointwise_names())
-    if (name in _POINTWISE[0]
-            and not any(isinstance(p, Partial) for p in spec.placements)
-            and all(d._spec.placements == spec.placements and d._spec.shape == spec.shape
+    pointwise = core in _POINTWISE[0] or (foreach and core.rstrip("_") in _POINTWISE[0])
+    if (pointwise and not any(isinstance(p, Partial) for p in spec.placements)
+            and all((d._spec.placements == spec.placements and d._spec.shape == spec.shape)
+                    or (d.ndim == 0 and all(p.is_replicate() for p in d._spec.placements))
                     for d in found)):
+        # elementwise: each rank's part of the result from its parts (a replicated scalar
+        # is whole on every rank)
         out = func(*_swap(args, _local), **{k: _swap(v, _local) for k, v in kwargs.items()})
-        if inplace and isinstance(args[0], DTensor):
-            return args[0]
+        if inplace and isinstance(target, DTensor):
+            return None if foreach else args[0]
         return _wrap(out, mesh, spec.placements, spec.shape)
     if all(p.is_replicate() for d in found for p in d._spec.placements):
         out = func(*_swap(args, _local), **{k: _swap(v, _local) for k, v in kwargs.items()})
-        if inplace and isinstance(args[0], DTensor):
-            return args[0]
+        if inplace and isinstance(target, DTensor):
+            return None if foreach else args[0]
         return _wrap_replicated(out, mesh)
     # gather the operands to replicas and run the op on them
     full: dict = {}
@@ -503,13 +535,12 @@ def _dispatch(func, name: str, args, kwargs):
         return full[id(d)]
 
     out = func(*_swap(args, gathered), **{k: _swap(v, gathered) for k, v in kwargs.items()})
-    if inplace and isinstance(args[0], DTensor):
-        target = args[0]
+    if inplace and isinstance(target, DTensor):
         tspec = target._spec
         back = _rd.Redistribute.apply(full[id(target)], mesh, _replicated(mesh.ndim),
                                       tspec.placements, tspec.shape)
         target._local_tensor.copy_(back)
-        return target
+        return None if foreach else target
     return _wrap_replicated(out, mesh)
 
 
