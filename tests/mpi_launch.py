@@ -173,3 +173,29 @@ def check_case(result: Result, n: int, name: str) -> None:
     assert sorted(result.values) == list(range(n)), result.output[-4000:]
     failures = {r: vals[0][name] for r, vals in result.values.items() if vals[0][name]}
     assert not failures, "\n".join(f"rank {r}:\n{text}" for r, text in failures.items())
+
+
+def case_launches(test_file: str, module_name: str, cases: dict, sizes=(2, 4),
+                  timeout: float = 180):
+    """The pytest side of a case file: ``(rank_main, runs)``, where ``runs`` is a module
+    fixture launching ``test_file``'s cases once per world size in ``sizes`` (every rank
+    runs every case; ``check_case`` reads one). The test file exposes ``rank_main``."""
+    import functools
+
+    import pytest
+
+    script = case_script(test_file, module_name)
+
+    def rank_main(emit, out: str) -> None:
+        run_cases(emit, cases, out)
+
+    @functools.cache
+    def launch(n: int, tmp: str):
+        return run_ranks(n, script, Path(tmp), tmp, timeout=timeout)
+
+    @pytest.fixture(scope="module")
+    def runs(tmp_path_factory):
+        return {n: launch(n, str(tmp_path_factory.mktemp(f"{module_name}{n}")))
+                for n in sizes}
+
+    return rank_main, runs

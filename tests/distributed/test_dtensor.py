@@ -10,11 +10,8 @@ PyTorch gives.
 
 from __future__ import annotations
 
-import functools
-from pathlib import Path
-
 import pytest
-from mpi_launch import case_script, check_case, mpi_available, run_cases, run_ranks
+from mpi_launch import case_launches, check_case, mpi_available
 
 pytestmark = [pytest.mark.distributed,
               pytest.mark.skipif(not mpi_available(), reason="needs mpi4py and mpiexec "
@@ -505,21 +502,7 @@ def case_functional_collectives(R, N, out):
     check(ember.equal(leaf.grad, ember.full_like(rows, 2.0)))
 
 
-def rank_main(emit, out: str) -> None:
-    run_cases(emit, CASES, out)
-
-
-RANK_SCRIPT = case_script(__file__, "dtensor_cases")
-
-
-@functools.cache
-def _launch(n: int, tmp: str):
-    return run_ranks(n, RANK_SCRIPT, Path(tmp), tmp, timeout=180)
-
-
-@pytest.fixture(scope="module")
-def runs(tmp_path_factory):
-    return {n: _launch(n, str(tmp_path_factory.mktemp(f"dtensor{n}"))) for n in (2, 4)}
+rank_main, runs = case_launches(__file__, "dtensor_cases", CASES)
 
 
 @pytest.mark.parametrize("n", [2, 4], ids=["2ranks", "4ranks"])

@@ -48,6 +48,17 @@ def _replicate_params(module, mesh, src_data_rank) -> None:
         _shard_param(module, name, mesh, Replicate(), src_data_rank)
 
 
+def _output_hook(mesh, layouts: tuple, use_local: bool):
+    """A forward hook placing a DTensor output as ``layouts`` (a local tensor if asked)."""
+
+    def hook(mod, args, out):
+        if isinstance(out, DTensor) and out.placements != layouts:
+            out = out.redistribute(mesh, layouts)
+        return out.to_local() if use_local and isinstance(out, DTensor) else out
+
+    return hook
+
+
 def _as_dtensor(x, mesh, layout):
     if isinstance(x, DTensor):
         return x
@@ -93,14 +104,9 @@ class ColwiseParallel(ParallelStyle):
                 x = x.redistribute(device_mesh, [self.desired_input_layouts])
             return (x, *args[1:])
 
-        def outputs(mod, args, out):
-            if isinstance(out, DTensor) and out.placements != (self.output_layouts,):
-                out = out.redistribute(device_mesh, [self.output_layouts])
-            return out.to_local() if self.use_local_output and isinstance(out, DTensor) \
-                else out
-
         module.register_forward_pre_hook(inputs)
-        module.register_forward_hook(outputs)
+        module.register_forward_hook(_output_hook(device_mesh, (self.output_layouts,),
+                                                  self.use_local_output))
         return module
 
 
@@ -136,14 +142,9 @@ class RowwiseParallel(ParallelStyle):
                 x = x.redistribute(device_mesh, [want])
             return (x, *args[1:])
 
-        def outputs(mod, args, out):
-            if isinstance(out, DTensor):
-                out = out.redistribute(device_mesh, [self.output_layouts])
-            return out.to_local() if self.use_local_output and isinstance(out, DTensor) \
-                else out
-
         module.register_forward_pre_hook(inputs)
-        module.register_forward_hook(outputs)
+        module.register_forward_hook(_output_hook(device_mesh, (self.output_layouts,),
+                                                  self.use_local_output))
         return module
 
 
@@ -170,14 +171,8 @@ class SequenceParallel(ParallelStyle):
                 x = DTensor.from_local(x, device_mesh, seq, run_check=False)
             return (x, *args[1:])
 
-        def outputs(mod, args, out):
-            if isinstance(out, DTensor) and out.placements != seq:
-                out = out.redistribute(device_mesh, seq)
-            return out.to_local() if self.use_local_output and isinstance(out, DTensor) \
-                else out
-
         module.register_forward_pre_hook(inputs)
-        module.register_forward_hook(outputs)
+        module.register_forward_hook(_output_hook(device_mesh, seq, self.use_local_output))
         return module
 
 
