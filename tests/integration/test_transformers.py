@@ -143,20 +143,53 @@ def test_transformers_tensor_parallel_matches_pytorch(tp_results, name):
 
 
 # -- Trainer: transformers' training loop over HuggingFace accelerate ------------------------
-def test_trainer_trains_as_on_pytorch(tmp_path):
+@pytest.fixture(scope="module")
+def trainer_dir(tmp_path_factory):
+    """The saved model and PyTorch's single-process Trainer run (reference)."""
+    pytest.importorskip("accelerate")  # Trainer runs on it
+    directory = tmp_path_factory.mktemp("trainer")
+    code, out, err = _run_group([sys.executable, str(TRAINER_PROGRAM), "reference",
+                                 str(directory)], 600)
+    assert code == 0, err[-3000:]
+    return directory
+
+
+def _trainer_record(out: str) -> dict:
+    return next(json.loads(line) for line in out.splitlines() if line.startswith('{"'))
+
+
+def test_trainer_trains_as_on_pytorch(trainer_dir):
     """``Trainer`` (AdamW, linear schedule, gradient clipping, logging every step) trains a
     saved BERT classifier loaded with ``from_pretrained``: every logged loss and gradient
     norm and the final weights are PyTorch's to float64 rounding."""
-    pytest.importorskip("accelerate")  # Trainer runs on it
-    code, out, err = _run_group([sys.executable, str(TRAINER_PROGRAM), "reference",
-                                 str(tmp_path)], 600)
-    assert code == 0, err[-3000:]
     code, out, err = _run_group([sys.executable, "-m", "ember.as_torch",
-                                 str(TRAINER_PROGRAM), "check", str(tmp_path)], 600)
+                                 str(TRAINER_PROGRAM), "check", str(trainer_dir)], 600)
     assert code == 0, err[-3000:]
-    r = next(json.loads(line) for line in out.splitlines() if line.startswith('{"'))
+    _check_trainer(_trainer_record(out), steps=8)
+
+
+def test_trainer_ddp_trains_as_on_pytorch(trainer_dir):
+    """The same Trainer on 2 ranks (accelerate wraps the model in DistributedDataParallel,
+    with find_unused_parameters, and shards the batches), PyTorch's run by its own launcher
+    and Ember's by ``ember.distributed.run``: the same numbers."""
+    from mpi_launch import mpi_available
+
+    if not mpi_available():
+        pytest.skip("needs mpi4py and mpiexec (pip install 'ember-core[distributed]')")
+    code, out, err = _run_group([sys.executable, "-m", "torch.distributed.run", "--standalone",
+                                 "--nproc-per-node", "2", str(TRAINER_PROGRAM),
+                                 "reference-ddp", str(trainer_dir)], 600)
+    assert code == 0, (out + err)[-3000:]
+    code, out, err = _run_group([sys.executable, "-m", "ember.distributed.run",
+                                 "--nproc-per-node", "2", "-m", "ember.as_torch",
+                                 str(TRAINER_PROGRAM), "check-ddp", str(trainer_dir)], 600)
+    assert code == 0, (out + err)[-3000:]
+    _check_trainer(_trainer_record(out), steps=4)
+
+
+def _check_trainer(r: dict, steps: int) -> None:
     assert "error" not in r, r.get("where", "") + r.get("error", "")
-    assert r["steps"] == 8
+    assert r["steps"] == steps
     for key, value in r["diffs"].items():
         assert value != "missing", key
         err_, scale = value

@@ -5,8 +5,11 @@
 logged losses, gradient norms and final weights to ``DIR/trainer.npz``.
 ``python -m ember.as_torch trainer.py check DIR`` loads the saved model with
 ``from_pretrained``, trains it the same way on Ember and prints one JSON line with the
-largest differences. The data are arithmetic and the sampler sequential (Ember's random
-streams are not PyTorch's), dropout is off.
+largest differences. ``reference-ddp``/``check-ddp`` do the same on 2 ranks (started by
+``torch.distributed.run`` on PyTorch, ``ember.distributed.run`` on Ember): accelerate wraps
+the model in DistributedDataParallel and shards the batches; rank 0 writes/compares. The data
+are arithmetic and the sampler sequential (Ember's random streams are not PyTorch's), dropout
+is off.
 """
 
 import json
@@ -59,6 +62,22 @@ def config():
                          attention_probs_dropout_prob=0.0)
 
 
+def _rank() -> int:
+    import os
+
+    return int(os.environ.get("RANK", "0"))
+
+
+def reference_ddp(directory):
+    import transformers as tf
+
+    model = tf.BertForSequenceClassification.from_pretrained(f"{directory}/init",
+                                                             dtype=torch.float64)
+    out = train(model, directory)
+    if _rank() == 0:
+        np.savez(f"{directory}/trainer_ddp.npz", **out)
+
+
 def reference(directory):
     import transformers as tf
 
@@ -72,15 +91,15 @@ def reference(directory):
     np.savez(f"{directory}/trainer.npz", **train(model, directory))
 
 
-def check(directory):
+def check(directory, ddp: bool = False):
     import transformers as tf
 
-    record = {"name": "trainer"}
+    record = {"name": "trainer_ddp" if ddp else "trainer"}
     try:
         model = tf.BertForSequenceClassification.from_pretrained(f"{directory}/init",
                                                                  dtype=torch.float64)
         got = train(model, directory)
-        want = np.load(f"{directory}/trainer.npz")
+        want = np.load(f"{directory}/trainer{'_ddp' if ddp else ''}.npz")
         record["diffs"] = {k: "missing" if k not in got else
                            [float(np.abs(got[k] - want[k]).max()),
                             float(np.abs(want[k]).max())] for k in want.files}
@@ -88,8 +107,11 @@ def check(directory):
     except Exception as exc:
         record["error"] = f"{type(exc).__name__}: {exc}"
         record["where"] = traceback.format_exc()[-3000:]
-    print(json.dumps(record), flush=True)
+    if _rank() == 0:
+        print(json.dumps(record), flush=True)
 
 
 if __name__ == "__main__":
-    (reference if sys.argv[1] == "reference" else check)(sys.argv[2])
+    mode, directory = sys.argv[1], sys.argv[2]
+    {"reference": reference, "reference-ddp": reference_ddp, "check": check,
+     "check-ddp": lambda d: check(d, ddp=True)}[mode](directory)

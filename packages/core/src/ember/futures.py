@@ -107,6 +107,53 @@ class Future(Generic[T]):
             print(f"{_callback_error(e)}", file=sys.stderr)
 
 
+class _DrivenFuture(Future):
+    """A future completed by calling ``driver()``, which blocks until the value is there and
+    returns it: what MPI work needs (its data move only inside calls), and the futures its
+    ``then`` makes drive it in turn. ``done()`` asks ``poll()`` (None: not yet known)."""
+
+    def __init__(self, driver: Callable[[], Any], poll: Callable[[], bool] | None = None):
+        super().__init__()
+        self._driver = driver
+        self._poll = poll
+
+    def _drive(self) -> None:
+        if self._done:
+            return
+        with self._cond:
+            if self._done:
+                return
+        try:
+            value = self._driver()
+        except Exception as e:
+            if not self._done:
+                self.set_exception(e)
+            return
+        if not self._done:
+            self.set_result(value)
+
+    def done(self) -> bool:
+        if not self._done and self._poll is not None and self._poll():
+            self._drive()
+        return self._done
+
+    def wait(self) -> T:
+        self._drive()
+        return super().wait()
+
+    def then(self, callback: Callable[[Future[T]], S]) -> Future[S]:
+        parent = self
+
+        def run() -> S:
+            parent._drive()
+            try:
+                return callback(parent)
+            except Exception as e:
+                raise _callback_error(e) from e
+
+        return _DrivenFuture(run, lambda: parent.done())
+
+
 def _callback_error(e: BaseException) -> RuntimeError:
     where = "".join(traceback.format_tb(e.__traceback__))
     err = RuntimeError(f"Got the following error when running the callback: "

@@ -24,12 +24,13 @@ for _entry in _sys.path:
             __path__.append(_folder)
 del _entry
 
+from ._grad_bucket import GradBucket
 from ._work import DistBackendError, DistError, DistNetworkError, DistStoreError, Work
 from .device_mesh import DeviceMesh, init_device_mesh
 from .distributed_c10d import *  # noqa: F403
 from .distributed_c10d import __all__ as _c10d_all
 
-__all__ = ["DeviceMesh", "init_device_mesh", "DistBackendError", "DistError",
+__all__ = ["DeviceMesh", "GradBucket", "init_device_mesh", "DistBackendError", "DistError",
            "DistNetworkError", "DistStoreError", "Work", *_c10d_all]
 
 

@@ -119,6 +119,14 @@ class Work:
     def synchronize(self) -> None:
         self.wait()
 
+    def get_future(self):
+        """A ``Future`` of the output tensors (a list), complete once the operation is: its
+        ``wait`` (and those of the futures its ``then`` makes) drives the operation, as a DDP
+        communication hook's future is waited."""
+        from ..futures import _DrivenFuture
+
+        return _DrivenFuture(self.result, self.is_completed)
+
     def source_rank(self) -> int:
         """The global rank a receive came from."""
         self.wait()

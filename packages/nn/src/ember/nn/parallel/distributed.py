@@ -26,6 +26,7 @@ the last of these hooks waits for every bucket and writes the averages into ``.g
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import time
 import warnings
 import weakref
@@ -36,7 +37,9 @@ import ember.distributed as dist
 from ember import Tensor
 from ember.autograd import Function
 from ember.autograd.graph import AccumulateGrad
+from ember.distributed import GradBucket
 from ember.distributed.algorithms.join import Join, Joinable, JoinHook
+from ember.futures import Future
 
 from ..modules.module import Module
 
@@ -61,14 +64,16 @@ _DONE = 5         # captured, then accumulated
 
 
 class _DDPSink(Function):
-    """Identity on the forward's outputs, whose backward hands undefined gradients on as
+    """Copies of the forward's outputs, whose backward hands undefined gradients on as
     None (``find_unused_parameters``): the graph behind an output that the loss does not
-    use then runs with None gradients, and its parameters are marked ready without one."""
+    use then runs with None gradients, and its parameters are marked ready without one.
+    Copies, as PyTorch's: an input returned as is would be a view the caller could not
+    modify in place (HuggingFace's Trainer scales its loss with ``loss *= n``)."""
 
     @staticmethod
     def forward(ctx, *tensors):
         ctx.set_materialize_grads(False)
-        return tensors
+        return tuple(t.clone() for t in tensors)
 
     @staticmethod
     def backward(ctx, *grads):
@@ -367,6 +372,40 @@ class DistributedDataParallel(Module, Joinable):
                              dist.get_global_rank(self.process_group, src),
                              self.process_group, self.broadcast_bucket_size)
 
+    # -- communication hooks ----------------------------------------------------------------
+    def register_comm_hook(self, state, hook) -> None:
+        """Reduce each gradient bucket with ``hook(state, bucket)`` (a ``GradBucket``) instead
+        of DDP's averaging all-reduce; the hook returns a ``Future`` of the reduced flat
+        tensor (``ember.distributed.algorithms.ddp_comm_hooks`` has PyTorch's). Once only."""
+        if not callable(hook):
+            raise TypeError("Communication hook must be callable.")
+        try:
+            params = inspect.signature(hook).parameters
+        except (TypeError, ValueError):
+            params = {}
+        bucket = params.get("bucket")
+        if bucket is not None and bucket.annotation not in (inspect.Parameter.empty,
+                                                             GradBucket, "dist.GradBucket",
+                                                             "GradBucket"):
+            raise ValueError("Communication hook: bucket annotation should be "
+                             "dist.GradBucket.")
+        if self._reducer.comm_hook is not None:
+            raise RuntimeError("register_comm_hook or register_builtin_comm_hook can only be "
+                               "called once.")
+        self._reducer.comm_hook = hook
+        self._reducer.comm_state = state
+
+    def _register_builtin_comm_hook(self, comm_hook_type) -> None:
+        from ember.distributed.algorithms.ddp_comm_hooks import default_hooks
+
+        hooks = {"ALLREDUCE": default_hooks.allreduce_hook,
+                 "FP16_COMPRESS": default_hooks.fp16_compress_hook,
+                 "BF16_COMPRESS": default_hooks.bf16_compress_hook}
+        name = getattr(comm_hook_type, "name", comm_hook_type)
+        if name not in hooks:
+            raise ValueError(f"Unknown built-in communication hook {comm_hook_type!r}")
+        self.register_comm_hook(self.process_group, hooks[name])
+
     # -- uneven inputs (Join) ---------------------------------------------------------------
     def join(self, divide_by_initial_world_size: bool = True, enable: bool = True,
              throw_on_early_termination: bool = False) -> Join:
@@ -487,6 +526,39 @@ class DistributedDataParallel(Module, Joinable):
             reducer.remove_hooks()
 
 
+class _HookWork:
+    """A bucket reduced by a communication hook: waiting takes the future's tensor into the
+    bucket. Never complete before its wait: a hook's later collectives (PowerSGD's) run when
+    its future is waited, which DDP does bucket by bucket in the same order on every rank."""
+
+    __slots__ = ("fut", "grads", "_done")
+
+    def __init__(self, fut, grads) -> None:
+        if not isinstance(fut, Future):
+            raise RuntimeError("Communication hook must return a torch.futures.Future, got "
+                               f"{type(fut).__name__}")
+        self.fut = fut
+        self.grads = grads
+        self._done = False
+
+    def is_completed(self) -> bool:
+        return self._done
+
+    def wait(self) -> bool:
+        if not self._done:
+            result = self.fut.wait()
+            if isinstance(result, (list, tuple)):
+                result = result[0]
+            if self.grads is not None and result is not self.grads:
+                if result.shape != self.grads.shape:
+                    raise RuntimeError(f"Communication hook returned a tensor of shape "
+                                       f"{tuple(result.shape)} for a bucket of "
+                                       f"{tuple(self.grads.shape)}")
+                self.grads.copy_(result)
+            self._done = True
+        return True
+
+
 class _DDPJoinHook(JoinHook):
     """What a rank out of inputs does for DDP while others train: the forward's collectives,
     then one all-reduce of zeros per gradient bucket, in the reducer's order (and again for
@@ -533,6 +605,8 @@ class _Reducer:
         self.world_size = dist.get_world_size(self.group)
         self.rank = dist.get_rank(self.group)
         self.inv_world = 1.0 / self.world_size
+        self.comm_hook = None  # register_comm_hook's (state, bucket) -> Future
+        self.comm_state = None
         self.bucket_view = ddp.gradient_as_bucket_view
         n = len(self.params)
         self.index_of = {id(p): i for i, p in enumerate(self.params)}
@@ -751,7 +825,7 @@ class _Reducer:
             view.copy_(grad if grad is not None else old)
             if grad is not None and old is not None:
                 view.add_(old)
-            if self.world_size != 1:
+            if self.world_size != 1 and self.comm_hook is None:  # a hook averages itself
                 view.mul_(self.inv_world)
 
     def _launch_ready(self) -> None:
@@ -763,9 +837,28 @@ class _Reducer:
             self._launch(b)
 
     def _launch(self, b: _Bucket) -> None:
-        b.work = dist.all_reduce(b.flat, group=self.group, async_op=True)
+        if self.comm_hook is not None:
+            b.work = self._run_hook(b)
+        else:
+            b.work = dist.all_reduce(b.flat, group=self.group, async_op=True)
         self.in_flight.append(b.work)
         self.next_bucket = b.index + 1
+
+    def _run_hook(self, b: _Bucket, zeros: bool = False) -> _HookWork:
+        """The registered hook on bucket ``b`` (its gradients; the flags of the last bucket
+        are summed apart, first). ``zeros``: a joined rank's zero bucket."""
+        if b.flags is not None:
+            flags = ember.zeros_like(b.flags) if zeros else b.flags
+            dist.all_reduce(flags, group=self.group)
+            if zeros:
+                b.flags.copy_(flags)
+        grads = b.flat.narrow(0, 0, b.size)
+        if zeros:
+            grads = ember.zeros_like(grads)
+        bucket = GradBucket(b.index, grads, [self.params[i] for i in b.members],
+                            b.index == len(self.buckets) - 1)
+        fut = self.comm_hook(self.comm_state, bucket)
+        return _HookWork(fut, None if zeros else grads)
 
     def _poll(self) -> None:
         """Let MPI progress the buckets in flight (it moves data only inside its calls)."""
@@ -839,7 +932,11 @@ class _Reducer:
                 if values[b] > 0:  # a rank sent a gradient that changed afterwards
                     for i in buckets[b].members:
                         self._write_slot(i, *self._final_parts(i))
-                    dist.all_reduce(buckets[b].flat, group=self.group, async_op=True).wait()
+                    if self.comm_hook is not None:
+                        self._run_hook(buckets[b]).wait()
+                    else:
+                        dist.all_reduce(buckets[b].flat, group=self.group,
+                                        async_op=True).wait()
             used = [v > 0 for v in values[self.n_flag_buckets:]]
         self._write_back(used)
         self.captured = [None] * len(self.params)
@@ -851,6 +948,9 @@ class _Reducer:
         bucket (flags included) in the order the others send theirs, then one per bucket
         they re-send (the summed flags say which). Its own buckets and gradients are left
         alone."""
+        if self.comm_hook is not None:
+            self._shadow_hooks()
+            return
         with ember.no_grad():
             summed = None
             for b in self.buckets:
@@ -863,6 +963,22 @@ class _Reducer:
                     if values[b] > 0:
                         dist.all_reduce(ember.zeros_like(self.buckets[b].flat),
                                         group=self.group)
+
+    def _shadow_hooks(self) -> None:
+        """The joined rank's side with a communication hook: the hook on a zero bucket per
+        bucket, in the others' order (launch all, then wait in order), then on the buckets
+        they re-send."""
+        with ember.no_grad():
+            works = [self._run_hook(b, zeros=True) for b in self.buckets]
+            for w in works:
+                w.wait()
+            last = self.buckets[-1]
+            if last.flags is not None:
+                values = last.flags.tolist()
+                for b in range(self.n_flag_buckets):
+                    if values[b] > 0:
+                        self._run_hook(self.buckets[b], zeros=True).wait()
+                last.flags.zero_()
 
     def _write_back(self, used: list[bool]) -> None:
         with ember.no_grad():
