@@ -61,8 +61,8 @@ class ZeroRedundancyOptimizer(Optimizer):
         parameters_as_bucket_view: store each rank's parameters in one flat buffer per device
             (their ``.data`` become views of it), so that one broadcast per rank and device
             synchronises them.
-        overlap_with_ddp: stepping inside DDP's communication hook (not supported: Ember's
-            ``DistributedDataParallel`` has no communication hooks).
+        overlap_with_ddp: stepping inside DDP's communication hook (not supported: Ember has
+            DDP's communication hooks but not ZeRO's ``hook_with_zero_step``).
         **defaults: the local optimizer's options (``lr=...``).
 
     Example::
@@ -80,8 +80,8 @@ class ZeroRedundancyOptimizer(Optimizer):
         if overlap_with_ddp:
             raise NotImplementedError(
                 "ZeroRedundancyOptimizer(overlap_with_ddp=True) steps inside "
-                "DistributedDataParallel's communication hook (hook_with_zero_step), and "
-                "ember's DistributedDataParallel has no communication hooks: use "
+                "DistributedDataParallel's communication hook (hook_with_zero_step), which "
+                "ember does not provide (its DDP takes communication hooks, not this one): use "
                 "overlap_with_ddp=False and call step() after backward")
         self.initialized = False
         super().__init__(params, defaults)
