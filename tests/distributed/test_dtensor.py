@@ -411,6 +411,11 @@ def case_module_parameters(R, N, out):
                           DTensor.from_local(i, mesh, [Replicate()]) for i in inputs),
                       output_fn=lambda mod, outputs, mesh: outputs.to_local())
     check(isinstance(net[0].weight, DTensor) and isinstance(net[0].weight, nn.Parameter))
+    w0 = net[0].weight
+    net.float()  # Module._apply swaps data: the same parameter, its local tensor converted
+    check(net[0].weight is w0 and w0.dtype == ember.float32
+          and w0.to_local().dtype == ember.float32, w0.to_local().dtype)
+    net.double()
     check(net[0].weight.placements == (Shard(0),) and net[2].weight.placements == (Replicate(),))
     check(len(list(net.parameters())) == 4)
     x = data(3, 4)

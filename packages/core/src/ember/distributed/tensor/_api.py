@@ -202,6 +202,24 @@ class DTensor(Tensor):
     def grad(self) -> None:
         self._local_tensor.grad = None
 
+    @property
+    def data(self):
+        spec = self._spec
+        return DTensor._make(self._local_tensor.detach(), spec.mesh, spec.placements,
+                             spec.shape)
+
+    @data.setter
+    def data(self, value) -> None:
+        """Swap in another DTensor's local data (``Module.to``/``double``: the parameter
+        object stays, as optimizers hold it); a plain tensor is refused."""
+        if not isinstance(value, DTensor):
+            raise RuntimeError(f"a DTensor's data must be a DTensor, got "
+                               f"{type(value).__name__}")
+        self._local_tensor.data = value._local_tensor
+        self._data = _GlobalMeta(value._spec.shape, value._local_tensor._data.dtype)
+        self._device = value._local_tensor._device
+        self.__dict__["_spec"] = value._spec
+
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         if isinstance(gradient, DTensor):
             gradient = gradient.redistribute(self._spec.mesh, _rd.grad_placements(
