@@ -199,3 +199,30 @@ def case_launches(test_file: str, module_name: str, cases: dict, sizes=(2, 4),
                 for n in sizes}
 
     return rank_main, runs
+
+
+def distributed_marks() -> list:
+    """``pytestmark`` of an MPI case file: marked distributed, skipped without MPI."""
+    import pytest
+
+    return [pytest.mark.distributed,
+            pytest.mark.skipif(not mpi_available(), reason="needs mpi4py and mpiexec "
+                               "(pip install 'ember-core[distributed]')")]
+
+
+def case_registry():
+    """``(CASES, case)``: ``@case`` on ``def case_<name>(rank, world_size, out)`` files it
+    under ``<name>``."""
+    cases: dict = {}
+
+    def case(fn):
+        cases[fn.__name__[5:]] = fn
+        return fn
+
+    return cases, case
+
+
+def check(cond, what="") -> None:
+    """An assertion that survives ``python -O`` in the ranks."""
+    if not cond:
+        raise AssertionError(what)

@@ -11,23 +11,10 @@ applied gradients plus the mean error equal to the sum of the true means.
 from __future__ import annotations
 
 import pytest
-from mpi_launch import case_launches, check_case, mpi_available
+from mpi_launch import case_launches, case_registry, check, check_case, distributed_marks
 
-pytestmark = [pytest.mark.distributed,
-              pytest.mark.skipif(not mpi_available(), reason="needs mpi4py and mpiexec "
-                                 "(pip install 'ember-core[distributed]')")]
-
-CASES: dict[str, object] = {}
-
-
-def case(fn):
-    CASES[fn.__name__[5:]] = fn
-    return fn
-
-
-def check(cond, what=""):
-    if not cond:
-        raise AssertionError(what)
+pytestmark = distributed_marks()
+CASES, case = case_registry()
 
 
 def net():

@@ -142,6 +142,23 @@ def _group(state):
     return state.process_group if state.process_group is not None else dist.group.WORLD
 
 
+def _error_feedback(state, bucket_index: int, input_tensor):
+    """Add the bucket's last error to ``input_tensor`` (a zero error the first time) and
+    return a copy of the sum (what the approximation's error is taken against), or None
+    without error feedback."""
+    if not state.use_error_feedback:
+        return None
+    import ember
+
+    if bucket_index in state.error_dict:
+        input_tensor.add_(state.error_dict[bucket_index])
+    else:
+        logger.info("A zero tensor of length %s that represents local error is created.",
+                    input_tensor.shape[0])
+        state.error_dict[bucket_index] = ember.zeros_like(input_tensor)
+    return input_tensor.detach().clone()
+
+
 def _random_fill(state, tensors) -> None:
     import ember
 
@@ -162,17 +179,7 @@ def powerSGD_hook(state: PowerSGDState, bucket):
         return default._allreduce_fut(group, input_tensor)
     device, dtype = input_tensor.device, input_tensor.dtype
     bucket_index = bucket.index()
-    input_tensor_cp = None
-    total_length = input_tensor.shape[0]
-    if state.use_error_feedback:
-        if bucket_index in state.error_dict:
-            input_tensor.add_(state.error_dict[bucket_index])
-        else:
-            logger.info("A zero tensor of length %s that represents local error is created.",
-                        total_length)
-            state.error_dict[bucket_index] = ember.zeros(total_length, device=device,
-                                                         dtype=dtype)
-        input_tensor_cp = input_tensor.detach().clone()
+    input_tensor_cp = _error_feedback(state, bucket_index, input_tensor)
     to_compress, uncompressed = [], []
     ps_size = qs_size = 0
     for tensor in bucket.gradients():
@@ -271,14 +278,7 @@ def batched_powerSGD_hook(state: PowerSGDState, bucket):
                                                         device=device, dtype=dtype)])
     _report_compression_stats(bucket, state)
     bucket_index = bucket.index()
-    input_tensor_cp = None
-    if state.use_error_feedback:
-        if bucket_index in state.error_dict:
-            input_tensor.add_(state.error_dict[bucket_index])
-        else:
-            state.error_dict[bucket_index] = ember.zeros(padded_total_length, device=device,
-                                                         dtype=dtype)
-        input_tensor_cp = input_tensor.detach().clone()
+    input_tensor_cp = _error_feedback(state, bucket_index, input_tensor)
     matrix = input_tensor.view(square_side, square_side)
     rank = state.matrix_approximation_rank
     if not state.warm_start or bucket_index not in state.p_memory_dict:
