@@ -144,9 +144,15 @@ def vision_parity(session: nox.Session) -> None:
     # on every core, as `tests` runs. (Not OMP_NUM_THREADS=1 against the workers' oversubscribed
     # thread pools: torch's single-thread sums moved a train-mode batch norm over four values,
     # test_feature_extraction_parity, just past its tolerance.)
+    # MKL_ENABLE_INSTRUCTIONS=AVX2: the oracle's float32 matrix products (torchvision's affine
+    # and perspective grids, SSD's box decoding) take MKL's AVX2 kernels on every machine. On an
+    # AVX-512 processor MKL rounds them differently, which moves nearest-neighbour picks and
+    # float32 warps that the tests compare exactly (34 failed on such a machine on 2026-12-04;
+    # Ember's own results did not change).
     session.run("pytest", "-q", "--timeout=900", "-n", "auto", "--dist", "loadfile",
                 "--no-loadscope-reorder", "--durations=15",
-                *(session.posargs or ["tests/parity/vision"]))
+                *(session.posargs or ["tests/parity/vision"]),
+                env={"MKL_ENABLE_INSTRUCTIONS": "AVX2"})
 
 
 @nox.session
