@@ -371,6 +371,8 @@ def case_parallelize_module(R, N, out):
 
 @case
 def case_module_parameters(R, N, out):
+    import copy
+
     import ember
     import ember.nn as nn
     from ember.distributed.tensor import (
@@ -403,6 +405,9 @@ def case_module_parameters(R, N, out):
     check(net[0].weight is w0 and w0.dtype == ember.float32
           and w0.to_local().dtype == ember.float32, w0.to_local().dtype)
     net.double()
+    twin = copy.deepcopy(net)  # DTensor parameters stay DTensor parameters, their own data
+    check(isinstance(twin[0].weight, nn.Parameter) and isinstance(twin[0].weight, DTensor))
+    check(twin[0].weight.to_local() is not net[0].weight.to_local())
     check(net[0].weight.placements == (Shard(0),) and net[2].weight.placements == (Replicate(),))
     check(len(list(net.parameters())) == 4)
     x = data(3, 4)

@@ -275,6 +275,8 @@ class DTensor(Tensor):
             return memo[id(self)]
         local = copy.deepcopy(self._local_tensor, memo)
         out = DTensor._make(local, self._spec.mesh, self._spec.placements, self._spec.shape)
+        if type(self) is not DTensor:  # a DTensor parameter stays one
+            out.__class__ = type(self)
         memo[id(self)] = out
         return out
 
