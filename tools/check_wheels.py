@@ -32,9 +32,11 @@ from pathlib import Path
 # distribution -> the subpackages of `ember` it ships ("" is ember itself)
 SUBPACKAGES = {
     "ember-core": [""],
-    # ember.distributed.optim (ZeroRedundancyOptimizer needs ember.optim) merges into core's
+    # ember.distributed.optim (ZeroRedundancyOptimizer needs ember.optim) and fsdp
+    # (fully_shard needs ember.nn; _composable is its older path) merge into core's
     # ember.distributed package
-    "ember-nn": ["nn", "optim", "onnx", "fx", "distributed/optim"],
+    "ember-nn": ["nn", "optim", "onnx", "fx", "distributed/optim", "distributed/fsdp",
+                 "distributed/_composable"],
     "ember-vision": ["vision"],
     "ember-text": ["text"],
     "ember-hub": ["hub"],

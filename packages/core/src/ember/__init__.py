@@ -111,6 +111,7 @@ from .serialization import load, save
 _SUBPACKAGES = {
     "nn": "ember-nn", "optim": "ember-nn", "vision": "ember-vision", "text": "ember-text",
     "hub": "ember-hub", "onnx": "ember-nn", "distributed.optim": "ember-nn", "fx": "ember-nn",
+    "distributed.fsdp": "ember-nn", "distributed._composable": "ember-nn",
 }
 
 

@@ -35,8 +35,12 @@ __all__ = ["DeviceMesh", "GradBucket", "init_device_mesh", "DistBackendError", "
 
 
 def __getattr__(name: str):
-    if name == "optim":  # ember-nn's (ZeroRedundancyOptimizer); a missing ember-nn is named
+    if name in ("optim", "fsdp", "_composable"):  # ember-nn's (they need ember.nn/optim); a
+        import importlib  # missing ember-nn is named
+
+        return importlib.import_module(f"{__name__}.{name}")
+    if name in ("tensor", "device_mesh", "algorithms", "_functional_collectives"):
         import importlib
 
-        return importlib.import_module(f"{__name__}.optim")
+        return importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(f"module '{__name__}' has no attribute '{name}'")

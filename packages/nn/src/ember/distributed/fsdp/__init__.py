@@ -77,3 +77,5 @@ from ._fully_shard import (
     fully_shard,
     register_fsdp_forward_method,
 )
+
+__version__ = "0.1.0"  # ember-nn's
