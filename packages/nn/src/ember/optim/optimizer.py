@@ -316,7 +316,7 @@ class Optimizer:
         """Reset the gradients of all optimized tensors (to ``None`` by default)."""
         with record_function(f"Optimizer.zero_grad#{type(self).__name__}.zero_grad"):
             for group in self.param_groups:
-                for p in (_locals(group["params"]) if _has_wrapped(group)
+                for p in (_locals(group["params"]) if self._has_wrapped(group)
                           else group["params"]):
                     g = p._grad
                     if g is None:
@@ -343,11 +343,22 @@ class Optimizer:
             with ember.enable_grad():
                 loss = closure()
         for group in self.param_groups:
-            if _has_wrapped(group):
+            if self._has_wrapped(group):
                 self._step_local(group)
             else:
                 self._step_group(group)
         return loss
+
+    def _has_wrapped(self, group: dict[str, Any]) -> bool:
+        """Whether ``group`` holds a parameter whose elements live in a local tensor (a
+        DTensor): its gradient and update are the local tensor's. Worked out once per params
+        list (and again when its length changes), in this optimizer."""
+        params = group["params"]
+        seen = self.__dict__.setdefault("_wrapped_groups", {})
+        hit = seen.get(id(params))
+        if hit is None or hit[0] is not params or hit[1] != len(params):
+            hit = seen[id(params)] = (params, len(params), any(_is_wrapped(p) for p in params))
+        return hit[2]
 
     def _step_local(self, group: dict[str, Any]) -> None:
         """A step of a group holding DTensor parameters: the update runs on each one's local
@@ -558,24 +569,7 @@ def _is_wrapped(p) -> bool:
     return getattr(p.__class__, "_ember_wrapper_subclass", False)
 
 
-def _has_wrapped(group: dict[str, Any]) -> bool:
-    """Whether ``group`` holds a parameter whose elements live in a local tensor (a
-    DTensor): its gradient and update are the local tensor's. Cached on the params list's
-    identity and length (a list object the group keeps; appended parameters re-check)."""
-    params = group["params"]
-    hit = _WRAPPED_CACHE.get(id(params))
-    if hit is None or hit[0] is not params or hit[1] != len(params):
-        hit = (params, len(params), any(_is_wrapped(p) for p in params))
-        _WRAPPED_CACHE[id(params)] = hit
-        if len(_WRAPPED_CACHE) > 4096:  # forget lists of optimizers long gone
-            _WRAPPED_CACHE.clear()
-            _WRAPPED_CACHE[id(params)] = hit
-    return hit[2]
-
-
 def _locals(params) -> list:
     return [p.to_local() if _is_wrapped(p) else p for p in params]
 
 
-#: id of a group's params list -> (the list, its length, whether it holds a DTensor)
-_WRAPPED_CACHE: dict = {}

@@ -159,6 +159,17 @@ def _error_feedback(state, bucket_index: int, input_tensor):
     return input_tensor.detach().clone()
 
 
+def _end_step(state, bucket, bucket_index: int, before, after) -> None:
+    """A compressed step's bookkeeping: the error it left (``before - after``), the factors
+    forgotten without warm start, the iteration counted."""
+    if state.use_error_feedback:
+        state.error_dict[bucket_index] = before - after
+    if not state.warm_start:
+        state.p_memory_dict.clear()
+        state.q_memory_dict.clear()
+    state.maybe_increase_iter(bucket)
+
+
 def _random_fill(state, tensors) -> None:
     import ember
 
@@ -174,7 +185,7 @@ def powerSGD_hook(state: PowerSGDState, bucket):
     group = _group(state)
     world_size = dist.get_world_size(group)
     input_tensor = bucket.buffer()
-    if state.iter < state.start_powerSGD_iter:
+    if state.iter < state.start_powerSGD_iter:  # plain averaging until PowerSGD starts
         state.maybe_increase_iter(bucket)
         return default._allreduce_fut(group, input_tensor)
     device, dtype = input_tensor.device, input_tensor.dtype
@@ -246,12 +257,7 @@ def powerSGD_hook(state: PowerSGDState, bucket):
         state.q_memory_dict[bucket_index].div_(world_size)
         for (tensor, *_), p, q in zip(to_compress, ps, qs):
             tensor.copy_((p[0] @ q[0].t()).view_as(tensor))
-        if state.use_error_feedback:
-            state.error_dict[bucket_index] = input_tensor_cp - input_tensor
-        if not state.warm_start:
-            state.p_memory_dict.clear()
-            state.q_memory_dict.clear()
-        state.maybe_increase_iter(bucket)
+        _end_step(state, bucket, bucket_index, input_tensor_cp, input_tensor)
         return input_tensor
 
     return uncompressed_fut.then(unpack_uncompressed_and_allreduce_ps).then(
@@ -265,7 +271,7 @@ def batched_powerSGD_hook(state: PowerSGDState, bucket):
     group = _group(state)
     world_size = dist.get_world_size(group)
     input_tensor = bucket.buffer()
-    if state.iter < state.start_powerSGD_iter:
+    if state.iter < state.start_powerSGD_iter:  # plain averaging until PowerSGD starts
         state.maybe_increase_iter(bucket)
         return default._allreduce_fut(group, input_tensor)
     device, dtype = input_tensor.device, input_tensor.dtype
@@ -303,14 +309,9 @@ def batched_powerSGD_hook(state: PowerSGDState, bucket):
     def decompress(fut):
         q.div_(world_size)
         matrix.copy_(p @ q.t())
-        if state.use_error_feedback:
-            state.error_dict[bucket_index] = input_tensor_cp - input_tensor
-        if not state.warm_start:
-            state.p_memory_dict.clear()
-            state.q_memory_dict.clear()
+        _end_step(state, bucket, bucket_index, input_tensor_cp, input_tensor)
         out = bucket.buffer()
         out.copy_(input_tensor[:total_length])
-        state.maybe_increase_iter(bucket)
         return out
 
     return p_fut.then(create_q).then(decompress)

@@ -59,6 +59,22 @@ def _output_hook(mesh, layouts: tuple, use_local: bool):
     return hook
 
 
+def _input_hook(mesh, given: Placement, desired: Placement):
+    """A forward pre-hook reading the first input as ``given`` (a plain tensor is this
+    rank's part) and redistributing it to ``desired``."""
+
+    def hook(mod, args):
+        if not args:
+            return args
+        x = _as_dtensor(args[0], mesh, given)
+        want = Shard(desired.dim % x.ndim) if isinstance(desired, Shard) else desired
+        if x.placements != (want,):
+            x = x.redistribute(mesh, [want])
+        return (x, *args[1:])
+
+    return hook
+
+
 def _as_dtensor(x, mesh, layout):
     if isinstance(x, DTensor):
         return x
@@ -96,15 +112,8 @@ class ColwiseParallel(ParallelStyle):
             raise NotImplementedError("ColwiseParallel currently only support nn.Linear and "
                                       "nn.Embedding!")
 
-        def inputs(mod, args):
-            if not args:
-                return args
-            x = _as_dtensor(args[0], device_mesh, self.input_layouts)
-            if x.placements != (self.desired_input_layouts,):
-                x = x.redistribute(device_mesh, [self.desired_input_layouts])
-            return (x, *args[1:])
-
-        module.register_forward_pre_hook(inputs)
+        module.register_forward_pre_hook(_input_hook(device_mesh, self.input_layouts,
+                                                     self.desired_input_layouts))
         module.register_forward_hook(_output_hook(device_mesh, (self.output_layouts,),
                                                   self.use_local_output))
         return module
@@ -133,16 +142,8 @@ class RowwiseParallel(ParallelStyle):
             raise NotImplementedError("RowwiseParallel currently only support nn.Linear and "
                                       "nn.Embedding!")
 
-        def inputs(mod, args):
-            if not args:
-                return args
-            x = _as_dtensor(args[0], device_mesh, self.input_layouts)
-            want = desired if not isinstance(desired, Shard) else Shard(x.ndim - 1)
-            if x.placements != (want,):
-                x = x.redistribute(device_mesh, [want])
-            return (x, *args[1:])
-
-        module.register_forward_pre_hook(inputs)
+        module.register_forward_pre_hook(_input_hook(device_mesh, self.input_layouts,
+                                                     desired))
         module.register_forward_hook(_output_hook(device_mesh, (self.output_layouts,),
                                                   self.use_local_output))
         return module
@@ -160,18 +161,7 @@ class SequenceParallel(ParallelStyle):
         _replicate_params(module, device_mesh, self.src_data_rank)
         seq = self.sequence_sharding
 
-        def inputs(mod, args):
-            if not args:
-                return args
-            x = args[0]
-            if isinstance(x, DTensor):
-                if x.placements != seq:
-                    x = x.redistribute(device_mesh, seq)
-            else:
-                x = DTensor.from_local(x, device_mesh, seq, run_check=False)
-            return (x, *args[1:])
-
-        module.register_forward_pre_hook(inputs)
+        module.register_forward_pre_hook(_input_hook(device_mesh, seq[0], seq[0]))
         module.register_forward_hook(_output_hook(device_mesh, seq, self.use_local_output))
         return module
 
