@@ -39,7 +39,7 @@ def __getattr__(name: str):
         import importlib  # missing ember-nn is named
 
         return importlib.import_module(f"{__name__}.{name}")
-    if name in ("tensor", "device_mesh", "algorithms", "_functional_collectives"):
+    if name in ("tensor", "device_mesh", "algorithms", "_functional_collectives", "checkpoint"):
         import importlib
 
         return importlib.import_module(f"{__name__}.{name}")
