@@ -43,6 +43,7 @@ __all__ = [
     "all_gather", "all_gather_into_tensor", "all_gather_object", "all_reduce", "all_to_all",
     "all_to_all_single", "barrier", "batch_isend_irecv", "broadcast", "broadcast_object_list",
     "destroy_process_group", "gather", "gather_object", "get_backend", "get_debug_level",
+    "get_default_backend_for_device", "is_backend_available",
     "get_global_rank", "get_group_rank", "get_process_group_ranks", "get_rank",
     "get_world_size", "group", "init_process_group", "irecv", "is_available",
     "is_gloo_available", "is_initialized", "is_mpi_available", "is_nccl_available",
@@ -102,6 +103,8 @@ class Backend(str):
     NCCL = "nccl"
     MPI = "mpi"
     backend_list = ["undefined", "gloo", "nccl", "mpi"]
+    #: the backend each device type defaults to (PyTorch's map)
+    default_device_backend_map = {"cpu": "gloo", "cuda": "nccl"}
 
     def __new__(cls, name: str):
         if not isinstance(name, str):
@@ -481,6 +484,26 @@ def is_gloo_available() -> bool:
     return False
 
 
+def is_backend_available(backend: str) -> bool:
+    """Whether ``backend`` can run here (``is_<backend>_available()`` where there is one)."""
+    check = globals().get(f"is_{str(backend).lower()}_available")
+    if check is not None:
+        return bool(check())
+    return str(backend).lower() in Backend.backend_list
+
+
+def get_default_backend_for_device(device) -> str:
+    """The backend PyTorch gives ``device``'s type: ``"gloo"`` for CPU (Ember runs it on
+    MPI), ``"nccl"`` for CUDA."""
+    from .._device import device as _device_cls
+
+    kind = device.type if isinstance(device, _device_cls) else _device_cls(device).type
+    backend = Backend.default_device_backend_map.get(kind)
+    if backend is None:
+        raise ValueError(f"Default backend not registered for device : {device}")
+    return backend
+
+
 def is_torchelastic_launched() -> bool:
     """Whether this process was started by ``ember.distributed.run`` (torchrun's equivalent)."""
     return os.environ.get("TORCHELASTIC_RUN_ID") is not None
@@ -545,6 +568,13 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size:
         raise TypeError(f"Expected timeout argument to be of type datetime.timedelta, got "
                         f"{type(timeout).__name__}")
     timeout = default_pg_timeout if timeout is None else timeout
+    if device_id is not None and not isinstance(device_id, int):
+        from .._device import device as _device_cls
+
+        dev = device_id if isinstance(device_id, _device_cls) else _device_cls(device_id)
+        if dev.type == "cpu" or dev.index is None:
+            raise ValueError("init_process_group device_id parameter must be an accelerator "
+                             "with an index")
     kind = _engine_kind(backend)
     if kind == "nccl":  # before MPI is touched: a failed init leaves nothing behind
         from ._nccl import require_nccl
