@@ -461,7 +461,8 @@ class Optimizer:
             return packed
 
         param_groups = [pack_group(g) for g in self.param_groups]
-        packed_state = {(mapping[id(k)] if isinstance(k, Tensor) else k): v
+        packed_state = {(mapping[id(k)] if isinstance(k, Tensor) else k):
+                        (_sharded_state(k, v) if _is_wrapped(k) else v)
                         for k, v in self.state.items()}
         state_dict = {"state": packed_state, "param_groups": param_groups}
         for hook in self._optimizer_state_dict_post_hooks.values():
@@ -472,6 +473,10 @@ class Optimizer:
 
     @staticmethod
     def _cast_state_value(param: Tensor, value: Tensor, key) -> Tensor:
+        if _is_wrapped(value):  # a DTensor state of a DTensor parameter: its local shard
+            if _is_wrapped(param) and tuple(value.placements) != tuple(param.placements):
+                value = value.redistribute(param.device_mesh, param.placements)
+            value = value.to_local()
         if key == "step":
             return value  # stays a float32 CPU tensor, as PyTorch keeps it
         if param.is_floating_point():
@@ -567,6 +572,23 @@ _WHOLE_TENSOR_OPTIMIZERS = frozenset({"Adafactor", "Muon", "LBFGS"})
 
 def _is_wrapped(p) -> bool:
     return getattr(p.__class__, "_ember_wrapper_subclass", False)
+
+
+def _sharded_state(p, state: dict) -> dict:
+    """A DTensor parameter's state as ``state_dict`` gives it: the entries shaped like its
+    shard (steps update shards, so they hold local tensors) wrapped as DTensors laid out like
+    the parameter, sharing memory (a checkpoint loaded into them lands in the state)."""
+    from ember.distributed.tensor import DTensor
+
+    local_shape = p.to_local().shape
+    out = {}
+    for key, value in state.items():
+        if key != "step" and isinstance(value, Tensor) and not _is_wrapped(value) \
+                and value.shape == local_shape:
+            value = DTensor.from_local(value, p.device_mesh, p.placements, shape=p.shape,
+                                       stride=p.stride())
+        out[key] = value
+    return out
 
 
 def _locals(params) -> list:

@@ -103,6 +103,10 @@ def _cast(obj, dtype):
 
 
 def _unshard(group: _Group) -> None:
+    for module, name, i in group.slots:  # a parameter replaced on its module (a
+        current = module._parameters.get(name)  # load_state_dict(assign=True)) is the shard now
+        if current is not group.params[i] and isinstance(current, DTensor):
+            group.params[i] = current
     whole = [_Unshard.apply(p.to_local(), group, i, group.mp.param_dtype) if p.requires_grad
              else _Unshard.apply(p.to_local(), group, i, group.mp.param_dtype).detach()
              for i, p in enumerate(group.params)]
