@@ -602,7 +602,7 @@ def _load_optim_state_dict(model, optimizers: tuple, state_dict: dict,
             type(optim).load_state_dict(optim, osd)
 
 
-# -- public API -------------------------------------------------------------------------------------------
+# -- public API ----------------------------------------------------------------
 def _optimizer_tuple(optimizers) -> tuple:
     if optimizers is None:
         return ()
