@@ -127,6 +127,55 @@ def case_failures_reach_every_rank(R, N, out):
         raise AssertionError("overwrite=False saved over a checkpoint")
 
 
+
+
+@case
+def case_huggingface_layout(R, N, out):
+    import ember
+    import ember.distributed as dist
+    import ember.distributed.checkpoint as dcp
+    from ember.safetensors import load_file
+
+    w = wholes()
+    tensors = {k: w[k] for k in ("a", "b", "c", "d")}
+    mapping = {"a": 1, "b": 1, "c": 2, "d": 2}
+    # whole files from one rank's full state dict, as from_pretrained reads them
+    full_dir = os.path.join(out, "hf_full")
+    if R == 0:
+        dcp.save(tensors, storage_writer=dcp.HuggingFaceStorageWriter(
+            full_dir, fqn_to_index_mapping=mapping), no_dist=True)
+    dist.barrier()
+    files = sorted(os.listdir(full_dir))
+    check(files == ["model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors",
+                    "model.safetensors.index.json"], files)
+    check(ember.equal(load_file(os.path.join(full_dir, "model-00002-of-00002.safetensors"))["d"],
+                      w["d"]))
+    # each rank reads only its shards of the whole files
+    sd = sharded(R, N, "load")
+    del sd["s"], sd["extra"]
+    dcp.load(sd, storage_reader=dcp.HuggingFaceStorageReader(full_dir))
+    for k in tensors:
+        check(ember.equal(sd[k].full_tensor(), w[k]), k)
+    # every rank writes its shards; consolidation joins them into whole files
+    shard_dir = os.path.join(out, "hf_sharded")
+    saved = {k: v for k, v in sharded(R, N, "save").items() if k in tensors}
+    dcp.save(saved, storage_writer=dcp.HuggingFaceStorageWriter(
+        shard_dir, fqn_to_index_mapping=mapping, save_distributed=True,
+        enable_consolidation=True))
+    dist.barrier()
+    whole = load_file(os.path.join(shard_dir, "model-00001-of-00002.safetensors"))
+    whole.update(load_file(os.path.join(shard_dir, "model-00002-of-00002.safetensors")))
+    for k in tensors:
+        check(ember.equal(whole[k], w[k]), k)
+    # and the shards alone load too (offsets from their DCP_SHARDING_INFO)
+    again = sharded(R, N, "load")
+    del again["s"], again["extra"]
+    dcp.load(again, storage_reader=dcp.HuggingFaceStorageReader(
+        os.path.join(shard_dir, "sharded")))
+    for k in tensors:
+        check(ember.equal(again[k].full_tensor(), w[k]), k)
+
+
 rank_main, runs = case_launches(__file__, "dcp_cases", CASES)
 
 

@@ -242,3 +242,36 @@ def test_pytorch_loads_ember_checkpoints(tmp_path):
     print(same(torch.load("converted.pt", weights_only=False), ref))
     """, tmp_path)
     assert out.split() == ["True", "True"], out
+
+
+def test_huggingface_layout_both_ways_with_pytorch(tmp_path):
+    sd = {"a.weight": ember.arange(12.0).reshape(3, 4), "a.bias": ember.ones(3).to(ember.bfloat16),
+          "ids": ember.arange(5)}
+    dcp.save(on_cpu(sd), storage_writer=dcp.HuggingFaceStorageWriter(
+        tmp_path / "from_ember", fqn_to_index_mapping={"a.weight": 1, "a.bias": 2, "ids": 2}),
+        no_dist=True)
+    out = _torch("""
+    import json, torch, torch.distributed.checkpoint as dcp
+    from safetensors.torch import load_file
+    index = json.load(open("from_ember/model.safetensors.index.json"))
+    whole = {}
+    for name in sorted(set(index["weight_map"].values())):
+        whole.update(load_file("from_ember/" + name))
+    target = {"a.weight": torch.zeros(3, 4), "a.bias": torch.zeros(3, dtype=torch.bfloat16),
+              "ids": torch.zeros(5, dtype=torch.int64)}
+    dcp.load(target, storage_reader=dcp.HuggingFaceStorageReader("from_ember"), no_dist=True)
+    print(all(torch.equal(whole[k], target[k]) for k in target), target["a.weight"][2, 3].item())
+    dcp.save({k: v * 2 for k, v in target.items()},
+             storage_writer=dcp.HuggingFaceStorageWriter("from_torch"), no_dist=True)
+    """, tmp_path)
+    assert out.split() == ["True", "11.0"], out
+    target = {k: ember.zeros_like(v) for k, v in sd.items()}
+    dcp.load(target, storage_reader=dcp.HuggingFaceStorageReader(tmp_path / "from_torch"),
+             no_dist=True)
+    assert all(same(target[k], (v * 2).to(target[k].dtype)) for k, v in sd.items())
+
+
+def test_huggingface_writer_refuses_non_tensors(tmp_path):
+    with pytest.raises(dcp.CheckpointException, match="stores tensors only: 'step'"):
+        dcp.save({"w": ember.ones(2), "step": 3},
+                 storage_writer=dcp.HuggingFaceStorageWriter(tmp_path), no_dist=True)

@@ -20,6 +20,7 @@ import uuid
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
+from enum import Enum
 from pathlib import Path
 
 from ... import _dtype
@@ -31,10 +32,18 @@ from .metadata import PICKLED, Metadata, StorageMeta
 from .planner import LoadItemType, LoadPlan, LoadPlanner, SavePlan, SavePlanner, WriteItemType
 from .storage import StorageReader, StorageWriter, WriteResult
 
-__all__ = ["FileSystemWriter", "FileSystemReader"]
+__all__ = ["FileSystemWriter", "FileSystemReader", "SerializationFormat"]
 
 DEFAULT_SUFFIX = ".distcp"
 _metadata_fn = ".metadata"
+
+
+class SerializationFormat(Enum):
+    """How items are written: ``torch.save`` blobs (what ``FileSystemWriter`` writes) or
+    safetensors (``HuggingFaceStorageWriter``)."""
+
+    TORCH_SAVE = "torch_save"
+    SAFETENSORS = "safetensors"
 
 
 @dataclass
@@ -145,10 +154,10 @@ class FileSystemWriter(StorageWriter):
                  sync_files: bool = True, thread_count: int = 1,
                  per_thread_copy_ahead: int = 10_000_000, cache_staged_state_dict: bool = False,
                  overwrite: bool = True, _extensions=None, serialization_format=None) -> None:
-        if serialization_format is not None and \
-                getattr(serialization_format, "name", serialization_format) != "TORCH_SAVE":
+        if serialization_format not in (None, SerializationFormat.TORCH_SAVE):
             raise ValueError(f"FileSystemWriter writes items as torch.save does; "
-                             f"serialization_format={serialization_format} is not supported")
+                             f"serialization_format={serialization_format} is "
+                             f"HuggingFaceStorageWriter's")
         self.path = Path(path)
         self.single_file_per_rank = single_file_per_rank
         self.sync_files = sync_files
