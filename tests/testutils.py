@@ -393,3 +393,24 @@ def upstream(repo: str) -> Path:
     if path is None:
         (pytest.fail if required() else pytest.skip)(missing_reason(repo))
     return path
+
+
+def run_in_session(cmd: list, timeout: float, cwd=None, env: dict | None = None
+                   ) -> tuple[int, str, str]:
+    """Run ``cmd`` in a session of its own and return ``(returncode, stdout, stderr)``; the
+    whole session (a launcher's ranks included) is killed when it ends, also on a timeout."""
+    import os
+    import signal
+    import subprocess
+
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            cwd=cwd, env=env, start_new_session=True)
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    finally:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        proc.wait()
+    return proc.returncode, out, err

@@ -15,12 +15,12 @@ optional oracles).
 
 import json
 import os
-import signal
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from testutils import run_in_session
 
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
@@ -86,19 +86,8 @@ TP_MODELS = ["llama", "qwen2"]
 
 
 def _run_group(cmd, timeout: float):
-    """Run ``cmd`` in a process group of its own; the whole group ends with it, also on a
-    timeout (the launcher's ranks included)."""
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env=_env(), start_new_session=True)
-    try:
-        out, err = proc.communicate(timeout=timeout)
-    finally:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        proc.wait()
-    return proc.returncode, out, err
+    """Run ``cmd`` in a session of its own (the launcher's ranks end with it)."""
+    return run_in_session(cmd, timeout, env=_env())
 
 
 @pytest.fixture(scope="module")

@@ -268,6 +268,16 @@ class FileSystemWriter(StorageWriter):
         return _stage(state_dict)
 
 
+def _copy_into(planner: LoadPlanner, req, tensor) -> None:
+    """Copy the read ``tensor`` into the region the planner gives ``req``."""
+    target = planner.resolve_tensor(req).detach()
+    if tuple(target.shape) != tuple(tensor.shape):
+        raise AssertionError(f"req {req.storage_index} mismatch sizes {target.size()} vs "
+                             f"{tensor.size()}")
+    target.copy_(tensor)
+    planner.commit_tensor(req, target)
+
+
 # -- reader ----------------------------------------------------------------
 class FileSystemReader(StorageReader):
     """Reads a checkpoint directory written by ``FileSystemWriter`` (Ember's or PyTorch's)."""
@@ -350,13 +360,8 @@ class FileSystemReader(StorageReader):
                             planner.load_bytes(req, blob)
                             continue
                         tensor = load(blob, map_location="cpu", weights_only=True)
-                        tensor = narrow_tensor_by_index(tensor, req.storage_offsets, req.lengths)
-                        target = planner.resolve_tensor(req).detach()
-                        if tuple(target.shape) != tuple(tensor.shape):
-                            raise AssertionError(f"req {req.storage_index} mismatch sizes "
-                                                 f"{target.size()} vs {tensor.size()}")
-                        target.copy_(tensor)
-                        planner.commit_tensor(req, target)
+                        _copy_into(planner, req, narrow_tensor_by_index(
+                            tensor, req.storage_offsets, req.lengths))
         fut: Future = Future()
         fut.set_result(None)
         return fut

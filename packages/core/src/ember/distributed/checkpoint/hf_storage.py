@@ -24,7 +24,7 @@ import numpy as np
 
 from ..._size import Size
 from ...futures import Future
-from .filesystem import FileSystemReader, FileSystemWriter, _StorageInfo
+from .filesystem import FileSystemReader, FileSystemWriter, _copy_into, _StorageInfo
 from .metadata import (
     ChunkStorageMetadata,
     Metadata,
@@ -262,13 +262,7 @@ class HuggingFaceStorageReader(FileSystemReader):
                     for req in items:
                         index = tuple(slice(o, o + n)
                                       for o, n in zip(req.storage_offsets, req.lengths))
-                        tensor = f.get_slice(req.storage_index.fqn)[index]
-                        target = planner.resolve_tensor(req).detach()
-                        if tuple(target.shape) != tuple(tensor.shape):
-                            raise AssertionError(f"req {req.storage_index} mismatch sizes "
-                                                 f"{target.size()} vs {tensor.size()}")
-                        target.copy_(tensor)
-                        planner.commit_tensor(req, target)
+                        _copy_into(planner, req, f.get_slice(req.storage_index.fqn)[index])
         fut: Future = Future()
         fut.set_result(None)
         return fut

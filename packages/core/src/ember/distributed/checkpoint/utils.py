@@ -77,28 +77,10 @@ class _DistWrapper:
                 raise
             return _portable(e)
 
-    def reduce_scatter(self, step: str, map_fun, reduce_fun) -> Any:
-        """Each rank computes ``map_fun()``; the coordinator turns the list into one result
-        per rank (``reduce_fun``), and each rank gets its own."""
-        local = self._run(map_fun)
-        gathered = self.all_gather_object(local)
-        result: Any = None
-        if self.is_coordinator:
-            failed = _failures(gathered)
-            result = (CheckpointException(step, failed) if failed
-                      else self._run(reduce_fun, gathered))
-            if _is_wrapped_exception(result):
-                result = CheckpointException(step, {self.rank: result})
-        result = self.broadcast_object(result)
-        if isinstance(result, CheckpointException):
-            raise result
-        return result[self.rank]
-
-    def all_reduce(self, step: str, map_fun, reduce_fun) -> Any:
-        """Each rank computes ``map_fun()``; the coordinator reduces the list to one result
-        that every rank returns."""
-        local = self._run(map_fun)
-        gathered = self.all_gather_object(local)
+    def _coordinate(self, step: str, map_fun, reduce_fun) -> Any:
+        """``reduce_fun`` of every rank's ``map_fun()``, computed on the coordinator and
+        broadcast (a failure anywhere raises on every rank)."""
+        gathered = self.all_gather_object(self._run(map_fun))
         result: Any = None
         if self.is_coordinator:
             failed = _failures(gathered)
@@ -110,6 +92,16 @@ class _DistWrapper:
         if isinstance(result, CheckpointException):
             raise result
         return result
+
+    def reduce_scatter(self, step: str, map_fun, reduce_fun) -> Any:
+        """Each rank computes ``map_fun()``; the coordinator turns the list into one result
+        per rank (``reduce_fun``), and each rank gets its own."""
+        return self._coordinate(step, map_fun, reduce_fun)[self.rank]
+
+    def all_reduce(self, step: str, map_fun, reduce_fun) -> Any:
+        """Each rank computes ``map_fun()``; the coordinator reduces the list to one result
+        that every rank returns."""
+        return self._coordinate(step, map_fun, reduce_fun)
 
     def all_gather(self, step: str, map_fun) -> list:
         """Every rank's ``map_fun()``."""
