@@ -123,15 +123,19 @@ _ASYNC_GROUPS: dict = {}  # id(default group) -> (default group, its checkpointi
 
 
 def _async_group(process_group):
-    """A group over the same ranks for the background save (MPI collectives of two threads
-    must not share a communicator). Made collectively on first use, then cached."""
+    """The group the background save runs its collectives on: for the default group, a twin
+    over the same ranks (made collectively on first use, then cached), since MPI collectives
+    of two threads must not share a communicator; a group the caller passes is used as it is
+    (making a twin would need every rank of the job), so the caller keeps its own
+    collectives off it until the save is done."""
     from .. import distributed_c10d as c10d
 
-    base = process_group if process_group is not None else c10d._default_group()
+    if process_group is not None:
+        return process_group
+    base = c10d._default_group()
     entry = _ASYNC_GROUPS.get(id(base))
     if entry is None or entry[0] is not base:
-        ranks = None if process_group is None else c10d.get_process_group_ranks(process_group)
-        entry = _ASYNC_GROUPS[id(base)] = (base, c10d.new_group(ranks))
+        entry = _ASYNC_GROUPS[id(base)] = (base, c10d.new_group())
     return entry[1]
 
 
