@@ -158,6 +158,37 @@ def subgroup_point_to_point():
             assert box == [("x", 1)]
 check("subgroup_p2p", subgroup_point_to_point)
 
+def subgroups():
+    mine, groups = dist.new_subgroups(group_size=2)
+    assert len(groups) == 2 and dist.get_process_group_ranks(mine) == [R - R % 2, R - R % 2 + 1]
+    t = ember.full((1,), float(R))
+    dist.all_reduce(t, group=mine)
+    assert t.item() == (1.0 if R < 2 else 5.0), t.item()
+    mine, groups = dist.new_subgroups_by_enumeration([[0, 3], [2]])
+    assert len(groups) == 2 and (mine is None) == (R == 1)
+    if R in (0, 3):
+        u = ember.full((1,), float(R))
+        dist.all_reduce(u, group=mine)
+        assert u.item() == 3.0
+    bads = [({"group_size": 3}, "must be divisible"), ({"group_size": 0}, "must be positive"),
+            ({"group_size": 8}, "must not exceed the world size")]
+    if not ember.cuda.is_available():  # without a size: one group per GPU count
+        bads.append(({}, "Default group size only takes effect when CUDA is available"))
+    for bad, text in bads:
+        try:
+            dist.new_subgroups(**bad)
+        except ValueError as e:
+            assert text in str(e), str(e)
+        else:
+            raise AssertionError(f"new_subgroups({bad}) worked")
+    try:
+        dist.new_subgroups_by_enumeration([[0, 1], [1, 2]])
+    except ValueError as e:
+        assert "Rank 1 has appeared in both subgroup [0, 1] and [1, 2]" in str(e), str(e)
+    else:
+        raise AssertionError("overlapping subgroups were made")
+check("subgroups", subgroups)
+
 def group_timeout():
     # the even group has a 1 s timeout: rank 2 does not come, rank 0 times out alone
     if R == 2:
@@ -195,7 +226,7 @@ emit({"label": "end", "error": None})
 """
 
 LABELS = ["world", "membership", "non_members", "subgroup_collectives", "subgroup_p2p",
-          "group_timeout", "reinit", "end"]
+          "subgroups", "group_timeout", "reinit", "end"]
 
 
 @pytest.fixture(scope="module")

@@ -43,7 +43,8 @@ __all__ = [
     "all_gather", "all_gather_into_tensor", "all_gather_object", "all_reduce", "all_to_all",
     "all_to_all_single", "barrier", "batch_isend_irecv", "broadcast", "broadcast_object_list",
     "destroy_process_group", "gather", "gather_object", "get_backend", "get_debug_level",
-    "get_default_backend_for_device", "is_backend_available",
+    "get_default_backend_for_device", "is_backend_available", "new_subgroups",
+    "new_subgroups_by_enumeration",
     "get_global_rank", "get_group_rank", "get_process_group_ranks", "get_rank",
     "get_world_size", "group", "init_process_group", "irecv", "is_available",
     "is_gloo_available", "is_initialized", "is_mpi_available", "is_nccl_available",
@@ -717,6 +718,59 @@ def new_group(ranks=None, timeout=None, backend=None, pg_options=None,
                           pg._name)
     _world.groups.append(pg)
     return pg
+
+
+
+def new_subgroups(group_size=None, group=None, timeout=None, backend=None, pg_options=None,
+                  group_desc=None):
+    """Split ``group`` (the world by default) into subgroups of ``group_size`` consecutive
+    ranks; ``(this rank's subgroup, all subgroups)``. Every rank must call it. Without
+    ``group_size`` the size is the number of GPUs (an error on CPU, as in PyTorch)."""
+    if group_size is None:
+        from .. import cuda
+
+        if not cuda.is_available():
+            raise ValueError("Default group size only takes effect when CUDA is available.If "
+                             "your subgroup using a backend that does not depend on CUDA,please "
+                             "pass in 'group_size' correctly.")
+        group_size = cuda.device_count()
+    if group_size <= 0:
+        raise ValueError(f"The arg 'group_size' ({group_size}) must be positive")
+    world_size = get_world_size(group=group)
+    if world_size < group_size:
+        raise ValueError(f"The arg 'group_size' ({group_size}) must not exceed the world size "
+                         f"({world_size})")
+    if world_size % group_size != 0:
+        raise ValueError(f"The world size ({world_size}) must be divisible by '{group_size=}'")
+    ranks = get_process_group_ranks(group) if group is not None else list(range(world_size))
+    return new_subgroups_by_enumeration([ranks[i:i + group_size]
+                                         for i in range(0, len(ranks), group_size)],
+                                        timeout=timeout, backend=backend, pg_options=pg_options,
+                                        group_desc=group_desc)
+
+
+def new_subgroups_by_enumeration(ranks_per_subgroup_list, timeout=None, backend=None,
+                                 pg_options=None, group_desc=None):
+    """One process group per list of ranks (they may not overlap; a rank may be in none);
+    ``(this rank's subgroup or None, all subgroups)``. Every rank must call it."""
+    if not ranks_per_subgroup_list:
+        raise ValueError("The arg 'ranks_per_subgroup_list' cannot be empty")
+    owner: dict = {}
+    for ranks in ranks_per_subgroup_list:  # checked before any group is made
+        for r in ranks:
+            if r in owner:
+                raise ValueError(f"Rank {r} has appeared in both subgroup {owner[r]} and "
+                                 f"{ranks}")
+            owner[r] = ranks
+    me = get_rank()
+    subgroups, mine = [], None
+    for ranks in ranks_per_subgroup_list:
+        subgroup = new_group(ranks=ranks, timeout=timeout, backend=backend,
+                             pg_options=pg_options, group_desc=group_desc)
+        subgroups.append(subgroup)
+        if me in ranks:
+            mine = subgroup
+    return mine, subgroups
 
 
 def _split(default: ProcessGroup, color, key: int):
