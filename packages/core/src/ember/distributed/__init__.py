@@ -25,12 +25,14 @@ for _entry in _sys.path:
 del _entry
 
 from ._grad_bucket import GradBucket
+from ._store import FileStore, HashStore, PrefixStore, QueueEmptyError, Store, TCPStore
 from ._work import DistBackendError, DistError, DistNetworkError, DistStoreError, Work
 from .device_mesh import DeviceMesh, init_device_mesh
 from .distributed_c10d import *  # noqa: F403
 from .distributed_c10d import __all__ as _c10d_all
 
-__all__ = ["DeviceMesh", "GradBucket", "init_device_mesh", "DistBackendError", "DistError",
+__all__ = ["DeviceMesh", "GradBucket", "init_device_mesh", "Store", "HashStore", "FileStore",
+           "TCPStore", "PrefixStore", "QueueEmptyError", "DistBackendError", "DistError",
            "DistNetworkError", "DistStoreError", "Work", *_c10d_all]
 
 
