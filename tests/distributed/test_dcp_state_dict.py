@@ -53,6 +53,19 @@ def full_params(net) -> dict:
     return {k: v.full_tensor() for k, v in net.state_dict().items()}
 
 
+def copied(obj):
+    """``obj`` with its tensors cloned, as a checkpoint read back from a file gives it: a live
+    state dict shares the optimizer's ``step`` tensors (in PyTorch too), and an optimizer
+    loaded from it would step them twice."""
+    if isinstance(obj, ember.Tensor):
+        return obj.clone()
+    if isinstance(obj, dict):
+        return {k: copied(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [copied(v) for v in obj]
+    return obj
+
+
 NAMES = ["0.weight", "0.bias", "2.weight", "2.bias", "4.weight", "4.bias"]
 
 
@@ -157,6 +170,140 @@ def case_ddp_names_have_no_module_prefix(R, N, out):
         check(ember.equal(a, b), k)
     check(ember.equal(other_opt.state[other.module[0].weight]["momentum_buffer"],
                       opt.state[net.module[0].weight]["momentum_buffer"]))
+    third = DDP(mlp(seed=5))
+    full = get_model_state_dict(net, options=StateDictOptions(full_state_dict=True,
+                                                               cpu_offload=True))
+    check(list(full) == (NAMES if R == 0 else []), list(full))
+    set_model_state_dict(third, full, options=StateDictOptions(full_state_dict=True,
+                                                               broadcast_from_rank0=True))
+    for (k, a), b in zip(net.module.state_dict().items(), third.module.state_dict().values()):
+        check(ember.equal(a, b), k)
+
+
+@case
+def case_full_state_dict_on_every_rank_flattened(R, N, out):
+    from ember.distributed.tensor import DTensor
+
+    net = sharded()
+    opt = ember.optim.AdamW(net.parameters(), lr=0.02, weight_decay=0.1)
+    train(net, opt, 2, 0, R, N)
+    options = StateDictOptions(full_state_dict=True, flatten_optimizer_state_dict=True)
+    sd, flat = get_state_dict(net, opt, options=options)
+    check("state.0.weight.exp_avg" in flat and type(flat["state.0.weight.exp_avg"]) is not DTensor)
+    check(flat["param_groups.2.bias.weight_decay"] == 0.1 and flat["state.4.bias.step"] == 2.0)
+    sd, flat = copied(sd), copied(flat)  # as every rank would read it back from a file
+    fresh = sharded(seed=5)
+    fresh_opt = ember.optim.AdamW(fresh.parameters(), lr=0.5, weight_decay=0.1)
+    set_state_dict(fresh, fresh_opt, model_state_dict=sd, optim_state_dict=flat, options=options)
+    check(isinstance(fresh[0].weight, DTensor) and fresh_opt.param_groups[0]["lr"] == 0.02)
+    check(ember.equal(fresh_opt.state[fresh[2].weight]["exp_avg_sq"],
+                      opt.state[net[2].weight]["exp_avg_sq"]))  # this rank's shard
+    train(net, opt, 2, 2, R, N)
+    train(fresh, fresh_opt, 2, 2, R, N)
+    want = full_params(net)
+    for k, v in full_params(fresh).items():
+        check(ember.allclose(v, want[k], rtol=0, atol=1e-12), k)
+
+
+@case
+def case_meta_model_takes_broadcast_full_state_dict(R, N, out):
+    from ember.distributed.fsdp import fully_shard
+    from ember.distributed.tensor import DTensor, Shard
+
+    source = sharded()
+    full = get_model_state_dict(source, options=StateDictOptions(full_state_dict=True,
+                                                                 cpu_offload=True))
+
+    def full_or_none(sd, key):  # rank 0's value, for every rank to compare with
+        box = [sd.get(key)]
+        ember.distributed.broadcast_object_list(box, src=0)
+        return box[0]
+
+    with ember.device("meta"):
+        net = mlp(seed=7)
+    for layer in net:
+        if list(layer.parameters()):
+            fully_shard(layer)
+    fully_shard(net)
+    check(net[0].weight.is_meta)
+    result = set_model_state_dict(net, full, options=StateDictOptions(
+        full_state_dict=True, broadcast_from_rank0=True))
+    check(result.missing_keys == [] and result.unexpected_keys == [], result)
+    weight = net[0].weight
+    check(isinstance(weight, DTensor) and not weight.is_meta and weight.device.type == "cpu")
+    check(tuple(weight.placements) == (Shard(0),) and ember.equal(weight.full_tensor(),
+                                                                  full_or_none(full, "0.weight")))
+    opts = [ember.optim.Adam(m.parameters(), lr=0.05) for m in (source, net)]
+    train(source, opts[0], 2, 0, R, N)
+    train(net, opts[1], 2, 0, R, N)
+    want = full_params(source)
+    for k, v in full_params(net).items():
+        check(ember.allclose(v, want[k], rtol=0, atol=1e-12), k)
+
+
+@case
+def case_frozen_and_strict_on_sharded_model(R, N, out):
+    net = sharded()
+    net[0].weight.requires_grad_(False)
+    opt = ember.optim.AdamW([p for p in net.parameters() if p.requires_grad], lr=0.02)
+    train(net, opt, 1, 0, R, N)
+    options = StateDictOptions(full_state_dict=True, ignore_frozen_params=True)
+    sd, osd = get_state_dict(net, opt, options=options)
+    check(list(sd) == NAMES[1:], list(sd))
+    check(sorted(osd["state"]) == sorted(NAMES[1:]))
+    fresh = sharded(seed=3)
+    before = fresh[0].weight.full_tensor()
+    load = StateDictOptions(full_state_dict=True, broadcast_from_rank0=True)
+    try:
+        set_model_state_dict(fresh, sd if R == 0 else {}, options=load)
+        raised = ""
+    except RuntimeError as e:
+        raised = str(e)
+    check('Missing key(s) in state_dict: "0.weight"' in raised, raised)  # on every rank
+    load.strict = False
+    result = set_model_state_dict(fresh, sd if R == 0 else {}, options=load)
+    check(result.missing_keys == [] and result.unexpected_keys == [], result)
+    check(ember.equal(fresh[0].weight.full_tensor(), before))  # kept its own value
+    for k, v in full_params(net).items():
+        if k != "0.weight":
+            check(ember.equal(fresh.state_dict()[k].full_tensor(), v), k)
+
+
+@case
+def case_hsdp_full_state_dict_round_trip(R, N, out):
+    from ember.distributed.device_mesh import init_device_mesh
+    from ember.distributed.fsdp import fully_shard
+    from ember.distributed.tensor import Replicate, Shard
+
+    def hsdp(seed):
+        mesh = init_device_mesh("cpu", (2, N // 2), mesh_dim_names=("replicate", "shard"))
+        net = mlp(seed)
+        for layer in net:
+            if list(layer.parameters()):
+                fully_shard(layer, mesh=mesh)
+        return fully_shard(net, mesh=mesh)
+
+    net = hsdp(0)
+    check(tuple(net[2].weight.placements) == (Replicate(), Shard(0)))
+    opt = ember.optim.Adam(net.parameters(), lr=0.02)
+    train(net, opt, 2, 0, R, N)
+    options = StateDictOptions(full_state_dict=True, cpu_offload=True)
+    sd, osd = get_state_dict(net, opt, options=options)
+    check(R == 0 or (sd == {} and osd == {}))
+    sd, osd = copied(sd), copied(osd)
+    fresh = hsdp(4)
+    fresh_opt = ember.optim.Adam(fresh.parameters(), lr=0.3)
+    # one call for both, the other ranks passing {}: each rank loads the model too (PyTorch's
+    # set_state_dict would skip it there, and hang)
+    set_state_dict(fresh, fresh_opt, model_state_dict=sd, optim_state_dict=osd,
+                   options=StateDictOptions(full_state_dict=True, broadcast_from_rank0=True))
+    check(tuple(fresh_opt.state[fresh[0].weight]["exp_avg"].shape)
+          == tuple(opt.state[net[0].weight]["exp_avg"].shape))
+    train(net, opt, 2, 2, R, N)
+    train(fresh, fresh_opt, 2, 2, R, N)
+    want = full_params(net)
+    for k, v in full_params(fresh).items():
+        check(ember.allclose(v, want[k], rtol=0, atol=1e-12), k)
 
 
 rank_main, runs = case_launches(__file__, "dcp_state_dict_cases", CASES)
@@ -259,24 +406,218 @@ def test_errors_as_pytorch():
         set_optimizer_state_dict(net, opt, osd)
 
 
-def test_same_keys_as_pytorch():
+def tied(nn, lib):
+    """A model with a tied weight, a persistent and a non-persistent buffer (``nn``/``lib``:
+    torch's or Ember's)."""
+
+    class Tied(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.emb = nn.Embedding(7, 4)
+            self.body = nn.Sequential(nn.Linear(4, 4), nn.ReLU())
+            self.head = nn.Linear(4, 7, bias=False)
+            self.head.weight = self.emb.weight
+            self.register_buffer("running", lib.zeros(3))
+            self.register_buffer("scratch", lib.zeros(2), persistent=False)
+
+        def forward(self, x):
+            return self.head(self.body(self.emb(x)))
+
+    lib.manual_seed(0)
+    model = Tied()
+    opt = lib.optim.Adam([{"params": model.emb.parameters(), "lr": 0.1},
+                          {"params": model.body.parameters()}], lr=0.01)
+    return model, opt
+
+
+def structure(obj):
+    """Keys, shapes and plain values of a state dict, comparable between torch and Ember."""
+    if hasattr(obj, "shape"):
+        return "tensor", tuple(obj.shape), str(obj.dtype).split(".")[-1]
+    if isinstance(obj, dict):
+        return {k: structure(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return type(obj).__name__, [structure(v) for v in obj]
+    return obj
+
+
+def test_same_state_dicts_as_pytorch():
     torch = pytest.importorskip("torch")
     from torch.distributed.checkpoint import state_dict as tsd
 
-    tnet = torch.nn.Sequential(torch.nn.Linear(3, 5), torch.nn.Tanh(), torch.nn.Linear(5, 6),
-                               torch.nn.ReLU(), torch.nn.Linear(6, 2))
-    topt = torch.optim.Adam(tnet.parameters(), lr=0.01)
-    net = mlp().float()
-    opt = ember.optim.Adam(net.parameters(), lr=0.01)
-    t_sd, t_osd = tsd.get_state_dict(tnet, topt)
-    e_sd, e_osd = get_state_dict(net, opt)
-    assert list(t_sd) == list(e_sd)
-    assert list(t_osd["state"]) == list(e_osd["state"])
-    assert {k: sorted(v) for k, v in t_osd["state"].items()} == \
-        {k: sorted(v) for k, v in e_osd["state"].items()}
-    assert t_osd["param_groups"][0]["params"] == e_osd["param_groups"][0]["params"]
-    options = tsd.StateDictOptions(flatten_optimizer_state_dict=True)
-    t_flat = tsd.get_optimizer_state_dict(tnet, topt, options=options)
-    e_flat = get_optimizer_state_dict(net, opt, options=StateDictOptions(
-        flatten_optimizer_state_dict=True))
-    assert sorted(t_flat) == sorted(e_flat)
+    for (model, opt), api in ((tied(torch.nn, torch), tsd),
+                              (tied(nn, ember), __import__(get_state_dict.__module__,
+                                                           fromlist=["_"]))):
+        sd, osd = api.get_state_dict(model, opt)
+        flat = api.get_optimizer_state_dict(model, opt, options=api.StateDictOptions(
+            flatten_optimizer_state_dict=True))
+        with pytest.warns(FutureWarning, match="Getting submodules only"):
+            sub = api.get_model_state_dict(model, submodules={model.body}, options=api.
+                                           StateDictOptions(keep_submodule_prefixes=False))
+        full = api.get_model_state_dict(model, options=api.StateDictOptions(
+            full_state_dict=True, cpu_offload=True))  # no process group: every value, on CPU
+        api.set_optimizer_state_dict(model, opt, opt.state_dict())  # integer keys load as is
+        got = (structure(sd), structure(osd), structure(flat), list(sub), list(full))
+        if api is tsd:
+            want = got
+    assert got == want
+    assert list(want[0]) == ["running", "emb.weight", "body.0.weight", "body.0.bias",
+                             "head.weight"]
+    assert list(want[1]["state"]) == ["emb.weight", "body.0.weight", "body.0.bias"]
+    assert list(want[3]) == ["0.weight", "0.bias"]
+
+
+def test_wrapper_prefixes_are_not_in_the_names():
+    class CheckpointWrapper(nn.Module):  # PyTorch's wrapper: its attribute name, and it
+        def __init__(self, module):  # forwards other attributes to the wrapped module
+            super().__init__()
+            self._checkpoint_wrapped_module = module
+
+        def __getattr__(self, name):
+            try:
+                return super().__getattr__(name)
+            except AttributeError:
+                return getattr(self._checkpoint_wrapped_module, name)
+
+        def forward(self, x):
+            return self._checkpoint_wrapped_module(x)
+
+    net = mlp()
+    net[2] = CheckpointWrapper(net[2])
+    compiled = ember.compile(net)
+    assert "_orig_mod.2._checkpoint_wrapped_module.weight" in compiled.state_dict()
+    opt = ember.optim.SGD(compiled.parameters(), lr=0.1, momentum=0.9)
+    sd, osd = get_state_dict(compiled, opt)
+    assert list(sd) == NAMES and osd["param_groups"][0]["params"] == NAMES
+    other = ember.compile(mlp(seed=1))
+    other_opt = ember.optim.SGD(other.parameters(), lr=0.5, momentum=0.9)
+    result = set_state_dict(other, other_opt, model_state_dict=sd, optim_state_dict=osd)
+    assert result.missing_keys == [] and result.unexpected_keys == []
+    assert ember.equal(other._orig_mod[2].weight, net[2]._checkpoint_wrapped_module.weight)
+    with pytest.raises(RuntimeError, match="Missing key: 0.bias."):
+        set_model_state_dict(other, {k: v for k, v in sd.items() if k != "0.bias"})
+
+
+def test_submodules_and_module_keyed_state_dicts():
+    net, opt = trained()
+    with pytest.warns(FutureWarning, match="Getting submodules only model/optim state_dict"):
+        kept = get_model_state_dict(net, submodules={net[2]})
+    with pytest.warns(FutureWarning):
+        bare = get_model_state_dict(net, submodules={net[2]}, options=StateDictOptions(
+            keep_submodule_prefixes=False))
+    assert list(kept) == ["2.weight", "2.bias"] and list(bare) == ["weight", "bias"]
+    other = mlp(seed=6)
+    with pytest.warns(FutureWarning, match="Passing model_state_dict as a"):
+        result = set_model_state_dict(other, {other[2]: bare},
+                                      options=StateDictOptions(strict=False))
+    assert ember.equal(other[2].weight, net[2].weight)
+    assert result.missing_keys == ["0.weight", "0.bias", "4.weight", "4.bias"]
+
+
+def test_patched_state_dict_methods():
+    from ember.distributed.checkpoint.state_dict import (
+        _patch_model_state_dict,
+        _patch_optimizer_state_dict,
+    )
+
+    net, opt = trained()
+    compiled = ember.compile(net)
+    _patch_model_state_dict(compiled)
+    assert list(compiled.state_dict()) == NAMES
+    first = ember.optim.SGD(net[0].parameters(), lr=0.1)
+    second = ember.optim.Adam(list(net[2].parameters()) + list(net[4].parameters()), lr=0.2)
+    _patch_optimizer_state_dict(compiled, optimizers=(first, second))
+    osd = first.state_dict()
+    assert structure(osd) == structure(second.state_dict())
+    assert [g["params"] for g in osd["param_groups"]] == [NAMES[:2], NAMES[2:]]
+    other = ember.compile(mlp(seed=2))
+    _patch_model_state_dict(other)
+    other.load_state_dict(compiled.state_dict())
+    assert ember.equal(other._orig_mod[4].weight, net[4].weight)
+    second.param_groups[0]["lr"] = 0.7
+    first.load_state_dict(osd)  # both optimizers load the merged dict (stateless SGD too)
+    assert second.param_groups[0]["lr"] == 0.2 and first.param_groups[0]["lr"] == 0.1
+
+
+def test_init_optim_state_as_pytorch():
+    from ember.distributed.checkpoint.state_dict import _init_optim_state
+
+    net = mlp()
+    net[0].weight.requires_grad_(False)
+    lr = ember.tensor(0.05)
+    opt = ember.optim.Adam(net.parameters(), lr=lr)
+    before = [p.detach().clone() for p in net.parameters()]
+    _init_optim_state(opt)
+    assert opt.param_groups[0]["lr"] is lr and lr.item() == pytest.approx(0.05)  # restored
+    assert all(ember.equal(p, b) for p, b in zip(net.parameters(), before))
+    assert all(p.grad is None for p in net.parameters())
+    assert net[0].weight not in opt.state and opt.state[net[0].bias]["step"].item() == 1.0
+    _init_optim_state(opt)  # has state already: nothing happens
+    assert opt.state[net[0].bias]["step"].item() == 1.0
+    sgd = ember.optim.SGD(net.parameters(), lr=0.1)
+    net[2].bias.grad = ember.ones_like(net[2].bias)
+    _init_optim_state(sgd)  # a gradient exists: nothing happens either
+    assert ember.equal(net[2].bias.grad, ember.ones_like(net[2].bias))
+
+
+def test_several_optimizers_round_trip():
+    net = mlp()
+    opts = [ember.optim.SGD(list(net[0].parameters()) + list(net[2].parameters()), lr=0.1,
+                            momentum=0.5),
+            ember.optim.Adam(net[4].parameters(), lr=0.2)]
+    net(ember.ones(2, 3, dtype=ember.float64)).sum().backward()
+    for opt in opts:
+        opt.step()
+    sd, osd = get_state_dict(net, opts)
+    other = mlp(seed=8)
+    other_opts = [ember.optim.SGD(list(other[0].parameters()) + list(other[2].parameters()),
+                                  lr=0.9, momentum=0.5),
+                  ember.optim.Adam(other[4].parameters(), lr=0.9)]
+    set_state_dict(other, other_opts, model_state_dict=sd, optim_state_dict=osd)
+    assert [o.param_groups[0]["lr"] for o in other_opts] == [0.1, 0.2]
+    assert ember.equal(other_opts[0].state[other[2].weight]["momentum_buffer"],
+                       opts[0].state[net[2].weight]["momentum_buffer"])
+    assert ember.equal(other_opts[1].state[other[4].bias]["exp_avg"],
+                       opts[1].state[net[4].bias]["exp_avg"])
+    flat_options = StateDictOptions(flatten_optimizer_state_dict=True)
+    flat = get_optimizer_state_dict(net, opts, options=flat_options)
+    set_optimizer_state_dict(other, other_opts, flat, options=flat_options)
+    assert other_opts[1].param_groups[0]["lr"] == 0.2
+
+
+def test_more_errors_as_pytorch():
+    net, opt = trained()
+    with pytest.raises(RuntimeError, match="Optimizers are not passed in but optim_only is "
+                                           "set to True."):
+        get_optimizer_state_dict(net, [])
+    with pytest.raises(RuntimeError, match="or load but optim state_dict is empty"):
+        set_optimizer_state_dict(net, opt, {})
+    with pytest.raises(RuntimeError, match=r"model state_dict is empty.rank = "
+                                           r"dist.get_rank\(\)=0."):
+        set_model_state_dict(net, {})
+    options = StateDictOptions(flatten_optimizer_state_dict=True)
+    flat = get_optimizer_state_dict(net, opt, options=options)
+    del flat["param_groups.2.bias.lr"]  # PyTorch reads a group's values from its first name
+    set_optimizer_state_dict(net, opt, flat, options=options)
+    del flat["param_groups.0.weight.lr"]
+    with pytest.raises(KeyError, match="param_groups.0.weight.lr"):
+        set_optimizer_state_dict(net, opt, flat, options=options)
+
+    class Odd(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = nn.Linear(2, 2)
+
+        def get_extra_state(self):
+            return {1, 2}
+
+        def set_extra_state(self, state):
+            pass
+
+    with pytest.raises(ValueError, match="Unexpected value type <class 'set'>"):
+        get_model_state_dict(Odd(), options=StateDictOptions(full_state_dict=True))
+    one = ember.optim.SGD([{"params": net[0].parameters()}, {"params": []}], lr=0.1)
+    two = ember.optim.SGD(list(net[2].parameters()) + list(net[4].parameters()), lr=0.1)
+    osd = get_optimizer_state_dict(net, [one, two])
+    with pytest.raises(ValueError, match="multiple optimizers are not supported"):
+        set_optimizer_state_dict(net, [one, two], osd)

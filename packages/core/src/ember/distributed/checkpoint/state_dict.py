@@ -13,6 +13,7 @@ used through their methods.
 
 from __future__ import annotations
 
+import io
 import warnings
 from dataclasses import asdict, dataclass, field
 from itertools import chain
@@ -35,6 +36,7 @@ OptimizerStateType = dict
 _STATE, _PG, _PARAMS = "state", "param_groups", "params"
 _CHECKPOINT_PREFIX = "_checkpoint_wrapped_module."
 _EXTRA_STATE_KEY_SUFFIX = "_extra_state"
+_WRAPPER_NAMES = ("module", "_orig_mod", _CHECKPOINT_PREFIX[:-1])
 
 
 @dataclass
@@ -126,6 +128,23 @@ def _get_fqns(model, name: str, dsd_fqn_modifiers: str = "_fqn_modifiers",
     return {".".join(kept).replace(_CHECKPOINT_PREFIX, "")}
 
 
+def _only_wrapper_names_added(key: str, fqn: str) -> bool:
+    """``key`` is ``fqn`` with wrapper names in between (DDP's ``module``, ``_orig_mod``,
+    ``_checkpoint_wrapped_module``), as PyTorch checks a renamed key."""
+    if len(fqn) >= len(key):
+        return False
+    wanted, parts = fqn.split("."), key.split(".")
+    matched = 0
+    for i, part in enumerate(parts):
+        if part == wanted[matched]:
+            matched += 1
+            if matched == len(wanted):
+                return i == len(parts) - 1
+        elif part not in _WRAPPER_NAMES:
+            return False
+    return True
+
+
 def _iterate_valid_model_state(model, dsd_fqn_modifiers: str = "_fqn_modifiers"):
     """``(name, value)`` of every parameter, persistent buffer and extra state, as the
     model's ``state_dict`` names them (each module once)."""
@@ -195,7 +214,8 @@ def _verify_state_dict(model_state_dict: dict, optim_state_dict: dict,
             and not info.ignore_frozen_params and not (info.cpu_offload and info.full_state_dict)
             and info.strict and not info.broadcast_from_rank0):
         raise RuntimeError(f"The option indicates that model state_dict is required to save "
-                           f"or load, but model state_dict is empty.rank = {_rank()=}.")
+                           f"or load, but model state_dict is empty."
+                           f"rank = dist.get_rank()={_rank()}.")
     if info.handle_optim and not optim_state_dict \
             and not (info.cpu_offload and info.full_state_dict) and not info.broadcast_from_rank0:
         raise RuntimeError(f"The option indicates that model state_dict is required to save, or "
@@ -215,6 +235,15 @@ def _dtensor():
     return DTensor
 
 
+_PLAIN = (int, float, str, bytes, io.BytesIO, type(None))
+
+
+def _unexpected(value):
+    if not isinstance(value, _PLAIN):
+        raise ValueError(f"Unexpected value type {type(value)}")
+    return value
+
+
 def _gather(value, cpu_offload: bool):
     """``value`` with every DTensor gathered whole (every rank takes part)."""
     if isinstance(value, Tensor):
@@ -223,11 +252,10 @@ def _gather(value, cpu_offload: bool):
         return value.cpu() if cpu_offload else value
     if isinstance(value, dict):
         return {k: _gather(v, cpu_offload) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_gather(v, cpu_offload) for v in value]
-    if isinstance(value, tuple):
-        return tuple(_gather(v, cpu_offload) for v in value)
-    return value
+    if isinstance(value, (list, tuple)):
+        items = [_gather(v, cpu_offload) for v in value]
+        return tuple(items) if isinstance(value, tuple) else items
+    return _unexpected(value)
 
 
 def _to_cpu(value):
@@ -237,9 +265,10 @@ def _to_cpu(value):
         return value.cpu()
     if isinstance(value, dict):
         return {k: _to_cpu(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_to_cpu(v) for v in value]
-    return value
+    if isinstance(value, (list, tuple)):
+        items = [_to_cpu(v) for v in value]
+        return tuple(items) if isinstance(value, tuple) else items
+    return _unexpected(value)
 
 
 def _maybe_full_or_cpu_state_dict(state_dict: dict, info: _StateDictInfo) -> dict:
@@ -344,6 +373,8 @@ def _get_model_state_dict(model, info: _StateDictInfo) -> dict:
                 raise AssertionError(f"Expected 1 FQN for key '{key}', got {len(fqns)}: {fqns}")
             fqn = next(iter(fqns))
             if fqn != key:
+                if not _only_wrapper_names_added(key, fqn):
+                    raise RuntimeError(f"An unexpected key, {key}, exists. FQN is {fqn}")
                 state_dict[fqn] = state_dict.pop(key)
         if info.submodule_prefixes:
             kept = {}
@@ -524,8 +555,9 @@ def _get_optim_state_dict(model, optimizers: tuple, info: _StateDictInfo) -> dic
 
 def _split_optim_state_dict(model, optim, osd: dict, info: _StateDictInfo) -> dict:
     """The part of the name-keyed ``osd`` (of several optimizers) that is ``optim``'s."""
-    if all(isinstance(k, int) for k in osd[_STATE]):
-        return osd
+    ids = chain(osd[_STATE], chain.from_iterable(g[_PARAMS] for g in osd[_PG]))
+    if all(isinstance(k, int) for k in ids):  # the optimizer's own state_dict(): as it is
+        return osd  # (PyTorch looks at the state only, and splits no stateless optimizers)
     state: dict = {}
     groups: list = []
     mapping: dict = {}
@@ -536,10 +568,12 @@ def _split_optim_state_dict(model, optim, osd: dict, info: _StateDictInfo) -> di
                 if fqn in info.shared and not any(fqn in g[_PARAMS] for g in osd[_PG]):
                     continue
                 groups[-1][_PARAMS].append(fqn)
+                # strict: every trained parameter's state, unless neither the checkpoint nor
+                # the optimizer has any (stateless SGD; PyTorch refuses to split those)
                 if param.requires_grad:
                     if fqn in osd[_STATE]:
                         state[fqn] = osd[_STATE][fqn]
-                    elif info.strict:
+                    elif info.strict and (osd[_STATE] or param in optim.state):
                         raise RuntimeError(
                             f"Missing optimizer state for parameter '{fqn}' in checkpoint. The "
                             f"parameter requires gradients but has no saved optimizer state. To "
@@ -554,6 +588,9 @@ def _split_optim_state_dict(model, optim, osd: dict, info: _StateDictInfo) -> di
                                  "case, DSD only support exactly one param group with zero "
                                  "parameters.But the loaded state_dict has zero or more than "
                                  "one param groups that have zero parameters.")
+            if len(osd[_PG]) != len(optim.param_groups):
+                raise ValueError("When there is a parameter group that has zero parameters, "
+                                 "multiple optimizers are not supported.")
             mapping[id(empty[0])] = len(groups) - 1
     for loaded in osd[_PG]:
         index = mapping.get(id(loaded), -1)
@@ -686,10 +723,14 @@ def set_optimizer_state_dict(model, optimizers, optim_state_dict: dict, *,
 
 def set_state_dict(model, optimizers, *, model_state_dict: dict, optim_state_dict: dict,
                    options: StateDictOptions | None = None) -> _IncompatibleKeys:
-    """Load what ``get_state_dict`` gave (either form) into ``model`` and ``optimizers``."""
+    """Load what ``get_state_dict`` gave (either form) into ``model`` and ``optimizers``.
+    With ``broadcast_from_rank0`` the model is loaded on every rank even where its dict is
+    empty (PyTorch skips it there, and rank 0's broadcast then waits for ranks that never
+    join)."""
     model_state_dict = _unflatten_model_state_dict(model, model_state_dict)
     optimizers = _optimizer_tuple(optimizers)
-    info = _verify_options(model, optimizers, optim_only=not model_state_dict, options=options)
+    optim_only = not model_state_dict and not (options and options.broadcast_from_rank0)
+    info = _verify_options(model, optimizers, optim_only=optim_only, options=options)
     _verify_state_dict(model_state_dict, optim_state_dict, info)
     _load_optim_state_dict(model, optimizers, optim_state_dict, info)
     return _load_model_state_dict(model, model_state_dict, info)
