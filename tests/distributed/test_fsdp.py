@@ -156,6 +156,103 @@ def case_hybrid_sharding_on_a_2d_mesh(R, N, out):
         same(net, ref, f"HSDP step {step}")
 
 
+def tp_block(seed: int):
+    """A pre-norm MLP block on (batch, sequence, 8) inputs, tensor-parallel friendly."""
+    import ember
+    import ember.nn as nn
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.norm = nn.LayerNorm(8)
+            self.up = nn.Linear(8, 12)
+            self.down = nn.Linear(12, 8)
+
+        def forward(self, x):
+            return x + self.down(ember.tanh(self.up(self.norm(x))))
+
+    ember.manual_seed(seed)
+    return nn.Sequential(Block(), Block()).double()
+
+
+@case
+def case_fsdp_over_tensor_parallel_2d(R, N, out):
+    """FSDP2 over tensor-parallel layers on a (dp, tp) mesh (pytorch/examples' fsdp_tp): the
+    parameters are DTensors on the whole 2-d mesh (the dp dim a _StridedShard where TP shards
+    dim 0 too), each rank holds its dp chunk of its TP shard, and training equals one
+    process on the whole batch."""
+    import ember
+    from ember.distributed.device_mesh import DeviceMesh, init_device_mesh
+    from ember.distributed.fsdp import fully_shard
+    from ember.distributed.tensor import DTensor, Replicate, Shard
+    from ember.distributed.tensor.parallel import (
+        ColwiseParallel,
+        RowwiseParallel,
+        SequenceParallel,
+        parallelize_module,
+    )
+    from ember.distributed.tensor.placement_types import _StridedShard
+
+    dp, tp = N // 2, 2
+    mesh = init_device_mesh("cpu", (dp, tp), mesh_dim_names=("dp", "tp"))
+    dp_mesh, tp_mesh = mesh["dp"], mesh["tp"]
+    check(DeviceMesh._concatenate([dp_mesh, tp_mesh]) == mesh)
+    net, ref = tp_block(5), tp_block(5)
+    for block in (net[0], net[1]):
+        parallelize_module(block, tp_mesh, {
+            "norm": SequenceParallel(),
+            "up": ColwiseParallel(input_layouts=Shard(1)),
+            "down": RowwiseParallel(output_layouts=Shard(1)),
+        })
+        fully_shard(block, mesh=dp_mesh)
+    fully_shard(net, mesh=dp_mesh)
+    up, down = net[0].up, net[0].down
+    check(isinstance(up.weight, DTensor) and up.weight.device_mesh == mesh)
+    check(up.weight.placements == (_StridedShard(0, split_factor=2), Shard(0)),
+          up.weight.placements)
+    check(down.weight.placements == (Shard(0), Shard(1)), down.weight.placements)
+    check(net[0].norm.weight.placements == (Shard(0), Replicate()))
+    # this rank's part: the dp chunk of its TP shard
+    whole = ref[0].up.weight.detach()
+    tp_part = whole.chunk(tp)[R % tp]
+    check(ember.equal(up.weight.to_local(), tp_part.chunk(dp)[R // tp]), "up's local chunk")
+    check(ember.equal(up.weight.full_tensor(), whole), "up's full tensor")
+    opt = ember.optim.AdamW(net.parameters(), lr=0.01, foreach=True)
+    ref_opt = ember.optim.AdamW(ref.parameters(), lr=0.01, foreach=True)
+    for step in range(3):
+        g = ember.Generator().manual_seed(900 + step)
+        x = ember.randn(2 * dp, 4, 8, generator=g, dtype=ember.float64)
+        # a dp rank's batch, its sequence cut over the TP ranks (sequence parallelism)
+        mine = x[2 * (R // tp):2 * (R // tp) + 2].chunk(tp, 1)[R % tp]
+        opt.zero_grad()
+        ref_opt.zero_grad()
+        y = net(mine)
+        check(not isinstance(y, DTensor) and y.shape == (2, 2, 8), type(y))  # local rows
+        y.pow(2).sum().backward()
+        full = ref(x)
+        ref_y = full[2 * (R // tp):2 * (R // tp) + 2]
+        check(ember.allclose(y, ref_y.chunk(tp, 1)[R % tp], atol=1e-12), f"forward {step}")
+        (full.pow(2).sum() / dp).backward()
+        for (name, p), q in zip(net.named_parameters(), ref.parameters()):
+            check(p.grad.placements == p.placements, name)
+            check(ember.allclose(p.grad.full_tensor(), q.grad, atol=1e-10), f"grad {name}")
+        opt.step()
+        ref_opt.step()
+        same(net, ref, f"2-d step {step}", atol=1e-10)
+    sd = net.state_dict()
+    check(sd["0.up.weight"].placements == up.weight.placements)
+    if N == 4:  # a TP mesh that is no slice of the dp mesh's root is refused
+        other = init_device_mesh("cpu", (N,))
+        lone = ember.nn.Linear(4, 4).double()
+        parallelize_module(lone, other, ColwiseParallel())
+        try:
+            fully_shard(lone, mesh=dp_mesh)
+        except ValueError as e:
+            check("named slices of one root mesh" in str(e), str(e))
+        else:
+            raise AssertionError("fully_shard took a DTensor on an unrelated mesh")
+
+
 @case
 def case_module_api_and_errors(R, N, out):
     import copy

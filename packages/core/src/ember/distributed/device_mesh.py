@@ -173,8 +173,29 @@ class DeviceMesh:
             raise RuntimeError(f"rank {self._rank} is not part of the mesh")
         index = tuple(slice(None) if d in dims else self._coordinate[d]
                       for d in range(self.ndim))
-        return DeviceMesh(self.device_type, self._mesh[index], mesh_dim_names=names,
-                          _groups=[self._groups[d] for d in dims])
+        out = DeviceMesh(self.device_type, self._mesh[index], mesh_dim_names=names,
+                         _groups=[self._groups[d] for d in dims])
+        out._root = self._get_root_mesh()
+        return out
+
+    def _get_root_mesh(self) -> DeviceMesh:
+        """The mesh this one was sliced from (itself when it was not)."""
+        return self.__dict__.get("_root") or self
+
+    @staticmethod
+    def _concatenate(meshes) -> DeviceMesh:
+        """The mesh of the dims of ``meshes`` (slices of one root mesh, in the root's order):
+        FSDP2's data-parallel mesh with tensor parallelism's, ``(dp, tp)``."""
+        meshes = list(meshes)
+        root = meshes[0]._get_root_mesh()
+        names: list = []
+        for m in meshes:
+            if m._get_root_mesh() is not root or not m._mesh_dim_names:
+                raise RuntimeError(f"DeviceMesh._concatenate: the meshes must be named slices "
+                                   f"of one root mesh (init_device_mesh(..., mesh_dim_names=) "
+                                   f"then mesh['dp'], mesh['tp']), got {meshes}")
+            names.extend(m._mesh_dim_names)
+        return root[tuple(names)]
 
     def __enter__(self) -> DeviceMesh:
         _CURRENT.append(self)

@@ -11,7 +11,7 @@ this rank's part, so ranks seeded alike hold the parts of one draw.
 
 from __future__ import annotations
 
-from ..device_mesh import DeviceMesh
+from ..device_mesh import DeviceMesh, init_device_mesh
 from ._api import DTensor, DTensorSpec, distribute_module, distribute_tensor
 from .placement_types import Partial, Placement, Replicate, Shard
 
@@ -92,5 +92,3 @@ def randn(*size, requires_grad: bool = False, dtype=None, layout=None, device_me
     return _factory(lambda s: ember.randn(s, dtype=dtype), size, device_mesh, placements,
                     requires_grad, True)
 
-
-del DeviceMesh

@@ -11,7 +11,9 @@ rank; ``Partial(reduce_op)`` holds a term of the value, which is the reduction (
 
 from __future__ import annotations
 
-__all__ = ["Placement", "Shard", "Replicate", "Partial"]
+# _StridedShard: PyTorch keeps it private; FSDP2 (ember-nn, versioned apart) lays 2-d FSDP +
+# tensor-parallel parameters out with it, so it is public API to the other distributions
+__all__ = ["Placement", "Shard", "Replicate", "Partial", "_StridedShard"]
 
 
 class Placement:

@@ -28,6 +28,7 @@ import ember
 from ember import nn
 from ember.autograd import Function
 from ember.distributed.tensor import DTensor, Partial, Replicate, Shard
+from ember.distributed.tensor.placement_types import _StridedShard
 
 __all__ = ["fully_shard", "FSDPModule", "UnshardHandle", "register_fsdp_forward_method"]
 
@@ -48,6 +49,9 @@ class _Group:
         self.mp = mp_policy
         self.reshard_after_forward = reshard_after_forward
         self.params: list = []  # the DTensor parameters (one per distinct parameter)
+        # per parameter, for a tensor-parallel one (a DTensor before fully_shard): its TP
+        # mesh, placements and shape; the data-parallel gather gives its TP-local tensor
+        self.tp_specs: list = []
         self.slots: list = []  # (module, name, index into params) per registration
         self.sync = True
         self.pending: dict = {}  # index -> whole gradient accumulated without sync
@@ -59,15 +63,29 @@ class _Group:
                      else self.mesh.size())
 
 
+def _dp_layout(group: _Group, index: int) -> tuple:
+    """(mesh, placements, shape) of the data-parallel sharding of parameter ``index``: the
+    parameter's own for a plain one; for a tensor-parallel one, the data-parallel mesh's
+    sharding of its TP-local tensor."""
+    sharded = group.params[index]
+    tp = group.tp_specs[index]
+    if tp is None:
+        return sharded.device_mesh, sharded.placements, sharded.shape
+    n = len(group.placements)
+    placements = tuple(Shard(p.dim) if isinstance(p, _StridedShard) else p
+                       for p in sharded.placements[:n])
+    return group.mesh, placements, tp[3]
+
+
 class _Unshard(Function):
-    """The whole parameter from this rank's shard; backward: reduce-scatter / world."""
+    """The whole parameter (a TP-local tensor for a tensor-parallel one) from this rank's
+    shard; backward: reduce-scatter / data-parallel world."""
 
     @staticmethod
     def forward(ctx, local, group: _Group, index: int, dtype):
-        sharded = group.params[index]
         ctx.args = (group, index, local.dtype)
-        whole = DTensor.from_local(local.detach(), sharded.device_mesh, sharded.placements,
-                                   shape=sharded.shape).full_tensor()
+        mesh, placements, shape = _dp_layout(group, index)
+        whole = DTensor.from_local(local.detach(), mesh, placements, shape=shape).full_tensor()
         if dtype is not None and whole.dtype != dtype:
             whole = whole.to(dtype)
         return whole.contiguous() if whole._base is not None else whole
@@ -83,11 +101,10 @@ class _Unshard(Function):
         reduce_dtype = group.mp.reduce_dtype
         if reduce_dtype is not None and grad.dtype != reduce_dtype:
             grad = grad.to(reduce_dtype)
-        sharded = group.params[index]
-        mesh = sharded.device_mesh
+        mesh, placements, shape = _dp_layout(group, index)
         terms = DTensor.from_local(grad.contiguous(), mesh, [Partial()] * mesh.ndim,
-                                   shape=sharded.shape)
-        mine = terms.redistribute(mesh, sharded.placements).to_local()
+                                   shape=shape)
+        mine = terms.redistribute(mesh, placements).to_local()
         mine = mine / group.divisor()
         return mine.to(dtype), None, None, None
 
@@ -110,6 +127,9 @@ def _unshard(group: _Group) -> None:
     whole = [_Unshard.apply(p.to_local(), group, i, group.mp.param_dtype) if p.requires_grad
              else _Unshard.apply(p.to_local(), group, i, group.mp.param_dtype).detach()
              for i, p in enumerate(group.params)]
+    for i, tp in enumerate(group.tp_specs):
+        if tp is not None:  # the TP-local tensor as tensor parallelism's DTensor
+            whole[i] = DTensor.from_local(whole[i], tp[0], tp[1], shape=tp[2])
     for module, name, i in group.slots:
         module._parameters[name] = whole[i]
     group.unsharded = True
@@ -249,6 +269,51 @@ def _collect(modules, ignored: set) -> tuple[list, list]:
     return managed, found
 
 
+def _shard_tp_param(p, dp_mesh, dp_placements, owner, name) -> tuple:
+    """A tensor-parallel parameter (a DTensor on a TP mesh sliced from the same root mesh as
+    ``dp_mesh``) sharded over ``dp_mesh`` too: this rank's chunk of its TP-local tensor, as a
+    DTensor on the concatenated mesh ``(dp..., tp...)`` (PyTorch's 2-d FSDP + TP layout: the
+    data-parallel dim is a ``_StridedShard`` where TP shards the same tensor dim). Returns it
+    and the TP spec ``_unshard`` needs."""
+    from ember.distributed.device_mesh import DeviceMesh
+
+    tp_mesh, tp_placements = p.device_mesh, p.placements
+    if len(tp_placements) > 2:
+        raise NotImplementedError(f"FSDP only supports 1D TP/EP or 2D EP+TP, not "
+                                  f"{tp_placements}")
+    if any(isinstance(q, Partial) for q in tp_placements):
+        raise ValueError(f"fully_shard: parameter {name} of {type(owner).__name__} is a "
+                         f"Partial DTensor")
+    try:
+        spmd = DeviceMesh._concatenate([dp_mesh, tp_mesh])
+    except (RuntimeError, KeyError) as e:
+        raise ValueError(f"fully_shard: parameter {name} of {type(owner).__name__} is a DTensor "
+                         f"on {tp_mesh}, which FSDP can only combine with the data-parallel "
+                         f"mesh {dp_mesh} when both are named slices of one root mesh, the "
+                         f"data-parallel dims first ({e})") from None
+    fsdp = dp_placements[-1]
+    split = 1
+    for i, q in enumerate(tp_placements):
+        if isinstance(q, (Shard, _StridedShard)) and q.dim == fsdp.dim:
+            split *= tp_mesh.size(i)
+    if split > 1 and p.shape[fsdp.dim] % split:
+        # the strided layout is the dp chunks of equal TP pieces; PyTorch pads instead
+        raise NotImplementedError(f"fully_shard: parameter {name} of {type(owner).__name__} "
+                                  f"(shape {tuple(p.shape)}) is sharded on dim {fsdp.dim} by "
+                                  f"tensor parallelism into {split} uneven pieces; FSDP over "
+                                  f"it needs dim {fsdp.dim} divisible by {split}")
+    dp_last = _StridedShard(fsdp.dim, split_factor=split) if split > 1 else fsdp
+    placements = (*dp_placements[:-1], dp_last, *tp_placements)
+    tp_local = p.to_local().detach()
+    whole = DTensor.from_local(tp_local, dp_mesh, [Replicate()] * dp_mesh.ndim,
+                               shape=tuple(tp_local.shape))
+    local = whole.redistribute(dp_mesh, dp_placements).to_local().contiguous()
+    if local is tp_local or local._base is tp_local:
+        local = local.clone()
+    return (DTensor.from_local(local, spmd, placements, shape=tuple(p.shape)),
+            (tp_mesh, tp_placements, tuple(p.shape), tuple(tp_local.shape)))
+
+
 def fully_shard(module, *, mesh=None, reshard_after_forward=None, shard_placement_fn=None,
                 mp_policy=None, offload_policy=None, ignored_params=None):
     """Shard ``module``'s parameters over the data-parallel ``mesh`` (PyTorch's FSDP2; see
@@ -290,9 +355,6 @@ def fully_shard(module, *, mesh=None, reshard_after_forward=None, shard_placemen
     for owner, name, p in found:
         index = made.get(id(p))
         if index is None:
-            if isinstance(p, DTensor):
-                raise ValueError(f"fully_shard: parameter {name} of {type(owner).__name__} is "
-                                 f"a DTensor already")
             placements = placements_default
             if shard_placement_fn is not None:
                 chosen = shard_placement_fn(p)
@@ -300,16 +362,23 @@ def fully_shard(module, *, mesh=None, reshard_after_forward=None, shard_placemen
                     if not isinstance(chosen, Shard):
                         raise ValueError(f"shard_placement_fn should return a Shard or None, "
                                          f"got {chosen!r}")
-                    if p.shape[chosen.dim] % mesh.size(mesh.ndim - 1):
+                    if chosen.dim < 0:
+                        chosen = Shard(chosen.dim + p.ndim)
+                    local_shape = p.to_local().shape if isinstance(p, DTensor) else p.shape
+                    if local_shape[chosen.dim] % mesh.size(mesh.ndim - 1):
                         raise ValueError(f"Shard({chosen.dim}) of a parameter of shape "
-                                         f"{tuple(p.shape)} needs its size divisible by the "
-                                         f"mesh's {mesh.size(mesh.ndim - 1)} ranks")
+                                         f"{tuple(local_shape)} needs its size divisible by "
+                                         f"the mesh's {mesh.size(mesh.ndim - 1)} ranks")
                     placements = placements_default[:-1] + (chosen,)
             with ember.no_grad():
-                dt = ember.distributed.tensor.distribute_tensor(p.detach(), mesh, placements,
-                                                                src_data_rank=None)
+                if isinstance(p, DTensor):
+                    dt, tp = _shard_tp_param(p, mesh, placements, owner, name)
+                else:
+                    dt, tp = ember.distributed.tensor.distribute_tensor(
+                        p.detach(), mesh, placements, src_data_rank=None), None
             index = made[id(p)] = len(group.params)
             group.params.append(nn.Parameter(dt, requires_grad=p.requires_grad))
+            group.tp_specs.append(tp)
         owner._parameters[name] = group.params[index]
         group.slots.append((owner, name, index))
     for m in managed:
