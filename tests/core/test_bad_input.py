@@ -388,3 +388,92 @@ def test_batched_matmul_names_the_rightmost_mismatch():
     with pytest.raises(RuntimeError, match=r"a \(3\) must match the size of tensor b \(2\) at "
                                            r"non-singleton dimension 1"):
         ember.zeros(2, 3, 2, 3).matmul(ember.zeros(3, 2, 3, 2))
+
+
+class _Reflects:
+    """An object with its own reflected operators (a units library's quantity, say)."""
+
+    def __radd__(self, other):
+        return "radd"
+
+    def __rsub__(self, other):
+        return "rsub"
+
+    def __rmul__(self, other):
+        return "rmul"
+
+    def __rtruediv__(self, other):
+        return "rtruediv"
+
+    def __rmatmul__(self, other):
+        return "rmatmul"
+
+    def __rpow__(self, other):
+        return "rpow"
+
+    def __rand__(self, other):
+        return "rand"
+
+    def __gt__(self, other):  # Python reflects ``<`` to ``>``
+        return "gt"
+
+
+_OPERATORS = {
+    "+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b,
+    "/": lambda a, b: a / b, "@": lambda a, b: a @ b, "**": lambda a, b: a ** b,
+    "&": lambda a, b: a & b, "<": lambda a, b: a < b,
+}
+_ANSWERS = {"+": "radd", "-": "rsub", "*": "rmul", "/": "rtruediv", "@": "rmatmul",
+            "**": "rpow", "&": "rand", "<": "gt"}
+
+
+def _outcome(fn):
+    try:
+        return repr(fn())
+    except TypeError as e:
+        return f"TypeError: {e}"
+
+
+def _operator_outcomes(lib) -> dict:
+    class Plain:
+        pass
+
+    t = lib.tensor([1.0, 2.0])
+    found = {}
+    for sym, op in _OPERATORS.items():
+        found[f"t {sym} reflects"] = _outcome(lambda op=op: op(t, _Reflects()))
+        for name, other in (("plain", Plain()), ("None", None), ("str", "a"), ("list", [1, 2])):
+            if sym == "<" and name == "list":
+                continue  # PyTorch compares a list elementwise
+            found[f"t {sym} {name}"] = _outcome(lambda op=op, other=other: op(t, other))
+            found[f"{name} {sym} t"] = _outcome(lambda op=op, other=other: op(other, t))
+    for name, other in (("plain", Plain()), ("None", None)):
+        found[f"t == {name}"] = _outcome(lambda other=other: t == other)
+    u = lib.tensor([1.0, 2.0])
+    u += _Reflects()
+    found["t += reflects"] = repr(u)
+    return found
+
+
+def test_operators_give_foreign_operands_their_turn():
+    # as PyTorch's (its TypeError_to_NotImplemented_): ``x + obj`` returns NotImplemented for
+    # an operand no tensor op takes, so obj.__radd__ answers, or Python raises its own error
+    found = _operator_outcomes(ember)
+    for sym, answer in _ANSWERS.items():
+        assert found[f"t {sym} reflects"] == repr(answer)
+    assert found["t + plain"] == "TypeError: unsupported operand type(s) for +: 'Tensor' and " \
+                                 "'Plain'"
+    assert found["None @ t"] == "TypeError: unsupported operand type(s) for @: 'NoneType' " \
+                                "and 'Tensor'"
+    assert found["t == None"] == "False" and found["t += reflects"] == "'radd'"
+    t = ember.tensor([1.0, 2.0])
+    assert None not in [t] and t in [None, t]
+    with pytest.raises(TypeError):  # the functions still raise
+        ember.add(t, _Reflects())
+    # numbers and arrays still work both ways
+    assert (2 - t).tolist() == [1.0, 0.0] and (t * np.float64(2)).tolist() == [2.0, 4.0]
+
+
+def test_operators_with_foreign_operands_as_pytorch():
+    torch = pytest.importorskip("torch")
+    assert _operator_outcomes(ember) == _operator_outcomes(torch)

@@ -12,7 +12,7 @@ from .. import _dtype
 from .._tensor import Tensor, _make
 from ..autograd.grad_mode import GRAD
 from ..autograd.graph import make_node_class, record
-from ._promotion import broadcast_shape, coerce
+from ._promotion import _OPERANDS, broadcast_shape, coerce
 
 __all__ = ["binary_op", "unary_op", "sum_to_size", "camel", "in_float32"]
 
@@ -144,52 +144,68 @@ def binary_op(name: str, fwd, backward=None, *, kind: str = "arith", saves: str 
     kernel, missing = _dtype.missing_kernel(name)  # dtypes PyTorch's kernel has no case for
     gaps = bool(missing)
 
-    def op(input, other):
-        ta, tb = input, other
-        if isinstance(other, Tensor) and isinstance(input, Tensor):
-            ad = input._data
-            bd = other._data
-            dev = input._device
-            if dev is not other._device or ad.dtype is not bd.dtype:
+    def _build(dunder: bool):
+        def op(input, other):
+            ta, tb = input, other
+            if isinstance(other, Tensor) and isinstance(input, Tensor):
+                ad = input._data
+                bd = other._data
+                dev = input._device
+                if dev is not other._device or ad.dtype is not bd.dtype:
+                    ta, tb, ad, bd, dev = coerce(input, other, to_float)
+            elif dunder:  # Python's operator: an operand no tensor op takes gets its turn
+                try:
+                    ta, tb, ad, bd, dev = coerce(input, other, to_float)
+                except TypeError:
+                    if isinstance(other, _OPERANDS):
+                        raise
+                    return NotImplemented
+            else:
                 ta, tb, ad, bd, dev = coerce(input, other, to_float)
-        else:
-            ta, tb, ad, bd, dev = coerce(input, other, to_float)
-        a_arr = ad if ta is not None else bd
-        if to_float and a_arr.dtype not in _FLOATING:
-            if a_arr.dtype is _CHALF:
-                raise _no_chalf_op(name)
-            ft = default().np
-            ad = ad.astype(ft) if ta is not None else ad
-            bd = bd.astype(ft) if tb is not None else bd
             a_arr = ad if ta is not None else bd
-        dt = a_arr.dtype
-        try:
-            if dt is _F32 or dt is _F64 or dt is _I64 or dt is not _BF16 and (
-                    not gaps or dt not in missing):
-                r = fwd(ad, bd)
-            elif dt is _BF16:
-                r = in_float32(fwd, ad, bd)
-            else:  # PyTorch checks the shapes first
+            if to_float and a_arr.dtype not in _FLOATING:
+                if a_arr.dtype is _CHALF:
+                    raise _no_chalf_op(name)
+                ft = default().np
+                ad = ad.astype(ft) if ta is not None else ad
+                bd = bd.astype(ft) if tb is not None else bd
+                a_arr = ad if ta is not None else bd
+            dt = a_arr.dtype
+            try:
+                if dt is _F32 or dt is _F64 or dt is _I64 or dt is not _BF16 and (
+                        not gaps or dt not in missing):
+                    r = fwd(ad, bd)
+                elif dt is _BF16:
+                    r = in_float32(fwd, ad, bd)
+                else:  # PyTorch checks the shapes first
+                    broadcast_shape(getattr(ad, "shape", ()), getattr(bd, "shape", ()))
+                    raise _dtype.no_kernel(kernel, dt)
+            except ValueError:
                 broadcast_shape(getattr(ad, "shape", ()), getattr(bd, "shape", ()))
-                raise _dtype.no_kernel(kernel, dt)
-        except ValueError:
-            broadcast_shape(getattr(ad, "shape", ()), getattr(bd, "shape", ()))
-            raise
-        if (Node is not None and
-                ((ta is not None and ta.requires_grad) or (tb is not None and tb.requires_grad))
-                and GRAD.enabled):
-            out = _make(r, dev)
-            saved = (input if ta is None else ta, other if tb is None else tb) \
-                if save_inputs else ()
-            if keeps is not None:
-                keep_a, keep_b = keeps(ta is not None and ta.requires_grad,
-                                       tb is not None and tb.requires_grad)
-                saved = (saved[0] if keep_a or ta is None else None,
-                         saved[1] if keep_b or tb is None else None)
-            record(Node, out, (ta, tb), saved, _grad_meta(ta, tb, out), save_out)
-            return out
-        return _make(r, dev)
+                raise
+            if (Node is not None and
+                    ((ta is not None and ta.requires_grad) or (tb is not None and tb.requires_grad))
+                    and GRAD.enabled):
+                out = _make(r, dev)
+                saved = (input if ta is None else ta, other if tb is None else tb) \
+                    if save_inputs else ()
+                if keeps is not None:
+                    keep_a, keep_b = keeps(ta is not None and ta.requires_grad,
+                                           tb is not None and tb.requires_grad)
+                    saved = (saved[0] if keep_a or ta is None else None,
+                             saved[1] if keep_b or tb is None else None)
+                record(Node, out, (ta, tb), saved, _grad_meta(ta, tb, out), save_out)
+                return out
+            return _make(r, dev)
 
+        return op
+
+    op = _build(False)
+    # ``Tensor.__<op>__``: the same op, but NotImplemented for an operand no tensor op
+    # takes (an object with its own reflected operator, None, a string), as PyTorch's
+    # operators; built apart so that neither pays a wrapper call
+    op._dunder = _build(True)
+    op._dunder.__name__ = op._dunder.__qualname__ = name
     op.__name__ = op.__qualname__ = name
     op._node = Node
     op._fwd = fwd

@@ -14,6 +14,10 @@ from .. import _dtype
 from .._device import _device_error, xp_of
 from .._tensor import Tensor
 
+# what a binary op takes beside a tensor (an array's error is its own); Python's operators
+# give any other operand its turn
+_OPERANDS = (Tensor, numbers.Number, np.ndarray, np.generic)
+
 __all__ = ["wrap_dim", "normalize_dims", "coerce", "broadcast_shape", "broadcast_array"]
 
 _result_np = _dtype.binary_result_np

@@ -14,7 +14,7 @@ from ..autograd.graph import make_node_class, result
 from ._factories import _fit, binary_op
 from ._inplace import make_inplace
 from ._promotion import broadcast_shape
-from .pointwise import _broadcast_all, _meta, _prepare, _scalar_as, register_operator
+from .pointwise import _broadcast_all, _meta, _operator, _prepare, _scalar_as, register_operator
 from .registry import register, register_method
 
 __all__ = ["add", "sub", "mul", "div", "true_divide", "floor_divide", "remainder", "fmod",
@@ -236,9 +236,7 @@ def _sparse_sum(input, other, alpha):
 def sub(input, other, *, alpha=1, out=None):
     """``input - alpha * other``."""
     if _is_bool(input) or _is_bool(other):
-        raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. "
-                           "If you are trying to invert a mask, use the `~` or `logical_not()` "
-                           "operator instead.")
+        raise _bool_sub_error()
     try:
         if alpha != 1:  # a number times alpha stays a number (a weak scalar in promotion)
             other = mul(other, alpha) if isinstance(other, Tensor) else other * alpha
@@ -246,6 +244,27 @@ def sub(input, other, *, alpha=1, out=None):
     except NotImplementedError:  # a sparse operand (see add)
         r = _sparse_sum(input, other, -alpha)
     return _out(r, out)
+
+
+def _bool_sub_error() -> RuntimeError:
+    return RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. "
+                        "If you are trying to invert a mask, use the `~` or `logical_not()` "
+                        "operator instead.")
+
+
+def _sub_operator(self, other):
+    """``Tensor.__sub__``: ``sub`` without its keywords, NotImplemented for an operand no
+    tensor op takes (``_sub._dunder``; see ``pointwise._operator``)."""
+    if _is_bool(self) or _is_bool(other):
+        raise _bool_sub_error()
+    try:
+        return _sub._dunder(self, other)
+    except NotImplementedError:  # a sparse operand (see add)
+        return _sparse_sum(self, other, -1)
+
+
+_sub_operator.__name__ = _sub_operator.__qualname__ = "__sub__"  # op_key: "sub"
+sub._dunder = _sub_operator
 
 
 @register("rsub", out=True, method=False)
@@ -485,8 +504,17 @@ def _rpow(self, other):
 
 for _dunder, _method in (("__radd__", _radd), ("__rmul__", _rmul), ("__rsub__", _rsub),
                          ("__rpow__", _rpow)):
-    _method.__name__ = _method.__qualname__ = _dunder
-    register_method(_dunder, _method)
-register_method("__matmul__", lambda a, b: a.matmul(b))
-register_method("__rmatmul__", lambda a, b: _make(b, a._device).matmul(a)
-                if not isinstance(b, Tensor) else b.matmul(a))
+    register_method(_dunder, _operator(_method, _dunder))
+register_method("__matmul__", _operator(lambda a, b: a.matmul(b), "__matmul__"))
+
+
+def _rmatmul(a, b):
+    if isinstance(b, Tensor):
+        return b.matmul(a)
+    if isinstance(b, np.ndarray):
+        return _make(b, a._device).matmul(a)
+    return NotImplemented  # a list or tuple on the left: Python's error, as PyTorch's
+
+
+_rmatmul.__name__ = _rmatmul.__qualname__ = "__rmatmul__"  # op_key: "matmul"
+register_method("__rmatmul__", _rmatmul)

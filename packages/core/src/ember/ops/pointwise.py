@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import functools
 import math
-import numbers
 import warnings
 
 import numpy as np
@@ -33,7 +32,7 @@ from . import _special
 from ._casts import cast_to
 from ._factories import _fit, binary_op, public, unary_op
 from ._inplace import make_inplace, writable, write_inplace
-from ._promotion import broadcast_shape
+from ._promotion import _OPERANDS, broadcast_shape
 from ._special import TWO_OVER_SQRT_PI, in_float64
 from .registry import register, register_method
 
@@ -1257,53 +1256,56 @@ def _invert(self):
     return bitwise_not(self)
 
 
+def _operator(fn, name: str):
+    """Python's operator ``name`` on Tensor: ``fn(self, other)``, or ``NotImplemented`` for an
+    operand that no tensor op takes (None, a string, a list, an object of the user's), as
+    PyTorch's operators (its ``TypeError_to_NotImplemented_``): an object with its own
+    reflected operator gets to answer (``x + obj`` calls ``obj.__radd__``; ``x == None`` is
+    False by Python's identity fallback), and anything else gets Python's own "unsupported
+    operand type(s)" error. A binary op's own ``_dunder`` form does this without a wrapper
+    call; a ``try`` costs nothing until it catches."""
+    dunder = getattr(fn, "_dunder", None)
+    if dunder is not None:
+        return dunder
+
+    @functools.wraps(fn)
+    def operator(self, other):
+        try:
+            return fn(self, other)
+        except TypeError:
+            if isinstance(other, _OPERANDS):
+                raise
+            return NotImplemented
+
+    operator.__name__ = operator.__qualname__ = name
+    return operator
+
+
 def _reflected(op, name):
     """``other <op> self`` for a Python number on the left."""
 
     def reflected(self, other):
         return op(other, self)
 
-    reflected.__name__ = reflected.__qualname__ = name
-    return reflected
+    return _operator(reflected, name)
 
 
 def register_operator(dunder: str, op, reflected=None, inplace=None) -> None:
     """Python's operator ``__<dunder>__`` on Tensor as ``op``; with ``reflected``,
-    ``__r<dunder>__`` as ``reflected(other, self)``; with ``inplace``, ``__i<dunder>__``."""
-    register_method(f"__{dunder}__", op)
+    ``__r<dunder>__`` as ``reflected(other, self)``; with ``inplace``, ``__i<dunder>__``
+    (each ``NotImplemented`` for an operand no tensor op takes: ``_operator``)."""
+    register_method(f"__{dunder}__", _operator(op, f"__{dunder}__"))
     if reflected is not None:
         register_method(f"__r{dunder}__", _reflected(reflected, f"__r{dunder}__"))
     if inplace is not None:
-        register_method(f"__i{dunder}__", inplace)
+        register_method(f"__i{dunder}__", _operator(inplace, f"__i{dunder}__"))
 
 
 for _dunder, _op in (("and", bitwise_and), ("or", bitwise_or), ("xor", bitwise_xor),
                      ("lshift", bitwise_left_shift), ("rshift", bitwise_right_shift)):
     register_operator(_dunder, _op, _op, make_inplace(_op, _op.__name__ + "_"))
-def _comparison(op, name):
-    """Python's comparison ``__<name>__``: ``op``, or ``NotImplemented`` for an operand that
-    no tensor op takes (None, a string, a list, an object of the user's), as PyTorch's
-    comparisons (its ``TypeError_to_NotImplemented_``): ``x == None`` is False and
-    ``x != None`` True (Python's identity fallback), ``x in [None, y]`` works, and an object
-    with its own reflected comparison gets to answer. (A ``try`` costs nothing until it
-    catches.)"""
-
-    @functools.wraps(op)
-    def dunder(self, other):
-        try:
-            return op(self, other)
-        except TypeError:
-            if isinstance(other, _OPERANDS):
-                raise
-            return NotImplemented
-
-    dunder.__name__ = dunder.__qualname__ = f"__{name}__"
-    return dunder
-
-
-_OPERANDS = (Tensor, numbers.Number, np.ndarray, np.generic)
 for _dunder, _op in (("gt", gt), ("lt", lt), ("ge", ge), ("le", le), ("eq", eq), ("ne", ne)):
-    register_operator(_dunder, _comparison(_op, _dunder))
+    register_operator(_dunder, _op)
 register_method("__invert__", _invert)
 register_method("__neg__", neg)
 register_method("__abs__", abs)
