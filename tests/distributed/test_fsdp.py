@@ -156,6 +156,59 @@ def case_hybrid_sharding_on_a_2d_mesh(R, N, out):
         same(net, ref, f"HSDP step {step}")
 
 
+@case
+def case_gathered_parameters_leave_the_graph(R, N, out):
+    """reshard_after_forward (default: every module but the root) frees a layer's gathered
+    parameters after its forward, as PyTorch's FSDP2: the autograd graph keeps a mark and
+    the backward gathers them again. The root, and reshard_after_forward=False, keep them
+    until backward. Gradients are the one-process ones either way."""
+    import gc
+    import weakref
+
+    import ember
+    from ember.distributed.fsdp import fully_shard
+
+    for setting in (None, False, True):
+        net, ref = mlp(6), mlp(6)
+        seen = {}
+
+        def keep(name, seen=seen):
+            def hook(module, args, output):
+                seen[name] = weakref.ref(module.weight)  # the gathered weight in forward
+            return hook
+
+        net[0].register_forward_hook(keep("layer"))
+        net[4].register_forward_hook(keep("root's own"))
+        fully_shard(net[0], reshard_after_forward=setting)
+        fully_shard(net[2], reshard_after_forward=setting)
+        fully_shard(net, reshard_after_forward=setting)
+        x, y = global_batch(0, N)
+        loss = loss_of(net(x[2 * R:2 * R + 2]), y[2 * R:2 * R + 2])
+        gc.collect()
+        frees = setting is not False
+        check((seen["layer"]() is None) == frees, f"{setting}: layer's gathered weight")
+        check((seen["root's own"]() is None) == (setting is True),
+              f"{setting}: root's gathered weight")
+        loss.backward()
+        loss_of(ref(x), y).backward()
+        for (name, p), q in zip(net.named_parameters(), ref.parameters()):
+            check(ember.allclose(p.grad.full_tensor(), q.grad, atol=1e-12), f"{setting}: {name}")
+        check(not net[0]._fsdp_group.regathered and not net._fsdp_group.regathered,
+              "the regathered parameters are dropped after their backward")
+    # a failing forward leaves no hooks behind: the next forward and backward still work
+    net = mlp(7)
+    fully_shard(net[0])
+    fully_shard(net)
+    try:
+        net(ember.ones(2, 4, dtype=ember.float64))  # wrong width
+    except RuntimeError:
+        pass
+    else:
+        raise AssertionError("a bad input went through")
+    net(ember.ones(2, 3, dtype=ember.float64)).sum().backward()
+    check(net[0].weight.grad is not None)
+
+
 def tp_block(seed: int):
     """A pre-norm MLP block on (batch, sequence, 8) inputs, tensor-parallel friendly."""
     import ember

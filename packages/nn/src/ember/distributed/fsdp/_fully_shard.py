@@ -14,15 +14,27 @@ inputs with ``cast_forward_inputs``), reduces gradients in ``reduce_dtype`` and 
 to ``output_dtype``; ``set_requires_gradient_sync(False)`` accumulates whole gradients
 locally until a synchronised backward reduces their sum.
 
-Differences from PyTorch, by design of a tape-based CPU framework: the gathered parameters
-live in the autograd graph until backward instead of being freed after forward and gathered
-again in backward (``reshard_after_forward`` changes what is registered on the module after
-forward, not memory); the prefetching setters are accepted as hints with nothing to do (the
-collectives complete when called); ``CPUOffloadPolicy`` is the default state of CPU
-parameters here.
+As in PyTorch, ``reshard_after_forward`` (by default every module but the root, the
+outermost FSDP forward) frees a module's gathered parameters after its forward: while the
+forward runs, saved-tensor hooks (``ember.autograd.graph.saved_tensors_hooks``) store what
+the ops save of them as marks, and the backward gathers the group again at the first mark it
+unpacks (every rank's backward meets the marks in the same order, so the collectives pair
+up), dropping the copies once the group's gradients are reduced. A parameter an op saves as
+a view of the gathered tensor stays in the graph. With ``reshard_after_forward=False`` (and
+for the root) the gathered parameters stay in the graph until backward. Over tensor
+parallelism (a DTensor parameter on a TP mesh sliced from the same root mesh), each rank keeps
+its dp chunk of its TP shard, on the concatenated ``(dp, tp)`` mesh; the forward gathers the
+TP-local tensor and registers it as tensor parallelism's DTensor.
+
+Differences from PyTorch: the prefetching setters are accepted as hints with nothing to do
+(the collectives complete when called); an int ``reshard_after_forward`` frees as True does
+(no smaller resharding world); ``CPUOffloadPolicy`` is the default state of CPU parameters
+here.
 """
 
 from __future__ import annotations
+
+import threading
 
 import ember
 from ember import nn
@@ -57,6 +69,28 @@ class _Group:
         self.pending: dict = {}  # index -> whole gradient accumulated without sync
         self.divide_factor: float | None = None
         self.unsharded = False
+        self.root = False  # run as the outermost FSDP forward (kept gathered until backward)
+        # while the forward runs: id(gathered tensor) -> (index, tensor), what the pack hook
+        # swaps for a _Regather; in backward, index -> the tensor gathered again
+        self.live: dict = {}
+        self.regathered: dict = {}
+        self.hooks = None
+
+    def frees_after_forward(self) -> bool:
+        """Whether the forward's gathered parameters leave the autograd graph, gathered
+        again in backward (``reshard_after_forward``; None: all but the root module)."""
+        ra = self.reshard_after_forward
+        return bool(ra) if ra is not None else not self.root
+
+    def gather(self, index: int):
+        """Parameter ``index`` gathered again for backward (the whole group the first time,
+        in index order, so every rank runs the same collectives)."""
+        if index not in self.regathered:
+            with ember.no_grad():
+                for i, p in enumerate(self.params):
+                    if i not in self.regathered:
+                        self.regathered[i] = _gathered(self, i, p.to_local())
+        return self.regathered[index]
 
     def divisor(self) -> float:
         return float(self.divide_factor if self.divide_factor is not None
@@ -84,15 +118,12 @@ class _Unshard(Function):
     @staticmethod
     def forward(ctx, local, group: _Group, index: int, dtype):
         ctx.args = (group, index, local.dtype)
-        mesh, placements, shape = _dp_layout(group, index)
-        whole = DTensor.from_local(local.detach(), mesh, placements, shape=shape).full_tensor()
-        if dtype is not None and whole.dtype != dtype:
-            whole = whole.to(dtype)
-        return whole.contiguous() if whole._base is not None else whole
+        return _gathered(group, index, local)
 
     @staticmethod
     def backward(ctx, grad):
         group, index, dtype = ctx.args
+        group.regathered.pop(index, None)  # every use of the gathered tensor is done
         if index in group.pending:
             grad = grad + group.pending.pop(index).to(grad.dtype)
         if not group.sync:
@@ -119,6 +150,46 @@ def _cast(obj, dtype):
     return obj
 
 
+def _gathered(group: _Group, index: int, local):
+    """The whole parameter (its TP-local tensor for a tensor-parallel one) from this rank's
+    shard ``local``, cast to the mixed-precision ``param_dtype``."""
+    mesh, placements, shape = _dp_layout(group, index)
+    whole = DTensor.from_local(local.detach(), mesh, placements, shape=shape).full_tensor()
+    dtype = group.mp.param_dtype
+    if dtype is not None and whole.dtype != dtype:
+        whole = whole.to(dtype)
+    return whole.contiguous() if whole._base is not None else whole
+
+
+class _Regather:
+    """What the autograd graph keeps of a gathered parameter an op saved: gathered again
+    when the backward needs it (``reshard_after_forward``)."""
+
+    __slots__ = ("group", "index")
+
+    def __init__(self, group: _Group, index: int) -> None:
+        self.group, self.index = group, index
+
+
+def _pack(group: _Group):
+    def pack(t):
+        found = group.live.get(id(t))
+        if found is not None and found[1] is t:
+            return _Regather(group, found[0])
+        return t
+
+    return pack
+
+
+def _unpack(x):
+    if x.__class__ is _Regather:
+        return x.group.gather(x.index)
+    return x
+
+
+_ACTIVE = threading.local()  # how many FSDP forwards run in this thread (the outermost: root)
+
+
 def _unshard(group: _Group) -> None:
     for module, name, i in group.slots:  # a parameter replaced on its module (a
         current = module._parameters.get(name)  # load_state_dict(assign=True)) is the shard now
@@ -127,6 +198,8 @@ def _unshard(group: _Group) -> None:
     whole = [_Unshard.apply(p.to_local(), group, i, group.mp.param_dtype) if p.requires_grad
              else _Unshard.apply(p.to_local(), group, i, group.mp.param_dtype).detach()
              for i, p in enumerate(group.params)]
+    group.regathered.clear()
+    group.live = {id(w): (i, w) for i, w in enumerate(whole)}
     for i, tp in enumerate(group.tp_specs):
         if tp is not None:  # the TP-local tensor as tensor parallelism's DTensor
             whole[i] = DTensor.from_local(whole[i], tp[0], tp[1], shape=tp[2])
@@ -139,12 +212,20 @@ def _reshard(group: _Group) -> None:
     for module, name, i in group.slots:
         module._parameters[name] = group.params[i]
     group.unsharded = False
+    group.live = {}
 
 
 def _pre_forward(module, args, kwargs):
     group = module._fsdp_group
+    depth = getattr(_ACTIVE, "depth", 0)
+    group.root = depth == 0
+    _ACTIVE.depth = depth + 1
     if not group.unsharded:
         _unshard(group)
+    if group.frees_after_forward() and ember.is_grad_enabled():
+        # ops save the gathered parameters as _Regather marks (gathered again in backward)
+        group.hooks = ember.autograd.graph.saved_tensors_hooks(_pack(group), _unpack)
+        group.hooks.__enter__()
     mp = group.mp
     if mp.param_dtype is not None and mp.cast_forward_inputs:
         return _cast(args, mp.param_dtype), _cast(kwargs, mp.param_dtype)
@@ -153,6 +234,10 @@ def _pre_forward(module, args, kwargs):
 
 def _post_forward(module, args, kwargs, output):
     group = module._fsdp_group
+    _ACTIVE.depth = max(getattr(_ACTIVE, "depth", 1) - 1, 0)
+    if group.hooks is not None:
+        group.hooks.__exit__(None, None, None)
+        group.hooks = None
     _reshard(group)
     if group.mp.output_dtype is not None:
         return _cast(output, group.mp.output_dtype)
@@ -348,8 +433,10 @@ def fully_shard(module, *, mesh=None, reshard_after_forward=None, shard_placemen
         raise ValueError(f"fully_shard expects a 1D or 2D DeviceMesh but got {mesh}")
     placements_default = (Shard(0),) if mesh.ndim == 1 else (Replicate(), Shard(0))
     ignored = {id(p) for p in (ignored_params or ())}
-    group = _Group(mesh, placements_default, mp_policy,
-                   True if reshard_after_forward is None else bool(reshard_after_forward))
+    if reshard_after_forward is not None and not isinstance(reshard_after_forward, int):
+        raise ValueError(f"reshard_after_forward should be a bool, an int or None, got "
+                         f"{type(reshard_after_forward)}")
+    group = _Group(mesh, placements_default, mp_policy, reshard_after_forward)
     managed, found = _collect(modules, ignored)
     made: dict = {}
     for owner, name, p in found:
@@ -387,7 +474,7 @@ def fully_shard(module, *, mesh=None, reshard_after_forward=None, shard_placemen
     for m in modules:
         m._fsdp_group = group
         m.register_forward_pre_hook(_pre_forward, with_kwargs=True)
-        m.register_forward_hook(_post_forward, with_kwargs=True)
+        m.register_forward_hook(_post_forward, with_kwargs=True, always_call=True)
         m.__class__ = _fsdp_class(type(m))
     return module
 
@@ -401,7 +488,11 @@ def register_fsdp_forward_method(module, method_name: str) -> None:
 
     def wrapped(*args, **kwargs):
         args, kwargs = _pre_forward(module, args, kwargs)
-        out = original(*args, **kwargs)
-        return _post_forward(module, args, kwargs, out)
+        out = None
+        try:
+            out = original(*args, **kwargs)
+        finally:
+            out = _post_forward(module, args, kwargs, out)
+        return out
 
     setattr(module, method_name, wrapped)
