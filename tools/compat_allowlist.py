@@ -51,6 +51,20 @@ VIDEO = "video decoding (torchvision.io video, video datasets): not planned"
 TORCHSCRIPT_TOOLS = ("tools for TorchScript modules and their mobile form (bundled inputs, "
                      "mobile optimizer, model dump, ScriptModule benchmarks, jit logs, the "
                      "archive viewer): Ember has no TorchScript archives (ember.export files)")
+C10D_INTERNALS = ("c10d's C++ plumbing (the option structs a C++ backend's collectives take, "
+                  "BackendConfig, ProcessGroupGloo, DDP's Reducer/Logger/builtin comm-hook "
+                  "enum, comm logging and recording helpers): Ember's collectives run on MPI "
+                  "(NCCL on GPUs) from Python")
+RPC = ("torch.distributed.rpc (RPC, RRef, distributed autograd, remote devices): in maintenance "
+       "in PyTorch; not in Ember (collectives, DTensor and FSDP cover data and model "
+       "parallelism)")
+RENDEZVOUS = ("rendezvous URL handlers: init_process_group takes env:// and the MPI launcher's "
+              "world; custom handlers are not in Ember")
+NO_ULFM = ("shrinking a group around dead ranks needs a fault-tolerant MPI (ULFM); Ember "
+           "breaks the job on a failed rank instead (ember.distributed.distributed_c10d)")
+DCP_NOT_YET = ("not yet: quantized (FP8 block) HuggingFace checkpoints, the staging/process "
+               "async checkpointers (async_save runs in a thread), and the ShardedTensor-era "
+               "load_sharded_optimizer_state_dict")
 CPP_EXTENSIONS = ("building C++/CUDA extensions against libtorch (cpp_extension, hipify): "
                   "Ember's custom ops are Python over NumPy/CuPy (ember.library), and C++ "
                   "programs link ember-cpp")
@@ -177,6 +191,20 @@ GAPS: dict[str, dict[str, list[str]]] = {
         CUDA_ONLY: ["nn.parallel.comm"],
         DATAPIPES: ["utils.data.datapipes", "utils.data.graph", "utils.data.graph_settings"],
         DEPRECATED: [],
+    },
+    "torch.distributed": {
+        C10D_INTERNALS: ["*Options", "BackendConfig", "get_backend_config", "ProcessGroupGloo",
+                         "Reducer", "Logger", "BuiltinCommHookType", "c10d_logger",
+                         "logging_handlers", "record_comm", "config"],
+        RPC: ["rpc", "autograd", "remote_device"],
+        RENDEZVOUS: ["rendezvous", "register_rendezvous_handler"],
+        NO_ULFM: ["shrink_group"],
+        UNDOCUMENTED: ["utils"],
+    },
+    "torch.distributed.checkpoint": {
+        DCP_NOT_YET: ["QuantizedHuggingFaceStorageReader", "quantized_hf_storage", "staging",
+                      "load_sharded_optimizer_state_dict", "optimizer"],
+        UNDOCUMENTED: ["logger", "logging_handlers", "planner_helpers", "resharding"],
     },
     # torchvision's rows run only where torchvision is installed (nox -s vision_parity).
     "torchvision.models": {

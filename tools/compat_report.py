@@ -68,6 +68,12 @@ NAMESPACES = [
     ("torch.distributions", "ember.distributions"),
     ("torch.func", "ember.func"),
     ("torch.sparse", "ember.sparse"),
+    ("torch.distributed", "ember.distributed"),
+    ("torch.distributed.device_mesh", "ember.distributed.device_mesh"),
+    ("torch.distributed.tensor", "ember.distributed.tensor"),
+    ("torch.distributed.tensor.parallel", "ember.distributed.tensor.parallel"),
+    ("torch.distributed.checkpoint", "ember.distributed.checkpoint"),
+    ("torch.distributed.checkpoint.state_dict", "ember.distributed.checkpoint.state_dict"),
 ]
 TORCH_MODULES = ("torch.* modules", "ember")  # PyTorch's public subpackages: torch.fft, ...
 # torch.utils' modules (flop_counter, hooks, dlpack, model_zoo, ...), and _pytree, which is

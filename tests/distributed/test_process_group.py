@@ -221,12 +221,57 @@ def destroy_and_reinit():
     assert dist.is_initialized()
     dist.barrier()
 check("reinit", destroy_and_reinit)
+
+def split_and_single_collectives():
+    # split_group: lists of the parent's group ranks; each rank gets its group or None
+    before = dist.get_pg_count()
+    halves = dist.split_group(split_ranks=[[3, 0], [1]])
+    assert dist.get_pg_count() == before + 1
+    if R == 2:
+        assert halves is None
+    else:
+        ranks = [0, 3] if R in (0, 3) else [1]
+        assert dist.get_process_group_ranks(halves) == ranks, dist.get_process_group_ranks(halves)
+        u = ember.full((1,), float(R))
+        dist.all_reduce(u, group=halves)
+        assert u.item() == sum(ranks)
+    odd = dist.new_group([3, 1])
+    if R in (1, 3):  # a split of a subgroup: its group ranks (0 -> 1, 1 -> 3)
+        parts = dist.split_group(odd, [[0], [1]])
+        assert dist.get_process_group_ranks(parts) == [R]
+    for bad, text in (([], "cannot be None or empty"), ([[0, 1], [1]], "more than one split"),
+                      ([[7]], "not a rank of the parent group")):
+        try:
+            dist.split_group(split_ranks=bad)
+        except ValueError as exc:
+            assert text in str(exc), str(exc)
+        else:
+            raise AssertionError(f"split_group took {bad}")
+    # PyTorch's newer names of the tensor collectives
+    out = ember.zeros(8)
+    dist.all_gather_single(out, ember.full((2,), float(R)))
+    assert out.tolist() == [0.0, 0.0, 1.0, 1.0, 2.0, 2.0, 3.0, 3.0]
+    mine = ember.zeros(2)
+    dist.reduce_scatter_single(mine, ember.arange(8, dtype=ember.float32))
+    assert mine.tolist() == [4.0 * 2 * R, 4.0 * (2 * R + 1)]
+    assert dist.supports_complex(dist.ReduceOp.SUM)
+    assert not dist.supports_complex(dist.ReduceOp.MAX)
+    assert not dist.is_ucc_available() and not dist.is_xccl_available()
+    # a breakpoint on a rank that does not exist stops nobody: every rank passes the barrier
+    dist.breakpoint(rank=99)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        dist.breakpoint(rank=R, skip=1)  # the first call from here is skipped on every rank
+    assert any("Skip the breakpoint" in str(w.message) for w in seen)
+    dist.barrier()
+check("split_and_single_collectives", split_and_single_collectives)
+
 dist.destroy_process_group()
 emit({"label": "end", "error": None})
 """
 
 LABELS = ["world", "membership", "non_members", "subgroup_collectives", "subgroup_p2p",
-          "subgroups", "group_timeout", "reinit", "end"]
+          "subgroups", "group_timeout", "split_and_single_collectives", "reinit", "end"]
 
 
 @pytest.fixture(scope="module")

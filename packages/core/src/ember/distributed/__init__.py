@@ -41,7 +41,8 @@ def __getattr__(name: str):
         import importlib  # missing ember-nn is named
 
         return importlib.import_module(f"{__name__}.{name}")
-    if name in ("tensor", "device_mesh", "algorithms", "_functional_collectives", "checkpoint"):
+    if name in ("tensor", "device_mesh", "algorithms", "_functional_collectives", "checkpoint",
+                "constants", "_tensor"):
         import importlib
 
         return importlib.import_module(f"{__name__}.{name}")

@@ -52,6 +52,8 @@ __all__ = [
     "reduce_scatter", "reduce_scatter_tensor", "scatter", "scatter_object_list", "send",
     "set_debug_level", "set_debug_level_from_env", "default_pg_timeout", "get_node_local_rank",
     "recv_object_list", "send_object_list", "all_gather_coalesced", "all_reduce_coalesced",
+    "all_gather_single", "reduce_scatter_single", "split_group", "get_pg_count",
+    "supports_complex", "is_ucc_available", "is_xccl_available", "breakpoint",
 ]
 
 default_pg_timeout = timedelta(minutes=30)
@@ -485,6 +487,23 @@ def is_gloo_available() -> bool:
     return False
 
 
+def is_ucc_available() -> bool:
+    """False: Ember has no UCC engine."""
+    return False
+
+
+def is_xccl_available() -> bool:
+    """False: Ember has no XCCL (Intel GPU) engine."""
+    return False
+
+
+def supports_complex(reduceOp) -> bool:
+    """Whether ``reduceOp`` reduces complex tensors (not MAX, MIN, PRODUCT or the bitwise
+    ops), as PyTorch's."""
+    return reduceOp not in (ReduceOp.MAX, ReduceOp.MIN, ReduceOp.PRODUCT, ReduceOp.BAND,
+                            ReduceOp.BOR, ReduceOp.BXOR)
+
+
 def is_backend_available(backend: str) -> bool:
     """Whether ``backend`` can run here (``is_<backend>_available()`` where there is one)."""
     check = globals().get(f"is_{str(backend).lower()}_available")
@@ -719,6 +738,61 @@ def new_group(ranks=None, timeout=None, backend=None, pg_options=None,
     _world.groups.append(pg)
     return pg
 
+
+
+def get_pg_count() -> int:
+    """How many process groups this process has made (the default group counts)."""
+    return _world.group_count + (1 if _world.default is not None else 0)
+
+
+def split_group(parent_pg=None, split_ranks=None, timeout=None, pg_options=None,
+                group_desc=None, backend=None):
+    """Split ``parent_pg`` (the default group by default) into the disjoint groups of
+    ``split_ranks`` (lists of ranks *in the parent group*), as PyTorch's ``split_group``:
+    every rank of the parent calls it with the same lists; each gets the group it is in, or
+    None. Only the parent's ranks take part (one ``MPI_Comm_split``; PyTorch's needs an
+    NCCL/XCCL parent bound to a device)."""
+    if split_ranks is None or len(split_ranks) == 0:
+        raise ValueError("split_ranks cannot be None or empty")
+    default = _default_group()
+    parent = parent_pg or default
+    if parent is not default and parent not in _world.groups:
+        raise ValueError(f"Group {parent_pg} is not registered")
+    members = get_process_group_ranks(parent)
+    me = default.rank()
+    if me not in members:
+        raise ValueError(f"Global rank {me} is not part of the parent group {parent_pg}")
+    mine, seen = None, set()
+    for i, split in enumerate(split_ranks):
+        split = [int(r) for r in split]
+        for r in split:
+            if not 0 <= r < len(members):
+                raise ValueError(f"split_group: rank {r} is not a rank of the parent group "
+                                 f"(of size {len(members)})")
+            if r in seen:
+                raise ValueError(f"split_group: rank {r} is in more than one split "
+                                 f"({split_ranks})")
+            seen.add(r)
+        if parent.rank() in split:
+            mine = (i, sorted(split))
+    MPI = _world.MPI
+    color, key = (mine[0], mine[1].index(parent.rank())) if mine else (MPI.UNDEFINED, 0)
+    comm = _split(parent, color, key)
+    _world.group_count += 1
+    if comm == MPI.COMM_NULL:
+        return None
+    from ._mpi import MPIEngine
+
+    timeout = parent._timeout if timeout is None else timeout
+    pg = ProcessGroup(MPIEngine(MPI, comm), [members[r] for r in mine[1]], timeout, "mpi",
+                      str(_world.group_count))
+    if _engine_kind(backend or parent._backend) == "nccl":
+        from ._nccl import NCCLEngine
+
+        pg = ProcessGroup(NCCLEngine.create(pg, None), pg._ranks, timeout, "nccl",
+                          pg._name)
+    _world.groups.append(pg)
+    return pg
 
 
 def new_subgroups(group_size=None, group=None, timeout=None, backend=None, pg_options=None,
@@ -1364,6 +1438,56 @@ def all_to_all_single(output, input, output_split_sizes=None, input_split_sizes=
     reqs = pg._engine.alltoall(send.reshape(-1), recv.reshape(-1), send_counts, recv_counts)
     done = _after_write(output, back)
     return _issue(Work(reqs, pg, what, done, [output]), async_op)
+
+
+def all_gather_single(output_tensor, input_tensor, group=None, async_op: bool = False):
+    """``all_gather_into_tensor`` under PyTorch's newer name: every rank's equal-sized
+    ``input_tensor``, concatenated or stacked along dim 0 into ``output_tensor``."""
+    return all_gather_into_tensor(output_tensor, input_tensor, group=group, async_op=async_op)
+
+
+def reduce_scatter_single(output, input, op=ReduceOp.SUM, group=None, async_op: bool = False):
+    """``reduce_scatter_tensor`` under PyTorch's newer name: ``input`` reduced over the ranks,
+    each rank keeping its equal chunk along dim 0."""
+    return reduce_scatter_tensor(output, input, op=op, group=group, async_op=async_op)
+
+
+_BREAKPOINT_SKIPS: dict = {}
+
+
+def breakpoint(rank: int = 0, skip: int = 0, timeout_s=3600):
+    """Stop in the debugger on ``rank`` only, while the other ranks wait in a barrier until
+    it continues (PyTorch's ``dist.breakpoint``); the first ``skip`` calls from one place
+    pass. The debugger reads the terminal (``/dev/stdin``): a launcher's ranks do not own
+    the standard input."""
+    import pdb
+    import traceback
+
+    if skip > 0:
+        key = hash(str(traceback.format_stack()[:-1]))
+        count = _BREAKPOINT_SKIPS[key] = _BREAKPOINT_SKIPS.get(key, 0) + 1
+        if count <= skip:
+            warnings.warn(f"Skip the breakpoint, counter={count}", stacklevel=2)
+            return
+    if timeout_s is not None:  # the waiting ranks' barrier must outlast the debugging
+        for pg in [_default_group(), *_world.groups]:
+            pg._timeout = timedelta(seconds=timeout_s)
+    if get_rank() == rank:
+        stdin = sys.stdin
+        try:
+            terminal = open("/dev/stdin")
+        except OSError:
+            terminal = None
+        try:
+            debugger = pdb.Pdb(stdin=terminal) if terminal is not None else pdb.Pdb()
+            debugger.message("\n!!! ATTENTION !!!\n\nType 'up' to get to the frame that "
+                             f"called dist.breakpoint(rank={rank})\n")
+            debugger.set_trace(sys._getframe(1))
+        finally:
+            sys.stdin = stdin
+            if terminal is not None:
+                terminal.close()
+    barrier()
 
 
 def barrier(group=None, async_op: bool = False, device_ids=None):
