@@ -8,6 +8,7 @@ repository, found in the directory that ``EMBER_UPSTREAM`` names, as ``owner+nam
     $EMBER_UPSTREAM/pytorch+examples        a clone, a bare git directory, or a directory
     $EMBER_UPSTREAM/karpathy+nanoGPT        holding one named ``repo``
     $EMBER_UPSTREAM/p-ranav+argparse
+    $EMBER_UPSTREAM/karpathy+minGPT
 
 (``git clone --bare https://github.com/pytorch/examples $EMBER_UPSTREAM/pytorch+examples``
 makes one). The pinned commit's files are written once into a cache directory
@@ -33,6 +34,7 @@ PINS = {
     "pytorch/examples": "77f55b912142e11fcfdf5b530231fb9c52f181e8",  # 2025-08-25
     "karpathy/nanoGPT": "3adf61e154c3fe3fca428ad6bc3818b27a3b8291",  # 2025-11-12
     "p-ranav/argparse": "d924b84eba1f0f0adf38b20b7b4829f6f65b6570",  # header dcgan.cpp needs
+    "karpathy/minGPT": "37baab71b9abea1b76ab957409a1cc2fbfba8a26",  # 2023-01-08
 }
 ENV = "EMBER_UPSTREAM"
 
