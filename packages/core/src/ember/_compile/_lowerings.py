@@ -300,6 +300,13 @@ def _register_unary(name: str, kinds: str, ufunc: str, saves: str, grad: str,
         return [(g.tensor_args(node)[0], _vjp_expr(g, node, gouts, grad), True)]
 
 
+def _pow_const(g) -> str:
+    """The generated code's name for ``arith.pow_scalar_out`` (a power as eager computes it)."""
+    from ..ops.arith import pow_scalar_out
+
+    return g.const(pow_scalar_out, "pow")
+
+
 def _vjp_expr(g, node, gouts, template: str) -> str:
     """``gx = template`` with ``{g}`` the output's gradient, ``{x}`` the (first) input, ``{y}``
     the output and ``{dt}`` the input's dtype; returns ``gx``."""
@@ -564,7 +571,7 @@ def _rsqrt_pointwise(g, node):
 @vjp("rsqrt")
 def _rsqrt_vjp(g, node, gouts):
     return [(g.tensor_args(node)[0],
-             _vjp_expr(g, node, gouts, "{g} * xp.power({y}, 3) * -0.5"), True)]
+             _vjp_expr(g, node, gouts, "{g} * " + _pow_const(g) + "({y}, 3) * -0.5"), True)]
 
 
 def _silu_grad(x):
@@ -685,12 +692,13 @@ def _pow_operands(g, node):
 
 @forward("pow", saves="inputs", inplace=True)
 def _pow(g, node):
-    """``x ** e`` (``numpy.power``, as ``arith._pow_np``; no fast path for 2 or 0.5)."""
+    """``x ** e`` as eager computes it (``arith.pow_scalar_out``: PyTorch's products and roots
+    for 2, 3, -1, -2, 0.5, -0.5 on the CPU, ``xp.power`` else)."""
     operands = _pow_operands(g, node)
     if operands is None:
         return False
     x, e = operands
-    g.emit(f"xp.power({g.a(x)}, {_lit(e)}, out={_unary_out(g, node, x)})")
+    g.emit(f"{_pow_const(g)}({g.a(x)}, {_lit(e)}, out={_unary_out(g, node, x)})")
 
 
 @pointwise("pow")
@@ -703,8 +711,8 @@ def _pow_pointwise(g, node):
 @vjp("pow")
 def _pow_vjp(g, node, gouts):
     x, e = _pow_operands(g, node)  # arith._pow_bw: g * e * x ** (e - 1); g * 0 for e == 0
-    template = "{g} * 0" if e == 0 else "{g} * " + _lit(e) + " * xp.power({x}, " + \
-        _lit(e - 1) + ")"
+    template = "{g} * 0" if e == 0 else "{g} * " + _lit(e) + " * " + _pow_const(g) + \
+        "({x}, " + _lit(e - 1) + ")"
     return [(x, _vjp_expr(g, node, gouts, template), True)]
 
 

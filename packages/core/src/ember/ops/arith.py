@@ -146,10 +146,50 @@ def _pow_np(a, b):
     except AttributeError:  # a Python scalar base: ``2 ** t``
         dt = b.dtype
     if dt.kind == "f":
-        return np.power(a, b)
+        return pow_scalar_out(a, b) if b.__class__ in (int, float) else np.power(a, b)
     if dt is _dtype.CHALF_NP:  # PyTorch has no complex32 kernel
         raise _dtype.no_chalf_kernel("pow")
     return _integer_pow(a, b)
+
+
+def _cube(x, out=None):
+    if out is None:  # (a 0-d product is a NumPy scalar: no writing into it)
+        return x * x * x
+    np.multiply(x, x, out=out)
+    return np.multiply(out, x, out=out)
+
+
+def _rsqrt(x, out=None):
+    if out is None:
+        return np.reciprocal(np.sqrt(x))
+    np.sqrt(x, out=out)
+    return np.reciprocal(out, out=out)
+
+
+def _inverse_square(x, out=None):
+    if out is None:
+        return np.reciprocal(x * x)
+    np.multiply(x, x, out=out)
+    return np.reciprocal(out, out=out)
+
+
+# PyTorch's CPU kernel for a float tensor to these scalar powers (``pow_tensor_scalar``): the
+# same products and roots, so the values match it to the bit, and x ** 3 is a product, not
+# NumPy's per-element pow() (100x slower: GELU's tanh approximation computes x ** 3)
+_POW_SCALAR = {2: np.square, 3: _cube, 0.5: np.sqrt, -0.5: _rsqrt, -1: np.reciprocal,
+               -2: _inverse_square}
+_F32_NP, _F64_NP = np.dtype(np.float32), np.dtype(np.float64)
+
+
+def pow_scalar_out(x, exponent, out=None):
+    """A float array ``x`` to a Python number's power, as eager ``pow`` computes it (a CPU
+    float32/float64 array takes PyTorch's products for 2, 3, -1, -2 and roots for 0.5, -0.5;
+    anything else ``numpy.power``); ``ember.compile``'s lowering calls it too."""
+    if type(x) is np.ndarray and (x.dtype is _F32_NP or x.dtype is _F64_NP):
+        fast = _POW_SCALAR.get(exponent)
+        if fast is not None:
+            return fast(x, out=out)
+    return np.power(x, exponent, out=out)
 
 
 def _integer_pow(a, b):
