@@ -356,12 +356,13 @@ def test_fsdp_case(runs, n, name):
     check_case(runs[n], n, name)
 
 
-def test_fsdp1_names_fully_shard():
+def test_policies_and_fsdp1_class():
     import ember
     from ember.distributed import fsdp
 
-    with pytest.raises(NotImplementedError, match="fully_shard"):
-        fsdp.FullyShardedDataParallel(ember.nn.Linear(2, 2))
+    # FSDP1 is provided (tests/distributed/test_fsdp1.py), as an nn.Module wrapper
+    assert issubclass(fsdp.FullyShardedDataParallel, ember.nn.Module)
+    assert not issubclass(fsdp.FullyShardedDataParallel, fsdp.FSDPModule)
     p = fsdp.MixedPrecisionPolicy(param_dtype=ember.bfloat16)
     assert p.reduce_dtype is None and p.cast_forward_inputs
     assert fsdp.CPUOffloadPolicy().pin_memory

@@ -1,24 +1,48 @@
-"""``ember.distributed.fsdp``: fully sharded data parallelism (PyTorch's FSDP2).
+"""``ember.distributed.fsdp``: fully sharded data parallelism, PyTorch's FSDP2 and FSDP1.
 
-``fully_shard`` (``_fully_shard``) keeps each parameter as a DTensor shard over the
+``fully_shard`` (``_fully_shard``, FSDP2) keeps each parameter as a DTensor shard over the
 data-parallel ranks and gathers it for the forward; ``MixedPrecisionPolicy``,
-``OffloadPolicy`` and ``CPUOffloadPolicy`` are PyTorch's dataclasses. The older
-``FullyShardedDataParallel`` wrapper (FSDP1, which PyTorch deprecates for ``fully_shard``)
-is not in Ember: constructing one raises and names ``fully_shard``.
+``OffloadPolicy`` and ``CPUOffloadPolicy`` are PyTorch's dataclasses.
+
+``FullyShardedDataParallel`` (``fully_sharded_data_parallel``, FSDP1, which PyTorch
+deprecates for ``fully_shard`` but many programs still use) is the module wrapper, built on
+the same machinery: its sharding strategies, auto-wrap policies (``wrap``), state-dict
+types, ``summon_full_params``, ``no_sync``, ``clip_grad_norm_`` and optimizer state-dict
+helpers are PyTorch's; its parameters are FSDP2's DTensor shards of the original
+parameters, not flat parameters (see that module's docstring for the differences). The
+configuration types are in ``api``.
 """
 
 from __future__ import annotations
 
-import enum
 from dataclasses import dataclass
 
-__all__ = ["MixedPrecisionPolicy", "OffloadPolicy", "CPUOffloadPolicy", "FSDPModule",
-           "fully_shard", "FullyShardedDataParallel", "ShardingStrategy", "StateDictType",
-           "BackwardPrefetch", "UnshardHandle", "register_fsdp_forward_method"]
+from .api import (
+    BackwardPrefetch,
+    CPUOffload,
+    FullOptimStateDictConfig,
+    FullStateDictConfig,
+    LocalOptimStateDictConfig,
+    LocalStateDictConfig,
+    MixedPrecision,
+    OptimStateDictConfig,
+    ShardedOptimStateDictConfig,
+    ShardedStateDictConfig,
+    ShardingStrategy,
+    StateDictConfig,
+    StateDictSettings,
+    StateDictType,
+)
 
-_FSDP1 = ("FullyShardedDataParallel (FSDP1) is not available in Ember: use "
-          "ember.distributed.fsdp.fully_shard (FSDP2, which PyTorch recommends in its place), "
-          "or DistributedDataParallel with ZeroRedundancyOptimizer")
+__all__ = [
+    "BackwardPrefetch", "CPUOffload", "FullOptimStateDictConfig", "FullStateDictConfig",
+    "FullyShardedDataParallel", "LocalOptimStateDictConfig", "LocalStateDictConfig",
+    "MixedPrecision", "OptimStateDictConfig", "OptimStateKeyType",
+    "ShardedOptimStateDictConfig", "ShardedStateDictConfig", "ShardingStrategy",
+    "StateDictConfig", "StateDictSettings", "StateDictType",
+    "CPUOffloadPolicy", "FSDPModule", "fully_shard", "MixedPrecisionPolicy",
+    "OffloadPolicy", "register_fsdp_forward_method", "UnshardHandle",
+]
 
 
 @dataclass(frozen=True)
@@ -44,38 +68,16 @@ class CPUOffloadPolicy(OffloadPolicy):
     pin_memory: bool = True
 
 
-class FullyShardedDataParallel:
-    """FSDP1 (not in Ember): constructing one raises, naming ``fully_shard``."""
-
-    def __init__(self, module, *args, **kwargs):
-        raise NotImplementedError(_FSDP1)
-
-
-class ShardingStrategy(enum.Enum):
-    FULL_SHARD = enum.auto()
-    SHARD_GRAD_OP = enum.auto()
-    NO_SHARD = enum.auto()
-    HYBRID_SHARD = enum.auto()
-    _HYBRID_SHARD_ZERO2 = enum.auto()
-
-
-class StateDictType(enum.Enum):
-    FULL_STATE_DICT = enum.auto()
-    LOCAL_STATE_DICT = enum.auto()
-    SHARDED_STATE_DICT = enum.auto()
-
-
-class BackwardPrefetch(enum.Enum):
-    BACKWARD_PRE = enum.auto()
-    BACKWARD_POST = enum.auto()
-
-
 # last: _fully_shard imports the policies above
 from ._fully_shard import (
     FSDPModule,
     UnshardHandle,
     fully_shard,
     register_fsdp_forward_method,
+)
+from .fully_sharded_data_parallel import (
+    FullyShardedDataParallel,
+    OptimStateKeyType,
 )
 
 __version__ = "0.1.0"  # ember-nn's
