@@ -65,6 +65,11 @@ NO_ULFM = ("shrinking a group around dead ranks needs a fault-tolerant MPI (ULFM
 DCP_NOT_YET = ("not yet: quantized (FP8 block) HuggingFace checkpoints, the staging/process "
                "async checkpointers (async_save runs in a thread), and the ShardedTensor-era "
                "load_sharded_optimizer_state_dict")
+FSDP_SPMD_DIMS = ("not yet: fully_shard over a whole SPMD mesh whose data-parallel dims are "
+                  "named (dp_mesh_dims, new in PyTorch 2.13); fully_shard(mesh=mesh['dp']) "
+                  "over tensor-parallel DTensors is there")
+NO_STREAMS = ("CUDA streams shared between FSDP roots (pipeline parallelism): Ember's "
+              "collectives complete when called, there are no communication streams")
 CPP_EXTENSIONS = ("building C++/CUDA extensions against libtorch (cpp_extension, hipify): "
                   "Ember's custom ops are Python over NumPy/CuPy (ember.library), and C++ "
                   "programs link ember-cpp")
@@ -200,6 +205,10 @@ GAPS: dict[str, dict[str, list[str]]] = {
         RENDEZVOUS: ["rendezvous", "register_rendezvous_handler"],
         NO_ULFM: ["shrink_group"],
         UNDOCUMENTED: ["utils"],
+    },
+    "torch.distributed.fsdp": {
+        FSDP_SPMD_DIMS: ["DataParallelMeshDims"],
+        NO_STREAMS: ["share_comm_ctx"],
     },
     "torch.distributed.checkpoint": {
         DCP_NOT_YET: ["QuantizedHuggingFaceStorageReader", "quantized_hf_storage", "staging",

@@ -72,6 +72,7 @@ NAMESPACES = [
     ("torch.distributed.device_mesh", "ember.distributed.device_mesh"),
     ("torch.distributed.tensor", "ember.distributed.tensor"),
     ("torch.distributed.tensor.parallel", "ember.distributed.tensor.parallel"),
+    ("torch.distributed.fsdp", "ember.distributed.fsdp"),
     ("torch.distributed.checkpoint", "ember.distributed.checkpoint"),
     ("torch.distributed.checkpoint.state_dict", "ember.distributed.checkpoint.state_dict"),
 ]
