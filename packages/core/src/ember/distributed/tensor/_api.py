@@ -3,18 +3,28 @@
 PyTorch's ``torch.distributed.tensor.DTensor``: each rank holds a local tensor (its shard, a
 replica or a partial term); the DTensor reports the global shape and runs ember's functions
 and Tensor methods as the global tensor would. How ops run (``__torch_function__``, on the
-local tensors):
+local tensors; ``_dispatch``):
 
+- an op with a sharding rule (``_ops.HANDLERS``, looked up by op key) runs on the local
+  tensors and gives PyTorch's placements: views and permutations move the shards
+  (``view(b, s, h, d)`` of a ``Shard(2)`` stays ``Shard(2)``), reductions over a sharded
+  dim give ``Partial`` terms, ``scaled_dot_product_attention`` runs per head shard,
+  ``embedding`` of a row-sharded weight is a masked lookup giving ``Partial``, ``matmul``
+  and ``linear`` follow tensor parallelism's column- and row-wise patterns (a replicated
+  input times a weight ``Shard(0)`` gives ``Shard(-1)``; an input ``Shard(-1)`` times a
+  weight ``Shard(1)`` gives ``Partial`` terms, summed before a bias is added), and ``cat``,
+  ``stack``, indexing and ``split`` keep the shards of the dims they leave whole (``_ops``
+  lists the rules). A dim a rule cannot keep sharded is gathered on its mesh dim first;
 - elementwise ops (the vmap batching rules' pointwise list: ``add``, ``relu``, ``where``,
   casts, ``clone``, their in-place forms, ...) whose DTensor operands share placements and
-  shape (none ``Partial``) run on the local tensors and keep the placements;
-- any op of replicated DTensors runs on the local tensors; its results are replicated;
-- ``linear`` runs sharded as tensor parallelism does: a replicated input times a weight
-  ``Shard(0)`` (column-wise) gives an output ``Shard(-1)``; an input ``Shard(-1)`` times a
-  weight ``Shard(1)`` (row-wise) gives ``Partial`` terms, summed before a bias is added;
-- every other op gathers its DTensor operands to replicas (differentiably) and runs on them:
-  the values are the global op's, the result replicated (PyTorch's sharding strategies may
-  keep such a result sharded; ``full_tensor()`` is the same).
+  shape run on the local tensors and keep the placements; with broadcasting or mixed
+  placements ``_ops.pointwise`` aligns the operands (a replicated one sliced to the shard or
+  used whole) and keeps ``Partial`` terms where the op is linear in them;
+- any other op of replicated DTensors runs on the local tensors; its results are replicated;
+- every other op, and what a rule leaves (conflicting shards, some multi-dim mesh cases),
+  gathers its DTensor operands to replicas (differentiably) and runs on them: the values are
+  the global op's, the result replicated (PyTorch's strategies may keep such a result
+  sharded; ``full_tensor()`` is the same).
 
 Autograd runs on the local tensors: ``from_local`` keeps the given tensor as the local one,
 so gradients reach it; redistributions send the gradient back to the source placements
@@ -27,6 +37,7 @@ transformers does) and never makes one pays nothing for it.
 from __future__ import annotations
 
 import copy
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -59,7 +70,7 @@ class _GlobalMeta:
         self.shape = tuple(int(s) for s in shape)
         self.dtype = np.dtype(dtype)
         self.ndim = len(self.shape)
-        self.size = int(np.prod(self.shape, dtype=np.int64))
+        self.size = math.prod(self.shape)
         self.itemsize = self.dtype.itemsize
         strides, step = [], self.itemsize
         for s in reversed(self.shape):
@@ -491,9 +502,9 @@ def _pick(obj, i: int, n: int):
 
 
 def _dispatch(func, name: str, args, kwargs):
-    handler = _HANDLERS.get(name)
+    handler = _ops.HANDLERS.get(name)
     if handler is not None:
-        out = handler(func, args, kwargs)
+        out = handler(func, name, args, kwargs)
         if out is not NotImplemented:
             return out
     found: list = []
@@ -533,10 +544,12 @@ def _dispatch(func, name: str, args, kwargs):
     pointwise = core in _POINTWISE[0] or (foreach and core.rstrip("_") in _POINTWISE[0])
     if (pointwise and not any(isinstance(p, Partial) for p in spec.placements)
             and all((d._spec.placements == spec.placements and d._spec.shape == spec.shape)
-                    or (d.ndim == 0 and all(p.is_replicate() for p in d._spec.placements))
+                    or (d.ndim == 0 and not d.requires_grad
+                        and all(p.is_replicate() for p in d._spec.placements))
                     for d in found)):
         # elementwise: each rank's part of the result from its parts (a replicated scalar
-        # is whole on every rank)
+        # is whole on every rank; one that needs a gradient takes the rule below, which sums
+        # its gradient's terms over the ranks)
         out = func(*_swap(args, _local), **{k: _swap(v, _local) for k, v in kwargs.items()})
         if inplace and isinstance(target, DTensor):
             return None if foreach else args[0]
@@ -546,6 +559,10 @@ def _dispatch(func, name: str, args, kwargs):
         if inplace and isinstance(target, DTensor):
             return None if foreach else args[0]
         return _wrap_replicated(out, mesh)
+    if pointwise and not foreach:  # broadcasting, mixed placements, partial terms
+        out = _ops.pointwise(func, core, args, kwargs, found, mesh, inplace)
+        if out is not NotImplemented:
+            return out
     # gather the operands to replicas and run the op on them
     full: dict = {}
 
@@ -562,49 +579,6 @@ def _dispatch(func, name: str, args, kwargs):
         target._local_tensor.copy_(back)
         return None if foreach else target
     return _wrap_replicated(out, mesh)
-
-
-def _requires_grad_(func, args, kwargs):
-    self = args[0]
-    flag = args[1] if len(args) > 1 else kwargs.get("requires_grad", True)
-    self._local_tensor.requires_grad_(flag)
-    return self
-
-
-def _linear(func, args, kwargs):
-    """Tensor parallelism's two shardings of ``linear`` on a 1-d mesh."""
-    names = ("input", "weight", "bias")
-    values = dict(zip(names, args))
-    values.update(kwargs)
-    x, w, b = values.get("input"), values.get("weight"), values.get("bias")
-    if not (isinstance(x, DTensor) and isinstance(w, DTensor)) or w.ndim != 2:
-        return NotImplemented
-    mesh = w._spec.mesh
-    if mesh.ndim != 1 or x._spec.mesh != mesh or (b is not None and not isinstance(b, DTensor)):
-        return NotImplemented
-    (xp,), (wp,) = x._spec.placements, w._spec.placements
-    bp = b._spec.placements[0] if b is not None else None
-    lin = func
-    if xp.is_replicate() and wp == Shard(0) and bp in (None, Shard(0)):  # column-wise
-        # each rank's gradient of the replicated input is a term of the whole (its columns'
-        # part): summed over the ranks in the backward, as PyTorch's sharding gives it Partial
-        xl = _rd.GradTo.apply(x._local_tensor, mesh, (Partial(),), (Replicate(),), x.shape)
-        out = lin(xl, w._local_tensor, None if b is None else b._local_tensor)
-        shape = (*x.shape[:-1], w.shape[0])
-        return DTensor._make(out, mesh, (Shard(len(shape) - 1),), shape)
-    if xp == Shard(x.ndim - 1) and wp == Shard(1) and bp in (None, Replicate()):  # row-wise
-        terms = lin(x._local_tensor, w._local_tensor, None)
-        shape = (*x.shape[:-1], w.shape[0])
-        out = DTensor._make(terms, mesh, (Partial(),), shape)
-        if b is None:
-            return out
-        full = out._redistribute((Replicate(),))
-        return DTensor._make(full._local_tensor + b._local_tensor, mesh, (Replicate(),),
-                             shape)
-    return NotImplemented
-
-
-_HANDLERS = {"requires_grad_": _requires_grad_, "linear": _linear}
 
 
 # -- making DTensors ---------------------------------------------------------------------------
@@ -693,3 +667,6 @@ def distribute_module(module, device_mesh=None, partition_fn=None, input_fn=None
                                                                               mesh))
     module._distribute_module_applied = True
     return module
+
+
+from . import _ops  # noqa: E402  (its rules build on the names above)

@@ -10,8 +10,11 @@ activations sharded on the sequence dim with replicated parameters;
 ``PrepareModuleInput``/``PrepareModuleOutput`` redistribute a module's inputs/outputs.
 Inputs given as plain tensors are read as the style's ``input_layouts``; outputs are returned
 as local tensors when ``use_local_output``. The sharded Linear runs on the shards (the
-column-wise one sums its input's gradient over the ranks); other ops on sharded DTensors run
-on gathered operands (``ember.distributed.tensor``).
+column-wise one sums its input's gradient over the ranks), and so do the ops between the
+parallel modules where a sharding rule covers them (views, attention by heads, reductions,
+elementwise ops with replicated operands, embedding lookups, ...: a ``ColwiseParallel(
+use_local_output=False)`` output reshaped to heads stays sharded up to a ``RowwiseParallel``);
+other ops gather their operands (``ember.distributed.tensor._ops``).
 """
 
 from __future__ import annotations
