@@ -211,11 +211,18 @@ def _keep(module: types.ModuleType, name: str, explicit: bool) -> bool:
 
 
 def public_names(module: types.ModuleType) -> list[str]:
-    """The public names of one of PyTorch's namespaces."""
+    """The public names of one of PyTorch's namespaces. Without ``__all__`` a submodule counts
+    when a fresh ``import`` of the namespace makes it an attribute: another import in this
+    process (a test's ``torch.distributed.elastic``) must not add names to the row."""
     explicit = getattr(module, "__all__", None)
     candidates = explicit if explicit is not None else [
         name for name in dir(module) if not name.startswith("_")]
-    return sorted({name for name in candidates if _keep(module, name, explicit is not None)})
+    kept = {name for name in candidates if _keep(module, name, explicit is not None)}
+    submodules = tuple(sorted(name for name in kept
+                              if isinstance(getattr(module, name), types.ModuleType)))
+    if explicit is None and submodules:
+        kept -= set(submodules) - set(attribute_paths(module.__name__, submodules))
+    return sorted(kept)
 
 
 def tensor_names() -> list[str]:

@@ -411,8 +411,15 @@ class DTensor(Tensor):
 _STATE = {"on": False}
 
 
+_ops = None  # the sharding rules (``_ops``, which builds on this module): loaded by _activate
+
+
 def _activate() -> None:
+    global _ops
     if not _STATE["on"]:
+        from . import _ops as rules
+
+        _ops = rules
         DTensor.__torch_function__ = classmethod(_torch_function)  # type: ignore[assignment]
         overrides.activate()
         _STATE["on"] = True
@@ -668,5 +675,3 @@ def distribute_module(module, device_mesh=None, partition_fn=None, input_fn=None
     module._distribute_module_applied = True
     return module
 
-
-from . import _ops  # noqa: E402  (its rules build on the names above)
