@@ -399,6 +399,20 @@ def _shard_tp_param(p, dp_mesh, dp_placements, owner, name) -> tuple:
             (tp_mesh, tp_placements, tuple(p.shape), tuple(tp_local.shape)))
 
 
+def _add_param(group: _Group, p, mesh, placements, owner, name: str) -> int:
+    """Shard ``p`` (``owner.<name>``) over ``mesh`` as ``placements`` into ``group``'s
+    parameters (a tensor-parallel DTensor over its TP mesh too); its index there."""
+    with ember.no_grad():
+        if isinstance(p, DTensor):
+            dt, tp = _shard_tp_param(p, mesh, placements, owner, name)
+        else:
+            dt, tp = ember.distributed.tensor.distribute_tensor(
+                p.detach(), mesh, placements, src_data_rank=None), None
+    group.params.append(nn.Parameter(dt, requires_grad=p.requires_grad))
+    group.tp_specs.append(tp)
+    return len(group.params) - 1
+
+
 def fully_shard(module, *, mesh=None, reshard_after_forward=None, shard_placement_fn=None,
                 mp_policy=None, offload_policy=None, ignored_params=None):
     """Shard ``module``'s parameters over the data-parallel ``mesh`` (PyTorch's FSDP2; see
@@ -457,15 +471,7 @@ def fully_shard(module, *, mesh=None, reshard_after_forward=None, shard_placemen
                                          f"{tuple(local_shape)} needs its size divisible by "
                                          f"the mesh's {mesh.size(mesh.ndim - 1)} ranks")
                     placements = placements_default[:-1] + (chosen,)
-            with ember.no_grad():
-                if isinstance(p, DTensor):
-                    dt, tp = _shard_tp_param(p, mesh, placements, owner, name)
-                else:
-                    dt, tp = ember.distributed.tensor.distribute_tensor(
-                        p.detach(), mesh, placements, src_data_rank=None), None
-            index = made[id(p)] = len(group.params)
-            group.params.append(nn.Parameter(dt, requires_grad=p.requires_grad))
-            group.tp_specs.append(tp)
+            index = made[id(p)] = _add_param(group, p, mesh, placements, owner, name)
         owner._parameters[name] = group.params[index]
         group.slots.append((owner, name, index))
     for m in managed:

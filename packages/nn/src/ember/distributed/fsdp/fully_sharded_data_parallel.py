@@ -46,7 +46,7 @@ import ember.distributed as dist
 from ember import nn
 from ember.distributed.tensor import DTensor, Replicate, Shard, distribute_tensor
 
-from ._fully_shard import _cast, _Group, _post_forward, _pre_forward, _reshard, _shard_tp_param
+from ._fully_shard import _add_param, _cast, _Group, _post_forward, _pre_forward, _reshard
 from .api import (
     BackwardPrefetch,
     FullOptimStateDictConfig,
@@ -340,15 +340,7 @@ class FullyShardedDataParallel(nn.Module):
                     continue
                 index = made.get(id(p))
                 if index is None:
-                    with ember.no_grad():
-                        if isinstance(p, DTensor):
-                            dt, tp = _shard_tp_param(p, mesh, placements, owner, name)
-                        else:
-                            dt, tp = distribute_tensor(p.detach(), mesh, placements,
-                                                       src_data_rank=None), None
-                    index = made[id(p)] = len(group.params)
-                    group.params.append(nn.Parameter(dt, requires_grad=p.requires_grad))
-                    group.tp_specs.append(tp)
+                    index = made[id(p)] = _add_param(group, p, mesh, placements, owner, name)
                 owner._parameters[name] = group.params[index]
                 group.slots.append((owner, name, index))
         for m in managed:
