@@ -13,6 +13,9 @@ from __future__ import annotations
 import json
 
 import pytest
+
+# the model, batches and loss FSDP2's cases use (tests/ is on sys.path, in the ranks too)
+from distributed.test_fsdp import global_batch, loss_of, mlp
 from mpi_launch import (
     case_launches,
     case_registry,
@@ -25,28 +28,6 @@ from mpi_launch import (
 
 pytestmark = distributed_marks()
 CASES, case = case_registry()
-
-
-def mlp(seed: int = 0):
-    import ember
-    import ember.nn as nn
-
-    ember.manual_seed(seed)
-    # 5 rows: uneven chunks on 2 ranks, an empty one on 4
-    return nn.Sequential(nn.Linear(3, 5), nn.Tanh(), nn.Linear(5, 6), nn.ReLU(),
-                         nn.Linear(6, 2)).double()
-
-
-def global_batch(step: int, N: int):
-    import ember
-
-    g = ember.Generator().manual_seed(700 + step)
-    return (ember.randn(2 * N, 3, generator=g, dtype=ember.float64),
-            ember.randn(2 * N, 2, generator=g, dtype=ember.float64))
-
-
-def loss_of(out, y):
-    return ((out - y) ** 2).mean()
 
 
 def wrapped(seed: int = 0, **kwargs):

@@ -53,8 +53,11 @@ from __future__ import annotations
 import math
 import numbers
 
+import numpy as np
+
 from ... import autograd
 from ..._tensor import Tensor
+from ...ops._promotion import wrap_dim
 from . import _redistribute as _rd
 from ._api import DTensor, _swap, _walk, _wrap
 from .placement_types import Partial, Replicate, Shard, _chunk_bounds, _StridedShard
@@ -120,26 +123,18 @@ def _local_shape(shape, mesh, placements) -> tuple:
 
 def _broadcast(shapes) -> tuple | None:
     """The broadcast of ``shapes`` (None when they do not broadcast)."""
-    out = [1] * max((len(s) for s in shapes), default=0)
-    for shape in shapes:
-        lead = len(out) - len(shape)
-        for i, size in enumerate(shape):
-            have = out[lead + i]
-            if size != have:
-                if have != 1 and size != 1:
-                    return None
-                if have == 1:
-                    out[lead + i] = size
-    return tuple(out)
+    try:
+        return tuple(np.broadcast_shapes(*shapes))
+    except ValueError:
+        return None
 
 
 def _dim(d, ndim: int) -> int:
+    """``d`` wrapped into ``ndim`` dims; TypeError/IndexError send the op to the gathered path
+    (which raises PyTorch's error)."""
     if not isinstance(d, numbers.Integral) or isinstance(d, bool):
         raise TypeError(d)
-    d = int(d)
-    if not -max(ndim, 1) <= d < max(ndim, 1):
-        raise IndexError(d)
-    return d % max(ndim, 1)
+    return wrap_dim(int(d), ndim)
 
 
 def _arg(args, kwargs, pos: int, name: str, default=None):
