@@ -395,6 +395,17 @@ def upstream(repo: str) -> Path:
     return path
 
 
+def torchrun(n: int, program, *args: str) -> list:
+    """The command that runs ``program`` with ``args`` on ``n`` ranks under PyTorch's own
+    launcher (``torchrun --standalone``), each rank ending without the interpreter's teardown
+    (``exit_after_program.py``: PyTorch's gloo ranks now and then abort in it)."""
+    import sys
+
+    return [sys.executable, "-W", "ignore", "-m", "torch.distributed.run", "--standalone",
+            "--nproc-per-node", str(n), str(Path(__file__).parent / "exit_after_program.py"),
+            str(program), *args]
+
+
 def run_in_session(cmd: list, timeout: float, cwd=None, env: dict | None = None
                    ) -> tuple[int, str, str]:
     """Run ``cmd`` in a session of its own and return ``(returncode, stdout, stderr)``; the

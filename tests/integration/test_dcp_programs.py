@@ -45,29 +45,11 @@ def _run_group(cmd, cwd: Path, env: dict | None = None, timeout: float = 300) ->
 
 
 def on_pytorch(n: int, program: Path, *args: str, cwd: Path, env: dict | None = None) -> str:
-    """The program on PyTorch's launcher. PyTorch's gloo ranks now and then abort while the
-    process exits, after the program's work ("terminate called without an active
-    exception": a thread still joinable at teardown); such a run is repeated once, after
-    removing what the aborted run wrote (its checkpoint would be the one the rerun resumes
-    from, and one too many)."""
-    import shutil
+    """The program on PyTorch's launcher (its ranks skip the interpreter's teardown, where
+    PyTorch's gloo now and then aborts: ``testutils.torchrun``)."""
+    from testutils import torchrun
 
-    from testutils import run_in_session
-
-    cmd = [sys.executable, "-W", "ignore", "-m", "torch.distributed.run", "--standalone",
-           "--nproc-per-node", str(n), str(program), *args]
-    before = set(Path(cwd).rglob("*"))
-    for _attempt in (1, 2):
-        code, out, err = run_in_session(cmd, 300, cwd=cwd, env={**os.environ, **(env or {})})
-        if code == 0 or "terminate called without an active exception" not in err:
-            break
-        for path in sorted(set(Path(cwd).rglob("*")) - before, reverse=True):
-            if path.is_dir():
-                shutil.rmtree(path, ignore_errors=True)
-            else:
-                path.unlink(missing_ok=True)
-    assert code == 0, (out + err)[-4000:]
-    return out
+    return _run_group(torchrun(n, program, *args), cwd, env)
 
 
 def on_ember(n: int, program: Path, *args: str, cwd: Path, env: dict | None = None) -> str:

@@ -27,7 +27,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from testutils import run_in_session, upstream
+from testutils import run_in_session, torchrun, upstream
 
 PROGRAMS = Path(__file__).parent / "distributed_programs"
 DRIVER = PROGRAMS / "cpu_accelerator.py"
@@ -62,17 +62,10 @@ def on_ember(n: int, cwd: Path, *args: str) -> str:
                  "-m", "ember.as_torch", *args], cwd)
 
 
-def on_pytorch(n: int, cwd: Path, *args: str) -> str:
-    """PyTorch's gloo ranks now and then abort at exit after the work is done ("terminate
-    called without an active exception"); such a run is repeated once."""
-    cmd = [sys.executable, "-W", "ignore", "-m", "torch.distributed.run", "--standalone",
-           "--nproc-per-node", str(n), *args]
-    for _attempt in (1, 2):
-        code, out, err = run_in_session(cmd, 420, cwd=cwd, env={**os.environ})
-        if code == 0 or "terminate called without an active exception" not in err:
-            break
-    assert code == 0, (out + err)[-5000:]
-    return out + err
+def on_pytorch(n: int, cwd: Path, program: str, *args: str) -> str:
+    """On PyTorch's launcher, its ranks skipping the interpreter's teardown, where PyTorch's
+    gloo now and then aborts (``testutils.torchrun``)."""
+    return _run(torchrun(n, program, *args), cwd)
 
 
 def _log(out: str, what: str) -> list[str]:

@@ -165,9 +165,10 @@ def test_trainer_ddp_trains_as_on_pytorch(trainer_dir):
 
     if not mpi_available():
         pytest.skip("needs mpi4py and mpiexec (pip install 'ember-core[distributed]')")
-    code, out, err = _run_group([sys.executable, "-m", "torch.distributed.run", "--standalone",
-                                 "--nproc-per-node", "2", str(TRAINER_PROGRAM),
-                                 "reference-ddp", str(trainer_dir)], 600)
+    from testutils import torchrun
+
+    code, out, err = _run_group(torchrun(2, TRAINER_PROGRAM, "reference-ddp", str(trainer_dir)),
+                                600)
     assert code == 0, (out + err)[-3000:]
     code, out, err = _run_group([sys.executable, "-m", "ember.distributed.run",
                                  "--nproc-per-node", "2", "-m", "ember.as_torch",
