@@ -193,6 +193,101 @@ def _cell_loop(torch, rng):
     return out
 
 
+def _tiny_gpt(lib):
+    """karpathy/makemore's Transformer at its defaults (4 layers, 64 wide, 4 heads, block 16,
+    27 characters): GPT-2 blocks written out, attention by hand with a causal mask buffer and
+    the tanh GELU, as makemore writes them."""
+    import math
+
+    nn, F = lib.nn, lib.nn.functional
+    n_embd, n_head, block, vocab = 64, 4, 16, 27
+
+    class NewGELU(nn.Module):
+        def forward(self, x):
+            return 0.5 * x * (1.0 + lib.tanh(math.sqrt(2.0 / math.pi)
+                                             * (x + 0.044715 * lib.pow(x, 3.0))))
+
+    class CausalSelfAttention(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.c_attn = nn.Linear(n_embd, 3 * n_embd)
+            self.c_proj = nn.Linear(n_embd, n_embd)
+            self.register_buffer("bias", lib.tril(lib.ones(block, block)).view(1, 1, block, block))
+
+        def forward(self, x):
+            B, T, C = x.size()
+            q, k, v = self.c_attn(x).split(n_embd, dim=2)
+            k = k.view(B, T, n_head, C // n_head).transpose(1, 2)
+            q = q.view(B, T, n_head, C // n_head).transpose(1, 2)
+            v = v.view(B, T, n_head, C // n_head).transpose(1, 2)
+            att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(k.size(-1)))
+            att = att.masked_fill(self.bias[:, :, :T, :T] == 0, float("-inf"))
+            att = F.softmax(att, dim=-1)
+            y = (att @ v).transpose(1, 2).contiguous().view(B, T, C)
+            return self.c_proj(y)
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.ln_1, self.attn = nn.LayerNorm(n_embd), CausalSelfAttention()
+            self.ln_2 = nn.LayerNorm(n_embd)
+            self.mlp = nn.ModuleDict(dict(c_fc=nn.Linear(n_embd, 4 * n_embd),
+                                          c_proj=nn.Linear(4 * n_embd, n_embd), act=NewGELU()))
+
+        def forward(self, x):
+            m = self.mlp
+            x = x + self.attn(self.ln_1(x))
+            return x + m.c_proj(m.act(m.c_fc(self.ln_2(x))))
+
+    class Transformer(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.transformer = nn.ModuleDict(dict(
+                wte=nn.Embedding(vocab, n_embd), wpe=nn.Embedding(block, n_embd),
+                h=nn.ModuleList([Block() for _ in range(4)]), ln_f=nn.LayerNorm(n_embd)))
+            self.lm_head = nn.Linear(n_embd, vocab, bias=False)
+
+        def forward(self, idx):
+            t = idx.size(1)
+            pos = lib.arange(0, t, dtype=lib.long).unsqueeze(0)
+            x = self.transformer.wte(idx) + self.transformer.wpe(pos)
+            for block_ in self.transformer.h:
+                x = block_(x)
+            return self.lm_head(self.transformer.ln_f(x))
+
+    return Transformer()
+
+
+def _tiny_gpt_step(torch, rng):
+    """makemore's training step: forward, cross-entropy with ``ignore_index=-1`` (its padded
+    targets), backward, AdamW (its lr, betas, eps and weight decay)."""
+    import ember
+
+    x_np = rng.integers(0, 27, (32, 16))
+    y_np = np.where(rng.random((32, 16)) < 0.2, -1, rng.integers(0, 27, (32, 16)))
+    steps = []
+    t_model = None
+    for lib in ([torch] if torch is not None else []) + [ember]:
+        model = _tiny_gpt(lib)
+        if lib is ember and t_model is not None:
+            _copy_weights(t_model, model)
+        t_model = t_model or model
+        opt = lib.optim.AdamW(model.parameters(), lr=5e-4, weight_decay=0.01,
+                              betas=(0.9, 0.99), eps=1e-8)
+        x, y = lib.from_numpy(x_np), lib.from_numpy(y_np)
+
+        def step(model=model, opt=opt, x=x, y=y, F=lib.nn.functional):
+            logits = model(x)
+            loss = F.cross_entropy(logits.view(-1, logits.size(-1)), y.view(-1), ignore_index=-1)
+            model.zero_grad(set_to_none=True)
+            loss.backward()
+            opt.step()
+
+        steps.append(step)
+    return compare("makemore Transformer step (4 layers, d64, 4 heads, block 16, b32, AdamW)",
+                   steps[-1], steps[0] if len(steps) > 1 else None, number=50)
+
+
 def workloads(torch):
     rng = np.random.default_rng(0)
     results = []
@@ -246,4 +341,5 @@ def workloads(torch):
     e, t = _pair(torch, lambda lib: _Tagger(lib).model, adam, x, y)
     results.append(compare("LSTM 64->128 step (seq32, b16, Adam)", e, t, number=20))
     results.extend(_cell_loop(torch, rng))
+    results.append(_tiny_gpt_step(torch, rng))
     return results

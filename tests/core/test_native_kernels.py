@@ -1,7 +1,7 @@
 """ember._native: the fused float32 CPU kernels compiled on first use (kernels.c), their loader
 (cache, fallbacks, errors) and every caller checked against its NumPy formulation
-(``EMBER_NATIVE=0``): exact GELU and its derivative, layer norm's rows, the LSTM time step
-forward and backward.
+(``EMBER_NATIVE=0``): exact GELU and its derivative, layer norm's rows forward and backward,
+softmax and log-softmax forward and backward, the LSTM time step forward and backward.
 
 Accuracy, float32: the native GELU is within 5 ulp of ``0.5 * |x|`` of the exact value (4.34
 measured over the grid below; the NumPy kernel 3.74, PyTorch's own 10), its derivative within
@@ -255,16 +255,135 @@ def test_layer_norm_native_equals_numpy(monkeypatch, affine, shape, normalized):
     b = rng.standard_normal(normalized).astype(np.float32) if affine in ("both", "bias") \
         else None
 
+    g = rng.standard_normal(shape).astype(np.float32)
+
     def run():
         t = ember.tensor(x, requires_grad=True)
-        y = F.layer_norm(t, normalized, None if w is None else ember.tensor(w),
-                         None if b is None else ember.tensor(b), 1e-5)
-        y.backward(ember.ones_like(y) * 0.5)
-        return y.detach().numpy(), t.grad.numpy()
+        tw = None if w is None else ember.tensor(w, requires_grad=True)
+        tb = None if b is None else ember.tensor(b, requires_grad=True)
+        y = F.layer_norm(t, normalized, tw, tb, 1e-5)
+        y.backward(ember.tensor(g))
+        return [y.detach().numpy(), t.grad.numpy()] + [p.grad.numpy() for p in (tw, tb)
+                                                       if p is not None]
 
-    (yn, gn), (yp, gp) = _both(run, monkeypatch)
-    np.testing.assert_allclose(yn, yp, rtol=1e-5, atol=2e-5)
-    np.testing.assert_allclose(gn, gp, rtol=1e-4, atol=2e-5)
+    native, plain = _both(run, monkeypatch)
+    np.testing.assert_allclose(native[0], plain[0], rtol=1e-5, atol=2e-5)
+    np.testing.assert_allclose(native[1], plain[1], rtol=1e-4, atol=2e-5)
+    for a, b_ in zip(native[2:], plain[2:]):  # sums over the rows: the order differs
+        np.testing.assert_allclose(a, b_, rtol=1e-4, atol=1e-4 * np.abs(b_).max())
+
+
+def test_layer_norm_backward_kernel_splits_rows_over_threads(monkeypatch):
+    """Each block of rows sums its own weight and bias gradients; added up, they equal one
+    thread's (and NumPy's) to float32 rounding."""
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((6000, 48)).astype(np.float32)
+    g = rng.standard_normal((6000, 48)).astype(np.float32)
+    w = rng.standard_normal(48).astype(np.float32)
+
+    def grads():
+        t, tw = ember.tensor(x, requires_grad=True), ember.tensor(w, requires_grad=True)
+        tb = ember.zeros(48, requires_grad=True)
+        F.layer_norm(t, (48,), tw, tb).backward(ember.tensor(g))
+        return t.grad.numpy(), tw.grad.numpy(), tb.grad.numpy()
+
+    before = ember.get_num_threads()
+    try:
+        ember.set_num_threads(1)
+        one = grads()
+        ember.set_num_threads(2)
+        two = grads()
+    finally:
+        ember.set_num_threads(before)
+    np.testing.assert_array_equal(one[0], two[0])
+    for a, b in zip(one[1:], two[1:]):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-3)
+    _, plain = _both(grads, monkeypatch)
+    for a, b in zip(one, plain):
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-3)
+
+
+# -- softmax -------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("shape", [(32, 4, 16, 16), (512, 27), (1, 1), (3, 1000), (7,)])
+@pytest.mark.parametrize("fn", ["softmax", "log_softmax", "cross_entropy"])
+def test_softmax_native_equals_numpy(monkeypatch, fn, shape):
+    rng = np.random.default_rng(len(shape))
+    x = (rng.standard_normal(shape) * 6).astype(np.float32)
+    g = rng.standard_normal(shape).astype(np.float32)
+    target = rng.integers(0, shape[-1], shape[:-1] if len(shape) > 1 else ())
+
+    def run():
+        t = ember.tensor(x, requires_grad=True)
+        if fn == "cross_entropy":
+            y = F.cross_entropy(t.reshape(-1, shape[-1]), ember.tensor(target).reshape(-1))
+            y.backward()
+        else:
+            y = getattr(F, fn)(t, dim=-1)
+            y.backward(ember.tensor(g))
+        with ember.no_grad():
+            z = getattr(F, "log_softmax" if fn == "softmax" else "softmax")(t, dim=-1)
+        return y.detach().numpy(), t.grad.numpy(), z.numpy()
+
+    native, plain = _both(run, monkeypatch)
+    for a, b in zip(native, plain):
+        np.testing.assert_allclose(a, b, rtol=2e-6, atol=2e-6)
+
+
+@pytest.mark.filterwarnings("ignore:invalid value:RuntimeWarning")
+def test_softmax_native_rows_of_nan_and_infinities(monkeypatch):
+    """A row with NaN or +inf, or only -inf, is NaN as NumPy's formulation (and PyTorch)
+    makes it; -inf elements of other rows get 0 (log: -inf)."""
+    x = np.zeros((5, 8), np.float32)
+    x[0] = -np.inf
+    x[1, 2] = np.nan
+    x[2, 5] = np.inf
+    x[3, :6] = -np.inf
+    x[4] = np.arange(8) * 30.0
+
+    def run():
+        t = ember.tensor(x)
+        return F.softmax(t, -1).numpy(), F.log_softmax(t, -1).numpy()
+
+    native, plain = _both(run, monkeypatch)
+    for a, b in zip(native, plain):
+        np.testing.assert_array_equal(np.isnan(a), np.isnan(b))
+        np.testing.assert_array_equal(np.isneginf(a), np.isneginf(b))
+        np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-6)
+    assert np.isnan(native[0][:3]).all() and not np.isnan(native[0][3:]).any()
+    np.testing.assert_array_equal(native[0][3, :6], np.zeros(6, np.float32))
+
+
+def test_softmax_along_another_dim_or_strided_uses_numpy_and_agrees(monkeypatch):
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((6, 7, 9)).astype(np.float32)
+
+    def run():
+        t = ember.tensor(x)
+        return (F.softmax(t, 1).numpy(), F.softmax(t.transpose(1, 2), -1).numpy(),
+                F.log_softmax(t[..., ::2], -1).numpy())
+
+    native, plain = _both(run, monkeypatch)
+    for a, b in zip(native, plain):
+        np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(native[0].sum(1), np.ones((6, 9)), rtol=1e-6)
+
+
+def test_softmax_rows_split_over_threads_equal_one_thread():
+    x = np.random.default_rng(9).standard_normal((5000, 40)).astype(np.float32)
+    before = ember.get_num_threads()
+    try:
+        got = []
+        for n in (1, 2):
+            ember.set_num_threads(n)
+            t = ember.tensor(x, requires_grad=True)
+            y = F.softmax(t, -1)
+            (y * ember.tensor(x)).sum().backward()
+            got.append((y.detach().numpy(), t.grad.numpy()))
+    finally:
+        ember.set_num_threads(before)
+    for a, b in zip(*got):
+        np.testing.assert_array_equal(a, b)
 
 
 @pytest.mark.filterwarnings("ignore:invalid value:RuntimeWarning")  # NumPy's, on the NaN row

@@ -168,6 +168,109 @@ void ember_layer_norm_f32(const float *restrict x, const float *restrict w,
     }
 }
 
+/* Layer norm's backward over `rows` contiguous rows of n, from the forward's mean and rstd:
+ * gx = rstd * (g*w - mean(g*w) - (x - mean) * rstd^2 * mean(g*w*(x - mean))) into gx, and
+ * g*(x - mean)*rstd and g summed over the rows into gw and gb (added to what they hold: the
+ * caller zero-fills them, one pair per block of rows). w, gx, gw, gb may be NULL. Two passes
+ * over each row, in cache, where the NumPy formulation makes seven over the whole input. */
+void ember_layer_norm_backward_f32(const float *restrict g, const float *restrict x,
+                                   const float *restrict mean, const float *restrict rstd,
+                                   const float *restrict w, float *restrict gx,
+                                   float *restrict gw, float *restrict gb, idx rows, idx n) {
+    for (idx r = 0; r < rows; r++) {
+        const float *gr = g + r * n, *xr = x + r * n;
+        float m = mean[r], rs = rstd[r];
+        float s1 = 0.0f, s2 = 0.0f;
+        if (gw != NULL && gb != NULL && w != NULL) { /* the common case: one pass */
+#pragma omp simd reduction(+ : s1, s2)
+            for (idx i = 0; i < n; i++) {
+                float c = xr[i] - m, gi = gr[i], gwi = gi * w[i];
+                gw[i] += gi * c * rs;
+                gb[i] += gi;
+                s1 += gwi;
+                s2 += gwi * c;
+            }
+        } else {
+            if (gw != NULL) {
+                for (idx i = 0; i < n; i++) gw[i] += gr[i] * (xr[i] - m) * rs;
+            }
+            if (gb != NULL) {
+                for (idx i = 0; i < n; i++) gb[i] += gr[i];
+            }
+            if (gx == NULL) continue;
+#pragma omp simd reduction(+ : s1, s2)
+            for (idx i = 0; i < n; i++) {
+                float gwi = w != NULL ? gr[i] * w[i] : gr[i];
+                s1 += gwi;
+                s2 += gwi * (xr[i] - m);
+            }
+        }
+        if (gx == NULL) continue;
+        float *gxr = gx + r * n;
+        float a = s1 / (float)n, b = s2 * (rs * rs) / (float)n;
+        if (w != NULL) {
+            for (idx i = 0; i < n; i++) gxr[i] = (gr[i] * w[i] - a - (xr[i] - m) * b) * rs;
+        } else {
+            for (idx i = 0; i < n; i++) gxr[i] = (gr[i] - a - (xr[i] - m) * b) * rs;
+        }
+    }
+}
+
+/* Softmax over `rows` contiguous rows of n: y = exp(x - max) / sum(exp(x - max)). With
+ * `log`, y = (x - max) - log(sum) instead, exp(x - max) into e and the sums into z (both
+ * kept for the backward; NULL when not wanted). A row holding NaN or +inf, or only -inf,
+ * gives NaN as the NumPy formulation does (the max skips a NaN, whose exp then makes the
+ * sum NaN; inf - inf is NaN). One row's passes run in cache; NumPy's maximum
+ * along a short last axis loops per row (16 columns: ~80 ns a row). */
+void ember_softmax_f32(const float *restrict x, float *restrict y, float *restrict e,
+                       float *restrict z, idx rows, idx n, int log) {
+    for (idx r = 0; r < rows; r++) {
+        const float *xr = x + r * n;
+        float *yr = y + r * n;
+        float m = -INFINITY;
+#pragma omp simd reduction(max : m)
+        for (idx i = 0; i < n; i++) m = xr[i] > m ? xr[i] : m;
+        float s = 0.0f;
+        if (!log) {
+#pragma omp simd reduction(+ : s)
+            for (idx i = 0; i < n; i++) {
+                float v = exp_f32(xr[i] - m);
+                yr[i] = v;
+                s += v;
+            }
+            for (idx i = 0; i < n; i++) yr[i] = yr[i] / s;
+            continue;
+        }
+        float *er = e != NULL ? e + r * n : yr;
+#pragma omp simd reduction(+ : s)
+        for (idx i = 0; i < n; i++) {
+            float v = exp_f32(xr[i] - m);
+            er[i] = v;
+            s += v;
+        }
+        if (z != NULL) z[r] = s;
+        float ls = logf(s);
+        for (idx i = 0; i < n; i++) yr[i] = (xr[i] - m) - ls;
+    }
+}
+
+/* Softmax's backward over `rows` contiguous rows of n: out = g*y - y * sum(g*y). */
+void ember_softmax_backward_f32(const float *restrict y, const float *restrict g,
+                                float *restrict out, idx rows, idx n) {
+    for (idx r = 0; r < rows; r++) {
+        const float *yr = y + r * n, *gr = g + r * n;
+        float *o = out + r * n;
+        float s = 0.0f;
+#pragma omp simd reduction(+ : s)
+        for (idx i = 0; i < n; i++) {
+            float v = gr[i] * yr[i];
+            o[i] = v;
+            s += v;
+        }
+        for (idx i = 0; i < n; i++) o[i] -= yr[i] * s;
+    }
+}
+
 /* One LSTM time step's gates for `bs` rows of hidden size H (ember.nn's packed layout):
  * a (bs, 4H) holds the pre-activations i/2, f/2, g, o/2 (the sigmoid gates pre-scaled by one
  * half, as the NumPy kernel keeps them) and is overwritten by the activations

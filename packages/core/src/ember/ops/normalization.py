@@ -238,6 +238,47 @@ def _layer_norm_rows(x, w, b, eps, n, xp, y, mean, rstd):
         y += b
 
 
+def _native_layer_norm_backward(g, x, mean, rstd, w, n, need_x, need_w, need_b):
+    """``_layer_norm_backward_arrays`` in the fused float32 kernel (kernels.c: two passes
+    over each row where NumPy makes seven over the input, and no temporaries), rows split
+    over Ember's intra-op threads, each block summing its own ``gw``/``gb`` (added up after);
+    None where it does not apply. (512, 64) rows: 106 -> ~20 us."""
+    arrays = (g, x, mean, rstd) + (() if w is None else (w,))
+    if not all(a.__class__ is np.ndarray and a.dtype == np.float32 for a in arrays):
+        return None
+    kernel = _native.kernel("ember_layer_norm_backward_f32")
+    if kernel is None:
+        return None
+    g, x = np.ascontiguousarray(g), np.ascontiguousarray(x)
+    mean, rstd = np.ascontiguousarray(mean), np.ascontiguousarray(rstd)
+    wv = None if w is None else np.ascontiguousarray(w.reshape(n))
+    rows = x.size // n
+    gx = np.empty(x.shape, np.float32) if need_x else None
+    parts: dict = {}
+    pg, px, pm, pr = (a.ctypes.data for a in (g, x, mean, rstd))
+    pw = None if wv is None else wv.ctypes.data
+    pgx = None if gx is None else gx.ctypes.data
+
+    def run(r0, r1):
+        gw = np.zeros(n, np.float32) if need_w else None
+        gb = np.zeros(n, np.float32) if need_b else None
+        parts[r0] = (gw, gb)
+        at = 4 * r0 * n
+        kernel(pg + at, px + at, pm + 4 * r0, pr + 4 * r0, pw, pgx and pgx + at,
+               None if gw is None else gw.ctypes.data, None if gb is None else gb.ctypes.data,
+               r1 - r0, n)
+
+    parallel_for(0, rows, -(-_PARALLEL_ELEMENTS // n), run)
+    blocks = [parts[k] for k in sorted(parts)]
+    gw, gb = blocks[0]
+    for more_w, more_b in blocks[1:]:
+        if need_w:
+            gw += more_w
+        if need_b:
+            gb += more_b
+    return gx, gw, gb
+
+
 def _layer_norm_backward_arrays(g, x, mean, rstd, w, nd, need_x, need_w, need_b):
     """``(gx, gw, gb)`` arrays (None where not needed) of layer norm, in closed form:
     ``gx = rstd * (g*w - mean(g*w) - xhat * mean(g*w*xhat))``, ``gw = sum(g * xhat)``,
@@ -246,6 +287,9 @@ def _layer_norm_backward_arrays(g, x, mean, rstd, w, nd, need_x, need_w, need_b)
     sums (``rstd`` is applied to the sums, not to ``x - mean``)."""
     xp = xp_of(x)
     n = math.prod(x.shape[x.ndim - nd:])
+    native = _native_layer_norm_backward(g, x, mean, rstd, w, n, need_x, need_w, need_b)
+    if native is not None:
+        return native
     gd, m, r = _rows(g, n), mean.reshape(-1, 1), rstd.reshape(-1, 1)
     wv = None if w is None else w.reshape(n)
     gx = gw = gb = None
