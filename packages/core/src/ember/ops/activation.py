@@ -28,6 +28,7 @@ from ._factories import sum_to_size
 from ._inplace import make_inplace
 from ._promotion import wrap_dim
 from .pointwise import _opmath, threshold_backward
+from .reduction import _extreme_of
 from .registry import register
 
 __all__ = ["relu6", "leaky_relu", "leaky_relu_", "elu", "elu_", "selu", "selu_", "celu",
@@ -774,7 +775,7 @@ def _softmax_np(d, axis, log):
         return native
     if log:
         return _log_softmax_parts(d, axis)[0]
-    s = d - d.max(axis, keepdims=True)
+    s = d - _extreme_of(d, (axis,), True, True)
     np.exp(s, out=s)
     s /= s.sum(axis, keepdims=True)
     return s
@@ -786,7 +787,7 @@ def _log_softmax_parts(d, axis):
     native = _native_softmax(d, axis, True, keep=True)
     if native is not None:
         return native
-    s = d - d.max(axis, keepdims=True)
+    s = d - _extreme_of(d, (axis,), True, True)
     e = np.exp(s)
     z = e.sum(axis, keepdims=True)
     s -= np.log(z)

@@ -33,6 +33,7 @@ from ._promotion import broadcast_shape
 from .activation import _log_softmax_bw, log_softmax, logsigmoid, softplus
 from .indexing import AdvancedIndex, scatter_by
 from .pointwise import where
+from .reduction import _extreme_of
 from .registry import register
 from .shape import expand
 
@@ -270,7 +271,7 @@ def _fused_cross_entropy(input, target, weight, ignore_index, reduction, ca):
     d = input._data
     xp = xp_of(input)
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        m = d.max(ca, keepdims=True)
+        m = _extreme_of(d, (ca,), True, True)
         e = d - m
         xp.exp(e, out=e)
         z = e.sum(ca, keepdims=True)
