@@ -10,6 +10,7 @@ repository, found in the directory that ``EMBER_UPSTREAM`` names, as ``owner+nam
     $EMBER_UPSTREAM/p-ranav+argparse
     $EMBER_UPSTREAM/karpathy+minGPT
     $EMBER_UPSTREAM/karpathy+makemore
+    $EMBER_UPSTREAM/karpathy+ng-video-lecture
 
 (``git clone --bare https://github.com/pytorch/examples $EMBER_UPSTREAM/pytorch+examples``
 makes one). The pinned commit's files are written once into a cache directory
@@ -37,6 +38,7 @@ PINS = {
     "p-ranav/argparse": "d924b84eba1f0f0adf38b20b7b4829f6f65b6570",  # header dcgan.cpp needs
     "karpathy/minGPT": "37baab71b9abea1b76ab957409a1cc2fbfba8a26",  # 2023-01-08
     "karpathy/makemore": "988aa59e4d8fefa526d06f3b453ad116258398d4",  # 2022-11-20
+    "karpathy/ng-video-lecture": "52201428ed7b46804849dea0b3ccf0de9df1a5c3",  # 2023-02-07
 }
 ENV = "EMBER_UPSTREAM"
 
