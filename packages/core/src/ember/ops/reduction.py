@@ -157,11 +157,33 @@ def _floating_reduction(input, dim, dtype, message: str):
     return input, d, _dims_of(dim, d.ndim)
 
 
+#: rows at most this long are summed by ``einsum`` (``_sum_of``)
+_SHORT_SUM = 128
+_F32_F64 = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _sum_of(d, dims, acc, keepdim):
+    """``np.add.reduce`` of ``d`` over ``dims`` accumulating in ``acc``. NumPy's ``sum``
+    along a short contiguous last axis runs one row at a time (8192 x 16 float32: 143 us,
+    PyTorch 35); ``einsum('...j->...')`` sums the same rows in one vectorised loop (29 us),
+    with as many partial sums per row as ``sum``'s blocks of up to 128 hold, so the
+    rounding stays that of a short pairwise sum. Every such row is summed so, whatever the
+    number of rows (a 1-d tensor is one row): a row's sum does not depend on the batch it
+    is in (a sharded batch sums to the bits of the whole one)."""
+    if (acc is None and d.dtype in _F32_F64 and d.ndim and 1 < d.shape[-1] <= _SHORT_SUM
+            and (dims == (d.ndim - 1,) or dims is None and d.ndim == 1)
+            and d.flags.c_contiguous):
+        r = np.einsum("...j->...", d)
+        return r[..., None] if keepdim else r
+    return _add_reduce(d, dims, acc, None, keepdim)
+
+
 def _mean_array(d, dims, keepdim, n):
     """``d.mean`` without NumPy's Python-level overhead (float16 and bfloat16 accumulate in
     float32, rounded once)."""
     acc = _dtype.OPMATH.get(d.dtype)
-    r = d.sum(axis=dims, dtype=acc, keepdims=keepdim)
+    r = _sum_of(d, dims, acc, keepdim) if d.__class__ is np.ndarray else \
+        d.sum(axis=dims, dtype=acc, keepdims=keepdim)
     r = r / n if n else r * np.nan  # the mean of nothing is NaN (without NumPy's warning)
     return r.astype(d.dtype) if acc is not None else r
 
@@ -199,7 +221,7 @@ def sum(input, dim=None, keepdim=False, *, dtype=None):
     dims = None if dim is None else _dims_of(dim, d.ndim)
     acc = _ACC.get(d.dtype) if dtype is None else _acc_of(d, dtype)
     if d.__class__ is np.ndarray:  # the ufunc's reduce skips ndarray.sum's Python wrapper
-        r = _add_reduce(d, dims, acc, None, keepdim)
+        r = _sum_of(d, dims, acc, keepdim)
     elif d.__class__ is _SparseData:  # a sparse tensor (ember._sparse_tensor): its own sum
         return input.sum(dim, keepdim)
     else:
