@@ -35,7 +35,8 @@ import threading
 
 from .._forksafe import reinit_in_child
 
-__all__ = ["library", "status", "enabled", "kernel", "pointwise", "chunks", "native_arrays"]
+__all__ = ["library", "status", "enabled", "kernel", "pointwise", "chunks", "by_rows",
+           "native_arrays"]
 
 _SOURCE = os.path.join(os.path.dirname(__file__), "kernels.c")
 # -O3 vectorises the branch-free loops; no -ffast-math (IEEE infinities and NaN, no
@@ -214,3 +215,16 @@ def chunks(fn, n: int, pointers, *scalars) -> None:
         fn(*[None if p is None else p + 4 * b for p in pointers], e - b, *scalars)
 
     parallel_for(0, n, POINTWISE_GRAIN, run)
+
+
+def by_rows(fn, rows: int, grain: int, pointers, *scalars) -> None:
+    """``fn(*pointers_at_r0, r1 - r0, *scalars)`` over blocks ``[r0, r1)`` of ``rows`` rows
+    (at least ``grain`` a block), over Ember's intra-op threads. ``pointers`` are ``(address,
+    bytes per row)`` pairs: a None address stays None (NULL), 0 bytes passes the same address
+    to every block (a row of weights)."""
+    from .._parallel import parallel_for
+
+    def run(r0: int, r1: int) -> None:
+        fn(*[None if p is None else p + r0 * step for p, step in pointers], r1 - r0, *scalars)
+
+    parallel_for(0, rows, grain, run)

@@ -18,7 +18,6 @@ from .. import _dtype, _native
 from .. import _memory_format as _mf
 from .._device import check_same_device, fused_kernel, xp_of
 from .._dtype import scalar_type_name
-from .._parallel import parallel_for
 from .._tensor import Tensor, _make
 from ..autograd.grad_mode import GRAD
 from ..autograd.graph import make_node_class, record, result
@@ -752,15 +751,10 @@ def _native_softmax(d, axis, log, keep=False):
     y = np.empty(d.shape, np.float32)
     e = np.empty(d.shape, np.float32) if keep else None
     z = np.empty(d.shape[:-1] + (1,), np.float32) if keep else None
-    px, py = d.ctypes.data, y.ctypes.data
     pe, pz = (None, None) if not keep else (e.ctypes.data, z.ctypes.data)
-    flag = 1 if log else 0
-
-    def run(r0, r1):
-        at = 4 * r0 * n
-        kernel(px + at, py + at, pe and pe + at, pz and pz + 4 * r0, r1 - r0, n, flag)
-
-    parallel_for(0, rows, -(-_SOFTMAX_GRAIN // n), run)
+    _native.by_rows(kernel, rows, -(-_SOFTMAX_GRAIN // n),
+                    [(d.ctypes.data, 4 * n), (y.ctypes.data, 4 * n), (pe, 4 * n), (pz, 4)],
+                    n, 1 if log else 0)
     return (y, e, z) if keep else y
 
 
@@ -828,13 +822,8 @@ def _native_softmax_bw(kernel, y, g, rows, n):
     """``g*y - y * sum(g*y)`` along the last axis in one pass set per row (kernels.c)."""
     g = np.ascontiguousarray(g)
     out = np.empty(y.shape, np.float32)
-    py, pg, po = y.ctypes.data, g.ctypes.data, out.ctypes.data
-
-    def run(r0, r1):
-        at = 4 * r0 * n
-        kernel(py + at, pg + at, po + at, r1 - r0, n)
-
-    parallel_for(0, rows, -(-_SOFTMAX_GRAIN // n), run)
+    _native.by_rows(kernel, rows, -(-_SOFTMAX_GRAIN // n),
+                    [(a.ctypes.data, 4 * n) for a in (y, g, out)], n)
     return out
 
 

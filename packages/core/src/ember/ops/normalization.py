@@ -196,26 +196,24 @@ def _layer_norm_arrays(d, w, b, eps, nd):
             and all(v is None or (v.__class__ is np.ndarray and v.dtype == np.float32)
                     for v in (wv, bv))):
         native = _native.kernel("ember_layer_norm_f32")
+    grain = -(-_PARALLEL_ELEMENTS // n)
     if native is not None:  # each row in one fused pass set (kernels.c), in cache
         x = np.ascontiguousarray(x)
         wv = None if wv is None else np.ascontiguousarray(wv)
         bv = None if bv is None else np.ascontiguousarray(bv)
-        px, py, pm, pr = (t.ctypes.data for t in (x, y, mean, rstd))
-        pw = None if wv is None else wv.ctypes.data
-        pb = None if bv is None else bv.ctypes.data
-
-        def run(r0, r1):
-            native(px + r0 * n * 4, pw, pb, py + r0 * n * 4, pm + r0 * 4, pr + r0 * 4,
-                   r1 - r0, n, eps)
+        _native.by_rows(native, x.shape[0], grain,
+                        [(x.ctypes.data, 4 * n), (None if wv is None else wv.ctypes.data, 0),
+                         (None if bv is None else bv.ctypes.data, 0), (y.ctypes.data, 4 * n),
+                         (mean.ctypes.data, 4), (rstd.ctypes.data, 4)], n, eps)
     else:
         def run(r0, r1):
             _layer_norm_rows(x[r0:r1], wv, bv, eps, n, xp, y[r0:r1], mean[r0:r1],
                              rstd[r0:r1])
 
-    if xp is np:
-        parallel_for(0, x.shape[0], -(-_PARALLEL_ELEMENTS // n), run)
-    else:
-        run(0, x.shape[0])
+        if xp is np:
+            parallel_for(0, x.shape[0], grain, run)
+        else:
+            run(0, x.shape[0])
     stat = d.shape[:d.ndim - nd] + (1,) * nd
     return y.reshape(d.shape), mean.reshape(stat), rstd.reshape(stat)
 
