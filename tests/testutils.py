@@ -395,6 +395,16 @@ def upstream(repo: str) -> Path:
     return path
 
 
+def upstream_copy(repo: str, into: Path) -> Path:
+    """A writable copy of ``upstream(repo)`` (its programs write outputs beside themselves) as
+    ``into/<name>``, ``name`` the repository's."""
+    import shutil
+
+    work = into / repo.split("/")[1]
+    shutil.copytree(upstream(repo), work)
+    return work
+
+
 def torchrun(n: int, program, *args: str) -> list:
     """The command that runs ``program`` with ``args`` on ``n`` ranks under PyTorch's own
     launcher (``torchrun --standalone``), each rank ending without the interpreter's teardown

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from integration.test_pytorch_examples import masked, needs_pytorch
-from testutils import upstream
+from testutils import upstream_copy
 
 pytestmark = pytest.mark.slow
 
@@ -53,9 +53,7 @@ def samples(out: str) -> list[str]:
 
 @pytest.fixture(scope="module")
 def makemore(tmp_path_factory) -> Path:
-    work = tmp_path_factory.mktemp("makemore") / "makemore"
-    shutil.copytree(upstream("karpathy/makemore"), work)
-    return work
+    return upstream_copy("karpathy/makemore", tmp_path_factory.mktemp("makemore"))
 
 
 @pytest.fixture(scope="module")

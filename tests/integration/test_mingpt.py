@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from integration.test_pytorch_examples import masked, needs_pytorch
-from testutils import upstream
+from testutils import upstream_copy
 
 pytestmark = pytest.mark.slow
 
@@ -62,9 +62,7 @@ def losses(out: str) -> dict[int, float]:
 
 @pytest.fixture(scope="module")
 def mingpt(tmp_path_factory) -> Path:
-    work = tmp_path_factory.mktemp("mingpt") / "minGPT"
-    shutil.copytree(upstream("karpathy/minGPT"), work)
-    return work
+    return upstream_copy("karpathy/minGPT", tmp_path_factory.mktemp("mingpt"))
 
 
 ADDER = ["--trainer.max_iters=501"]

@@ -12,14 +12,13 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
-from testutils import upstream
+from testutils import upstream_copy
 
 pytestmark = pytest.mark.slow
 
@@ -42,9 +41,7 @@ def evals(out: str) -> list[tuple[int, float, float]]:
 
 @pytest.fixture(scope="module")
 def lecture(tmp_path_factory) -> Path:
-    work = tmp_path_factory.mktemp("ngv") / "ng-video-lecture"
-    shutil.copytree(upstream("karpathy/ng-video-lecture"), work)
-    return work
+    return upstream_copy("karpathy/ng-video-lecture", tmp_path_factory.mktemp("ngv"))
 
 
 @pytest.fixture(scope="module")
