@@ -641,7 +641,7 @@ def _set_(self, source=None, storage_offset=_UNSET, size=None, stride=None):
         arr = storage._typed(dt.np, offset, size, stride)
     track = GRAD.enabled and (self.requires_grad or (src is not None and src.requires_grad))
     if GRAD.enabled:
-        check_inplace_autograd(self, "set_")
+        check_inplace_autograd(self, "set_", track)
     old = None
     if track:
         from ._tensor import _make

@@ -80,6 +80,7 @@ class Tensor:
     _accum = None  # the AccumulateGrad node of a leaf
     _nr = 0  # output index in a multi-output grad_fn
     _extra = None  # hooks, retains_grad, view replay function
+    _views = None  # weak references to the views made of this root under grad mode
 
     def __new__(cls, *args, device=None, dtype=None):
         # the legacy constructor: ``ember.Tensor(2, 3)`` (uninitialised, of the default dtype),
@@ -480,7 +481,13 @@ class Tensor:
 
     @property
     def data(self):
-        return self.detach()
+        """This tensor's data outside autograd: ``detach()`` with a version counter of its
+        own, as PyTorch's ``.data``, so in-place changes through it are not seen by the
+        version checks of a backward (``y.data.zero_()`` after ``y`` was saved is no error;
+        ``y.detach().zero_()`` is)."""
+        t = self.detach()
+        t._vc = [0]
+        return t
 
     @data.setter
     def data(self, value):
@@ -693,6 +700,8 @@ class Tensor:
             extra = d.get("_extra")
             if extra and any(k in extra for k in _MEMORY_KEYS):  # the copy has its own memory
                 d = {**d, "_extra": {k: v for k, v in extra.items() if k not in _MEMORY_KEYS}}
+            if "_views" in d:  # the original's views are not the copy's
+                d = {k: v for k, v in d.items() if k != "_views"}
             t.__dict__.update(copy.deepcopy(d, memo))
         memo[id(self)] = t
         return t

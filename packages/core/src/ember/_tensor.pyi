@@ -673,7 +673,12 @@ class Tensor:
         """In-place version of :meth:`Tensor.cumsum`."""
 
     @property
-    def data(self) -> Tensor: ...
+    def data(self) -> Tensor:
+        """This tensor's data outside autograd: ``detach()`` with a version counter of its
+        own, as PyTorch's ``.data``, so in-place changes through it are not seen by the
+        version checks of a backward (``y.data.zero_()`` after ``y`` was saved is no error;
+        ``y.detach().zero_()`` is).
+        """
     @data.setter
     def data(self, value: Tensor) -> None: ...
 

@@ -51,7 +51,16 @@ def write_inplace(self: Tensor, result, name: str) -> None:
         sd[()] = result
 
 
-def check_inplace_autograd(self: Tensor, name: str) -> None:
+def check_inplace_autograd(self: Tensor, name: str, tracked: bool = True) -> None:
+    """PyTorch's refusals of an in-place op under grad mode: on a leaf that requires grad, on
+    a view of one, and (when the op takes part in autograd, ``tracked``) on an output of a
+    function that returns several views (``split``, ``chunk``, ``unbind``)."""
+    if tracked:
+        extra = self._extra
+        if extra is not None and "multi" in extra and self._base is not None:
+            from .views import multi_view_message
+
+            raise RuntimeError(multi_view_message(self))
     if self.requires_grad and self.grad_fn is None and GRAD.enabled:
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
                            "operation.")
@@ -147,10 +156,16 @@ def _rebase_history(self: Tensor, result: Tensor) -> None:
         if result._data.dtype is not self._data.dtype or result._data.shape != self._data.shape:
             result = cast_to(result.expand(self._data.shape) if result._data.shape !=
                              self._data.shape else result, None, self.dtype, False)
+        old_fn, old_nr = self.grad_fn, self._nr
         self.grad_fn = result.grad_fn
         self.requires_grad = True
-        if getattr(self, "_nr", 0):
+        if old_nr:
             self._nr = 0
+        if self._extra is not None or self._views is not None:
+            from .views import follow_retain, refresh_views
+
+            follow_retain(self, old_fn, old_nr)
+            refresh_views(self)  # views of self follow its new history
 
 
 #: how ``out=`` treats a dtype other than the result's: ``"cast"`` (PyTorch's elementwise

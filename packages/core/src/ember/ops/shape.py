@@ -40,7 +40,7 @@ from .indexing import (
 )
 from .pointwise import copy_as
 from .registry import register, register_method
-from .views import StridedReplay, inplace_view, make_view, storage_positions
+from .views import StridedReplay, inplace_view, make_view, multi_output_views, storage_positions
 
 __all__ = ["reshape", "view", "expand", "unsqueeze", "squeeze", "transpose", "t", "permute",
            "flatten", "unflatten", "ravel", "repeat", "tile", "broadcast_to",
@@ -630,14 +630,27 @@ def unbind(input, dim=0):
     if d.ndim == 0:
         raise IndexError("Dimension specified as 0 but tensor has no dimensions")
     dim = wrap_dim(dim, d.ndim)
-    return tuple(select(input, dim, i) for i in range(d.shape[dim]))
-
-
-def _split_at(input, dim, bounds):
-    """Views along ``dim`` between consecutive ``bounds``."""
+    if d.__class__ is _SparseData:  # a sparse tensor's array: its own select
+        return tuple(select(input, dim, i) for i in range(d.shape[dim]))
     lead = (slice(None),) * dim
-    return tuple(basic_view(input, lead + (slice(a, b), Ellipsis), SliceBackward0)
-                 for a, b in zip(bounds[:-1], bounds[1:]))
+    views = [_view_at(input, lead + (i, Ellipsis)) for i in range(d.shape[dim])]
+    ctx = (dim, d.shape[:dim] + d.shape[dim + 1:], input.dtype)
+    return multi_output_views(input, views, UnbindBackward0, ctx)
+
+
+def _view_at(input, idx):
+    """The view ``input[idx]`` (a basic index tuple), an output of a multi-output node."""
+    return make_view(input, input._data[idx], None, None, lambda b: b[idx], True)
+
+
+def _split_at(input, dim, bounds, node_cls):
+    """Views along ``dim`` between consecutive ``bounds``, outputs of one ``node_cls`` node
+    (PyTorch's ``SplitBackward0`` / ``SplitWithSizesBackward0``)."""
+    lead = (slice(None),) * dim
+    views = [_view_at(input, lead + (slice(a, b), Ellipsis))
+             for a, b in zip(bounds[:-1], bounds[1:])]
+    ctx = (dim, tuple(v._data.shape for v in views), input.dtype)
+    return multi_output_views(input, views, node_cls, ctx)
 
 
 def split(tensor, split_size_or_sections, dim=0):
@@ -655,17 +668,17 @@ def split(tensor, split_size_or_sections, dim=0):
             if size:
                 raise RuntimeError("split_size can only be 0 if dimension size is 0, but got "
                                    f"dimension size of {size}")
-            return _split_at(tensor, dim, [0, 0])
+            return _split_at(tensor, dim, [0, 0], SplitBackward0)
         bounds = list(range(0, size, step)) + [size]
         if size == 0:
             bounds = [0, 0]
-        return _split_at(tensor, dim, bounds)
+        return _split_at(tensor, dim, bounds, SplitBackward0)
     sizes = [int(s) for s in split_size_or_sections]
     if sum(sizes) != size or any(s < 0 for s in sizes):
         raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {size} "
                            f"(input tensor's size at dimension {dim}), but got split_sizes="
                            f"{sizes}")
-    return _split_at(tensor, dim, [0, *np.cumsum(sizes).tolist()])
+    return _split_at(tensor, dim, [0, *np.cumsum(sizes).tolist()], SplitWithSizesBackward0)
 
 
 split._ember_param_aliases = {"split_size_or_sections": ("split_size",)}  # Tensor.split's name
@@ -718,8 +731,10 @@ def tensor_split(input, indices_or_sections=None, dim=0, *, sections=None, indic
         if n <= 0:
             raise RuntimeError(f"number of sections must be larger than 0, got {n}")
         q, r = divmod(size, n)
-        sizes = [q + 1] * r + [q] * (n - r)
-        return _split_at(input, dim, [0, *np.cumsum(sizes).tolist()])
+        bounds = [0, *np.cumsum([q + 1] * r + [q] * (n - r)).tolist()]
+        lead = (slice(None),) * dim
+        return tuple(basic_view(input, lead + (slice(a, b), Ellipsis), SliceBackward0)
+                     for a, b in zip(bounds[:-1], bounds[1:]))
     # NumPy's array_split: consecutive indices bound each part (clamped into [0, size]; a
     # part whose start lies past its end is empty)
     cuts = [min(max(int(i) + (size if int(i) < 0 else 0), 0), size) for i in spec]
@@ -738,7 +753,7 @@ def chunk(input, chunks, dim=0):
     dim = wrap_dim(dim, d.ndim)
     size = d.shape[dim]
     if size == 0:
-        return _split_at(input, dim, [0] * (chunks + 1))
+        return _split_at(input, dim, [0] * (chunks + 1), SplitBackward0)
     return split(input, -(-size // chunks), dim)
 
 
@@ -2054,7 +2069,8 @@ def as_strided_scatter(input, src, size, stride, storage_offset=None):
 
 # -- unsafe_split / unsafe_chunk: split without view tracking ----------------------------------
 
-def _unsafe_split_bw(node, grads):
+def _split_bw(node, grads):
+    # the parts' gradients (zeros for those without one) joined along the split dimension
     from .._factory import zeros
 
     dim, shapes, dtype = node.ctx
@@ -2067,9 +2083,24 @@ def _unsafe_split_bw(node, grads):
     return (cat(parts, dim),)
 
 
-UnsafeSplitBackward0 = make_node_class("UnsafeSplitBackward0", _unsafe_split_bw)
-UnsafeSplitWithSizesBackward0 = make_node_class("UnsafeSplitWithSizesBackward0",
-                                                _unsafe_split_bw)
+def _unbind_bw(node, grads):
+    from .._factory import zeros
+
+    dim, shape, dtype = node.ctx
+    if node._n_out == 1:
+        grads = [grads]
+    parts = [g if g is not None else zeros(shape, dtype=dtype, device=node.device)
+             for g in grads]
+    if any(p.__class__ is not Tensor for p in parts):  # batched by vmap
+        return (public("stack")(parts, dim),)
+    return (stack(parts, dim),)
+
+
+SplitBackward0 = make_node_class("SplitBackward0", _split_bw)
+SplitWithSizesBackward0 = make_node_class("SplitWithSizesBackward0", _split_bw)
+UnbindBackward0 = make_node_class("UnbindBackward0", _unbind_bw)
+UnsafeSplitBackward0 = make_node_class("UnsafeSplitBackward0", _split_bw)
+UnsafeSplitWithSizesBackward0 = make_node_class("UnsafeSplitWithSizesBackward0", _split_bw)
 
 
 def _unsafe(input, views, dim, node_cls):

@@ -13,9 +13,24 @@ a view reshaped in place (``v.t_()``, ``v.squeeze_()``), whose chain becomes a
 ``StridedReplay`` as in PyTorch. A chain can also stop replaying its view when the root itself
 changed shape in place (``root.t_()``, ``root.set_(...)``). ``copy_slices`` routes such a
 view's gradient through the elements of the base it covers (``logical_index``) instead.
+
+A view's history must follow its root's: after an in-place op under autograd rewrites the
+root's history (on the root or through any view of it), every other live view of the root
+takes an ``AsStridedBackward0`` node over the root's new history, as PyTorch regenerates a
+view's ``grad_fn`` when the shared version moved on. PyTorch does that lazily when the view's
+``grad_fn`` is read; here the root keeps weak references to the views made of it under grad
+mode (``_views``, by ``id``) and ``refresh_views`` rewrites them at the in-place op, so that a
+view made before the root required grad starts requiring it too (``a = h[0]; h[0] = w``).
+A tensor that retains its grad moves that to its new node (``follow_retain``).
+
+The outputs of ``split``/``chunk``/``unbind`` share one multi-output node; made under grad
+mode they (and views of them) are marked ``multi`` and refuse in-place changes under autograd
+with PyTorch's message (``multi_output_views``).
 """
 
 from __future__ import annotations
+
+from weakref import ref as _weakref
 
 import numpy as np
 
@@ -25,18 +40,22 @@ from ..autograd.grad_mode import GRAD
 from ..autograd.graph import edge, make_node_class, new_node, record, result
 
 __all__ = ["make_view", "copy_slices", "view_fn_of", "inplace_view", "StridedReplay",
-           "storage_positions", "logical_index"]
+           "storage_positions", "logical_index", "multi_output_views", "multi_view_message",
+           "refresh_views", "register_view", "follow_retain"]
 
 
-def make_view(input: Tensor, array, node_cls=None, ctx=None, view_fn=None) -> Tensor:
+def make_view(input: Tensor, array, node_cls=None, ctx=None, view_fn=None,
+              multi: bool = False) -> Tensor:
     """Wrap ``array`` (a view of ``input``'s memory) as a view tensor of ``input``.
 
     ``view_fn(tensor) -> view tensor`` replays the view on ``input``; it is what an in-place
     op on the view uses to rewrite the base's history (``copy_slices``). ``node_cls``/``ctx``
-    record the view's backward when ``input`` requires grad.
+    record the view's backward when ``input`` requires grad. ``multi`` marks an output of a
+    function returning several views (see ``multi_output_views``), under grad mode.
     """
     out = _make(array, input._device)
     base = getattr(input, "_base", None)
+    grad = GRAD.enabled
     if base is None:
         root = input
         chain = view_fn
@@ -47,16 +66,156 @@ def make_view(input: Tensor, array, node_cls=None, ctx=None, view_fn=None) -> Te
         prev = extra.get("view_fn") if extra else None
         chain = None if prev is None or view_fn is None else _compose(prev, view_fn)
         strided = chain is not None and extra.get("strided", False)
+        # a view of an output of split/unbind/...: PyTorch keeps the mark
+        multi = multi or (extra is not None and "multi" in extra)
     vc = getattr(root, "_vc", None)
     if vc is None:
         vc = root._vc = [0]
     out._vc = vc
     out._base = root
-    if chain is not None:
-        out._extra = {"view_fn": chain, "strided": True} if strided else {"view_fn": chain}
-    if node_cls is not None and input.requires_grad and GRAD.enabled:
-        record(node_cls, out, (input,), (), ctx)
+    multi = multi and grad
+    if chain is not None or multi:
+        extra = out._extra = {}
+        if chain is not None:
+            extra["view_fn"] = chain
+            if strided:
+                extra["strided"] = True
+        if multi:
+            extra["multi"] = True
+    if grad:
+        if node_cls is not None and input.requires_grad:
+            record(node_cls, out, (input,), (), ctx)
+        if root.grad_fn is not None or not root.requires_grad:
+            # (a leaf that requires grad cannot change history in place: nothing to follow)
+            views = root._views
+            if views is None:
+                root._views = {id(out): _weakref(out)}
+            else:
+                views[id(out)] = _weakref(out)
+                if not len(views) & 63:
+                    _drop_dead(views)
     return out
+
+
+def _drop_dead(views: dict) -> None:
+    """Forget the views that died (now and then: amortised O(1) a view). A dict keyed by
+    ``id`` and only ``pop`` of dead entries, so a view registered by another thread meanwhile
+    is not lost."""
+    for k, r in list(views.items()):
+        if r() is None and views.get(k) is r:
+            views.pop(k, None)
+
+
+def register_view(root: Tensor, view: Tensor) -> None:
+    """Remember ``view`` (weakly) on ``root`` for ``refresh_views`` (``make_view`` does this
+    inline for the views it makes)."""
+    views = root._views
+    if views is None:
+        root._views = {id(view): _weakref(view)}
+    else:
+        views[id(view)] = _weakref(view)
+
+
+def follow_retain(t: Tensor, old_fn, old_nr: int) -> None:
+    """After ``t`` took a new ``grad_fn`` in place, move its ``retain_grad`` from the old
+    node to the new one, as PyTorch does: ``t.grad`` is then the gradient of ``t``'s new
+    value. (Ordinary tensor hooks stay on the old node, as in PyTorch.)"""
+    extra = t._extra
+    if extra is None or not extra.get("retains_grad") or t.grad_fn is old_fn:
+        return
+    retain = getattr(old_fn, "_retain", None) if old_fn is not None else None
+    if retain:
+        r = retain.get(old_nr)
+        if r is not None and r() is t:
+            del retain[old_nr]
+    t.retain_grad()
+
+
+def refresh_views(root: Tensor, written: Tensor | None = None) -> None:
+    """After an in-place op under autograd gave ``root`` a new history, point every other
+    live view of it (``written``, the view the op wrote through, is already rebased) at that
+    history through an ``AsStridedBackward0`` node, as PyTorch does when such a view's
+    ``grad_fn`` is next read. A view from ``split``/``unbind``/... gets a node that raises
+    PyTorch's error if a backward reaches it (PyTorch raises as the ``grad_fn`` is read)."""
+    views = root._views
+    if not views:
+        return
+    for r in list(views.values()):
+        v = r()
+        # (a view given memory of its own since, by ``set_``, is no longer one)
+        if v is not None and v is not written and v._base is root:
+            _follow_root(root, v)
+    _drop_dead(views)
+
+
+def _follow_root(root: Tensor, view: Tensor) -> None:
+    old_fn, old_nr = view.grad_fn, view._nr
+    extra = view._extra
+    if extra is not None and "multi" in extra:
+        node = new_node(_RebasedMultiOutputView)
+        node.next_functions = ()
+        node.saved = ()
+        node.versions = None
+        node.ctx = multi_view_message(view, indirect=True)
+        node.device = view._device
+        view.grad_fn = node
+    else:
+        from .shape import AsStridedBackward0, _geometry
+
+        geometry = (view._data.shape, view.stride(), view.storage_offset())
+        record(AsStridedBackward0, view, (root,), (), (_geometry(root), geometry))
+    view.requires_grad = True
+    if view._nr:
+        view._nr = 0
+    follow_retain(view, old_fn, old_nr)
+
+
+def _raise_rebased(node, grad):
+    raise RuntimeError(node.ctx)
+
+
+#: the history of a multi-output view whose base (or another view of it) was changed in place
+_RebasedMultiOutputView = make_node_class("Error", _raise_rebased)
+
+
+def _node_label(node) -> str:
+    name = type(node).__name__
+    cut = name.rfind("Backward")
+    return name[:cut] if cut > 0 and name[cut + 8:].isdigit() else name
+
+
+def multi_view_message(view: Tensor, indirect: bool = False) -> str:
+    """PyTorch's error for an in-place change to (``indirect``: to the base of, or to another
+    view of the base of) an output of a function returning several views."""
+    modified = "its base or another view of its base has been" if indirect else "is being"
+    gf = view.grad_fn
+    if gf is not None:
+        head = (f"Output {view._nr} of {_node_label(gf)} is a view and {modified} modified "
+                "inplace.")
+    else:
+        head = (f"A view was created in no_grad mode and {modified} modified inplace with grad "
+                "mode enabled.")
+    return (head + " This view is the output of a function that returns multiple views. Such "
+            "functions do not allow the output views to be modified inplace. You should "
+            "replace the inplace operation by an out-of-place one.")
+
+
+def multi_output_views(input: Tensor, views, node_cls, ctx) -> tuple:
+    """``views`` (made by ``make_view(..., multi=True)`` without a node) as the outputs of
+    one ``node_cls`` node (``ctx`` its context) when ``input`` requires grad under grad mode:
+    PyTorch's multi-output views, which refuse in-place changes under autograd."""
+    outs = tuple(views)
+    if outs and input.requires_grad and GRAD.enabled:
+        first = outs[0]
+        record(node_cls, first, (input,), (), ctx)
+        node = first.grad_fn
+        if len(outs) > 1:
+            node._n_out = len(outs)
+        for i, o in enumerate(outs[1:], 1):
+            o.requires_grad = True
+            o.grad_fn = node
+            o._nr = i
+    return outs
 
 
 def _view_chain(t):
@@ -152,10 +311,12 @@ def copy_slices(base: Tensor, view: Tensor, result: Tensor) -> None:
     node.versions = None
     node.ctx = (view_fn, rnode, spec)
     node.device = base._device
+    old_fn = base.grad_fn
     base.grad_fn = node
     base.requires_grad = True
     if nr:
         base._nr = 0
+    follow_retain(base, old_fn, nr)
     # the view now reads from the rewritten base
     if replay is not None:
         vextra = view._extra_dict()
@@ -163,9 +324,13 @@ def copy_slices(base: Tensor, view: Tensor, result: Tensor) -> None:
         vextra["strided"] = True
         view_fn = replay
     fresh = view_fn(base)
+    old_fn, old_nr = view.grad_fn, view._nr
     view.grad_fn = fresh.grad_fn
     view.requires_grad = True
     view._nr = getattr(fresh, "_nr", 0)
+    del fresh
+    follow_retain(view, old_fn, old_nr)
+    refresh_views(base, view)
 
 
 def _replays(view_fn, base, view) -> bool:
@@ -257,7 +422,7 @@ def inplace_view(self: Tensor, array, node_cls, ctx, name: str) -> Tensor:
 
     grad = GRAD.enabled
     if grad:
-        check_inplace_autograd(self, name)
+        check_inplace_autograd(self, name, self.requires_grad)
     track = grad and self.requires_grad
     old = None
     if track:
@@ -277,9 +442,11 @@ def inplace_view(self: Tensor, array, node_cls, ctx, name: str) -> Tensor:
         self._data = array
         self._extra_dict()["geom"] = True
     if track:
+        old_fn, old_nr = self.grad_fn, self._nr
         record(node_cls, self, (old,), (), ctx)
         if self._nr:
             self._nr = 0
+        follow_retain(self, old_fn, old_nr)
     self._bump_version()
     return self
 

@@ -28,6 +28,23 @@ def _own_accumulate_refs(t) -> list:
     return [ref] if ref is not None else []
 
 
+def _registry_refs(t) -> list:
+    """The weak references to view ``t`` that its root keeps to rebase it after in-place
+    changes (``ember.ops.views.refresh_views``): the root's, not the caller's."""
+    base = t.__dict__.get("_base") if hasattr(t, "__dict__") else None
+    views = getattr(base, "_views", None) if base is not None else None
+    r = views.get(id(t)) if views else None
+    return [r] if r is not None and r() is t else []
+
+
+def _has_foreign_ref(t) -> bool:
+    """Whether something other than ``t``'s own AccumulateGrad node and its root's view
+    registry holds a weak reference to ``t`` (compared by identity: a live reference's ``==``
+    compares the tensors)."""
+    own = [id(r) for r in _own_accumulate_refs(t) + _registry_refs(t)]
+    return any(id(r) not in own for r in weakref.getweakrefs(t))
+
+
 def swap_tensors(t1, t2) -> None:
     """Swap the contents of two tensors in place, as ``torch.utils.swap_tensors``: ``t1``
     takes everything of ``t2`` (data, dtype, device, ``requires_grad``, ``grad``,
@@ -41,9 +58,9 @@ def swap_tensors(t1, t2) -> None:
     holders of a tensor's data (its views, a graph that saved it for backward): swapping
     such a tensor is not refused, and those holders then see the swapped object.
     """
-    if [r for r in weakref.getweakrefs(t1) if r not in _own_accumulate_refs(t1)]:
+    if _has_foreign_ref(t1):
         raise RuntimeError("Cannot swap t1 because it has weakref associated with it")
-    if [r for r in weakref.getweakrefs(t2) if r not in _own_accumulate_refs(t2)]:
+    if _has_foreign_ref(t2):
         raise RuntimeError("Cannot swap t2 because it has weakref associated with it")
     t1_slots = set(copyreg._slotnames(t1.__class__))
     t2_slots = set(copyreg._slotnames(t2.__class__))
@@ -56,8 +73,24 @@ def swap_tensors(t1, t2) -> None:
     # hold grad, the version counter, the view base, hooks and a subclass's own fields
     cls1, cls2 = type(t1), type(t2)
     t1.__class__, t2.__class__ = cls2, cls1
+    for t in (t1, t2):  # each root forgets the view it had: it is re-registered below
+        base = t.__dict__.get("_base")
+        if base is not None and base._views:
+            base._views.pop(id(t), None)
     d1, d2 = t1.__dict__, t2.__dict__
     t1.__dict__, t2.__dict__ = d2, d1
+    # the views made of a tensor name it (their _base), so its registry of them stays
+    v1, v2 = d1.pop("_views", None), d2.pop("_views", None)
+    if v1 is not None:
+        d2["_views"] = v1
+    if v2 is not None:
+        d1["_views"] = v2
+    from ..ops.views import register_view
+
+    for t in (t1, t2):
+        base = t.__dict__.get("_base")
+        if base is not None:
+            register_view(base, t)
     for d in (d1, d2):
         node = d.pop("_accum", None)
         if node is not None:
