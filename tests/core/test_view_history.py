@@ -332,7 +332,7 @@ def test_swap_tensors_moves_a_view_between_registries():
     assert not any(r() is b for r in a._base._views.values())
 
 
-# -- retain_grad follows the new history; .data has its own version counter ---------------------
+# -- retain_grad follows the new history; .data --------------------------------------------------
 
 def test_retain_grad_moves_to_the_new_history():
     x = ember.ones(3, requires_grad=True)
@@ -371,15 +371,86 @@ def test_hooks_stay_on_the_old_history():
     assert seen == []  # PyTorch's: the hook belongs to v's history before the change
 
 
-def test_data_has_its_own_version_counter():
+def test_data_shares_the_version_counter():
+    # a difference from PyTorch (whose .data has a counter of its own), kept so that
+    # ember.compile's cached constants see changes made through .data (test_compile.py)
     x = ember.ones(3, requires_grad=True)
     y = x.exp()
-    d = y.data
-    d.mul_(0)
-    assert (y._version, d._version) == (0, 1)
-    y.sum().backward()  # no version error: changes through .data are not tracked
-    assert x.grad.tolist() == [0.0] * 3  # exp's backward reads the (zeroed) output
-    z = x.exp()
-    z.detach().zero_()
+    y.data.mul_(0)
+    assert y._version == 1
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
-        z.sum().backward()
+        y.sum().backward()
+
+
+# -- a custom Function that changes an input view in place (mark_dirty) ---------------------------
+
+class _Double(ember.autograd.Function):
+    @staticmethod
+    def forward(ctx, a):
+        ctx.mark_dirty(a)
+        return a.mul_(2)
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * 2
+
+
+class _AddInto(ember.autograd.Function):  # changes its second argument: y += s * x
+    @staticmethod
+    def forward(ctx, x, y, s):
+        ctx.mark_dirty(y)
+        ctx.s = s
+        return y.add_(x * s)
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * ctx.s, g, None
+
+
+def test_function_dirtying_a_view_rebases_its_base():
+    x = ember.ones(4, requires_grad=True)
+    b = x * 1
+    v = b[:2]
+    out = _Double.apply(v)
+    assert out is v and b.grad_fn.name() == "CopySlices"
+    b.sum().backward()
+    assert x.grad.tolist() == [2.0, 2.0, 1.0, 1.0]  # PyTorch 2.13's
+
+
+def test_function_dirtying_its_second_argument_view():
+    def f(x, w):
+        b = w * 1
+        _AddInto.apply(x, b[1:3], 3.0)
+        return b * b
+
+    x = ember.randn(2, 3, dtype=ember.float64, requires_grad=True)
+    w = ember.randn(4, 3, dtype=ember.float64, requires_grad=True)
+    assert gradcheck(f, (x, w))
+
+
+def test_function_dirtying_a_view_errors():
+    class Two(ember.autograd.Function):
+        @staticmethod
+        def forward(ctx, a):
+            ctx.mark_dirty(a)
+            return a.mul_(2), a * 1
+
+        @staticmethod
+        def backward(ctx, g1, g2):
+            return g1 * 2 + g2
+
+    b = _nonleaf(4)
+    with pytest.raises(RuntimeError, match="^Functions which modify views in-place must return "
+                                           "a single Variable$"):
+        Two.apply(b[:2])
+    with pytest.raises(RuntimeError, match=re.escape(MULTI)):
+        _Double.apply(_nonleaf(4).split(2)[0])
+
+
+def test_detach_in_place_refuses_every_view():
+    for base in (ember.ones(4), _nonleaf(4)):
+        with pytest.raises(RuntimeError, match=r"^Can't detach views in-place\. Use detach\(\) "
+                                               r"instead\. If you are using Distributed"):
+            base[:2].detach_()
+    y = _nonleaf(3)
+    assert y.detach_() is y and y.grad_fn is None

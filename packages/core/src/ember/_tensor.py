@@ -473,21 +473,24 @@ class Tensor:
         return t
 
     def detach_(self):
-        if getattr(self, "_base", None) is not None and self._base.requires_grad:
-            raise RuntimeError("Can't detach views in-place. Use detach() instead.")
+        if getattr(self, "_base", None) is not None:
+            raise RuntimeError(
+                "Can't detach views in-place. Use detach() instead. If you are using "
+                "DistributedDataParallel (DDP) for training, and gradient_as_bucket_view is set "
+                "as True, gradients are views of DDP buckets, and hence detach_() cannot be "
+                "called on these gradients. To fix this error, please refer to the "
+                "Optimizer.zero_grad() function in torch/optim/optimizer.py as the solution.")
         self.grad_fn = None
         self.requires_grad = False
         return self
 
     @property
     def data(self):
-        """This tensor's data outside autograd: ``detach()`` with a version counter of its
-        own, as PyTorch's ``.data``, so in-place changes through it are not seen by the
-        version checks of a backward (``y.data.zero_()`` after ``y`` was saved is no error;
-        ``y.detach().zero_()`` is)."""
-        t = self.detach()
-        t._vc = [0]
-        return t
+        """This tensor's data outside autograd: ``detach()``. Unlike PyTorch's ``.data`` it
+        shares the version counter, so a backward whose saved tensor was changed in place
+        through ``.data`` raises (PyTorch's computes with the changed value), and every
+        in-place route reaches what caches the tensor (``ember.compile``'s constants)."""
+        return self.detach()
 
     @data.setter
     def data(self, value):

@@ -674,10 +674,10 @@ class Tensor:
 
     @property
     def data(self) -> Tensor:
-        """This tensor's data outside autograd: ``detach()`` with a version counter of its
-        own, as PyTorch's ``.data``, so in-place changes through it are not seen by the
-        version checks of a backward (``y.data.zero_()`` after ``y`` was saved is no error;
-        ``y.detach().zero_()`` is).
+        """This tensor's data outside autograd: ``detach()``. Unlike PyTorch's ``.data`` it
+        shares the version counter, so a backward whose saved tensor was changed in place
+        through ``.data`` raises (PyTorch's computes with the changed value), and every
+        in-place route reaches what caches the tensor (``ember.compile``'s constants).
         """
     @data.setter
     def data(self, value: Tensor) -> None: ...

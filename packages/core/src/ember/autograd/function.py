@@ -354,6 +354,8 @@ def _wrap_outputs(ctx, args, out):
             raise RuntimeError("Some elements marked as dirty during the forward method were "
                                "not returned as output. The inputs that are modified inplace "
                                "must all be outputs of the Function.")
+        if t._base is not None and t.grad_fn is ctx:
+            _rebase_dirty_view(ctx, args, t, len(outs))
     to_save = ctx.to_save
     if to_save:
         ctx.saved = to_save
@@ -372,6 +374,25 @@ def _wrap_outputs(ctx, args, out):
 
         function_tangents(ctx, ctx._forward_cls, args, outs)
     return result
+
+
+def _rebase_dirty_view(ctx, args, view, n_outputs: int) -> None:
+    """An input view the Function changed in place (``mark_dirty``): as PyTorch, its base's
+    history is rewritten around this node (``CopySlices``) and the view, like the base's
+    other views, reads from the new history."""
+    from ..ops.views import copy_slices, multi_view_message
+
+    if n_outputs != 1:
+        raise RuntimeError("Functions which modify views in-place must return a single "
+                           "Variable")
+    if view._extra is not None and "multi" in view._extra:
+        view.grad_fn = None  # the message names the view's history before this call
+        raise RuntimeError(multi_view_message(view))
+    at = next(i for i, a in enumerate(args) if a is view)
+    node_out = _tensor._make(view._data, view._device)
+    node_out.requires_grad = True
+    node_out.grad_fn = ctx
+    copy_slices(view._base, view, node_out, at)
 
 
 def _contains(seq, obj) -> bool:
@@ -398,7 +419,8 @@ def _wrap_one(ctx, args, o, k, dirty, non_diff):
         o.requires_grad = False
         o.grad_fn = None
         return o
-    if o._base is not None and o._extra and "view_fn" in o._extra:
+    if o._base is not None and o._extra and "view_fn" in o._extra and not (
+            dirty and _contains(dirty, o)):
         # a view made inside forward: without its replay function an in-place op on it
         # raises instead of rewriting history around the custom backward (PyTorch forbids it)
         o._extra = {k: v for k, v in o._extra.items() if k != "view_fn"}

@@ -256,7 +256,7 @@ def _copy_slices_bw(node, grad):
     # in-place result with respect to the view's old value
     from .indexing import scatter_by
 
-    view_fn, result_node, spec = node.ctx
+    view_fn, result_node, spec, at = node.ctx
     grads_view = (None,)
     if result_node is not None:
         if result_node.versions is not None:
@@ -264,21 +264,22 @@ def _copy_slices_bw(node, grad):
         grads_view = result_node.backward(view_fn(grad))
         if not isinstance(grads_view, tuple):
             grads_view = (grads_view,)
-    first = grads_view[0]
+    first = grads_view[at] if at < len(grads_view) else None
     if spec is None:
         spec = ViewFnIndex(view_fn, grad._device)
     g_base = scatter_by(grad, spec, 0 if first is None else first, False)
-    return (g_base, *grads_view[1:])
+    return (g_base, *grads_view[:at], *grads_view[at + 1:])
 
 
 CopySlices = make_node_class("CopySlices", _copy_slices_bw)
 
 
-def copy_slices(base: Tensor, view: Tensor, result: Tensor) -> None:
+def copy_slices(base: Tensor, view: Tensor, result: Tensor, at: int = 0) -> None:
     """After ``view`` was overwritten in place with ``result``, rebase ``base``'s history.
 
-    ``result.grad_fn``'s first input is the old value of the view; the new base node takes
-    the old base plus the other inputs of that op.
+    ``result.grad_fn``'s input ``at`` (the first, for the in-place ops; the changed argument
+    of a custom Function) is the old value of the view; the new base node takes the old base
+    plus the other inputs of that op.
     """
     view_fn = _view_chain(view)
     if base.requires_grad and base.grad_fn is None and GRAD.enabled:
@@ -305,11 +306,11 @@ def copy_slices(base: Tensor, view: Tensor, result: Tensor) -> None:
     if nr:
         old_base._nr = nr
     node = new_node(CopySlices)
-    others = rnode.next_functions[1:] if rnode is not None else ()
-    node.next_functions = (edge(old_base), *others)
+    edges = rnode.next_functions if rnode is not None else ()
+    node.next_functions = (edge(old_base), *edges[:at], *edges[at + 1:])
     node.saved = ()
     node.versions = None
-    node.ctx = (view_fn, rnode, spec)
+    node.ctx = (view_fn, rnode, spec, at)
     node.device = base._device
     old_fn = base.grad_fn
     base.grad_fn = node
