@@ -454,3 +454,27 @@ def test_detach_in_place_refuses_every_view():
             base[:2].detach_()
     y = _nonleaf(3)
     assert y.detach_() is y and y.grad_fn is None
+
+
+@pytest.mark.parametrize("in_geom, out_geom", [
+    (((4, 6), (6, 1), 0), ((4, 3), (6, 1), 0)),       # a column block of a matrix
+    (((4, 6), (6, 1), 0), ((3, 4), (1, 6), 2)),       # transposed, offset
+    (((6, 4), (1, 6), 0), ((2, 2), (12, 2), 1)),      # from a transposed root, strided
+    (((2, 3, 4), (12, 4, 1), 0), ((2, 4), (12, 1), 8)),
+    (((4, 6), (6, 1), 3), ((5,), (1,), 4)),           # reaching past the input's end
+    (((4, 6), (6, 1), 0), ((3, 3), (1, 1), 0)),       # overlapping view: the general path
+    (((3, 4), (0, 1), 0), ((4,), (1,), 0)),           # an expanded input: the general path
+])
+def test_strided_gradient_fast_path_equals_the_general_one(in_geom, out_geom):
+    from ember.autograd.grad_mode import GRAD
+    from ember.ops.shape import _strided_grad
+
+    g = ember.tensor(np.random.default_rng(3).standard_normal(out_geom[0]))
+    general = _strided_grad(g, in_geom, out_geom)  # grad mode on: Tensor ops throughout
+    prev = GRAD.enabled
+    GRAD.enabled = False
+    try:
+        fast = _strided_grad(g, in_geom, out_geom)
+    finally:
+        GRAD.enabled = prev
+    np.testing.assert_allclose(fast.numpy(), general.numpy(), rtol=1e-15, atol=1e-15)

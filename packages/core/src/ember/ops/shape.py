@@ -1935,6 +1935,10 @@ def _strided_grad(g, in_geom, out_geom):
     positions (divided by how often an overlapping input reads each position)."""
     from .._factory import zeros
 
+    if not GRAD.enabled and g._data.__class__ is np.ndarray:
+        fast = _strided_grad_dense(g._data, in_geom, out_geom)
+        if fast is not None:
+            return _make(fast, g._device)
     xp = xp_of(g)
     in_shape = in_geom[0]
     p_in = storage_positions(*in_geom, xp)
@@ -1951,6 +1955,41 @@ def _strided_grad(g, in_geom, out_geom):
     if bool((counts > 1).any()):
         gin = gin / _make(counts.astype(g._data.dtype), g._device)
     return gin.reshape(in_shape)
+
+
+def _span_if_disjoint(size, stride, offset):
+    """The first and last storage positions of a geometry whose elements lie at distinct
+    positions (non-negative strides), else None."""
+    dims = sorted((st, n) for n, st in zip(size, stride) if n > 1)
+    reach = 0  # the farthest position the inner dims reach from the start
+    for st, n in dims:
+        if st <= reach:
+            return None
+        reach += (n - 1) * st
+    return offset, offset + reach
+
+
+def _strided_grad_dense(g, in_geom, out_geom):
+    """``_strided_grad`` for NumPy arrays outside autograd when neither geometry reads a
+    position twice (the views that follow their root after an in-place op): ``g`` written
+    into a buffer over the storage span, the input's elements read back. None otherwise."""
+    if 0 in in_geom[0] or 0 in out_geom[0]:
+        return None
+    span_in = _span_if_disjoint(*in_geom)
+    span_out = _span_if_disjoint(*out_geom)
+    if span_in is None or span_out is None:
+        return None
+    lo = min(span_in[0], span_out[0])
+    buf = np.zeros(max(span_in[1], span_out[1]) - lo + 1, g.dtype)
+    item = buf.itemsize
+
+    def region(geom):
+        size, stride, offset = geom
+        return np.lib.stride_tricks.as_strided(buf[offset - lo:], size,
+                                               [st * item for st in stride])
+
+    region(out_geom)[...] = g
+    return region(in_geom).copy()
 
 
 def _as_strided_bw(node, g):
