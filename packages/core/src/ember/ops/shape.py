@@ -40,7 +40,7 @@ from .indexing import (
 )
 from .pointwise import copy_as
 from .registry import register, register_method
-from .views import StridedReplay, inplace_view, make_view, multi_output_views, storage_positions
+from .views import StridedReplay, inplace_view, make_view, record_multi_output, storage_positions
 
 __all__ = ["reshape", "view", "expand", "unsqueeze", "squeeze", "transpose", "t", "permute",
            "flatten", "unflatten", "ravel", "repeat", "tile", "broadcast_to",
@@ -635,7 +635,7 @@ def unbind(input, dim=0):
     lead = (slice(None),) * dim
     views = [_view_at(input, lead + (i, Ellipsis)) for i in range(d.shape[dim])]
     ctx = (dim, d.shape[:dim] + d.shape[dim + 1:], input.dtype)
-    return multi_output_views(input, views, UnbindBackward0, ctx)
+    return record_multi_output(input, views, UnbindBackward0, ctx)
 
 
 def _view_at(input, idx):
@@ -650,7 +650,7 @@ def _split_at(input, dim, bounds, node_cls):
     views = [_view_at(input, lead + (slice(a, b), Ellipsis))
              for a, b in zip(bounds[:-1], bounds[1:])]
     ctx = (dim, tuple(v._data.shape for v in views), input.dtype)
-    return multi_output_views(input, views, node_cls, ctx)
+    return record_multi_output(input, views, node_cls, ctx)
 
 
 def split(tensor, split_size_or_sections, dim=0):
@@ -2153,18 +2153,8 @@ def _unsafe(input, views, dim, node_cls):
         o = _make(v._data, input._device)
         o._extra = {"storage": storage}
         outs.append(o)
-    if outs and input.requires_grad and GRAD.enabled:
-        dim = wrap_dim(dim, input._data.ndim)
-        record(node_cls, outs[0], (input,), (),
-               (dim, tuple(o._data.shape for o in outs), input.dtype))
-        node = outs[0].grad_fn
-        if len(outs) > 1:
-            node._n_out = len(outs)
-        for i, o in enumerate(outs[1:], 1):
-            o.requires_grad = True
-            o.grad_fn = node
-            o._nr = i
-    return tuple(outs)
+    ctx = (wrap_dim(dim, input._data.ndim), tuple(o._data.shape for o in outs), input.dtype)
+    return record_multi_output(input, outs, node_cls, ctx)
 
 
 def _no_grad_views(fn, *args):

@@ -25,7 +25,7 @@ A tensor that retains its grad moves that to its new node (``follow_retain``).
 
 The outputs of ``split``/``chunk``/``unbind`` share one multi-output node; made under grad
 mode they (and views of them) are marked ``multi`` and refuse in-place changes under autograd
-with PyTorch's message (``multi_output_views``).
+with PyTorch's message (``record_multi_output``).
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ from ..autograd.grad_mode import GRAD
 from ..autograd.graph import edge, make_node_class, new_node, record, result
 
 __all__ = ["make_view", "copy_slices", "view_fn_of", "inplace_view", "StridedReplay",
-           "storage_positions", "logical_index", "multi_output_views", "multi_view_message",
+           "storage_positions", "logical_index", "record_multi_output", "multi_view_message",
            "refresh_views", "register_view", "follow_retain"]
 
 
@@ -51,7 +51,7 @@ def make_view(input: Tensor, array, node_cls=None, ctx=None, view_fn=None,
     ``view_fn(tensor) -> view tensor`` replays the view on ``input``; it is what an in-place
     op on the view uses to rewrite the base's history (``copy_slices``). ``node_cls``/``ctx``
     record the view's backward when ``input`` requires grad. ``multi`` marks an output of a
-    function returning several views (see ``multi_output_views``), under grad mode.
+    function returning several views (see ``record_multi_output``), under grad mode.
     """
     out = _make(array, input._device)
     base = getattr(input, "_base", None)
@@ -200,11 +200,12 @@ def multi_view_message(view: Tensor, indirect: bool = False) -> str:
             "replace the inplace operation by an out-of-place one.")
 
 
-def multi_output_views(input: Tensor, views, node_cls, ctx) -> tuple:
-    """``views`` (made by ``make_view(..., multi=True)`` without a node) as the outputs of
-    one ``node_cls`` node (``ctx`` its context) when ``input`` requires grad under grad mode:
-    PyTorch's multi-output views, which refuse in-place changes under autograd."""
-    outs = tuple(views)
+def record_multi_output(input: Tensor, outs, node_cls, ctx) -> tuple:
+    """The tensors ``outs`` as the outputs of one ``node_cls`` node over ``input`` (``ctx``
+    its context; ``output_nr`` 0, 1, ...) when ``input`` requires grad under grad mode:
+    ``split``/``unbind`` (views made by ``make_view(..., multi=True)``, which then refuse
+    in-place changes under autograd) and the ``unsafe_*`` splits."""
+    outs = tuple(outs)
     if outs and input.requires_grad and GRAD.enabled:
         first = outs[0]
         record(node_cls, first, (input,), (), ctx)
