@@ -478,3 +478,12 @@ def test_strided_gradient_fast_path_equals_the_general_one(in_geom, out_geom):
     finally:
         GRAD.enabled = prev
     np.testing.assert_allclose(fast.numpy(), general.numpy(), rtol=1e-15, atol=1e-15)
+
+
+def test_a_refused_function_call_leaves_the_view_history_as_it_was():
+    b = _nonleaf(4)
+    x, y = b.split(2)
+    before = x.grad_fn
+    with pytest.raises(RuntimeError, match=re.escape(MULTI)):
+        _Double.apply(x)
+    assert x.grad_fn is before and x.output_nr == 0 and x.requires_grad

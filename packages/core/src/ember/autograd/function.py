@@ -382,13 +382,17 @@ def _rebase_dirty_view(ctx, args, view, n_outputs: int) -> None:
     other views, reads from the new history."""
     from ..ops.views import copy_slices, multi_view_message
 
-    if n_outputs != 1:
+    at = next(i for i, a in enumerate(args) if a is view)
+    multi = view._extra is not None and "multi" in view._extra
+    if n_outputs != 1 or multi:
+        # refused: the view keeps the history it had before this call (the edge to it)
+        view.grad_fn, nr = ctx.next_functions[at]
+        view.requires_grad = view.grad_fn is not None
+        view._nr = nr
+        if multi:
+            raise RuntimeError(multi_view_message(view))
         raise RuntimeError("Functions which modify views in-place must return a single "
                            "Variable")
-    if view._extra is not None and "multi" in view._extra:
-        view.grad_fn = None  # the message names the view's history before this call
-        raise RuntimeError(multi_view_message(view))
-    at = next(i for i, a in enumerate(args) if a is view)
     node_out = _tensor._make(view._data, view._device)
     node_out.requires_grad = True
     node_out.grad_fn = ctx

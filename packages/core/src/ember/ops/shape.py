@@ -634,7 +634,7 @@ def unbind(input, dim=0):
         return tuple(select(input, dim, i) for i in range(d.shape[dim]))
     lead = (slice(None),) * dim
     views = [_view_at(input, lead + (i, Ellipsis)) for i in range(d.shape[dim])]
-    ctx = (dim, d.shape[:dim] + d.shape[dim + 1:], input.dtype)
+    ctx = (dim, tuple(v._data.shape for v in views), input.dtype)
     return record_multi_output(input, views, UnbindBackward0, ctx)
 
 
@@ -2108,8 +2108,9 @@ def as_strided_scatter(input, src, size, stride, storage_offset=None):
 
 # -- unsafe_split / unsafe_chunk: split without view tracking ----------------------------------
 
-def _split_bw(node, grads):
-    # the parts' gradients (zeros for those without one) joined along the split dimension
+def _parts_of(node, grads):
+    """The gradients of a multi-output split's parts, zeros for those without one (ctx:
+    ``(dim, part shapes, dtype)``), and whether vmap batched them (dispatching joins)."""
     from .._factory import zeros
 
     dim, shapes, dtype = node.ctx
@@ -2117,22 +2118,17 @@ def _split_bw(node, grads):
         grads = [grads]
     parts = [g if g is not None else zeros(shape, dtype=dtype, device=node.device)
              for g, shape in zip(grads, shapes)]
-    if any(p.__class__ is not Tensor for p in parts):  # batched by vmap: dispatching cat
-        return (public("cat")(parts, dim),)
-    return (cat(parts, dim),)
+    return parts, any(p.__class__ is not Tensor for p in parts)
+
+
+def _split_bw(node, grads):
+    parts, batched = _parts_of(node, grads)
+    return ((public("cat") if batched else cat)(parts, node.ctx[0]),)
 
 
 def _unbind_bw(node, grads):
-    from .._factory import zeros
-
-    dim, shape, dtype = node.ctx
-    if node._n_out == 1:
-        grads = [grads]
-    parts = [g if g is not None else zeros(shape, dtype=dtype, device=node.device)
-             for g in grads]
-    if any(p.__class__ is not Tensor for p in parts):  # batched by vmap
-        return (public("stack")(parts, dim),)
-    return (stack(parts, dim),)
+    parts, batched = _parts_of(node, grads)
+    return ((public("stack") if batched else stack)(parts, node.ctx[0]),)
 
 
 SplitBackward0 = make_node_class("SplitBackward0", _split_bw)
