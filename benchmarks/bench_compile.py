@@ -15,6 +15,10 @@ of a shared machine disturbs far less than separate best-of runs. ``THREADS`` (d
 torch.set_num_threads, ember.set_num_threads and threadpoolctl's BLAS limit; ``PAIRS``
 (default 20) the rounds; ``BENCH_ONLY=lstm`` keeps the workloads whose name contains it;
 ``TORCH_COMPILE=0`` leaves torch.compile out (it spends minutes compiling on two cores).
+``BENCH_DEVICE=cuda`` runs every column on the GPU (Ember's compiled chains as CuPy
+``ElementwiseKernel``s); each sample of ``number`` calls then ends with a synchronize of both
+libraries, PyTorch's TF32 convolutions are switched off, and a column that disagrees with eager
+is reported in the notes rather than stopping the run (one GPU session is short).
 
 Run: ``env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE python benchmarks/bench_compile.py``, or
 ``python benchmarks/run.py bench_compile``.
@@ -40,6 +44,18 @@ from bench_nn import _copy_weights, _lenet, _mlp
 
 COLUMNS = ("compiled", "eager", "torch", "torch.compile")
 TOL = 1e-5
+DEVICE = os.environ.get("BENCH_DEVICE", "cpu")
+
+
+def _sync(torch) -> None:
+    """Wait for both libraries' queued GPU work (nothing on the CPU)."""
+    if DEVICE == "cpu":
+        return
+    import ember
+
+    ember.cuda.synchronize()
+    if torch is not None:
+        torch.cuda.synchronize()
 
 
 class Workload:
@@ -103,23 +119,32 @@ def _check(name: str, fns: dict, notes: list[str], calls: int = 3) -> dict:
             traceback.print_exc()
             fns[col] = None
     want = results["eager"]
+    agree = True
     for col, got in results.items():
         for i, (g, w) in enumerate(zip(got, want)):
             if not np.allclose(g, w, rtol=TOL, atol=TOL):
-                raise AssertionError(f"{name}: {col} call {i + 1} differs from Ember eager by "
-                                     f"{np.abs(g - w).max():.3g} (tolerance {TOL})")
+                msg = (f"{name}: {col} call {i + 1} differs from Ember eager by "
+                       f"{np.abs(g - w).max():.3g} (tolerance {TOL})")
+                if DEVICE == "cpu":
+                    raise AssertionError(msg)
+                notes.append(f"DIFFERS: {msg}")
+                agree = False
     compiled = getattr(fns["compiled"], "compiled", None)
     if compiled is not None:
         for entry in explain(compiled)["entries"]:
             if entry["eager"]:
                 notes.append(f"compiled: an entry runs eagerly ({entry['reason']})")
+            if entry["fused_chains"]:
+                notes.append(f"compiled: {len(entry['fused_chains'])} elementwise chain(s) "
+                             "run as one kernel each: "
+                             + "; ".join(" -> ".join(c) for c in entry["fused_chains"]))
             if entry["fallback_ops"] or entry["grad_fallback_ops"]:
                 notes.append(f"compiled: fallback ops {entry['fallback_ops']}, grad "
                              f"fallbacks {entry['grad_fallback_ops']}")
     loss = float(want[0].ravel()[0]) if want[0].size == 1 else None
-    if loss is not None:
+    if agree and loss is not None:
         notes.append(f"first loss {loss:.6f}; calls 1-{calls} agree to {TOL:g} across columns")
-    else:
+    elif agree:
         notes.append(f"outputs of calls 1-{calls} agree to {TOL:g} across columns")
     return results
 
@@ -154,9 +179,12 @@ def _step_columns(torch, build, make_opt, loss_fn, x_np, y_np, notes,
     if torch is not None:
         for m in e_models:
             _copy_weights(t_model, m)
+        t_model.to(DEVICE)
     else:
         e_models[1].load_state_dict(e_models[0].state_dict())
-    ex, ey = ember.from_numpy(x_np), ember.from_numpy(y_np)
+    for m in e_models:
+        m.to(DEVICE)
+    ex, ey = ember.tensor(x_np, device=DEVICE), ember.tensor(y_np, device=DEVICE)
     if forward_only:
         c_model = ember.compile(e_models[0])  # an nn.Module: parameters() are the model's
         compiled = make_step(ember, c_model)
@@ -168,7 +196,7 @@ def _step_columns(torch, build, make_opt, loss_fn, x_np, y_np, notes,
            "torch": None, "torch.compile": None}
     fns["compiled"].compiled = getattr(compiled, "compiled", compiled)
     if torch is not None:
-        tx, ty = torch.from_numpy(x_np), torch.from_numpy(y_np)
+        tx, ty = torch.tensor(x_np, device=DEVICE), torch.tensor(y_np, device=DEVICE)
         tc_model = copy.deepcopy(t_model)
         t_step = make_step(torch, t_model)
         fns["torch"] = lambda: t_step(tx, ty)
@@ -208,7 +236,12 @@ def _small_mlp_inference(torch, rng) -> Workload:
         return nn.Sequential(nn.Linear(32, 64), nn.ReLU(), nn.Linear(64, 10)).eval()
 
     x_np = rng.standard_normal((8, 32)).astype(np.float32)
-    e_model, ex = make(ember), ember.from_numpy(x_np)
+    e_model, ex = make(ember), ember.tensor(x_np, device=DEVICE)
+    if torch is not None:
+        t_model, tx = make(torch), torch.tensor(x_np, device=DEVICE)
+        _copy_weights(t_model, e_model)
+        t_model.to(DEVICE)
+    e_model.to(DEVICE)
     cm = ember.compile(e_model)
     fns: dict = {"torch": None, "torch.compile": None}
 
@@ -223,8 +256,6 @@ def _small_mlp_inference(torch, rng) -> Workload:
     compiled.compiled = cm
     fns["compiled"], fns["eager"] = compiled, eager
     if torch is not None:
-        t_model, tx = make(torch), torch.from_numpy(x_np)
-        _copy_weights(t_model, e_model)
         tcm = _torch_compile(torch, copy.deepcopy(t_model), notes)
 
         def t_eager():
@@ -349,16 +380,19 @@ BUILDERS = [_small_mlp_inference, _mlp_step, _lenet_step, _transformer_step, _ls
             _gated_step, _mlp_compiled_forward_step, _gated_compiled_forward_step]
 
 
-def _paired(fns: dict, pairs: int, pause: float) -> dict:
+def _paired(fns: dict, pairs: int, pause: float, sync=lambda: None) -> dict:
     """Per column, ``pairs`` samples (seconds per call), one of each column per round in a
-    rotating order, a pause between columns."""
+    rotating order, a pause between columns; ``sync`` waits for queued device work (before a
+    sample's clock starts and before it stops)."""
     cols = [c for c in COLUMNS if fns.get(c) is not None]
     for c in cols:  # warm up, and size a sample to ~20 ms of the slowest column
         fns[c]()
     per_call = {}
     for c in cols:
+        sync()
         t0 = time.perf_counter()
         fns[c]()
+        sync()
         per_call[c] = time.perf_counter() - t0
     number = max(1, min(2000, int(0.02 / max(per_call.values()))))
     times: dict = {c: [] for c in cols}
@@ -369,9 +403,11 @@ def _paired(fns: dict, pairs: int, pause: float) -> dict:
             order = cols[i % len(cols):] + cols[:i % len(cols)]
             for c in order:
                 fn = fns[c]
+                sync()
                 t0 = time.perf_counter()
                 for _ in range(number):
                     fn()
+                sync()
                 times[c].append((time.perf_counter() - t0) / number)
                 time.sleep(pause)
             gc.collect()
@@ -419,19 +455,30 @@ def measure(torch, threads: int, pairs: int, pause: float = 0.05) -> str:
     ember.set_num_threads(threads)
     if torch is not None:
         torch.set_num_threads(threads)
+        if DEVICE != "cpu":  # cuDNN convolutions default to TF32; Ember's run in float32
+            torch.backends.cudnn.allow_tf32 = False
+            torch.backends.cuda.matmul.allow_tf32 = False
     try:
         with threadpool_limits(threads, user_api="blas"):
             for build in BUILDERS:
                 rng = np.random.default_rng(0)
-                w = build(torch, rng)
-                if only and only not in w.name.lower():
+                try:
+                    w = build(torch, rng)
+                    if only and only not in w.name.lower():
+                        continue
+                    print(f"{w.name}: checking", file=sys.stderr, flush=True)
+                    t0 = time.perf_counter()
+                    _check(w.name, w.fns, w.notes)
+                    print(f"{w.name}: checked in {time.perf_counter() - t0:.0f} s; timing",
+                          file=sys.stderr, flush=True)
+                    times = _paired(w.fns, pairs, pause, lambda: _sync(torch))
+                except Exception as exc:
+                    if DEVICE == "cpu":
+                        raise
+                    traceback.print_exc()  # on a GPU: report it, time the other workloads
+                    notes_out.append(f"- {build.__name__}: FAILED: {type(exc).__name__}: "
+                                     f"{exc}")
                     continue
-                print(f"{w.name}: checking", file=sys.stderr, flush=True)
-                t0 = time.perf_counter()
-                _check(w.name, w.fns, w.notes)
-                print(f"{w.name}: checked in {time.perf_counter() - t0:.0f} s; timing",
-                      file=sys.stderr, flush=True)
-                times = _paired(w.fns, pairs, pause)
                 med = {c: float(np.median(v)) for c, v in times.items()}
                 rows.append(
                     f"| {w.name} | " + " | ".join(_fmt(med.get(c)) for c in COLUMNS)
@@ -466,7 +513,7 @@ def main() -> int:
     print(f"date: {datetime.date.today()}  machine: {platform.machine()}, {os.cpu_count()} "
           f"cores, {platform.python_implementation()} {platform.python_version()}; numpy "
           f"{np.__version__}; torch {getattr(torch, '__version__', 'absent')}")
-    print(f"threads: {threads}; load average at start: {_load()}")
+    print(f"threads: {threads}; load average at start: {_load()}; device: {DEVICE}")
     table = measure(torch, threads, int(os.environ.get("PAIRS", "20")))
     from threadpoolctl import threadpool_limits
 

@@ -439,6 +439,7 @@ def _check_training(device, opt_name, inplace):
     entry = explain(run)["entries"][0]
     assert not entry["eager"] and entry["fallback_ops"] == [] \
         and entry["grad_fallback_ops"] == []
+    assert entry["fused_chains"] == run._entries[0].gen.fused_chains  # what explain reports
     return losses, params, run._entries[0].gen
 
 

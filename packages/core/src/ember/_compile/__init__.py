@@ -444,7 +444,8 @@ def explain(fn) -> dict:
     """What ``ember.compile`` made of ``fn`` (a compiled function or module): per entry its
     graph breaks, whether it runs eagerly, the ops run through their fallback, and the
     generated source, for a custom backend the code of the ``GraphModule`` it was given
-    (``torch._dynamo.explain``'s counts, in a dict)."""
+    (``torch._dynamo.explain``'s counts, in a dict), and on the GPU the ops of each
+    elementwise chain run as one kernel (``fused_chains``)."""
     compiled = getattr(fn, "_compiled", fn)
     if not isinstance(compiled, CompiledFunction):
         raise TypeError("explain() takes what ember.compile returned")
@@ -454,6 +455,7 @@ def explain(fn) -> dict:
                         "fallback_ops": list(e.gen.fallbacks) if e.gen else [],
                         "grad_fallback_ops": list(e.gen.grad_fallbacks) if e.gen else [],
                         "node_vjp_ops": list(e.gen.node_vjps) if e.gen else [],
+                        "fused_chains": [list(c) for c in e.gen.fused_chains] if e.gen else [],
                         "source": e.source})
     return {"graph_count": sum(not e["eager"] for e in entries),
             "graph_break_count": sum(len(e["graph_breaks"]) for e in entries),
