@@ -1,6 +1,7 @@
 """The autograd engine and its user surface: backward, autograd.grad, grad modes, hooks,
 version counters, anomaly mode and gradcheck."""
 
+import re
 import warnings
 
 import numpy as np
@@ -107,7 +108,7 @@ def test_backward_with_inputs_restricts_accumulation():
     (a * b).sum().backward(inputs=[a])
     np.testing.assert_allclose(to_numpy(a.grad), to_numpy(b))
     assert b.grad is None
-    with pytest.raises(RuntimeError, match="'inputs' argument to backward\\(\\) cannot be "
+    with pytest.raises(RuntimeError, match="`inputs` argument to `backward\\(\\)` cannot be "
                                            "empty."):
         (a * b).sum().backward(inputs=[])
 
@@ -392,10 +393,22 @@ def test_grad_of_non_leaf_warns(monkeypatch):
 
 def test_grad_assignment_checks():
     x = randn64(2, rng=RNG)
-    with pytest.raises(RuntimeError, match="assigned grad has data of a different size"):
+    # PyTorch 2.13's messages, checked in its order: dtype, device, size
+    with pytest.raises(RuntimeError, match=re.escape(
+            "attempting to assign a gradient of size '[3]' to a tensor of size '[2]'. Please "
+            "ensure that the gradient and the tensor are the same size")):
         x.grad = randn64(3, rng=RNG, requires_grad=False)
-    with pytest.raises(RuntimeError, match="assigned grad has data of a different type"):
+    with pytest.raises(RuntimeError, match="^attempting to assign a gradient with dtype "
+                                           "'float' to a tensor with grad_dtype 'Double'"):
         x.grad = ember.tensor([1.0, 2.0])
+    with pytest.raises(RuntimeError, match="^attempting to assign a gradient with dtype "):
+        x.grad = ember.tensor([1.0, 2.0, 3.0])  # wrong size as well: the dtype is named
+    with pytest.raises(RuntimeError, match=re.escape(
+            "attempting to assign a gradient with device type 'meta' to a tensor with device "
+            "type 'cpu'. Please ensure that the gradient and the tensor are on the same "
+            "device")):
+        x.grad = ember.empty(5, dtype=ember.float64, device="meta")
+    assert x.grad is None  # every refused assignment left it as it was
     x.grad = t64([1.0, 2.0], False)
     (x * 1).sum().backward()
     np.testing.assert_allclose(to_numpy(x.grad), [2.0, 3.0])

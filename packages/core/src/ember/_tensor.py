@@ -394,12 +394,23 @@ class Tensor:
             if not isinstance(value, Tensor):
                 raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of "
                                 f"type {type(value).__name__}")
+            _check_grad_dtype(self, value)  # PyTorch's order: dtype, device, size
             if value._device is not self._device:
-                raise RuntimeError(f"assigned grad has data located on {value._device}, "
-                                   f"but the tensor is on {self._device}")
-            _check_grad_dtype(self, value)
+                gd, sd = value._device, self._device
+                if gd.type != sd.type:
+                    raise RuntimeError(f"attempting to assign a gradient with device type "
+                                       f"'{gd.type}' to a tensor with device type '{sd.type}'"
+                                       ". Please ensure that the gradient and the tensor are "
+                                       "on the same device")
+                raise RuntimeError(f"attempting to assign a gradient located on device with "
+                                   f"index '{_device_index(gd)}' to a tensor located on "
+                                   f"device with index '{_device_index(sd)}'. Please ensure "
+                                   "that the gradient and the tensor are on the same device")
             if value._data.shape != self._data.shape:
-                raise RuntimeError("assigned grad has data of a different size")
+                raise RuntimeError(f"attempting to assign a gradient of size '"
+                                   f"{list(value._data.shape)}' to a tensor of size '"
+                                   f"{list(self._data.shape)}'. Please ensure that the "
+                                   "gradient and the tensor are the same size")
         self._grad = value
 
     @grad.deleter
@@ -1029,6 +1040,11 @@ def _parse_to(self, *args, **kwargs):
 _MEMORY_KEYS = ("storage", "geom", "pinned")
 
 
+def _device_index(dev) -> int:
+    """A device's index as PyTorch's ``get_device()`` gives it (-1 for the CPU)."""
+    return -1 if dev.index is None else dev.index
+
+
 def _check_grad_dtype(t, grad) -> None:
     """PyTorch's check of an assigned ``.grad``'s dtype against ``grad_dtype``."""
     extra = t._extra
@@ -1036,9 +1052,6 @@ def _check_grad_dtype(t, grad) -> None:
     want = extra["grad_dtype"] if explicit else t.dtype
     if want is None or grad._data.dtype == want.np:
         return
-    if not explicit:  # the tensor's own dtype
-        raise RuntimeError(f"assigned grad has data of a different type: expected {t.dtype} "
-                           f"but got {grad.dtype}")
     from ._dtype import options_type_name, scalar_type_name
 
     raise RuntimeError(f"attempting to assign a gradient with dtype '"

@@ -69,6 +69,8 @@ def _make_root_grads(outputs, grad_outputs, create_graph):
 
     grads = []
     for i, out in enumerate(outputs):
+        if grad_outputs is not None and i >= len(grad_outputs):
+            break  # (PyTorch zips them: the count check follows)
         g = grad_outputs[i] if grad_outputs is not None else None
         if g is None:
             if not out.requires_grad:
@@ -81,7 +83,8 @@ def _make_root_grads(outputs, grad_outputs, create_graph):
                                    f"but got {out.dtype}")
             g = _factory.ones_like(out)
         elif not isinstance(g, Tensor):
-            g = _factory.tensor(g, dtype=out.dtype, device=out._device)
+            raise TypeError(f"gradients can be either Tensors or None, but got "
+                            f"{type(g).__name__}")
         else:
             if (g._data.shape if g.__class__ is Tensor else tuple(g.shape)) != out._data.shape:
                 raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of "
@@ -95,29 +98,63 @@ def _make_root_grads(outputs, grad_outputs, create_graph):
     return grads
 
 
+_WARNED_CREATE_GRAPH: list = []  # backward(create_graph=True) has warned
+
+
+def _check_roots(outputs, grads) -> None:
+    """The engine's checks of the roots: one gradient per output (PyTorch zips the given
+    ones with the outputs, so extra gradients are dropped), each output with a history."""
+    if len(grads) != len(outputs):
+        raise RuntimeError(f"got {len(outputs)} tensors and {len(grads)} gradients")
+    for i, o in enumerate(outputs):
+        if o.__class__ is not GradientEdge and not o.requires_grad:
+            raise RuntimeError(f"element {i} of tensors does not require grad and does not "
+                               "have a grad_fn")
+
+
+def _input_edges(inputs) -> list:
+    """The engine's checks of ``inputs``, and their edges."""
+    from .._tensor import Tensor
+
+    for t in inputs:
+        if t.__class__ is GradientEdge:
+            continue
+        if not isinstance(t, Tensor):
+            raise RuntimeError(f"all inputs have to be Tensors or GradientEdges, but got "
+                               f"{type(t).__name__}")
+        if not t.requires_grad:
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
+    return [as_edge(t) for t in inputs]
+
+
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
              grad_variables=None, inputs=None) -> None:
     """Accumulate gradients of ``tensors`` into the ``.grad`` of the leaves of the graph."""
     tensors = _as_tuple(tensors)
     grad_tensors = _as_tuple(grad_tensors if grad_tensors is not None else grad_variables)
-    if grad_tensors is not None and len(grad_tensors) != len(tensors):
-        raise RuntimeError(f"got {len(grad_tensors)} tensors and {len(tensors)} gradients")
-    edges = any(t.__class__ is GradientEdge for t in tensors)
-    for i, t in enumerate(tensors):
-        if t.__class__ is not GradientEdge and not t.requires_grad:
-            raise RuntimeError(f"element {i} of tensors does not require grad and does not "
-                               "have a grad_fn")
-    if retain_graph is None:
-        retain_graph = create_graph
-    roots = [as_edge(t) for t in tensors]
-    grads = (_edge_root_grads(tensors, grad_tensors, create_graph) if edges
-             else _make_root_grads(tensors, grad_tensors, create_graph))
-    inp = None
     if inputs is not None:
         inputs = _as_tuple(inputs)
         if not inputs:
-            raise RuntimeError("'inputs' argument to backward() cannot be empty.")
-        inp = [as_edge(t) for t in inputs]
+            raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
+    if create_graph and not _WARNED_CREATE_GRAPH:
+        _WARNED_CREATE_GRAPH.append(True)  # once per process, as PyTorch's engine warns
+        import warnings
+
+        warnings.warn("Using backward() with create_graph=True will create a reference cycle "
+                      "between the parameter and its gradient which can cause a memory leak. We "
+                      "recommend using autograd.grad when creating the graph to avoid this. If "
+                      "you have to use this function, make sure to reset the .grad fields of "
+                      "your parameters to None after use to break the cycle and avoid the leak.",
+                      UserWarning, stacklevel=3)
+    # PyTorch's order: the root gradients (made or checked), their count, the tensors, the inputs
+    edges = any(t.__class__ is GradientEdge for t in tensors)
+    grads = (_edge_root_grads(tensors, grad_tensors, create_graph) if edges
+             else _make_root_grads(tensors, grad_tensors, create_graph))
+    _check_roots(tensors, grads)
+    if retain_graph is None:
+        retain_graph = create_graph
+    roots = [as_edge(t) for t in tensors]
+    inp = None if inputs is None else _input_edges(inputs)
     run_backward(roots, grads, retain_graph, create_graph, inputs=inp, accumulate=True)
 
 
@@ -127,6 +164,14 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     outputs = _as_tuple(outputs)
     inputs = _as_tuple(inputs)
     grad_outputs = _as_tuple(grad_outputs)
+    if not only_inputs:
+        import warnings
+
+        warnings.warn("only_inputs argument is deprecated and is ignored now (defaults to "
+                      "True). To accumulate gradient for other parts of the graph, please use "
+                      "ember.autograd.backward.", FutureWarning, stacklevel=2)
+    if not inputs:
+        raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
     if materialize_grads and allow_unused is False:
         raise ValueError("Expected allow_unused to be True or not passed when materialize_grads="
                          "True, but got: allow_unused=False.")
@@ -139,20 +184,12 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                              allow_unused, materialize_grads)
     if retain_graph is None:
         retain_graph = create_graph
-    for t in inputs:
-        if t.__class__ is not GradientEdge and not t.requires_grad:
-            raise RuntimeError("One of the differentiated Tensors does not require grad")
-    edges = False
-    for i, o in enumerate(outputs):
-        if o.__class__ is GradientEdge:
-            edges = True
-        elif not o.requires_grad:
-            raise RuntimeError(f"element {i} of tensors does not require grad and does not "
-                               "have a grad_fn")
-    roots = [as_edge(t) for t in outputs]
+    edges = any(o.__class__ is GradientEdge for o in outputs)
     grads = (_edge_root_grads(outputs, grad_outputs, create_graph) if edges
              else _make_root_grads(outputs, grad_outputs, create_graph))
-    inp = [as_edge(t) for t in inputs]
+    _check_roots(outputs, grads)
+    roots = [as_edge(t) for t in outputs]
+    inp = _input_edges(inputs)
     result = run_backward(roots, grads, retain_graph, create_graph, inputs=inp,
                           accumulate=False)
     out = []

@@ -65,24 +65,83 @@ def _add(a, b):
 
 
 def _apply_pre_hooks(node, grad):
+    """PyTorch's order before a node runs: the hooks of its output tensors
+    (``Tensor.register_hook``, in registration order), then the retained gradients
+    (``retain_grad`` sees what those hooks returned), then the node's own pre-hooks
+    (``Node.register_prehook``). A hook's result is checked as PyTorch checks it."""
     multi = node._n_out != 1
-    for nr, fn in list(node._pre_hooks.values()):
-        if nr == -1:  # node-level pre-hook sees the tuple of output grads
-            grads = tuple(grad) if multi else (grad,)
-            res = fn(grads)
-            if res is not None:
-                grad = list(res) if multi else res[0]
+    hooks = list(node._pre_hooks.values())
+    for nr, fn in hooks:
+        if nr == -1:
             continue
         g = grad[nr] if multi else grad
         if g is None and not getattr(fn, "_ember_sees_none", False):
             continue  # (a multi-grad hook counts an output that got none: it arrived, as None)
         res = fn(g)
-        if res is not None:
+        if res is not None and res is not g:
+            _check_hook_result(fn, g, res)
             if multi:
                 grad[nr] = res
             else:
                 grad = res
+    if node._retain:
+        _retain_grads(node, grad, node._retain)
+    for nr, fn in hooks:
+        if nr != -1:
+            continue
+        grads = tuple(grad) if multi else (grad,)
+        res = fn(grads)
+        if res is not None:
+            _check_hook_results(fn, grads, res)
+            grad = list(res) if multi else res[0]
     return grad
+
+
+def _hook_name(fn) -> str:
+    name = getattr(fn, "__name__", None)
+    return name if isinstance(name, str) else "<unknown>"
+
+
+def _type_string(t) -> str:
+    """A tensor's type as PyTorch's hook checks print it: ``ember.FloatTensor``,
+    ``ember.cuda.HalfTensor``; ``CPUComplexFloatType``, ``MetaFloatType`` where no legacy
+    tensor type exists."""
+    from .._dtype import legacy_type_name, scalar_type_name
+
+    dev = t._device.type
+    legacy = legacy_type_name(t._data.dtype)
+    if legacy is not None and dev in ("cpu", "cuda"):
+        return f"ember.{legacy}" if dev == "cpu" else f"ember.cuda.{legacy}"
+    key = dev.upper() if dev in ("cpu", "cuda") else dev.capitalize()
+    return f"{key}{scalar_type_name(t._data.dtype)}Type"
+
+
+def _check_hook_result(fn, original, result) -> None:
+    """PyTorch's ``check_single_result``: a hook may return a tensor of its gradient's type,
+    device type and size, or None."""
+    if original is None:
+        raise RuntimeError("can't replace a None gradient with a non-None value")
+    if not isinstance(result, _Tensor):
+        raise TypeError(f"expected Variable, but hook returned '{type(result).__name__}'")
+    if result._data.dtype != original._data.dtype \
+            or result._device.type != original._device.type:
+        raise RuntimeError(f"hook '{_hook_name(fn)}' has changed the type of value (was "
+                           f"{_type_string(original)} got {_type_string(result)})")
+    if result._data.shape != original._data.shape:
+        raise RuntimeError(f"hook '{_hook_name(fn)}' has changed the size of value")
+
+
+def _check_hook_results(fn, originals: tuple, results) -> None:
+    """PyTorch's ``check_result`` for a node's pre- and post-hooks: a tuple of as many values,
+    each checked as a tensor hook's result (None allowed)."""
+    if not isinstance(results, tuple):
+        raise TypeError(f"expected tuple, but hook returned '{type(results).__name__}'")
+    if len(results) != len(originals):
+        raise RuntimeError(f"hook '{_hook_name(fn)}' has returned an incorrect number of "
+                           f"values (got {len(results)}, but expected {len(originals)})")
+    for o, r in zip(originals, results):
+        if r is not None and r is not o:
+            _check_hook_result(fn, o, r)
 
 
 def _accumulate_leaf(node: AccumulateGrad, grad, create_graph: bool, taken: set) -> None:
@@ -302,8 +361,8 @@ def run_backward(roots, root_grads, retain_graph: bool, create_graph: bool,
                     _capture(capture, node, grad, single)
                 continue
             if node._pre_hooks:
-                grad = _apply_pre_hooks(node, grad)
-            if node._retain:
+                grad = _apply_pre_hooks(node, grad)  # (the retained grads among them)
+            elif node._retain:
                 _retain_grads(node, grad, node._retain)
             if capture is not None:
                 _capture(capture, node, grad, single)
@@ -330,9 +389,11 @@ def run_backward(roots, root_grads, retain_graph: bool, create_graph: bool,
             if node._hooks:
                 gout = (grad,) if single else tuple(grad)
                 for fn in list(node._hooks.values()):
-                    res = fn(tuple(grads_in), gout)
+                    gin = tuple(grads_in)
+                    res = fn(gin, gout)
                     if res is not None:
-                        grads_in = tuple(res)
+                        _check_hook_results(fn, gin, res)
+                        grads_in = res
             if not retain_graph and (node.saved or node.out_data is not None):
                 # only what was saved is freed: a node that saved nothing can run again
                 node.saved = None
