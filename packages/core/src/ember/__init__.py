@@ -24,9 +24,15 @@ del _entry
 import warnings as _warnings
 
 # PyTorch computes inf/nan silently; NumPy warns from inside our kernels. The filter matches
-# only warnings attributed to ember's own modules, so NumPy keeps warning in user code.
-_warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"ember(\.|$)",
-                         message=r"(divide by zero|invalid value|overflow|underflow) encountered")
+# only warnings attributed to ember's own modules, so NumPy keeps warning in user code. It
+# must stay first: a filter put in front of it (`warnings.simplefilter("error")`, pytest's
+# `filterwarnings = error`) would turn an inf inside a kernel into an exception. An
+# `np.errstate` around every op would cost about as much as a small op, so instead the
+# warnings module's mutation hook (which every `filterwarnings`/`simplefilter`/
+# `catch_warnings` calls) puts this filter back in front (ember._fp_warnings).
+from . import _fp_warnings
+
+_fp_warnings.install()
 
 # The order below is the dependency order of the core (not alphabetical): keep it.
 from . import _dtype
