@@ -567,3 +567,13 @@ def test_device_path(testdev):
         L.ctc_loss(lp.cpu(), ember.tensor([[1, 2]] * 3).to(testdev), [5] * 3, [2] * 3)
     with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device"):
         L.mse_loss(xd, ember.tensor(Y))
+
+
+def test_l1_loss_of_integers_sums_as_pytorch_does_and_refuses_a_mean():
+    F = ember.nn.functional
+    a, b = ember.tensor([3, -1, 4]), ember.tensor([1, 1, 1])
+    assert F.l1_loss(a, b, reduction="sum").item() == 7
+    assert F.l1_loss(a, b, reduction="sum").dtype == ember.int64
+    assert F.l1_loss(a, b, reduction="none").tolist() == [2, 2, 3]
+    with pytest.raises(RuntimeError, match=r"^mean\(\): could not infer output dtype"):
+        F.l1_loss(a, b)

@@ -464,6 +464,10 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     """Mean absolute error (``weight``: a weighted mean divided by ``weight.sum()``)."""
     reduction = _reduction(reduction, size_average, reduce)
+    if weight is None and input._data.dtype not in _dtype.FLOATING_NP:
+        # PyTorch's l1 is |input - target| reduced: integers sum (and refuse a mean) as such
+        _warn_size(input, target)
+        return _reduce((input - target).abs(), reduction)
     return _weighted_reduce(_difference(input, target, "l1_cpu").abs(), weight, input,
                             reduction)
 
