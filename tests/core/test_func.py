@@ -993,3 +993,17 @@ def test_vmap_of_jacrev_with_respect_to_a_dict_of_conv_parameters():
         one = jacrev(f)(params, x[i])
         for k in params:
             np.testing.assert_allclose(jac[k][i].numpy(), one[k].numpy(), rtol=1e-4, atol=1e-6)
+
+
+def test_vmap_of_a_function_without_a_module():
+    # a function made by exec() with globals lacking __name__ has __module__ None (vmap read
+    # it as a string and raised AttributeError)
+    ns = {"ember": ember}
+    exec("f = lambda x, y: (x * y).sum()", ns)
+    assert ns["f"].__module__ is None
+    out = ember.func.vmap(ns["f"], in_dims=(0, None))(ember.arange(6.0).view(3, 2),
+                                                       ember.tensor([1.0, 2.0]))
+    assert out.tolist() == [2.0, 8.0, 14.0]
+    g = ember.func.vmap(ember.func.grad(ns["f"]), in_dims=(0, None))(
+        ember.ones(3, 2), ember.tensor([1.0, 2.0]))
+    assert g.tolist() == [[1.0, 2.0]] * 3

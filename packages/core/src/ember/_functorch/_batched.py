@@ -305,7 +305,7 @@ def dispatching(func):
     if getattr(func, "_ember_original", None) is not None:
         return func
     name = getattr(func, "__name__", None)
-    if name is None or not getattr(func, "__module__", "").startswith("ember"):
+    if name is None or not (getattr(func, "__module__", None) or "").startswith("ember"):
         return func
     for owner in (*_overrides._NAMESPACES, Tensor):
         w = owner.__dict__.get(name) if isinstance(owner, type) else getattr(owner, name, None)

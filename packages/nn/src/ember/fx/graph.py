@@ -72,7 +72,7 @@ def _public_function(fn: Callable) -> Callable:
     public = _PUBLIC_WRAPPERS.get(fn)
     if public is not None:
         return public
-    if not getattr(fn, "__module__", "").startswith("ember"):
+    if not (getattr(fn, "__module__", None) or "").startswith("ember"):
         return fn
     ns, _, name = _qualified_name(fn).rpartition(".")
     public = getattr(sys.modules.get(ns), name, None)

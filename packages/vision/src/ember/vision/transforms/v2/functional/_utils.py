@@ -73,7 +73,7 @@ def register_kernel(functional, tv_tensor_cls):
         functional = _name_to_functional(name=functional)
     elif not (
         callable(functional)
-        and getattr(functional, "__module__", "").startswith(
+        and (getattr(functional, "__module__", None) or "").startswith(
             "ember.vision.transforms.v2.functional"
         )
     ):
