@@ -125,7 +125,8 @@ _SUBPACKAGES = {
 _LAZY_SUBMODULES = {"functional", "quasirandom", "random", "storage", "torch_version",
                     "export", "jit", "compiler", "distributed", "multiprocessing",
                     "profiler", "amp", "special", "distributions", "fft", "func",
-                    "sparse", "library", "signal", "futures", "nested", "masked"}
+                    "sparse", "library", "signal", "futures", "nested", "masked",
+                    "__future__"}
 
 
 #: torch.autocast and its state functions, from ember.amp.autocast_mode on first use

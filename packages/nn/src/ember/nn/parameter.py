@@ -52,10 +52,8 @@ class Parameter(Tensor):
         # parameter's transient may reuse the id and get this copy back (two parameters
         # would then share one tensor in the copy)
         memo.setdefault(id(memo), []).append(detached)
+        # as in PyTorch, the copy has no gradient (``Tensor.__deepcopy__`` copies a leaf's)
         result = type(self)(ember.Tensor.__deepcopy__(detached, memo), self.requires_grad)
-        g = getattr(self, "_grad", None)
-        if g is not None:
-            result._grad = g.__deepcopy__(memo)
         memo[id(self)] = result
         return result
 

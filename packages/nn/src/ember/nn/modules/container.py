@@ -29,12 +29,30 @@ def _update_pairs(owner: str, pairs: Iterable):
     ``ModuleDict`` or ``ParameterDict``) checks a sequence of pairs."""
     for j, pair in enumerate(pairs):
         if not isinstance(pair, Iterable):
-            raise TypeError(f"{owner} update sequence element #{j} should be Iterable; is "
+            # sic: PyTorch's message has no space after "is"
+            raise TypeError(f"{owner} update sequence element #{j} should be Iterable; is"
                             f"{type(pair).__name__}")
         if not len(pair) == 2:
             raise ValueError(f"{owner} update sequence element #{j} has length {len(pair)}; 2 "
                              "is required")
         yield pair[0], pair[1]
+
+
+def _renumber(modules: dict) -> None:
+    """Key the ``modules`` ``"0"``, ``"1"``, ... in their order, whatever their names were
+    (``del`` on a ``Sequential`` or ``ModuleList``, as PyTorch does)."""
+    items = list(modules.values())
+    modules.clear()
+    for i, m in enumerate(items):
+        modules[str(i)] = m
+
+
+def _insert(modules: dict, index: int, module) -> None:
+    """PyTorch's insertion of ``module`` at ``index``: the ones from ``index`` on move up by
+    one key ``str(i)`` -> ``str(i + 1)`` (so a named one raises PyTorch's ``KeyError``)."""
+    for i in range(len(modules), index, -1):
+        modules[str(i)] = modules[str(i - 1)]
+    modules[str(index)] = module
 
 
 def _tensor_line(p, type_name: str) -> str:
@@ -74,15 +92,7 @@ class Sequential(Module):
                 delattr(self, key)
         else:
             delattr(self, list(self._modules)[_abs_index(idx, len(self))])
-        # renumber so that indices stay 0..n-1
-        self._renumber()
-
-    def _renumber(self) -> None:
-        items = list(self._modules.values())
-        if all(k.isdigit() for k in self._modules):
-            self._modules.clear()
-            for i, m in enumerate(items):
-                self._modules[str(i)] = m
+        _renumber(self._modules)
 
     def __len__(self) -> int:
         return len(self._modules)
@@ -118,6 +128,19 @@ class Sequential(Module):
 
     __rmul__ = __mul__
 
+    def __imul__(self, other: int) -> Sequential:
+        if not isinstance(other, int):
+            raise TypeError(f"unsupported operand type(s) for *: {type(self)} and "
+                            f"{type(other)}")
+        if other <= 0:
+            raise ValueError(f"Non-positive multiplication factor {other} for {type(self)}")
+        # in place, by key: a named Sequential raises PyTorch's KeyError
+        n = len(self)
+        for k in range(1, other):
+            for i in range(n):
+                self.add_module(str(i + k * n), self._modules[str(i)])
+        return self
+
     def __dir__(self):
         return [k for k in super().__dir__() if not k.isdigit()]
 
@@ -138,11 +161,7 @@ class Sequential(Module):
             raise IndexError(f"Index out of range: {index}")
         if index < 0:
             index += n
-        items = list(self._modules.values())
-        items.insert(index, module)
-        self._modules.clear()
-        for i, m in enumerate(items):
-            self._modules[str(i)] = m
+        _insert(self._modules, index, module)
         return self
 
     def extend(self, sequential) -> Sequential:
@@ -185,10 +204,7 @@ class ModuleList(Module):
                 delattr(self, str(k))
         else:
             delattr(self, str(_abs_index(idx, len(self))))
-        items = list(self._modules.values())
-        self._modules.clear()
-        for i, m in enumerate(items):
-            self._modules[str(i)] = m
+        _renumber(self._modules)
 
     def __len__(self) -> int:
         return len(self._modules)
@@ -229,9 +245,7 @@ class ModuleList(Module):
 
     def insert(self, index: int, module) -> None:
         """Insert ``module`` before position ``index``."""
-        for i in range(len(self._modules), index, -1):
-            self._modules[str(i)] = self._modules[str(i - 1)]
-        self._modules[str(index)] = module
+        _insert(self._modules, index, module)
 
     def append(self, module) -> ModuleList:
         """Add ``module`` at the end."""

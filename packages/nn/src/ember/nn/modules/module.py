@@ -7,9 +7,11 @@ Calling a module without hooks is one dict check and ``forward`` (the hot path o
 
 from __future__ import annotations
 
+import inspect
 import itertools
 import warnings
 from collections import OrderedDict, namedtuple
+from collections.abc import Mapping
 
 import ember
 from ember import Tensor
@@ -179,6 +181,29 @@ def _owner_attribute(module, target: str):
     return mod, name, getattr(mod, name)
 
 
+def _future_flag(getter: str) -> bool:
+    """The value of ``ember.__future__.<getter>()`` (PyTorch's ``torch.__future__``
+    switches)."""
+    return bool(getattr(ember.__future__, getter)())
+
+
+def _swap_loaded(param, input_param, assign: bool) -> None:
+    """``load_state_dict`` under the swap switch, as PyTorch's: the value goes through
+    ``param.module_load`` and the result (a Parameter where ``param`` is one) is swapped in."""
+    from ember.utils import swap_tensors
+
+    new = param.module_load(input_param, assign=assign)
+    if new is input_param or new is param:
+        raise RuntimeError("module_load returned one of self or other, please .detach() the "
+                           "result if returning one of the inputs in module_load")
+    if isinstance(param, Parameter):
+        if not isinstance(new, Parameter):
+            new = Parameter(new, requires_grad=param.requires_grad)
+        else:
+            new.requires_grad_(param.requires_grad)
+    swap_tensors(param, new)
+
+
 def _forward_unimplemented(self, *input):
     """The forward of a module that did not define one."""
     raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required '
@@ -235,8 +260,6 @@ class Module:
         if tensor is not None and not isinstance(tensor, Tensor):
             raise TypeError(f"cannot assign '{_typename(tensor)}' object to buffer '{name}' "
                             "(ember Tensor or None required)")
-        if isinstance(tensor, Tensor) and getattr(tensor, "_is_buffer", False):
-            persistent = tensor.persistent
         if _global_buffer_registration_hooks:
             tensor = _run_registration_hooks(_global_buffer_registration_hooks, self, name,
                                              tensor)
@@ -408,10 +431,24 @@ class Module:
                         persistent = value.persistent
                     else:
                         persistent = name not in self._non_persistent_buffers_set
-                    remove_from(d, self._parameters, self._modules)
-                    self.register_buffer(name, value, persistent)
+                    # a plain attribute of that name stays: register_buffer refuses it
+                    self._register_buffer_from_setattr(name, value, persistent)
                 else:
                     object.__setattr__(self, name, value)
+
+    def _register_buffer_from_setattr(self, name: str, value, persistent: bool) -> None:
+        """``register_buffer(name, value, persistent)``, or, as PyTorch allows, without
+        ``persistent`` for a subclass whose ``register_buffer`` does not take it."""
+        if getattr(self.register_buffer, "__func__", None) is Module.register_buffer:
+            self.register_buffer(name, value, persistent)
+        elif "persistent" in inspect.signature(self.register_buffer).parameters:
+            self.register_buffer(name, value, persistent)
+        elif not persistent:
+            raise RuntimeError("Registering a non-persistent buffer on a Module subclass that "
+                               "implements register_buffer() without the persistent argument "
+                               "is not allowed.")
+        else:
+            self.register_buffer(name, value)
 
     def __delattr__(self, name: str) -> None:
         if name in self._parameters:
@@ -557,14 +594,31 @@ class Module:
         if recurse:
             for module in self.children():
                 module._apply(fn)
-        for param in self._parameters.values():
+        swap = _future_flag("get_swap_module_params_on_conversion")
+        overwrite = _future_flag("get_overwrite_module_params_on_conversion")
+        for key, param in self._parameters.items():
             if param is None:
                 continue
             with ember.no_grad():
                 param_applied = fn(param)
+            g = param._grad
+            if swap:
+                # ``ember.__future__.set_swap_module_params_on_conversion(True)``: the same
+                # Parameter objects, their contents exchanged with the converted tensors
+                self._swap_param(key, param, param_applied, g, fn)
+                continue
+            if overwrite:
+                # ``ember.__future__.set_overwrite_module_params_on_conversion(True)``: new
+                # Parameter objects (the old ones, held by optimizers, keep the old values)
+                out_param = Parameter(param_applied, param.requires_grad)
+                self._parameters[key] = out_param
+                if g is not None:
+                    with ember.no_grad():
+                        grad_applied = fn(g)
+                    out_param.grad = grad_applied.requires_grad_(g.requires_grad)
+                continue
             # keep the Parameter object (optimizers hold references): swap its data
             param.data = param_applied
-            g = param._grad
             if g is not None:
                 with ember.no_grad():
                     grad_applied = fn(g)
@@ -574,6 +628,30 @@ class Module:
             if buf is not None:
                 self._buffers[key] = fn(buf)
         return self
+
+    def _swap_param(self, key: str, param, applied, grad, fn) -> None:
+        """``_apply`` under the swap switch, as PyTorch's: ``param`` takes ``applied``'s
+        contents (``swap_tensors``), its gradient ``fn(grad)``'s."""
+        from ember.utils import swap_tensors
+
+        try:
+            if grad is not None:
+                param.grad = None
+            swap_tensors(param, Parameter(applied, requires_grad=param.requires_grad))
+        except Exception as e:
+            if grad is not None:
+                param.grad = grad
+            raise RuntimeError(f"_apply(): Couldn't swap {self._get_name()}.{key}") from e
+        if grad is not None:
+            with ember.no_grad():
+                grad_applied = fn(grad)
+            grad_applied.requires_grad_(grad.requires_grad)
+            try:
+                swap_tensors(grad, grad_applied)
+            except Exception as e:
+                raise RuntimeError(f"_apply(): Couldn't swap {self._get_name()}.{key}.grad") \
+                    from e
+            param.grad = grad
 
     def apply(self, fn) -> Module:
         """Call ``fn`` on every submodule (children first) and on this module."""
@@ -592,6 +670,13 @@ class Module:
         if dtype is not None and not (dtype.is_floating_point or dtype.is_complex):
             raise TypeError("nn.Module.to only accepts floating point or complex dtypes, but "
                             f"got desired dtype={dtype}")
+        if dtype is not None and dtype.is_complex:
+            warnings.warn("Complex modules are a new feature under active development whose "
+                          "design may change, and some modules might not work as expected when "
+                          "using complex tensors as parameters or buffers. Please file an issue "
+                          "at https://github.com/pytorch/pytorch/issues/new?template="
+                          "bug-report.yml if a complex module does not work as expected.",
+                          stacklevel=2)
 
         def convert(t):
             dt = dtype if t.is_floating_point() or t.is_complex() else None
@@ -659,8 +744,10 @@ class Module:
     def state_dict(self, *args, destination=None, prefix: str = "", keep_vars: bool = False):
         """An ``OrderedDict`` of every parameter and persistent buffer by dotted name."""
         if args:
-            warnings.warn("Positional args are being deprecated, use kwargs instead.",
-                          FutureWarning, stacklevel=2)
+            warnings.warn("Positional args are being deprecated, use kwargs instead. Refer to "
+                          "https://pytorch.org/docs/main/generated/torch.nn.Module.html"
+                          "#torch.nn.Module.state_dict for details.", FutureWarning,
+                          stacklevel=2)
             if destination is None:
                 destination = args[0]
             if len(args) > 1 and prefix == "":
@@ -682,15 +769,23 @@ class Module:
                                   keep_vars=keep_vars)
         for hook in self._state_dict_hooks.values():
             result = hook(self, destination, prefix, local_metadata)
-            if result is not None:
-                destination = result
+            if not getattr(hook, "_from_public_api", False):
+                if result is not None:  # the private API's hooks may replace the dict
+                    destination = result
+            elif result is not None:
+                raise RuntimeError("state_dict post-hook must return None")
         return destination
 
     def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys,
                               unexpected_keys, error_msgs) -> None:
         for hook in self._load_state_dict_pre_hooks.values():
-            hook(self, state_dict, prefix, local_metadata, strict, missing_keys,
-                 unexpected_keys, error_msgs)
+            # the private API's hooks are wrapped: they add the module themselves, or not
+            args = (state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                    error_msgs)
+            if isinstance(hook, _WrappedHook):
+                hook(*args)
+            else:
+                hook(self, *args)
         persistent = {k: v for k, v in self._buffers.items()
                       if k not in self._non_persistent_buffers_set}
         local_state = {k: v for k, v in itertools.chain(self._parameters.items(),
@@ -703,13 +798,13 @@ class Module:
                     missing_keys.append(key)
                 continue
             input_param = state_dict[key]
-            if is_lazy(param):
-                continue  # still uninitialized: the state dict's tensor is uninitialized too
             if not isinstance(input_param, Tensor):
                 error_msgs.append(f'While copying the parameter named "{key}", expected '
                                   "ember.Tensor or Tensor-like object from checkpoint but "
                                   f"received {type(input_param)}")
                 continue
+            if is_lazy(param):
+                continue  # still uninitialized: the state dict's tensor is uninitialized too
             if param.dim() == 0 and input_param.shape == (1,):
                 input_param = input_param[0]
             if input_param.shape != param.shape:
@@ -719,7 +814,9 @@ class Module:
                 continue
             try:
                 with ember.no_grad():
-                    if assign:
+                    if _future_flag("get_swap_module_params_on_conversion"):
+                        _swap_loaded(param, input_param, assign)
+                    elif assign:
                         if isinstance(param, Parameter):
                             if not isinstance(input_param, Parameter):
                                 input_param = Parameter(input_param,
@@ -767,7 +864,7 @@ class Module:
         any mismatch raises. ``assign=True`` assigns the checkpoint's tensors instead of
         copying into the existing ones.
         """
-        if not isinstance(state_dict, dict):
+        if not isinstance(state_dict, Mapping):
             raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
         missing_keys: list = []
         unexpected_keys: list = []
@@ -780,7 +877,8 @@ class Module:
         def load(module, local_state_dict, prefix=""):
             local_metadata = {} if metadata is None else metadata.get(prefix[:-1], {})
             if assign:
-                local_metadata = dict(local_metadata, assign_to_params_buffers=assign)
+                # in the checkpoint's metadata itself, as PyTorch does
+                local_metadata["assign_to_params_buffers"] = assign
             module._load_from_state_dict(local_state_dict, prefix, local_metadata, True,
                                          missing_keys, unexpected_keys, error_msgs)
             for name, child in module._modules.items():
@@ -888,17 +986,33 @@ class Module:
         return self._add_hook(self._state_dict_pre_hooks, hook)
 
     def register_state_dict_post_hook(self, hook) -> RemovableHandle:
-        """``hook(module, state_dict, prefix, local_metadata)`` runs after ``state_dict``."""
+        """``hook(module, state_dict, prefix, local_metadata)`` runs after ``state_dict``; it
+        may change ``state_dict`` in place and must return None."""
+        # marked, as in PyTorch: the hooks of the private API below may return a new dict
+        hook._from_public_api = True
         return self._add_hook(self._state_dict_hooks, hook)
 
-    _register_state_dict_hook = register_state_dict_post_hook
+    def _register_state_dict_hook(self, hook) -> RemovableHandle:
+        """``hook(module, state_dict, prefix, local_metadata)`` runs after ``state_dict``; a
+        non-None result replaces the state dict (respected only at the root module)."""
+        if getattr(hook, "_from_public_api", False):
+            raise RuntimeError("Cannot register the same function as the state dict post hook "
+                               "that was previously registered via "
+                               "register_state_dict_post_hook")
+        return self._add_hook(self._state_dict_hooks, hook)
 
     def register_load_state_dict_pre_hook(self, hook) -> RemovableHandle:
         """``hook(module, state_dict, prefix, local_metadata, strict, missing_keys,
         unexpected_keys, error_msgs)`` runs before this module loads its entries."""
         return self._add_hook(self._load_state_dict_pre_hooks, hook)
 
-    _register_load_state_dict_pre_hook = register_load_state_dict_pre_hook
+    def _register_load_state_dict_pre_hook(self, hook, with_module: bool = False
+                                           ) -> RemovableHandle:
+        """As ``register_load_state_dict_pre_hook``, but the hook is called without the
+        module unless ``with_module``: ``hook(state_dict, prefix, local_metadata, strict,
+        missing_keys, unexpected_keys, error_msgs)``."""
+        return self._add_hook(self._load_state_dict_pre_hooks,
+                              _WrappedHook(hook, self if with_module else None))
 
     def register_load_state_dict_post_hook(self, hook) -> RemovableHandle:
         """``hook(module, incompatible_keys)`` runs after ``load_state_dict``."""
@@ -1074,6 +1188,22 @@ class _WrappedHook:
         self.with_module = module is not None
         if module is not None:
             self.module = weakref.ref(module)
+
+    def __getstate__(self) -> dict:
+        state = {"hook": self.hook, "with_module": self.with_module}
+        if self.with_module:
+            state["module"] = self.module()
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        import weakref
+
+        self.hook = state["hook"]
+        self.with_module = state["with_module"]
+        if self.with_module:
+            if state["module"] is None:
+                raise RuntimeError("You are trying to revive the hook of a dead Module!")
+            self.module = weakref.ref(state["module"])
 
     def __call__(self, *args, **kwargs):
         if self.with_module:
