@@ -39,6 +39,40 @@ def _lerp_(out, end, weight: float, tmp) -> None:
         np.subtract(end, tmp, out=out)
 
 
+class _RealView:
+    """A complex tensor seen as real pairs by the loops, like ``torch.view_as_real``: ``_data``
+    is a ``(..., 2)`` real view of its array (writes land in the tensor) and
+    ``_bump_version`` bumps the tensor's counter."""
+
+    __slots__ = ("_data", "_tensor")
+
+    def __init__(self, tensor: Tensor) -> None:
+        self._tensor = tensor
+        data = tensor._data
+        self._data = data[..., None].view(data.real.dtype)
+
+    def _bump_version(self) -> None:
+        self._tensor._bump_version()
+
+
+def _view_as_real(params, *lists):
+    """PyTorch's ``_view_as_real``: where ``params[i]`` is complex, it and the ``i``-th entry
+    of every list (its gradient and state) are seen as real pairs, so the element-wise
+    updates (squares, square roots, signs, maxima) treat the real and imaginary parts as
+    separate numbers. Returns the lists unchanged when no parameter is complex."""
+    where = [i for i, p in enumerate(params) if p._data.dtype.kind == "c"]
+    if not where:
+        return (params, *lists)
+    out = []
+    for column in (params, *lists):
+        column = list(column)
+        for i in where:
+            if i < len(column) and column[i] is not None and column[i]._data.dtype.kind == "c":
+                column[i] = _RealView(column[i])
+        out.append(column)
+    return tuple(out)
+
+
 def _grad_with_decay(d, g, maximize: bool, weight_decay: float):
     """The gradient array after ``maximize`` and coupled (L2) weight decay, as in PyTorch."""
     if maximize:

@@ -58,6 +58,27 @@ def check_fused(fused, foreach, differentiable) -> None:
             raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
 
 
+def check_fused_param(p) -> None:
+    """PyTorch's ``_device_dtype_check_for_fused``: ``fused=True`` updates floating-point
+    parameters only (a complex one raises at its first step)."""
+    if not p.is_floating_point():
+        raise RuntimeError("`fused=True` requires all the params to be floating point Tensors "
+                           f"of supported devices: ['cuda', 'cpu'] but {p.dtype} and "
+                           f"{p.device.type}")
+
+
+def check_fused_group(optimizer, params, grads, sparse_message: str) -> None:
+    """The checks of a ``fused=True`` group of SGD or Adagrad before its update: the
+    parameters' dtype (on the first step only, as PyTorch's
+    ``_need_device_dtype_check_for_fused``), then no sparse gradient."""
+    if optimizer.__dict__.get("_need_device_dtype_check_for_fused", True) and params:
+        for p in params:
+            check_fused_param(p)
+        optimizer._need_device_dtype_check_for_fused = False
+    if any(g.__class__ is not Tensor and g.is_sparse for g in grads):
+        raise RuntimeError(sparse_message)
+
+
 def check_functional_call(params, state_steps=None, *, grad_scale=None, found_inf=None,
                           fused=False) -> None:
     """The checks of PyTorch's functional optimizers: ``state_steps`` hold tensors,

@@ -6,7 +6,7 @@ import numpy as np
 
 from ember import Tensor
 
-from ._single_tensor import _buffer, _ema_square_, _scalar, _walk_params
+from ._single_tensor import _buffer, _ema_square_, _scalar, _view_as_real, _walk_params
 from ._validate import check_functional_call, check_lr, check_nonneg
 from .optimizer import Optimizer
 
@@ -16,7 +16,9 @@ __all__ = ["Adadelta", "adadelta"]
 class Adadelta(Optimizer):
     """Adadelta (Zeiler). Per-parameter state: ``step``, ``square_avg``, ``acc_delta``."""
 
+    _sparse_grad_error = "Adadelta does not support sparse gradients"
     _zero_state = ("square_avg", "acc_delta")
+    _legacy_scalar_state = ("step",)
 
     def __init__(self, params, lr=1.0, rho: float = 0.9, eps: float = 1e-6,
                  weight_decay: float = 0, foreach: bool | None = None, *,
@@ -57,6 +59,7 @@ def adadelta(params: list[Tensor], grads: list[Tensor], square_avgs: list[Tensor
 def _single_tensor_adadelta(params, grads, square_avgs, acc_deltas, state_steps, *, lr, rho,
                             eps, weight_decay, maximize, scratch) -> None:
     lr = _scalar(lr)
+    params, grads, square_avgs, acc_deltas = _view_as_real(params, grads, square_avgs, acc_deltas)
     for i, d, g, _ in _walk_params(params, grads, state_steps, maximize=maximize,
                                    weight_decay=weight_decay):
         sq, acc = square_avgs[i]._data, acc_deltas[i]._data

@@ -7,8 +7,8 @@ import numpy as np
 import ember
 from ember import Tensor
 
-from ._single_tensor import _buffer, _scalar, _unscale_or_skip, _walk_params
-from ._validate import check_functional_call, check_fused, check_lr, check_nonneg
+from ._single_tensor import _buffer, _scalar, _unscale_or_skip, _view_as_real, _walk_params
+from ._validate import check_functional_call, check_fused, check_fused_group, check_lr, check_nonneg
 from .optimizer import Optimizer
 
 __all__ = ["Adagrad", "adagrad"]
@@ -17,6 +17,8 @@ __all__ = ["Adagrad", "adagrad"]
 class Adagrad(Optimizer):
     """Adagrad (Duchi et al.). As in PyTorch, the state (``step``, ``sum``) is made for every
     parameter when the optimizer is constructed."""
+
+    _legacy_scalar_state = ("step",)
 
     def __init__(self, params, lr=1e-2, lr_decay: float = 0, weight_decay: float = 0,
                  initial_accumulator_value: float = 0, eps: float = 1e-10,
@@ -44,6 +46,9 @@ class Adagrad(Optimizer):
 
     def _step_group(self, group) -> None:
         params, grads, state_sums, state_steps = self._group_tensors(group, "sum", "step")
+        if group["fused"]:
+            check_fused_group(self, params, grads, "`fused` does not support sparse grad or "
+                              "complex param")
         _single_tensor_adagrad(params, grads, state_sums, state_steps, lr=group["lr"],
                                weight_decay=group["weight_decay"], lr_decay=group["lr_decay"],
                                eps=group["eps"], maximize=group["maximize"],
@@ -76,6 +81,7 @@ def _single_tensor_adagrad(params, grads, state_sums, state_steps, *, lr, weight
                         weight_decay=weight_decay, lr_decay=lr_decay, eps=eps,
                         maximize=maximize)
         return
+    params, grads, state_sums = _view_as_real(params, grads, state_sums)
     for i, d, g, step_t in _walk_params(params, grads, state_steps, maximize=maximize,
                                         weight_decay=weight_decay):
         step = float(step_t)

@@ -9,8 +9,17 @@ import ember
 from ember import Tensor
 from ember.ops import api
 
-from ._single_tensor import _buffer, _ema_square_, _lerp_, _scalar, _unscale_or_skip, _walk_params
-from ._validate import check_adam_family, check_functional_call, check_fused
+from ._single_tensor import (
+    _buffer,
+    _ema_square_,
+    _lerp_,
+    _RealView,
+    _scalar,
+    _unscale_or_skip,
+    _view_as_real,
+    _walk_params,
+)
+from ._validate import check_adam_family, check_functional_call, check_fused, check_fused_param
 from .optimizer import Optimizer
 
 __all__ = ["Adam", "adam"]
@@ -25,6 +34,9 @@ class Adam(Optimizer):
     gradient.
     """
 
+    _sparse_grad_error = ("Adam does not support sparse gradients, "
+                          "please consider SparseAdam instead")
+    _legacy_scalar_state = ("step",)
     _zero_state = ("exp_avg", "exp_avg_sq")
     _legacy_group_defaults = {"amsgrad": False, "maximize": False,
                               "decoupled_weight_decay": False}
@@ -34,11 +46,23 @@ class Adam(Optimizer):
                  foreach: bool | None = None, maximize: bool = False, capturable: bool = False,
                  differentiable: bool = False, fused: bool | None = None,
                  decoupled_weight_decay: bool = False) -> None:
+        if isinstance(lr, Tensor) and foreach and not capturable:
+            raise ValueError("lr as a Tensor is not supported for capturable=False and "
+                             "foreach=True")
         check_adam_family(lr, eps, betas, weight_decay)
         if not ((isinstance(betas[0], float) and isinstance(betas[1], float))
                 or (isinstance(betas[0], ember.Tensor) and isinstance(betas[1], ember.Tensor))):
             raise ValueError("betas must be either both floats or both Tensors")
-        betas = tuple(_scalar(b) for b in betas)
+        for i, beta in enumerate(betas):
+            if isinstance(beta, Tensor):
+                if foreach and not capturable:
+                    raise ValueError(f"betas[{i}] as a Tensor is not supported for "
+                                     "capturable=False and foreach=True")
+                if beta.numel() != 1:
+                    raise ValueError(f"Tensor betas[{i}] must be 1-element")
+        # PyTorch's ``_to_scalar``: a 1-element tensor stays a tensor, made 0-dim
+        betas = tuple(b.squeeze() if isinstance(b, Tensor) and b.dim() != 0 else b
+                      for b in betas)
         defaults = {"lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay,
                     "amsgrad": amsgrad, "maximize": maximize, "foreach": foreach,
                     "capturable": capturable, "differentiable": differentiable, "fused": fused,
@@ -47,6 +71,8 @@ class Adam(Optimizer):
         check_fused(fused, foreach, differentiable)
 
     def _init_state(self, p, state, group) -> None:
+        if group["fused"]:
+            check_fused_param(p)
         super()._init_state(p, state, group)
         if group["amsgrad"]:
             state["max_exp_avg_sq"] = ember.zeros_like(p)
@@ -93,6 +119,10 @@ def _single_tensor_adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, s
                         decoupled_weight_decay, scratch) -> None:
     lr, beta1, beta2 = _scalar(lr), _scalar(beta1), _scalar(beta2)
     fused = api.fused_kernel(params[0], "adam_step_") if params else None
+    params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs = _view_as_real(
+        params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs)
+    if fused is not None and any(type(p) is _RealView for p in params):
+        fused = None  # complex parameters: the array passes below, on their real pairs
     if fused is not None:  # a device with a one-pass Adam kernel (CUDA): no temporaries
         for i, param in enumerate(params):
             step_t = state_steps[i]._data

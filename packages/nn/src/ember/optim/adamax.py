@@ -6,7 +6,7 @@ import numpy as np
 
 from ember import Tensor
 
-from ._single_tensor import _buffer, _lerp_, _scalar, _walk_params
+from ._single_tensor import _buffer, _lerp_, _scalar, _view_as_real, _walk_params
 from ._validate import check_adam_family, check_functional_call
 from .optimizer import Optimizer
 
@@ -17,7 +17,9 @@ class Adamax(Optimizer):
     """Adamax, Adam's infinity-norm variant. Per-parameter state: ``step``, ``exp_avg``,
     ``exp_inf``."""
 
+    _sparse_grad_error = "Adamax does not support sparse gradients"
     _zero_state = ("exp_avg", "exp_inf")
+    _legacy_scalar_state = ("step",)
 
     def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps: float = 1e-8,
                  weight_decay: float = 0, foreach: bool | None = None, *,
@@ -55,6 +57,7 @@ def adamax(params: list[Tensor], grads: list[Tensor], exp_avgs: list[Tensor],
 def _single_tensor_adamax(params, grads, exp_avgs, exp_infs, state_steps, *, eps, beta1, beta2,
                           lr, weight_decay, maximize, scratch) -> None:
     lr = _scalar(lr)
+    params, grads, exp_avgs, exp_infs = _view_as_real(params, grads, exp_avgs, exp_infs)
     for i, d, g, step_t in _walk_params(params, grads, state_steps, maximize=maximize,
                                         weight_decay=weight_decay):
         m, u = exp_avgs[i]._data, exp_infs[i]._data

@@ -40,6 +40,7 @@ class ASGD(Optimizer):
         tensor([-0.1000, -0.1000], requires_grad=True)
     """
 
+    _sparse_grad_error = "ASGD does not support sparse gradients"
     _legacy_group_defaults = _FLAG_DEFAULTS
     _legacy_scalar_state = ("step", "eta", "mu")
 
@@ -89,6 +90,7 @@ def asgd(params: list[Tensor], grads: list[Tensor], axs: list[Tensor], mus: list
 def _single_tensor_asgd(params, grads, axs, mus, etas, state_steps, *, lambd, lr, t0, alpha,
                         weight_decay, maximize, scratch) -> None:
     lr = _scalar(lr)
+    as_default = np.float64 if ember.get_default_dtype() == ember.float64 else np.float32
     for i, d, g, step_t in _walk_params(params, grads, state_steps, maximize=maximize,
                                         weight_decay=weight_decay):
         eta_t, mu_t = etas[i]._data, mus[i]._data
@@ -106,5 +108,7 @@ def _single_tensor_asgd(params, grads, axs, mus, etas, state_steps, *, lambd, lr
         else:
             ax[...] = d
         step = float(step_t)
-        eta_t[...] = lr / ((1 + lambd * lr * step) ** alpha)
-        mu_t[...] = 1 / max(1, step - t0)
+        # PyTorch makes the new values with ``torch.as_tensor(float)``: rounded to the
+        # default dtype before they are copied into the state, whatever its dtype
+        eta_t[...] = as_default(lr / ((1 + lambd * lr * step) ** alpha))
+        mu_t[...] = as_default(1 / max(1, step - t0))

@@ -141,21 +141,32 @@ class LBFGS(Optimizer):
         self._numel_cache = None
 
     def _numel(self) -> int:
+        """The length of the flat vector: a complex parameter counts as real pairs."""
         if self._numel_cache is None:
-            self._numel_cache = sum(p.numel() for p in self._params)
+            self._numel_cache = sum(2 * p.numel() if p.is_complex() else p.numel()
+                                    for p in self._params)
         return self._numel_cache
 
     def _gather_flat_grad(self):
         views = []
         for p in self._params:
             g = p._grad
-            views.append(ember.zeros(p.numel(), dtype=p.dtype, device=p.device) if g is None
-                         else g.reshape(-1))
+            if g is None:
+                view = ember.zeros(p.numel(), dtype=p.dtype, device=p.device)
+            elif g.__class__ is not ember.Tensor and g.is_sparse:
+                view = g.to_dense().reshape(-1)
+            else:
+                view = g.reshape(-1)
+            if view.is_complex():  # real and imaginary parts as independent numbers
+                view = ember.view_as_real(view).reshape(-1)
+            views.append(view)
         return ember.cat(views, 0)
 
     def _add_grad(self, step_size, update) -> None:
         offset = 0
         for p in self._params:
+            if p.is_complex():
+                p = ember.view_as_real(p)
             numel = p.numel()
             p.add_(update[offset:offset + numel].view_as(p), alpha=step_size)
             offset += numel

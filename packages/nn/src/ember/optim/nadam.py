@@ -7,7 +7,7 @@ import numpy as np
 import ember
 from ember import Tensor
 
-from ._single_tensor import _buffer, _ema_square_, _lerp_, _scalar, _walk_params
+from ._single_tensor import _buffer, _ema_square_, _lerp_, _scalar, _view_as_real, _walk_params
 from ._validate import check_adam_family, check_functional_call, check_nonneg
 from .optimizer import Optimizer
 
@@ -18,6 +18,9 @@ class NAdam(Optimizer):
     """Adam with Nesterov momentum (Dozat), with PyTorch's ``momentum_decay`` schedule and
     ``decoupled_weight_decay`` flag. Per-parameter state: ``step``, ``mu_product`` (both float32
     0-dim CPU tensors), ``exp_avg``, ``exp_avg_sq``."""
+
+    _sparse_grad_error = "NAdam does not support sparse gradients"
+    _legacy_scalar_state = ("step", "mu_product")
 
     def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps: float = 1e-8,
                  weight_decay: float = 0, momentum_decay: float = 4e-3,
@@ -75,6 +78,7 @@ def _single_tensor_nadam(params, grads, exp_avgs, exp_avg_sqs, mu_products, stat
                          beta1, beta2, lr, weight_decay, momentum_decay, eps,
                          decoupled_weight_decay, maximize, scratch) -> None:
     lr = _scalar(lr)
+    params, grads, exp_avgs, exp_avg_sqs = _view_as_real(params, grads, exp_avgs, exp_avg_sqs)
     for i, d, g, step_t in _walk_params(params, grads, state_steps, maximize=maximize,
                                         weight_decay=weight_decay, lr=lr,
                                         decoupled_weight_decay=decoupled_weight_decay):

@@ -173,6 +173,9 @@ class Optimizer:
     _legacy_group_defaults: dict[str, Any] = {}
     #: scalar state that older versions kept as Python numbers; made tensors again on load
     _legacy_scalar_state: tuple[str, ...] = ()
+    #: PyTorch's error for a sparse gradient (raised by ``_group_tensors`` before the
+    #: parameter gets state); None where sparse gradients are supported (SGD, Adagrad)
+    _sparse_grad_error: str | None = None
 
     @staticmethod
     def _group_tensors_by_device_and_dtype(tensorlistlist, with_indices: bool = False):
@@ -391,9 +394,12 @@ class Optimizer:
         ``_init_group`` of PyTorch's optimizers."""
         params, grads, states = [], [], []
         state_of = self.state
+        sparse_error = self._sparse_grad_error
         for p in group["params"]:
             g = p._grad
             if g is not None:
+                if sparse_error is not None and g.__class__ is not Tensor and g.is_sparse:
+                    raise RuntimeError(sparse_error)
                 state = state_of[p]
                 if not state:
                     self._init_state(p, state, group)
@@ -417,9 +423,12 @@ class Optimizer:
         support complex parameters) and given its state before any is updated: PyTorch's
         ``_init_group`` of the optimizers that update parameter by parameter."""
         params = [p for p in group["params"] if p._grad is not None]
-        for p in params:
+        for p in params:  # checked and given state one by one, as PyTorch's
             if p.is_complex():
                 raise RuntimeError(f"{name} does not support complex parameters")
+            g = p._grad
+            if g.__class__ is not Tensor and g.is_sparse:
+                raise RuntimeError(f"{name} does not support sparse gradients")
             state = self.state[p]
             if not state:
                 self._init_state(p, state, group)

@@ -6,7 +6,7 @@ import numpy as np
 
 from ember import Tensor
 
-from ._single_tensor import _buffer, _ema_square_, _lerp_, _scalar, _walk_params
+from ._single_tensor import _buffer, _ema_square_, _lerp_, _scalar, _view_as_real, _walk_params
 from ._validate import check_adam_family, check_functional_call
 from .optimizer import Optimizer
 
@@ -17,7 +17,9 @@ class RAdam(Optimizer):
     """Rectified Adam (Liu et al.), with PyTorch's ``decoupled_weight_decay`` flag.
     Per-parameter state: ``step``, ``exp_avg``, ``exp_avg_sq``."""
 
+    _sparse_grad_error = "RAdam does not support sparse gradients"
     _zero_state = ("exp_avg", "exp_avg_sq")
+    _legacy_scalar_state = ("step",)
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps: float = 1e-8,
                  weight_decay: float = 0, decoupled_weight_decay: bool = False, *,
@@ -61,6 +63,7 @@ def _single_tensor_radam(params, grads, exp_avgs, exp_avg_sqs, state_steps, *, b
                          scratch) -> None:
     lr = _scalar(lr)
     rho_inf = 2 / (1 - beta2) - 1
+    params, grads, exp_avgs, exp_avg_sqs = _view_as_real(params, grads, exp_avgs, exp_avg_sqs)
     for i, d, g, step_t in _walk_params(params, grads, state_steps, maximize=maximize,
                                         weight_decay=weight_decay, lr=lr,
                                         decoupled_weight_decay=decoupled_weight_decay):

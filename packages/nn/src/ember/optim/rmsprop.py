@@ -7,7 +7,7 @@ import numpy as np
 import ember
 from ember import Tensor
 
-from ._single_tensor import _buffer, _ema_square_, _lerp_, _scalar, _walk_params
+from ._single_tensor import _buffer, _ema_square_, _lerp_, _scalar, _view_as_real, _walk_params
 from ._validate import check_functional_call, check_lr, check_nonneg
 from .optimizer import Optimizer
 
@@ -21,6 +21,8 @@ class RMSprop(Optimizer):
     and ``grad_avg`` (when ``centered``).
     """
 
+    _sparse_grad_error = "RMSprop does not support sparse gradients"
+    _legacy_scalar_state = ("step",)
     _zero_state = ("square_avg",)
 
     def __init__(self, params, lr=1e-2, alpha: float = 0.99, eps: float = 1e-8,
@@ -76,6 +78,8 @@ def _single_tensor_rmsprop(params, grads, square_avgs, grad_avgs, momentum_buffe
                            state_steps, *, lr, alpha, eps, weight_decay, momentum, centered,
                            maximize, scratch) -> None:
     lr = _scalar(lr)
+    params, grads, square_avgs, grad_avgs, momentum_buffer_list = \
+        _view_as_real(params, grads, square_avgs, grad_avgs, momentum_buffer_list)
     for i, d, g, _ in _walk_params(params, grads, state_steps, maximize=maximize,
                                    weight_decay=weight_decay):
         sq = square_avgs[i]._data

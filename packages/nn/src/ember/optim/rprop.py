@@ -7,7 +7,7 @@ import numpy as np
 import ember
 from ember import Tensor
 
-from ._single_tensor import _buffer, _scalar, _walk_params
+from ._single_tensor import _buffer, _scalar, _view_as_real, _walk_params
 from ._validate import check_functional_call, check_lr
 from .optimizer import _FLAG_DEFAULTS, Optimizer
 
@@ -34,6 +34,7 @@ class Rprop(Optimizer):
     ``capturable=True``), ``prev`` (the previous gradient) and ``step_size``.
     """
 
+    _sparse_grad_error = "Rprop does not support sparse gradients"
     _legacy_group_defaults = _FLAG_DEFAULTS
     _legacy_scalar_state = ("step",)
 
@@ -55,7 +56,9 @@ class Rprop(Optimizer):
     def _init_state(self, p, state, group) -> None:
         state["step"] = self._step_tensor(self._scalar_state_device(p, group))
         state["prev"] = ember.zeros_like(p)
-        state["step_size"] = ember.full_like(p.grad, _scalar(group["lr"]))
+        lr = _scalar(group["lr"])
+        # a complex parameter is two independent real numbers: both parts start at ``lr``
+        state["step_size"] = ember.full_like(p.grad, complex(lr, lr) if p.is_complex() else lr)
 
     def _step_group(self, group) -> None:
         params, grads, prevs, step_sizes, state_steps = self._group_tensors(
@@ -84,6 +87,7 @@ def rprop(params: list[Tensor], grads: list[Tensor], prevs: list[Tensor],
 
 def _single_tensor_rprop(params, grads, prevs, step_sizes, state_steps, *, step_size_min,
                          step_size_max, etaminus, etaplus, maximize, scratch) -> None:
+    params, grads, prevs, step_sizes = _view_as_real(params, grads, prevs, step_sizes)
     for i, d, g, _ in _walk_params(params, grads, state_steps, maximize=maximize):
         prev, step_size = prevs[i]._data, step_sizes[i]._data
         factor = _buffer(scratch, prev)

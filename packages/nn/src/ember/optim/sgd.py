@@ -9,7 +9,7 @@ import ember
 from ember import Tensor
 
 from ._single_tensor import _buffer, _grad_with_decay, _scalar, _unscale_or_skip
-from ._validate import check_functional_call, check_fused, check_lr_numel
+from ._validate import check_functional_call, check_fused, check_fused_group, check_lr_numel
 from .optimizer import Optimizer
 
 __all__ = ["SGD", "sgd"]
@@ -60,6 +60,9 @@ class SGD(Optimizer):
             if g is not None:
                 params.append(p)
                 grads.append(g)
+        if group["fused"]:
+            check_fused_group(self, params, grads, "`_fused_sgd` does not support sparse "
+                              "gradients")
         states = [self.state[p] for p in params] if momentum != 0 else ()
         buffers = [state.get("momentum_buffer") for state in states]
         _single_tensor_sgd(params, grads, buffers, weight_decay=group["weight_decay"],
