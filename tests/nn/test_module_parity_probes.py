@@ -380,3 +380,31 @@ def test_module_load_returning_its_input_is_refused_under_swap():
     state = {k: v.detach().clone() for k, v in m.state_dict().items()}
     with pytest.raises(RuntimeError, match="module_load returned one of self or other"):
         _with_switch(ember, _SWAP, True, lambda lib: m.load_state_dict(state))
+
+
+def _two_outputs_one_used(lib):
+    class TwoOut(lib.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = lib.nn.Parameter(lib.ones(2))
+
+        def forward(self, x):
+            return x * self.w * 2, x * self.w * 3
+
+    m = TwoOut()
+    seen = []
+    m.register_full_backward_hook(
+        lambda mod, gi, go: seen.append([None if g is None else g.tolist() for g in go]))
+    x = lib.ones(2, requires_grad=True)
+    a, _ = m(x)
+    a.sum().backward()
+    return seen + [m.w.grad.tolist(), x.grad.tolist()]
+
+
+def test_full_backward_hook_sees_none_for_an_output_without_gradient():
+    # PyTorch's hooks run before the node's gradients are materialized: the unused output's
+    # grad_output is None (Ember gave zeros)
+    want = [[[1.0, 1.0], None], [2.0, 2.0], [2.0, 2.0]]
+    assert _two_outputs_one_used(ember) == want
+    torch = pytest.importorskip("torch")
+    assert _two_outputs_one_used(torch) == want

@@ -137,10 +137,16 @@ def _backward_hook_function():
     if not _FUNCTION:
         from ..autograd.function import Function
 
+        from ..autograd.function import _materialize
+
         class BackwardHookFunction(Function):
             @staticmethod
             def forward(ctx, callback, *args):
                 ctx.callback = callback
+                # the callback sees the gradients as they arrive, None for an output that got
+                # none (PyTorch's hooks are pre-hooks of this node, run before its
+                # gradients are materialized); what flows on is materialized
+                ctx.set_materialize_grads(False)
                 # the tensors that do not require grad leave as new tensors sharing their
                 # memory, marked non-differentiable (their gradients arrive as zeros)
                 args = tuple(arg if arg.requires_grad else arg.detach() for arg in args)
@@ -149,7 +155,10 @@ def _backward_hook_function():
 
             @staticmethod
             def backward(ctx, *grads):
-                return (None, *ctx.callback(grads))
+                res = ctx.callback(grads)
+                if len(grads) > 1 and any(g is None for g in res):
+                    res = _materialize(res, ctx._out_meta)
+                return (None, *res)
 
         _FUNCTION.append(BackwardHookFunction)
     return _FUNCTION[0]
