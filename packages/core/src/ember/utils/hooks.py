@@ -135,9 +135,7 @@ def _backward_hook_function():
     """``BackwardHookFunction``: the identity on tensors whose backward hands the gradients
     to a callback (made on first use: ``ember.autograd`` imports this module)."""
     if not _FUNCTION:
-        from ..autograd.function import Function
-
-        from ..autograd.function import _materialize
+        from ..autograd.function import Function, _materialize
 
         class BackwardHookFunction(Function):
             @staticmethod
