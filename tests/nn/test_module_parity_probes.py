@@ -408,3 +408,23 @@ def test_full_backward_hook_sees_none_for_an_output_without_gradient():
     assert _two_outputs_one_used(ember) == want
     torch = pytest.importorskip("torch")
     assert _two_outputs_one_used(torch) == want
+
+
+@pytest.mark.parametrize("layout", ["coo", "csr"])
+def test_a_parameter_of_a_sparse_tensor_stays_sparse(layout):
+    import copy
+    import pickle
+
+    dense = ember.tensor([[0.0, 2.0], [3.0, 0.0]])
+    data = dense.to_sparse() if layout == "coo" else dense.to_sparse_csr()
+    p = ember.nn.Parameter(data)
+    assert isinstance(p, ember.nn.Parameter) and p.requires_grad
+    assert p.layout is data.layout and p.to_dense().tolist() == dense.tolist()
+    assert repr(p).startswith("Parameter containing:\ntensor(")
+    for q in (copy.deepcopy(p), pickle.loads(pickle.dumps(p))):
+        assert isinstance(q, ember.nn.Parameter) and q.layout is data.layout
+        assert q.to_dense().tolist() == dense.tolist() and q.requires_grad
+    if layout == "coo":  # SparseAdam's check of its parameters can now see it
+        with pytest.raises(ValueError, match=r"^Sparse params at indices \[\[0, 0\]\]: "
+                                             "SparseAdam requires dense parameter tensors"):
+            ember.optim.SparseAdam([p])

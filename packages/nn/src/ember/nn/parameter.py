@@ -30,7 +30,9 @@ class Parameter(Tensor):
         if requires_grad and not (data.is_floating_point() or data.is_complex()):
             raise RuntimeError("Only Tensors of floating point and complex dtype can require "
                                "gradients")
-        if getattr(type(data), "_ember_wrapper_subclass", False):
+        if getattr(type(data), "_ember_wrapper_subclass", False) or (
+                type(data) is not Tensor and data.layout is not ember.strided):
+            # a DTensor stays a DTensor, a sparse tensor sparse (``SparseTensor``)
             t = data.detach()
             t.__class__ = _parameter_class(type(data))
             t.requires_grad_(requires_grad)
@@ -66,10 +68,23 @@ def _parameter_class(base: type) -> type:
     ``base``: its methods and dispatch come first."""
     cls = _PARAMETER_CLASSES.get(base)
     if cls is None:
-        cls = type(base.__name__, (base, Parameter), {"__module__": base.__module__,
-                                                      "__qualname__": base.__qualname__})
+        body = {"__module__": base.__module__, "__qualname__": base.__qualname__}
+        if not getattr(base, "_ember_wrapper_subclass", False):
+            # a sparse parameter prints, copies and pickles as a Parameter
+            body["__repr__"] = lambda self: "Parameter containing:\n" + base.__repr__(self)
+            body["__reduce_ex__"] = Parameter.__reduce_ex__
+            body["__deepcopy__"] = _deepcopy_sparse_parameter
+        cls = type(base.__name__, (base, Parameter), body)
         _PARAMETER_CLASSES[base] = cls
     return cls
+
+
+def _deepcopy_sparse_parameter(self, memo):
+    if id(self) in memo:
+        return memo[id(self)]
+    result = Parameter(self.detach().clone(), self.requires_grad)  # no grad, as PyTorch's
+    memo[id(self)] = result
+    return result
 
 
 def _rebuild_parameter(data, requires_grad):
