@@ -15,11 +15,12 @@ profiling executor or fusers to configure.
 
 from __future__ import annotations
 
+from . import overrides as _overrides
 from ._random import Generator
 from ._tensor import Tensor
 from .autograd.grad_mode import GRAD
 
-__all__ = ["Generator", "TensorBase"]
+__all__ = ["DisableTorchFunction", "DisableTorchFunctionSubclass", "Generator", "TensorBase"]
 
 #: ``torch._C.TensorBase`` (and its old name ``_TensorBase``): the class of every tensor
 TensorBase = Tensor
@@ -140,3 +141,38 @@ def _jit_set_autocast_mode(enabled: bool) -> bool:
 
 def _jit_get_autocast_mode() -> bool:
     return _JIT["autocast"]
+
+
+# -- __torch_function__ (ember.overrides keeps the state; these are its functions, or read it) --
+
+DisableTorchFunction = _overrides.DisableTorchFunction
+DisableTorchFunctionSubclass = _overrides.DisableTorchFunctionSubclass
+_disabled_torch_function_impl = _overrides._disabled_torch_function_impl
+_has_torch_function = _overrides.has_torch_function
+_has_torch_function_unary = _overrides.has_torch_function_unary
+_has_torch_function_variadic = _overrides.has_torch_function_variadic
+_skip_one_hop_torch_function = _overrides._skip_one_hop_torch_function
+
+
+def _is_torch_function_enabled() -> bool:
+    """False inside ``DisableTorchFunction`` or ``DisableTorchFunctionSubclass`` (modes still
+    run in the latter)."""
+    state = _overrides._STATE
+    return state.all_disabled is not True and not state.subclass_disabled
+
+
+def _is_torch_function_all_disabled() -> bool:
+    """True inside ``DisableTorchFunction``."""
+    return _overrides._STATE.all_disabled is True
+
+
+def _is_torch_function_mode_enabled() -> bool:
+    """Whether a ``TorchFunctionMode`` is on this thread's stack and not disabled."""
+    state = _overrides._STATE
+    return bool(state.modes) and state.all_disabled is not True
+
+
+def _len_torch_function_stack() -> int:
+    """How many ``TorchFunctionMode``s this thread has entered (a mode's own handler does
+    not count itself: it is off while it runs)."""
+    return len(_overrides._STATE.modes)

@@ -26,7 +26,9 @@ turned it on for good), so a process pays nothing once its captures (``ember.exp
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import inspect
 import threading
 from collections.abc import Callable
 
@@ -35,8 +37,9 @@ from ._tensor import Tensor
 
 __all__ = ["disabled_torch_function_impl", "has_torch_function", "handle_torch_function",
            "is_tensor_like", "get_ignored_functions", "get_overridable_functions",
-           "is_tensor_method_or_property", "wrap_torch_function", "activate", "is_active",
-           "mode_wants",
+           "get_testing_overrides", "resolve_name", "is_tensor_method_or_property",
+           "wrap_torch_function", "enable_reentrant_dispatch", "redispatch_function",
+           "activate", "is_active", "mode_wants",
            "DisableTorchFunctionSubclass", "DisableTorchFunction", "register_namespace",
            "TorchFunctionMode"]
 
@@ -46,13 +49,38 @@ def _run_undispatched(cls, func, types, args=(), kwargs=None):
 
 
 #: ``__torch_function__ = disabled_torch_function_impl`` opts a Tensor subclass out of dispatch
-#: (``nn.Parameter`` does; PyTorch's ``torch._C._disabled_torch_function_impl``)
+#: (``nn.Parameter`` does); ``ember._C._disabled_torch_function_impl`` does the same and can
+#: also be called directly
 disabled_torch_function_impl = classmethod(_run_undispatched)
+
+
+def _disabled_torch_function_impl(func, types, args=(), kwargs=None):
+    """PyTorch's ``torch._C._disabled_torch_function_impl``: as a class's
+    ``__torch_function__`` it opts the class out of dispatch (a plain function, so the class
+    attribute is this very object, as identity checks expect); called directly it runs
+    ``func`` with subclass dispatch off, so the results are plain tensors."""
+    with DisableTorchFunctionSubclass():
+        return func(*args, **(kwargs or {}))
+
+
+class _SkipOneHop:
+    """``_DispatchState.all_disabled`` while a :func:`redispatch_function` call's skip is
+    pending: truthy, so the dispatching wrappers take their disabled branch (no cost on
+    their usual path), and the first dispatch check (a wrapper, ``has_torch_function*``)
+    clears it and does not dispatch, as PyTorch's ``_skip_one_hop_torch_function``."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "<skip one hop>"
+
+
+_SKIP_ONE_HOP = _SkipOneHop()
 
 
 class _DispatchState(threading.local):
     subclass_disabled = False  # DisableTorchFunctionSubclass (Tensor's default impl uses it)
-    all_disabled = False  # DisableTorchFunction
+    all_disabled = False  # DisableTorchFunction (True) or a pending skip (_SKIP_ONE_HOP)
     modes: tuple = ()  # TorchFunctionMode stack, innermost last
 
 
@@ -99,14 +127,15 @@ def _overrides(tp) -> bool:
     if impl is None:
         return False
     func = getattr(impl, "__func__", impl)
-    return func is not _run_undispatched and tp is not Tensor
+    return func is not _run_undispatched and func is not _disabled_torch_function_impl \
+        and tp is not Tensor
 
 
 def _is_relevant(x) -> bool:
     tp = type(x)
     if tp is Tensor or tp in _PLAIN:
         return False
-    if _STATE.subclass_disabled and isinstance(x, Tensor):
+    if _STATE.subclass_disabled:  # every overriding type, Tensor or not, as in PyTorch
         return False
     return _overrides(tp)
 
@@ -134,10 +163,30 @@ def _relevant_args(args, kwargs) -> list:
 
 
 def has_torch_function(relevant_args) -> bool:
-    """Whether any of ``relevant_args`` overrides ``__torch_function__`` (or a mode is on)."""
-    if _STATE.all_disabled:
+    """Whether any of ``relevant_args`` overrides ``__torch_function__`` (or a mode is on).
+    Only the items of ``relevant_args`` are looked at, not the items of a list among them."""
+    disabled = _STATE.all_disabled
+    if disabled:
+        if disabled is _SKIP_ONE_HOP:  # redispatch_function: this check is the hop skipped
+            _STATE.all_disabled = False
         return False
     return bool(_STATE.modes) or any(_is_relevant(a) for a in relevant_args)
+
+
+def has_torch_function_unary(obj) -> bool:
+    """``has_torch_function((obj,))`` for one argument (PyTorch's fast path for unary
+    functions)."""
+    disabled = _STATE.all_disabled
+    if disabled:
+        if disabled is _SKIP_ONE_HOP:
+            _STATE.all_disabled = False
+        return False
+    return bool(_STATE.modes) or _is_relevant(obj)
+
+
+def has_torch_function_variadic(*args) -> bool:
+    """``has_torch_function(args)`` with the arguments passed separately."""
+    return has_torch_function(args)
 
 
 def _dispatch_types(relevant) -> list:
@@ -217,6 +266,8 @@ def _dispatching(fn: Callable, name: str, alias: str | None = None) -> Callable:
             relevant = _relevant_args(args, kwargs)
             if relevant:
                 return handle_torch_function(func, relevant, *args, **kwargs)
+        elif _STATE.all_disabled is _SKIP_ONE_HOP:  # redispatch_function: the hop skipped
+            _STATE.all_disabled = False
         return fn(*args, **kwargs)
 
     public.__name__ = name
@@ -536,6 +587,16 @@ def remove_mode(mode: TorchFunctionMode) -> None:
     _exit_mode_scope()
 
 
+class BaseTorchFunctionMode(TorchFunctionMode):
+    """A mode whose handler runs the function: subclass it and override only what you need
+    (``torch.overrides.BaseTorchFunctionMode``)."""
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        if kwargs is None:
+            kwargs = {}
+        return func(*args, **kwargs)
+
+
 def _call_mode(public, args, kwargs):
     """Hand a call to this thread's innermost mode, with that mode off inside."""
     modes = _STATE.modes
@@ -565,6 +626,55 @@ def _exit_mode_scope() -> None:
             _deactivate()
 
 
+# -- redispatch ----------------------------------------------------------------------------------
+
+def _skip_one_hop_torch_function(func, types, args, kwargs):
+    """Call ``func`` with its own ``__torch_function__`` check skipped: the calls it makes
+    dispatch as usual (PyTorch's ``torch._C._skip_one_hop_torch_function``).
+
+    An ember function's dispatching wrapper is skipped by calling the function behind it;
+    any other function runs with a one-shot skip that the first dispatch check inside it
+    (``has_torch_function*``, an ember function or Tensor method) takes. PyTorch raises
+    ``RuntimeError`` when ``func`` makes no such check; Ember does not (some Tensor methods
+    that dispatch in PyTorch, ``dim`` for one, make no check here), and drops the skip."""
+    if kwargs is None:
+        kwargs = {}
+    original = getattr(func, "_ember_original", None)
+    if original is not None:
+        return original(*args, **kwargs)
+    state = _STATE
+    if state.all_disabled:  # nothing dispatches inside anyway (or a skip is pending)
+        return func(*args, **kwargs)
+    state.all_disabled = _SKIP_ONE_HOP
+    try:
+        return func(*args, **kwargs)
+    finally:
+        if state.all_disabled is _SKIP_ONE_HOP:  # func made no dispatch check
+            state.all_disabled = False
+
+
+def redispatch_function(func, types, args, kwargs):
+    """Skip one level of ``__torch_function__`` dispatch and call the function.
+
+    For a Tensor subclass (or a mode) that wants to run a function's implementation while
+    still intercepting the ember operations inside it: from ``__torch_function__``,
+    ``redispatch_function(func, types, args, kwargs)`` calls ``func`` without calling the
+    handler for ``func`` itself again. An ember function or Tensor method then returns plain
+    tensors, so later operations on its results are not intercepted by a subclass; a mode
+    that wants to see the inner calls enters itself again around the call
+    (``with self: redispatch_function(...)``), as in PyTorch's examples."""
+    return _skip_one_hop_torch_function(func, types, args, kwargs)
+
+
+@contextlib.contextmanager
+def enable_reentrant_dispatch():
+    """PyTorch restores the ``__torch_dispatch__`` state saved on entering a
+    ``__torch_dispatch__`` handler here. Ember has no ``__torch_dispatch__`` (its modes and
+    subclasses work at the ``__torch_function__`` level), so there is no such state to
+    restore and this context manager does nothing."""
+    yield
+
+
 # -- listings (torch.overrides' introspection helpers) -----------------------------------------
 
 def get_ignored_functions() -> set:
@@ -591,6 +701,122 @@ def get_overridable_functions() -> dict:
                    if n not in _METHOD_EXCLUDE and callable(getattr(Tensor, n, None))
                    and not (n.startswith("_") and not n.startswith("__"))]
     return out
+
+
+@functools.cache
+def get_default_nowrap_functions() -> set:
+    """Functions that ``Tensor.__torch_function__`` does not turn into the subclass: field
+    accesses whose result keeps its identity (``a.grad is a.grad``). The getters of the
+    Tensor properties among PyTorch's ``_base``, ``grad`` and ``_grad`` (Ember has
+    ``grad``; ``_base`` is a plain attribute; none of them dispatches today)."""
+    out = set()
+    for name in ("_base", "grad", "_grad"):
+        prop = inspect.getattr_static(Tensor, name, None)
+        if isinstance(prop, property):
+            out.add(prop.__get__)
+    return out
+
+
+def resolve_name(f) -> str | None:
+    """The public name of a function passed to ``__torch_function__`` (``"ember.add"``,
+    ``"ember.Tensor.add"``, ``"ember.nn.functional.relu"``, ``"ember.Tensor.T.__get__"``
+    for a property getter, an op overload's ``str``), or None for a function Ember does not
+    list. PyTorch's names start with ``torch``; these with ``ember``."""
+    from ._library.ops import OpOverload
+
+    if isinstance(f, OpOverload):
+        return str(f)
+    namespace = getattr(f, "_ember_namespace", None)  # a dispatching wrapper (_wrap_attr)
+    if namespace is not None:
+        name = getattr(f, "__name__", None)
+        if namespace == Tensor.__name__:
+            prop = inspect.getattr_static(Tensor, name, None)
+            if isinstance(prop, property):
+                return f"ember.Tensor.{name}.__get__"
+            return f"ember.Tensor.{name}"
+        return f"{namespace}.{name}"
+    try:
+        return _public_names().get(f)
+    except TypeError:  # unhashable
+        return None
+
+
+#: function -> public name, and the namespaces it was built from (rebuilt when they change).
+#: Where dispatch is off, ``ember.add`` and ``Tensor.add`` can be one function: it gets the
+#: namespace's name (once dispatch is on, each has its own wrapper, named exactly).
+_NAME_TABLE: list = [None, None]
+
+
+def _public_names() -> dict:
+    key = (len(_NAMESPACES), _ACTIVE[0])
+    if _NAME_TABLE[1] == key:
+        return _NAME_TABLE[0]
+    table: dict = {}
+
+    def add(value, name):  # a later name wins, as in PyTorch's table (F.conv2d is conv2d)
+        # (but an alias, Tensor.ndimension = Tensor.dim, keeps the function's own name)
+        original = _original(value)
+        if isinstance(original, property):
+            original = original.fget
+        for f in (value, original) if original is not None else (value,):
+            try:
+                known = table.get(f)
+                if known is None or not _named_as(known, f) or _named_as(name, f):
+                    table[f] = name
+            except TypeError:  # unhashable
+                pass
+
+    for name, value in vars(Tensor).items():
+        if isinstance(value, property):
+            add(value.__get__, f"ember.Tensor.{name}.__get__")
+            add(value.fget, f"ember.Tensor.{name}.__get__")
+        elif callable(value) and not isinstance(value, type):
+            add(value, f"ember.Tensor.{name}")
+    for module in _NAMESPACES:
+        for name in getattr(module, "__all__", None) or dir(module):
+            value = getattr(module, name, None)
+            if not name.startswith("_") and callable(value) and not isinstance(value, type):
+                add(value, f"{module.__name__}.{name}")
+    _NAME_TABLE[:] = [table, key]
+    return table
+
+
+def _named_as(name: str, f) -> bool:
+    return name.rsplit(".", 1)[-1] == getattr(f, "__name__", None)
+
+
+def get_testing_overrides() -> dict:
+    """``{function: override}`` for every function :func:`get_overridable_functions` lists,
+    each override taking the function's arguments (its ``inspect`` signature, checked on each
+    call where there is one) and returning ``-1``.
+
+    PyTorch writes its table by hand; Ember's is generated from the listing, so it covers
+    exactly what dispatches (the functions as currently bound: the dispatching wrappers once
+    dispatch is active)."""
+    out: dict = {}
+    for functions in get_overridable_functions().values():
+        for f in functions:
+            if f not in out:
+                out[f] = _returns_minus_one(f)
+    return out
+
+
+def _returns_minus_one(f) -> Callable:
+    try:
+        sig = inspect.signature(f)
+    except (TypeError, ValueError):
+        sig = None
+
+    def override(*args, **kwargs):
+        if sig is not None:
+            sig.bind(*args, **kwargs)  # TypeError for arguments the function would refuse
+        return -1
+
+    name = getattr(f, "__name__", "override")
+    override.__name__ = override.__qualname__ = name
+    if sig is not None:
+        override.__signature__ = sig
+    return override
 
 
 def is_tensor_method_or_property(func: Callable) -> bool:
