@@ -60,9 +60,12 @@ def _view_as_real(params, *lists):
     of every list (its gradient and state) are seen as real pairs, so the element-wise
     updates (squares, square roots, signs, maxima) treat the real and imaginary parts as
     separate numbers. Returns the lists unchanged when no parameter is complex."""
-    where = [i for i, p in enumerate(params) if p._data.dtype.kind == "c"]
-    if not where:
+    for p in params:  # (the common case, no complex parameter, in one plain loop)
+        if p._data.dtype.kind == "c":
+            break
+    else:
         return (params, *lists)
+    where = [i for i, p in enumerate(params) if p._data.dtype.kind == "c"]
     out = []
     for column in (params, *lists):
         column = list(column)
