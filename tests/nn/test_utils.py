@@ -146,3 +146,11 @@ def test_packing_is_differentiable():
     out = roundtrip(x)
     assert out.shape == (4, 3, 2)
     assert (out[2:, 1] == 0).all().item()
+
+
+def test_pad_sequence_refuses_an_unknown_side_with_pytorchs_runtime_error():
+    from ember.nn.utils.rnn import pad_sequence
+
+    with pytest.raises(RuntimeError, match="^Expected padding_side to be one of left or "
+                                           "right, but got middle.$"):
+        pad_sequence([ember.ones(2)], padding_side="middle")

@@ -175,8 +175,8 @@ def pad_sequence(sequences, batch_first: bool = False, padding_value: float = 0.
                            f"of type: {type(sequences)}")
     sequences = tuple(sequences)
     if padding_side not in ("left", "right"):
-        raise ValueError(f"Expected padding_side to be one of left or right, but got "
-                         f"{padding_side}.")
+        raise RuntimeError(f"Expected padding_side to be one of left or right, but got "
+                           f"{padding_side}.")
     if not sequences:
         raise RuntimeError("received an empty list of sequences")
     max_len = max(s.shape[0] for s in sequences)
