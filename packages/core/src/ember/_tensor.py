@@ -641,6 +641,13 @@ class Tensor:
             return arr.astype(dtype)
         return np.array(arr, copy=True) if copy else arr
 
+    def __array_wrap__(self, array, context=None, return_scalar=False):
+        """A NumPy ufunc's result on a tensor, as a tensor (``np.sin(t)``), as PyTorch's:
+        a bool result becomes uint8 (PyTorch's old workaround, kept by it)."""
+        if array.dtype == np.bool_:
+            array = array.astype(np.uint8)
+        return _make(np.asarray(array), CPU)
+
     def __len__(self) -> int:
         if not self._data.ndim:
             raise TypeError("len() of a 0-d tensor")

@@ -52,6 +52,11 @@ class Tensor:
 
     __array_priority__: _int
 
+    def __array_wrap__(self, array: Any, context: Any = None, return_scalar: _bool = False) -> Any:
+        """A NumPy ufunc's result on a tensor, as a tensor (``np.sin(t)``), as PyTorch's:
+        a bool result becomes uint8 (PyTorch's old workaround, kept by it).
+        """
+
     def __bool__(self) -> _bool: ...
 
     def __complex__(self) -> _complex: ...

@@ -8,6 +8,8 @@ call, and the rare paths live in one place (``_promotion.coerce``).
 
 from __future__ import annotations
 
+import numpy as np
+
 from .. import _dtype
 from .._tensor import Tensor, _make
 from ..autograd.grad_mode import GRAD
@@ -112,6 +114,17 @@ def _grad_meta(ta, tb, out):
     return meta
 
 
+def _ndarray_operand(tensor):
+    """``tensor <op> ndarray``, as PyTorch: NotImplemented, so NumPy's reflected operator
+    computes it on ``tensor.__array__()`` and ``Tensor.__array_wrap__`` makes the result a
+    tensor (``t + np.ones(2)`` is a float64 tensor); a tensor that requires grad raises
+    PyTorch's ``numpy()`` error there rather than losing its history."""
+    if tensor.requires_grad and GRAD.enabled:
+        raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
+                           "tensor.detach().numpy() instead.")
+    return NotImplemented
+
+
 def binary_op(name: str, fwd, backward=None, *, kind: str = "arith", saves: str = "",
               node_name: str | None = None, keeps=None):
     """Build a binary elementwise op ``op(input, other)``.
@@ -157,6 +170,10 @@ def binary_op(name: str, fwd, backward=None, *, kind: str = "arith", saves: str 
                 try:
                     ta, tb, ad, bd, dev = coerce(input, other, to_float)
                 except TypeError:
+                    if isinstance(other, np.ndarray):
+                        if name == "eq" and input._device.type == "cpu":
+                            return op(input, _make(other, input._device))  # as PyTorch's ==
+                        return _ndarray_operand(input)
                     if isinstance(other, _OPERANDS):
                         raise
                     return NotImplemented

@@ -30,7 +30,7 @@ from ..autograd.grad_mode import GRAD
 from ..autograd.graph import make_node_class, record, result
 from . import _special
 from ._casts import cast_to
-from ._factories import _fit, binary_op, public, unary_op
+from ._factories import _fit, _ndarray_operand, binary_op, public, unary_op
 from ._inplace import make_inplace, writable, write_inplace
 from ._promotion import _OPERANDS, broadcast_shape
 from ._special import TWO_OVER_SQRT_PI, in_float64
@@ -1273,6 +1273,8 @@ def _operator(fn, name: str):
         try:
             return fn(self, other)
         except TypeError:
+            if isinstance(other, np.ndarray):
+                return _ndarray_operand(self)
             if isinstance(other, _OPERANDS):
                 raise
             return NotImplemented

@@ -801,8 +801,18 @@ def _tensor_list(name, tensors, empty_msg, exc=RuntimeError):
     tensors = list(tensors)
     if not tensors:
         raise exc(empty_msg)
+    for i, t in enumerate(tensors):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"expected Tensor as element {i} in argument 0, but got "
+                            f"{_type_name(t)}")
     check_same_device(*tensors)
     return tensors
+
+
+def _type_name(obj) -> str:
+    """A type as PyTorch's argument errors name it (``numpy.ndarray``, ``int``)."""
+    tp = type(obj)
+    return tp.__name__ if tp.__module__ == "builtins" else f"{tp.__module__}.{tp.__name__}"
 
 
 def _common_dtype(tensors):

@@ -139,12 +139,13 @@ def _backward_hook_function():
 
         class BackwardHookFunction(Function):
             @staticmethod
-            def forward(ctx, callback, *args):
+            def forward(ctx, callback, raw, *args):
                 ctx.callback = callback
-                # the callback sees the gradients as they arrive, None for an output that got
-                # none (PyTorch's hooks are pre-hooks of this node, run before its
-                # gradients are materialized); what flows on is materialized
-                ctx.set_materialize_grads(False)
+                # ``raw``: the callback sees the gradients as they arrive, None for an output
+                # that got none (the module's outputs: PyTorch's output hook sees None for
+                # an unused one); else zeros (its input hook sees zeros for an input that
+                # takes none); what flows on is materialized either way
+                ctx.set_materialize_grads(not raw)
                 # the tensors that do not require grad leave as new tensors sharing their
                 # memory, marked non-differentiable (their gradients arrive as zeros)
                 args = tuple(arg if arg.requires_grad else arg.detach() for arg in args)
@@ -156,7 +157,7 @@ def _backward_hook_function():
                 res = ctx.callback(grads)
                 if len(grads) > 1 and any(g is None for g in res):
                     res = _materialize(res, ctx._out_meta)
-                return (None, *res)
+                return (None, None, *res)
 
         _FUNCTION.append(BackwardHookFunction)
     return _FUNCTION[0]
@@ -271,7 +272,7 @@ class BackwardHook:
 
         return tuple(local_grad_outputs[i] for i in self.output_tensors_index)
 
-    def _apply_on_tensors(self, callback, args):
+    def _apply_on_tensors(self, callback, args, raw: bool = False):
         # Pass the tensors of args through one BackwardHookFunction whose backward calls
         # ``callback(grads)``. Returns the updated args and the tensors' indices
         from .._tensor import Tensor
@@ -290,7 +291,7 @@ class BackwardHook:
         if not (requires_grad and is_grad_enabled()):
             return args, None
 
-        new_tensors = _backward_hook_function().apply(callback, *tensors)
+        new_tensors = _backward_hook_function().apply(callback, raw, *tensors)
         if len(new_tensors) == 0:
             raise RuntimeError("Cannot set Module backward hook for a Module with no input "
                                "Tensors.")
@@ -317,7 +318,7 @@ class BackwardHook:
             args = (args,)
             is_tuple = False
 
-        res, output_idx = self._apply_on_tensors(self._output_hook, args)
+        res, output_idx = self._apply_on_tensors(self._output_hook, args, raw=True)
         self.n_outputs = len(args)
         self.output_tensors_index = output_idx
 
