@@ -269,3 +269,14 @@ def test_backward_with_create_graph_warns_once_per_process(monkeypatch):
         "Using backward() with create_graph=True will create a refere"]
     assert caught[0].filename == __file__  # attributed to the caller's line
     assert x.grad.requires_grad and x.grad.tolist() == [4.0, 4.0]
+
+
+def test_the_create_graph_warning_names_the_callers_line_through_ember_frames(monkeypatch):
+    import ember.autograd as ag
+
+    monkeypatch.setattr(ag, "_WARNED_CREATE_GRAPH", [])
+    x = ember.ones(2, requires_grad=True)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        ember.autograd.backward([(x * x).sum()], create_graph=True)  # one frame less
+    assert [w.filename for w in caught] == [__file__]

@@ -140,12 +140,14 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
         _WARNED_CREATE_GRAPH.append(True)  # once per process, as PyTorch's engine warns
         import warnings
 
+        from .._warn import user_stacklevel
+
         warnings.warn("Using backward() with create_graph=True will create a reference cycle "
                       "between the parameter and its gradient which can cause a memory leak. We "
                       "recommend using autograd.grad when creating the graph to avoid this. If "
                       "you have to use this function, make sure to reset the .grad fields of "
                       "your parameters to None after use to break the cycle and avoid the leak.",
-                      UserWarning, stacklevel=3)
+                      UserWarning, stacklevel=user_stacklevel())
     # PyTorch's order: the root gradients (made or checked), their count, the tensors, the inputs
     edges = any(t.__class__ is GradientEdge for t in tensors)
     grads = (_edge_root_grads(tensors, grad_tensors, create_graph) if edges
