@@ -166,7 +166,7 @@ def gather_by(input: Tensor, spec, node_cls=None) -> Tensor:
     try:
         r = spec.get(d)
     except IndexError as exc:
-        raise _index_error(exc, d.ndim) from None
+        raise _spec_index_error(exc, spec, d) from None
     out = _make(r, input._device)
     if node_cls is not None and input.requires_grad and GRAD.enabled:
         record(node_cls, out, (input,), (), (d.shape, spec))
@@ -223,12 +223,12 @@ def _write(spec, arr, v, accumulate, xp):
         else:
             spec.set(arr, v, xp)
     except IndexError as exc:
-        raise _index_error(exc, arr.ndim) from None
+        raise _spec_index_error(exc, spec, arr) from None
     except ValueError as exc:
         msg = str(exc)
         if "read-only" in msg:
             raise RuntimeError(_SHARED_WRITE) from None
-        if "broadcast" in msg:
+        if "broadcast" in msg or "boolean array indexing assignment" in msg:
             region = spec.get(arr).shape
             if spec.__class__ is BasicIndex:  # PyTorch copies into the view: expand's error
                 from .._tensor import CPU
@@ -374,6 +374,14 @@ def _index_error(exc, ndim: int) -> IndexError:
     return IndexError(msg)
 
 
+def _spec_index_error(exc, spec, arr) -> IndexError:
+    """``_index_error``, with PyTorch's words for an advanced index out of bounds."""
+    if spec.__class__ is AdvancedIndex and "out of bounds" in str(exc):
+        return _bounds_error(spec._view(arr).shape, spec.adv if isinstance(spec.adv, tuple)
+                             else (spec.adv,))
+    return _index_error(exc, arr.ndim)
+
+
 def _check_slice(s: slice) -> slice:
     step = s.step
     if step is not None and int(step) <= 0:
@@ -431,9 +439,11 @@ def _index_array(t: Tensor, it):
     else:
         a = _as_device_array(t, _sequence_array(it))
     kind = a.dtype.kind
-    if kind == "b" or kind == "i":
+    if kind == "b" or (kind == "i" and (a.dtype.itemsize >= 4 or not isinstance(it, Tensor))):
         return a
     if a.dtype == np.uint8:
+        if a.ndim == 0:  # PyTorch reads a 0-dim byte tensor as a mask, without a warning
+            return a.astype(bool)
         warnings.warn("indexing with dtype ember.uint8 is now deprecated, please use a dtype "
                       "ember.bool instead.", UserWarning, stacklevel=user_stacklevel())
         return a.astype(bool)
@@ -453,8 +463,16 @@ def _sequence_as_tuple(index) -> bool:
     for it in index:
         if isinstance(it, (Tensor, slice)) or it is None or it is Ellipsis or \
                 _is_sequence(it):
+            warnings.warn(_NON_TUPLE_SEQUENCE, UserWarning, stacklevel=user_stacklevel())
             return True
     return False
+
+
+_NON_TUPLE_SEQUENCE = (
+    "Using a non-tuple sequence for multidimensional indexing is deprecated and will be "
+    "changed in pytorch 2.9; use x[tuple(seq)] instead of x[seq]. In pytorch 2.9 this will be "
+    "interpreted as tensor index, x[ember.tensor(seq)], which will result either in an error "
+    "or a different result")
 
 
 def _type_name(obj) -> str:
@@ -482,10 +500,12 @@ def _parse(t: Tensor, index):
         index = tuple(index) if _sequence_as_tuple(index) else (index,)
     items = []
     has_int = has_adv = False
+    ellipses = 0
     for it in index:
         c = it.__class__
         if c is int or it is None or it is Ellipsis:
             has_int = has_int or it is None or c is int
+            ellipses += it is Ellipsis
         elif c is slice:
             _check_slice(it)
         elif c is bool:
@@ -494,6 +514,8 @@ def _parse(t: Tensor, index):
         elif isinstance(it, (Tensor, np.ndarray)):
             a = it._data if isinstance(it, Tensor) else it
             if a.ndim == 0 and a.dtype.kind in "iu" and a.dtype != np.uint8:
+                if t._data.ndim == 0 and isinstance(it, Tensor):
+                    raise IndexError("too many indices for tensor of dimension 0")
                 it = int(a)
                 has_int = True
             else:
@@ -506,6 +528,8 @@ def _parse(t: Tensor, index):
             it = _as_int(it)
             has_int = True
         items.append(it)
+    if ellipses > 1:
+        items = _expand_ellipses(items, t._data.ndim, ellipses)
     if not has_adv:
         return _with_ellipsis(tuple(items)), None
     if not has_int:  # no ints or None: NumPy's placement is PyTorch's
@@ -542,6 +566,27 @@ def _parse(t: Tensor, index):
     return basic, adv
 
 
+def _expand_ellipses(items, ndim: int, ellipses: int):
+    """PyTorch's reading of an index with several Ellipses: each spans the dims the other
+    items leave (so all but one span none, or the index runs past the last dim)."""
+    specified = sum((it.ndim if it.dtype.kind == "b" else 1) if hasattr(it, "dtype") else
+                    (0 if it is None or it is Ellipsis else 1) for it in items)
+    span = [slice(None)] * max(ndim - specified, 0)
+    out = []
+    for it in items:
+        if it is Ellipsis:
+            out.extend(span)
+        else:
+            out.append(it)
+    excess = specified + len(span) * ellipses - ndim
+    while excess > 0 and out and out[-1].__class__ is slice and out[-1] == slice(None):
+        out.pop()  # past the last dim: the trailing spans select nothing
+        excess -= 1
+    if excess > 0:
+        raise IndexError(f"too many indices for tensor of dimension {ndim}")
+    return out
+
+
 def _indexed_dims(ndim: int, adv):
     """``(item, first dim it indexes)`` for the items of an advanced index (an Ellipsis spans
     what the others leave; None takes none; a k-dim mask takes k)."""
@@ -557,12 +602,49 @@ def _indexed_dims(ndim: int, adv):
 
 
 def _check_index_bounds(shape, adv):
-    """NumPy's IndexError for an integer index outside its dim, checked before a device array
-    is indexed: CuPy does not check (reads wrap, writes go out of bounds and poison the
+    """PyTorch's IndexError for an integer index outside its dim, checked before a device
+    array is indexed: CuPy does not check (reads wrap, writes go out of bounds and poison the
     process with an illegal address). One reduction and a sync per index array."""
     for it, pos in _indexed_dims(len(shape), adv):
-        if hasattr(it, "dtype") and it.dtype.kind in "iu" and pos < len(shape):
-            _check_bounds(it, shape[pos], pos, True, IndexError)
+        if hasattr(it, "dtype") and it.dtype.kind in "iu" and pos < len(shape) and it.size:
+            size = shape[pos]
+            if int(it.min()) < -size or int(it.max()) >= size:
+                raise _bounds_error(shape, adv)
+
+
+def _bounds_error(shape, adv) -> IndexError:
+    """PyTorch's IndexError for an advanced index with a value outside its dim: its kernel
+    walks the elements of the broadcast index and, at each, the index tensors in order (a
+    k-dim mask counts as k), naming the tensor's position among them as the "dimension"; an
+    index into an empty dim has its own message."""
+    checks = []  # (position among the index tensors, index array, size of its dim)
+    j = 0
+    for it, pos in _indexed_dims(len(shape), adv):
+        if not hasattr(it, "dtype"):
+            continue
+        if it.dtype.kind == "b":
+            j += max(it.ndim, 1)
+            continue
+        if pos < len(shape) and it.size:
+            if shape[pos] == 0:
+                return IndexError("index is out of bounds for dimension with size 0")
+            checks.append((j, it, shape[pos]))
+        j += 1
+    bad = [(it < -size) | (it >= size) for _, it, size in checks]
+    try:
+        bad = np.broadcast_arrays(*[np.asarray(b) for b in bad])
+    except ValueError:  # broadcast with a mask's indices: report in the tensors' order
+        pass
+    first = None
+    for (jj, it, size), b in zip(checks, bad):
+        flat = np.flatnonzero(np.asarray(b))
+        if flat.size and (first is None or int(flat[0]) < first[0]):
+            value = np.broadcast_to(np.asarray(it), b.shape).reshape(-1)[flat[0]]
+            first = (int(flat[0]), jj, int(value), size)
+    if first is None:
+        return IndexError("index out of range")
+    _, jj, value, size = first
+    return IndexError(f"index {value} is out of bounds for dimension {jj} with size {size}")
 
 
 def _check_masks(shape, adv):
@@ -676,7 +758,7 @@ def getitem(self: Tensor, index) -> Tensor:
                 if it.step is not None:
                     _check_slice(it)
             elif ci is not int and it is not None:
-                if it is Ellipsis:
+                if it is Ellipsis and not ell:
                     ell = True
                     continue
                 break
@@ -709,9 +791,16 @@ def setitem(self: Tensor, index, value) -> None:
     """``self[index] = value``: a copy into the view for a basic index (``value`` is cast),
     ``index_put_`` for an advanced one (a tensor ``value`` must have ``self``'s dtype)."""
     spec = _spec_of(self, index)
+    if not isinstance(value, Tensor):
+        value = _setitem_scalar(self, value)
+    elif value.requires_grad and self._data.dtype.kind not in "fcV" and GRAD.enabled:
+        value = value.detach()  # an integer tensor takes the value, not its graph
     if spec.__class__ is BasicIndex:
         scatter_inplace(self, spec, value, False, CopySlicesBackward, "__setitem__")
         return
+    if isinstance(value, Tensor) and value._data.dtype is not self._data.dtype and \
+            _fills_one_mask(spec, value):  # PyTorch's index_put_ turns to masked_fill_
+        value = value.reshape(()).to(self.dtype)
     if isinstance(value, Tensor) and value._data.dtype is not self._data.dtype:
         raise RuntimeError("Index put requires the source and destination dtypes match, got "
                            f"{scalar_type_name(self._data.dtype)} for the destination and "
@@ -722,6 +811,53 @@ def setitem(self: Tensor, index, value) -> None:
         _dtype.check_kernel("masked_fill" if mask_fill else "index_put", self._data.dtype)
     scatter_inplace(self, spec, value, False, CopySlicesBackward if spec.basic else None,
                     "__setitem__")
+
+
+def _setitem_scalar(self: Tensor, value):
+    """A non-tensor ``value`` for ``self[index] = value``: Python numbers (NumPy integers and
+    float64) checked for overflow as PyTorch does; other objects refused in its words."""
+    c = value.__class__
+    if c is float or c is int:  # the common cases: a number that fits, no check needed
+        limit = _FAST_LIMITS.get(self._data.dtype)
+        if limit is not None and \
+                -limit <= value < limit:
+            return value
+    if isinstance(value, (bool, int, float, complex, np.integer)) and \
+            not isinstance(value, np.bool_):
+        from .pointwise import _scalar_as
+
+        if isinstance(value, np.integer):
+            value = int(value)
+        dt = self._data.dtype
+        if dt in _HALF_NP and not isinstance(value, complex):
+            # PyTorch's setitem rounds a real number to float16/bfloat16 without the check
+            # (1e300 is written as inf), where float32 and fill_ refuse it
+            return np.asarray(float(value)).astype(dt)[()]
+        return _scalar_as(value, dt)
+    raise TypeError(f"can't assign a {_type_name(value)} to a ember.{self.type_name()}")
+
+
+_HALF_NP = (_dtype.float16.np, _dtype.bfloat16.np)
+
+
+_INT64_LIMIT = 2 ** 63
+#: the magnitude below which a Python number is written to a dtype as it is
+_FAST_LIMITS = {np.dtype(np.float64): float("inf"), np.dtype(np.float32): 3.4028234663852886e38,
+                np.dtype(np.int64): _INT64_LIMIT}
+
+
+def _fills_one_mask(spec, value: Tensor) -> bool:
+    """Whether PyTorch's index_put_ runs this write as masked_fill_ (any value dtype): one
+    bool mask, full slices elsewhere, and a one-element value on the CPU."""
+    if value._data.size != 1 or value._device.type != "cpu":
+        return False
+    masks = 0
+    for it in spec.adv:
+        if hasattr(it, "dtype"):
+            if it.dtype.kind != "b":
+                return False
+            masks += 1
+    return masks == 1
 
 
 # PyTorch's setitem writes through a view for a basic index (or the integers of a mixed one),
@@ -838,6 +974,9 @@ def _index_put_plan(input, indices, values, accumulate=False, inplace=False):
                            f"{scalar_type_name(input._data.dtype)} for the destination and "
                            f"{scalar_type_name(values._data.dtype)} for the source.")
     adv = tuple(slice(None) if i is None else _index_array(input, i) for i in indices)
+    ndim = input._data.ndim
+    if len(adv) > ndim:
+        raise IndexError(f"too many indices for tensor of dimension {ndim} (got {len(adv)})")
     _check_masks(input._data.shape, adv)
     if input._device.type == "meta" and any(
             getattr(it, "dtype", None) is not None and it.dtype.kind == "b" and it.ndim
@@ -959,8 +1098,17 @@ def _scatter_plan(input, dim, index, src=None, value=None, *, reduce=None, inpla
     if reduce is None:
         return input, spec, values, False
     if reduce in ("add", "multiply"):
+        if src is not None and not _WARNED["scatter_reduce"]:
+            _WARNED["scatter_reduce"] = True  # PyTorch warns once per process
+            warnings.warn("The reduce argument of ember.scatter with Tensor src is deprecated "
+                          "and will be removed in a future PyTorch release. Use "
+                          "ember.scatter_reduce instead for more reduction options.",
+                          UserWarning, stacklevel=user_stacklevel())
         return input, _LegacyReduce(spec, reduce), values, False
     raise RuntimeError("reduce argument must be either add or multiply.")
+
+
+_WARNED = {"scatter_reduce": False}
 
 
 class _LegacyReduce:
@@ -992,6 +1140,9 @@ scatter, scatter_ = _scatter_op("scatter", _scatter_plan, "ScatterBackward0")
 
 def _scatter_add_plan(input, dim, index, src, inplace=False):
     """``input`` plus ``src`` added along ``dim`` at ``index`` (repeated indices sum)."""
+    if not isinstance(src, Tensor):
+        raise TypeError("scatter_add(): argument 'src' (position 3) must be Tensor, not "
+                        f"{type(src).__name__}")
     spec, values = _scatter_spec("scatter_add", input, dim, index, src)
     return input, spec, values, OPMATH
 
@@ -1178,10 +1329,14 @@ def _scatter_reduce_arrays(d, spec, v, reduce, include_self, xp, opmath=False):
     return out
 
 
+_REDUCE_ALIASES = {"max": "amax", "min": "amin"}
+
+
 @register("scatter_reduce", out=True, inplace=True)
 def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
     """Reduce ``src`` into ``input`` along ``dim`` at ``index`` with ``reduce`` ('sum',
     'prod', 'mean', 'amax', 'amin'); ``include_self`` counts ``input``'s own values."""
+    reduce = _REDUCE_ALIASES.get(reduce, reduce)  # PyTorch's kernel reads max/min as amax/amin
     if reduce not in _REDUCE_UFUNC:
         raise RuntimeError("reduce argument must be either sum, prod, mean, amax or amin, got "
                            f"{reduce}")
@@ -1508,8 +1663,15 @@ def _mask_array(name, input, mask):
         raise TypeError(f"{name}(): argument 'mask' must be Tensor, not {type(mask).__name__}")
     m = mask._data
     if m.dtype.kind != "b":
-        raise RuntimeError(f"{name} only supports boolean masks, but got mask with dtype "
-                           f"{_dtype.options_type_name(m.dtype)}")
+        if name == "masked_scatter_":  # its kernel names the dtype as a scalar type
+            if m.dtype == np.uint8:
+                warnings.warn("masked_scatter_ received a mask with dtype ember.uint8, this "
+                              "behavior is now deprecated,please use a mask with dtype "
+                              "ember.bool instead.", UserWarning, stacklevel=user_stacklevel())
+            got = scalar_type_name(m.dtype)
+        else:
+            got = _dtype.options_type_name(m.dtype)
+        raise RuntimeError(f"{name} only supports boolean masks, but got mask with dtype {got}")
     if mask._device is not input._device:
         if mask._device.type == "cpu" and m.ndim == 0:
             m = cast_to(mask, input._device, None, False)._data
@@ -1587,7 +1749,7 @@ MaskedSelectBackward0 = make_node_class("MaskedSelectBackward0", _gather_bw)
 def _flat_spec(name, input, index):
     check_same_device(input, index)
     a = index._data
-    if a.dtype.kind != "i":
+    if a.dtype != np.int64:
         got = scalar_type_name(a.dtype) if a.dtype.name in _PRETTY_OK else a.dtype
         raise RuntimeError(f"{name}(): Expected a long tensor for index, but got {got}")
     n = input._data.size
