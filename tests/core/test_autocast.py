@@ -171,7 +171,7 @@ def test_nothing_stays_wrapped_and_bad_arguments():
     with ember.autocast(_dev(), dtype=LOW):
         assert overrides.is_active()
     assert not overrides.is_active()
-    with pytest.raises(RuntimeError, match="unsupported autocast device_type 'nowhere'"):
+    with pytest.raises(RuntimeError, match="device type at start of device string: nowhere"):
         ember.autocast("nowhere")
     with pytest.raises(ValueError, match="Expected `device_type` of type `str`"):
         ember.autocast(ember.device("cpu"))
@@ -205,7 +205,7 @@ def test_custom_fwd_and_bwd():
         out = Square.apply(h)
     out.sum().backward()
     assert seen["fwd"] == (ember.float32, False)
-    assert seen["bwd"] is True
+    assert seen["bwd"] is False  # cast_inputs: the backward runs with autocast off, as PyTorch
     assert x.grad.dtype == ember.float32
 
 

@@ -13,6 +13,7 @@ threads never see this thread's autocast. The calls an op makes inside are not c
 
 from __future__ import annotations
 
+import collections.abc
 import functools
 import threading
 import warnings
@@ -22,8 +23,11 @@ from ..overrides import TorchFunctionMode
 
 __all__ = ["autocast", "custom_bwd", "custom_fwd", "is_autocast_available"]
 
-_DEVICE_DEFAULTS = {"cpu": "bfloat16", "cuda": "float16"}
-_SUPPORTED = {"cpu": ("bfloat16", "float16"), "cuda": ("float16", "bfloat16")}
+#: PyTorch's autocast device types and their default lower-precision dtypes (the other
+#: registered Ember devices, the NumPy-backed test devices, default to float16)
+_DEVICE_DEFAULTS = {"cpu": "bfloat16", "cuda": "float16", "xpu": "float16", "mps": "float16",
+                    "hpu": "bfloat16", "ipu": "float16", "xla": "bfloat16", "mtia": "float16",
+                    "maia": "bfloat16", "privateuseone": "float16"}
 
 
 class _State(threading.local):
@@ -49,33 +53,56 @@ def _dtype_named(name: str):
     return dt
 
 
-def is_autocast_available(device_type: str) -> bool:
-    """Whether autocast supports ``device_type`` (the CPU, CUDA, and registered devices)."""
-    from ..backends import _known_type
+def _type_of(device_type: str) -> str:
+    """The device type named by ``device_type`` (``"cpu:0"`` names the CPU); an unknown name
+    raises the device parser's error, as PyTorch's does."""
+    if device_type in _DEVICE_DEFAULTS:
+        return device_type
+    kind = device_type.partition(":")[0]
+    if kind in _DEVICE_DEFAULTS:
+        return kind
+    from .._device import device
 
-    return device_type in ("cpu", "cuda") or _known_type(device_type)
+    return device(device_type).type
+
+
+def _autocast_type(device_type: str) -> bool:
+    from ..backends import _REGISTRY
+
+    return device_type in _DEVICE_DEFAULTS or (device_type != "meta" and device_type in _REGISTRY)
+
+
+def is_autocast_available(device_type: str) -> bool:
+    """Whether autocast supports ``device_type``: PyTorch's autocast device types (``cpu``,
+    ``cuda``, ``xpu``, ``mps``...) and registered Ember devices, not ``meta``."""
+    return _autocast_type(_type_of(device_type))
 
 
 def get_autocast_dtype(device_type: str):
     """The lower-precision dtype autocast uses on ``device_type`` in this thread."""
+    device_type = _type_of(device_type)
     dt = _STATE.dtype.get(device_type)
-    return dt if dt is not None else _dtype_named(_DEVICE_DEFAULTS.get(device_type, "float16"))
+    if dt is not None:
+        return dt
+    if not _autocast_type(device_type):
+        raise RuntimeError("unsupported scalarType")
+    return _dtype_named(_DEVICE_DEFAULTS.get(device_type, "float16"))
 
 
 def set_autocast_dtype(device_type: str, dtype) -> None:
-    _STATE.dtype[device_type] = dtype
+    _STATE.dtype[_type_of(device_type)] = dtype
 
 
 def is_autocast_enabled(device_type: str | None = None) -> bool:
     """Whether autocast is on for ``device_type`` (default: CUDA, as PyTorch) in this thread."""
-    return _STATE.enabled.get("cuda" if device_type is None else device_type, False)
+    return _STATE.enabled.get("cuda" if device_type is None else _type_of(device_type), False)
 
 
 def set_autocast_enabled(device_type, enabled=None) -> None:
     """``set_autocast_enabled(device_type, enabled)`` (or ``(enabled)`` for CUDA)."""
     if enabled is None:
         device_type, enabled = "cuda", device_type
-    _STATE.enabled[device_type] = bool(enabled)
+    _STATE.enabled[_type_of(device_type)] = bool(enabled)
     _sync_mode()
 
 
@@ -249,32 +276,34 @@ class autocast:
                  cache_enabled: bool | None = None) -> None:
         if not isinstance(device_type, str):
             raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
-        if not is_autocast_available(device_type):
+        self.fast_dtype = get_autocast_dtype(device_type) if dtype is None else dtype
+        self.device = device_type
+        self._type = _type_of(device_type)
+        if not _autocast_type(self._type):
             raise RuntimeError(f"User specified an unsupported autocast device_type "
                                f"'{device_type}'")
-        self.device = device_type
-        self.fast_dtype = get_autocast_dtype(device_type) if dtype is None and enabled \
-            else dtype
         self._cache_enabled = is_autocast_cache_enabled() if cache_enabled is None \
             else cache_enabled
-        self._enabled = bool(enabled)
-        if self._enabled and self.fast_dtype is not None:
-            names = _SUPPORTED.get(device_type, ("float16", "bfloat16"))
-            if _bare(self.fast_dtype) not in names:
-                label = "CPU" if device_type == "cpu" else device_type.upper()
+        if enabled:
+            if self._type == "cuda":
+                if not _cuda_available():
+                    warnings.warn("CUDA is not available or torch_xla is imported. Disabling "
+                                  "autocast.", stacklevel=2)
+                    enabled = False
+            elif _bare(self.fast_dtype) not in ("bfloat16", "float16"):
+                label = device_type.upper()
                 warnings.warn(f"In {label} autocast, but the target dtype is not supported. "
-                              f"Disabling autocast.\n{label} Autocast only supports dtype of "
-                              f"{', '.join('torch.' + n for n in names)} currently.",
-                              stacklevel=2)
-                self._enabled = False
+                              f"Disabling autocast.\n{label} Autocast only supports dtypes of "
+                              f"torch.bfloat16, torch.float16 currently.", stacklevel=2)
+                enabled = False
+        self._enabled = enabled
 
     def __enter__(self):
         s = _STATE
-        self._prev = (s.enabled.get(self.device, False), s.dtype.get(self.device),
+        self._prev = (s.enabled.get(self._type, False), s.dtype.get(self._type),
                       s.cache_enabled)
-        s.enabled[self.device] = self._enabled
-        if self.fast_dtype is not None:
-            s.dtype[self.device] = self.fast_dtype
+        s.enabled[self._type] = bool(self._enabled)
+        s.dtype[self._type] = self.fast_dtype
         s.cache_enabled = self._cache_enabled
         autocast_increment_nesting()
         _sync_mode()
@@ -285,86 +314,143 @@ class autocast:
         if autocast_decrement_nesting() == 0:
             clear_autocast_cache()
         enabled, dtype, cache = self._prev
-        s.enabled[self.device] = enabled
+        s.enabled[self._type] = enabled
         if dtype is None:
-            s.dtype.pop(self.device, None)
+            s.dtype.pop(self._type, None)
         else:
-            s.dtype[self.device] = dtype
+            s.dtype[self._type] = dtype
         s.cache_enabled = cache
         _sync_mode()
         return False
 
     def __call__(self, func):
+        if not callable(func):
+            raise TypeError(
+                f"autocast()(func) requires a callable, but got {type(func).__name__}. "
+                f"Did you mean to use autocast as a context manager? For example:\n"
+                f"    with torch.autocast(device_type=...):\n"
+                f"        output = model(input)")
+
         @functools.wraps(func)
-        def decorated(*args, **kwargs):
-            with autocast(self.device, self.fast_dtype, self._enabled, self._cache_enabled):
+        def decorate_autocast(*args, **kwargs):
+            # a fresh region per call (the settings checked already): recursion nests cleanly
+            region = object.__new__(type(self))
+            region.__dict__.update(self.__dict__)
+            with region:
                 return func(*args, **kwargs)
 
-        return decorated
+        return decorate_autocast
 
 
 def custom_fwd(fwd=None, *, device_type: str, cast_inputs=None):
     """For an ``autograd.Function.forward``: with ``cast_inputs`` set and autocast on, its
     floating inputs are cast to ``cast_inputs`` and it runs with autocast off; ``custom_bwd``
     then runs the backward with the forward's autocast state."""
+    _check_device_type(device_type)
     if fwd is None:
         return functools.partial(custom_fwd, device_type=device_type, cast_inputs=cast_inputs)
 
     @functools.wraps(fwd)
     def decorate_fwd(*args, **kwargs):
         ctx = args[0]
-        ctx._fwd_used_autocast = is_autocast_enabled(device_type)
-        ctx._dtype = get_autocast_dtype(device_type) if ctx._fwd_used_autocast else None
-        if cast_inputs is None or not ctx._fwd_used_autocast:
+        ctx._dtype = get_autocast_dtype(device_type)
+        if cast_inputs is None:
+            ctx._fwd_used_autocast = is_autocast_enabled(device_type)
             return fwd(*args, **kwargs)
-
-        def cast(a):
-            return _cast(a, cast_inputs, device_type)
-
+        # the forward runs outside autocast, so its backward does too
+        ctx._fwd_used_autocast = False
+        if not is_autocast_enabled(device_type):
+            return fwd(*args, **kwargs)
         with autocast(device_type, enabled=False):
-            return fwd(*_map(tuple(args), cast), **{k: _map(v, cast) for k, v in kwargs.items()})
+            return fwd(*_cast_inputs(args, device_type, cast_inputs),
+                       **_cast_inputs(kwargs, device_type, cast_inputs))
 
     return decorate_fwd
 
 
+def _check_device_type(device_type) -> None:
+    if not isinstance(device_type, str):
+        raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
+
+
+def _cast_inputs(value, device_type: str, dtype):
+    """``custom_fwd``'s cast: floating tensors on ``device_type`` (not float64) to ``dtype``,
+    through lists, tuples, dicts and other iterables (strings and arrays pass)."""
+    import numpy as np
+
+    from .._dtype import float64
+    from .._tensor import Tensor
+
+    if isinstance(value, Tensor):
+        eligible = value.dtype.is_floating_point and value.device.type == device_type \
+            and value.dtype != float64
+        return value.to(dtype) if eligible else value
+    if isinstance(value, (str, bytes, np.ndarray)):
+        return value
+    if isinstance(value, collections.abc.Mapping):
+        return {_cast_inputs(k, device_type, dtype): _cast_inputs(v, device_type, dtype)
+                for k, v in value.items()}
+    if isinstance(value, collections.abc.Iterable):
+        iterable = (_cast_inputs(v, device_type, dtype) for v in value)
+        return type(value)(iterable) if isinstance(value, (list, tuple)) else iterable
+    return value
+
+
 def custom_bwd(bwd=None, *, device_type: str):
     """For an ``autograd.Function.backward``: run it with the forward's autocast state."""
+    _check_device_type(device_type)
     if bwd is None:
         return functools.partial(custom_bwd, device_type=device_type)
 
     @functools.wraps(bwd)
     def decorate_bwd(*args, **kwargs):
         ctx = args[0]
-        used = getattr(ctx, "_fwd_used_autocast", False)
-        with autocast(device_type, dtype=getattr(ctx, "_dtype", None), enabled=used):
+        with autocast(device_type, dtype=ctx._dtype, enabled=ctx._fwd_used_autocast):
             return bwd(*args, **kwargs)
 
     return decorate_bwd
 
 
-# -- PyTorch's older per-device names ------------------------------------------------------------
+# -- PyTorch's older per-device names (deprecated there, with these warnings) -----------------
+def _deprecated(old: str, new: str) -> None:
+    warnings.warn(f"torch.{old} is deprecated. Please use torch.{new} instead.",
+                  DeprecationWarning, stacklevel=3)
+
+
 def is_autocast_cpu_enabled() -> bool:
+    _deprecated("is_autocast_cpu_enabled()", "is_autocast_enabled('cpu')")
     return is_autocast_enabled("cpu")
 
 
 def set_autocast_cpu_enabled(enabled: bool) -> None:
+    _deprecated("set_autocast_cpu_enabled(enabled)", "set_autocast_enabled('cpu', enabled)")
     set_autocast_enabled("cpu", enabled)
 
 
 def get_autocast_cpu_dtype():
+    _deprecated("get_autocast_cpu_dtype()", "get_autocast_dtype('cpu')")
     return get_autocast_dtype("cpu")
 
 
 def set_autocast_cpu_dtype(dtype) -> None:
+    _deprecated("set_autocast_cpu_dtype(dtype)", "set_autocast_dtype('cpu', dtype)")
     set_autocast_dtype("cpu", dtype)
 
 
 def get_autocast_gpu_dtype():
+    _deprecated("get_autocast_gpu_dtype()", "get_autocast_dtype('cuda')")
     return get_autocast_dtype("cuda")
 
 
 def set_autocast_gpu_dtype(dtype) -> None:
+    _deprecated("set_autocast_gpu_dtype(dtype)", "set_autocast_dtype('cuda', dtype)")
     set_autocast_dtype("cuda", dtype)
+
+
+def _cuda_available() -> bool:
+    from .. import cuda
+
+    return cuda.is_available()
 
 
 #: the names ``ember`` itself exports (torch.autocast, torch.is_autocast_enabled, ...)
