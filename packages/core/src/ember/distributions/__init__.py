@@ -68,6 +68,8 @@ from .von_mises import VonMises
 from .weibull import Weibull
 from .wishart import Wishart
 
+# PyTorch's list, in its order: the submodules (constraints, transforms) are attributes,
+# not star-exported names
 __all__ = [
     "Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "ContinuousBernoulli",
     "Dirichlet", "Distribution", "Exponential", "ExponentialFamily", "FisherSnedecor", "Gamma",
@@ -75,8 +77,8 @@ __all__ = [
     "InverseGamma", "Kumaraswamy", "LKJCholesky", "Laplace", "LogNormal", "LogisticNormal",
     "LowRankMultivariateNormal", "MixtureSameFamily", "Multinomial", "MultivariateNormal",
     "NegativeBinomial", "Normal", "OneHotCategorical", "OneHotCategoricalStraightThrough",
-    "Pareto", "Poisson", "RelaxedBernoulli", "RelaxedOneHotCategorical", "StudentT",
-    "TransformedDistribution", "Uniform", "VonMises", "Weibull", "Wishart", "biject_to",
-    "kl_divergence", "register_kl", "transform_to", "constraints", "transforms",
+    "Pareto", "RelaxedBernoulli", "RelaxedOneHotCategorical", "StudentT", "Poisson", "Uniform",
+    "VonMises", "Weibull", "Wishart", "TransformedDistribution", "biject_to", "kl_divergence",
+    "register_kl", "transform_to",
 ]
 __all__.extend(transforms.__all__)

@@ -214,8 +214,10 @@ def _kl_exponential_exponential(p, q):
 def _kl_expfamily_expfamily(p, q):
     """Within one exponential family: the Bregman divergence of the log normalizer."""
     if type(p) is not type(q):
+        # PyTorch's message, with the indentation its line continuation carries
         raise NotImplementedError("The cross KL-divergence between different exponential "
-                                  "families cannot be computed using Bregman divergences")
+                                  "families cannot " + " " * 28 + "be computed using Bregman "
+                                  "divergences")
     p_nparams = [nparam.detach().requires_grad_() for nparam in p._natural_params]
     q_nparams = q._natural_params
     lg_normal = p._log_normalizer(*p_nparams)
@@ -273,8 +275,9 @@ def _kl_laplace_laplace(p, q):
 
 def _check_event_shapes(p, q, what: str) -> None:
     if p.event_shape != q.event_shape:
-        raise ValueError(f"KL-divergence between two {what} with different event shapes "
-                         "cannot be computed")
+        # PyTorch's message, with the indentation its line continuation carries
+        raise ValueError(f"KL-divergence between two {what} with" + " " * 26
+                         + "different event shapes cannot be computed")
 
 
 def _lowrank_solve_A(q):
