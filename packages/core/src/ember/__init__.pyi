@@ -470,7 +470,9 @@ def addr_(
     """In-place version of :func:`ember.addr`."""
 
 def adjoint(input: Tensor) -> Tensor:
-    """The conjugate transpose of the last two dims (a view; real dtypes only in Ember)."""
+    """The conjugate transpose of the last two dims (a view for real dtypes; Ember has no
+    conjugate bit, so a complex tensor's is a copy).
+    """
 
 def affine_grid_generator(theta: Tensor, size: _IntOrInts, align_corners: _bool) -> Tensor:
     """``torch.affine_grid_generator``: the sampling grid of the affine maps ``theta``

@@ -37,10 +37,12 @@ class Tensor:
     """A multi-dimensional array with autograd, like ``torch.Tensor``."""
 
     @property
-    def H(self) -> Tensor: ...
+    def H(self) -> Tensor:
+        """``Tensor.H``: the conjugate transpose of a matrix (a 0-D tensor's ``conj()``)."""
 
     @property
-    def T(self) -> Tensor: ...
+    def T(self) -> Tensor:
+        """``Tensor.T``: the dims reversed (deprecated, with PyTorch's warning, unless 2-D)."""
 
     def __abs__(self) -> Tensor: ...
 

@@ -52,6 +52,15 @@ __all__ = ["reshape", "view", "expand", "unsqueeze", "squeeze", "transpose", "t"
            "unsafe_split_with_sizes", "unsafe_chunk"]
 
 
+def _int_arg(fname, pname, pos, value) -> int:
+    """``value`` as an int argument, or PyTorch's TypeError for one of another type."""
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise TypeError(f"{fname}(): argument '{pname}' (position {pos}) must be int, not "
+                        f"{type(value).__name__}") from None
+
+
 def _int_tuple(ints) -> tuple:
     """An int-list argument (a sequence, or one int as a method's varargs give it) as a
     tuple of Python ints."""
@@ -61,23 +70,49 @@ def _int_tuple(ints) -> tuple:
 
 
 def _infer_shape(shape, numel):
-    """Resolve a single ``-1`` in ``shape`` (PyTorch's error text when it does not fit)."""
+    """Resolve a single ``-1`` in ``shape`` (PyTorch's error text when it does not fit).
+
+    The common shapes take the short way; a negative size other than ``-1`` passes here
+    only when the product still fits, and the array's own reshape refuses it (see
+    ``_view_array``, which reports it through ``_check_shape``)."""
     if -1 not in shape:
         n = 1
         for s in shape:
             n *= s
         if n != numel:
-            raise RuntimeError(f"shape '[{shape_str(shape)}]' is invalid for input of size {numel}")
+            _check_shape(shape, numel)
         return shape
-    if shape.count(-1) > 1:
-        raise RuntimeError("only one dimension can be inferred")
     known = 1
     for s in shape:
         if s != -1:
             known *= s
-    if known == 0 or numel % known:
-        raise RuntimeError(f"shape '[{shape_str(shape)}]' is invalid for input of size {numel}")
+    if known <= 0 or numel % known or shape.count(-1) > 1:
+        _check_shape(shape, numel)
     return tuple(numel // known if s == -1 else s for s in shape)
+
+
+def _check_shape(shape, numel) -> None:
+    """Raise PyTorch's error (``infer_size``'s, in its order) for a shape that does not fit
+    ``numel`` elements; return when it does."""
+    infer = None
+    known = 1
+    for k, s in enumerate(shape):
+        if s == -1:
+            if infer is not None:
+                raise RuntimeError("only one dimension can be inferred")
+            infer = k
+        elif s >= 0:
+            known *= s
+        else:
+            raise RuntimeError(f"invalid shape dimension {s} at index {k} of shape "
+                               f"[{shape_str(shape)}]")
+    if numel == known or (infer is not None and known > 0 and numel % known == 0):
+        if infer is not None and known == 0:
+            raise RuntimeError(f"cannot reshape tensor of 0 elements into shape "
+                               f"[{shape_str(shape)}] because the unspecified dimension size "
+                               "-1 can be any value and is ambiguous")
+        return
+    raise RuntimeError(f"shape '[{shape_str(shape)}]' is invalid for input of size {numel}")
 
 
 def _reshape_bw(node, g):
@@ -95,6 +130,9 @@ def _view_array(d, shape):
         arr.shape = shape
     except AttributeError:
         return None
+    except ValueError:  # a negative size whose product still fits: PyTorch's error
+        _check_shape(shape, d.size)
+        raise
     return arr
 
 
@@ -109,12 +147,23 @@ def _view_dtype(input, dtype):
                  "(different element sizes)")
         if d.ndim == 0:
             raise RuntimeError(f"self.dim() cannot be 0 to view {names}")
-        if d.strides[-1] != old:
+        strides = input.stride()
+        if new > old:  # PyTorch's checks in its order
+            ratio = new // old
+            if d.shape[-1] % ratio:
+                raise RuntimeError(f"self.size(-1) must be divisible by {ratio} to view "
+                                   f"{names}, but got {d.shape[-1]}")
+            if input.storage_offset() % ratio:
+                raise RuntimeError(f"self.storage_offset() must be divisible by {ratio} to "
+                                   f"view {names}, but got {input.storage_offset()}")
+        if strides[-1] != 1:
             raise RuntimeError(f"self.stride(-1) must be 1 to view {names}, but got "
-                               f"{d.strides[-1] // old}")
-        if new > old and d.shape[-1] % (new // old):
-            raise RuntimeError(f"self.size(-1) must be divisible by {new // old} to view "
-                               f"{names}, but got {d.shape[-1]}")
+                               f"{strides[-1]}")
+        if new > old:
+            for k, st in enumerate(strides[:-1]):
+                if st % ratio:
+                    raise RuntimeError(f"self.stride({k}) must be divisible by {ratio} to view "
+                                       f"{names}, but got {st}")
     # a non-differentiable view, as in PyTorch: no ``_base``; the version counter and the
     # storage are shared
     from .._storage import storage_of
@@ -190,10 +239,10 @@ def ravel(input):
 def flatten(input, start_dim=0, end_dim=-1):
     """Merge dims ``start_dim..end_dim`` into one (a view when the strides allow)."""
     d = input._data
-    if d.ndim == 0:
-        return reshape(input, (1,))
     s = wrap_dim(start_dim, d.ndim)
     e = wrap_dim(end_dim, d.ndim)
+    if d.ndim == 0:
+        return reshape(input, (1,))
     if s > e:
         raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
     if s == e:
@@ -209,18 +258,21 @@ def unflatten(input, dim, sizes):
     """Split dim ``dim`` into ``sizes`` (one of them may be -1)."""
     d = input._data
     dim = wrap_dim(dim, d.ndim)
-    sizes = tuple(int(s) for s in sizes)
+    sizes = _int_tuple(sizes)
     if not sizes:
         raise RuntimeError("unflatten: sizes must be non-empty")
-    if sizes.count(-1) > 1:
-        raise RuntimeError("only one dimension can be inferred")
-    size = d.shape[dim] if d.ndim else 1
-    known = math.prod(s for s in sizes if s != -1)
-    if (-1 in sizes and (known == 0 or size % known)) or (-1 not in sizes and known != size):
-        raise RuntimeError(f"unflatten: Provided sizes [{shape_str(sizes)}] don't multiply up to "
-                           f"the size of dim {dim} ({size}) in the input tensor")
-    sizes = tuple(size // known if s == -1 else s for s in sizes)
-    return view(input, d.shape[:dim] + sizes + d.shape[dim + 1:])
+    try:
+        if not d.ndim:
+            raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+        size = d.shape[dim]
+        inferred = _infer_shape(sizes, size)
+    except (RuntimeError, IndexError) as exc:  # PyTorch's ``handle_unflatten_exception``
+        if "is invalid for input of size" in str(exc):
+            raise RuntimeError(f"unflatten: Provided sizes [{shape_str(sizes)}] don't multiply "
+                               f"up to the size of dim {dim} ({size}) in the input tensor"
+                               ) from None
+        raise RuntimeError(f"unflatten got an unexpected error:\n{exc}") from None
+    return view(input, d.shape[:dim] + inferred + d.shape[dim + 1:])
 
 
 # -- expand / broadcast --------------------------------------------------------------------
@@ -242,34 +294,59 @@ def expand(input, size):
                            f"({len(sizes)}) must be greater or equal to the number of dimensions "
                            "in the tensor "
                            f"({d.ndim})")
-    lead = len(sizes) - d.ndim
-    target = []
-    for i, s in enumerate(sizes):
-        if i < lead:
-            if s < 0:
-                raise RuntimeError(f"The expanded size of the tensor ({s}) isn't allowed in a "
-                                   f"leading, non-existing dimension {i}")
-            target.append(s)
-            continue
-        cur = d.shape[i - lead]
-        if s == -1:
-            s = cur
-        elif cur != 1 and s != cur:
-            raise RuntimeError(f"The expanded size of the tensor ({s}) must match the existing "
-                               f"size ({cur}) at non-singleton dimension {i}.  Target sizes: "
-                               f"[{shape_str(sizes)}].  Tensor sizes: [{shape_str(d.shape)}]")
-        target.append(s)
-    target = tuple(target)
+    if sizes == d.shape:
+        return make_view(input, d.view(), ViewBackward0, d.shape, lambda b: b)
+    target, strides, repeats = _expand_geometry(sizes, d)
     if target == d.shape:
         return make_view(input, d.view(), ViewBackward0, d.shape, lambda b: b)
-    if len(target) > d.ndim and target[lead:] == d.shape and all(s == 1 for s in target[:lead]):
-        # only new dims of size 1: no element repeats, so the view stays writable, as
-        # PyTorch's (whose in-place ops refuse only a view with internal overlap);
-        # ``arange(n).expand(1, -1)`` buffers are filled in place by their models' init
-        arr = d[(None,) * lead]
+    if not repeats:
+        # no element repeats (only new or kept dims of size 1, or sizes 0), so the view
+        # stays writable, as PyTorch's (whose in-place ops refuse only a view with internal
+        # overlap); ``arange(n).expand(1, -1)`` buffers are filled in place by their models'
+        # init
+        arr = _view_array(d, target) if math.prod(target) == d.size else None
+        if arr is None or arr.strides != strides:
+            arr = _strided_view(d, target, strides)
     else:
         arr = xp_of(input).broadcast_to(d, target)
+        if 1 in target[:len(target) - d.ndim]:  # new size-1 dims: PyTorch's strides
+            arr = _strided_view(arr, target, strides)
     return make_view(input, arr, ExpandBackward0, d.shape, lambda b, s=target: b.expand(s))
+
+
+def _expand_geometry(sizes, d):
+    """``(shape, strides in bytes, whether an element repeats)`` of ``d`` expanded to
+    ``sizes``, as PyTorch's ``inferExpandGeometry`` (from the last dim, so its errors name
+    the last mismatch)."""
+    n = len(sizes)
+    in_shape, in_strides = d.shape, d.strides
+    lead = n - len(in_shape)
+    shape, strides = [0] * n, [0] * n
+    repeats = False
+    for i in range(n - 1, -1, -1):
+        k = i - lead
+        if k >= 0:
+            cur, st = in_shape[k], in_strides[k]
+        else:
+            cur, st = 1, (shape[i + 1] * strides[i + 1] if i + 1 < n else d.itemsize)
+        s = sizes[i]
+        if s == -1:
+            if k < 0:
+                raise RuntimeError(f"The expanded size of the tensor ({s}) isn't allowed in a "
+                                   f"leading, non-existing dimension {i}")
+            s = cur
+        elif s != cur:
+            if cur != 1:
+                raise RuntimeError(f"The expanded size of the tensor ({s}) must match the "
+                                   f"existing size ({cur}) at non-singleton dimension {i}.  "
+                                   f"Target sizes: [{shape_str(sizes)}].  Tensor sizes: "
+                                   f"[{shape_str(d.shape)}]")
+            if s < 0:
+                raise RuntimeError("numel: integer multiplication overflow")
+            st = 0
+            repeats = repeats or s > 1
+        shape[i], strides[i] = s, st
+    return tuple(shape), tuple(strides), repeats
 
 
 register_method("expand", expand, varargs=True)
@@ -374,6 +451,11 @@ def broadcast_shapes(*shapes):
     """The shape all ``shapes`` broadcast to (PyTorch's error when they do not)."""
     shapes = [(s,) if isinstance(s, (int, np.integer)) else tuple(s) for s in shapes
               if s is not None]
+    for shape in shapes:
+        for k, n in enumerate(shape):
+            if not isinstance(n, (int, np.integer)):
+                raise TypeError(f"ember.Size() takes an iterable of 'int' (item {k} is "
+                                f"'{type(n).__name__}')")
     if not shapes:
         return Size(())
     common = [1] * max(len(s) for s in shapes)
@@ -404,7 +486,8 @@ def broadcast_tensors(*tensors):
     shape = ()
     for t in tensors:
         shape = broadcast_shape(shape, t._data.shape)
-    return tuple(expand(t, shape) for t in tensors)
+    # a tensor of the common shape already is returned itself, as PyTorch's expand_outplace
+    return tuple(t if t._data.shape == shape else expand(t, shape) for t in tensors)
 
 
 # -- unsqueeze / squeeze / transpose / permute ---------------------------------------------
@@ -420,13 +503,18 @@ UnsqueezeBackward0 = make_node_class("UnsqueezeBackward0", _unsqueeze_bw)
 def unsqueeze(input, dim):
     """Insert a size-one dimension at ``dim``."""
     d = input._data
+    if dim.__class__ is not int:
+        dim = _int_arg("unsqueeze", "dim", 1, dim)
     dim = wrap_dim(dim, d.ndim + 1)
-    try:
-        arr = xp_of(input).expand_dims(d, dim)
-    except NotImplementedError:  # a sparse tensor's array (ember._sparse_tensor): its own
-        if d.__class__ is not _SparseData:
-            raise
+    if d.__class__ is _SparseData:  # a sparse tensor's array (ember._sparse_tensor): its own
         return input.unsqueeze(dim)
+    shape = d.shape
+    arr = d.reshape(shape[:dim] + (1,) + shape[dim:])  # never a copy: a size-1 dim
+    # PyTorch's stride of the new dim (the array module's differs for a non-contiguous or
+    # empty array; only ``stride()`` shows it)
+    st = d.itemsize if dim == len(shape) else shape[dim] * d.strides[dim]
+    if arr.strides[dim] != st:
+        arr = _strided_view(d, arr.shape, arr.strides[:dim] + (st,) + arr.strides[dim + 1:])
     return make_view(input, arr, UnsqueezeBackward0, dim, lambda b, k=dim: b.unsqueeze(k))
 
 
@@ -542,18 +630,74 @@ def permute(input, dims):
     return make_view(input, arr, PermuteBackward0, dims, lambda b, p=dims: permute(b, p))
 
 
-def _matrix_transpose(self):
-    if self._data.ndim < 2:
-        raise RuntimeError("tensor.mT is only supported on matrices or batches of matrices. "
-                           f"Got {self._data.ndim}-D tensor.")
-    return transpose(self, -2, -1)
+_T_DEPRECATED = ("The use of `x.T` on tensors of dimension other than 2 to reverse their shape "
+                 "is deprecated and it will throw an error in a future release. Consider "
+                 "`x.mT` to transpose batches of matrices or "
+                 "`x.permute(*ember.arange(x.ndim - 1, -1, -1))` to reverse the dimensions of "
+                 "a tensor.")
 
 
-register_method("T", property(lambda self: permute(self, tuple(reversed(range(self._data.ndim))))))
+_WARNED_ONCE: set = set()  # PyTorch's TORCH_WARN_ONCE: each of these warnings once a process
+
+
+def _warn_once(message: str) -> None:
+    if message in _WARNED_ONCE:
+        return
+    _WARNED_ONCE.add(message)
+    import warnings
+
+    warnings.warn(message, UserWarning, stacklevel=user_stacklevel())
+
+
+def _deprecated_0d(what: str, rest: str) -> None:
+    _warn_once(f"{what} is deprecated on 0-D tensors. {rest}")
+
+
+def _reversed_dims(self):
+    """``Tensor.T``: the dims reversed (deprecated, with PyTorch's warning, unless 2-D)."""
+    n = self._data.ndim
+    if n != 2:
+        if n == 0:
+            _deprecated_0d("Tensor.T", "This function is the identity in these cases.")
+        else:
+            _warn_once(_T_DEPRECATED)
+    return permute(self, tuple(range(n - 1, -1, -1)))
+
+
+def _conj_reversed_dims(self):
+    """``Tensor.H``: the conjugate transpose of a matrix (a 0-D tensor's ``conj()``)."""
+    n = self._data.ndim
+    if n == 0:
+        _deprecated_0d("Tensor.H", "Consider using x.conj().")
+        return self.conj()
+    if n != 2:
+        raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got {n}-D "
+                           "tensor." + (" For batches of matrices, consider using tensor.mH"
+                                        if n > 2 else ""))
+    return transpose(self, 0, 1).conj()
+
+
+def _matrix_transpose(self, name="mT"):
+    n = self._data.ndim
+    if n < 2:
+        if n == 0:  # deprecated, the identity
+            if name == "mT":
+                _deprecated_0d("Tensor.mT", "This function is the identity in these cases.")
+                return self
+            _deprecated_0d("Tensor.mH" if name == "mH" else "adjoint()",
+                           "Consider using x.conj().")
+            return self.conj()
+        what = "adjoint()" if name == "adjoint" else name
+        raise RuntimeError(f"tensor.{what} is only supported on matrices or batches of matrices. "
+                           f"Got {n}-D tensor.")
+    out = transpose(self, -2, -1)
+    return out if name == "mT" else out.conj()
+
+
+register_method("T", property(_reversed_dims))
 register_method("mT", property(_matrix_transpose))
-register_method("H", property(lambda self: permute(self, tuple(reversed(range(self._data.ndim))))
-                              .conj()))
-register_method("mH", property(lambda self: _matrix_transpose(self).conj()))
+register_method("H", property(_conj_reversed_dims))
+register_method("mH", property(lambda self: _matrix_transpose(self, "mH")))
 
 
 @register("movedim", aliases=("moveaxis",), view=True)
@@ -572,6 +716,8 @@ def movedim(input, source, destination):
         raise RuntimeError(f"movedim: repeated dim in `source` ({list(src)})")
     if len(set(dst)) != len(dst):
         raise RuntimeError(f"movedim: repeated dim in `destination` ({list(dst)})")
+    if n == 0:  # dims 0 and -1 name the one pseudo-dim of a 0-d tensor
+        return permute(input, ())
     order = [None] * n
     for s, d in zip(src, dst):
         order[d] = s
@@ -586,9 +732,18 @@ def movedim(input, source, destination):
 def narrow(input, dim, start, length):
     """The view of ``length`` elements from ``start`` along ``dim``."""
     d = input._data
+    if d.ndim == 0:
+        raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
     dim = wrap_dim(dim, d.ndim)
-    size = d.shape[dim] if d.ndim else 1
-    start, length = int(start), int(length)
+    size = d.shape[dim]
+    if isinstance(start, Tensor):
+        if start._data.ndim or start._data.dtype.kind not in "iu":
+            raise RuntimeError("start must be an 0-dim integral Tensor.")
+        start = start.item()
+    elif start.__class__ is not int:
+        start = _int_arg("narrow", "start", 2, start)
+    if length.__class__ is not int:
+        length = _int_arg("narrow", "length", 3, length)
     if not -size <= start <= size:
         raise IndexError(f"start out of range (expected to be in range of [{-size}, {size}], "
                          f"but got {start})")
@@ -610,7 +765,8 @@ def select(input, dim, index):
     if d.ndim == 0:
         raise IndexError("select() cannot be applied to a 0-dim tensor.")
     dim = wrap_dim(dim, d.ndim)
-    index = int(index)
+    if index.__class__ is not int:
+        index = _int_arg("select", "index", 2, index)
     size = d.shape[dim]
     if not -size <= index < size:
         raise IndexError(f"select(): index {index} out of range for tensor of size "
@@ -657,8 +813,12 @@ def split(tensor, split_size_or_sections, dim=0):
     """Views of ``split_size`` along ``dim`` (the last may be smaller), or of the sizes in a
     list."""
     d = tensor._data
+    if d.ndim == 0:
+        raise RuntimeError("split expects at least a 1-dimensional tensor")
     dim = wrap_dim(dim, d.ndim)
-    size = d.shape[dim] if d.ndim else 1
+    size = d.shape[dim]
+    if isinstance(split_size_or_sections, Tensor) and split_size_or_sections._data.size == 1:
+        split_size_or_sections = split_size_or_sections.item()  # as PyTorch's __index__
     if isinstance(split_size_or_sections, (int, np.integer)):
         step = int(split_size_or_sections)
         if step < 0:
@@ -673,8 +833,14 @@ def split(tensor, split_size_or_sections, dim=0):
         if size == 0:
             bounds = [0, 0]
         return _split_at(tensor, dim, bounds, SplitBackward0)
-    sizes = [int(s) for s in split_size_or_sections]
-    if sum(sizes) != size or any(s < 0 for s in sizes):
+    if not hasattr(split_size_or_sections, "__iter__"):
+        raise TypeError("split_with_sizes(): argument 'split_sizes' (position 2) must be tuple "
+                        f"of ints, not {type(split_size_or_sections).__name__}")
+    sizes = [operator.index(s) for s in split_size_or_sections]
+    if any(s < 0 for s in sizes):
+        raise RuntimeError("split_with_sizes expects split_sizes have only non-negative entries, "
+                           f"but got split_sizes={sizes}")
+    if sum(sizes) != size:
         raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {size} "
                            f"(input tensor's size at dimension {dim}), but got split_sizes="
                            f"{sizes}")
@@ -747,6 +913,8 @@ def tensor_split(input, indices_or_sections=None, dim=0, *, sections=None, indic
 @register("chunk", view=True)
 def chunk(input, chunks, dim=0):
     """At most ``chunks`` views of ``ceil(size / chunks)`` along ``dim``."""
+    if input._data.ndim == 0:
+        raise RuntimeError("chunk expects at least a 1-dimensional tensor")
     if chunks <= 0:
         raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
     d = input._data
@@ -1051,8 +1219,11 @@ def repeat(input, repeats):
         raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number "
                            "of dimensions of tensor")
     if any(r < 0 for r in reps):
-        raise RuntimeError(f"Trying to create tensor with negative dimension {min(reps)}: "
-                           f"[{shape_str(reps)}]")
+        target = tuple(a * b for a, b in zip((1,) * (len(reps) - d.ndim) + d.shape, reps))
+        for n in target:
+            if n < 0:
+                raise RuntimeError(f"Trying to create tensor with negative dimension {n}: "
+                                   f"[{shape_str(target)}]")
     xp = xp_of(input)
     if xp is not np:  # CuPy's size count wraps where NumPy's refuses (an illegal address)
         from .._factory import storage_nbytes
@@ -1067,6 +1238,8 @@ def repeat(input, repeats):
         shape = tuple(math.prod(p) for p in zip((1,) * (len(reps) - d.ndim) + d.shape, reps))
         raise_allocation_error(exc, shape, d.itemsize, input._device)
         raise
+    if not r.flags.c_contiguous:  # tiling once keeps the input's layout: PyTorch's is fresh
+        r = xp.ascontiguousarray(r)
     out = _make(r, input._device)
     if input.requires_grad and GRAD.enabled:
         record(RepeatBackward0, out, (input,), (), (d.shape, reps))
@@ -1117,6 +1290,17 @@ def _flip_dispatches(d, axes) -> bool:
     return True
 
 
+def _flipped(d, axes):
+    """A copy of array ``d`` reversed along ``axes``, laid out as PyTorch's
+    ``empty_like(d)`` (``d``'s own stride order; C order when ``d`` is C-contiguous)."""
+    idx = tuple(slice(None, None, -1) if k in axes else slice(None) for k in range(d.ndim))
+    if d.flags.c_contiguous:
+        return d[idx].copy()
+    from .. import _memory_format as mf
+
+    return mf.copy_as(d[idx], mf.preserve_order(d))
+
+
 @register("flip", varargs=True)
 def flip(input, dims):
     """A copy with the order of elements reversed along ``dims``."""
@@ -1124,8 +1308,7 @@ def flip(input, dims):
     axes = normalize_dims(dims, d.ndim)
     if d.dtype in _FLIP_GAPS and _flip_dispatches(d, axes):
         _dtype.check_kernel("flip", d.dtype)
-    idx = tuple(slice(None, None, -1) if k in axes else slice(None) for k in range(d.ndim))
-    out = _make(d[idx].copy(), input._device)
+    out = _make(_flipped(d, axes), input._device)
     if input.requires_grad and GRAD.enabled:
         record(FlipBackward0, out, (input,), (), axes)
     return out
@@ -1160,9 +1343,19 @@ RollBackward0 = make_node_class("RollBackward0", _roll_bw)
 def roll(input, shifts, dims=None):
     """A copy with elements shifted circularly by ``shifts`` along ``dims`` (the flattened
     tensor when ``dims`` is None)."""
-    shifts = (int(shifts),) if isinstance(shifts, (int, np.integer)) else \
-        tuple(int(s) for s in shifts)
+    if isinstance(shifts, (int, np.integer)):
+        shifts = (int(shifts),)
+    elif hasattr(shifts, "__iter__"):
+        shifts = tuple(operator.index(s) for s in shifts)
+    else:
+        raise TypeError("roll(): argument 'shifts' (position 1) must be tuple of ints, not "
+                        f"{type(shifts).__name__}")
+    if not shifts:
+        raise RuntimeError("`shifts` required")
     d = input._data
+    if dims is not None and not isinstance(dims, (int, np.integer)) and not len(dims) \
+            and len(shifts) == 1:
+        dims = None  # as PyTorch: no dims with one shift rolls the flattened tensor
     if dims is None:
         if len(shifts) != 1:
             raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:0")
@@ -1172,6 +1365,8 @@ def roll(input, shifts, dims=None):
         if len(shifts) != len(dims):
             raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:"
                                f"{len(dims)}")
+        if d.ndim == 0:
+            raise IndexError(f"Dimension specified as {dims[0]} but tensor has no dimensions")
         dims = axes = tuple(wrap_dim(k, d.ndim) for k in dims)
     out = _make(xp_of(input).roll(d, shifts if axes is not None else shifts[0], axes),
                 input._device)
@@ -1192,22 +1387,30 @@ Rot90Backward0 = make_node_class("Rot90Backward0", _rot90_bw)
 def rot90(input, k=1, dims=(0, 1)):
     """A copy rotated by 90 degrees ``k`` times in the plane of ``dims`` (from the first
     toward the second)."""
-    dims = tuple(dims)
+    dims = _int_tuple(dims)
     n = input._data.ndim
     if len(dims) != 2:
         raise RuntimeError(f"expected total rotation dims == 2, but got dims = {len(dims)}")
     if n < 2:
         raise RuntimeError(f"expected total dims >= 2, but got total dims = {n}")
-    d0, d1 = wrap_dim(dims[0], n), wrap_dim(dims[1], n)
+    a, b = dims
+    d0, d1 = wrap_dim(a, n), wrap_dim(b, n)
     if d0 == d1:
-        raise RuntimeError(f"expected rotation dims to be different, but got dim0 = {d0} and "
-                           f"dim1 = {d1}")
-    k %= 4
+        raise RuntimeError(f"expected rotation dims to be different, but got dim0 = {a} and "
+                           f"dim1 = {b}")
+    k = operator.index(k) % 4
     d = input._data
     if k and d.dtype in _FLIP_GAPS and _flip_dispatches(d, (d1,) if k == 1 else (d0, d1)
                                                         if k == 2 else (d0,)):
         _dtype.check_kernel("flip", d.dtype)  # PyTorch rotates by flip (then transpose)
-    out = _make(xp_of(input).rot90(input._data, k, (d0, d1)).copy(), input._device)
+    # PyTorch's layout: a flip (``d``'s stride order), transposed for an odd ``k``
+    if k == 0:
+        arr = d.copy()
+    elif k == 2:
+        arr = _flipped(d, (d0, d1))
+    else:
+        arr = _flipped(d, (d1,) if k == 1 else (d0,)).swapaxes(d0, d1)
+    out = _make(arr, input._device)
     if input.requires_grad and GRAD.enabled:
         record(Rot90Backward0, out, (input,), (), (k, (d0, d1)))
     return out
@@ -1593,12 +1796,9 @@ register_method("fill_diagonal_", _fill_diagonal_)
 
 @register("adjoint", view=True)
 def adjoint(input):
-    """The conjugate transpose of the last two dims (a view; real dtypes only in Ember)."""
-    nd = input._data.ndim
-    if nd < 2:
-        raise RuntimeError("tensor.adjoint() is only supported on matrices or batches of "
-                           f"matrices. Got {nd}-D tensor.")
-    return transpose(input, -2, -1)
+    """The conjugate transpose of the last two dims (a view for real dtypes; Ember has no
+    conjugate bit, so a complex tensor's is a copy)."""
+    return _matrix_transpose(input, "adjoint")
 
 
 @register("narrow_copy", out=True)
