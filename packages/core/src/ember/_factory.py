@@ -11,8 +11,8 @@ from __future__ import annotations
 import builtins
 import math
 import numbers
+import operator
 import warnings
-from collections.abc import Sequence
 
 import numpy as np
 
@@ -44,30 +44,100 @@ def place(host_array: np.ndarray, dev) -> Tensor:
 
 
 def finish(t: Tensor, requires_grad: bool, out: Tensor | None = None) -> Tensor:
-    """Apply a factory's ``requires_grad=`` and ``out=`` to its freshly made result."""
+    """Apply a factory's ``requires_grad=`` and ``out=`` to its freshly made result (``out``
+    of another shape is resized silently, as PyTorch's factories do)."""
     if requires_grad:
         if t._data.dtype not in _dtype.INEXACT_NP:
             raise RuntimeError("Only Tensors of floating point and complex dtype can require "
                                "gradients")
         t.requires_grad = True
     if out is not None:
+        if isinstance(out, Tensor) and out._data.shape != t._data.shape and out._data.size:
+            out.resize_(0)  # a factory's out= is resized without the deprecation warning
         return write_out(out, t)
     return t
 
 
-def check_size(size, name: str = "") -> tuple:
-    """A size given as varargs, one tuple/list/``ember.Size``, or ints/0-dim tensors."""
-    if len(size) == 1 and isinstance(size[0], (Sequence, np.ndarray)) \
-            and not isinstance(size[0], str):
-        size = size[0]
+def out_dtype(out, dtype):
+    """A factory's dtype when ``out=`` is given: ``out``'s unless ``dtype`` is, which must
+    then be ``out``'s (PyTorch's error otherwise)."""
+    if out is None or not isinstance(out, Tensor):
+        return dtype
+    if dtype is None:
+        return out.dtype
+    dt = _dtype.to_dtype(dtype)
+    if dt is not out.dtype:
+        raise RuntimeError(f"dtype {_dtype.scalar_type_name(dt.np)} does not match dtype of out "
+                           f"parameter ({_dtype.scalar_type_name(out._data.dtype)})")
+    return dt
+
+
+def tp_name(x) -> str:
+    """The type name PyTorch's argument errors print (C's ``tp_name``): ``float``,
+    ``Tensor``, ``numpy.ndarray``, ``numpy.float64``."""
+    t = type(x)
+    if t.__module__ == "builtins" or t.__flags__ & (1 << 9):  # Py_TPFLAGS_HEAPTYPE
+        return t.__name__
+    return f"{t.__module__}.{t.__name__}"
+
+
+def _is_int_like(s) -> builtins.bool:
+    """What PyTorch's argument parser takes as one int of a size: an int (not a bool), a
+    NumPy integer, a one-element integer or bool tensor, an object with ``__index__``."""
+    if type(s) is int:
+        return True
+    if isinstance(s, (builtins.bool, np.bool_)):
+        return False
+    if isinstance(s, Tensor):
+        return s._data.size == 1 and s._data.dtype.kind in "iub"
+    if isinstance(s, (numbers.Integral, np.integer)):
+        return True
+    try:  # what PyNumber_Index takes: a 0-dim integer array, a SymInt...
+        operator.index(s)
+    except Exception:
+        return False
+    return True
+
+
+def check_size(size, name: str = "", position: int = 1, what: str = "size") -> tuple:
+    """A size given positionally (``size`` is the tuple of positional arguments, as varargs
+    or as one tuple/list/``ember.Size``), with PyTorch's argument errors and checks.
+    ``position``: the argument's position in the messages."""
+    if len(size) == 1:
+        s0 = size[0]
+        if isinstance(s0, (tuple, list)):
+            if s0 and not _is_int_like(s0[0]):
+                raise TypeError(f"{name}(): argument '{what}' (position {position}) must be "
+                                f"tuple of ints, but found element of type {tp_name(s0[0])} "
+                                "at pos 0")
+            size = s0
+        elif not _is_int_like(s0):
+            raise TypeError(f"{name}(): argument '{what}' (position {position}) must be tuple "
+                            f"of ints, not {tp_name(s0)}")
+    elif size and not _is_int_like(size[0]):
+        raise TypeError(f"{name}() takes 1 positional argument but {len(size)} were given")
+    return _unpack_size(size, name, what)
+
+
+def _unpack_size(size, name: str, what: str = "size") -> tuple:
     out = []
     for i, s in enumerate(size):
-        if isinstance(s, (builtins.bool, np.bool_)) or not _is_index(s):
-            raise _size_type_error(name, i, f"type must be tuple of ints,but got "
-                                            f"{type(s).__name__}")
-        s = int(s)
+        if type(s) is not int:
+            if isinstance(s, Tensor) and _is_int_like(s):
+                if s._data.dtype.kind == "b":
+                    raise RuntimeError("Expected scalar.isIntegral( false) to be true, but got "
+                                       "false.  (Could this error message be improved?  If "
+                                       "so, please report an enhancement request to "
+                                       "PyTorch.)")
+                s = s.item()
+            elif i and isinstance(s, builtins.bool):
+                s = int(s)  # past the first element, PyTorch's unpacking takes a bool
+            elif not _is_int_like(s):
+                raise _size_type_error(name, i, f"type must be tuple of ints,but got "
+                                                f"{tp_name(s)}", what)
+            s = int(s)
         if not _INT64_MIN <= s <= _INT64_MAX:
-            raise _size_type_error(name, i, "Overflow when unpacking long long")
+            raise _size_type_error(name, i, "Overflow when unpacking long long", what)
         out.append(s)
     for s in out:
         if s < 0:
@@ -78,11 +148,27 @@ def check_size(size, name: str = "") -> tuple:
     return tuple(out)
 
 
+def size_param(size, name: str, position: int = 1, what: str = "size") -> tuple:
+    """A size argument that must be one tuple or list (``full``, ``randint``...)."""
+    if not isinstance(size, (tuple, list)):
+        raise TypeError(f"{name}(): argument '{what}' (position {position}) must be tuple of "
+                        f"ints, not {tp_name(size)}")
+    return check_size((size,), name, position, what)
+
+
+def _size_keyword(size, name: str) -> tuple:
+    """``size=`` given by keyword: a tuple or list only (PyTorch's error otherwise)."""
+    if not isinstance(size, (tuple, list)) or (size and not _is_int_like(size[0])):
+        raise TypeError(f"{name}(): argument 'size' must be tuple of ints, not "
+                        f"{tp_name(size)}")
+    return _unpack_size(size, name)
+
+
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
 
-def _size_type_error(name: str, i: int, why: str) -> TypeError:
-    what = f"{name}(): argument 'size'" if name else "argument 'size'"
+def _size_type_error(name: str, i: int, why: str, what: str = "size") -> TypeError:
+    what = f"{name}(): argument '{what}'" if name else f"argument '{what}'"
     return TypeError(f"{what} failed to unpack the object at pos {i + 1} with error \"{why}\"")
 
 
@@ -122,12 +208,6 @@ def allocating(make, shape, itemsize: int, dev, *args):
     except (MemoryError, ValueError) as exc:
         raise_allocation_error(exc, shape, itemsize, dev)
         raise
-
-
-def _is_index(s) -> builtins.bool:
-    if isinstance(s, (numbers.Integral, np.integer)):
-        return True
-    return isinstance(s, Tensor) and s._data.size == 1 and s._data.dtype.kind in "iu"
 
 
 def _dtype_or_default(dtype) -> _dtype.dtype:
@@ -173,8 +253,25 @@ def _scalar_value(x):
     return x
 
 
+def check_number(x, name: str, position: int, what: str) -> None:
+    """PyTorch's check of a ``Number`` argument: a Python or NumPy number or a 0-dim
+    tensor."""
+    if type(x) in (int, float):
+        return
+    if isinstance(x, Tensor):
+        ok = x._data.ndim == 0
+    else:
+        ok = isinstance(x, (numbers.Number, np.number, np.bool_))
+    if not ok:
+        raise TypeError(f"{name}(): argument '{what}' (position {position}) must be Number, "
+                        f"not {tp_name(x)}")
+
+
 def _scalar_dtype(x) -> _dtype.dtype:
-    """The dtype PyTorch gives a fill value: bool, int64, or the default float."""
+    """The dtype PyTorch gives a fill value: bool, int64, or the default float (a NumPy bool
+    reads as a float, as PyTorch's argument parser takes it)."""
+    if isinstance(x, np.bool_):
+        return _dtype.get_default_dtype()
     x = _scalar_value(x)
     if isinstance(x, builtins.bool):
         return _dtype.bool
@@ -249,24 +346,108 @@ def as_tensor(data, dtype=None, device=None) -> Tensor:
         src = np_to_dtype(data)
         dev = resolve_device(device)
         if dev is CPU and (dt is None or dt is src):
+            if not data.flags.writeable:
+                warn_not_writable()
             return _make(data, CPU)
         return place(data if dt is None or dt is src else data.astype(dt.np), dev)
     return tensor(data, dtype=dt, device=device)
 
 
 def asarray(obj, *, dtype=None, device=None, copy: bool | None = None,
-            requires_grad: bool = False) -> Tensor:
-    """``obj`` as a tensor; shares memory unless ``copy=True`` or a conversion needs one."""
-    t = as_tensor(obj, dtype=dtype, device=device)
-    shares = (isinstance(obj, Tensor) and t._data is obj._data) or \
-        (isinstance(obj, np.ndarray) and t._data is obj)
-    if copy is False and not shares and isinstance(obj, (Tensor, np.ndarray)):
-        raise ValueError("can't alias tensor since a copy is required")
-    if copy and shares:
-        t = _make(t._data.copy(), t._device)
-    elif shares and isinstance(obj, Tensor) and requires_grad:
-        t = t.detach()
-    return finish(t, requires_grad)
+            requires_grad: bool | None = None) -> Tensor:
+    """``obj`` as a tensor, as ``torch.asarray``: a tensor, NumPy array or buffer is shared
+    (``obj`` itself for a tensor) unless ``copy=True`` or ``dtype``/``device`` need a copy
+    (``copy=False`` then raises); a scalar or sequence is copied (``copy=False`` raises).
+
+    ``requires_grad``: ``None`` keeps ``obj``'s (and its history); ``True`` or ``False`` is
+    set on the result, in place when the result is ``obj`` itself (a non-leaf is detached
+    instead), as PyTorch does."""
+    dt = None if dtype is None else _dtype.to_dtype(dtype)
+    src, readonly = _aliasable(obj, dt, copy)
+    if src is None:
+        if copy is False:
+            raise ValueError("can't alias arbitrary sequence into a tensor.")
+        return finish(tensor(obj, dtype=dt, device=device), builtins.bool(requires_grad))
+    if isinstance(obj, np.generic):
+        copy = None if copy else copy  # already a fresh tensor
+    dev = None if device is None else resolve_device(device)
+    wrong_device = dev is not None and dev is not src._device
+    wrong_dtype = dt is not None and dt is not src.dtype
+    if copy or (copy is None and (wrong_device or wrong_dtype)):
+        t = src.to(device=dev, dtype=dt, copy=True) if wrong_device or wrong_dtype \
+            else src.clone()
+    else:
+        if wrong_device:
+            raise ValueError(f"can't alias tensor from device '{src.device}' to '{dev}'.")
+        if wrong_dtype:
+            raise ValueError(f"can't alias tensor with dtype "
+                             f"'{_dtype.scalar_type_name(src._data.dtype)}' into dtype "
+                             f"'{_dtype.scalar_type_name(dt.np)}'.")
+        t = src
+        if readonly:
+            warn_not_writable()
+    if requires_grad is None:
+        if t is obj and copy is None and t.requires_grad and t.grad_fn is None:
+            _warn_asarray_requires_grad()
+    elif requires_grad:
+        if not t.requires_grad:
+            finish(t, True)
+    elif t.requires_grad:
+        if t.grad_fn is None:
+            t.requires_grad_(False)
+        else:
+            t = t.detach()
+    return t
+
+
+def _aliasable(obj, dt, copy):
+    """``(tensor, read_only)`` for what ``asarray`` may share: a tensor, a NumPy array, a
+    CuPy array, a buffer (read as ``dt``); a NumPy scalar as a fresh tensor. ``(None, False)``
+    for a scalar or sequence."""
+    if isinstance(obj, Tensor):
+        return obj, False
+    if isinstance(obj, np.ndarray):
+        np_to_dtype(obj)
+        return _make(obj, CPU), not obj.flags.writeable
+    if isinstance(obj, np.generic):
+        if copy is False:
+            raise RuntimeError("can't alias NumPy scalars. Either remove copy=False or "
+                               "transform it in a ndarray. ")
+        return _make(np.array(obj), CPU), False
+    wrapped = _wrap_device_array(obj)
+    if wrapped is not None:
+        return wrapped, False
+    if hasattr(obj, "__dlpack__"):
+        return from_dlpack(obj), False
+    if hasattr(obj, "__buffer__") or isinstance(obj, (bytes, bytearray, memoryview)):
+        from ._creation import frombuffer
+
+        return frombuffer(obj, dtype=_dtype_or_default(dt)), False  # (it warns if read-only)
+    return None, False
+
+
+_ONCE = {"asarray requires_grad": False, "not writable": False}
+
+
+def _warn_asarray_requires_grad() -> None:
+    if not _ONCE["asarray requires_grad"]:
+        _ONCE["asarray requires_grad"] = True
+        warnings.warn("ember.asarray: unspecified requires_grad now defaults to "
+                      "obj.requires_grad instead of False. Pass requires_grad=False explicitly "
+                      "to get the old behavior and silence this warning.", UserWarning,
+                      stacklevel=3)
+
+
+def warn_not_writable() -> None:
+    """PyTorch's warning, once a program, that a shared NumPy array is read-only."""
+    if not _ONCE["not writable"]:
+        _ONCE["not writable"] = True
+        warnings.warn("The given NumPy array is not writable, and PyTorch does not support "
+                      "non-writable tensors. This means writing to this tensor will result in "
+                      "undefined behavior. You may want to copy the array to protect its data "
+                      "or make it writable before converting it to a tensor. This type of "
+                      "warning will be suppressed for the rest of this program.", UserWarning,
+                      stacklevel=3)
 
 
 def from_numpy(ndarray: np.ndarray) -> Tensor:
@@ -274,6 +455,8 @@ def from_numpy(ndarray: np.ndarray) -> Tensor:
     if not isinstance(ndarray, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
     np_to_dtype(ndarray)
+    if not ndarray.flags.writeable:
+        warn_not_writable()
     return _make(ndarray, CPU)
 
 
@@ -395,9 +578,13 @@ _ZERO, _ONE = object(), object()
 
 def size_args(args, size, name: str) -> tuple:
     """A factory's size from varargs or the ``size=`` keyword (an error when neither)."""
-    if not args and size is None:
+    if args:
+        if size is not None:
+            raise TypeError(f"{name}() got multiple values for argument 'size'")
+        return check_size(args, name)
+    if size is None:
         raise TypeError(f'{name}() missing 1 required positional arguments: "size"')
-    return check_size(args or (size,), name)
+    return _size_keyword(size, name)
 
 
 def _filled(fill, shape: tuple, dt: _dtype.dtype, dev, requires_grad, out=None,
@@ -435,14 +622,14 @@ def _filled(fill, shape: tuple, dt: _dtype.dtype, dev, requires_grad, out=None,
 def zeros(*args, size=None, out=None, dtype=None, layout=None, device=None,
           requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
     """A tensor of zeros of the given size (varargs, a tuple/list, or ``ember.Size``)."""
-    return _filled(_ZERO, size_args(args, size, "zeros"), _dtype_or_default(dtype),
+    return _filled(_ZERO, size_args(args, size, "zeros"), _dtype_or_default(out_dtype(out, dtype)),
                    resolve_device(device), requires_grad, out)
 
 
 def ones(*args, size=None, out=None, dtype=None, layout=None, device=None,
          requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
     """A tensor of ones of the given size."""
-    return _filled(_ONE, size_args(args, size, "ones"), _dtype_or_default(dtype),
+    return _filled(_ONE, size_args(args, size, "ones"), _dtype_or_default(out_dtype(out, dtype)),
                    resolve_device(device), requires_grad, out)
 
 
@@ -453,31 +640,35 @@ def empty(*args, size=None, out=None, dtype=None, layout=None, device=None,
     shape = size_args(args, size, "empty")
     order = None if memory_format is None else \
         _mf.format_order(_mf.check(memory_format, "empty"), len(shape))
-    return _filled(None, shape, _dtype_or_default(dtype), resolve_device(device), requires_grad,
-                   out, order)
+    return _filled(None, shape, _dtype_or_default(out_dtype(out, dtype)), resolve_device(device),
+                   requires_grad, out, order)
 
 
 def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None,
          requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
     """A tensor of ``size`` filled with ``fill_value``; the dtype follows the value (bool,
     int64, or the default float) unless given."""
-    if not isinstance(size, (Sequence, np.ndarray)):
-        raise TypeError("full(): argument 'size' (position 1) must be tuple of ints, not "
-                        f"{type(size).__name__}")
+    shape = size_param(size, "full")
+    check_number(fill_value, "full", 2, "fill_value")
+    dtype = out_dtype(out, dtype)
     dt = _scalar_dtype(fill_value) if dtype is None else _dtype.to_dtype(dtype)
     value = _scalar_value(fill_value)
     _check_fill(value, dt)
-    return _filled(value, check_size((size,), "full"), dt, resolve_device(device),
+    return _filled(value, shape, dt, resolve_device(device),
                    requires_grad, out)
 
 
 def empty_strided(size, stride, *, dtype=None, layout=None, device=None,
                   requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
     """An uninitialised tensor with the given ``size`` and ``stride`` (in elements)."""
-    shape = check_size((size,), "empty_strided")
-    strides = tuple(int(s) for s in stride)
+    shape = size_param(size, "empty_strided")
+    strides = _strides(stride, "empty_strided")
     if len(strides) != len(shape):
-        raise RuntimeError("mismatch in length of strides and shape")
+        raise RuntimeError(f"dimensionality of sizes ({len(shape)}) must match dimensionality "
+                           f"of strides ({len(strides)})")
+    if any(st < 0 for st in strides):
+        raise RuntimeError(f"Storage size calculation overflowed with sizes=[{shape_str(shape)}]"
+                           f" and strides=[{shape_str(strides)}]")
     dt = _dtype_or_default(dtype)
     dev = resolve_device(device)
     xp = xp_of(dev)
@@ -492,9 +683,27 @@ def empty_strided(size, stride, *, dtype=None, layout=None, device=None,
     return finish(_make(arr, dev), requires_grad)
 
 
-def _like(input, dtype, device):
+def _strides(stride, name: str) -> tuple:
+    """A ``stride`` argument (position 2): a tuple or list of ints, negatives allowed."""
+    if not isinstance(stride, (tuple, list)):
+        raise TypeError(f"{name}(): argument 'stride' (position 2) must be tuple of ints, not "
+                        f"{tp_name(stride)}")
+    if stride and not _is_int_like(stride[0]):
+        raise TypeError(f"{name}(): argument 'stride' (position 2) must be tuple of ints, but "
+                        f"found element of type {tp_name(stride[0])} at pos 0")
+    for i, st in enumerate(stride):
+        if not _is_int_like(st):
+            raise _size_type_error(name, i, f"type must be tuple of ints,but got {tp_name(st)}",
+                                   "stride")
+    return tuple(int(st) for st in stride)
+
+
+def _like(input, dtype, device, name: str = "input"):
     """``(dtype, device)`` of a new tensor made like ``input`` (``*_like``, ``new_*``): its
     own unless given."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not "
+                        f"{tp_name(input)}")
     return (input.dtype if dtype is None else _dtype.to_dtype(dtype),
             input._device if device is None else resolve_device(device))
 
@@ -508,7 +717,7 @@ def _like(input, dtype, device):
 def zeros_like(input, *, dtype=None, layout=None, device=None, requires_grad: bool = False,
                memory_format=_mf.preserve_format, pin_memory: bool = False) -> Tensor:
     """Zeros with ``input``'s shape and layout (and dtype/device unless given)."""
-    dt, dev = _like(input, dtype, device)
+    dt, dev = _like(input, dtype, device, "zeros_like")
     order = _mf.like_order(input._data, memory_format, "zeros_like")
     return _filled(_ZERO, input._data.shape, dt, dev, requires_grad, None, order)
 
@@ -517,7 +726,7 @@ def zeros_like(input, *, dtype=None, layout=None, device=None, requires_grad: bo
 def ones_like(input, *, dtype=None, layout=None, device=None, requires_grad: bool = False,
               memory_format=_mf.preserve_format, pin_memory: bool = False) -> Tensor:
     """Ones with ``input``'s shape and layout (and dtype/device unless given)."""
-    dt, dev = _like(input, dtype, device)
+    dt, dev = _like(input, dtype, device, "ones_like")
     order = _mf.like_order(input._data, memory_format, "ones_like")
     return _filled(_ONE, input._data.shape, dt, dev, requires_grad, None, order)
 
@@ -527,7 +736,7 @@ def empty_like(input, *, dtype=None, layout=None, device=None, requires_grad: bo
                memory_format=_mf.preserve_format, pin_memory: bool = False) -> Tensor:
     """An uninitialised tensor with ``input``'s shape and layout (and dtype/device unless
     given)."""
-    dt, dev = _like(input, dtype, device)
+    dt, dev = _like(input, dtype, device, "empty_like")
     order = _mf.like_order(input._data, memory_format, "empty_like")
     return _filled(None, input._data.shape, dt, dev, requires_grad, None, order)
 
@@ -537,7 +746,8 @@ def full_like(input, fill_value, *, dtype=None, layout=None, device=None,
               requires_grad: bool = False, memory_format=_mf.preserve_format,
               pin_memory: bool = False) -> Tensor:
     """``fill_value`` with ``input``'s shape and layout (and dtype/device unless given)."""
-    dt, dev = _like(input, dtype, device)
+    dt, dev = _like(input, dtype, device, "full_like")
+    check_number(fill_value, "full_like", 2, "fill_value")
     value = _scalar_value(fill_value)
     _check_fill(value, dt)
     order = _mf.like_order(input._data, memory_format, "full_like")
@@ -598,10 +808,14 @@ def arange(*args, start=None, end=None, step=None, out=None, dtype=None, layout=
     int64 when every argument is an integer, else the default float. The length is
     ``ceil((end - start) / step)`` computed in double, as PyTorch does.
     """
+    names = ("end",) if len(args) == 1 else ("start", "end", "step")
+    for i, (what, v) in enumerate(zip(names, args)):
+        check_number(v, "arange", i + 1, what)
     start, end, step = _range_args(args, start, end, step, "arange")
-    dt = _range_dtype(dtype, (start, end, step))
-    if dt is _dtype.bool:
-        raise NotImplementedError("\"arange_cpu\" not implemented for 'Bool'")
+    dt = _range_dtype(out_dtype(out, dtype), (start, end, step))
+    if dt is _dtype.bool or dt.is_complex:
+        raise NotImplementedError(f"\"arange_cpu\" not implemented for "
+                                  f"'{_dtype.scalar_type_name(dt.np)}'")
     _dtype.check_kernel("arange", dt.np)
     if dt.is_floating_point:
         acc_start, acc_end, acc_step = float(start), float(end), float(step)
@@ -609,6 +823,9 @@ def arange(*args, start=None, end=None, step=None, out=None, dtype=None, layout=
     else:  # integer types accumulate in int64 from truncated arguments
         _check_range(start, end, step)
         acc_start, acc_end, acc_step = int(start), int(end), int(step)
+        if not (_INT64_MIN <= acc_start <= _INT64_MAX and _INT64_MIN <= acc_end <= _INT64_MAX
+                and _INT64_MIN <= acc_step <= _INT64_MAX):
+            raise RuntimeError("value cannot be converted to type int64_t without overflow")
         if dt is _dtype.int64:  # checked again after truncation, as PyTorch does
             if acc_step == 0:
                 raise ValueError("step must be nonzero")
@@ -623,18 +840,29 @@ def arange(*args, start=None, end=None, step=None, out=None, dtype=None, layout=
     xp = xp_of(dev)
     acc = np.float64 if dt.is_floating_point else np.int64
     arr = allocating(_stepped, (n,), dt.itemsize, dev, xp, acc, acc_start, acc_step, n, dt)
+    if isinstance(out, Tensor) and out._data.size != n:
+        warnings.warn(f"The number of elements in the out tensor of shape "
+                      f"[{shape_str(out._data.shape)}] is {out._data.size} which does not match "
+                      f"the computed number of elements {n}. Note that this may occur as a "
+                      "result of rounding error. The out tensor will be resized to a tensor of "
+                      f"shape ({n},).", UserWarning, stacklevel=2)
     return finish(_make(arr, dev), requires_grad, out)
 
 
 def range(*args, start=None, end=None, step=None, out=None, dtype=None, layout=None,
           device=None, requires_grad: bool = False) -> Tensor:
     """Deprecated: values from ``start`` to ``end`` *inclusive* by ``step`` (default float)."""
+    if len(args) == 1 and end is None:
+        raise TypeError('range() missing 1 required positional arguments: "end"')
     warnings.warn("ember.range is deprecated and will be removed in a future release because "
                   "its behavior is inconsistent with Python's range builtin. Instead, use "
                   "ember.arange, which produces values in [start, end).", UserWarning,
                   stacklevel=2)
     start, end, step = _range_args(args, start, end, step, "range")
-    dt = _dtype_or_default(dtype)
+    dt = _dtype_or_default(out_dtype(out, dtype))
+    if dt is _dtype.bool or dt.is_complex:
+        raise NotImplementedError(f"\"range_cpu\" not implemented for "
+                                  f"'{_dtype.scalar_type_name(dt.np)}'")
     _check_range(start, end, step)
     n = math.floor((float(end) - float(start)) / float(step)) + 1
     dev = resolve_device(device)
@@ -653,8 +881,14 @@ def _check_steps(steps) -> int:
     return int(steps)
 
 
-def _spacing_args(start, end, steps, dtype, device) -> tuple:
+def _spacing_args(start, end, steps, dtype, device, name: str) -> tuple:
     """linspace's and logspace's arguments: ``(steps, start, end, dtype, device, xp)``."""
+    for what, v in (("start", start), ("end", end)):
+        if isinstance(v, Tensor) and v._data.ndim:
+            raise RuntimeError(f"{name} only supports 0-dimensional start and end tensors, but "
+                               f"got {what} with {v._data.ndim} dimension(s).")
+    if dtype is not None and _dtype.to_dtype(dtype) is _dtype.bool:
+        raise NotImplementedError(f"\"{name}_cpu\" not implemented for 'Bool'")
     steps = _check_steps(steps)
     start, end = _scalar_value(start), _scalar_value(end)
     dt = _dtype_or_default(dtype)
@@ -682,7 +916,8 @@ def _spaced(start, end, steps: int, dt: _dtype.dtype, xp):
 def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=None,
              requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
     """``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
-    steps, start, end, dt, dev, xp = _spacing_args(start, end, steps, dtype, device)
+    steps, start, end, dt, dev, xp = _spacing_args(start, end, steps, out_dtype(out, dtype),
+                                                   device, "linspace")
     _dtype.check_kernel("linspace", dt.np)
     if steps == 1:
         arr = xp.full((1,), start, dtype=dt.np)
@@ -696,7 +931,8 @@ def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=Non
 def logspace(start, end, steps, base: float = 10.0, *, out=None, dtype=None, layout=None,
              device=None, requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
     """``steps`` values ``base ** linspace(start, end, steps)``."""
-    steps, start, end, dt, dev, xp = _spacing_args(start, end, steps, dtype, device)
+    steps, start, end, dt, dev, xp = _spacing_args(start, end, steps, out_dtype(out, dtype),
+                                                   device, "logspace")
     if dt is _dtype.complex32:
         raise _dtype.no_chalf_kernel("logspace_cpu")
     if steps == 0:
@@ -721,13 +957,22 @@ def logspace(start, end, steps, base: float = 10.0, *, out=None, dtype=None, lay
 def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None,
         requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
     """A 2-D tensor with ones on the diagonal (``n`` rows, ``m`` columns, default ``n``)."""
+    if m is not None and not (_is_int_like(n) and _is_int_like(m)):
+        raise TypeError(f"eye() received an invalid combination of arguments - got "
+                        f"({tp_name(n)}, {tp_name(m)}), but expected one of:\n * (int n, *, "
+                        "Tensor out = None, dtype = None, layout = None, device = None, bool "
+                        "pin_memory = False, bool requires_grad = False)\n * (int n, int m, *, "
+                        "Tensor out = None, dtype = None, layout = None, device = None, bool "
+                        "pin_memory = False, bool requires_grad = False)")
+    if not _is_int_like(n):
+        raise TypeError(f"eye(): argument 'n' (position 1) must be int, not {tp_name(n)}")
     n = int(_scalar_value(n))
     if n < 0:
         raise RuntimeError(f"n must be greater or equal to 0, got {n}")
     m = n if m is None else int(_scalar_value(m))
     if m < 0:
         raise RuntimeError(f"m must be greater or equal to 0, got {m}")
-    dt = _dtype_or_default(dtype)
+    dt = _dtype_or_default(out_dtype(out, dtype))
     _dtype.check_kernel("eye", dt.np)
     dev = resolve_device(device)
     arr = allocating(xp_of(dev).eye, (n, m), dt.itemsize, dev, n, m, 0, dt.np)
@@ -773,7 +1018,7 @@ def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad: 
     dt, dev = _like(self, dtype, device)
     value = _scalar_value(fill_value)
     _check_fill(value, dt)
-    return _filled(value, check_size((size,), "new_full"), dt, dev, requires_grad)
+    return _filled(value, size_param(size, "new_full"), dt, dev, requires_grad)
 
 
 for _name, _fn in (("new_tensor", new_tensor), ("new_zeros", new_zeros),

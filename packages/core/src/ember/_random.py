@@ -22,11 +22,15 @@ from ._device import canonical_device, check_same_device, resolve_device, to_dev
 from ._dtype import scalar_type_name
 from ._factory import (
     _dtype_or_default,
+    _is_int_like,
     allocating,
     check_size,
     finish,
+    out_dtype,
     place,
     size_args,
+    size_param,
+    tp_name,
     write_out,
     zeros,
 )
@@ -290,7 +294,7 @@ def rand(*args, size=None, generator=None, out=None, dtype=None, layout=None, de
          requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
     """Uniform samples in [0, 1) of the given size (default float dtype)."""
     arr, _, dev = _float_samples(_uniform, "check_uniform_bounds", size_args(args, size, "rand"),
-                                 dtype, device, generator)
+                                 out_dtype(out, dtype), device, generator)
     return finish(place(arr, dev), requires_grad, out)
 
 
@@ -298,7 +302,8 @@ def randn(*args, size=None, generator=None, out=None, dtype=None, layout=None, d
           requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
     """Standard normal samples of the given size (default float dtype)."""
     arr, _, dev = _float_samples(_standard_normal, "normal_kernel_cpu",
-                                 size_args(args, size, "randn"), dtype, device, generator)
+                                 size_args(args, size, "randn"), out_dtype(out, dtype), device,
+                                 generator)
     return finish(place(arr, dev), requires_grad, out)
 
 
@@ -347,12 +352,15 @@ def _warn_float_bounds(low, high, lo_bound, hi_bound, name) -> None:
                           "distribution only within this range.", UserWarning, stacklevel=4)
 
 
-def _int_arg(x, what: str) -> int:
-    if isinstance(x, Tensor):
-        x = x.item()
-    if not isinstance(x, (numbers.Integral, np.integer)) or isinstance(x, bool):
-        raise TypeError(f"randint(): argument '{what}' must be int, not {type(x).__name__}")
-    return int(x)
+def _int_arg(x, what: str, fname: str = "randint", position: int = 1) -> int:
+    """An ``int`` argument as PyTorch's parser takes it (a one-element integer tensor too)."""
+    if not _is_int_like(x):
+        raise TypeError(f"{fname}(): argument '{what}' (position {position}) must be int, not "
+                        f"{tp_name(x)}")
+    x = int(x.item() if isinstance(x, Tensor) else x)
+    if not -(1 << 63) <= x < (1 << 63):
+        raise ValueError("Overflow when unpacking long long")
+    return x
 
 
 def randint(*args, size=None, low=None, high=None, generator=None, out=None, dtype=None,
@@ -372,18 +380,21 @@ def randint(*args, size=None, low=None, high=None, generator=None, out=None, dty
             high = args[0]
         else:
             low = args[0]
-    elif len(args) > 3:
-        raise TypeError(f"randint() takes at most 3 positional arguments ({len(args)} given)")
-    if high is None or size is None:
-        raise TypeError("randint() received an invalid combination of arguments: expected "
-                        "(int high, tuple of ints size) or (int low, int high, tuple of ints "
-                        "size)")
-    if not isinstance(size, (tuple, list)):
-        raise TypeError(f"randint(): argument 'size' (position {min(len(args), 3)}) must be "
-                        f"tuple of ints, not {type(size).__name__}")
+    if high is None or size is None or len(args) > 3 or (len(args) == 3 and isinstance(
+            args[2], int)):
+        got = ", ".join(tp_name(a) for a in args)
+        raise TypeError(f"randint() received an invalid combination of arguments - got ({got}),"
+                        " but expected one of:\n * (int high, tuple of ints size, *, "
+                        "Generator generator, tensor out = None, dtype = None, layout = None,"
+                        " device = None, bool pin_memory = False, bool requires_grad = False)"
+                        "\n * (int low, int high, tuple of ints size, *, Generator generator, "
+                        "Tensor out = None, dtype = None, layout = None, device = None, bool "
+                        "pin_memory = False, bool requires_grad = False)")
+    two = low is None
     low = 0 if low is None else _int_arg(low, "low")
-    high = _int_arg(high, "high")
-    shape = check_size((size,), "randint")
+    high = _int_arg(high, "high", position=1 if two else 2)
+    shape = size_param(size, "randint", 2 if two else 3)
+    dtype = out_dtype(out, dtype)
     dt = _dtype.int64 if dtype is None else _dtype.to_dtype(dtype)
     dev = resolve_device(device)
     arr = allocating(_integers, shape, dt.itemsize, dev, _rng(generator, dev), shape, dt, low, high)
@@ -393,14 +404,38 @@ def randint(*args, size=None, low=None, high=None, generator=None, out=None, dty
 def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=None,
              requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
     """A random permutation of ``0 .. n-1`` (int64 unless ``dtype`` is given)."""
-    n = _int_arg(n, "n")
+    n = _int_arg(n, "n", "randperm")
     check_size((n,), "randperm")
+    dtype = out_dtype(out, dtype)
     dt = _dtype.int64 if dtype is None else _dtype.to_dtype(dtype)
     _dtype.check_kernel("randperm", dt.np)
+    _check_randperm_n(n, dt)
     dev = resolve_device(device)
     arr = allocating(_rng(generator, dev).permutation, (n,), _dtype.int64.itemsize, dev, n)
     arr = arr.astype(dt.np, copy=False)
     return finish(place(arr, dev), requires_grad, out)
+
+
+#: the largest ``n`` whose permutation a float dtype holds exactly, as PyTorch checks it
+_RANDPERM_FLOAT_LIMITS = {np.dtype(np.float16): ("2049", 2049),
+                          np.dtype(np.float32): ("2^24+1", (1 << 24) + 1),
+                          np.dtype(np.float64): ("2^53+1", (1 << 53) + 1)}
+
+
+def _check_randperm_n(n: int, dt: _dtype.dtype) -> None:
+    """PyTorch's randperm checks that ``0 .. n-1`` fits ``dt``."""
+    if dt is _dtype.bool:
+        raise NotImplementedError("\"randperm\" not implemented for 'Bool'")
+    if dt.is_complex:
+        raise NotImplementedError(f"\"randperm\" not implemented for "
+                                  f"'{scalar_type_name(dt.np)}'")
+    limit = _RANDPERM_FLOAT_LIMITS.get(dt.np)
+    if limit is not None and n > limit[1]:
+        raise RuntimeError(f"n cannot be greater than {limit[0]} for "
+                           f"{scalar_type_name(dt.np)} type.")
+    if not dt.is_floating_point and n > 0 and n - 1 > np.iinfo(dt.np).max:
+        raise RuntimeError(f"value cannot be converted to type {_dtype.c_type_name(dt)} "
+                           "without overflow")
 
 
 def _check_std(std) -> None:
@@ -421,7 +456,7 @@ def normal(mean, std=1.0, size=None, *, generator=None, out=None, dtype=None, la
                             "mean, Tensor std), (float mean, float std, tuple of ints size)")
         _check_std(std)
         z, dt, dev = _float_samples(_standard_normal, "normal_kernel_cpu",
-                                    check_size((size,), "normal"), dtype, device, generator)
+                                    size_param(size, "normal", 3), dtype, device, generator)
         arr = (z * dt.np.type(std) + dt.np.type(mean)).astype(dt.np, copy=False)
         return finish(place(arr, dev), requires_grad, out)
     tensors = [t for t in (mean, std) if isinstance(t, Tensor)]
