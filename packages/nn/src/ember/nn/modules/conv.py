@@ -72,7 +72,7 @@ class _ConvNd(Module):
                     pads[2 * i + 1] = total - total // 2
             self._reversed_padding_repeated_twice = pads
         else:
-            self._reversed_padding_repeated_twice = list(_reverse_repeat_tuple(self.padding, 2))
+            self._reversed_padding_repeated_twice = _reverse_repeat_tuple(self.padding, 2)
         if transposed:
             shape = (in_channels, out_channels // groups, *kernel_size)
         else:
@@ -172,7 +172,7 @@ class _ConvTransposeNd(_ConvNd):
             return self._tuple(self.output_padding)
         has_batch_dim = input.dim() == num_spatial_dims + 2
         num_non_spatial_dims = 2 if has_batch_dim else 1
-        output_size = list(output_size)
+        # Kept as given (tuple, list or Size): PyTorch's error below prints it as such.
         if len(output_size) == num_non_spatial_dims + num_spatial_dims:
             output_size = output_size[num_non_spatial_dims:]
         if len(output_size) != num_spatial_dims:

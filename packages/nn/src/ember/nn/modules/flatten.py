@@ -43,19 +43,13 @@ class Unflatten(Module):
 
     __constants__ = ["dim", "unflattened_size"]
 
-    def __init__(self, dim, unflattened_size) -> None:
+    def __init__(self, dim: int, unflattened_size) -> None:
         super().__init__()
-        if isinstance(dim, int):
-            self._require_tuple_int(unflattened_size)
-        elif isinstance(dim, str):
-            self._require_tuple_tuple(unflattened_size)
-        else:
-            raise TypeError("invalid argument type for dim parameter")
+        # PyTorch 2.13 dropped named-tensor dims here: ``dim`` is not checked, and the sizes
+        # must always be ints.
+        self._require_tuple_int(unflattened_size)
         self.dim = dim
         self.unflattened_size = unflattened_size
-
-    def _require_tuple_tuple(self, input) -> None:
-        _check_sizes(input, (tuple,), tuple, "tuples")
 
     def _require_tuple_int(self, input) -> None:
         _check_sizes(input, (tuple, list), int, "ints")

@@ -117,13 +117,15 @@ class _LazyNormBase(LazyModuleMixin, _NormBase):
     ``num_features = input.shape[feature dimension]`` on the first ``forward``."""
 
     def __init__(self, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = True,
-                 track_running_stats: bool = True, device=None, dtype=None) -> None:
-        super().__init__(0, eps, momentum, False, False, device, dtype)
+                 track_running_stats: bool = True, device=None, dtype=None, *,
+                 bias: bool = True) -> None:
+        super().__init__(0, eps, momentum, False, False, device, dtype, bias=False)
         self.affine = affine
         self.track_running_stats = track_running_stats
         if affine:
             self.weight = UninitializedParameter(device=device, dtype=dtype)
-            self.bias = UninitializedParameter(device=device, dtype=dtype)
+            if bias:
+                self.bias = UninitializedParameter(device=device, dtype=dtype)
         if track_running_stats:
             self.running_mean = UninitializedBuffer(device=device, dtype=dtype)
             self.running_var = UninitializedBuffer(device=device, dtype=dtype)

@@ -362,8 +362,9 @@ class RMSNorm(Module):
         """Weight to ones."""
         _reset_affine(self.elementwise_affine, self.weight, None)
 
-    def forward(self, input: Tensor) -> Tensor:
-        return F.rms_norm(input, self.normalized_shape, self.weight, self.eps)
+    def forward(self, x: Tensor) -> Tensor:
+        # ``x``, as PyTorch names it (``forward(x=...)`` works in both)
+        return F.rms_norm(x, self.normalized_shape, self.weight, self.eps)
 
     def extra_repr(self) -> str:
         return ("{normalized_shape}, eps={eps}, "

@@ -41,6 +41,23 @@ __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell"
 
 _GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
 
+# PyTorch's ScalarType names of the dtypes a recurrent layer runs in (its error messages').
+_SCALAR_NAMES = {"float16": "Half", "bfloat16": "BFloat16", "float32": "Float",
+                 "float64": "Double"}
+
+
+def _scalar_name(dtype) -> str:
+    name = str(dtype).rsplit(".", 1)[-1]
+    return _SCALAR_NAMES.get(name, name)
+
+
+def _check_mat_dtypes(mat1: Tensor, mat2: Tensor) -> None:
+    """PyTorch's error for the product of ``mat1`` with a weight ``mat2`` of another dtype
+    (the fused kernels would otherwise cast silently)."""
+    if mat1.dtype != mat2.dtype:
+        raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got "
+                           f"{_scalar_name(mat1.dtype)} and {_scalar_name(mat2.dtype)}")
+
 
 # -- array kernels ---------------------------------------------------------------------------
 
@@ -781,7 +798,13 @@ class RNNBase(Module):
         else:
             self.check_input(input, batch_sizes)
         h0, c0 = (hx if hx is not None else (None, None)) if is_lstm else (hx, None)
+        if h0 is not None:  # (PyTorch without oneDNN; a c0 of another dtype reaches h)
+            _check_mat_dtypes(h0, self._flat_weights[1])
+            if c0 is not None:
+                _check_mat_dtypes(c0, self._flat_weights[1])
         if batch_sizes is None:
+            if input.size(1 if self.batch_first else 0) == 0:
+                raise RuntimeError("Expected sequence length to be larger than 0 in RNN")
             x = input.transpose(0, 1) if self.batch_first else input
             steps = [x.shape[1]] * x.shape[0]
         else:
@@ -926,8 +949,8 @@ class RNNCellBase(Module):
 
     def _step(self, mode, input, hx, cx):
         """One time step: ``(h', c')`` (batched; ``c'`` None but for the LSTM)."""
-        _check_cell(input, hx, cx, self.input_size, self.hidden_size)
         w_ih, w_hh, b_ih, b_hh = self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh
+        _check_cell(input, hx, cx, self.input_size, self.hidden_size, w_ih, w_hh)
         if not _in_vmap((input, hx, cx, w_ih, w_hh, b_ih, b_hh)):
             out = _CELLS[mode](input, hx, cx, w_ih, w_hh, b_ih, b_hh)
             return out[0], out[1]
@@ -938,7 +961,10 @@ class RNNCellBase(Module):
         return h, c
 
 
-def _check_cell(input, hx, cx, input_size, hidden_size):
+def _check_cell(input, hx, cx, input_size, hidden_size, w_ih, w_hh):
+    """PyTorch's ``check_rnn_cell_forward_*`` on a 2-D ``input`` (``hx``/``cx`` may be of
+    another rank when an unbatched input came with batched states), then the products'
+    dtype checks."""
     n, k = input.shape
     if k != input_size:
         raise RuntimeError(f"input has inconsistent input_size: got {k} expected "
@@ -946,13 +972,19 @@ def _check_cell(input, hx, cx, input_size, hidden_size):
     for i, h in enumerate((hx, cx)):
         if h is None:
             continue
-        hn, hk = h.shape
-        if n != hn:
+        shape = h.shape
+        if n != shape[0]:
             raise RuntimeError(f"Input batch size {n} doesn't match hidden{i} "
-                               f"batch size {hn}")
-        if hk != hidden_size:
-            raise RuntimeError(f"hidden{i} has inconsistent hidden_size: got {hk}, "
+                               f"batch size {shape[0]}")
+        if len(shape) < 2:
+            raise IndexError("Dimension out of range (expected to be in range of [-1, 0], "
+                             "but got 1)")
+        if shape[1] != hidden_size:
+            raise RuntimeError(f"hidden{i} has inconsistent hidden_size: got {shape[1]}, "
                                f"expected {hidden_size}")
+    _check_mat_dtypes(input, w_ih)
+    if hx is not None:
+        _check_mat_dtypes(hx, w_hh)
 
 
 # -- cells: one fused op per time step -------------------------------------------------------
@@ -1248,11 +1280,19 @@ class LSTMCell(RNNCellBase):
                     raise ValueError(f"LSTMCell: Expected hx[{idx}] to be 1D or 2D, got "
                                      f"{value.dim()}D instead")
         batched = input.dim() == 2
-        h0, c0 = (None, None) if hx is None else hx
+        h0 = c0 = None
+        if hx is not None:
+            if not batched:  # PyTorch indexes hx here (a longer sequence passes)
+                h0, c0 = hx[0].unsqueeze(0), hx[1].unsqueeze(0)
+            elif isinstance(hx, Tensor):
+                raise TypeError("lstm_cell(): argument 'hx' (position 2) must be tuple of "
+                                "Tensors, not Tensor")
+            elif len(hx) != 2:
+                raise RuntimeError("lstm_cell expects two hidden states")
+            else:
+                h0, c0 = hx
         if not batched:
             input = input.unsqueeze(0)
-            if hx is not None:
-                h0, c0 = h0.unsqueeze(0), c0.unsqueeze(0)
         h, c = self._step("LSTM", input, h0, c0)
         return (h, c) if batched else (h.squeeze(0), c.squeeze(0))
 

@@ -110,6 +110,11 @@ class EmbeddingBag(Module):
                  include_last_offset: bool = False, padding_idx: int | None = None,
                  device=None, dtype=None) -> None:
         super().__init__()
+        if padding_idx is not None:
+            # EmbeddingBag's own wording (lower case, unlike Embedding's "Padding_idx ...").
+            assert (padding_idx < num_embeddings if padding_idx > 0
+                    else padding_idx >= -num_embeddings), \
+                "padding_idx must be within num_embeddings"
         _init_table(self, num_embeddings, embedding_dim, padding_idx, max_norm, norm_type,
                     scale_grad_by_freq, _weight, True, device, dtype)
         self.mode = mode

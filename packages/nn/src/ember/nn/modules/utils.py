@@ -15,12 +15,12 @@ from .. import init
 from ..parameter import Parameter
 
 __all__ = ["_ntuple", "_single", "_pair", "_triple", "_quadruple", "_reverse_repeat_tuple",
-           "consume_prefix_in_state_dict_if_present"]
+           "_list_with_default", "consume_prefix_in_state_dict_if_present"]
 
 
 def _ntuple(n: int, name: str = "parse"):
     def parse(x):
-        if isinstance(x, collections.abc.Iterable) and not isinstance(x, str):
+        if isinstance(x, collections.abc.Iterable):  # a str too, as in PyTorch
             return tuple(x)
         return tuple(repeat(x, n))
 
@@ -37,6 +37,17 @@ _quadruple = _ntuple(4, "_quadruple")
 def _reverse_repeat_tuple(t, n: int) -> tuple:
     """``(1, 2)`` and ``n=2`` give ``(2, 2, 1, 1)``: the padding order ``F.pad`` takes."""
     return tuple(x for x in reversed(t) for _ in range(n))
+
+
+def _list_with_default(out_size, defaults: list[int]):
+    """``out_size`` with its ``None`` entries taken from the trailing ``defaults`` (an int
+    passes through), as adaptive pooling and ``MaxUnpool`` fill in their output sizes."""
+    if isinstance(out_size, int):
+        return out_size
+    if len(defaults) <= len(out_size):
+        raise ValueError(f"Input dimension should be at least {len(out_size) + 1}")
+    return [v if v is not None else d
+            for v, d in zip(out_size, defaults[-len(out_size):], strict=False)]
 
 
 def consume_prefix_in_state_dict_if_present(state_dict: dict[str, Any], prefix: str) -> None:
