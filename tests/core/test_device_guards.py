@@ -32,8 +32,9 @@ def test_writable_reads_numpy_flags_and_zero_strides_elsewhere():
 @pytest.mark.parametrize("adv,msg", [
     ((np.array([0, 3]),), "index 3 is out of bounds for dimension 0 with size 3"),
     ((np.array([-4]),), "index -4 is out of bounds for dimension 0 with size 3"),
-    ((slice(None), np.array([[5]])), "index 5 is out of bounds for dimension 1 with size 4"),
-    ((Ellipsis, np.array([4])), "index 4 is out of bounds for dimension 1 with size 4"),
+    # PyTorch numbers the dimension by the index tensor's place among the index tensors
+    ((slice(None), np.array([[5]])), "index 5 is out of bounds for dimension 0 with size 4"),
+    ((Ellipsis, np.array([4])), "index 4 is out of bounds for dimension 0 with size 4"),
     ((np.array([[True, False, True, False]] * 3), np.array([9])),
      "index 9 is out of bounds for dimension 2 with size 5"),
 ])
@@ -58,8 +59,8 @@ def test_device_tensor_indexing_checks_before_reading():
 
     register_strict_device()
     x = ember.arange(6.0, device="strict").reshape(2, 3)
-    with pytest.raises(IndexError, match="^index 3 is out of bounds for dimension 1 with size 3"):
-        x[:, ember.tensor([0, 3], device="strict")]
+    with pytest.raises(IndexError, match="^index 3 is out of bounds for dimension 0 with size 3"):
+        x[:, ember.tensor([0, 3], device="strict")]  # the first index tensor, as PyTorch says
     with pytest.raises(IndexError, match="^index 2 is out of bounds for dimension 0 with size 2"):
         x[ember.tensor([2], device="strict")] = 1.0
     assert x[ember.tensor([-1], device="strict")].tolist() == [[3.0, 4.0, 5.0]]
