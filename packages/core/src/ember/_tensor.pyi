@@ -1431,7 +1431,8 @@ class Tensor:
     def mH(self) -> Tensor: ...
 
     @property
-    def mT(self) -> Tensor: ...
+    def mT(self) -> Tensor:
+        """``Tensor.mT``: the last two dims swapped."""
 
     def map2_(self, x: Tensor, y: Tensor, callable: Callable[..., Any]) -> Tensor:
         """``self[i] = callable(self[i], x[i], y[i])`` in place, ``x`` and ``y`` broadcast to

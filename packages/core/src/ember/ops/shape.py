@@ -677,7 +677,13 @@ def _conj_reversed_dims(self):
     return transpose(self, 0, 1).conj()
 
 
-def _matrix_transpose(self, name="mT"):
+def _matrix_transpose(self):
+    """``Tensor.mT``: the last two dims swapped."""
+    return _matrix_transposed(self, "mT")
+
+
+def _matrix_transposed(self, name: str):
+    """``mT``, ``mH`` or ``adjoint()`` (``name``), with PyTorch's 0-D and 1-D rules."""
     n = self._data.ndim
     if n < 2:
         if n == 0:  # deprecated, the identity
@@ -697,7 +703,7 @@ def _matrix_transpose(self, name="mT"):
 register_method("T", property(_reversed_dims))
 register_method("mT", property(_matrix_transpose))
 register_method("H", property(_conj_reversed_dims))
-register_method("mH", property(lambda self: _matrix_transpose(self, "mH")))
+register_method("mH", property(lambda self: _matrix_transposed(self, "mH")))
 
 
 @register("movedim", aliases=("moveaxis",), view=True)
@@ -1798,7 +1804,7 @@ register_method("fill_diagonal_", _fill_diagonal_)
 def adjoint(input):
     """The conjugate transpose of the last two dims (a view for real dtypes; Ember has no
     conjugate bit, so a complex tensor's is a copy)."""
-    return _matrix_transpose(input, "adjoint")
+    return _matrix_transposed(input, "adjoint")
 
 
 @register("narrow_copy", out=True)
