@@ -375,7 +375,7 @@ def factories(x):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # ember.range's deprecation
         rng = (ember.range(0, n), ember.range(1, n, 0.5, dtype=ember.float64),
-               ember.range(n, 0, -2, dtype=ember.int64), ember.range(n))
+               ember.range(n, 0, -2, dtype=ember.int64), ember.range(0, n))
     return (ember.logspace(0, 2, n), ember.logspace(-1.5, 1, n, base=2.0, dtype=ember.float64),
             ember.logspace(0, 3, n, 2, dtype=ember.int64), *rng,
             ember.empty_strided((n, 3), (1, n)).fill_(2.5) + x.unsqueeze(1),
