@@ -253,7 +253,7 @@ def test_expand_of_only_new_unit_dims_is_writable():
     assert b.stride() == (5, 1)  # PyTorch's strides for a new unit dim
     b.copy_(ember.arange(5) * 2)
     assert b.tolist() == [[0, 2, 4, 6, 8]]
-    with pytest.raises(RuntimeError, match="read-only view"):
+    with pytest.raises(RuntimeError, match="more than one element of the written-to"):
         ember.arange(5).expand(2, 5).add_(1)
     x = ember.randn(3, requires_grad=True)
     x.expand(1, 1, 3).sum().backward()

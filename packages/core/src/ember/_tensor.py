@@ -1014,34 +1014,94 @@ def _warn_nonleaf_grad():
                       UserWarning, stacklevel=3)
 
 
+_TO_OVERLOADS = (
+    " * (torch.device device = None, torch.dtype dtype = None, bool non_blocking = False, bool "
+    "copy = False, *, torch.memory_format memory_format = None)\n"
+    " * (torch.dtype dtype, bool non_blocking = False, bool copy = False, *, "
+    "torch.memory_format memory_format = None)\n"
+    " * (Tensor tensor, bool non_blocking = False, bool copy = False, *, torch.memory_format "
+    "memory_format = None)\n")
+
+
+def _to_type_name(a) -> str:
+    if isinstance(a, Tensor):
+        return "Tensor"
+    if isinstance(a, _dtype.dtype):
+        return "torch.dtype"
+    if isinstance(a, _device_cls):
+        return "torch.device"
+    return type(a).__name__
+
+
+def _to_invalid(args, kwargs) -> TypeError:
+    got = [_to_type_name(a) for a in args] + [f"{k}={_to_type_name(v)}"
+                                              for k, v in kwargs.items()]
+    return TypeError("to() received an invalid combination of arguments - got "
+                     f"({', '.join(got)}), but expected one of:\n{_TO_OVERLOADS}")
+
+
+def _is_dtype_arg(a) -> bool:
+    """A dtype as PyTorch's argument parser takes one: an ember dtype, or a Python (or NumPy)
+    scalar type (``float`` is float64)."""
+    return isinstance(a, (_dtype.dtype, np.dtype)) or (
+        isinstance(a, type) and issubclass(a, (bool, int, float, complex, np.generic)))
+
+
 def _parse_to(self, *args, **kwargs):
-    dev = kwargs.pop("device", None)
-    dt = kwargs.pop("dtype", None)
-    copy = kwargs.pop("copy", False)
-    kwargs.pop("non_blocking", None)
-    fmt = kwargs.pop("memory_format", None)
-    if fmt is not None:
-        _mf.check(fmt, "to")
-    if kwargs:
-        raise TypeError(f"to() got an unexpected keyword argument '{next(iter(kwargs))}'")
-    for a in args:
+    """``Tensor.to``'s three overloads, PyTorch's: ``(device=None, dtype=None,
+    non_blocking=False, copy=False)``, ``(dtype, non_blocking=False, copy=False)`` and
+    ``(tensor, non_blocking=False, copy=False)``, each with the keyword-only
+    ``memory_format``; a call that fits none raises PyTorch's TypeError."""
+    if len(args) == 1 and not kwargs:  # the common calls: to(dtype), to(device), to(other)
+        a = args[0]
+        if a.__class__ is _dtype.dtype:
+            return None, a, False
         if isinstance(a, Tensor):
-            dev, dt = a._device, a.dtype
-        elif isinstance(a, _dtype.dtype):
-            dt = a
-        elif isinstance(a, (str, _device_cls, int)) and not isinstance(a, bool):
-            dev = a
-        elif a is None:
-            continue
-        elif isinstance(a, bool):
-            continue  # non_blocking positional
+            return a._device, a.dtype, False
+        if isinstance(a, (str, _device_cls)) or (isinstance(a, int) and a.__class__ is not bool):
+            return canonical_device(to_device(a)), None, False
+    nargs = len(args)
+    if nargs > 4:
+        raise TypeError(f"to() takes from 0 to 4 positional arguments but {nargs} were given")
+    first = args[0] if args else None
+    if isinstance(first, Tensor) or (first is not None and _is_dtype_arg(first)):
+        names = ("non_blocking", "copy")  # the tensor and dtype overloads
+        if nargs > 3 or "device" in kwargs or "dtype" in kwargs:
+            raise _to_invalid(args, kwargs)
+        if isinstance(first, Tensor):
+            dev, dt = first._device, first.dtype
         else:
-            dt = _dtype.to_dtype(a)
+            dev, dt = None, first
+        rest = args[1:]
+    else:
+        names = ("device", "dtype", "non_blocking", "copy")
+        rest, dev, dt = args, None, None
+    values = dict(zip(names, rest))
+    for k, v in kwargs.items():
+        if k == "memory_format":
+            if v is not None:
+                _mf.check(v, "to")
+            continue
+        if k not in names or k in values:
+            raise _to_invalid(args, kwargs)
+        values[k] = v
+    if "device" in values:
+        dev = values["device"]
+        if dev is not None and not (isinstance(dev, (str, _device_cls))
+                                    or (isinstance(dev, int) and dev.__class__ is not bool)):
+            raise _to_invalid(args, kwargs)
+    if "dtype" in values:
+        dt = values["dtype"]
+        if dt is not None and not _is_dtype_arg(dt):
+            raise _to_invalid(args, kwargs)
+    for k in ("non_blocking", "copy"):
+        if k in values and values[k].__class__ is not bool:
+            raise _to_invalid(args, kwargs)
     if dev is not None:
         dev = canonical_device(to_device(dev))
     if dt is not None:
         dt = _dtype.to_dtype(dt)
-    return dev, dt, copy
+    return dev, dt, values.get("copy", False)
 
 
 _MEMORY_KEYS = ("storage", "geom", "pinned")

@@ -41,8 +41,9 @@ def write_inplace(self: Tensor, result, name: str) -> None:
                                "cast to the desired output type "
                                f"{_dtype.scalar_type_name(sd.dtype)}")
     if not writable(sd):
-        raise RuntimeError(f"{name}: unsupported operation: the tensor is a read-only view "
-                           "(e.g. of expand()); clone it first")
+        raise RuntimeError("unsupported operation: more than one element of the written-to "
+                           "tensor refers to a single memory location. Please clone() the "
+                           "tensor before performing the operation.")
     if sd.dtype in _dtype.FLOAT8_NP and result.dtype != sd.dtype:
         result = _dtype.float8_cast(result, sd.dtype)  # PyTorch's float8 conversions
     if sd.ndim:

@@ -1,0 +1,79 @@
+"""``Tensor.to``'s argument parsing: PyTorch's three overloads, positional ``non_blocking``
+and ``copy``, and PyTorch's TypeError for a call that fits none of them."""
+
+import re
+
+import pytest
+
+import ember
+
+_INVALID = "to() received an invalid combination of arguments - got "
+
+
+def _torch():
+    return pytest.importorskip("torch")
+
+
+@pytest.mark.parametrize("args, kwargs, got", [
+    (("cpu", "cpu"), {}, "(str, str)"),
+    ((ember.float32, "cpu"), {}, "(torch.dtype, str)"),
+    (("cpu",), {"dtype": "float"}, "(str, dtype=str)"),
+    ((ember.float32,), {"dtype": ember.float64}, "(torch.dtype, dtype=torch.dtype)"),
+    (("cpu", 5), {}, "(str, int)"),
+    ((ember.float16, 1), {}, "(torch.dtype, int)"),
+])
+def test_invalid_combinations(args, kwargs, got):
+    x = ember.zeros(3)
+    with pytest.raises(TypeError, match=re.escape(_INVALID + got + ", but expected one of:")):
+        x.to(*args, **kwargs)
+
+
+def test_invalid_combinations_match_pytorch():
+    torch = _torch()
+    for mod in (torch, ember):
+        with pytest.raises(TypeError) as info:
+            mod.zeros(3).to("cpu", "cpu")
+        if mod is torch:
+            want = str(info.value)
+    assert str(info.value) == want
+
+
+def test_too_many_positional():
+    with pytest.raises(TypeError, match=re.escape(
+            "to() takes from 0 to 4 positional arguments but 5 were given")):
+        ember.zeros(3).to("cpu", ember.float64, False, True, 5)
+
+
+def test_positional_copy_and_non_blocking():
+    x = ember.zeros(3)
+    assert x.to(ember.float32, False, True) is not x  # copy=True, positional
+    assert x.to(ember.float32, False, False) is x
+    assert x.to(x, False, True) is not x
+    y = x.to(x.device, ember.float64, False, True)
+    assert y.dtype == ember.float64
+    assert x.to(dtype=ember.int32, copy=True).dtype == ember.int32
+    assert x.to(None, ember.int8).dtype == ember.int8
+    assert x.to() is x and x.to(None) is x
+    assert x.to(x.device, non_blocking=True) is x
+
+
+def test_python_types_as_dtypes():
+    x = ember.zeros(3)
+    assert x.to(float).dtype == ember.float64
+    assert x.to(int).dtype == ember.int64
+    assert x.to(bool).dtype == ember.bool
+
+
+def test_module_to_uses_the_same_overloads():
+    lin = ember.nn.Linear(2, 2)
+    assert lin.to("cpu", ember.float64).weight.dtype == ember.float64
+    assert lin.to(ember.zeros(2, dtype=ember.float16)).weight.dtype == ember.float16
+    with pytest.raises(TypeError, match=re.escape(_INVALID + "(str, str)")):
+        lin.to("cpu", "cpu")
+
+
+def test_inplace_on_expanded_tensor_message():
+    msg = ("unsupported operation: more than one element of the written-to tensor refers to a "
+           "single memory location. Please clone() the tensor before performing the operation.")
+    with pytest.raises(RuntimeError, match=re.escape(msg)):
+        ember.zeros(3, 1).expand(3, 4).add_(1)
