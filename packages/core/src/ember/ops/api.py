@@ -47,7 +47,7 @@ __all__ = ["array_module", "array_module_of", "array", "wrap", "result", "needs_
            "grad_enabled", "node_class", "record", "check_same_device", "make_inplace",
            "defop", "register", "fused_kernel", "functional_kernels", "OPS", "OpInfo", "Node",
            "rng", "dtype_from_numpy", "parse_to", "fused_op", "gemm_column_block",
-           "native_kernel", "native_arrays", "native_chunks", "parallel_for",
+           "native_kernel", "native_arrays", "native_chunks", "native_address", "parallel_for",
            "group_tensors_by_device_and_dtype", "user_stacklevel"]
 
 
@@ -86,6 +86,12 @@ def native_chunks(fn, n: int, addresses, *scalars) -> None:
     """``fn(*addresses_at_b, e - b, *scalars)`` over chunks ``[b, e)`` of ``n`` float32
     elements, over Ember's intra-op threads (None addresses stay None)."""
     _native.chunks(fn, n, addresses, *scalars)
+
+
+def native_address(arr) -> int:
+    """The address of a NumPy array's first element for a native kernel (``arr.ctypes.data``,
+    about five times faster)."""
+    return _native.address(arr)
 
 
 def array(t: Tensor):

@@ -144,10 +144,10 @@ def _single_tensor_adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, s
         if native is not None and api.native_arrays(d, g, m, v, v_max):
             # one pass per element (kernels.c), the same roundings as the passes below
             w1 = 1 - beta1
-            api.native_chunks(native, d.size, [a if a is None else a.ctypes.data
-                                            for a in (d, g, m, v, v_max)],
-                           w1 < 0.5, w1, 1 - w1, beta2, 1 - beta2,
-                           (1 - beta2**step) ** 0.5, _scalar(eps), lr / (1 - beta1**step))
+            api.native_chunks(native, d.size, [a if a is None else api.native_address(a)
+                                               for a in (d, g, m, v, v_max)],
+                              w1 < 0.5, w1, 1 - w1, beta2, 1 - beta2,
+                              (1 - beta2**step) ** 0.5, _scalar(eps), lr / (1 - beta1**step))
             continue
         tmp = _buffer(scratch, d)
         _lerp_(m, g, 1 - beta1, tmp)

@@ -39,6 +39,8 @@ from .utils import _options_repr
 
 __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
 
+_addr = api.native_address  # an array's address for the native kernels
+
 _GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
 
 # PyTorch's ScalarType names of the dtypes a recurrent layer runs in (its error messages').
@@ -92,7 +94,7 @@ def _prev_address(C, c0, steps, s, pc, pc0):
     if steps[s][1] <= pbs:
         return pc + poff * C.shape[1] * 4, None
     cp = _prev(np, C, c0, steps, s)
-    return cp.ctypes.data, cp
+    return _addr(cp), cp
 
 
 def _all_prev(xp, Y, init, steps):
@@ -237,7 +239,7 @@ def _lstm_fwd(xp, mode, x, h0, c0, w, b, w_hr, steps):
               if xp is np and x.dtype == np.float32 and c0.dtype == np.float32 else None)
     if native is not None:  # each step's gate arithmetic as one fused pass (kernels.c)
         c0 = np.ascontiguousarray(c0)
-        pa, pc, ptc, pm, pc0 = (t.ctypes.data for t in (A, C, TC, M, c0))
+        pa, pc, ptc, pm, pc0 = (_addr(t) for t in (A, C, TC, M, c0))
         for s, (off, bs) in enumerate(steps):
             wr.times_add(x[off:off + bs], _prev(xp, Y, h0, steps, s), A[off:off + bs])
             pprev, _keep = _prev_address(C, c0, steps, s, pc, pc0)
@@ -280,8 +282,8 @@ def _lstm_bwd(xp, mode, a, dY, dh, dc, w, w_hr, steps):
         dG = np.empty((N, G), dtype=A.dtype)
         dY = None if dY is None else np.ascontiguousarray(dY)
         c0 = np.ascontiguousarray(a["c0"])
-        pdh, pdc, pa, ptc, pC, pc0, pdg = (t.ctypes.data for t in (dh, dc, A, TC, C, c0, dG))
-        pdy = None if dY is None else dY.ctypes.data
+        pdh, pdc, pa, ptc, pC, pc0, pdg = (_addr(t) for t in (dh, dc, A, TC, C, c0, dG))
+        pdy = None if dY is None else _addr(dY)
         for s in range(len(steps) - 1, -1, -1):
             off, bs = steps[s]
             pprev, _keep = _prev_address(C, c0, steps, s, pC, pc0)
@@ -1048,7 +1050,7 @@ def _lstm_cell_native(A, c, H):
     A *= _gate_constants(np, A.shape[1], H, A.dtype, 2)[0]  # the kernel takes z/2 on sigmoids
     c = np.zeros((B, H), dtype=np.float32) if c is None else np.ascontiguousarray(c)
     cn, tc, hn = (np.empty((B, H), dtype=np.float32) for _ in range(3))
-    native(A.ctypes.data, c.ctypes.data, cn.ctypes.data, tc.ctypes.data, hn.ctypes.data, B, H)
+    native(_addr(A), _addr(c), _addr(cn), _addr(tc), _addr(hn), B, H)
     return hn, cn, tc
 
 
@@ -1091,8 +1093,8 @@ def _lstm_cell_bwd(ctx, grads):
             dc = np.zeros((B, H), np.float32) if gc is None else np.array(gc, order="C")
             cp = np.zeros((B, H), np.float32) if c is None else np.ascontiguousarray(c)
             dA = np.empty_like(A)
-            native(dh.ctypes.data, None, A.ctypes.data, tc.ctypes.data, cp.ctypes.data,
-                   dc.ctypes.data, dA.ctypes.data, B, H)
+            native(_addr(dh), None, _addr(A), _addr(tc), _addr(cp),
+                   _addr(dc), _addr(dA), B, H)
             return (np.matmul(dA, w_ih), np.matmul(dA, w_hh) if h is not None else None,
                     dc if c is not None else None) + _cell_weight_grads(
                         xp, dA, x, h, w_hh, *ctx["b"])

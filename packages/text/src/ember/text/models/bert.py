@@ -317,7 +317,7 @@ def _bias_gelu_inference(dense: nn.Linear, act_fn, x: Tensor) -> Tensor | None:
         return None
     n = bd.shape[0]
     rows = yd.size // n
-    base, bias = yd.ctypes.data, bd.ctypes.data
+    base, bias = api.native_address(yd), api.native_address(bd)
     grain = max(1, _ACT_BLOCK_ELEMENTS // n)
     api.parallel_for(0, rows, grain, lambda r0, r1: kernel(base + r0 * n * 4, bias, r1 - r0, n))
     return y
