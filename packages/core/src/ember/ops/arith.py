@@ -4,6 +4,7 @@ the Python operators (including reflected and in-place forms)."""
 from __future__ import annotations
 
 import math
+import numbers
 
 import numpy as np
 
@@ -251,7 +252,9 @@ _pow = binary_op("pow", _pow_np, _pow_bw, saves="ab")
 def add(input, other, *, alpha=1, out=None):
     """``input + alpha * other`` with PyTorch's promotion and broadcasting."""
     try:
-        if alpha != 1:  # a number times alpha stays a number (a weak scalar in promotion)
+        if alpha.__class__ is not int or alpha != 1:
+            alpha = _checked_alpha(input, other, alpha)
+            # a number times alpha stays a number (a weak scalar in promotion)
             other = mul(other, alpha) if isinstance(other, Tensor) else other * alpha
         r = _add(input, other)
     except NotImplementedError:  # a sparse operand's placeholder data refused (no cost else)
@@ -276,9 +279,11 @@ def _sparse_sum(input, other, alpha):
 def sub(input, other, *, alpha=1, out=None):
     """``input - alpha * other``."""
     if _is_bool(input) or _is_bool(other):
-        raise _bool_sub_error()
+        raise _bool_sub_error(input, other)
     try:
-        if alpha != 1:  # a number times alpha stays a number (a weak scalar in promotion)
+        if alpha.__class__ is not int or alpha != 1:
+            alpha = _checked_alpha(input, other, alpha)
+            # a number times alpha stays a number (a weak scalar in promotion)
             other = mul(other, alpha) if isinstance(other, Tensor) else other * alpha
         r = _sub(input, other)
     except NotImplementedError:  # a sparse operand (see add)
@@ -286,17 +291,39 @@ def sub(input, other, *, alpha=1, out=None):
     return _out(r, out)
 
 
-def _bool_sub_error() -> RuntimeError:
+def _bool_sub_error(a, b) -> RuntimeError:
+    if _is_bool(a) and _is_bool(b):
+        return RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
+                            "supported. Use the `^` or `logical_xor()` operator instead.")
     return RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. "
                         "If you are trying to invert a mask, use the `~` or `logical_not()` "
                         "operator instead.")
+
+
+def _checked_alpha(input, other, alpha):
+    """``alpha`` of ``add``/``sub`` after PyTorch's checks against the result's dtype (its
+    ``alpha_check``); a bool result scales by ``bool(alpha)``, as PyTorch's bool kernel."""
+    if isinstance(alpha, Tensor):
+        alpha = alpha.item()
+    kind = _dtype.result_type(input, other).np.kind
+    is_bool = isinstance(alpha, (bool, np.bool_))
+    if is_bool and kind != "b":
+        raise RuntimeError("Boolean alpha only supported for Boolean results.")
+    if kind in "biu" and not (is_bool or isinstance(alpha, numbers.Integral)):
+        raise RuntimeError("For integral input tensors, argument alpha must not be a floating "
+                           "point number.")
+    if kind != "c" and isinstance(alpha, numbers.Complex) and not isinstance(alpha,
+                                                                              numbers.Real):
+        raise RuntimeError("For non-complex input tensors, argument alpha must not be a "
+                           "complex number.")
+    return bool(alpha) if kind == "b" else alpha
 
 
 def _sub_operator(self, other):
     """``Tensor.__sub__``: ``sub`` without its keywords, NotImplemented for an operand no
     tensor op takes (``_sub._dunder``; see ``pointwise._operator``)."""
     if _is_bool(self) or _is_bool(other):
-        raise _bool_sub_error()
+        raise _bool_sub_error(self, other)
     try:
         return _sub._dunder(self, other)
     except NotImplementedError:  # a sparse operand (see add)

@@ -244,12 +244,15 @@ MeanBackward0 = make_node_class("MeanBackward0", _mean_bw)
 MeanBackward1 = make_node_class("MeanBackward1", _mean_bw)
 
 
+_MEAN_DTYPE_MESSAGE = ("mean(): could not infer output dtype. {which} dtype must be either a "
+                       "floating point or complex dtype. Got: {dtype}")
+
+
 @register("mean", out=True)
 def mean(input, dim=None, keepdim=False, *, dtype=None):
     """Mean over ``dim``; integer inputs are an error unless ``dtype`` is floating."""
-    input, d, dims = _floating_reduction(input, dim, dtype, "mean(): could not infer output "
-                                         "dtype. Input dtype must be either a floating point "
-                                         "or complex dtype. Got: {dtype}")
+    input, d, dims = _floating_reduction(input, dim, dtype, _MEAN_DTYPE_MESSAGE.format(
+        which="Input" if dtype is None else "Optional", dtype="{dtype}"))
     if d.dtype is _CHALF:  # PyTorch's mean is a sum
         raise _dtype.no_chalf_kernel("sum_cpu")
     n = _count(d.shape, dims)
