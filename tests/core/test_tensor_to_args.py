@@ -77,3 +77,14 @@ def test_inplace_on_expanded_tensor_message():
            "single memory location. Please clone() the tensor before performing the operation.")
     with pytest.raises(RuntimeError, match=re.escape(msg)):
         ember.zeros(3, 1).expand(3, 4).add_(1)
+
+
+def test_complex_scalars_to_python_numbers():
+    # PyTorch: the real part when the imaginary part is zero, else its overflow error
+    assert float(ember.tensor(1 + 0j)) == 1.0 and int(ember.tensor(1 + 0j)) == 1
+    with pytest.raises(RuntimeError, match=re.escape(
+            "value cannot be converted to type double without overflow")):
+        float(ember.tensor(1 + 2j))
+    with pytest.raises(RuntimeError, match=re.escape(
+            "value cannot be converted to type int64_t without overflow")):
+        int(ember.tensor(1 + 2j))

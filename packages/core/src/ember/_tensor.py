@@ -675,10 +675,12 @@ class Tensor:
         return self.item()
 
     def __float__(self) -> float:
-        return float(self._python_scalar())
+        v = self._python_scalar()
+        return float(v if v.__class__ is not complex else _real_part(v, "double"))
 
     def __int__(self) -> int:
-        return int(self._python_scalar())
+        v = self._python_scalar()
+        return int(v if v.__class__ is not complex else _real_part(v, "int64_t"))
 
     def __index__(self) -> int:
         if self._data.dtype.kind not in "iub" or self._data.size != 1:
@@ -1045,6 +1047,14 @@ def _is_dtype_arg(a) -> bool:
     scalar type (``float`` is float64)."""
     return isinstance(a, (_dtype.dtype, np.dtype)) or (
         isinstance(a, type) and issubclass(a, (bool, int, float, complex, np.generic)))
+
+
+def _real_part(v: complex, c_type: str) -> float:
+    """A complex scalar as a real one, as PyTorch converts it: the real part when the imaginary
+    part is zero, else its overflow error."""
+    if v.imag:
+        raise RuntimeError(f"value cannot be converted to type {c_type} without overflow")
+    return v.real
 
 
 def _parse_to(self, *args, **kwargs):
