@@ -71,3 +71,11 @@ def test_valid_alphas():
     assert ember.tensor([1 + 1j]).add(ember.tensor([1.]), alpha=2j).tolist() == [1 + 3j]
     import numpy as np
     assert ember.add(ember.tensor([1]), 2, alpha=np.int64(3)).tolist() == [7]
+
+
+def test_sdpa_batch_mismatch_message():
+    q, k = ember.ones(2, 4, 3, 4), ember.ones(2, 2, 5, 4)
+    with pytest.raises(RuntimeError, match=re.escape(
+            "The size of tensor a (4) must match the size of tensor b (2) at non-singleton "
+            "dimension 1")):
+        ember.nn.functional.scaled_dot_product_attention(q, k, k)

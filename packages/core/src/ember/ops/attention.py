@@ -39,6 +39,7 @@ from .._tensor import _make
 from ..autograd.grad_mode import GRAD
 from ..autograd.graph import make_node_class, record
 from ._factories import sum_to_size
+from ._promotion import broadcast_shape
 from .registry import register
 
 __all__ = ["scaled_dot_product_attention"]
@@ -258,7 +259,11 @@ def _attention_arrays(q, k, v, add, scale, keep, query_layout, xp):
     On NumPy the leading batch dimension is split over Ember's intra-op threads
     (``ember._parallel``), each chunk writing its slices of the preallocated results; an
     input whose leading dimension is broadcast is shared by all chunks."""
-    batch = np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
+    try:
+        batch = np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
+    except ValueError:  # PyTorch's words (its first matmul's broadcast)
+        broadcast_shape(broadcast_shape(q.shape[:-2], k.shape[:-2]), v.shape[:-2])
+        raise
     if add is not None:
         batch = np.broadcast_shapes(batch, add.shape[:-2])
     if keep is not None:
