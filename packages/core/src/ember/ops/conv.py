@@ -12,6 +12,7 @@ and ``_weight_grad``. ``_im2col``/``_col2im`` are the weight-free pair behind
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
@@ -21,6 +22,7 @@ from .._dtype import scalar_type_name
 from .._format import shape_str
 from .._memory_format import fresh_layout, suggest, suggest_order
 from .._tensor import Tensor
+from .._warn import user_stacklevel
 from ..autograd.graph import make_node_class, result
 from ._conv_kernels import (
     Geom,
@@ -245,13 +247,20 @@ def _layout(n: int, input, weight, groups: int):
 
 # -- argument checks ----------------------------------------------------------------------------
 
-def _check_dtypes(x, w, b):
-    if x._data.dtype != w._data.dtype:
-        raise RuntimeError(f"expected scalar type {scalar_type_name(x._data.dtype)} but found "
+def _check_dtypes(x, w, b, kernel):
+    dt = x._data.dtype
+    if dt == np.bool_:
+        raise NotImplementedError(f'"{kernel}" not implemented for \'Bool\'')
+    if dt != w._data.dtype:
+        raise RuntimeError(f"expected scalar type {scalar_type_name(dt)} but found "
                            f"{scalar_type_name(w._data.dtype)}")
-    if b is not None and b._data.dtype != x._data.dtype:
-        raise RuntimeError(f"Input type ({_c_name(x)}) and bias type ({_c_name(b)}) should be "
-                           "the same")
+    if b is not None and b._data.dtype != dt:
+        _bias_dtype_error(x, b)
+
+
+def _bias_dtype_error(x, b):
+    raise RuntimeError(f"Input type ({_c_name(x)}) and bias type ({_c_name(b)}) should be "
+                       "the same")
 
 
 def _c_name(t) -> str:
@@ -266,58 +275,145 @@ def _batched(input, n: int, name: str):
     return (input.unsqueeze(0), True) if nd == n + 1 else (input, False)
 
 
-def _common_args(weight, stride, dilation, groups):
-    nw = weight._data.ndim - 2
-    stride = ntuple(stride, nw, "stride")
-    dilation = ntuple(dilation, nw, "dilation")
-    if any(s <= 0 for s in stride):
-        raise RuntimeError("non-positive stride is not supported")
-    if any(d <= 0 for d in dilation):
-        raise RuntimeError(f"dilation should be greater than zero, but got "
-                           f"[{shape_str(dilation)}]")
+def _given(value, n: int) -> tuple:
+    """An int argument as PyTorch's argument parser hands it on (``n`` copies), a sequence
+    as it is."""
+    return (int(value),) * n if isinstance(value, (int, np.integer)) else tuple(value)
+
+
+def _rank_mismatch(n, x, weight, stride, padding, dilation, groups, output_padding):
+    """PyTorch's error for a weight whose rank is not the convolution's (``_convolution``:
+    each argument expanded to the weight's dims, then ``check_input_shape_forward``)."""
+    wshape = weight._data.shape
+    dim = len(wshape) - 2
+    if dim <= 0:
+        raise RuntimeError("weight should have at least three dimensions")
     if groups <= 0:
         raise RuntimeError("non-positive groups is not supported")
-    if weight._data.shape[0] % groups:
+    for name, v in (("stride", stride), ("padding", padding), ("dilation", dilation),
+                    ("output_padding", output_padding)):
+        v = _given(v, n)
+        if len(v) != 1 and len(v) != dim:
+            raise RuntimeError(f"expected {name} to be a single integer value or a list of "
+                               f"{dim} values to match the convolution dimensions, but got "
+                               f"{name}=[{shape_str(v)}]")
+    raise RuntimeError(f"Expected {dim + 2}-dimensional input for {dim + 2}-dimensional weight "
+                       f"[{shape_str(wshape)}], but got {x._data.ndim}-dimensional input of "
+                       f"size [{shape_str(x._data.shape)}] instead")
+
+
+_SAME_WARNED = [False]  # PyTorch warns once per process (TORCH_WARN_ONCE)
+
+
+def _same_padding(n, x, weight, stride, dilation, groups):
+    """``padding='same'``: the (possibly asymmetric) padding, checked as PyTorch's
+    ``conv_padding_same`` checks its arguments."""
+    wshape = weight._data.shape
+    k = len(wshape)
+    if k <= 2:
+        raise RuntimeError("weight should have at least three dimensions")
+    if groups <= 0:
+        raise RuntimeError("non-positive groups is not supported")
+    if k != x._data.ndim:
+        raise RuntimeError(f"Expected {k}-dimensional input for {k}-dimensional weight"
+                           f"[{shape_str(wshape)}], but got {x._data.ndim}-dimensional input of "
+                           f"size [{shape_str(x._data.shape)}] instead")
+    st, dl = _given(stride, n), _given(dilation, n)
+    if len(st) != n and len(st) != 1:
+        raise RuntimeError(f"stride cannot broadcast to {n} dimensions")
+    if len(dl) != n and len(dl) != 1:
+        raise RuntimeError(f"dilation cannot broadcast to {n} dimensions")
+    if st.count(1) != len(st):
+        raise RuntimeError("padding='same' is not supported for strided convolutions")
+    if len(dl) != n:
+        dl = dl * n
+    total = [dl[i] * (wshape[i + 2] - 1) for i in range(n)]
+    lo = tuple([t // 2 for t in total])
+    hi = tuple([t - t // 2 for t in total])
+    if lo != hi and not _SAME_WARNED[0]:
+        _SAME_WARNED[0] = True
+        warnings.warn("Using padding='same' with even kernel lengths and odd dilation may "
+                      "require a zero-padded copy of the input be created",
+                      stacklevel=user_stacklevel())
+    return lo, hi
+
+
+def _common_args(n, weight, stride, padding, dilation, groups, output_padding=None):
+    """``stride``, ``padding``, ``dilation`` and ``output_padding`` as ``n``-tuples, with
+    PyTorch's checks in its order (``_convolution``, ``check_input_shape_forward``)."""
+    if groups <= 0:
+        raise RuntimeError("non-positive groups is not supported")
+    stride = ntuple(stride, n, "stride")
+    padding = ntuple(padding, n, "padding")
+    dilation = ntuple(dilation, n, "dilation")
+    if output_padding is not None:  # transposed only (a convolution's is PyTorch's [0])
+        output_padding = ntuple(output_padding, n, "output_padding")
+    if min(padding) < 0:
+        raise RuntimeError("negative padding is not supported")
+    if output_padding is not None and min(output_padding) < 0:
+        raise RuntimeError("negative output_padding is not supported")
+    if min(stride) <= 0:
+        raise RuntimeError("non-positive stride is not supported")
+    if min(dilation) < 0:
+        raise RuntimeError("dilation should be greater than zero")
+    w0 = weight._data.shape[0]
+    if w0 < groups:
+        raise RuntimeError(f"Given groups={groups}, expected weight to be at least {groups} at "
+                           f"dimension 0, but got weight of size "
+                           f"[{shape_str(weight._data.shape)}] instead")
+    if w0 % groups:
         raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by {groups} "
                            f"at dimension 0, but got weight of size "
                            f"[[{shape_str(weight._data.shape)}]] instead")
-    return stride, dilation
+    return stride, padding, dilation, output_padding
 
 
-def _check_bias(weight, bias, channels):
+def _check_bias(weight, bias, channels, transposed=""):
     if bias is not None and (bias._data.ndim != 1 or bias._data.shape[0] != channels):
-        raise RuntimeError(f"Given weight of size [{shape_str(weight._data.shape)}], expected "
-                           f"bias to be 1-dimensional with {channels} elements, but got bias "
-                           f"of size [{shape_str(bias._data.shape)}] instead")
+        raise RuntimeError(f"Given {transposed}weight of size [{shape_str(weight._data.shape)}], "
+                           f"expected bias to be 1-dimensional with {channels} elements, but got "
+                           f"bias of size [{shape_str(bias._data.shape)}] instead")
+
+
+_DIM_NAMES = {1: ("height", "width"), 2: ("height", "width"), 3: ("depth", "height", "width")}
+_KERNELS = {1: "slow_conv2d_cpu", 2: "slow_conv2d_cpu", 3: "compute_columns3d"}
+_TRANSPOSED_KERNELS = {1: "slow_conv_transpose2d_out_cpu", 2: "slow_conv_transpose2d_out_cpu",
+                       3: "slow_conv_transpose3d_out_cpu"}
+
+
+def _named(n, label, values, sep, lead=1):
+    """PyTorch's ``dilation_height: 1, dilation_width: 0`` (a 1-d one runs as 2-d, ``lead``
+    its height's value)."""
+    names = _DIM_NAMES[n]
+    values = (lead,) * (len(names) - n) + tuple(values)
+    return sep.join(f"{label}_{nm}: {v}" for nm, v in zip(names, values))
 
 
 def _convnd(n, input, weight, bias, stride, padding, dilation, groups):
     check_same_device(input, weight, bias)
+    if bias is not None and bias._data.dtype != input._data.dtype:
+        _bias_dtype_error(input, bias)
     x, unbatched = _batched(input, n, f"conv{n}d")
-    stride, dilation = _common_args(weight, stride, dilation, groups)
+    hi = None
+    if isinstance(padding, str):
+        if padding == "same":
+            padding, hi = _same_padding(n, x, weight, stride, dilation, groups)
+        elif padding == "valid":
+            padding = 0
+        else:
+            raise RuntimeError(f"Invalid padding string: '{padding}'")
+    if weight._data.ndim != n + 2:
+        _rank_mismatch(n, x, weight, stride, padding, dilation, groups, 0)
+    stride, lo, dilation, _ = _common_args(n, weight, stride, padding, dilation, groups)
+    if hi is None:
+        hi = lo
     wshape, xshape = weight._data.shape, x._data.shape
     if xshape[1] != wshape[1] * groups:
         raise RuntimeError(f"Given groups={groups}, weight of size [{shape_str(wshape)}], "
                            f"expected input[{shape_str(xshape)}] to have {wshape[1] * groups} "
                            f"channels, but got {xshape[1]} channels instead")
     _check_bias(weight, bias, wshape[0])
-    _check_dtypes(x, weight, bias)
     k = tuple(wshape[2:])
-    if isinstance(padding, str):
-        if padding == "valid":
-            lo = hi = (0,) * n
-        elif padding == "same":
-            if any(s != 1 for s in stride):
-                raise RuntimeError("padding='same' is not supported for strided convolutions")
-            total = [dilation[i] * (k[i] - 1) for i in range(n)]
-            lo = tuple(t // 2 for t in total)
-            hi = tuple(t - t // 2 for t in total)
-        else:
-            raise RuntimeError(f"Invalid padding string: '{padding}'")
-    else:
-        lo = hi = ntuple(padding, n, "padding")
-        if any(p < 0 for p in lo):
-            raise RuntimeError("negative padding is not supported")
     xs = tuple(xshape[2:])
     ek = tuple(dilation[i] * (k[i] - 1) + 1 for i in range(n))
     padded = tuple(xs[i] + lo[i] + hi[i] for i in range(n))
@@ -326,41 +422,45 @@ def _convnd(n, input, weight, bias, stride, padding, dilation, groups):
                            f"({shape_str(padded, ' x ')}). Kernel size: "
                            f"({shape_str(ek, ' x ')}). Kernel size can't be greater than "
                            "actual input size")
+    if min(dilation) <= 0:
+        shown = (1,) * (n == 1) + dilation  # conv1d runs as a 2-d one in PyTorch
+        raise RuntimeError(f"dilation should be greater than zero, but got [{shape_str(shown)}]")
+    _check_dtypes(x, weight, bias, _KERNELS[n])
     y = tuple(out_size(xs[i], k[i], stride[i], dilation[i], lo[i], hi[i]) for i in range(n))
     order = _layout(n, input, weight, groups)
     out = _conv(x, weight, bias, Geom(k, stride, dilation, lo, xs, y, groups), order)
     return out.squeeze(0) if unbatched else out
 
 
-_DIM_NAMES = {1: ("height", "width"), 2: ("height", "width"), 3: ("depth", "height", "width")}
-
-
 def _conv_transposend(n, input, weight, bias, stride, padding, output_padding, groups,
                       dilation):
     check_same_device(input, weight, bias)
     u, unbatched = _batched(input, n, f"conv_transpose{n}d")
-    stride, dilation = _common_args(weight, stride, dilation, groups)
-    padding = ntuple(padding, n, "padding")
-    output_padding = ntuple(output_padding, n, "output_padding")
-    if any(p < 0 for p in padding):
-        raise RuntimeError("negative padding is not supported")
-    if any(p < 0 for p in output_padding):
-        raise RuntimeError("negative output_padding is not supported")
+    if isinstance(padding, str):
+        raise TypeError(f"conv_transpose{n}d(): argument 'padding' must be tuple of ints, not "
+                        "str")
+    if weight._data.ndim != n + 2:
+        _rank_mismatch(n, u, weight, stride, padding, dilation, groups, output_padding)
+    stride, padding, dilation, output_padding = _common_args(n, weight, stride, padding,
+                                                             dilation, groups, output_padding)
     wshape, ushape = weight._data.shape, u._data.shape
     if ushape[1] != wshape[0]:
         raise RuntimeError(f"Given transposed=1, weight of size [{shape_str(wshape)}], "
                            f"expected input[{shape_str(ushape)}] to have {wshape[0]} "
                            f"channels, but got {ushape[1]} channels instead")
+    _check_bias(weight, bias, wshape[1] * groups, "transposed=1, ")
+    if min(dilation) <= 0:
+        raise RuntimeError("dilation should be greater than zero, but got "
+                           + _named(n, "dilation", dilation, ", "))
     if any(output_padding[i] >= max(stride[i], dilation[i]) for i in range(n)):
-        names = _DIM_NAMES[n]
-        pad = (0,) * (len(names) - n)
-        parts = [f"output_padding_{nm}: {v}" for nm, v in zip(names, pad + output_padding)]
-        parts += [f"stride_{nm}: {v}" for nm, v in zip(names, (1,) * len(pad) + stride)]
-        parts += [f"dilation_{nm}: {v}" for nm, v in zip(names, (1,) * len(pad) + dilation)]
         raise RuntimeError("output padding must be smaller than either stride or dilation, "
-                           "but got " + " ".join(parts))
-    _check_bias(weight, bias, wshape[1] * groups)
-    _check_dtypes(u, weight, bias)
+                           "but got " + " ".join((_named(n, "output_padding", output_padding,
+                                                         " ", 0),
+                                                  _named(n, "stride", stride, " "),
+                                                  _named(n, "dilation", dilation, " "))))
+    if bias is not None and bias._data.dtype != u._data.dtype:  # PyTorch takes any bias dtype
+        bias = bias.to(u.dtype)
+    _check_dtypes(u, weight, bias, _TRANSPOSED_KERNELS[n])
     k = tuple(wshape[2:])
     ys = tuple(ushape[2:])
     xs = tuple((ys[i] - 1) * stride[i] - 2 * padding[i] + dilation[i] * (k[i] - 1) +

@@ -332,13 +332,56 @@ def _embedding_grad_array(node, gd):
 EmbeddingBackward0 = make_node_class("EmbeddingBackward0", _embedding_bw)
 
 
-def _embedding_renorm(weight: Tensor, idx, max_norm, norm_type):
-    """Rescale in place the rows of ``weight`` at ``idx`` whose norm exceeds ``max_norm``."""
+_LEGACY_TYPES = {"float32": "Float", "float64": "Double", "float16": "Half", "uint8": "Byte",
+                 "int8": "Char", "int16": "Short", "int32": "Int", "int64": "Long"}
+
+
+def _index_type_error(t: Tensor, arg: str, fn: str):
+    """PyTorch's ``checkScalarTypes`` error: a legacy type's name (``torch.ShortTensor``),
+    else the dispatch key's type (``CPUBoolType``)."""
+    dt = t._data.dtype
+    cpu = t._device.type == "cpu"
+    legacy = _LEGACY_TYPES.get(dt.name)
+    got = (f"ember.{'' if cpu else 'cuda.'}{legacy}Tensor" if legacy else
+           f"{'CPU' if cpu else 'CUDA'}{scalar_type_name(dt)}Type")
+    raise RuntimeError(f"Expected tensor for argument {arg} to have one of the following scalar "
+                       f"types: Long, Int; but got {got} instead (while checking arguments for "
+                       f"{fn})")
+
+
+def _embedding_renorm(weight: Tensor, indices: Tensor, max_norm, norm_type):
+    """Rescale in place the rows of ``weight`` at ``indices`` whose norm exceeds
+    ``max_norm`` (PyTorch's ``embedding_renorm_``, its checks in its order)."""
     w = weight._data
+    if w.ndim != 2:
+        raise RuntimeError(f"Expected 2-dimensional tensor, but got {w.ndim}-dimensional tensor "
+                           "for argument #1 'self' (while checking arguments for "
+                           "embedding_renorm_)")
+    idx = indices._data
+    if idx.dtype != np.int64 and idx.dtype != np.int32:
+        _index_type_error(indices, "#2 'indices'", "embedding_renorm_")
+    if not idx.size:
+        return
     xp = xp_of(weight)
     rows = xp.unique(idx.reshape(-1))
+    num = w.shape[0]
+    bad = (rows < -num) | (rows >= num)
+    if bad.any():
+        raise IndexError(f"select(): index {int(rows[bad][0])} out of range for tensor of size "
+                         f"[{shape_str(w.shape)}] at dimension 0")
+    if w.dtype not in _dtype.FLOATING_NP and w.dtype.kind != "c":
+        raise RuntimeError("norm(): input dtype should be either floating point or complex. "
+                           f"Got {scalar_type_name(w.dtype)} instead.")
     sub = w[rows]
-    norms = (xp.abs(sub) ** norm_type).sum(-1) ** (1.0 / norm_type)
+    a = xp.abs(sub)
+    if norm_type == math.inf:
+        norms = a.max(-1)
+    elif norm_type == -math.inf:
+        norms = a.min(-1)
+    elif norm_type == 0:
+        norms = (a != 0).sum(-1).astype(a.dtype)
+    else:
+        norms = (a ** norm_type).sum(-1) ** (1.0 / norm_type)
     scale = xp.where(norms > max_norm, max_norm / (norms + 1e-7), 1.0).astype(w.dtype)
     w[rows] = sub * scale[:, None]
     weight._bump_version()
@@ -361,12 +404,14 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
     """Rows of ``weight`` at the integer ``input``; ``padding_idx``'s row gets no gradient,
     ``max_norm`` renormalises the looked-up rows of ``weight`` in place."""
     dt = input._data.dtype
-    if dt.kind not in "iu" or dt in _dtype.SHELL_NP:
-        got = (f"CPU{_dtype.scalar_type_name(dt)}Type" if dt in _dtype.SHELL_NP
-               else f"ember.{type_name(input)}")  # PyTorch names the dispatch key's type
-        raise RuntimeError("Expected tensor for argument #1 'indices' to have one of the "
-                           f"following scalar types: Long, Int; but got {got} instead (while "
-                           "checking arguments for embedding)")
+    if dt != np.int64 and dt != np.int32:
+        if max_norm is not None:  # F.embedding renormalises first
+            _embedding_renorm(weight, input, max_norm, norm_type)
+        _index_type_error(input, "#1 'indices'", "embedding")
+    if weight._data.ndim != 2:
+        if max_norm is not None:
+            _embedding_renorm(weight, input, max_norm, norm_type)
+        raise RuntimeError("'weight' must be 2-D")
     if sparse and scale_grad_by_freq:
         raise RuntimeError("embedding_backward: scale_grad_by_freq not supported with sparse "
                            "gradients")
@@ -376,11 +421,11 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
         padding_idx = -1
     dev = check_same_device(input, weight)
     idx = input._data
+    if max_norm is not None:  # before the lookup's checks, as F.embedding
+        with no_grad():
+            _embedding_renorm(weight, input, max_norm, norm_type)
     if idx.size and (idx.min() < 0 or idx.max() >= num):
         raise IndexError("index out of range in self")
-    if max_norm is not None:
-        with no_grad():
-            _embedding_renorm(weight, idx, max_norm, norm_type)
     out = _make(weight._data[idx], dev)
     if GRAD.enabled and weight.requires_grad:
         # the weight is the node's only input, as PyTorch's (the indices have no gradient)
@@ -419,9 +464,10 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
                          f"{weight._data.ndim}")
     if input._data.ndim == 2:
         if offsets is not None:
+            shown = "<class 'ember.Tensor'>" if isinstance(offsets, Tensor) else type(offsets)
             raise ValueError("if input is 2D, then offsets has to be None, as input is treated "
                              "is a mini-batch of fixed length sequences. However, found offsets "
-                             f"of type {type(offsets)}")
+                             f"of type {shown}")
         bags, length = input._data.shape
         xp = xp_of(input)
         starts = xp.arange(bags, dtype=input._data.dtype) * length
@@ -447,7 +493,7 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
             raise ValueError("max mode does not support sparse weights")
     if max_norm is not None:
         with no_grad():
-            _embedding_renorm(weight, input._data, max_norm, norm_type)
+            _embedding_renorm(weight, input, max_norm, norm_type)
     if per_sample_weights is not None and mode != "sum":
         raise NotImplementedError("embedding_bag: per_sample_weights was not None. "
                                   "per_sample_weights is only supported for mode='sum' (got "
@@ -510,23 +556,35 @@ def _embedding_bag_checks(weight, indices, offsets, mode, per_sample_weights, pa
     return padding_idx % num
 
 
-def _check_bag_bounds(idx, off, num: int) -> None:
+def _check_bag_bounds(idx, offsets, num: int, fast_sum: bool, include_last: bool) -> None:
+    off = offsets._data
     n = idx.shape[0]
     if off.shape[0]:
         first, last = int(off[0].item()), int(off[-1].item())
         if first != 0:
             raise RuntimeError("offsets[0] has to be 0, i.e., the first sequence in the "
                                "mini-batch has to start from position 0. However, got "
-                               f"{first}")
+                               f"{first}\n[ ember.{offsets.type_name()}{{}} ]")
         if last > n:
             raise RuntimeError(f"offsets[-1] can not be greater than input's length {n} but "
                                f"got offsets[-1] of {last}")
-    if n:
-        bad = (idx < 0) | (idx >= num)
+    end = int(off[-1].item()) if include_last and off.shape[0] else n  # past it: in no bag
+    if end:
+        part = idx[:end]
+        bad = (part < 0) | (part >= num)
         if bool(bad.any().item()):
             pos = int(bad.argmax().item())  # the first bad position
-            raise RuntimeError(f"Index {pos} of input takes value {int(idx[pos].item())} which "
-                               f"is not in the valid range [0, {num})")
+            value = int(idx[pos].item())
+            if not fast_sum:
+                raise RuntimeError("embedding_bag: Expected idx >= 0 && idx < num_embeddings "
+                                   f"but found idx to be {value}")
+            # PyTorch's fast sum (FBGEMM) reports an index of its last bag differently
+            if off.shape[0] and pos >= int(off[-2 if include_last else -1].item()):
+                raise RuntimeError("Expected i < index_size to be true, but got false.  (Could "
+                                   "this error message be improved?  If so, please report an "
+                                   "enhancement request to PyTorch.)")
+            raise RuntimeError(f"Index {pos} of input takes value {value} which is not in the "
+                               f"valid range [0, {num})")
 
 
 class _BagLayout:
@@ -579,17 +637,26 @@ def _embedding_bag_aten(weight, indices, offsets, scale_grad_by_freq=False, mode
     ``offset2bag`` is left empty by its fast sum, ``bag_size`` and ``max_indices`` are zeros
     for sum, ``max_indices`` is ``bag_size`` for mean and the rows picked for max. Gradients
     are dense (``sparse`` is accepted and ignored)."""
+    if indices._data.dtype != offsets._data.dtype:  # PyTorch promotes the two to one type
+        common = _dtype.FROM_NP[_dtype.binary_result_np(indices._data, offsets._data)]
+        indices, offsets = indices.to(common), offsets.to(common)
     pad = _embedding_bag_checks(weight, indices, offsets, mode, per_sample_weights, padding_idx)
     xp = xp_of(weight)
     w, idx, off = weight._data, indices._data, offsets._data
     num, dim = w.shape
     n = idx.shape[0]
-    _check_bag_bounds(idx, off, num)
+    _check_bag_bounds(idx, offsets, num, mode != 2 and w.dtype != np.float64 and pad < 0,
+                      include_last_offset and mode != 2)
     bags = max(off.shape[0] - 1 if include_last_offset else off.shape[0], 0)
     itype = np.result_type(idx.dtype, off.dtype)
     layout = _BagLayout(off, n, bags, xp)
     bag = layout.bag
     keep = idx != pad if pad >= 0 else None
+    inside = None
+    if include_last_offset and mode != 2 and bags and int(off[bags].item()) < n:
+        # PyTorch leaves the indices past the last offset out of the sums (a mean still
+        # divides by the last bag's length up to the end, and max takes them)
+        inside = xp.arange(n) < int(off[bags].item())
     if not bags:  # no bags (empty offsets): every index is left out
         keep = xp.zeros(n, dtype=bool)
     psw = per_sample_weights._data.reshape(-1) if per_sample_weights is not None else None
@@ -600,7 +667,7 @@ def _embedding_bag_aten(weight, indices, offsets, scale_grad_by_freq=False, mode
             xp.bincount(bag, minlength=bags)[:bags]
     else:
         counts = xp.bincount(bag[keep], minlength=bags)[:bags]
-    rows = w[idx]
+    rows = w[idx] if inside is None else w[xp.where(inside, idx, 0)]
     if mode == 2:
         out, max_idx = _bag_max(rows, idx, layout, keep, counts, w, xp)
     else:
@@ -610,6 +677,8 @@ def _embedding_bag_aten(weight, indices, offsets, scale_grad_by_freq=False, mode
             rows = rows * _dtype.widen(psw)[:, None]
         if keep is not None:
             rows = xp.where(keep[:, None], rows, 0).astype(acc, copy=False)
+        if inside is not None:
+            rows = xp.where(inside[:, None], rows, 0).astype(acc, copy=False)
         if layout.grid:
             out = layout.to_grid(rows, 0, xp).sum(1)
         else:

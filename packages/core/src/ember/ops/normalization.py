@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import math
 import numbers
+import operator
+import warnings
 
 import numpy as np
 
@@ -25,7 +27,9 @@ from .._device import check_same_device, fused_kernel, xp_of
 from .._dtype import scalar_type_name
 from .._format import shape_str
 from .._parallel import parallel_for
+from .._size import Size
 from .._tensor import Tensor, _make
+from .._warn import user_stacklevel
 from ..autograd.grad_mode import GRAD
 from ..autograd.graph import make_node_class, record
 from ._factories import sum_to_size
@@ -517,6 +521,10 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     """
     if training:
         _verify_batch_size(input._data.shape)
+        if eps <= 0.0:
+            raise ValueError(f"batch_norm eps must be positive during training, but got {eps}")
+    elif eps < 0.0:
+        raise ValueError(f"batch_norm eps must be non-negative, but got {eps}")
     return _batch_norm_impl(input, weight, bias, running_mean, running_var, training, momentum,
                             eps)
 
@@ -539,10 +547,10 @@ def _instance_norm_impl(input, weight, bias, running_mean, running_var, use_inpu
     d = input._data
     nd = d.ndim
     c = d.shape[1] if nd > 1 else 0
-    _check_numel("weight", weight, c)
-    _check_numel("bias", bias, c)
     nc = d.shape[0] * c
-    for name, t in (("running_mean", running_mean), ("running_var", running_var)):
+    # PyTorch repeats the per-channel tensors over the batch and batch-normalizes (1, N * C, *)
+    for name, t in (("running_mean", running_mean), ("running_var", running_var),
+                    ("weight", weight), ("bias", bias)):
         if t is not None and t._data.size * d.shape[0] != nc:
             raise RuntimeError(f"{name} should contain {nc} elements not "
                                f"{t._data.size * d.shape[0]}")
@@ -591,12 +599,27 @@ def aten_instance_norm(input, weight, bias, running_mean, running_var, use_input
 # -- layer norm, group norm, RMS norm -----------------------------------------------------------
 
 def _normalized_shape(normalized_shape, fn):
-    if isinstance(normalized_shape, (int, np.integer)):
-        if fn == "layer_norm":
-            raise TypeError("layer_norm(): argument 'normalized_shape' (position 2) must be "
-                            "tuple of ints, not int")
-        return (int(normalized_shape),)
-    return tuple(int(s) for s in normalized_shape)
+    """``normalized_shape`` as a tuple of ints, refused as PyTorch's argument parser refuses
+    it (an int, a float element, anything else)."""
+    if type(normalized_shape) in (tuple, list, Size) and \
+            all(type(s) is int for s in normalized_shape):
+        return tuple(normalized_shape)
+    where = f"{fn}(): argument 'normalized_shape' (position 2)"
+    if not isinstance(normalized_shape, (tuple, list)):
+        raise TypeError(f"{where} must be tuple of ints, not "
+                        f"{type(normalized_shape).__name__}")
+    shape = []
+    for i, s in enumerate(normalized_shape):
+        if isinstance(s, (float, np.floating)):
+            raise TypeError(f"{where} must be tuple of ints, but found element of type "
+                            f"{type(s).__name__} at pos {i}")
+        try:
+            shape.append(operator.index(s))
+        except TypeError:
+            raise TypeError(f"{fn}(): argument 'normalized_shape' failed to unpack the object "
+                            f"at pos 2 with error \"type must be tuple of ints,but got "
+                            f"{type(s).__name__}\"") from None
+    return tuple(shape)
 
 
 def _check_normalized(input, shape, weight, bias, star):
@@ -645,25 +668,33 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5, cudnn_
 @register("group_norm", method=False)
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5, cudnn_enabled=True):
     """Group normalization: channels split into ``num_groups`` groups, each normalized over
-    its channels and spatial dims per sample."""
+    its channels and spatial dims per sample; checked as ``torch.nn.functional.group_norm``
+    checks (one value per group is refused), then as ATen checks."""
     d = input._data
     if d.ndim < 2:
         raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received "
                            f"{d.ndim}")
     n, c = d.shape[:2]
-    if num_groups == 0 or c % num_groups:
-        if num_groups == 0:
-            raise ZeroDivisionError("integer division or modulo by zero")
+    if num_groups == 0 or n * c < 2 * num_groups:  # maybe one value per group (F's check)
+        size = [n * c // num_groups, num_groups, *d.shape[2:]]  # ZeroDivisionError for 0
+        if size[0] * math.prod(size[2:]) == 1:
+            raise ValueError("Expected more than 1 value per channel when training, got input "
+                             f"size {size}")
+    if c % num_groups:
         raise RuntimeError("Expected number of channels in input to be divisible by "
                            f"num_groups, but got input of shape [{shape_str(d.shape)}] and "
                            f"num_groups={num_groups}")
     for name, t in (("weight", weight), ("bias", bias)):
         if t is not None and (t._data.ndim != 1 or t._data.size != c):
+            # PyTorch's bias message prints the weight's shape ([0] without a weight)
+            shown = weight._data.shape if weight is not None else (0,)
             raise RuntimeError(f"Expected {name} to be a vector of size equal to the number of "
                                f"channels in input, but got {name} of shape "
-                               f"[{shape_str(t._data.shape)}] and input of shape "
+                               f"[{shape_str(shown)}] and input of shape "
                                f"[{shape_str(d.shape)}]")
-    _check_float(input, "group_norm")
+    if num_groups < 0:
+        raise RuntimeError(f"Expected num groups to be greater than 0, got {num_groups}")
+    _check_float(input, "GroupNormKernelImpl")
     check_same_device(input, weight, bias)
     _check_params(input, (weight, bias))
     wshape = (1, c) + (1,) * (d.ndim - 2)
@@ -673,14 +704,34 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5, cudnn_enable
     return out
 
 
+def _c10_name(dt):
+    """A dtype as c10 prints it in a warning (``float``, ``double``, ``c10::Half``)."""
+    name = scalar_type_name(dt)
+    return {"Float": "float", "Double": "double"}.get(name, f"c10::{name}")
+
+
+_MISMATCH_WARNED = [False]  # PyTorch warns once per process (TORCH_WARN_ONCE)
+
+
 @register("rms_norm", method=False)
 def rms_norm(input, normalized_shape, weight=None, eps=None):
     """Root-mean-square normalization over the trailing ``normalized_shape`` dims (composed
-    of Tensor ops, like PyTorch's)."""
+    of Tensor ops, like PyTorch's); the result has the input's dtype."""
     shape = _normalized_shape(normalized_shape, "rms_norm")
     _check_normalized(input, shape, weight, None, "")
     dt = input._data.dtype
+    if dt not in _dtype.FLOATING_NP and not input.is_complex():
+        raise NotImplementedError(f"\"rms_norm\" not implemented for '{scalar_type_name(dt)}'")
     half = dt in _dtype.OPMATH  # float16/bfloat16 in float32, rounded once (as PyTorch)
+    cast = half
+    if weight is not None and weight._data.dtype != dt:
+        if not _MISMATCH_WARNED[0]:
+            _MISMATCH_WARNED[0] = True
+            warnings.warn("Mismatch dtype between input and weight: input dtype = "
+                          f"{_c10_name(dt)}, weight dtype = {_c10_name(weight._data.dtype)}, "
+                          "Cannot dispatch to fused implementation.",
+                          stacklevel=user_stacklevel())
+        cast = True
     if eps is None:  # the epsilon of the computing type (float32 for float16), as PyTorch
         eps = float(_dtype.np_finfo(_dtype.opmath_np(dt)).eps) \
             if dt in _dtype.FLOATING_NP else 0.0
@@ -689,7 +740,7 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
     out = x * (x.pow(2).mean(dims, keepdim=True) + eps).rsqrt()
     if weight is not None:
         out = out * weight
-    return out.to(input.dtype) if half else out
+    return out.to(input.dtype) if cast else out
 
 
 # -- local response norm ------------------------------------------------------------------------
@@ -705,6 +756,9 @@ def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
     if d.ndim < 3:
         raise ValueError("Expected 3D or higher dimensionality                          input "
                          f"(got {d.ndim} dimensions)")
+    if size <= 0:  # PyTorch's message from the average pooling it runs over the channels
+        kernel = f"kH: {size} kW: 1" if d.ndim == 3 else f"kT: {size} kH: 1 kW: 1"
+        raise RuntimeError(f"kernel size should be greater than zero, but got {kernel}")
     if input.numel() == 0:
         return input
     c = d.shape[1]

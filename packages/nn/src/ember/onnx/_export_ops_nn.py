@@ -411,7 +411,15 @@ def _embedding_bag(c: Call):
                        True)
         return c.add("Where", [c.add("Equal", [count, zero64]), zero, out])
     weights = c.add("Cast", [member], to=onnx_type(d))
-    total = c.add("MatMul", [weights, rows])
+    summed = weights
+    if c.lit("include_last_offset", False):
+        # PyTorch sums only the indices before the last offset (a mean still counts the rest)
+        last = reduce(c, "ReduceMax", c.t("offsets", "int64"), [0], True)  # non-decreasing
+        positions = c.add("Range", [zero64, c.add("Squeeze", [c.b.dim_of(ids, 0), c.i64([0])]),
+                                    c.const(np.int64(1), "int64")])
+        inside = c.add("Cast", [c.add("Less", [positions, last])], to=onnx_type(d))
+        summed = c.add("Mul", [weights, unsqueeze(c, inside, [0])])
+    total = c.add("MatMul", [summed, rows])
     if mode == "sum":
         return total
     count = reduce(c, "ReduceSum", weights, [1], True)
