@@ -26,6 +26,7 @@ from .. import _dtype, _native
 from .._device import check_same_device, fused_kernel, xp_of
 from .._dtype import scalar_type_name
 from .._format import shape_str
+from .._native import address as _address
 from .._parallel import parallel_for
 from .._size import Size
 from .._tensor import Tensor, _make
@@ -177,6 +178,7 @@ def _rows(a, n):
 
 #: elements per thread at least when layer norm's rows are split over Ember's intra-op threads
 _PARALLEL_ELEMENTS = 1 << 17
+_F32 = np.dtype(np.float32)
 
 
 def _layer_norm_arrays(d, w, b, eps, nd):
@@ -196,9 +198,9 @@ def _layer_norm_arrays(d, w, b, eps, nd):
     mean, rstd = xp.empty((x.shape[0], 1), d.dtype), xp.empty((x.shape[0], 1), d.dtype)
 
     native = None
-    if (x.__class__ is np.ndarray and x.dtype == np.float32
-            and all(v is None or (v.__class__ is np.ndarray and v.dtype == np.float32)
-                    for v in (wv, bv))):
+    if (x.__class__ is np.ndarray and x.dtype == _F32
+            and (wv is None or (wv.__class__ is np.ndarray and wv.dtype == _F32))
+            and (bv is None or (bv.__class__ is np.ndarray and bv.dtype == _F32))):
         native = _native.kernel("ember_layer_norm_f32")
     grain = -(-_PARALLEL_ELEMENTS // n)
     if native is not None:  # each row in one fused pass set (kernels.c), in cache
@@ -206,9 +208,9 @@ def _layer_norm_arrays(d, w, b, eps, nd):
         wv = None if wv is None else np.ascontiguousarray(wv)
         bv = None if bv is None else np.ascontiguousarray(bv)
         _native.by_rows(native, x.shape[0], grain,
-                        [(x.ctypes.data, 4 * n), (None if wv is None else wv.ctypes.data, 0),
-                         (None if bv is None else bv.ctypes.data, 0), (y.ctypes.data, 4 * n),
-                         (mean.ctypes.data, 4), (rstd.ctypes.data, 4)], n, eps)
+                        [(_address(x), 4 * n), (None if wv is None else _address(wv), 0),
+                         (None if bv is None else _address(bv), 0), (_address(y), 4 * n),
+                         (_address(mean), 4), (_address(rstd), 4)], n, eps)
     else:
         def run(r0, r1):
             _layer_norm_rows(x[r0:r1], wv, bv, eps, n, xp, y[r0:r1], mean[r0:r1],
@@ -257,9 +259,9 @@ def _native_layer_norm_backward(g, x, mean, rstd, w, n, need_x, need_w, need_b):
     rows = x.size // n
     gx = np.empty(x.shape, np.float32) if need_x else None
     parts: dict = {}
-    pg, px, pm, pr = (a.ctypes.data for a in (g, x, mean, rstd))
-    pw = None if wv is None else wv.ctypes.data
-    pgx = None if gx is None else gx.ctypes.data
+    pg, px, pm, pr = (_address(a) for a in (g, x, mean, rstd))
+    pw = None if wv is None else _address(wv)
+    pgx = None if gx is None else _address(gx)
 
     def run(r0, r1):
         gw = np.zeros(n, np.float32) if need_w else None
@@ -267,7 +269,7 @@ def _native_layer_norm_backward(g, x, mean, rstd, w, n, need_x, need_w, need_b):
         parts[r0] = (gw, gb)
         at = 4 * r0 * n
         kernel(pg + at, px + at, pm + 4 * r0, pr + 4 * r0, pw, pgx and pgx + at,
-               None if gw is None else gw.ctypes.data, None if gb is None else gb.ctypes.data,
+               None if gw is None else _address(gw), None if gb is None else _address(gb),
                r1 - r0, n)
 
     parallel_for(0, rows, -(-_PARALLEL_ELEMENTS // n), run)
