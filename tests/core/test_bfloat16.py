@@ -269,9 +269,9 @@ KNOWN_DEVIATIONS = {
     "matrix_exp": "PyTorch's CPU bfloat16 matrix_exp returns NaN/inf on these samples; Ember "
                   "computes it in float32 and rounds once",
 }
-#: ops whose low-precision check Ember runs before looking at the size: on an empty (0, 0)
-#: matrix PyTorch skips its kernel (and the dtype check), Ember raises as for any bfloat16 input
-EMPTY_INPUT_RAISES = {"cholesky", "det"}
+#: ops that raise on an empty bfloat16 input where PyTorch returns a result (none now: on an
+#: empty matrix PyTorch skips its kernel and its dtype check, and so does Ember)
+EMPTY_INPUT_RAISES: set = set()
 #: ops PyTorch 2.13's CPU kernels refuse in bfloat16 that Ember runs through float32 (a
 #: superset: a PyTorch program never reaches them)
 EMBER_RUNS_WHERE_TORCH_RAISES = {

@@ -195,7 +195,7 @@ def test_lu_singular_info_and_errors():
     np.testing.assert_allclose(npy(LU), [[2, 4, 6], [0.5, -1, -2], [0.5, 0, 0]], atol=1e-15)
     zeros = LA.lu_factor_ex(ember.zeros(2, 3, 3))
     assert zeros.info.tolist() == [1, 1] and zeros.pivots.tolist() == [[1, 2, 3]] * 2
-    with pytest.raises(LA.LinAlgError, match=r"torch.linalg.lu_factor: U\[3,3\] is zero and using "
+    with pytest.raises(RuntimeError, match=r"torch.linalg.lu_factor: U\[3,3\] is zero and using "
                        r"it on lu_solve would result in a division by zero. If you still want to "
                        r"perform the factorization, consider calling linalg.lu\(A, pivot\) or "
                        r"linalg.lu_factor_ex\(A, pivot\)"):
@@ -248,6 +248,7 @@ def test_lu_solve(left, adjoint):
     assert x.shape == ((3, 2, 4, 2) if left else (3, 2, 2, 4))
     np.testing.assert_allclose(npy(x), ref, atol=1e-10)
     if left and not adjoint:
+        ember.ops.linalg._WARNED_ONCE.clear()  # PyTorch warns once a process
         with pytest.warns(UserWarning, match="torch.lu_solve is deprecated"):
             x2 = b.lu_solve(LU, piv)
         np.testing.assert_array_equal(npy(x2), npy(x))
@@ -367,6 +368,7 @@ def test_solve_triangular_requires_upper_and_float():
 
 def test_triangular_solve():
     a, b = rand(3, 3) + 3 * ember.tensor(np.eye(3)), rand(2, 3, 2)
+    ember.ops.linalg._WARNED_ONCE.clear()  # PyTorch warns once a process
     with pytest.warns(UserWarning, match="torch.triangular_solve is deprecated"):
         r = ember.triangular_solve(b, a)
     assert type(r).__name__ == "triangular_solve"
@@ -708,14 +710,13 @@ def test_linalg_diagonal():
 
 def test_torch_lu_and_tensor_methods():
     a = rand(3, 3)
+    ember.ops.linalg._WARNED_ONCE.clear()  # PyTorch warns once a process
     with pytest.warns(UserWarning, match="torch.lu is deprecated"):
         LU, piv = ember.lu(a)
     np.testing.assert_array_equal(npy(LU), npy(LA.lu_factor(a).LU))
-    with pytest.warns(UserWarning):
-        r = a.lu(get_infos=True)
+    r = a.lu(get_infos=True)  # (warned once already, as PyTorch)
     assert type(r).__name__ == "_lu_with_info" and r.info.item() == 0
-    with pytest.warns(UserWarning):
-        assert ember.lu(ember.tensor(SINGULAR), get_infos=True).info.item() == 3  # no raise
+    assert ember.lu(ember.tensor(SINGULAR), get_infos=True).info.item() == 3  # no raise
     for name in ("cholesky_inverse", "cholesky_solve", "lu_solve", "geqrf", "orgqr", "ormqr",
                  "matrix_exp", "triangular_solve", "lu"):
         assert hasattr(ember.Tensor, name) and hasattr(ember, name)

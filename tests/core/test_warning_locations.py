@@ -21,8 +21,13 @@ def _where(call):
     return [(w.filename, w.lineno) for w in caught]
 
 
+def _fresh():
+    """Forget the deprecation warnings given (PyTorch's ``torch.cross`` warns once a process)."""
+    ember.ops.linalg._WARNED_ONCE.clear()
+
+
 @pytest.mark.parametrize("call", [
-    lambda: ember.cross(ember.tensor([0.0, 1.0, 0.0]), ember.tensor([1.0, 0.0, 0.0])),
+    lambda: _fresh() or ember.cross(ember.tensor([0.0, 1.0, 0]), ember.tensor([1.0, 0, 0])),
     lambda: ember.add(ember.ones(2), ember.ones(2), out=ember.zeros(3)),
     lambda: F.mse_loss(ember.ones(3), ember.ones(3, 1)),
     lambda: ember.nn.MSELoss()(ember.ones(3), ember.ones(3, 1)),

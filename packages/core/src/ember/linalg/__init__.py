@@ -30,7 +30,8 @@ matmul = _OPS["matmul"].fn  # ``torch.matmul`` itself, with its ``out=``
 #: the module under ``ember.ops`` that defines each name loaded on first use
 _HOMES = {
     "linalg_common": (
-        "LinAlgError", "LinalgCholeskyExResult", "LinalgEighResult", "LinalgInvExResult",
+        "LinAlgError", "_LinAlgError", "LinalgCholeskyExResult", "LinalgEighResult",
+        "LinalgInvExResult",
         "LinalgLstsqResult", "LinalgQrResult", "LinalgSlogdetResult", "LinalgSvdResult",
         "QrResult", "SlogdetResult", "SvdResult"),
     "linalg_decompositions": (

@@ -10,6 +10,7 @@ first use through ``ember.linalg``)."""
 
 from __future__ import annotations
 
+import math
 import string
 import warnings
 
@@ -88,7 +89,8 @@ def _matmul_error(ad, bd):
     if ad.dtype != bd.dtype:
         return RuntimeError(_dtype_mismatch(ad, bd))
     if ad.dtype.kind == "b":
-        return NotImplementedError('"addmm_impl_cpu_" not implemented for \'Bool\'')
+        kernel = "addmv_impl_cpu" if nb == 1 else "addmm_impl_cpu_"
+        return NotImplementedError(f'"{kernel}" not implemented for \'Bool\'')
     return None
 
 
@@ -124,7 +126,7 @@ def _dot_error(ad, bd, name="dot"):
     if ad.ndim != 1 or bd.ndim != 1:
         return RuntimeError(f"1D tensors expected, but got {ad.ndim}D and {bd.ndim}D tensors")
     if ad.dtype != bd.dtype:
-        return RuntimeError(f"{name} : expected both vectors to have same dtype, but found "
+        return RuntimeError(f"dot : expected both vectors to have same dtype, but found "
                             f"{scalar_type_name(ad.dtype)} and {scalar_type_name(bd.dtype)}")
     if ad.shape[0] != bd.shape[0]:
         return RuntimeError(f"inconsistent tensor size, expected tensor [{ad.shape[0]}] and src "
@@ -288,11 +290,21 @@ def _matmul_bw(node, g):
     ("MmBackward0", "MatmulBackward0", "BmmBackward0", "MvBackward0", "DotBackward0"))
 
 
-def _product(node_cls, a, b, check_shapes, type_error):
+def _not_tensors(fn: str, names, *args) -> TypeError:
+    """PyTorch's argument-parser error for the first argument of ``fn`` that is no Tensor."""
+    i, v = next((i, v) for i, v in enumerate(args) if not isinstance(v, Tensor))
+    return TypeError(f"{fn}(): argument '{names[i]}' (position {i + 1}) must be Tensor, not "
+                     f"{type(v).__name__}")
+
+
+def _product(node_cls, a, b, check_shapes, type_error, names=("mm", "input", "mat2")):
     """``a @ b`` recorded as ``node_cls``, after PyTorch's checks in its order: the shapes
     (``check_shapes(ad, bd)`` raises), the devices, then ``type_error(ad, bd)`` (PyTorch's
-    error, or None)."""
-    ad, bd = a._data, b._data
+    error, or None). ``names``: the function's and its arguments' for a non-Tensor one."""
+    try:
+        ad, bd = a._data, b._data
+    except AttributeError:
+        raise _not_tensors(names[0], names[1:], a, b) from None
     check_shapes(ad, bd)
     check_same_device(a, b)
     err = type_error(ad, bd)
@@ -308,8 +320,7 @@ def _product(node_cls, a, b, check_shapes, type_error):
 def matmul(input, other):
     """Matrix product with PyTorch's rules for 1-D operands and batch broadcasting."""
     if not isinstance(input, Tensor) or not isinstance(other, Tensor):
-        raise TypeError(f"matmul(): argument 'other' (position 2) must be Tensor, not "
-                        f"{type(other).__name__}")
+        raise _not_tensors("matmul", ("input", "other"), input, other)
     if input.__class__ is _Sparse or other.__class__ is _Sparse:  # ember._sparse_tensor
         return sparse_product(input, other, "matmul")
     ad, bd = input._data, other._data
@@ -393,7 +404,8 @@ def bmm(input, mat2, out_dtype: _dtype.dtype | None = None):
     (``float32`` for float16/bfloat16 inputs) as ``widened_product``."""
     if out_dtype is not None:
         return widened_product(bmm, input, mat2, out_dtype)
-    return _product(BmmBackward0, input, mat2, _check_bmm, _bmm_type_error)
+    return _product(BmmBackward0, input, mat2, _check_bmm, _bmm_type_error,
+                    ("bmm", "input", "mat2"))
 
 
 def _check_mv(ad, bd, in_ndim=1):
@@ -405,7 +417,7 @@ def _check_mv(ad, bd, in_ndim=1):
 @register("mv", out="same")
 def mv(input, vec):
     """Matrix-vector product."""
-    return _product(MvBackward0, input, vec, _check_mv, _matmul_error)
+    return _product(MvBackward0, input, vec, _check_mv, _matmul_error, ("mv", "input", "vec"))
 
 
 def _no_error(ad, bd):
@@ -425,12 +437,15 @@ def _check_vdot(ad, bd):
 @register("dot", out=True)
 def dot(input, tensor):
     """Inner product of two 1-D tensors of one dtype."""
-    return _product(DotBackward0, input, tensor, _check_dot, _no_error)
+    return _product(DotBackward0, input, tensor, _check_dot, _no_error,
+                    ("dot", "input", "tensor"))
 
 
 @register("vdot", out=True)
 def vdot(input, other):
     """``dot`` with the first argument conjugated (the same for real tensors)."""
+    if not isinstance(input, Tensor) or not isinstance(other, Tensor):
+        raise _not_tensors("vdot", ("input", "other"), input, other)
     if input.is_complex():
         input = input.conj()
     return _product(DotBackward0, input, other, _check_vdot, _no_error)
@@ -478,9 +493,15 @@ AddmmBackward0, AddmvBackward0, BaddbmmBackward0, AddbmmBackward0 = (
 def _add_product(node_cls, input, m1, m2, check, beta, alpha, summed=False):
     """``beta * input + alpha * (m1 @ m2)`` (``summed``: the batch of products summed) as op
     ``node_cls``, after the devices and PyTorch's checks ``check(idata, ad, bd)``."""
-    check_same_device(input, m1, m2)
+    try:
+        check_same_device(input, m1, m2)
+    except AttributeError:
+        name = node_cls.__name__[:-len("Backward0")].lower()
+        raise _not_tensors(name, ("input",) + _ADD_PRODUCT_ARGS[name], input, m1, m2) from None
     idata, ad, bd = input._data, m1._data, m2._data
     check(idata, ad, bd)
+    if beta.__class__ is not int or alpha.__class__ is not int:
+        beta, alpha = _scalars(beta, alpha, ad.dtype)
     wide = _dtype.widen  # float16/bfloat16 in float32, rounded once; others as they are
     try:
         r = _add_product_arrays(xp_of(input), wide(idata), wide(ad), wide(bd), beta, alpha,
@@ -495,6 +516,27 @@ def _add_product(node_cls, input, m1, m2, check, beta, alpha, summed=False):
                (beta, alpha, input._data.shape, input.requires_grad, summed),
                checked=(m2.requires_grad, m1.requires_grad))
     return out
+
+
+def _scalars(beta, alpha, dt):
+    """``beta`` and ``alpha`` as PyTorch's Scalars (0-dim tensors read), integers (truncated)
+    for an integer result."""
+    beta = beta.item() if beta.__class__ is Tensor else beta
+    alpha = alpha.item() if alpha.__class__ is Tensor else alpha
+    if dt.kind in "iu":
+        return _int_scalar(beta), _int_scalar(alpha)
+    return beta, alpha
+
+
+def _int_scalar(v):
+    """``v`` (beta or alpha) as PyTorch converts it for an integer result: truncated."""
+    if isinstance(v, float):
+        if v != v or v in (math.inf, -math.inf):
+            raise RuntimeError("value cannot be converted to type int64_t without overflow")
+        return int(v)
+    if isinstance(v, complex):
+        raise RuntimeError("value cannot be converted to type int64_t without overflow")
+    return v
 
 
 def _add_product_arrays(xp, idata, ad, bd, beta, alpha, summed):
@@ -533,7 +575,14 @@ def _check_addmm(idata, ad, bd):
     _check_mat_dtypes(idata, ad, bd)
 
 
+_ADD_PRODUCT_ARGS = {"addmm": ("mat1", "mat2"), "addmv": ("mat", "vec"),
+                     "baddbmm": ("batch1", "batch2"), "addbmm": ("batch1", "batch2")}
+
+
 def _check_addmv(idata, ad, bd):
+    if idata.ndim > 1:
+        raise RuntimeError(f"vector + matrix @ vector expected, got {idata.ndim}, {ad.ndim}, "
+                           f"{bd.ndim}")
     _check_mv(ad, bd, idata.ndim)
     n, k = ad.shape
     if k != bd.shape[0] or (idata.ndim and idata.shape[-1] not in (1, n)) or idata.ndim > 1:
@@ -767,9 +816,35 @@ def _integer_einsum_dtype(subs, out, shapes, dt):
     return a_dt
 
 
+def _subscript(n) -> str:
+    if n is Ellipsis:
+        return "..."
+    if 0 <= n < 26:
+        return chr(ord("A") + n)
+    if 26 <= n < 52:
+        return chr(ord("a") + n - 26)
+    raise ValueError("einsum(): subscript in subscript list is not within the valid range "
+                     "[0, 52)")
+
+
+def _sublist_equation(args):
+    """torch.einsum's sublist format: the equation and the operands."""
+    equation = ",".join("".join(_subscript(n) for n in sub) for sub in args[1::2])
+    if len(args) % 2:
+        equation += "->" + "".join(_subscript(n) for n in args[-1])
+        return equation, tuple(args[:-1:2])
+    return equation, tuple(args[::2])
+
+
 @register("einsum", method=False)
 def einsum(equation, *operands):
-    """Einstein summation, PyTorch's syntax: ellipses, implicit output, size-1 broadcasting."""
+    """Einstein summation, PyTorch's syntax: ellipses, implicit output, size-1 broadcasting;
+    or the sublist format ``einsum(op1, sublist1, op2, sublist2, ..., [sublist_out])``."""
+    if not isinstance(equation, str):
+        equation, operands = _sublist_equation((equation,) + operands)
+    elif not operands:
+        raise ValueError("einsum(): must specify the equation string and at least one operand, "
+                         "or at least one operand and its subscripts list")
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
     subs, out, sizes = parse_einsum(equation, [t._data.shape for t in operands])
@@ -843,10 +918,20 @@ TensordotBackward0 = make_node_class("TensordotBackward0", _tensordot_bw)
 def tensordot(a, b, dims=2, out=None):
     """Contract ``dims`` (an int: last of ``a`` with first of ``b``; or two lists of dims)."""
     ad, bd = a._data, b._data
+    if isinstance(dims, Tensor):  # torch.tensordot's: a 0-dim count or two rows of dims
+        if dims._data.size > 1:
+            dims = (dims[0].tolist(), dims[1].tolist())
+        else:
+            dims = int(dims.item())
     if isinstance(dims, (int, np.integer)):
         if dims < 0:
             raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
+        if dims > ad.ndim or dims > bd.ndim:
+            raise RuntimeError(f"tensordot expects dims < ndim_a or ndim_b, but got dims={dims}")
         given_a, given_b = list(range(-int(dims), 0)), list(range(int(dims)))
+    elif not isinstance(dims, (list, tuple)) or len(dims) != 2:
+        raise RuntimeError("tensordot expects dims to be int or tuple[list[int], list[int]] or "
+                           f"list[list[int]] containing two lists, but got dims={dims}")
     else:
         given_a, given_b = ([d] if isinstance(d, (int, np.integer)) else list(d) for d in dims)
     if len(given_a) != len(given_b):
@@ -929,6 +1014,8 @@ def _cross(input, other, dim):
     ad, bd = input._data, other._data
     if ad.ndim != bd.ndim:
         raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
+    if not -ad.ndim <= dim < ad.ndim:
+        wrap_dim(dim, ad.ndim)  # raises PyTorch's IndexError
     if ad.shape[dim] != 3 or bd.shape[dim] != 3:
         raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got "
                            f"{ad.shape[dim]} and {bd.shape[dim]}")
@@ -937,7 +1024,7 @@ def _cross(input, other, dim):
                            f"{scalar_type_name(bd.dtype)}")
     check_same_device(input, other)
     broadcast_shapes_or_raise(ad.shape, bd.shape)
-    if ad.dtype in _NO_PRODUCT:  # complex32 and the unsigned shell dtypes
+    if ad.dtype in _NO_PRODUCT or ad.dtype.kind == "b":  # complex32, the unsigned shells
         raise _dtype.no_kernel("cross", ad.dtype)
     axis = wrap_dim(dim, ad.ndim)
     r = xp_of(input).cross(ad, bd, axis=axis)
@@ -948,14 +1035,14 @@ def _cross(input, other, dim):
     return out
 
 
-@register("cross", out=True)
+@register("cross", out="same")
 def cross(input, other, dim=None):
     """Cross product of 3-vectors along ``dim`` (default: the first dimension of size 3)."""
     if dim is None:
-        warnings.warn("Using torch.cross without specifying the dim arg is deprecated.\nPlease "
-                      "either pass the dim explicitly or simply use torch.linalg.cross.\nThe "
-                      "default value of dim will change to agree with that of linalg.cross in a "
-                      "future release.", UserWarning, stacklevel=user_stacklevel())
+        _warn_once("Using torch.cross without specifying the dim arg is deprecated.\nPlease "
+                   "either pass the dim explicitly or simply use torch.linalg.cross.\nThe "
+                   "default value of dim will change to agree with that of linalg.cross in a "
+                   "future release.")
         shape = broadcast_shapes_or_raise(input._data.shape, other._data.shape)
         dim = next((i for i, s in enumerate(shape) if s == 3), None)
         if dim is None:
@@ -965,13 +1052,13 @@ def cross(input, other, dim=None):
 
 # -- torch.linalg's products: cross, vecdot, multi_dot ----------------------------------------
 
-@accepts_out
+@accepts_out(dtype_rule="same")
 def linalg_cross(input, other, *, dim=-1, out=None):
     """``ember.linalg.cross``: cross product of 3-vectors along ``dim``, batches broadcast."""
     return _cross(input, other, dim)
 
 
-@accepts_out
+@accepts_out(dtype_rule="same")
 def vecdot(x, y, *, dim=-1, out=None):
     """Dot product of vectors along ``dim`` (batches broadcast); ``x`` is conjugated when
     complex."""
@@ -1003,7 +1090,7 @@ def _chain_order(dims):
     return split
 
 
-@accepts_out
+@accepts_out(dtype_rule="same")
 def multi_dot(tensors, *, out=None):
     """The product of a chain of matrices in the cheapest order; the first may be a row
     vector (1-D) and the last a column vector (1-D)."""
@@ -1052,12 +1139,13 @@ def multi_dot(tensors, *, out=None):
 @register("chain_matmul", out=True, method=False)
 def chain_matmul(*matrices):
     """Deprecated product of 2-D matrices (``ember.linalg.multi_dot``)."""
-    warnings.warn("torch.chain_matmul is deprecated and will be removed in a future PyTorch "
-                  "release. Use torch.linalg.multi_dot instead, which accepts a list of two or "
-                  "more tensors rather than multiple parameters.", UserWarning,
-                  stacklevel=user_stacklevel())
     if len(matrices) == 1 and isinstance(matrices[0], (list, tuple)):
         matrices = tuple(matrices[0])
+    _warn_once("torch.chain_matmul is deprecated and will be removed in a future PyTorch "
+               "release. Use torch.linalg.multi_dot instead, which accepts a list of two or "
+               "more tensors rather than multiple parameters.")
+    if not matrices:
+        raise RuntimeError("chain_matmul(): Expected one or more matrices")
     for m in matrices:
         if m._data.ndim != 2:
             raise RuntimeError(f"Tensor dimension is {m._data.ndim}, expected 2 instead.")
@@ -1068,6 +1156,15 @@ def chain_matmul(*matrices):
 
 # -- torch.<name> / Tensor.<name> spellings of ember.linalg ---------------------------------
 
+_WARNED_ONCE: set = set()  # PyTorch's TORCH_WARN_ONCE: each deprecation warning once a process
+
+
+def _warn_once(message: str) -> None:
+    if message not in _WARNED_ONCE:
+        _WARNED_ONCE.add(message)
+        warnings.warn(message, UserWarning, stacklevel=user_stacklevel())
+
+
 def _la():
     from .. import linalg
 
@@ -1077,10 +1174,12 @@ def _la():
 @register("matrix_power", out=True)
 def matrix_power(input, n):
     """``input`` (a batch of square matrices) to the integer power ``n``."""
-    return _la().matrix_power(input, n)
+    from .linalg_decompositions import _matrix_power
+
+    return _matrix_power(input, n, "matrix_power")
 
 
-@register("inverse", out=True)
+@register("inverse", out="same")
 def inverse(input):
     """Inverse of a (batch of) square matrix (``ember.linalg.inv``)."""
     return _la().inv(input)
@@ -1096,7 +1195,9 @@ def det(input):
 def logdet(input):
     """Log-determinant: nan for a negative determinant, -inf for a zero one; complex for a
     complex input (``log(sign) + logabsdet``)."""
-    sign, logabsdet = _la().slogdet(input)
+    from .linalg_decompositions import _slogdet
+
+    sign, logabsdet = _slogdet(input, "logdet")
     if sign._data.dtype.kind == "c":
         r = sign.log() + logabsdet
         # a singular matrix: PyTorch's complex -inf (its logabsdet times a complex one) has a
@@ -1115,9 +1216,19 @@ def slogdet(input):
     return _rt.slogdet(r.sign, r.logabsdet)
 
 
-@register("cholesky", out=True)
+@register("cholesky", out="same")
 def cholesky(input, upper=False):
     """Deprecated ``torch.cholesky`` (``ember.linalg.cholesky``)."""
+    _warn_deprecated("cholesky", "cholesky",
+                     "L = torch.cholesky(A)\nshould be replaced with\nL = "
+                     "torch.linalg.cholesky(A)\nand\nU = torch.cholesky(A, upper=True)\nshould "
+                     "be replaced with\nU = torch.linalg.cholesky(A).mH\nThis transform will "
+                     "produce equivalent results for all valid (symmetric positive definite) "
+                     "inputs.")
+    d = input._data
+    if d.dtype.kind not in "fc" and d.dtype.name != "bfloat16" and d.ndim >= 2 and \
+            d.shape[-1] == d.shape[-2]:
+        raise _dtype.no_kernel("cholesky_cpu", d.dtype)  # its dispatch error, not linalg's
     return _la().cholesky(input, upper=upper, _name="cholesky")
 
 
@@ -1147,6 +1258,10 @@ def svd(input, some=True, compute_uv=True):
 @register("qr")
 def qr(input, some=True):
     """``torch.qr``: the reduced (``some=True``) or complete QR decomposition."""
+    _warn_deprecated("qr", "qr",
+                     "The boolean parameter 'some' has been replaced with a string parameter "
+                     "'mode'.\nQ, R = torch.qr(A, some)\nshould be replaced with\nQ, R = "
+                     "torch.linalg.qr(A, 'reduced' if some else 'complete')")
     r = _la().qr(input, mode="reduced" if some else "complete")
     return _rt.qr(r.Q, r.R)
 
@@ -1154,9 +1269,8 @@ def qr(input, some=True):
 # -- torch.<name> / Tensor.<name> spellings of ember.linalg's factorizations -----------------
 
 def _warn_deprecated(old: str, new: str, example: str) -> None:
-    warnings.warn(f"torch.{old} is deprecated in favor of torch.linalg.{new} and will be "
-                  f"removed in a future PyTorch release.\n{example}", UserWarning,
-                  stacklevel=user_stacklevel())
+    _warn_once(f"torch.{old} is deprecated in favor of torch.linalg.{new} and will be "
+               f"removed in a future PyTorch release.\n{example}")
 
 
 @register("matrix_exp")
@@ -1185,18 +1299,18 @@ def cholesky_inverse(input, upper=False, out=None):
 
 
 @register("triangular_solve")
-@accepts_out
+@accepts_out(dtype_rule="same")
 def triangular_solve(input, A, upper=True, transpose=False, unitriangular=False, out=None):
     """Deprecated ``(solution, cloned_coefficient)`` of ``A X = input`` for triangular ``A``
     (``ember.linalg.solve_triangular`` has the arguments the other way round)."""
     from .linalg_triangular import triangular_solve as solve_
 
-    warnings.warn("torch.triangular_solve is deprecated in favor of "
-                  "torch.linalg.solve_triangularand will be removed in a future PyTorch "
-                  "release.\ntorch.linalg.solve_triangular has its arguments reversed and does "
-                  "not return a copy of one of the inputs.\nX = torch.triangular_solve(B, "
-                  "A).solution\nshould be replaced with\nX = torch.linalg.solve_triangular(A, "
-                  "B).", UserWarning, stacklevel=user_stacklevel())
+    _warn_once("torch.triangular_solve is deprecated in favor of "
+               "torch.linalg.solve_triangularand will be removed in a future PyTorch "
+               "release.\ntorch.linalg.solve_triangular has its arguments reversed and does "
+               "not return a copy of one of the inputs.\nX = torch.triangular_solve(B, "
+               "A).solution\nshould be replaced with\nX = torch.linalg.solve_triangular(A, "
+               "B).")
     return _rt.triangular_solve(*solve_(input, A, upper, transpose, unitriangular))
 
 
@@ -1218,20 +1332,19 @@ def lu(A, pivot=True, get_infos=False, out=None):
 
 
 @register("lu_solve")
-@accepts_out
+@accepts_out(dtype_rule="same")
 def lu_solve(input, LU_data, LU_pivots, out=None):
     """Deprecated solution of ``A X = input`` from ``A``'s LU factorization
     (``ember.linalg.lu_solve(LU_data, LU_pivots, input)``)."""
-    warnings.warn("torch.lu_solve is deprecated in favor of torch.linalg.lu_solveand will be "
-                  "removed in a future PyTorch release.\nNote that torch.linalg.lu_solve has its "
-                  "arguments reversed.\nX = torch.lu_solve(B, LU, pivots)\nshould be replaced "
-                  "with\nX = torch.linalg.lu_solve(LU, pivots, B)", UserWarning,
-                  stacklevel=user_stacklevel())
+    _warn_once("torch.lu_solve is deprecated in favor of torch.linalg.lu_solveand will be "
+               "removed in a future PyTorch release.\nNote that torch.linalg.lu_solve has its "
+               "arguments reversed.\nX = torch.lu_solve(B, LU, pivots)\nshould be replaced "
+               "with\nX = torch.linalg.lu_solve(LU, pivots, B)")
     return _la().lu_solve(LU_data, LU_pivots, input)
 
 
 @register("lu_unpack", method=False)
-@accepts_out
+@accepts_out(dtype_rule="same")
 def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True, out=None):
     """``(P, L, U)`` from the packed output of ``lu_factor``."""
     from .linalg_lu import lu_unpack as unpack_
@@ -1256,7 +1369,7 @@ def orgqr(input, input2):
 
 
 @register("ormqr")
-@accepts_out
+@accepts_out(dtype_rule="same")
 def ormqr(input, input2, input3, left=True, transpose=False, out=None):
     """The product of ``input3`` with ``Q`` given by ``geqrf``'s reflectors, without forming
     ``Q``."""

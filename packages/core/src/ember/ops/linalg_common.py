@@ -14,11 +14,15 @@ from ..autograd.grad_mode import GRAD
 from ..autograd.graph import make_node_class, record
 
 
-class LinAlgError(RuntimeError):
-    """A linear-algebra routine failed on its input (``torch.linalg.LinAlgError``)."""
+class _LinAlgError(RuntimeError):
+    """A linear-algebra routine failed on its input (``torch.linalg.LinAlgError``, whose class
+    is named ``_LinAlgError`` as PyTorch's ``torch._C._LinAlgError``)."""
 
 
-LinAlgError.__module__ = "ember.linalg"  # its public home (as numpy.linalg.LinAlgError's)
+# its public home (as numpy.linalg.LinAlgError's): ``ember.linalg._LinAlgError`` resolves, so
+# that instances pickle
+_LinAlgError.__module__ = "ember.linalg"
+LinAlgError = _LinAlgError
 
 # PyTorch's ``torch.return_types``: named tuples with PyTorch's type names and fields
 SlogdetResult = _rt.slogdet
@@ -44,15 +48,22 @@ GeqrfResult = _rt.geqrf
 
 # -- PyTorch's argument checks ---------------------------------------------------------------
 
-def check_float(A, fn: str) -> None:
-    """PyTorch's dtype checks of a LAPACK-backed function ``fn``."""
+def check_float(A, fn: str, kernel: str | None = None) -> None:
+    """PyTorch's dtype checks of a LAPACK-backed function ``fn``. A float16/bfloat16 input
+    gets the dispatch error of PyTorch's ``kernel`` when one is named (PyTorch reaches the
+    kernel only for a non-empty input, except geqrf's: an empty one passes here), its
+    "Low precision" error otherwise."""
     dt = A._data.dtype
     if dt not in _dtype.FLOATING_NP and dt not in _dtype.COMPLEX_NP:
         raise RuntimeError(f"{fn}: Expected a floating point or complex tensor as input. Got "
                            f"{scalar_type_name(dt)}")
     if dt in _dtype.OPMATH:  # float16, bfloat16
-        raise RuntimeError(f"{fn}: Low precision dtypes not supported. Got "
-                           f"{scalar_type_name(dt)}")
+        if kernel is None:
+            raise RuntimeError(f"{fn}: Low precision dtypes not supported. Got "
+                               f"{scalar_type_name(dt)}")
+        if A._data.size or kernel == "geqrf_cpu":
+            raise NotImplementedError(f'"{kernel}" not implemented for '
+                                      f"'{scalar_type_name(dt)}'")
 
 
 def check_dims(d, fn: str, name: str = "A") -> None:
@@ -68,12 +79,28 @@ def check_square(d, fn: str = "") -> None:
                            f"they are {d.shape[-2]} by {d.shape[-1]} matrices")
 
 
-def check_matrix(A, fn: str, square: bool = False) -> None:
-    """``A`` is a (batch of) matrix, square if asked, of a floating dtype."""
+def check_matrix(A, fn: str, square: bool = False, kernel: str | None = None) -> None:
+    """``A`` is a (batch of) matrix, square if asked, of a floating dtype (``kernel``: the
+    PyTorch kernel whose dispatch error a float16/bfloat16 input gets, see ``check_float``)."""
     check_dims(A._data, fn)
     if square:
         check_square(A._data, fn)
-    check_float(A, fn)
+    check_float(A, fn, kernel)
+
+
+def lapack(fn, *arrays, **kwargs):
+    """``fn(*arrays, **kwargs)`` (a NumPy/CuPy LAPACK routine). float16/bfloat16 arrays, which
+    LAPACK has no routine for and which get past ``check_float`` only when empty (PyTorch
+    returns their empty result, or the determinant 1 of a 0 x 0 matrix), run in float32 and
+    their results come back in the first array's dtype."""
+    dt = arrays[0].dtype
+    if dt not in _dtype.OPMATH:
+        return fn(*arrays, **kwargs)
+    r = fn(*(a.astype(np.float32) if a.dtype in _dtype.OPMATH else a for a in arrays),
+           **kwargs)
+    if isinstance(r, tuple):
+        return tuple(x.astype(dt) for x in r)
+    return r.astype(dt)
 
 
 def check_linear_solve(b, A, fn: str) -> None:
@@ -147,20 +174,41 @@ def info_zeros(A):
     return const(A, xp_of(A).zeros(A._data.shape[:-2], dtype=np.int32))
 
 
-def with_info(result_cls, factor, A, info_of, check_errors: bool):
-    """``result_cls(factor(), info)`` for an ``_ex`` variant: zero ``info`` on success; when
-    ``factor`` raises ``LinAlgError`` (re-raised with ``check_errors``), a result of NaNs and
-    ``info_of(matrix)`` (LAPACK's info) for each matrix of ``A``."""
+def with_info(result_cls, factor, A, info_of, check_errors: bool, names=None, partial=None):
+    """``result_cls(factor(A), info)`` for an ``_ex`` variant: zero ``info`` on success. When
+    ``factor`` raises ``LinAlgError``: with ``check_errors`` the error again, its prefix
+    ``names[0]`` (the function's) replaced with ``names[1]`` (the ``_ex`` variant's), as
+    PyTorch's; otherwise each matrix of the batch on its own: the factor of those that
+    succeed, for those that fail ``info_of(matrix)`` (LAPACK's info) and ``partial(matrix)``
+    (what LAPACK leaves) or NaNs. Runs matrix by matrix only on the error path."""
     try:
-        return result_cls(factor(), info_zeros(A))
-    except LinAlgError:
+        return result_cls(factor(A), info_zeros(A))
+    except LinAlgError as exc:
         if check_errors:
+            msg = str(exc)
+            if names is not None and msg.startswith(names[0]):
+                raise LinAlgError(names[1] + msg[len(names[0]):]) from None
             raise
-    host = A._host()
-    info = np.array([info_of(m) for m in host.reshape((-1,) + host.shape[-2:])],
-                    dtype=np.int32).reshape(host.shape[:-2])
-    nan = xp_of(A).full(A._data.shape, np.nan, dtype=A._data.dtype)
-    return result_cls(_make(nan, A._device), const(A, xp_of(A).asarray(info)))
+    d = A._data
+    xp = xp_of(A)
+    flat = flatten_batch(np.asarray(A._host()))
+    infos = np.zeros(flat.shape[0], dtype=np.int32)
+    parts = []
+    for i, m in enumerate(flat):
+        info = info_of(m)
+        r = None
+        if not info:
+            try:
+                r = np.asarray(factor(const(A, xp.asarray(m)))._host())
+            except LinAlgError:  # rounding: LAPACK fails where the info check did not
+                info = m.shape[-1]
+        if info:
+            r = partial(m) if partial is not None else np.full(m.shape, np.nan)
+        infos[i] = info
+        parts.append(np.asarray(r).astype(d.dtype, copy=False))
+    res = np.stack(parts).reshape(d.shape) if parts else np.zeros(d.shape, d.dtype)
+    return result_cls(const(A, xp.asarray(res)),
+                      const(A, xp.asarray(infos.reshape(d.shape[:-2]))))
 
 
 # -- tensors and arrays -------------------------------------------------------------------------

@@ -3,11 +3,12 @@ backward written in Tensor ops (differentiable again), after PyTorch's Functions
 
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 
 from .._device import check_same_device, xp_of
 from .._dtype import scalar_type_name
-from .._front import front as numpy_names  # PyTorch's NumPy keyword names (x=, axis=)
 from .._tensor import _make
 from ..autograd.graph import make_node_class, mark_holomorphic, record
 from ..backends import backend_of
@@ -26,13 +27,14 @@ from .linalg_common import (
     batch_prefix,
     cat,
     check_dims,
-    check_float,
     check_matrix,
     check_square,
     complex_own,
     const,
     eye_like,
     first_failing,
+    flatten_batch,
+    lapack,
     lu_zero_pivot,
     multi_ctx,
     needs_grad,
@@ -45,12 +47,25 @@ __all__ = ["inv", "inv_ex", "det", "slogdet", "solve", "cholesky", "cholesky_ex"
            "eigvalsh", "svd", "svdvals", "pinv", "matrix_rank", "lstsq", "matrix_power"]
 
 _LinAlgErrorNp = np.linalg.LinAlgError
+_FLOAT_KINDS = frozenset(map(np.dtype, (np.float32, np.float64, np.complex64, np.complex128)))
 
 
 def _singular(A, fn: str):
     i, k = first_failing(A._host(), lu_zero_pivot)
     return LinAlgError(f"{fn}: {batch_prefix(A, i)}The diagonal element {k} is zero, the "
                        "inversion could not be completed because the input matrix is singular.")
+
+
+def _svd(A, d, **kw):
+    """``xp.linalg.svd(d, **kw)`` (``d``: ``A``'s array or one derived from it), with
+    PyTorch's error when LAPACK does not converge (a NaN in the input)."""
+    try:
+        return xp_of(A).linalg.svd(d, **kw)
+    except _LinAlgErrorNp:
+        host = np.asarray(A._host())
+        i, _ = first_failing(host, lambda m: int(not np.isfinite(m).all()))
+        raise LinAlgError(f"linalg.svd: {batch_prefix(A, i)}The algorithm failed to converge "
+                          "because the input matrix contained non-finite values.") from None
 
 
 # -- inv ------------------------------------------------------------------------------------
@@ -64,7 +79,7 @@ LinalgInvExBackward0 = make_node_class("LinalgInvExBackward0", _inv_bw)
 mark_holomorphic(LinalgInvExBackward0)  # complex: -A^{-H} G A^{-H}
 
 
-@accepts_out
+@accepts_out(dtype_rule="same")
 def inv(A, *, out=None):
     """Inverse of a square matrix (or batch); ``LinAlgError`` when it is singular."""
     check_matrix(A, "linalg.inv", square=True)
@@ -79,10 +94,11 @@ def inv(A, *, out=None):
     return res
 
 
-@accepts_out
+@accepts_out(dtype_rule="same")
 def inv_ex(A, *, check_errors=False, out=None):
     """``(inverse, info)``; ``info`` is the LAPACK status (0: success)."""
-    return with_info(LinalgInvExResult, lambda: inv(A), A, lu_zero_pivot, check_errors)
+    return with_info(LinalgInvExResult, inv, A, lu_zero_pivot, check_errors,
+                     ("linalg.inv:", "linalg.inv_ex:"))
 
 
 # -- det, slogdet --------------------------------------------------------------------------
@@ -92,14 +108,15 @@ def _det_bw(node, g):
     det_ = node.output()
     if bool((det_._data == 0).any()):
         return (_singular_det_grad(A, g),)
-    return ((g * det_.conj()).unsqueeze(-1).unsqueeze(-1) * inv(A).mH,)
+    inverse = inv(A) if A._data.size else A  # empty: no inverse to take (float16 has none)
+    return ((g * det_.conj()).unsqueeze(-1).unsqueeze(-1) * inverse.mH,)
 
 
 def _singular_det_grad(A, g):
     # det = det(U) det(Vh) prod(S): the gradient is U diag(conj(det(U) det(Vh)) g
     # prod_{j!=i} s_j) Vh (first order only: the factors are taken as constants)
     xp = xp_of(A)
-    u, s, vh = xp.linalg.svd(A._data)
+    u, s, vh = _svd(A, A._data)
     left = xp.concatenate([xp.ones_like(s[..., :1]), xp.cumprod(s[..., :-1], -1)], -1)
     right = xp.flip(xp.concatenate([xp.ones_like(s[..., :1]),
                                     xp.cumprod(xp.flip(s[..., 1:], -1), -1)], -1), -1)
@@ -112,11 +129,11 @@ LinalgDetBackward0 = make_node_class("LinalgDetBackward0", _det_bw)
 complex_own(LinalgDetBackward0)
 
 
-@accepts_out
+@accepts_out(dtype_rule="same")
 def det(A, *, out=None):
     """Determinant of a square matrix (or batch)."""
-    check_matrix(A, "linalg.det", square=True)
-    res = _make(xp_of(A).linalg.det(A._data), A._device)
+    check_matrix(A, "linalg.det", square=True, kernel="lu_cpu")
+    res = _make(lapack(xp_of(A).linalg.det, A._data), A._device)
     if needs_grad(A):
         record(LinalgDetBackward0, res, (A,), (A,), None, True)
     return res
@@ -139,10 +156,15 @@ LinalgSlogdetBackward0 = make_node_class("LinalgSlogdetBackward0", _slogdet_bw, 
 complex_own(LinalgSlogdetBackward0)
 
 
-@accepts_out
+@accepts_out(dtype_rule="same")
 def slogdet(A, *, out=None):
     """``(sign, logabsdet)`` of the determinant; only ``logabsdet`` has a gradient."""
-    check_matrix(A, "linalg.slogdet", square=True)
+    return _slogdet(A, "linalg.slogdet")
+
+
+def _slogdet(A, _name):
+    """``slogdet`` whose errors name ``_name`` (``logdet`` reports its own)."""
+    check_matrix(A, _name, square=True)
     sign, logabs = xp_of(A).linalg.slogdet(A._data)
     sign = _make(sign, A._device)
     logabs = _make(logabs, A._device)
@@ -174,13 +196,13 @@ LinalgSolveExBackward0 = make_node_class("LinalgSolveExBackward0", _solve_bw)
 mark_holomorphic(LinalgSolveExBackward0)  # complex: gB = A^{-H} G, gA = -gB X^H
 
 
-@accepts_out
+@accepts_out(dtype_rule="same")
 def solve(A, B, *, left=True, out=None):
     """The solution ``X`` of ``A X = B`` (``X A = B`` with ``left=False``), batches broadcast;
     ``B`` of ``A``'s shape without the last dim (or 1-D) is a vector right-hand side."""
     if not left:
         return solve(A.mT, B.mT).mT
-    check_matrix(A, "linalg.solve", square=True)
+    check_matrix(A, "linalg.solve", square=True, kernel="lu_cpu")
     ad, bd = A._data, B._data
     if ad.dtype != bd.dtype:
         raise RuntimeError(f"linalg.solve: Expected A and B to have the same dtype, but found A "
@@ -203,7 +225,7 @@ def solve(A, B, *, left=True, out=None):
             bm = xp.ascontiguousarray(xp.broadcast_to(bm, batch + bm.shape[-2:]))
     try:
         with backend_of(A._device).linalg_errors():
-            x = xp.linalg.solve(ad, bm)
+            x = lapack(xp.linalg.solve, ad, bm)
     except _LinAlgErrorNp:
         full = np.broadcast_to(A._host(), batch + ad.shape[-2:])
         i, _ = first_failing(full, lu_zero_pivot)
@@ -239,34 +261,55 @@ LinalgCholeskyExBackward0 = make_node_class("LinalgCholeskyExBackward0", _choles
 complex_own(LinalgCholeskyExBackward0)
 
 
-def _not_pd_order(a) -> int:
-    """1-based order of the first leading minor that is not positive-definite (potrf's
-    ``info``), 0 when there is none. Runs only on the error path."""
-    a = np.array(a, dtype=np.result_type(a.dtype, np.float64), copy=True)
+def _potf2(a):
+    """LAPACK's unblocked Cholesky (potf2, lower) of one matrix, in float64 (complex128):
+    ``(info, factor)``, ``info`` the 1-based order of the first leading minor that is not
+    positive-definite (0: none) and ``factor`` what LAPACK leaves: the columns before it
+    factored, its pivot not square-rooted, the rest of the lower triangle as it was.
+    Runs only on the error path."""
+    a = np.tril(np.array(a, dtype=np.result_type(a.dtype, np.float64), copy=True))
     n = a.shape[0]
     for k in range(n):
         d = (a[k, k] - a[k, :k] @ a[k, :k].conj()).real  # Hermitian: a real pivot
         if not d > 0:
-            return k + 1
+            a[k, k] = d
+            return k + 1, a
         a[k, k] = np.sqrt(d)
         a[k + 1:, k] = (a[k + 1:, k] - a[k + 1:, :k] @ a[k, :k].conj()) / a[k, k]
-    return 0
+    return 0, a
 
 
-@accepts_out
+def _not_pd_order(a) -> int:
+    """1-based order of the first leading minor that is not positive-definite (potrf's
+    ``info``), 0 when there is none. Runs only on the error path."""
+    return _potf2(a)[0]
+
+
+def _cholesky_partial(a):
+    return _potf2(a)[1]
+
+
+def _not_pd(A, name: str):
+    i, k = first_failing(A._host(), _not_pd_order)
+    return LinAlgError(f"{name}: {batch_prefix(A, i)}The factorization could not be completed "
+                       "because the input is not positive-definite (the leading minor of order "
+                       f"{k} is not positive-definite).")
+
+
+@accepts_out(dtype_rule="same")
 def cholesky(input, *, upper=False, out=None, _name="linalg.cholesky"):
     """Cholesky factor ``L`` (``A = L L^H``, lower triangle of ``A`` read); ``upper=True``
     gives ``L^H``. ``LinAlgError`` when ``A`` is not positive-definite."""
     A = input  # PyTorch's binding names it input (its docs: A)
-    check_matrix(A, _name, square=True)
+    check_matrix(A, _name, square=True, kernel="cholesky_cpu")
+    xp = xp_of(A)
     try:
         with backend_of(A._device).linalg_errors():
-            r = xp_of(A).linalg.cholesky(A._data)
+            r = lapack(xp.linalg.cholesky, A._data)
     except _LinAlgErrorNp:
-        i, k = first_failing(A._host(), _not_pd_order)
-        raise LinAlgError(f"{_name}: {batch_prefix(A, i)}The factorization could not be "
-                          "completed because the input is not positive-definite (the leading "
-                          f"minor of order {k} is not positive-definite).") from None
+        raise _not_pd(A, _name) from None
+    if r.size and bool(xp.isnan(r).any()):  # LAPACK's potrf fails on a NaN pivot
+        raise _not_pd(A, _name)
     if upper:  # L^H
         r = r.swapaxes(-1, -2)
         if r.dtype.kind == "c":
@@ -277,12 +320,15 @@ def cholesky(input, *, upper=False, out=None, _name="linalg.cholesky"):
     return res
 
 
-@accepts_out
+@accepts_out(dtype_rule="same")
 def cholesky_ex(input, *, upper=False, check_errors=False, out=None):
     """``(L, info)``; ``info`` is the order of the failing leading minor (0: success)."""
     A = input  # PyTorch's binding names it input (its docs: A)
-    return with_info(LinalgCholeskyExResult, lambda: cholesky(A, upper=upper), A, _not_pd_order,
-                     check_errors)
+    if upper:  # L^H, partial factors included
+        r = cholesky_ex(A.mH, check_errors=check_errors)
+        return LinalgCholeskyExResult(r.L.mH, r.info)
+    return with_info(LinalgCholeskyExResult, cholesky, A, _not_pd_order, check_errors,
+                     ("linalg.cholesky:", "linalg.cholesky_ex:"), _cholesky_partial)
 
 
 # -- qr -------------------------------------------------------------------------------------
@@ -333,13 +379,13 @@ LinalgQrBackward0 = make_node_class("LinalgQrBackward0", _qr_bw, n_out=2)
 complex_own(LinalgQrBackward0)
 
 
-@accepts_out
+@accepts_out(dtype_rule="same")
 def qr(A, mode="reduced", *, out=None):
     """QR decomposition ``A = Q R``; ``mode``: 'reduced', 'complete' or 'r' (R only)."""
     if mode not in ("reduced", "complete", "r"):
         raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of "
                            "'reduced' (default), 'r', or 'complete'")
-    check_matrix(A, "linalg.qr")
+    check_matrix(A, "linalg.qr", kernel="geqrf_cpu")
     xp = xp_of(A)
     m, n = A._data.shape[-2:]
     if mode == "r":
@@ -380,41 +426,46 @@ LinalgEighBackward0 = make_node_class("LinalgEighBackward0", _eigh_bw, n_out=2)
 complex_own(LinalgEighBackward0)
 
 
-def _check_uplo(UPLO):
-    if UPLO not in ("L", "U"):
+def _check_uplo(UPLO) -> str:
+    """``UPLO``, either case (PyTorch's), as 'L' or 'U'."""
+    uplo = UPLO.upper() if isinstance(UPLO, str) else UPLO
+    if uplo not in ("L", "U"):
         raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
+    return uplo
 
 
-def _check_eigh(A, UPLO):
-    _check_uplo(UPLO)
+def _check_eigh(A, UPLO) -> str:
+    UPLO = _check_uplo(UPLO)
     dt = A._data.dtype
-    if dt.kind not in "fc":  # PyTorch's kernel-dispatch error, not the usual dtype check
+    if dt.kind not in "fc" and dt.name != "bfloat16":  # PyTorch's kernel-dispatch error,
+        # not the usual dtype check (bfloat16: check_matrix's, for a non-empty input)
         raise NotImplementedError(f'"linalg_eigh_cpu" not implemented for '
                                   f"'{scalar_type_name(dt)}'")
-    check_matrix(A, "linalg.eigh", square=True)
+    check_matrix(A, "linalg.eigh", square=True, kernel="linalg_eigh_cpu")
+    return UPLO
 
 
-@accepts_out
+@accepts_out(dtype_rule="same")
 def eigh(input, UPLO="L", *, out=None):
     """Eigenvalues (ascending, real) and eigenvectors of a symmetric (complex: Hermitian)
     matrix, of which only the ``UPLO`` triangle is read. Gradients assume distinct eigenvalues."""
     A = input  # PyTorch's binding names it input (its docs: A)
-    _check_eigh(A, UPLO)
-    w, v = xp_of(A).linalg.eigh(A._data, UPLO=UPLO)
+    UPLO = _check_eigh(A, UPLO)
+    w, v = lapack(xp_of(A).linalg.eigh, A._data, UPLO=UPLO)
     L, V = _make(w, A._device), _make(v, A._device)
     if needs_grad(A):
         record_multi(LinalgEighBackward0, (L, V), (A,))
     return LinalgEighResult(L, V)
 
 
-@accepts_out
+@accepts_out(dtype_rule="same")
 def eigvalsh(input, UPLO="L", *, out=None):
     """Eigenvalues (ascending) of a symmetric matrix."""
     A = input  # PyTorch's binding names it input (its docs: A)
     if needs_grad(A):
         return eigh(A, UPLO).eigenvalues
-    _check_eigh(A, UPLO)
-    return _make(xp_of(A).linalg.eigvalsh(A._data, UPLO=UPLO), A._device)
+    UPLO = _check_eigh(A, UPLO)
+    return _make(lapack(xp_of(A).linalg.eigvalsh, A._data, UPLO=UPLO), A._device)
 
 
 # -- svd ------------------------------------------------------------------------------------
@@ -487,7 +538,7 @@ LinalgSvdBackward0 = make_node_class("LinalgSvdBackward0", _svd_bw, n_out=3)
 complex_own(LinalgSvdBackward0)
 
 
-@accepts_out
+@accepts_out(dtype_rule="same")
 def svd(A, full_matrices=True, *, driver=None, out=None):
     """Singular value decomposition ``A = U diag(S) Vh`` (``S`` descending). Gradients
     assume distinct singular values and, like PyTorch's, do not depend on the sign
@@ -495,7 +546,7 @@ def svd(A, full_matrices=True, *, driver=None, out=None):
     if driver is not None:
         raise RuntimeError("torch.linalg.svd: keyword argument `driver=` is only supported on "
                            "CUDA inputs with cuSOLVER backend.")
-    check_matrix(A, "linalg.svd")
+    check_matrix(A, "linalg.svd", kernel="linalg_svd_cpu")
     d = A._data
     xp = xp_of(A)
     m, n = d.shape[-2:]
@@ -506,34 +557,77 @@ def svd(A, full_matrices=True, *, driver=None, out=None):
                              d.shape[:-2] + (n if full_matrices else min(m, n), n)).copy()
         s = xp.zeros(d.shape[:-2] + (min(m, n),), dtype=d.dtype)
     else:
-        u, s, vh = xp.linalg.svd(d, full_matrices=full_matrices)
+        u, s, vh = _svd(A, d, full_matrices=full_matrices)
     U, S, Vh = (_make(x, A._device) for x in (u, s, vh))
     if needs_grad(A):
         record_multi(LinalgSvdBackward0, (U, S, Vh), (A,), (), (full_matrices, m, n))
     return LinalgSvdResult(U, S, Vh)
 
 
-@accepts_out
+@accepts_out(dtype_rule="same")
 def svdvals(A, *, driver=None, out=None):
     """Singular values, descending."""
     if needs_grad(A):
         return svd(A, full_matrices=False, driver=driver).S
-    check_matrix(A, "linalg.svd")
+    check_matrix(A, "linalg.svd", kernel="linalg_svd_cpu")
     d = A._data
     if d.size == 0:
         return _make(xp_of(A).zeros(d.shape[:-2] + (min(d.shape[-2:]),), d.dtype), A._device)
-    return _make(xp_of(A).linalg.svd(d, compute_uv=False), A._device)
+    return _make(_svd(A, d, compute_uv=False), A._device)
 
 
 # -- pinv, matrix_rank, lstsq ---------------------------------------------------------------
 
-def _tolerance(xp, s, shape, atol, rtol, dtype):
-    """PyTorch's cutoff ``max(atol, rtol * s_max)`` (rtol defaults to eps * max(m, n) when
-    neither is given), shaped to broadcast against the singular values ``s``."""
+_NOT_GIVEN = object()  # a positional rcond / tol (PyTorch's third overload) not given
+
+
+def _overload_error(fn: str, input, rest: str, args: dict, kw: dict) -> TypeError:
+    """PyTorch's argument-parser error for an invalid mix of ``pinv``/``matrix_rank``'s
+    keyword overloads and their positional ``rcond``/``tol`` one."""
+    got = ", ".join(["Tensor", *(type(v).__name__ if not hasattr(v, "_data") else "Tensor"
+                                 for v in args.values()),
+                     *(f"{k}={type(v).__name__ if not hasattr(v, '_data') else 'Tensor'}"
+                       for k, v in kw.items())])
+    return TypeError(
+        f"{fn}() received an invalid combination of arguments - got ({got}), but expected one "
+        "of:\n * (Tensor input, *, Tensor atol = None, Tensor rtol = None, bool hermitian = "
+        "False, Tensor out = None)\n * (Tensor input, *, float atol = None, float rtol = None, "
+        f"bool hermitian = False, Tensor out = None)\n * (Tensor input, Tensor {rest}, bool "
+        f"hermitian = False, *, Tensor out = None)\n * (Tensor input, float {rest}, bool "
+        "hermitian = False, *, Tensor out = None)\n")
+
+
+def _tol_array(xp, t, fn: str, name: str):
+    """A tolerance (None, a number or a Tensor) as a float or a float64 array."""
+    if t is None:
+        return None
+    if hasattr(t, "_data"):
+        dt = t._data.dtype
+        if dt.kind == "c":
+            raise RuntimeError(f"{fn}: {name} tensor of complex type is not supported. Got "
+                               f"{scalar_type_name(dt)}")
+        return xp.asarray(t._data, dtype=np.float64)
+    return float(t)
+
+
+def _tolerance(xp, smax, shape, atol, rtol, dtype):
+    """PyTorch's cutoff ``max(atol, rtol * s_max)``: ``rtol`` defaults to eps * max(m, n)
+    where ``atol`` is not positive; tensor tolerances broadcast against the batch, so the
+    cutoff is shaped to broadcast against the singular values (``smax``: (..., 1))."""
+    default = float(np.finfo(dtype).eps * max(shape[-2:]))
     if rtol is None:
-        rtol = np.finfo(dtype).eps * max(shape[-2:]) if atol is None or atol == 0 else 0.0
-    smax = s.max(-1, keepdims=True) if s.shape[-1] else xp.zeros(s.shape[:-1] + (1,), s.dtype)
-    return xp.maximum(0.0 if atol is None else atol, rtol * smax)
+        if atol is None:
+            rtol = default
+        elif isinstance(atol, float):
+            rtol = 0.0 if atol > 0 else default
+        else:
+            rtol = xp.where(atol > 0, 0.0, default)
+    atol = 0.0 if atol is None else atol
+    if not isinstance(atol, float):
+        atol = atol[..., None]
+    if not isinstance(rtol, float):
+        rtol = rtol[..., None]
+    return xp.maximum(atol, rtol * smax)
 
 
 def _pinv_bw(node, g):
@@ -557,28 +651,39 @@ complex_own(LinalgPinvBackward0)  # PyTorch's pinv_backward, conjugate transpose
 
 
 @accepts_out
-def pinv(input, *, atol=None, rtol=None, hermitian=False, rcond=None, out=None):
+def pinv(input, rcond=_NOT_GIVEN, hermitian=False, *, atol=None, rtol=None, out=None):
     """Moore-Penrose pseudo-inverse (through the SVD; ``hermitian`` uses ``eigh``).
-    Singular values below ``max(atol, rtol * s_max)`` are treated as zero."""
+    Singular values below ``max(atol, rtol * s_max)`` are treated as zero; ``rcond`` (the
+    positional overload) is ``rtol`` with ``atol = 0``. Tolerances may be tensors that
+    broadcast against the batch."""
     A = input  # PyTorch's binding names it input (its docs: A)
+    if rcond is not _NOT_GIVEN:
+        if atol is not None or rtol is not None or isinstance(rcond, (str, bool)) or \
+                rcond is None:
+            given = {k: v for k, v in (("atol", atol), ("rtol", rtol)) if v is not None}
+            raise _overload_error("linalg_pinv", A, "rcond", {"rcond": rcond}, given)
+        atol, rtol = 0.0, rcond
     d = A._data
-    if d.ndim < 2 or d.dtype.kind not in "fc":
+    if d.ndim < 2 or d.dtype not in _FLOAT_KINDS:
         raise RuntimeError(f"linalg.pinv({scalar_type_name(d.dtype)}{{{_list_str(d.shape)}}}): "
                            "expected a tensor with 2 or more dimensions of float, double, "
                            "cfloat or cdouble types")
-    if rcond is not None:
-        rtol = rcond
-    check_float(A, "linalg.pinv")
     xp = xp_of(A)
-    if hermitian:
+    atol = _tol_array(xp, atol, "torch.linalg.pinv", "atol")
+    rtol = _tol_array(xp, rtol, "torch.linalg.pinv", "rtol")
+    m, n = d.shape[-2:]
+    if d.size == 0:
+        r = xp.zeros(d.shape[:-2] + (n, m), dtype=d.dtype)
+    elif hermitian:
         check_matrix(A, "linalg.eigh", square=True)
         w, v = xp.linalg.eigh(d)
-        tol = _tolerance(xp, xp.abs(w), d.shape, atol, rtol, w.dtype)
-        winv = xp.where(xp.abs(w) > tol, 1 / xp.where(w == 0, 1, w), 0).astype(w.dtype)
+        aw = xp.abs(w)
+        tol = _tolerance(xp, aw.max(-1, keepdims=True), d.shape, atol, rtol, w.dtype)
+        winv = xp.where(aw > tol, 1 / xp.where(w == 0, 1, w), 0).astype(w.dtype)
         r = (v * winv[..., None, :]) @ xp.conj(v.swapaxes(-1, -2))
     else:
-        u, s, vh = xp.linalg.svd(d, full_matrices=False)
-        tol = _tolerance(xp, s, d.shape, atol, rtol, s.dtype)
+        u, s, vh = _svd(A, d, full_matrices=False)
+        tol = _tolerance(xp, s[..., :1], d.shape, atol, rtol, s.dtype)
         sinv = xp.where(s > tol, 1 / xp.where(s == 0, 1, s), 0).astype(s.dtype)
         r = (xp.conj(vh.swapaxes(-1, -2)) * sinv[..., None, :]) @ xp.conj(u.swapaxes(-1, -2))
     res = _make(r, A._device)
@@ -588,64 +693,130 @@ def pinv(input, *, atol=None, rtol=None, hermitian=False, rcond=None, out=None):
 
 
 @accepts_out
-def matrix_rank(input, *, atol=None, rtol=None, hermitian=False, tol=None, out=None):
-    """Number of singular values above ``max(atol, rtol * s_max)`` (an int64 tensor)."""
+def matrix_rank(input, tol=_NOT_GIVEN, hermitian=False, *, atol=None, rtol=None, out=None):
+    """Number of singular values above ``max(atol, rtol * s_max)`` (an int64 tensor); ``tol``
+    (the positional overload) is ``atol`` with ``rtol = 0``."""
     A = input  # PyTorch's binding names it input (its docs: A)
+    if tol is not _NOT_GIVEN:
+        if atol is not None or rtol is not None or isinstance(tol, (str, bool)) or tol is None:
+            given = {k: v for k, v in (("atol", atol), ("rtol", rtol)) if v is not None}
+            raise _overload_error("linalg_matrix_rank", A, "tol", {"tol": tol}, given)
+        atol, rtol = tol, 0.0
     d = A._data
     if d.ndim < 2:
         raise RuntimeError("torch.linalg.matrix_rank: The input tensor input must have at least "
                            "2 dimensions.")
-    if d.dtype.kind not in "fc":
+    if d.dtype not in _FLOAT_KINDS:
         raise RuntimeError("This function doesn't handle types other than float and double")
-    check_float(A, "torch.linalg.matrix_rank")
-    if tol is not None:
-        atol, rtol = tol, 0.0
     xp = xp_of(A)
-    s = xp.abs(xp.linalg.eigvalsh(d)) if hermitian else xp.linalg.svd(d, compute_uv=False)
-    tol_ = _tolerance(xp, s, d.shape, atol, rtol, s.dtype)
+    atol = _tol_array(xp, atol, "torch.linalg.matrix_rank", "atol")
+    rtol = _tol_array(xp, rtol, "torch.linalg.matrix_rank", "rtol")
+    if d.size == 0:
+        return _make(xp.zeros(d.shape[:-2], dtype=np.int64), A._device)
+    if hermitian:
+        check_matrix(A, "linalg.eigh", square=True)
+        s = xp.abs(xp.linalg.eigvalsh(d))
+        smax = s.max(-1, keepdims=True)
+    else:
+        s = _svd(A, d, compute_uv=False)
+        smax = s[..., :1]
+    tol_ = _tolerance(xp, smax, d.shape, atol, rtol, s.dtype)
     return _make((s > tol_).sum(-1).astype(np.int64), A._device)
 
+
+def _keyword_overload(*keywords) -> inspect.Signature:
+    """The signature of PyTorch's keyword overload ``(input, *, keywords...)``: what
+    ``inspect`` reports for ``pinv``/``matrix_rank`` and the C++ op table binds (their
+    positional ``rcond``/``tol`` form is PyTorch's second overload, taken as well)."""
+    P = inspect.Parameter
+    return inspect.Signature([P("input", P.POSITIONAL_OR_KEYWORD)]
+                             + [P(k, P.KEYWORD_ONLY, default=d) for k, d in keywords])
+
+
+pinv.__signature__ = _keyword_overload(("atol", None), ("rtol", None), ("hermitian", False),
+                                       ("rcond", None), ("out", None))
+matrix_rank.__signature__ = _keyword_overload(("atol", None), ("rtol", None),
+                                              ("hermitian", False), ("tol", None),
+                                              ("out", None))
 
 _DRIVERS = ("gels", "gelsy", "gelsd", "gelss")
 
 
-@numpy_names
+@accepts_out
 def lstsq(input, b, rcond=None, *, driver=None):
     """Least-squares solution of ``A X = B`` (minimum norm), with PyTorch's extra outputs:
     residuals (drivers gelsd/gelss/gels, full-rank tall ``A``), rank (all but gels) and
     singular values (gelsd/gelss)."""
     A, B = input, b  # PyTorch's binding names them input and b (docs: A, B)
-    driver = driver or "gelsy"
-    if driver not in _DRIVERS:
-        raise RuntimeError("torch.linalg.lstsq: parameter `driver` should be one of (gels, "
-                           "gelsy, gelsd, gelss)")
-    check_matrix(A, "torch.linalg.lstsq")
     ad, bd = A._data, B._data
-    vector = bd.ndim == ad.ndim - 1
+    fn = "torch.linalg.lstsq"
+    if ad.ndim < 2:
+        raise RuntimeError(f"{fn}: input must have at least 2 dimensions.")
+    if bd.ndim < 1:
+        raise RuntimeError(f"{fn}: other must have at least 1 dimension.")
+    if ad.dtype != bd.dtype:
+        raise RuntimeError(f"{fn}: Expected input and other to have the same dtype, but got "
+                           f"input's dtype {scalar_type_name(ad.dtype)} and other's dtype "
+                           f"{scalar_type_name(bd.dtype)}")
+    vector = ad.ndim - bd.ndim == 1
+    if not 0 <= ad.ndim - bd.ndim <= 1:
+        raise RuntimeError(f"{fn}: input.dim() must be greater or equal to other.dim() and "
+                           "(input.dim() - other.dim()) <= 1")
+    late = vector and bd.ndim > 1  # a batch of vectors: its size is checked after broadcasting
+    if not late and (bd.shape[-1] if vector else bd.shape[-2]) != ad.shape[-2]:
+        raise RuntimeError(f"{fn}: input.size(-2) should match other.size("
+                           f"{-1 if vector else -2})")
+    driver = "gelsy" if driver is None else driver
+    if driver not in _DRIVERS:
+        raise RuntimeError(f"{fn}: parameter `driver` should be one of (gels, gelsy, gelsd, "
+                           "gelss)")
+    if ad.dtype not in _FLOAT_KINDS:
+        raise RuntimeError("This function doesn't handle types other than float and double")
     Bm = B.unsqueeze(-1) if vector else B
-    if Bm._data.shape[-2] != ad.shape[-2]:
-        raise RuntimeError("torch.linalg.lstsq: input.size(-2) should match other.size(-2)")
-    X = pinv(A, rtol=rcond).matmul(Bm)
+    broadcast_shapes_or_raise(ad.shape[:-2], Bm._data.shape[:-2])
+    if late and bd.shape[-1] != ad.shape[-2]:
+        raise RuntimeError(f"{fn}: input.size(-2) should match other.size(-2)")
     xp = xp_of(A)
     m, n = ad.shape[-2:]
-    empty = const(A, xp.zeros((0,), dtype=ad.dtype))
+    if driver == "gels" and ad.size:
+        _gels_full_rank(xp, A, m, n)
+    X = pinv(A, rtol=rcond).matmul(Bm)
+    real = np.finfo(ad.dtype).dtype  # residuals and singular values are real
+    empty = const(A, xp.zeros((0,), dtype=real))
     rank = matrix_rank(A, rtol=rcond) if driver != "gels" else \
         const(A, xp.zeros((0,), dtype=np.int64))
     residuals = empty
-    full_rank = driver == "gels" or bool((rank._data == n).all())
+    full_rank = driver in ("gels", "gelsy") or bool((rank._data == n).all())
     if driver != "gelsy" and m > n and full_rank:
         r = A.matmul(X) - Bm
         if r._data.dtype.kind == "c":  # |r|^2, real as PyTorch's
             r = ember_view_as_real(r)
             residuals = (r * r).sum((-3, -1))
         else:
-            residuals = (r * r).sum(-2)
-        if vector:
-            residuals = residuals.reshape(*residuals._data.shape[:-1])
+            residuals = (r * r).sum(-2)  # (..., nrhs): 1 for a vector b, as PyTorch's
     sv = svdvals(A.detach()) if driver in ("gelsd", "gelss") else empty
     if vector:
         X = X.reshape(*X._data.shape[:-1])
     return LinalgLstsqResult(X, residuals, rank, sv)
+
+
+def _gels_full_rank(xp, A, m, n) -> None:
+    """LAPACK's gels fails (trtrs's info) on a zero diagonal element of the triangular factor
+    of its QR (LQ for a wide ``A``): PyTorch's error then. Whether rounding leaves an exact
+    zero depends on the LAPACK, so elements below eps * max(m, n) * max|diag| count as zero
+    (a rank-deficient ``A``, gels's documented failure)."""
+    d = A._data if m >= n else xp.conj(A._data.swapaxes(-1, -2))
+    diag = xp.abs(xp.linalg.qr(d, mode="r").diagonal(0, -2, -1))
+    tol = np.finfo(diag.dtype).eps * max(m, n) * diag.max(-1, keepdims=True)
+    zero = diag <= tol
+    if not bool(zero.any()):
+        return
+    flat = flatten_batch(xp.asarray(zero), 1)
+    i = int(xp.nonzero(flat.any(-1))[0][0])
+    k = int(xp.nonzero(flat[i])[0][0]) + 1
+    raise LinAlgError(f"torch.linalg.lstsq: {batch_prefix(A, i)}The least squares solution "
+                      "could not be computed because the input matrix does not have full rank "
+                      f"(error code: {k}).")
 
 
 def ember_view_as_real(t):
@@ -666,10 +837,20 @@ CopyBackwards = make_node_class("CopyBackwards", _copy_backwards)
 mark_holomorphic(CopyBackwards)  # zeros: linear
 
 
-@accepts_out
+@accepts_out(dtype_rule="same")
 def matrix_power(input, n: int, *, out=None):
     """``A`` to the integer power ``n`` by repeated squaring (``n < 0`` inverts first)."""
+    return _matrix_power(input, n, "linalg_matrix_power")
+
+
+def _matrix_power(input, n, _name):
+    """``matrix_power`` whose argument errors name ``_name`` (``torch.matrix_power``'s own)."""
     A = input  # PyTorch's binding names it input (its docs: A)
+    if n.__class__ is not int:
+        if isinstance(n, bool) or not hasattr(n, "__index__"):
+            raise TypeError(f"{_name}(): argument 'n' (position 2) must be int, not "
+                            f"{type(n).__name__}")
+        n = n.__index__()
     d = A._data
     check_dims(d, "linalg.matrix_power")
     check_square(d, "linalg.matrix_power")

@@ -25,6 +25,7 @@ from .linalg_common import (
     LinAlgError,
     cat,
     check_dims,
+    check_float,
     check_square,
     const,
     flatten_batch,
@@ -194,15 +195,23 @@ def cond(input, p=None, *, out=None):
     A = input
     d = A._data
     if d.ndim < 2:
+        if isinstance(p, str):
+            raise RuntimeError(f"linalg.cond(ord={p}): The input tensor A must have at least 2 "
+                               "dimensions.")
         raise RuntimeError("linalg.cond: The input tensor must have at least 2 dimensions.")
     ord_ = 2 if p is None else p
+    if isinstance(ord_, str) and d.shape[-1] != d.shape[-2]:  # before the empty shortcut
+        raise RuntimeError(f"linalg.cond(ord={ord_}): A must be batches of square matrices, "
+                           f"but they are {d.shape[-2]} by {d.shape[-1]} matrices")
     valid = (ord_ in ("fro", "nuc")) if isinstance(ord_, str) else (
         isinstance(ord_, numbers.Real) and abs(ord_) in (1, 2, math.inf))
     if not valid:
         raise RuntimeError(f"linalg.cond got an invalid norm type: {_ord_text(ord_)}")
-    if d.size == 0:
-        real = np.finfo(d.dtype).dtype if d.dtype.kind in "fc" else np.float32
+    if d.size == 0:  # zeros, of the input's real dtype (integers too)
+        real = np.finfo(d.dtype).dtype if d.dtype.kind in "fc" else d.dtype
         return _make(xp_of(A).zeros(d.shape[:-2], dtype=real), A._device)
+    if ord_ == "nuc":  # PyTorch takes the singular values first
+        check_float(A, "linalg.svd", "linalg_svd_cpu")
     if not isinstance(ord_, str) and abs(ord_) == 2:
         s = svdvals(A)  # descending
         big, small = s.narrow(-1, 0, 1), s.narrow(-1, s._data.shape[-1] - 1, 1)

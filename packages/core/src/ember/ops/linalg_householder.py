@@ -194,7 +194,7 @@ def householder_product(input, tau, *, out=None):
         V, t, const_like(lambda xp, dt: eye), True, False, const_like))
 
 
-@accepts_out
+@accepts_out(dtype_rule="same")
 def ormqr(input, input2, input3, left=True, transpose=False, *, out=None):
     """``Q C`` (``Q^H C`` with ``transpose``, ``Q^T C`` for real numbers; ``C Q`` with
     ``left=False``) for ``C = input3`` and ``Q`` given by the reflectors of ``geqrf``

@@ -304,7 +304,7 @@ def _ldl_factor_ex(A, check_errors, fn, hermitian):
             _make(info.reshape(d.shape[:-2]), A._device))
 
 
-@accepts_out
+@accepts_out(dtype_rule="same")
 def ldl_factor_ex(input, *, hermitian=False, check_errors=False, out=None):
     """``(LD, pivots, info)``: the Bunch-Kaufman LDL^T factorization of the symmetric ``A``
     (only its lower triangle is read) in LAPACK sytrf's format (see the module doc); a complex
@@ -315,7 +315,7 @@ def ldl_factor_ex(input, *, hermitian=False, check_errors=False, out=None):
                                                    "torch.linalg.ldl_factor_ex", hermitian))
 
 
-@accepts_out
+@accepts_out(dtype_rule="same")
 def ldl_factor(input, *, hermitian=False, out=None):
     """``(LD, pivots)`` of ``A`` (see ``ldl_factor_ex``, also for ``hermitian``); raises
     ``LinAlgError`` when D is singular."""

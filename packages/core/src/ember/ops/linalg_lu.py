@@ -142,11 +142,12 @@ def _factor_arrays(A, pivot: bool):
     return (a.reshape(d.shape), piv.reshape(batch + (min(m, n),)), info.reshape(batch))
 
 
-def _zero_pivot_error(A, info, fn: str) -> LinAlgError:
+def _zero_pivot_error(A, info, fn: str) -> RuntimeError:
+    """PyTorch's error: a plain RuntimeError, not a LinAlgError."""
     flat = info.reshape(-1)
     i = int(xp_of(A).argmax(flat != 0))
     k = int(flat[i])
-    return LinAlgError(f"{fn}: {batch_prefix(A, i)}U[{k},{k}] is zero and using it on lu_solve "
+    return RuntimeError(f"{fn}: {batch_prefix(A, i)}U[{k},{k}] is zero and using it on lu_solve "
                        "would result in a division by zero. If you still want to perform the "
                        "factorization, consider calling linalg.lu(A, pivot) or "
                        "linalg.lu_factor_ex(A, pivot)")
@@ -245,7 +246,7 @@ def _lu_factor_ex(A, pivot, check_errors, fn):
     return LU, _make(piv, A._device), _make(info, A._device)
 
 
-@accepts_out
+@accepts_out(dtype_rule="same")
 def lu_factor_ex(A, *, pivot=True, check_errors=False, out=None):
     """``(LU, pivots, info)``: the packed LU factorization of ``A`` with partial pivoting
     (LAPACK getrf's format, 1-based int32 pivots) and getrf's ``info`` (0: success, k: U[k,k]
@@ -254,7 +255,7 @@ def lu_factor_ex(A, *, pivot=True, check_errors=False, out=None):
                                                  "torch.linalg.lu_factor_ex"))
 
 
-@accepts_out
+@accepts_out(dtype_rule="same")
 def lu_factor(A, *, pivot=True, out=None):
     """``(LU, pivots)`` of ``A`` (see ``lu_factor_ex``); raises when U has a zero on its
     diagonal, as ``lu_solve`` would divide by it."""
@@ -262,7 +263,7 @@ def lu_factor(A, *, pivot=True, out=None):
     return LinalgLuFactorResult(LU, piv)
 
 
-@accepts_out
+@accepts_out(dtype_rule="same")
 def lu(A, *, pivot=True, out=None):
     """``(P, L, U)`` with ``A = P L U``: ``L`` (m, k) unit lower triangular, ``U`` (k, n)
     upper triangular, ``k = min(m, n)``. Without ``pivot``, ``P`` is empty."""
@@ -293,7 +294,8 @@ def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True, *, out=N
                            f"size: {_list_str(d.shape)} instead")
     if pd.dtype != np.int32:
         raise RuntimeError("torch.lu_unpack: LU_pivots is expected to be a contiguous tensor of "
-                           "torch.int32 dtype.")
+                           "torch.int32 dtype.\nNote: this function is intended to be used with "
+                           "the output produced by torch.linalg.lu_factor")
     m, n = d.shape[-2:]
     k = min(m, n)
     if pd.shape[:-1] != d.shape[:-2] or pd.ndim == 0 or pd.shape[-1] > k:
@@ -353,7 +355,7 @@ def _lu_solve_left(LU, P, B, adjoint):
     return P.matmul(solve_triangular(LU.mH, Y, upper=True, unitriangular=True))
 
 
-@accepts_out
+@accepts_out(dtype_rule="same")
 def lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
     """The solution ``X`` of ``A X = B`` given the LU factorization of ``A``
     (``lu_factor``'s output); ``left=False`` solves ``X A = B``, ``adjoint`` uses ``A^H``.
@@ -367,7 +369,7 @@ def lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
     return _lu_solve_left(LU, P, B.mH, not adjoint).mH
 
 
-@accepts_out
+@accepts_out(dtype_rule="same")
 def solve_ex(A, B, *, left=True, check_errors=False, out=None):
     """``(result, info)``: ``linalg.solve`` that reports a singular ``A`` in ``info`` (the
     index of the zero on U's diagonal, as ``lu_factor_ex``) instead of raising, unless

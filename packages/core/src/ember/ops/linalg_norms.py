@@ -92,6 +92,7 @@ LinalgVectorNormBackward0._complex = "own"  # PyTorch's norm_backward: sgn(x), x
 
 
 def _cast_for_norm(x, dtype, fn):
+    """PyTorch's dtype checks of a norm (the input's, then ``dtype``'s); ``x`` in ``dtype``."""
     d = x._data
     if d.dtype not in _dtype.FLOATING_NP and d.dtype not in _dtype.COMPLEX_NP:
         raise RuntimeError(f"{fn}: Expected a floating point or complex tensor as input. Got "
@@ -99,21 +100,53 @@ def _cast_for_norm(x, dtype, fn):
     if dtype is None:
         return x
     dt = _dtype.to_dtype(dtype)
+    name = scalar_type_name(dt.np)
+    if dt.np not in _dtype.FLOATING_NP and dt.np not in _dtype.COMPLEX_NP:
+        raise RuntimeError(f"{fn}: dtype should be floating point or complex, but got {name}")
+    if (d.dtype.kind == "c") != (dt.np.kind == "c"):
+        kind = "complex" if d.dtype.kind == "c" else "real"
+        raise RuntimeError(f"{fn}: dtype should be {kind} for {kind} inputs, but got {name}")
     if _dtype.promote_types(_dtype.FROM_NP[d.dtype], dt) is not dt:
         raise RuntimeError(f"{fn}: the dtype of the input ({scalar_type_name(d.dtype)}) should be "
-                           f"convertible without narrowing to the specified dtype "
-                           f"({scalar_type_name(dt.np)})")
+                           f"convertible without narrowing to the specified dtype ({name})")
     return x.to(dt)
 
 
-@accepts_out
+def _norm_order(ord):
+    """``vector_norm``'s ``ord`` as a number (PyTorch's Scalar: bools and 0-dim tensors too)."""
+    if isinstance(ord, numbers.Number):
+        if isinstance(ord, complex):
+            raise RuntimeError("linalg.vector_norm: Expected a non-complex scalar as the order "
+                               "of norm.")
+        return int(ord) if isinstance(ord, bool) else ord
+    if hasattr(ord, "_data") and ord._data.ndim == 0:
+        return _norm_order(ord.item())
+    raise TypeError(f"linalg_vector_norm(): argument 'ord' (position 2) must be Number, not "
+                    f"{type(ord).__name__}")
+
+
+def _empty_reduction(d, dim, ord) -> None:
+    """PyTorch's error for a norm without identity (``ord`` < 0 or inf) over an empty dim."""
+    if dim is None or (not isinstance(dim, int) and not len(dim)):
+        if d.size == 0:
+            raise RuntimeError(f"linalg.vector_norm cannot compute the {_ord_str(ord)} norm on "
+                               "an empty tensor because the operation does not have an identity")
+        return
+    given = (dim,) if isinstance(dim, int) else tuple(dim)
+    for g in given:
+        if d.shape[g] == 0:
+            raise RuntimeError(f"linalg.vector_norm cannot compute the {_ord_str(ord)} norm on "
+                               f"the dimension {g}because this dimension is empty and the "
+                               "operation does not have an identity")
+
+
+@accepts_out(dtype_rule="same")
 def vector_norm(input, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
     """The ``ord``-norm of ``x`` over ``dim`` (all dims when None) as a vector:
     ``sum(|x|^ord)^(1/ord)``, max/min of ``|x|`` for +-inf, count of nonzeros for 0."""
     x = input  # PyTorch's binding names it input (its docs: x)
-    if not isinstance(ord, numbers.Number) or isinstance(ord, bool):
-        raise TypeError(f"linalg_vector_norm(): argument 'ord' (position 2) must be Number, not "
-                        f"{type(ord).__name__}")
+    if ord.__class__ is not int and ord.__class__ is not float:
+        ord = _norm_order(ord)
     x = _cast_for_norm(x, dtype, "linalg.vector_norm")
     d = x._data
     dims = normalize_dims(dim, d.ndim)
@@ -121,10 +154,8 @@ def vector_norm(input, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
         dims = None  # dim=() reduces every dim, as in PyTorch
     if dims is None and keepdim:
         dims = tuple(range(d.ndim))
-    reduced = d.size if dims is None else math.prod(d.shape[i] for i in dims)
-    if reduced == 0 and (ord < 0 or ord == _INF):
-        raise RuntimeError(f"linalg.vector_norm cannot compute the {_ord_str(ord)} norm on an "
-                           "empty tensor because the operation does not have an identity")
+    if (ord < 0 or ord == _INF) and not d.size:
+        _empty_reduction(d, dim, ord)
     if d.dtype in _dtype.OPMATH and not math.isinf(ord):  # sums in float32, as PyTorch
         r = _vector_norm_array(xp_of(x), d.astype(np.float32), ord, dims, keepdim)
         r = r.astype(d.dtype)
@@ -142,7 +173,7 @@ def vector_norm(input, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
 _MATRIX_ORDS = ("fro", "nuc", _INF, -_INF, 1, -1, 2, -2)
 
 
-@accepts_out
+@accepts_out(dtype_rule="same")
 def matrix_norm(input, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=None):
     """Matrix norm over the two dims ``dim``: 'fro', 'nuc' (sum of singular values), 2 / -2
     (largest / smallest singular value), 1 / -1 (max / min column abs-sum), inf / -inf
@@ -150,7 +181,15 @@ def matrix_norm(input, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, ou
     A = input  # PyTorch's binding names it input (its docs: A)
     d = A._data
     check_dims(d, "linalg.matrix_norm")
-    dims = (dim,) if isinstance(dim, int) else tuple(dim)
+    if isinstance(dim, int):  # PyTorch's parser takes a tuple (or list) of ints only
+        got = "" if isinstance(ord, str) and ord == "fro" else f"{type(ord).__name__}, "
+        raise TypeError(
+            f"linalg_matrix_norm() received an invalid combination of arguments - got (Tensor, "
+            f"{got}dim=int), but expected one of:\n * (Tensor input, Number ord, tuple of ints "
+            "dim = {-2,-1}, bool keepdim = False, *, torch.dtype dtype = None, Tensor out = "
+            "None)\n * (Tensor input, str ord = \"fro\", tuple of ints dim = {-2,-1}, bool "
+            "keepdim = False, *, torch.dtype dtype = None, Tensor out = None)\n")
+    dims = tuple(dim)
     if len(dims) != 2:
         raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got "
                            f"{' '.join(map(str, dims))}")
@@ -163,7 +202,11 @@ def matrix_norm(input, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, ou
     A = _cast_for_norm(A, dtype, "linalg.matrix_norm")
     if ord == "fro":
         return vector_norm(A, 2, (d0, d1), keepdim)
+    if ord in ("nuc", 2, -2) and d.dtype in _dtype.OPMATH:
+        raise RuntimeError(f"linalg.matrix_norm: Low precision dtypes not supported. Got "
+                           f"{scalar_type_name(d.dtype)}")
     if d.shape[d0] == 0 or d.shape[d1] == 0:
+        _empty_min_error(ord, d.shape, d0, d1, keepdim)
         shape = tuple(1 if i in (d0, d1) else s for i, s in enumerate(d.shape) if keepdim or
                       i not in (d0, d1))
         return _make(xp_of(A).zeros(shape, dtype=A._data.dtype), A._device)
@@ -184,7 +227,20 @@ def matrix_norm(input, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, ou
     return r
 
 
-@accepts_out
+def _empty_min_error(ord, shape, d0, d1, keepdim) -> None:
+    """PyTorch's error for a matrix norm whose final min-reduction is over an empty dim."""
+    if ord == -2:
+        raise IndexError("amin(): Expected reduction dim -1 to have non-zero size.")
+    if ord in (-1, -_INF):
+        if ord == -_INF:
+            d0, d1 = d1, d0
+        if shape[d1] == 0:
+            raise IndexError(f"amin(): Expected reduction dim "
+                             f"{d1 - 1 if not keepdim and d0 < d1 else d1} to have non-zero "
+                             "size.")
+
+
+@accepts_out(dtype_rule="same")
 def norm(input, ord=None, dim=None, keepdim=False, *, dtype=None, out=None):
     """``vector_norm`` or ``matrix_norm`` as ``ord`` and ``dim`` say (``torch.linalg.norm``):
     a matrix norm for a string ``ord``, two dims, or a 2-D input with ``ord`` and no dim."""

@@ -92,7 +92,7 @@ LinalgSolveTriangularBackward0 = make_node_class("LinalgSolveTriangularBackward0
 mark_holomorphic(LinalgSolveTriangularBackward0)  # complex: gB = A^{-H} gX, gA = -gB X^H
 
 
-@accepts_out
+@accepts_out(dtype_rule="same")
 def solve_triangular(input, B, *, upper, left=True, unitriangular=False, out=None):
     """The solution ``X`` of ``A X = B`` (``X A = B`` with ``left=False``) for a triangular
     ``A = input``: only its ``upper`` (or lower) triangle is read, its diagonal taken as ones with
