@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._dtype import BFLOAT16_NP, CHALF_NP, COMPLEX_NP
+from ._testing_comparison import assert_close
 from .backends import Backend, register_backend, unregister_backend
 
 __all__ = ["NumpyTestBackend", "StrictTestBackend", "register_test_device",
@@ -49,47 +49,6 @@ def register_test_device(type: str = "testdev", count: int = 2) -> NumpyTestBack
 
 def unregister_test_device(type: str = "testdev") -> None:
     unregister_backend(type)
-
-
-def assert_close(actual, expected, *, rtol=None, atol=None, equal_nan=False,
-                 check_dtype=True, check_device=True, msg=None) -> None:
-    """Like ``torch.testing.assert_close``: dtype-aware default tolerances."""
-    from ._tensor import Tensor
-
-    def host(x):
-        return x._host() if isinstance(x, Tensor) else np.asarray(x)
-
-    if isinstance(actual, Tensor) and isinstance(expected, Tensor):
-        if check_dtype and actual.dtype is not expected.dtype:
-            raise AssertionError(f"The values for attribute 'dtype' do not match: "
-                                 f"{actual.dtype} != {expected.dtype}.")
-        if check_device and actual.device != expected.device:
-            raise AssertionError(f"The values for attribute 'device' do not match: "
-                                 f"{actual.device} != {expected.device}.")
-    a, e = host(actual), host(expected)
-    if a.shape != e.shape:
-        raise AssertionError(f"The values for attribute 'shape' do not match: {a.shape} != "
-                             f"{e.shape}.")
-    # complex dtypes get their parts' tolerances, as in PyTorch
-    tol = {np.dtype(np.float16): (1e-3, 1e-5), BFLOAT16_NP: (1.6e-2, 1e-5),
-           np.dtype(np.float32): (1.3e-6, 1e-5), np.dtype(np.float64): (1e-7, 1e-7),
-           CHALF_NP: (1e-3, 1e-5), np.dtype(np.complex64): (1.3e-6, 1e-5),
-           np.dtype(np.complex128): (1e-7, 1e-7)}
-    dr, da = tol.get(a.dtype, (0.0, 0.0))
-    rtol = dr if rtol is None else rtol
-    atol = da if atol is None else atol
-    if a.dtype.kind in "biu" and e.dtype.kind in "biu":
-        ok = np.array_equal(a, e)
-    else:  # bfloat16 and complex32 (ml_dtypes) too; complex values compared as complex
-        wide = np.complex128 if a.dtype in COMPLEX_NP or e.dtype in COMPLEX_NP else np.float64
-        a, e = a.astype(wide), e.astype(wide)
-        ok = np.allclose(a, e, rtol=rtol, atol=atol, equal_nan=equal_nan)
-    if not ok:
-        diff = np.abs(a - e) if a.dtype.kind in "fc" else \
-            np.abs(a.astype(np.float64) - e.astype(np.float64))
-        raise AssertionError(msg or f"Tensor-likes are not close!\n\nMismatched elements: "
-                             f"{int((~np.isclose(a, e, rtol=rtol, atol=atol)).sum())} / {a.size}"
-                             f"\nGreatest absolute difference: {np.nanmax(diff)}")
 
 
 class StrictTestBackend(NumpyTestBackend):
@@ -161,34 +120,51 @@ def register_strict_device(type: str = "strict", count: int = 2) -> StrictTestBa
     return register_backend(StrictTestBackend(type, count))
 
 
-_INTEGRAL_DTYPES = ("uint8", "int8", "int16", "int32", "int64")
+_INTEGRAL_DTYPES = ("uint8", "int8", "int16", "int32", "int64", "uint16", "uint32", "uint64")
 _FLOATING_DTYPES = ("float16", "bfloat16", "float32", "float64")
+_FLOAT8_DTYPES = ("float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz")
+_COMPLEX_DTYPES = ("complex32", "complex64", "complex128")
 
 
 def _make_tensor_range(low, high, dtype, *, lowest: float, highest: float,
-                       default_low: float, default_high: float) -> tuple:
-    """``make_tensor``'s ``[low, high)`` for ``dtype``: defaults filled in, checked, clamped
-    to ``[lowest, highest)``; integer bounds are rounded up (``randint``'s high is exclusive)."""
+                       default_low: float, default_high: float, kind: str) -> tuple:
+    """``make_tensor``'s ``[low, high)`` for ``dtype`` (of ``kind`` "integral", "floating" or
+    "float8"): defaults filled in, checked, clamped to ``[lowest, highest)``; integer bounds
+    are rounded up (``randint``'s high is exclusive)."""
     import math
     import warnings
+
+    from ._tensor import Tensor
 
     low = default_low if low is None else low
     high = default_high if high is None else high
     if any(isinstance(v, float) and math.isnan(v) for v in (low, high)):
         raise ValueError(f"`low` and `high` cannot be NaN, but got low={low} and high={high}")
-    if low == high and dtype.is_floating_point:
-        warnings.warn("Passing `low==high` to `ember.testing.make_tensor` for floating types "
-                      "is deprecated (as in PyTorch since 2.1). Use `ember.full(...)` instead.",
-                      FutureWarning, stacklevel=3)
+    if low == high and kind == "floating":
+        warnings.warn("Passing `low==high` to `ember.testing.make_tensor` for floating or "
+                      "complex types is deprecated since 2.1 and will be removed in 2.3. Use "
+                      "`ember.full(...)` instead.", FutureWarning, stacklevel=3)
     elif low >= high:
         raise ValueError(f"`low` must be less than `high`, but got {low} >= {high}")
     elif high < lowest or low >= highest:
         raise ValueError(f"The value interval specified by `low` and `high` is [{low}, {high}), "
                          f"but {dtype} only supports [{lowest}, {highest})")
     low, high = min(max(low, lowest), highest), min(max(high, lowest), highest)
-    if dtype.is_floating_point:
+    # 0-d tensors given as bounds pass as their values
+    low, high = (v.item() if isinstance(v, Tensor) else v for v in (low, high))
+    if kind != "integral":
         return low, high
     return math.ceil(low), math.ceil(high)
+
+
+def _uniform_random_(t, low, high):
+    """``t.uniform_(low, high)``, drawn at half the width and doubled where the width itself
+    would overflow the dtype."""
+    import ember
+
+    if high - low >= ember.finfo(t.dtype).max:
+        return t.uniform_(low / 2, high / 2).mul_(2)
+    return t.uniform_(low, high)
 
 
 def make_tensor(*shape, dtype, device, low=None, high=None, requires_grad: bool = False,
@@ -198,35 +174,37 @@ def make_tensor(*shape, dtype, device, low=None, high=None, requires_grad: bool 
 
     ``shape`` is integers or one sequence of them. ``low`` and ``high`` default by dtype:
     ``[0, 2)`` for bool, ``[0, 10)`` for unsigned and ``[-9, 10)`` for signed integers,
-    ``[-9, 9)`` for floating types; given bounds are clamped to the dtype's finite range.
+    ``[-9, 9)`` for floating and complex types (both parts of a complex value); given bounds
+    are clamped to the dtype's finite range. float8 values are drawn in float32 and rounded.
     ``noncontiguous=True`` returns a strided view (tensors of two or more elements);
     ``memory_format`` lays the values out in that format instead (the two exclude each other).
     ``exclude_zero=True`` replaces zeros by one (bool, integers) or by ``finfo(dtype).tiny``.
-    ``requires_grad`` is for floating types only. Values come from ember's global generator
-    (``ember.manual_seed``).
+    ``requires_grad`` is for floating and complex types. Values come from ember's global
+    generator (``ember.manual_seed``).
 
     Raises ``ValueError`` for ``low >= high``, a NaN bound, a range outside the dtype's, both
-    ``noncontiguous`` and ``memory_format``, or ``requires_grad`` with a non-floating dtype;
-    ``TypeError`` for a dtype it cannot fill.
+    ``noncontiguous`` and ``memory_format``, or ``requires_grad`` with a boolean or integral
+    dtype; ``TypeError`` for a dtype it cannot fill.
     """
     import collections.abc
     import math
 
     import ember
 
+    def named(names):
+        return [getattr(ember, n) for n in names]
+
+    integral = [ember.bool, *named(_INTEGRAL_DTYPES)]
+    floating_or_complex = named(_FLOATING_DTYPES + _COMPLEX_DTYPES)
+
     if len(shape) == 1 and isinstance(shape[0], collections.abc.Sequence):
         shape = shape[0]
     shape = tuple(shape)
-    supported = [ember.bool, *(getattr(ember, n) for n in _INTEGRAL_DTYPES + _FLOATING_DTYPES)]
-    if not any(dtype is d for d in supported):
-        raise TypeError(f"The requested dtype '{dtype}' is not supported by "
-                        f"ember.testing.make_tensor().")
     if noncontiguous and memory_format is not None:
         raise ValueError(f"The parameters `noncontiguous` and `memory_format` are mutually "
                          f"exclusive, but got noncontiguous={noncontiguous} and "
                          f"memory_format={memory_format}")
-    floating = dtype.is_floating_point
-    if requires_grad and not floating:
+    if requires_grad and any(dtype is d for d in integral):
         raise ValueError(f"`requires_grad=True` is not supported for boolean and integral "
                          f"dtypes, but got dtype={dtype}")
 
@@ -235,33 +213,40 @@ def make_tensor(*shape, dtype, device, low=None, high=None, requires_grad: bool 
         shape = (*shape[:-1], 2 * shape[-1])
 
     if dtype is ember.bool:
-        low, high = _make_tensor_range(low, high, dtype, lowest=0, highest=2,
-                                       default_low=0, default_high=2)
+        low, high = _make_tensor_range(low, high, dtype, lowest=0, highest=2, default_low=0,
+                                       default_high=2, kind="integral")
         result = ember.randint(low, high, shape, dtype=dtype, device=device)
-    elif not floating:
+    elif any(dtype is d for d in integral):
         info = ember.iinfo(dtype)
         # randint's bounds pass through int64, so int64's maximum itself cannot be drawn
         highest = info.max + (0 if dtype is ember.int64 else 1)
         low, high = _make_tensor_range(low, high, dtype, lowest=info.min, highest=highest,
-                                       default_low=-9, default_high=10)
+                                       default_low=-9, default_high=10, kind="integral")
         result = ember.randint(low, high, shape, dtype=dtype, device=device)
-    else:
+    elif any(dtype is d for d in floating_or_complex):
         info = ember.finfo(dtype)
         low, high = _make_tensor_range(low, high, dtype, lowest=info.min, highest=info.max,
-                                       default_low=-9, default_high=9)
+                                       default_low=-9, default_high=9, kind="floating")
         result = ember.empty(shape, dtype=dtype, device=device)
-        if high - low >= info.max:  # the width itself would overflow: draw half, double
-            result.uniform_(low / 2, high / 2).mul_(2)
-        else:
-            result.uniform_(low, high)
+        _uniform_random_(ember.view_as_real(result) if dtype.is_complex else result, low, high)
+    elif any(dtype is d for d in named(_FLOAT8_DTYPES)):
+        info = ember.finfo(dtype)
+        low, high = _make_tensor_range(low, high, dtype, lowest=info.min, highest=info.max,
+                                       default_low=-9, default_high=9, kind="float8")
+        result = ember.empty(shape, dtype=ember.float32, device=device)
+        result = _uniform_random_(result, low, high).to(dtype)
+    else:
+        raise TypeError(f"The requested dtype '{dtype}' is not supported by "
+                        f"ember.testing.make_tensor().")
 
     if noncontiguous:
         result = result[..., 1::2]
     elif memory_format is not None:
         result = result.clone(memory_format=memory_format)
     if exclude_zero:
-        result[result == 0] = ember.finfo(dtype).tiny if floating else 1
-    if floating:
+        result[result == 0] = 1 if any(dtype is d for d in integral) else \
+            ember.finfo(dtype).tiny
+    if any(dtype is d for d in floating_or_complex):
         result.requires_grad_(requires_grad)
     return result
 

@@ -1138,22 +1138,23 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
     il = _lengths(input_lengths, N, "input_lengths", xp)
     tl = _lengths(target_lengths, N, "target_lengths", xp)
     where_ = " (while checking arguments for ctc_loss_allocate_outputs)"
-    if N and int(tl.min()) < 0:
+    values = log_probs._device.type != "meta"  # a meta tensor's lengths have no values
+    if values and N and int(tl.min()) < 0:
         raise RuntimeError("Expected target_lengths to have value at least 0, but got value "
                            f"{int(tl.min())}{where_}")
     tg = xp.asarray(targets._data)
     if unbatched and tg.ndim == 1:
         tg = tg[None, :]
-    if tg.ndim == 1 and tg.shape[0] != int(tl.sum()):
+    if values and tg.ndim == 1 and tg.shape[0] != int(tl.sum()):
         raise RuntimeError(f"Expected tensor to have size {int(tl.sum())} at dimension 0, but "
                            f"got size {tg.shape[0]} for argument #2 'targets'{where_}")
     if tg.ndim == 2 and tg.shape[0] != N:
         raise RuntimeError(f"Expected tensor to have size {N} at dimension 0, but got size "
                            f"{tg.shape[0]} for argument #2 'targets'{where_}")
-    if N and int(il.min()) < 0:
+    if values and N and int(il.min()) < 0:
         raise RuntimeError("Expected input_lengths to have value at least 0, but got value "
                            f"{int(il.min())}{where_}")
-    if N and int(il.max()) > T:
+    if values and N and int(il.max()) > T:
         raise RuntimeError(f"Expected input_lengths to have value at most {T}, but got value "
                            f"{int(il.max())}{where_}")
     padded, smax = _padded_targets(tg, tl, N, xp, blank)

@@ -40,43 +40,104 @@ def calculate_gain(nonlinearity: str, param=None) -> float:
     raise ValueError(f"Unsupported nonlinearity {nonlinearity}")
 
 
+def _number(x):
+    """A 0-d tensor given as a bound or a moment passes as its value (PyTorch's argument
+    parser takes one where a float is expected)."""
+    return x.item() if isinstance(x, Tensor) else x
+
+
+def _no_grad_uniform_(tensor: Tensor, a: float, b: float, generator=None) -> Tensor:
+    with ember.no_grad():
+        return tensor.uniform_(_number(a), _number(b), generator=generator)
+
+
+def _no_grad_normal_(tensor: Tensor, mean: float, std: float, generator=None) -> Tensor:
+    with ember.no_grad():
+        return tensor.normal_(_number(mean), _number(std), generator=generator)
+
+
+def _no_grad_fill_(tensor: Tensor, val: float) -> Tensor:
+    with ember.no_grad():
+        return tensor.fill_(val)
+
+
+def _no_grad_zero_(tensor: Tensor) -> Tensor:
+    with ember.no_grad():
+        return tensor.zero_()
+
+
 def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0, generator=None) -> Tensor:
     """Fill with samples of U(a, b)."""
-    with ember.no_grad():
-        return tensor.uniform_(a, b, generator=generator)
+    return _no_grad_uniform_(tensor, a, b, generator)
 
 
 def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator=None) -> Tensor:
     """Fill with samples of N(mean, std^2)."""
-    with ember.no_grad():
-        return tensor.normal_(mean, std, generator=generator)
+    return _no_grad_normal_(tensor, mean, std, generator)
 
 
-def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float = -2.0,
-                  b: float = 2.0, generator=None) -> Tensor:
-    """Fill with samples of N(mean, std^2) truncated to [a, b] (inverse-CDF sampling)."""
+def _no_grad_trunc_normal_(tensor: Tensor, mean: float, std: float, a: float, b: float,
+                           generator=None, *, stacklevel: int = 2) -> Tensor:
+    """PyTorch's sampler: where ``[a, b]`` holds more than 30% of N(mean, std^2), normal
+    draws outside it are redrawn; else uniform draws on ``[a, b]`` are accepted with
+    probability pdf(x) / pdf(mode). Only the rejected samples are redrawn, so a large tensor
+    costs about one draw. A meta tensor is left as it is."""
+    if tensor.is_meta:
+        return tensor
     if (mean < a - 2 * std) or (mean > b + 2 * std):
         warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. The "
-                      "distribution of values may be incorrect.", stacklevel=2)
+                      "distribution of values may be incorrect.", stacklevel=stacklevel)
 
     def norm_cdf(x: float) -> float:
         return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
 
+    def fresh(n: int):
+        return ember.empty(n, dtype=tensor.dtype, device=tensor.device)
+
     with ember.no_grad():
-        lo = norm_cdf((a - mean) / std)
-        hi = norm_cdf((b - mean) / std)
-        tensor.uniform_(2 * lo - 1, 2 * hi - 1, generator=generator)
-        tensor.erfinv_()
-        tensor.mul_(std * math.sqrt(2.0))
-        tensor.add_(mean)
-        tensor.clamp_(min=a, max=b)
+        p = norm_cdf((b - mean) / std) - norm_cdf((a - mean) / std)
+        contiguous = tensor.is_contiguous()
+        work = tensor.view(-1) if contiguous else ember.empty(
+            tensor.numel(), dtype=tensor.dtype, device=tensor.device)
+        if p > 0.3:
+            # the bounds in the tensor's dtype: the test agrees with the values it can hold
+            lo = ember.tensor(a, dtype=tensor.dtype).item()
+            hi = ember.tensor(b, dtype=tensor.dtype).item()
+            work.normal_(mean, std, generator=generator)
+            redo = ((work < lo) | (work > hi)).nonzero().view(-1)
+            while redo.numel():
+                draw = fresh(redo.numel()).normal_(mean, std, generator=generator)
+                ok = (draw >= lo) & (draw <= hi)
+                work[redo[ok]] = draw[ok]
+                redo = redo[~ok]
+        else:
+            mode = max(a, min(mean, b))
+            log_peak = -0.5 * ((mode - mean) / std) ** 2
+            work.uniform_(a, b, generator=generator)
+            pending, draw = None, work
+            while True:
+                log_pdf = draw.sub(mean).div_(std).pow_(2).mul_(-0.5).sub_(log_peak)
+                rejected = fresh(draw.numel()).uniform_(generator=generator).log_().gt(log_pdf)
+                if not rejected.any():
+                    break
+                pending = rejected.nonzero().view(-1) if pending is None else \
+                    pending[rejected]
+                draw = fresh(pending.numel()).uniform_(a, b, generator=generator)
+                work[pending] = draw
+        if not contiguous:
+            tensor.copy_(work.view(tensor.shape))
         return tensor
+
+
+def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float = -2.0,
+                  b: float = 2.0, generator=None) -> Tensor:
+    """Fill with samples of N(mean, std^2) truncated to [a, b] (values outside redrawn)."""
+    return _no_grad_trunc_normal_(tensor, mean, std, a, b, generator, stacklevel=3)
 
 
 def constant_(tensor: Tensor, val: float) -> Tensor:
     """Fill with ``val``."""
-    with ember.no_grad():
-        return tensor.fill_(val)
+    return _no_grad_fill_(tensor, val)
 
 
 def ones_(tensor: Tensor) -> Tensor:
@@ -86,8 +147,7 @@ def ones_(tensor: Tensor) -> Tensor:
 
 def zeros_(tensor: Tensor) -> Tensor:
     """Fill with zeros."""
-    with ember.no_grad():
-        return tensor.zero_()
+    return _no_grad_zero_(tensor)
 
 
 def eye_(tensor: Tensor) -> Tensor:
@@ -107,6 +167,8 @@ def dirac_(tensor: Tensor, groups: int = 1) -> Tensor:
     sizes = tensor.size()
     if sizes[0] % groups != 0:
         raise ValueError("dim 0 must be divisible by groups")
+    if tensor.is_meta:
+        return tensor
     out_per_group = sizes[0] // groups
     min_dim = min(out_per_group, sizes[1])
     centre = tuple(s // 2 for s in sizes[2:])
@@ -185,7 +247,7 @@ def orthogonal_(tensor: Tensor, gain: float = 1, generator=None) -> Tensor:
     """Fill with a (semi-)orthogonal matrix from the QR decomposition of a normal draw."""
     if tensor.dim() < 2:
         raise ValueError("Only tensors with 2 or more dimensions are supported")
-    if tensor.numel() == 0:
+    if tensor.numel() == 0 or tensor.is_meta:
         return tensor
     rows = tensor.size(0)
     cols = tensor.numel() // rows
@@ -207,6 +269,8 @@ def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01, generator=None) 
     """Fill a 2-D tensor from N(0, std^2) with a fraction ``sparsity`` of each column zeroed."""
     if tensor.dim() != 2:
         raise ValueError("Only tensors with 2 dimensions are supported")
+    if tensor.is_meta:
+        return tensor
     rows, cols = tensor.shape
     num_zeros = math.ceil(sparsity * rows)
     with ember.no_grad():
