@@ -104,8 +104,10 @@ def test_division_modes():
 
 def test_bool_subtraction_is_an_error():
     m = ember.tensor([True, False])
-    with pytest.raises(RuntimeError, match="Subtraction, the `-` operator, with a bool tensor"):
+    with pytest.raises(RuntimeError, match="Subtraction, the `-` operator, with two bool tensors"):
         m - m
+    with pytest.raises(RuntimeError, match="Subtraction, the `-` operator, with a bool tensor"):
+        ember.tensor([1, 0]) - m
 
 
 def test_inplace_ops_write_and_check_dtype():

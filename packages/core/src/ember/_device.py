@@ -55,7 +55,7 @@ class device:
                 raise RuntimeError(f"Invalid device string: '{type}'")
             idx = int(num)
         if idx is not None and idx < 0:
-            raise RuntimeError(f"Device index must not be negative, got {idx}")
+            raise RuntimeError("Device index must not be negative")
         from .backends import _known_type
 
         if not _known_type(kind):

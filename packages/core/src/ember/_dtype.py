@@ -668,12 +668,15 @@ class iinfo:
     def __init__(self, type: dtype):
         type = to_dtype(type)
         if type.is_floating_point or type.is_complex:
-            raise TypeError(f"iinfo() requires an integer input type, got {type}")
-        info = np.iinfo(type.np) if type is not bool else None
+            raise TypeError("torch.iinfo() requires an integer input type. Use torch.finfo to "
+                            "handle 'torch.iinfo'")
+        if type is bool:
+            raise TypeError("torch.bool is not supported by torch.iinfo")
+        info = np.iinfo(type.np)
         self.dtype = type.name
         self.bits = type.itemsize * 8
-        self.min = 0 if info is None else _b.int(info.min)
-        self.max = 1 if info is None else _pyint(info.max)
+        self.min = _b.int(info.min)
+        self.max = _pyint(info.max)
 
     def __repr__(self):
         return f"iinfo(min={self.min:g}, max={self.max:g}, dtype={self.dtype})"

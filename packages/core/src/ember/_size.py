@@ -2,13 +2,32 @@
 
 from __future__ import annotations
 
+import operator
+
 from ._naming import PREFIX as _PREFIX
+
+
+def _size_item(i: int, v) -> int:
+    """One size of ``Size(...)`` as PyTorch takes it: an int, or anything with
+    ``__index__`` (NumPy integers, bools, one-element integer tensors)."""
+    try:
+        return operator.index(v)
+    except TypeError:
+        raise TypeError(f"{_PREFIX[0]}.Size() takes an iterable of 'int' (item {i} is "
+                        f"'{type(v).__name__}')") from None
 
 
 class Size(tuple):
     """A tuple of dimension sizes, printed as ``ember.Size([2, 3])``."""
 
     __slots__ = ()
+
+    def __new__(cls, sizes=()):
+        t = tuple.__new__(cls, sizes)
+        for s in t:
+            if s.__class__ is not int:
+                return tuple.__new__(cls, [_size_item(i, v) for i, v in enumerate(t)])
+        return t
 
     def __repr__(self) -> str:
         return f"{_PREFIX[0]}.Size([{', '.join(str(int(s)) for s in self)}])"

@@ -149,12 +149,15 @@ class Tensor:
 
     @property
     def shape(self):
-        return _Size(self._data.shape)
+        return tuple.__new__(_Size, self._data.shape)  # ints already: no Size() checks
 
     def size(self, dim: int | None = None):
         if dim is None:
-            return _Size(self._data.shape)
-        return self._data.shape[_wrap_dim(dim, self._data.ndim)]
+            return tuple.__new__(_Size, self._data.shape)
+        shape = self._data.shape
+        if not shape and isinstance(dim, int):
+            raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+        return shape[_wrap_dim(dim, len(shape))]
 
     def dim(self) -> int:
         return self._data.ndim

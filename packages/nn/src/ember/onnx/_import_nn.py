@@ -153,7 +153,7 @@ def _native_padding(kernel, begin, end) -> bool:
 def _lowest(dtype: ember.dtype) -> float:
     if dtype.is_floating_point:
         return -math.inf
-    return float(ember.iinfo(dtype).min)
+    return 0.0 if dtype is ember.bool else float(ember.iinfo(dtype).min)
 
 
 @register("MaxPool", versions(8, 10, 11, 12, 22), check=_auto_pad_check)
