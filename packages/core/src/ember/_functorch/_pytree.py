@@ -89,19 +89,22 @@ def _flatten(x, leaves: list) -> TreeSpec:
 
 def tree_unflatten(leaves, spec: TreeSpec):
     """The tree of structure ``spec`` with ``leaves`` in order."""
-    it = iter(leaves)
+    return _unflatten(spec, iter(leaves))
 
-    def go(s):
-        if s.kind is None:
-            return next(it)
-        children = [go(c) for c in s.children]
-        if s.kind is dict:
-            return dict(zip(s.context, children))
-        if s.kind is tuple or s.kind is list:
-            return s.kind(children)
-        return s.kind(*children)  # namedtuple
 
-    return go(spec)
+# Module-level recursions, not nested closures: a closure that calls itself is a reference
+# cycle (function -> cell -> function) holding its frame's leaves, which only the garbage
+# collector frees; with the collector off (``timeit``, ``benchmark.Timer``) every vmap call
+# kept its batched tensors alive.
+def _unflatten(s: TreeSpec, it):
+    if s.kind is None:
+        return next(it)
+    children = [_unflatten(c, it) for c in s.children]
+    if s.kind is dict:
+        return dict(zip(s.context, children))
+    if s.kind is tuple or s.kind is list:
+        return s.kind(children)
+    return s.kind(*children)  # namedtuple
 
 
 def tree_map(fn, tree):
@@ -114,28 +117,29 @@ def broadcast_prefix(prefix, spec: TreeSpec) -> list | None:
     """``prefix`` (a tree whose leaves stand for whole subtrees of ``spec``) flattened to one
     value per leaf of ``spec``; None where the structures do not match."""
     out: list = []
+    return out if _broadcast(prefix, spec, out) else None
 
-    def go(p, s) -> bool:
-        node = _node(p)
-        if node is None:
-            out.extend([p] * s.num_leaves)
-            return True
-        kind, ctx, children = node
-        if s.kind is None or len(children) != len(s.children):
-            return False
-        if kind is dict:
-            if s.kind is not dict or set(ctx) != set(s.context):
-                return False
-            by_key = dict(zip(ctx, children))
-            children = [by_key[k] for k in s.context]
-        elif s.kind is dict:
-            return False
-        elif not (kind is s.kind or {kind, s.kind} <= {tuple, list}
-                  or (issubclass(s.kind, tuple) and kind is tuple)):
-            return False
-        return all(go(c, cs) for c, cs in zip(children, s.children))
 
-    return out if go(prefix, spec) else None
+def _broadcast(p, s: TreeSpec, out: list) -> bool:
+    """``broadcast_prefix``'s recursion: ``p``'s values for ``s``'s leaves appended to ``out``."""
+    node = _node(p)
+    if node is None:
+        out.extend([p] * s.num_leaves)
+        return True
+    kind, ctx, children = node
+    if s.kind is None or len(children) != len(s.children):
+        return False
+    if kind is dict:
+        if s.kind is not dict or set(ctx) != set(s.context):
+            return False
+        by_key = dict(zip(ctx, children))
+        children = [by_key[k] for k in s.context]
+    elif s.kind is dict:
+        return False
+    elif not (kind is s.kind or {kind, s.kind} <= {tuple, list}
+              or (issubclass(s.kind, tuple) and kind is tuple)):
+        return False
+    return all(_broadcast(c, cs, out) for c, cs in zip(children, s.children))
 
 
 def is_leaf(x: Any) -> bool:
