@@ -2,6 +2,7 @@
 ``ember.utils.data`` import paths."""
 
 import collections
+import dataclasses
 import os
 import sys
 
@@ -237,8 +238,8 @@ def test_distributed_sampler_shards_cover_the_dataset():
     assert sorted(set(list(s))) == sorted(set(list(s)))
     with pytest.raises(ValueError, match="Invalid rank 3"):
         DistributedSampler(range(4), num_replicas=3, rank=3)
-    with pytest.raises(RuntimeError, match="Requires distributed package"):
-        DistributedSampler(range(4))
+    with pytest.raises(ValueError, match="Default process group has not been initialized"):
+        DistributedSampler(range(4))  # PyTorch's error, from get_world_size()
 
 
 # -- collate ----------------------------------------------------------------------------------
@@ -332,8 +333,10 @@ def test_get_worker_info_is_none_in_main_process():
 
     assert get_worker_info() is None
     info = WorkerInfo(id=0, num_workers=2, seed=5, dataset=None)
-    assert repr(info) == "WorkerInfo(id=0, num_workers=2, seed=5, dataset=None)"
-    with pytest.raises(RuntimeError, match="Cannot assign attributes to WorkerInfo objects"):
+    # PyTorch 2.13's WorkerInfo: a frozen dataclass with ``rng`` and ``worker_method``
+    assert repr(info) == ("WorkerInfo(id=0, num_workers=2, seed=5, dataset=None, rng=None, "
+                          "worker_method='multiprocessing')")
+    with pytest.raises(dataclasses.FrozenInstanceError, match="cannot assign to field 'id'"):
         info.id = 1
 
 

@@ -16,9 +16,12 @@ from __future__ import annotations
 import itertools
 import math
 import multiprocessing
+import os
 import queue
 import warnings
+from typing import Generic, TypeVar
 
+from ..autograd.profiler import _ACTIVE as _profiler_active
 from . import _utils
 from ._utils import ExceptionWrapper
 from ._utils.collate import default_collate, default_convert
@@ -28,12 +31,14 @@ from ._utils.worker import (
     _Manager,
     _ResumeIteration,
     _worker_loop,
-    get_worker_info,  # noqa: F401 - at torch.utils.data.dataloader too
+    get_worker_info,  # at torch.utils.data.dataloader too
 )
 from .dataset import IterableDataset
 from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
 
-__all__ = ["DataLoader", "default_collate", "default_convert"]
+__all__ = ["DataLoader", "default_collate", "default_convert", "get_worker_info"]
+
+T_co = TypeVar("T_co", covariant=True)
 
 
 class _DatasetKind:
@@ -69,7 +74,7 @@ _FROZEN_AFTER_INIT = ("batch_size", "batch_sampler", "sampler", "drop_last", "da
                       "persistent_workers")
 
 
-class DataLoader:
+class DataLoader(Generic[T_co]):
     """Iterate over ``dataset`` in batches (like ``torch.utils.data.DataLoader``).
 
     ``batch_size`` samples per batch (``None``: no batching), ``shuffle`` or a custom
@@ -80,7 +85,7 @@ class DataLoader:
     effect without an accelerator).
     """
 
-    _initialized = False
+    __initialized = False
 
     def __init__(self, dataset, batch_size=1, shuffle=None, sampler=None, batch_sampler=None,
                  num_workers: int = 0, collate_fn=None, pin_memory: bool = False,
@@ -115,6 +120,7 @@ class DataLoader:
         self.in_order = in_order
 
         self._is_iterable = isinstance(dataset, IterableDataset)
+        self._dataset_kind = _DatasetKind.Iterable if self._is_iterable else _DatasetKind.Map
         if self._is_iterable:  # the order is left to the dataset
             for option, value, given in (("shuffle", shuffle, shuffle not in {False, None}),
                                          ("sampler", sampler, sampler is not None),
@@ -156,13 +162,14 @@ class DataLoader:
             collate_fn = default_collate if self._auto_collation else default_convert
         self.collate_fn = collate_fn
         self.persistent_workers = persistent_workers
+        self.__initialized = True
         self._IterableDataset_len_called = None
         self._iterator = None
-        self._initialized = True
+        self.check_worker_number_rationality()
 
     @property
     def multiprocessing_context(self):
-        return self._multiprocessing_context
+        return self.__multiprocessing_context
 
     @multiprocessing_context.setter
     def multiprocessing_context(self, context) -> None:
@@ -182,10 +189,10 @@ class DataLoader:
                 raise TypeError("multiprocessing_context option should be a valid context "
                                 "object or a string specifying the start method, but got "
                                 f"multiprocessing_context={context}")
-        self._multiprocessing_context = context
+        self.__multiprocessing_context = context
 
     def __setattr__(self, attr, val) -> None:
-        if self._initialized and attr in _FROZEN_AFTER_INIT:
+        if self.__initialized and attr in _FROZEN_AFTER_INIT:
             raise ValueError(f"{attr} attribute should not be set after "
                              f"{self.__class__.__name__} is initialized")
         super().__setattr__(attr, val)
@@ -201,6 +208,7 @@ class DataLoader:
     def _get_iterator(self):
         if self.num_workers == 0:
             return _SingleProcessDataLoaderIter(self)
+        self.check_worker_number_rationality()
         return _MultiProcessingDataLoaderIter(self)
 
     def __iter__(self):
@@ -221,25 +229,68 @@ class DataLoader:
             return length
         return len(self._index_sampler)
 
+    def check_worker_number_rationality(self) -> None:
+        """Warn when ``num_workers`` exceeds the CPUs this process may use."""
+        if not self.num_workers:
+            return
+        cpuset_checked = hasattr(os, "sched_getaffinity")
+        suggest = len(os.sched_getaffinity(0)) if cpuset_checked else os.cpu_count()
+        if suggest is not None and self.num_workers <= suggest:
+            return
+        if suggest is None:
+            suggested = ("DataLoader is not able to compute a suggested max number of worker in "
+                         "current system.")
+        else:
+            suggested = (f"Our suggested max number of worker in current system is {suggest}"
+                         f"{'' if cpuset_checked else ' (`cpuset` is not taken into account)'}, "
+                         "which is smaller than what this DataLoader is going to create.")
+        warnings.warn(f"This DataLoader will create {self.num_workers} worker processes in "
+                      f"total. {suggested} Please be aware that excessive worker creation might "
+                      "get DataLoader running slow or even freeze, lower the worker number to "
+                      "avoid potential slowness/freeze if necessary.", stacklevel=2)
+
+
+def _distributed_settings() -> tuple:
+    """``(world size, rank)`` of the default process group, ``(1, 0)`` without one."""
+    from .. import distributed as dist
+
+    if dist.is_available() and dist.is_initialized():
+        return dist.get_world_size(), dist.get_rank()
+    return 1, 0
+
 
 class _BaseDataLoaderIter:
     def __init__(self, loader: DataLoader) -> None:
         self._dataset = loader.dataset
+        self._shared_seed = None
+        self._pg = None
+        self._dataset_kind = loader._dataset_kind
         self._is_iterable = loader._is_iterable
         self._IterableDataset_len_called = loader._IterableDataset_len_called
         self._auto_collation = loader._auto_collation
         self._drop_last = loader.drop_last
         self._index_sampler = loader._index_sampler
         self._num_workers = loader.num_workers
-        if loader.pin_memory and not _accelerator_available():
-            warnings.warn("'pin_memory' argument is set as true but no accelerator is found, "
-                          "then device pinned memory won't be used.", stacklevel=3)
+        self._world_size, self._rank = _distributed_settings()
+        self._pin_memory = False
+        self._pin_memory_device = None
+        if loader.pin_memory:
+            if loader.pin_memory_device:
+                warnings.warn("pin_memory_device is deprecated, the current accelerator will be "
+                              "used as the device,ignore "
+                              f"pin_memory_device='{loader.pin_memory_device}'.", stacklevel=3)
+            if _accelerator_available():
+                self._pin_memory, self._pin_memory_device = True, "cuda"
+            else:
+                warnings.warn("'pin_memory' argument is set as true but no accelerator is "
+                              "found, then device pinned memory won't be used.", stacklevel=3)
         self._timeout = loader.timeout
         self._collate_fn = loader.collate_fn
         self._sampler_iter = iter(self._index_sampler)
         self._base_seed = _draw_base_seed(loader.generator)
         self._persistent_workers = loader.persistent_workers
         self._num_yielded = 0
+        self._profile_name = f"enumerate(DataLoader)#{self.__class__.__name__}.__next__"
 
     def __iter__(self):
         return self
@@ -255,7 +306,12 @@ class _BaseDataLoaderIter:
     def _next_data(self):
         raise NotImplementedError
 
-    def __next__(self):
+    def __next__(self, _profiled: bool = False):
+        if _profiler_active[0] and not _profiled:  # the range PyTorch records per batch
+            from ..autograd.profiler import record_function
+
+            with record_function(self._profile_name):
+                return self.__next__(True)
         data = self._next_data()
         self._num_yielded += 1
         if (self._is_iterable and self._IterableDataset_len_called is not None
@@ -273,7 +329,7 @@ class _BaseDataLoaderIter:
         return len(self._index_sampler)
 
     def __getstate__(self):
-        raise NotImplementedError(f"{self.__class__.__name__} cannot be pickled")
+        raise NotImplementedError("{} cannot be pickled", self.__class__.__name__)
 
 
 def _accelerator_available() -> bool:
@@ -285,12 +341,20 @@ def _accelerator_available() -> bool:
 class _SingleProcessDataLoaderIter(_BaseDataLoaderIter):
     def __init__(self, loader: DataLoader) -> None:
         super().__init__(loader)
-        self._fetcher = create_fetcher(self._is_iterable, self._dataset, self._auto_collation,
-                                       self._collate_fn, self._drop_last)
+        if self._timeout != 0:
+            raise AssertionError("_SingleProcessDataLoaderIter requires timeout == 0")
+        if self._num_workers != 0:
+            raise AssertionError("_SingleProcessDataLoaderIter requires num_workers == 0")
+        self._dataset_fetcher = create_fetcher(self._is_iterable, self._dataset,
+                                               self._auto_collation, self._collate_fn,
+                                               self._drop_last)
 
     def _next_data(self):
         index = self._next_index()  # may raise StopIteration
-        return self._fetcher.fetch(index)  # may raise StopIteration
+        data = self._dataset_fetcher.fetch(index)  # may raise StopIteration
+        if self._pin_memory:
+            data = _utils.pin_memory.pin_memory(data, self._pin_memory_device)
+        return data
 
 
 #: the queues of the live multi-process iterators, by ``id(iterator)``, until their workers
@@ -314,6 +378,12 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
         super().__init__(loader)
         self._prefetch_factor = loader.prefetch_factor
         self._in_order = loader.in_order
+        if self._num_workers <= 0:
+            raise AssertionError("num_workers must be greater than 0 for "
+                                 "MultiProcessingDataLoaderIter")
+        if self._prefetch_factor <= 0:
+            raise AssertionError("prefetch_factor must be greater than 0 for "
+                                 "MultiProcessingDataLoaderIter")
         from .. import multiprocessing as ember_multiprocessing  # its reducers: shared memory
 
         ctx = loader.multiprocessing_context or ember_multiprocessing.get_context()
@@ -459,6 +529,8 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
         self._try_put_index()
         if isinstance(data, ExceptionWrapper):
             data.reraise()
+        if self._pin_memory:
+            data = _utils.pin_memory.pin_memory(data, self._pin_memory_device)
         return data
 
     def _mark_worker_as_unavailable(self, worker_id: int, shutdown: bool = False) -> None:

@@ -8,7 +8,7 @@ import bisect
 import itertools
 import math
 import warnings
-from typing import Generic, TypeVar
+from typing import Generic, Iterable, TypeVar  # noqa: UP035 - typing's, as in PyTorch
 
 __all__ = ["Dataset", "IterableDataset", "TensorDataset", "StackDataset", "ConcatDataset",
            "ChainDataset", "Subset", "random_split"]
@@ -29,15 +29,13 @@ class Dataset(Generic[T_co]):
         return ConcatDataset([self, other])
 
 
-class IterableDataset(Dataset[T_co]):
-    """An iterable-style dataset: subclasses implement ``__iter__``.
+class IterableDataset(Dataset[T_co], Iterable[T_co]):
+    """An iterable-style dataset: subclasses implement ``__iter__`` (abstract, as in PyTorch:
+    a subclass without it cannot be instantiated).
 
     With ``num_workers > 0`` every worker iterates its own copy; use ``get_worker_info()``
     inside ``__iter__`` to shard the stream between workers.
     """
-
-    def __iter__(self):
-        raise NotImplementedError("Subclasses of IterableDataset should implement __iter__.")
 
     def __add__(self, other: Dataset) -> ChainDataset:
         return ChainDataset([self, other])
@@ -79,6 +77,27 @@ class StackDataset(Dataset):
             return {k: d[index] for k, d in self.datasets.items()}
         return tuple(d[index] for d in self.datasets)
 
+    def __getitems__(self, indices: list) -> list:
+        """The samples at ``indices``, fetched in one call from the datasets that have
+        ``__getitems__`` of their own."""
+        keyed = isinstance(self.datasets, dict)
+        parts = self.datasets.items() if keyed else enumerate(self.datasets)
+        batch = [{} if keyed else [] for _ in indices]
+        for key, dataset in parts:
+            if callable(getattr(dataset, "__getitems__", None)):
+                items = dataset.__getitems__(indices)
+                if len(items) != len(indices):
+                    raise ValueError("Nested dataset's output size mismatch."
+                                     f" Expected {len(indices)}, got {len(items)}")
+            else:
+                items = [dataset[idx] for idx in indices]
+            for data, sample in zip(items, batch):
+                if keyed:
+                    sample[key] = data
+                else:
+                    sample.append(data)
+        return batch if keyed else [tuple(sample) for sample in batch]
+
     def __len__(self) -> int:
         return self._length
 
@@ -112,6 +131,13 @@ class ConcatDataset(Dataset):
         offset = self.cumulative_sizes[which - 1] if which else 0
         return self.datasets[which][idx - offset]
 
+    @property
+    def cummulative_sizes(self) -> list:
+        """Deprecated spelling of ``cumulative_sizes``."""
+        warnings.warn("`cummulative_sizes` attribute is renamed to `cumulative_sizes`",
+                      FutureWarning, stacklevel=2)
+        return self.cumulative_sizes
+
 
 class ChainDataset(IterableDataset):
     """Iterable datasets chained one after the other, on the fly."""
@@ -139,6 +165,14 @@ class Subset(Dataset):
     def __init__(self, dataset, indices) -> None:
         self.dataset = dataset
         self.indices = indices
+        cls = type(self)
+        if cls.__getitem__ is not Subset.__getitem__ and cls.__getitems__ is Subset.__getitems__:
+            raise NotImplementedError(
+                f"{cls.__name__} overrides __getitem__ but not __getitems__. When subclassing "
+                "Subset and overriding __getitem__, you must also override __getitems__ to "
+                "ensure DataLoader works correctly with your custom logic. A simple "
+                "implementation:\n\ndef __getitems__(self, indices):\n"
+                "    return [self.__getitem__(idx) for idx in indices]")
 
     def __getitem__(self, idx):
         if isinstance(idx, list):

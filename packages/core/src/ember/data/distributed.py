@@ -24,11 +24,8 @@ class DistributedSampler(Sampler[int]):
         if num_replicas is None or rank is None:
             from .. import distributed as dist
 
-            if not dist.is_available() or not dist.is_initialized():
-                raise RuntimeError("Requires distributed package to be available: the default "
-                                   "process group has not been initialized (call "
-                                   "ember.distributed.init_process_group(), or pass "
-                                   "num_replicas and rank)")
+            if not dist.is_available():
+                raise RuntimeError("Requires distributed package to be available")
             if num_replicas is None:
                 num_replicas = dist.get_world_size()
             if rank is None:

@@ -13,10 +13,7 @@ T_co = TypeVar("T_co", covariant=True)
 
 class Sampler(Generic[T_co]):
     """Base class of samplers: subclasses implement ``__iter__`` (and ``__len__`` when the
-    number of indices is known)."""
-
-    def __init__(self, data_source=None) -> None:
-        pass
+    number of indices is known). It takes no arguments, as in PyTorch."""
 
     def __iter__(self):
         raise NotImplementedError

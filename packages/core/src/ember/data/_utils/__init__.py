@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import atexit
+import sys
 
 from .common import (
     MP_STATUS_CHECK_INTERVAL,
@@ -12,6 +13,14 @@ from .common import (
     ExceptionWrapper,
     KeyErrorMessage,
 )
+
+IS_WINDOWS = sys.platform == "win32"
+
+try:
+    import numpy
+    HAS_NUMPY = True
+except ModuleNotFoundError:
+    HAS_NUMPY = False
 
 #: True once the interpreter is exiting: iterators then skip the orderly worker shutdown
 python_exit_status = False
@@ -25,4 +34,4 @@ def _set_python_exit_flag() -> None:
 atexit.register(_set_python_exit_flag)
 
 
-from . import collate, fetch, worker
+from . import collate, fetch, pin_memory, worker

@@ -14,6 +14,8 @@ import re
 
 import numpy as np
 
+from ..._tensor import Tensor as _Tensor
+
 __all__ = ["collate", "default_collate", "default_convert", "default_collate_fn_map",
            "default_collate_err_msg_format"]
 
@@ -108,9 +110,25 @@ def collate(batch, *, collate_fn_map: dict | None = None):
     raise TypeError(default_collate_err_msg_format.format(elem_type))
 
 
+def _refuse_sparse_or_nested(elem) -> None:
+    from ... import _layout
+
+    if elem.is_nested:
+        raise RuntimeError("Batches of nested tensors are not currently supported by the default "
+                           "collate_fn; please provide a custom collate_fn to handle them "
+                           "appropriately.")
+    if elem.layout in (_layout.sparse_coo, _layout.sparse_csr, _layout.sparse_bsr,
+                       _layout.sparse_csc, _layout.sparse_bsc):
+        raise RuntimeError("Batches of sparse tensors are not currently supported by the default "
+                           "collate_fn; please provide a custom collate_fn to handle them "
+                           "appropriately.")
+
+
 def collate_tensor_fn(batch, *, collate_fn_map=None):
     from ...ops.shape import stack
 
+    if type(batch[0]) is not _Tensor:  # sparse and nested tensors are subclasses
+        _refuse_sparse_or_nested(batch[0])
     return stack(batch, 0)
 
 
@@ -125,7 +143,7 @@ def collate_numpy_array_fn(batch, *, collate_fn_map=None):
 def collate_numpy_scalar_fn(batch, *, collate_fn_map=None):
     from ..._factory import as_tensor
 
-    return as_tensor(np.asarray(batch))
+    return as_tensor(batch)
 
 
 def collate_float_fn(batch, *, collate_fn_map=None):
@@ -146,9 +164,7 @@ def collate_str_fn(batch, *, collate_fn_map=None):
 
 
 def _default_map() -> dict:
-    from ..._tensor import Tensor
-
-    return {Tensor: collate_tensor_fn, np.ndarray: collate_numpy_array_fn,
+    return {_Tensor: collate_tensor_fn, np.ndarray: collate_numpy_array_fn,
             (np.bool_, np.number, np.object_): collate_numpy_scalar_fn,
             float: collate_float_fn, int: collate_int_fn, str: collate_str_fn,
             bytes: collate_str_fn}

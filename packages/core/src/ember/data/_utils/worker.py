@@ -38,29 +38,18 @@ from .fetch import create_fetcher
 __all__ = ["WorkerInfo", "get_worker_info"]
 
 
+@dataclass(frozen=True, slots=True)
 class WorkerInfo:
     """What a worker knows about itself: ``id``, ``num_workers``, ``seed``, ``dataset``
-    (the worker's own copy). Read-only once made."""
+    (the worker's own copy), ``rng`` (``None`` in a worker process) and ``worker_method``.
+    Frozen, as in PyTorch."""
 
     id: int
     num_workers: int
     seed: int
     dataset: object
-
-    def __init__(self, **kwargs) -> None:
-        for k, v in kwargs.items():
-            setattr(self, k, v)
-        self.__keys = tuple(kwargs)
-        self.__initialized = True
-
-    def __setattr__(self, key, val) -> None:
-        if self.__dict__.get("_WorkerInfo__initialized", False):
-            raise RuntimeError(f"Cannot assign attributes to {self.__class__.__name__} objects")
-        super().__setattr__(key, val)
-
-    def __repr__(self) -> str:
-        items = ", ".join(f"{k}={getattr(self, k)}" for k in self.__keys)
-        return f"{self.__class__.__name__}({items})"
+    rng: object = None
+    worker_method: str | None = "multiprocessing"
 
 
 _worker_info: WorkerInfo | None = None
@@ -84,6 +73,8 @@ class _IterableDatasetStopIteration:
 @dataclass(frozen=True)
 class _ResumeIteration:
     """Sent to persistent workers at the start of a new epoch (and echoed back)."""
+
+    seed: int | None = None
 
 
 @dataclass(frozen=True)
@@ -192,6 +183,12 @@ def _numpy_seed(base_seed: int, worker_id: int) -> np.ndarray:
     is NumPy's SeedSequence over ``[worker_id, low word, high word, 0]``."""
     entropy = [worker_id, base_seed & 0xFFFFFFFF, base_seed >> 32, 0]
     return np.random.SeedSequence(entropy).generate_state(4)
+
+
+def _generate_state(base_seed: int, worker_id: int) -> list:
+    """The four 32-bit words that seed NumPy in worker ``worker_id`` (PyTorch's function of the
+    same name)."""
+    return [int(x) for x in _numpy_seed(base_seed, worker_id)]
 
 
 def _seed_worker(base_seed: int, worker_id: int) -> int:
