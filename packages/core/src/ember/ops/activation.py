@@ -131,6 +131,11 @@ def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
     """``clamp(input, min_val, max_val)``."""
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
+    kind = input._data.dtype.kind
+    if kind == "b" or kind == "c":
+        if kind == "b":
+            raise RuntimeError("Bool inputs not supported for hardtanh")
+        raise NotImplementedError("clamp is not supported for complex types")
     if inplace:
         return hardtanh_(input, min_val, max_val)
     return _hardtanh(input, min_val, max_val)
@@ -167,6 +172,19 @@ _leaky = _activation("leaky_relu", "leaky_relu", _leaky_np,
                      _leaky_bw, "LeakyReluBackward0")
 
 
+def _leaky_negative_inplace_bw(node, g):
+    raise RuntimeError(
+        "In-place leakyReLu backward calculation is triggered with a negative slope which is not "
+        "supported. This is caused by calling in-place forward function with a negative slope, "
+        "please call out-of-place version instead. File an issue at "
+        "https://github.com/pytorch/pytorch if you do require supporting in-place leakRelu "
+        "backward calculation with negative slope")
+
+
+_leaky_negative_inplace = _activation("leaky_relu", "leaky_relu", _leaky_np,
+                                      _leaky_negative_inplace_bw, "LeakyReluBackward1")
+
+
 @register("leaky_relu", function=False, method=False)
 def leaky_relu(input, negative_slope=0.01, inplace=False):
     """``input`` where positive, else ``negative_slope * input``."""
@@ -175,7 +193,14 @@ def leaky_relu(input, negative_slope=0.01, inplace=False):
     return _leaky(input, negative_slope)
 
 
-leaky_relu_ = _inplace_variant(leaky_relu, "leaky_relu_")
+def _leaky_for_inplace(input, negative_slope=0.01):
+    if negative_slope < 0:  # its in-place backward is an error in PyTorch
+        return _leaky_negative_inplace(input, negative_slope)
+    return _leaky(input, negative_slope)
+
+
+_leaky_for_inplace.__name__ = _leaky_for_inplace.__qualname__ = "leaky_relu"
+leaky_relu_ = _inplace_variant(_leaky_for_inplace, "leaky_relu_")
 
 
 def _threshold_np(a, t, v):
@@ -193,6 +218,9 @@ _threshold = _activation("threshold", "threshold", _threshold_np,
 @register("threshold", out=True, method=False)
 def threshold(input, threshold, value, inplace=False):
     """``input`` where ``input > threshold``, else ``value``."""
+    kind = input._data.dtype.kind
+    if kind == "b" or kind == "c":
+        _float_input(input, "threshold")
     if inplace:
         return threshold_(input, threshold, value)
     return _threshold(input, threshold, value)
@@ -252,7 +280,7 @@ selu_ = register("selu_", method=False)(_inplace_variant(selu, "selu_"))
 def celu(input, alpha=1.0, inplace=False):
     """``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``."""
     if alpha == 0:
-        raise RuntimeError("ZeroDivisionError")
+        raise RuntimeError("ZeroDivisionError: alpha cannot be 0 for CELU")
     if inplace:
         return celu_(input, alpha)
     return _celu(input, alpha, 1.0, 1.0 / alpha)
@@ -398,6 +426,9 @@ def gelu(input, approximate="none"):
     input's size, besides the input), so that the backward is one product; the input stays
     saved for ``create_graph``."""
     if approximate not in ("none", "tanh"):
+        if not isinstance(approximate, str):
+            raise TypeError(f"gelu(): argument 'approximate' must be str, not "
+                            f"{type(approximate).__name__}")
         raise RuntimeError("approximate argument must be either none or tanh.")
     d = input._data
     if input._device.type != "cpu" and d.dtype in _dtype.FLOATING_NP:
@@ -428,10 +459,16 @@ def _silu_bw(node, g):
     return (g * s * (1 + x * (1 - s)),)
 
 
-silu = register("silu", function=False, method=False)(
-    _activation("silu", "silu", _silu_np, _silu_bw, "SiluBackward0", grad_np=_silu_grad_np,
-                unary=True))
-silu.__doc__ = "``input * sigmoid(input)``."
+_silu = _activation("silu", "silu", _silu_np, _silu_bw, "SiluBackward0", grad_np=_silu_grad_np,
+                    unary=True)
+
+
+@register("silu", function=False, method=False)
+def silu(input):
+    """``input * sigmoid(input)``."""
+    if input._data.dtype.kind == "c":  # PyTorch's kernel takes complex inputs
+        return input * input.sigmoid()
+    return _silu(input)
 
 
 def _softplus_np(a, beta, threshold):
@@ -538,11 +575,20 @@ _hardshrink = _activation("hardshrink", "hardshrink",
                           _shrink_mask_bw, "HardshrinkBackward0")
 
 
+#: the largest finite value of each floating dtype (``softshrink``'s range for ``lambd``)
+_SHRINK_MAX = {np.dtype(np.float16): 65504.0, np.dtype(np.float32): 3.4028234663852886e38,
+               np.dtype(np.float64): 1.7976931348623157e308,
+               _dtype.bfloat16.np: 3.3895313892515355e38}
+
+
 @register("softshrink", out=True, function=False, method=False)
 def softshrink(input, lambd=0.5):
     """Shrink towards 0 by ``lambd``; 0 inside ``[-lambd, lambd]``."""
-    if lambd < 0:
-        raise RuntimeError(f"lambda must be greater or equal to 0, but found to be {lambd}.")
+    dt = input._data.dtype
+    if not 0 <= lambd <= _SHRINK_MAX.get(dt, math.inf):  # NaN too
+        _float_input(input, "softshrink_check")
+        raise RuntimeError(f"lambda must be in range [0, {_SHRINK_MAX[dt]:g}] for input dtype "
+                           f"{scalar_type_name(dt)}, but found {float(lambd):g}")
     return _softshrink(input, lambd)
 
 
@@ -552,11 +598,22 @@ def hardshrink(input, lambd=0.5):
     return _hardshrink(input, lambd)
 
 
-def _to_float(input):
-    """softsign and tanhshrink are composites in PyTorch: integer inputs compute in float."""
-    if input._data.dtype not in _dtype.FLOATING_NP:
-        return cast_to(input, None, _dtype.get_default_dtype(), False)
-    return input
+def _to_float(input, name):
+    """softsign and tanhshrink are composites in PyTorch: integer inputs compute in float,
+    complex ones in complex (``None``: compose from Tensor ops); bool ones are refused by
+    their first op."""
+    kind = input._data.dtype.kind
+    if kind == "f" or input._data.dtype in _dtype.FLOATING_NP:
+        return input
+    if kind == "c":
+        return None
+    if kind == "b":
+        if name == "softsign":
+            raise NotImplementedError('"abs_cpu" not implemented for \'Bool\'')
+        raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. "
+                           "If you are trying to invert a mask, use the `~` or `logical_not()` "
+                           "operator instead.")
+    return cast_to(input, None, _dtype.get_default_dtype(), False)
 
 
 def _softsign_bw(node, g):
@@ -571,7 +628,10 @@ _softsign = _activation("softsign", "softsign", lambda a: a / (1 + np.abs(a)), _
 @register("softsign", function=False, method=False)
 def softsign(input):
     """``input / (1 + |input|)``."""
-    return _softsign(_to_float(input))
+    x = _to_float(input, "softsign")
+    if x is None:
+        return input / (1 + input.abs())
+    return _softsign(x)
 
 
 def _tanhshrink_bw(node, g):
@@ -586,7 +646,10 @@ _tanhshrink = _activation("tanhshrink", "tanhshrink", lambda a: a - np.tanh(a), 
 @register("tanhshrink", function=False, method=False)
 def tanhshrink(input):
     """``input - tanh(input)``."""
-    return _tanhshrink(_to_float(input))
+    x = _to_float(input, "tanhshrink")
+    if x is None or x._data.dtype in _dtype.OPMATH:  # complex; float16 and bfloat16 as
+        return x - x.tanh() if x is not None else input - input.tanh()  # PyTorch rounds
+    return _tanhshrink(x)
 
 
 # -- prelu / rrelu / glu -----------------------------------------------------------------------
@@ -621,6 +684,16 @@ PreluKernelBackward0 = make_node_class("PreluKernelBackward0", _prelu_bw)
 @register("prelu")
 def prelu(input, weight):
     """``input`` where positive, else ``weight * input`` (``weight`` per channel, dim 1)."""
+    if not isinstance(weight, Tensor):
+        raise TypeError(f"prelu(): argument 'weight' (position 2) must be Tensor, not "
+                        f"{type(weight).__name__}")
+    if weight._data.ndim > 1:
+        raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: "
+                           f"ndim = {weight._data.ndim}")
+    if weight._data.dtype != input._data.dtype:
+        raise RuntimeError(f"prelu: Type promoting not supported. Got "
+                           f"{scalar_type_name(input._data.dtype)} and "
+                           f"{scalar_type_name(weight._data.dtype)}")
     d = _float_input(input, "prelu")
     dev = check_same_device(input, weight)
     wshape = _prelu_weight_shape(input, weight)
@@ -641,9 +714,11 @@ def _rrelu_op(input, lower=1.0 / 8, upper=1.0 / 3, training=False, generator=Non
     """``torch.rrelu`` (ATen's signature, ``generator=`` drawing the slopes): leaky relu
     with a slope drawn from ``U(lower, upper)`` per element when training (the mean slope
     otherwise)."""
+    if lower > upper:
+        raise RuntimeError("Lower bound should be less than or equal to the upper bound")
     if not training:
         return leaky_relu(input, (lower + upper) / 2)
-    d = _float_input(input, "rrelu_with_noise")
+    d = _float_input(input, "rrelu_with_noise_out")
     from .._factory import place
     from .._random import _rng
 
@@ -688,13 +763,14 @@ GluBackward0 = make_node_class("GluBackward0", _glu_bw)
 @register("glu", function=False, method=False)
 def glu(input, dim=-1):
     """``a * sigmoid(b)`` where ``a, b`` are the halves of ``input`` along ``dim``."""
-    d = _float_input(input, "glu")
+    d = input._data
     if d.ndim == 0:
         raise RuntimeError("glu does not support scalars because halving size must be even")
     dim = wrap_dim(dim, d.ndim)
     n = d.shape[dim]
     if n % 2:
         raise RuntimeError(f"Halving dimension must be even, but dimension {dim} is size {n}")
+    _float_input(input, "glu")
     a, b = xp_of(input).split(d, 2, axis=dim)
     with np.errstate(over="ignore"):
         r = a * _special.sigmoid(b)
@@ -713,6 +789,10 @@ def _get_softmax_dim(name: str, ndim: int, stacklevel: int) -> int:
 def _softmax_input(name, input, dim, dtype, stacklevel):
     if dim is None:
         dim = _get_softmax_dim(name, input._data.ndim, stacklevel + 2)  # two frames deeper
+    elif dim.__class__ is not int and (not isinstance(dim, (int, np.integer)) or
+                                       isinstance(dim, bool)):
+        raise TypeError(f"{name}(): argument 'dim' (position 1) must be int, not "
+                        f"{type(dim).__name__}")
     if dtype is not None:
         input = cast_to(input, None, dtype, False)
     d = input._data

@@ -520,57 +520,116 @@ def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_paddi
                              dilation)
 
 
-def _fold_geom(kernel_size, dilation, padding, stride, xs):
-    k = ntuple(kernel_size, 2, "kernel_size")
-    d = ntuple(dilation, 2, "dilation")
-    p = ntuple(padding, 2, "padding")
-    s = ntuple(stride, 2, "stride")
-    y = tuple(out_size(xs[i], k[i], s[i], d[i], p[i], p[i]) for i in range(2))
-    return Geom(k, s, d, p, tuple(xs), y)
+def _fold_pair(value, fname: str, arg: str, pos: int) -> tuple:
+    """``nn.functional._pair(value)`` as ATen's ``int[2]`` argument takes it, with the
+    TypeError of its argument parser and its length check."""
+    if value.__class__ is int:
+        return (value, value)
+    vals = tuple(value) if hasattr(value, "__iter__") else (value, value)
+    if len(vals) == 2 and vals[0].__class__ is int and vals[1].__class__ is int:
+        return vals
+    for i, v in enumerate(vals):
+        if not isinstance(v, (int, np.integer)) or isinstance(v, (bool, np.bool_)):
+            raise TypeError(f"{fname}(): argument '{arg}' (position {pos}) must be tuple of "
+                            f"ints, but found element of type {type(v).__name__} at pos {i}")
+    if len(vals) != 2:
+        raise RuntimeError(f"It is expected {arg} equals to 2, but got size {len(vals)}")
+    return tuple(int(v) for v in vals)
+
+
+def _fold_geom(fname, kernel_size, dilation, padding, stride, pos):
+    """``(k, d, p, s)`` of ``im2col``/``col2im`` (``pos``: the parser position of
+    ``kernel_size``), with PyTorch's checks of their values in ``fname``'s order."""
+    k = _fold_pair(kernel_size, fname, "kernel_size", pos)
+    d = _fold_pair(dilation, fname, "dilation", pos + 1)
+    p = _fold_pair(padding, fname, "padding", pos + 2)
+    s = _fold_pair(stride, fname, "stride", pos + 3)
+    if min(k) > 0 and min(d) > 0 and min(p) >= 0 and min(s) > 0:
+        return k, d, p, s
+    checks = [(min(k) <= 0, f"kernel size should be greater than zero, but got kernel_height: "
+                            f"{k[0]} kernel_width: {k[1]}"),
+              (min(d) <= 0, f"dilation should be greater than zero, but got dilation_height: "
+                            f"{d[0]} dilation_width: {d[1]}"),
+              (min(p) < 0, f"padding should be non-negative, but got pad_height: {p[0]} "
+                           f"pad_width: {p[1]}"),
+              (min(s) <= 0, f"stride should be greater than zero, but got stride_height: "
+                            f"{s[0]} stride_width: {s[1]}")]
+    if fname == "col2im":  # its own order: kernel, stride, dilation, padding
+        checks = [checks[0], checks[3], checks[1], checks[2]]
+    for bad, message in checks:
+        if bad:
+            raise RuntimeError(message)
+    return k, d, p, s
+
+
+def _fold_dtype(input, kernel):
+    dt = input._data.dtype
+    if dt.kind in "iu":
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{scalar_type_name(dt)}'")
 
 
 @register("im2col", function=False, method=False)
 def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
     """Extract sliding blocks (``F.unfold``): ``(N, C, H, W)`` -> ``(N, C*kH*kW, L)``."""
-    nd = input._data.ndim
-    if nd not in (3, 4):
-        raise RuntimeError(f"Input Error: Only 3D or 4D input Tensors are supported (got "
-                           f"{nd}D)")
+    k, d, p, s = _fold_geom("im2col", kernel_size, dilation, padding, stride, 2)
+    shape = input._data.shape
+    nd = len(shape)
+    if nd < 3:  # PyTorch reads input.size(1) and input.size(2) first
+        raise IndexError(f"Dimension out of range (expected to be in range of "
+                         f"[{-max(nd, 1)}, {max(nd, 1) - 1}], but got {min(nd, 2)})")
+    if not ((nd == 3 and shape[0] and shape[1] and shape[2]) or
+            (nd == 4 and shape[1] and shape[2] and shape[3])):
+        raise RuntimeError(f"Expected 3D or 4D (batch mode) tensor with possibly 0 batch size "
+                           f"and other non-zero dimensions for input, but got: "
+                           f"[{shape_str(shape)}]")
     x = input.unsqueeze(0) if nd == 3 else input
-    g = _fold_geom(kernel_size, dilation, padding, stride, x._data.shape[2:])
-    if any(v <= 0 for v in g.y):
-        raise RuntimeError(f"Given input with spatial size ({shape_str(g.x)}), "
-                           f"kernel_size={g.k}, dilation={g.d}, padding={g.lo}, calculated "
-                           f"shape of the array of sliding blocks as "
-                           f"({shape_str(g.y)}), but its components must be at "
-                           "least one.")
-    out = _im2col(x, g)
+    xs = x._data.shape[2:]
+    y = tuple(out_size(xs[i], k[i], s[i], d[i], p[i], p[i]) for i in range(2))
+    if min(y) < 1:
+        raise RuntimeError(f"Given input with spatial size ({shape_str(xs)}), "
+                           f"kernel_size=({shape_str(k)}), dilation=({shape_str(d)}), "
+                           f"padding=({shape_str(p)}), calculated shape of the array of "
+                           f"sliding blocks as ({shape_str(y)}), but its components must be "
+                           "at least one.")
+    _fold_dtype(input, "im2col_out_cpu")
+    out = _im2col(x, Geom(k, s, d, p, tuple(xs), y))
     return out.squeeze(0) if nd == 3 else out
 
 
 @register("col2im", function=False, method=False)
 def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
     """Combine sliding blocks into a tensor, summing overlaps (``F.fold``)."""
-    nd = input._data.ndim
-    if nd not in (2, 3):
+    xs = _fold_pair(output_size, "col2im", "output_size", 2)
+    k, d, p, s = _fold_geom("col2im", kernel_size, dilation, padding, stride, 3)
+    shape = input._data.shape
+    nd = len(shape)
+    if nd not in (2, 3) or 0 in shape[nd - 2:]:
         raise RuntimeError(f"Expected 2D or 3D (batch mode) tensor for input with possibly 0 "
                            f"batch size and non-zero dimensions for input, but got: "
-                           f"[{shape_str(input._data.shape)}]")
+                           f"[{shape_str(shape)}]")
     c = input.unsqueeze(0) if nd == 2 else input
-    g = _fold_geom(kernel_size, dilation, padding, stride, ntuple(output_size, 2,
-                                                                  "output_size"))
-    K = math.prod(g.k)
+    K = k[0] * k[1]
     if c._data.shape[1] % K:
         raise RuntimeError(f"Expected size of input's dimension 1 to be divisible by the "
                            f"product of kernel_size, but got input.size(1)={c._data.shape[1]} "
-                           f"and kernel_size={g.k}")
-    L = math.prod(g.y)
+                           f"and kernel_size=({shape_str(k)}).")
+    y = tuple(out_size(xs[i], k[i], s[i], d[i], p[i], p[i]) for i in range(2))
+    L = y[0] * y[1]
     if c._data.shape[2] != L:
-        raise RuntimeError(f"Given output_size={g.x}, kernel_size={g.k}, dilation={g.d}, "
-                           f"padding={g.lo}, stride={g.s}, expected size of input's dimension "
-                           f"2 to match the calculated number of sliding blocks "
-                           f"{g.y[0]} * {g.y[1]} = {L}, but got input.size(2)="
-                           f"{c._data.shape[2]}.")
-    out = _col2im(c, g)
+        raise RuntimeError(f"Given output_size=({shape_str(xs)}), kernel_size=({shape_str(k)}), "
+                           f"dilation=({shape_str(d)}), padding=({shape_str(p)}), "
+                           f"stride=({shape_str(s)}), expected size of input's dimension 2 to "
+                           f"match the calculated number of sliding blocks {y[0]} * {y[1]} = "
+                           f"{L}, but got input.size(2)={c._data.shape[2]}.")
+    if min(y) < 1:
+        raise RuntimeError(f"Given output_size=({shape_str(xs)}), kernel_size=({shape_str(k)}), "
+                           f"dilation=({shape_str(d)}), padding=({shape_str(p)}), "
+                           f"stride=({shape_str(s)}), calculated shape of the array of sliding "
+                           f"blocks as ({shape_str(y)}), which is too small (non-positive)")
+    if min(xs) < 1:
+        raise RuntimeError(f"Expected output spatial size to be positive, but got: "
+                           f"output_size=({shape_str(xs)}).")
+    _fold_dtype(input, "col2im_out_cpu")
+    out = _col2im(c, Geom(k, s, d, p, xs, y))
     return out.squeeze(0) if nd == 2 else out
 

@@ -56,9 +56,10 @@ NativeDropoutBackward0 = make_node_class("NativeDropoutBackward0", _mask_bw)
 AlphaDropoutBackward0 = make_node_class("MulBackward0", _mask_bw)
 
 
-def _check_p(p):
-    if p < 0.0 or p > 1.0:
-        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+def _check_p(p, aten=False):
+    if p < 0.0 or p > 1.0:  # ``nn.functional``'s Python check; ATen's op (``torch.dropout``)
+        raise (RuntimeError if aten else ValueError)(  # checks it in C++
+            f"dropout probability has to be between 0 and 1, but got {p}")
 
 
 def _keep_mask(input: Tensor, shape, p) -> Tensor:
@@ -106,11 +107,18 @@ def _keep_scale(input: Tensor, shape, p):
 def _dropout_impl(input, p, feature, alpha):
     """``input * mask * scale`` (alpha: plus the affine shift keeping mean and variance)."""
     d = input._data
+    if d.size == 0:
+        return input
+    if p == 1:  # PyTorch multiplies by a zero of the input's own dtype (integers too)
+        return input * _make(xp_of(input).zeros((), dtype=d.dtype), input._device)
+    if feature and d.ndim < 2:
+        raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
     if d.dtype not in _dtype.FLOATING_NP:
+        if d.dtype.kind == "c":
+            raise NotImplementedError(f'"bernoulli_scalar_cpu_" not implemented for '
+                                      f"'{scalar_type_name(d.dtype)}'")
         raise RuntimeError(f"result type Float can't be cast to the desired output type "
                            f"{scalar_type_name(d.dtype)}")
-    if p == 1:
-        return input * 0.0
     shape = d.shape
     if feature:
         shape = shape[:2] + (1,) * (d.ndim - 2)
@@ -146,8 +154,15 @@ def _dropout_impl(input, p, feature, alpha):
     return out
 
 
-def _dropout_entry(input, p, training, inplace, feature, alpha):
-    _check_p(p)
+def _dropout_entry(input, p, training, inplace, feature, alpha, aten=False):
+    _check_p(p, aten)
+    if training.__class__ is not bool:
+        name = ("feature_" if feature else "") + ("alpha_" if alpha else "") + "dropout" + \
+            ("_" if inplace else "")
+        kind = type(training)
+        what = kind.__name__ if kind.__module__ == "builtins" or isinstance(training, Tensor) \
+            else f"{kind.__module__}.{kind.__name__}"
+        raise TypeError(f"{name}(): argument 'train' (position 3) must be bool, not {what}")
     if not training or p == 0:
         return input
     if inplace:
@@ -183,11 +198,11 @@ def _register_aten_dropouts():
     ``torch.nn.functional``'s ``training``/``inplace`` for ``ember.nn.functional``), and
     ``torch.dropout_`` and friends, the same writing into ``input``."""
     def make(feature, alpha):
-        def fn(input, p=0.5, train=not alpha):
-            return _dropout_entry(input, p, train, False, feature, alpha)
+        def fn(input, p=0.5, train=not alpha):  # (``train`` is required in PyTorch; Ember's
+            return _dropout_entry(input, p, train, False, feature, alpha, True)  # MHA omits it)
 
         def fn_(input, p, train):
-            return _dropout_entry(input, p, train, True, feature, alpha)
+            return _dropout_entry(input, p, train, True, feature, alpha, True)
 
         return fn, fn_
 
@@ -204,6 +219,31 @@ def _register_aten_dropouts():
 
 
 _register_aten_dropouts()
+
+
+@register("native_dropout", method=False, random=True)
+def native_dropout(input, p, train):
+    """``torch.native_dropout``: ``(output, mask)``, the bool keep mask with the output (``train``
+    None: training)."""
+    d = input._data
+    xp = xp_of(input)
+    if d.size == 0:
+        return input, _make(xp.empty(d.shape, dtype=d.dtype), input._device)
+    if train is None or train:
+        q = 1.0 - p
+        if not 0.0 <= q <= 1.0:
+            raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={q}")
+        if d.dtype not in _dtype.FLOATING_NP:
+            raise NotImplementedError(f'"bernoulli_tensor_cpu_self_" not implemented for '
+                                      f"'{scalar_type_name(d.dtype)}'")
+        keep = _keep_mask(input, d.shape, p) if q > 0 else \
+            _make(xp.zeros(d.shape, dtype=d.dtype), input._device)
+        scale = keep * (1.0 / q if q > 0 else 0.0)
+        out = _make((d * scale._data).astype(d.dtype, copy=False), input._device)
+        if GRAD.enabled and input.requires_grad:
+            record(NativeDropoutBackward0, out, (input,), (), scale)
+        return out, _make(keep._data != 0, input._device)
+    return input.clone(), _make(xp.ones(d.shape, dtype=bool), input._device)
 
 
 def _channel_dropout(name, spatial, input, p, training, inplace):

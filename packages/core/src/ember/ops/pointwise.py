@@ -1130,7 +1130,9 @@ def _relu_bw(node, g):
 
 
 def _relu_np(a):
-    if a.dtype.kind == "b":
+    if a.dtype.kind in "bc":
+        if a.dtype.kind == "c":
+            raise NotImplementedError("clamp is not supported for complex types")
         raise RuntimeError("Boolean inputs not supported for relu")
     if a.size >= 4096 and type(a) is np.ndarray and a.dtype.kind == "f" and \
             a.flags.c_contiguous:

@@ -122,65 +122,223 @@ _FRACTIONAL_NODES = {n: make_node_class(f"FractionalMaxPool{n}DBackward0", _gath
                      for n in (2, 3)}
 
 
-# -- argument handling ------------------------------------------------------------------------
+# -- argument handling: PyTorch's checks, in its order and words -----------------------------
 
-def _batched(input, n, message):
-    nd = input._data.ndim
-    if nd not in (n + 1, n + 2) or 0 in input._data.shape[1:]:
-        raise RuntimeError(message)
-    return (input.unsqueeze(0), True) if nd == n + 1 else (input, False)
+def _int_list(value, fname: str, arg: str, pos: int) -> tuple:
+    """``value`` (an int or a sequence of ints) as a tuple, or the TypeError of PyTorch's
+    argument parser (``int[]`` arguments)."""
+    if value.__class__ is int:
+        return (value,)
+    if value.__class__ is tuple or value.__class__ is list or isinstance(value, (tuple, list)):
+        if all(v.__class__ is int for v in value):
+            return tuple(value)
+        out = []
+        for i, v in enumerate(value):
+            if isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)):
+                out.append(int(v))
+            elif isinstance(v, Tensor) and v.ndim == 0 and \
+                    v._data.dtype.kind in "iu":
+                out.append(int(v.item()))
+            else:
+                raise TypeError(f"{fname}(): argument '{arg}' (position {pos}) must be tuple of "
+                                f"ints, but found element of type {type(v).__name__} at pos {i}")
+        return tuple(out)
+    if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)):
+        return (int(value),)
+    if isinstance(value, Tensor) and value.ndim == 0 and value._data.dtype.kind in "iu":
+        return (int(value.item()),)
+    raise TypeError(f"{fname}(): argument '{arg}' (position {pos}) must be tuple of ints, not "
+                    f"{type(value).__name__}")
 
 
-def _pool_geom(x, n, kernel_size, stride, padding, dilation, ceil_mode, avg=False,
-               with_indices=False):
-    k = ntuple(kernel_size, n, "kernel_size", "pooling")
-    s = k if stride is None or (not isinstance(stride, int) and len(stride) == 0) else \
-        ntuple(stride, n, "stride", "pooling")
-    p = ntuple(padding, n, "padding", "pooling")
-    d = ntuple(dilation, n, "dilation", "pooling")
-    if any(v == 0 for v in s):
-        raise RuntimeError("stride should not be zero")
-    if any(v <= 0 for v in k):
-        raise RuntimeError(f"kernel size should be greater than zero, but got {k}")
-    if any(v <= 0 for v in d):
-        raise RuntimeError(f"dilation should be greater than zero, but got {d}")
-    if any(v < 0 for v in p):
-        raise RuntimeError(f"pad must be non-negative, but got pad: {min(p)}")
-    xs = tuple(x._data.shape[2:])
-    if n == 3:  # PyTorch's 3-D kernels have checks of their own
-        if avg and any(xs[i] < k[i] for i in range(3)):
-            raise RuntimeError(f"input image (T: {xs[0]} H: {xs[1]} W: {xs[2]}) smaller than "
-                               f"kernel size (kT: {k[0]} kH: {k[1]} kW: {k[2]})")
-        if any(p[i] > k[i] // 2 for i in range(3)):
-            raise RuntimeError(f"pad should be smaller than or equal to half of kernel size, "
-                               f"but got kT: {k[0]} kW: {k[2]} kH: {k[1]} padT: {p[0]} "
-                               f"padW: {p[2]} padH: {p[1]}")
-    elif n == 1 and not with_indices and not avg and p[0] > k[0] // 2:
-        raise RuntimeError(f"max_pool1d() padding should be at most half of kernel size, but "
-                           f"got padding={p[0]} and kernel_size={k[0]}")
-    for i in range(n):
-        if p[i] > (d[i] * (k[i] - 1) + 1) // 2:
+def _bool_arg(value, fname: str, arg: str, pos: int) -> None:
+    """The TypeError of PyTorch's argument parser for a ``bool`` argument given another type."""
+    if value.__class__ is not bool and not isinstance(value, np.bool_):
+        raise TypeError(f"{fname}(): argument '{arg}' (position {pos}) must be bool, not "
+                        f"{type(value).__name__}")
+
+
+_WORDS = {2: "two", 3: "three"}
+
+
+def _len_message(kind: str, n: int, arg: str, size: int, impl: bool) -> str:
+    """PyTorch's error for a ``kernel_size``/``stride``/``padding``/``dilation`` of the wrong
+    length (``impl``: 1-d max pooling without indices, ``check_max_pool1d``)."""
+    if impl:
+        what = {"kernel_size": "an int, list of ints or tuple of ints",
+                "stride": "None, an int, list of ints, or tuple of ints",
+                "padding": "an int, list of ints, or tuple of ints",
+                "dilation": "an int, list of ints or tuple of ints"}[arg]
+        return f"max_pool1d() {arg} must be {what} of size 1 but got size {size}"
+    if n == 1:
+        return f"{kind}_pool1d() argument '{arg}' should contain one int (got {size})"
+    words = _WORDS[n]
+    name = f"{kind}_pool{n}d"
+    if arg == "dilation":
+        return f"{name}: dilation must be either a single int, or a tuple of {words} ints"
+    verb = "must be" if kind == "avg" and n == 3 else "must either be"
+    if arg == "stride":
+        return f"{name}: stride {verb} omitted, a single int, or a tuple of {words} ints"
+    return f"{name}: {arg} {verb} a single int, or a tuple of {words} ints"
+
+
+def _pool_args(kind, n, fname, kernel_size, stride, padding, dilation, impl=False):
+    """``(k, s, p, d)`` as n-tuples (stride None or empty: the kernel)."""
+    k = _int_list(kernel_size, fname, "kernel_size", 2)
+    s = () if stride is None else _int_list(stride, fname, "stride", 3)
+    p = _int_list(padding, fname, "padding", 4)
+    d = _int_list(dilation, fname, "dilation", 5)
+    if len(k) == n and len(s) in (0, n) and len(p) == n and len(d) == n:  # the common case
+        return k, (s or k), p, d
+    for arg, v, ok in (("kernel_size", k, (1, n)), ("stride", s, (0, 1, n)),
+                       ("padding", p, (1, n)), ("dilation", d, (1, n))):
+        if len(v) not in ok:
+            raise RuntimeError(_len_message(kind, n, arg, len(v), impl))
+    k = k * n if len(k) == 1 else k
+    s = k if not s else (s * n if len(s) == 1 else s)
+    return k, s, p * n if len(p) == 1 else p, d * n if len(d) == 1 else d
+
+
+def _cdiv(a: int, b: int) -> int:
+    """C++'s integer division (truncates toward zero)."""
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b > 0) else -q
+
+
+def _out_len(x, k, s, p, d, ceil_mode):
+    y = (x + 2 * p - d * (k - 1) - 1 + (s - 1 if ceil_mode else 0)) // s + 1
+    if ceil_mode and (y - 1) * s >= x + p:
+        y -= 1
+    return y
+
+
+def _output_shape_checks(k, s, p, d):
+    """``pooling_output_shape``'s checks, per spatial dim in order."""
+    for i in range(len(k)):
+        if s[i] == 0:
+            raise RuntimeError("stride should not be zero")
+        if p[i] < 0:
+            raise RuntimeError(f"pad must be non-negative, but got pad: {p[i]}")
+        if p[i] > _cdiv((k[i] - 1) * d[i] + 1, 2):
             raise RuntimeError(f"pad should be at most half of effective kernel size, but got "
                                f"pad={p[i]}, kernel_size={k[i]} and dilation={d[i]}")
-    if n < 3 and not avg and any(p[i] > k[i] // 2 for i in range(n)):
-        # then PyTorch's 2-D max pooling kernel checks the kernel without dilation
-        kw, kh = (k[-1], k[0] if n == 2 else 1)
-        pw, ph = (p[-1], p[0] if n == 2 else 0)
+
+
+def _check_pool2d(kind, shape, k, s, p, d, ceil_mode):
+    """PyTorch's checks of 2-d max/average pooling (1-d pooling with indices and 1-d
+    average pooling lifted to 2-d: ``shape`` is the lifted input's)."""
+    nd = len(shape)
+    if kind == "max" and nd not in (3, 4):
+        raise RuntimeError("non-empty 3D or 4D (batch mode) tensor expected for input")
+    if nd < 3:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-max(nd, 1)}, "
+                         f"{max(nd, 1) - 1}], but got -3)")
+    _output_shape_checks(k, s, p, d)
+    if k[0] <= 0 or k[1] <= 0:
+        raise RuntimeError(f"kernel size should be greater than zero, but got kH: {k[0]} "
+                           f"kW: {k[1]}")
+    if s[0] <= 0 or s[1] <= 0:
+        raise RuntimeError(f"stride should be greater than zero, but got dH: {s[0]} dW: {s[1]}")
+    if d[0] <= 0 or d[1] <= 0:
+        raise RuntimeError(f"dilation should be greater than zero, but got dilationH: {d[0]} "
+                           f"dilationW: {d[1]}")
+    if nd not in (3, 4) or 0 in shape[nd - 3:]:
+        raise RuntimeError(f"Expected 3D or 4D (batch mode) tensor with optional 0 dim batch "
+                           f"size for input, but got:[{shape_str(shape)}]")
+    if p[1] > k[1] // 2 or p[0] > k[0] // 2:
         raise RuntimeError(f"pad should be smaller than or equal to half of kernel size, but "
-                           f"got padW = {pw}, padH = {ph}, kW = {kw}, kH = {kh}")
-    ys = []
-    for i in range(n):
-        num = xs[i] + 2 * p[i] - d[i] * (k[i] - 1) - 1 + (s[i] - 1 if ceil_mode else 0)
-        y = num // s[i] + 1
-        if ceil_mode and (y - 1) * s[i] >= xs[i] + p[i]:
-            y -= 1
-        ys.append(y)
-    if any(y < 1 for y in ys):
-        C = x._data.shape[1]
-        raise RuntimeError(f"Given input size: ({shape_str((C,) + xs, 'x')}). Calculated "
-                           f"output size: ({shape_str((C,) + tuple(ys), 'x')}). Output size "
-                           "is too small")
-    return Geom(k, s, d, p, xs, tuple(ys))
+                           f"got padW = {p[1]}, padH = {p[0]}, kW = {k[1]}, kH = {k[0]}")
+    ys = [_out_len(shape[nd - 2 + i], k[i], s[i], p[i], d[i], ceil_mode) for i in range(2)]
+    if min(ys) < 1:
+        C, H, W = shape[nd - 3:]
+        raise RuntimeError(f"Given input size: ({C}x{H}x{W}). Calculated output size: "
+                           f"({C}x{ys[0]}x{ys[1]}). Output size is too small")
+
+
+def _check_pool3d(kind, shape, k, s, p, d, ceil_mode):
+    nd = len(shape)
+    if nd not in (4, 5):
+        raise RuntimeError("non-empty 4D or 5D (batch mode) tensor expected for input")
+    _output_shape_checks(k, s, p, d)
+    fn = "avg_pool3d()" if kind == "avg" else "max_pool3d_with_indices_out_cpu_template()"
+    for i in range(nd == 5, nd):
+        if shape[i] <= 0:
+            raise RuntimeError(f"{fn}: Expected input's non-batch dimensions to have positive "
+                               f"length, but input has a shape of [{shape_str(shape)}] and "
+                               f"non-batch dimension {shape[i]} has length zero!")
+    if min(k) <= 0:
+        raise RuntimeError(f"kernel size should be greater than zero, but got kT: {k[0]} "
+                           f"kH: {k[1]} kW: {k[2]}")
+    if min(s) <= 0:
+        raise RuntimeError(f"stride should be greater than zero, but got dT: {s[0]} dH: {s[1]} "
+                           f"dW: {s[2]}")
+    if min(d) <= 0:
+        raise RuntimeError(f"dilation should be greater than zero, but got dilationT: {d[0]} "
+                           f"dilationH: {d[1]} dilationW: {d[2]}")
+    xs = shape[-3:]
+    if kind == "avg" and any(xs[i] < k[i] for i in range(3)):
+        raise RuntimeError(f"input image (T: {xs[0]} H: {xs[1]} W: {xs[2]}) smaller than "
+                           f"kernel size (kT: {k[0]} kH: {k[1]} kW: {k[2]})")
+    if any(p[i] > k[i] // 2 for i in range(3)):
+        raise RuntimeError(f"pad should be smaller than or equal to half of kernel size, but got "
+                           f"kT: {k[0]} kW: {k[2]} kH: {k[1]} padT: {p[0]} padW: {p[2]} "
+                           f"padH: {p[1]}")
+    ys = [_out_len(xs[i], k[i], s[i], p[i], d[i], ceil_mode) for i in range(3)]
+    if min(ys) < 1:
+        C = shape[-4]
+        raise RuntimeError(f"Given input size: ({shape_str((C,) + tuple(xs), 'x')}). Calculated "
+                           f"output size: ({shape_str((C,) + tuple(ys), 'x')}). Output size is "
+                           "too small")
+
+
+def _check_max_pool1d(shape, k, s, p, d, ceil_mode):
+    """``max_pool1d`` without indices (``check_max_pool1d``)."""
+    if k[0] <= 0:
+        raise RuntimeError(f"max_pool1d() kernel_size must be greater than zero, but got {k[0]}")
+    if s[0] <= 0:
+        raise RuntimeError(f"max_pool1d() stride must be greater than zero, but got {s[0]}")
+    if p[0] < 0:
+        raise RuntimeError(f"max_pool1d() padding must be non-negative, but got {p[0]}")
+    if p[0] > k[0] // 2:
+        raise RuntimeError(f"max_pool1d() padding should be at most half of kernel size, but "
+                           f"got padding={p[0]} and kernel_size={k[0]}")
+    if d[0] <= 0:
+        raise RuntimeError(f"max_pool1d() dilation must be greater than zero, but got {d[0]}")
+    _output_shape_checks(k, s, p, d)
+    y = _out_len(shape[-1], k[0], s[0], p[0], d[0], ceil_mode)
+    if y <= 0:
+        raise RuntimeError(f"max_pool1d() Invalid computed output size: {y}")
+
+
+def _lift1d(shape, k, s, p, d):
+    """1-d pooling as PyTorch runs it, 2-d over ``input.unsqueeze(-2)``."""
+    return shape[:-1] + (1, shape[-1]), (1,) + k, (1,) + s, (0,) + p, (1,) + d
+
+
+def _pool_geom(kind, n, input, k, s, p, d, ceil_mode, with_indices=False):
+    """The geometry of ``kind`` (``"max"``, ``"avg"``) pooling over the batched or unbatched
+    ``input``: a fast test of the usual case, PyTorch's checks in its order where it fails."""
+    shape = input._data.shape
+    nd = len(shape)
+    xs = shape[nd - n:]
+    ok = nd in (n + 1, n + 2) and 0 not in shape[nd - n - 1:] and \
+        min(k) > 0 and min(s) > 0 and min(d) > 0 and min(p) >= 0
+    if ok:
+        ys = tuple(_out_len(xs[i], k[i], s[i], p[i], d[i], ceil_mode) for i in range(n))
+        ok = min(ys) >= 1 and all(p[i] <= k[i] // 2 for i in range(n)) and \
+            all(p[i] <= ((k[i] - 1) * d[i] + 1) // 2 for i in range(n)) and \
+            (kind != "avg" or n != 3 or all(xs[i] >= k[i] for i in range(3)))
+    if not ok:
+        if n == 3:
+            _check_pool3d(kind, shape, k, s, p, d, ceil_mode)
+        elif n == 2:
+            _check_pool2d(kind, shape, k, s, p, d, ceil_mode)
+        elif kind == "max" and not with_indices:
+            _check_max_pool1d(shape, k, s, p, d, ceil_mode)
+        else:
+            _check_pool2d(kind, *_lift1d(shape, k, s, p, d), ceil_mode)
+        ys = tuple(_out_len(xs[i], k[i], s[i], p[i], d[i], ceil_mode) for i in range(n))
+    return Geom(k, s, d, p, tuple(xs), ys)
 
 
 def _lowest(dtype):
@@ -399,15 +557,27 @@ def _fix_all_lowest(where, best, g, xp):
 
 
 def _max_poolnd(n, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices):
-    dims = "2D or 3D" if n == 1 else "3D or 4D"
-    x, unbatched = _batched(input, n, f"max_pool{n}d: Expected {dims} (batch mode) tensor with "
-                                      f"optional 0 dim batch size for input, but got:"
-                                      f"[{shape_str(input._data.shape)}]" if n == 1 else
-                            f"non-empty {n + 1}D or {n + 2}D (batch mode) tensor expected for "
-                            "input")
+    impl = n == 1 and not return_indices  # PyTorch's max_pool1d without indices
+    fname = f"max_pool{n}d_with_indices" if return_indices else f"max_pool{n}d"
+    shape = input._data.shape
+    if impl and (len(shape) not in (2, 3) or 0 in shape[len(shape) - 2:]):
+        raise RuntimeError(f"max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 "
+                           f"dim batch size for input, but got:[{shape_str(shape)}]")
+    if n == 1 and not impl and len(shape) not in (2, 3):
+        raise RuntimeError(f"Expected 2 to 3 dimensions, but got {len(shape)}-dimensional "
+                           "tensor for argument #1 'self' (while checking arguments for "
+                           "max_pool1d)")
+    k, s, p, d = _pool_args("max", n, fname, kernel_size, stride, padding, dilation, impl)
+    if ceil_mode.__class__ is not bool:
+        _bool_arg(ceil_mode, fname, "ceil_mode", 6)
+    g = _pool_geom("max", n, input, k, s, p, d, ceil_mode, return_indices)
+    dt = input._data.dtype
+    if dt.kind in "bc" or (impl and dt not in _dtype.FLOATING_NP):
+        name = "max_pool1d_impl" if impl else f"max_pool{max(n, 2)}d"
+        raise NotImplementedError(f"\"{name}\" not implemented for '{scalar_type_name(dt)}'")
+    unbatched = len(shape) == n + 1
+    x = input.unsqueeze(0) if unbatched else input
     need_grad = GRAD.enabled and x.requires_grad
-    g = _pool_geom(x, n, kernel_size, stride, padding, dilation, ceil_mode,
-                   with_indices=return_indices)
     xd = x._data
     order = _pool_order(x, n, unbatched)
     if need_grad and not return_indices and xd.dtype in _dtype.FLOATING_NP and \
@@ -518,19 +688,25 @@ def _divisor(g, count_include_pad, xp):
 
 def _avg_poolnd(n, input, kernel_size, stride, padding, ceil_mode, count_include_pad,
                 divisor_override):
-    nd = input._data.ndim
-    if nd not in (n + 1, n + 2):
-        if n == 1:
-            raise RuntimeError(f"Expected 2 to 3 dimensions, but got {nd}-dimensional tensor "
-                               "for argument #1 'self' (while checking arguments for "
-                               "avg_pool1d)")
-        raise RuntimeError(f"non-empty {n + 1}D or {n + 2}D (batch mode) tensor expected for "
-                           "input")
-    x, unbatched = (input.unsqueeze(0), True) if nd == n + 1 else (input, False)
-    g = _pool_geom(x, n, kernel_size, stride, padding, 1, ceil_mode, avg=True)
+    shape = input._data.shape
+    nd = len(shape)
+    if n == 1 and nd not in (2, 3):
+        raise RuntimeError(f"Expected 2 to 3 dimensions, but got {nd}-dimensional tensor for "
+                           "argument #1 'self' (while checking arguments for avg_pool1d)")
+    k, s, p, _ = _pool_args("avg", n, f"avg_pool{n}d", kernel_size, stride, padding, 1)
+    if ceil_mode.__class__ is not bool or count_include_pad.__class__ is not bool:
+        _bool_arg(ceil_mode, f"avg_pool{n}d", "ceil_mode", 5)
+        _bool_arg(count_include_pad, f"avg_pool{n}d", "count_include_pad", 6)
+    if divisor_override is not None and divisor_override == 0:
+        raise RuntimeError("divisor must be not zero")
+    g = _pool_geom("avg", n, input, k, s, p, (1,) * n, ceil_mode)
+    dt = input._data.dtype
+    if dt not in _dtype.FLOATING_NP and dt != np.int64:
+        name = "avg_pool3d_out_frame" if n == 3 else "avg_pool2d"
+        raise NotImplementedError(f"\"{name}\" not implemented for '{scalar_type_name(dt)}'")
+    unbatched = nd == n + 1
+    x = input.unsqueeze(0) if unbatched else input
     if divisor_override is not None:
-        if divisor_override == 0:
-            raise RuntimeError("divisor must be not zero")
         div = divisor_override
     else:
         div = _divisor(g, count_include_pad, xp_of(x))
@@ -543,31 +719,94 @@ def _avg_poolnd(n, input, kernel_size, stride, padding, ceil_mode, count_include
 
 # -- adaptive pooling -------------------------------------------------------------------------
 
-def _adaptive_sizes(x, n, output_size):
-    xs = tuple(x._data.shape[2:])
-    if isinstance(output_size, (int, np.integer)) or output_size is None:
-        output_size = (output_size,) * n
-    out = tuple(xs[i] if output_size[i] is None else int(output_size[i]) for i in range(n))
-    if len(out) != n:
-        raise RuntimeError(f"adaptive_pool{n}d: output_size must be {n}")
-    return xs, out
+def _adaptive_sizes(kind, n, input, output_size):
+    """The output size of adaptive pooling after PyTorch's checks, in its order and words
+    (its Python ``_list_with_default``, then its kernels' checks; 1-d pooling runs as 2-d
+    over ``input.unsqueeze(-2)``). ``None`` when PyTorch takes its ``mean`` path (a global
+    average pool) with an input the pooling kernels would refuse."""
+    shape = input._data.shape
+    nd = len(shape)
+    name = f"adaptive_{kind}_pool{n}d"
+    if n == 1:
+        o = _int_list(output_size, name, "output_size", 2)
+        if nd not in (2, 3):
+            raise RuntimeError(f"Expected 2 to 3 dimensions, but got {nd}-dimensional tensor "
+                               f"for argument #1 'self' (while checking arguments for {name})")
+        if kind == "max" and 0 in shape[1:]:
+            _nonzero_check(name, shape, 1, False)
+        if len(o) != 1:
+            raise RuntimeError(f"{name}() argument 'output_size' should contain one int "
+                               f"(got {len(o)})")
+        ys = _adaptive_checks(kind, 2, shape[:-1] + (1, shape[-1]), (1, o[0]),
+                              input._data.dtype)
+        return None if ys is None else ys[1:]
+    if isinstance(output_size, (int, np.integer)) and not isinstance(output_size, bool):
+        o = (int(output_size),) * n
+    else:
+        if not hasattr(output_size, "__len__"):
+            raise TypeError(f"object of type '{type(output_size).__name__}' has no len()")
+        if nd <= len(output_size):
+            raise ValueError(f"Input dimension should be at least {len(output_size) + 1}")
+        o = _int_list([shape[nd - len(output_size) + i] if v is None else v
+                       for i, v in enumerate(output_size)], name, "output_size", 2)
+    return _adaptive_checks(kind, n, shape, o, input._data.dtype)
+
+
+def _nonzero_check(name, shape, first, negative_index):
+    nd = len(shape)
+    for i in range(first, nd) if first >= 0 else range(nd + first, nd):
+        if shape[i] <= 0:
+            raise RuntimeError(f"{name}(): Expected input to have non-zero size for non-batch "
+                               f"dimensions, but input has sizes [{shape_str(shape)}] with "
+                               f"dimension {i} being empty")
+
+
+def _adaptive_checks(kind, n, shape, o, dtype):
+    nd = len(shape)
+    name = f"adaptive_{kind}_pool{n}d"
+    if kind == "avg":
+        if len(o) != n:
+            raise RuntimeError(f"{name}: output_size must be {n}")
+        if min(o) < 0:
+            got = ", ".join(str(v) for v in o[:2]) + (f",{o[2]}" if n == 3 else "")
+            raise RuntimeError(f"{name}: elements of output_size must be greater than or equal "
+                               f"to 0 but received {{{got}}}")
+        if all(v == 1 for v in o) and (nd not in (n + 1, n + 2) or
+                                       dtype not in _dtype.FLOATING_NP):
+            return None  # PyTorch's mean over the last n dims
+        if n == 2:
+            if nd not in (3, 4):
+                raise RuntimeError(f"{name}(): Expected 3D or 4D tensor, but got "
+                                   f"[{shape_str(shape)}]")
+            _nonzero_check(name, shape, -2, True)
+        else:
+            _nonzero_check(name, shape, 1, False)
+            if nd not in (4, 5):
+                raise RuntimeError(f"{name}(): Expected 4D or 5D tensor, but got "
+                                   f"[{shape_str(shape)}]")
+        if dtype not in _dtype.FLOATING_NP:
+            impl = "adaptive_avg_pool3d_cpu" if n == 3 else name
+            raise NotImplementedError(f"\"{impl}\" not implemented for "
+                                      f"'{scalar_type_name(dtype)}'")
+        return tuple(o)
+    if nd not in (n + 1, n + 2):
+        raise RuntimeError(f"{name}(): Expected {n + 1}D or {n + 2}D tensor, but got: "
+                           f"[{shape_str(shape)}]")
+    _nonzero_check(name, shape, 1, False)
+    if len(o) != n:
+        raise RuntimeError(f"{name}(): internal error: output_size.size() must be {n}")
+    if min(o) < 0:
+        raise RuntimeError(f"Trying to create tensor with negative dimension {min(o)}: "
+                           f"[{shape_str(shape[:nd - n] + tuple(o))}]")
+    if dtype not in _dtype.FLOATING_NP:
+        impl = "adaptive_max_pool3d_cpu" if n == 3 else name
+        raise NotImplementedError(f"\"{impl}\" not implemented for '{scalar_type_name(dtype)}'")
+    return tuple(o)
 
 
 def _bounds(X, Y, xp=np):
     i = xp.arange(Y)
     return (i * X) // Y, -((-(i + 1) * X) // Y)
-
-
-def _adaptive_input(input, n, name):
-    nd = input._data.ndim
-    if nd not in (n + 1, n + 2):
-        if n == 1:
-            raise RuntimeError(f"Expected 2 to 3 dimensions, but got {nd}-dimensional tensor "
-                               f"for argument #1 'self' (while checking arguments for {name})")
-        sep = ": " if "max" in name else " "
-        raise RuntimeError(f"{name}(): Expected {n + 1}D or {n + 2}D tensor, but got{sep}"
-                           f"[{shape_str(input._data.shape)}]")
-    return (input.unsqueeze(0), True) if nd == n + 1 else (input, False)
 
 
 def _avg_matrices(xs, ys, xp, dtype):
@@ -616,12 +855,12 @@ _ADAPTIVE_AVG_BW = {n: make_node_class(f"AdaptiveAvgPool{n}DBackwardBackward0",
 
 
 def _adaptive_avg(n, input, output_size):
-    name = f"adaptive_avg_pool{n}d"
-    x, unbatched = _adaptive_input(input, n, name)
-    if x._data.dtype not in _dtype.FLOATING_NP:
-        raise NotImplementedError(f"\"{name}\" not implemented for "
-                                  f"'{scalar_type_name(x._data.dtype)}'")
-    xs, ys = _adaptive_sizes(x, n, output_size)
+    ys = _adaptive_sizes("avg", n, input, output_size)
+    if ys is None:
+        return input.mean(tuple(range(-n, 0)), keepdim=True)
+    unbatched = input._data.ndim == n + 1
+    x = input.unsqueeze(0) if unbatched else input
+    xs = x._data.shape[2:]
     dtype = np.float32 if x._data.dtype in _dtype.OPMATH else x._data.dtype
     order = _pool_order(x, n, unbatched)
     # a global average is PyTorch's mean (keeps the layout; its gradient is contiguous); the
@@ -635,10 +874,18 @@ def _adaptive_avg(n, input, output_size):
 
 
 def _adaptive_max(n, input, output_size, return_indices):
-    name = f"adaptive_max_pool{n}d"
-    x, unbatched = _adaptive_input(input, n, name)
-    xs, ys = _adaptive_sizes(x, n, output_size)
+    ys = _adaptive_sizes("max", n, input, output_size)
+    unbatched = input._data.ndim == n + 1
+    x = input.unsqueeze(0) if unbatched else input
+    xs = x._data.shape[2:]
     xd = x._data
+    if 0 in ys:  # an empty output (PyTorch allows it)
+        xp = xp_of(x)
+        out = _make(xp.empty(xd.shape[:2] + ys, dtype=xd.dtype), x._device)
+        idx = _make(xp.empty(xd.shape[:2] + ys, dtype=np.int64), x._device)
+        if unbatched:
+            out, idx = out.squeeze(0), idx.squeeze(0)
+        return (out, idx) if return_indices else out
     xp = xp_of(x)
     tables, index = [], []
     lead = xd.ndim - n
@@ -658,19 +905,82 @@ def _adaptive_max(n, input, output_size, return_indices):
 
 # -- unpooling and power-average pooling ------------------------------------------------------
 
-def _max_unpoolnd(n, input, indices, kernel_size, stride, padding, output_size):
-    k = ntuple(kernel_size, n, "kernel_size", "pooling")
-    s = k if stride is None else ntuple(stride, n, "stride", "pooling")
-    p = ntuple(padding, n, "padding", "pooling")
-    if input._data.shape != indices._data.shape:
-        raise RuntimeError(f"Expected shape of indices to be same as that of the input tensor "
-                           f"({shape_str(input._data.shape)}) but got indices tensor with "
-                           f"shape: ({shape_str(indices._data.shape)})")
-    ys = input._data.shape[-n:]
+def _py_ntuple(value, n: int) -> tuple:
+    """``torch.nn.modules.utils._ntuple``: an iterable as a tuple, anything else repeated."""
+    return tuple(value) if hasattr(value, "__iter__") else (value,) * n
+
+
+def _unpool_output_size(input, k, s, p, output_size):
+    """PyTorch's Python ``_unpool_output_size``, its checks and words."""
+    shape = input._data.shape
+    default = [(shape[-len(k) + d] - 1) * s[d] + k[d] - 2 * p[d] for d in range(len(k))]
     if output_size is None:
-        xs = tuple((ys[i] - 1) * s[i] - 2 * p[i] + k[i] for i in range(n))
+        ret = default
     else:
-        xs = tuple(int(v) for v in tuple(output_size)[-n:])
+        if len(output_size) == len(k) + 2:
+            output_size = output_size[2:]
+        if len(output_size) != len(k):
+            raise ValueError(f"output_size should be a sequence containing {len(k)} or "
+                             f"{len(k) + 2} elements, but it has a length of "
+                             f"'{len(output_size)}'")
+        for d in range(len(k)):
+            lo, hi = default[d] - s[d], default[d] + s[d]
+            if not lo < output_size[d] < hi:
+                raise ValueError(f'invalid output_size "{output_size}" (dim {d} must be between '
+                                 f'{lo} and {hi})')
+        ret = output_size
+    for d in range(len(k)):
+        if ret[d] < 0:
+            raise ValueError("max_unpooling: output_size must contain non-negative spatial "
+                             f"dimensions, but got output_size[{d}]={ret[d]}")
+    return ret
+
+
+def _max_unpoolnd(n, input, indices, kernel_size, stride, padding, output_size):
+    k = _py_ntuple(kernel_size, n)
+    s = k if stride is None else _py_ntuple(stride, n)
+    p = _py_ntuple(padding, n)
+    ret = _unpool_output_size(input, k, s, p, output_size)
+    m = max(n, 2)  # 1-d unpooling runs as 2-d over ``input.unsqueeze(-1)``
+    xs = _int_list(list(ret) + [1] * (n == 1), f"max_unpool{m}d", "output_size", 3)
+    if n == 3:
+        s = _int_list(s, "max_unpool3d", "stride", 4)
+        p = _int_list(p, "max_unpool3d", "padding", 5)
+    shape, ishape = input._data.shape, indices._data.shape
+    if n == 1:
+        shape, ishape = shape + (1,), ishape + (1,)
+    nd = len(shape)
+    if indices._data.dtype != np.int64:
+        raise RuntimeError("elements in indices should be type int64" + (
+            "" if n == 3 else f" but got: {scalar_type_name(indices._data.dtype)}"))
+    names = {2: "two elements (height, width)", 3: "three elements (depth, height, width)"}
+    if len(xs) != m:
+        raise RuntimeError(f"There should be exactly {names[m]} in output_size, but got "
+                           f"{len(xs)} elements.")
+    if nd not in (m + 1, m + 2):
+        raise RuntimeError(f"Input to max_unpooling{m}d should be a {m + 1}d or {m + 2}d Tensor, "
+                           f"but got a tensor with {nd} dimensions.")
+    if n == 3:
+        for what, v in (("stride", s), ("padding", p)):
+            if len(v) != 3:
+                raise RuntimeError(f"There should be exactly {names[3]} in {what}, but got: "
+                                   f"{len(v)} elements.")
+    if shape != ishape:
+        raise RuntimeError(f"Expected shape of indices to be same as that of the input tensor "
+                           f"([{shape_str(shape)}]) but got indices tensor with shape: "
+                           f"[{shape_str(ishape)}]")
+    for i in range(1, nd):
+        if shape[i] <= 0:
+            raise RuntimeError(f"max_unpooling{m}d_forward_out_cpu(): Expected input to have "
+                               f"non-zero size for non-batch dimensions, but got "
+                               f"[{shape_str(shape)}] with dimension {i} being empty.")
+    if n == 3 and min(s) <= 0:
+        raise RuntimeError(f"strides should be greater than zero, but got stride: "
+                           f"[{shape_str(s)}]")
+    if input._data.dtype not in _dtype.FLOATING_NP:
+        raise NotImplementedError(f"\"max_unpool{m}d\" not implemented for "
+                                  f"'{scalar_type_name(input._data.dtype)}'")
+    xs = xs[:n]
     P = math.prod(xs)
     idd = indices._data
     if idd.size and (int(idd.min()) < 0 or int(idd.max()) >= P):
@@ -681,9 +991,15 @@ def _max_unpoolnd(n, input, indices, kernel_size, stride, padding, output_size):
 
 
 def _lp_pool(n, input, norm_type, kernel_size, stride, ceil_mode):
-    k = ntuple(kernel_size, n, "kernel_size", "pooling")
-    out = _avg_poolnd(n, input.pow(norm_type), k, stride, 0, ceil_mode, True, None)
-    return (out.sign() * out.abs().relu()).mul(math.prod(k)).pow(1.0 / norm_type)
+    """PyTorch's Python ``lp_pool{n}d``: ``(sum x**p)**(1/p)`` through average pooling; an
+    infinite ``norm_type`` is max pooling of ``|x|`` (minus that of ``-|x|`` for ``-inf``)."""
+    if isinstance(norm_type, (int, float)) and math.isinf(norm_type):
+        if norm_type > 0:
+            return _max_poolnd(n, input.abs(), kernel_size, stride, 0, 1, ceil_mode, False)
+        return -_max_poolnd(n, -input.abs(), kernel_size, stride, 0, 1, ceil_mode, False)
+    k = kernel_size if n == 1 else math.prod(ntuple(kernel_size, n, "kernel_size", "pooling"))
+    out = _avg_poolnd(n, input.pow(norm_type), kernel_size, stride, 0, ceil_mode, True, None)
+    return (out.sign() * out.abs().relu()).mul(k).pow(1.0 / norm_type)
 
 
 # -- fractional max pooling -------------------------------------------------------------------

@@ -1045,6 +1045,19 @@ for _name, _feature in (("dropout", False), ("alpha_dropout", False), ("feature_
     define(_name + "_", inplace_dropout_samples(_feature), skip={"torch": _RANDOM})
 
 
+def native_dropout_samples(device, dtype, requires_grad=False):
+    """``torch.native_dropout(input, p, train)`` (``train`` required; None: training): the
+    dropout samples but the defaults, and ``train=None``."""
+    for s in dropout_samples()(device, dtype, requires_grad):
+        if s.name != "defaults":
+            yield s
+    t = _maker(dtype, device, requires_grad)
+    yield NNSample(t((2, 3)), 0.4, None, name="train=None", seed=_SEED)
+
+
+define("native_dropout", native_dropout_samples, skip={"torch": _RANDOM})
+
+
 # -- embedding --------------------------------------------------------------------------------
 
 def embedding_samples(device, dtype, requires_grad=False):
