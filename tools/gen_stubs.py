@@ -173,6 +173,7 @@ OP_PARAM_TYPES = {
     "logsumexp.dim": "_IntOrInts",
     **{f"{op}.source": "Tensor" for op in ("index_add", "index_copy", "masked_scatter", "put")},
     "scatter.reduce": "_str",
+    "native_dropout.train": "_bool | None",
     "scatter.src": "Tensor | _Number",
     "index_put.indices": "Sequence[Tensor | None]",
     **{f"{op}.{p}": "Tensor | None" for op in ("batch_norm", "instance_norm")
@@ -245,6 +246,7 @@ RETURNS = {
                      "max_pool2d_with_indices", "max_pool3d_with_indices",
                      "adaptive_max_pool1d_with_indices"), _PAIR),
     "embedding_bag": "tuple[Tensor, Tensor, Tensor, Tensor]",
+    "native_dropout": _PAIR,  # (output, mask)
     "lu": _PAIR,  # with get_infos=True, a third tensor (FLAG_OVERLOADS)
     # how many results depends on three flags
     "unique": "Any",

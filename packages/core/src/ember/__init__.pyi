@@ -1338,7 +1338,9 @@ def dstack(tensors: Sequence[Tensor], *, out: Tensor | None = None) -> Tensor:
     """Join along dim 2 after making every tensor at least 3-D."""
 
 def einsum(equation: _str, *operands: Tensor | Sequence[Tensor]) -> Tensor:
-    """Einstein summation, PyTorch's syntax: ellipses, implicit output, size-1 broadcasting."""
+    """Einstein summation, PyTorch's syntax: ellipses, implicit output, size-1 broadcasting;
+    or the sublist format ``einsum(op1, sublist1, op2, sublist2, ..., [sublist_out])``.
+    """
 
 def embedding(
     weight: Tensor,
@@ -1577,7 +1579,8 @@ def group_norm(
     cudnn_enabled: _bool = True,
 ) -> Tensor:
     """Group normalization: channels split into ``num_groups`` groups, each normalized over
-    its channels and spatial dims per sample.
+    its channels and spatial dims per sample; checked as ``torch.nn.functional.group_norm``
+    checks (one value per group is refused), then as ATen checks.
     """
 
 def gt(input: Tensor, other: _TensorOrNumber, *, out: Tensor | None = None) -> Tensor:
@@ -2449,6 +2452,12 @@ def narrow_copy(
 def native_channel_shuffle(input: Tensor, groups: _int) -> Tensor:
     """``channel_shuffle`` (PyTorch's native kernel of it)."""
 
+def native_dropout(input: Tensor, p: _float, train: _bool | None) -> tuple[Tensor, Tensor]:
+    """``torch.native_dropout``: ``(output, mask)``, the bool keep mask with the output
+    (``train``
+    None: training).
+    """
+
 def ne(input: Tensor, other: _TensorOrNumber, *, out: Tensor | None = None) -> Tensor:
     """Elementwise ``ne`` comparison (bool result, PyTorch's promotion)."""
 
@@ -2713,7 +2722,7 @@ def rms_norm(
     eps: _float | None = None,
 ) -> Tensor:
     """Root-mean-square normalization over the trailing ``normalized_shape`` dims (composed
-    of Tensor ops, like PyTorch's).
+    of Tensor ops, like PyTorch's); the result has the input's dtype.
     """
 
 def roll(input: Tensor, shifts: _IntOrInts, dims: _IntOrInts | None = None) -> Tensor:
