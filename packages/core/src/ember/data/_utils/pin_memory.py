@@ -5,7 +5,8 @@ accelerator is present."""
 from __future__ import annotations
 
 import collections.abc
-import copy
+
+from .collate import _rebuild_mapping, _rebuild_sequence
 
 __all__ = ["pin_memory"]
 
@@ -18,28 +19,11 @@ def pin_memory(data, device=None):
     if isinstance(data, (str, bytes)):
         return data
     if isinstance(data, collections.abc.Mapping):
-        pinned = {k: pin_memory(sample, device) for k, sample in data.items()}
-        try:
-            if isinstance(data, collections.abc.MutableMapping):
-                clone = copy.copy(data)
-                clone.update(pinned)
-                return clone
-            return type(data)(pinned)
-        except TypeError:
-            return pinned
+        return _rebuild_mapping(data, lambda key: pin_memory(data[key], device))
     if isinstance(data, tuple):
         if hasattr(data, "_fields"):  # namedtuple
             return type(data)(*(pin_memory(sample, device) for sample in data))
         return type(data)(pin_memory(sample, device) for sample in data)
     if isinstance(data, collections.abc.Sequence):
-        pinned = [pin_memory(sample, device) for sample in data]
-        try:
-            if isinstance(data, collections.abc.MutableSequence):
-                clone = copy.copy(data)
-                for i, item in enumerate(pinned):
-                    clone[i] = item
-                return clone
-            return type(data)(pinned)
-        except TypeError:
-            return pinned
+        return _rebuild_sequence(data, [pin_memory(sample, device) for sample in data])
     return data
