@@ -8,8 +8,10 @@ from ._naming import PREFIX as _PREFIX
 
 
 def _size_item(i: int, v) -> int:
-    """One size of ``Size(...)`` as PyTorch takes it: an int, or anything with
-    ``__index__`` (NumPy integers, bools, one-element integer tensors)."""
+    """One size of ``Size(...)`` as PyTorch takes it: an int (subclasses kept), or anything
+    with ``__index__`` (NumPy integers, bools, one-element integer tensors)."""
+    if isinstance(v, int):  # int subclasses (export's symbolic sizes) stay as they are
+        return int(v) if v.__class__ is bool else v
     try:
         return operator.index(v)
     except TypeError:
