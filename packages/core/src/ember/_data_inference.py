@@ -7,6 +7,7 @@ sequences promote their elements' dtypes, and PyTorch's errors name what does no
 from __future__ import annotations
 
 import builtins
+import math
 import numbers
 from collections.abc import Sequence
 
@@ -42,7 +43,7 @@ def _category_dtype(cat: int) -> _dtype.dtype:
 
 
 def _is_sequence(x) -> builtins.bool:
-    return isinstance(x, (Sequence, np.ndarray)) and not isinstance(x, (bytes, bytearray))
+    return isinstance(x, (Sequence, np.ndarray, bytearray)) and not isinstance(x, bytes)
 
 
 def _sequence_sizes(data) -> list:
@@ -63,24 +64,26 @@ def _sequence_sizes(data) -> list:
 
 
 def _leaf_dtype(x) -> _dtype.dtype:
-    """PyTorch's infer_scalar_type for one element."""
+    """PyTorch's infer_scalar_type for one element: Python bools, ints, floats and complex
+    numbers (and their subclasses), NumPy scalars and arrays, tensors, sequences; another
+    number type (``Fraction``, ``Decimal``) is an error, as there."""
     if isinstance(x, np.generic):
         return np_to_dtype(np.asarray(x))
     cat = _PY_SCALARS.get(type(x))
     if cat is None:
         if isinstance(x, builtins.bool):
             cat = 0
-        elif isinstance(x, numbers.Integral):
+        elif isinstance(x, builtins.int):
             cat = 1
-        elif isinstance(x, numbers.Real):
+        elif isinstance(x, builtins.float):
             cat = 2
-        elif isinstance(x, numbers.Complex):
+        elif isinstance(x, builtins.complex):
             cat = 3
     if cat is not None:
         return _category_dtype(cat)
     if isinstance(x, Tensor):
         return x.dtype
-    if isinstance(x, str):
+    if isinstance(x, (str, bytes)):
         raise TypeError(f"new(): invalid data type '{type(x).__name__}'")
     if _is_sequence(x):
         if isinstance(x, np.ndarray):
@@ -88,7 +91,9 @@ def _leaf_dtype(x) -> _dtype.dtype:
         if len(x) == 0:
             return _dtype.get_default_dtype()
         return _promote_all(_leaf_dtype(v) for v in x)
-    raise RuntimeError(f"Could not infer dtype of {type(x).__name__}")
+    from ._factory import tp_name
+
+    raise RuntimeError(f"Could not infer dtype of {tp_name(x)}")
 
 
 def _promote_all(dtypes) -> _dtype.dtype | None:
@@ -184,20 +189,30 @@ class _Gather:
                 raise TypeError("only integer tensors of a single element can be converted "
                                 "to an index")
             self.flat[i] = t.item()
-        return _values_to_array(self.flat, dt).reshape(self.sizes)
+        inferred = self.dtype
+        floats = inferred is not None and (inferred.is_floating_point or inferred.is_complex)
+        return _values_to_array(self.flat, dt, floats).reshape(self.sizes)
 
 
-def _values_to_array(values, dt: _dtype.dtype) -> np.ndarray:
-    """Python numbers as an array of ``dt`` with PyTorch's overflow errors."""
+def _values_to_array(values, dt: _dtype.dtype, floats: builtins.bool = False) -> np.ndarray:
+    """Python numbers as an array of ``dt`` with PyTorch's overflow errors; ``floats``: some
+    values may be floats (their dtype infers as floating)."""
     if dt.is_floating_point or dt.is_complex or dt is _dtype.bool:
-        with np.errstate(over="ignore"):
-            return np.array(values, dtype=dt.np)
+        try:
+            with np.errstate(over="ignore"):
+                return np.array(values, dtype=dt.np)
+        except (TypeError, ValueError):
+            _raise_unpack_error(values, dt)
+            raise
     if dt is _dtype.uint64:
         return _uint64_array(values)
     try:
         arr = np.array(values, dtype=np.int64)
-    except OverflowError:
+    except (OverflowError, ValueError, TypeError):
+        _raise_unpack_error(values, dt)
         raise ValueError("Overflow when unpacking long long") from None
+    if floats:  # floats among the values: each must fit (PyTorch's checked conversion)
+        _raise_unpack_error(values, dt)
     if dt is not _dtype.int64 and arr.size:
         info = np.iinfo(dt.np)
         lo = -info.max if info.min == 0 else info.min
@@ -205,6 +220,33 @@ def _values_to_array(values, dt: _dtype.dtype) -> np.ndarray:
             raise RuntimeError(f"value cannot be converted to type {dt.name} without overflow")
         arr = arr.astype(dt.np)
     return arr
+
+
+def _raise_unpack_error(values, dt: _dtype.dtype) -> None:
+    """PyTorch's error for the first element it cannot store as ``dt`` (the rare path): a
+    non-number (``must be real number, not NoneType``), a complex into a real dtype, a float
+    out of an integer type's range (or NaN, inf); returns when every element fits."""
+    integral = not (dt.is_floating_point or dt.is_complex or dt is _dtype.bool)
+    if integral:
+        info = np.iinfo(dt.np)
+    for v in np.asarray(values, dtype=object).reshape(-1).tolist():
+        if isinstance(v, builtins.float):
+            if integral and not (math.isfinite(v) and info.min <= v <= info.max):
+                raise RuntimeError(f"value cannot be converted to type {dt.name} without "
+                                   "overflow")
+        elif isinstance(v, builtins.int) or (
+                dt.is_complex and isinstance(v, (numbers.Number, np.generic))):
+            continue
+        elif dt is _dtype.bool and isinstance(v, (numbers.Number, np.generic)):
+            continue
+        elif integral:
+            from ._factory import tp_name
+
+            raise TypeError(f"'{tp_name(v)}' object cannot be interpreted as an integer")
+        elif not isinstance(v, (numbers.Real, np.generic)) or isinstance(v, builtins.complex):
+            from ._factory import tp_name
+
+            raise TypeError(f"must be real number, not {tp_name(v)}")
 
 
 def _uint64_array(values) -> np.ndarray:
@@ -227,11 +269,16 @@ def data_to_array(data, dt: _dtype.dtype | None) -> np.ndarray:
         return np.array(data, dtype=(dt or src).np, copy=True)
     if isinstance(data, np.generic):
         src = np_to_dtype(np.asarray(data))
+        if dt is not None and src.is_floating_point and not (
+                dt.is_floating_point or dt.is_complex or dt is _dtype.bool):
+            _raise_unpack_error([data.item()], dt)  # NaN, inf, out of range: PyTorch's error
         return np.array(data, dtype=(dt or src).np)
     if isinstance(data, str):
         raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
     if _is_sequence(data):
         sizes = _sequence_sizes(data)
+        if sizes[-1] == 0:  # no elements: PyTorch infers the dtype and checks no lengths
+            return np.zeros(sizes, dtype=(dt or _leaf_dtype(data)).np)
         gather = _Gather(sizes)
         gather.walk(data, 0)
         target = dt or gather.dtype or _dtype.get_default_dtype()
@@ -240,5 +287,8 @@ def data_to_array(data, dt: _dtype.dtype | None) -> np.ndarray:
         return gather.array(target)
     if hasattr(data, "__array__") and not isinstance(data, numbers.Number):
         return data_to_array(np.asarray(data), dt)
-    target = dt or _leaf_dtype(data)
-    return _values_to_array(data, target)
+    if dt is None:
+        return _values_to_array(data, _leaf_dtype(data))
+    if data.__class__ not in _PY_SCALARS:  # None, Fraction...: what PyTorch's unpacking takes
+        _raise_unpack_error([data], dt)
+    return _values_to_array(data, dt, data.__class__ is not builtins.int)

@@ -9,6 +9,7 @@ and infers dtypes as PyTorch does: bool, int64 for integers, the default float f
 from __future__ import annotations
 
 import builtins
+import inspect
 import math
 import numbers
 import operator
@@ -835,6 +836,8 @@ def arange(*args, start=None, end=None, step=None, out=None, dtype=None, layout=
         n = abs(acc_end - acc_start + acc_step - sgn) // abs(acc_step)
     else:
         n = math.ceil((float(end) - float(start)) / float(step))
+    if n > _INT64_MAX:  # (compared in double, as PyTorch)
+        raise RuntimeError("invalid size, possible overflow?")
     n = max(int(n), 0)
     dev = resolve_device(device)
     xp = xp_of(dev)
@@ -871,36 +874,83 @@ def range(*args, start=None, end=None, step=None, out=None, dtype=None, layout=N
     return finish(_make(_stepped(xp, acc, acc(start), step, n, dt), dev), requires_grad, out)
 
 
+_SPACING_SIGNATURES = {
+    "linspace": "int steps, *, Tensor out = None, torch.dtype dtype = None, torch.layout layout "
+                "= None, torch.device device = None, bool pin_memory = False, bool "
+                "requires_grad = False)",
+    "logspace": "int steps, float base = 10.0, *, Tensor out = None, torch.dtype dtype = None, "
+                "torch.layout layout = None, torch.device device = None, bool pin_memory = "
+                "False, bool requires_grad = False)"}
+
+
+def _spacing_signature_error(name: str, args: tuple, kwargs: dict) -> TypeError:
+    """PyTorch's argument parser error for linspace/logspace: the types got and the four
+    signatures (start and end each a Tensor or a Number)."""
+    got = [tp_name(a) if not isinstance(a, Tensor) else "Tensor" for a in args]
+    got += [f"{k}={tp_name(v)}" for k, v in kwargs.items()]
+    tail = _SPACING_SIGNATURES[name]
+    lines = "".join(f" * ({a} start, {b} end, {tail}\n" for a, b in (
+        ("Tensor", "Tensor"), ("Number", "Tensor"), ("Tensor", "Number"), ("Number", "Number")))
+    return TypeError(f"{name}() received an invalid combination of arguments - got "
+                     f"({', '.join(got)}), but expected one of:\n{lines}")
+
+
 def _check_steps(steps) -> int:
-    if isinstance(steps, Tensor):
-        steps = steps.item()
-    if not isinstance(steps, (numbers.Integral, np.integer)) or isinstance(steps, builtins.bool):
-        raise TypeError(f"argument 'steps' must be int, not {type(steps).__name__}")
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
     return int(steps)
 
 
-def _spacing_args(start, end, steps, dtype, device, name: str) -> tuple:
-    """linspace's and logspace's arguments: ``(steps, start, end, dtype, device, xp)``."""
+_MISSING = object()
+
+
+def _spacing_args(start, end, steps, dtype, out, device, name: str, base=None) -> tuple:
+    """linspace's and logspace's arguments: ``(steps, start, end, dtype, device, xp)``. The
+    dtype is ``dtype``, else ``out``'s, else the default float, or the default complex dtype
+    when ``start`` or ``end`` is complex."""
+    if not (isinstance(start, (Tensor, numbers.Number, np.number, np.bool_))
+            and isinstance(end, (Tensor, numbers.Number, np.number, np.bool_))
+            and _is_int_like(steps)
+            and (base is None or isinstance(base, (numbers.Real, np.number, Tensor))
+                 and not isinstance(base, (complex, np.complexfloating)))):
+        args = (start, end) if steps is _MISSING else (start, end, steps)
+        raise _spacing_signature_error(name, args, {} if base is None or isinstance(
+            base, (numbers.Real, np.number)) and not isinstance(base, complex)
+            else {"base": base})
     for what, v in (("start", start), ("end", end)):
         if isinstance(v, Tensor) and v._data.ndim:
             raise RuntimeError(f"{name} only supports 0-dimensional start and end tensors, but "
                                f"got {what} with {v._data.ndim} dimension(s).")
-    if dtype is not None and _dtype.to_dtype(dtype) is _dtype.bool:
+    given = None if dtype is None else _dtype.to_dtype(dtype)
+    if given is _dtype.bool:
         raise NotImplementedError(f"\"{name}_cpu\" not implemented for 'Bool'")
-    steps = _check_steps(steps)
+    steps = _check_steps(int(_scalar_value(steps)))
     start, end = _scalar_value(start), _scalar_value(end)
-    dt = _dtype_or_default(dtype)
+    is_complex = isinstance(start, complex) or isinstance(end, complex)
+    if given is not None:
+        dt = given
+        if is_complex and not dt.is_complex:
+            inferred = _dtype.default_complex_dtype()
+            raise RuntimeError(f"torch.{name}(): inferred dtype {_dtype.c_type_name(inferred)} "
+                               f"can't be safely cast to passed dtype "
+                               f"{_dtype.scalar_type_name(dt.np)}")
+    else:
+        dt = out_dtype(out, None)
+        if dt is None:
+            dt = _dtype.default_complex_dtype() if is_complex else _dtype.get_default_dtype()
+        elif is_complex and not dt.is_complex:
+            raise RuntimeError(f"value cannot be converted to type {_dtype.c_type_name(dt)} "
+                               "without overflow")
+    out_dtype(out, given)  # (out's dtype must match a given one)
     dev = resolve_device(device)
     return steps, start, end, dt, dev, xp_of(dev)
 
 
 def _spaced(start, end, steps: int, dt: _dtype.dtype, xp):
     """PyTorch's symmetric linspace: the first half counts up from ``start``, the second
-    half down from ``end``. Floats compute in their own precision, integer types in double
-    from truncated ends."""
-    if dt.is_floating_point:
+    half down from ``end``. Floats and complex numbers compute in their own precision,
+    integer types in double from truncated ends."""
+    if dt.is_floating_point or dt.is_complex:
         ct = dt.np.type
         s, e = ct(start), ct(end)
     else:
@@ -913,11 +963,12 @@ def _spaced(start, end, steps: int, dt: _dtype.dtype, xp):
     return xp.where(idx < steps // 2, up, down)
 
 
-def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=None,
+def linspace(start, end, steps=_MISSING, *, out=None, dtype=None, layout=None, device=None,
              requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
-    """``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
-    steps, start, end, dt, dev, xp = _spacing_args(start, end, steps, out_dtype(out, dtype),
-                                                   device, "linspace")
+    """``steps`` evenly spaced values from ``start`` to ``end`` inclusive (complex when
+    ``start`` or ``end`` is)."""
+    steps, start, end, dt, dev, xp = _spacing_args(start, end, steps, dtype, out, device,
+                                                   "linspace")
     _dtype.check_kernel("linspace", dt.np)
     if steps == 1:
         arr = xp.full((1,), start, dtype=dt.np)
@@ -928,15 +979,26 @@ def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=Non
     return finish(_make(arr, dev), requires_grad, out)
 
 
-def logspace(start, end, steps, base: float = 10.0, *, out=None, dtype=None, layout=None,
-             device=None, requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
-    """``steps`` values ``base ** linspace(start, end, steps)``."""
-    steps, start, end, dt, dev, xp = _spacing_args(start, end, steps, out_dtype(out, dtype),
-                                                   device, "logspace")
+def logspace(start, end, steps=_MISSING, base: float = 10.0, *, out=None, dtype=None,
+             layout=None, device=None, requires_grad: bool = False,
+             pin_memory: bool = False) -> Tensor:
+    """``steps`` values ``base ** linspace(start, end, steps)`` (complex when ``start`` or
+    ``end`` is)."""
+    steps, start, end, dt, dev, xp = _spacing_args(start, end, steps, dtype, out, device,
+                                                   "logspace", base)
+    base = _scalar_value(base)
     if dt is _dtype.complex32:
         raise _dtype.no_chalf_kernel("logspace_cpu")
     if steps == 0:
         arr = xp.empty((0,), dtype=dt.np)
+    elif dt.is_complex:  # in the dtype's precision, base ** (start + i * step), symmetric
+        ct = dt.np.type
+        b, s = ct(base), ct(start)
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            if steps == 1:
+                arr = xp.full((1,), b ** s, dtype=dt.np)
+            else:
+                arr = (b ** _spaced(start, end, steps, dt, xp)).astype(dt.np)
     elif steps == 1:
         arr = xp.full((1,), float(base) ** float(start)).astype(dt.np)
     else:
@@ -954,22 +1016,22 @@ def logspace(start, end, steps, base: float = 10.0, *, out=None, dtype=None, lay
     return finish(_make(arr, dev), requires_grad, out)
 
 
-def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None,
+def eye(n, m=_MISSING, *, out=None, dtype=None, layout=None, device=None,
         requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
     """A 2-D tensor with ones on the diagonal (``n`` rows, ``m`` columns, default ``n``)."""
-    if m is not None and not (_is_int_like(n) and _is_int_like(m)):
+    if m is not _MISSING and not (_is_int_like(n) and _is_int_like(m)):
+        tail = ("Tensor out = None, torch.dtype dtype = None, torch.layout layout = None, "
+                "torch.device device = None, bool pin_memory = False, bool requires_grad = "
+                "False)\n")
         raise TypeError(f"eye() received an invalid combination of arguments - got "
                         f"({tp_name(n)}, {tp_name(m)}), but expected one of:\n * (int n, *, "
-                        "Tensor out = None, dtype = None, layout = None, device = None, bool "
-                        "pin_memory = False, bool requires_grad = False)\n * (int n, int m, *, "
-                        "Tensor out = None, dtype = None, layout = None, device = None, bool "
-                        "pin_memory = False, bool requires_grad = False)")
+                        f"{tail} * (int n, int m, *, {tail}")
     if not _is_int_like(n):
         raise TypeError(f"eye(): argument 'n' (position 1) must be int, not {tp_name(n)}")
     n = int(_scalar_value(n))
     if n < 0:
         raise RuntimeError(f"n must be greater or equal to 0, got {n}")
-    m = n if m is None else int(_scalar_value(m))
+    m = n if m is _MISSING else int(_scalar_value(m))
     if m < 0:
         raise RuntimeError(f"m must be greater or equal to 0, got {m}")
     dt = _dtype_or_default(out_dtype(out, dtype))
@@ -977,6 +1039,21 @@ def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None,
     dev = resolve_device(device)
     arr = allocating(xp_of(dev).eye, (n, m), dt.itemsize, dev, n, m, 0, dt.np)
     return finish(_make(arr, dev), requires_grad, out)
+
+
+def _shown_signature(fn, **defaults) -> None:
+    """What ``inspect`` reports for ``fn`` (and the C++ op table binds): its signature with the
+    ``_MISSING`` sentinels shown as PyTorch's defaults (``inspect.Parameter.empty``: required).
+    The sentinel tells an argument given as None (PyTorch's error) from one not given."""
+    sig = inspect.signature(fn)
+    fn.__signature__ = sig.replace(parameters=[
+        p.replace(default=defaults[p.name]) if p.name in defaults else p
+        for p in sig.parameters.values()])
+
+
+_shown_signature(linspace, steps=inspect.Parameter.empty)
+_shown_signature(logspace, steps=inspect.Parameter.empty)
+_shown_signature(eye, m=None)
 
 
 # -- Tensor.new_* -----------------------------------------------------------------------------

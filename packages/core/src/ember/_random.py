@@ -363,6 +363,18 @@ def _int_arg(x, what: str, fname: str = "randint", position: int = 1) -> int:
     return x
 
 
+def _randint_signature_error(args) -> TypeError:
+    """PyTorch's argument parser error for randint's four signatures."""
+    got = ", ".join(tp_name(a) for a in args)
+    tail = ("Tensor out = None, torch.dtype dtype = None, torch.layout layout = None, "
+            "torch.device device = None, bool pin_memory = False, bool requires_grad = False)\n")
+    lines = "".join(f" * ({lead}, *, {gen}{tail}" for lead in (
+        "int high, tuple of ints size", "int low, int high, tuple of ints size")
+        for gen in ("torch.Generator generator, ", ""))
+    return TypeError(f"randint() received an invalid combination of arguments - got ({got}), "
+                     f"but expected one of:\n{lines}")
+
+
 def randint(*args, size=None, low=None, high=None, generator=None, out=None, dtype=None,
             layout=None, device=None, requires_grad: bool = False,
             pin_memory: bool = False) -> Tensor:
@@ -382,20 +394,18 @@ def randint(*args, size=None, low=None, high=None, generator=None, out=None, dty
             low = args[0]
     if high is None or size is None or len(args) > 3 or (len(args) == 3 and isinstance(
             args[2], int)):
-        got = ", ".join(tp_name(a) for a in args)
-        raise TypeError(f"randint() received an invalid combination of arguments - got ({got}),"
-                        " but expected one of:\n * (int high, tuple of ints size, *, "
-                        "Generator generator, tensor out = None, dtype = None, layout = None,"
-                        " device = None, bool pin_memory = False, bool requires_grad = False)"
-                        "\n * (int low, int high, tuple of ints size, *, Generator generator, "
-                        "Tensor out = None, dtype = None, layout = None, device = None, bool "
-                        "pin_memory = False, bool requires_grad = False)")
+        raise _randint_signature_error(args)
+    if len(args) == 3 and not (_is_int_like(low) and _is_int_like(high)):
+        raise _randint_signature_error(args)
     two = low is None
     low = 0 if low is None else _int_arg(low, "low")
     high = _int_arg(high, "high", position=1 if two else 2)
     shape = size_param(size, "randint", 2 if two else 3)
     dtype = out_dtype(out, dtype)
     dt = _dtype.int64 if dtype is None else _dtype.to_dtype(dtype)
+    if dt.is_complex:
+        raise RuntimeError("check_random_bounds handles only integral, floating-point and "
+                           "boolean types")
     dev = resolve_device(device)
     arr = allocating(_integers, shape, dt.itemsize, dev, _rng(generator, dev), shape, dt, low, high)
     return finish(place(arr, dev), requires_grad, out)
@@ -448,12 +458,17 @@ def normal(mean, std=1.0, size=None, *, generator=None, out=None, dtype=None, la
     """Normal samples: ``normal(mean_tensor, std_tensor)``, ``normal(mean_tensor, std=1.0)``,
     ``normal(mean, std_tensor)``, or ``normal(mean, std, size)`` with Python floats."""
     mean_t, std_t = isinstance(mean, Tensor), isinstance(std, Tensor)
+    if (size is None) is not (mean_t or std_t):  # a size only with two numbers, as PyTorch
+        got = ", ".join(tp_name(a) for a in (mean, std, size) if a is not None)
+        opts = "torch.Generator generator = None, Tensor out = None"
+        raise TypeError(
+            f"normal() received an invalid combination of arguments - got ({got}), but "
+            f"expected one of:\n * (Tensor mean, Tensor std, *, {opts})\n * (Tensor mean, "
+            f"float std = 1, *, {opts})\n * (float mean, Tensor std, *, {opts})\n * (float "
+            f"mean, float std, tuple of ints size, *, {opts}, torch.dtype dtype = None, "
+            "torch.layout layout = None, torch.device device = None, bool pin_memory = False, "
+            "bool requires_grad = False)\n")
     if not (mean_t or std_t):
-        if size is None:
-            raise TypeError("normal() received an invalid combination of arguments - got "
-                            f"({type(mean).__name__}, {type(std).__name__}), but expected one "
-                            "of: (Tensor mean, Tensor std), (Tensor mean, float std), (float "
-                            "mean, Tensor std), (float mean, float std, tuple of ints size)")
         _check_std(std)
         z, dt, dev = _float_samples(_standard_normal, "normal_kernel_cpu",
                                     size_param(size, "normal", 3), dtype, device, generator)
@@ -495,6 +510,14 @@ def _check_p(p) -> None:
 def bernoulli(input, p=None, *, generator=None, out=None) -> Tensor:
     """0/1 samples: with probabilities ``input`` (float), or with probability ``p`` everywhere
     (``input`` then gives only the shape and dtype)."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"bernoulli(): argument 'input' (position 1) must be Tensor, not "
+                        f"{tp_name(input)}")
+    if isinstance(p, Tensor):
+        opts = "torch.Generator generator = None"
+        raise TypeError("bernoulli() received an invalid combination of arguments - got "
+                        "(Tensor, p=Tensor), but expected one of:\n * (Tensor input, *, "
+                        f"{opts}, Tensor out = None)\n * (Tensor input, float p, *, {opts})\n")
     dev = input._device
     g = _rng(generator, dev)
     if p is None:
@@ -550,6 +573,9 @@ def multinomial(input, num_samples: int, replacement: bool = False, *, generator
     if not input.dtype.is_floating_point:
         raise RuntimeError("multinomial only supports floating-point dtypes for input, got: "
                            f"{scalar_type_name(input._data.dtype)}")
+    if not _is_int_like(num_samples) or isinstance(num_samples, Tensor):
+        raise TypeError(f"multinomial(): argument 'num_samples' (position 2) must be int, not "
+                        f"{tp_name(num_samples)}")
     n = int(num_samples)
     if n <= 0:
         raise RuntimeError("cannot sample n_sample <= 0 samples")
@@ -560,6 +586,9 @@ def multinomial(input, num_samples: int, replacement: bool = False, *, generator
     if cats > 1 << 24:
         raise RuntimeError("number of categories cannot exceed 2^24")
     dev = input._device
+    if cats and not input._data.size:  # no rows: nothing to sample
+        res = place(np.empty(input._data.shape[:-1] + (n,), dtype=np.int64), dev)
+        return write_out(out, res) if out is not None else res
     p = input._host().astype(np.float64)
     idx = _multinomial_indices(_rng(generator, dev), p.reshape(-1, cats), n, bool(replacement))
     res = place(idx.reshape(input._data.shape[:-1] + (n,)).astype(np.int64, copy=False), dev)

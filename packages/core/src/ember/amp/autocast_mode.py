@@ -149,7 +149,7 @@ def _is_float(t) -> bool:
     return t.dtype.is_floating_point
 
 
-def _cast(t, dtype, device_type: str, to=None):
+def _cast_arg(t, dtype, device_type: str, to=None):
     """``t`` cast for the op: floating, not float64, on ``device_type``, not already so.
     ``to(t, dtype)``: how to cast (a capture records the cast; no cache then)."""
     from .._dtype import float64
@@ -188,14 +188,24 @@ def _tensors(args):
             yield from _tensors(a)
 
 
-def _widest(args, device_type: str):
-    from .. import _dtype
+def _promote_type(args, device_type: str):
+    """PyTorch's ``promote_type`` (``at::autocast::prioritize``): float32 when an input on
+    ``device_type`` is float32, else autocast's lower dtype; float64 inputs are ignored, and
+    a floating input of another dtype is an error."""
+    from .._dtype import float32, float64
 
-    widest = None
+    lower = current = get_autocast_dtype(device_type)
     for t in _tensors(args):
-        if t.device.type == device_type and _is_float(t):
-            widest = t.dtype if widest is None else _dtype.promote_types(widest, t.dtype)
-    return widest
+        if t.device.type != device_type or not _is_float(t):
+            continue
+        nxt = t.dtype
+        if nxt == float64:
+            continue
+        if current == float32 or nxt == float32:
+            current = float32
+        elif not (current == lower and nxt == lower):
+            raise RuntimeError("Unexpected floating ScalarType in at::autocast::prioritize")
+    return current
 
 
 class _AutocastMode(TorchFunctionMode):
@@ -210,7 +220,7 @@ def autocast_args(func, args, kwargs: dict, to=None):
     capture (``jit.trace``, ``export``, ``compile``) passes one that records it, so the
     captured program casts as the eager run did (the autocast mode below the capture then
     finds the arguments cast already)."""
-    from ..ops.autocast_policy import BANNED, POLICIES
+    from ..ops.autocast_policy import BANNED, CONDITIONS, POLICIES
     from ..ops.registry import op_key
 
     if _STATE.mode is None:
@@ -218,12 +228,19 @@ def autocast_args(func, args, kwargs: dict, to=None):
     name = op_key(func)
     policies = POLICIES.get(name)
     if policies:
+        if kwargs.get("out") is not None:  # PyTorch's out= variants are on no list
+            return args, kwargs
+        conditions = CONDITIONS.get(name)
         for device_type, on in list(_STATE.enabled.items()):
             if not on:
                 continue
             # other registered devices (the NumPy-backed test devices) follow the CPU's
-            policy = policies.get(device_type if device_type in ("cpu", "cuda") else "cpu")
+            key = device_type if device_type in ("cpu", "cuda") else "cpu"
+            policy = policies.get(key)
             if policy is None:
+                continue
+            if conditions is not None and key in conditions \
+                    and not conditions[key](args, kwargs):
                 continue
             if device_type == "cuda" and name in BANNED:
                 raise RuntimeError(BANNED[name])
@@ -252,12 +269,10 @@ def _apply(policy: str, device_type: str, args, kwargs, to=None):
             return args, kwargs
         target = float32
     else:  # promote
-        target = _widest((args, tuple(kwargs.values())), device_type)
-        if target is None:
-            return args, kwargs
+        target = _promote_type((args, tuple(kwargs.values())), device_type)
 
     def cast(a):
-        return _cast(a, target, device_type, to)
+        return _cast_arg(a, target, device_type, to)
 
     return _map(tuple(args), cast), {k: _map(v, cast) for k, v in kwargs.items()}
 
@@ -362,8 +377,8 @@ def custom_fwd(fwd=None, *, device_type: str, cast_inputs=None):
         if not is_autocast_enabled(device_type):
             return fwd(*args, **kwargs)
         with autocast(device_type, enabled=False):
-            return fwd(*_cast_inputs(args, device_type, cast_inputs),
-                       **_cast_inputs(kwargs, device_type, cast_inputs))
+            return fwd(*_cast(args, device_type, cast_inputs),
+                       **_cast(kwargs, device_type, cast_inputs))
 
     return decorate_fwd
 
@@ -373,8 +388,9 @@ def _check_device_type(device_type) -> None:
         raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
 
 
-def _cast_inputs(value, device_type: str, dtype):
-    """``custom_fwd``'s cast: floating tensors on ``device_type`` (not float64) to ``dtype``,
+def _cast(value, device_type: str, dtype):
+    """``custom_fwd``'s cast (PyTorch's ``torch.amp.autocast_mode._cast``): floating tensors
+    on ``device_type`` (not float64) to ``dtype``,
     through lists, tuples, dicts and other iterables (strings and arrays pass)."""
     import numpy as np
 
@@ -388,10 +404,10 @@ def _cast_inputs(value, device_type: str, dtype):
     if isinstance(value, (str, bytes, np.ndarray)):
         return value
     if isinstance(value, collections.abc.Mapping):
-        return {_cast_inputs(k, device_type, dtype): _cast_inputs(v, device_type, dtype)
+        return {_cast(k, device_type, dtype): _cast(v, device_type, dtype)
                 for k, v in value.items()}
     if isinstance(value, collections.abc.Iterable):
-        iterable = (_cast_inputs(v, device_type, dtype) for v in value)
+        iterable = (_cast(v, device_type, dtype) for v in value)
         return type(value)(iterable) if isinstance(value, (list, tuple)) else iterable
     return value
 

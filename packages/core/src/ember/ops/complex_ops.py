@@ -215,14 +215,17 @@ def angle(input):
 @register("polar", out=True)
 def polar(abs, angle):
     """``abs * (cos(angle) + i sin(angle))``: a complex tensor from polar coordinates."""
-    for name, t in (("abs", abs), ("angle", angle)):
+    for pos, (name, t) in enumerate((("abs", abs), ("angle", angle)), 1):
         if not isinstance(t, Tensor):
-            raise TypeError(f"polar(): argument '{name}' must be Tensor, not "
+            raise TypeError(f"polar(): argument '{name}' (position {pos}) must be Tensor, not "
                             f"{type(t).__name__}")
-    if abs.dtype is not angle.dtype:
-        raise RuntimeError(f"Expected object of scalar type {abs.dtype.name.capitalize()} but "
-                           f"got scalar type {angle.dtype.name.capitalize()} for second "
-                           "argument")
+    a, b = abs._data.dtype, angle._data.dtype
+    if a not in (_dtype.float32.np, _dtype.float64.np, _dtype.float16.np):
+        raise RuntimeError(f"Expected both inputs to be Half, Float or Double tensors but got "
+                           f"{_dtype.scalar_type_name(a)} and {_dtype.scalar_type_name(b)}")
+    if a is not b:
+        raise RuntimeError(f"Expected object of scalar type {_dtype.scalar_type_name(a)} but "
+                           f"got scalar type {_dtype.scalar_type_name(b)} for second argument")
     if abs._data.dtype is _dtype.float16.np:  # PyTorch has no complex32 polar kernel
         from .pointwise import _unsupported
 
@@ -243,10 +246,10 @@ ComplexBackward0 = _own("ComplexBackward0", _complex_bw)
 def complex(real, imag):
     """A complex tensor from real and imaginary parts of one floating dtype (float16 gives
     complex32, float32 complex64, float64 complex128), broadcast together."""
-    for name, t in (("real", real), ("imag", imag)):
+    for pos, (name, t) in enumerate((("real", real), ("imag", imag)), 1):
         if not isinstance(t, Tensor):
-            raise TypeError(f"complex(): argument '{name}' must be Tensor, not "
-                            f"{type(t).__name__}")
+            raise TypeError(f"complex(): argument '{name}' (position {pos}) must be Tensor, "
+                            f"not {type(t).__name__}")
     a, b = real._data, imag._data
     if a.dtype not in (_dtype.float32.np, _dtype.float64.np, _dtype.float16.np):
         raise RuntimeError(f"Expected both inputs to be Half, Float or Double tensors but got "
@@ -261,8 +264,9 @@ def complex(real, imag):
     dev = _common_device((real, imag))
     xp = xp_of(a)
     cdt = _dtype.FROM_NP[a.dtype].to_complex().np
-    shape = xp.broadcast_shapes(a.shape, b.shape) if hasattr(xp, "broadcast_shapes") else \
-        (a + b).shape
+    from ._promotion import broadcast_shape
+
+    shape = broadcast_shape(a.shape, b.shape)
     out = xp.empty(shape, dtype=cdt)
     _dtype.real_part(out)[...] = a
     _dtype.imag_part(out)[...] = b

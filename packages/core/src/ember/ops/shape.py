@@ -1883,14 +1883,26 @@ def _tri_indices(name, row, col, offset, dtype, device):
     from .. import _dtype as dtypes
     from .._device import resolve_device, xp_of
 
-    row, col, offset = operator.index(row), operator.index(col), operator.index(offset)
+    vals = []
+    for pos, (what, v) in enumerate((("row", row), ("col", col), ("offset", offset)), 1):
+        try:
+            if isinstance(v, (bool, np.bool_)):
+                raise TypeError
+            vals.append(operator.index(v))
+        except TypeError:
+            from .._factory import tp_name
+
+            raise TypeError(f"{name}(): argument '{what}' (position {pos}) must be int, not "
+                            f"{tp_name(v)}") from None
+    row, col, offset = vals
     if row < 0:
         raise RuntimeError(f"row must be non-negative, got{row}")
     if col < 0:
         raise RuntimeError(f"col must be non-negative, got{col}")
     dt = dtypes.int64 if dtype is None else dtype
     if dt not in (dtypes.int64, dtypes.int32):
-        raise RuntimeError("\"" + name + "\" not implemented for '" + scalar_type_name(dt.np) + "'")
+        raise NotImplementedError(f"\"{name}\" not implemented for "
+                                  f"'{scalar_type_name(dt.np)}'")
     dev = resolve_device(device)
     r, c = (np.tril_indices if name == "tril_indices" else np.triu_indices)(row, offset, col)
     return _make(xp_of(dev).asarray(np.stack([r, c]).astype(dt.np).reshape(2, -1)), dev)

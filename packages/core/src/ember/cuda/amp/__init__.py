@@ -1,34 +1,11 @@
-"""``ember.cuda.amp``: PyTorch's older CUDA names for autocast and GradScaler (deprecated there
-in favour of ``ember.amp.autocast("cuda", ...)`` and ``ember.amp.GradScaler("cuda", ...)``)."""
+"""``ember.cuda.amp``: PyTorch's older CUDA names for autocast, GradScaler and the custom
+autograd Function decorators (deprecated there in favour of ``ember.amp.autocast("cuda",
+...)``, ``ember.amp.GradScaler("cuda", ...)`` and ``ember.amp.custom_fwd(...,
+device_type="cuda")``); each warns as PyTorch does. Laid out as PyTorch's package is
+(``autocast_mode``, ``grad_scaler``, ``common``), so that imports of its submodules work."""
 
-from __future__ import annotations
+from .autocast_mode import autocast, custom_bwd, custom_fwd
+from .common import amp_definitely_not_available
+from .grad_scaler import GradScaler
 
-import warnings
-
-from ...amp import GradScaler as _GradScaler
-from ...amp import autocast as _autocast
-
-__all__ = ["GradScaler", "autocast"]
-
-
-class autocast(_autocast):
-    """``ember.amp.autocast("cuda", ...)`` (with PyTorch's deprecation warning)."""
-
-    def __init__(self, enabled: bool = True, dtype=None, cache_enabled: bool = True) -> None:
-        warnings.warn("`torch.cuda.amp.autocast(args...)` is deprecated. Please use "
-                      "`torch.amp.autocast('cuda', args...)` instead.", FutureWarning,
-                      stacklevel=2)
-        super().__init__("cuda", dtype=dtype, enabled=enabled, cache_enabled=cache_enabled)
-
-
-class GradScaler(_GradScaler):
-    """``ember.amp.GradScaler("cuda", ...)`` (with PyTorch's deprecation warning)."""
-
-    def __init__(self, init_scale: float = 2.0 ** 16, growth_factor: float = 2.0,
-                 backoff_factor: float = 0.5, growth_interval: int = 2000,
-                 enabled: bool = True) -> None:
-        warnings.warn("`torch.cuda.amp.GradScaler(args...)` is deprecated. Please use "
-                      "`torch.amp.GradScaler('cuda', args...)` instead.", FutureWarning,
-                      stacklevel=2)
-        super().__init__("cuda", init_scale, growth_factor, backoff_factor, growth_interval,
-                         enabled)
+__all__ = ["amp_definitely_not_available", "autocast", "custom_bwd", "custom_fwd", "GradScaler"]
