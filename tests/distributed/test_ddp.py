@@ -603,9 +603,11 @@ def test_checkpoint_resumes_in_one_plain_process(runs, shared_dir):
 def test_distributed_sampler_without_process_group():
     from ember.data import DistributedSampler
 
-    with pytest.raises(RuntimeError, match="Requires distributed package to be available"):
+    # PyTorch's words where the distributed package is available but not initialized
+    msg = "Default process group has not been initialized, please make sure to call "
+    with pytest.raises(ValueError, match=msg):
         DistributedSampler(range(4))
-    with pytest.raises(RuntimeError, match="Requires distributed package to be available"):
+    with pytest.raises(ValueError, match=msg):
         DistributedSampler(range(4), num_replicas=2)
     s = DistributedSampler(range(5), num_replicas=2, rank=1, shuffle=False)
     assert list(s) == [1, 3, 0] and len(s) == 3

@@ -12,6 +12,8 @@ def _size_item(i: int, v) -> int:
     with ``__index__`` (NumPy integers, bools, one-element integer tensors)."""
     if isinstance(v, int):  # int subclasses (export's symbolic sizes) stay as they are
         return int(v) if v.__class__ is bool else v
+    if getattr(type(v), "_symbolic_size", False):  # a nested tensor's ragged size
+        return v
     try:
         return operator.index(v)
     except TypeError:

@@ -371,7 +371,7 @@ class OpDef:
         for dt, dtype in self.autocast.items():
             if amp.is_autocast_enabled(dt):
                 def cast(a, dt=dt, dtype=dtype):
-                    return amp._cast(a, dtype, dt)
+                    return amp._cast_arg(a, dtype, dt)
 
                 args = amp._map(tuple(args), cast)
                 kwargs = {k: amp._map(v, cast) for k, v in kwargs.items()}

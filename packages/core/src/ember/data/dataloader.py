@@ -19,9 +19,9 @@ import multiprocessing
 import os
 import queue
 import warnings
+from sys import modules as _modules
 from typing import Generic, TypeVar
 
-from ..autograd.profiler import _ACTIVE as _profiler_active
 from . import _utils
 from ._utils import ExceptionWrapper
 from ._utils.collate import default_collate, default_convert
@@ -307,10 +307,11 @@ class _BaseDataLoaderIter:
         raise NotImplementedError
 
     def __next__(self, _profiled: bool = False):
-        if _profiler_active[0] and not _profiled:  # the range PyTorch records per batch
-            from ..autograd.profiler import record_function
-
-            with record_function(self._profile_name):
+        # the range PyTorch records per batch; no profiler can be active before its module
+        # is imported (``import ember`` does not import it)
+        prof = _modules.get("ember.autograd.profiler")
+        if prof is not None and prof._ACTIVE[0] and not _profiled:
+            with prof.record_function(self._profile_name):
                 return self.__next__(True)
         data = self._next_data()
         self._num_yielded += 1

@@ -40,6 +40,7 @@ class NestedInt:
 
     __slots__ = ("_id",)
     _ids = itertools.count(1)
+    _symbolic_size = True  # ember.Size() keeps it (as PyTorch's Size keeps a SymInt)
 
     def __init__(self) -> None:
         self._id = next(NestedInt._ids)

@@ -618,8 +618,10 @@ def _check_bag_bounds(idx, offsets, num: int, fast_sum: bool, include_last: bool
             if not fast_sum:
                 raise RuntimeError("embedding_bag: Expected idx >= 0 && idx < num_embeddings "
                                    f"but found idx to be {value}")
-            # PyTorch's fast sum (FBGEMM) reports an index of its last bag differently
-            if off.shape[0] and pos >= int(off[-2 if include_last else -1].item()):
+            # PyTorch's fast sum (FBGEMM) reports an index of its last bag differently when
+            # there are several bags (one bag: the plain message)
+            bags = off.shape[0] - (1 if include_last else 0)
+            if bags >= 2 and pos >= int(off[-2 if include_last else -1].item()):
                 raise RuntimeError("Expected i < index_size to be true, but got false.  (Could "
                                    "this error message be improved?  If so, please report an "
                                    "enhancement request to PyTorch.)")
