@@ -33,6 +33,10 @@ SUBPROCESSES = (
     "starts subprocesses (spawned workers, a fuzz corpus run) that do not register the strict"
     " device"
 )
+CPU_TYPE_NAMES = (
+    "matches PyTorch's CPU tensor-type names in error messages ('CPUUInt16Type'); on a device "
+    "the name is the device's ('CUDAUInt16Type'), as PyTorch's CUDA messages say"
+)
 CPU_ALLOCATOR = (
     "expects the CPU allocator's out-of-memory message (DefaultCPUAllocator)"
 )
@@ -85,6 +89,10 @@ EXCEPTIONS: dict[str, str] = {
     "tests/core/test_amp_parity_probes.py::test_grad_scaler_found_inf_per_device_and_lazy_"
     "scale*": CPU_AMP,
     "tests/nn/test_loss_norm_conv_parity_probes.py::test_embedding_index_dtypes*": CPU_IDENTITY,
+    "tests/core/test_uint_dtypes.py::test_probe_against_numpy_or_pytorchs_error[[]embedding-"
+    "uint*": CPU_TYPE_NAMES,
+    "tests/core/test_uint_dtypes.py::test_probe_matches_pytorch[[]embedding-uint*":
+        CPU_TYPE_NAMES,
     "tests/core/test_accelerator.py::test_tensor_device_properties_match_torch*": CPU_IDENTITY,
     "tests/core/test_accelerator.py::test_tensor_device_properties_on_cpu*": CPU_IDENTITY,
     "tests/core/test_bad_input.py::test_bitwise_checks_shapes_before_dtypes*": CPU_KERNEL_NAMES,
