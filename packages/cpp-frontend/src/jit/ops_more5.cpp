@@ -1933,7 +1933,6 @@ void register_more5_ops(OpTable& t) {
         if (driver != "gelsy" && m > n && full_rank) {
             Tensor r = A.matmul(X) - Bm;
             residuals = ember::sum(r * r, {r.dim() - 2});
-            if (vector) residuals = residuals.squeeze(-1);
         }
         Tensor sv = driver == "gelsd" || driver == "gelss" ? svdvals_of(A) : empty;
         if (vector) X = X.squeeze(-1);
