@@ -370,6 +370,9 @@ OpResult embedding_bag_aten(const Tensor& weight, const Tensor& indices, const T
         if (idx[i] == pad) continue;
         const int64_t b = bag[static_cast<std::size_t>(i)];
         ++counts[static_cast<std::size_t>(b)];
+        // PyTorch (and Ember's Python): indices past the last offset count in a mean's
+        // length but are left out of sum and mean; max takes them
+        if (include_last_offset && mode != 2 && noff > 0 && i >= off[noff - 1]) continue;
         const double* row = w + idx[i] * dim;
         for (int64_t j = 0; j < dim; ++j) {
             double& acc = o[b * dim + j];
