@@ -1020,12 +1020,12 @@ def _warn_nonleaf_grad():
 
 
 _TO_OVERLOADS = (
-    " * (torch.device device = None, torch.dtype dtype = None, bool non_blocking = False, bool "
-    "copy = False, *, torch.memory_format memory_format = None)\n"
-    " * (torch.dtype dtype, bool non_blocking = False, bool copy = False, *, "
-    "torch.memory_format memory_format = None)\n"
-    " * (Tensor tensor, bool non_blocking = False, bool copy = False, *, torch.memory_format "
-    "memory_format = None)\n")
+    "(torch.device device = None, torch.dtype dtype = None, bool non_blocking = False, bool "
+    "copy = False, *, torch.memory_format memory_format = None)",
+    "(torch.dtype dtype, bool non_blocking = False, bool copy = False, *, torch.memory_format "
+    "memory_format = None)",
+    "(Tensor tensor, bool non_blocking = False, bool copy = False, *, torch.memory_format "
+    "memory_format = None)")
 
 
 def _to_type_name(a) -> str:
@@ -1039,10 +1039,11 @@ def _to_type_name(a) -> str:
 
 
 def _to_invalid(args, kwargs) -> TypeError:
+    from .ops.numeric import _invalid_args
+
     got = [_to_type_name(a) for a in args] + [f"{k}={_to_type_name(v)}"
                                               for k, v in kwargs.items()]
-    return TypeError("to() received an invalid combination of arguments - got "
-                     f"({', '.join(got)}), but expected one of:\n{_TO_OVERLOADS}")
+    return _invalid_args("to", ", ".join(got), _TO_OVERLOADS)
 
 
 def _is_dtype_arg(a) -> bool:
