@@ -89,6 +89,12 @@ EXCEPTIONS: dict[str, str] = {
     "tests/core/test_amp_parity_probes.py::test_grad_scaler_found_inf_per_device_and_lazy_"
     "scale*": CPU_AMP,
     "tests/nn/test_loss_norm_conv_parity_probes.py::test_embedding_index_dtypes*": CPU_IDENTITY,
+    "tests/nn/test_rnn_autocast.py::test_output_dtypes_*": CPU_AMP,
+    "tests/nn/test_rnn_autocast.py::test_float16_lstm_runs_in_float16*": CPU_AMP,
+    "tests/nn/test_rnn_autocast.py::test_gradients_reach_float32_weights_under_autocast*":
+        CPU_AMP,
+    "tests/nn/test_rnn_autocast.py::test_input_dtype_check_is_skipped_under_autocast_only*":
+        CPU_AMP,
     "tests/core/test_uint_dtypes.py::test_probe_against_numpy_or_pytorchs_error[[]embedding-"
     "uint*": CPU_TYPE_NAMES,
     "tests/core/test_uint_dtypes.py::test_probe_matches_pytorch[[]embedding-uint*":

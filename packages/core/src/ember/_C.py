@@ -41,6 +41,19 @@ def _is_tracing() -> bool:
     return is_tracing()
 
 
+_AUTOCAST_STATE: list = []
+
+
+def _is_any_autocast_enabled() -> bool:
+    """Whether autocast is on for any device type in this thread (PyTorch's recurrent layers
+    skip their input-dtype check then). Cheap: recurrent cells ask every step."""
+    if not _AUTOCAST_STATE:
+        from .amp.autocast_mode import _STATE
+
+        _AUTOCAST_STATE.append(_STATE)
+    return _AUTOCAST_STATE[0].mode is not None
+
+
 def _log_api_usage_once(event: str) -> None:
     """PyTorch's usage logging hook: nothing is logged."""
     if not isinstance(event, str):

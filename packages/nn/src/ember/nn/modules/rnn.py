@@ -53,6 +53,38 @@ def _scalar_name(dtype) -> str:
     return _SCALAR_NAMES.get(name, name)
 
 
+_any_autocast = ember._C._is_any_autocast_enabled
+
+
+def _autocast_dtypes(kind: str, input: Tensor, state: Tensor | None):
+    """Under autocast on ``input``'s device: ``(compute dtype, LSTM projection's c dtype)``
+    of a recurrent layer or cell, or None (autocast off, or an input autocast leaves alone).
+
+    PyTorch's CPU kernels, as measured: RNN layers and cells and the LSTM layer (oneDNN's,
+    a lower-precision op) run in the autocast dtype; the GRU layer and the LSTM and GRU
+    cells keep the state's dtype (``hx``'s, else the input's) under bfloat16 and float32
+    under float16; an LSTM with a projection gives autocast-dtype outputs and that state
+    dtype's cell. Elsewhere (cuDNN) everything runs in the autocast dtype."""
+    if not _any_autocast():
+        return None
+    dev = input.device.type
+    if not ember.is_autocast_enabled(dev) or not input.is_floating_point() or \
+            input.dtype == ember.float64:
+        return None
+    low = ember.get_autocast_dtype(dev)
+    if dev != "cpu":
+        return low, low
+    keep = ((state if state is not None else input).dtype if low == ember.bfloat16
+            else ember.float32)
+    if keep == ember.float64:
+        keep = ember.float32
+    return (keep if kind == "state" else low), keep
+
+
+def _cast_all(dtype, *tensors):
+    return [None if t is None else t.to(dtype) for t in tensors]
+
+
 def _check_mat_dtypes(mat1: Tensor, mat2: Tensor) -> None:
     """PyTorch's error for the product of ``mat1`` with a weight ``mat2`` of another dtype
     (the fused kernels would otherwise cast silently)."""
@@ -695,7 +727,7 @@ class RNNBase(Module):
 
     def check_input(self, input: Tensor, batch_sizes) -> None:
         w0 = self._flat_weights[0]
-        if input.dtype != w0.dtype:
+        if input.dtype != w0.dtype and not _any_autocast():
             raise ValueError(f"RNN input dtype ({input.dtype}) does not match weight dtype "
                              f"({w0.dtype}). Convert input: input.to({w0.dtype}), or convert "
                              f"model: model.to({input.dtype})")
@@ -740,8 +772,9 @@ class RNNBase(Module):
             (", bidirectional={bidirectional}", self.bidirectional is not False)))
 
     # -- the layer loop ------------------------------------------------------------------------
-    def _run(self, x: Tensor, h0: Tensor | None, c0: Tensor | None, batch_sizes):
-        """All layers over ``x`` (``T x B x I`` or packed ``N x I``): ``(out, h_n, c_n)``."""
+    def _run(self, x: Tensor, batch_sizes, h0: Tensor | None, c0: Tensor | None, cast=None):
+        """All layers over ``x`` (``T x B x I`` or packed ``N x I``): ``(out, h_n, c_n)``,
+        with the weights as ``cast`` (autocast's dtype) when given."""
         mode = self.mode
         num_directions = 2 if self.bidirectional else 1
         lead = None if x.dim() == 2 else tuple(x.shape[:2])
@@ -753,6 +786,8 @@ class RNNBase(Module):
             for direction in range(num_directions):
                 k = layer * num_directions + direction
                 ws = [getattr(self, n) for n in self._all_weights[k]]
+                if cast is not None:
+                    ws = _cast_all(cast, *ws)
                 w_ih, w_hh = ws[0], ws[1]
                 b_ih = b_hh = w_hr = None
                 if self.bias:
@@ -800,19 +835,45 @@ class RNNBase(Module):
         else:
             self.check_input(input, batch_sizes)
         h0, c0 = (hx if hx is not None else (None, None)) if is_lstm else (hx, None)
-        if h0 is not None:  # (PyTorch without oneDNN; a c0 of another dtype reaches h)
-            _check_mat_dtypes(h0, self._flat_weights[1])
-            if c0 is not None:
-                _check_mat_dtypes(c0, self._flat_weights[1])
-        if batch_sizes is None:
-            if input.size(1 if self.batch_first else 0) == 0:
-                raise RuntimeError("Expected sequence length to be larger than 0 in RNN")
-            x = input.transpose(0, 1) if self.batch_first else input
-            steps = [x.shape[1]] * x.shape[0]
+        plan = _autocast_dtypes("state" if self.mode == "GRU" else "low", input, h0)
+        if plan is not None:
+            output, h_n, c_n = self._run_autocast(plan, input, h0, c0, batch_sizes)
         else:
-            x = input
-            steps = batch_sizes.tolist()
-        output, h_n, c_n = self._run(x, h0, c0, steps)
+            if h0 is not None:  # (PyTorch without oneDNN; a c0 of another dtype reaches h)
+                _check_mat_dtypes(h0, self._flat_weights[1])
+                if c0 is not None:
+                    _check_mat_dtypes(c0, self._flat_weights[1])
+            output, h_n, c_n = self._run(*self._time_major(input, batch_sizes), h0, c0)
+        return self._finish(output, h_n, c_n, batch_sizes, sorted_indices, unsorted_indices,
+                            is_batched)
+
+    def _run_autocast(self, plan, input, h0, c0, batch_sizes):
+        """``_run`` under autocast: input, states and weights in the compute dtype of
+        ``plan`` with autocast off inside, an LSTM projection's cell cast after."""
+        dtype, c_dtype = plan
+        with ember.autocast(input.device.type, enabled=False):
+            input, h0, c0 = _cast_all(dtype, input, h0, c0)
+            output, h_n, c_n = self._run(*self._time_major(input, batch_sizes), h0, c0,
+                                         cast=dtype)
+            if c_n is not None and self.proj_size > 0:
+                c_n = c_n.to(c_dtype)
+        return output, h_n, c_n
+
+    def _time_major(self, input, batch_sizes):
+        """``(x, steps)``: the padded input time-major (or the packed data) and the batch size
+        of each step."""
+        if batch_sizes is not None:
+            return input, batch_sizes.tolist()
+        if input.size(1 if self.batch_first else 0) == 0:
+            raise RuntimeError("Expected sequence length to be larger than 0 in RNN")
+        x = input.transpose(0, 1) if self.batch_first else input
+        return x, [x.shape[1]] * x.shape[0]
+
+    def _finish(self, output, h_n, c_n, batch_sizes, sorted_indices, unsorted_indices,
+                is_batched):
+        """``(output, hidden)`` repacked, batch-first or unbatched as the input came."""
+        is_lstm = self.mode == "LSTM"
+        batch_dim = 0 if self.batch_first else 1
         hidden = (h_n, c_n) if is_lstm else h_n
         if batch_sizes is not None:
             return (PackedSequence(output, batch_sizes, sorted_indices, unsorted_indices),
@@ -952,6 +1013,18 @@ class RNNCellBase(Module):
     def _step(self, mode, input, hx, cx):
         """One time step: ``(h', c')`` (batched; ``c'`` None but for the LSTM)."""
         w_ih, w_hh, b_ih, b_hh = self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh
+        plan = _autocast_dtypes("low" if mode.startswith("RNN") else "state", input, hx)
+        if plan is not None:  # PyTorch's dtypes under autocast (see _autocast_dtypes)
+            with ember.autocast(input.device.type, enabled=False):
+                args = _cast_all(plan[0], input, hx, cx, w_ih, w_hh, b_ih, b_hh)
+                _check_cell(*args[:3], self.input_size, self.hidden_size, *args[3:5])
+                if not _in_vmap(args):
+                    out = _CELLS[mode](*args)
+                    return out[0], out[1]
+                xw = F.linear(args[0], args[3], args[5])
+                _, h, c = _recurrent_layer(mode, xw, args[1], args[2], args[4], args[6], None,
+                                           [input.shape[0]], False)
+                return h, c
         _check_cell(input, hx, cx, self.input_size, self.hidden_size, w_ih, w_hh)
         if not _in_vmap((input, hx, cx, w_ih, w_hh, b_ih, b_hh)):
             out = _CELLS[mode](input, hx, cx, w_ih, w_hh, b_ih, b_hh)
@@ -1224,8 +1297,31 @@ def _cell_reference(mode):
     return reference
 
 
-_CELLS = {mode: api.fused_op(name, fwd, bwd, reference=_cell_reference(mode)) for
-          mode, name, fwd, bwd in (
+def _same_dtypes(fwd, bwd):
+    """A cell's kernels with outputs in the input's dtype and gradients in their inputs':
+    NumPy's bfloat16 products (ml_dtypes) come back float32, so a bfloat16 cell's gate
+    arithmetic runs in float32 (PyTorch's opmath) and is rounded once at the end."""
+    def forward(ctx, x, *rest):
+        outs = fwd(ctx, x, *rest)
+        dt = x.dtype
+        if outs[0].dtype == dt:  # (the outputs come from the same arrays: one dtype)
+            return outs
+        ctx["dtypes"] = [None if a is None else a.dtype for a in (x, *rest)]
+        return tuple(None if o is None else o.astype(dt) for o in outs)
+
+    def backward(ctx, grads):
+        gs = bwd(ctx, grads)
+        dts = ctx.get("dtypes")
+        if dts is None:
+            return gs
+        return tuple(g if g is None or d is None or g.dtype == d else g.astype(d)
+                     for g, d in zip(gs, dts))
+
+    return forward, backward
+
+
+_CELLS = {mode: api.fused_op(name, *_same_dtypes(fwd, bwd), reference=_cell_reference(mode))
+          for mode, name, fwd, bwd in (
               ("LSTM", "lstm_cell", _lstm_cell_fwd, _lstm_cell_bwd),
               ("GRU", "gru_cell", _gru_cell_fwd, _gru_cell_bwd),
               ("RNN_TANH", "rnn_tanh_cell", _rnn_cell_fwd(False), _rnn_cell_bwd(False)),
