@@ -592,7 +592,7 @@ class _Packed:
         self.node = weakref.ref(node)
 
     def unpacked(self):
-        return _unpack_tree(self.saved, self.node())
+        return _unpack_saved(self.saved, self.node())
 
     def __bool__(self) -> bool:
         return True
@@ -709,6 +709,34 @@ def _unpack_slot(slot: _Slot, node):
     return new
 
 
+#: nodes whose saved values PyTorch packs (and unpacks) in another order than Ember lists
+#: them: its generated nodes save their variables sorted by argument name (``other`` before
+#: ``self``, ``end`` before ``self`` before ``weight``), which saved-tensor hooks observe
+_PACK_ORDER = {name: (1, 0) for name in (
+    "MulBackward0", "DivBackward0", "Atan2Backward0", "MaximumBackward0", "MinimumBackward0",
+    "FmaxBackward0", "FminBackward0", "PowBackward0", "HypotBackward0", "FmodBackward0",
+    "RemainderBackward0", "XlogyBackward0", "MmBackward0", "LinalgCrossBackward0",
+    "DistBackward0", "LogaddexpBackward0", "Logaddexp2Backward0")}
+_PACK_ORDER["LerpBackward1"] = (1, 0, 2)
+
+
+def _ordered(node, n: int):
+    """The positions of a node's ``n`` saved values in PyTorch's packing order."""
+    order = _PACK_ORDER.get(node.__class__.__name__)
+    return order if order is not None and len(order) == n else range(n)
+
+
+def _unpack_saved(v, node):
+    """A node's packed ``saved`` unpacked, the unpack hooks called in PyTorch's order."""
+    cls = v.__class__
+    if cls is not _PTuple and cls is not _PList:
+        return _unpack_tree(v, node)
+    items = list(v)
+    for i in _ordered(node, len(items)):
+        items[i] = _unpack_tree(items[i], node)
+    return tuple(items) if cls is _PTuple else items
+
+
 def _unpack_tree(v, node):
     cls = v.__class__
     if cls is _Slot:
@@ -726,7 +754,9 @@ def _pack_saved(saved, pack, unpack, node):
     cls = saved.__class__
     if cls is not tuple and cls is not list:
         return saved
-    items = [_pack_tree(x, pack, unpack, node, 1) for x in saved]
+    items = list(saved)
+    for i in _ordered(node, len(items)):
+        items[i] = _pack_tree(items[i], pack, unpack, node, 1)
     if not any(p is not x for p, x in zip(items, saved)):
         return saved
     return _PList(items) if cls is list else _PTuple(items)
@@ -809,7 +839,7 @@ def _packed_class(node_cls) -> type:
         saved, out_data, ctx = node.saved, node.out_data, node.ctx
         try:
             if saved.__class__ is _Packed:
-                node.saved = _unpack_tree(saved.saved, node)
+                node.saved = _unpack_saved(saved.saved, node)
             if ctx.__class__ is _CtxMark:
                 packed = ctx.packed()
                 if packed is None:
@@ -877,11 +907,11 @@ class saved_tensors_hooks:
         >>> b = ember.ones(5, requires_grad=True) * 2
         >>> with ember.autograd.graph.saved_tensors_hooks(pack_hook, unpack_hook):
         ...     y = a * b
-        Packing tensor([1., 1., 1., 1., 1.], requires_grad=True)
         Packing tensor([2., 2., 2., 2., 2.], grad_fn=<MulBackward0>)
+        Packing tensor([1., 1., 1., 1., 1.], requires_grad=True)
         >>> y.sum().backward()
-        Unpacking tensor([1., 1., 1., 1., 1.])
         Unpacking tensor([2., 2., 2., 2., 2.])
+        Unpacking tensor([1., 1., 1., 1., 1.])
     """
 
     def __init__(self, pack_hook: Callable[[_Tensor], Any],
