@@ -126,7 +126,7 @@ def _ndarray_operand(tensor):
 
 
 def binary_op(name: str, fwd, backward=None, *, kind: str = "arith", saves: str = "",
-              node_name: str | None = None, keeps=None):
+              node_name: str | None = None, keeps=None, tensor_node_name: str | None = None):
     """Build a binary elementwise op ``op(input, other)``.
 
     ``fwd(a, b)`` works on arrays (or an array and a Python scalar). ``kind``:
@@ -138,8 +138,11 @@ def binary_op(name: str, fwd, backward=None, *, kind: str = "arith", saves: str 
     ``(a requires grad, b requires grad) -> (keep a, keep b)``, PyTorch's rule for which
     input tensors the backward reads (``mul`` keeps ``b`` only for ``a``'s gradient); a tensor
     not kept is saved as None, so writing it in place later is no error, as in PyTorch.
+    ``tensor_node_name``: the node's name when both operands are tensors, where PyTorch's
+    overloads name them apart (``PowBackward1`` for a tensor exponent, ``PowBackward0`` for a
+    number).
     """
-    Node = None
+    Node = NodeTT = None
     if backward is not None:
         def _bw(node, grad, _raw=backward):
             ga, gb = _raw(node, grad)
@@ -149,7 +152,9 @@ def binary_op(name: str, fwd, backward=None, *, kind: str = "arith", saves: str 
                 gb = _fit(gb, *meta[1]) if meta[1] is not None else None
             return ga, gb
 
-        Node = make_node_class(node_name or camel(name) + "Backward0", _bw)
+        Node = NodeTT = make_node_class(node_name or camel(name) + "Backward0", _bw)
+        if tensor_node_name is not None:
+            NodeTT = make_node_class(tensor_node_name, _bw)
     to_float = kind == "float"
     save_inputs = "ab" in saves
     save_out = "o" in saves
@@ -211,7 +216,8 @@ def binary_op(name: str, fwd, backward=None, *, kind: str = "arith", saves: str 
                                            tb is not None and tb.requires_grad)
                     saved = (saved[0] if keep_a or ta is None else None,
                              saved[1] if keep_b or tb is None else None)
-                record(Node, out, (ta, tb), saved, _grad_meta(ta, tb, out), save_out)
+                record(Node if ta is None or tb is None else NodeTT, out, (ta, tb), saved,
+                       _grad_meta(ta, tb, out), save_out)
                 return out
             return _make(r, dev)
 

@@ -132,8 +132,46 @@ def _inplace_with_grad(self, fn, name, args, kwargs):
     r = fn(snap, *args, **kwargs)
     write_inplace(self, r._data, name)
     self._bump_version()
+    if r.grad_fn is None and name in _ZERO_GRAD_INPLACE:
+        r = _zero_grad_result(r, name, snap, args)
     rebase_history(self, r)
     return self
+
+
+#: in-place comparisons write 0/1 in ``self``'s dtype: PyTorch's EqBackward0/1... give zero
+#: gradients there (the out-of-place ops return bool tensors, outside autograd); without a
+#: node the overwritten tensor kept its old history (an identity gradient)
+_ZERO_GRAD_INPLACE = {f"{n}_": f"{n[:1].upper()}{n[1:]}Backward0" for n in (
+    "eq", "ne", "lt", "le", "gt", "ge")}
+_ZERO_GRAD_INPLACE.update({"less_": "LtBackward0", "less_equal_": "LeBackward0",
+                           "greater_": "GtBackward0", "greater_equal_": "GeBackward0",
+                           "not_equal_": "NeBackward0"})
+_ZERO_NODES: dict = {}
+
+
+def _zero_bw(node, g):
+    return tuple(None if m is None or not node.needs_grad(i) else g.new_zeros(m)
+                 for i, m in enumerate(node.ctx))
+
+
+def _zero_grad_result(r: Tensor, name: str, snap: Tensor, args) -> Tensor:
+    """``r`` as the output of a zero-gradient node over ``snap`` and a tensor ``other``."""
+    other = args[0] if args and isinstance(args[0], Tensor) else None
+    node_name = _ZERO_GRAD_INPLACE[name]
+    if other is not None:  # PyTorch's Tensor overload: GtBackward1
+        node_name = node_name[:-1] + "1"
+    node_cls = _ZERO_NODES.get(node_name)
+    if node_cls is None:
+        from ..autograd.graph import make_node_class
+
+        node_cls = _ZERO_NODES[node_name] = make_node_class(node_name, _zero_bw)
+    inputs = (snap, other) if other is not None else (snap,)
+    out = _make(r._data.astype(snap._data.dtype), r._device)  # in self's dtype, as written
+    from ..autograd.graph import record
+
+    record(node_cls, out, inputs, (), [None if t is None or not t.requires_grad else
+                                       tuple(t.shape) for t in inputs])
+    return out
 
 
 def rebase_history(self: Tensor, result: Tensor) -> None:

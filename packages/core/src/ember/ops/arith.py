@@ -237,15 +237,32 @@ mul = register("mul", out=True, inplace=True, aliases=("multiply",))(
     binary_op("mul", np.multiply, _mul_bw, saves="ab", keeps=_keeps_mul))
 _true_div = binary_op("div", np.true_divide, _div_bw, kind="float", saves="ab",
                       keeps=_keeps_div)
+def _zero_bw(node, g):
+    """``div``'s rounding modes: PyTorch's DivBackward2 gives zero gradients (the result is
+    piecewise constant), so the result requires grad and its backward runs."""
+    z = g.new_zeros(g.shape)
+    return (z if node.needs_grad(0) else None), (z if node.needs_grad(1) else None)
+
+
+def _floor_divide_bw(node, g):
+    raise RuntimeError("derivative for aten::floor_divide is not implemented")
+
+
 floor_divide = register("floor_divide", out=True, inplace=True)(
-    binary_op("floor_divide", _np_floor_divide, None))
+    binary_op("floor_divide", _np_floor_divide, _floor_divide_bw,
+              node_name="NotImplemented"))
 floor_divide.__doc__ = "Division rounded toward negative infinity (PyTorch >= 1.13 semantics)."
-_trunc_div = binary_op("div_trunc", _np_trunc_divide, None)
+_div_floor = binary_op("floor_divide", _np_floor_divide, _zero_bw, node_name="DivBackward2")
+_trunc_div = binary_op("div_trunc", _np_trunc_divide, _zero_bw, node_name="DivBackward2")
+_trunc_div_float = binary_op("div_trunc", lambda a, b: np.trunc(np.true_divide(a, b)),
+                             _zero_bw, node_name="DivBackward2")
 remainder = register("remainder", out=True, inplace=True)(
-    binary_op("remainder", _remainder_np, _remainder_bw, saves="ab", keeps=_keeps_modulo))
+    binary_op("remainder", _remainder_np, _remainder_bw, saves="ab", keeps=_keeps_modulo,
+              tensor_node_name="RemainderBackward1"))
 fmod = register("fmod", out=True, inplace=True)(
-    binary_op("fmod", _fmod_np, _fmod_bw, saves="ab", keeps=_keeps_modulo))
-_pow = binary_op("pow", _pow_np, _pow_bw, saves="ab")
+    binary_op("fmod", _fmod_np, _fmod_bw, saves="ab", keeps=_keeps_modulo,
+              tensor_node_name="FmodBackward1"))
+_pow = binary_op("pow", _pow_np, _pow_bw, saves="ab", tensor_node_name="PowBackward1")
 
 
 @register("add", inplace=True)
@@ -353,10 +370,10 @@ def div(input, other, *, rounding_mode=None, out=None):
     if rounding_mode is None:
         return _out(_true_div(input, other), out)
     if rounding_mode == "floor":
-        return _out(floor_divide(input, other), out)
+        return _out(_div_floor(input, other), out)
     if rounding_mode == "trunc":
         if _dtype.result_type(input, other).is_floating_point:
-            return _out(_true_div(input, other).trunc(), out)
+            return _out(_trunc_div_float(input, other), out)
         return _out(_trunc_div(input, other), out)
     raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but "
                        f"found '{rounding_mode}'")
