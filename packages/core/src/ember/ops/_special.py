@@ -27,11 +27,27 @@ TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 _INV_SQRT_PI = 1.0 / math.sqrt(math.pi)
 
 
-def in_float64(fn):
+#: PyTorch's CPU kernel names (its dispatch errors) of the float64 kernels whose op takes no
+#: complex input, where ``in_float64`` is not told one
+_KERNEL_NAMES: dict = {}
+
+
+def _no_complex_kernel(kernel: str, dtype) -> NotImplementedError:
+    from .. import _dtype
+
+    return _dtype.no_kernel(kernel, dtype)
+
+
+def in_float64(fn, kernel: str | None = None):
     """Evaluate ``fn`` in float64 (on at least 1-d arrays, so that it may work in place) and
-    round to the input's dtype: the special functions."""
+    round to the input's dtype: the special functions. A complex array raises PyTorch's
+    dispatch error for its kernel ``kernel`` (``"erf_vml_cpu" not implemented for
+    'ComplexFloat'``): these functions are real (casting would drop the imaginary part)."""
 
     def run(a):
+        if a.dtype.kind == "c":
+            raise _no_complex_kernel(kernel or _KERNEL_NAMES.get(fn, f"{fn.__name__}_cpu"),
+                                     a.dtype)
         with np.errstate(all="ignore"):
             r = fn(a.reshape(a.shape or (1,)).astype(np.float64, copy=False))
         return r.reshape(a.shape).astype(a.dtype, copy=False)
@@ -164,7 +180,7 @@ def erfinv_f64(y):
     return xp.where(a > 1, np.nan, xp.where(a <= 0.7, central, tail))  # NaN stays NaN
 
 
-_erfinv_in_float64 = in_float64(erfinv_f64)
+_erfinv_in_float64 = in_float64(erfinv_f64, "erfinv_vml_cpu")
 _ERFINV_NATIVE = {np.dtype(np.float32): "ember_erfinv_f32",
                   np.dtype(np.float64): "ember_erfinv_f64"}
 
@@ -237,6 +253,10 @@ def digamma_f64(x):
     psi = xp.where(negative, psi - np.pi / np.tan(np.pi * frac_part), psi)
     psi = xp.where(negative & (frac_part == 0), np.nan, psi)
     return xp.where(x == 0, np.copysign(np.inf, -x), psi)
+
+
+_KERNEL_NAMES.update({erf_f64: "erf_vml_cpu", erfc_f64: "erfc_vml_cpu",
+                      lgamma_f64: "lgamma_vml_cpu", digamma_f64: "digamma"})
 
 
 def trigamma_f64(x):

@@ -39,6 +39,30 @@ def _is_complex(t: Tensor) -> bool:
     return t._data.dtype in _COMPLEX
 
 
+def _data_of(t, name: str):
+    """``t``'s array, or PyTorch's TypeError for a non-tensor (after the attribute lookup
+    failed: nothing on the tensor path)."""
+    try:
+        return t._data
+    except AttributeError:
+        if isinstance(t, Tensor):
+            raise
+        raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(t).__name__}") from None
+
+
+def _write_same_dtype(out, res: Tensor, name: str) -> Tensor:
+    """``out=`` of ``complex``/``polar``: PyTorch's kernels take only ``out`` of the result's
+    own dtype."""
+    from ._inplace import write_out
+
+    if isinstance(out, Tensor) and out._data.dtype != res._data.dtype:
+        raise RuntimeError(f"Expected object of scalar type "
+                           f"{_dtype.scalar_type_name(res._data.dtype)} but got scalar type "
+                           f"{_dtype.scalar_type_name(out._data.dtype)} for argument 'out'")
+    return write_out(out, res, name)
+
+
 def _as_complex_grad(re: Tensor | None, im: Tensor | None, like: Tensor) -> Tensor:
     """``re + i im`` as a gradient of ``like``'s complex dtype (None parts are zero)."""
     from .. import _factory
@@ -59,7 +83,7 @@ ImagBackward0 = _own("ImagBackward0",
 def real(input):
     """The real part of a complex tensor as a view sharing its memory (writes go through);
     a real tensor itself."""
-    if not _is_complex(input):
+    if _data_of(input, "real").dtype not in _COMPLEX:
         return input
     return make_view(input, _dtype.real_part(input._data), RealBackward0, None, view_fn=real)
 
@@ -68,7 +92,7 @@ def real(input):
 def imag(input):
     """The imaginary part of a complex tensor as a view sharing its memory (PyTorch's error
     for real tensors)."""
-    if not _is_complex(input):
+    if _data_of(input, "imag").dtype not in _COMPLEX:
         raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
     return make_view(input, _dtype.imag_part(input._data), ImagBackward0, None, view_fn=imag)
 
@@ -92,7 +116,7 @@ ViewAsComplexBackward0 = _own("ViewAsComplexBackward0", _view_as_complex_bw)
 @register("view_as_real", method=False, view=True)
 def view_as_real(input):
     """A complex tensor as a real view with a trailing dimension of 2 (real, imaginary)."""
-    if not _is_complex(input):
+    if _data_of(input, "view_as_real").dtype not in _COMPLEX:
         raise RuntimeError("view_as_real is only supported for complex tensors")
     d = input._data
     if d.dtype is _dtype.CHALF_NP:  # a pair of float16 per element: a trailing axis of 2
@@ -107,12 +131,14 @@ def view_as_real(input):
 def view_as_complex(input):
     """A real tensor whose last dimension is 2 as a complex view (PyTorch's checks): float16
     gives complex32, float32 complex64, float64 complex128."""
-    d = input._data
+    d = _data_of(input, "view_as_complex")
     if d.dtype not in (_dtype.float16.np, _dtype.float32.np, _dtype.float64.np):
         raise RuntimeError("view_as_complex is only supported for half, float and double "
                            "tensors, but got a tensor of scalar type: "
                            f"{_dtype.scalar_type_name(d.dtype)}")
-    if d.ndim == 0 or d.shape[-1] != 2:
+    if d.ndim == 0:
+        raise RuntimeError("Input tensor must have one or more dimensions")
+    if d.shape[-1] != 2:
         raise RuntimeError("Tensor must have a last dimension of size 2")
     if d.size == 0:  # no memory to view: an empty complex tensor
         cdt = _dtype.FROM_NP[d.dtype].to_complex().np
@@ -212,8 +238,8 @@ def angle(input):
     return result(r, input._device, AngleBackward0, (input,), (input,))
 
 
-@register("polar", out=True)
-def polar(abs, angle):
+@register("polar")  # out= in the kernel: PyTorch takes only out of its dtype
+def polar(abs, angle, *, out=None):
     """``abs * (cos(angle) + i sin(angle))``: a complex tensor from polar coordinates."""
     for pos, (name, t) in enumerate((("abs", abs), ("angle", angle)), 1):
         if not isinstance(t, Tensor):
@@ -230,7 +256,8 @@ def polar(abs, angle):
         from .pointwise import _unsupported
 
         raise _unsupported("polar", abs._data)
-    return complex(abs * angle.cos(), abs * angle.sin())
+    res = complex(abs * angle.cos(), abs * angle.sin())
+    return res if out is None else _write_same_dtype(out, res, "polar")
 
 
 def _complex_bw(node, g):
@@ -242,8 +269,8 @@ def _complex_bw(node, g):
 ComplexBackward0 = _own("ComplexBackward0", _complex_bw)
 
 
-@register("complex", out=True, method=False)
-def complex(real, imag):
+@register("complex", method=False)  # out= in the kernel (as polar)
+def complex(real, imag, *, out=None):
     """A complex tensor from real and imaginary parts of one floating dtype (float16 gives
     complex32, float32 complex64, float64 complex128), broadcast together."""
     for pos, (name, t) in enumerate((("real", real), ("imag", imag)), 1):
@@ -267,7 +294,8 @@ def complex(real, imag):
     from ._promotion import broadcast_shape
 
     shape = broadcast_shape(a.shape, b.shape)
-    out = xp.empty(shape, dtype=cdt)
-    _dtype.real_part(out)[...] = a
-    _dtype.imag_part(out)[...] = b
-    return result(out, dev, ComplexBackward0, (real, imag), ctx=(a.shape, b.shape))
+    arr = xp.empty(shape, dtype=cdt)
+    _dtype.real_part(arr)[...] = a
+    _dtype.imag_part(arr)[...] = b
+    res = result(arr, dev, ComplexBackward0, (real, imag), ctx=(a.shape, b.shape))
+    return res if out is None else _write_same_dtype(out, res, "complex")

@@ -212,10 +212,12 @@ def _c2r(x: Tensor, dims: tuple, last_dim_size: int, norm: str) -> Tensor:
 
 # -- arguments ---------------------------------------------------------------------------------
 
-def _norm(norm) -> str:
+def _norm(norm, fname: str = "fft_fft") -> str:
     if norm is None:
         return "backward"
     if norm not in _NORMS:
+        if not isinstance(norm, str):
+            raise TypeError(f"{fname}(): argument 'norm' must be str, not {type(norm).__name__}")
         raise RuntimeError(f'Invalid normalization mode: "{norm}"')
     return norm
 
@@ -227,9 +229,35 @@ def _check_tensor(input, fname: str) -> None:
 
 
 def _int_arg(v, fname: str, what: str) -> int:
+    if v.__class__ is int:
+        return v
+    if isinstance(v, Tensor) and v.numel() == 1 and not (
+            v.dtype.is_floating_point or v.dtype.is_complex or v.dtype is _dtype.bool):
+        return int(v.item())  # an integer tensor of one element, as PyTorch's parser takes
     if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
         raise TypeError(f"{fname}(): argument '{what}' must be int, not {type(v).__name__}")
     return int(v)
+
+
+def _int_list(v, fname: str, what: str) -> tuple:
+    """``s``/``dim`` of the n-d transforms and shifts as a tuple of ints (one int: a tuple of
+    one), with PyTorch's parser errors for anything else."""
+    if isinstance(v, (int, np.integer)) and not isinstance(v, bool):
+        return (int(v),)
+    if not isinstance(v, (tuple, list)):
+        raise TypeError(f"{fname}(): argument '{what}' must be tuple of ints, not "
+                        f"{type(v).__name__}")
+    out = []
+    for i, e in enumerate(v):
+        if isinstance(e, bool) or not isinstance(e, (int, np.integer)):
+            if i == 0:
+                raise TypeError(f"{fname}(): argument '{what}' must be tuple of ints, not "
+                                f"{type(v).__name__}")
+            raise TypeError(f"{fname}(): argument '{what}' failed to unpack the object at pos "
+                            f"{i + 1} with error \"type must be tuple of ints,but got "
+                            f"{type(e).__name__}\"")
+        out.append(int(e))
+    return tuple(out)
 
 
 def _wrap(x: Tensor, d) -> int:
@@ -278,13 +306,12 @@ def _shape_and_dims(x: Tensor, s, dim, fname: str):
     sizes = tuple(x.shape)
     dims = None
     if dim is not None:
-        dim = (dim,) if isinstance(dim, (int, np.integer)) else tuple(dim)
+        dim = _int_list(dim, fname, "dim")
         dims = tuple(_wrap(x, d) for d in dim)
         if len(set(dims)) != len(dims):
             raise RuntimeError("FFT dims must be unique")
     if s is not None:
-        s = (s,) if isinstance(s, (int, np.integer)) else tuple(s)
-        s = tuple(_int_arg(v, fname, "s") for v in s)
+        s = _int_list(s, fname, "s")
         if dim is not None and len(dim) != len(s):
             raise RuntimeError("When given, dim and shape arguments must have the same length")
         if len(s) > nd:
@@ -305,9 +332,14 @@ def _shape_and_dims(x: Tensor, s, dim, fname: str):
 def _out(res: Tensor, out, fname: str) -> Tensor:
     if out is None:
         return res
-    if res.is_complex() and isinstance(out, Tensor) and not out.is_complex():
-        raise RuntimeError(f"{fname} expects a complex output tensor, but got "
-                           f"{_dtype.scalar_type_name(out.dtype)}")
+    if isinstance(out, Tensor):
+        if res.is_complex():
+            if not out.is_complex():
+                raise RuntimeError(f"{fname} expects a complex output tensor, but got "
+                                   f"{_dtype.scalar_type_name(out.dtype)}")
+        elif not out.dtype.is_floating_point:
+            raise RuntimeError(f"{fname} expects a floating point output tensor, but got "
+                               f"{_dtype.scalar_type_name(out.dtype)}")
     return write_out(out, res)
 
 
@@ -323,7 +355,7 @@ def _one_dim(input, n, dim, fname: str):
 
 def _c2c_1d(fname, input, n, dim, norm, forward):
     n, dim = _one_dim(input, n, dim, fname)
-    norm = _norm(norm)
+    norm = _norm(norm, f"fft_{fname}")
     x = _promote(input, False)
     d = _wrap(x, dim)
     size = x.shape[d] if n is None else n
@@ -338,7 +370,7 @@ def _c2c_1d(fname, input, n, dim, norm, forward):
 
 def _r2c_1d(fname, input, n, dim, norm, forward):
     n, dim = _one_dim(input, n, dim, fname)
-    norm = _norm(norm)
+    norm = _norm(norm, f"fft_{fname}")
     if input.is_complex():
         raise RuntimeError(f"{fname} expects a real input tensor, but got "
                            f"{_dtype.scalar_type_name(input.dtype)}")
@@ -354,7 +386,7 @@ def _r2c_1d(fname, input, n, dim, norm, forward):
 
 def _c2r_1d(fname, input, n, dim, norm, forward):
     n, dim = _one_dim(input, n, dim, fname)
-    norm = _norm(norm)
+    norm = _norm(norm, f"fft_{fname}")
     x = _promote(input, True)
     d = _wrap(x, dim)
     last = 2 * (x.shape[d] - 1) if n is None else n
@@ -415,7 +447,7 @@ def fft_ihfft(input, n=None, dim=-1, norm=None, *, out=None):
 
 def _c2c_nd(fname, input, s, dim, norm, forward):
     _check_tensor(input, f"fft_{fname}")
-    norm = _norm(norm)
+    norm = _norm(norm, f"fft_{fname}")
     shape, dims = _shape_and_dims(input, s, dim, f"fft_{fname}")
     x = _resize(_promote(input, False), dims, shape)
     if x.is_complex() or not dims:
@@ -427,7 +459,7 @@ def _c2c_nd(fname, input, s, dim, norm, forward):
 
 def _r2c_nd(fname, input, s, dim, norm, forward):
     _check_tensor(input, f"fft_{fname}")
-    norm = _norm(norm)
+    norm = _norm(norm, f"fft_{fname}")
     if forward and input.is_complex():
         raise RuntimeError(f"{fname} expects a real-valued input tensor, but got "
                            f"{_dtype.scalar_type_name(input.dtype)}")
@@ -445,11 +477,11 @@ def _r2c_nd(fname, input, s, dim, norm, forward):
 
 def _c2r_nd(fname, input, s, dim, norm, forward):
     _check_tensor(input, f"fft_{fname}")
-    norm = _norm(norm)
+    norm = _norm(norm, f"fft_{fname}")
     shape, dims = _shape_and_dims(input, s, dim, f"fft_{fname}")
     if not dims:
         raise RuntimeError(f"{fname} must transform at least one axis")
-    s_last = None if s is None else ((s,) if isinstance(s, (int, np.integer)) else tuple(s))[-1]
+    s_last = None if s is None else _int_list(s, f"fft_{fname}", "s")[-1]
     last = 2 * (input.shape[dims[-1]] - 1) if s_last is None or s_last == -1 else shape[-1]
     _check_points(last)
     x = _resize(_promote(input, True), dims, shape[:-1] + (last // 2 + 1,))
@@ -470,19 +502,19 @@ def fft_fftn(input, s=None, dim=None, norm=None, *, out=None):
 def fft_ifftn(input, s=None, dim=None, norm=None, *, out=None):
     """The n-dimensional inverse discrete Fourier transform (``s``, ``dim``, ``norm`` as in
     :func:`fftn`)."""
-    return _out(_c2c_nd("ifftn", input, s, dim, norm, False), out, "ifftn")
+    return _out(_c2c_nd("ifftn", input, s, dim, norm, False), out, "fftn")
 
 
 @register("fft_fft2", function=False, method=False)
 def fft_fft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
     """The two-dimensional discrete Fourier transform (:func:`fftn` over the last two dims)."""
-    return _out(_c2c_nd("fft2", input, s, dim, norm, True), out, "fft2")
+    return _out(_c2c_nd("fft2", input, s, dim, norm, True), out, "fftn")
 
 
 @register("fft_ifft2", function=False, method=False)
 def fft_ifft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
     """The two-dimensional inverse discrete Fourier transform."""
-    return _out(_c2c_nd("ifft2", input, s, dim, norm, False), out, "ifft2")
+    return _out(_c2c_nd("ifft2", input, s, dim, norm, False), out, "fftn")
 
 
 @register("fft_rfftn", function=False, method=False)
@@ -494,7 +526,7 @@ def fft_rfftn(input, s=None, dim=None, norm=None, *, out=None):
 @register("fft_rfft2", function=False, method=False)
 def fft_rfft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
     """The two-dimensional transform of real input (:func:`rfftn` over the last two dims)."""
-    return _out(_r2c_nd("rfftn", input, s, dim, norm, True), out, "rfft2")
+    return _out(_r2c_nd("rfftn", input, s, dim, norm, True), out, "rfftn")
 
 
 @register("fft_irfftn", function=False, method=False)
@@ -507,7 +539,7 @@ def fft_irfftn(input, s=None, dim=None, norm=None, *, out=None):
 @register("fft_irfft2", function=False, method=False)
 def fft_irfft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
     """The inverse of :func:`rfft2`."""
-    return _out(_c2r_nd("irfftn", input, s, dim, norm, False), out, "irfft2")
+    return _out(_c2r_nd("irfftn", input, s, dim, norm, False), out, "irfftn")
 
 
 @register("fft_hfftn", function=False, method=False)
@@ -520,7 +552,7 @@ def fft_hfftn(input, s=None, dim=None, norm=None, *, out=None):
 @register("fft_hfft2", function=False, method=False)
 def fft_hfft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
     """The two-dimensional form of :func:`hfftn`."""
-    return _out(_c2r_nd("hfftn", input, s, dim, norm, True), out, "hfft2")
+    return _out(_c2r_nd("hfftn", input, s, dim, norm, True), out, "hfftn")
 
 
 @register("fft_ihfftn", function=False, method=False)
@@ -533,21 +565,30 @@ def fft_ihfftn(input, s=None, dim=None, norm=None, *, out=None):
 @register("fft_ihfft2", function=False, method=False)
 def fft_ihfft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
     """The two-dimensional form of :func:`ihfftn`."""
-    return _out(_r2c_nd("ihfftn", input, s, dim, norm, False), out, "ihfft2")
+    return _out(_r2c_nd("ihfftn", input, s, dim, norm, False), out, "ihfftn")
 
 
 # -- frequencies and shifts --------------------------------------------------------------------
 
 def _freq_factory(fname, n, d, dtype, device, requires_grad, out, onesided):
+    if isinstance(n, Tensor) and n.numel() == 1 and not (
+            n.dtype.is_floating_point or n.dtype.is_complex or n.dtype is _dtype.bool):
+        n = int(n.item())  # PyTorch's parser takes an integer tensor of one element
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
         raise TypeError(f"{fname}(): argument 'n' (position 1) must be int, not "
                         f"{type(n).__name__}")
+    if not isinstance(d, (int, float, np.integer, np.floating, Tensor)):
+        raise TypeError(f"{fname}(): argument 'd' must be float, not {type(d).__name__}")
     n = int(n)
     if n < 0:
         raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
+    if dtype is None and isinstance(out, Tensor):
+        dtype = out.dtype  # PyTorch's out= form computes in out's dtype
     dt = _dtype.get_default_dtype() if dtype is None else dtype
     if not (dt.is_floating_point or dt.is_complex):
-        raise RuntimeError(f"{fname[3:]} requires a floating point or complex dtype")
+        raise RuntimeError(f"{fname[4:]} requires a floating point or complex dtype")
+    if dt.is_complex:  # PyTorch's arange has no complex case
+        raise _dtype.no_kernel("arange_cpu", dt.np)
     dev = resolve_device(device)
     xp = xp_of(dev)
     if onesided:
@@ -586,15 +627,14 @@ def fft_rfftfreq(n, d=1.0, *, out=None, dtype=None, layout=None, device=None,
 def _shift(input, dim, inverse: bool):
     from .shape import roll
 
+    fname = "fft_ifftshift" if inverse else "fft_fftshift"
+    _check_tensor(input, fname)
     if dim is None:
         dims = list(range(input.dim()))
-    elif isinstance(dim, (int, np.integer)):
-        dims = [int(dim)]
     else:
-        dims = [int(d) for d in dim]
-    dims = [wrap_dim(d, input.dim()) for d in dims]
-    if not dims:
-        return input.clone()
+        dims = [_wrap(input, d) for d in _int_list(dim, fname, "dim")]
+    if not dims:  # PyTorch's roll with no shifts (a 0-d tensor, or dim=())
+        raise RuntimeError("`shifts` required")
     shifts = [(input.shape[d] + inverse) // 2 for d in dims]
     return roll(input, shifts, dims)
 

@@ -561,6 +561,8 @@ def logit(input, eps=None):
     """``log(p / (1 - p))``; with ``eps``, ``p`` is clamped to ``[eps, 1 - eps]`` first."""
     d = input._data
     if d.dtype not in _dtype.FLOATING_NP:
+        if d.dtype.kind == "c":  # PyTorch's kernel has no complex case (a cast drops imag)
+            raise _dtype.no_kernel("logit_cpu", d.dtype)
         d = d.astype(_dtype.get_default_dtype().np)
     if d.dtype in _dtype.OPMATH:
         r = _logit_low_precision(d, eps)

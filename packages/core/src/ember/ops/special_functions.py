@@ -27,7 +27,7 @@ import numpy as np
 from .. import _dtype
 from .._device import xp_of
 from .._tensor import Tensor
-from ..autograd.graph import make_node_class, result
+from ..autograd.graph import make_node_class, mark_holomorphic, result
 from ._factories import binary_op, unary_op
 from ._special import (
     _ERF_C,
@@ -527,6 +527,8 @@ def zeta_f64(x, q):
         fact = fact * (x + k)
         b = b / w
         k += 1
+    # x == inf: Cephes' direct sum stops at once on (q + k)^-inf: 1 at q == 1, inf below
+    s = xp.where((x == np.inf) & (q <= 1), xp.where(q == 1, 1.0, np.inf), s)
     q_pole = (q <= 0) & (q == np.floor(q))
     s = xp.where((q <= 0) & (x != np.floor(x)), np.nan, s)
     s = xp.where(q_pole, np.inf, s)
@@ -714,7 +716,7 @@ def _recurrence(first, step, n, active, xp):
     caller): as many steps as the largest active ``n`` needs."""
     needed = xp.where(active, n, 0.0)
     top = int(float(needed.max())) if n.size else 0
-    p = first * 0 + 1
+    p = xp.ones_like(first)  # (not first * 0 + 1: NaN at an infinite x)
     q = first * 1
     for j in range(1, top):
         r = step(q, p, float(j))
@@ -813,15 +815,18 @@ def legendre_p_f64(x, n, dtype=None):
 
 # -- ops ------------------------------------------------------------------------------------------
 
-def _in_float64_binary(kernel, pass_dtype: bool = False):
+def _in_float64_binary(kernel, pass_dtype: bool = False, name: str | None = None):
     """``kernel(a, b)`` on float64 arrays broadcast together, rounded to the operands'
     (already promoted) dtype; one operand may be a Python number. ``pass_dtype`` hands the
-    kernel that dtype too (``dtype=``)."""
+    kernel that dtype too (``dtype=``). Complex operands raise PyTorch's dispatch error for
+    its kernel ``name``."""
 
     def run(a, b):
         ref = a if hasattr(a, "shape") and not isinstance(a, np.generic) else b
         xp = xp_of(ref)
         dtype = ref.dtype
+        if dtype.kind == "c":
+            raise _dtype.no_kernel(name or f"{kernel.__name__}_cpu", dtype)
         a64 = a.astype(np.float64) if hasattr(a, "astype") else xp.asarray(a, dtype=np.float64)
         b64 = b.astype(np.float64) if hasattr(b, "astype") else xp.asarray(b, dtype=np.float64)
         a64, b64 = xp.broadcast_arrays(a64, b64)
@@ -834,21 +839,112 @@ def _in_float64_binary(kernel, pass_dtype: bool = False):
     return run
 
 
+#: ``igamma``/``igammac``: PyTorch's kernels have no integer or bool case (the operands are
+#: not floated first). (Its Bessel, Airy, polynomial, ``erfcx``, ``ndtri``, ``zeta`` kernels
+#: also lack float16 and bfloat16, which Ember computes in float64 and rounds once: a
+#: documented superset, ``tests/core/test_bfloat16.py``.)
+_INTEGRAL = frozenset(
+    d.np for d in _dtype.ALL_DTYPES if not (d.is_floating_point or d.is_complex))
+
+
+def _kernel_name(name: str) -> str:
+    """PyTorch's CPU kernel of op ``name`` in its dispatch errors (``bessel_j0_cpu``)."""
+    return _KERNELS.get(name) or name.removeprefix("special_") + "_cpu"
+
+
+_KERNELS = {"i0": "i0_vml_cpu", "special_ndtr": "erf_vml_cpu"}
+
+
+def _checked_unary(op, name: str, arg: str):
+    """``op`` with PyTorch's argument check: a non-tensor gets its TypeError (found when the
+    attribute lookup fails: nothing on the tensor path)."""
+
+    def checked(input):
+        try:
+            _ = input._data
+        except AttributeError:
+            if isinstance(input, Tensor):
+                raise
+            raise TypeError(f"{name}(): argument '{arg}' (position 1) must be Tensor, not "
+                            f"{type(input).__name__}") from None
+        return op(input)
+
+    checked.__name__ = checked.__qualname__ = name
+    checked.__doc__ = op.__doc__
+    for attr in ("_node", "_fwd", "_unary"):
+        setattr(checked, attr, getattr(op, attr))
+    return checked
+
+
+def _combination_error(name: str, args, params: tuple) -> TypeError:
+    """PyTorch's error for a binary op called without a tensor (or with something that is
+    neither a tensor nor a number)."""
+    got = ", ".join(type(a).__name__ for a in args)
+    x, n = params
+    return TypeError(f"{name}() received an invalid combination of arguments - got ({got}), "
+                     f"but expected one of:\n * (Tensor {x}, Tensor {n}, *, Tensor out = None)\n"
+                     f" * (Number {'self' if x == 'input' else x}, Tensor {n}, *, Tensor out = "
+                     f"None)\n * (Tensor {x}, Number {n}, *, Tensor out = None)\n")
+
+
+_F32_F64 = frozenset((_dtype.float32.np, _dtype.float64.np))
+
+
+def _checked_binary(op, name: str, missing: frozenset, params=("input", "other"),
+                    tensors_only: bool = False):
+    """``op(input, other)`` with PyTorch's argument checks and its dispatch error for a
+    result dtype in ``missing`` (asked only off the float32/float64 tensor fast path).
+    ``tensors_only``: both operands must be tensors (``igamma``'s signature)."""
+    import numbers
+
+    kernel = _kernel_name(name)
+
+    def checked(input, other):
+        if (input.__class__ is Tensor and other.__class__ is Tensor
+                and input._data.dtype in _F32_F64 and other._data.dtype in _F32_F64):
+            return op(input, other)
+        if tensors_only:
+            for pos, (what, v) in enumerate(zip(params, (input, other)), 1):
+                if not isinstance(v, Tensor):
+                    raise TypeError(f"{name}(): argument '{what}' (position {pos}) must be "
+                                    f"Tensor, not {type(v).__name__}")
+        elif not (isinstance(input, Tensor) and isinstance(other, (Tensor, numbers.Number))
+                  or isinstance(other, Tensor) and isinstance(input, numbers.Number)):
+            raise _combination_error(name, (input, other), params)
+        dt = _dtype.result_type(input, other).np
+        if dt in missing:
+            raise _dtype.no_kernel(kernel, dt)
+        return op(input, other)
+
+    checked.__name__ = checked.__qualname__ = name
+    checked.__doc__ = op.__doc__
+    for attr in ("_node", "_fwd", "_kind", "_dunder"):
+        if hasattr(op, attr):
+            setattr(checked, attr, getattr(op, attr))
+    return checked
+
+
 def _special_unary(name, kernel, backward=None, *, saves="", doc, function=False,
-                   inplace=False):
+                   inplace=False, arg="input", fwd=None):
     """Register the unary op ``name`` computed in float64 by ``kernel``: exported as
-    ``ember.<name>`` and a Tensor method only when ``function`` (PyTorch has it there)."""
-    op = unary_op(name, in_float64(kernel), backward, to_float=True, saves=saves)
+    ``ember.<name>`` and a Tensor method only when ``function`` (PyTorch has it there).
+    Complex input is PyTorch's dispatch error (``in_float64``); ``fwd`` replaces the
+    kernel's float64 evaluation; ``arg`` is the argument's name in PyTorch's errors."""
+    if fwd is None:
+        fwd = in_float64(kernel, _kernel_name(name))
+    op = unary_op(name, fwd, backward, to_float=True, saves=saves)
     op.__doc__ = doc
+    op = _checked_unary(op, name, arg)
     return register(name, function=function, method=function, inplace=inplace, out=True,
                     differentiable=backward is not None)(op)
 
 
 def _special_binary(name, kernel, backward=None, *, doc, function=False, inplace=False,
-                    pass_dtype=False):
-    op = binary_op(name, _in_float64_binary(kernel, pass_dtype), backward, kind="float",
-                   saves="ab" if backward is not None else "")
+                    pass_dtype=False, missing=frozenset(), tensors_only=False):
+    op = binary_op(name, _in_float64_binary(kernel, pass_dtype, _kernel_name(name)), backward,
+                   kind="float", saves="ab" if backward is not None else "")
     op.__doc__ = doc
+    op = _checked_binary(op, name, missing, tensors_only=tensors_only)
     return register(name, function=function, method=function, inplace=inplace, out=True,
                     differentiable=backward is not None)(op)
 
@@ -976,8 +1072,27 @@ special_i1e = _special_unary(
     "special_i1e", i1e_f64, _i1e_bw, saves="ao",
     doc="The exponentially scaled modified Bessel function of order 1, "
         "``exp(-|x|) * i1(x)``.")
+_sinc_real = in_float64(sinc_f64, "sinc_cpu")
+
+
+def _sinc_fwd(a):
+    """sinc of a real array (in float64) or of a complex one (PyTorch's kernel: ``sin(pi z) /
+    (pi z)`` in the complex dtype, 1 at 0)."""
+    if a.dtype.kind != "c":
+        return _sinc_real(a)
+    if a.dtype == _dtype.CHALF_NP:
+        raise _dtype.no_kernel("sinc_cpu", a.dtype)
+    xp = xp_of(a)
+    z = a.astype(np.complex128) * np.pi
+    with np.errstate(all="ignore"):
+        r = np.sin(z) / xp.where(z == 0, 1.0, z)
+    return xp.where(a == 0, 1.0, r).astype(a.dtype, copy=False)
+
+
 sinc = _special_unary("sinc", sinc_f64, _sinc_bw, saves="a", function=True, inplace=True,
+                      fwd=_sinc_fwd,
                       doc="The normalized sinc, ``sin(pi x) / (pi x)`` (1 at 0).")
+mark_holomorphic(sinc._node)  # its real backward ``g * sinc'(x)`` conjugates to the complex one
 special_entr = _special_unary(
     "special_entr", entr_f64, _entr_bw, saves="a",
     doc="Elementwise entropy ``-x * log(x)`` (0 at 0, -inf for negative ``x``).")
@@ -989,11 +1104,11 @@ special_zeta = _special_binary(
     doc="Hurwitz's zeta function ``sum_k (other + k) ** -input``.")
 igamma = _special_binary(
     "igamma", igamma_f64, lambda node, g: _igamma_grad(node, g, 1.0, "igamma"),
-    function=True, inplace=True,
+    function=True, inplace=True, missing=_INTEGRAL, tensors_only=True,
     doc="The regularized lower incomplete gamma function ``P(input, other)``.")
 igammac = _special_binary(
     "igammac", igammac_f64, lambda node, g: _igamma_grad(node, g, -1.0, "igammac"),
-    function=True, inplace=True,
+    function=True, inplace=True, missing=_INTEGRAL, tensors_only=True,
     doc="The regularized upper incomplete gamma function ``Q(input, other)``.")
 
 _NON_DIFFERENTIABLE = {
@@ -1015,8 +1130,12 @@ _NON_DIFFERENTIABLE = {
                                                       "first kind of order 0."),
     "special_airy_ai": (airy_ai_f64, "Airy's function Ai."),
 }
+#: the ops whose argument PyTorch's schema names ``x`` (its TypeError says so)
+_X_ARG = ("special_airy_ai", "special_scaled_modified_bessel_k0",
+          "special_scaled_modified_bessel_k1", "special_spherical_bessel_j0")
 for _name, (_kernel, _doc) in _NON_DIFFERENTIABLE.items():
-    globals()[_name] = _special_unary(_name, _kernel, doc=_doc)
+    globals()[_name] = _special_unary(_name, _kernel, doc=_doc,
+                                      arg="x" if _name in _X_ARG else "input")
 
 (special_bessel_j0, special_bessel_j1, special_bessel_y0, special_bessel_y1,
  special_modified_bessel_i0, special_modified_bessel_i1, special_modified_bessel_k0,
@@ -1027,8 +1146,9 @@ for _name, (_kernel, _doc) in _NON_DIFFERENTIABLE.items():
 
 def _polynomial(name: str, kernel, doc: str):
     """Register ``special_<name>(input, n)`` (not differentiable, as in PyTorch)."""
-    op = binary_op(f"special_{name}", _in_float64_binary(kernel, pass_dtype=True),
+    op = binary_op(f"special_{name}", _in_float64_binary(kernel, True, f"{name}_cpu"),
                    kind="float")
+    op = _checked_binary(op, f"special_{name}", frozenset(), params=("x", "n"))
 
     def polynomial(input, n):
         return op(input, n)
@@ -1087,6 +1207,8 @@ def polygamma(n, input):
     if n == 0:
         return input.digamma()
     d = input._data
+    if d.dtype.kind == "c" or d.dtype == _dtype.CHALF_NP:  # PyTorch's kernels are real
+        raise _dtype.no_kernel("trigamma" if n == 1 else "polygamma", d.dtype)
     if d.dtype not in _dtype.FLOATING_NP:
         d = d.astype(_dtype.get_default_dtype().np)
     n = int(n)
@@ -1122,6 +1244,9 @@ def mvlgamma(input, p):
         raise RuntimeError("p has to be greater than or equal to 1")
     x = input
     if x._data.dtype not in _dtype.FLOATING_NP:
+        if x._data.dtype.kind == "c" or x._data.dtype == _dtype.CHALF_NP:
+            # PyTorch's check builds its offsets with arange in the input's dtype
+            raise _dtype.no_kernel("arange_cpu", x._data.dtype)
         x = x.to(_dtype.get_default_dtype())
     total = x.lgamma()
     for i in range(1, int(p)):

@@ -9,6 +9,7 @@ PyTorch), and ``zeta``, ``gammainc`` and ``gammaincc`` differentiate in ``other`
 
 from __future__ import annotations
 
+from .. import _dtype
 from .._front import front as _front
 from ..ops import special_functions as _sf
 from ..ops.registry import OPS as _OPS
@@ -39,7 +40,7 @@ xlogy = _OPS["xlogy"].fn
 exp2 = _OPS["exp2"].fn
 expm1 = _OPS["expm1"].fn
 log1p = _OPS["log1p"].fn
-round = _OPS["round"].fn  # torch.special's name
+_round = _OPS["round"].fn
 logsumexp = _OPS["logsumexp"].fn
 
 # -- new in ember.ops.special_functions -----------------------------------------------------------
@@ -87,6 +88,15 @@ legendre_polynomial_p = _sf.POLYNOMIALS["legendre_polynomial_p"]
 def multigammaln(input, p: int, *, out=None):
     """The multivariate log-gamma function of dimension ``p`` (``ember.mvlgamma``)."""
     return _OPS["mvlgamma"].fn(input, p, out=out)
+
+
+def round(input, *, decimals: int = 0, out=None):
+    """Round half to even (``decimals``: to that many decimal places). Unlike ``ember.round``,
+    PyTorch's ``special_round`` has no integer, bool or complex case: its dispatch error."""
+    d = getattr(input, "_data", None)
+    if d is not None and (d.dtype.kind in "biuc" or d.dtype == _dtype.CHALF_NP):
+        raise _dtype.no_kernel("round_vml_cpu" if decimals == 0 else "round_cpu", d.dtype)
+    return _round(input, decimals=decimals, out=out)
 
 
 def softmax(input, dim: int, *, dtype=None):
