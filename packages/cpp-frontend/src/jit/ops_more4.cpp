@@ -360,6 +360,8 @@ double zeta_f64(double x, double q, int64_t n_terms) {
     if (x < 1) return kNaN;
     if (q <= 0 && q == std::floor(q)) return kInf;
     if (q <= 0 && x != std::floor(x)) return kNaN;
+    // x == inf: the direct sum stops at once on (q + k)^-inf: 1 at q == 1, inf below (Python's)
+    if (x == kInf && q <= 1) return q == 1 ? 1.0 : kInf;
     double s = 0, a = q;
     for (int64_t k = 0; k <= n_terms; ++k) {
         s += std::pow(a, -x);
