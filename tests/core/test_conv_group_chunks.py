@@ -1,7 +1,7 @@
-"""Grouped convolutions run in chunks of groups (vmap over per-example weights makes hundreds
-of groups on a batch of one): forced chunking gives the whole product's values (which
-test_conv.py checks against loop references) and exact gradients, for convolution, its
-transpose and the weight gradient."""
+"""Large convolutions in pieces: grouped ones in chunks of groups (vmap over per-example
+weights makes hundreds of groups on a batch of one), col2im in chunks of samples, and huge
+kernels as a weight gradient. Each gives the whole product's values (which test_conv.py
+checks against loop references) and exact gradients."""
 
 import numpy as np
 import pytest
@@ -67,3 +67,34 @@ def test_vmap_over_per_example_weights_chunks_the_groups(tiny_chunks):
     got = vmap(lambda w: ember.conv2d(x, w, padding=1))(ws)
     want = np.stack([ember.conv2d(x, w, padding=1).numpy() for w in ws])
     np.testing.assert_allclose(got.numpy(), want, rtol=1e-10, atol=1e-10)
+
+
+@pytest.mark.parametrize("B,C,O,size,k", [(3, 5, 4, (14, 14), (12, 12)), (1, 4, 2, (70,), (68,)),
+                                          (2, 2, 2, (7, 7, 7), (6, 6, 6))])
+def test_huge_kernels_run_as_a_weight_gradient(monkeypatch, B, C, O, size, k):
+    """conv2d(X.transpose(0, 1), grad.transpose(0, 1)) (a weight gradient written as a
+    convolution: kernels almost as large as the input) takes weight_grad_array's path."""
+    x = ember.tensor(RNG.standard_normal((B, C) + size), requires_grad=True)
+    w = ember.tensor(RNG.standard_normal((O, C) + k), requires_grad=True)
+    conv = getattr(ember, f"conv{len(size)}d")
+    g = ck.Geom(k, (1,) * len(k), (1,) * len(k), (0,) * len(k), size,
+                tuple(s - kk + 1 for s, kk in zip(size, k)), 1)
+    assert ck._as_weight_gradient(g)
+    got = conv(x, w)
+    assert gradcheck(conv, (x, w))
+    monkeypatch.setattr(ck, "_as_weight_gradient", lambda g: False)
+    want = conv(x, w)
+    np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), rtol=1e-10,
+                               atol=1e-10)
+
+
+def test_transposed_conv_chunks_its_columns_by_samples(monkeypatch):
+    monkeypatch.setattr(ck, "_CHUNK_BYTES", 64)
+    u = ember.tensor(RNG.standard_normal((5, 4, 6, 6)), requires_grad=True)
+    w = ember.tensor(RNG.standard_normal((4, 3, 3, 3)), requires_grad=True)
+    kw = dict(stride=2, padding=1)  # stride 2: col2im, not the forward form
+    chunked = ember.conv_transpose2d(u, w, **kw)
+    assert gradcheck(lambda a, c: ember.conv_transpose2d(a, c, **kw), (u, w))
+    monkeypatch.setattr(ck, "_CHUNK_BYTES", 1 << 40)
+    whole = ember.conv_transpose2d(u, w, **kw)
+    np.testing.assert_allclose(chunked.detach().numpy(), whole.detach().numpy(), rtol=1e-12)
