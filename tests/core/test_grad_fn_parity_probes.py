@@ -1,9 +1,7 @@
 """grad_fn names and gradients PyTorch gives where Ember differed: the Tensor overloads'
-node names (PowBackward1...), div's rounding modes (DivBackward2, zero gradients),
-floor_divide's missing derivative, and in-place comparisons (zero gradients, not the
-overwritten tensor's old history)."""
+node names (PowBackward1...), div's rounding modes (DivBackward2, zero gradients), and
+in-place comparisons (zero gradients, not the overwritten tensor's old history)."""
 
-import re
 
 import numpy as np
 import pytest
@@ -31,7 +29,6 @@ _NAMED = {
     "remainder_number": (lambda lib, a, b: a % 2, "RemainderBackward0"),
     "div_floor": (lambda lib, a, b: lib.div(a, b, rounding_mode="floor"), "DivBackward2"),
     "div_trunc": (lambda lib, a, b: lib.div(a, 2, rounding_mode="trunc"), "DivBackward2"),
-    "floor_divide": (lambda lib, a, b: a // b, "NotImplemented"),
 }
 
 
@@ -70,15 +67,6 @@ def test_div_rounding_mode_in_place_gives_zero_gradient():
     assert type(x.grad_fn).__name__ == "DivBackward2"
     (g,) = ember.autograd.grad(x.sum(), a)
     assert g.tolist() == [0.0] * 3  # was the identity: the clone's history
-
-
-def test_floor_divide_has_no_derivative():
-    a = ember.tensor([1.3, 2.7], requires_grad=True)
-    y = a // 2
-    assert y.requires_grad
-    with pytest.raises(RuntimeError, match=re.escape(
-            "derivative for aten::floor_divide is not implemented")):
-        y.sum().backward()
 
 
 @pytest.mark.parametrize("op", ["eq_", "ne_", "lt_", "le_", "gt_", "ge_", "greater_"])

@@ -244,13 +244,8 @@ def _zero_bw(node, g):
     return (z if node.needs_grad(0) else None), (z if node.needs_grad(1) else None)
 
 
-def _floor_divide_bw(node, g):
-    raise RuntimeError("derivative for aten::floor_divide is not implemented")
-
-
 floor_divide = register("floor_divide", out=True, inplace=True)(
-    binary_op("floor_divide", _np_floor_divide, _floor_divide_bw,
-              node_name="NotImplemented"))
+    binary_op("floor_divide", _np_floor_divide, None))
 floor_divide.__doc__ = "Division rounded toward negative infinity (PyTorch >= 1.13 semantics)."
 _div_floor = binary_op("floor_divide", _np_floor_divide, _zero_bw, node_name="DivBackward2")
 _trunc_div = binary_op("div_trunc", _np_trunc_divide, _zero_bw, node_name="DivBackward2")

@@ -288,6 +288,7 @@ def _matmul_bw(node, g):
 (MmBackward0, MatmulBackward0, BmmBackward0, MvBackward0, DotBackward0) = (
     make_node_class(n, _matmul_bw) for n in
     ("MmBackward0", "MatmulBackward0", "BmmBackward0", "MvBackward0", "DotBackward0"))
+_MATMUL_NODES = {(2, 2): MmBackward0, (2, 1): MvBackward0, (1, 1): DotBackward0}
 
 
 def _not_tensors(fn: str, names, *args) -> TypeError:
@@ -338,7 +339,8 @@ def matmul(input, other):
         raise _matmul_error(ad, bd) from None
     out = _make(r, dev)
     if GRAD.enabled and (input.requires_grad or other.requires_grad):
-        node = MmBackward0 if ad.ndim == 2 and bd.ndim == 2 else MatmulBackward0
+        # PyTorch's matmul dispatches on the ranks: mm, mv, dot, and its names follow
+        node = _MATMUL_NODES.get((ad.ndim, bd.ndim), MatmulBackward0)
         record(node, out, (input, other), (input, other),
                checked=(other.requires_grad, input.requires_grad))
     return out
@@ -417,6 +419,8 @@ def _check_mv(ad, bd, in_ndim=1):
 @register("mv", out="same")
 def mv(input, vec):
     """Matrix-vector product."""
+    if input.__class__ is _Sparse:  # ember._sparse_tensor
+        return input.mv(vec)
     return _product(MvBackward0, input, vec, _check_mv, _matmul_error, ("mv", "input", "vec"))
 
 
