@@ -23,6 +23,12 @@ _INTERN_LOCK = reinit_in_child(threading.Lock())
 _ndarray = np.ndarray
 
 
+
+#: the device types PyTorch's parser lists in its error (Ember makes devices of fewer: the
+#: CPU, CUDA, meta and registered backends)
+_DEVICE_TYPES = ("cpu, cuda, ipu, xpu, mkldnn, opengl, opencl, ideep, hip, ve, fpga, maia, xla, "
+                 "lazy, vulkan, mps, meta, hpu, mtia, privateuseone")
+
 class device:
     """Where a tensor lives, e.g. ``device('cpu')``, ``device('cuda', 0)``, ``device('cuda:1')``.
 
@@ -59,8 +65,8 @@ class device:
         from .backends import _known_type
 
         if not _known_type(kind):
-            raise RuntimeError(
-                f"Expected one of cpu, cuda, meta device type at start of device string: {type}")
+            raise RuntimeError(f"Expected one of {_DEVICE_TYPES} device type at start of device "
+                               f"string: {kind}")
         if kind == "cpu" and idx not in (None, 0):
             raise RuntimeError(f"CPU device index must be -1 or zero, got {idx}")
         with _INTERN_LOCK:

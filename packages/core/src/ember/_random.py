@@ -662,11 +662,37 @@ def _draw_uniform(t, g, from_=0.0, to=1.0, **kwargs):
     if from_ > to:
         raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found "
                            f"from={from_:g} > to={to:g}")
+    _check_uniform_bounds(t._data.dtype, from_, to)
     u = _uniform(g, t._data.shape, t._data.dtype)
     # in place on the fresh draw: no temporaries (a 100M-element init was 2.3 s of page faults)
     u *= to - from_
     u += from_
     return u
+
+
+#: PyTorch's C++ names of the float types in check_uniform_bounds' messages, and their
+#: largest finite values
+_C_FLOATS = {"float32": ("float", 3.4028234663852886e38),
+             "float64": ("double", 1.7976931348623157e308),
+             "float16": ("c10::Half", 65504.0),
+             "bfloat16": ("c10::BFloat16", 3.3895313892515355e38)}
+
+
+def _check_uniform_bounds(np_dtype, from_, to) -> None:
+    """PyTorch's ``check_uniform_bounds``: both ends finite in the dtype (NaN is out of
+    bounds), and ``to - from`` no larger than its largest value."""
+    known = _C_FLOATS.get(str(np_dtype))
+    if known is None:  # complex, float8: PyTorch's kernels check them elsewhere
+        return
+    cname, top = known
+    for value, name in ((from_, "from"), (to, "to")):
+        v = float(value)
+        if not -top <= v <= top:
+            raise RuntimeError(f"{name} is out of bounds for {cname}")
+    if float(to) - float(from_) > top:
+        raise RuntimeError(f"uniform_ expects to-from <= std::numeric_limits<"
+                           f"{_dtype.scalar_type_name(np_dtype)}>::max(), but found to={to:g} "
+                           f"and from={from_:g} which result in to-from to exceed the limit")
 
 
 def _draw_normal(t, g, mean=0.0, std=1.0):

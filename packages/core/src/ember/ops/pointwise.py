@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import math
+import numbers
 import warnings
 
 import numpy as np
@@ -1411,9 +1412,26 @@ def fill_(self, value):
         if GRAD.enabled and (self.requires_grad or value.requires_grad):
             return _fill_with_grad(self, value)
         value = value.item()
+    elif not isinstance(value, (numbers.Number, np.generic)):
+        raise _fill_type_error(value)
     elif GRAD.enabled and self.requires_grad:
         return _fill_with_grad(self, value)
     return _fill_array(self, _scalar_as(value, self._data.dtype), "fill_")
+
+
+def _fill_type_error(value) -> TypeError:
+    """PyTorch's error for a ``fill_`` value that is neither a tensor nor a number."""
+    got = type(value).__name__
+    if isinstance(value, (list, tuple)):
+        names = list(dict.fromkeys(type(v).__name__ for v in value))
+        got = f"{got} of [{', '.join(names)}]"
+    bad = f"(!{got}!)"
+    return TypeError(f"fill_() received an invalid combination of arguments - got "
+                     f"({type(value).__name__}), but expected one of:\n"
+                     f" * (Tensor value)\n      didn't match because some of the arguments have "
+                     f"invalid types: {bad}\n"
+                     f" * (Number value)\n      didn't match because some of the arguments have "
+                     f"invalid types: {bad}\n")
 
 
 def zero_(self):
