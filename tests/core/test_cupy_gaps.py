@@ -310,11 +310,15 @@ def test_tensordot_and_inner_of_a_0_dim_tensor():
     assert ember.tensordot(s, s, dims=([], [])).item() == 4.0
 
 
-def test_cat_and_stack_of_a_sparse_tensor_raise_pytorchs_error():
+def test_cat_and_stack_of_sparse_tensors_join_them_as_pytorchs():
     sp = on(ember.tensor([[0.0, 1.0], [2.0, 0.0]])).to_sparse()
-    for op in (lambda: ember.cat([sp, sp]), lambda: ember.stack([sp, sp])):
-        with pytest.raises(NotImplementedError, match="with arguments from the 'Sparse"):
-            op()
+    assert ember.cat([sp, sp]).layout is ember.sparse_coo
+    np.testing.assert_array_equal(ember.cat([sp, sp]).to_dense().cpu().numpy(),
+                                  [[0.0, 1.0], [2.0, 0.0]] * 2)
+    assert ember.stack([sp, sp]).shape == (2, 2, 2)
+    with pytest.raises(RuntimeError, match="Concatenating sparse tensors, but a dense tensor "
+                                           "was found at position 1"):
+        ember.cat([sp, on(ember.ones(2, 2))])
 
 
 def test_index_arrays_that_do_not_broadcast_raise_pytorchs_error():

@@ -43,7 +43,7 @@ import numpy as np
 
 from . import _dtype
 from ._device import check_same_device, xp_of
-from ._layout import sparse_bsc, sparse_bsr, sparse_coo, sparse_csc, sparse_csr
+from ._layout import sparse_bsc, sparse_bsr, sparse_coo, sparse_csc, sparse_csr, strided
 from ._tensor import Tensor, _make, _parse_to
 from .autograd.grad_mode import GRAD
 from .autograd.graph import make_node_class, record
@@ -66,49 +66,99 @@ def _backend_name(device) -> str:
     return "Sparse" + device.type.upper()
 
 
-def _not_implemented(what: str, device) -> NotImplementedError:
+def _no_backend(op: str, s) -> NotImplementedError:
+    """PyTorch's dispatcher error for ``aten::<op>`` on the sparse tensor ``s``."""
+    word = "Sparse" if s._layout is sparse_coo else "SparseCsr"
     return NotImplementedError(
-        f"Could not run '{what}' with arguments from the '{_backend_name(device)}' backend. "
-        "This operation is not implemented for sparse tensors in Ember (see ember.sparse for "
-        "the ones that are); convert with .to_dense() first.")
+        f"Could not run 'aten::{op}' with arguments from the '{word}"
+        f"{s._device.type.upper()}' backend. This could be because the operator doesn't exist "
+        "for this backend, or was omitted during the selective/custom build process (if using "
+        "custom build). If you are a Facebook employee using PyTorch on mobile, please visit "
+        "https://fburl.com/ptmfixes for possible resolutions.")
+
+
+#: the ATen names of the NumPy functions a dense op's kernel calls on a sparse tensor's
+#: placeholder array (what PyTorch's dispatcher error names); others are named as they are
+_ATEN_NAMES = {
+    "power": "pow", "float_power": "pow", "divide": "div", "true_divide": "div",
+    "multiply": "mul", "subtract": "sub", "add": "add", "greater": "gt", "greater_equal": "ge",
+    "less": "lt", "less_equal": "le", "equal": "eq", "not_equal": "ne",
+    "concatenate": "cat", "maximum": "clamp", "minimum": "clamp", "clip": "clamp",
+    "negative": "neg", "absolute": "abs", "floor_divide": "floor_divide",
+    "remainder": "remainder", "fmod": "fmod", "sum": "sum", "mean": "mean", "amax": "amax",
+    "amin": "amin", "max": "max", "min": "min", "prod": "prod", "cumsum": "cumsum",
+    "matmul": "matmul", "dot": "dot", "where": "where", "logical_not": "logical_not",
+    "isfinite": "isfinite", "exp": "exp", "log": "log", "copy": "clone", "astype": "_to_copy",
+    "reshape": "view", "T": "t", "flags": "contiguous", "strides": "as_strided",
+    "transpose": "transpose", "__array__": "_local_scalar_dense", "operator": "mul",
+}
+
+
+def _not_implemented(what: str, device, layout=None) -> NotImplementedError:
+    """PyTorch's dispatcher error for the op behind the NumPy name ``what``."""
+    word = "Sparse" if layout is None or layout is sparse_coo else "SparseCsr"
+    return NotImplementedError(
+        f"Could not run 'aten::{_ATEN_NAMES.get(what, what)}' with arguments from the "
+        f"'{word}{device.type.upper()}' backend. This could be because the operator doesn't "
+        "exist for this backend, or was omitted during the selective/custom build process (if "
+        "using custom build). If you are a Facebook employee using PyTorch on mobile, please "
+        "visit https://fburl.com/ptmfixes for possible resolutions.")
 
 
 class _SparseData:
     """The ``_data`` of a sparse tensor: the dense shape and dtype, and nothing else. Any
     array operation on it (NumPy/CuPy ufuncs and functions, methods, operators) raises."""
 
-    __slots__ = ("shape", "ndim", "size", "dtype", "itemsize", "_device")
+    __slots__ = ("shape", "ndim", "size", "dtype", "itemsize", "_device", "_layout")
 
-    def __init__(self, shape: tuple, dtype, device):
+    def __init__(self, shape: tuple, dtype, device, layout=sparse_coo):
         self.shape = shape
         self.ndim = len(shape)
         self.size = math.prod(shape)
         self.dtype = dtype
         self.itemsize = dtype.itemsize
         self._device = device
+        self._layout = layout
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        raise _not_implemented(ufunc.__name__, self._device)
+        raise _not_implemented(ufunc.__name__, self._device, self._layout)
 
     def __array_function__(self, func, types, args, kwargs):
-        raise _not_implemented(func.__name__, self._device)
+        raise _not_implemented(func.__name__, self._device, self._layout)
 
     def __array__(self, *args, **kwargs):
-        raise _not_implemented("__array__", self._device)
+        raise _not_implemented("__array__", self._device, self._layout)
 
     def __getattr__(self, name):
         if name.startswith("__"):
             raise AttributeError(name)
-        raise _not_implemented(name, self._device)
+        raise _not_implemented(name, self._device, self._layout)
 
     def _refuse(self, *args, **kwargs):
-        raise _not_implemented("operator", self._device)
+        raise _not_implemented("operator", self._device, self._layout)
 
     __getitem__ = __setitem__ = __iter__ = __len__ = __bool__ = __float__ = __int__ = _refuse
-    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = _refuse
-    __rtruediv__ = __matmul__ = __rmatmul__ = __neg__ = __pow__ = __rpow__ = _refuse
-    __lt__ = __le__ = __gt__ = __ge__ = _refuse
-    __iadd__ = __isub__ = __imul__ = __itruediv__ = _refuse
+    __hash__ = object.__hash__
+
+
+def _refusing(op: str):
+    def refuse(self, *args, **kwargs):
+        raise _not_implemented(op, self._device, self._layout)
+
+    return refuse
+
+
+for _names, _op in ((("__add__", "__radd__", "__iadd__"), "add"),
+                    (("__sub__", "__rsub__", "__isub__"), "sub"),
+                    (("__mul__", "__rmul__", "__imul__"), "mul"),
+                    (("__truediv__", "__rtruediv__", "__itruediv__"), "div"),
+                    (("__matmul__", "__rmatmul__"), "matmul"), (("__neg__",), "neg"),
+                    (("__pow__", "__rpow__"), "pow"), (("__lt__",), "lt"), (("__le__",), "le"),
+                    (("__gt__",), "gt"), (("__ge__",), "ge"), (("__eq__",), "equal"),
+                    (("__ne__",), "ne")):
+    for _name in _names:
+        setattr(_SparseData, _name, _refusing(_op))
+del _names, _op, _name
 
 
 def is_sparse(t) -> bool:
@@ -236,7 +286,7 @@ def make_sparse(indices, values: Tensor, shape: tuple, *, coalesced: bool,
     """A sparse tensor of ``shape`` over the ``indices`` array ``(sparse_dim, nnz)`` and the
     ``values`` tensor (no checks: the public factories check)."""
     t = _new(SparseTensor)
-    t._data = _SparseData(tuple(shape), values._data.dtype, values._device)
+    t._data = _SparseData(tuple(shape), values._data.dtype, values._device, layout)
     t._device = values._device
     t._idx = indices
     t._vals = values
@@ -260,9 +310,12 @@ def dense_to_sparse(x: Tensor, sparse_dim: int | None = None) -> SparseTensor:
     trailing blocks for ``sparse_dim < x.dim()``), in row-major order, so coalesced."""
     ndim = x._data.ndim
     sd = ndim if sparse_dim is None else sparse_dim
-    if ndim and not 0 < sd <= ndim:
-        raise RuntimeError(f"sparse_dim argument must be in [1,{ndim}] range, but {sd} is "
-                           "given")
+    if not 0 <= sd <= ndim:
+        raise RuntimeError(f"dense_to_sparse: sparse_dim argument must be in [0,{ndim}] range, "
+                           f"but {sd} is given")
+    if ndim and not sd:
+        raise RuntimeError("dense_to_sparse: sparse_dim argument must be in >0 when "
+                           "self.dim()>0")
     xp = xp_of(x)
     d = x._data
     if not ndim:  # PyTorch's 0-d sparse tensor: no sparse dims, one stored element
@@ -303,6 +356,49 @@ def sparse_op(name: str, fn, input, *args, **kwargs):
     from .sparse import _pointwise
 
     return _pointwise.unary(input, name, fn, args, kwargs)
+
+
+#: the comparisons, whose PyTorch kernel names say whether the other operand is a number
+_COMPARISONS = frozenset({"eq", "ne", "lt", "le", "gt", "ge"})
+
+
+def sparse_binary(name: str, input, other):
+    """The sparse form of the dense binary op ``name`` (``ember.mul(s, 2)``,
+    ``ember.div(s, 2)``, ``ember.pow(s, 2)``; ``binary_op``'s hook, reached when a sparse
+    operand's array refuses, so dense calls pay nothing). Re-raises the exception being
+    handled unless an operand is sparse."""
+    a_sparse, b_sparse = is_sparse(input), is_sparse(other)
+    if not a_sparse and not b_sparse:
+        raise  # the NotImplementedError the caller is handling
+    if name == "mul":
+        return sparse_mul(input, other) if a_sparse else sparse_mul(other, input)
+    if name in ("add", "sub"):  # ``ember.add`` has scaled ``other`` by ``alpha`` already
+        if a_sparse:
+            if name == "add":
+                return sparse_add(input, other)
+            return sparse_add(input, -other) if b_sparse else sparse_add(input, other)
+        return dense_add_sparse(input, other, 1 if name == "add" else -1)
+    if a_sparse:
+        if name in ("div", "true_divide"):
+            return input / other
+        if name == "floor_divide":
+            return input.floor_divide(other)
+        if name == "div_trunc" and input._layout is sparse_coo and not (
+                isinstance(other, Tensor) and (is_sparse(other) or other._data.ndim)):
+            from .ops.arith import div
+
+            c = input.coalesce()  # as PyTorch's: the duplicates summed first
+            return c._with_values(div(c._vals, other, rounding_mode="trunc"))
+        if name == "pow":
+            return input.pow(other)
+    s = input if a_sparse else other
+    if name in _COMPARISONS:
+        name += ".Tensor" if isinstance(other, Tensor) else ".Scalar"
+    elif name in ("remainder", "fmod", "pow"):
+        name += ".Tensor" if isinstance(input, Tensor) else ".Scalar"
+    exc = _no_backend(name, s)
+    exc.__suppress_context__ = True  # raised where the dense op's attempt was caught
+    raise exc
 
 
 def sparse_inplace(name: str, fn, self, *args, **kwargs):
@@ -422,24 +518,100 @@ class SparseTensor(Tensor):
         self._expect_coo("is_coalesced")
         return self._coalesced
 
+    def _compressed_word(self) -> str:
+        return _LAYOUT_WORDS[self._layout].removeprefix("Sparse").upper()
+
+    def _no_is_contiguous(self) -> RuntimeError:
+        return RuntimeError(f"Sparse {self._compressed_word()} tensors do not have "
+                            "is_contiguous")
+
+    def _no_strides(self) -> RuntimeError:
+        return RuntimeError(f"Sparse {self._compressed_word()} tensors do not have strides")
+
     def is_contiguous(self, *, memory_format=None) -> bool:
+        if self._layout is not sparse_coo:
+            raise self._no_is_contiguous()
         return False
 
+    def contiguous(self, memory_format=None):
+        if self._layout is not sparse_coo:
+            raise self._no_is_contiguous()
+        raise RuntimeError("unsupported memory format option Contiguous")
+
     def stride(self, dim=None):
-        raise RuntimeError("Sparse tensors do not have strides")
+        """PyTorch 2.13's: zeros for a COO tensor; a compressed tensor has none."""
+        if self._layout is not sparse_coo:
+            raise self._no_strides()
+        if dim is None:
+            return (0,) * self._data.ndim
+        from .ops._promotion import wrap_dim
+
+        wrap_dim(dim, self._data.ndim)
+        return 0
 
     def data_ptr(self) -> int:
         raise RuntimeError("Cannot access data pointer of Tensor that doesn't have storage")
 
     def storage_offset(self) -> int:
-        raise RuntimeError("Cannot access storage of SparseTensorImpl")
+        return 0
+
+    def _no_storage(self) -> NotImplementedError:
+        impl = "SparseTensorImpl" if self._layout is sparse_coo else "SparseCsrTensorImpl"
+        return NotImplementedError(f"Cannot access storage of {impl}")
 
     def untyped_storage(self):
-        raise RuntimeError("Cannot access storage of SparseTensorImpl")
+        raise self._no_storage()
+
+    def storage(self):
+        import warnings
+
+        warnings.warn("TypedStorage is deprecated. It will be removed in the future and "
+                      "UntypedStorage will be the only storage class. This should only matter "
+                      "to you if you are using storages directly.  To access UntypedStorage "
+                      "directly, use tensor.untyped_storage() instead of tensor.storage()",
+                      UserWarning, stacklevel=2)
+        raise self._no_storage()
+
+    # -- PyTorch's errors for the dense shape ops -----------------------------------------
+    def reshape(self, *shape):
+        if self._layout is not sparse_coo:
+            raise self._no_is_contiguous()
+        raise RuntimeError("reshape is not implemented for sparse tensors")
+
+    def flatten(self, start_dim=0, end_dim=-1):
+        from .ops._promotion import wrap_dim
+
+        n = max(self._data.ndim, 1)
+        if self._data.ndim and wrap_dim(start_dim, n) == wrap_dim(end_dim, n):
+            return self
+        return self.reshape(-1)
+
+    def view(self, *shape):
+        raise _no_backend("view", self)
+
+    def expand(self, *sizes):
+        raise RuntimeError(f"expand is unsupported for {_LAYOUT_WORDS[self._layout]} tensors")
+
+    def squeeze(self, dim=None):
+        if self._layout is not sparse_coo:
+            raise self._no_strides()
+        raise _no_backend("as_strided", self)
+
+    def narrow(self, dim, start, length):
+        if self._layout is not sparse_coo:
+            raise self._no_strides()
+        raise _no_backend("as_strided", self)
+
+    @property
+    def nbytes(self) -> int:
+        raise RuntimeError("nbytes is not defined for sparse tensors.  If you want the size of "
+                           "the constituent tensors, add the nbytes of the indices and values.  "
+                           "If you want the size of the  equivalent dense tensor, multiply "
+                           "numel() by element_size()")
 
     def numpy(self, *, force: bool = False):
-        raise TypeError("can't convert Sparse layout tensor to numpy. Use Tensor.to_dense() "
-                        "first.")
+        raise TypeError(f"can't convert {_LAYOUT_WORDS[self._layout]} layout tensor to numpy. "
+                        "Use Tensor.to_dense() first.")
 
     def tolist(self):
         raise RuntimeError("Cannot access data pointer of Tensor that doesn't have storage")
@@ -449,6 +621,70 @@ class SparseTensor(Tensor):
             raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted "
                                "to Scalar")
         return self.to_dense().item()
+
+    def __bool__(self) -> bool:
+        if self._data.size != 1:
+            raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+        return bool(self.item())
+
+    def norm(self, p="fro", dim=None, keepdim: bool = False, dtype=None):
+        """The ``p``-norm of all the elements (``'fro'``: 2), as PyTorch's ``norm`` of a COO
+        tensor: a full reduction only, over the coalesced values."""
+        if self._layout is not sparse_coo:
+            raise _no_backend("norm.out", self)
+        if dim is not None:
+            dims = [dim] if isinstance(dim, int) else list(dim)
+            from .ops._promotion import wrap_dim
+
+            if sorted({wrap_dim(d, self._data.ndim) for d in dims}) != \
+                    list(range(self._data.ndim)):
+                raise RuntimeError("norm_sparse currently only supports full reductions, so "
+                                   "'dim' must either be empty or contain all dimensions of "
+                                   "the input")
+        if self._data.dtype.kind not in "fc":
+            raise RuntimeError(f"norm(): input dtype should be either floating point or "
+                               f"complex. Got {_dtype.scalar_type_name(self._data.dtype)} "
+                               "instead.")
+        from .linalg import vector_norm
+
+        order = 2 if p is None or p == "fro" else p
+        out = vector_norm(self.coalesce()._vals, order, dtype=dtype)
+        if keepdim:
+            out = out.reshape((1,) * self._data.ndim)
+        return out
+
+    def copy_(self, src, non_blocking: bool = False):
+        """Take ``src``'s size, indices and values (cast to this dtype), as PyTorch's
+        ``copy_`` between sparse tensors."""
+        if not is_sparse(src):
+            raise RuntimeError(f"copy_() between dense and sparse Tensors is not implemented! "
+                               f"Found self type = {self.type()} and src type = "
+                               f"{src.type()}".replace("ember.", "torch."))
+        if src._layout is not self._layout:
+            src = src.to_sparse() if self._layout is sparse_coo else _as_layout(
+                src.to_sparse_coo(), self)
+        if src._data.shape != self._data.shape and self._layout is sparse_coo:
+            from .ops.sparse_ops import resize_as_sparse_
+
+            resize_as_sparse_(self, src)  # PyTorch's checks (no shrinking a non-empty tensor)
+        vals = src._vals.detach().clone()
+        if vals.dtype is not self.dtype:
+            vals = vals.to(self.dtype)
+        if vals._device is not self._device:
+            vals = vals.to(self._device)
+        idx = _index_tensor(src._idx, src._device).to(self._device)._data.copy()
+        self._adopt(make_sparse(idx, vals, src._data.shape, coalesced=src._coalesced,
+                                layout=self._layout))
+        return self
+
+    def fill_(self, value):
+        """Every stored value set to ``value`` (the compressed layouts, as PyTorch's); COO has
+        no kernel."""
+        if self._layout is sparse_coo:
+            raise _no_backend("fill_.Scalar", self)
+        self._vals.fill_(value)
+        self._bump_version()
+        return self
 
     def _expect_coo(self, name: str) -> None:
         if self._layout is not sparse_coo:
@@ -485,12 +721,15 @@ class SparseTensor(Tensor):
         return self._vals
 
     def _indices(self) -> Tensor:
-        """The coordinates ``(sparse_dim, nnz)``, coalesced or not."""
-        self._expect_coo("_indices")
+        """The coordinates ``(sparse_dim, nnz)``, coalesced or not (COO)."""
+        if self._layout is not sparse_coo:
+            raise _no_backend("_indices", self)
         return _index_tensor(self._idx, self._device)
 
     def _values(self) -> Tensor:
-        """The stored values, outside the graph."""
+        """The stored values, outside the graph (COO)."""
+        if self._layout is not sparse_coo:
+            raise _no_backend("_values", self)
         return self._vals.detach()
 
     def crow_indices(self) -> Tensor:
@@ -570,11 +809,17 @@ class SparseTensor(Tensor):
         return plan
 
     def to_dense(self, dtype=None, *, masked_grad=None) -> Tensor:
-        """The dense tensor (duplicates summed); differentiable in the values."""
+        """The dense tensor (duplicates summed); differentiable in the values. ``dtype`` is
+        PyTorch's error (it has no sparse kernel for it)."""
         from ._factory import zeros
 
+        if dtype is not None:
+            raise RuntimeError("dtype argument is not supported by " + {
+                sparse_coo: "sparse_to_dense", sparse_csr: "sparse_csr_to_dense",
+                sparse_csc: "sparse_csc_to_dense", sparse_bsr: "sparse_bsr_to_dense",
+                sparse_bsc: "sparse_bsc_to_dense"}[self._layout])
         if self._layout in _BLOCK:
-            return _compressed().to_coo(self).to_dense(dtype)
+            return _compressed().to_coo(self).to_dense()
         shape = self._data.shape
         sd = self._idx.shape[0]
         vals = self._vals
@@ -583,8 +828,7 @@ class SparseTensor(Tensor):
         lin = _index_tensor(_linear_index(self._idx, shape[:sd], xp), self._device)
         flat = zeros((math.prod(shape[:sd]),) + dense_shape, dtype=vals.dtype,
                      device=self._device)
-        out = _named(flat.index_add(0, lin, vals).reshape(shape), "ToDenseBackward0")
-        return out if dtype is None else out.to(dtype)
+        return _named(flat.index_add(0, lin, vals).reshape(shape), "ToDenseBackward0")
 
     def to_sparse(self, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=None):
         """This tensor in ``layout`` (COO by default; ``blocksize`` for ``ember.sparse_bsr``
@@ -592,6 +836,8 @@ class SparseTensor(Tensor):
         if sparse_dim is not None and sparse_dim != self.sparse_dim():
             raise RuntimeError("to_sparse: conversion from Sparse to Sparse with sparse_dim "
                                "argument != self.sparse_dim() is not supported")
+        if layout is strided and blocksize is None and dense_dim is None:
+            return self.to_dense()  # PyTorch's: to the strided layout
         target = sparse_coo if layout is None else layout
         fn = "sparse_coo_to_sparse" if self._layout is sparse_coo else \
             "sparse_compressed_to_sparse"
@@ -696,13 +942,32 @@ class SparseTensor(Tensor):
         if self._data.ndim > 2 and self._layout is not sparse_coo:  # batched or hybrid
             raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is "
                                f"{self._data.ndim}D")
-        if self._data.ndim > 2:
+        if self._data.ndim > 2 or self.dense_dim():
             raise RuntimeError(f"t() expects a tensor with <= 2 sparse and 0 dense dimensions, "
-                               f"but self is {self.sparse_dim()} sparse and {self.dense_dim()} "
-                               "dense")
+                               f"but got {self.sparse_dim()} sparse and {self.dense_dim()} "
+                               "dense dimensions")
         if self._data.ndim < 2:
             return self
         return self.transpose(0, 1)
+
+    def t_(self):
+        """The transpose in place (COO, as ``t``: indices swapped)."""
+        if self._layout is not sparse_coo:
+            raise RuntimeError("torch.transpose_: in-place transposition is not supported for "
+                               f"{_LAYOUT_WORDS[self._layout]} layout")
+        out = self.t()
+        if out is not self:
+            self._adopt(out)
+        return self
+
+    def _adopt(self, other) -> None:
+        """Take ``other``'s size, indices and values (an in-place op's result), in place."""
+        self._data = other._data
+        self._idx = other._idx
+        self._vals = other._vals
+        self._coalesced = other._coalesced
+        self._cache = {}
+        self._bump_version()
 
     def transpose(self, dim0: int, dim1: int):
         """``self`` with dims ``dim0`` and ``dim1`` swapped: COO, two sparse or two dense
@@ -716,8 +981,8 @@ class SparseTensor(Tensor):
             return _compressed().transpose(self, d0, d1)
         sd = self._idx.shape[0]
         if (d0 < sd) != (d1 < sd):
-            raise RuntimeError("transpose(): Cannot transpose a sparse dimension with a dense "
-                               "dimension")
+            raise RuntimeError(f"sparse transpose: transposed dimensions must be sparse Got "
+                               f"sparse_dim: {sd}, d0: {d0}, d1: {d1}")
         shape = list(self._data.shape)
         shape[d0], shape[d1] = shape[d1], shape[d0]
         if d0 == d1:
@@ -741,10 +1006,7 @@ class SparseTensor(Tensor):
             dims = tuple(dims[0])
         n = self._data.ndim
         if self._layout is not sparse_coo:
-            raise NotImplementedError(
-                "Could not run 'aten::as_strided' with arguments from the 'SparseCsr"
-                f"{self._device.type.upper()}' backend. This could be because the operator "
-                "doesn't exist for this backend (permute has no compressed-layout kernel).")
+            raise _no_backend("as_strided", self)
         if len(dims) != n:
             raise RuntimeError(f"permute(sparse_coo): number of dimensions in the tensor input "
                                f"does not match the length of the desired ordering of "
@@ -791,6 +1053,18 @@ class SparseTensor(Tensor):
     def __rmatmul__(self, other):
         return dense_sparse_mm(other, self, "matmul")
 
+    def mv(self, vec):
+        """``self @ vec`` for a 2-D sparse ``self`` and a dense vector (``torch.mv``)."""
+        if not isinstance(vec, Tensor):
+            raise TypeError(f"mv(): argument 'vec' (position 1) must be Tensor, not "
+                            f"{type(vec).__name__}")
+        if self._data.ndim != 2 or vec._data.ndim != 1 or is_sparse(vec):
+            raise RuntimeError(f"vector + matrix @ vector expected, got 1, "
+                               f"{self._data.ndim}, {vec._data.ndim}")
+        if vec._data.shape[0] != self._data.shape[1]:
+            raise RuntimeError("mv: expected self.size(-1) == vec.size(-1)")
+        return sparse_mm(self, vec.unsqueeze(1), "mm").squeeze(1)
+
     def smm(self, mat2):
         """``self @ mat2`` (dense ``mat2``) as a sparse COO tensor: as PyTorch's,
         ``sspaddmm`` of an empty input (every row of ``self`` that holds an element gives its
@@ -816,6 +1090,9 @@ class SparseTensor(Tensor):
 
     def __sub__(self, other):
         if is_sparse(other):
+            if self._data.dtype.kind == "b" and other._data.dtype.kind == "b":
+                raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
+                                   "supported. Use the `^` or `logical_xor()` operator instead.")
             return sparse_add(self, -other)
         return sparse_add(self, other)  # raises PyTorch's error for a dense operand
 
@@ -831,10 +1108,122 @@ class SparseTensor(Tensor):
 
     def __truediv__(self, other):
         if isinstance(other, Tensor) and (is_sparse(other) or other._data.ndim):
-            raise _not_implemented("div", self._device)
+            raise RuntimeError(f"Sparse division requires a scalar or zero-dim dense tensor "
+                               f"divisor (got shape {list(other._data.shape)} for divisor)")
         return self._with_values(self._vals / other)
 
-    div = __truediv__
+    def div(self, other, *, rounding_mode=None):
+        """``self / other`` for a number or 0-d divisor; ``rounding_mode`` ``'floor'`` or
+        ``'trunc'`` coalesces first, as PyTorch's."""
+        if rounding_mode is None:
+            return self / other
+        if rounding_mode == "floor":
+            return self.floor_divide(other)
+        if rounding_mode != "trunc":
+            raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or "
+                               f"'floor' but found '{rounding_mode}'")
+        if isinstance(other, Tensor) and (is_sparse(other) or other._data.ndim):
+            raise RuntimeError(f"Sparse division requires a scalar or zero-dim dense tensor "
+                               f"divisor (got shape {list(other._data.shape)} for divisor)")
+        from .ops.arith import div
+
+        c = self.coalesce() if self._layout is sparse_coo else self
+        return c._with_values(div(c._vals, other, rounding_mode="trunc"))
+
+    divide = true_divide = div
+
+    def __rtruediv__(self, other):
+        raise _no_backend("reciprocal", self)
+
+    def floor_divide(self, other):
+        """``self // other`` for a number or 0-d divisor (COO, coalesced first), as
+        PyTorch's."""
+        if self._layout is not sparse_coo:
+            raise _no_backend("floor_divide", self)
+        if isinstance(other, Tensor) and (is_sparse(other) or other._data.ndim):
+            raise RuntimeError(f"Sparse floor division requires a scalar or zero-dim dense "
+                               f"tensor divisor (got shape {list(other._data.shape)} for "
+                               "divisor)")
+        c = self.coalesce()
+        return c._with_values(c._vals // other)
+
+    __floordiv__ = floor_divide
+
+    def pow(self, exponent):
+        """``self ** exponent`` for a number ``exponent`` other than 0 (COO, coalesced first),
+        as PyTorch's sparse ``pow``."""
+        if self._layout is not sparse_coo:
+            raise RuntimeError(f"unsupported tensor layout: {_LAYOUT_WORDS[self._layout]}")
+        if isinstance(exponent, Tensor):
+            raise _no_backend("pow.Tensor_Tensor", self)
+        if exponent == 0:
+            raise RuntimeError("pow: cannot raise to zeroth power on sparse tensor; it would "
+                               "make the result tensor dense")
+        c = self.coalesce()
+        vals = c._vals.pow(exponent)
+        if vals.dtype is not self.dtype:  # PyTorch's kernel writes into the input's dtype
+            _check_cast(vals.dtype, self.dtype)
+            vals = vals.to(self.dtype)
+        return c._with_values(vals)
+
+    __pow__ = pow
+
+    def pow_(self, exponent):
+        raise _no_backend("pow_.Scalar", self)
+
+    # -- in place: the out-of-place result, taken over (dtype kept) --------------------------
+    def _inplace(self, result, op: str):
+        vals = self._vals
+        if GRAD.enabled and vals.requires_grad and vals.grad_fn is None:
+            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
+                               "operation.")
+        if result.dtype is not self.dtype:
+            if not _dtype.can_cast(result.dtype, self.dtype):
+                raise RuntimeError(
+                    f"dtype of values ({_dtype.scalar_type_name(result._data.dtype)}) must "
+                    f"match dtype of sparse tensor ({_dtype.scalar_type_name(self._data.dtype)})")
+            result = result._with_values(result._vals.to(self.dtype))
+        if result._layout is not self._layout:
+            result = _as_layout(result.to_sparse_coo(), self)
+        self._adopt(result)
+        return self
+
+    def mul_(self, other):
+        out = self._inplace(sparse_mul(self, other), "mul_")
+        if not is_sparse(other) and self._layout is sparse_coo:
+            self._coalesced = False  # PyTorch's in-place kernel drops the flag
+        return out
+
+    def div_(self, other):
+        if self._layout is not sparse_coo and self._layout is not sparse_csr:
+            raise RuntimeError(f"unsupported tensor layout: {_LAYOUT_WORDS[self._layout]}")
+        r = self / other
+        if r.dtype is not self.dtype:
+            _check_cast(r.dtype, self.dtype)
+        return self._inplace(r, "div_")
+
+    def add_(self, other, *, alpha=1):
+        return self._inplace(sparse_add(self, other, alpha), "add_")
+
+    def sub_(self, other, *, alpha=1):
+        if is_sparse(other):
+            return self._inplace(sparse_add(self, other, -alpha), "sub_")
+        return self._inplace(sparse_add(self, other), "sub_")  # PyTorch's error
+
+    def floor_divide_(self, other):
+        return self._inplace(self.floor_divide(other), "floor_divide_")
+
+    def __imul__(self, other):
+        return self.mul_(other)
+
+    def __iadd__(self, other):
+        return self.add_(other)
+
+    def __isub__(self, other):
+        return self.sub_(other)
+
+    def __itruediv__(self, other):
+        return self.div_(other)
 
     def __neg__(self):
         return self._with_values(-self._vals)
@@ -887,10 +1276,7 @@ class SparseTensor(Tensor):
         if len(size) == 1 and not isinstance(size[0], int):
             size = tuple(size[0])
         if self._layout is sparse_coo:
-            raise NotImplementedError(
-                f"Could not run 'aten::resize_' with arguments from the "
-                f"'{_backend_name(self._device)}' backend. This could be because the operator "
-                "doesn't exist for this backend (use sparse_resize_).")
+            raise _no_backend("resize_", self)
         from .sparse import _resize
 
         return _resize.resize_compressed_(self, size)
@@ -980,9 +1366,27 @@ def row_plan(s: SparseTensor) -> tuple:
     return plan, c._vals
 
 
+def _shapes_error(a: tuple, b: tuple) -> RuntimeError:
+    return RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({a[0]}x{a[1]} and "
+                        f"{b[0]}x{b[1]})")
+
+
+def _mm_dim_error(ndim: int, dim: int):
+    """PyTorch's error for a dense operand of ``mm`` with a sparse one that is not a matrix
+    (None for a tensor of more dimensions: the caller's "matrices expected")."""
+    if ndim == 0:
+        return IndexError("Dimension specified as -1 but tensor has no dimensions")
+    if ndim == 1:
+        return IndexError(f"Dimension out of range (expected to be in range of [-1, 0], but "
+                          f"got {dim})")
+    return None
+
+
 def _check_mm_operands(s: SparseTensor, d: Tensor, name: str) -> None:
     check_same_device(s, d)
     if d._data.shape[0] != s._data.shape[1]:
+        if s._layout is not sparse_coo:
+            raise _shapes_error(s._data.shape, d._data.shape)
         raise RuntimeError(f"{name}: Argument #3 (dense): Expected dim 0 size "
                            f"{s._data.shape[1]}, got {d._data.shape[0]}")
     if d._data.dtype != s._data.dtype:
@@ -998,15 +1402,22 @@ def sparse_mm(s: SparseTensor, other, name: str = "mm", node_cls=MmBackward0) ->
                         f"{type(other).__name__}")
     if s._layout is not sparse_coo and s._data.ndim > 2:  # batched or hybrid
         return _batched().matmul(s, other, name)
+    if name != "matmul" and not is_sparse(other) and other._data.ndim < 2:
+        raise _mm_dim_error(other._data.ndim, 1)
     _check_dims(s, "addmm")
     if s._layout in _BLOCK and is_sparse(other):
         s = s.to_sparse_coo()
     if is_sparse(other):
         _check_dims(other, "addmm")
+        if other._data.shape[0] != s._data.shape[1]:
+            raise _shapes_error(s._data.shape, other._data.shape)
         dense = other.to_dense()
         _check_mm_operands(s, dense, "addmm")
         plan, values = row_plan(s)
-        return spmm_plan(plan, values, dense, node_cls).to_sparse()
+        out = spmm_plan(plan, values, dense, node_cls).to_sparse()
+        if s._layout is sparse_csr and other._layout is sparse_csr:
+            return out.to_sparse_csr()
+        return out
     vector = other._data.ndim == 1 and name == "matmul"
     d = other.unsqueeze(1) if vector else other
     if d._data.ndim != 2:
@@ -1036,6 +1447,8 @@ def dense_sparse_mm(d, s: SparseTensor, name: str = "mm") -> Tensor:
         if not isinstance(d, SparseTensor) and d._data.ndim >= 2:  # (s.mT @ d.mT).mT
             st = _compressed().transpose(s, s._data.ndim - 2, s._data.ndim - 1)
             return _batched().matmul(st, d.transpose(-2, -1), name).transpose(-2, -1)
+    if name != "matmul" and d._data.ndim == 1:
+        raise _mm_dim_error(1, -2)
     _check_dims(s, "addmm")
     vector = d._data.ndim == 1 and name == "matmul"
     dd = d.unsqueeze(0) if vector else d
@@ -1043,11 +1456,13 @@ def dense_sparse_mm(d, s: SparseTensor, name: str = "mm") -> Tensor:
         raise RuntimeError(f"addmm: matrices expected, got {dd._data.ndim}D tensor")
     check_same_device(dd, s)
     if dd._data.shape[1] != s._data.shape[0]:
-        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({dd._data.shape[0]}x"
-                           f"{dd._data.shape[1]} and {s._data.shape[0]}x{s._data.shape[1]})")
+        if s._layout is sparse_coo:  # PyTorch computes (s.T @ d.T).T
+            raise RuntimeError(f"addmm: Argument #3 (dense): Expected dim 0 size "
+                               f"{s._data.shape[0]}, got {dd._data.shape[1]}")
+        raise _shapes_error(dd._data.shape, s._data.shape)
     if dd._data.dtype != s._data.dtype:
-        raise RuntimeError(f"expected scalar type {_dtype.scalar_type_name(dd._data.dtype)} "
-                           f"but found {_dtype.scalar_type_name(s._data.dtype)}")
+        raise RuntimeError(f"expected scalar type {_dtype.scalar_type_name(s._data.dtype)} "
+                           f"but found {_dtype.scalar_type_name(dd._data.dtype)}")
     if s._layout in _BLOCK:  # (s.T @ d.T).T
         out = _blocks().block_mm(_compressed().transpose(s, 0, 1), dd.t()).t()
         return out.squeeze(0) if vector else out
@@ -1066,7 +1481,11 @@ def sparse_sum(s: SparseTensor, dim=None, keepdim: bool = False, dtype=None):
 
     n = s._data.ndim
     dims = [dim] if isinstance(dim, int) else list(dim)
-    dims = sorted({wrap_dim(d, n) for d in dims})
+    wrapped = [wrap_dim(d, n) for d in dims]
+    if len(set(wrapped)) != len(wrapped):
+        dup = next(d for i, d in enumerate(wrapped) if d in wrapped[:i])
+        raise RuntimeError(f"dim {dup} appears multiple times in the list of dims")
+    dims = sorted(wrapped)
     if s._layout is not sparse_coo and s._layout is not sparse_csr:
         raise RuntimeError("Currently the only compressed sparse format supported for "
                            f"sum.dim_IntList is CSR, but got layout {_LAYOUT_WORDS[s._layout]}")
@@ -1109,6 +1528,8 @@ def sparse_add(s: SparseTensor, other, alpha=1):
     """``s + alpha * other`` for a sparse ``other`` (a sparse result); a dense ``other`` is
     PyTorch's error."""
     if not is_sparse(other):
+        if s._layout is not sparse_coo:  # PyTorch adds a compressed and a dense tensor
+            return dense_add_sparse(other if alpha == 1 else other * alpha, s, 1)
         raise RuntimeError("add(sparse, dense) is not supported. Use add(dense, sparse) "
                            "instead.")
     if other._data.shape != s._data.shape:
@@ -1120,20 +1541,53 @@ def sparse_add(s: SparseTensor, other, alpha=1):
         return _as_layout(out, s)
     from .ops.shape import cat
 
+    if s._data.dtype.kind == "b" and other._data.dtype.kind == "b":
+        raise NotImplementedError("\"cadd_sparse\" not implemented for 'Bool'")
     xp = xp_of(s._device)
     ov = other._vals if alpha == 1 else other._vals * alpha
     dt = _dtype.promote_types(s.dtype, ov.dtype)
     values = cat([s._vals.to(dt), ov.to(dt)])
-    out = make_sparse(xp.concatenate((s._idx, other._idx), axis=1), values,
-                      s._data.shape, coalesced=False)
-    return out.coalesce() if s._coalesced and other._coalesced else out
+    idx = xp.concatenate((s._idx, other._idx), axis=1)
+    # PyTorch merges the two element lists (equal coordinates summed), as if each were sorted:
+    # when both are (strictly increasing coordinates, coalesced or not), that is a stable sort
+    # of the joined list with the equal pairs summed; else the lists are joined as they are
+    sizes = s._data.shape[:s._idx.shape[0]]
+    lin = _linear_index(idx, sizes, xp)
+    na = s._idx.shape[1]
+    la, lb = lin[:na], lin[na:]
+    if not (bool((la[1:] > la[:-1]).all()) and bool((lb[1:] > lb[:-1]).all())):
+        return make_sparse(idx, values, s._data.shape, coalesced=False)
+    order = xp.argsort(lin, kind="stable")
+    lin = lin[order]
+    new = xp.empty(lin.shape[0], dtype=bool)
+    new[:1] = True
+    xp.not_equal(lin[1:], lin[:-1], out=new[1:])
+    order_t = _index_tensor(order, s._device)
+    values = values.index_select(0, order_t)
+    n = int(new.sum())
+    if n != lin.shape[0]:
+        from ._factory import zeros
+
+        seg = _index_tensor(xp.cumsum(new) - 1, s._device)
+        acc = zeros((n,) + tuple(values._data.shape[1:]), dtype=values.dtype,
+                    device=s._device)
+        values = acc.index_add(0, seg, values)
+    return make_sparse(idx[:, order][:, new], values, s._data.shape,
+                       coalesced=s._coalesced and other._coalesced)
 
 
 def dense_add_sparse(d, s: SparseTensor, sign: int):
     """``d + sign * s`` for a dense (or number) ``d``: dense, as PyTorch's."""
-    if not isinstance(d, Tensor):
+    if not isinstance(d, Tensor) and s._layout is sparse_coo:
         raise RuntimeError("add(sparse, dense) is not supported. Use add(dense, sparse) "
                            "instead.")
+    shape = tuple(d._data.shape) if isinstance(d, Tensor) else ()
+    if shape != s._data.shape:
+        word = "dense" if s._layout is sparse_coo else "op2"
+        raise RuntimeError(f"add: expected 'self' and 'other' to have same size, but self has "
+                           f"size {list(shape)} while other has size "
+                           f"{list(s._data.shape)} (FYI: {word}-sparse addition does not "
+                           "currently support broadcasting)")
     dense = s.to_dense()
     return d + dense if sign > 0 else d - dense
 
@@ -1151,14 +1605,28 @@ def sparse_mul(s: SparseTensor, other):
     return s._with_values(s._vals * other)
 
 
+def _check_cast(have, want) -> None:
+    if not _dtype.can_cast(have, want):
+        raise RuntimeError(f"result type {_dtype.scalar_type_name(have.np)} can't be cast to the "
+                           f"desired output type {_dtype.scalar_type_name(want.np)}")
+
+
 def _mul_dense(s: SparseTensor, d: Tensor):
     check_same_device(s, d)
     try:
         full = d.expand(s._data.shape)
     except RuntimeError:
-        raise RuntimeError(f"mul: a sparse tensor of size {list(s._data.shape)} and a dense "
-                           f"tensor of size {list(d._data.shape)} do not broadcast to the "
-                           "sparse size") from None
+        a, b = tuple(d._data.shape), tuple(s._data.shape)
+        n = max(len(a), len(b))
+        a, b = (1,) * (n - len(a)) + a, (1,) * (n - len(b)) + b
+        bad = next(i for i in range(n - 1, -1, -1) if a[i] != b[i] and 1 not in (a[i], b[i])) \
+            if any(x != y and 1 not in (x, y) for x, y in zip(a, b)) else None
+        if bad is None:  # broadcasts, but beyond the sparse size
+            raise RuntimeError(f"mul: a sparse tensor of size {list(s._data.shape)} and a dense "
+                               f"tensor of size {list(d._data.shape)} do not broadcast to the "
+                               "sparse size") from None
+        raise RuntimeError(f"The size of tensor a ({a[bad]}) must match the size of tensor b "
+                           f"({b[bad]}) at non-singleton dimension {bad}") from None
     sampled = full[tuple(_index_tensor(i, s._device) for i in s._idx)]
     return s._with_values(s._vals * sampled)
 
@@ -1186,6 +1654,86 @@ def _mul_sparse(a: SparseTensor, b: SparseTensor):
     values = a._vals.index_select(0, ka) * b._vals.index_select(0, kb)
     out = make_sparse(a._idx[:, keep], values, a._data.shape, coalesced=True)
     return _as_layout(out, like)
+
+
+def sparse_cat(tensors, dim: int) -> SparseTensor:
+    """``ember.cat`` of sparse COO tensors (the hook in ``ops/shape.py``), as PyTorch's: along
+    a sparse dim the indices are shifted and joined; along a dense dim each tensor's values
+    are padded with zeros to the joined size. The result is uncoalesced; values promote and
+    carry autograd."""
+    from .ops._promotion import wrap_dim
+    from .ops.shape import cat
+
+    for i, t in enumerate(tensors):
+        if not is_sparse(t):
+            raise RuntimeError(f"Concatenating sparse tensors, but a dense tensor was found at "
+                               f"position {i}.")
+    for t in tensors:
+        if t._layout is not sparse_coo:
+            if any(u._layout is sparse_coo for u in tensors):
+                raise t._no_strides()
+            raise t._no_is_contiguous()
+    ref = tensors[0]
+    n = ref._data.ndim
+    dim = wrap_dim(dim, n)
+    sd = ref._idx.shape[0]
+    want = ref._data.shape[:dim] + ref._data.shape[dim + 1:]
+    for i, t in enumerate(tensors):
+        shape = t._data.shape
+        if t._data.ndim != n or shape[:dim] + shape[dim + 1:] != want or \
+                t._idx.shape[0] != sd:
+            raise RuntimeError(f"All tensors must have the same shape: {list(ref._data.shape)} "
+                               f"(except in the concatenating dimension), but found shape: "
+                               f"{list(shape)} at position {i}.")
+        check_same_device(ref, t)
+    dt = tensors[0].dtype
+    for t in tensors[1:]:
+        dt = _dtype.promote_types(dt, t.dtype)
+    xp = xp_of(ref._device)
+    sizes = [t._data.shape[dim] for t in tensors]
+    total = sum(sizes)
+    shape = ref._data.shape[:dim] + (total,) + ref._data.shape[dim + 1:]
+    vals = [t._vals if t.dtype is dt else t._vals.to(dt) for t in tensors]
+    if dim < sd:  # a sparse dim: shifted indices
+        parts, offset = [], 0
+        for t, size in zip(tensors, sizes):
+            idx = t._idx
+            if offset:
+                idx = idx.copy()
+                idx[dim] += offset
+            parts.append(idx)
+            offset += size
+        values = cat(vals)
+    else:  # a dense dim: every tensor's values padded to the joined size
+        from ._factory import zeros
+
+        axis = dim - sd + 1
+        parts, padded, offset = [t._idx for t in tensors], [], 0
+        for v, size in zip(vals, sizes):
+            pieces = []
+            for width in (offset, total - offset - size):
+                if width:
+                    pshape = list(v._data.shape)
+                    pshape[axis] = width
+                    pieces.append(zeros(tuple(pshape), dtype=dt, device=ref._device))
+            pieces.insert(1 if offset else 0, v)
+            padded.append(cat(pieces, axis) if len(pieces) > 1 else v)
+            offset += size
+        values = cat(padded)
+    return make_sparse(xp.concatenate(parts, axis=1), _named(values, "CatBackward0"), shape,
+                       coalesced=False)
+
+
+def sparse_stack(tensors, dim: int) -> SparseTensor:
+    """``ember.stack`` of sparse COO tensors: ``cat`` of them unsqueezed at ``dim``."""
+    from .ops._promotion import wrap_dim
+
+    for i, t in enumerate(tensors):
+        if not is_sparse(t):
+            raise RuntimeError(f"Concatenating sparse tensors, but a dense tensor was found at "
+                               f"position {i}.")
+    dim = wrap_dim(dim, tensors[0]._data.ndim + 1)
+    return sparse_cat([t.unsqueeze(dim) for t in tensors], dim)
 
 
 def _as_layout(s: SparseTensor, like: SparseTensor) -> SparseTensor:

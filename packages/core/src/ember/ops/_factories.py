@@ -205,6 +205,10 @@ def binary_op(name: str, fwd, backward=None, *, kind: str = "arith", saves: str 
             except ValueError:
                 broadcast_shape(getattr(ad, "shape", ()), getattr(bd, "shape", ()))
                 raise
+            except NotImplementedError:  # a sparse operand's array refused: its own kernel
+                from .._sparse_tensor import sparse_binary
+
+                return sparse_binary(name, input, other)
             if (Node is not None and
                     ((ta is not None and ta.requires_grad) or (tb is not None and tb.requires_grad))
                     and GRAD.enabled):

@@ -22,7 +22,7 @@ from ._factories import shape_of
 from ._promotion import wrap_dim
 
 __all__ = ["keep_shape", "keep", "const", "not_implemented_for_bool", "nonempty", "same_nan",
-           "along", "route_back", "evenly_bw", "select_bw", "picked", "pick_along"]
+           "int_arg", "along", "route_back", "evenly_bw", "select_bw", "picked", "pick_along"]
 
 
 def keep_shape(shape, dims):
@@ -78,8 +78,43 @@ def same_nan(a, b, xp):
     return mask
 
 
-def along(d, dim):
-    """``(array, axis, restore)``: a 0-dim array seen as 1-D for along-a-dim ops."""
+#: PyTorch's TypeError for a ``dim`` of another type than int, by the ops that have more
+#: than one overload (the others name the argument)
+_OVERLOADED = {
+    "max": "max() received an invalid combination of arguments - got (Tensor, {}), but "
+           "expected one of:\n * (Tensor input, *, Tensor out = None)\n * (Tensor input, "
+           "Tensor other, *, Tensor out = None)\n * (Tensor input, int dim, bool keepdim = "
+           "False, *, tuple of Tensors out = None)\n",
+    "sort": "sort() received an invalid combination of arguments - got (Tensor, {}), but "
+            "expected one of:\n * (Tensor input, *, bool stable, int dim = -1, bool descending "
+            "= False, tuple of Tensors out = None)\n * (Tensor input, int dim = -1, bool "
+            "descending = False, *, tuple of Tensors out = None)\n",
+    "argsort": "argsort() received an invalid combination of arguments - got (Tensor, {}), "
+               "but expected one of:\n * (Tensor input, *, bool stable, int dim = -1, bool "
+               "descending = False, Tensor out = None)\n * (Tensor input, int dim = -1, bool "
+               "descending = False)\n",
+}
+_OVERLOADED["min"] = _OVERLOADED["max"].replace("max()", "min()")
+
+
+def int_arg(value, fname: str, pos: int | None = 2, what: str = "dim"):
+    """``value`` unless it is no int (a bool, a float, None, a tuple): then PyTorch's
+    TypeError, for the call ``fname(input, ...)`` with ``value`` at position ``pos`` (None:
+    a keyword-only argument)."""
+    if isinstance(value, bool) or not hasattr(value, "__index__"):
+        tp = type(value).__name__
+        if what == "dim" and fname in _OVERLOADED:
+            raise TypeError(_OVERLOADED[fname].format(tp))
+        where = "" if pos is None else f" (position {pos})"
+        raise TypeError(f"{fname}(): argument '{what}'{where} must be int, not {tp}")
+    return value
+
+
+def along(d, dim, fname=None, pos=2):
+    """``(array, axis, restore)``: a 0-dim array seen as 1-D for along-a-dim ops. ``fname``
+    (and ``pos``): the op, whose TypeError a ``dim`` that is no int raises."""
+    if dim.__class__ is not int and fname is not None:
+        int_arg(dim, fname, pos)
     if d.ndim:
         return d, wrap_dim(dim, d.ndim), lambda a: a
     wrap_dim(dim, 0)
@@ -124,13 +159,14 @@ def picked(input, values, indices, name, node_cls, ctx):
     return getattr(_return_types, name)(vals, idx)
 
 
-def pick_along(input, dim, keepdim, name, index_of, node_cls):
+def pick_along(input, dim, keepdim, name, index_of, node_cls, pos=2, empty_name=None):
     """Select one element per slice along ``dim``; ``index_of(a, axis, xp)`` returns the
-    chosen positions with the axis kept as size one."""
+    chosen positions with the axis kept as size one. ``pos``: the position of ``dim`` in
+    ``name``'s call; ``empty_name``: the op the error of an empty dim names, if not ``name``."""
     d = input._data
     xp = xp_of(input)
-    a, axis, restore = along(d, dim)
-    nonempty(name, a, axis)
+    a, axis, restore = along(d, dim, name, pos)
+    nonempty(empty_name or name, a, axis)
     idx = index_of(a, axis, xp).astype(np.int64, copy=False)
     values = xp.take_along_axis(a, idx, axis)
     if not keepdim:

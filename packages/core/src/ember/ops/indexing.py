@@ -1876,19 +1876,56 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
                                "size, but got boundary tensor "
                                f"{_lst(seq.shape)}and got sorter tensor "
                                f"{_lst(sorter._data.shape)}")
-        seq = xp.take_along_axis(seq, sorter._data.astype(np.int64), axis=-1)
+        if sorter._data.dtype != np.int64:
+            raise RuntimeError("torch.searchsorted(): sorter must be a tensor of long dtype but "
+                               f"got dtype {scalar_type_name(sorter._data.dtype)}")
+        if sorter._data.size and not bool(((sorter._data >= 0)
+                                           & (sorter._data < seq.shape[-1])).all()):
+            raise RuntimeError("torch.searchsorted(): sorter index out of range")
+        seq = xp.take_along_axis(seq, sorter._data, axis=-1)
     if seq.dtype in _dtype.SHELL_NP and (scalar or vals.dtype == seq.dtype):
         _dtype.check_kernel("searchsorted", seq.dtype)
+    kind = seq.dtype.kind
+    if kind in "bc" or vals.dtype.kind == "c":  # no kernel for the common dtype
+        common = np.result_type(seq.dtype, np.complex64) if scalar and vals.dtype.kind == "c" \
+            else seq.dtype if scalar else np.result_type(seq.dtype, vals.dtype)
+        if common.kind in "bc":
+            raise _dtype.no_kernel("searchsorted_out_cpu", common)
+    if out is not None and out._data.dtype != (np.int32 if out_int32 else np.int64):
+        raise RuntimeError("torch.searchsorted(): output tensor's dtype is wrong, it can only be "
+                           "Int(int32) or Long(int64) depending on whether out_int32 flag is "
+                           "True, but we got output tensor's dtype "
+                           f"{scalar_type_name(out._data.dtype)} and out_int32 flag is "
+                           f"{out_int32}")
     how = "right" if right else "left"
-    if seq.ndim == 1:
+    if seq.ndim > 1 and (scalar or vals.ndim != seq.ndim or vals.shape[:-1] != seq.shape[:-1]):
+        raise RuntimeError("torch.searchsorted(): boundaries tensor should be 1 dimension or "
+                           "the first N-1 dimensions of boundaries tensor and input value "
+                           "tensor must match, but we got boundaries tensor "
+                           f"{_lst(seq.shape)} and input value tensor "
+                           f"{_lst(getattr(vals, 'shape', ()))}")
+    if kind == "f" and seq.shape[-1] and (
+            (a := seq[0]) != a or (b := seq[-1]) != b if seq.ndim == 1
+            else bool(xp.isnan(seq[..., ::seq.shape[-1] - 1 or 1]).any())):
+        # NaN boundaries (at an end, as sorts put them): PyTorch's bisection (every comparison
+        # with NaN false), not NumPy's search, which orders NaN last
+        n = seq.shape[-1]
+        s2 = seq.reshape(-1, n)
+        v2 = vals.reshape(1, -1) if seq.ndim == 1 else vals.reshape(s2.shape[0], -1)
+        lo = xp.zeros((s2.shape[0], v2.shape[1]), dtype=np.int64)
+        hi = xp.full(lo.shape, n, dtype=np.int64)
+        with np.errstate(invalid="ignore"):
+            while bool((lo < hi).any()):
+                mid = (lo + hi) >> 1
+                at = xp.take_along_axis(s2, xp.minimum(mid, n - 1), axis=-1)
+                up = ~(at > v2) if right else ~(at >= v2)
+                active = lo < hi
+                lo = xp.where(active & up, mid + 1, lo)
+                hi = xp.where(active & ~up, mid, hi)
+        res = lo.reshape(vals.shape)
+    elif seq.ndim == 1:
         res = xp.searchsorted(seq, vals, side=how)
     else:
-        if scalar or vals.ndim != seq.ndim or vals.shape[:-1] != seq.shape[:-1]:
-            raise RuntimeError("torch.searchsorted(): boundaries tensor should be 1 dimension or "
-                               "the first N-1 dimensions of boundaries tensor and input value "
-                               "tensor must match, but we got boundaries tensor "
-                               f"{_lst(seq.shape)} and input value tensor "
-                               f"{_lst(getattr(vals, 'shape', ()))}")
         s2 = seq.reshape(-1, seq.shape[-1])
         v2 = vals.reshape(-1, vals.shape[-1])
         res = xp.stack([xp.searchsorted(s2[i], v2[i], side=how) for i in range(s2.shape[0])]) \

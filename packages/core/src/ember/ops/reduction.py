@@ -23,13 +23,14 @@ from .._sparse_tensor import _SparseData
 from .._tensor import Tensor, _make
 from .._warn import user_stacklevel
 from ..autograd.grad_mode import GRAD
-from ..autograd.graph import make_node_class, record, result
+from ..autograd.graph import make_node_class, mark_holomorphic, record, result
 from ._casts import cast_to
 from ._promotion import broadcast_array, normalize_dims, wrap_dim
 from ._selection import (
     along,
     const,
     evenly_bw,
+    int_arg,
     keep,
     keep_shape,
     no_complex,
@@ -79,7 +80,13 @@ def _dims_of(dim, ndim: int):
     """Reduced axes as a sorted tuple, or None for all; an empty list means all (PyTorch)."""
     if dim is None:
         return None
-    dims = normalize_dims(dim, ndim)
+    try:
+        dims = normalize_dims(dim, ndim)
+    except TypeError:
+        if not (isinstance(dim, Tensor) and not dim.ndim):
+            raise
+        dim = int(dim)  # a 0-dim integer tensor is an int dim, as in PyTorch
+        dims = normalize_dims(dim, ndim)
     return None if not dims and ndim and not isinstance(dim, (int, np.integer)) else dims
 
 
@@ -189,8 +196,9 @@ def _mean_array(d, dims, keepdim, n):
 
 
 def _as_float(input):
-    """Integer/bool inputs promoted to the default float (``logsumexp`` of an int tensor)."""
-    if input._data.dtype in _dtype.FLOATING_NP:
+    """Integer/bool inputs promoted to the default float (``logsumexp`` of an int tensor);
+    floating and complex ones kept."""
+    if input._data.dtype in _dtype.INEXACT_NP:
         return input
     return cast_to(input, None, _dtype.get_default_dtype(), False)
 
@@ -277,6 +285,8 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None):
     if dtype is not None and d.dtype in _dtype.SHELL_NP:
         raise _dtype.no_kernel("sum_cpu", d.dtype)
     dims = _dims_of(dim, d.ndim)
+    if d.dtype.kind == "c":
+        raise RuntimeError("nansum on CPU does not support complex inputs")
     xp = xp_of(input)
     acc = _acc_of(d, dtype)
     # NumPy's nansum skips NaN of its own float dtypes only: bfloat16 goes in as float32
@@ -291,8 +301,13 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None):
 @register("nanmean", out=True)
 def nanmean(input, dim=None, keepdim=False, *, dtype=None):
     """``mean`` of the elements that are not NaN."""
+    # the input's own dtype must be floating, whatever ``dtype`` (unlike mean's)
+    _floating_input(input, "nanmean(): expected input to have floating point or complex "
+                    "dtype but got {dtype}")
     input, d, dims = _floating_reduction(input, dim, dtype, "nanmean(): expected input to "
                                          "have floating point or complex dtype but got {dtype}")
+    if d.dtype.kind == "c":
+        raise RuntimeError("nansum on CPU does not support complex inputs")
     counted = (~xp_of(input).isnan(d)).sum(axis=dims, keepdims=keepdim)
     with np.errstate(divide="ignore", invalid="ignore"):  # an all-NaN slice gives NaN
         return nansum(input, dim, keepdim) / const(counted, input)
@@ -360,7 +375,7 @@ def prod(input, dim=None, keepdim=False, *, dtype=None):
                         f"{type(dim).__name__}), but expected one of:\n"
                         " * (Tensor input, *, torch.dtype dtype = None)\n"
                         " * (Tensor input, int dim, bool keepdim = False, *, torch.dtype dtype "
-                        "= None, Tensor out = None)")
+                        "= None, Tensor out = None)\n")
     input = _with_dtype(input, dtype)
     d = input._data
     axis = None if dim is None else wrap_dim(dim, d.ndim)
@@ -393,7 +408,9 @@ def _correction(name, dim, unbiased, correction):
 def _var_array(d, dims, correction, keepdim, name):
     n = _count(d.shape, dims)
     dof = n - correction
-    if dof <= 0:
+    # PyTorch's reduction factor is input numel over output numel: 0 for an empty input,
+    # whatever the dims (an empty result warns too)
+    if dof <= 0 or not d.size and correction >= 0:
         warnings.warn(f"{name}(): degrees of freedom is <= 0. Correction should be strictly "
                       "less than the reduction factor (input numel divided by output numel).",
                       UserWarning, stacklevel=user_stacklevel())
@@ -556,8 +573,17 @@ def _extreme_of(d, dims, keepdims, largest):
     return (d.max if largest else d.min)(axis=dims, keepdims=keepdims)
 
 
-def _extreme(input, dims, keepdim, name, node_cls):
-    """max/min/amax/amin over ``dims`` (None: all); NaN propagates."""
+def _empty_dim_first(d, dim, name) -> None:
+    """amax/amin of an empty input: PyTorch checks the dims in the order given, each for its
+    range and then its size, before any duplicate, and names an empty one as given."""
+    for i in ((dim,) if isinstance(dim, (int, np.integer)) else dim):
+        if d.ndim and not d.shape[wrap_dim(i, d.ndim)]:
+            raise IndexError(f"{name}(): Expected reduction dim {i} to have non-zero size.")
+
+
+def _extreme(input, dims, keepdim, name, node_cls, dim=None):
+    """max/min/amax/amin over ``dims`` (None: all); NaN propagates. ``dim``: the dims as
+    given (amax/amin), for the error of an empty one."""
     d = input._data
     if d.dtype in _dtype.COMPLEX_NP:
         no_complex_kernel(input, _EXTREME_KERNELS[name])
@@ -565,6 +591,8 @@ def _extreme(input, dims, keepdim, name, node_cls):
     if not d.size and (dims is None or not _count(d.shape, dims)):
         if dims is None or not d.ndim:
             raise _empty_full_reduction(name)
+        if dim is not None:
+            _empty_dim_first(d, dim, name)
         nonempty(name, d, next(i for i in dims if not d.shape[i]))
     r = _extreme_of(d, dims, keepdim, name.endswith("max"))
     return result(r, input._device, node_cls, (input,), (input,), (dims, keepdim), True)
@@ -589,8 +617,13 @@ def _max_or_min(input, dim, keepdim, other, name):
         return input.maximum(other) if name == "max" else input.minimum(other)
     if dim is None:
         return _extreme(input, None, False, name, MaxBackward1 if name == "max" else MinBackward1)
-    no_complex(input, f"{name}(): does not support complex input")
-    _dtype.check_kernel(name + "_dim", input._data.dtype)
+    if dim.__class__ is not int:
+        int_arg(dim, name)
+    d = input._data
+    if d.dtype in _dtype.COMPLEX_NP or d.dtype in _dtype.SHELL_NP:
+        wrap_dim(dim, d.ndim)  # PyTorch checks the dim first
+        no_complex(input, f"{name}(): does not support complex input")
+        _dtype.check_kernel(name + "_dim", d.dtype)
     if name == "max":
         return pick_along(input, dim, keepdim, "max", _argmax_keep, MaxBackward0)
     return pick_along(input, dim, keepdim, "min", _argmin_keep, MinBackward0)
@@ -609,33 +642,53 @@ def min(input, dim=None, keepdim=False, *, other=None):  # PyTorch's name
     return _max_or_min(input, dim, keepdim, other, "min")
 
 
-@register("amax", out=True)
+@register("amax", out="same")
 def amax(input, dim=(), keepdim=False):
     """Largest values over ``dim`` (all dims by default); ties share the gradient evenly."""
-    return _extreme(input, _dims_of(dim, input._data.ndim), keepdim, "amax", AmaxBackward0)
+    try:
+        dims = _dims_of(dim, input._data.ndim)
+    except (RuntimeError, IndexError):  # an empty dim named before a bad one is the error
+        if not input._data.size:
+            _empty_dim_first(input._data, dim, "amax")
+        raise
+    return _extreme(input, dims, keepdim, "amax", AmaxBackward0, dim)
 
 
-@register("amin", out=True)
+@register("amin", out="same")
 def amin(input, dim=(), keepdim=False):
     """Smallest values over ``dim`` (all dims by default); ties share the gradient evenly."""
-    return _extreme(input, _dims_of(dim, input._data.ndim), keepdim, "amin", AminBackward0)
+    try:
+        dims = _dims_of(dim, input._data.ndim)
+    except (RuntimeError, IndexError):  # an empty dim named before a bad one is the error
+        if not input._data.size:
+            _empty_dim_first(input._data, dim, "amin")
+        raise
+    return _extreme(input, dims, keepdim, "amin", AminBackward0, dim)
 
 
-@register("aminmax")
+@register("aminmax", out="same")
 def aminmax(input, *, dim=None, keepdim=False):
     """``(min, max)`` over ``dim`` (all dims when None)."""
     d = input._data
+    if dim is not None and dim.__class__ is not int:
+        int_arg(dim, "aminmax", None)
     no_complex_kernel(input, "aminmax_cpu")
     _dtype.check_kernel("aminmax", d.dtype)
-    if not d.size and (dim is None or not d.shape[wrap_dim(dim, d.ndim)]):
-        raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the "
-                           "operation has no identity.")
+    if not d.size:
+        if dim is None or not d.ndim:
+            raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as "
+                               "the operation has no identity.")
+        axis = wrap_dim(dim, d.ndim)
+        if not d.shape[axis]:
+            raise IndexError(f"aminmax: Expected reduction dim {axis} to have non-zero size.")
     dims = () if dim is None else dim
     return return_types.aminmax(amin(input, dims, keepdim), amax(input, dims, keepdim))
 
 
 def _arg_extreme(input, dim, keepdim, name):
     d = input._data
+    if dim is not None and dim.__class__ is not int:
+        int_arg(dim, name)
     if d.dtype.kind == "b" or d.dtype in _dtype.COMPLEX_NP:
         kind = "bool" if d.dtype.kind == "b" else "complex"
         raise RuntimeError(f"{name}(): does not support {kind} input")
@@ -652,13 +705,13 @@ def _arg_extreme(input, dim, keepdim, name):
     return _make(restore(r), input._device)
 
 
-@register("argmax", out=True, differentiable=False)
+@register("argmax", out="same", differentiable=False)
 def argmax(input, dim=None, keepdim=False):
     """Index of the (first) largest element, of the flattened input when ``dim`` is None."""
     return _arg_extreme(input, dim, keepdim, "argmax")
 
 
-@register("argmin", out=True, differentiable=False)
+@register("argmin", out="same", differentiable=False)
 def argmin(input, dim=None, keepdim=False):
     """Index of the (first) smallest element, of the flattened input when ``dim`` is None."""
     return _arg_extreme(input, dim, keepdim, "argmin")
@@ -679,6 +732,7 @@ def _logsumexp_bw(node, g):
 
 
 LogsumexpBackward0 = make_node_class("LogsumexpBackward0", _logsumexp_bw)
+mark_holomorphic(LogsumexpBackward0)  # complex: g * conj(exp(x - out)), as PyTorch's
 
 
 @register("logsumexp", out=True)
@@ -688,12 +742,17 @@ def logsumexp(input, dim, keepdim=False):
     d = input._data
     xp = xp_of(input)
     dims = _dims_of(dim, d.ndim)
+    if not keepdim and d.ndim and d.size and isinstance(dim, (tuple, list)) and not dim:
+        # dim=() reduces all (as sum's), into a result PyTorch then cannot broadcast
+        raise RuntimeError("output with shape [] doesn't match the broadcast shape "
+                           f"[{', '.join('1' * d.ndim)}]")
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # NaN rows shift by 0
         # PyTorch's steps: exp in the input's dtype, the sum accumulated as sum's (float16 in
-        # float32, rounded once), log and the shift back in the input's dtype
+        # float32, rounded once), log and the shift back in the input's dtype; a complex
+        # input shifts by the largest real part
         acc = _ACC.get(d.dtype)
         if _count(d.shape, dims):
-            m = _extreme_of(d, dims, True, True)
+            m = _extreme_of(d if d.dtype.kind != "c" else d.real, dims, True, True)
             m = xp.where(xp.isfinite(m), m, 0)
             r = xp.log(_rounded(xp.exp(d - m).sum(axis=dims, dtype=acc, keepdims=True), acc,
                                 d)) + m
@@ -711,6 +770,8 @@ def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
     ``ember.linalg.vector_norm`` / ``matrix_norm``."""
     from ..linalg import matrix_norm, vector_norm
 
+    if input._data.__class__ is _SparseData:  # ember._sparse_tensor: its own kernel
+        return input.norm(p, dim, keepdim, dtype=dtype)
     if isinstance(p, str):
         if p == "fro" and (dim is None or isinstance(dim, (int, np.integer)) or len(dim) <= 2):
             return vector_norm(input, 2, dim, keepdim, dtype=dtype, out=out)
@@ -732,13 +793,13 @@ def _truth_reduction(input, dim, keepdim, how):
     return _make(r.astype(np.uint8) if d.dtype == np.uint8 else r, input._device)
 
 
-@register("all", out=True, differentiable=False)
+@register("all", out="any", differentiable=False)
 def all(input, dim=None, keepdim=False):  # PyTorch's name
     """Whether every element (over ``dim``) is non-zero; bool (uint8 for uint8 input)."""
     return _truth_reduction(input, dim, keepdim, "all")
 
 
-@register("any", out=True, differentiable=False)
+@register("any", out="any", differentiable=False)
 def any(input, dim=None, keepdim=False):  # PyTorch's name
     """Whether some element (over ``dim``) is non-zero; bool (uint8 for uint8 input)."""
     return _truth_reduction(input, dim, keepdim, "any")
@@ -759,7 +820,7 @@ def _running(input, dim, kernel, node_cls, saves: bool, dtype=None):
     (``_ACC``: int64 for integers, float32 for float16, rounded back once). ``saves``: the
     backward reads the input and the output (cumprod, logcumsumexp); ``dtype``: the one the
     caller asked for (see :func:`_acc_of`)."""
-    a, axis, restore = along(input._data, dim)
+    a, axis, restore = along(input._data, dim, kernel.__name__[1:])
     _check_acc_kernel(a, dtype, f"{kernel.__name__[1:]}_out_cpu")
     acc = _acc_of(a, dtype)
     if isinstance(acc, np.dtype) and acc.kind == "b":
@@ -787,20 +848,39 @@ def _accumulate(xp, name, a, axis, dtype=None):
     ufunc = getattr(xp, name)
     if xp is np:
         return ufunc.accumulate(a, axis=axis, dtype=dtype)
+    return _scan(ufunc, a, axis, dtype)
+
+
+def _scan(fn, a, axis, dtype=None):
+    """The running ``fn`` (associative, elementwise on arrays) of ``a`` along ``axis``, in
+    ceil(log2(n)) doubling steps (Hillis-Steele)."""
     out = a.astype(dtype) if dtype is not None and a.dtype != dtype else a.copy()
     n = out.shape[axis]
     head = (slice(None),) * axis
     k = 1
     while k < n:
         # the right-hand side is a new array, so the overlapping write is safe
-        out[head + (slice(k, None),)] = ufunc(out[head + (slice(None, n - k),)],
-                                              out[head + (slice(k, None),)])
+        out[head + (slice(k, None),)] = fn(out[head + (slice(None, n - k),)],
+                                           out[head + (slice(k, None),)])
         k *= 2
     return out
 
 
 def _logcumsumexp(a, axis, acc):
+    if a.dtype.kind == "c":  # NumPy's logaddexp has no complex loop
+        return _scan(_complex_logaddexp, a, axis)
     return _accumulate(xp_of(a), "logaddexp", a, axis, acc)
+
+
+def _complex_logaddexp(a, b):
+    """``log(exp(a) + exp(b))`` of complex arrays, shifted by the one of larger real part
+    (PyTorch's ``_log_add_exp_helper``); a real part of -inf adds nothing."""
+    xp = xp_of(a)
+    first = a.real >= b.real
+    big, small = xp.where(first, a, b), xp.where(first, b, a)
+    with np.errstate(invalid="ignore", over="ignore"):
+        r = big + xp.log1p(xp.exp(small - big))
+    return xp.where(small.real == -np.inf, big, r)
 
 
 def _cumsum_bw(node, g):
@@ -875,9 +955,10 @@ def cumprod(input, dim, *, dtype=None):
 
 def _cum_extreme(input, dim, name, node_cls):
     d = input._data
+    a, axis, restore = along(d, dim, name)
+    _dtype.check_kernel(name, d.dtype)
     no_complex_kernel(input, f"{name}_cpu")
     xp = xp_of(input)
-    a, axis, restore = along(d, dim)
     values = _accumulate(xp, "maximum" if name == "cummax" else "minimum", a, axis)
     # the index moves to every element that equals the running value (ties: the last one)
     pos = xp.arange(a.shape[axis]).reshape([-1 if i == axis else 1 for i in range(a.ndim)])
@@ -886,17 +967,15 @@ def _cum_extreme(input, dim, name, node_cls):
     return picked(input, restore(values), restore(idx), name, node_cls, (axis, d.shape))
 
 
-@register("cummax")
+@register("cummax", out="same")
 def cummax(input, dim):
     """Running maximum along ``dim``: ``(values, indices)``."""
-    _dtype.check_kernel("cummax", input._data.dtype)
     return _cum_extreme(input, dim, "cummax", CummaxBackward0)
 
 
-@register("cummin")
+@register("cummin", out="same")
 def cummin(input, dim):
     """Running minimum along ``dim``: ``(values, indices)``."""
-    _dtype.check_kernel("cummin", input._data.dtype)
     return _cum_extreme(input, dim, "cummin", CumminBackward0)
 
 
@@ -912,6 +991,10 @@ def _logcumsumexp_bw(node, g):
     if not g._data.ndim or not g._data.size:
         return (g,)
     out = node.output()
+    if g._data.dtype.kind == "c":  # PyTorch's complex formula: no split by sign needed
+        with np.errstate(divide="ignore", invalid="ignore"):
+            log_g = g.conj().log()
+        return ((_reverse_logcumsumexp(log_g - out, dim) + x).exp().conj(),)
     # sum_{i>=k} g_i exp(x_k - out_i), in log space for the positive and negative parts of g
     # (PyTorch's logcumsumexp_backward): log|g| where g has that sign, else the dtype's lowest
     # finite value, picked by ``where`` so that the second derivative stays finite
@@ -926,12 +1009,14 @@ def _logcumsumexp_bw(node, g):
 
 
 LogcumsumexpBackward0 = make_node_class("LogcumsumexpBackward0", _logcumsumexp_bw)
+LogcumsumexpBackward0._complex = "own"  # conjugate Wirtinger, as PyTorch's formula
 
 
-@register("logcumsumexp", out=True)
+@register("logcumsumexp", out="same")
 def logcumsumexp(input, dim):
     """``log(cumsum(exp(input), dim))`` computed stably."""
-    if input._data.dtype not in _dtype.FLOATING_NP:
+    if input._data.dtype not in _dtype.INEXACT_NP or input._data.dtype is _CHALF:
+        along(input._data, dim, "logcumsumexp")  # PyTorch checks the dim first
         raise NotImplementedError('"logcumsumexp_out_cpu" not implemented for '
                                   f"'{scalar_type_name(input._data.dtype)}'")
     return _running(input, dim, _logcumsumexp, LogcumsumexpBackward0, True)
@@ -995,6 +1080,10 @@ def renorm(input, p, dim, maxnorm):
     from ..linalg import vector_norm
     from .pointwise import where
 
+    for what, pos, v in (("p", 2, p), ("maxnorm", 4, maxnorm)):
+        if not isinstance(v, (int, float, np.number, Tensor)):
+            raise TypeError(f"renorm(): argument '{what}' (position {pos}) must be Number, not "
+                            f"{type(v).__name__}")
     ndim = input._data.ndim
     if ndim < 2:
         raise RuntimeError(f"renorm: input needs at least 2 dimensions, got {ndim} dimensions")

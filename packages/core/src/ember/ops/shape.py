@@ -1038,6 +1038,10 @@ def cat(tensors, dim=0, *, axis=None, out=None):
                            ValueError)
     if axis is not None:
         dim = axis
+    if tensors[0]._data.__class__ is _SparseData:  # ember._sparse_tensor: its own kernel
+        from .._sparse_tensor import sparse_cat
+
+        return _finish_join(sparse_cat(tensors, dim), out)
     for i, t in enumerate(tensors):
         if t._data.ndim == 0:
             raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be "
@@ -1117,6 +1121,10 @@ StackBackward0 = make_node_class("StackBackward0", _stack_bw)
 def stack(tensors, dim=0, *, out=None):
     """Join equally shaped ``tensors`` along a new dimension ``dim``."""
     tensors = _tensor_list("stack", tensors, "stack expects a non-empty TensorList")
+    if tensors[0]._data.__class__ is _SparseData:  # ember._sparse_tensor: its own kernel
+        from .._sparse_tensor import sparse_stack
+
+        return _finish_join(sparse_stack(tensors, dim), out)
     shape = tensors[0]._data.shape
     for i, t in enumerate(tensors[1:], 1):
         if t._data.shape != shape:
@@ -1867,7 +1875,9 @@ register_method("is_nonzero", _is_nonzero)
 def _contains(self, element):
     import numbers
 
-    if isinstance(element, (Tensor, numbers.Number, np.generic)):
+    if isinstance(element, Tensor):  # PyTorch compares ``element == self`` (error order)
+        return bool((element == self).any().item())
+    if isinstance(element, (numbers.Number, np.generic)):
         return bool((self == element).any().item())
     raise RuntimeError("Tensor.__contains__ only supports Tensor or scalar, but you passed in a "
                        f"{type(element)}.")

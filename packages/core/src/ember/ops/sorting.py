@@ -20,9 +20,11 @@ from ._selection import (
     along,
     const,
     evenly_bw,
+    int_arg,
     keep_shape,
     no_complex,
     no_complex_kernel,
+    nonempty,
     not_implemented_for_bool,
     pick_along,
     picked,
@@ -66,44 +68,48 @@ def _slice_along(a, start, stop, axis):
     return a[(slice(None),) * axis + (slice(start, stop),)]
 
 
-@register("sort")
+@register("sort", out="same")
 def sort(input, dim=-1, descending=False, stable=False):
     """Sorted values along ``dim`` and their indices; the sort is always stable."""
     d = input._data
     xp = xp_of(input)
-    a, axis, restore = along(d, dim)
+    a, axis, restore = along(d, dim, "sort")
     idx = _sort_order(a, axis, descending, xp).astype(np.int64, copy=False)
     values = xp.take_along_axis(a, idx, axis)
     return picked(input, restore(values), restore(idx), "sort", SortBackward0,
                    (axis, True, d.shape))
 
 
-@register("argsort", out=True, differentiable=False)
+@register("argsort", out="same", differentiable=False)
 def argsort(input, dim=-1, descending=False, stable=False):
     """Indices that sort ``input`` along ``dim`` (stable)."""
-    a, axis, restore = along(input._data, dim)
+    a, axis, restore = along(input._data, dim, "argsort")
     idx = _sort_order(a, axis, descending, xp_of(input)).astype(np.int64, copy=False)
     return _make(restore(idx), input._device)
 
 
-@register("msort", out=True)
+@register("msort", out="same")
 def msort(input):
     """``sort(input, dim=0).values``."""
     return sort(input, 0).values
 
 
-@register("topk")
+@register("topk", out="same")
 def topk(input, k, dim=-1, largest=True, sorted=True):  # PyTorch's name
     """The ``k`` largest (or smallest) elements along ``dim``: ``(values, indices)``."""
     d = input._data
+    if k.__class__ is not int:
+        int_arg(k, "topk", 2, "k")
+    a, axis, restore = along(d, dim, "topk", 3)
+    if not 0 <= k <= a.shape[axis]:  # PyTorch checks the dim and k before the dtype
+        raise RuntimeError("selected index k out of range")
     if d.dtype.kind == "b":
         raise RuntimeError("topk does not support bool dtypes on CPU")
     no_complex(input, " topk does not support complex dtypes on CPU")
     _dtype.check_kernel("topk", d.dtype)
     xp = xp_of(input)
-    a, axis, restore = along(d, dim)
-    if not 0 <= k <= a.shape[axis]:
-        raise RuntimeError("selected index k out of range")
+    if not d.ndim:  # the one element, even for k = 0 (PyTorch's)
+        k = 1
     idx = _slice_along(_sort_order(a, axis, largest, xp), 0, k, axis).astype(np.int64,
                                                                               copy=False)
     values = xp.take_along_axis(a, idx, axis)
@@ -111,20 +117,24 @@ def topk(input, k, dim=-1, largest=True, sorted=True):  # PyTorch's name
                    (axis, True, d.shape))
 
 
-@register("kthvalue")
+@register("kthvalue", out="same")
 def kthvalue(input, k, dim=-1, keepdim=False):
     """The ``k``-th smallest element along ``dim`` (1-based): ``(values, indices)``."""
+    if k.__class__ is not int:
+        int_arg(k, "kthvalue", 2, "k")
+    d = input._data
+    a, axis, _ = along(d, dim, "kthvalue", 3)
+    nonempty("kthvalue", a, axis)
+    if not 1 <= k <= a.shape[axis]:  # PyTorch checks the dim and k before the dtype
+        raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {axis}")
     not_implemented_for_bool(input, "kthvalue_cpu")
     no_complex_kernel(input, "kthvalue_cpu")
-    _dtype.check_kernel("kthvalue", input._data.dtype)
+    _dtype.check_kernel("kthvalue", d.dtype)
 
     def index_of(a, axis, xp):
-        if not 1 <= k <= a.shape[axis]:
-            raise RuntimeError(f"kthvalue(): selected number k out of range for dimension "
-                               f"{axis}")
         return _slice_along(_sort_order(a, axis, False, xp), k - 1, k, axis)
 
-    return pick_along(input, dim, keepdim, "kthvalue", index_of, KthvalueBackward0)
+    return pick_along(input, dim, keepdim, "kthvalue", index_of, KthvalueBackward0, 3)
 
 
 # -- median, mode, quantile ---------------------------------------------------------------------
@@ -170,10 +180,12 @@ def _full_median(input, ignore_nan, node_cls):
     return result(r, input._device, node_cls, (input,), (input,), (None, False), True)
 
 
-@register("median", out=True)
+@register("median", out="same")
 def median(input, dim=None, keepdim=False):
     """``median(input)``: the lower median of all elements (NaN if any is NaN);
     ``median(input, dim)``: ``(values, indices)`` of the lower median along ``dim``."""
+    if dim is not None:
+        along(input._data, dim, "median")  # PyTorch checks the dim before the dtype
     not_implemented_for_bool(input, "median_cpu" if dim is None else "median_out")
     no_complex_kernel(input, "median_cpu" if dim is None else "median_out")
     if input._data.dtype in _dtype.SHELL_NP:  # PyTorch's median kernels lack them
@@ -184,9 +196,11 @@ def median(input, dim=None, keepdim=False):
     return pick_along(input, dim, keepdim, "median", _median_index(False), MedianBackward1)
 
 
-@register("nanmedian", out=True)
+@register("nanmedian", out="same")
 def nanmedian(input, dim=None, keepdim=False):
     """``median`` ignoring NaN (NaN only where a slice is all NaN)."""
+    if dim is not None:
+        along(input._data, dim, "nanmedian")  # PyTorch checks the dim before the dtype
     not_implemented_for_bool(input, "median_cpu" if dim is None else "median_out")
     no_complex_kernel(input, "median_cpu" if dim is None else "median_out")
     if input._data.dtype in _dtype.SHELL_NP:  # PyTorch's median kernels lack them
@@ -195,7 +209,7 @@ def nanmedian(input, dim=None, keepdim=False):
     if dim is None:
         return _full_median(input, True, NanmedianBackward0)
     return pick_along(input, dim, keepdim, "nanmedian", _median_index(True),
-                       NanmedianBackward1)
+                      NanmedianBackward1, empty_name="median")
 
 
 def _mode_index(a, axis, xp):
@@ -216,10 +230,14 @@ def _mode_index(a, axis, xp):
     return xp.moveaxis(last.reshape(lead + (1,)), -1, axis)
 
 
-@register("mode")
+@register("mode", out="same")
 def mode(input, dim=-1, keepdim=False):
     """The most frequent value along ``dim`` and the index of its last occurrence."""
-    _dtype.check_kernel("mode", input._data.dtype)
+    d = input._data
+    if d.dtype in _dtype.COMPLEX_NP or d.dtype in _dtype.SHELL_NP:
+        along(d, dim, "mode")  # PyTorch checks the dim before the dtype
+        no_complex_kernel(input, "mode_cpu")
+        _dtype.check_kernel("mode", d.dtype)
     return pick_along(input, dim, keepdim, "mode", _mode_index, ModeBackward0)
 
 
@@ -232,20 +250,20 @@ def _quantile(input, q, dim, keepdim, interpolation, name, ignore_nan):
     ``q`` too, for linear interpolation, as in PyTorch)."""
     d = input._data
     xp = xp_of(input)
+    q_tensor = isinstance(q, Tensor)
+    if not q_tensor and not 0 <= q <= 1:  # the float overload checks q first
+        raise RuntimeError(f"{name}() q must be in the range [0, 1] but got {float(q):g}")
     if d.dtype not in _dtype.FLOATING_NP or d.dtype in _dtype.OPMATH:  # as PyTorch's kernel
         raise RuntimeError(f"{name}() input tensor must be either float or double dtype")
     if interpolation not in _INTERPOLATIONS:
         raise RuntimeError(f"{name}() interpolation must be one of linear, lower, higher, "
                            f"midpoint or nearest, but got {interpolation}")
-    q_tensor = isinstance(q, Tensor)
     qd = q._data if q_tensor else xp.asarray(q, dtype=d.dtype)
     if qd.ndim > 1:
         raise RuntimeError(f"{name}() q must be a scalar or 1D tensor")
     if q_tensor and qd.dtype != d.dtype:
         raise RuntimeError(f"{name}() q tensor must be same dtype as the input tensor")
-    if not q_tensor and not 0 <= q <= 1:
-        raise RuntimeError(f"{name}() q must be in the range [0, 1] but got {q}")
-    if bool(((qd < 0) | (qd > 1)).any()):
+    if not bool(((qd >= 0) & (qd <= 1)).all()):  # NaN is out of range too
         raise RuntimeError(f"{name}() q values must be in the range [0, 1]")
     if not d.size:
         raise RuntimeError(f"{name}() input tensor must be non-empty")
@@ -287,17 +305,17 @@ def _quantile(input, q, dim, keepdim, interpolation, name, ignore_nan):
     return r.reshape(((qd.size,) if qd.ndim else ()) + shape)
 
 
-@register("quantile", out=True)
+@register("quantile", out="same")
 def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
     """The ``q``-quantiles (a float or 1-D tensor in [0, 1]) along ``dim`` (all when None);
     any NaN in a slice makes its quantiles NaN."""
     return _quantile(input, q, dim, keepdim, interpolation, "quantile", False)
 
 
-@register("nanquantile", out=True)
+@register("nanquantile", out="same")
 def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
     """``quantile`` ignoring NaN."""
-    return _quantile(input, q, dim, keepdim, interpolation, "nanquantile", True)
+    return _quantile(input, q, dim, keepdim, interpolation, "quantile", True)  # its words
 
 
 # -- unique -------------------------------------------------------------------------------------
@@ -312,6 +330,18 @@ def _unique_result(input, values, inverse, counts, return_inverse, return_counts
     return out[0] if len(out) == 1 else tuple(out)
 
 
+def _unique_axis(d, dim) -> int:
+    """``dim`` of unique/unique_consecutive wrapped, with PyTorch's errors: no dim of a 0-dim
+    input, and none of another empty dim (unique compares whole slices)."""
+    if not d.ndim:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+    axis = wrap_dim(dim, d.ndim)
+    if d.size == 0 and d.shape[axis]:
+        raise RuntimeError("There are 0 sized dimensions, and they aren't selected, so unique "
+                           "cannot be applied")
+    return axis
+
+
 @register("unique", differentiable=False)
 def unique(input, sorted=True, return_inverse=False, return_counts=False,
            dim=None):
@@ -319,15 +349,21 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False,
     indices and the counts. Every NaN counts as distinct, as in PyTorch."""
     d = input._data
     _dtype.check_kernel("unique" if dim is None else "unique_dim", d.dtype)
+    no_complex_kernel(input, "unique" if dim is None else "unique_dim")
     refuse_meta(input, "unique")
     xp = xp_of(input)
+    if dim is not None:
+        axis = _unique_axis(d, int_arg(dim, "unique_dim"))
+        if not d.shape[axis]:  # nothing to compare: the empty input, its inverse and counts
+            return _unique_result(input, d.copy(), xp.zeros(0, np.int64), xp.zeros(0, np.int64),
+                                  return_inverse, return_counts)
     if dim is None:
         values, inverse, counts = xp.unique(d.reshape(-1), return_inverse=True,
                                             return_counts=True, equal_nan=False)
         inverse = inverse.reshape(d.shape)
     else:
         values, inverse, counts = xp.unique(d, return_inverse=True, return_counts=True,
-                                            axis=wrap_dim(dim, d.ndim), equal_nan=False)
+                                            axis=axis, equal_nan=False)
         inverse = inverse.reshape(-1)
     return _unique_result(input, values, inverse, counts, return_inverse, return_counts)
 
@@ -338,8 +374,12 @@ def unique_consecutive(input, return_inverse=False, return_counts=False, dim=Non
     refuse_meta(input, "unique_consecutive")
     d = input._data
     _dtype.check_kernel("unique", d.dtype)
+    no_complex_kernel(input, "unique")
     xp = xp_of(input)
-    axis = None if dim is None else wrap_dim(dim, d.ndim)
+    axis = None if dim is None else _unique_axis(d, dim)
+    if axis is not None and not d.shape[axis]:  # nothing to collapse
+        return _unique_result(input, d.copy(), xp.zeros(0, np.int64), xp.zeros(0, np.int64),
+                              return_inverse, return_counts)
     rows = d.reshape(-1, 1) if axis is None else xp.moveaxis(d, axis, 0).reshape(d.shape[axis], -1)
     n = rows.shape[0]
     starts = xp.ones(n, dtype=bool)

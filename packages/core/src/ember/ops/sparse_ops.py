@@ -20,6 +20,7 @@ from .._front import front as numpy_names  # PyTorch's NumPy keyword names (x=, 
 from .._layout import sparse_bsc, sparse_bsr, sparse_coo, sparse_csr, strided
 from .._sparse_tensor import (
     SparseTensor,
+    _linear_index,
     _named,
     dense_sparse_mm,
     dense_to_sparse,
@@ -46,10 +47,42 @@ def _as_index_tensor(x, device, name: str) -> Tensor:
 
     t = x if isinstance(x, Tensor) else as_tensor(x, device=device)
     if t._data.dtype.kind not in "iu":
-        raise RuntimeError(f"{name} must be an int64 tensor")
+        if t._data.dtype.kind not in "bfc":
+            raise RuntimeError(f"{name} must be an int64 tensor")
+        # PyTorch 2.13 casts floating (truncating), complex and bool indices to int64
+        t = t.detach()
+        if t._data.dtype.kind == "c":
+            t = t.real
     if device is not None and t._device is not device:
         t = t.to(device)
     return t.detach().long()
+
+
+def _invalid_combination(*args) -> str:
+    """PyTorch's argument-parser error of ``sparse_coo_tensor``."""
+    got = ", ".join(_type_word(a) for a in args)
+    common = ("torch.dtype dtype = None, torch.device device = None, bool pin_memory = False, "
+              "bool requires_grad = False, bool check_invariants = None, bool is_coalesced = "
+              "None")
+    return (f"sparse_coo_tensor() received an invalid combination of arguments - got ({got}), "
+            f"but expected one of:\n * (object indices, object values, *, {common})\n * (object "
+            f"indices, object values, tuple of ints size, *, {common})\n * (tuple of ints size, "
+            "*, torch.dtype dtype = None, torch.device device = None, bool requires_grad = "
+            "False, bool check_invariants = None)\n")
+
+
+def _checks_invariants(check_invariants) -> bool:
+    """``check_invariants``, or the switch of ``ember.sparse.check_sparse_tensor_invariants``
+    when None (PyTorch's rule)."""
+    if check_invariants is not None:
+        return bool(check_invariants)
+    from ..sparse import check_sparse_tensor_invariants
+
+    return check_sparse_tensor_invariants.is_enabled()
+
+
+def _type_word(x) -> str:
+    return "Tensor" if isinstance(x, Tensor) else type(x).__name__
 
 
 def _as_values(values, dtype, device) -> Tensor:
@@ -72,7 +105,15 @@ def _autograd_values(values: Tensor, requires_grad: bool, node_name: str) -> Ten
     return _named(values, node_name)
 
 
-def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None,
+_NO_VALUES = object()
+
+
+def _is_size(x) -> bool:
+    """Whether ``x`` is a size (a tuple, list or ``Size`` of Python ints), not indices."""
+    return isinstance(x, (tuple, list)) and all(type(e) is int for e in x)
+
+
+def sparse_coo_tensor(indices, values=_NO_VALUES, size=None, *, dtype=None, device=None,
                       pin_memory: bool = False, requires_grad: bool = False,
                       check_invariants=None, is_coalesced=None) -> SparseTensor:
     """A sparse COO tensor with ``values`` at the coordinates ``indices``, as
@@ -89,8 +130,22 @@ def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None,
             ``coalesce()`` is needed before ``indices()``/``values()``.
 
     Duplicate coordinates are allowed (their values sum); the result is uncoalesced then.
-    Differentiable in ``values``.
+    ``sparse_coo_tensor(size)`` (a size alone) is an empty tensor of that size, as PyTorch's
+    overload. Differentiable in ``values``.
     """
+    if values is _NO_VALUES:
+        if not _is_size(indices) or size is not None:
+            raise TypeError(f"sparse_coo_tensor(): argument 'size' (position 1) must be tuple "
+                            f"of ints, not {_type_word(indices)}")
+        if any(n < 0 for n in indices):
+            raise RuntimeError("numel: integer multiplication overflow")
+        from .._factory import zeros
+
+        dt = _dtype.get_default_dtype() if dtype is None else _dtype.to_dtype(dtype)
+        vals = zeros(0, dtype=dt, device=device)
+        idx = xp_of(vals._device).zeros((len(indices), 0), dtype=np.int64)
+        vals = _autograd_values(vals, requires_grad, "SparseCooTensorWithDimsAndTensorsBackward0")
+        return make_sparse(idx, vals, tuple(indices), coalesced=True)
     dev = None if device is None else resolve_device(device)
     vals = _as_values(values, dtype, dev)
     dev = vals._device
@@ -99,8 +154,8 @@ def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None,
     if len(ishape) != 2:
         raise RuntimeError(f"indices must be sparse_dim x nnz, but got: {list(ishape)}")
     sd, nnz = ishape
-    if not vals._data.ndim:
-        raise RuntimeError("values must have at least one dimension (nnz)")
+    if not vals._data.ndim:  # PyTorch's: a 0-d value is one stored element
+        vals = vals.reshape(1)
     if vals._data.shape[0] != nnz:
         raise RuntimeError(f"indices and values must have same nnz, but got nnz from indices: "
                            f"{nnz}, nnz from values: {vals._data.shape[0]}")
@@ -111,10 +166,17 @@ def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None,
         bounds = _make(xp.stack((xp.min(arr, axis=1), xp.max(arr, axis=1))), dev)._host()
         low_h, high_h = bounds[0].tolist(), bounds[1].tolist()
     if size is None:
-        sizes = tuple(int(h) + 1 for h in high_h) if nnz else (0,) * sd
+        sizes = tuple(int(h) + 1 for h in high_h) if nnz and sd else (0,) * sd
         shape = sizes + dense_shape
     else:
+        if not isinstance(size, (tuple, list)) or not all(
+                isinstance(n, (int, np.integer)) or (isinstance(n, Tensor) and not n._data.ndim
+                                                    and n._data.dtype.kind in "iu")
+                for n in size):
+            raise TypeError(_invalid_combination(indices, values, size))
         shape = tuple(int(s) for s in size)
+        if any(n < 0 for n in shape):
+            raise RuntimeError("numel: integer multiplication overflow")
         if len(shape) != sd + len(dense_shape):
             raise RuntimeError(f"'len(size) == sparse_dim + dense_dim' is not satisfied: "
                                f"len(size) = {len(shape)}, sparse_dim = {sd}, dense_dim = "
@@ -131,6 +193,11 @@ def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None,
                                    f"{shape[d]} but found index {high_h[d]}")
     vals = _autograd_values(vals, requires_grad, "SparseCooTensorWithDimsAndTensorsBackward0")
     coalesced = bool(is_coalesced) if is_coalesced is not None else nnz < 2
+    if coalesced and nnz > 1 and sd and _checks_invariants(check_invariants):
+        lin = _linear_index(arr, shape[:sd], xp)
+        if not bool((lin[1:] > lin[:-1]).all()):
+            raise RuntimeError("cannot set is_coalesced to true if indices correspond to "
+                               "uncoalesced COO tensor")
     return make_sparse(arr, vals, shape, coalesced=coalesced)
 
 
@@ -552,7 +619,8 @@ def _to_sparse(self, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=
                                "without blocksize argument given is not supported")
         return from_dense(self, target, blocksize, dense_dim, "to_sparse")
     if blocksize is not None and target in words:
-        raise RuntimeError(f"dense_to_sparse: conversion from Strided to {words[target]} with "
+        word = "to_sparse" if target is strided else "dense_to_sparse"
+        raise RuntimeError(f"{word}: conversion from Strided to {words[target]} with "
                            "blocksize argument given is not supported")
     if layout is None or layout is sparse_coo:
         if dense_dim is not None and sparse_dim is None:
@@ -560,8 +628,8 @@ def _to_sparse(self, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=
         return dense_to_sparse(self, sparse_dim)
     if layout in (sparse_csr, sparse_csc):
         return from_dense(self, layout, None, dense_dim, "to_sparse")
-    if layout is strided:
-        raise RuntimeError("to_sparse: the strided layout is not a sparse layout")
+    if layout is strided:  # PyTorch's: the tensor itself
+        return self
     raise RuntimeError(f"to_sparse: expected a sparse layout, got {layout}")
 
 

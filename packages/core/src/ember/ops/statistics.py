@@ -5,6 +5,7 @@ ops)."""
 from __future__ import annotations
 
 import builtins
+import math
 import warnings
 
 import numpy as np
@@ -62,19 +63,19 @@ def histc(input, bins=100, min=0, max=0):  # PyTorch's names
     """A histogram of ``bins`` equal bins over ``[min, max]`` (the data's range when both are
     0; values outside are ignored, ``max`` goes into the last bin). Floats only."""
     d = input._data
-    if d.dtype in _dtype.SHELL_NP:  # PyTorch finds the range (aminmax), then the bins
-        raise _dtype.no_kernel("aminmax_cpu" if min == max and d.size else "linspace_cpu",
-                               d.dtype)
-    if d.dtype not in _dtype.FLOATING_NP:
-        raise NotImplementedError(f'"histogram_{_suffix(d)}" not implemented for '
-                                  f"'{scalar_type_name(d.dtype)}'")
+    if bins.__class__ is not int:
+        _check_bin_count(bins, 0, "histc")
     if bins <= 0:
         raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for "
                            "dimension 0")
+    if d.dtype not in _dtype.FLOATING_NP:
+        _histc_dtype_error(d, min, max)
     xp = xp_of(input)
     lo, hi = float(min), float(max)
     if lo == hi and d.size:
         lo, hi = float(d.min().item()), float(d.max().item())
+        if lo != lo:  # a NaN in the data: its range prints C++'s default NaN, "-nan"
+            lo = hi = -math.nan
     if lo == hi:
         lo, hi = lo - 1, hi + 1
     if not (np.isfinite(lo) and np.isfinite(hi)):
@@ -93,6 +94,22 @@ def histc(input, bins=100, min=0, max=0):  # PyTorch's names
     return _make(r.astype(d.dtype), input._device)
 
 
+def _histc_dtype_error(d, lo, hi):
+    """PyTorch's error for a histc of a non-floating input: the first of its steps (the
+    data's range by aminmax, the edges by linspace, the histogram) without a kernel."""
+    from_data = lo == hi and d.size
+    if d.dtype in _dtype.SHELL_NP:
+        raise _dtype.no_kernel("aminmax_cpu" if from_data else "linspace_cpu", d.dtype)
+    if d.dtype in _dtype.COMPLEX_NP and from_data:
+        raise _dtype.no_kernel("aminmax_cpu", d.dtype)
+    if d.dtype.kind == "b":
+        raise _dtype.no_kernel("linspace_cpu", d.dtype)
+    if d.dtype == np.uint8 and lo == hi and not d.size and lo - 1 < 0:  # the range widened
+        raise RuntimeError("value cannot be converted to type uint8_t without overflow")
+    raise NotImplementedError(f'"histogram_{_suffix(d)}" not implemented for '
+                              f"'{scalar_type_name(d.dtype)}'")
+
+
 def _low_precision_bins(x, lo, hi, bins, xp):
     """The bins of a float16/bfloat16 ``x`` as PyTorch's kernel finds them: the edges of the
     range in the input's dtype, ``(x - lo) * bins / (hi - lo)`` with every step rounded to
@@ -107,7 +124,10 @@ def _low_precision_bins(x, lo, hi, bins, xp):
 
 
 def _c_float(v: float) -> str:
-    return "-nan" if v != v else str(v)
+    """``v`` as C++'s ``<<`` prints a double (``%g``, the sign of a NaN shown)."""
+    if v != v:
+        return "-nan" if math.copysign(1.0, v) < 0 else "nan"
+    return f"{v:g}"
 
 
 # -- histogram, histogramdd --------------------------------------------------------------------
@@ -134,8 +154,8 @@ def _cpp(arr) -> str:
 
 def _check_bin_count(n, dim: int, fname: str = "histogramdd") -> int:
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
-        what = "int or Tensor" if fname == "histogram" else \
-            "int, a sequence of ints or a sequence of Tensors"
+        what = {"histogram": "int or Tensor", "histc": "int"}.get(
+            fname, "int, a sequence of ints or a sequence of Tensors")
         raise TypeError(f"{fname}(): argument 'bins' must be {what}, not {type(n).__name__}")
     if n <= 0:
         raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {n} for dimension {dim}")
@@ -371,7 +391,7 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
     if d.dtype.kind == "b":
         raise RuntimeError("cov(): bool dtype is not supported for input")
     x = input if d.ndim == 2 else input.reshape(1, -1)
-    if d.dtype not in _dtype.FLOATING_NP:
+    if d.dtype not in _dtype.INEXACT_NP:
         x = x.to(_dtype.get_default_dtype())
     n = x.shape[1]
     w = None
@@ -397,7 +417,8 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
                       "than the number of observations.", UserWarning, stacklevel=user_stacklevel())
         norm = norm * 0 if isinstance(norm, Tensor) else 0
     xc = x - avg.unsqueeze(1)
-    c = xc.mm((xc if w is None else xc * w).t())
+    other = (xc if w is None else xc * w).t()
+    c = xc.mm(other.conj() if other.is_complex() else other)
     return (c / norm).squeeze()
 
 
@@ -408,7 +429,12 @@ def corrcoef(input):
     c = cov(input)
     if c.ndim == 0:
         return c / c
-    std = c.diagonal().sqrt()
+    d = c.diagonal()
+    std = (d.real if d.is_complex() else d).sqrt()
     c = c / std.reshape(-1, 1)
     c = c / std.reshape(1, -1)
+    if c.is_complex():  # the real and imaginary parts clipped apart, as PyTorch's
+        from .. import complex as _complex
+
+        return _complex(c.real.clamp(-1, 1), c.imag.clamp(-1, 1))
     return c.clamp(-1, 1)

@@ -12,6 +12,7 @@ from .. import _dtype
 from .._device import xp_of
 from .._layout import sparse_bsc, sparse_bsr, sparse_coo, sparse_csr
 from .._sparse_tensor import (
+    _LAYOUT_WORDS,
     SparseAddmmBackward0,
     SparseTensor,
     _linear_index,
@@ -21,6 +22,9 @@ from .._sparse_tensor import (
     sparse_csc,
     sparse_mm,
     sparse_sum,
+)
+from .._sparse_tensor import (
+    _no_backend as _sparse_no_backend,
 )
 from .._tensor import Tensor, _make
 
@@ -48,6 +52,28 @@ def __dir__():
     return sorted(set(globals()) | _SEMI_STRUCTURED)
 
 
+def _layout_word(x) -> str:
+    return _LAYOUT_WORDS.get(x.layout, "Strided") if isinstance(x, Tensor) else \
+        type(x).__name__
+
+
+def _scalar_name(x) -> str:
+    return _dtype.scalar_type_name(x.dtype.np)
+
+
+def _no_backend(op: str, x) -> NotImplementedError:
+    """PyTorch's dispatcher error for ``aten::<op>`` on ``x`` (dense or sparse)."""
+    if is_sparse(x):
+        return _sparse_no_backend(op, x)
+    dev = x.device.type.upper() if isinstance(x, Tensor) else "CPU"
+    return NotImplementedError(
+        f"Could not run 'aten::{op}' with arguments from the '{dev}' backend. This could be "
+        "because the operator doesn't exist for this backend, or was omitted during the "
+        "selective/custom build process (if using custom build). If you are a Facebook "
+        "employee using PyTorch on mobile, please visit https://fburl.com/ptmfixes for "
+        "possible resolutions.")
+
+
 def _expect_sparse(x, name: str, arg: str = "input") -> None:
     if not is_sparse(x):
         raise RuntimeError(f"{name}: expected {arg} to be a sparse tensor, but got a strided "
@@ -64,17 +90,32 @@ def mm(mat1, mat2, reduce: str = "sum"):
     if reduce != "sum":
         raise RuntimeError(f"sparse.mm: reduce={reduce!r} is not supported by Ember (only "
                            "'sum')")
-    _expect_sparse(mat1, "sparse.mm", "mat1")
+    if not is_sparse(mat1):  # PyTorch's: a dense mat1 takes the dense (or dense @ sparse) mm
+        from .. import mm as _mm
+
+        return _mm(mat1, mat2)
     return sparse_mm(mat1, mat2, "mm", SparseAddmmBackward0)
 
 
 def addmm(mat, mat1, mat2, *, beta=1.0, alpha=1.0) -> Tensor:
     """``beta * mat + alpha * (mat1 @ mat2)`` for a dense ``mat``, sparse ``mat1`` and dense
     ``mat2`` (``torch.sparse.addmm``); differentiable in all three."""
-    _expect_sparse(mat1, "sparse.addmm", "mat1")
-    if is_sparse(mat2):
-        raise RuntimeError("sparse.addmm: expected mat2 to be a strided tensor")
+    if is_sparse(mat) and not is_sparse(mat1):
+        raise RuntimeError(f"addmm_sparse_dense: expected strided result tensor, got tensor "
+                           f"with layout {_LAYOUT_WORDS[mat.layout]}")
+    if not is_sparse(mat1) and not is_sparse(mat2):  # all dense: the dense addmm
+        from .. import addmm as _addmm
+
+        return _addmm(mat, mat1, mat2, beta=beta, alpha=alpha)
+    if not is_sparse(mat1) or is_sparse(mat2):
+        raise RuntimeError(
+            "addmm_sparse_dense: expected either 'mat1' to have sparse layout and 'mat2' to have "
+            f"strided layout, got 'mat1' with layout {_layout_word(mat1)} and 'mat2' with "
+            f"layout {_layout_word(mat2)}")
     prod = sparse_mm(mat1, mat2, "addmm", SparseAddmmBackward0)
+    if isinstance(mat, Tensor) and mat.dtype is not mat1.dtype:
+        raise RuntimeError(f"expected scalar type {_scalar_name(mat1)} but found "
+                           f"{_scalar_name(mat)}")
     if alpha != 1:
         prod = prod * alpha
     if is_sparse(mat):
@@ -86,7 +127,11 @@ def sum(input, dim=None, dtype=None):
     """The sum of a sparse tensor's elements: a dense 0-d tensor over all (``dim=None``); over
     some sparse dims a sparse tensor; over all sparse dims a dense tensor
     (``torch.sparse.sum``). Differentiable in the values."""
-    _expect_sparse(input, "sparse.sum")
+    if not is_sparse(input) or input.layout is not sparse_coo:  # PyTorch's: coalesced first
+        if dim is None:
+            raise RuntimeError("coalesce expected sparse coordinate tensor layout but got "
+                               f"{_layout_word(input)}")
+        raise _no_backend("_indices", input)
     return sparse_sum(input, dim, False, dtype)
 
 
@@ -104,14 +149,15 @@ def _lines(s: SparseTensor, dim: int):
 
 
 def _softmax(input, dim: int, dtype, log: bool, name: str):
-    _expect_sparse(input, name)
-    if input._layout is not sparse_coo and (input._layout is not sparse_csr or
-                                            input._data.ndim > 2):
-        # as PyTorch: no softmax kernel for compressed columns, blocks, batches or dense dims
-        raise NotImplementedError(
-            f"Could not run 'aten::_sparse_{'log_' if log else ''}softmax' with arguments from the "
-            f"'SparseCsr{input._device.type.upper()}' backend. This operation is not "
-            "implemented for these sparse tensors (convert to CSR or COO first).")
+    op = "log_softmax" if log else "softmax"
+    if not isinstance(dim, int):
+        raise TypeError(f"_sparse_{op}(): argument 'dim' (position 2) must be int, not "
+                        f"{type(dim).__name__}")
+    if not is_sparse(input) or (input._layout is not sparse_coo and (
+            input._layout is not sparse_csr or input._data.ndim > 2)):
+        # as PyTorch: no softmax kernel for dense tensors, compressed columns, blocks, batches
+        # or dense dims
+        raise _no_backend(f"_sparse_{op}", input)
     from .._factory import zeros
     from ..ops._promotion import wrap_dim
 
@@ -119,6 +165,11 @@ def _softmax(input, dim: int, dtype, log: bool, name: str):
         input.to_sparse_coo()
     if dtype is not None:
         s = s.to(_dtype.to_dtype(dtype))
+    dt = s._vals._data.dtype
+    if dt.kind != "f" or (s._device.type == "cpu" and dt.itemsize < 4) or \
+            dt is _dtype.BFLOAT16_NP:  # PyTorch's CPU kernels: float and double
+        raise NotImplementedError(f'"{op}" not implemented for '
+                                  f"'{_dtype.scalar_type_name(dt)}'")
     dim = wrap_dim(dim, s._data.ndim)
     sd = s._idx.shape[0]
     vals = s._vals
@@ -163,27 +214,45 @@ def sampled_addmm(input, mat1, mat2, *, beta=1.0, alpha=1.0, out=None):
     ``input`` only (``torch.sparse.sampled_addmm``): a CSR result with ``input``'s pattern,
     differentiable in ``input``'s values, ``mat1`` and ``mat2``."""
     if not is_sparse(input) or input._layout is not sparse_csr:
-        raise RuntimeError("sampled_addmm: Expected input to be a sparse CSR tensor")
+        raise _no_backend("sparse_sampled_addmm", input)
     if input._data.ndim > 2:
         raise RuntimeError("sampled_addmm: Ember's sampled_addmm takes a 2-D CSR input, not a "
                            "batched or hybrid one")
-    if out is not None:
-        raise RuntimeError("sampled_addmm: out= is not supported by Ember")
+    if out is not None and (not is_sparse(out) or out._layout is not sparse_csr):
+        raise RuntimeError(f"sampled_addmm: Expected result to have sparse csr layout, but got "
+                           f"{_layout_word(out)}")
     for name, m in (("mat1", mat1), ("mat2", mat2)):
         if is_sparse(m) or m._data.ndim != 2:
-            raise RuntimeError(f"sampled_addmm: Expected {name} to be a strided matrix")
+            raise RuntimeError(f"sampled_addmm: Expected {name} to be a matrix, got "
+                               f"{m._data.ndim}-D tensor")
+    if mat2.dtype is not mat1.dtype:
+        raise RuntimeError(f"sampled_addmm: Expected mat1 and mat2 to have the same dtype, but "
+                           f"got {_scalar_name(mat1)} and {_scalar_name(mat2)}")
+    if mat1.dtype is not input.dtype:
+        raise RuntimeError(f"sampled_addmm: Expected mat1 and self to have the same dtype, but "
+                           f"got {_scalar_name(mat1)} and {_scalar_name(input)}")
+    if input._data.dtype.kind not in "fc":
+        raise RuntimeError(f"sparse_sampled_addmm: Expected self to be a floating-point or "
+                           f"complex tensor, but got {_scalar_name(input)}")
     rows_n, cols_n = input._data.shape
-    if mat1._data.shape[0] != rows_n or mat2._data.shape[1] != cols_n or \
-            mat1._data.shape[1] != mat2._data.shape[0]:
-        raise RuntimeError(f"sampled_addmm: Expected mat1 @ mat2 of size {rows_n}x{cols_n}, "
-                           f"got {mat1._data.shape[0]}x{mat1._data.shape[1]} @ "
-                           f"{mat2._data.shape[0]}x{mat2._data.shape[1]}")
+    if mat1._data.shape[1] != mat2._data.shape[0]:
+        raise RuntimeError(f"sampled_addmm: mat1 and mat2 shapes cannot be multiplied "
+                           f"({mat1._data.shape[0]}x{mat1._data.shape[1]} and "
+                           f"{mat2._data.shape[0]}x{mat2._data.shape[1]})")
+    if mat1._data.shape[0] != rows_n:
+        raise RuntimeError("sampled_addmm: self.shape[-2] must match mat1.shape[-2]")
+    if mat2._data.shape[1] != cols_n:
+        raise RuntimeError("sampled_addmm: self.shape[-1] must match mat2.shape[-1]")
     rows = _make(input._idx[0], input._device)
     cols = _make(input._idx[1], input._device)
     sampled = (mat1.index_select(0, rows) * mat2.t().index_select(0, cols)).sum(1)
     values = input._vals * beta + sampled * alpha
-    return make_sparse(input._idx, values, input._data.shape, coalesced=input._coalesced,
-                       layout=sparse_csr)
+    result = make_sparse(input._idx, values, input._data.shape, coalesced=input._coalesced,
+                         layout=sparse_csr)
+    if out is not None:  # a CSR out takes the result's pattern and values
+        out._adopt(result)
+        return out
+    return result
 
 
 def spdiags(diagonals, offsets, shape, layout=None):
@@ -196,13 +265,29 @@ def spdiags(diagonals, offsets, shape, layout=None):
     if diagonals._data.ndim != 2 and diagonals._data.ndim != 1:
         raise RuntimeError("Diagonals must be vector or matrix")
     diags = diagonals.unsqueeze(0) if diagonals._data.ndim == 1 else diagonals
+    if isinstance(offsets, Tensor):
+        if offsets._data.ndim > 1:
+            raise RuntimeError("Offsets must be scalar or vector")
+        if offsets.dtype is not _dtype.int64:
+            raise RuntimeError(f"Offset Tensor must have dtype Long but got "
+                               f"{_scalar_name(offsets)}")
     offs = offsets.tolist() if isinstance(offsets, Tensor) else list(offsets)
     offs = [offs] if isinstance(offs, int) else offs
+    if len(shape) != 2:
+        raise RuntimeError("Output shape must be 2d")
     if len(offs) != diags._data.shape[0]:
-        raise RuntimeError("Number of diagonals does not match the number of offsets")
+        raise RuntimeError(f"Number of diagonals ({diags._data.shape[0]}) does not match the "
+                           f"number of offsets ({len(offs)})")
+    if layout is not None and layout not in (sparse_coo, sparse_csr, sparse_csc):
+        raise RuntimeError(f"Only output layouts (Sparse, SparseCsc, SparseCsr) are supported, "
+                           f"got {_LAYOUT_WORDS.get(layout, layout)}")
     if len(set(offs)) != len(offs):
         raise RuntimeError("Offset tensor contains duplicate values")
     nrows, ncols = (int(n) for n in shape)
+    for off in offs:
+        n = min(ncols, nrows + off) - max(0, off)
+        if n < 0:
+            raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [2, {n}]")
     xp = xp_of(diags._device)
     length = diags._data.shape[1]
     rows, cols, parts = [], [], []
@@ -214,9 +299,11 @@ def spdiags(diagonals, offsets, shape, layout=None):
     values = cat(parts) if parts else diags.reshape(-1)[:0]
     idx = xp.stack((xp.concatenate(rows), xp.concatenate(cols))) if rows else \
         xp.zeros((2, 0), dtype=np.int64)
-    out = make_sparse(idx, values, (nrows, ncols), coalesced=False).coalesce()
+    # PyTorch's: the diagonals one after another, in the order of ``offsets``, uncoalesced
+    out = make_sparse(idx, values, (nrows, ncols), coalesced=False)
     if layout is None or layout is sparse_coo:
         return out
+    out = out.coalesce()
     if layout is sparse_csr:
         return out.to_sparse_csr()
     if layout is sparse_csc:

@@ -325,7 +325,7 @@ def from_dense(x: Tensor, layout, size=None, dense_dim=None, fn: str | None = No
     if nb and not b:
         raise RuntimeError(f"to_sparse_{_KIND[layout]}: Expected product of batch dimensions "
                            "to be non-zero.")
-    _check_divisible(m, n, bs, name)
+    _check_divisible(m, n, bs, "dense_to_sparse" if fn == "to_sparse" else name)
     (r, c), xp = bs, xp_of(x)
     grid = (b, m // r, r, n // c, c)
     # (b, block rows, block columns): the blocks with a nonzero number

@@ -24,6 +24,7 @@ from .._sparse_tensor import (
     _LAYOUT_WORDS,
     _index_tensor,
     _named,
+    _no_backend,
     is_sparse,
     make_sparse,
 )
@@ -121,10 +122,7 @@ def index_select(s, dim, index):
                          "long-tensor.")
     dim = wrap_dim(dim, ndim)
     if s._layout is not sparse_coo:
-        raise NotImplementedError(
-            "Could not run 'aten::index_select' with arguments from the "
-            f"'SparseCsr{s._device.type.upper()}' backend. This could be because the operator "
-            "doesn't exist for this backend (it does for sparse COO tensors).")
+        raise _no_backend("index_select", s)
     check_same_device(s, index)
     xp = xp_of(s._device)
     a = index._data
@@ -219,11 +217,7 @@ def _index_error(kind: str) -> IndexError:
 
 
 def _no_index_kernel(s, kernel: str) -> NotImplementedError:
-    backend = ("Sparse" if s._layout is sparse_coo else "SparseCsr") + s._device.type.upper()
-    return NotImplementedError(
-        f"Could not run 'aten::{kernel}' with arguments from the '{backend}' backend. This "
-        "could be because the operator doesn't exist for this backend (sparse tensors take "
-        "integers, `...`, None and full slices as indices).")
+    return _no_backend(kernel, s)
 
 
 def _normalized(s, key) -> list:

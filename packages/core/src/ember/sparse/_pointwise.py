@@ -77,8 +77,10 @@ def refusal(s, kernel: str) -> Exception:
         kernel = "nan_to_num.out"
     exc = NotImplementedError(
         f"Could not run 'aten::{kernel}' with arguments from the '{_backend(s)}' backend. This "
-        "could be because the operator doesn't exist for this backend (Ember has no sparse "
-        "kernel for it; convert with .to_dense() first).")
+        "could be because the operator doesn't exist for this backend, or was omitted during "
+        "the selective/custom build process (if using custom build). If you are a Facebook "
+        "employee using PyTorch on mobile, please visit https://fburl.com/ptmfixes for possible "
+        "resolutions.")
     exc.__suppress_context__ = True  # raised where the dense op's attempt was caught
     return exc
 
@@ -95,9 +97,10 @@ def _check(s, name: str, kwargs: dict, unary: bool = True) -> None:
     if base not in UNARY and not unary:  # another in-place op (mul_, add_, ...)
         exc = NotImplementedError(
             f"Could not run 'aten::{name}' with arguments from the '{_backend(s)}' backend. "
-            "This operation is not implemented for "
-            "sparse tensors in Ember (see ember.sparse for the ones that are); convert with "
-            ".to_dense() first.")
+            "This could be because the operator doesn't exist for this backend, or was omitted "
+            "during the selective/custom build process (if using custom build). If you are a "
+            "Facebook employee using PyTorch on mobile, please visit "
+            "https://fburl.com/ptmfixes for possible resolutions.")
         exc.__suppress_context__ = True
         raise exc
     if not _supported(base, s._layout) or (base == "round" and kwargs.get("decimals", 0)) or \

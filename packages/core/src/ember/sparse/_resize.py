@@ -77,7 +77,8 @@ def resize_as_sparse_compressed_(self, src):
         self._idx = src._idx.copy()
         self._coalesced = src._coalesced
     self._vals = _resized_values(self._vals, tuple(src._vals._data.shape))
-    self._data = _SparseData(tuple(src._data.shape), self._vals._data.dtype, self._device)
+    self._data = _SparseData(tuple(src._data.shape), self._vals._data.dtype, self._device,
+                             self._layout)
     self._cache = {}
     self._bump_version()
     return self
@@ -129,7 +130,7 @@ def resize_compressed_(self, size):
         self._idx = idx
         self._vals = _make(self._vals._data[:keep].copy(), self._device)
         self._coalesced = ordered
-    self._data = _SparseData(shape, self._vals._data.dtype, self._device)
+    self._data = _SparseData(shape, self._vals._data.dtype, self._device, self._layout)
     self._cache = {}
     self._bump_version()
     return self
