@@ -537,6 +537,7 @@ def aminmax(
     *,
     dim: _IntOrInts | None = None,
     keepdim: _bool = False,
+    out: Any = None,
 ) -> _return_types.aminmax:
     """``(min, max)`` over ``dim`` (all dims when None)."""
 
@@ -1166,10 +1167,10 @@ def ctc_loss(
     none, 1 mean, 2 sum), unreduced by default as in PyTorch.
     """
 
-def cummax(input: Tensor, dim: _int) -> _return_types.cummax:
+def cummax(input: Tensor, dim: _int, *, out: Any = None) -> _return_types.cummax:
     """Running maximum along ``dim``: ``(values, indices)``."""
 
-def cummin(input: Tensor, dim: _int) -> _return_types.cummin:
+def cummin(input: Tensor, dim: _int, *, out: Any = None) -> _return_types.cummin:
     """Running minimum along ``dim``: ``(values, indices)``."""
 
 def cumprod(
@@ -1966,6 +1967,8 @@ def kthvalue(
     k: _int,
     dim: _int = -1,
     keepdim: _bool = False,
+    *,
+    out: Any = None,
 ) -> _return_types.kthvalue:
     """The ``k``-th smallest element along ``dim`` (1-based): ``(values, indices)``."""
 
@@ -2344,7 +2347,13 @@ def mm(
     (``float32`` for float16/bfloat16 inputs) as ``widened_product``.
     """
 
-def mode(input: Tensor, dim: _int = -1, keepdim: _bool = False) -> _return_types.mode:
+def mode(
+    input: Tensor,
+    dim: _int = -1,
+    keepdim: _bool = False,
+    *,
+    out: Any = None,
+) -> _return_types.mode:
     """The most frequent value along ``dim`` and the index of its last occurrence."""
 
 def movedim(input: Tensor, source: _IntOrInts, destination: _IntOrInts) -> Tensor:
@@ -2982,6 +2991,8 @@ def sort(
     dim: _int = -1,
     descending: _bool = False,
     stable: _bool = False,
+    *,
+    out: Any = None,
 ) -> _return_types.sort:
     """Sorted values along ``dim`` and their indices; the sort is always stable."""
 
@@ -3234,6 +3245,8 @@ def topk(
     dim: _int = -1,
     largest: _bool = True,
     sorted: _bool = True,
+    *,
+    out: Any = None,
 ) -> _return_types.topk:
     """The ``k`` largest (or smallest) elements along ``dim``: ``(values, indices)``."""
 

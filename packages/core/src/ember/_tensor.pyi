@@ -1771,7 +1771,7 @@ class Tensor:
     def pinverse(self, rcond: _float = 1e-15) -> Tensor:
         """See :func:`ember.pinverse`."""
 
-    def polar(self, angle: Any) -> Tensor:
+    def polar(self, angle: Any, *, out: Tensor | None = None) -> Tensor:
         """See :func:`ember.polar`."""
 
     def polygamma(self, n: _int) -> Any: ...

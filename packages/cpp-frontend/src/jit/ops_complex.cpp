@@ -116,6 +116,15 @@ Tensor fft_out(const Args& a, const std::string& fname, Tensor result) {
     return to_out(a, std::move(result));
 }
 
+Tensor same_dtype_out(const Args& a, Tensor result) {
+    if (a.has("out") && !a.is_none("out") && a.tensor("out").scalar_type() != result.scalar_type()) {
+        throw Error("Expected object of scalar type " + std::string(scalar_type_name(result.scalar_type())) +
+                    " but got scalar type " + std::string(scalar_type_name(a.tensor("out").scalar_type())) +
+                    " for argument 'out'");
+    }
+    return to_out(a, std::move(result));
+}
+
 void check_fft_input(const Args& a) {
     if (!a["input"].is_tensor()) {
         throw TypeError(a.op() + "(): argument 'input' (position 1) must be Tensor, not " + type_name(a["input"]));
@@ -198,8 +207,13 @@ void register_stft(OpTable& t) {
 
 // The complex family: on a real tensor what PyTorch does for one (most are identities).
 void register_family(OpTable& t) {
-    def_c(t, "complex", "real, imag", [](const Args& a) { return one(ember::complex(a.tensor("real"), a.tensor("imag"))); });
-    def_c(t, "polar", "abs, angle", [](const Args& a) { return one(ember::polar(a.tensor("abs"), a.tensor("angle"))); });
+    // out= of the result's dtype only (PyTorch's kernels; Python's _write_same_dtype)
+    def_c(t, "complex", "real, imag, *, out=None", [](const Args& a) {
+        return one(same_dtype_out(a, ember::complex(a.tensor("real"), a.tensor("imag"))));
+    });
+    def_c(t, "polar", "abs, angle, *, out=None", [](const Args& a) {
+        return one(same_dtype_out(a, ember::polar(a.tensor("abs"), a.tensor("angle"))));
+    });
     def_c(t, "view_as_complex", "input", [](const Args& a) { return one(ember::view_as_complex(a.tensor("input"))); });
     def_c(t, "view_as_real", "input", [](const Args& a) { return one(ember::view_as_real(a.tensor("input"))); });
     def_c(t, "real", "input", [](const Args& a) { return one(ember::real(a.tensor("input"))); });
