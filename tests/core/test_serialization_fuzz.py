@@ -184,7 +184,8 @@ def test_bad_checkpoint_raises_cleanly(name, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     with pytest.raises(CLEAN) as info:
         ember.load(os.path.join(CORPUS, name))
-    assert str(info.value)
+    # PyTorch's weights-only unpickler raises a bare EOFError at the end of the data
+    assert str(info.value) or type(info.value) is EOFError
     if "exec" in name:
         # refused by name: not allowed, or of a blocked module (os, sys...), as in PyTorch
         assert re.search("Unsupported global|whose module .* is blocked", str(info.value))

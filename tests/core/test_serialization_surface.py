@@ -381,7 +381,7 @@ def test_map_location_errors():
     with pytest.raises(TypeError, match="'int' object is not callable"):
         _reload(buf, map_location=5)
     with pytest.raises(RuntimeError, match=r"don't know how to restore data location of "
-                                           r"ember.serialization.Storage \(tagged with foo\)"):
+                                           r"ember.storage.UntypedStorage \(tagged with foo\)"):
         _reload(buf, map_location="foo")
     with pytest.raises(RuntimeError, match="Attempting to deserialize object on TESTDEV device "
                                            "7 but ember.testdev.device_count.. is 2"):

@@ -216,7 +216,11 @@ def test_lstm_two_layer_bidirectional_gradcheck():
     lstm = nn.LSTM(2, 3, num_layers=2, bidirectional=True).double()
     x, h, c = _r(3, 2, 2), _r(4, 2, 3), _r(4, 2, 3)
     params = tuple(lstm.parameters())
-    assert gradcheck(lambda x, h, c, *p: lstm(x, (h, c)), (x, h, c) + params)
+    def flat(x, h, c, *p):  # gradcheck takes a tensor or a flat tuple of them (PyTorch's)
+        out, (hn, cn) = lstm(x, (h, c))
+        return out, hn, cn
+
+    assert gradcheck(flat, (x, h, c) + params)
 
 
 @pytest.mark.parametrize("kind", ["LSTM", "GRU", "RNN"])

@@ -62,6 +62,17 @@ def is_contiguous(arr, fmt: memory_format) -> bool:
     return arr.ndim == len(order) and bool(arr.transpose(order).flags.c_contiguous)
 
 
+def unit_dim_strides(shape, strides) -> tuple:
+    """``strides`` with PyTorch's stride on a size-1 dim NumPy gives stride 0 (``x[None]``):
+    the next dim's size times its stride (1 for the last dim), as ``unsqueeze`` and
+    ``expand`` compute it (in elements or bytes, as ``strides`` are)."""
+    out = list(strides)
+    for d in range(len(shape) - 1, -1, -1):
+        if shape[d] == 1 and out[d] == 0:
+            out[d] = shape[d + 1] * out[d + 1] if d + 1 < len(shape) else 1
+    return tuple(out)
+
+
 def preserve_order(arr):
     """The order ``preserve_format`` gives a new tensor like ``arr``: ``arr``'s own when it is
     dense, else its axes sorted by stride (PyTorch's ``infer_dense_strides``: stride-0 axes
@@ -69,6 +80,8 @@ def preserve_order(arr):
     if arr.flags.c_contiguous:
         return None
     strides, sizes = arr.strides, arr.shape
+    if 0 in strides and 1 in sizes:  # the strides Tensor.stride() reports
+        strides = unit_dim_strides(sizes, strides)
     inner_first = list(reversed(range(arr.ndim)))
     for i in range(1, arr.ndim):
         moving = i

@@ -61,6 +61,9 @@ def _as_array(data):
 
 
 
+_FLOAT_WARNED = [False]  # float() of a tensor that requires grad warns once a process
+
+
 def _grad_enabled() -> bool:
     """Whether grad mode is on in this thread (autograd imports this module: a late import)."""
     from .autograd.grad_mode import GRAD
@@ -192,6 +195,8 @@ class Tensor:
         strides = tuple(s // arr.itemsize for s in arr.strides)
         if not any(strides) and (not arr.size or self._device.type == "meta"):
             strides = _contiguous_strides(arr.shape)  # meta tensors: see ember._meta
+        elif 0 in strides and 1 in arr.shape:
+            strides = _mf.unit_dim_strides(arr.shape, strides)
         if dim is None:
             return strides
         return strides[_wrap_dim(dim, self._data.ndim)]
@@ -361,7 +366,9 @@ class Tensor:
         return -1 if self._device.type == "cpu" else self._device.index
 
     def type_name(self) -> str:
-        return _dtype.legacy_type_name(self._data.dtype) or "Tensor"
+        # every dtype has one in PyTorch: ``ComplexFloatTensor``, ``Float8_e4m3fnTensor``
+        return _dtype.legacy_type_name(self._data.dtype) or \
+            f"{_dtype.scalar_type_name(self._data.dtype)}Tensor"
 
     def type(self, dtype=None, non_blocking: bool = False):
         """With no argument, the legacy type's name: ``'ember.FloatTensor'``,
@@ -466,6 +473,9 @@ class Tensor:
         return bool(extra and extra.get("retains_grad"))
 
     def requires_grad_(self, requires_grad: bool = True):
+        if requires_grad.__class__ is not bool:
+            raise TypeError("requires_grad_(): argument 'requires_grad' (position 1) must be "
+                            f"bool, not {type(requires_grad).__name__}")
         if not requires_grad and self.grad_fn is not None:
             raise RuntimeError("you can only change requires_grad flags of leaf variables. If "
                                "you want to use a computed variable in a subgraph that doesn't "
@@ -553,6 +563,8 @@ class Tensor:
         return node._add_pre_hook(getattr(self, "_nr", 0), hook)
 
     def register_post_accumulate_grad_hook(self, hook):
+        if not self.requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
         if self.grad_fn is not None:
             raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf "
                                "tensors")
@@ -637,6 +649,9 @@ class Tensor:
 
     def __array__(self, dtype=None, copy=None):
         # as PyTorch: a tensor off the CPU does not convert implicitly (``numpy()`` raises)
+        if self.requires_grad and _grad_enabled():  # PyTorch's __array__ calls numpy()
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
+                               "tensor.detach().numpy() instead.")
         if self._data.dtype in _NO_NUMPY:
             raise _no_numpy_bfloat16(self._data.dtype)
         arr = self._data if self._device.type == "cpu" else self.numpy()
@@ -678,6 +693,13 @@ class Tensor:
         return self.item()
 
     def __float__(self) -> float:
+        if self.requires_grad and not _FLOAT_WARNED[0] and _grad_enabled():
+            _FLOAT_WARNED[0] = True  # PyTorch's TORCH_WARN_ONCE: once a process
+            from ._warn import user_stacklevel
+
+            warnings.warn("Converting a tensor with requires_grad=True to a scalar may lead to "
+                          "unexpected behavior.\nConsider using tensor.detach() first.",
+                          UserWarning, stacklevel=user_stacklevel())
         v = self._python_scalar()
         return float(v if v.__class__ is not complex else _real_part(v, "double"))
 
@@ -1004,19 +1026,15 @@ def _wrap_dim(dim: int, ndim: int) -> int:
 
 
 
-_warned = [False]
-
-
 def _warn_nonleaf_grad():
-    if not _warned[0]:
-        import warnings
+    # on every access, as PyTorch (Python's warning filters decide what is shown)
+    import warnings
 
-        _warned[0] = True
-        warnings.warn("The .grad attribute of a Tensor that is not a leaf Tensor is being "
-                      "accessed. Its .grad attribute won't be populated during "
-                      "autograd.backward(). If you indeed want the .grad field to be populated "
-                      "for a non-leaf Tensor, use .retain_grad() on the non-leaf Tensor.",
-                      UserWarning, stacklevel=3)
+    warnings.warn("The .grad attribute of a Tensor that is not a leaf Tensor is being "
+                  "accessed. Its .grad attribute won't be populated during "
+                  "autograd.backward(). If you indeed want the .grad field to be populated "
+                  "for a non-leaf Tensor, use .retain_grad() on the non-leaf Tensor.",
+                  UserWarning, stacklevel=3)
 
 
 _TO_OVERLOADS = (

@@ -25,6 +25,7 @@ __all__ = ["tensortype", "make_types", "legacy_new", "parse_type", "FloatTensor"
 
 _BY_NAME = {_dtype.legacy_type_name(d): d for d in _dtype.ALL_DTYPES
             if _dtype.legacy_type_name(d)}
+_ALL_BY_NAME = {f"{_dtype.scalar_type_name(d)}Tensor": d for d in _dtype.ALL_DTYPES}
 
 
 class tensortype(type):
@@ -159,12 +160,14 @@ def parse_type(spec) -> tuple[str, _dtype.dtype]:
     elif isinstance(spec, type):
         name = _qualified_name(spec)
     else:
-        name = repr(spec)
+        raise TypeError("dtype must be a type, str, or dtype object")
     parts = name.split(".")
-    if 2 <= len(parts) <= 3 and parts[0] in ("ember", "torch") and parts[-1] in _BY_NAME:
+    if 2 <= len(parts) <= 3 and parts[0] in ("ember", "torch"):
+        # names of dtypes without a legacy class too (``'torch.ComplexFloatTensor'``)
+        dt = _BY_NAME.get(parts[-1]) or _ALL_BY_NAME.get(parts[-1])
         device_type = parts[1] if len(parts) == 3 else "cpu"
-        if device_type == "cpu" or _is_device_type(device_type):
-            return device_type, _BY_NAME[parts[-1]]
+        if dt is not None and (device_type == "cpu" or _is_device_type(device_type)):
+            return device_type, dt
     raise ValueError(f"invalid type: '{name}'")
 
 

@@ -45,6 +45,19 @@ def _as_tuple(x):
     return tuple(x)
 
 
+def _inputs_tuple(inputs, api: str):
+    """``inputs`` of ``backward``/``grad`` as a tuple: a tensor or edge, a sequence of them,
+    or (PyTorch 2.13) a plain dict of them (``dict(model.named_parameters())``)."""
+    if type(inputs) is dict:
+        return tuple(inputs.values())
+    from collections.abc import Mapping
+
+    if isinstance(inputs, Mapping):
+        raise TypeError(f"`inputs` argument to `{api}()` must be a dict, not "
+                        f"{type(inputs).__name__}. Other Mapping types are not supported.")
+    return _as_tuple(inputs)
+
+
 def _edge_root_grads(outputs, grad_outputs, create_graph):
     """``_make_root_grads`` where some outputs are ``GradientEdge``s: an edge's gradient must
     be given (Ember's nodes do not record their outputs' shapes to make ones from)."""
@@ -71,6 +84,8 @@ def _make_root_grads(outputs, grad_outputs, create_graph):
     for i, out in enumerate(outputs):
         if grad_outputs is not None and i >= len(grad_outputs):
             break  # (PyTorch zips them: the count check follows)
+        if out.__class__ is not Tensor and not isinstance(out, Tensor):
+            raise AssertionError("Expected output to be a ember.Tensor")
         g = grad_outputs[i] if grad_outputs is not None else None
         if g is None:
             if not out.requires_grad:
@@ -92,8 +107,14 @@ def _make_root_grads(outputs, grad_outputs, create_graph):
             if g._device is not out._device:
                 raise RuntimeError(f"invalid gradient at index {i} - expected device "
                                    f"{out._device} but got {g._device}")
-            if g._data.dtype is not out._data.dtype and out._data.dtype in _dtype.FLOATING_NP:
-                g = g.to(out.dtype)  # the gradient of a float output is of its dtype
+            if g._data.dtype is not out._data.dtype:
+                if (g._data.dtype in _dtype.COMPLEX_NP) != (out._data.dtype in _dtype.COMPLEX_NP):
+                    raise RuntimeError("For complex Tensors, both grad_output and output are "
+                                       "required to have the same dtype. Mismatch in dtype: "
+                                       f"grad_output[{i}] has a dtype of {g.dtype} and output"
+                                       f"[{i}] has a dtype of {out.dtype}.")
+                if out._data.dtype in _dtype.FLOATING_NP:
+                    g = g.to(out.dtype)  # the gradient of a float output is of its dtype
         grads.append(g)
     return grads
 
@@ -112,8 +133,10 @@ def _check_roots(outputs, grads) -> None:
                                "have a grad_fn")
 
 
-def _input_edges(inputs) -> list:
-    """The engine's checks of ``inputs``, and their edges."""
+def _input_edges(inputs, accumulate: bool = False) -> list:
+    """The engine's checks of ``inputs``, and their edges. For ``backward(inputs=...)``
+    (``accumulate``) PyTorch calls ``retain_grad()`` on each: a non-leaf input's gradient
+    goes to its ``.grad``."""
     from .._tensor import Tensor
 
     for t in inputs:
@@ -122,6 +145,8 @@ def _input_edges(inputs) -> list:
         if not isinstance(t, Tensor):
             raise RuntimeError(f"all inputs have to be Tensors or GradientEdges, but got "
                                f"{type(t).__name__}")
+        if accumulate:
+            t.retain_grad()
         if not t.requires_grad:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
     return [as_edge(t) for t in inputs]
@@ -130,10 +155,19 @@ def _input_edges(inputs) -> list:
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
              grad_variables=None, inputs=None) -> None:
     """Accumulate gradients of ``tensors`` into the ``.grad`` of the leaves of the graph."""
+    if grad_variables is not None:
+        import warnings
+
+        warnings.warn("`grad_variables` is deprecated. Use `grad_tensors` instead.",
+                      FutureWarning, stacklevel=2)
+        if grad_tensors is not None:
+            raise RuntimeError("`grad_tensors` and `grad_variables` (deprecated) arguments both "
+                               "passed to `backward()`. Please only use `grad_tensors`.")
+        grad_tensors = grad_variables
     tensors = _as_tuple(tensors)
-    grad_tensors = _as_tuple(grad_tensors if grad_tensors is not None else grad_variables)
+    grad_tensors = _as_tuple(grad_tensors)
     if inputs is not None:
-        inputs = _as_tuple(inputs)
+        inputs = _inputs_tuple(inputs, "backward")
         if not inputs:
             raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
     if create_graph and not _WARNED_CREATE_GRAPH:
@@ -156,29 +190,34 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
     if retain_graph is None:
         retain_graph = create_graph
     roots = [as_edge(t) for t in tensors]
-    inp = None if inputs is None else _input_edges(inputs)
+    inp = None if inputs is None else _input_edges(inputs, accumulate=True)
     run_backward(roots, grads, retain_graph, create_graph, inputs=inp, accumulate=True)
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
          only_inputs=True, allow_unused=None, is_grads_batched=False, materialize_grads=False):
     """The gradients of ``outputs`` with respect to ``inputs`` (nothing is accumulated)."""
+    if materialize_grads and allow_unused is False:
+        raise ValueError("Expected allow_unused to be True or not passed when materialize_grads="
+                         "True, but got: allow_unused=False.")
+    if allow_unused is None:
+        allow_unused = materialize_grads
     outputs = _as_tuple(outputs)
-    inputs = _as_tuple(inputs)
+    keys = inputs.keys() if type(inputs) is dict else None
+    inputs = _inputs_tuple(inputs, "grad")
     grad_outputs = _as_tuple(grad_outputs)
+    if not inputs:
+        raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
     if not only_inputs:
         import warnings
 
         warnings.warn("only_inputs argument is deprecated and is ignored now (defaults to "
                       "True). To accumulate gradient for other parts of the graph, please use "
                       "ember.autograd.backward.", FutureWarning, stacklevel=2)
-    if not inputs:
-        raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
-    if materialize_grads and allow_unused is False:
-        raise ValueError("Expected allow_unused to be True or not passed when materialize_grads="
-                         "True, but got: allow_unused=False.")
-    if allow_unused is None:
-        allow_unused = materialize_grads
+    if keys is not None:  # a dict of inputs: a dict of their gradients, under the same keys
+        return dict(zip(keys, grad(outputs, inputs, grad_outputs, retain_graph, create_graph,
+                                   True, allow_unused, is_grads_batched, materialize_grads),
+                        strict=True))
     if is_grads_batched:
         if any(o.__class__ is GradientEdge for o in outputs):
             raise RuntimeError("Batched grads are not supported with GradientEdge")
@@ -203,7 +242,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
             if materialize_grads:
                 from .. import _factory
 
-                g = _factory.zeros_like(t)
+                g = _factory.zeros_like(t, requires_grad=create_graph)
             elif not allow_unused:
                 raise RuntimeError(f"The differentiated Tensor at index {i} appears to not have "
                                    "been used in the graph. Set allow_unused=True if this is the "
@@ -221,9 +260,26 @@ def _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, all
     grad_outputs)."""
     from .. import _factory
     from .._functorch.vmap import vmap
+    from .._tensor import Tensor
 
     if grad_outputs is None:
+        _make_root_grads(outputs, None, create_graph)  # PyTorch's errors for implicit grads
         raise RuntimeError("grad_outputs must be given when is_grads_batched=True")
+    for i, (o, g) in enumerate(zip(outputs, grad_outputs)):
+        if g is None or not isinstance(g, Tensor):
+            continue
+        if not g.ndim:  # PyTorch reads ``grad[0]``
+            raise IndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
+                             "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number")
+        if tuple(g.shape[1:]) != tuple(o.shape):
+            # (PyTorch prints the grad_output's shape without its first two dims)
+            raise RuntimeError("If `is_grads_batched=True`, we interpret the first dimension of "
+                               "each grad_output as the batch dimension. The sizes of the "
+                               "remaining dimensions are expected to match the shape of "
+                               "corresponding output, but a mismatch was detected: grad_output"
+                               f"[{i}] has a shape of {g.shape[2:]} and output[{i}] has a shape "
+                               f"of {o.shape}. If you only want some tensors in `grad_output` to "
+                               "be considered batched, consider using vmap.")
     if retain_graph is None:
         retain_graph = create_graph
 
@@ -231,13 +287,15 @@ def _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, all
 
     def one(*gos):
         res = grad(outputs, inputs, gos, retain_graph=retain_graph,
-                   create_graph=create_graph, allow_unused=allow_unused,
-                   materialize_grads=materialize_grads)
+                   create_graph=create_graph, allow_unused=allow_unused)
         unused.update(i for i, g in enumerate(res) if g is None)
         return tuple(_factory.zeros(()) if g is None else g for g in res)
 
     in_dims = tuple(None if g is None else 0 for g in grad_outputs)
     res = vmap(one, in_dims=in_dims)(*grad_outputs)
+    if materialize_grads:  # unused inputs get zeros of their own shape, outside the vmap
+        return tuple(_factory.zeros_like(t, requires_grad=create_graph) if i in unused else g
+                     for i, (t, g) in enumerate(zip(inputs, res)))
     return tuple(None if i in unused else g for i, g in enumerate(res))
 
 

@@ -27,6 +27,10 @@ def is_anomaly_check_nan_enabled() -> bool:
 
 
 def _set_anomaly_enabled(mode: bool, check_nan: bool = True) -> None:
+    for v, arg in ((mode, "'enabled' (position 1)"), (check_nan, "'check_nan' (position 2)")):
+        if v.__class__ is not bool:
+            raise TypeError(f"set_anomaly_enabled(): argument {arg} must be bool, not "
+                            f"{type(v).__name__}")
     set_anomaly(mode, check_nan)
 
 

@@ -64,19 +64,19 @@ def _add(a, b):
     return a + b
 
 
-def _apply_pre_hooks(node, grad):
+def _apply_pre_hooks(node, grad, node_hooks: bool = True):
     """PyTorch's order before a node runs: the hooks of its output tensors
-    (``Tensor.register_hook``, in registration order), then the retained gradients
-    (``retain_grad`` sees what those hooks returned), then the node's own pre-hooks
-    (``Node.register_prehook``). A hook's result is checked as PyTorch checks it."""
+    (``Tensor.register_hook``, in registration order; an output that got no gradient is
+    given None, as in PyTorch), then the retained gradients (``retain_grad`` sees what those
+    hooks returned), then the node's own pre-hooks (``Node.register_prehook``; not for a
+    node that does not run, ``node_hooks=False``). A hook's result is checked as PyTorch
+    checks it."""
     multi = node._n_out != 1
-    hooks = list(node._pre_hooks.values())
+    hooks = list(node._pre_hooks.values()) if node._pre_hooks else ()
     for nr, fn in hooks:
         if nr == -1:
             continue
         g = grad[nr] if multi else grad
-        if g is None and not getattr(fn, "_ember_sees_none", False):
-            continue  # (a multi-grad hook counts an output that got none: it arrived, as None)
         res = fn(g)
         if res is not None and res is not g:
             _check_hook_result(fn, g, res)
@@ -86,6 +86,8 @@ def _apply_pre_hooks(node, grad):
                 grad = res
     if node._retain:
         _retain_grads(node, grad, node._retain)
+    if not node_hooks:
+        return grad
     for nr, fn in hooks:
         if nr != -1:
             continue
@@ -172,7 +174,12 @@ def _accumulate_leaf(node: AccumulateGrad, grad, create_graph: bool, taken: set)
     extra = var._extra
     if extra and extra.get("post_hooks"):
         for fn in list(extra["post_hooks"].values()):
-            fn(var)
+            res = fn(var)
+            if res is not None and res is not var:  # (PyTorch lets the tensor itself pass)
+                if not isinstance(res, _Tensor):
+                    raise TypeError(f"expected Variable, but hook returned "
+                                    f"'{type(res).__name__}'")
+                raise RuntimeError("Tensor post accumulate grad hooks should return None.")
 
 
 def _add_sparse_into_grad(var, grad) -> None:
@@ -358,6 +365,10 @@ def run_backward(roots, root_grads, retain_graph: bool, create_graph: bool,
             single = node._n_out == 1
             if needed is not None and (node not in needed or not _leads_further(node, needed)):
                 if node in needed:
+                    # an input that is not run: its tensors' hooks and retained grads still
+                    # see (and may replace) the gradient captured, as in PyTorch
+                    if node._pre_hooks or node._retain:
+                        grad = _apply_pre_hooks(node, grad, node_hooks=False)
                     _capture(capture, node, grad, single)
                 continue
             if node._pre_hooks:
@@ -433,6 +444,11 @@ def run_backward(roots, root_grads, retain_graph: bool, create_graph: bool,
                     recorder.accumulate_leaf(_accumulate_leaf, node, grad, create_graph, taken)
                 else:
                     _accumulate_leaf(node, grad, create_graph, taken)
+                if node._hooks:  # the node's post-hooks: no grad_inputs, its grad_outputs
+                    for fn in list(node._hooks.values()):
+                        res = fn((), (grad,))
+                        if res is not None:
+                            _check_hook_results(fn, (), res)
         while callbacks:  # (a callback may queue another)
             callbacks.pop(0)()
     finally:

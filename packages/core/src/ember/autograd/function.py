@@ -89,6 +89,10 @@ class BackwardCFunction(Node, FunctionCtx):
 
     _forward_cls = None
 
+    def __call__(self, *args, **kwargs):
+        # as in PyTorch, a custom Function's node is not callable (``apply`` is)
+        raise TypeError(f"'{type(self).__name__}' object is not callable")
+
     def __repr__(self) -> str:
         return f"<ember.autograd.function.{type(self).__name__} object at {id(self):#x}>"
 
@@ -105,8 +109,12 @@ class BackwardCFunction(Node, FunctionCtx):
         if saved.__class__ is _graph._Packed:
             return saved.unpacked()
         if self.versions is not None:
-            self._check_versions()
+            Node._check_versions(self)
         return saved
+
+    def _check_versions(self) -> None:
+        """Nothing before the backward runs: as in PyTorch, the saved tensors are checked
+        (freed, modified in place) only when ``ctx.saved_tensors`` reads them."""
 
     def apply(self, *grads):
         """Run the user's backward on ``grads`` (one per output), as the engine does."""
@@ -243,6 +251,16 @@ _ROOT[0] = _SingleLevelFunction
 
 class Function(_SingleLevelFunction):
     """Base class of custom differentiable operations, used through ``MyFn.apply(*args)``."""
+
+    generate_vmap_rule = False
+
+    @staticmethod
+    def vmap(info, in_dims, *args):
+        """The Function's rule under ``vmap`` (PyTorch's hook; Ember's vmap runs the
+        Function's own ops on the batch, so this default is only there to be overridden)."""
+        raise NotImplementedError("To use autograd.Function with vmap, you must either "
+                                  "override the vmap staticmethod or set "
+                                  "generate_vmap_rule=True.")
 
     def __init__(self, *args, **kwargs):
         warnings.warn(f"{self.__class__} should not be instantiated. Methods on autograd "
@@ -423,11 +441,18 @@ def _wrap_one(ctx, args, o, k, dirty, non_diff):
         o.requires_grad = False
         o.grad_fn = None
         return o
-    if o._base is not None and o._extra and "view_fn" in o._extra and not (
-            dirty and _contains(dirty, o)):
-        # a view made inside forward: without its replay function an in-place op on it
-        # raises instead of rewriting history around the custom backward (PyTorch forbids it)
-        o._extra = {k: v for k, v in o._extra.items() if k != "view_fn"}
+    if o._base is not None and not (dirty and _contains(dirty, o)):
+        # a view made inside forward (or an input returned as-is): an in-place op on it
+        # raises PyTorch's error instead of rewriting history around the custom backward
+        # (PyTorch forbids it); without its replay function it cannot do that anyway
+        extra = {k: v for k, v in o._extra.items() if k != "view_fn"} if o._extra else {}
+        extra["multi"] = "custom"
+        o._extra = extra
+        root = o._base
+        if root.grad_fn is not None or not root.requires_grad:
+            from ..ops.views import register_view
+
+            register_view(root, o)  # an in-place change of its base then raises on backward
     o.requires_grad = True
     o.grad_fn = ctx
     if k or o._nr:

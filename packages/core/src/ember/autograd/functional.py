@@ -293,6 +293,10 @@ def _jac_reverse(outputs, inputs, create_graph, strict):
     jacobian = []
     for i, out in enumerate(outputs):
         rows = tuple([] for _ in inputs)
+        if out.requires_grad and out.numel() and out.is_complex():
+            # PyTorch differentiates each element as a scalar output with an implicit grad
+            raise RuntimeError("grad can be implicitly created only for real scalar outputs "
+                               f"but got {out.dtype}")
         for j in range(out.numel()):
             vj = _autograd_grad((out,), inputs, (_basis(out, j),), retain_graph=True,
                                 create_graph=create_graph)
@@ -309,6 +313,8 @@ def _jac_reverse(outputs, inputs, create_graph, strict):
                                            f"independent of input {k}. This is not allowed "
                                            "in strict mode.")
                     rows[k].append(zeros_like(inp_el))
+        if not out.numel():  # PyTorch stacks the (no) rows of an empty output
+            raise RuntimeError("stack expects a non-empty TensorList")
         jacobian.append(tuple(_stacked(r, out.shape, inputs[k], create_graph)
                               for k, r in enumerate(rows)))
     return tuple(jacobian)
@@ -377,30 +383,6 @@ def _jac_forward_vectorized(func, inputs, is_inputs_tuple):
     return _tuple_postprocess(jacobian, (is_outputs_tuple, is_inputs_tuple))
 
 
-def _jac_forward(func, inputs, is_inputs_tuple):
-    """Column by column: ``J e_k`` for each basis vector ``e_k`` of each input."""
-    from .._factory import zeros_like
-
-    is_outputs_tuple, outputs, grad_outputs, grad_inputs = _double_backward_setup(func, inputs,
-                                                                                 False)
-    jacobian = [[] for _ in outputs]
-    for k, inp in enumerate(inputs):
-        cols = [[] for _ in outputs]
-        for j in range(inp.numel()):
-            v = tuple(_basis(x, j) if n == k else zeros_like(x) for n, x in enumerate(inputs))
-            res = _autograd_grad(grad_inputs, grad_outputs, v, retain_graph=True)
-            res = _fill_in_zeros(res, outputs, False, False, "back_trick")
-            for o, r in enumerate(res):
-                cols[o].append(r.detach())
-        for o, out in enumerate(outputs):
-            # columns stacked first, then the input's dimensions moved last
-            c = _stacked(cols[o], (inp.numel(),), out, False)
-            c = c.permute(*range(1, c.ndim), 0) if c.ndim > 1 else c
-            jacobian[o].append(c.reshape(tuple(out.shape) + tuple(inp.shape)))
-    # PyTorch returns lists here (and tuples in reverse mode)
-    return _tuple_postprocess(jacobian, (is_outputs_tuple, is_inputs_tuple))
-
-
 def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False,
              strategy="reverse-mode"):
     """The Jacobian of ``func`` at ``inputs``.
@@ -427,7 +409,8 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False,
         is_inputs_tuple, inputs = _prepare_inputs(inputs, False, "jacobian")
         if vectorize:
             return _jac_forward_vectorized(func, inputs, is_inputs_tuple)
-        return _jac_forward(func, inputs, is_inputs_tuple)
+        raise NotImplementedError("Computing Jacobian using forward-AD or forward-over-reverse "
+                                  "Hessian isonly implemented for `vectorize=True`.")
     with enable_grad():
         is_inputs_tuple, inputs = _prepare_inputs(inputs, create_graph, "jacobian")
         is_outputs_tuple, outputs = _call(func, inputs, strict, "jacobian")

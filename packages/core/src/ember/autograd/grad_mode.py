@@ -62,7 +62,15 @@ class _DecoratorContextManager:
 
     def __call__(self, func):
         if inspect.isclass(func):
-            raise RuntimeError("cannot decorate a class with a grad-mode context manager")
+            import warnings
+
+            warnings.warn("Decorating classes is deprecated and will be disabled in future "
+                          "versions. You should only decorate functions or methods. To "
+                          "preserve the current behavior of class decoration, you can directly "
+                          "decorate the `__init__` method and nothing else.", FutureWarning,
+                          stacklevel=2)
+            cls = func
+            func = lambda *args, **kwargs: cls(*args, **kwargs)  # (as PyTorch wraps it)
         if inspect.isgeneratorfunction(func):
             @functools.wraps(func)
             def gen_wrapper(*args, **kwargs):
@@ -186,6 +194,9 @@ class set_grad_enabled(_ThreadFlag):
 
     _fw = None
 
+    def __init__(self, mode: bool) -> None:
+        super().__init__(mode)
+
     def __call__(self, func):
         GRAD.enabled = self.prev  # used as a decorator: the mode applies inside func only
         return super().__call__(func)
@@ -219,9 +230,9 @@ class inference_mode(_DecoratorContextManager):
 
     def __enter__(self):
         self.prev = (GRAD.enabled, GRAD.inference)
-        if self.mode:
-            GRAD.enabled = False
-            GRAD.inference = True
+        # PyTorch's InferenceMode(enabled): grad mode is ``not enabled`` either way
+        GRAD.enabled = not self.mode
+        GRAD.inference = self.mode
 
     def __exit__(self, *exc):
         GRAD.enabled, GRAD.inference = self.prev

@@ -64,8 +64,23 @@ def _tensors(outs):
     return [o for o in _as_tuple(outs) if isinstance(o, Tensor)]
 
 
+def _float_tensors(outs):
+    """The floating-point and complex tensor outputs of ``func``: PyTorch's numerical
+    Jacobians leave the others (integer, bool) out."""
+    from .. import _dtype
+
+    return [o for o in _tensors(outs) if o._data.dtype in _dtype.INEXACT_NP]
+
+
 def _differentiable_outputs(outs):
-    return [o for o in _tensors(outs) if o.requires_grad]
+    # PyTorch reads ``requires_grad`` of every output: a non-tensor one raises AttributeError
+    return [o for o in _as_tuple(outs) if o.requires_grad]
+
+
+def _check_outputs(outputs) -> None:
+    if any(o.is_sparse for o in outputs):
+        raise ValueError("Sparse output is not supported at gradcheck yet. Please call "
+                         "to_dense(masked_grad=...) on the output of fn for gradcheck.")
 
 
 def _diff_input_indices(inputs):
@@ -78,23 +93,32 @@ def _host64(t) -> np.ndarray:
     return np.array(t._host(), dtype=np.float64).reshape(-1)
 
 
-def _as_display(arr: np.ndarray):
-    """A Jacobian as an ember tensor, so that messages print like PyTorch's."""
+def _as_display(arr: np.ndarray, like=None):
+    """A Jacobian as an ember tensor, so that messages print like PyTorch's; of the dtype
+    of the real tensor ``like`` (PyTorch's Jacobians take their output's or input's)."""
+    from .. import _dtype
     from .._tensor import CPU, _make
 
+    if like is not None and like._data.dtype in _dtype.FLOATING_NP \
+            and like._data.dtype.kind == "f" and like._data.dtype != arr.dtype:
+        arr = arr.astype(like._data.dtype)
     return _make(arr, CPU)
 
 
 # -- checks on the inputs -----------------------------------------------------------------
 
 def _check_inputs(inputs) -> None:
+    from .. import _dtype
+
     idx = _diff_input_indices(inputs)
     for i in idx:
         t = inputs[i]
-        if t._data.dtype not in (np.float64, np.complex128):
+        if t.dtype not in (_dtype.float64, _dtype.complex128):
             warnings.warn(f"Input #{i} requires gradient and is not a double precision floating "
                           "point or complex. This check will likely fail if all the inputs are "
                           "not of double precision floating point or complex. ", stacklevel=3)
+        if t.is_sparse:  # (its values are perturbed, not its memory)
+            continue
         # an empty tensor overlaps nothing (NumPy may give it zero strides)
         if t._data.size and not all(st > 0 or sz <= 1
                                     for st, sz in zip(t._data.strides, t._data.shape)):
@@ -123,9 +147,9 @@ def _numerical_jacobians(func, inputs, eps, outputs):
         for row, idx in enumerate(np.ndindex(*data.shape)):
             orig = data[idx].item()
             data[idx] = orig - eps
-            minus = [_host64(o) for o in _tensors(func(*inputs))]
+            minus = [_host64(o) for o in _float_tensors(func(*inputs))]
             data[idx] = orig + eps
-            plus = [_host64(o) for o in _tensors(func(*inputs))]
+            plus = [_host64(o) for o in _float_tensors(func(*inputs))]
             data[idx] = orig
             for jac, a, b in zip(per_output, minus, plus):
                 jac[row] = (b - a) / (2 * eps)
@@ -180,7 +204,7 @@ def _analytical_jacobian(output, diff_inputs, check_grad_dtypes, nondet_tol):
 
 def _slow_gradcheck(func_out, inputs, outputs, numerical, rtol, atol, check_grad_dtypes,
                     nondet_tol):
-    tensor_outs = _tensors(func_out)
+    tensor_outs = _float_tensors(func_out)
     if not outputs:
         for per_input in numerical:
             for jac in per_input:
@@ -196,7 +220,8 @@ def _slow_gradcheck(func_out, inputs, outputs, numerical, rtol, atol, check_grad
             if not np.allclose(a, n, rtol=rtol, atol=atol):
                 raise GradcheckError(
                     f"Jacobian mismatch for output {i:d} with respect to input {j:d},\n"
-                    f"numerical:{_as_display(n)}\nanalytical:{_as_display(a)}\n")
+                    f"numerical:{_as_display(n, o)}\nanalytical:"
+                    f"{_as_display(a, diff_inputs[j])}\n")
 
 
 def _forward_gradcheck(func, func_out, inputs, numerical, rtol, atol) -> None:
@@ -207,7 +232,7 @@ def _forward_gradcheck(func, func_out, inputs, numerical, rtol, atol) -> None:
     from .._memory_format import contiguous_format
     from . import forward_ad
 
-    tensor_outs = _tensors(func_out)
+    tensor_outs = _float_tensors(func_out)
     for j, i in enumerate(_diff_input_indices(inputs)):
         x = inputs[i]
         jacs = [np.zeros((x._data.size, o._data.size)) for o in tensor_outs]
@@ -219,7 +244,7 @@ def _forward_gradcheck(func, func_out, inputs, numerical, rtol, atol) -> None:
             with forward_ad.dual_level():
                 args = list(inputs)
                 args[i] = forward_ad.make_dual(x, basis.clone())
-                outs = _tensors(func(*args))
+                outs = _float_tensors(func(*args))
                 for k, o in enumerate(outs):
                     tangent = forward_ad.unpack_dual(o).tangent
                     if tangent is not None:
@@ -393,11 +418,12 @@ def _gradcheck_helper(func, inputs, eps, atol, rtol, nondet_tol, check_undefined
     inputs = _as_tuple(inputs)
     _check_inputs(inputs)
     func_out = func(*inputs)
+    _check_outputs(_differentiable_outputs(func_out))
     if _has_complex(func, inputs) or _complex_outputs(func_out):
         func, inputs = _as_real_problem(func, inputs)
         func_out = func(*inputs)
     outputs = _differentiable_outputs(func_out)
-    numerical = _numerical_jacobians(func, inputs, eps, _tensors(func_out))  # for both modes
+    numerical = _numerical_jacobians(func, inputs, eps, _float_tensors(func_out))  # both modes
     if check_forward_ad:
         _forward_gradcheck(func, func_out, inputs, numerical, rtol, atol)
     if not check_backward_ad:

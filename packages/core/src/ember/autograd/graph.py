@@ -38,6 +38,11 @@ class _HookDict(dict):
     __slots__ = ("__weakref__",)
 
 
+#: nodes PyTorch implements in C++ and names with their namespace in its messages
+_CPP_NAMES = {"AccumulateGrad": "ember::autograd::AccumulateGrad",
+              "CopySlices": "ember::autograd::CopySlices"}
+
+
 class Node:
     """A node of the backward graph (``tensor.grad_fn``)."""
 
@@ -68,6 +73,10 @@ class Node:
     def name(self) -> str:
         return type(self).__name__
 
+    def _sequence_nr(self) -> int:
+        """This node's creation order (PyTorch's sequence number)."""
+        return self.seq or 0
+
     @property
     def metadata(self) -> dict:
         """A dict of this node's own (``grad_fn.metadata``, as in PyTorch)."""
@@ -80,7 +89,13 @@ class Node:
         return f"<{type(self).__name__} object at {id(self):#x}>"
 
     def __call__(self, *grads):
-        return self.backward(grads[0] if self._n_out == 1 else list(grads))
+        if len(grads) != self._n_out:
+            raise TypeError(f"expected {self._n_out} arguments, got {len(grads)} instead")
+        res = self.backward(grads[0] if self._n_out == 1 else list(grads))
+        # PyTorch's: one gradient is returned as it is, several as a tuple
+        if res.__class__ is tuple and len(res) == 1:
+            return res[0]
+        return res
 
     def needs_grad(self, i: int) -> bool:
         """Whether input ``i`` of this op takes a gradient (skip computing it otherwise)."""
@@ -173,7 +188,8 @@ def _describe(np_dtype, shape, grad_fn, nr) -> str:
 
     text = f"[ember.{legacy_type_name(np_dtype) or 'Tensor'} [{shape_str(shape)}]]"
     if grad_fn is not None:
-        op = re.sub(r"Backward\d*$", "", grad_fn.name())
+        op = grad_fn.name()
+        op = _CPP_NAMES.get(op) or re.sub(r"Backward\d*$", "", op)
         text += f", which is output {nr} of {op},"
     return text
 
@@ -204,6 +220,18 @@ class AccumulateGrad(Node):
 
     def backward(self, grad):
         raise RuntimeError("AccumulateGrad is run by the engine")
+
+    def __call__(self, *grads):
+        """Called directly (``acc(grad)``): accumulates ``grad`` into the leaf's ``.grad``,
+        returning no gradients, as PyTorch's."""
+        if len(grads) != 1:
+            raise TypeError(f"expected 1 arguments, got {len(grads)} instead")
+        from .engine import _accumulate_leaf
+
+        g = grads[0]
+        # (the caller's array is copied, never adopted as ``.grad``)
+        _accumulate_leaf(self, g, False, set() if g is None else {id(g._data)})
+        return ()
 
 
 def accumulate_node(t) -> AccumulateGrad:
@@ -714,8 +742,8 @@ def _unpack_slot(slot: _Slot, node):
 #: ``self``, ``end`` before ``self`` before ``weight``), which saved-tensor hooks observe
 _PACK_ORDER = {name: (1, 0) for name in (
     "MulBackward0", "DivBackward0", "Atan2Backward0", "MaximumBackward0", "MinimumBackward0",
-    "FmaxBackward0", "FminBackward0", "PowBackward0", "HypotBackward0", "FmodBackward0",
-    "RemainderBackward0", "XlogyBackward0", "MmBackward0", "LinalgCrossBackward0",
+    "FmaxBackward0", "FminBackward0", "PowBackward1", "HypotBackward0", "FmodBackward1",
+    "RemainderBackward1", "XlogyBackward0", "MmBackward0", "LinalgCrossBackward0",
     "DistBackward0", "LogaddexpBackward0", "Logaddexp2Backward0")}
 _PACK_ORDER["LerpBackward1"] = (1, 0, 2)
 
@@ -1031,6 +1059,8 @@ def _node_of(t):
         return t.node
     if t.grad_fn is not None:
         return t.grad_fn
+    if not t.requires_grad:
+        raise AssertionError("Expected gradient function to be set")
     return accumulate_node(t)
 
 
@@ -1129,9 +1159,8 @@ def register_multi_grad_hook(tensors: Sequence[_Tensor], fn: Callable, *,
                 if done:
                     fn(grads)
 
-            # called for an output of a multi-output node that got no gradient too (with
-            # None): that tensor's gradient will not come, and fn runs with None for it
-            hook._ember_sees_none = True
+            # (called for an output of a multi-output node that got no gradient too, with
+            # None, as every tensor hook is: that tensor's gradient will not come)
             return hook
 
         handles = tuple(t.register_hook(inner(i)) for i, t in enumerate(tensors))
@@ -1160,6 +1189,11 @@ class _Handle:
     __slots__ = ("__weakref__",)
 
 
+#: PyTorch's message, with its missing space ("contextin")
+_OUTSIDE_MUTATION_MSG = ("Trying to backward outside of the 'allow_mutation_on_saved_tensors' "
+                         "contextin which the graph was originally recorded.")
+
+
 class _AllowMutationOnSavedContext:
     """The state of one ``allow_mutation_on_saved_tensors`` block: the tensors saved for
     backward (by handle), and the copies taken of those written in place since."""
@@ -1179,16 +1213,12 @@ class _AllowMutationOnSavedContext:
 
     def unpack(self, handle: _Handle) -> _Tensor:
         if not _MUTATION[0]:
-            raise AssertionError("Trying to backward outside of the "
-                                 "'allow_mutation_on_saved_tensors' context in which the graph "
-                                 "was originally recorded.")
+            raise AssertionError(_OUTSIDE_MUTATION_MSG)
         res = self.cloned.get(handle)
         if res is None:
             res = self.original.get(handle)
             if res is None:
-                raise AssertionError("Trying to backward outside of the "
-                                     "'allow_mutation_on_saved_tensors' context in which the "
-                                     "graph was originally recorded.")
+                raise AssertionError(_OUTSIDE_MUTATION_MSG)
         return res
 
     def before_write(self, target) -> None:

@@ -181,7 +181,9 @@ _RebasedMultiOutputView = make_node_class("Error", _raise_rebased)
 def _node_label(node) -> str:
     name = type(node).__name__
     cut = name.rfind("Backward")
-    return name[:cut] if cut > 0 and name[cut + 8:].isdigit() else name
+    # ``SplitBackward0`` -> ``Split``; a custom Function's ``FBackward`` -> ``F``
+    return name[:cut] if cut > 0 and (name[cut + 8:].isdigit() or len(name) == cut + 8) \
+        else name
 
 
 def multi_view_message(view: Tensor, indirect: bool = False) -> str:
@@ -195,6 +197,12 @@ def multi_view_message(view: Tensor, indirect: bool = False) -> str:
     else:
         head = (f"A view was created in no_grad mode and {modified} modified inplace with grad "
                 "mode enabled.")
+    if view._extra.get("multi") == "custom":  # an output view of a custom Function
+        return (head + " This view was created inside a custom Function (or because an input "
+                "was returned as-is) and the autograd logic to handle view+inplace would "
+                "override the custom backward associated with the custom Function, leading to "
+                "incorrect gradients. This behavior is forbidden. You can fix this by cloning "
+                "the output of the custom Function.")
     return (head + " This view is the output of a function that returns multiple views. Such "
             "functions do not allow the output views to be modified inplace. You should "
             "replace the inplace operation by an out-of-place one.")

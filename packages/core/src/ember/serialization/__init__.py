@@ -175,6 +175,12 @@ def save(obj, f, pickle_module=pickle, pickle_protocol: int = DEFAULT_PROTOCOL,
          _disable_byteorder_record: bool = False) -> None:
     """Save ``obj`` (tensors, state_dicts, nested containers) to ``f`` (a path or a binary
     file object) in PyTorch's checkpoint format; a path is written atomically."""
+    is_path = isinstance(f, (str, os.PathLike))
+    if not is_path and not hasattr(f, "write"):
+        raise AttributeError("expected 'f' to be string, path, or a file-like object with a "
+                             "'write' attribute")
+    if is_path:
+        _check_parent_directory(os.fspath(f), _use_new_zipfile_serialization)
     buf = io.BytesIO()
     pickler = _pickle.TorchPickler(buf, pickle_protocol,
                                    legacy=not _use_new_zipfile_serialization)
@@ -187,11 +193,22 @@ def save(obj, f, pickle_module=pickle, pickle_protocol: int = DEFAULT_PROTOCOL,
         else:
             _legacy.write_legacy(fileobj, pickled, pickler.storages, pickle_protocol)
 
-    if isinstance(f, (str, os.PathLike)):
+    if is_path:
         with atomic_write(f) as fh:
             write(fh)
     else:
         write(f)
+
+
+def _check_parent_directory(path, zip_format: bool) -> None:
+    """PyTorch's errors for a path whose directory does not exist: its zip writer's
+    RuntimeError (ASCII names), else ``open``'s FileNotFoundError."""
+    parent = os.path.dirname(path)
+    if not parent or os.path.isdir(parent):
+        return
+    if zip_format and isinstance(path, str) and path.isascii():
+        raise RuntimeError(f"Parent directory {parent} does not exist.")
+    raise FileNotFoundError(2, "No such file or directory", path)
 
 
 # -- loading ----------------------------------------------------------------------------------
@@ -313,6 +330,14 @@ def _opened(f, stack: contextlib.ExitStack):
     if isinstance(f, (str, os.PathLike)):
         path = os.fspath(f)
         return stack.enter_context(open(path, "rb")), path
+    try:
+        f.seek(f.tell())
+    except (io.UnsupportedOperation, AttributeError) as exc:
+        if "seek" in str(exc) or "tell" in str(exc):  # PyTorch's _check_seekable
+            raise type(exc)(f"{exc}. You can only ember.load from a file that is seekable. "
+                            "Please pre-load the data into a buffer like io.BytesIO and try to "
+                            "load from it instead.") from None
+        raise
     return f, None
 
 

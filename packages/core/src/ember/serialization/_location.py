@@ -34,7 +34,7 @@ def _device_of(location: str):
         dev = _device_cls(location)
     except (RuntimeError, ValueError, TypeError):
         raise RuntimeError("don't know how to restore data location of "
-                           f"ember.serialization.Storage (tagged with {location})") from None
+                           f"ember.storage.UntypedStorage (tagged with {location})") from None
     if dev.type == "cpu":
         return CPU
     _check_available(dev)

@@ -73,6 +73,9 @@ def _marker(module: str, name: str):
 
 REBUILD_TENSOR_V2 = _marker("torch._utils", "_rebuild_tensor_v2")
 REBUILD_PARAMETER = _marker("torch._utils", "_rebuild_parameter")
+REBUILD_PARAMETER_WITH_STATE = _marker("torch._utils", "_rebuild_parameter_with_state")
+REBUILD_FROM_TYPE_V2 = _marker("torch._tensor", "_rebuild_from_type_v2")
+TORCH_TENSOR = _marker("torch", "Tensor")
 TORCH_DEVICE = _marker("torch", "device")
 TORCH_SIZE = _marker("torch", "Size")
 REBUILD_SPARSE_TENSOR = _marker("torch._utils", "_rebuild_sparse_tensor")
@@ -115,6 +118,13 @@ def register_parameter_class(cls) -> None:
 
 
 def _parameter_class():
+    if _PARAMETER_CLASS[0] is None:  # ember-nn registers it on import: import it if installed
+        import importlib
+
+        try:
+            importlib.import_module("ember.nn")
+        except ImportError:
+            pass
     return _PARAMETER_CLASS[0]
 
 
@@ -158,11 +168,20 @@ class TorchPickler(pickle._Pickler):
     def reducer_override(self, obj):
         cls = obj.__class__
         if isinstance(obj, Tensor):
+            # attributes a user set on the tensor travel with it, as PyTorch pickles them
+            state = {k: v for k, v in obj.__dict__.items() if not hasattr(cls, k)} \
+                if obj.__dict__ else None
             if self._param_cls is not None and isinstance(obj, self._param_cls):
                 plain = _make(obj._data, obj._device)
+                if state:
+                    return REBUILD_PARAMETER_WITH_STATE, (plain, obj.requires_grad,
+                                                          collections.OrderedDict(), state)
                 return REBUILD_PARAMETER, (plain, obj.requires_grad, collections.OrderedDict())
             if cls is not Tensor and obj._data.__class__ is _SparseData:
                 return REBUILD_SPARSE_TENSOR, _sparse.reduce_args(obj)
+            if state:
+                func, args = self._reduce_tensor(obj)
+                return REBUILD_FROM_TYPE_V2, (func, TORCH_TENSOR, args, state)
             return self._reduce_tensor(obj)
         if cls is _dtype.dtype:
             return obj.name
@@ -177,6 +196,8 @@ class TorchPickler(pickle._Pickler):
 
     def _reduce_tensor(self, t: Tensor):
         ref, offset, strides = self._storage_of(t)
+        if not t._data.size:  # NumPy gives an empty array zero strides: PyTorch's strides
+            strides = t.stride()
         args = (ref, offset, tuple(t._data.shape), strides, bool(t.requires_grad),
                 collections.OrderedDict())
         if ref.dtype in V3_DTYPES:  # offset and strides stay in elements of the dtype
@@ -425,8 +446,8 @@ class _ParameterType:
 
 def rebuild_from_type_v2(func, new_type, args, state):
     """``torch._tensor._rebuild_from_type_v2`` for plain tensors and parameters."""
-    if not isinstance(args, tuple) or (func is not rebuild_tensor
-                                       and func is not _rebuild_tensor_v1):
+    if not isinstance(args, tuple) or (func is not rebuild_tensor and func is not
+                                       rebuild_tensor_v3 and func is not _rebuild_tensor_v1):
         raise pickle.UnpicklingError("invalid _rebuild_from_type_v2 arguments")
     ret = func(*args)
     if new_type is _ParameterType:

@@ -211,7 +211,7 @@ class WeightsUnpickler(pickle._Unpickler):
             for _ in range(MAX_OPS):
                 key = read(1)
                 if not key:
-                    raise EOFError("Ran out of input")
+                    raise EOFError  # PyTorch's weights-only unpickler: no message
                 dispatch[key[0]](self)
         except _Stop as stop:
             return stop.value

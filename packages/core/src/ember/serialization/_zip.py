@@ -5,6 +5,7 @@ parser, then record by record at their offsets, checked (``ZipReader``)."""
 
 from __future__ import annotations
 
+import io
 import mmap as _mmap
 import os
 import secrets
@@ -100,6 +101,18 @@ def _corrupt(what: str) -> RuntimeError:
     return RuntimeError(f"PytorchStreamReader failed reading zip archive: {what}")
 
 
+def _miniz_error(fileobj) -> str:
+    """PyTorch's message for an archive whose directory cannot be read (miniz's words)."""
+    try:
+        small = fileobj.seek(0, io.SEEK_END) < 22  # shorter than an end-of-directory record
+    except (OSError, ValueError, AttributeError):
+        small = False
+    return (f"{'not a ZIP archive' if small else 'failed finding central directory'}. This is "
+            "an internal miniz error. If you are seeing this error, there is a high likelihood "
+            "that your checkpoint file is corrupted. This can happen if the checkpoint was not "
+            "saved properly, was transferred incorrectly, or the file was modified after saving.")
+
+
 def _check_name(name: str) -> None:
     parts = name.replace("\\", "/").split("/")
     if name.startswith(("/", "\\")) or ".." in parts or (len(name) > 1 and name[1] == ":"):
@@ -138,8 +151,8 @@ class ZipReader:
                  check_crc32: bool = True, default_byteorder: str = "little"):
         try:
             self.zip = zipfile.ZipFile(fileobj)
-        except (zipfile.BadZipFile, EOFError, OSError, ValueError, struct.error) as exc:
-            raise _corrupt(f"failed finding central directory ({exc})") from None
+        except (zipfile.BadZipFile, EOFError, OSError, ValueError, struct.error):
+            raise _corrupt(_miniz_error(fileobj)) from None
         self.fp = fileobj
         self.check_crc32 = check_crc32
         self._crcs = _CrcChecks()
