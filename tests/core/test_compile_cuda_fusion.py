@@ -422,7 +422,7 @@ def _train_step(device, opt_name, compiled, inplace, steps=3):
     y = ember.tensor(rng.integers(0, 5, 8), device=device)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        losses = [float(run(x, y)) for _ in range(steps)]
+        losses = [run(x, y).item() for _ in range(steps)]
     params = [p.detach().to("cpu").numpy() for p in model.parameters()]
     return losses, params, run
 

@@ -145,7 +145,8 @@ def test_unique_consecutive_along_a_dim_of_3d_and_empty_slices():
     x = ember.cat([x[:1], x[:1], x, x[-1:]])
     export_and_compare(_all_outputs(0), (x,))
     export_and_compare(_all_outputs(2), (x,))
-    export_and_compare(_all_outputs(0), (tensor(np.zeros((3, 0))),))  # one run of empty rows
+    # (rows of zero elements along dim 0: PyTorch refuses them, "There are 0 sized dimensions,
+    # and they aren't selected", and so does Ember since session 42)
 
 
 def test_unique_consecutive_runs_at_other_sizes():

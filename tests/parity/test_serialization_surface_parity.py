@@ -45,7 +45,7 @@ def _normalized(message: str) -> str:
                          ("`torch.load`", "`ember.load`"), ("torch.load", "ember.load"),
                          ("torch.save", "ember.save"), ("torch.device", "ember.device"),
                          ("torch.cuda", "ember.cuda"),
-                         ("torch.storage.UntypedStorage", "ember.serialization.Storage")):
+                         ("torch.storage.UntypedStorage", "ember.storage.UntypedStorage")):
         message = message.replace(theirs, ours)
     return message
 

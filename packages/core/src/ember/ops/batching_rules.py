@@ -452,9 +452,10 @@ def _squeeze_last(out, keepdim: bool):
 
 
 register_batch_rule("sum", "mean", "nansum", "nanmean", "amax", "amin", "std", "var",
-                    "std_mean", "var_mean", "count_nonzero", "aminmax", "all", "any",
+                    "std_mean", "var_mean", "count_nonzero", "all", "any",
                     "logsumexp")(_dims_rule())
-register_batch_rule("argmax", "argmin", "prod")(_dims_rule(none="flatten"))
+# (aminmax takes one int dim, as PyTorch's: over all dims, the flattened example)
+register_batch_rule("argmax", "argmin", "prod", "aminmax")(_dims_rule(none="flatten"))
 register_batch_rule("cumsum", "cumprod", "logcumsumexp", "cummax", "cummin", "sort",
                     "argsort", "kthvalue", "topk", "narrow", "select", "chunk", "unbind", "glu",
                     "unsafe_chunk")(_dims_rule(none="keep", keep=None))

@@ -118,13 +118,8 @@ def register_parameter_class(cls) -> None:
 
 
 def _parameter_class():
-    if _PARAMETER_CLASS[0] is None:  # ember-nn registers it on import: import it if installed
-        import importlib
-
-        try:
-            importlib.import_module("ember.nn")
-        except ImportError:
-            pass
+    """ember-nn's ``Parameter`` once ember-nn is imported, else None (core never imports
+    ember-nn: tests/integration/test_layering.py)."""
     return _PARAMETER_CLASS[0]
 
 

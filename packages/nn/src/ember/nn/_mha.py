@@ -23,6 +23,9 @@ def _canonical_mask(mask, mask_name, other_type, other_name, target_type, check_
     """A bool mask as a float mask of ``target_type`` (``-inf`` where True), floats as given."""
     if mask is None:
         return None
+    if not isinstance(mask, Tensor):
+        raise TypeError("is_floating_point(): argument 'input' (position 1) must be Tensor, "
+                        f"not {type(mask).__name__}")
     is_float = mask.dtype.is_floating_point
     if mask.dtype != ember.bool and not is_float:
         raise AssertionError(f"only bool and floating types of {mask_name} are supported")
@@ -67,6 +70,41 @@ def _mha_shape_check(query, key, value, key_padding_mask, attn_mask, num_heads) 
     return qd == 3
 
 
+def _in_projection_packed(q, k, v, w, b=None):
+    """torch's helper: the q, k, v projections by the packed ``(3E, E)`` weight ``w``."""
+    E = q.size(-1)
+    if k is v:
+        if q is k:  # self-attention
+            proj = ember.linear(q, w, b)
+            proj = proj.unflatten(-1, (3, E)).unsqueeze(0).transpose(0, -2).squeeze(-2)
+            proj = proj.contiguous()
+            return proj[0], proj[1], proj[2]
+        w_q, w_kv = w.split([E, E * 2])
+        b_q, b_kv = (None, None) if b is None else b.split([E, E * 2])
+        q_proj = ember.linear(q, w_q, b_q)
+        kv_proj = ember.linear(k, w_kv, b_kv)
+        kv_proj = kv_proj.unflatten(-1, (2, E)).unsqueeze(0).transpose(0, -2).squeeze(-2)
+        kv_proj = kv_proj.contiguous()
+        return (q_proj, kv_proj[0], kv_proj[1])
+    w_q, w_k, w_v = w.chunk(3)
+    b_q, b_k, b_v = (None, None, None) if b is None else b.chunk(3)
+    return ember.linear(q, w_q, b_q), ember.linear(k, w_k, b_k), ember.linear(v, w_v, b_v)
+
+
+def _in_projection(q, k, v, w_q, w_k, w_v, b_q=None, b_k=None, b_v=None):
+    """torch's helper: the q, k, v projections by separate weights (shapes checked)."""
+    Eq, Ek, Ev = q.size(-1), k.size(-1), v.size(-1)
+    for w, shape, name in ((w_q, (Eq, Eq), "query"), (w_k, (Eq, Ek), "key"),
+                           (w_v, (Eq, Ev), "value")):
+        if w.shape != shape:
+            raise AssertionError(f"expecting {name} weights shape of {shape}, but got "
+                                 f"{w.shape}")
+    for b, name in ((b_q, "query"), (b_k, "key"), (b_v, "value")):
+        if b is not None and b.shape != (Eq,):
+            raise AssertionError(f"expecting {name} bias shape of {(Eq,)}, but got {b.shape}")
+    return ember.linear(q, w_q, b_q), ember.linear(k, w_k, b_k), ember.linear(v, w_v, b_v)
+
+
 def _heads(x, parts, batch_first, num_heads):
     """``(L, N, parts*E)`` (or ``(N, L, parts*E)``) -> ``parts`` views of ``(N, H, L, D)``."""
     a, b, e = x.shape
@@ -81,7 +119,7 @@ def _pad_last(mask):
     return ember.cat([mask, zeros], -1)
 
 
-def _in_projection(query, key, value, num_heads, batch_first, in_proj_weight, in_proj_bias,
+def _project_heads(query, key, value, num_heads, batch_first, in_proj_weight, in_proj_bias,
                    separate):
     """q, k, v as ``(N, H, L|S, D)`` views: one matmul for self-attention, two for shared k/v."""
     if separate is None:
@@ -128,7 +166,7 @@ def _attention(query, key, value, num_heads, in_proj_weight, in_proj_bias, bias_
         tgt_len, bsz, embed_dim = query.shape
     src_len = key.shape[1 if batch_first else 0]
     head_dim = embed_dim // num_heads
-    q, k, v = _in_projection(query, key, value, num_heads, batch_first, in_proj_weight,
+    q, k, v = _project_heads(query, key, value, num_heads, batch_first, in_proj_weight,
                              in_proj_bias, separate)
     if attn_mask is not None:  # as (1 or N, 1 or H, L, S)
         if attn_mask.dim() == 2:
@@ -143,6 +181,11 @@ def _attention(query, key, value, num_heads, in_proj_weight, in_proj_bias, bias_
             attn_mask = attn_mask.view(bsz, num_heads, tgt_len, src_len)
         else:
             raise RuntimeError(f"attn_mask's dimension {attn_mask.dim()} is not supported")
+    if static_k is None and bias_k is None:
+        kb = key.shape[0 if batch_first else 1]
+        if kb != bsz:  # torch's k.view(src_len, bsz * num_heads, head_dim) fails
+            raise RuntimeError(f"shape '[{src_len}, {bsz * num_heads}, {head_dim}]' is invalid "
+                               f"for input of size {src_len * kb * embed_dim}")
     if bias_k is not None and bias_v is not None:
         if static_k is not None:
             raise AssertionError("bias cannot be added to static key.")

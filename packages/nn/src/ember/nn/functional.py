@@ -266,7 +266,13 @@ for _name, _fn in api.functional_kernels().items():
     globals()[_name] = _fn
     __all__.append(_name)
 del _name, _fn
-from ._mha import multi_head_attention_forward  # noqa: E402,F401
+from ._mha import (  # noqa: E402,F401
+    _canonical_mask,
+    _in_projection,
+    _in_projection_packed,
+    _none_or_dtype,
+    multi_head_attention_forward,
+)
 
 # __torch_function__: these functions dispatch on Tensor subclasses once one overrides it
 ember.overrides.register_namespace(sys.modules[__name__])

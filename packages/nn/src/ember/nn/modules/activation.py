@@ -479,15 +479,52 @@ class MultiheadAttention(Module):
                 attn_mask: Tensor | None = None, average_attn_weights: bool = True,
                 is_causal: bool = False) -> tuple[Tensor, Tensor | None]:
         """Attend ``query`` to ``key``/``value``; see the class docstring."""
+        fused = False
+        if key_padding_mask is not None or attn_mask is not None:
+            for mask in (key_padding_mask, attn_mask):
+                if mask is not None and not isinstance(mask, Tensor):
+                    raise TypeError("is_floating_point(): argument 'input' (position 1) must "
+                                    f"be Tensor, not {type(mask).__name__}")
+            fused = (not need_weights
+                     and not (attn_mask is not None and attn_mask.is_floating_point())
+                     and not (key_padding_mask is not None
+                              and key_padding_mask.is_floating_point())
+                     and self._fast_path_ok(query, key, value))
+        return self._forward(query, key, value, key_padding_mask, need_weights, attn_mask,
+                             average_attn_weights, is_causal, fused)
+
+    def _fast_path_ok(self, query, key, value) -> bool:
+        """Whether torch would run this self-attention call on its fused inference kernel
+        (``torch._native_multi_head_attention``; masks are checked by the caller)."""
+        if (self.training or not self.batch_first or query.dim() != 3
+                or query is not key or key is not value or self.in_proj_bias is None
+                or self.in_proj_weight is None or query.dtype != self.in_proj_weight.dtype
+                or query.dtype != self.in_proj_bias.dtype or self.num_heads % 2
+                or self.bias_k is not None or self.bias_v is not None or self.add_zero_attn
+                or not self._qkv_same_embed_dim or ember.is_autocast_enabled()):
+            return False
+        return not (ember.is_grad_enabled() and any(
+            t is not None and t.requires_grad
+            for t in (query, self.in_proj_weight, self.in_proj_bias, self.out_proj.weight,
+                      self.out_proj.bias)))
+
+    def _forward(self, query, key, value, key_padding_mask, need_weights, attn_mask,
+                 average_attn_weights, is_causal, fused=False):
+        """``forward`` without the argument checks. ``fused``: emulate torch's fused
+        inference kernel, which takes the mask as given (``is_causal`` is only a hint) and
+        whose softmax gives NaN rows where every key is masked (``scaled_dot_product_attention``
+        gives zeros there)."""
         separate = not self._qkv_same_embed_dim
-        return _run(query, key, value, self.embed_dim, self.num_heads, self.in_proj_weight,
-                    self.in_proj_bias, self.bias_k, self.bias_v, self.add_zero_attn,
-                    self.dropout, self.out_proj.weight, self.out_proj.bias, self.training,
-                    key_padding_mask, need_weights, attn_mask, separate,
-                    self.q_proj_weight if separate else None,
-                    self.k_proj_weight if separate else None,
-                    self.v_proj_weight if separate else None, None, None,
-                    average_attn_weights, is_causal, self.batch_first)
+        out, weights = _run(query, key, value, self.embed_dim, self.num_heads,
+                            self.in_proj_weight, self.in_proj_bias, self.bias_k, self.bias_v,
+                            self.add_zero_attn, self.dropout, self.out_proj.weight,
+                            self.out_proj.bias, self.training, key_padding_mask,
+                            need_weights or fused, attn_mask, separate,
+                            self.q_proj_weight if separate else None,
+                            self.k_proj_weight if separate else None,
+                            self.v_proj_weight if separate else None, None, None,
+                            average_attn_weights, is_causal and not fused, self.batch_first)
+        return out, (weights if need_weights else None)
 
     def merge_masks(self, attn_mask, key_padding_mask, query):
         """Combine ``attn_mask`` and ``key_padding_mask`` into one ``(N, H, L, L)`` mask and

@@ -132,9 +132,14 @@ class _TransformerLayer(Module):
     def _set_activation(self, activation: Callable[[Tensor], Tensor]) -> None:
         self.activation = activation
 
-    def _sa_block(self, x, attn_mask, key_padding_mask, is_causal=False):
-        x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask,
-                           need_weights=False, is_causal=is_causal)[0]
+    def _sa_block(self, x, attn_mask, key_padding_mask, is_causal=False, fused=False):
+        if fused:  # torch's fused layer kernel (no hooks are attached, see _fast_path_ok)
+            x = self.self_attn._forward(x, x, x, key_padding_mask, False, attn_mask, True,
+                                        is_causal, fused=True)[0]
+        else:
+            x = self.self_attn(x, x, x, attn_mask=attn_mask,
+                               key_padding_mask=key_padding_mask, need_weights=False,
+                               is_causal=is_causal)[0]
         return self.dropout1(x)
 
 
@@ -158,14 +163,39 @@ class TransformerEncoderLayer(_TransformerLayer):
         src_key_padding_mask = _canonical_mask(src_key_padding_mask, "src_key_padding_mask",
                                                _none_or_dtype(src_mask), "src_mask", src.dtype)
         src_mask = _canonical_mask(src_mask, "src_mask", None, "", src.dtype, check_other=False)
+        fused = False
+        if (src_mask is not None or src_key_padding_mask is not None) and not self.training:
+            fused = self._fast_path_ok(src)
         x = src
         if self.norm_first:
-            x = x + self._sa_block(self.norm1(x), src_mask, src_key_padding_mask, is_causal)
+            x = x + self._sa_block(self.norm1(x), src_mask, src_key_padding_mask, is_causal,
+                                   fused)
             x = x + self._ff_block(self.norm2(x))
         else:
-            x = self.norm1(x + self._sa_block(x, src_mask, src_key_padding_mask, is_causal))
+            x = self.norm1(x + self._sa_block(x, src_mask, src_key_padding_mask, is_causal,
+                                              fused))
             x = self.norm2(x + self._ff_block(x))
         return x
+
+    def _fast_path_ok(self, src) -> bool:
+        """Whether torch would run this (inference) call on its fused layer kernel
+        (``torch._transformer_encoder_layer_fwd``), whose attention softmax gives NaN rows
+        where every key is masked."""
+        attn = self.self_attn
+        if (src.dim() != 3 or self.training or not attn.batch_first
+                or attn.in_proj_bias is None or not attn._qkv_same_embed_dim
+                or not self.activation_relu_or_gelu or self.norm1.eps != self.norm2.eps
+                or attn.num_heads % 2 or ember.is_autocast_enabled()):
+            return False
+        if any(len(getattr(m, "_forward_hooks", {})) + len(getattr(m, "_forward_pre_hooks", {}))
+               for m in self.modules()):
+            return False
+        return not (ember.is_grad_enabled() and any(
+            t is not None and t.requires_grad
+            for t in (src, attn.in_proj_weight, attn.in_proj_bias, attn.out_proj.weight,
+                      attn.out_proj.bias, self.norm1.weight, self.norm1.bias,
+                      self.norm2.weight, self.norm2.bias, self.linear1.weight,
+                      self.linear1.bias, self.linear2.weight, self.linear2.bias)))
 
     def _ff_block(self, x):
         x = self.linear2(self.dropout(self.activation(self.linear1(x))))
@@ -210,6 +240,23 @@ class TransformerDecoderLayer(_TransformerLayer):
     def _ff_block(self, x):
         x = self.linear2(self.dropout(self.activation(self.linear1(x))))
         return self.dropout3(x)
+
+
+#: torch warns once per process (TORCH_WARN_ONCE) when it first builds a nested tensor
+_nested_warned = False
+
+
+def _warn_nested_once() -> None:
+    global _nested_warned
+    if not _nested_warned:
+        _nested_warned = True
+        warnings.warn("The PyTorch API of nested tensors is in prototype stage and will change "
+                      "in the near future. We recommend specifying layout=torch.jagged when "
+                      "constructing a nested tensor, as this layout receives active "
+                      "development, has better operator coverage, and works with "
+                      "torch.compile. (Triggered internally at "
+                      "/__w/pytorch/pytorch/aten/src/ATen/NestedTensorImpl.cpp:177.)",
+                      UserWarning, stacklevel=3)
 
 
 def _why_no_nested_tensor(layer) -> str:
@@ -265,6 +312,11 @@ class TransformerEncoder(Module):
                                                _none_or_dtype(mask), "mask", src.dtype)
         mask = _canonical_mask(mask, "mask", None, "", src.dtype, check_other=False)
         padded = self._nested_padding(src, mask, src_key_padding_mask)
+        if padded is not None:
+            _warn_nested_once()
+            # the nested tensor keeps the first (number of unpadded) positions of each row
+            src_key_padding_mask = _canonical_mask(padded, "src_key_padding_mask", None, "",
+                                                   src.dtype, check_other=False)
         seq_len = _get_seq_len(src, self.layers[0].self_attn.batch_first)
         is_causal = _detect_is_causal_mask(mask, is_causal, seq_len)
         output = src
@@ -294,7 +346,9 @@ class TransformerEncoder(Module):
                 p is not None and p.requires_grad
                 for p in (src, *first.parameters())):
             return None
-        return padded
+        # torch reads only the number of kept positions of each row (left-aligned)
+        kept = (~padded).sum(1, keepdim=True)
+        return ember.arange(padded.shape[1], device=padded.device) >= kept
 
 
 class TransformerDecoder(Module):

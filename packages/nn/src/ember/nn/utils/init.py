@@ -25,7 +25,7 @@ def skip_init(module_cls, *args, **kwargs) -> Module:
         >>> m.weight.shape
         ember.Size([1, 5])
     """
-    if not (isinstance(module_cls, type) and issubclass(module_cls, Module)):
+    if not issubclass(module_cls, Module):
         raise RuntimeError(f"Expected a Module; got {module_cls}")
     if "device" not in inspect.signature(module_cls).parameters:
         raise RuntimeError("Module must support a 'device' arg to skip initialization")

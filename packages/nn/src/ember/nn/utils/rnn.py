@@ -48,16 +48,26 @@ class PackedSequence(_PackedSequenceBase):
         data = self.data.to(*args, **kwargs)
         if data is self.data:
             return self
+        if "copy" in kwargs or sum(isinstance(a, bool) for a in args) > 1:
+            raise RuntimeError(".to() does not accept copy argument")
         device = data.device
         sorted_indices = None if self.sorted_indices is None else self.sorted_indices.to(device)
         unsorted = None if self.unsorted_indices is None else self.unsorted_indices.to(device)
         return type(self)(data, self.batch_sizes, sorted_indices, unsorted)
 
-    def cpu(self) -> PackedSequence:
-        return self.to("cpu")
+    def cpu(self, *args, **kwargs) -> PackedSequence:
+        ex = ember.tensor((), dtype=self.data.dtype, device=self.data.device).to(*args, **kwargs)
+        if ex.device.type == "cpu":
+            return self.to(*args, **kwargs)
+        kwargs["device"] = "cpu"
+        return self.to(*args, **kwargs)
 
     def cuda(self, *args, **kwargs) -> PackedSequence:
-        return self.to("cuda", *args, **kwargs)
+        ex = ember.tensor((), dtype=self.data.dtype, device=self.data.device).to(*args, **kwargs)
+        if ex.is_cuda:
+            return self.to(*args, **kwargs)
+        kwargs["device"] = "cuda"
+        return self.to(*args, **kwargs)
 
     def double(self) -> PackedSequence:
         return self.to(dtype=ember.float64)
@@ -68,12 +78,27 @@ class PackedSequence(_PackedSequenceBase):
     def half(self) -> PackedSequence:
         return self.to(dtype=ember.float16)
 
+    def long(self) -> PackedSequence:
+        return self.to(dtype=ember.int64)
+
+    def int(self) -> PackedSequence:
+        return self.to(dtype=ember.int32)
+
+    def short(self) -> PackedSequence:
+        return self.to(dtype=ember.int16)
+
+    def char(self) -> PackedSequence:
+        return self.to(dtype=ember.int8)
+
+    def byte(self) -> PackedSequence:
+        return self.to(dtype=ember.uint8)
+
     @property
     def is_cuda(self) -> bool:
         return self.data.is_cuda
 
     def is_pinned(self) -> bool:
-        return False
+        return self.data.is_pinned()
 
 
 def invert_permutation(permutation: Tensor | None) -> Tensor | None:
@@ -95,29 +120,41 @@ def _batch_sizes(sorted_lengths: list) -> list:
 def pack_padded_sequence(input: Tensor, lengths, batch_first: bool = False,
                          enforce_sorted: bool = True) -> PackedSequence:
     """Pack a padded batch (``T x B x *``, or ``B x T x *`` with ``batch_first``)."""
+    bad_lengths = None
     if isinstance(lengths, Tensor):
-        lengths = lengths.tolist()
+        if lengths.dim() != 1 or lengths.device.type != "cpu":
+            bad_lengths = ("'lengths' argument should be a 1D CPU int64 tensor, but got "
+                           f"{lengths.dim()}D {lengths.device} Long tensor")
+            lengths = lengths.reshape(-1)
+        lengths = lengths.to(dtype=ember.int64).tolist()
     else:
         lengths = [int(n) for n in lengths]
     if enforce_sorted:
-        if any(lengths[i] < lengths[i + 1] for i in range(len(lengths) - 1)):
-            raise RuntimeError("`lengths` array must be sorted in decreasing order when "
-                               "`enforce_sorted` is True. You can pass `enforce_sorted=False` "
-                               "to pack_padded_sequence and/or pack_sequence to sidestep this "
-                               "requirement if you do not need ONNX exportability.")
         sorted_indices = None
-        order = list(range(len(lengths)))
+        sorted_lengths = lengths
     else:
         order = sorted(range(len(lengths)), key=lambda i: -lengths[i])
+        sorted_lengths = [lengths[i] for i in order]
         sorted_indices = ember.tensor(order, dtype=ember.int64, device=input.device)
-        batch_dim = 0 if batch_first else 1
-        input = input.index_select(batch_dim, sorted_indices)
-    sorted_lengths = [lengths[i] for i in order]
-    if not sorted_lengths or sorted_lengths[-1] <= 0:
-        raise RuntimeError("Length of all samples has to be greater than 0, but found an "
-                           "element in 'lengths' that is <= 0")
+        input = input.index_select(0 if batch_first else 1, sorted_indices)
     if batch_first:
         input = input.transpose(0, 1)
+    batch_size = input.size(1)
+    if input.numel() == 0:
+        raise RuntimeError("Cannot pack empty tensors.")
+    if bad_lengths is not None:
+        raise RuntimeError(bad_lengths)
+    if len(sorted_lengths) != batch_size:
+        raise RuntimeError("Expected `len(lengths)` to be equal to batch_size, but got "
+                           f"{len(sorted_lengths)} (batch_size={batch_size})")
+    if sorted_lengths[-1] <= 0:
+        raise RuntimeError("Length of all samples has to be greater than 0, but found an "
+                           "element in 'lengths' that is <= 0")
+    if any(sorted_lengths[i] < sorted_lengths[i + 1] for i in range(batch_size - 1)):
+        raise RuntimeError("`lengths` array must be sorted in decreasing order when "
+                           "`enforce_sorted` is True. You can pass `enforce_sorted=False` "
+                           "to pack_padded_sequence and/or pack_sequence to sidestep this "
+                           "requirement if you do not need ONNX exportability.")
     if sorted_lengths[0] > input.shape[0]:
         raise RuntimeError(f"Expected sequence length to be at most {input.shape[0]}, but got "
                            f"{sorted_lengths[0]}")
@@ -138,6 +175,9 @@ def pad_packed_sequence(sequence: PackedSequence, batch_first: bool = False,
                              "sequence in input, but got "
                              f"total_length={total_length} and max sequence length being "
                              f"{max_seq_length}")
+        if not isinstance(total_length, int):
+            raise TypeError("_pad_packed_sequence(): argument 'total_length' (position 5) must "
+                            f"be int, not {type(total_length).__name__}")
         max_seq_length = total_length
     data = sequence.data
     batch = sizes[0]
@@ -174,17 +214,41 @@ def pad_sequence(sequences, batch_first: bool = False, padding_value: float = 0.
         raise RuntimeError("pad_sequence: Expected iterable for input sequences, but got arg "
                            f"of type: {type(sequences)}")
     sequences = tuple(sequences)
+    if not isinstance(padding_value, (int, float)) and not (
+            isinstance(padding_value, Tensor) and padding_value.dim() == 0):
+        raise TypeError("pad_sequence(): argument 'padding_value' (position 3) must be float, "
+                        f"not {type(padding_value).__name__}")
+    if not isinstance(padding_side, (str, bytes)):
+        raise TypeError("pad_sequence(): argument 'padding_side' (position 4) must be str, "
+                        f"not {type(padding_side).__name__}")
+    if isinstance(padding_side, bytes):
+        padding_side = padding_side.decode()
     if padding_side not in ("left", "right"):
         raise RuntimeError(f"Expected padding_side to be one of left or right, but got "
                            f"{padding_side}.")
     if not sequences:
         raise RuntimeError("received an empty list of sequences")
-    max_len = max(s.shape[0] for s in sequences)
+    for i, s in enumerate(sequences):
+        if not isinstance(s, Tensor):
+            raise TypeError(f"expected Tensor as element {i} in argument 0, but got "
+                            f"{type(s).__name__}")
+    first = sequences[0]
+    if first.dim() == 0:
+        raise RuntimeError("ArrayRef: invalid slice, N = 1; size = 0")
+    trailing = tuple(first.shape[1:])
+    dtype = first.dtype
+    max_len = max(s.shape[0] if s.dim() else 1 for s in sequences)
     padded = []
     for s in sequences:
+        if s.dtype != dtype:  # PyTorch copies every sequence into a tensor of the first's dtype
+            s = s.to(dtype)
+        if tuple(s.shape[1:]) != trailing:  # copy_ semantics: broadcast or fail like copy_
+            if s.dim() == 0:
+                s = s.reshape(1)
+            s = ember.empty((s.shape[0], *trailing), dtype=dtype, device=s.device).copy_(s)
         missing = max_len - s.shape[0]
         if missing:
-            fill = ember.full((missing, *s.shape[1:]), padding_value, dtype=s.dtype,
+            fill = ember.full((missing, *trailing), padding_value, dtype=dtype,
                               device=s.device)
             s = ember.cat([s, fill] if padding_side == "right" else [fill, s], 0)
         padded.append(s)
@@ -194,14 +258,17 @@ def pad_sequence(sequences, batch_first: bool = False, padding_value: float = 0.
 def unpad_sequence(padded_sequences: Tensor, lengths: Tensor,
                    batch_first: bool = False) -> list:
     """Split a padded batch back into a list of sequences of the given lengths."""
+    lengths.device  # noqa: B018 - PyTorch reads it (AttributeError for a list of lengths)
     if not batch_first:
-        padded_sequences = padded_sequences.transpose(0, 1)
-    return [seq[:int(n)] for seq, n in zip(padded_sequences, lengths)]
+        padded_sequences.transpose_(0, 1)  # in place, exactly as PyTorch does
+    return [seq[:int(n)] for seq, n in zip(padded_sequences, lengths, strict=True)]
 
 
 def pack_sequence(sequences, enforce_sorted: bool = True) -> PackedSequence:
     """Pack a list of variable-length sequences."""
-    lengths = ember.tensor([v.size(0) for v in sequences], dtype=ember.int64)
+    # on the CPU (PyTorch's ``as_tensor`` follows the default device, which then fails the
+    # CPU-lengths check of pack_padded_sequence)
+    lengths = ember.tensor([v.size(0) for v in sequences], dtype=ember.int64, device="cpu")
     return pack_padded_sequence(pad_sequence(sequences), lengths,
                                 enforce_sorted=enforce_sorted)
 

@@ -4,6 +4,8 @@ same call as ``ember.func.functional_call`` (one implementation, in ember-core),
 
 from __future__ import annotations
 
+import warnings
+
 from ember import func as _func
 
 from ..modules.module import Module
@@ -27,6 +29,10 @@ def functional_call(module: Module, parameters_and_buffers: dict, args=None, kwa
         >>> y.tolist()
         [[2.0]]
     """
+    warnings.warn("`ember.nn.utils.stateless.functional_call` is deprecated as of PyTorch 2.0 "
+                  "and will be removed in a future version of PyTorch. Please use "
+                  "`ember.func.functional_call` instead which is a drop-in replacement.",
+                  FutureWarning, stacklevel=2)
     from ..parallel import DataParallel  # ember.nn.parallel imports the modules, which import us
 
     if isinstance(module, DataParallel):

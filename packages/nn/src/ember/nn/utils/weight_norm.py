@@ -24,7 +24,11 @@ def norm_except_dim(v: Tensor, pow: float = 2, dim: int = 0) -> Tensor:
     whole tensor, a 0-dim tensor."""
     if dim == -1:
         return ember.linalg.vector_norm(v, pow)
-    dim = dim % v.dim()
+    ndim = max(v.dim(), 1)
+    if not -ndim <= dim < ndim:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-ndim}, "
+                         f"{ndim - 1}], but got {dim})")
+    dim = dim % ndim
     others = tuple(d for d in range(v.dim()) if d != dim)
     return ember.linalg.vector_norm(v, pow, dim=others, keepdim=True)
 
