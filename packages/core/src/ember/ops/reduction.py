@@ -645,25 +645,23 @@ def min(input, dim=None, keepdim=False, *, other=None):  # PyTorch's name
 @register("amax", out="same")
 def amax(input, dim=(), keepdim=False):
     """Largest values over ``dim`` (all dims by default); ties share the gradient evenly."""
-    try:
-        dims = _dims_of(dim, input._data.ndim)
-    except (RuntimeError, IndexError):  # an empty dim named before a bad one is the error
-        if not input._data.size:
-            _empty_dim_first(input._data, dim, "amax")
-        raise
-    return _extreme(input, dims, keepdim, "amax", AmaxBackward0, dim)
+    return _amax_or_amin(input, dim, keepdim, "amax", AmaxBackward0)
 
 
 @register("amin", out="same")
 def amin(input, dim=(), keepdim=False):
     """Smallest values over ``dim`` (all dims by default); ties share the gradient evenly."""
+    return _amax_or_amin(input, dim, keepdim, "amin", AminBackward0)
+
+
+def _amax_or_amin(input, dim, keepdim, name, node):
     try:
         dims = _dims_of(dim, input._data.ndim)
     except (RuntimeError, IndexError):  # an empty dim named before a bad one is the error
         if not input._data.size:
-            _empty_dim_first(input._data, dim, "amin")
+            _empty_dim_first(input._data, dim, name)
         raise
-    return _extreme(input, dims, keepdim, "amin", AminBackward0, dim)
+    return _extreme(input, dims, keepdim, name, node, dim)
 
 
 @register("aminmax", out="same")
