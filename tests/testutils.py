@@ -16,6 +16,9 @@ PyTorch as an oracle (torch is imported only when these are called)
     ``to_torch(x)``                            a torch tensor with a copy of ``x``'s values
     ``copy_state_to_torch(ember_m, torch_m)``  the same parameters and buffers in both
     ``assert_same_error(ember_fn, torch_fn)``  both raise the same exception and message
+    ``outcome(fn, lib)``                       ``("ok", repr)`` or ``(error type, message)``
+                                               of ``fn(lib)``, library names spelt alike
+    ``same_outcome_in_both(fn)``               ``outcome`` equal with ember and torch
 
 A local HTTP server
     ``local_http_server(handler_class)``  context manager: serves on 127.0.0.1, stops at once
@@ -161,6 +164,29 @@ def assert_same_error(ember_fn: Callable[[], object], torch_fn: Callable[[], obj
         torch_fn()
     with pytest.raises(type(expected.value), match=re.escape(str(expected.value))):
         ember_fn()
+
+
+def outcome(fn: Callable[[object], object], lib) -> tuple:
+    """``("ok", repr(value))`` or ``(exception type name, message)`` of ``fn(lib)`` with its
+    warnings silenced, "ember" spelt "torch": what a differential probe compares."""
+    import warnings
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            out = fn(lib)
+        result = ("ok", repr(out))
+    except Exception as e:  # the outcome is what is compared
+        result = (type(e).__name__, str(e))
+    return tuple(s.replace("ember", "torch") for s in result)
+
+
+def same_outcome_in_both(fn: Callable[[object], object]) -> None:
+    """``fn(ember)`` and ``fn(torch)`` end alike (:func:`outcome`); skipped without torch."""
+    import ember
+
+    torch = pytest.importorskip("torch")
+    assert outcome(fn, ember) == outcome(fn, torch)
 
 
 def assert_same_sparse_parts(e, t) -> None:

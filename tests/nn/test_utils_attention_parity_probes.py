@@ -12,27 +12,13 @@ import re
 import warnings
 
 import pytest
+from testutils import outcome, same_outcome_in_both
 
 import ember
 import ember.nn as nn
 
-
-def _outcome(fn, lib):
-    """``("ok", value)`` or ``(exception type, message)`` of ``fn(lib)``, library names
-    spelt alike."""
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            out = fn(lib)
-        result = ("ok", repr(out))
-    except Exception as e:  # the outcome is what is compared
-        result = (type(e).__name__, str(e))
-    return tuple(s.replace("ember", "torch") for s in result)
-
-
-def _same_as_torch(fn):
-    torch = pytest.importorskip("torch")
-    assert _outcome(fn, ember) == _outcome(fn, torch)
+_outcome = outcome
+_same_as_torch = same_outcome_in_both
 
 
 def _warnings_of(fn, lib):
