@@ -217,7 +217,7 @@ def test_sequence_utils_match_torch():
         rnn = nn.utils.rnn
         seq = [lib.tensor(a) for a in arrays]
         padded = rnn.pad_sequence(seq, batch_first=True, padding_value=-2.0)
-        packed = rnn.pack_padded_sequence(padded, lib.tensor(lens), batch_first=True,
+        packed = rnn.pack_padded_sequence(padded, lib.tensor(lens, device="cpu"), batch_first=True,
                                           enforce_sorted=False)
         unpacked, out_lens = rnn.pad_packed_sequence(packed, total_length=5)
         res.append([padded.numpy(), packed.data.numpy(), packed.batch_sizes.numpy(),
