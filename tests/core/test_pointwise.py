@@ -520,8 +520,12 @@ def test_fill_and_zero():
     assert leaf.tolist() == [0.0, 0.0]
     with pytest.raises(RuntimeError, match="value cannot be converted to type int64_t"):
         ember.zeros(2, dtype=ember.int64).fill_(float("nan"))
+    base = ember.ones(3)  # expand's view: PyTorch fills (zeroes) the memory its rows share
+    assert base.expand(2, 3).zero_().tolist() == [[0.0] * 3] * 2 and base.tolist() == [0.0] * 3
+    base.expand(2, 3).fill_(4)
+    assert base.tolist() == [4.0] * 3
     with pytest.raises(RuntimeError, match="more than one element of the written-to"):
-        ember.zeros(3).expand(2, 3).zero_()
+        base.expand(2, 3).fill_(ember.tensor(1.0))  # the tensor overload checks the overlap
 
 
 def test_fill_gradients():

@@ -3,6 +3,8 @@ PyTorch's autograd checks and history rebasing) and ``out=`` arguments (``accept
 
 from __future__ import annotations
 
+import numpy as np
+
 from .. import _dtype
 from .._format import shape_str
 from .._tensor import Tensor, _make
@@ -12,8 +14,9 @@ from ..autograd.grad_mode import GRAD
 from ._casts import cast_to
 from ._promotion import _dtype_category, broadcast_shape
 
-__all__ = ["writable", "write_inplace", "check_inplace_autograd", "make_inplace", "rebase_history",
-           "write_out", "resize_out", "accepts_out"]
+__all__ = ["writable", "shares_elements", "shared_alias", "SHARED_WRITE", "PARTIAL_OVERLAP",
+           "same_owner", "partial_overlap", "write_inplace", "check_inplace_autograd",
+           "make_inplace", "rebase_history", "write_out", "resize_out", "accepts_out"]
 
 
 def writable(arr) -> bool:
@@ -25,6 +28,91 @@ def writable(arr) -> bool:
     if writeable is not None:
         return bool(writeable)
     return not any(st == 0 and n > 1 for st, n in zip(arr.strides, arr.shape))
+
+
+SHARED_WRITE = ("unsupported operation: more than one element of the written-to tensor refers "
+                "to a single memory location. Please clone() the tensor before performing the "
+                "operation.")
+
+
+def shares_elements(arr) -> bool:
+    """Whether several elements of ``arr`` are one memory location: a zero stride over a
+    dim of more than one element (expand's views, ``as_strided``'s). PyTorch's
+    ``has_internal_overlap`` is ``Yes`` exactly there; the ops that write through its
+    TensorIterator refuse such an output."""
+    return any(st == 0 and n > 1 for st, n in zip(arr.strides, arr.shape))
+
+
+def shared_alias(arr):
+    """A writable alias of ``arr`` where it is read-only only as expand's view of writable
+    memory (NumPy's ``broadcast_to`` marks its views read-only), else None. PyTorch writes
+    through such views where no two writes to one location can differ: ``fill_``,
+    ``zero_``, a number set through an index, and (deprecated, with a warning)
+    ``masked_fill_``/``index_fill_``/``index_put_``."""
+    flags = getattr(arr, "flags", None)
+    if getattr(flags, "writeable", True) or not shares_elements(arr):
+        return arr if flags is None or flags.writeable else None
+    alias = arr.view()
+    try:
+        alias.flags.writeable = True
+    except ValueError:  # the memory itself is read-only (a read-only NumPy array shared)
+        return None
+    return alias
+
+
+#: the in-place ops that PyTorch runs on a tensor with shared elements (expand's views)
+_SHARED_OK = frozenset({"fill_", "zero_"})
+
+PARTIAL_OVERLAP = ("unsupported operation: some elements of the input tensor and the "
+                   "written-to tensor refer to a single memory location. Please clone() the "
+                   "tensor before performing the operation.")
+
+#: PyTorch's in-place ops (TensorIterator's) that refuse an input overlapping the written
+#: tensor in part (``x[1:].add_(x[:-1])``, ``x.copy_(x.t())``); the same memory in the same
+#: layout (``x.add_(x)``) is allowed
+_OVERLAP_CHECKED = frozenset(
+    "copy_ add_ sub_ subtract_ mul_ multiply_ div_ divide_ true_divide_ floor_divide_ "
+    "remainder_ fmod_ pow_ float_power_ atan2_ arctan2_ hypot_ copysign_ xlogy_ ldexp_ "
+    "nextafter_ lerp_ addcmul_ addcdiv_ bitwise_and_ bitwise_or_ bitwise_xor_ "
+    "bitwise_left_shift_ bitwise_right_shift_ logical_and_ logical_or_ logical_xor_ eq_ ne_ "
+    "lt_ le_ gt_ ge_ less_ less_equal_ greater_ greater_equal_ not_equal_ clamp_ clip_ "
+    "clamp_min_ clamp_max_ gcd_ lcm_ heaviside_ igamma_ igammac_ masked_fill_".split())
+
+
+def _dense(a) -> bool:
+    """PyTorch's ``is_non_overlapping_and_dense``: the elements tile one block of memory."""
+    f = a.flags
+    if f.c_contiguous or f.f_contiguous:
+        return True
+    expected = a.itemsize
+    for st, n in sorted((abs(st), n) for st, n in zip(a.strides, a.shape) if n != 1):
+        if st != expected:
+            return False
+        expected *= n
+    return True
+
+
+def same_owner(a, b) -> bool:
+    """Whether the arrays ``a`` and ``b`` are views of one array's memory (NumPy's ``base``
+    names the owner of a view's memory)."""
+    ab, bb = a.base, b.base
+    return (a if ab is None else ab) is (b if bb is None else bb)
+
+
+def partial_overlap(out, inp) -> bool:
+    """Whether the arrays ``out`` and ``inp`` share memory in part, by PyTorch's
+    ``get_overlap_status``: only dense layouts are compared (others are "too hard" and
+    pass), and the same block in the same layout is a full overlap, which is allowed."""
+    if out is inp or not same_owner(out, inp) or not isinstance(out, np.ndarray) \
+            or not out.size or not inp.size:
+        return False
+    if not (_dense(out) and _dense(inp)):
+        return False
+    lo, hi = np.lib.array_utils.byte_bounds(out)
+    lo2, hi2 = np.lib.array_utils.byte_bounds(inp)
+    if lo == lo2 and hi == hi2:
+        return out.strides != inp.strides or out.shape != inp.shape
+    return lo < hi2 and lo2 < hi
 
 
 def write_inplace(self: Tensor, result, name: str) -> None:
@@ -40,10 +128,14 @@ def write_inplace(self: Tensor, result, name: str) -> None:
             raise RuntimeError(f"result type {_dtype.scalar_type_name(result.dtype)} can't be "
                                "cast to the desired output type "
                                f"{_dtype.scalar_type_name(sd.dtype)}")
-    if not writable(sd):
-        raise RuntimeError("unsupported operation: more than one element of the written-to "
-                           "tensor refers to a single memory location. Please clone() the "
-                           "tensor before performing the operation.")
+    flags = getattr(sd, "flags", None)
+    if flags is None:  # CuPy: no flags; a zero stride is the only sharing it can have
+        if not writable(sd) and name not in _SHARED_OK:
+            raise RuntimeError(SHARED_WRITE)
+    elif not flags.writeable or (not flags.c_contiguous and shares_elements(sd)):
+        sd = shared_alias(sd) if name in _SHARED_OK else None
+        if sd is None:
+            raise RuntimeError(SHARED_WRITE)
     if sd.dtype in _dtype.FLOAT8_NP and result.dtype != sd.dtype:
         result = _dtype.float8_cast(result, sd.dtype)  # PyTorch's float8 conversions
     if sd.ndim:
@@ -78,10 +170,18 @@ def make_inplace(fn, name: str):
 
     renames = method_aliases(fn)
     positions = method_positions(fn) if renames else {}
+    overlap_checked = name in _OVERLAP_CHECKED
 
     def inplace(self, *args, **kwargs):
         if kwargs and renames:  # PyTorch's NumPy keyword names: t.cumsum_(axis=0)
             kwargs = _renamed(kwargs, renames, name, len(args), positions)
+        if overlap_checked:  # (inline: a call costs as much as the check)
+            for a in args:
+                if isinstance(a, Tensor):
+                    d = a._data
+                    if (d.base is not None or self._data.base is not None) and \
+                            partial_overlap(self._data, d):
+                        raise RuntimeError(PARTIAL_OVERLAP)
         try:
             if GRAD.enabled and (self.requires_grad or _any_requires_grad(args)):
                 return _inplace_with_grad(self, fn, name, args, kwargs)
@@ -257,7 +357,11 @@ def resize_out(out: Tensor, data, *, copy: bool = True, stacklevel: int | None =
     default the caller's first frame outside Ember)."""
     got = out._data.shape
     if got == data.shape:
-        out._data[...] = data
+        target = out._data
+        flags = getattr(target, "flags", None)
+        if flags is not None and not flags.c_contiguous and shares_elements(target):
+            raise RuntimeError(SHARED_WRITE)  # expand's (or as_strided's) shared elements
+        target[...] = data
         return
     if out._data.size:
         import warnings

@@ -41,7 +41,17 @@ from ..autograd.grad_mode import GRAD
 from ..autograd.graph import make_node_class, record
 from ._casts import cast_to
 from ._factories import shape_of, sum_to_size
-from ._inplace import check_inplace_autograd, rebase_history, writable
+from ._inplace import (
+    PARTIAL_OVERLAP,
+    SHARED_WRITE,
+    check_inplace_autograd,
+    partial_overlap,
+    rebase_history,
+    same_owner,
+    shared_alias,
+    shares_elements,
+    writable,
+)
 from ._promotion import wrap_dim
 from .registry import register, register_method
 from .views import make_view
@@ -201,9 +211,42 @@ def _in_float32(a, dt, xp):
     return xp.asarray(a, dtype=dt).astype(np.float32)
 
 
-_SHARED_WRITE = ("unsupported operation: more than one element of the written-to tensor "
-                 "refers to a single memory location. Please clone() the tensor before "
-                 "performing the operation.")
+_SHARED_WRITE = SHARED_WRITE
+
+#: PyTorch's deprecation warnings for the writes it still makes into expand's views
+_EXPANDED_WRITE = ("Use of {} on expanded tensors is deprecated. Please clone() the tensor "
+                   "before performing this operation. This also applies to advanced indexing "
+                   "e.g. tensor[{}] = {}")
+_EXPANDED_WARNED = {"index_put_": ("indices", "tensor"), "masked_fill_": ("mask", "scalar"),
+                    "index_fill_": ("mask", "scalar")}
+
+
+def _warn_expanded(name: str) -> None:
+    warnings.warn(_EXPANDED_WRITE.format(name, *_EXPANDED_WARNED[name]), UserWarning,
+                  stacklevel=user_stacklevel())
+
+
+def _target(self: Tensor, spec, values, name: str):
+    """``self``'s memory for this write. Where several of its elements are one location
+    (expand's views), PyTorch writes through a basic index into a region without shared
+    elements (``y[0] = 1``, not ``y[:] = 1``), and runs ``index_put_``/``masked_fill_``/
+    ``index_fill_`` with a deprecation warning; everything else is refused."""
+    arr = self._data
+    alias = shared_alias(arr)
+    if alias is None:
+        raise RuntimeError(_SHARED_WRITE)
+    if name == "__setitem__" and spec.__class__ is BasicIndex:
+        if shares_elements(spec.get(arr)):
+            raise RuntimeError(_SHARED_WRITE)  # PyTorch's fill_/copy_ into the region
+        return alias
+    if name == "__setitem__":
+        name = "index_put_"
+    if name not in _EXPANDED_WARNED:
+        raise RuntimeError(_SHARED_WRITE)
+    _warn_expanded(name)
+    if name == "index_put_" and _fills_one_mask(spec, values):
+        _warn_expanded("masked_fill_")  # PyTorch's index_put_ runs it as masked_fill_
+    return alias
 
 
 def _write(spec, arr, v, accumulate, xp):
@@ -321,6 +364,17 @@ def _fit_values(g, shape, dtype):
 IndexPutBackward0 = make_node_class("IndexPutBackward0", _scatter_bw)
 
 
+def _write_into(self: Tensor, spec, values, v, accumulate, xp, name: str) -> None:
+    """``_write`` into ``self``'s memory; a refused write into memory that several elements
+    share is retried where PyTorch makes it (``_target``)."""
+    try:
+        _write(spec, self._data, v, accumulate, xp)
+    except RuntimeError as exc:
+        if exc.args[0] is not _SHARED_WRITE:
+            raise
+        _write(spec, _target(self, spec, values, name), v, accumulate, xp)
+
+
 def scatter_inplace(self: Tensor, spec, values, accumulate: bool, node_cls=None,
                     name: str = "index_put_") -> Tensor:
     """The in-place ``scatter_by``: writes ``self``'s memory, bumps its version and, under
@@ -328,8 +382,11 @@ def scatter_inplace(self: Tensor, spec, values, accumulate: bool, node_cls=None,
     vt = values if isinstance(values, Tensor) else None
     v = _values_array(self, values)
     xp = xp_of(self)
+    if vt is not None and spec.__class__ is BasicIndex and same_owner(self._data, vt._data) \
+            and partial_overlap(spec.get(self._data), vt._data):
+        raise RuntimeError(PARTIAL_OVERLAP)  # x[1:] = x[:-1]: PyTorch's copy_ refuses it
     if not (GRAD.enabled and (self.requires_grad or (vt is not None and vt.requires_grad))):
-        _write(spec, self._data, v, accumulate, xp)
+        _write_into(self, spec, values, v, accumulate, xp, name)
         self._bump_version()
         return self
     if self.requires_grad and self.grad_fn is None and spec.__class__ is BasicIndex:
@@ -342,7 +399,7 @@ def scatter_inplace(self: Tensor, spec, values, accumulate: bool, node_cls=None,
     nr = getattr(self, "_nr", 0)
     if nr:
         old._nr = nr
-    _write(spec, self._data, v, accumulate, xp)
+    _write_into(self, spec, values, v, accumulate, xp, name)
     self._bump_version()
     result = _make(self._data, self._device)
     vmeta = (vt._data.shape, vt.dtype) if vt is not None else None
@@ -849,8 +906,8 @@ _FAST_LIMITS = {np.dtype(np.float64): float("inf"), np.dtype(np.float32): 3.4028
 def _fills_one_mask(spec, value: Tensor) -> bool:
     """Whether PyTorch's index_put_ runs this write as masked_fill_ (any value dtype): one
     bool mask, full slices elsewhere, and a one-element value on the CPU."""
-    if value._data.size != 1 or value._device.type != "cpu":
-        return False
+    if isinstance(value, Tensor) and (value._data.size != 1 or value._device.type != "cpu"):
+        return False  # (a number is a one-element CPU tensor to PyTorch's index_put_)
     masks = 0
     for it in spec.adv:
         if hasattr(it, "dtype"):

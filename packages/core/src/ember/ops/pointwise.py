@@ -32,7 +32,7 @@ from ..autograd.graph import make_node_class, record, result
 from . import _special
 from ._casts import cast_to
 from ._factories import _fit, _ndarray_operand, binary_op, public, unary_op
-from ._inplace import make_inplace, writable, write_inplace
+from ._inplace import SHARED_WRITE, make_inplace, shared_alias, shares_elements, writable
 from ._promotion import _OPERANDS, broadcast_shape
 from ._special import TWO_OVER_SQRT_PI, in_float64
 from .registry import register, register_method
@@ -1411,6 +1411,8 @@ def fill_(self, value):
                                f"with {value._data.ndim} dimensions.")
         if GRAD.enabled and (self.requires_grad or value.requires_grad):
             return _fill_with_grad(self, value)
+        if shares_elements(self._data):  # PyTorch's Tensor overload checks the overlap
+            raise RuntimeError(SHARED_WRITE)
         value = value.item()
     elif not isinstance(value, (numbers.Number, np.generic)):
         raise _fill_type_error(value)
@@ -1443,8 +1445,10 @@ def zero_(self):
 
 def _fill_array(self, scalar, name):
     data = self._data
-    if not writable(data):
-        write_inplace(self, data, name)  # raises PyTorch's error for a read-only view
+    if not writable(data):  # expand's view: PyTorch fills the memory its elements share
+        data = shared_alias(data)
+        if data is None:
+            raise RuntimeError(SHARED_WRITE)
     data.fill(scalar)
     self._bump_version()
     return self
