@@ -89,6 +89,8 @@ WRITES = {  # name: (program on torch/ember, expected value of x (a list) or err
     "add_ transposed": (lambda t: _square(t, lambda x: x.add_(x.t())), PARTIAL),
     "addcmul_ shifted": (lambda t: _shift(t, lambda x: x[1:].addcmul_(t.ones(4), x[:-1])),
                          PARTIAL),
+    "clamp_ min= shifted": (lambda t: _shift(t, lambda x: x[1:].clamp_(min=x[:-1])), PARTIAL),
+    "sub_ an element of itself": (lambda t: _shift(t, lambda x: x.sub_(x[2])), PARTIAL),
     # the same memory in the same layout, or none of it, is no partial overlap
     "add_ itself": (lambda t: _shift(t, lambda x: x.add_(x)), [0.0, 2.0, 4.0, 6.0, 8.0]),
     "copy_ itself": (lambda t: _shift(t, lambda x: x.copy_(x)), [0.0, 1.0, 2.0, 3.0, 4.0]),

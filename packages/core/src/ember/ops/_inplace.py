@@ -176,7 +176,7 @@ def make_inplace(fn, name: str):
         if kwargs and renames:  # PyTorch's NumPy keyword names: t.cumsum_(axis=0)
             kwargs = _renamed(kwargs, renames, name, len(args), positions)
         if overlap_checked:  # (inline: a call costs as much as the check)
-            for a in args:
+            for a in (args if not kwargs else (*args, *kwargs.values())):
                 if isinstance(a, Tensor):
                     d = a._data
                     if (d.base is not None or self._data.base is not None) and \
