@@ -178,9 +178,10 @@ def make_inplace(fn, name: str):
         if overlap_checked:  # (inline: a call costs as much as the check)
             for a in (args if not kwargs else (*args, *kwargs.values())):
                 if isinstance(a, Tensor):
-                    d = a._data
-                    if (d.base is not None or self._data.base is not None) and \
-                            partial_overlap(self._data, d):
+                    d, sd = a._data, self._data
+                    if isinstance(d, np.ndarray) and isinstance(sd, np.ndarray) and \
+                            (d.base is not None or sd.base is not None) and \
+                            partial_overlap(sd, d):
                         raise RuntimeError(PARTIAL_OVERLAP)
         try:
             if GRAD.enabled and (self.requires_grad or _any_requires_grad(args)):

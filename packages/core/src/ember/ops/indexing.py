@@ -382,8 +382,9 @@ def scatter_inplace(self: Tensor, spec, values, accumulate: bool, node_cls=None,
     vt = values if isinstance(values, Tensor) else None
     v = _values_array(self, values)
     xp = xp_of(self)
-    if vt is not None and spec.__class__ is BasicIndex and same_owner(self._data, vt._data) \
-            and partial_overlap(spec.get(self._data), vt._data):
+    if vt is not None and spec.__class__ is BasicIndex and isinstance(vt._data, np.ndarray) \
+            and same_owner(self._data, vt._data) and partial_overlap(spec.get(self._data),
+                                                                     vt._data):
         raise RuntimeError(PARTIAL_OVERLAP)  # x[1:] = x[:-1]: PyTorch's copy_ refuses it
     if not (GRAD.enabled and (self.requires_grad or (vt is not None and vt.requires_grad))):
         _write_into(self, spec, values, v, accumulate, xp, name)
