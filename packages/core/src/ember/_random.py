@@ -2,13 +2,20 @@
 factories (rand, randn, randint, randperm, normal, bernoulli, multinomial, poisson and the
 ``*_like`` variants) and the in-place samplers (``uniform_``, ``normal_``, ``random_``...).
 
-A Generator wraps NumPy's PCG64. Samples are drawn on the host by the generator of the
-output's device and moved there by the device's backend (``place``), so every device is
-deterministic under ``manual_seed`` (the streams are not bit-identical to PyTorch's).
+A Generator is PyTorch's CPU engine (``_torch_rng.TorchRNG``: mt19937 as PyTorch seeds it,
+with its kernels' ways of turning words into samples), so ``manual_seed(s)`` and the same calls
+give PyTorch's CPU numbers bit for bit: the factories, the in-place samplers, dropout, the
+layers' initialisation, DataLoader's shuffling. Samples are drawn on the host by the generator
+of the output's device and moved there by the device's backend (``place``): every device is
+deterministic under ``manual_seed``, and a device's stream is the CPU's (PyTorch's CUDA
+generator is a different engine, Philox). Samplers PyTorch draws with algorithms of its own
+that Ember does not mirror (``poisson``, the gamma family, ``binomial``) use NumPy's on the
+same engine: deterministic, not PyTorch's numbers.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 import secrets
@@ -37,6 +44,7 @@ from ._factory import (
 from ._forksafe import reinit_in_child
 from ._front import front as numpy_names  # PyTorch's NumPy keyword names (x=, axis=)
 from ._tensor import CPU, Tensor, _make
+from ._torch_rng import TorchRNG
 from .autograd.grad_mode import GRAD
 from .autograd.graph import make_node_class, record
 from .ops._inplace import make_inplace
@@ -50,7 +58,6 @@ __all__ = ["Generator", "default_generator", "manual_seed", "seed", "initial_see
 #: PyTorch's default seed of a fresh generator
 DEFAULT_SEED = 67280421310721
 _U64 = 1 << 64
-_STATE_SIZE = 56  # PCG64 state and increment (16 bytes each), uint32 cache (16), seed (8)
 
 
 def _check_seed(seed) -> int:
@@ -63,20 +70,23 @@ def _check_seed(seed) -> int:
 
 
 class Generator:
-    """A pseudo-random number generator (NumPy's PCG64), like ``torch.Generator``.
+    """A pseudo-random number generator, like ``torch.Generator``: PyTorch's CPU engine and
+    samplers (``_torch_rng``), so a seeded generator draws PyTorch's numbers.
 
     ``manual_seed`` makes it deterministic; ``get_state``/``set_state`` save and restore it
-    as a uint8 tensor. Pass it as ``generator=`` to any random function of its device type.
+    as a uint8 tensor in PyTorch's layout. Pass it as ``generator=`` to any random function
+    of its device type.
     """
 
     def __init__(self, device="cpu"):
         self.device = canonical_device(to_device(device))
-        self.manual_seed(DEFAULT_SEED)
+        self._np = TorchRNG(DEFAULT_SEED)
+        self._seed = DEFAULT_SEED
 
     def manual_seed(self, seed) -> Generator:
         """Seed the generator; returns it."""
         self._seed = _check_seed(seed)
-        self._np = np.random.Generator(np.random.PCG64(self._seed))
+        self._np.manual_seed(self._seed)
         return self
 
     def seed(self) -> int:
@@ -90,35 +100,19 @@ class Generator:
         return self._seed
 
     def get_state(self) -> Tensor:
-        """The generator's state as a uint8 CPU tensor."""
-        st = self._np.bit_generator.state
-        buf = (st["state"]["state"].to_bytes(16, "little")
-               + st["state"]["inc"].to_bytes(16, "little")
-               + int(st["has_uint32"]).to_bytes(8, "little")
-               + int(st["uinteger"]).to_bytes(8, "little")
-               + self._seed.to_bytes(8, "little"))
+        """The generator's state as a uint8 CPU tensor (PyTorch's ``CPUGeneratorImplState``:
+        ``torch.Generator.set_state`` loads it, and this loads PyTorch's)."""
+        buf = self._np.get_state_bytes()
         return _make(np.frombuffer(buf, dtype=np.uint8).copy(), CPU)
 
     def set_state(self, new_state) -> Generator:
-        """Restore a state from ``get_state``; returns the generator."""
+        """Restore a state from ``get_state`` (Ember's or PyTorch's); returns the generator."""
         if not isinstance(new_state, Tensor):
             raise TypeError(f"expected a ember.ByteTensor, but got {type(new_state).__name__}")
         if new_state._data.dtype != np.uint8:
             raise TypeError("RNG state must be a ember.ByteTensor")
-        buf = np.ascontiguousarray(new_state._host()).tobytes()
-        if len(buf) != _STATE_SIZE:
-            raise RuntimeError(f"Expected a PCG64 generator state of size {_STATE_SIZE} but "
-                               f"found the input RNG state size to be {len(buf)}")
-
-        def word(lo, hi):
-            return int.from_bytes(buf[lo:hi], "little")
-
-        bitgen = np.random.PCG64()
-        bitgen.state = {"bit_generator": "PCG64",
-                        "state": {"state": word(0, 16), "inc": word(16, 32)},
-                        "has_uint32": word(32, 40), "uinteger": word(40, 48)}
-        self._np = np.random.Generator(bitgen)
-        self._seed = word(48, 56)
+        self._np.set_state_bytes(np.ascontiguousarray(new_state._host()).tobytes())
+        self._seed = self._np.seed
         return self
 
     def __repr__(self) -> str:
@@ -216,9 +210,38 @@ def _require_float(dt: _dtype.dtype, kernel: str) -> None:
         raise NotImplementedError(f"\"{kernel}\" not implemented for '{scalar_type_name(dt.np)}'")
 
 
+def _torch_float(np_dt) -> bool:
+    """Whether PyTorch's CPU samplers cover ``np_dt`` (its four float dtypes)."""
+    return np_dt in _TORCH_FLOATS
+
+
+_TORCH_FLOATS = frozenset(np.dtype(d) for d in (np.float32, np.float64, np.float16)) | \
+    {_dtype.bfloat16.np}
+
+
+def _in_memory_order(shape, order, draw) -> np.ndarray:
+    """``draw(n)`` (a flat array: the elements in the order PyTorch's kernels visit them) as
+    an array of ``shape`` laid out by ``order`` (None: C order)."""
+    flat = draw(math.prod(shape))
+    if order is None:
+        return flat.reshape(shape)
+    return flat.reshape(tuple(shape[a] for a in order)).transpose(_mf.inverse(order))
+
+
+def _order_of(arr):
+    """The order PyTorch's TensorIterator visits ``arr``'s elements in: its memory order
+    (outermost axis first); None for C order."""
+    if arr.ndim < 2 or arr.flags.c_contiguous:
+        return None
+    order = _mf.preserve_order(arr)
+    return None if order is None or tuple(order) == tuple(range(arr.ndim)) else tuple(order)
+
+
 def _uniform(g, shape, np_dt) -> np.ndarray:
     """Uniform samples in [0, 1) of a float dtype (half from 11 random bits, bfloat16 from 8,
     as PyTorch's ``uniform_real_distribution``: never 1.0)."""
+    if isinstance(g, TorchRNG) and _torch_float(np.dtype(np_dt)):
+        return g.torch_uniform(math.prod(shape), np.dtype(np_dt)).reshape(shape)
     if np_dt in _dtype.OPMATH:
         digits = _dtype.np_finfo(np_dt).nmant + 1
         return (g.integers(0, 1 << digits, shape) * 2.0 ** -digits).astype(np_dt)
@@ -287,6 +310,8 @@ def _complex_sampler(sample):
 
 
 def _standard_normal(g, shape, np_dt) -> np.ndarray:
+    if isinstance(g, TorchRNG) and _torch_float(np.dtype(np_dt)):
+        return g.torch_normal(math.prod(shape), np.dtype(np_dt)).reshape(shape)
     return _float_draw("standard_normal", g, shape, np_dt)
 
 
@@ -338,6 +363,11 @@ def _integers(g, shape, dt: _dtype.dtype, low, high) -> np.ndarray:
                 raise RuntimeError(f"from is out of bounds for {name}")
             if not lo_bound <= high - 1 <= hi_bound:
                 raise RuntimeError(f"to - 1 is out of bounds for {name}")
+    if isinstance(g, TorchRNG):
+        n = math.prod(shape)
+        draws = g.torch_random_full(n) if low == -(1 << 63) and high == 1 << 63 else \
+            g.torch_random_from_to(n, low, high)
+        return draws.reshape(shape).astype(dt.np, copy=False)
     return g.integers(low, high, shape, dtype=np.int64).astype(dt.np, copy=False)
 
 
@@ -421,7 +451,9 @@ def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=Non
     _dtype.check_kernel("randperm", dt.np)
     _check_randperm_n(n, dt)
     dev = resolve_device(device)
-    arr = allocating(_rng(generator, dev).permutation, (n,), _dtype.int64.itemsize, dev, n)
+    g = _rng(generator, dev)
+    arr = allocating(g.torch_randperm if isinstance(g, TorchRNG) else g.permutation, (n,),
+                     _dtype.int64.itemsize, dev, n)
     arr = arr.astype(dt.np, copy=False)
     return finish(place(arr, dev), requires_grad, out)
 
@@ -470,10 +502,10 @@ def normal(mean, std=1.0, size=None, *, generator=None, out=None, dtype=None, la
             "bool requires_grad = False)\n")
     if not (mean_t or std_t):
         _check_std(std)
-        z, dt, dev = _float_samples(_standard_normal, "normal_kernel_cpu",
-                                    size_param(size, "normal", 3), dtype, device, generator)
-        arr = (z * dt.np.type(std) + dt.np.type(mean)).astype(dt.np, copy=False)
-        return finish(place(arr, dev), requires_grad, out)
+        z, dt, dev = _float_samples(functools.partial(_normal_sample, mean, std),
+                                    "normal_kernel_cpu", size_param(size, "normal", 3), dtype,
+                                    device, generator)
+        return finish(place(z, dev), requires_grad, out)
     tensors = [t for t in (mean, std) if isinstance(t, Tensor)]
     dev = check_same_device(*tensors)
     dt = mean.dtype if mean_t else std.dtype  # the output is shaped and typed like mean
@@ -484,7 +516,7 @@ def normal(mean, std=1.0, size=None, *, generator=None, out=None, dtype=None, la
     else:
         _check_std(std)
     shape = broadcast_shape(mean._data.shape if mean_t else (), std._data.shape if std_t else ())
-    z = place(_float_draw("standard_normal", _rng(generator, dev), shape, dt.np), dev)._data
+    z = place(_standard_normal(_rng(generator, dev), shape, dt.np), dev)._data
     m = mean._data.astype(dt.np, copy=False) if mean_t else mean
     s = std._data.astype(dt.np, copy=False) if std_t else std
     res = _make((z * s + m).astype(dt.np, copy=False), dev)
@@ -492,6 +524,14 @@ def normal(mean, std=1.0, size=None, *, generator=None, out=None, dtype=None, la
         ("NormalBackward1" if mean_t else "NormalBackward2")
     res = _with_graph(res, node, (mean, std))
     return write_out(out, res) if out is not None else res
+
+
+def _normal_sample(mean, std, g, shape, np_dt) -> np.ndarray:
+    """``normal_(mean, std)``'s draw of ``shape`` (the kernel scales its own samples)."""
+    if isinstance(g, TorchRNG) and _torch_float(np.dtype(np_dt)):
+        return g.torch_normal(math.prod(shape), np.dtype(np_dt), mean, std).reshape(shape)
+    z = _float_draw("standard_normal", g, shape, np_dt)
+    return (z * np_dt.type(std) + np_dt.type(mean)).astype(np_dt, copy=False)
 
 
 def _check_probs(p: np.ndarray) -> None:
@@ -525,27 +565,41 @@ def bernoulli(input, p=None, *, generator=None, out=None) -> Tensor:
         _require_float(input.dtype, "bernoulli_tensor_cpu_p_")
         probs = input._data
         _check_probs(probs)
-        u = place(g.random(probs.shape), dev)._data  # compared on the device: no host copy
-        res = _with_graph(_make((u < probs).astype(probs.dtype), dev), "BernoulliBackward0",
-                          (input,))
+        if isinstance(g, TorchRNG):  # PyTorch's tensor-p kernel: float32 draws unless float64
+            host = input._host()
+            hits = _in_memory_order(host.shape, None, lambda n: g.torch_bernoulli(
+                n, np.ascontiguousarray(host).reshape(-1)))
+            res = place(hits.astype(probs.dtype), dev)
+        else:
+            u = place(g.random(probs.shape), dev)._data  # compared on the device
+            res = _make((u < probs).astype(probs.dtype), dev)
+        res = _with_graph(res, "BernoulliBackward0", (input,))
     else:
         p = float(p)
         _check_p(p)
         _dtype.check_kernel("bernoulli", input._data.dtype)
-        res = place((g.random(input._data.shape) < p).astype(input._data.dtype), dev)
+        hits = g.torch_bernoulli(math.prod(input._data.shape), p).reshape(input._data.shape) \
+            if isinstance(g, TorchRNG) else g.random(input._data.shape) < p
+        res = place(hits.astype(input._data.dtype), dev)
     return write_out(out, res) if out is not None else res
 
 
 def _multinomial_indices(g, p: np.ndarray, n: int, replacement: bool) -> np.ndarray:
-    """``n`` category indices per row of the 2-D float64 ``p``."""
+    """``n`` category indices per row of the 2-D ``p`` (the input's float dtype, as PyTorch's
+    kernels compute in it)."""
     rows, cats = p.shape
     if not replacement or n == 1:
         if not (bool(p.max() < np.inf) and bool(p.min() >= 0)):
             raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
         if bool((p.sum(1) == 0).any()):
             raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
-        # Gumbel-max in exponential form: argmax / top-k of p / q with q ~ Exp(1)
-        keys = p / g.standard_exponential((rows, cats))
+        # Gumbel-max in exponential form: argmax / top-k of p / q with q ~ Exp(1), q drawn
+        # in p's dtype (PyTorch's empty_like(p).exponential_())
+        if isinstance(g, TorchRNG):
+            q = g.torch_exponential(rows * cats, 1.0).astype(p.dtype).reshape(rows, cats)
+        else:
+            q = g.standard_exponential((rows, cats)).astype(p.dtype)
+        keys = p / q
         if n == 1:
             return np.argmax(keys, axis=-1)[:, None]
         return np.argsort(-keys, axis=-1, kind="stable")[:, :n]
@@ -557,10 +611,14 @@ def _multinomial_indices(g, p: np.ndarray, n: int, replacement: bool) -> np.ndar
                                f"entry {what})")
         if not row.sum() > 0:
             raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
-    cum = np.cumsum(p, axis=1)
+    work = np.float32 if p.dtype in _dtype.OPMATH else p.dtype  # PyTorch's cum_dist dtype
+    cum = np.cumsum(p.astype(work), axis=1, dtype=work)
     cum /= cum[:, -1:]
-    u = g.random((rows, n))
-    idx = np.stack([np.searchsorted(cum[r], u[r], side="left") for r in range(rows)])
+    cum[:, -1] = 1  # the last bucket sums to 1
+    u = g.unit(rows * n, np.float64).reshape(rows, n) if isinstance(g, TorchRNG) else \
+        g.random((rows, n))
+    idx = np.stack([np.searchsorted(cum[r].astype(np.float64), u[r], side="left")
+                    for r in range(rows)])
     return np.minimum(idx, cats - 1)
 
 
@@ -589,7 +647,7 @@ def multinomial(input, num_samples: int, replacement: bool = False, *, generator
     if cats and not input._data.size:  # no rows: nothing to sample
         res = place(np.empty(input._data.shape[:-1] + (n,), dtype=np.int64), dev)
         return write_out(out, res) if out is not None else res
-    p = input._host().astype(np.float64)
+    p = input._host()
     idx = _multinomial_indices(_rng(generator, dev), p.reshape(-1, cats), n, bool(replacement))
     res = place(idx.reshape(input._data.shape[:-1] + (n,)).astype(np.int64, copy=False), dev)
     return write_out(out, res) if out is not None else res
@@ -663,6 +721,10 @@ def _draw_uniform(t, g, from_=0.0, to=1.0, **kwargs):
         raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found "
                            f"from={from_:g} > to={to:g}")
     _check_uniform_bounds(t._data.dtype, from_, to)
+    d = t._data
+    if isinstance(g, TorchRNG) and _torch_float(d.dtype):
+        return _in_memory_order(d.shape, _order_of(d), lambda n: g.torch_uniform(
+            n, d.dtype, float(from_), float(to)))
     u = _uniform(g, t._data.shape, t._data.dtype)
     # in place on the fresh draw: no temporaries (a 100M-element init was 2.3 s of page faults)
     u *= to - from_
@@ -698,6 +760,10 @@ def _check_uniform_bounds(np_dtype, from_, to) -> None:
 def _draw_normal(t, g, mean=0.0, std=1.0):
     _require_float(t.dtype, "normal_kernel_cpu")
     _check_std(std)
+    d = t._data
+    if isinstance(g, TorchRNG) and _torch_float(d.dtype):
+        return _in_memory_order(d.shape, _order_of(d), lambda n: g.torch_normal(
+            n, d.dtype, float(mean), float(std), contiguous=bool(d.flags.c_contiguous)))
     z = _float_draw("standard_normal", g, t._data.shape, t._data.dtype)
     z *= std
     z += mean
@@ -705,6 +771,7 @@ def _draw_normal(t, g, mean=0.0, std=1.0):
 
 
 def _draw_random(t, g, *args, **kwargs):
+    plain = not args and not kwargs  # random_(): PyTorch's own kernel, [0, max] of the dtype
     low, high = 0, None
     if len(args) == 1:
         high = args[0]
@@ -715,6 +782,10 @@ def _draw_random(t, g, *args, **kwargs):
     if kwargs:
         raise TypeError(f"random_() got an unexpected keyword argument '{next(iter(kwargs))}'")
     dt = t.dtype
+    d = t._data
+    if plain and isinstance(g, TorchRNG) and not dt.is_complex:
+        return _in_memory_order(d.shape, _order_of(d), lambda n: g.torch_random(
+            n, d.dtype)).astype(d.dtype, copy=False)
     if high is None and low == 0 and dt.is_floating_point:
         return _integers(g, t._data.shape, dt, 0, _random_bounds(dt)[1] + 1)
     return _integers(g, t._data.shape, dt, int(low), None if high is None else int(high))
@@ -725,6 +796,24 @@ def _draw_bernoulli(t, g, p=0.5):
                         t._data.dtype)
     if isinstance(p, Tensor):
         _dtype.check_kernel("bernoulli_tensor_p", p._data.dtype)
+    d = t._data
+    if isinstance(g, TorchRNG):
+        if isinstance(p, Tensor):
+            probs = p._host()
+            _check_probs(probs)
+            probs = np.broadcast_to(probs, d.shape)
+        else:
+            _check_p(p)
+            probs = float(p)
+        order = _order_of(d)
+
+        def hits(n):
+            if not isinstance(probs, np.ndarray):
+                return g.torch_bernoulli(n, probs)
+            laid = probs if order is None else probs.transpose(order)
+            return g.torch_bernoulli(n, np.ascontiguousarray(laid).reshape(-1))
+
+        return _in_memory_order(d.shape, order, hits).astype(d.dtype)
     u = g.random(t._data.shape)
     if isinstance(p, Tensor):
         probs = p._host()
@@ -752,6 +841,10 @@ def _positive(kernel: str, name: str, value) -> None:
 def _draw_exponential(t, g, lambd=1.0):
     _continuous(t, "Exponential", scalar_type_name(t._data.dtype))
     _positive("exponential_", "lambda", lambd)
+    d = t._data
+    if isinstance(g, TorchRNG):
+        return _in_memory_order(d.shape, _order_of(d), lambda n: g.torch_exponential(
+            n, float(lambd))).astype(d.dtype)
     e = _float_draw("standard_exponential", g, t._data.shape, t._data.dtype)
     return (e / lambd).astype(t._data.dtype, copy=False)
 
@@ -759,12 +852,20 @@ def _draw_exponential(t, g, lambd=1.0):
 def _draw_geometric(t, g, p):
     if not 0 < p < 1:
         raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p:g}")
+    d = t._data
+    if isinstance(g, TorchRNG):
+        return _in_memory_order(d.shape, _order_of(d), lambda n: g.torch_geometric(
+            n, float(p))).astype(d.dtype)
     return g.geometric(p, t._data.shape).astype(t._data.dtype)
 
 
 def _draw_cauchy(t, g, median=0.0, sigma=1.0):
     _continuous(t, "Cauchy", _dtype.options_type_name(t.dtype))
     _positive("cauchy_", "sigma", sigma)
+    d = t._data
+    if isinstance(g, TorchRNG):
+        return _in_memory_order(d.shape, _order_of(d), lambda n: g.torch_cauchy(
+            n, float(median), float(sigma))).astype(d.dtype)
     c = g.standard_cauchy(t._data.shape)
     return (median + sigma * c).astype(t._data.dtype)
 
@@ -772,6 +873,10 @@ def _draw_cauchy(t, g, median=0.0, sigma=1.0):
 def _draw_log_normal(t, g, mean=1.0, std=2.0):
     _require_float(t.dtype, "log_normal_cpu")
     _positive("log_normal_", "std", std)
+    d = t._data
+    if isinstance(g, TorchRNG):
+        return _in_memory_order(d.shape, _order_of(d), lambda n: g.torch_log_normal(
+            n, float(mean), float(std))).astype(d.dtype)
     return g.lognormal(mean, std, t._data.shape).astype(t._data.dtype)
 
 

@@ -77,6 +77,11 @@ _SIGNATURES = {
     "ember_adam_f32": (_P, _P, _P, _P, _P, _N, ctypes.c_int) + (ctypes.c_float,) * 7,
     "ember_erfinv_f32": (_P, _P, _N),
     "ember_erfinv_f64": (_P, _P, _N),
+    "ember_torch_box_muller_f32": (_P, _N, ctypes.c_float, ctypes.c_float),
+    "ember_torch_box_muller_f64": (_P, _N, ctypes.c_double, ctypes.c_double),
+    "ember_torch_normal_pairs_f64": (_P, _P, _N),
+    "ember_torch_randperm": (_P, _P, _N),
+    "ember_torch_transform_f64": (_P, _P, _N, ctypes.c_int, ctypes.c_double, ctypes.c_double),
 }
 
 _lock = reinit_in_child(threading.Lock())

@@ -418,3 +418,116 @@ void ember_erfinv_f32(const float *restrict y, float *restrict x, idx n) {
 void ember_erfinv_f64(const double *restrict y, double *restrict x, idx n) {
     for (idx i = 0; i < n; i++) x[i] = erfinv_one(y[i], 2);
 }
+
+/* -- PyTorch's CPU random streams (ember/_torch_rng.py) ------------------------------------
+ * normal_fill_16_AVX2 of PyTorch's CPU kernels, lane by lane: Cephes' logf and sincosf as
+ * avx_mathfun.h writes them, with the multiply-adds fused where PyTorch's AVX2 build fuses
+ * them (fmaf; this file is compiled with contraction off, so nothing else is fused). The
+ * results are PyTorch's bit for bit. */
+static inline float torch_log256(float x) {
+    float invalid = x <= 0.0f ? NAN : 0.0f;
+    x = x < 1.17549435e-38f ? 1.17549435e-38f : x;
+    uint32_t bits = float_bits(x);
+    float e = (float)((int32_t)(bits >> 23) - 0x7f) + 1.0f;
+    x = bits_float((bits & ~0x7f800000u) | float_bits(0.5f));
+    int small = x < 0.707106781186547524f;
+    x = (x - 1.0f) + (small ? x : 0.0f);
+    e = e - (small ? 1.0f : 0.0f);
+    float z = x * x;
+    float y = 7.0376836292e-2f;
+    y = fmaf(y, x, -1.1514610310e-1f);
+    y = fmaf(y, x, 1.1676998740e-1f);
+    y = fmaf(y, x, -1.2420140846e-1f);
+    y = fmaf(y, x, 1.4249322787e-1f);
+    y = fmaf(y, x, -1.6668057665e-1f);
+    y = fmaf(y, x, 2.0000714765e-1f);
+    y = fmaf(y, x, -2.4999993993e-1f);
+    y = fmaf(y, x, 3.3333331174e-1f);
+    y = fmaf(y * x, z, e * -2.12194440e-4f);
+    y = fmaf(z, -0.5f, y);
+    return fmaf(e, 0.693359375f, x + y) + invalid;
+}
+
+static inline void torch_sincos256(float x, float *s, float *c) {
+    int sign_sin = signbit(x) != 0;
+    x = fabsf(x);
+    int32_t j = ((int32_t)(x * 1.27323954473516f) + 1) & ~1;
+    float y = (float)j;
+    sign_sin ^= (j & 4) != 0;
+    int poly = (j & 2) == 0;
+    int sign_cos = (~(j - 2) & 4) != 0;
+    x = fmaf(y, -0.78515625f, x);
+    x = fmaf(y, -2.4187564849853515625e-4f, x);
+    x = fmaf(y, -3.77489497744594108e-8f, x);
+    float z = x * x;
+    float yc = fmaf(2.443315711809948e-05f, z, -1.388731625493765e-03f);
+    yc = fmaf(yc, z, 4.166664568298827e-02f);
+    yc = fmaf(yc * z, z, -(z * 0.5f)) + 1.0f;
+    float ys = fmaf(-1.9515295891e-4f, z, 8.3321608736e-3f);
+    ys = fmaf(ys, z, -1.6666654611e-1f);
+    ys = fmaf(ys * z, x, x);
+    float sv = poly ? ys : yc, cv = poly ? yc : ys;
+    *s = sign_sin ? -sv : sv;
+    *c = sign_cos ? -cv : cv;
+}
+
+/* Rows of 16 float32 uniforms in [0, 1) into normals, in place (normal_fill_AVX2's blocks). */
+void ember_torch_box_muller_f32(float *d, idx blocks, float mean, float std) {
+    for (idx b = 0; b < blocks; b++, d += 16) {
+        #pragma omp simd
+        for (int j = 0; j < 8; j++) {
+            float radius = sqrtf(-2.0f * torch_log256(1.0f - d[j]));
+            float s, c;
+            torch_sincos256(6.28318530717958647692f * d[j + 8], &s, &c);
+            d[j] = fmaf(radius * c, std, mean);
+            d[j + 8] = fmaf(radius * s, std, mean);
+        }
+    }
+}
+
+/* normal_fill_16<double> over rows of 16 float64 uniforms, in place (the C library's log,
+ * cos and sin, as PyTorch's). */
+void ember_torch_box_muller_f64(double *d, idx blocks, double mean, double std) {
+    for (idx b = 0; b < blocks; b++, d += 16) {
+        for (int j = 0; j < 8; j++) {
+            double radius = sqrt(-2.0 * log(1.0 - d[j]));
+            double theta = 6.28318530717958647692 * d[j + 8];
+            d[j] = fma(radius * cos(theta), std, mean);
+            d[j + 8] = fma(radius * sin(theta), std, mean);
+        }
+    }
+}
+
+/* normal_distribution<double>'s pairs: uniforms (u1, u2) into (r cos t, r sin t). */
+void ember_torch_normal_pairs_f64(const double *u, double *out, idx pairs) {
+    for (idx k = 0; k < pairs; k++) {
+        double r = sqrt(-2.0 * log1p(-u[2 * k + 1]));
+        double theta = 6.28318530717958647692 * u[2 * k];
+        out[2 * k] = r * cos(theta);
+        out[2 * k + 1] = r * sin(theta);
+    }
+}
+
+/* randperm's Fisher-Yates pass: element i swaps with i + draws[i] % (n - i). */
+void ember_torch_randperm(int64_t *perm, const uint64_t *draws, idx n) {
+    for (idx i = 0; i < n; i++) perm[i] = i;
+    for (idx i = 0; i + 1 < n; i++) {
+        idx z = i + (idx)(draws[i] % (uint64_t)(n - i));
+        int64_t t = perm[i];
+        perm[i] = perm[z];
+        perm[z] = t;
+    }
+}
+
+/* The float64 transformations of uniforms (normals for log-normal) of PyTorch's CPU
+ * samplers, with the C library's functions as PyTorch's: 0 exponential(a = lambda),
+ * 1 cauchy(a = median, b = sigma), 2 log-normal(a = mean, b = std), 3 geometric(a = p). */
+void ember_torch_transform_f64(const double *u, double *out, idx n, int kind, double a,
+                               double b) {
+    switch (kind) {
+    case 0: for (idx i = 0; i < n; i++) out[i] = -1.0 / a * log1p(-u[i]); break;
+    case 1: for (idx i = 0; i < n; i++) out[i] = fma(b, tan(3.14159265358979323846 * (u[i] - 0.5)), a); break;
+    case 2: for (idx i = 0; i < n; i++) out[i] = exp(fma(u[i], b, a)); break;
+    default: for (idx i = 0; i < n; i++) out[i] = ceil(log(u[i]) / log(1.0 - a)); break;
+    }
+}

@@ -7,6 +7,7 @@ import numpy as np
 
 from .. import _dtype
 from .._format import shape_str
+from .._meta import MetaArray
 from .._tensor import Tensor, _make
 from .._warn import user_stacklevel
 from ..autograd import graph as _fw_graph
@@ -132,7 +133,8 @@ def write_inplace(self: Tensor, result, name: str) -> None:
     if flags is None:  # CuPy: no flags; a zero stride is the only sharing it can have
         if not writable(sd) and name not in _SHARED_OK:
             raise RuntimeError(SHARED_WRITE)
-    elif not flags.writeable or (not flags.c_contiguous and shares_elements(sd)):
+    elif not flags.writeable or (not flags.c_contiguous and shares_elements(sd)
+                                 and sd.__class__ is not MetaArray):  # (meta: no memory)
         sd = shared_alias(sd) if name in _SHARED_OK else None
         if sd is None:
             raise RuntimeError(SHARED_WRITE)

@@ -62,18 +62,28 @@ def _check_p(p, aten=False):
             f"dropout probability has to be between 0 and 1, but got {p}")
 
 
+def _keep_draw(input: Tensor, shape, p) -> np.ndarray:
+    """The host-drawn keep mask of ``shape`` (bool), in the memory order ``_draw_order``
+    gives: PyTorch's ``bernoulli_(1 - p)`` on the CPU engine (float64 draws, so a seeded
+    dropout keeps PyTorch's elements), a float32 uniform at least ``p`` on another generator."""
+    from .._random import _rng
+    from .._torch_rng import TorchRNG
+
+    g = _rng(None, input._device)
+    order = _draw_order(input, shape)
+    drawn = shape if order is None else tuple(shape[a] for a in order)
+    if isinstance(g, TorchRNG):
+        keep = g.torch_bernoulli(math.prod(drawn), 1.0 - p).reshape(drawn)
+    else:
+        keep = g.random(drawn, dtype=np.float32) >= p
+    return keep if order is None else keep.transpose(_mf.inverse(order))
+
+
 def _keep_mask(input: Tensor, shape, p) -> Tensor:
     """A host-drawn 0/1 keep mask of ``shape`` (float, input's dtype) on input's device."""
     from .._factory import place
-    from .._random import _rng
 
-    order = _draw_order(input, shape)
-    if order is not None:
-        keep = _rng(None, input._device).random(
-            tuple(shape[a] for a in order), dtype=np.float32).transpose(_mf.inverse(order)) >= p
-    else:
-        keep = _rng(None, input._device).random(shape, dtype=np.float32) >= p
-    return place(keep.astype(input._data.dtype), input._device)
+    return place(_keep_draw(input, shape, p).astype(input._data.dtype), input._device)
 
 
 def _draw_order(input: Tensor, shape):
@@ -85,22 +95,13 @@ def _draw_order(input: Tensor, shape):
 
 
 def _keep_scale(input: Tensor, shape, p):
-    """``_keep_mask(...) * (1 / (1 - p))`` (the same draw and values) as an array on input's
-    device, made in the draw's own memory: a large dropout's cost is mostly fresh memory
-    being touched (GAT's (heads, nodes, nodes) attention), so no temporaries."""
+    """``_keep_mask(...) / (1 - p)`` (the same draw and values) as an array on input's
+    device: PyTorch's ``noise.div_(1 - p)``, the divisor rounded to the dtype first."""
     from .._factory import place
-    from .._random import _rng
 
-    order = _draw_order(input, shape)
-    if order is not None:
-        u = _rng(None, input._device).random(tuple(shape[a] for a in order),
-                                             dtype=np.float32).transpose(_mf.inverse(order))
-    else:
-        u = _rng(None, input._device).random(shape, dtype=np.float32)
-    np.greater_equal(u, p, out=u, casting="unsafe")  # the keep mask, as 0/1 float32
-    if input._data.dtype != np.float32:
-        u = u.astype(input._data.dtype)
-    np.multiply(u, 1.0 / (1.0 - p), out=u)
+    dt = input._data.dtype
+    u = _keep_draw(input, shape, p).astype(dt)
+    np.multiply(u, dt.type(1) / dt.type(1.0 - p), out=u)
     return place(u, input._device)._data
 
 

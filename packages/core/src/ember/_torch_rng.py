@@ -1,0 +1,412 @@
+"""PyTorch's CPU random streams, bit for bit.
+
+PyTorch's CPU generator is a 32-bit Mersenne Twister (``at::mt19937``) seeded the classic way
+(``init_genrand`` with the seed's low 32 bits), which is NumPy's ``MT19937`` as
+``RandomState`` seeds it. Its kernels then turn the engine's words into samples in fixed ways
+(ATen's ``DistributionsHelper.h``, ``TransformationHelper.h`` and the CPU kernels of
+``DistributionTemplates.h``): a float32 uniform is the low 24 bits of one word over 2^24, a
+float64 one the low 53 bits of two words (the first the high half), ``normal_`` on 16 or more
+contiguous float32 elements is a Box-Muller pass over blocks of 16 with AVX2 polynomial
+``log``/``sincos`` (Cephes' coefficients; the compiler fuses multiply-adds), shorter or
+strided outputs draw pairs in float64 and keep the second for the next draw, ``random_`` is a
+word (two above a range of 2^28) modulo the range, ``randperm`` a Fisher-Yates pass...
+
+``TorchRNG`` is a NumPy ``Generator`` over that engine whose ``torch_*`` methods draw as
+those kernels do, so ``manual_seed(s)`` followed by the same calls gives PyTorch's numbers
+(``rand``, ``randn``, ``randint``, ``randperm``, ``normal_``, ``uniform_``, ``bernoulli_``,
+``random_``, ``exponential_``, ``geometric_``, ``cauchy_``, ``log_normal_``, dropout, the
+``nn.init`` functions built on them). Samplers without a PyTorch twin here use NumPy's
+algorithms over the same engine (the stream stays deterministic, not PyTorch's). The state
+is PyTorch's 5056-byte ``CPUGeneratorImplState``: ``get_rng_state()`` of either library
+loads in the other.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+__all__ = ["TorchRNG", "STATE_BYTES"]
+
+_N = 624
+#: ``sizeof(CPUGeneratorImplState)`` on 64-bit platforms
+STATE_BYTES = 5056
+_STATE_AT = 24           # the 624 uint64 words of the legacy state follow seed/left/seeded/next
+_NORMAL_Y_AT = 5024      # the cached float64 normal sample (legacy ``normal_y``)
+_NORMAL_VALID_AT = 5040  # its int32 valid flag
+_FLOAT_AT = 5048         # the cached float32 normal sample, then its bool flag
+
+_F32 = np.float32
+_M24 = np.uint64((1 << 24) - 1)
+_M53 = np.uint64((1 << 53) - 1)
+_TWO_PI_F32 = _F32(2.0 * math.pi)
+
+
+class TorchRNG(np.random.Generator):
+    """A NumPy Generator over PyTorch's CPU engine; ``torch_*`` draw as PyTorch's kernels."""
+
+    def __init__(self, seed: int = 67280421310721):
+        super().__init__(np.random.MT19937(0))
+        self.manual_seed(seed)
+
+    # -- the engine --------------------------------------------------------------------------
+
+    def manual_seed(self, seed: int) -> None:
+        """Seed as ``at::mt19937(seed)``: ``init_genrand`` with the low 32 bits."""
+        key = np.random.RandomState(seed & 0xFFFFFFFF).get_state()[1]
+        self.bit_generator.state = {"bit_generator": "MT19937",
+                                    "state": {"key": key, "pos": _N}}
+        self.seed = seed
+        self._key0 = int(key[1])  # tells a fresh seeding from 624 draws (both at pos 624)
+        self.next_double = None   # Box-Muller's second sample, kept for the next draw
+        self.next_float = None
+
+    def words(self, n: int) -> np.ndarray:
+        """``n`` engine words (``CPUGeneratorImpl::random``) as uint64."""
+        return self.bit_generator.random_raw(n)
+
+    def words64(self, n: int) -> np.ndarray:
+        """``n`` 64-bit draws (``random64``: the first word is the high half)."""
+        r = self.bit_generator.random_raw(2 * n)
+        return (r[0::2] << np.uint64(32)) | r[1::2]
+
+    def get_state_bytes(self) -> bytes:
+        """PyTorch's ``CPUGeneratorImplState`` of this generator."""
+        st = self.bit_generator.state["state"]
+        key, pos = st["key"], int(st["pos"])
+        buf = bytearray(STATE_BYTES)
+        fresh = pos == _N and int(key[1]) == self._key0
+        head = np.array([self.seed & 0xFFFFFFFFFFFFFFFF], "<u8").tobytes() + np.array(
+            [_N + 1 - pos, 1], "<i4").tobytes() + np.array([0 if fresh else pos], "<u8").tobytes()
+        buf[:_STATE_AT] = head
+        buf[_STATE_AT:_STATE_AT + 8 * _N] = key.astype("<u8").tobytes()
+        if self.next_double is not None:
+            buf[_NORMAL_Y_AT:_NORMAL_Y_AT + 8] = np.array([self.next_double], "<f8").tobytes()
+            buf[_NORMAL_VALID_AT:_NORMAL_VALID_AT + 4] = np.array([1], "<i4").tobytes()
+        if self.next_float is not None:
+            buf[_FLOAT_AT:_FLOAT_AT + 4] = np.array([self.next_float], "<f4").tobytes()
+            buf[_FLOAT_AT + 4] = 1
+        return bytes(buf)
+
+    def set_state_bytes(self, buf: bytes) -> None:
+        """Restore a ``CPUGeneratorImplState`` (PyTorch's checks and messages)."""
+        if len(buf) != STATE_BYTES:
+            raise RuntimeError(f"Expected a CPUGeneratorImplState of size {STATE_BYTES} but "
+                               f"found the input RNG state size to be {len(buf)}")
+        seed = int(np.frombuffer(buf, "<u8", 1, 0)[0])
+        left, seeded = (int(v) for v in np.frombuffer(buf, "<i4", 2, 8))
+        nxt = int(np.frombuffer(buf, "<u8", 1, 16)[0]) & 0xFFFFFFFF
+        if not (seeded and 0 < left <= _N and nxt <= _N):
+            raise RuntimeError("Invalid mt19937 state")
+        key = np.frombuffer(buf, "<u8", _N, _STATE_AT).astype(np.uint32)
+        self.bit_generator.state = {"bit_generator": "MT19937",
+                                    "state": {"key": key, "pos": _N + 1 - left}}
+        self.seed = seed
+        self._key0 = -1 if left != 1 or nxt != 0 else int(key[1])
+        valid = int(np.frombuffer(buf, "<i4", 1, _NORMAL_VALID_AT)[0])
+        self.next_double = float(np.frombuffer(buf, "<f8", 1, _NORMAL_Y_AT)[0]) if valid \
+            else None
+        self.next_float = float(np.frombuffer(buf, "<f4", 1, _FLOAT_AT)[0]) \
+            if buf[_FLOAT_AT + 4] else None
+
+    # -- uniform -----------------------------------------------------------------------------
+
+    def unit(self, n: int, np_dt) -> np.ndarray:
+        """``uniform_real_distribution(0, 1)`` in ``np_dt``'s digits: float64 from 53 bits of
+        a 64-bit draw, every other dtype from the low ``digits`` bits of one word (as float32,
+        the accumulate type: exact)."""
+        if np_dt == np.float64:
+            return (self.words64(n) & _M53).astype(np.float64) * 2.0 ** -53
+        return (self.words(n) & _M24).astype(_F32) * _F32(2.0 ** -24)
+
+    def torch_uniform(self, n: int, np_dt, low: float = 0.0, high: float = 1.0) -> np.ndarray:
+        """``uniform_(low, high)``'s ``n`` values in order: ``x * (to - from) + from`` with
+        ``from``/``to`` in the dtype and the arithmetic in its accumulate type."""
+        x = self.unit(n, np_dt)
+        if np_dt == np.float64:
+            return x if low == 0.0 and high == 1.0 else _fma64(x, high - low, low)
+        if not (low == 0.0 and high == 1.0):
+            x = _fused(x, _F32(high) - _F32(low), _F32(low))
+        if np_dt == np.float32:
+            return x
+        out = x.astype(np_dt)  # float16/bfloat16: a value that rounds up to ``to`` is ``from``
+        top, bottom = np_dt.type(high), np_dt.type(low)
+        out[out == top] = bottom
+        return out
+
+    # -- normal ------------------------------------------------------------------------------
+
+    def torch_normal(self, n: int, np_dt, mean: float = 0.0, std: float = 1.0,
+                     contiguous: bool = True) -> np.ndarray:
+        """``normal_(mean, std)``'s ``n`` values in memory order: the block fill for 16 or
+        more contiguous elements, pairs kept across draws otherwise."""
+        np_dt = np.dtype(np_dt)
+        if n >= 16 and contiguous:
+            if np_dt == np.float32:
+                return self._fill_avx2(n, _F32(mean), _F32(std))
+            if np_dt == np.float64:
+                return self._fill(n, mean, std)
+        return _fma64(self.normal_pairs(n), std, mean).astype(np_dt)
+
+    def normal_pairs(self, n: int) -> np.ndarray:
+        """``n`` standard normals from ``normal_distribution<double>``: Box-Muller pairs from
+        two float64 uniforms (``r cos`` first, ``r sin`` kept for the next draw)."""
+        out = np.empty(n)
+        start = 0
+        if n and self.next_double is not None:
+            out[0] = self.next_double
+            self.next_double = None
+            start = 1
+        pairs = (n - start + 1) // 2
+        if pairs:
+            from . import _native
+
+            u = self.unit(2 * pairs, np.float64)
+            both = np.empty(2 * pairs)
+            kernel = _native.kernel("ember_torch_normal_pairs_f64") if pairs > 4 else None
+            if kernel is not None:
+                kernel(_native.address(u), _native.address(both), pairs)
+            elif pairs <= 32:  # the C library's log1p/cos/sin, as PyTorch's (NumPy's own
+                for k, (u1, u2) in enumerate(u.reshape(-1, 2).tolist()):  # SIMD ones can
+                    r = math.sqrt(-2.0 * math.log1p(-u2))                 # differ in the
+                    theta = 2.0 * math.pi * u1                            # last bit)
+                    both[2 * k] = r * math.cos(theta)
+                    both[2 * k + 1] = r * math.sin(theta)
+            else:
+                r = np.sqrt(-2.0 * np.log1p(-u[1::2]))
+                theta = 2.0 * math.pi * u[0::2]
+                both[0::2] = r * np.cos(theta)
+                both[1::2] = r * np.sin(theta)
+            out[start:] = both[:n - start]
+            if (n - start) % 2:
+                self.next_double = float(both[-1])
+        return out
+
+    def _fill(self, n: int, mean: float, std: float) -> np.ndarray:
+        """``normal_fill<double>``: uniforms for every element, Box-Muller in blocks of 16
+        (the first 8 of a block pair with the last 8), the tail redone with 16 new draws."""
+        return self._blocks(n, np.float64, mean, std, "ember_torch_box_muller_f64",
+                            _box_muller_f64)
+
+    def _fill_avx2(self, n: int, mean, std) -> np.ndarray:
+        """``normal_fill_AVX2``: as ``_fill`` in float32 with AVX2's log/sincos."""
+        return self._blocks(n, np.float32, mean, std, "ember_torch_box_muller_f32",
+                            _box_muller_avx2)
+
+    def _blocks(self, n, np_dt, mean, std, native, numpy_fn) -> np.ndarray:
+        from . import _native
+
+        kernel = _native.kernel(native)
+        d = self.unit(n, np_dt)
+        whole = n // 16 * 16
+        tail = self.unit(16, np_dt) if n % 16 else None
+        for part, rows in ((d, whole // 16), (tail, 1)):
+            if part is None or not rows:
+                continue
+            if kernel is not None:
+                kernel(_native.address(part), rows, mean, std)
+            else:
+                part[:rows * 16] = numpy_fn(part[:rows * 16].reshape(-1, 16), mean, std).ravel()
+        if tail is not None:
+            d[n - 16:] = tail
+        return d
+
+    # -- integers ----------------------------------------------------------------------------
+
+    def torch_random_from_to(self, n: int, low: int, high: int) -> np.ndarray:
+        """``random_(from, to)``: a word (two, from a range of 2^28 up) modulo the range, plus
+        ``from``, as int64."""
+        span = high - low
+        draws = self.words64(n) if span >= 1 << 28 else self.words(n)
+        return ((draws % np.uint64(span)).astype(np.int64) + np.int64(low)) if span < 1 << 63 \
+            else (draws % np.uint64(span) + np.uint64(low % (1 << 64))).view(np.int64)
+
+    def torch_random_full(self, n: int) -> np.ndarray:
+        """``random_(-2**63, None)``: every 64-bit pattern."""
+        return self.words64(n).view(np.int64)
+
+    def torch_random(self, n: int, np_dt) -> np.ndarray:
+        """``random_()``: ``[0, max]`` of an integer dtype, ``[0, 2^digits]`` of a float
+        one; 64-bit draws for int64 and float64."""
+        np_dt = np.dtype(np_dt)
+        if np_dt == np.bool_:
+            return (self.words(n) & np.uint64(1)).astype(np.bool_)
+        if np_dt.kind == "f" or np_dt.kind == "V" or np_dt.name == "bfloat16":
+            span = (1 << _digits(np_dt)) + 1
+        else:
+            span = int(np.iinfo(np_dt).max) + 1
+        draws = self.words64(n) if np_dt in (np.int64, np.float64) else self.words(n)
+        return (draws % np.uint64(span)).astype(np.int64)
+
+    def torch_randperm(self, n: int) -> np.ndarray:
+        """``randperm(n)``: Fisher-Yates, swapping element ``i`` with one of ``i..n-1``."""
+        from . import _native
+
+        if n < 2:
+            return np.arange(n, dtype=np.int64)
+        draws = self.words(n - 1) if n < 0xFFFFFFFF // 20 else self.words64(n - 1)
+        kernel = _native.kernel("ember_torch_randperm") if n > 64 else None
+        if kernel is not None:
+            perm = np.empty(n, dtype=np.int64)
+            kernel(_native.address(perm), _native.address(draws), n)
+            return perm
+        perm = list(range(n))
+        for i, z in enumerate((draws % np.arange(n, 1, -1, dtype=np.uint64)).tolist()):
+            j = i + z
+            perm[i], perm[j] = perm[j], perm[i]
+        return np.array(perm, dtype=np.int64)
+
+    # -- other distributions -----------------------------------------------------------------
+
+    def torch_bernoulli(self, n: int, p) -> np.ndarray:
+        """``bernoulli_(p)``: a float64 uniform below ``p`` (a number or a float64 array);
+        float32 uniforms for a float32 ``p`` array (PyTorch's tensor-``p`` kernel)."""
+        if isinstance(p, np.ndarray) and p.dtype != np.float64:
+            return self.unit(n, np.float32) < p.astype(_F32, copy=False)
+        return self.unit(n, np.float64) < p
+
+    def torch_exponential(self, n: int, lambd: float) -> np.ndarray:
+        """``exponential_(lambd)``: ``-1 / lambd * log1p(-u)``, u a float64 uniform."""
+        return _transform(self.unit(n, np.float64), 0, lambd, 0.0,
+                          lambda u: -1.0 / lambd * np.log1p(-u))
+
+    def torch_geometric(self, n: int, p: float) -> np.ndarray:
+        """``geometric_(p)``: ``ceil(log(u) / log(1 - p))``."""
+        return _transform(self.unit(n, np.float64), 3, p, 0.0,
+                          lambda u: np.ceil(np.log(u) / math.log(1.0 - p)))
+
+    def torch_cauchy(self, n: int, median: float, sigma: float) -> np.ndarray:
+        """``cauchy_(median, sigma)``: ``median + sigma * tan(pi (u - 1/2))``."""
+        return _transform(self.unit(n, np.float64), 1, median, sigma,
+                          lambda u: _fma64(sigma, np.tan(math.pi * (u - 0.5)), median))
+
+    def torch_log_normal(self, n: int, mean: float, std: float) -> np.ndarray:
+        """``log_normal_(mean, std)``: ``exp`` of ``normal_distribution<double>``'s draws."""
+        return _transform(self.normal_pairs(n), 2, mean, std,
+                          lambda z: np.exp(_fma64(z, std, mean)))
+
+
+def _transform(u, kind: int, a: float, b: float, numpy_fn) -> np.ndarray:
+    """``ember_torch_transform_f64`` (the C library's functions, PyTorch's to the bit), else
+    ``numpy_fn`` (NumPy's can differ in the last bit)."""
+    from . import _native
+
+    kernel = _native.kernel("ember_torch_transform_f64")
+    if kernel is None or not u.size:
+        return numpy_fn(u)
+    out = np.empty_like(u)
+    kernel(_native.address(u), _native.address(out), u.size, kind, a, b)
+    return out
+
+
+def _digits(np_dt) -> int:
+    """``std::numeric_limits<T>::digits``: the significand's bits."""
+    from ._dtype import np_finfo
+
+    return int(np_finfo(np_dt).nmant) + 1
+
+
+def _fma(a, b, c, acc):
+    """``a * b + c`` as one fused multiply-add in ``acc``, as the kernels' compiler fuses it."""
+    if acc is np.float64:
+        return _fma64(a, b, c)
+    return _fused(a, b, c)
+
+
+def _fma64(a, b, c):
+    """float64 ``fma(a, b, c)``: the product split exactly (Dekker) and the sum carried in
+    two words, rounded once at the end (exact but for ties below a float64 ulp's half)."""
+    a, b, c = (np.asarray(v, np.float64) for v in (a, b, c))
+    p = a * b
+    t = 134217729.0 * a  # 2^27 + 1: Veltkamp's split into 26-bit halves
+    ah = t - (t - a)
+    al = a - ah
+    t = 134217729.0 * b
+    bh = t - (t - b)
+    bl = b - bh
+    err = ((ah * bh - p) + ah * bl + al * bh) + al * bl
+    s = p + c
+    v = s - p
+    return s + (((p - (s - v)) + (c - v)) + err)
+
+
+def _box_muller_f64(blocks, mean: float, std: float):
+    u1 = 1.0 - blocks[:, :8]
+    u2 = blocks[:, 8:]
+    radius = np.sqrt(-2.0 * np.log(u1))
+    theta = 2.0 * math.pi * u2
+    out = np.empty_like(blocks)
+    out[:, :8] = _fma64(radius * np.cos(theta), std, mean)
+    out[:, 8:] = _fma64(radius * np.sin(theta), std, mean)
+    return out
+
+
+def _box_muller_avx2(blocks, mean, std):
+    """``normal_fill_16_AVX2`` over rows of 16 float32 uniforms."""
+    u1 = _F32(1) - blocks[:, :8]
+    u2 = blocks[:, 8:]
+    radius = np.sqrt(_F32(-2) * _log256(u1))
+    sin, cos = _sincos256(_TWO_PI_F32 * u2)
+    out = np.empty_like(blocks)
+    out[:, :8] = _fused(radius * cos, std, mean)
+    out[:, 8:] = _fused(radius * sin, std, mean)
+    return out
+
+
+def _fused(a, b, c):
+    """float32 ``fma(a, b, c)``: exact in float64, rounded once (a double rounding differs
+    from the true fused result only at ties past float64's precision)."""
+    return (a.astype(np.float64) * np.float64(b) + np.asarray(c, np.float64)).astype(_F32)
+
+
+_LOG_P = tuple(_F32(v) for v in (
+    7.0376836292e-2, -1.1514610310e-1, 1.1676998740e-1, -1.2420140846e-1, 1.4249322787e-1,
+    -1.6668057665e-1, 2.0000714765e-1, -2.4999993993e-1, 3.3333331174e-1))
+_MIN_NORM = np.array(0x00800000, np.int32).view(_F32)
+_HALF_BITS = int(np.array(0.5, _F32).view(np.int32))
+
+
+def _log256(x):
+    """``log256_ps`` (avx_mathfun.h: Cephes' logf), with the multiply-adds fused as GCC
+    fuses them in PyTorch's AVX2 build."""
+    invalid = x <= 0
+    x = np.maximum(x, _MIN_NORM)
+    bits = x.view(np.int32)
+    e = ((bits >> 23) - 0x7F).astype(_F32) + _F32(1)
+    x = ((bits & ~0x7F800000) | _HALF_BITS).view(_F32)
+    small = x < _F32(0.707106781186547524)
+    x = (x - _F32(1)) + np.where(small, x, _F32(0))
+    e = e - small.astype(_F32)
+    z = x * x
+    y = np.full_like(x, _LOG_P[0])
+    for p in _LOG_P[1:]:
+        y = _fused(y, x, p)
+    y = _fused(y * x, z, e * _F32(-2.12194440e-4))
+    y = _fused(z, _F32(-0.5), y)
+    x = _fused(e, _F32(0.693359375), x + y)
+    return np.where(invalid, _F32(np.nan), x)
+
+
+def _sincos256(x):
+    """``sincos256_ps`` (avx_mathfun.h: Cephes' sinf/cosf), fused as PyTorch's build is."""
+    sign_sin = np.signbit(x)
+    x = np.abs(x)
+    j = ((x * _F32(1.27323954473516)).astype(np.int32) + 1) & ~1
+    y = j.astype(_F32)
+    sign_sin ^= (j & 4) != 0
+    poly = (j & 2) == 0
+    sign_cos = (~(j - 2) & 4) != 0
+    x = _fused(y, _F32(-0.78515625), x)
+    x = _fused(y, _F32(-2.4187564849853515625e-4), x)
+    x = _fused(y, _F32(-3.77489497744594108e-8), x)
+    z = x * x
+    yc = _fused(np.full_like(x, _F32(2.443315711809948e-05)), z, _F32(-1.388731625493765e-03))
+    yc = _fused(yc, z, _F32(4.166664568298827e-02))
+    yc = _fused(yc * z, z, -(z * _F32(0.5))) + _F32(1)
+    ys = _fused(np.full_like(x, _F32(-1.9515295891e-4)), z, _F32(8.3321608736e-3))
+    ys = _fused(ys, z, _F32(-1.6666654611e-1))
+    ys = _fused(ys * z, x, x)
+    sin = np.where(poly, ys, yc)
+    cos = np.where(poly, yc, ys)
+    return np.where(sign_sin, -sin, sin), np.where(sign_cos, -cos, cos)
