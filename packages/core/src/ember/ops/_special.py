@@ -225,6 +225,7 @@ def lgamma_f64(x):
     pos = _lgamma_positive(xr)
     refl = np.log(np.pi / np.abs(_sinpi(x))) - pos
     r = xp.where(reflect, refl, pos)
+    r = xp.where((x == 1) | (x == 2), 0.0, r)  # exact zeros, as PyTorch's lgamma
     poles = (x <= 0) & (x == np.floor(x))
     return xp.where(poles | np.isinf(x), np.inf, r)
 

@@ -185,11 +185,31 @@ def _tensor_args(op, name):
     return checked
 
 
-def _rejecting(op, kinds, kernel):
-    """``op`` raising PyTorch's NotImplementedError for inputs whose dtype kind is in ``kinds``."""
+def _real_ufunc(kernel, ufunc):
+    """``ufunc`` (a real-only NumPy ufunc) raising PyTorch's NotImplementedError for complex
+    operands instead of NumPy's TypeError (checked only once the ufunc has failed)."""
+
+    def run(a, b):
+        try:
+            return ufunc(a, b)
+        except TypeError:
+            for arr in (a, b):
+                if getattr(arr, "dtype", None) is not None and arr.dtype.kind == "c":
+                    raise _unsupported(kernel, arr) from None
+            raise
+
+    run.__name__ = ufunc.__name__
+    return run
+
+
+def _rejecting(op, kinds, kernel, complex_error=None):
+    """``op`` raising PyTorch's NotImplementedError for inputs whose dtype kind is in ``kinds``
+    (``complex_error``: a callable giving the exception PyTorch raises for complex inputs)."""
 
     def checked(input):
         if input._data.dtype.kind in kinds:
+            if complex_error is not None and input._data.dtype.kind == "c":
+                raise complex_error()
             raise _unsupported(kernel, input._data)
         return op(input)
 
@@ -199,12 +219,14 @@ def _rejecting(op, kinds, kernel):
 
 
 def _unary(name, fwd, backward=None, *, doc, to_float=True, saves="", node_name=None,
-           reject="", kernel=None, aliases=(), inplace=True, out=True):
+           reject="", kernel=None, aliases=(), inplace=True, out=True, complex_error=None):
     """Build and register a unary op (``to_float``: integers and bools compute in float;
     ``out``: ``ember.<name>`` takes ``out=``, as most of PyTorch's elementwise ops)."""
     op = unary_op(name, fwd, backward, to_float=to_float, saves=saves, node_name=node_name)
+    if complex_error is not None:
+        reject += "c"
     if reject:
-        op = _rejecting(op, reject, kernel or name)
+        op = _rejecting(op, reject, kernel or name, complex_error)
     op.__doc__ = doc
     return register(name, inplace=inplace, aliases=aliases, out=out,
                     differentiable=backward is not None)(op)
@@ -369,6 +391,8 @@ sgn = _unary("sgn", _sgn_np, _sgn_bw, to_float=False, saves="ao",
 sgn._node._complex = "own"
 abs._node._complex = "own"
 signbit = _unary("signbit", _signbit_np, to_float=False, inplace=False,
+                 complex_error=lambda: NotImplementedError(
+                     "signbit is not implemented for complex tensors."),
                  doc="True where the sign bit is set (``-0.0`` included).")
 neg = register("neg", out=True, inplace=True, aliases=("negative",))(
     unary_op("neg", np.negative, _neg_bw, no_bool=True))
@@ -478,7 +502,8 @@ def _hypot_bw(node, g):
     return g * a / o, g * b / o
 
 
-atan2 = _binary("atan2", np.arctan2, _atan2_bw, kind="float", saves="ab", tensors_only=True,
+atan2 = _binary("atan2", _real_ufunc("atan2", np.arctan2), _atan2_bw, kind="float", saves="ab",
+                tensors_only=True,
                 aliases=("arctan2",), doc="Angle of ``(other, input)`` in ``(-pi, pi]``.")
 hypot = _binary("hypot", _hypot_np, _hypot_bw, saves="abo", tensors_only=True,
                 doc="``sqrt(input ** 2 + other ** 2)`` without overflow (floats only).")
@@ -595,6 +620,8 @@ def _same_dtype_operands(a, b):
 
 def _xlogy_np(a, b):
     a, b = _same_dtype_operands(a, b)
+    if a.dtype.kind == "c":
+        raise _unsupported("xlogy", a)
     xp = xp_of(b if isinstance(a, np.generic) else a)
     with np.errstate(all="ignore"):
         r = xp.where(a == 0, 0, a * np.log(b))
@@ -706,13 +733,17 @@ def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
 
 def _copysign_bw(node, g):
     a, b = node.saved
-    # d/da copysign(a, b) = sign(a) * sign(result): +-1, and 0 where a == 0 (PyTorch)
-    ga = g * (a.sign() * node.output().sign()) if isinstance(a, Tensor) else None
+    # d/da copysign(a, b) = result / a: +-1, 0 where a == 0, NaN at +-inf and NaN (PyTorch)
+    ga = None
+    if isinstance(a, Tensor):
+        with np.errstate(all="ignore"):
+            ga = g * _where_of(g)(a == 0, 0.0, node.output() / a)
     gb = _zeros(g) if isinstance(b, Tensor) else None
     return ga, gb
 
 
-copysign = _binary("copysign", np.copysign, _copysign_bw, kind="float", saves="abo",
+copysign = _binary("copysign", _real_ufunc("copysign", np.copysign), _copysign_bw, kind="float",
+                   saves="abo",
                    doc="``|input|`` with the sign of ``other`` (integers give floats).")
 
 
@@ -727,6 +758,11 @@ def _keep_integers(fn):
     return run
 
 
+def _not_for_complex(name):
+    """PyTorch's error for a rounding op given a complex tensor."""
+    return lambda: NotImplementedError(f"{name} is not supported for complex inputs")
+
+
 def _frac_np(a):
     return a - np.trunc(a)
 
@@ -736,12 +772,15 @@ def _identity_bw(node, g):
 
 
 floor = _unary("floor", _keep_integers(np.floor), _zero_bw, to_float=False, reject="b",
+               complex_error=_not_for_complex("floor"),
                kernel="floor_vml", doc="Largest integer not greater than each element.")
 ceil = _unary("ceil", _keep_integers(np.ceil), _zero_bw, to_float=False, reject="b",
+               complex_error=_not_for_complex("ceil"),
               kernel="ceil_vml", doc="Smallest integer not less than each element.")
 trunc = _unary("trunc", _keep_integers(np.trunc), _zero_bw, to_float=False, reject="b",
+               complex_error=_not_for_complex("trunc"),
                kernel="trunc_vml", aliases=("fix",), doc="Round toward zero.")
-frac = _unary("frac", _frac_np, _identity_bw, to_float=False, reject="biu",
+frac = _unary("frac", _frac_np, _identity_bw, to_float=False, reject="biuc",
               doc="Fractional part: ``input - trunc(input)``.")
 
 
@@ -765,8 +804,8 @@ def round(input, *, decimals=0):  # PyTorch's name
     if input.__class__ is _Sparse:  # ember._sparse_tensor: on the stored values
         return sparse_op("round", round, input, decimals=decimals)
     d = input._data
-    if d.dtype.kind in "biu":
-        if d.dtype.kind == "b" or decimals != 0:
+    if d.dtype.kind in "biuc":
+        if d.dtype.kind in "bc" or decimals != 0:
             raise _unsupported("round" if decimals else "round_vml", d)
         return _make(d.copy(), input._device)
     r = _opmath(_round_np)(d, decimals)
@@ -1039,6 +1078,8 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
         if value < 0:
             raise RuntimeError(f"{label} must be greater than or equal to zero, but got {value}")
     dev = check_same_device(input, other)
+    if a.shape != b.shape:
+        _broadcast_all(a, b)  # PyTorch's RuntimeError for shapes that do not broadcast
     close = a == b
     if equal_nan and a.dtype in _dtype.INEXACT_NP:
         close = close | (np.isnan(a) & np.isnan(b))
@@ -1093,8 +1134,10 @@ isinf = _unary("isinf", np.isinf, to_float=False, inplace=False, out=False,
 isfinite = _unary("isfinite", np.isfinite, to_float=False, inplace=False, out=False,
                   doc="True where neither NaN nor infinite.")
 isposinf = _unary("isposinf", _isposinf_np, to_float=False, inplace=False,
+                  complex_error=lambda: RuntimeError("isposinf does not support complex inputs."),
                   doc="True where +inf.")
 isneginf = _unary("isneginf", _isneginf_np, to_float=False, inplace=False,
+                  complex_error=lambda: RuntimeError("isneginf does not support complex inputs."),
                   doc="True where -inf.")
 isreal = _unary("isreal", _isreal_np, to_float=False, inplace=False, out=False,
                 doc="True where the element is real: everywhere for real dtypes, where the "
@@ -1201,7 +1244,8 @@ def _integral(kernel, fwd, allow_bool=True):
 
     def run(a, b):
         arr = a if hasattr(a, "dtype") else b
-        if arr.dtype in _dtype.FLOATING_NP or (not allow_bool and arr.dtype.kind == "b"):
+        k = arr.dtype.kind  # floats, complex (and bfloat16, kind "V") have no bitwise kernel
+        if k not in "iu" and (k != "b" or not allow_bool):
             _broadcast_all(a, b)  # PyTorch checks shapes before the dtype
             raise _unsupported(kernel, arr)
         return fwd(a, b)
@@ -1210,7 +1254,7 @@ def _integral(kernel, fwd, allow_bool=True):
 
 
 def _bitwise_not_np(a):
-    if a.dtype in _dtype.FLOATING_NP:
+    if a.dtype.kind not in "iub":
         raise _unsupported("bitwise_not", a)
     return np.logical_not(a) if a.dtype.kind == "b" else np.invert(a)
 
@@ -1568,6 +1612,8 @@ def _heaviside_check(input, values):
 
 def _heaviside_np(a, b):
     # PyTorch's formula: ``values`` where input == 0, else (input > 0); NaN gives 0
+    if a.dtype.kind == "c":
+        raise RuntimeError("heaviside is not yet implemented for complex tensors.")
     xp = xp_of(a)
     return xp.where(a == 0, b, (a > 0).astype(a.dtype))
 
