@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import builtins as _b
+import numbers
 
 import ml_dtypes
 import numpy as np
@@ -516,7 +517,14 @@ def promote_types(type1: dtype, type2: dtype) -> dtype:
     (``promote_types(bfloat16, float16)`` is ``float32``)."""
     if type1 is type2:
         return type1
-    if type1.np in FLOAT8_NP or type2.np in FLOAT8_NP:
+    try:
+        f8 = type1.np in FLOAT8_NP or type2.np in FLOAT8_NP
+    except AttributeError:
+        for pos, x in enumerate((type1, type2), 1):
+            if not isinstance(x, dtype):
+                raise _not_dtype("promote_types", f"type{pos}", pos, x) from None
+        raise
+    if f8:
         raise RuntimeError("Promotion for Float8 Types is not supported, attempted to promote "
                            f"{scalar_type_name(type1)} and {scalar_type_name(type2)}")
     c1, c2 = type1._category, type2._category
@@ -585,12 +593,18 @@ def _scalar_dtype(x) -> dtype:
     return _default[0]
 
 
+_PY_NUMBERS = frozenset((_b.int, _b.float, _b.bool, _b.complex))
+
+
 def result_type(*operands) -> dtype:
     """PyTorch's ``result_type`` over tensors and Python scalars."""
     dim_t = zero_t = scalar_t = None
     for x in operands:
         data = getattr(x, "_data", None)
         if data is None:
+            if x.__class__ not in _PY_NUMBERS and not isinstance(x, (numbers.Number,
+                                                                     np.generic)):
+                raise _result_type_error(operands)
             scalar_t = promote_types(scalar_t, _scalar_dtype(x)) if scalar_t else _scalar_dtype(x)
             continue
         d = FROM_NP[data.dtype]
@@ -599,6 +613,37 @@ def result_type(*operands) -> dtype:
         else:
             zero_t = promote_types(zero_t, d) if zero_t else d
     return _combine_categories(dim_t, _combine_categories(zero_t, scalar_t))
+
+
+def _arg_type_name(x) -> str:
+    if hasattr(x, "_data"):
+        return "Tensor"
+    if isinstance(x, (list, tuple)):
+        names = ", ".join(dict.fromkeys(_arg_type_name(e) for e in x))
+        return f"{type(x).__name__} of [{names}]"
+    return type(x).__name__
+
+
+def _result_type_error(operands) -> TypeError:
+    """PyTorch's overload-mismatch ``TypeError`` for ``result_type`` on a non-number."""
+    names = [_arg_type_name(x) for x in operands]
+    is_t = [n == "Tensor" for n in names]
+    is_n = [isinstance(x, (numbers.Number, np.generic)) for x in operands]
+    lines = [f"result_type() received an invalid combination of arguments - got "
+             f"({', '.join(names)}), but expected one of:"]
+    for sig, ok in (("Tensor tensor, Tensor other", (is_t, is_t)),
+                    ("Number scalar, Tensor tensor", (is_n, is_t)),
+                    ("Tensor tensor, Number other", (is_t, is_n)),
+                    ("Number scalar1, Number scalar2", (is_n, is_n))):
+        marks = ", ".join(n if ok[min(i, 1)][i] else f"!{n}!" for i, n in enumerate(names))
+        lines.append(f" * ({sig})\n      didn't match because some of the arguments have "
+                     f"invalid types: ({marks})")
+    return TypeError("\n".join(lines) + "\n")
+
+
+def _not_dtype(fn: str, param: str, pos: int, x) -> TypeError:
+    return TypeError(f"{fn}(): argument '{param}' (position {pos}) must be torch.dtype, not "
+                     f"{type(x).__name__}")
 
 
 def binary_result_np(a: np.ndarray, b) -> np.dtype:
@@ -628,14 +673,23 @@ def _binary_result_uncached(key) -> dtype:
 
 def can_cast(from_: dtype, to: dtype) -> _b.bool:
     """PyTorch's ``can_cast``: no casting to a lower category."""
-    return from_._category <= to._category
+    try:
+        return from_._category <= to._category
+    except AttributeError:
+        for pos, (param, x) in enumerate((("from_", from_), ("to", to)), 1):
+            if not isinstance(x, dtype):
+                raise _not_dtype("can_cast", param, pos, x) from None
+        raise
 
 
 class finfo:
     """Machine limits of a floating dtype, like ``torch.finfo``."""
 
     def __init__(self, type: dtype | None = None):
-        type = to_dtype(type) if type is not None else _default[0]
+        try:
+            type = to_dtype(type) if type is not None else _default[0]
+        except (TypeError, ValueError, KeyError):
+            raise _not_dtype("finfo", "type", 1, type) from None
         type = type.to_real()  # a complex dtype's limits are its real type's (PyTorch)
         if not type.is_floating_point:
             raise TypeError("torch.finfo() requires a floating point input type. Use torch.iinfo "
@@ -666,7 +720,10 @@ class iinfo:
     """Machine limits of an integer dtype, like ``torch.iinfo``."""
 
     def __init__(self, type: dtype):
-        type = to_dtype(type)
+        try:
+            type = to_dtype(type)
+        except (TypeError, ValueError, KeyError):
+            raise _not_dtype("iinfo", "type", 1, type) from None
         if type.is_floating_point or type.is_complex:
             raise TypeError("torch.iinfo() requires an integer input type. Use torch.finfo to "
                             "handle 'torch.iinfo'")

@@ -312,9 +312,10 @@ def _rebase_history(self: Tensor, result: Tensor) -> None:
 
 #: how ``out=`` treats a dtype other than the result's: ``"cast"`` (PyTorch's elementwise
 #: ops: cast unless it narrows the category, Float into Long), ``"same"`` (its structured
-#: kernels, mm/addmm/tril/softmax/...: only the result's dtype) or ``"any"`` (its reductions
-#: that compute in the out's dtype: sum, prod, cumsum, cumprod)
-OUT_DTYPE_RULES = ("cast", "same", "any")
+#: kernels, mm/addmm/tril/softmax/...: only the result's dtype), ``"result"`` (the same, in
+#: the words of the ops that fix their result dtype: float_power) or ``"any"`` (its
+#: reductions that compute in the out's dtype: sum, prod, cumsum, cumprod)
+OUT_DTYPE_RULES = ("cast", "same", "result", "any")
 
 
 def write_out(out: Tensor, result: Tensor, name: str | None = None,
@@ -339,6 +340,10 @@ def write_out(out: Tensor, result: Tensor, name: str | None = None,
                            f"{out._device} instead")
     data = result._data
     if data.dtype != out._data.dtype:
+        if dtype_rule == "result":
+            raise RuntimeError(f"the output given to {name} has dtype "
+                               f"{_dtype.scalar_type_name(out._data.dtype)} but the operation's "
+                               f"result requires dtype {_dtype.scalar_type_name(data.dtype)}")
         if dtype_rule == "same":
             raise RuntimeError("Expected out tensor to have dtype "
                                f"{_dtype.options_type_name(data.dtype)}, but got "

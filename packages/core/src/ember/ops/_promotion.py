@@ -99,6 +99,10 @@ def coerce(input, other, to_float: bool = False):
         elif data.dtype.kind in "iu":
             info = np.iinfo(data.dtype)
             if not info.min <= s <= info.max:  # PyTorch wraps; NumPy 2 would raise
+                if s > 0xFFFFFFFFFFFFFFFF:  # PyTorch's errors beyond uint64/int64
+                    raise OverflowError("int too big to convert")
+                if s < -0x8000000000000000:
+                    raise OverflowError("can't convert negative int to unsigned")
                 s = np.array(s).astype(data.dtype).item()
     elif isinstance(s, complex):
         if data.dtype not in _dtype.COMPLEX_NP:  # a complex scalar makes a real tensor complex

@@ -93,9 +93,10 @@ def _check_integer_division(a, b, kernel: str) -> None:
     it) or the shapes do not broadcast (that error comes first, as in PyTorch).
     """
     b_is_array = hasattr(b, "dtype")
-    if (b if b_is_array else a).dtype.kind == "b":
+    kind = (b if b_is_array else a).dtype.kind
+    if kind == "b" or kind == "c":  # no bool/complex kernel in PyTorch
         _result_shape(a, b)
-        raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
+        raise _dtype.no_kernel(kernel, (b if b_is_array else a).dtype)
     if b_is_array:
         xp = np if b.__class__ is np.ndarray else xp_of(b)
         if xp.count_nonzero(b) == b.size:  # 3x cheaper than b.all()
@@ -349,6 +350,11 @@ sub._dunder = _sub_operator
 @register("rsub", out=True, method=False)
 def rsub(input, other, *, alpha=1):
     """``other - alpha * input``."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"rsub() received an invalid combination of arguments - got "
+                        f"({type(input).__name__}, {type(other).__name__}), but expected one "
+                        "of:\n * (Tensor input, Tensor other, *, Number alpha = 1)\n * (Tensor "
+                        "input, Number other, Number alpha = 1)\n")
     return sub(other, input, alpha=alpha)
 
 
@@ -400,10 +406,35 @@ def _check_integer_exponent(np_dtype, exponent: int) -> None:
                            "without overflow")
 
 
-@register("float_power", out=True, inplace=True)
 def float_power(input, exponent):
     """``pow`` computed in float64 (complex128 when either operand is complex)."""
     return _pow(_double(input), _double(exponent))
+
+
+_float_power_derived = make_inplace(float_power, "float_power_")
+
+
+def _float_power_(self, exponent):
+    """``Tensor.float_power_``: PyTorch refuses a base not already of the result dtype
+    (float64, complex128 when either operand is complex)."""
+    d = self._data.dtype
+    if d != np.float64:
+        cplx = d.kind == "c" or (exponent._data.dtype.kind == "c" if isinstance(exponent, Tensor)
+                                 else isinstance(exponent, complex))
+        if not (cplx and d == np.complex128):
+            need = "ComplexDouble" if cplx else "Double"
+            raise RuntimeError(f"the base given to float_power_ has dtype "
+                               f"{_dtype.scalar_type_name(d)} but the operation's result "
+                               f"requires dtype {need}")
+    elif isinstance(exponent, complex) or (isinstance(exponent, Tensor)
+                                           and exponent._data.dtype.kind == "c"):
+        raise RuntimeError("the base given to float_power_ has dtype Double but the "
+                           "operation's result requires dtype ComplexDouble")
+    return _float_power_derived(self, exponent)
+
+
+_float_power_.__name__ = _float_power_.__qualname__ = "float_power_"
+float_power = register("float_power", out="result", inplace=_float_power_)(float_power)
 
 
 def _double(x):
@@ -467,7 +498,16 @@ def _addc(input, tensor1, tensor2, value, divide):
     if rt.kind == "b":
         suffix = "cpu" if x.__class__ is np.ndarray else "cuda"
         raise NotImplementedError(f'"{name}_{suffix}_out" not implemented for \'Bool\'')
-    v = rt.type(value)
+    try:
+        v = rt.type(value)
+    except TypeError:  # a complex value for a real result
+        if isinstance(value, complex):
+            raise RuntimeError(f"value cannot be converted to type {_dtype.c_type_name(rt)} "
+                               "without overflow") from None
+        raise
+    if rt.kind == "f" and math.isinf(v) and rt.itemsize >= 4 and not math.isinf(value):
+        raise RuntimeError(f"value cannot be converted to type {_dtype.c_type_name(rt)} "
+                           "without overflow")
     with np.errstate(divide="ignore", invalid="ignore"):
         r = x + v * (a / b if divide else a * b)
     if r.shape != shape:

@@ -124,8 +124,8 @@ def register(name: str | None = None, *, function: bool = True, method: bool = T
         elif callable(inplace):
             inplace_fn = inplace
         out_rule = ("cast" if out is True else out) if out else None
-        if out_rule is not None and out_rule not in ("cast", "same", "any"):
-            raise ValueError(f"out must be True, 'same' or 'any', not {out!r}")
+        if out_rule is not None and out_rule not in ("cast", "same", "result", "any"):
+            raise ValueError(f"out must be True, 'same', 'result' or 'any', not {out!r}")
         public = front(fn, name=op_name, out=out_rule, hot=True)
         mfn = front(fn, name=op_name, method=True, hot=True) if method else public
         OPS[op_name] = OpInfo(op_name, public, function, method, inplace_fn, tuple(aliases),
