@@ -115,6 +115,22 @@ class Generator:
         self._seed = self._np.seed
         return self
 
+    def clone_state(self) -> Generator:
+        """A new generator of the same device in this one's state (PyTorch's
+        ``Generator.clone_state``)."""
+        twin = Generator(self.device)
+        twin.set_state(self.get_state())
+        twin._seed = self._seed
+        return twin
+
+    def graphsafe_get_state(self):
+        """Graph-safe states exist for CUDA-graph capture only, as in PyTorch's CPU generator."""
+        raise NotImplementedError("graphsafe_get_state is not supported in this Generator")
+
+    def graphsafe_set_state(self, state) -> Generator:
+        """Graph-safe states exist for CUDA-graph capture only, as in PyTorch's CPU generator."""
+        raise NotImplementedError("graphsafe_set_state is not supported in this Generator")
+
     def __repr__(self) -> str:
         return f"<ember.Generator object at {id(self):#x}>"
 
@@ -357,6 +373,7 @@ def _integers(g, shape, dt: _dtype.dtype, low, high) -> np.ndarray:
             raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got "
                                f"from={low} >= to={high}")
         if dt.is_floating_point:
+            _check_float_range(dt, low, high)
             _warn_float_bounds(low, high, lo_bound, hi_bound, name)
         else:
             if not lo_bound <= low <= hi_bound:
@@ -369,6 +386,18 @@ def _integers(g, shape, dt: _dtype.dtype, low, high) -> np.ndarray:
             g.torch_random_from_to(n, low, high)
         return draws.reshape(shape).astype(dt.np, copy=False)
     return g.integers(low, high, shape, dtype=np.int64).astype(dt.np, copy=False)
+
+
+def _check_float_range(dt: _dtype.dtype, low, high) -> None:
+    """PyTorch's ``check_from_to_in_range``: ``from`` and ``to - 1`` within the dtype's finite
+    range (float16's is only +-65504)."""
+    known = _C_FLOATS.get(str(dt.np))
+    if known is None:
+        return
+    cname, top = known
+    for what, v in (("from", low), ("to - 1", high - 1)):
+        if not -top <= v <= top:
+            raise RuntimeError(f"{what} is out of bounds for {cname}")
 
 
 def _warn_float_bounds(low, high, lo_bound, hi_bound, name) -> None:
@@ -481,7 +510,7 @@ def _check_randperm_n(n: int, dt: _dtype.dtype) -> None:
 
 
 def _check_std(std) -> None:
-    if std < 0:
+    if not std >= 0:  # NaN too, as PyTorch's check
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std:g}")
 
 
@@ -511,7 +540,7 @@ def normal(mean, std=1.0, size=None, *, generator=None, out=None, dtype=None, la
     dt = mean.dtype if mean_t else std.dtype  # the output is shaped and typed like mean
     _require_float(dt, "normal_kernel_cpu")
     if std_t:
-        if std._data.size and bool((std._data < 0).any()):
+        if std._data.size and not bool((std._data >= 0).all()):  # NaN too
             raise RuntimeError("normal expects all elements of std >= 0.0")
     else:
         _check_std(std)
@@ -657,9 +686,14 @@ def poisson(input, generator=None) -> Tensor:
     """Poisson samples with the rates in ``input`` (same shape and dtype)."""
     _require_float(input.dtype, "poisson_cpu")
     rates = input._host()
-    if rates.size and bool((rates < 0).any()):
+    if rates.size and not bool((rates >= 0).all()):  # NaN too, as PyTorch's check
         raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
-    sample = _rng(generator, input._device).poisson(rates).astype(rates.dtype)
+    inf = np.isinf(rates) if rates.size else None
+    if inf is not None and inf.any():  # PyTorch's sampler overflows to int64's minimum
+        sample = _rng(generator, input._device).poisson(np.where(inf, 0, rates))
+        sample = np.where(inf, -(1 << 63), sample).astype(rates.dtype)
+    else:
+        sample = _rng(generator, input._device).poisson(rates).astype(rates.dtype)
     return _with_graph(place(sample, input._device), "PoissonBackward0", (input,))
 
 
@@ -714,9 +748,20 @@ def randint_like(input, low=0, high=None, *, dtype=None, layout=None, device=Non
 # Each draw function returns a host array of ``t``'s shape and dtype; ``make_inplace`` does
 # the write, the version bump and the autograd bookkeeping (a leaf that requires grad raises).
 
+def _complex_via_real(t, g, draw, *args):
+    """PyTorch's complex ``uniform_``/``normal_``: the real sampler over ``view_as_real``."""
+    d = t._data
+    part = _dtype.FROM_NP[d.dtype].to_real().np
+    real = draw(_make(np.empty((*d.shape, 2), dtype=part), CPU), g, *args)
+    return np.ascontiguousarray(real).view(d.dtype).reshape(d.shape)
+
+
 def _draw_uniform(t, g, from_=0.0, to=1.0, **kwargs):
     from_ = kwargs.pop("from", from_)  # PyTorch's keyword is ``from``
-    _require_float(t.dtype, "check_uniform_bounds")
+    if not t.dtype.is_floating_point:
+        if t.dtype.is_complex and not kwargs:
+            return _complex_via_real(t, g, _draw_uniform, from_, to)
+        _require_float(t.dtype, "check_uniform_bounds")
     if from_ > to:
         raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found "
                            f"from={from_:g} > to={to:g}")
@@ -758,7 +803,11 @@ def _check_uniform_bounds(np_dtype, from_, to) -> None:
 
 
 def _draw_normal(t, g, mean=0.0, std=1.0):
-    _require_float(t.dtype, "normal_kernel_cpu")
+    if not t.dtype.is_floating_point:
+        if t.dtype.is_complex:
+            _check_std(std)
+            return _complex_via_real(t, g, _draw_normal, mean, std / math.sqrt(2))
+        _require_float(t.dtype, "normal_kernel_cpu")
     _check_std(std)
     d = t._data
     if isinstance(g, TorchRNG) and _torch_float(d.dtype):
@@ -772,6 +821,7 @@ def _draw_normal(t, g, mean=0.0, std=1.0):
 
 def _draw_random(t, g, *args, **kwargs):
     plain = not args and not kwargs  # random_(): PyTorch's own kernel, [0, max] of the dtype
+    kwargs_given = dict(kwargs) if kwargs else kwargs
     low, high = 0, None
     if len(args) == 1:
         high = args[0]
@@ -781,6 +831,9 @@ def _draw_random(t, g, *args, **kwargs):
     high = kwargs.pop("to", high)
     if kwargs:
         raise TypeError(f"random_() got an unexpected keyword argument '{next(iter(kwargs))}'")
+    if not plain and not (type(low) is int and type(high) in (int, type(None))) and not (
+            _is_int_like(low) and (high is None or _is_int_like(high))):
+        raise _random_signature_error(args, kwargs_given)
     dt = t.dtype
     d = t._data
     if plain and isinstance(g, TorchRNG) and not dt.is_complex:
@@ -789,6 +842,22 @@ def _draw_random(t, g, *args, **kwargs):
     if high is None and low == 0 and dt.is_floating_point:
         return _integers(g, t._data.shape, dt, 0, _random_bounds(dt)[1] + 1)
     return _integers(g, t._data.shape, dt, int(low), None if high is None else int(high))
+
+
+def _random_signature_error(args, kwargs) -> TypeError:
+    """PyTorch's argument parser error for ``random_``'s three signatures."""
+    got = ", ".join([tp_name(a) for a in args] + [f"{k}={tp_name(v)}" for k, v in kwargs.items()])
+    why = ""
+    if kwargs:
+        why = ("      didn't match because some of the keywords were incorrect: "
+               f"{', '.join(kwargs)}\n")
+    elif len(args) > 1:
+        marked = ", ".join(f"!{tp_name(a)}!" for a in args)
+        why = f"      didn't match because some of the arguments have invalid types: ({marked})\n"
+    gen = "*, torch.Generator generator = None"
+    return TypeError(f"random_() received an invalid combination of arguments - got ({got}), but "
+                     f"expected one of:\n * ({gen})\n{why} * (int from, int to, {gen})\n"
+                     f" * (int to, {gen})\n")
 
 
 def _draw_bernoulli(t, g, p=0.5):
@@ -852,6 +921,9 @@ def _draw_exponential(t, g, lambd=1.0):
 def _draw_geometric(t, g, p):
     if not 0 < p < 1:
         raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p:g}")
+    if t.dtype is _dtype.bool or t.dtype.is_complex:
+        raise NotImplementedError(f"\"geometric_cpu\" not implemented for "
+                                  f"'{scalar_type_name(t._data.dtype)}'")
     d = t._data
     if isinstance(g, TorchRNG):
         return _in_memory_order(d.shape, _order_of(d), lambda n: g.torch_geometric(
@@ -883,7 +955,13 @@ def _draw_log_normal(t, g, mean=1.0, std=2.0):
 def _sampler(name: str, node_name: str, draw):
     """``Tensor.<name>``: fill the tensor in place with ``draw``'s samples."""
 
+    # PyTorch's parser names the argument for the methods of one signature only
+    one_signature = name not in ("random_", "bernoulli_")
+
     def sample(input, *args, generator=None, **kwargs):
+        if generator is not None and one_signature and not isinstance(generator, Generator):
+            raise TypeError(f"{name}(): argument 'generator' must be torch.Generator, not "
+                            f"{tp_name(generator)}")
         arr = draw(input, _rng(generator, input._device), *args, **kwargs)
         return _with_graph(place(arr, input._device), node_name, (input,))
 
