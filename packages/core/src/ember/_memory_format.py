@@ -12,6 +12,8 @@ C order, the common case, kept cheap).
 
 from __future__ import annotations
 
+import numpy as np
+
 from ._layout import NamedConstant
 
 __all__ = ["memory_format", "contiguous_format", "preserve_format", "channels_last",
@@ -38,8 +40,10 @@ _ORDERS = {channels_last: (0, 2, 3, 1), channels_last_3d: (0, 2, 3, 4, 1)}
 def check(fmt, fname: str) -> memory_format:
     """``fmt`` if it is a memory format, else PyTorch's ``TypeError`` naming ``fname``."""
     if fmt.__class__ is not memory_format:
+        kind = type(fmt)
+        name = f"ember.{kind.__name__}" if kind.__module__.startswith("ember") else kind.__name__
         raise TypeError(f"{fname}(): argument 'memory_format' must be ember.memory_format, "
-                        f"not {type(fmt).__name__}")
+                        f"not {name}")
     return fmt
 
 
@@ -59,7 +63,17 @@ def is_contiguous(arr, fmt: memory_format) -> bool:
     order = _ORDERS.get(fmt)
     if order is None:
         return bool(arr.flags.c_contiguous)
-    return arr.ndim == len(order) and bool(arr.transpose(order).flags.c_contiguous)
+    if arr.ndim != len(order):
+        return False
+    if arr.size == 0:  # NumPy calls every empty array contiguous; PyTorch checks the strides
+        expected = arr.itemsize
+        for ax in reversed(order):
+            if arr.shape[ax] != 1:
+                if arr.strides[ax] != expected:
+                    return False
+                expected *= arr.shape[ax]
+        return True
+    return bool(arr.transpose(order).flags.c_contiguous)
 
 
 def unit_dim_strides(shape, strides) -> tuple:
@@ -156,6 +170,15 @@ def copy_as(arr, order):
     """A copy of ``arr`` (always a new array) laid out in ``order``."""
     if order is None:
         return arr.copy()  # C order
+    if arr.size == 0 and isinstance(arr, np.ndarray):
+        # NumPy gives an empty array zero strides: set PyTorch's channels-last ones (raw sizes)
+        strides = [0] * arr.ndim
+        step = arr.itemsize
+        for ax in reversed(order):
+            strides[ax] = step
+            step *= arr.shape[ax]
+        return np.lib.stride_tricks.as_strided(np.empty(0, arr.dtype), arr.shape,
+                                               tuple(strides))
     return arr.transpose(order).copy().transpose(inverse(order))
 
 

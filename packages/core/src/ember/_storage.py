@@ -37,6 +37,9 @@ __all__ = ["UntypedStorage", "TypedStorage", "storage_of", "array_span",
 _CPU = _device_cls("cpu")
 
 
+_UNSET_BO = object()
+
+
 def _address(arr) -> int:
     iface = getattr(arr, "__array_interface__", None)
     if iface is not None:
@@ -215,6 +218,10 @@ class UntypedStorage:
         """False: storages are not in pinned memory."""
         return False
 
+    def get_device(self):
+        """The device index (None on the CPU, as PyTorch's storages answer)."""
+        return None if self._device.type == "cpu" else (self._device.index or 0)
+
     def type(self) -> str:
         return "ember.UntypedStorage"
 
@@ -308,12 +315,71 @@ class UntypedStorage:
     def cpu(self) -> UntypedStorage:
         return self.to(device=_CPU)
 
+    def resize_(self, size) -> UntypedStorage:
+        """Resize to ``size`` bytes, keeping the first ones (new bytes are zero; PyTorch leaves
+        them uninitialised). Tensors made over the old memory keep it."""
+        n = int(size)
+        if n < 0:
+            raise RuntimeError(f"Trying to create a storage of negative size {n}")
+        host = self._host(self._bytes())
+        new = np.zeros(n, dtype=np.uint8)
+        k = min(n, host.size)
+        new[:k] = host[:k]
+        dev = self._device
+        arr = new if dev.type == "cpu" else backend_of(dev).to_device(new, dev.index)
+        self._init(arr, dev)
+        return self
+
+    @classmethod
+    def from_buffer(cls, buffer, byte_order=_UNSET_BO, dtype=None, count: int = -1,
+                    offset: int = 0) -> UntypedStorage:
+        """The bytes of ``count`` elements of ``dtype`` read from ``buffer`` (a bytes-like
+        object) at byte ``offset``, in ``byte_order`` ('little', 'big' or 'native')."""
+        if dtype is None:
+            raise RuntimeError("argument 'dtype' cannot be None")
+        dt = _dtype.to_dtype(dtype)
+        if byte_order is _UNSET_BO:
+            if dt.itemsize > 1:
+                raise RuntimeError("function missing required argument 'byte_order' (pos 2)")
+            byte_order = "native"
+        arr = _from_buffer(buffer, byte_order, dt, count, offset)
+        return cls._over(arr.view(np.uint8).reshape(-1), _CPU)
+
     def __repr__(self) -> str:
         head = f"[{self.type()}(device={self._device}) of size {self.nbytes()}]"
         items = self.tolist()
         return "\n".join([f" {v}" for v in items] + [head])
 
     __str__ = __repr__
+
+
+def _from_buffer(buffer, byte_order, dt, count, offset) -> np.ndarray:
+    """A native-order copy of ``count`` elements of ``dt`` in ``buffer`` from byte ``offset``
+    (PyTorch's ``from_buffer`` checks and messages)."""
+    if byte_order not in ("big", "little", "native"):
+        raise ValueError(f"invalid byte_order '{byte_order}' (expected 'big', 'little', or "
+                         f"'native')")
+    raw = memoryview(buffer).cast("B")
+    total = raw.nbytes
+    offset = int(offset)
+    count = int(count)
+    item = dt.itemsize
+    if offset < 0 or offset > total:
+        raise ValueError(f"offset must be non-negative and no greater than buffer length "
+                         f"({offset}) , but got {total}")
+    if count < 0:
+        if (total - offset) % item != 0:
+            raise ValueError(f"buffer size ({total - offset}) must be a multiple of element "
+                             f"size ({item})")
+        count = (total - offset) // item
+    if offset + count * item > total:
+        raise ValueError(f"buffer has only {total - offset} elements after offset {offset}, "
+                         f"but specified a size of {count}")
+    npdt = np.dtype(dt.np)
+    if byte_order != "native" and npdt.itemsize > 1:
+        npdt = npdt.newbyteorder("<" if byte_order == "little" else ">")
+    arr = np.frombuffer(raw, dtype=npdt, count=count, offset=offset)
+    return arr.astype(dt.np)
 
 
 def _check_slice(idx: slice, n: int) -> tuple:
@@ -456,6 +522,101 @@ class TypedStorage:
     def fill_(self, value) -> TypedStorage:
         self._elements()[...] = value
         return self
+
+    # -- the rest of PyTorch's TypedStorage API ------------------------------------------
+    def is_shared(self) -> bool:
+        return self._untyped_storage.is_shared()
+
+    def share_memory_(self) -> TypedStorage:
+        self._untyped_storage.share_memory_()
+        return self
+
+    def is_pinned(self, device=None) -> bool:
+        return False
+
+    def get_device(self):
+        return self._untyped_storage.get_device()
+
+    def pickle_storage_type(self) -> str:
+        cls = self._get_legacy_storage_class()
+        return cls.__name__ if cls is not None else "TypedStorage"
+
+    def _new(self, untyped, dt=None) -> TypedStorage:
+        return TypedStorage(wrap_storage=untyped, dtype=self.dtype if dt is None else dt,
+                            _internal=True)
+
+    def clone(self) -> TypedStorage:
+        return self._new(self._untyped_storage.clone())
+
+    def copy_(self, source, non_blocking: bool = False) -> TypedStorage:
+        self._untyped_storage.copy_(source.untyped(), non_blocking)
+        return self
+
+    def resize_(self, size) -> None:
+        self._untyped_storage.resize_(int(size) * self.dtype.itemsize)
+
+    def to(self, *, device=None, non_blocking: bool = False) -> TypedStorage:
+        return self._new(self._untyped_storage.to(device=device, non_blocking=non_blocking))
+
+    def cpu(self) -> TypedStorage:
+        return self.to(device=_CPU)
+
+    def _to(self, dt) -> TypedStorage:
+        dt = _dtype.to_dtype(dt)
+        if dt == self.dtype:
+            return self
+        el = self._untyped_storage._host(self._elements())
+        return TypedStorage(el.astype(dt.np), dtype=dt, device=self.device, _internal=True)
+
+    def double(self):
+        return self._to(_dtype.float64)
+
+    def float(self):
+        return self._to(_dtype.float32)
+
+    def half(self):
+        return self._to(_dtype.float16)
+
+    def bfloat16(self):
+        return self._to(_dtype.bfloat16)
+
+    def long(self):
+        return self._to(_dtype.int64)
+
+    def int(self):
+        return self._to(_dtype.int32)
+
+    def short(self):
+        return self._to(_dtype.int16)
+
+    def char(self):
+        return self._to(_dtype.int8)
+
+    def byte(self):
+        return self._to(_dtype.uint8)
+
+    def bool(self):
+        return self._to(_dtype.bool)
+
+    def complex_float(self):
+        return self._to(_dtype.complex64)
+
+    def complex_double(self):
+        return self._to(_dtype.complex128)
+
+    @classmethod
+    def from_buffer(cls, buffer, byte_order=None, dtype=None, count=-1,
+                    offset=0) -> TypedStorage:
+        """``count`` elements of ``dtype`` (the default dtype, or a legacy storage class's)
+        read from ``buffer`` at byte ``offset`` in ``byte_order``."""
+        warn_typed_storage_removal()
+        dt = getattr(cls, "dtype", None) if isinstance(cls, _LegacyStorageMeta) else None
+        if dt is None:
+            dt = _dtype.get_default_dtype() if dtype is None else _dtype.to_dtype(dtype)
+        arr = _from_buffer(buffer, "native" if byte_order is None else byte_order, dt, count,
+                           offset)
+        return TypedStorage(wrap_storage=UntypedStorage._over(arr, _CPU), dtype=dt,
+                            _internal=True)
 
     def __repr__(self) -> str:
         head = (f"[ember.TypedStorage(dtype={self.dtype}, device={self.device}) of size "
@@ -628,8 +789,16 @@ def _set_(self, source=None, storage_offset=_UNSET, size=None, stride=None):
         size = tuple(operator.index(n) for n in size)
         stride = _contiguous_strides(size) if stride is None else \
             tuple(operator.index(s) for s in stride)
+        if len(size) != len(stride):
+            raise RuntimeError(f"unequal size length ({len(size)}) and stride length "
+                               f"({len(stride)})")
         if offset < 0:
             raise RuntimeError(f"Tensor: invalid storage offset {offset}")
+        if any(n < 0 for n in size):
+            raise RuntimeError("numel: integer multiplication overflow")
+        if 0 not in size and any(st < 0 and n > 1 for n, st in zip(size, stride)):
+            raise RuntimeError(f"Storage size calculation overflowed with sizes="
+                               f"[{shape_str(size)}] and strides=[{shape_str(stride)}]")
         item = dt.itemsize
         need = 0 if 0 in size else \
             (offset + sum((n - 1) * s for n, s in zip(size, stride)) + 1) * item
