@@ -83,7 +83,7 @@ def test_disable_true_returns_the_model_and_bad_arguments_raise():
         ember.compile(m, backend="nope")
     with pytest.raises(RuntimeError, match="Unrecognized mode"):
         ember.compile(m, mode="fast")
-    with pytest.raises(RuntimeError, match="expects a callable"):
+    with pytest.raises(AssertionError, match="A callable function is expected"):
         ember.compile(3)
 
 

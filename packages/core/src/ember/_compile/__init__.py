@@ -577,8 +577,7 @@ def compile(model=None, *, fullgraph: bool = False, dynamic=None, backend="ember
             cls = _optimized_module_class(m)
             return compiled if cls is None else cls(m, compiled)
         if not callable(m):
-            raise RuntimeError("ember.compile expects a callable (a function or a Module), "
-                               f"got {type(m).__name__}")
+            raise AssertionError(f"A callable function is expected, but {type(m)} is provided.")
         if callable(compiler_fn):
             return CustomBackendFunction(m, fullgraph=fullgraph, backend=compiler_fn)
         return CompiledFunction(m, fullgraph=fullgraph, backend=backend)

@@ -37,7 +37,8 @@ def save(ep: ExportedProgram, f, *, extra_files: dict | None = None,
     its tensors. A path is written atomically. ``extra_files`` (name -> str) are stored too;
     ``opset_version`` is accepted for PyTorch's sake."""
     if not isinstance(ep, ExportedProgram):
-        raise TypeError(f"save() expects an ExportedProgram, got {type(ep).__name__}")
+        raise TypeError(f"The 'ep' parameter must be an instance of 'ExportedProgram', "
+                        f"got '{type(ep).__name__}' instead.")
     data = program_to_bytes(ep, extra_files)
     if isinstance(f, (str, os.PathLike)):
         from ..serialization import atomic_path

@@ -61,7 +61,7 @@ class Dim(_LinearArithmetic):
     STATIC = _DimHint("STATIC")
 
     def __init__(self, name: str, *, min: int | None = None, max: int | None = None):
-        if not isinstance(name, str) or not name.isidentifier():
+        if not isinstance(name, str):
             raise ValueError(f"Dim name must be a Python identifier, got {name!r}")
         lo = 0 if min is None else min
         hi = _INT_MAX if max is None else max
@@ -70,8 +70,11 @@ class Dim(_LinearArithmetic):
                 raise TypeError(f"Dim {name!r}: {what} must be an int, got {type(v).__name__}")
         if lo < 0:
             raise ValueError(f"Dim {name!r}: min must be >= 0, got {lo}")
-        if hi < lo:
-            raise ValueError(f"Dim {name!r}: max ({hi}) must be >= min ({lo})")
+        if not hi > lo:
+            # PyTorch: an AssertionError, and min == max is inconsistent too
+            raise AssertionError(f"Cannot create Dim with inconsistent min={min}, max={max}")
+        if not name.isidentifier():
+            raise AssertionError(f"Dim name must be a valid identifier, got {name}")
         self.__name__ = name
         self.min = lo
         self.max = hi
@@ -81,8 +84,13 @@ class Dim(_LinearArithmetic):
         return self.__name__
 
     def __repr__(self) -> str:
-        hi = "inf" if self.max == _INT_MAX else self.max
-        return f"Dim({self.__name__!r}, min={self.min}, max={hi})"
+        # PyTorch's Dim._readable: min=2 and an unbounded max are left out
+        parts = [repr(self.__name__)]
+        if self.min != 2:
+            parts.append(f"min={self.min}")
+        if self.max != _INT_MAX:
+            parts.append(f"max={self.max}")
+        return f"Dim({', '.join(parts)})"
 
     # derived dims (``dx + 1``, ``2 * dx``): a dimension whose size is an integer linear
     # function of this one's, as torch.export's

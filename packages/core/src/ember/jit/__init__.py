@@ -26,6 +26,7 @@ capture it on the inputs of its first call, keeping the ``if`` statements on ten
 from __future__ import annotations
 
 import contextlib
+import os
 import warnings
 
 from .._tensor import Tensor
@@ -220,12 +221,20 @@ def trace(func, example_inputs=None, optimize=None, check_trace: bool = True,
         warnings.warn("The input to trace is already a ScriptModule, tracing it is a no-op. "
                       "Returning the object as is.", stacklevel=2)
         return func
+    if not callable(func):
+        raise RuntimeError("Could not get name of python class object")
     if example_inputs is None and example_kwarg_inputs is None:
         raise RuntimeError("example_kwarg_inputs or example_inputs must be provided to trace")
     if example_kwarg_inputs is not None and not isinstance(example_kwarg_inputs, dict):
         raise RuntimeError("example_kwarg_inputs should be a dict")
-    args = _as_tuple(example_inputs)
-    kwargs = dict(example_kwarg_inputs or {})
+    if example_kwarg_inputs is not None:
+        # PyTorch traces on the keyword inputs alone (example_inputs is then ignored)
+        args = ()
+        kwargs = dict(example_kwarg_inputs)
+        _check_kwarg_names(func, kwargs)
+    else:
+        args = _as_tuple(example_inputs)
+        kwargs = {}
     calls = _script.SubmoduleCalls(func) if _is_module(func) else None
     try:
         program = capture_program(func, args, kwargs, None, "jit", check_strict_outputs=strict)
@@ -316,6 +325,25 @@ class _ScriptedFunction(_script.ScriptedFunction, ScriptFunction):
     __doc__ = _script.ScriptedFunction.__doc__
 
 
+def _check_kwarg_names(func, kwargs) -> None:
+    """PyTorch's NameError for an ``example_kwarg_inputs`` key that ``forward`` lacks."""
+    import inspect
+
+    from ..export._export import _is_module
+
+    try:
+        params = inspect.signature(func.forward if _is_module(func) else func).parameters
+    except (TypeError, ValueError):
+        return
+    if any(p.kind is p.VAR_KEYWORD for p in params.values()):
+        return
+    names = [n for n, p in params.items() if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+    for key in kwargs:
+        if key not in names:
+            raise NameError(f"""'{key}' is not in forward() method's arguments,
+                         valid arguments name are [{",".join(names)}]""")
+
+
 def script(obj, optimize=None, _frames_up: int = 0, _rcb=None, example_inputs=None):
     """``torch.jit.script``: a module or function that runs its own Python on every call
     (TorchScript's results: control flow on tensor values, Python scalars, autograd), and
@@ -340,6 +368,8 @@ def script(obj, optimize=None, _frames_up: int = 0, _rcb=None, example_inputs=No
     if _is_module(obj):
         return _script.script_module(obj, _script.example_spec(example_inputs))
     if not callable(obj):
+        if type(obj).__module__ == "builtins":
+            raise TypeError(f"{type(obj)} is a built-in class")
         raise RuntimeError(f"ember.jit.script expects a module, a function or a class, got "
                            f"{type(obj).__name__}")
     return _ScriptedFunction(obj, example_inputs)
@@ -360,6 +390,10 @@ def save(m, f, _extra_files=None) -> None:
     if not isinstance(m, ScriptModule):
         raise TypeError(f"ember.jit.save expects a module from ember.jit.trace or "
                         f"ember.jit.script, got {type(m).__name__}")
+    if isinstance(f, (str, os.PathLike)):
+        parent = os.path.dirname(os.fspath(f))
+        if parent and not os.path.isdir(parent):
+            raise RuntimeError(f"Parent directory {parent} does not exist.")
     export_save(m._ember_program(), f, extra_files=_extra_files)
 
 
@@ -368,6 +402,11 @@ def load(f, map_location=None, _extra_files=None, _restore_shapes: bool = False)
     ``map_location`` if given (``torch.jit.load``). Runs no code from the file."""
     from ..export import load as export_load
 
+    if isinstance(f, (str, os.PathLike)):
+        if not os.path.exists(f):
+            raise ValueError(f"The provided filename {f} does not exist")
+        if os.path.isdir(f):
+            raise ValueError(f"The provided filename {f} is a directory")
     program = export_load(f, extra_files=_extra_files, map_location=map_location)
     if program.training is not None:
         return _script.traced_module(TopLevelTracedModule, program, loaded=True)
@@ -433,6 +472,9 @@ def freeze(mod, preserved_attrs=None, optimize_numerics: bool = True):
     if not isinstance(mod, ScriptModule):
         raise RuntimeError("Freezing expects a ScriptModule as input. Please use "
                            "ember.jit.script or ember.jit.trace to script your 'nn.Module'.")
+    if mod.training:
+        raise RuntimeError("Freezing is currently only implemented for modules in eval mode. "
+                           "Please call .eval() on your module before freezing.")
     return mod.eval()
 
 
