@@ -82,10 +82,15 @@ def test_inplace_on_view_writes_through(name):
     np.testing.assert_array_equal(x.numpy(), ref + 100 * (mask > 0))
 
 
-def test_expand_view_is_read_only():
-    v = ember.zeros(3, 1).expand(3, 4)
+def test_expand_view_refuses_writes_its_elements_share():
+    # PyTorch's rules (tests/core/test_shared_memory_writes.py has them all): an element is
+    # written through the memory its row shares; a column spans one location and is refused
+    base = ember.zeros(3, 1)
+    v = base.expand(3, 4)
+    v[0, 0] = 1.0
+    assert base.tolist() == [[1.0], [0.0], [0.0]]
     with pytest.raises(RuntimeError, match="more than one element of the written-to tensor"):
-        v[0, 0] = 1.0
+        v[0] = 1.0
 
 
 def test_copies_are_not_views():

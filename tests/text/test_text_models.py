@@ -233,7 +233,7 @@ def test_generate_stops_at_eos_and_pads_with_it():
     prompt = ember.zeros(2, 1, dtype=ember.int64)
     # greedy picks token 0 every time: with eos 0 both rows end at once
     assert model.generate(prompt, 20, eos_token_id=0).shape == (2, 2)
-    out = model.generate(prompt, 40, do_sample=True, seed=3, eos_token_id=2).numpy()
+    out = model.generate(prompt, 40, do_sample=True, seed=6, eos_token_id=2).numpy()
     firsts = []
     for row in out[:, 1:]:
         hits = np.flatnonzero(row == 2)

@@ -547,7 +547,8 @@ def test_negative_images_train():
 
 def test_training_step_with_sgd_reduces_the_loss():
     model = _tiny("faster").train()
-    opt = ember.optim.SGD([p for p in model.parameters() if p.requires_grad], lr=0.01)
+    # (lr 0.01 overshoots from the seeded initialisation: the loss rises after two steps)
+    opt = ember.optim.SGD([p for p in model.parameters() if p.requires_grad], lr=0.005)
     images, targets = _images(), _targets()
     first = None
     for _ in range(4):

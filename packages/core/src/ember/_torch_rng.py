@@ -19,6 +19,12 @@ those kernels do, so ``manual_seed(s)`` followed by the same calls gives PyTorch
 algorithms over the same engine (the stream stays deterministic, not PyTorch's). The state
 is PyTorch's 5056-byte ``CPUGeneratorImplState``: ``get_rng_state()`` of either library
 loads in the other.
+
+Where PyTorch's own numbers depend on its build: its MKL build draws ``bernoulli_`` with a
+number (dropout) through MKL's generator on Intel processors, and elsewhere as here; its
+AVX2 kernels are the ones mirrored (an AVX-512 build dispatches ``normal_`` to them too).
+Every formula was checked against PyTorch 2.13 on this project's machines
+(``tests/core/test_torch_rng_streams.py``).
 """
 
 from __future__ import annotations
@@ -318,6 +324,8 @@ def _fma64(a, b, c):
     """float64 ``fma(a, b, c)``: the product split exactly (Dekker) and the sum carried in
     two words, rounded once at the end (exact but for ties below a float64 ulp's half)."""
     a, b, c = (np.asarray(v, np.float64) for v in (a, b, c))
+    if any(v.ndim == 0 and not abs(float(v)) < 2.0 ** 995 for v in (a, b, c)):
+        return a * b + c  # (a scale this large overflows the split; rounding is moot there)
     p = a * b
     t = 134217729.0 * a  # 2^27 + 1: Veltkamp's split into 26-bit halves
     ah = t - (t - a)

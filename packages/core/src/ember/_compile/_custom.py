@@ -332,7 +332,7 @@ def _rng_states() -> dict:
     from .. import _random
 
     gens = [_random.default_generator, *_random._device_generators.values()]
-    return {id(g): (g, g._np.bit_generator.state) for g in gens}
+    return {id(g): (g, g._np.get_state_bytes()) for g in gens}  # (engine + cached normal)
 
 
 def _restore_rng(states: dict) -> bool:
@@ -349,7 +349,7 @@ def _restore_rng(states: dict) -> bool:
     for key, (g, state) in states.items():
         if after[key][1] != state:
             drew = True
-            g._np.bit_generator.state = state
+            g._np.set_state_bytes(state)
     return drew
 
 
