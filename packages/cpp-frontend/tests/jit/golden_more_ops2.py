@@ -384,11 +384,25 @@ def factories(x):
             ember.randint(1, (n,), dtype=ember.float32), ember.randperm(n - n + 1))
 
 
+def _signed(q, dim):
+    """``q`` with each vector (along ``dim``) turned so that its largest entry is positive:
+    singular and eigen vectors are defined up to sign, and two LAPACK builds (NumPy's, the C++
+    frontend's scipy-openblas32) may pick different ones for the same matrix."""
+    return q * q.gather(dim, q.abs().argmax(dim, keepdim=True)).sign()
+
+
 def linalg_vectors(a, r, spd):
-    """Singular and eigen vectors: their signs are LAPACK's convention (gesdd, syevd)."""
+    """Singular and eigen vectors, each turned to a sign convention of its own (see
+    ``_signed``): the ops' values and layouts, not a LAPACK build's sign choice."""
     L = ember.linalg
-    return (L.svd(a), L.svd(r, full_matrices=False), L.svd(r.t()), ember.svd(r),
-            ember.svd(r, some=False), L.eigh(spd), L.eigh(spd, UPLO="U"))
+    out = []
+    for u, s, vh in (L.svd(a), L.svd(r, full_matrices=False), L.svd(r.t())):
+        out += [_signed(u, 0), s, _signed(vh, 1)]
+    for u, s, v in (ember.svd(r), ember.svd(r, some=False)):
+        out += [_signed(u, 0), s, _signed(v, 0)]
+    for w, q in (L.eigh(spd), L.eigh(spd, UPLO="U")):
+        out += [w, _signed(q, 0)]
+    return tuple(out)
 
 
 def main() -> int:
