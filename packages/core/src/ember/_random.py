@@ -227,7 +227,9 @@ def _require_float(dt: _dtype.dtype, kernel: str) -> None:
 
 
 def _torch_float(np_dt) -> bool:
-    """Whether PyTorch's CPU samplers cover ``np_dt`` (its four float dtypes)."""
+    """Whether PyTorch's CPU samplers cover ``np_dt`` (its four float dtypes). (Every
+    Generator draws with a ``TorchRNG``; the samplers' other branches serve the meta device's
+    stand-in, ``_meta.META_RNG``, and dtypes PyTorch's kernels do not mirror here.)"""
     return np_dt in _TORCH_FLOATS
 
 
@@ -391,13 +393,20 @@ def _integers(g, shape, dt: _dtype.dtype, low, high) -> np.ndarray:
 def _check_float_range(dt: _dtype.dtype, low, high) -> None:
     """PyTorch's ``check_from_to_in_range``: ``from`` and ``to - 1`` within the dtype's finite
     range (float16's is only +-65504)."""
-    known = _C_FLOATS.get(str(dt.np))
+    _check_finite_in(dt.np, (("from", low), ("to - 1", high - 1)))
+
+
+def _check_finite_in(np_dtype, named) -> bool:
+    """Each ``(name, value)`` of ``named`` within the float dtype's finite range (NaN is out),
+    in PyTorch's words; False for a dtype PyTorch checks elsewhere (complex, float8)."""
+    known = _C_FLOATS.get(str(np_dtype))
     if known is None:
-        return
+        return False
     cname, top = known
-    for what, v in (("from", low), ("to - 1", high - 1)):
-        if not -top <= v <= top:
-            raise RuntimeError(f"{what} is out of bounds for {cname}")
+    for name, value in named:
+        if not -top <= float(value) <= top:
+            raise RuntimeError(f"{name} is out of bounds for {cname}")
+    return True
 
 
 def _warn_float_bounds(low, high, lo_bound, hi_bound, name) -> None:
@@ -596,8 +605,7 @@ def bernoulli(input, p=None, *, generator=None, out=None) -> Tensor:
         _check_probs(probs)
         if isinstance(g, TorchRNG):  # PyTorch's tensor-p kernel: float32 draws unless float64
             host = input._host()
-            hits = _in_memory_order(host.shape, None, lambda n: g.torch_bernoulli(
-                n, np.ascontiguousarray(host).reshape(-1)))
+            hits = g.torch_bernoulli(host.size, host.reshape(-1)).reshape(host.shape)
             res = place(hits.astype(probs.dtype), dev)
         else:
             u = place(g.random(probs.shape), dev)._data  # compared on the device
@@ -788,15 +796,9 @@ _C_FLOATS = {"float32": ("float", 3.4028234663852886e38),
 def _check_uniform_bounds(np_dtype, from_, to) -> None:
     """PyTorch's ``check_uniform_bounds``: both ends finite in the dtype (NaN is out of
     bounds), and ``to - from`` no larger than its largest value."""
-    known = _C_FLOATS.get(str(np_dtype))
-    if known is None:  # complex, float8: PyTorch's kernels check them elsewhere
+    if not _check_finite_in(np_dtype, (("from", from_), ("to", to))):
         return
-    cname, top = known
-    for value, name in ((from_, "from"), (to, "to")):
-        v = float(value)
-        if not -top <= v <= top:
-            raise RuntimeError(f"{name} is out of bounds for {cname}")
-    if float(to) - float(from_) > top:
+    if float(to) - float(from_) > _C_FLOATS[str(np_dtype)][1]:
         raise RuntimeError(f"uniform_ expects to-from <= std::numeric_limits<"
                            f"{_dtype.scalar_type_name(np_dtype)}>::max(), but found to={to:g} "
                            f"and from={from_:g} which result in to-from to exceed the limit")

@@ -313,13 +313,6 @@ def _digits(np_dt) -> int:
     return int(np_finfo(np_dt).nmant) + 1
 
 
-def _fma(a, b, c, acc):
-    """``a * b + c`` as one fused multiply-add in ``acc``, as the kernels' compiler fuses it."""
-    if acc is np.float64:
-        return _fma64(a, b, c)
-    return _fused(a, b, c)
-
-
 def _fma64(a, b, c):
     """float64 ``fma(a, b, c)``: the product split exactly (Dekker) and the sum carried in
     two words, rounded once at the end (exact but for ties below a float64 ulp's half)."""
