@@ -211,8 +211,6 @@ def _in_float32(a, dt, xp):
     return xp.asarray(a, dtype=dt).astype(np.float32)
 
 
-_SHARED_WRITE = SHARED_WRITE
-
 #: PyTorch's deprecation warnings for the writes it still makes into expand's views
 _EXPANDED_WRITE = ("Use of {} on expanded tensors is deprecated. Please clone() the tensor "
                    "before performing this operation. This also applies to advanced indexing "
@@ -234,15 +232,15 @@ def _target(self: Tensor, spec, values, name: str):
     arr = self._data
     alias = shared_alias(arr)
     if alias is None:
-        raise RuntimeError(_SHARED_WRITE)
+        raise RuntimeError(SHARED_WRITE)
     if name == "__setitem__" and spec.__class__ is BasicIndex:
         if shares_elements(spec.get(arr)):
-            raise RuntimeError(_SHARED_WRITE)  # PyTorch's fill_/copy_ into the region
+            raise RuntimeError(SHARED_WRITE)  # PyTorch's fill_/copy_ into the region
         return alias
     if name == "__setitem__":
         name = "index_put_"
     if name not in _EXPANDED_WARNED:
-        raise RuntimeError(_SHARED_WRITE)
+        raise RuntimeError(SHARED_WRITE)
     _warn_expanded(name)
     if name == "index_put_" and _fills_one_mask(spec, values):
         _warn_expanded("masked_fill_")  # PyTorch's index_put_ runs it as masked_fill_
@@ -252,7 +250,7 @@ def _target(self: Tensor, spec, values, name: str):
 def _write(spec, arr, v, accumulate, xp):
     """``arr[spec] = v`` (or ``+= v`` with repeated indices summing), PyTorch's errors."""
     if arr.__class__ is not np.ndarray and not writable(arr):  # NumPy checks its own
-        raise RuntimeError(_SHARED_WRITE)
+        raise RuntimeError(SHARED_WRITE)
     try:
         if accumulate:
             if hasattr(v, "shape"):
@@ -270,7 +268,7 @@ def _write(spec, arr, v, accumulate, xp):
     except ValueError as exc:
         msg = str(exc)
         if "read-only" in msg:
-            raise RuntimeError(_SHARED_WRITE) from None
+            raise RuntimeError(SHARED_WRITE) from None
         if "broadcast" in msg or "boolean array indexing assignment" in msg:
             region = spec.get(arr).shape
             if spec.__class__ is BasicIndex:  # PyTorch copies into the view: expand's error
@@ -370,7 +368,7 @@ def _write_into(self: Tensor, spec, values, v, accumulate, xp, name: str) -> Non
     try:
         _write(spec, self._data, v, accumulate, xp)
     except RuntimeError as exc:
-        if exc.args[0] is not _SHARED_WRITE:
+        if exc.args[0] is not SHARED_WRITE:
             raise
         _write(spec, _target(self, spec, values, name), v, accumulate, xp)
 
