@@ -77,7 +77,7 @@ _OVERLAP_CHECKED = frozenset(
     "nextafter_ lerp_ addcmul_ addcdiv_ bitwise_and_ bitwise_or_ bitwise_xor_ "
     "bitwise_left_shift_ bitwise_right_shift_ logical_and_ logical_or_ logical_xor_ eq_ ne_ "
     "lt_ le_ gt_ ge_ less_ less_equal_ greater_ greater_equal_ not_equal_ clamp_ clip_ "
-    "clamp_min_ clamp_max_ gcd_ lcm_ heaviside_ igamma_ igammac_ masked_fill_".split())
+    "clamp_min_ clamp_max_ gcd_ lcm_ heaviside_ igamma_ igammac_".split())
 
 
 def _dense(a) -> bool:
