@@ -146,6 +146,76 @@ def test_bad_states_are_refused_with_pytorchs_messages():
         g.set_state(ember.zeros(STATE_BYTES, dtype=ember.uint8))
 
 
+@pytest.mark.parametrize("n", [1, 7, 623, 624, 625, 1249, 5000])
+def test_engine_kernels_draw_random_raws_words(monkeypatch, n):
+    """kernels.c advances NumPy's MT19937 state in place (seeding, words, 64-bit words, the
+    fused uniforms and integer ranges): the same numbers and the same final state as the
+    ``random_raw`` formulations, across block regenerations."""
+    def draws():
+        g = TorchRNG(2**40 + 11)
+        g.words(3)  # start mid-block
+        out = [g.words(n), g.words64(n), g.unit(n, np.float32), g.unit(n, np.float64),
+               g.torch_uniform(n, np.float32, -2.5, 0.75), g.torch_uniform(n, np.float64, -3, 9),
+               g.torch_uniform(n, np.dtype(np.float16), -1, 1)]
+        out += [g.torch_random_from_to(n, low, high) for low, high in (
+            (0, 1), (0, 10), (-5, 12345), (3, (1 << 28) - 1), (0, 1 << 28), (-7, 1 << 40),
+            (-(1 << 63), (1 << 63) - 1))]
+        return out, g.get_state_bytes()
+
+    if _native.kernel("ember_mt_words") is None:
+        pytest.skip("no native kernels: " + _native.status())
+    native, state = draws()
+    monkeypatch.setattr(_native, "kernel", lambda name: None)
+    fallback, fallback_state = draws()
+    assert state == fallback_state
+    for a, b in zip(native, fallback):
+        assert a.dtype == b.dtype
+        np.testing.assert_array_equal(a, b)
+
+
+def test_avx2_box_muller_is_the_scalar_kernel_bit_for_bit():
+    """The vectorised normal_fill_16_AVX2 (where the CPU has AVX2 and FMA) gives the lane-wise
+    kernel's bits, on random uniforms and on the ends of [0, 1)."""
+    if _native.kernel("ember_torch_box_muller_f32") is None:
+        pytest.skip("no native kernels: " + _native.status())
+    rng = np.random.default_rng(0)
+    u = (rng.integers(0, 1 << 24, 16 * 4096) * 2.0 ** -24).astype(np.float32)
+    u[:64] = np.float32(0)
+    u[64:128] = np.float32(1 - 2.0 ** -24)
+    u[128:192] = np.float32(2.0 ** -24)
+    u[192:256] = np.float32(0.125)
+    for mean, std in ((0.0, 1.0), (-1.5, 0.02), (3.0, 7.0)):
+        a, b = u.copy(), u.copy()
+        _native.kernel("ember_torch_box_muller_f32")(_native.address(a), u.size // 16,
+                                                     mean, std)
+        _native.kernel("ember_torch_box_muller_f32_scalar")(_native.address(b), u.size // 16,
+                                                            mean, std)
+        np.testing.assert_array_equal(a.view(np.uint32), b.view(np.uint32))
+
+
+def test_concurrent_draws_take_whole_chunks_of_the_stream():
+    """Threads sharing a generator draw under its lock: each call gets a consecutive run of
+    the stream, and no word is lost or repeated (the kernels release the GIL)."""
+    import threading
+
+    g, ref = TorchRNG(9), TorchRNG(9)
+    chunks, lock = [], threading.Lock()
+
+    def work():
+        for _ in range(40):
+            w = g.words(2000)
+            with lock:
+                chunks.append(tuple(w.tolist()))
+
+    threads = [threading.Thread(target=work) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    expected = {tuple(ref.words(2000).tolist()) for _ in range(120)}
+    assert set(chunks) == expected
+
+
 @pytest.mark.parametrize("n", [1, 5, 16, 33, 1000])
 def test_native_kernels_and_numpy_fallbacks_agree(monkeypatch, n):
     """Where the C kernels cannot be built, NumPy formulations draw the same numbers (the

@@ -399,7 +399,7 @@ def _check_float_range(dt: _dtype.dtype, low, high) -> None:
 def _check_finite_in(np_dtype, named) -> bool:
     """Each ``(name, value)`` of ``named`` within the float dtype's finite range (NaN is out),
     in PyTorch's words; False for a dtype PyTorch checks elsewhere (complex, float8)."""
-    known = _C_FLOATS.get(str(np_dtype))
+    known = _C_FLOATS.get(np_dtype)
     if known is None:
         return False
     cname, top = known
@@ -786,11 +786,11 @@ def _draw_uniform(t, g, from_=0.0, to=1.0, **kwargs):
 
 
 #: PyTorch's C++ names of the float types in check_uniform_bounds' messages, and their
-#: largest finite values
-_C_FLOATS = {"float32": ("float", 3.4028234663852886e38),
-             "float64": ("double", 1.7976931348623157e308),
-             "float16": ("c10::Half", 65504.0),
-             "bfloat16": ("c10::BFloat16", 3.3895313892515355e38)}
+#: largest finite values (keyed by NumPy dtype: ``str(dtype)`` costs ~5 us)
+_C_FLOATS = {np.dtype(np.float32): ("float", 3.4028234663852886e38),
+             np.dtype(np.float64): ("double", 1.7976931348623157e308),
+             np.dtype(np.float16): ("c10::Half", 65504.0),
+             _dtype.bfloat16.np: ("c10::BFloat16", 3.3895313892515355e38)}
 
 
 def _check_uniform_bounds(np_dtype, from_, to) -> None:
@@ -798,7 +798,7 @@ def _check_uniform_bounds(np_dtype, from_, to) -> None:
     bounds), and ``to - from`` no larger than its largest value."""
     if not _check_finite_in(np_dtype, (("from", from_), ("to", to))):
         return
-    if float(to) - float(from_) > _C_FLOATS[str(np_dtype)][1]:
+    if float(to) - float(from_) > _C_FLOATS[np_dtype][1]:
         raise RuntimeError(f"uniform_ expects to-from <= std::numeric_limits<"
                            f"{_dtype.scalar_type_name(np_dtype)}>::max(), but found to={to:g} "
                            f"and from={from_:g} which result in to-from to exceed the limit")

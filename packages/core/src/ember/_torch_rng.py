@@ -25,6 +25,13 @@ number (dropout) through MKL's generator on Intel processors, and elsewhere as h
 AVX2 kernels are the ones mirrored (an AVX-512 build dispatches ``normal_`` to them too).
 Every formula was checked against PyTorch 2.13 on this project's machines
 (``tests/core/test_torch_rng_streams.py``).
+
+Speed: the engine runs in ``ember/_native/kernels.c`` where that builds. Its kernels advance
+the NumPy ``MT19937``'s own state in place (seeding, words, and the uniforms, integer ranges
+and Box-Muller blocks made from them in the same pass, AVX2 where the CPU has it), under the
+bit generator's lock; ``random_raw`` and NumPy formulations of the same arithmetic stand in
+without them (same numbers, the same state after). 1M float32 normals take ~0.9 ms, a
+quarter of PyTorch's time (benchmarks/RESULTS.md).
 """
 
 from __future__ import annotations
@@ -32,6 +39,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
+
+from . import _native
 
 __all__ = ["TorchRNG", "STATE_BYTES"]
 
@@ -60,20 +69,43 @@ class TorchRNG(np.random.Generator):
 
     def manual_seed(self, seed: int) -> None:
         """Seed as ``at::mt19937(seed)``: ``init_genrand`` with the low 32 bits."""
-        key = np.random.RandomState(seed & 0xFFFFFFFF).get_state()[1]
-        self.bit_generator.state = {"bit_generator": "MT19937",
-                                    "state": {"key": key, "pos": _N}}
+        s = seed & 0xFFFFFFFF
+        # (natively only once the kernels are loaded: seeding at import must not build them)
+        lib = _engine() if _native._state["lib"] is not None else None
+        if lib is not None:
+            bg = self.bit_generator
+            with bg.lock:
+                lib.ember_mt_seed(bg.ctypes.state_address, s)
+        else:
+            key = np.random.RandomState(s).get_state()[1]
+            self.bit_generator.state = {"bit_generator": "MT19937",
+                                        "state": {"key": key, "pos": _N}}
         self.seed = seed
-        self._key0 = int(key[1])  # tells a fresh seeding from 624 draws (both at pos 624)
+        # key[1]: tells a fresh seeding from 624 draws (both at pos 624)
+        self._key0 = (1812433253 * (s ^ (s >> 30)) + 1) & 0xFFFFFFFF
         self.next_double = None   # Box-Muller's second sample, kept for the next draw
         self.next_float = None
 
+    def _draw(self, kernel, out: np.ndarray, *args) -> np.ndarray:
+        """``out`` filled by ``kernels.c``'s ``kernel(state, out, len(out), *args)`` under the
+        bit generator's lock (the call releases the GIL)."""
+        bg = self.bit_generator
+        with bg.lock:
+            kernel(bg.ctypes.state_address, _native.address(out), out.size, *args)
+        return out
+
     def words(self, n: int) -> np.ndarray:
         """``n`` engine words (``CPUGeneratorImpl::random``) as uint64."""
+        lib = _engine()
+        if n and lib is not None:
+            return self._draw(lib.ember_mt_words, np.empty(n, np.uint64))
         return self.bit_generator.random_raw(n)
 
     def words64(self, n: int) -> np.ndarray:
         """``n`` 64-bit draws (``random64``: the first word is the high half)."""
+        lib = _engine()
+        if n and lib is not None:
+            return self._draw(lib.ember_mt_words64, np.empty(n, np.uint64))
         r = self.bit_generator.random_raw(2 * n)
         return (r[0::2] << np.uint64(32)) | r[1::2]
 
@@ -122,6 +154,11 @@ class TorchRNG(np.random.Generator):
         """``uniform_real_distribution(0, 1)`` in ``np_dt``'s digits: float64 from 53 bits of
         a 64-bit draw, every other dtype from the low ``digits`` bits of one word (as float32,
         the accumulate type: exact)."""
+        lib = _engine()
+        if n and lib is not None:
+            if np_dt == np.float64:
+                return self._draw(lib.ember_torch_uniform_f64, np.empty(n), 0.0, 1.0, 0)
+            return self._draw(lib.ember_torch_uniform_f32, np.empty(n, _F32), 0.0, 1.0, 0)
         if np_dt == np.float64:
             return (self.words64(n) & _M53).astype(np.float64) * 2.0 ** -53
         return (self.words(n) & _M24).astype(_F32) * _F32(2.0 ** -24)
@@ -129,10 +166,19 @@ class TorchRNG(np.random.Generator):
     def torch_uniform(self, n: int, np_dt, low: float = 0.0, high: float = 1.0) -> np.ndarray:
         """``uniform_(low, high)``'s ``n`` values in order: ``x * (to - from) + from`` with
         ``from``/``to`` in the dtype and the arithmetic in its accumulate type."""
-        x = self.unit(n, np_dt)
+        affine = not (low == 0.0 and high == 1.0)
+        lib = _engine() if affine and n else None
+        if lib is not None and math.isfinite(high - low):
+            if np_dt == np.float64:
+                return self._draw(lib.ember_torch_uniform_f64, np.empty(n), low, high - low, 1)
+            x = self._draw(lib.ember_torch_uniform_f32, np.empty(n, _F32), _F32(low),
+                           _F32(high) - _F32(low), 1)
+            affine = False
+        else:
+            x = self.unit(n, np_dt)
         if np_dt == np.float64:
-            return x if low == 0.0 and high == 1.0 else _fma64(x, high - low, low)
-        if not (low == 0.0 and high == 1.0):
+            return _fma64(x, high - low, low) if affine else x
+        if affine:
             x = _fused(x, _F32(high) - _F32(low), _F32(low))
         if np_dt == np.float32:
             return x
@@ -166,8 +212,6 @@ class TorchRNG(np.random.Generator):
             start = 1
         pairs = (n - start + 1) // 2
         if pairs:
-            from . import _native
-
             u = self.unit(2 * pairs, np.float64)
             both = np.empty(2 * pairs)
             kernel = _native.kernel("ember_torch_normal_pairs_f64") if pairs > 4 else None
@@ -201,8 +245,6 @@ class TorchRNG(np.random.Generator):
                             _box_muller_avx2)
 
     def _blocks(self, n, np_dt, mean, std, native, numpy_fn) -> np.ndarray:
-        from . import _native
-
         kernel = _native.kernel(native)
         d = self.unit(n, np_dt)
         whole = n // 16 * 16
@@ -224,6 +266,10 @@ class TorchRNG(np.random.Generator):
         """``random_(from, to)``: a word (two, from a range of 2^28 up) modulo the range, plus
         ``from``, as int64."""
         span = high - low
+        lib = _engine() if n and 0 < span < 1 << 64 else None
+        if lib is not None:
+            return self._draw(lib.ember_torch_random_from_to, np.empty(n, np.int64), span,
+                              low % (1 << 64), int(span >= 1 << 28))
         draws = self.words64(n) if span >= 1 << 28 else self.words(n)
         return ((draws % np.uint64(span)).astype(np.int64) + np.int64(low)) if span < 1 << 63 \
             else (draws % np.uint64(span) + np.uint64(low % (1 << 64))).view(np.int64)
@@ -247,8 +293,6 @@ class TorchRNG(np.random.Generator):
 
     def torch_randperm(self, n: int) -> np.ndarray:
         """``randperm(n)``: Fisher-Yates, swapping element ``i`` with one of ``i..n-1``."""
-        from . import _native
-
         if n < 2:
             return np.arange(n, dtype=np.int64)
         draws = self.words(n - 1) if n < 0xFFFFFFFF // 20 else self.words64(n - 1)
@@ -293,11 +337,35 @@ class TorchRNG(np.random.Generator):
                           lambda z: np.exp(_fma64(z, std, mean)))
 
 
+_ENGINE: dict = {}
+
+
+def _engine():
+    """``kernels.c``'s library where its engine kernels can draw, else None: the library
+    loads, and (checked once per process) they advance a NumPy ``MT19937``'s state as
+    ``random_raw`` does, words, state and position alike, across a regeneration. NumPy's state
+    layout is not public API: where it changes, this gives None and every draw goes through
+    ``random_raw``."""
+    lib = _native.library()
+    if lib is None or _native.kernel("ember_mt_words") is None:  # (tests stub ``kernel``)
+        return None
+    ok = _ENGINE.get("ok")
+    if ok is None:
+        ref = np.random.MT19937(12345)
+        twin = np.random.MT19937(0)
+        twin.state = ref.state
+        want = ref.random_raw(1500)
+        got = np.zeros(1500, np.uint64)
+        lib.ember_mt_words(twin.ctypes.state_address, _native.address(got), 1500)
+        a, b = ref.state["state"], twin.state["state"]
+        ok = _ENGINE["ok"] = bool(np.array_equal(want, got) and a["pos"] == b["pos"]
+                                  and np.array_equal(a["key"], b["key"]))
+    return lib if ok else None
+
+
 def _transform(u, kind: int, a: float, b: float, numpy_fn) -> np.ndarray:
     """``ember_torch_transform_f64`` (the C library's functions, PyTorch's to the bit), else
     ``numpy_fn`` (NumPy's can differ in the last bit)."""
-    from . import _native
-
     kernel = _native.kernel("ember_torch_transform_f64")
     if kernel is None or not u.size:
         return numpy_fn(u)

@@ -471,8 +471,10 @@ static inline void torch_sincos256(float x, float *s, float *c) {
     *c = sign_cos ? -cv : cv;
 }
 
-/* Rows of 16 float32 uniforms in [0, 1) into normals, in place (normal_fill_AVX2's blocks). */
-void ember_torch_box_muller_f32(float *d, idx blocks, float mean, float std) {
+/* Rows of 16 float32 uniforms in [0, 1) into normals, in place (normal_fill_AVX2's blocks),
+ * one lane at a time: the reference for the AVX2 version below and the kernel where the CPU
+ * has no AVX2/FMA. */
+void ember_torch_box_muller_f32_scalar(float *d, idx blocks, float mean, float std) {
     for (idx b = 0; b < blocks; b++, d += 16) {
         #pragma omp simd
         for (int j = 0; j < 8; j++) {
@@ -482,6 +484,227 @@ void ember_torch_box_muller_f32(float *d, idx blocks, float mean, float std) {
             d[j] = fmaf(radius * c, std, mean);
             d[j + 8] = fmaf(radius * s, std, mean);
         }
+    }
+}
+
+#if defined(__AVX2__) && defined(__FMA__)
+#include <immintrin.h>
+
+/* log256_ps of avx_mathfun.h with the fusions of torch_log256 above (its lane-wise twin). */
+static inline __m256 torch_log256_v(__m256 x) {
+    const __m256 one = _mm256_set1_ps(1.0f);
+    __m256 invalid = _mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_LE_OS);
+    x = _mm256_max_ps(x, _mm256_castsi256_ps(_mm256_set1_epi32(0x00800000)));
+    __m256i bits = _mm256_castps_si256(x);
+    __m256 e = _mm256_add_ps(_mm256_cvtepi32_ps(
+        _mm256_sub_epi32(_mm256_srli_epi32(bits, 23), _mm256_set1_epi32(0x7f))), one);
+    x = _mm256_castsi256_ps(_mm256_or_si256(
+        _mm256_and_si256(bits, _mm256_set1_epi32(~0x7f800000)),
+        _mm256_castps_si256(_mm256_set1_ps(0.5f))));
+    __m256 small = _mm256_cmp_ps(x, _mm256_set1_ps(0.707106781186547524f), _CMP_LT_OS);
+    __m256 tmp = _mm256_and_ps(x, small);
+    x = _mm256_add_ps(_mm256_sub_ps(x, one), tmp);
+    e = _mm256_sub_ps(e, _mm256_and_ps(one, small));
+    __m256 z = _mm256_mul_ps(x, x);
+    __m256 y = _mm256_set1_ps(7.0376836292e-2f);
+    y = _mm256_fmadd_ps(y, x, _mm256_set1_ps(-1.1514610310e-1f));
+    y = _mm256_fmadd_ps(y, x, _mm256_set1_ps(1.1676998740e-1f));
+    y = _mm256_fmadd_ps(y, x, _mm256_set1_ps(-1.2420140846e-1f));
+    y = _mm256_fmadd_ps(y, x, _mm256_set1_ps(1.4249322787e-1f));
+    y = _mm256_fmadd_ps(y, x, _mm256_set1_ps(-1.6668057665e-1f));
+    y = _mm256_fmadd_ps(y, x, _mm256_set1_ps(2.0000714765e-1f));
+    y = _mm256_fmadd_ps(y, x, _mm256_set1_ps(-2.4999993993e-1f));
+    y = _mm256_fmadd_ps(y, x, _mm256_set1_ps(3.3333331174e-1f));
+    y = _mm256_fmadd_ps(_mm256_mul_ps(y, x), z,
+                        _mm256_mul_ps(e, _mm256_set1_ps(-2.12194440e-4f)));
+    y = _mm256_fmadd_ps(z, _mm256_set1_ps(-0.5f), y);
+    x = _mm256_fmadd_ps(e, _mm256_set1_ps(0.693359375f), _mm256_add_ps(x, y));
+    return _mm256_or_ps(x, invalid);
+}
+
+/* sincos256_ps of avx_mathfun.h with torch_sincos256's fusions. */
+static inline void torch_sincos256_v(__m256 x, __m256 *s, __m256 *c) {
+    const __m256 sign = _mm256_castsi256_ps(_mm256_set1_epi32((int)0x80000000u));
+    __m256 sign_sin = _mm256_and_ps(x, sign);
+    x = _mm256_andnot_ps(sign, x);
+    __m256i j = _mm256_cvttps_epi32(_mm256_mul_ps(x, _mm256_set1_ps(1.27323954473516f)));
+    j = _mm256_and_si256(_mm256_add_epi32(j, _mm256_set1_epi32(1)), _mm256_set1_epi32(~1));
+    __m256 y = _mm256_cvtepi32_ps(j);
+    const __m256i four = _mm256_set1_epi32(4);
+    sign_sin = _mm256_xor_ps(sign_sin, _mm256_castsi256_ps(
+        _mm256_slli_epi32(_mm256_and_si256(j, four), 29)));
+    __m256 poly = _mm256_castsi256_ps(_mm256_cmpeq_epi32(
+        _mm256_and_si256(j, _mm256_set1_epi32(2)), _mm256_setzero_si256()));
+    __m256 sign_cos = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_andnot_si256(
+        _mm256_sub_epi32(j, _mm256_set1_epi32(2)), four), 29));
+    x = _mm256_fmadd_ps(y, _mm256_set1_ps(-0.78515625f), x);
+    x = _mm256_fmadd_ps(y, _mm256_set1_ps(-2.4187564849853515625e-4f), x);
+    x = _mm256_fmadd_ps(y, _mm256_set1_ps(-3.77489497744594108e-8f), x);
+    __m256 z = _mm256_mul_ps(x, x);
+    __m256 yc = _mm256_fmadd_ps(_mm256_set1_ps(2.443315711809948e-05f), z,
+                                _mm256_set1_ps(-1.388731625493765e-03f));
+    yc = _mm256_fmadd_ps(yc, z, _mm256_set1_ps(4.166664568298827e-02f));
+    yc = _mm256_add_ps(_mm256_fmadd_ps(_mm256_mul_ps(yc, z), z,
+                                       _mm256_xor_ps(_mm256_mul_ps(z, _mm256_set1_ps(0.5f)),
+                                                     sign)),
+                       _mm256_set1_ps(1.0f));
+    __m256 ys = _mm256_fmadd_ps(_mm256_set1_ps(-1.9515295891e-4f), z,
+                                _mm256_set1_ps(8.3321608736e-3f));
+    ys = _mm256_fmadd_ps(ys, z, _mm256_set1_ps(-1.6666654611e-1f));
+    ys = _mm256_fmadd_ps(_mm256_mul_ps(ys, z), x, x);
+    __m256 sv = _mm256_blendv_ps(yc, ys, poly), cv = _mm256_blendv_ps(ys, yc, poly);
+    *s = _mm256_xor_ps(sv, sign_sin);
+    *c = _mm256_xor_ps(cv, sign_cos);
+}
+
+/* normal_fill_16_AVX2 itself: the block's first 8 uniforms give the radii, its last 8 the
+ * angles; the same results as the scalar kernel, bit for bit (tests/core/test_torch_rng_streams
+ * compares the two). */
+void ember_torch_box_muller_f32(float *d, idx blocks, float mean, float std) {
+    const __m256 vmean = _mm256_set1_ps(mean), vstd = _mm256_set1_ps(std);
+    for (idx b = 0; b < blocks; b++, d += 16) {
+        __m256 u1 = _mm256_sub_ps(_mm256_set1_ps(1.0f), _mm256_loadu_ps(d));
+        __m256 u2 = _mm256_loadu_ps(d + 8);
+        __m256 radius = _mm256_sqrt_ps(_mm256_mul_ps(_mm256_set1_ps(-2.0f),
+                                                     torch_log256_v(u1)));
+        __m256 s, c;
+        torch_sincos256_v(_mm256_mul_ps(_mm256_set1_ps(6.28318530717958647692f), u2), &s, &c);
+        _mm256_storeu_ps(d, _mm256_fmadd_ps(_mm256_mul_ps(radius, c), vstd, vmean));
+        _mm256_storeu_ps(d + 8, _mm256_fmadd_ps(_mm256_mul_ps(radius, s), vstd, vmean));
+    }
+}
+#else
+void ember_torch_box_muller_f32(float *d, idx blocks, float mean, float std) {
+    ember_torch_box_muller_f32_scalar(d, blocks, mean, std);
+}
+#endif
+
+/* -- PyTorch's engine over NumPy's MT19937 state --------------------------------------------
+ * TorchRNG is a NumPy Generator over numpy.random.MT19937, whose state is NumPy's
+ * mt19937_state (numpy/random/src/mt19937/mt19937.h: 624 words, then the position). Drawing
+ * through BitGenerator.random_raw costs a function-pointer call per word and a uint64 per
+ * word; these kernels advance that same state in place (the reference's mt19937_gen and
+ * tempering) and turn the words into samples in the same pass. ember/_torch_rng.py checks
+ * once per process that they give random_raw's words from the same state before it uses them,
+ * and holds the bit generator's lock around each call. */
+typedef struct { uint32_t key[624]; int pos; } np_mt19937;
+
+static void mt_regen(np_mt19937 *st) {
+    uint32_t *k = st->key;
+    int i;
+    for (i = 0; i < 624 - 397; i++) {
+        uint32_t y = (k[i] & 0x80000000u) | (k[i + 1] & 0x7fffffffu);
+        k[i] = k[i + 397] ^ (y >> 1) ^ (-(y & 1u) & 0x9908b0dfu);
+    }
+    for (; i < 623; i++) {
+        uint32_t y = (k[i] & 0x80000000u) | (k[i + 1] & 0x7fffffffu);
+        k[i] = k[i + 397 - 624] ^ (y >> 1) ^ (-(y & 1u) & 0x9908b0dfu);
+    }
+    uint32_t y = (k[623] & 0x80000000u) | (k[0] & 0x7fffffffu);
+    k[623] = k[396] ^ (y >> 1) ^ (-(y & 1u) & 0x9908b0dfu);
+    st->pos = 0;
+}
+
+/* at::mt19937(seed)'s init_genrand (the reference's seeding, as RandomState's), the next
+ * draw regenerating the block. */
+void ember_mt_seed(void *state, uint32_t seed) {
+    np_mt19937 *st = (np_mt19937 *)state;
+    st->key[0] = seed;
+    for (int i = 1; i < 624; i++)
+        st->key[i] = 1812433253u * (st->key[i - 1] ^ (st->key[i - 1] >> 30)) + (uint32_t)i;
+    st->pos = 624;
+}
+
+/* Up to n tempered words into w (at most 624: one block's remainder); returns how many. */
+static inline idx mt_take(np_mt19937 *st, uint32_t *w, idx n) {
+    if (st->pos >= 624) mt_regen(st);
+    idx m = 624 - st->pos;
+    if (m > n) m = n;
+    const uint32_t *k = st->key + st->pos;
+    for (idx i = 0; i < m; i++) {
+        uint32_t y = k[i];
+        y ^= y >> 11;
+        y ^= (y << 7) & 0x9d2c5680u;
+        y ^= (y << 15) & 0xefc60000u;
+        w[i] = y ^ (y >> 18);
+    }
+    st->pos += (int)m;
+    return m;
+}
+
+/* n words (CPUGeneratorImpl::random) as uint64. */
+void ember_mt_words(void *state, uint64_t *out, idx n) {
+    uint32_t w[624];
+    for (idx done = 0; done < n;) {
+        idx m = mt_take((np_mt19937 *)state, w, n - done);
+        for (idx i = 0; i < m; i++) out[done + i] = w[i];
+        done += m;
+    }
+}
+
+/* n 64-bit draws (random64: two words, the first the high half). */
+void ember_mt_words64(void *state, uint64_t *out, idx n) {
+    uint32_t w[624];
+    uint64_t hi = 0;
+    int have_hi = 0;
+    idx done = 0;
+    while (done < n) {
+        idx m = mt_take((np_mt19937 *)state, w, 2 * (n - done) - have_hi);
+        for (idx i = 0; i < m; i++) {
+            if (have_hi) { out[done++] = hi << 32 | w[i]; have_hi = 0; }
+            else { hi = w[i]; have_hi = 1; }
+        }
+    }
+}
+
+/* uniform_real_distribution<float>: the low 24 bits of a word over 2^24, then (affine)
+ * x * range + from fused, as PyTorch's build computes it. */
+void ember_torch_uniform_f32(void *state, float *out, idx n, float from, float range,
+                             int affine) {
+    uint32_t w[624];
+    for (idx done = 0; done < n;) {
+        idx m = mt_take((np_mt19937 *)state, w, n - done);
+        float *o = out + done;
+        if (affine) {
+            for (idx i = 0; i < m; i++)
+                o[i] = fmaf((float)(w[i] & 0xffffffu) * 5.9604644775390625e-8f, range, from);
+        } else {
+            for (idx i = 0; i < m; i++) o[i] = (float)(w[i] & 0xffffffu) * 5.9604644775390625e-8f;
+        }
+        done += m;
+    }
+}
+
+/* uniform_real_distribution<double>: the low 53 bits of a 64-bit draw over 2^53, then
+ * (affine) fma(x, range, from). */
+void ember_torch_uniform_f64(void *state, double *out, idx n, double from, double range,
+                             int affine) {
+    ember_mt_words64(state, (uint64_t *)out, n);
+    uint64_t *u = (uint64_t *)out;
+    for (idx i = 0; i < n; i++) {
+        double x = (double)(u[i] & 0x1fffffffffffffull) * 1.1102230246251565e-16;
+        out[i] = affine ? fma(x, range, from) : x;
+    }
+}
+
+/* random_(from, to) and randint: a word (wide: a 64-bit draw) modulo span, plus low. */
+void ember_torch_random_from_to(void *state, int64_t *out, idx n, uint64_t span, uint64_t low,
+                                int wide) {
+    uint64_t *u = (uint64_t *)out;
+    if (wide) {
+        ember_mt_words64(state, u, n);
+        for (idx i = 0; i < n; i++) u[i] = u[i] % span + low;
+        return;
+    }
+    /* below 2^28: w % span of a 32-bit w by Lemire's multiply (exact for 32-bit operands;
+     * a hardware division costs ~10x more) */
+    uint32_t w[624];
+    uint64_t magic = UINT64_MAX / span + 1;
+    for (idx done = 0; done < n;) {
+        idx m = mt_take((np_mt19937 *)state, w, n - done);
+        for (idx i = 0; i < m; i++)
+            u[done + i] = (uint64_t)(((unsigned __int128)(magic * w[i]) * span) >> 64) + low;
+        done += m;
     }
 }
 
