@@ -959,6 +959,7 @@ def test_fft_and_special_ops_bound_as_globals_are_traced_and_put_back():
     model, x = SpectralGlobals().eval(), ember.randn(2, 8)
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # no TracerWarning: every op was seen
+        warnings.filterwarnings("ignore", "`torch.jit", DeprecationWarning)
         traced = ember.jit.trace(model, (x,))
     x2 = ember.randn(4, 8)
     with ember.no_grad():

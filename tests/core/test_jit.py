@@ -137,6 +137,7 @@ def test_check_trace_compares_outputs():
         ember.jit.trace(Noisy(), ember.ones(100))
     with warnings.catch_warnings():
         warnings.simplefilter("error")
+        warnings.filterwarnings("ignore", "`torch.jit", DeprecationWarning)
         ember.jit.trace(Noisy(), ember.ones(100), check_trace=False)
 
 
@@ -311,6 +312,7 @@ def test_a_traced_module_inside_another_capture_is_recorded(tmp_path):
     x = ember.randn(3, 4)
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # nothing untraced, nothing baked in
+        warnings.filterwarnings("ignore", "`torch.jit", DeprecationWarning)
         traced = ember.jit.trace(Wrap(), ember.randn(2, 4))
     exported = ember.export.export(Wrap(), (ember.randn(3, 4),))
     for program in (traced, exported.module()):

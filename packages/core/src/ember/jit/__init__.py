@@ -25,8 +25,14 @@ capture it on the inputs of its first call, keeping the ``if`` statements on ten
 
 from __future__ import annotations
 
+import builtins
+import collections.abc
 import contextlib
+import functools
 import os
+import sys
+import types
+import typing
 import warnings
 
 from .._tensor import Tensor
@@ -39,11 +45,26 @@ __all__ = ["trace", "trace_module", "script", "script_method", "save", "load",
            "TracingCheckError", "is_tracing", "is_scripting", "ignore", "unused", "export",
            "annotate", "Final", "Attribute", "freeze", "optimize_for_inference", "fork", "wait",
            "interface", "enable_onednn_fusion", "onednn_fusion_enabled",
-           "set_fusion_strategy", "strict_fusion"]
+           "set_fusion_strategy", "strict_fusion", "script_if_tracing", "isinstance"]
 
 
 class TracingCheckError(RuntimeError):
     """``check_trace`` found the traced function disagreeing with the Python function."""
+
+
+def _deprecated(name: str, instead: str = "switch to `torch.compile` or `torch.export`") -> None:
+    """PyTorch 2.13's ``DeprecationWarning`` for a TorchScript entry point, in its words
+    (``torch.`` names, as a program written for PyTorch expects; attributed to this module,
+    so Python's default filters show it only under test runners, as PyTorch's)."""
+    if sys.version_info >= (3, 14) and instead.startswith("switch"):
+        warnings.warn(f"`torch.jit.{name}` is not supported in Python 3.14+ and may break. "
+                      f"Please {instead}.", DeprecationWarning, stacklevel=2)
+    else:
+        warnings.warn(f"`torch.jit.{name}` is deprecated. Please {instead}.",
+                      DeprecationWarning, stacklevel=2)
+
+
+_COMPILE_INSTEAD = "use `torch.compile` instead"
 
 
 def is_scripting() -> bool:
@@ -152,7 +173,7 @@ class _TracedProgram(ScriptModule):
 
     def cuda(self, device=None):
         return self.to("cuda" if device is None else f"cuda:{int(device)}"
-                       if isinstance(device, int) else device)
+                       if builtins.isinstance(device, int) else device)
 
     def train(self, mode: bool = True):
         self.training = bool(mode)
@@ -175,7 +196,7 @@ class _TracedProgram(ScriptModule):
 
     def save(self, f, _extra_files=None) -> None:
         """``torch.jit.ScriptModule.save``: :func:`ember.jit.save`."""
-        save(self, f, _extra_files)
+        _save(self, f, _extra_files)
 
     def _ember_program(self):
         return self._program
@@ -215,9 +236,16 @@ def trace(func, example_inputs=None, optimize=None, check_trace: bool = True,
     a list or dict output raises (return a tuple). Returns a :class:`ScriptModule`
     (``TopLevelTracedModule``) or a :class:`ScriptFunction`.
     """
+    _deprecated("trace")
+    return _trace(func, example_inputs, check_trace, check_inputs, check_tolerance, strict,
+                  example_kwarg_inputs)
+
+
+def _trace(func, example_inputs, check_trace, check_inputs, check_tolerance, strict,
+           example_kwarg_inputs):
     from ..export._export import _is_module, capture_program
 
-    if isinstance(func, ScriptModule):
+    if builtins.isinstance(func, ScriptModule):
         warnings.warn("The input to trace is already a ScriptModule, tracing it is a no-op. "
                       "Returning the object as is.", stacklevel=2)
         return func
@@ -225,7 +253,7 @@ def trace(func, example_inputs=None, optimize=None, check_trace: bool = True,
         raise RuntimeError("Could not get name of python class object")
     if example_inputs is None and example_kwarg_inputs is None:
         raise RuntimeError("example_kwarg_inputs or example_inputs must be provided to trace")
-    if example_kwarg_inputs is not None and not isinstance(example_kwarg_inputs, dict):
+    if example_kwarg_inputs is not None and not builtins.isinstance(example_kwarg_inputs, dict):
         raise RuntimeError("example_kwarg_inputs should be a dict")
     if example_kwarg_inputs is not None:
         # PyTorch traces on the keyword inputs alone (example_inputs is then ignored)
@@ -236,6 +264,8 @@ def trace(func, example_inputs=None, optimize=None, check_trace: bool = True,
         args = _as_tuple(example_inputs)
         kwargs = {}
     calls = _script.SubmoduleCalls(func) if _is_module(func) else None
+    if calls is not None:
+        _deprecated("trace_method")  # (PyTorch traces a module through trace_module)
     try:
         program = capture_program(func, args, kwargs, None, "jit", check_strict_outputs=strict)
     finally:
@@ -244,7 +274,8 @@ def trace(func, example_inputs=None, optimize=None, check_trace: bool = True,
     name = type(func).__name__ if _is_module(func) else getattr(func, "__name__", "function")
     traced = _script.traced_module(TopLevelTracedModule, program, calls=calls) \
         if calls is not None else ScriptFunction(program, name)
-    if check_trace:
+    if check_trace:  # (PyTorch's check traces again, warning again)
+        _deprecated("trace_method" if calls is not None else "trace")
         _check(func, traced, check_inputs or [(args, kwargs)], check_tolerance)
     return traced
 
@@ -254,16 +285,13 @@ def trace_module(mod, inputs: dict, optimize=None, check_trace: bool = True,
                  _force_outplace: bool = False, _module_class=None, _compilation_unit=None,
                  example_inputs_is_kwarg: bool = False, _store_inputs: bool = True):
     """``torch.jit.trace_module`` for the ``forward`` method (the one Ember traces)."""
-    if not isinstance(inputs, dict) or set(inputs) != {"forward"}:
+    if not builtins.isinstance(inputs, dict) or set(inputs) != {"forward"}:
         raise RuntimeError("ember.jit.trace_module traces the forward method only: pass "
                            "inputs={'forward': example_inputs}")
     example = inputs["forward"]
     if example_inputs_is_kwarg:
-        return trace(mod, None, check_trace=check_trace, check_inputs=check_inputs,
-                     check_tolerance=check_tolerance, strict=strict,
-                     example_kwarg_inputs=example)
-    return trace(mod, example, check_trace=check_trace, check_inputs=check_inputs,
-                 check_tolerance=check_tolerance, strict=strict)
+        return _trace(mod, None, check_trace, check_inputs, check_tolerance, strict, example)
+    return _trace(mod, example, check_trace, check_inputs, check_tolerance, strict, None)
 
 
 def _as_tuple(example_inputs) -> tuple:
@@ -271,9 +299,9 @@ def _as_tuple(example_inputs) -> tuple:
     arguments, any other iterable (a list) its items."""
     if example_inputs is None:
         return ()
-    if isinstance(example_inputs, tuple):
+    if builtins.isinstance(example_inputs, tuple):
         return example_inputs
-    if isinstance(example_inputs, (Tensor, dict)):
+    if builtins.isinstance(example_inputs, (Tensor, dict)):
         return (example_inputs,)
     return tuple(example_inputs)
 
@@ -283,8 +311,8 @@ def _check(func, traced, check_inputs, tolerance: float) -> None:
     import ember
 
     for item in check_inputs:
-        if isinstance(item, tuple) and len(item) == 2 and isinstance(item[1], dict) \
-                and isinstance(item[0], tuple):
+        if builtins.isinstance(item, tuple) and len(item) == 2 \
+                and builtins.isinstance(item[1], dict) and builtins.isinstance(item[0], tuple):
             args, kwargs = item
         else:
             args, kwargs = _as_tuple(item), {}
@@ -292,7 +320,7 @@ def _check(func, traced, check_inputs, tolerance: float) -> None:
             expected = func(*args, **kwargs)
             got = traced(*args, **kwargs)
         for i, (e, g) in enumerate(zip(_flat(expected), _flat(got))):
-            if not isinstance(e, ember.Tensor):
+            if not builtins.isinstance(e, ember.Tensor):
                 continue
             problem = None
             if tuple(e.shape) != tuple(g.shape) or e.dtype != g.dtype:
@@ -309,10 +337,10 @@ def _check(func, traced, check_inputs, tolerance: float) -> None:
 
 
 def _flat(out):
-    if isinstance(out, (list, tuple)):
+    if builtins.isinstance(out, (list, tuple)):
         for x in out:
             yield from _flat(x)
-    elif isinstance(out, dict):
+    elif builtins.isinstance(out, dict):
         for x in out.values():
             yield from _flat(x)
     else:
@@ -354,14 +382,15 @@ def script(obj, optimize=None, _frames_up: int = 0, _rcb=None, example_inputs=No
     A module is scripted with its submodules into subclasses of their own classes that
     share the original parameters and buffers (``original_name``, ``code``, ``graph``,
     ``save``); a class (a TorchScript class), a list or a dict is returned as it is."""
-    if isinstance(obj, ScriptModule):
+    _deprecated("script")
+    if builtins.isinstance(obj, ScriptModule):
         return obj
-    if isinstance(obj, type):
+    if builtins.isinstance(obj, type):
         if hasattr(obj, "forward") and hasattr(obj, "named_parameters"):
             raise RuntimeError(f"Type '{obj}' cannot be compiled since it inherits from "
                                "nn.Module, pass an instance instead")
         return obj
-    if isinstance(obj, (list, dict)):
+    if builtins.isinstance(obj, (list, dict)):
         return obj
     from ..export._export import _is_module
 
@@ -377,7 +406,86 @@ def script(obj, optimize=None, _frames_up: int = 0, _rcb=None, example_inputs=No
 
 def script_method(fn):
     """``@torch.jit.script_method``: the method itself (a scripted module runs its Python)."""
+    _deprecated("script_method")
     return fn
+
+
+def script_if_tracing(fn):
+    """``@torch.jit.script_if_tracing``: ``fn`` itself outside a trace; while tracing, the
+    scripted ``fn`` (which runs its Python, so its ops are recorded as they run)."""
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        if not is_tracing():
+            return fn(*args, **kwargs)
+        return script(wrapper.__original_fn)(*args, **kwargs)
+
+    wrapper.__original_fn = fn
+    wrapper.__script_if_tracing_wrapper = True
+    return wrapper
+
+
+# (typing's spellings are what TorchScript code writes)
+_RAW_CONTAINERS = {dict: "dict", list: "list", tuple: "tuple",
+                   typing.Dict: "Dict", typing.List: "List",  # noqa: UP006
+                   typing.Optional: "Optional", typing.Tuple: "Tuple"}  # noqa: UP006
+
+
+def _check_args_exist(target_type) -> None:
+    name = _RAW_CONTAINERS.get(target_type)
+    if name is None:
+        return
+    if name.endswith("ict"):
+        raise RuntimeError(f"Attempted to use {name} without contained types. Please add "
+                           f"contained type, e.g. {name}[int, int]")
+    raise RuntimeError(f"Attempted to use {name} without a contained type. Please add a "
+                       f"contained type, e.g. {name}[int]")
+
+
+def _check_empty(obj) -> None:
+    if obj == [] or obj == {} or obj == ():
+        warnings.warn("The inner type of a container is lost when calling torch.jit.isinstance "
+                      "in eager mode. For example, List[int] would become list and therefore "
+                      "falsely return True for List[float] or List[str].", stacklevel=3)
+
+
+def _element_is(obj, target_type) -> bool:
+    return _container_is(obj, target_type) if typing.get_origin(target_type) \
+        else builtins.isinstance(obj, target_type)
+
+
+def _container_is(obj, target_type) -> bool:
+    origin = typing.get_origin(target_type)
+    _check_args_exist(target_type)
+    args = typing.get_args(target_type)
+    if origin is list:
+        _check_empty(obj)
+        return builtins.isinstance(obj, list) and all(_element_is(e, args[0]) for e in obj)
+    if origin is dict:
+        _check_empty(obj)
+        return builtins.isinstance(obj, dict) and all(
+            builtins.isinstance(k, args[0]) and _element_is(v, args[1]) for k, v in obj.items())
+    if origin is tuple:
+        _check_empty(obj)
+        return builtins.isinstance(obj, tuple) and len(obj) == len(args) and all(
+            _element_is(e, t) for e, t in zip(obj, args))
+    if origin is typing.Union or origin is types.UnionType:
+        return obj is None or any(_element_is(obj, t) for t in args)
+    return False
+
+
+def isinstance(obj, target_type) -> bool:
+    """``torch.jit.isinstance``: ``obj`` matches a parameterised container type
+    (``List[Tensor]``, ``Dict[str, List[int]]``, ``Tuple[int, str]``, ``Optional[...]``),
+    element by element, or a plain type (TorchScript's type refinement, run eagerly)."""
+    if builtins.isinstance(target_type, collections.abc.Container):
+        if not builtins.isinstance(target_type, tuple):
+            raise RuntimeError("The second argument to `torch.jit.isinstance` must be a type "
+                               "or a tuple of types")
+        return any(isinstance(obj, t) for t in target_type)
+    if typing.get_origin(target_type):
+        return _container_is(obj, target_type)
+    _check_args_exist(target_type)
+    return builtins.isinstance(obj, target_type)
 
 
 # -- save / load ------------------------------------------------------------------------------
@@ -385,12 +493,18 @@ def script_method(fn):
 def save(m, f, _extra_files=None) -> None:
     """Save a traced module to ``f`` (path or binary file object) in Ember's ``.ember``
     format (the same file as ``ember.export.save``; the extension is yours to choose)."""
+    _deprecated("save", "switch to `torch.export`")
+    _save(m, f, _extra_files)
+
+
+def _save(m, f, _extra_files=None) -> None:
+    """``save`` without its deprecation warning (``ScriptModule.save`` gives none)."""
     from ..export import save as export_save
 
-    if not isinstance(m, ScriptModule):
+    if not builtins.isinstance(m, ScriptModule):
         raise TypeError(f"ember.jit.save expects a module from ember.jit.trace or "
                         f"ember.jit.script, got {type(m).__name__}")
-    if isinstance(f, (str, os.PathLike)):
+    if builtins.isinstance(f, (str, os.PathLike)):
         parent = os.path.dirname(os.fspath(f))
         if parent and not os.path.isdir(parent):
             raise RuntimeError(f"Parent directory {parent} does not exist.")
@@ -402,7 +516,8 @@ def load(f, map_location=None, _extra_files=None, _restore_shapes: bool = False)
     ``map_location`` if given (``torch.jit.load``). Runs no code from the file."""
     from ..export import load as export_load
 
-    if isinstance(f, (str, os.PathLike)):
+    _deprecated("load", "switch to `torch.export`")
+    if builtins.isinstance(f, (str, os.PathLike)):
         if not os.path.exists(f):
             raise ValueError(f"The provided filename {f} does not exist")
         if os.path.isdir(f):
@@ -441,7 +556,10 @@ def export(fn):
 
 
 def interface(obj):
-    """``@torch.jit.interface``: a no-op marker."""
+    """``@torch.jit.interface``: a no-op marker on a class."""
+    _deprecated("interface", _COMPILE_INSTEAD)
+    if not builtins.isinstance(obj, type):
+        raise RuntimeError("interface must be applied to a class")
     return obj
 
 
@@ -469,7 +587,8 @@ def Attribute(value, type=None):
 
 def freeze(mod, preserved_attrs=None, optimize_numerics: bool = True):
     """``torch.jit.freeze``: a traced module is already frozen; returns it (in eval mode)."""
-    if not isinstance(mod, ScriptModule):
+    _deprecated("freeze", _COMPILE_INSTEAD)
+    if not builtins.isinstance(mod, ScriptModule):
         raise RuntimeError("Freezing expects a ScriptModule as input. Please use "
                            "ember.jit.script or ember.jit.trace to script your 'nn.Module'.")
     if mod.training:
@@ -480,7 +599,11 @@ def freeze(mod, preserved_attrs=None, optimize_numerics: bool = True):
 
 def optimize_for_inference(mod, other_methods=None):
     """``torch.jit.optimize_for_inference``: returns the frozen module."""
-    return freeze(mod)
+    _deprecated("optimize_for_inference", _COMPILE_INSTEAD)
+    if not builtins.isinstance(mod, ScriptModule):
+        raise RuntimeError("optimize_for_inference expects a ScriptModule as input. Please use "
+                           "ember.jit.script or ember.jit.trace to script your 'nn.Module'.")
+    return freeze(mod) if mod.training is False else freeze(mod.eval())
 
 
 def fork(func, *args, **kwargs):
@@ -489,6 +612,7 @@ def fork(func, *args, **kwargs):
     exception ``func`` raises propagates from ``fork``); ``wait`` returns the result."""
     from ..futures import Future
 
+    _deprecated("fork", _COMPILE_INSTEAD)
     future = Future()
     future.set_result(func(*args, **kwargs))
     return future
@@ -497,6 +621,7 @@ def fork(func, *args, **kwargs):
 def wait(future):
     """``torch.jit.wait``: the value of a :class:`ember.futures.Future` (blocks until it is
     complete)."""
+    _deprecated("wait", _COMPILE_INSTEAD)
     return future.wait()
 
 
@@ -514,6 +639,7 @@ def onednn_fusion_enabled() -> bool:
 def set_fusion_strategy(strategy):
     """``torch.jit.set_fusion_strategy``: Ember does not fuse traced graphs; returns the
     strategy for PyTorch's sake."""
+    _deprecated("set_fusion_strategy", _COMPILE_INSTEAD)
     return strategy
 
 

@@ -712,9 +712,9 @@ def _surface(owner: list) -> dict:
         return _capture_program(self, spec)
 
     def save(self, f, _extra_files=None):
-        from . import save
+        from . import _save
 
-        save(self, f, _extra_files)
+        _save(self, f, _extra_files)
 
     def __copy__(self):
         new = object.__new__(type(self))
