@@ -576,3 +576,30 @@ def test_pytorch_files_with_state_or_without_checksums_load(tmp_path):
     finally:
         torch.serialization.set_crc32_options(True)
     np.testing.assert_array_equal(ember.load(tmp_path / "n.pt")["w"].numpy(), np.arange(6.0))
+
+
+def test_loaded_views_report_their_storage_and_offset_as_pytorchs():
+    """Tensors loaded from one storage report it whole (``untyped_storage()``) and their
+    place in it (``storage_offset()``), as PyTorch's do; they still share its memory."""
+    import io
+
+    base = ember.arange(12.0)
+    buf = io.BytesIO()
+    ember.save({"b": base, "v": base[3:9].view(2, 3), "w": base[::2]}, buf)
+    buf.seek(0)
+    d = ember.load(buf)
+    assert (d["v"].storage_offset(), d["v"].stride()) == (3, (3, 1))
+    assert (d["w"].storage_offset(), d["w"].stride()) == (0, (2,))
+    assert d["b"].storage_offset() == 0
+    assert d["v"].untyped_storage().nbytes() == d["b"].untyped_storage().nbytes() == 48
+    assert d["v"].untyped_storage().data_ptr() == d["b"].untyped_storage().data_ptr()
+    d["b"][4] = 100.0
+    assert d["v"][0, 1].item() == 100.0 and d["w"][2].item() == 100.0
+    buf = io.BytesIO()
+    ember.save(base[3:9].view(2, 3), buf)  # a lone view saves its whole storage, as PyTorch's
+    buf.seek(0)
+    x = ember.load(buf)
+    assert (x.storage_offset(), x.untyped_storage().nbytes()) == (3, 48)
+    assert x.tolist() == [[3.0, 4.0, 5.0], [6.0, 7.0, 8.0]]
+    x.add_(1)  # writes stay inside the view
+    assert x.untyped_storage().nbytes() == 48 and x[0, 0].item() == 4.0

@@ -267,6 +267,16 @@ class Storage:
 
     def __init__(self, array, device, dtype):
         self.array, self.device, self.dtype = array, device, dtype
+        self._untyped = None
+
+    def untyped(self):
+        """The ``UntypedStorage`` its tensors report (``untyped_storage()``,
+        ``storage_offset()``): one for all the tensors that view it."""
+        if self._untyped is None:
+            from .._storage import UntypedStorage
+
+            self._untyped = UntypedStorage._over(self.array, self.device)
+        return self._untyped
 
     def __len__(self) -> int:
         return int(self.array.size)
@@ -324,11 +334,8 @@ def rebuild_tensor(storage, storage_offset, size, stride, requires_grad=False,
     arr = storage.array
     item = arr.itemsize
     strides = tuple(s * item for s in stride)
-    if arr.__class__ is np.ndarray:
-        if 0 in size:
-            data = np.empty(size, arr.dtype)
-        else:
-            data = np.ndarray(size, arr.dtype, buffer=arr, offset=offset * item, strides=strides)
+    if arr.__class__ is np.ndarray:  # (an empty tensor keeps its offset and strides too)
+        data = np.ndarray(size, arr.dtype, buffer=arr, offset=offset * item, strides=strides)
     else:  # another backend's array module (CuPy, a test device's)
         xp = backend_of(storage.device).xp
         if 0 in size:
@@ -336,6 +343,10 @@ def rebuild_tensor(storage, storage_offset, size, stride, requires_grad=False,
         else:
             data = _dtype.as_strided(xp, arr[offset:], size, strides)
     t = _make(data, storage.device)
+    if offset or data.size != numel or (numel and not data.flags.c_contiguous):
+        # a view into a larger storage: its storage is the whole one, as PyTorch's
+        # (storage_offset(), untyped_storage(), and the tensors sharing it)
+        t._extra = {"storage": storage.untyped()}
     if requires_grad and data.dtype in _dtype.INEXACT_NP:
         t.requires_grad = True
     return t
@@ -356,7 +367,9 @@ def rebuild_tensor_v3(storage, storage_offset, size, stride, requires_grad=False
             raise pickle.UnpicklingError(f"a storage of {arr.size} {arr.dtype} elements cannot "
                                          f"hold {dtype} elements")
         backend_of(storage.device).check_dtype(dtype.np)
+        untyped = storage.untyped()
         storage = Storage(arr.view(dtype.np), storage.device, dtype)
+        storage._untyped = untyped
     return rebuild_tensor(storage, storage_offset, size, stride, requires_grad, backward_hooks,
                           metadata)
 
