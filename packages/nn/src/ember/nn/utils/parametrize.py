@@ -161,8 +161,9 @@ class ParametrizationList(ModuleList):
         for i, tensor in enumerate(value):
             original_i = getattr(self, f"original{i}")
             if not isinstance(tensor, Tensor):
-                raise ValueError(f"`right_inverse` must return a sequence of tensors. Got element "
-                                 f"{i} of type {type(tensor).__name__}")
+                raise ValueError("'right_inverse' must return a sequence of tensors or "
+                                 f"reference-type opaques. Got element {i} of type "
+                                 f"{type(tensor).__name__}.")
             if original_i.dtype != tensor.dtype:
                 raise ValueError(f"Tensor {i} returned by `right_inverse` has dtype "
                                  f"{tensor.dtype} while `original{i}` has dtype "

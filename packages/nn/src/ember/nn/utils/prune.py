@@ -31,7 +31,8 @@ class BasePruningMethod(ABC):
     from ``<name>_orig`` and ``<name>_mask`` before each forward.
     """
 
-    _tensor_name: str | None = None
+    # set by ``apply``; like PyTorch, a method that was never applied has no such attribute
+    _tensor_name: str | None
 
     def __call__(self, module, inputs) -> None:
         setattr(module, self._tensor_name, self.apply_mask(module))
@@ -207,9 +208,11 @@ class Identity(BasePruningMethod):
 
 
 class _Unstructured(BasePruningMethod):
-    """Zeroes the ``amount`` entries that ``_scores`` ranks lowest."""
+    """Zeroes the ``amount`` entries that ``_scores`` ranks lowest (highest with
+    ``_prune_largest``)."""
 
     PRUNING_TYPE = "unstructured"
+    _prune_largest = False
 
     def __init__(self, amount) -> None:
         _validate_pruning_amount_init(amount)
@@ -224,13 +227,18 @@ class _Unstructured(BasePruningMethod):
         _validate_pruning_amount(nparams_toprune, tensor_size)
         mask = default_mask.clone()
         if nparams_toprune != 0:
-            topk = ember.topk(self._scores(t).reshape(-1), k=nparams_toprune, largest=False)
+            topk = ember.topk(self._scores(t).reshape(-1), k=nparams_toprune,
+                              largest=self._prune_largest)
             mask.view(-1)[topk.indices] = 0
         return mask
 
 
 class RandomUnstructured(_Unstructured):
     """Prunes ``amount`` entries (a fraction if a float, a count if an int) at random."""
+
+    # PyTorch prunes the entries of the largest uniform draws: the same choice under the
+    # same seed needs the same end of the ranking
+    _prune_largest = True
 
     def _scores(self, t: Tensor) -> Tensor:
         return ember.rand_like(t)

@@ -21,7 +21,11 @@ __all__ = ["WeightNorm", "weight_norm", "remove_weight_norm", "norm_except_dim"]
 def norm_except_dim(v: Tensor, pow: float = 2, dim: int = 0) -> Tensor:
     """The ``pow``-norm of ``v`` over every dimension but ``dim``, kept with size 1 so that it
     broadcasts against ``v`` (``torch.norm_except_dim``). ``dim=-1`` is the norm of the
-    whole tensor, a 0-dim tensor."""
+    whole tensor, a 0-dim tensor.
+
+    As in PyTorch, the slices along ``dim`` are flattened and normed one by one, so a 1-d
+    ``v`` gives each entry's absolute value (a norm over no dimension), not one norm.
+    """
     if dim == -1:
         return ember.linalg.vector_norm(v, pow)
     ndim = max(v.dim(), 1)
@@ -29,8 +33,11 @@ def norm_except_dim(v: Tensor, pow: float = 2, dim: int = 0) -> Tensor:
         raise IndexError(f"Dimension out of range (expected to be in range of [{-ndim}, "
                          f"{ndim - 1}], but got {dim})")
     dim = dim % ndim
-    others = tuple(d for d in range(v.dim()) if d != dim)
-    return ember.linalg.vector_norm(v, pow, dim=others, keepdim=True)
+    moved = v.movedim(dim, 0) if dim else v
+    norms = ember.linalg.vector_norm(moved.reshape(moved.size(0), -1), pow, dim=1)
+    output_size = [1] * v.dim()
+    output_size[dim] = v.size(dim)
+    return norms.reshape(output_size)
 
 
 def _weight_norm(v: Tensor, g: Tensor, dim: int = 0) -> Tensor:
