@@ -205,7 +205,11 @@ class BatchedTensor(Tensor):
     def __bool__(self):
         raise RuntimeError(_DATA_DEPENDENT)
 
-    __int__ = __float__ = __index__ = __complex__ = __bool__
+    # (PyTorch converts to a Python number through .item(): its error)
+    def __int__(self):
+        return self.item()
+
+    __float__ = __index__ = __complex__ = __int__
 
     def tolist(self):
         raise RuntimeError("vmap: It looks like you're calling .tolist() on a Tensor. We "
@@ -495,10 +499,16 @@ def dispatch(lvl: VmapLevel, func, args, kwargs):
     key = _KEYS.get(func)
     if key is None:
         key = _op_key(func)
+    if kwargs and kwargs.get("out") is not None:
+        raise RuntimeError(f"Batching rule not implemented for aten::{key}.out; the fallback "
+                           f"path doesn't work on out= or view ops.")
     if key in _MAYBE_RANDOM and _draws(key, func, args, kwargs):
         if lvl.randomness == "error":
             raise RuntimeError(_RANDOM_ERROR)
         if lvl.randomness == "same":
+            if key in _SAME_UNSUPPORTED and _any_batched(
+                    args[1:] if key == "bernoulli_" else args, kwargs, lvl.level):
+                raise RuntimeError(_SAME_BATCHED_ERROR)
             return _loop(lvl, func, args, kwargs, key, same_random=True)
     info = _REGISTRY.OPS.get(key)  # registry.batch_rule, inlined
     rule = info.batch_rule if info is not None else None
@@ -565,7 +575,7 @@ def _loop(lvl: VmapLevel, func, args, kwargs, key: str, same_random: bool = Fals
     if _is_inplace(key) and args:
         self_arg = args[0]
         if not lvl.batched(self_arg):
-            _inplace_error(lvl, self_arg, args, kwargs)
+            _inplace_error(lvl, self_arg, args, kwargs, key, func)
     states = _generator_states(args, kwargs) if same_random else ()
     results = []
     for b in range(lvl.size):
@@ -580,7 +590,19 @@ def _loop(lvl: VmapLevel, func, args, kwargs, key: str, same_random: bool = Fals
         results.append(func(*_map_tree(args, pick), **_map_tree(kwargs, pick)))
     if _is_inplace(key) and args:
         return args[0]
-    return _wrap_out(_stack_results(results), level)
+    return _wrap_out(_stack_results(results, key), level)
+
+
+def _dynamic_shape_error(key: str):
+    """PyTorch's error for an op whose output shape depends on the values (``nonzero``, a
+    boolean mask): the loop got examples of different shapes, which no batch can hold."""
+    if key in ("index", "getitem", "__getitem__"):
+        raise RuntimeError("vmap: We do not support batching operators that can support "
+                           "dynamic shape. Attempting to batch over indexing with a boolean "
+                           "mask.")
+    raise RuntimeError(f"vmap: We do not support batching operators that can output dynamic "
+                       f"shape. Attempted to vmap over aten::{key}. Please file an issue at "
+                       f"https://github.com/pytorch/pytorch/issues if you need this feature.")
 
 
 def _generator_states(args, kwargs) -> list:
@@ -600,7 +622,46 @@ def _generator_states(args, kwargs) -> list:
     return [(g, g.get_state()) for g in gens]
 
 
-def _inplace_error(lvl, self_arg, args, kwargs):
+#: in-place ops whose PyTorch batching rule names them "inplace arithmetic" in its error
+_INPLACE_ARITHMETIC = frozenset({"sub_", "subtract_", "mul_", "multiply_", "div_", "divide_",
+                                 "true_divide_", "masked_fill_", "copy_", "clamp_min_",
+                                 "clamp_max_"})
+#: the ones PyTorch names as they are; any other in-place op is ``aten::<name>`` (its fallback)
+_INPLACE_NAMED = {"fill_": "fill_", "index_put_": "index_put_", "index_add_": "index_add_",
+                  "bernoulli_": "inplace bernoulli"}
+
+
+def _inplace_error(lvl, self_arg, args, kwargs, key: str = "add_", func=None):
+    """PyTorch's error for an in-place op on a tensor not batched at this level with a batched
+    argument (the result would need the batch dim ``self`` does not have)."""
+    if key == "add_":  # PyTorch's add_ reaches its kernel: the broadcast error
+        _broadcast_error(lvl, self_arg, args, kwargs)
+    if getattr(func, "__name__", None) == "__setitem__":
+        key = "copy_" if _basic_index(args[1]) else "index_put_"
+        if key == "copy_" and lvl.batched(args[2]) and lvl.ldim(args[2]) == 0 \
+                and self_arg[args[1]].dim():
+            key = "fill_"  # a batched 0-dim value into a view with dims: PyTorch fills it
+    if key in _INPLACE_ARITHMETIC:
+        name, where = "inplace arithmetic", "in a vmap"
+    elif key in _INPLACE_NAMED:
+        name, where = _INPLACE_NAMED[key], "in a vmap"
+    else:
+        name, where = f"aten::{key}", f"at level {lvl.level}"
+    raise RuntimeError(f"vmap: {name}(self, *extra_args) is not possible because there exists "
+                       f"a Tensor `other` in extra_args that has more elements than `self`. "
+                       f"This happened due to `other` being vmapped over but `self` not being "
+                       f"vmapped over {where}. Please try to use out-of-place operators "
+                       f"instead of {name}. If said operator is being called inside the "
+                       f"PyTorch framework, please file a bug report instead.")
+
+
+def _basic_index(index) -> bool:
+    """Whether ``x[index] = v`` writes through a view (ints, slices, None, Ellipsis)."""
+    parts = index if type(index) is tuple else (index,)
+    return all(p is None or p is Ellipsis or type(p) in (int, slice, bool) for p in parts)
+
+
+def _broadcast_error(lvl, self_arg, args, kwargs):
     shape = list(self_arg.shape) if isinstance(self_arg, Tensor) else []
     logical = [lvl.value(a) for a in (*args[1:], *kwargs.values()) if lvl.batched(a)]
     bshape = [lvl.size, *shape]
@@ -614,18 +675,22 @@ def _inplace_error(lvl, self_arg, args, kwargs):
                        f"broadcast shape [{', '.join(map(str, bshape))}]")
 
 
-def _stack_results(results):
+def _stack_results(results, key: str = ""):
     import ember
 
     first = results[0]
     if isinstance(first, Tensor):
+        shape = first.shape
+        for r in results:
+            if isinstance(r, Tensor) and r.shape != shape:
+                _dynamic_shape_error(key)
         return ember.stack(results)
     tp = type(first)
     if tp is tuple or tp is list or (isinstance(first, tuple) and hasattr(first, "_fields")):
-        cols = [_stack_results([r[i] for r in results]) for i in range(len(first))]
+        cols = [_stack_results([r[i] for r in results], key) for i in range(len(first))]
         return tp(*cols) if hasattr(first, "_fields") else tp(cols)
     if tp is dict and all(type(r) is dict and r.keys() == first.keys() for r in results):
-        return {k: _stack_results([r[k] for r in results]) for k in first}
+        return {k: _stack_results([r[k] for r in results], key) for k in first}
     if first is None or all(r == first for r in results[1:]):
         return first
     raise RuntimeError(_DATA_DEPENDENT)
@@ -640,7 +705,8 @@ _RANDOM_ERROR = ("vmap: called random operation while in randomness error mode. 
 #: random ops that take no tensor to batch over (``ember.randn(3)`` inside vmap)
 _RANDOM_FACTORIES = frozenset({"rand", "randn", "randint", "randperm", "normal", "poisson",
                                "rand_like", "randn_like", "randint_like", "bernoulli",
-                               "multinomial", "binomial"})
+                               "multinomial", "binomial", "dropout1d", "dropout2d",
+                               "dropout3d"})
 _RANDOM_INPLACE = frozenset({"uniform_", "normal_", "bernoulli_", "random_", "exponential_",
                              "cauchy_", "log_normal_", "geometric_"})
 
@@ -656,7 +722,7 @@ class _LazyRandom:
 
     def __contains__(self, key) -> bool:
         if self.value is None:
-            self.value = _random_ops()
+            self.value = _random_ops() | _RANDOM_INPLACE
         return key in self.value
 
 
@@ -694,13 +760,66 @@ def _is_random_factory(func) -> bool:
     return known
 
 
+#: random ops whose draws depend on their tensors' values: PyTorch has no "same" for them
+_SAME_UNSUPPORTED = frozenset({"bernoulli", "bernoulli_", "poisson", "multinomial", "normal",
+                               "binomial"})
+_SAME_BATCHED_ERROR = ("Vmap does not currently support same randomness with a batched tensor "
+                       "input. Please file an issue with functorch")
+_INPLACE_DIFFERENT_ERROR = ("vmap: Cannot ask for different inplace randomness on an unbatched "
+                            "tensor. This will appear like same randomness. If this is "
+                            "necessary for your usage, please file an issue with functorch.")
+
+
 def _random_factory(lvl: VmapLevel, func, args, kwargs):
-    """A random op with nothing batched: an error, or (``"different"``) one draw per
-    example."""
+    """A random op with nothing batched: an error, or (``"different"``) a draw per example,
+    as PyTorch draws them: one call with the batch size in front of the shape where the op
+    has one (so the numbers, and their order under nested vmaps, are PyTorch's), else one
+    call per example."""
+    key = _KEYS.get(func) or _op_key(func)
+    if not _draws(key, func, args, kwargs):
+        return func(*args, **kwargs)
     if lvl.randomness == "error":
         raise RuntimeError(_RANDOM_ERROR)
+    if key in _RANDOM_INPLACE:
+        raise RuntimeError(_INPLACE_DIFFERENT_ERROR)
+    out = _draw_batched(lvl.size, key, func, args, kwargs)
+    if out is not None:
+        return wrap(out, lvl.level)
     results = [func(*args, **kwargs) for _ in range(lvl.size)]
     return _wrap_out(_stack_results(results), lvl.level)
+
+
+def _draw_batched(n: int, key: str, func, args, kwargs):
+    """``func`` called once for ``n`` examples (the batch dim in front), or None where the
+    call has no size to extend."""
+    if key in ("rand", "randn"):
+        if "size" in kwargs:
+            if args:
+                return None
+            kwargs = dict(kwargs, size=(n, *kwargs["size"]))
+            return func(**kwargs)
+        size = args[0] if len(args) == 1 and isinstance(args[0], (tuple, list)) else args
+        return func(n, *size, **kwargs)
+    if key == "randint":
+        if "size" in kwargs:
+            return func(*args, **dict(kwargs, size=(n, *kwargs["size"])))
+        if not args or not isinstance(args[-1], (tuple, list)):
+            return None
+        return func(*args[:-1], (n, *args[-1]), **kwargs)
+    if key == "normal":
+        ba = [*args, *kwargs.values()]
+        if any(isinstance(a, Tensor) for a in ba):
+            return None
+        if len(args) >= 3:
+            return func(*args[:2], (n, *args[2]), *args[3:], **kwargs)
+        if "size" in kwargs:
+            return func(*args, **dict(kwargs, size=(n, *kwargs["size"])))
+        return None
+    if key in ("rand_like", "randn_like", "randint_like") and args \
+            and type(args[0]) is Tensor:
+        x = args[0]
+        return func(x.unsqueeze(0).expand((n, *x.shape)), *args[1:], **kwargs)
+    return None
 
 
 # -- backward on batched gradients ----------------------------------------------------------------

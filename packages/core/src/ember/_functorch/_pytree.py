@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["TreeSpec", "tree_flatten", "tree_unflatten", "tree_map", "broadcast_prefix"]
+__all__ = ["TreeSpec", "tree_flatten", "tree_unflatten", "tree_map", "broadcast_prefix",
+           "treespec_pprint"]
 
 
 class TreeSpec:
@@ -107,6 +108,17 @@ def _unflatten(s: TreeSpec, it):
     return s.kind(*children)  # namedtuple
 
 
+class _Asterisk(str):
+    def __repr__(self) -> str:
+        return "*"
+
+
+def treespec_pprint(spec: TreeSpec) -> str:
+    """``spec`` drawn as its tree with ``*`` for leaves (``(*, [*, *])``): PyTorch's
+    ``treespec_pprint``, which its error messages use."""
+    return repr(tree_unflatten([_Asterisk("*")] * spec.num_leaves, spec))
+
+
 def tree_map(fn, tree):
     """``tree`` with ``fn`` applied to every leaf."""
     leaves, spec = tree_flatten(tree)
@@ -134,11 +146,8 @@ def _broadcast(p, s: TreeSpec, out: list) -> bool:
             return False
         by_key = dict(zip(ctx, children))
         children = [by_key[k] for k in s.context]
-    elif s.kind is dict:
-        return False
-    elif not (kind is s.kind or {kind, s.kind} <= {tuple, list}
-              or (issubclass(s.kind, tuple) and kind is tuple)):
-        return False
+    elif kind is not s.kind:  # PyTorch's: a list does not match a tuple, nor a tuple a
+        return False  # namedtuple
     return all(_broadcast(c, cs, out) for c, cs in zip(children, s.children))
 
 

@@ -23,7 +23,7 @@ from .. import autograd as _autograd
 from .._tensor import Tensor
 from ..autograd.grad_mode import enable_grad, is_grad_enabled
 from . import _batched
-from ._pytree import tree_flatten, tree_unflatten
+from ._pytree import tree_flatten, tree_unflatten, treespec_pprint
 
 __all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "linearize"]
 
@@ -205,6 +205,9 @@ def grad_and_value(func, argnums=0, has_aux: bool = False):
                 raise RuntimeError(f"grad_and_value(f)(*args): Expected f(*args) to return a "
                                    f"scalar Tensor, got tensor with {output.dim()} dims. Maybe "
                                    f"you wanted to use the vjp or jacrev APIs instead?")
+            if output.is_complex():
+                raise RuntimeError(f"grad can be implicitly created only for real scalar "
+                                   f"outputs but got {output.dtype}")
             phys = _batched.to_physical(output, levels)
             total = phys.sum() if phys.dim() else phys
             import ember
@@ -250,7 +253,7 @@ def grad(func, argnums=0, has_aux: bool = False):
 # -- vjp ------------------------------------------------------------------------------------------
 
 def _check_outputs(flat, api: str):
-    if not flat:
+    if not flat or (len(flat) == 1 and flat[0] is None):
         raise RuntimeError(f"{api}: Expected f to be a function that has non-empty output (got "
                            f"output = {flat})")
     for o in flat:
@@ -282,10 +285,12 @@ def vjp(func, *primals, has_aux: bool = False):
         if ct_spec != out_spec:
             raise RuntimeError(f"Expected pytree structure of cotangents to be the same as "
                                f"pytree structure of outputs to the function. cotangents: "
-                               f"{ct_spec}, primal output: {out_spec}")
+                               f"{treespec_pprint(ct_spec)}, primal output: "
+                               f"{treespec_pprint(out_spec)}")
         for c, o in zip(flat_ct, flat_out):
             if not isinstance(c, Tensor):
-                raise RuntimeError(f"Expected tensors, got unsupported type {type(c)}")
+                raise TypeError(f"gradients can be either Tensors or None, but got "
+                                f"{type(c).__name__}")
             if tuple(c.shape) != tuple(o.shape):
                 raise RuntimeError(f"Mismatch in shape: grad_output[0] has a shape of "
                                    f"{c.shape} and output[0] has a shape of {o.shape}.")
@@ -309,9 +314,6 @@ def _jvp_checks(primals, tangents, api="jvp(f, primals, tangents)"):
     if not isinstance(primals, tuple):
         raise RuntimeError(f"{api}: Expected primals to be a tuple. E.g. it should be valid to "
                            f"call f(*primals).")
-    if not isinstance(tangents, tuple):
-        raise RuntimeError(f"{api}: Expected tangents to be a tuple. E.g. it should be valid "
-                           f"to call f(*tangents).")
     flat_p, spec_p = tree_flatten(primals)
     flat_t, spec_t = tree_flatten(tangents)
     if spec_p != spec_t:
@@ -319,13 +321,18 @@ def _jvp_checks(primals, tangents, api="jvp(f, primals, tangents)"):
                            f"structure. For example, if primals is a tuple of 3 tensors, "
                            f"tangents also must be. Got primals with structure {spec_p} and "
                            f"tangents with structure {spec_t}")
-    if not flat_p:
-        raise RuntimeError(f"{api}: Expected primals to be a non-empty tuple of Tensors.")
-    for p, t in zip(flat_p, flat_t):
-        for x, name in ((p, "primals"), (t, "tangents")):
+    for flat, name in ((flat_p, "primals"), (flat_t, "tangents")):
+        if not flat:
+            raise RuntimeError(f"{api}: Expected {name} to contain at least one Tensor.")
+        for x in flat:
             if not isinstance(x, Tensor):
                 raise RuntimeError(f"{api}: Expected {name} to only contain Tensors, got "
                                    f"{type(x)}")
+    for p, t in zip(flat_p, flat_t):  # make_dual's checks, in its order
+        for x, name in ((p, "primal"), (t, "tangent")):
+            if not (x.is_floating_point() or x.is_complex()):
+                raise ValueError(f"Expected {name} to be floating point or complex, but got: "
+                                 f"{x.dtype}")
         if tuple(p.shape) != tuple(t.shape):
             raise RuntimeError(f"Trying to set a forward gradient that has a different size "
                                f"than that of the original Tensor, this is not supported. "
@@ -350,6 +357,8 @@ class _Linearized:
             import ember
 
             self.u = [ember.zeros_like(p).requires_grad_(True) for p in phys]
+            #: whether an output does not depend on the inputs (``jvp``'s strict error)
+            self.independent = not all(p.requires_grad for p in phys)
             pairs = [(p, u) for p, u in zip(phys, self.u) if p.requires_grad]
             if pairs:
                 ps, us = zip(*pairs)
@@ -376,19 +385,20 @@ def jvp(func, primals, tangents, *, strict: bool = False, has_aux: bool = False)
     """``(func(*primals), J @ tangents)``: the Jacobian-vector product of ``func`` at
     ``primals`` (``torch.func.jvp``). ``primals`` and ``tangents`` are tuples of the same
     structure. Computed exactly by the double-vjp trick. With ``has_aux=True`` the result is
-    ``(output, jvp_out, aux)``."""
-    if strict:
-        raise RuntimeError("jvp(f, primals, tangents): strict=True is not supported.")
+    ``(output, jvp_out, aux)``. ``strict=True`` makes an output that does not depend on the
+    inputs an error."""
     flat_t = _jvp_checks(primals, tangents)
     if _forward_mode_ok(primals, flat_t):
         try:
-            return _jvp_forward_mode(func, primals, flat_t, has_aux)
+            return _jvp_forward_mode(func, primals, flat_t, has_aux, strict)
         except NotImplementedError as exc:
             # a custom autograd.Function without a jvp: the double-vjp trick (through its
             # backward) runs ``func`` again, as Ember's jvp always could
             if "implement the jvp function" not in str(exc):
                 raise
     lin = _Linearized(func, primals, has_aux, "jvp(f, primals, tangents)")
+    if strict and lin.independent:
+        raise RuntimeError(_STRICT_ERROR)
     create_graph = lin.diff.create_graph
     t_phys = [_batched.to_physical(t, lin.levels) for t in flat_t]
     outs = lin.push(t_phys, create_graph)
@@ -414,7 +424,11 @@ def _forward_mode_ok(primals, flat_t) -> bool:
     return True
 
 
-def _jvp_forward_mode(func, primals, flat_t, has_aux):
+_STRICT_ERROR = ("jvp(f, primals, tangents, strict=True): The output of f is independent of the "
+                 "inputs. This is not allowed with strict=True.")
+
+
+def _jvp_forward_mode(func, primals, flat_t, has_aux, strict=False):
     from ..autograd import forward_ad as fwAD
 
     flat_p, spec = tree_flatten(primals)
@@ -427,6 +441,8 @@ def _jvp_forward_mode(func, primals, flat_t, has_aux):
         values, jvps = [], []
         for o in flat_out:
             primal, tangent = fwAD.unpack_dual(o)
+            if tangent is None and strict:
+                raise RuntimeError(_STRICT_ERROR)
             values.append(primal.detach())
             jvps.append(_zeros_for(primal) if tangent is None else tangent.detach())
         if has_aux:
@@ -510,8 +526,9 @@ def _empty_rows(diff_args, o):
 def jacfwd(func, argnums=0, has_aux: bool = False, *, randomness: str = "error"):
     """The Jacobian of ``func`` by forward mode (``torch.func.jacfwd``): one Jacobian-vector
     product per input element, each exact by the double-vjp trick on one evaluation of
-    ``func``. Same layout as ``jacrev``. ``randomness`` is accepted for PyTorch's signature
-    (``func`` runs once, so every column sees the same random draws)."""
+    ``func``. Same layout as ``jacrev``. ``randomness``: ``"error"`` (the default) makes a
+    random op in ``func`` vmap's error, as in PyTorch; otherwise ``func`` runs once, so every
+    column sees the same draws (PyTorch's ``"different"`` draws once per column)."""
     if randomness not in ("error", "different", "same"):
         raise RuntimeError(f"Only allowed values for randomness are 'error', 'different', or "
                            f"'same'. Got {randomness}")
@@ -522,7 +539,12 @@ def jacfwd(func, argnums=0, has_aux: bool = False, *, randomness: str = "error")
         diff_args = _slice_args(args, nums)
         f = _of_diff_args(func, args, kwargs, nums)
 
-        lin = _Linearized(f, diff_args, has_aux, "jacfwd(f, ...)(*args)")
+        for x in tree_flatten(diff_args)[0]:  # what jvp's make_dual checks in PyTorch
+            if isinstance(x, Tensor) and not (x.is_floating_point() or x.is_complex()):
+                raise ValueError(f"Expected primal to be floating point or complex, but got: "
+                                 f"{x.dtype}")
+        with _random_guard(randomness):
+            lin = _Linearized(f, diff_args, has_aux, "jvp(f, primals, tangents)")
         create_graph = lin.diff.create_graph
         levels = lin.levels
         nlev = len(levels)
@@ -569,6 +591,18 @@ def jacfwd(func, argnums=0, has_aux: bool = False, *, randomness: str = "error")
     return wrapper
 
 
+def _random_guard(randomness: str):
+    """``randomness="error"``: a random op while ``func`` runs is vmap's error, as in PyTorch's
+    jacfwd (a vmap over jvp); otherwise nothing (``func`` runs once: every column sees the
+    same draws)."""
+    import contextlib
+
+    if randomness != "error":
+        return contextlib.nullcontext()
+    # a mode of no vmap level (no tensor is batched at it): it only sees random ops
+    return _batched.VmapMode(_batched.VmapLevel(0, 1, "error"))
+
+
 def hessian(func, argnums=0):
     """The Hessian of a scalar function (``torch.func.hessian``):
     ``jacfwd(jacrev(func, argnums), argnums)``."""
@@ -590,12 +624,14 @@ def linearize(func, *primals):
     def jvp_fn(*tangents):
         flat_t, spec_t = tree_flatten(tangents)
         if spec_t != spec_p:
-            raise RuntimeError(f"linearize(f, *primals): Expected tangents to have the same "
-                               f"structure as primals. Got {spec_t} and {spec_p}")
-        for p, t in zip(flat_p, flat_t):
-            if tuple(p.shape) != tuple(t.shape):
-                raise RuntimeError(f"linearize(f, *primals): Expected tangent of shape "
-                                   f"{list(p.shape)}, got {list(t.shape)}")
+            raise RuntimeError(f"Expected the tangents {spec_t} to have the same argspec as "
+                               f"the primals {spec_p}")
+        for i, (p, t) in enumerate(zip(flat_p, flat_t)):
+            for what in ("shape", "device", "dtype"):
+                if getattr(t, what) != getattr(p, what):
+                    raise RuntimeError(f"tangent:{i} with {what} {getattr(t, what)} in "
+                                       f"flattened pytree doesn't match the {what} "
+                                       f"{getattr(p, what)} of the corresponding primal.")
         # (vmap(jvp_fn): tangents batched at later levels stay so, one pass for the batch)
         t_phys = [_batched.to_physical(t, lin.levels) for t in flat_t]
         outs = lin.push(t_phys, create_graph)

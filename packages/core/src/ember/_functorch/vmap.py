@@ -204,9 +204,13 @@ def _chunked(func, flat_args, flat_in_dims, spec, batch_size, out_dims, randomne
 
     bounds = list(range(0, batch_size, chunk_size)) + [batch_size]
     outs = []
+    # "same" randomness: every chunk starts from the same generator state, as in PyTorch
+    states = _batched._generator_states(flat_args, {}) if randomness == "same" else ()
     for lo, hi in itertools.pairwise(bounds):
         chunk = [a if d is None else a.narrow(d, lo, hi - lo)
                  for a, d in zip(flat_args, flat_in_dims)]
+        for gen, state in states:
+            gen.set_state(state)
         outs.append(_vmap_call(func, chunk, flat_in_dims, spec, hi - lo, out_dims, randomness,
                                kwargs))
     flat0, out_spec = tree_flatten(outs[0])

@@ -60,7 +60,7 @@ class _Level:
     """One dual level: the nodes that hold its tangents (cleared at exit) and the nodes whose
     output tangent is still to be computed."""
 
-    __slots__ = ("idx", "nodes", "pending", "busy", "nograd")
+    __slots__ = ("idx", "nodes", "pending", "busy", "nograd", "snapshots")
 
     def __init__(self, idx: int):
         self.idx = idx
@@ -68,6 +68,8 @@ class _Level:
         self.pending: collections.deque = collections.deque()
         self.busy = False  # computing a tangent: ops run then are not forward-differentiated
         self.nograd = None  # takes off the mode entered with the level under no_grad
+        #: id -> (snapshot, tangent): an in-place op's snapshot of a view (``snapshot_view``)
+        self.snapshots: dict = {}
 
 
 _LEVEL: list = [None]  # the active _Level
@@ -269,6 +271,10 @@ def _tangent_of(t: Tensor):
 
 
 def _lookup(active: _Level, t: Tensor):
+    if active.snapshots:
+        hit = active.snapshots.get(id(t))
+        if hit is not None and hit[0] is t:
+            return hit[1]
     base = t._base
     if base is not None:  # a view: the same view of its base's tangent, when it replays
         root = _lookup(active, base)
@@ -435,6 +441,18 @@ def _nograd_enter():
     return lambda: remove_mode(mode)
 
 
+def snapshot_view(snap: Tensor, view: Tensor) -> None:
+    """An in-place op on ``view`` runs on ``snap``, a copy of it with its history: the copy
+    carries the view's tangent (read from its base's, which the copy has no link to) until
+    the op's result replaces ``view`` (``_rebase_with_tangent``)."""
+    active = _LEVEL[0]
+    if active is None or active.busy or not view.requires_grad:
+        return
+    tangent = _tangent_of(view)
+    if tangent is not None:
+        active.snapshots[id(snap)] = (snap, tangent)
+
+
 def _rebase_with_tangent(self: Tensor, result: Tensor, rebase) -> None:
     """``rebase_history`` while a level is active: ``self`` was overwritten in place with
     ``result``; its tangent becomes ``result``'s, written into its old tangent's memory (so
@@ -442,6 +460,7 @@ def _rebase_with_tangent(self: Tensor, result: Tensor, rebase) -> None:
     active = _LEVEL[0]
     if active.pending:
         _flush(active)
+    active.snapshots.clear()
     base = self._base
     if base is not None and (base.requires_grad or result.requires_grad):
         old_root = _lookup(active, base)

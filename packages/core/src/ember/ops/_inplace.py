@@ -232,6 +232,10 @@ def _inplace_with_grad(self, fn, name, args, kwargs):
     nr = getattr(self, "_nr", 0)
     if nr:
         snap._nr = nr
+    if _fw_graph._FW_HOOK is not None and self._base is not None:  # forward AD: the view's
+        from ..autograd.forward_ad import snapshot_view  # tangent goes with its snapshot
+
+        snapshot_view(snap, self)
     r = fn(snap, *args, **kwargs)
     write_inplace(self, r._data, name)
     self._bump_version()

@@ -299,11 +299,14 @@ def _pointwise_inplace(ctx, func, args, kwargs):
     if not ctx.batched(self):
         return NotImplemented  # the loop raises PyTorch's error
     rank = ctx.ldim(self)
+    for a in (*args[1:], *kwargs.values()):
+        if isinstance(a, Tensor) and ctx.ldim(a) > rank:  # PyTorch aligns self too: a
+            rank = ctx.ldim(a)  # higher-rank operand is its broadcast error, not a silent write
 
     def align(a):
         return _pad(a._value, rank) if ctx.batched(a) else a
 
-    func(self._value, *[align(a) for a in args[1:]],
+    func(align(self), *[align(a) for a in args[1:]],
          **{k: align(v) for k, v in kwargs.items()})
     return self
 
