@@ -31,7 +31,7 @@ def blas_info() -> str:
 
 
 MODULES = ["bench_core", "bench_nn", "bench_serialization", "bench_vision", "bench_text",
-           "bench_cpp", "bench_compile", "bench_ddp", "bench_vmap"]
+           "bench_cpp", "bench_compile", "bench_ddp", "bench_vmap", "bench_rng"]
 
 
 def main(argv: list[str]) -> int:

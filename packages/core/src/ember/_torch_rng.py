@@ -63,15 +63,15 @@ class TorchRNG(np.random.Generator):
 
     def __init__(self, seed: int = 67280421310721):
         super().__init__(np.random.MT19937(0))
-        self.manual_seed(seed)
+        self.manual_seed(seed, _load=False)  # (a generator made at import builds nothing)
 
     # -- the engine --------------------------------------------------------------------------
 
-    def manual_seed(self, seed: int) -> None:
-        """Seed as ``at::mt19937(seed)``: ``init_genrand`` with the low 32 bits."""
+    def manual_seed(self, seed: int, _load: bool = True) -> None:
+        """Seed as ``at::mt19937(seed)``: ``init_genrand`` with the low 32 bits (in C, loading
+        the kernels as a draw would; with ``_load=False`` only if they are loaded already)."""
         s = seed & 0xFFFFFFFF
-        # (natively only once the kernels are loaded: seeding at import must not build them)
-        lib = _engine() if _native._state["lib"] is not None else None
+        lib = _engine() if _load or _native._state["lib"] is not None else None
         if lib is not None:
             bg = self.bit_generator
             with bg.lock:
