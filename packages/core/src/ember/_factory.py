@@ -44,9 +44,11 @@ def place(host_array: np.ndarray, dev) -> Tensor:
     return _make(backend_of(dev).to_device(host_array, dev.index), dev)
 
 
-def finish(t: Tensor, requires_grad: bool, out: Tensor | None = None) -> Tensor:
+def finish(t: Tensor, requires_grad: bool, out: Tensor | None = None,
+           shared_ok: bool = False) -> Tensor:
     """Apply a factory's ``requires_grad=`` and ``out=`` to its freshly made result (``out``
-    of another shape is resized silently, as PyTorch's factories do)."""
+    of another shape is resized silently, as PyTorch's factories do; ``shared_ok``: an
+    expanded ``out`` is written through, as PyTorch's fills do)."""
     if requires_grad:
         if t._data.dtype not in _dtype.INEXACT_NP:
             raise RuntimeError("Only Tensors of floating point and complex dtype can require "
@@ -55,7 +57,7 @@ def finish(t: Tensor, requires_grad: bool, out: Tensor | None = None) -> Tensor:
     if out is not None:
         if isinstance(out, Tensor) and out._data.shape != t._data.shape and out._data.size:
             out.resize_(0)  # a factory's out= is resized without the deprecation warning
-        return write_out(out, t)
+        return write_out(out, t, shared_ok=shared_ok)
     return t
 
 
@@ -220,6 +222,10 @@ def _dtype_or_default(dtype) -> _dtype.dtype:
 
 def _check_fill(value, dt: _dtype.dtype) -> None:
     """PyTorch's overflow check when a Python scalar is converted to ``dt``."""
+    if value.__class__ is int:
+        from .ops._promotion import check_int_scalar
+
+        check_int_scalar(value)
     if dt is _dtype.bool or isinstance(value, (builtins.bool, np.bool_)):
         return
     if dt.is_complex or isinstance(value, complex):
@@ -617,7 +623,7 @@ def _filled(fill, shape: tuple, dt: _dtype.dtype, dev, requires_grad, out=None,
         raise
     if order is not None:
         arr = arr.transpose(_mf.inverse(order))
-    return finish(_make(arr, dev), requires_grad, out)
+    return finish(_make(arr, dev), requires_grad, out, shared_ok=True)  # (fills)
 
 
 def zeros(*args, size=None, out=None, dtype=None, layout=None, device=None,

@@ -54,7 +54,13 @@ def in_float32(fwd, *arrays):
     once (PyTorch's opmath: its CPU kernels widen bfloat16 the same way). Python numbers and
     None pass through; a non-float32 result (booleans, indices) is returned as it is."""
     f32 = _dtype.float32.np
-    r = fwd(*(a.astype(f32) if getattr(a, "dtype", None) is _BF16 else a for a in arrays))
+    try:
+        r = fwd(*(a.astype(f32) if getattr(a, "dtype", None) is _BF16 else a for a in arrays))
+    except NotImplementedError as exc:  # a kernel with no float case (bitwise ops, gcd): it
+        msg = str(exc)  # names the dtype it saw, float32; PyTorch's names bfloat16
+        if not msg.endswith(" not implemented for 'Float'"):
+            raise
+        raise NotImplementedError(msg[:-len("'Float'")] + "'BFloat16'") from None
     if isinstance(r, tuple):
         return tuple(x.astype(_BF16) if getattr(x, "dtype", None) is f32 else x for x in r)
     return r.astype(_BF16) if getattr(r, "dtype", None) is f32 else r

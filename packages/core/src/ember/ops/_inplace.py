@@ -322,17 +322,64 @@ def _rebase_history(self: Tensor, result: Tensor) -> None:
 OUT_DTYPE_RULES = ("cast", "same", "result", "any")
 
 
+#: PyTorch's ops (TensorIterator's) whose ``out=`` must have the result's dtype exactly,
+#: "Found dtype Long but expected Float": the unary ops that keep their input's dtype, clamp
+_EXACT_OUT = frozenset(
+    "abs absolute neg negative sign sgn floor ceil round trunc fix frac bitwise_not "
+    "conj_physical clamp clip clamp_min clamp_max hardshrink signbit nan_to_num".split())
+
+#: ops with the ``"cast"`` rule that PyTorch runs without its memory-overlap checks of the
+#: written-to tensor (reductions and composites that allocate their result first)
+_OUT_OVERLAP_UNCHECKED = frozenset(
+    "mean nanmean nansum std var logsumexp dot vdot inner histc count_nonzero isin linear "
+    "repeat_interleave chain_matmul matrix_power orgqr avg_pool2d avg_pool3d binomial "
+    "hash_tensor nonzero nonzero_static narrow_copy index_reduce scatter_reduce slice_scatter "
+    "mvlgamma".split())
+
+#: the ops whose ``out=`` PyTorch writes through expand's views (one memory location for
+#: several elements): its fills and the reductions that write the output once per element
+SHARED_OUT_OK = frozenset(
+    "zeros ones full empty eye sum nansum amax amin prod std var norm any all".split())
+
+
+def _check_out_overlap(od, inputs, name, dtype_rule) -> None:
+    """PyTorch's TensorIterator checks of an ``out=`` array ``od`` before it is resized: no
+    element reached twice (expand's views), no input that shares memory with it in part
+    (the elementwise ops': the ``"cast"`` rule, less ``_OUT_OVERLAP_UNCHECKED``)."""
+    if dtype_rule != "cast" or name in _OUT_OVERLAP_UNCHECKED or not isinstance(od, np.ndarray):
+        return
+    if not od.flags.c_contiguous and shares_elements(od) and od.__class__ is not MetaArray:
+        raise RuntimeError(SHARED_WRITE)
+    for a in inputs:
+        if isinstance(a, Tensor):
+            d = a._data
+            if isinstance(d, np.ndarray) and partial_overlap(od, d):
+                raise RuntimeError(PARTIAL_OVERLAP)
+
+
 def write_out(out: Tensor, result: Tensor, name: str | None = None,
-              dtype_rule: str = "cast") -> Tensor:
+              dtype_rule: str = "cast", inputs=None, shared_ok: bool | None = None) -> Tensor:
     """Copy ``result`` into ``out`` as PyTorch's ``out=`` does, and return ``out``.
 
     The one place of ``out=``'s rules: no autograd through ``out=`` (an error when the result
     requires grad), the same device, the dtype rule (``OUT_DTYPE_RULES``), and ``out``
     resized where its shape differs, with PyTorch's deprecation warning when it had elements.
-    ``name`` is the op's name for the messages (else read from the result's ``grad_fn``)."""
+    ``name`` is the op's name for the messages (else read from the result's ``grad_fn``).
+    ``inputs`` (the op's arguments, given by the fronts of elementwise ops): PyTorch's
+    memory-overlap checks of ``out`` against them. ``shared_ok``: ``out`` may be an expanded
+    view, written through (by default: ``name`` in ``SHARED_OUT_OK``)."""
     if not isinstance(out, Tensor):
         raise TypeError(f"{name or 'op'}(): argument 'out' must be Tensor, not "
                         f"{type(out).__name__}")
+    if inputs is not None:  # (inline: the common out= owns its memory, its inputs theirs)
+        od = out._data
+        if od.base is None:
+            for a in inputs:
+                if a.__class__ is Tensor and a._data.base is od:
+                    _check_out_overlap(od, inputs, name, dtype_rule)
+                    break
+        else:
+            _check_out_overlap(od, inputs, name, dtype_rule)
     if (result.requires_grad or out.requires_grad) and GRAD.enabled:
         if name is None:
             name = result.grad_fn.name().rstrip("0123456789").removesuffix("Backward").lower() \
@@ -344,6 +391,8 @@ def write_out(out: Tensor, result: Tensor, name: str | None = None,
                            f"{out._device} instead")
     data = result._data
     if data.dtype != out._data.dtype:
+        if name in _EXACT_OUT and dtype_rule == "cast":
+            _check_exact_out(name, data, out._data, inputs)
         if dtype_rule == "result":
             raise RuntimeError(f"the output given to {name} has dtype "
                                f"{_dtype.scalar_type_name(out._data.dtype)} but the operation's "
@@ -357,22 +406,46 @@ def write_out(out: Tensor, result: Tensor, name: str | None = None,
                                "cast to the desired output type "
                                f"{_dtype.scalar_type_name(out._data.dtype)}")
         data = data.astype(out._data.dtype)
-    resize_out(out, data, copy=data is result._data)
+    resize_out(out, data, copy=data is result._data,
+               shared_ok=name in SHARED_OUT_OK if shared_ok is None else shared_ok)
     out._bump_version()
     return out
 
 
-def resize_out(out: Tensor, data, *, copy: bool = True, stacklevel: int | None = None) -> None:
+def _check_exact_out(name: str, data, od, inputs) -> None:
+    """``out=`` of an op in ``_EXACT_OUT`` with a dtype other than the result's ``data``:
+    PyTorch's error, unless the input is complex and the result real (``abs`` of a complex
+    tensor computes into a temporary and casts, as the other elementwise ops do)."""
+    if name == "signbit":
+        raise RuntimeError("signbit does not support non-boolean outputs.")
+    if name == "nan_to_num":
+        raise RuntimeError(f"nan_to_num: dtype of out: {_dtype.scalar_type_name(od.dtype)} "
+                           f"should be same as input: {_dtype.scalar_type_name(data.dtype)}")
+    first = inputs[0] if inputs else None
+    if isinstance(first, Tensor) and first._data.dtype in _dtype.COMPLEX_NP \
+            and data.dtype not in _dtype.COMPLEX_NP:
+        return
+    if name.startswith("cl") and any(isinstance(b, Tensor) for b in inputs[1:]):
+        return  # clamp/clip with a tensor bound: TensorIterator's promotion, cast to out
+    raise RuntimeError(f"Found dtype {_dtype.scalar_type_name(od.dtype)} but expected "
+                       f"{_dtype.scalar_type_name(data.dtype)}")
+
+
+def resize_out(out: Tensor, data, *, copy: bool = True, stacklevel: int | None = None,
+               shared_ok: bool = False) -> None:
     """Write the array ``data`` into ``out``, resizing ``out`` where the shapes differ, with
     PyTorch's warning when the resized ``out`` had elements (``copy=False``: ``data`` is a
     fresh array that ``out`` may own; ``stacklevel``: the warning's, counted from here; by
-    default the caller's first frame outside Ember)."""
+    default the caller's first frame outside Ember; ``shared_ok``: an ``out`` whose elements
+    share memory (expand's views) is written through rather than refused)."""
     got = out._data.shape
     if got == data.shape:
         target = out._data
         flags = getattr(target, "flags", None)
         if flags is not None and not flags.c_contiguous and shares_elements(target):
-            raise RuntimeError(SHARED_WRITE)  # expand's (or as_strided's) shared elements
+            target = shared_alias(target) if shared_ok else None
+            if target is None:
+                raise RuntimeError(SHARED_WRITE)  # expand's (or as_strided's) shared elements
         target[...] = data
         return
     if out._data.size:

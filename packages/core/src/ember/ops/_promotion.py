@@ -18,7 +18,21 @@ from .._tensor import Tensor
 # give any other operand its turn
 _OPERANDS = (Tensor, numbers.Number, np.ndarray, np.generic)
 
-__all__ = ["wrap_dim", "normalize_dims", "coerce", "broadcast_shape", "broadcast_array"]
+__all__ = ["wrap_dim", "normalize_dims", "coerce", "broadcast_shape", "broadcast_array",
+           "check_int_scalar"]
+
+_UINT64_MAX = 0xFFFFFFFFFFFFFFFF
+_INT64_MIN = -0x8000000000000000
+
+
+def check_int_scalar(value: int) -> None:
+    """PyTorch's argument parser's refusal of a Python int that is neither an int64 nor a
+    uint64 (a ``Scalar`` argument: ``t + 2**70``, ``fill_(2**70)``, ``clamp(max=-2**64)``),
+    whatever the tensor's dtype; within [-2**63, 2**64) the op's own range check decides."""
+    if value > _UINT64_MAX:
+        raise OverflowError("int too big to convert")
+    if value < _INT64_MIN:
+        raise OverflowError("can't convert negative int to unsigned")
 
 _result_np = _dtype.binary_result_np
 
@@ -92,6 +106,8 @@ def coerce(input, other, to_float: bool = False):
         if data.dtype.kind in "biu":
             data = data.astype(_dtype.get_default_dtype().np)
     elif isinstance(s, int):
+        if not _INT64_MIN <= s <= _UINT64_MAX:
+            check_int_scalar(s)
         if to_float and data.dtype.kind in "biu":
             data = data.astype(_dtype.get_default_dtype().np)
         elif data.dtype.kind == "b":
@@ -99,10 +115,6 @@ def coerce(input, other, to_float: bool = False):
         elif data.dtype.kind in "iu":
             info = np.iinfo(data.dtype)
             if not info.min <= s <= info.max:  # PyTorch wraps; NumPy 2 would raise
-                if s > 0xFFFFFFFFFFFFFFFF:  # PyTorch's errors beyond uint64/int64
-                    raise OverflowError("int too big to convert")
-                if s < -0x8000000000000000:
-                    raise OverflowError("can't convert negative int to unsigned")
                 s = np.array(s).astype(data.dtype).item()
     elif isinstance(s, complex):
         if data.dtype not in _dtype.COMPLEX_NP:  # a complex scalar makes a real tensor complex

@@ -13,7 +13,7 @@ from .._device import xp_of
 from .._tensor import Tensor, _make
 from ..autograd.graph import make_node_class, result
 from ._factories import _fit, binary_op
-from ._inplace import make_inplace
+from ._inplace import make_inplace, write_out
 from ._promotion import broadcast_shape
 from .pointwise import _broadcast_all, _meta, _operator, _prepare, _scalar_as, register_operator
 from .registry import register, register_method
@@ -72,7 +72,9 @@ def _modulo_bw(rounding: str):
 
     def backward(node, g):
         a, b = node.saved
-        gb = None
+        if a is not None and not isinstance(a, Tensor):  # remainder(Number self, Tensor other):
+            raise RuntimeError("derivative for aten::remainder is not implemented")  # PyTorch's
+        gb = None                                         # overload has no formula
         if isinstance(b, Tensor) and b.requires_grad:
             gb = -g * getattr(a / b, rounding)()
         return g, gb
@@ -245,8 +247,14 @@ def _zero_bw(node, g):
     return (z if node.needs_grad(0) else None), (z if node.needs_grad(1) else None)
 
 
-floor_divide = register("floor_divide", out=True, inplace=True)(
-    binary_op("floor_divide", _np_floor_divide, None))
+def _floor_divide_bw(node, g):
+    raise RuntimeError("derivative for aten::floor_divide is not implemented")
+
+
+# PyTorch's floor_divide has no derivative: its result requires grad (a NotImplemented node)
+# and the backward through it raises, where div(rounding_mode="floor") gives zeros
+floor_divide = register("floor_divide", out=True, inplace=True, differentiable=False)(
+    binary_op("floor_divide", _np_floor_divide, _floor_divide_bw, node_name="NotImplemented"))
 floor_divide.__doc__ = "Division rounded toward negative infinity (PyTorch >= 1.13 semantics)."
 _div_floor = binary_op("floor_divide", _np_floor_divide, _zero_bw, node_name="DivBackward2")
 _trunc_div = binary_op("div_trunc", _np_trunc_divide, _zero_bw, node_name="DivBackward2")
@@ -272,7 +280,7 @@ def add(input, other, *, alpha=1, out=None):
         r = _add(input, other)
     except NotImplementedError:  # a sparse operand's placeholder data refused (no cost else)
         r = _sparse_sum(input, other, alpha)
-    return _out(r, out)
+    return _out(r, out, (input, other))
 
 
 def _sparse_sum(input, other, alpha):
@@ -301,7 +309,7 @@ def sub(input, other, *, alpha=1, out=None):
         r = _sub(input, other)
     except NotImplementedError:  # a sparse operand (see add)
         r = _sparse_sum(input, other, -alpha)
-    return _out(r, out)
+    return _out(r, out, (input, other))
 
 
 def _bool_sub_error(a, b) -> RuntimeError:
@@ -369,13 +377,13 @@ def _is_bool(x) -> bool:
 def div(input, other, *, rounding_mode=None, out=None):
     """Division; ``rounding_mode`` None (true division), ``'trunc'`` or ``'floor'``."""
     if rounding_mode is None:
-        return _out(_true_div(input, other), out)
+        return _out(_true_div(input, other), out, (input, other))
     if rounding_mode == "floor":
-        return _out(_div_floor(input, other), out)
+        return _out(_div_floor(input, other), out, (input, other))
     if rounding_mode == "trunc":
         if _dtype.result_type(input, other).is_floating_point:
-            return _out(_trunc_div_float(input, other), out)
-        return _out(_trunc_div(input, other), out)
+            return _out(_trunc_div_float(input, other), out, (input, other))
+        return _out(_trunc_div(input, other), out, (input, other))
     raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but "
                        f"found '{rounding_mode}'")
 
@@ -444,12 +452,10 @@ def _double(x):
     return x if isinstance(x, complex) else float(x)
 
 
-def _out(r, out):
+def _out(r, out, inputs=None):
     if out is None:
         return r
-    from .._factory import write_out
-
-    return write_out(out, r)
+    return write_out(out, r, inputs=inputs)
 
 
 # -- addcmul, addcdiv, addr ---------------------------------------------------------------------

@@ -52,7 +52,7 @@ from ._inplace import (
     shares_elements,
     writable,
 )
-from ._promotion import wrap_dim
+from ._promotion import check_int_scalar, wrap_dim
 from .registry import register, register_method
 from .views import make_view
 
@@ -1697,6 +1697,8 @@ def _scalar_value(name, value):
     if isinstance(value, Tensor) and value._data.ndim:
         raise RuntimeError(f"{name} only supports a 0-dimensional value tensor, but got tensor "
                            f"with {value._data.ndim} dimension(s).")
+    if value.__class__ is int:
+        check_int_scalar(value)
     return value
 
 

@@ -33,7 +33,7 @@ from . import _special
 from ._casts import cast_to
 from ._factories import _fit, _ndarray_operand, binary_op, public, unary_op
 from ._inplace import SHARED_WRITE, make_inplace, shared_alias, shares_elements, writable
-from ._promotion import _OPERANDS, broadcast_shape
+from ._promotion import _OPERANDS, _dtype_category, broadcast_shape, check_int_scalar
 from ._special import TWO_OVER_SQRT_PI, in_float64
 from .registry import register, register_method
 
@@ -100,6 +100,8 @@ _VALUE_RANGES = {d.np: _value_range(d.np) for d in _dtype.ALL_DTYPES if d.np.kin
 
 def _scalar_as(value, np_dtype):
     """A Python number as a NumPy scalar of ``np_dtype``, with PyTorch's overflow check."""
+    if value.__class__ is int and not -0x8000000000000000 <= value <= 0xFFFFFFFFFFFFFFFF:
+        check_int_scalar(value)  # the argument parser's, before the dtype's
     kind = "f" if np_dtype in _dtype.FLOATING_NP else np_dtype.kind  # bfloat16's kind is 'V'
     if kind == "b":
         return np.bool_(value)
@@ -865,6 +867,9 @@ def _clamp(input, low, high, name):
     d = input._data
     if d.dtype.kind == "f" and type(low) in _NUMBER_TYPES and type(high) in _NUMBER_TYPES \
             and (low is not None or high is not None):
+        for v in (low, high):
+            if v.__class__ is int and not -0x8000000000000000 <= v <= 0xFFFFFFFFFFFFFFFF:
+                check_int_scalar(v)
         # fast path: Python numbers are weak scalars for NumPy too, so the dtype is kept
         r = d if low is None else np.maximum(d, low)
         if high is not None:
@@ -872,10 +877,14 @@ def _clamp(input, low, high, name):
         return result(r, input._device, _CLAMP_NODES[name][0], (input,), (input,),
                        (low, high))
     if low is None and high is None:
-        raise RuntimeError("ember.clamp: At least one of 'min' or 'max' must not be None")
+        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
     operands = [v for v in (input, low, high) if v is not None]
     rt = _dtype.result_type(*operands).np
     if rt in _dtype.COMPLEX_NP:  # complex numbers have no order
+        if d.dtype in _dtype.FLOATING_NP and (isinstance(low, complex)
+                                              or isinstance(high, complex)):
+            # PyTorch's kernel takes the bounds in the real tensor's opmath type first
+            raise RuntimeError("value cannot be converted to type double without overflow")
         raise NotImplementedError("clamp is not supported for complex types")
     if rt in _dtype.SHELL_NP:  # PyTorch's kernel by the bounds given (a tensor bound alone:
         tensors = isinstance(low, Tensor) or isinstance(high, Tensor)  # maximum/minimum)
@@ -913,23 +922,61 @@ def _check_bool_clamp(input, low, high) -> None:
     raise _unsupported(kernel, input._data)
 
 
-@register("clamp", out=True, inplace=True, aliases=("clip",))
+def _clamp_inplace(fn, name: str):
+    """``Tensor.<name>``: with number bounds, PyTorch's structured kernel checks the result
+    dtype against ``self``'s before anything else, in its own words (``... to the desired
+    output type long int``); tensor bounds go through TensorIterator's check (``Long``)."""
+    derived = make_inplace(fn, name)
+
+    def inplace(self, *args, **kwargs):
+        bounds = [b for b in (*args, *kwargs.values()) if b is not None]
+        if bounds and not any(isinstance(b, Tensor) for b in bounds) \
+                and isinstance(self, Tensor) and self._data.dtype.kind != "f":
+            sd = self._data.dtype
+            if sd not in _dtype.FLOATING_NP:  # (bfloat16's kind is "V")
+                try:
+                    rt = _dtype.result_type(self, *bounds).np
+                except TypeError:
+                    rt = sd  # the kernel's own error
+                if _dtype_category(rt) > _dtype_category(sd):
+                    raise RuntimeError(f"result type {scalar_type_name(rt)} can't be cast to "
+                                       "the desired output type "
+                                       f"{_dtype.options_type_name(sd)}")
+        return derived(self, *args, **kwargs)
+
+    inplace.__name__ = inplace.__qualname__ = name
+    for attr in ("_ember_aliases",):
+        if hasattr(derived, attr):
+            setattr(inplace, attr, getattr(derived, attr))
+    return inplace
+
+
 def clamp(input, min=None, max=None):  # PyTorch's names
     """Limit ``input`` to ``[min, max]`` (numbers or tensors; either may be None).
     Where ``min > max`` the result is ``max``."""
     return _clamp(input, min, max, "clamp")
 
 
-@register("clamp_min", out=True, inplace=True)
+clamp = register("clamp", out=True, inplace=_clamp_inplace(clamp, "clamp_"),
+                 aliases=("clip",))(clamp)
+
+
 def clamp_min(input, min):
     """``clamp(input, min=min)``."""
     return _clamp(input, min, None, "clamp_min")
 
 
-@register("clamp_max", out=True, inplace=True)
+clamp_min = register("clamp_min", out=True,
+                     inplace=_clamp_inplace(clamp_min, "clamp_min_"))(clamp_min)
+
+
 def clamp_max(input, max):
     """``clamp(input, max=max)``."""
     return _clamp(input, None, max, "clamp_max")
+
+
+clamp_max = register("clamp_max", out=True,
+                     inplace=_clamp_inplace(clamp_max, "clamp_max_"))(clamp_max)
 
 
 # -- where, maximum / minimum -----------------------------------------------------------------
@@ -1299,7 +1346,7 @@ bitwise_right_shift = _binary("bitwise_right_shift",
 
 def _invert(self):
     """``~self``: logical NOT of bools, bitwise NOT of integers."""
-    if self._data.dtype in _dtype.FLOATING_NP:
+    if self._data.dtype in _dtype.INEXACT_NP:  # floating and complex
         raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type "
                         "tensors")
     return bitwise_not(self)
