@@ -282,7 +282,7 @@ def test_interpolate_node_name_and_errors():
         M.interpolate(x, size=4, align_corners=True)
     with pytest.raises(NotImplementedError, match="Got 4D input, but linear mode needs 3D"):
         M.interpolate(x, size=4, mode="linear")
-    with pytest.warns(UserWarning, match="upsample is deprecated"):
+    with pytest.warns(UserWarning, match="upsample` is deprecated"):
         assert M.upsample(x, scale_factor=2).shape == (1, 1, 6, 6)
     area = M.interpolate(x, size=2, mode="area")  # adaptive average pooling
     assert type(area.grad_fn).__name__ == "AdaptiveAvgPool2DBackward0"

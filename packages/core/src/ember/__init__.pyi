@@ -1014,6 +1014,9 @@ def conj_physical(input: Tensor, *, out: Tensor | None = None) -> Tensor:
 def conj_physical_(input: Tensor) -> Tensor:
     """In-place version of :func:`ember.conj_physical`."""
 
+def constant_pad_nd(input: Tensor, pad: _IntOrInts, value: _TensorOrNumber = 0) -> Tensor:
+    """``torch.constant_pad_nd``: ``pad`` in its constant mode."""
+
 def conv1d(
     input: Tensor,
     weight: Tensor,

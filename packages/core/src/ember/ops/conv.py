@@ -196,9 +196,11 @@ def _col2im(c, g: Geom):
     C = cd.shape[1] // math.prod(g.k)
     cols = cd.reshape((N, C) + g.k + g.y)
     n = len(g.k)
-    r = scatter_windows((N, C), g, cd.dtype, xp_of(c),
+    xp = xp_of(c)
+    r = scatter_windows((N, C), g, cd.dtype, xp,
                         lambda off: cols[(Ellipsis,) + off + (slice(None),) * n])
-    return result(r, c._device, Col2ImBackward0, (c,), (), g)
+    # the padding cropped off leaves a view: PyTorch's result (and unfold's gradient) is dense
+    return result(xp.ascontiguousarray(r), c._device, Col2ImBackward0, (c,), (), g)
 
 
 Im2ColBackward0 = make_node_class("Im2ColBackward0", lambda node, g: (_col2im(g, node.ctx),))

@@ -83,21 +83,23 @@ def _unnormalize(coord: Tensor, size: int, align_corners: bool) -> Tensor:
     return ((coord + 1) * size - 1) / 2
 
 
-def _clip(x: Tensor, size: int) -> Tensor:
+def _clip(x: Tensor, size: int, nan_high: bool) -> Tensor:
     """``x`` clamped to ``[0, size - 1]``, its gradient zero on and beyond the bounds (one on
-    them for ``clamp``); NaN clips to 0, as PyTorch's 2-D kernel does."""
+    them for ``clamp``); NaN clips to 0, as PyTorch's vectorized 2-D kernel does, or to
+    ``size - 1`` (``nan_high``), as its scalar 3-D kernel's ``min(limit, max(x, 0))`` does."""
     d = x._data
     xp = xp_of(x)
     inside = (d > 0) & (d < size - 1)
-    clipped = xp.nan_to_num(xp.clip(d, 0, size - 1), nan=0.0)
+    clipped = xp.nan_to_num(xp.clip(d, 0, size - 1), nan=float(size - 1) if nan_high else 0.0)
     return where(_const(x, inside), x, _const(x, clipped))
 
 
 def _reflect(x: Tensor, twice_low: int, twice_high: int) -> Tensor:
     """``x`` reflected by the borders ``twice_low / 2`` and ``twice_high / 2`` until inside,
     with the sign of the gradient flipped on every reflection."""
-    if twice_low == twice_high:
-        return _const(x, xp_of(x).zeros_like(x._data))
+    if twice_low == twice_high:  # a one-pixel dim: position 0, a zero gradient (not none)
+        zeros = xp_of(x).zeros_like(x._data)
+        return where(_const(x, zeros.astype(bool)), x, _const(x, zeros))
     low = twice_low / 2
     span = (twice_high - twice_low) / 2
     xp = xp_of(x)
@@ -111,14 +113,15 @@ def _reflect(x: Tensor, twice_low: int, twice_high: int) -> Tensor:
     return where(odd, span - extra, extra) + low
 
 
-def _pad_coordinates(x: Tensor, size: int, padding_mode: str, align_corners: bool) -> Tensor:
+def _pad_coordinates(x: Tensor, size: int, padding_mode: str, align_corners: bool,
+                     nan_high: bool = False) -> Tensor:
     """Pixel positions mapped into the input by ``padding_mode`` (``zeros``: unchanged)."""
     if padding_mode == "border":
-        return _clip(x, size)
+        return _clip(x, size, nan_high)
     if padding_mode == "reflection":
         if align_corners:
-            return _clip(_reflect(x, 0, 2 * (size - 1)), size)
-        return _clip(_reflect(x, -1, 2 * size - 1), size)
+            return _clip(_reflect(x, 0, 2 * (size - 1)), size, nan_high)
+        return _clip(_reflect(x, -1, 2 * size - 1), size, nan_high)
     return x
 
 
@@ -138,7 +141,8 @@ def cubic_weights(t):
 
 # -- taps ------------------------------------------------------------------------------------
 
-def _dim_taps(coord: Tensor, size: int, mode: str, padding_mode: str, align_corners: bool):
+def _dim_taps(coord: Tensor, size: int, mode: str, padding_mode: str, align_corners: bool,
+              nan_high: bool):
     """One spatial dim's taps: ``[(positions, weight)]``, positions a float array of pixel
     indices (possibly outside the input), the weight a Tensor of the grid or None (one)."""
     xp = xp_of(coord)
@@ -151,26 +155,47 @@ def _dim_taps(coord: Tensor, size: int, mode: str, padding_mode: str, align_corn
     if mode == "nearest":  # the grid gets no gradient: no graph to record
         with no_grad():
             x = _pad_coordinates(_unnormalize(coord, size, align_corners), size, padding_mode,
-                                 align_corners)
+                                 align_corners, nan_high)
         return [(xp.rint(x._data), None)]
     x = _pad_coordinates(_unnormalize(coord, size, align_corners), size, padding_mode,
-                         align_corners)
+                         align_corners, nan_high)
     lo = xp.floor(x._data)
     frac = x - _const(x, lo)
     return [(lo, 1 - frac), (lo + 1, frac)]
 
 
-def _masked_taps(taps, size: int, like: Tensor):
-    """Taps as ``(int64 positions, weight Tensor)``, the weight zeroed where the position is
-    outside ``[0, size)`` (the zero padding) and the position then clipped to 0."""
+def _masked_taps(taps, size: int, like: Tensor, skip: bool):
+    """Taps as ``(int64 positions, weight Tensor, valid)``, the weight zeroed where the
+    position is outside ``[0, size)`` (the zero padding; ``valid`` False) and the position
+    then clipped to 0. PyTorch's scalar 3-D kernel skips such a tap (``skip``: zeroed by
+    ``where``, so that the NaN or infinite weight of a NaN or infinite grid value reaches
+    neither the output nor a gradient); its vectorized 2-D kernel multiplies the masked
+    value by the weight, NaN times zero giving NaN."""
     xp = xp_of(like)
     out = []
     for pos, w in taps:
         valid = (pos >= 0) & (pos <= size - 1)  # False for NaN
         idx = xp.where(valid, pos, 0).astype(np.int64)
         mask = _const(like, valid.astype(like._data.dtype))
-        out.append((idx, mask if w is None else w * mask))
+        if w is None:
+            w = mask
+        elif skip:
+            w = where(_const(like, valid), w, _const(like, xp.zeros((), w._data.dtype)))
+        else:
+            w = w * mask
+        out.append((idx, w, valid))
     return out
+
+
+def _weighted(values: Tensor, weight: Tensor, valid) -> Tensor:
+    """``values * weight``, the gradient to ``values`` zero where not ``valid`` (PyTorch's
+    2-D backward adds nothing to the input for an out-of-bounds tap, even with a NaN
+    weight)."""
+    if valid.all():
+        return values * weight
+    keep = _const(weight, valid[..., None])
+    zero = _const(weight, xp_of(weight).zeros((), weight._data.dtype))
+    return values * where(keep, weight, zero) + values.detach() * where(keep, zero, weight)
 
 
 @bfloat16_in_float32
@@ -184,23 +209,50 @@ def _sample(input: Tensor, grid: Tensor, mode: str, padding_mode: str,
     out_shape = grid._data.shape[1:-1]
     S, Q = math.prod(spatial), math.prod(out_shape)
     points = grid.reshape(N, Q, n)
-    x = input.reshape(N, C, S).transpose(1, 2).contiguous().reshape(N * S, C)  # channels last
+    # channels last; the input's gradient contiguous, as PyTorch's backward allocates it
+    x = _contiguous_grad(input).reshape(N, C, S).transpose(1, 2).contiguous().reshape(N * S, C)
     batch_rows = xp_of(input).arange(N, dtype=np.int64).reshape(N, 1) * S
     per_dim = []
     for i, size in enumerate(spatial):  # grid's last axis lists x (width) first
         coord = points[..., n - 1 - i]
-        taps = _dim_taps(coord, size, mode, padding_mode, align_corners)
-        per_dim.append(_masked_taps(taps, size, coord))
+        taps = _dim_taps(coord, size, mode, padding_mode, align_corners, n == 3)
+        per_dim.append(_masked_taps(taps, size, coord, n == 3))
     strides = [math.prod(spatial[i + 1:]) for i in range(n)]
     out = None
     for combo in itertools.product(*per_dim):
-        rows = batch_rows + sum(idx * r for (idx, _), r in zip(combo, strides))
-        weight = combo[0][1]
-        for _, w in combo[1:]:
-            weight = weight * w
-        term = _gather_rows(x, rows) * weight.unsqueeze(2)
+        rows = batch_rows + sum(idx * r for (idx, _, _), r in zip(combo, strides))
+        weight, valid = combo[0][1], combo[0][2]
+        for _, w, v in combo[1:]:
+            weight, valid = weight * w, valid & v
+        term = _weighted(_gather_rows(x, rows), weight.unsqueeze(2), valid)
         out = term if out is None else out + term
-    return out.transpose(1, 2).reshape(N, C, *out_shape)
+    out = out.transpose(1, 2).reshape(N, C, *out_shape).contiguous()  # PyTorch's layout
+    if mode == "nearest":  # PyTorch's backward gives the grid a zero gradient, not none
+        return result(out._data, out._device, _NEAREST_NODES[n - 2], (out, grid),
+                      ctx=tuple(grid._data.shape))
+    return out
+
+
+def _contiguous_grad_bw(node, g):
+    return (g.contiguous(),)
+
+
+ContiguousGradBackward = make_node_class("GridSamplerInputBackward", _contiguous_grad_bw)
+
+
+def _contiguous_grad(t: Tensor) -> Tensor:
+    """``t`` itself (the same array) to the forward, its gradient made contiguous."""
+    return result(t._data, t._device, ContiguousGradBackward, (t,))
+
+
+def _nearest_bw(node, g):
+    from .._factory import zeros
+
+    return (g, zeros(*node.ctx, dtype=g.dtype, device=g._device))
+
+
+_NEAREST_NODES = tuple(make_node_class(f"GridSampler{k}DBackward0", _nearest_bw)
+                       for k in (2, 3))
 
 
 # -- grid_sample and the torch functions under it ---------------------------------------------

@@ -884,24 +884,35 @@ def type_name(t: Tensor) -> str:
 @register("one_hot", function=False, method=False, differentiable=False)
 def one_hot(input, num_classes=-1):
     """``int64`` one-hot encoding along a new last dim (``num_classes=-1`` infers it)."""
+    num_classes = _int_arg(num_classes, "one_hot", "num_classes", None)
     d = input._data
     if d.dtype != np.int64:
         raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
-    if num_classes == -1:
-        if d.size == 0:
+    if d.size == 0:  # PyTorch's checks, in its order
+        if num_classes <= 0:
             raise RuntimeError("Can not infer total number of classes from empty tensor.")
-        refuse_meta(input, "one_hot with num_classes=-1")
-        num_classes = int(d.max()) + 1
-    elif num_classes < -1:
-        raise RuntimeError("num_classes should be positive")
-    if d.size:
+    else:
+        refuse_meta(input, "one_hot")
         if d.min() < 0:
             raise RuntimeError("Class values must be non-negative.")
-        if d.max() >= num_classes:
+        if num_classes == -1:
+            num_classes = int(d.max()) + 1
+        elif d.max() >= num_classes:
             raise RuntimeError("Class values must be smaller than num_classes.")
     xp = xp_of(input)
-    r = (d[..., None] == xp.arange(num_classes)).astype(np.int64)
-    return _make(r, input._device)
+    r = d[..., None] == xp.arange(num_classes)
+    return _make(r.astype(np.int64, order="C"), input._device)  # (dense, as PyTorch's)
+
+
+def _int_arg(value, fname: str, arg: str, pos) -> int:
+    """``value`` as the ``int`` argument ``arg`` of ``fname``, refused (a float, a bool) with
+    the TypeError of PyTorch's argument parser."""
+    if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)):
+        return int(value)
+    if isinstance(value, Tensor) and value.ndim == 0 and value._data.dtype.kind in "iu":
+        return int(value.item())
+    where = f"argument '{arg}'" + ("" if pos is None else f" (position {pos})")
+    raise TypeError(f"{fname}(): {where} must be int, not {type(value).__name__}")
 
 
 # -- per-axis resampling (pad's non-constant modes, interpolate) -------------------------------
@@ -1121,13 +1132,61 @@ def _check_resample_pad(mode, shape, pad, k):
                            f"[{shape_str(shape[:nd - k] + tuple(out))}]")
 
 
-@register("pad", function=False, method=False)
-def pad(input, pad, mode="constant", value=None):
-    """Pad the last ``len(pad) // 2`` dims (pairs from the last dim backwards; negative
-    values crop). Modes: constant, reflect, replicate, circular."""
-    if mode != "constant" and mode not in _PAD_NAMES:
-        raise NotImplementedError(f"Unrecognised padding mode {mode}")
-    pad = tuple(int(p) for p in pad)
+def _pad_ints(pad, fname: str = "pad") -> tuple:
+    """``pad`` as ints, refused with the TypeError of PyTorch's argument parser (``int[]``:
+    ints and integer 0-d tensors, no floats or bools)."""
+    if not isinstance(pad, (tuple, list)):
+        if isinstance(pad, (int, float, bool, np.number)):
+            raise TypeError(f"{fname}(): argument 'pad' (position 2) must be tuple of ints, "
+                            f"not {type(pad).__name__}")
+        pad = tuple(pad)
+    for i, p in enumerate(pad):
+        if p is None:
+            raise TypeError(f"{fname}(): argument 'pad' failed to unpack the object at pos "
+                            f"{i + 1} with error \"type must be tuple of ints,but got NoneType\"")
+        integral = (isinstance(p, Tensor) and p.ndim == 0 and not p.is_floating_point()
+                    and not p.is_complex() and p._data.dtype.kind != "b") or (
+            isinstance(p, (int, np.integer)) and not isinstance(p, (bool, np.bool_)))
+        if not integral:
+            raise TypeError(f"{fname}(): argument 'pad' (position 2) must be tuple of ints, "
+                            f"but found element of type {type(p).__name__} at pos {i}")
+    return tuple(int(p) for p in pad)
+
+
+def _pad_value(value, dt, fname: str = "pad"):
+    """The fill ``value`` (PyTorch's ``float`` argument: a real number or a 0-d tensor) as
+    ``dt`` holds it, with c10's overflow check of a double converted to ``dt``."""
+    if getattr(value, "ndim", None) == 0 and hasattr(value, "item"):  # a 0-d tensor or array
+        value = value.item()
+        if isinstance(value, complex):  # (read as a Scalar, then converted to double)
+            raise RuntimeError("value cannot be converted to type double without overflow")
+    if isinstance(value, (complex, np.complexfloating)) or not isinstance(
+            value, (int, float, np.number)):
+        raise TypeError(f"{fname}(): argument 'value' (position 4) must be float, not "
+                        f"{type(value).__name__}")
+    v = float(value)
+    if dt.kind == "b" or dt in _dtype.COMPLEX_NP:
+        return v
+    if dt in _dtype.FLOATING_NP:
+        fits = not math.isfinite(v) or abs(v) <= float(_dtype.np_finfo(dt).max)
+    else:
+        info = np.iinfo(dt)
+        fits = math.isfinite(v) and info.min <= v <= info.max  # (a double: no wrap-around)
+    if not fits:
+        raise RuntimeError(f"value cannot be converted to type {_dtype.c_type_name(dt)} "
+                           "without overflow")
+    return v if dt in _dtype.FLOATING_NP else int(v)
+
+
+@register("constant_pad_nd", method=False)
+def constant_pad_nd(input, pad, value=0):
+    """``torch.constant_pad_nd``: ``pad`` in its constant mode."""
+    pad = _pad_ints(pad, "constant_pad_nd")
+    return _constant_pad(input, _check_pad_length(input, pad),
+                         _pad_value(value, input._data.dtype, "constant_pad_nd"))
+
+
+def _check_pad_length(input, pad) -> tuple:
     nd = input._data.ndim
     if len(pad) % 2:
         raise RuntimeError("Padding length must be divisible by 2")
@@ -1135,8 +1194,21 @@ def pad(input, pad, mode="constant", value=None):
         raise RuntimeError("Padding length should be less than or equal to two times the "
                            f"input dimension but got padding length {len(pad)} and input of "
                            f"dimension {nd}")
+    return pad
+
+
+@register("pad", function=False, method=False)
+def pad(input, pad, mode="constant", value=None):
+    """Pad the last ``len(pad) // 2`` dims (pairs from the last dim backwards; negative
+    values crop). Modes: constant, reflect, replicate, circular."""
+    if mode != "constant" and mode not in _PAD_NAMES:
+        raise NotImplementedError(f"Unrecognised padding mode {mode}")
+    pad = _pad_ints(pad)
+    nd = input._data.ndim
+    _check_pad_length(input, pad)
     if mode == "constant":
-        return _constant_pad(input, pad, 0 if value is None else value)
+        return _constant_pad(input, pad, 0 if value is None else _pad_value(
+            value, input._data.dtype))
     if value is not None and value != 0:
         raise RuntimeError(f'Padding mode "{mode}" doesn\'t take in value argument')
     k = len(pad) // 2
@@ -1300,6 +1372,9 @@ def _output_sizes(input, size, scale_factor, recompute_scale_factor, k):
         raise ValueError("either size or scale_factor should be defined")
     scales = _per_spatial_dim(scale_factor, spatial, float, (
         "scale_factor", "scale_factor of shape", "scale_factor in (s1, s2, ...,sK)"))
+    if not recompute_scale_factor and not all(math.isfinite(n * s) for n, s in
+                                              zip(spatial, scales)):  # (its kernel's words)
+        raise RuntimeError("value cannot be converted to type int64_t without overflow")
     sizes = [int(math.floor(n * s)) for n, s in zip(spatial, scales)]
     return sizes, ([None] * k if recompute_scale_factor else scales)
 
@@ -1308,11 +1383,11 @@ def _check_sizes(shape, sizes):
     """PyTorch's upsample shape checks: a non-empty input (only the batch may be 0) and
     positive input and output sizes, worded per dimension count as its kernels word them."""
     k = len(sizes)
-    if not math.prod(shape[1:]):
-        raise RuntimeError(f"Non-empty {k + 2}D data tensor expected but got a tensor with "
-                           f"sizes [{shape_str(shape)}]")
     spatial = shape[2:]
-    if min(spatial) > 0 and min(sizes) > 0:
+    if min(spatial) > 0 and min(sizes) > 0:  # (PyTorch checks the sizes first)
+        if not math.prod(shape[1:]):
+            raise RuntimeError(f"Non-empty {k + 2}D data tensor expected but got a tensor "
+                               f"with sizes [{shape_str(shape)}]")
         return
     names = "DHW"[3 - k:]
     inp = ", ".join(f"{c}: {n}" for c, n in zip(names, spatial))
@@ -1326,8 +1401,16 @@ def _check_dtype(input, mode, antialias, sizes):
     """PyTorch's NotImplementedError for a dtype the mode's CPU kernel lacks, named after the
     kernel it would have reached."""
     dt = input._data.dtype
-    if mode in ("nearest", "nearest-exact"):
-        return
+    if mode in ("nearest", "nearest-exact"):  # floating types and uint8 only
+        if dt in _dtype.FLOATING_NP or dt == np.uint8:
+            return
+        if input._data.ndim == 4:  # (PyTorch names this kernel for every 4-D input)
+            kernel = "upsample_nearest2d_channels_last"
+        elif input._data.ndim == 5 and _mf.suggest(input._data) is not None:
+            kernel = "upsample_nearest3d_channels_last"
+        else:
+            kernel = "compute_indices_weights_nearest"
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{scalar_type_name(dt)}\'')
     if mode in ("bilinear", "bicubic", "lanczos") and dt == np.uint8:
         return
     if antialias:  # (a resize to the same size copies before PyTorch looks at the dtype)
@@ -1389,8 +1472,12 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
             raise ValueError("Lanczos mode does not support align_corners=True")
         if not antialias:
             raise ValueError("Lanczos mode requires antialias=True")
-    _check_dtype(input, mode, antialias, sizes)
-    _check_sizes(input._data.shape, sizes)
+    if mode in ("nearest", "nearest-exact"):  # PyTorch checks these dtypes after the sizes
+        _check_sizes(input._data.shape, sizes)
+        _check_dtype(input, mode, antialias, sizes)
+    else:
+        _check_dtype(input, mode, antialias, sizes)
+        _check_sizes(input._data.shape, sizes)
     if input._data.dtype == np.uint8 and mode in ("bilinear", "bicubic", "lanczos"):
         return _interpolate_uint8(input, sizes, scales, mode, align_corners, antialias)
     xp = xp_of(input)
@@ -1438,22 +1525,22 @@ def _interpolate_uint8(input, sizes, scales, mode, align_corners, antialias):
 
 def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
     """Deprecated alias of ``interpolate``."""
-    warnings.warn("nn.functional.upsample is deprecated. Use nn.functional.interpolate "
+    warnings.warn("`nn.functional.upsample` is deprecated. Use `nn.functional.interpolate` "
                   "instead.", stacklevel=user_stacklevel())
     return interpolate(input, size, scale_factor, mode, align_corners)
 
 
 def upsample_nearest(input, size=None, scale_factor=None):
     """Deprecated: ``interpolate(..., mode='nearest')``."""
-    warnings.warn("nn.functional.upsample_nearest is deprecated. Use "
-                  "nn.functional.interpolate instead.", stacklevel=user_stacklevel())
+    warnings.warn("`nn.functional.upsample_nearest` is deprecated. Use "
+                  "`nn.functional.interpolate` instead.", stacklevel=user_stacklevel())
     return interpolate(input, size, scale_factor, mode="nearest")
 
 
 def upsample_bilinear(input, size=None, scale_factor=None):
     """Deprecated: ``interpolate(..., mode='bilinear', align_corners=True)``."""
-    warnings.warn("nn.functional.upsample_bilinear is deprecated. Use "
-                  "nn.functional.interpolate instead.", stacklevel=user_stacklevel())
+    warnings.warn("`nn.functional.upsample_bilinear` is deprecated. Use "
+                  "`nn.functional.interpolate` instead.", stacklevel=user_stacklevel())
     return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
 
 
@@ -1462,11 +1549,11 @@ def upsample_bilinear(input, size=None, scale_factor=None):
 def _shuffle_factor(input, factor, fn: str, name: str) -> int:
     """``factor`` as an int, after the checks PyTorch's ``fn`` makes of it (``name``) and of
     ``input`` (at least ``(C, H, W)``)."""
+    r = _int_arg(factor, fn, name, 2)
     ndim = input._data.ndim
     if ndim < 3:
         raise RuntimeError(f"{fn} expects input to have at least 3 dimensions, but got input "
                            f"with {ndim} dimension(s)")
-    r = int(factor)
     if r <= 0:
         raise RuntimeError(f"{fn} expects a positive {name}, but got {r}")
     return r
@@ -1546,11 +1633,11 @@ ChannelShuffleBackward0 = make_node_class(
 def channel_shuffle(input, groups):
     """Divide the ``C`` channels of ``(N, C, *)`` into ``groups`` and interleave them
     (ShuffleNet): ``(N, g, C / g, *)`` transposed to ``(N, C / g, g, *)``, flattened back."""
+    g = _int_arg(groups, "channel_shuffle", "groups", 2)
     shape = input._data.shape
     if len(shape) <= 2:
         raise RuntimeError("channel_shuffle expects input with > 2 dims, but got input with "
                            f"sizes {list(shape)}")
-    g = int(groups)
     if g <= 0:
         raise RuntimeError("Number of groups to divide channels in must be positive. Value of "
                            f"groups:{g}")

@@ -1207,6 +1207,19 @@ define("pad", pad_samples, dtypes=FLOAT_AND_INT + ("uint8", "bool"), ref=_pad_re
        torch="nn.functional.pad")
 
 
+def constant_pad_nd_samples(device, dtype, requires_grad=False):
+    """``constant_pad_nd``: pad's constant mode (a value, negative pads crop)."""
+    t = _maker(dtype, device, requires_grad)
+    yield NNSample(t((3,)), (1, 2), name="1-d")
+    yield NNSample(t((2, 3, 4)), (1, 1, 0, 2, 1, 0), 1, name="3 dims, value")
+    yield NNSample(t((2, 3, 4)), (-1, 2, 1, -1), name="negative pads crop")
+    yield NNSample(t((3, 4), noncontiguous=True), (2, 1, 1, 0), name="noncontiguous")
+
+
+define("constant_pad_nd", constant_pad_nd_samples, dtypes=FLOAT_AND_INT + ("uint8", "bool"),
+       ref=lambda a, pad, value=0: _pad_ref(a, pad, "constant", value))
+
+
 def interpolate_samples(device, dtype, requires_grad=False):
     """Every mode, up and down, by ``size`` and by ``scale_factor`` (with and without
     ``recompute_scale_factor``), ``align_corners`` both ways, ``antialias`` for bilinear,
