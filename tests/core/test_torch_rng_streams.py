@@ -68,6 +68,65 @@ PROGRAMS = {
     "DataLoader shuffle": lambda t: [b for b in t.utils.data.DataLoader(
         list(range(12)), batch_size=4, shuffle=True)],
     "state bytes": lambda t: (t.randn(5), t.get_rng_state())[1],
+    # ATen's rejection samplers, element by element (kernels.c)
+    "poisson": lambda t: [t.poisson(t.tensor([0.0, 0.5, 3.0, 9.99, 10.0, 37.5, 1e4] * 3)),
+                          t.poisson(t.tensor([[2.5, 80.0]] * 4, dtype=t.float64).t()),
+                          t.rand(3)],
+    "binomial": lambda t: [t.binomial(t.tensor([0.0, 5, 20, 40, 1000, 7, 30, 2.5] * 2),
+                                      t.tensor([0.3, 0.0, 0.2, 0.6, 0.45, 1.0, 0.9, 0.5] * 2)),
+                           t.binomial(t.full((9,), 200.0, dtype=t.float64),
+                                      t.linspace(0.01, 0.99, 9, dtype=t.float64)),
+                           t.rand(3)],
+    "Gamma Chi2 StudentT": lambda t: [
+        t.distributions.Gamma(t.tensor([0.3, 1.0, 2.5, 40.0]), t.tensor([1.0, 2.0, 0.5, 3.0]))
+        .sample((3,)),
+        t.distributions.Gamma(t.tensor([0.2, 7.0], dtype=t.float64), 1.0).rsample((5,)),
+        t.distributions.Chi2(t.tensor([1.0, 4.0])).sample((4,)),
+        t.distributions.StudentT(t.tensor([3.0, 0.7])).sample((4,)), t.randn(3)],
+    "Beta Dirichlet": lambda t: [
+        t.distributions.Beta(t.tensor([0.5, 2.0]), t.tensor([1.0, 0.3])).sample((4,)),
+        t.distributions.Dirichlet(t.tensor([0.5, 2.0, 1.0, 0.1, 3.0])).sample((3,)),
+        t.distributions.Dirichlet(t.tensor([[1.5, 0.7]], dtype=t.float64)).rsample((2,)),
+        t.randn(3)],
+    "Poisson Binomial distributions": lambda t: [
+        t.distributions.Poisson(t.tensor([1.0, 25.0])).sample((3,)),
+        t.distributions.Binomial(50, t.tensor([0.2, 0.7])).sample((3,))],
+    "rrelu": lambda t: [t.nn.functional.rrelu((t.arange(30.0) - 20) / 8, training=True),
+                        t.nn.functional.rrelu(t.linspace(-3, 3, 7, dtype=t.float64).reshape(
+                            7, 1).expand(7, 2).t(), 0.1, 0.7, training=True),
+                        t.rand(2)],
+    "randn float16 bfloat16": lambda t: [
+        t.randn(n, dtype=d) for n in (7, 16, 17, 40) for d in (t.float16, t.bfloat16)],
+    "normal_ float16 bfloat16": lambda t: [t.empty(37, dtype=t.float16).normal_(1.0, 2.0),
+                                           t.empty(3, 12, dtype=t.bfloat16).normal_(-1, 0.5),
+                                           t.empty(20, dtype=t.float16)[::2].normal_()],
+    "sdpa dropout": lambda t: t.nn.functional.scaled_dot_product_attention(
+        t.zeros(2, 3, 5, 4), t.zeros(2, 3, 4, 4), t.eye(4).expand(2, 3, 4, 4), dropout_p=0.4),
+    "feature and alpha dropout": lambda t: [
+        t.nn.functional.dropout2d(t.ones(2, 3, 4, 4), 0.5),
+        t.nn.functional.dropout1d(t.ones(2, 3, 4), 0.3),
+        t.nn.functional.dropout3d(t.ones(2, 3, 2, 2, 2), 0.5),
+        t.nn.functional.alpha_dropout(t.ones(20), 0.5, training=True),
+        t.nn.functional.feature_alpha_dropout(t.ones(2, 3, 4), 0.5, training=True)],
+    "normal with tensors": lambda t: [t.normal(t.arange(20.0), 2.0),
+                                      t.normal(1.0, t.ones(20) * 0.5),
+                                      t.normal(t.arange(5.0), t.ones(3, 1))],
+    "float32 geometric cauchy log_normal": lambda t: [t.empty(20).geometric_(0.2),
+                                                      t.empty(20).cauchy_(),
+                                                      t.empty(20).log_normal_()],
+    "multinomial": lambda t: [
+        t.multinomial(t.tensor([0.1, 0.2, 0.3, 0.4]), 20, True),
+        t.multinomial(t.tensor([[0.1, 0.2, 0.3, 0.4], [1, 1, 1, 1]], dtype=t.float64), 7, True),
+        t.multinomial(t.tensor([0.1, 0.2, 0.3, 0.4] * 3), 5)],
+    "like factories in memory order": lambda t: [
+        x for o in (
+            t.rand_like(t.zeros(6, 3).t()), t.randn_like(t.zeros(20, 3).t()),
+            t.randn_like(t.zeros(2, 3, 4, 5).to(memory_format=t.channels_last)),
+            t.randint_like(t.zeros(6, 3).t(), 3, 9),
+            t.randint_like(t.zeros(1, 3, 4, 5).to(memory_format=t.channels_last), 100),
+            t.rand_like(t.zeros(2, 3, 4, 5).to(memory_format=t.channels_last),
+                        dtype=t.float64),
+            t.randn_like(t.zeros(20, 3, dtype=t.float16).t())) for x in (o, o.stride())],
 }
 
 
@@ -117,6 +176,27 @@ def test_pinned_values():
     ember.manual_seed(0)
     assert ember.empty(3, dtype=ember.float64).exponential_().tolist() == [
         3.508326186707642, 1.2303847641796768, 0.6150440938940115]
+
+
+def test_pinned_sampler_values():
+    """PyTorch 2.13's values of the rejection samplers, randn in float16 and rrelu after
+    ``manual_seed(0)`` (printed with PyTorch)."""
+    ember.manual_seed(0)
+    assert ember.poisson(ember.tensor([0.5, 4.0, 12.0, 300.0])).tolist() == [2, 5, 10, 282]
+    ember.manual_seed(0)
+    assert ember.binomial(ember.tensor([5., 40., 1000.]), ember.tensor([0.3, 0.6, 0.2])
+                          ).tolist() == [3, 23, 187]
+    ember.manual_seed(0)
+    assert ember.distributions.Gamma(ember.tensor([0.3, 2.5], dtype=ember.float64), ember.tensor(
+        [1.0, 2.0], dtype=ember.float64)).sample().tolist() == [5.90695073130949e-06,
+                                                                0.471082789876439]
+    ember.manual_seed(0)
+    assert ember.randn(17, dtype=ember.float16)[-3:].tolist() == [1.5859375, 0.9462890625,
+                                                                 -0.84375]
+    ember.manual_seed(0)
+    assert ember.nn.functional.rrelu(ember.tensor([-1.0, 2.0, -3.0, 0.0]), training=True
+                                     ).tolist() == [-0.3270943760871887, 2.0,
+                                                    -0.8173874616622925, 0.0]
 
 
 def test_state_loads_in_either_library():
@@ -235,3 +315,55 @@ def test_native_kernels_and_numpy_fallbacks_agree(monkeypatch, n):
             np.testing.assert_array_equal(a, b)
         else:
             np.testing.assert_allclose(a, b, rtol=4e-16, atol=0)
+
+
+def _rejection_draws(alpha_f32, alpha_f64):
+    g = TorchRNG(17)
+    g.normal_pairs(1)  # a cached Box-Muller half for the gamma loop to take first
+    lam = np.concatenate([alpha_f64 * 3, [0.0, 10.0, 9.99, 1e5, np.inf]])
+    out = [g.torch_poisson(lam)]
+    for a in (alpha_f32, alpha_f64):
+        count = np.floor(a * 30).astype(a.dtype)
+        prob = (np.arange(a.size) % 11 / 10).astype(a.dtype)
+        out += [g.torch_binomial(count, prob), g.torch_standard_gamma(a),
+                g.torch_dirichlet(a[: a.size // 3 * 3].reshape(-1, 3))]
+    return out, g.get_state_bytes(), g.next_double
+
+
+def test_rejection_sampler_kernels_and_python_loops_agree(monkeypatch):
+    """kernels.c's sample_poisson/sample_binomial/sample_gamma loops and their Python
+    twins draw the same numbers and leave the same state (cached normal included), across
+    every branch: small and large rates, inversion and BTRS, p above 1/2, alpha below 1."""
+    if _native.kernel("ember_torch_poisson") is None:
+        pytest.skip("no native kernels: " + _native.status())
+    a64 = np.random.default_rng(3).exponential(4.0, 150)
+    a64[:40] = np.linspace(0.0, 1.0, 40)
+    a32 = a64.astype(np.float32)
+    native, state, cached = _rejection_draws(a32, a64)
+    monkeypatch.setattr(_native, "kernel", lambda name: None)
+    fallback, fallback_state, fallback_cached = _rejection_draws(a32, a64)
+    assert state == fallback_state and cached == fallback_cached
+    for a, b in zip(native, fallback):
+        assert a.dtype == b.dtype
+        np.testing.assert_array_equal(a, b)
+    assert native[0][-1] == np.iinfo(np.int64).min  # PyTorch's overflow of an infinite rate
+
+
+def test_rejection_samplers_statistics():
+    """Means and variances of the samplers (meaningful without the oracle)."""
+    g = TorchRNG(5)
+    n = 40000
+    for lam in (3.0, 40.0):
+        x = g.torch_poisson(np.full(n, lam))
+        assert abs(x.mean() - lam) < 5 * np.sqrt(lam / n) and abs(x.var() / lam - 1) < 0.05
+    for count, p in ((8.0, 0.3), (300.0, 0.4), (300.0, 0.8)):
+        x = g.torch_binomial(np.full(n, count), np.full(n, p))
+        mean, var = count * p, count * p * (1 - p)
+        assert abs(x.mean() - mean) < 5 * np.sqrt(var / n) and abs(x.var() / var - 1) < 0.05
+    for alpha in (0.3, 4.0):
+        x = g.torch_standard_gamma(np.full(n, alpha, np.float32))
+        assert x.dtype == np.float32 and x.min() > 0
+        assert abs(x.mean() - alpha) < 5 * np.sqrt(alpha / n) and abs(x.var() / alpha - 1) < 0.08
+    d = g.torch_dirichlet(np.tile(np.float32([0.5, 1.0, 2.5]), (n, 1)))
+    np.testing.assert_allclose(d.mean(0), np.array([0.5, 1.0, 2.5]) / 4, atol=0.01)
+    assert d.max() < 1 and d.min() > 0

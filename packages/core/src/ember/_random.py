@@ -8,9 +8,8 @@ give PyTorch's CPU numbers bit for bit: the factories, the in-place samplers, dr
 layers' initialisation, DataLoader's shuffling. Samples are drawn on the host by the generator
 of the output's device and moved there by the device's backend (``place``): every device is
 deterministic under ``manual_seed``, and a device's stream is the CPU's (PyTorch's CUDA
-generator is a different engine, Philox). Samplers PyTorch draws with algorithms of its own
-that Ember does not mirror (``poisson``, the gamma family, ``binomial``) use NumPy's on the
-same engine: deterministic, not PyTorch's numbers.
+generator is a different engine, Philox). ``poisson``, ``binomial`` and the gamma family
+(``distributions``) run ATen's rejection samplers element by element (``_torch_rng``).
 """
 
 from __future__ import annotations
@@ -696,12 +695,16 @@ def poisson(input, generator=None) -> Tensor:
     rates = input._host()
     if rates.size and not bool((rates >= 0).all()):  # NaN too, as PyTorch's check
         raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
+    g = _rng(generator, input._device)
+    if isinstance(g, TorchRNG):  # PyTorch's sample_poisson, element by element in C order
+        sample = g.torch_poisson(rates).reshape(rates.shape).astype(rates.dtype)
+        return _with_graph(place(sample, input._device), "PoissonBackward0", (input,))
     inf = np.isinf(rates) if rates.size else None
     if inf is not None and inf.any():  # PyTorch's sampler overflows to int64's minimum
-        sample = _rng(generator, input._device).poisson(np.where(inf, 0, rates))
+        sample = g.poisson(np.where(inf, 0, rates))
         sample = np.where(inf, -(1 << 63), sample).astype(rates.dtype)
     else:
-        sample = _rng(generator, input._device).poisson(rates).astype(rates.dtype)
+        sample = g.poisson(rates).astype(rates.dtype)
     return _with_graph(place(sample, input._device), "PoissonBackward0", (input,))
 
 
@@ -723,9 +726,42 @@ def _laid_out_like(out: Tensor, input, memory_format, fname: str) -> Tensor:
     return out
 
 
+def _c_contiguous(shape, order) -> bool:
+    """Whether a dense layout of ``shape`` in axis ``order`` is C-contiguous as PyTorch's
+    ``is_contiguous`` sees it (size-1 axes anywhere)."""
+    axes = [a for a in order if shape[a] != 1]
+    return axes == sorted(axes)
+
+
+def _drawn_like(input, dtype, device, memory_format, fname, requires_grad, draw):
+    """A ``*_like`` factory's output when it is not C-ordered and PyTorch's engine draws it:
+    ``draw(g, shape, dtype, contiguous)`` gives the samples in the output's memory order (as
+    PyTorch's kernels fill ``empty_like``), laid out so. None otherwise (the caller draws in C
+    order and lays out after: the same numbers there)."""
+    order = _mf.like_order(input._data, memory_format, fname)
+    if order is None:
+        return None
+    dt, dev = _like(input, dtype, device)
+    dt, dev = _dtype.to_dtype(dt), resolve_device(dev)
+    g = _rng(None, dev)
+    if not isinstance(g, TorchRNG):
+        return None
+    shape = input._data.shape
+    drawn = draw(g, tuple(shape[a] for a in order), dt, _c_contiguous(shape, order))
+    if drawn is None:
+        return None
+    arr = place(drawn, dev)._data.transpose(_mf.inverse(order))
+    return finish(_make(_mf.as_fresh(arr, order), dev), requires_grad, None)
+
+
 def rand_like(input, *, dtype=None, layout=None, device=None, requires_grad: bool = False,
               memory_format=_mf.preserve_format, pin_memory: bool = False) -> Tensor:
     """``rand`` with ``input``'s shape (and dtype/device unless given)."""
+    res = _drawn_like(input, dtype, device, memory_format, "rand_like", requires_grad,
+                      lambda g, shape, dt, _: _uniform(g, shape, dt.np)
+                      if dt.is_floating_point else None)
+    if res is not None:
+        return res
     dt, dev = _like(input, dtype, device)
     out = rand(input._data.shape, dtype=dt, device=dev, requires_grad=requires_grad)
     return _laid_out_like(out, input, memory_format, "rand_like")
@@ -734,6 +770,12 @@ def rand_like(input, *, dtype=None, layout=None, device=None, requires_grad: boo
 def randn_like(input, *, dtype=None, layout=None, device=None, requires_grad: bool = False,
                memory_format=_mf.preserve_format, pin_memory: bool = False) -> Tensor:
     """``randn`` with ``input``'s shape (and dtype/device unless given)."""
+    res = _drawn_like(input, dtype, device, memory_format, "randn_like", requires_grad,
+                      lambda g, shape, dt, contiguous: g.torch_normal(
+                          math.prod(shape), dt.np, contiguous=contiguous).reshape(shape)
+                      if _torch_float(dt.np) else None)
+    if res is not None:
+        return res
     dt, dev = _like(input, dtype, device)
     out = randn(input._data.shape, dtype=dt, device=dev, requires_grad=requires_grad)
     return _laid_out_like(out, input, memory_format, "randn_like")
@@ -746,6 +788,12 @@ def randint_like(input, low=0, high=None, *, dtype=None, layout=None, device=Non
     ``randint_like(input, low, high)`` (``input``'s dtype/device unless given)."""
     if high is None:
         low, high = 0, low
+    if type(low) is int and type(high) is int:
+        res = _drawn_like(input, dtype, device, memory_format, "randint_like", requires_grad,
+                          lambda g, shape, dt, _: None if dt.is_complex else
+                          _integers(g, shape, dt, low, high))
+        if res is not None:
+            return res
     dt, dev = _like(input, dtype, device)
     out = randint(low, high, tuple(input._data.shape), dtype=dt, device=dev,
                   requires_grad=requires_grad)

@@ -15,8 +15,9 @@ word (two above a range of 2^28) modulo the range, ``randperm`` a Fisher-Yates p
 those kernels do, so ``manual_seed(s)`` followed by the same calls gives PyTorch's numbers
 (``rand``, ``randn``, ``randint``, ``randperm``, ``normal_``, ``uniform_``, ``bernoulli_``,
 ``random_``, ``exponential_``, ``geometric_``, ``cauchy_``, ``log_normal_``, dropout, the
-``nn.init`` functions built on them). Samplers without a PyTorch twin here use NumPy's
-algorithms over the same engine (the stream stays deterministic, not PyTorch's). The state
+``nn.init`` functions built on them, and ATen's rejection samplers ``poisson``, ``binomial``,
+``_standard_gamma`` and ``_sample_dirichlet``, which run element by element in ``kernels.c``
+or in Python loops with the same arithmetic). The state
 is PyTorch's 5056-byte ``CPUGeneratorImplState``: ``get_rng_state()`` of either library
 loads in the other.
 
@@ -199,6 +200,13 @@ class TorchRNG(np.random.Generator):
                 return self._fill_avx2(n, _F32(mean), _F32(std))
             if np_dt == np.float64:
                 return self._fill(n, mean, std)
+            if np_dt.itemsize == 2:  # float16/bfloat16: float32 blocks of 16, each cast down
+                head = n // 16 * 16  # (no tail in the first fill: its 16 are drawn after)
+                x = self._fill_avx2(head, _F32(mean), _F32(std))
+                if head != n:
+                    x = np.concatenate([x, x[:n - head]])
+                    x[n - 16:] = self._fill_avx2(16, _F32(mean), _F32(std))
+                return x.astype(np_dt)
         return _fma64(self.normal_pairs(n), std, mean).astype(np_dt)
 
     def normal_pairs(self, n: int) -> np.ndarray:
@@ -335,6 +343,111 @@ class TorchRNG(np.random.Generator):
         """``log_normal_(mean, std)``: ``exp`` of ``normal_distribution<double>``'s draws."""
         return _transform(self.normal_pairs(n), 2, mean, std,
                           lambda z: np.exp(_fma64(z, std, mean)))
+
+    # -- rejection samplers: ATen's sample_poisson, sample_binomial, sample_gamma ------------
+    # Each element draws as many uniforms (and normals) as its rejection loop needs, so the
+    # loops run element by element: in ``kernels.c``, else in Python below (same numbers).
+
+    def _sequential(self, name: str, *arrays, extra=()):
+        """``kernels.c``'s ``name(state, *arrays, n, *extra)`` under the bit generator's
+        lock; False where the kernels cannot draw (the caller then loops in Python)."""
+        n = arrays[-1].size
+        kernel = _native.kernel(name) if n and _engine() is not None else None
+        if kernel is None:
+            return False
+        bg = self.bit_generator
+        with bg.lock:
+            kernel(bg.ctypes.state_address, *(_native.address(a) for a in arrays), n, *extra)
+        return True
+
+    def torch_poisson(self, rates: np.ndarray) -> np.ndarray:
+        """``torch.poisson``'s samples (int64) of the rates (``>= 0``, in memory order), each
+        from ``sample_poisson(double(rate))``: a product of uniforms below 10, Hoermann's
+        transformed rejection (PTRS) from 10."""
+        lam = np.ascontiguousarray(rates, np.float64).reshape(-1)
+        out = np.empty(lam.size, np.int64)
+        if not self._sequential("ember_torch_poisson", lam, out):
+            for i, v in enumerate(lam.tolist()):
+                out[i] = _poisson_one(self, v)
+        return out
+
+    def torch_binomial(self, count: np.ndarray, prob: np.ndarray) -> np.ndarray:
+        """``torch.binomial``'s samples of float32 or float64 ``count``/``prob`` (same dtype
+        and size, in memory order): ``sample_binomial``, inversion below ``count * p = 10``,
+        BTRS above, in the tensor's type where ATen computes in it. A NaN count with
+        ``0 < p < 1`` gives NaN without drawing (PyTorch's inversion loop never ends there)."""
+        dt = np.dtype(count.dtype)
+        c = np.ascontiguousarray(count, dt).reshape(-1)
+        p = np.ascontiguousarray(prob, dt).reshape(-1)
+        stuck = np.isnan(c) & (p > 0) & (p < 1)
+        if stuck.any():
+            c = np.where(stuck, dt.type(0), c)
+        out = np.empty(c.size, dt)
+        single = dt == np.float32
+        if not self._sequential("ember_torch_binomial_f32" if single else
+                                "ember_torch_binomial_f64", c, p, out):
+            rt, log1p_t = (_f32, _log1pf) if single else (_same, math.log1p)
+            for i, (cv, pv) in enumerate(zip(c.tolist(), p.tolist())):
+                out[i] = _binomial_one(self, cv, pv, rt, log1p_t)
+        if stuck.any():
+            out[stuck] = np.nan
+        return out
+
+    def torch_standard_gamma(self, alpha: np.ndarray) -> np.ndarray:
+        """``torch._standard_gamma``'s samples of float32 or float64 ``alpha`` (in memory
+        order): ``sample_gamma`` (Marsaglia and Tsang over ``normal_distribution<double>``
+        and float64 uniforms, ``alpha < 1`` boosted by ``U^(1/alpha)``), at least the type's
+        smallest normal number. NaN or negative alphas give NaN without drawing (PyTorch's
+        loop never ends on them)."""
+        dt = np.dtype(alpha.dtype)
+        a = np.ascontiguousarray(alpha, dt).reshape(-1)
+        bad = ~(a >= 0)
+        if bad.any():
+            a = np.where(bad, dt.type(1), a)
+        out = np.empty(a.size, dt)
+        single = dt == np.float32
+        tiny = float(np.finfo(dt).tiny)
+        cache = np.array([self.next_double or 0.0, float(self.next_double is not None)])
+        if self._sequential("ember_torch_gamma_f32" if single else "ember_torch_gamma_f64",
+                            cache, a, out, extra=(tiny,)):
+            self.next_double = float(cache[0]) if cache[1] else None
+        else:
+            rt = _f32 if single else _same
+            for i, v in enumerate(a.tolist()):
+                s = _gamma_one(self, v, rt)
+                out[i] = s if tiny < s else tiny
+        if bad.any():
+            out[bad] = np.nan
+        return out
+
+    def torch_dirichlet(self, alpha: np.ndarray) -> np.ndarray:
+        """``torch._sample_dirichlet`` of a float32/float64 ``alpha`` (C order, the last axis
+        the categories): float64 gammas of the float64 alphas, normalised by their sum, cast
+        to the type and clamped into ``[tiny, nexttoward(1, 0)]``. The gammas are PyTorch's;
+        its row sums are ATen's vectorised reduction, NumPy's here: rows of 8 or more
+        categories can differ from PyTorch's float64 result in the last bit (float32 results
+        round that away but at a rounding tie)."""
+        dt = np.dtype(alpha.dtype)
+        gam = self.torch_standard_gamma(np.asarray(alpha, np.float64)).reshape(alpha.shape)
+        ratio = (gam / gam.sum(-1, keepdims=True)).astype(dt)
+        return np.clip(ratio, np.finfo(dt).tiny, np.nextafter(dt.type(1), dt.type(0)))
+
+    def _unit1(self) -> float:
+        """One float64 uniform (the Python loops' draw: two words)."""
+        hi, lo = self.bit_generator.random_raw(2).tolist()
+        return ((hi << 32 | lo) & ((1 << 53) - 1)) * 2.0 ** -53
+
+    def _normal1(self) -> float:
+        """One ``normal_distribution<double>`` sample, the pair's second half kept."""
+        if self.next_double is not None:
+            z, self.next_double = self.next_double, None
+            return z
+        u1 = self._unit1()
+        u2 = self._unit1()
+        r = math.sqrt(-2.0 * math.log1p(-u2))
+        theta = 2.0 * math.pi * u1
+        self.next_double = r * math.sin(theta)
+        return r * math.cos(theta)
 
 
 _ENGINE: dict = {}
@@ -479,3 +592,194 @@ def _sincos256(x):
     sin = np.where(poly, ys, yc)
     cos = np.where(poly, yc, ys)
     return np.where(sign_sin, -sin, sin), np.where(sign_cos, -cos, cos)
+
+
+# -- the rejection samplers in Python (``kernels.c``'s loops, the same arithmetic) -------------
+
+def _same(x: float) -> float:
+    return x
+
+
+def _f32(x: float) -> float:
+    """``x`` rounded to float32: a float32 sum, product, quotient or square root of float32
+    values computed in float64 and rounded once is the float32 operation's result."""
+    return float(_F32(x))
+
+
+def _libm():
+    """The C library's ``lgamma`` and ``log1pf`` (PyTorch's: CPython's ``math.lgamma`` is its
+    own), else Python's stand-ins (which can differ in the last bit)."""
+    fns = _LIBM.get("fns")
+    if fns is None:
+        fns = (math.lgamma, lambda x: _f32(math.log1p(x)))
+        try:
+            import ctypes
+            import ctypes.util
+
+            m = ctypes.CDLL(ctypes.util.find_library("m") or "libm.so.6")
+            m.lgamma.argtypes, m.lgamma.restype = (ctypes.c_double,), ctypes.c_double
+            m.log1pf.argtypes, m.log1pf.restype = (ctypes.c_float,), ctypes.c_float
+            fns = (m.lgamma, m.log1pf)
+        except (OSError, AttributeError, TypeError):
+            pass
+        _LIBM["fns"] = fns
+    return fns
+
+
+_LIBM: dict = {}
+
+
+def _log1pf(x: float) -> float:
+    return float(_libm()[1](x))
+
+
+def _log(x: float) -> float:
+    """C's ``log``: -inf at 0, NaN below."""
+    return math.log(x) if x > 0 else (-math.inf if x == 0 else math.nan)
+
+
+def _div(a: float, b: float) -> float:
+    """C's float64 division (infinities or NaN where Python raises)."""
+    if b:
+        return a / b
+    return math.nan if a == 0 or a != a else math.copysign(math.inf, a) * math.copysign(1, b)
+
+
+def _floor(x: float) -> float:
+    return float(math.floor(x)) if math.isfinite(x) else x
+
+
+def _trunc_i64(x: float) -> int:
+    """``(int64_t)floor(x)`` as x86-64 converts: INT64_MIN for NaN and out-of-range values."""
+    return math.floor(x) if -2.0 ** 63 <= x < 2.0 ** 63 else -(1 << 63)
+
+
+def _poisson_one(g: TorchRNG, lam: float) -> int:
+    """ATen's ``sample_poisson``."""
+    if lam >= 10:
+        slam, loglam = math.sqrt(lam), math.log(lam)
+        b = 0.931 + 2.53 * slam
+        a = -0.059 + 0.02483 * b
+        invalpha = 1.1239 + 1.1328 / (b - 3.4)
+        vr = 0.9277 - 3.6224 / (b - 2)
+        lgamma = _libm()[0]
+        while True:
+            u = g._unit1() - 0.5
+            v = g._unit1()
+            us = 0.5 - abs(u)
+            k = _trunc_i64((_div(2 * a, us) + b) * u + lam + 0.43)
+            if us >= 0.07 and v <= vr:
+                return k
+            if k < 0 or (us < 0.013 and v > us):
+                continue
+            if _log(v) + math.log(invalpha) - _log(_div(a, us * us) + b) <= \
+                    -lam + k * loglam - lgamma(k + 1.0):
+                return k
+    if lam == 0:
+        return 0
+    enlam, prod, x = math.exp(-lam), 1.0, 0
+    while True:
+        prod *= g._unit1()
+        if prod > enlam:
+            x += 1
+        else:
+            return x
+
+
+def _stirling_approx_tail(k: float) -> float:
+    if k < 10:
+        return _STIRLING_TAIL[int(k)]
+    kp1sq = (k + 1) * (k + 1)
+    return (1.0 / 12 - (1.0 / 360 - 1.0 / 1260 / kp1sq) / kp1sq) / (k + 1)
+
+
+_STIRLING_TAIL = (0.0810614667953272, 0.0413406959554092, 0.0276779256849983,
+                  0.02079067210376509, 0.0166446911898211, 0.0138761288230707,
+                  0.0118967099458917, 0.0104112652619720, 0.00925546218271273,
+                  0.00833056343336287)
+
+
+def _btrs(g: TorchRNG, count: float, prob: float, rt) -> float:
+    """ATen's ``btrs`` (``rt`` rounds to the tensor's type where ATen computes in it)."""
+    stddev = rt(math.sqrt(rt(rt(count * prob) * rt(1 - prob))))
+    b = 1.15 + 2.53 * stddev
+    a = -0.0873 + 0.0248 * b + 0.01 * prob
+    c = rt(count * prob) + 0.5
+    v_r = 0.92 - 4.2 / b
+    r = rt(prob / rt(1 - prob))
+    alpha = (2.83 + 5.1 / b) * stddev
+    m = _floor(rt(rt(count + 1) * prob))
+    st = _stirling_approx_tail
+    while True:
+        u = g._unit1() - 0.5
+        v = g._unit1()
+        us = 0.5 - abs(u)
+        k = rt(_floor((_div(2 * a, us) + b) * u + c))
+        if k < 0 or k > count:
+            continue
+        if us >= 0.07 and v <= v_r:
+            return k
+        v = _log(v * alpha / (_div(a, us * us) + b))
+        cmk1 = rt(rt(count - k) + 1)
+        upperbound = ((m + 0.5) * _log((m + 1) / (r * (count - m + 1)))
+                      + rt(count + 1) * _log((count - m + 1) / cmk1)
+                      + (k + 0.5) * _log(r * cmk1 / rt(k + 1))
+                      + st(m) + st(count - m) - st(k) - st(rt(count - k)))
+        if v <= upperbound:
+            return k
+
+
+def _binomial_inversion(g: TorchRNG, count: float, prob: float, rt, log1p_t) -> float:
+    geom_sum, num_geom = 0.0, 0.0
+    logprob = log1p_t(-prob)
+    while True:
+        geom = _log(g._unit1()) / logprob
+        geom_sum += math.ceil(geom) if math.isfinite(geom) else geom
+        if geom_sum > count:
+            return num_geom
+        num_geom = rt(num_geom + 1)
+
+
+def _binomial_one(g: TorchRNG, count: float, prob: float, rt, log1p_t) -> float:
+    """ATen's ``sample_binomial``."""
+    if count <= 0.0 or prob <= 0.0:
+        return 0.0
+    if prob >= 1.0:
+        return count
+    if prob <= 0.5:
+        if rt(count * prob) >= 10.0:
+            return _btrs(g, count, prob, rt)
+        return _binomial_inversion(g, count, prob, rt, log1p_t)
+    if prob > 0.5:
+        q = rt(1.0 - prob)
+        k = _btrs(g, count, q, rt) if rt(count * q) >= 10.0 else \
+            _binomial_inversion(g, count, q, rt, log1p_t)
+        return rt(count - k)
+    return math.nan
+
+
+_THIRD_F = float(_F32(1.0) / _F32(3.0))  # ``1.0f / 3.0f``
+_C0331_F = float(_F32(0.0331))
+
+
+def _gamma_one(g: TorchRNG, alpha: float, rt) -> float:
+    """ATen's ``sample_gamma`` (accumulating in float64; ``rt`` rounds to the type)."""
+    scale = 1.0
+    if alpha < 1.0:
+        if alpha == 0.0:
+            return 0.0
+        scale *= math.pow(1 - g._unit1(), rt(1.0 / alpha))
+        alpha = rt(alpha + 1.0)
+    d = rt(alpha - _THIRD_F)
+    c = 1.0 / math.sqrt(9.0 * d)
+    while True:
+        while True:
+            x = g._normal1()
+            y = 1.0 + c * x
+            if not y <= 0:
+                break
+        v = y * y * y
+        u = 1 - g._unit1()
+        xx = x * x
+        if u < 1.0 - _C0331_F * xx * xx or _log(u) < 0.5 * xx + d * (1.0 - v + _log(v)):
+            return rt(scale * d * v)

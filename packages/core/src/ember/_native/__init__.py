@@ -89,6 +89,11 @@ _SIGNATURES = {
     "ember_torch_normal_pairs_f64": (_P, _P, _N),
     "ember_torch_randperm": (_P, _P, _N),
     "ember_torch_transform_f64": (_P, _P, _N, ctypes.c_int, ctypes.c_double, ctypes.c_double),
+    "ember_torch_poisson": (_P, _P, _P, _N),
+    "ember_torch_binomial_f32": (_P, _P, _P, _P, _N),
+    "ember_torch_binomial_f64": (_P, _P, _P, _P, _N),
+    "ember_torch_gamma_f32": (_P, _P, _P, _P, _N, ctypes.c_float),
+    "ember_torch_gamma_f64": (_P, _P, _P, _P, _N, ctypes.c_double),
 }
 
 _lock = reinit_in_child(threading.Lock())

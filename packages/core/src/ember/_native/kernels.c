@@ -754,3 +754,196 @@ void ember_torch_transform_f64(const double *u, double *out, idx n, int kind, do
     default: for (idx i = 0; i < n; i++) out[i] = ceil(log(u[i]) / log(1.0 - a)); break;
     }
 }
+
+/* -- PyTorch's rejection samplers (ATen's Distributions.cpp and native/Distributions.h) ------
+ * sample_poisson (products of uniforms below 10, Hoermann's PTRS from 10), sample_binomial
+ * (inversion below count * p = 10, BTRS above), sample_gamma (Marsaglia and Tsang, boosted
+ * below alpha = 1), one element after another, each drawing as many float64 uniforms (53 bits
+ * of a 64-bit draw) and normal_distribution<double> samples (Box-Muller pairs whose second
+ * half the generator keeps: `cache` is {value, valid}) as it needs. The arithmetic is
+ * PyTorch's to the type: scalar_t (the tensor's float or double) where ATen computes in it,
+ * double (accscalar_t) elsewhere, the C library's functions, and no contraction into
+ * multiply-adds (PyTorch builds that file for the baseline ISA). */
+#ifdef __clang__  /* (GCC contracts nothing under -std=c11) */
+#pragma STDC FP_CONTRACT OFF
+#endif
+
+static inline uint32_t mt_word(np_mt19937 *st) {
+    if (st->pos >= 624) mt_regen(st);
+    uint32_t y = st->key[st->pos++];
+    y ^= y >> 11;
+    y ^= (y << 7) & 0x9d2c5680u;
+    y ^= (y << 15) & 0xefc60000u;
+    return y ^ (y >> 18);
+}
+
+static inline double mt_unit64(np_mt19937 *st) {
+    uint64_t hi = mt_word(st);
+    uint64_t v = hi << 32 | mt_word(st);
+    return (double)(v & 0x1fffffffffffffull) * 1.1102230246251565e-16;
+}
+
+static inline double mt_normal64(np_mt19937 *st, double *cache) {
+    if (cache[1] != 0.0) {
+        cache[1] = 0.0;
+        return cache[0];
+    }
+    double u1 = mt_unit64(st);
+    double u2 = mt_unit64(st);
+    double r = sqrt(-2.0 * log1p(-u2));
+    double theta = 6.28318530717958647692 * u1;
+    cache[0] = r * sin(theta);
+    cache[1] = 1.0;
+    return r * cos(theta);
+}
+
+/* (int64_t)x as x86-64's conversion gives it: INT64_MIN for NaN and out-of-range values */
+static inline int64_t trunc_i64(double x) {
+    return (x >= -9223372036854775808.0 && x < 9223372036854775808.0) ? (int64_t)x : INT64_MIN;
+}
+
+static int64_t torch_poisson_one(np_mt19937 *st, double lambda) {
+    if (lambda >= 10) {
+        double slam = sqrt(lambda), loglam = log(lambda);
+        double b = 0.931 + 2.53 * slam;
+        double a = -0.059 + 0.02483 * b;
+        double invalpha = 1.1239 + 1.1328 / (b - 3.4);
+        double vr = 0.9277 - 3.6224 / (b - 2);
+        for (;;) {
+            double U = mt_unit64(st) - 0.5;
+            double V = mt_unit64(st);
+            double us = 0.5 - fabs(U);
+            int64_t k = trunc_i64(floor((2 * a / us + b) * U + lambda + 0.43));
+            if (us >= 0.07 && V <= vr) return k;
+            if (k < 0 || (us < 0.013 && V > us)) continue;
+            if (log(V) + log(invalpha) - log(a / (us * us) + b) <=
+                -lambda + k * loglam - lgamma((double)k + 1))
+                return k;
+        }
+    }
+    if (lambda == 0) return 0;
+    double enlam = exp(-lambda), prod = 1.0;
+    int64_t X = 0;
+    for (;;) {
+        prod *= mt_unit64(st);
+        if (prod > enlam) X += 1;
+        else return X;
+    }
+}
+
+/* torch.poisson: one sample per rate (rates checked >= 0 by the caller). */
+void ember_torch_poisson(void *state, const double *lam, int64_t *out, idx n) {
+    for (idx i = 0; i < n; i++) out[i] = torch_poisson_one((np_mt19937 *)state, lam[i]);
+}
+
+static double stirling_approx_tail(double k) {
+    static const double tail[] = {0.0810614667953272, 0.0413406959554092, 0.0276779256849983,
+                                  0.02079067210376509, 0.0166446911898211, 0.0138761288230707,
+                                  0.0118967099458917, 0.0104112652619720, 0.00925546218271273,
+                                  0.00833056343336287};
+    if (k < 10) return tail[(size_t)k];
+    double kp1sq = (k + 1) * (k + 1);
+    return (1.0 / 12 - (1.0 / 360 - 1.0 / 1260 / kp1sq) / kp1sq) / (k + 1);
+}
+
+#define TORCH_BINOMIAL_GAMMA(T, SUF, SQRT, LOG1P)                                              \
+static T btrs_##SUF(np_mt19937 *st, T count, T prob) {                                     \
+    T k;                                                                                    \
+    double U, V, us;                                                                        \
+    const double stddev = SQRT(count * prob * (1 - prob));                                 \
+    const double b = 1.15 + 2.53 * stddev;                                                  \
+    const double a = -0.0873 + 0.0248 * b + 0.01 * prob;                                   \
+    const double c = count * prob + 0.5;                                                    \
+    const double v_r = 0.92 - 4.2 / b;                                                      \
+    const double r = prob / (1 - prob);                                                     \
+    const double alpha = (2.83 + 5.1 / b) * stddev;                                         \
+    const double m = floor((count + 1) * prob);                                             \
+    for (;;) {                                                                              \
+        U = mt_unit64(st) - 0.5;                                                            \
+        V = mt_unit64(st);                                                                  \
+        us = 0.5 - fabs(U);                                                                 \
+        k = (T)floor((2 * a / us + b) * U + c);                                             \
+        if (k < 0 || k > count) continue;                                                   \
+        if (us >= 0.07 && V <= v_r) return k;                                               \
+        V = log(V * alpha / (a / (us * us) + b));                                           \
+        double upperbound =                                                                 \
+            ((m + 0.5) * log((m + 1) / (r * (count - m + 1))) +                             \
+             (count + 1) * log((count - m + 1) / (count - k + 1)) +                         \
+             (k + 0.5) * log(r * (count - k + 1) / (k + 1)) +                               \
+             stirling_approx_tail(m) + stirling_approx_tail(count - m) -                    \
+             stirling_approx_tail(k) - stirling_approx_tail(count - k));                    \
+        if (V <= upperbound) return k;                                                      \
+    }                                                                                       \
+}                                                                                           \
+                                                                                            \
+static T binomial_inversion_##SUF(np_mt19937 *st, T count, T prob) {                       \
+    double geom_sum = 0;                                                                    \
+    T num_geom = 0;                                                                         \
+    double logprob = LOG1P(-prob);                                                          \
+    for (;;) {                                                                              \
+        double U = mt_unit64(st);                                                           \
+        double geom = ceil(log(U) / logprob);                                               \
+        geom_sum += geom;                                                                   \
+        if (geom_sum > count) break;                                                        \
+        num_geom = num_geom + 1;                                                            \
+    }                                                                                       \
+    return num_geom;                                                                        \
+}                                                                                           \
+                                                                                            \
+static T binomial_one_##SUF(np_mt19937 *st, T count, T prob) {                             \
+    if (count <= 0.0 || prob <= 0.0) return 0;                                              \
+    if (prob >= 1.0) return count;                                                          \
+    if (prob <= 0.5) {                                                                      \
+        if (count * prob >= 10.0) return btrs_##SUF(st, count, prob);                       \
+        return binomial_inversion_##SUF(st, count, prob);                                   \
+    }                                                                                       \
+    if (prob > 0.5) {                                                                       \
+        T qprob = 1.0 - prob;                                                               \
+        if (count * qprob >= 10.0) return count - btrs_##SUF(st, count, qprob);             \
+        return count - binomial_inversion_##SUF(st, count, qprob);                          \
+    }                                                                                       \
+    return (T)NAN;                                                                          \
+}                                                                                           \
+                                                                                            \
+/* torch.binomial (NaN counts are the caller's: PyTorch's inversion never ends on them) */  \
+void ember_torch_binomial_##SUF(void *state, const T *count, const T *prob, T *out, idx n) { \
+    for (idx i = 0; i < n; i++)                                                             \
+        out[i] = binomial_one_##SUF((np_mt19937 *)state, count[i], prob[i]);                \
+}                                                                                           \
+                                                                                            \
+static T gamma_one_##SUF(np_mt19937 *st, double *cache, T alpha) {                         \
+    double scale = 1.0f;                                                                    \
+    if (alpha < 1.0f) {                                                                     \
+        if (alpha == 0.f) return 0.f;                                                       \
+        scale *= pow(1 - mt_unit64(st), 1.0f / alpha);                                      \
+        alpha += 1.0f;                                                                      \
+    }                                                                                       \
+    const double d = alpha - 1.0f / 3.0f;                                                   \
+    const double c = 1.0f / sqrt(9.0f * d);                                                 \
+    for (;;) {                                                                              \
+        double x, y;                                                                        \
+        do {                                                                                \
+            x = mt_normal64(st, cache);                                                     \
+            y = 1.0f + c * x;                                                               \
+        } while (y <= 0);                                                                   \
+        const double v = y * y * y;                                                         \
+        const double u = 1 - mt_unit64(st);                                                 \
+        const double xx = x * x;                                                            \
+        if (u < 1.0f - 0.0331f * xx * xx) return (T)(scale * d * v);                        \
+        if (log(u) < 0.5f * xx + d * (1.0f - v + log(v))) return (T)(scale * d * v);        \
+    }                                                                                       \
+}                                                                                           \
+                                                                                            \
+/* _standard_gamma (and _sample_dirichlet's float64 gammas): sample_gamma of each alpha, at \
+ * least the type's smallest normal (alphas NaN or below 0 are the caller's: PyTorch's      \
+ * loop never ends on them) */                                                              \
+void ember_torch_gamma_##SUF(void *state, double *cache, const T *alpha, T *out, idx n,    \
+                             T tiny) {                                                      \
+    for (idx i = 0; i < n; i++) {                                                           \
+        T s = gamma_one_##SUF((np_mt19937 *)state, cache, alpha[i]);                        \
+        out[i] = tiny < s ? s : tiny;                                                       \
+    }                                                                                       \
+}
+
+TORCH_BINOMIAL_GAMMA(float, f32, sqrtf, log1pf)
+TORCH_BINOMIAL_GAMMA(double, f64, sqrt, log1p)

@@ -1,7 +1,9 @@
 """Gamma and Dirichlet sampling with reparameterised gradients, on ember ops (any device).
 
-Samples come from Marsaglia and Tsang's rejection sampler, vectorised: every round draws a
-normal and a uniform for each element still pending. The gradient of a sample with respect to
+Samples are PyTorch's: ATen's ``sample_gamma`` (Marsaglia and Tsang's rejection sampler with
+its boost below alpha = 1) element by element over PyTorch's engine (``_torch_rng``), and
+``_sample_dirichlet``'s normalised float64 gammas; the meta device's stand-in generator gets a
+vectorised Marsaglia-Tsang. The gradient of a sample with respect to
 its concentration is the implicit one, ``dx/dalpha = -(dF/dalpha) / f(x)`` with ``F`` the CDF,
 computed as PyTorch does (a Taylor series for small ``x``, Rice's saddle-point expansion for
 large ``alpha``, a fitted rational function elsewhere), so rsample gradients equal PyTorch's for
@@ -10,13 +12,41 @@ the same samples. The arithmetic runs in float64, as PyTorch's CPU kernels' accu
 
 from __future__ import annotations
 
+import numpy as np
+
 import ember
 
 __all__: list[str] = []
 
 
+def _torch_rng(t: ember.Tensor):
+    """The default generator of ``t``'s device when it draws PyTorch's numbers, else None
+    (the meta device)."""
+    from .._random import _rng
+    from .._torch_rng import TorchRNG
+
+    g = _rng(None, t.device)
+    return g if isinstance(g, TorchRNG) else None
+
+
+def _host_work(t: ember.Tensor) -> np.ndarray:
+    """``t``'s values on the host in C order, float32 or float64 (PyTorch's CPU kernels'
+    types; float16 and bfloat16 go through float32)."""
+    a = np.asarray(t.detach()._host())
+    return np.ascontiguousarray(a, a.dtype if a.dtype in (np.float32, np.float64) else
+                                np.float32)
+
+
 def _draw_standard_gamma(alpha: ember.Tensor) -> ember.Tensor:
-    """Gamma(alpha, 1) samples, in float64, without gradient."""
+    """Gamma(alpha, 1) samples without gradient: PyTorch's ``_standard_gamma`` draws in
+    ``alpha``'s float type, where its engine draws; elsewhere a vectorised Marsaglia-Tsang
+    in float64."""
+    g = _torch_rng(alpha)
+    if g is not None:
+        from .._factory import place
+
+        a = _host_work(alpha)
+        return place(g.torch_standard_gamma(a).reshape(a.shape), alpha.device)
     a = alpha.detach().to(ember.float64)
     boost = a < 1  # Gamma(a) = Gamma(a + 1) * U^(1/a)
     a1 = ember.where(boost, a + 1, a)
@@ -157,10 +187,16 @@ def _standard_gamma(alpha: ember.Tensor) -> ember.Tensor:
 def _sample_dirichlet(concentration: ember.Tensor) -> ember.Tensor:
     """Dirichlet samples (normalised Gamma draws), clamped into ``[tiny, 1 - eps]`` like
     PyTorch's."""
+    g = _torch_rng(concentration)
+    if g is not None:  # PyTorch's _sample_dirichlet: float64 gammas, normalised, cast, clamped
+        from .._factory import place
+
+        x = g.torch_dirichlet(_host_work(concentration))
+        return place(x, concentration.device).to(concentration.dtype)
     gammas = _draw_standard_gamma(concentration)
     x = gammas / gammas.sum(-1, keepdim=True)
     finfo = ember.finfo(concentration.dtype)
-    return x.clamp(min=finfo.tiny, max=1 - finfo.eps).to(concentration.dtype)
+    return x.clamp(min=finfo.tiny, max=1 - finfo.eps / 2).to(concentration.dtype)
 
 
 def _beta_grad_alpha_small(x, alpha, beta):

@@ -51,7 +51,8 @@ class StudentT(Distribution):
         shape = self._extended_shape(sample_shape)
         X = _standard_normal(shape, dtype=self.df.dtype, device=self.df.device)
         Z = self._chi2.rsample(sample_shape)
-        return self.loc + self.scale * X * ember.rsqrt(Z / self.df)
+        Y = X * ember.rsqrt(Z / self.df)  # PyTorch's association: loc + scale * (X * r)
+        return self.loc + self.scale * Y
 
     def log_prob(self, value):
         if self._validate_args:

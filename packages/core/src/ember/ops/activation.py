@@ -721,10 +721,25 @@ def _rrelu_op(input, lower=1.0 / 8, upper=1.0 / 3, training=False, generator=Non
     d = _float_input(input, "rrelu_with_noise_out")
     from .._factory import place
     from .._random import _rng
+    from .._torch_rng import TorchRNG
 
-    slopes = _rng(generator, input._device).uniform(lower, upper, d.shape).astype(d.dtype)
-    slopes = place(slopes, input._device)._data
-    noise = _make(xp_of(input).where(d >= 0, d.dtype.type(1), slopes), input._device)
+    g = _rng(generator, input._device)
+    if isinstance(g, TorchRNG):
+        # ATen's _rrelu_with_noise_train: in C order, a float64 uniform in [lower, upper)
+        # (the bounds in the accumulate type; x * (to - from) + from, unfused) for each
+        # element <= 0 only, kept as a slope in the accumulate type; the others' slope is 1
+        h = np.asarray(input._host())
+        work = _dtype.opmath_np(h.dtype)
+        neg = h <= 0
+        lo, hi = float(work.type(lower)), float(work.type(upper))
+        slopes = np.ones(h.shape, d.dtype)
+        slopes[neg] = (g.unit(int(np.count_nonzero(neg)), np.float64) * (hi - lo) + lo
+                       ).astype(work).astype(d.dtype)
+        noise = _make(place(slopes, input._device)._data, input._device)
+    else:
+        slopes = g.uniform(lower, upper, d.shape).astype(d.dtype)
+        slopes = place(slopes, input._device)._data
+        noise = _make(xp_of(input).where(d >= 0, d.dtype.type(1), slopes), input._device)
     return result(d * noise._data, input._device, RreluWithNoiseBackward0, (input,), (), noise)
 
 

@@ -113,14 +113,21 @@ def _dropout_mask(shape, dtype, dev, p):
     """A constant array of ``0`` and ``1 / (1 - p)`` drawn by ember's default generator."""
     from .._factory import place
     from .._random import _rng
+    from .._torch_rng import TorchRNG
 
     if p >= 1.0:
         return xp_of(dev).zeros(shape, dtype)
     # drawn and scaled in float32 for float16/bfloat16 (one cast at the end): a low-precision
     # uniform draw and bfloat16 arithmetic took ~4 ms of a 54 ms bfloat16 autocast step
     work = np.dtype(np.float32) if dtype in _dtype.OPMATH else dtype
-    keep = (_rng(None, dev).random(shape, dtype=work) >= p).astype(work)
-    keep *= work.type(1.0 / (1.0 - p))
+    g = _rng(None, dev)
+    if isinstance(g, TorchRNG):  # PyTorch's math path: dropout on the weights, i.e.
+        # bernoulli_(1 - p) in C order (float64 draws), then div_(1 - p) in the weights' type
+        keep = g.torch_bernoulli(math.prod(shape), 1.0 - p).reshape(shape).astype(work)
+        keep *= work.type(1) / work.type(1.0 - p)
+    else:
+        keep = (g.random(shape, dtype=work) >= p).astype(work)
+        keep *= work.type(1.0 / (1.0 - p))
     return place(keep.astype(dtype, copy=False), dev)._data
 
 

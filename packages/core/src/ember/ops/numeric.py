@@ -303,6 +303,12 @@ def _binomial_draw(g, count: np.ndarray, prob: np.ndarray) -> np.ndarray:
     """PyTorch's binomial sampler on host arrays: 0 for a count or prob <= 0, the count for
     prob >= 1, else ``Binomial(floor(count), p)`` (drawn as ``count - Binomial(., 1-p)`` for
     p > 1/2), NaN for a NaN prob or a non-finite count."""
+    from .._torch_rng import TorchRNG
+
+    if isinstance(g, TorchRNG):  # ATen's sample_binomial, in the tensors' float type
+        work = count.dtype if count.dtype in (np.float32, np.float64) else np.float32
+        c, p = (np.ascontiguousarray(a, work) for a in (count, prob))
+        return g.torch_binomial(c, p).reshape(count.shape).astype(count.dtype, copy=False)
     c = count.astype(np.float64)
     p = prob.astype(np.float64)
     with np.errstate(invalid="ignore"):
