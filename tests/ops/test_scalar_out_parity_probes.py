@@ -240,3 +240,16 @@ def test_fills_and_reductions_write_through_expanded_out(call, value):
     e = base.expand(3)
     r = call(e)
     assert r is e and e.stride() == (0,) and base.tolist() == [value]
+
+
+@pytest.mark.parametrize("op, a, b, dtype, value", [
+    ("add", 1, 2, "int64", 3), ("add", 1, 2.5, "float32", 3.5), ("sub", 1, 2, "int64", -1),
+    ("mul", 2, 3, "int64", 6), ("multiply", True, True, "bool", True),
+    ("div", 1, 2, "float32", 0.5), ("true_divide", 3, 2, "float32", 1.5),
+    ("floor_divide", 7, 2, "int64", 3), ("subtract", 2.5, 1, "float32", 1.5),
+    ("divide", 1, 4, "float32", 0.25)])
+def test_arithmetic_of_two_numbers_is_a_0d_tensor(op, a, b, dtype, value):
+    """PyTorch's parser wraps two numbers as 0-dim tensors for its arithmetic ops."""
+    r = getattr(ember, op)(a, b)
+    assert r.dim() == 0 and r.dtype == getattr(ember, dtype) and r.item() == value
+    assert r.device.type == "cpu"

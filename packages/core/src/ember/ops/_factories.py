@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _dtype
+from .._tensor import CPU as _CPU
 from .._tensor import Tensor, _make
 from ..autograd.grad_mode import GRAD
 from ..autograd.graph import make_node_class, record
@@ -131,6 +132,24 @@ def _ndarray_operand(tensor):
     return NotImplemented
 
 
+def _wrapped_number(x):
+    """A Python number as the 0-dim tensor PyTorch's parser makes of it (int64, the default
+    float or complex dtype, bool); anything else passes, to fail in ``coerce``."""
+    if isinstance(x, np.generic):
+        x = x.item()
+    if isinstance(x, bool):
+        dt = np.bool_
+    elif isinstance(x, int):
+        dt = np.int64
+    elif isinstance(x, float):
+        dt = _dtype.get_default_dtype().np
+    elif isinstance(x, complex):
+        dt = _dtype.get_default_dtype().to_complex().np
+    else:
+        return x
+    return _make(np.asarray(x, dt), _CPU)
+
+
 def binary_op(name: str, fwd, backward=None, *, kind: str = "arith", saves: str = "",
               node_name: str | None = None, keeps=None, tensor_node_name: str | None = None):
     """Build a binary elementwise op ``op(input, other)``.
@@ -165,6 +184,8 @@ def binary_op(name: str, fwd, backward=None, *, kind: str = "arith", saves: str 
     save_inputs = "ab" in saves
     save_out = "o" in saves
     default = _dtype.get_default_dtype
+    # ``torch.add(1, 2)``: PyTorch's arithmetic takes two numbers as 0-dim tensors
+    wraps_numbers = name in ("add", "sub", "mul", "div", "floor_divide")
     kernel, missing = _dtype.missing_kernel(name)  # dtypes PyTorch's kernel has no case for
     gaps = bool(missing)
 
@@ -189,6 +210,9 @@ def binary_op(name: str, fwd, backward=None, *, kind: str = "arith", saves: str 
                         raise
                     return NotImplemented
             else:
+                if wraps_numbers and not isinstance(input, Tensor) \
+                        and not isinstance(other, Tensor):
+                    return op(_wrapped_number(input), _wrapped_number(other))
                 ta, tb, ad, bd, dev = coerce(input, other, to_float)
             a_arr = ad if ta is not None else bd
             if to_float and a_arr.dtype not in _FLOATING:
