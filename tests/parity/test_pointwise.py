@@ -397,3 +397,21 @@ def test_grad_fn_names_match_torch(case):
         x = m.tensor([0.25, 0.5, 0.75], requires_grad=True)
         names.append(fn(m, x).grad_fn.name().split("::")[-1])
     assert names[0] == names[1]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16"])
+@pytest.mark.parametrize("weight", ["tensor", 0.3, 0.7])
+def test_lerp_is_pytorchs_bit_for_bit(dtype, weight):
+    """PyTorch's lerp fuses its multiply-adds (and takes a number weight in the opmath type):
+    the same bits, also where infinities make the fused form overflow."""
+    rng = np.random.default_rng(3)
+    a, b = rng.standard_normal((2, 200, 50))
+    w = rng.random((200, 50)) * 1.6 - 0.3
+    a[0, :3] = [np.inf, -np.inf, 1e308]
+
+    def run(lib):
+        t = getattr(lib, dtype)
+        ww = lib.from_numpy(w).to(t) if weight == "tensor" else weight
+        return lib.lerp(lib.from_numpy(a).to(t), lib.from_numpy(b).to(t), ww).double().numpy()
+
+    np.testing.assert_array_equal(run(ember), run(torch))

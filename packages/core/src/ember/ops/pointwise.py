@@ -656,8 +656,25 @@ def xlogy(input, other):
 
 def _lerp_np(start, end, weight):
     diff = end - start
+    if diff.dtype == np.float32:  # PyTorch's kernel fuses both multiply-adds: the products
+        d = diff.astype(np.float64)  # are exact in float64, rounded once (its bits, tested)
+        w = weight.astype(np.float64) if isinstance(weight, np.ndarray) or hasattr(
+            weight, "__cuda_array_interface__") else np.float64(weight)
+        w1 = (np.float32(1) - weight)
+        w1 = w1.astype(np.float64) if hasattr(w1, "astype") else np.float64(w1)
+        return xp_of(diff).where(np.abs(weight) < 0.5, (w * d + start).astype(np.float32),
+                                 (end - d * w1).astype(np.float32))
+    if diff.dtype == np.float64 and diff.__class__ is np.ndarray:  # fused there too (Dekker)
+        from .._torch_rng import _fma64
+
+        plain = np.where(np.abs(weight) < 0.5, start + weight * diff, end - diff * (1 - weight))
+        with np.errstate(invalid="ignore", over="ignore"):
+            fused = np.where(np.abs(weight) < 0.5, _fma64(weight, diff, start),
+                             _fma64(-diff, 1 - weight, end))
+        # (the split overflows at infinities and huge values: the plain result stands there)
+        return np.where(np.isfinite(fused), fused, plain)
     return xp_of(diff).where(np.abs(weight) < 0.5, start + weight * diff,
-                                   end - diff * (1 - weight))
+                             end - diff * (1 - weight))
 
 
 def _lerp_bw(node, g):
@@ -695,6 +712,8 @@ def lerp(input, end, weight):
     for t in (te, tw):
         if t is not None:
             shape = broadcast_shape(shape, t._data.shape)
+    if tw is None and dt in _dtype.OPMATH:  # a number weight in the opmath type, as PyTorch's
+        w = _dtype.OPMATH[dt].type(weight)   # (not rounded to float16/bfloat16 first)
     r = _opmath(_lerp_np)(s, e, w)
     if tensor_weight:  # start and end only for the weight's gradient
         gw = tw is not None and tw.requires_grad
