@@ -149,3 +149,16 @@ def test_gradient_flows_across_devices(testdev):
     y.backward()
     assert x.grad.device == ember.device("cpu")
     assert x.grad.tolist() == [2.0, 2.0, 2.0]
+
+def test_float64_to_float16_and_bfloat16_round_through_float32():
+    """PyTorch makes c10::Half and c10::BFloat16 from a float, so a float64 tensor's cast
+    rounds twice (to float32, then to 16 bits): 0.9875488534615818 is 0.98779296875 in one
+    rounding, 0.9873046875 in PyTorch's two."""
+    x = ember.tensor([0.9875488534615818], dtype=ember.float64)
+    assert x.to(ember.float16).item() == 0.9873046875
+    assert x.half().item() == 0.9873046875
+    rng = np.random.default_rng(0)
+    v = rng.standard_normal(20000)
+    for dt in (ember.float16, ember.bfloat16):
+        via = ember.from_numpy(v.astype(np.float32)).to(dt)
+        assert ember.equal(ember.from_numpy(v).to(dt), via)

@@ -14,6 +14,7 @@ from ..backends import backend_of
 __all__ = ["cast_to", "as_tensor_like", "bfloat16_in_float32"]
 
 _BOOL = _dtype.bool.np
+_F64 = _dtype.float64.np
 _CHALF = _dtype.CHALF_NP
 _FLOAT8 = _dtype.FLOAT8_NP
 
@@ -48,6 +49,8 @@ def cast_to(t: Tensor, device, dtype, copy: bool) -> Tensor:
         warnings.warn("Casting complex values to real discards the imaginary part",
                       UserWarning, stacklevel=user_stacklevel())
         data = _dtype.real_part(data)
+    if data.dtype is _F64 and np_dt in _dtype.OPMATH:  # c10::Half/BFloat16 are made from a
+        data = data.astype(_dtype.float32.np)         # float: float64 rounds twice, as there
     if dev is not src_dev:
         backend_of(dev).check_dtype(np_dt)
         host = backend_of(src_dev).to_host(data)
