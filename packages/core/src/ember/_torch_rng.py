@@ -207,7 +207,10 @@ class TorchRNG(np.random.Generator):
                     x = np.concatenate([x, x[:n - head]])
                     x[n - 16:] = self._fill_avx2(16, _F32(mean), _F32(std))
                 return x.astype(np_dt)
-        return _fma64(self.normal_pairs(n), std, mean).astype(np_dt)
+        out = _fma64(self.normal_pairs(n), std, mean)
+        if np_dt.itemsize == 2:  # c10::Half/BFloat16 are made from a float: two roundings
+            out = out.astype(_F32)
+        return out.astype(np_dt)
 
     def normal_pairs(self, n: int) -> np.ndarray:
         """``n`` standard normals from ``normal_distribution<double>``: Box-Muller pairs from

@@ -176,6 +176,11 @@ public:
     Tensor& bernoulli_(double p = 0.5, std::optional<Generator> gen = std::nullopt) const;
     Tensor bernoulli(std::optional<Generator> gen = std::nullopt) const;
     Tensor bernoulli(double p, std::optional<Generator> gen = std::nullopt) const;
+    // -1 / lambd * log(1 - U) per element (U a double uniform).
+    Tensor& exponential_(double lambd = 1, std::optional<Generator> gen = std::nullopt) const;
+    // Integers uniform in [from, to) (as random_(from, to)); random_(to): in [0, to).
+    Tensor& random_(int64_t from, int64_t to, std::optional<Generator> gen = std::nullopt) const;
+    Tensor& random_(int64_t to, std::optional<Generator> gen = std::nullopt) const;
 
     // new tensors with this tensor's dtype (unless options say otherwise)
     Tensor new_empty(IntArrayRef size, const TensorOptions& options = {}) const;

@@ -38,24 +38,34 @@ std::optional<std::vector<std::size_t>> SequentialSampler::next(std::size_t batc
 }
 
 RandomSampler::RandomSampler(std::size_t size, std::optional<uint64_t> seed)
-    : size_(size),
-      seed_(seed ? *seed : default_generator().random64()),
-      generator_(seed_) {}
+    : size_(size), seed_(seed.value_or(0)), fixed_seed_(seed.has_value()), generator_(seed_) {}
 
 void RandomSampler::reset(std::optional<std::size_t> new_size) {
     if (new_size) size_ = *new_size;
     index_ = 0;
     drawn_ = false;
+    tail_drawn_ = false;
 }
 
 std::optional<std::vector<std::size_t>> RandomSampler::next(std::size_t batch_size) {
-    if (!drawn_) {  // a new epoch: a new permutation from the continuing stream
+    if (!drawn_) {  // a new epoch: a new permutation
+        if (!fixed_seed_) {  // Python's torch.empty((), dtype=torch.int64).random_().item()
+            seed_ = default_generator().random64() % (uint64_t(1) << 63);
+            generator_ = Generator(seed_);
+        }
         const Tensor perm = randperm(static_cast<int64_t>(size_), generator_).contiguous();
         const int64_t* p = perm.data_ptr<int64_t>();
         permutation_.assign(p, p + size_);
         drawn_ = true;
     }
-    return take(size_, index_, batch_size, [this](std::size_t i) { return permutation_[i]; });
+    auto batch = take(size_, index_, batch_size, [this](std::size_t i) { return permutation_[i]; });
+    if (fixed_seed_ && index_ >= size_ && !tail_drawn_) {
+        // Python's RandomSampler then draws randperm(n)[:num_samples % n], an empty slice of
+        // one more permutation: drawn too, so that the next epoch's is Python's
+        randperm(static_cast<int64_t>(size_), generator_);
+        tail_drawn_ = true;
+    }
+    return batch;
 }
 
 }  // namespace samplers

@@ -129,7 +129,7 @@ std::string number_text(double v) {  // as C++'s ostream prints a double (PyTorc
 
 // ember.normal's four overloads: (Tensor mean, Tensor std), (Tensor mean, float std),
 // (float mean, Tensor std), (float mean, float std, size). Values: mean + std * N(0, 1) from
-// the C++ generator (not Python's stream).
+// the default generator (Python's draws, rounded as randn * std + mean, not normal_'s fma).
 Tensor normal(const Args& a) {
     const Value& mean = a["mean"];
     const Value& std_ = a["std"];

@@ -2,7 +2,8 @@
 // as_strided_scatter, resize_as_, gradient, histogram / histogramdd, hash_tensor, ctc_loss,
 // the FFT helpers with real results (fft_fftfreq, fft_rfftfreq, fft_fftshift,
 // fft_ifftshift) and the random ops (bernoulli, binomial, multinomial, gumbel_softmax: drawn
-// from Ember C++'s generator, so the same distribution as Python's but not its numbers).
+// from the default generator, PyTorch's engine; bernoulli and multinomial draw Python's
+// numbers, binomial and gumbel_softmax its distribution by other algorithms).
 //
 // The FFTs themselves, stft/istft, complex, polar and view_as_complex are in ops_complex.cpp
 // (the complex dtypes). Not in the table: the ops whose result is not a tensor (equal,
@@ -623,7 +624,7 @@ void register_more6_ops(OpTable& t) {
     def(t, "fft_fftshift", "input, dim=None", [](const Args& a) { return one(fft_shift(a.tensor("input"), a["dim"], false)); });
     def(t, "fft_ifftshift", "input, dim=None", [](const Args& a) { return one(fft_shift(a.tensor("input"), a["dim"], true)); });
 
-    // ---- random ops (Ember C++'s generator: Python's distribution, not its numbers)
+    // ---- random ops (the default generator: PyTorch's streams, as Python Ember's)
     def(t, "bernoulli", "input, p=None, *, generator=None, out=None", [](const Args& a) {
         no_generator(a);
         Tensor x = a.tensor("input");

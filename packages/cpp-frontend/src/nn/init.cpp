@@ -31,46 +31,6 @@ bool is_linear_fn(std::string_view name) {
     return false;
 }
 
-// The inverse error function: a rational first guess refined by Newton's method on erf.
-double erfinv(double y) {
-    if (y <= -1.0) return y == -1.0 ? -std::numeric_limits<double>::infinity() : std::numeric_limits<double>::quiet_NaN();
-    if (y >= 1.0) return y == 1.0 ? std::numeric_limits<double>::infinity() : std::numeric_limits<double>::quiet_NaN();
-    // Giles' single-precision approximation
-    double w = -std::log((1.0 - y) * (1.0 + y));
-    double x;
-    if (w < 5.0) {
-        w -= 2.5;
-        double p = 2.81022636e-08;
-        p = 3.43273939e-07 + p * w;
-        p = -3.5233877e-06 + p * w;
-        p = -4.39150654e-06 + p * w;
-        p = 0.00021858087 + p * w;
-        p = -0.00125372503 + p * w;
-        p = -0.00417768164 + p * w;
-        p = 0.246640727 + p * w;
-        p = 1.50140941 + p * w;
-        x = p * y;
-    } else {
-        w = std::sqrt(w) - 3.0;
-        double p = -0.000200214257;
-        p = 0.000100950558 + p * w;
-        p = 0.00134934322 + p * w;
-        p = -0.00367342844 + p * w;
-        p = 0.00573950773 + p * w;
-        p = -0.0076224613 + p * w;
-        p = 0.00943887047 + p * w;
-        p = 1.00167406 + p * w;
-        p = 2.83297682 + p * w;
-        x = p * y;
-    }
-    for (int i = 0; i < 3; ++i) {
-        const double d = kTwoOverSqrtPi * std::exp(-x * x);
-        if (d == 0.0) break;
-        x -= (std::erf(x) - y) / d;
-    }
-    return x;
-}
-
 double norm_cdf(double x) { return (1.0 + std::erf(x / kSqrt2)) / 2.0; }
 
 bool is_empty(const Tensor& tensor) {
@@ -157,19 +117,47 @@ Tensor normal_(Tensor tensor, double mean, double std, std::optional<Generator> 
     return tensor;
 }
 
+// PyTorch's sampler (Python Ember's, draw for draw): where [a, b] holds more than 30% of
+// N(mean, std^2), normal draws outside it are redrawn; else uniform draws on [a, b] are
+// accepted with probability pdf(x) / pdf(mode). Only the rejected samples are redrawn.
 Tensor trunc_normal_(Tensor tensor, double mean, double std, double a, double b, std::optional<Generator> generator) {
     if (mean < a - 2 * std || mean > b + 2 * std) {
         std::cerr << "UserWarning: mean is more than 2 std from [a, b] in nn.init.trunc_normal_. The distribution "
                      "of values may be incorrect.\n";
     }
     NoGradGuard guard;
-    const double lo = norm_cdf((a - mean) / std), hi = norm_cdf((b - mean) / std);
-    Tensor u = empty(tensor.sizes(), TensorOptions(kDouble));
-    u.uniform_(2 * lo - 1, 2 * hi - 1, std::move(generator));
-    double* p = u.data_ptr<double>();
-    for (int64_t i = 0, n = u.numel(); i < n; ++i) p[i] = erfinv(p[i]) * (std * kSqrt2) + mean;
-    u.clamp_(Scalar(a), Scalar(b));
-    tensor.copy_(u);
+    const ScalarType dtype = tensor.scalar_type();
+    auto fresh = [dtype](int64_t n) { return empty({n}, TensorOptions(dtype)); };
+    const double p = norm_cdf((b - mean) / std) - norm_cdf((a - mean) / std);
+    const bool contiguous = tensor.is_contiguous();
+    Tensor work = contiguous ? tensor.view({-1}) : fresh(tensor.numel());
+    if (p > 0.3) {
+        // the bounds in the tensor's dtype: the test agrees with the values it can hold
+        const Scalar lo = scalar_tensor(a, TensorOptions(dtype)).item();
+        const Scalar hi = scalar_tensor(b, TensorOptions(dtype)).item();
+        work.normal_(mean, std, generator);
+        Tensor redo = ((work < lo) | (work > hi)).nonzero().view({-1});
+        while (redo.numel() > 0) {
+            Tensor draw = fresh(redo.numel()).normal_(mean, std, generator);
+            Tensor ok = (draw >= lo) & (draw <= hi);
+            work.index_put_({redo.index({ok})}, draw.index({ok}));
+            redo = redo.index({ok.logical_not()});
+        }
+    } else {
+        const double mode = std::max(a, std::min(mean, b));
+        const double log_peak = -0.5 * ((mode - mean) / std) * ((mode - mean) / std);
+        work.uniform_(a, b, generator);
+        Tensor pending, draw = work;
+        while (true) {
+            Tensor log_pdf = draw.sub(mean).div_(std).pow_(2).mul_(-0.5).sub_(log_peak);
+            Tensor rejected = fresh(draw.numel()).uniform_(0, 1, generator).log_().gt(log_pdf);
+            if (!rejected.any().item<bool>()) break;
+            pending = pending.defined() ? pending.index({rejected}) : rejected.nonzero().view({-1});
+            draw = fresh(pending.numel()).uniform_(a, b, generator);
+            work.index_put_({pending}, draw);
+        }
+    }
+    if (!contiguous) tensor.copy_(work.view(tensor.sizes()));
     return tensor;
 }
 
@@ -241,8 +229,10 @@ Tensor orthogonal_(Tensor tensor, double gain, std::optional<Generator> generato
     if (tensor.numel() == 0) return tensor;
     const int64_t rows = tensor.size(0), cols = tensor.numel() / rows;
     NoGradGuard guard;
-    Tensor flat = empty({rows, cols}, TensorOptions(kDouble));
+    // drawn in the tensor's dtype (Python Ember's, PyTorch's draws), orthonormalised in double
+    Tensor flat = empty({rows, cols}, TensorOptions(tensor.scalar_type()));
     flat.normal_(0, 1, std::move(generator));
+    flat = flat.to(kDouble);
     // Q of the tall matrix (the transpose when there are fewer rows than columns)
     const bool wide = rows < cols;
     const Tensor tall = (wide ? flat.t() : flat).contiguous();

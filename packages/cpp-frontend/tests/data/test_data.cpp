@@ -181,12 +181,17 @@ TEST(Samplers, RandomIsAPermutationPerEpochAndReproducible) {
     EXPECT_EQ(drain(a, 2).size(), 3u);
     EXPECT_EQ(a.seed(), 42u);
 
+    // unseeded: each epoch's seed is drawn from the default generator (at its first next())
     ember::manual_seed(7);
     data::samplers::RandomSampler d(n);
+    const std::vector<std::size_t> d1 = drain(d, 8);
     ember::manual_seed(7);
     data::samplers::RandomSampler e(n);
-    EXPECT_EQ(d.seed(), e.seed());  // unseeded: the seed comes from the default generator
-    EXPECT_EQ(drain(d, 8), drain(e, 8));
+    EXPECT_EQ(drain(e, 8), d1);
+    EXPECT_EQ(d.seed(), e.seed());
+    EXPECT_NE(d.seed(), 0u);
+    e.reset();
+    EXPECT_NE(drain(e, 8), d1);  // the next epoch: a new seed, a new permutation
 }
 
 // --------------------------------------------------------------------------- random_split

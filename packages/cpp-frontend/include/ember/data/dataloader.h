@@ -28,7 +28,12 @@
 //
 // Shuffling: shuffle(true) uses a RandomSampler with the options' seed (a new permutation
 // per epoch, the same sequence of epochs on every run with the same seed); otherwise a
-// SequentialSampler. Unlike libtorch, make_data_loader(dataset, options) does not shuffle
+// SequentialSampler. Each begin() draws one 64-bit number from ember::default_generator(), as
+// Python's DataLoader draws its base seed, so that a seeded C++ loop sees Python's streams:
+// make_data_loader(ds, DataLoaderOptions(b).shuffle(true)) after ember::manual_seed(s) gives
+// the batches of Python's DataLoader(ds, batch_size=b, shuffle=True) after manual_seed(s),
+// and .seed(k) those of DataLoader(ds, batch_size=b, sampler=RandomSampler(ds,
+// generator=Generator().manual_seed(k))). Unlike libtorch, make_data_loader(dataset, options) does not shuffle
 // unless asked (Python's default); make_data_loader<SamplerType>(dataset, options) and
 // make_data_loader(dataset, sampler, options) take the sampler explicitly.
 #pragma once
@@ -212,6 +217,10 @@ public:
 
     // Starts an epoch (resets the sampler) and makes its first batch.
     Iterator begin() {
+        // Python's DataLoader draws its workers' base seed (an int64 random_()) from the default
+        // generator as each iteration starts: drawn here too, so that the default generator's
+        // stream (dropout, the RandomSampler's epoch seeds) stays Python's.
+        default_generator().random64();
         sampler_->reset(size_);
         engine_->start_epoch([this]() -> std::optional<std::vector<std::size_t>> {
             std::optional<std::vector<std::size_t>> indices = sampler_->next(options_.batch_size());

@@ -39,10 +39,16 @@ private:
     std::size_t index_ = 0;
 };
 
-// A random permutation of 0..size-1 per epoch: each epoch (the first next() after
-// construction or reset()) draws a new permutation from the sampler's generator, seeded
-// with `seed`, so a seed gives the same sequence of epochs on every run. Without a seed,
-// the seed is drawn from ember::default_generator() (so ember::manual_seed fixes it).
+// A random permutation of 0..size-1 per epoch, drawn at the epoch's first next() as Python
+// Ember's (PyTorch's) RandomSampler draws it, so the orders are theirs under the same seeds:
+//   RandomSampler(size, seed)  Python's RandomSampler(ds, generator=Generator().manual_seed(seed)):
+//                              each epoch a randperm from that generator's continuing stream
+//                              (and, once the epoch is over, the one more randperm that
+//                              Python's draws for its empty remainder)
+//   RandomSampler(size)        Python's RandomSampler(ds): each epoch a seed drawn from
+//                              ember::default_generator() (an int64 random_(): a 64-bit draw
+//                              modulo 2^63), then a randperm from a new generator with that seed
+//                              (so ember::manual_seed fixes the sequence of epochs)
 class EMBER_API RandomSampler : public Sampler {
 public:
     explicit RandomSampler(std::size_t size, std::optional<uint64_t> seed = std::nullopt);
@@ -50,15 +56,18 @@ public:
     void reset(std::optional<std::size_t> new_size = std::nullopt) override;
     std::optional<std::vector<std::size_t>> next(std::size_t batch_size) override;
     std::size_t index() const noexcept { return index_; }
+    // The given seed; without one, the seed of the current epoch (0 before the first).
     uint64_t seed() const noexcept { return seed_; }
 
 private:
     std::size_t size_;
     uint64_t seed_;
+    bool fixed_seed_;
     Generator generator_;
     std::vector<std::size_t> permutation_;
     std::size_t index_ = 0;
     bool drawn_ = false;
+    bool tail_drawn_ = false;
 };
 
 }  // namespace samplers

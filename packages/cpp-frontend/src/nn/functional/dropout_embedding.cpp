@@ -1,5 +1,6 @@
 // dropout, embedding and one_hot of ember::nn::functional.
 #include "common.h"
+#include "core/random.h"
 
 namespace ember {
 namespace nn {
@@ -15,38 +16,36 @@ void check_dropout_p(double p) {
     }
 }
 
-// 0 (dropped, probability p) or 1 / (1 - p) (kept) per element, from the default generator.
-Tensor dropout_mask(IntArrayRef sizes, ScalarType dtype, double p) {
-    const double scale = p < 1.0 ? 1.0 / (1.0 - p) : 0.0;
-    const ScalarType kernel_type = dtype == kDouble ? kDouble : kFloat;
-    Tensor mask = new_empty(sizes, kernel_type);
-    const int64_t n = mask.numel();
-    dispatch_float_double(kernel_type, "dropout", [&](auto tag) {
-        using scalar_t = typename decltype(tag)::type;
-        scalar_t* m = mask.data_ptr<scalar_t>();
-        const auto keep_value = static_cast<scalar_t>(scale);
-        default_generator().with_engine([&](auto& engine) {
-            for (int64_t i = 0; i < n; ++i) {
-                double u;
-                if constexpr (std::is_same_v<scalar_t, double>) {
-                    u = uniform_double(engine());
-                } else {
-                    u = uniform_float(engine());
-                }
-                m[i] = u >= p ? keep_value : scalar_t(0);
-            }
-            return 0;
-        });
-    });
-    return kernel_type == dtype ? mask : mask.to(dtype);
+// The kept elements: Python Ember's (PyTorch's) bernoulli_(1 - p), double uniforms drawn in
+// the input's memory order when it is dense (as bernoulli_ on empty_like(input)).
+Tensor keep_draw(const Tensor& input, double p) {
+    const std::vector<int64_t> order = native::memory_order(input);
+    Tensor keep = !order.empty() && native::dense_in_order(input, order)
+                      ? empty_strided(input.sizes(), input.strides(), kBool)
+                      : new_empty(input.sizes(), kBool);
+    keep.bernoulli_(1.0 - p);
+    return keep;
 }
 
 Tensor dropout_out_of_place(const Tensor& input, double p) {
-    Tensor mask = dropout_mask(input.sizes(), input.scalar_type(), p);
-    Tensor out;
+    if (input.numel() == 0) return input;
+    Tensor out, mask;
     {
         NoGradGuard guard;
-        out = input * mask;
+        if (p == 1.0) {  // PyTorch multiplies by a zero of the input's dtype, drawing nothing
+            mask = zeros({}, input.scalar_type());
+            out = input * mask;
+        } else if (input.scalar_type() == kHalf) {  // the product in float, rounded once
+            const Tensor scale = keep_draw(input, p).to(kFloat).mul_(static_cast<double>(static_cast<float>(1.0 / (1.0 - p))));
+            out = (input.to(kFloat) * scale).to(kHalf);
+            mask = scale.to(kHalf);
+        } else {  // noise.div_(1 - p): the divisor rounded to the dtype first
+            const double scale = input.scalar_type() == kDouble
+                                     ? 1.0 / (1.0 - p)
+                                     : static_cast<double>(1.0f / static_cast<float>(1.0 - p));
+            mask = keep_draw(input, p).to(input.scalar_type()).mul_(scale);
+            out = input * mask;
+        }
     }
     if (auto node = make_node("NativeDropoutBackward0", {input})) {
         set_history(out, node, 0);
