@@ -103,7 +103,7 @@ GAPS: dict[str, dict[str, list[str]]] = {
             "unify_type_list"],
         ATEN_INTERNALS: [
             "native_*", "batch_norm_backward_*", "batch_norm_elemt", "batch_norm_gather_stats*",
-            "batch_norm_stats", "batch_norm_update_stats", "constant_pad_nd", "convolution",
+            "batch_norm_stats", "batch_norm_update_stats", "convolution",
             "embedding_renorm_", "norm_except_dim", "gru", "gru_cell", "lstm", "lstm_cell",
             "rnn_relu", "rnn_relu_cell", "rnn_tanh", "rnn_tanh_cell"],
         QUANTIZATION: ["q_*", "qint8", "qint32", "quint8", "quint2x4", "quint4x2", "qscheme",
