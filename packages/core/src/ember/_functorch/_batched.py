@@ -365,7 +365,12 @@ def levels_of(x) -> list:
 
 def to_physical(x, levels: list):
     """The physical tensor of ``x`` with one leading dim per level of ``levels`` (VmapLevel
-    objects, outermost first), expanding ``x`` over the levels it is not batched at."""
+    objects, outermost first), expanding ``x`` over the levels it is not batched at.
+
+    ``x`` batched at active levels outside ``levels`` (vmap over vjp's function: levels
+    entered since; or levels a transform's graph does not vary over, see
+    ``eager_transforms._Diff``) stays batched there: the result is that physical tensor
+    wrapped at those levels, which a backward pass runs as a batch."""
     if type(x) is not BatchedTensor:
         if not levels:
             return x
@@ -377,18 +382,22 @@ def to_physical(x, levels: list):
     if have == [lv.level for lv in levels]:
         return phys
     own = {lv.level for lv in levels}
-    later = [h for h in have if h not in own]
-    n = len(later)
-    if later:  # batched at vmap levels entered since (vmap over vjp's function): they stay
+    extra = [h for h in have if h not in own]
+    n = len(extra)
+    if extra:
         if not levels:
             return x
-        if min(later) < max(own):
+        active = {lv.level for lv in _STATE.levels}
+        if any(h not in active for h in extra):
             raise RuntimeError("vmap: a tensor of an exited vmap level escaped its vmap")
-        # (all higher than ``levels``: their dims, last in ``phys``, go in front, and the
-        # result is wrapped back at them around the physical tensor at ``levels``)
+        # their dims go in front, and the result is wrapped back at them around the
+        # physical tensor at ``levels``
         k = len(have)
-        phys = _permute(phys, [*range(k - n, k), *range(k - n), *range(k, phys.dim())])
-        have = have[:k - n]
+        front = [i for i, h in enumerate(have) if h not in own]
+        kept = [i for i, h in enumerate(have) if h in own]
+        if front + kept != list(range(k)):
+            phys = _permute(phys, [*front, *kept, *range(k, phys.dim())])
+        have = [h for h in have if h in own]
     logical_rank = phys.dim() - n - len(have)
     raw = passes_through(phys)
     unsqueeze = _raw(Tensor.unsqueeze) if raw else Tensor.unsqueeze
@@ -405,7 +414,7 @@ def to_physical(x, levels: list):
     expand = _raw(Tensor.expand) if raw else Tensor.expand
     m = n + len(sizes)
     phys = expand(phys, (*phys.shape[:n], *sizes, *phys.shape[m:m + logical_rank]))
-    return lower(phys, later) if later else phys
+    return lower(phys, extra) if extra else phys
 
 
 def _raw(method):
@@ -429,13 +438,17 @@ def passes_through(*tensors) -> bool:
 
 def from_physical(phys, levels: list):
     """``phys`` (one leading dim per level of ``levels``) wrapped back at those levels. A
-    ``phys`` batched at levels entered later (``to_physical`` kept them) gets its ``levels``
-    dims moved in front of theirs, the wrappers in level order."""
+    ``phys`` batched at other levels (``to_physical`` kept them) gets all its batch dims in
+    level order, the wrappers too."""
     if type(phys) is BatchedTensor and levels:
         p, later = lift(phys)
         n, m = len(later), len(levels)
-        p = _permute(p, [*range(n, n + m), *range(n), *range(n + m, p.dim())])
-        return lower(p, [lv.level for lv in levels] + later)
+        # dims now: ``later``'s, then ``levels``'; wrapped back in level order
+        have = later + [lv.level for lv in levels]
+        order = sorted(range(n + m), key=have.__getitem__)
+        if order != list(range(n + m)):
+            p = _permute(p, [*order, *range(n + m, p.dim())])
+        return lower(p, [have[i] for i in order])
     for lv in levels:
         phys = wrap(phys, lv.level)
     return phys

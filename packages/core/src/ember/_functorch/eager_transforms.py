@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import functools
 import threading
+import types as _types
 
 from .. import autograd as _autograd
 from .._tensor import Tensor
@@ -39,6 +40,54 @@ class _Depth(threading.local):
 
 
 _DEPTH = _Depth()
+
+
+# -- under ember.compile's capture -------------------------------------------------------------
+
+def _capture():
+    """The ``ember.compile`` capture running on this thread (a compiled function's first
+    call), or None."""
+    from .._compile._capture import current_compile
+
+    return current_compile()
+
+
+def _outside_capture(cap, api: str, fn, args, kwargs):
+    """``fn(*args, **kwargs)`` with the capture off, on the real tensors: the transforms
+    differentiate with ``autograd.grad`` over graphs the capture does not record (their
+    gradients came out as zeros), so a transform is a graph break, as in PyTorch's dynamo
+    where it cannot inline one, and the entry runs eagerly."""
+    from .._compile._capture import _suspended
+
+    cap.graph_break(f"torch.func.{api} is not compiled")
+    args, kwargs = _real_tree(cap, (args, kwargs))
+    with _suspended(cap):
+        return fn(*args, **kwargs)
+
+
+def _uncaptured(api: str, body):
+    """``body`` run outside a running compile capture (``_outside_capture``); a closure of
+    its own, so that ``body`` needs no reference to itself (a cycle per call)."""
+
+    def run(*args, **kwargs):
+        cap = _capture()
+        if cap is not None:
+            return _outside_capture(cap, api, body, args, kwargs)
+        return body(*args, **kwargs)
+
+    return run
+
+
+def _real_tree(cap, tree):
+    """``tree`` with the capture's traced tensors as their real tensors, also below vmap's
+    wrappers."""
+    def real(x):
+        if type(x) is _batched.BatchedTensor:
+            phys, levels = _batched.lift(x)
+            return _batched.lower(cap.real(phys), levels)
+        return cap.real(x)
+
+    return _map(tree, real)
 
 
 # -- argnums --------------------------------------------------------------------------------------
@@ -69,9 +118,104 @@ def _argnum_list(argnums) -> tuple:
 
 # -- differentiable physical inputs ---------------------------------------------------------------
 
+#: how many objects ``_levels_reached`` looks at before it gives up (then: every level)
+_SCAN_BUDGET = 4000
+
+
+def _levels_reached(objs):
+    """The vmap levels of the BatchedTensors reachable from ``objs`` (the transformed
+    function, through closures, defaults, partials, bound methods and object attributes, and
+    its arguments): the levels its outputs can vary over. None where the scan ran out of
+    budget."""
+    found: set = set()
+    seen: set = set()
+    stack = [objs]
+    budget = _SCAN_BUDGET
+    while stack:
+        x = stack.pop()
+        tp = type(x)
+        if tp is _batched.BatchedTensor:
+            found.update(_batched.levels_of(x))
+            continue
+        if x is None or tp in _ATOMS or isinstance(x, (Tensor, type, _types.ModuleType)):
+            continue
+        if id(x) in seen:
+            continue
+        seen.add(id(x))
+        budget -= 1
+        if not budget:
+            return None
+        if isinstance(x, (tuple, list, set, frozenset)):
+            stack.extend(x)
+        elif isinstance(x, dict):
+            stack.extend(x.values())
+        elif tp is _types.FunctionType:
+            for cell in x.__closure__ or ():
+                try:
+                    stack.append(cell.cell_contents)
+                except ValueError:  # a cell not filled yet
+                    pass
+            stack.append(x.__defaults__)
+            stack.append(x.__kwdefaults__)
+            stack.append(x.__dict__)  # functools.wraps' __wrapped__
+        elif tp is _types.MethodType:
+            stack.append(x.__self__)
+            stack.append(x.__func__)
+        elif isinstance(x, functools.partial):
+            stack.extend((x.func, x.args, x.keywords))
+        else:
+            d = getattr(x, "__dict__", None)
+            if type(d) is dict:
+                stack.append(d)
+            slots = getattr(tp, "__slots__", ())
+            for name in (slots,) if isinstance(slots, str) else slots:
+                stack.append(getattr(x, name, None))
+    return found
+
+
+_ATOMS = frozenset({int, float, bool, str, bytes, complex})
+
+
+def _diff_levels(objs) -> tuple:
+    """``(levels, all)``: the active vmap levels a transform's leaves are expanded over.
+
+    A leaf is the per-example copy of an input at each of these levels, so that the
+    gradient of the summed outputs is per example there; at a level the function's outputs
+    do not vary over, every example's gradient is the same, so the leaf need not be copied
+    there: the forward and backward run once for that level, not once per example (vmap of
+    vjp inside vmap: the NTK's inner transforms would run 20x over). The levels are those of
+    the batched tensors the function can reach (``_levels_reached``); ``_covers`` checks the
+    outputs after the call and the transform runs again over every level where they vary
+    elsewhere (a batched tensor reached through a global). With a randomness other than
+    "error" at some level every level is kept (draws are made per example)."""
+    levels = list(_batched.current_levels())
+    if not levels:
+        return levels, True
+    for lv in levels:
+        if lv.randomness != "error":
+            return levels, True
+    found = _levels_reached(objs)
+    if found is None:
+        return levels, True
+    some = [lv for lv in levels if lv.level in found]
+    return some, len(some) == len(levels)
+
+
+def _covers(flat, levels) -> bool:
+    """Whether ``flat`` (the outputs) vary over no active level outside ``levels``."""
+    own = {lv.level for lv in levels}
+    for o in flat:
+        if type(o) is _batched.BatchedTensor:
+            for h in _batched.levels_of(o):
+                if h not in own:
+                    return False
+    return True
+
+
 class _Diff:
     """The differentiable version of some inputs: the physical leaves (one leading dim per
-    active vmap level), their logical wrappers, and whether to keep the graph."""
+    vmap level of ``levels``: ``_diff_levels``), their logical wrappers, and whether to keep
+    the graph."""
 
     def __init__(self, trees, levels):
         self.levels = levels
@@ -188,16 +332,20 @@ def grad_and_value(func, argnums=0, has_aux: bool = False):
     itself (higher derivatives).
     """
 
-    @functools.wraps(func)
-    def wrapper(*args, **kwargs):
+    def body(*args, **kwargs):
         nums = _check_argnums(argnums, len(args))
-        levels = list(_batched.current_levels())
+        levels, every = _diff_levels((func, args, kwargs))
         with enable_grad():
-            diff = _Diff([args[i] for i in _argnum_list(nums)], levels)
-            new_args = list(args)
-            for i, tree in zip(_argnum_list(nums), diff.trees()):
-                new_args[i] = tree
-            output, aux = _call(func, new_args, kwargs, has_aux, "grad_and_value(f)(*args)")
+            while True:
+                diff = _Diff([args[i] for i in _argnum_list(nums)], levels)
+                new_args = list(args)
+                for i, tree in zip(_argnum_list(nums), diff.trees()):
+                    new_args[i] = tree
+                output, aux = _call(func, new_args, kwargs, has_aux,
+                                    "grad_and_value(f)(*args)")
+                if every or _covers([output], levels):
+                    break
+                levels, every = list(_batched.current_levels()), True
             if not isinstance(output, Tensor):
                 raise RuntimeError(f"grad_and_value(f)(*args): Expected f(*args) to return a "
                                    f"Tensor, got {type(output)}")
@@ -221,7 +369,7 @@ def grad_and_value(func, argnums=0, has_aux: bool = False):
             return grads, (value, _undo(aux, diff.create_graph))
         return grads, value
 
-    return wrapper
+    return functools.wraps(func)(_uncaptured("grad", body))
 
 
 def grad(func, argnums=0, has_aux: bool = False):
@@ -267,11 +415,18 @@ def vjp(func, *primals, has_aux: bool = False):
     of ``func`` at ``primals`` (``torch.func.vjp``), a tuple with one gradient per primal.
     ``vjp_fn`` may be called many times, and under ``vmap`` (what ``jacrev`` does).
     With ``has_aux=True`` the result is ``(output, vjp_fn, aux)``."""
-    levels = list(_batched.current_levels())
+    cap = _capture()
+    if cap is not None:
+        return _outside_capture(cap, "vjp", vjp, (func, *primals), {"has_aux": has_aux})
+    levels, every = _diff_levels((func, primals))
     with enable_grad():
-        diff = _Diff(list(primals), levels)
-        out, aux = _call(func, diff.trees(), {}, has_aux, "vjp(f, *primals)")
-        flat_out, out_spec = tree_flatten(out)
+        while True:
+            diff = _Diff(list(primals), levels)
+            out, aux = _call(func, diff.trees(), {}, has_aux, "vjp(f, *primals)")
+            flat_out, out_spec = tree_flatten(out)
+            if every or _covers(flat_out, levels):
+                break
+            levels, every = list(_batched.current_levels()), True
         _check_outputs(flat_out, "vjp(f, *primals)")
         for o in flat_out:
             if not (o.is_floating_point() or o.is_complex()):
@@ -280,7 +435,7 @@ def vjp(func, *primals, has_aux: bool = False):
         phys_out = [_batched.to_physical(o, levels) for o in flat_out]
     create_graph = diff.create_graph
 
-    def vjp_fn(cotangents, *, retain_graph=True, create_graph=create_graph):
+    def vjp_body(cotangents, *, retain_graph=True, create_graph=create_graph):
         flat_ct, ct_spec = tree_flatten(cotangents)
         if ct_spec != out_spec:
             raise RuntimeError(f"Expected pytree structure of cotangents to be the same as "
@@ -302,6 +457,7 @@ def vjp(func, *primals, has_aux: bool = False):
         gs = [_level_out(g, levels, create_graph) for g in gs]
         return tuple(diff.unflatten(gs))
 
+    vjp_fn = _uncaptured("vjp", vjp_body)
     value = _undo(out, create_graph)
     if has_aux:
         return value, vjp_fn, _undo(aux, create_graph)
@@ -346,12 +502,16 @@ class _Linearized:
     graph, so that ``J t = d(g . t)/du`` for any tangent ``t`` (the double-vjp trick)."""
 
     def __init__(self, func, primals, has_aux: bool, api: str):
-        self.levels = list(_batched.current_levels())
+        self.levels, every = _diff_levels((func, primals))
         with enable_grad():
-            self.diff = _Diff(list(primals), self.levels)
-            out, self.aux = _call(func, self.diff.trees(), {}, has_aux, api)
-            self.out = out
-            self.flat_out, self.out_spec = tree_flatten(out)
+            while True:
+                self.diff = _Diff(list(primals), self.levels)
+                out, self.aux = _call(func, self.diff.trees(), {}, has_aux, api)
+                self.out = out
+                self.flat_out, self.out_spec = tree_flatten(out)
+                if every or _covers(self.flat_out, self.levels):
+                    break
+                self.levels, every = list(_batched.current_levels()), True
             _check_outputs(self.flat_out, api)
             phys = [_batched.to_physical(o, self.levels) for o in self.flat_out]
             import ember
@@ -387,6 +547,10 @@ def jvp(func, primals, tangents, *, strict: bool = False, has_aux: bool = False)
     structure. Computed exactly by the double-vjp trick. With ``has_aux=True`` the result is
     ``(output, jvp_out, aux)``. ``strict=True`` makes an output that does not depend on the
     inputs an error."""
+    cap = _capture()
+    if cap is not None:
+        return _outside_capture(cap, "jvp", jvp, (func, primals, tangents),
+                                {"strict": strict, "has_aux": has_aux})
     flat_t = _jvp_checks(primals, tangents)
     if _forward_mode_ok(primals, flat_t):
         try:
@@ -468,8 +632,7 @@ def jacrev(func, argnums=0, *, has_aux: bool = False, chunk_size=None,
     if chunk_size is not None and chunk_size <= 0:
         raise ValueError("jacrev: `chunk_size` should be greater than 0.")
 
-    @functools.wraps(func)
-    def wrapper(*args, **kwargs):
+    def body(*args, **kwargs):
         nums = _check_argnums(argnums, len(args))
         diff_args = _slice_args(args, nums)
         f = _of_diff_args(func, args, kwargs, nums)
@@ -501,7 +664,7 @@ def jacrev(func, argnums=0, *, has_aux: bool = False, chunk_size=None,
             return jac, res[2]
         return jac
 
-    return wrapper
+    return functools.wraps(func)(_uncaptured("jacrev", body))
 
 
 def _of_diff_args(func, args, kwargs, nums):
@@ -533,8 +696,7 @@ def jacfwd(func, argnums=0, has_aux: bool = False, *, randomness: str = "error")
         raise RuntimeError(f"Only allowed values for randomness are 'error', 'different', or "
                            f"'same'. Got {randomness}")
 
-    @functools.wraps(func)
-    def wrapper(*args, **kwargs):
+    def body(*args, **kwargs):
         nums = _check_argnums(argnums, len(args))
         diff_args = _slice_args(args, nums)
         f = _of_diff_args(func, args, kwargs, nums)
@@ -588,7 +750,7 @@ def jacfwd(func, argnums=0, has_aux: bool = False, *, randomness: str = "error")
             return jac, _undo(lin.aux, create_graph)
         return jac
 
-    return wrapper
+    return functools.wraps(func)(_uncaptured("jacfwd", body))
 
 
 def _random_guard(randomness: str):
@@ -613,6 +775,9 @@ def linearize(func, *primals):
     """``(func(*primals), jvp_fn)``: ``jvp_fn(*tangents)`` is the Jacobian-vector product of
     ``func`` at ``primals`` (``torch.func.linearize``), reusing one evaluation of ``func``
     for every call (the double-vjp trick's graph is kept)."""
+    cap = _capture()
+    if cap is not None:
+        return _outside_capture(cap, "linearize", linearize, (func, *primals), {})
     flat_p, spec_p = tree_flatten(primals)
     for p in flat_p:
         if not isinstance(p, Tensor):
@@ -621,7 +786,7 @@ def linearize(func, *primals):
     lin = _Linearized(func, primals, False, "linearize(f, *primals)")
     create_graph = lin.diff.create_graph
 
-    def jvp_fn(*tangents):
+    def jvp_body(*tangents):
         flat_t, spec_t = tree_flatten(tangents)
         if spec_t != spec_p:
             raise RuntimeError(f"Expected the tangents {spec_t} to have the same argspec as "
@@ -638,4 +803,4 @@ def linearize(func, *primals):
         return tree_unflatten([_level_out(o, lin.levels, create_graph) for o in outs],
                               lin.out_spec)
 
-    return _undo(lin.out, create_graph), jvp_fn
+    return _undo(lin.out, create_graph), _uncaptured("linearize", jvp_body)

@@ -16,7 +16,7 @@ from .._forksafe import reinit_in_child
 from .._tensor import Tensor as _Tensor
 from .._tensor import _make
 from .grad_mode import ANOMALY_THREADS, GRAD
-from .graph import AccumulateGrad, Node, accumulate_node
+from .graph import PRUNED, AccumulateGrad, Node, accumulate_node
 
 __all__ = ["run_backward"]
 
@@ -352,6 +352,8 @@ def run_backward(roots, root_grads, retain_graph: bool, create_graph: bool,
     prev_task, prev_run, prev_callbacks = task.id, task.run, task.callbacks
     task.id = next(_TASK_IDS)
     task.run = (roots, needed, set())
+    prev_needed = PRUNED.needed
+    PRUNED.needed = needed
     task.callbacks = callbacks = []
     anomaly = ANOMALY_THREADS[0] and GRAD.anomaly
     recorder = getattr(PROFILED, "recorder", None) if PROFILING[0] else None
@@ -454,6 +456,7 @@ def run_backward(roots, root_grads, retain_graph: bool, create_graph: bool,
     finally:
         GRAD.enabled = prev_mode
         task.id, task.run, task.callbacks = prev_task, prev_run, prev_callbacks
+        PRUNED.needed = prev_needed
     if capture is not None:
         return [capture[e] for e in inputs]
     return None

@@ -32,6 +32,15 @@ __all__ = ["Node", "AccumulateGrad", "RemovableHandle", "saved_tensors_hooks", "
            "register_multi_grad_hook", "allow_mutation_on_saved_tensors"]
 
 
+class _Pruned(threading.local):
+    #: the nodes through which the innermost ``autograd.grad(..., inputs)`` on this thread
+    #: reaches its inputs (None: a backward without inputs, or none running)
+    needed = None
+
+
+PRUNED = _Pruned()
+
+
 class _HookDict(dict):
     """A dict that ``weakref.ref`` accepts."""
 
@@ -98,8 +107,15 @@ class Node:
         return res
 
     def needs_grad(self, i: int) -> bool:
-        """Whether input ``i`` of this op takes a gradient (skip computing it otherwise)."""
-        return self.next_functions[i][0] is not None
+        """Whether input ``i`` of this op takes a gradient (skip computing it otherwise): it
+        has an edge, and, in ``autograd.grad(..., inputs)``, the edge leads to an input
+        (PyTorch's ``should_compute_output``: ``jvp``'s double backward asks only for the
+        gradient of a dummy cotangent, not for the weights' that its graph also reaches)."""
+        fn = self.next_functions[i][0]
+        if fn is None:
+            return False
+        needed = PRUNED.needed
+        return needed is None or fn in needed
 
     # -- saved values ----------------------------------------------------------------
     # (no public ``saved_tensors`` here: PyTorch's built-in nodes have none, only custom

@@ -956,7 +956,11 @@ def _per_example_linear_bw(node, gy):
     if node.needs_grad(1):
         gt = gy.transpose(1, 2)
         if x.shape[1] == 1:
-            gw = gt * x
+            # an outer product, as a product of inner size 1 (the same numbers as ``gt * x``:
+            # ``gemm`` multiplies them so): differentiated again (``jvp`` under ``vmap``), its
+            # gradients are matrix-vector products, where a multiply's would materialize
+            # ``g * x`` (the tangents' batch by out by in) only to sum it over ``in``
+            gw = gt.matmul(x)
         elif _shared(x):  # one product: the examples' rows side by side
             gw = _shared_product(gt, x)
         else:

@@ -282,7 +282,7 @@ def matmul_grads(a, b, g, need_a=True, need_b=True):
 
 def _matmul_bw(node, g):
     a, b = node.saved
-    return matmul_grads(a, b, g, a.requires_grad, b.requires_grad)
+    return matmul_grads(a, b, g, node.needs_grad(0), node.needs_grad(1))
 
 
 (MmBackward0, MatmulBackward0, BmmBackward0, MvBackward0, DotBackward0) = (
