@@ -20,53 +20,20 @@ and its "__metadata__": "state_dict" (the state_dict keys in order, comma-separa
 (repr(module)) and "train" ("1": training mode, "0": eval mode). The C++ tests build the
 same module, copy the state in by name and compare.
 
-The files are written with a small safetensors writer of our own (NumPy only), so the
-`safetensors` package is not needed.
+The files are written with the small safetensors writer of tests/common/safetensors_writer.py
+(NumPy only: the `safetensors` package is not needed).
 """
 
 from __future__ import annotations
 
-import json
 import os
-import struct
 import sys
 
-import numpy as np
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+from safetensors_writer import save_safetensors
 
 import ember
 import ember.nn as nn
-
-_DTYPES = {
-    np.dtype("float32"): "F32",
-    np.dtype("float64"): "F64",
-    np.dtype("int64"): "I64",
-    np.dtype("bool"): "BOOL",
-}
-
-
-def save_safetensors(path: str, tensors: dict, metadata: dict) -> None:
-    header = {"__metadata__": metadata}
-    offset = 0
-    blobs = []
-    for name in sorted(tensors):
-        a = np.array(tensors[name], order="C")  # (ascontiguousarray would make a 0-d array 1-d)
-        data = a.tobytes()
-        header[name] = {
-            "dtype": _DTYPES[a.dtype],
-            "shape": list(a.shape),
-            "data_offsets": [offset, offset + len(data)],
-        }
-        offset += len(data)
-        blobs.append(data)
-    text = json.dumps(header, separators=(",", ":")).encode("utf-8")
-    text += b" " * (-len(text) % 8)
-    tmp = path + ".partial"
-    with open(tmp, "wb") as fh:
-        fh.write(struct.pack("<Q", len(text)))
-        fh.write(text)
-        for blob in blobs:
-            fh.write(blob)
-    os.replace(tmp, path)
 
 
 def randn(*shape, dtype=ember.float32):

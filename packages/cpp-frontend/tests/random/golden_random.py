@@ -8,56 +8,25 @@ and makes the same calls that tests/random/test_streams.cpp makes in C++; GOLDEN
 random.safetensors holds every result as "<case>.<i>", and the C++ tests compare them bit for
 bit (orthogonal_'s QR with a tolerance: the factorisation is not the same code).
 
-The file is written with the small safetensors writer of tests/nn/golden_nn.py (NumPy only).
+The file is written with the small safetensors writer of tests/common/safetensors_writer.py.
 """
 
 from __future__ import annotations
 
-import json
 import math
 import os
-import struct
 import sys
 
 import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+from safetensors_writer import save_safetensors
 
 import ember
 import ember.nn as nn
 import ember.nn.functional as F
 import ember.nn.init as init
 from ember.data import DataLoader, RandomSampler, TensorDataset
-
-_DTYPES = {
-    np.dtype("float16"): "F16",
-    np.dtype("float32"): "F32",
-    np.dtype("float64"): "F64",
-    np.dtype("int64"): "I64",
-    np.dtype("uint8"): "U8",
-    np.dtype("bool"): "BOOL",
-}
-
-
-def save_safetensors(path: str, tensors: dict) -> None:
-    header: dict = {}
-    offset = 0
-    blobs = []
-    for name in sorted(tensors):
-        a = np.array(tensors[name], order="C")
-        data = a.tobytes()
-        header[name] = {"dtype": _DTYPES[a.dtype], "shape": list(a.shape),
-                        "data_offsets": [offset, offset + len(data)]}
-        offset += len(data)
-        blobs.append(data)
-    text = json.dumps(header, separators=(",", ":")).encode("utf-8")
-    text += b" " * (-len(text) % 8)
-    tmp = path + ".partial"
-    with open(tmp, "wb") as fh:
-        fh.write(struct.pack("<Q", len(text)))
-        fh.write(text)
-        for blob in blobs:
-            fh.write(blob)
-    os.replace(tmp, path)
-
 
 CASES: dict = {}
 
