@@ -110,12 +110,14 @@ class Node:
         """Whether input ``i`` of this op takes a gradient (skip computing it otherwise): it
         has an edge, and, in ``autograd.grad(..., inputs)``, the edge leads to an input
         (PyTorch's ``should_compute_output``: ``jvp``'s double backward asks only for the
-        gradient of a dummy cotangent, not for the weights' that its graph also reaches)."""
+        gradient of a dummy cotangent, not for the weights' that its graph also reaches).
+        A node outside the run's graph (one that ``CopySlices`` runs for an in-place op on a
+        view: its edges are not the graph's) computes every gradient it has an edge for."""
         fn = self.next_functions[i][0]
         if fn is None:
             return False
         needed = PRUNED.needed
-        return needed is None or fn in needed
+        return needed is None or fn in needed or self not in needed
 
     # -- saved values ----------------------------------------------------------------
     # (no public ``saved_tensors`` here: PyTorch's built-in nodes have none, only custom
