@@ -1546,34 +1546,63 @@ def sparse_add(s: SparseTensor, other, alpha=1):
     xp = xp_of(s._device)
     ov = other._vals if alpha == 1 else other._vals * alpha
     dt = _dtype.promote_types(s.dtype, ov.dtype)
+    na, nb = s._idx.shape[1], other._idx.shape[1]
+    # PyTorch's add_out_sparse_cpu: with no elements on one side, the other side as it is
+    if nb == 0:
+        return make_sparse(s._idx.copy(), s._vals.to(dt, copy=True), s._data.shape,
+                           coalesced=s._coalesced)
+    if na == 0:
+        return make_sparse(other._idx.copy(), ov.to(dt, copy=ov is other._vals), s._data.shape,
+                           coalesced=other._coalesced)
     values = cat([s._vals.to(dt), ov.to(dt)])
     idx = xp.concatenate((s._idx, other._idx), axis=1)
-    # PyTorch merges the two element lists (equal coordinates summed), as if each were sorted:
-    # when both are (strictly increasing coordinates, coalesced or not), that is a stable sort
-    # of the joined list with the equal pairs summed; else the lists are joined as they are
     sizes = s._data.shape[:s._idx.shape[0]]
     lin = _linear_index(idx, sizes, xp)
-    na = s._idx.shape[1]
-    la, lb = lin[:na], lin[na:]
-    if not (bool((la[1:] > la[:-1]).all()) and bool((lb[1:] > lb[:-1]).all())):
-        return make_sparse(idx, values, s._data.shape, coalesced=False)
-    order = xp.argsort(lin, kind="stable")
-    lin = lin[order]
-    new = xp.empty(lin.shape[0], dtype=bool)
-    new[:1] = True
-    xp.not_equal(lin[1:], lin[:-1], out=new[1:])
-    order_t = _index_tensor(order, s._device)
-    values = values.index_select(0, order_t)
-    n = int(new.sum())
-    if n != lin.shape[0]:
-        from ._factory import zeros
-
-        seg = _index_tensor(xp.cumsum(new) - 1, s._device)
-        acc = zeros((n,) + tuple(values._data.shape[1:]), dtype=values.dtype,
-                    device=s._device)
-        values = acc.index_add(0, seg, values)
-    return make_sparse(idx[:, order][:, new], values, s._data.shape,
+    first, second, slots = _merge_plan(lin[:na], lin[na:], xp)
+    values = values.index_select(0, _index_tensor(first, s._device))
+    if second.shape[0]:  # equal coordinates met in the merge: one element, the two summed
+        values = values.index_add(0, _index_tensor(slots, s._device),
+                                  cat([s._vals.to(dt), ov.to(dt)]).index_select(
+                                      0, _index_tensor(second, s._device)))
+    return make_sparse(idx[:, first], values, s._data.shape,
                        coalesced=s._coalesced and other._coalesced)
+
+
+def _merge_plan(la, lb, xp):
+    """PyTorch's merge of two element lists (``add_out_sparse_contiguous``), coalesced or
+    not: walking both, the smaller coordinate goes first, ``la``'s on a tie, and equal ones
+    make one element (an uncoalesced ``s + s`` keeps ``s``'s order and count). Returns,
+    as arrays of positions in the joined list ``la + lb``, each result's first element, and
+    for the results that met an equal pair, the second element and the result's slot."""
+    na, nb = la.shape[0], lb.shape[0]
+    if bool((la[1:] > la[:-1]).all()) and bool((lb[1:] > lb[:-1]).all()):
+        # both strictly increasing: a stable sort of the joined list, equal pairs adjacent
+        lin = xp.concatenate((la, lb))
+        order = xp.argsort(lin, kind="stable")
+        lin = lin[order]
+        new = xp.empty(lin.shape[0], dtype=bool)
+        new[:1] = True
+        xp.not_equal(lin[1:], lin[:-1], out=new[1:])
+        slot = xp.cumsum(new) - 1
+        return order[new], order[~new], slot[~new]
+    a, b = la.tolist(), lb.tolist()
+    first, second, slots = [], [], []
+    i = j = 0
+    while i < na or j < nb:
+        if j >= nb or (i < na and a[i] < b[j]):
+            first.append(i)
+            i += 1
+        elif i >= na or b[j] < a[i]:
+            first.append(na + j)
+            j += 1
+        else:
+            slots.append(len(first))
+            first.append(i)
+            second.append(na + j)
+            i += 1
+            j += 1
+    return (xp.asarray(first, dtype=np.int64), xp.asarray(second, dtype=np.int64),
+            xp.asarray(slots, dtype=np.int64))
 
 
 def dense_add_sparse(d, s: SparseTensor, sign: int):

@@ -149,10 +149,58 @@ def select_bw(node, g):
     return (route_back(g, indices, dim, shape, keepdim),)
 
 
-def picked(input, values, indices, name, node_cls, ctx):
+def c_order(arr):
+    """``arr`` laid out as PyTorch allocates a reduction's or a scan's result: C order, with
+    C strides on its size-1 dims too (NumPy's results keep the input's layout: a cumsum of
+    a channels-last tensor, ``sum(dim, keepdim=True)``'s kept dim)."""
+    if not hasattr(arr, "flags") or not arr.ndim:
+        return arr
+    if not arr.flags.c_contiguous:
+        return xp_of(arr).ascontiguousarray(arr)
+    if 1 not in arr.shape or not arr.size:
+        return arr
+    # a stride 0 on a size-1 dim (NumPy's keepdims, einsum) is reported as the C stride by
+    # ``Tensor.stride()`` (``_memory_format.unit_dim_strides``): only another stride there
+    # needs the view rebuilt (``as_strided`` costs microseconds)
+    strides, st, same = [], arr.itemsize, True
+    for n, s in zip(reversed(arr.shape), reversed(arr.strides)):
+        strides.append(st)
+        if s != st and (n != 1 or s):
+            same = False
+        st *= n
+    if same:
+        return arr
+    strides = tuple(reversed(strides))
+    return _dtype.as_strided(xp_of(arr), arr, arr.shape, strides,
+                             **({"writeable": arr.flags.writeable}
+                                if arr.__class__ is np.ndarray else {}))
+
+
+def like_layout(arr, like):
+    """``arr`` (C order) laid out as ``empty_like(like)`` would be: ``like``'s strides when
+    it is dense, else its dims ordered by stride (what PyTorch's sort returns)."""
+    from .. import _memory_format as _mf
+
+    if not hasattr(like, "flags") or like.flags.c_contiguous or arr.ndim < 2:
+        return arr
+    order = _mf.preserve_order(like)
+    if order is None:
+        return arr
+    inverse = [0] * len(order)
+    for k, ax in enumerate(order):
+        inverse[ax] = k
+    return xp_of(arr).ascontiguousarray(arr.transpose(order)).transpose(inverse)
+
+
+def picked(input, values, indices, name, node_cls, ctx, like=None):
     """The ``(values, indices)`` named tuple of a selecting op, values recorded for autograd
-    (the backward reads the indices, saved with a version check like PyTorch's)."""
+    (the backward reads the indices, saved with a version check like PyTorch's). The
+    results are in C order, or laid out as ``like`` (an array: sort's input) when given."""
     dev = input._device
+    if like is None:
+        values, indices = c_order(values), c_order(indices)
+    else:
+        values, indices = like_layout(values, like), like_layout(indices, like)
     vals, idx = _make(values, dev), _make(indices, dev)
     if input.requires_grad and GRAD.enabled:
         record(node_cls, vals, (input,), (idx,), ctx)

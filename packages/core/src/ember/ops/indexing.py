@@ -780,6 +780,39 @@ def _basic_node(idx):
     return SliceBackward0 if only_full else AliasBackward0
 
 
+_FULL = slice(None)
+
+
+def _unsqueeze_strides(d, idx: tuple, arr):
+    """``arr`` (``d[idx]``) with PyTorch's strides for the dims that ``None`` adds: NumPy
+    gives them stride 0, PyTorch applies the items left to right, each ``None`` an
+    ``unsqueeze(dim)`` whose stride is ``size * stride`` of the dim it lands before (one
+    element past the last dim), taken before a later integer removes that dim."""
+    sizes, strides = list(d.shape), list(d.strides)
+    dim = 0
+    for it in idx:
+        if it is None:
+            st = d.itemsize if dim == len(sizes) else sizes[dim] * strides[dim]
+            sizes.insert(dim, 1)
+            strides.insert(dim, st)
+            dim += 1
+        elif it is Ellipsis:
+            dim += d.ndim - sum(1 for i in idx if i is not None and i is not Ellipsis)
+        elif it.__class__ is slice:
+            start, stop, step = it.indices(sizes[dim])
+            sizes[dim] = len(range(start, stop, step))
+            strides[dim] *= step
+            dim += 1
+        else:  # an integer: select
+            del sizes[dim], strides[dim]
+    strides = tuple(strides)
+    if strides == arr.strides or len(strides) != arr.ndim:
+        return arr
+    return _dtype.as_strided(xp_of(arr), arr, arr.shape, strides,
+                             **({"writeable": arr.flags.writeable}
+                                if arr.__class__ is np.ndarray else {}))
+
+
 def basic_view(input: Tensor, idx: tuple, node_cls=None) -> Tensor:
     """The view ``input[idx]`` for a basic index tuple (ending in Ellipsis for 0-dim views)."""
     d = input._data
@@ -791,6 +824,11 @@ def basic_view(input: Tensor, idx: tuple, node_cls=None) -> Tensor:
                              "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number"
                              ) from None
         raise _index_error(exc, d.ndim) from None
+    if None in idx:
+        for i in idx:  # (with only None, ... and ``:``, NumPy's stride 0 reads as PyTorch's)
+            if i is not None and i is not Ellipsis and i != _FULL:
+                arr = _unsqueeze_strides(d, idx, arr)
+                break
     if input.requires_grad and GRAD.enabled:
         return make_view(input, arr, node_cls or _basic_node(idx), (d.shape, idx),
                          lambda b: b[idx])

@@ -28,6 +28,7 @@ from ._casts import cast_to
 from ._promotion import broadcast_array, normalize_dims, wrap_dim
 from ._selection import (
     along,
+    c_order,
     const,
     evenly_bw,
     int_arg,
@@ -192,7 +193,7 @@ def _mean_array(d, dims, keepdim, n):
     r = _sum_of(d, dims, acc, keepdim) if d.__class__ is np.ndarray else \
         d.sum(axis=dims, dtype=acc, keepdims=keepdim)
     r = r / n if n else r * np.nan  # the mean of nothing is NaN (without NumPy's warning)
-    return r.astype(d.dtype) if acc is not None else r
+    return c_order(r.astype(d.dtype) if acc is not None else r)
 
 
 def _as_float(input):
@@ -236,6 +237,7 @@ def sum(input, dim=None, keepdim=False, *, dtype=None):
         r = d.sum(axis=dims, dtype=acc, keepdims=keepdim)
     if acc is np.float32:
         r = r.astype(d.dtype)
+    r = c_order(r)  # PyTorch allocates a reduction's result in C order
     return result(r, input._device, SumBackward0 if dim is None else SumBackward1,
                   (input,), ctx=(d.shape, dims, keepdim))
 
@@ -594,7 +596,7 @@ def _extreme(input, dims, keepdim, name, node_cls, dim=None):
         if dim is not None:
             _empty_dim_first(d, dim, name)
         nonempty(name, d, next(i for i in dims if not d.shape[i]))
-    r = _extreme_of(d, dims, keepdim, name.endswith("max"))
+    r = c_order(_extreme_of(d, dims, keepdim, name.endswith("max")))
     return result(r, input._device, node_cls, (input,), (input,), (dims, keepdim), True)
 
 
@@ -788,7 +790,7 @@ def _truth_reduction(input, dim, keepdim, how):
         r = d != 0
     else:
         r = getattr(d, how)(axis=_dims_of(dim, d.ndim), keepdims=keepdim)
-    return _make(r.astype(np.uint8) if d.dtype == np.uint8 else r, input._device)
+    return _make(c_order(r.astype(np.uint8) if d.dtype == np.uint8 else r), input._device)
 
 
 @register("all", out="any", differentiable=False)
@@ -824,7 +826,7 @@ def _running(input, dim, kernel, node_cls, saves: bool, dtype=None):
     if isinstance(acc, np.dtype) and acc.kind == "b":
         raise NotImplementedError(f'"{kernel.__name__[1:]}_out_cpu" not implemented for '
                                   "'Bool'")  # PyTorch's dispatch error for dtype=bool
-    r = restore(_rounded(kernel(a, axis, acc), acc, a))
+    r = c_order(restore(_rounded(kernel(a, axis, acc), acc, a)))  # PyTorch's: C order
     if saves:
         return result(r, input._device, node_cls, (input,), (input,), axis, True)
     return result(r, input._device, node_cls, (input,), ctx=axis)

@@ -18,6 +18,7 @@ import operator
 import numpy as np
 
 from .. import _dtype
+from .. import _memory_format as _mf
 from .._device import check_same_device, refuse_meta, xp_of
 from .._dtype import scalar_type_name
 from .._format import shape_str
@@ -124,7 +125,8 @@ UnsafeViewBackward0 = make_node_class("UnsafeViewBackward0", _reshape_bw)
 
 
 def _view_array(d, shape):
-    """``d`` reshaped without a copy, or None when its strides do not allow it."""
+    """``d`` reshaped without a copy, or None when its strides do not allow it; with
+    PyTorch's strides (``computeStride``), which NumPy's differ from on size-1 dims."""
     arr = d.view()
     try:
         arr.shape = shape
@@ -133,7 +135,48 @@ def _view_array(d, shape):
     except ValueError:  # a negative size whose product still fits: PyTorch's error
         _check_shape(shape, d.size)
         raise
+    if d.flags.c_contiguous and (1 not in d.shape or d.shape[-1] != 1 and arr.shape != d.shape) \
+            or not d.size \
+            or not d.ndim:
+        # NumPy's strides are PyTorch's: a C-contiguous array takes the new shape's C strides
+        # (``computeStride`` gives those too: one chunk; NumPy keeps the strides only of a
+        # view to the same shape), and empty arrays keep none
+        return arr
+    strides = _view_strides(d, shape)
+    if strides is None:
+        return None
+    if arr.strides != strides:
+        arr = _strided_view(d, shape, strides)
     return arr
+
+
+def _view_strides(d, shape):
+    """PyTorch's ``computeStride``: the strides (bytes) of ``d`` viewed as ``shape``, or None
+    when a dim of the view would span two chunks of ``d`` that are not contiguous with each
+    other. Size-1 dims of ``d`` join any chunk; those of the view take the stride the chunk
+    reaches there."""
+    old_shape = d.shape
+    old = d.strides
+    if 0 in old and 1 in old_shape:  # the strides ``stride()`` reports for NumPy's newaxis
+        old = _mf.unit_dim_strides(old_shape, old)
+    new = [0] * len(shape)
+    view_d = len(shape) - 1
+    base = old[-1]
+    tensor_numel = view_numel = 1
+    for tensor_d in range(len(old_shape) - 1, -1, -1):
+        tensor_numel *= old_shape[tensor_d]
+        if tensor_d == 0 or (old_shape[tensor_d - 1] != 1
+                             and old[tensor_d - 1] != tensor_numel * base):
+            while view_d >= 0 and (view_numel < tensor_numel or shape[view_d] == 1):
+                new[view_d] = view_numel * base
+                view_numel *= shape[view_d]
+                view_d -= 1
+            if view_numel != tensor_numel:
+                return None
+            if tensor_d > 0:
+                base = old[tensor_d - 1]
+                tensor_numel = view_numel = 1
+    return tuple(new) if view_d == -1 else None
 
 
 def _view_dtype(input, dtype):
@@ -309,7 +352,7 @@ def expand(input, size):
             arr = _strided_view(d, target, strides)
     else:
         arr = xp_of(input).broadcast_to(d, target)
-        if 1 in target[:len(target) - d.ndim]:  # new size-1 dims: PyTorch's strides
+        if 1 in target and arr.strides != strides:  # NumPy gives size-1 dims stride 0
             arr = _strided_view(arr, target, strides)
     return make_view(input, arr, ExpandBackward0, d.shape, lambda b, s=target: b.expand(s))
 
@@ -513,8 +556,12 @@ def unsqueeze(input, dim):
     # PyTorch's stride of the new dim (the array module's differs for a non-contiguous or
     # empty array; only ``stride()`` shows it)
     st = d.itemsize if dim == len(shape) else shape[dim] * d.strides[dim]
-    if arr.strides[dim] != st:
-        arr = _strided_view(d, arr.shape, arr.strides[:dim] + (st,) + arr.strides[dim + 1:])
+    # the other dims keep ``d``'s strides (a reshape may recompute those of its size-1 dims;
+    # an empty array has none: the reshape's C strides stand in)
+    old = d.strides if d.size else arr.strides[:dim] + arr.strides[dim + 1:]
+    strides = old[:dim] + (st,) + old[dim:]
+    if arr.strides != strides:
+        arr = _strided_view(d, arr.shape, strides)
     return make_view(input, arr, UnsqueezeBackward0, dim, lambda b, k=dim: b.unsqueeze(k))
 
 

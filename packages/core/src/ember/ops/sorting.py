@@ -22,6 +22,7 @@ from ._selection import (
     evenly_bw,
     int_arg,
     keep_shape,
+    like_layout,
     no_complex,
     no_complex_kernel,
     nonempty,
@@ -77,7 +78,7 @@ def sort(input, dim=-1, descending=False, stable=False):
     idx = _sort_order(a, axis, descending, xp).astype(np.int64, copy=False)
     values = xp.take_along_axis(a, idx, axis)
     return picked(input, restore(values), restore(idx), "sort", SortBackward0,
-                   (axis, True, d.shape))
+                  (axis, True, d.shape), like=d)
 
 
 @register("argsort", out="same", differentiable=False)
@@ -85,7 +86,7 @@ def argsort(input, dim=-1, descending=False, stable=False):
     """Indices that sort ``input`` along ``dim`` (stable)."""
     a, axis, restore = along(input._data, dim, "argsort")
     idx = _sort_order(a, axis, descending, xp_of(input)).astype(np.int64, copy=False)
-    return _make(restore(idx), input._device)
+    return _make(like_layout(restore(idx), input._data), input._device)  # sort's layout
 
 
 @register("msort", out="same")
