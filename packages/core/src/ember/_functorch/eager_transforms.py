@@ -107,7 +107,7 @@ def _check_argnums(argnums, num_args: int):
             raise RuntimeError("argnums must be non-empty")
         out = tuple(one(a) for a in argnums)
         if len(set(out)) != len(out):
-            raise RuntimeError(f"argnums elements must be unique, got {argnums}")
+            raise RuntimeError(f"argnums elements must be unique, got {out}")
         return out
     raise RuntimeError(f"argnums must be int or Tuple[int, ...], got: {type(argnums)}")
 
@@ -565,13 +565,39 @@ def jvp(func, primals, tangents, *, strict: bool = False, has_aux: bool = False)
         raise RuntimeError(_STRICT_ERROR)
     create_graph = lin.diff.create_graph
     t_phys = [_batched.to_physical(t, lin.levels) for t in flat_t]
-    outs = lin.push(t_phys, create_graph)
+    outs = _push_mixed(lin, t_phys, create_graph)
     jvp_out = tree_unflatten([_level_out(o, lin.levels, create_graph) for o in outs],
                              lin.out_spec)
     value = _undo(lin.out, create_graph)
     if has_aux:
         return value, jvp_out, _undo(lin.aux, create_graph)
     return value, jvp_out
+
+
+def _push_mixed(lin, t_phys: list, create_graph: bool) -> list:
+    """``lin.push`` for tangents whose dtype may differ from their primals' (PyTorch keeps a
+    tangent's dtype, ``jvp(f, (x32,), (t64,))``): pushed in the primals' dtypes (a complex
+    tangent of a real primal by its real part), the results promoted with the tangents'
+    dtypes as forward mode's formulas promote them (``forward_ad._mixed_tangent_dtype``:
+    a real output keeps its dtype for a complex tangent)."""
+    leaves = lin.diff.leaves
+    if all(t.dtype == leaf.dtype for t, leaf in zip(t_phys, leaves)):
+        return lin.push(t_phys, create_graph)
+    cast = []
+    for t, leaf in zip(t_phys, leaves):
+        if t.is_complex() and not leaf.is_complex():
+            t = t.real
+        cast.append(t if t.dtype == leaf.dtype else t.to(leaf.dtype))
+    from .._dtype import promote_types
+
+    outs = []
+    for o in lin.push(cast, create_graph):
+        want = o.dtype
+        for t in t_phys:
+            if want.is_complex or not t.dtype.is_complex:
+                want = promote_types(want, t.dtype)
+        outs.append(o if want == o.dtype else o.to(want))
+    return outs
 
 
 def _forward_mode_ok(primals, flat_t) -> bool:
@@ -583,7 +609,8 @@ def _forward_mode_ok(primals, flat_t) -> bool:
     if _batched.current_levels() or _DEPTH.value or forward_ad._LEVEL[0] is not None:
         return False
     for p in (*tree_flatten(primals)[0], *flat_t):
-        if type(p) is not Tensor or p.requires_grad or not p.is_floating_point():
+        if type(p) is not Tensor or p.requires_grad or not (p.is_floating_point()
+                                                            or p.is_complex()):
             return False
     return True
 
@@ -633,6 +660,7 @@ def jacrev(func, argnums=0, *, has_aux: bool = False, chunk_size=None,
         raise ValueError("jacrev: `chunk_size` should be greater than 0.")
 
     def body(*args, **kwargs):
+        _error_if_complex("jacrev", args, is_input=True)
         nums = _check_argnums(argnums, len(args))
         diff_args = _slice_args(args, nums)
         f = _of_diff_args(func, args, kwargs, nums)
@@ -640,6 +668,7 @@ def jacrev(func, argnums=0, *, has_aux: bool = False, chunk_size=None,
         res = vjp(f, *diff_args, has_aux=has_aux)
         out, vjp_fn = res[0], res[1]
         flat_out, out_spec = tree_flatten(out)
+        _error_if_complex("jacrev", flat_out, is_input=False)
         import ember
 
         from .vmap import vmap
@@ -667,6 +696,16 @@ def jacrev(func, argnums=0, *, has_aux: bool = False, chunk_size=None,
     return functools.wraps(func)(_uncaptured("jacrev", body))
 
 
+def _error_if_complex(api: str, tree, is_input: bool) -> None:
+    """jacrev and jacfwd refuse complex inputs (all arguments, differentiated or not) and
+    outputs, with PyTorch's error."""
+    for idx, x in enumerate(tree_flatten(tree)[0]):
+        if isinstance(x, Tensor) and x.is_complex():
+            what = "inputs" if is_input else "outputs"
+            raise RuntimeError(f"{api}: Expected all {what} to be real but received complex "
+                               f"tensor at flattened input idx: {idx}")
+
+
 def _of_diff_args(func, args, kwargs, nums):
     """``func`` as a function of the differentiated arguments alone (the others fixed)."""
 
@@ -690,13 +729,17 @@ def jacfwd(func, argnums=0, has_aux: bool = False, *, randomness: str = "error")
     """The Jacobian of ``func`` by forward mode (``torch.func.jacfwd``): one Jacobian-vector
     product per input element, each exact by the double-vjp trick on one evaluation of
     ``func``. Same layout as ``jacrev``. ``randomness``: ``"error"`` (the default) makes a
-    random op in ``func`` vmap's error, as in PyTorch; otherwise ``func`` runs once, so every
-    column sees the same draws (PyTorch's ``"different"`` draws once per column)."""
+    random op in ``func`` vmap's error, as in PyTorch; ``"same"``: ``func`` runs once, so
+    every column sees the same draws; ``"different"``: as PyTorch, a ``vmap`` of ``jvp`` over
+    the standard basis of all the differentiated inputs together, so each column draws its
+    own numbers (the draws of ``vmap(randomness="different")``, PyTorch's under the same
+    seed) and ``aux`` is the first column's."""
     if randomness not in ("error", "different", "same"):
         raise RuntimeError(f"Only allowed values for randomness are 'error', 'different', or "
                            f"'same'. Got {randomness}")
 
     def body(*args, **kwargs):
+        _error_if_complex("jacfwd", args, is_input=True)
         nums = _check_argnums(argnums, len(args))
         diff_args = _slice_args(args, nums)
         f = _of_diff_args(func, args, kwargs, nums)
@@ -705,8 +748,11 @@ def jacfwd(func, argnums=0, has_aux: bool = False, *, randomness: str = "error")
             if isinstance(x, Tensor) and not (x.is_floating_point() or x.is_complex()):
                 raise ValueError(f"Expected primal to be floating point or complex, but got: "
                                  f"{x.dtype}")
+        if randomness == "different":
+            return _jacfwd_per_column(f, diff_args, nums, has_aux)
         with _random_guard(randomness):
             lin = _Linearized(f, diff_args, has_aux, "jvp(f, primals, tangents)")
+        _error_if_complex("jacfwd", lin.flat_out, is_input=False)
         create_graph = lin.diff.create_graph
         levels = lin.levels
         nlev = len(levels)
@@ -751,6 +797,46 @@ def jacfwd(func, argnums=0, has_aux: bool = False, *, randomness: str = "error")
         return jac
 
     return functools.wraps(func)(_uncaptured("jacfwd", body))
+
+
+def _jacfwd_per_column(f, diff_args: list, nums, has_aux: bool):
+    """``jacfwd(randomness="different")``: PyTorch's own algorithm, ``vmap(jvp)`` over one
+    standard basis of all the differentiated inputs (``N`` columns, their numels summed), so
+    that a random op in ``f`` draws ``N`` batches of numbers, one per column."""
+    import ember
+
+    from .vmap import vmap
+
+    flat, spec = tree_flatten(tuple(diff_args))
+    numels = [x.numel() for x in flat]
+    total = sum(numels)
+    flat_basis, offset = [], 0
+    for x, n in zip(flat, numels):
+        b = ember.zeros((total, n), dtype=x.dtype, device=x.device)
+        if n:
+            b[offset:offset + n] = ember.eye(n, dtype=x.dtype, device=x.device)
+        flat_basis.append(b.reshape((total, *x.shape)))
+        offset += n
+
+    def push_jvp(basis):
+        res = jvp(f, tuple(diff_args), basis, has_aux=has_aux)
+        _error_if_complex("jacfwd", res[0], is_input=False)
+        return (res[1], res[2]) if has_aux else res[1]
+
+    results = vmap(push_jvp, randomness="different")(tree_unflatten(flat_basis, spec))
+    aux = None
+    if has_aux:
+        results, aux = results
+        aux = _map(aux, lambda t: t[0])  # the first column's: ``func``'s own output
+    jac_outs, out_spec = tree_flatten(results)
+    per_out = []
+    for jac_out in jac_outs:
+        parts = jac_out.movedim(0, -1).split(numels, dim=-1)
+        ins = [p.reshape((*p.shape[:-1], *x.shape)) for p, x in zip(parts, flat)]
+        trees = tree_unflatten(ins, spec)
+        per_out.append(trees[0] if isinstance(nums, int) else trees)
+    jac = tree_unflatten(per_out, out_spec)
+    return (jac, aux) if has_aux else jac
 
 
 def _random_guard(randomness: str):

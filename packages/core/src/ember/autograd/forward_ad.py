@@ -78,13 +78,16 @@ _LEVEL: list = [None]  # the active _Level
 class _Record:
     """A node's forward-AD state at one level: its inputs' tangents and its outputs'."""
 
-    __slots__ = ("level", "inputs", "outs", "final")
+    __slots__ = ("level", "inputs", "outs", "final", "dtype")
 
-    def __init__(self, level, inputs, outs=None, final=False):
+    def __init__(self, level, inputs, outs=None, final=False, dtype=None):
         self.level = level
         self.inputs = inputs  # one tangent (or None) per input of the node
         self.outs = {} if outs is None else outs  # output number -> tangent (or None)
         self.final = final  # outs is complete: nothing is computed from inputs
+        #: the output tangents' dtype where a tangent's dtype is not its primal's
+        #: (``_mixed_tangent_dtype``); None: the output's own dtype
+        self.dtype = dtype
 
 
 def _attach(level: _Level, node, rec: _Record) -> None:
@@ -301,6 +304,10 @@ def _output_tangent(node, rec: _Record, nr: int, out: Tensor):
     active.busy = True
     try:
         tangent = output_tangent(node, nr, out, rec.inputs)
+        if rec.dtype is not None and tangent is not None and tangent.dtype != rec.dtype:
+            if tangent.is_complex() and not rec.dtype.is_complex:
+                tangent = tangent.real  # a real tangent's image under a linear op
+            tangent = tangent.to(rec.dtype)
     finally:
         active.busy = was
     outs[nr] = tangent
@@ -361,6 +368,7 @@ def _on_record(node, out: Tensor, inputs) -> None:
     if active.pending:
         _flush(active)
     tangents = None
+    mixed = False
     for i, t in enumerate(inputs):
         if t is not None and t.requires_grad:
             tg = _lookup(active, t)
@@ -368,6 +376,7 @@ def _on_record(node, out: Tensor, inputs) -> None:
                 if tangents is None:
                     tangents = [None] * len(inputs)
                 tangents[i] = tg
+                mixed = mixed or tg._data.dtype != t._data.dtype
     if tangents is None:
         return
     base = out._base
@@ -376,8 +385,46 @@ def _on_record(node, out: Tensor, inputs) -> None:
         if root is not None and _replayable(out, base, root):
             return  # a view: its tangent is read from its base's (``_lookup``)
     node._fw_real = any(_edge_real(e) for e in node.next_functions)
-    _attach(active, node, _Record(active, tuple(tangents)))
+    dtype = _mixed_tangent_dtype(node, out, inputs, tangents) if mixed else None
+    _attach(active, node, _Record(active, tuple(tangents), dtype=dtype))
     active.pending.append((node, out))
+
+
+#: ops whose forward formula in PyTorch is the op itself applied to the tangents (linear in
+#: their differentiable inputs): their output tangent has the dtype the op gives the tangents
+_LINEAR_NODES = frozenset((
+    "NegBackward0", "CloneBackward0", "SumBackward0", "SumBackward1", "MeanBackward0",
+    "MeanBackward1", "AddBackward0", "AddBackward1", "SubBackward0", "SubBackward1",
+    "RsubBackward0", "RsubBackward1", "CatBackward0", "StackBackward0", "WhereBackward0",
+    "MaxBackward1", "MinBackward1", "AmaxBackward0", "AminBackward0", "FlipBackward0",
+    "RollBackward0", "CumsumBackward0", "TrilBackward0", "TriuBackward0",
+    "ConstantPadNdBackward0", "GatherBackward0", "IndexBackward0", "IndexSelectBackward0",
+    "RepeatBackward0", "TraceBackward0"))
+
+
+def _mixed_tangent_dtype(node, out: Tensor, inputs, tangents):
+    """The output tangent's dtype when some input's tangent has another dtype than the input
+    (``make_dual(x32, t64)``): PyTorch keeps a tangent's dtype and lets its formulas promote.
+    A linear op's tangent is the op applied to the tangents (an input without one counts as
+    zeros of its dtype: ``x + c`` with a float16 tangent and a float32 ``c`` is float32);
+    another op's mixes the tangents with primal values (``t * cos(x)``): the output's dtype
+    promoted with the tangents' (a real output keeps its dtype for a complex tangent, as
+    PyTorch's formulas take the real part). ``to(dtype)``: the output's dtype."""
+    from .._dtype import promote_types, result_type
+
+    od = out.dtype
+    name = node.name()
+    if name == "ToCopyBackward0":
+        return od
+    if name in _LINEAR_NODES:
+        ops = [tg if tg is not None else t for t, tg in zip(inputs, tangents)
+               if tg is not None or t is not None]
+        return result_type(*ops)
+    r = od
+    for tg in tangents:
+        if tg is not None and (od.is_complex or not tg.dtype.is_complex):
+            r = promote_types(r, tg.dtype)
+    return r
 
 
 # -- tangents under no_grad -------------------------------------------------------------------
@@ -507,18 +554,29 @@ def _write(target: Tensor, value) -> None:
         d[...] = v if v.dtype == d.dtype else v.astype(d.dtype)
 
 
-def function_tangents(ctx, cls, args, outs) -> None:
+def input_tangents(args):
+    """The tangents of a Function's inputs at the active level (None: no level, or busy)."""
+    active = _LEVEL[0]
+    if active is None or active.busy:
+        return None
+    if active.pending:
+        _flush(active)
+    return [_lookup(active, a) if isinstance(a, Tensor) and a.requires_grad else None
+            for a in args]
+
+
+def function_tangents(ctx, cls, args, outs, tangents=None) -> None:
     """``Function.apply``'s step while a level is active (its node is built without
     ``record``): when an input carries a tangent, the outputs' tangents are what the
     Function's ``jvp(ctx, *input_tangents)`` returns (None for a non-tensor input), as in
-    PyTorch; without a ``jvp`` that is PyTorch's NotImplementedError."""
-    active = _LEVEL[0]
-    if active is None or active.busy:
+    PyTorch; without a ``jvp`` that is PyTorch's NotImplementedError. ``tangents``: the
+    inputs' tangents read before the outputs were wrapped (``input_tangents``: an input
+    marked dirty is then an output of ``ctx``), or None to read them now."""
+    if tangents is None:
+        tangents = input_tangents(args)
+    if tangents is None:
         return
-    if active.pending:
-        _flush(active)
-    tangents = [_lookup(active, a) if isinstance(a, Tensor) and a.requires_grad else None
-                for a in args]
+    active = _LEVEL[0]
     if all(t is None for t in tangents):
         return
     from .function import Function

@@ -355,6 +355,11 @@ def _wrap_outputs(ctx, args, out):
     ctx.ctx = None
     dirty = ctx.dirty_tensors
     non_diff = ctx.non_differentiable
+    fw_in = None
+    if dirty and _graph._FW_HOOK is not None:  # read before a dirty input is rewired to ctx
+        from .forward_ad import input_tangents
+
+        fw_in = input_tangents(args)
     if out.__class__ is tuple:
         outs = tuple([_wrap_one(ctx, args, o, k, dirty, non_diff) if isinstance(o, Tensor)
                       else o for k, o in enumerate(out)])
@@ -390,7 +395,7 @@ def _wrap_outputs(ctx, args, out):
     if _graph._FW_HOOK is not None:  # a dual level is active: the outputs' tangents
         from .forward_ad import function_tangents
 
-        function_tangents(ctx, ctx._forward_cls, args, outs)
+        function_tangents(ctx, ctx._forward_cls, args, outs, fw_in)
     return result
 
 
