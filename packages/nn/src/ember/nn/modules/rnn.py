@@ -23,6 +23,7 @@ from __future__ import annotations
 import math
 import numbers
 import warnings
+import weakref
 
 import numpy as np
 
@@ -43,9 +44,11 @@ _addr = api.native_address  # an array's address for the native kernels
 
 _GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
 
-# PyTorch's ScalarType names of the dtypes a recurrent layer runs in (its error messages').
+# PyTorch's ScalarType names of the dtypes in a recurrent layer's error messages.
 _SCALAR_NAMES = {"float16": "Half", "bfloat16": "BFloat16", "float32": "Float",
-                 "float64": "Double"}
+                 "float64": "Double", "bool": "Bool", "uint8": "Byte", "int8": "Char",
+                 "int16": "Short", "int32": "Int", "int64": "Long", "complex64": "ComplexFloat",
+                 "complex128": "ComplexDouble"}
 
 
 def _scalar_name(dtype) -> str:
@@ -706,11 +709,58 @@ class RNNBase(Module):
                     setattr(self, name, Parameter(ember.empty(shape, **kw)))
                 self._flat_weights_names.extend(names)
                 self._all_weights.append(names)
+        self._init_flat_weights()
         self.reset_parameters()
 
-    @property
-    def _flat_weights(self) -> list:
-        return [getattr(self, n, None) for n in self._flat_weights_names]
+    # ``_flat_weights`` is a list, as PyTorch's: what ``forward`` runs with. It follows
+    # ``self.weight_... = w`` (``__setattr__``), ``.to()`` (``_apply``) and weights replaced
+    # behind the module's back (``functional_call``; ``_update_flat_weights`` at ``forward``),
+    # and code that assigns it itself (weight-dropping wrappers) is obeyed until one of those.
+    def _init_flat_weights(self) -> None:
+        self._flat_weights = [getattr(self, wn) if hasattr(self, wn) else None
+                              for wn in self._flat_weights_names]
+        self._flat_weight_refs = [weakref.ref(w) if w is not None else None
+                                  for w in self._flat_weights]
+        self.flatten_parameters()
+
+    def __setattr__(self, attr, value) -> None:
+        if hasattr(self, "_flat_weights_names") and attr in self._flat_weights_names:
+            self._flat_weights[self._flat_weights_names.index(attr)] = value
+        super().__setattr__(attr, value)
+
+    def _weights_have_changed(self) -> bool:
+        """Whether a weight attribute is no longer the tensor ``_flat_weights`` was made
+        from (``functional_call`` swaps them this way)."""
+        params = self._parameters  # (read directly: this runs at every forward)
+        for ref, name in zip(self._flat_weight_refs, self._flat_weights_names, strict=True):
+            weight = params[name] if name in params else getattr(self, name, None)
+            if weight is not None and ref is not None and ref() is not weight:
+                return True
+        return False
+
+    def _update_flat_weights(self) -> None:
+        if self._weights_have_changed():
+            self._init_flat_weights()
+
+    def _apply(self, fn, recurse: bool = True):
+        self._flat_weight_refs = []
+        ret = super()._apply(fn, recurse)
+        self._init_flat_weights()
+        return ret
+
+    def __getstate__(self) -> dict:
+        self._update_flat_weights()
+        state = self.__dict__.copy()
+        state.pop("_flat_weight_refs", None)  # (weak references do not pickle)
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        super().__setstate__(state)
+        if "_flat_weights" not in state:
+            self._flat_weights = [getattr(self, wn) if hasattr(self, wn) else None
+                                  for wn in self._flat_weights_names]
+        self._flat_weight_refs = [weakref.ref(w) if w is not None else None
+                                  for w in self._flat_weights]
 
     def flatten_parameters(self) -> None:
         """A no-op (PyTorch compacts weights for cuDNN here)."""
@@ -779,13 +829,15 @@ class RNNBase(Module):
         num_directions = 2 if self.bidirectional else 1
         lead = None if x.dim() == 2 else tuple(x.shape[:2])
         hs, cs = [], []
+        flat = self._flat_weights
+        per = len(flat) // (self.num_layers * num_directions)
         for layer in range(self.num_layers):
             if layer and self.dropout and self.training:
                 x = F.dropout(x, self.dropout, True)
             outs = []
             for direction in range(num_directions):
                 k = layer * num_directions + direction
-                ws = [getattr(self, n) for n in self._all_weights[k]]
+                ws = flat[k * per:(k + 1) * per]
                 if cast is not None:
                     ws = _cast_all(cast, *ws)
                 w_ih, w_hh = ws[0], ws[1]
@@ -811,6 +863,7 @@ class RNNBase(Module):
 
     def _forward(self, input, hx):
         """Shared ``forward``: unpacks, checks, runs and repacks like PyTorch."""
+        self._update_flat_weights()
         is_lstm = self.mode == "LSTM"
         name = "LSTM" if is_lstm else ("GRU" if self.mode == "GRU" else "RNN")
         orig_input = input

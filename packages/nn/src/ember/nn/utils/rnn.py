@@ -17,14 +17,14 @@ __all__ = ["PackedSequence", "invert_permutation", "pack_padded_sequence",
            "unpack_sequence"]
 
 
-class _PackedSequenceBase(NamedTuple):
+class PackedSequence_(NamedTuple):  # PyTorch's name for the NamedTuple base
     data: Tensor
     batch_sizes: Tensor
     sorted_indices: Tensor | None
     unsorted_indices: Tensor | None
 
 
-class PackedSequence(_PackedSequenceBase):
+class PackedSequence(PackedSequence_):
     """Data and batch sizes of a packed batch of sequences (made by ``pack_*``)."""
 
     def __new__(cls, data, batch_sizes=None, sorted_indices=None, unsorted_indices=None):
@@ -120,22 +120,21 @@ def _batch_sizes(sorted_lengths: list) -> list:
 def pack_padded_sequence(input: Tensor, lengths, batch_first: bool = False,
                          enforce_sorted: bool = True) -> PackedSequence:
     """Pack a padded batch (``T x B x *``, or ``B x T x *`` with ``batch_first``)."""
+    if not isinstance(lengths, Tensor):  # (an int becomes a 0-d tensor, refused below)
+        lengths = ember.as_tensor(lengths, dtype=ember.int64, device="cpu")
     bad_lengths = None
-    if isinstance(lengths, Tensor):
-        if lengths.dim() != 1 or lengths.device.type != "cpu":
-            bad_lengths = ("'lengths' argument should be a 1D CPU int64 tensor, but got "
-                           f"{lengths.dim()}D {lengths.device} Long tensor")
-            lengths = lengths.reshape(-1)
-        lengths = lengths.to(dtype=ember.int64).tolist()
-    else:
-        lengths = [int(n) for n in lengths]
+    if lengths.dim() != 1 or lengths.device.type != "cpu":
+        bad_lengths = ("'lengths' argument should be a 1D CPU int64 tensor, but got "
+                       f"{lengths.dim()}D {lengths.device} Long tensor")
+        lengths = lengths.reshape(-1)
+    lengths = lengths.to(dtype=ember.int64)
     if enforce_sorted:
         sorted_indices = None
-        sorted_lengths = lengths
-    else:
-        order = sorted(range(len(lengths)), key=lambda i: -lengths[i])
-        sorted_lengths = [lengths[i] for i in order]
-        sorted_indices = ember.tensor(order, dtype=ember.int64, device=input.device)
+        sorted_lengths = lengths.tolist()
+    else:  # ``sort`` as PyTorch (its order of equal lengths is sort's)
+        lengths, sorted_indices = ember.sort(lengths, descending=True)
+        sorted_lengths = lengths.tolist()
+        sorted_indices = sorted_indices.to(input.device)
         input = input.index_select(0 if batch_first else 1, sorted_indices)
     if batch_first:
         input = input.transpose(0, 1)
@@ -237,14 +236,14 @@ def pad_sequence(sequences, batch_first: bool = False, padding_value: float = 0.
         raise RuntimeError("ArrayRef: invalid slice, N = 1; size = 0")
     trailing = tuple(first.shape[1:])
     dtype = first.dtype
-    max_len = max(s.shape[0] if s.dim() else 1 for s in sequences)
+    if any(s.dim() == 0 for s in sequences):  # (PyTorch's ``size(0)`` of each)
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
+    max_len = max(s.shape[0] for s in sequences)
     padded = []
     for s in sequences:
         if s.dtype != dtype:  # PyTorch copies every sequence into a tensor of the first's dtype
             s = s.to(dtype)
         if tuple(s.shape[1:]) != trailing:  # copy_ semantics: broadcast or fail like copy_
-            if s.dim() == 0:
-                s = s.reshape(1)
             s = ember.empty((s.shape[0], *trailing), dtype=dtype, device=s.device).copy_(s)
         missing = max_len - s.shape[0]
         if missing:
