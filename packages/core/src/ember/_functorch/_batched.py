@@ -523,6 +523,8 @@ def dispatch(lvl: VmapLevel, func, args, kwargs):
                     args[1:] if key == "bernoulli_" else args, kwargs, lvl.level):
                 raise RuntimeError(_SAME_BATCHED_ERROR)
             return _loop(lvl, func, args, kwargs, key, same_random=True)
+    if key in _DYNAMIC_SHAPE:
+        _refuse_dynamic_shape(lvl, key, args, kwargs)
     info = _REGISTRY.OPS.get(key)  # registry.batch_rule, inlined
     rule = info.batch_rule if info is not None else None
     if rule is None:
@@ -604,6 +606,38 @@ def _loop(lvl: VmapLevel, func, args, kwargs, key: str, same_random: bool = Fals
     if _is_inplace(key) and args:
         return args[0]
     return _wrap_out(_stack_results(results, key), level)
+
+
+#: ops whose output shape depends on the values, which PyTorch refuses under vmap whatever
+#: the examples' shapes (``_refuse_dynamic_shape``); ``argwhere``, ``bincount`` and the like
+#: have no such rule there: its fallback loops and fails only where the shapes differ
+_DYNAMIC_SHAPE = frozenset({"nonzero", "unique", "unique_consecutive", "where",
+                            "masked_select"})
+
+
+def _refuse_dynamic_shape(lvl, key: str, args, kwargs):
+    """PyTorch's refusal of a value-dependent shape under vmap: ``nonzero`` (``as_tuple``:
+    ``nonzero_numpy`` has no fallback), ``unique`` (``_unique2``, or ``unique_dim`` with a
+    dim), ``unique_consecutive``, ``where(condition)``, ``masked_select`` over a batched
+    mask (a batched input alone selects the same elements of each example)."""
+    if key == "where":
+        if len(args) + len(kwargs) != 1:
+            return  # where(condition, input, other): shapes known
+    elif key == "masked_select":
+        mask = args[1] if len(args) > 1 else kwargs.get("mask")
+        if not lvl.batched(mask):
+            return
+        raise RuntimeError("vmap: Attempted to vmap over `mask` in torch.masked_select(self, "
+                           "mask) We cannot support this because for each batch this would "
+                           "return a differently shaped Tensor. Please file an issue at "
+                           "https://github.com/pytorch/pytorch/issues if you need this "
+                           "feature.")
+    elif key == "nonzero" and kwargs.get("as_tuple"):
+        raise RuntimeError("Batching rule not implemented for aten::nonzero_numpy. We could "
+                           "not generate a fallback.")
+    elif key == "unique":
+        key = "_unique2" if kwargs.get("dim") is None else "unique_dim"
+    _dynamic_shape_error(key)
 
 
 def _dynamic_shape_error(key: str):
@@ -694,10 +728,11 @@ def _stack_results(results, key: str = ""):
     first = results[0]
     if isinstance(first, Tensor):
         shape = first.shape
-        for r in results:
-            if isinstance(r, Tensor) and r.shape != shape:
-                _dynamic_shape_error(key)
-        return ember.stack(results)
+        if key in ("index", "getitem", "__getitem__"):
+            for r in results:
+                if isinstance(r, Tensor) and r.shape != shape:
+                    _dynamic_shape_error(key)
+        return ember.stack(results)  # examples of other shapes: PyTorch's fallback's error
     tp = type(first)
     if tp is tuple or tp is list or (isinstance(first, tuple) and hasattr(first, "_fields")):
         cols = [_stack_results([r[i] for r in results], key) for i in range(len(first))]

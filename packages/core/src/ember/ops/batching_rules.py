@@ -747,9 +747,14 @@ def _expand(ctx, func, args, kwargs):
 @register_batch_rule("index")
 def _getitem(ctx, func, args, kwargs):
     x, idx = args[0], args[1]
+    idx = idx if isinstance(idx, tuple) else (idx,)
+    for i in idx:  # a batched mask: PyTorch's refusal, whatever the examples' counts
+        if isinstance(i, Tensor) and ctx.batched(i) and i.dtype == _ember().bool:
+            raise RuntimeError("vmap: We do not support batching operators that can support "
+                               "dynamic shape. Attempting to batch over indexing with a "
+                               "boolean mask.")
     if not ctx.batched(x) or kwargs:
         return NotImplemented
-    idx = idx if isinstance(idx, tuple) else (idx,)
     n_tensor = 0
     for i in idx:
         if isinstance(i, Tensor):
@@ -1620,7 +1625,8 @@ def _tile(ctx, func, args, kwargs):
 @register_batch_rule("repeat_interleave")
 def _repeat_interleave(ctx, func, args, kwargs):
     ba = _bind(func, args, kwargs)
-    if ba is None or isinstance(ba.arguments.get("repeats"), Tensor):
+    if ba is None or isinstance(ba.arguments.get("repeats"), Tensor) \
+            or ba.arguments.get("repeats") is None:  # repeat_interleave(repeats): the loop
         return NotImplemented
     return _dims_rule(none="flatten", keep=None)(ctx, func, args, kwargs)
 
