@@ -918,12 +918,20 @@ def _int_arg(value, fname: str, arg: str, pos) -> int:
 # -- per-axis resampling (pad's non-constant modes, interpolate) -------------------------------
 
 def _resample_bw(node, g):
-    axis, taps, in_size = node.ctx
-    if g.__class__ is not Tensor:  # batched by vmap: its physical tensor, the axis shifted
+    # ctx: one axis's ``(axis, taps, in_size)``, or ``("plan", ((axis, taps, in_size), ...))``
+    # for a resampling of several axes in one node (interpolate), the first applied first
+    plan = node.ctx[1] if node.ctx[0] == "plan" else (node.ctx,)
+
+    def transpose(t, shift=0):
+        for axis, taps, in_size in reversed(plan):
+            t = _resample_t(t, axis + shift, taps, in_size)
+        return t
+
+    if g.__class__ is not Tensor:  # batched by vmap: its physical tensor, the axes shifted
         from .._functorch._batched import on_physical
 
-        return (on_physical(g, lambda p, k: _resample_t(p, axis + k, taps, in_size)),)
-    return (_resample_t(g, axis, taps, in_size),)
+        return (on_physical(g, lambda p, k: transpose(p, k)),)
+    return (transpose(g),)
 
 
 ResampleBackward = make_node_class("ResampleBackward0", _resample_bw)
@@ -1495,19 +1503,151 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     if not axes:  # nothing to resample: PyTorch copies (and still records its node)
         n = input._data.shape[-1]
         return _resample(input, nd - 1, ((xp.arange(n), None),), node, order)
-    out = input
-    for j, ax in enumerate(axes):
-        n, m, sc = input._data.shape[ax], sizes[ax - 2], scales[ax - 2]
-        if antialias:
+    if antialias:
+        out = input
+        for j, ax in enumerate(axes):
+            n, m, sc = input._data.shape[ax], sizes[ax - 2], scales[ax - 2]
             taps = _range_taps(n, *aa_weights(mode, n, m, align_corners, sc, ft), xp)
-        elif mode in ("nearest", "nearest-exact"):
+            out = _resample(out, ax, taps, node, order if j == len(axes) - 1 else None)
+        return out
+    plan = []
+    for ax in axes:
+        n, m, sc = input._data.shape[ax], sizes[ax - 2], scales[ax - 2]
+        if mode in ("nearest", "nearest-exact"):
             taps = _nearest_taps(n, m, sc, mode == "nearest-exact", xp, ft)
         elif mode == "bicubic":
             taps = _cubic_taps(n, m, align_corners, sc, xp, ft)
         else:
             taps = _linear_taps(n, m, align_corners, sc, xp, ft)
-        out = _resample(out, ax, taps, node, order if j == len(axes) - 1 else None)
+        plan.append((ax, taps, n))
+    d = input._data
+    # float16/bfloat16 follow PyTorch's kernels bit for bit; float32/float64 take the plain
+    # separable sums (within an ulp of PyTorch's fused ones: exactness there cost 2-9x the
+    # time, the float64 round trip and the channels-last kernel's gathers)
+    half = d.dtype in _dtype.OPMATH
+    if half and mode in ("bilinear", "trilinear") and _channels_last_kernel(d, sizes):
+        r = _interp_channels_last(d, plan, xp)
+    else:
+        if half and mode not in ("nearest", "nearest-exact"):
+            plan = [(ax, _rounded_taps(taps, d.dtype, mode), n) for ax, taps, n in plan]
+        r = _interp_separable(d, plan, fused=half)
+    out = _make(r if order is None else _mf.copy_as(r, order), input._device)
+    if GRAD.enabled and input.requires_grad:
+        record(node, out, (input,), (), ("plan", tuple(plan)))
     return out
+
+
+def _opmath_fma(a, b, c):
+    """``a * b + c`` rounded once, as PyTorch's build contracts it: float32 through float64
+    (exact: the product fits), float64 unfused (within an ulp of the fused result)."""
+    if a.dtype == np.float32:
+        return (a.astype(np.float64) * b + c).astype(np.float32)
+    return a * b + c
+
+
+def _rounded_taps(taps, dt, mode):
+    """PyTorch's generic kernel stores a float16/bfloat16 input's weights in its dtype:
+    linear's ``lambda1`` rounded, ``lambda0 = 1 - lambda1`` in that dtype; cubic's four
+    coefficients (computed in float32) rounded."""
+    def rnd(w):
+        return w.astype(dt).astype(np.float32)
+    if mode == "bicubic":
+        return tuple((idx, rnd(w)) for idx, w in taps)
+    (i0, _), (i1, lam) = taps
+    lam1 = rnd(lam)
+    return ((i0, rnd(np.float32(1.0) - lam1)), (i1, lam1))
+
+
+def _interp_separable(d, plan, fused: bool = True):
+    """PyTorch's generic upsample kernel (``cpu_upsample_generic``): per output element a
+    nest over the dims, the last innermost, each a weighted sum of its taps in the opmath
+    type (float32 for float16/bfloat16: rounded to the dtype once, at the end). Its build
+    fuses ``t0 * w0 + t1 * w1`` into ``fma(t0, w0, t1 * w1)`` and a longer sum into a chain
+    of ``acc = fma(t_k, w_k, acc)``; a separable pass per axis gives the same bits
+    (``fused``: float32 input takes plain sums, faster and within an ulp)."""
+    r = _dtype.widen(d)
+    for axis, taps, _ in plan:
+        shape = (-1,) + (1,) * (r.ndim - axis - 1)
+        if len(taps) == 1:
+            r = r.take(taps[0][0], axis)
+        elif len(taps) == 2:
+            (i0, w0), (i1, w1) = taps
+            low = r.take(i1, axis)
+            low *= w1.reshape(shape).astype(r.dtype, copy=False)
+            if fused and r.dtype == np.float32:  # the fused sum, exact through float64
+                acc = r.astype(np.float64).take(i0, axis)
+                acc *= w0.reshape(shape)
+                acc += low
+                r = acc.astype(np.float32)
+            else:
+                acc = r.take(i0, axis)
+                acc *= w0.reshape(shape)
+                acc += low
+                r = acc
+        else:  # bicubic: PyTorch's float32 weights are not yet matched bit for bit, so the
+            # fused chain buys nothing here; a plain sum in the opmath type
+            r = sum(r.take(idx, axis) * w.reshape(shape).astype(r.dtype, copy=False)
+                    for idx, w, *_ in taps)
+    return _dtype.narrow(r, d.dtype)
+
+
+#: channels per SIMD vector of PyTorch's AVX-512 build (float32 and the reduced types,
+#: which its channels-last kernel widens to float32 lanes)
+_VEC_LANES = {np.dtype(np.float32): 16, np.dtype(np.float64): 8}
+
+
+def _channels_last_kernel(d, sizes) -> bool:
+    """Whether PyTorch runs ``cpu_upsample_linear_channels_last`` (its vectorized kernel,
+    which rounds differently) rather than the generic one: a channels-last input with more
+    than 3 channels, or (2-d) an output of at most 128 rows plus columns."""
+    if d.ndim == 4:
+        return (d.shape[1] > 3 and _mf.is_contiguous(d, _mf.channels_last)) or sum(sizes) <= 128
+    return d.ndim == 5 and d.shape[1] > 3 and _mf.is_contiguous(d, _mf.channels_last_3d)
+
+
+def _interp_channels_last(d, plan, xp):
+    """PyTorch's ``cpu_upsample_linear_channels_last``: the 4 (8) corner weights as products
+    of the unrounded opmath lambdas, ``(d * h) * w``, and per output pixel their sum over the
+    channels, vector by vector (``x0 * w0 + (x1 * w1 + (... + x7 * w7))``, fused from the
+    inside) and the channels past the last whole vector in a scalar loop (left to right,
+    fused). float16/bfloat16 are computed in float32 and rounded once."""
+    order = sorted(plan, key=lambda p: p[0])  # depth, height, width
+    r = _dtype.widen(d)
+    nd = r.ndim
+    corners = [((), None)]
+    for axis, taps, _ in order:
+        shape = (-1,) + (1,) * (nd - axis - 1)
+        new = []
+        for idx_prev, w_prev in corners:
+            for idx, w, *_ in taps:
+                wk = w.reshape(shape).astype(r.dtype, copy=False)
+                new.append((idx_prev + ((axis, idx),), wk if w_prev is None else w_prev * wk))
+        corners = new
+    vals = []
+    for idxs, _ in corners:
+        key = [slice(None)] * nd
+        k = len(idxs)
+        for j, (axis, idx) in enumerate(idxs):
+            key[axis] = idx.reshape((-1,) + (1,) * (k - 1 - j))
+        vals.append(r[tuple(key)])
+    ws = [w for _, w in corners]
+    c = r.shape[1]
+    lanes = _VEC_LANES.get(np.dtype(r.dtype), 16)
+    split = c - c % lanes
+    out = xp.empty(vals[0].shape, dtype=r.dtype)
+    if split:
+        v = [a[:, :split] for a in vals]
+        acc = _opmath_fma(v[-1], ws[-1], v[-2] * ws[-2])
+        for a, w in zip(v[-3::-1], ws[-3::-1]):
+            acc = _opmath_fma(a, w, acc)
+        out[:, :split] = acc
+    if split < c:
+        v = [a[:, split:] for a in vals]
+        acc = _opmath_fma(v[0], ws[0], v[1] * ws[1])
+        for a, w in zip(v[2:], ws[2:]):
+            acc = _opmath_fma(a, w, acc)
+        out[:, split:] = acc
+    return _dtype.narrow(out, d.dtype)
 
 
 def _interpolate_uint8(input, sizes, scales, mode, align_corners, antialias):
