@@ -144,6 +144,15 @@ def _slow(fn, spec: _Spec, values: dict, extra: dict):
     return result if out is None else write_results(result, out, spec.name, spec.out_rule)
 
 
+def _with_out(err: TypeError, out) -> TypeError:
+    """The argument parser's error ``err`` (``ops._signatures.parser_error``, raised by the
+    kernel, which never sees ``out=``) as PyTorch words it for the call with ``out=``."""
+    from .ops._signatures import parser_error
+
+    name, args, kwargs = err.parser_call
+    return parser_error(name, args, {**kwargs, "out": out})
+
+
 @functools.cache
 def _maker(shape: tuple, out: bool, own_out: bool) -> Callable:
     """Compile the front of one parameter shape: ``shape`` is ``((name, kind, check), ...)``
@@ -178,19 +187,28 @@ def _maker(shape: tuple, out: bool, own_out: bool) -> Callable:
     # the arguments, for out='s memory-overlap checks (a tuple: ~0.02 us on the out= path)
     inputs = "(" + "".join(f"{n}, " for n in names if n != "out") + ")"
     lines = [
-        "def _e_make(_e_fn, _e_na, _e_slow, _e_write):",
+        "def _e_make(_e_fn, _e_na, _e_slow, _e_write, _e_pre):",
         f"    def _e_front({', '.join(sig)}):",
         f"        if {test}:",
         f"            return _e_slow({{{values}}}, _e_kw)",
     ]
-    if out:
+    if out:  # (a try costs nothing in CPython 3.11+ until it catches)
         lines += ["        if out is None:",
                   f"            return {run}",
-                  f"        return _e_write({run}, out, {inputs})"]
+                  f"        if _e_pre is not None and not hasattr({names[0]}, '_data'):",
+                  f"            _e_pre({inputs}, out)",
+                  "        try:",
+                  f"            _e_result = {run}",
+                  "        except TypeError as _e_err:",
+                  "            if getattr(_e_err, 'parser_call', None) is None:",
+                  "                raise",
+                  "            raise _with_out(_e_err, out) from None",
+                  f"        return _e_write(_e_result, out, {inputs})"]
     else:
         lines.append(f"        return {run}")
     lines.append("    return _e_front")
-    ns: dict = {"__name__": __name__}  # its globals: ember's own code (export's routing)
+    ns: dict = {"__name__": __name__,  # its globals: ember's own code (export's routing)
+                "_with_out": _with_out}
     exec(compile("\n".join(lines) + "\n", f"<ember front {len(shape)}>", "exec"), ns)
     return ns["_e_make"]
 
@@ -253,8 +271,14 @@ def front(fn: Callable, *, name: str | None = None, out: str | None = None,
     spec = _Spec(op_name, aliases, defaults, tuple(p.name for p in params if p.kind in _POS),
                  out)
     slow = functools.partial(_slow, fn, spec)
-    write = functools.partial(_write, op_name, out) if out is not None else None
-    wrapper = _maker(tuple(shape), out is not None, own_out)(fn, _NA, slow, write)
+    write = pre = None
+    if out is not None:
+        from .ops._signatures import out_needs_tensor_first
+
+        write = functools.partial(_write, op_name, out)
+        if out_needs_tensor_first(op_name):
+            pre = functools.partial(_tensor_first, op_name)
+    wrapper = _maker(tuple(shape), out is not None, own_out)(fn, _NA, slow, write, pre)
     wrapper.__defaults__ = tuple(pos_defaults) or None
     wrapper.__kwdefaults__ = kw_defaults or None
     functools.update_wrapper(wrapper, fn)
@@ -268,6 +292,14 @@ def front(fn: Callable, *, name: str | None = None, out: str | None = None,
 
 def _write(op_name, dtype_rule, result, out, inputs=None):
     return write_results(result, out, op_name, dtype_rule, inputs)
+
+
+def _tensor_first(op_name, inputs, out):
+    """``out=`` with a number first, where the op's number-first signature takes no ``out=``
+    (``remainder(2, t, out=o)``): PyTorch's parser refuses it before any kernel runs."""
+    from .ops._signatures import parser_error
+
+    raise parser_error(op_name, inputs, {"out": out})
 
 
 def _generic_out(fn, op_name: str, dtype_rule: str, sig):

@@ -16,6 +16,7 @@ from .._tensor import Tensor, _make
 from ..autograd.grad_mode import GRAD
 from ..autograd.graph import make_node_class, record
 from ._promotion import _OPERANDS, broadcast_shape, coerce
+from ._signatures import SIGNATURES, parser_error, refuses_number_first
 
 __all__ = ["binary_op", "unary_op", "sum_to_size", "camel", "in_float32"]
 
@@ -188,6 +189,8 @@ def binary_op(name: str, fwd, backward=None, *, kind: str = "arith", saves: str 
     wraps_numbers = name in ("add", "sub", "mul", "div", "floor_divide")
     kernel, missing = _dtype.missing_kernel(name)  # dtypes PyTorch's kernel has no case for
     gaps = bool(missing)
+    has_signatures = name in SIGNATURES  # PyTorch's Python signatures, for its errors
+    number_first_refused = refuses_number_first(name)
 
     def _build(dunder: bool):
         def op(input, other):
@@ -210,10 +213,18 @@ def binary_op(name: str, fwd, backward=None, *, kind: str = "arith", saves: str 
                         raise
                     return NotImplemented
             else:
+                if number_first_refused and input.__class__ is not Tensor \
+                        and not isinstance(input, Tensor):  # PyTorch has no Number-self form
+                    raise parser_error(name, (input, other))
                 if wraps_numbers and not isinstance(input, Tensor) \
                         and not isinstance(other, Tensor):
                     return op(_wrapped_number(input), _wrapped_number(other))
-                ta, tb, ad, bd, dev = coerce(input, other, to_float)
+                try:
+                    ta, tb, ad, bd, dev = coerce(input, other, to_float)
+                except TypeError:  # no signature takes these operands: the parser's words
+                    if not has_signatures:
+                        raise
+                    raise parser_error(name, (input, other)) from None
             a_arr = ad if ta is not None else bd
             if to_float and a_arr.dtype not in _FLOATING:
                 if a_arr.dtype is _CHALF:

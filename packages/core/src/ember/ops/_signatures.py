@@ -1,0 +1,177 @@
+"""PyTorch's argument-parser errors for the ops whose Python signatures Ember mirrors.
+
+PyTorch binds a call to one of an op's Python signatures (``python_arg_parser.cpp``); when
+none takes the arguments it raises a TypeError in one of two words: with a single plausible
+signature (by argument count) the argument that does not fit ("fmod(): argument 'other'
+(position 2) must be Tensor, not str"), else "received an invalid combination of arguments"
+with every signature listed (``invalid_arguments.cpp``). ``SIGNATURES`` holds the signatures
+as PyTorch prints them, in its order; ``parser_error`` words the error from them.
+
+Nothing here runs on a call that succeeds: an op asks only once its arguments have already
+failed (a string where a number goes), or on a path that a refused call alone takes (a number
+first where no signature has a ``Number self``: ``ember.fmod(2, t)``).
+"""
+
+from __future__ import annotations
+
+import os
+
+__all__ = ["SIGNATURES", "out_needs_tensor_first", "parser_error", "refuses_number_first"]
+
+_TT = "(Tensor input, Tensor other, *, Tensor out = None)"
+_TN = "(Tensor input, Number other, *, Tensor out = None)"
+_NT = "(Number self, Tensor other)"
+
+#: the Python signatures of PyTorch's ``torch.<name>`` (``str(e)`` of its parser's error)
+SIGNATURES: dict[str, tuple[str, ...]] = {
+    **{n: (_TT, _TN) for n in ("eq", "ne", "lt", "le", "gt", "ge", "fmod", "copysign")},
+    **{n: (_TT, _NT, _TN) for n in ("remainder", "bitwise_and", "bitwise_or", "bitwise_xor",
+                                     "bitwise_left_shift", "bitwise_right_shift")},
+}
+
+#: PyTorch's ``should_allow_numbers_as_tensors``: their ``Tensor`` parameters take numbers
+_NUMBERS_AS_TENSORS = frozenset(("add", "sub", "subtract", "mul", "multiply", "div", "divide",
+                                 "true_divide", "floor_divide"))
+
+
+def refuses_number_first(name: str) -> bool:
+    """Whether PyTorch refuses a Python number as ``name``'s first operand: no signature of
+    it starts with a ``Number`` (``fmod``, ``eq``; not ``remainder``, ``pow``)."""
+    sigs = SIGNATURES.get(name)
+    if sigs is None or name in _NUMBERS_AS_TENSORS:
+        return False
+    return not any(_params(s)[0][0] == "Number" for s in sigs)
+
+
+def out_needs_tensor_first(name: str) -> bool:
+    """Whether ``name``'s signatures that start with a ``Number`` take no ``out=``, so that
+    ``out=`` needs a tensor first (``remainder``, ``bitwise_and``)."""
+    sigs = SIGNATURES.get(name)
+    if sigs is None or name in _NUMBERS_AS_TENSORS:
+        return False
+    firsts = [s for s in sigs if _params(s)[0][0] == "Number"]
+    return bool(firsts) and not any("out" in (p[1] for p in _params(s)) for s in firsts)
+
+
+def _params(sig: str) -> list[tuple[str, str, bool, bool]]:
+    """``(type, name, has default, keyword-only)`` of each parameter of ``sig``."""
+    out, kwonly = [], False
+    for part in sig[1:-1].split(", "):
+        if part == "*":
+            kwonly = True
+            continue
+        decl, _, default = part.partition(" = ")
+        typ, _, name = decl.rpartition(" ")
+        out.append((typ, name, bool(default), kwonly))
+    return out
+
+
+def _tp_name(x) -> str:
+    from .._factory import tp_name
+
+    return tp_name(x)
+
+
+def _is_number(x) -> bool:
+    import numbers
+
+    from .._tensor import Tensor
+
+    return isinstance(x, numbers.Number) and not isinstance(x, Tensor)
+
+
+def _fits(typ: str, x, numbers_as_tensors: bool) -> bool:
+    """Whether the parser binds ``x`` to a parameter of type ``typ`` (the types above)."""
+    from .._tensor import Tensor
+
+    if typ == "Tensor":
+        return isinstance(x, Tensor) or (numbers_as_tensors and _is_number(x))
+    if typ == "Number":
+        return _is_number(x) or (isinstance(x, Tensor) and x.dim() == 0
+                                 and not x.requires_grad)
+    return True
+
+
+def parser_error(name: str, args: tuple, kwargs: dict | None = None) -> TypeError:
+    """The TypeError PyTorch's parser raises when no signature of ``name`` takes ``args``
+    and ``kwargs`` (``PythonArgParser::print_error``)."""
+    kwargs = kwargs or {}
+    sigs = SIGNATURES[name]
+    parsed = [_params(s) for s in sigs]
+    n = len(args) + len(kwargs)
+    plausible = [p for p in parsed if sum(not d for _, _, d, _ in p) <= n <= len(p)]
+    err = _argument_error(name, plausible[0], args, kwargs) if len(plausible) == 1 else None
+    if err is None:
+        err = TypeError(_invalid_combination(f"{name}()", sigs, args, kwargs))
+    err.parser_call = (name, args, kwargs)  # for a front that adds what the kernel never saw
+    return err
+
+
+def _argument_error(name, params, args, kwargs) -> TypeError | None:
+    """The one signature's complaint about the first argument that does not fit it."""
+    allow = name in _NUMBERS_AS_TENSORS
+    for i, (x, (typ, pname, _, _)) in enumerate(zip(args, params)):
+        if not _fits(typ, x, allow):
+            return TypeError(f"{name}(): argument '{pname}' (position {i + 1}) must be {typ}, "
+                             f"not {_tp_name(x)}")
+    by_name = {p[1]: p[0] for p in params}
+    for key, x in kwargs.items():
+        typ = by_name.get(key)
+        if typ is not None and not (typ == "Tensor" and x is None) and not _fits(typ, x, allow):
+            return TypeError(f"{name}(): argument '{key}' must be {typ}, not {_tp_name(x)}")
+    return None
+
+
+#: the Python type names a signature's type matches in ``invalid_arguments.cpp`` (by name)
+_ACCEPTS = {"float": ("float", "int", "long"), "int": ("int", "long")}
+
+
+def _describe(x) -> str:
+    """An argument as ``_formattedArgDesc`` prints it: lists and tuples with their items."""
+    if isinstance(x, (list, tuple)):
+        items = ", ".join(_tp_name(v) for v in x)
+        if isinstance(x, tuple):
+            return f"{_tp_name(x)} of ({items}{',' if len(x) == 1 else ''})"
+        return f"{_tp_name(x)} of [{items}]"
+    return _tp_name(x)
+
+
+def _invalid_combination(fname: str, sigs, args: tuple, kwargs: dict) -> str:
+    """``torch::format_invalid_args`` for several signatures: the types got, then each
+    signature, with why it did not match where the argument count fits it. PyTorch keeps
+    the keywords in a C++ hash map; with the few a call has, it prints them last given
+    first, and a call without positional arguments keeps its trailing ``", "``."""
+    kw = list(reversed(kwargs.items()))
+    got = "".join(f"{_tp_name(a)}, " for a in args)
+    got += "".join(f"{k}={_tp_name(v)}, " for k, v in kw)
+    got = "(" + (got[:-2] if args else got) + ")"
+    tty = os.isatty(1) and os.isatty(2)
+    red, reset = ("\33[31;1m", "\33[0m") if tty else ("!", "!")
+    green, reset_green = ("\33[32;1m", "\33[0m") if tty else ("", "")
+    lines = [f"{fname} received an invalid combination of arguments - got {got}, but expected "
+             "one of:\n"]
+    for sig in sigs:
+        lines.append(f" * {sig}\n")
+        # as invalid_arguments.cpp reads a signature: split on ", " (the "*" of keyword-only
+        # parameters counts too), the name after the last space, the type before it
+        parts = sig[1:-1].split(", ")
+        names = [part.rpartition(" ")[2] for part in parts]
+        types = [part.rpartition(" ")[0] for part in parts]
+        if len(args) + len(kwargs) != len(names):
+            continue
+        start = max(len(names) - len(kwargs), 0)
+        wrong = [k for k, _ in kw if k not in names[start:]]
+        if wrong:
+            lines.append("      didn't match because some of the keywords were incorrect: "
+                         f"{', '.join(wrong)}\n")
+            continue
+        got_types = []
+        for i in range(len(args) + len(kwargs)):
+            x = args[i] if i < len(args) else kwargs[names[i]]
+            ok = _tp_name(x) in _ACCEPTS.get(types[i], (types[i],))
+            key = "" if i < len(args) else f"{names[i]}="
+            got_types.append(f"{green if ok else red}{key}{_describe(x)}"
+                             f"{reset_green if ok else reset}")
+        lines.append("      didn't match because some of the arguments have invalid types: "
+                     f"({', '.join(got_types)})\n")
+    return "".join(lines)
