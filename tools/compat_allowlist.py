@@ -178,7 +178,7 @@ GAPS: dict[str, dict[str, list[str]]] = {
     "torch.nn.utils.*": {
         NOT_YET: [
                   ],
-        UNDOCUMENTED: ["rnn.PackedSequence_", "rnn.bind"],
+        UNDOCUMENTED: ["rnn.bind"],
     },
     "torch.utils.data.*": {
         NOT_YET: [],
