@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import os
 
-__all__ = ["SIGNATURES", "out_needs_tensor_first", "parser_error", "refuses_number_first"]
+__all__ = ["SIGNATURES", "check_binds", "out_needs_tensor_first", "parser_error",
+           "refuses_number_first"]
 
 _TT = "(Tensor input, Tensor other, *, Tensor out = None)"
 _TN = "(Tensor input, Number other, *, Tensor out = None)"
@@ -27,6 +28,34 @@ SIGNATURES: dict[str, tuple[str, ...]] = {
     **{n: (_TT, _TN) for n in ("eq", "ne", "lt", "le", "gt", "ge", "fmod", "copysign")},
     **{n: (_TT, _NT, _TN) for n in ("remainder", "bitwise_and", "bitwise_or", "bitwise_xor",
                                      "bitwise_left_shift", "bitwise_right_shift")},
+    **{n: ("(Tensor input, Tensor other, *, Number alpha = 1, Tensor out = None)",)
+       for n in ("add", "sub")},
+    "subtract": ("(Tensor input, Tensor other, *, Number alpha = 1, Tensor out = None)",
+                 "(Tensor input, Number other, Number alpha = 1)"),
+    **{n: ("(Tensor input, Tensor min = None, Tensor max = None, *, Tensor out = None)",
+           "(Tensor input, Number min = None, Number max = None, *, Tensor out = None)")
+       for n in ("clamp", "clip")},
+    **{n: ("(Tensor input, Tensor min = None, Tensor max = None)",
+           "(Tensor input, Number min = None, Number max = None)") for n in ("clamp_", "clip_")},
+    **{f"clamp_{b}": (f"(Tensor input, Tensor {b}, *, Tensor out = None)",
+                      f"(Tensor input, Number {b}, *, Tensor out = None)") for b in ("min", "max")},
+    **{f"clamp_{b}_": (f"(Tensor input, Tensor {b})", f"(Tensor input, Number {b})")
+       for b in ("min", "max")},
+    **{n: ("(Tensor input, *, Tensor out = None)", _TT,
+           "(Tensor input, int dim, bool keepdim = False, *, tuple of Tensors out = None)")
+       for n in ("max", "min")},
+    "searchsorted": tuple(f"(Tensor sorted_sequence, {v}, *, bool out_int32 = False, bool right = "
+                          "False, str side = None, Tensor sorter = None, Tensor out = None)"
+                          for v in ("Tensor input", "Number self")),
+    "histogram": ("(Tensor input, Tensor bins, *, Tensor weight = None, bool density = False, "
+                  "tuple of Tensors out = None)",
+                  "(Tensor input, int bins = 100, *, tuple of floats range = None, Tensor weight "
+                  "= None, bool density = False, tuple of Tensors out = None)"),
+    "xlogy_": ("(Tensor input, Tensor other)", "(Tensor input, Number other)"),
+    **{n: (_TT,) for n in ("kron", "inner")},
+    **{n: ("(Tensor input, Tensor vec2, *, Tensor out = None)",) for n in ("outer", "ger")},
+    "dist": ("(Tensor input, Tensor other, Number p = 2)",),
+    **{n: ("(Tensor input, Tensor other)",) for n in ("equal", "is_same_size")},
 }
 
 #: PyTorch's ``should_allow_numbers_as_tensors``: their ``Tensor`` parameters take numbers
@@ -51,6 +80,37 @@ def out_needs_tensor_first(name: str) -> bool:
         return False
     firsts = [s for s in sigs if _params(s)[0][0] == "Number"]
     return bool(firsts) and not any("out" in (p[1] for p in _params(s)) for s in firsts)
+
+
+def check_binds(name: str, args: tuple, kwargs: dict | None = None) -> None:
+    """Raise PyTorch's parser error for ``name`` when no signature of it takes ``args`` and
+    ``kwargs``; return when one does. For the ``except`` of an op whose arguments already
+    failed: ``except AttributeError: check_binds(...); raise`` (the op's own error stands
+    when the parser would have taken the arguments)."""
+    kwargs = kwargs or {}
+    allow = name in _NUMBERS_AS_TENSORS
+    for sig in SIGNATURES[name]:
+        params = _params(sig)
+        positional = [p for p in params if not p[3]]
+        if len(args) > len(positional):
+            continue
+        given = dict(zip((p[1] for p in positional), args))
+        if any(k in given for k in kwargs):
+            continue
+        given.update(kwargs)
+        by_name = {p[1]: p for p in params}
+        if any(k not in by_name for k in given) \
+                or any(not d and n not in given for _, n, d, _ in params):
+            continue
+        if all((x is None and _optional(sig, k)) or _fits(by_name[k][0], x, allow)
+               for k, x in given.items()):
+            return
+    raise parser_error(name, args, kwargs) from None
+
+
+def _optional(sig: str, name: str) -> bool:
+    """Whether ``sig``'s parameter ``name`` defaults to None (takes None)."""
+    return f" {name} = None" in sig
 
 
 def _params(sig: str) -> list[tuple[str, str, bool, bool]]:
@@ -89,6 +149,18 @@ def _fits(typ: str, x, numbers_as_tensors: bool) -> bool:
     if typ == "Number":
         return _is_number(x) or (isinstance(x, Tensor) and x.dim() == 0
                                  and not x.requires_grad)
+    if typ in ("int", "bool", "float"):  # a 0-dim tensor of the kind, or the Python type
+        import numbers
+
+        if isinstance(x, Tensor):
+            return x.dim() == 0 and (typ == "float" or x.dtype.is_floating_point is False)
+        want = {"int": numbers.Integral, "bool": bool, "float": numbers.Real}[typ]
+        return isinstance(x, want) and not (typ == "int" and isinstance(x, bool))
+    if typ == "str":
+        return isinstance(x, str)
+    if typ.startswith("tuple of "):
+        inner = {"Tensors": "Tensor", "floats": "float"}[typ[9:]]
+        return isinstance(x, (tuple, list)) and all(_fits(inner, v, False) for v in x)
     return True
 
 

@@ -53,6 +53,7 @@ from ._inplace import (
     writable,
 )
 from ._promotion import check_int_scalar, wrap_dim
+from ._signatures import check_binds
 from .registry import register, register_method
 from .views import make_view
 
@@ -1959,8 +1960,13 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
             raise RuntimeError("torch.searchsorted(): side and right can't be set to "
                                "opposites, got side of left while right was True")
         right = side == "right"
-    seq = sorted_sequence._data
-    vals, scalar = _scalar_or_tensor(input, sorted_sequence)
+    try:
+        seq = sorted_sequence._data
+        vals, scalar = _scalar_or_tensor(input, sorted_sequence)
+    except (AttributeError, TypeError):  # what no signature takes: PyTorch's parser refuses
+        check_binds("searchsorted", (sorted_sequence, input),
+                    {} if out is None else {"out": out})
+        raise
     xp = xp_of(sorted_sequence)
     if seq.ndim == 0:
         raise RuntimeError("torch.searchsorted(): boundaries tensor should have positive "

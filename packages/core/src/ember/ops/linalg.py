@@ -30,6 +30,7 @@ from ..autograd.graph import make_node_class, mark_holomorphic, record
 from ._factories import public, sum_to_size
 from ._inplace import accepts_out, write_out
 from ._promotion import broadcast_shape, wrap_dim
+from ._signatures import check_binds
 from .registry import register
 
 __all__ = ["matmul", "mm", "bmm", "mv", "dot", "vdot", "inner", "outer", "addmm", "addmv",
@@ -458,7 +459,11 @@ def vdot(input, other):
 @register("inner", out=True)
 def inner(input, other):
     """Sum-product over the last dimension of both tensors (a product with a 0-dim one)."""
-    ad, bd = input._data, other._data
+    try:
+        ad, bd = input._data, other._data
+    except AttributeError:  # not tensors: PyTorch's parser refuses them
+        check_binds("inner", (input, other))
+        raise
     if ad.ndim == 0 or bd.ndim == 0:
         return input * other
     if ad.shape[-1] != bd.shape[-1]:
@@ -470,9 +475,14 @@ def inner(input, other):
 @register("outer", out=True, aliases=("ger",))
 def outer(input, vec2):
     """Outer product of two 1-D tensors (PyTorch's type promotion)."""
-    for t, name in ((input, "self"), (vec2, "vec2")):
-        if t._data.ndim != 1:
-            raise RuntimeError(f"outer: Expected 1-D argument {name}, but got {t._data.ndim}-D")
+    try:
+        dims = input._data.ndim, vec2._data.ndim
+    except AttributeError:  # not tensors: PyTorch's parser refuses them
+        check_binds("outer", (input, vec2))
+        raise
+    for nd, name in zip(dims, ("self", "vec2")):
+        if nd != 1:
+            raise RuntimeError(f"outer: Expected 1-D argument {name}, but got {nd}-D")
     return input.reshape(-1, 1) * vec2
 
 
@@ -966,7 +976,11 @@ def tensordot(a, b, dims=2, out=None):
 @register("kron", out=True)
 def kron(input, other):
     """Kronecker product (PyTorch's type promotion), built from a broadcast product."""
-    nd = max(input._data.ndim, other._data.ndim)
+    try:
+        nd = max(input._data.ndim, other._data.ndim)
+    except AttributeError:  # not tensors: PyTorch's parser refuses them
+        check_binds("kron", (input, other))
+        raise
     sa = (1,) * (nd - input._data.ndim) + input._data.shape
     sb = (1,) * (nd - other._data.ndim) + other._data.shape
     a = input.reshape(*[x for s in sa for x in (s, 1)])

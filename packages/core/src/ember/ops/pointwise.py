@@ -34,6 +34,7 @@ from ._casts import cast_to
 from ._factories import _fit, _ndarray_operand, binary_op, public, unary_op
 from ._inplace import SHARED_WRITE, make_inplace, shared_alias, shares_elements, writable
 from ._promotion import _OPERANDS, _dtype_category, broadcast_shape, check_int_scalar
+from ._signatures import check_binds
 from ._special import TWO_OVER_SQRT_PI, in_float64
 from .registry import register, register_method
 
@@ -883,7 +884,11 @@ _NUMBER_TYPES = (int, float, type(None))
 
 
 def _clamp(input, low, high, name):
-    d = input._data
+    try:
+        d = input._data
+    except AttributeError:  # PyTorch's parser takes no other first operand
+        _clamp_refused(name, input, low, high)
+        raise
     if d.dtype.kind == "f" and type(low) in _NUMBER_TYPES and type(high) in _NUMBER_TYPES \
             and (low is not None or high is not None):
         for v in (low, high):
@@ -896,9 +901,15 @@ def _clamp(input, low, high, name):
         return result(r, input._device, _CLAMP_NODES[name][0], (input,), (input,),
                        (low, high))
     if low is None and high is None:
+        if name != "clamp":  # clamp_min/clamp_max's bound takes no None
+            _clamp_refused(name, input, low, high)
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
     operands = [v for v in (input, low, high) if v is not None]
-    rt = _dtype.result_type(*operands).np
+    try:
+        rt = _dtype.result_type(*operands).np
+    except TypeError:  # a bound no signature takes (a string, a list): the parser's words
+        _clamp_refused(name, input, low, high)
+        raise
     if rt in _dtype.COMPLEX_NP:  # complex numbers have no order
         if d.dtype in _dtype.FLOATING_NP and (isinstance(low, complex)
                                               or isinstance(high, complex)):
@@ -926,6 +937,15 @@ def _clamp(input, low, high, name):
     saved = (tx, low if tlow is None else tlow, high if thigh is None else thigh)
     return result(r, dev, tensor_node, (tx, tlow, thigh), saved,
                    (_meta(tx), _meta(tlow), _meta(thigh)))
+
+
+def _clamp_refused(name, input, low, high) -> None:
+    """PyTorch's parser error for bounds no signature of ``name`` takes (the bounds as
+    given: clamp's trailing None is its default)."""
+    args = (input, low, high) if name == "clamp" else (input, high if low is None else low)
+    if name == "clamp" and high is None:
+        args = args[:2] if low is not None else args[:1]
+    check_binds(name, args)
 
 
 def _check_bool_clamp(input, low, high) -> None:
@@ -961,7 +981,13 @@ def _clamp_inplace(fn, name: str):
                     raise RuntimeError(f"result type {scalar_type_name(rt)} can't be cast to "
                                        "the desired output type "
                                        f"{_dtype.options_type_name(sd)}")
-        return derived(self, *args, **kwargs)
+        try:
+            return derived(self, *args, **kwargs)
+        except (TypeError, AttributeError) as err:  # the parser's, in the in-place's words
+            if isinstance(err, TypeError) and getattr(err, "parser_call", None) is None:
+                raise
+            check_binds(name, (self, *args), kwargs)
+            raise
 
     inplace.__name__ = inplace.__qualname__ = name
     for attr in ("_ember_aliases",):
@@ -1171,8 +1197,12 @@ def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
 @register("equal", differentiable=False)
 def equal(input, other) -> bool:
     """True if both tensors have the same shape and the same values (a Python bool)."""
-    check_same_device(input, other)
-    a, b = input._data, other._data
+    try:
+        check_same_device(input, other)
+        a, b = input._data, other._data
+    except AttributeError:  # not a tensor: PyTorch's parser refuses it
+        check_binds("equal", (input, other))
+        raise
     if (a.dtype is _dtype.CHALF_NP or b.dtype is _dtype.CHALF_NP) and a.shape == b.shape:
         # PyTorch compares a tensor with itself by its NaN check alone
         raise _dtype.no_chalf_kernel("equal_notnan_cpu" if input is other else "equal_cpu")

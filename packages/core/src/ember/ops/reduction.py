@@ -42,6 +42,7 @@ from ._selection import (
     same_nan,
     select_bw,
 )
+from ._signatures import check_binds
 from .registry import register
 
 # re-exported: the sorting ops were reductions' before ``ops.sorting`` (their old import path
@@ -616,12 +617,25 @@ def _argmin_keep(a, axis, xp):
 def _max_or_min(input, dim, keepdim, other, name):
     if isinstance(dim, Tensor) or other is not None:
         other = dim if other is None else other
-        return input.maximum(other) if name == "max" else input.minimum(other)
+        try:
+            return input.maximum(other) if name == "max" else input.minimum(other)
+        except AttributeError:  # not a tensor first: PyTorch's parser refuses it
+            check_binds(name, (input, other))
+            raise
     if dim is None:
-        return _extreme(input, None, False, name, MaxBackward1 if name == "max" else MinBackward1)
+        try:
+            return _extreme(input, None, False, name,
+                            MaxBackward1 if name == "max" else MinBackward1)
+        except AttributeError:
+            check_binds(name, (input,))
+            raise
     if dim.__class__ is not int:
         int_arg(dim, name)
-    d = input._data
+    try:
+        d = input._data
+    except AttributeError:
+        check_binds(name, (input, dim) if keepdim is False else (input, dim, keepdim))
+        raise
     if d.dtype in _dtype.COMPLEX_NP or d.dtype in _dtype.SHELL_NP:
         wrap_dim(dim, d.ndim)  # PyTorch checks the dim first
         no_complex(input, f"{name}(): does not support complex input")
@@ -1058,6 +1072,9 @@ def dist(input, other, p=2):
     PyTorch's ``DistBackward0`` (its gradient is the norm's, through the difference)."""
     from ..linalg import vector_norm
 
+    if input.__class__ is not Tensor and not isinstance(input, Tensor) \
+            or other.__class__ is not Tensor and not isinstance(other, Tensor):
+        check_binds("dist", (input, other) if p == 2 else (input, other, p))
     prev = GRAD.enabled
     GRAD.enabled = False
     try:

@@ -31,6 +31,7 @@ from ..autograd.graph import make_node_class, record
 from ._casts import cast_to
 from ._factories import public, sum_to_size
 from ._promotion import broadcast_shape, normalize_dims, wrap_dim
+from ._signatures import check_binds
 from .indexing import (
     BasicIndex,
     SelectBackward0,
@@ -1895,9 +1896,15 @@ register_method("type_as", lambda self, other: self.type(other.type()))
 def is_same_size(input, other):
     """Whether ``input`` and ``other`` have the same shape."""
     if not isinstance(other, Tensor):
+        if not isinstance(input, Tensor):
+            check_binds("is_same_size", (input, other))
         raise TypeError(f"is_same_size(): argument 'other' (position 1) must be Tensor, not "
                         f"{type(other).__name__}")
-    return input._data.shape == other._data.shape
+    try:
+        return input._data.shape == other._data.shape
+    except AttributeError:  # not a tensor first: PyTorch's parser refuses it
+        check_binds("is_same_size", (input, other))
+        raise
 
 
 @register("is_inference", differentiable=False)

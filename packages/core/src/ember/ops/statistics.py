@@ -20,6 +20,7 @@ from .._warn import user_stacklevel
 from ..autograd.grad_mode import GRAD
 from ..autograd.graph import make_node_class, record
 from ._inplace import accepts_out
+from ._signatures import check_binds
 from .registry import register
 
 __all__ = ["bincount", "histc", "histogram", "histogramdd", "cov", "corrcoef"]
@@ -306,8 +307,17 @@ def histogram(input, bins=100, *, range=None, weight=None, density=False):
                             "None)\n")
         spec = bins
     else:
-        spec = [_check_bin_count(bins, 0, "histogram")]
-    points = input.reshape(-1, 1)
+        try:
+            spec = [_check_bin_count(bins, 0, "histogram")]
+        except TypeError:  # bins no signature takes: PyTorch's parser refuses them
+            check_binds("histogram", (input, bins))
+            raise
+    try:
+        points = input.reshape(-1, 1)
+    except AttributeError:  # not a tensor
+        check_binds("histogram", (input,) if bins.__class__ is int and bins == 100
+                    else (input, bins))
+        raise
     if isinstance(spec, Tensor):
         spec = _check_edge_tensors(points, [spec])
     if weight is not None and isinstance(weight, Tensor):
