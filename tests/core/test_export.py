@@ -445,7 +445,7 @@ def test_data_dependent_branch_names_the_line():
 
 
 @pytest.mark.parametrize("read", [
-    lambda t: t.item(), lambda t: int(t), lambda t: float(t), lambda t: t.tolist(),
+    lambda t: float(t.item()), lambda t: int(t), lambda t: float(t), lambda t: t.tolist(),
     lambda t: t.numpy(), lambda t: bool(t), lambda t: range(10)[t],
     lambda t: ember.equal(t, t),
 ])

@@ -15,6 +15,13 @@ Data-dependent sizes (``nonzero``, ``masked_select``, ``x[mask]``, ``unique``) a
 symbols ``u0``, ``u1``, ... that the shapes of the ops after them carry (``x[x > 0] * 2`` is
 ``float32[u0]``); the program runs for any count.
 
+``x.item()`` gives a symbolic scalar (``SymFloat``, an unbacked ``SymInt``, ``SymBool``, as
+torch.export's), the output of a ``Tensor.item`` node: ops it is passed to refer to it (``x *
+n`` is ``mul(%x, %item)``), arithmetic and comparisons on it are ``operator.*`` scalar nodes,
+and the program runs with each call's value (file format version 2.1). Python control flow on
+it (``if n > 0``, ``float(n)``, ``int(n)``) and sizes made from it (``ember.zeros(n)``,
+``x[:n]``) raise :class:`DataDependentError`.
+
 An op whose result nests tuples or lists of tensors (``histogramdd``'s ``(hist, (edges_0,
 edges_1))``) is one node with a graph value per tensor leaf (``%histogramdd_1_0``) that keeps
 the nesting: the program returns the same structure, and its file is format version 2 (a

@@ -187,6 +187,9 @@ class TracedTensor(Tensor):
                             lambda: complex(self._real))
 
     def item(self):
+        if self._capture.symbolic_scalars():
+            # torch.export's unbacked SymFloat/SymInt: an ``item`` node, its value symbolic
+            return self._capture.record_item(self)
         return self._python("Converting a tensor to a Python number", self._real.item)
 
     def tolist(self):
@@ -271,6 +274,7 @@ class Capture:
         self.keep: list = []
         self.guards: list = []
         self.symbols: dict = {}     # name -> {"min", "max", "hint", "shadow"}
+        self.scalar_texts: dict = {}  # scalar value name -> its expression (for errors)
         self.unbacked = 0
         self.shadow_on = False
         self.shadow_values: dict = {}  # value name -> shadow tensor
@@ -335,6 +339,102 @@ class Capture:
 
     def unbacked_names(self) -> set:
         return {n for n, s in self.symbols.items() if s.get("unbacked")}
+
+    # -- data-dependent scalars (Tensor.item) ---------------------------------------------
+    def symbolic_scalars(self) -> bool:
+        """Whether ``Tensor.item`` gives a symbolic scalar: in ``export`` (not in
+        ``jit.trace``, which bakes the value with a warning, nor ``jit.script``, nor a capture
+        that handles data dependence its own way: ``ember.compile``'s graph break)."""
+        return self.kind == "export" and not self.script and not self.done \
+            and type(self).data_dependent is Capture.data_dependent
+
+    def record_item(self, t: TracedTensor):
+        """``t.item()``: a ``Tensor.item`` node (result ``scalar``) and its symbolic value."""
+        value = t._real.item()  # eager's errors (a tensor of more than one element)
+        if type(value) not in sym.SCALAR_CLASSES:  # a complex number
+            return self.data_dependent(t, "Converting a complex tensor to a Python number",
+                                       lambda: value)
+        return self.scalar_node("Tensor.item", [{"tensor": self.value_name(t)}], value,
+                                f"{t._vname}.item()")
+
+    def scalar_op(self, op: str, args: tuple):
+        """Arithmetic or a comparison on symbolic scalars: an ``operator.<op>`` node."""
+        if self.done:
+            raise ExportError(f"a data-dependent scalar of a finished capture was used "
+                              f"({where()})")
+        values = [a.value if isinstance(a, sym.SymScalar) else
+                  int(a) if isinstance(a, sym.SymInt) else a for a in args]
+        for a in args:
+            if isinstance(a, sym.SymScalar) and a.capture is not self:
+                raise ExportError(f"a scalar traced by another capture reached this one "
+                                  f"({where()})")
+        value = sym.SCALAR_OPS[op](*values)  # eager's errors (ZeroDivisionError)
+        if type(value) not in sym.SCALAR_CLASSES:
+            raise ExportError(f"{sym.scalar_text(op, list(args))} at {where()} gives a "
+                              f"{type(value).__name__}, which a graph's scalars cannot hold")
+        enc = [self.encode(a, "operator." + op) for a in args]
+        return self.scalar_node("operator." + op, enc, value, sym.scalar_text(op, list(args)))
+
+    def scalar_node(self, op: str, enc_args: list, value, text: str):
+        name = self.fresh_name(op)
+        meta = TensorMeta(sym.SCALAR_DTYPES[type(value)], [], "cpu")
+        self.nodes.append(Node(name, op, enc_args, {}, [(name, meta)], result="scalar",
+                               source=describe_frame(user_frame(), short=True)))
+        self.scalar_texts[name] = text
+        return sym.SCALAR_CLASSES[type(value)](value, name, self)
+
+    def scalar_to_python(self, s: sym.SymScalar, what: str):
+        """``bool()``/``int()``/``float()`` of a symbolic scalar (a Python ``if`` on it):
+        data-dependent control flow, PyTorch's GuardOnDataDependentSymNode."""
+        text = self.scalar_texts.get(s.name, s.name)
+        head = ("Could not guard on data-dependent expression" if what == "bool" else
+                f"Could not extract specialized {'integer' if what == 'int' else what} from "
+                "data-dependent expression")
+        article = "an" if what == "int" else "a"
+        raise DataDependentError(
+            f"{head} {text} (value %{s.name}, computed from a tensor's data with .item()) at "
+            f"{where()}: data-dependent control flow: {article} {what}() of it, or a Python "
+            "branch on it, lets the tensor's data decide Python control flow, which export "
+            "cannot capture. Keep it symbolic: pass "
+            "it to tensor ops (x * n), or combine it with + - * / // % ** and comparisons; "
+            "or compute with tensor ops (ember.where, masks); or use ember.jit.trace, which "
+            "bakes the value in with a warning")
+
+    def scalar_sized(self, name, fn, args, kwargs, out) -> None:
+        """Refuse an op whose result's shape depends on a symbolic scalar argument
+        (``ember.zeros(n)``, ``x[:n]``): the op runs again with other values of the scalars,
+        and a result shape that changes is a data-dependent size, which the graph cannot
+        express (PyTorch needs ``torch._check`` there too)."""
+        scalars = [a for a in _flat((args, kwargs)) if isinstance(a, sym.SymScalar)]
+        if not scalars or not _has_tensor(out):
+            return
+        from .. import _random
+
+        saved = [(s, s.value) for s in scalars]
+        for s in scalars:
+            s.value = _perturbed(s.value)
+        try:
+            pargs, pkwargs = self.real(args), self.real(kwargs)
+        finally:
+            for s, v in saved:
+                s.value = v
+        state = _random.get_rng_state()
+        try:
+            other = fn(*pargs, **pkwargs)
+        except Exception:
+            return  # the op needs these values: it runs with the call's own
+        finally:
+            _random.set_rng_state(state)
+        shapes = [tuple(t._data.shape) for t in _tensors(out)]
+        if shapes != [tuple(t._data.shape) for t in _tensors(other)]:
+            names = ", ".join(f"%{s.name}" for s in scalars)
+            raise DataDependentError(
+                f"{name} at {where()}: the shape of its result depends on {names}, a value "
+                "computed from a tensor's data with .item(); ember.export does not support "
+                "sizes made from .item() (torch.export holds them as unbacked sizes, with "
+                "torch._check to bound them; Ember's graph cannot). Keep the size static (a "
+                "mask, ember.where), or use ember.jit.trace, which bakes the value in with a "
+                "warning")
 
     # -- dispatch -------------------------------------------------------------------------
     def dispatch(self, func, args, kwargs):
@@ -410,6 +510,8 @@ class Capture:
         versions = [(t, t._version) for t in _tensors((real_args, real_kwargs))]
         out = fn(*real_args, **real_kwargs)
         written = [t for t, v in versions if t._version != v]
+        if not written:
+            self.scalar_sized(name, fn, args, kwargs, out)
         shadow = self.shadow_call(name, fn, args, kwargs, source_frame) \
             if self.shadow_on else None
         if not written and isinstance(out, Tensor) and (
@@ -903,6 +1005,11 @@ class Capture:
             return kind == "graph"
         if isinstance(obj, sym.SymInt):
             return not isinstance(obj.expr, int)
+        if isinstance(obj, sym.SymScalar):
+            if obj.capture is not self:
+                raise ExportError(f"a scalar traced by another capture reached this one "
+                                  f"({where()})")
+            return True
         if type(obj) in _REAL_TYPES:
             return False
         if isinstance(obj, (list, tuple)):
@@ -927,6 +1034,8 @@ class Capture:
             return obj._real
         if isinstance(obj, sym.SymInt):
             return int(obj)
+        if isinstance(obj, sym.SymScalar):
+            return obj.value
         if type(obj) in _REAL_TYPES or isinstance(obj, Tensor):
             return obj
         if isinstance(obj, (list, tuple)):
@@ -951,6 +1060,8 @@ class Capture:
 
         if isinstance(obj, Tensor):
             return {"tensor": self.value_name(obj)}
+        if isinstance(obj, sym.SymScalar):
+            return {"scalar": obj.name}
         if isinstance(obj, sym.SymInt):
             return obj.expr if isinstance(obj.expr, int) else {"symint": sym.to_json(obj.expr)}
         if obj is None or isinstance(obj, (bool, str)):
@@ -1037,6 +1148,8 @@ class Capture:
             return obj._shadow
         if isinstance(obj, sym.SymInt):
             return self.eval_shadow(obj.expr)
+        if isinstance(obj, sym.SymScalar):
+            return obj.value
         if isinstance(obj, Tensor):
             key = id(obj)
             if key in self.lifted and self.lifted[key][1] in self.param_names:
@@ -1158,6 +1271,15 @@ def _flat(obj):
         yield from _flat((obj.start, obj.stop, obj.step))
     else:
         yield obj
+
+
+def _perturbed(value):
+    """Another value of a scalar's type (``scalar_sized``'s second run)."""
+    if isinstance(value, bool):
+        return not value
+    if isinstance(value, int):
+        return value + 1 if value >= 0 else value - 1
+    return value + 1.5 if value >= 0 else value - 1.5
 
 
 def _tensors(out):

@@ -629,7 +629,7 @@ def _refs(obj):
     elif isinstance(obj, dict):
         if len(obj) == 1:
             (tag, v), = obj.items()
-            if tag == "tensor":
+            if tag in ("tensor", "scalar"):
                 yield v
                 return
             if tag == "symint":

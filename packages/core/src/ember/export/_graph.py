@@ -82,7 +82,7 @@ class InputSpec:
 
 
 #: what a node's op returns (FORMAT.md, "Nodes")
-RESULTS = ("tensor", "tuple", "list", "nested", "none")
+RESULTS = ("tensor", "tuple", "list", "nested", "none", "scalar")
 
 
 @dataclass
@@ -93,7 +93,9 @@ class Node:
     (one output per item; None where an item is not a tensor), ``"nested"`` (tuples/lists
     inside the result, ``histogramdd``'s ``(hist, (edges, ...))``: one output per leaf, in
     depth-first order, and ``structure``, a spec of ``{"tuple"}``/``{"list"}`` containers
-    whose leaves are ``{"tensor": output}`` or None), ``"none"``. An in-place op's output is
+    whose leaves are ``{"tensor": output}`` or None), ``"none"``, ``"scalar"`` (a Python
+    number: ``Tensor.item`` and the ``operator.*`` scalar ops; its one output's dtype is
+    ``float64``/``int64``/``bool`` for float/int/bool, shape ``[]``). An in-place op's output is
     its first argument, mutated (``add_``, ``setitem``)."""
 
     name: str
@@ -114,7 +116,7 @@ class Node:
         (``tensor``, ``none``), its items (``tuple``/``list``) or its leaves along
         ``structure`` (``nested``). ValueError, naming where, when the result's structure is
         not the capture's."""
-        if self.result in ("tensor", "none"):
+        if self.result in ("tensor", "none", "scalar"):
             return [out]
         if self.result == "nested":
             found: list = []
@@ -209,7 +211,7 @@ class Graph:
             call = f"{_call_name(n.op)}({_format_call(n.args, n.kwargs, plain=True)})"
             if not outs:
                 lines.append(f"    {call}")
-            elif n.result == "tensor" or n.op == "setitem":
+            elif n.result in ("tensor", "scalar") or n.op == "setitem":
                 lines.append(f"    {outs[0]} = {call}")
             elif n.result == "nested":
                 lines.append(f"    {_format_targets(n.structure, str)} = {call}")
@@ -220,8 +222,11 @@ class Graph:
         return "\n".join(lines) + "\n"
 
     def format_version(self) -> str:
-        """The lowest FORMAT.md version that holds this graph: "2" when a node has a nested
-        result, else "1" (so that readers of version 1 keep reading such files)."""
+        """The lowest FORMAT.md version that holds this graph: "2.1" when a node has a
+        scalar result (``Tensor.item``, ``operator.*``), "2" when one has a nested result,
+        else "1" (so that older readers keep reading every file they can run)."""
+        if any(n.result == "scalar" for n in self.nodes):
+            return "2.1"
         return "2" if any(n.result == "nested" for n in self.nodes) else "1"
 
     # -- JSON -------------------------------------------------------------------------
@@ -283,6 +288,11 @@ class Graph:
             structure = node.get("structure")
             if result == "nested":
                 _check_structure(structure, outputs, f"{where} ({name})")
+            if result == "scalar" and (
+                    len(outputs) != 1 or outputs[0] is None
+                    or outputs[0][1].dtype not in sym.SCALAR_TYPES or outputs[0][1].shape):
+                raise FormatError(f"{where} ({name}): a scalar result needs one output of "
+                                  f"dtype {'/'.join(sym.SCALAR_TYPES)} and shape []")
             g.nodes.append(Node(name, op, args, kwargs, outputs, result,
                                 source if isinstance(source, str) else None, mutates,
                                 structure if result == "nested" else None))
@@ -387,6 +397,9 @@ def format_node(n: Node) -> str:
     call = f"{n.op}({_format_call(n.args, n.kwargs)})"
     if not outs:
         return call
+    if n.result == "scalar" and outs:
+        name, meta = outs[0]
+        return f"%{name} : Sym({sym.SCALAR_TYPES.get(meta.dtype, meta.dtype)}) = {call}"
     if len(n.outputs) == 1 and n.result in ("tensor", "none") or n.op == "setitem":
         name, meta = outs[0]
         return f"%{name} : {meta} = {call}"
@@ -417,7 +430,7 @@ def _format_targets(spec, leaf, none: str = "_", top: bool = True) -> str:
 
 
 def _call_name(op: str) -> str:
-    if op.startswith(("Tensor.", "ember.")):
+    if op.startswith(("Tensor.", "ember.", "operator.")):
         return op
     if op.startswith(("nn.functional.", "linalg.")):
         return "ember." + op
@@ -436,7 +449,7 @@ def format_arg(a, plain: bool = False) -> str:
         return "[" + ", ".join(format_arg(x, plain) for x in a) + "]"
     if isinstance(a, dict) and len(a) == 1:
         (tag, v), = a.items()
-        if tag == "tensor":
+        if tag in ("tensor", "scalar"):
             return v if plain else f"%{v}"
         if tag == "symint":
             text = sym.fmt(sym.from_json(v))

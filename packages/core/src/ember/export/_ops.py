@@ -65,7 +65,7 @@ FACTORY_MODULES = ("ember._factory", "ember._creation", "ember._random")
 _TENSOR_REFUSED = frozenset({
     "register_hook", "register_post_accumulate_grad_hook", "backward", "retain_grad",
     "apply_", "map_", "map2_", "record_stream", "share_memory_", "pin_memory", "numpy",
-    "tolist", "item", "storage", "untyped_storage", "set_", "data_ptr", "__setstate__",
+    "tolist", "storage", "untyped_storage", "set_", "data_ptr", "__setstate__",
     "__reduce_ex__", "__deepcopy__", "module_load", "new",
 })
 
@@ -216,7 +216,8 @@ def resolve(name: str):
     """The callable that a node's op ``name`` runs (UnknownOpError if this Ember has none).
 
     Only registry ops, Tensor methods, ember-core's functional kernels, ``ember.linalg``
-    functions and ember's factories resolve: a file cannot name anything else."""
+    functions, ember's factories and the scalar ops ``operator.<name>`` resolve: a file
+    cannot name anything else."""
     fn = _RESOLVED.get(name)
     if fn is None:
         fn = _resolve(name)
@@ -239,6 +240,12 @@ def _resolve(name: str):
             return base.inplace
     if name == "getitem":
         return METHODS["__getitem__"]
+    if name.startswith("operator."):  # the scalar ops on Tensor.item's values (FORMAT.md)
+        from ._symbolic import SCALAR_OPS
+
+        fn = SCALAR_OPS.get(name[len("operator."):])
+        if fn is not None:
+            return fn
     if name == "setitem":
         return METHODS["__setitem__"]
     prefix, _, rest = name.rpartition(".")

@@ -339,8 +339,8 @@ def _compile_arg(obj, names: set, where: str):
         if len(obj) != 1:
             raise FormatError(f"{where}: bad argument {obj!r}")
         (tag, v), = obj.items()
-        if tag == "tensor":
-            if v not in names:
+        if tag in ("tensor", "scalar"):
+            if not isinstance(v, str) or v not in names:
                 raise FormatError(f"{where}: refers to value %{v}, which no earlier node or "
                                   "input defines")
             return False, lambda env: env.values[v]
@@ -546,6 +546,10 @@ class GraphModule:
             try:
                 if decomp is not None:  # run_decompositions: the function's ops, recorded
                     out = decomp(*args_, **kwargs_)
+                elif cap is not None and step.node.result == "scalar":
+                    # inside another capture: its symbolic scalars record themselves
+                    out = args_[0].item() if step.node.op == "Tensor.item" else \
+                        step.fn(*args_, **kwargs_)
                 else:
                     out = step.fn(*args_, **kwargs_) if cap is None else \
                         cap.call(step.node.op, step.fn, args_, kwargs_, args_, kwargs_)
@@ -562,7 +566,7 @@ class GraphModule:
 
     def _store(self, step, out, args_, values) -> None:
         node = step.node
-        if node.result == "tensor" or node.op == "setitem" or node.result == "none":
+        if node.result in ("tensor", "none", "scalar") or node.op == "setitem":
             if step.outs:
                 values[step.outs[0]] = out if node.op != "setitem" else args_[0]
             return
@@ -916,6 +920,8 @@ def _build_output(spec, env: _Env):
             return Record(str(v["name"]), {k: _build_output(x, env) for k, x in v["fields"]})
         if tag == "symint":
             return sym.evaluate(sym.from_json(v), env.symbols, env.size)
+        if tag == "scalar":
+            return env.values[v]
         if tag == "tuple":
             return tuple(_build_output(x, env) for x in v)
         if tag == "list":

@@ -23,11 +23,11 @@ __all__ = ["save", "load", "FORMAT", "FORMAT_VERSION", "program_to_bytes",
 
 FORMAT = "ember.export"
 #: the newest version this Ember writes; a file gets the lowest version that holds its graph
-#: (``Graph.format_version``: "2" only for nested results), so readers of "1" keep reading
-#: every program without one
-FORMAT_VERSION = "2"
+#: (``Graph.format_version``: "2" only for nested results, "2.1" only for scalar values read
+#: with ``Tensor.item``), so older readers keep reading every program without them
+FORMAT_VERSION = "2.1"
 #: the versions this Ember reads
-READS = ("1", "2")
+READS = ("1", "2", "2.1")
 
 
 def save(ep: ExportedProgram, f, *, extra_files: dict | None = None,

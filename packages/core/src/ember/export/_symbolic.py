@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import operator
 
-__all__ = ["Dim", "SymInt", "dims"]
+__all__ = ["Dim", "SymInt", "dims", "SymScalar", "SymFloat", "SymBool", "UnbackedSymInt"]
 
 _BINARY = {"add": operator.add, "sub": operator.sub, "mul": operator.mul,
            "floordiv": operator.floordiv, "mod": operator.mod, "max": max, "min": min}
@@ -415,3 +415,183 @@ def holds_on_range(lhs, op: str, rhs, lo: int, hi: int) -> bool:
     if op == "ne":
         return not lo <= rhs <= hi
     return f(lo, rhs) and f(hi, rhs)
+
+
+# -- data-dependent scalars (Tensor.item in export) ----------------------------------------------
+
+#: the scalar ops of a graph (FORMAT.md, "Scalar values"): ``operator.<name>`` on Python numbers,
+#: as torch.export records arithmetic on its unbacked SymFloat/SymInt
+SCALAR_OPS = {
+    "add": operator.add, "sub": operator.sub, "mul": operator.mul,
+    "truediv": operator.truediv, "floordiv": operator.floordiv, "mod": operator.mod,
+    "pow": operator.pow, "neg": operator.neg, "pos": operator.pos, "abs": operator.abs,
+    "eq": operator.eq, "ne": operator.ne, "lt": operator.lt, "le": operator.le,
+    "gt": operator.gt, "ge": operator.ge,
+}
+#: the graph's type of a scalar value, by its Python type (kept as a value's ``dtype``)
+SCALAR_DTYPES = {bool: "bool", int: "int64", float: "float64"}
+SCALAR_TYPES = {"bool": "bool", "int64": "int", "float64": "float"}
+
+_SCALAR_TEXT = {"add": "+", "sub": "-", "mul": "*", "truediv": "/", "floordiv": "//",
+                "mod": "%", "pow": "**", "eq": "==", "ne": "!=", "lt": "<", "le": "<=",
+                "gt": ">", "ge": ">="}
+
+
+class SymScalar:
+    """A Python number read from a traced tensor's data in ``ember.export`` (``x.item()``):
+    torch.export's unbacked ``SymFloat``/``SymInt``/``SymBool``. It is a graph value (the
+    ``Tensor.item`` node's output): ops it is passed to record a reference to it, arithmetic
+    with numbers records ``operator.*`` scalar nodes, and turning it into a Python value
+    (``float()``, ``int()``, ``bool()``, an ``if``) is data-dependent control flow, an error.
+
+    ``value`` is its value in the example run; ``name`` the graph value it is."""
+
+    __slots__ = ("value", "name", "capture")
+
+    def __init__(self, value, name: str, capture):
+        self.value, self.name, self.capture = value, name, capture
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(%{self.name})"
+
+    __hash__ = None  # as PyTorch's unbacked symbols: equality is symbolic
+
+    def _op(self, op: str, *others, reverse: bool = False):
+        for o in others:
+            if not isinstance(o, (int, float, SymScalar)):  # bool and SymInt are ints
+                return NotImplemented
+        args = (others[0], self) if reverse else (self, *others)
+        return self.capture.scalar_op(op, args)
+
+    def __add__(self, o):
+        return self._op("add", o)
+
+    def __radd__(self, o):
+        return self._op("add", o, reverse=True)
+
+    def __sub__(self, o):
+        return self._op("sub", o)
+
+    def __rsub__(self, o):
+        return self._op("sub", o, reverse=True)
+
+    def __mul__(self, o):
+        return self._op("mul", o)
+
+    def __rmul__(self, o):
+        return self._op("mul", o, reverse=True)
+
+    def __truediv__(self, o):
+        return self._op("truediv", o)
+
+    def __rtruediv__(self, o):
+        return self._op("truediv", o, reverse=True)
+
+    def __floordiv__(self, o):
+        return self._op("floordiv", o)
+
+    def __rfloordiv__(self, o):
+        return self._op("floordiv", o, reverse=True)
+
+    def __mod__(self, o):
+        return self._op("mod", o)
+
+    def __rmod__(self, o):
+        return self._op("mod", o, reverse=True)
+
+    def __pow__(self, o, mod=None):
+        return self._op("pow", o) if mod is None else NotImplemented
+
+    def __rpow__(self, o):
+        return self._op("pow", o, reverse=True)
+
+    def __neg__(self):
+        return self._op("neg")
+
+    def __pos__(self):
+        return self._op("pos")
+
+    def __abs__(self):
+        return self._op("abs")
+
+    def __eq__(self, o):
+        return self._op("eq", o)
+
+    def __ne__(self, o):
+        return self._op("ne", o)
+
+    def __lt__(self, o):
+        return self._op("lt", o)
+
+    def __le__(self, o):
+        return self._op("le", o)
+
+    def __gt__(self, o):
+        return self._op("gt", o)
+
+    def __ge__(self, o):
+        return self._op("ge", o)
+
+    # -- to Python values: data-dependent -------------------------------------------------
+    def _python(self, what: str):
+        return self.capture.scalar_to_python(self, what)
+
+    def __bool__(self):
+        return self._python("bool")
+
+    def __float__(self):
+        return self._python("float")
+
+    def __int__(self):
+        return self._python("int")
+
+    def __index__(self):
+        return self._python("int")
+
+    def __complex__(self):
+        return self._python("complex")
+
+    def __round__(self, ndigits=None):
+        return self._python("int")
+
+    def __trunc__(self):
+        return self._python("int")
+
+    def __floor__(self):
+        return self._python("int")
+
+    def __ceil__(self):
+        return self._python("int")
+
+
+class SymFloat(SymScalar):
+    """``x.item()`` of a floating tensor in ``ember.export`` (see :class:`SymScalar`)."""
+
+    __slots__ = ()
+
+
+class SymBool(SymScalar):
+    """``x.item()`` of a bool tensor, or a comparison of scalars (see :class:`SymScalar`)."""
+
+    __slots__ = ()
+
+
+class UnbackedSymInt(SymScalar):
+    """``x.item()`` of an integer tensor in ``ember.export`` (see :class:`SymScalar`); unlike
+    :class:`SymInt` (a size with a value), it has no value to specialize to."""
+
+    __slots__ = ()
+
+
+SCALAR_CLASSES = {bool: SymBool, int: UnbackedSymInt, float: SymFloat}
+
+
+def scalar_text(op: str, args: list) -> str:
+    """``item * 2``: a scalar node as an expression (for error messages)."""
+    def one(a):
+        return a.name if isinstance(a, SymScalar) else repr(a)
+    if op in ("neg", "pos"):
+        return f"{'-' if op == 'neg' else '+'}{one(args[0])}"
+    if op == "abs":
+        return f"abs({one(args[0])})"
+    return f"{one(args[0])} {_SCALAR_TEXT[op]} {one(args[1])}"
