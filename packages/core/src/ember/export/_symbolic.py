@@ -463,74 +463,8 @@ class SymScalar:
         args = (others[0], self) if reverse else (self, *others)
         return self.capture.scalar_op(op, args)
 
-    def __add__(self, o):
-        return self._op("add", o)
-
-    def __radd__(self, o):
-        return self._op("add", o, reverse=True)
-
-    def __sub__(self, o):
-        return self._op("sub", o)
-
-    def __rsub__(self, o):
-        return self._op("sub", o, reverse=True)
-
-    def __mul__(self, o):
-        return self._op("mul", o)
-
-    def __rmul__(self, o):
-        return self._op("mul", o, reverse=True)
-
-    def __truediv__(self, o):
-        return self._op("truediv", o)
-
-    def __rtruediv__(self, o):
-        return self._op("truediv", o, reverse=True)
-
-    def __floordiv__(self, o):
-        return self._op("floordiv", o)
-
-    def __rfloordiv__(self, o):
-        return self._op("floordiv", o, reverse=True)
-
-    def __mod__(self, o):
-        return self._op("mod", o)
-
-    def __rmod__(self, o):
-        return self._op("mod", o, reverse=True)
-
-    def __pow__(self, o, mod=None):
-        return self._op("pow", o) if mod is None else NotImplemented
-
-    def __rpow__(self, o):
-        return self._op("pow", o, reverse=True)
-
-    def __neg__(self):
-        return self._op("neg")
-
-    def __pos__(self):
-        return self._op("pos")
-
-    def __abs__(self):
-        return self._op("abs")
-
-    def __eq__(self, o):
-        return self._op("eq", o)
-
-    def __ne__(self, o):
-        return self._op("ne", o)
-
-    def __lt__(self, o):
-        return self._op("lt", o)
-
-    def __le__(self, o):
-        return self._op("le", o)
-
-    def __gt__(self, o):
-        return self._op("gt", o)
-
-    def __ge__(self, o):
-        return self._op("ge", o)
+    # the operators (``__add__``, ``__radd__``, ``__neg__``, ``__eq__``, ...) are made from
+    # ``_SCALAR_BINARY``/``_SCALAR_UNARY`` below the class: each records its scalar node
 
     # -- to Python values: data-dependent -------------------------------------------------
     def _python(self, what: str):
@@ -562,6 +496,46 @@ class SymScalar:
 
     def __ceil__(self):
         return self._python("int")
+
+
+#: Python's binary operators on a symbolic scalar, each with its reflected form (the
+#: comparisons have none: Python reflects them itself), recorded as ``operator.<name>``
+_SCALAR_BINARY = ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow")
+_SCALAR_COMPARE = ("eq", "ne", "lt", "le", "gt", "ge")
+_SCALAR_UNARY = ("neg", "pos", "abs")
+
+
+def _scalar_methods() -> None:
+    def binary(op):
+        def method(self, o):
+            return self._op(op, o)
+        return method
+
+    def reflected(op):
+        def method(self, o):
+            return self._op(op, o, reverse=True)
+        return method
+
+    def unary(op):
+        def method(self):
+            return self._op(op)
+        return method
+
+    for op in _SCALAR_BINARY:
+        setattr(SymScalar, f"__{op}__", binary(op))
+        setattr(SymScalar, f"__r{op}__", reflected(op))
+    for op in _SCALAR_COMPARE:
+        setattr(SymScalar, f"__{op}__", binary(op))
+    for op in _SCALAR_UNARY:
+        setattr(SymScalar, f"__{op}__", unary(op))
+
+    def pow_(self, o, mod=None):
+        return self._op("pow", o) if mod is None else NotImplemented
+
+    SymScalar.__pow__ = pow_  # (three-argument pow has no symbolic form)
+
+
+_scalar_methods()
 
 
 class SymFloat(SymScalar):
