@@ -394,6 +394,14 @@ def as_strided(xp, arr, shape, strides, **kwargs):
     return xp.lib.stride_tricks.as_strided(arr, shape, strides, **kwargs)
 
 
+
+def strided_view(xp, arr, shape, strides):
+    """``arr``'s memory seen with ``shape`` and ``strides`` (bytes), writable where ``arr`` is
+    (NumPy's ``as_strided`` keeps that flag only when asked; CuPy has none)."""
+    if arr.__class__ is np.ndarray:
+        return as_strided(np, arr, shape, strides, writeable=arr.flags.writeable)
+    return as_strided(xp, arr, shape, strides)
+
 _UINT32 = np.dtype(np.uint32)
 #: the dtypes whose array interface NumPy cannot read back ('<W4' for complex32, '<f1' for
 #: float8_e5m2 and the other float8 formats): strided as the unsigned type of their size

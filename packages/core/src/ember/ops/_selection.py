@@ -171,9 +171,7 @@ def c_order(arr):
     if same:
         return arr
     strides = tuple(reversed(strides))
-    return _dtype.as_strided(xp_of(arr), arr, arr.shape, strides,
-                             **({"writeable": arr.flags.writeable}
-                                if arr.__class__ is np.ndarray else {}))
+    return _dtype.strided_view(xp_of(arr), arr, arr.shape, strides)
 
 
 def like_layout(arr, like):

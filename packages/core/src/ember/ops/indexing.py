@@ -809,9 +809,7 @@ def _unsqueeze_strides(d, idx: tuple, arr):
     strides = tuple(strides)
     if strides == arr.strides or len(strides) != arr.ndim:
         return arr
-    return _dtype.as_strided(xp_of(arr), arr, arr.shape, strides,
-                             **({"writeable": arr.flags.writeable}
-                                if arr.__class__ is np.ndarray else {}))
+    return _dtype.strided_view(xp_of(arr), arr, arr.shape, strides)
 
 
 def basic_view(input: Tensor, idx: tuple, node_cls=None) -> Tensor:

@@ -1524,9 +1524,7 @@ class _StridedIndex:
 
 def _strided_view(a, shape, strides):
     """``a``'s memory seen with ``shape`` and ``strides`` (bytes); writable where ``a`` is."""
-    if a.__class__ is np.ndarray:
-        return _dtype.as_strided(np, a, shape, strides, writeable=a.flags.writeable)
-    return _dtype.as_strided(xp_of(a), a, shape, strides)
+    return _dtype.strided_view(np if a.__class__ is np.ndarray else xp_of(a), a, shape, strides)
 
 
 @dataclasses.dataclass(slots=True, eq=False)
