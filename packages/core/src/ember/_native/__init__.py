@@ -94,6 +94,8 @@ _SIGNATURES = {
     "ember_torch_binomial_f64": (_P, _P, _P, _P, _N),
     "ember_torch_gamma_f32": (_P, _P, _P, _P, _N, ctypes.c_float),
     "ember_torch_gamma_f64": (_P, _P, _P, _P, _N, ctypes.c_double),
+    **{f"ember_torch_sort_{t}": (_P, _P, _N, _N, ctypes.c_int)
+       for t in ("f32", "f64", "i64", "i32", "i16", "i8", "u8", "u16", "u32", "u64")},
 }
 
 _lock = reinit_in_child(threading.Lock())

@@ -947,3 +947,131 @@ void ember_torch_gamma_##SUF(void *state, double *cache, const T *alpha, T *out,
 
 TORCH_BINOMIAL_GAMMA(float, f32, sqrtf, log1pf)
 TORCH_BINOMIAL_GAMMA(double, f64, sqrt, log1p)
+
+/* PyTorch's CPU sort with stable=False (aten/src/ATen/native/cpu/SortingKernel.cpp): std::sort
+ * of (key, index) pairs under KeyValueCompAsc/Desc, as libstdc++ (bits/stl_algo.h,
+ * stl_heap.h) implements it: introsort (depth limit 2 * floor(log2 n), median of the second,
+ * middle and last elements moved to the first, unguarded partition; heapsort past the depth
+ * limit) on runs above 16 elements, then one insertion sort (guarded over the first 16,
+ * unguarded after). Unstable: equal keys come out in the order these moves leave them, which
+ * programs see through sort's indices, so the moves below are libstdc++'s, one for one.
+ * Floating keys: NaN is greater than everything ascending and smaller descending (NaNs tie).
+ * ember_torch_sort_<t>(keys, index, rows, n, descending) sorts each of `rows` contiguous rows
+ * of n keys in place and writes the permutation (0..n-1 before sorting) to `index`. */
+#define TORCH_SORT_ONE(NAME, T, LT)                                                          \
+static void NAME##_adjust(T *k, int64_t *v, idx hole, idx len, T key, int64_t val) {         \
+    const idx top = hole;                                                                    \
+    idx child = hole;                                                                        \
+    while (child < (len - 1) / 2) {                                                          \
+        child = 2 * (child + 1);                                                             \
+        if (LT(k[child], k[child - 1])) child--;                                             \
+        k[hole] = k[child]; v[hole] = v[child];                                              \
+        hole = child;                                                                        \
+    }                                                                                        \
+    if ((len & 1) == 0 && child == (len - 2) / 2) {                                          \
+        child = 2 * (child + 1);                                                             \
+        k[hole] = k[child - 1]; v[hole] = v[child - 1];                                      \
+        hole = child - 1;                                                                    \
+    }                                                                                        \
+    idx parent = (hole - 1) / 2;                                                             \
+    while (hole > top && LT(k[parent], key)) {                                               \
+        k[hole] = k[parent]; v[hole] = v[parent];                                            \
+        hole = parent;                                                                       \
+        parent = (hole - 1) / 2;                                                             \
+    }                                                                                        \
+    k[hole] = key; v[hole] = val;                                                            \
+}                                                                                            \
+static void NAME##_heapsort(T *k, int64_t *v, idx len) {                                     \
+    if (len >= 2)                                                                            \
+        for (idx parent = (len - 2) / 2;; parent--) {                                        \
+            NAME##_adjust(k, v, parent, len, k[parent], v[parent]);                          \
+            if (parent == 0) break;                                                          \
+        }                                                                                    \
+    for (idx last = len; last > 1;) {                                                        \
+        last--;                                                                              \
+        T key = k[last]; int64_t val = v[last];                                              \
+        k[last] = k[0]; v[last] = v[0];                                                      \
+        NAME##_adjust(k, v, 0, last, key, val);                                              \
+    }                                                                                        \
+}                                                                                            \
+static inline void NAME##_swap(T *k, int64_t *v, idx i, idx j) {                             \
+    T tk = k[i]; k[i] = k[j]; k[j] = tk;                                                     \
+    int64_t tv = v[i]; v[i] = v[j]; v[j] = tv;                                               \
+}                                                                                            \
+static void NAME##_introsort(T *k, int64_t *v, idx first, idx last, idx depth) {             \
+    while (last - first > 16) {                                                              \
+        if (depth == 0) {                                                                    \
+            NAME##_heapsort(k + first, v + first, last - first);                             \
+            return;                                                                          \
+        }                                                                                    \
+        depth--;                                                                             \
+        idx a = first + 1, b = first + (last - first) / 2, c = last - 1, m;                  \
+        if (LT(k[a], k[b])) m = LT(k[b], k[c]) ? b : LT(k[a], k[c]) ? c : a;                 \
+        else m = LT(k[a], k[c]) ? a : LT(k[b], k[c]) ? c : b;                                \
+        NAME##_swap(k, v, first, m);                                                         \
+        idx lo = first + 1, hi = last;                                                       \
+        const T pivot = k[first];                                                            \
+        for (;;) {                                                                           \
+            while (LT(k[lo], pivot)) lo++;                                                   \
+            hi--;                                                                            \
+            while (LT(pivot, k[hi])) hi--;                                                   \
+            if (!(lo < hi)) break;                                                           \
+            NAME##_swap(k, v, lo, hi);                                                       \
+            lo++;                                                                            \
+        }                                                                                    \
+        NAME##_introsort(k, v, lo, last, depth);                                             \
+        last = lo;                                                                           \
+    }                                                                                        \
+}                                                                                            \
+static inline void NAME##_linear_insert(T *k, int64_t *v, idx i) {                           \
+    T key = k[i]; int64_t val = v[i];                                                        \
+    while (LT(key, k[i - 1])) { k[i] = k[i - 1]; v[i] = v[i - 1]; i--; }                     \
+    k[i] = key; v[i] = val;                                                                  \
+}                                                                                            \
+static void NAME(T *k, int64_t *v, idx n) {                                                  \
+    if (n < 2) return;                                                                       \
+    idx lg = 0;                                                                              \
+    while (((idx)1 << (lg + 1)) <= n) lg++;                                                  \
+    NAME##_introsort(k, v, 0, n, 2 * lg);                                                    \
+    idx guarded = n > 16 ? 16 : n;                                                           \
+    for (idx i = 1; i < guarded; i++) {                                                      \
+        if (LT(k[i], k[0])) {                                                                \
+            T key = k[i]; int64_t val = v[i];                                                \
+            memmove(k + 1, k, (size_t)i * sizeof(T));                                        \
+            memmove(v + 1, v, (size_t)i * sizeof(int64_t));                                  \
+            k[0] = key; v[0] = val;                                                          \
+        } else {                                                                             \
+            NAME##_linear_insert(k, v, i);                                                   \
+        }                                                                                    \
+    }                                                                                        \
+    for (idx i = guarded; i < n; i++) NAME##_linear_insert(k, v, i);                         \
+}
+
+#define SORT_LT(a, b) ((a) < (b))
+#define SORT_GT(a, b) ((a) > (b))
+#define SORT_LT_NAN(a, b) ((!isnan(a) && isnan(b)) || (a) < (b))
+#define SORT_GT_NAN(a, b) ((isnan(a) && !isnan(b)) || (a) > (b))
+
+#define TORCH_SORT(T, SUF, ASC, DESC)                                                        \
+TORCH_SORT_ONE(torch_sort_asc_##SUF, T, ASC)                                                 \
+TORCH_SORT_ONE(torch_sort_desc_##SUF, T, DESC)                                               \
+void ember_torch_sort_##SUF(T *keys, int64_t *index, idx rows, idx n, int descending) {      \
+    for (idx r = 0; r < rows; r++) {                                                         \
+        T *k = keys + r * n;                                                                 \
+        int64_t *v = index + r * n;                                                          \
+        for (idx i = 0; i < n; i++) v[i] = i;                                                \
+        if (descending) torch_sort_desc_##SUF(k, v, n);                                      \
+        else torch_sort_asc_##SUF(k, v, n);                                                  \
+    }                                                                                        \
+}
+
+TORCH_SORT(float, f32, SORT_LT_NAN, SORT_GT_NAN)
+TORCH_SORT(double, f64, SORT_LT_NAN, SORT_GT_NAN)
+TORCH_SORT(int64_t, i64, SORT_LT, SORT_GT)
+TORCH_SORT(int32_t, i32, SORT_LT, SORT_GT)
+TORCH_SORT(int16_t, i16, SORT_LT, SORT_GT)
+TORCH_SORT(int8_t, i8, SORT_LT, SORT_GT)
+TORCH_SORT(uint8_t, u8, SORT_LT, SORT_GT)
+TORCH_SORT(uint16_t, u16, SORT_LT, SORT_GT)
+TORCH_SORT(uint32_t, u32, SORT_LT, SORT_GT)
+TORCH_SORT(uint64_t, u64, SORT_LT, SORT_GT)

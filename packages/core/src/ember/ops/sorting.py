@@ -3,14 +3,25 @@ mode, quantile/nanquantile, and unique/unique_consecutive.
 
 The selecting ops return ``(values, indices)`` through ``_selection.pick_along``, whose
 backward scatters the gradient to the picked indices; full-tensor median shares it among
-ties. Every sort is stable, descending ones included.
+ties.
+
+sort/argsort/msort with ``stable=False`` (the default) order tied elements as PyTorch's CPU
+kernel does, which programs see through the indices (argsort, ``pack_padded_sequence`` of equal
+lengths): that kernel is libstdc++'s ``std::sort`` (an introsort, unstable above 16 elements)
+of (key, index) pairs, which ``ember._native`` reproduces move for move (``ember_torch_sort_*``
+in kernels.c). Where it leaves ties in their original order anyway (16 elements or fewer: one
+insertion sort; a dim of stride 0; a 1-D integer tensor of 32768 elements or more sorted
+ascending, which PyTorch hands to FBGEMM's stable radix sort), and where the native library
+is unavailable (``ember._native.status()`` says why) or the array is not a NumPy one (CuPy),
+they take NumPy's stable sort instead: the same values, ties in their original order. Every
+other sort here (``stable=True``, topk, kthvalue, median) is stable, descending ones included.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from .. import _dtype
+from .. import _dtype, _native
 from .._device import refuse_meta, xp_of
 from .._tensor import Tensor, _make
 from ..autograd.grad_mode import GRAD
@@ -65,27 +76,83 @@ def _sort_order(a, axis, descending, xp):
     return (a.shape[axis] - 1) - xp.flip(flipped, axis)
 
 
+#: the native kernel of each key dtype (bool sorts as uint8, float16/bfloat16 as float32: the
+#: same comparisons as PyTorch's, which compares those as float)
+_TORCH_SORT = {np.dtype(t): f"ember_torch_sort_{s}" for t, s in (
+    (np.float32, "f32"), (np.float64, "f64"), (np.int64, "i64"), (np.int32, "i32"),
+    (np.int16, "i16"), (np.int8, "i8"), (np.uint8, "u8"), (np.uint16, "u16"),
+    (np.uint32, "u32"), (np.uint64, "u64"))}
+_KEY_AS = {np.dtype(np.bool_): np.dtype(np.uint8), np.dtype(np.float16): np.dtype(np.float32),
+           _dtype.BFLOAT16_NP: np.dtype(np.float32)}
+#: PyTorch's FBGEMM radix sort takes 1-D integer tensors of at least at::internal::GRAIN_SIZE
+_RADIX_MIN = 32768
+
+
+def _torch_sort(a, axis, descending, ndim):
+    """PyTorch's ``sort(stable=False)`` of a NumPy array along ``axis`` (``ndim``: the input
+    tensor's): ``(values or None, indices)``, both C-ordered, by the native ``std::sort``
+    kernel; None where the stable order is PyTorch's too (see the module docstring) or the
+    kernel is unavailable."""
+    n = a.shape[axis]
+    if n <= 16 or a.__class__ is not np.ndarray or a.strides[axis] == 0:
+        return None  # insertion sort (stable); stride 0: PyTorch keeps the identity
+    if ndim == 1 and not descending and a.dtype.kind in "iu" and n >= _RADIX_MIN:
+        return None  # FBGEMM's radix sort: stable
+    key_dtype = _KEY_AS.get(a.dtype, a.dtype)
+    name = _TORCH_SORT.get(key_dtype)
+    fn = None if name is None else _native.kernel(name)
+    if fn is None:
+        return None
+    keys = np.moveaxis(a, axis, -1).astype(key_dtype, order="C", copy=True)  # sorted in place
+    index = np.empty(keys.shape, np.int64)
+    _native.by_rows(fn, keys.size // n, max(1, _RADIX_MIN // n),
+                    [(_native.address(keys), n * key_dtype.itemsize),
+                     (_native.address(index), n * 8)], n, int(descending))
+    last = axis == a.ndim - 1
+    index = index if last else np.ascontiguousarray(np.moveaxis(index, -1, axis))
+    if key_dtype != a.dtype:
+        return None, index
+    return (keys if last else np.ascontiguousarray(np.moveaxis(keys, -1, axis))), index
+
+
+def _unstable(a, axis, descending, ndim):
+    """``_torch_sort`` after sort's own checks (complex has no order)."""
+    if a.dtype in _dtype.COMPLEX_NP:
+        return None  # _sort_order raises PyTorch's error
+    return _torch_sort(a, axis, descending, ndim)
+
+
 def _slice_along(a, start, stop, axis):
     return a[(slice(None),) * axis + (slice(start, stop),)]
 
 
 @register("sort", out="same")
 def sort(input, dim=-1, descending=False, stable=False):
-    """Sorted values along ``dim`` and their indices; the sort is always stable."""
+    """Sorted values along ``dim`` and their indices; ties in PyTorch's CPU order unless
+    ``stable`` (see the module docstring)."""
     d = input._data
     xp = xp_of(input)
     a, axis, restore = along(d, dim, "sort")
-    idx = _sort_order(a, axis, descending, xp).astype(np.int64, copy=False)
-    values = xp.take_along_axis(a, idx, axis)
+    done = None if stable else _unstable(a, axis, descending, d.ndim)
+    if done is None:
+        values, idx = None, _sort_order(a, axis, descending, xp).astype(np.int64, copy=False)
+    else:
+        values, idx = done
+    if values is None:
+        values = xp.take_along_axis(a, idx, axis)
     return picked(input, restore(values), restore(idx), "sort", SortBackward0,
                   (axis, True, d.shape), like=d)
 
 
 @register("argsort", out="same", differentiable=False)
 def argsort(input, dim=-1, descending=False, stable=False):
-    """Indices that sort ``input`` along ``dim`` (stable)."""
+    """Indices that sort ``input`` along ``dim``; ties as ``sort``'s."""
     a, axis, restore = along(input._data, dim, "argsort")
-    idx = _sort_order(a, axis, descending, xp_of(input)).astype(np.int64, copy=False)
+    done = None if stable else _unstable(a, axis, descending, input._data.ndim)
+    if done is None:
+        idx = _sort_order(a, axis, descending, xp_of(input)).astype(np.int64, copy=False)
+    else:
+        idx = done[1]
     return _make(like_layout(restore(idx), input._data), input._device)  # sort's layout
 
 
