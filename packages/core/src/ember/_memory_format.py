@@ -220,3 +220,91 @@ def suggest(arr):
     if len(shape) < 4 or (shape[1] > 1 and shape[-1] > 1 and arr.flags.c_contiguous):
         return None
     return suggest_order(shape, arr.strides)
+
+
+def iter_order(shape, operands):
+    """The order (outermost axis first; ``None`` for C order) PyTorch's TensorIterator gives
+    the new result of an elementwise op over ``operands`` (arrays, in the op's input order,
+    broadcast to ``shape``): ``reorder_dimensions``' insertion sort of the axes, innermost
+    first, where for each pair of axes the first operand with distinct nonzero strides there
+    decides (a broadcast axis has stride 0 and no say; equal strides put the longer axis
+    outside). Same-shaped operands that are all channels-last take ``fast_set_up``'s
+    channels-last layout. NumPy lets C order win where operands disagree; PyTorch lets the
+    first input win (``x_cl + x`` is channels-last)."""
+    ndim = len(shape)
+    if ndim < 2:
+        return None
+    st = operands[0].strides
+    if operands[0].shape == shape and 1 not in shape and 0 not in st and len(set(st)) == ndim:
+        # the first operand has distinct nonzero strides on every pair of axes, so it decides
+        # each comparison: the sort is its own stride order (channels-last ones included)
+        order = tuple(sorted(range(ndim), key=st.__getitem__, reverse=True))
+        return None if order == tuple(range(ndim)) else order
+    fast = len(shape) in _CL_CHECKS
+    strides = []
+    for a in operands:
+        if a.ndim == 0:
+            continue
+        fast = fast and a.shape == shape
+        st = a.strides
+        if 0 in st and 1 in a.shape:
+            st = unit_dim_strides(a.shape, st)
+        lead = ndim - a.ndim
+        strides.append((0,) * lead + tuple(
+            0 if n == 1 and shape[lead + i] != 1 else s for i, (n, s) in enumerate(
+                zip(a.shape, st))))
+    if fast:
+        fmt = channels_last if ndim == 4 else channels_last_3d
+        if all(is_contiguous(a, fmt) for a in operands) and \
+                not all(a.flags.c_contiguous for a in operands):
+            return _ORDERS[fmt]
+
+    def should_swap(d0, d1):  # d0 is inside d1 now: 1 to move it outside
+        for st in strides:
+            s0, s1 = st[d0], st[d1]
+            if s0 == 0 or s1 == 0:
+                continue
+            if s0 < s1:
+                return -1
+            if s0 > s1:
+                return 1
+            if shape[d0] > shape[d1]:
+                return 1
+        return 0
+
+    perm = list(range(ndim - 1, -1, -1))  # innermost first
+    for i in range(1, ndim):
+        d1 = i
+        for d0 in range(i - 1, -1, -1):
+            cmp = should_swap(perm[d0], perm[d1])
+            if cmp > 0:
+                perm[d0], perm[d1] = perm[d1], perm[d0]
+                d1 = d0
+            elif cmp < 0:
+                break
+    order = tuple(reversed(perm))
+    return None if order == tuple(range(ndim)) else order
+
+
+def iter_layout(r, operands):
+    """``r``, the result NumPy computed from ``operands``, laid out as PyTorch's
+    TensorIterator would allocate it (``iter_order``): copied only where they differ. Called
+    only when the first operand is not C-contiguous: otherwise NumPy's layout is PyTorch's."""
+    if r.ndim < 2 or not r.size:
+        return r
+    order = iter_order(r.shape, operands)
+    if order is None:
+        return r if r.flags.c_contiguous else r.copy()
+    if r.strides == dense_strides(r.shape, order, r.itemsize):
+        return r
+    return copy_as(r, order)
+
+
+def preserve_copy(src, out):
+    """``out``, NumPy's copy of ``src`` (``astype``: K order), laid out as PyTorch's
+    ``preserve_format`` copies (``_to_copy``, ``clone``) lay it out: ``src``'s own layout when
+    it is dense, else its dims ordered by stride with broadcast (stride-0) dims in C order
+    (``infer_dense_strides``); NumPy's K order also sorts the stride-0 dims."""
+    if src.flags.c_contiguous or not out.size:
+        return out
+    return as_fresh(out, preserve_order(src))

@@ -4,6 +4,7 @@ differentiable (``ToCopyBackward0``)."""
 from __future__ import annotations
 
 from .. import _dtype
+from .. import _memory_format as _mf
 from .._device import canonical_device
 from .._tensor import Tensor, _make
 from .._warn import user_stacklevel
@@ -63,6 +64,8 @@ def cast_to(t: Tensor, device, dtype, copy: bool) -> Tensor:
         out_data = data.astype(np_dt, copy=True) \
             if data.dtype is not _CHALF and np_dt not in _FLOAT8 \
             else _dtype.astype(data, np_dt)  # complex32 -> bool, PyTorch's float8 casts
+        if not data.flags.c_contiguous:
+            out_data = _mf.preserve_copy(data, out_data)
     out = _make(out_data, dev)
     if t.requires_grad and GRAD.enabled:
         if out_data.dtype not in _dtype.INEXACT_NP:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _dtype
+from .._memory_format import iter_layout as _iter_layout
 from .._tensor import CPU as _CPU
 from .._tensor import Tensor, _make
 from ..autograd.grad_mode import GRAD
@@ -192,6 +193,19 @@ def binary_op(name: str, fwd, backward=None, *, kind: str = "arith", saves: str 
     has_signatures = name in SIGNATURES  # PyTorch's Python signatures, for its errors
     number_first_refused = refuses_number_first(name)
 
+    def _record(ta, tb, input, other, r, dev):
+        out = _make(r, dev)
+        saved = (input if ta is None else ta, other if tb is None else tb) \
+            if save_inputs else ()
+        if keeps is not None:
+            keep_a, keep_b = keeps(ta is not None and ta.requires_grad,
+                                   tb is not None and tb.requires_grad)
+            saved = (saved[0] if keep_a or ta is None else None,
+                     saved[1] if keep_b or tb is None else None)
+        record(Node if ta is None or tb is None else NodeTT, out, (ta, tb), saved,
+               _grad_meta(ta, tb, out), save_out)
+        return out
+
     def _build(dunder: bool):
         def op(input, other):
             ta, tb = input, other
@@ -199,8 +213,30 @@ def binary_op(name: str, fwd, backward=None, *, kind: str = "arith", saves: str 
                 ad = input._data
                 bd = other._data
                 dev = input._device
-                if dev is not other._device or ad.dtype is not bd.dtype:
+                dt = ad.dtype
+                if dev is other._device and dt is bd.dtype and (
+                        dt is _F32 or dt is _F64 or dt is _I64 and not to_float):
+                    # the common case (two tensors of one device and a dtype every kernel
+                    # has), on its own branch: no None tests, no dtype dispatch
+                    try:
+                        r = fwd(ad, bd)
+                    except ValueError:
+                        broadcast_shape(ad.shape, bd.shape)
+                        raise
+                    except NotImplementedError:  # a sparse operand: its own kernel
+                        from .._sparse_tensor import sparse_binary
+
+                        return sparse_binary(name, input, other)
+                    if not ad.flags.c_contiguous:  # PyTorch's TensorIterator: the first
+                        r = _iter_layout(r, (ad, bd))  # input's layout wins, NumPy's C order
+                    if Node is not None and (input.requires_grad or other.requires_grad) \
+                            and GRAD.enabled:
+                        return _record(input, other, input, other, r, dev)
+                    return _make(r, dev)
+                both = True  # two tensors (saves the None tests below)
+                if dev is not other._device or dt is not bd.dtype:
                     ta, tb, ad, bd, dev = coerce(input, other, to_float)
+                    both = ta is not None and tb is not None
             elif dunder:  # Python's operator: an operand no tensor op takes gets its turn
                 try:
                     ta, tb, ad, bd, dev = coerce(input, other, to_float)
@@ -212,6 +248,7 @@ def binary_op(name: str, fwd, backward=None, *, kind: str = "arith", saves: str 
                     if isinstance(other, _OPERANDS):
                         raise
                     return NotImplemented
+                both = ta is not None and tb is not None
             else:
                 if number_first_refused and input.__class__ is not Tensor \
                         and not isinstance(input, Tensor):  # PyTorch has no Number-self form
@@ -225,6 +262,7 @@ def binary_op(name: str, fwd, backward=None, *, kind: str = "arith", saves: str 
                     if not has_signatures:
                         raise
                     raise parser_error(name, (input, other)) from None
+                both = ta is not None and tb is not None
             a_arr = ad if ta is not None else bd
             if to_float and a_arr.dtype not in _FLOATING:
                 if a_arr.dtype is _CHALF:
@@ -250,20 +288,16 @@ def binary_op(name: str, fwd, backward=None, *, kind: str = "arith", saves: str 
                 from .._sparse_tensor import sparse_binary
 
                 return sparse_binary(name, input, other)
-            if (Node is not None and
-                    ((ta is not None and ta.requires_grad) or (tb is not None and tb.requires_grad))
-                    and GRAD.enabled):
-                out = _make(r, dev)
-                saved = (input if ta is None else ta, other if tb is None else tb) \
-                    if save_inputs else ()
-                if keeps is not None:
-                    keep_a, keep_b = keeps(ta is not None and ta.requires_grad,
-                                           tb is not None and tb.requires_grad)
-                    saved = (saved[0] if keep_a or ta is None else None,
-                             saved[1] if keep_b or tb is None else None)
-                record(Node if ta is None or tb is None else NodeTT, out, (ta, tb), saved,
-                       _grad_meta(ta, tb, out), save_out)
-                return out
+            if both:
+                if not ad.flags.c_contiguous:  # PyTorch's TensorIterator: the first
+                    r = _iter_layout(r, (ad, bd))  # input's layout wins, NumPy's C order
+                if Node is not None and (ta.requires_grad or tb.requires_grad) \
+                        and GRAD.enabled:
+                    return _record(ta, tb, input, other, r, dev)
+                return _make(r, dev)
+            if Node is not None and ((ta is not None and ta.requires_grad) or
+                                     (tb is not None and tb.requires_grad)) and GRAD.enabled:
+                return _record(ta, tb, input, other, r, dev)
             return _make(r, dev)
 
         return op

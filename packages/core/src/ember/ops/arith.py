@@ -9,6 +9,7 @@ import numbers
 import numpy as np
 
 from .. import _dtype
+from .. import _memory_format as _mf
 from .._device import xp_of
 from .._tensor import Tensor, _make
 from ..autograd.graph import make_node_class, result
@@ -518,6 +519,9 @@ def _addc(input, tensor1, tensor2, value, divide):
         r = x + v * (a / b if divide else a * b)
     if r.shape != shape:
         r = xp_of(r).broadcast_to(r, shape).copy()
+    arrays = [t for t in (x, a, b) if hasattr(t, "flags")]
+    if not all(t.flags.c_contiguous for t in arrays[:2]):
+        r = _mf.iter_layout(r, arrays)  # PyTorch's layout: the first input's
     node = AddcdivBackward0 if divide else AddcmulBackward0
     g1, g2 = t1 is not None and t1.requires_grad, t2 is not None and t2.requires_grad
     return result(r.astype(rt, copy=False), dev, node, (tx, t1, t2), (t1, t2),

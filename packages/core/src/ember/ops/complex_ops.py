@@ -14,6 +14,7 @@ not reach ``z`` (in PyTorch they do, conjugated): ``conj_physical`` is the same 
 from __future__ import annotations
 
 from .. import _dtype
+from .. import _memory_format as _mf
 from .._device import xp_of
 from .._sparse_tensor import SparseTensor as _Sparse
 from .._sparse_tensor import sparse_op
@@ -294,7 +295,11 @@ def complex(real, imag, *, out=None):
     from ._promotion import broadcast_shape
 
     shape = broadcast_shape(a.shape, b.shape)
-    arr = xp.empty(shape, dtype=cdt)
+    order = None if a.flags.c_contiguous else _mf.iter_order(shape, (a, b))
+    if order is None:
+        arr = xp.empty(shape, dtype=cdt)
+    else:  # TensorIterator's layout: the first input's (a channels-last real part)
+        arr = xp.empty([shape[i] for i in order], dtype=cdt).transpose(_mf.inverse(order))
     _dtype.real_part(arr)[...] = a
     _dtype.imag_part(arr)[...] = b
     res = result(arr, dev, ComplexBackward0, (real, imag), ctx=(a.shape, b.shape))

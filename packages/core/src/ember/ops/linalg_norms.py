@@ -17,6 +17,7 @@ from ..autograd.grad_mode import GRAD
 from ..autograd.graph import make_node_class, record
 from ._inplace import accepts_out
 from ._promotion import normalize_dims
+from ._selection import c_order
 from .linalg_common import check_dims, const
 from .linalg_decompositions import svdvals
 
@@ -164,6 +165,8 @@ def vector_norm(input, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
         r = r.astype(np.float16)
     else:
         r = _vector_norm_array(xp_of(x), d, ord, dims, keepdim)
+    if dims is not None:  # PyTorch allocates a reduction's result in C order
+        r = c_order(r)
     out_ = _make(r, x._device)
     if GRAD.enabled and x.requires_grad:  # clip_grad_norm_'s per-parameter path: inline
         record(LinalgVectorNormBackward0, out_, (x,), (x,), (ord, dims, keepdim), True)

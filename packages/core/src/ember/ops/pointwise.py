@@ -716,6 +716,8 @@ def lerp(input, end, weight):
     if tw is None and dt in _dtype.OPMATH:  # a number weight in the opmath type, as PyTorch's
         w = _dtype.OPMATH[dt].type(weight)   # (not rounded to float16/bfloat16 first)
     r = _opmath(_lerp_np)(s, e, w)
+    if not (s.flags.c_contiguous and e.flags.c_contiguous):
+        r = _mf.iter_layout(r, [x for x in (s, e, w) if hasattr(x, "flags")])
     if tensor_weight:  # start and end only for the weight's gradient
         gw = tw is not None and tw.requires_grad
         return result(r, dev, LerpBackward1, (ts, te, tw), (ts, te, tw),
@@ -741,7 +743,7 @@ def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
     if d.dtype not in _dtype.FLOATING_NP:
         if d.dtype is _dtype.CHALF_NP:
             raise _dtype.no_chalf_kernel("nan_to_num")
-        return _make(d.copy(), input._device)
+        return _make(_mf.copy_as(d, _mf.preserve_order(d)), input._device)  # clone's layout
     if d.dtype is _dtype.BFLOAT16_NP:  # NumPy's nan_to_num knows its own float dtypes only
         big = float(_dtype.np_finfo(d.dtype).max)
         posinf = big if posinf is None else posinf
@@ -750,6 +752,8 @@ def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
         r = _dtype.narrow(xp_of(input).nan_to_num(_dtype.widen(d) if d.dtype is
                                                   _dtype.BFLOAT16_NP else d, nan=nan,
                                                   posinf=posinf, neginf=neginf), d.dtype)
+    if not d.flags.c_contiguous:  # NumPy's copy sorts stride-0 dims too; PyTorch's does not
+        r = _mf.iter_layout(r, (d,))
     return result(r, input._device, NanToNumBackward0, (input,), (input,))
 
 
@@ -1062,6 +1066,8 @@ def where(condition, input=None, other=None):
             except ValueError:  # PyTorch broadcasts the condition with input, then other
                 _broadcast_all(cond, a, b)
                 raise
+            if not (cond.flags.c_contiguous and a.flags.c_contiguous):
+                r = _mf.iter_layout(r, (cond, a, b))
             return result(r, dev, WhereBackward0, (input, other), (condition,),
                            (_meta(input), _meta(other)))
     dev = _common_device((condition, input, other))
@@ -1084,6 +1090,7 @@ def where(condition, input=None, other=None):
     except ValueError:
         _broadcast_all(cond, a, b)
         raise
+    r = _mf.iter_layout(r, [x for x in (cond, a, b) if hasattr(x, "flags")])
     return result(r, dev, WhereBackward0, (ta, tb), (condition,), (_meta(ta), _meta(tb)))
 
 

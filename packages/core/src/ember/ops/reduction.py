@@ -295,6 +295,7 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None):
     # NumPy's nansum skips NaN of its own float dtypes only: bfloat16 goes in as float32
     r = _rounded(xp.nansum(d if d.dtype is not _dtype.BFLOAT16_NP else d.astype(acc),
                            axis=dims, dtype=acc, keepdims=keepdim), acc, d)
+    r = c_order(r)  # PyTorch's: C order
     ctx = None
     if input.requires_grad and GRAD.enabled:
         ctx = (d.shape, dims, keepdim, const(~xp.isnan(d), input))
@@ -390,7 +391,7 @@ def prod(input, dim=None, keepdim=False, *, dtype=None):
         r = _rounded(d.prod(axis=axis if d.ndim else None, dtype=acc,
                             keepdims=keepdim and d.ndim > 0), acc, d)
     node = ProdBackward0 if dim is None else ProdBackward1
-    return result(r, input._device, node,
+    return result(c_order(r), input._device, node,
                   (input,), (input,), (axis if d.ndim else None, keepdim), True)
 
 
@@ -774,7 +775,8 @@ def logsumexp(input, dim, keepdim=False):
             r = xp.log(xp.exp(d).sum(axis=dims, keepdims=True))
     if not keepdim:
         r = _squeeze_dims(r, dims)
-    return result(r, input._device, LogsumexpBackward0, (input,), (input,), (dims, keepdim), True)
+    return result(c_order(r), input._device, LogsumexpBackward0, (input,), (input,),
+                  (dims, keepdim), True)
 
 
 @register("norm")
@@ -824,7 +826,8 @@ def count_nonzero(input, dim=None):
     """Number of non-zero elements over ``dim`` (int64)."""
     d = input._data
     _dtype.check_kernel("count_nonzero", d.dtype)
-    return _make((d != 0).sum(axis=_dims_of(dim, d.ndim), dtype=np.int64), input._device)
+    return _make(c_order((d != 0).sum(axis=_dims_of(dim, d.ndim), dtype=np.int64)),
+                 input._device)
 
 
 # -- cumulative ops -----------------------------------------------------------------------------
@@ -1118,4 +1121,6 @@ def renorm(input, p, dim, maxnorm):
                         dtype=acc)
     big = norms > maxnorm
     factor = where(big, maxnorm / (norms + 1e-7), 1.0)
-    return input * factor.to(input.dtype)
+    out = input * factor.to(input.dtype)
+    out._data = c_order(out._data)  # a fresh result, in C order as PyTorch's (not input's)
+    return out

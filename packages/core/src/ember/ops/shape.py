@@ -1430,7 +1430,10 @@ def roll(input, shifts, dims=None):
         if d.ndim == 0:
             raise IndexError(f"Dimension specified as {dims[0]} but tensor has no dimensions")
         dims = axes = tuple(wrap_dim(k, d.ndim) for k in dims)
-    out = _make(xp_of(input).roll(d, shifts if axes is not None else shifts[0], axes),
+    r = xp_of(input).roll(d, shifts if axes is not None else shifts[0], axes)
+    # PyTorch rolls by narrow and cat, whose result takes the input's suggested memory format
+    # (channels-last stays, any other layout is C order); a flat roll is a view's, C order
+    out = _make(_mf.fresh_layout(r, _mf.suggest(d) if axes is not None else None),
                 input._device)
     if input.requires_grad and GRAD.enabled:
         record(RollBackward0, out, (input,), (), (shifts, dims))
@@ -1489,7 +1492,9 @@ def _tri_op(name, xp_name):
         if d.ndim < 2:
             raise RuntimeError(f"{name}: input tensor must have at least 2 dimensions")
         _dtype.check_kernel(name, d.dtype)
-        out = _make(getattr(xp_of(input), xp_name)(d, diagonal), input._device)
+        # a new tensor in C order whatever the input's layout, as PyTorch's
+        out = _make(_mf.fresh_layout(getattr(xp_of(input), xp_name)(d, diagonal), None),
+                    input._device)
         if input.requires_grad and GRAD.enabled:
             record(node_cls, out, (input,), (), diagonal)
         return out
