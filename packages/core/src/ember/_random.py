@@ -48,6 +48,7 @@ from .autograd.grad_mode import GRAD
 from .autograd.graph import make_node_class, record
 from .ops._inplace import make_inplace
 from .ops._promotion import broadcast_shape
+from .ops._signatures import check_binds, parser_error
 from .ops.registry import register, register_method
 
 __all__ = ["Generator", "default_generator", "manual_seed", "seed", "initial_seed",
@@ -528,39 +529,42 @@ def normal(mean, std=1.0, size=None, *, generator=None, out=None, dtype=None, la
     ``normal(mean, std_tensor)``, or ``normal(mean, std, size)`` with Python floats."""
     mean_t, std_t = isinstance(mean, Tensor), isinstance(std, Tensor)
     if (size is None) is not (mean_t or std_t):  # a size only with two numbers, as PyTorch
-        got = ", ".join(tp_name(a) for a in (mean, std, size) if a is not None)
-        opts = "torch.Generator generator = None, Tensor out = None"
-        raise TypeError(
-            f"normal() received an invalid combination of arguments - got ({got}), but "
-            f"expected one of:\n * (Tensor mean, Tensor std, *, {opts})\n * (Tensor mean, "
-            f"float std = 1, *, {opts})\n * (float mean, Tensor std, *, {opts})\n * (float "
-            f"mean, float std, tuple of ints size, *, {opts}, torch.dtype dtype = None, "
-            "torch.layout layout = None, torch.device device = None, bool pin_memory = False, "
-            "bool requires_grad = False)\n")
-    if not (mean_t or std_t):
-        _check_std(std)
-        z, dt, dev = _float_samples(functools.partial(_normal_sample, mean, std),
-                                    "normal_kernel_cpu", size_param(size, "normal", 3), dtype,
-                                    device, generator)
-        return finish(place(z, dev), requires_grad, out)
-    tensors = [t for t in (mean, std) if isinstance(t, Tensor)]
-    dev = check_same_device(*tensors)
-    dt = mean.dtype if mean_t else std.dtype  # the output is shaped and typed like mean
-    _require_float(dt, "normal_kernel_cpu")
-    if std_t:
-        if std._data.size and not bool((std._data >= 0).all()):  # NaN too
-            raise RuntimeError("normal expects all elements of std >= 0.0")
-    else:
-        _check_std(std)
-    shape = broadcast_shape(mean._data.shape if mean_t else (), std._data.shape if std_t else ())
-    z = place(_standard_normal(_rng(generator, dev), shape, dt.np), dev)._data
-    m = mean._data.astype(dt.np, copy=False) if mean_t else mean
-    s = std._data.astype(dt.np, copy=False) if std_t else std
-    res = _make((z * s + m).astype(dt.np, copy=False), dev)
-    node = "NormalBackward3" if mean_t and std_t else \
-        ("NormalBackward1" if mean_t else "NormalBackward2")
-    res = _with_graph(res, node, (mean, std))
-    return write_out(out, res) if out is not None else res
+        raise parser_error("normal", _normal_args(mean, std, size))
+    try:
+        if not (mean_t or std_t):
+            _check_std(std)
+            z, dt, dev = _float_samples(functools.partial(_normal_sample, mean, std),
+                                        "normal_kernel_cpu", size_param(size, "normal", 3),
+                                        dtype, device, generator)
+            return finish(place(z, dev), requires_grad, out)
+        tensors = [t for t in (mean, std) if isinstance(t, Tensor)]
+        dev = check_same_device(*tensors)
+        dt = mean.dtype if mean_t else std.dtype  # the output is shaped and typed like mean
+        _require_float(dt, "normal_kernel_cpu")
+        if std_t:
+            if std._data.size and not bool((std._data >= 0).all()):  # NaN too
+                raise RuntimeError("normal expects all elements of std >= 0.0")
+        else:
+            _check_std(std)
+        shape = broadcast_shape(mean._data.shape if mean_t else (),
+                                std._data.shape if std_t else ())
+        z = place(_standard_normal(_rng(generator, dev), shape, dt.np), dev)._data
+        m = mean._data.astype(dt.np, copy=False) if mean_t else mean
+        s = std._data.astype(dt.np, copy=False) if std_t else std
+        res = _make((z * s + m).astype(dt.np, copy=False), dev)
+        node = "NormalBackward3" if mean_t and std_t else \
+            ("NormalBackward1" if mean_t else "NormalBackward2")
+        res = _with_graph(res, node, (mean, std))
+        return write_out(out, res) if out is not None else res
+    except (TypeError, AttributeError):  # a mean or std no signature takes: the parser's words
+        check_binds("normal", _normal_args(mean, std, size))
+        raise
+
+
+def _normal_args(mean, std, size) -> tuple:
+    """The positional arguments of a ``normal`` call (std's default 1.0 counts as given:
+    ``normal(0.0, 1.0)`` is the likelier call than ``normal('s')``)."""
+    return (mean, std) if size is None else (mean, std, size)
 
 
 def _normal_sample(mean, std, g, shape, np_dt) -> np.ndarray:

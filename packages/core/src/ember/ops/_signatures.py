@@ -56,7 +56,48 @@ SIGNATURES: dict[str, tuple[str, ...]] = {
     **{n: ("(Tensor input, Tensor vec2, *, Tensor out = None)",) for n in ("outer", "ger")},
     "dist": ("(Tensor input, Tensor other, Number p = 2)",),
     **{n: ("(Tensor input, Tensor other)",) for n in ("equal", "is_same_size")},
+    "isin": tuple(f"({a}, {b}, *, bool assume_unique = False, bool invert = False, Tensor out "
+                  "= None)" for a, b in (("Tensor elements", "Tensor test_elements"),
+                                         ("Number element", "Tensor test_elements"),
+                                         ("Tensor elements", "Number test_element"))),
+    **{n: ("(Tensor y, Tensor x, *, int dim = -1)", "(Tensor y, *, Number dx = 1, int dim = -1)")
+       for n in ("trapezoid", "cumulative_trapezoid")},
+    "trapz": ("(Tensor y, *, float dx = 1, int dim = -1)", "(Tensor y, Tensor x, *, int dim = -1)"),
+    "normal": tuple(f"({a}, {b}, *, torch.Generator generator = None, Tensor out = None{c})"
+                    for a, b, c in (("Tensor mean", "Tensor std", ""),
+                                    ("Tensor mean", "float std = 1", ""),
+                                    ("float mean", "Tensor std", ""),
+                                    ("float mean", "float std, tuple of ints size",
+                                     ", torch.dtype dtype = None, torch.layout layout = None, "
+                                     "torch.device device = None, bool pin_memory = False, "
+                                     "bool requires_grad = False"))),
+    "linalg_vecdot": ("(Tensor x, Tensor y, *, int dim = -1, Tensor out = None)",),
+    # what torch.nn.functional passes on positionally to the bindings it calls
+    "pairwise_distance": ("(Tensor x1, Tensor x2, float p = 2, float eps = 1e-06, "
+                          "bool keepdim = False)",),
+    "cosine_similarity": ("(Tensor x1, Tensor x2, int dim = 1, float eps = 1e-08)",),
+    "cross_entropy_loss": ("(Tensor input, Tensor target, Tensor weight = None, int reduction = "
+                           "1, SymInt ignore_index = -100, float label_smoothing = 0.0)",),
+    "nll_loss_nd": ("(Tensor input, Tensor target, Tensor weight = None, int reduction = 1, "
+                    "SymInt ignore_index = -100)",),
+    "kl_div": ("(Tensor input, Tensor target, int reduction = 1, *, bool log_target = False)",),
+    **{n: ("(Tensor input, Tensor target, int reduction = 1, *, Tensor out = None)",)
+       for n in ("soft_margin_loss", "multilabel_margin_loss")},
+    "hinge_embedding_loss": ("(Tensor input, Tensor target, float margin = 1.0, int reduction "
+                             "= 1)",),
+    "poisson_nll_loss": ("(Tensor input, Tensor target, bool log_input, bool full, float eps, "
+                         "int reduction)",),
+    "cosine_embedding_loss": ("(Tensor input1, Tensor input2, Tensor target, float margin = "
+                              "0.0, int reduction = 1)",),
+    "multi_margin_loss": ("(Tensor input, Tensor target, Number p = 1, Number margin = 1, "
+                          "Tensor weight = None, int reduction = 1, *, Tensor out = None)",),
+    "triplet_margin_loss": ("(Tensor anchor, Tensor positive, Tensor negative, float margin = "
+                            "1.0, float p = 2, float eps = 1e-06, bool swap = False, int "
+                            "reduction = 1)",),
 }
+
+#: ``torch.nn.functional``'s reduction names as the enum its bindings take
+REDUCTION_ENUM = {"none": 0, "mean": 1, "sum": 2}
 
 #: PyTorch's ``should_allow_numbers_as_tensors``: their ``Tensor`` parameters take numbers
 _NUMBERS_AS_TENSORS = frozenset(("add", "sub", "subtract", "mul", "multiply", "div", "divide",
@@ -159,7 +200,7 @@ def _fits(typ: str, x, numbers_as_tensors: bool) -> bool:
     if typ == "str":
         return isinstance(x, str)
     if typ.startswith("tuple of "):
-        inner = {"Tensors": "Tensor", "floats": "float"}[typ[9:]]
+        inner = {"Tensors": "Tensor", "floats": "float", "ints": "int"}[typ[9:]]
         return isinstance(x, (tuple, list)) and all(_fits(inner, v, False) for v in x)
     return True
 
@@ -182,7 +223,9 @@ def parser_error(name: str, args: tuple, kwargs: dict | None = None) -> TypeErro
 def _argument_error(name, params, args, kwargs) -> TypeError | None:
     """The one signature's complaint about the first argument that does not fit it."""
     allow = name in _NUMBERS_AS_TENSORS
-    for i, (x, (typ, pname, _, _)) in enumerate(zip(args, params)):
+    for i, (x, (typ, pname, has_default, _)) in enumerate(zip(args, params)):
+        if x is None and has_default and typ == "Tensor":  # ``Tensor? weight`` takes None
+            continue
         if not _fits(typ, x, allow):
             return TypeError(f"{name}(): argument '{pname}' (position {i + 1}) must be {typ}, "
                              f"not {_tp_name(x)}")

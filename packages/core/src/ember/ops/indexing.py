@@ -2054,11 +2054,15 @@ def bucketize(input, boundaries, *, out_int32=False, right=False, out=None):
 def isin(elements, test_elements, *, assume_unique=False, invert=False):
     """A bool tensor of ``elements``' shape: whether each element is in ``test_elements``
     (either may be a scalar)."""
-    if not isinstance(elements, Tensor) and not isinstance(test_elements, Tensor):
-        raise TypeError("isin() expects at least one Tensor argument")
     like = elements if isinstance(elements, Tensor) else test_elements
-    e, _ = _scalar_or_tensor(elements, like)
-    te, _ = _scalar_or_tensor(test_elements, like)
+    try:
+        e, _ = _scalar_or_tensor(elements, like)
+        te, _ = _scalar_or_tensor(test_elements, like)
+    except (TypeError, AttributeError):  # no signature takes them: PyTorch's parser's words
+        check_binds("isin", (elements, test_elements),
+                    {k: v for k, v in (("assume_unique", assume_unique), ("invert", invert))
+                     if v is not False})
+        raise
     if isinstance(elements, Tensor) and isinstance(test_elements, Tensor):
         _dtype.promote_types(elements.dtype, test_elements.dtype)  # PyTorch's promotion error
     _dtype.check_kernel("isin", like._data.dtype)

@@ -1080,11 +1080,16 @@ def linalg_cross(input, other, *, dim=-1, out=None):
 def vecdot(x, y, *, dim=-1, out=None):
     """Dot product of vectors along ``dim`` (batches broadcast); ``x`` is conjugated when
     complex."""
+    try:
+        dtypes = x._data.dtype, y._data.dtype
+    except AttributeError:  # not tensors: PyTorch's parser refuses them
+        check_binds("linalg_vecdot", (x, y), {"dim": dim})
+        raise
     for t in (x, y):
         if t._data.dtype not in _dtype.FLOATING_NP and t._data.dtype not in _dtype.COMPLEX_NP:
             raise RuntimeError(f"linalg.vecdot: Expected a floating point or complex tensor as "
                                f"input. Got {scalar_type_name(t._data.dtype)}")
-    if x._data.dtype != y._data.dtype:
+    if dtypes[0] != dtypes[1]:
         raise RuntimeError(f"linalg.vecdot: Expected x and y to have the same dtype, but found x "
                            f"of type {scalar_type_name(x._data.dtype)} and y of type "
                            f"{scalar_type_name(y._data.dtype)} instead")

@@ -28,8 +28,9 @@ from .._warn import user_stacklevel
 from ..autograd.grad_mode import GRAD, no_grad
 from ..autograd.graph import make_node_class, record, result
 from . import _special
-from ._casts import as_tensor_like, cast_to
+from ._casts import cast_to
 from ._promotion import broadcast_shape
+from ._signatures import REDUCTION_ENUM, check_binds
 from .activation import _log_softmax_bw, log_softmax, logsigmoid, softplus
 from .indexing import AdvancedIndex, scatter_by
 from .pointwise import where
@@ -110,6 +111,27 @@ def _warn_size(input, target):
                       f"size ({input.size()!r}). This will likely lead to incorrect results due "
                       "to broadcasting. Please ensure they have the same size.",
                       stacklevel=user_stacklevel())
+
+
+def _sizes(*tensors, attr="size"):
+    """PyTorch's Python losses compare ``target.size()`` with ``input.size()`` first (``dim()``
+    in margin_ranking_loss): an argument that is not a tensor fails there, in those words.
+    For a loss whose own code has already failed."""
+    for x in tensors:
+        if not isinstance(x, Tensor):
+            raise AttributeError(f"'{type(x).__name__}' object has no attribute '{attr}'")
+
+
+def _refuse(binding, *args):
+    """The argument parser's error of ``binding``, the function ``torch.nn.functional`` hands
+    these arguments to, when it takes none of them (``ops._signatures``). For a loss whose own
+    code has already failed: the loss's own error stands where the parser would bind them."""
+    check_binds(binding, args)
+
+
+def _enum(reduction):
+    """``reduction`` as the enum PyTorch's bindings take (any int: only its type is read)."""
+    return REDUCTION_ENUM.get(reduction, 1) if isinstance(reduction, str) else reduction
 
 
 def _weighted_reduce(loss, weight, input, reduction, mean_by_weight=True):
@@ -304,8 +326,12 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     """Negative log likelihood of class-index ``target`` given log-probabilities ``input``
     (``(N, C)``, ``(N, C, d1, ...)`` or ``(C,)``): one node, ``NllLossBackward0``."""
     reduction = _reduction(reduction, size_average, reduce)
-    spec, w_row = _nll_target(input, target, weight, ignore_index)
-    return _nll_result(spec.get(input._data), w_row, reduction, input, spec)
+    try:
+        spec, w_row = _nll_target(input, target, weight, ignore_index)
+        return _nll_result(spec.get(input._data), w_row, reduction, input, spec)
+    except (AttributeError, TypeError):  # not tensors: PyTorch's words for them
+        _refuse("nll_loss_nd", input, target, weight, _enum(reduction), ignore_index)
+        raise
 
 
 def _fused_cross_entropy(input, target, weight, ignore_index, reduction, ca):
@@ -341,38 +367,43 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     ``nll_loss(log_softmax(input))``, label smoothing and probabilities composed as PyTorch
     composes them (so the graph, ``NllLossBackward0`` first, is PyTorch's)."""
     reduction = _reduction(reduction, size_average, reduce)
-    # PyTorch smooths only when ``label_smoothing > 0`` (a negative or NaN value is no
-    # smoothing) and checks the upper bound on that path only
-    eps = float(label_smoothing) if label_smoothing > 0.0 else 0.0
-    d = input._data
-    ca = _class_axis(d)
-    probabilities = target._data.shape == d.shape
-    if probabilities:
-        if target._data.dtype not in _dtype.FLOATING_NP:
-            raise RuntimeError("Expected floating point type for target with class "
-                               f"probabilities, got {scalar_type_name(target._data.dtype)}")
-        if ignore_index >= 0:
-            raise RuntimeError("ignore_index is not supported for floating point target")
-        if eps > 1.0:
+    try:
+        # PyTorch smooths only when ``label_smoothing > 0`` (a negative or NaN value is no
+        # smoothing) and checks the upper bound on that path only
+        eps = float(label_smoothing) if label_smoothing > 0.0 else 0.0
+        d = input._data
+        ca = _class_axis(d)
+        probabilities = target._data.shape == d.shape
+        if probabilities:
+            if target._data.dtype not in _dtype.FLOATING_NP:
+                raise RuntimeError("Expected floating point type for target with class "
+                                   f"probabilities, got {scalar_type_name(target._data.dtype)}")
+            if ignore_index >= 0:
+                raise RuntimeError("ignore_index is not supported for floating point target")
+            if eps > 1.0:
+                _label_smoothing_error(label_smoothing)
+            if weight is not None and weight._data.shape != (d.shape[ca],):
+                raise RuntimeError(f"cross_entropy: weight tensor should be defined either for all "
+                                   f"{d.shape[ca]} classes or no classes but got weight tensor of "
+                                   f"shape: [{shape_str(weight._data.shape)}]")
+        elif eps > 1.0:
             _label_smoothing_error(label_smoothing)
-        if weight is not None and weight._data.shape != (d.shape[ca],):
-            raise RuntimeError(f"cross_entropy: weight tensor should be defined either for all "
-                               f"{d.shape[ca]} classes or no classes but got weight tensor of "
-                               f"shape: [{shape_str(weight._data.shape)}]")
-    elif eps > 1.0:
-        _label_smoothing_error(label_smoothing)
-    elif eps and d.ndim == 1 and target._data.shape == (1,):
-        raise RuntimeError("output with shape [] doesn't match the broadcast shape [1]")
-    elif not eps and d.dtype in _dtype.FLOATING_NP and d.ndim and d.size and not any(
-            fused_kernel(input._device, k) for k in ("softmax", "softmax_backward")):
-        return _fused_cross_entropy(input, target, weight, ignore_index, reduction, ca)
-    logp = log_softmax(input, ca)
-    if probabilities:
-        return _probability_loss(logp, target, weight, reduction, eps, ca)
-    nll = nll_loss(logp, target, weight, ignore_index=ignore_index, reduction=reduction)
-    if not eps:
-        return nll
-    return _smoothed(nll, logp, target, weight, ignore_index, reduction, eps, ca)
+        elif eps and d.ndim == 1 and target._data.shape == (1,):
+            raise RuntimeError("output with shape [] doesn't match the broadcast shape [1]")
+        elif not eps and d.dtype in _dtype.FLOATING_NP and d.ndim and d.size and not any(
+                fused_kernel(input._device, k) for k in ("softmax", "softmax_backward")):
+            return _fused_cross_entropy(input, target, weight, ignore_index, reduction, ca)
+        logp = log_softmax(input, ca)
+        if probabilities:
+            return _probability_loss(logp, target, weight, reduction, eps, ca)
+        nll = nll_loss(logp, target, weight, ignore_index=ignore_index, reduction=reduction)
+        if not eps:
+            return nll
+        return _smoothed(nll, logp, target, weight, ignore_index, reduction, eps, ca)
+    except (AttributeError, TypeError):  # not tensors: PyTorch's words for them
+        _refuse("cross_entropy_loss", input, target, weight, _enum(reduction), ignore_index,
+            label_smoothing)
+        raise
 
 
 def _label_smoothing_error(label_smoothing):
@@ -451,7 +482,7 @@ def _loss_pair(input, target, kernel, warn=True, promote=True):
     broadcast to one shape (``warn``: PyTorch's size warning), of one dtype (``promote``:
     the promoted one, else ``input``'s)."""
     if not isinstance(target, Tensor):
-        target = as_tensor_like(target, input)
+        _sizes(target)  # PyTorch's losses take no number target (``target.size()``)
     dt = input._data.dtype
     if promote and target._data.dtype is not dt:  # the kernel runs in the promoted dtype
         dt = _dtype.binary_result_np(input._data, target._data)
@@ -511,25 +542,33 @@ MseLossBackward0 = make_node_class("MseLossBackward0", _mse_bw)
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     """Mean squared error (``weight``: a weighted mean divided by ``weight.sum()``)."""
     reduction = _reduction(reduction, size_average, reduce)
-    if weight is not None:
-        diff = _difference(input, target, "mse_cpu")
-        return _weighted_reduce(diff * diff, weight, input, reduction)
-    input, target = _loss_pair(input, target, "mse_cpu")
-    diff = input._data - target._data
-    return _loss_node(MseLossBackward0, diff * diff, reduction, (input, target),
-                      (input, target))
+    try:
+        if weight is not None:
+            diff = _difference(input, target, "mse_cpu")
+            return _weighted_reduce(diff * diff, weight, input, reduction)
+        input, target = _loss_pair(input, target, "mse_cpu")
+        diff = input._data - target._data
+        return _loss_node(MseLossBackward0, diff * diff, reduction, (input, target),
+                          (input, target))
+    except (AttributeError, TypeError):  # not tensors: PyTorch's words for them
+        _sizes(target, input)
+        raise
 
 
 @register("l1_loss", function=False, method=False)
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     """Mean absolute error (``weight``: a weighted mean divided by ``weight.sum()``)."""
     reduction = _reduction(reduction, size_average, reduce)
-    if weight is None and input._data.dtype not in _dtype.FLOATING_NP:
-        # PyTorch's l1 is |input - target| reduced: integers sum (and refuse a mean) as such
-        _warn_size(input, target)
-        return _reduce((input - target).abs(), reduction)
-    return _weighted_reduce(_difference(input, target, "l1_cpu").abs(), weight, input,
-                            reduction)
+    try:
+        if weight is None and input._data.dtype not in _dtype.FLOATING_NP:
+            # PyTorch's l1 is |input - target| reduced: integers sum (and refuse a mean) as such
+            _warn_size(input, target)
+            return _reduce((input - target).abs(), reduction)
+        return _weighted_reduce(_difference(input, target, "l1_cpu").abs(), weight, input,
+                                reduction)
+    except (AttributeError, TypeError):  # not tensors: PyTorch's words for them
+        _sizes(target, input)
+        raise
 
 
 def _quadratic_then_linear_bw(node, g):
@@ -562,12 +601,16 @@ def _quadratic_then_linear(node_cls, input, target, limit, reduction, kernel):
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
     """Squared error below ``beta`` (divided by ``beta``), absolute error above it."""
     reduction = _reduction(reduction, size_average, reduce)
-    if beta < 0:
-        raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
-    if beta == 0:  # PyTorch's smooth_l1_loss is l1_loss there
-        return l1_loss(input, target, reduction=reduction)
-    return _quadratic_then_linear(SmoothL1LossBackward0, input, target, float(beta), reduction,
-                                  "smooth_l1_cpu")
+    try:
+        if beta < 0:
+            raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+        if beta == 0:  # PyTorch's smooth_l1_loss is l1_loss there
+            return l1_loss(input, target, reduction=reduction)
+        return _quadratic_then_linear(SmoothL1LossBackward0, input, target, float(beta), reduction,
+                                      "smooth_l1_cpu")
+    except (AttributeError, TypeError):  # not tensors: PyTorch's words for them
+        _sizes(target, input)
+        raise
 
 
 @register("huber_loss", function=False, method=False)
@@ -575,22 +618,26 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     """Squared error below ``delta``, ``delta``-scaled absolute error above it (``weight``
     multiplies the unreduced loss, as PyTorch)."""
     reduction = _reduction(reduction)
-    if delta <= 0:
-        raise RuntimeError("huber_loss does not support non-positive values for delta.")
-    if isinstance(target, Tensor) and target._data.dtype is not input._data.dtype:
-        # PyTorch's huber_loss writes into an output of the input's dtype
-        dt = _dtype.binary_result_np(input._data, target._data)
-        if dt in _dtype.FLOATING_NP and input._data.dtype not in _dtype.FLOATING_NP:
-            raise RuntimeError(f"result type {scalar_type_name(dt)} can't be cast to the "
-                               f"desired output type {scalar_type_name(input._data.dtype)}")
-        if dt in _dtype.FLOATING_NP:
-            target = cast_to(target, None, input.dtype, False)
-    if weight is None:
-        return _quadratic_then_linear(HuberLossBackward0, input, target, float(delta),
-                                      reduction, "huber_cpu")
-    loss = _quadratic_then_linear(HuberLossBackward0, input, target, float(delta), "none",
-                                  "huber_cpu")
-    return _weighted_reduce(loss, weight, input, reduction, mean_by_weight=False)
+    try:
+        if delta <= 0:
+            raise RuntimeError("huber_loss does not support non-positive values for delta.")
+        if isinstance(target, Tensor) and target._data.dtype is not input._data.dtype:
+            # PyTorch's huber_loss writes into an output of the input's dtype
+            dt = _dtype.binary_result_np(input._data, target._data)
+            if dt in _dtype.FLOATING_NP and input._data.dtype not in _dtype.FLOATING_NP:
+                raise RuntimeError(f"result type {scalar_type_name(dt)} can't be cast to the "
+                                   f"desired output type {scalar_type_name(input._data.dtype)}")
+            if dt in _dtype.FLOATING_NP:
+                target = cast_to(target, None, input.dtype, False)
+        if weight is None:
+            return _quadratic_then_linear(HuberLossBackward0, input, target, float(delta),
+                                          reduction, "huber_cpu")
+        loss = _quadratic_then_linear(HuberLossBackward0, input, target, float(delta), "none",
+                                      "huber_cpu")
+        return _weighted_reduce(loss, weight, input, reduction, mean_by_weight=False)
+    except (AttributeError, TypeError):  # not tensors: PyTorch's words for them
+        _sizes(target, input)
+        raise
 
 
 # -- binary / probabilistic losses --------------------------------------------------------------
@@ -655,31 +702,35 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     """``-w (t log x + (1 - t) log(1 - x))`` with each log clamped at -100, so that
     probabilities of exactly 0 or 1 give finite losses and gradients, as PyTorch."""
     reduction = _reduction(reduction, size_average, reduce)
-    if target.shape != input.shape:
-        raise ValueError(f"Using a target size ({target.size()!r}) that is different to the "
-                         f"input size ({input.size()!r}) is deprecated. Please ensure they "
-                         "have the same size.")
-    check_same_device(input, target, weight)
-    d, td = input._data, target._data
-    if td.dtype is not d.dtype:
-        raise RuntimeError(f"Found dtype {scalar_type_name(td.dtype)} but expected "
-                           f"{scalar_type_name(d.dtype)}")
-    if d.dtype not in _dtype.FLOATING_NP:
-        raise NotImplementedError('"binary_cross_entropy" not implemented for '
-                                  f"'{scalar_type_name(d.dtype)}'")
-    if weight is not None and weight._data.shape != td.shape:
-        weight = expand(weight, _broadcast_shapes(td.shape, weight._data.shape))
-    _check_unit_interval(d, "input")
-    _check_unit_interval(td, "target")
-    _not_differentiable("binary_cross_entropy", weight=weight)
-    xp = xp_of(input)
-    with np.errstate(divide="ignore"):
-        loss = (td - 1) * xp.maximum(xp.log1p(-d), -100) - td * xp.maximum(xp.log(d), -100)
-    w = _loss_weight(weight, input, loss)
-    if w is not None:
-        loss = loss * w._data
-    return _loss_node(BinaryCrossEntropyBackward0, loss, reduction, (input, target),
-                      (input, target, w))
+    try:
+        if target.shape != input.shape:
+            raise ValueError(f"Using a target size ({target.size()!r}) that is different to the "
+                             f"input size ({input.size()!r}) is deprecated. Please ensure they "
+                             "have the same size.")
+        check_same_device(input, target, weight)
+        d, td = input._data, target._data
+        if td.dtype is not d.dtype:
+            raise RuntimeError(f"Found dtype {scalar_type_name(td.dtype)} but expected "
+                               f"{scalar_type_name(d.dtype)}")
+        if d.dtype not in _dtype.FLOATING_NP:
+            raise NotImplementedError('"binary_cross_entropy" not implemented for '
+                                      f"'{scalar_type_name(d.dtype)}'")
+        if weight is not None and weight._data.shape != td.shape:
+            weight = expand(weight, _broadcast_shapes(td.shape, weight._data.shape))
+        _check_unit_interval(d, "input")
+        _check_unit_interval(td, "target")
+        _not_differentiable("binary_cross_entropy", weight=weight)
+        xp = xp_of(input)
+        with np.errstate(divide="ignore"):
+            loss = (td - 1) * xp.maximum(xp.log1p(-d), -100) - td * xp.maximum(xp.log(d), -100)
+        w = _loss_weight(weight, input, loss)
+        if w is not None:
+            loss = loss * w._data
+        return _loss_node(BinaryCrossEntropyBackward0, loss, reduction, (input, target),
+                          (input, target, w))
+    except (AttributeError, TypeError):  # not tensors: PyTorch's words for them
+        _sizes(target, input)
+        raise
 
 
 def _bce_logits_bw(node, g):
@@ -712,36 +763,40 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     """Sigmoid + binary cross entropy in one stable expression:
     ``(1 - t) x - (1 + (pos_weight - 1) t) logsigmoid(x)``, times ``weight``."""
     reduction = _reduction(reduction, size_average, reduce)
-    if target.shape != input.shape:
-        raise ValueError(f"Target size ({target.size()!r}) must be the same as input size "
-                         f"({input.size()!r})")
-    check_same_device(input, target, weight, pos_weight)
-    _not_differentiable("binary_cross_entropy_with_logits", weight=weight,
-                        pos_weight=pos_weight)
-    _float_kernel(input, "log_sigmoid_cpu")
-    td = target._data.dtype
-    if td is not input._data.dtype:
-        # PyTorch's kernel works in place on ``1 - target``: the loss has the target's dtype
-        if td == np.bool_:
-            raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
-                               "supported. Use the `^` or `logical_xor()` operator instead.")
-        if td not in _dtype.FLOATING_NP:
-            dt = _dtype.binary_result_np(input._data, target._data)
-            raise RuntimeError(f"result type {scalar_type_name(dt)} can't be cast to the "
-                               f"desired output type {scalar_type_name(td)}")
-        input = cast_to(input, None, _dtype.FROM_NP[td], False)
-    input, target = _loss_pair(input, target, "log_sigmoid_cpu")
-    d, td = input._data, target._data
-    log_sig = _special.log_sigmoid(d)
-    pw = _loss_weight(pos_weight, input, d, first=True)
-    if pw is not None:
-        log_sig = log_sig * ((pw._data - 1) * td + 1)
-    loss = (1 - td) * d - log_sig
-    w = _loss_weight(weight, input, loss)
-    if w is not None:
-        loss = loss * w._data
-    return _loss_node(BinaryCrossEntropyWithLogitsBackward0, loss, reduction, (input, target),
-                      (input, target, w, pw))
+    try:
+        if target.shape != input.shape:
+            raise ValueError(f"Target size ({target.size()!r}) must be the same as input size "
+                             f"({input.size()!r})")
+        check_same_device(input, target, weight, pos_weight)
+        _not_differentiable("binary_cross_entropy_with_logits", weight=weight,
+                            pos_weight=pos_weight)
+        _float_kernel(input, "log_sigmoid_cpu")
+        td = target._data.dtype
+        if td is not input._data.dtype:
+            # PyTorch's kernel works in place on ``1 - target``: the loss has the target's dtype
+            if td == np.bool_:
+                raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
+                                   "supported. Use the `^` or `logical_xor()` operator instead.")
+            if td not in _dtype.FLOATING_NP:
+                dt = _dtype.binary_result_np(input._data, target._data)
+                raise RuntimeError(f"result type {scalar_type_name(dt)} can't be cast to the "
+                                   f"desired output type {scalar_type_name(td)}")
+            input = cast_to(input, None, _dtype.FROM_NP[td], False)
+        input, target = _loss_pair(input, target, "log_sigmoid_cpu")
+        d, td = input._data, target._data
+        log_sig = _special.log_sigmoid(d)
+        pw = _loss_weight(pos_weight, input, d, first=True)
+        if pw is not None:
+            log_sig = log_sig * ((pw._data - 1) * td + 1)
+        loss = (1 - td) * d - log_sig
+        w = _loss_weight(weight, input, loss)
+        if w is not None:
+            loss = loss * w._data
+        return _loss_node(BinaryCrossEntropyWithLogitsBackward0, loss, reduction, (input, target),
+                          (input, target, w, pw))
+    except (AttributeError, TypeError):  # not tensors: PyTorch's words for them
+        _sizes(target, input)
+        raise
 
 
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
@@ -753,7 +808,11 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
                       "the KL div math definition.'mean' will be changed to behave the same as "
                       "'batchmean' in the next major release.", stacklevel=user_stacklevel())
     reduction = _reduction(reduction, size_average, reduce, extra=("batchmean",))
-    return _kl_div(input, target, reduction, log_target)
+    try:
+        return _kl_div(input, target, reduction, log_target)
+    except (AttributeError, TypeError):  # not tensors: PyTorch's words for them
+        _refuse("kl_div", input, target, _enum(reduction))
+        raise
 
 
 def _kl_div(input, target, reduction, log_target):
@@ -776,15 +835,19 @@ def poisson_nll_loss(input, target, log_input=True, full=False, size_average=Non
     """Poisson negative log likelihood; ``full`` adds Stirling's term where ``target > 1``."""
     reduction = _reduction(reduction, size_average, reduce,
                            invalid=" is not a valid value for reduction")
-    if log_input:
-        loss = input.exp() - target * input
-    else:
-        loss = input - target * (input + eps).log()
-    if full:
-        t = target.clamp_min(1)  # Stirling's term is masked to 0 where target <= 1
-        stirling = t * t.log() - t + 0.5 * (2 * math.pi * t).log()
-        loss = loss + where(target > 1, stirling, 0)
-    return _reduce(loss, reduction)
+    try:
+        if log_input:
+            loss = input.exp() - target * input
+        else:
+            loss = input - target * (input + eps).log()
+        if full:
+            t = target.clamp_min(1)  # Stirling's term is masked to 0 where target <= 1
+            stirling = t * t.log() - t + 0.5 * (2 * math.pi * t).log()
+            loss = loss + where(target > 1, stirling, 0)
+        return _reduce(loss, reduction)
+    except (AttributeError, TypeError):  # not tensors: PyTorch's words for them
+        _refuse("poisson_nll_loss", input, target, log_input, full, eps, _enum(reduction))
+        raise
 
 
 @register("gaussian_nll_loss", function=False, method=False)
@@ -821,43 +884,56 @@ def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, red
                         reduction="mean"):
     """``max(0, -target * (input1 - input2) + margin)``."""
     reduction = _reduction(reduction, size_average, reduce)
-    if input1.ndim != input2.ndim or input1.ndim != target.ndim:
-        raise RuntimeError("margin_ranking_loss : All input tensors should have same dimension "
-                           f"but got sizes: input1: {input1.size()!r}, input2: "
-                           f"{input2.size()!r}, target: {target.size()!r} ")
-    # ``margin`` is a double in PyTorch's signature: integer inputs give a float loss
-    return _reduce((-target * (input1 - input2) + float(margin)).clamp_min(0), reduction)
+    try:
+        if input1.ndim != input2.ndim or input1.ndim != target.ndim:
+            raise RuntimeError("margin_ranking_loss : All input tensors should have same dimension "
+                               f"but got sizes: input1: {input1.size()!r}, input2: "
+                               f"{input2.size()!r}, target: {target.size()!r} ")
+        # ``margin`` is a double in PyTorch's signature: integer inputs give a float loss
+        return _reduce((-target * (input1 - input2) + float(margin)).clamp_min(0), reduction)
+    except (AttributeError, TypeError):  # not tensors: PyTorch's words for them
+        _sizes(input1, input2, target, attr="dim")
+        raise
 
 
 def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None,
                          reduction="mean"):
     """``input`` where ``target == 1``, ``max(0, margin - input)`` where ``target == -1``."""
     reduction = _reduction(reduction, size_average, reduce)
-    if input._data.dtype.kind in "biu":  # PyTorch fills an integer tensor with the margin
-        margin = int(margin)
-    hinge = where(target != 1, (margin - input).clamp_min(0), 0)
-    return _reduce(hinge + where(target != -1, input, 0), reduction)
+    try:
+        if input._data.dtype.kind in "biu":  # PyTorch fills an integer tensor with the margin
+            margin = int(margin)
+        hinge = where(target != 1, (margin - input).clamp_min(0), 0)
+        return _reduce(hinge + where(target != -1, input, 0), reduction)
+    except (AttributeError, TypeError):  # not tensors: PyTorch's words for them
+        _refuse("hinge_embedding_loss", input, target, margin, _enum(reduction))
+        raise
 
 
 def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, reduce=None,
                           reduction="mean"):
     """``1 - cos(x1, x2)`` where ``target == 1``, ``max(0, cos - margin)`` where -1."""
     reduction = _reduction(reduction, size_average, reduce)
-    if target.ndim > 1:
-        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
-    if input1.ndim != target.ndim + 1 or input2.ndim != target.ndim + 1:
-        raise RuntimeError(f"{target.ndim}D target tensor expects {target.ndim + 1}D input "
-                           f"tensors, but found inputs with sizes [{shape_str(input1.shape)}] "
-                           f"and [{shape_str(input2.shape)}].")
-    eps = 1e-12
-    dim = input1.ndim - 1
-    prod = (input1 * input2).sum(dim)
-    mag1 = (input1 * input1).sum(dim) + eps
-    mag2 = (input2 * input2).sum(dim) + eps
-    cos = prod / (mag1 * mag2).sqrt()
-    pos = where(target == 1, 1 - cos, 0)
-    neg = where(target == -1, (cos - margin).clamp_min(0), 0)
-    return _reduce(pos + neg, reduction)
+    try:
+        if target.ndim > 1:
+            raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+        if input1.ndim != target.ndim + 1 or input2.ndim != target.ndim + 1:
+            raise RuntimeError(f"{target.ndim}D target tensor expects {target.ndim + 1}D input "
+                               f"tensors, but found inputs with sizes [{shape_str(input1.shape)}] "
+                               f"and [{shape_str(input2.shape)}].")
+        eps = 1e-12
+        dim = input1.ndim - 1
+        prod = (input1 * input2).sum(dim)
+        mag1 = (input1 * input1).sum(dim) + eps
+        mag2 = (input2 * input2).sum(dim) + eps
+        cos = prod / (mag1 * mag2).sqrt()
+        pos = where(target == 1, 1 - cos, 0)
+        neg = where(target == -1, (cos - margin).clamp_min(0), 0)
+        return _reduce(pos + neg, reduction)
+    except (AttributeError, TypeError):  # not tensors: PyTorch's words for them
+        _refuse("cosine_embedding_loss", input1, input2, target, margin,
+            _enum(reduction))
+        raise
 
 
 def _pairwise_distance(x1, x2, p, eps):
@@ -871,7 +947,12 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, s
     reduction = _reduction(reduction, size_average, reduce)
     if margin <= 0:
         raise ValueError(f"margin must be greater than 0, got {margin}")
-    return _triplet_margin_loss(anchor, positive, negative, margin, p, eps, swap, reduction)
+    try:
+        return _triplet_margin_loss(anchor, positive, negative, margin, p, eps, swap, reduction)
+    except (AttributeError, TypeError):  # not tensors: PyTorch's words for them
+        _refuse("triplet_margin_loss", anchor, positive, negative, margin, p, eps, swap,
+            _enum(reduction))
+        raise
 
 
 def _triplet_margin_loss(anchor, positive, negative, margin, p, eps, swap, reduction):
@@ -901,12 +982,16 @@ SoftMarginLossBackward0 = make_node_class("SoftMarginLossBackward0", _soft_margi
 def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     """``log(1 + exp(-target * input))``, computed stably, as one node."""
     reduction = _reduction(reduction, size_average, reduce)
-    if input._data.dtype.kind in "iu":  # PyTorch's kernel exponentiates in place
-        raise RuntimeError("result type Float can't be cast to the desired output type "
-                           f"{scalar_type_name(input._data.dtype)}")
-    input, target = _loss_pair(input, target, "soft_margin_loss", warn=False, promote=False)
-    loss = xp_of(input).logaddexp(0, -target._data * input._data)
-    return _loss_node(SoftMarginLossBackward0, loss, reduction, (input,), (input, target))
+    try:
+        if input._data.dtype.kind in "iu":  # PyTorch's kernel exponentiates in place
+            raise RuntimeError("result type Float can't be cast to the desired output type "
+                               f"{scalar_type_name(input._data.dtype)}")
+        input, target = _loss_pair(input, target, "soft_margin_loss", warn=False, promote=False)
+        loss = xp_of(input).logaddexp(0, -target._data * input._data)
+        return _loss_node(SoftMarginLossBackward0, loss, reduction, (input,), (input, target))
+    except (AttributeError, TypeError):  # not tensors: PyTorch's words for them
+        _refuse("soft_margin_loss", input, target, _enum(reduction))
+        raise
 
 
 @register("multilabel_soft_margin_loss", function=False, method=False)
@@ -971,29 +1056,33 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
     reduction = _reduction(reduction, size_average, reduce)
     if p not in (1, 2):
         raise ValueError("only p == 1 and p == 2 supported")
-    d, td = input._data, target._data
-    check_same_device(input, target, weight)
-    ca = d.ndim - 1
-    C = d.shape[ca] if d.ndim else 0
-    _check_multi_margin(d, td, weight, C)
-    if d.dtype not in _dtype.FLOATING_NP:
-        raise NotImplementedError('"multi_margin_loss_cpu_kernel" not implemented for '
-                                  f"'{scalar_type_name(d.dtype)}'")
-    if weight is not None and weight._data.dtype != d.dtype:
-        raise RuntimeError(f"expected scalar type {scalar_type_name(d.dtype)} but found "
-                           f"{scalar_type_name(weight._data.dtype)}")
-    _not_differentiable("multi_margin_loss", weight=weight)
-    xp = xp_of(input)
-    t = td.reshape(td.shape + (1,) if d.ndim == 2 else (1,))
-    z = xp.maximum(d - xp.take_along_axis(d, t, ca) + margin, 0)
-    if p == 2:
-        z = z * z
-    others = t != xp.arange(C)
-    w_c = xp.full(t.shape, 1 / C, d.dtype) if weight is None else \
-        weight._data.astype(d.dtype)[t] / C
-    loss = (z * others * w_c).sum(ca).reshape(td.shape)
-    return _loss_node(MultiMarginLossBackward0, loss, reduction, (input,), (input,),
-                      (t, p, float(margin), w_c, others))
+    try:
+        d, td = input._data, target._data
+        check_same_device(input, target, weight)
+        ca = d.ndim - 1
+        C = d.shape[ca] if d.ndim else 0
+        _check_multi_margin(d, td, weight, C)
+        if d.dtype not in _dtype.FLOATING_NP:
+            raise NotImplementedError('"multi_margin_loss_cpu_kernel" not implemented for '
+                                      f"'{scalar_type_name(d.dtype)}'")
+        if weight is not None and weight._data.dtype != d.dtype:
+            raise RuntimeError(f"expected scalar type {scalar_type_name(d.dtype)} but found "
+                               f"{scalar_type_name(weight._data.dtype)}")
+        _not_differentiable("multi_margin_loss", weight=weight)
+        xp = xp_of(input)
+        t = td.reshape(td.shape + (1,) if d.ndim == 2 else (1,))
+        z = xp.maximum(d - xp.take_along_axis(d, t, ca) + margin, 0)
+        if p == 2:
+            z = z * z
+        others = t != xp.arange(C)
+        w_c = xp.full(t.shape, 1 / C, d.dtype) if weight is None else \
+            weight._data.astype(d.dtype)[t] / C
+        loss = (z * others * w_c).sum(ca).reshape(td.shape)
+        return _loss_node(MultiMarginLossBackward0, loss, reduction, (input,), (input,),
+                          (t, p, float(margin), w_c, others))
+    except (AttributeError, TypeError):  # not tensors: PyTorch's words for them
+        _refuse("multi_margin_loss", input, target, p, margin, weight, _enum(reduction))
+        raise
 
 
 # -- CTC ----------------------------------------------------------------------------------------
@@ -1222,22 +1311,26 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
     """``sum_{j in y, i not in y} max(0, 1 - (x[j] - x[i])) / C`` per sample, where ``y`` is
     ``target``'s class indices up to its first ``-1``; composed of differentiable ops."""
     reduction = _reduction(reduction, size_average, reduce)
-    check_same_device(input, target)
-    d, td = input._data, target._data
-    C = _check_multilabel_margin(d, td)
-    if d.dtype not in _dtype.FLOATING_NP:
-        raise NotImplementedError('"multilabel_margin_loss_forward_out_frame" not implemented '
-                                  f"for '{scalar_type_name(d.dtype)}'")
-    xp = xp_of(input)
-    x = input.reshape(-1, C)
-    t = xp.asarray(td).reshape(-1, C)
-    valid = xp.cumprod(t != -1, axis=1).astype(bool)  # the entries before the first -1
-    count = ((t[:, :, None] == xp.arange(C)) & valid[:, :, None]).sum(1)  # (N, C) multiplicity
-    pair = (count[:, :, None] * (count == 0)[:, None, :]).astype(d.dtype)  # (N, j, i)
-    z = (1 - x.unsqueeze(2) + x.unsqueeze(1)).clamp_min(0)
-    loss = (z * _make(pair, input._device)).sum((1, 2)) / C
-    loss = loss.reshape(d.shape[:-1] if d.ndim == 2 else ())
-    return _reduce(loss, reduction)
+    try:
+        check_same_device(input, target)
+        d, td = input._data, target._data
+        C = _check_multilabel_margin(d, td)
+        if d.dtype not in _dtype.FLOATING_NP:
+            raise NotImplementedError('"multilabel_margin_loss_forward_out_frame" not implemented '
+                                      f"for '{scalar_type_name(d.dtype)}'")
+        xp = xp_of(input)
+        x = input.reshape(-1, C)
+        t = xp.asarray(td).reshape(-1, C)
+        valid = xp.cumprod(t != -1, axis=1).astype(bool)  # the entries before the first -1
+        count = ((t[:, :, None] == xp.arange(C)) & valid[:, :, None]).sum(1)  # (N, C) multiplicity
+        pair = (count[:, :, None] * (count == 0)[:, None, :]).astype(d.dtype)  # (N, j, i)
+        z = (1 - x.unsqueeze(2) + x.unsqueeze(1)).clamp_min(0)
+        loss = (z * _make(pair, input._device)).sum((1, 2)) / C
+        loss = loss.reshape(d.shape[:-1] if d.ndim == 2 else ())
+        return _reduce(loss, reduction)
+    except (AttributeError, TypeError):  # not tensors: PyTorch's words for them
+        _refuse("multilabel_margin_loss", input, target, _enum(reduction))
+        raise
 
 
 @register("triplet_margin_with_distance_loss", function=False, method=False)

@@ -29,6 +29,7 @@ from ._casts import cast_to
 from ._inplace import make_inplace
 from ._promotion import wrap_dim
 from ._resample_weights import aa_weights, cubic_coefficients, int16_weights, source_scale
+from ._signatures import check_binds
 from .grid import affine_grid, grid_sample
 from .indexing import ufunc_at
 from .registry import register
@@ -1808,8 +1809,12 @@ def _float_like(t):
 @register("cosine_similarity", method=False)
 def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     """``sum(x1/|x1| * x2/|x2|, dim)`` with each norm clamped to ``eps`` (PyTorch 2)."""
-    check_same_device(x1, x2)
-    x1, x2 = _float_like(x1), _float_like(x2)
+    try:
+        check_same_device(x1, x2)
+        x1, x2 = _float_like(x1), _float_like(x2)
+    except AttributeError:  # not tensors: PyTorch's parser refuses them
+        check_binds("cosine_similarity", (x1, x2, dim, eps))
+        raise
     if x1._data.dtype is not x2._data.dtype:
         common = _dtype.promote_types(x1.dtype, x2.dtype)  # NumPy cannot: bfloat16, float16
         x1, x2 = cast_to(x1, None, common, False), cast_to(x2, None, common, False)
@@ -1828,8 +1833,12 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
 @register("pairwise_distance", method=False)
 def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
     """``norm(x1 - x2 + eps, p, dim=-1)``."""
-    check_same_device(x1, x2)
-    nd = max(x1._data.ndim, x2._data.ndim)
+    try:
+        check_same_device(x1, x2)
+        nd = max(x1._data.ndim, x2._data.ndim)
+    except AttributeError:  # not tensors: PyTorch's parser refuses them
+        check_binds("pairwise_distance", (x1, x2, p, eps, keepdim))
+        raise
     diff = x1 - x2 + eps
     if nd == 0:
         return diff.abs()

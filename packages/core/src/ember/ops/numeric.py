@@ -16,6 +16,7 @@ from .._device import check_same_device, xp_of
 from .._dtype import scalar_type_name
 from .._tensor import Tensor, _make
 from ._promotion import normalize_dims, wrap_dim
+from ._signatures import parser_error
 from .registry import register
 from .statistics import record_no_derivative
 
@@ -34,34 +35,19 @@ def _invalid_args(name: str, got: str, overloads) -> TypeError:
                      f"expected one of:\n{lines}")
 
 
-def _type_list(args, kwargs) -> str:
-    parts = [type(a).__name__ if not isinstance(a, Tensor) else "Tensor" for a in args]
-    parts += [f"{k}={'Tensor' if isinstance(v, Tensor) else type(v).__name__}"
-              for k, v in kwargs.items()]
-    return ", ".join(parts)
-
-
 # -- trapezoid, trapz, cumulative_trapezoid ---------------------------------------------------
 
-_TRAPEZOID_OVERLOADS = ("(Tensor y, Tensor x, *, int dim = -1)",
-                        "(Tensor y, *, Number dx = 1, int dim = -1)")
-_TRAPZ_OVERLOADS = ("(Tensor y, *, float dx = 1, int dim = -1)",
-                    "(Tensor y, Tensor x, *, int dim = -1)")
-
-
-def _integral_args(name, y, x, dx, overloads):
+def _integral_args(name, y, x, dx):
     """Validate the arguments of the trapezoid family; returns ``(x or None, dx number)``."""
     if not isinstance(y, Tensor) or (x is not None and (not isinstance(x, Tensor) or
-                                                        dx is not None)):
-        kwargs = {} if dx is None else {"dx": dx}
-        args = (y,) if x is None else (y, x)
-        raise _invalid_args(name, _type_list(args, kwargs), overloads)
+                                                        dx is not None)) \
+            or not (dx is None or isinstance(dx, (numbers.Number, np.generic))
+                    or isinstance(dx, Tensor) and dx._data.ndim == 0):
+        raise parser_error(name, (y,) if x is None else (y, x), {} if dx is None else {"dx": dx})
     if x is None:
         if dx is None:
             dx = 1
         if isinstance(dx, Tensor):
-            if dx._data.ndim:
-                raise _invalid_args(name, _type_list((y,), {"dx": dx}), overloads)
             dx = dx.item()
         if isinstance(dx, (bool, np.bool_)) or isinstance(dx, complex) or \
                 not isinstance(dx, (numbers.Number, np.generic)):
@@ -103,8 +89,7 @@ def _no_dims(dim):
 
 
 def _trapezoid(name, y, x, dx, dim):
-    x, dx = _integral_args(name, y, x, dx, _TRAPEZOID_OVERLOADS if name == "trapezoid" else
-                           _TRAPZ_OVERLOADS)
+    x, dx = _integral_args(name, y, x, dx)
     if y._data.ndim == 0:
         raise _no_dims(dim)
     dim = wrap_dim(dim, y._data.ndim)
@@ -136,7 +121,7 @@ def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
     """The running integral of ``y`` along ``dim`` by the trapezoidal rule (one element fewer
     than ``y`` along ``dim``), with samples at ``x`` or spaced ``dx`` apart (default 1)."""
     name = "cumulative_trapezoid"
-    x, dx = _integral_args(name, y, x, dx, _TRAPEZOID_OVERLOADS)
+    x, dx = _integral_args(name, y, x, dx)
     if y._data.ndim == 0:
         raise IndexError("slice() cannot be applied to a 0-dim tensor.")
     dim = wrap_dim(dim, y._data.ndim)
