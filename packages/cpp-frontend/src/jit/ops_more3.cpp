@@ -1104,6 +1104,16 @@ void register_more3_ops(OpTable& t) {
         Tensor nans = ember::sum(ember::isnan(x), {d}, true);
         Tensor pos = ember::floor_divide(ember::clamp_min(x.size(d) - nans - 1, 0), Scalar(2));
         Tensor v = values.gather(d, pos), i = order.gather(d, pos);
+        if (x.is_floating_point()) {
+            // A row of NaNs: PyTorch's index is where std::nth_element (k = 0) leaves the
+            // first of n equal keys, which the same libstdc++ call here reproduces
+            const int64_t n = x.size(d);
+            std::vector<std::pair<int64_t, int64_t>> keyed(static_cast<std::size_t>(n));
+            for (int64_t k = 0; k < n; ++k) keyed[static_cast<std::size_t>(k)] = {0, k};
+            std::nth_element(keyed.begin(), keyed.begin(), keyed.end(),
+                             [](const auto& l, const auto& r) { return l.first < r.first; });
+            i = ember::where(ember::eq(nans, Scalar(n)), Scalar(keyed[0].second), i);
+        }
         if (!a.boolean("keepdim")) return {v.squeeze(d), i.squeeze(d)};
         return {v, i};
     });

@@ -96,6 +96,13 @@ _SIGNATURES = {
     "ember_torch_gamma_f64": (_P, _P, _P, _P, _N, ctypes.c_double),
     **{f"ember_torch_sort_{t}": (_P, _P, _N, _N, ctypes.c_int)
        for t in ("f32", "f64", "i64", "i32", "i16", "i8", "u8", "u16", "u32", "u64")},
+    **{f"ember_torch_topk_{t}": (_P, _P, _N, _N, _N, ctypes.c_int, ctypes.c_int)
+       for t in ("f32", "f64", "i64", "i32", "i16", "i8", "u8", "u16", "u32", "u64")},
+    **{f"ember_torch_kthvalue_{t}": (_P, _P, _N, _N, _N)
+       for t in ("f32", "f64", "i64", "i32", "i16", "i8", "u8", "u16", "u32", "u64")},
+    **{f"ember_torch_mode_{t}": (_P, _P, _P, _N, _N)
+       for t in ("f32", "f64", "i64", "i32", "i16", "i8", "u8", "u16", "u32", "u64")},
+    "ember_torch_nth_element_i64": (_P, _P, _N, _N, _N),
 }
 
 _lock = reinit_in_child(threading.Lock())

@@ -1075,3 +1075,188 @@ TORCH_SORT(uint8_t, u8, SORT_LT, SORT_GT)
 TORCH_SORT(uint16_t, u16, SORT_LT, SORT_GT)
 TORCH_SORT(uint32_t, u32, SORT_LT, SORT_GT)
 TORCH_SORT(uint64_t, u64, SORT_LT, SORT_GT)
+
+/* PyTorch's CPU topk, kthvalue and mode, whose indices of tied elements are the order these
+ * algorithms leave (key, index) pairs in, so the moves are theirs, one for one.
+ * topk (aten/src/ATen/native/TopKImpl.h, topk_impl_loop): with k * 64 <= n, libstdc++'s
+ * std::partial_sort (__heap_select: a heap of the first k, each later element that compares
+ * before its top replaces the top; then __sort_heap); else std::nth_element at k - 1
+ * (__introselect: depth limit 2 * floor(log2 n), the median of the second, middle and last
+ * elements moved to the first, unguarded partition, heap_select past the depth limit, one
+ * insertion sort at 3 elements or fewer), then, if `sorted`, std::sort of the first k - 1. The
+ * comparators are sort's (NaN largest), descending for `largest`.
+ * ember_torch_topk_<t>(keys, index, rows, n, k, largest, sorted) works on each of `rows`
+ * contiguous rows of n keys in place; the first k of each row (keys and their 0..n-1 indices)
+ * are the result. The sort kernels above give the heap, swap and insertion steps. */
+#define TORCH_SELECT_ONE(NAME, SORT, T, LT)                                                  \
+static void NAME##_heap_select(T *k, int64_t *v, idx middle, idx len) {                      \
+    if (middle >= 2)                                                                         \
+        for (idx parent = (middle - 2) / 2;; parent--) {                                     \
+            SORT##_adjust(k, v, parent, middle, k[parent], v[parent]);                       \
+            if (parent == 0) break;                                                          \
+        }                                                                                    \
+    for (idx i = middle; i < len; i++)                                                       \
+        if (LT(k[i], k[0])) {                                                                \
+            T key = k[i]; int64_t val = v[i];                                                \
+            k[i] = k[0]; v[i] = v[0];                                                        \
+            SORT##_adjust(k, v, 0, middle, key, val);                                        \
+        }                                                                                    \
+}                                                                                            \
+static void NAME##_partial_sort(T *k, int64_t *v, idx middle, idx len) {                     \
+    NAME##_heap_select(k, v, middle, len);                                                   \
+    for (idx last = middle; last > 1;) {                                                     \
+        last--;                                                                              \
+        T key = k[last]; int64_t val = v[last];                                              \
+        k[last] = k[0]; v[last] = v[0];                                                      \
+        SORT##_adjust(k, v, 0, last, key, val);                                              \
+    }                                                                                        \
+}                                                                                            \
+static void NAME##_nth_element(T *k, int64_t *v, idx nth, idx n) {                           \
+    if (nth >= n) return;                                                                    \
+    idx lg = 0;                                                                              \
+    while (((idx)1 << (lg + 1)) <= n) lg++;                                                  \
+    idx first = 0, last = n, depth = 2 * lg;                                                 \
+    while (last - first > 3) {                                                               \
+        if (depth == 0) {                                                                    \
+            NAME##_heap_select(k + first, v + first, nth + 1 - first, last - first);         \
+            SORT##_swap(k, v, first, nth);                                                   \
+            return;                                                                          \
+        }                                                                                    \
+        depth--;                                                                             \
+        idx a = first + 1, b = first + (last - first) / 2, c = last - 1, m;                  \
+        if (LT(k[a], k[b])) m = LT(k[b], k[c]) ? b : LT(k[a], k[c]) ? c : a;                 \
+        else m = LT(k[a], k[c]) ? a : LT(k[b], k[c]) ? c : b;                                \
+        SORT##_swap(k, v, first, m);                                                         \
+        idx lo = first + 1, hi = last;                                                       \
+        const T pivot = k[first];                                                            \
+        for (;;) {                                                                           \
+            while (LT(k[lo], pivot)) lo++;                                                   \
+            hi--;                                                                            \
+            while (LT(pivot, k[hi])) hi--;                                                   \
+            if (!(lo < hi)) break;                                                           \
+            SORT##_swap(k, v, lo, hi);                                                       \
+            lo++;                                                                            \
+        }                                                                                    \
+        if (lo <= nth) first = lo;                                                           \
+        else last = lo;                                                                      \
+    }                                                                                        \
+    for (idx i = first + 1; i < last; i++) {                                                 \
+        if (LT(k[i], k[first])) {                                                            \
+            T key = k[i]; int64_t val = v[i];                                                \
+            memmove(k + first + 1, k + first, (size_t)(i - first) * sizeof(T));              \
+            memmove(v + first + 1, v + first, (size_t)(i - first) * sizeof(int64_t));       \
+            k[first] = key; v[first] = val;                                                  \
+        } else {                                                                             \
+            SORT##_linear_insert(k, v, i);                                                   \
+        }                                                                                    \
+    }                                                                                        \
+}                                                                                            \
+static void NAME(T *k, int64_t *v, idx n, idx kk, int sorted) {                              \
+    if (kk * 64 <= n) {                                                                      \
+        NAME##_partial_sort(k, v, kk, n);                                                    \
+    } else {                                                                                 \
+        NAME##_nth_element(k, v, kk - 1, n);                                                 \
+        if (sorted) SORT(k, v, kk - 1);                                                      \
+    }                                                                                        \
+}
+
+/* kthvalue (aten/src/ATen/native/Sorting.cpp): TH's quick_select_template, Sedgewick's
+ * quickselect (median of three moved to L, L + 1 and R; pivot at L), under "greater, NaN
+ * greatest". ember_torch_kthvalue_<t>(keys, index, rows, n, kth) leaves the kth smallest
+ * (0-based) of each row at kth. */
+#define TORCH_KTHVALUE_ONE(NAME, SORT, T, GT)                                                \
+static void NAME(T *k, int64_t *v, idx n, idx kth) {                                         \
+    idx L = 0, R = n - 1;                                                                    \
+    for (;;) {                                                                               \
+        if (R <= L) return;                                                                  \
+        if (R == L + 1) {                                                                    \
+            if (GT(k[L], k[R])) SORT##_swap(k, v, L, R);                                     \
+            return;                                                                          \
+        }                                                                                    \
+        SORT##_swap(k, v, (L + R) >> 1, L + 1);                                              \
+        if (GT(k[L + 1], k[R])) SORT##_swap(k, v, L + 1, R);                                 \
+        if (GT(k[L], k[R])) SORT##_swap(k, v, L, R);                                         \
+        if (GT(k[L + 1], k[L])) SORT##_swap(k, v, L + 1, L);                                 \
+        idx i = L + 1, j = R;                                                                \
+        const T piv = k[L];                                                                  \
+        for (;;) {                                                                           \
+            do i++; while (GT(piv, k[i]));                                                   \
+            do j--; while (GT(k[j], piv));                                                   \
+            if (j < i) break;                                                                \
+            SORT##_swap(k, v, i, j);                                                         \
+        }                                                                                    \
+        SORT##_swap(k, v, L, j);                                                             \
+        if (j <= kth) L = i;                                                                 \
+        if (j >= kth) R = j - 1;                                                             \
+    }                                                                                        \
+}
+
+/* mode (aten/src/ATen/native/cpu/TensorCompareKernel.cpp): std::sort of (value, index) pairs
+ * under the plain `a < b` (NaN unordered: each NaN its own run), then the first run of the
+ * greatest length wins with the index of its last element in that sorted order.
+ * ember_torch_mode_<t>(keys, index, out, rows, n) sorts each row in place and writes the
+ * chosen index of row r to out[r]. TORCH_SELECT gives the three for one key type. */
+#define TORCH_SELECT(T, SUF, LT, GT, MODE_SORT)                                              \
+TORCH_SELECT_ONE(torch_topk_asc_##SUF, torch_sort_asc_##SUF, T, LT)                          \
+TORCH_SELECT_ONE(torch_topk_desc_##SUF, torch_sort_desc_##SUF, T, GT)                        \
+TORCH_KTHVALUE_ONE(torch_kthvalue_##SUF, torch_sort_desc_##SUF, T, GT)                       \
+void ember_torch_topk_##SUF(T *keys, int64_t *index, idx rows, idx n, idx kk, int largest,   \
+                            int sorted) {                                                    \
+    for (idx r = 0; r < rows; r++) {                                                         \
+        T *k = keys + r * n;                                                                 \
+        int64_t *v = index + r * n;                                                          \
+        for (idx i = 0; i < n; i++) v[i] = i;                                                \
+        if (largest) torch_topk_desc_##SUF(k, v, n, kk, sorted);                             \
+        else torch_topk_asc_##SUF(k, v, n, kk, sorted);                                      \
+    }                                                                                        \
+}                                                                                            \
+void ember_torch_kthvalue_##SUF(T *keys, int64_t *index, idx rows, idx n, idx kth) {         \
+    for (idx r = 0; r < rows; r++) {                                                         \
+        T *k = keys + r * n;                                                                 \
+        int64_t *v = index + r * n;                                                          \
+        for (idx i = 0; i < n; i++) v[i] = i;                                                \
+        torch_kthvalue_##SUF(k, v, n, kth);                                                  \
+    }                                                                                        \
+}                                                                                            \
+void ember_torch_mode_##SUF(T *keys, int64_t *index, int64_t *out, idx rows, idx n) {        \
+    for (idx r = 0; r < rows; r++) {                                                         \
+        T *k = keys + r * n;                                                                 \
+        int64_t *v = index + r * n;                                                          \
+        for (idx i = 0; i < n; i++) v[i] = i;                                                \
+        MODE_SORT(k, v, n);                                                                  \
+        int64_t run = 0, longest = 0;                                                        \
+        for (idx i = 0; i < n; i++) {                                                        \
+            run++;                                                                           \
+            if (i == n - 1 || k[i] != k[i + 1]) {                                            \
+                if (run > longest) { out[r] = v[i]; longest = run; }                         \
+                run = 0;                                                                     \
+            }                                                                                \
+        }                                                                                    \
+    }                                                                                        \
+}
+
+/* mode's plain `<` on floating keys needs its own std::sort (NaN unordered, not greatest) */
+TORCH_SORT_ONE(torch_mode_sort_f32, float, SORT_LT)
+TORCH_SORT_ONE(torch_mode_sort_f64, double, SORT_LT)
+TORCH_SELECT(float, f32, SORT_LT_NAN, SORT_GT_NAN, torch_mode_sort_f32)
+TORCH_SELECT(double, f64, SORT_LT_NAN, SORT_GT_NAN, torch_mode_sort_f64)
+TORCH_SELECT(int64_t, i64, SORT_LT, SORT_GT, torch_sort_asc_i64)
+TORCH_SELECT(int32_t, i32, SORT_LT, SORT_GT, torch_sort_asc_i32)
+TORCH_SELECT(int16_t, i16, SORT_LT, SORT_GT, torch_sort_asc_i16)
+TORCH_SELECT(int8_t, i8, SORT_LT, SORT_GT, torch_sort_asc_i8)
+TORCH_SELECT(uint8_t, u8, SORT_LT, SORT_GT, torch_sort_asc_u8)
+TORCH_SELECT(uint16_t, u16, SORT_LT, SORT_GT, torch_sort_asc_u16)
+TORCH_SELECT(uint32_t, u32, SORT_LT, SORT_GT, torch_sort_asc_u32)
+TORCH_SELECT(uint64_t, u64, SORT_LT, SORT_GT, torch_sort_asc_u64)
+
+/* median/nanmedian along a dim (aten/src/ATen/native/Sorting.cpp) take std::nth_element of the
+ * indices under "value, then index", a total order but for NaNs under nanmedian, which are
+ * all equivalent: only a row of NaNs leaves its tie order to the algorithm. That row is
+ * nth_element over n equal keys: ember_torch_nth_element_i64(keys, index, rows, n, nth). */
+void ember_torch_nth_element_i64(int64_t *keys, int64_t *index, idx rows, idx n, idx nth) {
+    for (idx r = 0; r < rows; r++) {
+        int64_t *v = index + r * n;
+        for (idx i = 0; i < n; i++) v[i] = i;
+        torch_topk_asc_i64_nth_element(keys + r * n, v, nth, n);
+    }
+}

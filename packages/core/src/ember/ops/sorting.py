@@ -13,11 +13,21 @@ in kernels.c). Where it leaves ties in their original order anyway (16 elements 
 insertion sort; a dim of stride 0; a 1-D integer tensor of 32768 elements or more sorted
 ascending, which PyTorch hands to FBGEMM's stable radix sort), and where the native library
 is unavailable (``ember._native.status()`` says why) or the array is not a NumPy one (CuPy),
-they take NumPy's stable sort instead: the same values, ties in their original order. Every
-other sort here (``stable=True``, topk, kthvalue, median) is stable, descending ones included.
+they take NumPy's stable sort instead: the same values, ties in their original order.
+
+topk, kthvalue and mode pick tied elements as PyTorch's CPU kernels do, by native kernels
+that make the same moves (``ember_torch_topk_*``: ``std::partial_sort`` when ``k * 64 <= n``,
+else ``std::nth_element`` and ``std::sort``; ``ember_torch_kthvalue_*``: TH's quickselect;
+``ember_torch_mode_*``: ``std::sort`` under a plain ``<``, then the last index of the winning
+run). median/nanmedian along a dim order ties by index, as PyTorch's comparator does (a
+stable sort), but for nanmedian's all-NaN rows (``ember_torch_nth_element_i64``). Without the
+native library or on CuPy these take NumPy's stable sort (same values, ties in their original
+order); ``stable=True`` sorts are stable everywhere.
 """
 
 from __future__ import annotations
+
+import functools
 
 import numpy as np
 
@@ -78,10 +88,11 @@ def _sort_order(a, axis, descending, xp):
 
 #: the native kernel of each key dtype (bool sorts as uint8, float16/bfloat16 as float32: the
 #: same comparisons as PyTorch's, which compares those as float)
-_TORCH_SORT = {np.dtype(t): f"ember_torch_sort_{s}" for t, s in (
+_KEY_SUFFIX = {np.dtype(t): s for t, s in (
     (np.float32, "f32"), (np.float64, "f64"), (np.int64, "i64"), (np.int32, "i32"),
     (np.int16, "i16"), (np.int8, "i8"), (np.uint8, "u8"), (np.uint16, "u16"),
     (np.uint32, "u32"), (np.uint64, "u64"))}
+_TORCH_SORT = {t: f"ember_torch_sort_{s}" for t, s in _KEY_SUFFIX.items()}
 _KEY_AS = {np.dtype(np.bool_): np.dtype(np.uint8), np.dtype(np.float16): np.dtype(np.float32),
            _dtype.BFLOAT16_NP: np.dtype(np.float32)}
 #: PyTorch's FBGEMM radix sort takes 1-D integer tensors of at least at::internal::GRAIN_SIZE
@@ -162,9 +173,52 @@ def msort(input):
     return sort(input, 0).values
 
 
+def _native_rows(a, axis, prefix):
+    """``(kernel, keys, index)`` for the native ``<prefix>_<t>`` kernels of PyTorch's CPU
+    selections: ``a`` with ``axis`` last as a C-ordered copy in its key dtype (the kernel
+    works on it in place) and room for the indices; None where the kernel is unavailable or
+    ``a`` is not a NumPy array (CuPy)."""
+    if a.__class__ is not np.ndarray:
+        return None
+    key_dtype = _KEY_AS.get(a.dtype, a.dtype)
+    suffix = _KEY_SUFFIX.get(key_dtype)
+    fn = None if suffix is None else _native.kernel(prefix + suffix)
+    if fn is None:
+        return None
+    keys = np.moveaxis(a, axis, -1).astype(key_dtype, order="C", copy=True)
+    return fn, keys, np.empty(keys.shape, np.int64)
+
+
+def _run_rows(fn, keys, index, *scalars, out=None):
+    """``fn`` over the rows of ``keys``/``index`` (and one int64 per row of ``out``), split
+    over Ember's intra-op threads as PyTorch splits its loop (``GRAIN_SIZE`` elements)."""
+    n = keys.shape[-1]
+    pointers = [(_native.address(keys), n * keys.itemsize), (_native.address(index), n * 8)]
+    if out is not None:
+        pointers.append((_native.address(out), 8))
+    _native.by_rows(fn, keys.size // n, max(1, _RADIX_MIN // n), pointers, n, *scalars)
+
+
+def _torch_topk(a, axis, k, largest, sorted):
+    """PyTorch's CPU topk of a NumPy array (``topk_impl_loop``, by the native kernel):
+    ``(values or None, indices)`` along ``axis``, or None where the kernel is unavailable."""
+    if not k:
+        return None
+    rows = _native_rows(a, axis, "ember_torch_topk_")
+    if rows is None:
+        return None
+    fn, keys, index = rows
+    _run_rows(fn, keys, index, k, int(largest), int(sorted))
+    index = np.moveaxis(index[..., :k], -1, axis)
+    if keys.dtype != a.dtype:
+        return None, index
+    return np.moveaxis(keys[..., :k], -1, axis), index
+
+
 @register("topk", out="same")
 def topk(input, k, dim=-1, largest=True, sorted=True):  # PyTorch's name
-    """The ``k`` largest (or smallest) elements along ``dim``: ``(values, indices)``."""
+    """The ``k`` largest (or smallest) elements along ``dim``: ``(values, indices)``. Tied
+    elements come as PyTorch's CPU kernel leaves them (see the module docstring)."""
     d = input._data
     if k.__class__ is not int:
         int_arg(k, "topk", 2, "k")
@@ -178,16 +232,33 @@ def topk(input, k, dim=-1, largest=True, sorted=True):  # PyTorch's name
     xp = xp_of(input)
     if not d.ndim:  # the one element, even for k = 0 (PyTorch's)
         k = 1
-    idx = _slice_along(_sort_order(a, axis, largest, xp), 0, k, axis).astype(np.int64,
-                                                                              copy=False)
-    values = xp.take_along_axis(a, idx, axis)
+    done = _torch_topk(a, axis, k, largest, sorted)
+    if done is None:
+        values, idx = None, _slice_along(_sort_order(a, axis, largest, xp), 0, k, axis)
+        idx = idx.astype(np.int64, copy=False)
+    else:
+        values, idx = done
+    if values is None:
+        values = xp.take_along_axis(a, idx, axis)
     return picked(input, restore(values), restore(idx), "topk", TopkBackward0,
                    (axis, True, d.shape))
 
 
+def _torch_kth(a, axis, k):
+    """Positions of PyTorch's CPU kthvalue (TH's quickselect, by the native kernel) with
+    ``axis`` kept as size one, or None where the kernel is unavailable."""
+    rows = _native_rows(a, axis, "ember_torch_kthvalue_")
+    if rows is None:
+        return None
+    fn, keys, index = rows
+    _run_rows(fn, keys, index, k - 1)
+    return np.moveaxis(index[..., k - 1:k], -1, axis)
+
+
 @register("kthvalue", out="same")
 def kthvalue(input, k, dim=-1, keepdim=False):
-    """The ``k``-th smallest element along ``dim`` (1-based): ``(values, indices)``."""
+    """The ``k``-th smallest element along ``dim`` (1-based): ``(values, indices)``; of tied
+    elements the one PyTorch's CPU kernel picks."""
     if k.__class__ is not int:
         int_arg(k, "kthvalue", 2, "k")
     d = input._data
@@ -200,6 +271,9 @@ def kthvalue(input, k, dim=-1, keepdim=False):
     _dtype.check_kernel("kthvalue", d.dtype)
 
     def index_of(a, axis, xp):
+        done = _torch_kth(a, axis, k) if a.size else None
+        if done is not None:
+            return done
         return _slice_along(_sort_order(a, axis, False, xp), k - 1, k, axis)
 
     return pick_along(input, dim, keepdim, "kthvalue", index_of, KthvalueBackward0, 3)
@@ -224,9 +298,26 @@ def _median_index(ignore_nan):
             pos = xp.maximum(n - nans - 1, 0) // 2
         else:
             pos = xp.where(nans > 0, n - nans, (n - 1) // 2)
-        return xp.take_along_axis(order, pos, axis)
+        chosen = xp.take_along_axis(order, pos, axis)
+        if ignore_nan and a.dtype in _dtype.FLOATING_NP:
+            first = _nth_of_equal(n)  # a row of NaNs: where nth_element leaves them
+            if first:
+                chosen = xp.where(nans == n, first, chosen)
+        return chosen
 
     return index_of
+
+
+@functools.lru_cache(maxsize=64)
+def _nth_of_equal(n):
+    """The index ``std::nth_element`` leaves first of ``n`` equal elements (all-NaN rows of
+    nanmedian); 0 (the stable order) where the native kernel is unavailable."""
+    fn = _native.kernel("ember_torch_nth_element_i64")
+    if fn is None or n < 2:
+        return 0
+    keys, index = np.zeros(n, np.int64), np.empty(n, np.int64)
+    fn(_native.address(keys), _native.address(index), 1, n, 0)
+    return int(index[0])
 
 
 def _full_median(input, ignore_nan, node_cls):
@@ -281,8 +372,16 @@ def nanmedian(input, dim=None, keepdim=False):
 
 
 def _mode_index(a, axis, xp):
-    """Position of the most frequent value (the smallest among equally frequent ones; its
-    last occurrence, like PyTorch)."""
+    """Position of the most frequent value (the smallest among equally frequent ones), as
+    PyTorch's CPU kernel picks it: the last of its run after an unstable ``std::sort`` (the
+    native kernel); NumPy's stable sort where that is unavailable, which gives the last
+    occurrence (PyTorch's too along 16 elements or fewer, where its sort is stable)."""
+    native = _native_rows(a, axis, "ember_torch_mode_") if a.size else None
+    if native is not None:
+        fn, keys, index = native
+        out = np.empty(keys.shape[:-1], np.int64)
+        _run_rows(fn, keys, index, out=out)
+        return np.moveaxis(out[..., None], -1, axis)
     rows = xp.moveaxis(a, axis, -1)
     lead, n = rows.shape[:-1], rows.shape[-1]
     rows = rows.reshape(-1, n)
@@ -300,7 +399,9 @@ def _mode_index(a, axis, xp):
 
 @register("mode", out="same")
 def mode(input, dim=-1, keepdim=False):
-    """The most frequent value along ``dim`` and the index of its last occurrence."""
+    """The most frequent value along ``dim`` (the smallest of equally frequent ones) and an
+    index of it: PyTorch's CPU choice, the last of its run after an unstable sort (its last
+    occurrence along 16 elements or fewer)."""
     d = input._data
     if d.dtype in _dtype.COMPLEX_NP or d.dtype in _dtype.SHELL_NP:
         along(d, dim, "mode")  # PyTorch checks the dim before the dtype
