@@ -15,6 +15,7 @@ namespace {
 struct Env {
     std::vector<Tensor> slots;
     std::vector<std::optional<int64_t>> symbols;
+    std::vector<Value> scalars;  // version 2.1: the scalar values, by scalar index
 };
 
 const char* ivalue_kind(const IValue& v) {
@@ -295,6 +296,7 @@ Value evaluate(const Program& p, const Arg& a, const Env& env) {
     if (a.constant) return a.literal;
     switch (a.kind) {
         case Arg::Kind::Tensor: return Value::of(env.slots[static_cast<std::size_t>(a.slot)]);
+        case Arg::Kind::Scalar: return env.scalars[static_cast<std::size_t>(a.slot)];
         case Arg::Kind::SymInt: return Value::integer(evaluate(p, *a.expr, env));
         default: {
             std::vector<Value> items;
@@ -320,10 +322,42 @@ Value evaluate(const Program& p, const Arg& a, const Env& env) {
     throw Error(msg);
 }
 
+// Tensor.item: the one element as a Python number (a float, an int, a bool by the dtype).
+Value item(const Tensor& t) {
+    if (!t.defined()) throw Error("Tensor.item of a value that is not a tensor in this run");
+    if (t.numel() != 1) {
+        throw Error("a Tensor with " + std::to_string(t.numel()) + " elements cannot be converted to Scalar");
+    }
+    if (is_complex(t.scalar_type())) {
+        throw ValueError("Tensor.item of a " + std::string(dtype_name(t.scalar_type())) + " tensor is a complex number, "
+                         "which a program's scalars cannot hold");
+    }
+    const Scalar s = t.item();
+    if (s.isBoolean()) return Value::boolean(s.toBool());
+    if (s.isFloatingPoint()) return Value::number(s.toDouble());
+    return Value::integer(s.toLong());
+}
+
+// A scalar node (version 2.1): its value from this call's values, by Python's rules.
+void run_scalar_step(const Step& step, const std::vector<Value>& args, Env& env) {
+    Value out;
+    try {
+        out = step.scalar.item ? item(args[0].tensor)
+                               : py_apply(step.scalar.op, args[0], args.size() > 1 ? args[1] : Value());
+    } catch (const Error& e) {
+        rethrow_in_node(e, step);
+    }
+    env.scalars[static_cast<std::size_t>(step.scalar.out)] = std::move(out);
+}
+
 void run_step(const Program& p, const Step& step, Env& env) {
     std::vector<Value> args;
     args.reserve(step.args.size());
     for (const Arg& a : step.args) args.push_back(evaluate(p, a, env));
+    if (!step.entry) {
+        run_scalar_step(step, args, env);
+        return;
+    }
     Kwargs kwargs;
     for (const auto& [key, a] : step.kwargs) kwargs.emplace(key, evaluate(p, a, env));
     OpResult out;
@@ -385,6 +419,7 @@ IValue build(const Program& p, const Spec& spec, const Env& env) {
     switch (spec.kind) {
         case Spec::Kind::Tensor: return IValue(env.slots[static_cast<std::size_t>(spec.slot)]);
         case Spec::Kind::SymInt: return IValue(evaluate(p, *spec.expr, env));
+        case Spec::Kind::Scalar: return literal_ivalue(env.scalars[static_cast<std::size_t>(spec.slot)]);
         case Spec::Kind::Literal: return literal_ivalue(spec.literal);
         case Spec::Kind::List: {
             std::vector<IValue> items;
@@ -426,6 +461,7 @@ IValue run(const Program& p, std::vector<IValue> inputs, const ember::jit::Kwarg
     Env env;
     env.slots.resize(p.num_slots);
     env.symbols.resize(p.symbols.size());
+    env.scalars.resize(p.num_scalars);
     bind(p, inputs, kwargs, env);
     for (const Input& in : p.inputs) {
         if (in.kind == "user_input") continue;

@@ -19,7 +19,8 @@ using detail::Json;
 using detail::Program;
 
 constexpr const char* kFormat = "ember.export";
-const char* const kReads[] = {"1", "2"};
+// "2": nested results; "2.1": scalar values (Tensor.item, operator.*), FORMAT.md "Versions"
+const char* const kReads[] = {"1", "2", "2.1"};
 
 [[noreturn]] void format_error(const std::string& what) { throw FormatError(what); }
 

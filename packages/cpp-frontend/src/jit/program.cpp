@@ -22,6 +22,13 @@ const std::set<std::string>& binary_ops() {
     return ops;
 }
 
+// The scalar ops of version 2.1 (FORMAT.md "Scalar values"), which the interpreter runs itself:
+// Tensor.item and operator.<f> for Python's operators on numbers.
+bool is_scalar_op(std::string_view op) {
+    constexpr std::string_view prefix = "operator.";
+    return op == "Tensor.item" || (op.substr(0, prefix.size()) == prefix && py_op(op.substr(prefix.size())));
+}
+
 // Python's sym.fmt: batch*4, sym_size(%conv2d, 2), max(a, b); inner binaries parenthesized.
 std::string expr_text(const SizeExpr& e, bool top = true) {
     switch (e.op) {
@@ -56,6 +63,8 @@ private:
     Spec structure(const Json& j, const std::string& what, const std::vector<std::string>& outputs);
     Value literal(std::string_view tag, const Json& v, const std::string& what) const;
     int slot_of(const std::string& name, const std::string& what, bool need_defined_now) const;
+    int scalar_of(const std::string& name, const std::string& what) const;
+    void scalar_step(Step& step, const Json& node, const std::string& what);
 
     void symbols(const Json& graph);
     void inputs(const Json& graph, const Json& program);
@@ -70,6 +79,7 @@ private:
     std::unordered_map<std::string, int> symbol_index_;
     std::unordered_map<std::string, int> slots_;      // every value of the graph
     std::unordered_map<std::string, int> produced_;   // value -> step that defines it (-1: input)
+    std::unordered_map<std::string, int> scalars_;    // scalar value (version 2.1) -> its scalar index
     std::size_t defined_steps_ = 0;                   // while compiling nodes: the current step
     bool in_nodes_ = false;
 };
@@ -88,6 +98,25 @@ int Compiler::slot_of(const std::string& name, const std::string& what, bool nee
         defined = at->second < static_cast<int>(defined_steps_);
     }
     if (!defined) {
+        format_error(where_, what + ": refers to value %" + name + ", which no earlier node or input defines");
+    }
+    if (scalars_.count(name)) {
+        format_error(where_, what + ": refers to %" + name + " as a tensor, but it is a scalar value (the output of a "
+                     "Tensor.item or operator.* node), which an argument names as {\"scalar\": \"" + name + "\"}");
+    }
+    return it->second;
+}
+
+// A {"scalar": name} reference (version 2.1): a scalar value defined by an earlier node.
+int Compiler::scalar_of(const std::string& name, const std::string& what) const {
+    auto it = scalars_.find(name);
+    if (it == scalars_.end()) {
+        (void)slot_of(name, what, true);  // undefined, or defined later: that error
+        format_error(where_, what + ": {\"scalar\": \"" + name + "\"} refers to %" + name + ", which is a tensor, not "
+                     "a scalar value (the output of a Tensor.item or operator.* node); a tensor is {\"tensor\": \"" +
+                     name + "\"}");
+    }
+    if (in_nodes_ && produced_.at(name) >= static_cast<int>(defined_steps_)) {
         format_error(where_, what + ": refers to value %" + name + ", which no earlier node or input defines");
     }
     return it->second;
@@ -236,6 +265,16 @@ Arg Compiler::arg(const Json& j, const std::string& what) {
         a.constant = false;
         return a;
     }
+    if (tag == "scalar") {  // version 2.1: the value of a Tensor.item or operator.* node
+        if (!v.is_string()) {
+            format_error(where_, what + ": bad argument " + j.dump() + " (a scalar argument is {\"scalar\": \"<name of "
+                         "a scalar value>\"})");
+        }
+        a.kind = Arg::Kind::Scalar;
+        a.slot = scalar_of(v.as_string(what), what);
+        a.constant = false;
+        return a;
+    }
     if (tag == "symint") {
         a.kind = Arg::Kind::SymInt;
         a.expr = expr(v, what, true);
@@ -269,6 +308,20 @@ Spec Compiler::spec(const Json& j, const std::string& what, bool outputs) {
         auto it = slots_.find(s.tensor_name);
         if (it == slots_.end()) {
             format_error(where_, what + " %" + s.tensor_name + " is not a value of the graph");
+        }
+        if (scalars_.count(s.tensor_name)) {
+            format_error(where_, what + " %" + s.tensor_name + " is a scalar value, which a spec names as {\"scalar\": \"" +
+                         s.tensor_name + "\"}");
+        }
+        s.slot = it->second;
+        return s;
+    }
+    if (tag == "scalar" && outputs && j.single_value().is_string()) {  // version 2.1: a program returns a scalar
+        s.kind = Spec::Kind::Scalar;
+        s.tensor_name = j.single_value().as_string(what);
+        auto it = scalars_.find(s.tensor_name);
+        if (it == scalars_.end()) {
+            format_error(where_, what + " %" + s.tensor_name + " is not a scalar value of the graph");
         }
         s.slot = it->second;
         return s;
@@ -456,7 +509,7 @@ void Compiler::check_ops(const Json& nodes) {
             format_error(where_, what + ": needs a name and an op");
         }
         const std::string& op_name = op->as_string(what);
-        if (!table.count(op_name) && seen.insert(op_name).second) {
+        if (!table.count(op_name) && !is_scalar_op(op_name) && seen.insert(op_name).second) {
             unknown.push_back("'" + op_name + "' (node %" + name->as_string(what) + ")");
         }
     }
@@ -475,6 +528,8 @@ void Compiler::nodes(const Json& nodes) {
     std::size_t k = 0;
     for (const Json& node : nodes.as_array("graph: nodes")) {
         const std::string what = "graph node " + std::to_string(k) + " (" + node.find("name")->as_string("name") + ")";
+        const Json* result = node.find("result");
+        const bool scalar = result && result->is_string() && result->as_string(what) == "scalar";
         output_names.emplace_back();
         const Json* outs = node.find("outputs");
         if (outs && !outs->is_null()) {
@@ -491,6 +546,7 @@ void Compiler::nodes(const Json& nodes) {
                 produced_[n] = static_cast<int>(k);
                 p_->slot_names.push_back(n);
                 output_names.back().push_back(n);
+                if (scalar) scalars_[n] = static_cast<int>(p_->num_scalars++);
                 // the output's dtype and device are checked as the inputs' are
                 (void)dtype(member(o, "dtype", what), what);
                 (void)device(member(o, "device", what).as_string(what + ": device"), what + " output %" + n);
@@ -506,14 +562,21 @@ void Compiler::nodes(const Json& nodes) {
         step.op = node.find("op")->as_string("op");
         const std::string what = "node %" + step.name + " (" + step.op + ")";
         defined_steps_ = k;
-        step.entry = &table.find(step.op)->second;
         if (const Json* s = node.find("source"); s && s->is_string()) step.source = s->as_string(what);
         step.result = "tensor";
         if (const Json* r = node.find("result"); r && !r->is_null()) step.result = r->as_string(what + ": result");
         if (step.result != "tensor" && step.result != "tuple" && step.result != "list" && step.result != "nested" &&
-            step.result != "none") {
-            format_error(where_, what + ": result must be one of tensor, tuple, list, nested, none (got '" + step.result + "')");
+            step.result != "none" && step.result != "scalar") {
+            format_error(where_, what + ": result must be one of tensor, tuple, list, nested, none, scalar (got '" +
+                                     step.result + "')");
         }
+        if (is_scalar_op(step.op) || step.result == "scalar") {
+            scalar_step(step, node, what);
+            p_->steps.push_back(std::move(step));
+            ++k;
+            continue;
+        }
+        step.entry = &table.find(step.op)->second;
         if (step.result == "nested") {
             const Json* s = node.find("structure");
             step.structure = structure(s ? *s : Json(), what, output_names[k]);
@@ -546,6 +609,69 @@ void Compiler::nodes(const Json& nodes) {
         ++k;
     }
     in_nodes_ = false;
+}
+
+// A scalar node (version 2.1): `Tensor.item(tensor)` or `operator.<f>(a[, b])` on numbers
+// (literals, scalar values, symints), with one output of a scalar's dtype, as FORMAT.md's
+// "Scalar values" says a reader must check.
+void Compiler::scalar_step(Step& step, const Json& node, const std::string& what) {
+    if (!is_scalar_op(step.op)) {
+        format_error(where_, what + ": only Tensor.item and the operator.* scalar ops have a scalar result, not " + step.op);
+    }
+    if (step.result != "scalar") {
+        format_error(where_, what + ": a " + step.op + " node's result is 'scalar', not '" + step.result + "'");
+    }
+    const Json* outs = node.find("outputs");
+    const std::vector<Json>* list = outs && outs->is_array() ? &outs->as_array(what) : nullptr;
+    const Json* out = list && list->size() == 1 ? &(*list)[0] : nullptr;
+    const Json* dtype = out ? out->find("dtype") : nullptr;
+    const Json* shape = out ? out->find("shape") : nullptr;
+    const Json* device = out ? out->find("device") : nullptr;
+    const bool ok = dtype && dtype->is_string() &&
+                    (dtype->as_string(what) == "bool" || dtype->as_string(what) == "int64" ||
+                     dtype->as_string(what) == "float64") &&
+                    shape && shape->is_array() && shape->as_array(what).empty() && device && device->is_string() &&
+                    device->as_string(what) == "cpu";
+    if (!ok) {
+        format_error(where_, what + ": a scalar result needs one output of dtype bool/int64/float64, shape [] and "
+                     "device 'cpu'");
+    }
+    step.scalar.out = scalars_.at(out->find("name")->as_string(what));
+    const Json* args = node.find("args");
+    const Json* kwargs = node.find("kwargs");
+    if ((args && !args->is_array()) || (kwargs && !kwargs->is_object())) {
+        format_error(where_, what + ": args must be a list and kwargs an object");
+    }
+    if (kwargs && !kwargs->as_object(what).empty()) {
+        format_error(where_, what + ": " + step.op + " takes no keyword arguments, got " + kwargs->dump());
+    }
+    const std::vector<Json> none;
+    const std::vector<Json>& items = args ? args->as_array(what) : none;
+    if (step.op == "Tensor.item") {
+        step.scalar.item = true;
+        if (items.size() != 1 || items[0].single_key() != "tensor") {
+            format_error(where_, what + ": Tensor.item takes one argument, a tensor ({\"tensor\": name}), not " +
+                                     (args ? args->dump() : std::string("[]")));
+        }
+    } else {
+        step.scalar.op = *py_op(std::string_view(step.op).substr(std::string_view("operator.").size()));
+        const std::size_t arity = static_cast<std::size_t>(py_op_arity(step.scalar.op));
+        if (items.size() != arity) {
+            format_error(where_, what + ": " + step.op + " takes " + std::to_string(arity) + " argument" +
+                                     (arity == 1 ? "" : "s") + ", not " + std::to_string(items.size()));
+        }
+    }
+    for (std::size_t i = 0; i < items.size(); ++i) {
+        Arg a = arg(items[i], what);
+        const bool number = a.kind == Arg::Kind::Scalar || a.kind == Arg::Kind::SymInt ||
+                            (a.kind == Arg::Kind::Literal && a.literal.is_number());
+        if (!step.scalar.item && !number) {
+            format_error(where_, what + ": argument " + std::to_string(i) + " of " + step.op + " must be a number, a "
+                         "scalar value ({\"scalar\": name}) or a symint, not " + items[i].dump());
+        }
+        step.args.push_back(std::move(a));
+    }
+    step.outputs.push_back(slots_.at(out->find("name")->as_string(what)));
 }
 
 void Compiler::guards(const Json& graph) {

@@ -40,12 +40,12 @@ struct Symbol {
 // ---- arguments and specs
 
 // A node argument (FORMAT.md "Arguments"), compiled: literals are ready Values; tensor
-// references and {"symint": E} are filled in per call.
+// references, scalar references (version 2.1) and {"symint": E} are filled in per call.
 struct Arg {
-    enum class Kind { Literal, Tensor, SymInt, List, Tuple, Slice };
+    enum class Kind { Literal, Tensor, Scalar, SymInt, List, Tuple, Slice };
     Kind kind = Kind::Literal;
     Value literal;             // Literal
-    int slot = -1;             // Tensor
+    int slot = -1;             // Tensor: the value's slot; Scalar: its scalar index
     ExprPtr expr;              // SymInt
     std::vector<Arg> items;    // List, Tuple, Slice (start, stop, step)
     bool constant = true;      // no tensor and no symint inside: `literal` holds the value
@@ -53,10 +53,10 @@ struct Arg {
 
 // A spec (FORMAT.md "Specs"): the structure of the arguments and of the result.
 struct Spec {
-    enum class Kind { Tensor, Tuple, List, Dict, NamedTuple, Record, SymInt, Literal };
+    enum class Kind { Tensor, Tuple, List, Dict, NamedTuple, Record, SymInt, Literal, Scalar };
     Kind kind = Kind::Literal;
-    int slot = -1;                        // Tensor
-    std::string tensor_name;              // Tensor
+    int slot = -1;                        // Tensor: the value's slot; Scalar: its scalar index
+    std::string tensor_name;              // Tensor, Scalar: the value's name
     ExprPtr expr;                         // SymInt
     Value literal;                        // Literal
     std::string type_name;                // NamedTuple, Record
@@ -102,12 +102,21 @@ struct Guard {
     std::string text;  // sym_size(%x, 1) == 3
 };
 
+// A "scalar" node (FORMAT.md version 2.1, "Scalar values"): Tensor.item, or operator.<f> on
+// Python numbers. The interpreter runs these itself; they are not entries of the op table.
+struct ScalarStep {
+    bool item = false;  // Tensor.item; else `op`
+    PyOp op = PyOp::Add;
+    int out = -1;       // the scalar index it writes
+};
+
 struct Step {
     std::string name;
     std::string op;
     std::string source;
-    std::string result;  // tensor, tuple, list, nested (FORMAT.md version 2), none
-    const OpEntry* entry = nullptr;
+    std::string result;  // tensor, tuple, list, nested (FORMAT.md version 2), none, scalar (2.1)
+    const OpEntry* entry = nullptr;  // null for a scalar node
+    ScalarStep scalar;               // a scalar node's op
     std::vector<Arg> args;
     std::vector<std::pair<std::string, Arg>> kwargs;
     std::vector<int> outputs;  // slots; -1 for an item that is not a tensor
@@ -129,6 +138,8 @@ struct Program {
     Spec outputs;
     std::size_t num_slots = 0;
     std::vector<std::string> slot_names;
+    // the scalar values (version 2.1: outputs of scalar nodes), apart from the tensor slots
+    std::size_t num_scalars = 0;
     // the weights by target (parameters, buffers, constants), as forward() uses them
     std::map<std::string, Tensor> weights;
 };

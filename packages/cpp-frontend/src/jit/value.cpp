@@ -1,6 +1,8 @@
 #include "jit/value.h"
 
+#include <cmath>
 #include <cstdio>
+#include <limits>
 #include <sstream>
 
 #include "ember/error.h"
@@ -142,6 +144,220 @@ ScalarType dtype_from_name(const std::string& name, const std::string& where) {
     }
     throw Error(where + ": dtype '" + name + "' is not one of Ember's C++ dtypes (bool, uint8, "
                 "int8, int16, int32, int64, float16, float32, float64, complex64, complex128)");
+}
+
+// ----------------------------------------------------------------- scalar values (2.1)
+
+namespace {
+
+constexpr const char* kPyOpNames[] = {"add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "neg",
+                                      "pos", "abs", "eq",  "ne",  "lt",  "le",      "gt",       "ge"};
+constexpr const char* kPyOpSymbols[] = {"+", "-", "*", "/", "//", "%", "**", "-",
+                                        "+", "abs", "==", "!=", "<", "<=", ">", ">="};
+
+// An operand as Python sees it: a bool is an int, an int stays exact, a float is a double.
+struct Number {
+    bool is_float = false;
+    int64_t i = 0;
+    double f = 0;
+    double as_double() const { return is_float ? f : static_cast<double>(i); }
+};
+
+std::string op_text(PyOp op, const Value& a, const Value& b) {
+    const int k = static_cast<int>(op);
+    if (py_op_arity(op) == 1) {
+        return op == PyOp::Abs ? "abs(" + describe(a) + ")" : kPyOpSymbols[k] + describe(a);
+    }
+    return describe(a) + " " + kPyOpSymbols[k] + " " + describe(b);
+}
+
+Number number_of(PyOp op, const Value& v, const Value& a, const Value& b) {
+    Number n;
+    switch (v.kind) {
+        case Value::Kind::Bool: n.i = v.b ? 1 : 0; return n;
+        case Value::Kind::Int: n.i = v.i; return n;
+        case Value::Kind::Float: n.is_float = true; n.f = v.f; return n;
+        default: break;
+    }
+    const int k = static_cast<int>(op);
+    if (py_op_arity(op) == 1) {
+        throw TypeError(std::string("bad operand type for ") + (op == PyOp::Abs ? "abs()" : std::string("unary ") + kPyOpSymbols[k]) +
+                        ": '" + type_name(v) + "'");
+    }
+    if (op >= PyOp::Eq) {
+        throw TypeError(std::string("'") + kPyOpSymbols[k] + "' not supported between instances of '" + type_name(a) +
+                        "' and '" + type_name(b) + "'");
+    }
+    throw TypeError(std::string("unsupported operand type(s) for ") + kPyOpSymbols[k] + ": '" + type_name(a) + "' and '" +
+                    type_name(b) + "'");
+}
+
+[[noreturn]] void int_overflow(PyOp op, const Value& a, const Value& b) {
+    throw ValueError(op_text(op, a, b) + " does not fit in an int64: Python's ints have no bound, but the C++ runner "
+                     "holds a program's ints in 64 bits");
+}
+
+[[noreturn]] void zero_division(const char* what) { throw Error(std::string("ZeroDivisionError: ") + what); }
+
+int64_t floor_div_int(int64_t a, int64_t b) {
+    int64_t q = a / b;
+    if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
+    return q;
+}
+
+// CPython's float floor division and remainder (floatobject.c: float_floor_div, float_rem):
+// the remainder takes the divisor's sign, the quotient is rounded to the exact floor.
+double float_mod(double a, double b) {
+    double mod = std::fmod(a, b);
+    if (mod != 0) {
+        if ((b < 0) != (mod < 0)) mod += b;
+    } else {
+        mod = std::copysign(0.0, b);
+    }
+    return mod;
+}
+
+double float_floordiv(double a, double b) {
+    double mod = std::fmod(a, b);
+    double div = (a - mod) / b;
+    if (mod != 0 && ((b < 0) != (mod < 0))) div -= 1.0;
+    if (div == 0) return std::copysign(0.0, a / b);
+    double floordiv = std::floor(div);
+    if (div - floordiv > 0.5) floordiv += 1.0;
+    return floordiv;
+}
+
+// CPython's float_pow: its errors, C's pow (Annex F) for the values.
+double float_pow(double a, double b, PyOp op, const Value& va, const Value& vb) {
+    if (a == 0 && b < 0 && std::isfinite(b)) zero_division("0.0 cannot be raised to a negative power");
+    if (std::isfinite(a) && a < 0 && std::isfinite(b) && b != std::floor(b)) {
+        throw ValueError(op_text(op, va, vb) + " is a complex number (a negative number raised to a fractional "
+                         "power), which a program's scalars cannot hold");
+    }
+    const double r = std::pow(a, b);
+    if (std::isinf(r) && std::isfinite(a) && std::isfinite(b)) {
+        throw Error("OverflowError: (34, 'Numerical result out of range') in " + op_text(op, va, vb));
+    }
+    return r;
+}
+
+// -1, 0, 1 as `i` is below, equal to or above `d` (not NaN), exactly, as Python compares.
+int compare_int_double(int64_t i, double d) {
+    if (d >= 9223372036854775808.0) return -1;
+    if (d < -9223372036854775808.0) return 1;
+    const double t = std::trunc(d);
+    const auto ti = static_cast<int64_t>(t);
+    if (i != ti) return i < ti ? -1 : 1;
+    const double frac = d - t;
+    return frac > 0 ? -1 : frac < 0 ? 1 : 0;
+}
+
+Value compare(PyOp op, const Number& x, const Number& y) {
+    int c;
+    if (x.is_float || y.is_float) {
+        if ((x.is_float && std::isnan(x.f)) || (y.is_float && std::isnan(y.f))) return Value::boolean(op == PyOp::Ne);
+        if (x.is_float && y.is_float) c = x.f < y.f ? -1 : x.f > y.f ? 1 : 0;
+        else if (x.is_float) c = -compare_int_double(y.i, x.f);
+        else c = compare_int_double(x.i, y.f);
+    } else {
+        c = x.i < y.i ? -1 : x.i > y.i ? 1 : 0;
+    }
+    switch (op) {
+        case PyOp::Eq: return Value::boolean(c == 0);
+        case PyOp::Ne: return Value::boolean(c != 0);
+        case PyOp::Lt: return Value::boolean(c < 0);
+        case PyOp::Le: return Value::boolean(c <= 0);
+        case PyOp::Gt: return Value::boolean(c > 0);
+        default: return Value::boolean(c >= 0);
+    }
+}
+
+// int / int, correctly rounded where both are exact doubles (|n| <= 2**53), as Python's.
+double int_truediv(int64_t a, int64_t b) {
+    constexpr int64_t exact = int64_t{1} << 53;
+    if (a >= -exact && a <= exact && b >= -exact && b <= exact) return static_cast<double>(a) / static_cast<double>(b);
+    return static_cast<double>(static_cast<long double>(a) / static_cast<long double>(b));
+}
+
+Value int_pow(int64_t base, int64_t exp, PyOp op, const Value& a, const Value& b) {
+    if (exp < 0) {
+        if (base == 0) zero_division("0.0 cannot be raised to a negative power");
+        return Value::number(float_pow(static_cast<double>(base), static_cast<double>(exp), op, a, b));
+    }
+    int64_t result = 1;
+    while (exp > 0) {
+        if ((exp & 1) && __builtin_mul_overflow(result, base, &result)) int_overflow(op, a, b);
+        exp >>= 1;
+        if (exp > 0 && __builtin_mul_overflow(base, base, &base)) int_overflow(op, a, b);
+    }
+    return Value::integer(result);
+}
+
+}  // namespace
+
+std::optional<PyOp> py_op(std::string_view name) noexcept {
+    for (std::size_t k = 0; k < std::size(kPyOpNames); ++k) {
+        if (name == kPyOpNames[k]) return static_cast<PyOp>(k);
+    }
+    return std::nullopt;
+}
+
+const char* py_op_name(PyOp op) noexcept { return kPyOpNames[static_cast<int>(op)]; }
+
+int py_op_arity(PyOp op) noexcept { return op == PyOp::Neg || op == PyOp::Pos || op == PyOp::Abs ? 1 : 2; }
+
+Value py_apply(PyOp op, const Value& a, const Value& b) {
+    const Number x = number_of(op, a, a, b);
+    if (py_op_arity(op) == 1) {
+        if (x.is_float) return Value::number(op == PyOp::Neg ? -x.f : op == PyOp::Abs ? std::fabs(x.f) : x.f);
+        if (op == PyOp::Pos || (op == PyOp::Abs && x.i >= 0)) return Value::integer(x.i);
+        if (x.i == std::numeric_limits<int64_t>::min()) int_overflow(op, a, b);
+        return Value::integer(-x.i);
+    }
+    const Number y = number_of(op, b, a, b);
+    if (op >= PyOp::Eq) return compare(op, x, y);
+    if (x.is_float || y.is_float) {
+        const double u = x.as_double(), v = y.as_double();
+        switch (op) {
+            case PyOp::Add: return Value::number(u + v);
+            case PyOp::Sub: return Value::number(u - v);
+            case PyOp::Mul: return Value::number(u * v);
+            case PyOp::TrueDiv:
+                if (v == 0) zero_division("float division by zero");
+                return Value::number(u / v);
+            case PyOp::FloorDiv:
+                if (v == 0) zero_division("float floor division by zero");
+                return Value::number(float_floordiv(u, v));
+            case PyOp::Mod:
+                if (v == 0) zero_division("float modulo");
+                return Value::number(float_mod(u, v));
+            default: return Value::number(float_pow(u, v, op, a, b));
+        }
+    }
+    int64_t r = 0;
+    switch (op) {
+        case PyOp::Add:
+            if (__builtin_add_overflow(x.i, y.i, &r)) int_overflow(op, a, b);
+            return Value::integer(r);
+        case PyOp::Sub:
+            if (__builtin_sub_overflow(x.i, y.i, &r)) int_overflow(op, a, b);
+            return Value::integer(r);
+        case PyOp::Mul:
+            if (__builtin_mul_overflow(x.i, y.i, &r)) int_overflow(op, a, b);
+            return Value::integer(r);
+        case PyOp::TrueDiv:
+            if (y.i == 0) zero_division("division by zero");
+            return Value::number(int_truediv(x.i, y.i));
+        case PyOp::FloorDiv:
+            if (y.i == 0) zero_division("integer division or modulo by zero");
+            if (y.i == -1 && x.i == std::numeric_limits<int64_t>::min()) int_overflow(op, a, b);
+            return Value::integer(floor_div_int(x.i, y.i));
+        case PyOp::Mod:
+            if (y.i == 0) zero_division("integer modulo by zero");
+            if (y.i == -1) return Value::integer(0);
+            return Value::integer(x.i - floor_div_int(x.i, y.i) * y.i);
+        default: return int_pow(x.i, y.i, op, a, b);
+    }
 }
 
 // ------------------------------------------------------------------------- signatures

@@ -60,6 +60,26 @@ const char* type_name(const Value& v) noexcept;
 // A short Python-like rendering: 3, 2.5, None, [1, 2], Tensor(float32[2, 3]).
 std::string describe(const Value& v);
 
+// ----------------------------------------------------------------- scalar values (2.1)
+
+// Python's `operator.<name>` on numbers (FORMAT.md version 2.1, "Scalar values"): the ops that
+// a program applies to the scalars Tensor.item reads, as Python's `operator` module.
+enum class PyOp { Add, Sub, Mul, TrueDiv, FloorDiv, Mod, Pow, Neg, Pos, Abs, Eq, Ne, Lt, Le, Gt, Ge };
+
+// The op of `operator.<name>` ("add" -> Add), or nullopt.
+std::optional<PyOp> py_op(std::string_view name) noexcept;
+const char* py_op_name(PyOp op) noexcept;
+// 1 for neg/pos/abs, 2 for the others.
+int py_op_arity(PyOp op) noexcept;
+// `op(a)` / `op(a, b)` on bools, ints and floats with Python's results: bool/int operands
+// give an int (True + True is 2), any float gives a float, `/` a float, `//` and `%` floor
+// with Python's signs (-7 // 2 is -4, -7 % 3 is 2, 7.5 % -2 is -0.5), `**` of ints a float
+// for a negative exponent, comparisons a bool (ints against floats exactly). Python's
+// errors: "ZeroDivisionError: integer division or modulo by zero"..., an int that leaves
+// int64 (Python's ints have no bound; the C++ runner's are int64) or a complex result
+// ((-8.0) ** 0.5) is an error naming the expression.
+Value py_apply(PyOp op, const Value& a, const Value& b = Value());
+
 // ------------------------------------------------------------------------- signatures
 
 struct Param {

@@ -47,7 +47,7 @@ TEST(LoadErrors, UnknownFormatVersion) {
         f.metadata["format_version"] = "3";
     });
     EXPECT_EQ(error_as<ember::jit::FormatError>([&] { ember::jit::load(path); }),
-              path + " has format_version '3'; this Ember reads format_version 1, 2: upgrade ember-cpp to load it");
+              path + " has format_version '3'; this Ember reads format_version 1, 2, 2.1: upgrade ember-cpp to load it");
 }
 
 TEST(LoadErrors, NotAnEmberProgram) {
@@ -149,7 +149,7 @@ TEST(LoadErrors, MalformedPrograms) {
         {{"\"symbols\":{\"batch\":{\"min\":1,", "\"symbols\":{\"batch\":{\"min\":\"one\","}},
     };
     const char* expected[] = {
-        "result must be one of tensor, tuple, list, nested, none (got 'blob')",
+        "result must be one of tensor, tuple, list, nested, none, scalar (got 'blob')",
         "refers to symbol 'nope', which the graph does not declare",
         "dtype 'bfloat16' is not one of Ember's C++ dtypes",
         "bad literal {\"layout\": \"banana\"}",
