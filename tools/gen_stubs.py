@@ -337,9 +337,11 @@ BINARY_DUNDERS = tuple(
 
 # names ``ember.__getattr__`` serves besides its lazy submodules and sub-distributions
 GETATTR_VALUES = ("__version__", "has_mkl", "has_openmp")
-# functions ``ember.__getattr__`` serves from a private module (never bound in ``ember``'s
-# globals: ``compile`` would shadow the builtin inside ember's own modules)
-GETATTR_FUNCTIONS = {"compile": "ember._compile"}
+# functions and classes ``ember.__getattr__`` serves from a private module (never bound in
+# ``ember``'s globals: ``compile`` would shadow the builtin inside ember's own modules; the Sym
+# classes live with ``ember.export``, imported on first use)
+GETATTR_FUNCTIONS = {"compile": "ember._compile", "SymInt": "ember.export._symbolic",
+                     "SymFloat": "ember.export._symbolic", "SymBool": "ember.export._symbolic"}
 # ``namedtuple`` fields that are not one tensor each
 FIELD_TYPES = {"histogramdd.bin_edges": "tuple[Tensor, ...]"}
 

@@ -126,7 +126,10 @@ _LAZY_SUBMODULES = {"functional", "quasirandom", "random", "storage", "torch_ver
                     "export", "jit", "compiler", "distributed", "multiprocessing",
                     "profiler", "amp", "special", "distributions", "fft", "func",
                     "sparse", "library", "signal", "futures", "nested", "masked",
-                    "__future__"}
+                    "__future__", "types"}
+
+#: torch.SymInt/SymFloat/SymBool: the symbolic values of an ``ember.export`` capture
+_SYM_CLASSES = frozenset(("SymInt", "SymFloat", "SymBool"))
 
 
 #: torch.autocast and its state functions, from ember.amp.autocast_mode on first use
@@ -160,6 +163,8 @@ def __getattr__(name: str):
         return importlib.import_module("ember._C")
     if name in ("_dynamo", "_logging", "_higher_order_ops"):  # torch's private modules that
         return importlib.import_module(f"ember.{name}")  # scripts and tutorials use
+    if name in _SYM_CLASSES:
+        return getattr(importlib.import_module("ember.export._symbolic"), name)
     if name == "cond":  # torch.cond
         return importlib.import_module("ember._cond").cond
     if name in ("fork", "wait"):  # torch.fork / torch.wait are torch.jit's
