@@ -99,6 +99,15 @@ _KEY_AS = {np.dtype(np.bool_): np.dtype(np.uint8), np.dtype(np.float16): np.dtyp
 _RADIX_MIN = 32768
 
 
+def _move(a, source, dest):
+    """``np.moveaxis`` without its ~2 us of argument handling when ``source`` is already at
+    ``dest`` (the last axis: the common call)."""
+    n = a.ndim
+    if source % n == dest % n:
+        return a
+    return np.moveaxis(a, source, dest)
+
+
 def _torch_sort(a, axis, descending, ndim):
     """PyTorch's ``sort(stable=False)`` of a NumPy array along ``axis`` (``ndim``: the input
     tensor's): ``(values or None, indices)``, both C-ordered, by the native ``std::sort``
@@ -114,7 +123,7 @@ def _torch_sort(a, axis, descending, ndim):
     fn = None if name is None else _native.kernel(name)
     if fn is None:
         return None
-    keys = np.moveaxis(a, axis, -1).astype(key_dtype, order="C", copy=True)  # sorted in place
+    keys = _move(a, axis, -1).astype(key_dtype, order="C", copy=True)  # sorted in place
     index = np.empty(keys.shape, np.int64)
     _native.by_rows(fn, keys.size // n, max(1, _RADIX_MIN // n),
                     [(_native.address(keys), n * key_dtype.itemsize),
@@ -185,7 +194,7 @@ def _native_rows(a, axis, prefix):
     fn = None if suffix is None else _native.kernel(prefix + suffix)
     if fn is None:
         return None
-    keys = np.moveaxis(a, axis, -1).astype(key_dtype, order="C", copy=True)
+    keys = _move(a, axis, -1).astype(key_dtype, order="C", copy=True)
     return fn, keys, np.empty(keys.shape, np.int64)
 
 
@@ -209,10 +218,10 @@ def _torch_topk(a, axis, k, largest, sorted):
         return None
     fn, keys, index = rows
     _run_rows(fn, keys, index, k, int(largest), int(sorted))
-    index = np.moveaxis(index[..., :k], -1, axis)
+    index = _move(index[..., :k], -1, axis)
     if keys.dtype != a.dtype:
         return None, index
-    return np.moveaxis(keys[..., :k], -1, axis), index
+    return _move(keys[..., :k], -1, axis), index
 
 
 @register("topk", out="same")
@@ -252,7 +261,7 @@ def _torch_kth(a, axis, k):
         return None
     fn, keys, index = rows
     _run_rows(fn, keys, index, k - 1)
-    return np.moveaxis(index[..., k - 1:k], -1, axis)
+    return _move(index[..., k - 1:k], -1, axis)
 
 
 @register("kthvalue", out="same")
@@ -381,7 +390,7 @@ def _mode_index(a, axis, xp):
         fn, keys, index = native
         out = np.empty(keys.shape[:-1], np.int64)
         _run_rows(fn, keys, index, out=out)
-        return np.moveaxis(out[..., None], -1, axis)
+        return _move(out[..., None], -1, axis)
     rows = xp.moveaxis(a, axis, -1)
     lead, n = rows.shape[:-1], rows.shape[-1]
     rows = rows.reshape(-1, n)
