@@ -5,6 +5,7 @@ tril/triu and renorm (new C-order tensors; roll keeps channels-last), and the co
 expanded (stride-0) tensor (``_to_copy`` and ``nan_to_num`` lay it out in C order where
 NumPy's K order sorts the stride-0 dims too). Expected strides are PyTorch 2.13's."""
 
+import numpy as np
 import pytest
 
 import ember
@@ -144,3 +145,29 @@ def test_same_layout_inputs_keep_it():
     out = x * x + x
     assert out.stride() == (60, 1, 15, 3)
     assert ember.allclose(out.contiguous(), (x.contiguous() * x.contiguous() + x.contiguous()))
+
+
+def test_iter_apply_computes_in_the_layout_iter_layout_copies_to():
+    # binary ops compute a non-C first operand's result straight in TensorIterator's layout
+    # (``_memory_format.iter_apply``): the same values and strides as computing in NumPy's
+    # layout and copying (``iter_layout``), for permuted, gapped, broadcast and empty inputs
+    from ember import _memory_format as mf
+
+    rng = np.random.default_rng(0)
+    base = rng.standard_normal((4, 6, 5, 3))
+    cases = [
+        (base[:, :, :, 0].transpose(2, 0, 1), rng.standard_normal((5, 4, 6))),
+        (base.transpose(0, 3, 1, 2), rng.standard_normal((6, 5))),  # b broadcast, fewer dims
+        (base.transpose(3, 2, 1, 0)[:, ::2], rng.standard_normal((3, 1, 6, 4))),  # gaps
+        (base[:, :, :1].transpose(2, 1, 0, 3), rng.standard_normal((1, 6, 4, 3))),  # unit dim
+        (base.transpose(1, 0, 2, 3)[:, :0], rng.standard_normal((6, 0, 5, 3))),  # empty
+        (base[0].T, rng.standard_normal((3, 6, 5)).transpose(0, 2, 1)),  # both transposed
+        (base[0, 0].T, rng.standard_normal(5)),
+    ]
+    for a, b in cases:
+        assert a.size == 0 or not a.flags.c_contiguous
+        for fwd in (np.add, np.multiply, np.greater):
+            want = mf.iter_layout(fwd(a, b), (a, b))
+            got = mf.iter_apply(fwd, a, b)
+            np.testing.assert_array_equal(got, want)
+            assert got.strides == want.strides, (a.shape, a.strides, b.shape)

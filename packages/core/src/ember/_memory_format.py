@@ -238,6 +238,8 @@ def iter_order(shape, operands):
     if operands[0].shape == shape and 1 not in shape and 0 not in st and len(set(st)) == ndim:
         # the first operand has distinct nonzero strides on every pair of axes, so it decides
         # each comparison: the sort is its own stride order (channels-last ones included)
+        if ndim == 2:  # a transposed matrix, the usual case, without the sort
+            return None if st[0] > st[1] else (1, 0)
         order = tuple(sorted(range(ndim), key=st.__getitem__, reverse=True))
         return None if order == tuple(range(ndim)) else order
     fast = len(shape) in _CL_CHECKS
@@ -298,6 +300,29 @@ def iter_layout(r, operands):
     if r.strides == dense_strides(r.shape, order, r.itemsize):
         return r
     return copy_as(r, order)
+
+
+def iter_apply(fwd, a, b):
+    """``fwd(a, b)`` (an elementwise op of two arrays, ``a`` not C-contiguous) computed
+    straight into the layout ``iter_layout`` would copy it to: both operands permuted to
+    ``iter_order`` (where ``a`` is dense, NumPy then writes C order there), the result
+    permuted back. ``x.t() + y`` (16x16) 4.6 -> 2.8 us against a product and a copy."""
+    shape = a.shape if a.shape == b.shape else np.broadcast_shapes(a.shape, b.shape)
+    n = len(shape)
+    if n < 2 or 0 in shape:
+        return iter_layout(fwd(a, b), (a, b))
+    order = iter_order(shape, (a, b))
+    if order is None:
+        r = fwd(a, b)
+        return r if r.flags.c_contiguous else r.copy()
+    if a.ndim < n:
+        a = a.reshape((1,) * (n - a.ndim) + a.shape)
+    if b.ndim < n:
+        b = b.reshape((1,) * (n - b.ndim) + b.shape)
+    r = fwd(a.transpose(order), b.transpose(order))
+    if not r.flags.c_contiguous:  # a has gaps (a strided slice): NumPy chose another layout
+        r = r.copy()
+    return r.transpose(order if n == 2 else inverse(order))  # (1, 0) undoes itself
 
 
 def preserve_copy(src, out):

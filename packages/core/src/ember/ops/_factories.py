@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _dtype
+from .._memory_format import iter_apply as _iter_apply
 from .._memory_format import iter_layout as _iter_layout
 from .._tensor import CPU as _CPU
 from .._tensor import Tensor, _make
@@ -218,8 +219,9 @@ def binary_op(name: str, fwd, backward=None, *, kind: str = "arith", saves: str 
                         dt is _F32 or dt is _F64 or dt is _I64 and not to_float):
                     # the common case (two tensors of one device and a dtype every kernel
                     # has), on its own branch: no None tests, no dtype dispatch
-                    try:
-                        r = fwd(ad, bd)
+                    try:  # PyTorch's TensorIterator: the first input's layout wins where
+                        # NumPy's would be C order (computed in it, not copied to it)
+                        r = fwd(ad, bd) if ad.flags.c_contiguous else _iter_apply(fwd, ad, bd)
                     except ValueError:
                         broadcast_shape(ad.shape, bd.shape)
                         raise
@@ -227,8 +229,6 @@ def binary_op(name: str, fwd, backward=None, *, kind: str = "arith", saves: str 
                         from .._sparse_tensor import sparse_binary
 
                         return sparse_binary(name, input, other)
-                    if not ad.flags.c_contiguous:  # PyTorch's TensorIterator: the first
-                        r = _iter_layout(r, (ad, bd))  # input's layout wins, NumPy's C order
                     if Node is not None and (input.requires_grad or other.requires_grad) \
                             and GRAD.enabled:
                         return _record(input, other, input, other, r, dev)
