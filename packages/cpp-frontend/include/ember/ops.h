@@ -291,6 +291,10 @@ EMBER_API std::tuple<Tensor, Tensor> adaptive_max_pool3d(const Tensor& self, Int
 // ---- sorting -----------------------------------------------------------------------------
 EMBER_API std::tuple<Tensor, Tensor> topk(const Tensor& self, int64_t k, int64_t dim = -1, bool largest = true, bool sorted = true);
 EMBER_API std::tuple<Tensor, Tensor> sort(const Tensor& self, int64_t dim = -1, bool descending = false);
+// libtorch's overload: stable=true keeps equal elements in their order; false or nullopt (the
+// default above) orders them as PyTorch's CPU std::sort does.
+EMBER_API std::tuple<Tensor, Tensor> sort(const Tensor& self, std::optional<bool> stable, int64_t dim = -1,
+                                          bool descending = false);
 EMBER_API Tensor argsort(const Tensor& self, int64_t dim = -1, bool descending = false);
 
 // ---- misc --------------------------------------------------------------------------------

@@ -1,4 +1,5 @@
-// Ops along one dim: cumsum, cumprod, softmax, log_softmax, sort, argsort, topk.
+// Ops along one dim: cumsum, cumprod, softmax, log_softmax, sort, argsort, topk (and the
+// kthvalue, mode and median of sorting.h).
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -6,6 +7,7 @@
 
 #include "pointwise_kernels.h"
 #include "reduce_kernels.h"
+#include "sorting.h"
 
 namespace ember {
 
@@ -185,56 +187,80 @@ Tensor log_softmax(const Tensor& self, int64_t dim, std::optional<ScalarType> dt
     return softmax_impl(self, dim, dtype, true);
 }
 
-// ---- sort / topk ---------------------------------------------------------------------------------------------
+// ---- sort / topk / kthvalue / mode / median ------------------------------------------------------------------
+// PyTorch's CPU kernels order (key, index) pairs with libstdc++'s std::sort, std::partial_sort
+// and std::nth_element (SortingKernel.cpp, TopKImpl.h, TensorCompareKernel.cpp, Sorting.cpp).
+// Which of several equal keys comes first is whatever those algorithms' moves leave, and the
+// moves depend only on the comparisons: the same algorithm under the same comparator over the
+// same pairs gives PyTorch's indices, which programs see (argsort, topk of ties), and so does
+// Python Ember (ember/_native/kernels.c makes the same moves). Keys compare as PyTorch's do:
+// float16 as float, bool as bool.
 namespace {
 
-// NaN sorts as the largest value (as PyTorch).
-template <typename O>
-bool less_nan_last(O a, O b) {
-    if constexpr (std::is_floating_point_v<O>) {
-        if (b != b) return a == a;
-        if (a != a) return false;
+template <typename K>
+using Entry = std::pair<K, int64_t>;  // (key, index along the dim)
+
+template <typename K>
+bool is_nan_key(K v) {
+    if constexpr (std::is_floating_point_v<K>) {
+        return v != v;
+    } else {
+        (void)v;
+        return false;
     }
-    return a < b;
 }
 
-// values (dtype of self) and indices (kLong) of the first k of each lane in order
-std::tuple<Tensor, Tensor> sort_lanes(const Tensor& self, int64_t d, int64_t k, bool descending, bool stable_sort) {
-    if (self.dim() == 0) {
-        NoGradGuard g;
-        return {self.clone(), zeros({}, kLong)};
+// KeyValueCompAsc of SortingKernel.cpp (and topk's smallest): NaN is the largest value.
+struct AscNanLast {
+    template <typename E>
+    bool operator()(const E& a, const E& b) const {
+        return (!is_nan_key(a.first) && is_nan_key(b.first)) || a.first < b.first;
     }
-    Lanes l = make_lanes(self, one_dim_mask(self, d));
-    Tensor values = empty_tensor({l.outer * k}, self.scalar_type());
+};
+
+// KeyValueCompDesc (and topk's largest): NaN first.
+struct DescNanFirst {
+    template <typename E>
+    bool operator()(const E& a, const E& b) const {
+        return (is_nan_key(a.first) && !is_nan_key(b.first)) || a.first > b.first;
+    }
+};
+
+// PyTorch hands a 1-D integer tensor of at::internal::GRAIN_SIZE elements or more, sorted
+// ascending, to FBGEMM's radix sort, which is stable.
+constexpr int64_t kRadixSortMin = 32768;
+
+// Runs pick(queue) on each lane of self along d: queue holds the lane's (key, index) pairs in
+// the lane's order; pick rearranges them and returns where the lane's k results start in it.
+// Returns their values (self's elements, in self's dtype) and indices, with size k at d.
+template <typename Pick>
+std::tuple<Tensor, Tensor> pick_lanes(const Tensor& self, int64_t d, int64_t k, const char* name, Pick pick) {
+    NoGradGuard g;
+    const Tensor x = self.dim() == 0 ? self.reshape({1}) : self;
+    const int64_t dx = self.dim() == 0 ? 0 : d;
+    Lanes l = make_lanes(x, one_dim_mask(x, dx));
+    Tensor values = empty_tensor({l.outer * k}, x.scalar_type());
     Tensor indices = empty_tensor({l.outer * k}, kLong);
-    dispatch_all(self.scalar_type(), "sort", [&](auto tag) {
+    dispatch_all(x.scalar_type(), name, [&](auto tag) {
         using T = typename decltype(tag)::type;
-        using O = opmath_t<T>;
+        using K = opmath_t<T>;
         const T* ip = static_cast<const T*>(l.data.data_ptr());
         T* vp = static_cast<T*>(values.data_ptr());
         int64_t* xp = static_cast<int64_t*>(indices.data_ptr());
-        std::vector<int64_t> idx(static_cast<size_t>(l.len));
+        std::vector<Entry<K>> queue(static_cast<size_t>(l.len));
         for (int64_t o = 0; o < l.outer; ++o) {
             const T* lp = ip + o * l.len;
-            std::iota(idx.begin(), idx.end(), int64_t(0));
-            auto cmp = [lp, descending](int64_t a, int64_t b) {
-                const O va = static_cast<O>(lp[a]), vb = static_cast<O>(lp[b]);
-                return descending ? less_nan_last(vb, va) : less_nan_last(va, vb);
-            };
-            if (k < l.len && !stable_sort) {
-                std::partial_sort(idx.begin(), idx.begin() + k, idx.end(), [&](int64_t a, int64_t b) {
-                    return cmp(a, b) || (!cmp(b, a) && a < b);
-                });
-            } else {
-                std::stable_sort(idx.begin(), idx.end(), cmp);
-            }
+            for (int64_t i = 0; i < l.len; ++i) queue[static_cast<size_t>(i)] = {static_cast<K>(lp[i]), i};
+            const int64_t at = pick(queue);
             for (int64_t i = 0; i < k; ++i) {
-                vp[o * k + i] = lp[idx[static_cast<size_t>(i)]];
-                xp[o * k + i] = idx[static_cast<size_t>(i)];
+                const int64_t j = queue[static_cast<size_t>(at + i)].second;
+                vp[o * k + i] = lp[j];
+                xp[o * k + i] = j;
             }
         }
     });
-    const auto ps = permuted_sizes(self, l, k);
+    if (self.dim() == 0) return {values.reshape({}), indices.reshape({})};
+    const auto ps = permuted_sizes(x, l, k);
     return {lanes_to_tensor(values, l, ps), lanes_to_tensor(indices, l, ps)};
 }
 
@@ -251,24 +277,153 @@ void record_sort(const Tensor& self, const Tensor& values, const Tensor& indices
     }
 }
 
+// TH's quick_select_template (Sedgewick's quickselect, Sorting.cpp) under "greater, NaN
+// greatest": leaves the kth smallest (0-based) of q at kth.
+template <typename E>
+void quick_select(std::vector<E>& q, int64_t kth) {
+    using K = typename E::first_type;
+    const auto gt = [](K a, K b) { return (is_nan_key(a) && !is_nan_key(b)) || a > b; };
+    const auto swap = [&q](int64_t i, int64_t j) { std::swap(q[static_cast<size_t>(i)], q[static_cast<size_t>(j)]); };
+    const auto key = [&q](int64_t i) { return q[static_cast<size_t>(i)].first; };
+    int64_t L = 0, R = static_cast<int64_t>(q.size()) - 1;
+    for (;;) {
+        if (R <= L) return;
+        if (R == L + 1) {
+            if (gt(key(L), key(R))) swap(L, R);
+            return;
+        }
+        swap((L + R) >> 1, L + 1);
+        if (gt(key(L + 1), key(R))) swap(L + 1, R);
+        if (gt(key(L), key(R))) swap(L, R);
+        if (gt(key(L + 1), key(L))) swap(L + 1, L);
+        int64_t i = L + 1, j = R;
+        const K piv = key(L);
+        for (;;) {
+            do ++i; while (gt(piv, key(i)));
+            do --j; while (gt(key(j), piv));
+            if (j < i) break;
+            swap(i, j);
+        }
+        swap(L, j);
+        if (j <= kth) L = i;
+        if (j >= kth) R = j - 1;
+    }
+}
+
 }  // namespace
 
-std::tuple<Tensor, Tensor> sort(const Tensor& self, int64_t dim, bool descending) {
+namespace native {
+
+std::tuple<Tensor, Tensor> kthvalue_along(const Tensor& self, int64_t k, int64_t d) {
+    return pick_lanes(self, d, 1, "kthvalue_cpu", [k](auto& q) {
+        quick_select(q, k - 1);
+        return k - 1;
+    });
+}
+
+std::tuple<Tensor, Tensor> mode_along(const Tensor& self, int64_t d) {
+    return pick_lanes(self, d, 1, "mode_cpu", [](auto& q) {
+        // std::sort under the plain `<` (a NaN equals nothing: each is a run of its own), then
+        // the first of the longest runs wins, with the index its last element carries
+        std::sort(q.begin(), q.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+        const int64_t n = static_cast<int64_t>(q.size());
+        int64_t run = 0, longest = 0, at = 0;
+        for (int64_t i = 0; i < n; ++i) {
+            ++run;
+            if (i == n - 1 || q[static_cast<size_t>(i)].first != q[static_cast<size_t>(i + 1)].first) {
+                if (run > longest) {
+                    longest = run;
+                    at = i;
+                }
+                run = 0;
+            }
+        }
+        return at;
+    });
+}
+
+std::tuple<Tensor, Tensor> median_along(const Tensor& self, int64_t d, bool ignore_nan) {
+    return pick_lanes(self, d, 1, ignore_nan ? "nanmedian" : "median", [ignore_nan](auto& q) {
+        const int64_t n = static_cast<int64_t>(q.size());
+        int64_t nans = 0;
+        for (int64_t i = 0; i < n; ++i) {
+            if (is_nan_key(q[static_cast<size_t>(i)].first)) {
+                if (!ignore_nan) return i;  // median: the first NaN
+                ++nans;
+            }
+        }
+        // std::nth_element under "value, then index" (NaN greatest and all alike for
+        // nanmedian): a total order but among the NaNs of an all-NaN row, whose index is
+        // where nth_element leaves the first of n equal elements
+        const int64_t nth = (n - nans - 1) / 2;
+        std::nth_element(q.begin(), q.begin() + nth, q.end(), [](const auto& a, const auto& b) {
+            return a.first < b.first || (a.first == b.first && a.second < b.second) ||
+                   (is_nan_key(b.first) && !is_nan_key(a.first));
+        });
+        return nth;
+    });
+}
+
+}  // namespace native
+
+std::tuple<Tensor, Tensor> sort(const Tensor& self, std::optional<bool> stable, int64_t dim, bool descending) {
     const int64_t d = wrap_dim(dim, self.dim());
-    const int64_t len = self.dim() == 0 ? 1 : self.size(d);
-    auto [values, indices] = sort_lanes(self, d, len, descending, true);
+    if (self.dim() == 0) {
+        NoGradGuard g;
+        return {self.clone(), zeros({}, kLong)};
+    }
+    const int64_t n = self.size(d);
+    // PyTorch keeps the identity along a dim of stride 0 (pytorch issue 91420); its radix sort
+    // is stable, as is std::sort along 16 elements or fewer (one insertion sort)
+    const bool identity = self.stride(d) == 0;
+    const bool radix = self.dim() == 1 && !descending && is_integral(self.scalar_type(), false) && n >= kRadixSortMin;
+    const bool keep_ties = stable.value_or(false) || radix;
+    auto [values, indices] = pick_lanes(self, d, n, "sort", [&](auto& q) {
+        if (identity) return int64_t(0);
+        if (descending) {
+            if (keep_ties) std::stable_sort(q.begin(), q.end(), DescNanFirst());
+            else std::sort(q.begin(), q.end(), DescNanFirst());
+        } else {
+            if (keep_ties) std::stable_sort(q.begin(), q.end(), AscNanLast());
+            else std::sort(q.begin(), q.end(), AscNanLast());
+        }
+        return int64_t(0);
+    });
     record_sort(self, values, indices, d, "SortBackward0");
     return {values, indices};
 }
 
-Tensor argsort(const Tensor& self, int64_t dim, bool descending) { return std::get<1>(sort(self, dim, descending)); }
+std::tuple<Tensor, Tensor> sort(const Tensor& self, int64_t dim, bool descending) {
+    return ember::sort(self, std::nullopt, dim, descending);
+}
+
+Tensor argsort(const Tensor& self, int64_t dim, bool descending) { return std::get<1>(ember::sort(self, dim, descending)); }
 
 std::tuple<Tensor, Tensor> topk(const Tensor& self, int64_t k, int64_t dim, bool largest, bool sorted) {
     const int64_t d = wrap_dim(dim, self.dim());
     const int64_t len = self.dim() == 0 ? 1 : self.size(d);
     EMBER_CHECK_INDEX(k >= 0 && k <= len, "selected index k out of range");
-    (void)sorted;  // results are always sorted
-    auto [values, indices] = sort_lanes(self, d, k, largest, false);
+    EMBER_CHECK(self.scalar_type() != kBool, "topk does not support bool dtypes on CPU");
+    if (self.dim() == 0) {
+        NoGradGuard g;
+        return {self.clone(), zeros({}, kLong)};
+    }
+    // TopKImpl.h: std::partial_sort where k * 64 <= n, else std::nth_element at k - 1 and, if
+    // sorted, std::sort of the k - 1 before it
+    const auto select = [k, sorted](auto& q, auto cmp) {
+        if (k == 0) return;
+        if (k * 64 <= static_cast<int64_t>(q.size())) {
+            std::partial_sort(q.begin(), q.begin() + k, q.end(), cmp);
+        } else {
+            std::nth_element(q.begin(), q.begin() + (k - 1), q.end(), cmp);
+            if (sorted) std::sort(q.begin(), q.begin() + (k - 1), cmp);
+        }
+    };
+    auto [values, indices] = pick_lanes(self, d, k, "topk", [&](auto& q) {
+        if (largest) select(q, DescNanFirst());
+        else select(q, AscNanLast());
+        return int64_t(0);
+    });
     record_sort(self, values, indices, d, "TopkBackward0");
     return {values, indices};
 }

@@ -19,6 +19,7 @@
 #include <type_traits>
 
 #include "core/dispatch.h"
+#include "core/sorting.h"
 #include "ember/error.h"
 #include "jit/ops_common.h"
 
@@ -1100,20 +1101,9 @@ void register_more3_ops(OpTable& t) {
         if (x.size(d) == 0) {
             throw IndexError("nanmedian(): Expected reduction dim " + std::to_string(d) + " to have non-zero size.");
         }
-        auto [values, order] = ember::sort(x, d);  // stable, NaN last
-        Tensor nans = ember::sum(ember::isnan(x), {d}, true);
-        Tensor pos = ember::floor_divide(ember::clamp_min(x.size(d) - nans - 1, 0), Scalar(2));
-        Tensor v = values.gather(d, pos), i = order.gather(d, pos);
-        if (x.is_floating_point()) {
-            // A row of NaNs: PyTorch's index is where std::nth_element (k = 0) leaves the
-            // first of n equal keys, which the same libstdc++ call here reproduces
-            const int64_t n = x.size(d);
-            std::vector<std::pair<int64_t, int64_t>> keyed(static_cast<std::size_t>(n));
-            for (int64_t k = 0; k < n; ++k) keyed[static_cast<std::size_t>(k)] = {0, k};
-            std::nth_element(keyed.begin(), keyed.begin(), keyed.end(),
-                             [](const auto& l, const auto& r) { return l.first < r.first; });
-            i = ember::where(ember::eq(nans, Scalar(n)), Scalar(keyed[0].second), i);
-        }
+        // PyTorch's std::nth_element (an all-NaN row's index is where it leaves the first of n
+        // equal elements): see core/sorting.h
+        auto [v, i] = native::median_along(x, d, /*ignore_nan=*/true);
         if (!a.boolean("keepdim")) return {v.squeeze(d), i.squeeze(d)};
         return {v, i};
     });

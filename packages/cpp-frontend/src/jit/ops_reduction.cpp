@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "core/sorting.h"
 #include "ember/error.h"
 #include "ember/nn/functional.h"
 #include "jit/ops_common.h"
@@ -11,6 +12,26 @@
 namespace ember::jit::detail {
 
 namespace {
+
+// sort's and argsort's `stable` (None: false)
+std::optional<bool> stable_of(const Args& a) {
+    if (a.is_none("stable")) return std::nullopt;
+    return a.boolean("stable");
+}
+
+// PyTorch's error for a selection (median, mode) along an empty dim
+void nonempty_dim(const Tensor& x, int64_t d, const std::string& op) {
+    if (x.dim() > 0 && x.size(d) == 0) {
+        throw IndexError(op + "(): Expected reduction dim " + std::to_string(d) + " to have non-zero size.");
+    }
+}
+
+// (values, indices) of one pick along d (keepdim's shape) as the op returns them
+OpResult picked_along(std::tuple<Tensor, Tensor> picked, const Tensor& x, int64_t d, bool keepdim) {
+    auto& [v, i] = picked;
+    if (keepdim || x.dim() == 0) return {v, i};
+    return {v.squeeze(d), i.squeeze(d)};
+}
 
 // var/std's two spellings: var(x, True) is the old (input, unbiased) overload; correction
 // defaults to 1 (0 when unbiased is False).
@@ -339,15 +360,17 @@ void register_reduction_ops(OpTable& t) {
         const int64_t d = dim_index(a.integer("dim"), x.dim(), a.op());
         const int64_t k = a.integer("k");
         const int64_t n = x.dim() == 0 ? 1 : x.size(d);
+        nonempty_dim(x, d, "kthvalue");
         if (k < 1 || k > n) throw Error("kthvalue(): selected number k out of range for dimension " + std::to_string(d));
-        if (x.dim() == 0) return {x.clone(), ember::zeros({}, kLong)};
-        auto [values, indices] = ember::sort(x, d);
-        Tensor v = values.narrow(d, k - 1, 1), i = indices.narrow(d, k - 1, 1);
-        if (!a.boolean("keepdim")) return {v.squeeze(d), i.squeeze(d)};
-        return {v.contiguous(), i.contiguous()};
+        if (x.scalar_type() == kBool) throw NotImplementedError("\"kthvalue_cpu\" not implemented for 'Bool'");
+        return picked_along(native::kthvalue_along(x, k, d), x, d, a.boolean("keepdim"));
     });
     def(t, "median", "input, dim=None, keepdim=False", [](const Args& a) -> OpResult {
         Tensor x = a.tensor("input");
+        if (x.scalar_type() == kBool) {
+            throw NotImplementedError(std::string("\"") + (a.is_none("dim") ? "median_cpu" : "median_out") +
+                                      "\" not implemented for 'Bool'");
+        }
         if (a.is_none("dim")) {
             Tensor flat = x.reshape({-1});
             if (x.is_floating_point() && ember::any(ember::isnan(flat)).item<bool>()) {
@@ -358,21 +381,17 @@ void register_reduction_ops(OpTable& t) {
             return {std::get<0>(ember::sort(flat, 0)).select(0, (n - 1) / 2).clone()};
         }
         const int64_t d = dim_index(a.integer("dim"), x.dim(), a.op());
-        if (x.dim() == 0) return {x.clone(), ember::zeros({}, kLong)};
-        auto [values, indices] = ember::sort(x, d);
-        const int64_t pos = (x.size(d) - 1) / 2;
-        Tensor v = values.narrow(d, pos, 1), i = indices.narrow(d, pos, 1);
-        if (!a.boolean("keepdim")) return {v.squeeze(d), i.squeeze(d)};
-        return {v.contiguous(), i.contiguous()};
+        nonempty_dim(x, d, "median");
+        return picked_along(native::median_along(x, d, /*ignore_nan=*/false), x, d, a.boolean("keepdim"));
     });
 
-    // ---- sorting (Ember's sort is always stable)
+    // ---- sorting (ties as PyTorch's CPU std::sort leaves them unless stable=True)
     def(t, "sort", "input, dim=-1, descending=False, stable=False", [](const Args& a) -> OpResult {
-        auto [values, indices] = ember::sort(a.tensor("input"), a.integer("dim"), a.boolean("descending"));
+        auto [values, indices] = ember::sort(a.tensor("input"), stable_of(a), a.integer("dim"), a.boolean("descending"));
         return {values, indices};
     });
     def(t, "argsort", "input, dim=-1, descending=False, stable=False", [](const Args& a) {
-        return one(ember::argsort(a.tensor("input"), a.integer("dim"), a.boolean("descending")));
+        return one(std::get<1>(ember::sort(a.tensor("input"), stable_of(a), a.integer("dim"), a.boolean("descending"))));
     });
     def(t, "topk", "input, k, dim=-1, largest=True, sorted=True", [](const Args& a) -> OpResult {
         auto [values, indices] =
@@ -441,42 +460,11 @@ void register_reduction_ops(OpTable& t) {
     });
     def(t, "mode", "input, dim=-1, keepdim=False", [](const Args& a) -> OpResult {
         // the most frequent value of each row (the smallest of equally frequent ones) and the
-        // index of its last occurrence
+        // index PyTorch's CPU kernel gives it (see core/sorting.h)
         Tensor x = a.tensor("input");
         const int64_t d = dim_index(a.integer("dim"), x.dim(), a.op());
-        std::vector<int64_t> perm;  // dim d moved last, the others in order
-        for (int64_t k = 0; k < x.dim(); ++k) if (k != d) perm.push_back(k);
-        perm.push_back(d);
-        Tensor rows = (x.dim() == 0 ? x.reshape({1}) : x.permute(perm)).to(kDouble).contiguous();
-        const int64_t n = rows.size(-1);
-        std::vector<int64_t> shape(rows.sizes().begin(), rows.sizes().end() - 1);
-        Tensor values = ember::empty(shape, kDouble), indices = ember::empty(shape, kLong);
-        const double* in = rows.data_ptr<double>();
-        double* pv = values.data_ptr<double>();
-        int64_t* pi = indices.data_ptr<int64_t>();
-        for (int64_t r = 0, m = n ? rows.numel() / n : 0; r < m; ++r) {
-            const double* row = in + r * n;
-            std::vector<double> s(row, row + n);
-            std::sort(s.begin(), s.end());
-            double best = s[0];
-            int64_t best_count = 0;
-            for (int64_t i = 0; i < n;) {
-                int64_t j = i;
-                while (j < n && s[j] == s[i]) ++j;
-                if (j - i > best_count) {
-                    best_count = j - i;
-                    best = s[i];
-                }
-                i = j;
-            }
-            int64_t at = 0;
-            for (int64_t i = 0; i < n; ++i) if (row[i] == best) at = i;
-            pv[r] = best;
-            pi[r] = at;
-        }
-        Tensor v = values.to(x.scalar_type()), i = indices;
-        if (a.boolean("keepdim") && x.dim() > 0) return {v.unsqueeze(d), i.unsqueeze(d)};
-        return {v, i};
+        nonempty_dim(x, d, "mode");
+        return picked_along(native::mode_along(x, d), x, d, a.boolean("keepdim"));
     });
 }
 
