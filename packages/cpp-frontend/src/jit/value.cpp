@@ -355,7 +355,14 @@ Value py_apply(PyOp op, const Value& a, const Value& b) {
         case PyOp::Mod:
             if (y.i == 0) zero_division("integer modulo by zero");
             if (y.i == -1) return Value::integer(0);
-            return Value::integer(x.i - floor_div_int(x.i, y.i) * y.i);
+            {
+                // C's remainder moved to the divisor's sign (Python's): x - floor(x / y) * y
+                // overflows for y = INT64_MIN (5 % -2**63), this never does (r and y differ
+                // in sign where they are added)
+                int64_t m = x.i % y.i;
+                if (m != 0 && ((m < 0) != (y.i < 0))) m += y.i;
+                return Value::integer(m);
+            }
         default: return int_pow(x.i, y.i, op, a, b);
     }
 }
