@@ -47,6 +47,7 @@ from . import storage as storage
 from . import testing as testing
 from . import text as text
 from . import torch_version as torch_version
+from . import types as types
 from . import utils as utils
 from . import version as version
 from . import vision as vision
@@ -254,6 +255,9 @@ from .autograd.grad_mode import is_grad_enabled as is_grad_enabled
 from .autograd.grad_mode import is_inference_mode_enabled as is_inference_mode_enabled
 from .autograd.grad_mode import no_grad as no_grad
 from .autograd.grad_mode import set_grad_enabled as set_grad_enabled
+from .export._symbolic import SymBool as SymBool
+from .export._symbolic import SymFloat as SymFloat
+from .export._symbolic import SymInt as SymInt
 from .ops.extras import detach_ as detach_
 from .ops.extras import eig as eig
 from .ops.extras import fill_ as fill_
@@ -579,7 +583,7 @@ def argsort(
     *,
     out: Tensor | None = None,
 ) -> Tensor:
-    """Indices that sort ``input`` along ``dim`` (stable)."""
+    """Indices that sort ``input`` along ``dim``; ties as ``sort``'s."""
 
 def argwhere(input: Tensor) -> Tensor:
     """``nonzero(input)``: an ``(n, ndim)`` tensor of the indices of non-zero elements."""
@@ -1973,7 +1977,9 @@ def kthvalue(
     *,
     out: Any = None,
 ) -> _return_types.kthvalue:
-    """The ``k``-th smallest element along ``dim`` (1-based): ``(values, indices)``."""
+    """The ``k``-th smallest element along ``dim`` (1-based): ``(values, indices)``; of tied
+    elements the one PyTorch's CPU kernel picks.
+    """
 
 def layer_norm(
     input: Tensor,
@@ -2357,7 +2363,10 @@ def mode(
     *,
     out: Any = None,
 ) -> _return_types.mode:
-    """The most frequent value along ``dim`` and the index of its last occurrence."""
+    """The most frequent value along ``dim`` (the smallest of equally frequent ones) and an
+    index of it: PyTorch's CPU choice, the last of its run after an unstable sort (its last
+    occurrence along 16 elements or fewer).
+    """
 
 def movedim(input: Tensor, source: _IntOrInts, destination: _IntOrInts) -> Tensor:
     """Move dims ``source`` to positions ``destination`` (a view)."""
@@ -2997,7 +3006,9 @@ def sort(
     *,
     out: Any = None,
 ) -> _return_types.sort:
-    """Sorted values along ``dim`` and their indices; the sort is always stable."""
+    """Sorted values along ``dim`` and their indices; ties in PyTorch's CPU order unless
+    ``stable`` (see the module docstring).
+    """
 
 def split(tensor: Tensor, split_size_or_sections: _IntOrInts, dim: _int = 0) -> tuple[Tensor, ...]:
     """Views of ``split_size`` along ``dim`` (the last may be smaller), or of the sizes in a
@@ -3251,7 +3262,9 @@ def topk(
     *,
     out: Any = None,
 ) -> _return_types.topk:
-    """The ``k`` largest (or smallest) elements along ``dim``: ``(values, indices)``."""
+    """The ``k`` largest (or smallest) elements along ``dim``: ``(values, indices)``. Tied
+    elements come as PyTorch's CPU kernel leaves them (see the module docstring).
+    """
 
 def trace(input: Tensor) -> Tensor:
     """Sum of the main diagonal of a matrix (integers sum as int64)."""
