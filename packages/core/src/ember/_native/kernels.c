@@ -998,6 +998,23 @@ static inline void NAME##_swap(T *k, int64_t *v, idx i, idx j) {                
     T tk = k[i]; k[i] = k[j]; k[j] = tk;                                                     \
     int64_t tv = v[i]; v[i] = v[j]; v[j] = tv;                                               \
 }                                                                                            \
+/* __unguarded_partition_pivot: the median of three moved to first, then the partition */   \
+static idx NAME##_partition_pivot(T *k, int64_t *v, idx first, idx last) {                   \
+    idx a = first + 1, b = first + (last - first) / 2, c = last - 1, m;                      \
+    if (LT(k[a], k[b])) m = LT(k[b], k[c]) ? b : LT(k[a], k[c]) ? c : a;                     \
+    else m = LT(k[a], k[c]) ? a : LT(k[b], k[c]) ? c : b;                                    \
+    NAME##_swap(k, v, first, m);                                                             \
+    idx lo = first + 1, hi = last;                                                           \
+    const T pivot = k[first];                                                                \
+    for (;;) {                                                                               \
+        while (LT(k[lo], pivot)) lo++;                                                       \
+        hi--;                                                                                \
+        while (LT(pivot, k[hi])) hi--;                                                       \
+        if (!(lo < hi)) return lo;                                                           \
+        NAME##_swap(k, v, lo, hi);                                                           \
+        lo++;                                                                                \
+    }                                                                                        \
+}                                                                                            \
 static void NAME##_introsort(T *k, int64_t *v, idx first, idx last, idx depth) {             \
     while (last - first > 16) {                                                              \
         if (depth == 0) {                                                                    \
@@ -1005,20 +1022,7 @@ static void NAME##_introsort(T *k, int64_t *v, idx first, idx last, idx depth) {
             return;                                                                          \
         }                                                                                    \
         depth--;                                                                             \
-        idx a = first + 1, b = first + (last - first) / 2, c = last - 1, m;                  \
-        if (LT(k[a], k[b])) m = LT(k[b], k[c]) ? b : LT(k[a], k[c]) ? c : a;                 \
-        else m = LT(k[a], k[c]) ? a : LT(k[b], k[c]) ? c : b;                                \
-        NAME##_swap(k, v, first, m);                                                         \
-        idx lo = first + 1, hi = last;                                                       \
-        const T pivot = k[first];                                                            \
-        for (;;) {                                                                           \
-            while (LT(k[lo], pivot)) lo++;                                                   \
-            hi--;                                                                            \
-            while (LT(pivot, k[hi])) hi--;                                                   \
-            if (!(lo < hi)) break;                                                           \
-            NAME##_swap(k, v, lo, hi);                                                       \
-            lo++;                                                                            \
-        }                                                                                    \
+        idx lo = NAME##_partition_pivot(k, v, first, last);                                  \
         NAME##_introsort(k, v, lo, last, depth);                                             \
         last = lo;                                                                           \
     }                                                                                        \
@@ -1123,20 +1127,7 @@ static void NAME##_nth_element(T *k, int64_t *v, idx nth, idx n) {              
             return;                                                                          \
         }                                                                                    \
         depth--;                                                                             \
-        idx a = first + 1, b = first + (last - first) / 2, c = last - 1, m;                  \
-        if (LT(k[a], k[b])) m = LT(k[b], k[c]) ? b : LT(k[a], k[c]) ? c : a;                 \
-        else m = LT(k[a], k[c]) ? a : LT(k[b], k[c]) ? c : b;                                \
-        SORT##_swap(k, v, first, m);                                                         \
-        idx lo = first + 1, hi = last;                                                       \
-        const T pivot = k[first];                                                            \
-        for (;;) {                                                                           \
-            while (LT(k[lo], pivot)) lo++;                                                   \
-            hi--;                                                                            \
-            while (LT(pivot, k[hi])) hi--;                                                   \
-            if (!(lo < hi)) break;                                                           \
-            SORT##_swap(k, v, lo, hi);                                                       \
-            lo++;                                                                            \
-        }                                                                                    \
+        idx lo = SORT##_partition_pivot(k, v, first, last); /* SORT has this LT */           \
         if (lo <= nth) first = lo;                                                           \
         else last = lo;                                                                      \
     }                                                                                        \
