@@ -78,8 +78,7 @@ CPP_EXTENSIONS = ("building C++/CUDA extensions against libtorch (cpp_extension,
 GAPS: dict[str, dict[str, list[str]]] = {
     "torch": {
         NOT_YET: [],
-        DEPRECATED: ["set_default_tensor_type",
-                     "frobenius_norm", "nuclear_norm"],
+        DEPRECATED: [],
         SYMBOLIC: ["Sym*"],
         TORCHSCRIPT_COMPILER: ["JITException", "CompilationUnit", "ScriptFunction"],
         TORCH_C_INTERNALS: [
@@ -103,9 +102,7 @@ GAPS: dict[str, dict[str, list[str]]] = {
             "unify_type_list"],
         ATEN_INTERNALS: [
             "native_*", "batch_norm_backward_*", "batch_norm_elemt", "batch_norm_gather_stats*",
-            "batch_norm_stats", "batch_norm_update_stats", "convolution",
-            "embedding_renorm_", "norm_except_dim", "gru", "gru_cell", "lstm", "lstm_cell",
-            "rnn_relu", "rnn_relu_cell", "rnn_tanh", "rnn_tanh_cell"],
+            "batch_norm_stats", "batch_norm_update_stats"],
         QUANTIZATION: ["q_*", "qint8", "qint32", "quint8", "quint2x4", "quint4x2", "qscheme",
                        "quantize_*", "quantized_*", "dequantize", "int_repr", "empty_quantized",
                        "fake_quantize_*", "fused_moving_avg_obs_fake_quant",
@@ -159,7 +156,6 @@ GAPS: dict[str, dict[str, list[str]]] = {
         QUANTIZATION: ["ao", "quantization"],
         BACKEND_KERNELS: ["mtia"],
         UNDOCUMENTED: ["contrib", "monitor", "numa"],
-        TYPE_HINTS: ["types"],
     },
     "torch.utils modules": {
         DEPRECATED: ["backcompat"],

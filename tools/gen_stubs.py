@@ -229,6 +229,12 @@ OP_PARAM_TYPES = {
     "Tensor.__setstate__.state": "Any",
     "Tensor.where.y": "_TensorOrNumber",
     "Tensor.view.size": "_IntOrInts | _DtypeLike",
+    "convolution.bias": "Tensor | None",
+    "frobenius_norm.dim": "_IntOrInts",
+    "segment_reduce.reduce": "_str",
+    **{f"native_{op}.{p}": "Tensor | None" for op, params in (
+        ("batch_norm", ("weight", "bias", "running_mean", "running_var")),
+        ("layer_norm", ("weight", "bias")), ("group_norm", ("weight", "bias"))) for p in params},
 }
 
 # -- return types ----------------------------------------------------------------------------
@@ -248,6 +254,10 @@ RETURNS = {
     "embedding_bag": "tuple[Tensor, Tensor, Tensor, Tensor]",
     "native_dropout": _PAIR,  # (output, mask)
     "lu": _PAIR,  # with get_infos=True, a third tensor (FLAG_OVERLOADS)
+    # ATen's recurrent ops: (output, h_n) or (output, h_n, c_n); a cell's (h', c')
+    **dict.fromkeys(("gru", "rnn_relu", "rnn_tanh", "lstm_cell"), _PAIR),
+    **dict.fromkeys(("lstm", "native_batch_norm", "native_layer_norm", "native_group_norm"),
+                    "tuple[Tensor, Tensor, Tensor]"),
     # how many results depends on three flags
     "unique": "Any",
     "unique_consecutive": "Any",

@@ -280,13 +280,16 @@ hsmm: Any
 hspmm: Any
 indices_copy: Any
 inf: _float
+matrix_rank: Any
 nan: _float
 newaxis: None
+pca_lowrank: Any
 pi: _float
 resize_as_sparse_: Any
 row_indices_copy: Any
 saddmm: Any
 set_anomaly_enabled = _set_anomaly_enabled
+set_default_tensor_type: Any
 smm: Any
 sparse_bsc: _Layout
 sparse_bsc_tensor: Any
@@ -301,7 +304,10 @@ sparse_csr: _Layout
 sparse_csr_tensor: Any
 spmm: Any
 sspaddmm: Any
+svd_lowrank: Any
+to_dlpack: Any
 values_copy: Any
+while_loop: Any
 
 def abs(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """Absolute value (bool tensors are an error)."""
@@ -1096,6 +1102,21 @@ def conv_transpose3d(
 ) -> Tensor:
     """3-D transposed convolution; weight is ``(Cin, Cout/groups, kD, kH, kW)``."""
 
+def convolution(
+    input: Tensor,
+    weight: Tensor,
+    bias: Tensor | None,
+    stride: _IntOrInts,
+    padding: _IntOrInts,
+    dilation: _IntOrInts,
+    transposed: Any,
+    output_padding: _IntOrInts,
+    groups: _int,
+) -> Tensor:
+    """ATen's one convolution entry: ``conv{1,2,3}d`` or, ``transposed``, the transposed one,
+    by the weight's number of dims; the input must be batched.
+    """
+
 def copysign(input: Tensor, other: _TensorOrNumber, *, out: Tensor | None = None) -> Tensor:
     """``|input|`` with the sign of ``other`` (integers give floats)."""
 
@@ -1378,6 +1399,12 @@ def embedding_bag(
     are dense (``sparse`` is accepted and ignored).
     """
 
+def embedding_renorm_(weight: Tensor, indices: Tensor, max_norm: Any, norm_type: _float) -> Tensor:
+    """Rescale, in place, the rows of ``weight`` named by ``indices`` whose ``norm_type``-norm
+    exceeds ``max_norm`` to norm ``max_norm`` (what ``embedding`` does with ``max_norm``);
+    returns ``weight``.
+    """
+
 def eq(input: Tensor, other: _TensorOrNumber, *, out: Tensor | None = None) -> Tensor:
     """Elementwise ``eq`` comparison (bool result, PyTorch's promotion)."""
 
@@ -1509,6 +1536,9 @@ def frexp(input: Tensor) -> _return_types.frexp:
     ``0.5 <= |mantissa| < 1`` (floats only; the exponent is int32).
     """
 
+def frobenius_norm(input: Tensor, dim: _IntOrInts, keepdim: _bool = False) -> Tensor:
+    """Deprecated: ``linalg.vector_norm(input, 2, dim, keepdim)`` over at most two dims."""
+
 def gather(
     input: Tensor,
     dim: _int,
@@ -1590,6 +1620,29 @@ def group_norm(
     its channels and spatial dims per sample; checked as ``torch.nn.functional.group_norm``
     checks (one value per group is refused), then as ATen checks.
     """
+
+def gru(input: Tensor, *args: Any) -> tuple[Tensor, Tensor]:
+    """gru(input, hx, params, has_biases, num_layers, dropout, train, bidirectional,
+    batch_first) -> (output, h_n)
+    gru(data, batch_sizes, hx, params, has_biases, num_layers, dropout, train,
+    bidirectional) -> (output, h_n)
+
+    A whole GRU (``nn.GRU``'s computation) over a padded sequence (``T x B x I``, or
+    ``B x T x I`` with ``batch_first``) or over a packed one (its ``data`` and
+    ``batch_sizes``).
+    ``params`` holds, per layer and direction, ``w_ih, w_hh`` then ``b_ih, b_hh`` with
+    ``has_biases``; ``hx`` is a tensor of shape ``(num_layers * num_directions, B, H)``.
+    """
+
+def gru_cell(
+    input: Tensor,
+    hx: Any,
+    w_ih: Any,
+    w_hh: Any,
+    b_ih: Any = None,
+    b_hh: Any = None,
+) -> Tensor:
+    """One GRU step: ``h'`` from ``input`` (batch x input_size) and ``hx``."""
 
 def gt(input: Tensor, other: _TensorOrNumber, *, out: Tensor | None = None) -> Tensor:
     """Elementwise ``gt`` comparison (bool result, PyTorch's promotion)."""
@@ -2122,6 +2175,30 @@ def logsumexp(
 ) -> Tensor:
     """``log(sum(exp(input), dim))``, computed without overflow (shifted by the max)."""
 
+def lstm(input: Tensor, *args: Any) -> tuple[Tensor, Tensor, Tensor]:
+    """lstm(input, hx, params, has_biases, num_layers, dropout, train, bidirectional,
+    batch_first) -> (output, h_n, c_n)
+    lstm(data, batch_sizes, hx, params, has_biases, num_layers, dropout, train,
+    bidirectional) -> (output, h_n, c_n)
+
+    A whole LSTM (``nn.LSTM``'s computation) over a padded sequence (``T x B x I``, or
+    ``B x T x I`` with ``batch_first``) or over a packed one (its ``data`` and
+    ``batch_sizes``).
+    ``params`` holds, per layer and direction, ``w_ih, w_hh`` then ``b_ih, b_hh`` with
+    ``has_biases``, then ``w_hr`` when ``h_0`` is narrower than ``c_0`` (a projection); ``hx``
+    is ``(h_0, c_0)``, each of shape ``(num_layers * num_directions, B, H)``.
+    """
+
+def lstm_cell(
+    input: Tensor,
+    hx: Any,
+    w_ih: Any,
+    w_hh: Any,
+    b_ih: Any = None,
+    b_hh: Any = None,
+) -> tuple[Tensor, Tensor]:
+    """One LSTM step: ``(h', c')`` from ``input`` (batch x input_size) and ``hx = (h, c)``."""
+
 def lt(input: Tensor, other: _TensorOrNumber, *, out: Tensor | None = None) -> Tensor:
     """Elementwise ``lt`` comparison (bool result, PyTorch's promotion)."""
 
@@ -2470,6 +2547,21 @@ def narrow_copy(
 ) -> Tensor:
     """``narrow`` as a new tensor (not a view)."""
 
+def native_batch_norm(
+    input: Tensor,
+    weight: Tensor | None,
+    bias: Tensor | None,
+    running_mean: Tensor | None,
+    running_var: Tensor | None,
+    training: _bool,
+    momentum: _float,
+    eps: _float,
+) -> tuple[Tensor, Tensor, Tensor]:
+    """``(out, save_mean, save_invstd)``: batch norm, with the batch's per-channel mean and
+    inverse standard deviation in training (empty tensors in evaluation, as PyTorch's CPU
+    kernel gives); the running statistics are updated in place in training.
+    """
+
 def native_channel_shuffle(input: Tensor, groups: _int) -> Tensor:
     """``channel_shuffle`` (PyTorch's native kernel of it)."""
 
@@ -2477,6 +2569,31 @@ def native_dropout(input: Tensor, p: _float, train: _bool | None) -> tuple[Tenso
     """``torch.native_dropout``: ``(output, mask)``, the bool keep mask with the output
     (``train``
     None: training).
+    """
+
+def native_group_norm(
+    input: Tensor,
+    weight: Tensor | None,
+    bias: Tensor | None,
+    N: _int,
+    C: Any,
+    HxW: Any,
+    group: Any,
+    eps: _float,
+) -> tuple[Tensor, Tensor, Tensor]:
+    """``(out, mean, rstd)``: group norm of ``input`` (``N x C x *``, ``HxW`` elements per
+    channel) in ``group`` groups; the statistics are ``N x group``.
+    """
+
+def native_layer_norm(
+    input: Tensor,
+    normalized_shape: _IntOrInts,
+    weight: Tensor | None,
+    bias: Tensor | None,
+    eps: _float,
+) -> tuple[Tensor, Tensor, Tensor]:
+    """``(out, mean, rstd)``: layer norm over the trailing ``normalized_shape`` dims, with
+    its statistics shaped as the input's leading dims followed by ones.
     """
 
 def ne(input: Tensor, other: _TensorOrNumber, *, out: Tensor | None = None) -> Tensor:
@@ -2536,6 +2653,16 @@ def norm(
     """``torch.norm``: the vector ``p``-norm over ``dim`` (all elements when None), with
     ``'fro'`` the 2-norm; ``'nuc'`` is the matrix nuclear norm. Computed by
     ``ember.linalg.vector_norm`` / ``matrix_norm``.
+    """
+
+def norm_except_dim(v: Any, pow: Any = 2, dim: _int = 0) -> Tensor:
+    """The ``pow``-norm of ``v`` over every dim but ``dim``, kept as size-1 dims (weight
+    norm's); ``dim=-1`` is the norm of all of ``v``.
+    """
+
+def nuclear_norm(input: Tensor, dim: _IntOrInts | None = None, keepdim: _bool = False) -> Tensor:
+    """Deprecated: ``linalg.matrix_norm(input, 'nuc', dim, keepdim)``; ``nuclear_norm(input,
+    keepdim)`` takes the last two dims.
     """
 
 def orgqr(input: Tensor, input2: Tensor, *, out: Tensor | None = None) -> Tensor:
@@ -2746,6 +2873,54 @@ def rms_norm(
     of Tensor ops, like PyTorch's); the result has the input's dtype.
     """
 
+def rnn_relu(input: Tensor, *args: Any) -> tuple[Tensor, Tensor]:
+    """rnn_relu(input, hx, params, has_biases, num_layers, dropout, train, bidirectional,
+    batch_first) -> (output, h_n)
+    rnn_relu(data, batch_sizes, hx, params, has_biases, num_layers, dropout, train,
+    bidirectional) -> (output, h_n)
+
+    A whole ReLU Elman RNN (``nn.RNN``'s computation) over a padded sequence (``T x B x I``,
+    or
+    ``B x T x I`` with ``batch_first``) or over a packed one (its ``data`` and
+    ``batch_sizes``).
+    ``params`` holds, per layer and direction, ``w_ih, w_hh`` then ``b_ih, b_hh`` with
+    ``has_biases``; ``hx`` is a tensor of shape ``(num_layers * num_directions, B, H)``.
+    """
+
+def rnn_relu_cell(
+    input: Tensor,
+    hx: Any,
+    w_ih: Any,
+    w_hh: Any,
+    b_ih: Any = None,
+    b_hh: Any = None,
+) -> Tensor:
+    """One Elman RNN step with relu: ``relu(input @ w_ih.T + b_ih + hx @ w_hh.T + b_hh)``."""
+
+def rnn_tanh(input: Tensor, *args: Any) -> tuple[Tensor, Tensor]:
+    """rnn_tanh(input, hx, params, has_biases, num_layers, dropout, train, bidirectional,
+    batch_first) -> (output, h_n)
+    rnn_tanh(data, batch_sizes, hx, params, has_biases, num_layers, dropout, train,
+    bidirectional) -> (output, h_n)
+
+    A whole tanh Elman RNN (``nn.RNN``'s computation) over a padded sequence (``T x B x I``,
+    or
+    ``B x T x I`` with ``batch_first``) or over a packed one (its ``data`` and
+    ``batch_sizes``).
+    ``params`` holds, per layer and direction, ``w_ih, w_hh`` then ``b_ih, b_hh`` with
+    ``has_biases``; ``hx`` is a tensor of shape ``(num_layers * num_directions, B, H)``.
+    """
+
+def rnn_tanh_cell(
+    input: Tensor,
+    hx: Any,
+    w_ih: Any,
+    w_hh: Any,
+    b_ih: Any = None,
+    b_hh: Any = None,
+) -> Tensor:
+    """One Elman RNN step with tanh: ``tanh(input @ w_ih.T + b_ih + hx @ w_hh.T + b_hh)``."""
+
 def roll(input: Tensor, shifts: _IntOrInts, dims: _IntOrInts | None = None) -> Tensor:
     """A copy with elements shifted circularly by ``shifts`` along ``dims`` (the flattened
     tensor when ``dims`` is None).
@@ -2874,6 +3049,23 @@ def searchsorted(
     """Indices at which ``input``'s values would be inserted into the innermost dim of
     ``sorted_sequence`` to keep it sorted (the first such place; the last with ``right`` or
     ``side='right'``).
+    """
+
+def segment_reduce(
+    data: Any,
+    reduce: _str,
+    *,
+    lengths: Any = None,
+    indices: Tensor | None = None,
+    offsets: Tensor | None = None,
+    axis: _int = 0,
+    unsafe: _bool = False,
+    initial: Any = None,
+) -> Tensor:
+    """Reduce ``data`` along ``axis`` in consecutive segments given by ``lengths`` (or
+    ``offsets``): ``reduce`` is ``"sum"``, ``"mean"``, ``"prod"``, ``"max"``/``"amax"`` or
+    ``"min"``/``"amin"``; an empty segment gives ``initial`` (else the reduction's identity,
+    NaN for the mean).
     """
 
 def select(input: Tensor, dim: _int, index: _int) -> Tensor:

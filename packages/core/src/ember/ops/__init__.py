@@ -7,6 +7,7 @@ from . import (
     activation,
     api,
     arith,
+    aten_extras,
     attention,
     complex_ops,
     conv,

@@ -467,6 +467,15 @@ def _check_momentum(momentum, name):
 # -- batch norm ---------------------------------------------------------------------------------
 
 def _batch_norm_impl(input, weight, bias, running_mean, running_var, training, momentum, eps):
+    return _batch_norm_with_stats(input, weight, bias, running_mean, running_var, training,
+                                  momentum, eps, False)[0]
+
+
+def _batch_norm_with_stats(input, weight, bias, running_mean, running_var, training, momentum,
+                           eps, stats=True):
+    """``(out, save_mean, save_invstd)`` as PyTorch's ``native_batch_norm``: the batch's
+    per-channel mean and 1 / sqrt(biased var + eps) arrays in training, None in evaluation
+    (and None without ``stats``: batch_norm's own path does not pay for them)."""
     _check_float(input, "batch_norm")
     momentum = _check_momentum(momentum, "batch_norm")
     d = input._data
@@ -487,7 +496,7 @@ def _batch_norm_impl(input, weight, bias, running_mean, running_var, training, m
         invstd = 1.0 / np.sqrt(running_var._data.reshape(wshape) + eps)
         out, _ = _normalize(input, axes, weight, bias, wshape, eps, NativeBatchNormBackward0,
                             stats=(mean, invstd))
-        return out
+        return out, None, None
     out, (mean, var) = _normalize(input, axes, weight, bias, wshape, eps,
                                   NativeBatchNormBackward0)
     n = d.size // c if c else 0
@@ -496,7 +505,9 @@ def _batch_norm_impl(input, weight, bias, running_mean, running_var, training, m
     if running_var is not None and n:
         unbiased = var.reshape(c) * (n / (n - 1) if n > 1 else np.nan)
         _update_running(running_var, unbiased, momentum)
-    return out
+    if not stats:
+        return out, None, None
+    return out, mean.reshape(c), 1.0 / _xp_sqrt(var.reshape(c) + eps)
 
 
 def _verify_batch_size(size):
@@ -648,23 +659,35 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5, cudnn_
     _check_float(input, "LayerNormKernelImpl")
     check_same_device(input, weight, bias)
     _check_params(input, (weight, bias))
+    return _layer_norm_with_stats(input, shape, weight, bias, eps)[0]
+
+
+def _layer_norm_with_stats(input, shape, weight, bias, eps):
+    """``(out, mean, rstd)`` of a checked layer norm: the output recorded for autograd, the
+    statistics as arrays shaped as PyTorch's ``native_layer_norm`` gives them (the input's
+    leading dims, then ones), in float32 for a float16/bfloat16 input."""
     nd = input._data.ndim
     axes = tuple(range(nd - len(shape), nd))
     fused = fused_kernel(input._device, "layer_norm") if input._device.type != "cpu" else None
     if fused is not None:  # one kernel per row (CUDA), with the statistics the backward reads
         y, mean, rstd = fused(input._data, None if weight is None else weight._data,
                               None if bias is None else bias._data, eps, len(shape))
-        return _finish_norm(y, input, weight, bias, axes, shape, eps, None, mean, rstd, None,
-                            NativeLayerNormBackward0)
+        return (_finish_norm(y, input, weight, bias, axes, shape, eps, None, mean, rstd, None,
+                             NativeLayerNormBackward0), mean, rstd)
     d = input._data
     if not d.size:  # NaN statistics, as 0 / 0 gives
-        out, _ = _normalize(input, axes, weight, bias, shape, eps, NativeLayerNormBackward0)
-        return out
+        out, (mean, var) = _normalize(input, axes, weight, bias, shape, eps,
+                                      NativeLayerNormBackward0)
+        return out, mean, 1.0 / _xp_sqrt(var + eps)
     d = _dtype.widen(d)  # float16/bfloat16 in float32, rounded once (in _finish_norm), as PyTorch
     y, mean, rstd = _layer_norm_arrays(d, None if weight is None else weight._data,
                                        None if bias is None else bias._data, eps, len(shape))
-    return _finish_norm(y, input, weight, bias, axes, shape, eps, None, mean, rstd, None,
-                        NativeLayerNormBackward0)
+    return (_finish_norm(y, input, weight, bias, axes, shape, eps, None, mean, rstd, None,
+                         NativeLayerNormBackward0), mean, rstd)
+
+
+def _xp_sqrt(a):
+    return xp_of(a).sqrt(a)
 
 
 @register("group_norm", method=False)
@@ -699,11 +722,21 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5, cudnn_enable
     _check_float(input, "GroupNormKernelImpl")
     check_same_device(input, weight, bias)
     _check_params(input, (weight, bias))
+    return _group_norm_with_stats(input, num_groups, weight, bias, eps, False)[0]
+
+
+def _group_norm_with_stats(input, num_groups, weight, bias, eps, stats=True):
+    """``(out, mean, rstd)`` of a checked group norm, the statistics as arrays of shape
+    ``(N, num_groups)`` (PyTorch's ``native_group_norm``; None without ``stats``)."""
+    d = input._data
+    n, c = d.shape[:2]
     wshape = (1, c) + (1,) * (d.ndim - 2)
     gshape = (n, num_groups, d.size // (n * num_groups) if n * num_groups else 0)
-    out, _ = _normalize(input, (2,), weight, bias, wshape, eps, NativeGroupNormBackward0,
-                        gshape=gshape)
-    return out
+    out, (mean, var) = _normalize(input, (2,), weight, bias, wshape, eps,
+                                  NativeGroupNormBackward0, gshape=gshape)
+    if not stats:
+        return out, None, None
+    return out, mean.reshape(n, num_groups), 1.0 / _xp_sqrt(var.reshape(n, num_groups) + eps)
 
 
 def _c10_name(dt):
