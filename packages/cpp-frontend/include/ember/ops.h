@@ -296,6 +296,18 @@ EMBER_API std::tuple<Tensor, Tensor> sort(const Tensor& self, int64_t dim = -1, 
 EMBER_API std::tuple<Tensor, Tensor> sort(const Tensor& self, std::optional<bool> stable, int64_t dim = -1,
                                           bool descending = false);
 EMBER_API Tensor argsort(const Tensor& self, int64_t dim = -1, bool descending = false);
+// One element of each lane along dim, (values, indices) with dim dropped unless keepdim; of
+// tied elements the one PyTorch's CPU kernels pick. kthvalue: the kth smallest (1-based, NaN
+// greatest); mode: the most frequent (the smallest of equally frequent ones); median: the lower
+// median (the first NaN where there is one); nanmedian: the lower median of the non-NaN ones.
+// The gradient goes to the picked element.
+EMBER_API std::tuple<Tensor, Tensor> kthvalue(const Tensor& self, int64_t k, int64_t dim = -1, bool keepdim = false);
+EMBER_API std::tuple<Tensor, Tensor> mode(const Tensor& self, int64_t dim = -1, bool keepdim = false);
+EMBER_API std::tuple<Tensor, Tensor> median(const Tensor& self, int64_t dim, bool keepdim = false);
+EMBER_API std::tuple<Tensor, Tensor> nanmedian(const Tensor& self, int64_t dim, bool keepdim = false);
+// Of all elements, as a 0-dim tensor; the gradient is shared among the elements equal to it.
+EMBER_API Tensor median(const Tensor& self);
+EMBER_API Tensor nanmedian(const Tensor& self);
 
 // ---- misc --------------------------------------------------------------------------------
 // Threads used by matrix products (OpenBLAS's pool; as torch::set_num_threads). Elementwise

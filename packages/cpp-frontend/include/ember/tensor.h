@@ -413,6 +413,12 @@ public:
     std::tuple<Tensor, Tensor> topk(int64_t k, int64_t dim = -1, bool largest = true, bool sorted = true) const;
     std::tuple<Tensor, Tensor> sort(int64_t dim = -1, bool descending = false) const;
     Tensor argsort(int64_t dim = -1, bool descending = false) const;
+    std::tuple<Tensor, Tensor> kthvalue(int64_t k, int64_t dim = -1, bool keepdim = false) const;
+    std::tuple<Tensor, Tensor> mode(int64_t dim = -1, bool keepdim = false) const;
+    Tensor median() const;
+    std::tuple<Tensor, Tensor> median(int64_t dim, bool keepdim = false) const;
+    Tensor nanmedian() const;
+    std::tuple<Tensor, Tensor> nanmedian(int64_t dim, bool keepdim = false) const;
 
     // ---- in-place operators --------------------------------------------------------------
     Tensor& operator+=(const Tensor& other) { return add_(other); }

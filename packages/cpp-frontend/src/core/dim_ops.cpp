@@ -428,6 +428,117 @@ std::tuple<Tensor, Tensor> topk(const Tensor& self, int64_t k, int64_t dim, bool
     return {values, indices};
 }
 
+// ---- kthvalue / mode / median: one element of each lane, PyTorch's among tied ones ----------------------------
+namespace {
+
+void check_pick(const Tensor& self, int64_t d, const char* name) {
+    if (self.dim() > 0 && self.size(d) == 0) {
+        throw IndexError(std::string(name) + "(): Expected reduction dim " + std::to_string(d) +
+                         " to have non-zero size.");
+    }
+}
+
+// (values, indices) of a pick (size 1 at d) as the op returns them: dim d dropped unless keepdim
+// (fresh tensors, not views of the kept ones), values recorded as `node`, whose gradient goes
+// to the picked element (PyTorch's value_selecting_reduction_backward)
+std::tuple<Tensor, Tensor> finish_pick(const Tensor& self, std::tuple<Tensor, Tensor> picked, int64_t d, bool keepdim,
+                                       const char* node) {
+    auto [values, indices] = std::move(picked);
+    if (!keepdim && self.dim() > 0) {
+        NoGradGuard g;
+        values = values.squeeze(d).clone();
+        indices = indices.squeeze(d).clone();
+    }
+    if (auto n = make_node(node, {self})) {
+        set_history(values, n, 0);
+        n->save(indices);
+        const auto s0 = self.sizes().vec();
+        const bool squeezed = !keepdim;
+        n->set_formula([d, s0, squeezed](FunctionNode& node, variable_list&& g) -> variable_list {
+            if (!g[0].defined()) return {Tensor()};
+            if (s0.empty()) return {g[0]};
+            Tensor gi = g[0], idx = node.saved(0);
+            if (squeezed) {
+                gi = gi.unsqueeze(d);
+                idx = idx.unsqueeze(d);
+            }
+            return {zeros(s0, gi.scalar_type()).scatter(d, idx, gi)};
+        });
+    }
+    return {values, indices};
+}
+
+void refuse_bool(const Tensor& self, const char* kernel) {
+    if (self.scalar_type() == kBool) throw NotImplementedError(std::string("\"") + kernel + "\" not implemented for 'Bool'");
+}
+
+// median() / nanmedian() of every element: the lower median (median: NaN where there is one;
+// nanmedian: of the non-NaN elements), its gradient shared among the elements equal to it
+// (PyTorch's evenly_distribute_backward)
+Tensor full_median(const Tensor& self, bool ignore_nan, const char* node) {
+    refuse_bool(self, "median_cpu");
+    Tensor value;
+    {
+        NoGradGuard g;
+        const Tensor flat = self.reshape({-1});
+        if (flat.numel() == 0) {
+            value = self.is_floating_point() || !ignore_nan
+                        ? scalar_tensor(std::numeric_limits<double>::quiet_NaN(), self.scalar_type())
+                        : scalar_tensor(std::numeric_limits<int64_t>::min(), self.scalar_type());
+        } else {
+            value = std::get<0>(native::median_along(flat, 0, ignore_nan)).reshape({}).clone();
+        }
+    }
+    if (auto n = make_node(node, {self})) {
+        set_history(value, n, 0);
+        n->save(self);
+        n->save(value.detach());  // its value only: the output itself would be a cycle (a leak)
+        n->set_formula([](FunctionNode& node, variable_list&& g) -> variable_list {
+            if (!g[0].defined()) return {Tensor()};
+            const Tensor x = node.saved(0), v = node.saved(1);
+            const bool nan = x.is_floating_point() && v.isnan().item<bool>();
+            const Tensor mask = (nan ? x.isnan() : ember::eq(x, v)).to(g[0].scalar_type());
+            return {mask * (g[0] / mask.sum())};
+        });
+    }
+    return value;
+}
+
+}  // namespace
+
+std::tuple<Tensor, Tensor> kthvalue(const Tensor& self, int64_t k, int64_t dim, bool keepdim) {
+    const int64_t d = wrap_dim(dim, self.dim());
+    check_pick(self, d, "kthvalue");
+    const int64_t n = self.dim() == 0 ? 1 : self.size(d);
+    if (k < 1 || k > n) throw Error("kthvalue(): selected number k out of range for dimension " + std::to_string(d));
+    refuse_bool(self, "kthvalue_cpu");
+    return finish_pick(self, native::kthvalue_along(self, k, d), d, keepdim, "KthvalueBackward0");
+}
+
+std::tuple<Tensor, Tensor> mode(const Tensor& self, int64_t dim, bool keepdim) {
+    const int64_t d = wrap_dim(dim, self.dim());
+    check_pick(self, d, "mode");
+    return finish_pick(self, native::mode_along(self, d), d, keepdim, "ModeBackward0");
+}
+
+Tensor median(const Tensor& self) { return full_median(self, false, "MedianBackward0"); }
+
+std::tuple<Tensor, Tensor> median(const Tensor& self, int64_t dim, bool keepdim) {
+    const int64_t d = wrap_dim(dim, self.dim());
+    refuse_bool(self, "median_out");
+    check_pick(self, d, "median");
+    return finish_pick(self, native::median_along(self, d, false), d, keepdim, "MedianBackward1");
+}
+
+Tensor nanmedian(const Tensor& self) { return full_median(self, true, "NanmedianBackward0"); }
+
+std::tuple<Tensor, Tensor> nanmedian(const Tensor& self, int64_t dim, bool keepdim) {
+    const int64_t d = wrap_dim(dim, self.dim());
+    refuse_bool(self, "median_out");
+    check_pick(self, d, "nanmedian");
+    return finish_pick(self, native::median_along(self, d, true), d, keepdim, "NanmedianBackward1");
+}
+
 // ---- Tensor methods -------------------------------------------------------------------------------------------
 Tensor Tensor::cumsum(int64_t dim, std::optional<ScalarType> dtype) const { return ember::cumsum(*this, dim, dtype); }
 Tensor Tensor::cumprod(int64_t dim, std::optional<ScalarType> dtype) const { return ember::cumprod(*this, dim, dtype); }
@@ -437,6 +548,16 @@ Tensor Tensor::log_softmax(int64_t dim, std::optional<ScalarType> dtype) const {
 }
 std::tuple<Tensor, Tensor> Tensor::topk(int64_t k, int64_t dim, bool largest, bool sorted) const {
     return ember::topk(*this, k, dim, largest, sorted);
+}
+std::tuple<Tensor, Tensor> Tensor::kthvalue(int64_t k, int64_t dim, bool keepdim) const {
+    return ember::kthvalue(*this, k, dim, keepdim);
+}
+std::tuple<Tensor, Tensor> Tensor::mode(int64_t dim, bool keepdim) const { return ember::mode(*this, dim, keepdim); }
+Tensor Tensor::median() const { return ember::median(*this); }
+std::tuple<Tensor, Tensor> Tensor::median(int64_t dim, bool keepdim) const { return ember::median(*this, dim, keepdim); }
+Tensor Tensor::nanmedian() const { return ember::nanmedian(*this); }
+std::tuple<Tensor, Tensor> Tensor::nanmedian(int64_t dim, bool keepdim) const {
+    return ember::nanmedian(*this, dim, keepdim);
 }
 std::tuple<Tensor, Tensor> Tensor::sort(int64_t dim, bool descending) const { return ember::sort(*this, dim, descending); }
 Tensor Tensor::argsort(int64_t dim, bool descending) const { return ember::argsort(*this, dim, descending); }

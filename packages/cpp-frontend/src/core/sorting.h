@@ -1,5 +1,5 @@
-// The selections by order that the graph runner's ops use (jit/ops_reduction.cpp, ops_more3.cpp)
-// and that have no public function yet, with PyTorch's CPU choice among tied elements (see
+// The selections by order behind ember::kthvalue, mode, median and nanmedian (dim_ops.cpp),
+// with PyTorch's CPU choice among tied elements (see
 // dim_ops.cpp). Each returns (values, indices) with size 1 at dim d (keepdim's shape; a 0-dim
 // self gives 0-dim results); d is wrapped and the dim is not empty (the callers check both).
 #pragma once

@@ -19,7 +19,6 @@
 #include <type_traits>
 
 #include "core/dispatch.h"
-#include "core/sorting.h"
 #include "ember/error.h"
 #include "jit/ops_common.h"
 
@@ -1086,26 +1085,12 @@ void register_more3_ops(OpTable& t) {
             throw NotImplementedError(std::string("\"") + (a.is_none("dim") ? "median_cpu" : "median_out") +
                                       "\" not implemented for 'Bool'");
         }
-        if (a.is_none("dim")) {
-            Tensor flat = x.reshape({-1});
-            if (x.is_floating_point()) flat = ember::masked_select(flat, ember::logical_not(ember::isnan(flat)));
-            const int64_t n = flat.numel();
-            if (n == 0) {
-                if (x.is_floating_point()) return {scalar_tensor(std::numeric_limits<double>::quiet_NaN(), x.scalar_type())};
-                return {scalar_tensor(std::numeric_limits<int64_t>::min(), x.scalar_type())};
-            }
-            return {std::get<0>(ember::sort(flat, 0)).select(0, (n - 1) / 2).clone()};
-        }
+        if (a.is_none("dim")) return {ember::nanmedian(x)};
         const int64_t d = dim_index(a.integer("dim"), x.dim(), "nanmedian");
-        if (x.dim() == 0) return {x.clone(), ember::zeros({}, kLong)};
-        if (x.size(d) == 0) {
-            throw IndexError("nanmedian(): Expected reduction dim " + std::to_string(d) + " to have non-zero size.");
-        }
         // PyTorch's std::nth_element (an all-NaN row's index is where it leaves the first of n
-        // equal elements): see core/sorting.h
-        auto [v, i] = native::median_along(x, d, /*ignore_nan=*/true);
-        if (!a.boolean("keepdim")) return {v.squeeze(d), i.squeeze(d)};
-        return {v, i};
+        // equal elements): ember::nanmedian
+        auto [values, indices] = ember::nanmedian(x, d, a.boolean("keepdim"));
+        return {values, indices};
     });
     def(t, "bincount", "input, weights=None, minlength=0", [](const Args& a) {
         Tensor x = a.tensor("input");

@@ -4,7 +4,6 @@
 #include <cmath>
 #include <limits>
 
-#include "core/sorting.h"
 #include "ember/error.h"
 #include "ember/nn/functional.h"
 #include "jit/ops_common.h"
@@ -17,20 +16,6 @@ namespace {
 std::optional<bool> stable_of(const Args& a) {
     if (a.is_none("stable")) return std::nullopt;
     return a.boolean("stable");
-}
-
-// PyTorch's error for a selection (median, mode) along an empty dim
-void nonempty_dim(const Tensor& x, int64_t d, const std::string& op) {
-    if (x.dim() > 0 && x.size(d) == 0) {
-        throw IndexError(op + "(): Expected reduction dim " + std::to_string(d) + " to have non-zero size.");
-    }
-}
-
-// (values, indices) of one pick along d (keepdim's shape) as the op returns them
-OpResult picked_along(std::tuple<Tensor, Tensor> picked, const Tensor& x, int64_t d, bool keepdim) {
-    auto& [v, i] = picked;
-    if (keepdim || x.dim() == 0) return {v, i};
-    return {v.squeeze(d), i.squeeze(d)};
 }
 
 // var/std's two spellings: var(x, True) is the old (input, unbiased) overload; correction
@@ -359,11 +344,8 @@ void register_reduction_ops(OpTable& t) {
         Tensor x = a.tensor("input");
         const int64_t d = dim_index(a.integer("dim"), x.dim(), a.op());
         const int64_t k = a.integer("k");
-        const int64_t n = x.dim() == 0 ? 1 : x.size(d);
-        nonempty_dim(x, d, "kthvalue");
-        if (k < 1 || k > n) throw Error("kthvalue(): selected number k out of range for dimension " + std::to_string(d));
-        if (x.scalar_type() == kBool) throw NotImplementedError("\"kthvalue_cpu\" not implemented for 'Bool'");
-        return picked_along(native::kthvalue_along(x, k, d), x, d, a.boolean("keepdim"));
+        auto [values, indices] = ember::kthvalue(x, k, d, a.boolean("keepdim"));  // its checks
+        return {values, indices};
     });
     def(t, "median", "input, dim=None, keepdim=False", [](const Args& a) -> OpResult {
         Tensor x = a.tensor("input");
@@ -371,18 +353,10 @@ void register_reduction_ops(OpTable& t) {
             throw NotImplementedError(std::string("\"") + (a.is_none("dim") ? "median_cpu" : "median_out") +
                                       "\" not implemented for 'Bool'");
         }
-        if (a.is_none("dim")) {
-            Tensor flat = x.reshape({-1});
-            if (x.is_floating_point() && ember::any(ember::isnan(flat)).item<bool>()) {
-                return {scalar_tensor(std::numeric_limits<double>::quiet_NaN(), x.scalar_type())};
-            }
-            const int64_t n = flat.numel();
-            if (n == 0) return {scalar_tensor(std::numeric_limits<double>::quiet_NaN(), x.scalar_type())};
-            return {std::get<0>(ember::sort(flat, 0)).select(0, (n - 1) / 2).clone()};
-        }
+        if (a.is_none("dim")) return {ember::median(x)};
         const int64_t d = dim_index(a.integer("dim"), x.dim(), a.op());
-        nonempty_dim(x, d, "median");
-        return picked_along(native::median_along(x, d, /*ignore_nan=*/false), x, d, a.boolean("keepdim"));
+        auto [values, indices] = ember::median(x, d, a.boolean("keepdim"));
+        return {values, indices};
     });
 
     // ---- sorting (ties as PyTorch's CPU std::sort leaves them unless stable=True)
@@ -460,11 +434,11 @@ void register_reduction_ops(OpTable& t) {
     });
     def(t, "mode", "input, dim=-1, keepdim=False", [](const Args& a) -> OpResult {
         // the most frequent value of each row (the smallest of equally frequent ones) and the
-        // index PyTorch's CPU kernel gives it (see core/sorting.h)
+        // index PyTorch's CPU kernel gives it (ember::mode)
         Tensor x = a.tensor("input");
         const int64_t d = dim_index(a.integer("dim"), x.dim(), a.op());
-        nonempty_dim(x, d, "mode");
-        return picked_along(native::mode_along(x, d), x, d, a.boolean("keepdim"));
+        auto [values, indices] = ember::mode(x, d, a.boolean("keepdim"));
+        return {values, indices};
     });
 }
 

@@ -207,6 +207,12 @@ std::vector<Case> cases() {
         {"adaptive_avg_pool2d_1", [](const In& x) { return adaptive_avg_pool2d(x[0], {1, 1}); }, {rnd({2, 2, 3, 3})}},
         // sorting
         {"topk", [](const In& x) { return std::get<0>(x[0].topk(2, 1)); }, {distinct({3, 4})}},
+        {"kthvalue", [](const In& x) { return std::get<0>(kthvalue(x[0], 2, 1)); }, {distinct({3, 4})}},
+        {"mode", [](const In& x) { return std::get<0>(x[0].mode(0, true)); }, {distinct({3, 4})}},
+        {"median.dim", [](const In& x) { return std::get<0>(median(x[0], 1)); }, {distinct({3, 4})}},
+        {"nanmedian.dim", [](const In& x) { return std::get<0>(x[0].nanmedian(0)); }, {distinct({3, 4})}},
+        {"median", [](const In& x) { return x[0].median(); }, {distinct({3, 4})}},
+        {"nanmedian", [](const In& x) { return nanmedian(x[0]); }, {distinct({3, 5})}},
         {"sort", [](const In& x) { return std::get<0>(x[0].sort(0, true)); }, {distinct({3, 4})}},
     };
 }
