@@ -476,12 +476,14 @@ def norm_except_dim(v, pow=2, dim=0):
         raise IndexError(f"Dimension out of range (expected to be in range of [{-nd}, "
                          f"{nd - 1}], but got {dim})")
     dim %= nd
+    # ATen's v.contiguous().view(...): reshape is that view here, and forward AD can replay it
+    # on a tangent of another layout
     if dim == 0:
         shape = (v.size(0),) + (1,) * (nd - 1)
-        return v.contiguous().view(v.size(0), -1).norm(pow, 1).view(shape)
+        return v.contiguous().reshape(v.size(0), -1).norm(pow, 1).reshape(shape)
     if dim == nd - 1:
         shape = (1,) * (nd - 1) + (v.size(-1),)
-        return v.contiguous().view(-1, v.size(-1)).norm(pow, 0).view(shape)
+        return v.contiguous().reshape(-1, v.size(-1)).norm(pow, 0).reshape(shape)
     return norm_except_dim(v.transpose(0, dim), pow, 0).transpose(0, dim)
 
 
