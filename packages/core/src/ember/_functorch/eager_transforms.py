@@ -259,6 +259,10 @@ class _Diff:
         return out
 
 
+def _inexact(t) -> bool:
+    return t.is_floating_point() or t.is_complex()
+
+
 def _zeros_for(leaf):
     import ember
 
@@ -516,7 +520,10 @@ class _Linearized:
             phys = [_batched.to_physical(o, self.levels) for o in self.flat_out]
             import ember
 
-            self.u = [ember.zeros_like(p).requires_grad_(True) for p in phys]
+            # an integer or bool output has no derivative: its tangent (and Jacobian) is
+            # zeros of its dtype, as in PyTorch (``jacfwd(lambda x: x.long())``)
+            self.u = [ember.zeros_like(p).requires_grad_(True) if _inexact(p)
+                      else ember.zeros_like(p) for p in phys]
             #: whether an output does not depend on the inputs (``jvp``'s strict error)
             self.independent = not all(p.requires_grad for p in phys)
             pairs = [(p, u) for p, u in zip(phys, self.u) if p.requires_grad]
@@ -535,10 +542,12 @@ class _Linearized:
         if not pairs:
             return [_zeros_for(u) for u in self.u]
         gs, ts = zip(*pairs)
+        us = [u for u in self.u if u.requires_grad]
         with enable_grad():
-            res = _autograd.grad(list(gs), self.u, list(ts), create_graph=create_graph,
-                                 retain_graph=True, allow_unused=True)
-        return [_zeros_for(u) if r is None else r for r, u in zip(res, self.u)]
+            res = iter(_autograd.grad(list(gs), us, list(ts), create_graph=create_graph,
+                                      retain_graph=True, allow_unused=True) if us else ())
+        outs = [next(res) if u.requires_grad else None for u in self.u]
+        return [_zeros_for(u) if r is None else r for r, u in zip(outs, self.u)]
 
 
 def jvp(func, primals, tangents, *, strict: bool = False, has_aux: bool = False):

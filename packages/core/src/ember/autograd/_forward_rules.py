@@ -123,9 +123,11 @@ def _product_rule(node, out, tangents):
         return None
     a, b = saved
     va, vb = tangents
-    r = None if va is None else va.matmul(b)
-    if vb is not None:
-        r = _add(r, a.matmul(vb))
+    # ``a @ vb`` first, as PyTorch's compiled formula evaluates it: its dtype error (a
+    # tangent of another dtype) names the primal's dtype first
+    r = None if vb is None else a.matmul(vb)
+    if va is not None:
+        r = va.matmul(b) if r is None else va.matmul(b) + r
     return r
 
 

@@ -78,9 +78,9 @@ _LEVEL: list = [None]  # the active _Level
 class _Record:
     """A node's forward-AD state at one level: its inputs' tangents and its outputs'."""
 
-    __slots__ = ("level", "inputs", "outs", "final", "dtype")
+    __slots__ = ("level", "inputs", "outs", "final", "dtype", "split")
 
-    def __init__(self, level, inputs, outs=None, final=False, dtype=None):
+    def __init__(self, level, inputs, outs=None, final=False, dtype=None, split=False):
         self.level = level
         self.inputs = inputs  # one tangent (or None) per input of the node
         self.outs = {} if outs is None else outs  # output number -> tangent (or None)
@@ -88,6 +88,9 @@ class _Record:
         #: the output tangents' dtype where a tangent's dtype is not its primal's
         #: (``_mixed_tangent_dtype``); None: the output's own dtype
         self.dtype = dtype
+        #: some input is real and its tangent complex: the tangent is pushed through the
+        #: (real) op by its real and imaginary parts apart, ``J(a + ib) = Ja + i Jb``
+        self.split = split
 
 
 def _attach(level: _Level, node, rec: _Record) -> None:
@@ -303,7 +306,10 @@ def _output_tangent(node, rec: _Record, nr: int, out: Tensor):
     was = active.busy
     active.busy = True
     try:
-        tangent = output_tangent(node, nr, out, rec.inputs)
+        if rec.split:
+            tangent = _split_tangent(node, nr, out, rec.inputs)
+        else:
+            tangent = output_tangent(node, nr, out, rec.inputs)
         if rec.dtype is not None and tangent is not None and tangent.dtype != rec.dtype:
             if tangent.is_complex() and not rec.dtype.is_complex:
                 tangent = tangent.real  # a real tangent's image under a linear op
@@ -315,6 +321,23 @@ def _output_tangent(node, rec: _Record, nr: int, out: Tensor):
         rec.inputs = None  # the only output is done: let the inputs' tangents go
         rec.final = True
     return tangent
+
+
+def _split_tangent(node, nr: int, out: Tensor, tangents):
+    """``output_tangent`` when a real input carries a complex tangent: PyTorch's formulas are
+    linear in the tangents with real coefficients there, so the op's real Jacobian is pushed
+    the real and the imaginary parts apart and the results joined."""
+    from ._forward_rules import _product_rule, _rules
+
+    if _rules().get(type(node)) is _product_rule:  # ``x @ t``: PyTorch's dtype error
+        return output_tangent(node, nr, out, tangents)
+    real = [t.real if t is not None and t.is_complex() else t for t in tangents]
+    imag = [t.imag if t is not None and t.is_complex() else None for t in tangents]
+    re = output_tangent(node, nr, out, real)
+    im = output_tangent(node, nr, out, imag)
+    if re is None or im is None:
+        return re if im is None else im * 1j
+    return re + im * 1j
 
 
 def _view_of_tangent(view: Tensor, root_tangent: Tensor):
@@ -368,7 +391,7 @@ def _on_record(node, out: Tensor, inputs) -> None:
     if active.pending:
         _flush(active)
     tangents = None
-    mixed = False
+    mixed = split = False
     for i, t in enumerate(inputs):
         if t is not None and t.requires_grad:
             tg = _lookup(active, t)
@@ -376,7 +399,9 @@ def _on_record(node, out: Tensor, inputs) -> None:
                 if tangents is None:
                     tangents = [None] * len(inputs)
                 tangents[i] = tg
-                mixed = mixed or tg._data.dtype != t._data.dtype
+                if tg._data.dtype != t._data.dtype:
+                    mixed = True
+                    split = split or (tg.is_complex() and not t.is_complex())
     if tangents is None:
         return
     base = out._base
@@ -386,12 +411,13 @@ def _on_record(node, out: Tensor, inputs) -> None:
             return  # a view: its tangent is read from its base's (``_lookup``)
     node._fw_real = any(_edge_real(e) for e in node.next_functions)
     dtype = _mixed_tangent_dtype(node, out, inputs, tangents) if mixed else None
-    _attach(active, node, _Record(active, tuple(tangents), dtype=dtype))
+    _attach(active, node, _Record(active, tuple(tangents), dtype=dtype, split=split))
     active.pending.append((node, out))
 
 
 #: ops whose forward formula in PyTorch is the op itself applied to the tangents (linear in
-#: their differentiable inputs): their output tangent has the dtype the op gives the tangents
+#: their differentiable inputs), or that select or zero the tangent's elements (``sort``,
+#: ``clamp``, ``floor``): their output tangent has the dtype the op gives the tangents
 _LINEAR_NODES = frozenset((
     "NegBackward0", "CloneBackward0", "SumBackward0", "SumBackward1", "MeanBackward0",
     "MeanBackward1", "AddBackward0", "AddBackward1", "SubBackward0", "SubBackward1",
@@ -399,7 +425,32 @@ _LINEAR_NODES = frozenset((
     "MaxBackward1", "MinBackward1", "AmaxBackward0", "AminBackward0", "FlipBackward0",
     "RollBackward0", "CumsumBackward0", "TrilBackward0", "TriuBackward0",
     "ConstantPadNdBackward0", "GatherBackward0", "IndexBackward0", "IndexSelectBackward0",
-    "RepeatBackward0", "TraceBackward0"))
+    "RepeatBackward0", "TraceBackward0", "DiagEmbedBackward0", "MaskedFillBackward0",
+    "ClampBackward0", "ClampBackward1", "ClampMinBackward0", "ClampMaxBackward0",
+    "SignBackward0", "FloorBackward0", "CeilBackward0", "RoundBackward0", "TruncBackward0",
+    "SortBackward0", "TopkBackward0", "KthvalueBackward0", "MedianBackward0",
+    "MedianBackward1", "CummaxBackward0", "CumminBackward0", "NativeLayerNormBackward0"))
+
+#: ops whose tangent PyTorch computes in the output's dtype whatever the tangents' dtypes
+_OUTPUT_DTYPE_NODES = frozenset(("ToCopyBackward0", "LogsumexpBackward0", "MseLossBackward0"))
+
+#: elementwise ops whose forward formula PyTorch derives from the backward one
+#: (``auto_element_wise``, through conjugates): where a complex number takes part (a complex
+#: tangent, or a complex input) the tangent has the output's dtype (``sin`` of a complex64
+#: dual with a complex128 tangent: complex64; of a float32 one with a complex64 tangent: its
+#: real part in float32)
+_AUTO_ELEMENTWISE = frozenset((
+    "SinBackward0", "CosBackward0", "TanBackward0", "ExpBackward0", "Exp2Backward0",
+    "Expm1Backward0", "TanhBackward0", "SigmoidBackward0", "SqrtBackward0", "RsqrtBackward0",
+    "PowBackward0", "ReciprocalBackward0", "LogBackward0", "Log2Backward0", "Log10Backward0",
+    "Log1PBackward0", "AbsBackward0", "AngleBackward0", "SinhBackward0", "CoshBackward0",
+    "AtanBackward0", "AsinBackward0", "AcosBackward0", "AsinhBackward0", "AcoshBackward0",
+    "AtanhBackward0", "ProdBackward0"))
+
+#: linear ``auto_element_wise`` ops: a complex tangent gives the output's dtype, a real one
+#: the linear ops' rule
+_AUTO_LINEAR = frozenset(("NegBackward0", "RsubBackward1", "ClampBackward1", "ClampBackward0",
+                          "ClampMinBackward0", "ClampMaxBackward0"))
 
 
 def _mixed_tangent_dtype(node, out: Tensor, inputs, tangents):
@@ -408,13 +459,20 @@ def _mixed_tangent_dtype(node, out: Tensor, inputs, tangents):
     A linear op's tangent is the op applied to the tangents (an input without one counts as
     zeros of its dtype: ``x + c`` with a float16 tangent and a float32 ``c`` is float32);
     another op's mixes the tangents with primal values (``t * cos(x)``): the output's dtype
-    promoted with the tangents' (a real output keeps its dtype for a complex tangent, as
-    PyTorch's formulas take the real part). ``to(dtype)``: the output's dtype."""
+    promoted with the tangents' (``x32 * 2`` with a complex64 tangent: complex64), except
+    for the ``auto_element_wise`` ops where a complex number takes part (``_AUTO_*``).
+    ``to(dtype)``: the output's dtype."""
     from .._dtype import promote_types, result_type
 
     od = out.dtype
     name = node.name()
-    if name == "ToCopyBackward0":
+    if name in _OUTPUT_DTYPE_NODES:
+        return od
+    complex_tangent = any(tg is not None and tg.dtype.is_complex for tg in tangents)
+    if complex_tangent and name in _AUTO_LINEAR:
+        return od
+    if name in _AUTO_ELEMENTWISE and (complex_tangent or any(
+            t is not None and t.dtype.is_complex for t in inputs)):
         return od
     if name in _LINEAR_NODES:
         ops = [tg if tg is not None else t for t, tg in zip(inputs, tangents)
@@ -422,7 +480,7 @@ def _mixed_tangent_dtype(node, out: Tensor, inputs, tangents):
         return result_type(*ops)
     r = od
     for tg in tangents:
-        if tg is not None and (od.is_complex or not tg.dtype.is_complex):
+        if tg is not None:
             r = promote_types(r, tg.dtype)
     return r
 
