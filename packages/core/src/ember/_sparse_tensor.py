@@ -1394,6 +1394,48 @@ def _check_mm_operands(s: SparseTensor, d: Tensor, name: str) -> None:
                            f"but found {_dtype.scalar_type_name(d._data.dtype)}")
 
 
+#: the dtypes of PyTorch's sparse matrix-product kernels (floating and complex, no half)
+_MATMUL_NP = frozenset((np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.complex64),
+                        np.dtype(np.complex128)))
+
+
+def _check_sparse_sparse_mm(a: SparseTensor, b: SparseTensor) -> None:
+    """PyTorch's checks of a sparse @ sparse product, in its order: COO @ COO as
+    ``sparse_sparse_matmul_cpu``, CSR @ CSR as ``addmm_out_sparse_csr``; a mix of layouts has
+    no CPU kernel."""
+    if (a._layout is not b._layout and sparse_coo in (a._layout, b._layout)
+            and a._layout not in _BLOCK):  # block @ COO: an Ember extension (test_sparse_blocks)
+        la, lb = _LAYOUT_WORDS[a._layout], _LAYOUT_WORDS[b._layout]
+        raise RuntimeError(f"addmm: computation on CPU is not implemented for {la} + {la} @ "
+                           f"{lb}")
+    if a._layout is sparse_coo:
+        for name, t in (("mat1_", a), ("mat2_", b)):
+            if t._data.ndim != 2:
+                raise RuntimeError(f"Expected {name}.dim() == 2 to be true, but got false.  "
+                                   "(Could this error message be improved?  If so, please "
+                                   "report an enhancement request to PyTorch.)")
+        for t in (a, b):
+            if t._vals._data.ndim > 1:
+                raise RuntimeError(f"sparse_sparse_matmul_cpu: scalar values expected, got "
+                                   f"{t._vals._data.ndim - 1}D values")
+        if a._data.shape[1] != b._data.shape[0]:
+            raise _shapes_error(a._data.shape, b._data.shape)
+        if a._data.dtype != b._data.dtype:
+            raise RuntimeError(f"mat1 dtype {_dtype.scalar_type_name(a._data.dtype)} does not "
+                               f"match mat2 dtype {_dtype.scalar_type_name(b._data.dtype)}")
+        if a._data.dtype not in _MATMUL_NP:
+            raise NotImplementedError(f'"sparse_matmul" not implemented for '
+                                      f"'{_dtype.scalar_type_name(a._data.dtype)}'")
+    elif a._layout is sparse_csr and b._layout is sparse_csr and a._data.ndim == 2 == \
+            b._data.ndim and a._data.shape[1] == b._data.shape[0]:
+        if a._data.dtype != b._data.dtype:
+            raise RuntimeError(f"expected scalar type {_dtype.scalar_type_name(b._data.dtype)} "
+                               f"but found {_dtype.scalar_type_name(a._data.dtype)}")
+        if a._data.dtype not in _MATMUL_NP:
+            raise NotImplementedError(f'"addmm_out_sparse_csr_impl_mkl_sparse" not implemented '
+                                      f"for '{_dtype.scalar_type_name(a._data.dtype)}'")
+
+
 def sparse_mm(s: SparseTensor, other, name: str = "mm", node_cls=MmBackward0) -> Tensor:
     """``s @ other``: dense for a dense ``other`` (a matrix, or a vector for ``matmul``),
     sparse for a sparse one."""
@@ -1404,6 +1446,11 @@ def sparse_mm(s: SparseTensor, other, name: str = "mm", node_cls=MmBackward0) ->
         return _batched().matmul(s, other, name)
     if name != "matmul" and not is_sparse(other) and other._data.ndim < 2:
         raise _mm_dim_error(other._data.ndim, 1)
+    if is_sparse(other):
+        _check_sparse_sparse_mm(s, other)
+    elif s._layout is sparse_csr and s._data.dtype not in _MATMUL_NP:
+        raise NotImplementedError(f'"addmm_out_sparse_csr_impl_mkl" not implemented for '
+                                  f"'{_dtype.scalar_type_name(s._data.dtype)}'")
     _check_dims(s, "addmm")
     if s._layout in _BLOCK and is_sparse(other):
         s = s.to_sparse_coo()
@@ -1498,30 +1545,38 @@ def sparse_sum(s: SparseTensor, dim=None, keepdim: bool = False, dtype=None):
                                f"for 2-D tensors only (without batch or dense dimensions), got "
                                f"a {n}-D tensor with {s._idx.shape[0] - 2} batch and "
                                f"{s.dense_dim()} dense dimensions")
-        return sparse_sum(s.to_sparse_coo(), dims, keepdim, dtype).to_sparse_csr()
+        return _sum_keepdim_uncoalesced(s.to_sparse_coo(), dims, vals).to_sparse_csr()
+    if keepdim:  # PyTorch's sum_sparse_coo: the sum without keepdim, then unsqueezed
+        out = sparse_sum(s, dims, False, dtype)
+        for d in dims:
+            out = out.unsqueeze(d)
+        return out
     sd = s._idx.shape[0]
     sparse_dims = [d for d in dims if d < sd]
     dense_dims = [d - sd + 1 for d in dims if d >= sd]
+    if not sparse_dims:  # PyTorch's _sparse_sum coalesces first
+        s = s.coalesce()
+        vals = s._vals if dtype is None else s._vals.to(dtype)
     if dense_dims:
-        vals = vals.sum(dense_dims, keepdim=keepdim)
-    if len(sparse_dims) == sd and not keepdim:
+        vals = vals.sum(dense_dims)
+    if len(sparse_dims) == sd:
         return vals.sum(0)  # every sparse dim: dense
+    shape = tuple(size for d, size in enumerate(s._data.shape) if d not in dims)
     if not sparse_dims:
-        shape = tuple(1 if d in dims else size for d, size in enumerate(s._data.shape)
-                      if keepdim or d not in dims)
-        return make_sparse(s._idx, vals, shape, coalesced=s._coalesced)
-    if keepdim:  # PyTorch sums the duplicates but flags the result uncoalesced: so do we
-        idx = s._idx.copy()
-        idx[sparse_dims] = 0
-        shape = tuple(1 if d in dims else size for d, size in enumerate(s._data.shape))
-        out = make_sparse(idx, vals, shape, coalesced=False).coalesce()
-        out._coalesced = False
-        return out
-    else:
-        keep = [d for d in range(sd) if d not in sparse_dims]
-        idx = s._idx[keep]
-        shape = tuple(size for d, size in enumerate(s._data.shape) if d not in dims)
-    return make_sparse(idx, vals, shape, coalesced=False).coalesce()
+        return make_sparse(s._idx, vals, shape, coalesced=True)
+    keep = [d for d in range(sd) if d not in sparse_dims]
+    return make_sparse(s._idx[keep], vals, shape, coalesced=False).coalesce()
+
+
+def _sum_keepdim_uncoalesced(s: SparseTensor, dims: list, vals: Tensor):
+    """A 2-D COO tensor summed over ``dims`` (sparse) with ``keepdim``: the duplicates summed
+    but the result flagged uncoalesced (the CSR reduction's path)."""
+    idx = s._idx.copy()
+    idx[dims] = 0
+    shape = tuple(1 if d in dims else size for d, size in enumerate(s._data.shape))
+    out = make_sparse(idx, vals, shape, coalesced=False).coalesce()
+    out._coalesced = False
+    return out
 
 
 def sparse_add(s: SparseTensor, other, alpha=1):
@@ -1660,29 +1715,108 @@ def _mul_dense(s: SparseTensor, d: Tensor):
     return s._with_values(s._vals * sampled)
 
 
+_INTERSECTION_SHAPES = ("sparse_binary_op_intersection_cpu(): expects sparse inputs with equal "
+                        "dimensionality, number of sparse dimensions, and shape of sparse "
+                        "dimensions")
+
+
 def _mul_sparse(a: SparseTensor, b: SparseTensor):
-    if a._data.shape != b._data.shape:
-        raise RuntimeError(f"mul: expected sizes of 'self' and 'other' to match, but "
-                           f"{list(a._data.shape)} != {list(b._data.shape)}")
+    """``a * b`` of two sparse tensors, as PyTorch's ``mul_out_sparse_cpu``: a 0-d operand
+    scales the other; coalesced operands of one shape give their common elements (coalesced);
+    otherwise (an uncoalesced operand, or shapes that differ in dense dims) the intersection
+    kernel keeps every element of one operand, each times the sum of the other's elements at
+    its coordinates (zero where it has none)."""
     check_same_device(a, b)
     like = a
-    a, b = a.to_sparse_coo().coalesce(), b.to_sparse_coo().coalesce()
+    if a._layout is not sparse_coo or b._layout is not sparse_coo:
+        out = _mul_sparse(a.to_sparse_coo(), b.to_sparse_coo())
+        return _as_layout(out, like)
+    if not b._data.ndim:
+        return _mul_zero_dim(b, a)
+    if not a._data.ndim:
+        return _mul_zero_dim(a, b)
+    if a._data.shape == b._data.shape:
+        if not a._idx.shape[1] or not b._idx.shape[1]:
+            dt = _dtype.promote_types(a.dtype, b.dtype)
+            return make_sparse(b._idx[:, :0].copy(), b._vals[:0].to(dt, copy=True),
+                               b._data.shape, coalesced=True)
+        if a._coalesced and b._coalesced:
+            return _mul_coalesced(a, b)
+    return _mul_intersection(a, b)
+
+
+def _mul_zero_dim(zero_dim: SparseTensor, other: SparseTensor):
+    """PyTorch's ``_mul_sparse_sparse_zero_dim_out``: the 0-d operand's (summed) value scales
+    the other's values, the other's indices and flag kept."""
+    if not zero_dim._coalesced and other._coalesced and not other._data.ndim:
+        zero_dim, other = other, zero_dim
+    vals = zero_dim.coalesce()._vals
+    scalar = vals.reshape(()) if vals._data.shape[0] else vals.sum()
+    return other._with_values(other._vals * scalar)
+
+
+def _mul_coalesced(a: SparseTensor, b: SparseTensor):
+    """The common elements of two coalesced tensors of one shape (coalesced)."""
     xp = xp_of(a._device)
-    sd = a._idx.shape[0]
-    sizes = a._data.shape[:sd]
+    sizes = a._data.shape[:a._idx.shape[0]]
     la, lb = _linear_index(a._idx, sizes, xp), _linear_index(b._idx, sizes, xp)
-    if not lb.shape[0]:
-        keep = xp.zeros(la.shape[0], dtype=bool)
-        pos = xp.zeros(la.shape[0], dtype=np.int64)
-    else:
-        pos = xp.searchsorted(lb, la)
-        pos = xp.minimum(pos, lb.shape[0] - 1)
-        keep = lb[pos] == la
+    pos = xp.minimum(xp.searchsorted(lb, la), lb.shape[0] - 1)
+    keep = lb[pos] == la
     ka = _index_tensor(xp.nonzero(keep)[0], a._device)
     kb = _index_tensor(pos[keep], a._device)
     values = a._vals.index_select(0, ka) * b._vals.index_select(0, kb)
-    out = make_sparse(a._idx[:, keep], values, a._data.shape, coalesced=True)
-    return _as_layout(out, like)
+    return make_sparse(a._idx[:, keep], values, a._data.shape, coalesced=True)
+
+
+def _mul_intersection(x: SparseTensor, y: SparseTensor):
+    """PyTorch's ``_sparse_binary_op_intersection_kernel_impl`` for ``mul``: the result has
+    the indices (and coalesced flag) of the ``source`` operand, the uncoalesced one when only
+    one is, else the one with fewer elements (``y`` on a tie); each value is the source's times
+    the sum of the other's values at that coordinate. Dense dims broadcast."""
+    sd = x._idx.shape[0]
+    if (x._data.ndim != y._data.ndim or sd != y._idx.shape[0]
+            or x._data.shape[:sd] != y._data.shape[:sd]):
+        raise RuntimeError(_INTERSECTION_SHAPES)
+    from .ops._promotion import broadcast_shape
+
+    shape = tuple(broadcast_shape(x._data.shape, y._data.shape))
+    if x._coalesced != y._coalesced:
+        source, other = (y, x) if x._coalesced else (x, y)
+    else:
+        source, other = (y, x) if x._idx.shape[1] >= y._idx.shape[1] else (x, y)
+    xp = xp_of(x._device)
+    sizes = shape[:sd]
+    ls, lo = _linear_index(source._idx, sizes, xp), _linear_index(other._idx, sizes, xp)
+    dt = _dtype.promote_types(x.dtype, y.dtype)
+    ovals = other._vals.to(dt)
+    from ._factory import zeros
+    from .ops.shape import cat
+
+    zero_row = zeros((1,) + tuple(ovals._data.shape[1:]), dtype=dt, device=x._device)
+    if other._coalesced:  # sorted, unique coordinates: the values as they are
+        uniq = lo
+        acc = cat([ovals, zero_row])
+    else:  # the other's duplicates summed, in the order of their coordinates
+        order = xp.argsort(lo, kind="stable")
+        lo = lo[order]
+        new = xp.empty(lo.shape[0], dtype=bool)
+        new[:1] = True
+        xp.not_equal(lo[1:], lo[:-1], out=new[1:])
+        uniq = lo[new]
+        acc = zeros((uniq.shape[0] + 1,) + tuple(ovals._data.shape[1:]), dtype=dt,
+                    device=x._device)
+        acc = acc.index_add(0, _index_tensor(xp.cumsum(new) - 1, x._device),
+                            ovals.index_select(0, _index_tensor(order, x._device)))
+    # each source element's slot among the other's distinct coordinates; no match: the
+    # zero row after them
+    n = uniq.shape[0]
+    pos = xp.minimum(xp.searchsorted(uniq, ls), max(n - 1, 0))
+    hit = uniq[pos] == ls if n else xp.zeros(ls.shape[0], dtype=bool)
+    pos = xp.where(hit, pos, n)
+    matched = acc.index_select(0, _index_tensor(pos, x._device))
+    svals = source._vals.to(dt)
+    values = svals * matched if source is x else matched * svals
+    return make_sparse(source._idx.copy(), values, shape, coalesced=source._coalesced)
 
 
 def sparse_cat(tensors, dim: int) -> SparseTensor:

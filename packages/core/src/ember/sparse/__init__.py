@@ -100,7 +100,7 @@ def mm(mat1, mat2, reduce: str = "sum"):
 def addmm(mat, mat1, mat2, *, beta=1.0, alpha=1.0) -> Tensor:
     """``beta * mat + alpha * (mat1 @ mat2)`` for a dense ``mat``, sparse ``mat1`` and dense
     ``mat2`` (``torch.sparse.addmm``); differentiable in all three."""
-    if is_sparse(mat) and not is_sparse(mat1):
+    if is_sparse(mat) and (not is_sparse(mat1) or mat.layout is sparse_coo):
         raise RuntimeError(f"addmm_sparse_dense: expected strided result tensor, got tensor "
                            f"with layout {_LAYOUT_WORDS[mat.layout]}")
     if not is_sparse(mat1) and not is_sparse(mat2):  # all dense: the dense addmm
