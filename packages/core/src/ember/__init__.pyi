@@ -1536,7 +1536,13 @@ def frexp(input: Tensor) -> _return_types.frexp:
     ``0.5 <= |mantissa| < 1`` (floats only; the exponent is int32).
     """
 
-def frobenius_norm(input: Tensor, dim: _IntOrInts, keepdim: _bool = False) -> Tensor:
+def frobenius_norm(
+    input: Tensor,
+    dim: _IntOrInts,
+    keepdim: _bool = False,
+    *,
+    out: Tensor | None = None,
+) -> Tensor:
     """Deprecated: ``linalg.vector_norm(input, 2, dim, keepdim)`` over at most two dims."""
 
 def gather(
@@ -2660,7 +2666,13 @@ def norm_except_dim(v: Any, pow: Any = 2, dim: _int = 0) -> Tensor:
     norm's); ``dim=-1`` is the norm of all of ``v``.
     """
 
-def nuclear_norm(input: Tensor, dim: _IntOrInts | None = None, keepdim: _bool = False) -> Tensor:
+def nuclear_norm(
+    input: Tensor,
+    dim: _IntOrInts | None = None,
+    keepdim: _bool = False,
+    *,
+    out: Tensor | None = None,
+) -> Tensor:
     """Deprecated: ``linalg.matrix_norm(input, 'nuc', dim, keepdim)``; ``nuclear_norm(input,
     keepdim)`` takes the last two dims.
     """

@@ -433,7 +433,7 @@ def convolution(input, weight, bias, stride, padding, dilation, transposed, outp
 
 # -- norms -------------------------------------------------------------------------------------
 
-@register("frobenius_norm", method=False)
+@register("frobenius_norm", method=False, out=True)
 def frobenius_norm(input, dim, keepdim=False):
     """Deprecated: ``linalg.vector_norm(input, 2, dim, keepdim)`` over at most two dims."""
     dims = (dim,) if isinstance(dim, numbers.Integral) else tuple(dim)
@@ -446,7 +446,7 @@ def frobenius_norm(input, dim, keepdim=False):
     return _ember().linalg.vector_norm(input, 2, dims if dims else None, keepdim)
 
 
-@register("nuclear_norm", method=False)
+@register("nuclear_norm", method=False, out=True)
 def nuclear_norm(input, dim=None, keepdim=False):
     """Deprecated: ``linalg.matrix_norm(input, 'nuc', dim, keepdim)``; ``nuclear_norm(input,
     keepdim)`` takes the last two dims."""
