@@ -7,8 +7,11 @@ On the process-wide grad flag these tests replaced, each of them failed in every
 
 from __future__ import annotations
 
+import os
+import signal
 import sys
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -462,3 +465,42 @@ def _intern_a_device_and_exit():
     with _device._INTERN_LOCK:
         pass
     os._exit(0)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_a_fork_while_another_thread_draws_leaves_the_child_a_usable_generator():
+    # The random kernels run under the bit generator's lock with the GIL released: a fork at
+    # that moment gave the child a lock held for ever, and a DataLoader worker seeding its
+    # generator hung (test_dataloader_iterated_from_several_threads, now and then). The
+    # generators' locks are held across a fork (ember/_torch_rng.py).
+    stop = threading.Event()
+
+    def draw():
+        while not stop.is_set():
+            ember.rand(100_000)
+
+    drawer = threading.Thread(target=draw, daemon=True)
+    drawer.start()
+    try:
+        for _ in range(40):
+            pid = os.fork()
+            if pid == 0:  # the child: seed and draw, then leave at once
+                try:
+                    ember.manual_seed(1)
+                    ember.rand(10)
+                finally:
+                    os._exit(0)
+            deadline = time.monotonic() + 20
+            while True:
+                done, status = os.waitpid(pid, os.WNOHANG)
+                if done:
+                    assert status == 0
+                    break
+                if time.monotonic() > deadline:
+                    os.kill(pid, signal.SIGKILL)
+                    os.waitpid(pid, 0)
+                    pytest.fail("a forked child hung on the random generator's lock")
+                time.sleep(0.005)
+    finally:
+        stop.set()
+        drawer.join()

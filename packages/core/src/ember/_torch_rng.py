@@ -38,6 +38,8 @@ quarter of PyTorch's time (benchmarks/RESULTS.md).
 from __future__ import annotations
 
 import math
+import os
+import weakref
 
 import numpy as np
 
@@ -59,11 +61,45 @@ _M53 = np.uint64((1 << 53) - 1)
 _TWO_PI_F32 = _F32(2.0 * math.pi)
 
 
+#: every live generator: their bit generators' locks are held across a fork (below)
+_LIVE: weakref.WeakSet = weakref.WeakSet()
+_HELD: list = []
+
+
+def _before_fork() -> None:
+    """Take every generator's lock before a fork, so that no other thread is inside a draw
+    (the kernels release the GIL) when the child's copy of the process is made: a lock held
+    then stays held in the child for ever, and a DataLoader worker that seeds its generator
+    hung (three threads iterating DataLoaders, one fork in a few dozen runs). The holders
+    take no other lock and never fork (``_forksafe.held_across_fork``)."""
+    _HELD[:] = [g.bit_generator.lock for g in list(_LIVE)]
+    for lock in _HELD:
+        lock.acquire()
+
+
+def _after_fork_in_parent() -> None:
+    for lock in reversed(_HELD):
+        lock.release()
+    _HELD.clear()
+
+
+def _after_fork_in_child() -> None:
+    for lock in _HELD:
+        lock._at_fork_reinit()
+    _HELD.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(before=_before_fork, after_in_parent=_after_fork_in_parent,
+                        after_in_child=_after_fork_in_child)
+
+
 class TorchRNG(np.random.Generator):
     """A NumPy Generator over PyTorch's CPU engine; ``torch_*`` draw as PyTorch's kernels."""
 
     def __init__(self, seed: int = 67280421310721):
         super().__init__(np.random.MT19937(0))
+        _LIVE.add(self)
         self.manual_seed(seed, _load=False)  # (a generator made at import builds nothing)
 
     # -- the engine --------------------------------------------------------------------------
