@@ -42,6 +42,14 @@ GAPS = {
     "narrow_copy": "its start given as a tensor is read with item()",
     "tensor_split": "its indices given as a tensor are read on the host (PyTorch requires "
                     "them on the CPU)",
+    **dict.fromkeys(("lstm", "gru", "rnn_tanh", "rnn_relu"),
+                    "the packed overload reads batch_sizes on the host (PyTorch requires them "
+                    "on the CPU)"),
+}
+#: what runs forward on meta tensors but not backward yet, and why
+BACKWARD_GAPS = {
+    "segment_reduce": "not yet: its backward expands each segment's gradient by lengths it "
+                      "reads on the host",
 }
 
 
@@ -104,7 +112,8 @@ def _total(o):
 
 
 def _differentiable(name):
-    return OPS[name].differentiable and name not in GAPS and name not in DATA_DEPENDENT
+    return OPS[name].differentiable and name not in GAPS and name not in DATA_DEPENDENT \
+        and name not in BACKWARD_GAPS
 
 
 @pytest.mark.parametrize("name", [n for n in OPNAMES if _differentiable(n)])
