@@ -61,15 +61,24 @@ CASES = [
 ]  # fmt: skip
 
 
-def _randomize(module):
+def _randomize(module, var_scale=1.0):
     """Non-trivial BN statistics and affine parameters, non-zero conv biases, and
-    classification biases that spread the scores (torchvision's are all near the prior)."""
+    classification biases that spread the scores (torchvision's are all near the prior).
+
+    ``var_scale`` shrinks the BN running variances. MobileNetV3's image signal fades over
+    its depth under variances near 1: ssdlite's backbone outputs varied by ~1e-4 over the
+    image, its logits by a few ulps, and 2,500 of each class's 3,234 scores were tied.
+    Which of them topk and NMS kept then hung on the last bit of each library's softmax
+    (a CI run lost ssdlite's 39th detection when Ember's topk took PyTorch's tie order on
+    scores an ulp away from PyTorch's). At 0.1 the signal survives and the scores spread.
+    """
     gen = torch.Generator().manual_seed(0)
     with torch.no_grad():
         for name, m in module.named_modules():
             if isinstance(m, (torch.nn.BatchNorm2d, torch.nn.GroupNorm)):
                 if isinstance(m, torch.nn.BatchNorm2d):
-                    m.running_var.copy_(torch.rand(m.running_var.shape, generator=gen) + 0.5)
+                    var = torch.rand(m.running_var.shape, generator=gen) + 0.5
+                    m.running_var.copy_(var * var_scale)
                     m.running_mean.copy_(torch.randn(m.running_mean.shape, generator=gen) * 0.1)
                 m.weight.copy_(torch.rand(m.weight.shape, generator=gen) + 0.5)
                 m.bias.copy_(torch.randn(m.bias.shape, generator=gen) * 0.1)
@@ -159,7 +168,7 @@ def _pair(name, kwargs):
 def test_outputs_and_losses_match_torchvision(name, kwargs, shapes, tmp_path):
     ref, ours = _pair(name, kwargs)
     _assert_same_layout(ref, ours)
-    _randomize(ref)
+    _randomize(ref, var_scale=0.1 if name.startswith("ssdlite") else 1.0)
     _copy_state(ref, ours, tmp_path if name.startswith("retinanet") else None)
     images = _images(shapes)
 
