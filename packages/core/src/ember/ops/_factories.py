@@ -18,7 +18,7 @@ from .._tensor import Tensor, _make
 from ..autograd.grad_mode import GRAD
 from ..autograd.graph import make_node_class, record
 from ._promotion import _OPERANDS, broadcast_shape, coerce
-from ._signatures import SIGNATURES, parser_error, refuses_number_first
+from ._signatures import SIGNATURES, parser_error, refuse_input, refuses_number_first
 
 __all__ = ["binary_op", "unary_op", "sum_to_size", "camel", "in_float32"]
 
@@ -328,7 +328,11 @@ def unary_op(name: str, fwd, backward=None, *, to_float: bool = False, saves: st
     gaps = bool(missing)
 
     def op(input):
-        d = input._data
+        try:
+            d = input._data
+        except AttributeError:  # not a tensor: PyTorch's parser refuses it
+            refuse_input(name, input)
+            raise
         try:
             if to_float and d.dtype not in _FLOATING:
                 if d.dtype is _CHALF:

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import os
 
-__all__ = ["SIGNATURES", "check_binds", "out_needs_tensor_first", "parser_error",
-           "refuses_number_first"]
+__all__ = ["SIGNATURES", "UNARY", "check_binds", "out_needs_tensor_first", "parser_error",
+           "refuse_input", "refuses_number_first"]
 
 _TT = "(Tensor input, Tensor other, *, Tensor out = None)"
 _TN = "(Tensor input, Number other, *, Tensor out = None)"
@@ -51,7 +51,20 @@ SIGNATURES: dict[str, tuple[str, ...]] = {
                   "tuple of Tensors out = None)",
                   "(Tensor input, int bins = 100, *, tuple of floats range = None, Tensor weight "
                   "= None, bool density = False, tuple of Tensors out = None)"),
+    "xlogy": (_TT, "(Number self, Tensor other, *, Tensor out = None)", _TN),
     "xlogy_": ("(Tensor input, Tensor other)", "(Tensor input, Number other)"),
+    "ldexp_": ("(Tensor input, Tensor other)",),
+    "mul": (_TT,),
+    **{n: (_TT, "(Tensor input, Number other)") for n in ("multiply", "true_divide",
+                                                          "floor_divide")},
+    **{n: (_TT, "(Tensor input, Tensor other, *, str rounding_mode, Tensor out = None)",
+           *(("(Tensor input, Number other)",) if n == "divide" else ()),
+           "(Tensor input, Number other, *, str rounding_mode)") for n in ("div", "divide")},
+    "rsub": ("(Tensor input, Tensor other, *, Number alpha = 1)",
+             "(Tensor input, Number other, Number alpha = 1)"),
+    **{f"atleast_{n}d": ("(Tensor input)", "(tuple of Tensors tensors)") for n in (1, 2, 3)},
+    "slice_scatter": ("(Tensor input, Tensor src, int dim = 0, int start = None, int end = None, "
+                      "int step = 1)",),
     **{n: (_TT,) for n in ("kron", "inner")},
     **{n: ("(Tensor input, Tensor vec2, *, Tensor out = None)",) for n in ("outer", "ger")},
     "dist": ("(Tensor input, Tensor other, Number p = 2)",),
@@ -205,6 +218,23 @@ def _fits(typ: str, x, numbers_as_tensors: bool) -> bool:
     return True
 
 
+#: the Python signature of PyTorch's ops of one tensor: its elementwise ops (``exp``, ``abs``,
+#: ``special_expit``, ...; a few lack the ``out``, which a one-argument call never shows)
+UNARY = ("(Tensor input, *, Tensor out = None)",)
+
+
+def refuse_input(name: str, input) -> None:
+    """For the ``except AttributeError`` of an op of one tensor whose ``input._data`` failed:
+    PyTorch's parser error when ``input`` is no tensor (``abs(): argument 'input' (position
+    1) must be Tensor, not str``), by ``UNARY`` unless ``SIGNATURES`` has the op; returns
+    for a tensor (the op's own error stands)."""
+    from .._tensor import Tensor
+
+    if not isinstance(input, Tensor):
+        SIGNATURES.setdefault(name, UNARY)  # (a front's ``out=`` rewording looks it up)
+        raise parser_error(name, (input,)) from None
+
+
 def parser_error(name: str, args: tuple, kwargs: dict | None = None) -> TypeError:
     """The TypeError PyTorch's parser raises when no signature of ``name`` takes ``args``
     and ``kwargs`` (``PythonArgParser::print_error``)."""
@@ -212,20 +242,21 @@ def parser_error(name: str, args: tuple, kwargs: dict | None = None) -> TypeErro
     sigs = SIGNATURES[name]
     parsed = [_params(s) for s in sigs]
     n = len(args) + len(kwargs)
-    plausible = [p for p in parsed if sum(not d for _, _, d, _ in p) <= n <= len(p)]
-    err = _argument_error(name, plausible[0], args, kwargs) if len(plausible) == 1 else None
+    plausible = [(p, s) for p, s in zip(parsed, sigs)
+                 if sum(not d for _, _, d, _ in p) <= n <= len(p)]
+    err = _argument_error(name, *plausible[0], args, kwargs) if len(plausible) == 1 else None
     if err is None:
         err = TypeError(_invalid_combination(f"{name}()", sigs, args, kwargs))
     err.parser_call = (name, args, kwargs)  # for a front that adds what the kernel never saw
     return err
 
 
-def _argument_error(name, params, args, kwargs) -> TypeError | None:
+def _argument_error(name, params, sig, args, kwargs) -> TypeError | None:
     """The one signature's complaint about the first argument that does not fit it."""
     allow = name in _NUMBERS_AS_TENSORS
     for i, (x, (typ, pname, has_default, _)) in enumerate(zip(args, params)):
-        if x is None and has_default and typ == "Tensor":  # ``Tensor? weight`` takes None
-            continue
+        if x is None and has_default and (typ == "Tensor" or _optional(sig, pname)):
+            continue  # ``Tensor? weight``, ``SymInt? start = None`` take None
         if not _fits(typ, x, allow):
             return TypeError(f"{name}(): argument '{pname}' (position {i + 1}) must be {typ}, "
                              f"not {_tp_name(x)}")

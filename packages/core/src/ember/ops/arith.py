@@ -16,6 +16,7 @@ from ..autograd.graph import make_node_class, result
 from ._factories import _fit, binary_op
 from ._inplace import make_inplace, write_out
 from ._promotion import broadcast_shape
+from ._signatures import check_binds
 from .pointwise import _broadcast_all, _meta, _operator, _prepare, _scalar_as, register_operator
 from .registry import register, register_method
 
@@ -360,11 +361,12 @@ sub._dunder = _sub_operator
 def rsub(input, other, *, alpha=1):
     """``other - alpha * input``."""
     if not isinstance(input, Tensor):
-        raise TypeError(f"rsub() received an invalid combination of arguments - got "
-                        f"({type(input).__name__}, {type(other).__name__}), but expected one "
-                        "of:\n * (Tensor input, Tensor other, *, Number alpha = 1)\n * (Tensor "
-                        "input, Number other, Number alpha = 1)\n")
-    return sub(other, input, alpha=alpha)
+        check_binds("rsub", (input, other), None if alpha == 1 else {"alpha": alpha})
+    try:
+        return sub(other, input, alpha=alpha)
+    except TypeError:  # sub's words for rsub's operands: the parser's for rsub
+        check_binds("rsub", (input, other), None if alpha == 1 else {"alpha": alpha})
+        raise
 
 
 def _is_bool(x) -> bool:
@@ -377,21 +379,38 @@ def _is_bool(x) -> bool:
 @register("div", inplace=True, aliases=("divide",))
 def div(input, other, *, rounding_mode=None, out=None):
     """Division; ``rounding_mode`` None (true division), ``'trunc'`` or ``'floor'``."""
-    if rounding_mode is None:
-        return _out(_true_div(input, other), out, (input, other))
-    if rounding_mode == "floor":
-        return _out(_div_floor(input, other), out, (input, other))
-    if rounding_mode == "trunc":
-        if _dtype.result_type(input, other).is_floating_point:
-            return _out(_trunc_div_float(input, other), out, (input, other))
-        return _out(_trunc_div(input, other), out, (input, other))
+    try:
+        if rounding_mode is None:
+            return _out(_true_div(input, other), out, (input, other))
+        if rounding_mode == "floor":
+            return _out(_div_floor(input, other), out, (input, other))
+        if rounding_mode == "trunc":
+            if _dtype.result_type(input, other).is_floating_point:
+                return _out(_trunc_div_float(input, other), out, (input, other))
+            return _out(_trunc_div(input, other), out, (input, other))
+    except TypeError:  # operands no signature takes: the parser's words, for div's call
+        _div_binds(input, other, rounding_mode, out)
+        raise
+    _div_binds(input, other, rounding_mode, out)  # a rounding mode that is no str
     raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but "
                        f"found '{rounding_mode}'")
 
 
+def _div_binds(input, other, rounding_mode, out) -> None:
+    """PyTorch's parser error for a ``div`` call that none of its signatures takes."""
+    kwargs = {} if rounding_mode is None else {"rounding_mode": rounding_mode}
+    if out is not None:
+        kwargs["out"] = out
+    check_binds("div", (input, other), kwargs)
+
+
 @register("true_divide", out=True, inplace=True)
 def true_divide(input, other):
-    return _true_div(input, other)
+    try:
+        return _true_div(input, other)
+    except TypeError:  # the parser's error, in true_divide's words (not div's)
+        check_binds("true_divide", (input, other))
+        raise
 
 
 @register("pow", out=True, inplace=True)

@@ -43,6 +43,7 @@ from .._tensor import Tensor, _make
 from ..autograd.grad_mode import GRAD
 from ..autograd.graph import make_node_class, result
 from .linalg import BmmBackward0, matmul_arrays
+from .reduction import ALL_DIMS
 from .registry import OPS, register_batch_rule
 
 __all__: list = []
@@ -503,7 +504,7 @@ def _max_like(ctx, func, args, kwargs):
         return NotImplemented
     v = ba.arguments[first]._value
     dim = ba.arguments.get("dim")
-    if dim is None:
+    if dim is None or dim is ALL_DIMS:  # max/min's default dim: the whole tensor
         name = func.__name__
         flat = _flat(v)
         e = _ember()

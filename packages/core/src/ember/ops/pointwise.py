@@ -34,7 +34,7 @@ from ._casts import cast_to
 from ._factories import _fit, _ndarray_operand, binary_op, public, unary_op
 from ._inplace import SHARED_WRITE, make_inplace, shared_alias, shares_elements, writable
 from ._promotion import _OPERANDS, _dtype_category, broadcast_shape, check_int_scalar
-from ._signatures import check_binds
+from ._signatures import SIGNATURES, check_binds, refuse_input
 from ._special import TWO_OVER_SQRT_PI, in_float64
 from .registry import register, register_method
 
@@ -210,7 +210,11 @@ def _rejecting(op, kinds, kernel, complex_error=None):
     (``complex_error``: a callable giving the exception PyTorch raises for complex inputs)."""
 
     def checked(input):
-        if input._data.dtype.kind in kinds:
+        try:
+            kind = input._data.dtype.kind
+        except AttributeError:  # not a tensor: the op's own words (PyTorch's parser's)
+            return op(input)
+        if kind in kinds:
             if complex_error is not None and input._data.dtype.kind == "c":
                 raise complex_error()
             raise _unsupported(kernel, input._data)
@@ -243,6 +247,8 @@ def _binary(name, fwd, backward=None, *, doc, kind="arith", saves="", node_name=
     if tensors_only:
         op = _tensor_args(op, name)
     op.__doc__ = doc
+    if inplace is True and name + "_" in SIGNATURES:  # the in-place op's own parser words
+        inplace = _parsed_inplace(op, name + "_")
     return register(name, inplace=inplace, aliases=aliases, out=out,
                     differentiable=backward is not None)(op)
 
@@ -405,7 +411,12 @@ neg.__doc__ = "``-input`` (bool tensors are an error)."
 @register("positive")
 def positive(input):
     """``+input``: returns ``input`` itself (bool tensors are an error)."""
-    if input._data.dtype.kind == "b":
+    try:
+        kind = input._data.dtype.kind
+    except AttributeError:
+        refuse_input("positive", input)
+        raise
+    if kind == "b":
         raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
     return input
 
@@ -588,7 +599,11 @@ LogitBackward0 = make_node_class("LogitBackward0", _logit_bw)
 @register("logit", out=True, inplace=True)
 def logit(input, eps=None):
     """``log(p / (1 - p))``; with ``eps``, ``p`` is clamped to ``[eps, 1 - eps]`` first."""
-    d = input._data
+    try:
+        d = input._data
+    except AttributeError:
+        refuse_input("logit", input)
+        raise
     if d.dtype not in _dtype.FLOATING_NP:
         if d.dtype.kind == "c":  # PyTorch's kernel has no complex case (a cast drops imag)
             raise _dtype.no_kernel("logit_cpu", d.dtype)
@@ -645,12 +660,32 @@ _xlogy = {variant: binary_op("xlogy", _xlogy_np, _xlogy_bw, kind="float", saves=
                              node_name=f"XlogyBackward{variant}") for variant in range(3)}
 
 
-@register("xlogy", out=True, inplace=True)
 def xlogy(input, other):
     """``input * log(other)``, 0 where ``input == 0`` (unless ``other`` is NaN)."""
     variant = 0 if isinstance(input, Tensor) and isinstance(other, Tensor) else \
         1 if isinstance(other, Tensor) else 2
     return _xlogy[variant](input, other)
+
+
+def _parsed_inplace(fn, name: str):
+    """``Tensor.<name>`` (``make_inplace``'s) whose refused arguments get the parser's error
+    in the in-place op's words (``xlogy_()``, not ``xlogy()``), checked once the op failed."""
+    derived = make_inplace(fn, name)
+
+    def inplace(self, *args, **kwargs):
+        try:
+            return derived(self, *args, **kwargs)
+        except (TypeError, AttributeError):
+            check_binds(name, (self, *args), kwargs)
+            raise
+
+    inplace.__name__ = inplace.__qualname__ = name
+    if hasattr(derived, "_ember_aliases"):
+        inplace._ember_aliases = derived._ember_aliases
+    return inplace
+
+
+xlogy = register("xlogy", out=True, inplace=_parsed_inplace(xlogy, "xlogy_"))(xlogy)
 
 
 # -- lerp, nan_to_num, copysign -------------------------------------------------------------
@@ -739,7 +774,11 @@ def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
     largest and smallest finite values). Integer and bool tensors are returned as copies."""
     if input.__class__ is _Sparse:  # ember._sparse_tensor: on the stored values
         return sparse_op("nan_to_num", nan_to_num, input, nan, posinf, neginf)
-    d = input._data
+    try:
+        d = input._data
+    except AttributeError:
+        refuse_input("nan_to_num", input)
+        raise
     if d.dtype not in _dtype.FLOATING_NP:
         if d.dtype is _dtype.CHALF_NP:
             raise _dtype.no_chalf_kernel("nan_to_num")
@@ -829,7 +868,11 @@ def round(input, *, decimals=0):  # PyTorch's name
     """Round half to even; ``decimals`` rounds to that many decimal places."""
     if input.__class__ is _Sparse:  # ember._sparse_tensor: on the stored values
         return sparse_op("round", round, input, decimals=decimals)
-    d = input._data
+    try:
+        d = input._data
+    except AttributeError:
+        refuse_input("round", input)
+        raise
     if d.dtype.kind in "biuc":
         if d.dtype.kind in "bc" or decimals != 0:
             raise _unsupported("round" if decimals else "round_vml", d)
@@ -908,6 +951,9 @@ def _clamp(input, low, high, name):
         if name != "clamp":  # clamp_min/clamp_max's bound takes no None
             _clamp_refused(name, input, low, high)
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    if low is not None and high is not None \
+            and isinstance(low, Tensor) is not isinstance(high, Tensor):
+        _clamp_refused(name, input, low, high)  # a tensor and a number: one signature each
     operands = [v for v in (input, low, high) if v is not None]
     try:
         rt = _dtype.result_type(*operands).np

@@ -615,6 +615,20 @@ def _argmin_keep(a, axis, xp):
     return a.argmin(axis=axis, keepdims=True)
 
 
+class _AllDims:
+    """``max``/``min``'s ``dim`` when none is given: the whole tensor. PyTorch's parser takes
+    no ``dim=None`` (no signature has an optional dim), so an explicit None must be told
+    apart from the default and refused."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "None"  # how signatures show it: PyTorch documents dim as optional
+
+
+ALL_DIMS = _AllDims()
+
+
 def _max_or_min(input, dim, keepdim, other, name):
     if isinstance(dim, Tensor) or other is not None:
         other = dim if other is None else other
@@ -623,13 +637,17 @@ def _max_or_min(input, dim, keepdim, other, name):
         except AttributeError:  # not a tensor first: PyTorch's parser refuses it
             check_binds(name, (input, other))
             raise
-    if dim is None:
-        try:
-            return _extreme(input, None, False, name,
-                            MaxBackward1 if name == "max" else MinBackward1)
-        except AttributeError:
-            check_binds(name, (input,))
-            raise
+    if dim is ALL_DIMS:
+        if keepdim is False:
+            try:
+                return _extreme(input, None, False, name,
+                                MaxBackward1 if name == "max" else MinBackward1)
+            except AttributeError:
+                check_binds(name, (input,))
+                raise
+        check_binds(name, (input,), {"keepdim": keepdim})  # no signature takes keepdim alone
+    if dim is None or dim is ALL_DIMS:
+        check_binds(name, (input, None) if keepdim is False else (input, None, keepdim))
     if dim.__class__ is not int:
         int_arg(dim, name)
     try:
@@ -647,14 +665,14 @@ def _max_or_min(input, dim, keepdim, other, name):
 
 
 @register("max", out=True)
-def max(input, dim=None, keepdim=False, *, other=None):  # PyTorch's name
+def max(input, dim=ALL_DIMS, keepdim=False, *, other=None):  # PyTorch's name
     """``max(input)``: the largest element; ``max(input, dim)``: ``(values, indices)``;
     ``max(input, other)``: the elementwise ``maximum``."""
     return _max_or_min(input, dim, keepdim, other, "max")
 
 
 @register("min", out=True)
-def min(input, dim=None, keepdim=False, *, other=None):  # PyTorch's name
+def min(input, dim=ALL_DIMS, keepdim=False, *, other=None):  # PyTorch's name
     """``min(input)``, ``min(input, dim)`` -> ``(values, indices)``, or ``minimum``."""
     return _max_or_min(input, dim, keepdim, other, "min")
 

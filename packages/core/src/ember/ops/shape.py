@@ -1220,18 +1220,35 @@ def column_stack(tensors, *, out=None):
     return cat(ts, 1, out=out)
 
 
-def _atleast(tensors, fix):
-    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
-        return tuple(fix(t) for t in tensors[0])
-    if len(tensors) == 1:
-        return fix(tensors[0])
-    return tuple(fix(t) for t in tensors)
+def _atleast(tensors, fix, name):
+    try:
+        if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+            return tuple(fix(t) for t in tensors[0])
+        if len(tensors) == 1:
+            return fix(tensors[0])
+        return tuple(fix(t) for t in tensors)
+    except AttributeError:  # something that is no tensor: PyTorch's parser refuses it
+        if len(tensors) == 1 and not isinstance(tensors[0], (list, tuple)):
+            check_binds(name, tensors)
+        _check_tensor_list(tensors[0] if len(tensors) == 1 else tensors)
+        raise
+
+
+def _check_tensor_list(tensors) -> None:
+    """PyTorch's parser error for a ``tuple of Tensors`` argument holding something else."""
+    from .._factory import tp_name
+
+    for i, t in enumerate(tensors):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"expected Tensor as element {i} in argument 0, but got "
+                            f"{tp_name(t)}") from None
 
 
 @register("atleast_1d", method=False, tags=("view_if_possible",))
 def atleast_1d(*tensors):
     """Each tensor with at least one dimension (0-D becomes shape ``[1]``)."""
-    return _atleast(tensors, lambda t: reshape(t, (1,)) if t._data.ndim == 0 else t)
+    return _atleast(tensors, lambda t: reshape(t, (1,)) if t._data.ndim == 0 else t,
+                    "atleast_1d")
 
 
 @register("atleast_2d", method=False, tags=("view_if_possible",))
@@ -1240,7 +1257,7 @@ def atleast_2d(*tensors):
     def fix(t):
         n = t._data.ndim
         return reshape(t, (1, 1)) if n == 0 else unsqueeze(t, 0) if n == 1 else t
-    return _atleast(tensors, fix)
+    return _atleast(tensors, fix, "atleast_2d")
 
 
 @register("atleast_3d", method=False, tags=("view_if_possible",))
@@ -1254,7 +1271,7 @@ def atleast_3d(*tensors):
         if n == 1:
             return unsqueeze(unsqueeze(t, 0), 2)
         return unsqueeze(t, 2) if n == 2 else t
-    return _atleast(tensors, fix)
+    return _atleast(tensors, fix, "atleast_3d")
 
 
 # -- copying rearrangements ----------------------------------------------------------------
@@ -1646,9 +1663,13 @@ def select_scatter(input, src, dim, index):
 @register("slice_scatter", out=True)
 def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
     """``input`` with the slice ``start:end:step`` of ``dim`` set to ``src``."""
-    dim = wrap_dim(dim, input._data.ndim)
-    return scatter_by(input, BasicIndex((slice(None),) * dim + (slice(start, end, step),
-                                                                Ellipsis)), src, False)
+    try:
+        axis = wrap_dim(dim, input._data.ndim)
+        return scatter_by(input, BasicIndex((slice(None),) * axis + (slice(start, end, step),
+                                                                     Ellipsis)), src, False)
+    except (TypeError, AttributeError):  # arguments no signature takes: the parser's words
+        check_binds("slice_scatter", (input, src, dim, start, end, step))
+        raise
 
 
 # -- repeat_interleave, diff, unfold, diagflat, fill_diagonal_ -----------------------------
@@ -2007,7 +2028,12 @@ def meshgrid(*tensors, indexing=None):
     if not tensors:
         raise RuntimeError("meshgrid expects a non-empty TensorList")
     for t in tensors:
-        if t._data.ndim > 1:
+        try:
+            nd = t._data.ndim
+        except AttributeError:
+            _check_tensor_list(tensors)
+            raise
+        if nd > 1:
             raise RuntimeError("torch.meshgrid: Expected 0D or 1D tensor in the tensor list but "
                                f"got: {t}")
     dt = tensors[0].dtype

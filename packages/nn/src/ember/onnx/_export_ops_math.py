@@ -526,7 +526,7 @@ def _max(c: Call):
     x = c.t("input")
     rank = c.rank("input")
     reduce_op = "ReduceMax" if c.op == "max" else "ReduceMin"
-    if not c.has("dim"):
+    if not isinstance(c.p.get("dim"), int):  # max(x): no dim (its default is not None)
         return reduce(c, reduce_op, x, None, False) if rank else x
     axis = norm_axis(int(c.lit("dim")), rank)
     keep = bool(c.lit("keepdim", False))
