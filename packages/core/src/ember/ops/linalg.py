@@ -1265,6 +1265,9 @@ def pinverse(input, rcond=1e-15):
 def svd(input, some=True, compute_uv=True):
     """``torch.svd``: ``(U, S, V)`` with ``V`` (not ``Vh``); ``some`` picks the reduced SVD."""
     la = _la()
+    if input._data.ndim < 2:  # torch.svd's own check, worded unlike linalg.svd's
+        raise RuntimeError("linalg.svd: input should have at least 2 dimensions, but has "
+                           f"{input._data.ndim} dimensions instead")
     if not compute_uv:
         s = la.svdvals(input)
         d = input._data

@@ -27,6 +27,7 @@ from .linalg_common import (
     batch_prefix,
     cat,
     check_dims,
+    check_float,
     check_matrix,
     check_square,
     complex_own,
@@ -382,6 +383,10 @@ complex_own(LinalgQrBackward0)
 @accepts_out(dtype_rule="same")
 def qr(A, mode="reduced", *, out=None):
     """QR decomposition ``A = Q R``; ``mode``: 'reduced', 'complete' or 'r' (R only)."""
+    check_dims(A._data, "linalg.qr")  # PyTorch's order: shape, dtype, mode, then the kernel's
+    dt = A._data.dtype  # dispatch error for float16 / bfloat16
+    if dt.kind not in "fc" and dt.name != "bfloat16":
+        check_float(A, "linalg.qr")
     if mode not in ("reduced", "complete", "r"):
         raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of "
                            "'reduced' (default), 'r', or 'complete'")
@@ -435,6 +440,8 @@ def _check_uplo(UPLO) -> str:
 
 
 def _check_eigh(A, UPLO) -> str:
+    check_dims(A._data, "linalg.eigh")  # PyTorch's order: shape, then UPLO, then dtype
+    check_square(A._data, "linalg.eigh")
     UPLO = _check_uplo(UPLO)
     dt = A._data.dtype
     if dt.kind not in "fc" and dt.name != "bfloat16":  # PyTorch's kernel-dispatch error,
@@ -555,7 +562,7 @@ def svd(A, full_matrices=True, *, driver=None, out=None):
                             d.shape[:-2] + (m, m if full_matrices else min(m, n))).copy()
         vh = xp.broadcast_to(xp.eye(n if full_matrices else min(m, n), n, dtype=d.dtype),
                              d.shape[:-2] + (n if full_matrices else min(m, n), n)).copy()
-        s = xp.zeros(d.shape[:-2] + (min(m, n),), dtype=d.dtype)
+        s = xp.zeros(d.shape[:-2] + (min(m, n),), dtype=d.real.dtype)  # real, as LAPACK's
     else:
         u, s, vh = _svd(A, d, full_matrices=full_matrices)
     U, S, Vh = (_make(x, A._device) for x in (u, s, vh))
@@ -572,7 +579,8 @@ def svdvals(A, *, driver=None, out=None):
     check_matrix(A, "linalg.svd", kernel="linalg_svd_cpu")
     d = A._data
     if d.size == 0:
-        return _make(xp_of(A).zeros(d.shape[:-2] + (min(d.shape[-2:]),), d.dtype), A._device)
+        return _make(xp_of(A).zeros(d.shape[:-2] + (min(d.shape[-2:]),), d.real.dtype),
+                     A._device)
     return _make(_svd(A, d, compute_uv=False), A._device)
 
 
@@ -780,7 +788,7 @@ def lstsq(input, b, rcond=None, *, driver=None):
     m, n = ad.shape[-2:]
     if driver == "gels" and ad.size:
         _gels_full_rank(xp, A, m, n)
-    X = pinv(A, rtol=rcond).matmul(Bm)
+    X = pinv(A, rtol=None if driver == "gels" else rcond).matmul(Bm)  # gels ignores rcond
     real = np.finfo(ad.dtype).dtype  # residuals and singular values are real
     empty = const(A, xp.zeros((0,), dtype=real))
     rank = matrix_rank(A, rtol=rcond) if driver != "gels" else \

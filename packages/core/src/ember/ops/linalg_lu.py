@@ -10,6 +10,8 @@ pivots (row ``i`` was swapped with row ``pivots[i]``). The backwards are PyTorch
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .. import _dtype
@@ -326,7 +328,6 @@ def _check_lu_solve(LU, pivots, B, left):
     if ld.dtype not in _dtype.FLOATING_NP and ld.dtype not in _dtype.COMPLEX_NP:
         raise RuntimeError(f"torch.{fn}: Expected a floating point or complex tensor as input. "
                            f"Got {scalar_type_name(ld.dtype)}")
-    kernel_dtype(LU, f"{fn}_cpu", complex_ok=True)
     check_square(ld, f"torch.{fn}")
     n = ld.shape[-1]
     if bd.dtype != ld.dtype:
@@ -342,8 +343,22 @@ def _check_lu_solve(LU, pivots, B, left):
         raise RuntimeError(f"{fn}: Expected LU.shape[:-1] and pivots.shape to be the same, but "
                            f"got pivots with shape {_list_str(pd.shape)} instead")
     check_equation_shapes(n, bd, left, fn)
-    broadcast_shapes_or_raise(ld.shape[:-2], bd.shape[:-2])
+    batch = broadcast_shapes_or_raise(ld.shape[:-2], bd.shape[:-2])
     check_same_device(LU, pivots, B)
+    if math.prod(batch) * bd.shape[-2] * bd.shape[-1]:  # PyTorch returns an empty X unchecked
+        _check_pivot_range(pd, n)
+    kernel_dtype(LU, f"{fn}_cpu", complex_ok=True)  # the kernel's dispatch error comes last
+
+
+def _check_pivot_range(pd, n: int) -> None:
+    """PyTorch's sanity check on the pivots handed to ``lu_solve`` (1-based, at most n),
+    which LAPACK would otherwise follow out of the matrix."""
+    if pd.size and not bool((pd > 0).all()):
+        raise RuntimeError("Pivots given to lu_solve must all be greater or equal to 1. Did you "
+                           "properly pass the result of lu_factor?")
+    if pd.size and not bool((pd <= n).all()):
+        raise RuntimeError("Pivots given to lu_solve must all be smaller or equal to LU.size(-2). "
+                           "Did you properly pass the result of lu_factor?")
 
 
 def _lu_solve_left(LU, P, B, adjoint):
