@@ -1,7 +1,8 @@
 """``ops.linalg.gemm`` runs a float32 product of a few rows just past OpenBLAS's small-matrix
-bound as column blocks under it (``gemm_column_block``). Forced on here (the rule only
-engages on AVX-512 OpenBLAS cores): the blocked products equal one product, in linear's
-forward and backward and in the recurrent kernels."""
+bound as column blocks under it (``gemm_column_block``), and one under the bound with a
+transposed weight and ``M*N > 1200`` the other way round (``(w @ x.T).T``). Forced on here
+(the rules only engage on AVX-512 OpenBLAS cores): the blocked and swapped products equal one
+product, in linear's forward and backward, compiled code and the recurrent kernels."""
 
 import numpy as np
 import pytest
@@ -129,3 +130,50 @@ def test_compiled_linear_uses_the_same_blocks(monkeypatch):
     source = explain(cm)["entries"][0]["source"]
     numpy_arrays = ember.ops.api.array_module(x) is np
     assert ("_gemm" in source) == numpy_arrays  # eager's gemm_into, blocks decided at run time
+
+
+def test_swap_rule():
+    blocks = linalg._block_of
+    x = np.zeros((16, 64), np.float32)
+    w = np.zeros((256, 64), np.float32)
+    linalg.SMALL_GEMM, saved = True, linalg.SMALL_GEMM
+    try:
+        assert blocks(x, w.T) == -1  # M*N = 4096 > 1200, MNK = 262144 under the bound
+        assert blocks(x, np.ascontiguousarray(w.T)) == 0  # row-major: the small kernel takes it
+        assert blocks(x[:4], w[:256].T) == 0  # M*N = 1024
+        assert blocks(np.zeros((64, 64), np.float32), w.T) == 0  # too many rows
+        assert blocks(np.zeros((16, 16), np.float32), np.zeros((256, 16), np.float32).T) == 0
+    finally:
+        linalg.SMALL_GEMM = saved
+
+
+@pytest.mark.parametrize("m,k,n", [(16, 64, 256), (4, 512, 512), (24, 100, 300), (32, 32, 128)])
+def test_swapped_product_equals_one_product(small_gemm, m, k, n):
+    rng = np.random.default_rng(2)
+    a = rng.standard_normal((m, k)).astype(np.float32)
+    w = rng.standard_normal((n, k)).astype(np.float32)
+    got = linalg.gemm(a, w.T)
+    assert got.shape == (m, n) and got.dtype == np.float32 and got.flags.c_contiguous
+    np.testing.assert_allclose(got, a.astype(np.float64) @ w.T.astype(np.float64),
+                               rtol=1e-4, atol=1e-4)
+    # the same numbers from a column-major left operand and into a buffer (compiled code)
+    np.testing.assert_array_equal(linalg.gemm(np.asfortranarray(a), w.T), got)
+    out = np.empty((m, n), np.float32)
+    linalg.gemm_into(np.asfortranarray(a), w.T, out)
+    np.testing.assert_array_equal(out, got)
+
+
+def test_linear_with_the_swapped_product(small_gemm):
+    ember.manual_seed(0)
+    lin = ember.nn.Linear(64, 256)
+    x = ember.randn(2, 8, 64, requires_grad=True)
+    y = lin(x)
+    assert y.is_contiguous()
+    y.square().sum().backward()
+    xd, wd, bd = (t.detach().numpy().astype(np.float64) for t in (x, lin.weight, lin.bias))
+    want = xd @ wd.T + bd
+    np.testing.assert_allclose(y.detach().numpy(), want, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(x.grad.numpy(), 2 * want @ wd, rtol=1e-4, atol=1e-3)
+    np.testing.assert_allclose(lin.weight.grad.numpy(),
+                               (2 * want).reshape(-1, 256).T @ xd.reshape(-1, 64),
+                               rtol=1e-4, atol=1e-3)

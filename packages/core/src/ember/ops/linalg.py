@@ -167,6 +167,11 @@ def matmul_arrays(a, b):
 # product and 94 us as seven column blocks under the bound; (16, 784) @ (784, 512) 316 ->
 # 134 us; (32, 400) @ (400, 120) 62 -> 38 us. Row-major weights gain for up to 8 rows only
 # (their column blocks are strided), transposed ones up to 32 (48-64 rows were mixed).
+# Under the bound, a transposed weight with M*N > 1200 misses the small kernel too; there the
+# product taken the other way round, ``(w @ x.T).T`` (its result copied to row-major), stays
+# on it: (16, 64) @ (64, 256) 14.1 -> 9.6 us, (4, 512) @ (512, 512) 149 -> 64 us,
+# (24, 100) @ (100, 300) 29 -> 23 us (one thread, 2026-12-05; a grid of m 1-256, k and n
+# 32-1024 gained from M*N >= ~2048 at 2-32 rows, lost up to 1.3x below; float64 was mixed).
 # ``SMALL_GEMM``: None asks threadpoolctl once which core NumPy's OpenBLAS runs; tests set it.
 SMALL_GEMM = None
 _SMALL_MNK = 1_000_000
@@ -221,36 +226,59 @@ def gemm(a, b):
     same numbers: NumPy's matmul takes 12x longer for it ((128, 1) @ (1, 9216): 1.3 ms against
     0.11 ms), which made per-example training steps spend most of their time there. A float32
     product of a few rows just past OpenBLAS's small-matrix bound runs as column blocks under
-    it (``gemm_column_block``)."""
-    if a.ndim >= 2 and b.ndim >= 2 and a.shape[-1] == 1 and b.shape[-2] == 1:
-        return a * b
-    c = _block_of(a, b)
-    if c:
+    it (``gemm_column_block``), and one with a transposed weight under the bound but past its
+    kernel's ``M*N`` the other way round (``_SWAP_MN``). Two 2-D NumPy arrays go through
+    ``np.dot``: the same BLAS call as ``@``, 0.3 us sooner (no ufunc dispatch)."""
+    if a.__class__ is np.ndarray and b.__class__ is np.ndarray and a.ndim == 2 and b.ndim == 2:
+        c = _block_of(a, b) if a.dtype is _F32 and b.dtype is _F32 else 0
+        if not c:
+            if a.shape[1] == 1 and b.shape[0] == 1:
+                return a * b
+            return np.dot(a, b)
+        if c < 0:  # the transposed product (see _SWAP_MN), whatever a's layout
+            return np.ascontiguousarray(np.dot(b.T, np.ascontiguousarray(a).T).T)
         a = np.ascontiguousarray(a)  # a few rows: one layout, one kernel, whatever came in
         out = np.empty((a.shape[0], b.shape[1]), dtype=np.float32)
         for j in range(0, b.shape[1], c):
             np.matmul(a, b[:, j:j + c], out=out[:, j:j + c])
         return out
+    if a.ndim >= 2 and b.ndim >= 2 and a.shape[-1] == 1 and b.shape[-2] == 1:
+        return a * b
     return a @ b
 
 
+_F32 = np.dtype(np.float32)
+#: ``M*N`` past which a transposed weight's product under the small-matrix bound is taken the
+#: other way round (OpenBLAS's small kernel for it stops at 1200)
+_SWAP_MN = 1200
+
+
 def _block_of(a, b) -> int:
-    """``gemm_column_block`` for two NumPy arrays as laid out (0: one product)."""
-    if (a.ndim == 2 and b.ndim == 2 and type(a) is np.ndarray and type(b) is np.ndarray
-            and a.dtype == np.float32 and b.dtype == np.float32
-            and (a.strides[1] == 4 or a.strides[0] == 4)
-            and (b.strides[1] == 4 or b.strides[0] == 4)):
-        return gemm_column_block(a.shape[0], a.shape[1], b.shape[1],
-                                 "rows" if b.strides[1] == 4 else "transposed")
-    return 0
+    """``gemm_column_block`` for two 2-D float32 NumPy arrays as laid out: 0 for one product,
+    -1 for the transposed product ``(b.T @ a.T).T`` (a transposed weight under the
+    small-matrix bound with ``M*N > 1200``, up to 32 rows and ``K >= 32``)."""
+    sa, sb = a.strides, b.strides
+    if not (sa[1] == 4 or sa[0] == 4) or not (sb[1] == 4 or sb[0] == 4):
+        return 0
+    m, k = a.shape
+    n = b.shape[1]
+    if sb[1] != 4:  # transposed (a weight's ``w.T``)
+        if m * k * n <= _SMALL_MNK:
+            return -1 if m <= 32 and k >= 32 and m * n > _SWAP_MN and _small_gemm() else 0
+        return gemm_column_block(m, k, n, "transposed")
+    return gemm_column_block(m, k, n, "rows")
 
 
 def gemm_into(a, b, out) -> None:
     """``np.dot(a, b, out=out)`` for 2-D NumPy arrays with ``gemm``'s column blocks: the same
     numbers as ``gemm`` (compiled code writes its products into reused buffers with it)."""
-    c = _block_of(a, b)
+    c = _block_of(a, b) if (a.__class__ is np.ndarray and b.__class__ is np.ndarray
+                            and a.dtype is _F32 and b.dtype is _F32) else 0
     if not c:
         np.dot(a, b, out=out)
+        return
+    if c < 0:
+        out[...] = np.dot(b.T, np.ascontiguousarray(a).T).T
         return
     a = np.ascontiguousarray(a)
     for j in range(0, b.shape[1], c):
