@@ -327,9 +327,9 @@ def _split_tangent(node, nr: int, out: Tensor, tangents):
     """``output_tangent`` when a real input carries a complex tangent: PyTorch's formulas are
     linear in the tangents with real coefficients there, so the op's real Jacobian is pushed
     the real and the imaginary parts apart and the results joined."""
-    from ._forward_rules import _product_rule, _rules
+    from ._forward_rules import _linear_rule, _product_rule, _rules
 
-    if _rules().get(type(node)) is _product_rule:  # ``x @ t``: PyTorch's dtype error
+    if _rules().get(type(node)) in (_product_rule, _linear_rule):  # PyTorch's dtype error
         return output_tangent(node, nr, out, tangents)
     real = [t.real if t is not None and t.is_complex() else t for t in tangents]
     imag = [t.imag if t is not None and t.is_complex() else None for t in tangents]
@@ -410,7 +410,10 @@ def _on_record(node, out: Tensor, inputs) -> None:
         if root is not None and _replayable(out, base, root):
             return  # a view: its tangent is read from its base's (``_lookup``)
     node._fw_real = any(_edge_real(e) for e in node.next_functions)
-    dtype = _mixed_tangent_dtype(node, out, inputs, tangents) if mixed else None
+    dtype = None
+    if mixed:
+        _check_mixed(node, out, inputs, tangents)
+        dtype = _mixed_tangent_dtype(node, out, inputs, tangents)
     _attach(active, node, _Record(active, tuple(tangents), dtype=dtype, split=split))
     active.pending.append((node, out))
 
@@ -429,10 +432,31 @@ _LINEAR_NODES = frozenset((
     "ClampBackward0", "ClampBackward1", "ClampMinBackward0", "ClampMaxBackward0",
     "SignBackward0", "FloorBackward0", "CeilBackward0", "RoundBackward0", "TruncBackward0",
     "SortBackward0", "TopkBackward0", "KthvalueBackward0", "MedianBackward0",
-    "MedianBackward1", "CummaxBackward0", "CumminBackward0", "NativeLayerNormBackward0"))
+    "MedianBackward1", "CummaxBackward0", "CumminBackward0", "TBackward0", "MaxBackward0",
+    "MinBackward0", "NativeBatchNormBackward0", "NativeGroupNormBackward0", "NllLossBackward0",
+    "MaskedSelectBackward0", "TakeBackward0", "EmbeddingBackward0", "NansumBackward0",
+    "FmodBackward0", "RemainderBackward0", "Im2ColBackward0", "PixelShuffleBackward0",
+    "PixelUnshuffleBackward0", *(f"{p}{n}DBackward0" for n in "123" for p in (
+        "AvgPool", "AdaptiveAvgPool", "UpsampleNearest")),
+    *(f"MaxPool{n}DWithIndicesBackward0" for n in "123"), "UpsampleLinear1DBackward0",
+    "UpsampleBilinear2DBackward0", "UpsampleBicubic2DBackward0", "UpsampleTrilinear3DBackward0"))
+
+#: zero-derivative ops: a complex tangent on a real input gives real zeros
+_ZERO_DERIVATIVE = frozenset(("SignBackward0", "FloorBackward0", "CeilBackward0",
+                              "RoundBackward0", "TruncBackward0"))
+
+#: ops whose formula mixes a real input's complex tangent with real-only helpers (or takes
+#: its real part): PyTorch's tangent is real, in the output's dtype
+_REAL_ON_SPLIT = frozenset((
+    "SiluBackward0", "MishBackward0", "ErfBackward0", "ErfinvBackward0", "LogitBackward0",
+    "DigammaBackward0", "LgammaBackward0", "SgnBackward0", "PowBackward0", "PowBackward1",
+    "PowBackward2", "ProdBackward0", "ProdBackward1", "StdBackward0", "VarBackward0",
+    "LinalgVectorNormBackward0", "CumprodBackward0"))
 
 #: ops whose tangent PyTorch computes in the output's dtype whatever the tangents' dtypes
-_OUTPUT_DTYPE_NODES = frozenset(("ToCopyBackward0", "LogsumexpBackward0", "MseLossBackward0"))
+_OUTPUT_DTYPE_NODES = frozenset(("ToCopyBackward0", "LogsumexpBackward0", "MseLossBackward0",
+                                 "CumprodBackward0", "LogcumsumexpBackward0",
+                                 "SmoothL1LossBackward0", "SgnBackward0", "AngleBackward0"))
 
 #: elementwise ops whose forward formula PyTorch derives from the backward one
 #: (``auto_element_wise``, through conjugates): where a complex number takes part (a complex
@@ -445,7 +469,7 @@ _AUTO_ELEMENTWISE = frozenset((
     "PowBackward0", "ReciprocalBackward0", "LogBackward0", "Log2Backward0", "Log10Backward0",
     "Log1PBackward0", "AbsBackward0", "AngleBackward0", "SinhBackward0", "CoshBackward0",
     "AtanBackward0", "AsinBackward0", "AcosBackward0", "AsinhBackward0", "AcoshBackward0",
-    "AtanhBackward0", "ProdBackward0"))
+    "AtanhBackward0", "ProdBackward0", "ProdBackward1", "SiluBackward0"))
 
 #: linear ``auto_element_wise`` ops: a complex tangent gives the output's dtype, a real one
 #: the linear ops' rule
@@ -468,7 +492,17 @@ def _mixed_tangent_dtype(node, out: Tensor, inputs, tangents):
     name = node.name()
     if name in _OUTPUT_DTYPE_NODES:
         return od
+    if name == "NativeLayerNormBackward0":  # layer_norm_jvp updates the input's tangent
+        return (inputs[0] if tangents[0] is None else tangents[0]).dtype
+    if _reciprocal_of(name, inputs):
+        name = "ReciprocalBackward0"
     complex_tangent = any(tg is not None and tg.dtype.is_complex for tg in tangents)
+    real_input = not od.is_complex
+    if complex_tangent and real_input and name in _REAL_ON_SPLIT:
+        return od
+    if complex_tangent and real_input and name in _ZERO_DERIVATIVE:
+        return result_type(*[tg if tg is not None else t for t, tg in zip(inputs, tangents)
+                             if tg is not None or t is not None]).to_real()
     if complex_tangent and name in _AUTO_LINEAR:
         return od
     if name in _AUTO_ELEMENTWISE and (complex_tangent or any(
@@ -484,6 +518,200 @@ def _mixed_tangent_dtype(node, out: Tensor, inputs, tangents):
             r = promote_types(r, tg.dtype)
     return r
 
+
+
+def _reciprocal_of(name: str, inputs) -> bool:
+    """``2 / d``: PyTorch computes it as ``reciprocal(d) * 2``, an ``auto_element_wise`` op."""
+    return name == "DivBackward0" and inputs[0] is None
+
+
+# -- PyTorch's errors for a tangent of another dtype than its primal ----------------------------
+# PyTorch computes an op's tangent eagerly from formulas that call kernels on the tangents
+# beside the primals, so a tangent whose dtype differs from the primal's reaches a kernel
+# that refuses mixed dtypes (``mm``, ``bmm``, ``convolution``, ``lerp``, ``index_add``) or a
+# real-only kernel (a complex tangent on a real input); its error comes at the op's call.
+
+def _sname(d) -> str:
+    from .._dtype import scalar_type_name
+
+    return scalar_type_name(d)
+
+
+def _cname(d) -> str:
+    from .._dtype import options_type_name
+
+    return options_type_name(d)
+
+
+#: real-only backward kernels PyTorch's formulas run on a real input's complex tangent
+_REAL_KERNELS = {
+    "ReluBackward0": "threshold_cpu", "ThresholdBackward0": "threshold_cpu",
+    "SoftplusBackward0": "softplus_backward_cpu", "EluBackward0": "elu_backward_cpu",
+    "CeluBackward0": "elu_backward_cpu", "LeakyReluBackward0": "leaky_relu_backward_cpu",
+    "HardtanhBackward0": "hardshrink_backward_cpu", "HardswishBackward0": "hardswish_backward_cpu",
+    "HardsigmoidBackward0": "hardsigmoid_backward", "SoftshrinkBackward0": "shrink_backward_cpu",
+    "XlogyBackward0": "xlogy_cpu", "AvgPool2DBackward0": "avg_pool2d",
+    "AvgPool1DBackward0": "avg_pool2d", "AdaptiveAvgPool1DBackward0": "adaptive_avg_pool2d",
+    "AdaptiveAvgPool2DBackward0": "adaptive_avg_pool2d",
+    "UpsampleNearest1DBackward0": "compute_indices_weights_nearest",
+    "UpsampleNearest2DBackward0": "compute_indices_weights_nearest",
+    "UpsampleBilinear2DBackward0": "upsample_bilinear2d_channels_last",
+    "NllLossBackward0": "nll_loss_out_frame",
+}
+
+#: ops whose formula writes a real input's complex tangent into a real result
+_REAL_RESULT = frozenset((
+    "NativeLayerNormBackward0", "NativeBatchNormBackward0", "NativeGroupNormBackward0",
+    "SoftmaxBackward0", "LogSoftmaxBackward0", "SmoothL1LossBackward0", "MseLossBackward0",
+    "LogsumexpBackward0", "LogcumsumexpBackward0"))
+
+#: ``Found dtype <tangent> but expected <primal>`` (``False``: the other way round)
+_FOUND_DTYPE = {"LogSigmoidBackward0": True, "GluBackward0": True, "HuberLossBackward0": True,
+                "BinaryCrossEntropyBackward0": False}
+
+
+def _check_mixed(node, out: Tensor, inputs, tangents) -> None:
+    """Raise PyTorch's error where its formula for ``node`` refuses the dtypes of the
+    tangents (some tangent's dtype is not its primal's)."""
+    name = node.name()
+    eff = [None if t is None else (t if tg is None else tg).dtype
+           for t, tg in zip(inputs, tangents)]
+    prim = [None if t is None else t.dtype for t in inputs]
+    split = [tg is not None and tg.dtype.is_complex and not t.dtype.is_complex
+             for t, tg in zip(inputs, tangents)]
+    if any(split):
+        kernel = _REAL_KERNELS.get(name)
+        if kernel is not None:
+            from .._dtype import no_kernel
+
+            raise no_kernel(kernel, eff[split.index(True)].np)
+        if name in _REAL_RESULT:
+            raise RuntimeError(f"result type {_sname(eff[split.index(True)])} can't be cast to "
+                               f"the desired output type {_sname(out.dtype)}")
+    if name in _FOUND_DTYPE:
+        t, p = eff[0], prim[0]
+        if tangents[0] is not None and t != p:
+            a, b = (t, p) if _FOUND_DTYPE[name] else (p, t)
+            raise RuntimeError(f"Found dtype {_sname(a)} but expected {_sname(b)}")
+        return
+    check = _MIXED_CHECKS.get(name)
+    if check is not None:
+        check(node, out, eff, prim, tangents, inputs)
+
+
+def _pairs(prim, eff, tangents, i, j):
+    """The operand dtypes of each product a formula computes: ``(t_i, p_j)`` and
+    ``(p_i, t_j)`` where those tangents exist."""
+    if tangents[i] is not None:
+        yield eff[i], prim[j]
+    if tangents[j] is not None:
+        yield prim[i], eff[j]
+
+
+def _check_addmm(node, out, eff, prim, tangents, inputs):
+    for a, b in _pairs(prim, eff, tangents, 1, 2):
+        if a != b:
+            raise RuntimeError("expected m1 and m2 to have the same dtype, but got: "
+                               f"{_cname(a)} != {_cname(b)}")
+
+
+def _check_addmv(node, out, eff, prim, tangents, inputs):
+    for a, b in _pairs(prim, eff, tangents, 1, 2):
+        if a != b or a != out.dtype:
+            raise RuntimeError("addmv input tensors must have the same dtype, but got "
+                               f"{_sname(out.dtype)}, {_sname(a)}, and {_sname(b)}")
+
+
+def _scalar_type_error(a, b):
+    return RuntimeError(f"expected scalar type {_sname(a)} but found {_sname(b)}")
+
+
+def _check_bmm(node, out, eff, prim, tangents, inputs):
+    for a, b in _pairs(prim, eff, tangents, 1, 2):
+        if a != b:
+            raise _scalar_type_error(a, b)
+
+
+def _check_einsum(node, out, eff, prim, tangents, inputs):
+    for i, tg in enumerate(tangents):
+        if tg is None:
+            continue
+        dts = [eff[k] if k == i else prim[k] for k in range(len(prim)) if prim[k] is not None]
+        for d in dts[1:]:
+            if d != dts[0]:
+                raise _scalar_type_error(dts[0], d)
+
+
+def _check_tensordot(node, out, eff, prim, tangents, inputs):
+    for a, b in _pairs(prim, eff, tangents, 0, 1):
+        if a == b:
+            continue
+        if all(t is not None and t.ndim == 1 for t in inputs):  # inner: a dot
+            raise RuntimeError("dot : expected both vectors to have same dtype, but found "
+                               f"{_sname(a)} and {_sname(b)}")
+        raise RuntimeError("expected m1 and m2 to have the same dtype, but got: "
+                           f"{_cname(a)} != {_cname(b)}")
+
+
+def _check_convolution(node, out, eff, prim, tangents, inputs):
+    geom, transposed = node.ctx[0], node.ctx[1]
+    for a, b in _pairs(prim, eff, tangents, 0, 1):
+        if a == b:
+            continue
+        if a.is_complex and not b.is_complex:  # a complex input through real kernels
+            from .._dtype import no_kernel
+
+            nd = len(geom.k)
+            kernel = ("compute_columns3d" if nd == 3 else
+                      "slow_conv_transpose2d_out_cpu" if transposed else "slow_conv2d_cpu")
+            raise no_kernel(kernel, a.np)
+        if a.is_complex and b.is_complex:  # PyTorch convolves the real and imaginary parts
+            a, b = a.to_real(), b.to_real()
+        raise _scalar_type_error(a, b)
+
+
+def _check_lerp(node, out, eff, prim, tangents, inputs):
+    if (tangents[0] is not None or tangents[1] is not None) and eff[0] != eff[1]:
+        raise RuntimeError(f"expected dtype {_cname(eff[0])} for `end` but got dtype "
+                           f"{_cname(eff[1])}")
+
+
+def _same_as_self(msg):
+    def check(node, out, eff, prim, tangents, inputs):
+        if eff[0] != eff[1]:
+            raise RuntimeError(msg.format(self=_sname(eff[0]), src=_sname(eff[1])))
+    return check
+
+
+def _check_gelu(node, out, eff, prim, tangents, inputs):
+    t, p = eff[0], prim[0]
+    if t == p:
+        return
+    if node.ctx and node.ctx[0] == "tanh":
+        if t.is_complex:
+            from .._dtype import no_kernel
+
+            raise no_kernel("GeluBackwardKernelImpl", t.np)
+    elif p.name == "float32":  # PyTorch's oneDNN kernel gets the float32 primal's tangent
+        raise RuntimeError("itensor_view_from_dense expects float/bfloat16/half/int8/fp8 tensor "
+                           f"input{_sname(t)}")
+
+
+_MIXED_CHECKS = {
+    "AddmmBackward0": _check_addmm, "AddmvBackward0": _check_addmv,
+    "BaddbmmBackward0": _check_bmm, "AddbmmBackward0": _check_bmm,
+    "EinsumBackward0": _check_einsum, "TensordotBackward0": _check_tensordot,
+    "ConvolutionBackward0": _check_convolution, "LerpBackward0": _check_lerp,
+    "LerpBackward1": _check_lerp, "GeluBackward0": _check_gelu,
+    "ScatterBackward0": _same_as_self("scatter(): Expected self.dtype to be equal to src.dtype"),
+    "IndexAddBackward0": _same_as_self("index_add_(): self ({self}) and source ({src}) must "
+                                       "have the same scalar type"),
+    "IndexPutBackward0": _same_as_self("Index put requires the source and destination dtypes "
+                                       "match, got {self} for the destination and {src} for "
+                                       "the source."),
+    "MaskedScatterBackward0": _same_as_self("masked_scatter: expected self and source to have "
+                                            "same dtypes but got{self} and {src}"),
+}
 
 # -- tangents under no_grad -------------------------------------------------------------------
 
