@@ -232,19 +232,23 @@ def _spmm_arrays(plan: _RowPlan, v, d):
     return out
 
 
-def _spmm_backward(node, grad):
-    """Gradients of ``S @ D`` for ``(values, D)``: the sampled product ``(grad @ D.T)`` at the
-    stored elements, and ``S.T @ grad`` (itself a recorded sparse product)."""
-    values, dense = node.saved
-    plan = node.ctx
+def _spmm_grads(plan: _RowPlan, values: Tensor, dense: Tensor, grad: Tensor, need_values: bool,
+                need_dense: bool) -> tuple:
+    """Gradients of ``S @ D`` (2-D) for ``(values, D)``: the sampled product ``(grad @ D.T)``
+    at the stored elements, and ``S.T @ grad`` (itself a recorded sparse product)."""
     gv = gd = None
-    if node.needs_grad(0):
+    if need_values:
         rows, cols = plan.tensors()
         gv = (grad.index_select(0, rows) * dense.index_select(0, cols)).sum(1)
-    if node.needs_grad(1):
+    if need_dense:
         tplan, order = plan.transposed()
         gd = spmm_plan(tplan, values.index_select(0, order), grad, MmBackward0)
     return gv, gd
+
+
+def _spmm_backward(node, grad):
+    values, dense = node.saved
+    return _spmm_grads(node.ctx, values, dense, grad, node.needs_grad(0), node.needs_grad(1))
 
 
 MmBackward0 = make_node_class("MmBackward0", _spmm_backward)
@@ -447,12 +451,39 @@ class SparseTensor(Tensor):
 
     @property
     def grad(self):
-        """The gradient: sparse, with this tensor's indices (``None`` before backward)."""
+        """The gradient: sparse, with this tensor's indices (``None`` before backward); of an
+        uncoalesced COO tensor, with its distinct coordinates, sorted (see ``_distinct_grad``)."""
         g = self._vals._grad
         if g is None:
             return None
+        if not self._coalesced and self._layout is sparse_coo:
+            return self._distinct_grad(g)
         return make_sparse(self._idx, g, self._data.shape, coalesced=self._coalesced,
                            layout=self._layout)
+
+    def _distinct_grad(self, g: Tensor):
+        """The gradient of an uncoalesced COO tensor from its values' gradient ``g``: each
+        coordinate once, as PyTorch's (flagged uncoalesced, as PyTorch's mostly is). Every
+        stored duplicate of a coordinate gets that coordinate's whole gradient (the tensor is
+        the sum of the duplicates), so keeping them all would count it once per duplicate;
+        the first one's stands for the coordinate."""
+        plan = self._coalesce_plan()
+        if plan is None:  # no elements
+            return make_sparse(self._idx, g, self._data.shape, coalesced=False)
+        first = self._cache.get("first")
+        if first is None:
+            order, seg, _, _ = plan
+            if seg is None:
+                first = order
+            else:
+                xp = xp_of(self._device)
+                ids = seg._data
+                new = xp.empty(ids.shape[0], dtype=bool)
+                new[:1] = True
+                xp.not_equal(ids[1:], ids[:-1], out=new[1:])
+                first = _index_tensor(order._data[new], self._device)
+            self._cache["first"] = first
+        return make_sparse(plan[3], g.index_select(0, first), self._data.shape, coalesced=False)
 
     @grad.setter
     def grad(self, value) -> None:
@@ -1045,13 +1076,13 @@ class SparseTensor(Tensor):
         return sparse_mm(self, mat2, "mm")
 
     def matmul(self, other):
-        return sparse_mm(self, other, "matmul")
+        return sparse_product(self, other, "matmul")
 
     def __matmul__(self, other):
-        return sparse_mm(self, other, "matmul")
+        return sparse_product(self, other, "matmul")
 
     def __rmatmul__(self, other):
-        return dense_sparse_mm(other, self, "matmul")
+        return sparse_product(other, self, "matmul")
 
     def mv(self, vec):
         """``self @ vec`` for a 2-D sparse ``self`` and a dense vector (``torch.mv``)."""
@@ -1481,6 +1512,78 @@ def sparse_mm(s: SparseTensor, other, name: str = "mm", node_cls=MmBackward0) ->
     plan, values = row_plan(s)
     out = spmm_plan(plan, values, d, node_cls)
     return out.squeeze(1) if vector else out
+
+
+def _bmm_backward(node, grad):
+    """Gradients of a sparse ``bmm`` for ``(values, mat2)``: the 2-D product's, over the
+    block-diagonal pattern of the batches (``sparse_bmm``)."""
+    values, dense = node.saved
+    b, k, n = dense._data.shape
+    gv, gd = _spmm_grads(node.ctx, values, dense.reshape(b * k, n), grad.reshape(-1, n),
+                         node.needs_grad(0), node.needs_grad(1))
+    return gv, None if gd is None else gd.reshape(b, k, n)
+
+
+SparseBmmBackward0 = make_node_class("BmmBackward0", _bmm_backward)
+
+#: the dtypes PyTorch's ``bmm_sparse_dense`` CPU kernel has no case for
+_NO_BMM_NP = frozenset((np.dtype(np.bool_), np.dtype(np.float16), _dtype.BFLOAT16_NP))
+
+
+def sparse_bmm(input, mat2, out_dtype=None) -> Tensor:
+    """``ember.bmm`` with a sparse operand (the hook in ``ops/linalg.py``): a 3-D COO ``input``
+    of three sparse dimensions times a dense ``(B, K, N)`` ``mat2``, dense ``(B, M, N)``, as
+    PyTorch's ``bmm_sparse``, with its checks in its order; differentiable in ``input``'s
+    values and ``mat2``. The batches are one 2-D product over a block-diagonal pattern
+    (row ``b * M + i``, column ``b * K + k``), so one segment sum serves them all."""
+    for pos, (arg, t) in enumerate((("input", input), ("mat2", mat2)), 1):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"bmm(): argument '{arg}' (position {pos}) must be Tensor, not "
+                            f"{type(t).__name__}")
+    s = input if is_sparse(input) else mat2
+    if out_dtype is not None:
+        raise _no_backend("bmm.dtype", s)
+    if s._layout is not sparse_coo:  # PyTorch's dense checks, then no compressed kernel
+        from .ops.linalg import _check_bmm
+
+        _check_bmm(input._data, mat2._data)
+        raise _no_backend("bmm.out", s)
+    if is_sparse(mat2):
+        raise RuntimeError("bmm_sparse: Tensor 'mat2' must be dense")
+    sd = s._idx.shape[0]
+    if s._data.ndim != sd:
+        raise RuntimeError(f"bmm_sparse: Tensor 'self' must have 0 dense dims, but has "
+                           f"{s._data.ndim - sd}")
+    if sd != 3:
+        raise RuntimeError(f"bmm_sparse: Tensor 'self' must have 3 sparse dims, but has {sd}")
+    if mat2._data.ndim != 3:
+        raise RuntimeError(f"bmm_sparse: Tensor 'mat2' must have 3 dims, but has "
+                           f"{mat2._data.ndim}")
+    nb, m, k = s._data.shape
+    if mat2._data.shape[0] != nb:
+        raise RuntimeError("bmm_sparse: 'self.size(0)' and 'mat2.size(0)' must match")
+    if mat2._data.shape[1] != k:
+        raise RuntimeError("bmm_sparse: 'self.size(2)' and 'mat2.size(1)' must match")
+    check_same_device(s, mat2)
+    if mat2._data.dtype != s._data.dtype:
+        raise RuntimeError(f"expected scalar type {_dtype.scalar_type_name(s._data.dtype)} "
+                           f"but found {_dtype.scalar_type_name(mat2._data.dtype)}")
+    if s._data.dtype in _NO_BMM_NP:
+        raise NotImplementedError(f'"bmm_sparse_dense" not implemented for '
+                                  f"'{_dtype.scalar_type_name(s._data.dtype)}'")
+    c = s if s._coalesced else s.coalesce()  # rows sorted, duplicates summed
+    plan = s._cache.get("bmm_rows")
+    if plan is None:
+        idx = c._idx
+        plan = s._cache["bmm_rows"] = _RowPlan(idx[0] * m + idx[1], idx[0] * k + idx[2],
+                                               (nb * m, nb * k), s._device)
+    n = mat2._data.shape[2]
+    values = c._vals
+    out = _spmm_arrays(plan, values._data, mat2._data.reshape(nb * k, n)).reshape(nb, m, n)
+    out = _make(out, s._device)
+    if GRAD.enabled and (values.requires_grad or mat2.requires_grad):
+        record(SparseBmmBackward0, out, (values, mat2), (values, mat2), plan)
+    return out
 
 
 def dense_sparse_mm(d, s: SparseTensor, name: str = "mm") -> Tensor:
@@ -1971,8 +2074,30 @@ def sparse_repr(s: SparseTensor) -> str:
     return _add_suffixes(body, suffixes, indent, force)
 
 
+def _coo_matmul_ranks(a, b):
+    """``ember.matmul`` of COO (and dense) operands of which one has more than two dimensions,
+    as PyTorch's composite matmul: it folds a dense ``(..., M, K)`` first operand's batches into
+    the rows of one product with a sparse matrix; every other case would reshape or expand a
+    sparse tensor, which PyTorch refuses. None: not such a case."""
+    na, nb = a._data.ndim, b._data.ndim
+    if (na <= 2 and nb <= 2) or any(is_sparse(t) and t._layout is not sparse_coo for t in (a, b)):
+        return None
+    if (na >= 3 and nb <= 2) or na == 1:
+        if is_sparse(a) or na == 1:
+            raise RuntimeError("reshape is not implemented for sparse tensors")
+        if nb == 1:
+            return None
+        out = dense_sparse_mm(a.reshape(-1, a._data.shape[-1]), b, "matmul")
+        return out.reshape(*a._data.shape[:-1], b._data.shape[-1])
+    raise RuntimeError("expand is unsupported for Sparse tensors")
+
+
 def sparse_product(a, b, name: str) -> Tensor:
     """``ember.mm``/``ember.matmul`` with a sparse operand (the hook in ``ops/linalg.py``)."""
+    if name == "matmul" and isinstance(a, Tensor) and isinstance(b, Tensor):
+        out = _coo_matmul_ranks(a, b)
+        if out is not None:
+            return out
     if is_sparse(a):
         return sparse_mm(a, b, name)
     return dense_sparse_mm(a, b, name)

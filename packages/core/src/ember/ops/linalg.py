@@ -22,7 +22,7 @@ from .._device import check_same_device, xp_of
 from .._dtype import scalar_type_name
 from .._format import shape_str
 from .._sparse_tensor import SparseTensor as _Sparse
-from .._sparse_tensor import sparse_product
+from .._sparse_tensor import sparse_bmm, sparse_product
 from .._tensor import Tensor, _make
 from .._warn import user_stacklevel
 from ..autograd.grad_mode import GRAD
@@ -433,6 +433,8 @@ def _bmm_type_error(ad, bd):
 def bmm(input, mat2, out_dtype: _dtype.dtype | None = None):
     """Batched matrix product of two 3-D tensors with equal batch sizes; ``out_dtype``
     (``float32`` for float16/bfloat16 inputs) as ``widened_product``."""
+    if input.__class__ is _Sparse or mat2.__class__ is _Sparse:  # ember._sparse_tensor
+        return sparse_bmm(input, mat2, out_dtype)
     if out_dtype is not None:
         return widened_product(bmm, input, mat2, out_dtype)
     return _product(BmmBackward0, input, mat2, _check_bmm, _bmm_type_error,

@@ -80,16 +80,32 @@ def _expect_sparse(x, name: str, arg: str = "input") -> None:
                            "tensor")
 
 
-def mm(mat1, mat2, reduce: str = "sum"):
+#: ``mm``'s ``reduce`` when not given (PyTorch's binding has two overloads: without it, and
+#: with a ``str`` one, which takes the CSR-only reduction kernel even for ``"sum"``)
+_NO_REDUCE = object()
+
+
+def mm(mat1, mat2, reduce=_NO_REDUCE):
     """The matrix product of a sparse ``mat1`` and a dense (or sparse) ``mat2``: dense for a
     dense ``mat2``, sparse for a sparse one, as ``torch.sparse.mm``.
 
     Differentiable in ``mat2`` and in the values of ``mat1``; the gradient of ``mat1`` is
-    sparse with ``mat1``'s pattern (the dense gradient sampled at its elements). ``reduce``
-    is ``"sum"`` (PyTorch's other reductions, CSR only there, are not supported)."""
-    if reduce != "sum":
-        raise RuntimeError(f"sparse.mm: reduce={reduce!r} is not supported by Ember (only "
-                           "'sum')")
+    sparse with ``mat1``'s pattern (the dense gradient sampled at its elements).
+
+    ``reduce`` (``"sum"``, ``"mean"``, ``"amax"``, ``"amin"``; a 2-D CSR ``mat1`` and a dense
+    ``mat2`` only, as PyTorch's) combines the products along each row of ``mat1`` with that
+    reduction (``ember.sparse._mm_reduce``)."""
+    if reduce is not _NO_REDUCE:
+        if not isinstance(reduce, str):
+            raise TypeError(f"_sparse_mm(): argument 'reduce' (position 3) must be str, not "
+                            f"{type(reduce).__name__}")
+        for pos, (arg, t) in enumerate((("sparse", mat1), ("dense", mat2)), 1):
+            if not isinstance(t, Tensor):
+                raise TypeError(f"_sparse_mm(): argument '{arg}' (position {pos}) must be "
+                                f"Tensor, not {type(t).__name__}")
+        from ._mm_reduce import mm_reduce
+
+        return mm_reduce(mat1, mat2, reduce, _no_backend)
     if not is_sparse(mat1):  # PyTorch's: a dense mat1 takes the dense (or dense @ sparse) mm
         from .. import mm as _mm
 
