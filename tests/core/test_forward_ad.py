@@ -322,9 +322,6 @@ ORACLE_DIFFERENCES: dict[str, str] = {
     "triangular_solve": "PyTorch's forward AD uses the whole tangent of A, though the op reads "
                         "only its triangle; ember's tangent (like both backwards) sees the "
                         "triangle only, which is the derivative",
-    "native_group_norm": "not yet: PyTorch's native_group_norm statistics (mean, rstd) are "
-                         "differentiable outputs with tangents; ember's carry neither (its "
-                         "output's tangent matches)",
 }
 
 

@@ -34,10 +34,6 @@ _SECTIONS = ("PyTorch's docs name it indices_or_sections (Ember's name), but its
 _TO_KWARGS = "Tensor.to parses its overloads from *args/**kwargs (ember/_tensor.py), device= " \
              "and the other keywords included"
 
-_RNN_KEYWORDS = ("not yet: keywords of the functional RNN ops, which take their two overloads "
-                 "(padded, packed) positionally as nn's modules call them "
-                 "(ops/aten_extras.py)")
-
 #: ``"<PyTorch path>:<parameter>"`` -> why Ember's differs
 ALLOWLIST: dict[str, str] = {
     **{k: _DUNDER for k in (
@@ -64,11 +60,6 @@ ALLOWLIST: dict[str, str] = {
                                                 "before ceil_mode; F.max_pool3d itself takes "
                                                 "ceil_mode 6th, as Ember",
     "torch.nn.functional.max_pool3d:return_indices": "as max_pool3d:ceil_mode",
-    **{f"torch.{op}:{p}": _RNN_KEYWORDS for op in ("lstm", "gru", "rnn_tanh", "rnn_relu")
-       for p in ("batch_first", "bidirectional", "dropout", "has_biases", "hx", "num_layers",
-                 "params", "train")},
-    **{f"torch.lstm:{p}": _RNN_KEYWORDS for p in ("batch_sizes", "data")},
-    "torch.native_batch_norm:out": "not yet: out= of its three results (ops/aten_extras.py)",
 }
 
 

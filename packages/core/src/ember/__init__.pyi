@@ -1627,7 +1627,7 @@ def group_norm(
     checks (one value per group is refused), then as ATen checks.
     """
 
-def gru(input: Tensor, *args: Any) -> tuple[Tensor, Tensor]:
+def gru(*args: Any, **kwargs: Any) -> tuple[Tensor, Tensor]:
     """gru(input, hx, params, has_biases, num_layers, dropout, train, bidirectional,
     batch_first) -> (output, h_n)
     gru(data, batch_sizes, hx, params, has_biases, num_layers, dropout, train,
@@ -1638,6 +1638,7 @@ def gru(input: Tensor, *args: Any) -> tuple[Tensor, Tensor]:
     ``batch_sizes``).
     ``params`` holds, per layer and direction, ``w_ih, w_hh`` then ``b_ih, b_hh`` with
     ``has_biases``; ``hx`` is a tensor of shape ``(num_layers * num_directions, B, H)``.
+    Both overloads take their arguments by position or by keyword, as PyTorch's.
     """
 
 def gru_cell(
@@ -2181,7 +2182,7 @@ def logsumexp(
 ) -> Tensor:
     """``log(sum(exp(input), dim))``, computed without overflow (shifted by the max)."""
 
-def lstm(input: Tensor, *args: Any) -> tuple[Tensor, Tensor, Tensor]:
+def lstm(*args: Any, **kwargs: Any) -> tuple[Tensor, Tensor, Tensor]:
     """lstm(input, hx, params, has_biases, num_layers, dropout, train, bidirectional,
     batch_first) -> (output, h_n, c_n)
     lstm(data, batch_sizes, hx, params, has_biases, num_layers, dropout, train,
@@ -2193,6 +2194,7 @@ def lstm(input: Tensor, *args: Any) -> tuple[Tensor, Tensor, Tensor]:
     ``params`` holds, per layer and direction, ``w_ih, w_hh`` then ``b_ih, b_hh`` with
     ``has_biases``, then ``w_hr`` when ``h_0`` is narrower than ``c_0`` (a projection); ``hx``
     is ``(h_0, c_0)``, each of shape ``(num_layers * num_directions, B, H)``.
+    Both overloads take their arguments by position or by keyword, as PyTorch's.
     """
 
 def lstm_cell(
@@ -2562,10 +2564,13 @@ def native_batch_norm(
     training: _bool,
     momentum: _float,
     eps: _float,
+    *,
+    out: Any = None,
 ) -> tuple[Tensor, Tensor, Tensor]:
     """``(out, save_mean, save_invstd)``: batch norm, with the batch's per-channel mean and
     inverse standard deviation in training (empty tensors in evaluation, as PyTorch's CPU
-    kernel gives); the running statistics are updated in place in training.
+    kernel gives); the running statistics are updated in place in training. ``out=`` takes
+    the three tensors (in evaluation the statistics' are left as they are, as PyTorch's).
     """
 
 def native_channel_shuffle(input: Tensor, groups: _int) -> Tensor:
@@ -2885,7 +2890,7 @@ def rms_norm(
     of Tensor ops, like PyTorch's); the result has the input's dtype.
     """
 
-def rnn_relu(input: Tensor, *args: Any) -> tuple[Tensor, Tensor]:
+def rnn_relu(*args: Any, **kwargs: Any) -> tuple[Tensor, Tensor]:
     """rnn_relu(input, hx, params, has_biases, num_layers, dropout, train, bidirectional,
     batch_first) -> (output, h_n)
     rnn_relu(data, batch_sizes, hx, params, has_biases, num_layers, dropout, train,
@@ -2897,6 +2902,7 @@ def rnn_relu(input: Tensor, *args: Any) -> tuple[Tensor, Tensor]:
     ``batch_sizes``).
     ``params`` holds, per layer and direction, ``w_ih, w_hh`` then ``b_ih, b_hh`` with
     ``has_biases``; ``hx`` is a tensor of shape ``(num_layers * num_directions, B, H)``.
+    Both overloads take their arguments by position or by keyword, as PyTorch's.
     """
 
 def rnn_relu_cell(
@@ -2909,7 +2915,7 @@ def rnn_relu_cell(
 ) -> Tensor:
     """One Elman RNN step with relu: ``relu(input @ w_ih.T + b_ih + hx @ w_hh.T + b_hh)``."""
 
-def rnn_tanh(input: Tensor, *args: Any) -> tuple[Tensor, Tensor]:
+def rnn_tanh(*args: Any, **kwargs: Any) -> tuple[Tensor, Tensor]:
     """rnn_tanh(input, hx, params, has_biases, num_layers, dropout, train, bidirectional,
     batch_first) -> (output, h_n)
     rnn_tanh(data, batch_sizes, hx, params, has_biases, num_layers, dropout, train,
@@ -2921,6 +2927,7 @@ def rnn_tanh(input: Tensor, *args: Any) -> tuple[Tensor, Tensor]:
     ``batch_sizes``).
     ``params`` holds, per layer and direction, ``w_ih, w_hh`` then ``b_ih, b_hh`` with
     ``has_biases``; ``hx`` is a tensor of shape ``(num_layers * num_directions, B, H)``.
+    Both overloads take their arguments by position or by keyword, as PyTorch's.
     """
 
 def rnn_tanh_cell(

@@ -269,50 +269,90 @@ bidirectional) -> {ret}
 A whole {what} (``nn.{module}``'s computation) over a padded sequence (``T x B x I``, or
 ``B x T x I`` with ``batch_first``) or over a packed one (its ``data`` and ``batch_sizes``).
 ``params`` holds, per layer and direction, ``w_ih, w_hh`` then ``b_ih, b_hh`` with
-``has_biases``{proj}; ``hx`` is {hx} of shape ``(num_layers * num_directions, B, H)``."""
+``has_biases``{proj}; ``hx`` is {hx} of shape ``(num_layers * num_directions, B, H)``.
+Both overloads take their arguments by position or by keyword, as PyTorch's."""
 
 
-@register("lstm", method=False)
-def lstm(input, *args):
-    if len(args) != 8:
-        raise TypeError(f"lstm() takes 9 positional arguments but {len(args) + 1} were given")
-    if isinstance(args[0], Tensor):  # packed: (data, batch_sizes, hx, params, ...)
-        batch_sizes, hx, *rest = args
-        return _rnn_packed("LSTM", input, batch_sizes, hx[0], hx[1], *rest)
-    hx, *rest = args
-    if len(hx) != 2:
-        raise RuntimeError("lstm expects two hidden states")
-    return _rnn_padded("LSTM", input, hx[0], hx[1], *rest)
+def _rnn_signatures(hx_type: str) -> tuple[str, str]:
+    """PyTorch's two Python signatures of a functional RNN op, in its parser's order (as its
+    errors list them)."""
+    common = ("tuple of Tensors params, bool has_biases, int num_layers, float dropout, "
+              "bool train, bool bidirectional")
+    return (f"(Tensor data, Tensor batch_sizes, {hx_type} hx, {common})",
+            f"(Tensor input, {hx_type} hx, {common}, bool batch_first)")
 
 
-lstm.__doc__ = _RNN_DOC.format(name="lstm", ret="(output, h_n, c_n)", what="LSTM",
-                               module="LSTM", hx="``(h_0, c_0)``, each",
-                               proj=", then ``w_hr`` when ``h_0`` is narrower than ``c_0`` "
-                                    "(a projection)")
+def _bind_rnn(name: str, signatures, args: tuple, kwargs: dict) -> tuple:
+    """A call with keywords (or without nine arguments) bound as PyTorch's argument parser
+    binds it: the first signature whose names take the keywords and whose types take the
+    values; the arguments then in that signature's order. Else PyTorch's TypeError."""
+    from ._signatures import _fits, _invalid_combination, _params
+
+    for sig in signatures:
+        params = _params(sig)
+        names = [p[1] for p in params]
+        if len(args) > len(params) or any(k not in names[len(args):] for k in kwargs):
+            continue  # too many, an unknown keyword, or one given by position too
+        values = list(args) + [kwargs.get(n, _NOT_GIVEN) for n in names[len(args):]]
+        if all(v is not _NOT_GIVEN and _fits(p[0], v, False) for p, v in zip(params, values)):
+            return tuple(values)
+    raise TypeError(_invalid_combination(f"{name}()", signatures, args, kwargs)) from None
 
 
-def _gated(mode, name, module, what):
-    def fn(input, *args):
-        if len(args) != 8:
-            raise TypeError(f"{name}() takes 9 positional arguments but {len(args) + 1} were "
-                            "given")
-        if isinstance(args[1], Tensor):  # packed: (data, batch_sizes, hx, params, ...)
-            batch_sizes, hx, *rest = args
-            y, h_n, _ = _rnn_packed(mode, input, batch_sizes, hx, None, *rest)
-            return y, h_n
-        hx, *rest = args
-        y, h_n, _ = _rnn_padded(mode, input, hx, None, *rest)
-        return y, h_n
+_NOT_GIVEN = object()
+
+
+def _rnn_op(mode: str, name: str, module: str, what: str):
+    """``ember.<name>``: PyTorch's functional ``lstm``/``gru``/``rnn_*`` with both overloads.
+    Nine positional arguments (how ``nn``'s modules call it) go straight to the overload that
+    the third (LSTM: second) argument's type picks; keywords go through ``_bind_rnn``."""
+    lstm = mode == "LSTM"
+    signatures = _rnn_signatures("tuple of Tensors" if lstm else "Tensor")
+    split = 1 if lstm else 2  # batch_sizes (packed) vs hx (LSTM) / params (the others)
+
+    def hidden(hx):
+        if not lstm:
+            return hx, None
+        if len(hx) != 2:
+            raise RuntimeError("lstm expects two hidden states")
+        return hx[0], hx[1]
+
+    def padded(input, hx, params, has_biases, num_layers, dropout, train, bidirectional,
+               batch_first):
+        y, h_n, c_n = _rnn_padded(mode, input, *hidden(hx), params, has_biases, num_layers,
+                                  dropout, train, bidirectional, batch_first)
+        return (y, h_n, c_n) if lstm else (y, h_n)
+
+    def packed(data, batch_sizes, hx, params, has_biases, num_layers, dropout, train,
+               bidirectional):
+        y, h_n, c_n = _rnn_packed(mode, data, batch_sizes, *hidden(hx), params, has_biases,
+                                  num_layers, dropout, train, bidirectional)
+        return (y, h_n, c_n) if lstm else (y, h_n)
+
+    def fn(*args, **kwargs):
+        if kwargs or len(args) != 9:
+            args = _bind_rnn(name, signatures, args, kwargs)
+        try:
+            if isinstance(args[split], Tensor):
+                return packed(*args)
+            return padded(*args)
+        except Exception:  # the types go unchecked on the fast path: PyTorch's TypeError
+            _bind_rnn(name, signatures, args, {})  # when they do not fit, else the error
+            raise
 
     fn.__name__ = fn.__qualname__ = name
-    fn.__doc__ = _RNN_DOC.format(name=name, ret="(output, h_n)", what=what, module=module,
-                                 hx="a tensor", proj="")
+    fn.__doc__ = _RNN_DOC.format(
+        name=name, ret="(output, h_n, c_n)" if lstm else "(output, h_n)", what=what,
+        module=module, hx="``(h_0, c_0)``, each" if lstm else "a tensor",
+        proj=", then ``w_hr`` when ``h_0`` is narrower than ``c_0`` (a projection)"
+        if lstm else "")
     return register(name, method=False)(fn)
 
 
-gru = _gated("GRU", "gru", "GRU", "GRU")
-rnn_tanh = _gated("RNN_TANH", "rnn_tanh", "RNN", "tanh Elman RNN")
-rnn_relu = _gated("RNN_RELU", "rnn_relu", "RNN", "ReLU Elman RNN")
+lstm = _rnn_op("LSTM", "lstm", "LSTM", "LSTM")
+gru = _rnn_op("GRU", "gru", "GRU", "GRU")
+rnn_tanh = _rnn_op("RNN_TANH", "rnn_tanh", "RNN", "tanh Elman RNN")
+rnn_relu = _rnn_op("RNN_RELU", "rnn_relu", "RNN", "ReLU Elman RNN")
 
 
 # -- native normalization ----------------------------------------------------------------------
@@ -363,19 +403,59 @@ def native_layer_norm(input, normalized_shape, weight, bias, eps):
 
 
 @register("native_batch_norm", method=False)
-def native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps):
+def native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps,
+                      *, out=None):
     """``(out, save_mean, save_invstd)``: batch norm, with the batch's per-channel mean and
     inverse standard deviation in training (empty tensors in evaluation, as PyTorch's CPU
-    kernel gives); the running statistics are updated in place in training."""
+    kernel gives); the running statistics are updated in place in training. ``out=`` takes
+    the three tensors (in evaluation the statistics' are left as they are, as PyTorch's)."""
     from .normalization import _batch_norm_with_stats
 
-    out, mean, invstd = _batch_norm_with_stats(input, weight, bias, running_mean, running_var,
-                                               training, momentum, eps)
+    if out is not None:
+        _check_batch_norm_out(out, input, weight, bias)
+    out_, mean, invstd = _batch_norm_with_stats(input, weight, bias, running_mean,
+                                                running_var, training, momentum, eps)
+    if out is not None:
+        from ._inplace import write_out
+
+        write_out(out[0], out_, "native_batch_norm", "same")
+        if mean is not None:
+            write_out(out[1], _as_stat(mean, input, weight), "native_batch_norm", "same")
+            write_out(out[2], _as_stat(invstd, input, weight), "native_batch_norm", "same")
+        return tuple(out)
     if mean is None:
         xp = xp_of(input)
         empty = xp.empty((0,), input._data.dtype)
-        return out, _stat(empty, input), _stat(empty.copy(), input)
-    return out, _as_stat(mean, input, weight), _as_stat(invstd, input, weight)
+        return out_, _stat(empty, input), _stat(empty.copy(), input)
+    return out_, _as_stat(mean, input, weight), _as_stat(invstd, input, weight)
+
+
+def _check_batch_norm_out(out, input, weight, bias) -> None:
+    """PyTorch's refusals of ``native_batch_norm``'s ``out=`` before it computes: the
+    parser's (three tensors), autograd's, then the kernel's dtypes (the statistics' first)."""
+    from .._factory import tp_name
+
+    if not isinstance(out, (tuple, list)):
+        raise TypeError("native_batch_norm(): argument 'out' must be tuple of Tensors, not "
+                        f"{tp_name(out)}")
+    if len(out) != 3:
+        raise TypeError(f"expected tuple of 3 elements but got {len(out)}")
+    for i, o in enumerate(out):
+        if not isinstance(o, Tensor):
+            raise TypeError(f"expected Tensor as element {i} in argument 8, but got "
+                            f"{tp_name(o)}")
+    if GRAD.enabled and any(t is not None and t.requires_grad
+                            for t in (input, weight, bias, *out)):
+        raise RuntimeError("native_batch_norm(): functions with out=... arguments don't "
+                           "support automatic differentiation, but one of the arguments "
+                           "requires grad.")
+    stat = input._data.dtype  # float32 for a float16/bfloat16 input with float32 weights
+    if stat in _dtype.FLOATING_NP and stat.itemsize < 4 and _stat_dtype(input, weight) is None:
+        stat = np.dtype(np.float32)
+    for o, want in ((out[1], stat), (out[2], stat), (out[0], input._data.dtype)):
+        if o._data.dtype != want:
+            raise RuntimeError(f"expected scalar type {_dtype.scalar_type_name(want)} but "
+                               f"found {_dtype.scalar_type_name(o._data.dtype)}")
 
 
 @register("native_group_norm", method=False)
@@ -404,7 +484,46 @@ def native_group_norm(input, weight, bias, N, C, HxW, group, eps):
                                f"[{shape_str(d.shape)}]")
     _check_float(input, "GroupNormKernelImpl")
     out, mean, rstd = _group_norm_with_stats(input, group, weight, bias, eps)
-    return out, _as_stat(mean, input, weight), _as_stat(rstd, input, weight)
+    mean, rstd = _as_stat(mean, input, weight), _as_stat(rstd, input, weight)
+    if GRAD.enabled and any(t is not None and t.requires_grad for t in (input, weight, bias)):
+        from .linalg_common import record_multi
+
+        # PyTorch's statistics are outputs 1 and 2 of the op's node, differentiable in the
+        # input (not in weight and bias, which they do not read)
+        record_multi(NativeGroupNormStatsBackward, (None, mean, rstd), (input,), (input,),
+                     (group, eps))
+    return out, mean, rstd
+
+
+def _group_stats_bw(node, grads):
+    """The input's gradient from the statistics' (``var_mean``'s backward over each group:
+    ``d mean = 1/M``, ``d rstd = -rstd^3 (x - mean) / M``), in Tensor ops, so that it is
+    itself differentiable. PyTorch's own backward drops the mean's gradient unless the
+    rstd's comes too (``infinitely_differentiable_native_group_norm_backward``); this one
+    is the derivative in every case (gradcheck)."""
+    from .linalg_common import multi_ctx
+
+    (input,) = node.saved
+    group, eps = multi_ctx(node)
+    _, g_mean, g_rstd = grads
+    if g_mean is None and g_rstd is None:
+        return (None,)
+    dt = (g_mean if g_mean is not None else g_rstd).dtype
+    x = input.reshape(input.shape[0], group, -1).to(dt)
+    m = x.shape[-1]
+    grad = None
+    if g_mean is not None:
+        grad = (g_mean.unsqueeze(-1) / m).expand(x.shape)
+    if g_rstd is not None:
+        xc = x - x.mean(-1, keepdim=True)
+        rstd = ((xc * xc).mean(-1, keepdim=True) + eps).rsqrt()
+        term = (g_rstd.unsqueeze(-1) * rstd.pow(3) / -m) * xc
+        grad = term if grad is None else grad + term
+    return (grad.reshape(input.shape).to(input.dtype),)
+
+
+NativeGroupNormStatsBackward = make_node_class("NativeGroupNormBackward0", _group_stats_bw,
+                                               n_out=3)
 
 
 # -- convolution -------------------------------------------------------------------------------
