@@ -282,6 +282,18 @@ OVERLOADS = {
        for op in ("median", "nanmedian")},
     "where": ["(condition: Tensor) -> tuple[Tensor, ...]",
               "(condition: Tensor, input: _TensorOrNumber, other: _TensorOrNumber) -> Tensor"],
+    # the functional RNN ops: padded and packed overloads (lstm's hx is a pair, the others'
+    # one tensor); lstm returns (output, h_n, c_n), the others (output, h_n)
+    **{op: [f"(input: Tensor, hx: {hx}, params: Sequence[Tensor], has_biases: _bool, "
+            "num_layers: _int, dropout: _float, train: _bool, bidirectional: _bool, "
+            f"batch_first: _bool) -> {ret}",
+            f"(data: Tensor, batch_sizes: Tensor, hx: {hx}, params: Sequence[Tensor], "
+            "has_biases: _bool, num_layers: _int, dropout: _float, train: _bool, "
+            f"bidirectional: _bool) -> {ret}"]
+       for op, hx, ret in (("lstm", "Sequence[Tensor]", "tuple[Tensor, Tensor, Tensor]"),
+                           ("gru", "Tensor", "tuple[Tensor, Tensor]"),
+                           ("rnn_tanh", "Tensor", "tuple[Tensor, Tensor]"),
+                           ("rnn_relu", "Tensor", "tuple[Tensor, Tensor]"))},
     **{f"atleast_{n}d": ["(tensor: Tensor, /) -> Tensor",
                          "(tensors: Sequence[Tensor], /) -> tuple[Tensor, ...]",
                          "(*tensors: Tensor) -> tuple[Tensor, ...]"] for n in (1, 2, 3)},

@@ -1627,7 +1627,18 @@ def group_norm(
     checks (one value per group is refused), then as ATen checks.
     """
 
-def gru(*args: Any, **kwargs: Any) -> tuple[Tensor, Tensor]:
+@overload
+def gru(
+    input: Tensor,
+    hx: Tensor,
+    params: Sequence[Tensor],
+    has_biases: _bool,
+    num_layers: _int,
+    dropout: _float,
+    train: _bool,
+    bidirectional: _bool,
+    batch_first: _bool,
+) -> tuple[Tensor, Tensor]:
     """gru(input, hx, params, has_biases, num_layers, dropout, train, bidirectional,
     batch_first) -> (output, h_n)
     gru(data, batch_sizes, hx, params, has_biases, num_layers, dropout, train,
@@ -1640,6 +1651,18 @@ def gru(*args: Any, **kwargs: Any) -> tuple[Tensor, Tensor]:
     ``has_biases``; ``hx`` is a tensor of shape ``(num_layers * num_directions, B, H)``.
     Both overloads take their arguments by position or by keyword, as PyTorch's.
     """
+@overload
+def gru(
+    data: Tensor,
+    batch_sizes: Tensor,
+    hx: Tensor,
+    params: Sequence[Tensor],
+    has_biases: _bool,
+    num_layers: _int,
+    dropout: _float,
+    train: _bool,
+    bidirectional: _bool,
+) -> tuple[Tensor, Tensor]: ...
 
 def gru_cell(
     input: Tensor,
@@ -2182,7 +2205,18 @@ def logsumexp(
 ) -> Tensor:
     """``log(sum(exp(input), dim))``, computed without overflow (shifted by the max)."""
 
-def lstm(*args: Any, **kwargs: Any) -> tuple[Tensor, Tensor, Tensor]:
+@overload
+def lstm(
+    input: Tensor,
+    hx: Sequence[Tensor],
+    params: Sequence[Tensor],
+    has_biases: _bool,
+    num_layers: _int,
+    dropout: _float,
+    train: _bool,
+    bidirectional: _bool,
+    batch_first: _bool,
+) -> tuple[Tensor, Tensor, Tensor]:
     """lstm(input, hx, params, has_biases, num_layers, dropout, train, bidirectional,
     batch_first) -> (output, h_n, c_n)
     lstm(data, batch_sizes, hx, params, has_biases, num_layers, dropout, train,
@@ -2196,6 +2230,18 @@ def lstm(*args: Any, **kwargs: Any) -> tuple[Tensor, Tensor, Tensor]:
     is ``(h_0, c_0)``, each of shape ``(num_layers * num_directions, B, H)``.
     Both overloads take their arguments by position or by keyword, as PyTorch's.
     """
+@overload
+def lstm(
+    data: Tensor,
+    batch_sizes: Tensor,
+    hx: Sequence[Tensor],
+    params: Sequence[Tensor],
+    has_biases: _bool,
+    num_layers: _int,
+    dropout: _float,
+    train: _bool,
+    bidirectional: _bool,
+) -> tuple[Tensor, Tensor, Tensor]: ...
 
 def lstm_cell(
     input: Tensor,
@@ -2890,7 +2936,18 @@ def rms_norm(
     of Tensor ops, like PyTorch's); the result has the input's dtype.
     """
 
-def rnn_relu(*args: Any, **kwargs: Any) -> tuple[Tensor, Tensor]:
+@overload
+def rnn_relu(
+    input: Tensor,
+    hx: Tensor,
+    params: Sequence[Tensor],
+    has_biases: _bool,
+    num_layers: _int,
+    dropout: _float,
+    train: _bool,
+    bidirectional: _bool,
+    batch_first: _bool,
+) -> tuple[Tensor, Tensor]:
     """rnn_relu(input, hx, params, has_biases, num_layers, dropout, train, bidirectional,
     batch_first) -> (output, h_n)
     rnn_relu(data, batch_sizes, hx, params, has_biases, num_layers, dropout, train,
@@ -2904,6 +2961,18 @@ def rnn_relu(*args: Any, **kwargs: Any) -> tuple[Tensor, Tensor]:
     ``has_biases``; ``hx`` is a tensor of shape ``(num_layers * num_directions, B, H)``.
     Both overloads take their arguments by position or by keyword, as PyTorch's.
     """
+@overload
+def rnn_relu(
+    data: Tensor,
+    batch_sizes: Tensor,
+    hx: Tensor,
+    params: Sequence[Tensor],
+    has_biases: _bool,
+    num_layers: _int,
+    dropout: _float,
+    train: _bool,
+    bidirectional: _bool,
+) -> tuple[Tensor, Tensor]: ...
 
 def rnn_relu_cell(
     input: Tensor,
@@ -2915,7 +2984,18 @@ def rnn_relu_cell(
 ) -> Tensor:
     """One Elman RNN step with relu: ``relu(input @ w_ih.T + b_ih + hx @ w_hh.T + b_hh)``."""
 
-def rnn_tanh(*args: Any, **kwargs: Any) -> tuple[Tensor, Tensor]:
+@overload
+def rnn_tanh(
+    input: Tensor,
+    hx: Tensor,
+    params: Sequence[Tensor],
+    has_biases: _bool,
+    num_layers: _int,
+    dropout: _float,
+    train: _bool,
+    bidirectional: _bool,
+    batch_first: _bool,
+) -> tuple[Tensor, Tensor]:
     """rnn_tanh(input, hx, params, has_biases, num_layers, dropout, train, bidirectional,
     batch_first) -> (output, h_n)
     rnn_tanh(data, batch_sizes, hx, params, has_biases, num_layers, dropout, train,
@@ -2929,6 +3009,18 @@ def rnn_tanh(*args: Any, **kwargs: Any) -> tuple[Tensor, Tensor]:
     ``has_biases``; ``hx`` is a tensor of shape ``(num_layers * num_directions, B, H)``.
     Both overloads take their arguments by position or by keyword, as PyTorch's.
     """
+@overload
+def rnn_tanh(
+    data: Tensor,
+    batch_sizes: Tensor,
+    hx: Tensor,
+    params: Sequence[Tensor],
+    has_biases: _bool,
+    num_layers: _int,
+    dropout: _float,
+    train: _bool,
+    bidirectional: _bool,
+) -> tuple[Tensor, Tensor]: ...
 
 def rnn_tanh_cell(
     input: Tensor,
