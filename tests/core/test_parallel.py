@@ -274,3 +274,72 @@ def test_linear_bias_on_a_large_permuted_input(threads, grad):
     for n in (1, 2, 3):
         threads(n)
         np.testing.assert_allclose(run(), expected, rtol=1e-12, atol=1e-12)
+
+
+# -- the BLAS inside chunks, and convolutions split by samples -----------------------------------
+
+def _conv_reference(x, w, gy, padding):
+    """Forward, input and weight gradients of a 2-d convolution in float64 NumPy."""
+    k = w.shape[-1]
+    xp = np.pad(x, ((0, 0), (0, 0), (padding, padding), (padding, padding)))
+    win = np.lib.stride_tricks.sliding_window_view(xp, (k, k), axis=(2, 3))
+    y = np.einsum("nchwij,ocij->nohw", win, w)
+    gw = np.einsum("nchwij,nohw->ocij", win, gy)
+    gxp = np.zeros_like(xp)
+    ho, wo = gy.shape[2:]
+    for i in range(k):
+        for j in range(k):
+            gxp[:, :, i:i + ho, j:j + wo] += np.einsum("nohw,oc->nchw", gy, w[:, :, i, j])
+    h, wd = x.shape[2:]
+    return y, gxp[:, :, padding:padding + h, padding:padding + wd], gw
+
+
+@pytest.mark.parametrize("case", [
+    (8, 16, 32, 16, 3, 1),  # one GEMM per leading tap (_conv_rows, _weight_grad_rows)
+    (16, 6, 14, 16, 5, 0),  # LeNet's second conv: im2col chunks, folded weight gradient,
+                            # col2im input gradient
+    (40, 1, 28, 6, 5, 2),  # LeNet's first: thin columns, per-sample weight-gradient products
+])
+def test_conv_split_by_samples_does_not_depend_on_threads(pool_threads, case):
+    n, c, size, o, k, padding = case
+    g = ember.Generator(CPU).manual_seed(6)
+    x0 = ember.randn(n, c, size, size, generator=g, device=CPU)
+    w0 = ember.randn(o, c, k, k, generator=g, device=CPU)
+    out = size + 2 * padding - k + 1
+    gy = ember.randn(n, o, out, out, generator=g, device=CPU)
+
+    def run():
+        _parallel._blas_last[0] = float("-inf")  # no threaded product has just run
+        x, w = x0.clone().requires_grad_(), w0.clone().requires_grad_()
+        y = F.conv2d(x, w, padding=padding)
+        y.backward(gy)
+        return y.detach().numpy(), x.grad.numpy(), w.grad.numpy()
+
+    results = _at_threads(pool_threads, run)
+    # and serially, as while OpenBLAS's threads spin after a threaded product
+    pool_threads(2)
+    _parallel.note_threaded_blas()
+    x, w = x0.clone().requires_grad_(), w0.clone().requires_grad_()
+    F.conv2d(x, w, padding=padding).backward(gy)
+    assert _parallel._state["pool"] is None  # nothing was split
+    results.append((F.conv2d(x0, w0, padding=padding).numpy(), x.grad.numpy(), w.grad.numpy()))
+    _same(results)
+    expected = _conv_reference(x0.numpy().astype(np.float64), w0.numpy().astype(np.float64),
+                               gy.numpy().astype(np.float64), padding)
+    for got, want in zip(results[-1], expected):
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-3)
+
+
+def test_products_that_openblas_threads_are_noted(threads):
+    threads(2)
+    _parallel._blas_last[0] = float("-inf")
+    a = ember.randn(64, 400, device=CPU)
+    F.linear(a, ember.randn(6, 400, device=CPU))  # 154K multiply-adds: one BLAS thread
+    assert not _parallel.blas_threads_busy()
+    F.linear(a, ember.randn(120, 400, device=CPU))  # 3M: OpenBLAS threads it
+    assert _parallel.blas_threads_busy()
+    _parallel._blas_last[0] = float("-inf")
+    ember.randn(4, 64, 400, device=CPU) @ ember.randn(4, 400, 120, device=CPU)  # batched
+    assert _parallel.blas_threads_busy()
+    _parallel._blas_last[0] -= 2 * _parallel.BLAS_SPIN_SECONDS  # long ago
+    assert not _parallel.blas_threads_busy()

@@ -20,11 +20,13 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 from ._forksafe import reinit_in_child
 
-__all__ = ["parallel_for", "get_num_threads", "set_num_threads"]
+__all__ = ["parallel_for", "get_num_threads", "set_num_threads", "note_threaded_blas",
+           "blas_threads_busy"]
 
 _lock = reinit_in_child(threading.Lock())
 _local = threading.local()
@@ -61,6 +63,33 @@ def set_num_threads(n: int) -> None:
         pool, _state["pool"] = _state["pool"], None
     if pool is not None:
         pool[2].shutdown(wait=False)
+
+
+#: OpenBLAS runs a product of at least this many multiply-adds on two threads or more (its
+#: interface/gemm.c: 65536 * GEMM_MULTITHREAD_THRESHOLD (4) per thread)
+BLAS_THREADED_MACS = 2 * 65536 * 4
+
+#: After a product that it ran on its threads, OpenBLAS's (pthreads) worker threads spin
+#: waiting for the next one for 2**28 TSC cycles (its default OPENBLAS_THREAD_TIMEOUT, read
+#: once when NumPy loads it): ~0.1 s at 2.5 GHz, a core each. A kernel that splits its work
+#: over Ember's threads meanwhile shares those cores with the spinning threads: LeNet's
+#: training step, whose linear layers are threaded products, ran its sample-split
+#: convolutions 16% slower than serial ones (5.9 -> 6.9 ms; with the timeout at 2**4 cycles,
+#: 5.3 ms). Such kernels ask ``blas_threads_busy()`` and stay serial while it holds.
+BLAS_SPIN_SECONDS = 0.12
+_blas_last = [float("-inf")]
+_monotonic = time.monotonic
+
+
+def note_threaded_blas() -> None:
+    """Record that a product OpenBLAS threads (``BLAS_THREADED_MACS`` or more) ran now."""
+    _blas_last[0] = _monotonic()
+
+
+def blas_threads_busy() -> bool:
+    """Whether the BLAS's threads may still be spinning after a threaded product (see
+    ``BLAS_SPIN_SECONDS``)."""
+    return _monotonic() - _blas_last[0] < BLAS_SPIN_SECONDS
 
 
 def _executor(size: int) -> ThreadPoolExecutor:

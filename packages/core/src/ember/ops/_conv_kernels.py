@@ -12,7 +12,9 @@ convolution, pooling and ``unfold``/``fold``:
 
 ``conv_array`` (wide -> narrow), ``conv_transpose_array`` (narrow -> wide) and
 ``weight_grad_array`` pick among im2col layouts (plain, flat, batch-folded, channels-last,
-row taps) by the measured thresholds below; each path gives the same values.
+row taps) by the measured thresholds below; each path gives the same values. The per-sample
+paths split a large enough batch over Ember's intra-op threads (``_over_samples``): NumPy
+runs a stacked matmul as one small GEMM per sample, each too small for OpenBLAS to thread.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .._device import xp_of
+from .._parallel import blas_threads_busy, parallel_for
 
 __all__ = ["Geom", "span", "tap_offsets", "windows", "padded", "scatter_windows", "cols_plain",
            "conv_array", "conv_transpose_array", "weight_grad_array"]
@@ -303,6 +306,72 @@ _CL_BELOW = 65
 #: transpose: 0.28 / 0.26 / 0.25 -> 0.19 / 0.19 / 0.18 s; 4 MB chunks 0.20, 64 MB 0.23)
 _GROUP_CHUNK_BYTES = 4 * _CHUNK_BYTES
 
+#: multiply-adds per thread at least when a per-sample path splits its batch over Ember's
+#: intra-op threads (``_over_samples``): a chunk handed to another thread costs ~50 us.
+#: Serial -> on 2 threads (2026-12-05, 2-core EPYC): the 16-channel 3x3 conv on 32x16x32x32
+#: (75M) forward 2.23 -> 1.09 ms, input gradient 2.27 -> 1.12, weight gradient 2.04 -> 1.09;
+#: LeNet's 6 -> 16 conv (batch 64, 21M) forward 0.66 -> 0.47, input gradient 1.24 -> 0.74;
+#: 3 -> 16 channels on 32x32x32 (14M) forward 0.46 -> 0.36. 1M per thread measured the same
+#: as 2M; 4M left LeNet's first conv serial (0.37 against 0.34 ms)
+_PARALLEL_MACS = 1 << 21
+
+
+def _over_samples(xd, macs: int, run) -> None:
+    """``run(n0, n1)`` over the batch of ``xd``, in chunks of samples in Ember's intra-op
+    threads when it is NumPy's and the work is large enough (``macs`` multiply-adds per
+    sample), else in one call; also in one call while OpenBLAS's own threads may be spinning
+    after a threaded product (``_parallel.blas_threads_busy``). A sample's result does not
+    depend on the chunk it is computed in."""
+    N = xd.shape[0]
+    if N < 2 or xp_of(xd) is not np or blas_threads_busy():
+        run(0, N)
+        return
+    parallel_for(0, N, -(-_PARALLEL_MACS // max(1, macs)), run)
+
+
+#: most blocks a weight gradient's batch is summed in (``_sum_over_samples``): two, one per
+#: thread on two cores. More blocks are more, smaller NumPy calls, and the threads' turns at
+#: the GIL between them cost more than the blocks gain: 8 blocks on 2 threads took the
+#: 16-channel 3x3 conv's weight gradient on 32x16x32x32 from 1.06 to 1.63 ms (1.86 -> 2.01 ms
+#: on one thread)
+_MAX_SUM_BLOCKS = 2
+
+
+def _sum_blocks(xd, macs: int) -> int:
+    """How many blocks ``_sum_over_samples`` sums a batch of ``xd`` in."""
+    N = xd.shape[0]
+    nb = 1
+    if N > 1 and xp_of(xd) is np:
+        cap = min(_MAX_SUM_BLOCKS, N, N * macs // _PARALLEL_MACS)
+        while 2 * nb <= cap:
+            nb *= 2
+    return nb
+
+
+def _sum_over_samples(xd, macs: int, part):
+    """The sum of ``part(n0, n1)`` over blocks of samples, computed in Ember's intra-op
+    threads. The blocks depend on the batch alone, not on the thread count: a power of two
+    up to ``_MAX_SUM_BLOCKS`` of them (``_PARALLEL_MACS`` multiply-adds each at least), their
+    partial sums added in block order, so the gradient is the same, bit for bit, on any
+    number of threads, and whether or not the blocks ran in parallel."""
+    N = xd.shape[0]
+    nb = _sum_blocks(xd, macs)
+    bounds = [N * i // nb for i in range(nb + 1)]
+    parts = [None] * nb
+
+    def run(b0, b1):
+        for i in range(b0, b1):
+            parts[i] = part(bounds[i], bounds[i + 1])
+
+    if blas_threads_busy():
+        run(0, nb)  # the same blocks, summed the same way, in this thread
+    else:
+        parallel_for(0, nb, 1, run)
+    total = parts[0]
+    for p in parts[1:]:
+        total += p
+    return total
+
 
 def _group_chunk(N: int, C: int, g: Geom, itemsize: int):
     """Groups per chunk when a grouped product is split by groups, or 0 to run it whole."""
@@ -407,13 +476,22 @@ def conv_array(xd, wd, g: Geom):
         # few output positions (deep layers): one GEMM over (K, N*L) instead of N tiny ones
         out = np.matmul(wd.reshape(G, O // G, -1), _cols_folded(xd, g, plan))
         out = out.reshape(G, O // G, N, L).transpose(2, 0, 1, 3)
-    elif _ROW_TAPS and _by_rows(g, plan, O // G, xd.shape[1] // G):
-        out = _conv_rows(xd, wd, g, plan)
     else:
-        w2 = wd.reshape(G, O // G, -1)
         out = xp_of(xd).empty((N, G, O // G, L), dtype=_result_dtype(xd, wd))
-        for n0, n1 in _chunks(xd, g, L):
-            np.matmul(w2, _cols(xd[n0:n1], g, plan), out=out[n0:n1])
+        rows = xd.shape[1] // G * math.prod(g.k)
+        if _ROW_TAPS and _by_rows(g, plan, O // G, xd.shape[1] // G):
+            wl = _row_weight(wd, g, plan)
+
+            def run(n0, n1):
+                _conv_rows(xd[n0:n1], wl, g, plan, out[n0:n1])
+        else:
+            w2 = wd.reshape(G, O // G, -1)
+
+            def run(n0, n1):
+                for c0, c1 in _chunks(xd[n0:n1], g, L):
+                    np.matmul(w2, _cols(xd[n0 + c0:n0 + c1], g, plan),
+                              out=out[n0 + c0:n0 + c1])
+        _over_samples(xd, O * rows * L, run)
     return _narrow_out(out.reshape(N, O, L), g, plan)
 
 
@@ -577,37 +655,48 @@ def _weight_grad_rows(xd, gd, g: Geom, plan, wshape):
     kl, Lq = g.k[-1], plan.Lq
     nl = len(plan.offs) // kl
     g2 = _narrow_in(gd, g, plan).reshape(N, G, O // G, Lq)
-    gw = xp_of(xd).zeros((nl, G, C // G * kl, O // G), dtype=_result_dtype(xd, gd))
-    for n0, n1 in _row_chunks(xd, g, plan):
-        rows, lead = _row_taps(xd[n0:n1], g, plan)
-        rows = rows.reshape(n1 - n0, G, C // G * kl, rows.shape[-1])
-        gt = g2[n0:n1].swapaxes(-1, -2)
-        for t in range(nl):
-            gw[t] += np.matmul(rows[..., lead[t]:lead[t] + Lq], gt).sum(0)
+
+    def part(s0, s1):
+        gw = xp_of(xd).zeros((nl, G, C // G * kl, O // G), dtype=_result_dtype(xd, gd))
+        for n0, n1 in _row_chunks(xd[s0:s1], g, plan):
+            n0, n1 = s0 + n0, s0 + n1
+            rows, lead = _row_taps(xd[n0:n1], g, plan)
+            rows = rows.reshape(n1 - n0, G, C // G * kl, rows.shape[-1])
+            gt = g2[n0:n1].swapaxes(-1, -2)
+            for t in range(nl):
+                gw[t] += np.matmul(rows[..., lead[t]:lead[t] + Lq], gt).sum(0)
+        return gw
+
+    gw = _sum_over_samples(xd, O * C // G * math.prod(g.k) * Lq, part)
     return _owned(gw.reshape(nl, G, C // G, kl, O // G).transpose(1, 4, 2, 0, 3), wshape)
 
 
-def _conv_rows(xd, wd, g: Geom, plan):
-    """The flat-layout convolution as one GEMM per leading kernel tap (K = C/G * k[-1]) on
-    shifted views of ``_row_taps``, summed: a third of the copying of full im2col for a
-    3x3 kernel. 16-channel 3x3 conv on 32x16x32x32: 1.9 -> 1.1 ms."""
-    N, C = xd.shape[:2]
-    O, G = wd.shape[0], g.groups
-    kl, Lq = g.k[-1], plan.Lq
+def _row_weight(wd, g: Geom, plan):
+    """The weight as ``_conv_rows`` multiplies it: ``(leading taps, G, O/G, C/G * k[-1])``."""
+    O, Cg = wd.shape[:2]
+    G, kl = g.groups, g.k[-1]
     nl = len(plan.offs) // kl
-    xp = xp_of(xd)
-    wl = xp.ascontiguousarray(wd.reshape(G, O // G, C // G, nl, kl).transpose(3, 0, 1, 2, 4))
-    wl = wl.reshape(nl, G, O // G, C // G * kl)
-    out = xp.empty((N, G, O // G, Lq), dtype=_result_dtype(xd, wd))
+    wl = xp_of(wd).ascontiguousarray(
+        wd.reshape(G, O // G, Cg, nl, kl).transpose(3, 0, 1, 2, 4))
+    return wl.reshape(nl, G, O // G, Cg * kl)
+
+
+def _conv_rows(xd, wl, g: Geom, plan, out):
+    """The flat-layout convolution as one GEMM per leading kernel tap (K = C/G * k[-1]) on
+    shifted views of ``_row_taps``, summed into ``out`` ``(N, G, O/G, Lq)``: a third of the
+    copying of full im2col for a 3x3 kernel. 16-channel 3x3 conv on 32x16x32x32:
+    1.9 -> 1.1 ms. ``wl`` is ``_row_weight``'s."""
+    nl, G, Kr = wl.shape[0], wl.shape[1], wl.shape[3]
+    Lq = plan.Lq
     tmp = None
     for n0, n1 in _row_chunks(xd, g, plan):
         rows, lead = _row_taps(xd[n0:n1], g, plan)
-        rows = rows.reshape(n1 - n0, G, C // G * kl, rows.shape[-1])
+        rows = rows.reshape(n1 - n0, G, Kr, rows.shape[-1])
         o = out[n0:n1]
         np.matmul(wl[0], rows[..., lead[0]:lead[0] + Lq], out=o)
         for t in range(1, nl):
             if tmp is None or tmp.shape != o.shape:
-                tmp = xp.empty_like(o)
+                tmp = xp_of(xd).empty_like(o)
             np.matmul(wl[t], rows[..., lead[t]:lead[t] + Lq], out=tmp)
             o += tmp
     return out
@@ -659,12 +748,25 @@ def conv_transpose_array(ud, wd, g: Geom):
     # col2im's columns, (Cout * K, L) per sample, come in chunks of samples: for the whole
     # batch they were up to 1.4 GB (a 64 -> 32 channel input gradient on 24x24, batch 2048:
     # 3.5 s, page faults and main memory; in chunks 1.0 s)
-    per = wd.shape[1] * G * math.prod(g.k) * _positions(g, plan) * ud.itemsize
-    if N > 1 and N * per > 2 * _CHUNK_BYTES:
-        out = xp_of(ud).empty((N, wd.shape[1] * G) + g.x, dtype=_result_dtype(ud, wd))
-        for n0, n1 in _sample_ranges(N, per):
-            out[n0:n1] = conv_transpose_array(ud[n0:n1], wd, g)
-        return out
+    Cout = wd.shape[1] * G
+    per = Cout * math.prod(g.k) * _positions(g, plan) * ud.itemsize
+    out = xp_of(ud).empty((N, Cout) + g.x, dtype=_result_dtype(ud, wd))
+
+    def run(s0, s1):
+        n = s1 - s0
+        for n0, n1 in _sample_ranges(n, per) if n * per > 2 * _CHUNK_BYTES else [(0, n)]:
+            _col2im(ud[s0 + n0:s0 + n1], wd, g, plan, out[s0 + n0:s0 + n1])
+
+    # LeNet's 6 -> 16 conv's input gradient (batch 64): 1.24 -> 0.80 ms on 2 threads
+    _over_samples(ud, wd.shape[1] * math.prod(g.k) * Cin // G * _positions(g, plan), run)
+    return out
+
+
+def _col2im(ud, wd, g: Geom, plan, out):
+    """The transposed convolution as one product per sample, ``w^T @ u`` (the columns), and
+    their scatter-add into ``out`` ``(N, Cout, *x)``."""
+    N, Cin = ud.shape[:2]
+    G = g.groups
     wt = wd.reshape(G, Cin // G, -1).swapaxes(1, 2)
     u2 = _narrow_in(ud, g, plan)
     cols = np.matmul(wt, u2.reshape(N, G, Cin // G, u2.shape[-1]))
@@ -684,7 +786,7 @@ def conv_transpose_array(ud, wd, g: Geom):
             buf[:, :, o:o + Lq] += cols[:, :, j]
         grid, where = _grid(buf, g, plan)
         r = grid[where]
-    return xp.ascontiguousarray(r)
+    out[...] = r
 
 
 def weight_grad_array(xd, gd, g: Geom, wshape):
@@ -724,20 +826,30 @@ def weight_grad_array(xd, gd, g: Geom, wshape):
     if _ROW_TAPS and (N == 1 or L >= _FOLD_BELOW) and \
             _by_rows(g, plan, O // G, xd.shape[1] // G):
         return _weight_grad_rows(xd, gd, g, plan, wshape)
-    chunks = _chunks(xd, g, L)
-    gw = None
-    if xd.shape[1] // G * math.prod(g.k) >= _THIN_ROWS:
+    rows = xd.shape[1] // G * math.prod(g.k)
+    macs = O * rows * L
+    if rows >= _THIN_ROWS:
+        # one thread: the folded products are large enough for OpenBLAS to thread them itself,
+        # and two such calls at once from Ember's threads contend for its pool (LeNet's 6 -> 16
+        # conv: 0.8 ms in one thread, 3.0 ms split in two)
         gt = _narrow_in_t(gd, g, plan).reshape(N * L, G, O // G)
-        for n0, n1 in chunks:
+        gw = None
+        for n0, n1 in _chunks(xd, g, L):
             part = np.matmul(_cols_folded(xd[n0:n1], g, plan),
                              gt[n0 * L:n1 * L].transpose(1, 0, 2))
             gw = part if gw is None else gw.__iadd__(part)
         return _owned(gw.transpose(0, 2, 1), wshape)
     g2 = _narrow_in(gd, g, plan).reshape(N, G, O // G, L)
-    for n0, n1 in chunks:
-        part = np.matmul(g2[n0:n1], _cols(xd[n0:n1], g, plan).swapaxes(-1, -2)).sum(0)
-        gw = part if gw is None else gw.__iadd__(part)
-    return gw.reshape(wshape)
+
+    def per_sample(s0, s1):
+        gw = None
+        for n0, n1 in _chunks(xd[s0:s1], g, L):
+            n0, n1 = s0 + n0, s0 + n1
+            part = np.matmul(g2[n0:n1], _cols(xd[n0:n1], g, plan).swapaxes(-1, -2)).sum(0)
+            gw = part if gw is None else gw.__iadd__(part)
+        return gw
+
+    return _sum_over_samples(xd, macs, per_sample).reshape(wshape)
 
 
 #: below this many im2col rows per group the weight gradient uses per-sample products

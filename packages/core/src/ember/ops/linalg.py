@@ -21,6 +21,7 @@ from .. import return_types as _rt
 from .._device import check_same_device, xp_of
 from .._dtype import scalar_type_name
 from .._format import shape_str
+from .._parallel import BLAS_THREADED_MACS, note_threaded_blas
 from .._sparse_tensor import SparseTensor as _Sparse
 from .._sparse_tensor import sparse_bmm, sparse_product
 from .._tensor import Tensor, _make
@@ -234,6 +235,8 @@ def gemm(a, b):
         if not c:
             if a.shape[1] == 1 and b.shape[0] == 1:
                 return a * b
+            if a.shape[0] * a.shape[1] * b.shape[1] >= BLAS_THREADED_MACS:
+                note_threaded_blas()
             return np.dot(a, b)
         if c < 0:  # the transposed product (see _SWAP_MN), whatever a's layout
             return np.ascontiguousarray(np.dot(b.T, np.ascontiguousarray(a).T).T)
@@ -244,6 +247,9 @@ def gemm(a, b):
         return out
     if a.ndim >= 2 and b.ndim >= 2 and a.shape[-1] == 1 and b.shape[-2] == 1:
         return a * b
+    if a.ndim >= 2 and b.ndim >= 2 and \
+            a.shape[-2] * a.shape[-1] * b.shape[-1] >= BLAS_THREADED_MACS:
+        note_threaded_blas()
     return a @ b
 
 
