@@ -573,11 +573,17 @@ def test_bert_bias_gelu_fusion_equals_the_two_ops(monkeypatch):
 
 @pytest.mark.parametrize("shape,kernel,stride,dilation", [
     ((8, 6, 24, 24), 2, 2, 1), ((4, 3, 11, 13), 3, 2, 1), ((4, 3, 11, 13), 3, 1, 2),
+    # 2x2 stride 2 (the native forward): 8-window vectors and a scalar tail, odd sizes (the
+    # last row and column read by no window), rows shorter than a vector
+    ((2, 3, 28, 28), 2, 2, 1), ((2, 3, 35, 37), 2, None, 1), ((2, 4, 10, 10), 2, 2, 1),
     ((3, 9, 9), (2, 3), (1, 2), 1), ((2, 5, 17), 3, 2, 1), ((2, 5, 17), 2, None, 1)])
 def test_max_pool_native_equals_numpy(monkeypatch, shape, kernel, stride, dilation):
     rng = np.random.default_rng(4)
     x = rng.standard_normal(shape).astype(np.float32)
     x[..., 0] = x[..., 1]  # ties: the first maximum wins
+    if shape[-2] > 5:
+        x[..., 3, :] = x[..., 2, :]  # along columns too
+        x[..., 4, 5:9] = x[..., 5, 5:9] = x[..., 4, 4, None]  # windows of equal values
     one_d = len(shape) == 3 and not isinstance(kernel, tuple)
     pool = F.max_pool1d if one_d else F.max_pool2d
     y_shape = pool(ember.tensor(x), kernel, stride, 0, dilation).shape
@@ -618,8 +624,10 @@ def test_max_pool_native_is_not_used_with_padding_nan_or_indices(monkeypatch):
     F.max_pool2d(x2, 2).sum().backward()
     F.max_pool3d(ember.randn(1, 1, 4, 4, 4, requires_grad=True), 2).sum().backward()
     assert "ember_max_pool2d_backward_f32" not in calls
+    assert "ember_max_pool2x2_forward_f32" not in calls
     F.max_pool2d(x, 2).sum().backward()
     assert "ember_max_pool2d_backward_f32" in calls
+    assert "ember_max_pool2x2_forward_f32" in calls
 
 
 # -- erfinv (trunc_normal_'s inverse CDF) ---------------------------------------------------------
