@@ -10,44 +10,14 @@ leave in ``qr``, ``geqrf``, ``householder_product``, ``ormqr`` and ``lstsq``. Th
 compare singular vectors up to those signs, and exactly only what does not depend on them.
 """
 
-import re
-
 import numpy as np
 import pytest
 
 import ember
 
+from .test_linalg_parity_probes import _parity, _raises
+
 LA = ember.linalg
-
-
-def _summary(r):
-    if isinstance(r, (tuple, list)):
-        return [_summary(t) for t in r]
-    if hasattr(r, "shape") and hasattr(r, "dtype") and not isinstance(r, np.ndarray):
-        a = np.asarray(r.detach().cpu().tolist(), dtype=complex if r.is_complex() else float)
-        return (tuple(r.shape), str(r.dtype).split(".")[-1], np.round(a, 4).tolist())
-    return r
-
-
-def _outcome(fn, lib):
-    try:
-        r = fn(lib)
-    except Exception as exc:  # the error is what is compared
-        msg = str(exc).split("\nException raised from")[0]
-        return ("error", type(exc).__name__, msg.replace("torch", "T").replace("ember", "T"))
-    return _summary(r)
-
-
-def _parity(fn):
-    """The same program with torch, where it is installed."""
-    torch = pytest.importorskip("torch")
-    assert _outcome(fn, ember) == _outcome(fn, torch)
-
-
-def _raises(fn, exc, message):
-    with pytest.raises(exc, match=re.escape(message)):
-        fn(ember)
-    _parity(fn)
 
 
 # -- svd --------------------------------------------------------------------------------------
