@@ -413,3 +413,46 @@ def test_uncoalesced_hybrid_leaf_gradient():
     (s.to_dense() * ember.tensor([[1.0, 2.0], [3.0, 4.0]])).sum().backward()
     assert s.grad._nnz() == 2
     assert s.grad.coalesce().values().tolist() == [[1.0, 2.0], [3.0, 4.0]]
+
+
+# -- products without a sparse kernel name themselves, as PyTorch's dispatcher does -------------
+
+def _no_kernel(op, backend="SparseCPU"):
+    return f"Could not run 'aten::{op}' with arguments from the '{backend}' backend."
+
+
+@pytest.mark.parametrize("call, op", [
+    (lambda d, s: ember.baddbmm(d, s, d), "baddbmm"),  # any argument sparse
+    (lambda d, s: ember.baddbmm(s, d, d), "baddbmm"),
+    (lambda d, s: ember.baddbmm(d, d, s), "baddbmm"),
+    (lambda d, s: s.baddbmm(d, d), "baddbmm"),
+    (lambda d, s: ember.addbmm(d[0], s, d), "addbmm"),
+    (lambda d, s: ember.addbmm(d[0].to_sparse(), d, d), "addbmm"),
+    (lambda d, s: d.clone().baddbmm_(s, d), "baddbmm_"),  # a dense self: the in-place name
+    (lambda d, s: d[0].clone().addbmm_(s, d), "addbmm_"),
+])
+def test_batched_add_products_refuse_sparse_in_their_own_name(call, op):
+    d = ember.randn(2, 2, 2, dtype=F64)
+    with pytest.raises(NotImplementedError) as info:
+        call(d, d.to_sparse())
+    assert str(info.value).startswith(_no_kernel(op))
+    with pytest.raises(NotImplementedError, match=r"'SparseCsrCPU' backend"):
+        ember.addbmm(d[0].to_sparse_csr(), d, d)
+
+
+def test_batched_add_products_refuse_sparse_as_torch():
+    torch = pytest.importorskip("torch")
+
+    def messages(lib):
+        d = lib.ones(2, 2, 2, dtype=lib.float64)
+        calls = (lambda: lib.baddbmm(d, d.to_sparse(), d),
+                 lambda: lib.addbmm(d[0], d.to_sparse(), d),
+                 lambda: d.clone().baddbmm_(d.to_sparse(), d))
+        out = []
+        for call in calls:
+            with pytest.raises(NotImplementedError) as info:
+                call()
+            out.append(str(info.value).split(" This")[0])
+        return out
+
+    assert messages(ember) == messages(torch)

@@ -38,6 +38,7 @@ same in both.)
 from __future__ import annotations
 
 import math
+import sys
 
 import numpy as np
 
@@ -408,8 +409,15 @@ def sparse_binary(name: str, input, other):
 def sparse_inplace(name: str, fn, self, *args, **kwargs):
     """The sparse form of the in-place op ``name`` (``"sin_"``; ``fn`` its out-of-place op),
     for ``ember.sin_(s)`` (``make_inplace``'s hook; ``s.sin_()`` is a method). Re-raises the
-    exception being handled unless ``self`` is sparse."""
+    exception being handled unless ``self`` is sparse: a dense ``self`` with a sparse argument
+    the op refused (``d.baddbmm_(s, d)``) in the in-place op's name, as PyTorch's dispatcher
+    words it (``aten::baddbmm_``)."""
     if self.__class__ is not SparseTensor:
+        exc = sys.exc_info()[1]
+        head = f"Could not run 'aten::{name[:-1]}' "
+        if isinstance(exc, NotImplementedError) and str(exc).startswith(head):
+            raise NotImplementedError(f"Could not run 'aten::{name}' " +
+                                      str(exc)[len(head):]) from None
         raise  # the NotImplementedError the caller is handling
     from .sparse import _pointwise
 

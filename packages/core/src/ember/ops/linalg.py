@@ -682,15 +682,28 @@ def addmv(input, mat, vec, *, beta=1, alpha=1):
     return _add_product(AddmvBackward0, input, mat, vec, _check_addmv, beta, alpha)
 
 
+def _no_sparse(op: str, *args) -> None:
+    """PyTorch's dispatcher error for an op with no sparse kernel given a sparse tensor (any
+    argument: the dispatch key is the set's), before the dense formula trips on it in
+    another op's name."""
+    for a in args:
+        if a.__class__ is _Sparse:
+            from ..sparse import _no_backend
+
+            raise _no_backend(op, a)
+
+
 @register("baddbmm", out="same", inplace=True)
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
     """``beta * input + alpha * bmm(batch1, batch2)``."""
+    _no_sparse("baddbmm", input, batch1, batch2)
     return _add_product(BaddbmmBackward0, input, batch1, batch2, _check_baddbmm, beta, alpha)
 
 
 @register("addbmm", out="same", inplace=True)
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
     """``beta * input + alpha * sum_b batch1[b] @ batch2[b]``."""
+    _no_sparse("addbmm", input, batch1, batch2)
     return _add_product(AddbmmBackward0, input, batch1, batch2, _check_addbmm, beta, alpha,
                         summed=True)
 
