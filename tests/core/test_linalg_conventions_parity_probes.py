@@ -154,3 +154,25 @@ def test_lstsq_gels_ignores_rcond():
     _parity(lambda T: fn(T, 0.3))
     # gelsd does cut the singular values below rcond * s_max
     _parity(lambda T: T.linalg.lstsq(T.tensor(a), T.tensor(b), rcond=0.3, driver="gelsd"))
+
+
+# -- eigh of empty integer and bool matrices ----------------------------------------------------
+
+@pytest.mark.parametrize("dtype", ["int64", "int32", "bool"])
+@pytest.mark.parametrize("shape", [(0, 0), (3, 0, 0), (0, 2, 2)])
+def test_eigh_of_an_empty_integer_matrix_gives_empties_of_its_dtype(dtype, shape):
+    def fn(T):
+        A = T.zeros(shape, dtype=getattr(T, dtype))
+        return T.linalg.eigh(A), T.linalg.eigvalsh(A)
+
+    (w, v), w2 = fn(ember)
+    assert w.shape == w2.shape == shape[:-1] and v.shape == shape
+    assert w.dtype == w2.dtype == v.dtype == getattr(ember, dtype)
+    _parity(fn)
+
+
+def test_eigh_of_a_nonempty_integer_matrix_still_has_no_kernel():
+    _raises(lambda T: T.linalg.eigh(T.zeros(2, 2, dtype=T.int64)), NotImplementedError,
+            "\"linalg_eigh_cpu\" not implemented for 'Long'")
+    _raises(lambda T: T.linalg.eigh(T.zeros(0, 0, dtype=T.int64), UPLO="X"), RuntimeError,
+            "Expected UPLO argument to be 'L' or 'U', but got X")

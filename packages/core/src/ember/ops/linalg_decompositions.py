@@ -444,6 +444,8 @@ def _check_eigh(A, UPLO) -> str:
     check_square(A._data, "linalg.eigh")
     UPLO = _check_uplo(UPLO)
     dt = A._data.dtype
+    if dt.kind in "biu" and A._data.size == 0:
+        return UPLO  # no kernel runs: empty results of the input's dtype (_empty_eigh)
     if dt.kind not in "fc" and dt.name != "bfloat16":  # PyTorch's kernel-dispatch error,
         # not the usual dtype check (bfloat16: check_matrix's, for a non-empty input)
         raise NotImplementedError(f'"linalg_eigh_cpu" not implemented for '
@@ -458,6 +460,8 @@ def eigh(input, UPLO="L", *, out=None):
     matrix, of which only the ``UPLO`` triangle is read. Gradients assume distinct eigenvalues."""
     A = input  # PyTorch's binding names it input (its docs: A)
     UPLO = _check_eigh(A, UPLO)
+    if A._data.dtype.kind in "biu":
+        return LinalgEighResult(*_empty_eigh(A))
     w, v = lapack(xp_of(A).linalg.eigh, A._data, UPLO=UPLO)
     L, V = _make(w, A._device), _make(v, A._device)
     if needs_grad(A):
@@ -472,7 +476,17 @@ def eigvalsh(input, UPLO="L", *, out=None):
     if needs_grad(A):
         return eigh(A, UPLO).eigenvalues
     UPLO = _check_eigh(A, UPLO)
+    if A._data.dtype.kind in "biu":
+        return _empty_eigh(A)[0]
     return _make(lapack(xp_of(A).linalg.eigvalsh, A._data, UPLO=UPLO), A._device)
+
+
+def _empty_eigh(A):
+    """``eigh`` of an empty integer or bool matrix (batch): PyTorch runs no kernel and gives
+    empty eigenvalues and eigenvectors of the input's own dtype (non-empty ones have none)."""
+    xp, d = xp_of(A), A._data
+    return (_make(xp.empty(d.shape[:-1], dtype=d.dtype), A._device),
+            _make(xp.empty(d.shape, dtype=d.dtype), A._device))
 
 
 # -- svd ------------------------------------------------------------------------------------
