@@ -23,6 +23,7 @@ from .._dtype import scalar_type_name
 from .._format import shape_str
 from .._parallel import BLAS_THREADED_MACS, note_threaded_blas
 from .._sparse_tensor import SparseTensor as _Sparse
+from .._sparse_tensor import _no_backend as _sparse_no_backend
 from .._sparse_tensor import sparse_bmm, sparse_product
 from .._tensor import Tensor, _make
 from .._warn import user_stacklevel
@@ -688,9 +689,7 @@ def _no_sparse(op: str, *args) -> None:
     another op's name."""
     for a in args:
         if a.__class__ is _Sparse:
-            from ..sparse import _no_backend
-
-            raise _no_backend(op, a)
+            raise _sparse_no_backend(op, a)
 
 
 @register("baddbmm", out="same", inplace=True)
