@@ -14,7 +14,7 @@ import numpy as np
 from . import _dtype
 from . import _memory_format as _mf
 from ._device import resolve_device
-from ._factory import _dtype_or_default, empty, finish, full
+from ._factory import _dtype_or_default, empty, finish, full, refuse_layout, sparse_layout
 from ._tensor import Tensor, _make
 
 __all__ = ["scalar_tensor", "empty_permuted", "frombuffer", "from_file"]
@@ -28,6 +28,7 @@ def scalar_tensor(s, *, dtype=None, layout=None, device=None, pin_memory: bool =
     if not isinstance(s, (numbers.Number, np.generic)):
         raise TypeError(f"scalar_tensor(): argument 's' (position 1) must be Number, not "
                         f"{type(s).__name__}")
+    sparse_layout(layout, "scalar_tensor")  # checked; a sparse one is ignored, as PyTorch's
     return full((), s, dtype=_dtype_or_default(dtype), device=device,
                 requires_grad=requires_grad)
 
@@ -53,6 +54,7 @@ def empty_permuted(size, physical_layout, *, dtype=None, layout=None, device=Non
         if p in seen:
             raise RuntimeError("Duplicate dim not allowed")
         seen.add(p)
+    refuse_layout(layout, "empty_permuted", device)
     physical = empty(tuple(size[p] for p in order), dtype=dtype, device=device)
     out = _make(physical._data.transpose(_mf.inverse(order)), physical._device)
     return finish(out, requires_grad)

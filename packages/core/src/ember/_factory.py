@@ -24,6 +24,7 @@ from ._device import canonical_device, resolve_device, xp_of
 from ._device import device as _device_cls
 from ._format import shape_str
 from ._front import front as numpy_names  # PyTorch's NumPy keyword names (x=, axis=)
+from ._layout import strided
 from ._tensor import CPU, Tensor, _make
 from ._tensor_str import set_printoptions
 from .backends import backend_of
@@ -580,6 +581,63 @@ def from_dlpack(ext_tensor, *, device=None, copy=None) -> Tensor:
 
 # -- filled tensors ---------------------------------------------------------------------------
 
+def _sparse_target(layout, out, name: str):
+    """The sparse layout a factory builds: ``layout=``'s (checked: a TypeError for what is not
+    a layout), else a sparse ``out=`` tensor's; None for a dense result."""
+    from .sparse import _factories
+
+    lay = _factories.check_layout(layout, name)
+    if lay is None and out is not None and getattr(out, "_layout", strided) is not strided:
+        lay = out._layout
+    return lay
+
+
+def sparse_layout(layout, name: str):
+    """A factory's ``layout=``: the sparse layout asked for, or None for a dense result (a
+    TypeError for what is not a layout)."""
+    if layout is None or layout is strided:
+        return None
+    from .sparse import _factories
+
+    return _factories.check_layout(layout, name)
+
+
+def refuse_layout(layout, name: str, device=None, dtype=None, size=(0,)) -> None:
+    """A factory with no sparse form given ``layout=``: PyTorch's error for a sparse layout
+    (``ember.sparse._factories.refuse``), a TypeError for what is not a layout."""
+    if layout is None or layout is strided:
+        return
+    from .sparse import _factories
+
+    lay = _factories.check_layout(layout, name)
+    if lay is not None:
+        raise _factories.refuse(name, lay, resolve_device(device), dtype=dtype, size=size)
+
+
+def like_sparse(name: str, input, layout, dt, dev, requires_grad: bool, memory_format, fill):
+    """A ``*_like`` factory's sparse result (``ember.sparse._factories.like``), or None where
+    its result is dense; ``fill(shape)``: the dense values a compressed pattern takes."""
+    if layout is None and input.__class__ is Tensor:
+        return None
+    from .sparse import _factories
+
+    return _factories.like(name, input, layout, dt, dev, requires_grad, memory_format, fill)
+
+
+def like_order(input, memory_format, name: str):
+    """The axis order of a ``*_like`` factory's dense result (None: C order; a sparse input's
+    dense result is C-ordered)."""
+    if getattr(input, "_layout", strided) is not strided:
+        return None
+    return _mf.like_order(input._data, memory_format, name)
+
+
+def _sparse_out(out):
+    """``out`` where it is a sparse tensor (its factory result is taken over), else None."""
+    return out if out is not None and getattr(out, "_layout", strided) is not strided else None
+
+
+
 _ZERO, _ONE = object(), object()
 
 
@@ -628,16 +686,36 @@ def _filled(fill, shape: tuple, dt: _dtype.dtype, dev, requires_grad, out=None,
 
 def zeros(*args, size=None, out=None, dtype=None, layout=None, device=None,
           requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
-    """A tensor of zeros of the given size (varargs, a tuple/list, or ``ember.Size``)."""
-    return _filled(_ZERO, size_args(args, size, "zeros"), _dtype_or_default(out_dtype(out, dtype)),
-                   resolve_device(device), requires_grad, out)
+    """A tensor of zeros of the given size (varargs, a tuple/list, or ``ember.Size``);
+    ``layout=ember.sparse_coo`` (``sparse_csr``, ``sparse_csc``) makes a sparse tensor that
+    stores no element (``ember.sparse._factories``)."""
+    return _fill_factory("zeros", _ZERO, size_args(args, size, "zeros"),
+                         _dtype_or_default(out_dtype(out, dtype)), out, layout, device,
+                         requires_grad)
+
+
+def _fill_factory(name: str, fill, shape: tuple, dt: _dtype.dtype, out, layout, device,
+                  requires_grad: bool, order=None) -> Tensor:
+    """``zeros``/``ones``/``empty``/``full``: the dense fill, or, with a sparse ``layout=`` or
+    ``out=``, the sparse factory's result (``ember.sparse._factories.make``)."""
+    dev = resolve_device(device)
+    if layout is not None or out is not None:
+        lay = _sparse_target(layout, out, name)
+        if lay is not None:
+            from .sparse import _factories
+
+            return _factories.make(name, lay, shape, dt, dev, requires_grad,
+                                   lambda: _filled(fill, shape, dt, dev, False),
+                                   _sparse_out(out))
+    return _filled(fill, shape, dt, dev, requires_grad, out, order)
 
 
 def ones(*args, size=None, out=None, dtype=None, layout=None, device=None,
          requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
     """A tensor of ones of the given size."""
-    return _filled(_ONE, size_args(args, size, "ones"), _dtype_or_default(out_dtype(out, dtype)),
-                   resolve_device(device), requires_grad, out)
+    return _fill_factory("ones", _ONE, size_args(args, size, "ones"),
+                         _dtype_or_default(out_dtype(out, dtype)), out, layout, device,
+                         requires_grad)
 
 
 def empty(*args, size=None, out=None, dtype=None, layout=None, device=None,
@@ -647,8 +725,8 @@ def empty(*args, size=None, out=None, dtype=None, layout=None, device=None,
     shape = size_args(args, size, "empty")
     order = None if memory_format is None else \
         _mf.format_order(_mf.check(memory_format, "empty"), len(shape))
-    return _filled(None, shape, _dtype_or_default(out_dtype(out, dtype)), resolve_device(device),
-                   requires_grad, out, order)
+    return _fill_factory("empty", None, shape, _dtype_or_default(out_dtype(out, dtype)), out,
+                         layout, device, requires_grad, order)
 
 
 def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None,
@@ -661,14 +739,14 @@ def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None,
     dt = _scalar_dtype(fill_value) if dtype is None else _dtype.to_dtype(dtype)
     value = _scalar_value(fill_value)
     _check_fill(value, dt)
-    return _filled(value, shape, dt, resolve_device(device),
-                   requires_grad, out)
+    return _fill_factory("full", value, shape, dt, out, layout, device, requires_grad)
 
 
 def empty_strided(size, stride, *, dtype=None, layout=None, device=None,
                   requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
     """An uninitialised tensor with the given ``size`` and ``stride`` (in elements)."""
     shape = size_param(size, "empty_strided")
+    refuse_layout(layout, "empty_strided", device)
     strides = _strides(stride, "empty_strided")
     if len(strides) != len(shape):
         raise RuntimeError(f"dimensionality of sizes ({len(shape)}) must match dimensionality "
@@ -725,7 +803,11 @@ def zeros_like(input, *, dtype=None, layout=None, device=None, requires_grad: bo
                memory_format=_mf.preserve_format, pin_memory: bool = False) -> Tensor:
     """Zeros with ``input``'s shape and layout (and dtype/device unless given)."""
     dt, dev = _like(input, dtype, device, "zeros_like")
-    order = _mf.like_order(input._data, memory_format, "zeros_like")
+    r = like_sparse("zeros_like", input, layout, dt, dev, requires_grad, memory_format,
+                    lambda shape: _filled(_ZERO, shape, dt, dev, False))
+    if r is not None:
+        return r
+    order = like_order(input, memory_format, "zeros_like")
     return _filled(_ZERO, input._data.shape, dt, dev, requires_grad, None, order)
 
 
@@ -734,7 +816,11 @@ def ones_like(input, *, dtype=None, layout=None, device=None, requires_grad: boo
               memory_format=_mf.preserve_format, pin_memory: bool = False) -> Tensor:
     """Ones with ``input``'s shape and layout (and dtype/device unless given)."""
     dt, dev = _like(input, dtype, device, "ones_like")
-    order = _mf.like_order(input._data, memory_format, "ones_like")
+    r = like_sparse("ones_like", input, layout, dt, dev, requires_grad, memory_format,
+                    lambda shape: _filled(_ONE, shape, dt, dev, False))
+    if r is not None:
+        return r
+    order = like_order(input, memory_format, "ones_like")
     return _filled(_ONE, input._data.shape, dt, dev, requires_grad, None, order)
 
 
@@ -744,7 +830,11 @@ def empty_like(input, *, dtype=None, layout=None, device=None, requires_grad: bo
     """An uninitialised tensor with ``input``'s shape and layout (and dtype/device unless
     given)."""
     dt, dev = _like(input, dtype, device, "empty_like")
-    order = _mf.like_order(input._data, memory_format, "empty_like")
+    r = like_sparse("empty_like", input, layout, dt, dev, requires_grad, memory_format,
+                    lambda shape: _filled(None, shape, dt, dev, False))
+    if r is not None:
+        return r
+    order = like_order(input, memory_format, "empty_like")
     return _filled(None, input._data.shape, dt, dev, requires_grad, None, order)
 
 
@@ -757,7 +847,11 @@ def full_like(input, fill_value, *, dtype=None, layout=None, device=None,
     check_number(fill_value, "full_like", 2, "fill_value")
     value = _scalar_value(fill_value)
     _check_fill(value, dt)
-    order = _mf.like_order(input._data, memory_format, "full_like")
+    r = like_sparse("full_like", input, layout, dt, dev, requires_grad, memory_format,
+                    lambda shape: _filled(value, shape, dt, dev, False))
+    if r is not None:
+        return r
+    order = like_order(input, memory_format, "full_like")
     return _filled(value, input._data.shape, dt, dev, requires_grad, None, order)
 
 
@@ -819,6 +913,7 @@ def arange(*args, start=None, end=None, step=None, out=None, dtype=None, layout=
     for i, (what, v) in enumerate(zip(names, args)):
         check_number(v, "arange", i + 1, what)
     start, end, step = _range_args(args, start, end, step, "arange")
+    refuse_layout(layout, "arange", device)
     dt = _range_dtype(out_dtype(out, dtype), (start, end, step))
     if dt is _dtype.bool or dt.is_complex:
         raise NotImplementedError(f"\"arange_cpu\" not implemented for "
@@ -868,6 +963,7 @@ def range(*args, start=None, end=None, step=None, out=None, dtype=None, layout=N
                   "ember.arange, which produces values in [start, end).", UserWarning,
                   stacklevel=2)
     start, end, step = _range_args(args, start, end, step, "range")
+    refuse_layout(layout, "range", device)
     dt = _dtype_or_default(out_dtype(out, dtype))
     if dt is _dtype.bool or dt.is_complex:
         raise NotImplementedError(f"\"range_cpu\" not implemented for "
@@ -975,6 +1071,7 @@ def linspace(start, end, steps=_MISSING, *, out=None, dtype=None, layout=None, d
     ``start`` or ``end`` is)."""
     steps, start, end, dt, dev, xp = _spacing_args(start, end, steps, dtype, out, device,
                                                    "linspace")
+    refuse_layout(layout, "linspace", device, size=(steps,))
     _dtype.check_kernel("linspace", dt.np)
     if steps == 1:
         arr = xp.full((1,), start, dtype=dt.np)
@@ -992,6 +1089,7 @@ def logspace(start, end, steps=_MISSING, base: float = 10.0, *, out=None, dtype=
     ``end`` is)."""
     steps, start, end, dt, dev, xp = _spacing_args(start, end, steps, dtype, out, device,
                                                    "logspace", base)
+    refuse_layout(layout, "logspace", device, size=(steps,))
     base = _scalar_value(base)
     if dt is _dtype.complex32:
         raise _dtype.no_chalf_kernel("logspace_cpu")
@@ -1040,6 +1138,7 @@ def eye(n, m=_MISSING, *, out=None, dtype=None, layout=None, device=None,
     m = n if m is _MISSING else int(_scalar_value(m))
     if m < 0:
         raise RuntimeError(f"m must be greater or equal to 0, got {m}")
+    refuse_layout(layout, "eye", device)
     dt = _dtype_or_default(out_dtype(out, dtype))
     _dtype.check_kernel("eye", dt.np)
     dev = resolve_device(device)
@@ -1065,7 +1164,7 @@ _shown_signature(eye, m=None)
 # -- Tensor.new_* -----------------------------------------------------------------------------
 
 def new_tensor(self, data, *, dtype=None, device=None, requires_grad: bool = False,
-               layout=None, pin_memory: bool = False) -> Tensor:
+               pin_memory: bool = False) -> Tensor:
     """A new tensor copying ``data``, with this tensor's dtype and device unless given."""
     dt, dev = _like(self, dtype, device)
     if isinstance(data, Tensor):
@@ -1075,33 +1174,53 @@ def new_tensor(self, data, *, dtype=None, device=None, requires_grad: bool = Fal
 
 def new_zeros(self, *args, size=None, dtype=None, device=None, requires_grad: bool = False,
               layout=None, pin_memory: bool = False) -> Tensor:
-    """Zeros of ``size`` with this tensor's dtype and device unless given."""
-    return _filled(_ZERO, size_args(args, size, "new_zeros"), *_like(self, dtype, device),
-                   requires_grad)
+    """Zeros of ``size`` with this tensor's dtype, device and layout unless given."""
+    return _new_filled("new_zeros", self, _ZERO, size_args(args, size, "new_zeros"), dtype,
+                       device, layout, requires_grad)
+
+
+def _new_filled(name: str, self, fill, shape: tuple, dtype, device, layout,
+                requires_grad: bool, dt=None) -> Tensor:
+    """``Tensor.new_zeros``/``new_ones``/``new_empty``/``new_full``: ``self``'s dtype, device
+    and layout unless given (a sparse layout: ``ember.sparse._factories.make``)."""
+    dt_like, dev = _like(self, dtype, device)
+    dt = dt_like if dt is None else dt
+    if layout is None:
+        layout = getattr(self, "_layout", None)
+    if layout is not None and layout is not strided:
+        from .sparse import _factories
+
+        lay = _factories.check_layout(layout, name)
+        if lay is not None:
+            return _factories.make(name, lay, shape, dt, dev, requires_grad,
+                                   lambda: _filled(fill, shape, dt, dev, False))
+    return _filled(fill, shape, dt, dev, requires_grad)
 
 
 def new_ones(self, *args, size=None, dtype=None, device=None, requires_grad: bool = False,
              layout=None, pin_memory: bool = False) -> Tensor:
-    """Ones of ``size`` with this tensor's dtype and device unless given."""
-    return _filled(_ONE, size_args(args, size, "new_ones"), *_like(self, dtype, device),
-                   requires_grad)
+    """Ones of ``size`` with this tensor's dtype, device and layout unless given."""
+    return _new_filled("new_ones", self, _ONE, size_args(args, size, "new_ones"), dtype, device,
+                       layout, requires_grad)
 
 
 def new_empty(self, *args, size=None, dtype=None, device=None, requires_grad: bool = False,
               layout=None, pin_memory: bool = False) -> Tensor:
-    """An uninitialised tensor of ``size`` with this tensor's dtype and device unless given."""
-    return _filled(None, size_args(args, size, "new_empty"), *_like(self, dtype, device),
-                   requires_grad)
+    """An uninitialised tensor of ``size`` with this tensor's dtype, device and layout unless
+    given."""
+    return _new_filled("new_empty", self, None, size_args(args, size, "new_empty"), dtype,
+                       device, layout, requires_grad)
 
 
 def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad: bool = False,
              layout=None, pin_memory: bool = False) -> Tensor:
     """``fill_value`` in a tensor of ``size`` with this tensor's dtype and device unless
     given."""
-    dt, dev = _like(self, dtype, device)
+    dt, _ = _like(self, dtype, device)
     value = _scalar_value(fill_value)
     _check_fill(value, dt)
-    return _filled(value, size_param(size, "new_full"), dt, dev, requires_grad)
+    return _new_filled("new_full", self, value, size_param(size, "new_full"), dtype, device,
+                       layout, requires_grad)
 
 
 for _name, _fn in (("new_tensor", new_tensor), ("new_zeros", new_zeros),

@@ -140,8 +140,13 @@ def _slow(fn, spec: _Spec, values: dict, extra: dict):
         args.append(values.pop(n))
     kwargs = {n: v for n, v in values.items() if v is not _NA}
     kwargs.update(extra)
-    result = fn(*args, **kwargs)
-    return result if out is None else write_results(result, out, spec.name, spec.out_rule)
+    if out is None:
+        return fn(*args, **kwargs)
+    try:
+        result = fn(*args, **kwargs)
+    except NotImplementedError as err:
+        raise _out_overload(err, spec.name) from None
+    return write_results(result, out, spec.name, spec.out_rule)
 
 
 def _with_out(err: TypeError, out) -> TypeError:
@@ -151,6 +156,18 @@ def _with_out(err: TypeError, out) -> TypeError:
 
     name, args, kwargs = err.parser_call
     return parser_error(name, args, {**kwargs, "out": out})
+
+
+def _out_overload(err: NotImplementedError, op_name: str) -> NotImplementedError:
+    """The dispatcher's refusal ``err`` of the op itself (``Could not run 'aten::baddbmm'
+    ...``, a sparse argument it has no kernel for) as PyTorch words it for the call with
+    ``out=``: its ``.out`` overload's (``'aten::baddbmm.out'``). Other errors pass as they are
+    (an op the kernel called refused, in that op's name)."""
+    head = f"Could not run 'aten::{op_name}' "
+    msg = str(err)
+    if not msg.startswith(head):
+        return err
+    return NotImplementedError(head[:-2] + ".out' " + msg[len(head):])
 
 
 @functools.cache
@@ -203,12 +220,14 @@ def _maker(shape: tuple, out: bool, own_out: bool) -> Callable:
                   "            if getattr(_e_err, 'parser_call', None) is None:",
                   "                raise",
                   "            raise _with_out(_e_err, out) from None",
+                  "        except NotImplementedError as _e_err:",
+                  "            raise _out_overload(_e_err, _e_write.args[0]) from None",
                   f"        return _e_write(_e_result, out, {inputs})"]
     else:
         lines.append(f"        return {run}")
     lines.append("    return _e_front")
     ns: dict = {"__name__": __name__,  # its globals: ember's own code (export's routing)
-                "_with_out": _with_out}
+                "_with_out": _with_out, "_out_overload": _out_overload}
     exec(compile("\n".join(lines) + "\n", f"<ember front {len(shape)}>", "exec"), ns)
     return ns["_e_make"]
 
@@ -310,7 +329,11 @@ def _generic_out(fn, op_name: str, dtype_rule: str, sig):
     def wrapper(*args, out=None, **kwargs):
         if out is None:
             return fn(*args, **kwargs)
-        return write_results(fn(*args, **kwargs), out, op_name, dtype_rule)
+        try:
+            result = fn(*args, **kwargs)
+        except NotImplementedError as err:
+            raise _out_overload(err, op_name) from None
+        return write_results(result, out, op_name, dtype_rule)
 
     if sig is not None and "out" not in sig.parameters:
         params = list(sig.parameters.values())

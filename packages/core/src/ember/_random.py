@@ -32,10 +32,14 @@ from ._factory import (
     allocating,
     check_size,
     finish,
+    like_order,
+    like_sparse,
     out_dtype,
     place,
+    refuse_layout,
     size_args,
     size_param,
+    sparse_layout,
     tp_name,
     write_out,
     zeros,
@@ -336,18 +340,35 @@ def _standard_normal(g, shape, np_dt) -> np.ndarray:
 def rand(*args, size=None, generator=None, out=None, dtype=None, layout=None, device=None,
          requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
     """Uniform samples in [0, 1) of the given size (default float dtype)."""
-    arr, _, dev = _float_samples(_uniform, "check_uniform_bounds", size_args(args, size, "rand"),
-                                 out_dtype(out, dtype), device, generator)
+    shape = size_args(args, size, "rand")
+    refuse_layout(layout, "rand", device)
+    arr, _, dev = _float_samples(_uniform, "check_uniform_bounds", shape, out_dtype(out, dtype),
+                                 device, generator)
     return finish(place(arr, dev), requires_grad, out)
 
 
 def randn(*args, size=None, generator=None, out=None, dtype=None, layout=None, device=None,
           requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
-    """Standard normal samples of the given size (default float dtype)."""
-    arr, _, dev = _float_samples(_standard_normal, "normal_kernel_cpu",
-                                 size_args(args, size, "randn"), out_dtype(out, dtype), device,
-                                 generator)
+    """Standard normal samples of the given size (default float dtype); a compressed
+    ``layout=`` stores every sample (``ember.sparse._factories``)."""
+    shape = size_args(args, size, "randn")
+    lay = sparse_layout(layout, "randn")
+    if lay is not None:
+        return _sparse_samples("randn", lay, shape, dtype, device, requires_grad,
+                               lambda dt, dev: randn(shape, generator=generator, dtype=dt,
+                                                     device=dev))
+    arr, _, dev = _float_samples(_standard_normal, "normal_kernel_cpu", shape,
+                                 out_dtype(out, dtype), device, generator)
     return finish(place(arr, dev), requires_grad, out)
+
+
+def _sparse_samples(name: str, lay, shape, dtype, device, requires_grad: bool, dense):
+    """``randn``/``normal`` in the sparse layout ``lay``: ``dense(dt, dev)``'s samples, every
+    one stored (compressed layouts), or PyTorch's error (COO)."""
+    from .sparse import _factories
+
+    dt, dev = _dtype_or_default(dtype), resolve_device(device)
+    return _factories.make(name, lay, shape, dt, dev, requires_grad, lambda: dense(dt, dev))
 
 
 def _random_bounds(dt: _dtype.dtype) -> tuple:
@@ -469,6 +490,7 @@ def randint(*args, size=None, low=None, high=None, generator=None, out=None, dty
     low = 0 if low is None else _int_arg(low, "low")
     high = _int_arg(high, "high", position=1 if two else 2)
     shape = size_param(size, "randint", 2 if two else 3)
+    refuse_layout(layout, "randint", device)
     dtype = out_dtype(out, dtype)
     dt = _dtype.int64 if dtype is None else _dtype.to_dtype(dtype)
     if dt.is_complex:
@@ -488,6 +510,7 @@ def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=Non
     dt = _dtype.int64 if dtype is None else _dtype.to_dtype(dtype)
     _dtype.check_kernel("randperm", dt.np)
     _check_randperm_n(n, dt)
+    refuse_layout(layout, "randperm", device, size=(n,))
     dev = resolve_device(device)
     g = _rng(generator, dev)
     arr = allocating(g.torch_randperm if isinstance(g, TorchRNG) else g.permutation, (n,),
@@ -533,6 +556,13 @@ def normal(mean, std=1.0, size=None, *, generator=None, out=None, dtype=None, la
     try:
         if not (mean_t or std_t):
             _check_std(std)
+            lay = sparse_layout(layout, "normal")
+            if lay is not None:
+                shape = size_param(size, "normal", 3)
+                return _sparse_samples("normal", lay, shape, dtype, device, requires_grad,
+                                       lambda dt, dev: normal(mean, std, shape,
+                                                              generator=generator, dtype=dt,
+                                                              device=dev))
             z, dt, dev = _float_samples(functools.partial(_normal_sample, mean, std),
                                         "normal_kernel_cpu", size_param(size, "normal", 3),
                                         dtype, device, generator)
@@ -723,7 +753,7 @@ def _like(input, dtype, device):
 def _laid_out_like(out: Tensor, input, memory_format, fname: str) -> Tensor:
     """``out`` (C-ordered, fresh) laid out as ``memory_format`` says for a tensor like
     ``input`` (the default keeps ``input``'s layout)."""
-    order = _mf.like_order(input._data, memory_format, fname)
+    order = like_order(input, memory_format, fname)
     if order is None:
         return out
     out._data = _mf.copy_as(out._data, order)
@@ -742,7 +772,7 @@ def _drawn_like(input, dtype, device, memory_format, fname, requires_grad, draw)
     ``draw(g, shape, dtype, contiguous)`` gives the samples in the output's memory order (as
     PyTorch's kernels fill ``empty_like``), laid out so. None otherwise (the caller draws in C
     order and lays out after: the same numbers there)."""
-    order = _mf.like_order(input._data, memory_format, fname)
+    order = like_order(input, memory_format, fname)
     if order is None:
         return None
     dt, dev = _like(input, dtype, device)
@@ -758,9 +788,19 @@ def _drawn_like(input, dtype, device, memory_format, fname, requires_grad, draw)
     return finish(_make(_mf.as_fresh(arr, order), dev), requires_grad, None)
 
 
+def _no_sparse_like(name: str, input, layout, dtype, device, requires_grad, memory_format):
+    """``rand_like``/``randint_like`` of a sparse tensor or with a sparse ``layout=``:
+    PyTorch's error (neither has a sparse kernel)."""
+    if layout is not None or input.__class__ is not Tensor:
+        dt, dev = _like(input, dtype, device)
+        like_sparse(name, input, layout, _dtype.to_dtype(dt), resolve_device(dev), requires_grad,
+                    memory_format, None)
+
+
 def rand_like(input, *, dtype=None, layout=None, device=None, requires_grad: bool = False,
               memory_format=_mf.preserve_format, pin_memory: bool = False) -> Tensor:
     """``rand`` with ``input``'s shape (and dtype/device unless given)."""
+    _no_sparse_like("rand_like", input, layout, dtype, device, requires_grad, memory_format)
     res = _drawn_like(input, dtype, device, memory_format, "rand_like", requires_grad,
                       lambda g, shape, dt, _: _uniform(g, shape, dt.np)
                       if dt.is_floating_point else None)
@@ -773,7 +813,15 @@ def rand_like(input, *, dtype=None, layout=None, device=None, requires_grad: boo
 
 def randn_like(input, *, dtype=None, layout=None, device=None, requires_grad: bool = False,
                memory_format=_mf.preserve_format, pin_memory: bool = False) -> Tensor:
-    """``randn`` with ``input``'s shape (and dtype/device unless given)."""
+    """``randn`` with ``input``'s shape (and dtype/device unless given); a compressed
+    ``input`` keeps its pattern, its values drawn."""
+    if layout is not None or input.__class__ is not Tensor:
+        dt, dev = _like(input, dtype, device)
+        dt, dev = _dtype.to_dtype(dt), resolve_device(dev)
+        r = like_sparse("randn_like", input, layout, dt, dev, requires_grad, memory_format,
+                        lambda shape: randn(shape, dtype=dt, device=dev))
+        if r is not None:
+            return r
     res = _drawn_like(input, dtype, device, memory_format, "randn_like", requires_grad,
                       lambda g, shape, dt, contiguous: g.torch_normal(
                           math.prod(shape), dt.np, contiguous=contiguous).reshape(shape)
@@ -792,6 +840,7 @@ def randint_like(input, low=0, high=None, *, dtype=None, layout=None, device=Non
     ``randint_like(input, low, high)`` (``input``'s dtype/device unless given)."""
     if high is None:
         low, high = 0, low
+    _no_sparse_like("randint_like", input, layout, dtype, device, requires_grad, memory_format)
     if type(low) is int and type(high) is int:
         res = _drawn_like(input, dtype, device, memory_format, "randint_like", requires_grad,
                           lambda g, shape, dt, _: None if dt.is_complex else

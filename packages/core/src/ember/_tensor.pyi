@@ -1638,7 +1638,9 @@ class Tensor:
         layout: _Layout | None = None,
         pin_memory: _bool = False,
     ) -> Tensor:
-        """An uninitialised tensor of ``size`` with this tensor's dtype and device unless given."""
+        """An uninitialised tensor of ``size`` with this tensor's dtype, device and layout unless
+        given.
+        """
 
     def new_empty_strided(
         self,
@@ -1677,7 +1679,7 @@ class Tensor:
         layout: _Layout | None = None,
         pin_memory: _bool = False,
     ) -> Tensor:
-        """Ones of ``size`` with this tensor's dtype and device unless given."""
+        """Ones of ``size`` with this tensor's dtype, device and layout unless given."""
 
     def new_tensor(
         self,
@@ -1686,7 +1688,6 @@ class Tensor:
         dtype: _DtypeLike | None = None,
         device: _DeviceLike | None = None,
         requires_grad: _bool = False,
-        layout: _Layout | None = None,
         pin_memory: _bool = False,
     ) -> Tensor:
         """A new tensor copying ``data``, with this tensor's dtype and device unless given."""
@@ -1701,7 +1702,7 @@ class Tensor:
         layout: _Layout | None = None,
         pin_memory: _bool = False,
     ) -> Tensor:
-        """Zeros of ``size`` with this tensor's dtype and device unless given."""
+        """Zeros of ``size`` with this tensor's dtype, device and layout unless given."""
 
     def nextafter(self, other: _TensorOrNumber) -> Tensor:
         """See :func:`ember.nextafter`."""

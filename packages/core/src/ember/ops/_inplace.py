@@ -8,6 +8,7 @@ import numpy as np
 from .. import _dtype
 from .._format import shape_str
 from .._meta import MetaArray
+from .._sparse_tensor import SparseTensor
 from .._tensor import Tensor, _make
 from .._warn import user_stacklevel
 from ..autograd import graph as _fw_graph
@@ -371,6 +372,10 @@ def write_out(out: Tensor, result: Tensor, name: str | None = None,
     if not isinstance(out, Tensor):
         raise TypeError(f"{name or 'op'}(): argument 'out' must be Tensor, not "
                         f"{type(out).__name__}")
+    if out.__class__ is SparseTensor or result.__class__ is SparseTensor:
+        from .sparse_ops import write_sparse_out
+
+        return write_sparse_out(out, result, name, dtype_rule)
     if inputs is not None:  # (inline: the common out= owns its memory, its inputs theirs)
         od = out._data
         if od.base is None:

@@ -282,7 +282,7 @@ def add(input, other, *, alpha=1, out=None):
         r = _add(input, other)
     except NotImplementedError:  # a sparse operand's placeholder data refused (no cost else)
         r = _sparse_sum(input, other, alpha)
-    return _out(r, out, (input, other))
+    return _out(r, out, (input, other), "add")
 
 
 def _sparse_sum(input, other, alpha):
@@ -311,7 +311,7 @@ def sub(input, other, *, alpha=1, out=None):
         r = _sub(input, other)
     except NotImplementedError:  # a sparse operand (see add)
         r = _sparse_sum(input, other, -alpha)
-    return _out(r, out, (input, other))
+    return _out(r, out, (input, other), "sub")
 
 
 def _bool_sub_error(a, b) -> RuntimeError:
@@ -381,13 +381,13 @@ def div(input, other, *, rounding_mode=None, out=None):
     """Division; ``rounding_mode`` None (true division), ``'trunc'`` or ``'floor'``."""
     try:
         if rounding_mode is None:
-            return _out(_true_div(input, other), out, (input, other))
+            return _out(_true_div(input, other), out, (input, other), "div")
         if rounding_mode == "floor":
-            return _out(_div_floor(input, other), out, (input, other))
+            return _out(_div_floor(input, other), out, (input, other), "div")
         if rounding_mode == "trunc":
             if _dtype.result_type(input, other).is_floating_point:
-                return _out(_trunc_div_float(input, other), out, (input, other))
-            return _out(_trunc_div(input, other), out, (input, other))
+                return _out(_trunc_div_float(input, other), out, (input, other), "div")
+            return _out(_trunc_div(input, other), out, (input, other), "div")
     except TypeError:  # operands no signature takes: the parser's words, for div's call
         _div_binds(input, other, rounding_mode, out)
         raise
@@ -472,10 +472,10 @@ def _double(x):
     return x if isinstance(x, complex) else float(x)
 
 
-def _out(r, out, inputs=None):
+def _out(r, out, inputs, name: str):
     if out is None:
         return r
-    return write_out(out, r, inputs=inputs)
+    return write_out(out, r, name, inputs=inputs)
 
 
 # -- addcmul, addcdiv, addr ---------------------------------------------------------------------

@@ -613,6 +613,7 @@ def fft_fftfreq(n, d=1.0, *, out=None, dtype=None, layout=None, device=None,
     """The sample frequencies of a signal of size ``n`` with sample spacing ``d``:
     ``[0, 1, ..., (n - 1) // 2, -(n // 2), ..., -1] / (d * n)`` (the order :func:`fft`
     returns them in)."""
+    _refuse_layout(layout, "fft_fftfreq", device, n)
     return _freq_factory("fft_fftfreq", n, d, dtype, device, requires_grad, out, False)
 
 
@@ -621,6 +622,7 @@ def fft_rfftfreq(n, d=1.0, *, out=None, dtype=None, layout=None, device=None,
                  requires_grad=False):
     """The sample frequencies of :func:`rfft` of a signal of size ``n``:
     ``[0, 1, ..., n // 2] / (d * n)``."""
+    _refuse_layout(layout, "fft_rfftfreq", device, n)
     return _freq_factory("fft_rfftfreq", n, d, dtype, device, requires_grad, out, True)
 
 
@@ -654,7 +656,18 @@ def fft_ifftshift(input, dim=None):
 
 # -- window functions --------------------------------------------------------------------------
 
-def _window(fname, window_length, periodic, dtype, device, requires_grad, values):
+def _refuse_layout(layout, name: str, device, n, dtype=None) -> None:
+    """A sparse ``layout=`` given to a window or frequency factory: PyTorch's error."""
+    if layout is not None:
+        from .._factory import refuse_layout
+
+        size = (0,)  # the windows' kernels start from an empty tensor; fftfreq's is sized
+        if name.startswith("fft") and isinstance(n, int):
+            size = (n // 2 + 1,) if name == "fft_rfftfreq" else (n,)
+        refuse_layout(layout, name, device, dtype=dtype, size=size)
+
+
+def _window(fname, window_length, periodic, dtype, device, requires_grad, values, layout=None):
     """A window of ``window_length`` points in ``dtype`` on ``device``: ``values(xp, n)``
     gives the symmetric window of ``n`` points in float64 (``n >= 2``); periodic windows are
     the symmetric window of ``window_length + 1`` points without its last point."""
@@ -662,6 +675,7 @@ def _window(fname, window_length, periodic, dtype, device, requires_grad, values
         raise TypeError(f"{fname}(): argument 'window_length' (position 1) must be int, not "
                         f"{type(window_length).__name__}")
     window_length = int(window_length)
+    _refuse_layout(layout, fname, device, window_length, dtype)
     dt = _dtype.get_default_dtype() if dtype is None else dtype
     dev = resolve_device(device)
     if not dt.is_floating_point:
@@ -698,7 +712,7 @@ def hann_window(window_length, periodic=True, *, dtype=None, layout=None, device
     """The Hann window ``0.5 - 0.5 cos(2 pi k / (N - 1))``, ``N = window_length + 1`` when
     ``periodic`` (the default: for spectral analysis), else ``window_length``."""
     return _window("hann_window", window_length, periodic, dtype, device, requires_grad,
-                   _general_hamming(0.5, 0.5))
+                   _general_hamming(0.5, 0.5), layout=layout)
 
 
 @register("hamming_window", method=False, differentiable=False)
@@ -707,7 +721,7 @@ def hamming_window(window_length, periodic=True, alpha=0.54, beta=0.46, *, dtype
     """The Hamming window ``alpha - beta cos(2 pi k / (N - 1))`` (``N`` as in
     :func:`hann_window`)."""
     return _window("hamming_window", window_length, periodic, dtype, device, requires_grad,
-                   _general_hamming(float(alpha), float(beta)))
+                   _general_hamming(float(alpha), float(beta)), layout=layout)
 
 
 def _blackman(xp, n):
@@ -721,7 +735,7 @@ def blackman_window(window_length, periodic=True, *, dtype=None, layout=None, de
     """The Blackman window ``0.42 - 0.5 cos(2 pi k / (N - 1)) + 0.08 cos(4 pi k / (N - 1))``
     (``N`` as in :func:`hann_window`)."""
     return _window("blackman_window", window_length, periodic, dtype, device, requires_grad,
-                   _blackman)
+                   _blackman, layout=layout)
 
 
 def _bartlett(xp, n):
@@ -737,7 +751,7 @@ def bartlett_window(window_length, periodic=True, *, dtype=None, layout=None, de
     """The Bartlett (triangular) window ``1 - |2k / (N - 1) - 1|`` (``N`` as in
     :func:`hann_window`)."""
     return _window("bartlett_window", window_length, periodic, dtype, device, requires_grad,
-                   _bartlett)
+                   _bartlett, layout=layout)
 
 
 @register("kaiser_window", method=False, differentiable=False)
@@ -753,7 +767,7 @@ def kaiser_window(window_length, periodic=True, beta=12.0, *, dtype=None, layout
         return xp.i0(beta * xp.sqrt(xp.maximum(1 - r * r, 0.0))) / xp.i0(xp.asarray(beta))
 
     return _window("kaiser_window", window_length, periodic, dtype, device, requires_grad,
-                   values)
+                   values, layout=layout)
 
 
 # -- framing and overlap-add (the adjoint pair under stft / istft) -----------------------------

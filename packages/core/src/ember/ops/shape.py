@@ -1897,8 +1897,10 @@ def narrow_copy(input, dim, start, length):
 
 def _new_empty_strided(self, size, stride, *, dtype=None, layout=None, device=None,
                        requires_grad=False, pin_memory=False):
-    from .._factory import empty_strided
+    from .._factory import empty_strided, refuse_layout
 
+    refuse_layout(layout if layout is not None else getattr(self, "_layout", None),
+                  "new_empty_strided", device)
     return empty_strided(size, stride, dtype=self.dtype if dtype is None else dtype,
                          device=self.device if device is None else device,
                          requires_grad=requires_grad)
@@ -1967,7 +1969,7 @@ register_method("__reversed__", lambda self: self if self._data.ndim == 0 else f
 
 # -- index/grid builders: tril/triu_indices, meshgrid, cartesian_prod, combinations --------
 
-def _tri_indices(name, row, col, offset, dtype, device):
+def _tri_indices(name, row, col, offset, dtype, device, layout=None):
     from .. import _dtype as dtypes
     from .._device import resolve_device, xp_of
 
@@ -1983,6 +1985,9 @@ def _tri_indices(name, row, col, offset, dtype, device):
             raise TypeError(f"{name}(): argument '{what}' (position {pos}) must be int, not "
                             f"{tp_name(v)}") from None
     row, col, offset = vals
+    from .._factory import refuse_layout
+
+    refuse_layout(layout, name, device)
     if row < 0:
         raise RuntimeError(f"row must be non-negative, got{row}")
     if col < 0:
@@ -2000,14 +2005,14 @@ def _tri_indices(name, row, col, offset, dtype, device):
 def tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
     """The 2 x N coordinates of the lower triangle (on and below diagonal ``offset``) of a
     ``row`` x ``col`` matrix, in row-major order."""
-    return _tri_indices("tril_indices", row, col, offset, dtype, device)
+    return _tri_indices("tril_indices", row, col, offset, dtype, device, layout)
 
 
 @register("triu_indices", method=False, differentiable=False)
 def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
     """The 2 x N coordinates of the upper triangle (on and above diagonal ``offset``) of a
     ``row`` x ``col`` matrix, in row-major order."""
-    return _tri_indices("triu_indices", row, col, offset, dtype, device)
+    return _tri_indices("triu_indices", row, col, offset, dtype, device, layout)
 
 
 @register("meshgrid", method=False, view=True)

@@ -393,27 +393,54 @@ def sparse_out(out, result: SparseTensor, op: str) -> SparseTensor:
     """``out=`` of a product whose result is sparse COO (``hspmm``, ``sspaddmm``, ...): ``out``
     (a sparse COO tensor of the result's dtype and device) takes the result's size, indices
     and values, as PyTorch's out kernels resize and fill it."""
-    from .._sparse_tensor import _SparseData
-    from ..autograd.grad_mode import GRAD
-
     if not isinstance(out, Tensor):
         raise TypeError(f"{op}(): argument 'out' must be Tensor, not {type(out).__name__}")
-    if not is_sparse(out) or out.layout is not sparse_coo:
-        raise RuntimeError(f"{op}(): expected out to be a sparse COO tensor (the result's "
-                           f"layout), but got layout {_layout_word(out)}")
+    return write_sparse_out(out, result, op, "same")
+
+
+def _layout_phrase(x) -> str:
+    """``"strided"``, ``"sparse COO"``, ``"sparse CSR"``, ... (``x``'s layout, in words)."""
+    if x.layout is strided:
+        return "strided"
+    word = _layout_word(x).removeprefix("Sparse").upper()
+    return f"sparse {word or 'COO'}"
+
+
+def write_sparse_out(out: Tensor, result: Tensor, op: str | None, dtype_rule: str) -> Tensor:
+    """``out=`` where the result or ``out`` is sparse (``ember.sin(s, out=o)``; reached from
+    ``_inplace.write_out``): ``out``, of the result's layout and device, takes the result's
+    size, indices and values (cast to ``out``'s dtype under ``dtype_rule``, as the dense
+    ``out=``), as PyTorch's sparse out kernels resize and fill it; ``out`` of another layout
+    is refused (PyTorch fails there with internal asserts) and nothing is written."""
+    from .._sparse_tensor import _SparseData
+    from ..autograd.grad_mode import GRAD
+    from ._promotion import _dtype_category
+
+    op = op or "op"
+    if out.layout is not result.layout:
+        raise RuntimeError(f"{op}(): expected out to be a {_layout_phrase(result)} tensor (the "
+                           f"result's layout), but got layout {_layout_word(out)}")
     if GRAD.enabled and (result.requires_grad or out.requires_grad):
         raise RuntimeError(f"{op}(): functions with out=... arguments don't support automatic "
                            "differentiation, but one of the arguments requires grad.")
     if out._device != result._device:
         raise RuntimeError(f"Expected out tensor to have device {result._device}, but got "
                            f"{out._device} instead")
-    if out._vals._data.dtype != result._vals._data.dtype:
+    vals = result._vals.detach()
+    have, want = vals._data.dtype, out._vals._data.dtype
+    if have != want:
         name = _dtype.scalar_type_name
-        raise RuntimeError(f"dtype of values ({name(result._vals._data.dtype)}) must match "
-                           f"dtype of sparse tensor ({name(out._vals._data.dtype)})")
+        if dtype_rule != "cast":
+            raise RuntimeError(f"dtype of values ({name(have)}) must match dtype of sparse "
+                               f"tensor ({name(want)})")
+        if _dtype_category(have) > _dtype_category(want):
+            raise RuntimeError(f"result type {name(have)} can't be cast to the desired output "
+                               f"type {name(want)}")
+        vals = vals.to(out.dtype)
     out._idx = result._idx
-    out._vals = result._vals.detach()
-    out._data = _SparseData(tuple(result._data.shape), out._vals._data.dtype, out._device)
+    out._vals = vals
+    out._data = _SparseData(tuple(result._data.shape), vals._data.dtype, out._device,
+                            out._layout)
     out._coalesced = result._coalesced
     out._cache = {}
     out._bump_version()
