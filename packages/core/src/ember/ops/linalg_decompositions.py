@@ -4,12 +4,14 @@ backward written in Tensor ops (differentiable again), after PyTorch's Functions
 from __future__ import annotations
 
 import inspect
+import math
 
 import numpy as np
 
 from .._device import check_same_device, xp_of
 from .._dtype import scalar_type_name
 from .._tensor import _make
+from ..autograd.grad_mode import no_grad
 from ..autograd.graph import make_node_class, mark_holomorphic, record
 from ..backends import backend_of
 from ._factories import sum_to_size
@@ -654,18 +656,7 @@ def _tolerance(xp, smax, shape, atol, rtol, dtype):
 
 def _pinv_bw(node, g):
     (A,) = node.saved
-    P = node.output()
-    m, n = A._data.shape[-2:]
-    Ph, gh = P.mH, g.mH
-    if m <= n:
-        K = gh.matmul(P)
-        KPh = K.matmul(Ph)
-        return (-(P.matmul(K)).mH + KPh - A.matmul(P).matmul(KPh)
-                + Ph.matmul(P).matmul(gh - K.matmul(A)),)
-    K = P.matmul(gh)
-    PhK = Ph.matmul(K)
-    return (-(K.matmul(P)).mH + (gh - A.matmul(K)).matmul(P).matmul(Ph) + PhK
-            - PhK.matmul(P).matmul(A),)
+    return (_pinv_backward(g, node.output(), A),)
 
 
 LinalgPinvBackward0 = make_node_class("LinalgPinvBackward0", _pinv_bw)
@@ -802,11 +793,17 @@ def lstsq(input, b, rcond=None, *, driver=None):
     m, n = ad.shape[-2:]
     if driver == "gels" and ad.size:
         _gels_full_rank(xp, A, m, n)
-    X = pinv(A, rtol=None if driver == "gels" else rcond).matmul(Bm)  # gels ignores rcond
+    with no_grad():
+        if driver == "gelsy" and ad.size and Bm._data.size:
+            X, rank = _gelsy(A, Bm, rcond)
+        else:  # gels ignores rcond; gelsd/gelss cut the SVD at it, as pinv does
+            X = pinv(A, rtol=None if driver == "gels" else rcond).matmul(Bm)
+            rank = matrix_rank(A, rtol=rcond) if driver != "gels" else \
+                const(A, xp.zeros((0,), dtype=np.int64))
+    if needs_grad(A, Bm):  # PyTorch's derivative: pinv(A)'s (no rcond)
+        record(LinalgLstsqBackward0, X, (A, Bm), (A, Bm))
     real = np.finfo(ad.dtype).dtype  # residuals and singular values are real
     empty = const(A, xp.zeros((0,), dtype=real))
-    rank = matrix_rank(A, rtol=rcond) if driver != "gels" else \
-        const(A, xp.zeros((0,), dtype=np.int64))
     residuals = empty
     full_rank = driver in ("gels", "gelsy") or bool((rank._data == n).all())
     if driver != "gelsy" and m > n and full_rank:
@@ -820,6 +817,195 @@ def lstsq(input, b, rcond=None, *, driver=None):
     if vector:
         X = X.reshape(*X._data.shape[:-1])
     return LinalgLstsqResult(X, residuals, rank, sv)
+
+
+def _pinv_backward(g, P, A):
+    """PyTorch's ``pinv_backward``: the gradient with respect to ``A`` of a loss whose
+    gradient with respect to ``P = pinv(A)`` is ``g``."""
+    m, n = A._data.shape[-2:]
+    Ph, gh = P.mH, g.mH
+    if m <= n:
+        K = gh.matmul(P)
+        KPh = K.matmul(Ph)
+        return (-(P.matmul(K)).mH + KPh - A.matmul(P).matmul(KPh)
+                + Ph.matmul(P).matmul(gh - K.matmul(A)))
+    K = P.matmul(gh)
+    PhK = Ph.matmul(K)
+    return (-(K.matmul(P)).mH + (gh - A.matmul(K)).matmul(P).matmul(Ph) + PhK
+            - PhK.matmul(P).matmul(A))
+
+
+def _lstsq_bw(node, g):
+    """PyTorch's ``linalg_lstsq_backward``: the gradients of ``pinv(A) @ B`` (``pinv`` at its
+    default tolerance, whatever the driver and ``rcond``), summed over broadcast batch dims."""
+    A, B = node.saved
+    P = pinv(A)
+    gA = gB = None
+    if A.requires_grad:
+        gA = sum_to_size(_pinv_backward(g.matmul(B.mH), P, A), A._data.shape)
+    if B.requires_grad:
+        gB = sum_to_size(P.mH.matmul(g), B._data.shape)
+    return gA, gB
+
+
+LinalgLstsqBackward0 = make_node_class("LinalgLstsqBackward0", _lstsq_bw)
+complex_own(LinalgLstsqBackward0)  # PyTorch's formula, conjugate transposes included
+
+
+def _gelsy(A, B, rcond):
+    """LAPACK's ``xGELSY`` (PyTorch's default CPU driver): ``A P = Q R`` by Householder QR with
+    column pivoting, the rank ``r`` by incremental condition estimation on ``R`` (the largest
+    ``r`` whose estimated condition stays under ``1 / rcond``), and the minimum-norm solution
+    of the problem with ``R``'s rows past ``r`` dropped: ``X = P pinv(R[:r]) (Q^H B)[:r]``.
+    ``rcond`` defaults to eps * max(m, n). Runs on the host; returns ``(X, rank)``."""
+    backend = backend_of(A._device)
+    xp = xp_of(A)
+    a = backend.to_host(A._data)
+    b = backend.to_host(B._data)
+    m, n = a.shape[-2:]
+    batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    a = np.broadcast_to(a, (*batch, m, n)).reshape(-1, m, n)
+    b = np.broadcast_to(b, (*batch, *b.shape[-2:])).reshape(-1, *b.shape[-2:])
+    dt = a.dtype
+    eps = float(np.finfo(dt).eps)
+    rc = eps * max(m, n) if rcond is None else float(rcond)
+    xs = np.empty((a.shape[0], n, b.shape[-1]), dtype=dt)
+    ranks = np.empty(a.shape[0], dtype=np.int64)
+    for i in range(a.shape[0]):
+        xs[i], ranks[i] = _gelsy_one(a[i], b[i], rc, eps)
+    X = xs.reshape(*batch, n, b.shape[-1])
+    return (_make(backend.to_device(X, A._device.index) if xp is not np else X, A._device),
+            const(A, xp.asarray(ranks.reshape(batch))))
+
+
+def _gelsy_one(a, b, rcond: float, eps: float):
+    """One matrix of :func:`_gelsy`: ``a`` (m, n) and ``b`` (m, k), NumPy arrays (copies)."""
+    m, n = a.shape
+    k = min(m, n)
+    perm = np.arange(n)
+    a = a.copy()
+    b = b.copy()
+    for j in range(k):  # A P = Q R, Q^H applied to b as each reflector is made (xGEQP3)
+        norms = np.linalg.norm(a[j:, j:], axis=0)
+        p = j + int(np.argmax(norms))  # the first of equal norms, as IDAMAX
+        if p != j:
+            a[:, [j, p]] = a[:, [p, j]]
+            perm[[j, p]] = perm[[p, j]]
+        alpha = a[j, j]
+        xnorm = float(np.linalg.norm(a[j + 1:, j]))
+        if xnorm == 0.0 and alpha.imag == 0:
+            continue  # H = I (xLARFG's tau = 0)
+        beta = -math.copysign(math.hypot(abs(alpha), xnorm), alpha.real)
+        tau = (beta - alpha.real) / beta - 1j * alpha.imag / beta if a.dtype.kind == "c" \
+            else (beta - alpha) / beta
+        v = a[j:, j] / (alpha - beta)
+        v[0] = 1
+        ctau = np.conj(tau)
+        a[j:, j + 1:] -= np.outer(v, ctau * (v.conj() @ a[j:, j + 1:]))
+        b[j:] -= np.outer(v, ctau * (v.conj() @ b[j:]))
+        a[j, j] = beta
+        a[j + 1:, j] = 0
+    r = a[:k]
+    smax = abs(r[0, 0]) if k else 0.0
+    if smax == 0.0:
+        return np.zeros((n, b.shape[1]), dtype=a.dtype), 0
+    rank, smin = 1, smax
+    xmin = np.ones(1, dtype=a.dtype)
+    xmax = np.ones(1, dtype=a.dtype)
+    while rank < k:  # xGELSY's incremental condition estimation (xLAIC1)
+        w, gamma = r[:rank, rank], r[rank, rank]
+        sminpr, s1, c1 = _laic1(False, xmin, smin, w, gamma, eps)
+        smaxpr, s2, c2 = _laic1(True, xmax, smax, w, gamma, eps)
+        if smaxpr * rcond > sminpr:
+            break
+        xmin = np.append(s1 * xmin, c1)
+        xmax = np.append(s2 * xmax, c2)
+        smin, smax = sminpr, smaxpr
+        rank += 1
+    c = b[:rank]
+    r1 = r[:rank]
+    if rank == n:
+        y = np.linalg.solve(np.triu(r1), c)
+    else:  # the minimum-norm solution of R[:r] y = c: R[:r]^H = Z T, y = Z T^-H c
+        z, t = np.linalg.qr(r1.conj().T)
+        y = z @ np.linalg.solve(t.conj().T, c)
+    x = np.empty((n, b.shape[1]), dtype=a.dtype)
+    x[perm] = y
+    return x, rank
+
+
+def _laic1(largest: bool, x, sest: float, w, gamma, eps: float):
+    """LAPACK's ``xLAIC1``: one step of incremental condition estimation. ``x`` (unit norm)
+    approximates a singular vector of a triangular ``L`` with ``|L x| = sest``; returns
+    ``(sestpr, s, c)`` with ``[s x; c]`` the approximate singular vector of ``L`` bordered by
+    the row ``[w^H gamma]`` and ``sestpr`` its singular value (the largest one when
+    ``largest``, else the smallest), computed without squaring small quantities."""
+    alpha = complex(np.vdot(x, w)) if x.dtype.kind == "c" else float(np.dot(x, w))
+    gamma = complex(gamma) if x.dtype.kind == "c" else float(gamma)
+    absalp, absgam, absest = abs(alpha), abs(gamma), abs(sest)
+    conj = (lambda z: z.conjugate())
+
+    def unit(sn, cs):
+        nrm = math.sqrt(abs(sn) ** 2 + abs(cs) ** 2)
+        return sn / nrm, cs / nrm
+
+    if largest:
+        if sest == 0:
+            s1 = max(absgam, absalp)
+            if s1 == 0:
+                return 0.0, 0.0, 1.0
+            sn, cs = unit(alpha / s1, gamma / s1)
+            return s1 * math.sqrt(abs(alpha / s1) ** 2 + abs(gamma / s1) ** 2), sn, cs
+        if absgam <= eps * absest:
+            tmp = max(absest, absalp)
+            return tmp * math.hypot(absest / tmp, absalp / tmp), 1.0, 0.0
+        if absalp <= eps * absest:
+            return (absest, 1.0, 0.0) if absgam <= absest else (absgam, 0.0, 1.0)
+        if absest <= eps * absalp or absest <= eps * absgam:
+            big = max(absgam, absalp)
+            scl = math.sqrt(1 + (min(absgam, absalp) / big) ** 2)
+            return big * scl, (alpha / big) / scl, (gamma / big) / scl
+        z1, z2 = absalp / absest, absgam / absest
+        bb = (1 - z1 * z1 - z2 * z2) / 2
+        cc = z1 * z1
+        t = cc / (bb + math.sqrt(bb * bb + cc)) if bb > 0 else math.sqrt(bb * bb + cc) - bb
+        sn, cs = unit(-(alpha / absest) / t, -(gamma / absest) / (1 + t))
+        return math.sqrt(t + 1) * absest, sn, cs
+    if sest == 0:
+        if max(absgam, absalp) == 0:
+            sn, cs = 1.0, 0.0
+        else:
+            sn, cs = -conj(gamma), conj(alpha)
+        s1 = max(abs(sn), abs(cs))
+        return (0.0, *unit(sn / s1, cs / s1))
+    if absgam <= eps * absest:
+        return absgam, 0.0, 1.0
+    if absalp <= eps * absest:
+        return (absgam, 0.0, 1.0) if absgam <= absest else (absest, 1.0, 0.0)
+    if absest <= eps * absalp or absest <= eps * absgam:
+        if absgam <= absalp:
+            tmp = absgam / absalp
+            scl = math.sqrt(1 + tmp * tmp)
+            return (absest * (tmp / scl), -(conj(gamma) / absalp) / scl,
+                    (conj(alpha) / absalp) / scl)
+        tmp = absalp / absgam
+        scl = math.sqrt(1 + tmp * tmp)
+        return absest / scl, -(conj(gamma) / absgam) / scl, (conj(alpha) / absgam) / scl
+    z1, z2 = absalp / absest, absgam / absest
+    norma = max(1 + z1 * z1 + z1 * z2, z1 * z2 + z2 * z2)
+    if 1 + 2 * (z1 - z2) * (z1 + z2) >= 0:  # the root is near zero: computed directly
+        bb = (z1 * z1 + z2 * z2 + 1) / 2
+        cc = z2 * z2
+        t = cc / (bb + math.sqrt(abs(bb * bb - cc)))
+        sn, cs = (alpha / absest) / (1 - t), -(gamma / absest) / t
+        sestpr = math.sqrt(t + 4 * eps * eps * norma) * absest
+    else:  # the root is nearer one: shifted by it
+        bb = (z2 * z2 + z1 * z1 - 1) / 2
+        cc = z1 * z1
+        t = -cc / (bb + math.sqrt(bb * bb + cc)) if bb >= 0 else bb - math.sqrt(bb * bb + cc)
+        sn, cs = -(alpha / absest) / t, -(gamma / absest) / (1 + t)
+        sestpr = math.sqrt(1 + t + 4 * eps * eps * norma) * absest
+    return (sestpr, *unit(sn, cs))
 
 
 def _gels_full_rank(xp, A, m, n) -> None:
