@@ -137,3 +137,66 @@ def test_adagrad_weight_decay_on_a_sparse_gradient_is_torchs_error():
     with pytest.raises(RuntimeError, match="weight_decay option is not compatible with sparse "
                                            "gradients"):
         opt.step()
+
+
+# -- EmbeddingBag(sparse=True) -------------------------------------------------------------
+
+BAG_CASES = [
+    {"mode": "sum"}, {"mode": "mean"}, {"mode": "sum", "padding_idx": 1},
+    {"mode": "mean", "padding_idx": 2}, {"mode": "sum", "per_sample_weights": True},
+    {"mode": "sum", "include_last_offset": True}, {"mode": "max"},
+    {"mode": "sum", "scale_grad_by_freq": True}, {"mode": "mean", "scale_grad_by_freq": True},
+]
+
+
+def _bag_grad(m, case):
+    """The weight's gradient of F.embedding_bag(sparse=True) in library ``m``: (layout,
+    indices, values, dense form, coalesced), or the error raised."""
+    rng = np.random.default_rng(0)
+    w = m.tensor(rng.standard_normal((6, 3)), requires_grad=True)
+    kw = dict(case)
+    if kw.pop("per_sample_weights", None):
+        kw["per_sample_weights"] = m.tensor(np.arange(7.0) / 7)
+    try:
+        out = m.nn.functional.embedding_bag(m.tensor([1, 2, 1, 4, 2, 5, 0]), w,
+                                            m.tensor([0, 3, 5]), sparse=True, **kw)
+        out.backward(m.tensor(np.random.default_rng(1).standard_normal(tuple(out.shape))))
+    except (RuntimeError, ValueError) as e:
+        return (type(e).__name__, str(e))
+    g = w.grad
+    return ("coo", g._indices().tolist(), g._values().numpy().round(6).tolist(),
+            g.to_dense().numpy().round(6).tolist(), g.is_coalesced())
+
+
+@pytest.mark.parametrize("case", BAG_CASES, ids=lambda c: "-".join(f"{k}={v}" for k, v in
+                                                                  c.items()))
+def test_embedding_bag_sparse_gradient_as_torch(case):
+    torch = _torch()
+    assert _bag_grad(ember, case) == _bag_grad(torch, case)
+
+
+def test_embedding_bag_sparse_gradient_equals_the_dense_one():
+    w = ember.randn(8, 4, dtype=ember.float64, requires_grad=True)
+    wd = w.detach().clone().requires_grad_()
+    x = ember.tensor([[1, 2, 7], [3, 1, 1]])
+    ember.nn.functional.embedding_bag(x, w, mode="mean", sparse=True).pow(2).sum().backward()
+    ember.nn.functional.embedding_bag(x, wd, mode="mean").pow(2).sum().backward()
+    assert w.grad.layout is ember.sparse_coo and w.grad._nnz() == 6
+    np.testing.assert_allclose(w.grad.to_dense().numpy(), wd.grad.numpy(), rtol=1e-12)
+
+
+def test_embedding_bag_sparse_steps_sparse_adam_as_torch():
+    """nn.EmbeddingBag(sparse=True) with SparseAdam (which refuses dense gradients)."""
+    torch = _torch()
+    bag = nn.EmbeddingBag(10, 3, sparse=True)
+    tbag = torch.nn.EmbeddingBag(10, 3, sparse=True)
+    tbag.weight.data = torch.tensor(bag.weight.detach().numpy())
+    opt = ember.optim.SparseAdam(bag.parameters(), lr=0.05)
+    topt = torch.optim.SparseAdam(tbag.parameters(), lr=0.05)
+    for rows in ([[1, 2], [3, 1]], [[4, 4], [9, 1]]):
+        for m, b, o in ((ember, bag, opt), (torch, tbag, topt)):
+            o.zero_grad()
+            b(m.tensor(rows)).pow(2).sum().backward()
+            o.step()
+    np.testing.assert_allclose(bag.weight.detach().numpy(), tbag.weight.detach().numpy(),
+                               rtol=1e-5, atol=1e-6)

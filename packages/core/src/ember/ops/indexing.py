@@ -1099,7 +1099,18 @@ def _as_1d(t):
 
 @register("gather", out="same")
 def gather(input, dim, index, *, sparse_grad=False):
-    """Values along ``dim`` at ``index``: ``out[i][j] = input[index[i][j]][j]`` (dim 0)."""
+    """Values along ``dim`` at ``index``: ``out[i][j] = input[index[i][j]][j]`` (dim 0).
+    ``sparse_grad``: ``input``'s gradient is a sparse COO tensor (one element per element of
+    ``index``, uncoalesced, as PyTorch's ``_gather_sparse_backward``)."""
+    if sparse_grad and GRAD.enabled and isinstance(input, Tensor) and input.requires_grad:
+        GRAD.enabled = False
+        try:
+            out = gather(input, dim, index)
+        finally:
+            GRAD.enabled = True
+        record(GatherSparseBackward0, out, (input,), (),
+               (input._data.shape, wrap_dim(dim, max(input._data.ndim, 1)), index._data))
+        return out
     check_same_device(input, index)
     dim, a = _gather_checks(input, dim, index)
     _dtype.check_kernel("gather", input._data.dtype)
@@ -1116,6 +1127,28 @@ def gather(input, dim, index, *, sparse_grad=False):
 
 
 GatherBackward0 = make_node_class("GatherBackward0", _gather_bw)
+
+
+def _gather_sparse_bw(node, g):
+    """``gather(..., sparse_grad=True)``'s backward: a COO tensor of ``input``'s shape with
+    ``g``'s elements at the gathered coordinates (``index``'s own along ``dim``)."""
+    from .._sparse_tensor import make_sparse
+
+    shape, dim, a = node.ctx
+    xp = xp_of(g)
+    if not shape:  # a 0-d input: its one element, no sparse dims
+        idx = xp.zeros((0, a.size), dtype=np.int64)
+    else:
+        a = a.reshape(1) if a.ndim == 0 else a
+        grids = list(xp.meshgrid(*(xp.arange(k) for k in a.shape), indexing="ij"))
+        grids[dim] = a
+        idx = xp.stack([x.reshape(-1) for x in grids]).astype(np.int64, copy=False)
+    values = g.reshape(-1).clone()  # (one element or none: coalesced, as PyTorch marks it)
+    return (make_sparse(idx, values, tuple(shape), coalesced=idx.shape[1] <= 1),)
+
+
+#: gather's node when ``sparse_grad=True`` (PyTorch's name, another backward)
+GatherSparseBackward0 = make_node_class("GatherBackward0", _gather_sparse_bw)
 
 
 def _scatter_spec(name, input, dim, index, src):

@@ -345,7 +345,7 @@ def _embedding_sparse_grad(node, g):
     else:
         values = values.clone()  # the gradient owns its values (g may be reused)
     return make_sparse(idx.reshape(1, -1).astype("int64", copy=False), values, weight_shape,
-                       coalesced=False)
+                       coalesced=idx.size <= 1)  # (one index or none: PyTorch marks it so)
 
 
 def _embedding_grad_array(node, gd):
@@ -679,8 +679,9 @@ def _embedding_bag_aten(weight, indices, offsets, scale_grad_by_freq=False, mode
     starting at an element of ``offsets``, reduced by ``mode`` (0 sum, 1 mean, 2 max).
     Returns ``(output, offset2bag, bag_size, max_indices)`` as PyTorch's CPU kernel does:
     ``offset2bag`` is left empty by its fast sum, ``bag_size`` and ``max_indices`` are zeros
-    for sum, ``max_indices`` is ``bag_size`` for mean and the rows picked for max. Gradients
-    are dense (``sparse`` is accepted and ignored)."""
+    for sum, ``max_indices`` is ``bag_size`` for mean and the rows picked for max. With
+    ``sparse`` the weight's gradient is a sparse COO tensor: one row per looked-up index
+    (``padding_idx``'s left out), uncoalesced, as PyTorch's ``_embedding_bag_sparse_backward``."""
     if indices._data.dtype != offsets._data.dtype:  # PyTorch promotes the two to one type
         common = _dtype.FROM_NP[_dtype.binary_result_np(indices._data, offsets._data)]
         indices, offsets = indices.to(common), offsets.to(common)
@@ -748,7 +749,7 @@ def _embedding_bag_aten(weight, indices, offsets, scale_grad_by_freq=False, mode
     if GRAD.enabled and (weight.requires_grad or (psw_t is not None and psw_t.requires_grad)):
         kept = xp.nonzero(keep)[0] if keep is not None else None
         ctx = (mode, num, idx, bag, kept, counts, scale_grad_by_freq,
-               max_idx if mode == 2 else None)
+               max_idx if mode == 2 else None, bool(sparse) and mode != 2)
         saved = (weight, psw_t) if psw_t is not None else ()
         record(EmbeddingBagBackward0, result, (weight, psw_t), saved, ctx)
     return (result, _make(offset2bag, dev), _make(bag_size, dev), _make(max_indices, dev))
@@ -787,7 +788,7 @@ def _bag_max(rows, idx, layout, keep, counts, w, xp):
 def _embedding_bag_bw(node, g):
     from .._factory import zeros
 
-    mode, num, idx, bag, kept, counts, by_freq, max_idx = node.ctx
+    mode, num, idx, bag, kept, counts, by_freq, max_idx, sparse = node.ctx
     dev = g._device
     xp = xp_of(g)
     dim = g._data.shape[1]
@@ -809,6 +810,9 @@ def _embedding_bag_bw(node, g):
     idx_t, bag_t = const(idx), const(bag)
     rows_g = g.index_select(0, bag_t)
     if node.needs_grad(0):
+        if sparse and by_freq:  # (PyTorch's check, in its sparse backward)
+            raise RuntimeError("embedding_backward: scale_grad_by_freq not supported with "
+                               "sparse gradients")
         scale = None
         if mode == 1:
             scale = 1.0 / xp.maximum(counts, 1)[bag]
@@ -821,7 +825,13 @@ def _embedding_bag_bw(node, g):
                 .unsqueeze(1)
         if scale is not None:
             contrib = contrib * const(scale.astype(dtype)[:, None])
-        gw = zeros(num, dim, dtype=g.dtype, device=dev).index_add(0, idx_t, contrib)
+        if sparse:
+            from .._sparse_tensor import make_sparse
+
+            gw = make_sparse(idx.reshape(1, -1).astype(np.int64, copy=False), contrib,
+                             (num, dim), coalesced=idx.size <= 1)
+        else:
+            gw = zeros(num, dim, dtype=g.dtype, device=dev).index_add(0, idx_t, contrib)
     if psw is not None and node.needs_grad(1):
         weight = node.saved[0]
         per_row = (rows_g * weight.index_select(0, idx_t)).sum(1)
