@@ -59,6 +59,8 @@ _LAYOUT_WORDS = {sparse_coo: "Sparse", sparse_csr: "SparseCsr", sparse_csc: "Spa
                  sparse_bsr: "SparseBsr", sparse_bsc: "SparseBsc"}
 #: the layouts whose tensors store dense blocks (``ember.sparse._blocks``)
 _BLOCK = (sparse_bsr, sparse_bsc)
+#: the compressed layouts without blocks
+_COMPRESSED_PLAIN = (sparse_csr, sparse_csc)
 #: the layouts whose compressed dimension is the columns
 _BY_COLUMN = (sparse_csc, sparse_bsc)
 
@@ -396,6 +398,10 @@ def sparse_binary(name: str, input, other):
             return c._with_values(div(c._vals, other, rounding_mode="trunc"))
         if name == "pow":
             return input.pow(other)
+    if b_sparse and isinstance(input, Tensor) and name in _DIVISIONS:
+        exc = _sparse_divisor(other, name == "floor_divide")
+        exc.__suppress_context__ = True
+        raise exc
     s = input if a_sparse else other
     if name in _COMPARISONS:
         name += ".Tensor" if isinstance(other, Tensor) else ".Scalar"
@@ -404,6 +410,18 @@ def sparse_binary(name: str, input, other):
     exc = _no_backend(name, s)
     exc.__suppress_context__ = True  # raised where the dense op's attempt was caught
     raise exc
+
+
+#: the binary ops that divide (PyTorch refuses a sparse divisor of a dense tensor in words)
+_DIVISIONS = frozenset(("div", "true_divide", "div_trunc", "floor_divide"))
+
+
+def _sparse_divisor(divisor, floor: bool = False) -> RuntimeError:
+    """PyTorch's error for a divisor that is sparse or not 0-d, where the dividend is
+    sparse or the divisor is."""
+    word = "Sparse floor division" if floor else "Sparse division"
+    return RuntimeError(f"{word} requires a scalar or zero-dim dense tensor divisor (got shape "
+                        f"{list(divisor._data.shape)} for divisor)")
 
 
 def sparse_inplace(name: str, fn, self, *args, **kwargs):
@@ -1147,8 +1165,7 @@ class SparseTensor(Tensor):
 
     def __truediv__(self, other):
         if isinstance(other, Tensor) and (is_sparse(other) or other._data.ndim):
-            raise RuntimeError(f"Sparse division requires a scalar or zero-dim dense tensor "
-                               f"divisor (got shape {list(other._data.shape)} for divisor)")
+            raise _sparse_divisor(other)
         return self._with_values(self._vals / other)
 
     def div(self, other, *, rounding_mode=None):
@@ -1162,8 +1179,7 @@ class SparseTensor(Tensor):
             raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or "
                                f"'floor' but found '{rounding_mode}'")
         if isinstance(other, Tensor) and (is_sparse(other) or other._data.ndim):
-            raise RuntimeError(f"Sparse division requires a scalar or zero-dim dense tensor "
-                               f"divisor (got shape {list(other._data.shape)} for divisor)")
+            raise _sparse_divisor(other)
         from .ops.arith import div
 
         c = self.coalesce() if self._layout is sparse_coo else self
@@ -1172,6 +1188,8 @@ class SparseTensor(Tensor):
     divide = true_divide = div
 
     def __rtruediv__(self, other):
+        if isinstance(other, Tensor):  # a dense tensor over a sparse one
+            raise _sparse_divisor(self)
         raise _no_backend("reciprocal", self)
 
     def floor_divide(self, other):
@@ -1180,9 +1198,7 @@ class SparseTensor(Tensor):
         if self._layout is not sparse_coo:
             raise _no_backend("floor_divide", self)
         if isinstance(other, Tensor) and (is_sparse(other) or other._data.ndim):
-            raise RuntimeError(f"Sparse floor division requires a scalar or zero-dim dense "
-                               f"tensor divisor (got shape {list(other._data.shape)} for "
-                               "divisor)")
+            raise _sparse_divisor(other, floor=True)
         c = self.coalesce()
         return c._with_values(c._vals // other)
 
@@ -1501,8 +1517,8 @@ def sparse_mm(s: SparseTensor, other, name: str = "mm", node_cls=MmBackward0) ->
         _check_mm_operands(s, dense, "addmm")
         plan, values = row_plan(s)
         out = spmm_plan(plan, values, dense, node_cls).to_sparse()
-        if s._layout is sparse_csr and other._layout is sparse_csr:
-            return out.to_sparse_csr()
+        if s._layout in _COMPRESSED_PLAIN and other._layout in _COMPRESSED_PLAIN:
+            return out.to_sparse_csr()  # CSR or CSC operands: a CSR product, as PyTorch's
         return out
     vector = other._data.ndim == 1 and name == "matmul"
     d = other.unsqueeze(1) if vector else other

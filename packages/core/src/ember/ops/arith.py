@@ -383,7 +383,14 @@ def div(input, other, *, rounding_mode=None, out=None):
         if rounding_mode is None:
             return _out(_true_div(input, other), out, (input, other), "div")
         if rounding_mode == "floor":
-            return _out(_div_floor(input, other), out, (input, other), "div")
+            try:
+                r = _div_floor(input, other)
+            except RuntimeError as exc:  # floor_divide's words for a sparse divisor: div's
+                if not str(exc).startswith("Sparse floor division"):
+                    raise
+                raise RuntimeError(str(exc).replace("Sparse floor division", "Sparse division",
+                                                    1)) from None
+            return _out(r, out, (input, other), "div")
         if rounding_mode == "trunc":
             if _dtype.result_type(input, other).is_floating_point:
                 return _out(_trunc_div_float(input, other), out, (input, other), "div")
