@@ -617,8 +617,9 @@ def refuse_layout(layout, name: str, device=None, dtype=None, size=(0,)) -> None
 def like_sparse(name: str, input, layout, dt, dev, requires_grad: bool, memory_format, fill):
     """A ``*_like`` factory's sparse result (``ember.sparse._factories.like``), or None where
     its result is dense; ``fill(shape)``: the dense values a compressed pattern takes."""
-    if layout is None and input.__class__ is Tensor:
-        return None
+    if layout is None and (input.__class__ is Tensor
+                           or getattr(input, "_layout", strided) is strided):
+        return None  # (a Parameter, a subclass: dense, no import)
     from .sparse import _factories
 
     return _factories.like(name, input, layout, dt, dev, requires_grad, memory_format, fill)
