@@ -538,3 +538,29 @@ def test_new_factories_take_size_by_keyword():
         with pytest.raises(TypeError, match=f'{name}\\(\\) missing 1 required positional '
                            'arguments: "size"'):
             getattr(x, name)()
+
+
+@pytest.mark.parametrize("call", [
+    "zeros(2, dtype=3)", "ones(2, dtype=3.5)", "empty(2, dtype=[1])", "full((2,), 1.0, dtype=3)",
+    "zeros_like(m.ones(2), dtype=3)", "ones_like(m.ones(2), dtype=1.0)",
+    "m.ones(2).new_zeros(2, dtype=3)", "m.ones(2).new_full((2,), 1.0, dtype=3)",
+    "m.ones(2).new_empty(2, dtype=3)",
+])
+def test_a_dtype_that_is_not_a_dtype_is_named_as_pytorch(call):
+    """PyTorch's parser error naming the factory and the argument (NumPy's "can't convert
+    np.ndarray of type 3" before)."""
+    torch = pytest.importorskip("torch")
+    errors = []
+    for m in (ember, torch):
+        with pytest.raises(TypeError) as info:
+            eval(call if call.startswith("m.") else "m." + call, {"m": m})
+        errors.append(str(info.value))
+    assert errors[0] == errors[1]
+
+
+def test_a_dtype_that_is_not_a_dtype_without_the_oracle():
+    with pytest.raises(TypeError, match=r"^zeros\(\): argument 'dtype' must be torch.dtype, "
+                                        r"not int$"):
+        ember.zeros(2, dtype=3)
+    with pytest.raises(TypeError, match="argument 'dtype' must be torch.dtype, not float"):
+        ember.rand(2, dtype=1.5)

@@ -1395,8 +1395,10 @@ def embedding_bag(
     starting at an element of ``offsets``, reduced by ``mode`` (0 sum, 1 mean, 2 max).
     Returns ``(output, offset2bag, bag_size, max_indices)`` as PyTorch's CPU kernel does:
     ``offset2bag`` is left empty by its fast sum, ``bag_size`` and ``max_indices`` are zeros
-    for sum, ``max_indices`` is ``bag_size`` for mean and the rows picked for max. Gradients
-    are dense (``sparse`` is accepted and ignored).
+    for sum, ``max_indices`` is ``bag_size`` for mean and the rows picked for max. With
+    ``sparse`` the weight's gradient is a sparse COO tensor: one row per looked-up index
+    (``padding_idx``'s left out), uncoalesced, as PyTorch's
+    ``_embedding_bag_sparse_backward``.
     """
 
 def embedding_renorm_(weight: Tensor, indices: Tensor, max_norm: Any, norm_type: _float) -> Tensor:
@@ -1553,7 +1555,10 @@ def gather(
     sparse_grad: _bool = False,
     out: Tensor | None = None,
 ) -> Tensor:
-    """Values along ``dim`` at ``index``: ``out[i][j] = input[index[i][j]][j]`` (dim 0)."""
+    """Values along ``dim`` at ``index``: ``out[i][j] = input[index[i][j]][j]`` (dim 0).
+    ``sparse_grad``: ``input``'s gradient is a sparse COO tensor (one element per element of
+    ``index``, uncoalesced, as PyTorch's ``_gather_sparse_backward``).
+    """
 
 def gcd(input: Tensor, other: _TensorOrNumber, *, out: Tensor | None = None) -> Tensor:
     """Greatest common divisor (integers only; ``gcd(0, 0) == 0``)."""

@@ -475,8 +475,9 @@ def from_numpy_dtype(np_dtype) -> dtype:
                             f"types are: {NUMPY_NAMES}.") from None
 
 
-def to_dtype(d) -> dtype:
-    """Normalise a dtype argument (ember dtype, NumPy dtype, Python type or name)."""
+def to_dtype(d, fn: str | None = None) -> dtype:
+    """Normalise a dtype argument (ember dtype, NumPy dtype, Python type or name); what is
+    none of them is PyTorch's parser error (``fn``: the function it names)."""
     if d.__class__ is dtype:
         return d
     if d is _b.bool:
@@ -489,6 +490,12 @@ def to_dtype(d) -> dtype:
         return _BY_NAME[d]
     if hasattr(d, "dtype") and not isinstance(d, type):
         raise TypeError(f"expected a dtype, got {type(d).__name__}")
+    if not isinstance(d, (type, np.dtype, str)):
+        where = f"{fn}(): " if fn else ""
+        kind = type(d)
+        got = kind.__name__ if kind.__module__ == "builtins" else \
+            f"{kind.__module__}.{kind.__qualname__} ({d!r})"
+        raise TypeError(f"{where}argument 'dtype' must be torch.dtype, not {got}")
     return from_numpy_dtype(d)
 
 

@@ -214,8 +214,9 @@ def allocating(make, shape, itemsize: int, dev, *args):
         raise
 
 
-def _dtype_or_default(dtype) -> _dtype.dtype:
-    return _dtype.get_default_dtype() if dtype is None else _dtype.to_dtype(dtype)
+def _dtype_or_default(dtype, name: str | None = None) -> _dtype.dtype:
+    """``dtype`` (``name``: the factory its type error names), or the default float."""
+    return _dtype.get_default_dtype() if dtype is None else _dtype.to_dtype(dtype, name)
 
 
 #: C++ type names in PyTorch's "cannot be converted ... without overflow" errors
@@ -691,7 +692,7 @@ def zeros(*args, size=None, out=None, dtype=None, layout=None, device=None,
     ``layout=ember.sparse_coo`` (``sparse_csr``, ``sparse_csc``) makes a sparse tensor that
     stores no element (``ember.sparse._factories``)."""
     return _fill_factory("zeros", _ZERO, size_args(args, size, "zeros"),
-                         _dtype_or_default(out_dtype(out, dtype)), out, layout, device,
+                         _dtype_or_default(out_dtype(out, dtype), "zeros"), out, layout, device,
                          requires_grad)
 
 
@@ -715,7 +716,7 @@ def ones(*args, size=None, out=None, dtype=None, layout=None, device=None,
          requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
     """A tensor of ones of the given size."""
     return _fill_factory("ones", _ONE, size_args(args, size, "ones"),
-                         _dtype_or_default(out_dtype(out, dtype)), out, layout, device,
+                         _dtype_or_default(out_dtype(out, dtype), "ones"), out, layout, device,
                          requires_grad)
 
 
@@ -726,8 +727,8 @@ def empty(*args, size=None, out=None, dtype=None, layout=None, device=None,
     shape = size_args(args, size, "empty")
     order = None if memory_format is None else \
         _mf.format_order(_mf.check(memory_format, "empty"), len(shape))
-    return _fill_factory("empty", None, shape, _dtype_or_default(out_dtype(out, dtype)), out,
-                         layout, device, requires_grad, order)
+    return _fill_factory("empty", None, shape, _dtype_or_default(out_dtype(out, dtype), "empty"),
+                         out, layout, device, requires_grad, order)
 
 
 def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None,
@@ -737,7 +738,7 @@ def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None,
     shape = size_param(size, "full")
     check_number(fill_value, "full", 2, "fill_value")
     dtype = out_dtype(out, dtype)
-    dt = _scalar_dtype(fill_value) if dtype is None else _dtype.to_dtype(dtype)
+    dt = _scalar_dtype(fill_value) if dtype is None else _dtype.to_dtype(dtype, "full")
     value = _scalar_value(fill_value)
     _check_fill(value, dt)
     return _fill_factory("full", value, shape, dt, out, layout, device, requires_grad)
@@ -790,7 +791,8 @@ def _like(input, dtype, device, name: str = "input"):
     if not isinstance(input, Tensor):
         raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not "
                         f"{tp_name(input)}")
-    return (input.dtype if dtype is None else _dtype.to_dtype(dtype),
+    return (input.dtype if dtype is None else
+            _dtype.to_dtype(dtype, None if name == "input" else name),
             input._device if device is None else resolve_device(device))
 
 
@@ -1184,7 +1186,7 @@ def _new_filled(name: str, self, fill, shape: tuple, dtype, device, layout,
                 requires_grad: bool, dt=None) -> Tensor:
     """``Tensor.new_zeros``/``new_ones``/``new_empty``/``new_full``: ``self``'s dtype, device
     and layout unless given (a sparse layout: ``ember.sparse._factories.make``)."""
-    dt_like, dev = _like(self, dtype, device)
+    dt_like, dev = _like(self, dtype, device, name)
     dt = dt_like if dt is None else dt
     if layout is None:
         layout = getattr(self, "_layout", None)
@@ -1217,7 +1219,7 @@ def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad: 
              layout=None, pin_memory: bool = False) -> Tensor:
     """``fill_value`` in a tensor of ``size`` with this tensor's dtype and device unless
     given."""
-    dt, _ = _like(self, dtype, device)
+    dt, _ = _like(self, dtype, device, "new_full")
     value = _scalar_value(fill_value)
     _check_fill(value, dt)
     return _new_filled("new_full", self, value, size_param(size, "new_full"), dtype, device,
