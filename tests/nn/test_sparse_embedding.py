@@ -200,3 +200,23 @@ def test_embedding_bag_sparse_steps_sparse_adam_as_torch():
             o.step()
     np.testing.assert_allclose(bag.weight.detach().numpy(), tbag.weight.detach().numpy(),
                                rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("call", ["clip_grad_norm_", "clip_grad_value_", "vector_norm",
+                                  "linalg_norm"])
+def test_clipping_a_sparse_gradient_refuses_as_torch(call):
+    """PyTorch's clipping has no sparse kernels: the same dispatcher errors
+    ('aten::linalg_vector_norm', 'aten::clamp_min_'), the gradient left as it was."""
+    from testutils import assert_same_dispatch_error
+
+    torch = _torch()
+
+    def run(m):
+        bag = m.nn.EmbeddingBag(10, 3, sparse=True)
+        bag(m.tensor([[1, 2], [3, 1]])).pow(2).sum().backward()
+        return {"clip_grad_norm_": lambda: m.nn.utils.clip_grad_norm_(bag.parameters(), 1.0),
+                "clip_grad_value_": lambda: m.nn.utils.clip_grad_value_(bag.parameters(), 0.5),
+                "vector_norm": lambda: m.linalg.vector_norm(bag.weight.grad),
+                "linalg_norm": lambda: m.linalg.norm(bag.weight.grad)}[call]()
+
+    assert_same_dispatch_error(lambda: run(ember), lambda: run(torch))

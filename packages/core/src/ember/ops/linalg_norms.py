@@ -157,14 +157,21 @@ def vector_norm(input, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
         dims = tuple(range(d.ndim))
     if (ord < 0 or ord == _INF) and not d.size:
         _empty_reduction(d, dim, ord)
-    if d.dtype in _dtype.OPMATH and not math.isinf(ord):  # sums in float32, as PyTorch
-        r = _vector_norm_array(xp_of(x), d.astype(np.float32), ord, dims, keepdim)
-        r = r.astype(d.dtype)
-    elif d.dtype is _dtype.CHALF_NP:  # |z| and sums in float32 (complex64), rounded once
-        r = _vector_norm_array(xp_of(x), d.astype(np.complex64), ord, dims, keepdim)
-        r = r.astype(np.float16)
-    else:
-        r = _vector_norm_array(xp_of(x), d, ord, dims, keepdim)
+    try:
+        if d.dtype in _dtype.OPMATH and not math.isinf(ord):  # sums in float32, as PyTorch
+            r = _vector_norm_array(xp_of(x), d.astype(np.float32), ord, dims, keepdim)
+            r = r.astype(d.dtype)
+        elif d.dtype is _dtype.CHALF_NP:  # |z| and sums in float32 (complex64), rounded once
+            r = _vector_norm_array(xp_of(x), d.astype(np.complex64), ord, dims, keepdim)
+            r = r.astype(np.float16)
+        else:
+            r = _vector_norm_array(xp_of(x), d, ord, dims, keepdim)
+    except NotImplementedError:  # a sparse tensor's placeholder array refused: PyTorch's
+        if getattr(x, "_layout", None) is None:  # dispatcher error in this op's name
+            raise
+        from .._sparse_tensor import _no_backend
+
+        raise _no_backend("linalg_vector_norm", x) from None
     if dims is not None:  # PyTorch allocates a reduction's result in C order
         r = c_order(r)
     out_ = _make(r, x._device)

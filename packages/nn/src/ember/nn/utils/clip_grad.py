@@ -92,5 +92,5 @@ def clip_grad_value_(parameters, clip_value: float, foreach=None) -> None:
     clip_value = float(clip_value)
     with ember.no_grad():
         for p in _as_list(parameters):
-            if p.grad is not None:
-                p.grad.clamp_(min=-clip_value, max=clip_value)
+            if p.grad is not None:  # (as PyTorch's: a sparse gradient is its clamp_min_ error)
+                p.grad.clamp_min_(-clip_value).clamp_max_(clip_value)
