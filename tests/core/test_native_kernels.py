@@ -630,6 +630,49 @@ def test_max_pool_native_is_not_used_with_padding_nan_or_indices(monkeypatch):
     assert "ember_max_pool2x2_forward_f32" in calls
 
 
+# -- col2im (a convolution's input gradient in the flat layout) ---------------------------------
+
+@pytest.mark.parametrize("geometry", [
+    dict(x=(64, 6, 14, 14), w=(16, 6, 5, 5)),  # LeNet's 6 -> 16 conv: col2im, no wrap
+    dict(x=(3, 5, 9, 11), w=(7, 5, 3, 4), dilation=(2, 1)),
+    dict(x=(2, 4, 7, 7), w=(6, 2, 3, 3), groups=2, padding=(2, 0)),
+    dict(x=(2, 3, 5, 6, 6), w=(4, 3, 2, 3, 3)),  # 3-d
+])
+def test_col2im_native_equals_numpy(monkeypatch, geometry):
+    """The input gradient through the native col2im equals NumPy's per-tap adds (the same
+    float32 sums in the same order: exactly), and PyTorch's to float32 rounding."""
+    geometry = dict(geometry)
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal(geometry.pop("x")).astype(np.float32)
+    w = rng.standard_normal(geometry.pop("w")).astype(np.float32)
+    conv = F.conv3d if x.ndim == 5 else F.conv2d
+    calls = []
+    real = _native.kernel
+
+    def spy(name):
+        calls.append(name)
+        return real(name)
+
+    monkeypatch.setattr(_native, "kernel", spy)
+
+    def run():
+        xt = ember.tensor(x, requires_grad=True)
+        y = conv(xt, ember.tensor(w), **geometry)
+        y.backward(ember.tensor(np.linspace(-1, 1, y.numel(), dtype=np.float32)
+                                .reshape(tuple(y.shape))))
+        return xt.grad.numpy()
+
+    native, plain = _both(run, monkeypatch)
+    if x.shape == (64, 6, 14, 14):
+        assert "ember_col2im_flat_f32" in calls
+    np.testing.assert_array_equal(native, plain)
+    torch = pytest.importorskip("torch")
+    xt = torch.tensor(x, requires_grad=True)
+    y = getattr(torch.nn.functional, conv.__name__)(xt, torch.tensor(w), **geometry)
+    y.backward(torch.tensor(np.linspace(-1, 1, y.numel(), dtype=np.float32)).reshape(y.shape))
+    np.testing.assert_allclose(native, xt.grad.numpy(), rtol=1e-4, atol=1e-4)
+
+
 # -- erfinv (trunc_normal_'s inverse CDF) ---------------------------------------------------------
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])

@@ -75,6 +75,7 @@ _SIGNATURES = {
     "ember_lstm_gates_backward_f32": (_P, _P, _P, _P, _P, _P, _P, _N, _N),
     "ember_max_pool2x2_forward_f32": (_P, _P, _P) + (_N,) * 5,
     "ember_max_pool2d_backward_f32": (_P, _P, _P) + (_N,) * 11,
+    "ember_col2im_flat_f32": (_P, _P, _P) + (_N,) * 4,
     "ember_adam_f32": (_P, _P, _P, _P, _P, _N, ctypes.c_int) + (ctypes.c_float,) * 7,
     "ember_erfinv_f32": (_P, _P, _N),
     "ember_erfinv_f64": (_P, _P, _N),

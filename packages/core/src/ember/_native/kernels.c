@@ -1315,3 +1315,22 @@ void ember_torch_nth_element_i64(int64_t *keys, int64_t *index, idx rows, idx n,
         torch_topk_asc_i64_nth_element(keys + r * n, v, nth, n);
     }
 }
+
+/* col2im in a flat layout (ember.ops._conv_kernels._col2im): for each of `rows` rows,
+ * buf[r, offs[j] + p] += cols[r, j, p] for every tap j < ntaps and p < lq, buf (rows, f) set
+ * to zero first. One pass over cols with the row's buffer in L1, where NumPy's per-tap adds
+ * stream the whole batch once per tap (LeNet's 6 -> 16 conv input gradient: 25 taps). */
+void ember_col2im_flat_f32(const float *restrict cols, float *restrict buf,
+                           const int64_t *restrict offs, idx rows, idx ntaps, idx lq, idx f) {
+    memset(buf, 0, (size_t)(rows * f) * sizeof(float));
+    for (idx r = 0; r < rows; r++) {
+        float *b = buf + r * f;
+        const float *c = cols + r * ntaps * lq;
+        for (idx j = 0; j < ntaps; j++) {
+            float *bj = b + offs[j];
+            const float *cj = c + j * lq;
+#pragma omp simd
+            for (idx p = 0; p < lq; p++) bj[p] += cj[p];
+        }
+    }
+}

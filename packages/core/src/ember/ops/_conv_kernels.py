@@ -26,6 +26,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .. import _native
 from .._device import xp_of
 from .._parallel import blas_threads_busy, parallel_for
 
@@ -781,12 +782,26 @@ def _col2im(ud, wd, g: Geom, plan, out):
         Lq = plan.Lq
         cols = _cut(cols.reshape((N, Cout) + g.k + (Lq,)), g, plan, 0)
         cols = cols.reshape(N, Cout, len(plan.offs), Lq)
-        buf = xp.zeros((N, Cout, plan.F), dtype=cols.dtype)
-        for j, o in enumerate(plan.offs):
-            buf[:, :, o:o + Lq] += cols[:, :, j]
+        fn = _native.kernel("ember_col2im_flat_f32") if cols.dtype == np.float32 and \
+            cols.__class__ is np.ndarray and cols.flags.c_contiguous else None
+        if fn is not None:  # one pass over the columns (LeNet's 6 -> 16: 0.71 -> 0.3 ms)
+            buf = np.empty((N, Cout, plan.F), dtype=np.float32)
+            offs = _native_offsets(plan)
+            fn(_native.address(cols), _native.address(buf), _native.address(offs),
+               N * Cout, len(plan.offs), Lq, plan.F)
+        else:
+            buf = xp.zeros((N, Cout, plan.F), dtype=cols.dtype)
+            for j, o in enumerate(plan.offs):
+                buf[:, :, o:o + Lq] += cols[:, :, j]
         grid, where = _grid(buf, g, plan)
         r = grid[where]
     out[...] = r
+
+
+@functools.lru_cache(maxsize=512)
+def _native_offsets(plan):
+    """``plan``'s tap shifts as the int64 array the native col2im reads."""
+    return np.asarray(plan.offs, dtype=np.int64)
 
 
 def weight_grad_array(xd, gd, g: Geom, wshape):
