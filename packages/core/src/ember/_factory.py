@@ -585,12 +585,8 @@ def from_dlpack(ext_tensor, *, device=None, copy=None) -> Tensor:
 def _sparse_target(layout, out, name: str):
     """The sparse layout a factory builds: ``layout=``'s (checked: a TypeError for what is not
     a layout), else a sparse ``out=`` tensor's; None for a dense result."""
-    from .sparse import _factories
-
-    lay = _factories.check_layout(layout, name)
-    if lay is None and out is not None and getattr(out, "_layout", strided) is not strided:
-        lay = out._layout
-    return lay
+    lay = sparse_layout(layout, name)
+    return out._layout if lay is None and _sparse_out(out) is not None else lay
 
 
 def sparse_layout(layout, name: str):
@@ -606,12 +602,10 @@ def sparse_layout(layout, name: str):
 def refuse_layout(layout, name: str, device=None, dtype=None, size=(0,)) -> None:
     """A factory with no sparse form given ``layout=``: PyTorch's error for a sparse layout
     (``ember.sparse._factories.refuse``), a TypeError for what is not a layout."""
-    if layout is None or layout is strided:
-        return
-    from .sparse import _factories
-
-    lay = _factories.check_layout(layout, name)
+    lay = sparse_layout(layout, name)
     if lay is not None:
+        from .sparse import _factories
+
         raise _factories.refuse(name, lay, resolve_device(device), dtype=dtype, size=size)
 
 
@@ -637,7 +631,6 @@ def like_order(input, memory_format, name: str):
 def _sparse_out(out):
     """``out`` where it is a sparse tensor (its factory result is taken over), else None."""
     return out if out is not None and getattr(out, "_layout", strided) is not strided else None
-
 
 
 _ZERO, _ONE = object(), object()
@@ -806,12 +799,7 @@ def zeros_like(input, *, dtype=None, layout=None, device=None, requires_grad: bo
                memory_format=_mf.preserve_format, pin_memory: bool = False) -> Tensor:
     """Zeros with ``input``'s shape and layout (and dtype/device unless given)."""
     dt, dev = _like(input, dtype, device, "zeros_like")
-    r = like_sparse("zeros_like", input, layout, dt, dev, requires_grad, memory_format,
-                    lambda shape: _filled(_ZERO, shape, dt, dev, False))
-    if r is not None:
-        return r
-    order = like_order(input, memory_format, "zeros_like")
-    return _filled(_ZERO, input._data.shape, dt, dev, requires_grad, None, order)
+    return _filled_like("zeros_like", _ZERO, input, dt, dev, layout, requires_grad, memory_format)
 
 
 @numpy_names
@@ -819,12 +807,7 @@ def ones_like(input, *, dtype=None, layout=None, device=None, requires_grad: boo
               memory_format=_mf.preserve_format, pin_memory: bool = False) -> Tensor:
     """Ones with ``input``'s shape and layout (and dtype/device unless given)."""
     dt, dev = _like(input, dtype, device, "ones_like")
-    r = like_sparse("ones_like", input, layout, dt, dev, requires_grad, memory_format,
-                    lambda shape: _filled(_ONE, shape, dt, dev, False))
-    if r is not None:
-        return r
-    order = like_order(input, memory_format, "ones_like")
-    return _filled(_ONE, input._data.shape, dt, dev, requires_grad, None, order)
+    return _filled_like("ones_like", _ONE, input, dt, dev, layout, requires_grad, memory_format)
 
 
 @numpy_names
@@ -833,12 +816,7 @@ def empty_like(input, *, dtype=None, layout=None, device=None, requires_grad: bo
     """An uninitialised tensor with ``input``'s shape and layout (and dtype/device unless
     given)."""
     dt, dev = _like(input, dtype, device, "empty_like")
-    r = like_sparse("empty_like", input, layout, dt, dev, requires_grad, memory_format,
-                    lambda shape: _filled(None, shape, dt, dev, False))
-    if r is not None:
-        return r
-    order = like_order(input, memory_format, "empty_like")
-    return _filled(None, input._data.shape, dt, dev, requires_grad, None, order)
+    return _filled_like("empty_like", None, input, dt, dev, layout, requires_grad, memory_format)
 
 
 @numpy_names
@@ -850,12 +828,18 @@ def full_like(input, fill_value, *, dtype=None, layout=None, device=None,
     check_number(fill_value, "full_like", 2, "fill_value")
     value = _scalar_value(fill_value)
     _check_fill(value, dt)
-    r = like_sparse("full_like", input, layout, dt, dev, requires_grad, memory_format,
-                    lambda shape: _filled(value, shape, dt, dev, False))
+    return _filled_like("full_like", value, input, dt, dev, layout, requires_grad, memory_format)
+
+
+def _filled_like(name: str, fill, input, dt, dev, layout, requires_grad: bool, memory_format):
+    """``zeros_like``/``ones_like``/``empty_like``/``full_like``: ``fill`` in ``input``'s shape,
+    laid out as ``memory_format`` says, or the sparse result (``like_sparse``)."""
+    r = like_sparse(name, input, layout, dt, dev, requires_grad, memory_format,
+                    lambda shape: _filled(fill, shape, dt, dev, False))
     if r is not None:
         return r
-    order = like_order(input, memory_format, "full_like")
-    return _filled(value, input._data.shape, dt, dev, requires_grad, None, order)
+    order = like_order(input, memory_format, name)
+    return _filled(fill, input._data.shape, dt, dev, requires_grad, None, order)
 
 
 # -- ranges -----------------------------------------------------------------------------------

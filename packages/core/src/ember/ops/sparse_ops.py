@@ -412,7 +412,6 @@ def write_sparse_out(out: Tensor, result: Tensor, op: str | None, dtype_rule: st
     size, indices and values (cast to ``out``'s dtype under ``dtype_rule``, as the dense
     ``out=``), as PyTorch's sparse out kernels resize and fill it; ``out`` of another layout
     is refused (PyTorch fails there with internal asserts) and nothing is written."""
-    from .._sparse_tensor import _SparseData
     from ..autograd.grad_mode import GRAD
     from ._promotion import _dtype_category
 
@@ -437,13 +436,7 @@ def write_sparse_out(out: Tensor, result: Tensor, op: str | None, dtype_rule: st
             raise RuntimeError(f"result type {name(have)} can't be cast to the desired output "
                                f"type {name(want)}")
         vals = vals.to(out.dtype)
-    out._idx = result._idx
-    out._vals = vals
-    out._data = _SparseData(tuple(result._data.shape), vals._data.dtype, out._device,
-                            out._layout)
-    out._coalesced = result._coalesced
-    out._cache = {}
-    out._bump_version()
+    out._adopt(result._with_values(vals))
     return out
 
 

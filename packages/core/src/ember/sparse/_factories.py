@@ -190,11 +190,7 @@ def make(name: str, lay, shape: tuple, dt: _dtype.dtype, device, requires_grad: 
         r = every_element(dense(), lay)
     else:
         raise refuse(name, lay, device)
-    if requires_grad:
-        if dt.np not in _dtype.INEXACT_NP:
-            raise RuntimeError("Only Tensors of floating point and complex dtype can require "
-                               "gradients")
-        r.requires_grad_(True)
+    _require_grad(r, requires_grad)
     if out is not None:
         from ..ops.sparse_ops import write_sparse_out
 
@@ -261,9 +257,15 @@ def like(name: str, input: Tensor, lay_arg, dt: _dtype.dtype, device, requires_g
         if base._device is not device:
             base = base.to(device)
         r = base._with_values(fill_values(tuple(input._vals._data.shape)))
+    _require_grad(r, requires_grad)
+    return r
+
+
+def _require_grad(r: SparseTensor, requires_grad: bool) -> None:
+    """A factory's ``requires_grad=`` on its sparse result (PyTorch's error for an exact
+    dtype, as ``ember._factory.finish``'s)."""
     if requires_grad:
-        if dt.np not in _dtype.INEXACT_NP:
+        if r._data.dtype not in _dtype.INEXACT_NP:
             raise RuntimeError("Only Tensors of floating point and complex dtype can require "
                                "gradients")
         r.requires_grad_(True)
-    return r
