@@ -49,6 +49,20 @@ def fresh_state(monkeypatch):
     return monkeypatch
 
 
+@pytest.fixture
+def calls(monkeypatch):
+    """The names of the kernels asked for (``_native.kernel``) while the test runs."""
+    names = []
+    real = _native.kernel
+
+    def spy(name):
+        names.append(name)
+        return real(name)
+
+    monkeypatch.setattr(_native, "kernel", spy)
+    return names
+
+
 def _both(fn, monkeypatch):
     """``fn()`` with the native kernels and with the NumPy formulation."""
     monkeypatch.delenv("EMBER_NATIVE", raising=False)
@@ -607,15 +621,7 @@ def test_max_pool_native_equals_numpy(monkeypatch, shape, kernel, stride, dilati
     np.testing.assert_array_equal(ggn, ggp)
 
 
-def test_max_pool_native_is_not_used_with_padding_nan_or_indices(monkeypatch):
-    calls = []
-    real = _native.kernel
-
-    def spy(name):
-        calls.append(name)
-        return real(name)
-
-    monkeypatch.setattr(_native, "kernel", spy)
+def test_max_pool_native_is_not_used_with_padding_nan_or_indices(calls):
     x = ember.randn(2, 3, 8, 8, requires_grad=True)
     F.max_pool2d(x, 2, padding=1).sum().backward()
     F.max_pool2d(x, 2, return_indices=True)[0].sum().backward()
@@ -638,22 +644,18 @@ def test_max_pool_native_is_not_used_with_padding_nan_or_indices(monkeypatch):
     dict(x=(2, 4, 7, 7), w=(6, 2, 3, 3), groups=2, padding=(2, 0)),
     dict(x=(2, 3, 5, 6, 6), w=(4, 3, 2, 3, 3)),  # 3-d
 ])
-def test_col2im_native_equals_numpy(monkeypatch, geometry):
+def test_col2im_native_equals_numpy(monkeypatch, calls, geometry):
     """The input gradient through the native col2im equals NumPy's per-tap adds (the same
-    float32 sums in the same order: exactly), and PyTorch's to float32 rounding."""
+    float32 sums in the same order: exactly), and PyTorch's to float32 rounding. (LeNet's
+    conv goes through the direct kernels now, tests/core/test_native_conv.py: off here.)"""
+    from ember.ops import _conv_kernels
+
+    monkeypatch.setattr(_conv_kernels, "_DIRECT", False)
     geometry = dict(geometry)
     rng = np.random.default_rng(5)
     x = rng.standard_normal(geometry.pop("x")).astype(np.float32)
     w = rng.standard_normal(geometry.pop("w")).astype(np.float32)
     conv = F.conv3d if x.ndim == 5 else F.conv2d
-    calls = []
-    real = _native.kernel
-
-    def spy(name):
-        calls.append(name)
-        return real(name)
-
-    monkeypatch.setattr(_native, "kernel", spy)
 
     def run():
         xt = ember.tensor(x, requires_grad=True)
@@ -705,16 +707,8 @@ def test_erfinv_native_against_the_definition():
     np.testing.assert_array_max_ulp(x32, exact.astype(np.float32), maxulp=1)
 
 
-def test_erfinv_uses_the_native_kernel(monkeypatch):
+def test_erfinv_uses_the_native_kernel(calls):
     # (nn.init.trunc_normal_ used it too; it is now PyTorch 2.13's rejection sampler)
-    calls = []
-    real = _native.kernel
-
-    def spy(name):
-        calls.append(name)
-        return real(name)
-
-    monkeypatch.setattr(_native, "kernel", spy)
     x = ember.rand(64, 64) * 1.8 - 0.9
     y = ember.erfinv(x)
     assert "ember_erfinv_f32" in calls

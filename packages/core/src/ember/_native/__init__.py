@@ -76,6 +76,10 @@ _SIGNATURES = {
     "ember_max_pool2x2_forward_f32": (_P, _P, _P) + (_N,) * 5,
     "ember_max_pool2d_backward_f32": (_P, _P, _P) + (_N,) * 11,
     "ember_col2im_flat_f32": (_P, _P, _P) + (_N,) * 4,
+    "ember_conv2d_f32": (_P, _P, _P) + (_N,) * 12,
+    "ember_conv2d_wgrad_f32": (_P, _P, _P) + (_N,) * 11,
+    "ember_conv2d_ovec_f32": (_P, _P, _P) + (_N,) * 13,
+    "ember_conv2d_wgrad_ovec_f32": (_P, _P, _P) + (_N,) * 12,
     "ember_adam_f32": (_P, _P, _P, _P, _P, _N, ctypes.c_int) + (ctypes.c_float,) * 7,
     "ember_erfinv_f32": (_P, _P, _N),
     "ember_erfinv_f64": (_P, _P, _N),
@@ -106,6 +110,10 @@ _SIGNATURES = {
        for t in ("f32", "f64", "i64", "i32", "i16", "i8", "u8", "u16", "u32", "u64")},
     "ember_torch_nth_element_i64": (_P, _P, _N, _N, _N),
 }
+
+#: kernels that return an int (1: done; 0: not built for this CPU, the caller falls back)
+_INT_RESULT = frozenset({"ember_conv2d_f32", "ember_conv2d_wgrad_f32", "ember_conv2d_ovec_f32",
+                         "ember_conv2d_wgrad_ovec_f32"})
 
 _lock = reinit_in_child(threading.Lock())
 _state: dict = {"lib": None, "status": None}
@@ -193,7 +201,8 @@ def _load():
         lib = ctypes.CDLL(path)
         for name, argtypes in _SIGNATURES.items():
             fn = getattr(lib, name)
-            fn.argtypes, fn.restype = argtypes, None
+            fn.argtypes = argtypes
+            fn.restype = ctypes.c_int if name in _INT_RESULT else None
     except (OSError, RuntimeError, subprocess.SubprocessError) as e:
         return None, f"{type(e).__name__}: {e}"
     return lib, f"loaded {path}"

@@ -15,6 +15,7 @@
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #ifdef __AVX2__
 #include <immintrin.h>
@@ -1334,3 +1335,448 @@ void ember_col2im_flat_f32(const float *restrict cols, float *restrict buf,
         }
     }
 }
+
+/* Direct 2-d convolution, stride 1, no dilation, one group (ember.ops._conv_kernels, the
+ * "direct" path): NumPy's im2col + GEMM copies every input element prod(k) times and runs one
+ * small GEMM per sample; these kernels read a sample's zero-padded planes from cache and keep
+ * a tile of the result in AVX2 registers. Vectors run along an output row (8 positions a
+ * lane each), so the forward's stores and the output gradient's loads are plain rows in
+ * PyTorch's layout; a row's last vector is masked. FMA contraction: the sums are a GEMM's
+ * (BLAS contracts too), in (c, ky, kx) order per output; the weight gradient sums lane-wise
+ * partials over each sample's positions, then the lanes, then the samples in order. Built
+ * with AVX2 and FMA only; elsewhere the kernels return 0 and the caller keeps NumPy. */
+#if defined(__AVX2__) && defined(__FMA__)
+#define CONV_SLACK 16  /* floats after a padded sample: a row's last vector reads past it */
+
+static const int32_t conv_mask_bits[16] = {-1, -1, -1, -1, -1, -1, -1, -1,
+                                           0, 0, 0, 0, 0, 0, 0, 0};
+
+/* the lanes of a vector with m (0..8) valid positions */
+static inline __m256i conv_mask(idx m) {
+    return _mm256_loadu_si256((const __m256i *)(conv_mask_bits + 8 - m));
+}
+
+/* One sample's planes x (C, H, W) zero-padded into buf (C, Hp, Wp), the input at (ph, pw),
+ * and CONV_SLACK zeros after. */
+static void conv_pad_sample(const float *restrict x, float *restrict buf, idx C, idx H, idx W,
+                            idx Hp, idx Wp, idx ph, idx pw) {
+    for (idx c = 0; c < C; c++) {
+        float *p = buf + c * Hp * Wp;
+        for (idx r = 0; r < Hp; r++) {
+            idx i = r - ph;
+            float *row = p + r * Wp;
+            if (i < 0 || i >= H) {
+                memset(row, 0, (size_t)Wp * sizeof(float));
+                continue;
+            }
+            const float *src = x + (c * H + i) * W;
+            idx a = pw > 0 ? pw : 0, b = pw + W < Wp ? pw + W : Wp;
+            for (idx j = 0; j < a; j++) row[j] = 0.0f;
+            if (b > a) memcpy(row + a, src + (a - pw), (size_t)(b - a) * sizeof(float));
+            for (idx j = b > a ? b : a; j < Wp; j++) row[j] = 0.0f;
+        }
+    }
+    memset(buf + C * Hp * Wp, 0, CONV_SLACK * sizeof(float));
+}
+
+/* acc[j * xv + v] = sum over the taps t0 <= t < t1 of x[offs[t] + v * 8 + lane] * w[t][j]:
+ * xv vectors of positions by ob channels; taps in (ky, c, kx) order, so that the taps of the
+ * kernel rows inside the input are one run; w packed (KH * C * KW, O) in the same order */
+static inline __attribute__((always_inline)) void conv_tile(
+        const float *restrict xb, const idx *restrict offs, idx t0, idx t1,
+        const float *restrict wb, idx O, const int xv, const int ob, __m256 *restrict out) {
+    __m256 acc[12];
+#pragma GCC unroll 16
+    for (int i = 0; i < xv * ob; i++) acc[i] = _mm256_setzero_ps();
+    for (idx t = t0; t < t1; t++) {
+        const float *xr = xb + offs[t];
+        const float *wr = wb + t * O;
+        __m256 x0 = _mm256_loadu_ps(xr);
+        __m256 x1 = xv == 2 ? _mm256_loadu_ps(xr + 8) : x0;
+#pragma GCC unroll 16
+        for (int j = 0; j < ob; j++) {
+            __m256 b = _mm256_broadcast_ss(wr + j);
+            acc[j * xv] = _mm256_fmadd_ps(x0, b, acc[j * xv]);
+            if (xv == 2) acc[j * xv + 1] = _mm256_fmadd_ps(x1, b, acc[j * xv + 1]);
+        }
+    }
+#pragma GCC unroll 16
+    for (int i = 0; i < xv * ob; i++) out[i] = acc[i];
+}
+
+#define CONV_TILE(XV, OB) conv_tile(xb, offs, t0, t1, wb, O, XV, OB, acc); break
+
+/* the tile of xv (1, 2) vectors of positions by ob channels (1..6 with xv = 2, 1..12) */
+static void conv_tile_n(const float *restrict xb, const idx *restrict offs, idx t0, idx t1,
+                        const float *restrict wb, idx O, int xv, idx ob,
+                        __m256 *restrict acc) {
+    if (xv == 2) {
+        switch (ob) {
+        case 6: CONV_TILE(2, 6); case 5: CONV_TILE(2, 5); case 4: CONV_TILE(2, 4);
+        case 3: CONV_TILE(2, 3); case 2: CONV_TILE(2, 2); default: CONV_TILE(2, 1);
+        }
+    } else {
+        switch (ob) {
+        case 12: CONV_TILE(1, 12); case 11: CONV_TILE(1, 11); case 10: CONV_TILE(1, 10);
+        case 9: CONV_TILE(1, 9); case 8: CONV_TILE(1, 8); case 7: CONV_TILE(1, 7);
+        case 6: CONV_TILE(1, 6); case 5: CONV_TILE(1, 5); case 4: CONV_TILE(1, 4);
+        case 3: CONV_TILE(1, 3); case 2: CONV_TILE(1, 2); default: CONV_TILE(1, 1);
+        }
+    }
+}
+
+/* The taps' offsets in a padded sample (ky, c, kx order) into offs (KH * C * KW), and for an
+ * output row oy the run [*t0, *t1) of taps whose kernel rows lie inside the input (the other
+ * rows read padding only). */
+static void conv_taps(idx *offs, idx C, idx KH, idx KW, idx cs, idx Wp) {
+    idx t = 0;
+    for (idx ky = 0; ky < KH; ky++)
+        for (idx c = 0; c < C; c++)
+            for (idx kx = 0; kx < KW; kx++) offs[t++] = c * cs + ky * Wp + kx;
+}
+
+static inline void conv_row_taps(idx oy, idx H, idx ph, idx KH, idx CK, idx *t0, idx *t1) {
+    idx a = ph - oy, b = H + ph - oy;
+    a = a < 0 ? 0 : a > KH ? KH : a;
+    b = b < a ? a : b > KH ? KH : b;
+    *t0 = a * CK;
+    *t1 = b * CK;
+}
+
+/* Rows r0 <= r < r1 of y (N, O, OH, OW), r = n * OH + oy, of the convolution of x (N, C, H,
+ * W), padded by (ph, pw) before and as far as the output needs after, with the packed weight
+ * wt (KH * C * KW, O). The rows of a batch split over threads (by samples, or by rows for a
+ * batch of one). */
+int ember_conv2d_f32(const float *restrict x, const float *restrict wt, float *restrict y,
+                     idx r0, idx r1, idx C, idx H, idx W, idx O, idx KH, idx KW, idx ph, idx pw,
+                     idx OH, idx OW) {
+    idx Hp = OH + KH - 1, Wp = OW + KW - 1, cs = Hp * Wp;
+    float *buf = malloc((size_t)(C * cs + CONV_SLACK) * sizeof(float));
+    idx *offs = malloc((size_t)(KH * C * KW) * sizeof(idx));
+    if (!buf || !offs) {
+        free(buf);
+        free(offs);
+        return 0;
+    }
+    conv_taps(offs, C, KH, KW, cs, Wp);
+    __m256 acc[12];
+    idx padded = -1;
+    for (idx r = r0; r < r1; r++) {
+        idx n = r / OH, oy = r % OH;
+        if (n != padded) {
+            conv_pad_sample(x + n * C * H * W, buf, C, H, W, Hp, Wp, ph, pw);
+            padded = n;
+        }
+        float *yn = y + n * O * OH * OW;
+        idx t0, t1;
+        conv_row_taps(oy, H, ph, KH, C * KW, &t0, &t1);
+        for (idx ox = 0; ox < OW; ) {
+            idx left = OW - ox;
+            int xv = left > 8 ? 2 : 1;
+            idx obmax = xv == 2 ? 6 : 12;
+            idx full = left >= 8 * xv ? 8 * xv : left;  /* positions in this tile */
+            __m256i tail = conv_mask(full - 8 * (xv - 1));
+            for (idx o0 = 0; o0 < O; o0 += obmax) {
+                idx ob = O - o0 < obmax ? O - o0 : obmax;
+                conv_tile_n(buf + oy * Wp + ox, offs, t0, t1, wt + o0, O, xv, ob, acc);
+                for (idx j = 0; j < ob; j++) {
+                    float *yr = yn + ((o0 + j) * OH + oy) * OW + ox;
+                    if (xv == 2) _mm256_storeu_ps(yr, acc[2 * j]);
+                    _mm256_maskstore_ps(yr + 8 * (xv - 1), tail, acc[j * xv + xv - 1]);
+                }
+            }
+            ox += full;
+        }
+    }
+    free(buf);
+    free(offs);
+    return 1;
+}
+
+/* The forward with vectors along the output channels instead (8 or 16 channels, one or two
+ * vectors, by up to 6 or 8 positions of a row): better where rows are short and the channels
+ * fill whole vectors (LeNet's 6 -> 16 conv: rows of 10). The weight packed (KH * C * KW,
+ * Opad) in (ky, c, kx) order as ember_conv2d_f32's, Opad a multiple of 8 with zero columns
+ * past O; the tile goes out transposed. */
+#define CONV_XB_WIDE 6
+#define CONV_XB_NARROW 8
+
+static inline __attribute__((always_inline)) void conv_otile(
+        const float *restrict xb, const idx *restrict offs, idx t0, idx t1,
+        const float *restrict wb, idx Opad, const int obv, const int xb_n,
+        float *restrict tile) {
+    __m256 acc[2 * CONV_XB_NARROW];
+#pragma GCC unroll 16
+    for (int i = 0; i < xb_n * obv; i++) acc[i] = _mm256_setzero_ps();
+    for (idx t = t0; t < t1; t++) {
+        const float *xr = xb + offs[t];
+        __m256 w0 = _mm256_loadu_ps(wb + t * Opad);
+        __m256 w1 = obv == 2 ? _mm256_loadu_ps(wb + t * Opad + 8) : w0;
+#pragma GCC unroll 16
+        for (int i = 0; i < xb_n; i++) {
+            __m256 b = _mm256_broadcast_ss(xr + i);
+            acc[i * obv] = _mm256_fmadd_ps(b, w0, acc[i * obv]);
+            if (obv == 2) acc[i * obv + 1] = _mm256_fmadd_ps(b, w1, acc[i * obv + 1]);
+        }
+    }
+#pragma GCC unroll 16
+    for (int i = 0; i < xb_n * obv; i++) _mm256_storeu_ps(tile + 8 * i, acc[i]);
+}
+
+#define CONV_OTILE(OBV, XB) conv_otile(xb, offs, t0, t1, wb, Opad, OBV, XB, tile); break
+
+static void conv_otile_n(const float *restrict xb, const idx *restrict offs, idx t0, idx t1,
+                         const float *restrict wb, idx Opad, int obv, idx n,
+                         float *restrict tile) {
+    if (obv == 2) {
+        switch (n) {
+        case 6: CONV_OTILE(2, 6); case 5: CONV_OTILE(2, 5); case 4: CONV_OTILE(2, 4);
+        case 3: CONV_OTILE(2, 3); case 2: CONV_OTILE(2, 2); default: CONV_OTILE(2, 1);
+        }
+    } else {
+        switch (n) {
+        case 8: CONV_OTILE(1, 8); case 7: CONV_OTILE(1, 7); case 6: CONV_OTILE(1, 6);
+        case 5: CONV_OTILE(1, 5); case 4: CONV_OTILE(1, 4); case 3: CONV_OTILE(1, 3);
+        case 2: CONV_OTILE(1, 2); default: CONV_OTILE(1, 1);
+        }
+    }
+}
+
+int ember_conv2d_ovec_f32(const float *restrict x, const float *restrict wt, float *restrict y,
+                          idx r0, idx r1, idx C, idx H, idx W, idx O, idx Opad, idx KH, idx KW,
+                          idx ph, idx pw, idx OH, idx OW) {
+    idx Hp = OH + KH - 1, Wp = OW + KW - 1, cs = Hp * Wp;
+    float *buf = malloc((size_t)(C * cs + CONV_SLACK) * sizeof(float));
+    idx *offs = malloc((size_t)(KH * C * KW) * sizeof(idx));
+    if (!buf || !offs) {
+        free(buf);
+        free(offs);
+        return 0;
+    }
+    conv_taps(offs, C, KH, KW, cs, Wp);
+    float tile[16 * CONV_XB_NARROW];
+    idx padded = -1;
+    for (idx r = r0; r < r1; r++) {
+        idx n = r / OH, oy = r % OH;
+        if (n != padded) {
+            conv_pad_sample(x + n * C * H * W, buf, C, H, W, Hp, Wp, ph, pw);
+            padded = n;
+        }
+        float *yn = y + n * O * OH * OW;
+        idx t0, t1;
+        conv_row_taps(oy, H, ph, KH, C * KW, &t0, &t1);
+        for (idx o0 = 0; o0 < O; o0 += 16) {
+            int obv = O - o0 > 8 ? 2 : 1;
+            idx xbmax = obv == 2 ? CONV_XB_WIDE : CONV_XB_NARROW;
+            idx no = O - o0 < 8 * obv ? O - o0 : 8 * obv;
+            for (idx ox = 0; ox < OW; ox += xbmax) {
+                idx nb = OW - ox < xbmax ? OW - ox : xbmax;
+                conv_otile_n(buf + oy * Wp + ox, offs, t0, t1, wt + o0, Opad, obv, nb, tile);
+                float *yo = yn + (o0 * OH + oy) * OW + ox;
+                for (idx j = 0; j < no; j++)
+                    for (idx i = 0; i < nb; i++) yo[j * OH * OW + i] = tile[i * 8 * obv + j];
+            }
+        }
+    }
+    free(buf);
+    free(offs);
+    return 1;
+}
+
+/* acc[j * kw + k] += g[j, oy, ox + lane] * x[oy + ky, ox + k + lane] over the positions of a
+ * sample, g's rows (ob of them, go apart) of OW, the last vector of each masked */
+static inline __attribute__((always_inline)) void wgrad_tile(
+        const float *restrict xr0, idx Wp, const float *restrict g0, idx go, idx OH, idx OW,
+        __m256i tail, const int ob, const int kw, __m256 *restrict out) {
+    __m256 acc[42];
+#pragma GCC unroll 16
+    for (int i = 0; i < ob * kw; i++) acc[i] = _mm256_setzero_ps();
+    for (idx oy = 0; oy < OH; oy++) {
+        const float *xr = xr0 + oy * Wp;
+        const float *gr = g0 + oy * OW;
+        idx ox = 0;
+        for (; ox + 8 <= OW; ox += 8) {
+            __m256 gv[6];
+#pragma GCC unroll 16
+            for (int j = 0; j < ob; j++) gv[j] = _mm256_loadu_ps(gr + j * go + ox);
+#pragma GCC unroll 16
+            for (int k = 0; k < kw; k++) {
+                __m256 xk = _mm256_loadu_ps(xr + ox + k);
+#pragma GCC unroll 16
+                for (int j = 0; j < ob; j++)
+                    acc[j * kw + k] = _mm256_fmadd_ps(gv[j], xk, acc[j * kw + k]);
+            }
+        }
+        if (ox < OW) {  /* both operands masked: an infinite input past the row adds no NaN */
+            __m256 gv[6];
+#pragma GCC unroll 16
+            for (int j = 0; j < ob; j++) gv[j] = _mm256_maskload_ps(gr + j * go + ox, tail);
+#pragma GCC unroll 16
+            for (int k = 0; k < kw; k++) {
+                __m256 xk = _mm256_maskload_ps(xr + ox + k, tail);
+#pragma GCC unroll 16
+                for (int j = 0; j < ob; j++)
+                    acc[j * kw + k] = _mm256_fmadd_ps(gv[j], xk, acc[j * kw + k]);
+            }
+        }
+    }
+#pragma GCC unroll 16
+    for (int i = 0; i < ob * kw; i++) out[i] = acc[i];
+}
+
+/* channels per weight-gradient tile for a kernel kw wide: ob * kw <= 12 accumulators */
+static inline int wgrad_ob(idx kw) { return kw >= 6 ? 2 : kw == 5 ? 2 : kw == 4 ? 3 : kw == 3 ? 4 : 6; }
+
+#define WGRAD_TILE(OB, KW) wgrad_tile(xr, Wp, g0, L, OH, OW, tail, OB, KW, acc)
+#define WGRAD_OB(KW) do { if (ob >= 6) WGRAD_TILE(6, KW); else if (ob == 5) WGRAD_TILE(5, KW); \
+    else if (ob == 4) WGRAD_TILE(4, KW); else if (ob == 3) WGRAD_TILE(3, KW); \
+    else if (ob == 2) WGRAD_TILE(2, KW); else WGRAD_TILE(1, KW); } while (0)
+
+/* the tile of ob channels (at most wgrad_ob(kw)) by kw taps */
+static void wgrad_tile_n(const float *restrict xr, idx Wp, const float *restrict g0, idx L,
+                         idx OH, idx OW, __m256i tail, idx ob, idx kw,
+                         __m256 *restrict acc) {
+    switch (kw) {
+    case 1: WGRAD_OB(1); break;
+    case 2: WGRAD_OB(2); break;
+    case 3: WGRAD_OB(3); break;
+    case 4: WGRAD_OB(4); break;
+    case 5: WGRAD_OB(5); break;
+    case 6: WGRAD_OB(6); break;
+    default: WGRAD_OB(7); break;
+    }
+}
+
+static inline float hsum256(__m256 v) {
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
+
+/* gw (O, C, KH, KW) += the weight gradient of ember_conv2d_f32 over the samples of x
+ * (N, C, H, W) and gy (N, O, OH, OW), the samples in order; KW at most 7. */
+int ember_conv2d_wgrad_f32(const float *restrict x, const float *restrict gy,
+                           float *restrict gw, idx N, idx C, idx H, idx W, idx O, idx KH,
+                           idx KW, idx ph, idx pw, idx OH, idx OW) {
+    if (KW < 1 || KW > 7) return 0;
+    idx Hp = OH + KH - 1, Wp = OW + KW - 1, cs = Hp * Wp, L = OH * OW;
+    float *buf = malloc((size_t)(C * cs + CONV_SLACK) * sizeof(float));
+    if (!buf) return 0;
+    __m256i tail = conv_mask(OW % 8 ? OW % 8 : 8);
+    idx obmax = wgrad_ob(KW);
+    __m256 acc[42];
+    for (idx n = 0; n < N; n++) {
+        conv_pad_sample(x + n * C * H * W, buf, C, H, W, Hp, Wp, ph, pw);
+        const float *gn = gy + n * O * L;
+        for (idx o0 = 0; o0 < O; o0 += obmax) {
+            idx ob = O - o0 < obmax ? O - o0 : obmax;
+            const float *g0 = gn + o0 * L;
+            for (idx c = 0; c < C; c++) {
+                for (idx ky = 0; ky < KH; ky++) {
+                    const float *xr = buf + c * cs + ky * Wp;
+                    wgrad_tile_n(xr, Wp, g0, L, OH, OW, tail, ob, KW, acc);
+                    for (idx j = 0; j < ob; j++) {
+                        float *dst = gw + (((o0 + j) * C + c) * KH + ky) * KW;
+                        for (idx k = 0; k < KW; k++) dst[k] += hsum256(acc[j * KW + k]);
+                    }
+                }
+            }
+        }
+    }
+    free(buf);
+    return 1;
+}
+/* The weight gradient with vectors along the output channels (the better fit where rows are
+ * short and the channels fill whole vectors): gw (C * KH * KW, Opad) += over the samples of
+ * x (N, C, H, W) and gt (N, OH * OW, Opad), the output gradient channels last (zero past O);
+ * a tile of kw taps by 8 or 16 channels stays in registers over a sample's positions. */
+static inline __attribute__((always_inline)) void wgrad_otile(
+        const float *restrict xr0, idx Wp, const float *restrict g0, idx Opad, idx OH, idx OW,
+        const int obv, const int kw, float *restrict acc_io) {
+    __m256 acc[14];
+#pragma GCC unroll 16
+    for (int i = 0; i < kw * obv; i++) acc[i] = _mm256_loadu_ps(acc_io + 8 * i);
+    for (idx oy = 0; oy < OH; oy++) {
+        const float *xr = xr0 + oy * Wp;
+        const float *gr = g0 + oy * OW * Opad;
+        for (idx ox = 0; ox < OW; ox++) {
+            __m256 v0 = _mm256_loadu_ps(gr + ox * Opad);
+            __m256 v1 = obv == 2 ? _mm256_loadu_ps(gr + ox * Opad + 8) : v0;
+#pragma GCC unroll 16
+            for (int k = 0; k < kw; k++) {
+                __m256 b = _mm256_broadcast_ss(xr + ox + k);
+                acc[k * obv] = _mm256_fmadd_ps(b, v0, acc[k * obv]);
+                if (obv == 2) acc[k * obv + 1] = _mm256_fmadd_ps(b, v1, acc[k * obv + 1]);
+            }
+        }
+    }
+#pragma GCC unroll 16
+    for (int i = 0; i < kw * obv; i++) _mm256_storeu_ps(acc_io + 8 * i, acc[i]);
+}
+
+#define WGRAD_OTILE(OBV, KW) wgrad_otile(xr, Wp, g0, Opad, OH, OW, OBV, KW, acc); break
+
+int ember_conv2d_wgrad_ovec_f32(const float *restrict x, const float *restrict gt,
+                                float *restrict gw, idx N, idx C, idx H, idx W, idx O, idx Opad,
+                                idx KH, idx KW, idx ph, idx pw, idx OH, idx OW) {
+    if (KW < 1 || KW > 7) return 0;
+    idx Hp = OH + KH - 1, Wp = OW + KW - 1, cs = Hp * Wp, L = OH * OW;
+    float *buf = malloc((size_t)(C * cs + CONV_SLACK) * sizeof(float));
+    if (!buf) return 0;
+    float acc[14 * 8];
+    for (idx n = 0; n < N; n++) {
+        conv_pad_sample(x + n * C * H * W, buf, C, H, W, Hp, Wp, ph, pw);
+        for (idx o0 = 0; o0 < O; o0 += 16) {
+            int obv = O - o0 > 8 ? 2 : 1;
+            const float *g0 = gt + n * L * Opad + o0;
+            for (idx c = 0; c < C; c++) {
+                for (idx ky = 0; ky < KH; ky++) {
+                    const float *xr = buf + c * cs + ky * Wp;
+                    float *dst = gw + (c * KH + ky) * KW * Opad + o0;
+                    for (idx k = 0; k < KW; k++)
+                        memcpy(acc + k * 8 * obv, dst + k * Opad, (size_t)(8 * obv) * 4);
+                    if (obv == 2) {
+                        switch (KW) {
+                        case 7: WGRAD_OTILE(2, 7); case 6: WGRAD_OTILE(2, 6);
+                        case 5: WGRAD_OTILE(2, 5); case 4: WGRAD_OTILE(2, 4);
+                        case 3: WGRAD_OTILE(2, 3); case 2: WGRAD_OTILE(2, 2);
+                        default: WGRAD_OTILE(2, 1);
+                        }
+                    } else {
+                        switch (KW) {
+                        case 7: WGRAD_OTILE(1, 7); case 6: WGRAD_OTILE(1, 6);
+                        case 5: WGRAD_OTILE(1, 5); case 4: WGRAD_OTILE(1, 4);
+                        case 3: WGRAD_OTILE(1, 3); case 2: WGRAD_OTILE(1, 2);
+                        default: WGRAD_OTILE(1, 1);
+                        }
+                    }
+                    for (idx k = 0; k < KW; k++)
+                        memcpy(dst + k * Opad, acc + k * 8 * obv, (size_t)(8 * obv) * 4);
+                }
+            }
+        }
+    }
+    free(buf);
+    return 1;
+}
+#else
+int ember_conv2d_f32(const float *x, const float *wt, float *y, idx r0, idx r1, idx C, idx H,
+                     idx W, idx O, idx KH, idx KW, idx ph, idx pw, idx OH, idx OW) {
+    return 0;
+}
+int ember_conv2d_wgrad_f32(const float *x, const float *gy, float *gw, idx N, idx C, idx H,
+                           idx W, idx O, idx KH, idx KW, idx ph, idx pw, idx OH, idx OW) {
+    return 0;
+}
+int ember_conv2d_ovec_f32(const float *x, const float *wt, float *y, idx r0, idx r1, idx C,
+                          idx H, idx W, idx O, idx Opad, idx KH, idx KW, idx ph, idx pw, idx OH,
+                          idx OW) {
+    return 0;
+}
+int ember_conv2d_wgrad_ovec_f32(const float *x, const float *gt, float *gw, idx N, idx C, idx H,
+                                idx W, idx O, idx Opad, idx KH, idx KW, idx ph, idx pw, idx OH,
+                                idx OW) {
+    return 0;
+}
+#endif

@@ -28,7 +28,7 @@ import numpy as np
 
 from .. import _native
 from .._device import xp_of
-from .._parallel import blas_threads_busy, parallel_for
+from .._parallel import blas_threads_busy, get_num_threads, parallel_for
 
 __all__ = ["Geom", "span", "tap_offsets", "windows", "padded", "scatter_windows", "cols_plain",
            "conv_array", "conv_transpose_array", "weight_grad_array"]
@@ -330,6 +330,22 @@ def _over_samples(xd, macs: int, run) -> None:
     parallel_for(0, N, -(-_PARALLEL_MACS // max(1, macs)), run)
 
 
+def _over_rows(rows: int, per_sample: int, macs: int, run) -> None:
+    """``run(r0, r1)`` over ``rows`` output rows (``per_sample`` to a sample, ``macs``
+    multiply-adds each) in Ember's intra-op threads, as ``_over_samples`` (serial while
+    OpenBLAS's threads may spin); whole samples to a thread where there are enough of them."""
+    if rows < 2 or blas_threads_busy():
+        run(0, rows)
+        return
+    grain = -(-_PARALLEL_MACS // max(1, macs))
+    if rows // per_sample >= 2 * get_num_threads():
+        grain = per_sample * -(-grain // per_sample)
+        parallel_for(0, rows // per_sample, grain // per_sample,
+                     lambda n0, n1: run(n0 * per_sample, n1 * per_sample))
+        return
+    parallel_for(0, rows, grain, run)
+
+
 #: most blocks a weight gradient's batch is summed in (``_sum_over_samples``): two, one per
 #: thread on two cores. More blocks are more, smaller NumPy calls, and the threads' turns at
 #: the GIL between them cost more than the blocks gain: 8 blocks on 2 threads took the
@@ -455,6 +471,128 @@ def _trim(g: Geom):
     return g._replace(k=k, lo=lo), sl
 
 
+# -- direct convolution (native) -----------------------------------------------------------------
+
+#: the direct kernels serve convolutions with at most this many output channels and taps
+#: times input channels (``C * prod(k)``); wider layers are compute-bound GEMMs that BLAS runs
+#: faster (measured in ``benchmarks/RESULTS.md``, session 49)
+_DIRECT_MAX_O = 64
+_DIRECT_MAX_K = 1024
+
+#: the direct kernels can be switched off, to time them against the im2col paths in one process
+_DIRECT = True
+
+
+@functools.lru_cache(maxsize=1)
+def _direct_built(lib_id: int) -> bool:
+    """Whether the loaded library's direct kernels were built (AVX2 and FMA): a zero-sample
+    call answers 1 where they were."""
+    fn = _native.kernel("ember_conv2d_f32")
+    return fn is not None and fn(0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 0, 0, 1, 1) == 1
+
+
+def _direct(xd, wd, g: Geom, O: int) -> bool:
+    """Whether the native direct kernels (``ember_conv2d_f32`` and its weight gradient) serve
+    a convolution of ``xd`` with ``O`` output channels: float32 NumPy arrays, 2-d, stride 1,
+    no dilation, one group, a kernel at most 7 wide, a small layer (``_DIRECT_MAX_*``)."""
+    if not (_DIRECT and len(g.k) == 2 and g.groups == 1 and g.s == (1, 1) and g.d == (1, 1)
+            and xd.__class__ is np.ndarray and wd.__class__ is np.ndarray
+            and xd.dtype == np.float32 and wd.dtype == np.float32 and 1 <= g.k[1] <= 7
+            and O <= _DIRECT_MAX_O and xd.shape[1] * g.k[0] * g.k[1] <= _DIRECT_MAX_K
+            and xd.shape[0] > 0 and all(g.y) and xd.shape[1] > 0):
+        return False
+    lib = _native.library()
+    return lib is not None and _direct_built(id(lib))
+
+
+def _direct_args(xd, O: int, g: Geom) -> tuple:
+    """The geometry arguments of the direct kernels after their weight argument."""
+    N, C, H, W = xd.shape
+    return (C, H, W, O, g.k[0], g.k[1], g.lo[0], g.lo[1], g.y[0], g.y[1])
+
+
+def _lanes(n: int) -> float:
+    """The share of 8-lane vectors that ``n`` values fill."""
+    return n / (8 * -(-n // 8))
+
+
+#: which kernels the direct path runs: None picks by ``_lanes``; "rows" or "channels" force
+#: one (to time them against each other)
+_DIRECT_KIND = None
+
+
+def _direct_kind(O: int, g: Geom) -> str:
+    """"channels" where ``O`` output channels fill vectors better than the output rows do,
+    else "rows"."""
+    return _DIRECT_KIND or ("channels" if _lanes(O) > _lanes(g.y[1]) else "rows")
+
+
+def _conv_direct(xd, wd, g: Geom):
+    """``conv_array`` by the native direct kernels, the batch split over Ember's threads.
+    ``ember_conv2d_f32`` runs vectors along output rows, ``ember_conv2d_ovec_f32`` along the
+    output channels: the one whose vectors the layer fills better (LeNet's 6 -> 16 conv has
+    rows of 10 and 16 channels: channels; its 1 -> 6 conv rows of 28: rows)."""
+    N, C = xd.shape[:2]
+    O = wd.shape[0]
+    args = _direct_args(xd, O, g)
+    kind = _direct_kind(O, g)
+    taps = wd.transpose(2, 1, 3, 0).reshape(-1, O)  # (KH * C * KW, O): the kernels' order
+    if kind == "channels":
+        Opad = -(-O // 8) * 8
+        wt = np.zeros((taps.shape[0], Opad), dtype=np.float32)
+        wt[:, :O] = taps
+        fn = _native.kernel("ember_conv2d_ovec_f32")
+        args = args[:4] + (Opad,) + args[4:]
+    else:
+        wt = np.ascontiguousarray(taps)
+        fn = _native.kernel("ember_conv2d_f32")
+    x = np.ascontiguousarray(xd)
+    out = np.empty((N, O) + g.y, dtype=np.float32)
+    xa, wa, ya = _native.address(x), _native.address(wt), _native.address(out)
+    OH = g.y[0]
+
+    def run(r0, r1):
+        fn(xa, wa, ya, r0, r1, *args)
+
+    # rows of the whole batch: a batch of one splits too (a thread pads each sample it enters)
+    _over_rows(N * OH, OH, O * C * math.prod(g.k) * g.y[1], run)
+    return out
+
+
+def _weight_grad_direct(xd, gd, g: Geom, wshape):
+    """``weight_grad_array`` by the native direct kernels, per block of samples (summed in
+    the fixed blocks of ``_sum_over_samples``, so the bits do not depend on the threads):
+    ``ember_conv2d_wgrad_f32`` with vectors along the output rows, or
+    ``ember_conv2d_wgrad_ovec_f32`` along the output channels (the output gradient copied
+    channels last first), whichever the layer fills better (as ``_conv_direct``)."""
+    O = gd.shape[1]
+    args = _direct_args(xd, O, g)
+    x = np.ascontiguousarray(xd)
+    kind = _direct_kind(O, g)
+    K = x.shape[1] * math.prod(g.k)
+    if kind == "channels":
+        Opad = -(-O // 8) * 8
+        gy = np.zeros((x.shape[0], math.prod(g.y), Opad), dtype=np.float32)
+        gy[:, :, :O] = gd.reshape(gd.shape[0], O, -1).transpose(0, 2, 1)
+        fn = _native.kernel("ember_conv2d_wgrad_ovec_f32")
+        args = args[:4] + (Opad,) + args[4:]
+        shape = (K, Opad)
+    else:
+        gy = np.ascontiguousarray(gd)
+        fn = _native.kernel("ember_conv2d_wgrad_f32")
+        shape = tuple(wshape)
+    xa, ga = _native.address(x), _native.address(gy)
+    xs, gs = x[0].nbytes, gy[0].nbytes
+
+    def part(n0, n1):
+        gw = np.zeros(shape, dtype=np.float32)
+        fn(xa + n0 * xs, ga + n0 * gs, _native.address(gw), n1 - n0, *args)
+        return gw
+
+    gw = _sum_over_samples(x, O * K * math.prod(g.y), part)
+    return gw if kind != "channels" else _owned(gw[:, :O].T, wshape)
+
+
 def conv_array(xd, wd, g: Geom):
     gc = _group_chunk(xd.shape[0], xd.shape[1], g, xd.itemsize)
     if gc:
@@ -467,6 +605,8 @@ def conv_array(xd, wd, g: Geom):
     if trimmed is not None:
         g, sl = trimmed
         wd = wd[sl]
+    if _direct(xd, wd, g, wd.shape[0]):
+        return _conv_direct(xd, wd, g)
     plan = _layout(g, xd.shape[0], wd.shape[0] // g.groups)
     O = wd.shape[0]
     G = g.groups
@@ -737,9 +877,11 @@ def conv_transpose_array(ud, wd, g: Geom):
         wd = wd[sl]
     g_fwd = _as_forward_conv(g)
     # the forward form's im2col holds O*prod(x) rows-by-columns per sample, col2im's product
-    # C*prod(y): take the forward form unless it copies much more (LeNet's 6->16 conv: 5x)
-    if g_fwd is not None and ud.shape[1] * math.prod(g.x) <= 2 * wd.shape[1] * g.groups * \
-            math.prod(g.y):
+    # C*prod(y): take the forward form unless it copies much more (LeNet's 6->16 conv: 5x);
+    # the direct kernel copies nothing
+    if g_fwd is not None and (
+            ud.shape[1] * math.prod(g.x) <= 2 * wd.shape[1] * g.groups * math.prod(g.y)
+            or _direct(ud, wd, g_fwd, wd.shape[1] * g.groups)):
         return conv_array(ud, _flipped_weight(wd, g.groups), g_fwd)
     if _by_cl(ud, 0, g, math.prod(g.y), "transpose"):
         return _conv_transpose_cl(ud, wd, g)
@@ -832,6 +974,14 @@ def weight_grad_array(xd, gd, g: Geom, wshape):
         full = xp_of(xd).zeros(wshape, dtype=_result_dtype(xd, gd))
         full[sl] = weight_grad_array(xd, gd, g, full[sl].shape)
         return full
+    if _direct(xd, gd, g, gd.shape[1]) and (
+            _direct_kind(gd.shape[1], g) == "channels"
+            or (xd.shape[1] * math.prod(g.k) < _THIN_ROWS and gd.shape[1] < 16)):
+        # where the channels fill vectors better than the rows (LeNet's 6 -> 16 conv, rows of
+        # 10: 0.93 -> 0.48 ms on one thread) or the GEMM is thin on both sides (its 1 -> 6
+        # conv: 0.41 -> 0.29 ms); whole rows and 16+ channels are BLAS's (16 channels on
+        # 32x32: 1.9 ms as a folded GEMM, 3.0 ms direct; 3 -> 16 there: 0.48 / 0.53 ms)
+        return _weight_grad_direct(xd, gd, g, wshape)
     plan = _layout(g, xd.shape[0], gd.shape[1] // g.groups)
     N, O = gd.shape[:2]
     G = g.groups

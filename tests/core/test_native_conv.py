@@ -1,0 +1,285 @@
+"""The direct convolution kernels of ember._native (``ember_conv2d_f32`` and friends, the
+"direct" path of ember.ops._conv_kernels): small stride-1 float32 2-d convolutions, their
+input gradient (the forward form with the flipped kernel) and their weight gradient, in both
+vector layouts (along output rows, along output channels), checked against the float64
+computation of the NumPy paths, against the float32 NumPy paths (``_DIRECT`` off) and against
+PyTorch; the path selection (float64, strides, dilation, groups, wide layers and kernels
+wider than 7 keep the NumPy paths) and the thread split (results independent of the number
+of threads, bit for bit).
+"""
+
+import os
+import shutil
+
+import numpy as np
+import pytest
+
+import ember
+import ember.nn.functional as F
+from ember import _native
+from ember.ops import _conv_kernels
+
+pytestmark = pytest.mark.skipif(
+    shutil.which(os.environ.get("CC", "cc").split()[0]) is None and shutil.which("gcc") is None,
+    reason="no C compiler on this machine: ember._native falls back to NumPy (the NumPy "
+    "paths are what the rest of the convolution tests run)")
+
+
+@pytest.fixture(autouse=True)
+def on_the_cpu():
+    """CPU kernels: run on the CPU under a strict or cuda test run too."""
+    before = ember.get_default_device()
+    ember.set_default_device("cpu")
+    yield
+    ember.set_default_device(before)
+
+
+@pytest.fixture
+def direct():
+    """Skip where the library lacks the direct kernels (no AVX2/FMA: they return 0)."""
+    lib = _native.library()
+    if lib is None or not _conv_kernels._direct_built(id(lib)):
+        pytest.skip(f"no direct kernels here ({_native.status()})")
+
+
+@pytest.fixture
+def calls(monkeypatch):
+    """The names of the native kernels asked for while the test runs."""
+    names = []
+    real = _native.kernel
+
+    def spy(name):
+        names.append(name)
+        return real(name)
+
+    monkeypatch.setattr(_native, "kernel", spy)
+    return names
+
+
+def _run(x, w, b, gy, **kw):
+    """Forward, input gradient, weight gradient, bias gradient of ember's conv2d."""
+    xt = ember.tensor(x, requires_grad=True)
+    wt = ember.tensor(w, requires_grad=True)
+    bt = None if b is None else ember.tensor(b, requires_grad=True)
+    y = F.conv2d(xt, wt, bt, **kw)
+    y.backward(ember.tensor(gy))
+    return y.detach().numpy(), xt.grad.numpy(), wt.grad.numpy()
+
+
+def _data(n, c, h, w, o, kh, kw, seed=0, **geometry):
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((n, c, h, w)).astype(np.float32)
+    wgt = rng.standard_normal((o, c, kh, kw)).astype(np.float32)
+    b = rng.standard_normal(o).astype(np.float32)
+    y = F.conv2d(ember.tensor(x), ember.tensor(wgt), **geometry)
+    gy = rng.standard_normal(tuple(y.shape)).astype(np.float32)
+    return x, wgt, b, gy
+
+
+def _close(a, ref, k):
+    """float32 sums of ``k`` terms of unit-variance products against the float64 value."""
+    np.testing.assert_allclose(a, ref, rtol=1e-4, atol=2e-6 * k)
+
+
+GEOMETRIES = [
+    # (N, C, H, W, O, KH, KW, conv2d keywords)
+    (64, 1, 28, 28, 6, 5, 5, dict(padding=2)),  # LeNet-5's first conv
+    (64, 6, 14, 14, 16, 5, 5, {}),  # its second: rows of 10, channels fill the vectors
+    (4, 16, 12, 12, 16, 3, 3, dict(padding=1)),  # a ResNet basic block's
+    (2, 3, 9, 7, 10, 3, 3, dict(padding=1)),
+    (1, 5, 6, 11, 17, 3, 2, dict(padding=(0, 1))),  # a batch of one, a tail of channels
+    (2, 2, 5, 5, 33, 1, 1, {}),  # 1x1
+    (2, 4, 7, 9, 3, 7, 7, dict(padding=3)),  # the widest kernel served
+    (1, 3, 4, 4, 8, 2, 7, dict(padding=(1, 3))),
+    (3, 2, 6, 20, 13, 4, 3, dict(padding="same")),  # asymmetric padding
+    (2, 4, 3, 1, 5, 1, 1, {}),  # rows of one
+    (2, 3, 2, 2, 4, 3, 3, dict(padding=2)),  # output rows that read padding only
+]
+
+
+@pytest.mark.filterwarnings("ignore:Using padding='same'")
+@pytest.mark.parametrize("geometry", GEOMETRIES, ids=lambda g: "x".join(map(str, g[:7])))
+@pytest.mark.parametrize("kind", ["rows", "channels"])
+def test_direct_conv_equals_the_float64_convolution(direct, monkeypatch, calls, geometry,
+                                                    kind):
+    n, c, h, w, o, kh, kw, geo = geometry
+    x, wgt, b, gy = _data(n, c, h, w, o, kh, kw, **geo)
+    monkeypatch.setattr(_conv_kernels, "_DIRECT_KIND", kind)
+    y, gx, gw = _run(x, wgt, b, gy, **geo)
+    assert ("ember_conv2d_f32" if kind == "rows" else "ember_conv2d_ovec_f32") in calls
+    y64, gx64, gw64 = _run(*(a.astype(np.float64) for a in (x, wgt, b, gy)), **geo)
+    _close(y, y64, c * kh * kw)
+    _close(gx, gx64, o * kh * kw)
+    _close(gw, gw64, n * y.shape[2] * y.shape[3])
+    # the weight gradient's direct kernels, wherever the selection would not take them
+    xd, gd = x, gy
+    g = _geom(x, wgt, geo)
+    r = _conv_kernels._weight_grad_direct(xd, gd, g, wgt.shape)
+    assert r.shape == wgt.shape and r.dtype == np.float32 and r.flags.c_contiguous
+    _close(r, gw64, n * y.shape[2] * y.shape[3])
+
+
+def _geom(x, w, geo):
+    """The Geom that F.conv2d builds for ``geo`` (stride 1, no dilation)."""
+    kh, kw = w.shape[2:]
+    pad = geo.get("padding", 0)
+    if pad == "same":
+        lo = ((kh - 1) // 2, (kw - 1) // 2)
+    elif isinstance(pad, int):
+        lo = (pad, pad)
+    else:
+        lo = tuple(pad)
+    hi = lo if pad != "same" else (kh - 1 - lo[0], kw - 1 - lo[1])
+    H, W = x.shape[2:]
+    y = (H + lo[0] + hi[0] - kh + 1, W + lo[1] + hi[1] - kw + 1)
+    return _conv_kernels.Geom((kh, kw), (1, 1), (1, 1), lo, (H, W), y, 1)
+
+
+@pytest.mark.parametrize("geometry", GEOMETRIES[:3], ids=["lenet1", "lenet2", "resnet"])
+def test_direct_conv_agrees_with_the_numpy_paths_and_pytorch(direct, monkeypatch, geometry):
+    n, c, h, w, o, kh, kw, geo = geometry
+    x, wgt, b, gy = _data(n, c, h, w, o, kh, kw, seed=1, **geo)
+    got = _run(x, wgt, b, gy, **geo)
+    terms = (c * kh * kw, o * kh * kw, n * got[0].shape[2] * got[0].shape[3])
+    monkeypatch.setattr(_conv_kernels, "_DIRECT", False)
+    plain = _run(x, wgt, b, gy, **geo)
+    for a, p, k in zip(got, plain, terms):
+        _close(a, p, k)
+    torch = pytest.importorskip("torch")
+    xt = torch.tensor(x, requires_grad=True)
+    wt = torch.tensor(wgt, requires_grad=True)
+    yt = torch.nn.functional.conv2d(xt, wt, torch.tensor(b), **geo)
+    yt.backward(torch.tensor(gy))
+    for a, t, k in zip(got, (yt.detach().numpy(), xt.grad.numpy(), wt.grad.numpy()), terms):
+        _close(a, t, k)
+
+
+def test_lenet_takes_the_direct_kernels(direct, calls):
+    """LeNet-5's convolutions: forward, input gradient and weight gradient all direct."""
+    x, wgt, b, gy = _data(64, 6, 14, 14, 16, 5, 5)
+    calls.clear()
+    _run(x, wgt, b, gy)
+    assert calls.count("ember_conv2d_ovec_f32") == 1  # forward: 16 channels, rows of 10
+    assert calls.count("ember_conv2d_f32") == 1  # input gradient: 6 channels, rows of 14
+    assert "ember_conv2d_wgrad_ovec_f32" in calls
+    assert "ember_col2im_flat_f32" not in calls
+    x, wgt, b, gy = _data(64, 1, 28, 28, 6, 5, 5, padding=2)
+    calls.clear()
+    _run(x, wgt, b, gy, padding=2)
+    assert "ember_conv2d_f32" in calls and "ember_conv2d_wgrad_f32" in calls
+
+
+@pytest.mark.parametrize("case", [
+    dict(dtype=np.float64),
+    dict(stride=2),
+    dict(dilation=2),
+    dict(groups=2),
+    dict(o=128),  # wide layers are BLAS's
+    dict(kw=9),
+    dict(c=128),  # C * KH * KW past _DIRECT_MAX_K
+])
+def test_other_convolutions_keep_the_numpy_paths(direct, calls, case):
+    case = dict(case)
+    dtype = case.pop("dtype", np.float32)
+    o, c, kw = case.pop("o", 4), case.pop("c", 4), case.pop("kw", 3)
+    rng = np.random.default_rng(2)
+    x = ember.tensor(rng.standard_normal((2, c, 12, 12)).astype(dtype), requires_grad=True)
+    w = ember.tensor(rng.standard_normal((o, c // case.get("groups", 1), 3, kw))
+                     .astype(dtype), requires_grad=True)
+    F.conv2d(x, w, **case).sum().backward()
+    assert not [n for n in calls if n.startswith("ember_conv2d")]
+
+
+def test_native_off_keeps_the_numpy_paths(direct, monkeypatch, calls):
+    x, wgt, b, gy = _data(4, 6, 14, 14, 16, 5, 5)
+    calls.clear()
+    got = _run(x, wgt, b, gy)
+    monkeypatch.setenv("EMBER_NATIVE", "0")
+    plain = _run(x, wgt, b, gy)
+    for a, p, k in zip(got, plain, (150, 400, 400)):
+        _close(a, p, k)
+    assert calls.count("ember_conv2d_ovec_f32") == 1  # the first run's forward only
+
+
+@pytest.mark.parametrize("geometry", [(8, 6, 14, 14, 16, 5, 5, {}),
+                                      (1, 16, 32, 32, 16, 3, 3, dict(padding=1)),
+                                      (16, 1, 28, 28, 6, 5, 5, dict(padding=2))])
+def test_results_do_not_depend_on_the_threads(direct, geometry):
+    """Forward rows are computed whole by one thread each (a batch of one splits by rows);
+    the weight gradient sums fixed blocks of samples in order: bit-identical on 1 and 2
+    threads."""
+    n, c, h, w, o, kh, kw, geo = geometry
+    x, wgt, b, gy = _data(n, c, h, w, o, kh, kw, seed=3, **geo)
+    before = ember.get_num_threads()
+    try:
+        ember.set_num_threads(1)
+        one = _run(x, wgt, b, gy, **geo)
+        ember.set_num_threads(2)
+        two = _run(x, wgt, b, gy, **geo)
+    finally:
+        ember.set_num_threads(before)
+    for a, t in zip(one, two):
+        np.testing.assert_array_equal(a, t)
+
+
+def test_infinities_and_nan_propagate_as_in_the_numpy_paths(direct, monkeypatch):
+    """An infinite input is summed where a window reads it and nowhere else: the vectors'
+    masked tail lanes (past a row's end) must not turn it into NaN."""
+    x, wgt, b, gy = _data(2, 3, 9, 10, 5, 3, 3, seed=4, padding=1)
+    x[0, 1, 4, 9] = np.inf  # the last column: the rows kernel's tail lanes read past it
+    x[1, 2, 0, 0] = np.nan
+    for kind in ("rows", "channels"):
+        monkeypatch.setattr(_conv_kernels, "_DIRECT_KIND", kind)
+        g = _geom(x, wgt, dict(padding=1))
+        got = (_conv_kernels._conv_direct(x, wgt, g),
+               _conv_kernels._weight_grad_direct(x, gy, g, wgt.shape))
+        monkeypatch.setattr(_conv_kernels, "_DIRECT", False)
+        plain = (_conv_kernels.conv_array(x, wgt, g),
+                 _conv_kernels.weight_grad_array(x, gy, g, wgt.shape))
+        monkeypatch.setattr(_conv_kernels, "_DIRECT", True)
+        for a, p in zip(got, plain):
+            np.testing.assert_array_equal(np.isnan(a), np.isnan(p))
+            np.testing.assert_array_equal(np.isinf(a), np.isinf(p))
+            ok = np.isfinite(p)
+            np.testing.assert_allclose(a[ok], p[ok], rtol=1e-4, atol=1e-4)
+
+
+def test_a_channels_last_input_and_a_non_contiguous_gradient(direct):
+    x, wgt, b, gy = _data(4, 6, 14, 14, 16, 5, 5, seed=5)
+    xt = ember.tensor(x).to(memory_format=ember.channels_last).requires_grad_()
+    wt = ember.tensor(wgt, requires_grad=True)
+    y = F.conv2d(xt, wt, ember.tensor(b))
+    assert y.is_contiguous(memory_format=ember.channels_last)
+    y.backward(ember.tensor(np.ascontiguousarray(gy.transpose(0, 2, 3, 1))).permute(0, 3, 1, 2))
+    ref = _run(*(a.astype(np.float64) for a in (x, wgt, b, gy)))
+    _close(y.detach().numpy(), ref[0], 150)
+    _close(xt.grad.numpy(), ref[1], 400)
+    _close(wt.grad.numpy(), ref[2], 400)
+
+
+def test_lenet_trains_the_same_with_and_without_the_direct_kernels(direct, monkeypatch):
+    """Ten SGD steps of LeNet-5 on the direct kernels track the NumPy paths' steps."""
+    def train():
+        ember.manual_seed(0)
+        nn = ember.nn
+        m = nn.Sequential(nn.Conv2d(1, 6, 5, padding=2), nn.ReLU(), nn.MaxPool2d(2),
+                          nn.Conv2d(6, 16, 5), nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(),
+                          nn.Linear(400, 120), nn.ReLU(), nn.Linear(120, 10))
+        opt = ember.optim.SGD(m.parameters(), lr=0.05, momentum=0.9)
+        rng = np.random.default_rng(0)
+        x = ember.tensor(rng.standard_normal((32, 1, 28, 28)).astype(np.float32))
+        y = ember.tensor(rng.integers(0, 10, 32))
+        losses = []
+        for _ in range(10):
+            loss = F.cross_entropy(m(x), y)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            losses.append(loss.item())
+        return np.array(losses)
+
+    got = train()
+    monkeypatch.setattr(_conv_kernels, "_DIRECT", False)
+    plain = train()
+    assert got[-1] < 0.95 * got[0]
+    np.testing.assert_allclose(got, plain, rtol=2e-3, atol=1e-4)
