@@ -1384,10 +1384,12 @@ static void conv_pad_sample(const float *restrict x, float *restrict buf, idx C,
  * kernel rows inside the input are one run; w packed (KH * C * KW, O) in the same order */
 static inline __attribute__((always_inline)) void conv_tile(
         const float *restrict xb, const idx *restrict offs, idx t0, idx t1,
-        const float *restrict wb, idx O, const int xv, const int ob, __m256 *restrict out) {
+        const float *restrict wb, idx O, const float *restrict bias, const int xv,
+        const int ob, __m256 *restrict out) {
     __m256 acc[12];
 #pragma GCC unroll 16
-    for (int i = 0; i < xv * ob; i++) acc[i] = _mm256_setzero_ps();
+    for (int i = 0; i < xv * ob; i++)
+        acc[i] = bias ? _mm256_broadcast_ss(bias + i / xv) : _mm256_setzero_ps();
     for (idx t = t0; t < t1; t++) {
         const float *xr = xb + offs[t];
         const float *wr = wb + t * O;
@@ -1404,12 +1406,12 @@ static inline __attribute__((always_inline)) void conv_tile(
     for (int i = 0; i < xv * ob; i++) out[i] = acc[i];
 }
 
-#define CONV_TILE(XV, OB) conv_tile(xb, offs, t0, t1, wb, O, XV, OB, acc); break
+#define CONV_TILE(XV, OB) conv_tile(xb, offs, t0, t1, wb, O, bias, XV, OB, acc); break
 
 /* the tile of xv (1, 2) vectors of positions by ob channels (1..6 with xv = 2, 1..12) */
 static void conv_tile_n(const float *restrict xb, const idx *restrict offs, idx t0, idx t1,
-                        const float *restrict wb, idx O, int xv, idx ob,
-                        __m256 *restrict acc) {
+                        const float *restrict wb, idx O, const float *restrict bias, int xv,
+                        idx ob, __m256 *restrict acc) {
     if (xv == 2) {
         switch (ob) {
         case 6: CONV_TILE(2, 6); case 5: CONV_TILE(2, 5); case 4: CONV_TILE(2, 4);
@@ -1445,10 +1447,10 @@ static inline void conv_row_taps(idx oy, idx H, idx ph, idx KH, idx CK, idx *t0,
 
 /* Rows r0 <= r < r1 of y (N, O, OH, OW), r = n * OH + oy, of the convolution of x (N, C, H,
  * W), padded by (ph, pw) before and as far as the output needs after, with the packed weight
- * wt (KH * C * KW, O). The rows of a batch split over threads (by samples, or by rows for a
- * batch of one). */
-int ember_conv2d_f32(const float *restrict x, const float *restrict wt, float *restrict y,
-                     idx r0, idx r1, idx C, idx H, idx W, idx O, idx KH, idx KW, idx ph, idx pw,
+ * wt (KH * C * KW, O), plus bias (O) unless NULL. The rows of a batch split over threads (by
+ * samples, or by rows for a batch of one). */
+int ember_conv2d_f32(const float *restrict x, const float *restrict wt,
+                     const float *restrict bias, float *restrict y, idx r0, idx r1, idx C, idx H, idx W, idx O, idx KH, idx KW, idx ph, idx pw,
                      idx OH, idx OW) {
     idx Hp = OH + KH - 1, Wp = OW + KW - 1, cs = Hp * Wp;
     float *buf = malloc((size_t)(C * cs + CONV_SLACK) * sizeof(float));
@@ -1478,7 +1480,8 @@ int ember_conv2d_f32(const float *restrict x, const float *restrict wt, float *r
             __m256i tail = conv_mask(full - 8 * (xv - 1));
             for (idx o0 = 0; o0 < O; o0 += obmax) {
                 idx ob = O - o0 < obmax ? O - o0 : obmax;
-                conv_tile_n(buf + oy * Wp + ox, offs, t0, t1, wt + o0, O, xv, ob, acc);
+                conv_tile_n(buf + oy * Wp + ox, offs, t0, t1, wt + o0, O,
+                            bias ? bias + o0 : NULL, xv, ob, acc);
                 for (idx j = 0; j < ob; j++) {
                     float *yr = yn + ((o0 + j) * OH + oy) * OW + ox;
                     if (xv == 2) _mm256_storeu_ps(yr, acc[2 * j]);
@@ -1497,17 +1500,18 @@ int ember_conv2d_f32(const float *restrict x, const float *restrict wt, float *r
  * vectors, by up to 6 or 8 positions of a row): better where rows are short and the channels
  * fill whole vectors (LeNet's 6 -> 16 conv: rows of 10). The weight packed (KH * C * KW,
  * Opad) in (ky, c, kx) order as ember_conv2d_f32's, Opad a multiple of 8 with zero columns
- * past O; the tile goes out transposed. */
+ * past O (and the bias, unless NULL, zero-padded to Opad); the tile goes out transposed. */
 #define CONV_XB_WIDE 6
 #define CONV_XB_NARROW 8
 
 static inline __attribute__((always_inline)) void conv_otile(
         const float *restrict xb, const idx *restrict offs, idx t0, idx t1,
-        const float *restrict wb, idx Opad, const int obv, const int xb_n,
-        float *restrict tile) {
+        const float *restrict wb, idx Opad, const float *restrict bias, const int obv,
+        const int xb_n, float *restrict tile) {
     __m256 acc[2 * CONV_XB_NARROW];
 #pragma GCC unroll 16
-    for (int i = 0; i < xb_n * obv; i++) acc[i] = _mm256_setzero_ps();
+    for (int i = 0; i < xb_n * obv; i++)
+        acc[i] = bias ? _mm256_loadu_ps(bias + 8 * (i % obv)) : _mm256_setzero_ps();
     for (idx t = t0; t < t1; t++) {
         const float *xr = xb + offs[t];
         __m256 w0 = _mm256_loadu_ps(wb + t * Opad);
@@ -1523,11 +1527,11 @@ static inline __attribute__((always_inline)) void conv_otile(
     for (int i = 0; i < xb_n * obv; i++) _mm256_storeu_ps(tile + 8 * i, acc[i]);
 }
 
-#define CONV_OTILE(OBV, XB) conv_otile(xb, offs, t0, t1, wb, Opad, OBV, XB, tile); break
+#define CONV_OTILE(OBV, XB) conv_otile(xb, offs, t0, t1, wb, Opad, bias, OBV, XB, tile); break
 
 static void conv_otile_n(const float *restrict xb, const idx *restrict offs, idx t0, idx t1,
-                         const float *restrict wb, idx Opad, int obv, idx n,
-                         float *restrict tile) {
+                         const float *restrict wb, idx Opad, const float *restrict bias,
+                         int obv, idx n, float *restrict tile) {
     if (obv == 2) {
         switch (n) {
         case 6: CONV_OTILE(2, 6); case 5: CONV_OTILE(2, 5); case 4: CONV_OTILE(2, 4);
@@ -1542,8 +1546,8 @@ static void conv_otile_n(const float *restrict xb, const idx *restrict offs, idx
     }
 }
 
-int ember_conv2d_ovec_f32(const float *restrict x, const float *restrict wt, float *restrict y,
-                          idx r0, idx r1, idx C, idx H, idx W, idx O, idx Opad, idx KH, idx KW,
+int ember_conv2d_ovec_f32(const float *restrict x, const float *restrict wt,
+                          const float *restrict bias, float *restrict y, idx r0, idx r1, idx C, idx H, idx W, idx O, idx Opad, idx KH, idx KW,
                           idx ph, idx pw, idx OH, idx OW) {
     idx Hp = OH + KH - 1, Wp = OW + KW - 1, cs = Hp * Wp;
     float *buf = malloc((size_t)(C * cs + CONV_SLACK) * sizeof(float));
@@ -1571,7 +1575,8 @@ int ember_conv2d_ovec_f32(const float *restrict x, const float *restrict wt, flo
             idx no = O - o0 < 8 * obv ? O - o0 : 8 * obv;
             for (idx ox = 0; ox < OW; ox += xbmax) {
                 idx nb = OW - ox < xbmax ? OW - ox : xbmax;
-                conv_otile_n(buf + oy * Wp + ox, offs, t0, t1, wt + o0, Opad, obv, nb, tile);
+                conv_otile_n(buf + oy * Wp + ox, offs, t0, t1, wt + o0, Opad,
+                             bias ? bias + o0 : NULL, obv, nb, tile);
                 float *yo = yn + (o0 * OH + oy) * OW + ox;
                 for (idx j = 0; j < no; j++)
                     for (idx i = 0; i < nb; i++) yo[j * OH * OW + i] = tile[i * 8 * obv + j];
@@ -1761,17 +1766,18 @@ int ember_conv2d_wgrad_ovec_f32(const float *restrict x, const float *restrict g
     return 1;
 }
 #else
-int ember_conv2d_f32(const float *x, const float *wt, float *y, idx r0, idx r1, idx C, idx H,
-                     idx W, idx O, idx KH, idx KW, idx ph, idx pw, idx OH, idx OW) {
+int ember_conv2d_f32(const float *x, const float *wt, const float *bias, float *y, idx r0,
+                     idx r1, idx C, idx H, idx W, idx O, idx KH, idx KW, idx ph, idx pw, idx OH,
+                     idx OW) {
     return 0;
 }
 int ember_conv2d_wgrad_f32(const float *x, const float *gy, float *gw, idx N, idx C, idx H,
                            idx W, idx O, idx KH, idx KW, idx ph, idx pw, idx OH, idx OW) {
     return 0;
 }
-int ember_conv2d_ovec_f32(const float *x, const float *wt, float *y, idx r0, idx r1, idx C,
-                          idx H, idx W, idx O, idx Opad, idx KH, idx KW, idx ph, idx pw, idx OH,
-                          idx OW) {
+int ember_conv2d_ovec_f32(const float *x, const float *wt, const float *bias, float *y, idx r0,
+                          idx r1, idx C, idx H, idx W, idx O, idx Opad, idx KH, idx KW, idx ph,
+                          idx pw, idx OH, idx OW) {
     return 0;
 }
 int ember_conv2d_wgrad_ovec_f32(const float *x, const float *gt, float *gw, idx N, idx C, idx H,

@@ -77,9 +77,12 @@ def _convolution(kernel, a, w, b, g: Geom, transposed: bool, order=None):
     """``kernel(a, w)`` plus the bias, recorded as ``ConvolutionBackward0``, laid out in
     ``order`` (``None``: contiguous; see ``_layout``)."""
     ad = a._data
-    r = kernel(_wide(ad), _wide(w._data), g)
-    if b is not None:
-        r += b._data.reshape(_bias_shape(r.shape[1], len(g.k)))
+    if b is not None and kernel is conv_array:  # the direct kernels add it in registers
+        r = conv_array(_wide(ad), _wide(w._data), g, _wide(b._data))
+    else:
+        r = kernel(_wide(ad), _wide(w._data), g)
+        if b is not None:
+            r += b._data.reshape(_bias_shape(r.shape[1], len(g.k)))
     r = fresh_layout(_narrowed(r, ad), order)
     return result(r, a._device, ConvolutionBackward0, (a, w, b), (a, w), (g, transposed, order))
 
