@@ -288,6 +288,33 @@ def _tiny_gpt_step(torch, rng):
                    steps[-1], steps[0] if len(steps) > 1 else None, number=50)
 
 
+def _conv_layers(torch, rng):
+    """Forward + backward of single conv layers (the direct kernels' shapes, session 49)."""
+    import ember
+
+    results = []
+    for name, (n, c, h, o, k, p) in {
+            "conv2d 6->16 5x5 on 14x14 fwd+bwd (b64, LeNet-5's 2nd)": (64, 6, 14, 16, 5, 0),
+            "conv2d 16->16 3x3 on 32x32 fwd+bwd (b32, ResNet block's)": (32, 16, 32, 16, 3, 1),
+    }.items():
+        x = rng.standard_normal((n, c, h, h)).astype(np.float32)
+        w = rng.standard_normal((o, c, k, k)).astype(np.float32) * 0.1
+        b = np.zeros(o, np.float32)
+
+        def make(lib, x=x, w=w, b=b, p=p):
+            xt = lib.tensor(x, requires_grad=True)
+            wt = lib.tensor(w, requires_grad=True)
+            bt = lib.tensor(b, requires_grad=True)
+
+            def step():
+                lib.nn.functional.conv2d(xt, wt, bt, padding=p).sum().backward()
+                xt.grad = wt.grad = bt.grad = None
+            return step
+
+        results.append(compare(name, make(ember), make(torch) if torch else None, number=30))
+    return results
+
+
 def workloads(torch):
     rng = np.random.default_rng(0)
     results = []
@@ -309,6 +336,7 @@ def workloads(torch):
     y = rng.integers(0, 10, 64)
     e, t = _pair(torch, _lenet, sgd, x, y)
     results.append(compare("LeNet-5 step (b64, 28x28)", e, t, number=20))
+    results.extend(_conv_layers(torch, rng))
 
     x = rng.standard_normal((32, 3, 32, 32)).astype(np.float32)
     y = rng.integers(0, 10, 32)

@@ -1573,8 +1573,9 @@ int ember_conv2d_ovec_f32(const float *restrict x, const float *restrict wt,
             int obv = O - o0 > 8 ? 2 : 1;
             idx xbmax = obv == 2 ? CONV_XB_WIDE : CONV_XB_NARROW;
             idx no = O - o0 < 8 * obv ? O - o0 : 8 * obv;
-            for (idx ox = 0; ox < OW; ox += xbmax) {
-                idx nb = OW - ox < xbmax ? OW - ox : xbmax;
+            idx tiles = (OW + xbmax - 1) / xbmax, wide = (OW + tiles - 1) / tiles;
+            for (idx ox = 0; ox < OW; ox += wide) {  /* tiles of even width: 10 = 5 + 5 */
+                idx nb = OW - ox < wide ? OW - ox : wide;
                 conv_otile_n(buf + oy * Wp + ox, offs, t0, t1, wt + o0, Opad,
                              bias ? bias + o0 : NULL, obv, nb, tile);
                 float *yo = yn + (o0 * OH + oy) * OW + ox;
@@ -1694,8 +1695,8 @@ int ember_conv2d_wgrad_f32(const float *restrict x, const float *restrict gy,
 }
 /* The weight gradient with vectors along the output channels (the better fit where rows are
  * short and the channels fill whole vectors): gw (C * KH * KW, Opad) += over the samples of
- * x (N, C, H, W) and gt (N, OH * OW, Opad), the output gradient channels last (zero past O);
- * a tile of kw taps by 8 or 16 channels stays in registers over a sample's positions. */
+ * x (N, C, H, W) and gy (N, O, OH, OW), each sample's gy first copied channels last (zero
+ * past O); a tile of kw taps by 8 or 16 channels stays in registers over its positions. */
 static inline __attribute__((always_inline)) void wgrad_otile(
         const float *restrict xr0, idx Wp, const float *restrict g0, idx Opad, idx OH, idx OW,
         const int obv, const int kw, float *restrict acc_io) {
@@ -1722,19 +1723,26 @@ static inline __attribute__((always_inline)) void wgrad_otile(
 
 #define WGRAD_OTILE(OBV, KW) wgrad_otile(xr, Wp, g0, Opad, OH, OW, OBV, KW, acc); break
 
-int ember_conv2d_wgrad_ovec_f32(const float *restrict x, const float *restrict gt,
+int ember_conv2d_wgrad_ovec_f32(const float *restrict x, const float *restrict gy,
                                 float *restrict gw, idx N, idx C, idx H, idx W, idx O, idx Opad,
                                 idx KH, idx KW, idx ph, idx pw, idx OH, idx OW) {
     if (KW < 1 || KW > 7) return 0;
     idx Hp = OH + KH - 1, Wp = OW + KW - 1, cs = Hp * Wp, L = OH * OW;
-    float *buf = malloc((size_t)(C * cs + CONV_SLACK) * sizeof(float));
+    float *buf = malloc((size_t)(C * cs + CONV_SLACK + L * Opad) * sizeof(float));
     if (!buf) return 0;
+    float *gt = buf + C * cs + CONV_SLACK;
     float acc[14 * 8];
     for (idx n = 0; n < N; n++) {
         conv_pad_sample(x + n * C * H * W, buf, C, H, W, Hp, Wp, ph, pw);
+        const float *gn = gy + n * O * L;
+        for (idx p = 0; p < L; p++) {
+            float *row = gt + p * Opad;
+            for (idx o = 0; o < O; o++) row[o] = gn[o * L + p];
+            for (idx o = O; o < Opad; o++) row[o] = 0.0f;
+        }
         for (idx o0 = 0; o0 < O; o0 += 16) {
             int obv = O - o0 > 8 ? 2 : 1;
-            const float *g0 = gt + n * L * Opad + o0;
+            const float *g0 = gt + o0;
             for (idx c = 0; c < C; c++) {
                 for (idx ky = 0; ky < KH; ky++) {
                     const float *xr = buf + c * cs + ky * Wp;
@@ -1780,7 +1788,7 @@ int ember_conv2d_ovec_f32(const float *x, const float *wt, const float *bias, fl
                           idx pw, idx OH, idx OW) {
     return 0;
 }
-int ember_conv2d_wgrad_ovec_f32(const float *x, const float *gt, float *gw, idx N, idx C, idx H,
+int ember_conv2d_wgrad_ovec_f32(const float *x, const float *gy, float *gw, idx N, idx C, idx H,
                                 idx W, idx O, idx Opad, idx KH, idx KW, idx ph, idx pw, idx OH,
                                 idx OW) {
     return 0;

@@ -582,22 +582,20 @@ def _weight_grad_direct(xd, gd, g: Geom, wshape):
     """``weight_grad_array`` by the native direct kernels, per block of samples (summed in
     the fixed blocks of ``_sum_over_samples``, so the bits do not depend on the threads):
     ``ember_conv2d_wgrad_f32`` with vectors along the output rows, or
-    ``ember_conv2d_wgrad_ovec_f32`` along the output channels (the output gradient copied
-    channels last first), whichever the layer fills better (as ``_conv_direct``)."""
+    ``ember_conv2d_wgrad_ovec_f32`` along the output channels (each sample's output gradient
+    copied channels last there), whichever the layer fills better (as ``_conv_direct``)."""
     O = gd.shape[1]
     args = _direct_args(xd, O, g)
     x = np.ascontiguousarray(xd)
     kind = _direct_kind(O, g)
     K = x.shape[1] * math.prod(g.k)
+    gy = np.ascontiguousarray(gd)
     if kind == "channels":
         Opad = -(-O // 8) * 8
-        gy = np.zeros((x.shape[0], math.prod(g.y), Opad), dtype=np.float32)
-        gy[:, :, :O] = gd.reshape(gd.shape[0], O, -1).transpose(0, 2, 1)
         fn = _native.kernel("ember_conv2d_wgrad_ovec_f32")
         args = args[:4] + (Opad,) + args[4:]
         shape = (K, Opad)
     else:
-        gy = np.ascontiguousarray(gd)
         fn = _native.kernel("ember_conv2d_wgrad_f32")
         shape = tuple(wshape)
     xa, ga = _native.address(x), _native.address(gy)
