@@ -715,3 +715,98 @@ def test_erfinv_uses_the_native_kernel(calls):
     assert float((ember.erf(y) - x).abs().max()) < 1e-5
     w = ember.nn.init.trunc_normal_(ember.empty(64, 64), std=0.02)
     assert float(w.abs().max()) <= 2.0 and abs(float(w.std()) - 0.02) < 0.003
+
+
+# -- batch norm's training forward and backward ---------------------------------------------------
+
+@pytest.mark.parametrize("shape", [(32, 16, 32, 32), (4, 3, 5), (8, 5), (2, 7, 3, 4, 5)])
+@pytest.mark.parametrize("affine", [True, False])
+def test_batch_norm_native_equals_numpy_and_pytorch(monkeypatch, calls, shape, affine):
+    """Three passes forward and two backward in C (sums in double): the NumPy formulation's
+    values to float32 rounding, and PyTorch's."""
+    rng = np.random.default_rng(6)
+    x = (rng.standard_normal(shape) * 3 + 1).astype(np.float32)
+    g = rng.standard_normal(shape).astype(np.float32)
+    w = np.linspace(0.5, 1.5, shape[1]).astype(np.float32)
+    b = np.linspace(-1, 1, shape[1]).astype(np.float32)
+
+    def run(lib=ember):
+        cls = {2: lib.nn.BatchNorm1d, 3: lib.nn.BatchNorm1d, 4: lib.nn.BatchNorm2d,
+               5: lib.nn.BatchNorm3d}[len(shape)]
+        bn = cls(shape[1], affine=affine)
+        if affine:
+            with lib.no_grad():
+                bn.weight.copy_(lib.tensor(w))
+                bn.bias.copy_(lib.tensor(b))
+        xt = lib.tensor(x, requires_grad=True)
+        y = bn(xt)
+        y.backward(lib.tensor(g))
+        out = [y.detach().numpy(), xt.grad.numpy(), bn.running_mean.numpy(),
+               bn.running_var.numpy()]
+        return out + ([bn.weight.grad.numpy(), bn.bias.grad.numpy()] if affine else [])
+
+    native, plain = _both(run, monkeypatch)
+    assert "ember_batch_norm_f32" in calls and "ember_batch_norm_backward_f32" in calls
+    n = x.size // shape[1]
+    for a, p, tol in zip(native, plain, (1e-5, 1e-5, 1e-6, 1e-5, 2e-6 * n, 2e-6 * n)):
+        np.testing.assert_allclose(a, p, rtol=1e-5, atol=tol)
+    torch = pytest.importorskip("torch")
+    for a, t, tol in zip(native, run(torch), (1e-5, 1e-5, 1e-6, 1e-5, 2e-6 * n, 2e-6 * n)):
+        np.testing.assert_allclose(a, t, rtol=1e-5, atol=tol)
+
+
+def test_batch_norm_native_threads_nan_and_what_stays_numpy(calls):
+    """The channels split over threads gives the bits of one thread; a NaN poisons its own
+    channel only; eval mode, float64, instance norm and a non-contiguous input keep NumPy."""
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((16, 64, 16, 16)).astype(np.float32)
+    x[3, 5, 2, 2] = np.nan
+    g = ember.tensor(rng.standard_normal(x.shape).astype(np.float32))
+
+    def run():
+        xt = ember.tensor(x, requires_grad=True)
+        y = F.batch_norm(xt, None, None, training=True)
+        y.backward(g)
+        return y.detach().numpy(), xt.grad.numpy()
+
+    before = ember.get_num_threads()
+    try:
+        ember.set_num_threads(1)
+        one = run()
+        ember.set_num_threads(2)
+        two = run()
+    finally:
+        ember.set_num_threads(before)
+    for a, t in zip(one, two):
+        np.testing.assert_array_equal(a, t)
+    assert np.isnan(one[0][:, 5]).all() and not np.isnan(np.delete(one[0], 5, axis=1)).any()
+    calls.clear()
+    xt = ember.tensor(x, requires_grad=True)
+    F.batch_norm(xt, ember.zeros(64), ember.ones(64), training=False).sum().backward()
+    F.batch_norm(xt.double(), None, None, training=True).sum().backward()
+    F.instance_norm(xt).sum().backward()
+    F.batch_norm(xt.transpose(2, 3), None, None, training=True).sum().backward()
+    assert not [c for c in calls if c.startswith("ember_batch_norm")]
+
+
+# -- relu's backward -------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_threshold_backward_selects_as_pytorch(calls, dtype):
+    """``x <= t ? 0 : g``: a masked infinite or NaN gradient is 0 (a product made it NaN), a
+    NaN input passes its gradient; native for contiguous float32, a NumPy select otherwise."""
+    x = np.array([-1.0, 0.0, 2.0, np.nan, -3.0, 4.0] * 50000, dtype=dtype)
+    g = np.array([np.inf, np.nan, -1.0, 5.0, -2.0, np.inf] * 50000, dtype=dtype)
+    xt = ember.tensor(x, requires_grad=True)
+    xt.relu().backward(ember.tensor(g))
+    want = np.where(x <= 0, 0, g)
+    np.testing.assert_array_equal(xt.grad.numpy(), want)
+    assert not np.signbit(xt.grad.numpy()[x <= 0]).any()
+    assert ("ember_threshold_backward_f32" in calls) == (dtype == np.float32)
+    xt.grad = None
+    F.threshold(xt, 1.5, 0.0).backward(ember.tensor(g))
+    np.testing.assert_array_equal(xt.grad.numpy(), np.where(x <= 1.5, 0, g))
+    torch = pytest.importorskip("torch")
+    tx = torch.tensor(x[:12], requires_grad=True)
+    tx.relu().backward(torch.tensor(g[:12]))
+    np.testing.assert_array_equal(want[:12], tx.grad.numpy())

@@ -1794,3 +1794,104 @@ int ember_conv2d_wgrad_ovec_f32(const float *x, const float *gy, float *gw, idx 
     return 0;
 }
 #endif
+
+/* Batch norm's training forward and backward over x (A, C, B) float32, statistics per channel
+ * c over a < A and b < B (batch norm: A the batch, B the spatial positions; instance norm:
+ * A = 1, C the batch times the channels), for the channels c0 <= c < c1 (the threads split
+ * the channels). NumPy's formulation makes five full passes forward and six backward, one
+ * ufunc or einsum each; these make three and two, a channel's values in L2 between them.
+ * The sums run in double and round once to float32; everything else is the NumPy
+ * formulation's float32 arithmetic, in its order, without FMA contraction
+ * (ember.ops.normalization._normalize and _disjoint_backward_arrays):
+ *   forward:  mean, var = E[(x - mean)^2] (biased), invstd = 1 / sqrt(var + eps),
+ *             y = (x - mean) * (invstd * w) + bias (w, bias NULL: 1, 0)
+ *   backward: sg = sum g, ghat = invstd * (sum g x - mean * sg), a = invstd * w,
+ *             k = -a * invstd * ghat / n, m = -a * sg / n - k * mean, gx = g * a + (x * k + m)
+ */
+#pragma GCC push_options
+#pragma GCC optimize("fp-contract=off")
+void ember_batch_norm_f32(const float *restrict x, const float *restrict w,
+                          const float *restrict bias, float *restrict y, float *restrict mean,
+                          float *restrict var, idx A, idx C, idx B, float eps, idx c0, idx c1) {
+    double n = (double)(A * B);
+    for (idx c = c0; c < c1; c++) {
+        double s = 0.0;
+        for (idx a = 0; a < A; a++) {
+            const float *p = x + (a * C + c) * B;
+#pragma omp simd reduction(+:s)
+            for (idx b = 0; b < B; b++) s += p[b];
+        }
+        float m = (float)(s / n);
+        double q = 0.0;
+        for (idx a = 0; a < A; a++) {
+            const float *p = x + (a * C + c) * B;
+#pragma omp simd reduction(+:q)
+            for (idx b = 0; b < B; b++) {
+                float d = p[b] - m;
+                q += (double)(d * d);
+            }
+        }
+        float v = (float)(q / n);
+        float invstd = 1.0f / sqrtf(v + eps);
+        float scale = w ? invstd * w[c] : invstd;
+        float shift = bias ? bias[c] : 0.0f;
+        mean[c] = m;
+        var[c] = v;
+        for (idx a = 0; a < A; a++) {
+            const float *p = x + (a * C + c) * B;
+            float *o = y + (a * C + c) * B;
+            if (bias) {
+#pragma omp simd
+                for (idx b = 0; b < B; b++) o[b] = (p[b] - m) * scale + shift;
+            } else {
+#pragma omp simd
+                for (idx b = 0; b < B; b++) o[b] = (p[b] - m) * scale;
+            }
+        }
+    }
+}
+
+/* sg and ghat per channel into sg_out and ghat_out; gx (NULL: not wanted) the input's
+ * gradient. mean and invstd are the forward's (float32, per channel). */
+void ember_batch_norm_backward_f32(const float *restrict g, const float *restrict x,
+                                   const float *restrict mean, const float *restrict invstd,
+                                   const float *restrict w, float *restrict gx,
+                                   float *restrict sg_out, float *restrict ghat_out, idx A,
+                                   idx C, idx B, idx c0, idx c1) {
+    float n = (float)(A * B);
+    for (idx c = c0; c < c1; c++) {
+        double s = 0.0, t = 0.0;
+        for (idx a = 0; a < A; a++) {
+            const float *gp = g + (a * C + c) * B, *xp = x + (a * C + c) * B;
+#pragma omp simd reduction(+:s, t)
+            for (idx b = 0; b < B; b++) {
+                s += gp[b];
+                t += (double)(gp[b] * xp[b]);
+            }
+        }
+        float sg = (float)s, m = mean[c], is = invstd[c];
+        float ghat = is * ((float)t - m * sg);
+        sg_out[c] = sg;
+        ghat_out[c] = ghat;
+        if (!gx) continue;
+        float av = w ? w[c] * is : is;
+        float k = -av * is * ghat / n;
+        float mm = -av * sg / n - k * m;
+        for (idx a = 0; a < A; a++) {
+            const float *gp = g + (a * C + c) * B, *xp = x + (a * C + c) * B;
+            float *o = gx + (a * C + c) * B;
+#pragma omp simd
+            for (idx b = 0; b < B; b++) o[b] = gp[b] * av + (xp[b] * k + mm);
+        }
+    }
+}
+#pragma GCC pop_options
+
+/* relu's and threshold's backward (ember.ops.pointwise.threshold_backward): gx = x <= t ? 0
+ * : g over n float32 elements, one pass (NumPy's formulation is a compare, a negation and a
+ * product: three, and a masked infinite or NaN gradient came out NaN there, 0 in PyTorch). */
+void ember_threshold_backward_f32(const float *restrict g, const float *restrict x,
+                                  float *restrict gx, idx n, float t) {
+#pragma omp simd
+    for (idx i = 0; i < n; i++) gx[i] = x[i] <= t ? 0.0f : g[i];
+}

@@ -54,6 +54,47 @@ def _moments(d, axes):
     return mean, var, xc
 
 
+#: channels per thread at least when the native batch norm splits them: ~64K elements
+_BN_GRAIN_ELEMENTS = 1 << 16
+
+
+def _native_bn(d, axes, *params):
+    """Batch norm's native kernels serve ``d``: a C-contiguous float32 NumPy array with
+    elements, statistics per channel (dim 1) over every other dim, float32 parameters."""
+    return (d.__class__ is np.ndarray and d.dtype == np.float32 and d.ndim >= 2 and d.size
+            and d.flags.c_contiguous and axes == (0,) + tuple(range(2, d.ndim))
+            and all(p is None or (p.__class__ is np.ndarray and p.dtype == np.float32
+                                  and p.flags.c_contiguous) for p in params))
+
+
+def _over_channels(d, fn, *args) -> None:
+    """``fn(*args, c0, c1)`` over blocks of channels of ``d`` in Ember's intra-op threads."""
+    C = d.shape[1]
+    per = d.size // C
+    parallel_for(0, C, max(1, _BN_GRAIN_ELEMENTS // max(1, per)),
+                 lambda c0, c1: fn(*args, c0, c1))
+
+
+def _batch_norm_native(d, weight, bias, eps):
+    """``(y, mean, var)`` of batch norm's training forward by ``ember_batch_norm_f32`` (three
+    passes where ``_moments`` and ``_normalize`` make five), or None where it cannot run."""
+    wd = None if weight is None else weight._data
+    bd = None if bias is None else bias._data
+    if not _native_bn(d, (0, *range(2, d.ndim)), wd, bd):
+        return None
+    fn = _native.kernel("ember_batch_norm_f32")
+    if fn is None:
+        return None
+    C = d.shape[1]
+    y = np.empty_like(d)
+    stat = (1, C) + (1,) * (d.ndim - 2)
+    mean, var = np.empty(stat, np.float32), np.empty(stat, np.float32)
+    _over_channels(d, fn, _address(d), None if wd is None else _address(wd),
+                   None if bd is None else _address(bd), _address(y), _address(mean),
+                   _address(var), d.shape[0], C, d.size // (d.shape[0] * C), eps)
+    return y, mean, var
+
+
 def _sum_of_squares(a, axes):
     """``(a * a).sum(axes, keepdims=True)`` without a full-size temporary."""
     return _reduce_over(a, a, axes)
@@ -128,9 +169,27 @@ def _disjoint_backward_arrays(node, g, n, need_x, need_w, need_b):
     axes, wshape, eps, gshape, mean, invstd, batch_stats, bshape, disjoint = node.ctx
     dt = g._data.dtype
     xd, gd = _dtype.widen(x._data), _dtype.widen(g._data)  # float16/bfloat16 in float32
-    sg = _reduce_over(gd, None, axes)
-    ghat = invstd * (_reduce_over(gd, xd, axes) - mean * sg)  # sum(g * xhat)
-    gx = gw = gb = None
+    wd = None if w is None else w._data
+    fn = _native.kernel("ember_batch_norm_backward_f32") if batch_stats and \
+        gd.__class__ is np.ndarray and gd.dtype == np.float32 and \
+        _native_bn(xd, axes, wd, mean, invstd) else None
+    if fn is not None:
+        # two passes (the sums, then the input's gradient) where NumPy makes five
+        gd = np.ascontiguousarray(gd)
+        sg, ghat = np.empty(mean.shape, np.float32), np.empty(mean.shape, np.float32)
+        gx = np.empty_like(xd) if need_x else None
+        _over_channels(xd, fn, _address(gd), _address(xd), _address(mean), _address(invstd),
+                       None if wd is None else _address(wd),
+                       None if gx is None else _address(gx), _address(sg), _address(ghat),
+                       xd.shape[0], xd.shape[1], xd.size // (xd.shape[0] * xd.shape[1]))
+        if gx is not None:
+            gx = _make(_dtype.narrow(gx, dt), x._device)
+        need_x = False
+    else:
+        sg = _reduce_over(gd, None, axes)
+        ghat = invstd * (_reduce_over(gd, xd, axes) - mean * sg)  # sum(g * xhat)
+        gx = None
+    gw = gb = None
     if need_x:
         a = invstd if w is None else w._data.reshape(wshape) * invstd
         gx = gd * a.astype(gd.dtype, copy=False)
@@ -365,6 +424,12 @@ def _normalize(input, axes, weight, bias, wshape, eps, node_cls, *, gshape=None,
     d = _dtype.widen(input._data)
     ds = d if gshape is None else d.reshape(gshape)
     moments = None
+    if stats is None and gshape is None and axes == (0,) + tuple(range(2, d.ndim)) and \
+            (native := _batch_norm_native(d, weight, bias, eps)) is not None:
+        y, mean, var = native
+        invstd = 1.0 / np.sqrt(var + eps)  # the kernel's, bit for bit (float32 steps)
+        return _finish_norm(y, input, weight, bias, axes, wshape, eps, gshape, mean, invstd,
+                            stats, node_cls), (mean, var)
     if stats is None:
         mean, var, xc = _moments(ds, axes)
         invstd = 1.0 / np.sqrt(var + eps)
