@@ -3555,7 +3555,8 @@ def threshold_(
 def threshold_backward(grad_output: Tensor, input: Tensor, threshold: _float) -> Tensor:
     """``grad_output`` where not ``input <= threshold``, else 0: the backward kernel of relu
     and threshold, itself differentiable (one fused NumPy expression instead of two ops). A
-    NaN input passes its gradient, as PyTorch's ``x <= t ? 0 : g``.
+    NaN input passes its gradient, and a masked gradient is 0 even where it is infinite or
+    NaN, as PyTorch's ``x <= t ? 0 : g``.
     """
 
 def tile(input: Tensor, dims: _IntOrInts) -> Tensor:
