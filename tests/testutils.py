@@ -79,6 +79,18 @@ def rand64(*shape: int, low: float = -2.0, high: float = 2.0,
     return t64(np.random.default_rng(rng).uniform(low, high, shape), requires_grad)
 
 
+def on_one_and_two_threads(fn: Callable[[], object]) -> tuple:
+    """``fn()`` with Ember's intra-op pool at one thread, then at two (restored after)."""
+    before = ember.get_num_threads()
+    try:
+        ember.set_num_threads(1)
+        one = fn()
+        ember.set_num_threads(2)
+        return one, fn()
+    finally:
+        ember.set_num_threads(before)
+
+
 def to_numpy(x) -> np.ndarray:
     """An ember or torch tensor (detached) or array-like as a NumPy array."""
     return x.detach().numpy() if hasattr(x, "detach") else np.asarray(x)

@@ -8,30 +8,17 @@ wider than 7 keep the NumPy paths) and the thread split (results independent of 
 of threads, bit for bit).
 """
 
-import os
-import shutil
-
 import numpy as np
 import pytest
+from testutils import on_one_and_two_threads
 
 import ember
 import ember.nn.functional as F
 from ember import _native
 from ember.ops import _conv_kernels
 
-pytestmark = pytest.mark.skipif(
-    shutil.which(os.environ.get("CC", "cc").split()[0]) is None and shutil.which("gcc") is None,
-    reason="no C compiler on this machine: ember._native falls back to NumPy (the NumPy "
-    "paths are what the rest of the convolution tests run)")
-
-
-@pytest.fixture(autouse=True)
-def on_the_cpu():
-    """CPU kernels: run on the CPU under a strict or cuda test run too."""
-    before = ember.get_default_device()
-    ember.set_default_device("cpu")
-    yield
-    ember.set_default_device(before)
+# skipped without a C compiler; the kernels run on the CPU under a strict or cuda run too
+from .test_native_kernels import on_the_cpu, pytestmark  # noqa: F401
 
 
 @pytest.fixture
@@ -40,20 +27,6 @@ def direct():
     lib = _native.library()
     if lib is None or not _conv_kernels._direct_built(id(lib)):
         pytest.skip(f"no direct kernels here ({_native.status()})")
-
-
-@pytest.fixture
-def calls(monkeypatch):
-    """The names of the native kernels asked for while the test runs."""
-    names = []
-    real = _native.kernel
-
-    def spy(name):
-        names.append(name)
-        return real(name)
-
-    monkeypatch.setattr(_native, "kernel", spy)
-    return names
 
 
 def _run(x, w, b, gy, **kw):
@@ -100,13 +73,13 @@ GEOMETRIES = [
 @pytest.mark.filterwarnings("ignore:Using padding='same'")
 @pytest.mark.parametrize("geometry", GEOMETRIES, ids=lambda g: "x".join(map(str, g[:7])))
 @pytest.mark.parametrize("kind", ["rows", "channels"])
-def test_direct_conv_equals_the_float64_convolution(direct, monkeypatch, calls, geometry,
+def test_direct_conv_equals_the_float64_convolution(direct, monkeypatch, native_calls, geometry,
                                                     kind):
     n, c, h, w, o, kh, kw, geo = geometry
     x, wgt, b, gy = _data(n, c, h, w, o, kh, kw, **geo)
     monkeypatch.setattr(_conv_kernels, "_DIRECT_KIND", kind)
     y, gx, gw = _run(x, wgt, b, gy, **geo)
-    assert ("ember_conv2d_f32" if kind == "rows" else "ember_conv2d_ovec_f32") in calls
+    assert ("ember_conv2d_f32" if kind == "rows" else "ember_conv2d_ovec_f32") in native_calls
     y64, gx64, gw64 = _run(*(a.astype(np.float64) for a in (x, wgt, b, gy)), **geo)
     _close(y, y64, c * kh * kw)
     _close(gx, gx64, o * kh * kw)
@@ -154,19 +127,19 @@ def test_direct_conv_agrees_with_the_numpy_paths_and_pytorch(direct, monkeypatch
         _close(a, t, k)
 
 
-def test_lenet_takes_the_direct_kernels(direct, calls):
+def test_lenet_takes_the_direct_kernels(direct, native_calls):
     """LeNet-5's convolutions: forward, input gradient and weight gradient all direct."""
     x, wgt, b, gy = _data(64, 6, 14, 14, 16, 5, 5)
-    calls.clear()
+    native_calls.clear()
     _run(x, wgt, b, gy)
-    assert calls.count("ember_conv2d_ovec_f32") == 1  # forward: 16 channels, rows of 10
-    assert calls.count("ember_conv2d_f32") == 1  # input gradient: 6 channels, rows of 14
-    assert "ember_conv2d_wgrad_ovec_f32" in calls
-    assert "ember_col2im_flat_f32" not in calls
+    assert native_calls.count("ember_conv2d_ovec_f32") == 1  # forward: 16 channels, rows of 10
+    assert native_calls.count("ember_conv2d_f32") == 1  # input gradient: 6 channels, rows of 14
+    assert "ember_conv2d_wgrad_ovec_f32" in native_calls
+    assert "ember_col2im_flat_f32" not in native_calls
     x, wgt, b, gy = _data(64, 1, 28, 28, 6, 5, 5, padding=2)
-    calls.clear()
+    native_calls.clear()
     _run(x, wgt, b, gy, padding=2)
-    assert "ember_conv2d_f32" in calls and "ember_conv2d_wgrad_f32" in calls
+    assert "ember_conv2d_f32" in native_calls and "ember_conv2d_wgrad_f32" in native_calls
 
 
 @pytest.mark.parametrize("case", [
@@ -178,7 +151,7 @@ def test_lenet_takes_the_direct_kernels(direct, calls):
     dict(kw=9),
     dict(c=128),  # C * KH * KW past _DIRECT_MAX_K
 ])
-def test_other_convolutions_keep_the_numpy_paths(direct, calls, case):
+def test_other_convolutions_keep_the_numpy_paths(direct, native_calls, case):
     case = dict(case)
     dtype = case.pop("dtype", np.float32)
     o, c, kw = case.pop("o", 4), case.pop("c", 4), case.pop("kw", 3)
@@ -187,18 +160,18 @@ def test_other_convolutions_keep_the_numpy_paths(direct, calls, case):
     w = ember.tensor(rng.standard_normal((o, c // case.get("groups", 1), 3, kw))
                      .astype(dtype), requires_grad=True)
     F.conv2d(x, w, **case).sum().backward()
-    assert not [n for n in calls if n.startswith("ember_conv2d")]
+    assert not [n for n in native_calls if n.startswith("ember_conv2d")]
 
 
-def test_native_off_keeps_the_numpy_paths(direct, monkeypatch, calls):
+def test_native_off_keeps_the_numpy_paths(direct, monkeypatch, native_calls):
     x, wgt, b, gy = _data(4, 6, 14, 14, 16, 5, 5)
-    calls.clear()
+    native_calls.clear()
     got = _run(x, wgt, b, gy)
     monkeypatch.setenv("EMBER_NATIVE", "0")
     plain = _run(x, wgt, b, gy)
     for a, p, k in zip(got, plain, (150, 400, 400)):
         _close(a, p, k)
-    assert calls.count("ember_conv2d_ovec_f32") == 1  # the first run's forward only
+    assert native_calls.count("ember_conv2d_ovec_f32") == 1  # the first run's forward only
 
 
 @pytest.mark.parametrize("geometry", [(8, 6, 14, 14, 16, 5, 5, {}),
@@ -210,14 +183,7 @@ def test_results_do_not_depend_on_the_threads(direct, geometry):
     threads."""
     n, c, h, w, o, kh, kw, geo = geometry
     x, wgt, b, gy = _data(n, c, h, w, o, kh, kw, seed=3, **geo)
-    before = ember.get_num_threads()
-    try:
-        ember.set_num_threads(1)
-        one = _run(x, wgt, b, gy, **geo)
-        ember.set_num_threads(2)
-        two = _run(x, wgt, b, gy, **geo)
-    finally:
-        ember.set_num_threads(before)
+    one, two = on_one_and_two_threads(lambda: _run(x, wgt, b, gy, **geo))
     for a, t in zip(one, two):
         np.testing.assert_array_equal(a, t)
 

@@ -17,6 +17,7 @@ import threading
 
 import numpy as np
 import pytest
+from testutils import on_one_and_two_threads
 
 import ember
 import ember.nn.functional as F
@@ -47,20 +48,6 @@ def fresh_state(monkeypatch):
     monkeypatch.setitem(_native._state, "status", None)
     monkeypatch.delenv("EMBER_NATIVE", raising=False)
     return monkeypatch
-
-
-@pytest.fixture
-def calls(monkeypatch):
-    """The names of the kernels asked for (``_native.kernel``) while the test runs."""
-    names = []
-    real = _native.kernel
-
-    def spy(name):
-        names.append(name)
-        return real(name)
-
-    monkeypatch.setattr(_native, "kernel", spy)
-    return names
 
 
 def _both(fn, monkeypatch):
@@ -301,14 +288,7 @@ def test_layer_norm_backward_kernel_splits_rows_over_threads(monkeypatch):
         F.layer_norm(t, (48,), tw, tb).backward(ember.tensor(g))
         return t.grad.numpy(), tw.grad.numpy(), tb.grad.numpy()
 
-    before = ember.get_num_threads()
-    try:
-        ember.set_num_threads(1)
-        one = grads()
-        ember.set_num_threads(2)
-        two = grads()
-    finally:
-        ember.set_num_threads(before)
+    one, two = on_one_and_two_threads(grads)
     np.testing.assert_array_equal(one[0], two[0])
     for a, b in zip(one[1:], two[1:]):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-3)
@@ -621,7 +601,7 @@ def test_max_pool_native_equals_numpy(monkeypatch, shape, kernel, stride, dilati
     np.testing.assert_array_equal(ggn, ggp)
 
 
-def test_max_pool_native_is_not_used_with_padding_nan_or_indices(calls):
+def test_max_pool_native_is_not_used_with_padding_nan_or_indices(native_calls):
     x = ember.randn(2, 3, 8, 8, requires_grad=True)
     F.max_pool2d(x, 2, padding=1).sum().backward()
     F.max_pool2d(x, 2, return_indices=True)[0].sum().backward()
@@ -629,11 +609,11 @@ def test_max_pool_native_is_not_used_with_padding_nan_or_indices(calls):
                       requires_grad=True)
     F.max_pool2d(x2, 2).sum().backward()
     F.max_pool3d(ember.randn(1, 1, 4, 4, 4, requires_grad=True), 2).sum().backward()
-    assert "ember_max_pool2d_backward_f32" not in calls
-    assert "ember_max_pool2x2_forward_f32" not in calls
+    assert "ember_max_pool2d_backward_f32" not in native_calls
+    assert "ember_max_pool2x2_forward_f32" not in native_calls
     F.max_pool2d(x, 2).sum().backward()
-    assert "ember_max_pool2d_backward_f32" in calls
-    assert "ember_max_pool2x2_forward_f32" in calls
+    assert "ember_max_pool2d_backward_f32" in native_calls
+    assert "ember_max_pool2x2_forward_f32" in native_calls
 
 
 # -- col2im (a convolution's input gradient in the flat layout) ---------------------------------
@@ -644,7 +624,7 @@ def test_max_pool_native_is_not_used_with_padding_nan_or_indices(calls):
     dict(x=(2, 4, 7, 7), w=(6, 2, 3, 3), groups=2, padding=(2, 0)),
     dict(x=(2, 3, 5, 6, 6), w=(4, 3, 2, 3, 3)),  # 3-d
 ])
-def test_col2im_native_equals_numpy(monkeypatch, calls, geometry):
+def test_col2im_native_equals_numpy(monkeypatch, native_calls, geometry):
     """The input gradient through the native col2im equals NumPy's per-tap adds (the same
     float32 sums in the same order: exactly), and PyTorch's to float32 rounding. (LeNet's
     conv goes through the direct kernels now, tests/core/test_native_conv.py: off here.)"""
@@ -666,7 +646,7 @@ def test_col2im_native_equals_numpy(monkeypatch, calls, geometry):
 
     native, plain = _both(run, monkeypatch)
     if x.shape == (64, 6, 14, 14):
-        assert "ember_col2im_flat_f32" in calls
+        assert "ember_col2im_flat_f32" in native_calls
     np.testing.assert_array_equal(native, plain)
     torch = pytest.importorskip("torch")
     xt = torch.tensor(x, requires_grad=True)
@@ -707,11 +687,11 @@ def test_erfinv_native_against_the_definition():
     np.testing.assert_array_max_ulp(x32, exact.astype(np.float32), maxulp=1)
 
 
-def test_erfinv_uses_the_native_kernel(calls):
+def test_erfinv_uses_the_native_kernel(native_calls):
     # (nn.init.trunc_normal_ used it too; it is now PyTorch 2.13's rejection sampler)
     x = ember.rand(64, 64) * 1.8 - 0.9
     y = ember.erfinv(x)
-    assert "ember_erfinv_f32" in calls
+    assert "ember_erfinv_f32" in native_calls
     assert float((ember.erf(y) - x).abs().max()) < 1e-5
     w = ember.nn.init.trunc_normal_(ember.empty(64, 64), std=0.02)
     assert float(w.abs().max()) <= 2.0 and abs(float(w.std()) - 0.02) < 0.003
@@ -721,7 +701,7 @@ def test_erfinv_uses_the_native_kernel(calls):
 
 @pytest.mark.parametrize("shape", [(32, 16, 32, 32), (4, 3, 5), (8, 5), (2, 7, 3, 4, 5)])
 @pytest.mark.parametrize("affine", [True, False])
-def test_batch_norm_native_equals_numpy_and_pytorch(monkeypatch, calls, shape, affine):
+def test_batch_norm_native_equals_numpy_and_pytorch(monkeypatch, native_calls, shape, affine):
     """Three passes forward and two backward in C (sums in double): the NumPy formulation's
     values to float32 rounding, and PyTorch's."""
     rng = np.random.default_rng(6)
@@ -746,7 +726,8 @@ def test_batch_norm_native_equals_numpy_and_pytorch(monkeypatch, calls, shape, a
         return out + ([bn.weight.grad.numpy(), bn.bias.grad.numpy()] if affine else [])
 
     native, plain = _both(run, monkeypatch)
-    assert "ember_batch_norm_f32" in calls and "ember_batch_norm_backward_f32" in calls
+    assert "ember_batch_norm_f32" in native_calls
+    assert "ember_batch_norm_backward_f32" in native_calls
     n = x.size // shape[1]
     for a, p, tol in zip(native, plain, (1e-5, 1e-5, 1e-6, 1e-5, 2e-6 * n, 2e-6 * n)):
         np.testing.assert_allclose(a, p, rtol=1e-5, atol=tol)
@@ -755,7 +736,7 @@ def test_batch_norm_native_equals_numpy_and_pytorch(monkeypatch, calls, shape, a
         np.testing.assert_allclose(a, t, rtol=1e-5, atol=tol)
 
 
-def test_batch_norm_native_threads_nan_and_what_stays_numpy(calls):
+def test_batch_norm_native_threads_nan_and_what_stays_numpy(native_calls):
     """The channels split over threads gives the bits of one thread; a NaN poisons its own
     channel only; eval mode, float64, instance norm and a non-contiguous input keep NumPy."""
     rng = np.random.default_rng(7)
@@ -769,30 +750,23 @@ def test_batch_norm_native_threads_nan_and_what_stays_numpy(calls):
         y.backward(g)
         return y.detach().numpy(), xt.grad.numpy()
 
-    before = ember.get_num_threads()
-    try:
-        ember.set_num_threads(1)
-        one = run()
-        ember.set_num_threads(2)
-        two = run()
-    finally:
-        ember.set_num_threads(before)
+    one, two = on_one_and_two_threads(run)
     for a, t in zip(one, two):
         np.testing.assert_array_equal(a, t)
     assert np.isnan(one[0][:, 5]).all() and not np.isnan(np.delete(one[0], 5, axis=1)).any()
-    calls.clear()
+    native_calls.clear()
     xt = ember.tensor(x, requires_grad=True)
     F.batch_norm(xt, ember.zeros(64), ember.ones(64), training=False).sum().backward()
     F.batch_norm(xt.double(), None, None, training=True).sum().backward()
     F.instance_norm(xt).sum().backward()
     F.batch_norm(xt.transpose(2, 3), None, None, training=True).sum().backward()
-    assert not [c for c in calls if c.startswith("ember_batch_norm")]
+    assert not [c for c in native_calls if c.startswith("ember_batch_norm")]
 
 
 # -- relu's backward -------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_threshold_backward_selects_as_pytorch(calls, dtype):
+def test_threshold_backward_selects_as_pytorch(native_calls, dtype):
     """``x <= t ? 0 : g``: a masked infinite or NaN gradient is 0 (a product made it NaN), a
     NaN input passes its gradient; native for contiguous float32, a NumPy select otherwise."""
     x = np.array([-1.0, 0.0, 2.0, np.nan, -3.0, 4.0] * 50000, dtype=dtype)
@@ -802,7 +776,7 @@ def test_threshold_backward_selects_as_pytorch(calls, dtype):
     want = np.where(x <= 0, 0, g)
     np.testing.assert_array_equal(xt.grad.numpy(), want)
     assert not np.signbit(xt.grad.numpy()[x <= 0]).any()
-    assert ("ember_threshold_backward_f32" in calls) == (dtype == np.float32)
+    assert ("ember_threshold_backward_f32" in native_calls) == (dtype == np.float32)
     xt.grad = None
     F.threshold(xt, 1.5, 0.0).backward(ember.tensor(g))
     np.testing.assert_array_equal(xt.grad.numpy(), np.where(x <= 1.5, 0, g))

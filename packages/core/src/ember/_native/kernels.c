@@ -1445,6 +1445,48 @@ static inline void conv_row_taps(idx oy, idx H, idx ph, idx KH, idx CK, idx *t0,
     *t1 = b * CK;
 }
 
+/* The workspace of the forward kernels: a padded sample, the tap offsets into it, and which
+ * sample it holds. */
+typedef struct {
+    float *buf;
+    idx *offs;
+    idx Wp, padded;
+} conv_ws;
+
+static int conv_ws_open(conv_ws *s, idx C, idx KH, idx KW, idx OH, idx OW) {
+    idx Hp = OH + KH - 1;
+    s->Wp = OW + KW - 1;
+    s->padded = -1;
+    s->buf = malloc((size_t)(C * Hp * s->Wp + CONV_SLACK) * sizeof(float));
+    s->offs = malloc((size_t)(KH * C * KW) * sizeof(idx));
+    if (!s->buf || !s->offs) {
+        free(s->buf);
+        free(s->offs);
+        return 0;
+    }
+    conv_taps(s->offs, C, KH, KW, Hp * s->Wp, s->Wp);
+    return 1;
+}
+
+static void conv_ws_close(conv_ws *s) {
+    free(s->buf);
+    free(s->offs);
+}
+
+/* Output row r = n * OH + oy: its sample padded into the workspace (once per sample), its
+ * sample n and its run of taps [t0, t1); returns oy. */
+static idx conv_ws_row(conv_ws *s, const float *restrict x, idx r, idx C, idx H, idx W,
+                       idx KH, idx KW, idx ph, idx pw, idx OH, idx *n, idx *t0, idx *t1) {
+    *n = r / OH;
+    idx oy = r % OH;
+    if (*n != s->padded) {
+        conv_pad_sample(x + *n * C * H * W, s->buf, C, H, W, OH + KH - 1, s->Wp, ph, pw);
+        s->padded = *n;
+    }
+    conv_row_taps(oy, H, ph, KH, C * KW, t0, t1);
+    return oy;
+}
+
 /* Rows r0 <= r < r1 of y (N, O, OH, OW), r = n * OH + oy, of the convolution of x (N, C, H,
  * W), padded by (ph, pw) before and as far as the output needs after, with the packed weight
  * wt (KH * C * KW, O), plus bias (O) unless NULL. The rows of a batch split over threads (by
@@ -1452,26 +1494,14 @@ static inline void conv_row_taps(idx oy, idx H, idx ph, idx KH, idx CK, idx *t0,
 int ember_conv2d_f32(const float *restrict x, const float *restrict wt,
                      const float *restrict bias, float *restrict y, idx r0, idx r1, idx C, idx H, idx W, idx O, idx KH, idx KW, idx ph, idx pw,
                      idx OH, idx OW) {
-    idx Hp = OH + KH - 1, Wp = OW + KW - 1, cs = Hp * Wp;
-    float *buf = malloc((size_t)(C * cs + CONV_SLACK) * sizeof(float));
-    idx *offs = malloc((size_t)(KH * C * KW) * sizeof(idx));
-    if (!buf || !offs) {
-        free(buf);
-        free(offs);
-        return 0;
-    }
-    conv_taps(offs, C, KH, KW, cs, Wp);
+    conv_ws s;
+    if (!conv_ws_open(&s, C, KH, KW, OH, OW)) return 0;
+    idx Wp = s.Wp;
     __m256 acc[12];
-    idx padded = -1;
     for (idx r = r0; r < r1; r++) {
-        idx n = r / OH, oy = r % OH;
-        if (n != padded) {
-            conv_pad_sample(x + n * C * H * W, buf, C, H, W, Hp, Wp, ph, pw);
-            padded = n;
-        }
+        idx n, t0, t1;
+        idx oy = conv_ws_row(&s, x, r, C, H, W, KH, KW, ph, pw, OH, &n, &t0, &t1);
         float *yn = y + n * O * OH * OW;
-        idx t0, t1;
-        conv_row_taps(oy, H, ph, KH, C * KW, &t0, &t1);
         for (idx ox = 0; ox < OW; ) {
             idx left = OW - ox;
             int xv = left > 8 ? 2 : 1;
@@ -1480,7 +1510,7 @@ int ember_conv2d_f32(const float *restrict x, const float *restrict wt,
             __m256i tail = conv_mask(full - 8 * (xv - 1));
             for (idx o0 = 0; o0 < O; o0 += obmax) {
                 idx ob = O - o0 < obmax ? O - o0 : obmax;
-                conv_tile_n(buf + oy * Wp + ox, offs, t0, t1, wt + o0, O,
+                conv_tile_n(s.buf + oy * Wp + ox, s.offs, t0, t1, wt + o0, O,
                             bias ? bias + o0 : NULL, xv, ob, acc);
                 for (idx j = 0; j < ob; j++) {
                     float *yr = yn + ((o0 + j) * OH + oy) * OW + ox;
@@ -1491,8 +1521,7 @@ int ember_conv2d_f32(const float *restrict x, const float *restrict wt,
             ox += full;
         }
     }
-    free(buf);
-    free(offs);
+    conv_ws_close(&s);
     return 1;
 }
 
@@ -1549,26 +1578,14 @@ static void conv_otile_n(const float *restrict xb, const idx *restrict offs, idx
 int ember_conv2d_ovec_f32(const float *restrict x, const float *restrict wt,
                           const float *restrict bias, float *restrict y, idx r0, idx r1, idx C, idx H, idx W, idx O, idx Opad, idx KH, idx KW,
                           idx ph, idx pw, idx OH, idx OW) {
-    idx Hp = OH + KH - 1, Wp = OW + KW - 1, cs = Hp * Wp;
-    float *buf = malloc((size_t)(C * cs + CONV_SLACK) * sizeof(float));
-    idx *offs = malloc((size_t)(KH * C * KW) * sizeof(idx));
-    if (!buf || !offs) {
-        free(buf);
-        free(offs);
-        return 0;
-    }
-    conv_taps(offs, C, KH, KW, cs, Wp);
+    conv_ws s;
+    if (!conv_ws_open(&s, C, KH, KW, OH, OW)) return 0;
+    idx Wp = s.Wp;
     float tile[16 * CONV_XB_NARROW];
-    idx padded = -1;
     for (idx r = r0; r < r1; r++) {
-        idx n = r / OH, oy = r % OH;
-        if (n != padded) {
-            conv_pad_sample(x + n * C * H * W, buf, C, H, W, Hp, Wp, ph, pw);
-            padded = n;
-        }
+        idx n, t0, t1;
+        idx oy = conv_ws_row(&s, x, r, C, H, W, KH, KW, ph, pw, OH, &n, &t0, &t1);
         float *yn = y + n * O * OH * OW;
-        idx t0, t1;
-        conv_row_taps(oy, H, ph, KH, C * KW, &t0, &t1);
         for (idx o0 = 0; o0 < O; o0 += 16) {
             int obv = O - o0 > 8 ? 2 : 1;
             idx xbmax = obv == 2 ? CONV_XB_WIDE : CONV_XB_NARROW;
@@ -1576,7 +1593,7 @@ int ember_conv2d_ovec_f32(const float *restrict x, const float *restrict wt,
             idx tiles = (OW + xbmax - 1) / xbmax, wide = (OW + tiles - 1) / tiles;
             for (idx ox = 0; ox < OW; ox += wide) {  /* tiles of even width: 10 = 5 + 5 */
                 idx nb = OW - ox < wide ? OW - ox : wide;
-                conv_otile_n(buf + oy * Wp + ox, offs, t0, t1, wt + o0, Opad,
+                conv_otile_n(s.buf + oy * Wp + ox, s.offs, t0, t1, wt + o0, Opad,
                              bias ? bias + o0 : NULL, obv, nb, tile);
                 float *yo = yn + (o0 * OH + oy) * OW + ox;
                 for (idx j = 0; j < no; j++)
@@ -1584,8 +1601,7 @@ int ember_conv2d_ovec_f32(const float *restrict x, const float *restrict wt,
             }
         }
     }
-    free(buf);
-    free(offs);
+    conv_ws_close(&s);
     return 1;
 }
 
