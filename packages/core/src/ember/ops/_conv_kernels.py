@@ -571,7 +571,9 @@ def _conv_direct(xd, wd, g: Geom, bias=None):
     OH = g.y[0]
 
     def run(r0, r1):
-        fn(xa, wa, ba, ya, r0, r1, *args)
+        if not fn(xa, wa, ba, ya, r0, r1, *args):
+            raise MemoryError("convolution: the direct kernel could not allocate its "
+                              "workspace (a padded sample)")
 
     # rows of the whole batch: a batch of one splits too (a thread pads each sample it enters)
     _over_rows(N * OH, OH, O * C * math.prod(g.k) * g.y[1], run)
@@ -603,7 +605,9 @@ def _weight_grad_direct(xd, gd, g: Geom, wshape):
 
     def part(n0, n1):
         gw = np.zeros(shape, dtype=np.float32)
-        fn(xa + n0 * xs, ga + n0 * gs, _native.address(gw), n1 - n0, *args)
+        if not fn(xa + n0 * xs, ga + n0 * gs, _native.address(gw), n1 - n0, *args):
+            raise MemoryError("convolution weight gradient: the direct kernel could not "
+                              "allocate its workspace (a padded sample)")
         return gw
 
     gw = _sum_over_samples(x, O * K * math.prod(g.y), part)
