@@ -544,7 +544,7 @@ def test_new_factories_take_size_by_keyword():
     "zeros(2, dtype=3)", "ones(2, dtype=3.5)", "empty(2, dtype=[1])", "full((2,), 1.0, dtype=3)",
     "zeros_like(m.ones(2), dtype=3)", "ones_like(m.ones(2), dtype=1.0)",
     "m.ones(2).new_zeros(2, dtype=3)", "m.ones(2).new_full((2,), 1.0, dtype=3)",
-    "m.ones(2).new_empty(2, dtype=3)",
+    "m.ones(2).new_empty(2, dtype=3)", "range(0, 3, dtype='x')", "zeros(2, dtype='nope')",
 ])
 def test_a_dtype_that_is_not_a_dtype_is_named_as_pytorch(call):
     """PyTorch's parser error naming the factory and the argument (NumPy's "can't convert
@@ -556,6 +556,27 @@ def test_a_dtype_that_is_not_a_dtype_is_named_as_pytorch(call):
             eval(call if call.startswith("m.") else "m." + call, {"m": m})
         errors.append(str(info.value))
     assert errors[0] == errors[1]
+
+
+@pytest.mark.parametrize("call", [
+    "arange(3, dtype=3)", "arange(3, out=m.empty(3), dtype=7)", "hann_window(4, dtype=1)",
+    "kaiser_window(4, dtype='x')", "bartlett_window(3, dtype=2.0)",
+])
+def test_overloaded_factories_name_themselves_for_a_dtype_that_is_not_one(call):
+    """PyTorch lists an overloaded factory's signatures; Ember names the factory and the
+    argument, the same TypeError (the windows raised AttributeError: 'int' object has no
+    attribute 'is_floating_point')."""
+    fn = call.split("(")[0]
+    with pytest.raises(TypeError, match=rf"^{fn}\(\): argument 'dtype' must be torch.dtype"):
+        eval("m." + call, {"m": ember})
+    torch = pytest.importorskip("torch")
+    with pytest.raises(TypeError):
+        eval("m." + call, {"m": torch})
+
+
+def test_windows_take_pythons_float_as_pytorch():
+    w = ember.hann_window(4, dtype=float)
+    assert w.dtype == ember.float64
 
 
 def test_a_dtype_that_is_not_a_dtype_without_the_oracle():

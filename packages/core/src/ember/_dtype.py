@@ -496,6 +496,11 @@ def to_dtype(d, fn: str | None = None) -> dtype:
         got = kind.__name__ if kind.__module__ == "builtins" else \
             f"{kind.__module__}.{kind.__qualname__} ({d!r})"
         raise TypeError(f"{where}argument 'dtype' must be torch.dtype, not {got}")
+    if fn and isinstance(d, str):  # a name NumPy does not know either: the factory's error
+        try:
+            np.dtype(d)
+        except TypeError:
+            raise TypeError(f"{fn}(): argument 'dtype' must be torch.dtype, not str") from None
     return from_numpy_dtype(d)
 
 

@@ -62,14 +62,15 @@ def finish(t: Tensor, requires_grad: bool, out: Tensor | None = None,
     return t
 
 
-def out_dtype(out, dtype):
+def out_dtype(out, dtype, name: str | None = None):
     """A factory's dtype when ``out=`` is given: ``out``'s unless ``dtype`` is, which must
-    then be ``out``'s (PyTorch's error otherwise)."""
+    then be ``out``'s (PyTorch's error otherwise); ``name``: the factory a wrong type's
+    error names."""
     if out is None or not isinstance(out, Tensor):
         return dtype
     if dtype is None:
         return out.dtype
-    dt = _dtype.to_dtype(dtype)
+    dt = _dtype.to_dtype(dtype, name)
     if dt is not out.dtype:
         raise RuntimeError(f"dtype {_dtype.scalar_type_name(dt.np)} does not match dtype of out "
                            f"parameter ({_dtype.scalar_type_name(out._data.dtype)})")
@@ -874,9 +875,9 @@ def _check_range(start, end, step) -> None:
         raise RuntimeError("upper bound and lower bound inconsistent with step sign")
 
 
-def _range_dtype(dtype, values) -> _dtype.dtype:
+def _range_dtype(dtype, values, name: str = "arange") -> _dtype.dtype:
     if dtype is not None:
-        return _dtype.to_dtype(dtype)
+        return _dtype.to_dtype(dtype, name)
     if any(isinstance(v, float) for v in values):
         return _dtype.get_default_dtype()
     return _dtype.int64
@@ -901,7 +902,7 @@ def arange(*args, start=None, end=None, step=None, out=None, dtype=None, layout=
         check_number(v, "arange", i + 1, what)
     start, end, step = _range_args(args, start, end, step, "arange")
     refuse_layout(layout, "arange", device)
-    dt = _range_dtype(out_dtype(out, dtype), (start, end, step))
+    dt = _range_dtype(out_dtype(out, dtype, "arange"), (start, end, step))
     if dt is _dtype.bool or dt.is_complex:
         raise NotImplementedError(f"\"arange_cpu\" not implemented for "
                                   f"'{_dtype.scalar_type_name(dt.np)}'")
@@ -951,7 +952,7 @@ def range(*args, start=None, end=None, step=None, out=None, dtype=None, layout=N
                   stacklevel=2)
     start, end, step = _range_args(args, start, end, step, "range")
     refuse_layout(layout, "range", device)
-    dt = _dtype_or_default(out_dtype(out, dtype))
+    dt = _dtype_or_default(out_dtype(out, dtype, "range"), "range")
     if dt is _dtype.bool or dt.is_complex:
         raise NotImplementedError(f"\"range_cpu\" not implemented for "
                                   f"'{_dtype.scalar_type_name(dt.np)}'")

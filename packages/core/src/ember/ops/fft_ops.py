@@ -676,7 +676,7 @@ def _window(fname, window_length, periodic, dtype, device, requires_grad, values
                         f"{type(window_length).__name__}")
     window_length = int(window_length)
     _refuse_layout(layout, fname, device, window_length, dtype)
-    dt = _dtype.get_default_dtype() if dtype is None else dtype
+    dt = _dtype.get_default_dtype() if dtype is None else _dtype.to_dtype(dtype, fname)
     dev = resolve_device(device)
     if not dt.is_floating_point:
         rg = "true" if requires_grad else "false (default)"
