@@ -545,6 +545,8 @@ def test_new_factories_take_size_by_keyword():
     "zeros_like(m.ones(2), dtype=3)", "ones_like(m.ones(2), dtype=1.0)",
     "m.ones(2).new_zeros(2, dtype=3)", "m.ones(2).new_full((2,), 1.0, dtype=3)",
     "m.ones(2).new_empty(2, dtype=3)", "range(0, 3, dtype='x')", "zeros(2, dtype='nope')",
+    "tensor([1], dtype=3)", "as_tensor([1], dtype=3)", "asarray([1], dtype=3)",
+    "frombuffer(b'1234', dtype=3)", "tensor([1], dtype='x')",
 ])
 def test_a_dtype_that_is_not_a_dtype_is_named_as_pytorch(call):
     """PyTorch's parser error naming the factory and the argument (NumPy's "can't convert
@@ -560,7 +562,8 @@ def test_a_dtype_that_is_not_a_dtype_is_named_as_pytorch(call):
 
 @pytest.mark.parametrize("call", [
     "arange(3, dtype=3)", "arange(3, out=m.empty(3), dtype=7)", "hann_window(4, dtype=1)",
-    "kaiser_window(4, dtype='x')", "bartlett_window(3, dtype=2.0)",
+    "kaiser_window(4, dtype='x')", "bartlett_window(3, dtype=2.0)", "linspace(0, 1, 3, dtype=3)",
+    "logspace(0, 1, 3, dtype=3)",
 ])
 def test_overloaded_factories_name_themselves_for_a_dtype_that_is_not_one(call):
     """PyTorch lists an overloaded factory's signatures; Ember names the factory and the

@@ -72,7 +72,7 @@ def frombuffer(buffer, *, dtype, count: int = -1, offset: int = 0,
     A read-only buffer (``bytes``) gives a read-only tensor: PyTorch writes into such memory
     anyway, Ember refuses in-place ops on it (and warns once, as PyTorch does).
     """
-    dt = _dtype.to_dtype(dtype)
+    dt = _dtype.to_dtype(dtype, "frombuffer")
     try:
         view = memoryview(buffer)
     except TypeError:

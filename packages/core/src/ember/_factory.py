@@ -301,7 +301,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad: bool = False,
     The dtype is inferred as PyTorch does: bool, int64 for Python ints, the default float for
     Python floats, the array's or tensor's own dtype otherwise.
     """
-    dt = None if dtype is None else _dtype.to_dtype(dtype)
+    dt = None if dtype is None else _dtype.to_dtype(dtype, "tensor")
     if isinstance(data, Tensor):
         return _copy_constructed(data, dt, device, requires_grad, "ember.tensor")
     on_device = _wrap_device_array(data)
@@ -344,7 +344,7 @@ def _wrap_device_array(data) -> Tensor | None:
 
 def as_tensor(data, dtype=None, device=None) -> Tensor:
     """``data`` as a tensor, sharing memory with a tensor, NumPy or CuPy array where possible."""
-    dt = None if dtype is None else _dtype.to_dtype(dtype)
+    dt = None if dtype is None else _dtype.to_dtype(dtype, "as_tensor")
     wrapped = _wrap_device_array(data)
     if wrapped is not None:
         data = wrapped
@@ -372,7 +372,7 @@ def asarray(obj, *, dtype=None, device=None, copy: bool | None = None,
     ``requires_grad``: ``None`` keeps ``obj``'s (and its history); ``True`` or ``False`` is
     set on the result, in place when the result is ``obj`` itself (a non-leaf is detached
     instead), as PyTorch does."""
-    dt = None if dtype is None else _dtype.to_dtype(dtype)
+    dt = None if dtype is None else _dtype.to_dtype(dtype, "asarray")
     src, readonly = _aliasable(obj, dt, copy)
     if src is None:
         if copy is False:
@@ -1011,7 +1011,7 @@ def _spacing_args(start, end, steps, dtype, out, device, name: str, base=None) -
         if isinstance(v, Tensor) and v._data.ndim:
             raise RuntimeError(f"{name} only supports 0-dimensional start and end tensors, but "
                                f"got {what} with {v._data.ndim} dimension(s).")
-    given = None if dtype is None else _dtype.to_dtype(dtype)
+    given = None if dtype is None else _dtype.to_dtype(dtype, name)
     if given is _dtype.bool:
         raise NotImplementedError(f"\"{name}_cpu\" not implemented for 'Bool'")
     steps = _check_steps(int(_scalar_value(steps)))
