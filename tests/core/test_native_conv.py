@@ -78,6 +78,7 @@ def test_direct_conv_equals_the_float64_convolution(direct, monkeypatch, native_
     n, c, h, w, o, kh, kw, geo = geometry
     x, wgt, b, gy = _data(n, c, h, w, o, kh, kw, **geo)
     monkeypatch.setattr(_conv_kernels, "_DIRECT_KIND", kind)
+    monkeypatch.setattr(_conv_kernels, "_DIRECT_MIN_K", 1)  # the kernels on every geometry
     y, gx, gw = _run(x, wgt, b, gy, **geo)
     assert ("ember_conv2d_f32" if kind == "rows" else "ember_conv2d_ovec_f32") in native_calls
     y64, gx64, gw64 = _run(*(a.astype(np.float64) for a in (x, wgt, b, gy)), **geo)
@@ -142,6 +143,37 @@ def test_lenet_takes_the_direct_kernels(direct, native_calls):
     assert "ember_conv2d_f32" in native_calls and "ember_conv2d_wgrad_f32" in native_calls
 
 
+@pytest.mark.parametrize("geometry", [
+    # (N, C, L, O, K, conv1d keywords)
+    (32, 16, 100, 16, 5, dict(padding=2)),
+    (8, 16, 50, 32, 5, {}),
+    (3, 4, 9, 5, 7, dict(padding=3)),
+    (2, 8, 2, 6, 3, dict(padding=1)),
+    (16, 16, 300, 1, 7, dict(padding="same")),
+])
+def test_direct_conv1d_as_a_2d_conv_of_height_one(direct, native_calls, geometry):
+    n, c, length, o, k, geo = geometry
+    rng = np.random.default_rng(8)
+    x = rng.standard_normal((n, c, length)).astype(np.float32)
+    w = rng.standard_normal((o, c, k)).astype(np.float32)
+    b = rng.standard_normal(o).astype(np.float32)
+
+    def run(dtype):
+        xt = ember.tensor(x.astype(dtype), requires_grad=True)
+        wt = ember.tensor(w.astype(dtype), requires_grad=True)
+        y = F.conv1d(xt, wt, ember.tensor(b.astype(dtype)), **geo)
+        y.backward(ember.tensor(np.cos(np.arange(y.numel())).reshape(tuple(y.shape))
+                                .astype(dtype)))
+        return y.detach().numpy(), xt.grad.numpy(), wt.grad.numpy()
+
+    got = run(np.float32)
+    assert "ember_conv2d_f32" in native_calls or "ember_conv2d_ovec_f32" in native_calls
+    ref = run(np.float64)
+    for a, r, terms in zip(got, ref, (c * k, o * k, n * got[0].shape[2])):
+        assert a.dtype == np.float32 and a.shape == r.shape
+        _close(a, r, terms)
+
+
 @pytest.mark.parametrize("case", [
     dict(dtype=np.float64),
     dict(stride=2),
@@ -150,6 +182,7 @@ def test_lenet_takes_the_direct_kernels(direct, native_calls):
     dict(o=128),  # wide layers are BLAS's
     dict(kw=9),
     dict(c=128),  # C * KH * KW past _DIRECT_MAX_K
+    dict(c=1, kw=1),  # 3 taps: too little work per tile (_DIRECT_MIN_K)
 ])
 def test_other_convolutions_keep_the_numpy_paths(direct, native_calls, case):
     case = dict(case)

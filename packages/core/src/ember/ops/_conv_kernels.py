@@ -475,9 +475,15 @@ def _trim(g: Geom):
 
 #: the direct kernels serve convolutions with at most this many output channels and taps
 #: times input channels (``C * prod(k)``); wider layers are compute-bound GEMMs that BLAS runs
-#: faster (measured in ``benchmarks/RESULTS.md``, session 49)
+#: faster (measured in ``benchmarks/RESULTS.md``, session 49). 1-d convolutions run as 2-d
+#: ones of height 1 (32 x 64 channels on 128 positions, 3 taps: forward 1.24 -> 1.05 ms,
+#: input gradient 1.27 -> 1.08, one thread)
 _DIRECT_MAX_O = 64
 _DIRECT_MAX_K = 1024
+#: ... and at least this many taps times input channels: fewer taps are too little work per
+#: register tile (a 7-tap 1-d conv of 1 channel into 16 on 1000 positions: 0.08 ms as im2col
+#: + GEMM, 0.13 direct; LeNet's 5x5 of 1 channel, 25 taps, 0.37 -> 0.30)
+_DIRECT_MIN_K = 16
 
 #: the direct kernels can be switched off, to time them against the im2col paths in one process
 _DIRECT = True
@@ -493,13 +499,15 @@ def _direct_built(lib_id: int) -> bool:
 
 def _direct(xd, wd, g: Geom, O: int) -> bool:
     """Whether the native direct kernels (``ember_conv2d_f32`` and its weight gradient) serve
-    a convolution of ``xd`` with ``O`` output channels: float32 NumPy arrays, 2-d, stride 1,
-    no dilation, one group, a kernel at most 7 wide, a small layer (``_DIRECT_MAX_*``)."""
-    if not (_DIRECT and len(g.k) == 2 and g.groups == 1 and g.s == (1, 1) and g.d == (1, 1)
-            and xd.__class__ is np.ndarray and wd.__class__ is np.ndarray
-            and xd.dtype == np.float32 and wd.dtype == np.float32 and 1 <= g.k[1] <= 7
-            and O <= _DIRECT_MAX_O and xd.shape[1] * g.k[0] * g.k[1] <= _DIRECT_MAX_K
-            and xd.shape[0] > 0 and all(g.y) and xd.shape[1] > 0):
+    a convolution of ``xd`` with ``O`` output channels: float32 NumPy arrays, 1-d or 2-d,
+    stride 1, no dilation, one group, a kernel at most 7 wide, a small layer
+    (``_DIRECT_MAX_*``)."""
+    if not (_DIRECT and len(g.k) in (1, 2) and g.groups == 1 and all(v == 1 for v in g.s)
+            and all(v == 1 for v in g.d) and xd.__class__ is np.ndarray
+            and wd.__class__ is np.ndarray and xd.dtype == np.float32
+            and wd.dtype == np.float32 and 1 <= g.k[-1] <= 7 and O <= _DIRECT_MAX_O
+            and _DIRECT_MIN_K <= xd.shape[1] * math.prod(g.k) <= _DIRECT_MAX_K
+            and xd.shape[0] > 0 and all(g.y)):
         return False
     lib = _native.library()
     return lib is not None and _direct_built(id(lib))
@@ -515,6 +523,15 @@ def _direct_geometry(xd, wd, g: Geom):
         g, sl = trimmed
         wd = wd[sl]
     return (g, wd) if _direct(xd, wd, g, wd.shape[0]) else None
+
+
+def _planar(a, g: Geom):
+    """A 1-d convolution's array (``(N, C, L)``: input, weight or gradient) and geometry as
+    2-d ones of height 1, what the direct kernels take; 2-d ones as they are."""
+    if len(g.k) == 2:
+        return a, g
+    return a.reshape(a.shape[:2] + (1,) + a.shape[2:]), Geom(
+        (1,) + g.k, (1,) + g.s, (1,) + g.d, (0,) + g.lo, (1,) + g.x, (1,) + g.y, g.groups)
 
 
 def _direct_args(xd, O: int, g: Geom) -> tuple:
@@ -536,7 +553,7 @@ _DIRECT_KIND = None
 def _direct_kind(O: int, g: Geom) -> str:
     """"channels" where ``O`` output channels fill vectors better than the output rows do,
     else "rows"."""
-    return _DIRECT_KIND or ("channels" if _lanes(O) > _lanes(g.y[1]) else "rows")
+    return _DIRECT_KIND or ("channels" if _lanes(O) > _lanes(g.y[-1]) else "rows")
 
 
 def _conv_direct(xd, wd, g: Geom, bias=None):
@@ -544,6 +561,9 @@ def _conv_direct(xd, wd, g: Geom, bias=None):
     ``ember_conv2d_f32`` runs vectors along output rows, ``ember_conv2d_ovec_f32`` along the
     output channels: the one whose vectors the layer fills better (LeNet's 6 -> 16 conv has
     rows of 10 and 16 channels: channels; its 1 -> 6 conv rows of 28: rows)."""
+    if len(g.k) == 1:
+        r = _conv_direct(_planar(xd, g)[0], _planar(wd, g)[0], _planar(xd, g)[1], bias)
+        return r.reshape(r.shape[:2] + r.shape[3:])
     N, C = xd.shape[:2]
     O = wd.shape[0]
     args = _direct_args(xd, O, g)
@@ -586,6 +606,10 @@ def _weight_grad_direct(xd, gd, g: Geom, wshape):
     ``ember_conv2d_wgrad_f32`` with vectors along the output rows, or
     ``ember_conv2d_wgrad_ovec_f32`` along the output channels (each sample's output gradient
     copied channels last there), whichever the layer fills better (as ``_conv_direct``)."""
+    if len(g.k) == 1:
+        x2, g2 = _planar(xd, g)
+        r = _weight_grad_direct(x2, _planar(gd, g)[0], g2, (wshape[0], wshape[1], 1, wshape[2]))
+        return r.reshape(wshape)
     O = gd.shape[1]
     args = _direct_args(xd, O, g)
     x = np.ascontiguousarray(xd)
