@@ -474,8 +474,11 @@ def _private_helpers(t):
     packed = F._in_projection_packed(q, q, q, w)
     separate = F._in_projection(q, q, q, w[:4], w[4:8], w[8:])
     mask = F._canonical_mask(t.tensor([True, False]), "m", None, "", t.float32)
-    return ([tuple(p.shape) for p in packed], [p.tolist() for p in packed] == [
-        p.tolist() for p in separate], mask.tolist(), F._none_or_dtype(None))
+    # the same numbers to rounding: whether one product and three give the same bits is the
+    # BLAS's business (PyTorch's differ on an Intel Xeon, agree on an AMD EPYC)
+    return ([tuple(p.shape) for p in packed], all(t.allclose(p, s, rtol=1e-6, atol=1e-6)
+                                                  for p, s in zip(packed, separate)),
+            mask.tolist(), F._none_or_dtype(None))
 
 
 def test_functional_private_attention_helpers():
