@@ -1,0 +1,78 @@
+"""A/B an environment setting over bench_nn's training-step workloads, in alternating processes.
+
+    python benchmarks/ab_env.py EMBER_BLAS_POOL=0 EMBER_BLAS_POOL=1 [--rounds 4] [--only LeNet]
+
+Each side is a list of ``NAME=VALUE`` settings separated by commas (``A=1,B=2``); every round
+runs one process per side (Ember alone: no PyTorch in the process, so no second thread pool)
+with a pause between processes, and the table gives the best and the median per workload and
+their ratios (B / A). Use it for a switch that changes how Ember uses the machine, such as
+``EMBER_BLAS_POOL`` or ``EMBER_NATIVE``. Run it with the BLAS variables unset, as
+``nox -s bench`` does.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+CHILD = r"""
+import json, sys
+sys.path.insert(0, HERE)
+import bench_nn
+only = ONLY
+print(json.dumps({r.name: r.ember_s * 1e3 for r in bench_nn.workloads(None)
+                  if not only or any(o in r.name for o in only)}))
+"""
+
+
+def _settings(text: str) -> dict:
+    out = {}
+    for item in filter(None, text.split(",")):
+        name, sep, value = item.partition("=")
+        if not sep:
+            raise SystemExit(f"not NAME=VALUE: {item!r}")
+        out[name] = value
+    return out
+
+
+def run_side(settings: dict, only: list[str]) -> dict:
+    env = dict(os.environ, **settings)
+    code = CHILD.replace("HERE", repr(HERE)).replace("ONLY", repr(only))
+    out = subprocess.run([sys.executable, "-c", code], env=env, check=True,
+                         capture_output=True, text=True).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("a")
+    parser.add_argument("b")
+    parser.add_argument("--rounds", type=int, default=4)
+    parser.add_argument("--only", action="append", default=[],
+                        help="keep the workloads whose name contains this (repeatable)")
+    args = parser.parse_args(argv)
+    sides = {"a": _settings(args.a), "b": _settings(args.b)}
+    runs: dict = {"a": [], "b": []}
+    for _ in range(args.rounds):
+        for side in ("a", "b"):
+            runs[side].append(run_side(sides[side], args.only))
+            time.sleep(1.0)
+    print(f"| workload | A: {args.a} (ms) | B: {args.b} (ms) | B / A best, median |")
+    print("|---|---|---|---|")
+    for name in runs["a"][0]:
+        a = [r[name] for r in runs["a"]]
+        b = [r[name] for r in runs["b"]]
+        print(f"| {name} | {min(a):.3f} | {min(b):.3f} | {min(b) / min(a):.2f}x, "
+              f"{statistics.median(b) / statistics.median(a):.2f}x |")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
