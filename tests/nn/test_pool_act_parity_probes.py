@@ -412,3 +412,11 @@ def test_fold_checks():
             "element of type float at pos 0")
     _raises(lambda m: m.nn.functional.fold(_x(m, 1, 4, 4), (3, 3, 3), 2), RuntimeError,
             "It is expected output_size equals to 2, but got size 3")
+
+
+def test_avg_pool1d_has_no_divisor_override():
+    """PyTorch's avg_pool1d takes six arguments (its 2-d and 3-d ones a divisor_override)."""
+    _raises(lambda m: m.nn.functional.avg_pool1d(_x(m, 1, 1, 4), 2, divisor_override=1),
+            TypeError, "avg_pool1d() got an unexpected keyword argument 'divisor_override'")
+    _raises(lambda m: m.avg_pool1d(_x(m, 1, 1, 4), 2, 2, 0, False, True, 1), TypeError,
+            "avg_pool1d() takes from 2 to 6 positional arguments but 7 were given")

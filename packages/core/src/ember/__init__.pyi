@@ -710,7 +710,6 @@ def avg_pool1d(
     padding: _IntOrInts = 0,
     ceil_mode: _bool = False,
     count_include_pad: _bool = True,
-    divisor_override: _int | None = None,
 ) -> Tensor:
     """1-D average pooling."""
 

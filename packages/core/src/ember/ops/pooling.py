@@ -1179,10 +1179,16 @@ def _define(n: int) -> None:
                               ceil_mode=False, return_indices=False):
         return _max_poolnd(n, input, kernel_size, stride, padding, dilation, ceil_mode, True)
 
-    def avg_pool(input, kernel_size, stride=None, padding=0, ceil_mode=False,
-                 count_include_pad=True, divisor_override=None):
-        return _avg_poolnd(n, input, kernel_size, stride, padding, ceil_mode,
-                           count_include_pad, divisor_override)
+    if n == 1:  # PyTorch's avg_pool1d has no divisor_override (its 2-d and 3-d ones do)
+        def avg_pool(input, kernel_size, stride=None, padding=0, ceil_mode=False,
+                     count_include_pad=True):
+            return _avg_poolnd(n, input, kernel_size, stride, padding, ceil_mode,
+                               count_include_pad, None)
+    else:
+        def avg_pool(input, kernel_size, stride=None, padding=0, ceil_mode=False,
+                     count_include_pad=True, divisor_override=None):
+            return _avg_poolnd(n, input, kernel_size, stride, padding, ceil_mode,
+                               count_include_pad, divisor_override)
 
     def adaptive_avg_pool(input, output_size):
         return _adaptive_avg(n, input, output_size)
