@@ -94,7 +94,9 @@ def test_device_objects():
     assert (c.type, c.index) == ("cuda", 1)
     assert repr(c) == "device(type='cuda', index=1)"
     assert ember.device("cuda", 1) is c
-    assert d == "cpu"
+    # as in PyTorch, a device is never equal to a string or an index
+    assert d != "cpu" and not (d == "cpu") and d not in ["cpu"] and d != 0
+    assert d == ember.device("cpu") and hash(d) == hash(ember.device("cpu"))
     with pytest.raises(RuntimeError, match="Expected one of"):
         ember.device("tpu")
     with pytest.raises(RuntimeError, match="Invalid device string"):

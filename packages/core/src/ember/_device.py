@@ -87,13 +87,13 @@ class device:
     def __str__(self) -> str:
         return self.type if self.index is None else f"{self.type}:{self.index}"
 
-    def __eq__(self, other) -> bool:
-        if isinstance(other, str):
-            try:
-                other = device(other)
-            except RuntimeError:
-                return False
-        return self is other
+    def __eq__(self, other):
+        # devices are interned: equal ones are one object. As in PyTorch, a device never
+        # equals a string (``t.device == "cpu"`` is False there: a PyTorch program that
+        # compares so takes the same branch here; compare ``t.device.type == "cpu"``)
+        if isinstance(other, device):
+            return self is other
+        return NotImplemented
 
     def __hash__(self) -> int:
         return hash((self.type, self.index))
