@@ -420,3 +420,31 @@ def test_avg_pool1d_has_no_divisor_override():
             TypeError, "avg_pool1d() got an unexpected keyword argument 'divisor_override'")
     _raises(lambda m: m.avg_pool1d(_x(m, 1, 1, 4), 2, 2, 0, False, True, 1), TypeError,
             "avg_pool1d() takes from 2 to 6 positional arguments but 7 were given")
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16"])
+def test_hardshrink_zeroes_are_positive(dtype):
+    """PyTorch's hardshrink selects 0 inside [-lambd, lambd]: +0.0 for a negative input too
+    (Ember's product with the mask gave -0.0), and NaN stays NaN."""
+    values = [-0.1, 0.1, -0.0, float("nan"), -0.7, float("-inf"), -0.5]
+    expected = np.array([0.0, 0.0, 0.0, np.nan, -0.7, -np.inf, 0.0])
+    out = ember.nn.functional.hardshrink(ember.tensor(values, dtype=getattr(ember, dtype)))
+    got = out.float().numpy().astype(np.float64)
+    np.testing.assert_allclose(got, expected, rtol=1e-2)
+    assert not np.signbit(got[[0, 1, 2, 6]]).any()
+    torch = _torch()
+    theirs = torch.nn.functional.hardshrink(torch.tensor(values, dtype=getattr(torch, dtype)))
+    np.testing.assert_array_equal(np.signbit(theirs.float().numpy()), np.signbit(got))
+
+
+@pytest.mark.parametrize("name", ["hardshrink", "softshrink"])
+def test_shrink_gradient_passes_at_nan(name):
+    """Their backward passes the gradient outside [-lambd, lambd], at NaN too (PyTorch's
+    ``(x >= -l && x <= l) ? 0 : grad``)."""
+    def grad(lib):
+        x = lib.tensor([-0.1, float("nan"), -0.7, 0.5, float("inf")], requires_grad=True)
+        getattr(lib.nn.functional, name)(x).sum().backward()
+        return x.grad.tolist()
+
+    assert grad(ember) == [0.0, 1.0, 1.0, 0.0, 1.0]
+    assert grad(_torch()) == grad(ember)

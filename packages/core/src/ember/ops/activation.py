@@ -563,7 +563,8 @@ hardsigmoid.__doc__ = "``relu6(x + 3) / 6``."
 
 
 def _shrink_mask_bw(node, g):
-    return (g * _const(np.abs(node.saved[0]._data) > node.ctx[0], g),)
+    # the gradient passes outside [-lambd, lambd], NaN included (PyTorch's select)
+    return (g * _const(~(np.abs(node.saved[0]._data) <= node.ctx[0]), g),)
 
 
 def _softshrink_np(a, lambd):
@@ -572,9 +573,14 @@ def _softshrink_np(a, lambd):
 
 _softshrink = _activation("softshrink", "softshrink_check", _softshrink_np, _shrink_mask_bw,
                           "SoftshrinkBackward0")
-_hardshrink = _activation("hardshrink", "hardshrink",
-                          lambda a, lambd: a * (np.abs(a) > lambd),
-                          _shrink_mask_bw, "HardshrinkBackward0")
+def _hardshrink_np(a, lambd):
+    out = a * (np.abs(a) > lambd)  # NaN stays NaN (NaN * 0), as PyTorch's select keeps it
+    out += 0  # -0.0 + 0 is +0.0: a shrunk negative is PyTorch's 0, not -0
+    return out
+
+
+_hardshrink = _activation("hardshrink", "hardshrink", _hardshrink_np, _shrink_mask_bw,
+                          "HardshrinkBackward0")
 
 
 #: the largest finite value of each floating dtype (``softshrink``'s range for ``lambd``)
