@@ -163,6 +163,21 @@ def test_threshold_backward_nan_input_as_pytorch():
     np.testing.assert_array_equal(run(proto, g, x)[0], want)
 
 
+@pytest.mark.parametrize("opset", [11, 13])
+def test_threshold_nan_input_as_pytorch(opset):
+    """PyTorch's threshold is ``x <= t ? value : x``: a NaN input stays NaN (at opset 11 the
+    LessOrEqual is written as Or(Less, Equal))."""
+    x = tensor([0.5, np.nan, -1.0, 0.1, np.inf, -np.inf], np.float32)
+    proto = onnx_export(lambda x: ember.nn.functional.threshold(x, 0.1, 20.0), (x,),
+                        opset_version=opset)
+    want = [0.5, np.nan, 20.0, 20.0, np.inf, 20.0]
+    np.testing.assert_array_equal(ember.nn.functional.threshold(x, 0.1, 20.0).numpy(), want)
+    np.testing.assert_array_equal(run(proto, x)[0], want)
+    torch = pytest.importorskip("torch")
+    np.testing.assert_array_equal(
+        torch.nn.functional.threshold(torch.from_numpy(x.numpy()), 0.1, 20.0).numpy(), want)
+
+
 @pytest.mark.parametrize("p", [1, 2, 3.5, float("inf")])
 def test_renorm(p):
     x = ember.randn(3, 4, 5) * 3

@@ -448,3 +448,19 @@ def test_shrink_gradient_passes_at_nan(name):
 
     assert grad(ember) == [0.0, 1.0, 1.0, 0.0, 1.0]
     assert grad(_torch()) == grad(ember)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16"])
+def test_threshold_keeps_nan(dtype):
+    """PyTorch's threshold is ``x <= threshold ? value : x``: NaN is not below the threshold
+    and stays NaN (Ember's ``x > threshold ? x : value`` replaced it by ``value``)."""
+    values = [float("nan"), -1.0, 1.0, 0.5]
+
+    def out(lib):
+        x = lib.tensor(values, dtype=getattr(lib, dtype))
+        return [lib.nn.functional.threshold(x, 0.5, -3.0).float().tolist(),
+                lib.threshold(x, 0.0, 0.0).float().tolist()]
+
+    got = out(ember)
+    np.testing.assert_array_equal(got, [[np.nan, -3.0, 1.0, -3.0], [np.nan, 0.0, 1.0, 0.5]])
+    np.testing.assert_array_equal(out(_torch()), got)

@@ -442,7 +442,8 @@ void register_pointwise_ops(OpTable& t) {
     });
     def(t, "threshold", "input, threshold, value, inplace=False", [](const Args& a) {
         Tensor x = a.tensor("input");
-        Tensor out = ember::where(x > a.scalar("threshold"), x, wrap_number(a.scalar("value"), x));
+        // PyTorch's x <= threshold ? value : x (NaN is not below the threshold: it stays NaN)
+        Tensor out = ember::where(x <= a.scalar("threshold"), wrap_number(a.scalar("value"), x), x);
         if (a.boolean("inplace")) return one(write_into(x, out, "threshold_"));
         return one(out);
     });

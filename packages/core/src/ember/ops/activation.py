@@ -206,7 +206,8 @@ leaky_relu_ = _inplace_variant(_leaky_for_inplace, "leaky_relu_")
 
 
 def _threshold_np(a, t, v):
-    return (np if a.__class__ is np.ndarray else xp_of(a)).where(a > t, a, v)
+    # PyTorch's ``x <= threshold ? value : x``: NaN is not below the threshold and stays NaN
+    return (np if a.__class__ is np.ndarray else xp_of(a)).where(a <= t, v, a)
 
 
 def _threshold_bw(node, g):

@@ -408,8 +408,9 @@ def _prelu(c: Call):
 def _threshold(c: Call):
     d = c.out_dtype
     x = c.t("input", d)
-    above = c.add("Greater", [x, c.t("threshold", d)])
-    return c.add("Where", [above, x, c.t("value", d)])
+    # PyTorch's ``x <= threshold ? value : x``: NaN stays NaN
+    below = c.add("LessOrEqual", [x, c.t("threshold", d)])
+    return c.add("Where", [below, c.t("value", d), x])
 
 
 @mapping("softmax", "log_softmax", "softmin", "nn.functional.softmax",
