@@ -15,10 +15,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
 import subprocess
 import sys
-import time
+
+from ab_trees import alternate, print_table
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -58,19 +58,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", action="append", default=[],
                         help="keep the workloads whose name contains this (repeatable)")
     args = parser.parse_args(argv)
-    sides = {"a": _settings(args.a), "b": _settings(args.b)}
-    runs: dict = {"a": [], "b": []}
-    for _ in range(args.rounds):
-        for side in ("a", "b"):
-            runs[side].append(run_side(sides[side], args.only))
-            time.sleep(1.0)
-    print(f"| workload | A: {args.a} (ms) | B: {args.b} (ms) | B / A best, median |")
-    print("|---|---|---|---|")
-    for name in runs["a"][0]:
-        a = [r[name] for r in runs["a"]]
-        b = [r[name] for r in runs["b"]]
-        print(f"| {name} | {min(a):.3f} | {min(b):.3f} | {min(b) / min(a):.2f}x, "
-              f"{statistics.median(b) / statistics.median(a):.2f}x |")
+    a, b = _settings(args.a), _settings(args.b)
+    runs = alternate(lambda: run_side(a, args.only), lambda: run_side(b, args.only),
+                     args.rounds)
+    print_table(*runs, f"A: {args.a} (ms)", f"B: {args.b} (ms)")
     return 0
 
 

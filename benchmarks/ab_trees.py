@@ -70,23 +70,35 @@ def run_tree(tree: str) -> dict:
     return json.loads(out.strip().splitlines()[-1])
 
 
+def alternate(a, b, rounds: int) -> tuple[list, list]:
+    """``a()`` and ``b()`` (each runs one process and returns ``{workload: time}``) once per
+    round, turn by turn with a pause between processes; the two lists of results."""
+    runs: tuple[list, list] = ([], [])
+    for _ in range(rounds):
+        for side, run in zip(runs, (a, b)):
+            side.append(run())
+            time.sleep(1.0)
+    return runs
+
+
+def print_table(a_runs: list, b_runs: list, a_label: str, b_label: str) -> None:
+    """A markdown table of the best per workload of each side and B / A (best, median)."""
+    print(f"| workload | {a_label} | {b_label} | B / A best, median |\n|---|---|---|---|")
+    for name in a_runs[0]:
+        a = [r[name] for r in a_runs]
+        b = [r[name] for r in b_runs]
+        print(f"| {name} | {min(a):.3f} | {min(b):.3f} | {min(b) / min(a):.2f}x, "
+              f"{statistics.median(b) / statistics.median(a):.2f}x |")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("old")
     parser.add_argument("new")
     parser.add_argument("--rounds", type=int, default=6)
     args = parser.parse_args(argv)
-    runs: dict = {"old": [], "new": []}
-    for _ in range(args.rounds):
-        for side in ("old", "new"):
-            runs[side].append(run_tree(getattr(args, side)))
-            time.sleep(1.0)
-    print("| workload | old (us) | new (us) | best / median ratio |\n|---|---|---|---|")
-    for name in runs["old"][0]:
-        old = [r[name] for r in runs["old"]]
-        new = [r[name] for r in runs["new"]]
-        print(f"| {name} | {min(old):.3f} | {min(new):.3f} | {min(new) / min(old):.2f}x / "
-              f"{statistics.median(new) / statistics.median(old):.2f}x |")
+    old, new = alternate(lambda: run_tree(args.old), lambda: run_tree(args.new), args.rounds)
+    print_table(old, new, "old (us)", "new (us)")
     return 0
 
 
