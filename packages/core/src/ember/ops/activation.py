@@ -574,6 +574,8 @@ def _softshrink_np(a, lambd):
 
 _softshrink = _activation("softshrink", "softshrink_check", _softshrink_np, _shrink_mask_bw,
                           "SoftshrinkBackward0")
+
+
 def _hardshrink_np(a, lambd):
     out = a * (np.abs(a) > lambd)  # NaN stays NaN (NaN * 0), as PyTorch's select keeps it
     out += 0  # -0.0 + 0 is +0.0: a shrunk negative is PyTorch's 0, not -0
