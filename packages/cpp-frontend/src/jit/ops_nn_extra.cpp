@@ -984,16 +984,18 @@ void register_nn_extra_ops(OpTable& t) {
         if (a.boolean("return_indices")) return {out.squeeze(-2), indices.squeeze(-2)};
         return one(out.squeeze(-2));
     });
-    def(t, "avg_pool1d", avg_pool_signature, [](const Args& a) {
+    // PyTorch's avg_pool1d has no divisor_override (its 2-d and 3-d ones do)
+    def(t, "avg_pool1d", "input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True",
+        [](const Args& a) {
         const Tensor x = a.tensor("input");
         if (x.dim() != 2 && x.dim() != 3) {
             throw Error(a.op() + "(): Expected 2D or 3D input tensor, but got " + bracketed(shape_of(x)));
         }
         return one(ember::avg_pool2d(x.unsqueeze(-2), {1, a.ints("kernel_size", 1)[0]}, {1, stride_or_kernel(a, 1)[0]},
                                      {0, a.ints("padding", 1)[0]}, a.boolean("ceil_mode"), a.boolean("count_include_pad"),
-                                     a.optional_integer("divisor_override"))
+                                     std::nullopt)
                        .squeeze(-2));
-    });
+        });
     def(t, "adaptive_avg_pool1d", "input, output_size", [](const Args& a) {
         const Tensor x = a.tensor("input");
         if (x.dim() != 2 && x.dim() != 3) {
