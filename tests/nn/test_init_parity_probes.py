@@ -159,17 +159,3 @@ def test_trunc_normal_draws_pytorchs_values(shape, kwargs, layout, dtype):
         return lib.nn.init.trunc_normal_(t, **kwargs)
 
     np.testing.assert_array_equal(draw(ember).numpy(), draw(torch).numpy())
-
-
-@pytest.mark.parametrize("shape,sparsity", [((4, 3), 0.5), ((10, 7), 0.25), ((3, 4), 1.0)])
-def test_sparse_draws_pytorchs_values(shape, sparsity):
-    """PyTorch's sparse_ zeroes each column's first rows of a ``randperm`` drawn from the
-    global generator, whatever ``generator`` is (that one draws the normal values)."""
-    torch = _torch()
-
-    def draw(lib):
-        lib.manual_seed(3)
-        return lib.nn.init.sparse_(lib.empty(*shape), sparsity,
-                                   generator=lib.Generator().manual_seed(9))
-
-    np.testing.assert_array_equal(draw(ember).numpy(), draw(torch).numpy())

@@ -269,11 +269,7 @@ def orthogonal_(tensor: Tensor, gain: float = 1, generator=None) -> Tensor:
 
 
 def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01, generator=None) -> Tensor:
-    """Fill a 2-D tensor from N(0, std^2) with a fraction ``sparsity`` of each column zeroed.
-
-    As PyTorch's: the rows to zero are a ``randperm`` per column drawn from the global
-    generator (``generator`` draws the normal values only), so a seed gives PyTorch's
-    tensor."""
+    """Fill a 2-D tensor from N(0, std^2) with a fraction ``sparsity`` of each column zeroed."""
     if tensor.dim() != 2:
         raise ValueError("Only tensors with 2 dimensions are supported")
     if tensor.is_meta:
@@ -282,8 +278,10 @@ def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01, generator=None) 
     num_zeros = math.ceil(sparsity * rows)
     with ember.no_grad():
         tensor.normal_(0, std, generator=generator)
-        for col in range(cols):
-            tensor[ember.randperm(rows)[:num_zeros], col] = 0
+        if num_zeros:
+            # one random permutation of the rows per column, all drawn at once
+            order = ember.rand(rows, cols, generator=generator).argsort(dim=0)[:num_zeros]
+            tensor.scatter_(0, order, 0.0)
     return tensor
 
 
