@@ -33,8 +33,22 @@ def test_repeat_interleave_numpy():
     assert ember.tensor(5.0).repeat_interleave(3).tolist() == [5.0, 5.0, 5.0]
     with pytest.raises(RuntimeError, match="same size as input along dim"):
         t.repeat_interleave(ember.tensor([1, 2]), dim=0)
-    with pytest.raises(RuntimeError, match="repeats can not be negative"):
+    with pytest.raises(RuntimeError, match="Repeats must be non-negative"):
         t.repeat_interleave(-1)
+    with pytest.raises(RuntimeError, match="repeats can not be negative"):
+        t.repeat_interleave(ember.tensor([1, -1, 0]), dim=0)
+    # PyTorch's words: the indices form takes a 1-D count vector only, and counts are
+    # int32/int64 (its kernel has no other case)
+    with pytest.raises(RuntimeError, match="repeat_interleave only accept 1D vector as repeat"):
+        ember.repeat_interleave(ember.tensor(2))
+    with pytest.raises(RuntimeError, match="repeats must be 0-dim or 1-dim tensor"):
+        t.repeat_interleave(ember.tensor([[2]]))
+    with pytest.raises(NotImplementedError,
+                       match="\"repeat_interleave_cpu\" not implemented for 'Float'"):
+        ember.repeat_interleave(ember.tensor([1.0, 2.0]))
+    with pytest.raises(NotImplementedError, match="not implemented for 'Byte'"):
+        t.repeat_interleave(ember.tensor([1, 0, 2], dtype=ember.uint8), dim=0)
+    assert ember.repeat_interleave(ember.tensor([2, 1], dtype=ember.int32)).tolist() == [0, 0, 1]
     with pytest.raises(RuntimeError, match="allocated size does not match"):
         t.repeat_interleave(r, dim=0, output_size=4)
 

@@ -20,7 +20,7 @@ import numpy as np
 from .. import _dtype
 from .. import _memory_format as _mf
 from .._device import check_same_device, refuse_meta, xp_of
-from .._dtype import scalar_type_name
+from .._dtype import no_kernel, scalar_type_name
 from .._format import shape_str
 from .._size import Size
 from .._sparse_tensor import _not_implemented, _SparseData
@@ -1679,8 +1679,8 @@ def _repeats_array(repeats: Tensor):
     r = repeats._data
     if r.ndim > 1:
         raise RuntimeError("repeats must be 0-dim or 1-dim tensor")
-    if r.dtype.kind not in "iu":
-        raise RuntimeError("repeats has to be Long or Int tensor")
+    if r.dtype not in (np.int32, np.int64):  # PyTorch's kernel has Int and Long cases only
+        raise no_kernel("repeat_interleave_cpu", r.dtype)
     return r.reshape(-1)
 
 
@@ -1694,6 +1694,8 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
     if repeats is None:  # torch.repeat_interleave(repeats)
         if output_size is None:
             refuse_meta(input, "repeat_interleave with tensor repeats and no output_size")
+        if input._data.ndim != 1:
+            raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
         r = _repeats_array(input)
         if r.size and bool((r < 0).any()):
             raise RuntimeError("repeats can not be negative")
@@ -1724,7 +1726,7 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
     else:
         r = operator.index(repeats)
         if r < 0:
-            raise RuntimeError("repeats can not be negative")
+            raise RuntimeError("Repeats must be non-negative")
     if isinstance(r, int):  # one count for every slice
         idx = xp.repeat(xp.arange(size, dtype=np.int64), r)
     elif input._device.type == "meta":
