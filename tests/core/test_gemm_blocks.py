@@ -95,6 +95,14 @@ def test_recurrent_layers_with_blocks_equal_one_product(monkeypatch, mode):
         made.append(self.parts is not None)
 
     monkeypatch.setattr(rnn._Operand, "__init__", spy)
+    packed = rnn._packed_blocks
+
+    def spy_packed(w, rows):  # the LSTM's whole-sequence native loop packs its own blocks
+        out = packed(w, rows)
+        made.append(out[1] < w.shape[1])
+        return out
+
+    monkeypatch.setattr(rnn, "_packed_blocks", spy_packed)
 
     def run(flag):
         monkeypatch.setattr(linalg, "SMALL_GEMM", flag)

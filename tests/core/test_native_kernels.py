@@ -403,11 +403,11 @@ def test_layer_norm_native_constant_rows_nan_and_a_strided_input(monkeypatch):
 # -- the LSTM time step --------------------------------------------------------------------------
 
 @pytest.mark.parametrize("kind", ["padded", "packed", "bidirectional", "states", "proj",
-                                  "dropout-free 3 layers"])
+                                  "dropout-free 3 layers", "padded bidirectional"])
 def test_lstm_native_steps_equal_numpy(monkeypatch, kind):
     ember.manual_seed(7)
     kw = {}
-    if kind == "bidirectional":
+    if "bidirectional" in kind:
         kw["bidirectional"] = True
     if kind == "proj":
         kw["proj_size"] = 5
@@ -441,6 +441,62 @@ def test_lstm_native_steps_equal_numpy(monkeypatch, kind):
     assert len(native) == len(plain)
     for a, b in zip(native, plain):
         np.testing.assert_allclose(a, b, rtol=2e-5, atol=2e-6)
+
+
+def test_numpy_openblas_sgemm_is_found_where_numpy_ships_one():
+    """NumPy's wheels link scipy-openblas (64-bit integers): its cblas_sgemm is what the
+    whole-sequence LSTM kernels call, and it multiplies as NumPy's matmul does."""
+    if np.show_config(mode="dicts")["Build Dependencies"]["blas"]["name"] != "scipy-openblas":
+        pytest.skip("NumPy is not linked against scipy-openblas here")
+    found = _native.blas_sgemm()
+    assert found is not None and found[0] and found[1] in (0, 1)
+    assert _native.blas_sgemm() is found  # looked up once
+
+
+@pytest.mark.parametrize("kind", ["forward", "bidirectional", "states", "last step only"])
+def test_lstm_sequence_kernels_equal_the_step_loop(monkeypatch, kind):
+    """The whole-sequence native loop (each step's product through NumPy's OpenBLAS from C)
+    against the per-step Python loop over the same native gate kernels: same arithmetic,
+    forward and backward, either direction, with and without a gradient of every output."""
+    from ember.nn.modules import rnn
+
+    if _native.blas_sgemm() is None:
+        pytest.skip("no OpenBLAS cblas_sgemm to call here")
+    ember.manual_seed(3)
+    lstm = ember.nn.LSTM(5, 16, num_layers=2, bidirectional=kind == "bidirectional",
+                         batch_first=True)
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((3, 7, 5)).astype(np.float32)
+    d = 2 if kind == "bidirectional" else 1
+    h0 = rng.standard_normal((2 * d, 3, 16)).astype(np.float32)
+    c0 = rng.standard_normal((2 * d, 3, 16)).astype(np.float32)
+    calls = []
+    seq = rnn._lstm_fwd_sequence
+
+    def counted(*args):
+        calls.append(1)
+        return seq(*args)
+
+    monkeypatch.setattr(rnn, "_lstm_fwd_sequence", counted)
+
+    def run():
+        lstm.zero_grad()
+        t = ember.tensor(x, requires_grad=True)
+        state = (ember.tensor(h0), ember.tensor(c0)) if kind == "states" else None
+        out, (h, c) = lstm(t, state)
+        loss = out[:, -1].sum() if kind == "last step only" else (
+            out.square().sum() + h.sum() * 0.3 + c.square().sum() * 0.2)
+        loss.backward()
+        return (out.detach().numpy(), h.detach().numpy(), c.detach().numpy(), t.grad.numpy(),
+                *[p.grad.numpy() for p in lstm.parameters()])
+
+    whole = run()
+    assert len(calls) == 2 * d
+    monkeypatch.setattr(rnn.api, "blas_sgemm", lambda: None)
+    steps = run()
+    assert len(calls) == 2 * d  # the second run took the per-step loop
+    for a, b in zip(whole, steps):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
 
 
 def test_lstm_native_backward_kernel_alone():

@@ -38,7 +38,7 @@ import threading
 from .._forksafe import reinit_in_child
 
 __all__ = ["library", "status", "enabled", "kernel", "pointwise", "chunks", "by_rows",
-           "native_arrays", "address"]
+           "native_arrays", "address", "blas_sgemm"]
 
 _addressof = ctypes.addressof
 _char_at = ctypes.c_char.from_buffer
@@ -73,6 +73,10 @@ _SIGNATURES = {
     "ember_softmax_backward_f32": (_P, _P, _P, _N, _N),
     "ember_lstm_gates_f32": (_P, _P, _P, _P, _P, _N, _N),
     "ember_lstm_gates_backward_f32": (_P, _P, _P, _P, _P, _P, _P, _N, _N),
+    "ember_lstm_sequence_f32": (_P, ctypes.c_int, _P, _P, _N) + (_P,) * 6 + (_N,) * 3
+                               + (ctypes.c_int,),
+    "ember_lstm_sequence_backward_f32": (_P, ctypes.c_int) + (_P,) * 6 + (_N,) + (_P,) * 3
+                                        + (_N,) * 3 + (ctypes.c_int,),
     "ember_max_pool2x2_forward_f32": (_P, _P, _P) + (_N,) * 5,
     "ember_max_pool2d_backward_f32": (_P, _P, _P) + (_N,) * 11,
     "ember_col2im_flat_f32": (_P, _P, _P) + (_N,) * 4,
@@ -231,6 +235,47 @@ def kernel(name: str):
     cannot be used (callers then keep their NumPy formulation)."""
     lib = library()
     return None if lib is None else getattr(lib, name)
+
+
+def blas_sgemm():
+    """``(address, ilp64)`` of ``cblas_sgemm`` in the OpenBLAS that NumPy's products run on
+    (``ilp64``: 1 where its integers are 64-bit, as scipy-openblas64's), for kernels that loop
+    over many small products without returning to Python (the LSTM layer's time loop); None
+    where NumPy's BLAS is not an OpenBLAS this finds (the callers keep their NumPy loop).
+    Looked up once per process (threadpoolctl names the library and its symbols' affixes)."""
+    if "sgemm" not in _state:
+        with _lock:
+            if "sgemm" not in _state:
+                _state["sgemm"] = _find_sgemm()
+    return _state["sgemm"]
+
+
+def _find_sgemm():
+    try:
+        import numpy as np
+        import threadpoolctl
+
+        numpy_dir = os.path.dirname(os.path.dirname(os.path.realpath(np.__file__)))
+        found = threadpoolctl.ThreadpoolController().select(internal_api="openblas")
+        for lib in found.lib_controllers:
+            # the OpenBLAS wheel NumPy ships (site-packages/numpy.libs), not another one a
+            # second library loaded into the process
+            if not os.path.realpath(lib.filepath).startswith(numpy_dir + os.sep + "numpy"):
+                continue
+            for prefix in ("scipy_", ""):
+                for suffix in ("64_", ""):
+                    name = f"{prefix}cblas_sgemm{suffix}"
+                    if not hasattr(lib.dynlib, name):
+                        continue
+                    config = getattr(lib.dynlib, f"{prefix}openblas_get_config{suffix}", None)
+                    if config is None:
+                        continue
+                    config.restype = ctypes.c_char_p
+                    ilp64 = int(b"USE64BITINT" in (config() or b""))
+                    return ctypes.cast(getattr(lib.dynlib, name), ctypes.c_void_p).value, ilp64
+    except (ImportError, OSError, AttributeError, ValueError, TypeError):  # no BLAS: fallback
+        return None
+    return None
 
 
 #: elements per thread at least when ``pointwise`` splits a kernel over Ember's intra-op

@@ -326,6 +326,81 @@ void ember_lstm_gates_backward_f32(const float *restrict dh, const float *restri
     }
 }
 
+/* A whole LSTM layer's time loop, for a batch that keeps its size (no packed sequence) and no
+ * projection: each step's product of the previous hidden state with the recurrent weights
+ * runs through the caller's cblas_sgemm (NumPy's OpenBLAS, found by ember._native.blas), so
+ * the loop pays no Python per step. `gemm` is that function; `ilp64` whether its integers
+ * are 64-bit (scipy-openblas64) or int. The product is row-major a(bs, 4H) += h(bs, K) w,
+ * w given as `blocks` column blocks of width `bw` (the last `G - (blocks - 1) bw` wide),
+ * each a row-major (K, width) array packed one after the other: each block stays under
+ * OpenBLAS's small-matrix bound (ember.ops.linalg.gemm_column_block), as the Python loop's
+ * blocks do. The caller's NumPy loop does the same arithmetic, step for step. */
+typedef void (*sgemm64_fn)(int, int, int, int64_t, int64_t, int64_t, float, const float *,
+                           int64_t, const float *, int64_t, float, float *, int64_t);
+typedef void (*sgemm32_fn)(int, int, int, int, int, int, float, const float *, int,
+                           const float *, int, float, float *, int);
+enum { CBLAS_ROW_MAJOR = 101, CBLAS_NO_TRANS = 111 };
+
+static void sgemm_rows(void *gemm, int ilp64, idx M, idx N, idx K, const float *a, idx lda,
+                       const float *b, idx ldb, float beta, float *c, idx ldc) {
+    if (ilp64)
+        ((sgemm64_fn)gemm)(CBLAS_ROW_MAJOR, CBLAS_NO_TRANS, CBLAS_NO_TRANS, M, N, K, 1.0f, a,
+                           lda, b, ldb, beta, c, ldc);
+    else
+        ((sgemm32_fn)gemm)(CBLAS_ROW_MAJOR, CBLAS_NO_TRANS, CBLAS_NO_TRANS, (int)M, (int)N,
+                           (int)K, 1.0f, a, (int)lda, b, (int)ldb, beta, c, (int)ldc);
+}
+
+/* c(M, N) = a(M, K) w [+ c when beta is 1], w as column blocks (see above). */
+static void sgemm_blocks(void *gemm, int ilp64, idx M, idx N, idx K, const float *a,
+                         const float *w, idx bw, float beta, float *c) {
+    for (idx j = 0; j < N; j += bw) {
+        idx width = N - j < bw ? N - j : bw;
+        sgemm_rows(gemm, ilp64, M, width, K, a, K, w + j * K, width, beta, c + j, N);
+    }
+}
+
+/* Forward: x (T*B, 4H) the scaled input projection with both biases (the Python loop's),
+ * wr the packed blocks of (w_hh * scale).T (K = H rows), h0 and c0 (B, H). Writes a (T*B, 4H)
+ * the activations, c and tc (T*B, H) the cell states and their tanh, y (T*B, H). Time step
+ * t's rows start at row t*B; `reverse` runs the steps from the last (the reverse direction
+ * of a bidirectional layer), each step's state entering from the one after it. */
+void ember_lstm_sequence_f32(void *gemm, int ilp64, const float *restrict x,
+                             const float *restrict wr, idx bw, const float *restrict h0,
+                             const float *restrict c0, float *restrict a, float *restrict c,
+                             float *restrict tc, float *restrict y, idx T, idx B, idx H,
+                             int reverse) {
+    const idx G = 4 * H;
+    for (idx s = 0; s < T; s++) {
+        const idx t = reverse ? T - 1 - s : s, p = reverse ? t + 1 : t - 1;
+        float *at = a + t * B * G;
+        memcpy(at, x + t * B * G, (size_t)(B * G) * sizeof(float));
+        sgemm_blocks(gemm, ilp64, B, G, H, s ? y + p * B * H : h0, wr, bw, 1.0f, at);
+        ember_lstm_gates_f32(at, s ? c + p * B * H : c0, c + t * B * H, tc + t * B * H,
+                             y + t * B * H, B, H);
+    }
+}
+
+/* Backward: from the steps' saved a, tc, c (and c0), dy (T*B, H) or NULL, dh and dc (B, H)
+ * the gradients of the last hidden and cell states (overwritten with those of h0 and c0),
+ * w the packed blocks of w_hh (4H, H) (K = 4H rows; usually one block). Writes dg (T*B, 4H),
+ * the pre-activation gradients. The steps run in the opposite order to the forward's. */
+void ember_lstm_sequence_backward_f32(void *gemm, int ilp64, const float *restrict dy,
+                                      const float *restrict a, const float *restrict tc,
+                                      const float *restrict c, const float *restrict c0,
+                                      const float *restrict w, idx bw, float *restrict dh,
+                                      float *restrict dc, float *restrict dg, idx T, idx B,
+                                      idx H, int reverse) {
+    const idx G = 4 * H;
+    for (idx s = T - 1; s >= 0; s--) {
+        const idx t = reverse ? T - 1 - s : s, p = reverse ? t + 1 : t - 1;
+        float *dgt = dg + t * B * G;
+        ember_lstm_gates_backward_f32(dh, dy != NULL ? dy + t * B * H : NULL, a + t * B * G,
+                                      tc + t * B * H, s ? c + p * B * H : c0, dc, dgt, B, H);
+        sgemm_blocks(gemm, ilp64, B, H, G, dgt, w, bw, 0.0f, dh);
+    }
+}
+
 /* One output row of a 2x2, stride-2 max pool: rows r0 and r1 of the input, the max of each
  * window into yr and the offset that holds it (0-3, the first on ties) into wr. AVX2 takes
  * eight windows at a time (the even and odd columns of each row split by shuffles); the

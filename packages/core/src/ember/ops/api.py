@@ -47,7 +47,8 @@ __all__ = ["array_module", "array_module_of", "array", "wrap", "result", "needs_
            "grad_enabled", "node_class", "record", "check_same_device", "make_inplace",
            "defop", "register", "fused_kernel", "functional_kernels", "OPS", "OpInfo", "Node",
            "rng", "dtype_from_numpy", "parse_to", "fused_op", "gemm_column_block",
-           "native_kernel", "native_arrays", "native_chunks", "native_address", "parallel_for",
+           "native_kernel", "native_arrays", "native_chunks", "native_address", "blas_sgemm",
+           "parallel_for",
            "group_tensors_by_device_and_dtype", "user_stacklevel"]
 
 
@@ -74,6 +75,14 @@ def native_kernel(name: str):
     the kernels cannot be used (no C compiler, ``EMBER_NATIVE=0``): keep a NumPy formulation
     for that case. Take it once per call of your op (the lookup reads the environment)."""
     return _native.kernel(name)
+
+
+def blas_sgemm():
+    """``(address, ilp64)`` of ``cblas_sgemm`` in NumPy's OpenBLAS, for a native kernel that
+    runs many small float32 products in one call (pass both to it: ``ilp64`` 1 where the
+    BLAS's integers are 64-bit), or None where there is none to call (keep the NumPy loop).
+    Use it with ``native_kernel``: None from either means the NumPy formulation."""
+    return _native.blas_sgemm()
 
 
 def native_arrays(*arrays) -> bool:

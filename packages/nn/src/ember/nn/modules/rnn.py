@@ -6,7 +6,11 @@ time steps in array code (one matrix product ``h @ W_hh.T`` plus a handful of uf
 step) and its backward is the same loop run backwards (BPTT), with the weight gradients as
 one matrix product over all steps. Time steps follow packed ``batch_sizes``: at step ``t``
 only the first ``batch_sizes[t]`` sequences advance, so padded and packed inputs share the
-code (padded input is the packed case with equal batch sizes).
+code (padded input is the packed case with equal batch sizes). A float32 LSTM on the CPU
+whose batch keeps its size and has no projection runs its whole time loop, forward and
+backward, in one native call (``kernels.c``'s ``ember_lstm_sequence_f32``: each step's product
+through NumPy's own OpenBLAS ``cblas_sgemm``, then the fused gate pass), so no Python runs per
+step; the per-step loop below is the same arithmetic and serves every other case.
 
 The cells (``LSTMCell``, ``GRUCell``, ``RNNCell``) run one time step per call, usually from a
 Python loop, so a step is one fused op of its own (``_CELLS``): both input products and the
@@ -261,7 +265,41 @@ def _rnn_bwd(xp, mode, a, dY, dh, dc, w, w_hr, steps):
     return dG, dG, None, None
 
 
+def _packed_blocks(w, rows: int):
+    """``w`` (``(K, N)``, float32) as ``_native``'s sequence kernels take it: its column blocks
+    of ``gemm_column_block``'s width, each row-major, one after another; and that width."""
+    K, N = w.shape
+    width = api.gemm_column_block(rows, K, N, "copied") or N
+    return np.concatenate([np.ascontiguousarray(w[:, a:a + width]).ravel()
+                           for a in range(0, N, width)]), width
+
+
+def _reverse(steps) -> int:
+    """1 where ``steps`` (uniform) run from the last time step to the first."""
+    return int(len(steps) > 1 and steps[0][0] > steps[1][0])
+
+
+def _sequence_kernel(name, steps, w_hr, *arrays):
+    """``(kernel, sgemm, ilp64)`` for a whole-sequence native LSTM loop (``kernels.c``: each
+    step's product through NumPy's own OpenBLAS, no Python per step), or None where the
+    per-step loop runs: a packed sequence (batch sizes that change), a projection, arrays
+    that are not float32 NumPy ones, or no native kernels or BLAS to call."""
+    if w_hr is not None or not steps or any(
+            a is not None and (a.__class__ is not np.ndarray or a.dtype != np.float32)
+            for a in arrays):
+        return None
+    bs = steps[0][1]
+    if bs == 0 or any(b != bs for _, b in steps):
+        return None
+    kernel = api.native_kernel(name)
+    sgemm = api.blas_sgemm() if kernel is not None else None
+    return None if sgemm is None else (kernel, *sgemm)
+
+
 def _lstm_fwd(xp, mode, x, h0, c0, w, b, w_hr, steps):
+    seq = _sequence_kernel("ember_lstm_sequence_f32", steps, w_hr, x, h0, c0, w, b)
+    if seq is not None:
+        return _lstm_fwd_sequence(seq, x, h0, c0, w, b, steps)
     N, G, H, scale, wr = _gated_operands(xp, x, h0, w, 4)
     x = (x + b) if b is not None else x.copy()
     x *= scale
@@ -303,7 +341,52 @@ def _lstm_fwd(xp, mode, x, h0, c0, w, b, w_hr, steps):
     return Y, C, {"Y": Y, "C": C, "A": A, "TC": TC, "M": M}
 
 
+def _lstm_fwd_sequence(seq, x, h0, c0, w, b, steps):
+    """``_lstm_fwd``'s native loop over the whole sequence (``_sequence_kernel``): the same
+    arithmetic as its per-step loop, in the same order."""
+    kernel, sgemm, ilp64 = seq
+    G = x.shape[1]
+    H = G // 4
+    B = steps[0][1]
+    T = len(steps)
+    scale = _sigmoid_scale(np, G, H, x.dtype, 2)
+    wr, width = _packed_blocks((w * scale[:, None]).T, B)
+    x = (x + b) if b is not None else x.copy()
+    x *= scale
+    N = x.shape[0]
+    Y = np.empty((N, H), dtype=x.dtype)
+    C = np.empty((N, H), dtype=x.dtype)
+    A = np.empty((N, G), dtype=x.dtype)
+    TC = np.empty((N, H), dtype=x.dtype)
+    h0 = np.ascontiguousarray(h0[:B])
+    c0 = np.ascontiguousarray(c0[:B])
+    kernel(sgemm, ilp64, _addr(x), _addr(wr), width, _addr(h0), _addr(c0), _addr(A), _addr(C),
+           _addr(TC), _addr(Y), T, B, H, _reverse(steps))
+    return Y, C, {"Y": Y, "C": C, "A": A, "TC": TC, "M": Y}
+
+
+def _lstm_bwd_sequence(seq, a, dY, dh, dc, w, steps):
+    """``_lstm_bwd``'s native loop over the whole sequence (``_sequence_kernel``): the same
+    arithmetic as its per-step loop, in the same order; dh0 and dc0 left in ``dh``, ``dc``."""
+    kernel, sgemm, ilp64 = seq
+    A, TC, C = a["A"], a["TC"], a["C"]
+    N, H = TC.shape
+    B = steps[0][1]
+    wb, width = _packed_blocks(w, B)
+    dG = np.empty((N, 4 * H), dtype=A.dtype)
+    dY = None if dY is None else np.ascontiguousarray(dY)
+    c0 = np.ascontiguousarray(a["c0"][:B])
+    kernel(sgemm, ilp64, None if dY is None else _addr(dY), _addr(A), _addr(TC), _addr(C),
+           _addr(c0), _addr(wb), width, _addr(dh), _addr(dc), _addr(dG), len(steps), B, H,
+           _reverse(steps))
+    return dG, dG, None, dc
+
+
 def _lstm_bwd(xp, mode, a, dY, dh, dc, w, w_hr, steps):
+    seq = _sequence_kernel("ember_lstm_sequence_backward_f32", steps, w_hr, a["A"], dY, dh, dc,
+                           w, a["c0"])
+    if seq is not None and dh.flags.c_contiguous and dc.flags.c_contiguous:
+        return _lstm_bwd_sequence(seq, a, dY, dh, dc, w, steps)
     A, TC, C = a["A"], a["TC"], a["C"]
     N, H = TC.shape
     wr = _backward_operand(xp, dh, w)
