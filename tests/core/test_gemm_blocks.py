@@ -97,12 +97,19 @@ def test_recurrent_layers_with_blocks_equal_one_product(monkeypatch, mode):
     monkeypatch.setattr(rnn._Operand, "__init__", spy)
     packed = rnn._packed_blocks
 
-    def spy_packed(w, rows):  # the LSTM's whole-sequence native loop packs its own blocks
-        out = packed(w, rows)
+    def spy_packed(w, rows, panels):  # the LSTM's whole-sequence native loop packs its own
+        assert not panels
+        out = packed(w, rows, panels)
         made.append(out[1] < w.shape[1])
         return out
 
     monkeypatch.setattr(rnn, "_packed_blocks", spy_packed)
+    native_kernel = rnn.api.native_kernel  # the OpenBLAS products, not kernels.c's own
+
+    def no_panels(name):
+        return (lambda: 0) if name == "ember_panel_gemm_available" else native_kernel(name)
+
+    monkeypatch.setattr(rnn.api, "native_kernel", no_panels)
 
     def run(flag):
         monkeypatch.setattr(linalg, "SMALL_GEMM", flag)

@@ -490,13 +490,44 @@ def test_lstm_sequence_kernels_equal_the_step_loop(monkeypatch, kind):
         return (out.detach().numpy(), h.detach().numpy(), c.detach().numpy(), t.grad.numpy(),
                 *[p.grad.numpy() for p in lstm.parameters()])
 
-    whole = run()
+    whole = run()  # kernels.c's own products where built with AVX-512, else OpenBLAS's
     assert len(calls) == 2 * d
+    native_kernel = rnn.api.native_kernel
+    monkeypatch.setattr(rnn.api, "native_kernel", lambda name: (
+        (lambda: 0) if name == "ember_panel_gemm_available" else native_kernel(name)))
+    blas = run()  # OpenBLAS's products
+    assert len(calls) == 4 * d
     monkeypatch.setattr(rnn.api, "blas_sgemm", lambda: None)
     steps = run()
-    assert len(calls) == 2 * d  # the second run took the per-step loop
-    for a, b in zip(whole, steps):
-        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+    assert len(calls) == 4 * d  # the last run took the per-step loop
+    for a, b, c in zip(whole, blas, steps):
+        np.testing.assert_allclose(a, c, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(b, c, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("M,N,K", [(16, 512, 128), (16, 128, 512), (1, 1, 1), (7, 33, 5),
+                                   (9, 17, 300), (17, 64, 257), (3, 95, 600)])
+@pytest.mark.parametrize("accumulate", [False, True])
+def test_panel_gemm_equals_a_float64_product(M, N, K, accumulate):
+    """kernels.c's own AVX-512 product (the LSTM loop's): every row tile size (1-8), partial
+    last panels (N not a multiple of 32), several K blocks of 256, with and without adding
+    to the output."""
+    from ember.nn.modules.rnn import _packed_blocks
+
+    if not _native.kernel("ember_panel_gemm_available")():
+        pytest.skip("kernels.c was built without AVX-512 here")
+    rng = np.random.default_rng(M * N + K)
+    a = rng.standard_normal((M, K)).astype(np.float32)
+    b = rng.standard_normal((K, N)).astype(np.float32)
+    c = rng.standard_normal((M, N)).astype(np.float32)
+    want = a.astype(np.float64) @ b + (c if accumulate else 0)
+    panels, _ = _packed_blocks(b, M, True)
+    guard = np.full((M + 1, N), 7.0, np.float32)  # a row past the output stays untouched
+    guard[:M] = c
+    _native.kernel("ember_panel_gemm_f32")(_native.address(a), _native.address(panels),
+                                           _native.address(guard), M, N, K, int(accumulate))
+    np.testing.assert_allclose(guard[:M], want, rtol=1e-5, atol=2e-5 * np.sqrt(K))
+    assert (guard[M] == 7.0).all()
 
 
 def test_lstm_native_backward_kernel_alone():

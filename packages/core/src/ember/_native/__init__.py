@@ -73,6 +73,8 @@ _SIGNATURES = {
     "ember_softmax_backward_f32": (_P, _P, _P, _N, _N),
     "ember_lstm_gates_f32": (_P, _P, _P, _P, _P, _N, _N),
     "ember_lstm_gates_backward_f32": (_P, _P, _P, _P, _P, _P, _P, _N, _N),
+    "ember_panel_gemm_available": (),
+    "ember_panel_gemm_f32": (_P, _P, _P, _N, _N, _N, ctypes.c_int),
     "ember_lstm_sequence_f32": (_P, ctypes.c_int, _P, _P, _N) + (_P,) * 6 + (_N,) * 3
                                + (ctypes.c_int,),
     "ember_lstm_sequence_backward_f32": (_P, ctypes.c_int) + (_P,) * 6 + (_N,) + (_P,) * 3
@@ -119,7 +121,8 @@ _SIGNATURES = {
 }
 
 #: kernels that return an int (1: done; 0: not built for this CPU, the caller falls back)
-_INT_RESULT = frozenset({"ember_conv2d_f32", "ember_conv2d_wgrad_f32", "ember_conv2d_ovec_f32",
+_INT_RESULT = frozenset({"ember_panel_gemm_available", "ember_conv2d_f32",
+                         "ember_conv2d_wgrad_f32", "ember_conv2d_ovec_f32",
                          "ember_conv2d_wgrad_ovec_f32"})
 
 _lock = reinit_in_child(threading.Lock())

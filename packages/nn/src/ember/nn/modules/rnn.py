@@ -265,10 +265,17 @@ def _rnn_bwd(xp, mode, a, dY, dh, dc, w, w_hr, steps):
     return dG, dG, None, None
 
 
-def _packed_blocks(w, rows: int):
-    """``w`` (``(K, N)``, float32) as ``_native``'s sequence kernels take it: its column blocks
-    of ``gemm_column_block``'s width, each row-major, one after another; and that width."""
+def _packed_blocks(w, rows: int, panels: bool):
+    """``w`` (``(K, N)``, float32) as ``_native``'s sequence kernels take it, and a block
+    width. ``panels``: in panels of 32 columns for kernels.c's own AVX-512 product (panel
+    ``p``: the ``K`` rows of columns ``32p..32p+31``, zero past ``N``); else in column blocks
+    of ``gemm_column_block``'s width for OpenBLAS, each row-major, one after another."""
     K, N = w.shape
+    if panels:
+        wide = -(-N // 32) * 32
+        padded = np.zeros((K, wide), dtype=np.float32)
+        padded[:, :N] = w
+        return np.ascontiguousarray(padded.reshape(K, wide // 32, 32).transpose(1, 0, 2)), 32
     width = api.gemm_column_block(rows, K, N, "copied") or N
     return np.concatenate([np.ascontiguousarray(w[:, a:a + width]).ravel()
                            for a in range(0, N, width)]), width
@@ -281,7 +288,8 @@ def _reverse(steps) -> int:
 
 def _sequence_kernel(name, steps, w_hr, *arrays):
     """``(kernel, sgemm, ilp64)`` for a whole-sequence native LSTM loop (``kernels.c``: each
-    step's product through NumPy's own OpenBLAS, no Python per step), or None where the
+    step's product through its own AVX-512 kernel where it was built with one, ``sgemm`` then
+    None, else through NumPy's own OpenBLAS; no Python per step), or None where the
     per-step loop runs: a packed sequence (batch sizes that change), a projection, arrays
     that are not float32 NumPy ones, or no native kernels or BLAS to call."""
     if w_hr is not None or not steps or any(
@@ -292,7 +300,11 @@ def _sequence_kernel(name, steps, w_hr, *arrays):
     if bs == 0 or any(b != bs for _, b in steps):
         return None
     kernel = api.native_kernel(name)
-    sgemm = api.blas_sgemm() if kernel is not None else None
+    if kernel is None:
+        return None
+    if api.native_kernel("ember_panel_gemm_available")():
+        return kernel, None, 0  # kernels.c's own product (AVX-512): no BLAS call
+    sgemm = api.blas_sgemm()
     return None if sgemm is None else (kernel, *sgemm)
 
 
@@ -350,7 +362,7 @@ def _lstm_fwd_sequence(seq, x, h0, c0, w, b, steps):
     B = steps[0][1]
     T = len(steps)
     scale = _sigmoid_scale(np, G, H, x.dtype, 2)
-    wr, width = _packed_blocks((w * scale[:, None]).T, B)
+    wr, width = _packed_blocks((w * scale[:, None]).T, B, sgemm is None)
     x = (x + b) if b is not None else x.copy()
     x *= scale
     N = x.shape[0]
@@ -372,7 +384,7 @@ def _lstm_bwd_sequence(seq, a, dY, dh, dc, w, steps):
     A, TC, C = a["A"], a["TC"], a["C"]
     N, H = TC.shape
     B = steps[0][1]
-    wb, width = _packed_blocks(w, B)
+    wb, width = _packed_blocks(w, B, sgemm is None)
     dG = np.empty((N, 4 * H), dtype=A.dtype)
     dY = None if dY is None else np.ascontiguousarray(dY)
     c0 = np.ascontiguousarray(a["c0"][:B])
