@@ -135,3 +135,45 @@ def test_0d_tensors_as_bounds(fn, kwargs):
     torch = _torch()
     tfn = getattr(torch.nn.init, fn.__name__)
     assert tfn(torch.empty(50), **{k: torch.tensor(v) for k, v in kwargs.items()}).shape == (50,)
+
+
+@pytest.mark.parametrize("shape,kwargs", [
+    ((4,), dict(std=0.5, a=-0.5, b=0.5)),                # narrow: uniform draws accepted
+    ((300, 7), dict(std=1.0, a=-2.0, b=2.0)),            # wide: normal draws redrawn
+    ((50,), dict(mean=0.0, std=1.0, a=1.0, b=1.5)),
+    ((1000,), dict(std=0.02)),                           # ViT's init: nothing redrawn
+    ((64, 3), dict(mean=0.5, std=0.3, a=0.0, b=1.0)),
+])
+@pytest.mark.parametrize("layout", ["contiguous", "transposed"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_trunc_normal_draws_pytorchs_values(shape, kwargs, layout, dtype):
+    """Under one seed, PyTorch's values exactly: its sampler redraws a whole tensor's worth
+    each round, so drawing only for the rejected elements (Ember's sampler until session 50)
+    gave other values wherever a draw was rejected."""
+    torch = _torch()
+
+    def draw(lib):
+        lib.manual_seed(7)
+        t = lib.empty(*shape[::-1], dtype=getattr(lib, dtype))
+        t = t.t() if layout == "transposed" and len(shape) == 2 else t.reshape(shape)
+        return lib.nn.init.trunc_normal_(t, **kwargs)
+
+    np.testing.assert_array_equal(draw(ember).numpy(), draw(torch).numpy())
+
+
+@pytest.mark.parametrize("shape,sparsity", [((4, 3), 0.5), ((10, 7), 0.25), ((3, 4), 1.0)])
+def test_sparse_draws_pytorchs_values(shape, sparsity):
+    """PyTorch's sparse_ zeroes each column's first rows of a ``randperm`` drawn from the
+    global generator, whatever ``generator`` is (that one draws the normal values)."""
+    torch = _torch()
+
+    def draw(lib):
+        lib.manual_seed(3)
+        # on the CPU whatever the run's default device: a CPU generator, and the randperm
+        # indices are made on the default device (as PyTorch's, which then refuses to index
+        # a CPU tensor with CUDA ones)
+        with lib.device("cpu"):
+            return lib.nn.init.sparse_(lib.empty(*shape), sparsity,
+                                       generator=lib.Generator().manual_seed(9))
+
+    np.testing.assert_array_equal(draw(ember).numpy(), draw(torch).numpy())

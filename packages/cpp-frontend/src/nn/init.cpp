@@ -13,6 +13,7 @@
 #include "ember/error.h"
 #include "ember/indexing.h"
 #include "ember/ops.h"
+#include "core/random.h"
 
 namespace ember {
 namespace nn {
@@ -117,9 +118,27 @@ Tensor normal_(Tensor tensor, double mean, double std, std::optional<Generator> 
     return tensor;
 }
 
-// PyTorch's sampler (Python Ember's, draw for draw): where [a, b] holds more than 30% of
+namespace {
+
+// empty_like(t) as PyTorch's preserve format makes it: t's axes in t's memory order, so a
+// random fill into it draws what one into t would (the same stream, element for element).
+Tensor empty_like_preserved(const Tensor& t) {
+    const std::vector<int64_t> order = native::memory_order(t);
+    if (order.empty()) return empty(t.sizes(), TensorOptions(t.scalar_type()));
+    std::vector<int64_t> sizes, inverse(order.size());
+    for (size_t i = 0; i < order.size(); ++i) {
+        sizes.push_back(t.size(order[i]));
+        inverse[static_cast<size_t>(order[i])] = static_cast<int64_t>(i);
+    }
+    return empty(sizes, TensorOptions(t.scalar_type())).permute(inverse);
+}
+
+}  // namespace
+
+// PyTorch's sampler (Python Ember's), draw for draw: where [a, b] holds more than 30% of
 // N(mean, std^2), normal draws outside it are redrawn; else uniform draws on [a, b] are
-// accepted with probability pdf(x) / pdf(mode). Only the rejected samples are redrawn.
+// accepted with probability pdf(x) / pdf(mode). Each round draws a whole tensor's worth (the
+// rejected elements take theirs), as PyTorch's does, so a seed gives PyTorch's values.
 Tensor trunc_normal_(Tensor tensor, double mean, double std, double a, double b, std::optional<Generator> generator) {
     if (mean < a - 2 * std || mean > b + 2 * std) {
         std::cerr << "UserWarning: mean is more than 2 std from [a, b] in nn.init.trunc_normal_. The distribution "
@@ -127,37 +146,39 @@ Tensor trunc_normal_(Tensor tensor, double mean, double std, double a, double b,
     }
     NoGradGuard guard;
     const ScalarType dtype = tensor.scalar_type();
-    auto fresh = [dtype](int64_t n) { return empty({n}, TensorOptions(dtype)); };
     const double p = norm_cdf((b - mean) / std) - norm_cdf((a - mean) / std);
-    const bool contiguous = tensor.is_contiguous();
-    Tensor work = contiguous ? tensor.view({-1}) : fresh(tensor.numel());
     if (p > 0.3) {
         // the bounds in the tensor's dtype: the test agrees with the values it can hold
         const Scalar lo = scalar_tensor(a, TensorOptions(dtype)).item();
         const Scalar hi = scalar_tensor(b, TensorOptions(dtype)).item();
-        work.normal_(mean, std, generator);
-        Tensor redo = ((work < lo) | (work > hi)).nonzero().view({-1});
-        while (redo.numel() > 0) {
-            Tensor draw = fresh(redo.numel()).normal_(mean, std, generator);
-            Tensor ok = (draw >= lo) & (draw <= hi);
-            work.index_put_({redo.index({ok})}, draw.index({ok}));
-            redo = redo.index({ok.logical_not()});
-        }
-    } else {
-        const double mode = std::max(a, std::min(mean, b));
-        const double log_peak = -0.5 * ((mode - mean) / std) * ((mode - mean) / std);
-        work.uniform_(a, b, generator);
-        Tensor pending, draw = work;
+        Tensor result = tensor.normal_(mean, std, generator);
         while (true) {
-            Tensor log_pdf = draw.sub(mean).div_(std).pow_(2).mul_(-0.5).sub_(log_peak);
-            Tensor rejected = fresh(draw.numel()).uniform_(0, 1, generator).log_().gt(log_pdf);
-            if (!rejected.any().item<bool>()) break;
-            pending = pending.defined() ? pending.index({rejected}) : rejected.nonzero().view({-1});
-            draw = fresh(pending.numel()).uniform_(a, b, generator);
-            work.index_put_({pending}, draw);
+            const Tensor mask = (result < lo) | (result > hi);
+            if (!mask.any().item<bool>()) break;
+            result = where(mask, empty_like_preserved(result).normal_(mean, std, generator), result);
         }
+        if (!result.is_same(tensor)) tensor.copy_(result);
+        return tensor;
     }
-    if (!contiguous) tensor.copy_(work.view(tensor.sizes()));
+    const double mode = std::max(a, std::min(mean, b));
+    const double log_peak = -0.5 * ((mode - mean) / std) * ((mode - mean) / std);
+    Tensor candidates = empty_like_preserved(tensor);
+    Tensor accept = empty_like_preserved(tensor);
+    tensor.uniform_(a, b, generator);
+    candidates.copy_(tensor);
+    candidates.sub_(mean).div_(std).pow_(2).mul_(-0.5).sub_(log_peak);  // log pdf / peak
+    Tensor pending = accept.uniform_(0, 1, generator).log_().gt(candidates);
+    if (pending.any().item<bool>()) {
+        Tensor result = tensor;
+        while (true) {
+            candidates.uniform_(a, b, generator);
+            result = where(pending, candidates, result);
+            candidates.sub_(mean).div_(std).pow_(2).mul_(-0.5).sub_(log_peak);
+            pending = where(pending, accept.uniform_(0, 1, generator).log_().gt(candidates), pending);
+            if (!pending.any().item<bool>()) break;
+        }
+        tensor.copy_(result);
+    }
     return tensor;
 }
 
@@ -251,10 +272,11 @@ Tensor sparse_(Tensor tensor, double sparsity, double std, std::optional<Generat
     const auto num_zeros = static_cast<int64_t>(std::ceil(sparsity * static_cast<double>(rows)));
     NoGradGuard guard;
     tensor.normal_(0, std, generator);
-    if (num_zeros > 0) {
-        // one random permutation of the rows per column, all drawn at once
-        const Tensor order = rand({rows, cols}, generator).argsort(0).slice(0, 0, num_zeros);
-        tensor.scatter_(0, order, Scalar(0.0));
+    // as PyTorch's: the rows to zero are a randperm per column from the global generator
+    // (`generator` draws the normal values only), so a seed gives PyTorch's tensor
+    for (int64_t col = 0; col < cols; ++col) {
+        const Tensor zero_rows = randperm(rows).slice(0, 0, num_zeros);
+        tensor.index_put_({zero_rows, col}, Scalar(0));
     }
     return tensor;
 }

@@ -117,6 +117,10 @@ def init_functions():
            init.trunc_normal_(ember.empty(40), 0.0, 1.0, -2.0, 2.0),
            init.trunc_normal_(ember.empty(30), 0.0, 1.0, 1.0, 3.0),
            init.sparse_(ember.empty(6, 4), 0.5),
+           # rejections in a transposed tensor: each round draws in its memory order
+           init.trunc_normal_(ember.empty(8, 5).t(), 0.0, 0.5, -0.5, 0.5),
+           init.trunc_normal_(ember.empty(30, 7, dtype=ember.float64).t(), 0.0, 1.0, -1.0, 1.0),
+           init.sparse_(ember.empty(5, 3), 0.25, generator=ember.Generator().manual_seed(9)),
            init.orthogonal_(ember.empty(4, 6))]
     return out
 

@@ -203,6 +203,10 @@ TEST(Streams, InitFunctions) {
     want.expect(init::trunc_normal_(empty({40}), 0.0, 1.0, -2.0, 2.0));
     want.expect(init::trunc_normal_(empty({30}), 0.0, 1.0, 1.0, 3.0));
     want.expect(init::sparse_(empty({6, 4}), 0.5));
+    // rejections in a transposed tensor: each round draws in its memory order
+    want.expect(init::trunc_normal_(empty({8, 5}).t(), 0.0, 0.5, -0.5, 0.5));
+    want.expect(init::trunc_normal_(empty({30, 7}, kDouble).t(), 0.0, 1.0, -1.0, 1.0));
+    want.expect(init::sparse_(empty({5, 3}), 0.25, 0.01, Generator(9)));
     const Tensor q = init::orthogonal_(empty({4, 6}));
     EXPECT_TRUE(q.allclose(want.next(), 1e-5, 1e-6)) << q;
 }

@@ -41,7 +41,8 @@ EMBER_API Tensor uniform_(Tensor tensor, double a = 0.0, double b = 1.0,
 // N(mean, std^2)
 EMBER_API Tensor normal_(Tensor tensor, double mean = 0.0, double std = 1.0,
                          std::optional<Generator> generator = std::nullopt);
-// N(mean, std^2) truncated to [a, b] (inverse-CDF sampling, as PyTorch)
+// N(mean, std^2) truncated to [a, b] (PyTorch's rejection sampler, draw for draw: a seed
+// gives PyTorch's values)
 EMBER_API Tensor trunc_normal_(Tensor tensor, double mean = 0.0, double std = 1.0, double a = -2.0, double b = 2.0,
                                std::optional<Generator> generator = std::nullopt);
 EMBER_API Tensor constant_(Tensor tensor, const Scalar& value);
@@ -66,7 +67,9 @@ EMBER_API Tensor kaiming_normal_(Tensor tensor, double a = 0.0, std::string_view
 // a (semi-)orthogonal matrix (the tensor viewed as size(0) x rest) times gain, from the QR
 // decomposition of a normal draw (signs fixed by R's diagonal, as PyTorch)
 EMBER_API Tensor orthogonal_(Tensor tensor, double gain = 1.0, std::optional<Generator> generator = std::nullopt);
-// N(0, std^2) with ceil(sparsity * rows) entries of each column set to zero (2-D tensors)
+// N(0, std^2) with ceil(sparsity * rows) entries of each column set to zero (2-D tensors);
+// the zeroed rows are a randperm per column from the global generator, as PyTorch's
+// (`generator` draws the normal values only)
 EMBER_API Tensor sparse_(Tensor tensor, double sparsity, double std = 0.01,
                          std::optional<Generator> generator = std::nullopt);
 

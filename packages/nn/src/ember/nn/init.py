@@ -78,10 +78,11 @@ def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator=None)
 
 def _no_grad_trunc_normal_(tensor: Tensor, mean: float, std: float, a: float, b: float,
                            generator=None, *, stacklevel: int = 2) -> Tensor:
-    """PyTorch's sampler: where ``[a, b]`` holds more than 30% of N(mean, std^2), normal
-    draws outside it are redrawn; else uniform draws on ``[a, b]`` are accepted with
-    probability pdf(x) / pdf(mode). Only the rejected samples are redrawn, so a large tensor
-    costs about one draw. A meta tensor is left as it is."""
+    """PyTorch's sampler, draw for draw: where ``[a, b]`` holds more than 30% of
+    N(mean, std^2), normal draws outside it are redrawn; else uniform draws on ``[a, b]`` are
+    accepted with probability pdf(x) / pdf(mode). Each round draws a whole tensor's worth
+    (the rejected elements take theirs), as PyTorch's does, so a seed gives PyTorch's values
+    (a ViT's initial weights among them). A meta tensor is left as it is."""
     if tensor.is_meta:
         return tensor
     if (mean < a - 2 * std) or (mean > b + 2 * std):
@@ -91,41 +92,43 @@ def _no_grad_trunc_normal_(tensor: Tensor, mean: float, std: float, a: float, b:
     def norm_cdf(x: float) -> float:
         return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
 
-    def fresh(n: int):
-        return ember.empty(n, dtype=tensor.dtype, device=tensor.device)
-
     with ember.no_grad():
         p = norm_cdf((b - mean) / std) - norm_cdf((a - mean) / std)
-        contiguous = tensor.is_contiguous()
-        work = tensor.view(-1) if contiguous else ember.empty(
-            tensor.numel(), dtype=tensor.dtype, device=tensor.device)
         if p > 0.3:
             # the bounds in the tensor's dtype: the test agrees with the values it can hold
             lo = ember.tensor(a, dtype=tensor.dtype).item()
             hi = ember.tensor(b, dtype=tensor.dtype).item()
-            work.normal_(mean, std, generator=generator)
-            redo = ((work < lo) | (work > hi)).nonzero().view(-1)
-            while redo.numel():
-                draw = fresh(redo.numel()).normal_(mean, std, generator=generator)
-                ok = (draw >= lo) & (draw <= hi)
-                work[redo[ok]] = draw[ok]
-                redo = redo[~ok]
-        else:
-            mode = max(a, min(mean, b))
-            log_peak = -0.5 * ((mode - mean) / std) ** 2
-            work.uniform_(a, b, generator=generator)
-            pending, draw = None, work
+            result = tensor.normal_(mean, std, generator=generator)
             while True:
-                log_pdf = draw.sub(mean).div_(std).pow_(2).mul_(-0.5).sub_(log_peak)
-                rejected = fresh(draw.numel()).uniform_(generator=generator).log_().gt(log_pdf)
-                if not rejected.any():
+                mask = (result < lo) | (result > hi)
+                if not mask.any():
                     break
-                pending = rejected.nonzero().view(-1) if pending is None else \
-                    pending[rejected]
-                draw = fresh(pending.numel()).uniform_(a, b, generator=generator)
-                work[pending] = draw
-        if not contiguous:
-            tensor.copy_(work.view(tensor.shape))
+                result = ember.where(
+                    mask, ember.empty_like(result).normal_(mean, std, generator=generator),
+                    result)
+            if result is not tensor:
+                tensor.copy_(result)
+            return tensor
+        mode = max(a, min(mean, b))
+        log_peak = -0.5 * ((mode - mean) / std) ** 2
+        candidates = ember.empty_like(tensor)
+        accept = ember.empty_like(tensor)
+        tensor.uniform_(a, b, generator=generator)
+        candidates.copy_(tensor)
+        candidates.sub_(mean).div_(std).pow_(2).mul_(-0.5).sub_(log_peak)  # log pdf / peak
+        pending = accept.uniform_(generator=generator).log_().gt(candidates)
+        if pending.any():
+            result = tensor
+            while True:
+                candidates.uniform_(a, b, generator=generator)
+                result = ember.where(pending, candidates, result)
+                candidates.sub_(mean).div_(std).pow_(2).mul_(-0.5).sub_(log_peak)
+                pending = ember.where(
+                    pending, accept.uniform_(generator=generator).log_().gt(candidates),
+                    pending)
+                if not pending.any():
+                    break
+            tensor.copy_(result)
         return tensor
 
 
@@ -266,7 +269,11 @@ def orthogonal_(tensor: Tensor, gain: float = 1, generator=None) -> Tensor:
 
 
 def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01, generator=None) -> Tensor:
-    """Fill a 2-D tensor from N(0, std^2) with a fraction ``sparsity`` of each column zeroed."""
+    """Fill a 2-D tensor from N(0, std^2) with a fraction ``sparsity`` of each column zeroed.
+
+    As PyTorch's: the rows to zero are a ``randperm`` per column drawn from the global
+    generator (``generator`` draws the normal values only), so a seed gives PyTorch's
+    tensor."""
     if tensor.dim() != 2:
         raise ValueError("Only tensors with 2 dimensions are supported")
     if tensor.is_meta:
@@ -275,10 +282,8 @@ def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01, generator=None) 
     num_zeros = math.ceil(sparsity * rows)
     with ember.no_grad():
         tensor.normal_(0, std, generator=generator)
-        if num_zeros:
-            # one random permutation of the rows per column, all drawn at once
-            order = ember.rand(rows, cols, generator=generator).argsort(dim=0)[:num_zeros]
-            tensor.scatter_(0, order, 0.0)
+        for col in range(cols):
+            tensor[ember.randperm(rows)[:num_zeros], col] = 0
     return tensor
 
 
