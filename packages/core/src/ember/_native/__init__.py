@@ -75,7 +75,7 @@ _SIGNATURES = {
     "ember_lstm_gates_backward_f32": (_P, _P, _P, _P, _P, _P, _P, _N, _N),
     "ember_panel_gemm_available": (),
     "ember_panel_gemm_f32": (_P, _P, _P, _N, _N, _N, ctypes.c_int),
-    "ember_lstm_sequence_f32": (_P, ctypes.c_int, _P, _P, _N) + (_P,) * 6 + (_N,) * 3
+    "ember_lstm_sequence_f32": (_P, ctypes.c_int, _P, _P, _P, _P, _N) + (_P,) * 6 + (_N,) * 3
                                + (ctypes.c_int,),
     "ember_lstm_sequence_backward_f32": (_P, ctypes.c_int) + (_P,) * 6 + (_N,) + (_P,) * 3
                                         + (_N,) * 3 + (ctypes.c_int,),

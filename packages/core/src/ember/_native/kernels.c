@@ -441,12 +441,15 @@ static void sgemm_blocks(void *gemm, int ilp64, idx M, idx N, idx K, const float
     }
 }
 
-/* Forward: x (T*B, 4H) the scaled input projection with both biases (the Python loop's),
- * wr the packed blocks of (w_hh * scale).T (K = H rows), h0 and c0 (B, H). Writes a (T*B, 4H)
+/* Forward: x (T*B, 4H) the input projection (with b_ih), b (4H) b_hh or NULL, scale (4H)
+ * the gates' scales (0.5 on the sigmoid gates: sigmoid(z) = 0.5 tanh(z / 2) + 0.5), so a
+ * step starts from (x + b) * scale as the Python loop's arrays do, wr the packed blocks of
+ * (w_hh * scale).T (K = H rows), h0 and c0 (B, H). Writes a (T*B, 4H)
  * the activations, c and tc (T*B, H) the cell states and their tanh, y (T*B, H). Time step
  * t's rows start at row t*B; `reverse` runs the steps from the last (the reverse direction
  * of a bidirectional layer), each step's state entering from the one after it. */
 void ember_lstm_sequence_f32(void *gemm, int ilp64, const float *restrict x,
+                             const float *restrict b, const float *restrict scale,
                              const float *restrict wr, idx bw, const float *restrict h0,
                              const float *restrict c0, float *restrict a, float *restrict c,
                              float *restrict tc, float *restrict y, idx T, idx B, idx H,
@@ -455,7 +458,15 @@ void ember_lstm_sequence_f32(void *gemm, int ilp64, const float *restrict x,
     for (idx s = 0; s < T; s++) {
         const idx t = reverse ? T - 1 - s : s, p = reverse ? t + 1 : t - 1;
         float *at = a + t * B * G;
-        memcpy(at, x + t * B * G, (size_t)(B * G) * sizeof(float));
+        const float *xt = x + t * B * G;
+        for (idx r = 0; r < B; r++) {
+            float *ar = at + r * G;
+            const float *xr = xt + r * G;
+            if (b != NULL)
+                for (idx k = 0; k < G; k++) ar[k] = (xr[k] + b[k]) * scale[k];
+            else
+                for (idx k = 0; k < G; k++) ar[k] = xr[k] * scale[k];
+        }
         sgemm_blocks(gemm, ilp64, B, G, H, s ? y + p * B * H : h0, wr, bw, 1.0f, at);
         ember_lstm_gates_f32(at, s ? c + p * B * H : c0, c + t * B * H, tc + t * B * H,
                              y + t * B * H, B, H);

@@ -363,8 +363,8 @@ def _lstm_fwd_sequence(seq, x, h0, c0, w, b, steps):
     T = len(steps)
     scale = _sigmoid_scale(np, G, H, x.dtype, 2)
     wr, width = _packed_blocks((w * scale[:, None]).T, B, sgemm is None)
-    x = (x + b) if b is not None else x.copy()
-    x *= scale
+    x = np.ascontiguousarray(x)  # (x + b) * scale per step in the kernel, as the loop's arrays
+    b = None if b is None else np.ascontiguousarray(b)
     N = x.shape[0]
     Y = np.empty((N, H), dtype=x.dtype)
     C = np.empty((N, H), dtype=x.dtype)
@@ -372,8 +372,9 @@ def _lstm_fwd_sequence(seq, x, h0, c0, w, b, steps):
     TC = np.empty((N, H), dtype=x.dtype)
     h0 = np.ascontiguousarray(h0[:B])
     c0 = np.ascontiguousarray(c0[:B])
-    kernel(sgemm, ilp64, _addr(x), _addr(wr), width, _addr(h0), _addr(c0), _addr(A), _addr(C),
-           _addr(TC), _addr(Y), T, B, H, _reverse(steps))
+    kernel(sgemm, ilp64, _addr(x), None if b is None else _addr(b), _addr(scale), _addr(wr),
+           width, _addr(h0), _addr(c0), _addr(A), _addr(C), _addr(TC), _addr(Y), T, B, H,
+           _reverse(steps))
     return Y, C, {"Y": Y, "C": C, "A": A, "TC": TC, "M": Y}
 
 
