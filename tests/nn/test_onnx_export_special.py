@@ -272,6 +272,25 @@ def test_randomized_activations():
         within(picks[:, k], p[k], 0.5, f"gumbel hard {k}")
 
 
+@pytest.mark.parametrize("hard", [False, True])
+def test_gumbel_softmax_export_survives_a_zero_uniform_draw(hard):
+    """RandomUniformLike draws from [0, 1): a draw of exactly 0 made the exponential 0, the
+    Gumbel noise +inf and the row NaN (a CI run met it, 1 in ~10^5 rows). The export keeps the
+    exponential at half the dtype's epsilon at least, as PyTorch's sampler keeps clear of 0:
+    here every draw is forced to 0 (the uniform node replaced by x - x)."""
+    x = tensor([[0.5, -1.0, 2.0], [0.0, 0.0, 0.0]])
+    proto = onnx_export(lambda t: F.gumbel_softmax(t, tau=0.5, hard=hard), (x,))
+    (node,) = [n for n in proto.graph.node if n.op_type == "RandomUniformLike"]
+    node.op_type = "Sub"
+    node.input.append(node.input[0])
+    del node.attribute[:]
+    (out,) = run(proto, x)
+    assert np.isfinite(out).all()
+    np.testing.assert_allclose(out.sum(-1), 1.0, rtol=1e-6)
+    if hard:
+        assert set(np.unique(out)) == {0.0, 1.0}
+
+
 def test_samplers_onnx_has_not_name_the_op_and_why():
     with pytest.raises(UnsupportedOperatorError,
                        match=r"'ember.poisson' cannot be exported: ONNX has no operator for "

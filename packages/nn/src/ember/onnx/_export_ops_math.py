@@ -670,14 +670,17 @@ def _rrelu(c: Call):
 @mapping("gumbel_softmax")
 def _gumbel_softmax(c: Call):
     """``softmax((logits + g) / tau)`` with Gumbel noise ``g = -log(E)``, ``E`` exponential
-    draws (``-log(1 - u)``, ``u`` uniform); ``hard``: the one-hot of its argmax, written as
-    ``(hard - soft) + soft`` as PyTorch computes it."""
+    draws (``-log(1 - u)``, ``u`` uniform, at least half the dtype's epsilon: a draw of
+    ``u = 0`` made ``E = 0``, ``g = inf`` and a row of NaN, as PyTorch's exponential keeps
+    clear of 0); ``hard``: the one-hot of its argmax, written as ``(hard - soft) + soft`` as
+    PyTorch computes it."""
     d = c.out_dtype
     x = c.t("logits", d)
     rank = c.rank("logits")
     axis = norm_axis(int(c.lit("dim", -1)), rank)
     u = c.add("RandomUniformLike", [x], dtype=onnx_type(d), low=0.0, high=1.0)
     expo = c.add("Neg", [c.add("Log", [c.add("Sub", [c.const(1.0, d), u])])])
+    expo = c.add("Max", [expo, c.const(float(np.finfo(NUMPY_DTYPES[d]).eps) / 2, d)])
     gumbel = c.add("Neg", [c.add("Log", [expo])])
     logits = c.add("Div", [c.add("Add", [x, gumbel]), c.const(float(c.lit("tau", 1.0)), d)])
     soft = softmax_like(c, "Softmax", logits, axis, rank)
