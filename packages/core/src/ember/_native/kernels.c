@@ -335,18 +335,8 @@ WIDE void ember_lstm_gates_backward_f32(const float *restrict dh, const float *r
     }
 }
 
-/* A whole LSTM layer's time loop, for a batch that keeps its size (no packed sequence) and no
- * projection: each step's product of the previous hidden state with the recurrent weights
- * runs through the caller's cblas_sgemm (NumPy's OpenBLAS, found by ember._native.blas), so
- * the loop pays no Python per step (or through panel_gemm where `gemm` is NULL: w is then
- * packed in its panels). `gemm` is that function; `ilp64` whether its integers
- * are 64-bit (scipy-openblas64) or int. The product is row-major a(bs, 4H) += h(bs, K) w,
- * w given as `blocks` column blocks of width `bw` (the last `G - (blocks - 1) bw` wide),
- * each a row-major (K, width) array packed one after the other: each block stays under
- * OpenBLAS's small-matrix bound (ember.ops.linalg.gemm_column_block), as the Python loop's
- * blocks do. The caller's NumPy loop does the same arithmetic, step for step. */
 /* c(M, N) = a(M, K) b [+ c], b packed in panels of 32 columns (panel p: K rows of columns
- * 32p..32p+31, zero past N; ember.nn's _packed_panels makes them): an AVX-512 register tile
+ * 32p..32p+31, zero past N; ember.nn's rnn._packed_blocks makes them): an AVX-512 register tile
  * of up to 8 rows by 32 columns (16 accumulators) summed over K in blocks of 256 (a block of
  * a panel, 32 KB, stays in L1 while every row tile reads it). On the LSTM's per-step shapes
  * it runs at 1.65x OpenBLAS's small-matrix kernel (16x128 by 128x512: 14 us against 23 on an
@@ -420,6 +410,15 @@ void ember_panel_gemm_f32(const float *a, const float *bp, float *c, idx M, idx 
     panel_gemm(M, N, K, a, K, bp, c, N, acc_c);
 }
 
+/* A whole LSTM layer's time loop, for a batch that keeps its size (no packed sequence) and no
+ * projection, so the loop pays no Python per step. Each step's product of the previous hidden
+ * state with the recurrent weights runs through panel_gemm where `gemm` is NULL (w packed in
+ * its panels), else through the caller's cblas_sgemm `gemm` (NumPy's OpenBLAS, found by
+ * ember._native.blas_sgemm; `ilp64` whether its integers are 64-bit, as scipy-openblas64's):
+ * row-major a(bs, 4H) += h(bs, K) w, w given as column blocks of width `bw` (the last
+ * narrower), each a row-major (K, width) array packed one after the other, so that each block
+ * stays under OpenBLAS's small-matrix bound (ember.ops.linalg.gemm_column_block) as the
+ * Python loop's blocks do. The caller's NumPy loop does the same arithmetic, step for step. */
 typedef void (*sgemm64_fn)(int, int, int, int64_t, int64_t, int64_t, float, const float *,
                            int64_t, const float *, int64_t, float, float *, int64_t);
 typedef void (*sgemm32_fn)(int, int, int, int, int, int, float, const float *, int,

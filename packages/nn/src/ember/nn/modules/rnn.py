@@ -9,8 +9,9 @@ only the first ``batch_sizes[t]`` sequences advance, so padded and packed inputs
 code (padded input is the packed case with equal batch sizes). A float32 LSTM on the CPU
 whose batch keeps its size and has no projection runs its whole time loop, forward and
 backward, in one native call (``kernels.c``'s ``ember_lstm_sequence_f32``: each step's product
-through NumPy's own OpenBLAS ``cblas_sgemm``, then the fused gate pass), so no Python runs per
-step; the per-step loop below is the same arithmetic and serves every other case.
+through the file's own AVX-512 product, or NumPy's own OpenBLAS ``cblas_sgemm`` where it was
+built without AVX-512, then the fused gate pass), so no Python runs per step; the per-step
+loop below is the same arithmetic and serves every other case.
 
 The cells (``LSTMCell``, ``GRUCell``, ``RNNCell``) run one time step per call, usually from a
 Python loop, so a step is one fused op of its own (``_CELLS``): both input products and the
@@ -273,9 +274,9 @@ def _packed_blocks(w, rows: int, panels: bool):
     K, N = w.shape
     if panels:
         wide = -(-N // 32) * 32
-        padded = np.zeros((K, wide), dtype=np.float32)
-        padded[:, :N] = w
-        return np.ascontiguousarray(padded.reshape(K, wide // 32, 32).transpose(1, 0, 2)), 32
+        if wide != N:
+            w = np.pad(w, ((0, 0), (0, wide - N)))
+        return np.ascontiguousarray(w.reshape(K, wide // 32, 32).transpose(1, 0, 2)), 32
     width = api.gemm_column_block(rows, K, N, "copied") or N
     return np.concatenate([np.ascontiguousarray(w[:, a:a + width]).ravel()
                            for a in range(0, N, width)]), width
