@@ -104,7 +104,12 @@ def test_exactly_rank_deficient_gives_the_minimum_norm_solution():
     np.testing.assert_allclose(_np(got.solution), np.linalg.pinv(a) @ b, rtol=1e-10, atol=1e-12)
     torch = pytest.importorskip("torch")
     want = torch.linalg.lstsq(torch.tensor(a), torch.tensor(b), driver="gelsy")
-    np.testing.assert_allclose(_np(got.solution), want.solution.numpy(), rtol=1e-8, atol=1e-10)
+    # the oracle's answer is the minimum-norm one only where its gelsy found rank 2: once, in
+    # a strict CI run on an Intel Xeon (PyTorch on MKL), its solution differed from pinv's by
+    # 0.38 while Ember's matched pinv (above); the comparison needs the oracle's rank to agree
+    if int(want.rank) == 2:
+        np.testing.assert_allclose(_np(got.solution), want.solution.numpy(), rtol=1e-8,
+                                   atol=1e-10)
 
 
 @pytest.mark.parametrize("m, n, svals, rcond, rank", [
