@@ -1,7 +1,8 @@
 """The direct convolution kernels of ember._native (``ember_conv2d_f32`` and friends, the
 "direct" path of ember.ops._conv_kernels): small stride-1 float32 2-d convolutions, their
 input gradient (the forward form with the flipped kernel) and their weight gradient, in both
-vector layouts (along output rows, along output channels), checked against the float64
+vector layouts (along output rows, along output channels) and both vector widths (AVX2's 8
+floats, AVX-512's 16), checked against the float64
 computation of the NumPy paths, against the float32 NumPy paths (``_DIRECT`` off) and against
 PyTorch; the path selection (float64, strides, dilation, groups, wide layers and kernels
 wider than 7 keep the NumPy paths) and the thread split (results independent of the number
@@ -27,6 +28,19 @@ def direct():
     lib = _native.library()
     if lib is None or not _conv_kernels._direct_built(id(lib)):
         pytest.skip(f"no direct kernels here ({_native.status()})")
+
+
+@pytest.fixture(params=[8, 16], ids=["avx2", "avx512"])
+def width(request, direct):
+    """The kernels' vector width: 8 floats (the AVX2 kernels) or 16 (their AVX-512 twins,
+    which run by default where the CPU has AVX-512; skipped where it has not)."""
+    wide = _native.kernel("ember_conv_wide")
+    before = wide(-1)
+    if request.param == 16 and not before:
+        pytest.skip("the direct kernels were built without AVX-512 here")
+    wide(int(request.param == 16))
+    yield request.param
+    wide(before)
 
 
 def _run(x, w, b, gy, **kw):
@@ -67,13 +81,16 @@ GEOMETRIES = [
     (3, 2, 6, 20, 13, 4, 3, dict(padding="same")),  # asymmetric padding
     (2, 4, 3, 1, 5, 1, 1, {}),  # rows of one
     (2, 3, 2, 2, 4, 3, 3, dict(padding=2)),  # output rows that read padding only
+    (2, 3, 5, 32, 40, 3, 3, dict(padding=1)),  # two whole 16-lane vectors a row, 32 + 8 channels
+    (2, 2, 4, 21, 24, 2, 5, dict(padding=(0, 2))),  # a 16-lane row tail of 5; 16 + 8 channels
+    (1, 3, 3, 40, 64, 1, 7, dict(padding=(0, 3))),  # 32 + 8 positions; 64 channels
 ]
 
 
 @pytest.mark.filterwarnings("ignore:Using padding='same'")
 @pytest.mark.parametrize("geometry", GEOMETRIES, ids=lambda g: "x".join(map(str, g[:7])))
 @pytest.mark.parametrize("kind", ["rows", "channels"])
-def test_direct_conv_equals_the_float64_convolution(direct, monkeypatch, native_calls, geometry,
+def test_direct_conv_equals_the_float64_convolution(width, monkeypatch, native_calls, geometry,
                                                     kind):
     n, c, h, w, o, kh, kw, geo = geometry
     x, wgt, b, gy = _data(n, c, h, w, o, kh, kw, **geo)
@@ -210,7 +227,7 @@ def test_native_off_keeps_the_numpy_paths(direct, monkeypatch, native_calls):
 @pytest.mark.parametrize("geometry", [(8, 6, 14, 14, 16, 5, 5, {}),
                                       (1, 16, 32, 32, 16, 3, 3, dict(padding=1)),
                                       (16, 1, 28, 28, 6, 5, 5, dict(padding=2))])
-def test_results_do_not_depend_on_the_threads(direct, geometry):
+def test_results_do_not_depend_on_the_threads(width, geometry):
     """Forward rows are computed whole by one thread each (a batch of one splits by rows);
     the weight gradient sums fixed blocks of samples in order: bit-identical on 1 and 2
     threads."""
@@ -221,11 +238,12 @@ def test_results_do_not_depend_on_the_threads(direct, geometry):
         np.testing.assert_array_equal(a, t)
 
 
-def test_infinities_and_nan_propagate_as_in_the_numpy_paths(direct, monkeypatch):
+def test_infinities_and_nan_propagate_as_in_the_numpy_paths(width, monkeypatch):
     """An infinite input is summed where a window reads it and nowhere else: the vectors'
     masked tail lanes (past a row's end) must not turn it into NaN."""
     x, wgt, b, gy = _data(2, 3, 9, 10, 5, 3, 3, seed=4, padding=1)
     x[0, 1, 4, 9] = np.inf  # the last column: the rows kernel's tail lanes read past it
+    x[0, 0, 2, 0] = -np.inf  # the first: the previous row's tail lanes read it
     x[1, 2, 0, 0] = np.nan
     for kind in ("rows", "channels"):
         monkeypatch.setattr(_conv_kernels, "_DIRECT_KIND", kind)
@@ -241,6 +259,32 @@ def test_infinities_and_nan_propagate_as_in_the_numpy_paths(direct, monkeypatch)
             np.testing.assert_array_equal(np.isinf(a), np.isinf(p))
             ok = np.isfinite(p)
             np.testing.assert_allclose(a[ok], p[ok], rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("geometry", [GEOMETRIES[0], GEOMETRIES[2], GEOMETRIES[-2]],
+                         ids=["lenet1", "resnet", "tail"])
+@pytest.mark.parametrize("kind", ["rows", "channels"])
+def test_both_vector_widths_give_the_same_forward_bits(direct, monkeypatch, geometry, kind):
+    """The AVX-512 forward kernels sum each output's taps in the AVX2 ones' order (one FMA
+    per tap from the bias): the same bits; the weight gradient's lane-wise partials differ
+    in width, so it agrees to rounding only."""
+    wide = _native.kernel("ember_conv_wide")
+    if not wide(-1):
+        pytest.skip("the direct kernels were built without AVX-512 here")
+    n, c, h, w, o, kh, kw, geo = geometry
+    x, wgt, b, gy = _data(n, c, h, w, o, kh, kw, seed=6, **geo)
+    monkeypatch.setattr(_conv_kernels, "_DIRECT_KIND", kind)
+    g = _geom(x, wgt, geo)
+    try:
+        wide(0)
+        narrow = (_conv_kernels._conv_direct(x, wgt, g, b),
+                  _conv_kernels._weight_grad_direct(x, gy, g, wgt.shape))
+    finally:
+        wide(1)
+    wide_ = (_conv_kernels._conv_direct(x, wgt, g, b),
+             _conv_kernels._weight_grad_direct(x, gy, g, wgt.shape))
+    np.testing.assert_array_equal(wide_[0], narrow[0])
+    _close(wide_[1], narrow[1], n * g.y[0] * g.y[1])
 
 
 def test_a_channels_last_input_and_a_non_contiguous_gradient(direct):

@@ -86,6 +86,7 @@ _SIGNATURES = {
     "ember_conv2d_wgrad_f32": (_P, _P, _P) + (_N,) * 11,
     "ember_conv2d_ovec_f32": (_P, _P, _P, _P) + (_N,) * 13,
     "ember_conv2d_wgrad_ovec_f32": (_P, _P, _P) + (_N,) * 12,
+    "ember_conv_wide": (ctypes.c_int,),
     "ember_batch_norm_f32": (_P,) * 6 + (_N, _N, _N, ctypes.c_float, _N, _N),
     "ember_batch_norm_backward_f32": (_P,) * 8 + (_N,) * 5,
     "ember_threshold_backward_f32": (_P, _P, _P, _N, ctypes.c_float),
@@ -123,7 +124,7 @@ _SIGNATURES = {
 #: kernels that return an int (1: done; 0: not built for this CPU, the caller falls back)
 _INT_RESULT = frozenset({"ember_panel_gemm_available", "ember_conv2d_f32",
                          "ember_conv2d_wgrad_f32", "ember_conv2d_ovec_f32",
-                         "ember_conv2d_wgrad_ovec_f32"})
+                         "ember_conv2d_wgrad_ovec_f32", "ember_conv_wide"})
 
 _lock = reinit_in_child(threading.Lock())
 _state: dict = {"lib": None, "status": None}

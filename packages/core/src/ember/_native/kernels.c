@@ -1514,14 +1514,15 @@ void ember_col2im_flat_f32(const float *restrict cols, float *restrict buf,
 /* Direct 2-d convolution, stride 1, no dilation, one group (ember.ops._conv_kernels, the
  * "direct" path): NumPy's im2col + GEMM copies every input element prod(k) times and runs one
  * small GEMM per sample; these kernels read a sample's zero-padded planes from cache and keep
- * a tile of the result in AVX2 registers. Vectors run along an output row (8 positions a
- * lane each), so the forward's stores and the output gradient's loads are plain rows in
- * PyTorch's layout; a row's last vector is masked. FMA contraction: the sums are a GEMM's
+ * a tile of the result in AVX2 registers (AVX-512 ones where the CPU has them: the *16
+ * twins below). Vectors run along an output row (8 or 16 positions a lane each), so the
+ * forward's stores and the output gradient's loads are plain rows in PyTorch's layout; a
+ * row's last vector is masked. FMA contraction: the sums are a GEMM's
  * (BLAS contracts too), in (c, ky, kx) order per output; the weight gradient sums lane-wise
  * partials over each sample's positions, then the lanes, then the samples in order. Built
  * with AVX2 and FMA only; elsewhere the kernels return 0 and the caller keeps NumPy. */
 #if defined(__AVX2__) && defined(__FMA__)
-#define CONV_SLACK 16  /* floats after a padded sample: a row's last vector reads past it */
+#define CONV_SLACK 32  /* floats after a padded sample: a row's last vectors read past it */
 
 static const int32_t conv_mask_bits[16] = {-1, -1, -1, -1, -1, -1, -1, -1,
                                            0, 0, 0, 0, 0, 0, 0, 0};
@@ -1662,6 +1663,223 @@ static idx conv_ws_row(conv_ws *s, const float *restrict x, idx r, idx C, idx H,
     return oy;
 }
 
+#ifdef __AVX512F__
+/* The AVX-512 twins of conv_tile and wgrad_tile (16 positions a vector, 32 registers): on an
+ * AVX-512 core they run in place of the AVX2 ones unless ember_conv_wide(0) turned them off
+ * (the tests run both). Same sums in the same order per output in the forward; the weight
+ * gradient's lane-wise partials are 16 wide, so its rounding differs from the AVX2 one's. */
+#define CONV_WIDE 1
+static int conv_wide = 1;
+
+static inline __mmask16 conv_mask16(idx m) {
+    return m >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << m) - 1);
+}
+
+static inline __attribute__((always_inline)) void conv_tile16(
+        const float *restrict xb, const idx *restrict offs, idx t0, idx t1,
+        const float *restrict wb, idx O, const float *restrict bias, const int xv,
+        const int ob, __m512 *restrict out) {
+    __m512 acc[24];
+#pragma GCC unroll 24
+    for (int i = 0; i < xv * ob; i++)
+        acc[i] = bias ? _mm512_set1_ps(bias[i / xv]) : _mm512_setzero_ps();
+    for (idx t = t0; t < t1; t++) {
+        const float *xr = xb + offs[t];
+        const float *wr = wb + t * O;
+        __m512 x0 = _mm512_loadu_ps(xr);
+        __m512 x1 = xv == 2 ? _mm512_loadu_ps(xr + 16) : x0;
+#pragma GCC unroll 24
+        for (int j = 0; j < ob; j++) {
+            __m512 b = _mm512_set1_ps(wr[j]);
+            acc[j * xv] = _mm512_fmadd_ps(x0, b, acc[j * xv]);
+            if (xv == 2) acc[j * xv + 1] = _mm512_fmadd_ps(x1, b, acc[j * xv + 1]);
+        }
+    }
+#pragma GCC unroll 24
+    for (int i = 0; i < xv * ob; i++) out[i] = acc[i];
+}
+
+#define CONV_TILE16(XV, OB) conv_tile16(xb, offs, t0, t1, wb, O, bias, XV, OB, acc); break
+
+/* the tile of xv (1, 2) vectors of positions by ob channels (1..12 with xv = 2, 1..24) */
+static void conv_tile16_n(const float *restrict xb, const idx *restrict offs, idx t0, idx t1,
+                          const float *restrict wb, idx O, const float *restrict bias, int xv,
+                          idx ob, __m512 *restrict acc) {
+    if (xv == 2) {
+        switch (ob) {
+        case 12: CONV_TILE16(2, 12); case 11: CONV_TILE16(2, 11); case 10: CONV_TILE16(2, 10);
+        case 9: CONV_TILE16(2, 9); case 8: CONV_TILE16(2, 8); case 7: CONV_TILE16(2, 7);
+        case 6: CONV_TILE16(2, 6); case 5: CONV_TILE16(2, 5); case 4: CONV_TILE16(2, 4);
+        case 3: CONV_TILE16(2, 3); case 2: CONV_TILE16(2, 2); default: CONV_TILE16(2, 1);
+        }
+    } else {
+        switch (ob) {
+        case 24: CONV_TILE16(1, 24); case 23: CONV_TILE16(1, 23); case 22: CONV_TILE16(1, 22);
+        case 21: CONV_TILE16(1, 21); case 20: CONV_TILE16(1, 20); case 19: CONV_TILE16(1, 19);
+        case 18: CONV_TILE16(1, 18); case 17: CONV_TILE16(1, 17); case 16: CONV_TILE16(1, 16);
+        case 15: CONV_TILE16(1, 15); case 14: CONV_TILE16(1, 14); case 13: CONV_TILE16(1, 13);
+        case 12: CONV_TILE16(1, 12); case 11: CONV_TILE16(1, 11); case 10: CONV_TILE16(1, 10);
+        case 9: CONV_TILE16(1, 9); case 8: CONV_TILE16(1, 8); case 7: CONV_TILE16(1, 7);
+        case 6: CONV_TILE16(1, 6); case 5: CONV_TILE16(1, 5); case 4: CONV_TILE16(1, 4);
+        case 3: CONV_TILE16(1, 3); case 2: CONV_TILE16(1, 2); default: CONV_TILE16(1, 1);
+        }
+    }
+}
+
+/* O channels in tiles of at most obmax, as even as they go (16 = 8 + 8, not 12 + 4) */
+static inline idx conv_even_tile(idx O, idx obmax) {
+    idx tiles = (O + obmax - 1) / obmax;
+    return (O + tiles - 1) / tiles;
+}
+
+/* ember_conv2d_f32's row r0 <= r < r1 loop with 16-position vectors */
+static void conv2d_rows16(conv_ws *s, const float *restrict x, const float *restrict wt,
+                          const float *restrict bias, float *restrict y, idx r0, idx r1, idx C,
+                          idx H, idx W, idx O, idx KH, idx KW, idx ph, idx pw, idx OH,
+                          idx OW) {
+    idx Wp = s->Wp;
+    __m512 acc[24];
+    for (idx r = r0; r < r1; r++) {
+        idx n, t0, t1;
+        idx oy = conv_ws_row(s, x, r, C, H, W, KH, KW, ph, pw, OH, &n, &t0, &t1);
+        float *yn = y + n * O * OH * OW;
+        for (idx ox = 0; ox < OW; ) {
+            idx left = OW - ox;
+            int xv = left > 16 ? 2 : 1;
+            idx obt = conv_even_tile(O, xv == 2 ? 12 : 24);
+            idx full = left >= 16 * xv ? 16 * xv : left;
+            __mmask16 tail = conv_mask16(full - 16 * (xv - 1));
+            for (idx o0 = 0; o0 < O; o0 += obt) {
+                idx ob = O - o0 < obt ? O - o0 : obt;
+                conv_tile16_n(s->buf + oy * Wp + ox, s->offs, t0, t1, wt + o0, O,
+                              bias ? bias + o0 : NULL, xv, ob, acc);
+                for (idx j = 0; j < ob; j++) {
+                    float *yr = yn + ((o0 + j) * OH + oy) * OW + ox;
+                    if (xv == 2) _mm512_storeu_ps(yr, acc[2 * j]);
+                    _mm512_mask_storeu_ps(yr + 16 * (xv - 1), tail, acc[j * xv + xv - 1]);
+                }
+            }
+            ox += full;
+        }
+    }
+}
+
+/* acc[j * kw + k] += g[j, oy, ox + lane] * x[oy + ky, ox + k + lane], 16 lanes (wgrad_tile) */
+static inline __attribute__((always_inline)) void wgrad_tile16(
+        const float *restrict xr0, idx Wp, const float *restrict g0, idx go, idx OH, idx OW,
+        __mmask16 tail, const int ob, const int kw, __m512 *restrict out) {
+    __m512 acc[12 * 7];  /* every (ob, kw) the switch instantiates, used or not */
+#pragma GCC unroll 24
+    for (int i = 0; i < ob * kw; i++) acc[i] = _mm512_setzero_ps();
+    for (idx oy = 0; oy < OH; oy++) {
+        const float *xr = xr0 + oy * Wp;
+        const float *gr = g0 + oy * OW;
+        idx ox = 0;
+        for (; ox + 16 <= OW; ox += 16) {
+            __m512 gv[12];
+#pragma GCC unroll 24
+            for (int j = 0; j < ob; j++) gv[j] = _mm512_loadu_ps(gr + j * go + ox);
+#pragma GCC unroll 24
+            for (int k = 0; k < kw; k++) {
+                __m512 xk = _mm512_loadu_ps(xr + ox + k);
+#pragma GCC unroll 24
+                for (int j = 0; j < ob; j++)
+                    acc[j * kw + k] = _mm512_fmadd_ps(gv[j], xk, acc[j * kw + k]);
+            }
+        }
+        if (ox < OW) {  /* both operands masked: an infinite input past the row adds no NaN */
+            __m512 gv[12];
+#pragma GCC unroll 24
+            for (int j = 0; j < ob; j++) gv[j] = _mm512_maskz_loadu_ps(tail, gr + j * go + ox);
+#pragma GCC unroll 24
+            for (int k = 0; k < kw; k++) {
+                __m512 xk = _mm512_maskz_loadu_ps(tail, xr + ox + k);
+#pragma GCC unroll 24
+                for (int j = 0; j < ob; j++)
+                    acc[j * kw + k] = _mm512_fmadd_ps(gv[j], xk, acc[j * kw + k]);
+            }
+        }
+    }
+#pragma GCC unroll 24
+    for (int i = 0; i < ob * kw; i++) out[i] = acc[i];
+}
+
+/* channels per 16-lane weight-gradient tile for a kernel kw wide: ob * kw accumulators, ob
+ * gradient vectors and an input vector in 32 registers, less where it measured faster (at
+ * kw = 3, 8 channels spilled: ResNet's 16 -> 16 3x3 took 0.89 ms where tiles of 6 take 0.75) */
+static inline int wgrad_ob16(idx kw) {
+    static const int ob[8] = {12, 12, 10, 6, 5, 5, 4, 3};
+    return ob[kw < 7 ? kw : 7];
+}
+
+#define WGRAD_TILE16(OB, KW) wgrad_tile16(xr, Wp, g0, L, OH, OW, tail, OB, KW, acc)
+#define WGRAD_OB16(KW) do { switch (ob) { \
+    case 12: WGRAD_TILE16(12, KW); break; case 11: WGRAD_TILE16(11, KW); break; \
+    case 10: WGRAD_TILE16(10, KW); break; case 9: WGRAD_TILE16(9, KW); break; \
+    case 8: WGRAD_TILE16(8, KW); break; case 7: WGRAD_TILE16(7, KW); break; \
+    case 6: WGRAD_TILE16(6, KW); break; case 5: WGRAD_TILE16(5, KW); break; \
+    case 4: WGRAD_TILE16(4, KW); break; case 3: WGRAD_TILE16(3, KW); break; \
+    case 2: WGRAD_TILE16(2, KW); break; default: WGRAD_TILE16(1, KW); break; } } while (0)
+
+static void wgrad_tile16_n(const float *restrict xr, idx Wp, const float *restrict g0, idx L,
+                           idx OH, idx OW, __mmask16 tail, idx ob, idx kw,
+                           __m512 *restrict acc) {
+    switch (kw) {
+    case 1: WGRAD_OB16(1); break;
+    case 2: WGRAD_OB16(2); break;
+    case 3: WGRAD_OB16(3); break;
+    case 4: WGRAD_OB16(4); break;
+    case 5: WGRAD_OB16(5); break;
+    case 6: WGRAD_OB16(6); break;
+    default: WGRAD_OB16(7); break;
+    }
+}
+
+/* ember_conv2d_wgrad_f32's loop over the samples with 16-position vectors */
+static void conv2d_wgrad16(const float *restrict x, const float *restrict gy,
+                           float *restrict gw, float *restrict buf, idx N, idx C, idx H, idx W,
+                           idx O, idx KH, idx KW, idx ph, idx pw, idx OH, idx OW) {
+    idx Hp = OH + KH - 1, Wp = OW + KW - 1, cs = Hp * Wp, L = OH * OW;
+    __mmask16 tail = conv_mask16(OW % 16 ? OW % 16 : 16);
+    idx obt = conv_even_tile(O, wgrad_ob16(KW));
+    __m512 acc[12 * 7];
+    for (idx n = 0; n < N; n++) {
+        conv_pad_sample(x + n * C * H * W, buf, C, H, W, Hp, Wp, ph, pw);
+        const float *gn = gy + n * O * L;
+        for (idx o0 = 0; o0 < O; o0 += obt) {
+            idx ob = O - o0 < obt ? O - o0 : obt;
+            const float *g0 = gn + o0 * L;
+            for (idx c = 0; c < C; c++) {
+                for (idx ky = 0; ky < KH; ky++) {
+                    const float *xr = buf + c * cs + ky * Wp;
+                    wgrad_tile16_n(xr, Wp, g0, L, OH, OW, tail, ob, KW, acc);
+                    for (idx j = 0; j < ob; j++) {
+                        float *dst = gw + (((o0 + j) * C + c) * KH + ky) * KW;
+                        for (idx k = 0; k < KW; k++)
+                            dst[k] += _mm512_reduce_add_ps(acc[j * KW + k]);
+                    }
+                }
+            }
+        }
+    }
+}
+#else
+#define CONV_WIDE 0
+static const int conv_wide = 0;
+#endif
+
+/* Whether the forward and weight-gradient row kernels run 16-position (AVX-512) vectors:
+ * `set` 0 or 1 turns them off or on where they were built, -1 only asks. Process-wide (for
+ * tests and benchmarks; not to be flipped while kernels run). */
+int ember_conv_wide(int set) {
+#if CONV_WIDE
+    if (set >= 0) conv_wide = set != 0;
+#else
+    (void)set;
+#endif
+    return conv_wide;
+}
+
 /* Rows r0 <= r < r1 of y (N, O, OH, OW), r = n * OH + oy, of the convolution of x (N, C, H,
  * W), padded by (ph, pw) before and as far as the output needs after, with the packed weight
  * wt (KH * C * KW, O), plus bias (O) unless NULL. The rows of a batch split over threads (by
@@ -1671,6 +1889,13 @@ int ember_conv2d_f32(const float *restrict x, const float *restrict wt,
                      idx OH, idx OW) {
     conv_ws s;
     if (!conv_ws_open(&s, C, KH, KW, OH, OW)) return 0;
+#if CONV_WIDE
+    if (conv_wide) {
+        conv2d_rows16(&s, x, wt, bias, y, r0, r1, C, H, W, O, KH, KW, ph, pw, OH, OW);
+        conv_ws_close(&s);
+        return 1;
+    }
+#endif
     idx Wp = s.Wp;
     __m256 acc[12];
     for (idx r = r0; r < r1; r++) {
@@ -1750,11 +1975,101 @@ static void conv_otile_n(const float *restrict xb, const idx *restrict offs, idx
     }
 }
 
+#if CONV_WIDE
+/* conv_otile with 16-channel vectors (obv of them, the last masked to the Opad columns) by up
+ * to 12 (obv = 2) or 16 positions */
+static inline __attribute__((always_inline)) void conv_otile16(
+        const float *restrict xb, const idx *restrict offs, idx t0, idx t1,
+        const float *restrict wb, idx Opad, const float *restrict bias, const int obv,
+        const int xb_n, __mmask16 m0, __mmask16 m1, float *restrict tile) {
+    __m512 acc[24];
+    const __m512 bias0 = bias ? _mm512_maskz_loadu_ps(m0, bias) : _mm512_setzero_ps();
+    const __m512 bias1 = bias && obv == 2 ? _mm512_maskz_loadu_ps(m1, bias + 16) : bias0;
+#pragma GCC unroll 24
+    for (int i = 0; i < xb_n * obv; i++) acc[i] = i % obv ? bias1 : bias0;
+    for (idx t = t0; t < t1; t++) {
+        const float *xr = xb + offs[t];
+        __m512 w0 = _mm512_maskz_loadu_ps(m0, wb + t * Opad);
+        __m512 w1 = obv == 2 ? _mm512_maskz_loadu_ps(m1, wb + t * Opad + 16) : w0;
+#pragma GCC unroll 24
+        for (int i = 0; i < xb_n; i++) {
+            __m512 b = _mm512_set1_ps(xr[i]);
+            acc[i * obv] = _mm512_fmadd_ps(b, w0, acc[i * obv]);
+            if (obv == 2) acc[i * obv + 1] = _mm512_fmadd_ps(b, w1, acc[i * obv + 1]);
+        }
+    }
+#pragma GCC unroll 24
+    for (int i = 0; i < xb_n * obv; i++) _mm512_storeu_ps(tile + 16 * i, acc[i]);
+}
+
+#define CONV_OTILE16(OBV, XB) \
+    conv_otile16(xb, offs, t0, t1, wb, Opad, bias, OBV, XB, m0, m1, tile); break
+
+static void conv_otile16_n(const float *restrict xb, const idx *restrict offs, idx t0, idx t1,
+                           const float *restrict wb, idx Opad, const float *restrict bias,
+                           int obv, idx n, __mmask16 m0, __mmask16 m1, float *restrict tile) {
+    if (obv == 2) {
+        switch (n) {
+        case 12: CONV_OTILE16(2, 12); case 11: CONV_OTILE16(2, 11); case 10: CONV_OTILE16(2, 10);
+        case 9: CONV_OTILE16(2, 9); case 8: CONV_OTILE16(2, 8); case 7: CONV_OTILE16(2, 7);
+        case 6: CONV_OTILE16(2, 6); case 5: CONV_OTILE16(2, 5); case 4: CONV_OTILE16(2, 4);
+        case 3: CONV_OTILE16(2, 3); case 2: CONV_OTILE16(2, 2); default: CONV_OTILE16(2, 1);
+        }
+    } else {
+        switch (n) {
+        case 16: CONV_OTILE16(1, 16); case 15: CONV_OTILE16(1, 15); case 14: CONV_OTILE16(1, 14);
+        case 13: CONV_OTILE16(1, 13); case 12: CONV_OTILE16(1, 12); case 11: CONV_OTILE16(1, 11);
+        case 10: CONV_OTILE16(1, 10); case 9: CONV_OTILE16(1, 9); case 8: CONV_OTILE16(1, 8);
+        case 7: CONV_OTILE16(1, 7); case 6: CONV_OTILE16(1, 6); case 5: CONV_OTILE16(1, 5);
+        case 4: CONV_OTILE16(1, 4); case 3: CONV_OTILE16(1, 3); case 2: CONV_OTILE16(1, 2);
+        default: CONV_OTILE16(1, 1);
+        }
+    }
+}
+
+/* ember_conv2d_ovec_f32's row loop with 16-channel vectors */
+static void conv2d_ovec16(conv_ws *s, const float *restrict x, const float *restrict wt,
+                          const float *restrict bias, float *restrict y, idx r0, idx r1, idx C,
+                          idx H, idx W, idx O, idx Opad, idx KH, idx KW, idx ph, idx pw, idx OH,
+                          idx OW) {
+    idx Wp = s->Wp;
+    float tile[32 * 16];
+    for (idx r = r0; r < r1; r++) {
+        idx n, t0, t1;
+        idx oy = conv_ws_row(s, x, r, C, H, W, KH, KW, ph, pw, OH, &n, &t0, &t1);
+        float *yn = y + n * O * OH * OW;
+        for (idx o0 = 0; o0 < O; o0 += 32) {
+            int obv = O - o0 > 16 ? 2 : 1;
+            idx cols = Opad - o0;  /* the packed columns from o0: masks stay inside them */
+            __mmask16 m0 = conv_mask16(cols), m1 = conv_mask16(cols > 16 ? cols - 16 : 0);
+            idx xbmax = obv == 2 ? 12 : 16;
+            idx no = O - o0 < 16 * obv ? O - o0 : 16 * obv;
+            idx tiles = (OW + xbmax - 1) / xbmax, wide = (OW + tiles - 1) / tiles;
+            for (idx ox = 0; ox < OW; ox += wide) {
+                idx nb = OW - ox < wide ? OW - ox : wide;
+                conv_otile16_n(s->buf + oy * Wp + ox, s->offs, t0, t1, wt + o0, Opad,
+                               bias ? bias + o0 : NULL, obv, nb, m0, m1, tile);
+                float *yo = yn + (o0 * OH + oy) * OW + ox;
+                for (idx j = 0; j < no; j++)
+                    for (idx i = 0; i < nb; i++) yo[j * OH * OW + i] = tile[i * 16 * obv + j];
+            }
+        }
+    }
+}
+#endif
+
 int ember_conv2d_ovec_f32(const float *restrict x, const float *restrict wt,
                           const float *restrict bias, float *restrict y, idx r0, idx r1, idx C, idx H, idx W, idx O, idx Opad, idx KH, idx KW,
                           idx ph, idx pw, idx OH, idx OW) {
     conv_ws s;
     if (!conv_ws_open(&s, C, KH, KW, OH, OW)) return 0;
+#if CONV_WIDE
+    if (conv_wide) {
+        conv2d_ovec16(&s, x, wt, bias, y, r0, r1, C, H, W, O, Opad, KH, KW, ph, pw, OH, OW);
+        conv_ws_close(&s);
+        return 1;
+    }
+#endif
     idx Wp = s.Wp;
     float tile[16 * CONV_XB_NARROW];
     for (idx r = r0; r < r1; r++) {
@@ -1860,6 +2175,13 @@ int ember_conv2d_wgrad_f32(const float *restrict x, const float *restrict gy,
     idx Hp = OH + KH - 1, Wp = OW + KW - 1, cs = Hp * Wp, L = OH * OW;
     float *buf = malloc((size_t)(C * cs + CONV_SLACK) * sizeof(float));
     if (!buf) return 0;
+#if CONV_WIDE
+    if (conv_wide) {
+        conv2d_wgrad16(x, gy, gw, buf, N, C, H, W, O, KH, KW, ph, pw, OH, OW);
+        free(buf);
+        return 1;
+    }
+#endif
     __m256i tail = conv_mask(OW % 8 ? OW % 8 : 8);
     idx obmax = wgrad_ob(KW);
     __m256 acc[42];
@@ -1914,6 +2236,86 @@ static inline __attribute__((always_inline)) void wgrad_otile(
 
 #define WGRAD_OTILE(OBV, KW) wgrad_otile(xr, Wp, g0, Opad, OH, OW, OBV, KW, acc); break
 
+#if CONV_WIDE
+/* wgrad_otile with 16-channel vectors, the last masked to the Opad columns */
+static inline __attribute__((always_inline)) void wgrad_otile16(
+        const float *restrict xr0, idx Wp, const float *restrict g0, idx Opad, idx OH, idx OW,
+        const int obv, const int kw, __mmask16 m0, __mmask16 m1, float *restrict acc_io) {
+    __m512 acc[14];
+#pragma GCC unroll 16
+    for (int i = 0; i < kw * obv; i++) acc[i] = _mm512_loadu_ps(acc_io + 16 * i);
+    for (idx oy = 0; oy < OH; oy++) {
+        const float *xr = xr0 + oy * Wp;
+        const float *gr = g0 + oy * OW * Opad;
+        for (idx ox = 0; ox < OW; ox++) {
+            __m512 v0 = _mm512_maskz_loadu_ps(m0, gr + ox * Opad);
+            __m512 v1 = obv == 2 ? _mm512_maskz_loadu_ps(m1, gr + ox * Opad + 16) : v0;
+#pragma GCC unroll 16
+            for (int k = 0; k < kw; k++) {
+                __m512 b = _mm512_set1_ps(xr[ox + k]);
+                acc[k * obv] = _mm512_fmadd_ps(b, v0, acc[k * obv]);
+                if (obv == 2) acc[k * obv + 1] = _mm512_fmadd_ps(b, v1, acc[k * obv + 1]);
+            }
+        }
+    }
+#pragma GCC unroll 16
+    for (int i = 0; i < kw * obv; i++) _mm512_storeu_ps(acc_io + 16 * i, acc[i]);
+}
+
+#define WGRAD_OTILE16(OBV, KW) wgrad_otile16(xr, Wp, g0, Opad, OH, OW, OBV, KW, m0, m1, acc); \
+    break
+
+/* ember_conv2d_wgrad_ovec_f32's loop over the samples with 16-channel vectors; buf holds a
+ * padded sample and then gt, the sample's gradient channels last */
+static void conv2d_wgrad_ovec16(const float *restrict x, const float *restrict gy,
+                                float *restrict gw, float *restrict buf, float *restrict gt,
+                                idx N, idx C, idx H, idx W, idx O, idx Opad, idx KH, idx KW,
+                                idx ph, idx pw, idx OH, idx OW) {
+    idx Hp = OH + KH - 1, Wp = OW + KW - 1, cs = Hp * Wp, L = OH * OW;
+    float acc[14 * 16] = {0};
+    for (idx n = 0; n < N; n++) {
+        conv_pad_sample(x + n * C * H * W, buf, C, H, W, Hp, Wp, ph, pw);
+        const float *gn = gy + n * O * L;
+        for (idx p = 0; p < L; p++) {
+            float *row = gt + p * Opad;
+            for (idx o = 0; o < O; o++) row[o] = gn[o * L + p];
+            for (idx o = O; o < Opad; o++) row[o] = 0.0f;
+        }
+        for (idx o0 = 0; o0 < O; o0 += 32) {
+            int obv = O - o0 > 16 ? 2 : 1;
+            idx cols = Opad - o0 < 16 * obv ? Opad - o0 : 16 * obv;  /* columns in the tile */
+            __mmask16 m0 = conv_mask16(cols), m1 = conv_mask16(cols > 16 ? cols - 16 : 0);
+            const float *g0 = gt + o0;
+            for (idx c = 0; c < C; c++) {
+                for (idx ky = 0; ky < KH; ky++) {
+                    const float *xr = buf + c * cs + ky * Wp;
+                    float *dst = gw + (c * KH + ky) * KW * Opad + o0;
+                    for (idx k = 0; k < KW; k++)
+                        memcpy(acc + k * 16 * obv, dst + k * Opad, (size_t)cols * 4);
+                    if (obv == 2) {
+                        switch (KW) {
+                        case 7: WGRAD_OTILE16(2, 7); case 6: WGRAD_OTILE16(2, 6);
+                        case 5: WGRAD_OTILE16(2, 5); case 4: WGRAD_OTILE16(2, 4);
+                        case 3: WGRAD_OTILE16(2, 3); case 2: WGRAD_OTILE16(2, 2);
+                        default: WGRAD_OTILE16(2, 1);
+                        }
+                    } else {
+                        switch (KW) {
+                        case 7: WGRAD_OTILE16(1, 7); case 6: WGRAD_OTILE16(1, 6);
+                        case 5: WGRAD_OTILE16(1, 5); case 4: WGRAD_OTILE16(1, 4);
+                        case 3: WGRAD_OTILE16(1, 3); case 2: WGRAD_OTILE16(1, 2);
+                        default: WGRAD_OTILE16(1, 1);
+                        }
+                    }
+                    for (idx k = 0; k < KW; k++)
+                        memcpy(dst + k * Opad, acc + k * 16 * obv, (size_t)cols * 4);
+                }
+            }
+        }
+    }
+}
+#endif
+
 int ember_conv2d_wgrad_ovec_f32(const float *restrict x, const float *restrict gy,
                                 float *restrict gw, idx N, idx C, idx H, idx W, idx O, idx Opad,
                                 idx KH, idx KW, idx ph, idx pw, idx OH, idx OW) {
@@ -1922,6 +2324,13 @@ int ember_conv2d_wgrad_ovec_f32(const float *restrict x, const float *restrict g
     float *buf = malloc((size_t)(C * cs + CONV_SLACK + L * Opad) * sizeof(float));
     if (!buf) return 0;
     float *gt = buf + C * cs + CONV_SLACK;
+#if CONV_WIDE
+    if (conv_wide) {
+        conv2d_wgrad_ovec16(x, gy, gw, buf, gt, N, C, H, W, O, Opad, KH, KW, ph, pw, OH, OW);
+        free(buf);
+        return 1;
+    }
+#endif
     float acc[14 * 8];
     for (idx n = 0; n < N; n++) {
         conv_pad_sample(x + n * C * H * W, buf, C, H, W, Hp, Wp, ph, pw);
@@ -1982,6 +2391,10 @@ int ember_conv2d_ovec_f32(const float *x, const float *wt, const float *bias, fl
 int ember_conv2d_wgrad_ovec_f32(const float *x, const float *gy, float *gw, idx N, idx C, idx H,
                                 idx W, idx O, idx Opad, idx KH, idx KW, idx ph, idx pw, idx OH,
                                 idx OW) {
+    return 0;
+}
+int ember_conv_wide(int set) {
+    (void)set;
     return 0;
 }
 #endif

@@ -540,9 +540,16 @@ def _direct_args(xd, O: int, g: Geom) -> tuple:
     return (C, H, W, O, g.k[0], g.k[1], g.lo[0], g.lo[1], g.y[0], g.y[1])
 
 
-def _lanes(n: int) -> float:
-    """The share of 8-lane vectors that ``n`` values fill."""
-    return n / (8 * -(-n // 8))
+def _lanes(n: int, width: int = 8) -> float:
+    """The share of ``width``-lane vectors that ``n`` values fill."""
+    return n / (width * -(-n // width))
+
+
+def _vector_width() -> int:
+    """The direct kernels' vector width: 16 floats where they run AVX-512
+    (``ember_conv_wide``), else 8."""
+    fn = _native.kernel("ember_conv_wide")
+    return 16 if fn is not None and fn(-1) else 8
 
 
 #: which kernels the direct path runs: None picks by ``_lanes``; "rows" or "channels" force
@@ -552,8 +559,12 @@ _DIRECT_KIND = None
 
 def _direct_kind(O: int, g: Geom) -> str:
     """"channels" where ``O`` output channels fill vectors better than the output rows do,
-    else "rows"."""
-    return _DIRECT_KIND or ("channels" if _lanes(O) > _lanes(g.y[-1]) else "rows")
+    else "rows" (with 16-lane vectors LeNet's 6 -> 16 conv still takes channels, 16 of them
+    against rows of 10; its first, 6 channels on rows of 28, rows)."""
+    if _DIRECT_KIND:
+        return _DIRECT_KIND
+    width = _vector_width()
+    return "channels" if _lanes(O, width) > _lanes(g.y[-1], width) else "rows"
 
 
 def _conv_direct(xd, wd, g: Geom, bias=None):
@@ -1031,12 +1042,15 @@ def weight_grad_array(xd, gd, g: Geom, wshape):
         full[sl] = weight_grad_array(xd, gd, g, full[sl].shape)
         return full
     if _direct(xd, gd, g, gd.shape[1]) and (
-            _direct_kind(gd.shape[1], g) == "channels"
+            _vector_width() == 16 or _direct_kind(gd.shape[1], g) == "channels"
             or (xd.shape[1] * math.prod(g.k) < _THIN_ROWS and gd.shape[1] < 16)):
-        # where the channels fill vectors better than the rows (LeNet's 6 -> 16 conv, rows of
-        # 10: 0.93 -> 0.48 ms on one thread) or the GEMM is thin on both sides (its 1 -> 6
-        # conv: 0.41 -> 0.29 ms); whole rows and 16+ channels are BLAS's (16 channels on
-        # 32x32: 1.9 ms as a folded GEMM, 3.0 ms direct; 3 -> 16 there: 0.48 / 0.53 ms)
+        # with AVX-512 kernels, wherever they serve (16 -> 16 channels 3x3 on 32x32x32: 1.69
+        # -> 0.88 ms on two threads of an AVX-512 Xeon, 3 -> 16 there 0.53 -> 0.24, 16 -> 32
+        # on 16x16 0.95 -> 0.57; 32 -> 64 on 8x8 the same); with AVX2 ones, where the channels
+        # fill vectors better than the rows (LeNet's 6 -> 16 conv, rows of 10: 0.93 -> 0.48
+        # ms on one thread) or the GEMM is thin on both sides (its 1 -> 6 conv: 0.41 -> 0.29
+        # ms); whole rows and 16+ channels are BLAS's there (16 channels on 32x32: 1.9 ms as a
+        # folded GEMM, 3.0 ms direct; 3 -> 16 there: 0.48 / 0.53 ms; a 2-core EPYC)
         return _weight_grad_direct(xd, gd, g, wshape)
     plan = _layout(g, xd.shape[0], gd.shape[1] // g.groups)
     N, O = gd.shape[:2]
