@@ -326,3 +326,88 @@ def test_lenet_trains_the_same_with_and_without_the_direct_kernels(direct, monke
     plain = train()
     assert got[-1] < 0.95 * got[0]
     np.testing.assert_allclose(got, plain, rtol=2e-3, atol=1e-4)
+
+
+def _pool_conv(x, wgt, geo):
+    """Forward and weight gradient through the direct kernels on two threads of the native
+    pool (``kernels.c``'s pool_for)."""
+    from ember import _parallel
+    _parallel._blas_last[0] = float("-inf")  # no threaded product has just run (serial then)
+    g = _geom(x, wgt, geo)
+    gy = np.cos(np.arange(x.shape[0] * wgt.shape[0] * g.y[0] * g.y[1], dtype=np.float32))
+    gy = gy.reshape((x.shape[0], wgt.shape[0]) + g.y)
+    return (_conv_kernels._conv_direct(x, wgt, g),
+            _conv_kernels._weight_grad_direct(x, gy, g, wgt.shape))
+
+
+def test_the_native_pool_splits_the_work_and_matches_one_thread(direct):
+    """On two threads the direct kernels run their second chunk on a worker of the native
+    pool, with the one-thread bits."""
+    x, wgt, b, gy = _data(64, 6, 14, 14, 16, 5, 5, seed=9)
+    jobs = _native.kernel("ember_pool_jobs")()
+    one, two = on_one_and_two_threads(lambda: _pool_conv(x, wgt, {}))
+    assert _native.kernel("ember_pool_jobs")() == jobs + 2  # the forward, the weight gradient
+    assert _native.kernel("ember_pool_workers")() >= 1
+    for a, t in zip(one, two):
+        np.testing.assert_array_equal(a, t)
+
+
+def test_python_threads_sharing_the_native_pool(direct):
+    """Several Python threads calling the kernels at once: one job holds the pool, the others
+    run serially in their own thread; every result is right."""
+    import threading
+    x, wgt, b, gy = _data(64, 6, 14, 14, 16, 5, 5, seed=10)
+    want = on_one_and_two_threads(lambda: _pool_conv(x, wgt, {}))[0]
+    errors, before = [], ember.get_num_threads()
+    ember.set_num_threads(2)
+
+    def work():
+        try:
+            for _ in range(20):
+                for a, t in zip(_pool_conv(x, wgt, {}), want):
+                    np.testing.assert_array_equal(a, t)
+        except BaseException as e:  # reported below, in the test's thread
+            errors.append(e)
+
+    try:
+        threads = [threading.Thread(target=work) for _ in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=120)
+        assert not any(t.is_alive() for t in threads)
+    finally:
+        ember.set_num_threads(before)
+    assert not errors, errors[0]
+
+
+def _conv_in_child(queue):
+    ember.set_num_threads(2)
+    x, wgt, b, gy = _data(64, 6, 14, 14, 16, 5, 5, seed=11)
+    queue.put(([a.tolist() for a in _pool_conv(x, wgt, {})],
+               _native.kernel("ember_pool_workers")()))
+
+
+def test_a_forked_child_starts_a_pool_of_its_own(direct):
+    """The parent's workers do not exist in a forked child (DataLoader workers): its first
+    split job starts new ones instead of waiting on the parent's forever."""
+    import multiprocessing as mp
+    if "fork" not in mp.get_all_start_methods():
+        pytest.skip("no fork here")
+    x, wgt, b, gy = _data(64, 6, 14, 14, 16, 5, 5, seed=11)
+    want = on_one_and_two_threads(lambda: _pool_conv(x, wgt, {}))[1]  # the parent's pool runs
+    ctx = mp.get_context("fork")
+    queue = ctx.Queue()
+    child = ctx.Process(target=_conv_in_child, args=(queue,))
+    child.start()
+    try:
+        got, workers = queue.get(timeout=120)
+        child.join(timeout=60)
+        assert child.exitcode == 0
+    finally:
+        if child.is_alive():
+            child.kill()
+            child.join()
+    assert workers >= 1  # the child's own (the parent's count was reset at the fork)
+    for a, t in zip(got, want):
+        np.testing.assert_array_equal(np.array(a, dtype=np.float32), t)

@@ -56,9 +56,10 @@ def address(a) -> int:
 _SOURCE = os.path.join(os.path.dirname(__file__), "kernels.c")
 # -O3 vectorises the branch-free loops; no -ffast-math (IEEE infinities and NaN, no
 # reassociation except the `omp simd reduction` row sums, which -fopenmp-simd enables without
-# linking an OpenMP runtime); -fno-math-errno lets sqrtf inline.
+# linking an OpenMP runtime); -fno-math-errno lets sqrtf inline; -pthread for the worker
+# pool of the kernels that split their own work (pool_for).
 _FLAGS = ("-O3", "-march=native", "-fPIC", "-shared", "-fno-math-errno", "-fopenmp-simd",
-          "-std=c11")
+          "-std=c11", "-pthread")
 
 _P = ctypes.c_void_p
 _N = ctypes.c_ssize_t
@@ -82,11 +83,13 @@ _SIGNATURES = {
     "ember_max_pool2x2_forward_f32": (_P, _P, _P) + (_N,) * 5,
     "ember_max_pool2d_backward_f32": (_P, _P, _P) + (_N,) * 11,
     "ember_col2im_flat_f32": (_P, _P, _P) + (_N,) * 4,
-    "ember_conv2d_f32": (_P, _P, _P, _P) + (_N,) * 12,
-    "ember_conv2d_wgrad_f32": (_P, _P, _P) + (_N,) * 11,
-    "ember_conv2d_ovec_f32": (_P, _P, _P, _P) + (_N,) * 13,
-    "ember_conv2d_wgrad_ovec_f32": (_P, _P, _P) + (_N,) * 12,
+    "ember_conv2d_f32": (_P, _P, _P, _P) + (_N,) * 14,
+    "ember_conv2d_wgrad_f32": (_P, _P, _P) + (_N,) * 13,
+    "ember_conv2d_ovec_f32": (_P, _P, _P, _P) + (_N,) * 15,
+    "ember_conv2d_wgrad_ovec_f32": (_P, _P, _P) + (_N,) * 14,
     "ember_conv_wide": (ctypes.c_int,),
+    "ember_pool_workers": (),
+    "ember_pool_jobs": (),
     "ember_batch_norm_f32": (_P,) * 6 + (_N, _N, _N, ctypes.c_float, _N, _N),
     "ember_batch_norm_backward_f32": (_P,) * 8 + (_N,) * 5,
     "ember_threshold_backward_f32": (_P, _P, _P, _N, ctypes.c_float),
@@ -124,7 +127,11 @@ _SIGNATURES = {
 #: kernels that return an int (1: done; 0: not built for this CPU, the caller falls back)
 _INT_RESULT = frozenset({"ember_panel_gemm_available", "ember_conv2d_f32",
                          "ember_conv2d_wgrad_f32", "ember_conv2d_ovec_f32",
-                         "ember_conv2d_wgrad_ovec_f32", "ember_conv_wide"})
+                         "ember_conv2d_wgrad_ovec_f32", "ember_conv_wide",
+                         "ember_pool_workers"})
+
+#: kernels that return a long
+_LONG_RESULT = frozenset({"ember_pool_jobs"})
 
 _lock = reinit_in_child(threading.Lock())
 _state: dict = {"lib": None, "status": None}
@@ -213,7 +220,8 @@ def _load():
         for name, argtypes in _SIGNATURES.items():
             fn = getattr(lib, name)
             fn.argtypes = argtypes
-            fn.restype = ctypes.c_int if name in _INT_RESULT else None
+            fn.restype = ctypes.c_long if name in _LONG_RESULT else \
+                ctypes.c_int if name in _INT_RESULT else None
     except (OSError, RuntimeError, subprocess.SubprocessError) as e:
         return None, f"{type(e).__name__}: {e}"
     return lib, f"loaded {path}"

@@ -13,10 +13,14 @@
  * (ember/ops/_special.py, _GELU_H) written as Phi = 1 / (1 + exp(-2 g(x))).
  */
 #include <math.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #ifdef __AVX2__
 #include <immintrin.h>
 #endif
@@ -31,6 +35,143 @@ typedef ptrdiff_t idx;
 #else
 #define WIDE
 #endif
+
+/* A pool of worker threads for the kernels that split their own work (the direct
+ * convolutions): pool_for(fn, ctx, n, grain, threads) runs fn(ctx, b, e) over up to `threads`
+ * contiguous chunks of [0, n) (at least `grain` items each, split as ember._parallel's
+ * parallel_for splits), the calling thread taking the first. ember._parallel's Python pool
+ * costs ~70 us a handoff on a 2-core VM, where a woken thread must take the GIL and
+ * CPython's timed condition waits wake slowly (an untimed pthread wait: ~5 us); these
+ * workers never touch Python: they spin for POOL_SPIN_NS after a job (the next one often
+ * follows within microseconds), then sleep on an untimed condition variable. One job at a
+ * time: a caller that finds the pool busy (another Python thread's job) runs serially. A
+ * forked child starts workers of its own. */
+#define POOL_MAX 64
+#define POOL_SPIN_NS 50000L
+
+typedef void (*pool_job)(void *ctx, idx b, idx e);
+
+static struct {
+    pthread_mutex_t mu;  /* guards the sleepers' waits */
+    pthread_cond_t wake;
+    pthread_mutex_t busy;  /* held by the caller of the job in flight */
+    int workers;  /* started (under busy) */
+    atomic_uint gen;  /* bumped per job */
+    atomic_int sleepers;
+    atomic_int pending;  /* workers yet to finish the job in flight, chunk or none */
+    atomic_long jobs;  /* split jobs run in this process (for tests) */
+    unsigned start_gen[POOL_MAX];
+    pool_job fn;
+    void *ctx;
+    idx chunks, bounds[POOL_MAX + 1];
+} pool = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_MUTEX_INITIALIZER};
+
+static long pool_ns_since(const struct timespec *t0) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (t.tv_sec - t0->tv_sec) * 1000000000L + (t.tv_nsec - t0->tv_nsec);
+}
+
+static inline void pool_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+}
+
+static void *pool_worker(void *arg) {
+    int me = (int)(intptr_t)arg;  /* runs chunk me + 1 */
+    unsigned seen = pool.start_gen[me];
+    for (;;) {
+        unsigned g;
+        struct timespec t0;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        for (long spins = 1; (g = atomic_load(&pool.gen)) == seen; spins++) {
+            if (spins % 256 == 0 && pool_ns_since(&t0) > POOL_SPIN_NS) {
+                pthread_mutex_lock(&pool.mu);
+                atomic_fetch_add(&pool.sleepers, 1);
+                while ((g = atomic_load(&pool.gen)) == seen)
+                    pthread_cond_wait(&pool.wake, &pool.mu);
+                atomic_fetch_sub(&pool.sleepers, 1);
+                pthread_mutex_unlock(&pool.mu);
+                break;
+            }
+            pool_relax();
+        }
+        seen = g;
+        /* the job's fields stay put until every worker has counted itself off */
+        if (me + 1 < pool.chunks) pool.fn(pool.ctx, pool.bounds[me + 1], pool.bounds[me + 2]);
+        atomic_fetch_sub(&pool.pending, 1);
+    }
+    return NULL;
+}
+
+static void pool_after_fork(void) {
+    pthread_mutex_init(&pool.mu, NULL);
+    pthread_cond_init(&pool.wake, NULL);
+    pthread_mutex_init(&pool.busy, NULL);
+    pool.workers = 0;
+    atomic_store(&pool.sleepers, 0);
+    atomic_store(&pool.pending, 0);
+    atomic_store(&pool.jobs, 0);
+}
+
+static void pool_register_fork(void) { pthread_atfork(NULL, NULL, pool_after_fork); }
+
+/* at least k workers started (the caller holds busy); 0 where a thread could not start */
+static int pool_start(int k) {
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, pool_register_fork);
+    while (pool.workers < k) {
+        pthread_t t;
+        pthread_attr_t attr;
+        pthread_attr_init(&attr);
+        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+        pool.start_gen[pool.workers] = atomic_load(&pool.gen);
+        int err = pthread_create(&t, &attr, pool_worker, (void *)(intptr_t)pool.workers);
+        pthread_attr_destroy(&attr);
+        if (err) return 0;
+        pool.workers++;
+    }
+    return 1;
+}
+
+static void pool_for(pool_job fn, void *ctx, idx n, idx grain, idx threads) {
+    if (n <= 0) return;
+    idx chunks = n / (grain > 1 ? grain : 1);
+    if (threads > POOL_MAX) threads = POOL_MAX;
+    if (chunks > threads) chunks = threads;
+    if (chunks < 2 || pthread_mutex_trylock(&pool.busy) != 0) {
+        fn(ctx, 0, n);
+        return;
+    }
+    if (!pool_start((int)chunks - 1)) {
+        pthread_mutex_unlock(&pool.busy);
+        fn(ctx, 0, n);
+        return;
+    }
+    pool.fn = fn;
+    pool.ctx = ctx;
+    pool.chunks = chunks;
+    for (idx i = 0; i <= chunks; i++) pool.bounds[i] = n * i / chunks;
+    atomic_store(&pool.pending, pool.workers);
+    atomic_fetch_add(&pool.jobs, 1);
+    atomic_fetch_add(&pool.gen, 1);
+    if (atomic_load(&pool.sleepers) > 0) {
+        pthread_mutex_lock(&pool.mu);
+        pthread_cond_broadcast(&pool.wake);
+        pthread_mutex_unlock(&pool.mu);
+    }
+    fn(ctx, pool.bounds[0], pool.bounds[1]);
+    for (long spins = 1; atomic_load(&pool.pending) > 0; spins++) {
+        if (spins % 4096 == 0) sched_yield();  /* a worker that lost its core */
+        else pool_relax();
+    }
+    pthread_mutex_unlock(&pool.busy);
+}
+
+/* For tests: how many workers the pool has started in this process, how many jobs it split. */
+int ember_pool_workers(void) { return pool.workers; }
+long ember_pool_jobs(void) { return atomic_load(&pool.jobs); }
 
 static inline float bits_float(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
 static inline uint32_t float_bits(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
@@ -1884,7 +2025,7 @@ int ember_conv_wide(int set) {
  * W), padded by (ph, pw) before and as far as the output needs after, with the packed weight
  * wt (KH * C * KW, O), plus bias (O) unless NULL. The rows of a batch split over threads (by
  * samples, or by rows for a batch of one). */
-int ember_conv2d_f32(const float *restrict x, const float *restrict wt,
+static int serial_conv2d_f32(const float *restrict x, const float *restrict wt,
                      const float *restrict bias, float *restrict y, idx r0, idx r1, idx C, idx H, idx W, idx O, idx KH, idx KW, idx ph, idx pw,
                      idx OH, idx OW) {
     conv_ws s;
@@ -2058,7 +2199,7 @@ static void conv2d_ovec16(conv_ws *s, const float *restrict x, const float *rest
 }
 #endif
 
-int ember_conv2d_ovec_f32(const float *restrict x, const float *restrict wt,
+static int serial_conv2d_ovec_f32(const float *restrict x, const float *restrict wt,
                           const float *restrict bias, float *restrict y, idx r0, idx r1, idx C, idx H, idx W, idx O, idx Opad, idx KH, idx KW,
                           idx ph, idx pw, idx OH, idx OW) {
     conv_ws s;
@@ -2168,7 +2309,7 @@ static inline float hsum256(__m256 v) {
 
 /* gw (O, C, KH, KW) += the weight gradient of ember_conv2d_f32 over the samples of x
  * (N, C, H, W) and gy (N, O, OH, OW), the samples in order; KW at most 7. */
-int ember_conv2d_wgrad_f32(const float *restrict x, const float *restrict gy,
+static int serial_conv2d_wgrad_f32(const float *restrict x, const float *restrict gy,
                            float *restrict gw, idx N, idx C, idx H, idx W, idx O, idx KH,
                            idx KW, idx ph, idx pw, idx OH, idx OW) {
     if (KW < 1 || KW > 7) return 0;
@@ -2316,7 +2457,7 @@ static void conv2d_wgrad_ovec16(const float *restrict x, const float *restrict g
 }
 #endif
 
-int ember_conv2d_wgrad_ovec_f32(const float *restrict x, const float *restrict gy,
+static int serial_conv2d_wgrad_ovec_f32(const float *restrict x, const float *restrict gy,
                                 float *restrict gw, idx N, idx C, idx H, idx W, idx O, idx Opad,
                                 idx KH, idx KW, idx ph, idx pw, idx OH, idx OW) {
     if (KW < 1 || KW > 7) return 0;
@@ -2374,30 +2515,124 @@ int ember_conv2d_wgrad_ovec_f32(const float *restrict x, const float *restrict g
     return 1;
 }
 #else
-int ember_conv2d_f32(const float *x, const float *wt, const float *bias, float *y, idx r0,
-                     idx r1, idx C, idx H, idx W, idx O, idx KH, idx KW, idx ph, idx pw, idx OH,
-                     idx OW) {
-    return 0;
-}
-int ember_conv2d_wgrad_f32(const float *x, const float *gy, float *gw, idx N, idx C, idx H,
-                           idx W, idx O, idx KH, idx KW, idx ph, idx pw, idx OH, idx OW) {
-    return 0;
-}
-int ember_conv2d_ovec_f32(const float *x, const float *wt, const float *bias, float *y, idx r0,
-                          idx r1, idx C, idx H, idx W, idx O, idx Opad, idx KH, idx KW, idx ph,
-                          idx pw, idx OH, idx OW) {
-    return 0;
-}
-int ember_conv2d_wgrad_ovec_f32(const float *x, const float *gy, float *gw, idx N, idx C, idx H,
-                                idx W, idx O, idx Opad, idx KH, idx KW, idx ph, idx pw, idx OH,
-                                idx OW) {
-    return 0;
-}
 int ember_conv_wide(int set) {
     (void)set;
     return 0;
 }
 #endif
+
+/* The entry points of the direct convolutions, their work split over the pool (pool_for).
+ * The forward (rows kind or ovec kind): output rows [0, units * unit) of y, handed out in
+ * units (a sample's OH rows, or single rows for a small batch), at least `grain` units to a
+ * thread. The weight gradient: nb blocks of samples (block i: samples N i / nb to
+ * N (i + 1) / nb), block i's gradient into gw + i * block (zeroed by the caller, which sums
+ * the blocks in order: the bits do not depend on the threads). 0 where the kernels were not
+ * built for this CPU (no AVX2/FMA) or a workspace could not be allocated. */
+typedef struct {
+    const float *x, *wt, *bias;
+    float *y;
+    idx unit, C, H, W, O, Opad, KH, KW, ph, pw, OH, OW;
+    int ovec;
+    atomic_int failed;
+} conv_job;
+
+#if defined(__AVX2__) && defined(__FMA__)
+static void conv_job_run(void *p, idx b, idx e) {
+    conv_job *j = p;
+    idx r0 = b * j->unit, r1 = e * j->unit;
+    int ok = j->ovec ? serial_conv2d_ovec_f32(j->x, j->wt, j->bias, j->y, r0, r1, j->C, j->H,
+                                              j->W, j->O, j->Opad, j->KH, j->KW, j->ph, j->pw,
+                                              j->OH, j->OW)
+                     : serial_conv2d_f32(j->x, j->wt, j->bias, j->y, r0, r1, j->C, j->H, j->W,
+                                         j->O, j->KH, j->KW, j->ph, j->pw, j->OH, j->OW);
+    if (!ok) atomic_store(&j->failed, 1);
+}
+
+#endif
+
+static int conv_forward(int ovec, const float *x, const float *wt, const float *bias, float *y,
+                        idx units, idx unit, idx grain, idx threads, idx C, idx H, idx W, idx O,
+                        idx Opad, idx KH, idx KW, idx ph, idx pw, idx OH, idx OW) {
+#if defined(__AVX2__) && defined(__FMA__)
+    conv_job j = {x, wt, bias, y, unit, C, H, W, O, Opad, KH, KW, ph, pw, OH, OW, ovec, 0};
+    pool_for(conv_job_run, &j, units, grain, threads);
+    return !atomic_load(&j.failed);
+#else
+    (void)ovec, (void)x, (void)wt, (void)bias, (void)y, (void)units, (void)unit, (void)grain;
+    (void)threads, (void)C, (void)H, (void)W, (void)O, (void)Opad, (void)KH, (void)KW;
+    (void)ph, (void)pw, (void)OH, (void)OW;
+    return 0;
+#endif
+}
+
+int ember_conv2d_f32(const float *x, const float *wt, const float *bias, float *y, idx units,
+                     idx unit, idx grain, idx threads, idx C, idx H, idx W, idx O, idx KH,
+                     idx KW, idx ph, idx pw, idx OH, idx OW) {
+    return conv_forward(0, x, wt, bias, y, units, unit, grain, threads, C, H, W, O, O, KH, KW,
+                        ph, pw, OH, OW);
+}
+
+int ember_conv2d_ovec_f32(const float *x, const float *wt, const float *bias, float *y,
+                          idx units, idx unit, idx grain, idx threads, idx C, idx H, idx W,
+                          idx O, idx Opad, idx KH, idx KW, idx ph, idx pw, idx OH, idx OW) {
+    return conv_forward(1, x, wt, bias, y, units, unit, grain, threads, C, H, W, O, Opad, KH,
+                        KW, ph, pw, OH, OW);
+}
+
+typedef struct {
+    const float *x, *gy;
+    float *gw;
+    idx N, nb, block, C, H, W, O, Opad, KH, KW, ph, pw, OH, OW;
+    int ovec;
+    atomic_int failed;
+} wgrad_job;
+
+#if defined(__AVX2__) && defined(__FMA__)
+static void wgrad_blocks(void *p, idx b, idx e) {
+    wgrad_job *j = p;
+    for (idx i = b; i < e; i++) {
+        idx n0 = j->N * i / j->nb, n1 = j->N * (i + 1) / j->nb;
+        const float *x = j->x + n0 * j->C * j->H * j->W, *gy = j->gy + n0 * j->O * j->OH * j->OW;
+        float *gw = j->gw + i * j->block;
+        int ok = j->ovec ? serial_conv2d_wgrad_ovec_f32(x, gy, gw, n1 - n0, j->C, j->H, j->W,
+                                                        j->O, j->Opad, j->KH, j->KW, j->ph,
+                                                        j->pw, j->OH, j->OW)
+                         : serial_conv2d_wgrad_f32(x, gy, gw, n1 - n0, j->C, j->H, j->W, j->O,
+                                                   j->KH, j->KW, j->ph, j->pw, j->OH, j->OW);
+        if (!ok) atomic_store(&j->failed, 1);
+    }
+}
+#endif
+
+static int conv_wgrad(int ovec, const float *x, const float *gy, float *gw, idx N, idx nb,
+                      idx block, idx threads, idx C, idx H, idx W, idx O, idx Opad, idx KH,
+                      idx KW, idx ph, idx pw, idx OH, idx OW) {
+#if defined(__AVX2__) && defined(__FMA__)
+    if (KW < 1 || KW > 7) return 0;
+    wgrad_job j = {x, gy, gw, N, nb, block, C, H, W, O, Opad, KH, KW, ph, pw, OH, OW, ovec, 0};
+    pool_for(wgrad_blocks, &j, nb, 1, threads);
+    return !atomic_load(&j.failed);
+#else
+    (void)ovec, (void)x, (void)gy, (void)gw, (void)N, (void)nb, (void)block, (void)threads;
+    (void)C, (void)H, (void)W, (void)O, (void)Opad, (void)KH, (void)KW, (void)ph, (void)pw;
+    (void)OH, (void)OW;
+    return 0;
+#endif
+}
+
+int ember_conv2d_wgrad_f32(const float *x, const float *gy, float *gw, idx N, idx nb,
+                           idx threads, idx C, idx H, idx W, idx O, idx KH, idx KW, idx ph,
+                           idx pw, idx OH, idx OW) {
+    return conv_wgrad(0, x, gy, gw, N, nb, O * C * KH * KW, threads, C, H, W, O, O, KH, KW, ph,
+                      pw, OH, OW);
+}
+
+int ember_conv2d_wgrad_ovec_f32(const float *x, const float *gy, float *gw, idx N, idx nb,
+                                idx threads, idx C, idx H, idx W, idx O, idx Opad, idx KH,
+                                idx KW, idx ph, idx pw, idx OH, idx OW) {
+    return conv_wgrad(1, x, gy, gw, N, nb, C * KH * KW * Opad, threads, C, H, W, O, Opad, KH,
+                      KW, ph, pw, OH, OW);
+}
 
 /* Batch norm's training forward and backward over x (A, C, B) float32, statistics per channel
  * c over a < A and b < B (batch norm: A the batch, B the spatial positions; instance norm:

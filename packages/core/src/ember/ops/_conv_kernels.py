@@ -28,7 +28,7 @@ import numpy as np
 
 from .. import _native
 from .._device import xp_of
-from .._parallel import blas_threads_busy, get_num_threads, parallel_for
+from .._parallel import blas_threads_busy, native_threads, parallel_for
 
 __all__ = ["Geom", "span", "tap_offsets", "windows", "padded", "scatter_windows", "cols_plain",
            "conv_array", "conv_transpose_array", "weight_grad_array"]
@@ -330,20 +330,17 @@ def _over_samples(xd, macs: int, run) -> None:
     parallel_for(0, N, -(-_PARALLEL_MACS // max(1, macs)), run)
 
 
-def _over_rows(rows: int, per_sample: int, macs: int, run) -> None:
-    """``run(r0, r1)`` over ``rows`` output rows (``per_sample`` to a sample, ``macs``
-    multiply-adds each) in Ember's intra-op threads, as ``_over_samples`` (serial while
-    OpenBLAS's threads may spin); whole samples to a thread where there are enough of them."""
-    if rows < 2 or blas_threads_busy():
-        run(0, rows)
-        return
+def _row_split(rows: int, per_sample: int, macs: int) -> tuple:
+    """``(units, unit, grain, threads)``: how the direct forward kernels hand ``rows``
+    output rows (``per_sample`` to a sample, ``macs`` multiply-adds each) to the threads of
+    their native pool: whole samples where there are enough of them (``unit`` rows each),
+    else single rows; ``grain`` units at least to a thread, as ``_over_samples`` sizes its
+    chunks."""
+    threads = native_threads()
     grain = -(-_PARALLEL_MACS // max(1, macs))
-    if rows // per_sample >= 2 * get_num_threads():
-        grain = per_sample * -(-grain // per_sample)
-        parallel_for(0, rows // per_sample, grain // per_sample,
-                     lambda n0, n1: run(n0 * per_sample, n1 * per_sample))
-        return
-    parallel_for(0, rows, grain, run)
+    if rows // per_sample >= 2 * threads:
+        return rows // per_sample, per_sample, -(-grain // per_sample), threads
+    return rows, 1, grain, threads
 
 
 #: most blocks a weight gradient's batch is summed in (``_sum_over_samples``): two, one per
@@ -494,7 +491,7 @@ def _direct_built(lib_id: int) -> bool:
     """Whether the loaded library's direct kernels were built (AVX2 and FMA): a zero-sample
     call answers 1 where they were."""
     fn = _native.kernel("ember_conv2d_f32")
-    return fn is not None and fn(0, 0, None, 0, 0, 0, 1, 1, 1, 1, 1, 1, 0, 0, 1, 1) == 1
+    return fn is not None and fn(0, 0, None, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 1, 1) == 1
 
 
 def _direct(xd, wd, g: Geom, O: int) -> bool:
@@ -599,15 +596,11 @@ def _conv_direct(xd, wd, g: Geom, bias=None):
     if bias is not None:
         bias = np.ascontiguousarray(bias)  # kept alive here while the kernels read it
     ba = None if bias is None else _native.address(bias)
-    OH = g.y[0]
-
-    def run(r0, r1):
-        if not fn(xa, wa, ba, ya, r0, r1, *args):
-            raise MemoryError("convolution: the direct kernel could not allocate its "
-                              "workspace (a padded sample)")
-
     # rows of the whole batch: a batch of one splits too (a thread pads each sample it enters)
-    _over_rows(N * OH, OH, O * C * math.prod(g.k) * g.y[1], run)
+    split = _row_split(N * g.y[0], g.y[0], O * C * math.prod(g.k) * g.y[1])
+    if not fn(xa, wa, ba, ya, *split, *args):
+        raise MemoryError("convolution: the direct kernel could not allocate its workspace "
+                          "(a padded sample)")
     return out
 
 
@@ -635,17 +628,16 @@ def _weight_grad_direct(xd, gd, g: Geom, wshape):
     else:
         fn = _native.kernel("ember_conv2d_wgrad_f32")
         shape = tuple(wshape)
-    xa, ga = _native.address(x), _native.address(gy)
-    xs, gs = x[0].nbytes, gy[0].nbytes
-
-    def part(n0, n1):
-        gw = np.zeros(shape, dtype=np.float32)
-        if not fn(xa + n0 * xs, ga + n0 * gs, _native.address(gw), n1 - n0, *args):
-            raise MemoryError("convolution weight gradient: the direct kernel could not "
-                              "allocate its workspace (a padded sample)")
-        return gw
-
-    gw = _sum_over_samples(x, O * K * math.prod(g.y), part)
+    # the blocks of _sum_over_samples, each into its own slice, summed in order
+    nb = _sum_blocks(x, O * K * math.prod(g.y))
+    parts = np.zeros((nb,) + shape, dtype=np.float32)
+    if not fn(_native.address(x), _native.address(gy), _native.address(parts), x.shape[0], nb,
+              native_threads(), *args):
+        raise MemoryError("convolution weight gradient: the direct kernel could not "
+                          "allocate its workspace (a padded sample)")
+    gw = parts[0]
+    for p in parts[1:]:
+        gw += p
     return gw if kind != "channels" else _owned(gw[:, :O].T, wshape)
 
 
