@@ -355,3 +355,80 @@ def test_products_that_openblas_threads_are_noted(threads):
     assert _parallel.blas_threads_busy()
     _parallel._blas_last[0] -= 2 * _parallel.BLAS_SPIN_SECONDS  # long ago
     assert not _parallel.blas_threads_busy()
+
+
+# -- the native kernels' own pool (kernels.c: pool_for, ember_split) ------------------------------
+
+def _norm_run(weighted: bool):
+    """Layer norm and batch norm, forward and backward, float32 (the native kernels)."""
+    g = ember.Generator(CPU).manual_seed(12)
+    x0 = ember.randn(16, 64, 384, generator=g, device=CPU)
+    w = ember.randn(384, generator=g, device=CPU).requires_grad_(weighted)
+    b = ember.randn(384, generator=g, device=CPU).requires_grad_(weighted)
+    c0 = ember.randn(32, 16, 24, 24, generator=g, device=CPU)
+    cw = ember.randn(16, generator=g, device=CPU).requires_grad_(weighted)
+    cb = ember.randn(16, generator=g, device=CPU).requires_grad_(weighted)
+    x, c = x0.clone().requires_grad_(), c0.clone().requires_grad_()
+    y = F.layer_norm(x, (384,), w, b, 1e-5)
+    z = F.batch_norm(c, None, None, cw, cb, training=True)
+    (y * y).sum().backward()
+    (z * z).sum().backward()
+    out = [y.detach().numpy(), z.detach().numpy(), x.grad.numpy(), c.grad.numpy()]
+    if weighted:
+        out += [w.grad.numpy(), b.grad.numpy(), cw.grad.numpy(), cb.grad.numpy()]
+    return out
+
+
+@pytest.mark.parametrize("weighted", [True, False])
+def test_norm_kernels_split_over_the_native_pool(pool_threads, weighted):
+    """Layer norm's and batch norm's native kernels (by_rows, by_range) split over
+    kernels.c's pool, not Python's: forward and backward, two jobs each. Batch norm and
+    layer norm's forward and input gradient keep the one-thread bits; layer norm's weight
+    and bias gradients add per-chunk partial sums (as the Python split did)."""
+    if _native.kernel("ember_split") is None:
+        pytest.skip("no native kernels here")
+    pool_threads(1)
+    jobs = _native_jobs()
+    one = _norm_run(weighted)
+    assert _native_jobs() == jobs
+    pool_threads(2)
+    two = _norm_run(weighted)
+    assert _native_jobs() == jobs + 4
+    assert _parallel._state["pool"] is None  # Python's pool was not needed
+    for a, t in zip(one[:4], two[:4]):
+        np.testing.assert_array_equal(a, t)
+    for a, t in zip(one[4:], two[4:]):
+        np.testing.assert_allclose(a, t, rtol=1e-5, atol=1e-3)
+    if weighted:
+        np.testing.assert_array_equal(one[6], two[6])  # batch norm's: whole channels a chunk
+        np.testing.assert_array_equal(one[7], two[7])
+
+
+def test_a_signature_the_native_pool_lacks_splits_in_python(pool_threads, monkeypatch):
+    """by_rows falls back to Ember's Python pool for a kernel ember_split has no prototype
+    for: the same results."""
+    if _native.kernel("ember_split") is None:
+        pytest.skip("no native kernels here")
+    pool_threads(2)
+    want = _norm_run(False)
+    monkeypatch.setattr(_native, "_split_signature", lambda fn, range_last: None)
+    jobs = _native_jobs()
+    got = _norm_run(False)
+    assert _native_jobs() == jobs and _parallel._state["pool"] is not None
+    for a, t in zip(want, got):
+        np.testing.assert_array_equal(a, t)
+
+
+def test_ember_split_refuses_what_it_cannot_call():
+    """An unknown signature code or pointer count returns 0 (nothing called)."""
+    fn = _native.kernel("ember_split")
+    if fn is None:
+        pytest.skip("no native kernels here")
+    import ctypes
+    P, N = ctypes.c_void_p, ctypes.c_ssize_t
+    target = ctypes.cast(_native.kernel("ember_gelu_f32"), P)
+    args = ((P * 8)(), (N * 8)(), (N * 8)(), 4, 1, 1, (N * 3)(), (ctypes.c_int * 2)(),
+            (ctypes.c_float * 7)())
+    assert fn(target, 99, 2, *args) == 0
+    assert fn(target, 0, 9, *args) == 0
+    assert fn(target, 0, 0, *args) == 0

@@ -98,11 +98,12 @@ def blas_threads_busy() -> bool:
     return _monotonic() - _blas_last[0] < BLAS_SPIN_SECONDS
 
 
-def native_threads() -> int:
+def native_threads(mind_blas: bool = True) -> int:
     """How many threads a native kernel that splits its own work (``kernels.c``'s pool) may
-    take now: one inside a ``parallel_for`` chunk (no nesting) or while the BLAS's threads
-    may spin (``blas_threads_busy``), else ``get_num_threads()``."""
-    if getattr(_local, "inside", False) or blas_threads_busy():
+    take now: one inside a ``parallel_for`` chunk (no nesting) or, with ``mind_blas``, while
+    the BLAS's threads may spin (``blas_threads_busy``: the convolutions' rule), else
+    ``get_num_threads()``."""
+    if getattr(_local, "inside", False) or (mind_blas and blas_threads_busy()):
         return 1
     return get_num_threads()
 

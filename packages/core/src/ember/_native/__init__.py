@@ -37,7 +37,7 @@ import threading
 
 from .._forksafe import reinit_in_child
 
-__all__ = ["library", "status", "enabled", "kernel", "pointwise", "chunks", "by_rows",
+__all__ = ["library", "status", "enabled", "kernel", "pointwise", "chunks", "by_rows", "by_range",
            "native_arrays", "address", "blas_sgemm"]
 
 _addressof = ctypes.addressof
@@ -90,6 +90,7 @@ _SIGNATURES = {
     "ember_conv_wide": (ctypes.c_int,),
     "ember_pool_workers": (),
     "ember_pool_jobs": (),
+    "ember_split": (_P, ctypes.c_int, ctypes.c_int, _P, _P, _P, _N, _N, _N, _P, _P, _P),
     "ember_batch_norm_f32": (_P,) * 6 + (_N, _N, _N, ctypes.c_float, _N, _N),
     "ember_batch_norm_backward_f32": (_P,) * 8 + (_N,) * 5,
     "ember_threshold_backward_f32": (_P, _P, _P, _N, ctypes.c_float),
@@ -128,7 +129,7 @@ _SIGNATURES = {
 _INT_RESULT = frozenset({"ember_panel_gemm_available", "ember_conv2d_f32",
                          "ember_conv2d_wgrad_f32", "ember_conv2d_ovec_f32",
                          "ember_conv2d_wgrad_ovec_f32", "ember_conv_wide",
-                         "ember_pool_workers"})
+                         "ember_pool_workers", "ember_split"})
 
 #: kernels that return a long
 _LONG_RESULT = frozenset({"ember_pool_jobs"})
@@ -331,33 +332,113 @@ def native_arrays(*arrays) -> bool:
                              and a.shape == shape and a.flags.c_contiguous) for a in arrays)
 
 
+#: ember_split's signature codes (kernels.c), by the ctypes types of the scalars after a
+#: kernel's pointers and count; the range-last kernels by their scalars before the range
+_SPLIT_TAILS = {
+    (): 0, (ctypes.c_float,): 1, (_N, ctypes.c_float): 2, (_N, ctypes.c_int): 3, (_N,): 4,
+    (ctypes.c_int,) + (ctypes.c_float,) * 7: 5, (_N, _N): 6,
+    (_N, _N, ctypes.c_int, ctypes.c_int): 7,
+}
+_SPLIT_RANGE = {(_P,) * 6 + (_N, _N, _N, ctypes.c_float): 8, (_P,) * 8 + (_N, _N, _N): 9}
+_SPLIT_MAX = 8
+_split_sigs: dict = {}
+
+
+def _split_signature(fn, range_last: bool):
+    """``(sig, k, tail)`` for ember_split: the code, the number of pointers, the scalars'
+    types; None where ember_split has no prototype for ``fn``."""
+    key = (fn.__name__, range_last)
+    got = _split_sigs.get(key, False)
+    if got is not False:
+        return got
+    types = tuple(fn.argtypes or ())
+    k = 0
+    while k < len(types) and types[k] is _P:
+        k += 1
+    got = None
+    if range_last:
+        sig = _SPLIT_RANGE.get(types[:-2]) if types[-2:] == (_N, _N) else None
+        if sig is not None:
+            got = (sig, k, types[k:-2])
+    elif 1 <= k <= _SPLIT_MAX and types[k:k + 1] == (_N,) and types[k + 1:] in _SPLIT_TAILS:
+        got = (_SPLIT_TAILS[types[k + 1:]], k, types[k + 1:])
+    _split_sigs[key] = got
+    return got
+
+
+def _native_split(fn, rows: int, grain: int, pointers, scalars, threads: int,
+                  range_last: bool = False, per_chunk=()) -> bool:
+    """``fn`` over chunks of ``rows`` in kernels.c's worker pool (``ember_split``): no GIL
+    handoffs, where Ember's Python pool costs ~70 us a split on a 2-core VM. ``pointers``
+    are ``(address, bytes per row)`` pairs (``range_last``: fixed addresses, the chunk's
+    ``(b, e)`` appended to the arguments, as batch norm's kernels take them); ``per_chunk``
+    bytes added to each pointer per chunk index (blocks of partial sums). False where
+    ember_split cannot call ``fn`` (the caller splits in Python)."""
+    got = _split_signature(fn, range_last)
+    lib = library()
+    if got is None or lib is None:
+        return False
+    sig, k, tail = got
+    n, ints, floats = [0, 0, 0], [0, 0], [0.0] * 7
+    ni = ii = fi = 0
+    for t, v in zip(tail, scalars):
+        if t is _N:
+            n[ni], ni = v, ni + 1
+        elif t is ctypes.c_int:
+            ints[ii], ii = v, ii + 1
+        else:
+            floats[fi], fi = v, fi + 1
+    per = list(per_chunk) + [0] * (k - len(per_chunk))
+    return bool(lib.ember_split(
+        ctypes.cast(fn, _P), sig, k, (_P * k)(*[p for p, _ in pointers]),
+        (_N * k)(*[step for _, step in pointers]), (_N * k)(*per), rows, grain, threads,
+        (_N * 3)(*n), (ctypes.c_int * 2)(*ints), (ctypes.c_float * 7)(*floats)))
+
+
 def chunks(fn, n: int, pointers, *scalars) -> None:
     """``fn(*pointers_at_b, e - b, *scalars)`` over chunks ``[b, e)`` of ``n`` float32
-    elements (None pointers stay None), over Ember's intra-op threads."""
-    if n < 2 * POINTWISE_GRAIN:  # one chunk: no closure, no thread pool
-        if n > 0:
-            fn(*pointers, n, *scalars)
-        return
-    from .._parallel import parallel_for
-
-    def run(b: int, e: int) -> None:
-        fn(*[None if p is None else p + 4 * b for p in pointers], e - b, *scalars)
-
-    parallel_for(0, n, POINTWISE_GRAIN, run)
+    elements (None pointers stay None), over the worker pool of kernels.c (``ember_split``)
+    or, for a signature it lacks, Ember's intra-op threads."""
+    by_rows(fn, n, POINTWISE_GRAIN, [(p, 4) for p in pointers], *scalars)
 
 
 def by_rows(fn, rows: int, grain: int, pointers, *scalars) -> None:
     """``fn(*pointers_at_r0, r1 - r0, *scalars)`` over blocks ``[r0, r1)`` of ``rows`` rows
-    (at least ``grain`` a block), over Ember's intra-op threads. ``pointers`` are ``(address,
-    bytes per row)`` pairs: a None address stays None (NULL), 0 bytes passes the same address
-    to every block (a row of weights)."""
-    if rows < 2 * grain:  # one block: no closure, no thread pool
+    (at least ``grain`` a block), over the worker pool of kernels.c (``ember_split``) or,
+    for a signature it lacks, Ember's intra-op threads. ``pointers`` are ``(address, bytes
+    per row)`` pairs: a None address stays None (NULL), 0 bytes passes the same address to
+    every block (a row of weights)."""
+    from .._parallel import native_threads, parallel_for
+
+    threads = native_threads(mind_blas=False) if rows >= 2 * grain else 1
+    if threads == 1:  # one block: no closure, no pool
         if rows > 0:
             fn(*[p for p, _ in pointers], rows, *scalars)
         return
-    from .._parallel import parallel_for
+    if _native_split(fn, rows, grain, pointers, scalars, threads):
+        return
 
     def run(r0: int, r1: int) -> None:
         fn(*[None if p is None else p + r0 * step for p, step in pointers], r1 - r0, *scalars)
 
     parallel_for(0, rows, grain, run)
+
+
+def by_range(fn, n: int, grain: int, *args) -> None:
+    """``fn(*args, b, e)`` over chunks ``[b, e)`` of ``n`` items (at least ``grain`` a
+    chunk; batch norm's channels), over the worker pool of kernels.c or, for a signature it
+    lacks, Ember's intra-op threads."""
+    from .._parallel import native_threads, parallel_for
+
+    threads = native_threads(mind_blas=False) if n >= 2 * grain else 1
+    if threads == 1:
+        if n > 0:
+            fn(*args, 0, n)
+        return
+    got = _split_signature(fn, True)
+    if got is not None:
+        k = got[1]
+        if _native_split(fn, n, grain, [(a, 0) for a in args[:k]], args[k:], threads,
+                         range_last=True):
+            return
+    parallel_for(0, n, grain, lambda b, e: fn(*args, b, e))

@@ -37,7 +37,7 @@ typedef ptrdiff_t idx;
 #endif
 
 /* A pool of worker threads for the kernels that split their own work (the direct
- * convolutions): pool_for(fn, ctx, n, grain, threads) runs fn(ctx, b, e) over up to `threads`
+ * convolutions): pool_for(fn, ctx, n, grain, threads) runs fn(ctx, i, b, e) over up to `threads`
  * contiguous chunks of [0, n) (at least `grain` items each, split as ember._parallel's
  * parallel_for splits), the calling thread taking the first. ember._parallel's Python pool
  * costs ~70 us a handoff on a 2-core VM, where a woken thread must take the GIL and
@@ -49,7 +49,7 @@ typedef ptrdiff_t idx;
 #define POOL_MAX 64
 #define POOL_SPIN_NS 50000L
 
-typedef void (*pool_job)(void *ctx, idx b, idx e);
+typedef void (*pool_job)(void *ctx, idx chunk, idx b, idx e);
 
 static struct {
     pthread_mutex_t mu;  /* guards the sleepers' waits */
@@ -99,7 +99,7 @@ static void *pool_worker(void *arg) {
         }
         seen = g;
         /* the job's fields stay put until every worker has counted itself off */
-        if (me + 1 < pool.chunks) pool.fn(pool.ctx, pool.bounds[me + 1], pool.bounds[me + 2]);
+        if (me + 1 < pool.chunks) pool.fn(pool.ctx, me + 1, pool.bounds[me + 1], pool.bounds[me + 2]);
         atomic_fetch_sub(&pool.pending, 1);
     }
     return NULL;
@@ -141,12 +141,12 @@ static void pool_for(pool_job fn, void *ctx, idx n, idx grain, idx threads) {
     if (threads > POOL_MAX) threads = POOL_MAX;
     if (chunks > threads) chunks = threads;
     if (chunks < 2 || pthread_mutex_trylock(&pool.busy) != 0) {
-        fn(ctx, 0, n);
+        fn(ctx, 0, 0, n);
         return;
     }
     if (!pool_start((int)chunks - 1)) {
         pthread_mutex_unlock(&pool.busy);
-        fn(ctx, 0, n);
+        fn(ctx, 0, 0, n);
         return;
     }
     pool.fn = fn;
@@ -161,7 +161,7 @@ static void pool_for(pool_job fn, void *ctx, idx n, idx grain, idx threads) {
         pthread_cond_broadcast(&pool.wake);
         pthread_mutex_unlock(&pool.mu);
     }
-    fn(ctx, pool.bounds[0], pool.bounds[1]);
+    fn(ctx, 0, pool.bounds[0], pool.bounds[1]);
     for (long spins = 1; atomic_load(&pool.pending) > 0; spins++) {
         if (spins % 4096 == 0) sched_yield();  /* a worker that lost its core */
         else pool_relax();
@@ -172,6 +172,120 @@ static void pool_for(pool_job fn, void *ctx, idx n, idx grain, idx threads) {
 /* For tests: how many workers the pool has started in this process, how many jobs it split. */
 int ember_pool_workers(void) { return pool.workers; }
 long ember_pool_jobs(void) { return atomic_load(&pool.jobs); }
+
+/* ember_split: another kernel of this file called over the pool, the way ember._native's
+ * by_rows and chunks call it over Ember's Python pool. Pointer argument a (k of them, up to
+ * SPLIT_MAX) is passed as p[a] + b * row[a] + chunk * per_chunk[a] bytes for the chunk's
+ * rows [b, e) (NULL stays NULL), then the count e - b, then the scalars that `sig` names:
+ *   SPLIT_NONE (), SPLIT_F (float), SPLIT_N_F (idx, float), SPLIT_N_I (idx, int),
+ *   SPLIT_N (idx), SPLIT_I_F7 (int, 7 floats), SPLIT_N_N (idx, idx),
+ *   SPLIT_N_N_I_I (idx, idx, int, int);
+ * or, for the kernels that take their range last (batch norm's channels), every argument
+ * fixed and (b, e) appended: SPLIT_RANGE_BN (6 pointers, idx, idx, idx, float, then b, e)
+ * and SPLIT_RANGE_BN_BW (8 pointers, idx, idx, idx, then b, e). ember._native derives `sig`
+ * from the kernel's ctypes argument types, so a call never reaches a prototype other than
+ * the kernel's own. Returns 0 for a signature it does not know (the caller then splits in
+ * Python). */
+#define SPLIT_MAX 8
+enum { SPLIT_NONE, SPLIT_F, SPLIT_N_F, SPLIT_N_I, SPLIT_N, SPLIT_I_F7, SPLIT_N_N,
+       SPLIT_N_N_I_I, SPLIT_RANGE_BN, SPLIT_RANGE_BN_BW };
+
+typedef struct {
+    void (*fn)(void);
+    int sig, k;
+    char *p[SPLIT_MAX];
+    idx row[SPLIT_MAX], per_chunk[SPLIT_MAX], n[3];
+    int i[2];
+    float f[7];
+} split_job;
+
+#define SP(a) (j->p[a] ? j->p[a] + b * j->row[a] + chunk * j->per_chunk[a] : NULL)
+#define PT1 void *
+#define PT2 PT1, void *
+#define PT3 PT2, void *
+#define PT4 PT3, void *
+#define PT5 PT4, void *
+#define PT6 PT5, void *
+#define PT7 PT6, void *
+#define PT8 PT7, void *
+#define PA1 SP(0)
+#define PA2 PA1, SP(1)
+#define PA3 PA2, SP(2)
+#define PA4 PA3, SP(3)
+#define PA5 PA4, SP(4)
+#define PA6 PA5, SP(5)
+#define PA7 PA6, SP(6)
+#define PA8 PA7, SP(7)
+#define SPLIT_UNPAREN(...) __VA_ARGS__
+/* ET, EA: the scalars' types and values, each a parenthesised list that starts with a comma */
+#define SPLIT_CALL(K, ET, EA) \
+    ((void (*)(PT##K, idx SPLIT_UNPAREN ET))j->fn)(PA##K, e - b SPLIT_UNPAREN EA)
+#define SPLIT_BY_K(ET, EA) switch (j->k) { \
+    case 1: SPLIT_CALL(1, ET, EA); break; case 2: SPLIT_CALL(2, ET, EA); break; \
+    case 3: SPLIT_CALL(3, ET, EA); break; case 4: SPLIT_CALL(4, ET, EA); break; \
+    case 5: SPLIT_CALL(5, ET, EA); break; case 6: SPLIT_CALL(6, ET, EA); break; \
+    case 7: SPLIT_CALL(7, ET, EA); break; default: SPLIT_CALL(8, ET, EA); break; }
+
+static void split_run(void *ctx, idx chunk, idx b, idx e) {
+    split_job *j = ctx;
+    const float *f = j->f;
+    const idx *n = j->n;
+    const int *i = j->i;
+    switch (j->sig) {
+    case SPLIT_NONE: SPLIT_BY_K((), ()) break;
+    case SPLIT_F: SPLIT_BY_K((, float), (, f[0])) break;
+    case SPLIT_N_F: SPLIT_BY_K((, idx, float), (, n[0], f[0])) break;
+    case SPLIT_N_I: SPLIT_BY_K((, idx, int), (, n[0], i[0])) break;
+    case SPLIT_N: SPLIT_BY_K((, idx), (, n[0])) break;
+    case SPLIT_I_F7:
+        SPLIT_BY_K((, int, float, float, float, float, float, float, float),
+                   (, i[0], f[0], f[1], f[2], f[3], f[4], f[5], f[6]))
+        break;
+    case SPLIT_N_N: SPLIT_BY_K((, idx, idx), (, n[0], n[1])) break;
+    case SPLIT_N_N_I_I: SPLIT_BY_K((, idx, idx, int, int), (, n[0], n[1], i[0], i[1])) break;
+    case SPLIT_RANGE_BN:
+        ((void (*)(PT6, idx, idx, idx, float, idx, idx))j->fn)(
+            j->p[0], j->p[1], j->p[2], j->p[3], j->p[4], j->p[5], n[0], n[1], n[2], f[0], b, e);
+        break;
+    case SPLIT_RANGE_BN_BW:
+        ((void (*)(PT8, idx, idx, idx, idx, idx))j->fn)(
+            j->p[0], j->p[1], j->p[2], j->p[3], j->p[4], j->p[5], j->p[6], j->p[7], n[0], n[1],
+            n[2], b, e);
+        break;
+    }
+}
+
+int ember_split(void (*fn)(void), int sig, int k, void *const *p, const idx *row,
+                const idx *per_chunk, idx rows, idx grain, idx threads, const idx *n,
+                const int *ints, const float *floats) {
+    if (sig < SPLIT_NONE || sig > SPLIT_RANGE_BN_BW || k < 1 || k > SPLIT_MAX) return 0;
+    split_job j;
+    memset(&j, 0, sizeof j);
+    j.fn = fn;
+    j.sig = sig;
+    j.k = k;
+    for (int a = 0; a < k; a++) {
+        j.p[a] = p[a];
+        j.row[a] = row[a];
+        j.per_chunk[a] = per_chunk[a];
+    }
+    memcpy(j.n, n, sizeof j.n);
+    memcpy(j.i, ints, sizeof j.i);
+    memcpy(j.f, floats, sizeof j.f);
+    pool_for(split_run, &j, rows, grain, threads);
+    return 1;
+}
+
+/* For tests: the chunks ember_split would make of n items (bounds into out, chunks + 1 of
+ * them at most POOL_MAX + 1), as pool_for makes them when the pool is free. */
+int ember_split_chunks(idx n, idx grain, idx threads, idx *out) {
+    idx chunks = n / (grain > 1 ? grain : 1);
+    if (threads > POOL_MAX) threads = POOL_MAX;
+    if (chunks > threads) chunks = threads;
+    if (chunks < 1) chunks = 1;
+    for (idx i = 0; i <= chunks; i++) out[i] = n * i / chunks;
+    return (int)chunks;
+}
 
 static inline float bits_float(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
 static inline uint32_t float_bits(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
@@ -2537,7 +2651,8 @@ typedef struct {
 } conv_job;
 
 #if defined(__AVX2__) && defined(__FMA__)
-static void conv_job_run(void *p, idx b, idx e) {
+static void conv_job_run(void *p, idx chunk, idx b, idx e) {
+    (void)chunk;
     conv_job *j = p;
     idx r0 = b * j->unit, r1 = e * j->unit;
     int ok = j->ovec ? serial_conv2d_ovec_f32(j->x, j->wt, j->bias, j->y, r0, r1, j->C, j->H,
@@ -2588,7 +2703,8 @@ typedef struct {
 } wgrad_job;
 
 #if defined(__AVX2__) && defined(__FMA__)
-static void wgrad_blocks(void *p, idx b, idx e) {
+static void wgrad_blocks(void *p, idx chunk, idx b, idx e) {
+    (void)chunk;
     wgrad_job *j = p;
     for (idx i = b; i < e; i++) {
         idx n0 = j->N * i / j->nb, n1 = j->N * (i + 1) / j->nb;

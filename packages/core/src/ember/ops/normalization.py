@@ -27,7 +27,7 @@ from .._device import check_same_device, fused_kernel, xp_of
 from .._dtype import scalar_type_name
 from .._format import shape_str
 from .._native import address as _address
-from .._parallel import parallel_for
+from .._parallel import native_threads, parallel_for
 from .._size import Size
 from .._tensor import Tensor, _make
 from .._warn import user_stacklevel
@@ -68,11 +68,10 @@ def _native_bn(d, axes, *params):
 
 
 def _over_channels(d, fn, *args) -> None:
-    """``fn(*args, c0, c1)`` over blocks of channels of ``d`` in Ember's intra-op threads."""
+    """``fn(*args, c0, c1)`` over blocks of channels of ``d`` in the native kernels' pool."""
     C = d.shape[1]
     per = d.size // C
-    parallel_for(0, C, max(1, _BN_GRAIN_ELEMENTS // max(1, per)),
-                 lambda c0, c1: fn(*args, c0, c1))
+    _native.by_range(fn, C, max(1, _BN_GRAIN_ELEMENTS // max(1, per)), *args)
 
 
 def _batch_norm_native(d, weight, bias, eps):
@@ -322,6 +321,26 @@ def _native_layer_norm_backward(g, x, mean, rstd, w, n, need_x, need_w, need_b):
     pw = None if wv is None else _address(wv)
     pgx = None if gx is None else _address(gx)
 
+    grain = -(-_PARALLEL_ELEMENTS // n)
+    threads = native_threads(mind_blas=False) if rows >= 2 * grain else 1
+    if threads > 1:  # kernels.c's pool: chunk i sums into row i of gws / gbs (at most threads)
+        gws = np.zeros((threads, n), np.float32) if need_w else None
+        gbs = np.zeros((threads, n), np.float32) if need_b else None
+        pointers = [(pg, 4 * n), (px, 4 * n), (pm, 4), (pr, 4), (pw, 0), (pgx, 4 * n),
+                    (None if gws is None else _address(gws), 0),
+                    (None if gbs is None else _address(gbs), 0)]
+        if _native._native_split(kernel, rows, grain, pointers, (n,), threads,
+                                 per_chunk=(0,) * 6 + (4 * n, 4 * n)):
+            used = min(threads, rows // grain)  # the chunks pool_for made, in order
+            gw = None if gws is None else gws[0]
+            gb = None if gbs is None else gbs[0]
+            for i in range(1, used):
+                if need_w:
+                    gw += gws[i]
+                if need_b:
+                    gb += gbs[i]
+            return gx, gw, gb
+
     def run(r0, r1):
         gw = np.zeros(n, np.float32) if need_w else None
         gb = np.zeros(n, np.float32) if need_b else None
@@ -331,7 +350,7 @@ def _native_layer_norm_backward(g, x, mean, rstd, w, n, need_x, need_w, need_b):
                None if gw is None else _address(gw), None if gb is None else _address(gb),
                r1 - r0, n)
 
-    parallel_for(0, rows, -(-_PARALLEL_ELEMENTS // n), run)
+    parallel_for(0, rows, grain, run)
     blocks = [parts[k] for k in sorted(parts)]
     gw, gb = blocks[0]
     for more_w, more_b in blocks[1:]:
