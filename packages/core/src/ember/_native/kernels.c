@@ -1810,32 +1810,95 @@ static void conv_pad_sample(const float *restrict x, float *restrict buf, idx C,
     memset(buf + C * Hp * Wp, 0, CONV_SLACK * sizeof(float));
 }
 
-/* acc[j * xv + v] = sum over the taps t0 <= t < t1 of x[offs[t] + v * 8 + lane] * w[t][j]:
- * xv vectors of positions by ob channels; taps in (ky, c, kx) order, so that the taps of the
- * kernel rows inside the input are one run; w packed (KH * C * KW, O) in the same order */
-static inline __attribute__((always_inline)) void conv_tile(
-        const float *restrict xb, const idx *restrict offs, idx t0, idx t1,
-        const float *restrict wb, idx O, const float *restrict bias, const int xv,
-        const int ob, __m256 *restrict out) {
-    __m256 acc[12];
-#pragma GCC unroll 16
-    for (int i = 0; i < xv * ob; i++)
-        acc[i] = bias ? _mm256_broadcast_ss(bias + i / xv) : _mm256_setzero_ps();
-    for (idx t = t0; t < t1; t++) {
-        const float *xr = xb + offs[t];
-        const float *wr = wb + t * O;
-        __m256 x0 = _mm256_loadu_ps(xr);
-        __m256 x1 = xv == 2 ? _mm256_loadu_ps(xr + 8) : x0;
-#pragma GCC unroll 16
-        for (int j = 0; j < ob; j++) {
-            __m256 b = _mm256_broadcast_ss(wr + j);
-            acc[j * xv] = _mm256_fmadd_ps(x0, b, acc[j * xv]);
-            if (xv == 2) acc[j * xv + 1] = _mm256_fmadd_ps(x1, b, acc[j * xv + 1]);
-        }
-    }
-#pragma GCC unroll 16
-    for (int i = 0; i < xv * ob; i++) out[i] = acc[i];
+/* The register tiles are written once for both vector widths: V8 (AVX2: 8 floats, 16
+ * registers) and V16 (AVX-512: 16 floats, 32 registers), V_T the vector type, V_MT its mask's. */
+#define V8_T __m256
+#define V8_MT __m256i
+#define V8_LOAD(p) _mm256_loadu_ps(p)
+#define V8_MASKLOAD(p, m) _mm256_maskload_ps(p, m)
+#define V8_FMA(a, b, c) _mm256_fmadd_ps(a, b, c)
+#define V8_SET1(p) _mm256_broadcast_ss(p)
+#define V8_ZERO() _mm256_setzero_ps()
+#define V16_T __m512
+#define V16_MT __mmask16
+#define V16_LOAD(p) _mm512_loadu_ps(p)
+#define V16_MASKLOAD(p, m) _mm512_maskz_loadu_ps(m, p)
+#define V16_FMA(a, b, c) _mm512_fmadd_ps(a, b, c)
+#define V16_SET1(p) _mm512_set1_ps(*(p))
+#define V16_ZERO() _mm512_setzero_ps()
+
+/* NAME: acc[j * xv + v] = sum over the taps t0 <= t < t1 of x[offs[t] + v * LANES + lane] *
+ * w[t][j] (plus bias[j] unless NULL): xv vectors of positions by ob channels (NACC at most);
+ * taps in (ky, c, kx) order, so that the taps of the kernel rows inside the input are one
+ * run; w packed (KH * C * KW, O) in the same order */
+#define DEFINE_CONV_TILE(NAME, V, LANES, NACC) \
+static inline __attribute__((always_inline)) void NAME( \
+        const float *restrict xb, const idx *restrict offs, idx t0, idx t1, \
+        const float *restrict wb, idx O, const float *restrict bias, const int xv, \
+        const int ob, V##_T *restrict out) { \
+    V##_T acc[NACC]; \
+    _Pragma("GCC unroll 24") \
+    for (int i = 0; i < xv * ob; i++) acc[i] = bias ? V##_SET1(bias + i / xv) : V##_ZERO(); \
+    for (idx t = t0; t < t1; t++) { \
+        const float *xr = xb + offs[t]; \
+        const float *wr = wb + t * O; \
+        V##_T x0 = V##_LOAD(xr); \
+        V##_T x1 = xv == 2 ? V##_LOAD(xr + LANES) : x0; \
+        _Pragma("GCC unroll 24") \
+        for (int j = 0; j < ob; j++) { \
+            V##_T b = V##_SET1(wr + j); \
+            acc[j * xv] = V##_FMA(x0, b, acc[j * xv]); \
+            if (xv == 2) acc[j * xv + 1] = V##_FMA(x1, b, acc[j * xv + 1]); \
+        } \
+    } \
+    _Pragma("GCC unroll 24") \
+    for (int i = 0; i < xv * ob; i++) out[i] = acc[i]; \
 }
+
+/* NAME: acc[j * kw + k] += g[j, oy, ox + lane] * x[oy + ky, ox + k + lane] over the positions
+ * of a sample, g's rows (ob of them, go apart) of OW, the last vector of each masked; ob * kw
+ * at most NACC, ob at most NG */
+#define DEFINE_WGRAD_TILE(NAME, V, LANES, NACC, NG) \
+static inline __attribute__((always_inline)) void NAME( \
+        const float *restrict xr0, idx Wp, const float *restrict g0, idx go, idx OH, idx OW, \
+        V##_MT tail, const int ob, const int kw, V##_T *restrict out) { \
+    V##_T acc[NACC]; \
+    _Pragma("GCC unroll 24") \
+    for (int i = 0; i < ob * kw; i++) acc[i] = V##_ZERO(); \
+    for (idx oy = 0; oy < OH; oy++) { \
+        const float *xr = xr0 + oy * Wp; \
+        const float *gr = g0 + oy * OW; \
+        idx ox = 0; \
+        for (; ox + LANES <= OW; ox += LANES) { \
+            V##_T gv[NG]; \
+            _Pragma("GCC unroll 24") \
+            for (int j = 0; j < ob; j++) gv[j] = V##_LOAD(gr + j * go + ox); \
+            _Pragma("GCC unroll 24") \
+            for (int k = 0; k < kw; k++) { \
+                V##_T xk = V##_LOAD(xr + ox + k); \
+                _Pragma("GCC unroll 24") \
+                for (int j = 0; j < ob; j++) \
+                    acc[j * kw + k] = V##_FMA(gv[j], xk, acc[j * kw + k]); \
+            } \
+        } \
+        if (ox < OW) {  /* both operands masked: an infinite input past the row adds no NaN */ \
+            V##_T gv[NG]; \
+            _Pragma("GCC unroll 24") \
+            for (int j = 0; j < ob; j++) gv[j] = V##_MASKLOAD(gr + j * go + ox, tail); \
+            _Pragma("GCC unroll 24") \
+            for (int k = 0; k < kw; k++) { \
+                V##_T xk = V##_MASKLOAD(xr + ox + k, tail); \
+                _Pragma("GCC unroll 24") \
+                for (int j = 0; j < ob; j++) \
+                    acc[j * kw + k] = V##_FMA(gv[j], xk, acc[j * kw + k]); \
+            } \
+        } \
+    } \
+    _Pragma("GCC unroll 24") \
+    for (int i = 0; i < ob * kw; i++) out[i] = acc[i]; \
+}
+
+DEFINE_CONV_TILE(conv_tile, V8, 8, 12)
 
 #define CONV_TILE(XV, OB) conv_tile(xb, offs, t0, t1, wb, O, bias, XV, OB, acc); break
 
@@ -1930,29 +1993,7 @@ static inline __mmask16 conv_mask16(idx m) {
     return m >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << m) - 1);
 }
 
-static inline __attribute__((always_inline)) void conv_tile16(
-        const float *restrict xb, const idx *restrict offs, idx t0, idx t1,
-        const float *restrict wb, idx O, const float *restrict bias, const int xv,
-        const int ob, __m512 *restrict out) {
-    __m512 acc[24];
-#pragma GCC unroll 24
-    for (int i = 0; i < xv * ob; i++)
-        acc[i] = bias ? _mm512_set1_ps(bias[i / xv]) : _mm512_setzero_ps();
-    for (idx t = t0; t < t1; t++) {
-        const float *xr = xb + offs[t];
-        const float *wr = wb + t * O;
-        __m512 x0 = _mm512_loadu_ps(xr);
-        __m512 x1 = xv == 2 ? _mm512_loadu_ps(xr + 16) : x0;
-#pragma GCC unroll 24
-        for (int j = 0; j < ob; j++) {
-            __m512 b = _mm512_set1_ps(wr[j]);
-            acc[j * xv] = _mm512_fmadd_ps(x0, b, acc[j * xv]);
-            if (xv == 2) acc[j * xv + 1] = _mm512_fmadd_ps(x1, b, acc[j * xv + 1]);
-        }
-    }
-#pragma GCC unroll 24
-    for (int i = 0; i < xv * ob; i++) out[i] = acc[i];
-}
+DEFINE_CONV_TILE(conv_tile16, V16, 16, 24)
 
 #define CONV_TILE16(XV, OB) conv_tile16(xb, offs, t0, t1, wb, O, bias, XV, OB, acc); break
 
@@ -2019,45 +2060,8 @@ static void conv2d_rows16(conv_ws *s, const float *restrict x, const float *rest
     }
 }
 
-/* acc[j * kw + k] += g[j, oy, ox + lane] * x[oy + ky, ox + k + lane], 16 lanes (wgrad_tile) */
-static inline __attribute__((always_inline)) void wgrad_tile16(
-        const float *restrict xr0, idx Wp, const float *restrict g0, idx go, idx OH, idx OW,
-        __mmask16 tail, const int ob, const int kw, __m512 *restrict out) {
-    __m512 acc[12 * 7];  /* every (ob, kw) the switch instantiates, used or not */
-#pragma GCC unroll 24
-    for (int i = 0; i < ob * kw; i++) acc[i] = _mm512_setzero_ps();
-    for (idx oy = 0; oy < OH; oy++) {
-        const float *xr = xr0 + oy * Wp;
-        const float *gr = g0 + oy * OW;
-        idx ox = 0;
-        for (; ox + 16 <= OW; ox += 16) {
-            __m512 gv[12];
-#pragma GCC unroll 24
-            for (int j = 0; j < ob; j++) gv[j] = _mm512_loadu_ps(gr + j * go + ox);
-#pragma GCC unroll 24
-            for (int k = 0; k < kw; k++) {
-                __m512 xk = _mm512_loadu_ps(xr + ox + k);
-#pragma GCC unroll 24
-                for (int j = 0; j < ob; j++)
-                    acc[j * kw + k] = _mm512_fmadd_ps(gv[j], xk, acc[j * kw + k]);
-            }
-        }
-        if (ox < OW) {  /* both operands masked: an infinite input past the row adds no NaN */
-            __m512 gv[12];
-#pragma GCC unroll 24
-            for (int j = 0; j < ob; j++) gv[j] = _mm512_maskz_loadu_ps(tail, gr + j * go + ox);
-#pragma GCC unroll 24
-            for (int k = 0; k < kw; k++) {
-                __m512 xk = _mm512_maskz_loadu_ps(tail, xr + ox + k);
-#pragma GCC unroll 24
-                for (int j = 0; j < ob; j++)
-                    acc[j * kw + k] = _mm512_fmadd_ps(gv[j], xk, acc[j * kw + k]);
-            }
-        }
-    }
-#pragma GCC unroll 24
-    for (int i = 0; i < ob * kw; i++) out[i] = acc[i];
-}
+/* every (ob, kw) the switch below instantiates, used or not: 12 x 7 accumulators */
+DEFINE_WGRAD_TILE(wgrad_tile16, V16, 16, 12 * 7, 12)
 
 /* channels per 16-lane weight-gradient tile for a kernel kw wide: ob * kw accumulators, ob
  * gradient vectors and an input vector in 32 registers, less where it measured faster (at
@@ -2350,46 +2354,7 @@ static int serial_conv2d_ovec_f32(const float *restrict x, const float *restrict
     return 1;
 }
 
-/* acc[j * kw + k] += g[j, oy, ox + lane] * x[oy + ky, ox + k + lane] over the positions of a
- * sample, g's rows (ob of them, go apart) of OW, the last vector of each masked */
-static inline __attribute__((always_inline)) void wgrad_tile(
-        const float *restrict xr0, idx Wp, const float *restrict g0, idx go, idx OH, idx OW,
-        __m256i tail, const int ob, const int kw, __m256 *restrict out) {
-    __m256 acc[42];
-#pragma GCC unroll 16
-    for (int i = 0; i < ob * kw; i++) acc[i] = _mm256_setzero_ps();
-    for (idx oy = 0; oy < OH; oy++) {
-        const float *xr = xr0 + oy * Wp;
-        const float *gr = g0 + oy * OW;
-        idx ox = 0;
-        for (; ox + 8 <= OW; ox += 8) {
-            __m256 gv[6];
-#pragma GCC unroll 16
-            for (int j = 0; j < ob; j++) gv[j] = _mm256_loadu_ps(gr + j * go + ox);
-#pragma GCC unroll 16
-            for (int k = 0; k < kw; k++) {
-                __m256 xk = _mm256_loadu_ps(xr + ox + k);
-#pragma GCC unroll 16
-                for (int j = 0; j < ob; j++)
-                    acc[j * kw + k] = _mm256_fmadd_ps(gv[j], xk, acc[j * kw + k]);
-            }
-        }
-        if (ox < OW) {  /* both operands masked: an infinite input past the row adds no NaN */
-            __m256 gv[6];
-#pragma GCC unroll 16
-            for (int j = 0; j < ob; j++) gv[j] = _mm256_maskload_ps(gr + j * go + ox, tail);
-#pragma GCC unroll 16
-            for (int k = 0; k < kw; k++) {
-                __m256 xk = _mm256_maskload_ps(xr + ox + k, tail);
-#pragma GCC unroll 16
-                for (int j = 0; j < ob; j++)
-                    acc[j * kw + k] = _mm256_fmadd_ps(gv[j], xk, acc[j * kw + k]);
-            }
-        }
-    }
-#pragma GCC unroll 16
-    for (int i = 0; i < ob * kw; i++) out[i] = acc[i];
-}
+DEFINE_WGRAD_TILE(wgrad_tile, V8, 8, 42, 6)
 
 /* channels per weight-gradient tile for a kernel kw wide: ob * kw <= 12 accumulators */
 static inline int wgrad_ob(idx kw) { return kw >= 6 ? 2 : kw == 5 ? 2 : kw == 4 ? 3 : kw == 3 ? 4 : 6; }
@@ -2520,56 +2485,11 @@ static inline __attribute__((always_inline)) void wgrad_otile16(
 #define WGRAD_OTILE16(OBV, KW) wgrad_otile16(xr, Wp, g0, Opad, OH, OW, OBV, KW, m0, m1, acc); \
     break
 
-/* ember_conv2d_wgrad_ovec_f32's loop over the samples with 16-channel vectors; buf holds a
- * padded sample and then gt, the sample's gradient channels last */
-static void conv2d_wgrad_ovec16(const float *restrict x, const float *restrict gy,
-                                float *restrict gw, float *restrict buf, float *restrict gt,
-                                idx N, idx C, idx H, idx W, idx O, idx Opad, idx KH, idx KW,
-                                idx ph, idx pw, idx OH, idx OW) {
-    idx Hp = OH + KH - 1, Wp = OW + KW - 1, cs = Hp * Wp, L = OH * OW;
-    float acc[14 * 16] = {0};
-    for (idx n = 0; n < N; n++) {
-        conv_pad_sample(x + n * C * H * W, buf, C, H, W, Hp, Wp, ph, pw);
-        const float *gn = gy + n * O * L;
-        for (idx p = 0; p < L; p++) {
-            float *row = gt + p * Opad;
-            for (idx o = 0; o < O; o++) row[o] = gn[o * L + p];
-            for (idx o = O; o < Opad; o++) row[o] = 0.0f;
-        }
-        for (idx o0 = 0; o0 < O; o0 += 32) {
-            int obv = O - o0 > 16 ? 2 : 1;
-            idx cols = Opad - o0 < 16 * obv ? Opad - o0 : 16 * obv;  /* columns in the tile */
-            __mmask16 m0 = conv_mask16(cols), m1 = conv_mask16(cols > 16 ? cols - 16 : 0);
-            const float *g0 = gt + o0;
-            for (idx c = 0; c < C; c++) {
-                for (idx ky = 0; ky < KH; ky++) {
-                    const float *xr = buf + c * cs + ky * Wp;
-                    float *dst = gw + (c * KH + ky) * KW * Opad + o0;
-                    for (idx k = 0; k < KW; k++)
-                        memcpy(acc + k * 16 * obv, dst + k * Opad, (size_t)cols * 4);
-                    if (obv == 2) {
-                        switch (KW) {
-                        case 7: WGRAD_OTILE16(2, 7); case 6: WGRAD_OTILE16(2, 6);
-                        case 5: WGRAD_OTILE16(2, 5); case 4: WGRAD_OTILE16(2, 4);
-                        case 3: WGRAD_OTILE16(2, 3); case 2: WGRAD_OTILE16(2, 2);
-                        default: WGRAD_OTILE16(2, 1);
-                        }
-                    } else {
-                        switch (KW) {
-                        case 7: WGRAD_OTILE16(1, 7); case 6: WGRAD_OTILE16(1, 6);
-                        case 5: WGRAD_OTILE16(1, 5); case 4: WGRAD_OTILE16(1, 4);
-                        case 3: WGRAD_OTILE16(1, 3); case 2: WGRAD_OTILE16(1, 2);
-                        default: WGRAD_OTILE16(1, 1);
-                        }
-                    }
-                    for (idx k = 0; k < KW; k++)
-                        memcpy(dst + k * Opad, acc + k * 16 * obv, (size_t)cols * 4);
-                }
-            }
-        }
-    }
-}
 #endif
+
+#define WGRAD_OTILE_KW(TILE, OBV) switch (KW) { \
+    case 7: TILE(OBV, 7); case 6: TILE(OBV, 6); case 5: TILE(OBV, 5); case 4: TILE(OBV, 4); \
+    case 3: TILE(OBV, 3); case 2: TILE(OBV, 2); default: TILE(OBV, 1); }
 
 static int serial_conv2d_wgrad_ovec_f32(const float *restrict x, const float *restrict gy,
                                 float *restrict gw, idx N, idx C, idx H, idx W, idx O, idx Opad,
@@ -2579,14 +2499,8 @@ static int serial_conv2d_wgrad_ovec_f32(const float *restrict x, const float *re
     float *buf = malloc((size_t)(C * cs + CONV_SLACK + L * Opad) * sizeof(float));
     if (!buf) return 0;
     float *gt = buf + C * cs + CONV_SLACK;
-#if CONV_WIDE
-    if (conv_wide) {
-        conv2d_wgrad_ovec16(x, gy, gw, buf, gt, N, C, H, W, O, Opad, KH, KW, ph, pw, OH, OW);
-        free(buf);
-        return 1;
-    }
-#endif
-    float acc[14 * 8];
+    const idx lanes = conv_wide ? 16 : 8;  /* the tiles' vector width */
+    float acc[14 * 16] = {0};
     for (idx n = 0; n < N; n++) {
         conv_pad_sample(x + n * C * H * W, buf, C, H, W, Hp, Wp, ph, pw);
         const float *gn = gy + n * O * L;
@@ -2595,32 +2509,28 @@ static int serial_conv2d_wgrad_ovec_f32(const float *restrict x, const float *re
             for (idx o = 0; o < O; o++) row[o] = gn[o * L + p];
             for (idx o = O; o < Opad; o++) row[o] = 0.0f;
         }
-        for (idx o0 = 0; o0 < O; o0 += 16) {
-            int obv = O - o0 > 8 ? 2 : 1;
+        for (idx o0 = 0; o0 < O; o0 += 2 * lanes) {
+            int obv = O - o0 > lanes ? 2 : 1;
+            idx cols = Opad - o0 < lanes * obv ? Opad - o0 : lanes * obv;  /* in the tile */
             const float *g0 = gt + o0;
             for (idx c = 0; c < C; c++) {
                 for (idx ky = 0; ky < KH; ky++) {
                     const float *xr = buf + c * cs + ky * Wp;
                     float *dst = gw + (c * KH + ky) * KW * Opad + o0;
                     for (idx k = 0; k < KW; k++)
-                        memcpy(acc + k * 8 * obv, dst + k * Opad, (size_t)(8 * obv) * 4);
-                    if (obv == 2) {
-                        switch (KW) {
-                        case 7: WGRAD_OTILE(2, 7); case 6: WGRAD_OTILE(2, 6);
-                        case 5: WGRAD_OTILE(2, 5); case 4: WGRAD_OTILE(2, 4);
-                        case 3: WGRAD_OTILE(2, 3); case 2: WGRAD_OTILE(2, 2);
-                        default: WGRAD_OTILE(2, 1);
-                        }
-                    } else {
-                        switch (KW) {
-                        case 7: WGRAD_OTILE(1, 7); case 6: WGRAD_OTILE(1, 6);
-                        case 5: WGRAD_OTILE(1, 5); case 4: WGRAD_OTILE(1, 4);
-                        case 3: WGRAD_OTILE(1, 3); case 2: WGRAD_OTILE(1, 2);
-                        default: WGRAD_OTILE(1, 1);
-                        }
-                    }
+                        memcpy(acc + k * lanes * obv, dst + k * Opad, (size_t)cols * 4);
+#if CONV_WIDE
+                    if (lanes == 16) {
+                        __mmask16 m0 = conv_mask16(cols);
+                        __mmask16 m1 = conv_mask16(cols > 16 ? cols - 16 : 0);
+                        if (obv == 2) WGRAD_OTILE_KW(WGRAD_OTILE16, 2)
+                        else WGRAD_OTILE_KW(WGRAD_OTILE16, 1)
+                    } else
+#endif
+                    if (obv == 2) WGRAD_OTILE_KW(WGRAD_OTILE, 2)
+                    else WGRAD_OTILE_KW(WGRAD_OTILE, 1)
                     for (idx k = 0; k < KW; k++)
-                        memcpy(dst + k * Opad, acc + k * 8 * obv, (size_t)(8 * obv) * 4);
+                        memcpy(dst + k * Opad, acc + k * lanes * obv, (size_t)cols * 4);
                 }
             }
         }
