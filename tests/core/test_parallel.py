@@ -427,7 +427,7 @@ def test_ember_split_refuses_what_it_cannot_call():
     import ctypes
     P, N = ctypes.c_void_p, ctypes.c_ssize_t
     target = ctypes.cast(_native.kernel("ember_gelu_f32"), P)
-    args = ((P * 8)(), (N * 8)(), (N * 8)(), 4, 1, 1, (N * 3)(), (ctypes.c_int * 2)(),
+    args = ((P * 8)(), (N * 8)(), (N * 8)(), 4, 1, 1, (N * 10)(), (ctypes.c_int * 2)(),
             (ctypes.c_float * 7)())
     assert fn(target, 99, 2, *args) == 0
     assert fn(target, 0, 9, *args) == 0

@@ -337,7 +337,7 @@ def native_arrays(*arrays) -> bool:
 _SPLIT_TAILS = {
     (): 0, (ctypes.c_float,): 1, (_N, ctypes.c_float): 2, (_N, ctypes.c_int): 3, (_N,): 4,
     (ctypes.c_int,) + (ctypes.c_float,) * 7: 5, (_N, _N): 6,
-    (_N, _N, ctypes.c_int, ctypes.c_int): 7,
+    (_N, _N, ctypes.c_int, ctypes.c_int): 7, (_N,) * 4: 10, (_N,) * 10: 11,
 }
 _SPLIT_RANGE = {(_P,) * 6 + (_N, _N, _N, ctypes.c_float): 8, (_P,) * 8 + (_N, _N, _N): 9}
 _SPLIT_MAX = 8
@@ -379,7 +379,7 @@ def _native_split(fn, rows: int, grain: int, pointers, scalars, threads: int,
     if got is None or lib is None:
         return False
     sig, k, tail = got
-    n, ints, floats = [0, 0, 0], [0, 0], [0.0] * 7
+    n, ints, floats = [0] * 10, [0, 0], [0.0] * 7
     ni = ii = fi = 0
     for t, v in zip(tail, scalars):
         if t is _N:
@@ -392,7 +392,7 @@ def _native_split(fn, rows: int, grain: int, pointers, scalars, threads: int,
     return bool(lib.ember_split(
         ctypes.cast(fn, _P), sig, k, (_P * k)(*[p for p, _ in pointers]),
         (_N * k)(*[step for _, step in pointers]), (_N * k)(*per), rows, grain, threads,
-        (_N * 3)(*n), (ctypes.c_int * 2)(*ints), (ctypes.c_float * 7)(*floats)))
+        (_N * 10)(*n), (ctypes.c_int * 2)(*ints), (ctypes.c_float * 7)(*floats)))
 
 
 def chunks(fn, n: int, pointers, *scalars) -> None:

@@ -179,7 +179,7 @@ long ember_pool_jobs(void) { return atomic_load(&pool.jobs); }
  * rows [b, e) (NULL stays NULL), then the count e - b, then the scalars that `sig` names:
  *   SPLIT_NONE (), SPLIT_F (float), SPLIT_N_F (idx, float), SPLIT_N_I (idx, int),
  *   SPLIT_N (idx), SPLIT_I_F7 (int, 7 floats), SPLIT_N_N (idx, idx),
- *   SPLIT_N_N_I_I (idx, idx, int, int);
+ *   SPLIT_N_N_I_I (idx, idx, int, int), SPLIT_N4 (4 idx), SPLIT_N10 (10 idx);
  * or, for the kernels that take their range last (batch norm's channels), every argument
  * fixed and (b, e) appended: SPLIT_RANGE_BN (6 pointers, idx, idx, idx, float, then b, e)
  * and SPLIT_RANGE_BN_BW (8 pointers, idx, idx, idx, then b, e). ember._native derives `sig`
@@ -188,13 +188,13 @@ long ember_pool_jobs(void) { return atomic_load(&pool.jobs); }
  * Python). */
 #define SPLIT_MAX 8
 enum { SPLIT_NONE, SPLIT_F, SPLIT_N_F, SPLIT_N_I, SPLIT_N, SPLIT_I_F7, SPLIT_N_N,
-       SPLIT_N_N_I_I, SPLIT_RANGE_BN, SPLIT_RANGE_BN_BW };
+       SPLIT_N_N_I_I, SPLIT_RANGE_BN, SPLIT_RANGE_BN_BW, SPLIT_N4, SPLIT_N10 };
 
 typedef struct {
     void (*fn)(void);
     int sig, k;
     char *p[SPLIT_MAX];
-    idx row[SPLIT_MAX], per_chunk[SPLIT_MAX], n[3];
+    idx row[SPLIT_MAX], per_chunk[SPLIT_MAX], n[10];
     int i[2];
     float f[7];
 } split_job;
@@ -243,6 +243,11 @@ static void split_run(void *ctx, idx chunk, idx b, idx e) {
         break;
     case SPLIT_N_N: SPLIT_BY_K((, idx, idx), (, n[0], n[1])) break;
     case SPLIT_N_N_I_I: SPLIT_BY_K((, idx, idx, int, int), (, n[0], n[1], i[0], i[1])) break;
+    case SPLIT_N4: SPLIT_BY_K((, idx, idx, idx, idx), (, n[0], n[1], n[2], n[3])) break;
+    case SPLIT_N10:
+        SPLIT_BY_K((, idx, idx, idx, idx, idx, idx, idx, idx, idx, idx),
+                   (, n[0], n[1], n[2], n[3], n[4], n[5], n[6], n[7], n[8], n[9]))
+        break;
     case SPLIT_RANGE_BN:
         ((void (*)(PT6, idx, idx, idx, float, idx, idx))j->fn)(
             j->p[0], j->p[1], j->p[2], j->p[3], j->p[4], j->p[5], n[0], n[1], n[2], f[0], b, e);
@@ -258,7 +263,7 @@ static void split_run(void *ctx, idx chunk, idx b, idx e) {
 int ember_split(void (*fn)(void), int sig, int k, void *const *p, const idx *row,
                 const idx *per_chunk, idx rows, idx grain, idx threads, const idx *n,
                 const int *ints, const float *floats) {
-    if (sig < SPLIT_NONE || sig > SPLIT_RANGE_BN_BW || k < 1 || k > SPLIT_MAX) return 0;
+    if (sig < SPLIT_NONE || sig > SPLIT_N10 || k < 1 || k > SPLIT_MAX) return 0;
     split_job j;
     memset(&j, 0, sizeof j);
     j.fn = fn;

@@ -437,7 +437,10 @@ def _window_argmax(xd, g: Geom):
         if fn is not None:
             best = np.empty(xd.shape[:-2] + g.y, dtype=np.float32)
             which = np.empty(best.shape, dtype=np.uint8)
-            fn(_native.address(xd), _native.address(best), _native.address(which), *args[:5])
+            planes, H, W, OH, OW = args[:5]
+            _native.by_rows(fn, planes, _pool_grain(H * W),
+                            [(_native.address(xd), 4 * H * W), (_native.address(best), 4 * OH * OW),
+                             (_native.address(which), OH * OW)], H, W, OH, OW)
             return best, which
     win = windows(xd, g)
     offs = _offsets(g)
@@ -449,6 +452,12 @@ def _window_argmax(xd, g: Geom):
         hit = (win[(Ellipsis,) + offs[j]] == best).view(np.uint8)
         which += hit * (j - which)  # j where hit, else unchanged
     return best, which
+
+
+def _pool_grain(plane: int) -> int:
+    """Planes of ``plane`` input elements per thread at least when the native max-pool
+    kernels split a batch (``_native.by_rows``): ~64K elements."""
+    return max(1, (1 << 16) // max(1, plane))
 
 
 def _native_pool_args(a, g: Geom):
@@ -480,7 +489,10 @@ def _window_scatter(gy, which, g: Geom, order=None):
         fn = _native.kernel("ember_max_pool2d_backward_f32")
     if fn is not None:
         buf = np.empty(gd.shape[:-n] + g.x, dtype=gd.dtype)
-        fn(gd.ctypes.data, which.ctypes.data, buf.ctypes.data, *args)
+        planes, H, W, OH, OW = args[:5]
+        _native.by_rows(fn, planes, _pool_grain(H * W),
+                        [(gd.ctypes.data, 4 * OH * OW), (which.ctypes.data, OH * OW),
+                         (buf.ctypes.data, 4 * H * W)], *args[1:])
         if order is not None:
             buf = copy_as(buf, order)
         return result(buf, gy._device, WindowScatterBackward0, (gy,), (), (which, g, order))
