@@ -381,6 +381,12 @@ def _sum_over_samples(xd, macs: int, part):
         run(0, nb)  # the same blocks, summed the same way, in this thread
     else:
         parallel_for(0, nb, 1, run)
+    return _sum_in_order(parts)
+
+
+def _sum_in_order(parts):
+    """``parts[0] + parts[1] + ...`` added left to right into ``parts[0]`` (the blocks'
+    fixed order, whatever ran them)."""
     total = parts[0]
     for p in parts[1:]:
         total += p
@@ -635,9 +641,7 @@ def _weight_grad_direct(xd, gd, g: Geom, wshape):
               native_threads(), *args):
         raise MemoryError("convolution weight gradient: the direct kernel could not "
                           "allocate its workspace (a padded sample)")
-    gw = parts[0]
-    for p in parts[1:]:
-        gw += p
+    gw = _sum_in_order(parts)
     return gw if kind != "channels" else _owned(gw[:, :O].T, wshape)
 
 
