@@ -76,6 +76,7 @@ _SIGNATURES = {
     "ember_lstm_gates_backward_f32": (_P, _P, _P, _P, _P, _P, _P, _N, _N),
     "ember_panel_gemm_available": (),
     "ember_panel_gemm_f32": (_P, _P, _P, _N, _N, _N, ctypes.c_int),
+    "ember_sgemm_f32": (_N, _N, _N, _P, _N, _N, _P, _N, _N, _P, _N, ctypes.c_int, _P, _N),
     "ember_lstm_sequence_f32": (_P, ctypes.c_int, _P, _P, _P, _P, _N) + (_P,) * 6 + (_N,) * 3
                                + (ctypes.c_int,),
     "ember_lstm_sequence_backward_f32": (_P, ctypes.c_int) + (_P,) * 6 + (_N,) + (_P,) * 3
@@ -126,7 +127,7 @@ _SIGNATURES = {
 }
 
 #: kernels that return an int (1: done; 0: not built for this CPU, the caller falls back)
-_INT_RESULT = frozenset({"ember_panel_gemm_available", "ember_conv2d_f32",
+_INT_RESULT = frozenset({"ember_panel_gemm_available", "ember_sgemm_f32", "ember_conv2d_f32",
                          "ember_conv2d_wgrad_f32", "ember_conv2d_ovec_f32",
                          "ember_conv2d_wgrad_ovec_f32", "ember_conv_wide",
                          "ember_pool_workers", "ember_split"})

@@ -584,45 +584,87 @@ WIDE void ember_lstm_gates_backward_f32(const float *restrict dh, const float *r
     }
 }
 
-/* c(M, N) = a(M, K) b [+ c], b packed in panels of 32 columns (panel p: K rows of columns
- * 32p..32p+31, zero past N; ember.nn's rnn._packed_blocks makes them): an AVX-512 register tile
- * of up to 8 rows by 32 columns (16 accumulators) summed over K in blocks of 256 (a block of
- * a panel, 32 KB, stays in L1 while every row tile reads it). On the LSTM's per-step shapes
- * it runs at 1.65x OpenBLAS's small-matrix kernel (16x128 by 128x512: 14 us against 23 on an
- * AVX-512 Xeon, one thread), about MKL's speed. Without AVX-512 it is not built
- * (ember_panel_gemm_available() is 0) and the callers use OpenBLAS. */
+/* The AVX-512 register tile of the float32 products: c(mr, up to 32 columns) = init + a b
+ * over K, with a(r, k) at a[r * ras + k * kas] (a row-major block: ras = lda, kas = 1; a
+ * packed sliver: ras = 1, kas = mr), b a panel of K rows of 32 columns (zero past the last
+ * column), 2 * mr accumulators (mr <= 12: 24 of the 32 registers, 2 loads and mr broadcasts
+ * per 2 * mr FMAs: FMA-bound). init: zero (acc_c 0), c itself (1), or the row `bias` under
+ * every row (2). Masks m0, m1: the columns of a narrower last panel. */
+enum { GEMM_MR = 12, GEMM_NR = 32 };
+#ifndef PFD
+#define PFD 32
+#endif
+#ifndef getenv_pf
+#define getenv_pf 1
+#endif
+
 #ifdef __AVX512F__
 #define PANEL_GEMM 1
 static inline __attribute__((always_inline)) void
-panel_tile(const int mr, idx K, const float *restrict a, idx lda, const float *restrict bp,
-           float *restrict c, idx ldc, int acc_c, __mmask16 m0, __mmask16 m1) {
-    __m512 s0[8], s1[8];
+gemm_tile(const int mr, idx K, const float *restrict a, idx ras, idx kas,
+          const float *restrict bp, float *restrict c, idx ldc, int acc_c,
+          const float *restrict bias, __mmask16 m0, __mmask16 m1) {
+    __m512 s0[GEMM_MR], s1[GEMM_MR];
+    /* a narrower last panel goes through `part`: a masked vector reaching past its columns
+     * still takes the cache line there, which may be another thread's */
+    const size_t w = (size_t)(__builtin_popcount(m0) + __builtin_popcount(m1));
+    float part[32] __attribute__((aligned(64)));
+    const __m512 i0 = acc_c == 2 ? _mm512_maskz_loadu_ps(m0, bias) : _mm512_setzero_ps();
+    const __m512 i1 = acc_c == 2 ? _mm512_maskz_loadu_ps(m1, bias + 16) : _mm512_setzero_ps();
     for (int r = 0; r < mr; r++) {
-        s0[r] = acc_c ? _mm512_maskz_loadu_ps(m0, c + r * ldc) : _mm512_setzero_ps();
-        s1[r] = acc_c ? _mm512_maskz_loadu_ps(m1, c + r * ldc + 16) : _mm512_setzero_ps();
+        if (acc_c != 1) {
+            s0[r] = i0, s1[r] = i1;
+        } else if (w == 32) {
+            s0[r] = _mm512_loadu_ps(c + r * ldc), s1[r] = _mm512_loadu_ps(c + r * ldc + 16);
+        } else {
+            _mm512_store_ps(part, _mm512_setzero_ps());
+            _mm512_store_ps(part + 16, _mm512_setzero_ps());
+            memcpy(part, c + r * ldc, w * sizeof(float));
+            s0[r] = _mm512_load_ps(part), s1[r] = _mm512_load_ps(part + 16);
+        }
     }
     for (idx k = 0; k < K; k++) {
         const __m512 b0 = _mm512_loadu_ps(bp + k * 32), b1 = _mm512_loadu_ps(bp + k * 32 + 16);
+        /* the panel streams from L2: ask for it 16 steps ahead (3-4% on 128x784 by 784x256) */
+        _mm_prefetch((const char *)(bp + k * 32 + 512), _MM_HINT_T0);
+        _mm_prefetch((const char *)(bp + k * 32 + 528), _MM_HINT_T0);
         for (int r = 0; r < mr; r++) {
-            const __m512 av = _mm512_set1_ps(a[r * lda + k]);
+            const __m512 av = _mm512_set1_ps(a[r * ras + k * kas]);
             s0[r] = _mm512_fmadd_ps(av, b0, s0[r]);
             s1[r] = _mm512_fmadd_ps(av, b1, s1[r]);
         }
     }
     for (int r = 0; r < mr; r++) {
-        _mm512_mask_storeu_ps(c + r * ldc, m0, s0[r]);
-        _mm512_mask_storeu_ps(c + r * ldc + 16, m1, s1[r]);
+        if (w == 32) {
+            _mm512_storeu_ps(c + r * ldc, s0[r]);
+            _mm512_storeu_ps(c + r * ldc + 16, s1[r]);
+        } else {
+            _mm512_store_ps(part, s0[r]);
+            _mm512_store_ps(part + 16, s1[r]);
+            memcpy(c + r * ldc, part, w * sizeof(float));
+        }
     }
 }
 
+static inline void panel_masks(idx w, __mmask16 *m0, __mmask16 *m1) {
+    *m0 = w >= 16 ? 0xFFFF : (__mmask16)((1u << w) - 1);
+    *m1 = w >= 32 ? 0xFFFF : w > 16 ? (__mmask16)((1u << (w - 16)) - 1) : 0;
+}
+
+/* c(M, N) = a(M, K) b [+ c], b packed in panels of 32 columns (panel p: K rows of columns
+ * 32p..32p+31, zero past N; ember.nn's rnn._packed_blocks makes them): tiles of up to 8 rows
+ * of a as it lies (no packing: the LSTM's few rows), summed over K in blocks of 256 (a block
+ * of a panel, 32 KB, stays in L1 while every row tile reads it). On the LSTM's per-step
+ * shapes it runs at 1.65x OpenBLAS's small-matrix kernel (16x128 by 128x512: 14 us against
+ * 23 on an AVX-512 Xeon, one thread), about MKL's speed. Without AVX-512 it is not built
+ * (ember_panel_gemm_available() is 0) and the callers use OpenBLAS. */
 static void panel_gemm(idx M, idx N, idx K, const float *a, idx lda, const float *bp, float *c,
                        idx ldc, int acc_c) {
     enum { KB = 256 };
     for (idx j = 0; j < N; j += 32) {
         const float *panel = bp + (j / 32) * K * 32;
-        const idx w = N - j < 32 ? N - j : 32;
-        const __mmask16 m0 = w >= 16 ? 0xFFFF : (__mmask16)((1u << w) - 1);
-        const __mmask16 m1 = w >= 32 ? 0xFFFF : w > 16 ? (__mmask16)((1u << (w - 16)) - 1) : 0;
+        __mmask16 m0, m1;
+        panel_masks(N - j, &m0, &m1);
         for (idx k0 = 0; k0 < K; k0 += KB) {
             const idx kc = K - k0 < KB ? K - k0 : KB;
             const int acc = acc_c || k0 > 0;
@@ -630,24 +672,270 @@ static void panel_gemm(idx M, idx N, idx K, const float *a, idx lda, const float
                 const float *ai = a + i * lda + k0, *pk = panel + k0 * 32;
                 float *ci = c + i * ldc + j;
                 switch (M - i < 8 ? M - i : 8) {
-                case 8: panel_tile(8, kc, ai, lda, pk, ci, ldc, acc, m0, m1); break;
-                case 7: panel_tile(7, kc, ai, lda, pk, ci, ldc, acc, m0, m1); break;
-                case 6: panel_tile(6, kc, ai, lda, pk, ci, ldc, acc, m0, m1); break;
-                case 5: panel_tile(5, kc, ai, lda, pk, ci, ldc, acc, m0, m1); break;
-                case 4: panel_tile(4, kc, ai, lda, pk, ci, ldc, acc, m0, m1); break;
-                case 3: panel_tile(3, kc, ai, lda, pk, ci, ldc, acc, m0, m1); break;
-                case 2: panel_tile(2, kc, ai, lda, pk, ci, ldc, acc, m0, m1); break;
-                default: panel_tile(1, kc, ai, lda, pk, ci, ldc, acc, m0, m1); break;
+#define TILE(n) case n: gemm_tile(n, kc, ai, lda, 1, pk, ci, ldc, acc, NULL, m0, m1); break;
+                TILE(8) TILE(7) TILE(6) TILE(5) TILE(4) TILE(3) TILE(2)
+                default: gemm_tile(1, kc, ai, lda, 1, pk, ci, ldc, acc, NULL, m0, m1); break;
+#undef TILE
                 }
             }
         }
     }
+}
+
+/* -- sgemm: c(M, N) = a(M, K) b(K, N) [+ c] for any strides ---------------------------------
+ * NumPy's OpenBLAS runs float32 products on this Xeon at 130-165 GFLOP/s a core where MKL
+ * (PyTorch's) runs 175-195: its packing of a transposed weight (x @ w.T) and its threading of
+ * mid-sized products cost it 1.3-1.6x on a linear layer's shapes. This is the BLIS scheme with
+ * gemm_tile as the micro-kernel: for each block of GEMM_KC steps of K, b's block of up to
+ * GEMM_NC columns is packed into 32-column panels (kept in L2), then a's block of up to GEMM_MC
+ * rows into slivers of 12 rows (k-major: each sliver, 12 KB, stays in L1 while the tile runs
+ * it over every panel). The packing transposes with SSE/AVX shuffles where a layout needs it.
+ * Threads (kernels.c's pool) take contiguous runs of panels (or of slivers, for a product of
+ * few columns), each packing its own; the buffers are per thread, kept between calls. Each
+ * element of c is a sum over K in order (k-blocks added to c in turn), so a result does not
+ * depend on the number of threads. */
+enum { GEMM_KC = 256, GEMM_MC = 192, GEMM_NC = 1024 };
+
+/* a's rows [0, mc) by steps [0, kc), element (i, k) at a[i * rsa + k * csa], into slivers of
+ * GEMM_MR rows (the last of mc % GEMM_MR rows, packed at its own height): pa[k * mr + r] */
+static void gemm_pack_a(idx mc, idx kc, const float *a, idx rsa, idx csa, float *pa) {
+    for (idx i0 = 0; i0 < mc; i0 += GEMM_MR) {
+        const idx mr = mc - i0 < GEMM_MR ? mc - i0 : GEMM_MR;
+        const float *s = a + i0 * rsa;
+        idx r = 0;
+        if (rsa == 1) {
+            for (idx k = 0; k < kc; k++) memcpy(pa + k * mr, s + k * csa, mr * sizeof(float));
+            r = mr;
+        } else if (csa == 1) {  /* rows along k: 4x4 transposes */
+            for (; r + 4 <= mr; r += 4) {
+                const float *s0 = s + r * rsa;
+                idx k = 0;
+                for (; k + 4 <= kc; k += 4) {
+                    __m128 x0 = _mm_loadu_ps(s0 + k), x1 = _mm_loadu_ps(s0 + rsa + k);
+                    __m128 x2 = _mm_loadu_ps(s0 + 2 * rsa + k), x3 = _mm_loadu_ps(s0 + 3 * rsa + k);
+                    _MM_TRANSPOSE4_PS(x0, x1, x2, x3);
+                    _mm_storeu_ps(pa + k * mr + r, x0);
+                    _mm_storeu_ps(pa + (k + 1) * mr + r, x1);
+                    _mm_storeu_ps(pa + (k + 2) * mr + r, x2);
+                    _mm_storeu_ps(pa + (k + 3) * mr + r, x3);
+                }
+                for (; k < kc; k++)
+                    for (idx q = 0; q < 4; q++) pa[k * mr + r + q] = s0[q * rsa + k];
+            }
+        }
+        for (; r < mr; r++)
+            for (idx k = 0; k < kc; k++) pa[k * mr + r] = s[r * rsa + k * csa];
+        pa += kc * mr;
+    }
+}
+
+static inline void transpose8x8(__m256 *r) {
+    const __m256 t0 = _mm256_unpacklo_ps(r[0], r[1]), t1 = _mm256_unpackhi_ps(r[0], r[1]);
+    const __m256 t2 = _mm256_unpacklo_ps(r[2], r[3]), t3 = _mm256_unpackhi_ps(r[2], r[3]);
+    const __m256 t4 = _mm256_unpacklo_ps(r[4], r[5]), t5 = _mm256_unpackhi_ps(r[4], r[5]);
+    const __m256 t6 = _mm256_unpacklo_ps(r[6], r[7]), t7 = _mm256_unpackhi_ps(r[6], r[7]);
+    const __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+    const __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+    const __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE);
+    const __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+    r[0] = _mm256_permute2f128_ps(u0, u4, 0x20), r[1] = _mm256_permute2f128_ps(u1, u5, 0x20);
+    r[2] = _mm256_permute2f128_ps(u2, u6, 0x20), r[3] = _mm256_permute2f128_ps(u3, u7, 0x20);
+    r[4] = _mm256_permute2f128_ps(u0, u4, 0x31), r[5] = _mm256_permute2f128_ps(u1, u5, 0x31);
+    r[6] = _mm256_permute2f128_ps(u2, u6, 0x31), r[7] = _mm256_permute2f128_ps(u3, u7, 0x31);
+}
+
+/* b's steps [0, kc) by columns [0, nc), element (k, j) at b[k * rsb + j * csb], into panels
+ * of 32 columns, zero past nc: pb[k * 32 + j] */
+static void gemm_pack_b(idx kc, idx nc, const float *b, idx rsb, idx csb, float *pb) {
+    for (idx j0 = 0; j0 < nc; j0 += GEMM_NR) {
+        const idx w = nc - j0 < GEMM_NR ? nc - j0 : GEMM_NR;
+        const float *s = b + j0 * csb;
+        if (csb == 1) {
+            __mmask16 m0, m1;
+            panel_masks(w, &m0, &m1);
+            for (idx k = 0; k < kc; k++) {
+                _mm512_store_ps(pb + k * 32, _mm512_maskz_loadu_ps(m0, s + k * rsb));
+                _mm512_store_ps(pb + k * 32 + 16, _mm512_maskz_loadu_ps(m1, s + k * rsb + 16));
+            }
+        } else {
+            if (w < GEMM_NR) memset(pb, 0, (size_t)kc * GEMM_NR * sizeof(float));
+            idx j = 0;
+            if (rsb == 1) {  /* columns along k (a transposed weight): 8x8 transposes */
+                for (; j + 8 <= w; j += 8) {
+                    const float *s0 = s + j * csb;
+                    idx k = 0;
+                    for (; k + 8 <= kc; k += 8) {
+                        __m256 r[8];
+                        for (int q = 0; q < 8; q++) r[q] = _mm256_loadu_ps(s0 + q * csb + k);
+                        transpose8x8(r);
+                        for (int q = 0; q < 8; q++) _mm256_store_ps(pb + (k + q) * 32 + j, r[q]);
+                    }
+                    for (; k < kc; k++)
+                        for (int q = 0; q < 8; q++) pb[k * 32 + j + q] = s0[q * csb + k];
+                }
+            }
+            for (; j < w; j++)
+                for (idx k = 0; k < kc; k++) pb[k * 32 + j] = s[j * csb + k * rsb];
+        }
+        pb += kc * GEMM_NR;
+    }
+}
+
+/* the tiles of a packed block: sliver by sliver (each kept in L1), every panel */
+static void gemm_block(idx mc, idx nc, idx kc, const float *pa, idx lda, const float *pb,
+                       float *c, idx ldc, int acc, const float *bias) {
+    for (idx i0 = 0; i0 < mc; i0 += GEMM_MR) {
+        const int mr = mc - i0 < GEMM_MR ? (int)(mc - i0) : GEMM_MR;
+        const float *a = lda ? pa + i0 * lda : pa + i0 * kc;
+        for (idx j0 = 0; j0 < nc; j0 += GEMM_NR) {
+            __mmask16 m0, m1;
+            panel_masks(nc - j0, &m0, &m1);
+            const float *b = pb + j0 * kc, *bj = bias ? bias + j0 : NULL;
+            float *ct = c + i0 * ldc + j0;
+            if (lda) {
+                switch (mr) {
+#define TILE(n) case n: gemm_tile(n, kc, a, lda, 1, b, ct, ldc, acc, bj, m0, m1); break;
+                TILE(12) TILE(11) TILE(10) TILE(9) TILE(8) TILE(7) TILE(6) TILE(5) TILE(4)
+                TILE(3) TILE(2)
+                default: gemm_tile(1, kc, a, lda, 1, b, ct, ldc, acc, bj, m0, m1); break;
+#undef TILE
+                }
+            } else {
+                switch (mr) {
+#define TILE(n) case n: gemm_tile(n, kc, a, 1, n, b, ct, ldc, acc, bj, m0, m1); break;
+                TILE(12) TILE(11) TILE(10) TILE(9) TILE(8) TILE(7) TILE(6) TILE(5) TILE(4)
+                TILE(3) TILE(2)
+                default: gemm_tile(1, kc, a, 1, 1, b, ct, ldc, acc, bj, m0, m1); break;
+#undef TILE
+                }
+            }
+        }
+    }
+}
+
+/* a float buffer of at least n per thread, 64-byte aligned, kept for the thread's next call
+ * (slot 0: a's slivers, 1: b's panels); NULL where memory ran out */
+static float *gemm_buffer(int slot, size_t n) {
+    static _Thread_local float *buf[2];
+    static _Thread_local size_t size[2];
+    if (size[slot] < n) {
+        free(buf[slot]);
+        size[slot] = 0;
+        buf[slot] = aligned_alloc(64, (n * sizeof(float) + 63) / 64 * 64);
+        if (buf[slot] == NULL) return NULL;
+        size[slot] = n;
+    }
+    return buf[slot];
+}
+
+/* c = a b + (c where acc_c, else bias under every row where bias, else 0) */
+static int sgemm_serial(idx M, idx N, idx K, const float *a, idx rsa, idx csa, const float *b,
+                        idx rsb, idx csb, float *c, idx ldc, int acc_c, const float *bias) {
+    if (K == 0) {
+        for (idx i = 0; i < M && !acc_c; i++) {
+            if (bias) memcpy(c + i * ldc, bias, (size_t)N * sizeof(float));
+            else memset(c + i * ldc, 0, (size_t)N * sizeof(float));
+        }
+        return 1;
+    }
+    const int first = acc_c ? 1 : bias ? 2 : 0;
+    const idx kcap = K < GEMM_KC ? K : GEMM_KC;
+    const idx mcap = M < GEMM_MC ? M : GEMM_MC;
+    const idx ncap = N < GEMM_NC ? N : GEMM_NC;
+    float *pa = gemm_buffer(0, (size_t)(mcap * kcap));
+    float *pb = gemm_buffer(1, (size_t)((ncap + GEMM_NR - 1) / GEMM_NR * GEMM_NR * kcap));
+    if (pa == NULL || pb == NULL) return 0;
+    const int direct_a = csa == 1;  /* rows along k: the tile reads them as they lie */
+    const idx kb = (K + GEMM_KC - 1) / GEMM_KC, kstep = (K + kb - 1) / kb;  /* even blocks */
+    for (idx k0 = 0; k0 < K; k0 += kstep) {
+        const idx kc = K - k0 < kstep ? K - k0 : kstep;
+        for (idx n0 = 0; n0 < N; n0 += GEMM_NC) {
+            const idx nc = N - n0 < GEMM_NC ? N - n0 : GEMM_NC;
+            gemm_pack_b(kc, nc, b + k0 * rsb + n0 * csb, rsb, csb, pb);
+            for (idx m0 = 0; m0 < M; m0 += GEMM_MC) {
+                const idx mc = M - m0 < GEMM_MC ? M - m0 : GEMM_MC;
+                const float *am = a + m0 * rsa + k0 * csa;
+                float *cm = c + m0 * ldc + n0;
+                const int acc = k0 > 0 ? 1 : first;
+                const float *bn = bias ? bias + n0 : NULL;
+                if (direct_a) {
+                    gemm_block(mc, nc, kc, am, rsa, pb, cm, ldc, acc, bn);
+                } else {
+                    gemm_pack_a(mc, kc, am, rsa, csa, pa);
+                    gemm_block(mc, nc, kc, pa, 0, pb, cm, ldc, acc, bn);
+                }
+            }
+        }
+    }
+    return 1;
+}
+
+typedef struct {
+    idx M, N, K, rsa, csa, rsb, csb, ldc, unit, units, shift;
+    const float *a, *b, *bias;
+    float *c;
+    int acc_c, by_rows;
+    atomic_int failed;
+} sgemm_job;
+
+static void sgemm_chunk(void *ctx, idx chunk, idx lo, idx hi) {
+    (void)chunk;
+    sgemm_job *j = ctx;
+    const idx size = j->by_rows ? j->M : j->N;
+    const idx b = lo ? lo * j->unit - j->shift : 0;
+    const idx e = hi == j->units || hi * j->unit - j->shift > size ? size
+                                                                   : hi * j->unit - j->shift;
+    int ok;
+    if (j->by_rows)
+        ok = sgemm_serial(e - b, j->N, j->K, j->a + b * j->rsa, j->rsa, j->csa, j->b, j->rsb,
+                          j->csb, j->c + b * j->ldc, j->ldc, j->acc_c, j->bias);
+    else
+        ok = sgemm_serial(j->M, e - b, j->K, j->a, j->rsa, j->csa, j->b + b * j->csb, j->rsb,
+                          j->csb, j->c + b, j->ldc, j->acc_c, j->bias ? j->bias + b : NULL);
+    if (!ok) atomic_store(&j->failed, 1);
+}
+
+/* c = a b + (c where acc_c, else the row `bias` (N floats, or NULL) under every row), strides
+ * in elements (c's rows ldc apart, its columns adjacent), on up to `threads` threads: the
+ * columns split in runs of panels (each thread packing its own part of b and reading a as it
+ * lies, or packing all of a where a is transposed), the boundaries moved onto a cache line
+ * where c's rows all start at one offset in a line, else the rows in runs of slivers (each
+ * thread then packs all of b). Two threads writing one line pass it between their cores
+ * (512x16 by 16x256 into c 16 bytes past a line, split at panels: 31 us on one thread, 45 on
+ * two; on a line: 26 and 15). Returns 1, or 0 where it did not run (no AVX-512, no memory
+ * for the buffers: the caller takes NumPy's product). */
+int ember_sgemm_f32(idx M, idx N, idx K, const float *a, idx rsa, idx csa, const float *b,
+                    idx rsb, idx csb, float *c, idx ldc, int acc_c, const float *bias,
+                    idx threads) {
+    sgemm_job j = {M, N, K, rsa, csa, rsb, csb, ldc, GEMM_NR, 0, 0, a, b, bias, c, acc_c, 0, 0};
+    if (M <= 0 || N <= 0) return 1;
+    const idx panels = (N + GEMM_NR - 1) / GEMM_NR, slivers = (M + GEMM_MR - 1) / GEMM_MR;
+    const int lines = ldc % 16 == 0 || M == 1;  /* every row at c's offset in its line */
+    if (threads > 1 && (panels < 2 * threads || !lines) && slivers >= 2 * threads) {
+        j.by_rows = 1;
+        j.unit = GEMM_MR;
+        j.units = slivers;
+        pool_for(sgemm_chunk, &j, slivers, 2, threads);
+    } else {
+        j.shift = (idx)((uintptr_t)c % 64 / sizeof(float));  /* columns before c's line */
+        j.units = panels;
+        pool_for(sgemm_chunk, &j, panels, 2, threads);
+    }
+    return !atomic_load(&j.failed);
 }
 #else
 #define PANEL_GEMM 0
 static void panel_gemm(idx M, idx N, idx K, const float *a, idx lda, const float *bp, float *c,
                        idx ldc, int acc_c) {
     (void)M, (void)N, (void)K, (void)a, (void)lda, (void)bp, (void)c, (void)ldc, (void)acc_c;
+}
+
+int ember_sgemm_f32(idx M, idx N, idx K, const float *a, idx rsa, idx csa, const float *b,
+                    idx rsb, idx csb, float *c, idx ldc, int acc_c, const float *bias,
+                    idx threads) {
+    (void)M, (void)N, (void)K, (void)a, (void)rsa, (void)csa, (void)b, (void)rsb, (void)csb;
+    (void)c, (void)ldc, (void)acc_c, (void)bias, (void)threads;
+    return 0;
 }
 #endif
 

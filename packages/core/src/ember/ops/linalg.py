@@ -16,12 +16,12 @@ import warnings
 
 import numpy as np
 
-from .. import _dtype
+from .. import _dtype, _native
 from .. import return_types as _rt
 from .._device import check_same_device, xp_of
 from .._dtype import scalar_type_name
 from .._format import shape_str
-from .._parallel import BLAS_THREADED_MACS, note_threaded_blas
+from .._parallel import BLAS_THREADED_MACS, native_threads, note_threaded_blas
 from .._sparse_tensor import SparseTensor as _Sparse
 from .._sparse_tensor import _no_backend as _sparse_no_backend
 from .._sparse_tensor import sparse_bmm, sparse_product
@@ -232,7 +232,12 @@ def gemm(a, b):
     kernel's ``M*N`` the other way round (``_SWAP_MN``). Two 2-D NumPy arrays go through
     ``np.dot``: the same BLAS call as ``@``, 0.3 us sooner (no ufunc dispatch)."""
     if a.__class__ is np.ndarray and b.__class__ is np.ndarray and a.ndim == 2 and b.ndim == 2:
-        c = _block_of(a, b) if a.dtype is _F32 and b.dtype is _F32 else 0
+        c = 0
+        if a.dtype is _F32 and b.dtype is _F32:
+            out = native_sgemm(a, b)
+            if out is not None:
+                return out
+            c = _block_of(a, b)
         if not c:
             if a.shape[1] == 1 and b.shape[0] == 1:
                 return a * b
@@ -276,11 +281,64 @@ def _block_of(a, b) -> int:
     return gemm_column_block(m, k, n, "rows")
 
 
+#: Ember's own float32 product (kernels.c's ember_sgemm_f32) takes a 2-D product of more than
+#: ``SGEMM_MIN_MACS`` multiply-adds (OpenBLAS's small-matrix bound), more than
+#: ``_SGEMM_MIN_M`` rows and at least ``_SGEMM_MIN_N`` columns. Below them OpenBLAS's
+#: small-matrix kernel, which skips packing, or its column blocks (``gemm_column_block``)
+#: are faster: a grid of m 1-256, k 32-512, n 16-1024 on two threads (2026-12-06, AVX-512
+#: Xeon) had Ember's product 0.3-0.8x OpenBLAS's time past 1e6 multiply-adds with 16 rows or
+#: more, 1.1-5x below (a call costs ~4 us more) or with 16 columns (a half-empty panel).
+SGEMM_MIN_MACS = _SMALL_MNK
+_SGEMM_MIN_M = 8
+_SGEMM_MIN_N = 32
+
+
+def native_sgemm(a, b, out=None, bias=None):
+    """``a @ b`` (``+ bias``, a contiguous float32 row of ``b.shape[1]``, added as the sums'
+    start) of two 2-D float32 NumPy arrays through ``kernels.c``'s ``ember_sgemm_f32``
+    (written into ``out``, a C-contiguous float32 array, where given), or None where it does
+    not take the product: too small (``SGEMM_MIN_MACS``), an operand with no unit stride, no
+    AVX-512, the kernels unavailable. On an AVX-512 Xeon it runs a linear layer's products
+    1.2-1.6x faster than NumPy's OpenBLAS (about MKL's speed, which PyTorch runs), and its
+    threads are kernels.c's pool, whose wake-ups cost microseconds."""
+    m, k = a.shape
+    n = b.shape[1]
+    if m * k * n <= SGEMM_MIN_MACS or m <= _SGEMM_MIN_M or n < _SGEMM_MIN_N:
+        return None
+    sa0, sa1 = a.strides
+    sb0, sb1 = b.strides
+    if not ((sa1 == 4 or sa0 == 4) and (sb1 == 4 or sb0 == 4)) or \
+            (sa0 | sa1 | sb0 | sb1) & 3 or min(sa0, sa1, sb0, sb1) < 0:
+        return None
+    fn = _sgemm_kernel()
+    if fn is None:
+        return None
+    c = np.empty((m, n), dtype=_F32) if out is None else out
+    address = _native.address
+    if not fn(m, n, k, address(a), sa0 >> 2, sa1 >> 2, address(b), sb0 >> 2, sb1 >> 2,
+              address(c), c.strides[0] >> 2, 0, None if bias is None else address(bias),
+              native_threads()):
+        return None
+    return c
+
+
+def _sgemm_kernel():
+    fn = _native.kernel("ember_panel_gemm_available")
+    if fn is None or not fn():
+        return None
+    return _native.kernel("ember_sgemm_f32")
+
+
 def gemm_into(a, b, out) -> None:
     """``np.dot(a, b, out=out)`` for 2-D NumPy arrays with ``gemm``'s column blocks: the same
     numbers as ``gemm`` (compiled code writes its products into reused buffers with it)."""
-    c = _block_of(a, b) if (a.__class__ is np.ndarray and b.__class__ is np.ndarray
-                            and a.dtype is _F32 and b.dtype is _F32) else 0
+    c = 0
+    if a.__class__ is np.ndarray and b.__class__ is np.ndarray and a.dtype is _F32 and \
+            b.dtype is _F32:
+        if out.flags.c_contiguous and out.dtype is _F32 and \
+                native_sgemm(a, b, out) is not None:
+            return
+        c = _block_of(a, b)
     if not c:
         np.dot(a, b, out=out)
         return

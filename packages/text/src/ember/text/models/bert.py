@@ -17,6 +17,8 @@ import os
 import warnings
 from typing import Any
 
+import numpy as np
+
 import ember
 import ember.nn.functional as F
 from ember import Tensor, nn
@@ -297,10 +299,11 @@ def _activate_in_blocks(act_fn, x: Tensor) -> Tensor:
 
 
 def _bias_gelu_inference(dense: nn.Linear, act_fn, x: Tensor) -> Tensor | None:
-    """``gelu(dense(x))`` (exact GELU) as the product without its bias, then the bias add and
-    GELU in one native pass over it in place (kernels.c), when nothing needs a graph and all
-    is float32 on the CPU: the same values as the two ops (the same float32 sum, then the same
-    GELU kernel), one pass over the 4x-wide activation fewer. None otherwise, and whenever
+    """``gelu(dense(x))`` (exact GELU) as ``dense(x)``, then GELU in one native pass over it in
+    place (kernels.c's bias-and-GELU kernel with a zero bias: the bias is already in the
+    product, as the sums' start where kernels.c's product takes it), when nothing needs a
+    graph and all is float32 on the CPU: the same values as the two ops (the same linear, then
+    the same GELU kernel), without GELU's fresh 4x-wide output. None otherwise, and whenever
     something records or intercepts ops (export/jit/compile capture, vmap, overrides): the
     in-place pass is not an op they could see."""
     if act_fn is not F.gelu or ember.is_grad_enabled() or x.device.type != "cpu" \
@@ -311,11 +314,12 @@ def _bias_gelu_inference(dense: nn.Linear, act_fn, x: Tensor) -> Tensor | None:
     kernel = api.native_kernel("ember_bias_gelu_inplace_f32")
     if kernel is None:
         return None
-    y = F.linear(x, dense.weight)
-    yd, bd = api.array(y), api.array(dense.bias)
-    if not api.native_arrays(yd) or not api.native_arrays(bd) or y.requires_grad:
+    y = dense(x)
+    yd = api.array(y)
+    n = yd.shape[-1]
+    bd = np.zeros(n, np.float32)
+    if not api.native_arrays(yd) or y.requires_grad:
         return None
-    n = bd.shape[0]
     rows = yd.size // n
     base, bias = api.native_address(yd), api.native_address(bd)
     grain = max(1, _ACT_BLOCK_ELEMENTS // n)
