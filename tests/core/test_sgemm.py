@@ -173,7 +173,7 @@ def test_gemm_takes_it_past_the_bound(monkeypatch):
     np.testing.assert_allclose(got, x.astype(np.float64) @ w.T, **_tolerance(784))
     calls.clear()
     linalg.gemm(x[:8], w.T)  # 8 rows: OpenBLAS's column blocks
-    linalg.gemm(x[:, :16], w[:, :16].T)  # under the bound: OpenBLAS's small kernel
+    linalg.gemm(x[:, :8], w[:, :8].T)  # under the bound: OpenBLAS's small kernel
     linalg.gemm(x, w[:16].T)  # 16 columns: half a panel
     linalg.gemm(x.astype(np.float64), w.T.astype(np.float64))
     assert not calls

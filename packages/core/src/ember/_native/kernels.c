@@ -42,12 +42,19 @@ typedef ptrdiff_t idx;
  * parallel_for splits), the calling thread taking the first. ember._parallel's Python pool
  * costs ~70 us a handoff on a 2-core VM, where a woken thread must take the GIL and
  * CPython's timed condition waits wake slowly (an untimed pthread wait: ~5 us); these
- * workers never touch Python: they spin for POOL_SPIN_NS after a job (the next one often
- * follows within microseconds), then sleep on an untimed condition variable. One job at a
- * time: a caller that finds the pool busy (another Python thread's job) runs serially. A
- * forked child starts workers of its own. */
+ * workers never touch Python: they spin for POOL_SPIN_NS after a job, then sleep on an
+ * untimed condition variable. A training step's next split job comes after a few other ops,
+ * and a sleeping worker is slow to wake on a VM (a 512x128 by 128x128 product on two threads:
+ * 54 us back to back, 135-170 us after 50-250 us of other work with a 50 us spin), so they
+ * spin for 2 ms (OpenBLAS's and OpenMP's threads spin for 100-200 ms); every 64 spins they
+ * yield (sched_yield), so that another thread on their core (another process's) runs
+ * meanwhile. With the products on this pool too (sgemm below): a Transformer layer's step
+ * 5.9 -> 4.4 ms, an MLP's 2.6 -> 2.4, LeNet's 3.9 -> 3.1 (10 ms spins were no faster, and
+ * slower where OpenBLAS's threads also ran). One job at a time: a caller that finds the
+ * pool busy (another Python thread's job) runs serially. A forked child starts workers of
+ * its own. */
 #define POOL_MAX 64
-#define POOL_SPIN_NS 50000L
+#define POOL_SPIN_NS 2000000L
 
 typedef void (*pool_job)(void *ctx, idx chunk, idx b, idx e);
 
@@ -86,6 +93,7 @@ static void *pool_worker(void *arg) {
         struct timespec t0;
         clock_gettime(CLOCK_MONOTONIC, &t0);
         for (long spins = 1; (g = atomic_load(&pool.gen)) == seen; spins++) {
+            if (spins % 64 == 0) sched_yield();
             if (spins % 256 == 0 && pool_ns_since(&t0) > POOL_SPIN_NS) {
                 pthread_mutex_lock(&pool.mu);
                 atomic_fetch_add(&pool.sleepers, 1);

@@ -40,13 +40,13 @@ from ..autograd.grad_mode import GRAD
 from ..autograd.graph import Node, make_node_class, record, result
 from ..utils._foreach_utils import _group_tensors_by_device_and_dtype
 from ._inplace import make_inplace
-from .linalg import gemm_column_block
+from .linalg import gemm, gemm_column_block
 from .registry import OPS, OpInfo, functional_kernels, register
 
 __all__ = ["array_module", "array_module_of", "array", "wrap", "result", "needs_grad",
            "grad_enabled", "node_class", "record", "check_same_device", "make_inplace",
            "defop", "register", "fused_kernel", "functional_kernels", "OPS", "OpInfo", "Node",
-           "rng", "dtype_from_numpy", "parse_to", "fused_op", "gemm_column_block",
+           "rng", "dtype_from_numpy", "parse_to", "fused_op", "gemm", "gemm_column_block",
            "native_kernel", "native_arrays", "native_chunks", "native_address", "blas_sgemm",
            "parallel_for",
            "group_tensors_by_device_and_dtype", "user_stacklevel"]

@@ -281,14 +281,16 @@ def _block_of(a, b) -> int:
     return gemm_column_block(m, k, n, "rows")
 
 
-#: Ember's own float32 product (kernels.c's ember_sgemm_f32) takes a 2-D product of more than
-#: ``SGEMM_MIN_MACS`` multiply-adds (OpenBLAS's small-matrix bound), more than
-#: ``_SGEMM_MIN_M`` rows and at least ``_SGEMM_MIN_N`` columns. Below them OpenBLAS's
-#: small-matrix kernel, which skips packing, or its column blocks (``gemm_column_block``)
-#: are faster: a grid of m 1-256, k 32-512, n 16-1024 on two threads (2026-12-06, AVX-512
-#: Xeon) had Ember's product 0.3-0.8x OpenBLAS's time past 1e6 multiply-adds with 16 rows or
-#: more, 1.1-5x below (a call costs ~4 us more) or with 16 columns (a half-empty panel).
-SGEMM_MIN_MACS = _SMALL_MNK
+#: Ember's own float32 product (kernels.c's ember_sgemm_f32) takes a 2-D product of
+#: ``BLAS_THREADED_MACS`` multiply-adds or more (every product OpenBLAS would run on its
+#: threads), more than ``_SGEMM_MIN_M`` rows and at least ``_SGEMM_MIN_N`` columns. Below
+#: them OpenBLAS's single-threaded small-matrix kernel and column blocks take it. Past 1e6
+#: multiply-adds it ran 0.3-0.8x OpenBLAS's time (a grid of m 16-256, k 32-512, n 32-1024 on
+#: two threads, 2026-12-06, AVX-512 Xeon), about even between 5e5 and 1e6; what decides the
+#: lower bound is that OpenBLAS's threads, once woken, spin ~0.1 s on the cores that
+#: kernels.c's pool then needs (LeNet's step with its 645K-MAC products left to OpenBLAS:
+#: 4.1-7.4 ms from run to run; with every threaded product here: 3.1-3.2 ms).
+SGEMM_MIN_MACS = BLAS_THREADED_MACS - 1
 _SGEMM_MIN_M = 8
 _SGEMM_MIN_N = 32
 

@@ -266,6 +266,14 @@ def _rnn_bwd(xp, mode, a, dY, dh, dc, w, w_hr, steps):
     return dG, dG, None, None
 
 
+def _weight_grad(xp, dgh, prev):
+    """``dgh.T @ prev`` (the recurrent weights' gradient over all steps) through
+    ``api.gemm`` on NumPy arrays: kernels.c's product where it takes it, and OpenBLAS's
+    threads noted where they run it (kernels that split their own work stay serial while
+    those threads spin)."""
+    return api.gemm(dgh.T, prev) if xp is np else dgh.T @ prev
+
+
 def _packed_blocks(w, rows: int, panels: bool):
     """``w`` (``(K, N)``, float32) as ``_native``'s sequence kernels take it, and a block
     width. ``panels``: in panels of 32 columns for kernels.c's own AVX-512 product (panel
@@ -545,7 +553,7 @@ def _layer_backward(node, grads):
     if node.needs_grad(2):
         out[2] = api.wrap(dc, dev)
     if node.needs_grad(3):
-        out[3] = api.wrap(dgh.T @ _all_prev(xp, Y, arrays["h0"], steps), dev)
+        out[3] = api.wrap(_weight_grad(xp, dgh, _all_prev(xp, Y, arrays["h0"], steps)), dev)
     if node.needs_grad(4):
         out[4] = api.wrap(dgh.sum(0), dev)
     if node.needs_grad(5):
@@ -643,7 +651,7 @@ def _fused_layer(mode, steps, B):
         if mode == "LSTM":
             dc = xp.zeros((B, w.shape[0] // 4), dtype=w.dtype) if gc is None else gc.copy()
         dxw, dgh, dW_hr, dc = _KERNELS[mode][1](xp, mode, arrays, dY, dh, dc, w, w_hr, steps)
-        dW = dgh.T @ _all_prev(xp, Y, arrays["h0"], steps)
+        dW = _weight_grad(xp, dgh, _all_prev(xp, Y, arrays["h0"], steps))
         return (dxw.reshape(ctx["x_shape"]), dh if has_h0 else None,
                 dc if has_c0 else None, dW, dgh.sum(0) if has_b else None, dW_hr)
 
