@@ -18,6 +18,7 @@ import pytest
 import ember
 from ember import _native, _parallel
 from ember.nn import functional as F
+from ember.ops import linalg
 
 #: the pool splits NumPy's work: these tests run on the CPU whatever the suite's device
 CPU = ember.device("cpu")
@@ -259,11 +260,13 @@ def test_linear_bias_add_does_not_depend_on_threads(pool_threads):
     x0 = ember.randn(4, 512, 384, generator=g, device=CPU)  # 4*512 rows of 1536: split
     w = ember.randn(1536, 384, generator=g, device=CPU)
     b = ember.randn(1536, generator=g, device=CPU)
+    gy = ember.randn(4, 512, 1536, generator=g, device=CPU)  # (a sum's broadcast gradient
+    # would go to OpenBLAS, whose spinning threads keep the next products on one thread)
 
     def run():
         x = x0.clone().requires_grad_()
         y = F.linear(x, w, b)
-        y.sum().backward()
+        y.backward(gy)
         return y.detach().numpy(), x.grad.numpy()
 
     _same(_at_threads(pool_threads, run))
@@ -348,8 +351,10 @@ def test_products_that_openblas_threads_are_noted(threads):
     a = ember.randn(64, 400, device=CPU)
     F.linear(a, ember.randn(6, 400, device=CPU))  # 154K multiply-adds: one BLAS thread
     assert not _parallel.blas_threads_busy()
-    F.linear(a, ember.randn(120, 400, device=CPU))  # 3M: OpenBLAS threads it
-    assert _parallel.blas_threads_busy()
+    F.linear(a, ember.randn(120, 400, device=CPU))  # 3M: kernels.c's own product, if built
+    assert _parallel.blas_threads_busy() == (linalg._sgemm_kernel() is None)
+    F.linear(a.double(), ember.randn(120, 400, dtype=ember.float64, device=CPU))
+    assert _parallel.blas_threads_busy()  # float64: OpenBLAS threads it
     _parallel._blas_last[0] = float("-inf")
     ember.randn(4, 64, 400, device=CPU) @ ember.randn(4, 400, 120, device=CPU)  # batched
     assert _parallel.blas_threads_busy()

@@ -33,8 +33,8 @@ def test_per_sample_grads_tutorial(run_tutorial, capsys):
         model.zero_grad()
         ns["loss_fn"](model(data[i:i + 1]), targets[i:i + 1]).backward()
         for name, p in model.named_parameters():
-            assert float((grads[name][i] - p.grad).abs().max()) < 1e-6
-    assert ns["max_diff"] < 1e-6
+            assert float((grads[name][i] - p.grad).abs().max()) < 1e-5
+    assert ns["max_diff"] < 1e-5
     # examples differ: the per-sample gradients are not one gradient repeated
     assert float((grads["fc2.weight"][0] - grads["fc2.weight"][1]).abs().max()) > 1e-4
     assert ns["loop_seconds"] > 0 and ns["vmap_seconds"] > 0
