@@ -690,18 +690,18 @@ static void panel_gemm(idx M, idx N, idx K, const float *a, idx lda, const float
     }
 }
 
-/* -- sgemm: c(M, N) = a(M, K) b(K, N) [+ c] for any strides ---------------------------------
+/* -- sgemm: c(M, N) = a(M, K) b(K, N) [+ c | + bias] for any strides -----------------------
  * NumPy's OpenBLAS runs float32 products on this Xeon at 130-165 GFLOP/s a core where MKL
  * (PyTorch's) runs 175-195: its packing of a transposed weight (x @ w.T) and its threading of
  * mid-sized products cost it 1.3-1.6x on a linear layer's shapes. This is the BLIS scheme with
- * gemm_tile as the micro-kernel: for each block of GEMM_KC steps of K, b's block of up to
- * GEMM_NC columns is packed into 32-column panels (kept in L2), then a's block of up to GEMM_MC
- * rows into slivers of 12 rows (k-major: each sliver, 12 KB, stays in L1 while the tile runs
- * it over every panel). The packing transposes with SSE/AVX shuffles where a layout needs it.
- * Threads (kernels.c's pool) take contiguous runs of panels (or of slivers, for a product of
- * few columns), each packing its own; the buffers are per thread, kept between calls. Each
- * element of c is a sum over K in order (k-blocks added to c in turn), so a result does not
- * depend on the number of threads. */
+ * gemm_tile as the micro-kernel: for each block of K (even blocks of up to GEMM_KC steps),
+ * b's block of up to GEMM_NC columns is packed into 32-column panels (kept in L2), then a's
+ * rows are taken 12 at a time (a sliver, 12 KB, stays in L1 while the tile runs it over every
+ * panel): read as they lie where they run along k, else packed (k-major) in blocks of up to
+ * GEMM_MC rows. The packing transposes with SSE/AVX shuffles where a layout needs it, and the
+ * next block of b is prefetched while the tiles run. Each element of c is one sum over K in
+ * order (k-blocks added to c in turn), so a result depends on neither the threads, nor the
+ * split, nor the layouts. */
 enum { GEMM_KC = 256, GEMM_MC = 192, GEMM_NC = 1024 };
 
 /* a's rows [0, mc) by steps [0, kc), element (i, k) at a[i * rsa + k * csa], into slivers of
@@ -789,10 +789,10 @@ static void gemm_pack_b(idx kc, idx nc, const float *b, idx rsb, idx csb, float 
     }
 }
 
-/* the tiles of a packed block: sliver by sliver (each kept in L1), every panel */
-/* Prefetches into L2 of the next block of b, a few lines after each tile: the lines of `rows`
- * rows of `bytes` bytes, `stride` bytes apart, from `base` (packing is otherwise a pass that
- * waits on memory: 128x784 by 784x512 took 535 us with b out of cache, 349 in it) */
+/* Prefetches into L2 of the next block of b, a few (per_tile) lines after each tile: `lines`
+ * lines of each of `rows` rows `stride` bytes apart from `base`; (r, l) the next one (packing
+ * is otherwise a pass that waits on memory: 128x784 by 784x512 took 535 us with b out of
+ * cache, 349 in it, 444 with the prefetches) */
 typedef struct {
     const char *base;
     idx rows, lines, stride, per_tile, r, l;
@@ -805,6 +805,8 @@ static inline void gemm_pf_step(gemm_pf *p) {
     }
 }
 
+/* the tiles of a block: sliver by sliver (each kept in L1), every panel; a's rows as they
+ * lie, lda apart, where lda, else packed slivers */
 static void gemm_block(idx mc, idx nc, idx kc, const float *pa, idx lda, const float *pb,
                        float *c, idx ldc, int acc, const float *bias, gemm_pf *pf) {
     for (idx i0 = 0; i0 < mc; i0 += GEMM_MR) {
@@ -879,9 +881,11 @@ static int sgemm_serial(idx M, idx N, idx K, const float *a, idx rsa, idx csa, c
             gemm_pack_b(kc, nc, b + k0 * rsb + n0 * csb, rsb, csb, pb);
             /* the next block: (k0, n0 + GEMM_NC), else (k0 + kstep, 0) */
             gemm_pf pf = {NULL, 0, 1, 0, 0, 0, 0};
-            const idx nk = n0 + GEMM_NC < N ? k0 : k0 + kstep, nn = n0 + GEMM_NC < N ? n0 + GEMM_NC : 0;
+            const idx nk = n0 + GEMM_NC < N ? k0 : k0 + kstep;
+            const idx nn = n0 + GEMM_NC < N ? n0 + GEMM_NC : 0;
             if (nk < K && (csb == 1 || rsb == 1)) {
-                const idx kc2 = K - nk < kstep ? K - nk : kstep, nc2 = N - nn < GEMM_NC ? N - nn : GEMM_NC;
+                const idx kc2 = K - nk < kstep ? K - nk : kstep;
+                const idx nc2 = N - nn < GEMM_NC ? N - nn : GEMM_NC;
                 const idx along = csb == 1 ? nc2 : kc2;  /* floats a source row holds */
                 pf.base = (const char *)(b + nk * rsb + nn * csb);
                 pf.rows = csb == 1 ? kc2 : nc2;
@@ -934,14 +938,16 @@ static void sgemm_chunk(void *ctx, idx chunk, idx lo, idx hi) {
 }
 
 /* c = a b + (c where acc_c, else the row `bias` (N floats, or NULL) under every row), strides
- * in elements (c's rows ldc apart, its columns adjacent), on up to `threads` threads: the
- * columns split in runs of panels (each thread packing its own part of b and reading a as it
- * lies, or packing all of a where a is transposed), the boundaries moved onto a cache line
- * where c's rows all start at one offset in a line, else the rows in runs of slivers (each
- * thread then packs all of b). Two threads writing one line pass it between their cores
+ * in elements (c's rows ldc apart, its columns adjacent), on up to `threads` threads of the
+ * pool: the columns split in runs of panels (each thread packing its own part of b and
+ * reading all of a), the boundaries moved onto a cache line of c, where c's rows all start at
+ * one offset in a line; else, or where a has more rows than b columns (then a is the operand
+ * two threads should not both read), the rows in runs of slivers (each thread packing all of
+ * b). Two threads writing one line pass it between their cores, masked-off lanes included
  * (512x16 by 16x256 into c 16 bytes past a line, split at panels: 31 us on one thread, 45 on
- * two; on a line: 26 and 15). Returns 1, or 0 where it did not run (no AVX-512, no memory
- * for the buffers: the caller takes NumPy's product). */
+ * two; on a line: 26 and 15): hence the boundaries, and gemm_tile's buffer for a narrower
+ * panel. Returns 1, or 0 where it did not run (no AVX-512, no memory for the buffers: the
+ * caller takes NumPy's product). */
 int ember_sgemm_f32(idx M, idx N, idx K, const float *a, idx rsa, idx csa, const float *b,
                     idx rsb, idx csb, float *c, idx ldc, int acc_c, const float *bias,
                     idx threads) {
