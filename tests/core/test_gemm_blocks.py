@@ -68,10 +68,13 @@ def test_gemm_leaves_other_dtypes_and_layouts_alone(monkeypatch):
     np.testing.assert_array_equal(out, linalg.gemm(a32, b32))
 
 
-def test_linear_forward_and_backward_with_blocks(small_gemm):
+@pytest.mark.parametrize("rows,fan_in,fan_out", [(4, 512, 2048), (64, 300, 200)])
+def test_linear_forward_and_backward_with_blocks(small_gemm, rows, fan_in, fan_out):
+    """4 rows: OpenBLAS's column blocks; 64: kernels.c's own product (test_sgemm.py), with
+    the bias as its sums' start, where built with AVX-512."""
     ember.manual_seed(0)
-    lin = ember.nn.Linear(512, 2048)
-    x = ember.randn(4, 512, requires_grad=True)
+    lin = ember.nn.Linear(fan_in, fan_out)
+    x = ember.randn(rows, fan_in, requires_grad=True)
     y = lin(x)
     y.square().sum().backward()
     xd, wd, bd = (t.detach().numpy().astype(np.float64) for t in (x, lin.weight, lin.bias))
