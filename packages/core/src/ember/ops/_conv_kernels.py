@@ -28,7 +28,14 @@ import numpy as np
 
 from .. import _native
 from .._device import xp_of
-from .._parallel import blas_threads_busy, native_threads, parallel_for
+from .._parallel import (
+    BLAS_THREADED_MACS,
+    blas_threads_busy,
+    native_threads,
+    note_threaded_blas,
+    parallel_for,
+)
+from .linalg import gemm
 
 __all__ = ["Geom", "span", "tap_offsets", "windows", "padded", "scatter_windows", "cols_plain",
            "conv_array", "conv_transpose_array", "weight_grad_array"]
@@ -45,6 +52,15 @@ class Geom(NamedTuple):
     y: tuple
     groups: int = 1
 
+
+def _matmul(a, b, out=None):
+    """``np.matmul``, noting OpenBLAS's threads where each product is big enough for them
+    (``_parallel.note_threaded_blas``: they spin ~0.1 s after it, on the cores that the
+    native kernels' pool and Ember's own products would take)."""
+    r = np.matmul(a, b) if out is None else np.matmul(a, b, out=out)
+    if a.shape[-2] * a.shape[-1] * b.shape[-1] >= BLAS_THREADED_MACS:
+        note_threaded_blas()
+    return r
 
 
 def span(g: Geom, i: int) -> int:
@@ -678,7 +694,7 @@ def conv_array(xd, wd, g: Geom, bias=None):
         return _conv_cl(xd, wd, g)
     if N > 1 and L < _FOLD_BELOW:
         # few output positions (deep layers): one GEMM over (K, N*L) instead of N tiny ones
-        out = np.matmul(wd.reshape(G, O // G, -1), _cols_folded(xd, g, plan))
+        out = _matmul(wd.reshape(G, O // G, -1), _cols_folded(xd, g, plan))
         out = out.reshape(G, O // G, N, L).transpose(2, 0, 1, 3)
     else:
         out = xp_of(xd).empty((N, G, O // G, L), dtype=_result_dtype(xd, wd))
@@ -693,8 +709,8 @@ def conv_array(xd, wd, g: Geom, bias=None):
 
             def run(n0, n1):
                 for c0, c1 in _chunks(xd[n0:n1], g, L):
-                    np.matmul(w2, _cols(xd[n0 + c0:n0 + c1], g, plan),
-                              out=out[n0 + c0:n0 + c1])
+                    _matmul(w2, _cols(xd[n0 + c0:n0 + c1], g, plan),
+                           out=out[n0 + c0:n0 + c1])
         _over_samples(xd, O * rows * L, run)
     return _narrow_out(out.reshape(N, O, L), g, plan)
 
@@ -775,9 +791,9 @@ def _conv_cl(xd, wd, g: Geom):
     wt = xp.ascontiguousarray(xp.moveaxis(wd, 1, -1)).reshape(O, -1)
     L = math.prod(g.y)
     if N * L >= O:
-        out = (cols @ wt.T).reshape(N, L, O).transpose(0, 2, 1)
+        out = gemm(cols, wt.T).reshape(N, L, O).transpose(0, 2, 1)
     else:
-        out = (wt @ cols.T).reshape(O, N, L).transpose(1, 0, 2)
+        out = gemm(wt, cols.T).reshape(O, N, L).transpose(1, 0, 2)
     return xp.ascontiguousarray(out).reshape((N, O) + g.y)
 
 
@@ -792,7 +808,7 @@ def _conv_transpose_cl(ud, wd, g: Geom):
     xp = xp_of(ud)
     K = math.prod(g.k)
     wr = xp.moveaxis(wd, 1, -1).reshape(Cin, K * Cout)
-    cols = (_narrow_in_t(ud, g, None) @ wr).reshape((N,) + g.y + (K, Cout))
+    cols = gemm(_narrow_in_t(ud, g, None), wr).reshape((N,) + g.y + (K, Cout))
     buf = xp.zeros((N,) + _padded_size(g) + (Cout,), dtype=cols.dtype)
     for t, off in enumerate(tap_offsets(g)):
         buf[(slice(None),) + _tap_slices(g, off)] += cols[(Ellipsis, t, slice(None))]
@@ -806,7 +822,7 @@ def _weight_grad_cl(xd, gd, g: Geom, wshape):
     leaf's gradient must be contiguous; from ``cols^T @ gy``, a ``(*k, C, O)`` array, that
     copy was a full transposition: 256 -> 512 channels on 2x2, 3.7 -> 1.2 ms)."""
     cols = _cols_cl(xd, g)
-    gw = _narrow_in_t(gd, g, None).T @ cols  # (O, *k * C)
+    gw = gemm(_narrow_in_t(gd, g, None).T, cols)  # (O, *k * C)
     gw = gw.reshape((gd.shape[1],) + g.k + (xd.shape[1],))
     return _owned(xp_of(gw).moveaxis(gw, -1, 1), wshape)
 
@@ -868,7 +884,7 @@ def _weight_grad_rows(xd, gd, g: Geom, plan, wshape):
             rows = rows.reshape(n1 - n0, G, C // G * kl, rows.shape[-1])
             gt = g2[n0:n1].swapaxes(-1, -2)
             for t in range(nl):
-                gw[t] += np.matmul(rows[..., lead[t]:lead[t] + Lq], gt).sum(0)
+                gw[t] += _matmul(rows[..., lead[t]:lead[t] + Lq], gt).sum(0)
         return gw
 
     gw = _sum_over_samples(xd, O * C // G * math.prod(g.k) * Lq, part)
@@ -897,11 +913,11 @@ def _conv_rows(xd, wl, g: Geom, plan, out):
         rows, lead = _row_taps(xd[n0:n1], g, plan)
         rows = rows.reshape(n1 - n0, G, Kr, rows.shape[-1])
         o = out[n0:n1]
-        np.matmul(wl[0], rows[..., lead[0]:lead[0] + Lq], out=o)
+        _matmul(wl[0], rows[..., lead[0]:lead[0] + Lq], out=o)
         for t in range(1, nl):
             if tmp is None or tmp.shape != o.shape:
                 tmp = xp_of(xd).empty_like(o)
-            np.matmul(wl[t], rows[..., lead[t]:lead[t] + Lq], out=tmp)
+            _matmul(wl[t], rows[..., lead[t]:lead[t] + Lq], out=tmp)
             o += tmp
     return out
 
@@ -975,7 +991,7 @@ def _col2im(ud, wd, g: Geom, plan, out):
     G = g.groups
     wt = wd.reshape(G, Cin // G, -1).swapaxes(1, 2)
     u2 = _narrow_in(ud, g, plan)
-    cols = np.matmul(wt, u2.reshape(N, G, Cin // G, u2.shape[-1]))
+    cols = _matmul(wt, u2.reshape(N, G, Cin // G, u2.shape[-1]))
     Cout = wd.shape[1] * G
     xp = xp_of(cols)
     if plan is None:
@@ -1065,8 +1081,8 @@ def weight_grad_array(xd, gd, g: Geom, wshape):
         gt = _narrow_in_t(gd, g, plan).reshape(N * L, G, O // G)
         gw = None
         for n0, n1 in _chunks(xd, g, L):
-            part = np.matmul(_cols_folded(xd[n0:n1], g, plan),
-                             gt[n0 * L:n1 * L].transpose(1, 0, 2))
+            part = _matmul(_cols_folded(xd[n0:n1], g, plan),
+                          gt[n0 * L:n1 * L].transpose(1, 0, 2))
             gw = part if gw is None else gw.__iadd__(part)
         return _owned(gw.transpose(0, 2, 1), wshape)
     g2 = _narrow_in(gd, g, plan).reshape(N, G, O // G, L)
@@ -1075,7 +1091,7 @@ def weight_grad_array(xd, gd, g: Geom, wshape):
         gw = None
         for n0, n1 in _chunks(xd[s0:s1], g, L):
             n0, n1 = s0 + n0, s0 + n1
-            part = np.matmul(g2[n0:n1], _cols(xd[n0:n1], g, plan).swapaxes(-1, -2)).sum(0)
+            part = _matmul(g2[n0:n1], _cols(xd[n0:n1], g, plan).swapaxes(-1, -2)).sum(0)
             gw = part if gw is None else gw.__iadd__(part)
         return gw
 

@@ -21,7 +21,7 @@ from .. import return_types as _rt
 from .._device import check_same_device, xp_of
 from .._dtype import scalar_type_name
 from .._format import shape_str
-from .._parallel import BLAS_THREADED_MACS, native_threads, note_threaded_blas
+from .._parallel import BLAS_THREADED_MACS, blas_threads_busy, native_threads, note_threaded_blas
 from .._sparse_tensor import SparseTensor as _Sparse
 from .._sparse_tensor import _no_backend as _sparse_no_backend
 from .._sparse_tensor import sparse_bmm, sparse_product
@@ -312,6 +312,9 @@ def native_sgemm(a, b, out=None, bias=None):
     if not ((sa1 == 4 or sa0 == 4) and (sb1 == 4 or sb0 == 4)) or \
             (sa0 | sa1 | sb0 | sb1) & 3 or min(sa0, sa1, sb0, sb1) < 0:
         return None
+    threads = native_threads(mind_blas=False)
+    if threads > 1 and blas_threads_busy():  # OpenBLAS's threads are awake: theirs, on two
+        return None  # cores, beats ours on one (resnet18's step, its convolutions OpenBLAS's)
     fn = _sgemm_kernel()
     if fn is None:
         return None
@@ -319,7 +322,7 @@ def native_sgemm(a, b, out=None, bias=None):
     address = _native.address
     if not fn(m, n, k, address(a), sa0 >> 2, sa1 >> 2, address(b), sb0 >> 2, sb1 >> 2,
               address(c), c.strides[0] >> 2, 0, None if bias is None else address(bias),
-              native_threads()):
+              threads):
         return None
     return c
 
