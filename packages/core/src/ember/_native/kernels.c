@@ -599,12 +599,6 @@ WIDE void ember_lstm_gates_backward_f32(const float *restrict dh, const float *r
  * per 2 * mr FMAs: FMA-bound). init: zero (acc_c 0), c itself (1), or the row `bias` under
  * every row (2). Masks m0, m1: the columns of a narrower last panel. */
 enum { GEMM_MR = 12, GEMM_NR = 32 };
-#ifndef PFD
-#define PFD 32
-#endif
-#ifndef getenv_pf
-#define getenv_pf 1
-#endif
 
 #ifdef __AVX512F__
 #define PANEL_GEMM 1
