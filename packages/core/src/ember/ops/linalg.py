@@ -234,9 +234,10 @@ def gemm(a, b):
     if a.__class__ is np.ndarray and b.__class__ is np.ndarray and a.ndim == 2 and b.ndim == 2:
         c = 0
         if a.dtype is _F32 and b.dtype is _F32:
-            out = native_sgemm(a, b)
-            if out is not None:
-                return out
+            if sgemm_takes(a.shape[0], a.shape[1], b.shape[1]):
+                out = native_sgemm(a, b)
+                if out is not None:
+                    return out
             c = _block_of(a, b)
         if not c:
             if a.shape[1] == 1 and b.shape[0] == 1:
@@ -295,6 +296,12 @@ _SGEMM_MIN_M = 8
 _SGEMM_MIN_N = 32
 
 
+def sgemm_takes(m: int, k: int, n: int) -> bool:
+    """Whether a float32 ``(m, k) @ (k, n)`` product is one for ``native_sgemm`` by its sizes
+    (a check cheap enough for every small product's path)."""
+    return m > _SGEMM_MIN_M and n >= _SGEMM_MIN_N and m * k * n > SGEMM_MIN_MACS
+
+
 def native_sgemm(a, b, out=None, bias=None):
     """``a @ b`` (``+ bias``, a contiguous float32 row of ``b.shape[1]``, added as the sums'
     start) of two 2-D float32 NumPy arrays through ``kernels.c``'s ``ember_sgemm_f32``
@@ -305,7 +312,7 @@ def native_sgemm(a, b, out=None, bias=None):
     threads are kernels.c's pool, whose wake-ups cost microseconds."""
     m, k = a.shape
     n = b.shape[1]
-    if m * k * n <= SGEMM_MIN_MACS or m <= _SGEMM_MIN_M or n < _SGEMM_MIN_N:
+    if not sgemm_takes(m, k, n):
         return None
     sa0, sa1 = a.strides
     sb0, sb1 = b.strides

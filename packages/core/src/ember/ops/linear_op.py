@@ -24,7 +24,7 @@ from .._tensor import Tensor, _make
 from ..autograd.grad_mode import GRAD
 from ..autograd.graph import make_node_class, record
 from ._factories import shape_of, sum_to_size
-from .linalg import _tname, gemm, native_sgemm
+from .linalg import _tname, gemm, native_sgemm, sgemm_takes
 from .registry import register
 from .shape import TBackward0, UnsafeViewBackward0, ViewBackward0, reshape
 
@@ -147,6 +147,9 @@ def _fused(xd, wd, bd):
     """``xd @ wd.T + bd`` through kernels.c's product with the bias as its sums' start (one
     pass over the result fewer), or None where that product does not take it: a float32
     2-D (or C-contiguous N-d) input and weight and a matching contiguous 1-D bias only."""
+    n, k = wd.shape
+    if not k or not sgemm_takes(xd.size // k, k, n):
+        return None
     if not (bd.__class__ is np.ndarray and xd.__class__ is np.ndarray and bd.dtype is _F32
             and xd.dtype is _F32 and wd.dtype is _F32 and bd.ndim == 1
             and bd.shape[0] == wd.shape[0] and bd.flags.c_contiguous):
