@@ -28,13 +28,8 @@ import numpy as np
 
 from .. import _native
 from .._device import xp_of
-from .._parallel import (
-    BLAS_THREADED_MACS,
-    blas_threads_busy,
-    native_threads,
-    note_threaded_blas,
-    parallel_for,
-)
+from .._parallel import blas_threads_busy, native_threads, parallel_for
+from .linalg import blas_matmul as _matmul
 from .linalg import gemm
 
 __all__ = ["Geom", "span", "tap_offsets", "windows", "padded", "scatter_windows", "cols_plain",
@@ -51,16 +46,6 @@ class Geom(NamedTuple):
     x: tuple
     y: tuple
     groups: int = 1
-
-
-def _matmul(a, b, out=None):
-    """``np.matmul``, noting OpenBLAS's threads where each product is big enough for them
-    (``_parallel.note_threaded_blas``: they spin ~0.1 s after it, on the cores that the
-    native kernels' pool and Ember's own products would take)."""
-    r = np.matmul(a, b) if out is None else np.matmul(a, b, out=out)
-    if a.shape[-2] * a.shape[-1] * b.shape[-1] >= BLAS_THREADED_MACS:
-        note_threaded_blas()
-    return r
 
 
 def span(g: Geom, i: int) -> int:

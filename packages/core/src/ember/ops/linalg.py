@@ -254,10 +254,18 @@ def gemm(a, b):
         return out
     if a.ndim >= 2 and b.ndim >= 2 and a.shape[-1] == 1 and b.shape[-2] == 1:
         return a * b
+    return blas_matmul(a, b)
+
+
+def blas_matmul(a, b, out=None):
+    """``a @ b`` (into ``out`` where given) as the BLAS runs it, noting its threads where each
+    product is big enough for them (``_parallel.note_threaded_blas``: they spin ~0.1 s after
+    it, on the cores that the native kernels' pool and Ember's own product would take)."""
+    r = a @ b if out is None else np.matmul(a, b, out=out)
     if a.ndim >= 2 and b.ndim >= 2 and \
             a.shape[-2] * a.shape[-1] * b.shape[-1] >= BLAS_THREADED_MACS:
         note_threaded_blas()
-    return a @ b
+    return r
 
 
 _F32 = np.dtype(np.float32)

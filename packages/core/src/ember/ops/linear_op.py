@@ -24,7 +24,7 @@ from .._tensor import Tensor, _make
 from ..autograd.grad_mode import GRAD
 from ..autograd.graph import make_node_class, record
 from ._factories import shape_of, sum_to_size
-from .linalg import _tname, gemm, native_sgemm, sgemm_takes
+from .linalg import _F32, _tname, gemm, native_sgemm, sgemm_takes
 from .registry import register
 from .shape import TBackward0, UnsafeViewBackward0, ViewBackward0, reshape
 
@@ -138,9 +138,6 @@ def _product(xd, wd, bd):
     if xd.dtype is _dtype.CHALF_NP:
         raise _dtype.no_chalf_kernel("addmm_impl_cpu_")
     return _product_arrays(xd, wd, bd)
-
-
-_F32 = np.dtype(np.float32)
 
 
 def _fused(xd, wd, bd):
