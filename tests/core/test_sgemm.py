@@ -153,6 +153,36 @@ def test_ieee_specials_propagate_as_in_a_product():
     np.testing.assert_allclose(c[finite], want[finite], **_tolerance(40))
 
 
+def test_the_same_bits_while_openblas_threads_spin(monkeypatch):
+    """While OpenBLAS's threads may spin (a threaded float64 product just ran), gemm still takes
+    the product, on one thread: the same bits as on two, so a product never depends on what
+    ran before it."""
+    _kernel()
+    from ember import _parallel
+    monkeypatch.setattr(_parallel, "get_num_threads", lambda: 2)
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((64, 784)).astype(np.float32)
+    w = rng.standard_normal((512, 784)).astype(np.float32)
+    _parallel._blas_last[0] = float("-inf")
+    quiet = linalg.gemm(x, w.T)
+    linalg.gemm(x.astype(np.float64), w.T.astype(np.float64))
+    assert _parallel.blas_threads_busy()
+    calls = []
+    real = linalg._sgemm_kernel
+
+    def spy():
+        calls.append(1)
+        return real()
+
+    monkeypatch.setattr(linalg, "_sgemm_kernel", spy)
+    busy = linalg.gemm(x, w.T)
+    out = np.empty_like(busy)
+    linalg.gemm_into(x, w.T, out)
+    assert len(calls) == 2
+    np.testing.assert_array_equal(busy, quiet)
+    np.testing.assert_array_equal(out, quiet)
+
+
 def test_gemm_takes_it_past_the_bound(monkeypatch):
     _kernel()
     calls = []

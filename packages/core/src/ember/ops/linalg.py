@@ -21,7 +21,7 @@ from .. import return_types as _rt
 from .._device import check_same_device, xp_of
 from .._dtype import scalar_type_name
 from .._format import shape_str
-from .._parallel import BLAS_THREADED_MACS, blas_threads_busy, native_threads, note_threaded_blas
+from .._parallel import BLAS_THREADED_MACS, native_threads, note_threaded_blas
 from .._sparse_tensor import SparseTensor as _Sparse
 from .._sparse_tensor import _no_backend as _sparse_no_backend
 from .._sparse_tensor import sparse_bmm, sparse_product
@@ -327,9 +327,11 @@ def native_sgemm(a, b, out=None, bias=None):
     if not ((sa1 == 4 or sa0 == 4) and (sb1 == 4 or sb0 == 4)) or \
             (sa0 | sa1 | sb0 | sb1) & 3 or min(sa0, sa1, sb0, sb1) < 0:
         return None
-    threads = native_threads(mind_blas=False)
-    if threads > 1 and blas_threads_busy():  # OpenBLAS's threads are awake: theirs, on two
-        return None  # cores, beats ours on one (resnet18's step, its convolutions OpenBLAS's)
+    # One thread while OpenBLAS's threads may spin (resnet18's step, its convolutions
+    # OpenBLAS's, went 130 -> 197 ms with two pools on two cores). Not OpenBLAS instead: each
+    # element is one in-order sum over k whatever the split, so a product's bits never depend
+    # on what ran just before it (a test once caught gemm and gemm_into disagreeing that way).
+    threads = native_threads()
     fn = _sgemm_kernel()
     if fn is None:
         return None
