@@ -612,6 +612,64 @@ def test_adam_native_step_is_bit_identical_to_numpy(monkeypatch, options):
         np.testing.assert_array_equal(a, b)
 
 
+# -- SGD -----------------------------------------------------------------------------------------
+
+@pytest.mark.filterwarnings("ignore:invalid value:RuntimeWarning")  # NumPy's, on the inf
+@pytest.mark.parametrize("options", [{}, {"momentum": 0.9}, {"momentum": 0.9, "nesterov": True},
+                                     {"momentum": 0.9, "dampening": 0.3},
+                                     {"momentum": 0.5, "weight_decay": 0.1},
+                                     {"weight_decay": 0.1}, {"maximize": True},
+                                     {"momentum": 0.9, "maximize": True, "weight_decay": 1e-2},
+                                     {"weight_decay": 1e-50}])  # 0 in float32, not in Python
+def test_sgd_native_step_is_bit_identical_to_numpy(monkeypatch, options):
+    n = 300_001  # over two threads' grains, odd
+    grads = np.random.default_rng(1).standard_normal((4, n)).astype(np.float32)
+    grads[2, 7] = np.inf
+
+    def run():
+        p = ember.nn.Parameter(ember.tensor(
+            np.random.default_rng(5).standard_normal(n).astype(np.float32)))
+        q = ember.nn.Parameter(ember.tensor(np.ones((3, 4), np.float32)))
+        r = ember.nn.Parameter(ember.tensor(np.ones(5)))  # float64: the NumPy passes
+        opt = ember.optim.SGD([p, q, r], lr=1e-2, **options)
+        for g in grads:
+            p.grad = ember.tensor(g)
+            q.grad = ember.tensor(g[:12].reshape(4, 3).T)  # a non-contiguous gradient
+            r.grad = ember.tensor(g[:5].astype(np.float64))
+            opt.step()
+        out = [p.detach().numpy(), q.detach().numpy(), r.detach().numpy()]
+        if options.get("momentum"):
+            out += [opt.state[t]["momentum_buffer"].numpy() for t in (p, q, r)]
+        else:
+            assert not opt.state[p]
+        return out
+
+    threads = ember.get_num_threads()
+    ember.set_num_threads(2)
+    try:
+        native, plain = _both(run, monkeypatch)
+    finally:
+        ember.set_num_threads(threads)
+    for a, b in zip(native, plain):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_functional_sgd_fills_the_callers_new_buffers_beside_native_ones():
+    """ember.optim.sgd with one parameter's buffer already there (the native pass) and one
+    still None (its first step, the NumPy passes): the new buffer lands in the caller's list."""
+    p = ember.tensor(np.ones(4, np.float32))
+    q = ember.tensor(np.ones(3, np.float32))
+    g = ember.tensor(np.full(4, 2, np.float32))
+    h = ember.tensor(np.full(3, 4, np.float32))
+    bufs = [ember.tensor(np.ones(4, np.float32)), None]
+    ember.optim.sgd.sgd([p, q], [g, h], bufs, weight_decay=0, momentum=0.5, lr=0.1, dampening=0,
+                    nesterov=False, maximize=False)
+    np.testing.assert_allclose(bufs[0].numpy(), 2.5)
+    np.testing.assert_array_equal(bufs[1].numpy(), h.numpy())
+    np.testing.assert_allclose(p.numpy(), 0.75)
+    np.testing.assert_allclose(q.numpy(), 0.6)
+
+
 # -- BERT's feed-forward bias + GELU, fused at inference ------------------------------------------
 
 def test_bert_bias_gelu_fusion_equals_the_two_ops(monkeypatch):

@@ -96,6 +96,7 @@ _SIGNATURES = {
     "ember_batch_norm_backward_f32": (_P,) * 8 + (_N,) * 5,
     "ember_threshold_backward_f32": (_P, _P, _P, _N, ctypes.c_float),
     "ember_adam_f32": (_P, _P, _P, _P, _P, _N, ctypes.c_int) + (ctypes.c_float,) * 7,
+    "ember_sgd_f32": (_P, _P, _P, _N, ctypes.c_int) + (ctypes.c_float,) * 7,
     "ember_erfinv_f32": (_P, _P, _N),
     "ember_erfinv_f64": (_P, _P, _N),
     "ember_torch_box_muller_f32": (_P, _N, ctypes.c_float, ctypes.c_float),

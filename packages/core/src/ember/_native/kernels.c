@@ -1191,6 +1191,37 @@ void ember_adam_f32(float *restrict p, const float *restrict g, float *restrict 
 }
 #pragma GCC pop_options
 
+/* One SGD step of n float32 elements in place, in the order of operations of the NumPy
+ * formulation (ember.optim.sgd._single_tensor_sgd) and of torch.optim.SGD's single-tensor
+ * form, without FMAs, so each element rounds exactly as there; one pass over p, g and b where
+ * the NumPy formulation makes four. flags: 1 maximize, 2 nesterov, 4 dampening (b += g * dampc
+ * instead of b += g), 8 weight decay. g = -g (maximize); g = g + wd * p (decay);
+ * b = b * momentum + g (b NULL: no momentum, u = g); u = nesterov ? g + momentum * b : b;
+ * p = p - u * lr. The three unused floats keep the signature of ember_split's SPLIT_I_F7
+ * (Adam's). */
+#pragma GCC push_options
+#pragma GCC optimize("fp-contract=off")
+void ember_sgd_f32(float *restrict p, const float *restrict g, float *restrict b, idx n,
+                   int flags, float momentum, float dampc, float wd, float lr, float unused0,
+                   float unused1, float unused2) {
+    (void)unused0, (void)unused1, (void)unused2;
+    const int maximize = flags & 1, nesterov = flags & 2, damp = flags & 4, decay = flags & 8;
+    for (idx i = 0; i < n; i++) {
+        float gi = maximize ? -g[i] : g[i];
+        float pi = p[i];
+        if (decay) gi = gi + wd * pi;
+        float u = gi;
+        if (b != NULL) {
+            float bi = b[i] * momentum;
+            bi = bi + (damp ? gi * dampc : gi);
+            b[i] = bi;
+            u = nesterov ? gi + momentum * bi : bi;
+        }
+        p[i] = pi - u * lr;
+    }
+}
+#pragma GCC pop_options
+
 /* erfinv, computed in double whatever the element type (the NumPy formulation's numbers:
  * ember/ops/_special.py, erfinv_f64): PyTorch's starting point (calc_erfinv's rational
  * approximations), then Newton steps on erf(x) = y for |y| <= 0.7 and on

@@ -7,6 +7,7 @@ import numpy as np
 
 import ember
 from ember import Tensor
+from ember.ops import api
 
 from ._single_tensor import _buffer, _grad_with_decay, _scalar, _unscale_or_skip
 from ._validate import check_functional_call, check_fused, check_fused_group, check_lr_numel
@@ -95,7 +96,7 @@ def sgd(params: list[Tensor], d_p_list: list[Tensor], momentum_buffer_list: list
 
 
 def _single_tensor_sgd(params, grads, momentum_buffer_list, *, weight_decay, momentum, lr,
-                       dampening, nesterov, maximize, scratch) -> None:
+                       dampening, nesterov, maximize, scratch, native=True) -> None:
     lr, wd = _scalar(lr), _scalar(weight_decay)
     if any(g.is_sparse for g in grads if g.__class__ is not Tensor):
         with ember.no_grad():
@@ -105,6 +106,34 @@ def _single_tensor_sgd(params, grads, momentum_buffer_list, *, weight_decay, mom
                                   nesterov=nesterov, maximize=maximize)
         return
     plain = not maximize and wd == 0
+    native = api.native_kernel("ember_sgd_f32") if native and params else None
+    if native is not None:
+        # one pass per element (kernels.c), the same roundings as the passes below; a
+        # parameter's first momentum step (its buffer a copy of the gradient) stays below
+        flags = maximize | (nesterov << 1) | ((dampening != 0) << 2) | ((wd != 0) << 3)
+        scalars = (flags, momentum, 1 - dampening, wd, lr, 0.0, 0.0, 0.0)
+        rest = []
+        for i, param in enumerate(params):
+            d, g = param._data, grads[i]._data
+            buf = momentum_buffer_list[i] if momentum != 0 else None
+            b = None if buf is None else buf._data
+            if (momentum == 0 or b is not None) and api.native_arrays(d, g, b):
+                api.native_chunks(native, d.size, [api.native_address(d),
+                                                   api.native_address(g),
+                                                   None if b is None else api.native_address(b)],
+                                  *scalars)
+                param._bump_version()
+            else:
+                rest.append(i)
+        if not rest:
+            return
+        if len(rest) < len(params):
+            _single_tensor_sgd([params[i] for i in rest], [grads[i] for i in rest],
+                               _Slots(momentum_buffer_list, rest), weight_decay=weight_decay,
+                               momentum=momentum, lr=lr, dampening=dampening,
+                               nesterov=nesterov, maximize=maximize, scratch=scratch,
+                               native=False)
+            return
     lr_of = _ScalarOf(lr)
     if momentum == 0 and plain:  # the hot path of simple training loops: d -= lr * g
         for param, grad in zip(params, grads):
@@ -162,6 +191,22 @@ def _sgd_step_tensors(param, grad, momentum_buffer_list, i, *, weight_decay, mom
         momentum_buffer_list[i] = buf
         grad = grad + buf * momentum if nesterov else buf
     param.add_(grad, alpha=-lr)
+
+
+class _Slots:
+    """The entries ``indices`` of ``items`` as a list of their own: reads and writes go
+    through to ``items`` (a first step's new momentum buffers land in the caller's list)."""
+
+    __slots__ = ("items", "indices")
+
+    def __init__(self, items, indices) -> None:
+        self.items, self.indices = items, indices
+
+    def __getitem__(self, j):
+        return self.items[self.indices[j]]
+
+    def __setitem__(self, j, value) -> None:
+        self.items[self.indices[j]] = value
 
 
 class _ScalarOf:
