@@ -357,6 +357,8 @@ def test_products_that_openblas_threads_are_noted(threads):
     assert _parallel.blas_threads_busy()  # float64: OpenBLAS threads it
     _parallel._blas_last[0] = float("-inf")
     ember.randn(4, 64, 400, device=CPU) @ ember.randn(4, 400, 120, device=CPU)  # batched
+    assert _parallel.blas_threads_busy() == (linalg._sgemm_kernel() is None)  # ours, if built
+    ember.randn(4, 64, 400, device=CPU).double() @ ember.randn(4, 400, 120, device=CPU).double()
     assert _parallel.blas_threads_busy()
     _parallel._blas_last[0] -= 2 * _parallel.BLAS_SPIN_SECONDS  # long ago
     assert not _parallel.blas_threads_busy()

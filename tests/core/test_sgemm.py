@@ -212,3 +212,62 @@ def test_gemm_takes_it_past_the_bound(monkeypatch):
     monkeypatch.setenv("EMBER_NATIVE", "0")
     np.testing.assert_allclose(linalg.gemm(x, w.T), got, rtol=1e-5, atol=1e-4)
 
+
+
+@pytest.mark.parametrize("a_shape,b_shape", [((2, 3, 64, 128), (2, 3, 128, 80)),
+                                             ((64, 128), (4, 128, 80)),  # a weight and a batch
+                                             ((4, 64, 128), (128, 80)),
+                                             ((2, 1, 64, 128), (1, 3, 128, 80)),  # broadcast
+                                             ((0, 64, 128), (128, 80))])  # an empty batch
+@pytest.mark.parametrize("b_layout", ["rows", "cols"])
+def test_batched_products_take_the_kernel_product_by_product(monkeypatch, a_shape, b_shape,
+                                                             b_layout):
+    """blas_matmul (the convolutions' im2col products, matmul's batched tail) runs each
+    float32 product of a batch through the kernel: each slice the same bits as the 2-D
+    product, and the float64 product's numbers, with or without ``out``."""
+    _kernel()
+    calls = []
+    real = linalg.native_sgemm
+
+    def spy(a, b, out=None, bias=None):
+        calls.append(1)
+        return real(a, b, out, bias)
+
+    monkeypatch.setattr(linalg, "native_sgemm", spy)
+    rng = np.random.default_rng(2)
+    a = rng.standard_normal(a_shape).astype(np.float32)
+    b = rng.standard_normal(b_shape).astype(np.float32)
+    if b_layout == "cols":  # im2col's transposed columns in the weight gradient
+        b = np.ascontiguousarray(b.swapaxes(-1, -2)).swapaxes(-1, -2)
+    got = linalg.blas_matmul(a, b)
+    want = a.astype(np.float64) @ b.astype(np.float64)
+    assert got.shape == want.shape and got.dtype == np.float32
+    np.testing.assert_allclose(got, want, **_tolerance(128))
+    batch = want.shape[:-2]
+    assert len(calls) == int(np.prod(batch))
+    wide_a = np.broadcast_to(a, batch + a.shape[-2:])
+    wide_b = np.broadcast_to(b, batch + b.shape[-2:])
+    for i in np.ndindex(batch):
+        np.testing.assert_array_equal(got[i], real(wide_a[i], wide_b[i]))
+    out = np.full(want.shape, np.nan, np.float32)
+    assert linalg.blas_matmul(a, b, out=out) is out
+    np.testing.assert_array_equal(out, got)
+
+
+def test_batched_products_the_kernel_does_not_take_stay_numpys(monkeypatch):
+    _kernel()
+    calls = []
+    monkeypatch.setattr(linalg, "native_sgemm", lambda *a, **k: calls.append(1))
+    rng = np.random.default_rng(4)
+    a = rng.standard_normal((3, 64, 128)).astype(np.float32)
+    b = rng.standard_normal((3, 128, 80)).astype(np.float32)
+    want = np.matmul(a, b)
+    np.testing.assert_allclose(linalg.blas_matmul(a, b), want, rtol=1e-5, atol=1e-4)
+    out = np.empty((3, 80, 64), np.float32).swapaxes(-1, -2)  # not C-contiguous: NumPy's
+    calls.clear()
+    linalg.blas_matmul(a, b, out=out)
+    assert not calls
+    np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-4)
+    linalg.blas_matmul(a[:, :8], b)  # 8 rows: under the kernel's bound
+    linalg.blas_matmul(a.astype(np.float64), b)
+    assert not calls

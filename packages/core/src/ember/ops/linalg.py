@@ -260,12 +260,49 @@ def gemm(a, b):
 def blas_matmul(a, b, out=None):
     """``a @ b`` (into ``out`` where given) as the BLAS runs it, noting its threads where each
     product is big enough for them (``_parallel.note_threaded_blas``: they spin ~0.1 s after
-    it, on the cores that the native kernels' pool and Ember's own product would take)."""
+    it, on the cores that the native kernels' pool and Ember's own product would take). A
+    batch of float32 products each of which ``native_sgemm`` takes (the convolutions' im2col
+    products) runs there instead, one product after another."""
+    if a.__class__ is np.ndarray and b.__class__ is np.ndarray and a.dtype is _F32 and \
+            b.dtype is _F32 and a.ndim >= 2 and b.ndim >= 2 and (a.ndim > 2 or b.ndim > 2) \
+            and sgemm_takes(a.shape[-2], a.shape[-1], b.shape[-1]):
+        r = _batched_sgemm(a, b, out)
+        if r is not None:
+            return r
     r = a @ b if out is None else np.matmul(a, b, out=out)
     if a.ndim >= 2 and b.ndim >= 2 and \
             a.shape[-2] * a.shape[-1] * b.shape[-1] >= BLAS_THREADED_MACS:
         note_threaded_blas()
     return r
+
+
+def _batched_sgemm(a, b, out):
+    """``np.matmul(a, b, out=out)`` of float32 arrays with a batch, each product through
+    ``native_sgemm``; None (nothing written) where it does not take them: a product's
+    operands have the same strides throughout the batch, so the first decides for all."""
+    m, n = a.shape[-2], b.shape[-1]
+    if a.shape[-1] != b.shape[-2]:
+        return None
+    try:
+        batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    except ValueError:
+        return None
+    shape = batch + (m, n)
+    if out is None:
+        out = np.empty(shape, dtype=_F32)
+    elif out.__class__ is not np.ndarray or out.shape != shape or out.dtype is not _F32 or \
+            not out.flags.c_contiguous:
+        return None
+    a = np.broadcast_to(a, batch + a.shape[-2:])  # views: indexing one gives a 2-D view
+    b = np.broadcast_to(b, batch + b.shape[-2:])
+    first = True
+    for i in np.ndindex(batch):
+        if native_sgemm(a[i], b[i], out[i]) is None:
+            if first:
+                return None
+            np.matmul(a[i], b[i], out=out[i])
+        first = False
+    return out
 
 
 _F32 = np.dtype(np.float32)
