@@ -229,9 +229,9 @@ def test_batched_products_take_the_kernel_product_by_product(monkeypatch, a_shap
     calls = []
     real = linalg.native_sgemm
 
-    def spy(a, b, out=None, bias=None):
+    def spy(a, b, out=None, bias=None, accumulate=False):
         calls.append(1)
-        return real(a, b, out, bias)
+        return real(a, b, out, bias, accumulate)
 
     monkeypatch.setattr(linalg, "native_sgemm", spy)
     rng = np.random.default_rng(2)
@@ -252,6 +252,10 @@ def test_batched_products_take_the_kernel_product_by_product(monkeypatch, a_shap
     out = np.full(want.shape, np.nan, np.float32)
     assert linalg.blas_matmul(a, b, out=out) is out
     np.testing.assert_array_equal(out, got)
+    start = rng.standard_normal(want.shape).astype(np.float32)  # out += a @ b: its sums' start
+    out[...] = start
+    assert linalg.blas_matmul(a, b, out=out, accumulate=True) is out
+    np.testing.assert_allclose(out, start + want, **_tolerance(128))
 
 
 def test_batched_products_the_kernel_does_not_take_stay_numpys(monkeypatch):
@@ -268,6 +272,9 @@ def test_batched_products_the_kernel_does_not_take_stay_numpys(monkeypatch):
     linalg.blas_matmul(a, b, out=out)
     assert not calls
     np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-4)
+    out = np.ones((3, 64, 80), np.float32)
+    linalg.blas_matmul(a.astype(np.float64), b, out=out, accumulate=True)  # NumPy's, added
+    np.testing.assert_allclose(out, want + 1, rtol=1e-5, atol=1e-4)
     linalg.blas_matmul(a[:, :8], b)  # 8 rows: under the kernel's bound
     linalg.blas_matmul(a.astype(np.float64), b)
     assert not calls

@@ -257,26 +257,31 @@ def gemm(a, b):
     return blas_matmul(a, b)
 
 
-def blas_matmul(a, b, out=None):
-    """``a @ b`` (into ``out`` where given) as the BLAS runs it, noting its threads where each
+def blas_matmul(a, b, out=None, accumulate=False):
+    """``a @ b`` (into ``out`` where given; ``out += a @ b`` with ``accumulate``, where only
+    Ember's own product needs no temporary) as the BLAS runs it, noting its threads where each
     product is big enough for them (``_parallel.note_threaded_blas``: they spin ~0.1 s after
     it, on the cores that the native kernels' pool and Ember's own product would take). A
     batch of float32 products each of which ``native_sgemm`` takes (the convolutions' im2col
     products) runs there instead, one product after another."""
     if a.__class__ is np.ndarray and b.__class__ is np.ndarray and a.dtype is _F32 and \
-            b.dtype is _F32 and a.ndim >= 2 and b.ndim >= 2 and (a.ndim > 2 or b.ndim > 2) \
+            b.dtype is _F32 and a.ndim >= 2 and b.ndim >= 2 \
             and sgemm_takes(a.shape[-2], a.shape[-1], b.shape[-1]):
-        r = _batched_sgemm(a, b, out)
+        r = _batched_sgemm(a, b, out, accumulate)
         if r is not None:
             return r
-    r = a @ b if out is None else np.matmul(a, b, out=out)
+    if accumulate:
+        out += a @ b
+        r = out
+    else:
+        r = a @ b if out is None else np.matmul(a, b, out=out)
     if a.ndim >= 2 and b.ndim >= 2 and \
             a.shape[-2] * a.shape[-1] * b.shape[-1] >= BLAS_THREADED_MACS:
         note_threaded_blas()
     return r
 
 
-def _batched_sgemm(a, b, out):
+def _batched_sgemm(a, b, out, accumulate=False):
     """``np.matmul(a, b, out=out)`` of float32 arrays with a batch, each product through
     ``native_sgemm``; None (nothing written) where it does not take them: a product's
     operands have the same strides throughout the batch, so the first decides for all."""
@@ -297,10 +302,13 @@ def _batched_sgemm(a, b, out):
     b = np.broadcast_to(b, batch + b.shape[-2:])
     first = True
     for i in np.ndindex(batch):
-        if native_sgemm(a[i], b[i], out[i]) is None:
+        if native_sgemm(a[i], b[i], out[i], accumulate=accumulate) is None:
             if first:
                 return None
-            np.matmul(a[i], b[i], out=out[i])
+            if accumulate:
+                out[i] += a[i] @ b[i]
+            else:
+                np.matmul(a[i], b[i], out=out[i])
         first = False
     return out
 
@@ -347,10 +355,11 @@ def sgemm_takes(m: int, k: int, n: int) -> bool:
     return m > _SGEMM_MIN_M and n >= _SGEMM_MIN_N and m * k * n > SGEMM_MIN_MACS
 
 
-def native_sgemm(a, b, out=None, bias=None):
+def native_sgemm(a, b, out=None, bias=None, accumulate=False):
     """``a @ b`` (``+ bias``, a contiguous float32 row of ``b.shape[1]``, added as the sums'
     start) of two 2-D float32 NumPy arrays through ``kernels.c``'s ``ember_sgemm_f32``
-    (written into ``out``, a C-contiguous float32 array, where given), or None where it does
+    (written into ``out``, a C-contiguous float32 array, where given; with ``accumulate``,
+    added to what ``out`` holds, its elements the sums' start), or None where it does
     not take the product: too small (``SGEMM_MIN_MACS``), an operand with no unit stride, no
     AVX-512, the kernels unavailable. On an AVX-512 Xeon it runs a linear layer's products
     1.2-1.6x faster than NumPy's OpenBLAS (about MKL's speed, which PyTorch runs), and its
@@ -375,7 +384,8 @@ def native_sgemm(a, b, out=None, bias=None):
     c = np.empty((m, n), dtype=_F32) if out is None else out
     address = _native.address
     if not fn(m, n, k, address(a), sa0 >> 2, sa1 >> 2, address(b), sb0 >> 2, sb1 >> 2,
-              address(c), c.strides[0] >> 2, 0, None if bias is None else address(bias),
+              address(c), c.strides[0] >> 2, int(accumulate),
+              None if bias is None else address(bias),
               threads):
         return None
     return c
