@@ -298,8 +298,9 @@ def _batched_sgemm(a, b, out, accumulate=False):
     elif out.__class__ is not np.ndarray or out.shape != shape or out.dtype is not _F32 or \
             not out.flags.c_contiguous:
         return None
-    a = np.broadcast_to(a, batch + a.shape[-2:])  # views: indexing one gives a 2-D view
-    b = np.broadcast_to(b, batch + b.shape[-2:])
+    # views: indexing one gives a 2-D view (a strided operand copied once, not per product)
+    a = np.broadcast_to(_unit_strided(a), batch + a.shape[-2:])
+    b = np.broadcast_to(_unit_strided(b), batch + b.shape[-2:])
     first = True
     for i in np.ndindex(batch):
         if native_sgemm(a[i], b[i], out[i], accumulate=accumulate) is None:
@@ -368,11 +369,9 @@ def native_sgemm(a, b, out=None, bias=None, accumulate=False):
     n = b.shape[1]
     if not sgemm_takes(m, k, n):
         return None
+    a, b = _unit_strided(a), _unit_strided(b)
     sa0, sa1 = a.strides
     sb0, sb1 = b.strides
-    if not ((sa1 == 4 or sa0 == 4) and (sb1 == 4 or sb0 == 4)) or \
-            (sa0 | sa1 | sb0 | sb1) & 3 or min(sa0, sa1, sb0, sb1) < 0:
-        return None
     # One thread while OpenBLAS's threads may spin (resnet18's step, its convolutions
     # OpenBLAS's, went 130 -> 197 ms with two pools on two cores). Not OpenBLAS instead: each
     # element is one in-order sum over k whatever the split, so a product's bits never depend
@@ -389,6 +388,18 @@ def native_sgemm(a, b, out=None, bias=None, accumulate=False):
               threads):
         return None
     return c
+
+
+def _unit_strided(x):
+    """``x`` where the last two dims of this float32 array have a unit stride (either one; the
+    other a whole number of elements, neither negative), else a C-contiguous copy: a strided
+    view (a convolution's centre tap, a transposed im2col) costs the product a copy of one
+    operand, under a 32nd of its multiply-adds, rather than going to OpenBLAS, whose threads
+    then spin on the cores Ember's pool needs (0.1 s after each threaded product)."""
+    s0, s1 = x.strides[-2:]
+    if (s1 == 4 or s0 == 4) and not (s0 | s1) & 3 and s0 >= 0 and s1 >= 0:
+        return x
+    return np.ascontiguousarray(x)
 
 
 def _sgemm_kernel():
