@@ -195,3 +195,53 @@ def test_linear_with_the_swapped_product(small_gemm):
     np.testing.assert_allclose(lin.weight.grad.numpy(),
                                (2 * want).reshape(-1, 256).T @ xd.reshape(-1, 64),
                                rtol=1e-4, atol=1e-3)
+
+
+@pytest.mark.parametrize("m,k,n,dtype", [(512, 64, 27, np.float32), (97, 51, 204, np.float64),
+                                         (256, 128, 20, np.float32), (300, 300, 30, np.float64)])
+def test_products_past_openblas_threading_bound_run_as_row_blocks(monkeypatch, m, k, n, dtype):
+    """A product Ember's own kernel leaves to OpenBLAS (float64; float32 of 8 rows or fewer or
+    under 32 columns) but past OpenBLAS's threading bound runs as row blocks under it, so
+    OpenBLAS's threads never wake (they would spin 0.1 s on the cores Ember's pool needs):
+    the float64 product's numbers, the same from gemm and gemm_into."""
+    from ember import _parallel
+
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((m, k)).astype(dtype)
+    b = rng.standard_normal((k, n)).astype(dtype)
+    calls = []
+    real = linalg._row_blocks
+
+    def spy(*args):
+        calls.append(args[-1])
+        return real(*args)
+
+    monkeypatch.setattr(linalg, "_row_blocks", spy)
+    _parallel._blas_last[0] = float("-inf")
+    got = linalg.gemm(a, b)
+    taken = linalg.native_sgemm(a, b) is not None if dtype == np.float32 else False
+    assert not _parallel.blas_threads_busy()
+    assert got.dtype == dtype and got.flags.c_contiguous
+    np.testing.assert_allclose(got, a.astype(np.float64) @ b.astype(np.float64),
+                               rtol=1e-4 if dtype == np.float32 else 1e-12,
+                               atol=1e-3 if dtype == np.float32 else 1e-10)
+    if not taken:
+        assert calls and m * k * n >= _parallel.BLAS_THREADED_MACS
+        assert calls[0] * k * n < _parallel.BLAS_THREADED_MACS and calls[0] >= 8
+    out = np.empty_like(got)
+    linalg.gemm_into(a, b, out)
+    np.testing.assert_array_equal(out, got)
+
+
+def test_large_products_stay_one_threaded_openblas_call():
+    from ember import _parallel
+
+    rng = np.random.default_rng(4)
+    a = rng.standard_normal((256, 256))
+    b = rng.standard_normal((256, 256))  # float64, 16.8M multiply-adds: OpenBLAS's threads
+    _parallel._blas_last[0] = float("-inf")
+    np.testing.assert_array_equal(linalg.gemm(a, b), np.dot(a, b))
+    assert _parallel.blas_threads_busy()
+    a4 = rng.standard_normal((4, 512))  # 4 rows of 512x512: blocks of one row would be slow
+    b4 = rng.standard_normal((512, 512))
+    np.testing.assert_array_equal(linalg.gemm(a4, b4), np.dot(a4, b4))

@@ -354,7 +354,9 @@ def test_products_that_openblas_threads_are_noted(threads):
     F.linear(a, ember.randn(120, 400, device=CPU))  # 3M: kernels.c's own product, if built
     assert _parallel.blas_threads_busy() == (linalg._sgemm_kernel() is None)
     F.linear(a.double(), ember.randn(120, 400, dtype=ember.float64, device=CPU))
-    assert _parallel.blas_threads_busy()  # float64: OpenBLAS threads it
+    assert not _parallel.blas_threads_busy()  # float64, 3M: row blocks under the bound
+    F.linear(a.double(), ember.randn(400, 400, dtype=ember.float64, device=CPU))
+    assert _parallel.blas_threads_busy()  # float64, 10M: OpenBLAS threads it
     _parallel._blas_last[0] = float("-inf")
     ember.randn(4, 64, 400, device=CPU) @ ember.randn(4, 400, 120, device=CPU)  # batched
     assert _parallel.blas_threads_busy() == (linalg._sgemm_kernel() is None)  # ours, if built

@@ -243,6 +243,11 @@ def gemm(a, b):
             if a.shape[1] == 1 and b.shape[0] == 1:
                 return a * b
             if a.shape[0] * a.shape[1] * b.shape[1] >= BLAS_THREADED_MACS:
+                rows = _row_block(a, b)
+                if rows:
+                    out = np.empty((a.shape[0], b.shape[1]), dtype=np.result_type(a, b))
+                    _row_blocks(a, b, out, rows)
+                    return out
                 note_threaded_blas()
             return np.dot(a, b)
         if c < 0:  # the transposed product (see _SWAP_MN), whatever a's layout
@@ -255,6 +260,35 @@ def gemm(a, b):
     if a.ndim >= 2 and b.ndim >= 2 and a.shape[-1] == 1 and b.shape[-2] == 1:
         return a * b
     return blas_matmul(a, b)
+
+
+#: a 2-D product that Ember's own kernel does not take (float64; float32 with 8 rows or fewer
+#: or under 32 columns), of at least ``BLAS_THREADED_MACS`` multiply-adds and under this many,
+#: runs as row blocks each under OpenBLAS's threading bound (``_row_blocks``), where a block
+#: holds ``_ROW_BLOCK_MIN`` rows or more
+_ROW_BLOCKS_BELOW = 1 << 23
+_ROW_BLOCK_MIN = 8
+
+
+def _row_block(a, b) -> int:
+    """The rows of ``_row_blocks``' blocks for a 2-D product past OpenBLAS's threading bound,
+    or 0 where it runs as one product (too large; too few rows a block)."""
+    m, k = a.shape
+    n = b.shape[1]
+    if m * k * n >= _ROW_BLOCKS_BELOW:
+        return 0
+    rows = (BLAS_THREADED_MACS - 1) // max(1, k * n)
+    return rows if rows >= _ROW_BLOCK_MIN else 0
+
+
+def _row_blocks(a, b, out, rows: int) -> None:
+    """``a @ b`` into ``out`` as blocks of ``rows`` of ``a``'s rows, each product under
+    ``BLAS_THREADED_MACS``: one thread, where OpenBLAS would wake its threads, which then
+    spin ~0.1 s on the cores Ember's pool needs. makemore's step woke them once with its
+    vocabulary head, (512, 64) by (64, 27), and ran every other op of its 14 ms beside them
+    (1.34x -> 1.21x PyTorch's time)."""
+    for r in range(0, a.shape[0], rows):
+        np.dot(a[r:r + rows], b, out=out[r:r + rows])
 
 
 def blas_matmul(a, b, out=None, accumulate=False):
@@ -420,7 +454,12 @@ def gemm_into(a, b, out) -> None:
             return
         c = _block_of(a, b)
     if not c:
-        np.dot(a, b, out=out)
+        rows = _row_block(a, b) if a.shape[0] * a.shape[1] * b.shape[1] >= \
+            BLAS_THREADED_MACS else 0
+        if rows:
+            _row_blocks(a, b, out, rows)
+        else:
+            np.dot(a, b, out=out)
         return
     if c < 0:
         out[...] = np.dot(b.T, np.ascontiguousarray(a).T).T
