@@ -577,6 +577,40 @@ def test_lstm_gate_activations_alone():
 
 # -- Adam ----------------------------------------------------------------------------------------
 
+def _optimizer_steps(make_opt, float64=False):
+    """Four steps of ``make_opt(params)`` on a parameter over two threads' grains (odd-sized),
+    one with a non-contiguous gradient and, with ``float64``, one the NumPy passes take; the
+    gradients hold an inf. Returns ``(params, opt)``."""
+    n = 300_001
+    grads = np.random.default_rng(1).standard_normal((4, n)).astype(np.float32)
+    grads[2, 7] = np.inf
+    p = ember.nn.Parameter(ember.tensor(
+        np.random.default_rng(5).standard_normal(n).astype(np.float32)))
+    q = ember.nn.Parameter(ember.tensor(np.ones((3, 4), np.float32)))
+    params = [p, q] + ([ember.nn.Parameter(ember.tensor(np.ones(5)))] if float64 else [])
+    opt = make_opt(params)
+    for g in grads:
+        p.grad = ember.tensor(g)
+        q.grad = ember.tensor(g[:12].reshape(4, 3).T)
+        if float64:
+            params[2].grad = ember.tensor(g[:5].astype(np.float64))
+        opt.step()
+    return params, opt
+
+
+def _bit_identical_on_two_threads(run, monkeypatch):
+    """``run()``'s arrays with the native kernels (two threads) equal the NumPy passes'."""
+    threads = ember.get_num_threads()
+    ember.set_num_threads(2)
+    try:
+        native, plain = _both(run, monkeypatch)
+    finally:
+        ember.set_num_threads(threads)
+    assert len(native) == len(plain)
+    for a, b in zip(native, plain):
+        np.testing.assert_array_equal(a, b)
+
+
 @pytest.mark.filterwarnings("ignore:invalid value:RuntimeWarning")  # NumPy's, on the inf
 @pytest.mark.parametrize("options", [{}, {"amsgrad": True}, {"weight_decay": 0.1},
                                      {"maximize": True}, {"adamw": True, "weight_decay": 0.1},
@@ -584,32 +618,15 @@ def test_lstm_gate_activations_alone():
 def test_adam_native_step_is_bit_identical_to_numpy(monkeypatch, options):
     options = dict(options)
     cls = ember.optim.AdamW if options.pop("adamw", False) else ember.optim.Adam
-    n = 300_001  # over two threads' grains, odd
-    grads = np.random.default_rng(1).standard_normal((4, n)).astype(np.float32)
-    grads[2, 7] = np.inf
 
     def run():
-        p = ember.nn.Parameter(ember.tensor(
-            np.random.default_rng(5).standard_normal(n).astype(np.float32)))
-        q = ember.nn.Parameter(ember.tensor(np.ones((3, 4), np.float32)))
-        opt = cls([p, q], lr=1e-2, **options)
-        for g in grads:
-            p.grad = ember.tensor(g)
-            q.grad = ember.tensor(g[:12].reshape(4, 3).T)  # a non-contiguous gradient
-            opt.step()
+        (p, q), opt = _optimizer_steps(lambda params: cls(params, lr=1e-2, **options))
         st = opt.state[p]
         return [p.detach().numpy(), q.detach().numpy(), st["exp_avg"].numpy(),
                 st["exp_avg_sq"].numpy()] + ([st["max_exp_avg_sq"].numpy()]
                                              if options.get("amsgrad") else [])
 
-    threads = ember.get_num_threads()
-    ember.set_num_threads(2)
-    try:
-        native, plain = _both(run, monkeypatch)
-    finally:
-        ember.set_num_threads(threads)
-    for a, b in zip(native, plain):
-        np.testing.assert_array_equal(a, b)
+    _bit_identical_on_two_threads(run, monkeypatch)
 
 
 # -- SGD -----------------------------------------------------------------------------------------
@@ -622,36 +639,17 @@ def test_adam_native_step_is_bit_identical_to_numpy(monkeypatch, options):
                                      {"momentum": 0.9, "maximize": True, "weight_decay": 1e-2},
                                      {"weight_decay": 1e-50}])  # 0 in float32, not in Python
 def test_sgd_native_step_is_bit_identical_to_numpy(monkeypatch, options):
-    n = 300_001  # over two threads' grains, odd
-    grads = np.random.default_rng(1).standard_normal((4, n)).astype(np.float32)
-    grads[2, 7] = np.inf
-
     def run():
-        p = ember.nn.Parameter(ember.tensor(
-            np.random.default_rng(5).standard_normal(n).astype(np.float32)))
-        q = ember.nn.Parameter(ember.tensor(np.ones((3, 4), np.float32)))
-        r = ember.nn.Parameter(ember.tensor(np.ones(5)))  # float64: the NumPy passes
-        opt = ember.optim.SGD([p, q, r], lr=1e-2, **options)
-        for g in grads:
-            p.grad = ember.tensor(g)
-            q.grad = ember.tensor(g[:12].reshape(4, 3).T)  # a non-contiguous gradient
-            r.grad = ember.tensor(g[:5].astype(np.float64))
-            opt.step()
-        out = [p.detach().numpy(), q.detach().numpy(), r.detach().numpy()]
+        params, opt = _optimizer_steps(
+            lambda params: ember.optim.SGD(params, lr=1e-2, **options), float64=True)
+        out = [t.detach().numpy() for t in params]
         if options.get("momentum"):
-            out += [opt.state[t]["momentum_buffer"].numpy() for t in (p, q, r)]
+            out += [opt.state[t]["momentum_buffer"].numpy() for t in params]
         else:
-            assert not opt.state[p]
+            assert not opt.state[params[0]]
         return out
 
-    threads = ember.get_num_threads()
-    ember.set_num_threads(2)
-    try:
-        native, plain = _both(run, monkeypatch)
-    finally:
-        ember.set_num_threads(threads)
-    for a, b in zip(native, plain):
-        np.testing.assert_array_equal(a, b)
+    _bit_identical_on_two_threads(run, monkeypatch)
 
 
 def test_functional_sgd_fills_the_callers_new_buffers_beside_native_ones():
