@@ -396,9 +396,10 @@ def native_sgemm(a, b, out=None, bias=None, accumulate=False):
     (written into ``out``, a C-contiguous float32 array, where given; with ``accumulate``,
     added to what ``out`` holds, its elements the sums' start), or None where it does
     not take the product: too small (``sgemm_takes``), no AVX-512, the kernels unavailable
-    (an operand with no unit stride is copied, ``_unit_strided``). On an AVX-512 Xeon it runs a linear layer's products
-    1.2-1.6x faster than NumPy's OpenBLAS (about MKL's speed, which PyTorch runs), and its
-    threads are kernels.c's pool, whose wake-ups cost microseconds."""
+    (an operand with no unit stride is copied, ``_unit_strided``). On an AVX-512 Xeon it
+    runs a linear layer's products 1.2-1.6x faster than NumPy's OpenBLAS (about MKL's speed,
+    which PyTorch runs), and its threads are kernels.c's pool, whose wake-ups cost
+    microseconds."""
     m, k = a.shape
     n = b.shape[1]
     if not sgemm_takes(m, k, n):
