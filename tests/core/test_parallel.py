@@ -389,13 +389,15 @@ def _norm_run(weighted: bool):
 
 
 @pytest.mark.parametrize("weighted", [True, False])
-def test_norm_kernels_split_over_the_native_pool(pool_threads, weighted):
+def test_norm_kernels_split_over_the_native_pool(pool_threads, weighted, monkeypatch):
     """Layer norm's and batch norm's native kernels (by_rows, by_range) split over
-    kernels.c's pool, not Python's: forward and backward, two jobs each. Batch norm and
+    kernels.c's pool, not Python's: forward and backward, two jobs each (the loss's big
+    products, which split there too, kept to NumPy here to count them). Batch norm and
     layer norm's forward and input gradient keep the one-thread bits; layer norm's weight
     and bias gradients add per-chunk partial sums (as the Python split did)."""
     if _native.kernel("ember_split") is None:
         pytest.skip("no native kernels here")
+    monkeypatch.setattr(_native, "binary", lambda *args: None)
     pool_threads(1)
     jobs = _native_jobs()
     one = _norm_run(weighted)
@@ -441,3 +443,108 @@ def test_ember_split_refuses_what_it_cannot_call():
     assert fn(target, 99, 2, *args) == 0
     assert fn(target, 0, 9, *args) == 0
     assert fn(target, 0, 0, *args) == 0
+
+
+# -- big elementwise arithmetic over the native pool (_native.binary) ---------------------------
+
+def _binary_operands(dtype):
+    """Two arrays of ``_native.BINARY_MIN`` elements and more with the IEEE edge cases at the
+    front: infinities, NaN, signed zeros, a subnormal, overflow and 0 / 0."""
+    rng = np.random.default_rng(5)
+    n = 3 * _native.BINARY_MIN + 7
+    a = rng.standard_normal(n).astype(dtype)
+    b = rng.standard_normal(n).astype(dtype)
+    tiny = np.finfo(dtype).smallest_subnormal
+    big = np.finfo(dtype).max
+    a[:8] = [np.inf, -np.inf, np.nan, 0.0, -0.0, tiny, big, 0.0]
+    b[:8] = [np.inf, 1.0, 2.0, -0.0, 0.0, 3.0, big, 0.0]
+    return a.reshape(3, -1) if n % 3 == 0 else a, b
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("op", ["add", "sub", "mul", "div"])
+def test_native_binary_gives_numpys_bits(threads, op, dtype):
+    if _native.kernel("ember_split") is None:
+        pytest.skip("no native kernels here")
+    ufunc = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.true_divide}[op]
+    a, b = _binary_operands(dtype)
+    with np.errstate(all="ignore"):
+        want = ufunc(a, b)
+    threads(2)
+    jobs = _native_jobs()
+    got = _native.binary(op, a, b)
+    assert _native_jobs() > jobs  # split over the pool
+    np.testing.assert_array_equal(got, want)
+    assert got.dtype == want.dtype and got.flags.c_contiguous
+    inplace = a.copy()
+    assert _native.binary(op, inplace, b, inplace) is inplace
+    np.testing.assert_array_equal(inplace, want)
+    # the ember ops on tensors: the same bits at one and two threads
+    ta, tb = ember.from_numpy(a), ember.from_numpy(b)
+    fn = {"add": ember.add, "sub": ember.sub, "mul": ember.mul, "div": ember.div}[op]
+    threads(1)
+    one = fn(ta, tb).numpy()
+    threads(2)
+    np.testing.assert_array_equal(one, want)
+    np.testing.assert_array_equal(fn(ta, tb).numpy(), want)
+
+
+def test_native_binary_declines_what_it_does_not_take(threads):
+    threads(2)
+    a = np.ones(_native.BINARY_MIN, np.float32)
+    assert _native.binary("add", a[:-1], a[:-1]) is None  # too small
+    assert _native.binary("add", a, a.astype(np.float64)) is None  # two dtypes
+    assert _native.binary("add", a.astype(np.int64), a.astype(np.int64)) is None
+    wide = np.ones((2, _native.BINARY_MIN), np.float32)
+    assert _native.binary("add", wide[:, ::2], wide[:, ::2]) is None  # strided
+    assert _native.binary("add", wide, wide[:1]) is None  # shapes differ (broadcast)
+    threads(1)
+    assert _native.binary("add", a, a) is None  # one thread: NumPy's own loop
+
+
+def test_gradient_accumulation_over_the_pool(threads):
+    """A leaf's gradient accumulated from several uses: the same sums at one and two
+    threads (the second use adds into the first's buffer over the native pool)."""
+    g = ember.Generator(CPU).manual_seed(7)
+    x0 = ember.randn(512, 300, generator=g, device=CPU)
+    w = ember.randn(512, 300, generator=g, device=CPU)
+
+    def run():
+        x = x0.clone().requires_grad_()
+        ((x * w).sum() + (x * x).sum() + x.sum()).backward()
+        return x.grad.numpy()
+
+    threads(1)
+    one = run()
+    threads(2)
+    np.testing.assert_array_equal(run(), one)
+    np.testing.assert_allclose(one, w.numpy() + 2 * x0.numpy() + 1, rtol=1e-5, atol=1e-6)
+
+
+# -- products inside a chunk keep to its thread -------------------------------------------------
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_serial_matmul_runs_row_blocks_under_the_bound(threads, dtype, monkeypatch):
+    """A batch of products at OpenBLAS's threading bound runs as row blocks, each under
+    it (so OpenBLAS keeps them on the calling thread); the numbers are matmul's."""
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((3, 4, 128, 32)).astype(dtype)
+    b = rng.standard_normal((3, 4, 32, 128)).astype(dtype)
+    calls = []
+    real = np.matmul
+
+    def spy(x, y, out=None):
+        calls.append(x.shape[-2] * x.shape[-1] * y.shape[-1])
+        return real(x, y, out=out)
+
+    monkeypatch.setattr(linalg.np, "matmul", spy)
+    got = linalg.serial_matmul(a, b)
+    assert len(calls) == 2 and max(calls) < _parallel.BLAS_THREADED_MACS
+    out = np.empty_like(got)
+    assert linalg.serial_matmul(a, b, out) is out
+    monkeypatch.undo()
+    want = np.matmul(a, b)
+    np.testing.assert_allclose(got, want, rtol=1e-5 if dtype == np.float32 else 1e-12)
+    np.testing.assert_array_equal(out, got)
+    small = a[..., :16, :]  # 16 x 32 x 128: under the bound, one matmul
+    np.testing.assert_array_equal(linalg.serial_matmul(small, b), np.matmul(small, b))

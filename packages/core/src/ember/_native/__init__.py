@@ -67,6 +67,14 @@ _SIGNATURES = {
     "ember_gelu_f32": (_P, _P, _N),
     "ember_gelu_with_grad_f32": (_P, _P, _P, _N),
     "ember_gelu_backward_f32": (_P, _P, _P, _N),
+    "ember_add_f32": (_P, _P, _P, _N),
+    "ember_add_f64": (_P, _P, _P, _N),
+    "ember_sub_f32": (_P, _P, _P, _N),
+    "ember_sub_f64": (_P, _P, _P, _N),
+    "ember_mul_f32": (_P, _P, _P, _N),
+    "ember_mul_f64": (_P, _P, _P, _N),
+    "ember_div_f32": (_P, _P, _P, _N),
+    "ember_div_f64": (_P, _P, _P, _N),
     "ember_bias_gelu_inplace_f32": (_P, _P, _N, _N),
     "ember_layer_norm_f32": (_P, _P, _P, _P, _P, _P, _N, _N, ctypes.c_float),
     "ember_layer_norm_backward_f32": (_P,) * 8 + (_N, _N),
@@ -293,35 +301,62 @@ def _find_sgemm():
     return None
 
 
-#: elements per thread at least when ``pointwise`` splits a kernel over Ember's intra-op
-#: threads: ~85 us of GELU, above a pool hand-off's ~50 us
-POINTWISE_GRAIN = 1 << 17
+#: elements per thread at least when ``pointwise`` splits a kernel over kernels.c's pool:
+#: ~20 us of GELU, well above a hand-off to a worker that is still spinning (~5 us)
+POINTWISE_GRAIN = 1 << 15
 
 
 def pointwise(fn, n_out: int, *arrays):
     """``fn(*inputs, *outputs, n)`` over same-shaped NumPy ``arrays`` of one dtype (made
     C-contiguous) into ``n_out`` new C-contiguous outputs (returned: one array, or a list when
-    ``n_out > 1``), in chunks over Ember's intra-op threads."""
+    ``n_out > 1``), in chunks over kernels.c's worker pool (``by_rows``: Ember's Python pool,
+    whose hand-offs cost ~70 us, only for a kernel ``ember_split`` cannot call)."""
     import numpy as np
-
-    from .._parallel import parallel_for
 
     arrays = tuple(np.ascontiguousarray(a) for a in arrays)
     shape, dtype = arrays[0].shape, arrays[0].dtype
     outs = [np.empty(shape, dtype) for _ in range(n_out)]
-    pointers = [address(a) for a in arrays + tuple(outs)]
     item = dtype.itemsize
-    size = arrays[0].size
-    if size < 2 * POINTWISE_GRAIN:  # one chunk: no closure, no thread pool
-        if size:
-            fn(*pointers, size)
-        return outs[0] if n_out == 1 else outs
-
-    def run(b: int, e: int) -> None:
-        fn(*[p + b * item for p in pointers], e - b)
-
-    parallel_for(0, arrays[0].size, POINTWISE_GRAIN, run)
+    by_rows(fn, arrays[0].size, POINTWISE_GRAIN,
+            [(address(a), item) for a in arrays + tuple(outs)])
     return outs[0] if n_out == 1 else outs
+
+
+#: elements at least for ``binary`` to split an operation (two threads or more): below it
+#: one NumPy pass (~25 us) costs less than waking a worker that has gone to sleep
+BINARY_MIN = 1 << 16
+_BINARY_KERNELS = {"float32": "f32", "float64": "f64"}
+
+
+def binary(op: str, a, b, out=None):
+    """``a op b`` (``op``: add, sub, mul, div) of two C-contiguous NumPy arrays of one shape
+    and dtype (float32 or float64), into ``out`` (a new array, or ``a`` itself for in
+    place), split over kernels.c's pool: the same bits as NumPy's ufunc, in less time once
+    the arrays outgrow a core's share of the memory bandwidth (2048 x 128 float32 sums:
+    56 -> 30 us on two threads). None, with nothing computed, where it does not apply: too
+    small, another dtype or layout, one thread, no kernels."""
+    import numpy as np
+
+    if a.__class__ is not np.ndarray or b.__class__ is not np.ndarray or a.size < BINARY_MIN \
+            or a.shape != b.shape or a.dtype != b.dtype or not a.flags.c_contiguous \
+            or not b.flags.c_contiguous:
+        return None
+    suffix = _BINARY_KERNELS.get(a.dtype.name)
+    if suffix is None:
+        return None
+    from .._parallel import native_threads
+
+    if native_threads(mind_blas=False) < 2:
+        return None
+    fn = kernel(f"ember_{op}_{suffix}")
+    if fn is None:
+        return None
+    if out is None:
+        out = np.empty(a.shape, a.dtype)
+    item = a.dtype.itemsize
+    by_rows(fn, a.size, POINTWISE_GRAIN, [(address(a), item), (address(b), item),
+                                         (address(out), item)])
+    return out
 
 
 def native_arrays(*arrays) -> bool:

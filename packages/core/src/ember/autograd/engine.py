@@ -12,6 +12,7 @@ import itertools
 import threading
 
 from .. import _memory_format as _mf
+from .. import _native
 from .._forksafe import reinit_in_child
 from .._tensor import Tensor as _Tensor
 from .._tensor import _make
@@ -218,7 +219,8 @@ def _add_into_grad(var, grad, gd, create_graph: bool, taken: set) -> None:
         var._grad = _make(old._data + gd, var._device)
     else:
         od = old._data
-        od += gd
+        if _native.binary("add", od, gd, od) is None:  # a big one split over the threads
+            od += gd
 
 
 #: a leaf's lock is ``_LEAF_LOCKS[(id(leaf) >> 4) & 63]``: uncontended, taking one costs

@@ -390,7 +390,9 @@ def gelu_backward_arrays(gd, x, deriv, approximate: str):
     from the input ``x``, fused with the product for float32. Shared with compile."""
     if deriv is not None:  # gelu'(x), computed by the forward
         if gd.shape == deriv.shape and gd.dtype == deriv.dtype:
-            r = np.multiply(gd, deriv)
+            r = _native.binary("mul", gd, deriv)
+            if r is None:
+                r = np.multiply(gd, deriv)
         else:
             r = gd * deriv.astype(gd.dtype, copy=False)
         return np.asarray(r) if isinstance(r, np.generic) else r

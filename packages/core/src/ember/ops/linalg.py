@@ -315,6 +315,28 @@ def blas_matmul(a, b, out=None, accumulate=False):
     return r
 
 
+def serial_matmul(a, b, out=None):
+    """``np.matmul(a, b, out=out)`` of NumPy arrays (2-D or more) where no BLAS call threads:
+    a product at OpenBLAS's threading bound or past it runs as blocks of rows under it, each
+    block one NumPy matmul over the whole batch. For products inside a ``parallel_for`` chunk,
+    which has its core already: attention's heads of 128 x 32 x 128 (the bound exactly), two
+    chunks each handing OpenBLAS products it split over both cores, ran 1.7x slower than
+    serially. A product whose single row reaches the bound runs as ``blas_matmul`` runs it."""
+    m, k = a.shape[-2:]
+    n = b.shape[-1]
+    if m * k * n < BLAS_THREADED_MACS:
+        return a @ b if out is None else np.matmul(a, b, out=out)
+    rows = (BLAS_THREADED_MACS - 1) // max(1, k * n)
+    if not rows:
+        return blas_matmul(a, b, out)
+    if out is None:
+        shape = np.broadcast_shapes(a.shape[:-2], b.shape[:-2]) + (m, n)
+        out = np.empty(shape, np.result_type(a, b))
+    for r in range(0, m, rows):
+        np.matmul(a[..., r:r + rows, :], b, out=out[..., r:r + rows, :])
+    return out
+
+
 def _batched_sgemm(a, b, out, accumulate=False):
     """``np.matmul(a, b, out=out)`` of float32 arrays with a batch, each product through
     ``native_sgemm``; None (nothing written) where it does not take them: a product's
